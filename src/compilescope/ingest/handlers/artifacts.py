@@ -1,0 +1,52 @@
+"""Named artifacts (`artifact`), dumped source files (`dump_file`) and links (`link`)."""
+
+from __future__ import annotations
+
+from ...model.builder import TraceBuilder
+from ...model.trace import JSON, LINK, TEXT
+from ..envelope import Envelope
+from . import handles
+
+CACHE_BADGES = {"hit": "\u2705", "miss": "\u274c", "bypass": "\u2753"}
+
+
+def cache_outcome(name: str) -> str | None:
+    """fx_graph_cache_hit -> "hit", aotautograd_cache_bypass -> "bypass", others None."""
+    for outcome in ("hit", "miss", "bypass"):
+        if name.endswith(f"cache_{outcome}"):
+            return outcome
+    return None
+
+
+@handles("artifact")
+def artifact(env: Envelope, b: TraceBuilder) -> bool:
+    meta = env.metadata if isinstance(env.metadata, dict) else {}
+    name = str(meta.get("name", "artifact"))
+    is_json = meta.get("encoding") == "json"
+    cache = cache_outcome(name)
+    b.add_artifact(
+        env.compile_id, env.lineno, kind=env.kind, name=name, ext="json" if is_json else "txt",
+        display=JSON if is_json else TEXT, payload=env.payload or "",
+        cache=cache, suffix=CACHE_BADGES.get(cache, "") if cache else "",
+    )
+    return True
+
+
+@handles("dump_file")
+def dump_file(env: Envelope, b: TraceBuilder) -> bool:
+    # A user source file torch dumped so that stack frames can link into it.
+    name = env.metadata.get("name") if isinstance(env.metadata, dict) else None
+    if not isinstance(name, str) or env.payload is None:
+        raise ValueError("dump_file without a name or payload")
+    b.dump_files[name] = b.spool(env.payload)
+    return True
+
+
+@handles("link")
+def link(env: Envelope, b: TraceBuilder) -> bool:
+    meta = env.metadata if isinstance(env.metadata, dict) else {}
+    b.add_artifact(
+        env.compile_id, env.lineno, kind=env.kind, name=str(meta.get("name", "link")), ext="", display=LINK,
+        url=str(meta.get("url", "")),
+    )
+    return False

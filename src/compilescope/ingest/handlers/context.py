@@ -1,0 +1,31 @@
+"""Kinds that set up state other envelopes refer to: interned strings, frame stacks, fake tensors."""
+
+from __future__ import annotations
+
+from ...model.builder import TraceBuilder
+from ..envelope import Envelope
+from . import handles
+
+
+@handles("str")
+def intern_string(env: Envelope, b: TraceBuilder) -> bool:
+    # {"str": ["/path/to/file.py", 3]}
+    value = env.metadata
+    if isinstance(value, list) and len(value) == 2 and isinstance(value[1], int):
+        b.intern(value[1], str(value[0]))
+        return False
+    raise ValueError(f"malformed str entry: {value!r}")
+
+
+@handles("dynamo_start")
+def dynamo_start(env: Envelope, b: TraceBuilder) -> bool:
+    stack = env.metadata.get("stack") if isinstance(env.metadata, dict) else None
+    b.compile(env.compile_id, env.lineno).stack = b.frames(stack)
+    return False
+
+
+@handles("describe_storage", "describe_tensor", "describe_source")
+def fake_tensor_description(env: Envelope, b: TraceBuilder) -> bool:
+    # Meta-tensor descriptions: in raw.jsonl only; nothing to show per compile yet.
+    b.compile(env.compile_id, env.lineno)
+    return False

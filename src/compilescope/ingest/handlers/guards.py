@@ -1,0 +1,76 @@
+"""Guards and symbolic shapes: what Dynamo assumed, and what it made dynamic."""
+
+from __future__ import annotations
+
+import orjson
+
+from ...model.builder import TraceBuilder
+from ...model.trace import GUARDS
+from ..envelope import Envelope
+from . import handles
+
+
+@handles("dynamo_guards")
+def dynamo_guards(env: Envelope, b: TraceBuilder) -> bool:
+    guards = orjson.loads(env.payload) if env.payload else []
+    if not isinstance(guards, list):
+        raise ValueError("dynamo_guards payload is not a list")
+    rows = []
+    for guard in guards:
+        if isinstance(guard, dict):
+            rows.append(
+                {
+                    "code": str(guard.get("code", "")),
+                    "stack": [f.to_json() for f in b.frames(guard.get("stack"))] if guard.get("stack") else None,
+                    "user_stack": [f.to_json() for f in b.frames(guard.get("user_stack"))] if guard.get("user_stack") else None,
+                }
+            )
+    b.compile(env.compile_id, env.lineno).guards = rows
+    b.add_artifact(env.compile_id, env.lineno, kind=env.kind, name=env.kind, ext="html", display=GUARDS, data=rows)
+    return False
+
+
+def _with_stacks(env: Envelope, b: TraceBuilder) -> dict:
+    """The metadata with interned stacks resolved to frames."""
+    meta = dict(env.metadata) if isinstance(env.metadata, dict) else {"value": env.metadata}
+    for key in ("stack", "user_stack", "framework_stack"):
+        if isinstance(meta.get(key), list):
+            meta[key] = [f.to_json() for f in b.frames(meta[key])]
+    meta["lineno"] = env.lineno
+    return meta
+
+
+@handles("symbolic_shape_specialization")
+def specialization(env: Envelope, b: TraceBuilder) -> bool:
+    b.compile(env.compile_id, env.lineno).specializations.append(_with_stacks(env, b))
+    return False
+
+
+@handles("guard_added", "guard_added_fast")
+def guard_added(env: Envelope, b: TraceBuilder) -> bool:
+    entry = _with_stacks(env, b)
+    entry["kind"] = env.kind
+    b.compile(env.compile_id, env.lineno).guards_added.append(entry)
+    return False
+
+
+@handles("create_symbol", "create_unbacked_symbol")
+def create_symbol(env: Envelope, b: TraceBuilder) -> bool:
+    entry = _with_stacks(env, b)
+    entry["kind"] = env.kind
+    b.compile(env.compile_id, env.lineno).symbols.append(entry)
+    return False
+
+
+@handles(
+    "expression_created",
+    "propagate_real_tensors",
+    "propagate_real_tensors_provenance",
+    "guard_on_data_dependent_error",
+    "missing_fake_kernel",
+    "mismatched_fake_kernel",
+)
+def export_diagnostic(env: Envelope, b: TraceBuilder) -> bool:
+    # Draft-export diagnostics; the export report (a later issue) reads these from the model.
+    b.compile(env.compile_id, env.lineno)
+    return False

@@ -1,0 +1,61 @@
+"""Compilation metrics (forward, backward, runtime) and chromium timing events."""
+
+from __future__ import annotations
+
+import datetime
+
+import orjson
+
+from ...model.builder import TraceBuilder
+from ...model.trace import METRICS
+from ..envelope import Envelope
+from . import handles
+
+
+@handles("compilation_metrics")
+def compilation_metrics(env: Envelope, b: TraceBuilder) -> bool:
+    metrics = env.metadata if isinstance(env.metadata, dict) else {}
+    b.compile(env.compile_id, env.lineno).metrics = metrics
+    _note_year(b, metrics.get("start_time"), 1.0)
+    b.add_artifact(env.compile_id, env.lineno, kind=env.kind, name=env.kind, ext="html", display=METRICS, data=metrics)
+    return False
+
+
+@handles("bwd_compilation_metrics", "aot_autograd_backward_compilation_metrics")
+def backward_metrics(env: Envelope, b: TraceBuilder) -> bool:
+    metrics = env.metadata if isinstance(env.metadata, dict) else {}
+    entry = b.compile(env.compile_id, env.lineno)
+    (entry.bwd_metrics if env.kind == "bwd_compilation_metrics" else entry.aot_backward_metrics).append(metrics)
+    b.add_artifact(env.compile_id, env.lineno, kind=env.kind, name=env.kind, ext="html", display=METRICS, data=metrics)
+    return False
+
+
+@handles("compilation_metrics_runtime", "bwd_compilation_metrics_runtime")
+def runtime_metrics(env: Envelope, b: TraceBuilder) -> bool:
+    # Emitted after a compile finished (e.g. runtime recompute of inductor metrics).
+    metrics = env.metadata if isinstance(env.metadata, dict) else {}
+    b.compile(env.compile_id, env.lineno).runtime_metrics.append({"kind": env.kind, **metrics})
+    b.add_artifact(env.compile_id, env.lineno, kind=env.kind, name=env.kind, ext="html", display=METRICS, data=metrics)
+    return False
+
+
+@handles("chromium_event")
+def chromium_event(env: Envelope, b: TraceBuilder) -> bool:
+    if env.payload is None:
+        raise ValueError("chromium_event without payload")
+    event = orjson.loads(env.payload)
+    if not isinstance(event, dict):
+        raise ValueError("chromium_event payload is not an object")
+    b.chromium_events.append(event)
+    _note_year(b, event.get("ts"), 1e-6)
+    return True
+
+
+def _note_year(b: TraceBuilder, timestamp: object, scale: float) -> None:
+    """The glog prefix has no year; the first absolute timestamp in the log gives it."""
+    if b.year is not None or not isinstance(timestamp, (int, float)) or isinstance(timestamp, bool):
+        return
+    try:
+        b.year = datetime.datetime.fromtimestamp(timestamp * scale, datetime.timezone.utc).year
+    except (OverflowError, OSError, ValueError):
+        pass

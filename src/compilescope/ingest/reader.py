@@ -1,0 +1,151 @@
+"""read_trace(): stream one log through the handlers into a Trace."""
+
+from __future__ import annotations
+
+import gzip
+import os
+from dataclasses import dataclass
+from typing import BinaryIO, Callable
+
+import orjson
+
+from ..model.builder import TraceBuilder
+from ..model.trace import Trace
+from .envelope import EnvelopeError, decode_envelope
+from .handlers import HANDLERS, KNOWN_KINDS
+from .lines import RawRecord, read_raw_records
+
+# Kinds whose envelopes always belong to a compilation; with --strict-compile-id
+# one of these without a compile id is a problem.
+COMPILE_SCOPED_KINDS = frozenset(
+    KNOWN_KINDS - {"str", "chromium_event", "dump_file", "link", "describe_storage", "describe_tensor", "describe_source"}
+)
+# Kinds left out of raw.jsonl (tlparse does the same): the string table is written once, up front.
+RAW_EXCLUDED = frozenset({"str", "chromium_event"})
+
+
+@dataclass
+class ReadOptions:
+    rank: int | None = None  # keep only this rank's envelopes (None: the first rank seen)
+    progress: Callable[[int], None] | None = None  # called with bytes read so far
+
+
+def open_log(path: str) -> BinaryIO:
+    """Open a plain or gzip-compressed log for binary reading."""
+    f = open(path, "rb")
+    if f.read(2) == b"\x1f\x8b":
+        f.close()
+        return gzip.open(path, "rb")  # type: ignore[return-value]
+    f.seek(0)
+    return f
+
+
+class _CountingReader:
+    """Wraps a stream to report progress every few MB without a per-line callback."""
+
+    def __init__(self, stream: BinaryIO, progress: Callable[[int], None]):
+        self._stream = stream
+        self._progress = progress
+        self._done = 0
+        self._next = 0
+
+    def __iter__(self):
+        for line in self._stream:
+            self._done += len(line)
+            if self._done >= self._next:
+                self._progress(self._done)
+                self._next = self._done + (4 << 20)
+            yield line
+
+
+def read_trace(path: str, options: ReadOptions | None = None) -> Trace:
+    options = options or ReadOptions()
+    builder = TraceBuilder(os.path.abspath(path), options.rank)
+    with open_log(path) as stream:
+        lines = _CountingReader(stream, options.progress) if options.progress else stream
+        for record in read_raw_records(lines):
+            _ingest(record, builder)
+    return builder.build()
+
+
+def _ingest(record: RawRecord, b: TraceBuilder) -> None:
+    stats = b.stats
+    raw = b.raw
+    if record.problem is not None:
+        stats.count(record.problem)
+        if record.problem == "bad_prefix":
+            snippet = record.body[:80].decode("utf-8", "replace")
+            stats.problem(record.lineno, "bad_prefix", f"not a TORCH_TRACE line: {snippet!r}")
+        else:
+            n = len(record.payload_lines or [])
+            stats.problem(record.lineno, "orphan_payload", f"{n} payload line(s) with no envelope before them")
+        return
+
+    try:
+        env = decode_envelope(record, KNOWN_KINDS)
+    except EnvelopeError as exc:
+        stats.count(exc.reason)
+        stats.problem(record.lineno, exc.reason, exc.detail)
+        return
+    for warning in env.warnings:
+        stats.problem(env.lineno, "warning", warning)
+
+    if b.pid is None:
+        b.pid = env.glog.pid
+    if env.rank is not None:
+        if b.rank is None:
+            b.rank = env.rank
+        elif env.rank != b.rank:
+            stats.count("other_rank")
+            stats.problem(env.lineno, "other_rank", f"envelope of rank {env.rank} in a log of rank {b.rank}; skipped")
+            return
+
+    stats.kinds[env.kind] += 1
+    handler = HANDLERS.get(env.kind)
+    if handler is None:
+        stats.count("unknown_kind")
+        stats.unknown_kinds[env.kind] += 1
+        b.keep_unknown(env.lineno, env.kind, env.compile_id, env.metadata, env.payload)
+        _write_raw(raw, env, None)
+        return
+
+    if env.compile_id is None and env.kind in COMPILE_SCOPED_KINDS:
+        stats.problem(env.lineno, "missing_compile_id", f"{env.kind} envelope has no compile id")
+    artifacts_before = b.artifact_count
+    try:
+        claimed = handler(env, b)
+    except Exception as exc:  # noqa: BLE001 - any handler failure is accounted, never fatal
+        stats.count("handler_error")
+        stats.problem(env.lineno, "handler_error", f"{env.kind}: {type(exc).__name__}: {exc}")
+        return
+
+    if env.md5_ok:
+        stats.count("ok")
+    else:
+        stats.count("md5_mismatch")
+        stats.problem(env.lineno, "md5_mismatch", f"{env.kind} payload does not match its md5 (read anyway)")
+
+    if env.payload is not None and not claimed:
+        b.keep_unclaimed(str(env.obj.get("has_payload", "")), env.payload)
+    if env.kind not in RAW_EXCLUDED:
+        new = b.artifact_count > artifacts_before
+        _write_raw(raw, env, b.last_artifact if new else None)
+
+
+def _write_raw(raw, env, artifact) -> None:
+    """One raw.jsonl line: the envelope plus where it came from.
+
+    The timestamp is written last and without its year; the year is known only
+    at the end of the log, so the renderer prefixes it.
+    """
+    doc = dict(env.obj)
+    glog = env.glog
+    doc["lineno"] = glog.lineno
+    doc["pathname"] = glog.pathname
+    doc["pid"] = glog.pid
+    doc["log_lineno"] = env.lineno
+    if artifact is not None:
+        doc["artifact_number"] = artifact.number
+    line = orjson.dumps(doc, option=orjson.OPT_SORT_KEYS)
+    stamp = f'"timestamp":"{glog.month:02d}-{glog.day:02d}T{glog.time}.{glog.micros:06d}Z"}}'.encode()
+    raw.write(line[:-1] + (b"," if len(doc) else b"") + stamp + b"\n")

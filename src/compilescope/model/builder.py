@@ -1,0 +1,128 @@
+"""TraceBuilder: the one mutable object that event handlers write into."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .ids import CompileId
+from .payloads import PayloadRef, PayloadStore, Spool
+from .stats import IngestStats
+from .trace import Artifact, Compile, Frame, Trace, UnknownEvent
+
+
+class TraceBuilder:
+    def __init__(self, source: str, rank: int | None = None) -> None:
+        self.source = source
+        self.rank = rank
+        self.store = PayloadStore()
+        self.raw = Spool()  # raw.jsonl lines
+        self.stats = IngestStats()
+        self.compiles: dict[CompileId | None, Compile] = {}
+        self.string_table: dict[int, str] = {}  # per log, never shared between files
+        self.chromium_events: list[dict[str, Any]] = []
+        self.dump_files: dict[str, PayloadRef] = {}
+        self.unclaimed_payloads: list[tuple[str, PayloadRef]] = []
+        self.unknown_events: list[UnknownEvent] = []
+        self.year: int | None = None
+        self.pid: int | None = None
+        self._number = 0
+        self._last: Artifact | None = None
+
+    # -- compiles and artifacts ------------------------------------------------
+
+    def compile(self, compile_id: CompileId | None, lineno: int) -> Compile:
+        entry = self.compiles.get(compile_id)
+        if entry is None:
+            entry = self.compiles[compile_id] = Compile(compile_id, lineno)
+        return entry
+
+    @property
+    def artifact_count(self) -> int:
+        return self._number
+
+    @property
+    def last_artifact(self) -> Artifact | None:
+        return self._last
+
+    def add_artifact(
+        self,
+        compile_id: CompileId | None,
+        lineno: int,
+        *,
+        kind: str,
+        name: str,
+        ext: str,
+        display: str,
+        payload: str | None = None,
+        **extra: Any,
+    ) -> Artifact:
+        artifact = Artifact(
+            number=self._number,
+            compile_id=compile_id,
+            kind=kind,
+            name=name,
+            ext=ext,
+            display=display,
+            lineno=lineno,
+            payload=self.store.put(payload) if payload is not None else None,
+            **extra,
+        )
+        self._number += 1
+        self._last = artifact
+        self.compile(compile_id, lineno).artifacts.append(artifact)
+        return artifact
+
+    # -- shared state ------------------------------------------------------------
+
+    def intern(self, index: int, text: str) -> None:
+        self.string_table[index] = text
+
+    def frames(self, stack: Any) -> list[Frame]:
+        """Resolve a logged stack (filenames interned as ints) into Frames."""
+        frames = []
+        if not isinstance(stack, list):
+            return frames
+        for raw in stack:
+            if not isinstance(raw, dict):
+                continue
+            filename = raw.get("filename")
+            if isinstance(filename, int) and not isinstance(filename, bool):
+                filename = self.string_table.get(filename, f"<unknown string {filename}>")
+            line = raw.get("line")
+            frames.append(
+                Frame(
+                    str(filename),
+                    line if isinstance(line, int) else 0,
+                    str(raw.get("name", "")),
+                    raw.get("loc") if isinstance(raw.get("loc"), str) else None,
+                )
+            )
+        return frames
+
+    def keep_unclaimed(self, md5: str, payload: str) -> None:
+        self.unclaimed_payloads.append((md5, self.store.put(payload)))
+
+    def keep_unknown(self, lineno: int, kind: str, compile_id: CompileId | None, metadata: Any, payload: str | None) -> None:
+        ref = self.store.put(payload) if payload is not None else None
+        self.unknown_events.append(UnknownEvent(lineno, kind, compile_id, metadata, ref))
+
+    def spool(self, text: str) -> PayloadRef:
+        return self.store.put(text)
+
+    def build(self) -> Trace:
+        return Trace(
+            source=self.source,
+            rank=self.rank,
+            store=self.store,
+            stats=self.stats,
+            compiles=self.compiles,
+            string_table=self.string_table,
+            chromium_events=self.chromium_events,
+            dump_files=self.dump_files,
+            unclaimed_payloads=self.unclaimed_payloads,
+            unknown_events=self.unknown_events,
+            raw=self.raw,
+            year=self.year,
+            pid=self.pid,
+            next_number=self._number,
+        )

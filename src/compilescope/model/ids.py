@@ -1,0 +1,75 @@
+"""CompileId: the identity of one compilation, as torch writes it in a trace."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+
+def _part(value: int | None) -> str:
+    return "-" if value is None else str(value)
+
+
+@dataclass(frozen=True, order=True, slots=True)
+class CompileId:
+    """``[!ca/frame/frame_compile_attempt]``; any part may be unknown (None).
+
+    Ordered so that sorting gives the natural report order (None sorts first
+    through the key below, not through field comparison).
+    """
+
+    compiled_autograd_id: int | None
+    frame_id: int | None
+    frame_compile_id: int | None
+    attempt: int | None
+
+    @classmethod
+    def from_context(cls, obj: dict[str, Any]) -> CompileId | None:
+        """The compile id of an envelope, or None when it carries none."""
+        if not any(k in obj for k in ("frame_id", "frame_compile_id", "compiled_autograd_id", "attempt")):
+            return None
+        values = []
+        for key in ("compiled_autograd_id", "frame_id", "frame_compile_id", "attempt"):
+            value = obj.get(key)
+            values.append(value if isinstance(value, int) and not isinstance(value, bool) else None)
+        return cls(*values)
+
+    @classmethod
+    def parse(cls, text: str) -> CompileId | None:
+        """Inverse of ``str()``: ``"[!1/0/2_1]"`` -> CompileId(1, 0, 2, 1)."""
+        body = text.strip().strip("[]")
+        ca = None
+        if body.startswith("!"):
+            ca_text, _, body = body[1:].partition("/")
+            ca = None if ca_text == "-" else int(ca_text)
+        frame_text, _, rest = body.partition("/")
+        fcid_text, _, attempt_text = rest.partition("_")
+
+        def num(s: str) -> int | None:
+            return None if s in ("-", "") else int(s)
+
+        try:
+            return cls(ca, num(frame_text), num(fcid_text), num(attempt_text) if attempt_text else 0)
+        except ValueError:
+            return None
+
+    def __str__(self) -> str:
+        prefix = f"!{self.compiled_autograd_id}/" if self.compiled_autograd_id is not None else ""
+        attempt = f"_{self.attempt}" if self.attempt else ""
+        return f"[{prefix}{_part(self.frame_id)}/{_part(self.frame_compile_id)}{attempt}]"
+
+    def dir_name(self) -> str:
+        """Path-safe form used for the per-compile directory (tlparse's layout)."""
+        return "_".join(
+            _part(v) for v in (self.compiled_autograd_id, self.frame_id, self.frame_compile_id, self.attempt)
+        )
+
+    def sort_key(self) -> tuple:
+        return tuple(-1 if v is None else v for v in (self.compiled_autograd_id, self.frame_id, self.frame_compile_id, self.attempt))
+
+    def to_json(self) -> list:
+        return [self.compiled_autograd_id, self.frame_id, self.frame_compile_id, self.attempt]
+
+    @classmethod
+    def from_json(cls, data: list) -> CompileId:
+        return cls(*data)

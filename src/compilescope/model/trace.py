@@ -1,0 +1,211 @@
+"""The trace model: what a log says, independent of how it is shown.
+
+Plain dataclasses. Payload text lives in a PayloadStore and is read on demand,
+so a Trace of a huge log stays small in memory.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from .stats import IngestStats
+from .ids import CompileId
+from .payloads import PayloadRef, PayloadStore, Spool
+
+# How an artifact's payload is shown; renderers switch on this.
+TEXT = "text"  # plain text file
+JSON = "json"  # pretty-printed JSON
+CODE = "code"  # Python / C++ source, highlighted HTML
+METRICS = "metrics"  # compilation metrics page (from the envelope, no payload)
+GUARDS = "guards"  # dynamo_guards table page
+LINK = "link"  # an external link, no file
+
+
+@dataclass(slots=True)
+class Frame:
+    filename: str
+    line: int
+    name: str
+    loc: str | None = None  # source text of the line, when torch logged it
+
+    def to_json(self) -> dict[str, Any]:
+        d = {"filename": self.filename, "line": self.line, "name": self.name}
+        if self.loc is not None:
+            d["loc"] = self.loc
+        return d
+
+    @classmethod
+    def from_json(cls, d: dict[str, Any]) -> Frame:
+        return cls(d["filename"], d["line"], d["name"], d.get("loc"))
+
+
+@dataclass(slots=True)
+class Artifact:
+    """One output of a compilation, in the order the log produced it."""
+
+    number: int  # global output counter (tlparse numbering)
+    compile_id: CompileId | None
+    kind: str  # the envelope kind that produced it
+    name: str  # file stem without the number, e.g. "dynamo_output_graph"
+    ext: str  # "txt" | "json" | "html"
+    display: str  # TEXT | JSON | CODE | METRICS | GUARDS | LINK
+    lineno: int
+    payload: PayloadRef | None = None
+    suffix: str = ""  # status badge, e.g. cache hit/miss/bypass
+    cache: str | None = None  # "hit" | "miss" | "bypass" for cache artifacts
+    language: str | None = None  # for CODE: "python" | "cpp"
+    url: str | None = None  # for LINK: the target
+    data: Any = None  # small structured data (metrics, guards) kept in the model
+
+    @property
+    def filename(self) -> str:
+        return f"{self.name}_{self.number}.{self.ext}"
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "number": self.number,
+            "compile_id": self.compile_id.to_json() if self.compile_id else None,
+            "kind": self.kind,
+            "name": self.name,
+            "ext": self.ext,
+            "display": self.display,
+            "lineno": self.lineno,
+            "payload": self.payload.to_json() if self.payload else None,
+            "suffix": self.suffix,
+            "cache": self.cache,
+            "language": self.language,
+            "url": self.url,
+            "data": self.data,
+        }
+
+    @classmethod
+    def from_json(cls, d: dict[str, Any]) -> Artifact:
+        d = dict(d)
+        d["compile_id"] = CompileId.from_json(d["compile_id"]) if d["compile_id"] else None
+        d["payload"] = PayloadRef(*d["payload"]) if d["payload"] else None
+        return cls(**d)
+
+
+@dataclass
+class Compile:
+    """Everything the log says about one compile id."""
+
+    compile_id: CompileId | None
+    first_lineno: int
+    artifacts: list[Artifact] = field(default_factory=list)
+    stack: list[Frame] | None = None  # user stack from dynamo_start
+    metrics: dict[str, Any] | None = None  # compilation_metrics
+    bwd_metrics: list[dict[str, Any]] = field(default_factory=list)
+    runtime_metrics: list[dict[str, Any]] = field(default_factory=list)
+    aot_backward_metrics: list[dict[str, Any]] = field(default_factory=list)
+    specializations: list[dict[str, Any]] = field(default_factory=list)
+    guards_added: list[dict[str, Any]] = field(default_factory=list)
+    symbols: list[dict[str, Any]] = field(default_factory=list)
+    guards: list[dict[str, Any]] | None = None  # dynamo_guards payload
+    subgraphs: list[str] = field(default_factory=list)
+
+    @property
+    def key(self) -> str:
+        return str(self.compile_id) if self.compile_id else "[-/-]"
+
+    @property
+    def dir_name(self) -> str:
+        return self.compile_id.dir_name() if self.compile_id else "unknown"
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "compile_id": self.compile_id.to_json() if self.compile_id else None,
+            "first_lineno": self.first_lineno,
+            "artifacts": [a.to_json() for a in self.artifacts],
+            "stack": [f.to_json() for f in self.stack] if self.stack is not None else None,
+            "metrics": self.metrics,
+            "bwd_metrics": self.bwd_metrics,
+            "runtime_metrics": self.runtime_metrics,
+            "aot_backward_metrics": self.aot_backward_metrics,
+            "specializations": self.specializations,
+            "guards_added": self.guards_added,
+            "symbols": self.symbols,
+            "guards": self.guards,
+            "subgraphs": self.subgraphs,
+        }
+
+    @classmethod
+    def from_json(cls, d: dict[str, Any]) -> Compile:
+        d = dict(d)
+        d["compile_id"] = CompileId.from_json(d["compile_id"]) if d["compile_id"] else None
+        d["artifacts"] = [Artifact.from_json(a) for a in d["artifacts"]]
+        d["stack"] = [Frame.from_json(f) for f in d["stack"]] if d["stack"] is not None else None
+        return cls(**d)
+
+
+@dataclass
+class UnknownEvent:
+    lineno: int
+    kind: str
+    compile_id: CompileId | None
+    metadata: Any
+    payload: PayloadRef | None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "lineno": self.lineno,
+            "kind": self.kind,
+            "compile_id": self.compile_id.to_json() if self.compile_id else None,
+            "metadata": self.metadata,
+            "payload": self.payload.to_json() if self.payload else None,
+        }
+
+
+@dataclass
+class Trace:
+    """One rank's log, read."""
+
+    source: str
+    rank: int | None
+    store: PayloadStore
+    stats: IngestStats
+    compiles: dict[CompileId | None, Compile]  # in order of first appearance
+    string_table: dict[int, str]
+    chromium_events: list[dict[str, Any]]
+    dump_files: dict[str, PayloadRef]  # dumped source file name -> its text
+    unclaimed_payloads: list[tuple[str, PayloadRef]]  # (md5, payload)
+    unknown_events: list[UnknownEvent]
+    raw: Spool  # raw.jsonl lines (timestamps without year; see ingest.reader)
+    year: int | None  # the log's year, from absolute timestamps in it
+    pid: int | None
+    next_number: int  # artifacts numbered so far
+
+    def payload_text(self, ref: PayloadRef | None) -> str:
+        return "" if ref is None else self.store.get(ref)
+
+    def compile(self, compile_id: CompileId | None) -> Compile | None:
+        return self.compiles.get(compile_id)
+
+    def close(self) -> None:
+        self.store.close()
+        self.raw.close()
+
+    def __enter__(self) -> Trace:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def to_json(self, include_payloads: bool = False) -> dict[str, Any]:
+        doc: dict[str, Any] = {
+            "source": self.source,
+            "rank": self.rank,
+            "year": self.year,
+            "pid": self.pid,
+            "stats": self.stats.to_json(),
+            "compiles": [c.to_json() for c in self.compiles.values()],
+            "string_table": {str(k): v for k, v in self.string_table.items()},
+            "dump_files": {k: v.to_json() for k, v in self.dump_files.items()},
+            "unclaimed_payloads": [[md5, ref.to_json()] for md5, ref in self.unclaimed_payloads],
+            "unknown_events": [u.to_json() for u in self.unknown_events],
+            "chromium_events": len(self.chromium_events),
+        }
+        if include_payloads:
+            doc["payloads"] = self.store.get(PayloadRef(0, self.store.size, 0))
+        return doc
