@@ -101,6 +101,8 @@ def _ingest(record: RawRecord, b: TraceBuilder) -> None:
             return
 
     stats.kinds[env.kind] += 1
+    if env.compile_id is None and env.kind != "str":
+        b.compile(None, env.lineno)  # the "[-/-]" group: events outside any compilation
     handler = HANDLERS.get(env.kind)
     if handler is None:
         stats.count("unknown_kind")
@@ -125,11 +127,13 @@ def _ingest(record: RawRecord, b: TraceBuilder) -> None:
         stats.count("md5_mismatch")
         stats.problem(env.lineno, "md5_mismatch", f"{env.kind} payload does not match its md5 (read anyway)")
 
+    new_artifact = b.last_artifact if b.artifact_count > artifacts_before else None
+    if new_artifact is not None and isinstance(env.obj.get("has_payload"), str):
+        new_artifact.md5 = env.obj["has_payload"]
     if env.payload is not None and not claimed:
         b.keep_unclaimed(str(env.obj.get("has_payload", "")), env.payload)
     if env.kind not in RAW_EXCLUDED:
-        new = b.artifact_count > artifacts_before
-        _write_raw(raw, env, b.last_artifact if new else None)
+        _write_raw(raw, env, new_artifact)
 
 
 def _write_raw(raw, env, artifact) -> None:

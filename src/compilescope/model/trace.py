@@ -11,6 +11,7 @@ from typing import Any
 
 from .stats import IngestStats
 from .ids import CompileId
+from .names import safe_stem
 from .payloads import PayloadRef, PayloadStore, Spool
 
 # How an artifact's payload is shown; renderers switch on this.
@@ -57,10 +58,11 @@ class Artifact:
     language: str | None = None  # for CODE: "python" | "cpp"
     url: str | None = None  # for LINK: the target
     data: Any = None  # small structured data (metrics, guards) kept in the model
+    md5: str | None = None  # has_payload of the envelope, names payloads/<md5>.txt
 
     @property
     def filename(self) -> str:
-        return f"{self.name}_{self.number}.{self.ext}"
+        return f"{safe_stem(self.name)}_{self.number}.{self.ext}"
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -77,6 +79,7 @@ class Artifact:
             "language": self.language,
             "url": self.url,
             "data": self.data,
+            "md5": self.md5,
         }
 
     @classmethod

@@ -1,0 +1,46 @@
+"""Failed compiles and restarts (graph breaks), one row each: failures_and_restarts.html."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..model.ids import CompileId
+from ..model.trace import Trace
+
+
+@dataclass(frozen=True)
+class FailureRow:
+    compile_id: CompileId | None
+    kind: str  # the failure type, or "RestartAnalysis" for a restart
+    reason: str
+    source: str | None  # "file:line" of the user frame, for failures
+    metrics_number: int | None  # the compilation_metrics artifact to link to
+
+    @property
+    def is_restart(self) -> bool:
+        return self.kind == "RestartAnalysis"
+
+    def to_json(self) -> dict:
+        return {
+            "compile_id": str(self.compile_id) if self.compile_id else None,
+            "type": self.kind,
+            "reason": self.reason,
+            "source": self.source,
+        }
+
+
+def failures_and_restarts(trace: Trace) -> list[FailureRow]:
+    rows: list[FailureRow] = []
+    for entry in trace.compiles.values():
+        metrics = entry.metrics
+        if not metrics:
+            continue
+        number = next((a.number for a in entry.artifacts if a.kind == "compilation_metrics"), None)
+        if metrics.get("fail_type"):
+            filename = metrics.get("fail_user_frame_filename")
+            lineno = metrics.get("fail_user_frame_lineno")
+            source = f"{filename}:{lineno}" if filename else None
+            rows.append(FailureRow(entry.compile_id, str(metrics["fail_type"]), str(metrics.get("fail_reason") or ""), source, number))
+        for reason in metrics.get("restart_reasons") or []:
+            rows.append(FailureRow(entry.compile_id, "RestartAnalysis", str(reason), None, number))
+    return rows

@@ -1,0 +1,45 @@
+"""The stack trie: every user stack that triggered a compile, merged by common prefix."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ..model.ids import CompileId
+from ..model.trace import Frame, Trace
+from .status import compile_status
+
+
+@dataclass
+class StackTrieNode:
+    frame: Frame | None  # None at the root
+    children: list[StackTrieNode] = field(default_factory=list)
+    # Compiles whose stack ends at this frame, with their status.
+    compiles: list[tuple[CompileId | None, str]] = field(default_factory=list)
+    _index: dict[tuple[str, int, str], StackTrieNode] = field(default_factory=dict, repr=False)
+
+    def child(self, frame: Frame) -> StackTrieNode:
+        key = (frame.filename, frame.line, frame.name)
+        node = self._index.get(key)
+        if node is None:
+            node = self._index[key] = StackTrieNode(frame)
+            self.children.append(node)
+        return node
+
+    def to_json(self) -> dict:
+        return {
+            "frame": self.frame.to_json() if self.frame else None,
+            "compiles": [[str(cid) if cid else None, status] for cid, status in self.compiles],
+            "children": [c.to_json() for c in self.children],
+        }
+
+
+def build_stack_trie(trace: Trace) -> StackTrieNode:
+    root = StackTrieNode(None)
+    for entry in trace.compiles.values():
+        if entry.stack is None:
+            continue
+        node = root
+        for frame in entry.stack:
+            node = node.child(frame)
+        node.compiles.append((entry.compile_id, compile_status(entry)))
+    return root

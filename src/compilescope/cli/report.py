@@ -1,0 +1,123 @@
+"""`compilescope PATH`: read a TORCH_TRACE log and write the HTML report (tlparse's flags)."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import webbrowser
+from dataclasses import dataclass
+
+from ..analyses import analyze
+from ..errors import CompilescopeError
+from ..ingest.discover import discover
+from ..ingest.reader import ReadOptions, open_log, read_trace
+from ..model.trace import Trace
+from ..render.options import ReportOptions
+from ..render.report import report_files
+from .output import OutputDir
+
+
+@dataclass
+class ReportResult:
+    out: str
+    trace_source: str
+    files: int
+    strict_problems: list
+
+
+def add_report_arguments(parser: argparse.ArgumentParser) -> None:
+    """tlparse's flags, with the same meaning."""
+    parser.add_argument("-o", "--out", default="tl_out", help="output directory (default: tl_out)")
+    parser.add_argument("--overwrite", action="store_true", help="replace the output directory if it exists")
+    parser.add_argument("--latest", action="store_true", help="with a directory: read its newest log")
+    parser.add_argument("--no-browser", action="store_true", help="do not open the report in a browser")
+    parser.add_argument("--strict", action="store_true", help="exit non-zero if any line could not be read correctly")
+    parser.add_argument(
+        "--strict-compile-id", action="store_true", help="exit non-zero if a compilation event has no compile id"
+    )
+    parser.add_argument("-p", "--plain-text", action="store_true", help="write generated code as plain text, not HTML")
+    parser.add_argument("--custom-header-html", default="", help="HTML to put at the top of the index page")
+    parser.add_argument("-v", "--verbose", action="store_true", help="print parse statistics and every problem")
+    parser.add_argument(
+        "-i", "--inductor-provenance", action="store_true",
+        help="accepted for tlparse compatibility: provenance is shown whenever the log has it",
+    )
+    parser.add_argument("-e", "--export", action="store_true", help="torch.export report (not available yet)")
+    parser.add_argument("--all-ranks-html", action="store_true", help="one report for all ranks (not available yet)")
+
+
+def write_report(trace: Trace, out: str, overwrite: bool, options: ReportOptions) -> OutputDir:
+    results = analyze(trace)
+    output = OutputDir(out, overwrite)
+    for relpath, content in report_files(trace, results, options):
+        output.write(relpath, content)
+    output.write("raw.log", _log_chunks(trace.source))
+    return output
+
+
+def _log_chunks(path: str):
+    """A copy of the log itself (decompressed), so the report directory is self-contained."""
+    with open_log(path) as stream:
+        while chunk := stream.read(1 << 20):
+            yield chunk
+
+
+def strict_problems(trace: Trace, strict: bool, strict_compile_id: bool) -> list:
+    problems = trace.stats.strict_failures() if strict else []
+    if strict_compile_id:
+        problems += [p for p in trace.stats.problems if p.category == "missing_compile_id"]
+    return sorted(problems, key=lambda p: p.lineno)
+
+
+class ReportCommand:
+    """Read a TORCH_TRACE log (file, .gz, or directory) and write an HTML report."""
+
+    name = "report"
+
+    def prepare_parser(self, parser: argparse.ArgumentParser) -> None:
+        parser.add_argument("path", help="a TORCH_TRACE log file, a .gz log, or a directory of logs")
+        add_report_arguments(parser)
+
+    def run(self, args: argparse.Namespace) -> int:
+        if args.export:
+            raise CompilescopeError("--export: the torch.export report is not available yet (issue: torch.export reports)")
+        found = discover(args.path, latest=args.latest)
+        if found.note:
+            print(f"compilescope: {found.note}", file=sys.stderr)
+        if args.all_ranks_html:
+            print("compilescope: --all-ranks-html is not available yet; reporting one rank", file=sys.stderr)
+        options = ReportOptions(plain_text=args.plain_text, custom_header_html=args.custom_header_html, verbose=args.verbose)
+        with read_trace(found.chosen, ReadOptions()) as trace:
+            output = write_report(trace, args.out, args.overwrite, options)
+            stats = trace.stats
+            if args.verbose:
+                print(_stats_line(trace), file=sys.stderr)
+                for p in stats.problems:
+                    print(f"  line {p.lineno}: {p.category}: {p.message}", file=sys.stderr)
+            problems = strict_problems(trace, args.strict, args.strict_compile_id)
+        index = os.path.join(output.path, "index.html")
+        print(f"Wrote {output.files} files to {output.path}")
+        if problems:
+            for p in problems:
+                print(f"line {p.lineno}: {p.category}: {p.message}", file=sys.stderr)
+            print(f"compilescope: {len(problems)} problem(s) in {found.chosen} (strict mode)", file=sys.stderr)
+            return 1
+        if not args.no_browser:
+            _open_browser(index)
+        return 0
+
+
+def _stats_line(trace: Trace) -> str:
+    outcomes = ", ".join(f"{k}={v}" for k, v in trace.stats.outcomes.items() if v)
+    return f"{trace.source}: {trace.stats.total} records ({outcomes})"
+
+
+def _open_browser(index: str) -> None:
+    if os.environ.get("CI"):
+        return
+    try:
+        webbrowser.get()
+    except webbrowser.Error:
+        return  # no browser here (a server, a container): the printed path is enough
+    webbrowser.open("file://" + index)

@@ -1,0 +1,14 @@
+"""Errors that reach the user as one line and an exit code (never a traceback)."""
+
+from __future__ import annotations
+
+
+class CompilescopeError(Exception):
+    """A problem with the user's input or environment, explained in one line."""
+
+    exit_code = 2
+
+    def __init__(self, message: str, exit_code: int | None = None):
+        super().__init__(message)
+        if exit_code is not None:
+            self.exit_code = exit_code

@@ -1,0 +1,260 @@
+"""The HTML report: index, one page per compile id, artifact pages, failures.
+
+Renderers return content; only the CLI writes. ``render_html`` yields
+``(relative_path, content)`` pairs one at a time, so a huge report is never
+held in memory at once.
+"""
+
+from __future__ import annotations
+
+import os
+from importlib import resources
+from typing import Any, Iterator
+
+import orjson
+from jinja2 import Environment, PackageLoader, select_autoescape
+from markupsafe import Markup
+from pygments import highlight
+from pygments.formatters import HtmlFormatter
+from pygments.lexers import CppLexer, PythonLexer
+
+from ... import __version__
+from ...analyses import Results
+from ...analyses.stack_trie import StackTrieNode
+from ...analyses.status import STATUS_LABELS, STATUSES
+from ...model.names import safe_stem
+from ...model.stats import OUTCOMES
+from ...model.trace import CODE, GUARDS, JSON, LINK, METRICS, TEXT, Artifact, Compile, Frame, Trace
+from ..options import ReportOptions, artifact_url
+
+Output = tuple[str, "str | bytes"]
+
+OUTCOME_LABELS = {
+    "ok": "ok",
+    "md5_mismatch": "payload md5 mismatch (read anyway)",
+    "unknown_kind": "unknown event kind (kept)",
+    "other_rank": "another rank's envelope (skipped)",
+    "bad_prefix": "not a trace line (skipped)",
+    "bad_json": "broken JSON (skipped)",
+    "orphan_payload": "payload without envelope (skipped)",
+    "handler_error": "could not be interpreted (skipped)",
+}
+
+_FORMATTER = HtmlFormatter(nowrap=True)
+_LEXERS = {"python": PythonLexer(), "cpp": CppLexer()}
+
+
+def _asset(name: str) -> Markup:
+    return Markup(resources.files(__package__).joinpath("assets", name).read_text("utf-8"))
+
+
+def _pretty(value: Any) -> str:
+    return orjson.dumps(value, option=orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS, default=str).decode()
+
+
+def _environment() -> Environment:
+    env = Environment(
+        loader=PackageLoader(__package__, "templates"),
+        autoescape=select_autoescape(default=True, default_for_string=True),
+        trim_blocks=False,
+        lstrip_blocks=False,
+    )
+    env.globals.update(
+        include_asset=_asset,
+        status_labels=STATUS_LABELS,
+        statuses_order=STATUSES,
+        outcome_labels=OUTCOME_LABELS,
+        version=__version__,
+        pretty=_pretty,
+        cid_key=lambda cid: str(cid) if cid is not None else "[-/-]",
+    )
+    env.filters["frame"] = lambda d: d if isinstance(d, Frame) else Frame.from_json(d)
+    return env
+
+
+ENV = _environment()
+
+
+def trie_tokens(root: StackTrieNode) -> list[tuple[str, StackTrieNode | None]]:
+    """Flatten the trie into list tokens without recursion (stacks can be very deep).
+
+    A chain of single children stays one flat list; where stacks diverge each
+    branch gets its own nested list.
+    """
+    tokens: list[tuple[str, StackTrieNode | None]] = []
+    # Work stack of (node, position); "pending" actions interleave via sentinels.
+    work: list[Any] = [("children", root)]
+    while work:
+        action, node = work.pop()
+        if action == "emit":
+            tokens.append(node)
+            continue
+        many = len(node.children) > 1
+        todo: list[Any] = []
+        for child in node.children:
+            todo.append(("emit", ("item", child)))
+            if many and child.children:
+                todo.append(("emit", ("open", None)))
+                todo.append(("children", child))
+                todo.append(("emit", ("close", None)))
+            else:
+                todo.append(("emit", ("end", None)))
+                if not many and child.children:
+                    todo.append(("children", child))
+        work.extend(reversed(todo))
+    return tokens
+
+
+def dump_file_url(name: str) -> str:
+    return f"dump_file/{safe_stem(name)}.html"
+
+
+class _Page:
+    """Per-report context shared by every template."""
+
+    def __init__(self, trace: Trace, results: Results, options: ReportOptions):
+        self.trace = trace
+        self.results = results
+        self.options = options
+        self.common = {
+            "source": trace.source,
+            "source_name": os.path.basename(trace.source),
+            "rank": trace.rank,
+            "artifact_url": lambda a: artifact_url(a, options),
+            "frame_url": self.frame_url,
+        }
+
+    def frame_url(self, frame: Frame) -> str | None:
+        if frame.filename in self.trace.dump_files:
+            return f"{dump_file_url(frame.filename)}#L{frame.line}"
+        return None
+
+    def render(self, template: str, root: str, **context: Any) -> str:
+        return ENV.get_template(template).render(**self.common, root=root, **context)
+
+
+def render_html(trace: Trace, results: Results, options: ReportOptions) -> Iterator[Output]:
+    page = _Page(trace, results, options)
+    yield "index.html", _index(page)
+    yield "failures_and_restarts.html", _failures(page)
+    for entry in trace.compiles.values():
+        root = "../"
+        if entry.compile_id is not None:
+            yield f"{entry.dir_name}/index.html", page.render(
+                "compile.html", root, c=entry, status=results.statuses[entry.compile_id]
+            )
+        for artifact in entry.artifacts:
+            content = _artifact(page, entry, artifact)
+            if content is not None:
+                yield artifact_url(artifact, options), content
+    for name, ref in trace.dump_files.items():
+        yield dump_file_url(name), _code_page(page, "../", None, name, "dumped source", trace.payload_text(ref), "python")
+
+
+def _index(page: _Page) -> str:
+    trace, results = page.trace, page.results
+    counts = {s: 0 for s in STATUSES}
+    for cid, status in results.statuses.items():
+        if cid is not None:
+            counts[status] += 1
+    stats = trace.stats
+    problems = [p for p in stats.problems]
+    return page.render(
+        "index.html",
+        "",
+        compiles=list(trace.compiles.values()),
+        statuses=results.statuses,
+        status_counts=counts,
+        n_compiles=sum(1 for cid in trace.compiles if cid is not None),
+        n_artifacts=trace.next_number,
+        failures=results.failures,
+        trie_tokens=trie_tokens(results.stack_trie),
+        no_compile_id=trace.compiles.get(None),
+        dump_files=[(name, dump_file_url(name)) for name in trace.dump_files],
+        n_chromium=len(trace.chromium_events),
+        unclaimed=len(trace.unclaimed_payloads),
+        stats=stats,
+        outcomes=[(o, stats.outcomes.get(o, 0)) for o in OUTCOMES],
+        problems=problems,
+        n_problems=sum(n for o, n in stats.outcomes.items() if o != "ok"),
+        custom_header_html=Markup(page.options.custom_header_html),
+    )
+
+
+def _failures(page: _Page) -> str:
+    rows = []
+    for row in page.results.failures:
+        entry = page.trace.compiles.get(row.compile_id)
+        url = None
+        if entry is not None and row.metrics_number is not None:
+            metrics = next(a for a in entry.artifacts if a.number == row.metrics_number)
+            url = artifact_url(metrics, page.options)
+        rows.append({"row": row, "key": str(row.compile_id) if row.compile_id else "[-/-]", "url": url})
+    return page.render("failures.html", "", rows=rows)
+
+
+_METRIC_GROUPS = (
+    ("Times", lambda k: "time" in k or k.endswith(("_s", "_us", "_ms"))),
+    ("Counts and sizes", lambda k: "count" in k or "size" in k or k.startswith("num_")),
+    ("Caches", lambda k: "cache" in k),
+)
+
+
+def _metric_groups(metrics: dict) -> list[tuple[str, list[tuple[str, Any]]]]:
+    shown = {"fail_type", "fail_reason", "fail_user_frame_filename", "fail_user_frame_lineno", "restart_reasons"}
+    groups: dict[str, list] = {name: [] for name, _ in _METRIC_GROUPS}
+    groups["Other"] = []
+    for key in sorted(metrics):
+        if key in shown:
+            continue
+        group = next((name for name, match in _METRIC_GROUPS if match(key)), "Other")
+        groups[group].append((key, metrics[key]))
+    return list(groups.items())
+
+
+_METRICS_TITLES = {
+    "compilation_metrics": "Compilation metrics",
+    "bwd_compilation_metrics": "Backward compilation metrics",
+    "aot_autograd_backward_compilation_metrics": "AOTAutograd backward compilation metrics",
+    "compilation_metrics_runtime": "Runtime compilation metrics",
+    "bwd_compilation_metrics_runtime": "Backward runtime compilation metrics",
+}
+
+
+def _artifact(page: _Page, entry: Compile, artifact: Artifact) -> str | None:
+    trace = page.trace
+    if artifact.display == LINK:
+        return None
+    if artifact.display == TEXT:
+        return trace.payload_text(artifact.payload)
+    if artifact.display == JSON:
+        text = trace.payload_text(artifact.payload)
+        try:
+            return _pretty(orjson.loads(text))
+        except orjson.JSONDecodeError:
+            return text  # keep what the log had, even if it is not JSON
+    if artifact.display == CODE:
+        text = trace.payload_text(artifact.payload)
+        if page.options.plain_text:
+            return text
+        subtitle = (artifact.data or {}).get("filename") if isinstance(artifact.data, dict) else None
+        return _code_page(page, "../", entry, artifact.name, subtitle, text, artifact.language or "python")
+    if artifact.display == METRICS:
+        return page.render(
+            "metrics.html", "../", c=entry, metrics=artifact.data or {},
+            title=_METRICS_TITLES.get(artifact.kind, artifact.kind), groups=_metric_groups(artifact.data or {}),
+        )
+    if artifact.display == GUARDS:
+        return page.render("guards.html", "../", c=entry, guards=artifact.data or [])
+    raise ValueError(f"unknown artifact display {artifact.display!r}")
+
+
+def _code_page(page: _Page, root: str, entry: Compile | None, title: str, subtitle: str | None, text: str, language: str) -> str:
+    html = highlight(text, _LEXERS.get(language, _LEXERS["python"]), _FORMATTER)
+    lines = [Markup(line) for line in html.split("\n")]
+    if lines and lines[-1] == "" and not text.endswith("\n\n"):
+        lines.pop()
+    return page.render(
+        "code.html", root, c=entry, title=title, subtitle=subtitle, lines=lines,
+        pygments_css=Markup(_FORMATTER.get_style_defs(".highlight")),
+    )

@@ -1,0 +1,25 @@
+"""Options of the report renderers (one dataclass, shared by html and json, which must agree on URLs)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..model.trace import CODE, LINK, Artifact
+
+
+@dataclass(frozen=True)
+class ReportOptions:
+    plain_text: bool = False  # -p: output code as .txt instead of highlighted HTML
+    custom_header_html: str = ""  # trusted: the user passed it on the command line
+    verbose: bool = False
+
+
+def artifact_url(artifact: Artifact, options: ReportOptions) -> str:
+    """Where an artifact's page is, relative to the report root (tlparse's layout)."""
+    if artifact.display == LINK:
+        return artifact.url or ""
+    filename = artifact.filename
+    if options.plain_text and artifact.display == CODE and artifact.ext == "html":
+        filename = filename[: -len(".html")] + ".txt"
+    directory = artifact.compile_id.dir_name() if artifact.compile_id else "unknown"
+    return f"{directory}/{filename}"

@@ -1,0 +1,36 @@
+"""Every file of a report directory, in the order they are written."""
+
+from __future__ import annotations
+
+import re
+from typing import Iterable, Iterator
+
+import orjson
+
+from ..analyses import Results
+from ..model.names import safe_stem
+from ..model.trace import CODE, GUARDS, Trace
+from .html import render_html
+from .json import chromium_events, compile_directory, raw_jsonl
+from .options import ReportOptions
+
+Content = "str | bytes | Iterable[bytes]"
+_MD5 = re.compile(r"[0-9a-f]{32}")
+
+
+def payload_file(md5: str) -> str:
+    return f"payloads/{md5 if _MD5.fullmatch(md5) else safe_stem(md5)}.txt"
+
+
+def report_files(trace: Trace, results: Results, options: ReportOptions) -> Iterator[tuple[str, Content]]:
+    yield from render_html(trace, results, options)
+    yield "compile_directory.json", orjson.dumps(compile_directory(trace, options), option=orjson.OPT_INDENT_2)
+    yield "chromium_events.json", chromium_events(trace)
+    yield "raw.jsonl", raw_jsonl(trace, options)
+    # Payloads not written verbatim as an artifact are kept by md5 (raw.jsonl points at them).
+    for md5, ref in trace.unclaimed_payloads:
+        yield payload_file(md5), trace.payload_text(ref)
+    for entry in trace.compiles.values():
+        for a in entry.artifacts:
+            if a.display in (CODE, GUARDS) and a.md5 and a.payload is not None:
+                yield payload_file(a.md5), trace.payload_text(a.payload)
