@@ -44,6 +44,11 @@ class TraceBuilder:
     def last_artifact(self) -> Artifact | None:
         return self._last
 
+    def reserve_number(self) -> int:
+        """Skip one output number (tlparse numbers a readable companion page separately)."""
+        self._number += 1
+        return self._number - 1
+
     def add_artifact(
         self,
         compile_id: CompileId | None,

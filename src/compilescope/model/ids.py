@@ -32,6 +32,10 @@ class CompileId:
         for key in ("compiled_autograd_id", "frame_id", "frame_compile_id", "attempt"):
             value = obj.get(key)
             values.append(value if isinstance(value, int) and not isinstance(value, bool) else None)
+        if values[3] is None and values[1] is not None:
+            # Some kinds (e.g. compilation_metrics_runtime) omit the attempt; it is
+            # the same compilation as attempt 0, not a different one.
+            values[3] = 0
         return cls(*values)
 
     @classmethod

@@ -14,6 +14,8 @@ from .ids import CompileId
 from .names import safe_stem
 from .payloads import PayloadRef, PayloadStore, Spool
 
+NO_COMPILE_ID_DIR = "-_-_-_-"  # tlparse's directory for outputs without a compile id
+
 # How an artifact's payload is shown; renderers switch on this.
 TEXT = "text"  # plain text file
 JSON = "json"  # pretty-printed JSON
@@ -59,6 +61,7 @@ class Artifact:
     url: str | None = None  # for LINK: the target
     data: Any = None  # small structured data (metrics, guards) kept in the model
     md5: str | None = None  # has_payload of the envelope, names payloads/<md5>.txt
+    readable: bool = False  # also shown as a human-readable page (<stem>_readable.html)
 
     @property
     def filename(self) -> str:
@@ -80,6 +83,7 @@ class Artifact:
             "url": self.url,
             "data": self.data,
             "md5": self.md5,
+            "readable": self.readable,
         }
 
     @classmethod
@@ -114,7 +118,7 @@ class Compile:
 
     @property
     def dir_name(self) -> str:
-        return self.compile_id.dir_name() if self.compile_id else "unknown"
+        return self.compile_id.dir_name() if self.compile_id else NO_COMPILE_ID_DIR
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -184,6 +188,10 @@ class Trace:
 
     def compile(self, compile_id: CompileId | None) -> Compile | None:
         return self.compiles.get(compile_id)
+
+    def sorted_compiles(self) -> list[Compile]:
+        """Compiles by compile id, those without one first (tlparse's order)."""
+        return sorted(self.compiles.values(), key=lambda c: c.compile_id.sort_key() if c.compile_id else ())
 
     def close(self) -> None:
         self.store.close()

@@ -7,22 +7,24 @@ from typing import Iterator
 import orjson
 
 from ..model.trace import LINK, TEXT, JSON, Trace
-from .options import ReportOptions, artifact_url
+from .options import ReportOptions, artifact_url, readable_url
 
 _TIMESTAMP_KEY = b'"timestamp":"'
 
 
 def compile_directory(trace: Trace, options: ReportOptions) -> dict:
     directory: dict[str, dict] = {}
-    for entry in trace.compiles.values():
+    for entry in trace.sorted_compiles():
         directory[entry.key] = {
             "artifacts": [
                 {
                     "name": a.name if a.display == LINK else a.filename,
-                    "number": a.number,
+                    # tlparse records the number of the last file it wrote for an
+                    # entry: the readable companion page is numbered after the JSON.
+                    "number": a.number + 1 if a.readable else a.number,
                     "suffix": a.suffix,
                     "url": artifact_url(a, options),
-                    "readable_url": None,
+                    "readable_url": readable_url(a, options),
                 }
                 for a in entry.artifacts
             ]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..model.trace import CODE, LINK, Artifact
+from ..model.trace import CODE, LINK, NO_COMPILE_ID_DIR, Artifact
 
 
 @dataclass(frozen=True)
@@ -21,5 +21,12 @@ def artifact_url(artifact: Artifact, options: ReportOptions) -> str:
     filename = artifact.filename
     if options.plain_text and artifact.display == CODE and artifact.ext == "html":
         filename = filename[: -len(".html")] + ".txt"
-    directory = artifact.compile_id.dir_name() if artifact.compile_id else "unknown"
+    directory = artifact.compile_id.dir_name() if artifact.compile_id else NO_COMPILE_ID_DIR
     return f"{directory}/{filename}"
+
+
+def readable_url(artifact: Artifact, options: ReportOptions) -> str | None:
+    if not artifact.readable:
+        return None
+    url = artifact_url(artifact, options)
+    return url.rsplit(".", 1)[0] + "_readable.html"

@@ -10,6 +10,10 @@ from . import handles
 CACHE_BADGES = {"hit": "\u2705", "miss": "\u274c", "bypass": "\u2753"}
 
 
+# Artifacts that also get a page for people, not only the JSON (kernel -> user stack traces).
+READABLE_ARTIFACTS = frozenset({"inductor_provenance_tracking_kernel_stack_traces"})
+
+
 def cache_outcome(name: str) -> str | None:
     """fx_graph_cache_hit -> "hit", aotautograd_cache_bypass -> "bypass", others None."""
     for outcome in ("hit", "miss", "bypass"):
@@ -24,11 +28,14 @@ def artifact(env: Envelope, b: TraceBuilder) -> bool:
     name = str(meta.get("name", "artifact"))
     is_json = meta.get("encoding") == "json"
     cache = cache_outcome(name)
+    readable = name in READABLE_ARTIFACTS
     b.add_artifact(
         env.compile_id, env.lineno, kind=env.kind, name=name, ext="json" if is_json else "txt",
         display=JSON if is_json else TEXT, payload=env.payload or "",
-        cache=cache, suffix=CACHE_BADGES.get(cache, "") if cache else "",
+        cache=cache, suffix=CACHE_BADGES.get(cache, "") if cache else "", readable=readable,
     )
+    if readable:
+        b.reserve_number()
     return True
 
 

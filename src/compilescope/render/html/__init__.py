@@ -25,7 +25,7 @@ from ...analyses.status import STATUS_LABELS, STATUSES
 from ...model.names import safe_stem
 from ...model.stats import OUTCOMES
 from ...model.trace import CODE, GUARDS, JSON, LINK, METRICS, TEXT, Artifact, Compile, Frame, Trace
-from ..options import ReportOptions, artifact_url
+from ..options import ReportOptions, artifact_url, readable_url
 
 Output = tuple[str, "str | bytes"]
 
@@ -147,6 +147,8 @@ def render_html(trace: Trace, results: Results, options: ReportOptions) -> Itera
             content = _artifact(page, entry, artifact)
             if content is not None:
                 yield artifact_url(artifact, options), content
+            if artifact.readable:
+                yield readable_url(artifact, options), _kernels_page(page, entry, artifact)
     for name, ref in trace.dump_files.items():
         yield dump_file_url(name), _code_page(page, "../", None, name, "dumped source", trace.payload_text(ref), "python")
 
@@ -162,7 +164,7 @@ def _index(page: _Page) -> str:
     return page.render(
         "index.html",
         "",
-        compiles=list(trace.compiles.values()),
+        compiles=trace.sorted_compiles(),
         statuses=results.statuses,
         status_counts=counts,
         n_compiles=sum(1 for cid in trace.compiles if cid is not None),
@@ -247,6 +249,19 @@ def _artifact(page: _Page, entry: Compile, artifact: Artifact) -> str | None:
     if artifact.display == GUARDS:
         return page.render("guards.html", "../", c=entry, guards=artifact.data or [])
     raise ValueError(f"unknown artifact display {artifact.display!r}")
+
+
+def _kernels_page(page: _Page, entry: Compile, artifact: Artifact) -> str:
+    try:
+        data = orjson.loads(page.trace.payload_text(artifact.payload))
+    except orjson.JSONDecodeError:
+        data = {}
+    kernels = []
+    if isinstance(data, dict):
+        for name, traces in data.items():
+            traces = traces if isinstance(traces, list) else [traces]
+            kernels.append((name, [t if isinstance(t, str) else _pretty(t) for t in traces]))
+    return page.render("kernels.html", "../", c=entry, kernels=kernels)
 
 
 def _code_page(page: _Page, root: str, entry: Compile | None, title: str, subtitle: str | None, text: str, language: str) -> str:
