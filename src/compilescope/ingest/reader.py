@@ -101,8 +101,10 @@ def _ingest(record: RawRecord, b: TraceBuilder) -> None:
             return
 
     stats.kinds[env.kind] += 1
-    if env.compile_id is None and env.kind != "str":
-        b.compile(None, env.lineno)  # the "[-/-]" group: events outside any compilation
+    if env.kind != "str":
+        # Every event registers its compile id (tlparse lists ids even with no outputs,
+        # and "[-/-]" for events outside any compilation).
+        b.compile(env.compile_id, env.lineno)
     handler = HANDLERS.get(env.kind)
     if handler is None:
         stats.count("unknown_kind")
@@ -117,8 +119,12 @@ def _ingest(record: RawRecord, b: TraceBuilder) -> None:
     try:
         claimed = handler(env, b)
     except Exception as exc:  # noqa: BLE001 - any handler failure is accounted, never fatal
-        stats.count("handler_error")
-        stats.problem(env.lineno, "handler_error", f"{env.kind}: {type(exc).__name__}: {exc}")
+        if not env.md5_ok:  # the payload is corrupt: that is the problem to report
+            stats.count("md5_mismatch")
+            stats.problem(env.lineno, "md5_mismatch", f"{env.kind} payload does not match its md5 and cannot be read ({exc}); skipped")
+        else:
+            stats.count("handler_error")
+            stats.problem(env.lineno, "handler_error", f"{env.kind}: {type(exc).__name__}: {exc}")
         return
 
     if env.md5_ok:

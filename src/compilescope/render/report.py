@@ -24,7 +24,8 @@ def payload_file(md5: str) -> str:
 
 def report_files(trace: Trace, results: Results, options: ReportOptions) -> Iterator[tuple[str, Content]]:
     yield from render_html(trace, results, options)
-    yield "compile_directory.json", orjson.dumps(compile_directory(trace, options), option=orjson.OPT_INDENT_2)
+    # Sorted keys, as tlparse writes it (so the two files can be diffed byte for byte).
+    yield "compile_directory.json", orjson.dumps(compile_directory(trace, options), option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS)
     yield "chromium_events.json", chromium_events(trace)
     yield "raw.jsonl", raw_jsonl(trace, options)
     # Payloads not written verbatim as an artifact are kept by md5 (raw.jsonl points at them).

@@ -1,0 +1,49 @@
+"""Shared fixtures: where the real logs are, and a helper to run the CLI in-process."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from compilescope.cli import main
+
+REPO = Path(__file__).resolve().parents[1]
+PEER = REPO.parent / "shared" / "traces" / "peer-tlparse"
+PEER_INPUTS = PEER / "inputs"
+TORCH213_LOGS = REPO / "tests" / "data" / "torch213" / "logs"
+
+# Single-rank peer logs (the multi-rank directories are another issue).
+PEER_SINGLE_LOGS = sorted(p.name for p in PEER_INPUTS.glob("*") if p.is_file()) if PEER_INPUTS.is_dir() else []
+TORCH213 = sorted(p.name for p in TORCH213_LOGS.glob("*.log"))
+
+
+def peer(name: str) -> Path:
+    path = PEER_INPUTS / name
+    if not path.exists():
+        pytest.skip(f"peer log {name} not available (../shared missing)")
+    return path
+
+
+def torch213(name: str) -> Path:
+    return TORCH213_LOGS / name
+
+
+def run_cli(*args: str) -> int:
+    return main([str(a) for a in args])
+
+
+def report(log: Path, out: Path, *flags: str) -> dict:
+    """Write a report and return its compile_directory.json."""
+    rc = run_cli(log, "-o", out, "--no-browser", "--overwrite", *flags)
+    assert rc == 0, f"compilescope failed on {log}"
+    return json.loads((out / "compile_directory.json").read_text())
+
+
+def tlparse_binary() -> str:
+    path = shutil.which("tlparse")
+    if path is None:
+        pytest.skip("tlparse 0.4.3 not installed (pip install tlparse==0.4.3)")
+    return path

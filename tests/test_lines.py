@@ -1,0 +1,59 @@
+"""The line splitter: envelopes, payload continuation, and lines that are neither."""
+
+import hashlib
+import io
+
+from compilescope.ingest.envelope import decode_envelope
+from compilescope.ingest.handlers import KNOWN_KINDS
+from compilescope.ingest.lines import read_raw_records
+
+PREFIX = b"V1206 15:18:20.254000 1500233 torch/_dynamo/convert_frame.py:961] "
+
+
+def records(data: bytes):
+    return list(read_raw_records(io.BytesIO(data)))
+
+
+def test_envelope_with_payload_and_md5():
+    payload = b"line one\n  line two"
+    md5 = hashlib.md5(payload).hexdigest().encode()
+    data = PREFIX + b'{"dynamo_output_graph": {}, "frame_id": 0, "frame_compile_id": 1, "attempt": 0, "has_payload": "' + md5 + b'"}\n'
+    data += b"\tline one\n\t  line two\n"
+    (rec,) = records(data)
+    assert rec.glog.pid == 1500233
+    assert rec.glog.pathname == "torch/_dynamo/convert_frame.py"  # no leading space (tlparse has one)
+    assert rec.glog.lineno == 961
+    env = decode_envelope(rec, KNOWN_KINDS)
+    assert env.kind == "dynamo_output_graph"
+    assert env.md5_ok
+    assert env.payload == "line one\n  line two"
+    assert str(env.compile_id) == "[0/1]"
+
+
+def test_md5_mismatch_is_detected_but_payload_kept():
+    data = PREFIX + b'{"dynamo_output_graph": {}, "has_payload": "00000000000000000000000000000000"}\n\tx\n'
+    env = decode_envelope(records(data)[0], KNOWN_KINDS)
+    assert not env.md5_ok
+    assert env.payload == "x"
+
+
+def test_bad_prefix_and_orphan_payload_become_records():
+    data = b"\torphan payload\nnot a log line\n" + PREFIX + b'{"str": ["a.py", 0]}\n'
+    recs = records(data)
+    assert [r.problem for r in recs] == ["orphan_payload", "bad_prefix", None]
+    assert [r.lineno for r in recs] == [1, 2, 3]
+
+
+def test_invalid_utf8_is_replaced_not_fatal():
+    data = PREFIX + b'{"artifact": {"name": "x\xff", "encoding": "string"}, "has_payload": "0"}\n\tbad \xfe byte\n'
+    env = decode_envelope(records(data)[0], KNOWN_KINDS)
+    assert env.metadata["name"] == "x\ufffd"
+    assert env.payload == "bad \ufffd byte"
+    assert len(env.warnings) == 2
+
+
+def test_compiled_autograd_compile_id_display():
+    data = PREFIX + b'{"compiled_autograd_graph": {}, "compiled_autograd_id": 3, "frame_id": 1, "frame_compile_id": 0, "attempt": 2}\n'
+    env = decode_envelope(records(data)[0], KNOWN_KINDS)
+    assert str(env.compile_id) == "[!3/1/0_2]"
+    assert env.compile_id.dir_name() == "3_1_0_2"

@@ -1,0 +1,102 @@
+"""The facts EXPECTATIONS.md lists for the single-rank peer logs, checked on our report."""
+
+import json
+
+import pytest
+
+from compilescope.ingest.reader import read_trace
+
+from .conftest import PEER_SINGLE_LOGS, peer, report, run_cli
+from .htmltable import table_rows
+
+
+@pytest.mark.parametrize("name", PEER_SINGLE_LOGS)
+def test_every_single_log_reports(name, tmp_path):
+    directory = report(peer(name), tmp_path / "out")
+    assert directory, "compile_directory.json is empty"
+    index = (tmp_path / "out" / "index.html").read_text()
+    assert "Parse statistics" in index
+    # Every artifact the directory names exists on disk (links excepted).
+    for entry in directory.values():
+        for artifact in entry["artifacts"]:
+            if not artifact["url"].startswith("http"):
+                assert (tmp_path / "out" / artifact["url"]).is_file(), artifact["url"]
+            if artifact["readable_url"]:
+                assert (tmp_path / "out" / artifact["readable_url"]).is_file()
+
+
+def test_simple_log_outputs(tmp_path):
+    directory = report(peer("simple.log"), tmp_path / "out", "--strict")
+    names = [a["name"] for a in directory["[0/0]"]["artifacts"]]
+    for stem in ("dynamo_output_graph", "aot_inference_graph", "inductor_post_grad_graph",
+                 "inductor_output_code", "compilation_metrics", "fx_graph_cache_miss"):
+        assert any(n.startswith(stem) for n in names), stem
+    raw = (tmp_path / "out" / "raw.jsonl").read_text().splitlines()
+    # The string table line plus one line per envelope other than str and chromium_event.
+    assert len(raw) == 15
+    assert "string_table" in json.loads(raw[0])
+
+
+def test_comp_metrics_attempts_and_unclaimed_payloads(tmp_path):
+    directory = report(peer("comp_metrics.log"), tmp_path / "out", "--strict")
+    with_outputs = [k for k, v in directory.items() if v["artifacts"]]
+    assert with_outputs == ["[0/0_1]", "[1/0_1]", "[2/0]"]
+    # The first attempts (restarted) have a stack but no outputs; tlparse lists them too.
+    assert list(directory) == ["[0/0]", "[0/0_1]", "[1/0]", "[1/0_1]", "[2/0]"]
+    assert len((tmp_path / "out" / "raw.jsonl").read_text().splitlines()) == 13
+    # The three dynamo_guards payloads are shown as tables, not verbatim: kept by md5.
+    assert len(list((tmp_path / "out" / "payloads").iterdir())) == 3
+
+
+def test_comp_failure_is_listed(tmp_path):
+    report(peer("comp_failure.log"), tmp_path / "out", "--strict")
+    rows = table_rows((tmp_path / "out" / "failures_and_restarts.html").read_text())
+    failures = [r for r in rows[1:] if r[1] != "RestartAnalysis"]
+    assert len(failures) == 1
+    assert failures[0][0] == "[0/0]"
+    assert "BackendCompilerFailed" in failures[0][1] or "Error" in failures[0][1]
+
+
+def test_artifacts_and_cache_badges(tmp_path):
+    directory = report(peer("artifacts.log"), tmp_path / "a", "--strict")
+    assert any(a["name"].startswith("fx_graph_cache_hash") for a in directory["[0/0]"]["artifacts"])
+    directory = report(peer("cache_hit_miss.log"), tmp_path / "b", "--strict")
+    suffixes = {a["name"].rsplit("_", 1)[0]: a["suffix"] for e in directory.values() for a in e["artifacts"]}
+    assert suffixes["fx_graph_cache_miss"] == "\u274c"
+    assert suffixes["fx_graph_cache_hit"] == "\u2705"
+
+
+def test_chromium_events_export(tmp_path):
+    report(peer("chromium_events.log"), tmp_path / "out", "--strict")
+    events = json.loads((tmp_path / "out" / "chromium_events.json").read_text())
+    assert isinstance(events, list) and events
+    assert all({"name", "ph", "ts"} <= set(e) for e in events)
+
+
+def test_corrupted_md5_non_strict_renders_everything(tmp_path):
+    good = report(peer("simple.log"), tmp_path / "good")
+    bad = report(peer("simple_corrupted_json.log"), tmp_path / "bad")
+    assert [a["name"] for a in bad["[0/0]"]["artifacts"]] == [a["name"] for a in good["[0/0]"]["artifacts"]]
+    index = (tmp_path / "bad" / "index.html").read_text()
+    assert "md5_mismatch" in index
+
+
+def test_strict_fails_exactly_on_the_bad_line(tmp_path, capsys):
+    rc = run_cli(peer("simple_corrupted_json.log"), "-o", tmp_path / "out", "--no-browser", "--strict")
+    assert rc == 1
+    err = capsys.readouterr().err
+    trace = read_trace(str(peer("simple_corrupted_json.log")))
+    (problem,) = trace.stats.strict_failures()
+    assert problem.category == "md5_mismatch"
+    assert f"line {problem.lineno}: md5_mismatch" in err
+    # The same log without corruption passes strict mode.
+    assert run_cli(peer("simple.log"), "-o", tmp_path / "ok", "--no-browser", "--strict") == 0
+
+
+def test_counts_add_up(tmp_path):
+    for name in PEER_SINGLE_LOGS:
+        trace = read_trace(str(peer(name)))
+        stats = trace.stats
+        assert stats.total == sum(stats.outcomes.values())
+        assert stats.outcomes["ok"] + stats.outcomes["md5_mismatch"] + stats.outcomes["unknown_kind"] == sum(stats.kinds.values())
+        trace.close()
