@@ -61,7 +61,9 @@ class Artifact:
     url: str | None = None  # for LINK: the target
     data: Any = None  # small structured data (metrics, guards) kept in the model
     md5: str | None = None  # has_payload of the envelope, names payloads/<md5>.txt
-    readable: bool = False  # also shown as a human-readable page (<stem>_readable.html)
+    # Also shown as a page for people (<stem>_readable.html): True; wanted one but the
+    # payload is not JSON: False; not applicable: None.
+    readable: bool | None = None
 
     @property
     def filename(self) -> str:

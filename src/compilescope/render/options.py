@@ -26,7 +26,9 @@ def artifact_url(artifact: Artifact, options: ReportOptions) -> str:
 
 
 def readable_url(artifact: Artifact, options: ReportOptions) -> str | None:
-    if not artifact.readable:
+    if artifact.readable is None:
         return None
+    if artifact.readable is False:
+        return ""  # tlparse's value when the payload could not be read as JSON
     url = artifact_url(artifact, options)
     return url.rsplit(".", 1)[0] + "_readable.html"

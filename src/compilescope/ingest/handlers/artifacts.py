@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import orjson
+
 from ...model.builder import TraceBuilder
 from ...model.trace import JSON, LINK, TEXT
 from ..envelope import Envelope
@@ -28,7 +30,9 @@ def artifact(env: Envelope, b: TraceBuilder) -> bool:
     name = str(meta.get("name", "artifact"))
     is_json = meta.get("encoding") == "json"
     cache = cache_outcome(name)
-    readable = name in READABLE_ARTIFACTS
+    readable = None
+    if name in READABLE_ARTIFACTS:
+        readable = _is_json(env.payload)
     b.add_artifact(
         env.compile_id, env.lineno, kind=env.kind, name=name, ext="json" if is_json else "txt",
         display=JSON if is_json else TEXT, payload=env.payload or "",
@@ -36,6 +40,14 @@ def artifact(env: Envelope, b: TraceBuilder) -> bool:
     )
     if readable:
         b.reserve_number()
+    return True
+
+
+def _is_json(text: str | None) -> bool:
+    try:
+        orjson.loads(text or "")
+    except orjson.JSONDecodeError:
+        return False
     return True
 
 
