@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from pathlib import Path
 
@@ -20,10 +21,17 @@ PEER_SINGLE_LOGS = sorted(p.name for p in PEER_INPUTS.glob("*") if p.is_file()) 
 TORCH213 = sorted(p.name for p in TORCH213_LOGS.glob("*.log"))
 
 
+def skip_or_fail(reason: str) -> None:
+    """Skip locally when a tool is missing; in CI (CI=true) a missing tool is a failure."""
+    if os.environ.get("CI"):
+        pytest.fail(f"{reason} (CI must install it: see scripts/test.sh)")
+    pytest.skip(reason)
+
+
 def peer(name: str) -> Path:
     path = PEER_INPUTS / name
     if not path.exists():
-        pytest.skip(f"peer log {name} not available (../shared missing)")
+        skip_or_fail(f"peer log {name} not available (../shared missing)")
     return path
 
 
@@ -45,5 +53,5 @@ def report(log: Path, out: Path, *flags: str) -> dict:
 def tlparse_binary() -> str:
     path = shutil.which("tlparse")
     if path is None:
-        pytest.skip("tlparse 0.4.3 not installed (pip install tlparse==0.4.3)")
+        skip_or_fail("tlparse 0.4.3 not installed (pip install tlparse==0.4.3)")
     return path

@@ -100,3 +100,13 @@ def test_counts_add_up(tmp_path):
         assert stats.total == sum(stats.outcomes.values())
         assert stats.outcomes["ok"] + stats.outcomes["md5_mismatch"] + stats.outcomes["unknown_kind"] == sum(stats.kinds.values())
         trace.close()
+
+
+def test_demo_writes_a_report_per_bundled_trace(tmp_path):
+    from compilescope.demo import SCENARIOS
+
+    assert run_cli("demo", "-o", tmp_path / "demo", "--no-browser") == 0
+    index = (tmp_path / "demo" / "index.html").read_text()
+    for name, _ in SCENARIOS:
+        assert f'href="{name}/index.html"' in index
+        assert json.loads((tmp_path / "demo" / name / "compile_directory.json").read_text())

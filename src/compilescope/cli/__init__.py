@@ -11,9 +11,10 @@ import sys
 
 from .. import __version__
 from ..errors import CompilescopeError
+from .demo import DemoCommand
 from .report import ReportCommand
 
-COMMANDS = [ReportCommand()]
+COMMANDS = [ReportCommand(), DemoCommand()]
 
 
 def _parser(command) -> argparse.ArgumentParser:

@@ -273,3 +273,9 @@ def _code_page(page: _Page, root: str, entry: Compile | None, title: str, subtit
         "code.html", root, c=entry, title=title, subtitle=subtitle, lines=lines,
         pygments_css=Markup(_FORMATTER.get_style_defs(".highlight")),
     )
+
+
+def render_demo_index(examples: list[dict], torch_version: str) -> str:
+    return ENV.get_template("demo_index.html").render(
+        root="", source_name="demo", rank=None, examples=examples, torch_version=torch_version, nav_failures=False
+    )

@@ -1,0 +1,49 @@
+"""The report in a real browser: it opens offline, without errors, and its links lead somewhere."""
+
+import pytest
+
+from .browser import browser_page
+from .conftest import peer, report, torch213
+
+pytestmark = pytest.mark.browser
+
+
+def test_click_through_index_compile_artifact(tmp_path):
+    out = tmp_path / "out"
+    report(peer("simple.log"), out)
+    with browser_page() as page:
+        page.goto((out / "index.html").as_uri())
+        assert page.title().startswith("compilescope")
+        page.click("a.cid >> text=[0/0]")
+        page.wait_for_load_state()
+        assert page.url.endswith("-_0_0_0/index.html")
+        assert "Compile [0/0]" in page.inner_text("h1")
+        page.click("text=/inductor_output_code_.*html/")
+        page.wait_for_load_state()
+        assert "inductor_output_code" in page.url
+        # Highlighted code with line anchors.
+        assert page.locator("tr#L1 td.ln").count() == 1
+        assert page.locator(".highlight span").count() > 10
+        page.go_back()
+        page.click("text=/compilation_metrics_.*html/")
+        page.wait_for_load_state()
+        assert "Compilation metrics" in page.inner_text("h1")
+        assert page.console_errors == []
+        assert page.external_requests == []
+
+
+def test_failures_page_and_stack_links(tmp_path):
+    out = tmp_path / "out"
+    report(torch213("graph_breaks.log"), out)
+    with browser_page() as page:
+        page.goto((out / "index.html").as_uri())
+        page.click("header >> text=failures & restarts")
+        page.wait_for_load_state()
+        rows = page.locator("#failures tbody tr")
+        assert rows.count() >= 3
+        first = rows.nth(0).locator("a")
+        first.click()
+        page.wait_for_load_state()
+        assert "compilation_metrics" in page.url
+        assert page.console_errors == []
+        assert page.external_requests == []
