@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import sys
 from pathlib import Path
 
 import pytest
@@ -51,7 +52,9 @@ def report(log: Path, out: Path, *flags: str) -> dict:
 
 
 def tlparse_binary() -> str:
-    path = shutil.which("tlparse")
+    # The test extra installs tlparse into the same environment as pytest (a venv need not be on PATH).
+    beside = Path(sys.executable).parent / "tlparse"
+    path = str(beside) if beside.exists() else shutil.which("tlparse")
     if path is None:
         skip_or_fail("tlparse 0.4.3 not installed (pip install tlparse==0.4.3)")
     return path

@@ -7,27 +7,31 @@ from dataclasses import dataclass
 from ..model.ids import CompileId
 from ..model.trace import Trace
 from .failures import FailureRow, failures_and_restarts
-from .stack_trie import StackTrieNode, build_stack_trie
-from .status import compile_status
+from .stack_trie import StackTrieNode, build_stack_trie, build_unknown_stack_trie
+from .status import compile_statuses
 
 
 @dataclass
 class Results:
     stack_trie: StackTrieNode
+    unknown_stack_trie: StackTrieNode
     failures: list[FailureRow]
     statuses: dict[CompileId | None, str]
 
     def to_json(self) -> dict:
         return {
             "stack_trie": self.stack_trie.to_json(),
+            "unknown_stack_trie": self.unknown_stack_trie.to_json(),
             "failures": [f.to_json() for f in self.failures],
             "statuses": {str(k) if k else "[-/-]": v for k, v in self.statuses.items()},
         }
 
 
 def analyze(trace: Trace) -> Results:
+    statuses = compile_statuses(trace)
     return Results(
-        stack_trie=build_stack_trie(trace),
+        stack_trie=build_stack_trie(trace, statuses),
+        unknown_stack_trie=build_unknown_stack_trie(trace),
         failures=failures_and_restarts(trace),
-        statuses={cid: compile_status(c) for cid, c in trace.compiles.items()},
+        statuses=statuses,
     )

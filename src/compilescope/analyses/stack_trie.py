@@ -6,7 +6,6 @@ from dataclasses import dataclass, field
 
 from ..model.ids import CompileId
 from ..model.trace import Frame, Trace
-from .status import compile_status
 
 
 @dataclass
@@ -33,13 +32,25 @@ class StackTrieNode:
         }
 
 
-def build_stack_trie(trace: Trace) -> StackTrieNode:
+def build_stack_trie(trace: Trace, statuses: dict[CompileId | None, str]) -> StackTrieNode:
+    """Stacks from dynamo_start, each ending at the compile id it started."""
     root = StackTrieNode(None)
     for entry in trace.compiles.values():
-        if entry.stack is None:
-            continue
-        node = root
-        for frame in entry.stack:
-            node = node.child(frame)
-        node.compiles.append((entry.compile_id, compile_status(entry)))
+        if entry.stack is not None:
+            _insert(root, entry.stack).compiles.append((entry.compile_id, statuses[entry.compile_id]))
     return root
+
+
+def build_unknown_stack_trie(trace: Trace) -> StackTrieNode:
+    """Stacks of events logged outside any compilation (their "stack" context key)."""
+    root = StackTrieNode(None)
+    for stack in trace.unknown_stacks:
+        _insert(root, stack)
+    return root
+
+
+def _insert(root: StackTrieNode, stack: list[Frame]) -> StackTrieNode:
+    node = root
+    for frame in stack:
+        node = node.child(frame)
+    return node

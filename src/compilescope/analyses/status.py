@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from ..model.trace import Compile
+from ..model.ids import CompileId
+from ..model.trace import Compile, Trace
 
 OK = "ok"
 BREAK = "break"  # succeeded, but restarted (e.g. a graph break)
@@ -31,3 +32,26 @@ def compile_status(entry: Compile) -> str:
     if metrics.get("restart_reasons"):
         return BREAK
     return OK
+
+
+def compile_statuses(trace: Trace) -> dict[CompileId | None, str]:
+    """Status of every compile id.
+
+    An attempt that Dynamo restarted logs no metrics of its own; its outcome is
+    "restarted", shown as a break, not "metrics missing" (the next attempt has them).
+    """
+    restarted = {
+        (cid.compiled_autograd_id, cid.frame_id, cid.frame_compile_id, attempt)
+        for cid in trace.compiles
+        if cid is not None and cid.attempt
+        for attempt in range(cid.attempt)
+    }
+    statuses = {}
+    for cid, entry in trace.compiles.items():
+        status = compile_status(entry)
+        if status == MISSING and cid is not None and (
+            (cid.compiled_autograd_id, cid.frame_id, cid.frame_compile_id, cid.attempt) in restarted
+        ):
+            status = BREAK
+        statuses[cid] = status
+    return statuses

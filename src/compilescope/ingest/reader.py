@@ -12,7 +12,7 @@ import orjson
 from ..model.builder import TraceBuilder
 from ..model.trace import Trace
 from .envelope import EnvelopeError, decode_envelope
-from .handlers import HANDLERS, KNOWN_KINDS
+from .handlers import KNOWN_KINDS, handler_for
 from .lines import RawRecord, read_raw_records
 
 # Kinds whose envelopes always belong to a compilation; with --strict-compile-id
@@ -105,11 +105,13 @@ def _ingest(record: RawRecord, b: TraceBuilder) -> None:
         # Every event registers its compile id (tlparse lists ids even with no outputs,
         # and "[-/-]" for events outside any compilation).
         b.compile(env.compile_id, env.lineno)
-    handler = HANDLERS.get(env.kind)
+        b.note_context(env.compile_id, env.lineno, env.obj.get("stack"), env.subgraph_name)
+    handler = handler_for(env.kind)
     if handler is None:
         stats.count("unknown_kind")
         stats.unknown_kinds[env.kind] += 1
-        b.keep_unknown(env.lineno, env.kind, env.compile_id, env.metadata, env.payload)
+        md5 = env.obj.get("has_payload")
+        b.keep_unknown(env.lineno, env.kind, env.compile_id, env.metadata, env.payload, md5 if isinstance(md5, str) else None)
         _write_raw(raw, env, None)
         return
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from .ids import CompileId
-from .payloads import PayloadRef, PayloadStore, Spool
+from .payloads import JsonLines, PayloadRef, PayloadStore, Spool
 from .stats import IngestStats
 from .trace import Artifact, Compile, Frame, Trace, UnknownEvent
 
@@ -19,10 +19,12 @@ class TraceBuilder:
         self.stats = IngestStats()
         self.compiles: dict[CompileId | None, Compile] = {}
         self.string_table: dict[int, str] = {}  # per log, never shared between files
-        self.chromium_events: list[dict[str, Any]] = []
+        self.chromium_events = JsonLines()
         self.dump_files: dict[str, PayloadRef] = {}
         self.unclaimed_payloads: list[tuple[str, PayloadRef]] = []
         self.unknown_events: list[UnknownEvent] = []
+        self.unknown_stacks: list[list[Frame]] = []
+        self._unknown_stack_keys: set[tuple] = set()
         self.year: int | None = None
         self.pid: int | None = None
         self._number = 0
@@ -104,12 +106,26 @@ class TraceBuilder:
             )
         return frames
 
+    def note_context(self, compile_id: CompileId | None, lineno: int, stack: Any, subgraph: str | None) -> None:
+        """Context keys every envelope may carry: a stack (outside compiles) and a subgraph name."""
+        if stack is not None and compile_id is None:
+            frames = self.frames(stack)
+            key = tuple((f.filename, f.line, f.name) for f in frames)
+            if frames and key not in self._unknown_stack_keys:
+                self._unknown_stack_keys.add(key)
+                self.unknown_stacks.append(frames)
+        if subgraph:
+            subgraphs = self.compile(compile_id, lineno).subgraphs
+            if subgraph not in subgraphs:
+                subgraphs.append(subgraph)
+
     def keep_unclaimed(self, md5: str, payload: str) -> None:
         self.unclaimed_payloads.append((md5, self.store.put(payload)))
 
-    def keep_unknown(self, lineno: int, kind: str, compile_id: CompileId | None, metadata: Any, payload: str | None) -> None:
+    def keep_unknown(self, lineno: int, kind: str, compile_id: CompileId | None, metadata: Any, payload: str | None,
+                     md5: str | None) -> None:
         ref = self.store.put(payload) if payload is not None else None
-        self.unknown_events.append(UnknownEvent(lineno, kind, compile_id, metadata, ref))
+        self.unknown_events.append(UnknownEvent(lineno, kind, compile_id, metadata, ref, md5))
 
     def spool(self, text: str) -> PayloadRef:
         return self.store.put(text)
@@ -126,6 +142,7 @@ class TraceBuilder:
             dump_files=self.dump_files,
             unclaimed_payloads=self.unclaimed_payloads,
             unknown_events=self.unknown_events,
+            unknown_stacks=self.unknown_stacks,
             raw=self.raw,
             year=self.year,
             pid=self.pid,

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import tempfile
+
+import orjson
 from dataclasses import dataclass
 
 
@@ -68,3 +70,34 @@ class Spool:
 
     def close(self) -> None:
         self._file.close()
+
+
+class JsonLines:
+    """JSON objects spooled one per line (e.g. chromium events): counted, iterable, never all in memory."""
+
+    def __init__(self) -> None:
+        self._spool = Spool()
+        self._count = 0
+
+    def append(self, obj: object) -> None:
+        self._spool.write(orjson.dumps(obj) + b"\n")
+        self._count += 1
+
+    def __len__(self) -> int:
+        return self._count
+
+    def __iter__(self):
+        for line in self._spool.lines():
+            yield orjson.loads(line)
+
+    def json_array(self):
+        """The objects as one JSON array, in chunks."""
+        yield b"["
+        first = True
+        for line in self._spool.lines():
+            yield (b"" if first else b",\n") + line.rstrip(b"\n")
+            first = False
+        yield b"]"
+
+    def close(self) -> None:
+        self._spool.close()

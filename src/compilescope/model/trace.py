@@ -6,13 +6,14 @@ so a Trace of a huge log stays small in memory.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
 from .stats import IngestStats
 from .ids import CompileId
 from .names import safe_stem
-from .payloads import PayloadRef, PayloadStore, Spool
+from .payloads import JsonLines, PayloadRef, PayloadStore, Spool
 
 NO_COMPILE_ID_DIR = "-_-_-_-"  # tlparse's directory for outputs without a compile id
 
@@ -23,6 +24,16 @@ CODE = "code"  # Python / C++ source, highlighted HTML
 METRICS = "metrics"  # compilation metrics page (from the envelope, no payload)
 GUARDS = "guards"  # dynamo_guards table page
 LINK = "link"  # an external link, no file
+DUMP = "dump_file"  # a dumped source file, one page for the whole report (dump_file/...)
+
+
+_EVAL_WITH_KEY = re.compile(r"<eval_with_key>\.([0-9]+)")
+
+
+def dump_file_name(name: str) -> str:
+    """tlparse's name for a dumped source: eval_with_key_N.html for FX-generated code."""
+    m = _EVAL_WITH_KEY.search(name)
+    return f"eval_with_key_{m.group(1)}.html" if m else f"{safe_stem(name)}.html"
 
 
 @dataclass(slots=True)
@@ -67,6 +78,8 @@ class Artifact:
 
     @property
     def filename(self) -> str:
+        if self.display == DUMP:
+            return dump_file_name(self.name)
         return f"{safe_stem(self.name)}_{self.number}.{self.ext}"
 
     def to_json(self) -> dict[str, Any]:
@@ -155,6 +168,7 @@ class UnknownEvent:
     compile_id: CompileId | None
     metadata: Any
     payload: PayloadRef | None
+    md5: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -176,11 +190,12 @@ class Trace:
     stats: IngestStats
     compiles: dict[CompileId | None, Compile]  # in order of first appearance
     string_table: dict[int, str]
-    chromium_events: list[dict[str, Any]]
+    chromium_events: JsonLines  # spooled; iterate for dicts
     dump_files: dict[str, PayloadRef]  # dumped source file name -> its text
     unclaimed_payloads: list[tuple[str, PayloadRef]]  # (md5, payload)
     unknown_events: list[UnknownEvent]
     raw: Spool  # raw.jsonl lines (timestamps without year; see ingest.reader)
+    unknown_stacks: list[list[Frame]]  # "stack" context of events outside any compilation
     year: int | None  # the log's year, from absolute timestamps in it
     pid: int | None
     next_number: int  # artifacts numbered so far
@@ -198,6 +213,7 @@ class Trace:
     def close(self) -> None:
         self.store.close()
         self.raw.close()
+        self.chromium_events.close()
 
     def __enter__(self) -> Trace:
         return self
@@ -217,6 +233,7 @@ class Trace:
             "dump_files": {k: v.to_json() for k, v in self.dump_files.items()},
             "unclaimed_payloads": [[md5, ref.to_json()] for md5, ref in self.unclaimed_payloads],
             "unknown_events": [u.to_json() for u in self.unknown_events],
+            "unknown_stacks": [[f.to_json() for f in s] for s in self.unknown_stacks],
             "chromium_events": len(self.chromium_events),
         }
         if include_payloads:

@@ -18,7 +18,7 @@ def compile_directory(trace: Trace, options: ReportOptions) -> dict:
         directory[entry.key] = {
             "artifacts": [
                 {
-                    "name": a.name if a.display == LINK else a.filename,
+                    "name": a.name.rsplit("/", 1)[-1] if a.display == LINK else a.filename,
                     # tlparse records the number of the last file it wrote for an
                     # entry: the readable companion page is numbered after the JSON.
                     "number": a.number + 1 if a.readable else a.number,
@@ -77,5 +77,5 @@ def _has_payload(line: bytes) -> str | None:
     return line[start : line.index(b'"', start)].decode()
 
 
-def chromium_events(trace: Trace) -> bytes:
-    return orjson.dumps(trace.chromium_events)
+def chromium_events(trace: Trace) -> Iterator[bytes]:
+    return trace.chromium_events.json_array()

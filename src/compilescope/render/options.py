@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..model.trace import CODE, LINK, NO_COMPILE_ID_DIR, Artifact
+from ..model.trace import CODE, DUMP, LINK, NO_COMPILE_ID_DIR, Artifact, dump_file_name
 
 
 @dataclass(frozen=True)
@@ -18,6 +18,8 @@ def artifact_url(artifact: Artifact, options: ReportOptions) -> str:
     """Where an artifact's page is, relative to the report root (tlparse's layout)."""
     if artifact.display == LINK:
         return artifact.url or ""
+    if artifact.display == DUMP:
+        return dump_file_url(artifact.name)
     filename = artifact.filename
     if options.plain_text and artifact.display == CODE and artifact.ext == "html":
         filename = filename[: -len(".html")] + ".txt"
@@ -32,3 +34,8 @@ def readable_url(artifact: Artifact, options: ReportOptions) -> str | None:
         return ""  # tlparse's value when the payload could not be read as JSON
     url = artifact_url(artifact, options)
     return url.rsplit(".", 1)[0] + "_readable.html"
+
+
+def dump_file_url(name: str) -> str:
+    """One page per dumped source, shared by every compile id (stack frames link into it)."""
+    return f"dump_file/{dump_file_name(name)}"

@@ -9,7 +9,7 @@ import orjson
 
 from ..analyses import Results
 from ..model.names import safe_stem
-from ..model.trace import CODE, GUARDS, Trace
+from ..model.trace import CODE, DUMP, GUARDS, Trace
 from .html import render_html
 from .json import chromium_events, compile_directory, raw_jsonl
 from .options import ReportOptions
@@ -33,5 +33,8 @@ def report_files(trace: Trace, results: Results, options: ReportOptions) -> Iter
         yield payload_file(md5), trace.payload_text(ref)
     for entry in trace.compiles.values():
         for a in entry.artifacts:
-            if a.display in (CODE, GUARDS) and a.md5 and a.payload is not None:
+            if a.display in (CODE, GUARDS, DUMP) and a.md5 and a.payload is not None:
                 yield payload_file(a.md5), trace.payload_text(a.payload)
+    for event in trace.unknown_events:
+        if event.md5 and event.payload is not None:
+            yield payload_file(event.md5), trace.payload_text(event.payload)

@@ -15,6 +15,8 @@ from ..envelope import Envelope
 Handler = Callable[[Envelope, TraceBuilder], bool]
 
 HANDLERS: dict[str, Handler] = {}
+# Kinds whose name carries a variable part (e.g. "aot_saved_tensors_hooks_pack <name>").
+PREFIX_HANDLERS: dict[str, Handler] = {}
 
 
 def handles(*kinds: str) -> Callable[[Handler], Handler]:
@@ -28,7 +30,26 @@ def handles(*kinds: str) -> Callable[[Handler], Handler]:
     return register
 
 
+def handles_prefix(prefix: str) -> Callable[[Handler], Handler]:
+    def register(fn: Handler) -> Handler:
+        PREFIX_HANDLERS[prefix] = fn
+        return fn
+
+    return register
+
+
+def handler_for(kind: str) -> Handler | None:
+    handler = HANDLERS.get(kind)
+    if handler is None:
+        handler = next((h for prefix, h in PREFIX_HANDLERS.items() if kind.startswith(prefix)), None)
+    return handler
+
+
 # Importing the modules fills HANDLERS.
 from . import artifacts, context, graphs, guards, metrics  # noqa: E402,F401
 
 KNOWN_KINDS = frozenset(HANDLERS)
+
+
+def is_known(kind: str) -> bool:
+    return kind in KNOWN_KINDS or any(kind.startswith(p) for p in PREFIX_HANDLERS)

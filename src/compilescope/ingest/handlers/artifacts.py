@@ -5,7 +5,7 @@ from __future__ import annotations
 import orjson
 
 from ...model.builder import TraceBuilder
-from ...model.trace import JSON, LINK, TEXT
+from ...model.trace import DUMP, JSON, LINK, TEXT
 from ..envelope import Envelope
 from . import handles
 
@@ -57,7 +57,9 @@ def dump_file(env: Envelope, b: TraceBuilder) -> bool:
     name = env.metadata.get("name") if isinstance(env.metadata, dict) else None
     if not isinstance(name, str) or env.payload is None:
         raise ValueError("dump_file without a name or payload")
-    b.dump_files[name] = b.spool(env.payload)
+    artifact = b.add_artifact(env.compile_id, env.lineno, kind=env.kind, name=name, ext="html", display=DUMP,
+                              payload=env.payload)
+    b.dump_files[name] = artifact.payload
     return True
 
 

@@ -7,7 +7,7 @@ import os
 from ...model.builder import TraceBuilder
 from ...model.trace import CODE, TEXT
 from ..envelope import Envelope
-from . import handles
+from . import handles, handles_prefix
 
 # Kinds whose payload is a graph printed as text, shown as-is.
 GRAPH_KINDS = (
@@ -22,10 +22,16 @@ GRAPH_KINDS = (
     "inductor_post_grad_graph",
     "dynamo_cpp_guards_str",
     "exported_program",
+    "export",  # draft export's program (TORCH_DTRACE)
+    "aot_forward_graph_pre_saved_tensors_hooks",
+    "aot_forward_graph_pre_assert_saved_tensors_hooks",
+    "aot_backward_graph_pre_saved_tensors_hooks",
+    "aot_backward_graph_pre_assert_saved_tensors_hooks",
 )
 
 
 @handles(*GRAPH_KINDS)
+@handles_prefix("aot_saved_tensors_hooks_")  # "aot_saved_tensors_hooks_pack <name>" and unpack
 def graph_text(env: Envelope, b: TraceBuilder) -> bool:
     b.add_artifact(env.compile_id, env.lineno, kind=env.kind, name=env.kind, ext="txt", display=TEXT, payload=env.payload or "")
     return True

@@ -24,8 +24,8 @@ from ...analyses.stack_trie import StackTrieNode
 from ...analyses.status import STATUS_LABELS, STATUSES
 from ...model.names import safe_stem
 from ...model.stats import OUTCOMES
-from ...model.trace import CODE, GUARDS, JSON, LINK, METRICS, TEXT, Artifact, Compile, Frame, Trace
-from ..options import ReportOptions, artifact_url, readable_url
+from ...model.trace import CODE, DUMP, GUARDS, JSON, LINK, METRICS, TEXT, Artifact, Compile, Frame, Trace
+from ..options import ReportOptions, artifact_url, dump_file_url, readable_url
 
 Output = tuple[str, "str | bytes"]
 
@@ -105,10 +105,6 @@ def trie_tokens(root: StackTrieNode) -> list[tuple[str, StackTrieNode | None]]:
     return tokens
 
 
-def dump_file_url(name: str) -> str:
-    return f"dump_file/{safe_stem(name)}.html"
-
-
 class _Page:
     """Per-report context shared by every template."""
 
@@ -171,6 +167,7 @@ def _index(page: _Page) -> str:
         n_artifacts=trace.next_number,
         failures=results.failures,
         trie_tokens=trie_tokens(results.stack_trie),
+        unknown_trie_tokens=trie_tokens(results.unknown_stack_trie),
         no_compile_id=trace.compiles.get(None),
         dump_files=[(name, dump_file_url(name)) for name in trace.dump_files],
         n_chromium=len(trace.chromium_events),
@@ -225,8 +222,8 @@ _METRICS_TITLES = {
 
 def _artifact(page: _Page, entry: Compile, artifact: Artifact) -> str | None:
     trace = page.trace
-    if artifact.display == LINK:
-        return None
+    if artifact.display in (LINK, DUMP):
+        return None  # links have no page; dumped sources are written once, below
     if artifact.display == TEXT:
         return trace.payload_text(artifact.payload)
     if artifact.display == JSON:

@@ -1,0 +1,69 @@
+"""Event kinds beyond the common ones, on synthetic logs in torch's format (and tlparse where it knows them)."""
+
+import json
+import subprocess
+
+from compilescope.analyses import analyze
+from compilescope.ingest.reader import read_trace
+
+from .conftest import peer, report, tlparse_binary
+from .tracelog import cid, envelope
+
+
+def dump_file_log(path):
+    path.write_text(
+        envelope({"str": ["/home/u/train.py", 0]})
+        + envelope({"str": ["<eval_with_key>.3", 1]})
+        + envelope({"dynamo_start": {"stack": [{"filename": 0, "line": 10, "name": "main"},
+                                              {"filename": 1, "line": 2, "name": "forward"}]}, **cid(0)})
+        + envelope({"dump_file": {"name": "<eval_with_key>.3"}, **cid(0)}, "def forward(x):\n    return x + 1")
+        + envelope({"dynamo_output_graph": {}, **cid(0), "subgraph_name": "fwd_body_0"}, "graph():\n  x")
+        + envelope({"compilation_metrics": {"graph_op_count": 1, "restart_reasons": []}, **cid(0)})
+        + envelope({"aot_saved_tensors_hooks_pack my_hook": {}, **cid(0)}, "graph(): pack")
+        + envelope({"brand_new_kind": {"x": 1}, **cid(0)}, "new payload")
+        + envelope({"artifact": {"name": "outside", "encoding": "string"},
+                    "stack": [{"filename": 0, "line": 99, "name": "export_it"}]}, "text")
+    )
+    return path
+
+
+def test_dump_file_is_numbered_and_linked_like_tlparse(tmp_path):
+    log = dump_file_log(tmp_path / "t.log")
+    ours = report(log, tmp_path / "cs")
+    subprocess.run([tlparse_binary(), str(log), "-o", str(tmp_path / "tl"), "--no-browser"], check=True,
+                   capture_output=True)
+    theirs = json.loads((tmp_path / "tl" / "compile_directory.json").read_text())
+    ours_known = {k: [a for a in v["artifacts"] if "pack" not in a["name"]] for k, v in ours.items()}
+    assert [a["url"] for a in ours_known["[0/0]"]] == [a["url"] for a in theirs["[0/0]"]["artifacts"]]
+    assert "dump_file/eval_with_key_3.html" in [a["url"] for a in ours["[0/0]"]["artifacts"]]
+    page = (tmp_path / "cs" / "dump_file" / "eval_with_key_3.html").read_text()
+    assert 'id="L2"' in page and "return" in page
+    # The stack frame in <eval_with_key>.3 links to its line in the dumped source.
+    index = (tmp_path / "cs" / "index.html").read_text()
+    assert 'href="dump_file/eval_with_key_3.html#L2"' in index
+
+
+def test_context_keys_prefix_kinds_and_unknown_kinds(tmp_path):
+    log = dump_file_log(tmp_path / "t.log")
+    with read_trace(str(log)) as trace:
+        compile0 = next(c for c in trace.compiles.values() if c.compile_id and c.compile_id.frame_id == 0)
+        assert compile0.subgraphs == ["fwd_body_0"]
+        assert any(a.kind.startswith("aot_saved_tensors_hooks_pack") for a in compile0.artifacts)
+        assert trace.stats.unknown_kinds == {"brand_new_kind": 1}
+        assert [u.kind for u in trace.unknown_events] == ["brand_new_kind"]
+        assert [[f.name for f in s] for s in trace.unknown_stacks] == [["export_it"]]
+        results = analyze(trace)
+        assert results.unknown_stack_trie.children[0].frame.name == "export_it"
+    report(log, tmp_path / "cs")
+    index = (tmp_path / "cs" / "index.html").read_text()
+    assert "brand_new_kind" in index and "Stacks outside any compilation" in index
+    # The unknown kind's payload is kept where raw.jsonl says it is.
+    raw = [json.loads(l) for l in (tmp_path / "cs" / "raw.jsonl").read_text().splitlines()[1:]]
+    unknown = next(r for r in raw if "brand_new_kind" in r)
+    assert (tmp_path / "cs" / unknown["payload_filename"]).read_text() == "new payload"
+
+
+def test_restarted_attempt_is_a_break_not_missing_metrics():
+    with read_trace(str(peer("comp_metrics.log"))) as trace:
+        statuses = {str(k): v for k, v in analyze(trace).statuses.items()}
+    assert statuses == {"[0/0]": "break", "[0/0_1]": "break", "[1/0]": "break", "[1/0_1]": "break", "[2/0]": "ok"}
