@@ -1,11 +1,16 @@
-"""Scenario: a tiny training step under torch.compile (inductor, CPU).
+"""Scenario: a tiny training step under torch.compile (aot_eager backend, CPU).
 
 Run standalone:  TORCH_TRACE=/tmp/trace python programs/training.py
 
-A Linear(4, 4) + ReLU module is compiled with torch.compile (default inductor
-backend).  One training step: compiled forward, loss, loss.backward() (which
-triggers the lazily compiled AOT backward graph -> bwd_compilation_metrics),
-and an eager SGD optimizer step.  A second step reuses the compiled code.
+A Linear(4, 4) + ReLU module is compiled with torch.compile(backend="aot_eager")
+(AOT autograd without inductor codegen, to keep the log small; the same module
+compiled with inductor forward+backward is what programs/provenance.py logs).
+Per step: compiled forward, loss, loss.backward() (which triggers the lazily
+compiled AOT backward graph -> `bwd_compilation_metrics`), and an SGD
+optimizer step.  The optimizer step runs outside the compiled region: putting
+it under torch.compile graph-breaks at loss.backward() and compiles the
+optimizer as extra frames, which more than quadruples the log.
+A second step reuses the compiled code (no new compile).
 """
 import torch
 
@@ -22,7 +27,7 @@ class Tiny(torch.nn.Module):
 def main():
     torch.manual_seed(0)
     model = Tiny()
-    cmodel = torch.compile(model)
+    cmodel = torch.compile(model, backend="aot_eager")
     opt = torch.optim.SGD(model.parameters(), lr=0.1)
     x = torch.randn(2, 4)
     for _ in range(2):

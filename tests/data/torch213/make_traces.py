@@ -1,0 +1,166 @@
+#!/usr/bin/env python3
+"""Regenerate the TORCH_TRACE fixture logs in logs/ from the programs in programs/.
+
+How to run (from anywhere; paths are relative to this file):
+
+    python3 tests/data/torch213/make_traces.py              # all scenarios
+    python3 tests/data/torch213/make_traces.py recompiles   # only some
+    python3 tests/data/torch213/make_traces.py --list       # list scenarios
+
+Requirements: torch==2.13.0 (CPU build) and g++ (inductor's CPU backend
+compiles C++).  A full run takes about two minutes on 2 cores.
+
+For every scenario the program runs in a fresh subprocess with
+  TORCH_TRACE=<fresh temp dir>          (TORCH_DTRACE for export_draft)
+  TORCHINDUCTOR_CACHE_DIR=<fresh temp dir>
+(cache_cold and cache_warm share one cache dir: cold runs first, warm second),
+and the single log file the run writes (dedicated_log_torch_trace_*.log) is
+copied to logs/<scenario>.log.  Inherited TORCH_LOGS / TORCH_TRACE /
+TORCH_DTRACE / TORCH_COMPILE_DEBUG / INDUCTOR_PROVENANCE are removed from the
+child environment so the logs do not depend on the caller's shell.
+
+The logs are real and therefore not reproducible byte for byte: they contain
+timestamps, pids, absolute paths, hashes and durations of this machine.
+"""
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+PROGRAMS = HERE / "programs"
+LOGS = HERE / "logs"
+
+
+@dataclass
+class Scenario:
+    name: str  # output: logs/<name>.log
+    program: str  # file in programs/
+    expect_rc: int | None = 0  # expected exit status (None: any non-zero)
+    trace_var: str = "TORCH_TRACE"  # or TORCH_DTRACE
+    env: dict = field(default_factory=dict)
+    cache_group: str | None = None  # scenarios sharing an inductor cache dir
+
+
+SCENARIOS = [
+    Scenario("graph_breaks", "graph_breaks.py"),
+    Scenario("recompiles", "recompiles.py"),
+    Scenario("dynamic_shapes", "dynamic_shapes.py"),
+    Scenario("training", "training.py"),
+    Scenario("compile_error_fallback", "compile_error_fallback.py"),
+    Scenario("compile_error_raises", "compile_error_raises.py", expect_rc=None),
+    Scenario("provenance", "provenance.py", env={"INDUCTOR_PROVENANCE": "1"}),
+    Scenario("export", "export.py"),
+    Scenario("export_draft", "export_draft.py", trace_var="TORCH_DTRACE"),
+    # Same program twice, same TORCHINDUCTOR_CACHE_DIR, separate processes.
+    Scenario("cache_cold", "cache_cold_warm.py", cache_group="cache"),
+    Scenario("cache_warm", "cache_cold_warm.py", cache_group="cache"),
+]
+
+SCRUB_ENV = [
+    "TORCH_LOGS",
+    "TORCH_LOGS_OUT",
+    "TORCH_TRACE",
+    "TORCH_DTRACE",
+    "TORCH_COMPILE_DEBUG",
+    "INDUCTOR_PROVENANCE",
+    "TORCHINDUCTOR_CACHE_DIR",
+    "TORCHINDUCTOR_FORCE_DISABLE_CACHES",
+    "TORCHDYNAMO_VERBOSE",
+    "TORCHDYNAMO_CAPTURE_SCALAR_OUTPUTS",
+]
+
+
+def run(sc: Scenario, cache_dirs: dict, tmp_root: Path) -> Path:
+    trace_dir = Path(tempfile.mkdtemp(prefix=f"trace_{sc.name}_", dir=tmp_root))
+    if sc.cache_group is None:
+        cache_dir = tempfile.mkdtemp(prefix=f"cache_{sc.name}_", dir=tmp_root)
+    else:
+        if sc.cache_group not in cache_dirs:
+            cache_dirs[sc.cache_group] = tempfile.mkdtemp(
+                prefix=f"cache_{sc.cache_group}_", dir=tmp_root
+            )
+        cache_dir = cache_dirs[sc.cache_group]
+
+    env = {k: v for k, v in os.environ.items() if k not in SCRUB_ENV}
+    env[sc.trace_var] = str(trace_dir)
+    env["TORCHINDUCTOR_CACHE_DIR"] = cache_dir
+    env.update(sc.env)
+
+    prog = PROGRAMS / sc.program
+    print(f"[{sc.name}] {sc.trace_var}=... python {prog.relative_to(HERE)}", flush=True)
+    proc = subprocess.run(
+        [sys.executable, str(prog)],
+        cwd=HERE,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    ok = proc.returncode != 0 if sc.expect_rc is None else proc.returncode == sc.expect_rc
+    if not ok:
+        sys.stdout.write(proc.stdout[-5000:])
+        raise SystemExit(
+            f"[{sc.name}] unexpected exit status {proc.returncode} "
+            f"(expected {'non-zero' if sc.expect_rc is None else sc.expect_rc})"
+        )
+
+    logs = sorted(trace_dir.glob("*.log"))
+    if not logs:
+        raise SystemExit(f"[{sc.name}] no log written in {trace_dir}")
+    if len(logs) > 1:
+        # Not expected (one process, no compile-worker logs seen in 2.13);
+        # keep the biggest and say so.
+        logs.sort(key=lambda p: p.stat().st_size, reverse=True)
+        print(f"[{sc.name}] WARNING: {len(logs)} logs, keeping {logs[0].name}")
+    out = LOGS / f"{sc.name}.log"
+    shutil.copyfile(logs[0], out)
+    print(f"[{sc.name}] rc={proc.returncode} -> {out.relative_to(HERE)} "
+          f"({out.stat().st_size} bytes)", flush=True)
+    return out
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("scenarios", nargs="*", help="scenario names (default: all)")
+    ap.add_argument("--list", action="store_true", help="list scenarios and exit")
+    ap.add_argument("--keep-tmp", action="store_true",
+                    help="keep the temp trace/cache dirs (printed at the end)")
+    args = ap.parse_args()
+
+    if args.list:
+        for sc in SCENARIOS:
+            print(f"{sc.name:24s} programs/{sc.program}")
+        return
+
+    names = {sc.name for sc in SCENARIOS}
+    unknown = set(args.scenarios) - names
+    if unknown:
+        raise SystemExit(f"unknown scenario(s): {sorted(unknown)}; see --list")
+    wanted = [sc for sc in SCENARIOS if not args.scenarios or sc.name in args.scenarios]
+    # cache_warm needs the cache that cache_cold fills: always run them together.
+    if any(sc.cache_group for sc in wanted):
+        groups = {sc.cache_group for sc in wanted if sc.cache_group}
+        wanted = [sc for sc in SCENARIOS if sc in wanted or sc.cache_group in groups]
+
+    LOGS.mkdir(exist_ok=True)
+    tmp_root = Path(tempfile.mkdtemp(prefix="compilescope_traces_"))
+    cache_dirs: dict = {}
+    try:
+        for sc in wanted:
+            run(sc, cache_dirs, tmp_root)
+    finally:
+        if args.keep_tmp:
+            print(f"temp dirs kept in {tmp_root}")
+        else:
+            shutil.rmtree(tmp_root, ignore_errors=True)
+    total = sum(p.stat().st_size for p in LOGS.glob("*.log"))
+    print(f"logs/ total: {total} bytes")
+
+
+if __name__ == "__main__":
+    main()
