@@ -16,4 +16,6 @@ fi
 python3 -m venv .venv
 .venv/bin/pip install -q --upgrade pip
 .venv/bin/pip install -q -e '.[test]'
+# torch for the capture tests (compilescope run, capture(), demo): always this exact pin.
+.venv/bin/pip install -q torch==2.13.0
 exec .venv/bin/python -m pytest -n 2 -q "$@"

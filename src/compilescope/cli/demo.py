@@ -1,11 +1,17 @@
-"""`compilescope demo`: reports of bundled example traces, plus an index of them."""
+"""`compilescope demo`: run the example programs under capture() and report each, plus an index of them.
+
+Without torch (or with --bundled) it renders the bundled traces of the same programs instead.
+"""
 
 from __future__ import annotations
 
 import argparse
 import os
+import sys
+import tempfile
 from importlib import resources
 
+from .._torch import INSTALL_HINT, TORCH_VERSION, torch_available
 from ..analyses import analyze
 from ..demo import SCENARIOS, bundled_trace
 from ..ingest.reader import read_trace
@@ -16,7 +22,7 @@ from .output import OutputDir
 
 
 class DemoCommand:
-    """Write reports of the bundled example traces (graph breaks, recompiles, dynamic shapes, training, a compile error)."""
+    """Run small example programs (graph breaks, recompiles, dynamic shapes, training, a compile error) and report each."""
 
     name = "demo"
 
@@ -24,27 +30,72 @@ class DemoCommand:
         parser.add_argument("-o", "--out", default="compilescope_demo", help="output directory (default: compilescope_demo)")
         parser.add_argument("--overwrite", action="store_true", help="replace the output directory if it exists")
         parser.add_argument("--no-browser", action="store_true", help="do not open the report in a browser")
+        parser.add_argument(
+            "--bundled", action="store_true",
+            help=f"render the bundled traces (recorded with torch {TORCH_VERSION}) instead of running the programs; needs no torch",
+        )
 
     def run(self, args: argparse.Namespace) -> int:
         from .report import _open_browser
 
+        live = not args.bundled
+        if live and not torch_available():
+            print(f"compilescope: torch is not installed, so the demo shows bundled traces; to run the examples live: {INSTALL_HINT}", file=sys.stderr)
+            live = False
         output = OutputDir(args.out, args.overwrite)
-        examples = []
-        for name, description in SCENARIOS:
-            with resources.as_file(bundled_trace(name)) as path, read_trace(str(path)) as trace:
-                results = analyze(trace)
-                for relpath, content in report_files(trace, results, ReportOptions()):
-                    output.write(f"{name}/{relpath}", content)
-                examples.append({
-                    "name": name,
-                    "description": description,
-                    "compiles": sum(1 for cid in trace.compiles if cid is not None),
-                    "failures": len(results.failures),
-                })
-            print(f"  {name}: {examples[-1]['compiles']} compilations, {examples[-1]['failures']} failures/restarts")
-        output.write("index.html", render_demo_index(examples, torch_version="2.13.0"))
+        if live:
+            import torch
+
+            examples = self._live(output)
+            version = torch.__version__
+        else:
+            examples = self._bundled(output)
+            version = TORCH_VERSION
+        output.write("index.html", render_demo_index(examples, torch_version=version, live=live))
         index = os.path.join(output.path, "index.html")
         print(f"Wrote the demo reports to {output.path}; open {index}")
         if not args.no_browser:
             _open_browser(index)
         return 0
+
+    def _bundled(self, output: OutputDir) -> list[dict]:
+        examples = []
+        for name, description in SCENARIOS:
+            with resources.as_file(bundled_trace(name)) as path:
+                examples.append(_write_example(output, name, description, str(path)))
+        return examples
+
+    def _live(self, output: OutputDir) -> list[dict]:
+        from ..demo.live import run_example
+
+        examples = []
+        print(f"Running {len(SCENARIOS)} example programs under compilescope.capture() (under a minute)", flush=True)
+        with tempfile.TemporaryDirectory(prefix="compilescope_demo_") as tmp:
+            for name, description in SCENARIOS:
+                print(f"  {name}: ", end="", flush=True)
+                ran = run_example(name, os.path.join(tmp, name))
+                if ran.log is None:
+                    print(f"traced nothing ({ran.error or 'no compilation'})")
+                    continue
+                example = _write_example(output, name, description, ran.log, quiet=True)
+                example["error"] = ran.error
+                examples.append(example)
+                raised = f", raised {ran.error}" if ran.error else ""
+                print(f"{example['compiles']} compilations, {example['failures']} failures/restarts{raised} ({ran.seconds:.0f} s)")
+        return examples
+
+
+def _write_example(output: OutputDir, name: str, description: str, log: str, quiet: bool = False) -> dict:
+    with read_trace(log) as trace:
+        results = analyze(trace)
+        for relpath, content in report_files(trace, results, ReportOptions()):
+            output.write(f"{name}/{relpath}", content)
+        example = {
+            "name": name,
+            "description": description,
+            "compiles": sum(1 for cid in trace.compiles if cid is not None),
+            "failures": len(results.failures),
+        }
+    if not quiet:
+        print(f"  {name}: {example['compiles']} compilations, {example['failures']} failures/restarts")
+    return example

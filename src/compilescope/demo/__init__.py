@@ -1,7 +1,9 @@
-"""Bundled example traces: real torch 2.13 (CPU) logs of small programs, gzip-compressed.
+"""The demo: small example programs (programs/, run live by live.py) and bundled traces of them.
 
-They come from tests/data/torch213/make_traces.py (the programs are beside it);
-regenerate both together.
+The bundled traces are real torch 2.13 (CPU) logs, gzip-compressed, shown when torch is
+not installed (or with --bundled). They come from tests/data/torch213/make_traces.py
+(whose programs match programs/ here, except that the live training example compiles
+with Inductor, to show generated code); regenerate both together.
 """
 
 from __future__ import annotations

@@ -1,0 +1,49 @@
+"""The Python API: ``compilescope.load(path)``, ``compilescope.report(path, out=...)``.
+
+(``compilescope.capture()`` is in capture.py.) Neither needs torch.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Union
+
+from .ingest.discover import discover
+from .ingest.reader import read_trace
+from .model.trace import Trace
+from .render.options import ReportOptions
+
+PathLike = Union[str, "os.PathLike[str]"]
+
+
+def load(path: PathLike) -> Trace:
+    """Read a TORCH_TRACE log (a file, a .gz, or a directory: its newest log) into the trace model.
+
+    The Trace keeps its payloads in a temporary spool: close it when done, or use
+    ``with compilescope.load(path) as trace: ...``.
+    """
+    found = discover(os.fspath(path))
+    return read_trace(found.chosen)
+
+
+def report(
+    source: PathLike | Trace,
+    out: PathLike = "tl_out",
+    *,
+    overwrite: bool = False,
+    plain_text: bool = False,
+    custom_header_html: str = "",
+) -> str:
+    """Write the HTML report of a log (or of a Trace from load()) to out; returns the path of its index.html.
+
+    Like the command line, it refuses to replace an existing, non-empty out unless overwrite=True.
+    """
+    from .cli.report import write_report  # the CLI is the only code that writes files
+
+    options = ReportOptions(plain_text=plain_text, custom_header_html=custom_header_html)
+    if isinstance(source, Trace):
+        output = write_report(source, os.fspath(out), overwrite, options)
+    else:
+        with load(source) as trace:
+            output = write_report(trace, os.fspath(out), overwrite, options)
+    return os.path.join(output.path, "index.html")

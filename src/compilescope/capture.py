@@ -1,0 +1,211 @@
+"""`with compilescope.capture() as cap:` traces the code in the block, in this process.
+
+torch 2.13 writes its structured trace through the logger ``trace_log``
+("torch.__trace", torch/_logging/_internal.py). At import, ``_init_logs()``
+attaches ``LOG_TRACE_HANDLER``, a ``LazyTraceHandler`` whose directory comes
+from TORCH_TRACE (None when unset: it removes itself on the first event).
+Strings in stacks are interned once per process (torch/_logging/structured.py
+``INTERN_TABLE``, announced by ``str`` events), and dumped sources once
+(``DUMPED_FILES``).
+
+On entry the capture saves that state, attaches its own LazyTraceHandler
+writing to its directory (also as LOG_TRACE_HANDLER, so a ``set_logs()`` or
+``_init_logs()`` inside the block keeps tracing there), detaches any other
+trace handler (an outer TORCH_TRACE log would otherwise get this block's
+string ids) and empties the intern table so the new log is self-contained.
+On exit everything is put back as it was: tracing is off again, or back to
+the outer TORCH_TRACE log.
+
+Only compilations that happen inside the block are traced: a function compiled
+before the block is not compiled again (call ``torch._dynamo.reset()`` first
+to force it).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import threading
+from typing import Any
+
+from ._torch import require_torch
+from .errors import CompilescopeError
+from .ingest.discover import find_logs
+from .runner import choose_log, new_trace_dir, prepare_trace_dir
+
+_ACTIVE_LOCK = threading.Lock()
+_active: Capture | None = None
+_MISSING = object()
+
+
+class Capture:
+    """Trace the torch.compile activity of a `with` block into a TORCH_TRACE log.
+
+    out: where ``report()`` writes (default: ``<trace_dir>/report``).
+    trace_dir: where the log goes (default: a new ``./compilescope_traces/<timestamp>/``).
+    fresh_cache: compile with an empty, temporary Inductor cache, so every graph and
+        kernel is in the trace (a warm cache skips them).
+    provenance: turn on Inductor provenance tracking (what INDUCTOR_PROVENANCE=1 does).
+    """
+
+    def __init__(
+        self,
+        out: str | os.PathLike | None = None,
+        *,
+        trace_dir: str | os.PathLike | None = None,
+        fresh_cache: bool = False,
+        provenance: bool = True,
+        overwrite: bool = False,
+    ):
+        self.out = os.fspath(out) if out is not None else None
+        self._trace_dir_arg = os.fspath(trace_dir) if trace_dir is not None else None
+        self.fresh_cache = fresh_cache
+        self.provenance = provenance
+        self.overwrite = overwrite
+        self.trace_dir: str | None = None
+        self.logs: list[str] = []  # logs written during the block
+        self.log: str | None = None  # the one report() reads
+        self.note: str | None = None  # set when there were several logs
+        self._before: set[str] = set()
+        self._saved: dict[str, Any] | None = None
+        self._contexts: list[Any] = []
+        self._handler: logging.Handler | None = None
+
+    # -- the block ---------------------------------------------------------------
+
+    def __enter__(self) -> Capture:
+        global _active
+        require_torch("compilescope.capture()")
+        with _ACTIVE_LOCK:
+            if _active is not None:
+                raise CompilescopeError("compilescope.capture() is already active; captures cannot be nested")
+            _active = self
+        try:
+            self.trace_dir = prepare_trace_dir(self._trace_dir_arg) if self._trace_dir_arg else new_trace_dir()
+            self._before = set(os.listdir(self.trace_dir))
+            self._enter_torch()
+        except BaseException:
+            self._exit_torch()
+            _active = None
+            raise
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        global _active
+        try:
+            self._exit_torch(*exc_info)
+        finally:
+            _active = None
+        self.logs = [p for p in find_logs(self.trace_dir) if os.path.basename(p) not in self._before]
+        if self.logs:
+            self.log, self.note = choose_log(self.logs)
+
+    def _enter_torch(self) -> None:
+        import torch
+        import torch._inductor.config as inductor_config
+        import torch._logging._internal as internal
+        import torch._logging.structured as structured
+
+        trace_log = internal.trace_log
+        self._saved = {
+            "LOG_TRACE_HANDLER": internal.LOG_TRACE_HANDLER,
+            "handlers": list(trace_log.handlers),
+            "level": trace_log.level,
+            "propagate": trace_log.propagate,
+            "isEnabledFor": trace_log.__dict__.get("isEnabledFor", _MISSING),
+            "INTERN_TABLE": dict(structured.INTERN_TABLE),
+            "DUMPED_FILES": set(structured.DUMPED_FILES),
+        }
+        # The same setup _init_logs() does for TORCH_TRACE, with our directory.
+        handler = internal._track_handler(internal.LazyTraceHandler(self.trace_dir))
+        handler.setFormatter(internal.TorchLogsFormatter(trace=True))
+        self._handler = handler
+        for h in list(trace_log.handlers):
+            trace_log.removeHandler(h)
+        internal.LOG_TRACE_HANDLER = handler
+        trace_log.setLevel(logging.DEBUG)
+        trace_log.propagate = False
+        trace_log.isEnabledFor = lambda level: level >= trace_log.level  # as torch does: logging.disable() must not drop events
+        trace_log.addHandler(handler)
+        structured.INTERN_TABLE.clear()
+        structured.DUMPED_FILES.clear()
+
+        if self.provenance:
+            self._push(inductor_config.patch({"trace.provenance_tracking_level": max(1, inductor_config.trace.provenance_tracking_level)}))
+        if self.fresh_cache:
+            self._push(torch._inductor.utils.fresh_cache())
+
+    def _push(self, context: Any) -> None:
+        context.__enter__()
+        self._contexts.append(context)
+
+    def _exit_torch(self, *exc_info: object) -> None:
+        exc_info = exc_info or (None, None, None)
+        errors = []
+        while self._contexts:
+            try:
+                self._contexts.pop().__exit__(*exc_info)
+            except Exception as exc:  # noqa: BLE001 - restore the logging state regardless
+                errors.append(exc)
+        saved, self._saved = self._saved, None
+        if saved is not None:
+            import torch._logging._internal as internal
+            import torch._logging.structured as structured
+
+            trace_log = internal.trace_log
+            if self._handler is not None:
+                trace_log.removeHandler(self._handler)
+                self._handler.close()
+                self._handler = None
+            for h in list(trace_log.handlers):
+                trace_log.removeHandler(h)
+            for h in saved["handlers"]:
+                trace_log.addHandler(h)
+            internal.LOG_TRACE_HANDLER = saved["LOG_TRACE_HANDLER"]
+            trace_log.setLevel(saved["level"])
+            trace_log.propagate = saved["propagate"]
+            if saved["isEnabledFor"] is _MISSING:
+                trace_log.__dict__.pop("isEnabledFor", None)
+            else:
+                trace_log.isEnabledFor = saved["isEnabledFor"]
+            structured.INTERN_TABLE.clear()
+            structured.INTERN_TABLE.update(saved["INTERN_TABLE"])
+            structured.DUMPED_FILES.clear()
+            structured.DUMPED_FILES.update(saved["DUMPED_FILES"])
+        if errors:
+            raise errors[0]
+
+    # -- after the block -----------------------------------------------------------
+
+    def _require_log(self) -> str:
+        if self.trace_dir is None or self._saved is not None or _active is self:
+            raise CompilescopeError("the capture has not finished: call report() after the `with` block")
+        if self.log is None:
+            raise CompilescopeError(f"nothing was traced: no torch.compile activity inside the `with` block (log directory {self.trace_dir})")
+        return self.log
+
+    def load(self):
+        """The captured trace (a Trace; use it as a context manager to release it)."""
+        from .api import load
+
+        return load(self._require_log())
+
+    def report(self, out: str | os.PathLike | None = None, *, overwrite: bool | None = None, **options: Any) -> str:
+        """Write the report of the captured log; returns the path of its index.html."""
+        from .api import report
+
+        log = self._require_log()
+        target = os.fspath(out) if out is not None else self.out or os.path.join(self.trace_dir, "report")
+        return report(log, out=target, overwrite=self.overwrite if overwrite is None else overwrite, **options)
+
+
+def capture(
+    out: str | os.PathLike | None = None,
+    *,
+    trace_dir: str | os.PathLike | None = None,
+    fresh_cache: bool = False,
+    provenance: bool = True,
+    overwrite: bool = False,
+) -> Capture:
+    """``with compilescope.capture(out="report") as cap: ...`` then ``cap.report()``."""
+    return Capture(out, trace_dir=trace_dir, fresh_cache=fresh_cache, provenance=provenance, overwrite=overwrite)

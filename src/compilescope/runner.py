@@ -1,0 +1,188 @@
+"""Run a program as a child process with TORCH_TRACE set, and find the logs it wrote.
+
+The child inherits stdin, stdout and stderr, so its output streams live (and
+interactive programs keep working). Nothing here writes a report.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+
+from .errors import CompilescopeError
+from .ingest.discover import find_logs, rank_of
+
+DEFAULT_TRACE_ROOT = "compilescope_traces"
+TERMINATE_GRACE_S = 10.0
+
+
+@dataclass(frozen=True)
+class Program:
+    argv: list[str]  # the command line to execute
+    this_python: bool  # runs with the interpreter compilescope runs in (so torch must be importable here)
+
+    def __str__(self) -> str:
+        return " ".join(self.argv)
+
+
+@dataclass
+class RunResult:
+    returncode: int  # the child's exit status; 128+N if signal N killed it (as a shell reports it)
+    trace_dir: str
+    logs: list[str] = field(default_factory=list)  # logs this run wrote, oldest first
+    timed_out: bool = False
+    interrupted: bool = False
+
+
+def program(words: list[str], module: str | None = None, is_command: bool = False) -> Program:
+    """What to execute for `run -m module args`, `run -- command args` or `run script.py args`."""
+    if module is not None:
+        return Program([sys.executable, "-m", module, *words], True)
+    if not words:
+        raise CompilescopeError("no program to run: give a script (compilescope run train.py), -m module, or -- command")
+    first = words[0]
+    if not is_command:
+        if first.endswith(".py") and not os.path.isfile(first):
+            raise CompilescopeError(f"{first}: no such file")
+        # A Python script runs with this interpreter; an executable file (a shell script, torchrun) as itself.
+        if first.endswith(".py") or (os.path.isfile(first) and not os.access(first, os.X_OK)):
+            return Program([sys.executable, *words], True)
+        if os.path.isfile(first):
+            return Program([os.path.abspath(first) if os.sep not in first else first, *words[1:]], False)
+    resolved = shutil.which(first)
+    if resolved is None:
+        raise CompilescopeError(f"{first}: no such file or command")
+    same_python = _same_file(resolved, sys.executable)
+    return Program(words, same_python)
+
+
+def _same_file(a: str, b: str) -> bool:
+    try:
+        return os.path.samefile(a, b)
+    except OSError:
+        return False
+
+
+def new_trace_dir(root: str = DEFAULT_TRACE_ROOT) -> str:
+    """A new, empty directory root/<timestamp>[-n], created atomically."""
+    base = os.path.join(root, time.strftime("%Y%m%d-%H%M%S"))
+    os.makedirs(root, exist_ok=True)
+    path, n = base, 1
+    while True:
+        try:
+            os.mkdir(path)
+            return os.path.abspath(path)
+        except FileExistsError:
+            n += 1
+            path = f"{base}-{n}"
+
+
+def prepare_trace_dir(path: str) -> str:
+    """The user's --trace-dir: created if needed; logs already in it are not this run's."""
+    if os.path.exists(path) and not os.path.isdir(path):
+        raise CompilescopeError(f"--trace-dir {path} exists and is not a directory")
+    try:
+        os.makedirs(path, exist_ok=True)
+    except OSError as exc:
+        raise CompilescopeError(f"cannot create --trace-dir {path}: {exc.strerror}") from None
+    return os.path.abspath(path)
+
+
+def child_env(trace_dir: str, cache_dir: str | None = None, base: dict[str, str] | None = None,
+              extra: dict[str, str | None] | None = None) -> dict[str, str]:
+    """extra: variables to set on top (None removes one), e.g. diagnose's forced backend."""
+    env = dict(os.environ if base is None else base)
+    env["TORCH_TRACE"] = trace_dir
+    if env.get("TORCH_DTRACE"):  # it would win over TORCH_TRACE: keep it, but write here too
+        env["TORCH_DTRACE"] = trace_dir
+    env["INDUCTOR_PROVENANCE"] = "1"
+    if cache_dir is not None:
+        env["TORCHINDUCTOR_CACHE_DIR"] = cache_dir
+    for key, value in (extra or {}).items():
+        if value is None:
+            env.pop(key, None)
+        else:
+            env[key] = value
+    return env
+
+
+def run_program(prog: Program, trace_dir: str, fresh_cache: bool = False, timeout: float | None = None,
+                extra_env: dict[str, str | None] | None = None, cwd: str | None = None,
+                output: str | None = None) -> RunResult:
+    """Run prog to completion (or timeout) with tracing on; return its exit status and the logs it wrote.
+
+    output: a file that receives the child's stdout and stderr instead of the terminal.
+    """
+    before = set(os.listdir(trace_dir))
+    cache_dir = tempfile.mkdtemp(prefix="compilescope_inductor_cache_") if fresh_cache else None
+    result = RunResult(returncode=0, trace_dir=trace_dir)
+    sink = open(output, "wb") if output is not None else None  # noqa: SIM115 - closed below
+    try:
+        try:
+            proc = subprocess.Popen(
+                prog.argv, env=child_env(trace_dir, cache_dir, extra=extra_env), cwd=cwd,
+                stdout=sink, stderr=subprocess.STDOUT if sink else None,
+            )
+        except OSError as exc:
+            raise CompilescopeError(f"cannot run {prog.argv[0]}: {exc.strerror or exc}") from None
+        _wait(proc, timeout, result)
+    finally:
+        if sink is not None:
+            sink.close()
+        if cache_dir is not None:
+            shutil.rmtree(cache_dir, ignore_errors=True)
+    rc = proc.returncode
+    result.returncode = 128 - rc if rc < 0 else rc
+    result.logs = [p for p in find_logs(trace_dir) if os.path.basename(p) not in before]
+    return result
+
+
+def _wait(proc: subprocess.Popen, timeout: float | None, result: RunResult) -> None:
+    deadline = None if timeout is None else time.monotonic() + timeout
+    while True:
+        try:
+            remaining = None if deadline is None else max(0.0, deadline - time.monotonic())
+            proc.wait(remaining)
+            return
+        except subprocess.TimeoutExpired:
+            result.timed_out = True
+            _stop(proc)
+            return
+        except KeyboardInterrupt:
+            # Ctrl-C reached the child too (same process group): let it finish, then
+            # report what it traced. A second Ctrl-C stops it.
+            if result.interrupted:
+                _stop(proc)
+                raise
+            result.interrupted = True
+            print("compilescope: interrupted; waiting for the program to stop (Ctrl-C again to kill it)", file=sys.stderr)
+
+
+def _stop(proc: subprocess.Popen) -> None:
+    proc.send_signal(signal.SIGTERM)
+    try:
+        proc.wait(TERMINATE_GRACE_S)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+
+
+def choose_log(logs: list[str]) -> tuple[str, str | None]:
+    """The log to report (one rank for now) and, when there were several, a note saying which."""
+    if not logs:
+        raise ValueError("no logs")
+    if len(logs) == 1:
+        return logs[0], None
+    ranked = sorted((rank_of(p), p) for p in logs if rank_of(p) is not None)
+    if ranked:
+        rank, chosen = ranked[0]
+        ranks = ", ".join(str(r) for r, _ in ranked)
+        return chosen, f"{len(logs)} logs (ranks {ranks}); reporting rank {rank} only: {chosen}"
+    chosen = max(logs, key=lambda p: (os.path.getsize(p), p))
+    return chosen, f"{len(logs)} logs (several processes traced); reporting the largest only: {chosen}"

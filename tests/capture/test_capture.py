@@ -1,0 +1,80 @@
+"""compilescope.capture(): traces a block in this process, then tracing is exactly as before."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+import compilescope
+from compilescope.errors import CompilescopeError
+
+from .conftest import compile_ids, statuses
+
+pytestmark = pytest.mark.torch
+
+
+def _logging_state():
+    import torch._logging._internal as internal
+    import torch._logging.structured as structured
+
+    trace_log = internal.trace_log
+    return (list(trace_log.handlers), internal.LOG_TRACE_HANDLER, trace_log.level,
+            trace_log.__dict__.get("isEnabledFor"), dict(structured.INTERN_TABLE))
+
+
+def inside(x):
+    return x.sin() + 1
+
+
+def after(x):
+    return x.cos() * 2
+
+
+def test_capture_traces_the_block_only(tmp_path):
+    import torch
+
+    torch._dynamo.reset()
+    before = _logging_state()
+    with compilescope.capture(out=tmp_path / "report", trace_dir=tmp_path / "traces") as cap:
+        compiled = torch.compile(inside, backend="eager")
+        compiled(torch.ones(3))
+        compiled(torch.ones(3, 2))  # another rank of input: recompile
+    assert _logging_state() == before  # tracing is off again, torch's state as it was
+
+    size = os.path.getsize(cap.log)
+    torch.compile(after, backend="eager")(torch.ones(3))
+    assert os.listdir(tmp_path / "traces") == [os.path.basename(cap.log)] and os.path.getsize(cap.log) == size
+
+    index = cap.report()
+    report = tmp_path / "report"
+    assert index == str(report / "index.html")
+    assert compile_ids(report) == ["[-/-]", "[0/0]", "[0/1]"]
+    assert statuses(report) == {"[0/0]": "ok", "[0/1]": "ok"}
+    assert "test_capture.py" in (report / "index.html").read_text()  # stack frames: the string table is in this log
+
+    with compilescope.load(tmp_path / "traces") as trace:  # the API reads the same log
+        assert [str(c) for c in trace.compiles if c is not None] == ["[0/0]", "[0/1]"]
+        assert trace.stats.outcomes["ok"] == trace.stats.total
+
+
+def test_capture_restores_on_error_and_refuses_nesting(tmp_path):
+    import torch
+
+    torch._dynamo.reset()
+    before = _logging_state()
+    with pytest.raises(RuntimeError, match="boom"):
+        with compilescope.capture(trace_dir=tmp_path / "a") as cap:
+            with pytest.raises(CompilescopeError, match="already active"):
+                with compilescope.capture(trace_dir=tmp_path / "b"):
+                    pass
+            torch.compile(inside, backend="eager")(torch.ones(2))
+            raise RuntimeError("boom")
+    assert _logging_state() == before
+    assert compilescope.report(cap.log, out=tmp_path / "r").endswith("index.html")
+    assert compile_ids(tmp_path / "r") == ["[-/-]", "[0/0]"]
+
+    with compilescope.capture(trace_dir=tmp_path / "c") as empty:
+        pass
+    with pytest.raises(CompilescopeError, match="nothing was traced"):
+        empty.report()

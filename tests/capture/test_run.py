@@ -1,0 +1,71 @@
+"""`compilescope run` on real programs: the report of what they compiled, and their exit status."""
+
+from __future__ import annotations
+
+import shutil
+
+import pytest
+
+from ..conftest import torch213
+from .conftest import (
+    CHILD_TIMEOUT_S, FIXTURE_PROGRAMS, OUR_PROGRAMS, clean_env, compile_ids, compilescope, failure_rows, statuses,
+)
+
+pytestmark = pytest.mark.torch
+RUN = ("run", "--no-browser", "--timeout", CHILD_TIMEOUT_S)
+
+
+def test_graph_breaks_script_default_dirs(tmp_path):
+    proc = compilescope(*RUN, FIXTURE_PROGRAMS / "graph_breaks.py", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "after branch" in proc.stdout  # the program's own output went through
+    [report] = tmp_path.glob("compilescope_traces/*/report")  # default: ./compilescope_traces/<timestamp>/report
+    assert f"Wrote the report to {report}" in proc.stdout
+    assert compile_ids(report) == ["[-/-]", "[0/0]", "[1/0]", "[1/0_1]", "[2/0]", "[2/0_1]", "[3/0]", "[3/0_1]", "[4/0]"]
+    assert statuses(report) == {
+        "[0/0]": "ok", "[1/0]": "break", "[1/0_1]": "break", "[2/0]": "break",
+        "[2/0_1]": "break", "[3/0]": "break", "[3/0_1]": "break", "[4/0]": "ok",
+    }
+    rows = failure_rows(report)
+    assert [(r[0], r[1]) for r in rows] == [("[1/0_1]", "RestartAnalysis"), ("[2/0_1]", "RestartAnalysis"), ("[3/0_1]", "RestartAnalysis")]
+    assert "builtin operator" in rows[0][2] and "Tensor.item()" in rows[1][2] and "builtin operator" in rows[2][2]
+
+
+def test_recompiles_command_form_and_own_trace_dir(tmp_path):
+    traces = tmp_path / "traces"
+    traces.mkdir()
+    old = traces / "dedicated_log_torch_trace_old.log"  # an earlier run's log: not this run's
+    shutil.copy(torch213("graph_breaks.log"), old)
+    proc = compilescope(
+        *RUN, "--trace-dir", traces, "-o", tmp_path / "report", "--", "python3", FIXTURE_PROGRAMS / "recompiles.py",
+        cwd=tmp_path,
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    report = tmp_path / "report"
+    assert compile_ids(report) == ["[-/-]", "[0/0]", "[0/1]", "[0/2]", "[0/3]", "[1/0]", "[1/1]", "[1/2]", "[1/3]", "[1/4]"]
+    assert statuses(report) == {**{cid: "ok" for cid in compile_ids(report)[1:-1]}, "[1/4]": "error"}
+    [row] = failure_rows(report)
+    assert row[:2] == ["[1/4]", "Unsupported"] and "recompile limit" in row[2]
+    assert old.exists() and len(list(traces.glob("*.log"))) == 2
+
+
+def test_compile_error_raises_fresh_cache_exit_status(tmp_path):
+    proc = compilescope(*RUN, "--fresh-cache", "-o", tmp_path / "report", FIXTURE_PROGRAMS / "compile_error_raises.py", cwd=tmp_path)
+    assert proc.returncode == 1  # the program's uncaught BackendCompilerFailed
+    assert "the program exited with status 1" in proc.stderr
+    report = tmp_path / "report"
+    assert compile_ids(report) == ["[-/-]", "[0/0]", "[1/0]"]
+    assert statuses(report) == {"[0/0]": "error", "[1/0]": "error"}
+    rows = failure_rows(report)
+    assert [(r[0], r[1]) for r in rows] == [("[0/0]", "Unsupported"), ("[1/0]", "BackendCompilerFailed")]
+    assert "compile_error_raises.py:" in rows[0][3]  # the user frame that failed
+    assert "relu_compile_error_TESTING_ONLY" in rows[1][2]
+
+
+def test_module_form_passes_arguments_and_exit_status(tmp_path):
+    env = clean_env(PYTHONPATH=str(OUR_PROGRAMS))
+    proc = compilescope(*RUN, "--trace-dir", tmp_path / "t", "-o", tmp_path / "report", "-m", "exit_code", "3", "--flag", cwd=tmp_path, env=env)
+    assert proc.returncode == 3
+    assert "args: ['3', '--flag']" in proc.stdout
+    assert compile_ids(tmp_path / "report") == ["[-/-]", "[0/0]"]
+    assert statuses(tmp_path / "report") == {"[0/0]": "ok"}
