@@ -53,6 +53,7 @@ SCENARIOS = [
     Scenario("training", "training.py"),
     Scenario("compile_error_fallback", "compile_error_fallback.py"),
     Scenario("compile_error_raises", "compile_error_raises.py", expect_rc=None),
+    Scenario("compile_error_lowering", "compile_error_lowering.py"),
     Scenario("provenance", "provenance.py", env={"INDUCTOR_PROVENANCE": "1"}),
     Scenario("export", "export.py"),
     Scenario("export_draft", "export_draft.py", trace_var="TORCH_DTRACE"),

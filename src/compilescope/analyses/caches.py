@@ -1,0 +1,128 @@
+"""FX graph cache and AOTAutograd cache: hit, miss or bypass per compile id, with bypass reasons.
+
+Torch logs one artifact per lookup (`fx_graph_cache_hit`, `aotautograd_cache_bypass`, ...)
+whose JSON payload has `cache_bypass_reason` for bypasses and `time_saved_ms` for
+AOTAutograd hits. A hit means torch skipped AOTAutograd/Inductor for that graph, so
+their intermediate graphs are not in the log.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any
+
+import orjson
+
+from ..model.trace import Trace
+
+CACHES = {"fx_graph_cache": "FX graph cache", "aotautograd_cache": "AOTAutograd cache"}
+_NAME = re.compile(r"^(?P<cache>fx_graph_cache|aotautograd_cache)_(?P<outcome>hit|miss|bypass)$")
+
+
+@dataclass
+class CacheEvent:
+    cache: str  # "fx_graph_cache" | "aotautograd_cache"
+    outcome: str  # "hit" | "miss" | "bypass"
+    bypass_reason: str | None = None
+    time_saved_ms: float | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {"cache": self.cache, "outcome": self.outcome, "bypass_reason": self.bypass_reason,
+                "time_saved_ms": self.time_saved_ms}
+
+
+@dataclass
+class CompileCache:
+    compile_id: str
+    events: list[CacheEvent]
+
+    def outcome(self, cache: str) -> str | None:
+        """hit/miss/bypass of one cache; several lookups (forward, backward) are joined: "miss, hit"."""
+        outcomes = [e.outcome for e in self.events if e.cache == cache]
+        return ", ".join(outcomes) if outcomes else None
+
+    def to_json(self) -> dict[str, Any]:
+        return {"compile_id": self.compile_id, "fx_graph_cache": self.outcome("fx_graph_cache"),
+                "aotautograd_cache": self.outcome("aotautograd_cache"), "events": [e.to_json() for e in self.events]}
+
+
+@dataclass
+class Caches:
+    compiles: list[CompileCache] = field(default_factory=list)
+    counts: dict[str, dict[str, int]] = field(default_factory=dict)  # cache -> outcome -> n
+    time_saved_ms: float = 0.0
+    bypass_reasons: list[tuple[str, int]] = field(default_factory=list)  # (reason, n), most frequent first
+    graphs_missing: list[str] = field(default_factory=list)  # compile ids whose graphs a hit left out of the log
+
+    def hits(self) -> dict[str, int]:
+        """Cache label -> number of hits (for the "served from cache" note)."""
+        return {CACHES[c]: n["hit"] for c, n in self.counts.items() if n.get("hit")}
+
+    def __bool__(self) -> bool:
+        return bool(self.compiles)
+
+    @property
+    def overall(self) -> str:
+        """"warm" (all hits), "cold" (all misses), "mixed", "bypassed" or "none" (no cache lookups logged)."""
+        outcomes = Counter()
+        for per_cache in self.counts.values():
+            outcomes.update(per_cache)
+        if not outcomes:
+            return "none"
+        if set(outcomes) == {"hit"}:
+            return "warm"
+        if set(outcomes) == {"miss"}:
+            return "cold"
+        if set(outcomes) == {"bypass"}:
+            return "bypassed"
+        return "mixed"
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "overall": self.overall,
+            "counts": self.counts,
+            "time_saved_ms": round(self.time_saved_ms, 3),
+            "bypass_reasons": [{"reason": r, "count": n} for r, n in self.bypass_reasons],
+            "graphs_missing": self.graphs_missing,
+            "compiles": [c.to_json() for c in self.compiles],
+        }
+
+
+def _payload(text: str) -> dict:
+    try:
+        value = orjson.loads(text)
+    except orjson.JSONDecodeError:
+        return {}
+    return value if isinstance(value, dict) else {}
+
+
+def caches(trace: Trace) -> Caches:
+    result = Caches()
+    counts: dict[str, Counter] = {c: Counter() for c in CACHES}
+    reasons: Counter = Counter()
+    for entry in trace.sorted_compiles():
+        events = []
+        for artifact in entry.artifacts:
+            m = _NAME.match(artifact.name)
+            if not m:
+                continue
+            payload = _payload(trace.payload_text(artifact.payload))
+            reason = payload.get("cache_bypass_reason")
+            saved = payload.get("time_saved_ms")
+            event = CacheEvent(m["cache"], m["outcome"], str(reason) if reason is not None else None,
+                               float(saved) if isinstance(saved, (int, float)) and not isinstance(saved, bool) else None)
+            events.append(event)
+            counts[event.cache][event.outcome] += 1
+            if event.outcome == "bypass":
+                reasons[event.bypass_reason or "(no reason logged)"] += 1
+            if event.time_saved_ms:
+                result.time_saved_ms += event.time_saved_ms
+        if events:
+            result.compiles.append(CompileCache(entry.key, events))
+            if any(e.outcome == "hit" for e in events):
+                result.graphs_missing.append(entry.key)
+    result.counts = {cache: dict(c) for cache, c in counts.items() if c}
+    result.bypass_reasons = reasons.most_common()
+    return result

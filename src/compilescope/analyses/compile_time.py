@@ -1,0 +1,342 @@
+"""Compile time: total and per compile id, split by phase, and the timeline of each compilation.
+
+The chromium events (`dynamo_timed` B/E pairs) nest; each moment of a compilation
+is charged to the innermost event running then, and that event's name decides
+the phase (unknown names inherit their parent's phase). The events are streamed
+once with a stack, so deep or huge logs cost no recursion and little memory.
+Compilations without chromium events fall back to the times in compilation_metrics.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any, Iterable
+
+from ..model.trace import Trace
+
+PHASES: tuple[tuple[str, str], ...] = (
+    ("dynamo", "Dynamo tracing"),
+    ("guards", "Guard building"),
+    ("aot", "AOTAutograd"),
+    ("inductor_passes", "Inductor FX passes"),
+    ("inductor_codegen", "Inductor lowering & codegen"),
+    ("kernel_compile", "C++/Triton compile"),
+    ("cache", "Cache lookup & load"),
+    ("backend", "Backend compiler"),
+    ("other", "Other"),
+)
+PHASE_LABELS = dict(PHASES)
+
+_EXACT = {
+    "dynamo": "dynamo", "entire_frame_compile": "dynamo", "bytecode_tracing": "dynamo",
+    "insert_deferred_runtime_asserts": "dynamo", "compile_inner": "dynamo",
+    "build_guards": "guards",
+    "backend_compile": "backend",
+    "entire_backward_compile": "aot", "create_aot_dispatcher_function": "aot", "aot_collect_metadata": "aot",
+    "aot_trace_joint_graph": "aot", "min_cut_rematerialization_partition": "aot",
+    "_recursive_pre_grad_passes": "inductor_passes", "_recursive_joint_graph_passes": "inductor_passes",
+    "_recursive_post_grad_passes": "inductor_passes", "additional_fake_tensor_prop": "inductor_passes",
+    "inductor_compile": "inductor_codegen", "fx_codegen_and_compile": "inductor_codegen", "code_gen": "inductor_codegen",
+    "compile_file": "kernel_compile", "PyCodeCache.load_by_key_path": "kernel_compile",
+    "inductor_codecache_torch_key": "cache",
+    "gc": "other",
+}
+_PREFIXES = (
+    ("compile_attempt_", "dynamo"),
+    ("aot_", "aot"),
+    ("compile_fx.<locals>.", "aot"),  # fw_compiler_base / bw_compiler wrap Inductor
+    ("pass.", "inductor_passes"),
+    ("GraphLowering.", "inductor_codegen"),
+    ("Scheduler.", "inductor_codegen"),
+    ("PythonWrapperCodegen", "inductor_codegen"),
+    ("CppWrapper", "inductor_codegen"),
+    ("TritonBundler.", "inductor_codegen"),
+    ("async_compile", "kernel_compile"),
+    ("CachingAutotuner", "kernel_compile"),
+    ("triton", "kernel_compile"),
+    ("CacheBase.", "cache"),
+    ("AOTAutogradCache.", "cache"),
+    ("FxGraphCache.", "cache"),
+)
+BACKWARD_ROOT = "entire_backward_compile"
+TIMELINE_ROWS = 60  # rows drawn at most (the slowest); the table lists every compilation
+
+
+def phase_of(name: str) -> str | None:
+    """The phase an event name belongs to, or None to inherit the enclosing event's."""
+    if name in _EXACT:
+        return _EXACT[name]
+    for prefix, phase in _PREFIXES:
+        if name.startswith(prefix):
+            return phase
+    return None
+
+
+@dataclass
+class Segment:
+    phase: str
+    start_s: float  # since the row started
+    duration_s: float
+    x_pct: float = 0.0  # position and width on the shared timeline scale, in percent
+    w_pct: float = 0.0
+
+    def to_json(self) -> dict[str, Any]:
+        return {"phase": self.phase, "start_s": round(self.start_s, 6), "duration_s": round(self.duration_s, 6)}
+
+
+@dataclass
+class TimelineRow:
+    label: str  # "[0/0]" or "[0/0] backward"
+    compile_id: str | None
+    start_s: float  # since the first event of the log
+    duration_s: float
+    segments: list[Segment] = field(default_factory=list)
+    incomplete: bool = False  # an event never ended (crash, or the log was cut)
+    w_pct: float = 0.0
+
+    def to_json(self) -> dict[str, Any]:
+        return {"label": self.label, "compile_id": self.compile_id, "start_s": round(self.start_s, 6),
+                "duration_s": round(self.duration_s, 6), "incomplete": self.incomplete,
+                "segments": [s.to_json() for s in self.segments]}
+
+
+@dataclass
+class CompileTime:
+    compile_id: str
+    name: str | None  # co_name
+    total_s: float
+    phases: dict[str, float]  # every phase key, seconds
+    source: str  # "chromium_events" | "compilation_metrics"
+
+    @property
+    def top_phase(self) -> str | None:
+        phase = max(self.phases, key=lambda p: self.phases[p]) if self.phases else None
+        return phase if phase and self.phases[phase] > 0 else None
+
+    def to_json(self) -> dict[str, Any]:
+        return {"compile_id": self.compile_id, "name": self.name, "total_s": round(self.total_s, 6),
+                "top_phase": self.top_phase, "source": self.source,
+                "phases": {p: round(s, 6) for p, s in self.phases.items()}}
+
+
+@dataclass
+class PhaseTime:
+    phase: str
+    label: str
+    seconds: float
+    share: float  # of the total, 0..1
+    bar_pct: float = 0.0  # bar length relative to the biggest phase, in percent
+
+    def to_json(self) -> dict[str, Any]:
+        return {"phase": self.phase, "label": self.label, "seconds": round(self.seconds, 6), "share": round(self.share, 4)}
+
+
+@dataclass
+class Tick:
+    x_pct: float
+    label: str
+
+
+@dataclass
+class CompileTimes:
+    total_s: float = 0.0
+    phases: list[PhaseTime] = field(default_factory=list)  # biggest first, zero phases left out
+    compiles: list[CompileTime] = field(default_factory=list)  # slowest first
+    timeline: list[TimelineRow] = field(default_factory=list)  # in start order
+    timeline_scale_s: float = 0.0  # the longest row: 100% of the timeline width
+    ticks: list[Tick] = field(default_factory=list)
+    rows_omitted: int = 0
+    labels: dict[str, str] = field(default_factory=lambda: dict(PHASE_LABELS))
+
+    def __bool__(self) -> bool:
+        return bool(self.compiles)
+
+    @property
+    def legend(self) -> list[tuple[str, str]]:
+        """(phase, label) of the phases that took any time, in pipeline order."""
+        used = {p.phase for p in self.phases}
+        return [(p, label) for p, label in PHASES if p in used]
+
+    def to_json(self) -> dict[str, Any]:
+        return {"total_s": round(self.total_s, 6), "phases": [p.to_json() for p in self.phases],
+                "compiles": [c.to_json() for c in self.compiles], "timeline": [r.to_json() for r in self.timeline],
+                "timeline_rows_omitted": self.rows_omitted}
+
+
+class _Open:
+    __slots__ = ("name", "phase", "compile_id")
+
+    def __init__(self, name: str, phase: str, compile_id: str | None):
+        self.name, self.phase, self.compile_id = name, phase, compile_id
+
+
+def _number(value: Any) -> float | None:
+    if isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value):
+        return float(value)
+    return None
+
+
+def _label(compile_id: str | None) -> str:
+    return f"[{compile_id}]" if compile_id else "[-/-]"
+
+
+def _rows(events: Iterable[dict]) -> tuple[list[TimelineRow], float | None]:
+    """Stream B/E events into rows (one per outermost event) of exclusive, phase-tagged segments."""
+    rows: list[TimelineRow] = []
+    stacks: dict[tuple, list[_Open]] = {}
+    current: dict[tuple, TimelineRow] = {}
+    last_ts: dict[tuple, float] = {}
+    row_start: dict[int, float] = {}  # id(row) -> absolute start
+    first_ts: float | None = None
+    end_ts: float | None = None
+
+    def charge(track: tuple, until: float) -> None:
+        stack, row = stacks.get(track), current.get(track)
+        if not stack or row is None:
+            return
+        start = last_ts[track]
+        if until <= start:
+            return
+        phase = stack[-1].phase
+        offset = start - row_start[id(row)]
+        segs = row.segments
+        if segs and segs[-1].phase == phase and abs(segs[-1].start_s + segs[-1].duration_s - offset) < 1e-9:
+            segs[-1].duration_s += until - start
+        else:
+            segs.append(Segment(phase, offset, until - start))
+
+    for event in events:
+        if not isinstance(event, dict):
+            continue
+        ph, name, ts = event.get("ph"), event.get("name"), _number(event.get("ts"))
+        if ph not in ("B", "E") or not isinstance(name, str) or ts is None:
+            continue
+        ts /= 1e6
+        first_ts = ts if first_ts is None else min(first_ts, ts)
+        end_ts = ts if end_ts is None else max(end_ts, ts)
+        track = (event.get("pid"), event.get("tid"))
+        stack = stacks.setdefault(track, [])
+        args = event.get("args") if isinstance(event.get("args"), dict) else {}
+        if ph == "B":
+            if stack:
+                charge(track, ts)
+            parent = stack[-1] if stack else None
+            cid = args.get("compile_id")
+            cid = str(cid) if cid is not None else (parent.compile_id if parent else None)
+            phase = phase_of(name) or (parent.phase if parent else "other")
+            if not stack:
+                label = _label(cid) + (" backward" if name == BACKWARD_ROOT else "" if name == "dynamo" else f" {name}")
+                row = TimelineRow(label, _label(cid) if cid else None, 0.0, 0.0)
+                row_start[id(row)] = ts
+                rows.append(row)
+                current[track] = row
+            stack.append(_Open(name, phase, cid))
+            last_ts[track] = ts
+        else:
+            names = [o.name for o in stack]
+            if name not in names:
+                continue  # an end without a begin: ignore it
+            charge(track, ts)
+            last_ts[track] = ts
+            while stack and stack.pop().name != name:
+                pass
+            if not stack:
+                row = current.pop(track)
+                row.duration_s = ts - row_start[id(row)]
+    for track, row in current.items():  # never ended: cut at the last timestamp of the log
+        if end_ts is not None:
+            charge(track, end_ts)
+            row.duration_s = end_ts - row_start[id(row)]
+        row.incomplete = True
+    for row in rows:
+        row.start_s = row_start[id(row)] - first_ts
+    return rows, first_ts
+
+
+def _nice_step(span: float) -> float:
+    raw = span / 5 if span > 0 else 1.0
+    magnitude = 10 ** math.floor(math.log10(raw))
+    return next(m * magnitude for m in (1, 2, 5, 10) if m * magnitude >= raw)
+
+
+def format_seconds(seconds: float) -> str:
+    if seconds >= 1:
+        return f"{seconds:.2f} s"
+    if seconds >= 0.001:
+        return f"{seconds * 1000:.0f} ms" if seconds >= 0.01 else f"{seconds * 1000:.1f} ms"
+    return f"{seconds * 1e6:.0f} µs"
+
+
+def _tick_label(seconds: float) -> str:
+    if seconds == 0:
+        return "0"
+    if seconds >= 1:
+        return f"{seconds:g} s"
+    if seconds >= 0.001:
+        return f"{seconds * 1000:g} ms"
+    return f"{seconds * 1e6:g} µs"
+
+
+def compile_times(trace: Trace) -> CompileTimes:
+    rows, _ = _rows(trace.chromium_events)
+    by_compile: dict[str, dict[str, float]] = {}
+    for row in rows:
+        key = row.compile_id or "[-/-]"
+        phases = by_compile.setdefault(key, {p: 0.0 for p, _ in PHASES})
+        for seg in row.segments:
+            phases[seg.phase] += seg.duration_s
+
+    names: dict[str, str | None] = {}
+    compiles: list[CompileTime] = []
+    for entry in trace.compiles.values():
+        if entry.compile_id is None:
+            continue
+        cid = entry.compile_id
+        # Chromium events carry the compile id without the attempt: "[0/1]" for [0/1_2].
+        key = f"[{'' if cid.compiled_autograd_id is None else f'!{cid.compiled_autograd_id}/'}{cid.frame_id}/{cid.frame_compile_id}]"
+        metrics = entry.metrics or {}
+        if metrics.get("co_name"):
+            names[key] = metrics["co_name"]
+        if key not in by_compile and metrics and key not in {c.compile_id for c in compiles}:
+            phases = _metrics_phases(metrics)
+            if phases is not None:
+                compiles.append(CompileTime(key, metrics.get("co_name"), sum(phases.values()), phases, "compilation_metrics"))
+    for key, phases in by_compile.items():
+        compiles.append(CompileTime(key, names.get(key), sum(phases.values()), phases, "chromium_events"))
+    compiles.sort(key=lambda c: -c.total_s)
+
+    total = sum(c.total_s for c in compiles)
+    sums = {p: sum(c.phases.get(p, 0.0) for c in compiles) for p, _ in PHASES}
+    biggest = max(sums.values(), default=0.0)
+    phases = [PhaseTime(p, PHASE_LABELS[p], s, s / total if total else 0.0, 100 * s / biggest if biggest else 0.0)
+              for p, s in sorted(sums.items(), key=lambda kv: -kv[1]) if s > 0]
+
+    shown = sorted(sorted(rows, key=lambda r: -r.duration_s)[:TIMELINE_ROWS], key=lambda r: r.start_s)
+    scale = max((r.duration_s for r in shown), default=0.0)
+    ticks: list[Tick] = []
+    if scale > 0:
+        for row in shown:
+            row.w_pct = 100 * row.duration_s / scale
+            for seg in row.segments:
+                seg.x_pct = round(100 * seg.start_s / scale, 3)
+                seg.w_pct = round(100 * seg.duration_s / scale, 3)
+            # Sub-pixel slivers add nothing to the picture (their time is in the totals).
+            row.segments = [s for s in row.segments if s.w_pct >= 0.05] or row.segments[:1]
+        step = _nice_step(scale)
+        ticks = [Tick(round(100 * i * step / scale, 3), _tick_label(i * step))
+                 for i in range(int(scale / step) + 1)]
+    return CompileTimes(total, phases, compiles, shown, scale, ticks, len(rows) - len(shown))
+
+
+def _metrics_phases(metrics: dict) -> dict[str, float] | None:
+    total = _number(metrics.get("entire_frame_compile_time_s"))
+    if total is None:
+        return None
+    backend = _number(metrics.get("backend_compile_time_s")) or 0.0
+    inductor = _number(metrics.get("inductor_compile_time_s")) or 0.0
+    phases = {p: 0.0 for p, _ in PHASES}
+    phases["dynamo"] = max(total - backend, 0.0)
+    phases["backend"] = max(backend - inductor, 0.0)
+    phases["inductor_codegen"] = inductor
+    return phases

@@ -1,0 +1,224 @@
+"""Failed compilations: the stage that failed and what to do next.
+
+The stage comes from the exception torch recorded (`fail_type`, `fail_reason`) and,
+when that is not enough, from the torch modules in the `dynamo_error` traceback.
+The next steps follow the PyTorch troubleshooting guide: narrow the failure down
+with backend="eager" / "aot_eager", then minify with TORCHDYNAMO_REPRO_AFTER.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..model.trace import Compile, Trace
+from .userloc import UserLocation, last_user_frame, last_user_stack_frame
+
+DYNAMO = "dynamo"
+AOT = "aot_autograd"
+LOWERING = "inductor_lowering"
+INDUCTOR = "inductor"
+KERNEL_COMPILE = "kernel_compile"
+USER_BACKEND = "user_backend"
+RECOMPILE_LIMIT = "recompile_limit"
+
+STAGE_LABELS = {
+    DYNAMO: "Dynamo (graph capture)",
+    RECOMPILE_LIMIT: "Dynamo (recompile limit)",
+    AOT: "AOTAutograd",
+    LOWERING: "Inductor lowering",
+    INDUCTOR: "Inductor",
+    KERNEL_COMPILE: "C++/Triton compile",
+    USER_BACKEND: "Backend compiler",
+}
+
+NEXT_STEPS = {
+    DYNAMO: [
+        "Dynamo could not trace this code: the message says which construct; rewrite it or move it out of the "
+        "compiled function.",
+        "Confirm with backend=\"eager\" (Dynamo only): the same error there means Dynamo is the cause.",
+        "For the internal stack: TORCHDYNAMO_VERBOSE=1, or TORCH_LOGS=\"+dynamo\".",
+    ],
+    RECOMPILE_LIMIT: [
+        "Find the guard that keeps failing (Recompiles) and make the inputs stable or dynamic.",
+        "Raising torch._dynamo.config.recompile_limit only postpones the problem.",
+    ],
+    AOT: [
+        "Retry with backend=\"aot_eager\": if it fails too, the error is in AOTAutograd tracing.",
+        "Minify: TORCHDYNAMO_REPRO_AFTER=\"dynamo\" python your_script.py writes a minimal repro.",
+    ],
+    LOWERING: [
+        "The error is in Inductor lowering: backend=\"aot_eager\" should run (use it as a workaround).",
+        "Minify: TORCHDYNAMO_REPRO_AFTER=\"aot\" python your_script.py, then run the minifier_launcher.py it writes.",
+        "Report it to PyTorch with the minified repro.",
+    ],
+    INDUCTOR: [
+        "The error is in Inductor: backend=\"aot_eager\" should run (use it as a workaround).",
+        "Minify: TORCHDYNAMO_REPRO_AFTER=\"aot\" python your_script.py, then run the minifier_launcher.py it writes.",
+    ],
+    KERNEL_COMPILE: [
+        "A generated kernel did not compile: read the compiler errors below and the generated code "
+        "(inductor_output_code) at the failing line; a missing header or compiler means a toolchain problem.",
+        "Otherwise it is an Inductor codegen bug: backend=\"aot_eager\" works around it.",
+        "Minify: TORCHDYNAMO_REPRO_AFTER=\"aot\" python your_script.py, then run the minifier_launcher.py it writes.",
+    ],
+    USER_BACKEND: [
+        "The backend compiler raised: backend=\"eager\" should run, which confirms it.",
+        "Minify: TORCHDYNAMO_REPRO_AFTER=\"dynamo\" python your_script.py writes repro.py to "
+        "torch._dynamo.config.base_dir.",
+    ],
+}
+FULLGRAPH_STEP = ("fullgraph=True makes every graph break an error: fix the break (see its hints) or drop "
+                  "fullgraph=True to let Dynamo split the graph.")
+FALLBACK_NOTE = "torch fell back to eager for this frame (suppress_errors): the program ran, uncompiled."
+
+_BACKEND = re.compile(r"backend='(?P<name>[^']*)' raised")
+_INNER = re.compile(r"^(?P<name>[A-Za-z_][\w.]*(?:Error|Exception|Failed|Unsupported))\b:?")
+_COMPILER_ERROR = re.compile(r":\d+:\d+: (?:fatal )?error: ")
+_DYNAMO_TYPES = {"Unsupported", "UserError", "TorchRuntimeError", "InternalTorchDynamoError", "UncapturedHigherOrderOpError",
+                 "SkipFrame", "ObservedException", "ArgsMismatchError", "UnspecializeRestartAnalysis"}
+_MODULE_STAGES = (
+    ("/_inductor/codecache.py", KERNEL_COMPILE), ("/_inductor/cpp_builder.py", KERNEL_COMPILE),
+    ("/_inductor/async_compile.py", KERNEL_COMPILE), ("/_inductor/runtime/triton", KERNEL_COMPILE),
+    ("/_inductor/lowering.py", LOWERING), ("/_inductor/graph.py", LOWERING), ("/_inductor/ir.py", LOWERING),
+    ("/_inductor/", INDUCTOR), ("/_functorch/", AOT),
+)
+
+
+@dataclass
+class CompileError:
+    compile_id: str
+    stage: str  # a key of STAGE_LABELS
+    exception: str  # fail_type, e.g. "InductorError"
+    inner_exception: str | None  # what it wraps, e.g. "CppCompileError", "LoweringException"
+    message: str  # the first line of the reason
+    detail: str  # the reason, cut to a readable length
+    location: UserLocation | None
+    location_kind: str | None  # "failure" (where it failed) | "compiled frame" (the frame being compiled)
+    backend: str | None = None
+    compiler_errors: list[str] = field(default_factory=list)  # `file:line:col: error: ...` lines of a C++ compile
+    fell_back: bool = False  # suppress_errors: the frame ran eagerly
+    next_steps: list[str] = field(default_factory=list)
+
+    @property
+    def stage_label(self) -> str:
+        return STAGE_LABELS[self.stage]
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "compile_id": self.compile_id, "stage": self.stage, "stage_label": self.stage_label,
+            "exception": self.exception, "inner_exception": self.inner_exception, "message": self.message,
+            "detail": self.detail, "location": self.location.to_json() if self.location else None,
+            "location_kind": self.location_kind, "backend": self.backend, "compiler_errors": self.compiler_errors,
+            "fell_back": self.fell_back, "next_steps": self.next_steps,
+        }
+
+
+@dataclass
+class CompileErrors:
+    errors: list[CompileError] = field(default_factory=list)
+
+    def __bool__(self) -> bool:
+        return bool(self.errors)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"count": len(self.errors), "errors": [e.to_json() for e in self.errors]}
+
+
+DETAIL_CHARS = 2000
+
+
+def _traceback_text(trace: Trace, entry: Compile) -> str:
+    for artifact in entry.artifacts:
+        if artifact.name == "dynamo_error":
+            return trace.payload_text(artifact.payload)
+    stack = (entry.metrics or {}).get("exception_stack_trace")
+    return "\n".join(str(s) for s in stack) if isinstance(stack, list) else ""
+
+
+def _stage(fail_type: str, reason: str, inner: str | None, backend: str | None, traceback: str) -> str:
+    if re.search(r"recompile.?limit|cache_size_limit", reason, re.I):
+        return RECOMPILE_LIMIT
+    if inner in ("CppCompileError",) or "C++ compile error" in reason or re.search(r"Triton|CompilationError", inner or ""):
+        return KERNEL_COMPILE
+    if inner == "LoweringException" or "LoweringException" in reason:
+        return LOWERING
+    if fail_type == "BackendCompilerFailed" and backend and backend not in ("inductor", "aot_eager", "aot_eager_decomp_partition"):
+        return USER_BACKEND
+    if fail_type == "InductorError" or fail_type == "BackendCompilerFailed":
+        frames = re.findall(r'File "([^"]+)", line \d+', traceback)
+        for filename in reversed(frames):  # the innermost torch module that raised
+            for part, stage in _MODULE_STAGES:
+                if part in filename:
+                    return stage
+        return INDUCTOR if fail_type == "InductorError" or backend == "inductor" else AOT
+    return DYNAMO
+
+
+def _message(lines: list[str], fail_type: str) -> str:
+    """The first line of the reason; "backend='x' raised:" is joined with the exception it announces."""
+    texts = [ln.strip() for ln in lines if ln.strip()]
+    if not texts:
+        return fail_type
+    if texts[0].endswith("raised:") and len(texts) > 1:
+        return f"{texts[0]} {texts[1]}"
+    return texts[0]
+
+
+def compile_errors(trace: Trace) -> CompileErrors:
+    result = CompileErrors()
+    for entry in trace.sorted_compiles():
+        metrics = entry.metrics or {}
+        fail_type = metrics.get("fail_type")
+        if not fail_type:
+            continue
+        fail_type = str(fail_type)
+        reason = str(metrics.get("fail_reason") or "")
+        traceback = _traceback_text(trace, entry)
+        backend_match = _BACKEND.search(reason) or _BACKEND.search(traceback)
+        backend = backend_match["name"] if backend_match else None
+        body = reason.split("raised:", 1)[1].lstrip() if backend_match and "raised:" in reason else reason
+        inner_match = _INNER.match(body.strip())
+        inner = inner_match["name"] if inner_match and inner_match["name"] != fail_type else None
+        stage = _stage(fail_type, reason, inner, backend, traceback)
+
+        location, kind = None, None
+        if metrics.get("fail_user_frame_filename") and isinstance(metrics.get("fail_user_frame_lineno"), int):
+            location = UserLocation(str(metrics["fail_user_frame_filename"]), metrics["fail_user_frame_lineno"])
+            found = last_user_frame(reason + "\n" + traceback)
+            if found is not None and found.key == location.key:
+                location = found
+            kind = "failure"
+        if location is None:
+            location = last_user_frame(reason) or last_user_frame(traceback)
+            kind = "failure" if location else None
+        if location is None:
+            # A compile that failed before dynamo_start (e.g. the recompile limit): its frame's other compiles have the stack.
+            stack = entry.stack or next((e.stack for cid, e in trace.compiles.items() if e.stack and cid is not None
+                                         and entry.compile_id is not None and cid.frame_id == entry.compile_id.frame_id
+                                         and cid.compiled_autograd_id == entry.compile_id.compiled_autograd_id), None)
+            location = last_user_stack_frame(stack)
+            if location is None and metrics.get("co_filename") and isinstance(metrics.get("co_firstlineno"), int):
+                location = UserLocation(str(metrics["co_filename"]), metrics["co_firstlineno"], metrics.get("co_name"))
+            kind = "compiled frame" if location else None
+
+        lines = reason.splitlines()
+        compiler_errors = []
+        for i, line in enumerate(lines):
+            if _COMPILER_ERROR.search(line) and len(compiler_errors) < 5:
+                nxt = lines[i + 1].strip() if i + 1 < len(lines) and "|" in lines[i + 1] else ""
+                compiler_errors.append(line.strip() + (f"\n{nxt}" if nxt else ""))
+        steps = list(NEXT_STEPS[stage])
+        if fail_type == "Unsupported" and stage == DYNAMO and "Explanation:" in reason:
+            steps.insert(0, FULLGRAPH_STEP)  # graph-break errors only raise under fullgraph=True
+        fell_back = bool(metrics.get("config_suppress_errors"))
+        if fell_back:
+            steps.append(FALLBACK_NOTE)
+        detail = reason if len(reason) <= DETAIL_CHARS else reason[:DETAIL_CHARS] + f"\n… ({len(reason) - DETAIL_CHARS} more characters)"
+        result.errors.append(CompileError(
+            compile_id=entry.key, stage=stage, exception=fail_type, inner_exception=inner,
+            message=_message(lines, fail_type), detail=detail, location=location,
+            location_kind=kind, backend=backend, compiler_errors=compiler_errors, fell_back=fell_back, next_steps=steps,
+        ))
+    return result

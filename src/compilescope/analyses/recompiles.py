@@ -1,0 +1,277 @@
+"""Recompiles: per frame, the chain [0/0] -> [0/1] -> ... with the guard that failed each time.
+
+Sources: `compilation_metrics.recompile_reason` (the guard of the newest cache entry)
+and the `recompile_reasons` artifact (one reason per cache entry tried; with a single
+reason torch logs the bare string although the encoding says json).
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any
+
+import orjson
+
+from ..model.trace import Compile, Trace
+from .userloc import UserLocation, last_user_frame
+
+ARTIFACT = "recompile_reasons"
+_PREFIX = re.compile(r"^\s*(?P<cid>(?:!\d+/)?\d+/\d+):\s?(?P<body>.*)$", re.S)
+_CLIPPED_LOC = re.compile(r"#\s+(?P<file>[^\s#]+):(?P<line>\d+) in (?P<func>[\w<>.]+)")
+_LIMIT = re.compile(r"recompile.?limit|cache_size_limit|cache size limit", re.I)
+_LIMIT_VALUE = re.compile(r"currently set to (\d+)")
+_CONSTANT = re.compile(r"^[\w.\[\]'\"()]+ (?:==|!=) (?:-?\d+(?:\.\d+)?|'[^']*'|\"[^\"]*\"|True|False|None)$")
+
+# What changed between calls, from the guard text torch writes (C++ guard messages and Python guard code).
+CHANGE_RULES: tuple[tuple[str, re.Pattern], ...] = (
+    ("size", re.compile(r"size mismatch")),
+    ("stride", re.compile(r"stride mismatch")),
+    ("dtype", re.compile(r"dtype mismatch")),
+    ("requires_grad", re.compile(r"requires_grad mismatch")),
+    ("device", re.compile(r"device (?:index )?mismatch", re.I)),
+    ("rank", re.compile(r"rank mismatch")),
+    ("dispatch_keys", re.compile(r"dispatch key set mismatch")),
+    ("global_state", re.compile(r"GLOBAL_STATE|global state", re.I)),
+    ("type", re.compile(r"___check_type_id|type mismatch|isinstance\(")),
+    ("object_identity", re.compile(r"___check_obj_id|\bid\(")),
+    ("length", re.compile(r"\blen\(")),
+    ("shape_guard", re.compile(r"\.size\(\)|\.stride\(\)|\.storage_offset\(\)|\bs\d+\b")),
+)
+
+CHANGE_LABELS = {
+    "size": "tensor size",
+    "stride": "tensor stride",
+    "dtype": "tensor dtype",
+    "requires_grad": "requires_grad",
+    "device": "device",
+    "rank": "tensor rank",
+    "dispatch_keys": "dispatch keys (grad mode, autocast, ...)",
+    "global_state": "global state (grad mode, autocast, ...)",
+    "type": "object type",
+    "object_identity": "object identity",
+    "length": "container length",
+    "shape_guard": "symbolic shape guard",
+    "constant": "Python constant",
+    "other": "other guard",
+}
+
+ADVICE = {
+    "size": "Sizes change between calls: mark the dimension dynamic (torch._dynamo.mark_dynamic(x, dim)) or "
+            "compile with dynamic=True.",
+    "stride": "Strides change between calls: pass contiguous tensors (x.contiguous()).",
+    "dtype": "Inputs arrive with different dtypes: cast them to one dtype before calling the compiled function.",
+    "requires_grad": "Some calls pass tensors that require grad and some do not: make it consistent, or compile "
+                     "separate functions for training and inference.",
+    "device": "Inputs move between devices: keep them on one device.",
+    "rank": "The number of dimensions changes: reshape inputs to one rank.",
+    "dispatch_keys": "Calls run under different modes (grad mode, autocast, inference mode): call it under one mode.",
+    "global_state": "Global state (grad mode, autocast, deterministic algorithms) differs between calls: keep it the same.",
+    "type": "Arguments of different types are passed: pass one type.",
+    "object_identity": "A different object (module, function) is passed each call: reuse one object.",
+    "length": "A list/tuple argument changes length: pad it or pass a tensor.",
+    "shape_guard": "A guard on a symbolic size failed (code branches on a size): see Dynamic shapes for where.",
+    "constant": "A Python number/string argument changes and Dynamo specializes on its value: pass it as a tensor, "
+                "or let it be dynamic (do not force dynamic=False).",
+    "other": "See the failing guard and the user line it came from.",
+}
+
+
+@dataclass
+class FailedGuard:
+    compile_id: str | None  # the cached compilation whose guard failed, e.g. "[0/1]"
+    guard: str  # the failing check as torch printed it
+    change: str  # a key of CHANGE_LABELS
+    location: UserLocation | None = None
+    text: str = ""  # as torch wrote it
+
+    @property
+    def change_label(self) -> str:
+        return CHANGE_LABELS[self.change]
+
+    def to_json(self) -> dict[str, Any]:
+        return {"compile_id": self.compile_id, "guard": self.guard, "change": self.change,
+                "location": self.location.to_json() if self.location else None, "text": self.text}
+
+
+@dataclass
+class RecompileStep:
+    compile_id: str  # the recompilation, e.g. "[0/2]"
+    failed_guards: list[FailedGuard]  # newest cache entry first, as torch lists them
+    failed: bool = False  # this recompilation itself failed (e.g. the limit)
+
+    @property
+    def guard(self) -> FailedGuard | None:
+        return self.failed_guards[0] if self.failed_guards else None
+
+    def to_json(self) -> dict[str, Any]:
+        g = self.guard
+        return {"compile_id": self.compile_id, "change": g.change if g else None, "guard": g.guard if g else None,
+                "failed": self.failed, "failed_guards": [f.to_json() for f in self.failed_guards]}
+
+
+@dataclass
+class FrameRecompiles:
+    frame_id: int | None
+    name: str | None  # co_name
+    filename: str | None
+    first_line: int | None
+    chain: list[str]  # compile ids in order: ["[0/0]", "[0/1]", ...]
+    steps: list[RecompileStep]
+    hit_limit: bool = False
+    limit: int | None = None
+    changes: list[str] = field(default_factory=list)  # kinds of change, most frequent first
+    advice: list[str] = field(default_factory=list)
+
+    @property
+    def recompiles(self) -> int:
+        return len(self.steps)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "frame_id": self.frame_id, "name": self.name, "filename": self.filename, "first_line": self.first_line,
+            "chain": self.chain, "recompiles": self.recompiles, "hit_limit": self.hit_limit, "limit": self.limit,
+            "changes": self.changes, "advice": self.advice, "steps": [s.to_json() for s in self.steps],
+        }
+
+
+@dataclass
+class Recompiles:
+    frames: list[FrameRecompiles] = field(default_factory=list)  # frames hitting the limit first
+
+    def __bool__(self) -> bool:
+        return bool(self.frames)
+
+    @property
+    def total(self) -> int:
+        return sum(f.recompiles for f in self.frames)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"total": self.total, "frames_at_limit": sum(f.hit_limit for f in self.frames),
+                "frames": [f.to_json() for f in self.frames]}
+
+
+def classify_change(guard: str) -> str:
+    for change, pattern in CHANGE_RULES:
+        if pattern.search(guard):
+            return change
+    if _CONSTANT.match(guard.strip()):
+        return "constant"
+    return "other"
+
+
+def parse_reason(text: str) -> FailedGuard:
+    m = _PREFIX.match(text)
+    cid, body = (f"[{m['cid']}]", m["body"]) if m else (None, text)
+    head, _, user_stack = body.partition("User stack trace:")
+    guard_line = head.strip().splitlines()[0] if head.strip() else ""
+    guard, _, comment = guard_line.partition("  #")
+    location = last_user_frame("User stack trace:" + user_stack, ("User stack trace:",)) if user_stack else None
+    loc = _CLIPPED_LOC.search(comment)
+    if loc:
+        # `# return x + n  # ork/main/x.py:29 in h (_dynamo/...)`: the code, then the (front-clipped) path.
+        code = comment[:loc.start()].strip(" #") or None
+        if location is None:
+            location = UserLocation(loc["file"], int(loc["line"]), loc["func"], code)
+        elif location.code is None and code:
+            location = UserLocation(location.filename, location.line, location.function, code)
+    guard = guard.strip()
+    return FailedGuard(cid, guard, classify_change(guard), location, text)
+
+
+def reasons_payload(text: str) -> list[str]:
+    """The recompile_reasons payload as a list: JSON list, JSON string, or (torch's single reason) bare text."""
+    try:
+        value = orjson.loads(text)
+    except orjson.JSONDecodeError:
+        return [text] if text.strip() else []
+    if isinstance(value, list):
+        return [str(v) for v in value]
+    return [str(value)]
+
+
+def _step(trace: Trace, entry: Compile) -> RecompileStep:
+    reasons: list[str] = []
+    for artifact in entry.artifacts:
+        if artifact.name == ARTIFACT:
+            reasons = reasons_payload(trace.payload_text(artifact.payload))
+    primary = (entry.metrics or {}).get("recompile_reason")
+    if not reasons and primary:
+        reasons = [str(primary)]
+    return RecompileStep(str(entry.compile_id), [parse_reason(r) for r in reasons],
+                         failed=bool((entry.metrics or {}).get("fail_type")))
+
+
+def _frames(trace: Trace) -> dict[tuple, list[Compile]]:
+    """Compilations of each frame, the last attempt of each, in compile order."""
+    latest: dict[tuple, Compile] = {}
+    for cid, entry in trace.compiles.items():
+        if cid is None or cid.frame_id is None or cid.frame_compile_id is None:
+            continue
+        key = (cid.compiled_autograd_id, cid.frame_id, cid.frame_compile_id)
+        if key not in latest or (cid.attempt or 0) >= (latest[key].compile_id.attempt or 0):
+            latest[key] = entry
+    frames: dict[tuple, list[Compile]] = {}
+    for key in sorted(latest, key=lambda k: (-1 if k[0] is None else k[0], k[1], k[2])):
+        frames.setdefault(key[:2], []).append(latest[key])
+    return frames
+
+
+def _known_files(trace: Trace) -> set[str]:
+    files = set(trace.string_table.values())
+    for entry in trace.compiles.values():
+        files.update(f.filename for f in entry.stack or [])
+        if entry.metrics and entry.metrics.get("co_filename"):
+            files.add(str(entry.metrics["co_filename"]))
+    return files
+
+
+def _unclip(guard: FailedGuard, known: set[str]) -> None:
+    """Torch clips long paths at the front in guard comments: restore the full path when the log has it."""
+    loc = guard.location
+    if loc is None or loc.filename.startswith("/") or loc.filename in known:
+        return
+    full = sorted(f for f in known if f.endswith(loc.filename))
+    if len(full) == 1:
+        guard.location = UserLocation(full[0], loc.line, loc.function, loc.code)
+
+
+def recompiles(trace: Trace) -> Recompiles:
+    known = _known_files(trace)
+    result: list[FrameRecompiles] = []
+    for (_, frame_id), entries in _frames(trace).items():
+        chain_entries = [e for e in entries if (e.compile_id.frame_compile_id or 0) > 0]
+        limit_entry = next((e for e in entries if _LIMIT.search(str((e.metrics or {}).get("fail_reason") or ""))), None)
+        if not chain_entries and limit_entry is None:
+            continue
+        steps = [_step(trace, e) for e in chain_entries]
+        for step in steps:
+            for guard in step.failed_guards:
+                _unclip(guard, known)
+        named = next((e for e in entries if (e.metrics or {}).get("co_name")), None)
+        metrics = named.metrics if named else {}
+        name = metrics.get("co_name")
+        if name is None:
+            frame = next((e.stack[-1] for e in entries if e.stack), None)
+            name = frame.name if frame else None
+        limit = None
+        if limit_entry is not None:
+            m = _LIMIT_VALUE.search(str(limit_entry.metrics.get("fail_reason")))
+            limit = int(m.group(1)) if m else None
+        counts = Counter(s.guard.change for s in steps if s.guard)
+        changes = [c for c, _ in counts.most_common()]
+        advice = [ADVICE[c] for c in changes]
+        if limit_entry is not None:
+            advice.insert(0, f"This function hit the recompile limit{f' ({limit})' if limit else ''} and now runs "
+                             "without compiling: fix the failing guard below; raising "
+                             "torch._dynamo.config.recompile_limit only postpones it.")
+        result.append(FrameRecompiles(
+            frame_id=frame_id, name=name, filename=metrics.get("co_filename"), first_line=metrics.get("co_firstlineno"),
+            chain=[str(e.compile_id) for e in entries], steps=steps, hit_limit=limit_entry is not None, limit=limit,
+            changes=changes, advice=advice,
+        ))
+    result.sort(key=lambda f: (not f.hit_limit, -f.recompiles))
+    return Recompiles(result)
+
+

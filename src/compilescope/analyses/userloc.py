@@ -1,0 +1,113 @@
+"""Where in the user's code something happened: parsed from the text torch writes.
+
+Torch puts user locations in free text (graph break reasons, guard failures, error
+messages) as Python traceback lines. These helpers find them; they never guess.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from ..model.trace import Frame
+
+# `  File "/path/x.py", line 23, in f` (optionally followed by the code on the next line)
+_TRACEBACK_FRAME = re.compile(r'^\s*File "(?P<file>[^"]+)", line (?P<line>\d+), in (?P<func>.+?)\s*$')
+# `# File "/path/x.py", line 23, in f, code: if y.sum() > 0:` (graph-break explanations)
+_INLINE_FRAME = re.compile(r'File "(?P<file>[^"]+)", line (?P<line>\d+), in (?P<func>[^,\n]+)(?:, code: (?P<code>.*))?')
+# Only caret lines (`^^^^`) are decoration, not code.
+_CARETS = re.compile(r"^\s*[~^]+\s*$")
+
+# Files that belong to torch / Python, not to the user.
+_FRAMEWORK_PARTS = ("/site-packages/torch/", "/torch/_dynamo/", "/torch/_inductor/", "/torch/fx/", "/lib/python3")
+
+
+@dataclass(frozen=True)
+class UserLocation:
+    filename: str
+    line: int
+    function: str | None = None
+    code: str | None = None  # the source line, when the log has it
+
+    @property
+    def short(self) -> str:
+        """`file.py:23`, for tables."""
+        return f"{os.path.basename(self.filename)}:{self.line}"
+
+    @property
+    def key(self) -> tuple[str, int]:
+        return (self.filename, self.line)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"filename": self.filename, "line": self.line, "function": self.function, "code": self.code}
+
+    @classmethod
+    def from_frame(cls, frame: Frame | dict) -> UserLocation:
+        if isinstance(frame, dict):
+            frame = Frame.from_json(frame)
+        return cls(frame.filename, frame.line, frame.name, frame.loc.strip() if frame.loc else None)
+
+
+def is_framework_file(filename: str) -> bool:
+    # "<string>", "<eval_with_key>.3": code torch generated, not the user's
+    return filename.startswith("<") or any(part in filename for part in _FRAMEWORK_PARTS)
+
+
+def traceback_frames(text: str) -> list[UserLocation]:
+    """Every `File "...", line N, in f` frame in text, with the code line that follows it."""
+    frames: list[UserLocation] = []
+    lines = text.splitlines()
+    for i, line in enumerate(lines):
+        m = _TRACEBACK_FRAME.match(line)
+        if not m:
+            continue
+        code = None
+        if i + 1 < len(lines):
+            nxt = lines[i + 1]
+            if nxt.strip() and not _TRACEBACK_FRAME.match(nxt) and not _CARETS.match(nxt) and nxt.startswith((" ", "\t")):
+                code = nxt.strip()
+        frames.append(UserLocation(m["file"], int(m["line"]), m["func"], code))
+    return frames
+
+
+def section(text: str, marker: str) -> str | None:
+    """The indented block after the last occurrence of marker (e.g. "User code traceback:")."""
+    idx = text.rfind(marker)
+    if idx < 0:
+        return None
+    out: list[str] = []
+    for line in text[idx + len(marker):].splitlines()[1:]:
+        if line.strip() and not line[0].isspace():
+            break
+        out.append(line)
+    return "\n".join(out)
+
+
+def last_user_frame(text: str, markers: tuple[str, ...] = ("User code traceback:", "from user code:", "Found from :",
+                                                           "User stack trace:")) -> UserLocation | None:
+    """The innermost user frame of the first marked section that has one; else of any traceback in text."""
+    for marker in markers:
+        body = section(text, marker)
+        if body:
+            frames = [f for f in traceback_frames(body) if not is_framework_file(f.filename)]
+            if frames:
+                return frames[-1]
+    return None
+
+
+def inline_frame(text: str) -> UserLocation | None:
+    m = _INLINE_FRAME.search(text)
+    if not m:
+        return None
+    return UserLocation(m["file"], int(m["line"]), m["func"].strip(), (m["code"] or "").strip() or None)
+
+
+def last_user_stack_frame(stack: list | None) -> UserLocation | None:
+    """The innermost non-framework frame of a structured stack (list of Frame or frame dicts)."""
+    for frame in reversed(stack or []):
+        loc = UserLocation.from_frame(frame)
+        if not is_framework_file(loc.filename):
+            return loc
+    return None

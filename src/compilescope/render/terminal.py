@@ -1,0 +1,197 @@
+"""The terminal summary: insights as rich renderables, printed once through the Console given.
+
+Fits 100 columns; every mark that carries meaning is text (ERROR, WARN, →), so it
+reads the same without colour.
+"""
+
+from __future__ import annotations
+
+from rich import box
+from rich.console import Console, Group, RenderableType
+from rich.padding import Padding
+from rich.panel import Panel
+from rich.table import Table
+from rich.text import Text
+from rich.tree import Tree
+
+from ..analyses.compile_time import PHASE_LABELS, format_seconds
+from ..analyses.insights import Insights
+from ..analyses.recompiles import CHANGE_LABELS
+from ..analyses.userloc import UserLocation
+
+SEVERITY = {"error": ("ERROR", "bold red"), "warning": ("WARN", "yellow"), "info": ("INFO", "cyan")}
+BAR_WIDTH = 24
+MAX_BREAKS = 10
+MAX_ROWS = 10
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}{'' if n == 1 else 's'}"
+
+
+def _where(loc: UserLocation | None) -> str:
+    if loc is None:
+        return "(location not in log)"
+    return f"{loc.short} in {loc.function}" if loc.function else loc.short
+
+
+def _heading(title: str) -> Text:
+    return Text(f"\n{title}", style="bold underline")
+
+
+def _table(*columns: str, **kwargs) -> Table:
+    table = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False, **kwargs)
+    for col in columns:
+        table.add_column(col)
+    return table
+
+
+def _findings(ins: Insights) -> RenderableType:
+    if not ins.findings:
+        return Text("Nothing to fix: no errors, graph breaks or recompiles in this log.")
+    table = Table(box=None, show_header=False, pad_edge=False, expand=False)
+    table.add_column(no_wrap=True)
+    table.add_column(ratio=1)
+    for f in ins.findings:
+        label, style = SEVERITY[f.severity]
+        body = Text(f.title, style="bold")
+        if f.detail:
+            body.append(f"\n{f.detail}", style="default")
+        table.add_row(Text(label, style=style), body)
+    return Panel(table, title="Fix first", title_align="left", box=box.SQUARE)
+
+
+def _errors(ins: Insights) -> list[RenderableType]:
+    if not ins.errors:
+        return []
+    out: list[RenderableType] = [_heading(f"Errors ({len(ins.errors.errors)})")]
+    for err in ins.errors.errors:
+        tree = Tree(Text(f"{err.compile_id}  {err.stage_label}  ·  {err.exception}", style="bold red"))
+        tree.add(Text(err.message))
+        if err.location:
+            code = f"  ·  {err.location.code}" if err.location.code else ""
+            tree.add(Text(f"{err.location_kind}: {_where(err.location)}{code}"))
+        for line in err.compiler_errors[:3]:
+            tree.add(Text(line, style="red"))
+        steps = tree.add(Text("next steps", style="bold"))
+        for step in err.next_steps:
+            steps.add(Text(step))
+        out.append(tree)
+    return out
+
+
+def _recompiles(ins: Insights) -> list[RenderableType]:
+    if not ins.recompiles:
+        return []
+    out: list[RenderableType] = [_heading(f"Recompiles ({ins.recompiles.total})")]
+    for frame in ins.recompiles.frames:
+        flag = "  [RECOMPILE LIMIT HIT]" if frame.hit_limit else ""
+        where = f"  ({frame.filename.rsplit('/', 1)[-1]}:{frame.first_line})" if frame.filename else ""
+        tree = Tree(Text(f"{frame.name or '?'}{where}{flag}", style="bold red" if frame.hit_limit else "bold"))
+        tree.add(Text(" → ".join(frame.chain)))
+        for step in frame.steps:
+            guard = step.guard
+            if guard is None:
+                tree.add(Text(f"{step.compile_id}: (no reason logged)"))
+                continue
+            label = f"{step.compile_id}: {CHANGE_LABELS[guard.change]} changed"
+            if step.failed:
+                label += " (this compile failed)"
+            node = tree.add(Text(label))
+            node.add(Text(f"failed guard of {guard.compile_id}: {guard.guard}"))
+            if guard.location:
+                code = f"  ·  {guard.location.code}" if guard.location.code else ""
+                node.add(Text(f"at {_where(guard.location)}{code}"))
+        for advice in frame.advice:
+            tree.add(Text(f"fix: {advice}", style="green"))
+        out.append(tree)
+    return out
+
+
+def _graph_breaks(ins: Insights) -> list[RenderableType]:
+    gb = ins.graph_breaks
+    if not gb:
+        return []
+    out: list[RenderableType] = [_heading(f"Graph breaks ({len(gb.breaks)} distinct, {gb.total} in total)")]
+    table = _table("#", "count", "where", "reason", expand=True)
+    table.columns[3].ratio = 1
+    for i, brk in enumerate(gb.breaks[:MAX_BREAKS], 1):
+        reason = Text(brk.reason, style="bold")
+        if brk.location and brk.location.code:
+            reason.append(f"\ncode: {brk.location.code}", style="default")
+        if brk.hints:
+            reason.append(f"\nhint: {brk.hints[0]}", style="green")
+        table.add_row(str(i), str(brk.count), _where(brk.location) + "\n" + ", ".join(brk.compile_ids), reason)
+    out.append(table)
+    if len(gb.breaks) > MAX_BREAKS:
+        out.append(Text(f"… {len(gb.breaks) - MAX_BREAKS} more in the report / --json"))
+    return out
+
+
+def _compile_time(ins: Insights) -> list[RenderableType]:
+    ct = ins.compile_time
+    if not ct:
+        return []
+    out: list[RenderableType] = [_heading(f"Compile time ({format_seconds(ct.total_s)} in {_plural(len(ct.compiles), 'compile')})")]
+    phases = _table("phase", "time", "share", "")
+    for p in ct.phases:
+        phases.add_row(p.label, format_seconds(p.seconds), f"{p.share:.0%}", "█" * max(1, round(p.bar_pct * BAR_WIDTH / 100)))
+    out.append(phases)
+    slowest = _table("slowest", "function", "total", "mostly")
+    for c in ct.compiles[:MAX_ROWS]:
+        top = c.top_phase
+        slowest.add_row(c.compile_id, c.name or "", format_seconds(c.total_s),
+                        f"{PHASE_LABELS[top]} ({format_seconds(c.phases[top])})" if top else "")
+    out.append(Padding(slowest, (1, 0, 0, 0)))
+    if len(ct.compiles) > MAX_ROWS:
+        out.append(Text(f"… {len(ct.compiles) - MAX_ROWS} more compiles"))
+    return out
+
+
+def _caches(ins: Insights) -> list[RenderableType]:
+    ca = ins.caches
+    if not ca:
+        return []
+    out: list[RenderableType] = [_heading(f"Caches ({ca.overall})")]
+    table = _table("compile", "FX graph cache", "AOTAutograd cache", "bypass reason")
+    for c in ca.compiles[:MAX_ROWS]:
+        reasons = "; ".join(e.bypass_reason for e in c.events if e.bypass_reason)
+        table.add_row(c.compile_id, c.outcome("fx_graph_cache") or "-", c.outcome("aotautograd_cache") or "-", reasons)
+    out.append(table)
+    if ca.time_saved_ms:
+        out.append(Text(f"time saved by cache hits: {format_seconds(ca.time_saved_ms / 1000)}"))
+    if ca.graphs_missing:
+        out.append(Text(f"note: {', '.join(ca.graphs_missing)} came from the cache, so their AOTAutograd and Inductor "
+                        "graphs are not in this log (TORCHINDUCTOR_CACHE_DIR=$(mktemp -d) to see them)."))
+    return out
+
+
+def _dynamic_shapes(ins: Insights) -> list[RenderableType]:
+    ds = ins.dynamic_shapes
+    if not ds:
+        return []
+    out: list[RenderableType] = [_heading(f"Dynamic shapes ({_plural(len(ds.symbols), 'symbol')}, "
+                                          f"{_plural(len(ds.specializations), 'specialization')}, "
+                                          f"{_plural(len(ds.guards), 'guard')})")]
+    table = _table("compile", "what", "detail", "where", expand=True)
+    table.columns[2].ratio = 1
+    for s in ds.symbols[:MAX_ROWS]:
+        table.add_row(s.compile_id, "unbacked symbol" if s.unbacked else "symbol",
+                      f"{s.symbol} = {s.value} {s.range or ''} from {s.source or '?'}", _where(s.location))
+    for s in ds.specializations[:MAX_ROWS]:
+        table.add_row(s.compile_id, "specialized", f"{s.symbol} = {s.value} ({s.reason or '?'})", _where(s.location))
+    for g in ds.guards[:MAX_ROWS]:
+        table.add_row(g.compile_id, "guard", g.expr, _where(g.location))
+    out.append(table)
+    return out
+
+
+def summary_renderable(ins: Insights) -> RenderableType:
+    head = Text(f"compilescope summary · {ins.source.rsplit('/', 1)[-1]} · {_plural(ins.n_compiles, 'compile id')}",
+                style="bold")
+    return Group(head, _findings(ins), *_errors(ins), *_recompiles(ins), *_graph_breaks(ins), *_compile_time(ins),
+                 *_caches(ins), *_dynamic_shapes(ins))
+
+
+def print_summary(ins: Insights, console: Console) -> None:
+    console.print(summary_renderable(ins))

@@ -1,0 +1,252 @@
+"""The exact insights on real torch 2.13 logs (facts checked in tests/data/torch213/README.md)."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from compilescope.analyses.compile_time import PHASES
+from compilescope.analyses.graph_breaks import parse_reason
+from compilescope.analyses.recompiles import classify_change, parse_reason as parse_guard, reasons_payload
+
+from .helpers import insights_of
+
+
+def _short(loc):
+    return f"{os.path.basename(loc.filename)}:{loc.line}" if loc else None
+
+
+# ---- graph breaks ----------------------------------------------------------------------------------------------
+
+def test_graph_breaks_three_distinct_with_user_lines():
+    gb = insights_of("graph_breaks").graph_breaks
+    assert gb.source == "dynamo_graph_break_reason"
+    assert gb.total == 4
+    assert len(gb.breaks) == 3
+    got = [(b.reason, _short(b.location), b.location.function, b.count, b.compile_ids) for b in gb.breaks]
+    assert got == [
+        ("Failed to trace builtin operator", "graph_breaks.py:18", "log_step", 2, ["[1/0]", "[3/0]"]),
+        ("Data-dependent branching", "graph_breaks.py:23", "f", 1, ["[0/0]"]),
+        ("Unsupported Tensor.item() call with capture_scalar_outputs=False", "graph_breaks.py:28", "f", 1, ["[2/0]"]),
+    ]
+    codes = [b.location.code for b in gb.breaks]
+    assert codes == ["print(msg)", "if y.sum() > 0:  # graph break 1: data-dependent branch",
+                     "s = y.sum().item()  # graph break 3: .item()"]
+
+
+def test_graph_break_explanations_and_hints_as_torch_wrote_them():
+    by_reason = {b.reason: b for b in insights_of("graph_breaks").graph_breaks.breaks}
+    item = by_reason["Unsupported Tensor.item() call with capture_scalar_outputs=False"]
+    assert item.explanation == "Dynamo does not support tracing `Tensor.item()` with config.capture_scalar_outputs=False."
+    assert item.hints == ["Set `torch._dynamo.config.capture_scalar_outputs = True` or `export "
+                          "TORCHDYNAMO_CAPTURE_SCALAR_OUTPUTS=1` to include these operations in the captured graph."]
+    assert item.docs_url == "https://meta-pytorch.github.io/compile-graph-break-site/gb/gb0124.html"
+    assert item.context == "Encountered graph break when attempting to trace CALL: a function call, e.g. f(x, y):"
+    branch = by_reason["Data-dependent branching"]
+    assert branch.context is None
+    assert branch.hints[-1] == "Use `torch.cond` to express dynamic control flow."
+    assert "Detected data-dependent branching" in branch.explanation
+    assert "User code traceback" not in branch.text
+
+
+def test_no_graph_breaks_where_there_are_none():
+    for name in ("training", "recompiles", "compile_error_raises", "cache_cold"):
+        assert not insights_of(name).graph_breaks, name
+
+
+def test_graph_breaks_from_restart_reasons_when_no_artifact():
+    parsed = parse_reason("Failed to trace builtin operator\n  Explanation: no print\n  Hint: avoid print\n")
+    assert (parsed["reason"], parsed["explanation"], parsed["hints"]) == ("Failed to trace builtin operator", "no print",
+                                                                         ["avoid print"])
+
+
+# ---- recompiles ------------------------------------------------------------------------------------------------
+
+def test_recompile_chain_and_failing_guards():
+    rc = insights_of("recompiles").recompiles
+    assert rc.total == 7
+    assert [(f.name, f.hit_limit) for f in rc.frames] == [("h", True), ("g", False)]  # the limit comes first
+    h, g = rc.frames
+    assert g.chain == ["[0/0]", "[0/1]", "[0/2]", "[0/3]"]
+    assert [(s.compile_id, s.guard.compile_id, s.guard.change, s.guard.guard) for s in g.steps] == [
+        ("[0/1]", "[0/0]", "size", "tensor 'x' size mismatch at index 0. expected 4, actual 8"),
+        ("[0/2]", "[0/1]", "dtype", "tensor 'x' dtype mismatch. expected Float, actual Double"),
+        ("[0/3]", "[0/2]", "requires_grad", "tensor 'x' requires_grad mismatch. expected requires_grad=0"),
+    ]
+    assert g.changes == ["size", "dtype", "requires_grad"]
+    # Every cache entry tried is kept, newest first, as torch lists them.
+    assert [fg.compile_id for fg in g.steps[2].failed_guards] == ["[0/2]", "[0/1]", "[0/0]"]
+
+
+def test_recompile_limit_frame_flagged_with_constant_guards():
+    h = insights_of("recompiles").recompiles.frames[0]
+    assert (h.name, h.hit_limit, h.limit) == ("h", True, 4)
+    assert h.chain == ["[1/0]", "[1/1]", "[1/2]", "[1/3]", "[1/4]"]
+    assert [(s.compile_id, s.guard.guard, s.guard.change, s.failed) for s in h.steps] == [
+        ("[1/1]", "n == 1", "constant", False), ("[1/2]", "n == 2", "constant", False),
+        ("[1/3]", "n == 3", "constant", False), ("[1/4]", "n == 4", "constant", True),
+    ]
+    loc = h.steps[0].guard.location
+    assert (loc.filename.endswith("tests/data/torch213/programs/recompiles.py"), loc.line, loc.function, loc.code) == (
+        True, 29, "h", "return x + n")
+    assert "recompile limit (4)" in h.advice[0]
+    top = insights_of("recompiles").findings[0]
+    assert (top.severity, top.section) == ("error", "recompiles")
+    assert "h hit the recompile limit" in top.title
+
+
+def test_recompile_on_shape_guard_with_unclipped_location():
+    f = insights_of("dynamic_shapes").recompiles.frames[0]
+    assert f.chain == ["[0/0]", "[0/1]", "[0/2]"]
+    step = f.steps[1]
+    assert (step.guard.guard, step.guard.change, step.guard.compile_id) == ("x.size()[0] != 5", "shape_guard", "[0/1]")
+    # torch clips the path at the front ("ork/main/..."); the full one is in the log's string table.
+    assert step.guard.location.filename.endswith("/tests/data/torch213/programs/dynamic_shapes.py")
+    assert step.guard.location.filename.startswith("/")
+    assert step.guard.location.line == 25
+
+
+@pytest.mark.parametrize("text, change", [
+    ("tensor 'x' stride mismatch at index 0. expected 1, actual 2", "stride"),
+    ("GLOBAL_STATE changed: grad_mode ", "global_state"),
+    ("___check_obj_id(L['self'], 140)", "object_identity"),
+    ("len(L['xs']) == 3", "length"),
+    ("L['mode'] == 'train'", "constant"),
+    ("something else entirely", "other"),
+])
+def test_what_changed(text, change):
+    assert classify_change(text) == change
+
+
+def test_single_reason_payload_is_bare_text():
+    assert reasons_payload("0/0: tensor 'x' size mismatch at index 0. expected 4, actual 8") == [
+        "0/0: tensor 'x' size mismatch at index 0. expected 4, actual 8"]
+    assert reasons_payload('["0/1: a", "0/0: b"]') == ["0/1: a", "0/0: b"]
+    assert parse_guard("0/3: n == 4").compile_id == "[0/3]"
+
+
+# ---- errors ----------------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("log, expected", [
+    ("compile_error_fallback", [("[0/0]", "kernel_compile", "InductorError", "CppCompileError", True)]),
+    ("compile_error_lowering", [("[0/0]", "inductor_lowering", "InductorError", "LoweringException", True)]),
+    ("compile_error_raises", [("[0/0]", "dynamo", "Unsupported", None, False),
+                              ("[1/0]", "user_backend", "BackendCompilerFailed", "ReluCompileError", False)]),
+    ("recompiles", [("[1/4]", "recompile_limit", "Unsupported", None, False)]),
+])
+def test_failing_stage(log, expected):
+    errors = insights_of(log).errors.errors
+    assert [(e.compile_id, e.stage, e.exception, e.inner_exception, e.fell_back) for e in errors] == expected
+
+
+def test_error_locations_and_next_steps():
+    cpp = insights_of("compile_error_fallback").errors.errors[0]
+    assert (cpp.location_kind, _short(cpp.location), cpp.location.function) == ("compiled frame",
+                                                                               "compile_error_fallback.py:18", "f")
+    assert cpp.compiler_errors and "error: ‘compile’ was not declared in this scope" in cpp.compiler_errors[0]
+    assert "auto tmp1 = compile error!;" in cpp.compiler_errors[0]
+    assert any('backend="aot_eager"' in s for s in cpp.next_steps)
+    assert any('TORCHDYNAMO_REPRO_AFTER="aot"' in s for s in cpp.next_steps)
+    assert len(cpp.detail) < 2100  # the 100 KB g++ output is cut
+
+    low = insights_of("compile_error_lowering").errors.errors[0]
+    assert (low.location_kind, _short(low.location), low.location.code) == (
+        "failure", "compile_error_lowering.py:34", "return boom(y) + 1  # lowering fails here")
+    assert low.message.startswith("LoweringException: NotImplementedError: compilescope_test::boom")
+    assert any('TORCHDYNAMO_REPRO_AFTER="aot"' in s and "minifier_launcher.py" in s for s in low.next_steps)
+
+    full, backend = insights_of("compile_error_raises").errors.errors
+    assert (_short(full.location), full.location.code) == ("compile_error_raises.py:18",
+                                                           'print("graph break under fullgraph=True")')
+    assert full.next_steps[0].startswith("fullgraph=True makes every graph break an error")
+    assert backend.backend == "relu_compile_error_TESTING_ONLY"
+    assert backend.message == "backend='relu_compile_error_TESTING_ONLY' raised: ReluCompileError:"
+    assert any('TORCHDYNAMO_REPRO_AFTER="dynamo"' in s for s in backend.next_steps)
+
+
+def test_no_errors_in_successful_logs():
+    for name in ("graph_breaks", "training", "dynamic_shapes", "cache_cold", "cache_warm"):
+        assert not insights_of(name).errors, name
+
+
+# ---- caches ----------------------------------------------------------------------------------------------------
+
+def test_cache_cold_then_warm():
+    cold, warm = insights_of("cache_cold").caches, insights_of("cache_warm").caches
+    assert cold.overall == "cold"
+    assert cold.counts == {"fx_graph_cache": {"miss": 1}, "aotautograd_cache": {"miss": 1}}
+    assert [(c.compile_id, c.outcome("fx_graph_cache"), c.outcome("aotautograd_cache")) for c in cold.compiles] == [
+        ("[0/0]", "miss", "miss")]
+    assert cold.graphs_missing == []
+    assert warm.overall == "warm"
+    assert warm.counts == {"fx_graph_cache": {"hit": 1}, "aotautograd_cache": {"hit": 1}}
+    assert warm.graphs_missing == ["[0/0]"]
+    assert warm.time_saved_ms == 8021.0
+    assert any(f.section == "caches" for f in insights_of("cache_warm").findings)
+
+
+def test_cache_outcome_of_failed_compile_and_none():
+    fallback = insights_of("compile_error_fallback").caches
+    assert [(c.outcome("fx_graph_cache"), c.outcome("aotautograd_cache")) for c in fallback.compiles] == [(None, "miss")]
+    assert insights_of("graph_breaks").caches.overall == "none"
+
+
+# ---- compile time ----------------------------------------------------------------------------------------------
+
+def test_compile_time_per_phase_matches_metrics():
+    ct = insights_of("cache_cold").compile_time
+    (only,) = ct.compiles
+    assert only.compile_id == "[0/0]" and only.name == "f" and only.source == "chromium_events"
+    # The chromium events of the compile span its compilation_metrics time (8.265 s) plus bookkeeping.
+    assert 8.265 <= only.total_s <= 8.3
+    assert only.top_phase == "kernel_compile"
+    assert ct.phases[0].phase == "kernel_compile" and ct.phases[0].share > 0.7
+    assert abs(sum(p.share for p in ct.phases) - 1) < 1e-9
+    assert set(only.phases) == {p for p, _ in PHASES}
+
+
+def test_compile_time_slowest_first_and_timeline_rows():
+    ct = insights_of("graph_breaks").compile_time
+    totals = [c.total_s for c in ct.compiles]
+    assert totals == sorted(totals, reverse=True)
+    assert sorted(c.compile_id for c in ct.compiles) == ["[0/0]", "[1/0]", "[2/0]", "[3/0]", "[4/0]"]
+    assert [r.label for r in ct.timeline] == ["[0/0]", "[1/0]", "[2/0]", "[3/0]", "[4/0]"]  # in the order they ran
+    for row in ct.timeline:
+        assert row.segments and all(0 <= s.x_pct <= 100.001 and s.w_pct > 0 for s in row.segments)
+    assert max(r.w_pct for r in ct.timeline) == 100
+
+
+def test_compile_time_backward_row():
+    ct = insights_of("training").compile_time
+    assert [r.label for r in ct.timeline] == ["[0/0]", "[0/0] backward"]
+    assert ct.compiles[0].top_phase == "aot"
+
+
+# ---- dynamic shapes --------------------------------------------------------------------------------------------
+
+def test_dynamic_shapes_symbols_specializations_guards():
+    ds = insights_of("dynamic_shapes").dynamic_shapes
+    assert [(s.compile_id, s.symbol, s.value, s.range, s.source) for s in ds.symbols] == [
+        ("[0/1]", "s77", "3", "[2, int_oo]", "L['x'].size()[0]"),
+        ("[0/2]", "s77", "5", "[2, int_oo]", "L['x'].size()[0]"),
+        ("[1/0]", "s77", "6", "[2, int_oo]", "L['x'].size()[0]"),
+    ]
+    assert [(s.compile_id, s.symbol, s.value, s.reason, _short(s.location)) for s in ds.specializations] == [
+        ("[0/2]", "s77", "5", "range_refined_to_singleton", "dynamic_shapes.py:25")]
+    assert [(g.compile_id, g.expr) for g in ds.guards] == [
+        ("[0/1]", "Ne(s77, 5)"), ("[0/2]", "Eq(s77, 5)"), ("[1/0]", "Eq(Mod(s77, 2), 0)"), ("[1/0]", "Ne((s77//2), 1)"),
+        ("[1/0]", "8*((s77//2)) <= 4*s77"), ("[1/0]", "Ne((s77//2), 1)"), ("[1/0]", "((s77//2)) >= 2"),
+    ]
+    # The last two were added outside user code (empty user_stack in the log): no location, not a torch frame.
+    assert [_short(g.location) for g in ds.guards] == ["dynamic_shapes.py:25"] * 2 + ["dynamic_shapes.py:31"] * 3 + [None] * 2
+
+
+# ---- findings --------------------------------------------------------------------------------------------------
+
+def test_findings_rank_errors_before_warnings():
+    order = {"error": 0, "warning": 1, "info": 2}
+    for name in ("recompiles", "compile_error_raises", "graph_breaks"):
+        ranks = [order[f.severity] for f in insights_of(name).findings]
+        assert ranks == sorted(ranks), name
+    assert [f.severity for f in insights_of("compile_error_raises").findings][:2] == ["error", "error"]

@@ -1,0 +1,78 @@
+"""Insights never fail on what a log may hold: other torch versions, cut logs, odd payloads, hostile text."""
+
+from __future__ import annotations
+
+import io
+import json
+
+import pytest
+from rich.console import Console
+
+from compilescope.analyses.insights import insights
+from compilescope.ingest.reader import read_trace
+from compilescope.render.terminal import print_summary
+
+from ..conftest import PEER_SINGLE_LOGS, peer, report
+from ..tracelog import cid, envelope
+
+
+def _summary(path) -> tuple:
+    with read_trace(str(path)) as trace:
+        ins = insights(trace)
+    console = Console(width=100, color_system=None, file=io.StringIO())
+    print_summary(ins, console)
+    json.dumps(ins.to_json())
+    return ins, console.file.getvalue()
+
+
+@pytest.mark.parametrize("name", PEER_SINGLE_LOGS)
+def test_peer_logs(name):
+    ins, text = _summary(peer(name))
+    assert max(len(line) for line in text.splitlines()) <= 100
+
+
+def test_peer_failure_and_old_style_breaks():
+    ins, _ = _summary(peer("comp_failure.log"))
+    (err,) = ins.errors.errors
+    assert (err.stage, err.backend, err.inner_exception) == ("user_backend", "broken_backend", "RuntimeError")
+    ins, _ = _summary(peer("comp_metrics.log"))  # older torch: breaks only as restart_reasons
+    assert ins.graph_breaks.source == "restart_reasons"
+    assert [(b.count, b.compile_ids) for b in ins.graph_breaks.breaks] == [(2, ["[0/0]", "[1/0]"])]
+    ins, _ = _summary(peer("cache_hit_miss.log"))
+    assert ins.caches.overall == "mixed"
+    assert ins.caches.bypass_reasons[0][1] == 3
+
+
+def _chromium(name, ph, ts, compile_id="0/0"):
+    return envelope({"chromium_event": {}, **cid(0)}, json.dumps(
+        {"name": name, "ph": ph, "ts": ts, "pid": 0, "tid": 0, "cat": "dynamo_timed", "args": {"compile_id": compile_id}}))
+
+
+def test_cut_log_and_hostile_text(tmp_path):
+    hostile = "<script>alert(1)</script>"
+    log = tmp_path / "cut.log"
+    log.write_text("".join([
+        envelope({"dynamo_start": {"stack": []}, **cid(0)}),
+        _chromium("dynamo", "B", 1_000_000),
+        _chromium("bytecode_tracing", "B", 1_000_100),
+        _chromium("bytecode_tracing", "E", 1_200_000),
+        _chromium("nonsense_end", "E", 1_250_000),  # an end without a begin
+        _chromium("backend_compile", "B", 1_300_000),  # never ends: the log is cut
+        envelope({"artifact": {"name": "dynamo_graph_break_reason", "encoding": "string"}, **cid(0)},
+                 f"Graph break in user code at /u/{hostile}.py:7\nGraph Break Reason: {hostile}\n"),
+        envelope({"artifact": {"name": "recompile_reasons", "encoding": "json"}, **cid(0, 1)}, "{not json"),
+        envelope({"artifact": {"name": "fx_graph_cache_bypass", "encoding": "json"}, **cid(0, 1)}, "[1, 2]"),
+        envelope({"compilation_metrics": {"fail_type": hostile, "fail_reason": None, "co_name": hostile}, **cid(0, 1)}),
+    ]))
+    ins, _ = _summary(log)
+    (row,) = ins.compile_time.timeline
+    assert row.incomplete and row.duration_s == pytest.approx(0.3)
+    assert [s.phase for s in row.segments] == ["dynamo"]  # the cut backend_compile has no time after its start
+    assert ins.graph_breaks.breaks[0].reason == hostile
+    assert ins.recompiles.frames[0].steps[0].guard.guard == "{not json"
+    assert ins.caches.compiles[0].events[0].outcome == "bypass"
+    assert ins.errors.errors[0].stage == "dynamo"
+    out = tmp_path / "out"
+    report(log, out)
+    html = (out / "index.html").read_text()
+    assert hostile not in html and "&lt;script&gt;alert(1)&lt;/script&gt;" in html
