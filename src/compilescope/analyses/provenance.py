@@ -1,0 +1,576 @@
+"""Inductor provenance: from a generated kernel back to graph nodes and the user's source line.
+
+With ``INDUCTOR_PROVENANCE=1`` torch logs, per Inductor graph, the artifact
+``inductor_provenance_tracking_node_mappings`` (node and kernel *names*: pre-grad
+node -> post-grad nodes, kernel -> post-grad nodes, and back) and
+``inductor_provenance_tracking_kernel_stack_traces`` (kernel -> user stack traces).
+Here the names become *line numbers* in the three texts a reader looks at: the
+graph Inductor received (pre-grad), the post-grad graph, and the generated code
+(Python wrapper for JIT, C++ wrapper for AOTInductor).
+
+The line numbers are those tlparse 0.4.3 computes with ``--inductor-provenance``
+(``convert_node_mappings_to_line_numbers``), so the two tools can be diffed, with
+two corrections where tlparse is wrong (see ``_debug_handle_split`` and
+``code_lines``). On top of that:
+
+- a compile id that ran Inductor twice (forward and backward of a training step)
+  gets one section per graph instead of tlparse's mix of the last artifacts;
+- a kernel the node mappings do not cover (torch 2.13 logs only ``{"version": 2.0}``
+  for the backward) is mapped to post-grad nodes through the user source line its
+  stack trace names, marked as *inferred*.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any, Iterable
+
+import orjson
+
+from ..model.ids import CompileId
+from ..model.payloads import PayloadRef
+from ..model.trace import JSON, Artifact, Compile, Trace
+
+LineMap = dict[int, list[int]]  # line number -> line numbers (1-based)
+MAP_KEYS = ("preToPost", "postToPre", "pyCodeToPost", "postToPyCode", "cppCodeToPost", "postToCppCode")
+
+NODE_MAPPINGS = "inductor_provenance_tracking_node_mappings"
+KERNEL_STACK_TRACES = "inductor_provenance_tracking_kernel_stack_traces"
+# Which artifacts fill the panels, in tlparse's order of preference.
+PRE_GRAD = ("before_pre_grad_graph", "inductor_pre_grad_graph")
+POST_GRAD = ("after_post_grad_graph", "inductor_post_grad_graph")
+PY_CODE = "inductor_output_code"
+CPP_CODE = "inductor_aot_wrapper_code"
+
+
+# --- texts as lines -------------------------------------------------------------------------------
+
+
+def text_lines(text: str) -> list[str]:
+    """Lines as tlparse (Rust ``str::lines``) sees them: split on \\n, one trailing \\r dropped."""
+    parts = text.split("\n")
+    if parts[-1] == "":
+        parts.pop()
+    return [p[:-1] if p.endswith("\r") else p for p in parts]
+
+
+def code_lines(text: str) -> list[str]:
+    """The generated code as its panel shows it: without the empty lines it starts with.
+
+    tlparse numbers C++ lines after dropping them, and Python lines from the
+    ``# AOT ID:`` line torch writes first; both agree with this numbering whenever
+    that line is the first one (always, in torch's output). Without it tlparse's
+    Python line numbers are one too high (a tlparse bug, pinned by a test).
+    """
+    lines = text_lines(text)
+    start = 0
+    while start < len(lines) and lines[start] == "":
+        start += 1
+    return lines[start:]
+
+
+def leading_empty_lines(text: str) -> int:
+    return len(text_lines(text)) - len(code_lines(text))
+
+
+# --- names -> line numbers (tlparse's rules) -----------------------------------------------------
+
+
+def node_name(line: str) -> str | None:
+    """The FX node a graph line defines: the text before '=' and then before ':'."""
+    stripped = line.strip()
+    if not stripped or stripped.startswith("#"):
+        return None
+    name = stripped.split("=", 1)[0].split(":", 1)[0].strip()
+    return name or None
+
+
+def node_lines(lines: list[str]) -> dict[str, int]:
+    found: dict[str, int] = {}
+    for i, line in enumerate(lines):
+        name = node_name(line)
+        if name is not None:
+            found[name] = i + 1  # a name defined twice: the last line wins, as in tlparse
+    return found
+
+
+def _debug_handle_split(kernel: str) -> str:
+    """``kernel:N`` -> ``kernel``. The handle is the last ':' part; kernel names may hold colons.
+
+    tlparse cuts Python kernel names at the *first* colon (C++ ones at the last):
+    wrong for a name like ``ns::kernel:3`` (pinned by a test)."""
+    return kernel.rsplit(":", 1)[0] if ":" in kernel else kernel
+
+
+def _python_start(lines: list[str]) -> int:
+    for i, line in enumerate(lines):
+        if "def" in line and "call" in line and "(args)" in line:
+            return i
+    return 0
+
+
+def _cpp_start(lines: list[str]) -> int:
+    for i, line in enumerate(lines):
+        if "::run_impl(" in line:
+            return i
+    return 0
+
+
+def _not_starting(line: str, prefix: str) -> bool:
+    stripped = line.strip()
+    return bool(stripped) and not stripped.startswith(prefix)
+
+
+def kernel_lines(lines: list[str], kernels: Iterable[str], language: str) -> dict[str, list[int]]:
+    """Where each kernel (``name`` or ``name:handle``) is called in the generated code.
+
+    Only the wrapper's run function counts (``def call(args)`` / ``::run_impl(``; the
+    whole text if absent). A name with a debug handle is found in the comment torch
+    writes above its call, and maps to the next line naming the kernel; otherwise (or
+    if that comment is missing) every line naming the kernel counts.
+    """
+    python = language == "python"
+    start = _python_start(lines) if python else _cpp_start(lines)
+    result: dict[str, list[int]] = {}
+    for kernel in kernels:
+        pure = _debug_handle_split(kernel)
+        found: list[int] = []
+        if ":" in kernel:
+            for i in range(start, len(lines)):
+                line = lines[i]
+                if python:
+                    if kernel in line:
+                        nxt = next((j for j in range(i + 1, len(lines)) if pure in lines[j]), None)
+                        if nxt is not None:
+                            found.append(nxt + 1)
+                        break
+                elif _not_starting(line, "def") and _not_starting(line, "static inline void") and kernel in line:
+                    nxt = next((j for j in range(i + 1, len(lines)) if pure in lines[j] and "_xnumel = " not in lines[j]), None)
+                    if nxt is not None:
+                        found.append(nxt + 1)
+                        break
+        if not found:
+            found = [i + 1 for i in range(start, len(lines)) if pure in lines[i]]
+        if found:
+            result[kernel] = found
+    return result
+
+
+def _names_to_lines(mapping: dict, source: dict[str, int], target: dict[str, int]) -> LineMap:
+    result: LineMap = {}
+    for name in sorted(mapping):  # tlparse reads the JSON into a sorted map; later names win a shared line
+        line = source.get(name)
+        targets = [target[t] for t in _names(mapping[name]) if t in target]
+        if line is not None and targets:
+            result[line] = targets
+    return result
+
+
+def _kernels_to_post(mapping: dict, kernels: dict[str, list[int]], post: dict[str, int]) -> LineMap:
+    result: LineMap = {}
+    for kernel in sorted(mapping):
+        targets = [post[n] for n in _names(mapping[kernel]) if n in post]
+        if targets:
+            for line in kernels.get(kernel, ()):
+                result[line] = targets
+    return result
+
+
+def _post_to_kernels(mapping: dict, post: dict[str, int], kernels: dict[str, list[int]]) -> LineMap:
+    result: LineMap = {}
+    for node in sorted(mapping):
+        targets = [line for k in _names(mapping[node]) for line in kernels.get(k, ())]
+        if node in post and targets:
+            result[post[node]] = targets
+    return result
+
+
+def _names(value: Any) -> list[str]:
+    return [v for v in value if isinstance(v, str)] if isinstance(value, list) else []
+
+
+def _dict(value: Any) -> dict:
+    return value if isinstance(value, dict) else {}
+
+
+def line_mappings(node_mappings: dict, pre: list[str], post: list[str], py_code: list[str], cpp_code: list[str]) -> dict[str, LineMap]:
+    """The six line maps of tlparse's ``lineMappings`` from node mappings and the panel texts."""
+    pre_nodes, post_nodes = node_lines(pre), node_lines(post)
+    code_to_post = _dict(node_mappings.get("cppCodeToPost"))  # named "cpp" but holds every kernel
+    post_to_code = _dict(node_mappings.get("postToCppCode"))
+    py_kernels = kernel_lines(py_code, sorted(code_to_post), "python")
+    cpp_kernels = kernel_lines(cpp_code, sorted(code_to_post), "cpp")
+    return {
+        "preToPost": _names_to_lines(_dict(node_mappings.get("preToPost")), pre_nodes, post_nodes),
+        "postToPre": _names_to_lines(_dict(node_mappings.get("postToPre")), post_nodes, pre_nodes),
+        "pyCodeToPost": _kernels_to_post(code_to_post, py_kernels, post_nodes),
+        "postToPyCode": _post_to_kernels(post_to_code, post_nodes, py_kernels),
+        "cppCodeToPost": _kernels_to_post(code_to_post, cpp_kernels, post_nodes),
+        "postToCppCode": _post_to_kernels(post_to_code, post_nodes, cpp_kernels),
+    }
+
+
+# --- kernel stack traces -------------------------------------------------------------------------
+
+
+@dataclass(slots=True)
+class UserLine:
+    """One frame of a kernel's user stack: where in the user's program the kernel came from."""
+
+    file: str
+    line: int
+    function: str | None
+    code: str | None
+
+    @property
+    def location(self) -> str:
+        return f"{self.file}:{self.line}"
+
+    def to_json(self) -> dict[str, Any]:
+        return {"file": self.file, "line": self.line, "function": self.function, "code": self.code}
+
+
+@dataclass(slots=True)
+class KernelTrace:
+    name: str  # as logged, e.g. "triton_poi_fused_mul_1:2"
+    kernel: str  # without the debug handle
+    debug_handle: str | None  # "2": one per call site of the kernel
+    traces: list[str]  # the stack traces as logged, readable (\\n turned into newlines)
+    frames: list[list[UserLine]]  # each trace's frames, outermost first
+
+    @property
+    def anchor(self) -> str:
+        return kernel_anchor(self.name)
+
+    @property
+    def user_lines(self) -> list[UserLine]:
+        """The innermost frame of each stack (the line that produced the kernel), without repeats."""
+        seen, result = set(), []
+        for frames in self.frames:
+            if frames and (frames[-1].file, frames[-1].line) not in seen:
+                seen.add((frames[-1].file, frames[-1].line))
+                result.append(frames[-1])
+        return result
+
+    def to_json(self) -> dict[str, Any]:
+        return {"name": self.name, "kernel": self.kernel, "debug_handle": self.debug_handle,
+                "user_lines": [u.to_json() for u in self.user_lines]}
+
+
+def kernel_anchor(name: str) -> str:
+    return "kernel-" + re.sub(r"[^A-Za-z0-9_.-]", "-", name)
+
+
+_FRAME = re.compile(r'^\s*File "(?P<file>[^"]*)", line (?P<line>\d+)(?:, in (?P<function>.+))?\s*$')
+_MARKER = re.compile(r"^\s*[\^~]+\s*$")  # the ^^^^ under the code
+
+
+def parse_stack_trace(text: str) -> list[UserLine]:
+    frames: list[UserLine] = []
+    for line in text.split("\n"):
+        m = _FRAME.match(line)
+        if m:
+            frames.append(UserLine(m["file"], int(m["line"]), m["function"], None))
+        elif frames and frames[-1].code is None and line.strip() and not _MARKER.match(line):
+            frames[-1].code = line.strip()
+    return frames
+
+
+def _call_order(name: str) -> tuple:
+    """Kernels by debug handle (the order of their calls), then by name."""
+    handle = name.rpartition(":")[2]
+    return (0, int(handle), name) if ":" in name and handle.isdigit() else (1, 0, name)
+
+
+def kernel_traces(text: str) -> list[KernelTrace]:
+    """``inductor_provenance_tracking_kernel_stack_traces``: kernel -> list of stack trace strings."""
+    try:
+        data = orjson.loads(text)
+    except orjson.JSONDecodeError:
+        return []
+    if not isinstance(data, dict):
+        return []
+    result = []
+    for name in sorted(data, key=_call_order):
+        value = data[name]
+        raw = value if isinstance(value, list) else [value]
+        # Some torch versions log the newlines escaped (a literal backslash-n).
+        traces = [(t if isinstance(t, str) else orjson.dumps(t).decode()).replace("\\n", "\n").rstrip("\n") for t in raw]
+        kernel, _, handle = name.rpartition(":") if ":" in name else (name, "", "")
+        result.append(KernelTrace(name, kernel, handle or None, traces, [parse_stack_trace(t) for t in traces]))
+    return result
+
+
+# --- inferred mappings ---------------------------------------------------------------------------
+
+_SOURCE_COMMENT = re.compile(r"^\s*# File: (?P<file>.*):(?P<line>\d+) in ")
+_NO_SOURCE = re.compile(r"^\s*# No stacktrace found")
+_OP = re.compile(r"=\s*torch\.ops\.\w+\.(\w+)\.")
+_KERNEL_OPS = re.compile(r"(?:^|_)fused_(?P<ops>.+?)(?:_\d+)?$")
+
+
+def _post_node_sources(lines: list[str]) -> list[tuple[int, str, str | None, tuple[str, int] | None]]:
+    """(line, node, op, user file:line) for each node of a post-grad graph, from FX's '# File:' comments."""
+    result = []
+    source: tuple[str, int] | None = None
+    for i, line in enumerate(lines):
+        m = _SOURCE_COMMENT.match(line)
+        if m:
+            source = (m["file"], int(m["line"]))
+            continue
+        if _NO_SOURCE.match(line):
+            source = None
+            continue
+        name = node_name(line)
+        if name is None or " " in name or "(" in name:  # not a node: class/def/return lines
+            continue
+        op = _OP.search(line)
+        result.append((i + 1, name, op.group(1) if op else None, source))
+    return result
+
+
+def _kernel_ops(kernel: str) -> str:
+    """The op names a kernel is named after: ``cpp_fused_relu_threshold_backward_0`` -> ``relu_threshold_backward``."""
+    base = kernel.rsplit(".", 1)[-1]  # extern_kernels.mm -> mm
+    m = _KERNEL_OPS.search(base)
+    return m["ops"] if m else base
+
+
+def _names_op(ops: str, op: str | None) -> bool:
+    return bool(op) and re.search(rf"(?:^|_){re.escape(op)}(?:_|$)", ops) is not None
+
+
+def infer_kernel_nodes(kernels: list[KernelTrace], post: list[str]) -> dict[str, list[int]]:
+    """Post-grad node lines for kernels the node mappings leave out, through their user source line.
+
+    Candidates are the nodes FX attributes to a line of the kernel's stack; of those,
+    the nodes whose op the kernel is named after, else the candidates no other kernel
+    is named after, else all candidates.
+    """
+    nodes = _post_node_sources(post)
+    candidates: dict[str, list[tuple[int, str, str | None]]] = {}
+    for k in kernels:
+        places = {(f.file, f.line) for frames in k.frames for f in frames}
+        candidates[k.name] = [(line, name, op) for line, name, op, src in nodes if src in places]
+    named = {k.name: [c for c in candidates[k.name] if _names_op(_kernel_ops(k.kernel), c[2])] for k in kernels}
+    claimed = {c[0] for cs in named.values() for c in cs}
+    result = {}
+    for k in kernels:
+        chosen = named[k.name] or [c for c in candidates[k.name] if c[0] not in claimed] or candidates[k.name]
+        if chosen:
+            result[k.name] = [c[0] for c in chosen]
+    return result
+
+
+# --- per compile id ------------------------------------------------------------------------------
+
+
+@dataclass(slots=True)
+class Panel:
+    """One of the three texts: which artifact, and how many leading lines the panel drops."""
+
+    title: str
+    artifact_number: int | None = None
+    payload: PayloadRef | None = None
+    skip: int = 0
+
+
+@dataclass
+class ProvenanceSection:
+    """One Inductor graph: its three panels and the line maps between them."""
+
+    title: str
+    language: str  # of the generated code: "python" (JIT) | "cpp" (AOTInductor wrapper)
+    pre: Panel
+    post: Panel
+    code: Panel
+    mappings: dict[str, LineMap]  # the six maps, as tlparse computes them
+    inferred_code_to_post: LineMap = field(default_factory=dict)
+    inferred_post_to_code: LineMap = field(default_factory=dict)
+    code_kernels: dict[int, list[str]] = field(default_factory=dict)  # code line -> kernels called there
+    kernels: list[KernelTrace] = field(default_factory=list)
+    kernel_traces_artifact: int | None = None  # the kernel page's artifact
+
+    @property
+    def code_to_post(self) -> LineMap:
+        return self.mappings["pyCodeToPost" if self.language == "python" else "cppCodeToPost"]
+
+    @property
+    def post_to_code(self) -> LineMap:
+        return self.mappings["postToPyCode" if self.language == "python" else "postToCppCode"]
+
+    def mapped_lines(self) -> dict[str, set[int]]:
+        """The lines each panel shows in bold: those the mappings cover."""
+        m = self.mappings
+        return {
+            "pre": set(m["preToPost"]),
+            "post": set(m["postToPre"]) | set(self.post_to_code) | set(self.inferred_post_to_code),
+            "code": set(self.code_to_post) | set(self.inferred_code_to_post),
+        }
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "title": self.title,
+            "language": self.language,
+            "artifacts": {p: getattr(self, p).artifact_number for p in ("pre", "post", "code")},
+            **{k: _json_map(v) for k, v in self.mappings.items()},
+            "inferredCodeToPost": _json_map(self.inferred_code_to_post),
+            "inferredPostToCode": _json_map(self.inferred_post_to_code),
+            "codeKernels": {str(k): v for k, v in sorted(self.code_kernels.items())},
+            "kernels": [k.to_json() for k in self.kernels],
+        }
+
+
+def _json_map(m: LineMap) -> dict[str, list[int]]:
+    return {str(k): v for k, v in sorted(m.items())}
+
+
+@dataclass
+class CompileProvenance:
+    compile_id: CompileId | None
+    dir_name: str
+    line_mappings: dict[str, LineMap]  # what tlparse 0.4.3 -i computes for this compile id
+    sections: list[ProvenanceSection]
+
+    def to_json(self) -> dict[str, Any]:
+        return {**{k: _json_map(v) for k, v in self.line_mappings.items()},
+                "sections": [s.to_json() for s in self.sections]}
+
+
+@dataclass
+class Provenance:
+    compiles: dict[CompileId | None, CompileProvenance] = field(default_factory=dict)
+    kernels: dict[int, list[KernelTrace]] = field(default_factory=dict)  # stack traces artifact number -> kernels
+
+    def to_json(self) -> dict[str, Any]:
+        return {c.dir_name: c.to_json() for c in self.compiles.values()}
+
+
+def _named(artifacts: list[Artifact], prefix: str) -> list[Artifact]:
+    # tlparse matches output file names by prefix ("inductor_output_code_<hash>.html" too).
+    return [a for a in artifacts if a.filename.startswith(prefix) and a.payload is not None]
+
+
+def _first_kind(artifacts: list[Artifact], prefixes: tuple[str, ...]) -> list[Artifact]:
+    for prefix in prefixes:
+        found = _named(artifacts, prefix)
+        if found:
+            return found
+    return []
+
+
+def _code_title(lines: list[str], fallback: str) -> str:
+    for line in lines[:3]:
+        m = re.match(r"#\s*AOT ID:\s*\[?'?([^'\]]*)", line)
+        if m and m.group(1):
+            return m.group(1)
+    return fallback
+
+
+def _json_dict(text: str) -> dict:
+    try:
+        return _dict(orjson.loads(text))
+    except orjson.JSONDecodeError:
+        return {}
+
+
+def _panel(a: Artifact | None, what: str, skip: int = 0) -> Panel:
+    if a is None:
+        return Panel(f"{what} (not in the log)")
+    return Panel(a.name, a.number, a.payload, skip)
+
+
+def compile_provenance(trace: Trace, entry: Compile) -> CompileProvenance | None:
+    arts = entry.artifacts
+    mappings = [a for a in _named(arts, NODE_MAPPINGS) if a.display == JSON]
+    if not mappings:
+        return None
+    pres = _first_kind(arts, PRE_GRAD)
+    posts = _first_kind(arts, POST_GRAD)
+    py_codes, cpp_codes = _named(arts, PY_CODE), _named(arts, CPP_CODE)
+    traces = [a for a in _named(arts, KERNEL_STACK_TRACES) if a.display == JSON]
+    codes = cpp_codes or py_codes
+    pre = pres[-1] if pres else None
+
+    def last(xs: list[Artifact]) -> Artifact | None:
+        return xs[-1] if xs else None
+
+    def text(a: Artifact | None) -> str:  # payloads are read here, one at a time, not kept
+        return trace.payload_text(a.payload) if a is not None else ""
+
+    # One section per Inductor graph when the artifacts pair up (forward, backward, ...);
+    # otherwise one section of the last of each, which is what tlparse shows.
+    n = len(mappings)
+    if n > 1 and len(posts) == n and len(codes) == n:
+        groups = [(mappings[i], posts[i], codes[i], traces[i] if len(traces) == n else last(traces)) for i in range(n)]
+    else:
+        groups = [(mappings[-1], last(posts), last(codes), last(traces))]
+
+    pre_lines = text_lines(text(pre))
+    sections = []
+    for i, (mapping_a, post_a, code_a, traces_a) in enumerate(groups):
+        node_mappings = _json_dict(text(mapping_a))
+        post_lines = text_lines(text(post_a))
+        code_text = text(code_a)
+        lines = code_lines(code_text)
+        language = "cpp" if code_a is not None and code_a in cpp_codes else "python"
+        if len(groups) == 1:
+            # tlparse computes both code maps, each from the last artifact of its kind.
+            py_lines, cpp_lines = code_lines(text(last(py_codes))), code_lines(text(last(cpp_codes)))
+        else:
+            py_lines, cpp_lines = (lines, []) if language == "python" else ([], lines)
+        kernels = kernel_traces(text(traces_a)) if traces_a is not None else []
+        section = ProvenanceSection(
+            title=_code_title(lines, "AOTInductor" if language == "cpp" else f"graph {i + 1}"),
+            language=language,
+            pre=_panel(pre, "pre-grad graph"),
+            post=_panel(post_a, "post-grad graph"),
+            code=_panel(code_a, "generated code", leading_empty_lines(code_text)),
+            mappings=line_mappings(node_mappings, pre_lines, post_lines, py_lines, cpp_lines),
+            kernels=kernels,
+            kernel_traces_artifact=traces_a.number if traces_a is not None else None,
+        )
+        _add_kernel_links(section, node_mappings, lines, post_lines)
+        sections.append(section)
+    if len(groups) == 1:
+        top = sections[0].mappings
+    else:  # what tlparse shows: the last artifact of each kind
+        top = line_mappings(_json_dict(text(mappings[-1])), pre_lines, text_lines(text(last(posts))),
+                            code_lines(text(last(py_codes))), code_lines(text(last(cpp_codes))))
+    return CompileProvenance(entry.compile_id, entry.dir_name, top, sections)
+
+
+def _add_kernel_links(section: ProvenanceSection, node_mappings: dict, code: list[str], post: list[str]) -> None:
+    """Which kernels each code line calls, and inferred maps for kernels the node mappings miss."""
+    mapped = set(_dict(node_mappings.get("cppCodeToPost")))
+    names = sorted(mapped | {k.name for k in section.kernels})
+    where = kernel_lines(code, names, section.language)
+    for name in names:
+        for line in where.get(name, ()):
+            section.code_kernels.setdefault(line, []).append(name)
+    unmapped = [k for k in section.kernels if k.name not in mapped and k.name in where]
+    for name, post_lines in infer_kernel_nodes(unmapped, post).items():
+        for line in where[name]:
+            if line not in section.code_to_post:
+                section.inferred_code_to_post.setdefault(line, []).extend(post_lines)
+        for p in post_lines:
+            if p not in section.post_to_code:
+                section.inferred_post_to_code.setdefault(p, []).extend(where[name])
+
+
+def analyze_provenance(trace: Trace) -> Provenance:
+    result = Provenance()
+    for entry in trace.compiles.values():
+        for a in entry.artifacts:
+            if a.readable and a.filename.startswith(KERNEL_STACK_TRACES):
+                result.kernels[a.number] = kernel_traces(trace.payload_text(a.payload))
+        found = compile_provenance(trace, entry)
+        if found is not None:
+            result.compiles[entry.compile_id] = found
+    return result
+
+
+def panel_lines(trace: Trace, panel: Panel) -> list[str]:
+    """The lines a panel shows, numbered from 1 as the mappings number them."""
+    return text_lines(trace.payload_text(panel.payload))[panel.skip:]

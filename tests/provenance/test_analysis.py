@@ -1,0 +1,79 @@
+"""The provenance analysis on its own: tlparse's line rules, stack traces, inference, and the page's safety."""
+
+from __future__ import annotations
+
+import json
+
+from compilescope.analyses.provenance import (
+    code_lines, infer_kernel_nodes, kernel_lines, kernel_traces, node_lines, parse_stack_trace, text_lines,
+)
+from compilescope.render.html.provenance import json_island
+
+from .helpers import POST_GRAD, our_line_mappings, provenance_log, python_code
+
+
+def test_text_lines_are_rusts():
+    assert text_lines("a\r\nb\n") == ["a", "b"]
+    assert text_lines("a\n\n") == ["a", ""]
+    assert text_lines("") == []
+    assert code_lines("\n\n#include <x>\n") == ["#include <x>"]
+
+
+def test_node_lines_last_definition_wins():
+    lines = ['x: "f32" = a', "# y = comment", "    y = b", 'x: "f32" = c']
+    assert node_lines(lines) == {"x": 4, "y": 3}
+
+
+def test_cpp_debug_handle_with_colons_in_kernel_name():
+    code = [
+        "void AOTInductorModel::run_impl(",
+        "    // [Provenance debug handles] at::native::kern:2",
+        "    at::native::kern(buf0);",
+        "    // [Provenance debug handles] at::native::kern:3",
+        "    at::native::kern(buf1);",
+    ]
+    found = kernel_lines(code, ["at::native::kern:2", "at::native::kern:3", "at::native::kern:9"], "cpp")
+    # A handle not in the code: every line naming the kernel.
+    assert found == {"at::native::kern:2": [3], "at::native::kern:3": [5], "at::native::kern:9": [2, 3, 4, 5]}
+
+
+def test_python_debug_handle_maps_to_the_call_after_the_comment():
+    code = text_lines(python_code("cpp_fused_relu_0"))
+    (line,) = kernel_lines(code, ["cpp_fused_relu_0:1"], "python")["cpp_fused_relu_0:1"]
+    assert code[line - 1].strip().startswith("cpp_fused_relu_0(arg0_1")
+
+
+def test_stack_traces_in_every_logged_format():
+    plain = '  File "/a/b.py", line 81, in forward\n    x = self.sigmoid(x)\n    ^^^^^^\n  File "/a/c.py", line 3, in f\n    g()\n'
+    no_indent = 'File "/a/b.py", line 82, in forward\n    d = a * 3.14'
+    escaped = '  File "/data/x.py", line 1\\n  foo()\\n'  # newlines logged as a literal backslash-n
+    frames = parse_stack_trace(plain)
+    assert [(f.file, f.line, f.function, f.code) for f in frames] == [("/a/b.py", 81, "forward", "x = self.sigmoid(x)"), ("/a/c.py", 3, "f", "g()")]
+    kernels = kernel_traces(json.dumps({"k:2": [no_indent], "k:1": [escaped], "other": plain}))
+    assert [k.name for k in kernels] == ["k:1", "k:2", "other"]  # call order (debug handle), then name
+    assert [(u.file, u.line, u.code) for u in kernels[0].user_lines] == [("/data/x.py", 1, "foo()")]
+    assert kernels[1].debug_handle == "2" and kernels[1].kernel == "k"
+    assert kernels[1].user_lines[0].code == "d = a * 3.14"
+    assert kernels[2].user_lines[0].location == "/a/c.py:3"  # the innermost frame
+    assert kernel_traces("not json") == [] and kernel_traces("[1]") == []
+
+
+def test_inferred_nodes_prefer_the_op_the_kernel_is_named_after():
+    post = text_lines(POST_GRAD)
+    (k,) = kernel_traces(json.dumps({"cpp_fused_relu_0:1": ['  File "/home/me/prog.py", line 7, in forward\n    y = x.relu()\n']}))
+    assert infer_kernel_nodes([k], post) == {"cpp_fused_relu_0:1": [4]}
+    (elsewhere,) = kernel_traces(json.dumps({"cpp_fused_relu_0:1": ['  File "/home/me/other.py", line 7, in f\n']}))
+    assert infer_kernel_nodes([elsewhere], post) == {}
+
+
+def test_log_text_cannot_break_out_of_the_page(tmp_path):
+    """Node names and code come from the log: escaped in the panels, and in the JSON island."""
+    evil = "</script><script>alert(1)</script>"
+    code = python_code("cpp_fused_relu_0").replace("import torch", f"import torch  # {evil}")
+    log = tmp_path / "evil.log"
+    log.write_text(provenance_log(code, "cpp_fused_relu_0", traces={"cpp_fused_relu_0:1": [f'  File "{evil}", line 1, in f\n']}))
+    our_line_mappings(log, tmp_path / "out")
+    for page in [tmp_path / "out/provenance/-_0_0_0.html", *tmp_path.glob("out/-_0_0_0/*_readable.html")]:
+        html = page.read_text()
+        assert "<script>alert" not in html, page
+    assert "<" not in json_island({"a": evil}) and json.loads(str(json_island({"a": evil}))) == {"a": evil}

@@ -1,0 +1,82 @@
+"""The provenance page in headless Chromium: clicking a post-grad node highlights where it came from and what it became."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from ..browser import browser_page
+from ..conftest import peer, report, torch213
+
+pytestmark = pytest.mark.browser
+
+
+def _classes(page, selector: str) -> str:
+    return page.locator(selector).get_attribute("class") or ""
+
+
+def test_click_post_grad_node_highlights_pre_grad_and_code(tmp_path):
+    out = tmp_path / "out"
+    report(peer("inductor_provenance_jit_debug_handle_log.txt"), out)
+    maps = json.loads((out / "provenance" / "-_0_0_0.json").read_text())
+    post = 18  # mm_default: from pre-grad `y = torch.addmm(...)`, computed by extern_kernels.mm:5
+    (pre,) = maps["postToPre"][str(post)]
+    (code,) = maps["postToPyCode"][str(post)]
+    with browser_page() as page:
+        page.goto((out / "index.html").as_uri())
+        page.click("a.provenance-link")
+        page.wait_for_load_state()
+        assert page.url.endswith("provenance/-_0_0_0.html")
+        assert "mm_default" in page.inner_text(f"#s0-post-L{post}")
+        assert "m" in _classes(page, f"#s0-post-L{post}").split()  # mapped lines are bold
+        page.click(f"#s0-post-L{post} .ln")
+        assert "sel" in _classes(page, f"#s0-post-L{post}").split()
+        assert "rel" in _classes(page, f"#s0-pre-L{pre}").split()
+        assert "rel" in _classes(page, f"#s0-code-L{code}").split()
+        assert "extern_kernels.mm(" in page.inner_text(f"#s0-code-L{code}")
+        assert page.locator(".pl.rel").count() == 2
+        # Scrolled into view inside its panel.
+        assert page.evaluate(f"""() => {{
+            const body = document.querySelector('#s0 [data-panel=code] .prov-body'), r = document.getElementById('s0-code-L{code}').getBoundingClientRect(), b = body.getBoundingClientRect();
+            return body.scrollTop > 0 && r.top >= b.top && r.bottom <= b.bottom; }}""")
+        # Hovering another line previews it; leaving the panel restores the clicked selection.
+        page.hover("#s0-pre-L11 .ln")
+        assert "sel" in _classes(page, "#s0-pre-L11").split() and "rel" not in _classes(page, f"#s0-pre-L{pre}")
+        page.mouse.move(1, 1)
+        assert "sel" in _classes(page, f"#s0-post-L{post}").split()
+        # Keyboard: the next mapped line of the focused panel.
+        page.keyboard.press("j")
+        nxt = min(int(n) for n in maps["postToPre"] if int(n) > post)
+        assert "sel" in _classes(page, f"#s0-post-L{nxt}").split()
+        page.keyboard.press("Escape")
+        assert page.locator(".pl.sel, .pl.rel").count() == 0
+        assert page.console_errors == []
+        assert page.external_requests == []
+
+
+def test_backward_tab_and_kernel_page_links(tmp_path):
+    out = tmp_path / "out"
+    report(torch213("provenance.log"), out)
+    with browser_page() as page:
+        page.goto((out / "-_0_0_0" / "index.html").as_uri())
+        page.click("a.provenance-link")
+        page.wait_for_load_state()
+        assert page.locator("#s1").is_hidden()
+        page.click(".prov-tabs button >> text=0_backward")
+        assert page.locator("#s1").is_visible() and page.locator("#s0").is_hidden()
+        page.click("#s1-post-L8 .ln")  # sum_1: inferred from the user line for cpp_fused_sum_1
+        assert "inf" in _classes(page, "#s1-code-L123").split()
+        # The code panel links a kernel call to the user source lines it came from ...
+        page.click("#s1-code-L123 a.kl")
+        page.wait_for_load_state()
+        assert page.url.endswith("_readable.html#kernel-cpp_fused_sum_1-3")
+        row = page.locator("#kernel-cpp_fused_sum_1-3")
+        assert "provenance.py:24" in row.inner_text() and "return torch.relu(self.lin(x))" in row.inner_text()
+        # ... and back to its call site, selected.
+        row.locator("text=call site 1").click()
+        page.wait_for_load_state()
+        assert page.locator("#s1").is_visible()
+        assert "sel" in _classes(page, "#s1-code-L123").split()
+        assert page.console_errors == []
+        assert page.external_requests == []
