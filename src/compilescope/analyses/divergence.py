@@ -1,0 +1,450 @@
+"""Cross-rank analysis: where the ranks of one distributed job compiled differently.
+
+Pure functions of RankSummary lists (never of traces or rendered files), so the
+landing page of a job with thousands of ranks costs only their summaries.
+When ranks differ, each finding names the groups of ranks that agree, largest
+group first, so the odd ranks out stand out.
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections import defaultdict
+from dataclasses import asdict, dataclass, field
+from typing import Any, Callable, Hashable, Iterable
+
+from ..model.ids import CompileId
+from .rank_summary import RankSummary, collective_kind
+
+COMPILE_IDS = "compile_ids"
+CACHE = "cache"
+COLLECTIVES = "collectives"
+TENSOR_META = "tensor_meta"
+DIVERGENCE_TITLES = {
+    COMPILE_IDS: "Ranks compiled different sets of compile ids",
+    CACHE: "Ranks had different cache hit/miss sequences",
+    COLLECTIVES: "Ranks scheduled different collective operation sequences",
+    TENSOR_META: "Ranks compiled graphs with different tensor metadata (shapes, strides, dtypes)",
+}
+MAX_DETAILS = 20  # per finding: the rest is summarised as "and N more"
+
+
+def rank_list(ranks: Iterable[int]) -> str:
+    """"0-4, 7, 9": runs of three or more consecutive ranks are shortened (thousands of ranks stay readable)."""
+    ranks = sorted(set(ranks))
+    parts: list[str] = []
+    i = 0
+    while i < len(ranks):
+        j = i
+        while j + 1 < len(ranks) and ranks[j + 1] == ranks[j] + 1:
+            j += 1
+        if j - i >= 2:
+            parts.append(f"{ranks[i]}-{ranks[j]}")
+        else:
+            parts.extend(str(r) for r in ranks[i : j + 1])
+        i = j + 1
+    return ", ".join(parts)
+
+
+@dataclass
+class RankGroup:
+    ranks: list[int]
+    what: str  # what these ranks share, for people
+
+    @property
+    def label(self) -> str:
+        return rank_list(self.ranks)
+
+    @property
+    def noun(self) -> str:
+        return "rank" if len(self.ranks) == 1 else "ranks"
+
+
+@dataclass
+class Divergence:
+    kind: str  # COMPILE_IDS | CACHE | COLLECTIVES | TENSOR_META
+    groups: list[RankGroup]  # largest first
+    details: list[str] = field(default_factory=list)  # e.g. which compile ids only some ranks have
+
+    @property
+    def title(self) -> str:
+        return DIVERGENCE_TITLES[self.kind]
+
+
+@dataclass
+class GraphRuntimeDelta:
+    graph: str
+    fastest_rank: int
+    fastest_ms: float
+    slowest_rank: int
+    slowest_ms: float
+    delta_ms: float
+    ranks: int  # ranks that compiled this graph
+
+
+@dataclass
+class RuntimeAnalysis:
+    available: bool  # False when ranks compiled different numbers of graphs
+    graphs: list[GraphRuntimeDelta]
+    graph_counts: list[RankGroup]  # ranks grouped by how many graphs have runtime estimates
+
+
+@dataclass
+class ExecOrderRow:
+    index: int
+    by_rank: dict[int, str]  # rank -> compile id executed at this position
+    schedule_mismatch: bool  # the graphs run here schedule different collectives
+    cache_mismatch: bool  # the graphs run here had different cache outcomes
+
+    @property
+    def order_differs(self) -> bool:
+        return len(set(self.by_rank.values())) > 1
+
+    def groups(self) -> list[RankGroup]:
+        return _group(self.by_rank, lambda cid: cid, lambda cid: cid)
+
+
+@dataclass
+class ExecOrderAnalysis:
+    ranks: list[int]  # ranks that logged graph_execution
+    order_differs: bool
+    schedule_mismatch_ranks: list[int]
+    cache_mismatch_ranks: list[int]
+    rows: list[ExecOrderRow]  # positions where ranks ran different graphs or the graphs disagree
+
+
+@dataclass
+class ParityRow:
+    rank: int
+    graph: str
+    dir_name: str
+    offset: int  # sum over collective kinds of |scheduled - in output code|
+    missing_waits: int  # collectives in the output code without a wait_tensor
+    scheduled: dict[str, int]
+    in_code: dict[str, int]
+    waits: int
+
+
+@dataclass
+class CollectivesParity:
+    graphs_checked: int  # graphs with both a collective schedule and output code
+    rows: list[ParityRow]  # graphs where the code and the schedule disagree
+
+
+@dataclass
+class CompileTimeSkew:
+    ranks: list[int]
+    seconds: list[float]  # compile time of each rank, same order
+    fastest_rank: int | None = None
+    slowest_rank: int | None = None
+    median_s: float = 0.0
+    skew_s: float = 0.0  # slowest - fastest
+
+
+@dataclass
+class MultiRankAnalysis:
+    ranks: list[int]  # every rank, including those whose log could not be read
+    failed_ranks: list[int]
+    divergences: list[Divergence]
+    runtime: RuntimeAnalysis | None  # None: no rank logged runtime estimates
+    tensor_meta_ranks: list[int]  # ranks with tensor metadata
+    tensor_meta_graphs: list[tuple[str, list[RankGroup]]]  # graphs whose metadata differs across ranks
+    exec_order: ExecOrderAnalysis | None  # None: fewer than two ranks logged graph_execution
+    parity: CollectivesParity
+    compile_time: CompileTimeSkew
+
+    def divergence(self, kind: str) -> Divergence | None:
+        return next((d for d in self.divergences if d.kind == kind), None)
+
+    def to_json(self) -> dict[str, Any]:
+        doc = asdict(self)
+        for d, div in zip(doc["divergences"], self.divergences):
+            d["title"] = div.title
+        if doc["exec_order"]:
+            for row in doc["exec_order"]["rows"]:
+                row["by_rank"] = {str(r): cid for r, cid in row["by_rank"].items()}
+        doc["tensor_meta_graphs"] = [{"graph": g, "groups": groups} for g, groups in doc["tensor_meta_graphs"]]
+        return doc
+
+
+def analyze_ranks(summaries: list[RankSummary]) -> MultiRankAnalysis:
+    summaries = sorted(summaries, key=lambda s: s.rank)
+    ok = [s for s in summaries if s.ok]
+    divergences = [
+        d
+        for d in (
+            _compile_id_divergence(ok),
+            _cache_divergence(ok),
+            _collective_divergence(ok),
+            _tensor_meta_divergence(ok),
+        )
+        if d is not None
+    ]
+    meta_ranks, meta_graphs = _tensor_meta_graphs(ok)
+    return MultiRankAnalysis(
+        ranks=[s.rank for s in summaries],
+        failed_ranks=[s.rank for s in summaries if not s.ok],
+        divergences=divergences,
+        runtime=_runtime(ok),
+        tensor_meta_ranks=meta_ranks,
+        tensor_meta_graphs=meta_graphs,
+        exec_order=_exec_order(ok),
+        parity=collectives_parity(ok),
+        compile_time=_compile_time(ok),
+    )
+
+
+def multirank_json(summaries: list[RankSummary], analysis: MultiRankAnalysis) -> dict[str, Any]:
+    """Per-rank summaries and the cross-rank findings, JSON-able (for `summary --json` and the report)."""
+    return {
+        "ranks": [s.to_json() for s in sorted(summaries, key=lambda s: s.rank)],
+        "analysis": analysis.to_json(),
+    }
+
+
+# -- grouping ----------------------------------------------------------------------
+
+
+def _group(values: dict[int, Any], key: Callable[[Any], Hashable], describe: Callable[[Any], str]) -> list[RankGroup]:
+    """Ranks grouped by key(value), largest group first (then by lowest rank)."""
+    by_key: dict[Hashable, list[int]] = defaultdict(list)
+    sample: dict[Hashable, Any] = {}
+    for rank in sorted(values):
+        k = key(values[rank])
+        by_key[k].append(rank)
+        sample.setdefault(k, values[rank])
+    groups = [RankGroup(ranks, describe(sample[k])) for k, ranks in by_key.items()]
+    return sorted(groups, key=lambda g: (-len(g.ranks), g.ranks[0]))
+
+
+def _capped(lines: list[str]) -> list[str]:
+    if len(lines) <= MAX_DETAILS:
+        return lines
+    return lines[:MAX_DETAILS] + [f"… and {len(lines) - MAX_DETAILS} more"]
+
+
+def _plural(n: int, word: str, plural: str | None = None) -> str:
+    return f"{n} {word if n == 1 else (plural or word + 's')}"
+
+
+# -- divergences -------------------------------------------------------------------
+
+
+def _compile_id_divergence(ok: list[RankSummary]) -> Divergence | None:
+    sets = {s.rank: frozenset(s.compile_ids) for s in ok}
+    groups = _group(sets, lambda ids: ids, lambda ids: _plural(len(ids), "compile id"))
+    if len(groups) < 2:
+        return None
+    everywhere = frozenset.intersection(*sets.values())
+    where: dict[str, list[int]] = defaultdict(list)
+    for rank, ids in sorted(sets.items()):
+        for cid in ids - everywhere:
+            where[cid].append(rank)
+    details = [
+        f"{cid} compiled only on {'rank' if len(ranks) == 1 else 'ranks'} {rank_list(ranks)}"
+        for cid, ranks in sorted(where.items(), key=lambda kv: _graph_sort_key(kv[0]))
+    ]
+    return Divergence(COMPILE_IDS, groups, _capped(details))
+
+
+def _cache_divergence(ok: list[RankSummary]) -> Divergence | None:
+    seqs = {s.rank: tuple((name, state) for _, name, state in s.cache_sequence) for s in ok}
+    if not any(seqs.values()):
+        return None
+
+    def describe(seq: tuple) -> str:
+        if not seq:
+            return "no cache lookups"
+        counts = defaultdict(int)
+        for _, state in seq:
+            counts[state] += 1
+        shown = ", ".join(f"{name.replace('_cache', '').replace('_' + state, '')} {state}" for name, state in seq[:6])
+        more = ", …" if len(seq) > 6 else ""
+        totals = ", ".join(_plural(n, state, "misses" if state == "miss" else None) for state, n in counts.items())
+        return f"{totals}: {shown}{more}"
+
+    groups = _group(seqs, lambda seq: seq, describe)
+    return Divergence(CACHE, groups) if len(groups) > 1 else None
+
+
+def _short_op(op: str) -> str:
+    """torch.ops._c10d_functional.all_reduce_.default -> all_reduce_"""
+    for prefix in ("torch.ops._c10d_functional.", "torch.ops.c10d_functional.", "_c10d_functional."):
+        if op.startswith(prefix):
+            op = op[len(prefix) :]
+    return op.removesuffix(".default")
+
+
+def _collective_divergence(ok: list[RankSummary]) -> Divergence | None:
+    if not any(s.collective_schedules for s in ok):
+        return None
+    seqs = {s.rank: tuple(op for _, _, ops in s.collective_schedules for op in ops) for s in ok}
+
+    def describe(seq: tuple) -> str:
+        shown = ", ".join(_short_op(op) for op in seq[:12]) + (", …" if len(seq) > 12 else "")
+        return f"{_plural(len(seq), 'op')}: {shown}" if seq else "no collectives"
+
+    groups = _group(seqs, lambda seq: seq, describe)
+    if len(groups) < 2:
+        return None
+    # Where the sequences first part ways, graph by graph (what to look at first).
+    per_graph = {s.rank: {g: tuple(ops) for g, _, ops in s.collective_schedules} for s in ok}
+    graphs = sorted({g for m in per_graph.values() for g in m}, key=_graph_sort_key)
+    details = []
+    for graph in graphs:
+        values = {rank: m.get(graph) for rank, m in per_graph.items()}
+        gs = _group(values, lambda ops: ops, lambda ops: _plural(len(ops), "op") if ops is not None else "no schedule logged")
+        if len(gs) > 1:
+            details.append(f"graph {graph}: " + "; ".join(f"{g.noun} {g.label}: {g.what}" for g in gs))
+    return Divergence(COLLECTIVES, groups, _capped(details))
+
+
+def _tensor_meta_divergence(ok: list[RankSummary]) -> Divergence | None:
+    metas = {s.rank: s.tensor_meta for s in ok if s.tensor_meta}
+    groups = _group(
+        metas, lambda m: tuple(sorted(m.items())), lambda m: f"{_plural(len(m), 'graph')} with tensor metadata"
+    )
+    if len(groups) < 2:
+        return None
+    _, graphs = _tensor_meta_graphs(ok)
+    details = [f"graph {g}: " + "; ".join(f"{grp.noun} {grp.label}: {grp.what}" for grp in gs) for g, gs in graphs]
+    return Divergence(TENSOR_META, groups, _capped(details))
+
+
+def _tensor_meta_graphs(ok: list[RankSummary]) -> tuple[list[int], list[tuple[str, list[RankGroup]]]]:
+    metas = {s.rank: s.tensor_meta for s in ok if s.tensor_meta}
+    graphs = sorted({g for m in metas.values() for g in m}, key=_graph_sort_key)
+    fingerprints: dict[str, str] = {}  # fingerprint -> short name, so people can tell variants apart
+    out = []
+    for graph in graphs:
+        values = {rank: m.get(graph) for rank, m in metas.items()}
+
+        def describe(fp: str | None) -> str:
+            if fp is None:
+                return "no metadata logged"
+            return f"variant {fingerprints.setdefault(fp, chr(ord('A') + len(fingerprints) % 26))} ({fp})"
+
+        gs = _group(values, lambda fp: fp, describe)
+        if len(gs) > 1:
+            out.append((graph, gs))
+    return sorted(metas), out
+
+
+# -- runtime estimates ---------------------------------------------------------------
+
+
+def _graph_sort_key(graph: str) -> tuple:
+    base, _, n = graph.partition(" #")
+    cid = CompileId.parse(base)
+    return (cid.sort_key() if cid else (), int(n) if n.isdigit() else 1, graph)
+
+
+def _ms(ns: float) -> float:
+    return round(ns / 1e6, 3)
+
+
+def _runtime(ok: list[RankSummary]) -> RuntimeAnalysis | None:
+    ranks = {s.rank: s.runtimes_ns for s in ok if s.runtimes_ns}
+    if not ranks:
+        return None
+    counts = _group(ranks, len, lambda m: _plural(len(m), "graph"))
+    if len(counts) > 1:
+        # Graph i of one rank is not graph i of another: comparing them would mislead.
+        return RuntimeAnalysis(False, [], counts)
+    graphs = sorted({g for m in ranks.values() for g in m}, key=_graph_sort_key)
+    deltas = []
+    for graph in graphs:
+        values = [(m[graph], rank) for rank, m in sorted(ranks.items()) if graph in m]
+        fast_ns, fast_rank = min(values)
+        slow_ns, slow_rank = max(values, key=lambda v: (v[0], -v[1]))
+        deltas.append(GraphRuntimeDelta(graph, fast_rank, _ms(fast_ns), slow_rank, _ms(slow_ns), _ms(slow_ns - fast_ns), len(values)))
+    return RuntimeAnalysis(True, deltas, counts)
+
+
+# -- graph execution order -------------------------------------------------------------
+
+
+def _cache_status(summary: RankSummary) -> dict[str, str]:
+    """Compile id -> its cache outcome; a miss outweighs a hit, a hit a bypass (tlparse's rule)."""
+    priority = {"miss": 3, "hit": 2, "bypass": 1}
+    status: dict[str, str] = {}
+    for cid, _, state in summary.cache_sequence:
+        if priority.get(state, 0) > priority.get(status.get(cid, ""), 0):
+            status[cid] = state
+    return status
+
+
+def _exec_order(ok: list[RankSummary]) -> ExecOrderAnalysis | None:
+    orders = {s.rank: s.execution_order for s in ok if s.execution_order is not None}
+    if len(orders) < 2:
+        return None
+    by_rank = {s.rank: s for s in ok}
+    schedules: dict[int, dict[str, tuple]] = {}
+    caches: dict[int, dict[str, str]] = {}
+    for rank in orders:
+        sched: dict[str, list[str]] = defaultdict(list)
+        for graph, _, ops in by_rank[rank].collective_schedules:
+            sched[graph.partition(" #")[0]].extend(ops)
+        schedules[rank] = {cid: tuple(ops) for cid, ops in sched.items()}
+        caches[rank] = _cache_status(by_rank[rank])
+
+    rows = []
+    sched_ranks: set[int] = set()
+    cache_ranks: set[int] = set()
+    order_differs = False
+    for index in range(max(len(o) for o in orders.values())):
+        here = {rank: order[index] for rank, order in sorted(orders.items()) if index < len(order)}
+        scheds = [schedules[r][cid] for r, cid in here.items() if cid in schedules[r]]
+        states = [caches[r][cid] for r, cid in here.items() if caches[r].get(cid)]
+        row = ExecOrderRow(index, here, len(set(scheds)) > 1, len(set(states)) > 1)
+        if row.schedule_mismatch:
+            sched_ranks.update(here)
+        if row.cache_mismatch:
+            cache_ranks.update(here)
+        if row.order_differs or row.schedule_mismatch or row.cache_mismatch:
+            order_differs |= row.order_differs
+            rows.append(row)
+    return ExecOrderAnalysis(sorted(orders), order_differs, sorted(sched_ranks), sorted(cache_ranks), rows)
+
+
+# -- collectives parity -----------------------------------------------------------------
+
+
+def collectives_parity(summaries: Iterable[RankSummary]) -> CollectivesParity:
+    """Graphs whose output code calls other collectives than Inductor scheduled, or fewer wait_tensor calls
+    than collectives (an unwaited collective is a likely hang or a race)."""
+    rows = []
+    checked = 0
+    for s in summaries:
+        for g in s.collectives:
+            checked += 1
+            kinds = set(g.scheduled) | set(g.in_code)
+            offset = sum(abs(g.scheduled.get(k, 0) - g.in_code.get(k, 0)) for k in kinds)
+            missing = max(0, sum(g.in_code.values()) - g.waits)
+            if offset or missing:
+                rows.append(ParityRow(s.rank, g.graph, g.dir_name, offset, missing, g.scheduled, g.in_code, g.waits))
+    return CollectivesParity(checked, rows)
+
+
+# -- compile time ------------------------------------------------------------------------
+
+
+def _compile_time(ok: list[RankSummary]) -> CompileTimeSkew:
+    skew = CompileTimeSkew([s.rank for s in ok], [s.compile_time_s for s in ok])
+    if ok:
+        fastest = min(ok, key=lambda s: (s.compile_time_s, s.rank))
+        slowest = max(ok, key=lambda s: (s.compile_time_s, -s.rank))
+        skew.fastest_rank, skew.slowest_rank = fastest.rank, slowest.rank
+        skew.median_s = round(statistics.median(skew.seconds), 6)
+        skew.skew_s = round(slowest.compile_time_s - fastest.compile_time_s, 6)
+    return skew
+
+
+__all__ = [
+    "MultiRankAnalysis",
+    "analyze_ranks",
+    "collective_kind",
+    "collectives_parity",
+    "multirank_json",
+    "rank_list",
+]

@@ -1,0 +1,238 @@
+"""RankSummary: the little that the multi-rank landing page needs to know about one rank's log.
+
+A worker process reads one rank's log, writes that rank's report and returns only
+this summary (JSON-able, a few KB), so a job with thousands of ranks never holds
+more than one trace per worker in memory. Everything cross-rank (analyses/divergence.py)
+is computed from summaries alone.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections import Counter
+from dataclasses import asdict, dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import orjson
+
+from ..model.trace import Compile, Trace
+from .status import BREAK, ERROR
+
+if TYPE_CHECKING:
+    from . import Results
+
+COLLECTIVE_SCHEDULE = "inductor_collective_schedule"
+RUNTIME_AND_TENSOR_META = "inductor_runtime_and_tensor_meta"
+GRAPH_EXECUTION = "graph_execution"
+OUTPUT_CODE = "inductor_output_code"
+CACHE_STATES = ("hit", "miss", "bypass")
+
+# c10d functional calls in Inductor's output code: torch.ops._c10d_functional.<op>.default(
+_C10D_CALL = re.compile(r"torch\s*\.\s*ops\s*\.\s*_?c10d_functional\s*\.\s*([A-Za-z0-9_]+)\s*\.\s*default\s*\(")
+# Comments (Python and C++): a call in a comment is not executed.
+_COMMENT = re.compile(r"#[^\n]*|//[^\n]*|/\*.*?\*/", re.S)
+_COLLECTIVE_KINDS = ("all_reduce", "reduce_scatter", "all_gather", "broadcast", "all_to_all")
+
+
+def collective_kind(op: str) -> str | None:
+    """The collective an op name performs ("all_reduce" for torch.ops._c10d_functional.all_reduce_.default),
+    None for anything else (wait_tensor included). Same normalisation as tlparse, so counts agree."""
+    op = op.rstrip("_")
+    for kind in _COLLECTIVE_KINDS:
+        if kind in op:
+            return kind
+    if "reduce" in op:
+        return "reduce"
+    return None
+
+
+@dataclass
+class GraphCollectives:
+    """One compiled graph's collectives: as Inductor scheduled them, and as its output code calls them."""
+
+    graph: str  # graph key (the compile id; "[0/0] #2" for a second graph of the same id)
+    dir_name: str  # the compile id's report directory (tlparse names graphs by it)
+    scheduled: dict[str, int]  # collective kind -> count in inductor_collective_schedule
+    in_code: dict[str, int]  # collective kind -> calls in inductor_output_code
+    waits: int  # wait_tensor calls in the output code
+
+
+@dataclass
+class RankSummary:
+    rank: int  # from the file name (rank_<N>): the rank's report is rank_<N>/
+    source: str  # the log's path
+    logged_rank: int | None = None  # the rank the log's envelopes carry, when it differs or the name has none
+    error: str | None = None  # the log could not be read at all (then everything else is empty)
+    empty: bool = False  # the log is empty: the rank logged nothing (it still counts, as a rank that compiled nothing)
+    compile_ids: list[str] = field(default_factory=list)  # compile ids, report order, "[-/-]" excluded
+    statuses: dict[str, str] = field(default_factory=dict)  # compile id -> status (analyses.status)
+    # Cache outcomes in the order torch logged them: [compile id, cache artifact, "hit"|"miss"|"bypass"].
+    cache_sequence: list[list[str]] = field(default_factory=list)
+    # Collective ops Inductor scheduled, per graph in compile-id order: [graph, dir name, [op, ...]].
+    collective_schedules: list[list[Any]] = field(default_factory=list)
+    runtimes_ns: dict[str, float] = field(default_factory=dict)  # graph -> sum of estimated op runtimes
+    tensor_meta: dict[str, str] = field(default_factory=dict)  # graph -> fingerprint of op outputs' shapes/strides/dtypes
+    execution_order: list[str] | None = None  # compile ids as executed (graph_execution), None when not logged
+    collectives: list[GraphCollectives] = field(default_factory=list)
+    compile_time_s: float = 0.0  # sum of entire_frame_compile_time_s over compiles
+    compile_times_s: dict[str, float] = field(default_factory=dict)  # compile id -> entire_frame_compile_time_s
+    breaks: int = 0  # compiles that succeeded after a restart (graph break)
+    failures: int = 0  # compiles that failed
+    recompiles: int = 0  # compiles of a frame already compiled (frame_compile_id > 0)
+    cache_hits: int = 0
+    cache_misses: int = 0
+    chromium_events: int = 0
+    parse_problems: int = 0  # records not read cleanly (md5 mismatches included)
+
+    @property
+    def n_compiles(self) -> int:
+        return len(self.compile_ids)
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> RankSummary:
+        data = dict(data)
+        data["collectives"] = [GraphCollectives(**g) for g in data.get("collectives", [])]
+        return cls(**data)
+
+
+def failed_rank(rank: int, source: str, error: str) -> RankSummary:
+    return RankSummary(rank=rank, source=source, error=error)
+
+
+def empty_rank(rank: int, source: str) -> RankSummary:
+    return RankSummary(rank=rank, source=source, empty=True)
+
+
+def summarize_rank(trace: Trace, results: Results, rank: int | None = None) -> RankSummary:
+    """The summary of one rank's trace. rank: the rank the file is named for (default: the log's own)."""
+    logged = trace.rank
+    summary = RankSummary(
+        rank=rank if rank is not None else (logged if logged is not None else 0),
+        source=trace.source,
+        logged_rank=logged if (rank is None or logged != rank) else None,
+    )
+    statuses = {str(cid): s for cid, s in results.statuses.items() if cid is not None}
+    summary.statuses = statuses
+    summary.compile_ids = [str(c.compile_id) for c in trace.sorted_compiles() if c.compile_id is not None]
+    counts = Counter(statuses.values())
+    summary.breaks = counts[BREAK]
+    summary.failures = counts[ERROR]
+    summary.recompiles = sum(1 for cid in trace.compiles if cid is not None and (cid.frame_compile_id or 0) > 0)
+    summary.chromium_events = len(trace.chromium_events)
+    summary.parse_problems = sum(n for outcome, n in trace.stats.outcomes.items() if outcome != "ok")
+
+    cache_events = []  # (artifact number, compile id, name, state)
+    for entry in trace.sorted_compiles():
+        key = str(entry.compile_id) if entry.compile_id is not None else "[-/-]"
+        _summarize_compile(trace, entry, key, summary)
+        for a in entry.artifacts:
+            if a.cache in CACHE_STATES:
+                cache_events.append((a.number, key, a.name, a.cache))
+            if a.name == GRAPH_EXECUTION:
+                order = _execution_order(trace.payload_text(a.payload))
+                if order is not None:
+                    summary.execution_order = order  # the last one logged wins: it covers the most steps
+    cache_events.sort()
+    summary.cache_sequence = [[key, name, state] for _, key, name, state in cache_events]
+    summary.cache_hits = sum(1 for *_, state in cache_events if state == "hit")
+    summary.cache_misses = sum(1 for *_, state in cache_events if state == "miss")
+    summary.compile_time_s = round(sum(summary.compile_times_s.values()), 6)
+    return summary
+
+
+def _graph_key(key: str, seen: Counter, kind: str) -> str:
+    """Graph names per compile id: a compile id can compile several graphs (forward and backward)."""
+    seen[(kind, key)] += 1
+    n = seen[(kind, key)]
+    return key if n == 1 else f"{key} #{n}"
+
+
+def _summarize_compile(trace: Trace, entry: Compile, key: str, summary: RankSummary) -> None:
+    if entry.compile_id is not None and entry.metrics:
+        seconds = entry.metrics.get("entire_frame_compile_time_s")
+        if isinstance(seconds, (int, float)) and not isinstance(seconds, bool):
+            summary.compile_times_s[key] = float(seconds)
+    seen: Counter = Counter()
+    schedules: list[list[str]] = []
+    code_texts: list[str] = []
+    for a in entry.artifacts:
+        if a.name == COLLECTIVE_SCHEDULE:
+            ops = _json(trace.payload_text(a.payload))
+            if isinstance(ops, list):
+                ops = [str(op) for op in ops]
+                schedules.append(ops)
+                if ops:
+                    summary.collective_schedules.append([_graph_key(key, seen, "schedule"), entry.dir_name, ops])
+        elif a.name == RUNTIME_AND_TENSOR_META:
+            data = _json(trace.payload_text(a.payload))
+            ops = data.get("ops") if isinstance(data, dict) else None
+            if isinstance(ops, list):
+                graph = _graph_key(key, seen, "runtime")
+                runtimes = [op.get("estimated_runtime_ns") for op in ops if isinstance(op, dict)]
+                numbers = [r for r in runtimes if isinstance(r, (int, float)) and not isinstance(r, bool)]
+                if numbers:
+                    summary.runtimes_ns[graph] = float(sum(numbers))
+                summary.tensor_meta[graph] = tensor_meta_fingerprint(ops)
+        elif a.name.startswith(OUTPUT_CODE) and a.payload is not None:
+            code_texts.append(trace.payload_text(a.payload))
+    if schedules and code_texts:
+        summary.collectives.append(_collectives(key, entry.dir_name, schedules, code_texts))
+
+
+def tensor_meta_fingerprint(ops: list) -> str:
+    """Fingerprint of what each op produces (names, shapes, strides, dtypes), without runtime estimates.
+
+    tlparse fingerprints the whole payload, runtime estimates included, so ranks that
+    compiled identical graphs on slightly different hardware look divergent; this does not.
+    """
+    meta = [
+        {k: v for k, v in op.items() if "runtime" not in k} if isinstance(op, dict) else op
+        for op in ops
+    ]
+    canonical = orjson.dumps(meta, option=orjson.OPT_SORT_KEYS | orjson.OPT_NON_STR_KEYS)
+    return hashlib.sha1(canonical).hexdigest()[:12]
+
+
+def _collectives(key: str, dir_name: str, schedules: list[list[str]], code_texts: list[str]) -> GraphCollectives:
+    scheduled: Counter = Counter()
+    for ops in schedules:
+        scheduled.update(k for k in map(collective_kind, ops) if k)
+    in_code: Counter = Counter()
+    waits = 0
+    for text in code_texts:
+        for op in _C10D_CALL.findall(_COMMENT.sub("", text)):
+            if op == "wait_tensor":
+                waits += 1
+            elif kind := collective_kind(op):
+                in_code[kind] += 1
+    return GraphCollectives(key, dir_name, dict(scheduled), dict(in_code), waits)
+
+
+def _execution_order(text: str) -> list[str] | None:
+    """Compile ids in graph_execution's order ({"graph_execution_order": ["0/1", {"compile_id": "0/0"}, ...]})."""
+    data = _json(text)
+    order = data.get("graph_execution_order") if isinstance(data, dict) else None
+    if not isinstance(order, list):
+        return None
+    out = []
+    for item in order:
+        if isinstance(item, dict):
+            item = item.get("compile_id")
+        if isinstance(item, str):
+            out.append(item if item.startswith("[") else f"[{item}]")
+    return out
+
+
+def _json(text: str) -> Any:
+    try:
+        return orjson.loads(text)
+    except orjson.JSONDecodeError:
+        return None

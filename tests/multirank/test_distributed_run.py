@@ -1,0 +1,43 @@
+"""`compilescope run --all-ranks-html -- torchrun ...`: a real 2-rank CPU job (gloo, localhost)."""
+
+from __future__ import annotations
+
+import shutil
+import socket
+from pathlib import Path
+
+import pytest
+
+from ..conftest import run_cli, skip_or_fail
+from .conftest import Landing
+
+pytestmark = pytest.mark.torch
+
+PROGRAM = Path(__file__).parent / "programs" / "two_ranks_gloo.py"
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def test_two_rank_gloo_job_gets_a_landing_page_and_rank_reports(tmp_path, monkeypatch):
+    torchrun = shutil.which("torchrun")
+    if torchrun is None:
+        skip_or_fail("torchrun not on PATH (it comes with torch)")
+    monkeypatch.chdir(tmp_path)
+    rc = run_cli("run", "--all-ranks-html", "--no-browser", "--trace-dir", tmp_path / "traces", "-o", tmp_path / "out",
+                 "--", torchrun, "--nproc-per-node", "2", "--master-addr", "127.0.0.1", "--master-port", str(_free_port()),
+                 PROGRAM)
+    assert rc == 0
+    report = Landing(tmp_path / "out")
+    assert sorted(report.ranks) == [0, 1]
+    for rank in (0, 1):
+        assert (tmp_path / "out" / f"rank_{rank}" / "index.html").exists()
+        assert report.ranks[rank]["logged_rank"] is None  # file name and records agree
+    assert report.ranks[0]["compile_ids"] == ["[0/0]"]
+    assert report.ranks[1]["compile_ids"] == ["[0/0]", "[0/1]"]
+    assert report.groups("compile_ids") == [[0], [1]]
+    assert "[0/1] compiled only on rank 1" in report.html
+    assert {e["pid"] for e in report.json("chromium_events.json")} == {0, 1}

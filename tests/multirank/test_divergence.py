@@ -1,0 +1,109 @@
+"""analyses.divergence and analyses.rank_summary on hand-made summaries (pure functions, no files)."""
+
+from __future__ import annotations
+
+import json
+
+from compilescope.analyses.divergence import analyze_ranks, rank_list
+from compilescope.analyses.rank_summary import GraphCollectives, RankSummary, collective_kind, tensor_meta_fingerprint
+
+
+def summary(rank: int, **kw) -> RankSummary:
+    return RankSummary(rank=rank, source=f"/logs/dedicated_log_torch_trace_rank_{rank}.log", **kw)
+
+
+def test_rank_list_shortens_runs():
+    assert rank_list([0, 2]) == "0, 2"
+    assert rank_list([5, 6]) == "5, 6"
+    assert rank_list([3, 0, 1, 2, 7, 9, 10, 11]) == "0-3, 7, 9-11"
+    assert rank_list(range(1024)) == "0-1023"
+
+
+def test_summary_round_trips_through_json():
+    s = summary(3, compile_ids=["[0/0]"], cache_sequence=[["[0/0]", "fx_graph_cache_miss", "miss"]],
+                collective_schedules=[["[0/0]", "-_0_0_0", ["a", "b"]]], runtimes_ns={"[0/0]": 1.5},
+                collectives=[GraphCollectives("[0/0]", "-_0_0_0", {"all_reduce": 1}, {"all_reduce": 1}, 0)],
+                execution_order=["[0/0]"])
+    assert RankSummary.from_json(json.loads(json.dumps(s.to_json()))) == s
+
+
+def test_collective_kind_normalises_like_tlparse():
+    assert collective_kind("torch.ops._c10d_functional.all_reduce_.default") == "all_reduce"
+    assert collective_kind("all_gather_into_tensor") == "all_gather"
+    assert collective_kind("reduce_scatter_tensor") == "reduce_scatter"
+    assert collective_kind("reduce") == "reduce"
+    assert collective_kind("wait_tensor") is None
+
+
+def test_tensor_meta_fingerprint_ignores_runtime_estimates():
+    ops = [{"name": "mm", "estimated_runtime_ns": 1.0, "outputs": [{"shape": [2, 2], "dtype": "float16"}]}]
+    slower = [{**ops[0], "estimated_runtime_ns": 9.0}]
+    other_shape = [{**ops[0], "outputs": [{"shape": [4, 2], "dtype": "float16"}]}]
+    assert tensor_meta_fingerprint(ops) == tensor_meta_fingerprint(slower) != tensor_meta_fingerprint(other_shape)
+
+
+def test_groups_largest_first_and_no_divergence_when_all_agree():
+    same = [summary(r, compile_ids=["[0/0]", "[1/0]"]) for r in range(4)]
+    assert analyze_ranks(same).divergences == []
+    odd = same[:3] + [summary(3, compile_ids=["[0/0]"])]
+    (d,) = analyze_ranks(odd).divergences
+    assert d.kind == "compile_ids"
+    assert [g.ranks for g in d.groups] == [[0, 1, 2], [3]]
+    assert d.details == ["[1/0] compiled only on ranks 0-2"]
+
+
+def test_failed_ranks_are_listed_not_compared():
+    a = analyze_ranks([summary(0, compile_ids=["[0/0]"]), summary(1, error="cannot read"), summary(2, compile_ids=["[0/0]"])])
+    assert a.failed_ranks == [1] and a.divergences == []
+    assert a.ranks == [0, 1, 2]
+
+
+def test_runtime_fastest_slowest_and_mismatched_counts():
+    a = analyze_ranks([summary(0, runtimes_ns={"[0/0]": 2e6, "[0/1]": 1e6}), summary(1, runtimes_ns={"[0/0]": 3.5e6, "[0/1]": 1e6})])
+    g0, g1 = a.runtime.graphs
+    assert (g0.graph, g0.fastest_rank, g0.slowest_rank, g0.delta_ms) == ("[0/0]", 0, 1, 1.5)
+    assert (g1.fastest_rank, g1.slowest_rank, g1.delta_ms) == (0, 0, 0.0)  # a tie: the lowest rank
+    b = analyze_ranks([summary(0, runtimes_ns={"[0/0]": 1.0}), summary(1, runtimes_ns={"[0/0]": 1.0, "[0/1]": 1.0})])
+    assert b.runtime.available is False and b.runtime.graphs == []
+    assert analyze_ranks([summary(0), summary(1)]).runtime is None
+
+
+def test_execution_order_flags_schedule_and_cache_mismatches():
+    """tlparse's own unit case: step 0 runs graphs with different collectives, step 1 graphs with different cache outcomes."""
+    r0 = summary(0, execution_order=["[0/0]", "[0/1]", "[0/2]"],
+                 collective_schedules=[["[0/0]", "-_0_0_0", ["all_reduce"]], ["[0/1]", "-_0_1_0", ["all_gather"]]],
+                 cache_sequence=[["[0/0]", "fx_graph_cache_hit", "hit"], ["[0/1]", "fx_graph_cache_miss", "miss"]])
+    r1 = summary(1, execution_order=["[0/1]", "[0/0]", "[0/2]"],
+                 collective_schedules=[["[0/0]", "-_0_0_0", ["all_reduce"]], ["[0/1]", "-_0_1_0", ["broadcast"]]],
+                 cache_sequence=[["[0/0]", "fx_graph_cache_hit", "hit"], ["[0/1]", "fx_graph_cache_hit", "hit"]])
+    order = analyze_ranks([r0, r1]).exec_order
+    assert order.order_differs
+    step0, step1 = order.rows  # step 2 (both ran [0/2]) is fine, so not listed
+    assert step0.by_rank == {0: "[0/0]", 1: "[0/1]"} and step0.schedule_mismatch and not step0.cache_mismatch
+    assert step1.by_rank == {0: "[0/1]", 1: "[0/0]"} and step1.cache_mismatch
+    assert order.schedule_mismatch_ranks == [0, 1] and order.cache_mismatch_ranks == [0, 1]
+    assert analyze_ranks([r0]).exec_order is None  # one rank: nothing to compare
+
+
+def test_collectives_parity_offset_and_missing_waits():
+    s = summary(0, collectives=[
+        GraphCollectives("[0/0]", "-_0_0_0", {"all_reduce": 1}, {"all_reduce": 1}, 1),  # fine
+        GraphCollectives("[0/1]", "-_0_1_0", {"all_reduce": 1, "all_gather": 1}, {"all_reduce": 1}, 0),
+    ])
+    parity = analyze_ranks([s]).parity
+    assert parity.graphs_checked == 2
+    (row,) = parity.rows
+    assert (row.graph, row.offset, row.missing_waits) == ("[0/1]", 1, 1)
+
+
+def test_compile_time_skew():
+    a = analyze_ranks([summary(0, compile_time_s=1.0), summary(1, compile_time_s=4.0), summary(2, compile_time_s=2.0)])
+    ct = a.compile_time
+    assert (ct.fastest_rank, ct.slowest_rank, ct.skew_s, ct.median_s) == (0, 1, 3.0, 2.0)
+
+
+def test_analysis_is_json():
+    a = analyze_ranks([summary(0, compile_ids=["[0/0]"], execution_order=["[0/0]"]), summary(1, execution_order=["[0/1]"])])
+    doc = json.loads(json.dumps(a.to_json()))
+    assert doc["divergences"][0]["title"].startswith("Ranks compiled different")
+    assert doc["exec_order"]["rows"][0]["by_rank"] == {"0": "[0/0]", "1": "[0/1]"}
