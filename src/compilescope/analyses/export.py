@@ -1,0 +1,272 @@
+"""The torch.export report: what draft export found, as tlparse's ``--export`` lists it.
+
+Issues, in log order (tlparse 0.4.3 lib.rs, ``config.export``):
+- ``guard_added`` with prefix ``eval``: a guard export evaluated ("Guard Evaluated");
+- ``propagate_real_tensors_provenance``: a data-dependent expression decided with real tensors
+  ("Data Dependent Error"); ``guard_on_data_dependent_error`` (one that raised) is listed the same way;
+- ``missing_fake_kernel`` / ``mismatched_fake_kernel``.
+Other ``guard_added`` (``runtime_assert``, ``eval [guard suppressed]``, older logs with no prefix) are
+not issues; they are kept as ``other_guards``. Each symbolic issue gets the provenance tree of its
+expression: ``expression_created`` nodes (``result_id`` -> ``argument_ids``) down to the
+``create_unbacked_symbol`` leaves (``node_id``).
+"""
+
+from __future__ import annotations
+
+import bisect
+from dataclasses import dataclass, field
+from typing import Any
+
+import orjson
+
+from ..model.ids import CompileId
+from ..model.trace import Artifact, ExportEvent, Frame, Trace
+
+GUARD_EVALUATED = "Guard Evaluated"
+DATA_DEPENDENT_ERROR = "Data Dependent Error"
+MISSING_FAKE_KERNEL = "Missing Fake Kernel"
+MISMATCHED_FAKE_KERNEL = "Mismatched Fake Kernel"
+GUARD_ADDED = "Guard Added"  # a guard_added that is not an issue (not prefix "eval")
+
+# Kinds only torch.export / draft_export logs: any of them makes the export page the report's index.
+_EXPORT_ONLY_KINDS = frozenset(
+    {"propagate_real_tensors_provenance", "guard_on_data_dependent_error", "missing_fake_kernel", "mismatched_fake_kernel"}
+)
+EXPORTED_PROGRAM_KIND = "exported_program"
+MAX_TREE_NODES = 2000  # a provenance tree is cut there (expressions can be huge DAGs)
+
+
+@dataclass
+class ExprNode:
+    """One symbolic expression in a provenance tree (pre-order, with its depth)."""
+
+    depth: int
+    node_id: int
+    kind: str  # "expression_created" | "create_unbacked_symbol"
+    lineno: int
+    result: str
+    method: str | None  # None for an unbacked symbol
+    arguments: list[str]
+    user_stack: list[Frame]
+    stack: list[Frame]
+    vr: str | None = None  # value range of an unbacked symbol
+    repeated: bool = False  # already shown above in this tree (the expressions form a DAG): not expanded again
+    unresolved_arguments: int = 0  # argument ids with no record in the log (e.g. backed symbols)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "depth": self.depth, "node_id": self.node_id, "kind": self.kind, "lineno": self.lineno,
+            "result": self.result, "method": self.method, "arguments": self.arguments,
+            "user_stack": [f.to_json() for f in self.user_stack], "stack": [f.to_json() for f in self.stack],
+            "vr": self.vr, "repeated": self.repeated, "unresolved_arguments": self.unresolved_arguments,
+        }
+
+
+@dataclass
+class ExportIssue:
+    """One issue draft export found (or one guard it added that is not an issue)."""
+
+    failure_type: str
+    kind: str
+    lineno: int
+    compile_id: CompileId | None
+    expr: str | None = None  # the symbolic expression (guards, data-dependent errors)
+    result: str | None = None  # what a data-dependent expression was specialized to
+    prefix: str | None = None  # guard_added: "eval", "runtime_assert", ...
+    op: str | None = None  # fake kernels: the operator (torch.ops.<op>)
+    reason: str | None = None  # mismatched fake kernel: why
+    user_stack: list[Frame] = field(default_factory=list)
+    framework_stack: list[Frame] = field(default_factory=list)
+    loc: str | None = None  # the user's source line, from frame_locals
+    locals: list[tuple[str, str]] = field(default_factory=list)
+    symbols: list[tuple[str, str]] = field(default_factory=list)
+    symbol_to_sources: list[tuple[str, str]] = field(default_factory=list)
+    expr_node_id: int | None = None
+    provenance: list[ExprNode] = field(default_factory=list)
+    provenance_truncated: bool = False
+
+    @property
+    def anchor(self) -> str:
+        return f"issue-L{self.lineno}"
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "failure_type": self.failure_type, "kind": self.kind, "lineno": self.lineno,
+            "compile_id": self.compile_id.to_json() if self.compile_id else None,
+            "expr": self.expr, "result": self.result, "prefix": self.prefix, "op": self.op, "reason": self.reason,
+            "user_stack": [f.to_json() for f in self.user_stack],
+            "framework_stack": [f.to_json() for f in self.framework_stack],
+            "loc": self.loc, "locals": self.locals, "symbols": self.symbols,
+            "symbol_to_sources": self.symbol_to_sources, "expr_node_id": self.expr_node_id,
+            "provenance": [n.to_json() for n in self.provenance], "provenance_truncated": self.provenance_truncated,
+        }
+
+
+@dataclass
+class ExportReport:
+    detected: bool = False  # the log holds torch.export events (the export page becomes the index)
+    issues: list[ExportIssue] = field(default_factory=list)
+    other_guards: list[ExportIssue] = field(default_factory=list)
+    exported_programs: list[Artifact] = field(default_factory=list)
+    symbols: list[dict[str, Any]] = field(default_factory=list)  # create_symbol / create_unbacked_symbol, log order
+    kinds: dict[str, int] = field(default_factory=dict)  # export event kinds and how often
+
+    @property
+    def success(self) -> bool:
+        """Draft export ran (it logged a program) and found nothing."""
+        return not self.issues and bool(self.exported_programs)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "detected": self.detected,
+            "issues": [i.to_json() for i in self.issues],
+            "other_guards": [i.to_json() for i in self.other_guards],
+            "exported_programs": [a.number for a in self.exported_programs],
+            "symbols": self.symbols,
+            "kinds": self.kinds,
+        }
+
+
+def export_report(trace: Trace) -> ExportReport:
+    index = _ExprIndex(trace.export_events)
+    report = ExportReport()
+    for event in trace.export_events:
+        report.kinds[event.kind] = report.kinds.get(event.kind, 0) + 1
+        issue = _issue(event, index)
+        if issue is None:
+            continue
+        if event.kind == "guard_added" and issue.prefix != "eval":
+            issue.failure_type = GUARD_ADDED
+            report.other_guards.append(issue)
+        else:
+            report.issues.append(issue)
+    for entry in trace.compiles.values():
+        report.exported_programs += [a for a in entry.artifacts if a.kind == EXPORTED_PROGRAM_KIND]
+        report.symbols += entry.symbols
+    report.exported_programs.sort(key=lambda a: a.number)
+    report.symbols.sort(key=lambda s: s.get("lineno", 0))
+    report.detected = bool(report.exported_programs) or any(
+        e.kind in _EXPORT_ONLY_KINDS
+        # guard_added is also logged by torch.compile under TORCH_DTRACE; export's carry no compile id.
+        or (e.kind == "guard_added" and e.compile_id is None)
+        for e in trace.export_events
+    )
+    return report
+
+
+def _issue(event: ExportEvent, index: _ExprIndex) -> ExportIssue | None:
+    m = event.metadata
+    kind = event.kind
+    if kind == "guard_added":
+        issue = ExportIssue(GUARD_EVALUATED, kind, event.lineno, event.compile_id, prefix=_text(m.get("prefix")))
+    elif kind in ("propagate_real_tensors_provenance", "guard_on_data_dependent_error"):
+        issue = ExportIssue(DATA_DEPENDENT_ERROR, kind, event.lineno, event.compile_id)
+    elif kind == "missing_fake_kernel":
+        issue = ExportIssue(MISSING_FAKE_KERNEL, kind, event.lineno, event.compile_id, op=_text(m.get("op")))
+    elif kind == "mismatched_fake_kernel":
+        issue = ExportIssue(MISMATCHED_FAKE_KERNEL, kind, event.lineno, event.compile_id, op=_text(m.get("op")),
+                            reason=_text(m.get("reason")))
+    else:
+        return None  # expression_created, create_unbacked_symbol, propagate_real_tensors: context, not issues
+    issue.expr = _text(m.get("expr"))
+    issue.result = _text(m.get("result"))
+    issue.user_stack = _frames(m.get("user_stack"))
+    issue.framework_stack = _frames(m.get("stack")) or (event.context_stack or [])
+    issue.symbol_to_sources = _pairs(m.get("symbol_to_sources"))
+    frame_locals = m.get("frame_locals")
+    if isinstance(frame_locals, dict):
+        issue.loc = _text(frame_locals.get("loc"))
+        issue.locals = _pairs(frame_locals.get("locals"))
+        issue.symbols = _pairs(frame_locals.get("symbols"))
+    node_id = m.get("expr_node_id", m.get("expr_id"))
+    if _is_id(node_id):
+        issue.expr_node_id = node_id
+        issue.provenance, issue.provenance_truncated = index.tree(node_id, event.lineno)
+    return issue
+
+
+class _ExprIndex:
+    """Symbolic expressions by node id. Ids are Python object ids, which torch may reuse, so a
+    reference resolves to the latest record at or before the referring line (else the first after)."""
+
+    def __init__(self, events: list[ExportEvent]):
+        self._by_id: dict[int, list[tuple[int, ExportEvent]]] = {}
+        for e in events:
+            key = "result_id" if e.kind == "expression_created" else "node_id" if e.kind == "create_unbacked_symbol" else None
+            node_id = e.metadata.get(key) if key else None
+            if _is_id(node_id):
+                self._by_id.setdefault(node_id, []).append((e.lineno, e))
+
+    def get(self, node_id: int, before_line: int) -> ExportEvent | None:
+        records = self._by_id.get(node_id)
+        if not records:
+            return None
+        i = bisect.bisect_right(records, before_line, key=lambda r: r[0])
+        return records[i - 1][1] if i else records[0][1]
+
+    def tree(self, root_id: int, lineno: int) -> tuple[list[ExprNode], bool]:
+        nodes: list[ExprNode] = []
+        seen: set[int] = set()
+        work: list[tuple[int, int, int]] = [(root_id, 0, lineno)]  # (node id, depth, referring line)
+        while work:
+            if len(nodes) >= MAX_TREE_NODES:
+                return nodes, True
+            node_id, depth, line = work.pop()
+            event = self.get(node_id, line)
+            if event is None:
+                continue
+            node = _expr_node(event, node_id, depth)
+            nodes.append(node)
+            if node_id in seen:
+                node.repeated = True
+                continue
+            seen.add(node_id)
+            children = [a for a in event.metadata.get("argument_ids") or [] if _is_id(a)]
+            node.unresolved_arguments = sum(1 for a in children if self.get(a, event.lineno) is None)
+            work.extend((a, depth + 1, event.lineno) for a in reversed(children))
+        return nodes, False
+
+
+def _expr_node(event: ExportEvent, node_id: int, depth: int) -> ExprNode:
+    m = event.metadata
+    unbacked = event.kind == "create_unbacked_symbol"
+    arguments = m.get("arguments") if isinstance(m.get("arguments"), list) else []
+    return ExprNode(
+        depth=depth, node_id=node_id, kind=event.kind, lineno=event.lineno,
+        result=_text(m.get("symbol" if unbacked else "result")) or "",
+        method=None if unbacked else _text(m.get("method")),
+        arguments=[_value_text(a) for a in arguments],
+        user_stack=_frames(m.get("user_stack")),
+        stack=_frames(m.get("stack")) or (event.context_stack or []),
+        vr=_text(m.get("vr")) if unbacked else None,
+    )
+
+
+def _is_id(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _text(value: Any) -> str | None:
+    return None if value is None else value if isinstance(value, str) else _value_text(value)
+
+
+def _value_text(value: Any) -> str:
+    """A logged value as text: torch 2.13 logs a local as a list (its flattened pytree leaves)."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, list) and all(isinstance(v, str) for v in value):
+        return "[" + ", ".join(value) + "]"
+    return orjson.dumps(value, default=str).decode()
+
+
+def _pairs(mapping: Any) -> list[tuple[str, str]]:
+    if not isinstance(mapping, dict):
+        return []
+    # A null value means torch could not show it (tlparse leaves those out too).
+    return [(str(k), _value_text(v)) for k, v in mapping.items() if v is not None]
+
+
+def _frames(stack: Any) -> list[Frame]:
+    if not isinstance(stack, list):
+        return []
+    return [Frame.from_json(f) for f in stack if isinstance(f, dict) and "filename" in f]

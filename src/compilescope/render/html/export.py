@@ -1,0 +1,40 @@
+"""The "Draft Export Report" page (tlparse's ``--export`` index), from analyses.export.ExportReport."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from markupsafe import Markup
+
+# Where the torch.compile index goes when the export page takes index.html.
+COMPILE_INDEX = "compile_report.html"
+INLINE_PROGRAM_CHARS = 200_000  # longer exported programs are shown cut, with a link to the whole file
+
+
+def wants_export_index(page: Any) -> bool:
+    """--export asked for it, or the log holds torch.export events."""
+    return bool(page.options.export or page.results.export.detected)
+
+
+def render_export_index(page: Any) -> str:
+    trace, results = page.trace, page.results
+    report = results.export
+    programs = []
+    for artifact in report.exported_programs:
+        text = trace.payload_text(artifact.payload)
+        programs.append((artifact, text[:INLINE_PROGRAM_CHARS], len(text) > INLINE_PROGRAM_CHARS))
+    stats = trace.stats
+    return page.render(
+        "export.html",
+        "",
+        export=report,
+        asked=page.options.export,
+        programs=programs,
+        compiles=trace.sorted_compiles(),
+        statuses=results.statuses,
+        compile_index=COMPILE_INDEX,
+        stats=stats,
+        outcomes=[(o, n) for o, n in stats.outcomes.items() if n],
+        n_problems=sum(n for o, n in stats.outcomes.items() if o != "ok"),
+        custom_header_html=Markup(page.options.custom_header_html),
+    )

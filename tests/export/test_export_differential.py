@@ -1,0 +1,70 @@
+"""--export against tlparse 0.4.3: the same issues, in the same order, and the same exported program."""
+
+import pytest
+
+from ..conftest import peer, run_cli
+from .helpers import data_dependent, draft_export_log, expression, guard, issue_rows, tlparse_export, unbacked
+
+pytestmark = pytest.mark.oracle
+
+
+def ours(log, out, *flags):
+    assert run_cli(log, "-o", out, "--no-browser", "--overwrite", *flags) == 0
+    return (out / "index.html").read_text()
+
+
+def our_program(out):
+    return next((out / "-_-_-_-").glob("exported_program_*.txt")).read_text()
+
+
+@pytest.mark.parametrize("name", ["export.log", "export_guard_added.log"])
+@pytest.mark.parametrize("flags", [("--export",), ()])  # with the flag, and detected without it
+def test_peer_export_logs_list_what_tlparse_lists(name, flags, tmp_path):
+    theirs, their_program = tlparse_export(peer(name), tmp_path / "tl")
+    index = ours(peer(name), tmp_path / "cs", *flags)
+    assert "Draft Export Report" in index
+    assert issue_rows(index) == theirs
+    assert theirs, "tlparse lists an issue in each of these logs"
+    # The exported program is the whole payload, blank lines and all (tlparse keeps reading past them).
+    assert our_program(tmp_path / "cs") == their_program
+
+
+def test_peer_issue_lists_are_the_known_ones(tmp_path):
+    rows = issue_rows(ours(peer("export.log"), tmp_path / "a"))
+    assert rows == [("Data Dependent Error",
+                     "When exporting, we were unable to figure out if the expression Eq((((-u0)//3)) + 5, 0) always holds. "
+                     "As a result, it was specialized to evaluate to False, and asserts were inserted into the graph.")]
+    rows = issue_rows(ours(peer("export_guard_added.log"), tmp_path / "b"))
+    assert [r[0] for r in rows] == ["Guard Evaluated"] and "Eq(s0, 3)" in rows[0][1]
+
+
+def test_every_issue_kind_against_tlparse(tmp_path):
+    log = draft_export_log(tmp_path / "all.log", [
+        unbacked(10, "u0"),
+        expression(11, "u0 + 1", "add", ["u0", "1"], [10]),
+        expression(12, "Eq(u0 + 1, 3)", "eq", ["u0 + 1", "3"], [11]),
+        guard("Eq(u0 + 1, 3)", "eval", 12),
+        guard("u0 + 1 >= 0", "runtime_assert", 11),  # not an issue, for either tool
+        guard("Ne(u0, 7)", None),  # older torch: no prefix, not an issue
+        data_dependent("Eq(u0 + 1, 3)", "True", 12),
+        {"missing_fake_kernel": {"op": "mylib.foo.default"}},
+        {"mismatched_fake_kernel": {"op": "mylib.bar.default", "reason": "Dtypes torch.float32 and torch.int64 are not equal!"}},
+    ])
+    theirs, their_program = tlparse_export(log, tmp_path / "tl")
+    index = ours(log, tmp_path / "cs")
+    assert issue_rows(index) == theirs
+    assert [t for t, _ in theirs] == ["Guard Evaluated", "Data Dependent Error", "Missing Fake Kernel", "Mismatched Fake Kernel"]
+    assert our_program(tmp_path / "cs") == their_program
+
+
+def test_guard_on_data_dependent_error_is_listed_though_tlparse_ignores_it(tmp_path):
+    # Intended difference: tlparse 0.4.3 does not know guard_on_data_dependent_error (a data-dependent
+    # expression export could not decide, and raised on).
+    log = draft_export_log(tmp_path / "gdde.log", [
+        {"guard_on_data_dependent_error": {"expr": "Eq(u0, 1)", "unhinted_expr": "Eq(u0, 1)", "expr_id": 5,
+                                           "stack": [{"line": 3, "name": "f", "filename": 0}]}},
+    ])
+    theirs, _ = tlparse_export(log, tmp_path / "tl")
+    assert theirs == []
+    rows = issue_rows(ours(log, tmp_path / "cs"))
+    assert [r[0] for r in rows] == ["Data Dependent Error"] and "Eq(u0, 1)" in rows[0][1]
