@@ -1,0 +1,389 @@
+"""`compilescope diagnose`: from the stage runs (and their traces) to a verdict.
+
+The stages follow the PyTorch troubleshooting guide: the program runs with its
+torch.compile backend forced to "eager" (Dynamo only), then "aot_eager" (Dynamo +
+AOTAutograd), then as written (Inductor unless it chose another backend). The first
+stage that fails names the culprit; within a stage, the failing compile's stage comes
+from analyses/errors.py (one classifier for the whole project).
+
+Pure: the orchestration (diagnose.py) gathers the facts, this module judges them.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+import shlex
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..model.trace import Trace
+from .errors import (
+    AOT, DYNAMO, INDUCTOR, KERNEL_COMPILE, LOWERING, RECOMPILE_LIMIT, STAGE_LABELS, USER_BACKEND, CompileError,
+    compile_errors,
+)
+from .userloc import UserLocation, last_user_stack_frame
+
+# Stage keys beyond errors.py's: a failure with no failed compile in the trace.
+RUNTIME = "compiled_runtime"  # the compiled code raised (or crashed) when it ran
+PROGRAM = "program"  # the program fails with torch.compile disabled too
+ACCURACY = "accuracy"  # compiled results differ from eager
+DIAGNOSIS_LABELS = {
+    **STAGE_LABELS,
+    RUNTIME: "Compiled code, at run time",
+    PROGRAM: "The program itself (fails without torch.compile)",
+    ACCURACY: "Accuracy (compiled results differ from eager)",
+}
+
+# Environment of each stage run. TORCH_BISECT_BACKEND is read by torch.compile itself
+# (torch/__init__.py, for torch._inductor.compiler_bisector) and replaces the backend of
+# every torch.compile call, before torch's repro wrappers are applied.
+FORCE_BACKEND_ENV = "TORCH_BISECT_BACKEND"
+REPRO_ENV = ("TORCHDYNAMO_REPRO_AFTER", "TORCHDYNAMO_REPRO_LEVEL")
+DEBUG_DIR_ENV = "TORCH_COMPILE_DEBUG_DIR"
+
+
+@dataclass(frozen=True)
+class StageSpec:
+    key: str  # also the report's subdirectory
+    title: str
+    covers: str
+    env: tuple[tuple[str, str], ...] = ()  # what the run sets, besides tracing
+
+    @property
+    def backend(self) -> str | None:
+        return dict(self.env).get(FORCE_BACKEND_ENV)
+
+
+EAGER = StageSpec("eager", 'backend="eager"', "Dynamo only: graphs captured, then run by PyTorch eagerly",
+                  ((FORCE_BACKEND_ENV, "eager"),))
+AOT_EAGER = StageSpec("aot_eager", 'backend="aot_eager"', "Dynamo + AOTAutograd: no code generation",
+                      ((FORCE_BACKEND_ENV, "aot_eager"),))
+BACKEND = StageSpec("backend", "your backend", "the program as written (Inductor unless it chose another backend)")
+NO_COMPILE = StageSpec("no_compile", "torch.compile disabled", "TORCHDYNAMO_DISABLE=1: nothing is compiled",
+                       (("TORCHDYNAMO_DISABLE", "1"),))
+ACCURACY_RUN = StageSpec("accuracy", "accuracy check", "your backend with torch's accuracy checker (TORCHDYNAMO_REPRO_LEVEL=4)")
+STAGES = (EAGER, AOT_EAGER, BACKEND)
+
+PASSED, FAILED, TIMED_OUT, SKIPPED = "passed", "failed", "timed out", "skipped"
+
+
+@dataclass
+class RunFacts:
+    """What the orchestration saw of one child run (nothing from the trace)."""
+
+    argv: list[str]
+    env: dict[str, str]  # the variables diagnose set (shown in the commands to reproduce)
+    returncode: int
+    seconds: float
+    timed_out: bool = False
+    output_tail: str = ""  # the last lines of its stdout+stderr
+    cwd: str | None = None  # when not the user's working directory
+
+
+@dataclass
+class StageOutcome:
+    spec: StageSpec
+    facts: RunFacts | None = None  # None: not run
+    errors: list[CompileError] = field(default_factory=list)  # failed compiles (the recompile limit is not a failure)
+    compiles: int = 0  # compile ids in its trace
+    used_inductor: bool = False
+    backend_name: str | None = None  # as torch named it in an error, when it did
+    traced: bool = False
+    skipped_reason: str | None = None
+    report: str | None = None  # its report's index, relative to the diagnosis page
+    accuracy_failure: str | None = None  # torch's line saying the accuracy check failed
+    accuracy_note: str | None = None  # why the accuracy was not (or could not be) checked here
+
+    @property
+    def status(self) -> str:
+        if self.facts is None:
+            return SKIPPED
+        if self.facts.timed_out:
+            return TIMED_OUT
+        if self.facts.returncode != 0 or self.errors or self.accuracy_failure:
+            return FAILED
+        return PASSED
+
+    def to_json(self) -> dict[str, Any]:
+        f = self.facts
+        return {
+            "stage": self.spec.key, "title": self.spec.title, "status": self.status,
+            "returncode": f.returncode if f else None, "seconds": round(f.seconds, 2) if f else None,
+            "timed_out": f.timed_out if f else False, "env": f.env if f else {},
+            "compiles": self.compiles, "used_inductor": self.used_inductor, "backend": self.backend_name,
+            "errors": [e.to_json() for e in self.errors], "skipped_reason": self.skipped_reason,
+            "report": self.report, "accuracy_failure": self.accuracy_failure, "accuracy_note": self.accuracy_note,
+        }
+
+
+_ACCURACY_LINES = re.compile(r"Accuracy failed for [^\n]*|AccuracyError: [^\n]*|Bad accuracy detected[^\n]*")
+
+
+def accuracy_failure(output: str) -> str | None:
+    """torch's own line saying its level-4 accuracy check failed, if the run's output has one."""
+    match = _ACCURACY_LINES.search(output)
+    return match.group(0).strip() if match else None
+
+
+def _used_inductor(trace: Trace) -> bool:
+    for entry in trace.compiles.values():
+        if (entry.metrics or {}).get("inductor_compile_time_s") is not None:
+            return True
+        if any(a.name.startswith("inductor_") for a in entry.artifacts):
+            return True
+    return False
+
+
+def stage_outcome(spec: StageSpec, facts: RunFacts, trace: Trace | None, output: str = "") -> StageOutcome:
+    outcome = StageOutcome(spec, facts, traced=trace is not None)
+    if trace is not None:
+        found = compile_errors(trace).errors
+        outcome.errors = [e for e in found if e.stage != RECOMPILE_LIMIT]
+        outcome.compiles = sum(1 for cid in trace.compiles if cid is not None)
+        outcome.used_inductor = _used_inductor(trace)
+        outcome.backend_name = next((e.backend for e in found if e.backend), None)
+        if outcome.backend_name is None and outcome.used_inductor:
+            outcome.backend_name = "inductor"
+    outcome.backend_name = spec.backend or outcome.backend_name
+    outcome.accuracy_failure = accuracy_failure(output)
+    return outcome
+
+
+def compiled_frame(trace: Trace) -> UserLocation | None:
+    """The user's frame of the first compile: where an accuracy failure's graph came from."""
+    for entry in trace.sorted_compiles():
+        location = last_user_stack_frame(entry.stack)
+        if location is not None:
+            return location
+    return None
+
+
+# -- the minimized repro ----------------------------------------------------------------
+
+
+@dataclass
+class ReproGraph:
+    """The graph of a repro.py torch's minifier wrote: `class Repro(torch.nn.Module)` and its forward()."""
+
+    inputs: list[str]
+    ops: list[str]  # the call target of each op, e.g. "torch.relu", "torch.ops.aten.relu.default"
+
+    @property
+    def nodes(self) -> int:
+        """FX nodes, as torch counts them (placeholders, ops, the output)."""
+        return len(self.inputs) + len(self.ops) + 1
+
+    def to_json(self) -> dict[str, Any]:
+        return {"inputs": self.inputs, "ops": self.ops, "nodes": self.nodes}
+
+
+def repro_graph(source: str) -> ReproGraph | None:
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError):
+        return None
+    for node in tree.body:
+        if isinstance(node, ast.ClassDef) and node.name == "Repro":
+            forward = next((f for f in node.body if isinstance(f, ast.FunctionDef) and f.name == "forward"), None)
+            if forward is None:
+                return None
+            inputs = [a.arg for a in forward.args.args[1:]]
+            ops = [ast.unparse(stmt.value.func) for stmt in forward.body
+                   if isinstance(stmt, ast.Assign) and isinstance(stmt.value, ast.Call)]
+            return ReproGraph(inputs, ops)
+    return None
+
+
+_SAVE_DIR = re.compile(r"save_dir=(?P<q>['\"])(?P<dir>[^'\"]*)(?P=q)")
+
+
+def repro_save_dir(source: str) -> str | None:
+    """Where the repro loads its saved inputs from (torch writes it into the run_repro(...) call)."""
+    match = _SAVE_DIR.search(source)
+    return match["dir"] if match else None
+
+
+@dataclass
+class MinifyResult:
+    after: str  # TORCHDYNAMO_REPRO_AFTER: "dynamo" | "aot"
+    level: int  # TORCHDYNAMO_REPRO_LEVEL of the run that wrote the launcher
+    run: RunFacts | None = None  # the program, rerun to write minifier_launcher.py
+    launcher_run: RunFacts | None = None
+    launcher: str | None = None  # its text
+    repro: str | None = None  # repro.py's text
+    graph: ReproGraph | None = None
+    note: str | None = None  # why there is no repro
+    files: dict[str, str] = field(default_factory=dict)  # name in the report -> description
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "after": self.after, "level": self.level, "has_launcher": self.launcher is not None,
+            "has_repro": self.repro is not None, "graph": self.graph.to_json() if self.graph else None,
+            "note": self.note, "files": self.files,
+            "seconds": round(sum(r.seconds for r in (self.run, self.launcher_run) if r), 2),
+        }
+
+
+def minify_plan(verdict: Verdict, outcomes: list[StageOutcome]) -> tuple[str, StageSpec] | str:
+    """(TORCHDYNAMO_REPRO_AFTER, the stage to rerun) for the failure, or why torch's minifier does not apply."""
+    if verdict.failing_stage is None:
+        return "nothing failed: there is nothing to minify"
+    if verdict.failing_stage == EAGER.key:
+        return ("the failure happens in Dynamo itself, before any graph exists: torch's minifier starts from a "
+                "captured graph, so the user frame and the message are the repro")
+    if verdict.failing_stage == AOT_EAGER.key:
+        return ("dynamo", AOT_EAGER)
+    if verdict.failing_stage == NO_COMPILE.key:
+        return "the program fails without torch.compile: nothing to minify"
+    backend = next((o for o in outcomes if o.spec.key == BACKEND.key), None)
+    inductor = verdict.stage in (INDUCTOR, LOWERING, KERNEL_COMPILE) or (backend is not None and backend.used_inductor)
+    return ("aot" if inductor else "dynamo", BACKEND)
+
+
+# -- the verdict ------------------------------------------------------------------------
+
+
+@dataclass
+class Command:
+    title: str
+    line: str  # a shell command line
+
+    def to_json(self) -> dict[str, str]:
+        return {"title": self.title, "command": self.line}
+
+
+@dataclass
+class Verdict:
+    outcome: str  # "ok" | "compile_error" | "runtime_error" | "accuracy" | "program_error" | "timeout" | "nothing_compiled"
+    headline: str
+    failing_stage: str | None = None  # the StageSpec key of the first run that failed
+    stage: str | None = None  # a key of DIAGNOSIS_LABELS
+    error: CompileError | None = None
+    message: str | None = None
+    location: UserLocation | None = None
+    location_kind: str | None = None
+    next_steps: list[str] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return self.outcome == "ok"
+
+    @property
+    def stage_label(self) -> str | None:
+        return DIAGNOSIS_LABELS.get(self.stage) if self.stage else None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "outcome": self.outcome, "headline": self.headline, "failing_stage": self.failing_stage,
+            "stage": self.stage, "stage_label": self.stage_label, "message": self.message,
+            "error": self.error.to_json() if self.error else None,
+            "location": self.location.to_json() if self.location else None, "location_kind": self.location_kind,
+            "next_steps": self.next_steps,
+        }
+
+
+def _last_line(text: str) -> str | None:
+    lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
+    return lines[-1] if lines else None
+
+
+def decide(outcomes: list[StageOutcome], accuracy: StageOutcome | None = None) -> Verdict:
+    by_key = {o.spec.key: o for o in outcomes}
+    failed = next((o for o in outcomes if o.spec in STAGES and o.status in (FAILED, TIMED_OUT)), None)
+    if failed is None:
+        if not any(o.compiles for o in outcomes):
+            return Verdict("nothing_compiled", "Nothing was compiled: the program never reached torch.compile "
+                           "(or torch was not imported), so there is nothing to diagnose.",
+                           next_steps=["Check that the program calls a torch.compile'd function or module."])
+        if accuracy is not None and accuracy.status == TIMED_OUT:
+            return Verdict("timeout", "Every stage compiles and runs, but the accuracy check ran out of time.",
+                           ACCURACY_RUN.key, ACCURACY, next_steps=["Rerun with a larger --timeout."])
+        if accuracy is not None and accuracy.accuracy_failure:
+            backend = by_key.get(BACKEND.key)
+            inductor = backend is not None and backend.used_inductor
+            name = (backend.backend_name if backend else None) or "your backend"
+            return Verdict(
+                "accuracy", f"Wrong results: every stage compiles, but {name}'s compiled code computes results that "
+                "differ from eager.", ACCURACY_RUN.key, INDUCTOR if inductor else USER_BACKEND,
+                message=accuracy.accuracy_failure,
+                next_steps=[
+                    'backend="aot_eager" gives eager results here: use it as a workaround.',
+                    "Minify the wrong graph: compilescope diagnose --accuracy --minify (or TORCHDYNAMO_REPRO_AFTER="
+                    f"\"{'aot' if inductor else 'dynamo'}\" TORCHDYNAMO_REPRO_LEVEL=4 by hand, then run "
+                    "minifier_launcher.py).",
+                ],
+            )
+        checked = " and its compiled results match eager" if accuracy is not None and accuracy.status == PASSED else ""
+        return Verdict("ok", f"Every stage compiles and runs{checked}.")
+
+    key = failed.spec.key
+    if failed.status == TIMED_OUT:
+        return Verdict("timeout", f"The run with {failed.spec.title} did not finish in time.", key,
+                       next_steps=["Rerun with a larger --timeout, or look at its partial report: a long compile "
+                                   "shows up in its compile-time insights."])
+    if failed.errors:
+        error = failed.errors[0]
+        stage = error.stage
+        if key == AOT_EAGER.key and stage != DYNAMO:
+            stage = AOT  # aot_eager is Dynamo + AOTAutograd + a no-op compiler: it can only be AOTAutograd
+        where = {EAGER.key: "with Dynamo alone (backend=\"eager\")",
+                 AOT_EAGER.key: "with AOTAutograd (backend=\"aot_eager\"), while backend=\"eager\" works",
+                 BACKEND.key: f"only with your backend{f' ({failed.backend_name})' if failed.backend_name else ''}, "
+                              "while backend=\"eager\" and \"aot_eager\" work"}[key]
+        return Verdict(
+            "compile_error", f"Compilation fails {where}: {DIAGNOSIS_LABELS[stage]}.", key, stage, error,
+            message=error.message, location=error.location, location_kind=error.location_kind,
+            next_steps=list(error.next_steps),
+        )
+    # It failed, but no compile failed: the compiled code (or the program) raised when it ran.
+    message = _last_line(failed.facts.output_tail) if failed.facts else None
+    if key == EAGER.key:
+        disabled = by_key.get(NO_COMPILE.key)
+        if disabled is not None and disabled.status != PASSED:
+            return Verdict("program_error", "The program fails even with torch.compile disabled: not a compile problem.",
+                           NO_COMPILE.key, PROGRAM, message=_last_line(disabled.facts.output_tail) if disabled.facts else None,
+                           next_steps=["Fix the program's own error first (TORCHDYNAMO_DISABLE=1 runs it uncompiled)."])
+    return Verdict(
+        "runtime_error", f"Everything compiles, but the code compiled with {failed.spec.title} fails when it runs.",
+        key, RUNTIME, message=message,
+        next_steps=["Read the program's output below for the exception.",
+                    "Minify: TORCHDYNAMO_REPRO_AFTER=\"aot\" (Inductor) or \"dynamo\" (other backends) also catches "
+                    "run-time failures of the compiled graph."],
+    )
+
+
+# -- commands to reproduce by hand ----------------------------------------------------------
+
+
+def shell_line(argv: list[str], env: dict[str, str] | None = None, cwd: str | None = None) -> str:
+    words = [f"{k}={shlex.quote(v)}" for k, v in (env or {}).items()] + [shlex.quote(w) for w in argv]
+    line = " ".join(words)
+    return f"(cd {shlex.quote(cwd)} && {line})" if cwd else line
+
+
+def hand_commands(argv: list[str], outcomes: list[StageOutcome], verdict: Verdict,
+                  minify: MinifyResult | None, minify_dir: str | None) -> list[Command]:
+    """The commands a person would type to see the same thing without compilescope."""
+    commands = []
+    for o in outcomes:
+        if o.facts is None:
+            continue
+        env = dict(o.spec.env)
+        note = {EAGER.key: ' (or write torch.compile(..., backend="eager"))',
+                AOT_EAGER.key: ' (or write torch.compile(..., backend="aot_eager"))'}.get(o.spec.key, "")
+        if o.spec.key == ACCURACY_RUN.key:
+            env = {k: v for k, v in o.facts.env.items() if k in REPRO_ENV}
+        commands.append(Command(f"Run with {o.spec.title}{note}: {o.status}", shell_line(argv, env)))
+    if minify is not None:
+        env = {k: v for k, v in (minify.run.env if minify.run else {}).items() if k in REPRO_ENV or k == FORCE_BACKEND_ENV}
+        if minify.run is not None:
+            commands.append(Command("Write the minifier launcher (torch prints where: ./torch_compile_debug/run_*/minifier/)",
+                                    shell_line(argv, env)))
+        commands.append(Command("Run it: it shrinks the graph while the failure persists and writes ./repro.py",
+                                "python torch_compile_debug/run_*/minifier/minifier_launcher.py minify --no-isolate"))
+        if minify.repro is not None and minify_dir:
+            commands.append(Command("Run the minimal repro saved here (with the inputs it was minified with)",
+                                    shell_line(["python", f"{minify_dir}/repro.py", "run", "--save-dir",
+                                                f"{minify_dir}/checkpoints"])))
+    return commands

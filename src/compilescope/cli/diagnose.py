@@ -1,0 +1,118 @@
+"""`compilescope diagnose [--accuracy] [--minify] [-o OUT] [--timeout S] -- python script.py args`
+
+Runs the program with torch.compile's backend forced to "eager", then "aot_eager",
+then as written, each traced; says which stage fails first, with its error and user
+frame; optionally checks accuracy and minimizes the failing graph with torch's minifier.
+Writes OUT/index.html (the Diagnosis page), one report per stage (OUT/<stage>/) and
+OUT/diagnosis.json. Exit status: 0 when every stage passes, 1 when one fails.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import tempfile
+import time
+
+from rich.console import Console
+
+from .._torch import require_torch
+from ..analyses.diagnosis import hand_commands
+from ..diagnose import DiagnoseOptions, DiagnoseResult, diagnose
+from ..ingest.reader import read_trace
+from ..render.diagnosis import diagnosis_json, diagnosis_page, print_verdict
+from ..render.options import ReportOptions
+from ..runner import program
+from .output import OutputDir
+from .report import _open_browser, write_report
+from .run import split_program
+
+DEFAULT_ROOT = "compilescope_diagnose"
+MAX_WIDTH = 100
+
+
+def _default_out() -> str:
+    return os.path.join(DEFAULT_ROOT, time.strftime("%Y%m%d-%H%M%S"))
+
+
+class DiagnoseCommand:
+    """Find the torch.compile stage that fails (Dynamo, AOTAutograd, the backend) and, with --minify, a minimal repro."""
+
+    name = "diagnose"
+
+    def prepare_parser(self, parser: argparse.ArgumentParser) -> None:
+        parser.usage = (
+            "compilescope diagnose [--accuracy] [--minify] [-o OUT] [--timeout S] script.py [args ...]\n"
+            "       compilescope diagnose [options] -m module [args ...]\n"
+            "       compilescope diagnose [options] -- command [args ...]"
+        )
+        parser.allow_abbrev = False  # an abbreviation could swallow the program's own flags
+        parser.add_argument("--accuracy", action="store_true",
+                            help="also compare compiled results with eager (torch's TORCHDYNAMO_REPRO_LEVEL=4 check)")
+        parser.add_argument("--minify", action="store_true",
+                            help="run torch's minifier on the failing graph (in a temporary directory) and report repro.py")
+        parser.add_argument("-o", "--out", metavar="DIR", help=f"output directory (default: ./{DEFAULT_ROOT}/<timestamp>)")
+        parser.add_argument("--overwrite", action="store_true", help="replace the output directory if it exists")
+        parser.add_argument("--timeout", type=float, metavar="SECONDS", default=900.0,
+                            help="stop any one run (a stage, the minifier) after SECONDS (default 900)")
+        parser.add_argument("--no-browser", action="store_true", help="do not open the Diagnosis page")
+
+    def parse_args(self, parser: argparse.ArgumentParser, argv: list[str]) -> argparse.Namespace:
+        options, module, words, is_command = split_program(parser, argv)
+        args = parser.parse_args(options)
+        args.module, args.program, args.is_command = module, words, is_command
+        if module is None and not words:
+            parser.error("no program to run: give a script (compilescope diagnose train.py), -m module, or -- command")
+        return args
+
+    def run(self, args: argparse.Namespace) -> int:
+        prog = program(args.program, args.module, args.is_command)
+        if prog.this_python:
+            require_torch("compilescope diagnose")
+        out = OutputDir(args.out or _default_out(), args.overwrite)  # fail before the slow runs, not after
+        console = Console(stderr=True, width=min(Console(stderr=True).width, MAX_WIDTH), highlight=False)
+
+        def progress(line: str) -> None:
+            console.print(f"compilescope diagnose: {line}", markup=False, soft_wrap=True)
+
+        options = DiagnoseOptions(accuracy=args.accuracy, minify=args.minify, timeout=args.timeout)
+        progress(f"diagnosing {prog} (output and reports: {out.path})")
+        with tempfile.TemporaryDirectory(prefix="compilescope_diagnose_") as work:
+            result = diagnose(prog, work, options, progress)
+            self._write(result, out)
+        index = os.path.join(out.path, "index.html")
+        print_verdict(result, console)
+        print(f"Wrote the diagnosis to {out.path}; open {index}")
+        if not args.no_browser:
+            _open_browser(index)
+        return 0 if result.verdict.ok else 1
+
+    def _write(self, result: DiagnoseResult, out: OutputDir) -> None:
+        """Every stage's report (OUT/<stage>/), its output, the minifier's files, then the Diagnosis page."""
+        options = ReportOptions()
+        for outcome in result.runs:
+            key = outcome.spec.key
+            log = result.logs.get(key)
+            if log is not None:
+                with read_trace(log) as trace:
+                    write_report(trace, os.path.join(out.path, key), False, options)
+                outcome.report = f"{key}/index.html"
+            if key in result.outputs:
+                out.write(f"outputs/{key}.txt", _chunks(result.outputs[key]))
+        for name in ("minify_program", "minifier"):
+            if name in result.outputs:
+                out.write(f"outputs/{name}.txt", _chunks(result.outputs[name]))
+        minify_dir = None
+        if result.minify_files:
+            for name, path in result.minify_files.items():
+                out.write(f"minify/{name}", _chunks(path))
+            minify_dir = os.path.join(out.path, "minify")
+        commands = hand_commands(result.argv, result.runs, result.verdict, result.minify, minify_dir)
+        out.write("index.html", diagnosis_page(result, commands, out.path))
+        out.write("diagnosis.json", diagnosis_json(result, commands))
+
+
+def _chunks(path: str):
+    with open(path, "rb") as f:
+        while chunk := f.read(1 << 20):
+            yield chunk

@@ -1,0 +1,278 @@
+"""`compilescope diagnose`: run a program through the troubleshooting guide's stages, find the one that fails.
+
+Each stage is one traced child run (runner.run_program) with torch.compile's backend
+forced by an environment variable that torch itself reads: TORCH_BISECT_BACKEND
+(torch/__init__.py replaces the backend of every torch.compile call with it; it is how
+torch._inductor.compiler_bisector runs a program under eager / aot_eager / inductor).
+Nothing is injected into the user's program: it runs as written, as __main__, in the
+user's working directory, with its own arguments, and so do torchrun workers.
+
+Every file torch's debugging machinery writes (minifier_launcher.py, checkpoints,
+repro.py) goes to a temporary work directory (TORCH_COMPILE_DEBUG_DIR, and the
+working directory of the runs that write into "."), never the user's.
+
+This module orchestrates and reads traces; analyses/diagnosis.py judges; the CLI
+writes the reports.
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+import sys
+import time
+from dataclasses import dataclass, field
+from typing import Callable
+
+from .analyses.diagnosis import (
+    ACCURACY_RUN, AOT_EAGER, BACKEND, DEBUG_DIR_ENV, EAGER, FAILED, FORCE_BACKEND_ENV, NO_COMPILE, PASSED, REPRO_ENV,
+    STAGES, MinifyResult, RunFacts, StageOutcome, StageSpec, Verdict, compiled_frame, decide, minify_plan,
+    repro_graph, repro_save_dir, stage_outcome,
+)
+from .ingest.reader import read_trace
+from .runner import Program, choose_log, run_program
+
+OUTPUT_TAIL_LINES = 40
+# Variables of the user's environment that would defeat a forced stage or make every run dump repro files.
+_NEUTRALIZED = {name: None for name in (*REPRO_ENV, FORCE_BACKEND_ENV, "TORCH_COMPILE_OVERRIDE_BACKENDS")}
+# A run whose output torch embeds in generated scripts must not be traced: the scripts would point at our temp dir.
+_UNTRACED = {"TORCH_TRACE": None, "TORCH_DTRACE": None, "INDUCTOR_PROVENANCE": None}
+AOT_ACCURACY_NOTE = ("not checked: torch 2.13's after-Dynamo accuracy check (TORCHDYNAMO_REPRO_AFTER=\"dynamo\", "
+                     "TORCHDYNAMO_REPRO_LEVEL=4) cannot call AOTAutograd-compiled graphs (it fails with a calling-"
+                     "convention error and skips the graph), so AOTAutograd's results are not compared here")
+EAGER_ACCURACY_NOTE = "identical to eager by construction (the captured graphs run in PyTorch)"
+
+
+@dataclass
+class DiagnoseOptions:
+    accuracy: bool = False
+    minify: bool = False
+    timeout: float | None = None
+
+
+@dataclass
+class DiagnoseResult:
+    argv: list[str]
+    cwd: str
+    outcomes: list[StageOutcome]
+    verdict: Verdict
+    accuracy: StageOutcome | None = None
+    minify: MinifyResult | None = None
+    logs: dict[str, str] = field(default_factory=dict)  # stage key -> its TORCH_TRACE log (in the work directory)
+    outputs: dict[str, str] = field(default_factory=dict)  # stage key -> its captured output file
+    minify_files: dict[str, str] = field(default_factory=dict)  # name in the report's minify/ -> file in the work dir
+
+    @property
+    def runs(self) -> list[StageOutcome]:
+        return self.outcomes + ([self.accuracy] if self.accuracy else [])
+
+
+Progress = Callable[[str], None]
+
+
+def _tail(path: str, lines: int = OUTPUT_TAIL_LINES) -> str:
+    try:
+        with open(path, "rb") as f:
+            f.seek(0, os.SEEK_END)
+            f.seek(max(0, f.tell() - 64 * 1024))
+            text = f.read().decode("utf-8", "replace")
+    except OSError:
+        return ""
+    return "\n".join(text.splitlines()[-lines:])
+
+
+def _read_all(path: str, limit: int = 4 << 20) -> str:
+    try:
+        with open(path, "rb") as f:
+            return f.read(limit).decode("utf-8", "replace")
+    except OSError:
+        return ""
+
+
+def _absolute_paths(prog: Program, cwd: str) -> Program:
+    """The same command for a run from another directory: words naming existing files become absolute."""
+    argv = [os.path.join(cwd, w) if not w.startswith("-") and not os.path.isabs(w) and os.path.isfile(os.path.join(cwd, w))
+            else w for w in prog.argv]
+    return Program(argv, prog.this_python)
+
+
+class Diagnoser:
+    def __init__(self, prog: Program, work: str, options: DiagnoseOptions, progress: Progress):
+        self.prog = prog
+        self.work = work  # a temporary directory the caller owns and removes
+        self.options = options
+        self.progress = progress
+        self.cwd = os.getcwd()
+        self.logs: dict[str, str] = {}
+        self.outputs: dict[str, str] = {}
+        self._minify_files: dict[str, str] = {}  # name in the report's minify/ -> file in the work directory
+        self._accuracy_frame = None
+
+    def _dir(self, *parts: str) -> str:
+        path = os.path.join(self.work, *parts)
+        os.makedirs(path, exist_ok=True)
+        return path
+
+    def _child(self, prog: Program, name: str, env: dict[str, str | None], cwd: str | None = None,
+               traced: bool = True, fresh_cache: bool = False) -> tuple[RunFacts, str | None]:
+        """One child run, its output captured; (what happened, its trace log or None).
+
+        fresh_cache: for runs that rely on torch's repro wrappers, which only see graphs that are compiled
+        (a warm FX graph / AOTAutograd cache hands back compiled code without calling them).
+        """
+        trace_dir = self._dir("traces", name)
+        output = os.path.join(self._dir("outputs"), f"{name}.txt")
+        extra = {**_NEUTRALIZED, DEBUG_DIR_ENV: self._dir("debug", name), **env}
+        if not traced:
+            extra.update(_UNTRACED)
+        if cwd is not None and prog.this_python:
+            # Run elsewhere, the program still imports its own modules (python -m pkg.mod, a sibling module).
+            extra["PYTHONPATH"] = os.pathsep.join(p for p in (self.cwd, os.environ.get("PYTHONPATH")) if p)
+        start = time.monotonic()
+        result = run_program(prog, trace_dir, fresh_cache=fresh_cache, timeout=self.options.timeout, extra_env=extra,
+                             cwd=cwd, output=output)
+        facts = RunFacts(
+            argv=list(prog.argv), env={k: v for k, v in env.items() if v is not None}, returncode=result.returncode,
+            seconds=time.monotonic() - start, timed_out=result.timed_out, output_tail=_tail(output), cwd=cwd,
+        )
+        self.outputs[name] = output
+        if result.interrupted:
+            raise KeyboardInterrupt  # Ctrl-C stops the diagnosis, not just this run
+        log = choose_log(result.logs)[0] if result.logs else None
+        if log:
+            self.logs[name] = log
+        return facts, log
+
+    def _stage(self, spec: StageSpec, number: str, env: dict[str, str] | None = None, cwd: str | None = None,
+               prog: Program | None = None, fresh_cache: bool = False) -> StageOutcome:
+        env = {**dict(spec.env), **(env or {})}
+        self.progress(f"[{number}] {spec.title}: {spec.covers}")
+        facts, log = self._child(prog or self.prog, spec.key, env, cwd=cwd, fresh_cache=fresh_cache)
+        output = _read_all(self.outputs[spec.key])
+        if log is not None:
+            with read_trace(log) as trace:
+                outcome = stage_outcome(spec, facts, trace, output)
+                if outcome.accuracy_failure:
+                    self._accuracy_frame = compiled_frame(trace)
+        else:
+            outcome = stage_outcome(spec, facts, None, output)
+        self.progress(f"      {_describe(outcome)}")
+        return outcome
+
+    def run(self) -> DiagnoseResult:
+        total = len(STAGES)
+        outcomes: list[StageOutcome] = []
+        for i, spec in enumerate(STAGES, 1):
+            if outcomes and outcomes[-1].status != PASSED:
+                outcomes.append(StageOutcome(spec, skipped_reason=f"an earlier stage ({outcomes[-1].spec.title}) failed"))
+                continue
+            outcomes.append(self._stage(spec, f"{i}/{total}"))
+        eager = outcomes[0]
+        if eager.status == FAILED and not eager.errors:
+            # Nothing failed to compile, yet Dynamo alone fails: does the program fail uncompiled too?
+            outcomes.append(self._stage(NO_COMPILE, "+"))
+
+        accuracy = None
+        if self.options.accuracy and all(o.status == PASSED for o in outcomes):
+            accuracy = self._accuracy(outcomes)
+        verdict = decide(outcomes, accuracy)
+        if verdict.outcome == "accuracy" and self._accuracy_frame is not None:
+            verdict.location, verdict.location_kind = self._accuracy_frame, "compiled frame"
+
+        minify = None
+        if self.options.minify and not verdict.ok:
+            minify = self._minify(verdict, outcomes, accuracy)
+        return DiagnoseResult(
+            argv=list(self.prog.argv), cwd=self.cwd, outcomes=outcomes, verdict=verdict, accuracy=accuracy,
+            minify=minify, logs=dict(self.logs), outputs=dict(self.outputs), minify_files=self._minify_files,
+        )
+
+    def _accuracy(self, outcomes: list[StageOutcome]) -> StageOutcome:
+        backend = next(o for o in outcomes if o.spec.key == BACKEND.key)
+        for o in outcomes:
+            o.accuracy_note = {EAGER.key: EAGER_ACCURACY_NOTE, AOT_EAGER.key: AOT_ACCURACY_NOTE}.get(o.spec.key)
+        # Inductor's accuracy check sits after AOTAutograd (the only level-4 check torch 2.13 supports for
+        # Inductor); any other backend is checked on Dynamo's graph.
+        after = "aot" if backend.used_inductor else "dynamo"
+        env = {"TORCHDYNAMO_REPRO_AFTER": after, "TORCHDYNAMO_REPRO_LEVEL": "4"}
+        # The check copies repro.py into the working directory: run it from the work directory.
+        cwd = self._dir("cwd", "accuracy")
+        outcome = self._stage(ACCURACY_RUN, "+", env=env, cwd=cwd, prog=_absolute_paths(self.prog, self.cwd),
+                              fresh_cache=True)
+        if outcome.accuracy_failure:
+            outcome.accuracy_note = f"differs from eager ({outcome.accuracy_failure})"
+        elif outcome.status == PASSED:
+            outcome.accuracy_note = "matches eager (within torch.compile's repro_tolerance)"
+        return outcome
+
+    def _minify(self, verdict: Verdict, outcomes: list[StageOutcome], accuracy: StageOutcome | None) -> MinifyResult | None:
+        if verdict.outcome == "accuracy" and accuracy is not None:
+            # The accuracy run already wrote the launcher (level 4 dumps one when the check fails).
+            after = accuracy.facts.env.get("TORCHDYNAMO_REPRO_AFTER", "aot") if accuracy.facts else "aot"
+            result = MinifyResult(after=after, level=4)
+            debug_dir = os.path.join(self.work, "debug", ACCURACY_RUN.key)
+        else:
+            plan = minify_plan(verdict, outcomes)
+            if isinstance(plan, str):
+                result = MinifyResult(after="-", level=0, note=plan)
+                self.progress(f"[minify] skipped: {plan}")
+                return result
+            after, spec = plan
+            result = MinifyResult(after=after, level=2)
+            env = {**dict(spec.env), "TORCHDYNAMO_REPRO_AFTER": after, "TORCHDYNAMO_REPRO_LEVEL": "2"}
+            self.progress(f"[minify 1/2] rerunning with {spec.title} and TORCHDYNAMO_REPRO_AFTER=\"{after}\" "
+                          "to write torch's minifier_launcher.py")
+            result.run, _ = self._child(self.prog, "minify_program", env, traced=False, fresh_cache=True)
+            debug_dir = os.path.join(self.work, "debug", "minify_program")
+        launchers = sorted(glob.glob(os.path.join(debug_dir, "torch_compile_debug", "*", "minifier", "minifier_launcher.py")),
+                           key=os.path.getmtime)
+        if not launchers:
+            result.note = "torch wrote no minifier_launcher.py (the failure did not reproduce under the minifier's wrapper)"
+            self.progress(f"[minify] {result.note}")
+            return result
+        launcher = launchers[-1]
+        result.launcher = _read_all(launcher)
+        self._minify_files["minifier_launcher.py"] = launcher
+        self.progress("[minify 2/2] running minifier_launcher.py (in-process: minify --no-isolate) to shrink the graph")
+        cwd = self._dir("cwd", "minify")
+        result.launcher_run, _ = self._child(
+            Program([sys.executable, launcher, "minify", "--no-isolate"], True), "minifier", {}, cwd=cwd, traced=False,
+        )
+        repro = os.path.join(cwd, "repro.py")
+        if not os.path.isfile(repro):
+            result.note = ("the minifier wrote no repro.py" + (" (it ran out of time)" if result.launcher_run.timed_out else "")
+                           + ": see its output")
+            self.progress(f"[minify] {result.note}")
+            return result
+        result.repro = _read_all(repro)
+        result.graph = repro_graph(result.repro)
+        self._minify_files["repro.py"] = repro
+        save_dir = repro_save_dir(result.repro)
+        if save_dir:
+            for path in glob.glob(os.path.join(save_dir, "storages", "*")):
+                self._minify_files[f"checkpoints/storages/{os.path.basename(path)}"] = path
+        size = f"{result.graph.nodes} nodes: {', '.join(result.graph.ops) or 'no ops'}" if result.graph else "graph not found"
+        self.progress(f"      repro.py written ({size}) in {result.launcher_run.seconds:.0f}s")
+        return result
+
+
+def _describe(outcome: StageOutcome) -> str:
+    f = outcome.facts
+    if f is None:
+        return f"skipped: {outcome.skipped_reason}"
+    took = f"in {f.seconds:.1f}s"
+    if f.timed_out:
+        return f"TIMED OUT after {f.seconds:.0f}s"
+    if outcome.errors:
+        e = outcome.errors[0]
+        return f"FAILED {took}: {e.exception}: {e.message}"[:300]
+    if outcome.accuracy_failure:
+        return f"FAILED {took}: {outcome.accuracy_failure}"
+    if f.returncode:
+        return f"FAILED {took} (exit status {f.returncode}, no failed compile in the trace)"
+    compiles = f"{outcome.compiles} compile{'' if outcome.compiles == 1 else 's'}"
+    return f"passed {took} ({compiles})"
+
+
+def diagnose(prog: Program, work: str, options: DiagnoseOptions, progress: Progress) -> DiagnoseResult:
+    return Diagnoser(prog, work, options, progress).run()

@@ -1,0 +1,113 @@
+"""`compilescope diagnose` output: the Diagnosis page, diagnosis.json and the terminal verdict.
+
+Formatting only: every fact comes from diagnose.DiagnoseResult and analyses/diagnosis.py.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+
+import orjson
+from markupsafe import Markup
+from pygments import highlight
+from pygments.formatters import HtmlFormatter
+from pygments.lexers import PythonLexer
+from rich import box
+from rich.console import Console, Group
+from rich.panel import Panel
+from rich.syntax import Syntax
+from rich.table import Table
+from rich.text import Text
+
+from ..analyses.diagnosis import FAILED, PASSED, SKIPPED, TIMED_OUT, Command
+from ..diagnose import DiagnoseResult
+from .html import ENV
+
+_FORMATTER = HtmlFormatter(nowrap=True)
+STATUS_CSS = {PASSED: "ok", FAILED: "error", TIMED_OUT: "error", SKIPPED: "missing"}
+STATUS_STYLE = {PASSED: "green", FAILED: "bold red", TIMED_OUT: "bold red", SKIPPED: "dim"}
+VERDICT_MARK = {"ok": ("OK", "bold green")}
+REPRO_LINES_IN_TERMINAL = 40
+
+
+def diagnosis_json(result: DiagnoseResult, commands: list[Command]) -> bytes:
+    doc = {
+        "program": result.argv,
+        "cwd": result.cwd,
+        "verdict": result.verdict.to_json(),
+        "stages": [o.to_json() for o in result.runs],
+        "minify": result.minify.to_json() if result.minify else None,
+        "commands": [c.to_json() for c in commands],
+    }
+    return orjson.dumps(doc, option=orjson.OPT_INDENT_2)
+
+
+def diagnosis_page(result: DiagnoseResult, commands: list[Command], out_dir: str) -> str:
+    minify = result.minify
+    repro_html = None
+    if minify is not None and minify.repro is not None:
+        repro_html = Markup(highlight(minify.repro, PythonLexer(), _FORMATTER))
+    failing = next((o for o in result.runs if o.spec.key == result.verdict.failing_stage), None)
+    return ENV.get_template("diagnosis.html").render(
+        root="",
+        source_name=os.path.basename(result.argv[1]) if len(result.argv) > 1 else result.argv[0],
+        rank=None,
+        nav_failures=False,
+        result=result,
+        verdict=result.verdict,
+        command=shlex.join(result.argv),
+        stages=result.runs,
+        status_css=STATUS_CSS,
+        failing=failing,
+        minify=minify,
+        repro_html=repro_html,
+        pygments_css=Markup(_FORMATTER.get_style_defs(".highlight")),
+        commands=commands,
+        out_dir=out_dir,
+    )
+
+
+def print_verdict(result: DiagnoseResult, console: Console) -> None:
+    v = result.verdict
+    table = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False)
+    for col in ("stage", "covers", "result", "time"):
+        table.add_column(col)
+    for o in result.runs:
+        seconds = f"{o.facts.seconds:.1f}s" if o.facts else ""
+        status = o.status.upper() if o.status != PASSED else "passed"
+        title = f"{o.spec.title} ({o.backend_name})" if o.backend_name and not o.spec.backend else o.spec.title
+        table.add_row(title, o.spec.covers, Text(status, style=STATUS_STYLE[o.status]), seconds)
+
+    lines: list = [Text(v.headline, style="bold")]
+    if v.stage_label:
+        lines.append(Text(f"Stage:  {v.stage_label}"))
+    if v.error is not None:
+        lines.append(Text(f"Error:  {v.error.exception}" + (f" ({v.error.inner_exception})" if v.error.inner_exception else "")
+                          + f": {v.message}"))
+    elif v.message:
+        lines.append(Text(f"Error:  {v.message}"))
+    if v.location is not None:
+        where = f"{v.location.filename}:{v.location.line}" + (f" in {v.location.function}" if v.location.function else "")
+        lines.append(Text(f"Where:  {where}" + (f" ({v.location_kind})" if v.location_kind else "")))
+        if v.location.code:
+            lines.append(Text(f"        {v.location.code}", style="dim"))
+    if v.error is not None and v.error.compiler_errors:
+        lines.append(Text("Compiler: " + v.error.compiler_errors[0].splitlines()[0]))
+    for step in v.next_steps[:3]:
+        lines.append(Text(f"-> {step}"))
+    minify = result.minify
+    if minify is not None:
+        if minify.graph is not None:
+            ops = ", ".join(minify.graph.ops) or "no ops"
+            lines.append(Text(f"Minimal repro: {minify.graph.nodes} nodes ({ops})", style="bold"))
+        elif minify.note:
+            lines.append(Text(f"Minify: {minify.note}"))
+    label, style = VERDICT_MARK.get(v.outcome, ("FAILED", "bold red"))
+    console.print(table)
+    console.print(Panel(Group(*lines), title=Text(f"Diagnosis: {label}", style=style), title_align="left", box=box.ASCII))
+    if minify is not None and minify.repro is not None:
+        body = minify.repro
+        forward = body.find("class Repro")
+        snippet = "\n".join(body[forward if forward >= 0 else 0:].splitlines()[:REPRO_LINES_IN_TERMINAL])
+        console.print(Syntax(snippet, "python", theme="ansi_light", background_color="default", word_wrap=True))

@@ -1,0 +1,45 @@
+"""Helpers for the diagnose tests: the torch-marked ones need torch==2.13.0 (skipped locally without it, failed in CI)."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+from pathlib import Path
+
+import pytest
+
+from ..capture.conftest import compilescope
+from ..conftest import skip_or_fail
+
+PROGRAMS = Path(__file__).resolve().parent / "programs"
+RUN_TIMEOUT_S = 240  # diagnose --timeout: any one child run is stopped after this
+
+
+@pytest.fixture(autouse=True)
+def _needs_torch(request):
+    if request.node.get_closest_marker("torch") is None:
+        return
+    if importlib.util.find_spec("torch") is None:
+        skip_or_fail("torch==2.13.0 not installed (pip install torch==2.13.0)")
+    import torch
+
+    if not torch.__version__.startswith("2.13.0"):
+        skip_or_fail(f"these tests expect torch 2.13.0, found {torch.__version__}")
+
+
+def diagnose(tmp_path: Path, program: str, *flags: str):
+    """`compilescope diagnose FLAGS -o OUT -- python PROGRAM` from an empty working directory: (process, diagnosis.json)."""
+    cwd = tmp_path / "cwd"
+    cwd.mkdir()
+    out = tmp_path / "out"
+    proc = compilescope(
+        "diagnose", *flags, "--no-browser", "--timeout", RUN_TIMEOUT_S, "-o", out, "--", "python3", PROGRAMS / program,
+        cwd=cwd, timeout=6 * RUN_TIMEOUT_S,
+    )
+    assert (out / "diagnosis.json").exists(), proc.stderr[-4000:]
+    assert list(cwd.iterdir()) == [], "diagnose wrote into the working directory"
+    return proc, json.loads((out / "diagnosis.json").read_text()), out
+
+
+def statuses(doc: dict) -> dict[str, str]:
+    return {s["stage"]: s["status"] for s in doc["stages"]}

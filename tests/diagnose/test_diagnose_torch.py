@@ -1,0 +1,77 @@
+"""`compilescope diagnose` on real failing programs (torch 2.13 CPU): the stage, the error, the minimal repro.
+
+Slow (each stage is a fresh Python importing torch): one test per scenario, minify only where the issue asks.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from .conftest import diagnose, statuses
+
+pytestmark = pytest.mark.torch
+
+
+def test_backend_compile_error_minified_to_one_relu(tmp_path):
+    proc, doc, out = diagnose(tmp_path, "backend_error.py", "--minify")
+    assert proc.returncode == 1
+    assert statuses(doc) == {"eager": "passed", "aot_eager": "passed", "backend": "failed"}
+    verdict = doc["verdict"]
+    assert (verdict["outcome"], verdict["failing_stage"], verdict["stage"]) == ("compile_error", "backend", "user_backend")
+    assert verdict["error"]["exception"] == "BackendCompilerFailed"
+    assert verdict["error"]["backend"] == "relu_compile_error_TESTING_ONLY"
+    assert "ReluCompileError" in verdict["message"]
+    assert verdict["location"]["filename"].endswith("backend_error.py") and verdict["location"]["line"] == 5  # def f
+    # torch's after-Dynamo minifier: one relu left, as torch.relu (the Dynamo graph).
+    minify = doc["minify"]
+    assert minify["after"] == "dynamo" and minify["has_repro"]
+    assert minify["graph"] == {"inputs": ["add"], "ops": ["torch.relu"], "nodes": 3}
+    assert "torch.relu(add)" in (out / "minify" / "repro.py").read_text()
+    assert (out / "minify" / "minifier_launcher.py").exists() and list((out / "minify" / "checkpoints" / "storages").iterdir())
+    # One trace report per stage, linked from the Diagnosis page with the commands to do it by hand.
+    page = (out / "index.html").read_text()
+    for stage in ("eager", "aot_eager", "backend"):
+        assert (out / stage / "index.html").exists() and f'href="{stage}/index.html"' in page
+    assert "TORCH_BISECT_BACKEND=eager" in page and "TORCHDYNAMO_REPRO_AFTER=dynamo" in page
+    assert 'data-stage="user_backend"' in page and "Backend compiler" in page
+    assert "Minimal repro: 3 nodes (torch.relu)" in proc.stderr
+    assert "[1/3] backend=\"eager\"" in proc.stderr and "[minify 2/2]" in proc.stderr  # progress as it goes
+
+
+def test_inductor_cpp_compile_error_minified_to_one_relu(tmp_path):
+    proc, doc, out = diagnose(tmp_path, "cpp_error.py", "--minify")
+    assert proc.returncode == 1
+    assert statuses(doc) == {"eager": "passed", "aot_eager": "passed", "backend": "failed"}
+    verdict = doc["verdict"]
+    assert (verdict["outcome"], verdict["failing_stage"], verdict["stage"]) == ("compile_error", "backend", "kernel_compile")
+    assert verdict["error"]["inner_exception"] == "CppCompileError"
+    assert any("error:" in line for line in verdict["error"]["compiler_errors"])
+    # torch's after-AOT minifier: one aten relu left.
+    minify = doc["minify"]
+    assert minify["after"] == "aot" and minify["graph"]["ops"] == ["torch.ops.aten.relu.default"]
+    assert minify["graph"]["nodes"] == 3
+    assert [s["used_inductor"] for s in doc["stages"]] == [False, False, True]
+
+
+def test_inductor_accuracy_bug_found_by_the_accuracy_check(tmp_path):
+    proc, doc, out = diagnose(tmp_path, "accuracy.py", "--accuracy")
+    assert proc.returncode == 1
+    assert statuses(doc) == {"eager": "passed", "aot_eager": "passed", "backend": "passed", "accuracy": "failed"}
+    verdict = doc["verdict"]
+    assert (verdict["outcome"], verdict["failing_stage"], verdict["stage"]) == ("accuracy", "accuracy", "inductor")
+    assert "Accuracy failed" in verdict["message"]
+    assert verdict["location"]["filename"].endswith("accuracy.py")
+    accuracy = doc["stages"][-1]
+    assert accuracy["env"] == {"TORCHDYNAMO_REPRO_AFTER": "aot", "TORCHDYNAMO_REPRO_LEVEL": "4"}
+    assert (out / "accuracy" / "index.html").exists()
+    assert "not checked" in doc["stages"][1]["accuracy_note"]  # aot_eager: torch 2.13 cannot check it
+
+
+def test_program_that_compiles_fine(tmp_path):
+    proc, doc, out = diagnose(tmp_path, "fine.py", "--accuracy")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert statuses(doc) == {"eager": "passed", "aot_eager": "passed", "backend": "passed", "accuracy": "passed"}
+    assert doc["verdict"]["outcome"] == "ok" and doc["verdict"]["stage"] is None
+    assert "match eager" in doc["verdict"]["headline"]
+    assert doc["minify"] is None
+    assert "Diagnosis: OK" in proc.stderr

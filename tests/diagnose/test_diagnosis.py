@@ -1,0 +1,169 @@
+"""The diagnosis analysis and its page, without torch: real torch 2.13 logs and synthetic stage runs."""
+
+from __future__ import annotations
+
+import pytest
+
+from compilescope.analyses.diagnosis import (
+    ACCURACY_RUN, AOT_EAGER, BACKEND, EAGER, NO_COMPILE, MinifyResult, RunFacts, StageOutcome, accuracy_failure, decide,
+    hand_commands, minify_plan, repro_graph, repro_save_dir, stage_outcome,
+)
+from compilescope.diagnose import DiagnoseResult
+from compilescope.ingest.reader import read_trace
+from compilescope.render.diagnosis import diagnosis_json, diagnosis_page
+
+from ..conftest import torch213
+
+ARGV = ["python3", "train.py", "--lr", "3"]
+
+AFTER_DYNAMO_REPRO = '''
+import torch
+from torch.nn import *
+class Repro(torch.nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+
+    def forward(self, add):
+        relu = torch.relu(add);  add = None
+        return (relu,)
+
+mod = Repro()
+if __name__ == '__main__':
+    from torch._dynamo.repro.after_dynamo import run_repro
+    run_repro(mod, load_args, accuracy=False, command='run',
+        save_dir='/tmp/x/checkpoints', autocast=False, backend='relu_compile_error_TESTING_ONLY')
+'''
+AFTER_AOT_REPRO = '''
+class Repro(torch.nn.Module):
+    def forward(self, arg0_1, arg1_1):
+        add = torch.ops.aten.add.Tensor(arg0_1, arg1_1);  arg0_1 = arg1_1 = None
+        relu = torch.ops.aten.relu.default(add);  add = None
+        return (relu,)
+'''
+
+
+def facts(returncode: int = 0, output: str = "", timed_out: bool = False, env: dict | None = None) -> RunFacts:
+    return RunFacts(argv=ARGV, env=env or {}, returncode=returncode, seconds=1.0, timed_out=timed_out, output_tail=output)
+
+
+def passed(spec, compiles: int = 1, inductor: bool = False) -> StageOutcome:
+    return StageOutcome(spec, facts(env=dict(spec.env)), compiles=compiles, used_inductor=inductor, traced=True)
+
+
+def from_log(spec, log: str, returncode: int) -> StageOutcome:
+    with read_trace(torch213(log)) as trace:
+        return stage_outcome(spec, facts(returncode, env=dict(spec.env)), trace)
+
+
+def test_repro_graph_counts_nodes_like_torch():
+    graph = repro_graph(AFTER_DYNAMO_REPRO)
+    assert (graph.inputs, graph.ops, graph.nodes) == (["add"], ["torch.relu"], 3)
+    graph = repro_graph(AFTER_AOT_REPRO)
+    assert graph.ops == ["torch.ops.aten.add.Tensor", "torch.ops.aten.relu.default"] and graph.nodes == 5
+    assert repro_graph("not python (") is None and repro_graph("x = 1") is None
+    assert repro_save_dir(AFTER_DYNAMO_REPRO) == "/tmp/x/checkpoints"
+
+
+def test_accuracy_failure_lines():
+    out = "W1121 after_aot.py:390] Accuracy failed for the AOT Autograd graph model__0_inference_0\nmore"
+    assert accuracy_failure(out) == "Accuracy failed for the AOT Autograd graph model__0_inference_0"
+    assert accuracy_failure("torch._dynamo.debug_utils.AccuracyError: Bad accuracy detected") == "AccuracyError: Bad accuracy detected"
+    assert accuracy_failure("all good") is None
+
+
+def test_cpp_compile_error_in_the_backend_stage_real_log():
+    # compile_error_fallback.log: Inductor's C++ compile failed, suppress_errors let the program exit 0.
+    backend = from_log(BACKEND, "compile_error_fallback.log", 0)
+    assert backend.status == "failed" and backend.used_inductor and backend.backend_name == "inductor"
+    verdict = decide([passed(EAGER), passed(AOT_EAGER), backend])
+    assert (verdict.outcome, verdict.failing_stage, verdict.stage) == ("compile_error", "backend", "kernel_compile")
+    assert verdict.error.inner_exception == "CppCompileError" and verdict.stage_label == "C++/Triton compile"
+    assert minify_plan(verdict, [passed(EAGER), passed(AOT_EAGER), backend]) == ("aot", BACKEND)
+
+
+def test_dynamo_error_in_the_eager_stage_real_log():
+    # compile_error_raises.log: a fullgraph=True graph break first (Dynamo), then a backend error.
+    eager = from_log(EAGER, "compile_error_raises.log", 1)
+    skipped = [StageOutcome(AOT_EAGER, skipped_reason="earlier"), StageOutcome(BACKEND, skipped_reason="earlier")]
+    verdict = decide([eager, *skipped])
+    assert (verdict.failing_stage, verdict.stage) == ("eager", "dynamo")
+    assert verdict.location.filename.endswith("compile_error_raises.py") and verdict.location.line == 18
+    assert any("fullgraph=True" in step for step in verdict.next_steps)
+    assert isinstance(minify_plan(verdict, [eager, *skipped]), str)  # no minifier for Dynamo's own errors
+
+
+def test_aot_eager_failure_is_aotautograd():
+    aot = from_log(AOT_EAGER, "compile_error_lowering.log", 1)  # any failed compile: the stage decides
+    verdict = decide([passed(EAGER), aot, StageOutcome(BACKEND, skipped_reason="earlier")])
+    assert (verdict.failing_stage, verdict.stage) == ("aot_eager", "aot_autograd")
+    assert minify_plan(verdict, []) == ("dynamo", AOT_EAGER)
+
+
+def test_failures_without_a_failed_compile():
+    runtime = StageOutcome(BACKEND, facts(1, "Traceback ...\nRuntimeError: ReluRuntimeError"), compiles=1, traced=True)
+    verdict = decide([passed(EAGER), passed(AOT_EAGER), runtime])
+    assert (verdict.outcome, verdict.stage, verdict.message) == ("runtime_error", "compiled_runtime", "RuntimeError: ReluRuntimeError")
+
+    eager = StageOutcome(EAGER, facts(1, "ValueError: bad data"), compiles=1, traced=True)
+    disabled = StageOutcome(NO_COMPILE, facts(1, "ValueError: bad data"), traced=True)
+    verdict = decide([eager, StageOutcome(AOT_EAGER), StageOutcome(BACKEND), disabled])
+    assert (verdict.outcome, verdict.failing_stage, verdict.stage) == ("program_error", "no_compile", "program")
+
+    slow = StageOutcome(EAGER, facts(143, timed_out=True), traced=True)
+    assert decide([slow, StageOutcome(AOT_EAGER), StageOutcome(BACKEND)]).outcome == "timeout"
+    nothing = [passed(EAGER, 0), passed(AOT_EAGER, 0), passed(BACKEND, 0)]
+    assert decide(nothing).outcome == "nothing_compiled"
+
+
+def test_accuracy_verdict_and_ok():
+    stages = [passed(EAGER), passed(AOT_EAGER), passed(BACKEND, inductor=True)]
+    stages[2].backend_name = "inductor"
+    bad = StageOutcome(ACCURACY_RUN, facts(1), compiles=1, traced=True, accuracy_failure="Accuracy failed for the AOT Autograd graph g")
+    verdict = decide(stages, bad)
+    assert (verdict.outcome, verdict.failing_stage, verdict.stage) == ("accuracy", "accuracy", "inductor")
+    assert not verdict.ok and "inductor" in verdict.headline
+    good = StageOutcome(ACCURACY_RUN, facts(0), compiles=1, traced=True)
+    assert decide(stages, good).ok and "match eager" in decide(stages, good).headline
+    assert decide(stages).headline == "Every stage compiles and runs."
+
+
+def test_hand_commands_are_exact_shell_lines():
+    stages = [passed(EAGER), passed(AOT_EAGER), StageOutcome(BACKEND, facts(1)), ]
+    minify = MinifyResult(after="aot", level=2, run=facts(1, env={"TORCHDYNAMO_REPRO_AFTER": "aot", "TORCHDYNAMO_REPRO_LEVEL": "2"}),
+                          repro="...")
+    lines = [c.line for c in hand_commands(["python3", "my train.py"], stages, decide(stages), minify, "/o u t/minify")]
+    assert lines[0] == "TORCH_BISECT_BACKEND=eager python3 'my train.py'"
+    assert lines[1] == "TORCH_BISECT_BACKEND=aot_eager python3 'my train.py'"
+    assert lines[2] == "python3 'my train.py'"
+    assert lines[3] == "TORCHDYNAMO_REPRO_AFTER=aot TORCHDYNAMO_REPRO_LEVEL=2 python3 'my train.py'"
+    assert lines[-1] == "python '/o u t/minify/repro.py' run --save-dir '/o u t/minify/checkpoints'"
+
+
+def test_page_escapes_what_the_program_printed():
+    hostile = "<script>alert(1)</script>"
+    backend = StageOutcome(BACKEND, facts(1, f"RuntimeError: {hostile}"), compiles=1, traced=True)
+    stages = [passed(EAGER), passed(AOT_EAGER), backend]
+    stages[0].report = "eager/index.html"
+    minify = MinifyResult(after="aot", level=2, repro=AFTER_AOT_REPRO + f"# {hostile}\n", graph=repro_graph(AFTER_AOT_REPRO))
+    result = DiagnoseResult(argv=[*ARGV, hostile], cwd="/w", outcomes=stages, verdict=decide(stages), minify=minify)
+    commands = hand_commands(result.argv, result.runs, result.verdict, minify, "/o/minify")
+    page = diagnosis_page(result, commands, "/o")
+    assert hostile not in page and "&lt;script&gt;" in page
+    assert "Content-Security-Policy" in page and 'href="eager/index.html"' in page
+    assert 'id="repro-size"><strong>5 nodes</strong>' in page and 'class="repro highlight"' in page
+    assert b'"stage": "compiled_runtime"' in diagnosis_json(result, commands)
+
+
+@pytest.mark.parametrize("argv", [["--minify"], ["--accuracy", "-o", "x", "--", "python", "t.py"]])
+def test_cli_parses_like_run(argv):
+    from compilescope.cli import _parser
+    from compilescope.cli.diagnose import DiagnoseCommand
+
+    command = DiagnoseCommand()
+    parser = _parser(command)
+    if argv == ["--minify"]:
+        with pytest.raises(SystemExit):
+            command.parse_args(parser, argv)  # no program
+        return
+    args = command.parse_args(parser, argv)
+    assert args.accuracy and args.out == "x" and args.program == ["python", "t.py"] and args.is_command
