@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import re
+import stat
 from dataclasses import dataclass
 
 from ..errors import CompilescopeError
@@ -56,4 +57,7 @@ def discover(path: str, latest: bool = False) -> Discovered:
         return Discovered(logs, chosen, note)
     if not os.access(path, os.R_OK):
         raise CompilescopeError(f"{path}: permission denied")
+    mode = os.stat(path).st_mode
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):  # /dev/zero would be read forever
+        raise CompilescopeError(f"{path}: a device, not a log file")
     return Discovered([path], path)

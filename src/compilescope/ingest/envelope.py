@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
-import hashlib
+import json
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
 import orjson
 
 from ..model.ids import CompileId
+from ..model.payloads import PayloadBuffer
 from .lines import GlogPrefix, RawRecord
 
 # Keys torch adds to every envelope as context; every other key names the event kind.
@@ -44,10 +46,26 @@ class Envelope:
     obj: dict[str, Any]  # the whole decoded object (for raw.jsonl)
     compile_id: CompileId | None
     rank: int | None
-    payload: str | None = None
+    payload_buffer: PayloadBuffer | None = None  # the payload as logged (may be huge: spilled to disk)
     md5_ok: bool = True
     other_kinds: list[str] = field(default_factory=list)
-    warnings: list[str] = field(default_factory=list)
+    # (category, message): "invalid_utf8" and "control_chars" (read anyway; --strict fails on them)
+    warnings: list[tuple[str, str]] = field(default_factory=list)
+    _payload_text: str | None = None
+
+    @property
+    def payload(self) -> str | None:
+        """The payload as text (invalid UTF-8 replaced); read whole, so for handlers that parse it."""
+        if self.payload_buffer is None:
+            return None
+        if self._payload_text is None:
+            self._payload_text = self.payload_buffer.text()
+        return self._payload_text
+
+    @property
+    def stored_payload(self) -> PayloadBuffer | str:
+        """What a handler passes to the builder to keep the payload ("" when there is none)."""
+        return self.payload_buffer if self.payload_buffer is not None else ""
 
     @property
     def subgraph_name(self) -> str | None:
@@ -55,27 +73,65 @@ class Envelope:
         return value if isinstance(value, str) else None
 
 
-def _decode_text(data: bytes, what: str, warnings: list[str]) -> str:
+def _decode_text(data: bytes, what: str, warnings: list[tuple[str, str]]) -> str:
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:
-        warnings.append(f"invalid UTF-8 in {what} at byte {exc.start}; replaced")
+        warnings.append(("invalid_utf8", f"invalid UTF-8 in {what} at byte {exc.start}; replaced"))
         return data.decode("utf-8", "replace")
+
+
+_CONTROL = re.compile(r"[\x00-\x08\x0a-\x1f]")  # not TAB: valid between tokens
+
+
+def _escape_controls(text: str) -> str:
+    """Raw control characters (NUL, ...) are not allowed in JSON strings; escape them so the rest can be read."""
+    return _CONTROL.sub(lambda m: "\\u%04x" % ord(m.group()), text)
+
+
+def _lenient_loads(text: str, warnings: list[tuple[str, str]]) -> Any:
+    """What strict JSON refuses but the line still says: raw control characters (a NUL
+    byte) inside strings, and NaN/Infinity (Python's json.dumps writes them). None if
+    the text still cannot be read."""
+    escaped = _escape_controls(text)
+    try:
+        obj = json.loads(escaped)
+        orjson.dumps(obj)  # e.g. a lone surrogate escape: not text that can be written out
+    except (ValueError, RecursionError, orjson.JSONEncodeError):
+        return None
+    if escaped != text:
+        warnings.append(("control_chars", "control characters (e.g. NUL) inside the envelope JSON; read anyway"))
+    return obj
+
+
+def _writable(obj: Any) -> bool:
+    try:
+        orjson.dumps(obj)
+    except (TypeError, orjson.JSONEncodeError):
+        return False
+    return True
 
 
 def decode_envelope(record: RawRecord, known_kinds: frozenset[str]) -> Envelope:
     """Decode one well-prefixed record; raise EnvelopeError for bad JSON."""
-    warnings: list[str] = []
+    warnings: list[tuple[str, str]] = []
     try:
         obj = orjson.loads(record.body)
     except orjson.JSONDecodeError:
         # Retry with replacement characters: one bad byte must not lose the record.
+        text = _decode_text(record.body, "envelope", warnings)
         try:
-            obj = orjson.loads(_decode_text(record.body, "envelope", warnings))
+            obj = orjson.loads(text)
         except orjson.JSONDecodeError as exc:
-            raise EnvelopeError("bad_json", f"envelope is not valid JSON: {exc}") from None
+            obj = _lenient_loads(text, warnings)
+            if obj is None:
+                raise EnvelopeError("bad_json", f"envelope is not valid JSON: {exc}") from None
     if not isinstance(obj, dict):
         raise EnvelopeError("bad_json", f"envelope is JSON {type(obj).__name__}, not an object")
+    if record.body.count(b"[") + record.body.count(b"{") > 200 and not _writable(obj):
+        # orjson reads 1024 levels of nesting but writes only 255: such an envelope could
+        # be read but never written to raw.jsonl or shown.
+        raise EnvelopeError("bad_json", "envelope JSON is nested too deeply")
 
     kinds = [k for k in obj if k not in CONTEXT_KEYS]
     known = [k for k in kinds if k in known_kinds]
@@ -95,11 +151,15 @@ def decode_envelope(record: RawRecord, known_kinds: frozenset[str]) -> Envelope:
         warnings=warnings,
     )
 
-    raw_payload = record.payload_bytes()
+    buffer = record.payload
     expected = obj.get("has_payload")
-    if raw_payload is not None or expected is not None:
-        data = raw_payload if raw_payload is not None else b""
+    if buffer is not None or expected is not None:
+        if buffer is None:
+            buffer = PayloadBuffer()  # announced but missing (e.g. the log was cut): empty
         if isinstance(expected, str):
-            env.md5_ok = hashlib.md5(data, usedforsecurity=False).hexdigest() == expected
-        env.payload = _decode_text(data, "payload", warnings)
+            env.md5_ok = buffer.md5() == expected
+        bad = buffer.invalid_utf8_at()
+        if bad is not None:
+            warnings.append(("invalid_utf8", f"invalid UTF-8 in payload at byte {bad}; replaced"))
+        env.payload_buffer = buffer
     return env

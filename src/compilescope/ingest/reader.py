@@ -9,10 +9,12 @@ from typing import BinaryIO, Callable
 
 import orjson
 
+from ..errors import CompilescopeError
 from ..model.builder import TraceBuilder
 from ..model.trace import Trace
 from .envelope import EnvelopeError, decode_envelope
 from .handlers import KNOWN_KINDS, handler_for
+from .discover import rank_of
 from .lines import RawRecord, read_raw_records
 
 # Kinds whose envelopes always belong to a compilation; with --strict-compile-id
@@ -26,14 +28,14 @@ RAW_EXCLUDED = frozenset({"str", "chromium_event"})
 
 @dataclass
 class ReadOptions:
-    rank: int | None = None  # keep only this rank's envelopes (None: the first rank seen)
+    rank: int | None = None  # keep only this rank's envelopes (None: the file name's rank, else the first seen)
     progress: Callable[[int], None] | None = None  # called with bytes read so far
 
 
 def open_log(path: str) -> BinaryIO:
     """Open a plain or gzip-compressed log for binary reading."""
     f = open(path, "rb")
-    if f.read(2) == b"\x1f\x8b":
+    if f.read(3) == b"\x1f\x8b\x08":  # gzip magic and its only method (deflate): not a text log's first bytes
         f.close()
         return gzip.open(path, "rb")  # type: ignore[return-value]
     f.seek(0)
@@ -49,36 +51,86 @@ class _CountingReader:
         self._done = 0
         self._next = 0
 
-    def __iter__(self):
-        for line in self._stream:
-            self._done += len(line)
-            if self._done >= self._next:
-                self._progress(self._done)
-                self._next = self._done + (4 << 20)
-            yield line
+    def readline(self, size: int = -1) -> bytes:
+        line = self._stream.readline(size)
+        self._done += len(line)
+        if self._done >= self._next:
+            self._progress(self._done)
+            self._next = self._done + (4 << 20)
+        return line
 
 
 def read_trace(path: str, options: ReadOptions | None = None) -> Trace:
+    """Read one log. Raises CompilescopeError (one line for the user) when the file
+    cannot be opened or holds no trace record at all; anything less is a problem
+    listed in trace.stats, next to everything that could be read."""
     options = options or ReadOptions()
-    builder = TraceBuilder(os.path.abspath(path), options.rank)
-    with open_log(path) as stream:
+    rank = options.rank if options.rank is not None else rank_of(path)
+    trace = _read(path, rank, options)
+    if rank is not None and options.rank is None and trace.stats.outcomes["other_rank"] and not trace.rank_seen:
+        # The file name said one rank but the log holds only others (e.g. a renamed
+        # file): read it as the rank it actually holds.
+        trace.close()
+        trace = _read(path, None, options)
+    if not _usable(trace):
+        trace.close()
+        raise CompilescopeError(_unusable_message(path, trace))
+    return trace
+
+
+def _read(path: str, rank: int | None, options: ReadOptions) -> Trace:
+    builder = TraceBuilder(os.path.abspath(path), rank)
+    try:
+        stream = open_log(path)
+    except OSError as exc:
+        builder.build().close()
+        raise CompilescopeError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    with stream:
         lines = _CountingReader(stream, options.progress) if options.progress else stream
         for record in read_raw_records(lines):
-            _ingest(record, builder)
+            try:
+                _ingest(record, builder)
+            finally:
+                if record.payload is not None:
+                    record.payload.close()
     return builder.build()
+
+
+def _usable(trace: Trace) -> bool:
+    """At least one line of the file was a trace record (an envelope that could be decoded)."""
+    outcomes = trace.stats.outcomes
+    return any(outcomes[o] for o in ("ok", "md5_mismatch", "unknown_kind", "other_rank", "handler_error"))
+
+
+def _unusable_message(path: str, trace: Trace) -> str:
+    stats = trace.stats
+    read_errors = [p for p in stats.problems if p.category == "read_error"]
+    if read_errors and not stats.total:
+        return f"{path}: {read_errors[0].message}"
+    if not stats.total:
+        return f"{path}: the log is empty"
+    first = stats.problems[0] if stats.problems else None
+    why = f" (line {first.lineno}: {first.message})" if first else ""
+    return f"{path}: not a TORCH_TRACE log: none of its {stats.total} record(s) could be read{why}"
 
 
 def _ingest(record: RawRecord, b: TraceBuilder) -> None:
     stats = b.stats
     raw = b.raw
     if record.problem is not None:
+        if record.problem == "read_error":  # not a record: where reading stopped
+            stats.problem(record.lineno, "read_error", record.detail or "read error")
+            return
         stats.count(record.problem)
+        n = record.payload_lines
         if record.problem == "bad_prefix":
             snippet = record.body[:80].decode("utf-8", "replace")
-            stats.problem(record.lineno, "bad_prefix", f"not a TORCH_TRACE line: {snippet!r}")
-        else:
-            n = len(record.payload_lines or [])
+            with_payload = f" (and its {n} payload line(s))" if n else ""
+            stats.problem(record.lineno, "bad_prefix", f"not a TORCH_TRACE line{with_payload}: {snippet!r}")
+        elif record.problem == "orphan_payload":
             stats.problem(record.lineno, "orphan_payload", f"{n} payload line(s) with no envelope before them")
+        else:
+            stats.problem(record.lineno, record.problem, record.detail or record.problem)
         return
 
     try:
@@ -87,15 +139,17 @@ def _ingest(record: RawRecord, b: TraceBuilder) -> None:
         stats.count(exc.reason)
         stats.problem(record.lineno, exc.reason, exc.detail)
         return
-    for warning in env.warnings:
-        stats.problem(env.lineno, "warning", warning)
+    for category, message in env.warnings:
+        stats.problem(env.lineno, category, message)
 
     if b.pid is None:
         b.pid = env.glog.pid
     if env.rank is not None:
         if b.rank is None:
             b.rank = env.rank
-        elif env.rank != b.rank:
+        if env.rank == b.rank:
+            b.rank_seen = True
+        else:
             stats.count("other_rank")
             stats.problem(env.lineno, "other_rank", f"envelope of rank {env.rank} in a log of rank {b.rank}; skipped")
             return
@@ -111,7 +165,7 @@ def _ingest(record: RawRecord, b: TraceBuilder) -> None:
         stats.count("unknown_kind")
         stats.unknown_kinds[env.kind] += 1
         md5 = env.obj.get("has_payload")
-        b.keep_unknown(env.lineno, env.kind, env.compile_id, env.metadata, env.payload, md5 if isinstance(md5, str) else None)
+        b.keep_unknown(env.lineno, env.kind, env.compile_id, env.metadata, env.payload_buffer, md5 if isinstance(md5, str) else None)
         _write_raw(raw, env, None)
         return
 
@@ -138,8 +192,8 @@ def _ingest(record: RawRecord, b: TraceBuilder) -> None:
     new_artifact = b.last_artifact if b.artifact_count > artifacts_before else None
     if new_artifact is not None and isinstance(env.obj.get("has_payload"), str):
         new_artifact.md5 = env.obj["has_payload"]
-    if env.payload is not None and not claimed:
-        b.keep_unclaimed(str(env.obj.get("has_payload", "")), env.payload)
+    if env.payload_buffer is not None and not claimed:
+        b.keep_unclaimed(str(env.obj.get("has_payload", "")), env.payload_buffer)
     if env.kind not in RAW_EXCLUDED:
         _write_raw(raw, env, new_artifact)
 
@@ -151,6 +205,8 @@ def _write_raw(raw, env, artifact) -> None:
     at the end of the log, so the renderer prefixes it.
     """
     doc = dict(env.obj)
+    for key in ("artifact_number", "timestamp", "payload_filename"):
+        doc.pop(key, None)  # written below or by the renderer; never taken from the log
     glog = env.glog
     doc["lineno"] = glog.lineno
     doc["pathname"] = glog.pathname

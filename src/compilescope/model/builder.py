@@ -5,15 +5,16 @@ from __future__ import annotations
 from typing import Any
 
 from .ids import CompileId
-from .payloads import JsonLines, PayloadRef, PayloadStore, Spool
+from .payloads import JsonLines, PayloadBuffer, PayloadRef, PayloadStore, Spool
 from .stats import IngestStats
-from .trace import Artifact, Compile, Frame, Trace, UnknownEvent
+from .trace import Artifact, Compile, ExportEvent, Frame, Trace, UnknownEvent
 
 
 class TraceBuilder:
     def __init__(self, source: str, rank: int | None = None) -> None:
         self.source = source
         self.rank = rank
+        self.rank_seen = False  # an envelope of this rank was read (see ingest.reader)
         self.store = PayloadStore()
         self.raw = Spool()  # raw.jsonl lines
         self.stats = IngestStats()
@@ -24,6 +25,7 @@ class TraceBuilder:
         self.unclaimed_payloads: list[tuple[str, PayloadRef]] = []
         self.unknown_events: list[UnknownEvent] = []
         self.unknown_stacks: list[list[Frame]] = []
+        self.export_events: list[ExportEvent] = []  # torch.export diagnostics (handlers/guards.py)
         self._unknown_stack_keys: set[tuple] = set()
         self.year: int | None = None
         self.pid: int | None = None
@@ -60,7 +62,7 @@ class TraceBuilder:
         name: str,
         ext: str,
         display: str,
-        payload: str | None = None,
+        payload: str | PayloadBuffer | None = None,
         **extra: Any,
     ) -> Artifact:
         artifact = Artifact(
@@ -119,15 +121,15 @@ class TraceBuilder:
             if subgraph not in subgraphs:
                 subgraphs.append(subgraph)
 
-    def keep_unclaimed(self, md5: str, payload: str) -> None:
+    def keep_unclaimed(self, md5: str, payload: str | PayloadBuffer) -> None:
         self.unclaimed_payloads.append((md5, self.store.put(payload)))
 
-    def keep_unknown(self, lineno: int, kind: str, compile_id: CompileId | None, metadata: Any, payload: str | None,
+    def keep_unknown(self, lineno: int, kind: str, compile_id: CompileId | None, metadata: Any, payload: str | PayloadBuffer | None,
                      md5: str | None) -> None:
         ref = self.store.put(payload) if payload is not None else None
         self.unknown_events.append(UnknownEvent(lineno, kind, compile_id, metadata, ref, md5))
 
-    def spool(self, text: str) -> PayloadRef:
+    def spool(self, text: str | PayloadBuffer) -> PayloadRef:
         return self.store.put(text)
 
     def build(self) -> Trace:
@@ -147,4 +149,6 @@ class TraceBuilder:
             year=self.year,
             pid=self.pid,
             next_number=self._number,
+            rank_seen=self.rank_seen,
+            export_events=self.export_events,
         )

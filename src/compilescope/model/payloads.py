@@ -2,10 +2,16 @@
 
 from __future__ import annotations
 
+import codecs
+import hashlib
 import tempfile
+from dataclasses import dataclass
+from typing import Iterator
 
 import orjson
-from dataclasses import dataclass
+
+CHUNK = 1 << 20  # bytes read or written at a time when copying a payload
+SPILL_AT = 8 << 20  # a payload being read moves from memory to a temporary file past this size
 
 
 @dataclass(frozen=True, slots=True)
@@ -25,17 +31,49 @@ class PayloadStore:
         self._file = tempfile.TemporaryFile(prefix="compilescope-payloads-")
         self._end = 0
 
-    def put(self, text: str) -> PayloadRef:
-        data = text.encode("utf-8", "surrogatepass")
+    def put(self, payload: str | PayloadBuffer) -> PayloadRef:
+        """Store a payload (text, or a buffer as read from the log: copied in chunks)."""
         self._file.seek(self._end)
-        self._file.write(data)
-        ref = PayloadRef(self._end, len(data), text.count("\n") + 1 if text else 0)
-        self._end += len(data)
+        if isinstance(payload, PayloadBuffer):
+            length = 0
+            for data in payload.utf8_chunks():
+                self._file.write(data)
+                length += len(data)
+            ref = PayloadRef(self._end, length, payload.lines if payload.size else 0)
+        else:
+            data = payload.encode("utf-8", "surrogatepass")
+            self._file.write(data)
+            ref = PayloadRef(self._end, len(data), payload.count("\n") + 1 if payload else 0)
+        self._end += ref.length
         return ref
 
     def get(self, ref: PayloadRef) -> str:
         self._file.seek(ref.offset)
         return self._file.read(ref.length).decode("utf-8", "replace")
+
+    def chunks(self, ref: PayloadRef | None, size: int = CHUNK) -> Iterator[bytes]:
+        """A payload's UTF-8 bytes in chunks (for writing a huge payload without holding it)."""
+        if ref is None:
+            return
+        done = 0
+        while done < ref.length:
+            self._file.seek(ref.offset + done)  # other readers may have moved the position
+            data = self._file.read(min(size, ref.length - done))
+            if not data:
+                return
+            done += len(data)
+            yield data
+
+    def iter_lines(self, ref: PayloadRef | None) -> Iterator[str]:
+        """A payload's lines, without their newline, read in chunks."""
+        rest = b""
+        for data in self.chunks(ref):
+            parts = (rest + data).split(b"\n")
+            rest = parts.pop()
+            for part in parts:
+                yield part.decode("utf-8", "replace")
+        if ref is not None and ref.length:
+            yield rest.decode("utf-8", "replace")
 
     def close(self) -> None:
         self._file.close()
@@ -43,6 +81,124 @@ class PayloadStore:
     @property
     def size(self) -> int:
         return self._end
+
+
+class PayloadBuffer:
+    """One payload as it is read from the log: its lines (TAB removed) joined by newlines.
+
+    Held in memory while small and moved to a temporary file past SPILL_AT bytes, so
+    a huge payload never sits in memory whole. Bytes are kept as logged; md5 and
+    UTF-8 checks read them back in chunks.
+    """
+
+    __slots__ = ("_mem", "_file", "size", "lines", "_valid")
+
+    def __init__(self) -> None:
+        self._mem = bytearray()
+        self._file = None
+        self.size = 0
+        self.lines = 0
+        self._valid: bool | None = None  # valid UTF-8, once checked
+
+    def new_line(self, data: bytes) -> None:
+        """Start the next payload line."""
+        if self.lines:
+            data = b"\n" + data
+        self.lines += 1
+        self.size += len(data)
+        if self._file is not None:
+            self._file.write(data)
+            return
+        self._mem += data
+        if len(self._mem) > SPILL_AT:
+            self._spill()
+
+    def extend(self, data: bytes) -> None:
+        """More of the current line (a long line arrives in pieces)."""
+        self.size += len(data)
+        if self._file is not None:
+            self._file.write(data)
+            return
+        self._mem += data
+        if len(self._mem) > SPILL_AT:
+            self._spill()
+
+    def _spill(self) -> None:
+        self._file = tempfile.TemporaryFile(prefix="compilescope-payload-")
+        self._file.write(self._mem)
+        self._mem = bytearray()
+
+    def chunks(self) -> Iterator[bytes]:
+        if self._file is None:
+            yield bytes(self._mem)
+            return
+        self._file.flush()
+        self._file.seek(0)
+        while data := self._file.read(CHUNK):
+            yield data
+        self._file.seek(0, 2)
+
+    def getvalue(self) -> bytes:
+        return b"".join(self.chunks())
+
+    def md5(self) -> str:
+        if self._file is None:
+            return hashlib.md5(self._mem, usedforsecurity=False).hexdigest()
+        digest = hashlib.md5(usedforsecurity=False)
+        for data in self.chunks():
+            digest.update(data)
+        return digest.hexdigest()
+
+    def invalid_utf8_at(self) -> int | None:
+        """Offset of the first byte that is not valid UTF-8, or None."""
+        if self._file is None:
+            try:
+                self._mem.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                self._valid = False
+                return exc.start
+            self._valid = True
+            return None
+        decoder = codecs.getincrementaldecoder("utf-8")()
+        offset = 0  # bytes fed to the decoder so far
+        for data in self.chunks():
+            try:
+                decoder.decode(data)
+            except UnicodeDecodeError as exc:
+                # exc.object is the decoder's pending bytes followed by data.
+                self._valid = False
+                return offset + len(data) - len(exc.object) + exc.start
+            offset += len(data)
+        try:
+            decoder.decode(b"", True)
+        except UnicodeDecodeError as exc:
+            self._valid = False
+            return offset - len(exc.object) + exc.start
+        self._valid = True
+        return None
+
+    def utf8_chunks(self) -> Iterator[bytes]:
+        """The payload as valid UTF-8 (invalid bytes replaced by U+FFFD), in chunks."""
+        if self._valid is None:
+            self.invalid_utf8_at()
+        if self._valid:
+            yield from self.chunks()
+            return
+        decoder = codecs.getincrementaldecoder("utf-8")("replace")
+        for data in self.chunks():
+            yield decoder.decode(data).encode("utf-8")
+        tail = decoder.decode(b"", final=True)
+        if tail:
+            yield tail.encode("utf-8")
+
+    def text(self) -> str:
+        return self.getvalue().decode("utf-8", "replace")
+
+    def close(self) -> None:
+        if self._file is not None:
+            self._file.close()
+            self._file = None
+        self._mem = bytearray()
 
 
 class Spool:

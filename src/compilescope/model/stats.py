@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
@@ -18,10 +19,19 @@ OUTCOMES = (
     "handler_error",  # a handler raised on this record (a bug, or very odd data)
 )
 
-# Problems that --strict turns into a failure.
-STRICT_FAILURES = frozenset({"md5_mismatch", "bad_prefix", "bad_json", "orphan_payload", "handler_error"})
+# Problems that --strict turns into a failure: every line not read exactly as logged.
+STRICT_FAILURES = frozenset({
+    "md5_mismatch", "bad_prefix", "bad_json", "orphan_payload", "handler_error",
+    "invalid_utf8",  # bytes replaced by U+FFFD (record read anyway)
+    "control_chars",  # raw control characters in the envelope JSON (record read anyway)
+    "read_error",  # the file could not be read to its end (e.g. a truncated .gz)
+})
 
 MAX_LISTED_PROBLEMS = 10_000
+MAX_MESSAGE = 500  # characters of a problem message (they quote the log)
+
+# Control characters are shown escaped: a message may reach a terminal (-v, --strict).
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 
 
 @dataclass(slots=True)
@@ -41,6 +51,8 @@ class IngestStats:
     kinds: Counter = field(default_factory=Counter)
     problems: list[Problem] = field(default_factory=list)
     problems_dropped: int = 0  # problems beyond MAX_LISTED_PROBLEMS (still counted)
+    strict_dropped: int = 0  # of which --strict failures
+    _last_dropped: int = 0
     warnings: int = 0
 
     @property
@@ -51,15 +63,25 @@ class IngestStats:
         self.outcomes[outcome] += 1
 
     def problem(self, lineno: int, category: str, message: str) -> None:
-        if category == "warning":
+        if category in ("warning", "invalid_utf8", "control_chars"):  # the record was read anyway
             self.warnings += 1
+        if len(message) > MAX_MESSAGE:
+            message = message[: MAX_MESSAGE - 1] + "\u2026"
+        message = _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", message)
         if len(self.problems) < MAX_LISTED_PROBLEMS:
             self.problems.append(Problem(lineno, category, message))
         else:
             self.problems_dropped += 1
+            if category in STRICT_FAILURES:
+                self.strict_dropped += 1
+                self._last_dropped = lineno
 
     def strict_failures(self) -> list[Problem]:
-        return [p for p in self.problems if p.category in STRICT_FAILURES]
+        listed = [p for p in self.problems if p.category in STRICT_FAILURES]
+        if self.strict_dropped:  # past the listing limit, but --strict must still fail on them
+            listed.append(Problem(self._last_dropped, "more",
+                                  f"{self.strict_dropped} more problem(s) up to this line, not listed"))
+        return listed
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -70,6 +92,7 @@ class IngestStats:
             "warnings": self.warnings,
             "problems": [p.to_json() for p in self.problems],
             "problems_dropped": self.problems_dropped,
+            "strict_dropped": self.strict_dropped,
         }
 
     @classmethod
@@ -80,6 +103,7 @@ class IngestStats:
             kinds=Counter(data.get("kinds", {})),
             warnings=data.get("warnings", 0),
             problems_dropped=data.get("problems_dropped", 0),
+            strict_dropped=data.get("strict_dropped", 0),
         )
         stats.problems = [Problem(**p) for p in data["problems"]]
         return stats

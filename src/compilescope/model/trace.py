@@ -33,7 +33,7 @@ _EVAL_WITH_KEY = re.compile(r"<eval_with_key>\.([0-9]+)")
 def dump_file_name(name: str) -> str:
     """tlparse's name for a dumped source: eval_with_key_N.html for FX-generated code."""
     m = _EVAL_WITH_KEY.search(name)
-    return f"eval_with_key_{m.group(1)}.html" if m else f"{safe_stem(name)}.html"
+    return f"{safe_stem(f'eval_with_key_{m.group(1)}') if m else safe_stem(name)}.html"  # safe_stem: bounded length
 
 
 @dataclass(slots=True)
@@ -180,6 +180,26 @@ class UnknownEvent:
         }
 
 
+@dataclass(slots=True)
+class ExportEvent:
+    """A torch.export / draft-export diagnostic (guard_added, expression_created, ...), in log order."""
+
+    lineno: int
+    kind: str
+    compile_id: CompileId | None
+    metadata: dict[str, Any]  # as logged, with its stacks resolved to frame dicts
+    context_stack: list[Frame] | None = None  # the envelope's own `stack` (events outside any compile)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "lineno": self.lineno,
+            "kind": self.kind,
+            "compile_id": self.compile_id.to_json() if self.compile_id else None,
+            "metadata": self.metadata,
+            "context_stack": [f.to_json() for f in self.context_stack] if self.context_stack is not None else None,
+        }
+
+
 @dataclass
 class Trace:
     """One rank's log, read."""
@@ -199,9 +219,18 @@ class Trace:
     year: int | None  # the log's year, from absolute timestamps in it
     pid: int | None
     next_number: int  # artifacts numbered so far
+    rank_seen: bool = False  # some envelope carried `rank` equal to the rank read
+    export_events: list[ExportEvent] = field(default_factory=list)  # torch.export diagnostics, in log order
 
     def payload_text(self, ref: PayloadRef | None) -> str:
         return "" if ref is None else self.store.get(ref)
+
+    def payload_chunks(self, ref: PayloadRef | None):
+        """The payload's UTF-8 bytes in chunks: for payloads too big to hold as one string."""
+        return self.store.chunks(ref)
+
+    def payload_lines(self, ref: PayloadRef | None):
+        return self.store.iter_lines(ref)
 
     def compile(self, compile_id: CompileId | None) -> Compile | None:
         return self.compiles.get(compile_id)
@@ -234,6 +263,7 @@ class Trace:
             "unclaimed_payloads": [[md5, ref.to_json()] for md5, ref in self.unclaimed_payloads],
             "unknown_events": [u.to_json() for u in self.unknown_events],
             "unknown_stacks": [[f.to_json() for f in s] for s in self.unknown_stacks],
+            "export_events": [e.to_json() for e in self.export_events],
             "chromium_events": len(self.chromium_events),
         }
         if include_payloads:

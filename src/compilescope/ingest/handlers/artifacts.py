@@ -35,7 +35,7 @@ def artifact(env: Envelope, b: TraceBuilder) -> bool:
         readable = _is_json(env.payload)
     b.add_artifact(
         env.compile_id, env.lineno, kind=env.kind, name=name, ext="json" if is_json else "txt",
-        display=JSON if is_json else TEXT, payload=env.payload or "",
+        display=JSON if is_json else TEXT, payload=env.stored_payload,
         cache=cache, suffix=CACHE_BADGES.get(cache, "") if cache else "", readable=readable,
     )
     if readable:
@@ -55,10 +55,10 @@ def _is_json(text: str | None) -> bool:
 def dump_file(env: Envelope, b: TraceBuilder) -> bool:
     # A user source file torch dumped so that stack frames can link into it.
     name = env.metadata.get("name") if isinstance(env.metadata, dict) else None
-    if not isinstance(name, str) or env.payload is None:
+    if not isinstance(name, str) or env.payload_buffer is None:
         raise ValueError("dump_file without a name or payload")
     artifact = b.add_artifact(env.compile_id, env.lineno, kind=env.kind, name=name, ext="html", display=DUMP,
-                              payload=env.payload)
+                              payload=env.payload_buffer)
     b.dump_files[name] = artifact.payload
     return True
 

@@ -33,7 +33,7 @@ GRAPH_KINDS = (
 @handles(*GRAPH_KINDS)
 @handles_prefix("aot_saved_tensors_hooks_")  # "aot_saved_tensors_hooks_pack <name>" and unpack
 def graph_text(env: Envelope, b: TraceBuilder) -> bool:
-    b.add_artifact(env.compile_id, env.lineno, kind=env.kind, name=env.kind, ext="txt", display=TEXT, payload=env.payload or "")
+    b.add_artifact(env.compile_id, env.lineno, kind=env.kind, name=env.kind, ext="txt", display=TEXT, payload=env.stored_payload)
     return True
 
 
@@ -42,7 +42,7 @@ def ddp_split_child(env: Envelope, b: TraceBuilder) -> bool:
     name = env.metadata.get("name", "") if isinstance(env.metadata, dict) else ""
     b.add_artifact(
         env.compile_id, env.lineno, kind=env.kind, name=f"optimize_ddp_split_child_{name}", ext="txt", display=TEXT,
-        payload=env.payload or "",
+        payload=env.stored_payload,
     )
     return True
 
@@ -54,7 +54,7 @@ def graph_dump(env: Envelope, b: TraceBuilder) -> bool:
     is_code = name.endswith("_code")
     b.add_artifact(
         env.compile_id, env.lineno, kind=env.kind, name=name, ext="txt", display=CODE if is_code else TEXT,
-        payload=env.payload or "", language="cpp" if is_code else None,
+        payload=env.stored_payload, language="cpp" if is_code else None,
     )
     return True
 
@@ -67,6 +67,6 @@ def inductor_output_code(env: Envelope, b: TraceBuilder) -> bool:
     language = "cpp" if filename and str(filename).endswith((".cpp", ".h")) else "python"
     b.add_artifact(
         env.compile_id, env.lineno, kind=env.kind, name=name, ext="html", display=CODE,
-        payload=env.payload or "", language=language, data={"filename": filename},
+        payload=env.stored_payload, language=language, data={"filename": filename},
     )
     return True

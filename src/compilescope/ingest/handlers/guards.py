@@ -5,7 +5,7 @@ from __future__ import annotations
 import orjson
 
 from ...model.builder import TraceBuilder
-from ...model.trace import GUARDS
+from ...model.trace import GUARDS, ExportEvent
 from ..envelope import Envelope
 from . import handles
 
@@ -34,7 +34,7 @@ def _with_stacks(env: Envelope, b: TraceBuilder) -> dict:
     """The metadata with interned stacks resolved to frames."""
     meta = dict(env.metadata) if isinstance(env.metadata, dict) else {"value": env.metadata}
     for key in ("stack", "user_stack", "framework_stack"):
-        if isinstance(meta.get(key), list):
+        if key in meta:  # a stack that is not a list of frames becomes empty (it stays in raw.jsonl)
             meta[key] = [f.to_json() for f in b.frames(meta[key])]
     meta["lineno"] = env.lineno
     return meta
@@ -49,6 +49,8 @@ def specialization(env: Envelope, b: TraceBuilder) -> bool:
 @handles("guard_added", "guard_added_fast")
 def guard_added(env: Envelope, b: TraceBuilder) -> bool:
     entry = _with_stacks(env, b)
+    if env.kind == "guard_added":  # dtrace only: the guards torch.export evaluated (analyses/export.py)
+        _keep_export_event(env, b, entry)
     entry["kind"] = env.kind
     b.compile(env.compile_id, env.lineno).guards_added.append(entry)
     return False
@@ -57,6 +59,8 @@ def guard_added(env: Envelope, b: TraceBuilder) -> bool:
 @handles("create_symbol", "create_unbacked_symbol")
 def create_symbol(env: Envelope, b: TraceBuilder) -> bool:
     entry = _with_stacks(env, b)
+    if env.kind == "create_unbacked_symbol":  # a leaf of export's expression provenance trees
+        _keep_export_event(env, b, entry)
     entry["kind"] = env.kind
     b.compile(env.compile_id, env.lineno).symbols.append(entry)
     return False
@@ -71,6 +75,14 @@ def create_symbol(env: Envelope, b: TraceBuilder) -> bool:
     "mismatched_fake_kernel",
 )
 def export_diagnostic(env: Envelope, b: TraceBuilder) -> bool:
-    # Draft-export diagnostics; the export report (a later issue) reads these from the model.
+    # Draft-export diagnostics; analyses/export.py turns them into the export report's issues.
     b.compile(env.compile_id, env.lineno)
+    _keep_export_event(env, b, _with_stacks(env, b))
     return False
+
+
+def _keep_export_event(env: Envelope, b: TraceBuilder, meta: dict) -> None:
+    metadata = {k: v for k, v in meta.items() if k != "lineno"}
+    context = env.obj.get("stack")
+    context_stack = b.frames(context) if isinstance(context, list) else None
+    b.export_events.append(ExportEvent(env.lineno, env.kind, env.compile_id, metadata, context_stack))

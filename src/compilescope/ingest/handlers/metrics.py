@@ -15,6 +15,10 @@ from . import handles
 @handles("compilation_metrics")
 def compilation_metrics(env: Envelope, b: TraceBuilder) -> bool:
     metrics = env.metadata if isinstance(env.metadata, dict) else {}
+    reasons = metrics.get("restart_reasons")
+    if reasons is not None and not isinstance(reasons, list):
+        # torch logs a list; anything else (a string, a number) is one reason, not characters to iterate.
+        metrics = {**metrics, "restart_reasons": [reasons] if reasons else []}
     b.compile(env.compile_id, env.lineno).metrics = metrics
     _note_year(b, metrics.get("start_time"), 1.0)
     b.add_artifact(env.compile_id, env.lineno, kind=env.kind, name=env.kind, ext="html", display=METRICS, data=metrics)
