@@ -105,7 +105,7 @@ def test_counts_add_up(tmp_path):
 def test_demo_writes_a_report_per_bundled_trace(tmp_path):
     from compilescope.demo import SCENARIOS
 
-    assert run_cli("demo", "-o", tmp_path / "demo", "--no-browser") == 0
+    assert run_cli("demo", "--bundled", "-o", tmp_path / "demo", "--no-browser") == 0
     index = (tmp_path / "demo" / "index.html").read_text()
     for name, _ in SCENARIOS:
         assert f'href="{name}/index.html"' in index

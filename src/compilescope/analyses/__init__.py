@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from ..model.ids import CompileId
 from ..model.trace import Trace
+from .export import ExportReport, export_report
 from .failures import FailureRow, failures_and_restarts
+from .insights import Insights, insights
+from .provenance import Provenance, analyze_provenance
 from .stack_trie import StackTrieNode, build_stack_trie, build_unknown_stack_trie
 from .status import compile_statuses
 
@@ -17,6 +20,9 @@ class Results:
     unknown_stack_trie: StackTrieNode
     failures: list[FailureRow]
     statuses: dict[CompileId | None, str]
+    export: ExportReport = field(default_factory=ExportReport)
+    provenance: Provenance = field(default_factory=Provenance)
+    insights: Insights | None = None
 
     def to_json(self) -> dict:
         return {
@@ -24,6 +30,8 @@ class Results:
             "unknown_stack_trie": self.unknown_stack_trie.to_json(),
             "failures": [f.to_json() for f in self.failures],
             "statuses": {str(k) if k else "[-/-]": v for k, v in self.statuses.items()},
+            "export": self.export.to_json(),
+            "provenance": self.provenance.to_json(),
         }
 
 
@@ -34,4 +42,7 @@ def analyze(trace: Trace) -> Results:
         unknown_stack_trie=build_unknown_stack_trie(trace),
         failures=failures_and_restarts(trace),
         statuses=statuses,
+        export=export_report(trace),
+        provenance=analyze_provenance(trace),
+        insights=insights(trace),
     )

@@ -7,14 +7,18 @@ line on stderr and an exit code here, in one place.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 
 from .. import __version__
 from ..errors import CompilescopeError
 from .demo import DemoCommand
+from .diagnose import DiagnoseCommand
 from .report import ReportCommand
+from .run import RunCommand
+from .summary import SummaryCommand
 
-COMMANDS = [ReportCommand(), DemoCommand()]
+COMMANDS = [ReportCommand(), RunCommand(), DemoCommand(), SummaryCommand(), DiagnoseCommand()]
 
 
 def _parser(command) -> argparse.ArgumentParser:
@@ -37,7 +41,9 @@ def main(argv: list[str] | None = None) -> int:
         command = by_name[argv.pop(0)]
     elif argv and argv[0] == "report":
         argv.pop(0)
-    args = _parser(command).parse_args(argv)
+    parser = _parser(command)
+    # A command may parse its own argv (run: everything after the program's name is the program's).
+    args = command.parse_args(parser, argv) if hasattr(command, "parse_args") else parser.parse_args(argv)
     try:
         return command.run(args)
     except CompilescopeError as exc:
@@ -46,3 +52,10 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("compilescope: interrupted", file=sys.stderr)
         return 130
+    except Exception as exc:  # noqa: BLE001 - a bug: one line, never a traceback (unless asked for)
+        if os.environ.get("COMPILESCOPE_DEBUG"):
+            raise
+        detail = " ".join(str(exc).split())[:300]
+        print(f"compilescope: internal error: {type(exc).__name__}: {detail!r} "
+              "(this is a bug; COMPILESCOPE_DEBUG=1 shows the traceback)", file=sys.stderr)
+        return 3

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import argparse
 import os
+import zlib
 import sys
 import webbrowser
 from dataclasses import dataclass
 
 from ..analyses import analyze
-from ..errors import CompilescopeError
 from ..ingest.discover import discover
 from ..ingest.reader import ReadOptions, open_log, read_trace
 from ..model.trace import Trace
@@ -43,13 +43,21 @@ def add_report_arguments(parser: argparse.ArgumentParser) -> None:
         "-i", "--inductor-provenance", action="store_true",
         help="accepted for tlparse compatibility: provenance is shown whenever the log has it",
     )
-    parser.add_argument("-e", "--export", action="store_true", help="torch.export report (not available yet)")
-    parser.add_argument("--all-ranks-html", action="store_true", help="one report for all ranks (not available yet)")
+    parser.add_argument(
+        "-e", "--export", action="store_true",
+        help="open the report on the Draft Export Report (automatic when the log holds torch.export events)",
+    )
+    parser.add_argument(
+        "--all-ranks-html", action="store_true",
+        help="with a directory of rank logs: a report per rank (rank_<N>/) and a landing page of what differs between ranks "
+        "(the default when the directory holds several ranks)",
+    )
+    parser.add_argument("-j", "--jobs", type=int, default=None, metavar="N", help="ranks read in parallel (default: the number of cores)")
 
 
 def write_report(trace: Trace, out: str, overwrite: bool, options: ReportOptions) -> OutputDir:
     results = analyze(trace)
-    output = OutputDir(out, overwrite)
+    output = OutputDir(out, overwrite, keep=[trace.source])
     for relpath, content in report_files(trace, results, options):
         output.write(relpath, content)
     output.write("raw.log", _log_chunks(trace.source))
@@ -57,10 +65,17 @@ def write_report(trace: Trace, out: str, overwrite: bool, options: ReportOptions
 
 
 def _log_chunks(path: str):
-    """A copy of the log itself (decompressed), so the report directory is self-contained."""
-    with open_log(path) as stream:
-        while chunk := stream.read(1 << 20):
-            yield chunk
+    """A copy of the log itself (decompressed), so the report directory is self-contained.
+
+    As much as can be read: a truncated .gz is copied up to where it breaks (the
+    reader already listed that as a problem).
+    """
+    try:
+        with open_log(path) as stream:
+            while chunk := stream.read(1 << 20):
+                yield chunk
+    except (OSError, EOFError, zlib.error):
+        return
 
 
 def strict_problems(trace: Trace, strict: bool, strict_compile_id: bool) -> list:
@@ -80,14 +95,15 @@ class ReportCommand:
         add_report_arguments(parser)
 
     def run(self, args: argparse.Namespace) -> int:
-        if args.export:
-            raise CompilescopeError("--export: the torch.export report is not available yet (issue: torch.export reports)")
+        from .multirank import holds_several_ranks, run_all_ranks  # multirank imports this module
+
+        if args.all_ranks_html or (not args.latest and not args.export and holds_several_ranks(args.path)):
+            return run_all_ranks(args)
         found = discover(args.path, latest=args.latest)
         if found.note:
             print(f"compilescope: {found.note}", file=sys.stderr)
-        if args.all_ranks_html:
-            print("compilescope: --all-ranks-html is not available yet; reporting one rank", file=sys.stderr)
-        options = ReportOptions(plain_text=args.plain_text, custom_header_html=args.custom_header_html, verbose=args.verbose)
+        options = ReportOptions(plain_text=args.plain_text, custom_header_html=args.custom_header_html, verbose=args.verbose,
+                                export=args.export)
         with read_trace(found.chosen, ReadOptions()) as trace:
             output = write_report(trace, args.out, args.overwrite, options)
             stats = trace.stats

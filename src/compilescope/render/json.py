@@ -9,8 +9,6 @@ import orjson
 from ..model.trace import LINK, TEXT, JSON, Trace
 from .options import ReportOptions, artifact_url, readable_url
 
-_TIMESTAMP_KEY = b'"timestamp":"'
-
 
 def compile_directory(trace: Trace, options: ReportOptions) -> dict:
     directory: dict[str, dict] = {}
@@ -51,30 +49,24 @@ def raw_jsonl(trace: Trace, options: ReportOptions) -> Iterator[bytes]:
                 urls[a.number] = artifact_url(a, options)
     table = [trace.string_table.get(i) for i in range(max(trace.string_table, default=-1) + 1)]
     yield orjson.dumps({"string_table": table}) + b"\n"
-    year = f"{trace.year:04d}-".encode() if trace.year else b"0000-"
+    year = f"{trace.year:04d}-" if trace.year else "0000-"
     for line in trace.raw.lines():
-        cut = line.rfind(_TIMESTAMP_KEY) + len(_TIMESTAMP_KEY)
-        line = line[:cut] + year + line[cut:]
-        number_at = line.find(b'"artifact_number":')
-        if number_at >= 0:
-            end = line.index(b",", number_at)
-            number = int(line[number_at + 18 : end])
-            url = urls.get(number)
-            md5 = _has_payload(line)
+        # Parsed, not searched as bytes: the log's own metadata may hold keys named like ours.
+        doc = orjson.loads(line)
+        doc["timestamp"] = year + str(doc.get("timestamp", ""))
+        md5 = doc.get("has_payload")
+        md5 = md5 if isinstance(md5, str) and md5 else None
+        if "artifact_number" in doc:
+            number = doc["artifact_number"]
+            url = urls.get(number) if isinstance(number, int) else None
             if url is None and md5:
                 url = payload_url(trace, options, md5)
-            line = line[:number_at] + b'"payload_filename":' + orjson.dumps(url) + line[end:]
-        elif md5 := _has_payload(line):
-            line = line[:-2] + b',"payload_filename":' + orjson.dumps(payload_url(trace, options, md5)) + b"}\n"
-        yield line
-
-
-def _has_payload(line: bytes) -> str | None:
-    at = line.find(b'"has_payload":"')
-    if at < 0:
-        return None
-    start = at + 15
-    return line[start : line.index(b'"', start)].decode()
+            # payload_filename takes artifact_number's place (tlparse's key order).
+            doc = {("payload_filename" if k == "artifact_number" else k): (url if k == "artifact_number" else v)
+                   for k, v in doc.items()}
+        elif md5:
+            doc["payload_filename"] = payload_url(trace, options, md5)
+        yield orjson.dumps(doc) + b"\n"
 
 
 def chromium_events(trace: Trace) -> Iterator[bytes]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from ..model.trace import CODE, DUMP, LINK, NO_COMPILE_ID_DIR, Artifact, dump_file_name
@@ -12,6 +13,7 @@ class ReportOptions:
     plain_text: bool = False  # -p: output code as .txt instead of highlighted HTML
     custom_header_html: str = ""  # trusted: the user passed it on the command line
     verbose: bool = False
+    export: bool = False  # -e: the Draft Export Report is the index (render/html/export.py)
 
 
 def artifact_url(artifact: Artifact, options: ReportOptions) -> str:
@@ -39,3 +41,20 @@ def readable_url(artifact: Artifact, options: ReportOptions) -> str | None:
 def dump_file_url(name: str) -> str:
     """One page per dumped source, shared by every compile id (stack frames link into it)."""
     return f"dump_file/{dump_file_name(name)}"
+
+
+_URL_IGNORED = re.compile(r"[\x00-\x20\x7f]")  # browsers drop these inside a URL's scheme
+
+
+def safe_link_url(url: str | None) -> str | None:
+    """A `link` event's url if it may be a clickable link: http(s) only.
+
+    A log is untrusted: `javascript:`, `data:`, `file:` or relative URLs are shown
+    as text, never as an href.
+    """
+    if not url:
+        return None
+    scheme, sep, _ = _URL_IGNORED.sub("", url).partition(":")
+    if sep and scheme.lower() in ("http", "https") and url.strip() == url and not _URL_IGNORED.search(url):
+        return url
+    return None

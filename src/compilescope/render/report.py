@@ -30,11 +30,11 @@ def report_files(trace: Trace, results: Results, options: ReportOptions) -> Iter
     yield "raw.jsonl", raw_jsonl(trace, options)
     # Payloads not written verbatim as an artifact are kept by md5 (raw.jsonl points at them).
     for md5, ref in trace.unclaimed_payloads:
-        yield payload_file(md5), trace.payload_text(ref)
+        yield payload_file(md5), trace.payload_chunks(ref)
     for entry in trace.compiles.values():
         for a in entry.artifacts:
             if a.display in (CODE, GUARDS, DUMP) and a.md5 and a.payload is not None:
-                yield payload_file(a.md5), trace.payload_text(a.payload)
+                yield payload_file(a.md5), trace.payload_chunks(a.payload)
     for event in trace.unknown_events:
         if event.md5 and event.payload is not None:
-            yield payload_file(event.md5), trace.payload_text(event.payload)
+            yield payload_file(event.md5), trace.payload_chunks(event.payload)

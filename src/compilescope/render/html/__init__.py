@@ -7,9 +7,11 @@ held in memory at once.
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import os
 from importlib import resources
-from typing import Any, Iterator
+from typing import Any, Iterable, Iterator
 
 import orjson
 from jinja2 import Environment, PackageLoader, select_autoescape
@@ -24,8 +26,11 @@ from ...analyses.stack_trie import StackTrieNode
 from ...analyses.status import STATUS_LABELS, STATUSES
 from ...model.names import safe_stem
 from ...model.stats import OUTCOMES
+from ...model.payloads import PayloadRef
 from ...model.trace import CODE, DUMP, GUARDS, JSON, LINK, METRICS, TEXT, Artifact, Compile, Frame, Trace
-from ..options import ReportOptions, artifact_url, dump_file_url, readable_url
+from ..options import ReportOptions, artifact_url, dump_file_url, readable_url, safe_link_url
+from .export import COMPILE_INDEX, render_export_index, wants_export_index
+from .provenance import kernels_page, provenance_files, provenance_url
 
 Output = tuple[str, "str | bytes"]
 
@@ -43,13 +48,40 @@ OUTCOME_LABELS = {
 _FORMATTER = HtmlFormatter(nowrap=True)
 _LEXERS = {"python": PythonLexer(), "cpp": CppLexer()}
 
+# Payloads above these sizes are streamed to their files, never held as one string:
+HIGHLIGHT_LIMIT = 4 << 20  # code bigger than this is shown without colours (Pygments is slow and memory-hungry)
+PRETTY_LIMIT = 16 << 20  # JSON bigger than this is written as logged, not parsed and re-indented
+
 
 def _asset(name: str) -> Markup:
     return Markup(resources.files(__package__).joinpath("assets", name).read_text("utf-8"))
 
 
+def _script_hash(name: str) -> str:
+    """CSP source for the one script a page runs: nothing else (no injected script, handler or javascript: URL) can."""
+    digest = hashlib.sha256(str(_asset(name)).encode("utf-8")).digest()
+    return f"'sha256-{base64.b64encode(digest).decode()}'"
+
+
+def _encoded(chunks: Iterable[str], size: int = 1 << 16) -> Iterator[bytes]:
+    """Template output (many small strings) as UTF-8 chunks of about `size` bytes."""
+    buffer: list[str] = []
+    n = 0
+    for chunk in chunks:
+        buffer.append(chunk)
+        n += len(chunk)
+        if n >= size:
+            yield "".join(buffer).encode("utf-8", "replace")
+            buffer, n = [], 0
+    if buffer:
+        yield "".join(buffer).encode("utf-8", "replace")
+
+
 def _pretty(value: Any) -> str:
-    return orjson.dumps(value, option=orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS, default=str).decode()
+    try:
+        return orjson.dumps(value, option=orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS, default=str).decode()
+    except TypeError:  # orjson writes at most 255 levels of nesting (a log may hold more)
+        return "(nested too deeply to show)"
 
 
 def _environment() -> Environment:
@@ -67,6 +99,8 @@ def _environment() -> Environment:
         version=__version__,
         pretty=_pretty,
         cid_key=lambda cid: str(cid) if cid is not None else "[-/-]",
+        link_href=safe_link_url,
+        script_src=Markup(_script_hash("report.js")),
     )
     env.filters["frame"] = lambda d: d if isinstance(d, Frame) else Frame.from_json(d)
     return env
@@ -118,6 +152,7 @@ class _Page:
             "rank": trace.rank,
             "artifact_url": lambda a: artifact_url(a, options),
             "frame_url": self.frame_url,
+            "provenance_url": lambda c: provenance_url(c.dir_name) if c.compile_id in results.provenance.compiles else None,
         }
 
     def frame_url(self, frame: Frame) -> str | None:
@@ -128,10 +163,18 @@ class _Page:
     def render(self, template: str, root: str, **context: Any) -> str:
         return ENV.get_template(template).render(**self.common, root=root, **context)
 
+    def stream(self, template: str, root: str, **context: Any) -> Iterator[bytes]:
+        """Like render(), in chunks: for pages as big as a huge payload."""
+        return _encoded(ENV.get_template(template).generate(**self.common, root=root, **context))
+
 
 def render_html(trace: Trace, results: Results, options: ReportOptions) -> Iterator[Output]:
     page = _Page(trace, results, options)
-    yield "index.html", _index(page)
+    if wants_export_index(page):  # --export, or a log with torch.export events
+        yield "index.html", render_export_index(page)
+        yield COMPILE_INDEX, _index(page)
+    else:
+        yield "index.html", _index(page)
     yield "failures_and_restarts.html", _failures(page)
     for entry in trace.compiles.values():
         root = "../"
@@ -144,9 +187,10 @@ def render_html(trace: Trace, results: Results, options: ReportOptions) -> Itera
             if content is not None:
                 yield artifact_url(artifact, options), content
             if artifact.readable:
-                yield readable_url(artifact, options), _kernels_page(page, entry, artifact)
+                yield readable_url(artifact, options), kernels_page(page, entry, artifact)
     for name, ref in trace.dump_files.items():
-        yield dump_file_url(name), _code_page(page, "../", None, name, "dumped source", trace.payload_text(ref), "python")
+        yield dump_file_url(name), _code_page(page, "../", None, name, "dumped source", ref, "python")
+    yield from provenance_files(page)
 
 
 def _index(page: _Page) -> str:
@@ -166,6 +210,7 @@ def _index(page: _Page) -> str:
         n_compiles=sum(1 for cid in trace.compiles if cid is not None),
         n_artifacts=trace.next_number,
         failures=results.failures,
+        insights=results.insights,
         trie_tokens=trie_tokens(results.stack_trie),
         unknown_trie_tokens=trie_tokens(results.unknown_stack_trie),
         no_compile_id=trace.compiles.get(None),
@@ -177,6 +222,8 @@ def _index(page: _Page) -> str:
         problems=problems,
         n_problems=sum(n for o, n in stats.outcomes.items() if o != "ok"),
         custom_header_html=Markup(page.options.custom_header_html),
+        # The header is the user's own (trusted) HTML and may carry inline script: allow it on this page.
+        **({"script_src": Markup("'unsafe-inline'")} if page.options.custom_header_html else {}),
     )
 
 
@@ -225,19 +272,20 @@ def _artifact(page: _Page, entry: Compile, artifact: Artifact) -> str | None:
     if artifact.display in (LINK, DUMP):
         return None  # links have no page; dumped sources are written once, below
     if artifact.display == TEXT:
-        return trace.payload_text(artifact.payload)
+        return trace.payload_chunks(artifact.payload)
     if artifact.display == JSON:
+        if artifact.payload is not None and artifact.payload.length > PRETTY_LIMIT:
+            return trace.payload_chunks(artifact.payload)
         text = trace.payload_text(artifact.payload)
         try:
-            return _pretty(orjson.loads(text))
-        except orjson.JSONDecodeError:
-            return text  # keep what the log had, even if it is not JSON
+            return orjson.dumps(orjson.loads(text), option=orjson.OPT_INDENT_2).decode()
+        except (orjson.JSONDecodeError, TypeError):
+            return text  # keep what the log had, even if it is not JSON (or too deeply nested)
     if artifact.display == CODE:
-        text = trace.payload_text(artifact.payload)
         if page.options.plain_text:
-            return text
+            return trace.payload_chunks(artifact.payload)
         subtitle = (artifact.data or {}).get("filename") if isinstance(artifact.data, dict) else None
-        return _code_page(page, "../", entry, artifact.name, subtitle, text, artifact.language or "python")
+        return _code_page(page, "../", entry, artifact.name, subtitle, artifact.payload, artifact.language or "python")
     if artifact.display == METRICS:
         return page.render(
             "metrics.html", "../", c=entry, metrics=artifact.data or {},
@@ -248,31 +296,49 @@ def _artifact(page: _Page, entry: Compile, artifact: Artifact) -> str | None:
     raise ValueError(f"unknown artifact display {artifact.display!r}")
 
 
-def _kernels_page(page: _Page, entry: Compile, artifact: Artifact) -> str:
-    try:
-        data = orjson.loads(page.trace.payload_text(artifact.payload))
-    except orjson.JSONDecodeError:
-        data = {}
-    kernels = []
-    if isinstance(data, dict):
-        for name, traces in data.items():
-            traces = traces if isinstance(traces, list) else [traces]
-            kernels.append((name, [t if isinstance(t, str) else _pretty(t) for t in traces]))
-    return page.render("kernels.html", "../", c=entry, kernels=kernels)
-
-
-def _code_page(page: _Page, root: str, entry: Compile | None, title: str, subtitle: str | None, text: str, language: str) -> str:
+def _code_page(page: _Page, root: str, entry: Compile | None, title: str, subtitle: str | None,
+               ref: PayloadRef | None, language: str) -> str | Iterator[bytes]:
+    if ref is not None and ref.length > HIGHLIGHT_LIMIT:
+        # Too big to highlight: the same page, streamed, lines escaped as they are read.
+        return page.stream(
+            "code.html", root, c=entry, title=title, subtitle=subtitle, rows=_code_rows(_escaped_batches(page.trace, ref)),
+            pygments_css="", note=f"{ref.length:,} bytes: shown without syntax highlighting",
+        )
+    text = page.trace.payload_text(ref)
     html = highlight(text, _LEXERS.get(language, _LEXERS["python"]), _FORMATTER)
-    lines = [Markup(line) for line in html.split("\n")]
+    lines = html.split("\n")
     if lines and lines[-1] == "" and not text.endswith("\n\n"):
         lines.pop()
     return page.render(
-        "code.html", root, c=entry, title=title, subtitle=subtitle, lines=lines,
+        "code.html", root, c=entry, title=title, subtitle=subtitle, rows=_code_rows([lines]),
         pygments_css=Markup(_FORMATTER.get_style_defs(".highlight")),
     )
 
 
-def render_demo_index(examples: list[dict], torch_version: str) -> str:
+def _code_rows(batches: Iterable[list[str]]) -> Iterator[Markup]:
+    """Table rows of numbered lines (each line already HTML), a batch at a time."""
+    n = 0
+    for batch in batches:
+        rows = []
+        for line in batch:
+            n += 1
+            rows.append(f'<tr id="L{n}"><td class="ln"><a href="#L{n}">{n}</a></td><td>{line}</td></tr>\n')
+        yield Markup("".join(rows))
+
+
+def _escaped_batches(trace: Trace, ref: PayloadRef, size: int = 4096) -> Iterator[list[str]]:
+    """A payload's lines, HTML-escaped, in batches (escaping a batch at once is much faster)."""
+    batch: list[str] = []
+    for line in trace.payload_lines(ref):
+        batch.append(line)
+        if len(batch) == size:
+            yield str(Markup.escape("\n".join(batch))).split("\n")
+            batch = []
+    if batch:
+        yield str(Markup.escape("\n".join(batch))).split("\n")
+
+
+def render_demo_index(examples: list[dict], torch_version: str, live: bool = False) -> str:
     return ENV.get_template("demo_index.html").render(
-        root="", source_name="demo", rank=None, examples=examples, torch_version=torch_version, nav_failures=False
+        root="", source_name="demo", rank=None, examples=examples, torch_version=torch_version, nav_failures=False, live=live
     )
