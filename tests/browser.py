@@ -6,7 +6,6 @@ import os
 import shutil
 from contextlib import contextmanager
 
-import pytest
 
 from .conftest import skip_or_fail
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import shutil
@@ -27,6 +28,19 @@ def skip_or_fail(reason: str) -> None:
     if os.environ.get("CI"):
         pytest.fail(f"{reason} (CI must install it: see scripts/test.sh)")
     pytest.skip(reason)
+
+
+@pytest.fixture(autouse=True)
+def _needs_torch(request):
+    """Tests marked @pytest.mark.torch need torch 2.13.0 (they compile for real)."""
+    if request.node.get_closest_marker("torch") is None:
+        return
+    if importlib.util.find_spec("torch") is None:
+        skip_or_fail("torch==2.13.0 not installed (pip install torch==2.13.0)")
+    import torch
+
+    if not torch.__version__.startswith("2.13.0"):
+        skip_or_fail(f"these tests expect torch 2.13.0, found {torch.__version__}")
 
 
 def peer(name: str) -> Path:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import re
@@ -10,9 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
 
-from ..conftest import REPO, skip_or_fail
+from ..conftest import REPO
 from ..htmltable import table_rows
 
 FIXTURE_PROGRAMS = REPO / "tests" / "data" / "torch213" / "programs"
@@ -21,16 +19,6 @@ CHILD_TIMEOUT_S = 240  # compilescope run --timeout: the traced program is stopp
 SCRUB = ("TORCH_TRACE", "TORCH_DTRACE", "TORCH_LOGS", "TORCH_COMPILE_DEBUG", "TORCHINDUCTOR_CACHE_DIR", "INDUCTOR_PROVENANCE")
 
 
-@pytest.fixture(autouse=True)
-def _needs_torch(request):
-    if request.node.get_closest_marker("torch") is None:
-        return
-    if importlib.util.find_spec("torch") is None:
-        skip_or_fail("torch==2.13.0 not installed (pip install torch==2.13.0)")
-    import torch
-
-    if not torch.__version__.startswith("2.13.0"):
-        skip_or_fail(f"these tests expect torch 2.13.0, found {torch.__version__}")
 
 
 def clean_env(**extra: str) -> dict[str, str]:

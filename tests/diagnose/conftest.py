@@ -2,29 +2,16 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
 from pathlib import Path
 
-import pytest
 
 from ..capture.conftest import compilescope
-from ..conftest import skip_or_fail
 
 PROGRAMS = Path(__file__).resolve().parent / "programs"
 RUN_TIMEOUT_S = 240  # diagnose --timeout: any one child run is stopped after this
 
 
-@pytest.fixture(autouse=True)
-def _needs_torch(request):
-    if request.node.get_closest_marker("torch") is None:
-        return
-    if importlib.util.find_spec("torch") is None:
-        skip_or_fail("torch==2.13.0 not installed (pip install torch==2.13.0)")
-    import torch
-
-    if not torch.__version__.startswith("2.13.0"):
-        skip_or_fail(f"these tests expect torch 2.13.0, found {torch.__version__}")
 
 
 def diagnose(tmp_path: Path, program: str, *flags: str):

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import shutil
 from pathlib import Path
@@ -79,13 +78,3 @@ def copy_ranks(src: Path, dest: Path, names: dict[str, str]) -> Path:
     return dest
 
 
-@pytest.fixture(autouse=True)
-def _needs_torch(request):
-    if request.node.get_closest_marker("torch") is None:
-        return
-    if importlib.util.find_spec("torch") is None:
-        skip_or_fail("torch==2.13.0 not installed (pip install torch==2.13.0)")
-    import torch
-
-    if not torch.__version__.startswith("2.13.0"):
-        skip_or_fail(f"these tests expect torch 2.13.0, found {torch.__version__}")

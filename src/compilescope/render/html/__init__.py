@@ -24,7 +24,6 @@ from ... import __version__
 from ...analyses import Results
 from ...analyses.stack_trie import StackTrieNode
 from ...analyses.status import STATUS_LABELS, STATUSES
-from ...model.names import safe_stem
 from ...model.stats import OUTCOMES
 from ...model.payloads import PayloadRef
 from ...model.trace import CODE, DUMP, GUARDS, JSON, LINK, METRICS, TEXT, Artifact, Compile, Frame, Trace
