@@ -14,7 +14,18 @@ from __future__ import annotations
 
 __version__ = "0.1.0"
 
-from .api import load, report  # noqa: E402
-from .capture import capture  # noqa: E402
-
 __all__ = ["__version__", "capture", "load", "report"]
+
+# Imported on first use: `compilescope LOG` starts a new interpreter per report, and
+# start-up time is most of the cost of a small log.
+_LAZY = {"load": ".api", "report": ".api", "capture": ".capture"}
+
+
+def __getattr__(name: str):
+    if name in _LAZY:
+        from importlib import import_module
+
+        value = getattr(import_module(_LAZY[name], __name__), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -7,7 +7,7 @@ import sys
 import pytest
 
 import compilescope
-from compilescope.cli import COMMANDS, _parser
+from compilescope.cli import _parser, load_command
 from compilescope.cli.run import split_program
 from compilescope.errors import CompilescopeError
 
@@ -17,7 +17,7 @@ INSTALL = "pip install torch==2.13.0"
 
 
 def _run_parser():
-    return _parser(next(c for c in COMMANDS if c.name == "run"))
+    return _parser(load_command("run"))
 
 
 @pytest.mark.parametrize("argv, expected", [

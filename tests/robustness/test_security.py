@@ -35,7 +35,20 @@ DEVICES = {"CON", "PRN", "AUX", "NUL", *(f"COM{i}" for i in range(10)), *(f"LPT{
 SAFE_NAME = re.compile(r"^[A-Za-z0-9_+\-][A-Za-z0-9._+\-]*$")
 _ASSETS = resources.files("compilescope.render.html").joinpath("assets")
 REPORT_JS = _ASSETS.joinpath("report.js").read_text("utf-8")
-ASSET_SCRIPTS = {p.read_text("utf-8") for p in _ASSETS.iterdir() if p.name.endswith(".js")}
+
+
+def _scripts(folder) -> set[str]:
+    """Every .js the report ships (assets/ and assets/vendor/...)."""
+    found = set()
+    for p in folder.iterdir():
+        if p.is_dir():
+            found |= _scripts(p)
+        elif p.name.endswith(".js"):
+            found.add(p.read_text("utf-8"))
+    return found
+
+
+ASSET_SCRIPTS = _scripts(_ASSETS)
 
 
 def csp_hash(script: str) -> str:

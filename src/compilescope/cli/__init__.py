@@ -10,15 +10,25 @@ import argparse
 import os
 import sys
 
+from importlib import import_module
+
 from .. import __version__
 from ..errors import CompilescopeError
-from .demo import DemoCommand
-from .diagnose import DiagnoseCommand
-from .report import ReportCommand
-from .run import RunCommand
-from .summary import SummaryCommand
 
-COMMANDS = [ReportCommand(), RunCommand(), DemoCommand(), SummaryCommand(), DiagnoseCommand()]
+# name -> (module, class). A command's module is imported only when it runs, so
+# `compilescope LOG` does not pay for torch-side commands at start-up.
+COMMANDS = {
+    "report": (".report", "ReportCommand"),
+    "run": (".run", "RunCommand"),
+    "demo": (".demo", "DemoCommand"),
+    "summary": (".summary", "SummaryCommand"),
+    "diagnose": (".diagnose", "DiagnoseCommand"),
+}
+
+
+def load_command(name: str):
+    module, cls = COMMANDS[name]
+    return getattr(import_module(module, __name__), cls)()
 
 
 def _parser(command) -> argparse.ArgumentParser:
@@ -26,7 +36,7 @@ def _parser(command) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog=prog, description=command.__doc__)
     if command.name == "report":
         parser.add_argument("--version", action="version", version=f"compilescope {__version__}")
-        others = ", ".join(c.name for c in COMMANDS if c.name != "report")
+        others = ", ".join(name for name in COMMANDS if name != "report")
         if others:
             parser.epilog = f"other commands: {others} (compilescope COMMAND --help)"
     command.prepare_parser(parser)
@@ -35,12 +45,10 @@ def _parser(command) -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
-    by_name = {c.name: c for c in COMMANDS}
-    command = by_name["report"]
-    if argv and argv[0] in by_name and argv[0] != "report":
-        command = by_name[argv.pop(0)]
-    elif argv and argv[0] == "report":
-        argv.pop(0)
+    name = "report"
+    if argv and argv[0] in COMMANDS:
+        name = argv.pop(0)
+    command = load_command(name)
     parser = _parser(command)
     # A command may parse its own argv (run: everything after the program's name is the program's).
     args = command.parse_args(parser, argv) if hasattr(command, "parse_args") else parser.parse_args(argv)

@@ -28,7 +28,7 @@ from ..analyses import analyze
 from ..analyses.divergence import MultiRankAnalysis, analyze_ranks, collectives_parity, multirank_json
 from ..analyses.rank_summary import RankSummary, empty_rank, failed_rank, summarize_rank
 from ..errors import CompilescopeError
-from ..ingest.rank_logs import RankLogs, find_rank_logs, holds_several_ranks, rank_logs_of  # noqa: F401 - holds_several_ranks: for cli.report
+from ..ingest.rank_logs import RankLogs, find_rank_logs, rank_logs_of
 from ..ingest.reader import ReadOptions, read_trace
 from ..render.multirank import CHROMIUM_EVENTS, PARITY_JSON, LandingInfo, landing_files, merged_chromium_events, rank_parity_json
 from ..render.options import ReportOptions

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import argparse
 import os
-import zlib
 import sys
+import zlib
 import webbrowser
 from dataclasses import dataclass
 
 from ..analyses import analyze
 from ..ingest.discover import discover
+from ..ingest.rank_logs import holds_several_ranks
 from ..ingest.reader import ReadOptions, open_log, read_trace
 from ..model.trace import Trace
 from ..render.options import ReportOptions
@@ -95,9 +96,9 @@ class ReportCommand:
         add_report_arguments(parser)
 
     def run(self, args: argparse.Namespace) -> int:
-        from .multirank import holds_several_ranks, run_all_ranks  # multirank imports this module
-
         if args.all_ranks_html or (not args.latest and not args.export and holds_several_ranks(args.path)):
+            from .multirank import run_all_ranks  # imported here: multirank imports this module
+
             return run_all_ranks(args)
         found = discover(args.path, latest=args.latest)
         if found.note:

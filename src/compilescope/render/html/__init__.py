@@ -14,11 +14,8 @@ from importlib import resources
 from typing import Any, Iterable, Iterator
 
 import orjson
-from jinja2 import Environment, PackageLoader, select_autoescape
+from jinja2 import Environment, FileSystemBytecodeCache, PackageLoader, select_autoescape
 from markupsafe import Markup
-from pygments import highlight
-from pygments.formatters import HtmlFormatter
-from pygments.lexers import CppLexer, PythonLexer
 
 from ... import __version__
 from ...analyses import Results
@@ -44,11 +41,10 @@ OUTCOME_LABELS = {
     "handler_error": "could not be interpreted (skipped)",
 }
 
-_FORMATTER = HtmlFormatter(nowrap=True)
-_LEXERS = {"python": PythonLexer(), "cpp": CppLexer()}
+_PRISM_LANGUAGES = {"python": "python", "cpp": "cpp"}
 
 # Payloads above these sizes are streamed to their files, never held as one string:
-HIGHLIGHT_LIMIT = 4 << 20  # code bigger than this is shown without colours (Pygments is slow and memory-hungry)
+HIGHLIGHT_LIMIT = 2 << 20  # code bigger than this is shown without colours (highlighting it would stall the browser)
 PRETTY_LIMIT = 16 << 20  # JSON bigger than this is written as logged, not parsed and re-indented
 
 
@@ -60,6 +56,10 @@ def _script_hash(name: str) -> str:
     """CSP source for the one script a page runs: nothing else (no injected script, handler or javascript: URL) can."""
     digest = hashlib.sha256(str(_asset(name)).encode("utf-8")).digest()
     return f"'sha256-{base64.b64encode(digest).decode()}'"
+
+
+def page_script_src() -> Markup:
+    return Markup(_script_hash("report.js"))
 
 
 def _encoded(chunks: Iterable[str], size: int = 1 << 16) -> Iterator[bytes]:
@@ -83,12 +83,28 @@ def _pretty(value: Any) -> str:
         return "(nested too deeply to show)"
 
 
+def _bytecode_cache() -> FileSystemBytecodeCache | None:
+    """Compiled templates kept between runs: compiling them is most of a small report's time.
+
+    Jinja keys each entry by the template's source checksum, so an edited
+    template is never served stale. No cache when no user cache dir is writable.
+    """
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    directory = os.path.join(base, "compilescope", f"templates-{__version__}")
+    try:
+        os.makedirs(directory, mode=0o700, exist_ok=True)
+    except OSError:
+        return None
+    return FileSystemBytecodeCache(directory) if os.access(directory, os.W_OK) else None
+
+
 def _environment() -> Environment:
     env = Environment(
         loader=PackageLoader(__package__, "templates"),
         autoescape=select_autoescape(default=True, default_for_string=True),
         trim_blocks=False,
         lstrip_blocks=False,
+        bytecode_cache=_bytecode_cache(),
     )
     env.globals.update(
         include_asset=_asset,
@@ -99,13 +115,14 @@ def _environment() -> Environment:
         pretty=_pretty,
         cid_key=lambda cid: str(cid) if cid is not None else "[-/-]",
         link_href=safe_link_url,
-        script_src=Markup(_script_hash("report.js")),
+        script_src=page_script_src(),
     )
     env.filters["frame"] = lambda d: d if isinstance(d, Frame) else Frame.from_json(d)
     return env
 
 
 ENV = _environment()
+_PRISM_SCRIPT_SRC = Markup(f"{_script_hash('report.js')} {_script_hash('vendor/prism/prism.js')}")
 
 
 def trie_tokens(root: StackTrieNode) -> list[tuple[str, StackTrieNode | None]]:
@@ -296,33 +313,36 @@ def _artifact(page: _Page, entry: Compile, artifact: Artifact) -> str | None:
 
 
 def _code_page(page: _Page, root: str, entry: Compile | None, title: str, subtitle: str | None,
-               ref: PayloadRef | None, language: str) -> str | Iterator[bytes]:
-    if ref is not None and ref.length > HIGHLIGHT_LIMIT:
-        # Too big to highlight: the same page, streamed, lines escaped as they are read.
-        return page.stream(
-            "code.html", root, c=entry, title=title, subtitle=subtitle, rows=_code_rows(_escaped_batches(page.trace, ref)),
-            pygments_css="", note=f"{ref.length:,} bytes: shown without syntax highlighting",
-        )
-    text = page.trace.payload_text(ref)
-    html = highlight(text, _LEXERS.get(language, _LEXERS["python"]), _FORMATTER)
-    lines = html.split("\n")
-    if lines and lines[-1] == "" and not text.endswith("\n\n"):
-        lines.pop()
-    return page.render(
-        "code.html", root, c=entry, title=title, subtitle=subtitle, rows=_code_rows([lines]),
-        pygments_css=Markup(_FORMATTER.get_style_defs(".highlight")),
+               ref: PayloadRef | None, language: str) -> Iterator[bytes]:
+    """Source with line anchors; Prism colours it in the browser, so writing it costs only escaping.
+
+    Code past HIGHLIGHT_LIMIT is left plain: highlighting it would stall the browser.
+    """
+    lines = ref.lines if ref is not None else 0
+    highlighted = ref is not None and ref.length <= HIGHLIGHT_LIMIT
+    note = None if highlighted or ref is None else f"{ref.length:,} bytes: shown without syntax highlighting"
+    return page.stream(
+        "code.html", root, c=entry, title=title, subtitle=subtitle, note=note,
+        language=_PRISM_LANGUAGES.get(language, "python") if highlighted else None,
+        script_src=_PRISM_SCRIPT_SRC if highlighted else page_script_src(),
+        gutter=_gutter(lines),
+        code=_joined(_escaped_batches(page.trace, ref)) if ref else (),
     )
 
 
-def _code_rows(batches: Iterable[list[str]]) -> Iterator[Markup]:
-    """Table rows of numbered lines (each line already HTML), a batch at a time."""
-    n = 0
+def _gutter(lines: int, size: int = 4096) -> Iterator[Markup]:
+    """Line-number anchors (#L12), a batch at a time: a huge payload has millions of lines."""
+    for start in range(1, lines + 1, size):
+        stop = min(start + size, lines + 1)
+        yield Markup(("\n" if start > 1 else "") + "\n".join(f'<a id="L{n}" href="#L{n}">{n}</a>' for n in range(start, stop)))
+
+
+def _joined(batches: Iterable[list[str]]) -> Iterator[Markup]:
+    """Escaped line batches as one newline-separated text, a batch at a time."""
+    separator = ""
     for batch in batches:
-        rows = []
-        for line in batch:
-            n += 1
-            rows.append(f'<tr id="L{n}"><td class="ln"><a href="#L{n}">{n}</a></td><td>{line}</td></tr>\n')
-        yield Markup("".join(rows))
+        yield Markup(separator + "\n".join(batch))
+        separator = "\n"
 
 
 def _escaped_batches(trace: Trace, ref: PayloadRef, size: int = 4096) -> Iterator[list[str]]:
