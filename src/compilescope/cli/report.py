@@ -17,6 +17,7 @@ from ..model.trace import Trace
 from ..render.options import ReportOptions
 from ..render.report import report_files
 from .output import OutputDir
+from .progress import read_progress
 
 
 @dataclass
@@ -105,7 +106,9 @@ class ReportCommand:
             print(f"compilescope: {found.note}", file=sys.stderr)
         options = ReportOptions(plain_text=args.plain_text, custom_header_html=args.custom_header_html, verbose=args.verbose,
                                 export=args.export)
-        with read_trace(found.chosen, ReadOptions()) as trace:
+        with read_progress(found.chosen) as progress:
+            trace = read_trace(found.chosen, ReadOptions(progress=progress))
+        with trace:
             output = write_report(trace, args.out, args.overwrite, options)
             stats = trace.stats
             if args.verbose:

@@ -1,0 +1,37 @@
+"""The progress bar: drawn on a terminal for a big log, never in a pipe."""
+
+import io
+
+from compilescope.cli.progress import SHOW_ABOVE_BYTES, read_progress
+from compilescope.ingest.reader import ReadOptions, read_trace
+
+from .conftest import peer
+
+
+class FakeTerminal(io.StringIO):
+    def isatty(self):
+        return True
+
+
+def test_no_bar_in_a_pipe_or_for_a_small_log(tmp_path, monkeypatch):
+    monkeypatch.delenv("CI", raising=False)
+    with read_progress(str(peer("simple.log")), FakeTerminal()) as progress:
+        assert progress is None  # small
+    big = tmp_path / "big.log"
+    big.write_bytes(peer("cache_hit_miss.log").read_bytes() * (SHOW_ABOVE_BYTES // 700_000 + 1))
+    with read_progress(str(big), io.StringIO()) as progress:
+        assert progress is None  # not a terminal
+
+
+def test_bar_on_a_terminal_for_a_big_log(tmp_path, monkeypatch):
+    monkeypatch.delenv("CI", raising=False)
+    big = tmp_path / "big.log"
+    big.write_bytes(peer("cache_hit_miss.log").read_bytes() * (SHOW_ABOVE_BYTES // 700_000 + 1))
+    terminal = FakeTerminal()
+    seen = []
+    with read_progress(str(big), terminal) as progress:
+        assert progress is not None
+        with read_trace(str(big), ReadOptions(progress=lambda done: (seen.append(done), progress(done)))) as trace:
+            assert trace.stats.total > 0
+    assert seen and seen[-1] > SHOW_ABOVE_BYTES // 2
+    assert "reading big.log" in terminal.getvalue()
