@@ -13,7 +13,7 @@ import sys
 
 from .._torch import require_torch
 from ..errors import CompilescopeError
-from ..ingest.discover import rank_of
+from ..ingest.rank_logs import holds_several_ranks
 from ..ingest.reader import read_trace
 from ..render.options import ReportOptions
 from ..runner import DEFAULT_TRACE_ROOT, choose_log, new_trace_dir, prepare_trace_dir, program, run_program
@@ -100,18 +100,17 @@ class RunCommand:
             )
             return rc
         out = args.out or os.path.join(trace_dir, "report")
-        if args.all_ranks_html:
+        if args.all_ranks_html or holds_several_ranks(result.logs):
+            # A distributed program (e.g. under torchrun): one report for all its ranks.
             from .multirank import run_all_ranks
 
             try:
-                status = run_all_ranks(args, directory=trace_dir, out=out)
+                status = run_all_ranks(args, directory=trace_dir, out=out, logs=result.logs)
             except CompilescopeError as exc:
                 print(f"compilescope: error: {exc}", file=sys.stderr)
                 return rc or exc.exit_code
             return rc or status
         chosen, note = choose_log(result.logs)
-        if note and any(rank_of(p) is not None for p in result.logs):
-            note += f" (a report of every rank: compilescope run --all-ranks-html ..., or compilescope --all-ranks-html {trace_dir})"
         if note:
             print(f"compilescope: {note}", file=sys.stderr)
         options = ReportOptions(plain_text=args.plain_text, custom_header_html=args.custom_header_html, verbose=args.verbose,
