@@ -77,3 +77,15 @@ def test_log_text_cannot_break_out_of_the_page(tmp_path):
         html = page.read_text()
         assert "<script>alert" not in html, page
     assert "<" not in json_island({"a": evil}) and json.loads(str(json_island({"a": evil}))) == {"a": evil}
+
+
+def test_kernel_trace_entries_that_are_not_text_do_not_crash():
+    from compilescope.analyses.provenance import _as_text
+
+    deep: list = []
+    inner = deep
+    for _ in range(400):  # deeper than orjson will encode
+        inner.append([])
+        inner = inner[0]
+    assert _as_text({"file": "x.py"}) == '{"file":"x.py"}'
+    assert _as_text(deep).startswith("[[[")

@@ -296,10 +296,20 @@ def kernel_traces(text: str) -> list[KernelTrace]:
         value = data[name]
         raw = value if isinstance(value, list) else [value]
         # Some torch versions log the newlines escaped (a literal backslash-n).
-        traces = [(t if isinstance(t, str) else orjson.dumps(t).decode()).replace("\\n", "\n").rstrip("\n") for t in raw]
+        traces = [_as_text(t).replace("\\n", "\n").rstrip("\n") for t in raw]
         kernel, _, handle = name.rpartition(":") if ":" in name else (name, "", "")
         result.append(KernelTrace(name, kernel, handle or None, traces, [parse_stack_trace(t) for t in traces]))
     return result
+
+
+def _as_text(value: object) -> str:
+    """A stack trace entry as text; a non-string (odd or hostile log) is shown as its JSON, or repr if too deep."""
+    if isinstance(value, str):
+        return value
+    try:
+        return orjson.dumps(value).decode()
+    except (orjson.JSONEncodeError, TypeError):
+        return repr(value)[:10_000]
 
 
 # --- inferred mappings ---------------------------------------------------------------------------
