@@ -102,9 +102,13 @@ def read_raw_records(stream: BinaryIO) -> Iterator[RawRecord]:
     size = 0  # its length in bytes
     carry = b""  # a "\r" held back in case the next piece is its "\n"
     error: str | None = None
+    pending: bytes | None = None  # a piece the payload fast path read but did not take
     while True:
         try:
-            piece = readline(CHUNK) if error is None else b""
+            if pending is not None:
+                piece, pending = pending, None
+            else:
+                piece = readline(CHUNK) if error is None else b""
         except (OSError, EOFError, zlib.error) as exc:
             # A truncated or corrupt .gz, an I/O error: keep what was read, say where it stopped.
             error = f"the log cannot be read after line {lineno}: {exc}"
@@ -140,6 +144,26 @@ def read_raw_records(stream: BinaryIO) -> Iterator[RawRecord]:
                     current.payload.new_line(data[1:])
                 else:
                     current.add_payload_line(lineno, data[1:])
+                if ends and not carry:
+                    # Fast path: most of a log is whole payload lines ("\t...\n"); take them in a
+                    # tight loop and hand them over in batches. Anything else goes back to the loop above.
+                    batch: list[bytes] = []
+                    try:
+                        while True:
+                            piece = readline(CHUNK)
+                            if piece[:1] != b"\t" or piece[-1:] != b"\n" or piece[-2:-1] == b"\r":
+                                pending = piece
+                                break
+                            lineno += 1
+                            batch.append(piece[1:-1])
+                            if len(batch) == 4096:
+                                current.payload.add_lines(batch)  # type: ignore[union-attr]
+                                batch = []
+                    except (OSError, EOFError, zlib.error) as exc:
+                        error = f"the log cannot be read after line {lineno}: {exc}"
+                        pending = b""  # ends the loop above as at the end of the file
+                    if batch:
+                        current.payload.add_lines(batch)  # type: ignore[union-attr]
             else:
                 if current is not None:
                     yield current

@@ -113,6 +113,20 @@ class PayloadBuffer:
         if len(self._mem) > SPILL_AT:
             self._spill()
 
+    def add_lines(self, lines: list[bytes]) -> None:
+        """Several whole lines at once (the reader's fast path); same result as new_line() for each."""
+        data = b"\n".join(lines)
+        if self.lines:
+            data = b"\n" + data
+        self.lines += len(lines)
+        self.size += len(data)
+        if self._file is not None:
+            self._file.write(data)
+            return
+        self._mem += data
+        if len(self._mem) > SPILL_AT:
+            self._spill()
+
     def extend(self, data: bytes) -> None:
         """More of the current line (a long line arrives in pieces)."""
         self.size += len(data)
