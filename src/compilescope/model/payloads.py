@@ -102,33 +102,20 @@ class PayloadBuffer:
 
     def new_line(self, data: bytes) -> None:
         """Start the next payload line."""
-        if self.lines:
-            data = b"\n" + data
         self.lines += 1
-        self.size += len(data)
-        if self._file is not None:
-            self._file.write(data)
-            return
-        self._mem += data
-        if len(self._mem) > SPILL_AT:
-            self._spill()
+        self._append(b"\n" + data if self.lines > 1 else data)
 
     def add_lines(self, lines: list[bytes]) -> None:
         """Several whole lines at once (the reader's fast path); same result as new_line() for each."""
         data = b"\n".join(lines)
-        if self.lines:
-            data = b"\n" + data
+        self._append(b"\n" + data if self.lines else data)
         self.lines += len(lines)
-        self.size += len(data)
-        if self._file is not None:
-            self._file.write(data)
-            return
-        self._mem += data
-        if len(self._mem) > SPILL_AT:
-            self._spill()
 
     def extend(self, data: bytes) -> None:
         """More of the current line (a long line arrives in pieces)."""
+        self._append(data)
+
+    def _append(self, data: bytes) -> None:
         self.size += len(data)
         if self._file is not None:
             self._file.write(data)
