@@ -8,9 +8,6 @@ from typing import Iterable
 
 from ..errors import CompilescopeError
 
-REPORT_MARKER = "compile_directory.json"
-
-
 class OutputDir:
     """A fresh output directory; every write stays inside it and follows no symlink."""
 
@@ -88,6 +85,3 @@ class OutputDir:
             raise CompilescopeError(f"cannot write {target}: {exc.strerror or exc}") from None
         self.files += 1
         return target
-
-    def copy_from(self, relpath: str, chunks: Iterable[bytes]) -> str:
-        return self.write(relpath, chunks)

@@ -7,7 +7,6 @@ import os
 import sys
 import zlib
 import webbrowser
-from dataclasses import dataclass
 
 from ..analyses import analyze
 from ..ingest.discover import discover
@@ -18,14 +17,6 @@ from ..render.options import ReportOptions
 from ..render.report import report_files
 from .output import OutputDir
 from .progress import read_progress
-
-
-@dataclass
-class ReportResult:
-    out: str
-    trace_source: str
-    files: int
-    strict_problems: list
 
 
 def add_report_arguments(parser: argparse.ArgumentParser) -> None:
