@@ -8,13 +8,13 @@ held in memory at once.
 from __future__ import annotations
 
 import base64
+import functools
 import hashlib
 import os
-from importlib import resources
 from typing import Any, Iterable, Iterator
 
 import orjson
-from jinja2 import Environment, FileSystemBytecodeCache, PackageLoader, select_autoescape
+from jinja2 import Environment, FileSystemBytecodeCache, FileSystemLoader, select_autoescape
 from markupsafe import Markup
 
 from ... import __version__
@@ -48,10 +48,17 @@ HIGHLIGHT_LIMIT = 2 << 20  # code bigger than this is shown without colours (hig
 PRETTY_LIMIT = 16 << 20  # JSON bigger than this is written as logged, not parsed and re-indented
 
 
+_HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+@functools.cache
 def _asset(name: str) -> Markup:
-    return Markup(resources.files(__package__).joinpath("assets", name).read_text("utf-8"))
+    """An asset inlined into pages (read once per process: every page includes some)."""
+    with open(os.path.join(_HERE, "assets", *name.split("/")), encoding="utf-8") as f:
+        return Markup(f.read())
 
 
+@functools.cache
 def _script_hash(name: str) -> str:
     """CSP source for the one script a page runs: nothing else (no injected script, handler or javascript: URL) can."""
     digest = hashlib.sha256(str(_asset(name)).encode("utf-8")).digest()
@@ -100,7 +107,7 @@ def _bytecode_cache() -> FileSystemBytecodeCache | None:
 
 def _environment() -> Environment:
     env = Environment(
-        loader=PackageLoader(__package__, "templates"),
+        loader=FileSystemLoader(os.path.join(_HERE, "templates")),
         autoescape=select_autoescape(default=True, default_for_string=True),
         trim_blocks=False,
         lstrip_blocks=False,
@@ -122,6 +129,12 @@ def _environment() -> Environment:
 
 
 ENV = _environment()
+
+
+def preload_templates() -> None:
+    """Load every template now: worker processes forked afterwards share them instead of each loading its own."""
+    for name in ENV.list_templates(extensions=["html"]):
+        ENV.get_template(name)
 _PRISM_SCRIPT_SRC = Markup(f"{_script_hash('report.js')} {_script_hash('vendor/prism/prism.js')}")
 
 

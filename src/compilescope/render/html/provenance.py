@@ -6,10 +6,10 @@ JSON island and, unchanged, to ``provenance/<compile-dir>.json``.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Iterator
+from typing import TYPE_CHECKING, Any, Iterable, Iterator
 
 import orjson
-from markupsafe import Markup
+from markupsafe import Markup, escape
 
 from ...analyses.provenance import CompileProvenance, ProvenanceSection, kernel_anchor, panel_lines
 from ...model.trace import Artifact, Compile
@@ -53,7 +53,7 @@ def _kernel_page_url(page: _Page, entry: Compile, section: ProvenanceSection) ->
 def _provenance_page(page: _Page, entry: Compile, found: CompileProvenance) -> str:
     artifacts = _artifacts(entry)
     sections = []
-    for s in found.sections:
+    for si, s in enumerate(found.sections):
         mapped = s.mapped_lines()
         kernel_url = _kernel_page_url(page, entry, s)
         traced = {k.name for k in s.kernels}
@@ -61,17 +61,11 @@ def _provenance_page(page: _Page, entry: Compile, found: CompileProvenance) -> s
         for key, title, what in PANELS:
             panel = getattr(s, key)
             a = artifacts.get(panel.artifact_number) if panel.artifact_number is not None else None
-            lines = []
-            for n, text in enumerate(panel_lines(page.trace, panel), 1):
-                kernels = []
-                if key == "code":
-                    for name in s.code_kernels.get(n, ()):
-                        url = f"../{kernel_url}#{kernel_anchor(name)}" if kernel_url and name in traced else None
-                        kernels.append((name, url))
-                lines.append((n, text, n in mapped[key], kernels))
             panels.append({
                 "key": key, "title": title, "what": what if key != "code" else ("C++ wrapper (AOTInductor)" if s.language == "cpp" else "Python wrapper"),
-                "name": panel.title, "url": ("../" + artifact_url(a, page.options)) if a is not None else None, "lines": lines,
+                "name": panel.title, "url": ("../" + artifact_url(a, page.options)) if a is not None else None,
+                "lines_html": _panel_lines_html(f"s{si}-{key}", panel_lines(page.trace, panel), mapped[key],
+                                                s.code_kernels if key == "code" else {}, kernel_url, traced),
             })
         sections.append({"title": s.title, "panels": panels, "kernel_url": ("../" + kernel_url) if kernel_url else None,
                          "n_kernels": len(s.kernels), "inferred": bool(s.inferred_code_to_post)})
@@ -87,6 +81,27 @@ def _provenance_page(page: _Page, entry: Compile, found: CompileProvenance) -> s
         script_src=Markup(f"{_script_hash('report.js')} {_script_hash('provenance.js')}"),
         json_name=provenance_url(found.dir_name).rsplit("/", 1)[-1][: -len(".html")] + ".json",
     )
+
+
+def _panel_lines_html(prefix: str, texts: Iterable[str], mapped: set[int] | frozenset[int],
+                      code_kernels: dict[int, Any], kernel_url: str | None, traced: set[str]) -> Markup:
+    """One panel's lines as HTML, built here rather than in a template loop: a panel can hold
+    tens of thousands of lines, and per-line template calls were most of a provenance page's time.
+    Text is escaped a panel at a time; names and URLs one by one."""
+    texts = list(texts)
+    escaped = str(escape("\n".join(texts))).split("\n") if texts else []
+    out = []
+    for n, text in enumerate(escaped, 1):
+        links = ""
+        for name in code_kernels.get(n, ()):
+            if kernel_url and name in traced:
+                url = escape(f"../{kernel_url}#{kernel_anchor(name)}")
+                links += (f'<a class="kl" href="{url}" title="the user source lines {escape(name)} came from">'
+                          f"{escape(name)} \u2197</a>")
+        cls = "pl m" if n in mapped else "pl"
+        out.append(f'<div class="{cls}" id="{prefix}-L{n}" data-n="{n}"><span class="ln">{n}</span>'
+                   f'<span class="lt">{text}</span>{links}</div>')
+    return Markup("".join(out))
 
 
 def kernels_page(page: _Page, entry: Compile, artifact: Artifact) -> str:
