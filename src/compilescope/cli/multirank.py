@@ -11,14 +11,11 @@ computed from the summaries alone.
 from __future__ import annotations
 
 import argparse
-import multiprocessing
 import os
 import shutil
 import sys
 import tempfile
-import threading
 import time
-from concurrent.futures import Future, ProcessPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
@@ -33,15 +30,9 @@ from ..ingest.reader import ReadOptions, read_trace
 from ..render.multirank import CHROMIUM_EVENTS, PARITY_JSON, LandingInfo, landing_files, merged_chromium_events, rank_parity_json
 from ..render.options import ReportOptions
 from .output import OutputDir
+from .workers import default_jobs, file_size, peak_rss_mb, run_jobs
 
 MAX_PROBLEMS_SHOWN = 20  # strict-mode problem lines a worker sends back per rank
-
-
-def default_jobs() -> int:
-    try:
-        return max(1, len(os.sched_getaffinity(0)))
-    except AttributeError:  # not on Linux
-        return max(1, os.cpu_count() or 1)
 
 
 @dataclass(frozen=True)
@@ -72,23 +63,14 @@ def process_rank(job: RankJob) -> dict[str, Any]:
     started = time.process_time()
     done = _process_rank(job)
     done["cpu_s"] = time.process_time() - started
-    done["worker_peak_mb"] = _peak_rss_mb()
+    done["worker_peak_mb"] = peak_rss_mb()
     return done
-
-
-def _peak_rss_mb() -> float:
-    try:
-        import resource
-    except ImportError:  # not on POSIX
-        return 0.0
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    return peak / (1 << 20) if sys.platform == "darwin" else peak / 1024  # bytes on macOS, KB on Linux
 
 
 def _process_rank(job: RankJob) -> dict[str, Any]:
     from .report import strict_problems, write_report  # here, so that report.py may import this module
 
-    if _size(job.path) == 0:
+    if file_size(job.path) == 0:
         # A rank that logged nothing is a finding (it compiled nothing), not an error.
         return {"summary": empty_rank(job.rank, os.path.abspath(job.path)).to_json()}
     try:
@@ -143,38 +125,9 @@ def _done(raw: dict[str, Any]) -> RankDone:
 
 def run_rank_jobs(jobs: list[RankJob], workers: int, on_done: Callable[[RankDone], None] | None = None) -> list[RankDone]:
     """Run every rank job, `workers` at a time (1: in this process). Results by rank."""
-    # Largest logs first, so one big rank does not start last and leave the other workers idle.
-    ordered = sorted(jobs, key=lambda j: -_size(j.path))
-    results: list[RankDone] = []
-    if workers <= 1 or len(jobs) <= 1:
-        for job in ordered:
-            results.append(_done(process_rank(job)))
-            if on_done:
-                on_done(results[-1])
-    else:
-        with ProcessPoolExecutor(max_workers=min(workers, len(jobs)), mp_context=multiprocessing.get_context(_start_method())) as pool:
-            futures: list[Future] = [pool.submit(process_rank, job) for job in ordered]
-            for future in as_completed(futures):
-                results.append(_done(future.result()))
-                if on_done:
-                    on_done(results[-1])
-    return sorted(results, key=lambda r: r.summary.rank)
-
-
-def _start_method() -> str:
-    """fork when it is safe (Linux, no other thread in this process): workers start at once with every module
-    already imported. Otherwise forkserver/spawn, since forking a process with threads can deadlock."""
-    methods = multiprocessing.get_all_start_methods()
-    if sys.platform == "linux" and "fork" in methods and threading.active_count() == 1:
-        return "fork"
-    return "forkserver" if "forkserver" in methods else "spawn"
-
-
-def _size(path: str) -> int:
-    try:
-        return os.path.getsize(path)
-    except OSError:
-        return 0
+    results = run_jobs(process_rank, jobs, workers, lambda j: file_size(j.path),
+                       (lambda raw: on_done(_done(raw))) if on_done else None)
+    return sorted((_done(raw) for raw in results), key=lambda r: r.summary.rank)
 
 
 @dataclass

@@ -1,0 +1,70 @@
+"""Run independent jobs (one log each) in worker processes, largest first."""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import sys
+import threading
+from concurrent.futures import Future, ProcessPoolExecutor, as_completed
+from typing import Any, Callable, Iterable, TypeVar
+
+Job = TypeVar("Job")
+
+
+def default_jobs() -> int:
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # not on Linux
+        return max(1, os.cpu_count() or 1)
+
+
+def file_size(path: str) -> int:
+    try:
+        return os.path.getsize(path)
+    except OSError:
+        return 0
+
+
+def run_jobs(work: Callable[[Job], Any], jobs: Iterable[Job], workers: int, size: Callable[[Job], int],
+             on_done: Callable[[Any], None] | None = None) -> list[Any]:
+    """work(job) for every job, `workers` at a time (1: in this process); results in completion order.
+
+    Largest jobs first, so one big log does not start last and leave the other workers idle.
+    `work` must be a module-level function and its result picklable.
+    """
+    ordered = sorted(jobs, key=lambda j: -size(j))
+    results: list[Any] = []
+    if workers <= 1 or len(ordered) <= 1:
+        for job in ordered:
+            results.append(work(job))
+            if on_done:
+                on_done(results[-1])
+        return results
+    context = multiprocessing.get_context(_start_method())
+    with ProcessPoolExecutor(max_workers=min(workers, len(ordered)), mp_context=context) as pool:
+        futures: list[Future] = [pool.submit(work, job) for job in ordered]
+        for future in as_completed(futures):
+            results.append(future.result())
+            if on_done:
+                on_done(results[-1])
+    return results
+
+
+def _start_method() -> str:
+    """fork when it is safe (Linux, no other thread in this process): workers start at once with every module
+    already imported. Otherwise forkserver/spawn, since forking a process with threads can deadlock."""
+    methods = multiprocessing.get_all_start_methods()
+    if sys.platform == "linux" and "fork" in methods and threading.active_count() == 1:
+        return "fork"
+    return "forkserver" if "forkserver" in methods else "spawn"
+
+
+def peak_rss_mb() -> float:
+    """Peak memory of this process so far."""
+    try:
+        import resource
+    except ImportError:  # not on POSIX
+        return 0.0
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return peak / (1 << 20) if sys.platform == "darwin" else peak / 1024  # bytes on macOS, KB on Linux
