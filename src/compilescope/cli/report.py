@@ -8,7 +8,7 @@ import sys
 import zlib
 import webbrowser
 
-from ..analyses import analyze
+from ..analyses import Results, analyze
 from ..ingest.discover import discover
 from ..ingest.rank_logs import holds_several_ranks
 from ..ingest.reader import ReadOptions, open_log, read_trace
@@ -45,11 +45,11 @@ def add_report_arguments(parser: argparse.ArgumentParser) -> None:
         help="with a directory of rank logs: a report per rank (rank_<N>/) and a landing page of what differs between ranks "
         "(the default when the directory holds several ranks)",
     )
-    parser.add_argument("-j", "--jobs", type=int, default=None, metavar="N", help="ranks read in parallel (default: the number of cores)")
+    parser.add_argument("-j", "--jobs", type=int, default=None, metavar="N", help="ranks (or logs) read in parallel (default: the number of cores)")
 
 
-def write_report(trace: Trace, out: str, overwrite: bool, options: ReportOptions) -> OutputDir:
-    results = analyze(trace)
+def write_report(trace: Trace, out: str, overwrite: bool, options: ReportOptions, results: Results | None = None) -> OutputDir:
+    results = results or analyze(trace)
     output = OutputDir(out, overwrite, keep=[trace.source])
     for relpath, content in report_files(trace, results, options):
         output.write(relpath, content)
@@ -84,10 +84,19 @@ class ReportCommand:
     name = "report"
 
     def prepare_parser(self, parser: argparse.ArgumentParser) -> None:
-        parser.add_argument("path", help="a TORCH_TRACE log file, a .gz log, or a directory of logs")
+        parser.add_argument(
+            "path", nargs="+",
+            help="a TORCH_TRACE log file, a .gz log, or a directory of logs; several: a report for each, "
+            "under OUT/<name>/, and a page listing them",
+        )
         add_report_arguments(parser)
 
     def run(self, args: argparse.Namespace) -> int:
+        if len(args.path) > 1:
+            from .batch import run_batch
+
+            return run_batch(args, args.path)
+        args.path = args.path[0]
         if args.all_ranks_html or (not args.latest and not args.export and holds_several_ranks(args.path)):
             from .multirank import run_all_ranks  # imported here: multirank imports this module
 

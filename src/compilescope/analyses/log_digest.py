@@ -1,0 +1,66 @@
+"""A few lines about one log, for a page that lists many reports (compilescope LOG LOG ...)."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from ..model.trace import Trace
+from . import Results
+from .status import STATUSES
+
+TOP_FINDINGS = 3
+
+
+@dataclass
+class LogDigest:
+    source: str
+    compiles: int  # compile ids
+    statuses: dict[str, int]  # compile ids per status (ok, break, empty, error, missing)
+    failures: int  # rows of the failures and restarts page
+    graph_breaks: int  # distinct graph breaks
+    recompiles: int
+    skipped_lines: int  # records not read as events (see the report's parse statistics)
+    export_issues: int | None = None  # draft-export issues; None: the log holds no torch.export run
+    findings: list[dict[str, str]] = field(default_factory=list)  # the most urgent first: severity, title
+    error: str | None = None  # the log could not be read at all
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> "LogDigest":
+        return cls(**data)
+
+
+def digest_log(trace: Trace, results: Results) -> LogDigest:
+    statuses = {s: 0 for s in STATUSES}
+    for cid, status in results.statuses.items():
+        if cid is not None:
+            statuses[status] += 1
+    ins = results.insights
+    return LogDigest(
+        source=trace.source,
+        compiles=sum(statuses.values()),
+        statuses=statuses,
+        failures=len(results.failures),
+        graph_breaks=len(ins.graph_breaks.breaks) if ins else 0,
+        recompiles=ins.recompiles.total if ins else 0,
+        skipped_lines=sum(n for outcome, n in trace.stats.outcomes.items() if outcome != "ok"),
+        export_issues=len(results.export.issues) if results.export.detected else None,
+        findings=_findings(results),
+    )
+
+
+def _findings(results: Results) -> list[dict[str, str]]:
+    found = [{"severity": f.severity, "title": f.title} for f in (results.insights.findings if results.insights else [])]
+    export = results.export
+    if export.detected:
+        title = (f"draft export: {len(export.issues)} issue{'' if len(export.issues) == 1 else 's'}" if export.issues
+                 else "draft export succeeded" if export.success else "draft export: no exported program logged")
+        found.insert(0, {"severity": "error" if export.issues else "info", "title": title})
+    return found[:TOP_FINDINGS]
+
+
+def unreadable_log(source: str, error: str) -> LogDigest:
+    return LogDigest(source, 0, {s: 0 for s in STATUSES}, 0, 0, 0, 0, error=error)

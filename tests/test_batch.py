@@ -1,0 +1,130 @@
+"""`compilescope LOG LOG ...`: one report per log, the same as reporting each alone, and a page listing them."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from .browser import browser_page
+from .conftest import PEER_SINGLE_LOGS, peer, report, run_cli
+
+SOME = ["simple.log", "comp_failure.log", "comp_metrics.log", "export.log", "inductor_provenance_jit_log.txt"]
+
+
+def _tree(root: Path) -> set[str]:
+    return {str(p.relative_to(root)) for p in root.rglob("*") if p.is_file()}
+
+
+@pytest.fixture(scope="module")
+def batch(tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("batch") / "out"
+    assert run_cli(*[peer(n) for n in SOME], "-o", out, "--no-browser", "-j", "2") == 0
+    return out
+
+
+def test_each_log_gets_the_report_it_gets_alone(batch, tmp_path):
+    for name in SOME:
+        alone = tmp_path / name
+        expected = report(peer(name), alone)
+        sub = batch / name.rsplit(".", 1)[0]
+        assert json.loads((sub / "compile_directory.json").read_text()) == expected
+        assert _tree(sub) == _tree(alone)
+        assert (sub / "raw.jsonl").read_bytes() == (alone / "raw.jsonl").read_bytes()
+
+
+def test_reports_json_says_what_each_log_holds(batch):
+    rows = {r["name"]: r for r in json.loads((batch / "reports.json").read_text())}
+    assert list(rows) == [n.rsplit(".", 1)[0] for n in SOME]  # in the order given
+    assert rows["comp_failure"]["statuses"]["error"] == 1 and rows["comp_failure"]["failures"] == 1
+    assert rows["comp_failure"]["findings"][0]["title"].startswith("[0/0] failed in Backend compiler")
+    # comp_metrics: compile ids 0/0_1, 1/0_1 (restarted after a graph break) and 2/0.
+    assert rows["comp_metrics"]["compiles"] == 5 and rows["comp_metrics"]["graph_breaks"] == 1
+    assert rows["export"]["export_issues"] >= 1 and rows["export"]["findings"][0]["title"].startswith("draft export")
+    assert rows["simple"]["export_issues"] is None and rows["simple"]["statuses"]["ok"] == 1
+    for r in rows.values():
+        assert r["report"] == f"{r['name']}/index.html" and (batch / r["report"]).is_file()
+
+
+def test_index_links_every_report(batch):
+    html = (batch / "index.html").read_text()
+    for name in SOME:
+        assert f'href="{name.rsplit(".", 1)[0]}/index.html"' in html
+
+
+def test_serial_and_parallel_give_the_same_reports(batch, tmp_path):
+    serial = tmp_path / "serial"
+    assert run_cli(*[peer(n) for n in SOME], "-o", serial, "--no-browser", "-j", "1") == 0
+    assert _tree(serial) == _tree(batch)
+    for path in _tree(batch):
+        if path.endswith(("compile_directory.json", "raw.jsonl")):
+            assert (serial / path).read_bytes() == (batch / path).read_bytes(), path
+
+
+def test_whole_peer_suite_in_one_run(tmp_path):
+    if not PEER_SINGLE_LOGS:
+        peer("simple.log")  # skips or fails with the reason
+    out = tmp_path / "all"
+    assert run_cli(*[peer(n) for n in PEER_SINGLE_LOGS], "-o", out, "--no-browser") == 0
+    rows = json.loads((out / "reports.json").read_text())
+    assert len(rows) == len(PEER_SINGLE_LOGS) and not any(r["error"] for r in rows)
+
+
+def test_same_file_names_get_distinct_directories(tmp_path):
+    for d in ("a", "b"):
+        (tmp_path / d).mkdir()
+        shutil.copy(peer("simple.log"), tmp_path / d / "simple.log")
+    out = tmp_path / "out"
+    assert run_cli(tmp_path / "a" / "simple.log", tmp_path / "b" / "simple.log", "-o", out, "--no-browser") == 0
+    assert [r["name"] for r in json.loads((out / "reports.json").read_text())] == ["simple", "simple_2"]
+    assert (out / "simple_2" / "index.html").is_file()
+
+
+def test_hostile_file_name_is_escaped_and_confined(tmp_path):
+    evil = tmp_path / '<img src=x onerror=alert(1)>..log'
+    shutil.copy(peer("simple.log"), evil)
+    out = tmp_path / "out"
+    assert run_cli(evil, peer("links.log"), "-o", out, "--no-browser") == 0
+    html = (out / "index.html").read_text()
+    assert "<img src=x" not in html and "&lt;img src=x" in html
+    assert {p.parent for p in out.iterdir() if p.is_dir()} == {out}
+    assert all(p.resolve().is_relative_to(out.resolve()) for p in out.rglob("*"))
+
+
+def test_strict_problem_in_one_log_keeps_the_others(tmp_path, capsys):
+    out = tmp_path / "out"
+    rc = run_cli(peer("simple.log"), peer("simple_corrupted_json.log"), "-o", out, "--no-browser", "--strict")
+    assert rc == 1
+    err = capsys.readouterr().err
+    assert "simple_corrupted_json: line" in err and "md5" in err
+    assert (out / "simple" / "index.html").is_file() and (out / "simple_corrupted_json" / "index.html").is_file()
+
+
+def test_unreadable_log_is_a_row_not_a_crash(tmp_path, capsys):
+    bad = tmp_path / "truncated.log.gz"
+    bad.write_bytes(b"\x1f\x8b\x08\x00garbage")
+    out = tmp_path / "out"
+    run_cli(peer("simple.log"), bad, "-o", out, "--no-browser")
+    rows = {r["name"]: r for r in json.loads((out / "reports.json").read_text())}
+    assert rows["simple"]["error"] is None
+    assert (out / "simple" / "index.html").is_file()
+    assert "truncated" in rows and (rows["truncated"]["error"] or rows["truncated"]["skipped_lines"])
+    assert "truncated" in (out / "index.html").read_text()
+
+
+def test_all_ranks_flag_needs_one_directory(tmp_path, capsys):
+    assert run_cli(peer("simple.log"), peer("links.log"), "--all-ranks-html", "-o", tmp_path / "o", "--no-browser") == 2
+    assert "--all-ranks-html" in capsys.readouterr().err
+
+
+@pytest.mark.browser
+def test_index_opens_and_leads_to_a_report(batch):
+    with browser_page() as page:
+        page.goto((batch / "index.html").as_uri())
+        assert page.locator("table#logs tbody tr").count() == len(SOME)
+        page.click("a >> text=comp_failure")
+        page.wait_for_load_state()
+        assert page.url.endswith("comp_failure/index.html")
+        assert page.console_errors == [] and page.external_requests == []
