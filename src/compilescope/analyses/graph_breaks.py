@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import dataclasses
 import re
-import textwrap
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -92,6 +91,8 @@ def parse_reason(text: str) -> dict[str, Any]:
         elif in_explanation:
             explanation.append(line.rstrip())
     docs = _DOCS.search(body)
+    import textwrap  # here, not at the top: only logs with graph breaks need it (start-up time)
+
     # Continuation lines keep torch's indentation relative to the first line only.
     explanation_text = "\n".join(explanation[:1] + [textwrap.dedent("\n".join(explanation[1:]))]).strip()
     return {

@@ -6,7 +6,6 @@ import argparse
 import os
 import sys
 import zlib
-import webbrowser
 
 from ..analyses import Results, analyze
 from ..ingest.discover import discover
@@ -136,6 +135,8 @@ def _stats_line(trace: Trace) -> str:
 def _open_browser(index: str) -> None:
     if os.environ.get("CI"):
         return
+    import webbrowser  # here: it pulls in subprocess, shlex, ... which a --no-browser run never needs
+
     try:
         webbrowser.get()
     except webbrowser.Error:

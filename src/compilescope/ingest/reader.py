@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import gzip
 import os
 from dataclasses import dataclass
 from typing import BinaryIO, Callable
@@ -37,6 +36,8 @@ def open_log(path: str) -> BinaryIO:
     f = open(path, "rb")
     if f.read(3) == b"\x1f\x8b\x08":  # gzip magic and its only method (deflate): not a text log's first bytes
         f.close()
+        import gzip  # here, not at the top: most logs are plain text, and start-up time matters for small logs
+
         return gzip.open(path, "rb")  # type: ignore[return-value]
     f.seek(0)
     return f
