@@ -1,18 +1,25 @@
-"""`compilescope summary PATH`: what to fix first, in the terminal; `--json` for scripts (docs/summary-schema.md)."""
+"""`compilescope summary PATH`: what to fix first, in the terminal; `--json` for scripts (docs/summary-schema.md).
+
+A directory with the logs of several ranks is summarised rank by rank, with what
+differs between them (unless --latest asks for its newest log only).
+"""
 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from typing import Callable
 
 import orjson
 from rich.console import Console
 
-from ..analyses.insights import insights
+from ..analyses.insights import SCHEMA_VERSION, insights
 from ..ingest.discover import discover
+from ..ingest.rank_logs import holds_several_ranks
 from ..ingest.reader import read_trace
-from ..render.terminal import print_summary
+from ..render.terminal import print_rank_summaries, print_summary
+from .multirank import summarize_directory
 
 MAX_WIDTH = 100
 
@@ -33,9 +40,17 @@ class SummaryCommand:
     def prepare_parser(self, parser: argparse.ArgumentParser) -> None:
         parser.add_argument("path", help="a TORCH_TRACE log file, a .gz log, or a directory of logs")
         parser.add_argument("--json", action="store_true", help="print the summary as JSON (docs/summary-schema.md)")
-        parser.add_argument("--latest", action="store_true", help="with a directory: read its newest log")
+        parser.add_argument(
+            "--latest", action="store_true",
+            help="with a directory: read its newest log only (by default a directory of several ranks' logs is "
+            "summarised rank by rank)",
+        )
+        parser.add_argument("-j", "--jobs", type=int, default=None, metavar="N",
+                            help="with several ranks: ranks read in parallel (default: the number of cores)")
 
     def run(self, args: argparse.Namespace) -> int:
+        if not args.latest and holds_several_ranks(args.path):
+            return self._run_ranks(args)
         found = discover(args.path, latest=args.latest)
         if found.note:
             print(f"compilescope: {found.note}", file=sys.stderr)
@@ -45,4 +60,14 @@ class SummaryCommand:
             sys.stdout.write(orjson.dumps(result.to_json(), option=orjson.OPT_INDENT_2).decode() + "\n")
         else:
             print_summary(result, self.console_factory())
+        return 0
+
+    def _run_ranks(self, args: argparse.Namespace) -> int:
+        doc = summarize_directory(args.path, args.jobs)
+        if args.json:
+            # schema_version and source first, as in the one-log form; "ranks" tells the two forms apart.
+            doc = {"schema_version": SCHEMA_VERSION, "source": os.path.abspath(args.path), **doc}
+            sys.stdout.write(orjson.dumps(doc, option=orjson.OPT_INDENT_2).decode() + "\n")
+        else:
+            print_rank_summaries(doc, os.path.abspath(args.path), self.console_factory())
         return 0

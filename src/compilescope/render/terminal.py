@@ -195,3 +195,85 @@ def summary_renderable(ins: Insights) -> RenderableType:
 
 def print_summary(ins: Insights, console: Console) -> None:
     console.print(summary_renderable(ins))
+
+
+# -- several ranks: `compilescope summary DIR` ----------------------------------------
+
+
+MAX_DIVERGENCE_DETAILS = 3  # per divergence; the rest are in --json
+
+
+def _rank_list(ranks: list[int]) -> str:
+    from ..analyses.divergence import rank_list  # formatting only: "0-4, 7"
+
+    return ("rank " if len(ranks) == 1 else "ranks ") + rank_list(ranks)
+
+
+def _rank_row(rank: dict) -> list[RenderableType]:
+    # An unreadable or empty rank has no figures: the notes under the table say why.
+    if rank["error"]:
+        return [str(rank["rank"]), Text("not read", style="red"), *["-"] * 6]
+    if rank["empty"]:
+        return [str(rank["rank"]), Text("empty log"), *["-"] * 6]
+    return [
+        str(rank["rank"]), str(len(rank["compile_ids"])), str(rank["breaks"]), str(rank["failures"]),
+        str(rank["recompiles"]), f"{rank['cache_hits']}/{rank['cache_misses']}",
+        format_seconds(rank["compile_time_s"]) if rank["compile_time_s"] else "-", str(rank["parse_problems"]),
+    ]
+
+
+def _ranks_table(ranks: list[dict]) -> Table:
+    table = _table("rank", "compile ids", "breaks", "failures", "recompiles", "cache hit/miss", "compile time",
+                   "parse problems", padding=(0, 1, 0, 0))  # eight columns: fit 80
+    for col in table.columns:
+        # Narrow consoles wrap headers between words, never inside one.
+        col.min_width = max(len(word) for word in str(col.header).split())
+        if col is not table.columns[0]:
+            col.justify = "right"
+    for rank in ranks:
+        table.add_row(*_rank_row(rank))
+    return table
+
+
+def _divergences(analysis: dict) -> list[RenderableType]:
+    out: list[RenderableType] = []
+    for div in analysis["divergences"]:
+        tree = Tree(Text(f"DIFFERS  {div['title']}", style="bold yellow"))
+        for group in div["groups"]:
+            tree.add(Text(f"{_rank_list(group['ranks'])}: {group['what']}"))
+        for line in div["details"][:MAX_DIVERGENCE_DETAILS]:
+            tree.add(Text(line, style="dim"))
+        if len(div["details"]) > MAX_DIVERGENCE_DETAILS:
+            tree.add(Text(f"… {len(div['details']) - MAX_DIVERGENCE_DETAILS} more in --json", style="dim"))
+        out.append(tree)
+    order = analysis.get("exec_order")
+    if order and order["order_differs"]:
+        out.append(Tree(Text(f"DIFFERS  Ranks executed graphs in a different order ({_rank_list(order['ranks'])})",
+                             style="bold yellow")))
+    if not out:
+        read = [r for r in analysis["ranks"] if r not in analysis["failed_ranks"]]
+        out.append(Text(f"The ranks agree: {_rank_list(read)} compiled the same compile ids, with the same cache "
+                        "outcomes, collectives and tensor metadata."))
+    return out
+
+
+def rank_summaries_renderable(doc: dict, source: str) -> RenderableType:
+    """doc: summarize_directory's document (every rank's summary and the cross-rank analysis)."""
+    ranks = doc["ranks"]
+    analysis = doc["analysis"]
+    head = Text(f"compilescope summary · {source.rstrip('/').rsplit('/', 1)[-1]} · {_plural(len(ranks), 'rank')}",
+                style="bold")
+    out: list[RenderableType] = [head, _ranks_table(ranks)]
+    if analysis["failed_ranks"]:
+        out.append(Text(f"{_rank_list(analysis['failed_ranks'])} could not be read: left out of the comparison.",
+                        style="red"))
+    out.append(_heading(f"Between ranks ({_plural(len(analysis['divergences']), 'divergence')})"))
+    out.extend(_divergences(analysis))
+    for note in doc.get("notes", []):
+        out.append(Text(f"note: {note}", style="dim"))
+    out.append(Text("\nOne rank in detail: compilescope summary LOG (or DIR --latest).", style="dim"))
+    return Group(*out)
+
+
+def print_rank_summaries(doc: dict, source: str, console: Console) -> None:
+    console.print(rank_summaries_renderable(doc, source))

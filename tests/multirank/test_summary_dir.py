@@ -1,0 +1,200 @@
+"""`compilescope summary DIR` on a directory of several ranks' logs: every rank, and what differs between them.
+
+Figures are those EXPECTATIONS.md states for tlparse's own multi-rank test directories
+(multi_rank_logs: ranks 0-3 compiled different sets of compile ids; multi_rank_runtime:
+7 ranks, 5 and 6 a distinct group, md5 mismatches still read).
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import re
+import shutil
+
+from rich.console import Console
+
+from compilescope.cli.multirank import summarize_directory
+from compilescope.render.terminal import print_rank_summaries
+
+from ..conftest import run_cli
+from ..insights.test_summary_cli import _documented_keys, _paths
+from .conftest import copy_ranks, peer_dir
+
+RANK = "dedicated_log_torch_trace_rank_{}.log"
+
+
+def summary_json(capsys, *args) -> dict:
+    assert run_cli("summary", "--json", *map(str, args)) == 0
+    return json.loads(capsys.readouterr().out)
+
+
+def terminal(directory) -> str:
+    console = Console(width=100, color_system=None, record=True, file=io.StringIO())
+    print_rank_summaries(summarize_directory(str(directory), 1), str(directory), console)
+    out = console.file.getvalue()
+    assert "\x1b[" not in out
+    assert max(len(line) for line in out.splitlines()) <= 100
+    return "\n".join(line.rstrip() for line in console.export_text().splitlines())
+
+
+def row(text: str, *cells: str) -> bool:
+    """A table row with exactly these cells (any spacing)."""
+    return re.search(r"^" + r"\s+".join(map(re.escape, cells)) + r"$", text, re.M) is not None
+
+
+# -- --json ---------------------------------------------------------------------------------------------
+
+
+def test_json_multi_rank_logs_every_rank_and_the_compile_id_divergence(capsys):
+    directory = peer_dir("multi_rank_logs")
+    doc = summary_json(capsys, directory, "-j", "1")
+    assert list(doc) == ["schema_version", "source", "ranks", "analysis", "notes"]
+    assert doc["schema_version"] == 1 and doc["source"] == str(directory)
+    ranks = {r["rank"]: r for r in doc["ranks"]}
+    assert list(ranks) == [0, 1, 2, 3]
+    assert {r: len(s["compile_ids"]) for r, s in ranks.items()} == {0: 1, 1: 15, 2: 1, 3: 7}
+    assert all(s["error"] is None and not s["empty"] for s in ranks.values())
+    assert (ranks[1]["recompiles"], ranks[1]["cache_hits"], ranks[1]["cache_misses"]) == (14, 20, 10)
+    assert ranks[0]["failures"] == ranks[2]["failures"] == 1
+    divergences = {d["kind"]: d for d in doc["analysis"]["divergences"]}
+    assert [g["ranks"] for g in divergences["compile_ids"]["groups"]] == [[0, 2], [1], [3]]
+    assert divergences["compile_ids"]["title"] == "Ranks compiled different sets of compile ids"
+    assert "[0/1] compiled only on ranks 1, 3" in divergences["compile_ids"]["details"]
+    assert doc["analysis"]["failed_ranks"] == [] and doc["notes"] == []
+
+
+def test_json_multi_rank_runtime_seven_ranks_5_and_6_apart(capsys):
+    doc = summary_json(capsys, peer_dir("multi_rank_runtime"), "-j", "2")  # worker processes too
+    assert [r["rank"] for r in doc["ranks"]] == list(range(7))
+    # md5 mismatches are parse problems, yet every rank is read.
+    assert all(r["error"] is None for r in doc["ranks"])
+    assert sum(r["parse_problems"] for r in doc["ranks"]) > 0
+    assert [len(r["compile_ids"]) for r in doc["ranks"]] == [4, 4, 4, 4, 4, 2, 2]
+    divergences = {d["kind"]: [g["ranks"] for g in d["groups"]] for d in doc["analysis"]["divergences"]}
+    assert set(divergences) == {"compile_ids", "cache", "collectives", "tensor_meta"}
+    assert divergences["compile_ids"] == [[0, 1, 2, 3, 4], [5, 6]]
+    assert [5, 6] in divergences["tensor_meta"]
+    # The logs of ranks 5 and 6 carry rank 1 in their records: said so.
+    assert [r["logged_rank"] for r in doc["ranks"]][5:] == [1, 1]
+    assert any("rank 5:" in n and "carry rank 1" in n for n in doc["notes"])
+
+
+def test_every_multi_rank_key_is_documented(capsys):
+    documented = _documented_keys()
+    data_keyed = ("statuses", "compile_times_s", "runtimes_ns", "tensor_meta", "scheduled", "in_code", "by_rank")
+    paths = set()
+    for name in ("multi_rank_logs", "multi_rank_runtime", "graph_exec_order_tests"):
+        paths |= set(_paths(summary_json(capsys, peer_dir(name), "-j", "1")))
+    # Keys under objects keyed by data (compile ids, graphs, collective kinds, ranks) are documented as such.
+    paths = {p for p in paths if not any(f".{k}." in p for k in data_keyed)}
+    assert {"analysis.exec_order.rows[].by_rank", "analysis.runtime.graphs[].delta_ms"} <= paths
+    missing = sorted(paths - documented)
+    assert missing == [], f"document these keys in docs/summary-schema.md: {missing}"
+
+
+# -- the terminal ---------------------------------------------------------------------------------------
+
+
+def test_terminal_one_row_per_rank_then_divergences():
+    text = terminal(peer_dir("multi_rank_logs"))
+    assert text.startswith("compilescope summary · multi_rank_logs · 4 ranks")
+    assert row(text, "rank", "compile ids", "breaks", "failures", "recompiles", "cache hit/miss", "compile time",
+               "parse problems")
+    assert row(text, "0", "1", "0", "1", "0", "0/0", "-", "0")
+    assert row(text, "1", "15", "0", "0", "14", "20/10", "4.57 s", "0")
+    assert row(text, "3", "7", "0", "0", "6", "14/0", "10.52 s", "0")
+    assert "Between ranks (2 divergences)" in text
+    assert "DIFFERS  Ranks compiled different sets of compile ids" in text
+    assert "├── ranks 0, 2: 1 compile id\n├── rank 1: 15 compile ids\n├── rank 3: 7 compile ids" in text
+    assert "DIFFERS  Ranks had different cache hit/miss sequences" in text
+    assert "… 11 more in --json" in text  # 14 compile ids differ; 3 are shown
+    assert "agree" not in text
+
+
+def test_terminal_runtime_ranks_shortened_and_misnamed_logs_noted():
+    text = terminal(peer_dir("multi_rank_runtime"))
+    assert "7 ranks" in text.splitlines()[0]
+    assert "ranks 0-4: 4 compile ids" in text and "ranks 5, 6: 2 compile ids" in text
+    assert "DIFFERS  Ranks compiled graphs with different tensor metadata (shapes, strides, dtypes)" in text
+    assert "note: rank 5: dedicated_log_torch_trace_rank_5.log is named for rank 5 but its records carry rank" in text
+
+
+def test_terminal_execution_order(capsys):
+    text = terminal(peer_dir("graph_exec_order_tests"))
+    assert "DIFFERS  Ranks executed graphs in a different order (ranks 0, 1)" in text
+
+
+def test_identical_ranks_agree(tmp_path, capsys):
+    src = peer_dir("multi_rank_logs")
+    directory = copy_ranks(src, tmp_path / "same", {
+        "dedicated_log_torch_trace_rank_0_a.log": RANK.format(0),
+        "dedicated_log_torch_trace_rank_1_a.log": RANK.format(0),
+    })
+    text = terminal(directory)
+    assert "Between ranks (0 divergences)" in text
+    assert "The ranks agree: ranks 0, 1 compiled the same compile ids" in text
+    assert summary_json(capsys, directory, "-j", "1")["analysis"]["divergences"] == []
+
+
+def test_unreadable_and_empty_ranks_say_so(tmp_path, capsys):
+    directory = copy_ranks(peer_dir("multi_rank_logs"), tmp_path / "broken", {
+        "dedicated_log_torch_trace_rank_0_a.log": RANK.format(0),
+        "dedicated_log_torch_trace_rank_1_a.log": RANK.format(2),
+        "dedicated_log_torch_trace_rank_2_a.log": "",  # the rank logged nothing
+    })
+    (directory / "dedicated_log_torch_trace_rank_3_a.log.gz").write_bytes(b"not gzip at all")
+    text = terminal(directory)
+    assert row(text, "2", "empty log", *["-"] * 6)
+    assert row(text, "3", "not read", *["-"] * 6)
+    assert "rank 3 could not be read: left out of the comparison." in text
+    assert "note: rank 2: dedicated_log_torch_trace_rank_2_a.log is empty" in text
+    assert "note: rank 3: not read:" in text
+    doc = summary_json(capsys, directory, "-j", "1")
+    ranks = {r["rank"]: r for r in doc["ranks"]}
+    assert ranks[2]["empty"] and ranks[2]["error"] is None
+    assert ranks[3]["error"] and "not a TORCH_TRACE log" in ranks[3]["error"]
+    assert doc["analysis"]["failed_ranks"] == [3]
+
+
+# -- the CLI: several ranks by default, one log with --latest -------------------------------------------
+
+
+def test_cli_terminal_summarises_every_rank(capsys):
+    assert run_cli("summary", peer_dir("multi_rank_logs"), "-j", "1") == 0
+    out = capsys.readouterr().out
+    assert "compilescope summary · multi_rank_logs · 4 ranks" in out
+    assert "Ranks compiled different sets of compile ids" in out
+    assert all(len(line) <= 100 for line in out.splitlines())
+
+
+def test_latest_reads_one_log_as_before(tmp_path, capsys):
+    directory = copy_ranks(peer_dir("multi_rank_logs"), tmp_path / "ranks", {
+        "dedicated_log_torch_trace_rank_0_a.log": RANK.format(0),
+        "dedicated_log_torch_trace_rank_1_a.log": RANK.format(1),
+    })
+    newest = directory / "dedicated_log_torch_trace_rank_1_a.log"
+    older = directory / "dedicated_log_torch_trace_rank_0_a.log"
+    os.utime(older, (1_000_000, 1_000_000))
+    doc = summary_json(capsys, directory, "--latest")
+    assert "ranks" not in doc
+    assert list(doc)[:3] == ["schema_version", "source", "compiles"]
+    assert doc["source"].endswith(newest.name) and doc["compiles"] == 15
+    assert run_cli("summary", directory, "--latest") == 0
+    captured = capsys.readouterr()
+    assert f"compilescope summary · {newest.name} · 15 compile ids" in captured.out
+    assert "ranks" not in captured.out.splitlines()[0]
+    assert "(--latest)" in captured.err
+
+
+def test_one_rank_file_stays_one_log(capsys):
+    doc = summary_json(capsys, peer_dir("multi_rank_logs") / RANK.format(3))
+    assert "ranks" not in doc and doc["compiles"] == 7
+
+
+def test_directory_of_one_rank_stays_one_log(tmp_path, capsys):
+    directory = tmp_path / "one"
+    directory.mkdir()
+    shutil.copyfile(peer_dir("multi_rank_logs") / RANK.format(1), directory / "dedicated_log_torch_trace_rank_1_a.log")
+    assert "ranks" not in summary_json(capsys, directory)
