@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from .dump_pages import settle_dump_pages
 from .ids import CompileId
 from .payloads import JsonLines, PayloadBuffer, PayloadRef, PayloadStore, Spool
 from .stats import IngestStats
@@ -151,4 +152,5 @@ class TraceBuilder:
             next_number=self._number,
             rank_seen=self.rank_seen,
             export_events=self.export_events,
+            dump_pages=settle_dump_pages(self.compiles.values(), self.dump_files),
         )

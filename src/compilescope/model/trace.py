@@ -75,11 +75,12 @@ class Artifact:
     # Also shown as a page for people (<stem>_readable.html): True; wanted one but the
     # payload is not JSON: False; not applicable: None.
     readable: bool | None = None
+    page: str | None = None  # for DUMP: its page's file name, distinct per name (model/dump_pages.py; set by build())
 
     @property
     def filename(self) -> str:
         if self.display == DUMP:
-            return dump_file_name(self.name)
+            return self.page or dump_file_name(self.name)
         return f"{safe_stem(self.name)}_{self.number}.{self.ext}"
 
     def to_json(self) -> dict[str, Any]:
@@ -221,6 +222,7 @@ class Trace:
     next_number: int  # artifacts numbered so far
     rank_seen: bool = False  # some envelope carried `rank` equal to the rank read
     export_events: list[ExportEvent] = field(default_factory=list)  # torch.export diagnostics, in log order
+    dump_pages: dict[str, str] = field(default_factory=dict)  # dumped source name -> its page's file name (dump_file/)
 
     def payload_text(self, ref: PayloadRef | None) -> str:
         return "" if ref is None else self.store.get(ref)

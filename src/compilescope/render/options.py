@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import Mapping
 
 from ..model.trace import CODE, DUMP, LINK, NO_COMPILE_ID_DIR, Artifact, dump_file_name
 
@@ -21,7 +22,7 @@ def artifact_url(artifact: Artifact, options: ReportOptions) -> str:
     if artifact.display == LINK:
         return artifact.url or ""
     if artifact.display == DUMP:
-        return dump_file_url(artifact.name)
+        return f"dump_file/{artifact.filename}"  # the page the model chose for its name (model/dump_pages.py)
     filename = artifact.filename
     if options.plain_text and artifact.display == CODE and artifact.ext == "html":
         filename = filename[: -len(".html")] + ".txt"
@@ -38,9 +39,12 @@ def readable_url(artifact: Artifact, options: ReportOptions) -> str | None:
     return url.rsplit(".", 1)[0] + "_readable.html"
 
 
-def dump_file_url(name: str) -> str:
-    """One page per dumped source, shared by every compile id (stack frames link into it)."""
-    return f"dump_file/{dump_file_name(name)}"
+def dump_file_url(name: str, pages: Mapping[str, str] | None = None) -> str:
+    """One page per dumped source, shared by every compile id (stack frames link into it).
+
+    pages: the trace's dump_pages (distinct pages for names with the same safe file name).
+    """
+    return f"dump_file/{(pages or {}).get(name) or dump_file_name(name)}"
 
 
 _URL_IGNORED = re.compile(r"[\x00-\x20\x7f]")  # browsers drop these inside a URL's scheme

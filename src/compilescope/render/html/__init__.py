@@ -186,7 +186,7 @@ class _Page:
 
     def frame_url(self, frame: Frame) -> str | None:
         if frame.filename in self.trace.dump_files:
-            return f"{dump_file_url(frame.filename)}#L{frame.line}"
+            return f"{dump_file_url(frame.filename, self.trace.dump_pages)}#L{frame.line}"
         return None
 
     def render(self, template: str, root: str, **context: Any) -> str:
@@ -218,7 +218,7 @@ def render_html(trace: Trace, results: Results, options: ReportOptions) -> Itera
             if artifact.readable:
                 yield readable_url(artifact, options), kernels_page(page, entry, artifact)
     for name, ref in trace.dump_files.items():
-        yield dump_file_url(name), _code_page(page, "../", None, name, "dumped source", ref, "python")
+        yield dump_file_url(name, trace.dump_pages), _code_page(page, "../", None, name, "dumped source", ref, "python")
     yield from provenance_files(page)
 
 
@@ -243,7 +243,7 @@ def _index(page: _Page) -> str:
         trie_tokens=trie_tokens(results.stack_trie),
         unknown_trie_tokens=trie_tokens(results.unknown_stack_trie),
         no_compile_id=trace.compiles.get(None),
-        dump_files=[(name, dump_file_url(name)) for name in trace.dump_files],
+        dump_files=[(name, dump_file_url(name, trace.dump_pages)) for name in trace.dump_files],
         n_chromium=len(trace.chromium_events),
         unclaimed=len(trace.unclaimed_payloads),
         stats=stats,
