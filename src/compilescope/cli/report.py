@@ -50,9 +50,10 @@ def add_report_arguments(parser: argparse.ArgumentParser) -> None:
 def write_report(trace: Trace, out: str, overwrite: bool, options: ReportOptions, results: Results | None = None) -> OutputDir:
     results = results or analyze(trace)
     output = OutputDir(out, overwrite, keep=[trace.source])
-    for relpath, content in report_files(trace, results, options):
-        output.write(relpath, content)
-    output.write("raw.log", _log_chunks(trace.source))
+    with output.background_writes():
+        for relpath, content in report_files(trace, results, options):
+            output.write(relpath, content)
+        output.write("raw.log", _log_chunks(trace.source))
     return output
 
 
