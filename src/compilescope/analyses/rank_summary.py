@@ -162,7 +162,11 @@ def _summarize_compile(trace: Trace, entry: Compile, key: str, summary: RankSumm
             summary.compile_times_s[key] = float(seconds)
     seen: Counter = Counter()
     schedules: list[list[str]] = []
-    code_texts: list[str] = []
+    # Output code is only searched for collectives when the compile logged a schedule to compare with.
+    scheduled = any(a.name == COLLECTIVE_SCHEDULE for a in entry.artifacts)
+    in_code: Counter = Counter()
+    waits = 0
+    has_code = False
     for a in entry.artifacts:
         if a.name == COLLECTIVE_SCHEDULE:
             ops = _json(trace.payload_text(a.payload))
@@ -181,10 +185,12 @@ def _summarize_compile(trace: Trace, entry: Compile, key: str, summary: RankSumm
                 if numbers:
                     summary.runtimes_ns[graph] = float(sum(numbers))
                 summary.tensor_meta[graph] = tensor_meta_fingerprint(ops)
-        elif a.name.startswith(OUTPUT_CODE) and a.payload is not None:
-            code_texts.append(trace.payload_text(a.payload))
-    if schedules and code_texts:
-        summary.collectives.append(_collectives(key, entry.dir_name, schedules, code_texts))
+        elif scheduled and a.name.startswith(OUTPUT_CODE) and a.payload is not None:
+            # One payload in memory at a time: output code can be tens of MB per graph.
+            waits += _count_code_collectives(trace.payload_text(a.payload), in_code)
+            has_code = True
+    if schedules and has_code:
+        summary.collectives.append(_collectives(key, entry.dir_name, schedules, in_code, waits))
 
 
 def tensor_meta_fingerprint(ops: list) -> str:
@@ -201,18 +207,21 @@ def tensor_meta_fingerprint(ops: list) -> str:
     return hashlib.sha1(canonical).hexdigest()[:12]
 
 
-def _collectives(key: str, dir_name: str, schedules: list[list[str]], code_texts: list[str]) -> GraphCollectives:
+def _count_code_collectives(text: str, in_code: Counter) -> int:
+    """Add the collective calls of one output-code payload to in_code; return its wait_tensor calls."""
+    waits = 0
+    for op in _C10D_CALL.findall(_COMMENT.sub("", text)):
+        if op == "wait_tensor":
+            waits += 1
+        elif kind := collective_kind(op):
+            in_code[kind] += 1
+    return waits
+
+
+def _collectives(key: str, dir_name: str, schedules: list[list[str]], in_code: Counter, waits: int) -> GraphCollectives:
     scheduled: Counter = Counter()
     for ops in schedules:
         scheduled.update(k for k in map(collective_kind, ops) if k)
-    in_code: Counter = Counter()
-    waits = 0
-    for text in code_texts:
-        for op in _C10D_CALL.findall(_COMMENT.sub("", text)):
-            if op == "wait_tensor":
-                waits += 1
-            elif kind := collective_kind(op):
-                in_code[kind] += 1
     return GraphCollectives(key, dir_name, dict(scheduled), dict(in_code), waits)
 
 
