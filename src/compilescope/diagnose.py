@@ -129,8 +129,11 @@ class Diagnoser:
             # Run elsewhere, the program still imports its own modules (python -m pkg.mod, a sibling module).
             extra["PYTHONPATH"] = os.pathsep.join(p for p in (self.cwd, os.environ.get("PYTHONPATH")) if p)
         start = time.monotonic()
-        result = run_program(prog, trace_dir, fresh_cache=fresh_cache, timeout=self.options.timeout, extra_env=extra,
-                             cwd=cwd, output=output)
+        # A fresh cache lives in the work directory, not beside it: the repro scripts torch writes set
+        # TORCHINDUCTOR_CACHE_DIR to the cache of the run that wrote them, and running them later recreates it.
+        cache = self._dir("inductor_cache", name) if fresh_cache else None
+        result = run_program(prog, trace_dir, timeout=self.options.timeout, extra_env=extra,
+                             cwd=cwd, output=output, cache_dir=cache)
         facts = RunFacts(
             argv=list(prog.argv), env={k: v for k, v in env.items() if v is not None}, returncode=result.returncode,
             seconds=time.monotonic() - start, timed_out=result.timed_out, output_tail=_tail(output), cwd=cwd,

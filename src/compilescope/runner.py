@@ -114,13 +114,15 @@ def child_env(trace_dir: str, cache_dir: str | None = None, base: dict[str, str]
 
 def run_program(prog: Program, trace_dir: str, fresh_cache: bool = False, timeout: float | None = None,
                 extra_env: dict[str, str | None] | None = None, cwd: str | None = None,
-                output: str | None = None) -> RunResult:
+                output: str | None = None, cache_dir: str | None = None) -> RunResult:
     """Run prog to completion (or timeout) with tracing on; return its exit status and the logs it wrote.
 
     output: a file that receives the child's stdout and stderr instead of the terminal.
+    cache_dir: an empty Inductor cache the caller owns and removes (fresh_cache: a temporary one, removed here).
     """
     before = set(os.listdir(trace_dir))
-    cache_dir = tempfile.mkdtemp(prefix="compilescope_inductor_cache_") if fresh_cache else None
+    owned_cache = tempfile.mkdtemp(prefix="compilescope_inductor_cache_") if fresh_cache and cache_dir is None else None
+    cache_dir = cache_dir or owned_cache
     result = RunResult(returncode=0, trace_dir=trace_dir)
     sink = open(output, "wb") if output is not None else None  # noqa: SIM115 - closed below
     try:
@@ -135,8 +137,8 @@ def run_program(prog: Program, trace_dir: str, fresh_cache: bool = False, timeou
     finally:
         if sink is not None:
             sink.close()
-        if cache_dir is not None:
-            shutil.rmtree(cache_dir, ignore_errors=True)
+        if owned_cache is not None:
+            shutil.rmtree(owned_cache, ignore_errors=True)
     rc = proc.returncode
     result.returncode = 128 - rc if rc < 0 else rc
     result.logs = [p for p in find_logs(trace_dir) if os.path.basename(p) not in before]

@@ -13,7 +13,7 @@ pytestmark = pytest.mark.torch
 
 
 def test_backend_compile_error_minified_to_one_relu(tmp_path):
-    proc, doc, out = diagnose(tmp_path, "backend_error.py", "--minify")
+    proc, doc, out = diagnose(tmp_path, "backend_error.py", "--minify", own_tmpdir=True)
     assert proc.returncode == 1
     assert statuses(doc) == {"eager": "passed", "aot_eager": "passed", "backend": "failed"}
     verdict = doc["verdict"]
