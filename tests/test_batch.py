@@ -110,8 +110,9 @@ def test_unreadable_log_is_a_row_not_a_crash(tmp_path, capsys):
     rows = {r["name"]: r for r in json.loads((out / "reports.json").read_text())}
     assert rows["simple"]["error"] is None
     assert (out / "simple" / "index.html").is_file()
-    assert "truncated" in rows and (rows["truncated"]["error"] or rows["truncated"]["skipped_lines"])
-    assert "truncated" in (out / "index.html").read_text()
+    assert "cannot be read" in rows["truncated"]["error"] and rows["truncated"]["report"] is None
+    assert "not read: " in (out / "index.html").read_text()
+    assert f"compilescope: truncated: not read: {bad}: the log cannot be read" in capsys.readouterr().err
 
 
 def test_all_ranks_flag_needs_one_directory(tmp_path, capsys):

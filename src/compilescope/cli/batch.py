@@ -114,7 +114,7 @@ def run_batch(args: argparse.Namespace, paths: list[str]) -> int:
         rows.append((job.name, digest, f"{job.name}/index.html" if "files" in raw else None))
         files += raw.get("files", 0)
         if digest.error:
-            print(f"compilescope: {job.path}: not read: {digest.error}", file=sys.stderr)
+            print(f"compilescope: {job.name}: not read: {digest.error}", file=sys.stderr)  # the error names the file
         for line in raw.get("problems", []):
             print(f"{job.name}: {line}", file=sys.stderr)
         problem_count += raw.get("problem_count", 0)
