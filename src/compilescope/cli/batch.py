@@ -26,7 +26,6 @@ from ..render.options import ReportOptions
 from .output import OutputDir
 from .workers import default_jobs, file_size, run_jobs
 
-MAX_PROBLEMS_SHOWN = 20  # strict-mode problem lines a worker sends back per log
 _LOG_SUFFIXES = (".gz", ".log", ".txt", ".jsonl")
 
 
@@ -56,7 +55,7 @@ def report_name(path: str, taken: set[str]) -> str:
 
 def process_log(job: LogJob) -> dict[str, Any]:
     """Worker: one log, start to end. Returns a small dict (pickled back to the parent)."""
-    from .report import strict_problems, write_report  # here: report.py imports this module
+    from .report import problems_for_parent, strict_problems, write_report  # here: report.py imports this module
 
     try:
         trace = read_trace(job.path, ReadOptions())
@@ -66,11 +65,9 @@ def process_log(job: LogJob) -> dict[str, Any]:
         with trace:
             results = analyze(trace)
             output = write_report(trace, job.out, False, job.options, results)
-            problems = strict_problems(trace, job.strict, job.strict_compile_id)
             return {
                 "name": job.name, "digest": digest_log(trace, results).to_json(), "files": output.files,
-                "problem_count": len(problems),
-                "problems": [f"line {p.lineno}: {p.category}: {p.message}" for p in problems[:MAX_PROBLEMS_SHOWN]],
+                **problems_for_parent(strict_problems(trace, job.strict, job.strict_compile_id)),
             }
     except CompilescopeError as exc:
         return {"name": job.name, "digest": unreadable_log(trace.source, str(exc)).to_json()}

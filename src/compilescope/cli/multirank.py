@@ -32,7 +32,6 @@ from ..render.options import ReportOptions
 from .output import OutputDir
 from .workers import default_jobs, file_size, peak_rss_mb, run_jobs
 
-MAX_PROBLEMS_SHOWN = 20  # strict-mode problem lines a worker sends back per rank
 
 
 @dataclass(frozen=True)
@@ -68,7 +67,7 @@ def process_rank(job: RankJob) -> dict[str, Any]:
 
 
 def _process_rank(job: RankJob) -> dict[str, Any]:
-    from .report import strict_problems, write_report  # here, so that report.py may import this module
+    from .report import problems_for_parent, strict_problems, write_report  # here, so that report.py may import this module
 
     if file_size(job.path) == 0:
         # A rank that logged nothing is a finding (it compiled nothing), not an error.
@@ -88,9 +87,7 @@ def _process_rank(job: RankJob) -> dict[str, Any]:
                 done["files"] = output.files
             if job.events is not None and len(trace.chromium_events):
                 done["events"] = _spool_events(trace.chromium_events, job.rank, job.events)
-            problems = strict_problems(trace, job.strict, job.strict_compile_id)
-            done["problem_count"] = len(problems)
-            done["problems"] = [f"line {p.lineno}: {p.category}: {p.message}" for p in problems[:MAX_PROBLEMS_SHOWN]]
+            done.update(problems_for_parent(strict_problems(trace, job.strict, job.strict_compile_id)))
             return done
     except CompilescopeError as exc:
         return {"summary": failed_rank(job.rank, trace.source, str(exc)).to_json()}

@@ -78,6 +78,14 @@ def strict_problems(trace: Trace, strict: bool, strict_compile_id: bool) -> list
     return sorted(problems, key=lambda p: p.lineno)
 
 
+MAX_PROBLEMS_SHOWN = 20  # strict-mode problem lines a worker sends back per log
+
+
+def problems_for_parent(problems: list) -> dict:
+    """What a worker (one log or rank) sends back of its strict-mode problems: the count and the first lines."""
+    return {"problem_count": len(problems), "problems": [str(p) for p in problems[:MAX_PROBLEMS_SHOWN]]}
+
+
 class ReportCommand:
     """Read a TORCH_TRACE log (file, .gz, or directory) and write an HTML report."""
 
@@ -114,13 +122,13 @@ class ReportCommand:
             if args.verbose:
                 print(_stats_line(trace), file=sys.stderr)
                 for p in stats.problems:
-                    print(f"  line {p.lineno}: {p.category}: {p.message}", file=sys.stderr)
+                    print(f"  {p}", file=sys.stderr)
             problems = strict_problems(trace, args.strict, args.strict_compile_id)
         index = os.path.join(output.path, "index.html")
         print(f"Wrote {output.files} files to {output.path}")
         if problems:
             for p in problems:
-                print(f"line {p.lineno}: {p.category}: {p.message}", file=sys.stderr)
+                print(p, file=sys.stderr)
             print(f"compilescope: {len(problems)} problem(s) in {found.chosen} (strict mode)", file=sys.stderr)
             return 1
         if not args.no_browser:

@@ -121,7 +121,7 @@ class RunCommand:
                 if args.verbose:
                     print(_stats_line(trace), file=sys.stderr)
                     for p in trace.stats.problems:
-                        print(f"  line {p.lineno}: {p.category}: {p.message}", file=sys.stderr)
+                        print(f"  {p}", file=sys.stderr)
                 problems = strict_problems(trace, args.strict, args.strict_compile_id)
         except CompilescopeError as exc:
             print(f"compilescope: error: {exc}", file=sys.stderr)
@@ -129,7 +129,7 @@ class RunCommand:
         index = os.path.join(output.path, "index.html")
         print(f"Wrote the report to {output.path}; open {index}")
         for p in problems:
-            print(f"line {p.lineno}: {p.category}: {p.message}", file=sys.stderr)
+            print(p, file=sys.stderr)
         if problems:
             print(f"compilescope: {len(problems)} problem(s) in {chosen} (strict mode)", file=sys.stderr)
             return rc or 1

@@ -40,6 +40,10 @@ class Problem:
     category: str
     message: str
 
+    def __str__(self) -> str:
+        """How the CLI prints it: `line N: category: message`."""
+        return f"line {self.lineno}: {self.category}: {self.message}"
+
     def to_json(self) -> dict[str, Any]:
         return {"lineno": self.lineno, "category": self.category, "message": self.message}
 
