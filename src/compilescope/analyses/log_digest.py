@@ -7,7 +7,7 @@ from typing import Any
 
 from ..model.trace import Trace
 from . import Results
-from .status import STATUSES
+from .status import STATUSES, status_counts
 
 TOP_FINDINGS = 3
 
@@ -34,10 +34,7 @@ class LogDigest:
 
 
 def digest_log(trace: Trace, results: Results) -> LogDigest:
-    statuses = {s: 0 for s in STATUSES}
-    for cid, status in results.statuses.items():
-        if cid is not None:
-            statuses[status] += 1
+    statuses = status_counts(results.statuses)
     ins = results.insights
     return LogDigest(
         source=trace.source,

@@ -55,3 +55,12 @@ def compile_statuses(trace: Trace) -> dict[CompileId | None, str]:
             status = BREAK
         statuses[cid] = status
     return statuses
+
+
+def status_counts(statuses: dict[CompileId | None, str]) -> dict[str, int]:
+    """Compile ids per status, every status present (the "[-/-]" group is not a compile id)."""
+    counts = {s: 0 for s in STATUSES}
+    for cid, status in statuses.items():
+        if cid is not None:
+            counts[status] += 1
+    return counts

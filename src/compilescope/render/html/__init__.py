@@ -20,7 +20,7 @@ from markupsafe import Markup
 from ... import __version__
 from ...analyses import Results
 from ...analyses.stack_trie import StackTrieNode
-from ...analyses.status import STATUS_LABELS, STATUSES
+from ...analyses.status import STATUS_LABELS, STATUSES, status_counts
 from ...model.stats import OUTCOMES
 from ...model.payloads import PayloadRef
 from ...model.trace import CODE, DUMP, GUARDS, JSON, LINK, METRICS, TEXT, Artifact, Compile, Frame, Trace
@@ -224,10 +224,6 @@ def render_html(trace: Trace, results: Results, options: ReportOptions) -> Itera
 
 def _index(page: _Page) -> str:
     trace, results = page.trace, page.results
-    counts = {s: 0 for s in STATUSES}
-    for cid, status in results.statuses.items():
-        if cid is not None:
-            counts[status] += 1
     stats = trace.stats
     problems = [p for p in stats.problems]
     return page.render(
@@ -235,7 +231,7 @@ def _index(page: _Page) -> str:
         "",
         compiles=trace.sorted_compiles(),
         statuses=results.statuses,
-        status_counts=counts,
+        status_counts=status_counts(results.statuses),
         n_compiles=sum(1 for cid in trace.compiles if cid is not None),
         n_artifacts=trace.next_number,
         failures=results.failures,
