@@ -7,11 +7,20 @@ import json
 import os
 import shutil
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
 
-from compilescope.cli import main
+# The suite runs with an empty $HOME of its own (results must not depend on what an earlier run left in the real
+# one) and must leave it empty: pytest_sessionfinish checks. The CLI's template cache is off here; its own tests
+# turn it on in a directory they own.
+TEST_HOME = tempfile.mkdtemp(prefix="compilescope-home-")
+os.environ["HOME"] = TEST_HOME
+os.environ.pop("XDG_CACHE_HOME", None)
+os.environ["COMPILESCOPE_TEMPLATE_CACHE"] = "0"
+
+from compilescope.cli import main  # noqa: E402 - after $HOME is set
 
 REPO = Path(__file__).resolve().parents[1]
 PEER = REPO.parent / "shared" / "traces" / "peer-tlparse"
@@ -72,3 +81,11 @@ def tlparse_binary() -> str:
     if path is None:
         skip_or_fail("tlparse 0.4.3 not installed (pip install tlparse==0.4.3)")
     return path
+
+
+def pytest_sessionfinish(session, exitstatus):
+    left = sorted(str(p.relative_to(TEST_HOME)) for p in Path(TEST_HOME).rglob("*"))
+    shutil.rmtree(TEST_HOME, ignore_errors=True)
+    if left:
+        print(f"\nthe tests wrote into $HOME ({TEST_HOME}): {left[:10]}", file=sys.stderr)
+        session.exitstatus = 1

@@ -1,0 +1,98 @@
+"""Nothing is written at import time or outside the output directory; the CLI's template cache is keyed and owned."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from compilescope.render.html import env as html_env
+
+from .conftest import peer, run_cli, torch213
+
+pytestmark = pytest.mark.usefixtures("empty_home")
+
+
+@pytest.fixture
+def empty_home(tmp_path, monkeypatch):
+    home = tmp_path / "home"
+    home.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.delenv("XDG_CACHE_HOME", raising=False)
+    monkeypatch.setattr(html_env.ENV, "bytecode_cache", None)
+    return home
+
+
+def _files(root: Path) -> list[str]:
+    return sorted(str(p.relative_to(root)) for p in root.rglob("*"))
+
+
+def test_importing_everything_writes_nothing(empty_home, tmp_path):
+    code = ("import compilescope, compilescope.cli, compilescope.render.html, compilescope.api, compilescope.worker;"
+            "from compilescope.cli import report, batch, multirank, summary")
+    env = {**os.environ, "HOME": str(empty_home), "COMPILESCOPE_TEMPLATE_CACHE": ""}
+    subprocess.run([sys.executable, "-c", code], check=True, cwd=tmp_path, env=env)
+    assert _files(empty_home) == []
+
+
+def test_representative_commands_leave_home_empty(empty_home, tmp_path):
+    log = torch213("graph_breaks.log")
+    assert run_cli(log, "-o", tmp_path / "one", "--no-browser") == 0
+    assert run_cli(log, torch213("recompiles.log"), "-o", tmp_path / "batch", "--no-browser", "-j", "1") == 0
+    assert run_cli(peer("multi_rank_logs"), "-o", tmp_path / "ranks", "--no-browser", "-j", "1") == 0
+    assert run_cli("summary", log) == 0
+    assert run_cli("summary", "--json", log) == 0
+    import compilescope
+
+    compilescope.report(log, out=tmp_path / "api")
+    with compilescope.load(log):
+        pass
+    assert _files(empty_home) == []
+
+
+def test_the_cli_keeps_compiled_templates_only_where_it_was_told(empty_home, tmp_path, monkeypatch):
+    cache = tmp_path / "cache"
+    monkeypatch.setenv("COMPILESCOPE_TEMPLATE_CACHE", str(cache))
+    html_env.ENV.cache.clear()  # compiled already in this process: not read from the cache at all
+    assert run_cli(torch213("graph_breaks.log"), "-o", tmp_path / "out", "--no-browser") == 0
+    [directory] = cache.iterdir()
+    assert directory.name == f"templates-{html_env.template_cache_key()}"
+    assert any(directory.iterdir())  # compiled templates
+    assert oct(directory.stat().st_mode & 0o777) == oct(0o700)
+    assert _files(empty_home) == []
+
+
+def test_the_cache_can_be_turned_off(tmp_path, monkeypatch):
+    monkeypatch.setenv("COMPILESCOPE_TEMPLATE_CACHE", "0")
+    assert html_env.enable_template_cache(str(tmp_path / "c")) is None
+    assert not (tmp_path / "c").exists()
+
+
+def test_the_cache_key_follows_settings_and_sources(monkeypatch):
+    key = html_env.template_cache_key()
+    monkeypatch.setitem(html_env.ENV_SETTINGS, "autoescape", False)
+    assert html_env.template_cache_key() != key  # autoescape off must never load autoescaped bytecode, nor the reverse
+
+
+def test_a_cache_others_may_write_is_not_used(tmp_path, monkeypatch):
+    monkeypatch.setenv("COMPILESCOPE_TEMPLATE_CACHE", "")
+    base = tmp_path / "shared"
+    directory = base / f"templates-{html_env.template_cache_key()}"
+    directory.mkdir(parents=True)
+    directory.chmod(0o777)
+    assert html_env.enable_template_cache(str(base)) is None
+    directory.chmod(0o700)
+    assert html_env.enable_template_cache(str(base)) == str(directory)
+    # an entry someone else could have written is not loaded
+    monkeypatch.setattr(html_env.ENV, "cache", None)
+    html_env.ENV.get_template("index.html")
+    [entry] = [p for p in directory.iterdir()]
+    entry.chmod(0o666)
+    loaded = []
+    original = html_env.FileSystemBytecodeCache.load_bytecode
+    monkeypatch.setattr(html_env.FileSystemBytecodeCache, "load_bytecode", lambda self, b: loaded.append(b) or original(self, b))
+    html_env.ENV.get_template("index.html")
+    assert loaded == []
