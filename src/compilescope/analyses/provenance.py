@@ -395,7 +395,8 @@ def _kernel_ops(kernel: str) -> str:
 
 
 def _names_op(ops: str, op: str | None) -> bool:
-    return bool(op) and re.search(rf"(?:^|_){re.escape(op)}(?:_|$)", ops) is not None
+    """Whether ``op`` is one of the ``_``-separated runs of ``ops`` (``relu`` in ``relu_threshold_backward``)."""
+    return bool(op) and f"_{op}_" in f"_{ops}_"
 
 
 def infer_kernel_nodes(kernels: list[KernelTrace], post: list[str]) -> dict[str, list[int]]:
@@ -405,12 +406,18 @@ def infer_kernel_nodes(kernels: list[KernelTrace], post: list[str]) -> dict[str,
     the nodes whose op the kernel is named after, else the candidates no other kernel
     is named after, else all candidates.
     """
-    nodes = _post_node_sources(post)
+    by_place: dict[tuple[str, int], list[tuple[int, str, str | None]]] = {}
+    for line, name, op, src in _post_node_sources(post):  # indexed once: not kernels x nodes
+        if src is not None:
+            by_place.setdefault(src, []).append((line, name, op))
     candidates: dict[str, list[tuple[int, str, str | None]]] = {}
     for k in kernels:
         places = {(f.file, f.line) for frames in k.frames for f in frames}
-        candidates[k.name] = [(line, name, op) for line, name, op, src in nodes if src in places]
-    named = {k.name: [c for c in candidates[k.name] if _names_op(_kernel_ops(k.kernel), c[2])] for k in kernels}
+        candidates[k.name] = sorted(c for place in places for c in by_place.get(place, ()))
+    named = {}
+    for k in kernels:
+        ops = _kernel_ops(k.kernel)
+        named[k.name] = [c for c in candidates[k.name] if _names_op(ops, c[2])]
     claimed = {c[0] for cs in named.values() for c in cs}
     result = {}
     for k in kernels:
