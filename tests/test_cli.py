@@ -66,4 +66,6 @@ def test_version_imports_no_command_module():
     code = ("import sys; from compilescope.cli import main; rc = main(['--version']); "
             "print(rc, sorted(m for m in sys.modules if m.startswith(('compilescope.analyses', 'compilescope.render', 'jinja2'))))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
-    assert out.splitlines() == ["compilescope 0.1.0", "0 []"]
+    from compilescope import __version__
+
+    assert out.splitlines() == [f"compilescope {__version__}", "0 []"]
