@@ -48,6 +48,9 @@ def main(argv: list[str] | None = None) -> int:
     name = "report"
     if argv and argv[0] in COMMANDS:
         name = argv.pop(0)
+    elif "--version" in argv:  # answered before any command module is imported: start-up is most of its cost
+        print(f"compilescope {__version__}")
+        return 0
     command = load_command(name)
     parser = _parser(command)
     # A command may parse its own argv (run: everything after the program's name is the program's).
