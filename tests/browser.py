@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import os
 import shutil
+import tempfile
 from contextlib import contextmanager
-
 
 from .conftest import skip_or_fail
 
@@ -26,8 +26,11 @@ def browser_page():
         from playwright.sync_api import sync_playwright
     except ImportError:
         skip_or_fail("playwright not installed")
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=chromium_path(), args=CHROMIUM_ARGS)
+    # Chromium keeps its profile, crash reports and dconf cache under $HOME: give it a home of its own,
+    # so the suite's $HOME stays empty (conftest checks).
+    with sync_playwright() as p, tempfile.TemporaryDirectory(prefix="compilescope-chromium-") as home:
+        env = {**os.environ, "HOME": home, "XDG_CONFIG_HOME": f"{home}/.config", "XDG_CACHE_HOME": f"{home}/.cache"}
+        browser = p.chromium.launch(executable_path=chromium_path(), args=CHROMIUM_ARGS, env=env)
         page = browser.new_page()
         page.console_errors = []
         page.external_requests = []

@@ -25,11 +25,25 @@ from compilescope.cli import main  # noqa: E402 - after $HOME is set
 REPO = Path(__file__).resolve().parents[1]
 PEER = REPO.parent / "shared" / "traces" / "peer-tlparse"
 PEER_INPUTS = PEER / "inputs"
+GPU_TRACES = REPO.parent / "shared" / "traces" / "gpu-torch211"
 TORCH213_LOGS = REPO / "tests" / "data" / "torch213" / "logs"
 
 # Single-rank peer logs (the multi-rank directories are another issue).
 PEER_SINGLE_LOGS = sorted(p.name for p in PEER_INPUTS.glob("*") if p.is_file()) if PEER_INPUTS.is_dir() else []
 TORCH213 = sorted(p.name for p in TORCH213_LOGS.glob("*.log"))
+# Every log of ../shared, relative to ../shared/traces: peer logs, the logs in peer rank directories, the GPU logs.
+SHARED_LOGS = sorted(
+    [f"peer-tlparse/inputs/{name}" for name in PEER_SINGLE_LOGS]
+    + [str(p.relative_to(PEER.parent)) for p in PEER_INPUTS.glob("*/*") if p.is_file() and "torch_trace" in p.name]
+    + [str(p.relative_to(PEER.parent)) for p in GPU_TRACES.glob("*/dedicated_log_torch_trace*.log")]
+)
+
+
+def shared_dirs_present() -> None:
+    """Called by tests that run on ../shared: locally they skip without it, in CI they fail (never vanish silently)."""
+    for directory in (PEER_INPUTS, GPU_TRACES):
+        if not directory.is_dir():
+            skip_or_fail(f"{directory} not available (../shared missing): its tests cannot run")
 
 
 def skip_or_fail(reason: str) -> None:

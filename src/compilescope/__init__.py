@@ -4,6 +4,7 @@ Read any TORCH_TRACE log (no torch needed) and write a compilation report.
 
     import compilescope
     trace = compilescope.load("trace_dir")               # the trace model
+    results = compilescope.analyze("trace_dir")          # every analysis (saved with results.to_json())
     compilescope.report("trace_dir", out="report")        # the HTML report
     with compilescope.capture(out="report") as cap:       # trace a block (needs torch)
         compiled(x)
@@ -14,11 +15,12 @@ from __future__ import annotations
 
 __version__ = "0.1.0"
 
-__all__ = ["__version__", "capture", "load", "report"]
+__all__ = ["Results", "Trace", "__version__", "analyze", "capture", "load", "report"]
 
 # Imported on first use: `compilescope LOG` starts a new interpreter per report, and
 # start-up time is most of the cost of a small log.
-_LAZY = {"load": ".api", "report": ".api", "capture": ".capture"}
+_LAZY = {"load": ".api", "analyze": ".api", "report": ".api", "capture": ".capture",
+         "Results": ".analyses", "Trace": ".model.trace"}
 
 
 def __getattr__(name: str):

@@ -1,4 +1,4 @@
-"""The Python API: ``compilescope.load(path)``, ``compilescope.report(path, out=...)``.
+"""The Python API: ``compilescope.load(path)``, ``compilescope.analyze(path)``, ``compilescope.report(path, out=...)``.
 
 (``compilescope.capture()`` is in capture.py.) Neither needs torch.
 """
@@ -8,6 +8,8 @@ from __future__ import annotations
 import os
 from typing import Union
 
+from .analyses import Results
+from .analyses import analyze as analyze_trace
 from .ingest.discover import discover
 from .ingest.reader import read_trace
 from .model.trace import Trace
@@ -24,6 +26,15 @@ def load(path: PathLike) -> Trace:
     """
     found = discover(os.fspath(path))
     return read_trace(found.chosen)
+
+
+def analyze(source: PathLike | Trace) -> Results:
+    """Every analysis of a log (a path, as load() takes it, or a Trace): the value every report is made from.
+
+    ``results.to_json()`` is its exact saved form (``Results.from_json`` reads it back). The Results keeps the
+    trace: close it when done, or use ``with compilescope.analyze(path) as results: ...``.
+    """
+    return analyze_trace(source if isinstance(source, Trace) else load(source))
 
 
 def report(

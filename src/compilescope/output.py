@@ -182,3 +182,22 @@ def _units(content: bytes) -> int:
 def _chain(first: list[bytes], rest: Iterator[bytes]) -> Iterator[bytes]:
     yield from first
     yield from rest
+
+
+def write_file(path: str, content: bytes, overwrite: bool) -> None:
+    """One file the user named (e.g. --save FILE), written whole or not at all (never half a file at path)."""
+    target = os.path.abspath(path)
+    if os.path.lexists(target) and not overwrite:
+        raise CompilescopeError(f"{path} already exists; pass --overwrite to replace it")
+    if os.path.isdir(target) or os.path.islink(target):
+        raise CompilescopeError(f"{path} is a directory or a symbolic link; choose another file")
+    partial = f"{target}.partial-{os.getpid()}"
+    try:
+        with open(partial, "xb") as f:
+            f.write(content)
+        os.replace(partial, target)
+    except OSError as exc:
+        with contextlib.suppress(OSError):
+            os.unlink(partial)
+        raise CompilescopeError(f"cannot write {path}: {exc.strerror or exc}") from None
+

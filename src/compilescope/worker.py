@@ -15,7 +15,7 @@ import os
 import time
 import zlib
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Iterator
+from typing import TYPE_CHECKING, Iterable, Iterator
 
 import orjson
 
@@ -23,6 +23,7 @@ from .analyses import Results, analyze
 from .analyses.log_digest import LogDigest, digest_log, unreadable_log
 from .errors import CompilescopeError
 from .ingest.reader import ReadOptions, open_log, read_trace
+from .model.codec import CodecError, decode, encode
 from .model.trace import Trace
 from .output import OutputDir
 from .render.options import ReportOptions
@@ -34,18 +35,42 @@ if TYPE_CHECKING:
 MAX_PROBLEMS_SHOWN = 20  # strict-mode problem lines a worker sends back per log
 
 
-def write_report(trace: Trace, out: str, overwrite: bool, options: ReportOptions, results: Results | None = None) -> OutputDir:
-    """Every file of the log's report, into out (a fresh directory unless overwrite)."""
+def write_report(trace: Trace, out: str, overwrite: bool, options: ReportOptions, results: Results | None = None,
+                 log: Iterable[bytes] | None = None) -> OutputDir:
+    """Every file of the log's report, into out (a fresh directory unless overwrite).
+
+    log: the log's bytes for raw.log (default: read from trace.source; a loaded analysis brings its own).
+    """
     results = results or analyze(trace)
     output = OutputDir(out, overwrite, keep=[trace.source])
     with output.background_writes():
         for relpath, content in report_files(trace, results, options):
             output.write(relpath, content)
-        output.write("raw.log", _log_chunks(trace.source))
+        output.write("raw.log", log_chunks(trace.source) if log is None else log)
     return output
 
 
-def _log_chunks(path: str) -> Iterator[bytes]:
+def saved_analysis(results: Results, log: Iterable[bytes] | None = None) -> bytes:
+    """`--save FILE`: the exact saved form of results, and the log's bytes (for raw.log), as JSON."""
+    doc = results.to_json()
+    if log is not None:
+        doc["log"] = encode(b"".join(log))
+    return orjson.dumps(doc)
+
+
+def load_analysis(doc: dict) -> tuple[Results, bytes | None]:
+    """A saved analysis (ingest.saved.read_saved) as Results, and the log's bytes when they were saved."""
+    try:
+        results = Results.from_json(doc)
+        log = decode(doc["log"], {}) if "log" in doc else None
+    except CodecError as exc:
+        raise CompilescopeError(f"not a loadable compilescope analysis: {exc}") from None
+    if results.trace is None or (log is not None and not isinstance(log, bytes)):
+        raise CompilescopeError("not a loadable compilescope analysis: it holds no trace")
+    return results, log
+
+
+def log_chunks(path: str) -> Iterator[bytes]:
     """A copy of the log itself (decompressed), so the report directory is self-contained.
 
     As much as can be read: a truncated .gz is copied up to where it breaks (the
@@ -123,7 +148,7 @@ def _report_log(job: LogJob) -> LogDone:
             results = analyze(trace)
             done = LogDone(job.name)
             if job.rank is None:
-                done.digest = digest_log(trace, results)
+                done.digest = digest_log(results)
             else:
                 done.summary = summarize_rank(trace, results, job.rank)
             if job.out is not None:

@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
+import importlib
+import pkgutil
 from dataclasses import dataclass, field
+from typing import Any
 
+from .. import model
+from ..model.codec import CodecError, classes_of, decode, encode
 from ..model.ids import CompileId
 from ..model.trace import Trace
 from .export import ExportReport, export_report
@@ -14,8 +19,20 @@ from .stack_trie import StackTrieNode, build_stack_trie, build_unknown_stack_tri
 from .status import compile_statuses
 
 
+RESULTS_FORMAT = "compilescope.results"
+# The saved form's version: bump it when a saved file of the previous version can no longer be loaded as it was.
+RESULTS_VERSION = 1
+
+
 @dataclass
 class Results:
+    """Everything known about one log: the model read from it (trace) and every analysis of it.
+
+    The one value between analysis and every output. It is saved and loaded exactly
+    (to_json / from_json), so a report can be re-rendered, compared or sent elsewhere
+    without the log. A Results holds its trace's spooled payloads: close it when done.
+    """
+
     stack_trie: StackTrieNode
     unknown_stack_trie: StackTrieNode
     failures: list[FailureRow]
@@ -23,16 +40,43 @@ class Results:
     export: ExportReport = field(default_factory=ExportReport)
     provenance: Provenance = field(default_factory=Provenance)
     insights: Insights | None = None
+    trace: Trace | None = None  # the model the analyses were computed from (payloads included)
 
-    def to_json(self) -> dict:
-        return {
-            "stack_trie": self.stack_trie.to_json(),
-            "unknown_stack_trie": self.unknown_stack_trie.to_json(),
-            "failures": [f.to_json() for f in self.failures],
-            "statuses": {str(k) if k else "[-/-]": v for k, v in self.statuses.items()},
-            "export": self.export.to_json(),
-            "provenance": self.provenance.to_json(),
-        }
+    def to_json(self) -> dict[str, Any]:
+        """The exact saved form (JSON-able): from_json(to_json()) == self."""
+        return {"format": RESULTS_FORMAT, "version": RESULTS_VERSION, "results": encode(self)}
+
+    @classmethod
+    def from_json(cls, doc: Any) -> Results:
+        if not isinstance(doc, dict) or doc.get("format") != RESULTS_FORMAT:
+            raise CodecError("not a compilescope results file")
+        if doc.get("version") != RESULTS_VERSION:
+            raise CodecError(f"results saved in format version {doc.get('version')}; this compilescope reads version "
+                             f"{RESULTS_VERSION} (save them again from the log)")
+        value = decode(doc.get("results"), saved_classes())
+        if not isinstance(value, cls):
+            raise CodecError("not a compilescope results file")
+        return value
+
+    def close(self) -> None:
+        if self.trace is not None:
+            self.trace.close()
+
+    def __enter__(self) -> Results:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def saved_classes() -> dict[str, type]:
+    """The classes a saved Results may hold: those of the model and of the analyses."""
+    names = []
+    for package in (model, importlib.import_module(__name__)):
+        for info in pkgutil.iter_modules(package.__path__, package.__name__ + "."):
+            importlib.import_module(info.name)
+            names.append(info.name)
+    return classes_of([__name__, *names])
 
 
 def analyze(trace: Trace) -> Results:
@@ -45,4 +89,5 @@ def analyze(trace: Trace) -> Results:
         export=export_report(trace),
         provenance=analyze_provenance(trace),
         insights=insights(trace),
+        trace=trace,
     )

@@ -5,7 +5,6 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from ..model.trace import Trace
 from . import Results
 from .status import STATUSES, status_counts
 
@@ -33,7 +32,9 @@ class LogDigest:
         return cls(**data)
 
 
-def digest_log(trace: Trace, results: Results) -> LogDigest:
+def digest_log(results: Results) -> LogDigest:
+    trace = results.trace
+    assert trace is not None  # analyze() keeps the trace it read
     statuses = status_counts(results.statuses)
     ins = results.insights
     return LogDigest(

@@ -14,7 +14,12 @@ class StackTrieNode:
     children: list[StackTrieNode] = field(default_factory=list)
     # Compiles whose stack ends at this frame, with their status.
     compiles: list[tuple[CompileId | None, str]] = field(default_factory=list)
-    _index: dict[tuple[str, int, str], StackTrieNode] = field(default_factory=dict, repr=False)
+    # Children by frame, for building; not part of the value (rebuilt from children, e.g. when loaded).
+    _index: dict[tuple[str, int, str], StackTrieNode] = field(default_factory=dict, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        if self.children and not self._index:
+            self._index = {(c.frame.filename, c.frame.line, c.frame.name): c for c in self.children if c.frame}
 
     def child(self, frame: Frame) -> StackTrieNode:
         key = (frame.filename, frame.line, frame.name)

@@ -6,12 +6,15 @@ import argparse
 import os
 import sys
 
-from ..analyses import analyze
+from ..analyses import Results, analyze
+from ..errors import CompilescopeError
 from ..ingest.discover import discover
 from ..ingest.rank_logs import holds_several_ranks
 from ..ingest.reader import ReadOptions, read_trace
+from ..ingest.saved import read_saved
 from ..model.trace import Trace
-from ..worker import strict_problems, write_report
+from ..output import write_file
+from ..worker import log_chunks, load_analysis, saved_analysis, strict_problems, write_report
 from .browser import open_browser
 from .progress import read_progress
 from .report_args import add_report_arguments, report_options
@@ -28,13 +31,25 @@ class ReportCommand:
 
     def prepare_parser(self, parser: argparse.ArgumentParser) -> None:
         parser.add_argument(
-            "path", nargs="+",
+            "path", nargs="*",
             help="a TORCH_TRACE log file, a .gz log, or a directory of logs; several: a report for each, "
             "under OUT/<name>/, and a page listing them",
         )
         add_report_arguments(parser)
+        parser.add_argument("--save", metavar="FILE", help="also save the analysis (the model of the log and every "
+                            "analysis of it) to FILE (.gz: compressed), to re-render it later with --load")
+        parser.add_argument("--load", metavar="FILE", help="write the report of an analysis saved with --save "
+                            "(no log needed)")
 
     def run(self, args: argparse.Namespace) -> int:
+        if args.load:
+            if args.path or args.save:
+                raise CompilescopeError("--load reads a saved analysis instead of a log: give no log and no --save")
+            return _report_saved(args)
+        if not args.path:
+            raise CompilescopeError("give a TORCH_TRACE log (a file, a .gz or a directory), or --load FILE")
+        if args.save and (len(args.path) > 1 or args.all_ranks_html):
+            raise CompilescopeError("--save saves the analysis of one log; give one log")
         if len(args.path) > 1:
             from .batch import run_batch  # here (as multirank below): a single report does not pay for them
 
@@ -51,7 +66,10 @@ class ReportCommand:
         with read_progress(found.chosen) as progress:
             trace = read_trace(found.chosen, ReadOptions(progress=progress))
         with trace:
-            output = write_report(trace, args.out, args.overwrite, options, analyze(trace))
+            results = analyze(trace)
+            output = write_report(trace, args.out, args.overwrite, options, results)
+            if args.save:
+                _save(results, args.save, args.overwrite)
             stats = trace.stats
             if args.verbose:
                 print(_stats_line(trace), file=sys.stderr)
@@ -68,6 +86,29 @@ class ReportCommand:
         if not args.no_browser:
             open_browser(index)
         return 0
+
+
+def _save(results: Results, path: str, overwrite: bool) -> None:
+    assert results.trace is not None
+    data = saved_analysis(results, log_chunks(results.trace.source))
+    if path.endswith(".gz"):
+        import gzip
+
+        data = gzip.compress(data, compresslevel=6, mtime=0)
+    write_file(path, data, overwrite)
+    print(f"Saved the analysis to {os.path.abspath(path)}")
+
+
+def _report_saved(args: argparse.Namespace) -> int:
+    """`compilescope report --load FILE`: the same report as from the log, from a saved analysis."""
+    results, log = load_analysis(read_saved(args.load))
+    with results:
+        assert results.trace is not None
+        output = write_report(results.trace, args.out, args.overwrite, report_options(args), results, log=[log or b""])
+    print(f"Wrote {output.files} files to {output.path}")
+    if not args.no_browser:
+        open_browser(os.path.join(output.path, "index.html"))
+    return 0
 
 
 def _stats_line(trace: Trace) -> str:

@@ -14,7 +14,8 @@ from typing import Callable
 import orjson
 from rich.console import Console
 
-from ..analyses.insights import SCHEMA_VERSION, insights
+from ..analyses import analyze
+from ..analyses.insights import SCHEMA_VERSION
 from ..ingest.discover import discover
 from ..ingest.rank_logs import holds_several_ranks
 from ..ingest.reader import read_trace
@@ -55,7 +56,8 @@ class SummaryCommand:
         if found.note:
             print(f"compilescope: {found.note}", file=sys.stderr)
         with read_trace(found.chosen) as trace:
-            result = insights(trace)
+            result = analyze(trace).insights
+        assert result is not None  # analyze() always computes them
         if args.json:
             sys.stdout.write(orjson.dumps(result.to_json(), option=orjson.OPT_INDENT_2).decode() + "\n")
         else:

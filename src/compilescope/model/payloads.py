@@ -82,6 +82,22 @@ class PayloadStore:
     def size(self) -> int:
         return self._end
 
+    # A saved Trace (model/codec.py) keeps the store's bytes, so every PayloadRef still points where it did.
+    def codec_state(self) -> bytes:
+        return b"".join(self.chunks(PayloadRef(0, self._end, 0)))
+
+    @classmethod
+    def from_codec_state(cls, data: bytes) -> PayloadStore:
+        store = cls()
+        store._file.write(data)
+        store._end = len(data)
+        return store
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, PayloadStore) and self.codec_state() == other.codec_state()
+
+    __hash__ = None  # type: ignore[assignment]
+
 
 class PayloadBuffer:
     """One payload as it is read from the log: its lines (TAB removed) joined by newlines.
@@ -228,6 +244,20 @@ class Spool:
     def close(self) -> None:
         self._file.close()
 
+    def codec_state(self) -> bytes:
+        return b"".join(self.chunks())
+
+    @classmethod
+    def from_codec_state(cls, data: bytes) -> Spool:
+        spool = cls()
+        spool.write(data)
+        return spool
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Spool) and self.codec_state() == other.codec_state()
+
+    __hash__ = None  # type: ignore[assignment]
+
 
 class JsonLines:
     """JSON objects spooled one per line (e.g. chromium events): counted, iterable, never all in memory."""
@@ -258,3 +288,18 @@ class JsonLines:
 
     def close(self) -> None:
         self._spool.close()
+
+    def codec_state(self) -> bytes:
+        return self._spool.codec_state()
+
+    @classmethod
+    def from_codec_state(cls, data: bytes) -> JsonLines:
+        lines = cls()
+        lines._spool.write(data)
+        lines._count = data.count(b"\n")
+        return lines
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, JsonLines) and self.codec_state() == other.codec_state()
+
+    __hash__ = None  # type: ignore[assignment]

@@ -1,0 +1,166 @@
+"""Results is the one saved value: it round-trips exactly, and a report from a saved analysis is the same report."""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from pathlib import Path
+
+import orjson
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from compilescope.analyses import RESULTS_VERSION, Results, analyze, saved_classes
+from compilescope.ingest.reader import read_trace
+from compilescope.model.codec import CodecError, decode, encode
+from compilescope.model.ids import CompileId
+from compilescope.model.trace import DUMP, Artifact, Frame
+
+from .conftest import PEER, SHARED_LOGS, TORCH213, TORCH213_LOGS, run_cli, shared_dirs_present, torch213
+
+SHARED = PEER.parent
+
+
+def _round_trip(path: Path) -> None:
+    with read_trace(str(path)) as trace:
+        results = analyze(trace)
+        saved = orjson.dumps(results.to_json())
+        with Results.from_json(orjson.loads(saved)) as loaded:
+            assert loaded == results  # every field, payload bytes included
+            assert orjson.dumps(loaded.to_json()) == saved
+            assert loaded.insights == results.insights and loaded.insights is not None
+            assert loaded.trace.payload_text(_some_payload(loaded)) == trace.payload_text(_some_payload(results))
+
+
+def _some_payload(results: Results):
+    return next((a.payload for c in results.trace.compiles.values() for a in c.artifacts if a.payload), None)
+
+
+@pytest.mark.parametrize("name", TORCH213)
+def test_results_round_trip_on_torch213_logs(name):
+    _round_trip(TORCH213_LOGS / name)
+
+
+def test_shared_logs_are_listed():
+    shared_dirs_present()
+    assert len(SHARED_LOGS) >= 20
+
+
+@pytest.mark.parametrize("name", SHARED_LOGS)
+def test_results_round_trip_on_shared_logs(name):
+    _round_trip(SHARED / name)
+
+
+def test_the_fields_that_were_left_out_are_saved():
+    """Artifact.page (dump pages) and Results.insights were missing from the old to_json."""
+    with read_trace(str(torch213("graph_breaks.log"))) as trace:
+        doc = orjson.dumps(analyze(trace).to_json())
+    assert b'"insights":{"$t":"analyses.insights.Insights"' in doc
+    dump = Artifact(3, None, "dump_file", "<eval_with_key>.7", "html", DUMP, 12, page="eval_with_key_7_2.html")
+    back = decode(orjson.loads(orjson.dumps(encode(dump))), saved_classes())
+    assert back == dump and back.filename == "eval_with_key_7_2.html"
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(name=st.sampled_from(TORCH213), keep=st.floats(0.0, 1.0))
+def test_results_round_trip_on_any_prefix_of_a_log(tmp_path_factory, name, keep):
+    """A log cut anywhere (a crashed run) still gives results that round-trip exactly."""
+    data = (TORCH213_LOGS / name).read_bytes()
+    path = tmp_path_factory.mktemp("cut") / name
+    path.write_bytes(data[: int(len(data) * keep)])
+    try:
+        _round_trip(path)
+    except Exception as exc:  # an empty prefix is not a log: that is the reader's one-line error
+        assert type(exc).__name__ == "CompilescopeError", exc
+
+
+_keys = st.one_of(st.text(max_size=5), st.integers(), st.none(),
+                  st.builds(CompileId, st.none() | st.integers(0, 9), st.integers(0, 9), st.integers(0, 9), st.integers(0, 3)))
+_leaves = st.one_of(st.none(), st.booleans(), st.integers(), st.floats(allow_nan=True), st.text(),
+                    st.binary(max_size=20), st.builds(Frame, st.text(max_size=8), st.integers(0, 99), st.text(max_size=8)))
+_values = st.recursive(_leaves, lambda inner: st.one_of(
+    st.lists(inner, max_size=4),
+    st.tuples(inner, inner),
+    st.dictionaries(st.text(max_size=4), inner, max_size=4),  # "$"-keys included: a log's metadata may hold them
+    st.dictionaries(_keys, inner, max_size=3),
+    st.dictionaries(st.text(max_size=3), st.integers(), max_size=3).map(Counter),
+), max_leaves=12)
+
+
+@given(_values)
+def test_the_codec_round_trips_any_value(value):
+    classes = {"model.trace.Frame": Frame, "model.ids.CompileId": CompileId}
+    doc = orjson.loads(orjson.dumps(encode(value)))
+    back = decode(doc, classes)
+    assert encode(back) == encode(value)
+    if not _has_nan(value):
+        assert back == value and type(back) is type(value)
+
+
+def _has_nan(value) -> bool:
+    if isinstance(value, float):
+        return math.isnan(value)
+    if isinstance(value, dict):
+        return any(_has_nan(k) or _has_nan(v) for k, v in value.items())
+    if isinstance(value, (list, tuple)):
+        return any(map(_has_nan, value))
+    return False
+
+
+def test_a_saved_file_builds_only_known_classes():
+    with pytest.raises(CodecError, match="unknown type"):
+        decode({"$t": "os.system", "command": "true"}, {})
+    with pytest.raises(CodecError, match="version"):
+        Results.from_json({"format": "compilescope.results", "version": RESULTS_VERSION + 1, "results": {}})
+
+
+LOAD_CASES = [
+    ("graph_breaks.log", []),
+    ("export_draft.log", []),  # the export page is the index
+    ("provenance.log", ["-p"]),
+    ("compile_error_raises.log", []),
+]
+
+
+@pytest.mark.parametrize("name, flags", LOAD_CASES)
+def test_report_from_a_saved_analysis_is_byte_identical(tmp_path, name, flags):
+    log = torch213(name)
+    assert run_cli(log, "-o", tmp_path / "direct", "--no-browser", *flags) == 0
+    assert run_cli(log, "-o", tmp_path / "saving", "--no-browser", "--save", tmp_path / "saved.json.gz", *flags) == 0
+    assert run_cli("report", "--load", tmp_path / "saved.json.gz", "-o", tmp_path / "loaded", "--no-browser", *flags) == 0
+    direct = _tree(tmp_path / "direct")
+    assert len(direct) >= 8 and "index.html" in direct
+    assert _tree(tmp_path / "saving") == direct
+    assert _tree(tmp_path / "loaded") == direct
+
+
+def test_a_saved_analysis_needs_no_log(tmp_path):
+    log = tmp_path / "gone.log"
+    log.write_bytes(torch213("recompiles.log").read_bytes())
+    assert run_cli(log, "-o", tmp_path / "direct", "--no-browser", "--save", tmp_path / "s.json") == 0
+    log.unlink()
+    assert run_cli("report", "--load", tmp_path / "s.json", "-o", tmp_path / "loaded", "--no-browser") == 0
+    assert _tree(tmp_path / "loaded") == _tree(tmp_path / "direct")
+
+
+def test_load_refuses_what_is_not_a_saved_analysis(tmp_path, capsys):
+    assert run_cli("report", "--load", torch213("graph_breaks.log"), "-o", tmp_path / "o", "--no-browser") == 2
+    assert "not a saved compilescope analysis" in capsys.readouterr().err
+    (tmp_path / "x.json").write_text('{"format": "compilescope.results", "version": 1, "results": {"$t": "builtins.eval"}}')
+    assert run_cli("report", "--load", tmp_path / "x.json", "-o", tmp_path / "o", "--no-browser") == 2
+    assert "unknown type 'builtins.eval'" in capsys.readouterr().err
+
+
+def _tree(root: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+def test_the_public_api_analyzes_and_saves(tmp_path):
+    import compilescope
+
+    with compilescope.analyze(torch213("recompiles.log")) as results:
+        assert isinstance(results, compilescope.Results) and isinstance(results.trace, compilescope.Trace)
+        assert results.insights.recompiles.total > 0
+        with compilescope.Results.from_json(orjson.loads(orjson.dumps(results.to_json()))) as loaded:
+            assert loaded == results
