@@ -28,7 +28,7 @@ from compilescope.model.names import MAX_STEM, safe_stem
 from compilescope.model.trace import dump_file_name
 from compilescope.render.options import safe_link_url
 
-from ..conftest import run_cli, torch213
+from ..conftest import peer, run_cli, torch213
 from .corpus import EVIL, XSS, hostile_log
 
 DEVICES = {"CON", "PRN", "AUX", "NUL", *(f"COM{i}" for i in range(10)), *(f"LPT{i}" for i in range(10))}
@@ -352,3 +352,31 @@ def test_custom_header_is_trusted_on_the_index_only(tmp_path):
     compile_page = _Page()
     compile_page.feed((out / "-_0_0_0" / "index.html").read_text())
     assert "'unsafe-inline'" not in compile_page.csp.split("script-src")[1].split(";")[0]
+
+
+def _allows_inline_script(page_file) -> bool:
+    page = _Page()
+    page.feed(page_file.read_text())
+    return "'unsafe-inline'" in page.csp.split("script-src")[1].split(";")[0]
+
+
+HEADER = ["--custom-header-html", "<script>var team = 1;</script><b>Team</b>"]
+
+
+def test_custom_header_script_runs_on_every_landing_page(tmp_path):
+    """One rule for every page family that shows the header: index, export index, batch and multi-rank pages."""
+    assert run_cli(torch213("export_draft.log"), "-o", tmp_path / "export", "--no-browser", *HEADER) == 0
+    assert _allows_inline_script(tmp_path / "export" / "index.html")  # the Draft Export Report
+    assert run_cli(torch213("graph_breaks.log"), torch213("recompiles.log"), "-o", tmp_path / "batch", "--no-browser",
+                   "-j", "1", *HEADER) == 0
+    assert _allows_inline_script(tmp_path / "batch" / "index.html")
+    assert run_cli(peer("multi_rank_logs"), "-o", tmp_path / "ranks", "--no-browser", "-j", "1", *HEADER) == 0
+    assert _allows_inline_script(tmp_path / "ranks" / "index.html")
+    assert "var team = 1;" in (tmp_path / "ranks" / "index.html").read_text()
+    # and the pages of the logs' content stay locked down
+    assert not _allows_inline_script(tmp_path / "batch" / "graph_breaks" / "-_0_0_0" / "index.html")
+
+
+def test_without_a_header_no_page_allows_inline_script(tmp_path):
+    assert run_cli(torch213("export_draft.log"), "-o", tmp_path / "export", "--no-browser") == 0
+    assert not any(_allows_inline_script(p) for p in (tmp_path / "export").rglob("*.html"))

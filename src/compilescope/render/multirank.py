@@ -11,7 +11,6 @@ from dataclasses import dataclass, field
 from typing import Iterable, Iterator
 
 import orjson
-from markupsafe import Markup
 
 from ..analyses.divergence import (
     CACHE,
@@ -24,7 +23,7 @@ from ..analyses.divergence import (
     rank_list,
 )
 from ..analyses.rank_summary import RankSummary
-from .html.env import ENV
+from .html.env import ENV, custom_header
 
 SUMMARY_JSON = "multi_rank_summary.json"
 CHROMIUM_EVENTS = "chromium_events.json"
@@ -151,7 +150,7 @@ def landing_page(summaries: list[RankSummary], analysis: MultiRankAnalysis, info
         rank_list=rank_list,
         has_chromium_events=info.has_chromium_events,
         has_schedules=any(s.collective_schedules for s in summaries),
-        custom_header_html=Markup(info.custom_header_html),
+        **custom_header(info.custom_header_html),
         basename=os.path.basename,
         jobs=info.jobs,
     )

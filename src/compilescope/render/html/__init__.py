@@ -20,7 +20,7 @@ from ...model.stats import OUTCOMES
 from ...model.payloads import PayloadRef
 from ...model.trace import CODE, DUMP, GUARDS, JSON, LINK, METRICS, TEXT, Artifact, Compile, Frame, Trace
 from ..options import ReportOptions, artifact_url, dump_file_url, readable_url
-from .env import ENV, _script_hash, page_script_src, preload_templates
+from .env import ENV, _script_hash, custom_header, page_script_src, preload_templates
 
 __all__ = ["ENV", "preload_templates", "render_demo_index", "render_html"]
 from .export import COMPILE_INDEX, render_export_index, wants_export_index
@@ -160,9 +160,7 @@ def _index(page: _Page) -> str:
         outcomes=[(o, stats.outcomes.get(o, 0)) for o in OUTCOMES],
         problems=problems,
         n_problems=sum(n for o, n in stats.outcomes.items() if o != "ok"),
-        custom_header_html=Markup(page.options.custom_header_html),
-        # The header is the user's own (trusted) HTML and may carry inline script: allow it on this page.
-        **({"script_src": Markup("'unsafe-inline'")} if page.options.custom_header_html else {}),
+        **custom_header(page.options.custom_header_html),
     )
 
 

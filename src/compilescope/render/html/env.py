@@ -53,6 +53,15 @@ def page_script_src() -> Markup:
     return Markup(_script_hash("report.js"))
 
 
+def custom_header(html: str) -> dict[str, Markup]:
+    """Template variables for a page that shows --custom-header-html (every landing page: index, export index,
+    batch and multi-rank pages). The header is the user's own, trusted HTML and may carry inline script: such a
+    page allows it. Pages of the log's content never show it and stay locked to their own scripts."""
+    if not html:
+        return {"custom_header_html": Markup("")}
+    return {"custom_header_html": Markup(html), "script_src": Markup("'unsafe-inline'")}
+
+
 def _pretty(value: Any) -> str:
     try:
         return orjson.dumps(value, option=orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS, default=str).decode()

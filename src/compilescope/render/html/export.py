@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from markupsafe import Markup
+from .env import custom_header
 
 # Where the torch.compile index goes when the export page takes index.html.
 COMPILE_INDEX = "compile_report.html"
@@ -36,5 +36,5 @@ def render_export_index(page: Any) -> str:
         stats=stats,
         outcomes=[(o, n) for o, n in stats.outcomes.items() if n],
         n_problems=sum(n for o, n in stats.outcomes.items() if o != "ok"),
-        custom_header_html=Markup(page.options.custom_header_html),
+        **custom_header(page.options.custom_header_html),
     )
