@@ -13,6 +13,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any, Iterable
 
+from ..model.ids import NO_COMPILE_ID
 from ..model.trace import Trace
 
 PHASES: tuple[tuple[str, str], ...] = (
@@ -178,7 +179,7 @@ def _number(value: Any) -> float | None:
 
 
 def _label(compile_id: str | None) -> str:
-    return f"[{compile_id}]" if compile_id else "[-/-]"
+    return f"[{compile_id}]" if compile_id else NO_COMPILE_ID
 
 
 def _rows(events: Iterable[dict]) -> tuple[list[TimelineRow], float | None]:
@@ -282,7 +283,7 @@ def compile_times(trace: Trace) -> CompileTimes:
     rows, _ = _rows(trace.chromium_events)
     by_compile: dict[str, dict[str, float]] = {}
     for row in rows:
-        key = row.compile_id or "[-/-]"
+        key = row.compile_id or NO_COMPILE_ID
         phases = by_compile.setdefault(key, {p: 0.0 for p, _ in PHASES})
         for seg in row.segments:
             phases[seg.phase] += seg.duration_s

@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..model.ids import CompileId
+from ..model.ids import NO_COMPILE_ID, CompileId
 from ..model.trace import Trace
 from .userloc import UserLocation, inline_frame, last_user_frame, traceback_frames, is_framework_file
 
@@ -118,7 +118,7 @@ def _artifact_location(text: str) -> UserLocation | None:
 
 def compilation_key(compile_id: CompileId | None) -> str:
     """`[1/0]` for `[1/0_1]`: attempts of one compilation count once."""
-    return str(dataclasses.replace(compile_id, attempt=0)) if compile_id else "[-/-]"
+    return str(dataclasses.replace(compile_id, attempt=0)) if compile_id else NO_COMPILE_ID
 
 
 def graph_breaks(trace: Trace) -> GraphBreaks:

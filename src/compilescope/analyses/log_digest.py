@@ -6,7 +6,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from . import Results
-from .status import STATUSES, status_counts
+from .status import STATUSES, failed_compiles, status_counts
 
 TOP_FINDINGS = 3
 
@@ -16,7 +16,8 @@ class LogDigest:
     source: str
     compiles: int  # compile ids
     statuses: dict[str, int]  # compile ids per status (ok, break, empty, error, missing)
-    failures: int  # rows of the failures and restarts page
+    failures: int  # compile ids that failed (analyses.status.failed_compiles, as a rank's summary counts them)
+    restarts: int  # restarts (graph breaks) on the failures and restarts page
     graph_breaks: int  # distinct graph breaks
     recompiles: int
     skipped_lines: int  # records not read as events (see the report's parse statistics)
@@ -41,7 +42,8 @@ def digest_log(results: Results) -> LogDigest:
         source=trace.source,
         compiles=sum(statuses.values()),
         statuses=statuses,
-        failures=len(results.failures),
+        failures=failed_compiles(results.statuses),
+        restarts=sum(1 for row in results.failures if row.is_restart),
         graph_breaks=len(ins.graph_breaks.breaks) if ins else 0,
         recompiles=ins.recompiles.total if ins else 0,
         skipped_lines=sum(n for outcome, n in trace.stats.outcomes.items() if outcome != "ok"),
@@ -61,4 +63,4 @@ def _findings(results: Results) -> list[dict[str, str]]:
 
 
 def unreadable_log(source: str, error: str) -> LogDigest:
-    return LogDigest(source, 0, {s: 0 for s in STATUSES}, 0, 0, 0, 0, error=error)
+    return LogDigest(source, 0, {s: 0 for s in STATUSES}, 0, 0, 0, 0, 0, error=error)

@@ -16,8 +16,9 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
+from ..model.ids import compile_id_key
 from ..model.trace import Compile, Trace
-from .status import BREAK, ERROR
+from .status import BREAK, failed_compiles
 
 if TYPE_CHECKING:
     from . import Results
@@ -65,7 +66,7 @@ class RankSummary:
     logged_rank: int | None = None  # the rank the log's envelopes carry, when it differs or the name has none
     error: str | None = None  # the log could not be read at all (then everything else is empty)
     empty: bool = False  # the log is empty: the rank logged nothing (it still counts, as a rank that compiled nothing)
-    compile_ids: list[str] = field(default_factory=list)  # compile ids, report order, "[-/-]" excluded
+    compile_ids: list[str] = field(default_factory=list)  # compile ids, report order, NO_COMPILE_ID excluded
     statuses: dict[str, str] = field(default_factory=dict)  # compile id -> status (analyses.status)
     # Cache outcomes in the order torch logged them: [compile id, cache artifact, "hit"|"miss"|"bypass"].
     cache_sequence: list[list[str]] = field(default_factory=list)
@@ -124,14 +125,14 @@ def summarize_rank(trace: Trace, results: Results, rank: int | None = None) -> R
     summary.compile_ids = [str(c.compile_id) for c in trace.sorted_compiles() if c.compile_id is not None]
     counts = Counter(statuses.values())
     summary.breaks = counts[BREAK]
-    summary.failures = counts[ERROR]
+    summary.failures = failed_compiles(statuses)
     summary.recompiles = sum(1 for cid in trace.compiles if cid is not None and (cid.frame_compile_id or 0) > 0)
     summary.chromium_events = len(trace.chromium_events)
     summary.parse_problems = sum(n for outcome, n in trace.stats.outcomes.items() if outcome != "ok")
 
     cache_events = []  # (artifact number, compile id, name, state)
     for entry in trace.sorted_compiles():
-        key = str(entry.compile_id) if entry.compile_id is not None else "[-/-]"
+        key = compile_id_key(entry.compile_id)
         _summarize_compile(trace, entry, key, summary)
         for a in entry.artifacts:
             if a.cache in CACHE_STATES:

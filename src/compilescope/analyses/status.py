@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ..model.ids import CompileId
+from ..model.ids import NO_COMPILE_ID, CompileId
 from ..model.trace import Compile, Trace
 
 OK = "ok"
@@ -58,9 +58,16 @@ def compile_statuses(trace: Trace) -> dict[CompileId | None, str]:
 
 
 def status_counts(statuses: dict[CompileId | None, str]) -> dict[str, int]:
-    """Compile ids per status, every status present (the "[-/-]" group is not a compile id)."""
+    """Compile ids per status, every status present (the NO_COMPILE_ID group is not a compile id)."""
     counts = {s: 0 for s in STATUSES}
     for cid, status in statuses.items():
         if cid is not None:
             counts[status] += 1
     return counts
+
+
+def failed_compiles(statuses: dict) -> int:
+    """"failures" wherever a summary counts them (a log's digest, a rank's summary): compile ids whose
+    compilation failed (status error). A restart (graph break) is not a failure; it is counted as a restart."""
+    return sum(1 for cid, status in statuses.items() if cid is not None and cid != NO_COMPILE_ID and status == ERROR)
+

@@ -31,9 +31,24 @@ def load_command(name: str):
     return getattr(import_module(module, __name__), cls)()
 
 
-def _parser(command) -> argparse.ArgumentParser:
+class CommandParser(argparse.ArgumentParser):
+    """An ArgumentParser that remembers which of its options take a value (`run` and `diagnose` need to know
+    where their options end and the program's own words begin), through add_argument's public result."""
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.value_options: set[str] = set()
+
+    def add_argument(self, *args, **kwargs) -> argparse.Action:
+        action = super().add_argument(*args, **kwargs)
+        if action.nargs != 0:
+            self.value_options.update(s for s in action.option_strings)
+        return action
+
+
+def _parser(command) -> CommandParser:
     prog = "compilescope" if command.name == "report" else f"compilescope {command.name}"
-    parser = argparse.ArgumentParser(prog=prog, description=command.__doc__)
+    parser = CommandParser(prog=prog, description=command.__doc__)
     if command.name == "report":
         parser.add_argument("--version", action="version", version=f"compilescope {__version__}")
         others = ", ".join(name for name in COMMANDS if name != "report")

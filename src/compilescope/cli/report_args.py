@@ -7,9 +7,9 @@ import argparse
 from ..render.options import ReportOptions
 
 
-def add_report_arguments(parser: argparse.ArgumentParser) -> None:
+def add_report_arguments(parser: argparse.ArgumentParser, out_help: str = "output directory (default: tl_out)") -> None:
     """tlparse's flags, with the same meaning."""
-    parser.add_argument("-o", "--out", default="tl_out", help="output directory (default: tl_out)")
+    parser.add_argument("-o", "--out", default="tl_out", help=out_help)
     parser.add_argument("--overwrite", action="store_true", help="replace the output directory if it exists")
     parser.add_argument("--latest", action="store_true", help="with a directory: read its newest log")
     parser.add_argument("--no-browser", action="store_true", help="do not open the report in a browser")

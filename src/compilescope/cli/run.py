@@ -37,8 +37,7 @@ def split_program(parser: argparse.ArgumentParser, argv: list[str]) -> tuple[lis
             rest = argv[i + 1 :] if word[2:] else argv[i + 2 :]
             return argv[:i], module, rest, False
         if word.startswith("-") and word != "-":
-            action = parser._option_string_actions.get(word)  # noqa: SLF001 - argparse has no public lookup
-            takes_value = action is not None and action.nargs != 0 and "=" not in word
+            takes_value = word in getattr(parser, "value_options", ()) and "=" not in word
             i += 2 if takes_value else 1
             continue
         return argv[:i], None, argv[i:], False
@@ -57,9 +56,8 @@ class RunCommand:
             "       compilescope run [options] -- command [args ...]   (e.g. -- torchrun --nproc-per-node 2 train.py)"
         )
         parser.allow_abbrev = False  # an abbreviation could swallow the program's own flags
-        add_report_arguments(parser)
-        out = parser._option_string_actions["--out"]  # noqa: SLF001
-        out.default, out.help = None, "report directory (default: <trace dir>/report)"
+        add_report_arguments(parser, out_help="report directory (default: <trace dir>/report)")
+        parser.set_defaults(out=None)
         parser.add_argument(
             "--trace-dir", metavar="DIR",
             help=f"where the program's TORCH_TRACE logs go (default: a new ./{DEFAULT_TRACE_ROOT}/<timestamp>/)",
@@ -106,8 +104,7 @@ class RunCommand:
             try:
                 status = run_all_ranks(args, directory=trace_dir, out=out, logs=result.logs)
             except CompilescopeError as exc:
-                print(f"compilescope: error: {exc}", file=sys.stderr)
-                return rc or exc.exit_code
+                raise _with_program_status(exc, rc) from None
             return rc or status
         chosen, note = choose_log(result.logs)
         if note:
@@ -122,8 +119,7 @@ class RunCommand:
                         print(f"  {p}", file=sys.stderr)
                 problems = strict_problems(trace, args.strict, args.strict_compile_id)
         except CompilescopeError as exc:
-            print(f"compilescope: error: {exc}", file=sys.stderr)
-            return rc or exc.exit_code
+            raise _with_program_status(exc, rc) from None
         index = os.path.join(output.path, "index.html")
         print(f"Wrote the report to {output.path}; open {index}")
         for p in problems:
@@ -134,3 +130,9 @@ class RunCommand:
         if not args.no_browser and not result.interrupted:
             _open_browser(index)
         return rc
+
+
+def _with_program_status(exc: CompilescopeError, rc: int) -> CompilescopeError:
+    """The report failed after the program ran: main prints the error; the exit status is the program's if it failed."""
+    return CompilescopeError(str(exc), exit_code=rc or exc.exit_code)
+

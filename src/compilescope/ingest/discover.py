@@ -9,7 +9,9 @@ from dataclasses import dataclass
 
 from ..errors import CompilescopeError
 
-RANK_IN_NAME = re.compile(r"rank_(\d+)")
+# The one reading of a rank from a file name: torch's dedicated_log_torch_trace_rank_<N>_<random>.log
+# (gzipped copies keep the name). A name without it has no rank (the reader then reads every envelope).
+RANK_LOG = re.compile(r"^dedicated_log_torch_trace_rank_(\d+)(?:_[^/]*)?\.(?:log|txt)(?:\.gz)?$")
 LOG_SUFFIXES = (".log", ".log.gz", ".txt", ".txt.gz", ".gz")
 
 
@@ -21,7 +23,8 @@ class Discovered:
 
 
 def rank_of(path: str) -> int | None:
-    m = RANK_IN_NAME.search(os.path.basename(path))
+    """The rank in a log's file name (RANK_LOG), None when the name carries none."""
+    m = RANK_LOG.match(os.path.basename(path))
     return int(m.group(1)) if m else None
 
 

@@ -9,12 +9,10 @@ in its name cannot be told apart from a rank's).
 from __future__ import annotations
 
 import os
-import re
 from dataclasses import dataclass, field
 
 from ..errors import CompilescopeError
-
-RANK_LOG = re.compile(r"^dedicated_log_torch_trace_rank_(\d+)(?:_[^/]*)?\.(?:log|txt)(?:\.gz)?$")
+from .discover import rank_of
 
 
 @dataclass(frozen=True)
@@ -37,8 +35,7 @@ class RankLogs:
 
 
 def rank_of_name(name: str) -> int | None:
-    m = RANK_LOG.match(name)
-    return int(m.group(1)) if m else None
+    return rank_of(name)
 
 
 def find_rank_logs(directory: str) -> RankLogs:

@@ -158,7 +158,7 @@ def _ingest(record: RawRecord, b: TraceBuilder) -> None:
     stats.kinds[env.kind] += 1
     if env.kind != "str":
         # Every event registers its compile id (tlparse lists ids even with no outputs,
-        # and "[-/-]" for events outside any compilation).
+        # and NO_COMPILE_ID for events outside any compilation).
         b.compile(env.compile_id, env.lineno)
         b.note_context(env.compile_id, env.lineno, env.obj.get("stack"), env.subgraph_name)
     handler = handler_for(env.kind)

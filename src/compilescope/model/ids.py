@@ -6,6 +6,14 @@ from dataclasses import dataclass
 from typing import Any
 
 
+NO_COMPILE_ID = "[-/-]"  # how a report names the events outside any compilation (tlparse's spelling)
+
+
+def compile_id_key(compile_id: CompileId | None) -> str:
+    """A compile id as reports name it ("[0/1]"), NO_COMPILE_ID for none."""
+    return str(compile_id) if compile_id is not None else NO_COMPILE_ID
+
+
 def _part(value: int | None) -> str:
     return "-" if value is None else str(value)
 

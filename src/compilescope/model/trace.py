@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .stats import IngestStats
-from .ids import CompileId
+from .ids import CompileId, compile_id_key
 from .names import safe_stem
 from .payloads import JsonLines, PayloadRef, PayloadStore, Spool
 
@@ -130,7 +130,7 @@ class Compile:
 
     @property
     def key(self) -> str:
-        return str(self.compile_id) if self.compile_id else "[-/-]"
+        return compile_id_key(self.compile_id)
 
     @property
     def dir_name(self) -> str:

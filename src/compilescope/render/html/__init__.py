@@ -17,6 +17,7 @@ from ...analyses import Results
 from ...analyses.stack_trie import StackTrieNode
 from ...analyses.status import status_counts
 from ...model.stats import OUTCOMES
+from ...model.ids import compile_id_key
 from ...model.payloads import PayloadRef
 from ...model.trace import CODE, DUMP, GUARDS, JSON, LINK, METRICS, TEXT, Artifact, Compile, Frame, Trace
 from ..options import ReportOptions, artifact_url, dump_file_url, readable_url
@@ -172,7 +173,7 @@ def _failures(page: _Page) -> str:
         if entry is not None and row.metrics_number is not None:
             metrics = next(a for a in entry.artifacts if a.number == row.metrics_number)
             url = artifact_url(metrics, page.options)
-        rows.append({"row": row, "key": str(row.compile_id) if row.compile_id else "[-/-]", "url": url})
+        rows.append({"row": row, "key": compile_id_key(row.compile_id), "url": url})
     return page.render("failures.html", "", rows=rows)
 
 

@@ -18,6 +18,7 @@ from markupsafe import Markup
 
 from ... import __version__
 from ...analyses.status import STATUS_LABELS, STATUSES
+from ...model.ids import NO_COMPILE_ID, compile_id_key
 from ...model.trace import Frame
 from ..options import safe_link_url
 
@@ -139,7 +140,8 @@ def _environment() -> Environment:
         outcome_labels=OUTCOME_LABELS,
         version=__version__,
         pretty=_pretty,
-        cid_key=lambda cid: str(cid) if cid is not None else "[-/-]",
+        cid_key=compile_id_key,
+        no_compile_id=NO_COMPILE_ID,
         link_href=safe_link_url,
         script_src=page_script_src(),
     )

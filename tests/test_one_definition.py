@@ -1,0 +1,98 @@
+"""Each term and constant has one definition: copies drift (each test here failed on the drifted copies)."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+
+import pytest
+
+from compilescope.analyses import analyze
+from compilescope.analyses.log_digest import digest_log
+from compilescope.analyses.rank_summary import summarize_rank
+from compilescope.ingest.discover import rank_of
+from compilescope.ingest.rank_logs import rank_logs_of
+from compilescope.ingest.reader import read_trace
+
+from .conftest import REPO, run_cli, torch213
+
+SRC = REPO / "src" / "compilescope"
+
+
+@pytest.mark.parametrize("name, failures, restarts", [
+    ("graph_breaks.log", 0, 3),  # restarts are not failures (the digest said 3, the rank summary 0)
+    ("compile_error_raises.log", 2, 0),
+    ("recompiles.log", 1, 0),
+])
+def test_a_log_digest_and_a_rank_summary_count_the_same_failures(name, failures, restarts):
+    with read_trace(str(torch213(name))) as trace:
+        results = analyze(trace)
+        digest = digest_log(results)
+        summary = summarize_rank(trace, results, 0)
+    assert digest.failures == summary.failures == failures
+    assert digest.restarts == restarts
+
+
+@pytest.mark.parametrize("name, rank", [
+    ("dedicated_log_torch_trace_rank_3_ab12.log", 3),
+    ("dedicated_log_torch_trace_rank_10.log.gz", 10),
+    ("copy_of_rank_1.log", None),  # the reader used to read it as rank 1 while the rank finder ignored it
+    ("dedicated_log_torch_trace_abc.log", None),
+])
+def test_one_reading_of_a_rank_from_a_file_name(tmp_path, name, rank):
+    path = tmp_path / name
+    path.write_text("")
+    assert rank_of(str(path)) == rank
+    found = rank_logs_of([str(path)])
+    assert [log.rank for log in found.logs] == ([] if rank is None else [rank])
+
+
+def _python_sources() -> dict[Path, str]:
+    return {p: p.read_text(encoding="utf-8") for p in SRC.rglob("*.py")}
+
+
+def test_no_compile_id_is_spelt_once():
+    spelt = [str(p.relative_to(SRC)) for p, text in _python_sources().items() if '"[-/-]"' in text]
+    assert spelt == ["model/ids.py"]
+    templates = [p.name for p in (SRC / "render" / "html" / "templates").rglob("*.html") if "[-/-]" in p.read_text()]
+    assert templates == []
+
+
+def test_the_cli_uses_argparse_through_its_public_interface():
+    private = [str(p.relative_to(SRC)) for p, text in _python_sources().items()
+               if re.search(r"\._(option_string_actions|actions|optionals|positionals|registries)\b", text)]
+    assert private == []
+
+
+def test_errors_are_printed_by_main_alone():
+    printing = [str(p.relative_to(SRC)) for p, text in _python_sources().items() if 'compilescope: error:' in text]
+    assert printing == ["cli/__init__.py"]
+
+
+def test_a_failed_report_after_the_program_ran_keeps_its_exit_status(tmp_path, capsys):
+    """`run`: the report fails (output exists) after the program succeeded: one error line from main, status 2."""
+    (tmp_path / "out").mkdir()
+    (tmp_path / "out" / "x").write_text("keep")
+    script = tmp_path / "p.py"
+    script.write_text("import os, shutil, sys\nshutil.copy(sys.argv[1], os.path.join(os.environ['TORCH_TRACE'], 'a.log'))\n")
+    rc = run_cli("run", "--no-browser", "-o", tmp_path / "out", "--trace-dir", tmp_path / "t", "--",
+                 sys.executable, script, torch213("graph_breaks.log"))
+    err = capsys.readouterr().err
+    assert rc == 2
+    assert [line for line in err.splitlines() if "error:" in line] == [
+        f"compilescope: error: {tmp_path / 'out'} already exists; pass --overwrite to replace it"]
+
+
+def test_the_version_is_written_once():
+    project = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]
+    assert "version" not in project and "version" in project["dynamic"]
+    from importlib.metadata import version
+
+    import compilescope
+
+    assert version("compilescope") == compilescope.__version__
+    out = subprocess.run([sys.executable, "-m", "compilescope", "--version"], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == f"compilescope {compilescope.__version__}"
