@@ -49,6 +49,7 @@ class Scenario:
 SCENARIOS = [
     Scenario("graph_breaks", "graph_breaks.py"),
     Scenario("recompiles", "recompiles.py"),
+    Scenario("empty_graph", "empty_graph.py"),
     Scenario("dynamic_shapes", "dynamic_shapes.py"),
     Scenario("training", "training.py"),
     Scenario("compile_error_fallback", "compile_error_fallback.py"),
