@@ -17,10 +17,7 @@ from compilescope.model.codec import CodecError, decode, encode
 from compilescope.model.ids import CompileId
 from compilescope.model.trace import DUMP, Artifact, Frame
 
-from .conftest import PEER, SHARED_LOGS, TORCH213, TORCH213_LOGS, run_cli, shared_dirs_present, torch213
-
-SHARED = PEER.parent
-
+from .conftest import SHARED_LOGS, TORCH213, TORCH213_LOGS, run_cli, shared, shared_dirs_present, torch213
 
 def _round_trip(path: Path) -> None:
     with read_trace(str(path)) as trace:
@@ -49,7 +46,7 @@ def test_shared_logs_are_listed():
 
 @pytest.mark.parametrize("name", SHARED_LOGS)
 def test_results_round_trip_on_shared_logs(name):
-    _round_trip(SHARED / name)
+    _round_trip(shared(name))
 
 
 def test_the_fields_that_were_left_out_are_saved():
