@@ -18,4 +18,7 @@ python3 -m venv .venv
 .venv/bin/pip install -q -e '.[test]'
 # torch for the capture tests (compilescope run, capture(), demo): always this exact pin.
 .venv/bin/pip install -q torch==2.13.0
+# Lint and type checks first (configured in pyproject.toml): a failure stops the run.
+.venv/bin/ruff check src tests bench
+.venv/bin/mypy
 exec .venv/bin/python -m pytest -n 2 -q "$@"

@@ -58,7 +58,7 @@ def test_context_keys_prefix_kinds_and_unknown_kinds(tmp_path):
     index = (tmp_path / "cs" / "index.html").read_text()
     assert "brand_new_kind" in index and "Stacks outside any compilation" in index
     # The unknown kind's payload is kept where raw.jsonl says it is.
-    raw = [json.loads(l) for l in (tmp_path / "cs" / "raw.jsonl").read_text().splitlines()[1:]]
+    raw = [json.loads(line) for line in (tmp_path / "cs" / "raw.jsonl").read_text().splitlines()[1:]]
     unknown = next(r for r in raw if "brand_new_kind" in r)
     assert (tmp_path / "cs" / unknown["payload_filename"]).read_text() == "new payload"
 

@@ -74,10 +74,11 @@ class OutputDir:
         if isinstance(content, str):
             content = content.encode("utf-8", "replace")
         if self._writer is not None:
-            content = self._writer.hand_over(target, content)
-            if content is None:  # the writer thread has it
+            rest = self._writer.hand_over(target, content)
+            if rest is None:  # the writer thread has it
                 self.files += 1
                 return target
+            content = rest
         self.bytes += _write_file(target, content)
         self.files += 1
         return target

@@ -29,7 +29,7 @@ from compilescope.model.trace import dump_file_name
 from compilescope.render.options import safe_link_url
 
 from ..conftest import peer, run_cli, torch213
-from .corpus import EVIL, XSS, hostile_log
+from .corpus import XSS, hostile_log
 
 DEVICES = {"CON", "PRN", "AUX", "NUL", *(f"COM{i}" for i in range(10)), *(f"LPT{i}" for i in range(10))}
 SAFE_NAME = re.compile(r"^[A-Za-z0-9_+\-][A-Za-z0-9._+\-]*$")

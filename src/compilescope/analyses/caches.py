@@ -66,7 +66,7 @@ class Caches:
     @property
     def overall(self) -> str:
         """"warm" (all hits), "cold" (all misses), "mixed", "bypassed" or "none" (no cache lookups logged)."""
-        outcomes = Counter()
+        outcomes: Counter[str] = Counter()
         for per_cache in self.counts.values():
             outcomes.update(per_cache)
         if not outcomes:

@@ -255,7 +255,7 @@ def _cache_divergence(ok: list[RankSummary]) -> Divergence | None:
     def describe(seq: tuple) -> str:
         if not seq:
             return "no cache lookups"
-        counts = defaultdict(int)
+        counts: defaultdict[str, int] = defaultdict(int)
         for _, state in seq:
             counts[state] += 1
         shown = ", ".join(f"{name.replace('_cache', '').replace('_' + state, '')} {state}" for name, state in seq[:6])

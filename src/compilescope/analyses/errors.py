@@ -204,7 +204,7 @@ def compile_errors(trace: Trace) -> CompileErrors:
             kind = "compiled frame" if location else None
 
         lines = reason.splitlines()
-        compiler_errors = []
+        compiler_errors: list[str] = []
         for i, line in enumerate(lines):
             if _COMPILER_ERROR.search(line) and len(compiler_errors) < 5:
                 nxt = lines[i + 1].strip() if i + 1 < len(lines) and "|" in lines[i + 1] else ""

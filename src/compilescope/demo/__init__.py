@@ -22,4 +22,4 @@ SCENARIOS = [
 
 def bundled_trace(scenario: str):
     """A Traversable for the scenario's .log.gz (use with resources.as_file)."""
-    return resources.files(__package__).joinpath("traces", f"{scenario}.log.gz")
+    return resources.files(__package__).joinpath("traces").joinpath(f"{scenario}.log.gz")  # one name per call: Python 3.10

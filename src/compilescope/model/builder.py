@@ -89,7 +89,7 @@ class TraceBuilder:
 
     def frames(self, stack: Any) -> list[Frame]:
         """Resolve a logged stack (filenames interned as ints) into Frames."""
-        frames = []
+        frames: list[Frame] = []
         if not isinstance(stack, list):
             return frames
         for raw in stack:

@@ -141,8 +141,9 @@ class PayloadBuffer:
             self._spill()
 
     def _spill(self) -> None:
-        self._file = tempfile.TemporaryFile(prefix="compilescope-payload-")
-        self._file.write(self._mem)
+        spill = tempfile.TemporaryFile(prefix="compilescope-payload-")
+        spill.write(self._mem)
+        self._file = spill  # type: ignore[assignment]  # (slots: declared as None in __init__)
         self._mem = bytearray()
 
     def chunks(self) -> Iterator[bytes]:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Iterator
+from typing import Iterable, Iterator, Union
 
 import orjson
 
@@ -14,7 +14,7 @@ from .options import ReportOptions, payload_file
 
 __all__ = ["payload_file", "report_files"]
 
-Content = "str | bytes | Iterable[bytes]"
+Content = Union[str, bytes, Iterable[bytes]]
 
 
 def report_files(trace: Trace, results: Results, options: ReportOptions) -> Iterator[tuple[str, Content]]:
