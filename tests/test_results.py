@@ -70,7 +70,7 @@ def test_results_round_trip_on_any_prefix_of_a_log(tmp_path_factory, name, keep)
     try:
         _round_trip(path)
     except CompilescopeError as exc:  # an empty prefix is not a log: that is the reader's one-line error
-        assert "not a TORCH_TRACE log" in str(exc)
+        assert "not a TORCH_TRACE log" in str(exc) or "the log is empty" in str(exc)
 
 
 _keys = st.one_of(st.text(max_size=5), st.integers(), st.none(),
