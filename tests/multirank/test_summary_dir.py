@@ -70,7 +70,7 @@ def test_json_multi_rank_runtime_seven_ranks_5_and_6_apart(capsys):
     assert [r["rank"] for r in doc["ranks"]] == list(range(7))
     # md5 mismatches are parse problems, yet every rank is read.
     assert all(r["error"] is None for r in doc["ranks"])
-    assert sum(r["parse_problems"] for r in doc["ranks"]) > 0
+    assert [r["parse_problems"] for r in doc["ranks"]] == [4, 4, 4, 4, 3, 0, 0]
     assert [len(r["compile_ids"]) for r in doc["ranks"]] == [4, 4, 4, 4, 4, 2, 2]
     divergences = {d["kind"]: [g["ranks"] for g in d["groups"]] for d in doc["analysis"]["divergences"]}
     assert set(divergences) == {"compile_ids", "cache", "collectives", "tensor_meta"}
