@@ -6,9 +6,10 @@ import os
 
 import pytest
 
-from compilescope.analyses.compile_time import PHASES
+from compilescope.analyses.compile_time import PHASES, CompileTimes, Segment, TimelineRow
 from compilescope.analyses.graph_breaks import parse_reason
 from compilescope.analyses.recompiles import classify_change, parse_reason as parse_guard, reasons_payload
+from compilescope.render.charts import ChartOptions, CompileTimeChart
 
 from .helpers import insights_of
 
@@ -212,9 +213,25 @@ def test_compile_time_slowest_first_and_timeline_rows():
     assert totals == sorted(totals, reverse=True)
     assert sorted(c.compile_id for c in ct.compiles) == ["[0/0]", "[1/0]", "[2/0]", "[3/0]", "[4/0]"]
     assert [r.label for r in ct.timeline] == ["[0/0]", "[1/0]", "[2/0]", "[3/0]", "[4/0]"]  # in the order they ran
-    for row in ct.timeline:
+    chart = CompileTimeChart.from_results(ct)  # the geometry is the renderer's
+    assert [r.label for r in chart.timeline] == [r.label for r in ct.timeline] and chart.rows_omitted == 0
+    for row in chart.timeline:
         assert row.segments and all(0 <= s.x_pct <= 100.001 and s.w_pct > 0 for s in row.segments)
-    assert max(r.w_pct for r in ct.timeline) == 100
+    assert max(r.w_pct for r in chart.timeline) == 100
+    assert chart.ticks[0].label == "0" and all(0 <= t.x_pct <= 100 for t in chart.ticks)
+    assert [b.phase for b in chart.phases] == [p.phase for p in ct.phases] and chart.phases[0].bar_pct == 100
+
+
+def test_the_chart_draws_the_slowest_rows_and_the_analysis_keeps_all():
+    rows = [TimelineRow(f"[{i}/0]", f"[{i}/0]", float(i), 1.0 + i % 7, [Segment("dynamo", 0.0, 1.0 + i % 7)])
+            for i in range(70)]
+    times = CompileTimes(1.0, [], [], rows)
+    chart = CompileTimeChart.from_results(times, ChartOptions(timeline_rows=60))
+    assert len(chart.timeline) == 60 and chart.rows_omitted == 10
+    assert min(r.duration_s for r in chart.timeline) >= max(r.duration_s for r in rows if r.label not in
+                                                             {c.label for c in chart.timeline})
+    assert [r.label for r in chart.timeline] == sorted((r.label for r in chart.timeline), key=lambda x: int(x[1:-3]))
+    assert len(times.to_json()["timeline"]) == 70  # summary --json keeps every row
 
 
 def test_compile_time_backward_row():

@@ -23,7 +23,7 @@ def summary_json(capsys, name: str) -> dict:
 
 def test_summary_json_top_level(capsys):
     doc = summary_json(capsys, "graph_breaks")
-    assert doc["schema_version"] == SCHEMA_VERSION == 1
+    assert doc["schema_version"] == SCHEMA_VERSION == 2
     assert list(doc) == ["schema_version", "source", "compiles", "findings", "errors", "recompiles", "graph_breaks",
                          "compile_time", "caches", "dynamic_shapes"]
     assert doc["graph_breaks"]["distinct"] == 3

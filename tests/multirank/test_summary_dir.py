@@ -51,7 +51,7 @@ def test_json_multi_rank_logs_every_rank_and_the_compile_id_divergence(capsys):
     directory = peer_dir("multi_rank_logs")
     doc = summary_json(capsys, directory, "-j", "1")
     assert list(doc) == ["schema_version", "source", "ranks", "analysis", "notes"]
-    assert doc["schema_version"] == 1 and doc["source"] == str(directory)
+    assert doc["schema_version"] == 2 and doc["source"] == str(directory)
     ranks = {r["rank"]: r for r in doc["ranks"]}
     assert list(ranks) == [0, 1, 2, 3]
     assert {r: len(s["compile_ids"]) for r, s in ranks.items()} == {0: 1, 1: 15, 2: 1, 3: 7}

@@ -61,7 +61,6 @@ _PREFIXES = (
     ("FxGraphCache.", "cache"),
 )
 BACKWARD_ROOT = "entire_backward_compile"
-TIMELINE_ROWS = 60  # rows drawn at most (the slowest); the table lists every compilation
 
 
 def phase_of(name: str) -> str | None:
@@ -79,8 +78,6 @@ class Segment:
     phase: str
     start_s: float  # since the row started
     duration_s: float
-    x_pct: float = 0.0  # position and width on the shared timeline scale, in percent
-    w_pct: float = 0.0
 
     def to_json(self) -> dict[str, Any]:
         return {"phase": self.phase, "start_s": round(self.start_s, 6), "duration_s": round(self.duration_s, 6)}
@@ -94,7 +91,6 @@ class TimelineRow:
     duration_s: float
     segments: list[Segment] = field(default_factory=list)
     incomplete: bool = False  # an event never ended (crash, or the log was cut)
-    w_pct: float = 0.0
 
     def to_json(self) -> dict[str, Any]:
         return {"label": self.label, "compile_id": self.compile_id, "start_s": round(self.start_s, 6),
@@ -127,16 +123,9 @@ class PhaseTime:
     label: str
     seconds: float
     share: float  # of the total, 0..1
-    bar_pct: float = 0.0  # bar length relative to the biggest phase, in percent
 
     def to_json(self) -> dict[str, Any]:
         return {"phase": self.phase, "label": self.label, "seconds": round(self.seconds, 6), "share": round(self.share, 4)}
-
-
-@dataclass
-class Tick:
-    x_pct: float
-    label: str
 
 
 @dataclass
@@ -144,25 +133,17 @@ class CompileTimes:
     total_s: float = 0.0
     phases: list[PhaseTime] = field(default_factory=list)  # biggest first, zero phases left out
     compiles: list[CompileTime] = field(default_factory=list)  # slowest first
-    timeline: list[TimelineRow] = field(default_factory=list)  # in start order
-    timeline_scale_s: float = 0.0  # the longest row: 100% of the timeline width
-    ticks: list[Tick] = field(default_factory=list)
-    rows_omitted: int = 0
+    # Every outermost event (a compilation, or its backward), in start order. How many a chart draws, and
+    # where, is the renderer's choice (render/charts.py).
+    timeline: list[TimelineRow] = field(default_factory=list)
     labels: dict[str, str] = field(default_factory=lambda: dict(PHASE_LABELS))
 
     def __bool__(self) -> bool:
         return bool(self.compiles)
 
-    @property
-    def legend(self) -> list[tuple[str, str]]:
-        """(phase, label) of the phases that took any time, in pipeline order."""
-        used = {p.phase for p in self.phases}
-        return [(p, label) for p, label in PHASES if p in used]
-
     def to_json(self) -> dict[str, Any]:
         return {"total_s": round(self.total_s, 6), "phases": [p.to_json() for p in self.phases],
-                "compiles": [c.to_json() for c in self.compiles], "timeline": [r.to_json() for r in self.timeline],
-                "timeline_rows_omitted": self.rows_omitted}
+                "compiles": [c.to_json() for c in self.compiles], "timeline": [r.to_json() for r in self.timeline]}
 
 
 class _Open:
@@ -255,28 +236,12 @@ def _rows(events: Iterable[dict]) -> tuple[list[TimelineRow], float | None]:
     return rows, first_ts
 
 
-def _nice_step(span: float) -> float:
-    raw = span / 5 if span > 0 else 1.0
-    magnitude = 10 ** math.floor(math.log10(raw))
-    return next(m * magnitude for m in (1, 2, 5, 10) if m * magnitude >= raw)
-
-
 def format_seconds(seconds: float) -> str:
     if seconds >= 1:
         return f"{seconds:.2f} s"
     if seconds >= 0.001:
         return f"{seconds * 1000:.0f} ms" if seconds >= 0.01 else f"{seconds * 1000:.1f} ms"
     return f"{seconds * 1e6:.0f} µs"
-
-
-def _tick_label(seconds: float) -> str:
-    if seconds == 0:
-        return "0"
-    if seconds >= 1:
-        return f"{seconds:g} s"
-    if seconds >= 0.001:
-        return f"{seconds * 1000:g} ms"
-    return f"{seconds * 1e6:g} µs"
 
 
 def compile_times(trace: Trace) -> CompileTimes:
@@ -309,25 +274,9 @@ def compile_times(trace: Trace) -> CompileTimes:
 
     total = sum(c.total_s for c in compiles)
     sums = {p: sum(c.phases.get(p, 0.0) for c in compiles) for p, _ in PHASES}
-    biggest = max(sums.values(), default=0.0)
-    phases = [PhaseTime(p, PHASE_LABELS[p], s, s / total if total else 0.0, 100 * s / biggest if biggest else 0.0)
+    phases = [PhaseTime(p, PHASE_LABELS[p], s, s / total if total else 0.0)
               for p, s in sorted(sums.items(), key=lambda kv: -kv[1]) if s > 0]
-
-    shown = sorted(sorted(rows, key=lambda r: -r.duration_s)[:TIMELINE_ROWS], key=lambda r: r.start_s)
-    scale = max((r.duration_s for r in shown), default=0.0)
-    ticks: list[Tick] = []
-    if scale > 0:
-        for row in shown:
-            row.w_pct = 100 * row.duration_s / scale
-            for seg in row.segments:
-                seg.x_pct = round(100 * seg.start_s / scale, 3)
-                seg.w_pct = round(100 * seg.duration_s / scale, 3)
-            # Sub-pixel slivers add nothing to the picture (their time is in the totals).
-            row.segments = [s for s in row.segments if s.w_pct >= 0.05] or row.segments[:1]
-        step = _nice_step(scale)
-        ticks = [Tick(round(100 * i * step / scale, 3), _tick_label(i * step))
-                 for i in range(int(scale / step) + 1)]
-    return CompileTimes(total, phases, compiles, shown, scale, ticks, len(rows) - len(shown))
+    return CompileTimes(total, phases, compiles, sorted(rows, key=lambda r: r.start_s))
 
 
 def _metrics_phases(metrics: dict) -> dict[str, float] | None:

@@ -18,7 +18,7 @@ from .errors import CompileErrors, compile_errors
 from .graph_breaks import GraphBreaks, graph_breaks
 from .recompiles import CHANGE_LABELS, Recompiles, recompiles
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 ERROR, WARNING, INFO = "error", "warning", "info"
 

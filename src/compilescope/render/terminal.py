@@ -18,6 +18,7 @@ from ..analyses.compile_time import PHASE_LABELS, format_seconds
 from ..analyses.insights import Insights
 from ..analyses.recompiles import CHANGE_LABELS
 from ..analyses.userloc import UserLocation
+from .charts import phase_bars
 
 SEVERITY = {"error": ("ERROR", "bold red"), "warning": ("WARN", "yellow"), "info": ("INFO", "cyan")}
 BAR_WIDTH = 24
@@ -134,7 +135,7 @@ def _compile_time(ins: Insights) -> list[RenderableType]:
         return []
     out: list[RenderableType] = [_heading(f"Compile time ({format_seconds(ct.total_s)} in {_plural(len(ct.compiles), 'compile')})")]
     phases = _table("phase", "time", "share", "")
-    for p in ct.phases:
+    for p in phase_bars(ct):
         phases.add_row(p.label, format_seconds(p.seconds), f"{p.share:.0%}", "█" * max(1, round(p.bar_pct * BAR_WIDTH / 100)))
     out.append(phases)
     slowest = _table("slowest", "function", "total", "mostly")

@@ -20,6 +20,7 @@ from ...model.stats import OUTCOMES
 from ...model.ids import compile_id_key
 from ...model.payloads import PayloadRef
 from ...model.trace import CODE, DUMP, GUARDS, JSON, LINK, METRICS, TEXT, Artifact, Compile, Frame, Trace
+from ..charts import CompileTimeChart
 from ..options import ReportOptions, artifact_url, dump_file_url, readable_url
 from .env import ENV, _script_hash, custom_header, page_script_src, preload_templates
 
@@ -151,6 +152,7 @@ def _index(page: _Page) -> str:
         n_artifacts=trace.next_number,
         failures=results.failures,
         insights=results.insights,
+        compile_time_chart=CompileTimeChart.from_results(results.insights.compile_time) if results.insights else None,
         trie_tokens=trie_tokens(results.stack_trie),
         unknown_trie_tokens=trie_tokens(results.unknown_stack_trie),
         no_compile_id=trace.compiles.get(None),

@@ -1,0 +1,117 @@
+"""Chart geometry of the compile-time charts: where each bar goes, in percent of the chart's width.
+
+A renderer in memray's manner: ``CompileTimeChart.from_results(times, options)``
+shapes the analysis (analyses/compile_time.py: seconds only) into what a page
+draws; templates and the terminal only format it. What is left out of a picture
+(rows beyond the cut, sub-pixel slivers) is a drawing choice, so it is made here;
+the analysis and ``summary --json`` keep everything.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+from ..analyses.compile_time import PHASES, CompileTime, CompileTimes
+
+
+@dataclass(frozen=True)
+class ChartOptions:
+    timeline_rows: int = 60  # rows drawn at most (the slowest); the table lists every compilation
+    min_segment_pct: float = 0.05  # narrower segments are not drawn (their time is in the totals)
+
+
+@dataclass
+class ChartSegment:
+    phase: str
+    duration_s: float
+    x_pct: float
+    w_pct: float
+
+
+@dataclass
+class ChartRow:
+    label: str
+    compile_id: str | None
+    duration_s: float
+    incomplete: bool
+    w_pct: float
+    segments: list[ChartSegment]
+
+
+@dataclass
+class Tick:
+    x_pct: float
+    label: str
+
+
+@dataclass
+class PhaseBar:
+    phase: str
+    label: str
+    seconds: float
+    share: float  # of the total, 0..1
+    bar_pct: float  # length relative to the biggest phase
+
+
+@dataclass
+class CompileTimeChart:
+    total_s: float
+    timeline: list[ChartRow]  # the rows drawn, in start order
+    ticks: list[Tick]
+    rows_omitted: int
+    phases: list[PhaseBar]  # biggest first
+    compiles: list[CompileTime]  # slowest first (the table under the charts)
+    labels: dict[str, str] = field(default_factory=lambda: dict(PHASES))
+
+    @property
+    def legend(self) -> list[tuple[str, str]]:
+        """(phase, label) of the phases that took any time, in pipeline order."""
+        used = {p.phase for p in self.phases}
+        return [(p, label) for p, label in PHASES if p in used]
+
+    @classmethod
+    def from_results(cls, times: CompileTimes, options: ChartOptions = ChartOptions()) -> CompileTimeChart:
+        shown = sorted(sorted(times.timeline, key=lambda r: -r.duration_s)[: options.timeline_rows], key=lambda r: r.start_s)
+        scale = max((r.duration_s for r in shown), default=0.0)
+        rows: list[ChartRow] = []
+        for row in shown:
+            segments = [ChartSegment(s.phase, s.duration_s, _pct(s.start_s, scale), _pct(s.duration_s, scale))
+                        for s in row.segments]
+            if scale > 0:
+                segments = [s for s in segments if s.w_pct >= options.min_segment_pct] or segments[:1]
+            rows.append(ChartRow(row.label, row.compile_id, row.duration_s, row.incomplete,
+                                 100 * row.duration_s / scale if scale > 0 else 0.0, segments))
+        ticks: list[Tick] = []
+        if scale > 0:
+            step = nice_step(scale)
+            ticks = [Tick(_pct(i * step, scale), tick_label(i * step)) for i in range(int(scale / step) + 1)]
+        return cls(times.total_s, rows, ticks, len(times.timeline) - len(shown), phase_bars(times), times.compiles,
+                   dict(times.labels))
+
+
+def phase_bars(times: CompileTimes) -> list[PhaseBar]:
+    """The phases, biggest first, each with its bar's length relative to the biggest (for the page and the terminal)."""
+    biggest = max((p.seconds for p in times.phases), default=0.0)
+    return [PhaseBar(p.phase, p.label, p.seconds, p.share, 100 * p.seconds / biggest if biggest else 0.0)
+            for p in times.phases]
+
+
+def _pct(seconds: float, scale: float) -> float:
+    return round(100 * seconds / scale, 3) if scale > 0 else 0.0
+
+
+def nice_step(span: float) -> float:
+    raw = span / 5 if span > 0 else 1.0
+    magnitude = 10 ** math.floor(math.log10(raw))
+    return next(m * magnitude for m in (1, 2, 5, 10) if m * magnitude >= raw)
+
+
+def tick_label(seconds: float) -> str:
+    if seconds == 0:
+        return "0"
+    if seconds >= 1:
+        return f"{seconds:g} s"
+    if seconds >= 0.001:
+        return f"{seconds * 1000:g} ms"
+    return f"{seconds * 1e6:g} µs"
