@@ -194,6 +194,19 @@ def analyze_ranks(summaries: list[RankSummary]) -> MultiRankAnalysis:
     )
 
 
+@dataclass
+class MultiRankResults:
+    """What the analyses found about the ranks of one job: every rank's summary and what differs between them."""
+
+    source: str  # the directory of rank logs
+    summaries: list[RankSummary]
+    analysis: MultiRankAnalysis
+    notes: list[str] = field(default_factory=list)  # files ignored, ranks unread, ...
+
+    def to_json(self) -> dict[str, Any]:
+        return {**multirank_json(self.summaries, self.analysis), "notes": list(self.notes)}
+
+
 def multirank_json(summaries: list[RankSummary], analysis: MultiRankAnalysis) -> dict[str, Any]:
     """Per-rank summaries and the cross-rank findings, JSON-able (for `summary --json` and the report)."""
     return {

@@ -19,7 +19,7 @@ import time
 from dataclasses import dataclass
 from typing import Any, Callable
 
-from ..analyses.divergence import MultiRankAnalysis, analyze_ranks, multirank_json
+from ..analyses.divergence import MultiRankAnalysis, MultiRankResults, analyze_ranks
 from ..analyses.rank_summary import RankSummary
 from ..errors import CompilescopeError
 from ..ingest.rank_logs import RankLogs, find_rank_logs, rank_logs_of
@@ -109,17 +109,18 @@ def report_all_ranks(
     return MultiRankReport(output.path, files, summaries, analysis, done, notes, time.perf_counter() - started)
 
 
-def summarize_directory(directory: str, jobs: int | None = None) -> dict[str, Any]:
-    """Every rank's summary and the cross-rank findings of a directory of rank logs, JSON-able; writes nothing.
-
-    For `compilescope summary --json DIR`.
-    """
+def summarize_ranks(directory: str, jobs: int | None = None) -> MultiRankResults:
+    """Every rank's summary and the cross-rank findings of a directory of rank logs; writes nothing."""
     found = _rank_logs(directory)
     done = run_rank_jobs([LogJob(log.path, None, rank=log.rank) for log in found.logs], jobs or default_jobs())
     summaries = [_summary(d) for d in done]
-    doc = multirank_json(summaries, analyze_ranks(summaries))
-    doc["notes"] = found.notes() + _rank_notes(summaries)
-    return doc
+    return MultiRankResults(os.path.abspath(directory), summaries, analyze_ranks(summaries),
+                            found.notes() + _rank_notes(summaries))
+
+
+def summarize_directory(directory: str, jobs: int | None = None) -> dict[str, Any]:
+    """summarize_ranks as JSON (`compilescope summary --json DIR`)."""
+    return summarize_ranks(directory, jobs).to_json()
 
 
 def _rank_logs(directory: str, logs: list[str] | None = None) -> RankLogs:

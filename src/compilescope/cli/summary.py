@@ -7,7 +7,6 @@ differs between them (unless --latest asks for its newest log only).
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from typing import Callable
 
@@ -19,10 +18,10 @@ from ..analyses.insights import SCHEMA_VERSION
 from ..ingest.discover import discover
 from ..ingest.rank_logs import holds_several_ranks
 from ..ingest.reader import read_trace
-from ..render.terminal import print_rank_summaries, print_summary
-from .multirank import summarize_directory
+from ..render.terminal import RankSummariesRenderer, SummaryRenderer, TerminalOptions
+from .multirank import summarize_ranks
 
-MAX_WIDTH = 100
+MAX_WIDTH = TerminalOptions().max_width
 
 
 def default_console() -> Console:
@@ -56,20 +55,20 @@ class SummaryCommand:
         if found.note:
             print(f"compilescope: {found.note}", file=sys.stderr)
         with read_trace(found.chosen) as trace:
-            result = analyze(trace).insights
-        assert result is not None  # analyze() always computes them
+            results = analyze(trace)
+        assert results.insights is not None  # analyze() always computes them
         if args.json:
-            sys.stdout.write(orjson.dumps(result.to_json(), option=orjson.OPT_INDENT_2).decode() + "\n")
+            sys.stdout.write(orjson.dumps(results.insights.to_json(), option=orjson.OPT_INDENT_2).decode() + "\n")
         else:
-            print_summary(result, self.console_factory())
+            self.console_factory().print(SummaryRenderer.from_results(results).render())
         return 0
 
     def _run_ranks(self, args: argparse.Namespace) -> int:
-        doc = summarize_directory(args.path, args.jobs)
+        results = summarize_ranks(args.path, args.jobs)
         if args.json:
             # schema_version and source first, as in the one-log form; "ranks" tells the two forms apart.
-            doc = {"schema_version": SCHEMA_VERSION, "source": os.path.abspath(args.path), **doc}
+            doc = {"schema_version": SCHEMA_VERSION, "source": results.source, **results.to_json()}
             sys.stdout.write(orjson.dumps(doc, option=orjson.OPT_INDENT_2).decode() + "\n")
         else:
-            print_rank_summaries(doc, os.path.abspath(args.path), self.console_factory())
+            self.console_factory().print(RankSummariesRenderer.from_results(results).render())
         return 0

@@ -12,12 +12,32 @@ from .html import render_html
 from .json import chromium_events, compile_directory, raw_jsonl
 from .options import ReportOptions, payload_file
 
-__all__ = ["payload_file", "report_files"]
+__all__ = ["ReportRenderer", "payload_file", "report_files"]
 
 Content = Union[str, bytes, Iterable[bytes]]
 
 
+class ReportRenderer:
+    """Every file of a report directory, in the order they are written (render/contract.py)."""
+
+    def __init__(self, trace: Trace, results: Results, options: ReportOptions):
+        self.trace, self.results, self.options = trace, results, options
+
+    @classmethod
+    def from_results(cls, results: Results, options: ReportOptions = ReportOptions()) -> ReportRenderer:
+        if results.trace is None:
+            raise ValueError("a report needs the trace its results were computed from")
+        return cls(results.trace, results, options)
+
+    def render(self) -> Iterator[tuple[str, Content]]:
+        return _files(self.trace, self.results, self.options)
+
+
 def report_files(trace: Trace, results: Results, options: ReportOptions) -> Iterator[tuple[str, Content]]:
+    return ReportRenderer(trace, results, options).render()
+
+
+def _files(trace: Trace, results: Results, options: ReportOptions) -> Iterator[tuple[str, Content]]:
     yield from render_html(trace, results, options)
     # Sorted keys, as tlparse writes it (so the two files can be diffed byte for byte).
     yield "compile_directory.json", orjson.dumps(compile_directory(trace, options), option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS)

@@ -6,6 +6,8 @@ reads the same without colour.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from rich import box
 from rich.console import Console, Group, RenderableType
 from rich.padding import Padding
@@ -14,7 +16,9 @@ from rich.table import Table
 from rich.text import Text
 from rich.tree import Tree
 
+from ..analyses import Results
 from ..analyses.compile_time import PHASE_LABELS, format_seconds
+from ..analyses.divergence import MultiRankResults
 from ..analyses.insights import Insights
 from ..analyses.recompiles import CHANGE_LABELS
 from ..analyses.userloc import UserLocation
@@ -198,6 +202,27 @@ def print_summary(ins: Insights, console: Console) -> None:
     console.print(summary_renderable(ins))
 
 
+@dataclass(frozen=True)
+class TerminalOptions:
+    max_width: int = 100  # wider terminals still get lines this long (tables stay readable)
+
+
+class SummaryRenderer:
+    """`compilescope summary LOG` (render/contract.py): what to fix first, as a rich renderable."""
+
+    def __init__(self, insights: Insights, options: TerminalOptions):
+        self.insights, self.options = insights, options
+
+    @classmethod
+    def from_results(cls, results: Results, options: TerminalOptions = TerminalOptions()) -> SummaryRenderer:
+        if results.insights is None:
+            raise ValueError("these results were computed without insights")
+        return cls(results.insights, options)
+
+    def render(self) -> RenderableType:
+        return summary_renderable(self.insights)
+
+
 # -- several ranks: `compilescope summary DIR` ----------------------------------------
 
 
@@ -278,3 +303,17 @@ def rank_summaries_renderable(doc: dict, source: str) -> RenderableType:
 
 def print_rank_summaries(doc: dict, source: str, console: Console) -> None:
     console.print(rank_summaries_renderable(doc, source))
+
+
+class RankSummariesRenderer:
+    """`compilescope summary DIR` (render/contract.py): every rank in a table, then what differs between them."""
+
+    def __init__(self, doc: dict, source: str, options: TerminalOptions):
+        self.doc, self.source, self.options = doc, source, options
+
+    @classmethod
+    def from_results(cls, results: MultiRankResults, options: TerminalOptions = TerminalOptions()) -> RankSummariesRenderer:
+        return cls(results.to_json(), results.source, options)
+
+    def render(self) -> RenderableType:
+        return rank_summaries_renderable(self.doc, self.source)

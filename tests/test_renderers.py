@@ -1,0 +1,57 @@
+"""Every renderer follows one contract (render/contract.py): from_results(results, options) shapes, render() formats."""
+
+from __future__ import annotations
+
+import io
+
+import pytest
+from rich.console import Console
+
+from compilescope.analyses import analyze
+from compilescope.cli.multirank import summarize_ranks
+from compilescope.ingest.reader import read_trace
+from compilescope.render.charts import ChartOptions, CompileTimeChart
+from compilescope.render.options import ReportOptions
+from compilescope.render.report import ReportRenderer
+from compilescope.render.terminal import RankSummariesRenderer, SummaryRenderer, TerminalOptions
+
+from .conftest import peer, torch213
+
+
+def _text(renderable) -> str:
+    console = Console(file=io.StringIO(), width=100, color_system=None)
+    console.print(renderable)
+    return console.file.getvalue()
+
+
+@pytest.mark.parametrize("renderer, options", [
+    (ReportRenderer, ReportOptions), (SummaryRenderer, TerminalOptions), (RankSummariesRenderer, TerminalOptions),
+])
+def test_each_renderer_has_the_contract(renderer, options):
+    assert callable(renderer.from_results) and callable(renderer.render)
+    assert options.__dataclass_params__.frozen  # an options object, not loose arguments
+
+
+def test_chart_geometry_is_shaped_from_results_with_options():
+    with read_trace(str(torch213("training.log"))) as trace:
+        times = analyze(trace).insights.compile_time
+    chart = CompileTimeChart.from_results(times, ChartOptions(timeline_rows=1))
+    assert len(chart.timeline) == 1 and chart.rows_omitted == len(times.timeline) - 1 == 1
+
+
+def test_report_and_summary_renderers_take_results():
+    with read_trace(str(torch213("graph_breaks.log"))) as trace:
+        results = analyze(trace)
+        files = dict(ReportRenderer.from_results(results, ReportOptions(plain_text=True)).render())
+        assert {"index.html", "compile_directory.json", "raw.jsonl", "chromium_events.json"} <= set(files)
+        assert any(name.endswith(".txt") and "output_code" in name for name in files) or "-_0_0_0/index.html" in files
+        text = _text(SummaryRenderer.from_results(results).render())
+    assert text.startswith("compilescope summary · graph_breaks.log")
+    assert "Graph breaks" in text or "graph break" in text
+
+
+def test_the_multi_rank_summary_renders_results_not_a_dict():
+    results = summarize_ranks(str(peer("multi_rank_logs")), jobs=1)
+    assert [s.rank for s in results.summaries] == [0, 1, 2, 3]
+    text = _text(RankSummariesRenderer.from_results(results).render())
+    assert "4 ranks" in text and "compilescope summary · multi_rank_logs" in text
