@@ -31,7 +31,7 @@ def test_a_log_digest_and_a_rank_summary_count_the_same_failures(name, failures,
     with read_trace(str(torch213(name))) as trace:
         results = analyze(trace)
         digest = digest_log(results)
-        summary = summarize_rank(trace, results, 0)
+        summary = summarize_rank(results, 0)
     assert digest.failures == summary.failures == failures
     assert digest.restarts == restarts
 

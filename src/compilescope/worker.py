@@ -150,7 +150,7 @@ def _report_log(job: LogJob) -> LogDone:
             if job.rank is None:
                 done.digest = digest_log(results)
             else:
-                done.summary = summarize_rank(trace, results, job.rank)
+                done.summary = summarize_rank(results, job.rank)
             if job.out is not None:
                 output = write_report(trace, job.out, False, job.options, results)
                 if done.summary is not None:

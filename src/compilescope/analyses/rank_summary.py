@@ -112,8 +112,10 @@ def empty_rank(rank: int, source: str) -> RankSummary:
     return RankSummary(rank=rank, source=source, empty=True)
 
 
-def summarize_rank(trace: Trace, results: Results, rank: int | None = None) -> RankSummary:
-    """The summary of one rank's trace. rank: the rank the file is named for (default: the log's own)."""
+def summarize_rank(results: Results, rank: int | None = None) -> RankSummary:
+    """The summary of one rank's results. rank: the rank the file is named for (default: the log's own)."""
+    trace = results.trace
+    assert trace is not None  # analyze() keeps the trace it read
     logged = trace.rank
     summary = RankSummary(
         rank=rank if rank is not None else (logged if logged is not None else 0),
