@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 import json
 from pathlib import Path
 
@@ -25,7 +26,7 @@ def diagnose(tmp_path: Path, program: str, *flags: str, own_tmpdir: bool = False
     tmp = tmp_path / "tmp"
     tmp.mkdir()
     proc = compilescope(
-        "diagnose", *flags, "--no-browser", "--timeout", RUN_TIMEOUT_S, "-o", out, "--", "python3", PROGRAMS / program,
+        "diagnose", *flags, "--no-browser", "--timeout", RUN_TIMEOUT_S, "-o", out, "--", sys.executable, PROGRAMS / program,
         cwd=cwd, timeout=6 * RUN_TIMEOUT_S, env=clean_env(TMPDIR=str(tmp)) if own_tmpdir else None,
     )
     assert (out / "diagnosis.json").exists(), proc.stderr[-4000:]
