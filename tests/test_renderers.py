@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 
+import orjson
 import pytest
 from rich.console import Console
 
@@ -11,6 +12,7 @@ from compilescope.analyses import analyze
 from compilescope.cli.multirank import summarize_ranks
 from compilescope.ingest.reader import read_trace
 from compilescope.render.charts import ChartOptions, CompileTimeChart
+from compilescope.render.multirank import SUMMARY_JSON, LandingOptions, LandingRenderer
 from compilescope.render.options import ReportOptions
 from compilescope.render.report import ReportRenderer
 from compilescope.render.terminal import RankSummariesRenderer, SummaryRenderer, TerminalOptions
@@ -26,6 +28,7 @@ def _text(renderable) -> str:
 
 @pytest.mark.parametrize("renderer, options", [
     (ReportRenderer, ReportOptions), (SummaryRenderer, TerminalOptions), (RankSummariesRenderer, TerminalOptions),
+    (LandingRenderer, LandingOptions),
 ])
 def test_each_renderer_has_the_contract(renderer, options):
     assert callable(renderer.from_results) and callable(renderer.render)
@@ -55,3 +58,6 @@ def test_the_multi_rank_summary_renders_results_not_a_dict():
     assert [s.rank for s in results.summaries] == [0, 1, 2, 3]
     text = _text(RankSummariesRenderer.from_results(results).render())
     assert "4 ranks" in text and "compilescope summary · multi_rank_logs" in text
+    files = dict(LandingRenderer.from_results(results, LandingOptions(custom_header_html="<b>x</b>")).render())
+    assert "<b>x</b>" in files["index.html"]
+    assert orjson.loads(files[SUMMARY_JSON]) == results.to_json()  # the page's JSON is the results' own form

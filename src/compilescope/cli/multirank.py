@@ -24,7 +24,7 @@ from ..analyses.rank_summary import RankSummary
 from ..errors import CompilescopeError
 from ..ingest.rank_logs import RankLogs, find_rank_logs, rank_logs_of
 from ..output import OutputDir
-from ..render.multirank import CHROMIUM_EVENTS, LandingInfo, landing_files, merged_chromium_events
+from ..render.multirank import CHROMIUM_EVENTS, LandingOptions, LandingRenderer, merged_chromium_events
 from ..render.options import ReportOptions
 from ..worker import LogDone, LogJob, report_log
 from .browser import open_browser
@@ -100,13 +100,13 @@ def report_all_ranks(
     finally:
         shutil.rmtree(spool, ignore_errors=True)
     summaries = [_summary(d) for d in done]
-    analysis = analyze_ranks(summaries)
-    notes = found.notes() + _rank_notes(summaries)
-    info = LandingInfo(os.path.abspath(directory), notes, bool(fragments), options.custom_header_html, jobs or default_jobs())
-    for relpath, content in landing_files(summaries, analysis, info):
+    results = MultiRankResults(os.path.abspath(directory), summaries, analyze_ranks(summaries),
+                               found.notes() + _rank_notes(summaries))
+    landing = LandingOptions(bool(fragments), options.custom_header_html, jobs or default_jobs())
+    for relpath, content in LandingRenderer.from_results(results, landing).render():
         output.write(relpath, content)
     files = output.files + sum(d.files for d in done)
-    return MultiRankReport(output.path, files, summaries, analysis, done, notes, time.perf_counter() - started)
+    return MultiRankReport(output.path, files, summaries, results.analysis, done, results.notes, time.perf_counter() - started)
 
 
 def summarize_ranks(directory: str, jobs: int | None = None) -> MultiRankResults:

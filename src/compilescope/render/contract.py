@@ -10,6 +10,7 @@ its own frozen options object. Renderers return content; only the CLI writes it.
     ReportRenderer         render/report.py    every file of a report directory (html and json)
     SummaryRenderer        render/terminal.py  `compilescope summary LOG` (a rich renderable)
     RankSummariesRenderer  render/terminal.py  `compilescope summary DIR`
+    LandingRenderer        render/multirank.py the landing page of a multi-rank report
 
 Shaping helpers used inside a renderer follow the first half (from_results with options), e.g.
 render/charts.CompileTimeChart: the compile-time charts' geometry, drawn by the html templates.

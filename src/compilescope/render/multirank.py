@@ -19,6 +19,7 @@ from ..analyses.divergence import (
     TENSOR_META,
     CollectivesParity,
     MultiRankAnalysis,
+    MultiRankResults,
     multirank_json,
     rank_list,
 )
@@ -41,6 +42,29 @@ class LandingInfo:
     has_chromium_events: bool = False
     custom_header_html: str = ""  # trusted: given on the command line
     jobs: int = 1
+
+
+@dataclass(frozen=True)
+class LandingOptions:
+    has_chromium_events: bool = False  # chromium_events.json (all ranks merged) was written beside the page
+    custom_header_html: str = ""  # trusted: given on the command line
+    jobs: int = 1
+
+
+class LandingRenderer:
+    """The landing page of a multi-rank report and its JSON files (render/contract.py)."""
+
+    def __init__(self, summaries: list[RankSummary], analysis: MultiRankAnalysis, info: LandingInfo):
+        self.summaries, self.analysis, self.info = summaries, analysis, info
+
+    @classmethod
+    def from_results(cls, results: MultiRankResults, options: LandingOptions = LandingOptions()) -> LandingRenderer:
+        info = LandingInfo(results.source, list(results.notes), options.has_chromium_events, options.custom_header_html,
+                           options.jobs)
+        return cls(results.summaries, results.analysis, info)
+
+    def render(self) -> Iterator[tuple[str, bytes | str]]:
+        return landing_files(self.summaries, self.analysis, self.info)
 
 
 def landing_files(summaries: list[RankSummary], analysis: MultiRankAnalysis, info: LandingInfo) -> Iterator[tuple[str, bytes | str]]:
