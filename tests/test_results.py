@@ -18,7 +18,7 @@ from compilescope.model.codec import CodecError, decode, encode
 from compilescope.model.ids import CompileId
 from compilescope.model.trace import DUMP, Artifact, Frame
 
-from .conftest import SHARED_LOGS, TORCH213, TORCH213_LOGS, run_cli, shared, shared_dirs_present, torch213
+from .conftest import SHARED_LOGS, peer, TORCH213, TORCH213_LOGS, run_cli, shared, shared_dirs_present, torch213
 
 def _round_trip(path: Path) -> None:
     with read_trace(str(path)) as trace:
@@ -148,6 +148,12 @@ def test_load_refuses_what_is_not_a_saved_analysis(tmp_path, capsys):
     (tmp_path / "x.json").write_text('{"format": "compilescope.results", "version": 1, "results": {"$t": "builtins.eval"}}')
     assert run_cli("report", "--load", tmp_path / "x.json", "-o", tmp_path / "o", "--no-browser") == 2
     assert "unknown type 'builtins.eval'" in capsys.readouterr().err
+
+
+def test_save_refuses_several_logs(tmp_path, capsys):
+    assert run_cli(peer("multi_rank_logs"), "-o", tmp_path / "o", "--no-browser", "--save", tmp_path / "s.json") == 2
+    assert "--save saves the analysis of one log" in capsys.readouterr().err
+    assert not (tmp_path / "s.json").exists() and not (tmp_path / "o").exists()
 
 
 def _tree(root: Path) -> dict[str, bytes]:

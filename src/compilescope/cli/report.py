@@ -56,6 +56,9 @@ class ReportCommand:
             return run_batch(args, args.path)
         args.path = args.path[0]
         if args.all_ranks_html or (not args.latest and not args.export and holds_several_ranks(args.path)):
+            if args.save:
+                raise CompilescopeError(f"{args.path} holds several ranks' logs; --save saves the analysis of one log "
+                                        "(give one rank's log, or --latest)")
             from .multirank import run_all_ranks
 
             return run_all_ranks(args)
