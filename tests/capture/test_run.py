@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import shutil
+import sys
 
 import pytest
 
@@ -37,7 +38,7 @@ def test_recompiles_command_form_and_own_trace_dir(tmp_path):
     old = traces / "dedicated_log_torch_trace_old.log"  # an earlier run's log: not this run's
     shutil.copy(torch213("graph_breaks.log"), old)
     proc = compilescope(
-        *RUN, "--trace-dir", traces, "-o", tmp_path / "report", "--", "python3", FIXTURE_PROGRAMS / "recompiles.py",
+        *RUN, "--trace-dir", traces, "-o", tmp_path / "report", "--", sys.executable, FIXTURE_PROGRAMS / "recompiles.py",
         cwd=tmp_path,
     )
     assert proc.returncode == 0, proc.stderr[-3000:]

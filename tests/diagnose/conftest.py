@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
 
@@ -15,7 +16,7 @@ RUN_TIMEOUT_S = 240  # diagnose --timeout: any one child run is stopped after th
 
 
 def diagnose(tmp_path: Path, program: str, *flags: str, own_tmpdir: bool = False):
-    """`compilescope diagnose FLAGS -o OUT -- python PROGRAM` from an empty working directory: (process, diagnosis.json).
+    """`compilescope diagnose FLAGS -o OUT -- PYTHON PROGRAM` (PYTHON: the tests' own interpreter, never PATH's) from an empty working directory: (process, diagnosis.json).
 
     own_tmpdir: run with TMPDIR in tmp_path and check that none of our temporary directories is left there
     (torch's own cache may stay: it is torch's)."""
@@ -25,7 +26,7 @@ def diagnose(tmp_path: Path, program: str, *flags: str, own_tmpdir: bool = False
     tmp = tmp_path / "tmp"
     tmp.mkdir()
     proc = compilescope(
-        "diagnose", *flags, "--no-browser", "--timeout", RUN_TIMEOUT_S, "-o", out, "--", "python3", PROGRAMS / program,
+        "diagnose", *flags, "--no-browser", "--timeout", RUN_TIMEOUT_S, "-o", out, "--", sys.executable, PROGRAMS / program,
         cwd=cwd, timeout=6 * RUN_TIMEOUT_S, env=clean_env(TMPDIR=str(tmp)) if own_tmpdir else None,
     )
     assert (out / "diagnosis.json").exists(), proc.stderr[-4000:]
