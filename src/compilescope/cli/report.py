@@ -16,6 +16,7 @@ from ..render.options import ReportOptions
 from ..render.report import report_files
 from .output import OutputDir
 from .progress import read_progress
+from ..wording import count
 
 
 def add_report_arguments(parser: argparse.ArgumentParser) -> None:
@@ -125,11 +126,11 @@ class ReportCommand:
                     print(f"  {p}", file=sys.stderr)
             problems = strict_problems(trace, args.strict, args.strict_compile_id)
         index = os.path.join(output.path, "index.html")
-        print(f"Wrote {output.files} files to {output.path}")
+        print(f"Wrote {count(output.files, 'file')} to {output.path}")
         if problems:
             for p in problems:
                 print(p, file=sys.stderr)
-            print(f"compilescope: {len(problems)} problem(s) in {found.chosen} (strict mode)", file=sys.stderr)
+            print(f"compilescope: {count(len(problems), 'problem')} in {found.chosen} (strict mode)", file=sys.stderr)
             return 1
         if not args.no_browser:
             _open_browser(index)

@@ -18,6 +18,7 @@ from ..ingest.reader import read_trace
 from ..render.options import ReportOptions
 from ..runner import DEFAULT_TRACE_ROOT, choose_log, new_trace_dir, prepare_trace_dir, program, run_program
 from .report import _open_browser, _stats_line, add_report_arguments, strict_problems, write_report
+from ..wording import count
 
 
 def split_program(parser: argparse.ArgumentParser, argv: list[str]) -> tuple[list[str], str | None, list[str], bool]:
@@ -131,7 +132,7 @@ class RunCommand:
         for p in problems:
             print(p, file=sys.stderr)
         if problems:
-            print(f"compilescope: {len(problems)} problem(s) in {chosen} (strict mode)", file=sys.stderr)
+            print(f"compilescope: {count(len(problems), 'problem')} in {chosen} (strict mode)", file=sys.stderr)
             return rc or 1
         if not args.no_browser and not result.interrupted:
             _open_browser(index)
