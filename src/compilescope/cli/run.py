@@ -17,6 +17,7 @@ from ..ingest.rank_logs import holds_several_ranks
 from ..ingest.reader import read_trace
 from ..render.options import ReportOptions
 from ..runner import DEFAULT_TRACE_ROOT, choose_log, new_trace_dir, prepare_trace_dir, program, run_program
+from .output import check_output_dir
 from .report import _open_browser, _stats_line, add_report_arguments, strict_problems, write_report
 from ..wording import count
 
@@ -84,6 +85,8 @@ class RunCommand:
         prog = program(args.program, args.module, args.is_command)
         if prog.this_python:
             require_torch("compilescope run")
+        if args.out:
+            check_output_dir(args.out, args.overwrite)  # fail before the run, not after it
         trace_dir = prepare_trace_dir(args.trace_dir) if args.trace_dir else new_trace_dir()
         print(f"compilescope: running {prog} with TORCH_TRACE={trace_dir}", file=sys.stderr, flush=True)
         result = run_program(prog, trace_dir, fresh_cache=args.fresh_cache, timeout=args.timeout)
@@ -108,7 +111,7 @@ class RunCommand:
             try:
                 status = run_all_ranks(args, directory=trace_dir, out=out, logs=result.logs)
             except CompilescopeError as exc:
-                print(f"compilescope: error: {exc}", file=sys.stderr)
+                _report_not_written(exc, trace_dir)
                 return rc or exc.exit_code
             return rc or status
         chosen, note = choose_log(result.logs)
@@ -125,8 +128,11 @@ class RunCommand:
                         print(f"  {p}", file=sys.stderr)
                 problems = strict_problems(trace, args.strict, args.strict_compile_id)
         except CompilescopeError as exc:
-            print(f"compilescope: error: {exc}", file=sys.stderr)
+            _report_not_written(exc, trace_dir)
             return rc or exc.exit_code
+        except Exception:
+            _report_not_written(None, trace_dir)
+            raise  # a bug: main() prints it in one line
         index = os.path.join(output.path, "index.html")
         print(f"Wrote the report to {output.path}; open {index}")
         for p in problems:
@@ -137,3 +143,11 @@ class RunCommand:
         if not args.no_browser and not result.interrupted:
             _open_browser(index)
         return rc
+
+
+def _report_not_written(exc: CompilescopeError | None, trace_dir: str) -> None:
+    """The run is over and its report failed: say why, and where its trace is, so nothing is lost."""
+    if exc is not None:
+        print(f"compilescope: error: {exc}", file=sys.stderr)
+    print(f"compilescope: the trace is kept in {trace_dir}; write its report with: compilescope {trace_dir} -o DIR",
+          file=sys.stderr)
