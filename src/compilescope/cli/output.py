@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import queue
 import shutil
@@ -25,7 +26,7 @@ def check_output_dir(path: str, overwrite: bool) -> bool:
             while not os.path.exists(parent):
                 parent = os.path.dirname(parent)
             if not os.path.isdir(parent):
-                raise CompilescopeError(f"cannot create output directory {path}: {parent} is not a directory")
+                raise CompilescopeError(f"cannot create output directory {path}: {os.strerror(errno.ENOTDIR)}")
             return False
         if not os.path.isdir(full):
             raise CompilescopeError(f"{path} exists and is not a directory")
