@@ -167,3 +167,15 @@ def test_cli_parses_like_run(argv):
         return
     args = command.parse_args(parser, argv)
     assert args.accuracy and args.out == "x" and args.program == ["python", "t.py"] and args.is_command
+
+
+def test_a_python_without_torch_is_named_not_called_a_program_error():
+    """A wrapper (a shell script) ran a python without torch: the verdict says so, not "not a compile problem"."""
+    no_torch = "Traceback (most recent call last):\n  File \"train.py\", line 1\nModuleNotFoundError: No module named 'torch'"
+    eager = StageOutcome(EAGER, facts(1, no_torch), traced=False)
+    disabled = StageOutcome(NO_COMPILE, facts(1, no_torch), traced=False)
+    verdict = decide([eager, StageOutcome(AOT_EAGER), StageOutcome(BACKEND), disabled])
+    assert verdict.outcome == "no_torch"
+    assert "not the Python compilescope runs in" in verdict.headline
+    assert "not a compile problem" not in verdict.headline
+    assert any("compilescope diagnose script.py" in step for step in verdict.next_steps)

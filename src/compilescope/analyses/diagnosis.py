@@ -255,7 +255,8 @@ class Command:
 
 @dataclass
 class Verdict:
-    outcome: str  # "ok" | "compile_error" | "runtime_error" | "accuracy" | "program_error" | "timeout" | "nothing_compiled"
+    outcome: str  # "ok" | "compile_error" | "runtime_error" | "accuracy" | "program_error" | "no_torch" | "timeout"
+    #               | "nothing_compiled"
     headline: str
     failing_stage: str | None = None  # the StageSpec key of the first run that failed
     stage: str | None = None  # a key of DIAGNOSIS_LABELS
@@ -286,6 +287,9 @@ class Verdict:
 def _last_line(text: str) -> str | None:
     lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
     return lines[-1] if lines else None
+
+
+_NO_TORCH = "ModuleNotFoundError: No module named 'torch'"
 
 
 def decide(outcomes: list[StageOutcome], accuracy: StageOutcome | None = None) -> Verdict:
@@ -338,6 +342,12 @@ def decide(outcomes: list[StageOutcome], accuracy: StageOutcome | None = None) -
         )
     # It failed, but no compile failed: the compiled code (or the program) raised when it ran.
     message = _last_line(failed.facts.output_tail) if failed.facts else None
+    if key == EAGER.key and failed.facts and _NO_TORCH in failed.facts.output_tail and not failed.compiles:
+        return Verdict(
+            "no_torch", "The program's Python cannot import torch: it is not the Python compilescope runs in, "
+            "so nothing was compiled.", key, message=_NO_TORCH,
+            next_steps=["Let compilescope's own Python run the script: compilescope diagnose script.py (no python).",
+                        "Or activate the environment where torch is installed, and run compilescope from there."])
     if key == EAGER.key:
         disabled = by_key.get(NO_COMPILE.key)
         if disabled is not None and disabled.status != PASSED:

@@ -22,7 +22,7 @@ from ..diagnose import DiagnoseOptions, DiagnoseResult, diagnose
 from ..ingest.reader import read_trace
 from ..render.diagnosis import diagnosis_json, diagnosis_page, print_verdict
 from ..render.options import ReportOptions
-from ..runner import program
+from ..runner import check_interpreter, program
 from .output import OutputDir
 from .report import _open_browser, write_report
 from .run import split_program
@@ -69,6 +69,7 @@ class DiagnoseCommand:
         prog = program(args.program, args.module, args.is_command)
         if prog.this_python:
             require_torch("compilescope diagnose")
+        check_interpreter(prog, "compilescope diagnose")
         out = OutputDir(args.out or _default_out(), args.overwrite)  # fail before the slow runs, not after
         console = Console(stderr=True, width=min(Console(stderr=True).width, MAX_WIDTH), highlight=False)
 

@@ -16,7 +16,7 @@ from ..errors import CompilescopeError
 from ..ingest.rank_logs import holds_several_ranks
 from ..ingest.reader import read_trace
 from ..render.options import ReportOptions
-from ..runner import DEFAULT_TRACE_ROOT, choose_log, new_trace_dir, prepare_trace_dir, program, run_program
+from ..runner import DEFAULT_TRACE_ROOT, check_interpreter, choose_log, new_trace_dir, prepare_trace_dir, program, run_program
 from .output import check_output_dir
 from .report import _open_browser, _stats_line, add_report_arguments, strict_problems, write_report
 from ..wording import count
@@ -85,6 +85,7 @@ class RunCommand:
         prog = program(args.program, args.module, args.is_command)
         if prog.this_python:
             require_torch("compilescope run")
+        check_interpreter(prog, "compilescope run")
         if args.out:
             check_output_dir(args.out, args.overwrite)  # fail before the run, not after it
         trace_dir = prepare_trace_dir(args.trace_dir) if args.trace_dir else new_trace_dir()
