@@ -11,8 +11,8 @@ import orjson
 from ..errors import CompilescopeError
 from ..model.builder import TraceBuilder
 from ..model.trace import Trace
-from .envelope import EnvelopeError, decode_envelope
 from ..wording import count
+from .envelope import EnvelopeError, decode_envelope
 from .handlers import KNOWN_KINDS, handler_for
 from .discover import rank_of
 from .lines import RawRecord, read_raw_records
