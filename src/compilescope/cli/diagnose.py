@@ -25,7 +25,7 @@ from ..render.options import ReportOptions
 from ..runner import check_interpreter, program
 from .output import OutputDir
 from .report import _open_browser, write_report
-from .run import split_program
+from .run import split_program, warn_options_after_program
 
 DEFAULT_ROOT = "compilescope_diagnose"
 MAX_WIDTH = 100
@@ -59,6 +59,7 @@ class DiagnoseCommand:
 
     def parse_args(self, parser: argparse.ArgumentParser, argv: list[str]) -> argparse.Namespace:
         options, module, words, is_command = split_program(parser, argv)
+        warn_options_after_program(parser, module, words, is_command)
         args = parser.parse_args(options)
         args.module, args.program, args.is_command = module, words, is_command
         if module is None and not words:

@@ -48,6 +48,25 @@ def split_program(parser: argparse.ArgumentParser, argv: list[str]) -> tuple[lis
     return argv, None, [], False
 
 
+def warn_options_after_program(parser: argparse.ArgumentParser, module: str | None, words: list[str],
+                               is_command: bool) -> None:
+    """`run train.py --no-browser`: the flag goes to train.py, as documented; say so, in case it was meant for us.
+
+    Only our long options are named (short ones like -o or -v are common in scripts); never after `--`,
+    which says plainly that the rest is the program's.
+    """
+    if is_command:
+        return
+    program = f"-m {module}" if module is not None else words[0] if words else ""
+    ours = [w for w in (words if module is not None else words[1:])
+            if w.startswith("--") and w.split("=", 1)[0] in parser._option_string_actions]  # noqa: SLF001
+    if ours:
+        command = parser.prog
+        print(f"compilescope: warning: {' '.join(ours)} after {program} {'goes' if len(ours) == 1 else 'go'} to the "
+              f"program, not to compilescope; put compilescope's options first: {command} {' '.join(ours)} {program} ...",
+              file=sys.stderr)
+
+
 class RunCommand:
     """Run a Python program with TORCH_TRACE set, then write the report of what it compiled."""
 
@@ -60,7 +79,7 @@ class RunCommand:
             "       compilescope run [options] -- command [args ...]   (e.g. -- torchrun --nproc-per-node 2 train.py)"
         )
         parser.allow_abbrev = False  # an abbreviation could swallow the program's own flags
-        add_report_arguments(parser)
+        add_report_arguments(parser, reads_a_path=False)
         out = parser._option_string_actions["--out"]  # noqa: SLF001
         out.default, out.help = None, "report directory (default: <trace dir>/report)"
         parser.add_argument(
@@ -75,6 +94,7 @@ class RunCommand:
 
     def parse_args(self, parser: argparse.ArgumentParser, argv: list[str]) -> argparse.Namespace:
         options, module, words, is_command = split_program(parser, argv)
+        warn_options_after_program(parser, module, words, is_command)
         args = parser.parse_args(options)
         args.module, args.program, args.is_command = module, words, is_command
         if module is None and not words:
