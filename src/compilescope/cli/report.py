@@ -8,12 +8,14 @@ import sys
 import zlib
 
 from ..analyses import Results, analyze
+from ..analyses.unread import unread
 from ..ingest.discover import discover
 from ..ingest.rank_logs import holds_several_ranks
 from ..ingest.reader import ReadOptions, open_log, read_trace
 from ..model.trace import Trace
 from ..render.options import ReportOptions
 from ..render.report import report_files
+from ..render.terminal import unread_line
 from .output import OutputDir
 from .progress import read_progress
 from ..wording import count
@@ -129,8 +131,11 @@ class ReportCommand:
                 for p in stats.problems:
                     print(f"  {p}", file=sys.stderr)
             problems = strict_problems(trace, args.strict, args.strict_compile_id)
+            unread_warning = unread_line(unread(stats), found.chosen, "report")
         index = os.path.join(output.path, "index.html")
         print(f"Wrote {count(output.files, 'file')} to {output.path}")
+        if unread_warning and not args.verbose:  # -v has listed every problem already
+            print(unread_warning, file=sys.stderr)
         if problems:
             for p in problems:
                 print(p, file=sys.stderr)

@@ -12,10 +12,12 @@ import os
 import sys
 
 from .._torch import require_torch
+from ..analyses.unread import unread
 from ..errors import CompilescopeError
 from ..ingest.rank_logs import holds_several_ranks
 from ..ingest.reader import read_trace
 from ..render.options import ReportOptions
+from ..render.terminal import unread_line
 from ..runner import DEFAULT_TRACE_ROOT, check_interpreter, choose_log, new_trace_dir, prepare_trace_dir, program, run_program
 from .output import check_output_dir
 from .report import _open_browser, _stats_line, add_report_arguments, strict_problems, write_report
@@ -148,6 +150,7 @@ class RunCommand:
                     for p in trace.stats.problems:
                         print(f"  {p}", file=sys.stderr)
                 problems = strict_problems(trace, args.strict, args.strict_compile_id)
+                unread_warning = unread_line(unread(trace.stats), chosen, "report")
         except CompilescopeError as exc:
             _report_not_written(exc, trace_dir)
             return rc or exc.exit_code
@@ -156,6 +159,8 @@ class RunCommand:
             raise  # a bug: main() prints it in one line
         index = os.path.join(output.path, "index.html")
         print(f"Wrote the report to {output.path}; open {index}")
+        if unread_warning and not args.verbose:
+            print(unread_warning, file=sys.stderr)
         for p in problems:
             print(p, file=sys.stderr)
         if problems:

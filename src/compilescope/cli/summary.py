@@ -18,7 +18,7 @@ from ..analyses.insights import SCHEMA_VERSION, insights
 from ..ingest.discover import discover
 from ..ingest.rank_logs import holds_several_ranks
 from ..ingest.reader import read_trace
-from ..render.terminal import print_rank_summaries, print_summary
+from ..render.terminal import print_rank_summaries, print_summary, unread_line
 from .multirank import summarize_directory
 
 MAX_WIDTH = 100
@@ -56,6 +56,8 @@ class SummaryCommand:
             print(f"compilescope: {found.note}", file=sys.stderr)
         with read_trace(found.chosen) as trace:
             result = insights(trace)
+        if line := unread_line(result.unread, found.chosen, "summary"):
+            print(line, file=sys.stderr)
         if args.json:
             sys.stdout.write(orjson.dumps(result.to_json(), option=orjson.OPT_INDENT_2).decode() + "\n")
         else:

@@ -17,7 +17,9 @@ from rich.tree import Tree
 from ..analyses.compile_time import PHASE_LABELS, format_seconds
 from ..analyses.insights import Insights
 from ..analyses.recompiles import CHANGE_LABELS
+from ..analyses.unread import SKIPPED, Unread
 from ..analyses.userloc import UserLocation
+from ..wording import count
 
 SEVERITY = {"error": ("ERROR", "bold red"), "warning": ("WARN", "yellow"), "info": ("INFO", "cyan")}
 BAR_WIDTH = 24
@@ -195,6 +197,21 @@ def summary_renderable(ins: Insights) -> RenderableType:
 
 def print_summary(ins: Insights, console: Console) -> None:
     console.print(summary_renderable(ins))
+
+
+def unread_line(u: Unread, source: str, covers: str) -> str | None:
+    """One line for stderr when part of the log was not read: how much, and why. None when all of it was."""
+    if not u:
+        return None
+    parts = []
+    if u.skipped:
+        why = ", ".join(f"{n} {SKIPPED[outcome]}" for outcome, n in u.reasons.items())
+        parts.append(f"{count(u.skipped, 'record')} skipped ({why})")
+    if u.damaged_payloads:
+        parts.append(f"{count(u.damaged_payloads, 'payload')} not matching {'its' if u.damaged_payloads == 1 else 'their'} md5")
+    if u.stop_reason:
+        parts.append(u.stop_reason)
+    return f"compilescope: warning: {source.rsplit('/', 1)[-1]}: {'; '.join(parts)}. The {covers} shows what was read."
 
 
 # -- several ranks: `compilescope summary DIR` ----------------------------------------
