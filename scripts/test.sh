@@ -39,7 +39,6 @@ if [ -d .venv ] && ! .venv/bin/python -c 'import sys' >/dev/null 2>&1; then
 fi
 "$PYTHON" -m venv .venv
 .venv/bin/python -m pip install -q --upgrade pip
-.venv/bin/python -m pip install -q -e '.[test]'
-# torch for the capture tests (compilescope run, capture(), diagnose, torchrun): always this exact pin.
-.venv/bin/python -m pip install -q torch==2.13.0
+# [torch]: torch==2.13.0 (always this exact pin) and numpy, for the capture tests (run, capture(), diagnose, torchrun).
+.venv/bin/python -m pip install -q -e '.[test,torch]'
 exec .venv/bin/python -m pytest -n 2 -q "$@"

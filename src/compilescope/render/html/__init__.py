@@ -25,6 +25,7 @@ from ...model.stats import OUTCOMES
 from ...model.payloads import PayloadRef
 from ...model.trace import CODE, DUMP, GUARDS, JSON, LINK, METRICS, TEXT, Artifact, Compile, Frame, Trace
 from ..options import ReportOptions, artifact_url, dump_file_url, readable_url, safe_link_url
+from ...wording import count
 from .export import COMPILE_INDEX, render_export_index, wants_export_index
 from .provenance import kernels_page, provenance_files, provenance_url
 
@@ -125,6 +126,7 @@ def _environment() -> Environment:
         script_src=page_script_src(),
     )
     env.filters["frame"] = lambda d: d if isinstance(d, Frame) else Frame.from_json(d)
+    env.filters["count"] = count  # {{ n|count("guard") }}: "1 guard", "2 guards"
     return env
 
 
