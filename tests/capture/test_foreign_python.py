@@ -31,7 +31,7 @@ def test_python_on_path_without_torch_is_refused_before_running(command, bare_py
     script = tmp_path / "train.py"
     script.write_text("open('ran', 'w').close()\nimport torch\n")
     env = clean_env(PATH=os.path.dirname(bare_python) + os.pathsep + os.environ.get("PATH", ""))
-    proc = compilescope(command, "--no-browser", "-o", tmp_path / "out", "--", "python", script, "--lr", "3",
+    proc = compilescope(command, "--no-browser", "-o", tmp_path / "out", "--", "python", script, "--lr", "3",  # PATH on purpose
                         cwd=tmp_path, env=env)
     assert proc.returncode == 2
     [line] = proc.stderr.strip().splitlines()
