@@ -32,6 +32,23 @@ def test_directory_picks_newest_log(tmp_path, capsys):
     assert "reading dedicated_log_torch_trace_b.log" in capsys.readouterr().err
 
 
+def test_directory_without_torch_names_chooses_the_log_by_content(tmp_path, capsys):
+    """No dedicated_log_* file: a newer readme.txt, notes.log or a .gz that is not a trace is not the log."""
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    shutil.copy(peer("simple.log"), logs / "trace.log")
+    os.utime(logs / "trace.log", (1, 1))
+    (logs / "readme.txt").write_text("How these logs were made: TORCH_TRACE=. python train.py\n")
+    (logs / "notes.log").write_text("\n\nnot a trace either\n")
+    (logs / "old.log.gz").write_bytes(gzip.compress(b"hello\n"))
+    directory = report(logs, tmp_path / "out")
+    assert directory == report(peer("simple.log"), tmp_path / "simple")
+    assert "reading trace.log" not in capsys.readouterr().err  # it is the only log there: no choice to explain
+    (logs / "later.txt.gz").write_bytes(gzip.compress(peer("comp_metrics.log").read_bytes()))  # a newer real trace
+    assert "[2/0]" in report(logs, tmp_path / "out2")
+    assert "2 logs in" in capsys.readouterr().err
+
+
 def test_empty_directory_is_an_error(tmp_path, capsys):
     (tmp_path / "empty").mkdir()
     assert run_cli(tmp_path / "empty", "-o", tmp_path / "out", "--no-browser") == 2

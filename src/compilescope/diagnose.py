@@ -31,6 +31,7 @@ from .analyses.diagnosis import (
 )
 from .ingest.reader import read_trace
 from .runner import Program, choose_log, run_program
+from .wording import count
 
 OUTPUT_TAIL_LINES = 40
 # Variables of the user's environment that would defeat a forced stage or make every run dump repro files.
@@ -256,8 +257,10 @@ def _describe(outcome: StageOutcome) -> str:
         return f"FAILED {took}: {outcome.accuracy_failure}"
     if f.returncode:
         return f"FAILED {took} (exit status {f.returncode}, no failed compile in the trace)"
-    compiles = f"{outcome.compiles} compile{'' if outcome.compiles == 1 else 's'}"
-    return f"passed {took} ({compiles})"
+    seen = [count(outcome.compiles, "compile id")]
+    seen += [count(outcome.graph_breaks, "graph break")] if outcome.graph_breaks else []
+    seen += [count(outcome.recompiles, "recompile")] if outcome.recompiles else []
+    return f"passed {took} ({', '.join(seen)})"
 
 
 def diagnose(prog: Program, work: str, options: DiagnoseOptions, progress: Progress) -> DiagnoseResult:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import queue
 import shutil
@@ -11,23 +12,43 @@ from typing import Iterable, Iterator
 
 from .errors import CompilescopeError
 
+def check_output_dir(path: str, overwrite: bool) -> bool:
+    """Whether path can become an output directory (an error if not); True if --overwrite must replace it.
+
+    Changes nothing: `run` and `diagnose` call it before the slow run, so a bad -o fails first.
+    """
+    full = os.path.abspath(path)
+    if os.path.islink(full):
+        raise CompilescopeError(f"{path} is a symbolic link; choose another output directory")
+    try:
+        if not os.path.exists(full):
+            parent = os.path.dirname(full)
+            while not os.path.exists(parent):
+                parent = os.path.dirname(parent)
+            if not os.path.isdir(parent):
+                raise CompilescopeError(f"cannot create output directory {path}: {os.strerror(errno.ENOTDIR)}")
+            return False
+        if not os.path.isdir(full):
+            raise CompilescopeError(f"{path} exists and is not a directory")
+        if not os.listdir(full):
+            return False
+    except OSError as exc:
+        raise CompilescopeError(f"cannot use output directory {path}: {exc.strerror or exc}") from None
+    if not overwrite:
+        raise CompilescopeError(f"{path} already exists; pass --overwrite to replace it")
+    return True
+
+
 class OutputDir:
     """A fresh output directory; every write stays inside it and follows no symlink."""
 
     def __init__(self, path: str, overwrite: bool, keep: Iterable[str] = ()):
         """keep: paths that must survive (the log being reported): --overwrite never deletes them."""
         self.path = os.path.abspath(path)
-        if os.path.islink(self.path):
-            raise CompilescopeError(f"{path} is a symbolic link; choose another output directory")
         try:
-            if os.path.exists(self.path):
-                if not os.path.isdir(self.path):
-                    raise CompilescopeError(f"{path} exists and is not a directory")
-                if os.listdir(self.path):
-                    if not overwrite:
-                        raise CompilescopeError(f"{path} already exists; pass --overwrite to replace it")
-                    self._check_replaceable(path, keep)
-                    shutil.rmtree(self.path)  # rmtree does not follow symlinks inside
+            if check_output_dir(path, overwrite):
+                self._check_replaceable(path, keep)
+                shutil.rmtree(self.path)  # rmtree does not follow symlinks inside
             os.makedirs(self.path, exist_ok=True)
         except OSError as exc:
             raise CompilescopeError(f"cannot create output directory {path}: {exc.strerror or exc}") from None

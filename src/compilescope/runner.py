@@ -7,6 +7,7 @@ interactive programs keep working). Nothing here writes a report.
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -58,8 +59,36 @@ def program(words: list[str], module: str | None = None, is_command: bool = Fals
     resolved = shutil.which(first)
     if resolved is None:
         raise CompilescopeError(f"{first}: no such file or command")
-    same_python = _same_file(resolved, sys.executable)
+    # A venv's python is a symlink to its base interpreter: the same binary, another environment. Same directory too.
+    same_python = _same_file(resolved, sys.executable) and _same_file(
+        os.path.dirname(os.path.abspath(resolved)), os.path.dirname(os.path.abspath(sys.executable)))
     return Program(words, same_python)
+
+
+_PYTHON_NAME = re.compile(r"python(\d+(\.\d+)*)?(\.exe)?$")
+_HAS_TORCH = "import importlib.util, sys; sys.exit(importlib.util.find_spec('torch') is None)"
+PROBE_TIMEOUT_S = 60
+
+
+def check_interpreter(prog: Program, what: str) -> None:
+    """`-- python script.py` with a python that is not ours: it must import torch, or nothing gets traced.
+
+    The usual cause is a virtual environment that is not activated: `python` on PATH is the system's.
+    """
+    if prog.this_python or not _PYTHON_NAME.match(os.path.basename(prog.argv[0])):
+        return
+    interpreter = shutil.which(prog.argv[0]) or prog.argv[0]
+    try:
+        probe = subprocess.run([interpreter, "-c", _HAS_TORCH], capture_output=True, timeout=PROBE_TIMEOUT_S)
+    except (OSError, subprocess.TimeoutExpired):
+        return  # the run itself will say what is wrong
+    if probe.returncode == 1:
+        script = " ".join(prog.argv[1:]) or "script.py"
+        raise CompilescopeError(
+            f"{prog.argv[0]} ({interpreter}) cannot import torch: it is not the Python compilescope runs in "
+            f"({sys.executable}); let compilescope's Python run the program: {what} {script} "
+            f"(or activate the environment compilescope is installed in)"
+        )
 
 
 def _same_file(a: str, b: str) -> bool:

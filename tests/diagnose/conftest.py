@@ -16,7 +16,7 @@ RUN_TIMEOUT_S = 240  # diagnose --timeout: any one child run is stopped after th
 
 
 def diagnose(tmp_path: Path, program: str, *flags: str, own_tmpdir: bool = False):
-    """`compilescope diagnose FLAGS -o OUT -- python PROGRAM` from an empty working directory: (process, diagnosis.json).
+    """`compilescope diagnose FLAGS -o OUT -- PYTHON PROGRAM` (PYTHON: the tests' own interpreter, never PATH's) from an empty working directory: (process, diagnosis.json).
 
     own_tmpdir: run with TMPDIR in tmp_path and check that none of our temporary directories is left there
     (torch's own cache may stay: it is torch's)."""

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from compilescope.analyses.diagnosis import (
@@ -167,3 +169,35 @@ def test_cli_parses_like_run(argv):
         return
     args = command.parse_args(parser, argv)
     assert args.accuracy and args.out == "x" and args.program == ["python", "t.py"] and args.is_command
+
+
+def test_a_python_without_torch_is_named_not_called_a_program_error():
+    """A wrapper (a shell script) ran a python without torch: the verdict says so, not "not a compile problem"."""
+    no_torch = "Traceback (most recent call last):\n  File \"train.py\", line 1\nModuleNotFoundError: No module named 'torch'"
+    eager = StageOutcome(EAGER, facts(1, no_torch), traced=False)
+    disabled = StageOutcome(NO_COMPILE, facts(1, no_torch), traced=False)
+    verdict = decide([eager, StageOutcome(AOT_EAGER), StageOutcome(BACKEND), disabled])
+    assert verdict.outcome == "no_torch"
+    assert "not the Python compilescope runs in" in verdict.headline
+    assert "not a compile problem" not in verdict.headline
+    assert any("compilescope diagnose script.py" in step for step in verdict.next_steps)
+
+
+def test_ok_page_mentions_the_graph_breaks_and_recompiles_it_saw():
+    backend = from_log(BACKEND, "graph_breaks.log", 0)
+    assert (backend.graph_breaks, backend.recompiles) == (3, 0)
+    assert from_log(BACKEND, "dynamic_shapes.log", 0).recompiles == 2
+    backend.recompiles = 2
+    stages = [passed(EAGER), passed(AOT_EAGER), backend]
+    verdict = decide(stages)
+    assert verdict.ok
+    [step] = verdict.next_steps
+    assert step.startswith("The run as written had 3 distinct graph breaks and 2 recompiles: they cost speed")
+    result = DiagnoseResult(argv=ARGV, cwd="/w", outcomes=stages, verdict=verdict)
+    page = diagnosis_page(result, hand_commands(ARGV, stages, verdict, None, None), "/o")
+    assert "3 distinct graph breaks and 2 recompiles" in page
+    assert "<th class=\"num\">Graph breaks</th><th class=\"num\">Recompiles</th>" in page
+    assert json.loads(diagnosis_json(result, []))["stages"][2]["graph_breaks"] == 3
+
+    clean = [passed(EAGER), passed(AOT_EAGER), passed(BACKEND)]
+    assert decide(clean).next_steps == []  # nothing seen, nothing said

@@ -59,3 +59,34 @@ def test_summary_says_what_matters_in_words():
     assert "Graph breaks (3 distinct, 4 in total)" in text
     text = render("compile_error_lowering")
     assert "[0/0]  Inductor lowering  ·  InductorError" in text
+
+
+def _render_at(width: int, ins) -> str:
+    console = Console(width=width, color_system=None, record=True, file=io.StringIO())
+    print_summary(ins, console)
+    return console.export_text()
+
+
+def test_at_80_columns_hints_wrap_whole_and_nothing_is_cut():
+    """`summary | less` at 80 columns: every hint can still be copied; no cell ends in "…"."""
+    ins = insights_of("graph_breaks")
+    text = _render_at(80, ins)
+    assert "…" not in text
+    assert max(len(line.rstrip()) for line in text.splitlines()) <= 80
+    words = set(text.split())
+    for brk in ins.graph_breaks.breaks:
+        for hint in brk.hints[:1]:
+            assert set(hint.split()) <= words, hint  # each word whole, none folded or cut
+    assert "`torch._dynamo.config.capture_scalar_outputs" in words and "TORCHDYNAMO_CAPTURE_SCALAR_OUTPUTS=1`" in words
+
+
+def test_at_80_columns_the_dynamic_shapes_detail_is_not_squeezed():
+    ins = insights_of("dynamic_shapes")
+    text = _render_at(80, ins)
+    flat = " ".join(text.split())
+    for s in ins.dynamic_shapes.symbols:
+        assert " ".join(f"{s.symbol} = {s.value} {s.range or ''} from {s.source}".split()) in flat
+    for g in ins.dynamic_shapes.guards:
+        assert g.expr in flat
+    # The detail column gets most of the width: its first line holds the whole symbol description.
+    assert any("s77 = 3 [2, int_oo] from L['x'].size()[0]" in line for line in text.splitlines())

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-import shutil
 import socket
+import sys
 from pathlib import Path
 
 import pytest
@@ -23,9 +23,10 @@ def _free_port() -> int:
 
 
 def test_two_rank_gloo_job_gets_a_landing_page_and_rank_reports(tmp_path, monkeypatch):
-    torchrun = shutil.which("torchrun")
-    if torchrun is None:
-        skip_or_fail("torchrun not on PATH (it comes with torch)")
+    # The torchrun of the environment running the tests (it comes with torch), never PATH's.
+    torchrun = Path(sys.executable).parent / "torchrun"
+    if not torchrun.exists():
+        skip_or_fail(f"{torchrun} missing (it comes with torch==2.13.0)")
     monkeypatch.chdir(tmp_path)
     rc = run_cli("run", "--all-ranks-html", "--no-browser", "--trace-dir", tmp_path / "traces", "-o", tmp_path / "out",
                  "--", torchrun, "--nproc-per-node", "2", "--master-addr", "127.0.0.1", "--master-port", str(_free_port()),

@@ -214,4 +214,4 @@ def test_strict_fails_even_past_the_listing_limit(tmp_path, monkeypatch, capsys)
     log = tmp_path / "crowded.log"
     log.write_bytes(first + other + b"".join(lines) + b"garbage line\n")
     assert run_cli(log, "-o", tmp_path / "out", "--no-browser", "--strict") == 1
-    assert "1 more problem(s) up to this line, not listed" in capsys.readouterr().err
+    assert "1 more problem up to this line, not listed" in capsys.readouterr().err

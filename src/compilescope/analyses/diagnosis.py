@@ -18,10 +18,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..model.trace import Trace
+from ..wording import count
 from .errors import (
     AOT, DYNAMO, INDUCTOR, KERNEL_COMPILE, LOWERING, RECOMPILE_LIMIT, STAGE_LABELS, USER_BACKEND, CompileError,
     compile_errors,
 )
+from .graph_breaks import graph_breaks
+from .recompiles import recompiles
 from .userloc import UserLocation, last_user_stack_frame
 
 # Stage keys beyond errors.py's: a failure with no failed compile in the trace.
@@ -87,6 +90,8 @@ class StageOutcome:
     facts: RunFacts | None = None  # None: not run
     errors: list[CompileError] = field(default_factory=list)  # failed compiles (the recompile limit is not a failure)
     compiles: int = 0  # compile ids in its trace
+    graph_breaks: int = 0  # distinct graph breaks in its trace
+    recompiles: int = 0  # recompiles in its trace
     used_inductor: bool = False
     backend_name: str | None = None  # as torch named it in an error, when it did
     traced: bool = False
@@ -111,7 +116,8 @@ class StageOutcome:
             "stage": self.spec.key, "title": self.spec.title, "status": self.status,
             "returncode": f.returncode if f else None, "seconds": round(f.seconds, 2) if f else None,
             "timed_out": f.timed_out if f else False, "env": f.env if f else {},
-            "compiles": self.compiles, "used_inductor": self.used_inductor, "backend": self.backend_name,
+            "compiles": self.compiles, "graph_breaks": self.graph_breaks, "recompiles": self.recompiles,
+            "used_inductor": self.used_inductor, "backend": self.backend_name,
             "errors": [e.to_json() for e in self.errors], "skipped_reason": self.skipped_reason,
             "report": self.report, "accuracy_failure": self.accuracy_failure, "accuracy_note": self.accuracy_note,
         }
@@ -141,6 +147,8 @@ def stage_outcome(spec: StageSpec, facts: RunFacts, trace: Trace | None, output:
         found = compile_errors(trace).errors
         outcome.errors = [e for e in found if e.stage != RECOMPILE_LIMIT]
         outcome.compiles = sum(1 for cid in trace.compiles if cid is not None)
+        outcome.graph_breaks = len(graph_breaks(trace).breaks)
+        outcome.recompiles = recompiles(trace).total
         outcome.used_inductor = _used_inductor(trace)
         outcome.backend_name = next((e.backend for e in found if e.backend), None)
         if outcome.backend_name is None and outcome.used_inductor:
@@ -255,7 +263,8 @@ class Command:
 
 @dataclass
 class Verdict:
-    outcome: str  # "ok" | "compile_error" | "runtime_error" | "accuracy" | "program_error" | "timeout" | "nothing_compiled"
+    outcome: str  # "ok" | "compile_error" | "runtime_error" | "accuracy" | "program_error" | "no_torch" | "timeout"
+    #               | "nothing_compiled"
     headline: str
     failing_stage: str | None = None  # the StageSpec key of the first run that failed
     stage: str | None = None  # a key of DIAGNOSIS_LABELS
@@ -288,6 +297,19 @@ def _last_line(text: str) -> str | None:
     return lines[-1] if lines else None
 
 
+def _costs_seen(run: StageOutcome | None) -> list[str]:
+    """Nothing failed, but the run as written may still break graphs or recompile: they cost speed, say so."""
+    if run is None or not (run.graph_breaks or run.recompiles):
+        return []
+    seen = " and ".join(part for part in (count(run.graph_breaks, "distinct graph break") if run.graph_breaks else "",
+                                          count(run.recompiles, "recompile") if run.recompiles else "") if part)
+    return [f"The run as written had {seen}: they cost speed, not correctness. Its trace report "
+            "(backend/index.html) or compilescope summary on its log says where and how to avoid them."]
+
+
+_NO_TORCH = "ModuleNotFoundError: No module named 'torch'"
+
+
 def decide(outcomes: list[StageOutcome], accuracy: StageOutcome | None = None) -> Verdict:
     by_key = {o.spec.key: o for o in outcomes}
     failed = next((o for o in outcomes if o.spec in STAGES and o.status in (FAILED, TIMED_OUT)), None)
@@ -315,7 +337,7 @@ def decide(outcomes: list[StageOutcome], accuracy: StageOutcome | None = None) -
                 ],
             )
         checked = " and its compiled results match eager" if accuracy is not None and accuracy.status == PASSED else ""
-        return Verdict("ok", f"Every stage compiles and runs{checked}.")
+        return Verdict("ok", f"Every stage compiles and runs{checked}.", next_steps=_costs_seen(by_key.get(BACKEND.key)))
 
     key = failed.spec.key
     if failed.status == TIMED_OUT:
@@ -338,6 +360,12 @@ def decide(outcomes: list[StageOutcome], accuracy: StageOutcome | None = None) -
         )
     # It failed, but no compile failed: the compiled code (or the program) raised when it ran.
     message = _last_line(failed.facts.output_tail) if failed.facts else None
+    if key == EAGER.key and failed.facts and _NO_TORCH in failed.facts.output_tail and not failed.compiles:
+        return Verdict(
+            "no_torch", "The program's Python cannot import torch: it is not the Python compilescope runs in, "
+            "so nothing was compiled.", key, message=_NO_TORCH,
+            next_steps=["Let compilescope's own Python run the script: compilescope diagnose script.py (no python).",
+                        "Or activate the environment where torch is installed, and run compilescope from there."])
     if key == EAGER.key:
         disabled = by_key.get(NO_COMPILE.key)
         if disabled is not None and disabled.status != PASSED:

@@ -17,6 +17,7 @@ from .dynamic_shapes import DynamicShapes, dynamic_shapes
 from .errors import CompileErrors, compile_errors
 from .graph_breaks import GraphBreaks, graph_breaks
 from .recompiles import CHANGE_LABELS, Recompiles, recompiles
+from .unread import Unread, unread
 
 SCHEMA_VERSION = 2
 
@@ -45,6 +46,7 @@ class Insights:
     errors: CompileErrors
     dynamic_shapes: DynamicShapes
     findings: list[Finding] = field(default_factory=list)  # most urgent first
+    unread: Unread = field(default_factory=Unread)  # what of the log was not read (a cut or corrupt log)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -58,6 +60,7 @@ class Insights:
             "compile_time": self.compile_time.to_json(),
             "caches": self.caches.to_json(),
             "dynamic_shapes": self.dynamic_shapes.to_json(),
+            "unread": self.unread.to_json(),
         }
 
 
@@ -116,6 +119,7 @@ def insights(trace: Trace) -> Insights:
         caches=caches(trace),
         errors=compile_errors(trace),
         dynamic_shapes=dynamic_shapes(trace),
+        unread=unread(trace.stats),
     )
     ins.findings = findings(ins)
     return ins

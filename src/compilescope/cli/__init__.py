@@ -24,6 +24,19 @@ COMMANDS = {
     "summary": (".summary", "SummaryCommand"),
     "diagnose": (".diagnose", "DiagnoseCommand"),
 }
+# One line each for `compilescope --help` (here, so that --help imports no command module).
+COMMAND_LINES = {  # each fits 80 columns
+    "run": "run a program with TORCH_TRACE set, then report it (needs torch)",
+    "summary": "what to fix first in a log, in the terminal (--json for scripts)",
+    "diagnose": "find the torch.compile stage that fails, and a minimal repro",
+    "demo": "write the demo report of small torch.compile programs",
+}
+
+
+def _commands_epilog() -> str:
+    width = max(map(len, COMMAND_LINES))
+    lines = [f"  {name:<{width}}  {line}" for name, line in COMMAND_LINES.items()]
+    return "\n".join(["commands (compilescope COMMAND --help for each):", *lines])
 
 
 def load_command(name: str):
@@ -50,10 +63,10 @@ def _parser(command) -> CommandParser:
     prog = "compilescope" if command.name == "report" else f"compilescope {command.name}"
     parser = CommandParser(prog=prog, description=command.__doc__)
     if command.name == "report":
+        parser.usage = "compilescope [options] PATH [PATH ...]\n       compilescope COMMAND [options] ..."
         parser.add_argument("--version", action="version", version=f"compilescope {__version__}")
-        others = ", ".join(name for name in COMMANDS if name != "report")
-        if others:
-            parser.epilog = f"other commands: {others} (compilescope COMMAND --help)"
+        parser.formatter_class = argparse.RawDescriptionHelpFormatter  # the epilog is a table: keep its lines
+        parser.epilog = _commands_epilog()
     command.prepare_parser(parser)
     return parser
 

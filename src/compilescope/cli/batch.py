@@ -23,6 +23,7 @@ from ..worker import LogDone, LogJob, report_log
 from .browser import open_browser
 from .report_args import report_options
 from .workers import default_jobs, file_size, run_jobs
+from ..wording import count
 
 _LOG_SUFFIXES = (".gz", ".log", ".txt", ".jsonl")
 
@@ -82,12 +83,12 @@ def run_batch(args: argparse.Namespace, paths: list[str]) -> int:
     for relpath, content in batch_files(rows, args.custom_header_html):
         output.write(relpath, content)
     print(f"Wrote {files + output.files} files for {len(jobs)} logs to {output.path} "
-          f"in {time.perf_counter() - started:.1f}s ({min(workers, len(jobs))} job(s))")
+          f"in {time.perf_counter() - started:.1f}s ({count(min(workers, len(jobs)), 'job')})")
     if crashed:
-        print(f"compilescope: {crashed} log(s) could not be reported (see the index page)", file=sys.stderr)
+        print(f"compilescope: {count(crashed, 'log')} could not be reported (see the index page)", file=sys.stderr)
         return 1
     if problem_count:
-        print(f"compilescope: {problem_count} problem(s) in the logs (strict mode)", file=sys.stderr)
+        print(f"compilescope: {count(problem_count, 'problem')} in the logs (strict mode)", file=sys.stderr)
         return 1
     if not args.no_browser:
         open_browser(os.path.join(output.path, "index.html"))

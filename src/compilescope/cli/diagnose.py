@@ -22,11 +22,11 @@ from ..diagnose import DiagnoseOptions, DiagnoseResult, diagnose
 from ..ingest.reader import read_trace
 from ..render.diagnosis import diagnosis_json, diagnosis_page, print_verdict
 from ..render.options import ReportOptions
-from ..runner import program
+from ..runner import check_interpreter, program
 from .output import OutputDir
 from ..worker import write_report
 from .browser import open_browser
-from .run import split_program
+from .run import split_program, warn_options_after_program
 
 DEFAULT_ROOT = "compilescope_diagnose"
 MAX_WIDTH = 100
@@ -60,6 +60,7 @@ class DiagnoseCommand:
 
     def parse_args(self, parser: argparse.ArgumentParser, argv: list[str]) -> argparse.Namespace:
         options, module, words, is_command = split_program(parser, argv)
+        warn_options_after_program(parser, module, words, is_command)
         args = parser.parse_args(options)
         args.module, args.program, args.is_command = module, words, is_command
         if module is None and not words:
@@ -70,6 +71,7 @@ class DiagnoseCommand:
         prog = program(args.program, args.module, args.is_command)
         if prog.this_python:
             require_torch("compilescope diagnose")
+        check_interpreter(prog, "compilescope diagnose")
         out = OutputDir(args.out or _default_out(), args.overwrite)  # fail before the slow runs, not after
         console = Console(stderr=True, width=min(Console(stderr=True).width, MAX_WIDTH), highlight=False)
 

@@ -26,6 +26,7 @@ from ..ingest.rank_logs import RankLogs, find_rank_logs, rank_logs_of
 from ..output import OutputDir
 from ..render.multirank import CHROMIUM_EVENTS, LandingOptions, LandingRenderer, merged_chromium_events
 from ..render.options import ReportOptions
+from ..wording import count
 from ..worker import LogDone, LogJob, report_log
 from .browser import open_browser
 from .report_args import report_options
@@ -177,14 +178,14 @@ def run_all_ranks(args: argparse.Namespace, directory: str | None = None, out: s
     ranks = len(result.summaries)
     findings = len(result.analysis.divergences)
     print(
-        f"Wrote {result.files} files for {ranks} rank(s) to {result.out} in {result.seconds:.1f}s ({jobs} job(s)); "
-        f"{findings} divergence(s) between ranks"
+        f"Wrote {result.files} files for {count(ranks, 'rank')} to {result.out} in {result.seconds:.1f}s ({count(jobs, 'job')}); "
+        f"{count(findings, 'divergence')} between ranks"
     )
     if result.crashed:
-        print(f"compilescope: {len(result.crashed)} rank(s) could not be reported (see the landing page)", file=sys.stderr)
+        print(f"compilescope: {count(len(result.crashed), 'rank')} could not be reported (see the landing page)", file=sys.stderr)
         return 1
     if result.strict_problem_count:
-        print(f"compilescope: {result.strict_problem_count} problem(s) in the rank logs (strict mode)", file=sys.stderr)
+        print(f"compilescope: {count(result.strict_problem_count, 'problem')} in the rank logs (strict mode)", file=sys.stderr)
         return 1
     if not args.no_browser:
         open_browser(os.path.join(result.out, "index.html"))

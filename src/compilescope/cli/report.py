@@ -7,6 +7,7 @@ import os
 import sys
 
 from ..analyses import Results, analyze
+from ..analyses.unread import unread
 from ..errors import CompilescopeError
 from ..ingest.discover import discover
 from ..ingest.rank_logs import holds_several_ranks
@@ -14,6 +15,8 @@ from ..ingest.reader import ReadOptions, read_trace
 from ..ingest.saved import read_saved
 from ..model.trace import Trace
 from ..output import write_file
+from ..render.terminal import unread_line
+from ..wording import count
 from ..worker import log_chunks, load_analysis, saved_analysis, strict_problems, write_report
 from .browser import open_browser
 from .progress import read_progress
@@ -79,12 +82,15 @@ class ReportCommand:
                 for p in stats.problems:
                     print(f"  {p}", file=sys.stderr)
             problems = strict_problems(trace, args.strict, args.strict_compile_id)
+            unread_warning = unread_line(unread(stats), found.chosen, "report")
         index = os.path.join(output.path, "index.html")
-        print(f"Wrote {output.files} files to {output.path}")
+        print(f"Wrote {count(output.files, 'file')} to {output.path}")
+        if unread_warning and not args.verbose:  # -v has listed every problem already
+            print(unread_warning, file=sys.stderr)
         if problems:
             for p in problems:
                 print(p, file=sys.stderr)
-            print(f"compilescope: {len(problems)} problem(s) in {found.chosen} (strict mode)", file=sys.stderr)
+            print(f"compilescope: {count(len(problems), 'problem')} in {found.chosen} (strict mode)", file=sys.stderr)
             return 1
         if not args.no_browser:
             open_browser(index)

@@ -7,11 +7,17 @@ import argparse
 from ..render.options import ReportOptions
 
 
-def add_report_arguments(parser: argparse.ArgumentParser, out_help: str = "output directory (default: tl_out)") -> None:
-    """tlparse's flags, with the same meaning."""
+def add_report_arguments(
+    parser: argparse.ArgumentParser, out_help: str = "output directory (default: tl_out)", reads_a_path: bool = True
+) -> None:
+    """tlparse's flags, with the same meaning.
+
+    reads_a_path: False for `run`, which reports the logs its program wrote (--latest would mean nothing).
+    """
     parser.add_argument("-o", "--out", default="tl_out", help=out_help)
     parser.add_argument("--overwrite", action="store_true", help="replace the output directory if it exists")
-    parser.add_argument("--latest", action="store_true", help="with a directory: read its newest log")
+    if reads_a_path:
+        parser.add_argument("--latest", action="store_true", help="with a directory: read its newest log")
     parser.add_argument("--no-browser", action="store_true", help="do not open the report in a browser")
     parser.add_argument("--strict", action="store_true", help="exit non-zero if any line could not be read correctly")
     parser.add_argument(

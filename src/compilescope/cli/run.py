@@ -12,10 +12,14 @@ import os
 import sys
 
 from .._torch import require_torch
+from ..analyses.unread import unread
 from ..errors import CompilescopeError
 from ..ingest.rank_logs import holds_several_ranks
 from ..ingest.reader import read_trace
-from ..runner import DEFAULT_TRACE_ROOT, choose_log, new_trace_dir, prepare_trace_dir, program, run_program
+from ..render.terminal import unread_line
+from ..runner import DEFAULT_TRACE_ROOT, check_interpreter, choose_log, new_trace_dir, prepare_trace_dir, program, run_program
+from ..wording import count
+from .output import check_output_dir
 from .report import _open_browser, _stats_line, add_report_arguments, report_options, strict_problems, write_report
 
 
@@ -44,6 +48,25 @@ def split_program(parser: argparse.ArgumentParser, argv: list[str]) -> tuple[lis
     return argv, None, [], False
 
 
+def warn_options_after_program(parser: argparse.ArgumentParser, module: str | None, words: list[str],
+                               is_command: bool) -> None:
+    """`run train.py --no-browser`: the flag goes to train.py, as documented; say so, in case it was meant for us.
+
+    Only our long options are named (short ones like -o or -v are common in scripts); never after `--`,
+    which says plainly that the rest is the program's.
+    """
+    if is_command:
+        return
+    program = f"-m {module}" if module is not None else words[0] if words else ""
+    ours = [w for w in (words if module is not None else words[1:])
+            if w.startswith("--") and w.split("=", 1)[0] in parser._option_string_actions]  # noqa: SLF001
+    if ours:
+        command = parser.prog
+        print(f"compilescope: warning: {' '.join(ours)} after {program} {'goes' if len(ours) == 1 else 'go'} to the "
+              f"program, not to compilescope; put compilescope's options first: {command} {' '.join(ours)} {program} ...",
+              file=sys.stderr)
+
+
 class RunCommand:
     """Run a Python program with TORCH_TRACE set, then write the report of what it compiled."""
 
@@ -56,7 +79,7 @@ class RunCommand:
             "       compilescope run [options] -- command [args ...]   (e.g. -- torchrun --nproc-per-node 2 train.py)"
         )
         parser.allow_abbrev = False  # an abbreviation could swallow the program's own flags
-        add_report_arguments(parser, out_help="report directory (default: <trace dir>/report)")
+        add_report_arguments(parser, out_help="report directory (default: <trace dir>/report)", reads_a_path=False)
         parser.set_defaults(out=None)
         parser.add_argument(
             "--trace-dir", metavar="DIR",
@@ -70,6 +93,7 @@ class RunCommand:
 
     def parse_args(self, parser: argparse.ArgumentParser, argv: list[str]) -> argparse.Namespace:
         options, module, words, is_command = split_program(parser, argv)
+        warn_options_after_program(parser, module, words, is_command)
         args = parser.parse_args(options)
         args.module, args.program, args.is_command = module, words, is_command
         if module is None and not words:
@@ -80,6 +104,9 @@ class RunCommand:
         prog = program(args.program, args.module, args.is_command)
         if prog.this_python:
             require_torch("compilescope run")
+        check_interpreter(prog, "compilescope run")
+        if args.out:
+            check_output_dir(args.out, args.overwrite)  # fail before the run, not after it
         trace_dir = prepare_trace_dir(args.trace_dir) if args.trace_dir else new_trace_dir()
         print(f"compilescope: running {prog} with TORCH_TRACE={trace_dir}", file=sys.stderr, flush=True)
         result = run_program(prog, trace_dir, fresh_cache=args.fresh_cache, timeout=args.timeout)
@@ -104,7 +131,8 @@ class RunCommand:
             try:
                 status = run_all_ranks(args, directory=trace_dir, out=out, logs=result.logs)
             except CompilescopeError as exc:
-                raise _with_program_status(exc, rc) from None
+                _report_not_written(exc, trace_dir)
+                return rc or exc.exit_code
             return rc or status
         chosen, note = choose_log(result.logs)
         if note:
@@ -118,21 +146,30 @@ class RunCommand:
                     for p in trace.stats.problems:
                         print(f"  {p}", file=sys.stderr)
                 problems = strict_problems(trace, args.strict, args.strict_compile_id)
+                unread_warning = unread_line(unread(trace.stats), chosen, "report")
         except CompilescopeError as exc:
-            raise _with_program_status(exc, rc) from None
+            _report_not_written(exc, trace_dir)
+            return rc or exc.exit_code
+        except Exception:
+            _report_not_written(None, trace_dir)
+            raise  # a bug: main() prints it in one line
         index = os.path.join(output.path, "index.html")
         print(f"Wrote the report to {output.path}; open {index}")
+        if unread_warning and not args.verbose:
+            print(unread_warning, file=sys.stderr)
         for p in problems:
             print(p, file=sys.stderr)
         if problems:
-            print(f"compilescope: {len(problems)} problem(s) in {chosen} (strict mode)", file=sys.stderr)
+            print(f"compilescope: {count(len(problems), 'problem')} in {chosen} (strict mode)", file=sys.stderr)
             return rc or 1
         if not args.no_browser and not result.interrupted:
             _open_browser(index)
         return rc
 
 
-def _with_program_status(exc: CompilescopeError, rc: int) -> CompilescopeError:
-    """The report failed after the program ran: main prints the error; the exit status is the program's if it failed."""
-    return CompilescopeError(str(exc), exit_code=rc or exc.exit_code)
-
+def _report_not_written(exc: CompilescopeError | None, trace_dir: str) -> None:
+    """The run is over and its report failed: say why, and where its trace is, so nothing is lost."""
+    if exc is not None:
+        print(f"compilescope: error: {exc}", file=sys.stderr)
+    print(f"compilescope: the trace is kept in {trace_dir}; write its report with: compilescope {trace_dir} -o DIR",
+          file=sys.stderr)

@@ -18,7 +18,7 @@ from ..analyses.insights import SCHEMA_VERSION
 from ..ingest.discover import discover
 from ..ingest.rank_logs import holds_several_ranks
 from ..ingest.reader import read_trace
-from ..render.terminal import RankSummariesRenderer, SummaryRenderer, TerminalOptions
+from ..render.terminal import RankSummariesRenderer, SummaryRenderer, TerminalOptions, unread_line
 from .multirank import summarize_ranks
 
 MAX_WIDTH = TerminalOptions().max_width
@@ -57,6 +57,8 @@ class SummaryCommand:
         with read_trace(found.chosen) as trace:
             results = analyze(trace)
         assert results.insights is not None  # analyze() always computes them
+        if line := unread_line(results.insights.unread, found.chosen, "summary"):
+            print(line, file=sys.stderr)
         if args.json:
             sys.stdout.write(orjson.dumps(results.insights.to_json(), option=orjson.OPT_INDENT_2).decode() + "\n")
         else:

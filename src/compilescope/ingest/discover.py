@@ -8,11 +8,13 @@ import stat
 from dataclasses import dataclass
 
 from ..errors import CompilescopeError
+from .lines import GLOG_PREFIX
 
 # The one reading of a rank from a file name: torch's dedicated_log_torch_trace_rank_<N>_<random>.log
 # (gzipped copies keep the name). A name without it has no rank (the reader then reads every envelope).
 RANK_LOG = re.compile(r"^dedicated_log_torch_trace_rank_(\d+)(?:_[^/]*)?\.(?:log|txt)(?:\.gz)?$")
 LOG_SUFFIXES = (".log", ".log.gz", ".txt", ".txt.gz", ".gz")
+SNIFF_BYTES = 4096  # enough for the first line of a log (a glog prefix and the start of an envelope)
 
 
 @dataclass(frozen=True)
@@ -29,10 +31,31 @@ def rank_of(path: str) -> int | None:
 
 
 def _is_log(path: str) -> bool:
+    """torch's name for a log, or a log's suffix and a log's first line (a newer readme.txt is not a log)."""
     name = os.path.basename(path)
     if name.startswith("dedicated_log_torch_trace"):
         return True
-    return name.endswith(LOG_SUFFIXES) and os.path.getsize(path) > 0
+    return name.endswith(LOG_SUFFIXES) and os.path.getsize(path) > 0 and _starts_like_a_trace(path)
+
+
+def _starts_like_a_trace(path: str) -> bool:
+    """Whether the first non-blank line of the file (decompressed) has a glog prefix, as every TORCH_TRACE line does."""
+    try:
+        with open(path, "rb") as f:
+            head = f.read(SNIFF_BYTES)
+            if head[:3] == b"\x1f\x8b\x08":
+                import gzip  # here: most logs are plain text
+                import zlib
+
+                f.seek(0)
+                try:
+                    head = gzip.GzipFile(fileobj=f).read(SNIFF_BYTES)
+                except (OSError, EOFError, zlib.error):
+                    return False
+    except OSError:
+        return False
+    first = next((line for line in head.splitlines() if line.strip()), b"")
+    return GLOG_PREFIX.match(first) is not None
 
 
 def find_logs(directory: str) -> list[str]:

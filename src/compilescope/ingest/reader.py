@@ -11,6 +11,7 @@ import orjson
 from ..errors import CompilescopeError
 from ..model.builder import TraceBuilder
 from ..model.trace import Trace
+from ..wording import count
 from .envelope import EnvelopeError, decode_envelope
 from .handlers import KNOWN_KINDS, handler_for
 from .discover import rank_of
@@ -21,6 +22,13 @@ from .lines import RawRecord, read_raw_records
 COMPILE_SCOPED_KINDS = frozenset(
     KNOWN_KINDS - {"str", "chromium_event", "dump_file", "link", "describe_storage", "describe_tensor", "describe_source"}
 )
+# Records torch writes outside any compilation by design, so no compile id is expected on them:
+# torch_version (every process, at start-up), torch.export's own events, and whatever torch.export
+# logs while it traces (its records carry no Dynamo compile id, even strict export's guards and metrics).
+_OUTSIDE_ARTIFACTS = frozenset({"torch_version"})
+_EXPORT_KINDS = frozenset({"exported_program", "propagate_real_tensors_provenance", "guard_on_data_dependent_error",
+                           "missing_fake_kernel", "mismatched_fake_kernel"})
+_EXPORT_FILES = ("torch/export/", "torch/_export/", "torch/_dynamo/functional_export.py")
 # Kinds left out of raw.jsonl (tlparse does the same): the string table is written once, up front.
 RAW_EXCLUDED = frozenset({"str", "chromium_event"})
 
@@ -29,6 +37,20 @@ RAW_EXCLUDED = frozenset({"str", "chromium_event"})
 class ReadOptions:
     rank: int | None = None  # keep only this rank's envelopes (None: the file name's rank, else the first seen)
     progress: Callable[[int], None] | None = None  # called with bytes read so far
+
+
+def _written_outside_compilation(env, b) -> bool:
+    """A record torch writes outside a compilation on purpose: its missing compile id is no problem."""
+    metadata = env.metadata if isinstance(env.metadata, dict) else {}
+    if env.kind == "artifact" and metadata.get("name") in _OUTSIDE_ARTIFACTS:
+        return True
+    if env.kind in _EXPORT_KINDS:
+        return True
+    stack = env.obj.get("stack") or metadata.get("stack")
+    if any(marker in f.filename.replace("\\", "/") for f in b.frames(stack) for marker in _EXPORT_FILES):
+        b.export_seen = True
+    # Once torch.export runs in this process, its records without a stack (expression_created) are its too.
+    return b.export_seen
 
 
 def open_log(path: str) -> BinaryIO:
@@ -112,7 +134,7 @@ def _unusable_message(path: str, trace: Trace) -> str:
         return f"{path}: the log is empty"
     first = stats.problems[0] if stats.problems else None
     why = f" (line {first.lineno}: {first.message})" if first else ""
-    return f"{path}: not a TORCH_TRACE log: none of its {stats.total} record(s) could be read{why}"
+    return f"{path}: not a TORCH_TRACE log: none of its {count(stats.total, 'record')} could be read{why}"
 
 
 def _ingest(record: RawRecord, b: TraceBuilder) -> None:
@@ -126,10 +148,10 @@ def _ingest(record: RawRecord, b: TraceBuilder) -> None:
         n = record.payload_lines
         if record.problem == "bad_prefix":
             snippet = record.body[:80].decode("utf-8", "replace")
-            with_payload = f" (and its {n} payload line(s))" if n else ""
+            with_payload = f" (and its {count(n, 'payload line')})" if n else ""
             stats.problem(record.lineno, "bad_prefix", f"not a TORCH_TRACE line{with_payload}: {snippet!r}")
         elif record.problem == "orphan_payload":
-            stats.problem(record.lineno, "orphan_payload", f"{n} payload line(s) with no envelope before them")
+            stats.problem(record.lineno, "orphan_payload", f"{count(n, 'payload line')} with no envelope before them")
         else:
             stats.problem(record.lineno, record.problem, record.detail or record.problem)
         return
@@ -170,7 +192,7 @@ def _ingest(record: RawRecord, b: TraceBuilder) -> None:
         _write_raw(raw, env, None)
         return
 
-    if env.compile_id is None and env.kind in COMPILE_SCOPED_KINDS:
+    if env.compile_id is None and env.kind in COMPILE_SCOPED_KINDS and not _written_outside_compilation(env, b):
         stats.problem(env.lineno, "missing_compile_id", f"{env.kind} envelope has no compile id")
     artifacts_before = b.artifact_count
     try:

@@ -21,6 +21,7 @@ class TraceBuilder:
         self.stats = IngestStats()
         self.compiles: dict[CompileId | None, Compile] = {}
         self.string_table: dict[int, str] = {}  # per log, never shared between files
+        self.export_seen = False  # torch.export ran in this log (its records carry no compile id)
         self.chromium_events = JsonLines()
         self.dump_files: dict[str, PayloadRef] = {}
         self.unclaimed_payloads: list[tuple[str, PayloadRef]] = []

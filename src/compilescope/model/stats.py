@@ -7,6 +7,8 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..wording import count
+
 # Outcome categories of a record; each record lands in exactly one.
 OUTCOMES = (
     "ok",  # decoded and handled
@@ -84,7 +86,7 @@ class IngestStats:
         listed = [p for p in self.problems if p.category in STRICT_FAILURES]
         if self.strict_dropped:  # past the listing limit, but --strict must still fail on them
             listed.append(Problem(self._last_dropped, "more",
-                                  f"{self.strict_dropped} more problem(s) up to this line, not listed"))
+                                  f"{count(self.strict_dropped, 'more problem')} up to this line, not listed"))
         return listed
 
     def to_json(self) -> dict[str, Any]:

@@ -21,17 +21,15 @@ from ..analyses.compile_time import PHASE_LABELS, format_seconds
 from ..analyses.divergence import MultiRankResults
 from ..analyses.insights import Insights
 from ..analyses.recompiles import CHANGE_LABELS
+from ..analyses.unread import SKIPPED, Unread
 from ..analyses.userloc import UserLocation
 from .charts import phase_bars
+from ..wording import count
 
 SEVERITY = {"error": ("ERROR", "bold red"), "warning": ("WARN", "yellow"), "info": ("INFO", "cyan")}
 BAR_WIDTH = 24
 MAX_BREAKS = 10
 MAX_ROWS = 10
-
-
-def _plural(n: int, word: str) -> str:
-    return f"{n} {word}{'' if n == 1 else 's'}"
 
 
 def _where(loc: UserLocation | None) -> str:
@@ -47,7 +45,7 @@ def _heading(title: str) -> Text:
 def _table(*columns: str, **kwargs) -> Table:
     table = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False, **kwargs)
     for col in columns:
-        table.add_column(col)
+        table.add_column(col, overflow="fold")  # never "…": a cell may hold what must be copied
     return table
 
 
@@ -114,20 +112,22 @@ def _recompiles(ins: Insights) -> list[RenderableType]:
 
 
 def _graph_breaks(ins: Insights) -> list[RenderableType]:
+    """One block per break: where, then its reason, code and hint at full width (a table column would cut a hint
+    that must be copied, like `torch._dynamo.config.capture_scalar_outputs = True`, at 80 columns)."""
     gb = ins.graph_breaks
     if not gb:
         return []
     out: list[RenderableType] = [_heading(f"Graph breaks ({len(gb.breaks)} distinct, {gb.total} in total)")]
-    table = _table("#", "count", "where", "reason", expand=True)
-    table.columns[3].ratio = 1
     for i, brk in enumerate(gb.breaks[:MAX_BREAKS], 1):
-        reason = Text(brk.reason, style="bold")
+        head = Text(f"{i}. ", style="bold")
+        head.append(_where(brk.location), style="bold")
+        head.append(f"  ·  {count(brk.count, 'time')}  ·  {', '.join(brk.compile_ids)}")
+        body = Text(brk.reason, style="bold")
         if brk.location and brk.location.code:
-            reason.append(f"\ncode: {brk.location.code}", style="default")
+            body.append(f"\ncode: {brk.location.code}", style="default")
         if brk.hints:
-            reason.append(f"\nhint: {brk.hints[0]}", style="green")
-        table.add_row(str(i), str(brk.count), _where(brk.location) + "\n" + ", ".join(brk.compile_ids), reason)
-    out.append(table)
+            body.append(f"\nhint: {brk.hints[0]}", style="green")
+        out.append(Group(head, Padding(body, (0, 0, 0, 3))))
     if len(gb.breaks) > MAX_BREAKS:
         out.append(Text(f"… {len(gb.breaks) - MAX_BREAKS} more in the report / --json"))
     return out
@@ -137,7 +137,7 @@ def _compile_time(ins: Insights) -> list[RenderableType]:
     ct = ins.compile_time
     if not ct:
         return []
-    out: list[RenderableType] = [_heading(f"Compile time ({format_seconds(ct.total_s)} in {_plural(len(ct.compiles), 'compile')})")]
+    out: list[RenderableType] = [_heading(f"Compile time ({format_seconds(ct.total_s)} over {count(len(ct.compiles), 'compile id')})")]
     phases = _table("phase", "time", "share", "")
     for p in phase_bars(ct):
         phases.add_row(p.label, format_seconds(p.seconds), f"{p.share:.0%}", "█" * max(1, round(p.bar_pct * BAR_WIDTH / 100)))
@@ -149,7 +149,7 @@ def _compile_time(ins: Insights) -> list[RenderableType]:
                         f"{PHASE_LABELS[top]} ({format_seconds(c.phases[top])})" if top else "")
     out.append(Padding(slowest, (1, 0, 0, 0)))
     if len(ct.compiles) > MAX_ROWS:
-        out.append(Text(f"… {len(ct.compiles) - MAX_ROWS} more compiles"))
+        out.append(Text(f"… {count(len(ct.compiles) - MAX_ROWS, 'more compile id')}"))
     return out
 
 
@@ -158,7 +158,7 @@ def _caches(ins: Insights) -> list[RenderableType]:
     if not ca:
         return []
     out: list[RenderableType] = [_heading(f"Caches ({ca.overall})")]
-    table = _table("compile", "FX graph cache", "AOTAutograd cache", "bypass reason")
+    table = _table("compile id", "FX graph cache", "AOTAutograd cache", "bypass reason")
     for c in ca.compiles[:MAX_ROWS]:
         reasons = "; ".join(e.bypass_reason for e in c.events if e.bypass_reason)
         table.add_row(c.compile_id, c.outcome("fx_graph_cache") or "-", c.outcome("aotautograd_cache") or "-", reasons)
@@ -175,24 +175,31 @@ def _dynamic_shapes(ins: Insights) -> list[RenderableType]:
     ds = ins.dynamic_shapes
     if not ds:
         return []
-    out: list[RenderableType] = [_heading(f"Dynamic shapes ({_plural(len(ds.symbols), 'symbol')}, "
-                                          f"{_plural(len(ds.specializations), 'specialization')}, "
-                                          f"{_plural(len(ds.guards), 'guard')})")]
-    table = _table("compile", "what", "detail", "where", expand=True)
+    out: list[RenderableType] = [_heading(f"Dynamic shapes ({count(len(ds.symbols), 'symbol')}, "
+                                          f"{count(len(ds.specializations), 'specialization')}, "
+                                          f"{count(len(ds.guards), 'guard')})")]
+    # The location goes under the detail, not in a column of its own: four columns squeeze the detail to a
+    # word per line at 80 columns.
+    table = _table("compile id", "what", "detail, and where", expand=True)
+    table.columns[0].no_wrap = table.columns[1].no_wrap = True
     table.columns[2].ratio = 1
+
+    def detail(text: str, loc: UserLocation | None) -> Text:
+        return Text(text).append(f"\nat {_where(loc)}", style="dim")
+
     for s in ds.symbols[:MAX_ROWS]:
         table.add_row(s.compile_id, "unbacked symbol" if s.unbacked else "symbol",
-                      f"{s.symbol} = {s.value} {s.range or ''} from {s.source or '?'}", _where(s.location))
+                      detail(f"{s.symbol} = {s.value} {s.range or ''} from {s.source or '?'}", s.location))
     for s in ds.specializations[:MAX_ROWS]:
-        table.add_row(s.compile_id, "specialized", f"{s.symbol} = {s.value} ({s.reason or '?'})", _where(s.location))
+        table.add_row(s.compile_id, "specialized", detail(f"{s.symbol} = {s.value} ({s.reason or '?'})", s.location))
     for g in ds.guards[:MAX_ROWS]:
-        table.add_row(g.compile_id, "guard", g.expr, _where(g.location))
+        table.add_row(g.compile_id, "guard", detail(g.expr, g.location))
     out.append(table)
     return out
 
 
 def summary_renderable(ins: Insights) -> RenderableType:
-    head = Text(f"compilescope summary · {ins.source.rsplit('/', 1)[-1]} · {_plural(ins.n_compiles, 'compile id')}",
+    head = Text(f"compilescope summary · {ins.source.rsplit('/', 1)[-1]} · {count(ins.n_compiles, 'compile id')}",
                 style="bold")
     return Group(head, _findings(ins), *_errors(ins), *_recompiles(ins), *_graph_breaks(ins), *_compile_time(ins),
                  *_caches(ins), *_dynamic_shapes(ins))
@@ -221,6 +228,21 @@ class SummaryRenderer:
 
     def render(self) -> RenderableType:
         return summary_renderable(self.insights)
+
+
+def unread_line(u: Unread, source: str, covers: str) -> str | None:
+    """One line for stderr when part of the log was not read: how much, and why. None when all of it was."""
+    if not u:
+        return None
+    parts = []
+    if u.skipped:
+        why = ", ".join(f"{n} {SKIPPED[outcome]}" for outcome, n in u.reasons.items())
+        parts.append(f"{count(u.skipped, 'record')} skipped ({why})")
+    if u.damaged_payloads:
+        parts.append(f"{count(u.damaged_payloads, 'payload')} not matching {'its' if u.damaged_payloads == 1 else 'their'} md5")
+    if u.stop_reason:
+        parts.append(u.stop_reason)
+    return f"compilescope: warning: {source.rsplit('/', 1)[-1]}: {'; '.join(parts)}. The {covers} shows what was read."
 
 
 # -- several ranks: `compilescope summary DIR` ----------------------------------------
@@ -287,13 +309,13 @@ def rank_summaries_renderable(doc: dict, source: str) -> RenderableType:
     """doc: summarize_directory's document (every rank's summary and the cross-rank analysis)."""
     ranks = doc["ranks"]
     analysis = doc["analysis"]
-    head = Text(f"compilescope summary · {source.rstrip('/').rsplit('/', 1)[-1]} · {_plural(len(ranks), 'rank')}",
+    head = Text(f"compilescope summary · {source.rstrip('/').rsplit('/', 1)[-1]} · {count(len(ranks), 'rank')}",
                 style="bold")
     out: list[RenderableType] = [head, _ranks_table(ranks)]
     if analysis["failed_ranks"]:
         out.append(Text(f"{_rank_list(analysis['failed_ranks'])} could not be read: left out of the comparison.",
                         style="red"))
-    out.append(_heading(f"Between ranks ({_plural(len(analysis['divergences']), 'divergence')})"))
+    out.append(_heading(f"Between ranks ({count(len(analysis['divergences']), 'divergence')})"))
     out.extend(_divergences(analysis))
     for note in doc.get("notes", []):
         out.append(Text(f"note: {note}", style="dim"))

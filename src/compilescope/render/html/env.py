@@ -20,6 +20,7 @@ from ... import __version__
 from ...analyses.status import STATUS_LABELS, STATUSES
 from ...model.ids import NO_COMPILE_ID, compile_id_key
 from ...model.trace import Frame
+from ...wording import count
 from ..options import safe_link_url
 
 OUTCOME_LABELS = {
@@ -146,6 +147,7 @@ def _environment() -> Environment:
         script_src=page_script_src(),
     )
     env.filters["frame"] = lambda d: d if isinstance(d, Frame) else Frame.from_json(d)
+    env.filters["count"] = count  # {{ n|count("guard") }}: "1 guard", "2 guards"
     return env
 
 

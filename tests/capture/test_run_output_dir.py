@@ -1,0 +1,46 @@
+"""`compilescope run -o OUT`: a bad OUT fails before the program runs; a report that fails after it names the trace."""
+
+from __future__ import annotations
+
+import pytest
+
+from ..conftest import torch213
+from .conftest import OUR_PROGRAMS, compilescope
+
+pytestmark = pytest.mark.torch  # `run` of a .py script needs torch importable here (it does not compile)
+PROGRAM = OUR_PROGRAMS / "writes_a_log.py"
+
+
+def test_existing_output_dir_fails_before_the_program_runs(tmp_path):
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "index.html").write_text("an earlier report")
+    ran = tmp_path / "ran"
+    proc = compilescope("run", "--no-browser", "-o", out, PROGRAM, torch213("graph_breaks.log"), ran, cwd=tmp_path)
+    assert proc.returncode == 2
+    assert proc.stderr.strip() == f"compilescope: error: {out} already exists; pass --overwrite to replace it"
+    assert not ran.exists()  # the program never ran
+    assert not (tmp_path / "compilescope_traces").exists()
+    assert (out / "index.html").read_text() == "an earlier report"
+
+
+def test_output_under_a_file_fails_before_the_program_runs(tmp_path):
+    (tmp_path / "afile").write_text("x")
+    ran = tmp_path / "ran"
+    proc = compilescope("run", "--no-browser", "-o", tmp_path / "afile" / "report", PROGRAM,
+                        torch213("graph_breaks.log"), ran, cwd=tmp_path)
+    assert proc.returncode == 2 and "Not a directory" in proc.stderr
+    assert not ran.exists()
+
+
+def test_report_that_cannot_be_written_after_the_run_names_the_kept_trace(tmp_path):
+    out, ran, traces = tmp_path / "out", tmp_path / "ran", tmp_path / "traces"
+    proc = compilescope("run", "--no-browser", "--trace-dir", traces, "-o", out, PROGRAM,
+                        torch213("graph_breaks.log"), ran, out, cwd=tmp_path)  # the program fills OUT meanwhile
+    assert ran.exists()
+    assert proc.returncode == 2
+    lines = proc.stderr.strip().splitlines()
+    assert lines[-2] == f"compilescope: error: {out} already exists; pass --overwrite to replace it"
+    assert lines[-1] == (f"compilescope: the trace is kept in {traces}; write its report with: "
+                         f"compilescope {traces} -o DIR")
+    assert (traces / "dedicated_log_torch_trace_test.log").exists()

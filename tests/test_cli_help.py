@@ -1,0 +1,58 @@
+"""What `--help` says, and the rule that everything after the program's name is the program's."""
+
+from __future__ import annotations
+
+import pytest
+
+from compilescope.cli import COMMANDS, main
+
+
+def _help(capsys, *argv: str) -> str:
+    with pytest.raises(SystemExit) as exit_:
+        main([*argv, "--help"])
+    assert exit_.value.code == 0
+    return capsys.readouterr().out
+
+
+def test_top_level_help_describes_every_command_in_one_line(capsys):
+    out = _help(capsys)
+    lines = out.splitlines()
+    for name in COMMANDS:
+        if name == "report":
+            continue
+        [line] = [li for li in lines if li.startswith(f"  {name} ")]
+        assert len(line.split(maxsplit=1)[1]) > 20 and len(line) <= 80, line
+    assert "compilescope COMMAND" in out
+
+
+def test_run_help_offers_no_flag_that_means_nothing_for_run(capsys):
+    out = _help(capsys, "run")
+    assert "--latest" not in out
+    assert "--out" in out and "--trace-dir" in out
+    with pytest.raises(SystemExit):
+        main(["run", "--latest", "x.py"])
+    assert "unrecognized arguments: --latest" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("command", ["run", "diagnose"])
+def test_our_flag_after_the_script_goes_to_the_script_with_a_warning(command, capsys, monkeypatch):
+    from compilescope.cli import load_command, _parser
+
+    cmd = load_command(command)
+    args = cmd.parse_args(_parser(cmd), ["--timeout", "5", "train.py", "--lr", "3", "--no-browser"])
+    assert args.program == ["train.py", "--lr", "3", "--no-browser"] and not args.no_browser
+    err = capsys.readouterr().err
+    assert err == (f"compilescope: warning: --no-browser after train.py goes to the program, not to compilescope; "
+                   f"put compilescope's options first: compilescope {command} --no-browser train.py ...\n")
+
+
+def test_no_warning_after_double_dash_or_for_the_programs_own_flags(capsys):
+    from compilescope.cli import load_command, _parser
+
+    cmd = load_command("run")
+    cmd.parse_args(_parser(cmd), ["--", "python", "train.py", "--no-browser"])
+    cmd.parse_args(_parser(cmd), ["train.py", "--lr", "3", "-o", "model.pt"])
+    cmd.parse_args(_parser(cmd), ["-m", "pkg.train", "--epochs", "2"])
+    assert capsys.readouterr().err == ""
+    cmd.parse_args(_parser(cmd), ["-m", "pkg.train", "--overwrite"])
+    assert "--overwrite after -m pkg.train goes to the program" in capsys.readouterr().err
