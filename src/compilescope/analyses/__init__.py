@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 
 from ..model.ids import CompileId
 from ..model.trace import Trace
+from .compile_summary import CompileSummary, compile_summaries
 from .export import ExportReport, export_report
 from .failures import FailureRow, failures_and_restarts
 from .insights import Insights, insights
@@ -23,6 +24,7 @@ class Results:
     export: ExportReport = field(default_factory=ExportReport)
     provenance: Provenance = field(default_factory=Provenance)
     insights: Insights | None = None
+    compiles: dict[str, CompileSummary] = field(default_factory=dict)  # by compile id key: what its page leads with
 
     def to_json(self) -> dict:
         return {
@@ -37,12 +39,14 @@ class Results:
 
 def analyze(trace: Trace) -> Results:
     statuses = compile_statuses(trace)
+    found = insights(trace)
     return Results(
         stack_trie=build_stack_trie(trace, statuses),
         unknown_stack_trie=build_unknown_stack_trie(trace),
-        failures=failures_and_restarts(trace),
+        failures=failures_and_restarts(trace, found.errors),
         statuses=statuses,
         export=export_report(trace),
         provenance=analyze_provenance(trace),
-        insights=insights(trace),
+        insights=found,
+        compiles=compile_summaries(trace, statuses, found),
     )

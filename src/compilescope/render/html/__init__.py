@@ -19,6 +19,7 @@ from markupsafe import Markup
 
 from ... import __version__
 from ...analyses import Results
+from ...analyses.compile_summary import metric_groups
 from ...analyses.stack_trie import StackTrieNode
 from ...analyses.status import STATUS_LABELS, STATUSES, status_counts
 from ...model.stats import OUTCOMES
@@ -209,7 +210,8 @@ def render_html(trace: Trace, results: Results, options: ReportOptions) -> Itera
         root = "../"
         if entry.compile_id is not None:
             yield f"{entry.dir_name}/index.html", page.render(
-                "compile.html", root, c=entry, status=results.statuses[entry.compile_id]
+                "compile.html", root, c=entry, status=results.statuses[entry.compile_id],
+                s=results.compiles.get(entry.key), code_urls=_code_urls(page, entry),
             )
         for artifact in entry.artifacts:
             content = _artifact(page, entry, artifact)
@@ -252,6 +254,13 @@ def _index(page: _Page) -> str:
     )
 
 
+def _code_urls(page: _Page, entry: Compile | None) -> dict[int, str]:
+    """Output code artifact number -> its page (compiler errors link to the failing line there)."""
+    if entry is None:
+        return {}
+    return {a.number: artifact_url(a, page.options) for a in entry.artifacts if a.display == CODE}
+
+
 def _failures(page: _Page) -> str:
     rows = []
     for row in page.results.failures:
@@ -260,27 +269,10 @@ def _failures(page: _Page) -> str:
         if entry is not None and row.metrics_number is not None:
             metrics = next(a for a in entry.artifacts if a.number == row.metrics_number)
             url = artifact_url(metrics, page.options)
-        rows.append({"row": row, "key": str(row.compile_id) if row.compile_id else "[-/-]", "url": url})
+        rows.append({"row": row, "key": str(row.compile_id) if row.compile_id else "[-/-]", "url": url,
+                     "page": f"{entry.dir_name}/index.html" if entry is not None and entry.compile_id is not None else None,
+                     "code_urls": _code_urls(page, entry)})
     return page.render("failures.html", "", rows=rows)
-
-
-_METRIC_GROUPS = (
-    ("Times", lambda k: "time" in k or k.endswith(("_s", "_us", "_ms"))),
-    ("Counts and sizes", lambda k: "count" in k or "size" in k or k.startswith("num_")),
-    ("Caches", lambda k: "cache" in k),
-)
-
-
-def _metric_groups(metrics: dict) -> list[tuple[str, list[tuple[str, Any]]]]:
-    shown = {"fail_type", "fail_reason", "fail_user_frame_filename", "fail_user_frame_lineno", "restart_reasons"}
-    groups: dict[str, list] = {name: [] for name, _ in _METRIC_GROUPS}
-    groups["Other"] = []
-    for key in sorted(metrics):
-        if key in shown:
-            continue
-        group = next((name for name, match in _METRIC_GROUPS if match(key)), "Other")
-        groups[group].append((key, metrics[key]))
-    return list(groups.items())
 
 
 _METRICS_TITLES = {
@@ -312,9 +304,11 @@ def _artifact(page: _Page, entry: Compile, artifact: Artifact) -> str | None:
         subtitle = (artifact.data or {}).get("filename") if isinstance(artifact.data, dict) else None
         return _code_page(page, "../", entry, artifact.name, subtitle, artifact.payload, artifact.language or "python")
     if artifact.display == METRICS:
+        summary = page.results.compiles.get(entry.key) if artifact.kind == "compilation_metrics" else None
         return page.render(
-            "metrics.html", "../", c=entry, metrics=artifact.data or {},
-            title=_METRICS_TITLES.get(artifact.kind, artifact.kind), groups=_metric_groups(artifact.data or {}),
+            "metrics.html", "../", c=entry, metrics=artifact.data or {}, s=summary,
+            title=_METRICS_TITLES.get(artifact.kind, artifact.kind),
+            groups=summary.metrics if summary is not None else metric_groups(artifact.data or {}),
         )
     if artifact.display == GUARDS:
         return page.render("guards.html", "../", c=entry, guards=artifact.data or [])
