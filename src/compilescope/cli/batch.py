@@ -92,7 +92,7 @@ def run_batch(args: argparse.Namespace, paths: list[str]) -> int:
         chosen.append(found.chosen)
     output = OutputDir(args.out, args.overwrite, keep=chosen)
     options = ReportOptions(plain_text=args.plain_text, custom_header_html=args.custom_header_html, verbose=args.verbose,
-                            export=args.export)
+                            export=args.export, up_url="../index.html", up_label="all reports")
     taken: set[str] = set()
     names = [report_name(p, taken) for p in chosen]
     jobs = [LogJob(name, p, os.path.join(output.path, name), options, args.strict, args.strict_compile_id)

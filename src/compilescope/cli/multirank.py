@@ -235,7 +235,8 @@ def run_all_ranks(args: argparse.Namespace, directory: str | None = None, out: s
     if getattr(args, "latest", False):
         raise CompilescopeError("--latest reads one log; it cannot be combined with a report of all ranks (--all-ranks-html)")
     directory = directory or args.path
-    options = ReportOptions(plain_text=args.plain_text, custom_header_html=args.custom_header_html, verbose=args.verbose)
+    options = ReportOptions(plain_text=args.plain_text, custom_header_html=args.custom_header_html, verbose=args.verbose,
+                            up_url="../index.html", up_label="all ranks")
     jobs = getattr(args, "jobs", None) or default_jobs()
 
     def progress(d: RankDone) -> None:

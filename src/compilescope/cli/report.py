@@ -51,10 +51,15 @@ def write_report(trace: Trace, out: str, overwrite: bool, options: ReportOptions
     results = results or analyze(trace)
     output = OutputDir(out, overwrite, keep=[trace.source])
     with output.background_writes():
-        for relpath, content in report_files(trace, results, options):
+        for relpath, content in report_outputs(trace, results, options):
             output.write(relpath, content)
-        output.write("raw.log", _log_chunks(trace.source))
     return output
+
+
+def report_outputs(trace: Trace, results: Results, options: ReportOptions):
+    """Every file of a report directory, raw.log (the log itself) last."""
+    yield from report_files(trace, results, options)
+    yield "raw.log", _log_chunks(trace.source)
 
 
 def _log_chunks(path: str):

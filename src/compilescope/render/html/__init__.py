@@ -183,6 +183,8 @@ class _Page:
             "artifact_url": lambda a: artifact_url(a, options),
             "frame_url": self.frame_url,
             "provenance_url": lambda c: provenance_url(c.dir_name) if c.compile_id in results.provenance.compiles else None,
+            "up_url": options.up_url,
+            "up_label": options.up_label,
         }
 
     def frame_url(self, frame: Frame) -> str | None:
