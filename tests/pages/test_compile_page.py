@@ -100,6 +100,11 @@ def test_output_code_is_labelled_forward_and_backward(tmp_path):
     html = (out / "-_0_0_0" / "index.html").read_text()
     labels = re.findall(r'inductor_output_code_\w+\.html</a> <span class="badge role">(\w+)</span>', html)
     assert labels == ["forward", "backward"]
+    index = (out / "index.html").read_text()
+    assert re.findall(r'inductor_output_code_\w+\.html</a> <span class="badge role">(\w+)</span>', index) == labels
+    titles = sorted(re.search(r'<h1 class="mono">(\S+ \(\w+\))', p.read_text()).group(1).split()[1]
+                    for p in (out / "-_0_0_0").glob("inductor_output_code_*.html"))
+    assert titles == ["(backward)", "(forward)"]
     out2 = tmp_path / "inference"
     report(torch213("cache_cold.log"), out2)
     html = (out2 / "-_0_0_0" / "index.html").read_text()

@@ -234,6 +234,7 @@ def _index(page: _Page) -> str:
         "index.html",
         "",
         compiles=trace.sorted_compiles(),
+        summaries=results.compiles,
         statuses=results.statuses,
         status_counts=status_counts(results.statuses),
         n_compiles=sum(1 for cid in trace.compiles if cid is not None),
@@ -304,7 +305,10 @@ def _artifact(page: _Page, entry: Compile, artifact: Artifact) -> str | None:
         if page.options.plain_text:
             return trace.payload_chunks(artifact.payload)
         subtitle = (artifact.data or {}).get("filename") if isinstance(artifact.data, dict) else None
-        return _code_page(page, "../", entry, artifact.name, subtitle, artifact.payload, artifact.language or "python")
+        summary = page.results.compiles.get(entry.key)
+        role = summary.code_roles.get(artifact.number) if summary is not None else None
+        title = f"{artifact.name} ({role})" if role else artifact.name
+        return _code_page(page, "../", entry, title, subtitle, artifact.payload, artifact.language or "python")
     if artifact.display == METRICS:
         summary = page.results.compiles.get(entry.key) if artifact.kind == "compilation_metrics" else None
         return page.render(
