@@ -65,11 +65,16 @@ def test_cpp_error_pages_are_short_with_the_error_first(tmp_path):
         assert page.console_errors == []
 
 
+def _summary(log: str, out, compile_dir: str = "-_0_0_0") -> tuple[str, str]:
+    """A compile page, and its leading table."""
+    report(torch213(log), out)
+    html = (out / compile_dir / "index.html").read_text()
+    return html, html.split('id="compile-summary"', 1)[1].split("<h2>Outputs</h2>", 1)[0]
+
+
 def test_graph_break_compile_leads_with_reason_time_and_sizes(tmp_path):
     out = tmp_path / "out"
-    report(torch213("graph_breaks.log"), out)
-    html = (out / "-_1_0_0" / "index.html").read_text()
-    summary = html.split('id="compile-summary"', 1)[1].split("</table>\n", 1)[0]
+    _, summary = _summary("graph_breaks.log", out, "-_1_0_0")
     assert "Restarted after 1 graph break" in summary
     assert "Failed to trace builtin operator" in summary and "graph_breaks.py:18" in summary
     assert re.search(r'id="compile-time">\d+\.\d{3} s', summary)
@@ -79,9 +84,7 @@ def test_graph_break_compile_leads_with_reason_time_and_sizes(tmp_path):
 
 def test_metrics_lead_and_the_rest_is_folded(tmp_path):
     out = tmp_path / "out"
-    report(torch213("provenance.log"), out)
-    html = (out / "-_0_0_0" / "index.html").read_text()
-    summary = html.split('id="compile-summary"', 1)[1].split("<h2>", 1)[0]
+    html, summary = _summary("provenance.log", out)
     assert "FX graph cache: <strong>miss, miss</strong>" in summary
     assert "C++/Triton compile" in summary  # times by phase
     # compilation_metrics: folded groups, the keys torch left empty apart, not an alphabetical dump up front.
