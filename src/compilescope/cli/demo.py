@@ -18,8 +18,8 @@ from ..demo import SCENARIOS, bundled_trace
 from ..ingest.reader import read_trace
 from ..render.html import render_demo_index
 from ..render.options import ReportOptions
+from ..worker import report_outputs
 from .output import OutputDir
-from .report import report_outputs
 
 
 class DemoCommand:
@@ -37,7 +37,7 @@ class DemoCommand:
         )
 
     def run(self, args: argparse.Namespace) -> int:
-        from .report import _open_browser
+        from .browser import open_browser
 
         live = not args.bundled
         if live and not torch_available():
@@ -56,7 +56,7 @@ class DemoCommand:
         index = os.path.join(output.path, "index.html")
         print(f"Wrote the demo reports to {output.path}; open {index}")
         if not args.no_browser:
-            _open_browser(index)
+            open_browser(index)
         return 0
 
     def _bundled(self, output: OutputDir) -> list[dict]:
