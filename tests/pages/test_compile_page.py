@@ -44,6 +44,20 @@ def test_compile_error_lines_link_to_the_output_code(tmp_path):
     assert "compiler errors below" not in page
 
 
+def test_no_text_points_below_at_what_is_above(tmp_path):
+    # The recompile advice follows the failing guards, on the page and in the terminal.
+    from compilescope.analyses.insights import insights
+    from compilescope.ingest.reader import read_trace
+
+    with read_trace(str(torch213("recompiles.log"))) as trace:
+        (limited,) = [f for f in insights(trace).recompiles.frames if f.hit_limit]
+    assert "fix the failing guard above" in limited.advice[0]
+    out = tmp_path / "out"
+    report(torch213("recompiles.log"), out)
+    index = (out / "index.html").read_text()
+    assert index.index("n == 4") < index.index("fix the failing guard above")
+
+
 @pytest.mark.browser
 def test_cpp_error_pages_are_short_with_the_error_first(tmp_path):
     out = tmp_path / "out"

@@ -87,3 +87,15 @@ def test_a_single_report_has_no_back_link(tmp_path):
     out = tmp_path / "one"
     assert run_cli(torch213("graph_breaks.log"), "-o", out, "--no-browser") == 0
     assert 'id="up-link"' not in (out / "index.html").read_text()
+
+
+def test_rank_reports_link_back_to_the_landing_page(tmp_path):
+    from ..conftest import peer
+
+    out = tmp_path / "ranks"
+    assert run_cli(peer("multi_rank_logs"), "-o", out, "--no-browser") == 0
+    ranks = sorted(out.glob("rank_*/index.html"))
+    assert len(ranks) == 4
+    for page in ranks:
+        up = re.search(r'<a href="([^"]+)" id="up-link">&larr; all ranks</a>', page.read_text())
+        assert up and (page.parent / up.group(1)).resolve() == (out / "index.html").resolve(), page
