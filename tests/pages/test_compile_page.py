@@ -106,7 +106,9 @@ def test_metrics_lead_and_the_rest_is_folded(tmp_path):
     assert "<details class=\"metrics-empty\">" in rest and "remote_cache_version" in rest
     assert not re.search(r"<th class=\"mono\">[a-z_]+</th><td><span class=\"muted\">–", html)
     metrics = next((out / "-_0_0_0").glob("compilation_metrics_*.html")).read_text()
-    assert metrics.index("Logged without a value") > metrics.index("<h2 style=\"display:inline\">Times</h2>")
+    assert 'id="compile-summary"' in metrics  # the same lead as the compile page, then every metric folded
+    assert metrics.index('id="compile-summary"') < metrics.index("<details class=\"metrics-group\"><summary>Times")
+    assert "<details class=\"metrics-group\" open" not in metrics
     empty_rows = re.findall(r"<th class=\"mono\">([a-z_]+)</th><td><span class=\"muted\">–", metrics)
     assert empty_rows == []
 

@@ -226,7 +226,7 @@ def _artifact(page: _Page, entry: Compile, artifact: Artifact) -> str | None:
     if artifact.display == METRICS:
         summary = page.results.compiles.get(entry.key) if artifact.kind == "compilation_metrics" else None
         return page.render(
-            "metrics.html", "../", c=entry, metrics=artifact.data or {}, s=summary,
+            "metrics.html", "../", c=entry, metrics=artifact.data or {}, s=summary, code_urls=_code_urls(page, entry),
             title=_METRICS_TITLES.get(artifact.kind, artifact.kind),
             groups=summary.metrics if summary is not None else metric_groups(artifact.data or {}),
         )
