@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from ..model.ids import CompileId
 from ..model.trace import Trace
@@ -17,7 +17,7 @@ class FailureRow:
     source: str | None  # "file:line" of the user frame, for failures
     metrics_number: int | None  # the compilation_metrics artifact to link to
     message: str | None = None  # the reason's first line, for failures
-    diagnostics: list[CompilerDiagnostic] = field(default_factory=list)  # a C++ compile's `error:` lines
+    diagnostics: tuple[CompilerDiagnostic, ...] = ()  # a C++ compile's `error:` lines
 
     @property
     def is_restart(self) -> bool:
@@ -49,7 +49,7 @@ def failures_and_restarts(trace: Trace, errors: CompileErrors | None = None) -> 
             if source is None and error is not None and error.location is not None:
                 source = f"{error.location.filename}:{error.location.line}"
             rows.append(FailureRow(entry.compile_id, str(metrics["fail_type"]), str(metrics.get("fail_reason") or ""), source,
-                                   number, error.message if error else None, list(error.diagnostics) if error else []))
+                                   number, error.message if error else None, tuple(error.diagnostics) if error else ()))
         for reason in metrics.get("restart_reasons") or []:
             rows.append(FailureRow(entry.compile_id, "RestartAnalysis", str(reason), None, number))
     return rows
