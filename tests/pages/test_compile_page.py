@@ -39,6 +39,8 @@ def test_compile_error_lines_link_to_the_output_code(tmp_path):
     line = re.search(rf'<a id="L{link.group(2)}"', code)
     assert line and int(link.group(2)) == 47
     assert "auto tmp1 = compile error!;" in page
+    # The index's error box links to the same line.
+    assert f'<a class="code-line" href="{link.group(1)}#L47"' in (out / "index.html").read_text()
     # The compiler's 1,000 lines of warnings are folded, and no text points below at what is above.
     assert re.search(r"<details class=\"full-reason\"><summary>[^<]*1098 lines", page)
     assert "compiler errors below" not in page

@@ -149,6 +149,9 @@ def _index(page: _Page) -> str:
         "",
         compiles=trace.sorted_compiles(),
         summaries=results.compiles,
+        # Output code of failed compiles: a C++ compiler's errors link to the failing line there.
+        code_urls={n: url for entry in trace.compiles.values() if (entry.metrics or {}).get("fail_type")
+                   for n, url in _code_urls(page, entry).items()},
         statuses=results.statuses,
         status_counts=status_counts(results.statuses),
         n_compiles=sum(1 for cid in trace.compiles if cid is not None),
