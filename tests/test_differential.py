@@ -74,6 +74,10 @@ def test_failures_and_restarts_agree(origin, name, tmp_path):
         (cid, kind, " ".join(re.sub(r"<[^>]*>", "", text).split()) if kind == "RestartAnalysis" else text)
         for cid, kind, text in ours
     ]
+    # A long failure reason (a C++ compiler's whole output) is folded under its first line and `error:` lines:
+    # the whole reason, as tlparse shows it, ends the cell.
+    ours = [(cid, kind, their[2] if kind != "RestartAnalysis" and text.endswith(their[2]) else text)
+            for (cid, kind, text), their in zip(ours, theirs)]
     assert ours == theirs
 
 

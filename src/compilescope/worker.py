@@ -27,7 +27,7 @@ from .model.codec import CodecError, decode, encode
 from .model.trace import Trace
 from .output import OutputDir
 from .render.options import ReportOptions
-from .render.report import report_files
+from .render.report import Content, report_files
 
 if TYPE_CHECKING:
     from .analyses.rank_summary import RankSummary
@@ -44,9 +44,8 @@ def write_report(trace: Trace, out: str, overwrite: bool, options: ReportOptions
     results = results or analyze(trace)
     output = OutputDir(out, overwrite, keep=[trace.source])
     with output.background_writes():
-        for relpath, content in report_files(trace, results, options):
+        for relpath, content in report_outputs(trace, results, options, log):
             output.write(relpath, content)
-        output.write("raw.log", log_chunks(trace.source) if log is None else log)
     return output
 
 
@@ -68,6 +67,14 @@ def load_analysis(doc: dict) -> tuple[Results, bytes | None]:
     if results.trace is None or (log is not None and not isinstance(log, bytes)):
         raise CompilescopeError("not a loadable compilescope analysis: it holds no trace")
     return results, log
+
+
+def report_outputs(trace: Trace, results: Results, options: ReportOptions,
+                   log: Iterable[bytes] | None = None) -> Iterator[tuple[str, Content]]:
+    """Every file of a report directory, raw.log (the log itself) last: for callers that write several reports
+    into one OutputDir (the demo)."""
+    yield from report_files(trace, results, options)
+    yield "raw.log", log_chunks(trace.source) if log is None else log
 
 
 def log_chunks(path: str) -> Iterator[bytes]:

@@ -1,11 +1,12 @@
-"""`compilescope demo` runs its example programs live and gets the compile ids of the bundled traces."""
+"""`compilescope demo` runs its example programs live, each alone in its process, and gets the bundled traces' picture."""
 
 from __future__ import annotations
 
 import pytest
 
 from ..conftest import run_cli
-from .conftest import compile_ids, compilescope
+from ..pages.test_demo_and_back_links import assert_recorded_from_its_program
+from .conftest import compile_ids, compilescope, failure_rows
 
 pytestmark = pytest.mark.torch
 
@@ -15,9 +16,16 @@ def test_live_demo_matches_bundled_traces(tmp_path):
 
     proc = compilescope("demo", "-o", tmp_path / "live", "--no-browser", cwd=tmp_path, timeout=600)
     assert proc.returncode == 0, proc.stderr[-3000:]
-    assert "under compilescope.capture()" in proc.stdout
+    assert "each traced in its own process" in proc.stdout
     assert run_cli("demo", "--bundled", "-o", tmp_path / "bundled", "--no-browser") == 0
     assert "ran just now" in (tmp_path / "live" / "index.html").read_text()
     for name, _ in SCENARIOS:
-        assert compile_ids(tmp_path / "live" / name) == compile_ids(tmp_path / "bundled" / name), name
-    assert "inductor_output_code" in (tmp_path / "live" / "training" / "index.html").read_text()
+        live, bundled = tmp_path / "live" / name, tmp_path / "bundled" / name
+        assert compile_ids(live) == compile_ids(bundled), name
+        # No report counts another program's graph breaks or failures.
+        assert [r[:2] for r in failure_rows(live)] == [r[:2] for r in failure_rows(bundled)], name
+        assert_recorded_from_its_program(name, live / "raw.log")
+        assert 'id="up-link"' in (live / "index.html").read_text()
+    training = (tmp_path / "live" / "training")
+    assert "inductor_output_code" in (training / "-_0_0_0" / "index.html").read_text()
+    assert (training / "provenance").is_dir()

@@ -40,7 +40,7 @@ def test_report_that_cannot_be_written_after_the_run_names_the_kept_trace(tmp_pa
     assert ran.exists()
     assert proc.returncode == 2
     lines = proc.stderr.strip().splitlines()
-    assert lines[-2] == f"compilescope: error: {out} already exists; pass --overwrite to replace it"
-    assert lines[-1] == (f"compilescope: the trace is kept in {traces}; write its report with: "
+    assert lines[-2] == (f"compilescope: the trace is kept in {traces}; write its report with: "
                          f"compilescope {traces} -o DIR")
+    assert lines[-1] == f"compilescope: error: {out} already exists; pass --overwrite to replace it"
     assert (traces / "dedicated_log_torch_trace_test.log").exists()

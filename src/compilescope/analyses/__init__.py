@@ -11,6 +11,7 @@ from .. import model
 from ..model.codec import CodecError, classes_of, decode, encode
 from ..model.ids import CompileId
 from ..model.trace import Trace
+from .compile_summary import CompileSummary, compile_summaries
 from .export import ExportReport, export_report
 from .failures import FailureRow, failures_and_restarts
 from .insights import Insights, insights
@@ -41,6 +42,7 @@ class Results:
     provenance: Provenance = field(default_factory=Provenance)
     insights: Insights | None = None
     trace: Trace | None = None  # the model the analyses were computed from (payloads included)
+    compiles: dict[str, CompileSummary] = field(default_factory=dict)  # by compile id key: what its page leads with
 
     def to_json(self) -> dict[str, Any]:
         """The exact saved form (JSON-able): from_json(to_json()) == self."""
@@ -81,13 +83,15 @@ def saved_classes() -> dict[str, type]:
 
 def analyze(trace: Trace) -> Results:
     statuses = compile_statuses(trace)
+    found = insights(trace)
     return Results(
         stack_trie=build_stack_trie(trace, statuses),
         unknown_stack_trie=build_unknown_stack_trie(trace),
-        failures=failures_and_restarts(trace),
+        failures=failures_and_restarts(trace, found.errors),
         statuses=statuses,
         export=export_report(trace),
         provenance=analyze_provenance(trace),
-        insights=insights(trace),
+        insights=found,
+        compiles=compile_summaries(trace, statuses, found),
         trace=trace,
     )

@@ -58,7 +58,7 @@ NEXT_STEPS = {
         "Minify: TORCHDYNAMO_REPRO_AFTER=\"aot\" python your_script.py, then run the minifier_launcher.py it writes.",
     ],
     KERNEL_COMPILE: [
-        "A generated kernel did not compile: read the compiler errors below and the generated code "
+        "A generated kernel did not compile: read the compiler errors above and the generated code "
         "(inductor_output_code) at the failing line; a missing header or compiler means a toolchain problem.",
         "Otherwise it is an Inductor codegen bug: backend=\"aot_eager\" works around it.",
         "Minify: TORCHDYNAMO_REPRO_AFTER=\"aot\" python your_script.py, then run the minifier_launcher.py it writes.",
@@ -75,7 +75,11 @@ FALLBACK_NOTE = "torch fell back to eager for this frame (suppress_errors): the 
 
 _BACKEND = re.compile(r"backend='(?P<name>[^']*)' raised")
 _INNER = re.compile(r"^(?P<name>[A-Za-z_][\w.]*(?:Error|Exception|Failed|Unsupported))\b:?")
-_COMPILER_ERROR = re.compile(r":\d+:\d+: (?:fatal )?error: ")
+_COMPILER_ERROR = re.compile(r"^(?P<file>.*?):(?P<line>\d+):(?P<col>\d+): (?:fatal )?error: (?P<message>.*)$")
+_QUOTED_SOURCE = re.compile(r"^\s*(?P<line>\d+) \| (?P<code>.*)$")  # g++/clang quote the failing line: `   15 |   code`
+_CARET = re.compile(r"^\s*\| [\s~^]*\^[\s~^]*$")
+OUTPUT_CODE = "inductor_output_code"
+MAX_DIAGNOSTICS = 20
 _DYNAMO_TYPES = {"Unsupported", "UserError", "TorchRuntimeError", "InternalTorchDynamoError", "UncapturedHigherOrderOpError",
                  "SkipFrame", "ObservedException", "ArgsMismatchError", "UnspecializeRestartAnalysis"}
 _MODULE_STAGES = (
@@ -84,6 +88,28 @@ _MODULE_STAGES = (
     ("/_inductor/lowering.py", LOWERING), ("/_inductor/graph.py", LOWERING), ("/_inductor/ir.py", LOWERING),
     ("/_inductor/", INDUCTOR), ("/_functorch/", AOT),
 )
+
+
+@dataclass
+class CompilerDiagnostic:
+    """One `error:` line of a C++ compiler, with the source line it quotes and where that line is in the output code."""
+
+    file: str  # as the compiler named it (a temporary .cpp)
+    line: int  # in that file
+    column: int
+    message: str  # after "error: "
+    source: str | None = None  # the line the compiler quoted
+    caret: str | None = None  # its `^~~~` marker line
+    code_artifact: int | None = None  # number of the inductor_output_code artifact holding that line
+    code_line: int | None = None  # its line there
+
+    @property
+    def text(self) -> str:
+        return f"{self.file.rsplit('/', 1)[-1]}:{self.line}:{self.column}: error: {self.message}"
+
+    def to_json(self) -> dict[str, Any]:
+        return {"file": self.file, "line": self.line, "column": self.column, "message": self.message,
+                "source": self.source, "code_artifact": self.code_artifact, "code_line": self.code_line}
 
 
 @dataclass
@@ -98,6 +124,7 @@ class CompileError:
     location_kind: str | None  # "failure" (where it failed) | "compiled frame" (the frame being compiled)
     backend: str | None = None
     compiler_errors: list[str] = field(default_factory=list)  # `file:line:col: error: ...` lines of a C++ compile
+    diagnostics: list[CompilerDiagnostic] = field(default_factory=list)  # the same, parsed and linked to the output code
     fell_back: bool = False  # suppress_errors: the frame ran eagerly
     next_steps: list[str] = field(default_factory=list)
 
@@ -111,7 +138,7 @@ class CompileError:
             "exception": self.exception, "inner_exception": self.inner_exception, "message": self.message,
             "detail": self.detail, "location": self.location.to_json() if self.location else None,
             "location_kind": self.location_kind, "backend": self.backend, "compiler_errors": self.compiler_errors,
-            "fell_back": self.fell_back, "next_steps": self.next_steps,
+            "diagnostics": [d.to_json() for d in self.diagnostics], "fell_back": self.fell_back, "next_steps": self.next_steps,
         }
 
 
@@ -166,6 +193,45 @@ def _message(lines: list[str], fail_type: str) -> str:
     return texts[0]
 
 
+def compiler_diagnostics(lines: list[str]) -> list[CompilerDiagnostic]:
+    """The compiler's `file:line:col: error:` lines (not its warnings), each with the source line it quotes."""
+    found: list[CompilerDiagnostic] = []
+    for i, line in enumerate(lines):
+        m = _COMPILER_ERROR.match(line.strip())
+        if m is None:
+            continue
+        diag = CompilerDiagnostic(m["file"], int(m["line"]), int(m["col"]), m["message"].strip())
+        quoted = _QUOTED_SOURCE.match(lines[i + 1]) if i + 1 < len(lines) else None
+        if quoted is not None and int(quoted["line"]) == diag.line:
+            diag.source = quoted["code"].rstrip()
+            if i + 2 < len(lines) and _CARET.match(lines[i + 2]):
+                diag.caret = lines[i + 2].split("|", 1)[1].rstrip()
+        found.append(diag)
+        if len(found) == MAX_DIAGNOSTICS:
+            break
+    return found
+
+
+def _link_to_output_code(trace: Trace, entry: Compile, diagnostics: list[CompilerDiagnostic]) -> None:
+    """Find each quoted source line in the compile's output code (the C++ sits in a string there, shifted by the
+    lines torch adds before it), the occurrence nearest to the compiler's line number."""
+    wanted = [d for d in diagnostics if d.source and d.source.strip()]
+    if not wanted:
+        return
+    for artifact in entry.artifacts:
+        if artifact.kind != OUTPUT_CODE:
+            continue
+        code = trace.payload_text(artifact.payload).splitlines()
+        for diag in wanted:
+            if diag.code_artifact is not None or diag.source is None:
+                continue
+            target = diag.source.strip()
+            hits = [n for n, text in enumerate(code, 1) if text.strip() == target]
+            if hits:
+                diag.code_artifact = artifact.number
+                diag.code_line = min(hits, key=lambda n: abs(n - diag.line))
+
+
 def compile_errors(trace: Trace) -> CompileErrors:
     result = CompileErrors()
     for entry in trace.sorted_compiles():
@@ -204,11 +270,10 @@ def compile_errors(trace: Trace) -> CompileErrors:
             kind = "compiled frame" if location else None
 
         lines = reason.splitlines()
-        compiler_errors: list[str] = []
-        for i, line in enumerate(lines):
-            if _COMPILER_ERROR.search(line) and len(compiler_errors) < 5:
-                nxt = lines[i + 1].strip() if i + 1 < len(lines) and "|" in lines[i + 1] else ""
-                compiler_errors.append(line.strip() + (f"\n{nxt}" if nxt else ""))
+        diagnostics = compiler_diagnostics(lines)
+        _link_to_output_code(trace, entry, diagnostics)
+        compiler_errors = [f"{d.file}:{d.line}:{d.column}: error: {d.message}" + (f"\n{d.line} | {d.source}" if d.source is not None else "")
+                           for d in diagnostics[:5]]
         steps = list(NEXT_STEPS[stage])
         if fail_type == "Unsupported" and stage == DYNAMO and "Explanation:" in reason:
             steps.insert(0, FULLGRAPH_STEP)  # graph-break errors only raise under fullgraph=True
@@ -219,6 +284,6 @@ def compile_errors(trace: Trace) -> CompileErrors:
         result.errors.append(CompileError(
             compile_id=entry.key, stage=stage, exception=fail_type, inner_exception=inner,
             message=_message(lines, fail_type), detail=detail, location=location,
-            location_kind=kind, backend=backend, compiler_errors=compiler_errors, fell_back=fell_back, next_steps=steps,
+            location_kind=kind, backend=backend, compiler_errors=compiler_errors, diagnostics=diagnostics, fell_back=fell_back, next_steps=steps,
         ))
     return result

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 from ..model.ids import CompileId
 from ..model.trace import Trace
+from .errors import CompileErrors, CompilerDiagnostic
 
 
 @dataclass(frozen=True)
@@ -15,6 +16,8 @@ class FailureRow:
     reason: str
     source: str | None  # "file:line" of the user frame, for failures
     metrics_number: int | None  # the compilation_metrics artifact to link to
+    message: str | None = None  # the reason's first line, for failures
+    diagnostics: tuple[CompilerDiagnostic, ...] = ()  # a C++ compile's `error:` lines
 
     @property
     def is_restart(self) -> bool:
@@ -29,7 +32,9 @@ class FailureRow:
         }
 
 
-def failures_and_restarts(trace: Trace) -> list[FailureRow]:
+def failures_and_restarts(trace: Trace, errors: CompileErrors | None = None) -> list[FailureRow]:
+    """One row per failure and restart; `errors` (analyses.errors) supply the user frame when torch logged none."""
+    by_key = {e.compile_id: e for e in errors.errors} if errors is not None else {}
     rows: list[FailureRow] = []
     for entry in trace.compiles.values():
         metrics = entry.metrics
@@ -40,7 +45,11 @@ def failures_and_restarts(trace: Trace) -> list[FailureRow]:
             filename = metrics.get("fail_user_frame_filename")
             lineno = metrics.get("fail_user_frame_lineno")
             source = f"{filename}:{lineno}" if filename else None
-            rows.append(FailureRow(entry.compile_id, str(metrics["fail_type"]), str(metrics.get("fail_reason") or ""), source, number))
+            error = by_key.get(entry.key)
+            if source is None and error is not None and error.location is not None:
+                source = f"{error.location.filename}:{error.location.line}"
+            rows.append(FailureRow(entry.compile_id, str(metrics["fail_type"]), str(metrics.get("fail_reason") or ""), source,
+                                   number, error.message if error else None, tuple(error.diagnostics) if error else ()))
         for reason in metrics.get("restart_reasons") or []:
             rows.append(FailureRow(entry.compile_id, "RestartAnalysis", str(reason), None, number))
     return rows

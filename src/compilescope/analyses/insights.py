@@ -7,6 +7,8 @@ when a key changes meaning or goes away; adding keys keeps the version).
 
 from __future__ import annotations
 
+import os
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -15,8 +17,8 @@ from .caches import Caches, caches
 from .compile_time import PHASE_LABELS, CompileTimes, compile_times, format_seconds
 from .dynamic_shapes import DynamicShapes, dynamic_shapes
 from .errors import CompileErrors, compile_errors
-from .graph_breaks import GraphBreaks, graph_breaks
-from .recompiles import CHANGE_LABELS, Recompiles, recompiles
+from .graph_breaks import GraphBreak, GraphBreaks, graph_breaks
+from .recompiles import CHANGE_LABELS, FrameRecompiles, Recompiles, recompiles
 from .unread import Unread, unread
 
 SCHEMA_VERSION = 2
@@ -68,30 +70,108 @@ def _plural(n: int, word: str) -> str:
     return f"{n} {word}{'' if n == 1 else 's'}"
 
 
+# `tensor 'x'` / `tensor 'kwargs['input_ids']'`: the name differs between frames that recompile for one cause.
+_TENSOR_NAME = re.compile(r"^tensor '.*?' (?=\w+ mismatch)")
+GRAPH_BREAK_FINDINGS = 3  # graph-break causes listed one by one; the rest are summed up in one finding
+
+
+def _names(names: list[str]) -> str:
+    shown = ", ".join(names[:4])
+    return shown + (f" and {len(names) - 4} more" if len(names) > 4 else "")
+
+
+def _first_sentence(text: str) -> str:
+    head, dot, rest = text.partition(". ")
+    return head + dot.strip() if rest else text
+
+
+def _recompile_cause(frame: FrameRecompiles) -> tuple:
+    """What made a frame recompile, without the frame's own names: frames with the same cause share one finding."""
+    return tuple((s.guard.change, _TENSOR_NAME.sub("tensor ", s.guard.guard)) if s.guard else None for s in frame.steps)
+
+
+def _graph_break_causes(breaks: list[GraphBreak]) -> list[list[GraphBreak]]:
+    """Breaks grouped by user line: one line (a logger.warning_once, say) can give several reasons; it is one cause."""
+    causes: dict[Any, list[GraphBreak]] = {}
+    for b in breaks:
+        causes.setdefault(b.location.key if b.location else ("reason", b.reason), []).append(b)
+    return sorted(causes.values(), key=lambda group: -sum(b.count for b in group))  # stable: first seen first
+
+
+def _graph_break_findings(gb: GraphBreaks) -> list[Finding]:
+    causes = _graph_break_causes(gb.breaks)
+    out: list[Finding] = []
+    for group in causes[:GRAPH_BREAK_FINDINGS]:
+        first = group[0]
+        compiles = list(dict.fromkeys(cid for b in group for cid in b.compile_ids))
+        where = f" at {first.location.short}" if first.location else ""
+        function = f" in {first.location.function}" if first.location and first.location.function else ""
+        detail = first.reason
+        if len(group) > 1:
+            detail += "; the same line also gives: " + "; ".join(_first_sentence(b.reason) for b in group[1:])
+        out.append(Finding(WARNING, "graph_breaks", f"graph break{where}{function} ({_plural(len(compiles), 'compilation')})",
+                           detail))
+    rest = causes[GRAPH_BREAK_FINDINGS:]
+    if rest:
+        lines = [g[0].location.short if g[0].location else g[0].reason for g in rest]
+        out.append(Finding(WARNING, "graph_breaks", f"{_plural(len(rest), 'more graph break cause')}", _names(lines)))
+    return out
+
+
+def _merged(found: list[Finding]) -> list[Finding]:
+    """Identical rows (the same resume function in two frames, say) once, with how many they were."""
+    counts: dict[tuple, int] = {}
+    for f in found:
+        counts[(f.severity, f.section, f.title, f.detail)] = counts.get((f.severity, f.section, f.title, f.detail), 0) + 1
+    out = []
+    for key, n in counts.items():
+        severity, section, title, detail = key
+        out.append(Finding(severity, section, title + (f" (×{n})" if n > 1 else ""), detail))
+    return out
+
+
 def findings(ins: Insights) -> list[Finding]:
-    """Ranked: compiles that failed or stopped compiling first, then what costs graphs, then time."""
+    """Ranked: compiles that failed or stopped compiling first, then what costs graphs, then time.
+
+    One finding per cause: frames that recompile for the same change, compiles that fail with the
+    same error at the same line, and graph-break reasons from one user line are grouped.
+    """
     out: list[Finding] = []
     for frame in ins.recompiles.frames:
         if frame.hit_limit:
             guard = frame.steps[-1].guard if frame.steps else None
             out.append(Finding(ERROR, "recompiles", f"{frame.name or 'a function'} hit the recompile limit and runs uncompiled",
                                f"{' → '.join(frame.chain)}; failing guard: {guard.guard if guard else '?'}"))
+    errors: dict[tuple, list] = {}
     for err in ins.errors.errors:
         if err.stage == "recompile_limit":
             continue  # reported above, with its guard
+        errors.setdefault((err.stage, err.exception, err.message, err.location.key if err.location else None), []).append(err)
+    for group in errors.values():
+        err = group[0]
         where = f" at {err.location.short}" if err.location else ""
-        out.append(Finding(ERROR, "errors", f"{err.compile_id} failed in {err.stage_label}{where}",
-                           f"{err.exception}: {err.message}"))
+        ids = err.compile_id if len(group) == 1 else _names([e.compile_id for e in group])
+        out.append(Finding(ERROR, "errors", f"{ids} failed in {err.stage_label}{where}", f"{err.exception}: {err.message}"))
     if ins.graph_breaks:
-        gb = ins.graph_breaks
-        lines = ", ".join(b.location.short if b.location else b.reason for b in gb.breaks[:3])
-        out.append(Finding(WARNING, "graph_breaks", f"{_plural(len(gb.breaks), 'distinct graph break')} "
-                                                   f"({_plural(gb.total, 'event')})", lines))
+        out.extend(_graph_break_findings(ins.graph_breaks))
+    causes: dict[tuple, list[FrameRecompiles]] = {}
     for frame in ins.recompiles.frames:
         if not frame.hit_limit:
-            changes = ", ".join(CHANGE_LABELS[c] for c in frame.changes)
+            causes.setdefault(_recompile_cause(frame), []).append(frame)
+    for group in causes.values():
+        frame = group[0]
+        changes = ", ".join(CHANGE_LABELS[c] for c in frame.changes)
+        if len(group) == 1:
             out.append(Finding(WARNING, "recompiles", f"{frame.name or 'a function'} recompiled {_plural(frame.recompiles, 'time')}",
                                f"changed: {changes}" if changes else ""))
+            continue
+        guards = "; ".join(dict.fromkeys(_TENSOR_NAME.sub("tensor ", s.guard.guard) for s in frame.steps if s.guard))
+        names = [f.name or "a function" for f in group]
+        if len(set(names)) < len(names):  # two `forward`s: say which
+            names = [f"{f.name or 'a function'} ({os.path.basename(f.filename or '?')}:{f.first_line})" for f in group]
+        out.append(Finding(WARNING, "recompiles",
+                           f"{len(group)} functions recompiled for one cause ({changes or 'no reason logged'})",
+                           f"{_names(names)}{': ' + guards if guards else ''}"))
     ct = ins.compile_time
     if ct and ct.phases:
         top = ct.phases[0]
@@ -106,7 +186,7 @@ def findings(ins: Insights) -> list[Finding]:
         n = len(ins.dynamic_shapes.specializations)
         out.append(Finding(INFO, "dynamic_shapes", f"{_plural(n, 'dynamic size')} specialized to a constant",
                            ", ".join(f"{s.symbol}={s.value}" for s in ins.dynamic_shapes.specializations[:3])))
-    return out
+    return _merged(out)
 
 
 def insights(trace: Trace) -> Insights:

@@ -264,7 +264,7 @@ def recompiles(trace: Trace) -> Recompiles:
         advice = [ADVICE[c] for c in changes]
         if limit_entry is not None:
             advice.insert(0, f"This function hit the recompile limit{f' ({limit})' if limit else ''} and now runs "
-                             "without compiling: fix the failing guard below; raising "
+                             "without compiling: fix the failing guard above; raising "
                              "torch._dynamo.config.recompile_limit only postpones it.")
         result.append(FrameRecompiles(
             frame_id=frame_id, name=name, filename=metrics.get("co_filename"), first_line=metrics.get("co_firstlineno"),

@@ -7,6 +7,7 @@ imported), so a batch of small logs pays Python's start-up once, not per log.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import os
 import sys
 import time
@@ -55,7 +56,8 @@ def run_batch(args: argparse.Namespace, paths: list[str]) -> int:
             print(f"compilescope: {found.note}", file=sys.stderr)
         chosen.append(found.chosen)
     output = OutputDir(args.out, args.overwrite, keep=chosen)
-    options = report_options(args)
+    # Each report links back to the page listing them.
+    options = dataclasses.replace(report_options(args), up_url="../index.html", up_label="all reports")
     taken: set[str] = set()
     names = [report_name(p, taken) for p in chosen]
     jobs = [LogJob(p, os.path.join(output.path, name), options, args.strict, args.strict_compile_id, name=name)

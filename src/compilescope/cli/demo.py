@@ -1,6 +1,7 @@
-"""`compilescope demo`: run the example programs under capture() and report each, plus an index of them.
+"""`compilescope demo`: run the example programs, each traced in its own process, and report each, plus an index.
 
-Without torch (or with --bundled) it renders the bundled traces of the same programs instead.
+Without torch (or with --bundled) it renders the bundled traces of the same programs instead
+(recorded by scripts/make_demo_traces.py with the same runner).
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from ..demo import SCENARIOS, bundled_trace
 from ..ingest.reader import read_trace
 from ..render.html import render_demo_index
 from ..render.options import ReportOptions
-from ..render.report import report_files
+from ..worker import report_outputs
 from .output import OutputDir
 
 
@@ -44,10 +45,10 @@ class DemoCommand:
             live = False
         output = OutputDir(args.out, args.overwrite)
         if live:
-            import torch
+            from importlib.metadata import version as installed_version  # the programs import torch, not this process
 
             examples = self._live(output)
-            version = torch.__version__
+            version = installed_version("torch")
         else:
             examples = self._bundled(output)
             version = TORCH_VERSION
@@ -69,7 +70,7 @@ class DemoCommand:
         from ..demo.live import run_example
 
         examples = []
-        print(f"Running {len(SCENARIOS)} example programs under compilescope.capture() (under a minute)", flush=True)
+        print(f"Running {len(SCENARIOS)} example programs, each traced in its own process (about a minute)", flush=True)
         with tempfile.TemporaryDirectory(prefix="compilescope_demo_") as tmp:
             for name, description in SCENARIOS:
                 print(f"  {name}: ", end="", flush=True)
@@ -85,10 +86,14 @@ class DemoCommand:
         return examples
 
 
+# Each program's report links back to the demo's index.
+EXAMPLE_OPTIONS = ReportOptions(up_url="../index.html", up_label="demo")
+
+
 def _write_example(output: OutputDir, name: str, description: str, log: str, quiet: bool = False) -> dict:
     with read_trace(log) as trace:
         results = analyze(trace)
-        for relpath, content in report_files(trace, results, ReportOptions()):
+        for relpath, content in report_outputs(trace, results, EXAMPLE_OPTIONS):
             output.write(f"{name}/{relpath}", content)
         example = {
             "name": name,

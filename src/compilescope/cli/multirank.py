@@ -16,7 +16,7 @@ import shutil
 import sys
 import tempfile
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Callable
 
 from ..analyses.divergence import MultiRankAnalysis, MultiRankResults, analyze_ranks
@@ -157,7 +157,8 @@ def run_all_ranks(args: argparse.Namespace, directory: str | None = None, out: s
     if getattr(args, "latest", False):
         raise CompilescopeError("--latest reads one log; it cannot be combined with a report of all ranks (--all-ranks-html)")
     directory = directory or args.path
-    options = report_options(args)
+    # Each report links back to the page listing them.
+    options = replace(report_options(args), up_url="../index.html", up_label="all ranks")
     jobs = getattr(args, "jobs", None) or default_jobs()
 
     def progress(d: RankDone) -> None:

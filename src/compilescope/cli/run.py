@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import sys
 
 from .._torch import require_torch
@@ -58,8 +59,9 @@ def warn_options_after_program(parser: argparse.ArgumentParser, module: str | No
     if is_command:
         return
     program = f"-m {module}" if module is not None else words[0] if words else ""
+    long_options = set(re.findall(r"--[a-z][\w-]*", parser.format_help()))
     ours = [w for w in (words if module is not None else words[1:])
-            if w.startswith("--") and w.split("=", 1)[0] in parser._option_string_actions]  # noqa: SLF001
+            if w.startswith("--") and w.split("=", 1)[0] in long_options]
     if ours:
         command = parser.prog
         print(f"compilescope: warning: {' '.join(ours)} after {program} {'goes' if len(ours) == 1 else 'go'} to the "
@@ -131,8 +133,8 @@ class RunCommand:
             try:
                 status = run_all_ranks(args, directory=trace_dir, out=out, logs=result.logs)
             except CompilescopeError as exc:
-                _report_not_written(exc, trace_dir)
-                return rc or exc.exit_code
+                _report_not_written(trace_dir)
+                raise _with_program_status(exc, rc) from None
             return rc or status
         chosen, note = choose_log(result.logs)
         if note:
@@ -148,10 +150,10 @@ class RunCommand:
                 problems = strict_problems(trace, args.strict, args.strict_compile_id)
                 unread_warning = unread_line(unread(trace.stats), chosen, "report")
         except CompilescopeError as exc:
-            _report_not_written(exc, trace_dir)
-            return rc or exc.exit_code
+            _report_not_written(trace_dir)
+            raise _with_program_status(exc, rc) from None
         except Exception:
-            _report_not_written(None, trace_dir)
+            _report_not_written(trace_dir)
             raise  # a bug: main() prints it in one line
         index = os.path.join(output.path, "index.html")
         print(f"Wrote the report to {output.path}; open {index}")
@@ -167,9 +169,12 @@ class RunCommand:
         return rc
 
 
-def _report_not_written(exc: CompilescopeError | None, trace_dir: str) -> None:
-    """The run is over and its report failed: say why, and where its trace is, so nothing is lost."""
-    if exc is not None:
-        print(f"compilescope: error: {exc}", file=sys.stderr)
+def _report_not_written(trace_dir: str) -> None:
+    """The run is over and its report failed: say where its trace is, so nothing is lost (main prints why)."""
     print(f"compilescope: the trace is kept in {trace_dir}; write its report with: compilescope {trace_dir} -o DIR",
           file=sys.stderr)
+
+
+def _with_program_status(exc: CompilescopeError, rc: int) -> CompilescopeError:
+    """The report failed after the program ran: main prints the error; the exit status is the program's if it failed."""
+    return CompilescopeError(str(exc), exit_code=rc or exc.exit_code)

@@ -1,21 +1,28 @@
-"""Run the demo's example programs (demo/programs/) in this process, each under capture().
+"""Run one of the demo's example programs (demo/programs/) traced, in a process of its own.
 
-Needs torch. Each example starts from a reset Dynamo (so its compile ids start at
-[0/0]) and an empty Inductor cache (so every graph and kernel is in its trace).
+Each program runs as a script (`python <program>.py`) with TORCH_TRACE, INDUCTOR_PROVENANCE
+and an empty Inductor cache, as `compilescope run --fresh-cache` runs any program. A process
+per program means no report sees another program's compilations, and no stack in it starts
+with compilescope's own frames. scripts/make_demo_traces.py records the bundled traces with
+this same function, so the bundled and the live demo show the same programs.
+
+Needs torch in this interpreter (the child runs with it).
 """
 
 from __future__ import annotations
 
-import contextlib
-import importlib
-import io
-import logging
+import os
+import sys
 import time
-import warnings
 from dataclasses import dataclass
-from typing import Iterator
+from importlib import resources
 
-from ..capture import capture
+from ..runner import Program, choose_log, run_program
+
+# The caller's own torch logging settings would change what the trace holds.
+SCRUBBED_ENV = ("TORCH_LOGS", "TORCH_LOGS_OUT", "TORCH_DTRACE", "TORCH_COMPILE_DEBUG", "TORCHINDUCTOR_FORCE_DISABLE_CACHES",
+                "TORCHDYNAMO_VERBOSE", "TORCHDYNAMO_CAPTURE_SCALAR_OUTPUTS", "TORCHDYNAMO_DISABLE")
+TIMEOUT_S = 600
 
 
 @dataclass
@@ -26,32 +33,36 @@ class LiveRun:
     seconds: float
 
 
-@contextlib.contextmanager
-def _quiet() -> Iterator[None]:
-    """The examples' prints and torch's warnings (graph breaks, the compile error) are in the reports; keep the terminal short."""
-    torch_log = logging.getLogger("torch")
-    level = torch_log.level
-    torch_log.setLevel(logging.ERROR)  # the trace logger sets its own level: unaffected
-    try:
-        with warnings.catch_warnings(), contextlib.redirect_stdout(io.StringIO()):
-            warnings.simplefilter("ignore")
-            yield
-    finally:
-        torch_log.setLevel(level)
+def program_path(name: str) -> str:
+    """The example's file (the package is installed as files: a wheel or an editable checkout)."""
+    return str(resources.files(__package__).joinpath("programs").joinpath(f"{name}.py"))
 
 
-def run_example(name: str, trace_dir: str) -> LiveRun:
-    import torch._dynamo
-
-    module = importlib.import_module(f"{__package__}.programs.{name}")
-    torch._dynamo.reset()
+def run_example(name: str, work_dir: str) -> LiveRun:
+    """Run the example `name` in work_dir: its trace in work_dir/trace/, its output in work_dir/output.out
+    (the terminal stays short; the report shows what matters)."""
+    trace_dir = os.path.join(work_dir, "trace")
+    os.makedirs(trace_dir, exist_ok=True)
+    output = os.path.join(work_dir, "output.out")
     start = time.monotonic()
+    result = run_program(
+        Program([sys.executable, program_path(name)], True), trace_dir, fresh_cache=True, timeout=TIMEOUT_S,
+        extra_env=dict.fromkeys(SCRUBBED_ENV), cwd=work_dir, output=output,
+    )
     error = None
-    with _quiet(), capture(trace_dir=trace_dir, fresh_cache=True) as cap:
-        try:
-            module.main()
-        except Exception as exc:  # noqa: BLE001 - a failing example still gets its report
-            first = str(exc).strip().splitlines()
-            error = f"{type(exc).__name__}: {first[0] if first else ''}".rstrip(": ")
-    torch._dynamo.reset()
-    return LiveRun(name, cap.log, error, time.monotonic() - start)
+    if result.timed_out:
+        error = f"stopped after {TIMEOUT_S} s"
+    elif result.returncode != 0:
+        error = _last_line(output) or f"exit status {result.returncode}"
+    log = choose_log(result.logs)[0] if result.logs else None
+    return LiveRun(name, log, error, time.monotonic() - start)
+
+
+def _last_line(path: str) -> str | None:
+    """The exception a failing program printed last (`ValueError: ...`)."""
+    try:
+        with open(path, encoding="utf-8", errors="replace") as f:
+            lines = [line.strip() for line in f if line.strip()]
+    except OSError:
+        return None
+    return lines[-1][:300] if lines else None

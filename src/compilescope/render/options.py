@@ -16,6 +16,9 @@ class ReportOptions:
     custom_header_html: str = ""  # trusted: the user passed it on the command line
     verbose: bool = False
     export: bool = False  # -e: the Draft Export Report is the index (render/html/export.py)
+    # A report that is one of several (the demo's, a batch's): every page links back to the page listing them.
+    up_url: str | None = None  # relative to the report's root, e.g. "../index.html"
+    up_label: str = ""  # what that page is, e.g. "demo"
 
 
 def artifact_url(artifact: Artifact, options: ReportOptions) -> str:

@@ -56,6 +56,7 @@ SCENARIOS = [
     Scenario("compile_error_raises", "compile_error_raises.py", expect_rc=None),
     Scenario("compile_error_lowering", "compile_error_lowering.py"),
     Scenario("provenance", "provenance.py", env={"INDUCTOR_PROVENANCE": "1"}),
+    Scenario("same_cause", "same_cause.py"),
     Scenario("export", "export.py"),
     Scenario("export_draft", "export_draft.py", trace_var="TORCH_DTRACE"),
     # Same program twice, same TORCHINDUCTOR_CACHE_DIR, separate processes.

@@ -1,7 +1,5 @@
-"""The demo's example programs: each module has a `main()` that `compilescope demo` runs under capture().
+"""The demo's example programs: `compilescope demo` runs each as a script, in a process of its own, traced.
 
-They are the programs behind the bundled traces (tests/data/torch213/programs; training
-here compiles with Inductor), with every config change scoped to main() so they can run
-one after another in one process.
-Each also runs on its own: `compilescope run -m compilescope.demo.programs.graph_breaks`.
+The bundled traces (../traces/) are recordings of these very files (scripts/make_demo_traces.py).
+Each also runs on its own: `compilescope run --fresh-cache -m compilescope.demo.programs.graph_breaks`.
 """

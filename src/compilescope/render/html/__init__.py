@@ -14,6 +14,7 @@ import orjson
 from markupsafe import Markup
 
 from ...analyses import Results
+from ...analyses.compile_summary import metric_groups
 from ...analyses.stack_trie import StackTrieNode
 from ...analyses.status import status_counts
 from ...model.stats import OUTCOMES
@@ -98,6 +99,8 @@ class _Page:
             "artifact_url": lambda a: artifact_url(a, options),
             "frame_url": self.frame_url,
             "provenance_url": lambda c: provenance_url(c.dir_name) if c.compile_id in results.provenance.compiles else None,
+            "up_url": options.up_url,
+            "up_label": options.up_label,
         }
 
     def frame_url(self, frame: Frame) -> str | None:
@@ -125,7 +128,8 @@ def render_html(trace: Trace, results: Results, options: ReportOptions) -> Itera
         root = "../"
         if entry.compile_id is not None:
             yield f"{entry.dir_name}/index.html", page.render(
-                "compile.html", root, c=entry, status=results.statuses[entry.compile_id]
+                "compile.html", root, c=entry, status=results.statuses[entry.compile_id],
+                s=results.compiles.get(entry.key), code_urls=_code_urls(page, entry),
             )
         for artifact in entry.artifacts:
             content = _artifact(page, entry, artifact)
@@ -146,6 +150,10 @@ def _index(page: _Page) -> str:
         "index.html",
         "",
         compiles=trace.sorted_compiles(),
+        summaries=results.compiles,
+        # Output code of failed compiles: a C++ compiler's errors link to the failing line there.
+        code_urls={n: url for entry in trace.compiles.values() if (entry.metrics or {}).get("fail_type")
+                   for n, url in _code_urls(page, entry).items()},
         statuses=results.statuses,
         status_counts=status_counts(results.statuses),
         n_compiles=sum(1 for cid in trace.compiles if cid is not None),
@@ -167,6 +175,13 @@ def _index(page: _Page) -> str:
     )
 
 
+def _code_urls(page: _Page, entry: Compile | None) -> dict[int, str]:
+    """Output code artifact number -> its page (compiler errors link to the failing line there)."""
+    if entry is None:
+        return {}
+    return {a.number: artifact_url(a, page.options) for a in entry.artifacts if a.display == CODE}
+
+
 def _failures(page: _Page) -> str:
     rows = []
     for row in page.results.failures:
@@ -175,27 +190,10 @@ def _failures(page: _Page) -> str:
         if entry is not None and row.metrics_number is not None:
             metrics = next(a for a in entry.artifacts if a.number == row.metrics_number)
             url = artifact_url(metrics, page.options)
-        rows.append({"row": row, "key": compile_id_key(row.compile_id), "url": url})
+        rows.append({"row": row, "key": compile_id_key(row.compile_id), "url": url,
+                     "page": f"{entry.dir_name}/index.html" if entry is not None and entry.compile_id is not None else None,
+                     "code_urls": _code_urls(page, entry)})
     return page.render("failures.html", "", rows=rows)
-
-
-_METRIC_GROUPS = (
-    ("Times", lambda k: "time" in k or k.endswith(("_s", "_us", "_ms"))),
-    ("Counts and sizes", lambda k: "count" in k or "size" in k or k.startswith("num_")),
-    ("Caches", lambda k: "cache" in k),
-)
-
-
-def _metric_groups(metrics: dict) -> list[tuple[str, list[tuple[str, Any]]]]:
-    shown = {"fail_type", "fail_reason", "fail_user_frame_filename", "fail_user_frame_lineno", "restart_reasons"}
-    groups: dict[str, list] = {name: [] for name, _ in _METRIC_GROUPS}
-    groups["Other"] = []
-    for key in sorted(metrics):
-        if key in shown:
-            continue
-        group = next((name for name, match in _METRIC_GROUPS if match(key)), "Other")
-        groups[group].append((key, metrics[key]))
-    return list(groups.items())
 
 
 _METRICS_TITLES = {
@@ -225,11 +223,16 @@ def _artifact(page: _Page, entry: Compile, artifact: Artifact) -> str | None:
         if page.options.plain_text:
             return trace.payload_chunks(artifact.payload)
         subtitle = (artifact.data or {}).get("filename") if isinstance(artifact.data, dict) else None
-        return _code_page(page, "../", entry, artifact.name, subtitle, artifact.payload, artifact.language or "python")
+        summary = page.results.compiles.get(entry.key)
+        role = summary.code_roles.get(artifact.number) if summary is not None else None
+        title = f"{artifact.name} ({role})" if role else artifact.name
+        return _code_page(page, "../", entry, title, subtitle, artifact.payload, artifact.language or "python")
     if artifact.display == METRICS:
+        summary = page.results.compiles.get(entry.key) if artifact.kind == "compilation_metrics" else None
         return page.render(
-            "metrics.html", "../", c=entry, metrics=artifact.data or {},
-            title=_METRICS_TITLES.get(artifact.kind, artifact.kind), groups=_metric_groups(artifact.data or {}),
+            "metrics.html", "../", c=entry, metrics=artifact.data or {}, s=summary, code_urls=_code_urls(page, entry),
+            title=_METRICS_TITLES.get(artifact.kind, artifact.kind),
+            groups=summary.metrics if summary is not None else metric_groups(artifact.data or {}),
         )
     if artifact.display == GUARDS:
         return page.render("guards.html", "../", c=entry, guards=artifact.data or [])

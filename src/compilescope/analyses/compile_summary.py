@@ -1,0 +1,193 @@
+"""What one compile id's page leads with: outcome, reason, times by phase, cache, graph sizes.
+
+Everything here is taken from the insights already computed (errors, graph breaks,
+recompiles, compile time, caches) and from the compile's own metrics; the rest of
+`compilation_metrics` is sorted into folded groups, with the keys torch left empty
+listed apart, so the page never opens on an alphabetical dump.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..model.ids import CompileId
+from ..model.trace import Compile, Trace
+from .caches import CACHES
+from .compile_time import PHASE_LABELS, PHASES
+from .errors import OUTPUT_CODE, CompileError
+from .graph_breaks import GraphBreak, compilation_key
+from .insights import Insights
+from .recompiles import FailedGuard
+from .status import STATUS_LABELS, ERROR
+from .userloc import UserLocation, last_user_stack_frame
+
+# Graph and guard sizes, in the order shown (label, compilation_metrics key).
+SIZE_KEYS = (
+    ("operators in the Dynamo graph", "graph_op_count"),
+    ("nodes in the Dynamo graph", "graph_node_count"),
+    ("graph inputs", "graph_input_count"),
+    ("guards", "guard_count"),
+    ("shape-environment guards", "shape_env_guard_count"),
+    ("Inductor IR nodes", "ir_count"),
+    ("graph breaks", "num_graph_breaks"),
+)
+# Shown in the summary above the metrics (never again in the groups).
+LEADING_KEYS = frozenset(
+    {"fail_type", "fail_reason", "fail_user_frame_filename", "fail_user_frame_lineno", "restart_reasons",
+     "recompile_reason", "co_name", "co_filename", "co_firstlineno"} | {key for _, key in SIZE_KEYS}
+)
+_METRIC_GROUPS = (
+    ("Times", lambda k: "time" in k or k.endswith(("_s", "_us", "_ms"))),
+    ("Counts and sizes", lambda k: "count" in k or "size" in k or k.startswith("num_")),
+    ("Caches", lambda k: "cache" in k),
+    ("Configuration", lambda k: "config" in k),
+)
+BACKWARD_METRICS = "bwd_compilation_metrics"
+
+
+@dataclass
+class MetricGroups:
+    """compilation_metrics without the leading keys: non-empty values by group, then the names of empty ones."""
+
+    groups: list[tuple[str, list[tuple[str, Any]]]] = field(default_factory=list)
+    empty: list[str] = field(default_factory=list)
+
+
+@dataclass
+class CompileSummary:
+    compile_id: str
+    status: str  # a key of STATUS_LABELS
+    outcome: str  # one line: "Error: failed in C++/Triton compile (fell back to eager)"
+    name: str | None  # the compiled function (co_name)
+    frame: UserLocation | None  # the user frame: where it failed, else the frame being compiled
+    frame_kind: str | None  # "failure" | "compiled frame"
+    error: CompileError | None = None
+    graph_breaks: list[GraphBreak] = field(default_factory=list)
+    restart_reasons: list[str] = field(default_factory=list)  # only where no graph break explains the restart
+    recompile: FailedGuard | None = None  # the guard whose failure caused this compilation
+    total_s: float | None = None  # the compilation (all its attempts), as the compile-time analysis measured it
+    phases: list[tuple[str, float]] = field(default_factory=list)  # (label, seconds), biggest first, zeros left out
+    caches: list[tuple[str, str]] = field(default_factory=list)  # (cache label, "miss" / "miss, hit")
+    sizes: list[tuple[str, Any]] = field(default_factory=list)  # (label, value), logged values only
+    code_roles: dict[int, str] = field(default_factory=dict)  # output code artifact number -> forward/backward/inference
+    metrics: MetricGroups = field(default_factory=MetricGroups)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "compile_id": self.compile_id, "status": self.status, "outcome": self.outcome, "name": self.name,
+            "frame": self.frame.to_json() if self.frame else None, "frame_kind": self.frame_kind,
+            "error": self.error.to_json() if self.error else None,
+            "graph_breaks": [b.reason for b in self.graph_breaks], "restart_reasons": self.restart_reasons,
+            "recompile": self.recompile.to_json() if self.recompile else None,
+            "total_s": self.total_s, "phases": [{"phase": p, "seconds": s} for p, s in self.phases],
+            "caches": dict(self.caches), "sizes": dict(self.sizes),
+            "code_roles": {str(n): r for n, r in self.code_roles.items()},
+        }
+
+
+def _empty(value: Any) -> bool:
+    return value is None or value == "" or value == [] or value == {} or value == "{}"
+
+
+def metric_groups(metrics: dict[str, Any]) -> MetricGroups:
+    result = MetricGroups()
+    groups: dict[str, list] = {name: [] for name, _ in _METRIC_GROUPS}
+    groups["Other"] = []
+    for key in sorted(metrics):
+        if key in LEADING_KEYS:
+            continue
+        value = metrics[key]
+        if _empty(value):
+            result.empty.append(key)
+            continue
+        group = next((name for name, match in _METRIC_GROUPS if match(key)), "Other")
+        groups[group].append((key, value))
+    result.groups = [(name, rows) for name, rows in groups.items() if rows]
+    return result
+
+
+def code_roles(entry: Compile) -> dict[int, str]:
+    """forward / backward / inference for each output code of the compile.
+
+    Inductor compiles the forward before compilation_metrics is logged and, lazily,
+    the backward after it (at the first .backward()). A compile with no backward graph
+    is an inference graph. Two codes before the metrics mean both were compiled eagerly.
+    """
+    names = {a.name for a in entry.artifacts} | {a.kind for a in entry.artifacts}
+    training = "aot_backward_graph" in names or bool(entry.bwd_metrics)
+    before: list[int] = []
+    after: list[int] = []
+    seen_metrics = False
+    for artifact in entry.artifacts:
+        if artifact.kind == "compilation_metrics":
+            seen_metrics = True
+        elif artifact.kind == OUTPUT_CODE:
+            (after if seen_metrics else before).append(artifact.number)
+    roles: dict[int, str] = {}
+    if not training:
+        roles.update((n, "inference" if len(before) + len(after) == 1 else f"graph {i}")
+                     for i, n in enumerate(before + after, 1))
+        return roles
+    for i, number in enumerate(before):
+        roles[number] = "backward" if i == 1 and not after else "forward"
+    roles.update((n, "backward") for n in after)
+    return roles
+
+
+def _outcome(status: str, error: CompileError | None, graph_breaks: list[GraphBreak], restarts: list[str]) -> str:
+    label = STATUS_LABELS[status]
+    if status == ERROR and error is not None:
+        return f"Failed in {error.stage_label}" + (" (torch fell back to eager for this frame)" if error.fell_back else "")
+    if graph_breaks or restarts:
+        n = len(graph_breaks) or len(restarts)
+        return f"Restarted after {n} graph break{'s' if n != 1 else ''}: the graph was split"
+    return label
+
+
+def compile_summaries(trace: Trace, statuses: dict[CompileId | None, str], ins: Insights) -> dict[str, CompileSummary]:
+    errors = {e.compile_id: e for e in ins.errors.errors}
+    breaks: dict[str, list[GraphBreak]] = {}
+    for b in ins.graph_breaks.breaks:
+        for key in b.compile_ids:
+            breaks.setdefault(key, []).append(b)
+    guards = {step.compile_id: step.guard for frame in ins.recompiles.frames for step in frame.steps}
+    times = {c.compile_id: c for c in ins.compile_time.compiles}
+    caches = {c.compile_id: c for c in ins.caches.compiles}
+
+    result: dict[str, CompileSummary] = {}
+    for entry in trace.compiles.values():
+        if entry.compile_id is None:
+            continue
+        key = entry.key
+        metrics = entry.metrics or {}
+        compilation = compilation_key(entry.compile_id)
+        error = errors.get(key)
+        graph_breaks = breaks.get(compilation, []) if ins.graph_breaks.source == "dynamo_graph_break_reason" else []
+        restarts = [] if graph_breaks else [str(r) for r in metrics.get("restart_reasons") or []]
+        frame: UserLocation | None
+        if error is not None and error.location is not None:
+            frame, frame_kind = error.location, error.location_kind
+        else:
+            frame = last_user_stack_frame(entry.stack)
+            if frame is None and metrics.get("co_filename") and isinstance(metrics.get("co_firstlineno"), int):
+                frame = UserLocation(str(metrics["co_filename"]), metrics["co_firstlineno"], metrics.get("co_name"))
+            frame_kind = "compiled frame" if frame else None
+        status = statuses.get(entry.compile_id, "missing")
+        summary = CompileSummary(
+            compile_id=key, status=status, outcome=_outcome(status, error, graph_breaks, restarts),
+            name=metrics.get("co_name") or (entry.stack[-1].name if entry.stack else None),
+            frame=frame, frame_kind=frame_kind, error=error, graph_breaks=graph_breaks, restart_reasons=restarts,
+            recompile=guards.get(key), code_roles=code_roles(entry), metrics=metric_groups(metrics),
+        )
+        timed = times.get(compilation)
+        if timed is not None:
+            summary.total_s = timed.total_s
+            summary.phases = sorted(((PHASE_LABELS[p], timed.phases.get(p, 0.0)) for p, _ in PHASES
+                                     if timed.phases.get(p, 0.0) > 0), key=lambda ps: -ps[1])
+        cached = caches.get(key)
+        if cached is not None:
+            summary.caches = [(label, outcome) for cache, label in CACHES.items() if (outcome := cached.outcome(cache))]
+        summary.sizes = [(label, metrics[k]) for label, k in SIZE_KEYS if not _empty(metrics.get(k))]
+        result[key] = summary
+    return result

@@ -1,0 +1,132 @@
+"""The compile-id page leads with what matters; failed compiles show their user frame and compiler errors."""
+
+import re
+
+import pytest
+
+from ..browser import browser_page
+from ..conftest import report, torch213
+from ..htmltable import table_rows
+
+
+def _text(path) -> str:
+    return re.sub(r"<[^>]+>", " ", path.read_text())
+
+
+def test_failed_compile_shows_its_user_frame(tmp_path):
+    # torch logs fail_user_frame_* as null for both: the frame comes from the stack (C++) or the reason (lowering).
+    for name, frame in (("compile_error_fallback", "compile_error_fallback.py:18"),
+                        ("compile_error_lowering", "compile_error_lowering.py:34")):
+        out = tmp_path / name
+        report(torch213(f"{name}.log"), out)
+        page = (out / "-_0_0_0" / "index.html").read_text()
+        metrics = next((out / "-_0_0_0").glob("compilation_metrics_*.html")).read_text()
+        for html in (page, metrics):
+            assert "None:None" not in html
+            user_frame = re.search(r'id="user-frame">(.*?)</td>', html, re.S).group(1)
+            assert frame in user_frame, name
+        rows = table_rows((out / "failures_and_restarts.html").read_text())
+        assert rows[1][3].endswith(frame), rows[1]  # the Failure Source column
+
+
+def test_compile_error_lines_link_to_the_output_code(tmp_path):
+    out = tmp_path / "out"
+    report(torch213("compile_error_fallback.log"), out)
+    page = (out / "-_0_0_0" / "index.html").read_text()
+    link = re.search(r'<a class="code-line" href="\.\./(-_0_0_0/inductor_output_code_[^"#]+)#L(\d+)"', page)
+    assert link, "no link to the failing line"
+    code = (out / link.group(1)).read_text()
+    line = re.search(rf'<a id="L{link.group(2)}"', code)
+    assert line and int(link.group(2)) == 47
+    assert "auto tmp1 = compile error!;" in page
+    # The index's error box links to the same line.
+    assert f'<a class="code-line" href="{link.group(1)}#L47"' in (out / "index.html").read_text()
+    # The compiler's 1,000 lines of warnings are folded, and no text points below at what is above.
+    assert re.search(r"<details class=\"full-reason\"><summary>[^<]*1098 lines", page)
+    assert "compiler errors below" not in page
+
+
+def test_no_text_points_below_at_what_is_above(tmp_path):
+    # The recompile advice follows the failing guards, on the page and in the terminal.
+    from compilescope.analyses.insights import insights
+    from compilescope.ingest.reader import read_trace
+
+    with read_trace(str(torch213("recompiles.log"))) as trace:
+        (limited,) = [f for f in insights(trace).recompiles.frames if f.hit_limit]
+    assert "fix the failing guard above" in limited.advice[0]
+    out = tmp_path / "out"
+    report(torch213("recompiles.log"), out)
+    index = (out / "index.html").read_text()
+    assert index.index("n == 4") < index.index("fix the failing guard above")
+
+
+@pytest.mark.browser
+def test_cpp_error_pages_are_short_with_the_error_first(tmp_path):
+    out = tmp_path / "out"
+    report(torch213("compile_error_fallback.log"), out)
+    with browser_page() as page:
+        page.set_viewport_size({"width": 1280, "height": 800})
+        for name in ("-_0_0_0/index.html", "failures_and_restarts.html"):
+            page.goto((out / name).as_uri())
+            height = page.evaluate("document.documentElement.scrollHeight")
+            assert height < 5000, (name, height)
+            error = page.locator("ul.compiler-errors code.status-error").first
+            assert "error: ‘compile’ was not declared in this scope" in error.inner_text()
+            box = error.bounding_box()
+            assert box is not None and box["y"] + box["height"] < 800, (name, box)  # in the first screen
+        page.goto((out / "-_0_0_0/index.html").as_uri())
+        page.click("a.code-line")
+        page.wait_for_load_state()
+        assert page.url.endswith("#L47")
+        assert page.console_errors == []
+
+
+def _summary(log: str, out, compile_dir: str = "-_0_0_0") -> tuple[str, str]:
+    """A compile page, and its leading table."""
+    report(torch213(log), out)
+    html = (out / compile_dir / "index.html").read_text()
+    return html, html.split('id="compile-summary"', 1)[1].split("<h2>Outputs</h2>", 1)[0]
+
+
+def test_graph_break_compile_leads_with_reason_time_and_sizes(tmp_path):
+    out = tmp_path / "out"
+    _, summary = _summary("graph_breaks.log", out, "-_1_0_0")
+    assert "Restarted after 1 graph break" in summary
+    assert "Failed to trace builtin operator" in summary and "graph_breaks.py:18" in summary
+    assert re.search(r'id="compile-time">\d+\.\d{3} s', summary)
+    ok = (out / "-_4_0_0" / "index.html").read_text()
+    assert re.search(r'id="graph-sizes">\d+ operators in the Dynamo graph', ok)
+
+
+def test_metrics_lead_and_the_rest_is_folded(tmp_path):
+    out = tmp_path / "out"
+    html, summary = _summary("provenance.log", out)
+    assert "FX graph cache: <strong>miss, miss</strong>" in summary
+    assert "C++/Triton compile" in summary  # times by phase
+    # compilation_metrics: folded groups, the keys torch left empty apart, not an alphabetical dump up front.
+    rest = html.split("<h2>All compilation metrics</h2>", 1)[1]
+    assert "<details class=\"metrics-empty\">" in rest and "remote_cache_version" in rest
+    assert not re.search(r"<th class=\"mono\">[a-z_]+</th><td><span class=\"muted\">–", html)
+    metrics = next((out / "-_0_0_0").glob("compilation_metrics_*.html")).read_text()
+    assert 'id="compile-summary"' in metrics  # the same lead as the compile page, then every metric folded
+    assert metrics.index('id="compile-summary"') < metrics.index("<details class=\"metrics-group\"><summary>Times")
+    assert "<details class=\"metrics-group\" open" not in metrics
+    empty_rows = re.findall(r"<th class=\"mono\">([a-z_]+)</th><td><span class=\"muted\">–", metrics)
+    assert empty_rows == []
+
+
+def test_output_code_is_labelled_forward_and_backward(tmp_path):
+    out = tmp_path / "out"
+    report(torch213("provenance.log"), out)
+    html = (out / "-_0_0_0" / "index.html").read_text()
+    labels = re.findall(r'inductor_output_code_\w+\.html</a> <span class="badge role">(\w+)</span>', html)
+    assert labels == ["forward", "backward"]
+    index = (out / "index.html").read_text()
+    assert re.findall(r'inductor_output_code_\w+\.html</a> <span class="badge role">(\w+)</span>', index) == labels
+    titles = sorted(re.search(r'<h1 class="mono">(\S+ \(\w+\))', p.read_text()).group(1).split()[1]
+                    for p in (out / "-_0_0_0").glob("inductor_output_code_*.html"))
+    assert titles == ["(backward)", "(forward)"]
+    out2 = tmp_path / "inference"
+    report(torch213("cache_cold.log"), out2)
+    html = (out2 / "-_0_0_0" / "index.html").read_text()
+    assert re.findall(r'inductor_output_code_\w+\.html</a> <span class="badge role">(\w+)</span>', html) == ["inference"]
