@@ -336,7 +336,7 @@ def _tensor_meta_graphs(ok: list[RankSummary]) -> tuple[list[int], list[tuple[st
 def _graph_sort_key(graph: str) -> tuple:
     base, _, n = graph.partition(" #")
     cid = CompileId.parse(base)
-    return (cid.sort_key() if cid else (), int(n) if n.isdigit() else 1, graph)
+    return (cid.sort_key() if cid else (), int(n) if n.isascii() and n.isdigit() and len(n) < 19 else 1, graph)
 
 
 def _ms(ns: float) -> float:

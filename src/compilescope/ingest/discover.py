@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 from ..errors import CompilescopeError
 
-RANK_IN_NAME = re.compile(r"rank_(\d+)")
+RANK_IN_NAME = re.compile(r"rank_(\d{1,9})(?!\d)")
 LOG_SUFFIXES = (".log", ".log.gz", ".txt", ".txt.gz", ".gz")
 
 
@@ -58,6 +58,13 @@ def discover(path: str, latest: bool = False) -> Discovered:
     if not os.access(path, os.R_OK):
         raise CompilescopeError(f"{path}: permission denied")
     mode = os.stat(path).st_mode
-    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):  # /dev/zero would be read forever
-        raise CompilescopeError(f"{path}: a device, not a log file")
+    if not stat.S_ISREG(mode):  # a FIFO would block forever, /dev/zero would be read forever
+        raise CompilescopeError(f"{path}: not a regular file (a {_kind_of(mode)}), not a log file")
     return Discovered([path], path)
+
+
+def _kind_of(mode: int) -> str:
+    for test, name in ((stat.S_ISFIFO, "FIFO"), (stat.S_ISSOCK, "socket"), (stat.S_ISCHR, "device"), (stat.S_ISBLK, "device")):
+        if test(mode):
+            return name
+    return "special file"

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 from ..errors import CompilescopeError
 
-RANK_LOG = re.compile(r"^dedicated_log_torch_trace_rank_(\d+)(?:_[^/]*)?\.(?:log|txt)(?:\.gz)?$")
+RANK_LOG = re.compile(r"^dedicated_log_torch_trace_rank_(\d{1,9})(?!\d)(?:_[^/]*)?\.(?:log|txt)(?:\.gz)?$")
 
 
 @dataclass(frozen=True)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import stat
 from dataclasses import dataclass
 from typing import BinaryIO, Callable
 
@@ -32,8 +33,18 @@ class ReadOptions:
 
 
 def open_log(path: str) -> BinaryIO:
-    """Open a plain or gzip-compressed log for binary reading."""
-    f = open(path, "rb")
+    """Open a plain or gzip-compressed log for binary reading.
+
+    Only a regular file is opened: the open does not block (a FIFO would wait forever for a
+    writer), and what was opened is checked, so a file swapped after discovery is refused too.
+    """
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise CompilescopeError(f"{path}: not a regular file, not a log file")
+    if hasattr(os, "set_blocking"):
+        os.set_blocking(fd, True)
+    f = os.fdopen(fd, "rb")
     if f.read(3) == b"\x1f\x8b\x08":  # gzip magic and its only method (deflate): not a text log's first bytes
         f.close()
         import gzip  # here, not at the top: most logs are plain text, and start-up time matters for small logs
