@@ -4,7 +4,7 @@ Log strings (function names, reasons, file names of ranks) are printed by plain 
 and by rich. Rather than trusting every call site, the CLI's stdout and stderr are wrapped:
 every C0/C1 control character (ESC, BEL, CSI, OSC 52 clipboard writes, OSC 8 links, title
 and screen-clear sequences), DEL, and the bidi and zero-width characters that make text
-read differently from what it is, are written as visible escapes (\\x1b, \\u202e). Only the
+read differently from what it is, are written as visible escapes (\\u001b, \\u202e). Only the
 colour sequences rich itself emits (SGR: ESC [ digits m) pass, and a colour cannot move the
 cursor, write the clipboard or open a link. The progress bar, which does move the cursor,
 writes to the unguarded stream and shows only the user's own path.
@@ -23,8 +23,8 @@ _PARTS = re.compile(f"({_SGR})|{_UNSAFE}")
 def _visible(m: re.Match) -> str:
     if m.group(1):
         return m.group(1)
-    code = ord(m.group(0))
-    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+    # \u001b, not \x1b: the same escape JSON uses, so `summary --json` output stays valid JSON.
+    return f"\\u{ord(m.group(0)):04x}"
 
 
 def safe_terminal_text(text: str) -> str:
