@@ -153,3 +153,29 @@ def test_summary_prints_no_control_sequence_from_the_log(tmp_path):
             text = stream.decode("utf-8", "replace")
             for seq in ("\x1b]", "\x07", "\x9b", "\x1b[2J"):
                 assert seq not in text, (args, seq, text[-1500:])
+
+
+def test_many_compiles_are_timed_in_linear_time(tmp_path):
+    log = tmp_path / "many.log"
+    metrics = {"co_name": "f", "entire_frame_compile_time_s": 0.1, "backend_compile_time_s": 0.05}
+    log.write_text("".join(envelope({"compilation_metrics": metrics, **cid(i)}) for i in range(30_000)))
+    r = compilescope("summary", "--json", log, timeout=40)
+    assert r.returncode == 0, r.stderr.decode()[-2000:]
+
+
+def test_rank_schedules_are_compared_in_linear_time():
+    code = (
+        "import time\n"
+        "from compilescope.analyses import divergence\n"
+        "from types import SimpleNamespace as N\n"
+        "ops = ['all_reduce'] * 3000\n"
+        "order = [f'[{i}/0]' for i in range(3000)]\n"
+        "ranks = [N(rank=r, execution_order=order, collective_schedules=[(c, None, ops) for c in order],\n"
+        "           cache_hits=[], cache_misses=[], cache_bypasses=[]) for r in range(4)]\n"
+        "divergence._cache_status = lambda s: {}\n"
+        "t = time.monotonic()\n"
+        "divergence._exec_order(ranks)\n"
+        "assert time.monotonic() - t < 5, time.monotonic() - t\n"
+    )
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, timeout=TIME_LIMIT, preexec_fn=_cap_memory)
+    assert r.returncode == 0, r.stderr.decode()[-2000:]
