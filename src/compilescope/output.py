@@ -11,6 +11,12 @@ from typing import Iterable, Iterator
 
 from .errors import CompilescopeError
 
+# Written into every output directory: --overwrite replaces only a directory that holds it (a report
+# compilescope wrote), or one that looks like a tlparse report, never any other directory.
+REPORT_MARKER = ".compilescope-report"
+_TLPARSE_REPORT = ("index.html", "compile_directory.json")
+
+
 class OutputDir:
     """A fresh output directory; every write stays inside it and follows no symlink."""
 
@@ -29,6 +35,8 @@ class OutputDir:
                     self._check_replaceable(path, keep)
                     shutil.rmtree(self.path)  # rmtree does not follow symlinks inside
             os.makedirs(self.path, exist_ok=True)
+            with open(os.path.join(self.path, REPORT_MARKER), "w") as marker:
+                marker.write("a report written by compilescope; --overwrite may replace this directory\n")
         except OSError as exc:
             raise CompilescopeError(f"cannot create output directory {path}: {exc.strerror or exc}") from None
         self._dirs: set[str] = {self.path}
@@ -37,8 +45,13 @@ class OutputDir:
         self._writer: _BackgroundWriter | None = None
 
     def _check_replaceable(self, path: str, keep: Iterable[str]) -> None:
-        """--overwrite replaces a directory; never one that holds the input, the current or the home directory."""
+        """--overwrite replaces a report directory; never another directory, nor one that holds the input,
+        the program being run, the current or the home directory."""
         here = os.path.realpath(self.path)
+        names = set(os.listdir(self.path))
+        if REPORT_MARKER not in names and not all(n in names for n in _TLPARSE_REPORT):
+            raise CompilescopeError(f"refusing to replace {path}: it does not hold a compilescope report; "
+                                    "choose another output directory")
         precious = [(p, "the log being read") for p in keep]
         precious += [(os.getcwd(), "the current directory"), (os.path.expanduser("~"), "your home directory")]
         for other, what in precious:

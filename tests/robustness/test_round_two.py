@@ -179,3 +179,31 @@ def test_rank_schedules_are_compared_in_linear_time():
     )
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, timeout=TIME_LIMIT, preexec_fn=_cap_memory)
     assert r.returncode == 0, r.stderr.decode()[-2000:]
+
+
+# 7. Smaller issues ---------------------------------------------------------------------------
+
+
+def test_overwrite_replaces_only_a_report_directory(tmp_path):
+    log = torch213("graph_breaks.log")
+    other = tmp_path / "precious"
+    other.mkdir()
+    (other / "notes.txt").write_text("keep me")
+    r = compilescope(log, "-o", other, "--no-browser", "--overwrite")
+    assert r.returncode == 2 and b"does not hold a compilescope report" in r.stderr
+    assert (other / "notes.txt").read_text() == "keep me"
+    out = tmp_path / "out"
+    report(log, out)
+    r = compilescope(log, "-o", out, "--no-browser", "--overwrite")  # its own report: replaced
+    assert r.returncode == 0, r.stderr
+
+
+def test_diagnose_overwrite_never_removes_the_program(tmp_path):
+    prog_dir = tmp_path / "proj"
+    prog_dir.mkdir()
+    (prog_dir / "train.py").write_text("print('hi')\n")
+    (prog_dir / "index.html").write_text("")
+    (prog_dir / "compile_directory.json").write_text("{}")  # looks like a report, but holds the program
+    compilescope("diagnose", "-o", prog_dir, "--overwrite", "--no-browser", "--", sys.executable,
+                 prog_dir / "train.py", timeout=120)
+    assert (prog_dir / "train.py").exists()
