@@ -11,10 +11,9 @@ from typing import Iterable, Iterator
 
 from .errors import CompilescopeError
 
-# Written into every output directory: --overwrite replaces only a directory that holds it (a report
-# compilescope wrote), or one that looks like a tlparse report, never any other directory.
-REPORT_MARKER = ".compilescope-report"
-_TLPARSE_REPORT = ("index.html", "compile_directory.json")
+# Every report (compilescope's of any kind, and tlparse's) has this page at its top: --overwrite
+# replaces only a directory that holds it, never any other directory.
+REPORT_PAGE = "index.html"
 
 
 class OutputDir:
@@ -35,8 +34,6 @@ class OutputDir:
                     self._check_replaceable(path, keep)
                     shutil.rmtree(self.path)  # rmtree does not follow symlinks inside
             os.makedirs(self.path, exist_ok=True)
-            with open(os.path.join(self.path, REPORT_MARKER), "w") as marker:
-                marker.write("a report written by compilescope; --overwrite may replace this directory\n")
         except OSError as exc:
             raise CompilescopeError(f"cannot create output directory {path}: {exc.strerror or exc}") from None
         self._dirs: set[str] = {self.path}
@@ -48,16 +45,15 @@ class OutputDir:
         """--overwrite replaces a report directory; never another directory, nor one that holds the input,
         the program being run, the current or the home directory."""
         here = os.path.realpath(self.path)
-        names = set(os.listdir(self.path))
-        if REPORT_MARKER not in names and not all(n in names for n in _TLPARSE_REPORT):
-            raise CompilescopeError(f"refusing to replace {path}: it does not hold a compilescope report; "
-                                    "choose another output directory")
         precious = [(p, "the log being read") for p in keep]
         precious += [(os.getcwd(), "the current directory"), (os.path.expanduser("~"), "your home directory")]
         for other, what in precious:
             other = os.path.realpath(other)
             if other == here or other.startswith(here.rstrip(os.sep) + os.sep):
                 raise CompilescopeError(f"refusing to replace {path}: it contains {what}; choose another output directory")
+        if not os.path.isfile(os.path.join(self.path, REPORT_PAGE)):
+            raise CompilescopeError(f"refusing to replace {path}: it does not hold a compilescope report; "
+                                    "choose another output directory")
 
     def resolve(self, relpath: str) -> str:
         """The absolute path for relpath, or an error if it would leave the directory."""

@@ -108,8 +108,9 @@ def read_raw_records(stream: BinaryIO) -> Iterator[RawRecord]:
     pending: bytes | None = None  # a piece the payload fast path read but did not take
     try:
         first = readline(CHUNK)
-    except (OSError, EOFError, zlib.error):
-        first = b""  # read again below, where the error is accounted
+    except (OSError, EOFError, zlib.error) as exc:
+        error = f"the log cannot be read after line 0: {exc}"
+        pending = b""  # ends the loop below as at the end of the file
     else:
         # A UTF-8 byte order mark (an editor's) is not part of the first record.
         pending = first[3:] if first.startswith(b"\xef\xbb\xbf") else first
