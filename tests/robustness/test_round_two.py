@@ -207,3 +207,15 @@ def test_diagnose_overwrite_never_removes_the_program(tmp_path):
     compilescope("diagnose", "-o", prog_dir, "--overwrite", "--no-browser", "--", sys.executable,
                  prog_dir / "train.py", timeout=120)
     assert (prog_dir / "train.py").exists()
+
+
+def test_a_link_to_a_secret_does_not_quote_it(tmp_path):
+    secret = tmp_path / "id_key"
+    secret.write_text("-----BEGIN OPENSSH PRIVATE KEY----- b3BlbnNzaC1rZXktdjEAAAAA\n")
+    link = tmp_path / "logs" / "dedicated_log_torch_trace_x.log"
+    link.parent.mkdir()
+    link.symlink_to(secret)
+    for args in ([link, "-o", tmp_path / "a", "--no-browser"], ["summary", link], ["summary", "--json", link]):
+        r = compilescope(*args)
+        assert r.returncode == 2
+        assert b"b3BlbnNzaC1rZXkt" not in r.stdout + r.stderr and b"BEGIN" not in r.stdout + r.stderr

@@ -122,7 +122,9 @@ def _unusable_message(path: str, trace: Trace) -> str:
     if not stats.total:
         return f"{path}: the log is empty"
     first = stats.problems[0] if stats.problems else None
-    why = f" (line {first.lineno}: {first.message})" if first else ""
+    # What is wrong, never the line itself: a file that is no log at all (a symlink to a key file)
+    # must not have its first line quoted on the landing page, the batch index or in JSON.
+    why = f" (line {first.lineno}: {first.category.replace('_', ' ')})" if first else ""
     return f"{path}: not a TORCH_TRACE log: none of its {stats.total} record(s) could be read{why}"
 
 
