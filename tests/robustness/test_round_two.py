@@ -219,3 +219,13 @@ def test_a_link_to_a_secret_does_not_quote_it(tmp_path):
         r = compilescope(*args)
         assert r.returncode == 2
         assert b"b3BlbnNzaC1rZXkt" not in r.stdout + r.stderr and b"BEGIN" not in r.stdout + r.stderr
+
+
+def test_a_code_graph_dump_is_written_as_text(tmp_path):
+    code = "void kernel() { if (a < b && c > d) {} }"
+    log = tmp_path / "aoti.log"
+    log.write_text(envelope({"dynamo_start": {"stack": []}, **cid(0)})
+                   + envelope({"graph_dump": {"name": "aoti_wrapper_code"}, **cid(0)}, code))
+    report(log, tmp_path / "out")
+    (dump,) = (tmp_path / "out").rglob("aoti_wrapper_code*.txt")
+    assert dump.read_text().strip() == code
