@@ -36,6 +36,11 @@ def compilescope(*args, timeout: int = TIME_LIMIT, **kw) -> subprocess.Completed
         pytest.fail(f"compilescope {' '.join(map(str, args))} ran past {timeout} s")
 
 
+def run_python(code: str) -> None:
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, timeout=TIME_LIMIT, preexec_fn=_cap_memory)
+    assert r.returncode == 0, r.stderr.decode()[-2000:]
+
+
 def report(log: Path, out: Path, *extra) -> subprocess.CompletedProcess:
     r = compilescope(log, "-o", out, "--no-browser", *extra)
     assert r.returncode in (0, 1, 2), r.stderr.decode(errors="replace")[-2000:]
@@ -112,8 +117,7 @@ def test_quadratic_patterns_in_analyses_are_linear():
         "rank_summary._COMMENT.sub('', '/*' * 50000)\n"
         "assert time.monotonic() - t < 5, time.monotonic() - t\n"
     )
-    r = subprocess.run([sys.executable, "-c", code], capture_output=True, timeout=TIME_LIMIT, preexec_fn=_cap_memory)
-    assert r.returncode == 0, r.stderr.decode()[-2000:]
+    run_python(code)
 
 
 # 5. One bad value ------------------------------------------------------------------------------
@@ -177,8 +181,7 @@ def test_rank_schedules_are_compared_in_linear_time():
         "divergence._exec_order(ranks)\n"
         "assert time.monotonic() - t < 5, time.monotonic() - t\n"
     )
-    r = subprocess.run([sys.executable, "-c", code], capture_output=True, timeout=TIME_LIMIT, preexec_fn=_cap_memory)
-    assert r.returncode == 0, r.stderr.decode()[-2000:]
+    run_python(code)
 
 
 # 7. Smaller issues ---------------------------------------------------------------------------
