@@ -62,8 +62,14 @@ def test_existing_output_needs_overwrite(tmp_path, capsys):
     assert run_cli(peer("simple.log"), "-o", out, "--no-browser") == 2
     assert (out / "precious.txt").read_text() == "keep me"
     assert "--overwrite" in capsys.readouterr().err
+    # --overwrite replaces only a report directory (issue 16): this one is not one.
+    assert run_cli(peer("simple.log"), "-o", out, "--no-browser", "--overwrite") == 2
+    assert (out / "precious.txt").read_text() == "keep me"
+    (out / "precious.txt").unlink()
+    assert run_cli(peer("simple.log"), "-o", out, "--no-browser") == 0
+    (out / "stale.txt").write_text("from an older report")
     assert run_cli(peer("simple.log"), "-o", out, "--no-browser", "--overwrite") == 0
-    assert not (out / "precious.txt").exists()
+    assert not (out / "stale.txt").exists()
 
 
 def test_plain_text_writes_code_as_txt(tmp_path):

@@ -12,8 +12,15 @@ from typing import Iterable, Iterator
 
 from .errors import CompilescopeError
 
-def check_output_dir(path: str, overwrite: bool) -> bool:
+# Every report (compilescope's of any kind, and tlparse's) has this page at its top: --overwrite
+# replaces only a directory that holds it, never any other directory.
+REPORT_PAGE = "index.html"
+
+
+def check_output_dir(path: str, overwrite: bool, keep: Iterable[str] = ()) -> bool:
     """Whether path can become an output directory (an error if not); True if --overwrite must replace it.
+
+    keep: paths that must survive (the log being reported, the program being run).
 
     Changes nothing: `run` and `diagnose` call it before the slow run, so a bad -o fails first.
     """
@@ -36,7 +43,23 @@ def check_output_dir(path: str, overwrite: bool) -> bool:
         raise CompilescopeError(f"cannot use output directory {path}: {exc.strerror or exc}") from None
     if not overwrite:
         raise CompilescopeError(f"{path} already exists; pass --overwrite to replace it")
+    _check_replaceable(path, keep)
     return True
+
+
+def _check_replaceable(path: str, keep: Iterable[str]) -> None:
+    """--overwrite replaces a report directory; never another directory, nor one that holds the input,
+    the program being run, the current or the home directory."""
+    here = os.path.realpath(path)
+    precious = [(p, "the log being read") for p in keep]
+    precious += [(os.getcwd(), "the current directory"), (os.path.expanduser("~"), "your home directory")]
+    for other, what in precious:
+        other = os.path.realpath(other)
+        if other == here or other.startswith(here.rstrip(os.sep) + os.sep):
+            raise CompilescopeError(f"refusing to replace {path}: it contains {what}; choose another output directory")
+    if not os.path.isfile(os.path.join(here, REPORT_PAGE)):
+        raise CompilescopeError(f"refusing to replace {path}: it does not hold a compilescope report; "
+                                "choose another output directory")
 
 
 class OutputDir:
@@ -46,8 +69,7 @@ class OutputDir:
         """keep: paths that must survive (the log being reported): --overwrite never deletes them."""
         self.path = os.path.abspath(path)
         try:
-            if check_output_dir(path, overwrite):
-                self._check_replaceable(path, keep)
+            if check_output_dir(path, overwrite, keep):
                 shutil.rmtree(self.path)  # rmtree does not follow symlinks inside
             os.makedirs(self.path, exist_ok=True)
         except OSError as exc:
@@ -56,16 +78,6 @@ class OutputDir:
         self.files = 0
         self.bytes = 0
         self._writer: _BackgroundWriter | None = None
-
-    def _check_replaceable(self, path: str, keep: Iterable[str]) -> None:
-        """--overwrite replaces a directory; never one that holds the input, the current or the home directory."""
-        here = os.path.realpath(self.path)
-        precious = [(p, "the log being read") for p in keep]
-        precious += [(os.getcwd(), "the current directory"), (os.path.expanduser("~"), "your home directory")]
-        for other, what in precious:
-            other = os.path.realpath(other)
-            if other == here or other.startswith(here.rstrip(os.sep) + os.sep):
-                raise CompilescopeError(f"refusing to replace {path}: it contains {what}; choose another output directory")
 
     def resolve(self, relpath: str) -> str:
         """The absolute path for relpath, or an error if it would leave the directory."""

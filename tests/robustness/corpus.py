@@ -337,7 +337,7 @@ CORPUS: list[Case] = [
     Case("random_binary", random_binary, usable=False, error="not a TORCH_TRACE log"),
     Case("directory_without_logs", directory_without_logs, usable=False, error="no TORCH_TRACE logs"),
     Case("missing_path", missing_path, usable=False, error="no such file or directory"),
-    Case("device_path", device_path, usable=False, error="a device, not a log file"),
+    Case("device_path", device_path, usable=False, error="not a regular file (a device)"),
 ]
 CASES = {case.name: case for case in CORPUS}
 

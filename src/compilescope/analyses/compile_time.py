@@ -255,6 +255,7 @@ def compile_times(trace: Trace) -> CompileTimes:
 
     names: dict[str, str | None] = {}
     compiles: list[CompileTime] = []
+    listed: set[str] = set()  # keys of compiles: a set kept, not rebuilt per compile (quadratic in compiles)
     for entry in trace.compiles.values():
         if entry.compile_id is None:
             continue
@@ -264,9 +265,10 @@ def compile_times(trace: Trace) -> CompileTimes:
         metrics = entry.metrics or {}
         if metrics.get("co_name"):
             names[key] = metrics["co_name"]
-        if key not in by_compile and metrics and key not in {c.compile_id for c in compiles}:
+        if key not in by_compile and metrics and key not in listed:
             phases = _metrics_phases(metrics)
             if phases is not None:
+                listed.add(key)
                 compiles.append(CompileTime(key, metrics.get("co_name"), sum(phases.values()), phases, "compilation_metrics"))
     for key, phases in by_compile.items():
         compiles.append(CompileTime(key, names.get(key), sum(phases.values()), phases, "chromium_events"))

@@ -349,7 +349,7 @@ def _tensor_meta_graphs(ok: list[RankSummary]) -> tuple[list[int], list[tuple[st
 def _graph_sort_key(graph: str) -> tuple:
     base, _, n = graph.partition(" #")
     cid = CompileId.parse(base)
-    return (cid.sort_key() if cid else (), int(n) if n.isdigit() else 1, graph)
+    return (cid.sort_key() if cid else (), int(n) if n.isascii() and n.isdigit() and len(n) < 19 else 1, graph)
 
 
 def _ms(ns: float) -> float:
@@ -392,13 +392,16 @@ def _exec_order(ok: list[RankSummary]) -> ExecOrderAnalysis | None:
     if len(orders) < 2:
         return None
     by_rank = {s.rank: s for s in ok}
-    schedules: dict[int, dict[str, tuple]] = {}
+    schedules: dict[int, dict[str, int]] = {}
+    schedule_ids: dict[tuple, int] = {}
     caches: dict[int, dict[str, str]] = {}
     for rank in orders:
         sched: dict[str, list[str]] = defaultdict(list)
         for graph, _, ops in by_rank[rank].collective_schedules:
             sched[graph.partition(" #")[0]].extend(ops)
-        schedules[rank] = {cid: tuple(ops) for cid, ops in sched.items()}
+        # Each distinct schedule becomes a small number once: comparing numbers at every position is
+        # linear, hashing every rank's whole schedule at every position is not.
+        schedules[rank] = {cid: schedule_ids.setdefault(tuple(ops), len(schedule_ids)) for cid, ops in sched.items()}
         caches[rank] = _cache_status(by_rank[rank])
 
     rows = []

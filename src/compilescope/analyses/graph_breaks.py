@@ -17,7 +17,7 @@ from ..model.trace import Trace
 from .userloc import UserLocation, inline_frame, last_user_frame, traceback_frames, is_framework_file
 
 ARTIFACT = "dynamo_graph_break_reason"
-_HEADER = re.compile(r"^Graph break in user code at (?P<file>.+):(?P<line>\d+)\s*$", re.M)
+_HEADER = re.compile(r"^Graph break in user code at (?P<file>.+):(?P<line>\d{1,9}+)\s*$", re.M)
 _CONTEXT = "Encountered graph break when attempting to trace"
 _DOCS = re.compile(r"please visit: (\S+)")
 _SECTION_STARTS = ("Hint:", "Developer debug context:", "For more details")

@@ -307,7 +307,7 @@ def kernel_anchor(name: str) -> str:
     return "kernel-" + re.sub(r"[^A-Za-z0-9_.-]", "-", name)
 
 
-_FRAME = re.compile(r'^\s*File "(?P<file>[^"]*)", line (?P<line>\d+)(?:, in (?P<function>.+))?\s*$')
+_FRAME = re.compile(r'^\s*File "(?P<file>[^"]*)", line (?P<line>\d{1,9}+)(?:, in (?P<function>.+))?\s*$')
 _MARKER = re.compile(r"^\s*[\^~]+\s*$")  # the ^^^^ under the code
 
 
@@ -361,7 +361,7 @@ def _as_text(value: object) -> str:
 
 # --- inferred mappings ---------------------------------------------------------------------------
 
-_SOURCE_COMMENT = re.compile(r"^\s*# File: (?P<file>.*):(?P<line>\d+) in ")
+_SOURCE_COMMENT = re.compile(r"^\s*# File: (?P<file>.*):(?P<line>\d{1,9}+) in ")
 _NO_SOURCE = re.compile(r"^\s*# No stacktrace found")
 _OP = re.compile(r"=\s*torch\.ops\.\w+\.(\w+)\.")
 _KERNEL_OPS = re.compile(r"(?:^|_)fused_(?P<ops>.+?)(?:_\d+)?$")

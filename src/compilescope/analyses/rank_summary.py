@@ -32,7 +32,8 @@ CACHE_STATES = ("hit", "miss", "bypass")
 # c10d functional calls in Inductor's output code: torch.ops._c10d_functional.<op>.default(
 _C10D_CALL = re.compile(r"torch\s*\.\s*ops\s*\.\s*_?c10d_functional\s*\.\s*([A-Za-z0-9_]+)\s*\.\s*default\s*\(")
 # Comments (Python and C++): a call in a comment is not executed.
-_COMMENT = re.compile(r"#[^\n]*|//[^\n]*|/\*.*?\*/", re.S)
+# An unclosed `/*` runs to the end (as in C): searching for its `*/` from every `/*` is quadratic.
+_COMMENT = re.compile(r"#[^\n]*|//[^\n]*|/\*.*?(?:\*/|\Z)", re.S)
 _COLLECTIVE_KINDS = ("all_reduce", "reduce_scatter", "all_gather", "broadcast", "all_to_all")
 
 

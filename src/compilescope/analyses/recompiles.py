@@ -19,9 +19,9 @@ from .userloc import UserLocation, last_user_frame
 
 ARTIFACT = "recompile_reasons"
 _PREFIX = re.compile(r"^\s*(?P<cid>(?:!\d+/)?\d+/\d+):\s?(?P<body>.*)$", re.S)
-_CLIPPED_LOC = re.compile(r"#\s+(?P<file>[^\s#]+):(?P<line>\d+) in (?P<func>[\w<>.]+)")
+_CLIPPED_LOC = re.compile(r"#\s+(?P<file>[^\s#]+):(?P<line>\d{1,9}+) in (?P<func>[\w<>.]+)")
 _LIMIT = re.compile(r"recompile.?limit|cache_size_limit|cache size limit", re.I)
-_LIMIT_VALUE = re.compile(r"currently set to (\d+)")
+_LIMIT_VALUE = re.compile(r"currently set to (\d{1,9})")
 _CONSTANT = re.compile(r"^[\w.\[\]'\"()]+ (?:==|!=) (?:-?\d+(?:\.\d+)?|'[^']*'|\"[^\"]*\"|True|False|None)$")
 
 # What changed between calls, from the guard text torch writes (C++ guard messages and Python guard code).

@@ -40,17 +40,18 @@ def compile_statuses(trace: Trace) -> dict[CompileId | None, str]:
     An attempt that Dynamo restarted logs no metrics of its own; its outcome is
     "restarted", shown as a break, not "metrics missing" (the next attempt has them).
     """
-    restarted = {
-        (cid.compiled_autograd_id, cid.frame_id, cid.frame_compile_id, attempt)
-        for cid in trace.compiles
-        if cid is not None and cid.attempt
-        for attempt in range(cid.attempt)
-    }
+    # The highest attempt of each compilation: every lower attempt was restarted. One entry per
+    # compilation, not per attempt: the attempt number comes from the log and may be huge.
+    last_attempt: dict[tuple, int] = {}
+    for cid in trace.compiles:
+        if cid is not None and isinstance(cid.attempt, int) and cid.attempt:
+            key = (cid.compiled_autograd_id, cid.frame_id, cid.frame_compile_id)
+            last_attempt[key] = max(last_attempt.get(key, 0), cid.attempt)
     statuses = {}
     for cid, entry in trace.compiles.items():
         status = compile_status(entry)
-        if status == MISSING and cid is not None and (
-            (cid.compiled_autograd_id, cid.frame_id, cid.frame_compile_id, cid.attempt) in restarted
+        if status == MISSING and cid is not None and isinstance(cid.attempt, int) and (
+            cid.attempt < last_attempt.get((cid.compiled_autograd_id, cid.frame_id, cid.frame_compile_id), 0)
         ):
             status = BREAK
         statuses[cid] = status

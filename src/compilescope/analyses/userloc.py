@@ -14,9 +14,11 @@ from typing import Any
 from ..model.trace import Frame
 
 # `  File "/path/x.py", line 23, in f` (optionally followed by the code on the next line)
-_TRACEBACK_FRAME = re.compile(r'^\s*File "(?P<file>[^"]+)", line (?P<line>\d+), in (?P<func>.+?)\s*$')
+# The function name is taken to the end of the line and stripped after: a lazy `.+?\s*$` is
+# quadratic on a run of spaces. Line numbers are bounded so int() never sees a huge digit string.
+_TRACEBACK_FRAME = re.compile(r'^\s*File "(?P<file>[^"]+)", line (?P<line>\d{1,9}+), in (?P<func>.+)$')
 # `# File "/path/x.py", line 23, in f, code: if y.sum() > 0:` (graph-break explanations)
-_INLINE_FRAME = re.compile(r'File "(?P<file>[^"]+)", line (?P<line>\d+), in (?P<func>[^,\n]+)(?:, code: (?P<code>.*))?')
+_INLINE_FRAME = re.compile(r'File "(?P<file>[^"]+)", line (?P<line>\d{1,9}+), in (?P<func>[^,\n]+)(?:, code: (?P<code>.*))?')
 # Only caret lines (`^^^^`) are decoration, not code.
 _CARETS = re.compile(r"^\s*[~^]+\s*$")
 
@@ -68,7 +70,7 @@ def traceback_frames(text: str) -> list[UserLocation]:
             nxt = lines[i + 1]
             if nxt.strip() and not _TRACEBACK_FRAME.match(nxt) and not _CARETS.match(nxt) and nxt.startswith((" ", "\t")):
                 code = nxt.strip()
-        frames.append(UserLocation(m["file"], int(m["line"]), m["func"], code))
+        frames.append(UserLocation(m["file"], int(m["line"]), m["func"].strip(), code))
     return frames
 
 

@@ -72,6 +72,9 @@ def _parser(command) -> CommandParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    from .terminal_guard import guard_terminal
+
+    guard_terminal()
     argv = list(sys.argv[1:] if argv is None else argv)
     name = "report"
     if argv and argv[0] in COMMANDS:

@@ -72,7 +72,9 @@ class DiagnoseCommand:
         if prog.this_python:
             require_torch("compilescope diagnose")
         check_interpreter(prog, "compilescope diagnose")
-        out = OutputDir(args.out or _default_out(), args.overwrite)  # fail before the slow runs, not after
+        # Fail before the slow runs, not after; --overwrite never removes the program (nor a file it names).
+        keep = [w for w in args.program if isinstance(w, str) and os.path.exists(w)]
+        out = OutputDir(args.out or _default_out(), args.overwrite, keep=keep)
         console = Console(stderr=True, width=min(Console(stderr=True).width, MAX_WIDTH), highlight=False)
 
         def progress(line: str) -> None:

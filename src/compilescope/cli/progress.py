@@ -13,7 +13,7 @@ SHOW_ABOVE_BYTES = 32 << 20  # smaller logs are read in well under a second
 @contextmanager
 def read_progress(path: str, stream=None) -> Iterator[Callable[[int], None] | None]:
     """Yields a ReadOptions.progress callback, or None when no bar should be shown."""
-    stream = stream or sys.stderr
+    stream = stream or getattr(sys.stderr, "unguarded", sys.stderr)  # the bar moves the cursor: see terminal_guard
     try:
         size = os.path.getsize(path)
     except OSError:

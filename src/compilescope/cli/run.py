@@ -108,7 +108,9 @@ class RunCommand:
             require_torch("compilescope run")
         check_interpreter(prog, "compilescope run")
         if args.out:
-            check_output_dir(args.out, args.overwrite)  # fail before the run, not after it
+            # Fail before the run, not after it; --overwrite never removes the program, nor the trace directory.
+            keep = [w for w in args.program if os.path.exists(w)] + ([args.trace_dir] if args.trace_dir else [])
+            check_output_dir(args.out, args.overwrite, keep)
         trace_dir = prepare_trace_dir(args.trace_dir) if args.trace_dir else new_trace_dir()
         print(f"compilescope: running {prog} with TORCH_TRACE={trace_dir}", file=sys.stderr, flush=True)
         result = run_program(prog, trace_dir, fresh_cache=args.fresh_cache, timeout=args.timeout)

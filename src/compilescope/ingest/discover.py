@@ -12,7 +12,7 @@ from .lines import GLOG_PREFIX
 
 # The one reading of a rank from a file name: torch's dedicated_log_torch_trace_rank_<N>_<random>.log
 # (gzipped copies keep the name). A name without it has no rank (the reader then reads every envelope).
-RANK_LOG = re.compile(r"^dedicated_log_torch_trace_rank_(\d+)(?:_[^/]*)?\.(?:log|txt)(?:\.gz)?$")
+RANK_LOG = re.compile(r"^dedicated_log_torch_trace_rank_(\d{1,9})(?!\d)(?:_[^/]*)?\.(?:log|txt)(?:\.gz)?$")
 LOG_SUFFIXES = (".log", ".log.gz", ".txt", ".txt.gz", ".gz")
 SNIFF_BYTES = 4096  # enough for the first line of a log (a glog prefix and the start of an envelope)
 
@@ -84,6 +84,13 @@ def discover(path: str, latest: bool = False) -> Discovered:
     if not os.access(path, os.R_OK):
         raise CompilescopeError(f"{path}: permission denied")
     mode = os.stat(path).st_mode
-    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):  # /dev/zero would be read forever
-        raise CompilescopeError(f"{path}: a device, not a log file")
+    if not stat.S_ISREG(mode):  # a FIFO would block forever, /dev/zero would be read forever
+        raise CompilescopeError(f"{path}: not a regular file (a {_kind_of(mode)}), not a log file")
     return Discovered([path], path)
+
+
+def _kind_of(mode: int) -> str:
+    for test, name in ((stat.S_ISFIFO, "FIFO"), (stat.S_ISSOCK, "socket"), (stat.S_ISCHR, "device"), (stat.S_ISBLK, "device")):
+        if test(mode):
+            return name
+    return "special file"

@@ -23,8 +23,11 @@ PREFIX_PROBE = 4096  # a line whose first bytes are not a glog prefix is not rea
 MAX_ENVELOPE_LINE = 32 << 20  # longer envelope lines are reported, not read (real ones: < 1 MB)
 
 # V1206 15:18:15.925000 1500233 torch/_dynamo/utils.py:1288] {...}
+# Possessive quantifiers and bounded digit runs: matching is linear in the line whatever it holds
+# (a run of spaces after the pid made the old pattern quadratic), and int() never sees more digits
+# than a pid or line number can have.
 GLOG_PREFIX = re.compile(
-    rb"([VIWEC])(\d\d)(\d\d) (\d\d:\d\d:\d\d)\.(\d{6}) +(\d+) +(.+?):(\d+)\] "
+    rb"([VIWEC])(\d\d)(\d\d) (\d\d:\d\d:\d\d)\.(\d{6}) ++(\d{1,19}+) ++([^ ].*?):(\d{1,19}+)\] "
 )
 
 
@@ -103,6 +106,14 @@ def read_raw_records(stream: BinaryIO) -> Iterator[RawRecord]:
     carry = b""  # a "\r" held back in case the next piece is its "\n"
     error: str | None = None
     pending: bytes | None = None  # a piece the payload fast path read but did not take
+    try:
+        first = readline(CHUNK)
+    except (OSError, EOFError, zlib.error) as exc:
+        error = f"the log cannot be read after line 0: {exc}"
+        pending = b""  # ends the loop below as at the end of the file
+    else:
+        # A UTF-8 byte order mark (an editor's) is not part of the first record.
+        pending = first[3:] if first.startswith(b"\xef\xbb\xbf") else first
     while True:
         try:
             if pending is not None:
@@ -114,7 +125,11 @@ def read_raw_records(stream: BinaryIO) -> Iterator[RawRecord]:
             error = f"the log cannot be read after line {lineno}: {exc}"
             piece = b""
         if carry:
-            if piece[:1] != b"\n":
+            if not piece:
+                # The file ends in a lone "\r" (cut between "\r" and "\n", or CR-only line ends):
+                # it ends the line. Fed back as a piece, it would be held back again forever.
+                piece = b"\n"
+            elif piece[:1] != b"\n":
                 piece = carry + piece
             carry = b""
         if not piece:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import stat
 from dataclasses import dataclass
 from typing import BinaryIO, Callable
 
@@ -54,8 +55,18 @@ def _written_outside_compilation(env, b) -> bool:
 
 
 def open_log(path: str) -> BinaryIO:
-    """Open a plain or gzip-compressed log for binary reading."""
-    f = open(path, "rb")
+    """Open a plain or gzip-compressed log for binary reading.
+
+    Only a regular file is opened: the open does not block (a FIFO would wait forever for a
+    writer), and what was opened is checked, so a file swapped after discovery is refused too.
+    """
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise CompilescopeError(f"{path}: not a regular file, not a log file")
+    if hasattr(os, "set_blocking"):
+        os.set_blocking(fd, True)
+    f = os.fdopen(fd, "rb")
     if f.read(3) == b"\x1f\x8b\x08":  # gzip magic and its only method (deflate): not a text log's first bytes
         f.close()
         import gzip  # here, not at the top: most logs are plain text, and start-up time matters for small logs
@@ -133,7 +144,9 @@ def _unusable_message(path: str, trace: Trace) -> str:
     if not stats.total:
         return f"{path}: the log is empty"
     first = stats.problems[0] if stats.problems else None
-    why = f" (line {first.lineno}: {first.message})" if first else ""
+    # What is wrong, never the line itself: a file that is no log at all (a symlink to a key file)
+    # must not have its first line quoted on the landing page, the batch index or in JSON.
+    why = f" (line {first.lineno}: {first.category.replace('_', ' ')})" if first else ""
     return f"{path}: not a TORCH_TRACE log: none of its {count(stats.total, 'record')} could be read{why}"
 
 

@@ -50,17 +50,17 @@ class CompileId:
     def parse(cls, text: str) -> CompileId | None:
         """Inverse of ``str()``: ``"[!1/0/2_1]"`` -> CompileId(1, 0, 2, 1)."""
         body = text.strip().strip("[]")
-        ca = None
-        if body.startswith("!"):
-            ca_text, _, body = body[1:].partition("/")
-            ca = None if ca_text == "-" else int(ca_text)
-        frame_text, _, rest = body.partition("/")
-        fcid_text, _, attempt_text = rest.partition("_")
 
         def num(s: str) -> int | None:
-            return None if s in ("-", "") else int(s)
+            return None if s in ("-", "") else int(s)  # ValueError past Python's digit limit too
 
         try:
+            ca = None
+            if body.startswith("!"):
+                ca_text, _, body = body[1:].partition("/")
+                ca = num(ca_text)
+            frame_text, _, rest = body.partition("/")
+            fcid_text, _, attempt_text = rest.partition("_")
             return cls(ca, num(frame_text), num(fcid_text), num(attempt_text) if attempt_text else 0)
         except ValueError:
             return None

@@ -50,10 +50,11 @@ def ddp_split_child(env: Envelope, b: TraceBuilder) -> bool:
 @handles("graph_dump")
 def graph_dump(env: Envelope, b: TraceBuilder) -> bool:
     name = str(env.metadata.get("name", "graph_dump")) if isinstance(env.metadata, dict) else "graph_dump"
-    # AOTInductor's C++ wrapper arrives as a graph_dump; show it as code.
+    # AOTInductor's C++ wrapper arrives as a graph_dump named *_code. tlparse names every graph_dump
+    # .txt, so it is written as the text it is: an HTML page in a .txt file is neither.
     is_code = name.endswith("_code")
     b.add_artifact(
-        env.compile_id, env.lineno, kind=env.kind, name=name, ext="txt", display=CODE if is_code else TEXT,
+        env.compile_id, env.lineno, kind=env.kind, name=name, ext="txt", display=TEXT,
         payload=env.stored_payload, language="cpp" if is_code else None,
     )
     return True

@@ -9,6 +9,7 @@ import orjson
 from ...model.builder import TraceBuilder
 from ...model.trace import METRICS
 from ..envelope import Envelope
+from ..shapes import CHROMIUM_FIELDS, METRIC_FIELDS, TEXT, bad_fields, is_a, without_bad_fields
 from .registry import handles
 
 
@@ -16,9 +17,12 @@ from .registry import handles
 def compilation_metrics(env: Envelope, b: TraceBuilder) -> bool:
     metrics = env.metadata if isinstance(env.metadata, dict) else {}
     reasons = metrics.get("restart_reasons")
-    if reasons is not None and not isinstance(reasons, list):
-        # torch logs a list; anything else (a string, a number) is one reason, not characters to iterate.
+    if isinstance(reasons, str):
+        # torch logs a list; a string is one reason, not characters to iterate.
         metrics = {**metrics, "restart_reasons": [reasons] if reasons else []}
+    metrics = _checked(env, b, metrics)
+    if isinstance(metrics.get("restart_reasons"), list):
+        metrics["restart_reasons"] = [r if is_a(r, TEXT) else str(r) for r in metrics["restart_reasons"]]
     b.compile(env.compile_id, env.lineno).metrics = metrics
     _note_year(b, metrics.get("start_time"), 1.0)
     b.add_artifact(env.compile_id, env.lineno, kind=env.kind, name=env.kind, ext="html", display=METRICS, data=metrics)
@@ -27,7 +31,7 @@ def compilation_metrics(env: Envelope, b: TraceBuilder) -> bool:
 
 @handles("bwd_compilation_metrics", "aot_autograd_backward_compilation_metrics")
 def backward_metrics(env: Envelope, b: TraceBuilder) -> bool:
-    metrics = env.metadata if isinstance(env.metadata, dict) else {}
+    metrics = _checked(env, b, env.metadata if isinstance(env.metadata, dict) else {})
     entry = b.compile(env.compile_id, env.lineno)
     (entry.bwd_metrics if env.kind == "bwd_compilation_metrics" else entry.aot_backward_metrics).append(metrics)
     b.add_artifact(env.compile_id, env.lineno, kind=env.kind, name=env.kind, ext="html", display=METRICS, data=metrics)
@@ -37,7 +41,7 @@ def backward_metrics(env: Envelope, b: TraceBuilder) -> bool:
 @handles("compilation_metrics_runtime", "bwd_compilation_metrics_runtime")
 def runtime_metrics(env: Envelope, b: TraceBuilder) -> bool:
     # Emitted after a compile finished (e.g. runtime recompute of inductor metrics).
-    metrics = env.metadata if isinstance(env.metadata, dict) else {}
+    metrics = _checked(env, b, env.metadata if isinstance(env.metadata, dict) else {})
     b.compile(env.compile_id, env.lineno).runtime_metrics.append({"kind": env.kind, **metrics})
     b.add_artifact(env.compile_id, env.lineno, kind=env.kind, name=env.kind, ext="html", display=METRICS, data=metrics)
     return False
@@ -50,6 +54,9 @@ def chromium_event(env: Envelope, b: TraceBuilder) -> bool:
     event = orjson.loads(env.payload)
     if not isinstance(event, dict):
         raise ValueError("chromium_event payload is not an object")
+    bad = bad_fields(event, CHROMIUM_FIELDS)
+    if bad:  # an event without a usable track, name or time is not placed anywhere
+        raise ValueError(f"chromium_event field(s) of the wrong type: {', '.join(bad)}")
     b.chromium_events.append(event)
     _note_year(b, event.get("ts"), 1e-6)
     return True
@@ -63,3 +70,11 @@ def _note_year(b: TraceBuilder, timestamp: object, scale: float) -> None:
         b.year = datetime.datetime.fromtimestamp(timestamp * scale, datetime.timezone.utc).year
     except (OverflowError, OSError, ValueError):
         pass
+
+
+def _checked(env: Envelope, b: TraceBuilder, metrics: dict) -> dict:
+    """metrics without the fields whose type is wrong; each dropped field is listed as a warning."""
+    metrics, bad = without_bad_fields(metrics, METRIC_FIELDS)
+    if bad:
+        b.stats.problem(env.lineno, "warning", f"{env.kind}: field(s) of the wrong type dropped: {', '.join(bad)}")
+    return dict(metrics)

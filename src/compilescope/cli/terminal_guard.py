@@ -1,0 +1,57 @@
+"""Nothing read from a log reaches the terminal as a control sequence.
+
+Log strings (function names, reasons, file names of ranks) are printed by plain print()
+and by rich. Rather than trusting every call site, the CLI's stdout and stderr are wrapped:
+every C0/C1 control character (ESC, BEL, CSI, OSC 52 clipboard writes, OSC 8 links, title
+and screen-clear sequences), DEL, and the bidi and zero-width characters that make text
+read differently from what it is, are written as visible escapes (\\u001b, \\u202e). Only the
+colour sequences rich itself emits (SGR: ESC [ digits m) pass, and a colour cannot move the
+cursor, write the clipboard or open a link. The progress bar, which does move the cursor,
+writes to the unguarded stream and shows only the user's own path.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+
+_SGR = r"\x1b\[[0-9;]{0,32}m"
+_UNSAFE = r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff]"
+_PARTS = re.compile(f"({_SGR})|{_UNSAFE}")
+
+
+def _visible(m: re.Match) -> str:
+    if m.group(1):
+        return m.group(1)
+    # \u001b, not \x1b: the same escape JSON uses, so `summary --json` output stays valid JSON.
+    return f"\\u{ord(m.group(0)):04x}"
+
+
+def safe_terminal_text(text: str) -> str:
+    """text with every control and invisible-direction character shown as an escape."""
+    return _PARTS.sub(_visible, text)
+
+
+class GuardedStream:
+    """A text stream that writes safe_terminal_text() of everything given to it."""
+
+    def __init__(self, stream):
+        self.unguarded = stream
+
+    def write(self, text: str) -> int:
+        self.unguarded.write(safe_terminal_text(text))
+        return len(text)
+
+    def writelines(self, lines) -> None:
+        for line in lines:
+            self.write(line)
+
+    def __getattr__(self, name):  # isatty, fileno, flush, encoding, buffer ...
+        return getattr(self.unguarded, name)
+
+
+def guard_terminal() -> None:
+    if not isinstance(sys.stdout, GuardedStream):
+        sys.stdout = GuardedStream(sys.stdout)
+    if not isinstance(sys.stderr, GuardedStream):
+        sys.stderr = GuardedStream(sys.stderr)

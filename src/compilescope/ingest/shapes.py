@@ -1,0 +1,48 @@
+"""The types handlers accept for the fields analyses read, so a wrong type costs one value, not the report.
+
+A log is untrusted: any value may have any JSON type. Handlers check the fields that
+analyses use against these shapes once, at ingest; a value of the wrong type is dropped
+(and listed as a warning) or, where the record means nothing without it, the record is
+skipped as a handler error. Analyses can then trust the model's types.
+"""
+
+from __future__ import annotations
+
+SCALAR = (str, int, float)  # hashable, printable: ids such as a chromium event's pid and tid
+TEXT = (str,)
+NUMBER = (int, float)
+
+
+def is_a(value: object, types: tuple) -> bool:
+    return isinstance(value, types) and not (isinstance(value, bool) and bool not in types)
+
+
+# compilation_metrics fields read by analyses, and the types they must have when present.
+METRIC_FIELDS: dict[str, tuple] = {
+    "co_name": TEXT, "co_filename": TEXT, "co_firstlineno": (int,), "fail_type": TEXT, "fail_reason": TEXT,
+    "fail_user_frame_filename": TEXT, "fail_user_frame_lineno": (int,), "restart_reasons": (list,),
+    "graph_op_count": (int,), "graph_node_count": (int,), "graph_input_count": (int,), "guard_count": (int,),
+    "shape_env_guard_count": (int,), "entire_frame_compile_time_s": NUMBER, "backend_compile_time_s": NUMBER,
+    "inductor_compile_time_s": NUMBER, "code_gen_time_s": NUMBER, "dynamo_cumulative_compile_time_us": NUMBER,
+    "aot_autograd_cumulative_compile_time_us": NUMBER, "inductor_cumulative_compile_time_us": NUMBER,
+    "start_time": NUMBER, "start_time_us": NUMBER, "duration_us": NUMBER, "frame_key": TEXT,
+    "non_compliant_ops": (list,), "compliant_custom_ops": (list,), "config_suppress_errors": (bool,),
+    "is_forward": (bool,), "cache_size": (int,), "accumulated_cache_size": (int,),
+}
+
+# A chromium event's fields; pid and tid name a track (a dict key), name and ph are matched as text.
+CHROMIUM_FIELDS: dict[str, tuple] = {
+    "name": TEXT, "ph": TEXT, "cat": TEXT, "ts": NUMBER, "dur": NUMBER, "pid": SCALAR, "tid": SCALAR, "args": (dict,),
+}
+
+
+def bad_fields(obj: dict, fields: dict[str, tuple]) -> list[str]:
+    """The fields of obj present (and not null) with a type other than their shape's."""
+    return [k for k, types in fields.items() if obj.get(k) is not None and not is_a(obj[k], types)]
+
+
+def without_bad_fields(obj: dict, fields: dict[str, tuple]) -> tuple[dict, list[str]]:
+    bad = bad_fields(obj, fields)
+    if not bad:
+        return obj, bad
+    return {k: v for k, v in obj.items() if k not in bad}, bad

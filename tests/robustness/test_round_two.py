@@ -1,0 +1,233 @@
+"""Round two of attacks on the reader (issue 16): hangs, work set by numbers in the log,
+quadratic patterns, one bad value losing the report, and control sequences on the terminal.
+
+Every command runs in a child process with a memory cap and a time limit, so a regression
+fails here instead of hanging the suite or exhausting the machine.
+"""
+
+from __future__ import annotations
+
+import os
+import resource
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from ..conftest import torch213
+from ..tracelog import cid, envelope
+
+MEMORY_CAP = 3 << 30
+TIME_LIMIT = 60
+
+
+def _cap_memory() -> None:
+    resource.setrlimit(resource.RLIMIT_AS, (MEMORY_CAP, MEMORY_CAP))
+
+
+def compilescope(*args, timeout: int = TIME_LIMIT, **kw) -> subprocess.CompletedProcess:
+    """Run the CLI bounded in time and memory; a hang or a blow-up is a test failure."""
+    try:
+        return subprocess.run([sys.executable, "-m", "compilescope", *map(str, args)], capture_output=True,
+                              timeout=timeout, preexec_fn=_cap_memory, **kw)
+    except subprocess.TimeoutExpired:
+        pytest.fail(f"compilescope {' '.join(map(str, args))} ran past {timeout} s")
+
+
+def run_python(code: str) -> None:
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, timeout=TIME_LIMIT, preexec_fn=_cap_memory)
+    assert r.returncode == 0, r.stderr.decode()[-2000:]
+
+
+def report(log: Path, out: Path, *extra) -> subprocess.CompletedProcess:
+    r = compilescope(log, "-o", out, "--no-browser", *extra)
+    assert r.returncode in (0, 1, 2), r.stderr.decode(errors="replace")[-2000:]
+    return r
+
+
+# 1. Hangs ------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("ending", [b"\r", b"\r\n", b"\r\r"])
+def test_a_log_ending_in_a_carriage_return_is_read(tmp_path, ending):
+    data = torch213("graph_breaks.log").read_bytes().replace(b"\n", b"\r\n")
+    log = tmp_path / "cut.log"
+    log.write_bytes(data.rstrip(b"\r\n") + ending)
+    r = report(log, tmp_path / "out")
+    assert r.returncode == 0, r.stderr
+
+
+def test_cr_only_line_ends_do_not_hang(tmp_path):
+    log = tmp_path / "cr.log"
+    log.write_bytes(torch213("graph_breaks.log").read_bytes().replace(b"\n", b"\r"))
+    compilescope(log, "-o", tmp_path / "out", "--no-browser", timeout=30)  # any answer, but an answer
+
+
+def test_a_fifo_is_refused_not_waited_on(tmp_path):
+    fifo = tmp_path / "pipe.log"
+    os.mkfifo(fifo)
+    r = compilescope(fifo, "-o", tmp_path / "out", "--no-browser", timeout=20)
+    assert r.returncode == 2
+    assert b"not a regular file" in r.stderr
+    r = compilescope("summary", fifo, timeout=20)
+    assert r.returncode == 2
+
+
+def test_a_utf8_bom_keeps_the_first_record(tmp_path):
+    plain, bom = tmp_path / "plain.log", tmp_path / "bom.log"
+    data = torch213("graph_breaks.log").read_bytes()
+    plain.write_bytes(data)
+    bom.write_bytes(b"\xef\xbb\xbf" + data)
+    report(plain, tmp_path / "a")
+    report(bom, tmp_path / "b")
+    for name in ("compile_directory.json", "raw.jsonl"):
+        assert (tmp_path / "a" / name).read_text() == (tmp_path / "b" / name).read_text()
+
+
+# 2. Work set by a number in the log ------------------------------------------------------------
+
+
+def test_a_huge_attempt_number_costs_nothing(tmp_path):
+    log = tmp_path / "attempt.log"
+    log.write_text(
+        envelope({"dynamo_start": {"stack": []}, **cid(0, 0, 0)})
+        + envelope({"dynamo_start": {"stack": []}, "frame_id": 0, "frame_compile_id": 0, "attempt": 10**18})
+    )
+    report(log, tmp_path / "out")
+
+
+# 4. Quadratic patterns -------------------------------------------------------------------------
+
+
+def test_spaces_after_the_pid_are_linear(tmp_path):
+    log = tmp_path / "spaces.log"
+    body = envelope({"dynamo_start": {"stack": []}, **cid(0)})
+    log.write_bytes(body.encode() + b"V1121 09:58:36.209000 2267" + b" " * 200_000 + b"x\n")
+    report(log, tmp_path / "out")
+
+
+def test_quadratic_patterns_in_analyses_are_linear():
+    code = (
+        "import time\n"
+        "from compilescope.analyses import userloc, rank_summary\n"
+        "t = time.monotonic()\n"
+        "assert userloc.traceback_frames('  File \"a.py\", line 1, in f' + ' ' * 50000 + 'x\\n')\n"
+        "rank_summary._COMMENT.sub('', '/*' * 50000)\n"
+        "assert time.monotonic() - t < 5, time.monotonic() - t\n"
+    )
+    run_python(code)
+
+
+# 5. One bad value ------------------------------------------------------------------------------
+
+
+def test_digits_beyond_pythons_int_limit_cost_one_record(tmp_path):
+    log = tmp_path / "digits.log"
+    good = envelope({"dynamo_start": {"stack": []}, **cid(0)})
+    log.write_text(good + good.replace(" 2267 ", " " + "9" * 5000 + " ") + good.replace(":1] ", ":" + "7" * 5000 + "] "))
+    r = report(log, tmp_path / "out")
+    assert r.returncode == 0
+
+
+# 6. The terminal -------------------------------------------------------------------------------
+
+OSC52 = "\x1b]52;c;aGVsbG8=\x07"
+OSC8 = "\x1b]8;;http://evil/\x1b\\link\x1b]8;;\x1b\\"
+TITLE = "\x1b]0;pwned\x07"
+CLEAR = "\x1b[2J\x9b2J"
+
+
+def test_summary_prints_no_control_sequence_from_the_log(tmp_path):
+    log = tmp_path / "hostile.log"
+    name = f"f{OSC52}{OSC8}{TITLE}{CLEAR}[bold red]markup[/]"
+    reason = f"because {OSC52}{TITLE}{CLEAR}[link=http://x]y[/link]"
+    log.write_text(
+        envelope({"dynamo_start": {"stack": [{"line": 1, "name": name, "filename": 1}]}, **cid(0)})
+        + envelope({"str": [name, 1]})
+        + envelope({"artifact": {"name": "dynamo_graph_break_reason", "encoding": "string"}, **cid(0)}, reason)
+        + envelope({"compilation_metrics": {"co_name": name, "co_filename": name, "fail_reason": reason,
+                                            "restart_reasons": [reason]}, **cid(0)})
+    )
+    for args in (["summary", log], ["summary", "--json", log], [log, "-o", tmp_path / "out", "--no-browser", "-v"]):
+        r = compilescope(*args, env={**os.environ, "COLUMNS": "200", "FORCE_COLOR": "1", "TERM": "xterm"})
+        assert r.returncode in (0, 1), r.stderr.decode()[-2000:]
+        for stream in (r.stdout, r.stderr):
+            text = stream.decode("utf-8", "replace")
+            for seq in ("\x1b]", "\x07", "\x9b", "\x1b[2J"):
+                assert seq not in text, (args, seq, text[-1500:])
+
+
+def test_many_compiles_are_timed_in_linear_time(tmp_path):
+    log = tmp_path / "many.log"
+    metrics = {"co_name": "f", "entire_frame_compile_time_s": 0.1, "backend_compile_time_s": 0.05}
+    log.write_text("".join(envelope({"compilation_metrics": metrics, **cid(i)}) for i in range(30_000)))
+    r = compilescope("summary", "--json", log, timeout=40)
+    assert r.returncode == 0, r.stderr.decode()[-2000:]
+
+
+def test_rank_schedules_are_compared_in_linear_time():
+    code = (
+        "import time\n"
+        "from compilescope.analyses import divergence\n"
+        "from types import SimpleNamespace as N\n"
+        "ops = ['all_reduce'] * 3000\n"
+        "order = [f'[{i}/0]' for i in range(3000)]\n"
+        "ranks = [N(rank=r, execution_order=order, collective_schedules=[(c, None, ops) for c in order],\n"
+        "           cache_hits=[], cache_misses=[], cache_bypasses=[]) for r in range(4)]\n"
+        "divergence._cache_status = lambda s: {}\n"
+        "t = time.monotonic()\n"
+        "divergence._exec_order(ranks)\n"
+        "assert time.monotonic() - t < 5, time.monotonic() - t\n"
+    )
+    run_python(code)
+
+
+# 7. Smaller issues ---------------------------------------------------------------------------
+
+
+def test_overwrite_replaces_only_a_report_directory(tmp_path):
+    log = torch213("graph_breaks.log")
+    other = tmp_path / "precious"
+    other.mkdir()
+    (other / "notes.txt").write_text("keep me")
+    r = compilescope(log, "-o", other, "--no-browser", "--overwrite")
+    assert r.returncode == 2 and b"does not hold a compilescope report" in r.stderr
+    assert (other / "notes.txt").read_text() == "keep me"
+    out = tmp_path / "out"
+    report(log, out)
+    r = compilescope(log, "-o", out, "--no-browser", "--overwrite")  # its own report: replaced
+    assert r.returncode == 0, r.stderr
+
+
+def test_diagnose_overwrite_never_removes_the_program(tmp_path):
+    prog_dir = tmp_path / "proj"
+    prog_dir.mkdir()
+    (prog_dir / "train.py").write_text("print('hi')\n")
+    (prog_dir / "index.html").write_text("")
+    (prog_dir / "compile_directory.json").write_text("{}")  # looks like a report, but holds the program
+    compilescope("diagnose", "-o", prog_dir, "--overwrite", "--no-browser", "--", sys.executable,
+                 prog_dir / "train.py", timeout=120)
+    assert (prog_dir / "train.py").exists()
+
+
+def test_a_link_to_a_secret_does_not_quote_it(tmp_path):
+    secret = tmp_path / "id_key"
+    secret.write_text("-----BEGIN OPENSSH PRIVATE KEY----- b3BlbnNzaC1rZXktdjEAAAAA\n")
+    link = tmp_path / "logs" / "dedicated_log_torch_trace_x.log"
+    link.parent.mkdir()
+    link.symlink_to(secret)
+    for args in ([link, "-o", tmp_path / "a", "--no-browser"], ["summary", link], ["summary", "--json", link]):
+        r = compilescope(*args)
+        assert r.returncode == 2
+        assert b"b3BlbnNzaC1rZXkt" not in r.stdout + r.stderr and b"BEGIN" not in r.stdout + r.stderr
+
+
+def test_a_code_graph_dump_is_written_as_text(tmp_path):
+    code = "void kernel() { if (a < b && c > d) {} }"
+    log = tmp_path / "aoti.log"
+    log.write_text(envelope({"dynamo_start": {"stack": []}, **cid(0)})
+                   + envelope({"graph_dump": {"name": "aoti_wrapper_code"}, **cid(0)}, code))
+    report(log, tmp_path / "out")
+    (dump,) = (tmp_path / "out").rglob("aoti_wrapper_code*.txt")
+    assert dump.read_text().strip() == code
