@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Sequence
 
 from ..model.ids import CompileId
+from ..model.profile import Profile
 from ..model.trace import Trace
 from .export import ExportReport, export_report
 from .failures import FailureRow, failures_and_restarts
 from .insights import Insights, insights
 from .provenance import Provenance, analyze_provenance
+from .runtime import Runtime, analyze_runtime
 from .stack_trie import StackTrieNode, build_stack_trie, build_unknown_stack_trie
 from .status import compile_statuses
 
@@ -23,6 +26,7 @@ class Results:
     export: ExportReport = field(default_factory=ExportReport)
     provenance: Provenance = field(default_factory=Provenance)
     insights: Insights | None = None
+    runtime: Runtime = field(default_factory=Runtime)  # empty unless profiles were given
 
     def to_json(self) -> dict:
         return {
@@ -32,17 +36,21 @@ class Results:
             "statuses": {str(k) if k else "[-/-]": v for k, v in self.statuses.items()},
             "export": self.export.to_json(),
             "provenance": self.provenance.to_json(),
+            "runtime": self.runtime.to_json(),
         }
 
 
-def analyze(trace: Trace) -> Results:
+def analyze(trace: Trace, profiles: Sequence[Profile] = ()) -> Results:
     statuses = compile_statuses(trace)
+    provenance = analyze_provenance(trace)
+    runtime = analyze_runtime(trace, provenance, profiles)
     return Results(
         stack_trie=build_stack_trie(trace, statuses),
         unknown_stack_trie=build_unknown_stack_trie(trace),
         failures=failures_and_restarts(trace),
         statuses=statuses,
         export=export_report(trace),
-        provenance=analyze_provenance(trace),
-        insights=insights(trace),
+        provenance=provenance,
+        insights=insights(trace, runtime),
+        runtime=runtime,
     )

@@ -17,6 +17,7 @@ from .dynamic_shapes import DynamicShapes, dynamic_shapes
 from .errors import CompileErrors, compile_errors
 from .graph_breaks import GraphBreaks, graph_breaks
 from .recompiles import CHANGE_LABELS, Recompiles, recompiles
+from .runtime import Runtime, runtime_finding
 
 SCHEMA_VERSION = 1
 
@@ -45,6 +46,7 @@ class Insights:
     errors: CompileErrors
     dynamic_shapes: DynamicShapes
     findings: list[Finding] = field(default_factory=list)  # most urgent first
+    runtime: Runtime = field(default_factory=Runtime)  # empty unless profiles were given
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -58,6 +60,7 @@ class Insights:
             "compile_time": self.compile_time.to_json(),
             "caches": self.caches.to_json(),
             "dynamic_shapes": self.dynamic_shapes.to_json(),
+            "runtime": self.runtime.to_json() if self.runtime else None,
         }
 
 
@@ -103,10 +106,12 @@ def findings(ins: Insights) -> list[Finding]:
         n = len(ins.dynamic_shapes.specializations)
         out.append(Finding(INFO, "dynamic_shapes", f"{_plural(n, 'dynamic size')} specialized to a constant",
                            ", ".join(f"{s.symbol}={s.value}" for s in ins.dynamic_shapes.specializations[:3])))
+    for profile in ins.runtime.profiles:
+        out.append(Finding(INFO, "runtime", *runtime_finding(profile)))
     return out
 
 
-def insights(trace: Trace) -> Insights:
+def insights(trace: Trace, runtime: Runtime | None = None) -> Insights:
     ins = Insights(
         source=trace.source,
         n_compiles=sum(1 for cid in trace.compiles if cid is not None),
@@ -116,6 +121,7 @@ def insights(trace: Trace) -> Insights:
         caches=caches(trace),
         errors=compile_errors(trace),
         dynamic_shapes=dynamic_shapes(trace),
+        runtime=runtime or Runtime(),
     )
     ins.findings = findings(ins)
     return ins

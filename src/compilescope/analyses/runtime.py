@@ -601,3 +601,22 @@ def analyze_runtime(trace: Trace, provenance: Provenance, profiles: Sequence[Pro
     if eager and compiled:
         result.comparison = compare(eager[0], compiled[0])
     return result
+
+
+def format_us(us: float) -> str:
+    return f"{us / 1e6:.2f} s" if us >= 1e6 else f"{us / 1e3:.2f} ms" if us >= 1e3 else f"{us:.0f} µs"
+
+
+def runtime_finding(p: ProfileRuntime) -> tuple[str, str]:
+    """The Insights line for one profile: (title, detail)."""
+    name = p.source.rsplit("/", 1)[-1]
+    if not p.matched:
+        return f"profile {name}: not joined to this log", p.notes[0] if p.notes else ""
+    in_graphs = sum(g.share for g in p.graphs if g.key is not None)
+    top = next((k for k in p.kernels if k.kind in (INDUCTOR, EXTERN)), None)
+    detail = f"{in_graphs:.0%} in compiled graphs"
+    if top is not None:
+        via = f" via {top.op}" if top.op and top.op != top.name else ""
+        lines = f" ({', '.join(u.location.rsplit('/', 1)[-1] for u in top.user_lines[:2])})" if top.user_lines else ""
+        detail += f"; top kernel {top.name[:60]}{via}: {top.share:.0%}{lines}"
+    return f"profile {name}: {format_us(p.total_us)} of {p.timeline.upper()} time", detail

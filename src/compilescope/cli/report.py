@@ -9,6 +9,7 @@ import zlib
 
 from ..analyses import Results, analyze
 from ..ingest.discover import discover
+from ..ingest.profile import read_profiles
 from ..ingest.rank_logs import holds_several_ranks
 from ..ingest.reader import ReadOptions, open_log, read_trace
 from ..model.trace import Trace
@@ -43,6 +44,11 @@ def add_report_arguments(parser: argparse.ArgumentParser) -> None:
         "--all-ranks-html", action="store_true",
         help="with a directory of rank logs: a report per rank (rank_<N>/) and a landing page of what differs between ranks "
         "(the default when the directory holds several ranks)",
+    )
+    parser.add_argument(
+        "--profile", action="append", default=[], metavar="PROFILE.json",
+        help="a torch.profiler Chrome trace (.json or .json.gz) of the same run: adds the Runtime page "
+        "(where the run time goes, by kernel, graph and source line); give it twice to compare eager with compiled",
     )
     parser.add_argument("-j", "--jobs", type=int, default=None, metavar="N", help="ranks (or logs) read in parallel (default: the number of cores)")
 
@@ -116,8 +122,9 @@ class ReportCommand:
                                 export=args.export)
         with read_progress(found.chosen) as progress:
             trace = read_trace(found.chosen, ReadOptions(progress=progress))
+        profiles = read_profiles(getattr(args, "profile", None) or [])
         with trace:
-            output = write_report(trace, args.out, args.overwrite, options)
+            output = write_report(trace, args.out, args.overwrite, options, analyze(trace, profiles) if profiles else None)
             stats = trace.stats
             if args.verbose:
                 print(_stats_line(trace), file=sys.stderr)

@@ -15,7 +15,10 @@ import orjson
 from rich.console import Console
 
 from ..analyses.insights import SCHEMA_VERSION, insights
+from ..analyses.provenance import analyze_provenance
+from ..analyses.runtime import analyze_runtime
 from ..ingest.discover import discover
+from ..ingest.profile import read_profiles
 from ..ingest.rank_logs import holds_several_ranks
 from ..ingest.reader import read_trace
 from ..render.terminal import print_rank_summaries, print_summary
@@ -45,6 +48,8 @@ class SummaryCommand:
             help="with a directory: read its newest log only (by default a directory of several ranks' logs is "
             "summarised rank by rank)",
         )
+        parser.add_argument("--profile", action="append", default=[], metavar="PROFILE.json",
+                            help="a torch.profiler Chrome trace of the same run: adds where the run time goes")
         parser.add_argument("-j", "--jobs", type=int, default=None, metavar="N",
                             help="with several ranks: ranks read in parallel (default: the number of cores)")
 
@@ -54,8 +59,9 @@ class SummaryCommand:
         found = discover(args.path, latest=args.latest)
         if found.note:
             print(f"compilescope: {found.note}", file=sys.stderr)
+        profiles = read_profiles(args.profile)
         with read_trace(found.chosen) as trace:
-            result = insights(trace)
+            result = insights(trace, analyze_runtime(trace, analyze_provenance(trace), profiles) if profiles else None)
         if args.json:
             sys.stdout.write(orjson.dumps(result.to_json(), option=orjson.OPT_INDENT_2).decode() + "\n")
         else:

@@ -139,3 +139,16 @@ def _event(value: Any, profile: Profile) -> ProfileEvent | None:
     return ProfileEvent(name=name[:MAX_NAME], cat=cat[:100] if isinstance(cat, str) else "", ts=ts, dur=dur,
                         pid=_ident(value.get("pid")), tid=_ident(value.get("tid")),
                         correlation=_int(args.get("correlation")), device=_int(args.get("device")))
+
+
+def read_profiles(paths: list[str]) -> list[Profile]:
+    """Each --profile, read; what could not be read is said once on stderr (and again in the report)."""
+    import sys
+
+    profiles = []
+    for path in paths:
+        profile = read_profile(path)
+        for note in profile.notes:
+            print(f"compilescope: {path}: {note}", file=sys.stderr)
+        profiles.append(profile)
+    return profiles

@@ -18,6 +18,7 @@ from ..analyses.compile_time import PHASE_LABELS, format_seconds
 from ..analyses.insights import Insights
 from ..analyses.recompiles import CHANGE_LABELS
 from ..analyses.userloc import UserLocation
+from .terminal_runtime import runtime_renderables
 
 SEVERITY = {"error": ("ERROR", "bold red"), "warning": ("WARN", "yellow"), "info": ("INFO", "cyan")}
 BAR_WIDTH = 24
@@ -190,7 +191,7 @@ def summary_renderable(ins: Insights) -> RenderableType:
     head = Text(f"compilescope summary · {ins.source.rsplit('/', 1)[-1]} · {_plural(ins.n_compiles, 'compile id')}",
                 style="bold")
     return Group(head, _findings(ins), *_errors(ins), *_recompiles(ins), *_graph_breaks(ins), *_compile_time(ins),
-                 *_caches(ins), *_dynamic_shapes(ins))
+                 *_caches(ins), *_dynamic_shapes(ins), *runtime_renderables(ins.runtime))
 
 
 def print_summary(ins: Insights, console: Console) -> None:
