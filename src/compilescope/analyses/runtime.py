@@ -39,6 +39,14 @@ from .provenance import Provenance, UserLine, code_lines
 GRAPH_RANGE = re.compile(r"^## Call CompiledFxGraph (?P<key>\S+) ##$")
 COMPILED_REGION = re.compile(r"^Torch-Compiled Region: (?P<cid>\S+)$")
 INDUCTOR_KERNEL = re.compile(r"^(?:triton_|cpp_fused_|cpp_kernel_|cpp_CppKernelProxy)")
+# torch 2.13 names a C++ kernel's profiler range after its graph too: graph_0_cpp_fused_...
+_GRAPH_PREFIX = re.compile(r"^graph_\d+_(?=cpp_)")
+
+
+def kernel_name(event_name: str) -> str | None:
+    """The Inductor kernel an event name is (as the output code names it), or None."""
+    name = _GRAPH_PREFIX.sub("", event_name, count=1)
+    return name if INDUCTOR_KERNEL.match(name) else None
 _CACHE_EVENTS = ("fx_graph_cache_miss", "fx_graph_cache_hit", "fx_graph_cache_bypass", "inductor_compile")
 _LAUNCH_CATEGORIES = ("cuda_runtime", "cuda_driver")
 _EPS = 1e-6
@@ -367,7 +375,7 @@ def _nest(events: list[ProfileEvent]) -> tuple[list[int | None], list[_Context]]
         parent = stack[-1] if stack else None
         up = contexts[parent] if parent is not None else _Context(None, None, None, None)
         g, r = GRAPH_RANGE.match(e.name), COMPILED_REGION.match(e.name)
-        kernel = up.kernel or (e.name if INDUCTOR_KERNEL.match(e.name) else None)
+        kernel = up.kernel or kernel_name(e.name)
         contexts.append(_Context(g["key"] if g else up.graph, r["cid"] if r else up.region, kernel,
                                  up.op or (e.name if _is_op(e) and not kernel else None)))
         parents.append(parent)
@@ -422,20 +430,23 @@ def _cpu_rows(threads: dict[tuple, list[ProfileEvent]], rows: _Rows) -> tuple[fl
         parents, contexts = _nest(evs)
         children: dict[int, list[tuple[float, float]]] = {}
         top: list[tuple[float, float]] = []
+        ends: list[float] = []  # each event's end, cut at its parent's (a child never outlasts it here)
         for i, e in enumerate(evs):
             p = parents[i]
+            ends.append(e.end if p is None else min(e.end, ends[p]))
             if p is None:
                 top.append((e.ts, e.end))
             else:
-                children.setdefault(p, []).append((e.ts, min(e.end, evs[p].end)))
+                children.setdefault(p, []).append((e.ts, ends[i]))
         span = max(e.end for e in evs) - min(e.ts for e in evs)
         total += span
         rows.add(IDLE, UNTRACED, _Context(None, None, None, None), span - _union(top), 0)
         for i, e in enumerate(evs):
-            own = max(0.0, e.dur - _union(children.get(i, [])))
+            length = e.dur if ends[i] == e.end else ends[i] - e.ts  # dur as recorded: ts + dur loses digits
+            own = max(0.0, length - _union(children.get(i, [])))
             ctx = contexts[i]
             if ctx.kernel:
-                rows.add(INDUCTOR, ctx.kernel, ctx, own, 1 if e.name == ctx.kernel and not _inside_kernel(parents, contexts, i) else 0)
+                rows.add(INDUCTOR, ctx.kernel, ctx, own, 0 if _inside_kernel(parents, contexts, i) else 1)
             elif ctx.op and ctx.graph:
                 rows.add(EXTERN, ctx.op, ctx, own, 1 if e.name == ctx.op and not _inside_op(parents, contexts, i) else 0, op=ctx.op)
             elif ctx.op:
@@ -482,8 +493,8 @@ def _gpu_rows(profile: Profile, threads: dict[tuple, list[ProfileEvent]], rows: 
                 j = bisect_right(starts, e.ts) - 1
                 graph = GRAPH_RANGE.match(ranges[j].name)["key"] if j >= 0 and ranges[j].end >= e.end - _EPS else None
                 ctx = _Context(graph, None, None, None)
-            if INDUCTOR_KERNEL.match(e.name):
-                rows.add(INDUCTOR, e.name, ctx, e.dur, 1)
+            if kernel_name(e.name):
+                rows.add(INDUCTOR, kernel_name(e.name) or e.name, ctx, e.dur, 1)
             elif ctx.graph:
                 rows.add(EXTERN, e.name, ctx, e.dur, 1, op=ctx.op)
             else:

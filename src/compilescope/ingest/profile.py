@@ -8,7 +8,6 @@ bounded: at most MAX_BYTES of (decompressed) text and MAX_EVENTS events.
 
 from __future__ import annotations
 
-import gzip
 import json
 import math
 import os
@@ -58,16 +57,23 @@ def _read_bytes(path: str, profile: Profile, max_bytes: int) -> bytes:
         raise CompilescopeError(f"cannot read profile {path}: {exc.strerror or exc}") from None
     chunks: list[bytes] = []
     size = 0
+    # zlib, not gzip.open: a truncated .gz keeps everything decompressed before the break.
+    inflate = zlib.decompressobj(16 + zlib.MAX_WBITS) if gz else None
     try:
-        with (gzip.open(path, "rb") if gz else open(path, "rb")) as f:
-            while chunk := f.read(_CHUNK):
+        with open(path, "rb") as f:
+            while raw := f.read(_CHUNK):
+                chunk = inflate.decompress(raw, max_bytes + 1 - size) if inflate is not None else raw
                 chunks.append(chunk)
                 size += len(chunk)
                 if size > max_bytes:
                     profile.stopped = f"larger than {max_bytes:,} bytes (the rest is not read)"
                     break
-    except (EOFError, gzip.BadGzipFile, zlib.error, OSError) as exc:
-        profile.stopped = f"the compressed file is damaged or truncated ({type(exc).__name__})"
+                if inflate is not None and inflate.eof:
+                    break
+        if inflate is not None and not inflate.eof and profile.stopped is None:
+            profile.stopped = "the compressed file is truncated"
+    except (zlib.error, OSError) as exc:
+        profile.stopped = f"the compressed file is damaged ({type(exc).__name__})"
     data = b"".join(chunks)
     return data[:max_bytes]
 

@@ -1,0 +1,99 @@
+"""capture(profile=True) on CPU with torch 2.13: a profile recorded here, beside its log, joined back.
+
+Each cpp_fused_* kernel's time must be the sum of its own profile events, and its user
+lines must be lines of the model's forward below.
+"""
+
+from __future__ import annotations
+
+import gzip
+import inspect
+import json
+import os
+
+import pytest
+
+import compilescope
+from compilescope.analyses.runtime import kernel_name
+
+
+
+pytestmark = pytest.mark.torch
+
+
+def _model():
+    import torch
+
+    class Block(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc = torch.nn.Linear(32, 32)
+
+        def forward(self, x):
+            y = torch.relu(self.fc(x))
+            z = (y * 2 + 1).sum(-1)
+            return z.softmax(-1)
+
+    return Block
+
+
+@pytest.fixture(scope="module")
+def captured(tmp_path_factory):
+    import torch
+
+    torch._dynamo.reset()
+    block = _model()
+    tmp = tmp_path_factory.mktemp("profiled")
+    model = torch.compile(block())
+    x = torch.randn(16, 32)
+    with torch.no_grad(), compilescope.capture(out=tmp / "report", trace_dir=tmp / "traces", fresh_cache=True,
+                                               profile=True) as cap:
+        for _ in range(3):
+            model(x)
+    lines, start = inspect.getsourcelines(block.forward)
+    return cap, tmp, range(start, start + len(lines))
+
+
+def test_each_cpp_kernel_time_and_user_lines_match_the_profile(captured):
+    cap, tmp, forward_lines = captured
+    assert cap.profile and os.path.dirname(cap.profile) == os.path.dirname(cap.log)  # stored beside the log
+    with gzip.open(cap.profile, "rt") as f:
+        raw = [e for e in json.load(f)["traceEvents"] if e.get("ph") == "X"]
+    per_kernel: dict[str, list[float]] = {}
+    for e in raw:
+        name = kernel_name(e["name"])
+        if name and name.startswith("cpp_fused_"):
+            per_kernel.setdefault(name, []).append(e["dur"])
+    assert per_kernel, "enable_kernel_profile names the C++ kernels in the profile"
+    from compilescope.analyses.provenance import analyze_provenance
+    from compilescope.analyses.runtime import analyze_runtime
+    from compilescope.ingest.profile import read_profile
+
+    with cap.load() as trace:
+        p = analyze_runtime(trace, analyze_provenance(trace), [read_profile(cap.profile)]).profiles[0]
+    rows = {k.name: k for k in p.kernels if k.kind == "inductor"}
+    assert set(rows) == set(per_kernel)
+    for name, durs in per_kernel.items():
+        row = rows[name]
+        assert row.total_us == pytest.approx(sum(durs)) and row.calls == len(durs)
+        assert str(row.compile_id) == "[0/0]" and row.user_lines
+        assert all(u.file == __file__ and u.line in forward_lines for u in row.user_lines)
+    assert p.timeline == "cpu" and sum(k.share for k in p.kernels) == pytest.approx(1.0, abs=1e-6)
+    # the CPU total is the wall span of the thread that ran the model
+    by_thread: dict = {}
+    for e in raw:
+        if e.get("cat") in ("cpu_op", "user_annotation"):
+            by_thread.setdefault(e["tid"], []).append(e)
+    span = sum(max(e["ts"] + e["dur"] for e in evs) - min(e["ts"] for e in evs) for evs in by_thread.values())
+    assert p.total_us == pytest.approx(span, rel=1e-3)
+    extern = [k for k in p.kernels if k.kind == "extern"]
+    assert any(k.name == "aten::addmm" and str(k.compile_id) == "[0/0]" and k.user_lines for k in extern)
+
+
+def test_report_of_a_profiled_capture_has_the_runtime_page(captured):
+    cap, tmp, _ = captured
+    index = cap.report(overwrite=True)
+    page = tmp / "report" / "runtime.html"
+    assert page.exists() and "runtime.html" in open(index).read()
+    html = page.read_text()
+    assert "cpp_fused_" in html and "addmm" in html
