@@ -27,6 +27,7 @@ from ...model.trace import CODE, DUMP, GUARDS, JSON, LINK, METRICS, TEXT, Artifa
 from ..options import ReportOptions, artifact_url, dump_file_url, readable_url, safe_link_url
 from .export import COMPILE_INDEX, render_export_index, wants_export_index
 from .provenance import kernels_page, provenance_files, provenance_url
+from .runtime import runtime_files
 
 Output = tuple[str, "str | bytes"]
 
@@ -220,6 +221,7 @@ def render_html(trace: Trace, results: Results, options: ReportOptions) -> Itera
     for name, ref in trace.dump_files.items():
         yield dump_file_url(name, trace.dump_pages), _code_page(page, "../", None, name, "dumped source", ref, "python")
     yield from provenance_files(page)
+    yield from runtime_files(page)
 
 
 def _index(page: _Page) -> str:
@@ -236,6 +238,7 @@ def _index(page: _Page) -> str:
         n_artifacts=trace.next_number,
         failures=results.failures,
         insights=results.insights,
+        runtime=results.runtime,
         trie_tokens=trie_tokens(results.stack_trie),
         unknown_trie_tokens=trie_tokens(results.unknown_stack_trie),
         no_compile_id=trace.compiles.get(None),
