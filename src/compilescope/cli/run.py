@@ -17,6 +17,8 @@ from ..ingest.rank_logs import holds_several_ranks
 from ..ingest.reader import read_trace
 from ..render.options import ReportOptions
 from ..runner import DEFAULT_TRACE_ROOT, choose_log, new_trace_dir, prepare_trace_dir, program, run_program
+from ..analyses import analyze
+from ..ingest.profile import read_profiles
 from .report import _open_browser, _stats_line, add_report_arguments, strict_problems, write_report
 
 
@@ -117,7 +119,8 @@ class RunCommand:
                                 export=args.export)
         try:
             with read_trace(chosen) as trace:
-                output = write_report(trace, out, args.overwrite, options)
+                profiles = read_profiles(args.profile)  # written by the program, read once it has ended
+                output = write_report(trace, out, args.overwrite, options, analyze(trace, profiles) if profiles else None)
                 if args.verbose:
                     print(_stats_line(trace), file=sys.stderr)
                     for p in trace.stats.problems:
