@@ -41,8 +41,8 @@ def report(
     profiles: torch.profiler Chrome traces of the same run (``--profile``): adds the Runtime page.
     """
     from .analyses import analyze
-    from .cli.report import write_report  # the CLI is the only code that writes files
     from .ingest.profile import read_profile
+    from .worker import write_report  # writes through OutputDir, confined to out
 
     options = ReportOptions(plain_text=plain_text, custom_header_html=custom_header_html)
     read = [read_profile(os.fspath(p)) for p in profiles]
