@@ -50,6 +50,14 @@ def captured(tmp_path_factory):
                                                profile=True) as cap:
         for _ in range(3):
             model(x)
+    # The eager run of the same model, profiled as the tutorial does: the other side of the comparison.
+    from torch.profiler import ProfilerActivity, profile
+
+    eager = block()
+    with torch.no_grad(), profile(activities=[ProfilerActivity.CPU]) as prof:
+        for _ in range(3):
+            eager(x)
+    prof.export_chrome_trace(str(tmp / "eager.json"))
     lines, start = inspect.getsourcelines(block.forward)
     return cap, tmp, range(start, start + len(lines))
 
@@ -97,3 +105,22 @@ def test_report_of_a_profiled_capture_has_the_runtime_page(captured):
     assert page.exists() and "runtime.html" in open(index).read()
     html = page.read_text()
     assert "cpp_fused_" in html and "addmm" in html
+
+
+def test_eager_and_compiled_profiles_side_by_side(captured, capsys):
+    cap, tmp, _ = captured
+    from compilescope.cli import main
+
+    assert main(["summary", cap.log, "--json", "--profile", str(tmp / "eager.json"), "--profile", cap.profile]) == 0
+    doc = json.loads(capsys.readouterr().out)["runtime"]
+    eager, compiled = doc["profiles"]
+    assert not eager["matched"] and "no compiled graph" in eager["notes"][0]
+    c = doc["comparison"]
+    assert c["eager"].endswith("eager.json") and c["compiled"] == cap.profile
+    assert c["eager_us"] == pytest.approx(eager["total_us"], rel=1e-6) and c["speedup"] == pytest.approx(
+        eager["total_us"] / compiled["total_us"], rel=1e-3)
+    ops = {o["name"]: o for o in c["ops"]}
+    assert ops["aten::linear"]["eager_calls"] == 3  # the eager side, op by op
+    assert any(n.startswith("cpp_fused_") and o["compiled_calls"] and not o["eager_calls"] for n, o in ops.items())
+    (graph,) = c["graphs"]
+    assert graph["compile_id"] == "[0/0]" and graph["speedup"] > 0

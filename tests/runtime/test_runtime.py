@@ -18,7 +18,7 @@ from compilescope.analyses.provenance import analyze_provenance
 from compilescope.analyses.runtime import analyze_runtime
 from compilescope.ingest.profile import read_profile
 
-from ..conftest import REPO, run_cli, skip_or_fail, torch213
+from ..conftest import REPO, report, run_cli, skip_or_fail, torch213
 
 GPU_PAIR = REPO.parent / "shared" / "traces" / "gpu-torch211" / "profile_compiled"
 
@@ -118,3 +118,20 @@ def test_not_a_profile_is_one_error_line(tmp_path, capsys):
     assert run_cli("summary", log, "--profile", other) != 0
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "not a torch.profiler Chrome trace" in err[0]
+
+
+def test_hostile_names_are_escaped_and_work_is_bounded(tmp_path):
+    log, _ = _gpu_pair()
+    hostile = tmp_path / "hostile.json"
+    events = [{"ph": "X", "cat": "cpu_op", "name": "<script>alert(1)</script>", "ts": i, "dur": 0.5, "pid": 1, "tid": 1}
+              for i in range(50)]
+    events.append({"ph": "X", "cat": "user_annotation", "name": "## Call CompiledFxGraph <img src=x> ##", "ts": 100,
+                   "dur": 5, "pid": 1, "tid": 1})
+    hostile.write_text(json.dumps({"traceEvents": events}))
+    assert len(read_profile(str(hostile), max_events=10).events) == 10
+    assert "more than 10" in read_profile(str(hostile), max_events=10).stopped
+    out = tmp_path / "out"
+    report(log, out, "--profile", hostile)
+    html = (out / "runtime.html").read_text()
+    assert "<script>alert" not in html and "&lt;script&gt;alert(1)&lt;/script&gt;" in html
+    assert "<img" not in html
