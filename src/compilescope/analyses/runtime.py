@@ -348,6 +348,11 @@ class _Context:
     region: str | None
     kernel: str | None
     op: str | None
+    compiling: bool = False  # inside torch.compile's own work (a dynamo_timed range)
+
+
+COMPILING = "compiling (Dynamo, AOTAutograd, Inductor)"
+_COMPILE_RANGE = re.compile(r" \(dynamo_timed\)$|_data: |^(?:dynamo|entire_frame_compile)$")
 
 
 def _is_op(e: ProfileEvent) -> bool:
@@ -377,7 +382,8 @@ def _nest(events: list[ProfileEvent]) -> tuple[list[int | None], list[_Context]]
         g, r = GRAPH_RANGE.match(e.name), COMPILED_REGION.match(e.name)
         kernel = up.kernel or kernel_name(e.name)
         contexts.append(_Context(g["key"] if g else up.graph, r["cid"] if r else up.region, kernel,
-                                 up.op or (e.name if _is_op(e) and not kernel else None)))
+                                 up.op or (e.name if _is_op(e) and not kernel else None),
+                                 up.compiling or bool(_COMPILE_RANGE.search(e.name))))
         parents.append(parent)
         stack.append(i)
     return parents, contexts
@@ -445,7 +451,10 @@ def _cpu_rows(threads: dict[tuple, list[ProfileEvent]], rows: _Rows) -> tuple[fl
             length = e.dur if ends[i] == e.end else ends[i] - e.ts  # dur as recorded: ts + dur loses digits
             own = max(0.0, length - _union(children.get(i, [])))
             ctx = contexts[i]
-            if ctx.kernel:
+            if ctx.compiling and not ctx.graph:
+                outermost = parents[i] is None or not contexts[parents[i]].compiling
+                rows.add(FRAMEWORK, COMPILING, ctx, own, 1 if outermost else 0)
+            elif ctx.kernel:
                 rows.add(INDUCTOR, ctx.kernel, ctx, own, 0 if _inside_kernel(parents, contexts, i) else 1)
             elif ctx.op and ctx.graph:
                 rows.add(EXTERN, ctx.op, ctx, own, 1 if e.name == ctx.op and not _inside_op(parents, contexts, i) else 0, op=ctx.op)
@@ -626,6 +635,9 @@ def runtime_finding(p: ProfileRuntime) -> tuple[str, str]:
     in_graphs = sum(g.share for g in p.graphs if g.key is not None)
     top = next((k for k in p.kernels if k.kind in (INDUCTOR, EXTERN)), None)
     detail = f"{in_graphs:.0%} in compiled graphs"
+    compiling = sum(k.share for k in p.kernels if k.name == COMPILING)
+    if compiling >= 0.1:
+        detail += f", {compiling:.0%} compiling (profile steps after the first call to see steady state)"
     if top is not None:
         via = f" via {top.op}" if top.op and top.op != top.name else ""
         lines = f" ({', '.join(u.location.rsplit('/', 1)[-1] for u in top.user_lines[:2])})" if top.user_lines else ""

@@ -26,13 +26,17 @@ def runtime_renderables(runtime: Runtime) -> list[RenderableType]:
         table = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False)
         for col, justify in (("share", "right"), ("time", "right"), ("calls", "right"), ("kernel (kind)", "left"),
                              ("compile id", "left"), ("user lines", "left")):
-            table.add_column(col, justify=justify, no_wrap=col != "kernel (kind)")  # type: ignore[arg-type]
+            table.add_column(col, justify=justify, no_wrap=col != "kernel (kind)",  # type: ignore[arg-type]
+                             overflow="fold" if col == "kernel (kind)" else "ellipsis")
         for k in p.kernels[:MAX_ROWS]:
-            name = Text(k.name if len(k.name) <= 44 else k.name[:41] + "...")
+            name = Text(k.name if len(k.name) <= 80 else k.name[:77] + "...")
             name.append(f" ({k.kind}{f' via {k.op}' if k.op and k.op != k.name else ''})", style="dim")
             table.add_row(f"{k.share:.1%}", format_us(k.total_us), str(k.calls or ""), name,
                           str(k.compile_id or ""), ", ".join(f"{_short(u.file)}:{u.line}" for u in k.user_lines[:2]))
         out.append(table)
+        graphs = ", ".join(f"{g.compile_id or g.key} {g.share:.1%}" + (f" ({g.calls} calls)" if g.calls else "")
+                           if g.key else f"no compiled graph {g.share:.1%}" for g in p.graphs)
+        out.append(Text(f"by graph: {graphs}"))
         if len(p.kernels) > MAX_ROWS:
             rest = sum(k.share for k in p.kernels[MAX_ROWS:])
             out.append(Text(f"... {len(p.kernels) - MAX_ROWS} more rows ({rest:.1%}); all in --json", style="dim"))
