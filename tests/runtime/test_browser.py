@@ -30,6 +30,12 @@ def test_runtime_page_links_work(tmp_path):
         assert page.url.endswith(f"#{anchor}") and page.locator(f"#{anchor}").count() == 1
         assert "triton_poi_fused_addmm_gelu_view_1 = async_compile" in page.inner_text("code")
         page.go_back()
+        stacks = page.locator("tr", has=page.locator("a.rt-code", has_text="triton_poi_fused_addmm_gelu_view_1")).locator("a.rt-stacks")
+        target = stacks.get_attribute("href").split("#")[1]
+        stacks.click()
+        page.wait_for_load_state()
+        assert page.locator(f"#{target}").count() == 1 and "profile_compiled.py" in page.inner_text(f"#{target}")
+        page.go_back()
         page.locator("a.rt-provenance").first.click()
         page.wait_for_load_state()
         assert "provenance/" in page.url

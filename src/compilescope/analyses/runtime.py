@@ -79,6 +79,8 @@ class KernelRow:
     user_lines: list[UserLine] = field(default_factory=list)
     code_artifact: int | None = None  # the output code artifact that defines it, and the line
     code_line: int | None = None
+    stacks_artifact: int | None = None  # the kernel stack traces artifact, and the kernel's name there
+    stacks_name: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {"name": self.name, "kind": self.kind, "op": self.op, "graph": self.graph,
@@ -214,6 +216,8 @@ class _KernelHome:
     user_lines: list[UserLine]
     code_artifact: int | None
     code_line: int | None
+    stacks_artifact: int | None = None
+    stacks_name: str | None = None
 
 
 class _LogIndex:
@@ -233,18 +237,21 @@ class _LogIndex:
                 cid = self.compile_id(args.get("compile_id"))
                 if cid is not None:
                     self.graph_cid.setdefault(args["key"], cid)
-        # kernel name -> [(compile id, its user lines, code artifact)], from provenance
-        self.kernels: dict[str, list[tuple[CompileId | None, list[UserLine], int | None]]] = {}
+        # kernel name -> [(compile id, its user lines, code artifact, stack traces artifact, name there)]
+        self.kernels: dict[str, list[tuple[CompileId | None, list[UserLine], int | None, int | None, str]]] = {}
         for cp in provenance.compiles.values():
             for section in cp.sections:
                 merged: dict[str, list[UserLine]] = {}
+                first: dict[str, str] = {}
                 for k in section.kernels:
+                    first.setdefault(k.kernel, k.name)
                     lines = merged.setdefault(k.kernel, [])
                     for u in k.user_lines:
                         if all((u.file, u.line) != (v.file, v.line) for v in lines):
                             lines.append(u)
                 for name, lines in merged.items():
-                    self.kernels.setdefault(name, []).append((cp.compile_id, lines, section.code.artifact_number))
+                    self.kernels.setdefault(name, []).append((cp.compile_id, lines, section.code.artifact_number,
+                                                              section.kernel_traces_artifact, first[name]))
         self._code: dict[int, list[str]] = {}
         self._homes: dict[tuple, _KernelHome | None] = {}
         self._names_in_code: set[str] | None = None
@@ -264,13 +271,13 @@ class _LogIndex:
     def _find_home(self, name: str, compile_id: CompileId | None, extern: bool) -> _KernelHome | None:
         if extern:
             short = _op_short(name)
-            found = [(cid, lines, art) for kname, homes in self.kernels.items() if not INDUCTOR_KERNEL.match(kname)
-                     and _op_short(kname) == short for cid, lines, art in homes if cid == compile_id]
+            found = [h for kname, homes in self.kernels.items() if not INDUCTOR_KERNEL.match(kname)
+                     and _op_short(kname) == short for h in homes if h[0] == compile_id]
             if not found:
                 return None
-            lines = [u for _, ls, _ in found for u in ls]
+            lines = [u for h in found for u in h[1]]
             unique = list({(u.file, u.line): u for u in lines}.values())
-            return _KernelHome(compile_id, unique, None, None)
+            return _KernelHome(compile_id, unique, None, None, found[0][3], found[0][4])
         homes = self.kernels.get(name, [])
         if compile_id is not None:
             homes = [h for h in homes if h[0] == compile_id] or homes
@@ -278,8 +285,8 @@ class _LogIndex:
             return None  # the same name in several graphs and no graph range to tell which
         if not homes:
             return self._home_in_output_code(name, compile_id)
-        cid, lines, art = homes[0]
-        return _KernelHome(cid, lines, art, self._definition_line(art, name))
+        cid, lines, art, stacks, stacks_name = homes[0]
+        return _KernelHome(cid, lines, art, self._definition_line(art, name), stacks, stacks_name)
 
     def _home_in_output_code(self, name: str, compile_id: CompileId | None) -> _KernelHome | None:
         """No provenance for this kernel: its compile id from the output code that defines it, no user lines."""
@@ -423,6 +430,7 @@ class _Rows:
                 row.compile_id = row.compile_id or home.compile_id
                 row.user_lines = home.user_lines
                 row.code_artifact, row.code_line = home.code_artifact, home.code_line
+                row.stacks_artifact, row.stacks_name = home.stacks_artifact, home.stacks_name
         row.total_us += us
         row.calls += calls
 

@@ -10,7 +10,8 @@ from typing import TYPE_CHECKING, Iterator
 
 from ...analyses.runtime import KIND_LABELS, KernelRow, format_us
 from ...model.trace import Frame
-from ..options import artifact_url
+from ...analyses.provenance import kernel_anchor
+from ..options import artifact_url, readable_url
 from .provenance import provenance_url
 
 if TYPE_CHECKING:
@@ -26,6 +27,17 @@ def _code_url(page: _Page, row: KernelRow) -> str | None:
     for a in entry.artifacts:
         if a.number == row.code_artifact:
             return artifact_url(a, page.options) + (f"#L{row.code_line}" if row.code_line else "")
+    return None
+
+
+def _stacks_url(page: _Page, row: KernelRow) -> str | None:
+    """The kernel's entry on the page of its user stack traces (provenance)."""
+    entry = page.trace.compiles.get(row.compile_id)
+    if entry is None or row.stacks_artifact is None or row.stacks_name is None:
+        return None
+    for a in entry.artifacts:
+        if a.number == row.stacks_artifact and a.readable:
+            return f"{readable_url(a, page.options)}#{kernel_anchor(row.stacks_name)}"
     return None
 
 
@@ -46,7 +58,7 @@ def runtime_files(page: _Page) -> Iterator[tuple[str, str]]:
     profiles = []
     for p in runtime.profiles:
         kernels = [{
-            "row": k, "kind": KIND_LABELS[k.kind], "code_url": _code_url(page, k),
+            "row": k, "kind": KIND_LABELS[k.kind], "code_url": _code_url(page, k), "stacks_url": _stacks_url(page, k),
             "compile_url": _compile_url(page, k.compile_id), "provenance_url": _provenance_url(page, k.compile_id),
             "lines": [(u, page.frame_url(Frame(u.file, u.line, u.function or ""))) for u in k.user_lines],
         } for k in p.kernels]
