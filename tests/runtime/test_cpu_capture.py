@@ -58,6 +58,16 @@ def captured(tmp_path_factory):
         for _ in range(3):
             eager(x)
     prof.export_chrome_trace(str(tmp / "eager.json"))
+    # Both runs in one profile, told apart by record_function ranges.
+    from torch.profiler import record_function
+
+    with torch.no_grad(), profile(activities=[ProfilerActivity.CPU]) as prof:
+        for _ in range(2):
+            with record_function("eager step"):
+                eager(x)
+            with record_function("compiled step"):
+                model(x)
+    prof.export_chrome_trace(str(tmp / "both.json"))
     lines, start = inspect.getsourcelines(block.forward)
     return cap, tmp, range(start, start + len(lines))
 
@@ -124,3 +134,23 @@ def test_eager_and_compiled_profiles_side_by_side(captured, capsys):
     assert any(n.startswith("cpp_fused_") and o["compiled_calls"] and not o["eager_calls"] for n, o in ops.items())
     (graph,) = c["graphs"]
     assert graph["compile_id"] == "[0/0]" and graph["speedup"] > 0
+
+
+def test_one_profile_with_both_runs_is_compared(captured):
+    cap, tmp, _ = captured
+    from compilescope.analyses.provenance import analyze_provenance
+    from compilescope.analyses.runtime import analyze_runtime
+    from compilescope.ingest.profile import read_profile
+
+    with cap.load() as trace:
+        runtime = analyze_runtime(trace, analyze_provenance(trace), [read_profile(str(tmp / "both.json"))])
+    with open(tmp / "both.json") as f:
+        raw = [e for e in json.load(f)["traceEvents"] if e.get("ph") == "X"]
+    steps = {name: sum(e["dur"] for e in raw if e["name"] == name) for name in ("eager step", "compiled step")}
+    c = runtime.comparison
+    assert c is not None and c.eager.endswith("(eager part)") and c.compiled.endswith("(compiled part)")
+    assert c.eager_us == pytest.approx(steps["eager step"], rel=0.01)
+    assert c.compiled_us == pytest.approx(steps["compiled step"], rel=0.01)
+    ops = {o.name: o for o in c.ops}
+    assert ops["aten::linear"].eager_calls == 2 and not ops["aten::linear"].compiled_calls
+    assert any(n.startswith("cpp_fused_") and o.compiled_calls == 2 and not o.eager_calls for n, o in ops.items())

@@ -435,7 +435,7 @@ class _Rows:
         row.calls += calls
 
 
-def _cpu_rows(threads: dict[tuple, list[ProfileEvent]], rows: _Rows) -> tuple[float, int]:
+def _cpu_rows(threads: dict[tuple, list[ProfileEvent]], rows: _Rows, part: bool = False) -> tuple[float, int]:
     total, n_threads = 0.0, 0
     for evs in threads.values():
         if not any(e.cat == "cpu_op" for e in evs):
@@ -452,7 +452,8 @@ def _cpu_rows(threads: dict[tuple, list[ProfileEvent]], rows: _Rows) -> tuple[fl
                 top.append((e.ts, e.end))
             else:
                 children.setdefault(p, []).append((e.ts, ends[i]))
-        span = max(e.end for e in evs) - min(e.ts for e in evs)
+        # A run cut out of a profile is the time of its ranges; gaps between them belong to the other run.
+        span = _union(top) if part else max(e.end for e in evs) - min(e.ts for e in evs)
         total += span
         rows.add(IDLE, UNTRACED, _Context(None, None, None, None), span - _union(top), 0)
         for i, e in enumerate(evs):
@@ -518,7 +519,8 @@ def _gpu_rows(profile: Profile, threads: dict[tuple, list[ProfileEvent]], rows: 
                 rows.add(EAGER, e.name, ctx, e.dur, 1, op=ctx.op)
             busy += e.dur
         span = max(e.end for e in evs) - min(e.ts for e in evs)
-        idle = span - _union([(e.ts, e.end) for e in evs])
+        # A run cut out of a profile: its kernels only (the gaps hold the other run's kernels).
+        idle = 0.0 if profile.part_of else span - _union([(e.ts, e.end) for e in evs])
         rows.add(IDLE, GPU_IDLE, _Context(None, None, None, None), idle, 0)
         total += busy + idle
     return total, len(devices)
@@ -529,7 +531,7 @@ def profile_runtime(trace: Trace, provenance: Provenance, profile: Profile, inde
     rows = _Rows(index)
     threads = _threads(profile.events)
     on_gpu = any(e.on_gpu and e.cat != "gpu_user_annotation" for e in profile.events)
-    total, devices = (_gpu_rows if on_gpu else lambda p, t, r: _cpu_rows(t, r))(profile, threads, rows)
+    total, devices = (_gpu_rows if on_gpu else lambda p, t, r: _cpu_rows(t, r, p.part_of is not None))(profile, threads, rows)
     kernels = sorted((r for r in rows.rows.values() if r.total_us > 0 or r.calls), key=lambda r: -r.total_us)
     for r in kernels:
         r.share = r.total_us / total if total else 0.0
@@ -619,6 +621,46 @@ def compare(eager: ProfileRuntime, compiled: ProfileRuntime) -> Comparison:
     return Comparison(eager.source, compiled.source, eager.total_us, compiled.total_us, ops, graphs)
 
 
+def split_runs(profile: Profile) -> tuple[Profile, Profile] | None:
+    """One profile holding an eager and a compiled run: its parts, or None.
+
+    The runs are told apart by the outermost ``record_function`` ranges (``user_annotation``,
+    e.g. ``with record_function("eager")`` / ``("compiled")``, or ProfilerStep#N): a range
+    with a compiled graph inside is compiled, one with operators and no graph is eager. A
+    CPU event belongs to the range it runs in; a GPU kernel to the range of its launch.
+    """
+    threads = _threads(profile.events)
+    windows: dict[bool, list[tuple[Any, float, float]]] = {True: [], False: []}
+    for (pid, tid), evs in threads.items():
+        end = float("-inf")
+        for i, e in enumerate(evs):
+            if e.cat != "user_annotation" or GRAPH_RANGE.match(e.name) or e.ts < end:
+                continue
+            end = e.end
+            inside = [x for x in evs[i + 1:] if x.ts < e.end] if e.dur else []
+            if any(GRAPH_RANGE.match(x.name) for x in inside):
+                windows[True].append(((pid, tid), e.ts, e.end))
+            elif any(x.cat == "cpu_op" for x in inside):
+                windows[False].append(((pid, tid), e.ts, e.end))
+    if not windows[True] or not windows[False]:
+        return None
+    parts = []
+    for compiled in (False, True):
+        part = Profile(f"{profile.source} ({'compiled' if compiled else 'eager'} part)", devices=profile.devices,
+                       part_of=profile.source)
+        launches: set[int] = set()
+        for e in profile.events:
+            if e.on_gpu:
+                continue
+            if any(thread == (e.pid, e.tid) and start <= e.ts < end for thread, start, end in windows[compiled]):
+                part.events.append(e)
+                if e.correlation is not None:
+                    launches.add(e.correlation)
+        part.events.extend(e for e in profile.events if e.on_gpu and e.correlation in launches)
+        parts.append(part)
+    return parts[0], parts[1]
+
+
 def analyze_runtime(trace: Trace, provenance: Provenance, profiles: Sequence[Profile]) -> Runtime:
     if not profiles:
         return Runtime()
@@ -628,6 +670,12 @@ def analyze_runtime(trace: Trace, provenance: Provenance, profiles: Sequence[Pro
     compiled = [p for p in result.profiles if p.compiled and p.matched]
     if eager and compiled:
         result.comparison = compare(eager[0], compiled[0])
+    else:
+        for profile in profiles:
+            parts = split_runs(profile)
+            if parts is not None:
+                result.comparison = compare(*(profile_runtime(trace, provenance, p, index) for p in parts))
+                break
     return result
 
 

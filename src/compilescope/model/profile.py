@@ -47,6 +47,7 @@ class Profile:
     skipped: dict[str, int] = field(default_factory=dict)  # why -> how many events were not read
     stopped: str | None = None  # why reading ended before the end of the file (truncated, corrupt, too big)
     devices: list[str] = field(default_factory=list)  # GPU names from deviceProperties
+    part_of: str | None = None  # a run cut out of this profile (eager or compiled): its time is its ranges' time
 
     def skip(self, why: str, n: int = 1) -> None:
         self.skipped[why] = self.skipped.get(why, 0) + n
