@@ -135,3 +135,10 @@ def test_hostile_names_are_escaped_and_work_is_bounded(tmp_path):
     html = (out / "runtime.html").read_text()
     assert "<script>alert" not in html and "&lt;script&gt;alert(1)&lt;/script&gt;" in html
     assert "<img" not in html
+
+
+def test_profile_with_several_logs_is_one_error_line(tmp_path, capsys):
+    log, profile = _gpu_pair()
+    assert run_cli(log, log, "--profile", profile, "-o", tmp_path / "o", "--no-browser") == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == ["compilescope: error: --profile goes with one log (the log of the process that was profiled)"]

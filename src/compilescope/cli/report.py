@@ -7,6 +7,7 @@ import os
 import sys
 
 from ..analyses import analyze
+from ..errors import CompilescopeError
 from ..ingest.discover import discover
 from ..ingest.profile import read_profiles
 from ..ingest.rank_logs import holds_several_ranks
@@ -36,12 +37,17 @@ class ReportCommand:
         add_report_arguments(parser)
 
     def run(self, args: argparse.Namespace) -> int:
+        if len(args.path) > 1 and args.profile:
+            raise CompilescopeError("--profile goes with one log (the log of the process that was profiled)")
         if len(args.path) > 1:
             from .batch import run_batch  # here (as multirank below): a single report does not pay for them
 
             return run_batch(args, args.path)
         args.path = args.path[0]
-        if args.all_ranks_html or (not args.latest and not args.export and holds_several_ranks(args.path)):
+        several = args.all_ranks_html or (not args.latest and not args.export and holds_several_ranks(args.path))
+        if args.profile and several:
+            raise CompilescopeError("--profile goes with one log (the log of the process that was profiled)")
+        if several:
             from .multirank import run_all_ranks
 
             return run_all_ranks(args)
