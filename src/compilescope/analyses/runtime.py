@@ -134,12 +134,13 @@ class ProfileRuntime:
     def compiled(self) -> bool:
         return any(r.kind in IN_GRAPH for r in self.kernels)
 
-    def by_kind(self) -> list[tuple[str, float, float]]:
+    def by_kind(self) -> list[tuple[str, str, float, float]]:
+        """(kind, label, time, share) of each kind of row present."""
         out = []
         for kind, label in KIND_LABELS.items():
             us = sum(r.total_us for r in self.kernels if r.kind == kind)
             if us:
-                out.append((label, us, us / self.total_us if self.total_us else 0.0))
+                out.append((kind, label, us, us / self.total_us if self.total_us else 0.0))
         return out
 
     def to_json(self) -> dict[str, Any]:
