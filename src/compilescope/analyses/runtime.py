@@ -698,5 +698,6 @@ def runtime_finding(p: ProfileRuntime) -> tuple[str, str]:
     if top is not None:
         via = f" via {top.op}" if top.op and top.op != top.name else ""
         lines = f" ({', '.join(u.location.rsplit('/', 1)[-1] for u in top.user_lines[:2])})" if top.user_lines else ""
-        detail += f"; top kernel {top.name[:60]}{via}: {top.share:.0%}{lines}"
+        name = top.name if len(top.name) <= 60 else top.name[:57] + "..."
+        detail += f"; top kernel {name}{via}: {top.share:.0%}{lines}"
     return f"profile {name}: {format_us(p.total_us)} of {p.timeline.upper()} time", detail

@@ -17,6 +17,7 @@ from rich.console import Console
 from ..analyses.insights import SCHEMA_VERSION, insights
 from ..analyses.provenance import analyze_provenance
 from ..analyses.runtime import analyze_runtime
+from ..errors import CompilescopeError
 from ..ingest.discover import discover
 from ..ingest.profile import read_profiles
 from ..ingest.rank_logs import holds_several_ranks
@@ -55,6 +56,8 @@ class SummaryCommand:
 
     def run(self, args: argparse.Namespace) -> int:
         if not args.latest and holds_several_ranks(args.path):
+            if args.profile:
+                raise CompilescopeError("--profile goes with one log (the log of the process that was profiled)")
             return self._run_ranks(args)
         found = discover(args.path, latest=args.latest)
         if found.note:
