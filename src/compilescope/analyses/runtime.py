@@ -27,14 +27,14 @@ lines has its time divided evenly among them in the by-line table.
 from __future__ import annotations
 
 import re
-from bisect import bisect_right
+from bisect import bisect_left, bisect_right
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Sequence
 
 from ..model.ids import CompileId
-from ..model.profile import PROFILER_CATEGORIES, Profile, ProfileEvent
+from ..model.profile import OP_CATEGORIES, PROFILER_CATEGORIES, Profile, ProfileEvent
 from ..model.trace import Trace
-from .provenance import Provenance, UserLine, code_lines
+from .provenance import Provenance, UserLine, code_lines, text_lines
 
 GRAPH_RANGE = re.compile(r"^## Call CompiledFxGraph (?P<key>\S+) ##$")
 COMPILED_REGION = re.compile(r"^Torch-Compiled Region: (?P<cid>\S+)$")
@@ -48,7 +48,7 @@ def kernel_name(event_name: str) -> str | None:
     name = _GRAPH_PREFIX.sub("", event_name, count=1)
     return name if INDUCTOR_KERNEL.match(name) else None
 _CACHE_EVENTS = ("fx_graph_cache_miss", "fx_graph_cache_hit", "fx_graph_cache_bypass", "inductor_compile")
-_LAUNCH_CATEGORIES = ("cuda_runtime", "cuda_driver")
+_LAUNCH_CATEGORIES = ("cuda_runtime", "cuda_driver", "runtime")  # "runtime": older Kineto
 _EPS = 1e-6
 
 # Row kinds, in the order the report explains them.
@@ -253,7 +253,7 @@ class _LogIndex:
                 for name, lines in merged.items():
                     self.kernels.setdefault(name, []).append((cp.compile_id, lines, section.code.artifact_number,
                                                               section.kernel_traces_artifact, first[name]))
-        self._code: dict[int, list[str]] = {}
+        self._code: dict[int, tuple[list[str], int]] = {}
         self._homes: dict[tuple, _KernelHome | None] = {}
         self._names_in_code: set[str] | None = None
 
@@ -302,38 +302,28 @@ class _LogIndex:
                         found.append(_KernelHome(entry.compile_id, [], a.number, line))
         return found[0] if len({h.compile_id for h in found}) == 1 else None
 
-    def _lines(self, artifact: int | None) -> list[str]:
-        if artifact is None:
-            return []
+    def _code_text(self, artifact: int) -> tuple[list[str], int]:
+        """An output code artifact's lines as code_lines() numbers them, and the empty lines it drops."""
         if artifact not in self._code:
-            text = ""
-            for entry in self.trace.compiles.values():
-                for a in entry.artifacts:
-                    if a.number == artifact:
-                        text = self.trace.payload_text(a.payload)
-            self._code[artifact] = code_lines(text)
+            text = next((self.trace.payload_text(a.payload) for entry in self.trace.compiles.values()
+                         for a in entry.artifacts if a.number == artifact), "")
+            lines = code_lines(text)
+            self._code[artifact] = (lines, len(text_lines(text)) - len(lines))
         return self._code[artifact]
 
     def _definition_line(self, artifact: int | None, name: str) -> int | None:
         """The line of the output code page (numbered as its anchors) where the kernel is defined."""
-        lines = self._lines(artifact)
+        if artifact is None:
+            return None
+        lines, skipped = self._code_text(artifact)
         anchored = re.compile(rf"^\s*{re.escape(name)}\s*=")
         first = None
         for i, line in enumerate(lines):
             if name in line:
                 if anchored.match(line):
-                    return i + 1 + self._skipped(artifact)
-                first = first or i + 1 + self._skipped(artifact)
+                    return i + 1 + skipped
+                first = first or i + 1 + skipped
         return first
-
-    def _skipped(self, artifact: int | None) -> int:
-        # code_lines() drops the leading empty lines; the code page numbers every line.
-        for entry in self.trace.compiles.values():
-            for a in entry.artifacts:
-                if a.number == artifact:
-                    text = self.trace.payload_text(a.payload)
-                    return len(text) - len(text.lstrip("\n"))
-        return 0
 
     def knows_kernel(self, name: str) -> bool:
         if name in self.kernels:
@@ -364,7 +354,7 @@ _COMPILE_RANGE = re.compile(r" \(dynamo_timed\)$|_data: |^(?:dynamo|entire_frame
 
 
 def _is_op(e: ProfileEvent) -> bool:
-    return e.cat == "cpu_op" and "::" in e.name
+    return e.cat in OP_CATEGORIES and "::" in e.name
 
 
 def _threads(events: Iterable[ProfileEvent]) -> dict[tuple, list[ProfileEvent]]:
@@ -439,7 +429,7 @@ class _Rows:
 def _cpu_rows(threads: dict[tuple, list[ProfileEvent]], rows: _Rows, part: bool = False) -> tuple[float, int]:
     total, n_threads = 0.0, 0
     for evs in threads.values():
-        if not any(e.cat == "cpu_op" for e in evs):
+        if not any(e.cat in OP_CATEGORIES for e in evs):
             continue
         n_threads += 1
         parents, contexts = _nest(evs)
@@ -633,15 +623,21 @@ def split_runs(profile: Profile) -> tuple[Profile, Profile] | None:
     threads = _threads(profile.events)
     windows: dict[bool, list[tuple[Any, float, float]]] = {True: [], False: []}
     for (pid, tid), evs in threads.items():
+        # Prefix counts over events sorted by start: what lies inside a range is found by bisection.
+        starts = [e.ts for e in evs]
+        graphs, ops = [0], [0]
+        for e in evs:
+            graphs.append(graphs[-1] + bool(GRAPH_RANGE.match(e.name)))
+            ops.append(ops[-1] + (e.cat in OP_CATEGORIES))
         end = float("-inf")
         for i, e in enumerate(evs):
             if e.cat != "user_annotation" or GRAPH_RANGE.match(e.name) or e.ts < end:
                 continue
             end = e.end
-            inside = [x for x in evs[i + 1:] if x.ts < e.end] if e.dur else []
-            if any(GRAPH_RANGE.match(x.name) for x in inside):
+            j = bisect_left(starts, e.end, i + 1)
+            if graphs[j] - graphs[i + 1]:
                 windows[True].append(((pid, tid), e.ts, e.end))
-            elif any(x.cat == "cpu_op" for x in inside):
+            elif ops[j] - ops[i + 1]:
                 windows[False].append(((pid, tid), e.ts, e.end))
     if not windows[True] or not windows[False]:
         return None
@@ -650,10 +646,16 @@ def split_runs(profile: Profile) -> tuple[Profile, Profile] | None:
         part = Profile(f"{profile.source} ({'compiled' if compiled else 'eager'} part)", devices=profile.devices,
                        part_of=profile.source)
         launches: set[int] = set()
+        spans: dict[Any, list[tuple[float, float]]] = {}
+        for thread, start, end in windows[compiled]:
+            spans.setdefault(thread, []).append((start, end))
+        firsts = {thread: [w[0] for w in ws] for thread, ws in spans.items()}
         for e in profile.events:
-            if e.on_gpu:
+            ws = spans.get((e.pid, e.tid))
+            if e.on_gpu or ws is None:
                 continue
-            if any(thread == (e.pid, e.tid) and start <= e.ts < end for thread, start, end in windows[compiled]):
+            k = bisect_right(firsts[(e.pid, e.tid)], e.ts) - 1  # the windows do not overlap: the last one starting before
+            if k >= 0 and e.ts < ws[k][1]:
                 part.events.append(e)
                 if e.correlation is not None:
                     launches.add(e.correlation)

@@ -142,7 +142,7 @@ def _event(value: Any, profile: Profile) -> ProfileEvent | None:
     args = value.get("args")
     args = args if isinstance(args, dict) else {}
     cat = value.get("cat")
-    return ProfileEvent(name=name[:MAX_NAME], cat=cat[:100] if isinstance(cat, str) else "", ts=ts, dur=dur,
+    return ProfileEvent(name=name[:MAX_NAME], cat=cat[:100].lower() if isinstance(cat, str) else "", ts=ts, dur=dur,
                         pid=_ident(value.get("pid")), tid=_ident(value.get("tid")),
                         correlation=_int(args.get("correlation")), device=_int(args.get("device")))
 

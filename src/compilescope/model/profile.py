@@ -10,16 +10,18 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-# Categories of events that run on a GPU (torch.profiler / Kineto names).
-GPU_CATEGORIES = frozenset({"kernel", "gpu_memcpy", "gpu_memset", "gpu_user_annotation"})
+# Categories (lower case) of events that run on a GPU: torch.profiler / Kineto names, and older Kineto's.
+GPU_CATEGORIES = frozenset({"kernel", "gpu_memcpy", "gpu_memset", "gpu_user_annotation", "memcpy", "memset"})
+# Operators (aten::mm, ...): "operator" in older Kineto.
+OP_CATEGORIES = frozenset({"cpu_op", "operator"})
 # Categories that are the profiler's own bookkeeping, not the program's time.
-PROFILER_CATEGORIES = frozenset({"Trace", "overhead"})
+PROFILER_CATEGORIES = frozenset({"trace", "overhead"})
 
 
 @dataclass(slots=True)
 class ProfileEvent:
     name: str
-    cat: str
+    cat: str  # lower case
     ts: float  # microseconds
     dur: float  # microseconds, >= 0
     pid: int | str
