@@ -114,7 +114,10 @@ def test_report_of_a_profiled_capture_has_the_runtime_page(captured):
     page = tmp / "report" / "runtime.html"
     assert page.exists() and "runtime.html" in open(index).read()
     html = page.read_text()
-    assert "cpp_fused_" in html and "addmm" in html
+    assert "cpp_fused_" in html and "addmm" in html and "Eager vs compiled" not in html
+    cap.report(overwrite=True, profiles=[tmp / "eager.json", cap.profile])  # two profiles: side by side
+    html = page.read_text()
+    assert "Eager vs compiled" in html and "speedup" in html and "aten::linear" in html
 
 
 def test_eager_and_compiled_profiles_side_by_side(captured, capsys):

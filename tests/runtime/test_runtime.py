@@ -118,6 +118,9 @@ def test_not_a_profile_is_one_error_line(tmp_path, capsys):
     assert run_cli("summary", log, "--profile", other) != 0
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "not a torch.profiler Chrome trace" in err[0]
+    assert run_cli("summary", log, "--profile", tmp_path / "missing.json") != 0
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("compilescope: error: cannot read profile")
 
 
 def test_hostile_names_are_escaped_and_work_is_bounded(tmp_path):
