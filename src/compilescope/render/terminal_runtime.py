@@ -44,4 +44,11 @@ def runtime_renderables(runtime: Runtime) -> list[RenderableType]:
     if c is not None and c.speedup is not None:
         out.append(Text(f"\nEager {format_us(c.eager_us)} vs compiled {format_us(c.compiled_us)}: "
                         f"speedup {c.speedup:.2f}x", style="bold"))
+        table = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False)
+        for col in ("op / kernel", "eager calls", "eager time", "compiled calls", "compiled time"):
+            table.add_column(col, justify="left" if col == "op / kernel" else "right", overflow="fold")
+        for o in c.ops[:MAX_ROWS]:
+            table.add_row(o.name, str(o.eager_calls or ""), format_us(o.eager_us) if o.eager_us else "",
+                          str(o.compiled_calls or ""), format_us(o.compiled_us) if o.compiled_us else "")
+        out.append(table)
     return out
