@@ -522,7 +522,10 @@ def profile_runtime(trace: Trace, provenance: Provenance, profile: Profile, inde
     rows = _Rows(index)
     threads = _threads(profile.events)
     on_gpu = any(e.on_gpu and e.cat != "gpu_user_annotation" for e in profile.events)
-    total, devices = (_gpu_rows if on_gpu else lambda p, t, r: _cpu_rows(t, r, p.part_of is not None))(profile, threads, rows)
+    if on_gpu:
+        total, devices = _gpu_rows(profile, threads, rows)
+    else:
+        total, devices = _cpu_rows(threads, rows, part=profile.part_of is not None)
     kernels = sorted((r for r in rows.rows.values() if r.total_us > 0 or r.calls), key=lambda r: -r.total_us)
     for r in kernels:
         r.share = r.total_us / total if total else 0.0
@@ -556,7 +559,7 @@ def profile_runtime(trace: Trace, provenance: Provenance, profile: Profile, inde
     for row in lines.values():
         row.share = row.total_us / total if total else 0.0
     notes = list(profile.notes)
-    matched = _matched(kernels, index, notes, profile)
+    matched = _matched(kernels, index, notes)
     return ProfileRuntime(
         source=profile.source, timeline="gpu" if on_gpu else "cpu", total_us=total, devices=devices, kernels=kernels,
         graphs=sorted(graphs.values(), key=lambda g: (g.key is None, -g.total_us)),
@@ -564,7 +567,7 @@ def profile_runtime(trace: Trace, provenance: Provenance, profile: Profile, inde
     )
 
 
-def _matched(kernels: list[KernelRow], index: _LogIndex, notes: list[str], profile: Profile) -> bool:
+def _matched(kernels: list[KernelRow], index: _LogIndex, notes: list[str]) -> bool:
     inductor = {r.name for r in kernels if r.kind == INDUCTOR}
     graphs = {r.graph for r in kernels if r.graph}
     known = {n for n in inductor if index.knows_kernel(n)}
