@@ -44,17 +44,22 @@ def report(
     overwrite: bool = False,
     plain_text: bool = False,
     custom_header_html: str = "",
+    profiles: "list[PathLike] | tuple[PathLike, ...]" = (),
 ) -> str:
     """Write the HTML report of a log (or of a Trace from load()) to out; returns the path of its index.html.
 
     Like the command line, it refuses to replace an existing, non-empty out unless overwrite=True.
+    profiles: torch.profiler Chrome traces of the same run (``--profile``): adds the Runtime page.
     """
+    from .analyses import analyze
+    from .ingest.profile import read_profile
     from .worker import write_report  # writes through OutputDir, confined to out
 
     options = ReportOptions(plain_text=plain_text, custom_header_html=custom_header_html)
+    read = [read_profile(os.fspath(p)) for p in profiles]
     if isinstance(source, Trace):
-        output = write_report(source, os.fspath(out), overwrite, options)
+        output = write_report(source, os.fspath(out), overwrite, options, analyze(source, read) if read else None)
     else:
         with load(source) as trace:
-            output = write_report(trace, os.fspath(out), overwrite, options)
+            output = write_report(trace, os.fspath(out), overwrite, options, analyze(trace, read) if read else None)
     return os.path.join(output.path, "index.html")

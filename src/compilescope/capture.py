@@ -46,6 +46,11 @@ class Capture:
     fresh_cache: compile with an empty, temporary Inductor cache, so every graph and
         kernel is in the trace (a warm cache skips them).
     provenance: turn on Inductor provenance tracking (what INDUCTOR_PROVENANCE=1 does).
+    profile: also profile the block with torch.profiler (CPU, and CUDA when available), with
+        ``torch._inductor.config.cpp.enable_kernel_profile`` on so C++ kernels are named; the
+        Chrome trace is stored beside the log (``profile`` holds its path) and ``report()``
+        adds the Runtime page. Profiling slows the block down; compile outside it to time
+        steady-state steps only.
     """
 
     def __init__(
@@ -56,12 +61,15 @@ class Capture:
         fresh_cache: bool = False,
         provenance: bool = True,
         overwrite: bool = False,
+        profile: bool = False,
     ):
         self.out = os.fspath(out) if out is not None else None
         self._trace_dir_arg = os.fspath(trace_dir) if trace_dir is not None else None
         self.fresh_cache = fresh_cache
         self.provenance = provenance
         self.overwrite = overwrite
+        self.profile_block = profile
+        self.profile: str | None = None  # the Chrome trace written, with profile=True
         self.trace_dir: str | None = None
         self.logs: list[str] = []  # logs written during the block
         self.log: str | None = None  # the one report() reads
@@ -134,6 +142,9 @@ class Capture:
             self._push(inductor_config.patch({"trace.provenance_tracking_level": max(1, inductor_config.trace.provenance_tracking_level)}))
         if self.fresh_cache:
             self._push(torch._inductor.utils.fresh_cache())
+        if self.profile_block:
+            self._push(inductor_config.patch({"cpp.enable_kernel_profile": True}))
+            self._push(_Profiling(self))
 
     def _push(self, context: Any) -> None:
         context.__enter__()
@@ -196,7 +207,35 @@ class Capture:
 
         log = self._require_log()
         target = os.fspath(out) if out is not None else self.out or os.path.join(self.trace_dir, "report")
+        if self.profile is not None and "profiles" not in options:
+            options["profiles"] = [self.profile]
         return report(log, out=target, overwrite=self.overwrite if overwrite is None else overwrite, **options)
+
+
+PROFILE_NAME = "profile.json.gz"
+
+
+class _Profiling:
+    """torch.profiler around the block; on exit its Chrome trace goes beside the log."""
+
+    def __init__(self, capture: Capture):
+        from torch.profiler import ProfilerActivity, profile
+
+        import torch
+
+        activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if torch.cuda.is_available() else [])
+        self.capture = capture
+        self.profiler = profile(activities=activities)
+
+    def __enter__(self) -> None:
+        self.profiler.__enter__()
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.profiler.__exit__(*exc_info)
+        assert self.capture.trace_dir is not None
+        path = os.path.join(self.capture.trace_dir, PROFILE_NAME)
+        self.profiler.export_chrome_trace(path)  # torch gzips a name ending in .gz
+        self.capture.profile = path
 
 
 def capture(
@@ -206,6 +245,8 @@ def capture(
     fresh_cache: bool = False,
     provenance: bool = True,
     overwrite: bool = False,
+    profile: bool = False,
 ) -> Capture:
     """``with compilescope.capture(out="report") as cap: ...`` then ``cap.report()``."""
-    return Capture(out, trace_dir=trace_dir, fresh_cache=fresh_cache, provenance=provenance, overwrite=overwrite)
+    return Capture(out, trace_dir=trace_dir, fresh_cache=fresh_cache, provenance=provenance, overwrite=overwrite,
+                   profile=profile)

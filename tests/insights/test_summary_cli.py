@@ -25,9 +25,10 @@ def test_summary_json_top_level(capsys):
     doc = summary_json(capsys, "graph_breaks")
     assert doc["schema_version"] == SCHEMA_VERSION == 2
     assert list(doc) == ["schema_version", "source", "compiles", "findings", "errors", "recompiles", "graph_breaks",
-                         "compile_time", "caches", "dynamic_shapes", "unread"]
+                         "compile_time", "caches", "dynamic_shapes", "unread", "runtime"]
     assert doc["unread"] == {"skipped_records": 0, "reasons": {}, "damaged_payloads": 0, "stopped_at_line": None,
                              "stop_reason": None}
+    assert doc["runtime"] is None  # no --profile
     assert doc["graph_breaks"]["distinct"] == 3
     assert [b["location"]["line"] for b in doc["graph_breaks"]["breaks"]] == [18, 23, 28]
 

@@ -151,7 +151,7 @@ def test_internal_error_is_one_line(tmp_path, capsys, monkeypatch):
     """A bug (here: an analysis that raises) is one line and exit status 3, not a traceback."""
     from compilescope.cli import report as report_module
 
-    def broken(trace):
+    def broken(trace, *profiles):
         raise RuntimeError("boom\nsecond line")
 
     monkeypatch.delenv("COMPILESCOPE_DEBUG", raising=False)

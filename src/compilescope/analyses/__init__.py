@@ -5,17 +5,19 @@ from __future__ import annotations
 import importlib
 import pkgutil
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Sequence
 
 from .. import model
 from ..model.codec import CodecError, classes_of, decode, encode
 from ..model.ids import CompileId
+from ..model.profile import Profile
 from ..model.trace import Trace
 from .compile_summary import CompileSummary, compile_summaries
 from .export import ExportReport, export_report
 from .failures import FailureRow, failures_and_restarts
 from .insights import Insights, insights
 from .provenance import Provenance, analyze_provenance
+from .runtime import Runtime, analyze_runtime
 from .stack_trie import StackTrieNode, build_stack_trie, build_unknown_stack_trie
 from .status import compile_statuses
 
@@ -43,6 +45,7 @@ class Results:
     insights: Insights | None = None
     trace: Trace | None = None  # the model the analyses were computed from (payloads included)
     compiles: dict[str, CompileSummary] = field(default_factory=dict)  # by compile id key: what its page leads with
+    runtime: Runtime = field(default_factory=Runtime)  # empty unless profiles were given
 
     def to_json(self) -> dict[str, Any]:
         """The exact saved form (JSON-able): from_json(to_json()) == self."""
@@ -81,17 +84,20 @@ def saved_classes() -> dict[str, type]:
     return classes_of([__name__, *names])
 
 
-def analyze(trace: Trace) -> Results:
+def analyze(trace: Trace, profiles: Sequence[Profile] = ()) -> Results:
     statuses = compile_statuses(trace)
-    found = insights(trace)
+    provenance = analyze_provenance(trace)
+    runtime = analyze_runtime(trace, provenance, profiles)
+    found = insights(trace, runtime)
     return Results(
         stack_trie=build_stack_trie(trace, statuses),
         unknown_stack_trie=build_unknown_stack_trie(trace),
         failures=failures_and_restarts(trace, found.errors),
         statuses=statuses,
         export=export_report(trace),
-        provenance=analyze_provenance(trace),
+        provenance=provenance,
         insights=found,
         compiles=compile_summaries(trace, statuses, found),
+        runtime=runtime,
         trace=trace,
     )

@@ -19,6 +19,7 @@ from .dynamic_shapes import DynamicShapes, dynamic_shapes
 from .errors import CompileErrors, compile_errors
 from .graph_breaks import GraphBreak, GraphBreaks, graph_breaks
 from .recompiles import CHANGE_LABELS, FrameRecompiles, Recompiles, recompiles
+from .runtime import Runtime, runtime_finding
 from .unread import Unread, unread
 
 SCHEMA_VERSION = 2
@@ -49,6 +50,7 @@ class Insights:
     dynamic_shapes: DynamicShapes
     findings: list[Finding] = field(default_factory=list)  # most urgent first
     unread: Unread = field(default_factory=Unread)  # what of the log was not read (a cut or corrupt log)
+    runtime: Runtime = field(default_factory=Runtime)  # empty unless profiles were given
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -63,6 +65,7 @@ class Insights:
             "caches": self.caches.to_json(),
             "dynamic_shapes": self.dynamic_shapes.to_json(),
             "unread": self.unread.to_json(),
+            "runtime": self.runtime.to_json() if self.runtime else None,
         }
 
 
@@ -186,10 +189,12 @@ def findings(ins: Insights) -> list[Finding]:
         n = len(ins.dynamic_shapes.specializations)
         out.append(Finding(INFO, "dynamic_shapes", f"{_plural(n, 'dynamic size')} specialized to a constant",
                            ", ".join(f"{s.symbol}={s.value}" for s in ins.dynamic_shapes.specializations[:3])))
+    for profile in ins.runtime.profiles:
+        out.append(Finding(INFO, "runtime", *runtime_finding(profile)))
     return _merged(out)
 
 
-def insights(trace: Trace) -> Insights:
+def insights(trace: Trace, runtime: Runtime | None = None) -> Insights:
     ins = Insights(
         source=trace.source,
         n_compiles=sum(1 for cid in trace.compiles if cid is not None),
@@ -200,6 +205,7 @@ def insights(trace: Trace) -> Insights:
         errors=compile_errors(trace),
         dynamic_shapes=dynamic_shapes(trace),
         unread=unread(trace.stats),
+        runtime=runtime or Runtime(),
     )
     ins.findings = findings(ins)
     return ins

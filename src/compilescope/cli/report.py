@@ -10,6 +10,7 @@ from ..analyses import Results, analyze
 from ..analyses.unread import unread
 from ..errors import CompilescopeError
 from ..ingest.discover import discover
+from ..ingest.profile import read_profiles
 from ..ingest.rank_logs import holds_several_ranks
 from ..ingest.reader import ReadOptions, read_trace
 from ..ingest.saved import read_saved
@@ -53,12 +54,17 @@ class ReportCommand:
             raise CompilescopeError("give a TORCH_TRACE log (a file, a .gz or a directory), or --load FILE")
         if args.save and (len(args.path) > 1 or args.all_ranks_html):
             raise CompilescopeError("--save saves the analysis of one log; give one log")
+        if len(args.path) > 1 and args.profile:
+            raise CompilescopeError("--profile goes with one log (the log of the process that was profiled)")
         if len(args.path) > 1:
             from .batch import run_batch  # here (as multirank below): a single report does not pay for them
 
             return run_batch(args, args.path)
         args.path = args.path[0]
-        if args.all_ranks_html or (not args.latest and not args.export and holds_several_ranks(args.path)):
+        several = args.all_ranks_html or (not args.latest and not args.export and holds_several_ranks(args.path))
+        if args.profile and several:
+            raise CompilescopeError("--profile goes with one log (the log of the process that was profiled)")
+        if several:
             if args.save:
                 raise CompilescopeError(f"{args.path} holds several ranks' logs; --save saves the analysis of one log "
                                         "(give one rank's log, or --latest)")
@@ -72,7 +78,7 @@ class ReportCommand:
         with read_progress(found.chosen) as progress:
             trace = read_trace(found.chosen, ReadOptions(progress=progress))
         with trace:
-            results = analyze(trace)
+            results = analyze(trace, read_profiles(args.profile))
             output = write_report(trace, args.out, args.overwrite, options, results)
             if args.save:
                 _save(results, args.save, args.overwrite)

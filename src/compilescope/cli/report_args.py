@@ -39,6 +39,11 @@ def add_report_arguments(
         help="with a directory of rank logs: a report per rank (rank_<N>/) and a landing page of what differs between ranks "
         "(the default when the directory holds several ranks)",
     )
+    parser.add_argument(
+        "--profile", action="append", default=[], metavar="PROFILE.json",
+        help="a torch.profiler Chrome trace (.json or .json.gz) of the same run: adds the Runtime page "
+        "(where the run time goes, by kernel, graph and source line); give it twice to compare eager with compiled",
+    )
     parser.add_argument("-j", "--jobs", type=int, default=None, metavar="N", help="ranks (or logs) read in parallel (default: the number of cores)")
 
 

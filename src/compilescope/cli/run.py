@@ -21,6 +21,8 @@ from ..render.terminal import unread_line
 from ..runner import DEFAULT_TRACE_ROOT, check_interpreter, choose_log, new_trace_dir, prepare_trace_dir, program, run_program
 from ..wording import count
 from .output import check_output_dir
+from ..analyses import analyze
+from ..ingest.profile import read_profiles
 from .report import _open_browser, _stats_line, add_report_arguments, report_options, strict_problems, write_report
 
 
@@ -144,7 +146,8 @@ class RunCommand:
         options = report_options(args)
         try:
             with read_trace(chosen) as trace:
-                output = write_report(trace, out, args.overwrite, options)
+                profiles = read_profiles(args.profile)  # written by the program, read once it has ended
+                output = write_report(trace, out, args.overwrite, options, analyze(trace, profiles) if profiles else None)
                 if args.verbose:
                     print(_stats_line(trace), file=sys.stderr)
                     for p in trace.stats.problems:

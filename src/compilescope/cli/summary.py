@@ -15,7 +15,9 @@ from rich.console import Console
 
 from ..analyses import analyze
 from ..analyses.insights import SCHEMA_VERSION
+from ..errors import CompilescopeError
 from ..ingest.discover import discover
+from ..ingest.profile import read_profiles
 from ..ingest.rank_logs import holds_several_ranks
 from ..ingest.reader import read_trace
 from ..render.terminal import RankSummariesRenderer, SummaryRenderer, TerminalOptions, unread_line
@@ -45,17 +47,22 @@ class SummaryCommand:
             help="with a directory: read its newest log only (by default a directory of several ranks' logs is "
             "summarised rank by rank)",
         )
+        parser.add_argument("--profile", action="append", default=[], metavar="PROFILE.json",
+                            help="a torch.profiler Chrome trace of the same run: adds where the run time goes")
         parser.add_argument("-j", "--jobs", type=int, default=None, metavar="N",
                             help="with several ranks: ranks read in parallel (default: the number of cores)")
 
     def run(self, args: argparse.Namespace) -> int:
         if not args.latest and holds_several_ranks(args.path):
+            if args.profile:
+                raise CompilescopeError("--profile goes with one log (the log of the process that was profiled)")
             return self._run_ranks(args)
         found = discover(args.path, latest=args.latest)
         if found.note:
             print(f"compilescope: {found.note}", file=sys.stderr)
+        profiles = read_profiles(args.profile)
         with read_trace(found.chosen) as trace:
-            results = analyze(trace)
+            results = analyze(trace, profiles)
         assert results.insights is not None  # analyze() always computes them
         if line := unread_line(results.insights.unread, found.chosen, "summary"):
             print(line, file=sys.stderr)

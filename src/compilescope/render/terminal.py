@@ -25,6 +25,7 @@ from ..analyses.unread import SKIPPED, Unread
 from ..analyses.userloc import UserLocation
 from .charts import phase_bars
 from ..wording import count
+from .terminal_runtime import runtime_renderables
 
 SEVERITY = {"error": ("ERROR", "bold red"), "warning": ("WARN", "yellow"), "info": ("INFO", "cyan")}
 BAR_WIDTH = 24
@@ -202,7 +203,7 @@ def summary_renderable(ins: Insights) -> RenderableType:
     head = Text(f"compilescope summary · {ins.source.rsplit('/', 1)[-1]} · {count(ins.n_compiles, 'compile id')}",
                 style="bold")
     return Group(head, _findings(ins), *_errors(ins), *_recompiles(ins), *_graph_breaks(ins), *_compile_time(ins),
-                 *_caches(ins), *_dynamic_shapes(ins))
+                 *_caches(ins), *_dynamic_shapes(ins), *runtime_renderables(ins.runtime))
 
 
 def print_summary(ins: Insights, console: Console) -> None:

@@ -28,6 +28,7 @@ from .env import ENV, _script_hash, custom_header, page_script_src, preload_temp
 __all__ = ["ENV", "preload_templates", "render_demo_index", "render_html"]
 from .export import COMPILE_INDEX, render_export_index, wants_export_index
 from .provenance import kernels_page, provenance_files, provenance_url
+from .runtime import runtime_files
 
 Output = tuple[str, "str | bytes"]
 
@@ -140,6 +141,7 @@ def render_html(trace: Trace, results: Results, options: ReportOptions) -> Itera
     for name, ref in trace.dump_files.items():
         yield dump_file_url(name, trace.dump_pages), _code_page(page, "../", None, name, "dumped source", ref, "python")
     yield from provenance_files(page)
+    yield from runtime_files(page)
 
 
 def _index(page: _Page) -> str:
@@ -161,6 +163,7 @@ def _index(page: _Page) -> str:
         failures=results.failures,
         insights=results.insights,
         compile_time_chart=CompileTimeChart.from_results(results.insights.compile_time) if results.insights else None,
+        runtime=results.runtime,
         trie_tokens=trie_tokens(results.stack_trie),
         unknown_trie_tokens=trie_tokens(results.unknown_stack_trie),
         no_compile_id=trace.compiles.get(None),

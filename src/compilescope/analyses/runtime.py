@@ -1,0 +1,715 @@
+"""Where the run time goes: a torch.profiler trace joined to kernels, graphs and user lines.
+
+The total, and so every share, is defined on one timeline per profile:
+
+- a profile with GPU activity: the GPU timeline. Per device, from the start of its
+  first kernel (or copy) to the end of its last one: the kernels' own time plus the
+  time no kernel ran ("GPU idle": launch overhead, Python, data loading, sync).
+  Kernels overlapping on several streams each count their own time, so the total is
+  then the kernels' time plus the idle time, which is the wall span when nothing
+  overlaps.
+- a CPU-only profile: the wall span of each thread that recorded an operator (first
+  event start to last event end), cut into the time of the innermost event running
+  at each instant, plus the time in no event at all ("no profiler event").
+
+Each piece of time goes to one row: an Inductor kernel by name (``triton_*``,
+``cpp_fused_*``), an extern kernel (a cuBLAS GEMM, ``aten::mm``, SDPA) through the
+ATen op that launched it, the graph's own wrapper code, an eager op outside any
+compiled graph, framework overhead (Dynamo guards, AOT wrappers) or idle/untraced
+time. The rows add up to the total by construction. A kernel launched on the GPU is
+joined to its CPU launch by the CUDA correlation id, and from there to the ATen op
+and the ``## Call CompiledFxGraph <key> ##`` range around it (time nesting on the
+launching thread); the graph's FX-graph-cache key names its compile id in the log.
+Kernel -> user lines comes from Inductor provenance; a kernel fused from several
+lines has its time divided evenly among them in the by-line table.
+"""
+
+from __future__ import annotations
+
+import re
+from bisect import bisect_left, bisect_right
+from dataclasses import dataclass, field
+from typing import Any, Iterable, Sequence
+
+from ..model.ids import CompileId
+from ..model.profile import OP_CATEGORIES, PROFILER_CATEGORIES, Profile, ProfileEvent
+from ..model.trace import Trace
+from .provenance import Provenance, UserLine, code_lines, text_lines
+
+GRAPH_RANGE = re.compile(r"^## Call CompiledFxGraph (?P<key>\S+) ##$")
+COMPILED_REGION = re.compile(r"^Torch-Compiled Region: (?P<cid>\S+)$")
+INDUCTOR_KERNEL = re.compile(r"^(?:triton_|cpp_fused_|cpp_kernel_|cpp_CppKernelProxy)")
+# torch 2.13 names a C++ kernel's profiler range after its graph too: graph_0_cpp_fused_...
+_GRAPH_PREFIX = re.compile(r"^graph_\d+_(?=cpp_)")
+
+
+def kernel_name(event_name: str) -> str | None:
+    """The Inductor kernel an event name is (as the output code names it), or None."""
+    name = _GRAPH_PREFIX.sub("", event_name, count=1)
+    return name if INDUCTOR_KERNEL.match(name) else None
+_CACHE_EVENTS = ("fx_graph_cache_miss", "fx_graph_cache_hit", "fx_graph_cache_bypass", "inductor_compile")
+_LAUNCH_CATEGORIES = ("cuda_runtime", "cuda_driver", "runtime")  # "runtime": older Kineto
+_EPS = 1e-6
+
+# Row kinds, in the order the report explains them.
+INDUCTOR, EXTERN, WRAPPER, EAGER, FRAMEWORK, IDLE = "inductor", "extern", "wrapper", "eager", "framework", "idle"
+KIND_LABELS = {
+    INDUCTOR: "Inductor kernel",
+    EXTERN: "extern kernel (via ATen op)",
+    WRAPPER: "graph wrapper (Python between kernels)",
+    EAGER: "eager op (no compiled graph)",
+    FRAMEWORK: "framework (Dynamo guards, AOT wrappers)",
+    IDLE: "idle / untraced",
+}
+IN_GRAPH = (INDUCTOR, EXTERN, WRAPPER)
+GPU_IDLE = "GPU idle (no kernel running)"
+UNTRACED = "no profiler event (Python, data loading)"
+
+
+@dataclass
+class KernelRow:
+    name: str
+    kind: str
+    graph: str | None  # the CompiledFxGraph key
+    compile_id: CompileId | None
+    op: str | None = None  # the ATen op that launched it (extern and eager GPU kernels)
+    calls: int = 0
+    total_us: float = 0.0
+    share: float = 0.0
+    user_lines: list[UserLine] = field(default_factory=list)
+    code_artifact: int | None = None  # the output code artifact that defines it, and the line
+    code_line: int | None = None
+    stacks_artifact: int | None = None  # the kernel stack traces artifact, and the kernel's name there
+    stacks_name: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {"name": self.name, "kind": self.kind, "op": self.op, "graph": self.graph,
+                "compile_id": str(self.compile_id) if self.compile_id else None, "calls": self.calls,
+                "total_us": round(self.total_us, 3), "share": round(self.share, 6),
+                "user_lines": [{"file": u.file, "line": u.line} for u in self.user_lines]}
+
+
+@dataclass
+class GraphRow:
+    key: str | None  # None: time in no compiled graph
+    compile_id: CompileId | None
+    calls: int = 0
+    total_us: float = 0.0
+    share: float = 0.0
+    kernels_us: float = 0.0  # of which Inductor and extern kernels
+
+    def to_json(self) -> dict[str, Any]:
+        return {"graph": self.key, "compile_id": str(self.compile_id) if self.compile_id else None, "calls": self.calls,
+                "total_us": round(self.total_us, 3), "share": round(self.share, 6), "kernels_us": round(self.kernels_us, 3)}
+
+
+@dataclass
+class LineRow:
+    file: str
+    line: int
+    function: str | None
+    code: str | None
+    total_us: float = 0.0
+    share: float = 0.0
+    kernels: list[str] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"file": self.file, "line": self.line, "function": self.function, "total_us": round(self.total_us, 3),
+                "share": round(self.share, 6), "kernels": self.kernels}
+
+
+@dataclass
+class ProfileRuntime:
+    source: str
+    timeline: str  # "gpu" | "cpu"
+    total_us: float
+    devices: int  # GPUs or CPU threads the total sums over
+    kernels: list[KernelRow]  # every row, largest first; they add up to total_us
+    graphs: list[GraphRow]
+    lines: list[LineRow]
+    notes: list[str]  # what was skipped, and whether the profile matches the log
+    matched: bool  # some Inductor kernel (or compiled graph) of the profile is in the log
+
+    @property
+    def compiled(self) -> bool:
+        return any(r.kind in IN_GRAPH for r in self.kernels)
+
+    def by_kind(self) -> list[tuple[str, str, float, float]]:
+        """(kind, label, time, share) of each kind of row present."""
+        out = []
+        for kind, label in KIND_LABELS.items():
+            us = sum(r.total_us for r in self.kernels if r.kind == kind)
+            if us:
+                out.append((kind, label, us, us / self.total_us if self.total_us else 0.0))
+        return out
+
+    def to_json(self) -> dict[str, Any]:
+        return {"source": self.source, "timeline": self.timeline, "total_us": round(self.total_us, 3),
+                "total_definition": TOTAL_DEFINITION[self.timeline], "devices": self.devices, "matched": self.matched,
+                "notes": self.notes, "kernels": [k.to_json() for k in self.kernels],
+                "graphs": [g.to_json() for g in self.graphs], "user_lines": [u.to_json() for u in self.lines]}
+
+
+TOTAL_DEFINITION = {
+    "gpu": "per GPU, kernel time plus idle time from its first to its last kernel; summed over GPUs",
+    "cpu": "per CPU thread that recorded an operator, the wall span from its first to its last event; summed over threads",
+}
+
+
+@dataclass
+class OpComparison:
+    name: str
+    eager_calls: int
+    eager_us: float
+    compiled_calls: int
+    compiled_us: float
+
+    def to_json(self) -> dict[str, Any]:
+        return {"name": self.name, "eager_calls": self.eager_calls, "eager_us": round(self.eager_us, 3),
+                "compiled_calls": self.compiled_calls, "compiled_us": round(self.compiled_us, 3)}
+
+
+@dataclass
+class Comparison:
+    eager: str  # source of each side
+    compiled: str
+    eager_us: float
+    compiled_us: float
+    ops: list[OpComparison]
+    graphs: list[tuple[str, float, float | None]]  # compile id, compiled time, speedup (when it can be told)
+
+    @property
+    def speedup(self) -> float | None:
+        return self.eager_us / self.compiled_us if self.compiled_us else None
+
+    def to_json(self) -> dict[str, Any]:
+        return {"eager": self.eager, "compiled": self.compiled, "eager_us": round(self.eager_us, 3),
+                "compiled_us": round(self.compiled_us, 3), "speedup": self.speedup,
+                "ops": [o.to_json() for o in self.ops],
+                "graphs": [{"compile_id": c, "compiled_us": round(us, 3), "speedup": s} for c, us, s in self.graphs]}
+
+
+@dataclass
+class Runtime:
+    profiles: list[ProfileRuntime] = field(default_factory=list)
+    comparison: Comparison | None = None
+
+    def __bool__(self) -> bool:
+        return bool(self.profiles)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"profiles": [p.to_json() for p in self.profiles],
+                "comparison": self.comparison.to_json() if self.comparison else None}
+
+
+# --- the log's side: graph keys, kernels, user lines ---------------------------------------------
+
+
+def _op_short(name: str) -> str:
+    """``aten::mm``, ``extern_kernels.mm``, ``torch.ops.aten.mm.default`` -> ``mm``."""
+    parts = [p for p in re.split(r"::|\.", name) if p and p not in ("torch", "ops", "aten", "extern_kernels")]
+    return parts[0] if parts else name
+
+
+@dataclass
+class _KernelHome:
+    compile_id: CompileId | None
+    user_lines: list[UserLine]
+    code_artifact: int | None
+    code_line: int | None
+    stacks_artifact: int | None = None
+    stacks_name: str | None = None
+
+
+class _LogIndex:
+    """What the log says about graphs and kernels, looked up by the names a profile uses."""
+
+    def __init__(self, trace: Trace, provenance: Provenance):
+        self.trace = trace
+        self.by_text: dict[str, CompileId] = {}
+        for cid in trace.compiles:
+            if cid is not None:
+                self.by_text.setdefault(str(cid).strip("[]"), cid)
+                self.by_text.setdefault(f"{cid.frame_id}/{cid.frame_compile_id}", cid)
+        self.graph_cid: dict[str, CompileId] = {}
+        for e in trace.chromium_events:
+            args = e.get("args") if isinstance(e, dict) else None
+            if isinstance(args, dict) and e.get("name") in _CACHE_EVENTS and isinstance(args.get("key"), str):
+                cid = self.compile_id(args.get("compile_id"))
+                if cid is not None:
+                    self.graph_cid.setdefault(args["key"], cid)
+        # kernel name -> [(compile id, its user lines, code artifact, stack traces artifact, name there)]
+        self.kernels: dict[str, list[tuple[CompileId | None, list[UserLine], int | None, int | None, str]]] = {}
+        for cp in provenance.compiles.values():
+            for section in cp.sections:
+                merged: dict[str, list[UserLine]] = {}
+                first: dict[str, str] = {}
+                for k in section.kernels:
+                    first.setdefault(k.kernel, k.name)
+                    lines = merged.setdefault(k.kernel, [])
+                    for u in k.user_lines:
+                        if all((u.file, u.line) != (v.file, v.line) for v in lines):
+                            lines.append(u)
+                for name, lines in merged.items():
+                    self.kernels.setdefault(name, []).append((cp.compile_id, lines, section.code.artifact_number,
+                                                              section.kernel_traces_artifact, first[name]))
+        self._code: dict[int, tuple[list[str], int]] = {}
+        self._homes: dict[tuple, _KernelHome | None] = {}
+        self._names_in_code: set[str] | None = None
+
+    def compile_id(self, text: Any) -> CompileId | None:
+        if not isinstance(text, str):
+            return None
+        return self.by_text.get(text.strip("[]"))
+
+    def home(self, name: str, compile_id: CompileId | None, extern: bool = False) -> _KernelHome | None:
+        """Where a kernel (or, extern, an ATen op's call) came from: its compile id and user lines."""
+        key = (name, compile_id, extern)
+        if key not in self._homes:
+            self._homes[key] = self._find_home(name, compile_id, extern)
+        return self._homes[key]
+
+    def _find_home(self, name: str, compile_id: CompileId | None, extern: bool) -> _KernelHome | None:
+        if extern:
+            short = _op_short(name)
+            found = [h for kname, homes in self.kernels.items() if not INDUCTOR_KERNEL.match(kname)
+                     and _op_short(kname) == short for h in homes if h[0] == compile_id]
+            if not found:
+                return None
+            lines = [u for h in found for u in h[1]]
+            unique = list({(u.file, u.line): u for u in lines}.values())
+            return _KernelHome(compile_id, unique, None, None, found[0][3], found[0][4])
+        homes = self.kernels.get(name, [])
+        if compile_id is not None:
+            homes = [h for h in homes if h[0] == compile_id] or homes
+        if len({h[0] for h in homes}) > 1:
+            return None  # the same name in several graphs and no graph range to tell which
+        if not homes:
+            return self._home_in_output_code(name, compile_id)
+        cid, lines, art, stacks, stacks_name = homes[0]
+        return _KernelHome(cid, lines, art, self._definition_line(art, name), stacks, stacks_name)
+
+    def _home_in_output_code(self, name: str, compile_id: CompileId | None) -> _KernelHome | None:
+        """No provenance for this kernel: its compile id from the output code that defines it, no user lines."""
+        found = []
+        for entry in self.trace.compiles.values():
+            if compile_id is not None and entry.compile_id != compile_id:
+                continue
+            for a in entry.artifacts:
+                if a.filename.startswith("inductor_output_code") and a.payload is not None:
+                    line = self._definition_line(a.number, name)
+                    if line is not None:
+                        found.append(_KernelHome(entry.compile_id, [], a.number, line))
+        return found[0] if len({h.compile_id for h in found}) == 1 else None
+
+    def _code_text(self, artifact: int) -> tuple[list[str], int]:
+        """An output code artifact's lines as code_lines() numbers them, and the empty lines it drops."""
+        if artifact not in self._code:
+            text = next((self.trace.payload_text(a.payload) for entry in self.trace.compiles.values()
+                         for a in entry.artifacts if a.number == artifact), "")
+            lines = code_lines(text)
+            self._code[artifact] = (lines, len(text_lines(text)) - len(lines))
+        return self._code[artifact]
+
+    def _definition_line(self, artifact: int | None, name: str) -> int | None:
+        """The line of the output code page (numbered as its anchors) where the kernel is defined."""
+        if artifact is None:
+            return None
+        lines, skipped = self._code_text(artifact)
+        anchored = re.compile(rf"^\s*{re.escape(name)}\s*=")
+        first = None
+        for i, line in enumerate(lines):
+            if name in line:
+                if anchored.match(line):
+                    return i + 1 + skipped
+                first = first or i + 1 + skipped
+        return first
+
+    def knows_kernel(self, name: str) -> bool:
+        if name in self.kernels:
+            return True
+        if self._names_in_code is None:
+            self._names_in_code = set()
+            for entry in self.trace.compiles.values():
+                for a in entry.artifacts:
+                    if a.filename.startswith("inductor_output_code") and a.payload is not None:
+                        self._names_in_code.update(re.findall(r"\b(?:triton_|cpp_fused_)\w+", self.trace.payload_text(a.payload)))
+        return name in self._names_in_code
+
+
+# --- the profile's side: nesting on each thread --------------------------------------------------
+
+
+@dataclass(slots=True)
+class _Context:
+    graph: str | None
+    region: str | None
+    kernel: str | None
+    op: str | None
+    compiling: bool = False  # inside torch.compile's own work (a dynamo_timed range)
+
+
+COMPILING = "compiling (Dynamo, AOTAutograd, Inductor)"
+_COMPILE_RANGE = re.compile(r" \(dynamo_timed\)$|_data: |^(?:dynamo|entire_frame_compile)$")
+
+
+def _is_op(e: ProfileEvent) -> bool:
+    return e.cat in OP_CATEGORIES and "::" in e.name
+
+
+def _threads(events: Iterable[ProfileEvent]) -> dict[tuple, list[ProfileEvent]]:
+    threads: dict[tuple, list[ProfileEvent]] = {}
+    for e in events:
+        if not e.on_gpu and e.cat not in PROFILER_CATEGORIES:
+            threads.setdefault((e.pid, e.tid), []).append(e)
+    for evs in threads.values():
+        evs.sort(key=lambda e: (e.ts, -e.dur))
+    return threads
+
+
+def _nest(events: list[ProfileEvent]) -> tuple[list[int | None], list[_Context]]:
+    """Parents (time nesting, events sorted by start) and each event's context (graph, region, kernel, op)."""
+    parents: list[int | None] = []
+    contexts: list[_Context] = []
+    stack: list[int] = []
+    for i, e in enumerate(events):
+        while stack and events[stack[-1]].end <= e.ts + _EPS:
+            stack.pop()
+        parent = stack[-1] if stack else None
+        up = contexts[parent] if parent is not None else _Context(None, None, None, None)
+        g, r = GRAPH_RANGE.match(e.name), COMPILED_REGION.match(e.name)
+        kernel = up.kernel or kernel_name(e.name)
+        contexts.append(_Context(g["key"] if g else up.graph, r["cid"] if r else up.region, kernel,
+                                 up.op or (e.name if _is_op(e) and not kernel else None),
+                                 up.compiling or bool(_COMPILE_RANGE.search(e.name))))
+        parents.append(parent)
+        stack.append(i)
+    return parents, contexts
+
+
+def _union(intervals: list[tuple[float, float]]) -> float:
+    total, end = 0.0, float("-inf")
+    for s, e in sorted(intervals):
+        if e <= end:
+            continue
+        total += e - max(s, end)
+        end = e
+    return total
+
+
+class _Rows:
+    def __init__(self, index: _LogIndex):
+        self.index = index
+        self.rows: dict[tuple, KernelRow] = {}
+
+    def add(self, kind: str, name: str, ctx: _Context, us: float, calls: int, op: str | None = None) -> None:
+        graph = ctx.graph if kind in IN_GRAPH else None
+        key = (kind, name, graph, op)
+        row = self.rows.get(key)
+        if row is None:
+            cid = self.index.graph_cid.get(graph) if graph else None
+            if cid is None and ctx.region is not None and kind != IDLE:
+                cid = self.index.compile_id(ctx.region)
+            row = self.rows[key] = KernelRow(name, kind, graph, cid, op)
+            if kind == INDUCTOR:
+                home = self.index.home(name, cid)
+            elif kind == EXTERN and op:
+                home = self.index.home(op, cid, extern=True)
+            else:
+                home = None
+            if home is not None:
+                row.compile_id = row.compile_id or home.compile_id
+                row.user_lines = home.user_lines
+                row.code_artifact, row.code_line = home.code_artifact, home.code_line
+                row.stacks_artifact, row.stacks_name = home.stacks_artifact, home.stacks_name
+        row.total_us += us
+        row.calls += calls
+
+
+def _cpu_rows(threads: dict[tuple, list[ProfileEvent]], rows: _Rows, part: bool = False) -> tuple[float, int]:
+    total, n_threads = 0.0, 0
+    for evs in threads.values():
+        if not any(e.cat in OP_CATEGORIES for e in evs):
+            continue
+        n_threads += 1
+        parents, contexts = _nest(evs)
+        children: dict[int, list[tuple[float, float]]] = {}
+        top: list[tuple[float, float]] = []
+        ends: list[float] = []  # each event's end, cut at its parent's (a child never outlasts it here)
+        for i, e in enumerate(evs):
+            p = parents[i]
+            ends.append(e.end if p is None else min(e.end, ends[p]))
+            if p is None:
+                top.append((e.ts, e.end))
+            else:
+                children.setdefault(p, []).append((e.ts, ends[i]))
+        # A run cut out of a profile is the time of its ranges; gaps between them belong to the other run.
+        span = _union(top) if part else max(e.end for e in evs) - min(e.ts for e in evs)
+        total += span
+        rows.add(IDLE, UNTRACED, _Context(None, None, None, None), span - _union(top), 0)
+        for i, e in enumerate(evs):
+            length = e.dur if ends[i] == e.end else ends[i] - e.ts  # dur as recorded: ts + dur loses digits
+            own = max(0.0, length - _union(children.get(i, [])))
+            ctx = contexts[i]
+            if ctx.compiling and not ctx.graph:
+                parent = parents[i]
+                outermost = parent is None or not contexts[parent].compiling
+                rows.add(FRAMEWORK, COMPILING, ctx, own, 1 if outermost else 0)
+            elif ctx.kernel:
+                rows.add(INDUCTOR, ctx.kernel, ctx, own, 0 if _inside_kernel(parents, contexts, i) else 1)
+            elif ctx.op and ctx.graph:
+                rows.add(EXTERN, ctx.op, ctx, own, 1 if e.name == ctx.op and not _inside_op(parents, contexts, i) else 0, op=ctx.op)
+            elif ctx.op:
+                rows.add(EAGER, ctx.op, ctx, own, 1 if e.name == ctx.op and not _inside_op(parents, contexts, i) else 0)
+            elif ctx.graph:
+                rows.add(WRAPPER, "graph wrapper code", ctx, own, 0)
+            else:
+                rows.add(FRAMEWORK, e.name, ctx, own, 1)
+    return total, n_threads
+
+
+def _inside_kernel(parents: list[int | None], contexts: list[_Context], i: int) -> bool:
+    p = parents[i]
+    return p is not None and contexts[p].kernel is not None
+
+
+def _inside_op(parents: list[int | None], contexts: list[_Context], i: int) -> bool:
+    p = parents[i]
+    return p is not None and contexts[p].op is not None
+
+
+def _gpu_rows(profile: Profile, threads: dict[tuple, list[ProfileEvent]], rows: _Rows) -> tuple[float, int]:
+    launches: dict[int, _Context] = {}
+    for evs in threads.values():
+        _, contexts = _nest(evs)
+        for e, ctx in zip(evs, contexts):
+            if e.correlation is not None and e.cat in _LAUNCH_CATEGORIES:
+                launches[e.correlation] = ctx
+    devices: dict[Any, list[ProfileEvent]] = {}
+    annotations: dict[Any, list[ProfileEvent]] = {}
+    for e in profile.events:
+        if e.cat == "gpu_user_annotation":
+            annotations.setdefault(e.pid, []).append(e)
+        elif e.on_gpu:
+            devices.setdefault(e.pid, []).append(e)
+    total = 0.0
+    for device, evs in devices.items():
+        ranges = sorted((a for a in annotations.get(device, []) if GRAPH_RANGE.match(a.name)), key=lambda a: a.ts)
+        starts = [a.ts for a in ranges]
+        busy = 0.0
+        for e in evs:
+            launched = launches.get(e.correlation) if e.correlation is not None else None
+            if launched is not None:
+                ctx = launched
+            else:  # no CPU launch recorded: the GPU-side graph range around it, if any
+                j = bisect_right(starts, e.ts) - 1
+                around = GRAPH_RANGE.match(ranges[j].name) if j >= 0 and ranges[j].end >= e.end - _EPS else None
+                graph = around["key"] if around else None
+                ctx = _Context(graph, None, None, None)
+            if kernel_name(e.name):
+                rows.add(INDUCTOR, kernel_name(e.name) or e.name, ctx, e.dur, 1)
+            elif ctx.graph:
+                rows.add(EXTERN, e.name, ctx, e.dur, 1, op=ctx.op)
+            else:
+                rows.add(EAGER, e.name, ctx, e.dur, 1, op=ctx.op)
+            busy += e.dur
+        span = max(e.end for e in evs) - min(e.ts for e in evs)
+        # A run cut out of a profile: its kernels only (the gaps hold the other run's kernels).
+        idle = 0.0 if profile.part_of else span - _union([(e.ts, e.end) for e in evs])
+        rows.add(IDLE, GPU_IDLE, _Context(None, None, None, None), idle, 0)
+        total += busy + idle
+    return total, len(devices)
+
+
+def profile_runtime(trace: Trace, provenance: Provenance, profile: Profile, index: _LogIndex | None = None) -> ProfileRuntime:
+    index = index or _LogIndex(trace, provenance)
+    rows = _Rows(index)
+    threads = _threads(profile.events)
+    on_gpu = any(e.on_gpu and e.cat != "gpu_user_annotation" for e in profile.events)
+    if on_gpu:
+        total, devices = _gpu_rows(profile, threads, rows)
+    else:
+        total, devices = _cpu_rows(threads, rows, part=profile.part_of is not None)
+    kernels = sorted((r for r in rows.rows.values() if r.total_us > 0 or r.calls), key=lambda r: -r.total_us)
+    for r in kernels:
+        r.share = r.total_us / total if total else 0.0
+    graph_calls: dict[str, int] = {}
+    for evs in threads.values():
+        for e in evs:
+            m = GRAPH_RANGE.match(e.name)
+            if m:
+                graph_calls[m["key"]] = graph_calls.get(m["key"], 0) + 1
+    graphs: dict[str | None, GraphRow] = {}
+    for r in kernels:
+        key = r.graph if r.kind in IN_GRAPH else None
+        g = graphs.get(key)
+        if g is None:
+            g = graphs[key] = GraphRow(key, r.compile_id if key else None, graph_calls.get(key, 0) if key else 0)
+        g.compile_id = g.compile_id or (r.compile_id if key else None)
+        g.total_us += r.total_us
+        if r.kind in (INDUCTOR, EXTERN):
+            g.kernels_us += r.total_us
+    for g in graphs.values():
+        g.share = g.total_us / total if total else 0.0
+    lines: dict[tuple[str, int], LineRow] = {}
+    for r in kernels:
+        for u in r.user_lines:
+            row = lines.get((u.file, u.line))
+            if row is None:
+                row = lines[(u.file, u.line)] = LineRow(u.file, u.line, u.function, u.code)
+            row.total_us += r.total_us / len(r.user_lines)
+            if r.name not in row.kernels:
+                row.kernels.append(r.name)
+    for row in lines.values():
+        row.share = row.total_us / total if total else 0.0
+    notes = list(profile.notes)
+    matched = _matched(kernels, index, notes)
+    return ProfileRuntime(
+        source=profile.source, timeline="gpu" if on_gpu else "cpu", total_us=total, devices=devices, kernels=kernels,
+        graphs=sorted(graphs.values(), key=lambda g: (g.key is None, -g.total_us)),
+        lines=sorted(lines.values(), key=lambda r: -r.total_us), notes=notes, matched=matched,
+    )
+
+
+def _matched(kernels: list[KernelRow], index: _LogIndex, notes: list[str]) -> bool:
+    inductor = {r.name for r in kernels if r.kind == INDUCTOR}
+    graphs = {r.graph for r in kernels if r.graph}
+    known = {n for n in inductor if index.knows_kernel(n)}
+    known_graphs = {g for g in graphs if g in index.graph_cid}
+    if inductor and not known and not known_graphs:
+        notes.insert(0, f"this profile is from another run: none of its {len(inductor)} Inductor kernel names "
+                        "is in this log's generated code")
+        return False
+    if not inductor and not graphs:
+        notes.insert(0, "no compiled graph ran in this profile (an eager run, or torch.compile was not used while "
+                        "profiling); on CPU, Inductor kernels are named only with "
+                        "torch._inductor.config.cpp.enable_kernel_profile=True")
+        return False
+    unknown = sorted(inductor - known)
+    if unknown:
+        notes.append(f"{len(unknown)} Inductor kernel name(s) not in this log: {', '.join(unknown[:5])}")
+    return True
+
+
+# --- eager vs compiled ---------------------------------------------------------------------------
+
+
+def _op_totals(p: ProfileRuntime) -> dict[str, tuple[int, float]]:
+    totals: dict[str, tuple[int, float]] = {}
+    for r in p.kernels:
+        if r.kind in (IDLE, FRAMEWORK, WRAPPER):
+            continue
+        calls, us = totals.get(r.name, (0, 0.0))
+        totals[r.name] = (calls + r.calls, us + r.total_us)
+    return totals
+
+
+def compare(eager: ProfileRuntime, compiled: ProfileRuntime) -> Comparison:
+    """Side by side, op by op (the tutorial's two profile tables joined by name), and the speedup.
+
+    The eager run has no graph ranges, so a graph's speedup can be told only when the
+    compiled run has one graph: eager time (all of it) over the graph's time. Time spent
+    compiling is left out of both sides.
+    """
+    e_ops, c_ops = _op_totals(eager), _op_totals(compiled)
+    # torch.compile's own work (a profile that covers the first call) is not run time: left out of both sides.
+    e_total, c_total = (p.total_us - sum(r.total_us for r in p.kernels if r.name == COMPILING) for p in (eager, compiled))
+    names = sorted(set(e_ops) | set(c_ops), key=lambda n: -(e_ops.get(n, (0, 0.0))[1] + c_ops.get(n, (0, 0.0))[1]))
+    ops = [OpComparison(n, *e_ops.get(n, (0, 0.0)), *c_ops.get(n, (0, 0.0))) for n in names]
+    in_graphs = [g for g in compiled.graphs if g.key is not None]
+    graphs = [(str(g.compile_id) if g.compile_id else str(g.key), g.total_us,
+               (e_total / g.total_us if len(in_graphs) == 1 and g.total_us else None)) for g in in_graphs]
+    return Comparison(eager.source, compiled.source, e_total, c_total, ops, graphs)
+
+
+def split_runs(profile: Profile) -> tuple[Profile, Profile] | None:
+    """One profile holding an eager and a compiled run: its parts, or None.
+
+    The runs are told apart by the outermost ``record_function`` ranges (``user_annotation``,
+    e.g. ``with record_function("eager")`` / ``("compiled")``, or ProfilerStep#N): a range
+    with a compiled graph inside is compiled, one with operators and no graph is eager. A
+    CPU event belongs to the range it runs in; a GPU kernel to the range of its launch.
+    """
+    threads = _threads(profile.events)
+    windows: dict[bool, list[tuple[Any, float, float]]] = {True: [], False: []}
+    for (pid, tid), evs in threads.items():
+        # Prefix counts over events sorted by start: what lies inside a range is found by bisection.
+        starts = [e.ts for e in evs]
+        graphs, ops = [0], [0]
+        for e in evs:
+            graphs.append(graphs[-1] + bool(GRAPH_RANGE.match(e.name)))
+            ops.append(ops[-1] + (e.cat in OP_CATEGORIES))
+        end = float("-inf")
+        for i, e in enumerate(evs):
+            if e.cat != "user_annotation" or GRAPH_RANGE.match(e.name) or e.ts < end:
+                continue
+            end = e.end
+            j = bisect_left(starts, e.end, i + 1)
+            if graphs[j] - graphs[i + 1]:
+                windows[True].append(((pid, tid), e.ts, e.end))
+            elif ops[j] - ops[i + 1]:
+                windows[False].append(((pid, tid), e.ts, e.end))
+    if not windows[True] or not windows[False]:
+        return None
+    parts = []
+    for compiled in (False, True):
+        part = Profile(f"{profile.source} ({'compiled' if compiled else 'eager'} part)", devices=profile.devices,
+                       part_of=profile.source)
+        launches: set[int] = set()
+        spans: dict[Any, list[tuple[float, float]]] = {}
+        for thread, start, end in windows[compiled]:
+            spans.setdefault(thread, []).append((start, end))
+        firsts = {thread: [w[0] for w in ws] for thread, ws in spans.items()}
+        for e in profile.events:
+            ws = spans.get((e.pid, e.tid))
+            if e.on_gpu or ws is None:
+                continue
+            k = bisect_right(firsts[(e.pid, e.tid)], e.ts) - 1  # the windows do not overlap: the last one starting before
+            if k >= 0 and e.ts < ws[k][1]:
+                part.events.append(e)
+                if e.correlation is not None:
+                    launches.add(e.correlation)
+        part.events.extend(e for e in profile.events if e.on_gpu and e.correlation in launches)
+        parts.append(part)
+    return parts[0], parts[1]
+
+
+def analyze_runtime(trace: Trace, provenance: Provenance, profiles: Sequence[Profile]) -> Runtime:
+    if not profiles:
+        return Runtime()
+    index = _LogIndex(trace, provenance)
+    result = Runtime([profile_runtime(trace, provenance, p, index) for p in profiles])
+    eager = [p for p in result.profiles if not p.compiled]
+    compiled = [p for p in result.profiles if p.compiled and p.matched]
+    if eager and compiled:
+        result.comparison = compare(eager[0], compiled[0])
+    else:
+        for profile in profiles:
+            parts = split_runs(profile)
+            if parts is not None:
+                result.comparison = compare(*(profile_runtime(trace, provenance, p, index) for p in parts))
+                break
+    return result
+
+
+def format_us(us: float) -> str:
+    return f"{us / 1e6:.2f} s" if us >= 1e6 else f"{us / 1e3:.2f} ms" if us >= 1e3 else f"{us:.0f} µs"
+
+
+def runtime_finding(p: ProfileRuntime) -> tuple[str, str]:
+    """The Insights line for one profile: (title, detail)."""
+    name = p.source.rsplit("/", 1)[-1]
+    if not p.matched:
+        return f"profile {name}: not joined to this log", p.notes[0] if p.notes else ""
+    in_graphs = sum(g.share for g in p.graphs if g.key is not None)
+    top = next((k for k in p.kernels if k.kind in (INDUCTOR, EXTERN)), None)
+    detail = f"{in_graphs:.0%} in compiled graphs"
+    compiling = sum(k.share for k in p.kernels if k.name == COMPILING)
+    if compiling >= 0.1:
+        detail += f", {compiling:.0%} compiling (profile steps after the first call to see steady state)"
+    if top is not None:
+        via = f" via {top.op}" if top.op and top.op != top.name else ""
+        lines = f" ({', '.join(u.location.rsplit('/', 1)[-1] for u in top.user_lines[:2])})" if top.user_lines else ""
+        name = top.name if len(top.name) <= 60 else top.name[:57] + "..."
+        detail += f"; top kernel {name}{via}: {top.share:.0%}{lines}"
+    return f"profile {name}: {format_us(p.total_us)} of {p.timeline.upper()} time", detail

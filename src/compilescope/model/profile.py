@@ -1,0 +1,67 @@
+"""A torch.profiler Chrome trace, read: its timed events and what could not be read.
+
+Only the complete (``"ph": "X"``) events carry time; the reader keeps those, with
+the few fields the runtime analysis joins on (correlation and External id link a
+GPU kernel to the CPU call that launched it). Serialisable, like the Trace.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+# Categories (lower case) of events that run on a GPU: torch.profiler / Kineto names, and older Kineto's.
+GPU_CATEGORIES = frozenset({"kernel", "gpu_memcpy", "gpu_memset", "gpu_user_annotation", "memcpy", "memset"})
+# Operators (aten::mm, ...): "operator" in older Kineto.
+OP_CATEGORIES = frozenset({"cpu_op", "operator"})
+# Categories that are the profiler's own bookkeeping, not the program's time.
+PROFILER_CATEGORIES = frozenset({"trace", "overhead"})
+
+
+@dataclass(slots=True)
+class ProfileEvent:
+    name: str
+    cat: str  # lower case
+    ts: float  # microseconds
+    dur: float  # microseconds, >= 0
+    pid: int | str
+    tid: int | str
+    correlation: int | None = None  # CUDA correlation id: a kernel and the runtime call that launched it
+    device: int | None = None
+
+    @property
+    def end(self) -> float:
+        return self.ts + self.dur
+
+    @property
+    def on_gpu(self) -> bool:
+        return self.cat in GPU_CATEGORIES
+
+    def to_json(self) -> dict[str, Any]:
+        return {"name": self.name, "cat": self.cat, "ts": self.ts, "dur": self.dur, "pid": self.pid, "tid": self.tid,
+                "correlation": self.correlation, "device": self.device}
+
+
+@dataclass
+class Profile:
+    source: str
+    events: list[ProfileEvent] = field(default_factory=list)
+    skipped: dict[str, int] = field(default_factory=dict)  # why -> how many events were not read
+    stopped: str | None = None  # why reading ended before the end of the file (truncated, corrupt, too big)
+    devices: list[str] = field(default_factory=list)  # GPU names from deviceProperties
+    part_of: str | None = None  # a run cut out of this profile (eager or compiled): its time is its ranges' time
+
+    def skip(self, why: str, n: int = 1) -> None:
+        self.skipped[why] = self.skipped.get(why, 0) + n
+
+    @property
+    def notes(self) -> list[str]:
+        """What the report says about what was not read."""
+        out = [f"{n:,} event(s) skipped: {why}" for why, n in sorted(self.skipped.items())]
+        if self.stopped:
+            out.insert(0, f"read stopped early: {self.stopped}; {len(self.events):,} events read up to there")
+        return out
+
+    def to_json(self) -> dict[str, Any]:
+        return {"source": self.source, "events": len(self.events), "skipped": dict(self.skipped),
+                "stopped": self.stopped, "devices": list(self.devices)}

@@ -1,0 +1,69 @@
+"""The Runtime page: where the profiled time went, by kernel, graph and user line.
+
+Only formats what analyses.runtime computed; here the rows get their links (the
+output code that defines a kernel, the compile's provenance page, the source view).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Iterator
+
+from ...analyses.runtime import KIND_LABELS, KernelRow, format_us
+from ...model.trace import Frame
+from ...analyses.provenance import kernel_anchor
+from ..options import artifact_url, readable_url
+from .provenance import provenance_url
+
+if TYPE_CHECKING:
+    from . import _Page
+
+RUNTIME_PAGE = "runtime.html"
+
+
+def _code_url(page: _Page, row: KernelRow) -> str | None:
+    entry = page.trace.compiles.get(row.compile_id)
+    if entry is None or row.code_artifact is None:
+        return None
+    for a in entry.artifacts:
+        if a.number == row.code_artifact:
+            return artifact_url(a, page.options) + (f"#L{row.code_line}" if row.code_line else "")
+    return None
+
+
+def _stacks_url(page: _Page, row: KernelRow) -> str | None:
+    """The kernel's entry on the page of its user stack traces (provenance)."""
+    entry = page.trace.compiles.get(row.compile_id)
+    if entry is None or row.stacks_artifact is None or row.stacks_name is None:
+        return None
+    for a in entry.artifacts:
+        if a.number == row.stacks_artifact and a.readable:
+            return f"{readable_url(a, page.options)}#{kernel_anchor(row.stacks_name)}"
+    return None
+
+
+def _compile_url(page: _Page, row_compile_id) -> str | None:
+    entry = page.trace.compiles.get(row_compile_id)
+    return f"{entry.dir_name}/index.html" if entry is not None and row_compile_id is not None else None
+
+
+def _provenance_url(page: _Page, compile_id) -> str | None:
+    found = page.results.provenance.compiles.get(compile_id)
+    return provenance_url(found.dir_name) if found is not None and compile_id is not None else None
+
+
+def runtime_files(page: _Page) -> Iterator[tuple[str, str]]:
+    runtime = page.results.runtime
+    if not runtime:
+        return
+    profiles = []
+    for p in runtime.profiles:
+        kernels = [{
+            "row": k, "kind": KIND_LABELS[k.kind], "code_url": _code_url(page, k), "stacks_url": _stacks_url(page, k),
+            "compile_url": _compile_url(page, k.compile_id), "provenance_url": _provenance_url(page, k.compile_id),
+            "lines": [(u, page.frame_url(Frame(u.file, u.line, u.function or ""))) for u in k.user_lines],
+        } for k in p.kernels]
+        graphs = [{"row": g, "compile_url": _compile_url(page, g.compile_id),
+                   "provenance_url": _provenance_url(page, g.compile_id)} for g in p.graphs]
+        lines = [{"row": r, "url": page.frame_url(Frame(r.file, r.line, r.function or ""))} for r in p.lines]
+        profiles.append({"p": p, "kernels": kernels, "graphs": graphs, "lines": lines, "kinds": p.by_kind()})
+    yield RUNTIME_PAGE, page.render("runtime.html", "", profiles=profiles, comparison=runtime.comparison, us=format_us)

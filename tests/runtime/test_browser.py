@@ -1,0 +1,42 @@
+"""The Runtime page in Chromium: its links lead to pages that exist and show the kernel; no console errors."""
+
+from __future__ import annotations
+
+import pytest
+
+from ..browser import browser_page
+from .test_runtime import _gpu_pair
+from ..conftest import report
+
+pytestmark = pytest.mark.browser
+
+
+def test_runtime_page_links_work(tmp_path):
+    log, profile = _gpu_pair()
+    out = tmp_path / "out"
+    report(log, out, "--profile", profile)
+    with browser_page() as page:
+        page.goto((out / "index.html").as_uri())
+        page.click("#insights-runtime a[href='runtime.html']")
+        page.wait_for_load_state()
+        assert page.url.endswith("runtime.html") and "GPU time" in page.inner_text("h2")
+        hrefs = page.eval_on_selector_all("a[href]", "els => els.map(e => e.href)")
+        for href in set(hrefs):  # every link leads to a file of the report
+            assert href.startswith("file:") and (out / href.split(out.name + "/", 1)[1].split("#")[0]).exists(), href
+        link = page.locator("a.rt-code", has_text="triton_poi_fused_addmm_gelu_view_1")
+        anchor = link.get_attribute("href").split("#")[1]
+        link.click()
+        page.wait_for_load_state()
+        assert page.url.endswith(f"#{anchor}") and page.locator(f"#{anchor}").count() == 1
+        assert "triton_poi_fused_addmm_gelu_view_1 = async_compile" in page.inner_text("code")
+        page.go_back()
+        stacks = page.locator("tr", has=page.locator("a.rt-code", has_text="triton_poi_fused_addmm_gelu_view_1")).locator("a.rt-stacks")
+        target = stacks.get_attribute("href").split("#")[1]
+        stacks.click()
+        page.wait_for_load_state()
+        assert page.locator(f"#{target}").count() == 1 and "profile_compiled.py" in page.inner_text(f"#{target}")
+        page.go_back()
+        page.locator("a.rt-provenance").first.click()
+        page.wait_for_load_state()
+        assert "provenance/" in page.url
+        assert not page.console_errors and not page.external_requests

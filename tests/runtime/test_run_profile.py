@@ -1,0 +1,29 @@
+"""`compilescope run --profile P -- prog`: the profile the program writes is read once it has ended."""
+
+from __future__ import annotations
+
+import sys
+
+import pytest
+
+from ..capture.conftest import compilescope
+from .test_runtime import _gpu_pair
+
+pytestmark = pytest.mark.torch
+
+# Stands in for a profiled program: it "writes" its log and its profile (copies of the real GPU pair).
+PROGRAM = """
+import os, shutil, sys
+shutil.copy(sys.argv[1], os.path.join(os.environ["TORCH_TRACE"], "dedicated_log_torch_trace_x.log"))
+shutil.copy(sys.argv[2], "profile.json")
+"""
+
+
+def test_run_reads_the_profile_the_program_wrote(tmp_path):
+    log, profile = _gpu_pair()
+    (tmp_path / "prog.py").write_text(PROGRAM)
+    done = compilescope("run", "--no-browser", "-o", tmp_path / "report", "--profile", "profile.json", "--",
+                        sys.executable, "prog.py", log, profile, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    html = (tmp_path / "report" / "runtime.html").read_text()
+    assert "triton_poi_fused_addmm_gelu_view_1" in html and "34.45 ms of GPU time" in html

@@ -1,0 +1,161 @@
+"""Runtime: a torch.profiler trace joined to kernels, graphs and user lines (issue 18).
+
+The GPU pair is real (torch 2.11 on an H100, ../shared); the CPU pairs are recorded
+here with torch 2.13 by capture(profile=True). Expected values come from the
+profile's own events, read here with json, not from the code under test.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+from pathlib import Path
+
+import orjson
+import pytest
+
+import compilescope
+from compilescope.analyses import Results, analyze
+from compilescope.analyses.provenance import analyze_provenance
+from compilescope.analyses.runtime import analyze_runtime
+from compilescope.ingest.profile import read_profile
+
+from ..conftest import REPO, report, run_cli, skip_or_fail, torch213
+
+GPU_PAIR = REPO.parent / "shared" / "traces" / "gpu-torch211" / "profile_compiled"
+
+
+def _gpu_pair() -> tuple[Path, Path]:
+    if not GPU_PAIR.is_dir():
+        skip_or_fail("../shared/traces/gpu-torch211 not available")
+    return next(GPU_PAIR.glob("*.log")), GPU_PAIR / "profile_compiled.json"
+
+
+def _runtime(log: Path, *profiles: Path):
+    with compilescope.load(log) as trace:
+        return analyze_runtime(trace, analyze_provenance(trace), [read_profile(str(p)) for p in profiles])
+
+
+def _raw_events(profile: Path) -> list[dict]:
+    opener = gzip.open if profile.suffix == ".gz" else open
+    with opener(profile, "rt") as f:
+        return [e for e in json.load(f)["traceEvents"] if e.get("ph") == "X"]
+
+
+def test_gpu_pair_every_triton_kernel_to_its_compile_id_and_user_lines():
+    log, profile = _gpu_pair()
+    p = _runtime(log, profile).profiles[0]
+    raw = _raw_events(profile)
+    gpu = [e for e in raw if e.get("cat") == "kernel"]
+    triton = {e["name"] for e in gpu if e["name"].startswith("triton_")}
+    rows = {k.name: k for k in p.kernels}
+    assert triton and p.timeline == "gpu" and p.matched and not p.notes
+    for name in triton:
+        row = rows[name]
+        assert row.kind == "inductor" and str(row.compile_id) == "[0/0]"
+        assert [u.location for u in row.user_lines] and all(u.file.endswith("profile_compiled.py") for u in row.user_lines)
+        assert row.total_us == pytest.approx(sum(e["dur"] for e in gpu if e["name"] == name))
+        assert row.calls == sum(1 for e in gpu if e["name"] == name)
+        assert row.code_artifact is not None and row.code_line  # links to its definition in the output code
+    gemms = [e for e in gpu if "gemm" in e["name"]]
+    gemm_rows = [k for k in p.kernels if "gemm" in k.name]
+    assert gemms and gemm_rows
+    for row in gemm_rows:  # cuBLAS: through aten::mm to the graph that called it
+        assert row.kind == "extern" and row.op == "aten::mm" and str(row.compile_id) == "[0/0]"
+        assert row.graph == "fvdhvecy3z722inizg4ceqpxirxc7glohmsfx5dbtx6zotk3eqe2"
+    assert sum(r.total_us for r in gemm_rows) == pytest.approx(sum(e["dur"] for e in gemms))
+    # The total: the GPU's wall span (one stream, kernels do not overlap); the shares add up to it.
+    span = max(e["ts"] + e["dur"] for e in gpu) - min(e["ts"] for e in gpu)
+    assert p.total_us == pytest.approx(span, rel=1e-6)
+    assert sum(k.share for k in p.kernels) == pytest.approx(1.0, abs=0.005)
+    assert sum(g.share for g in p.graphs) == pytest.approx(1.0, abs=0.005)
+    (graph,) = [g for g in p.graphs if g.key is not None]
+    assert str(graph.compile_id) == "[0/0]" and graph.calls == 3
+
+
+def test_gpu_pair_summary_json_runtime_section(capsys):
+    log, profile = _gpu_pair()
+    assert run_cli("summary", log, "--json", "--profile", profile) == 0
+    doc = json.loads(capsys.readouterr().out)
+    (p,) = doc["runtime"]["profiles"]
+    assert {"name", "compile_id", "calls", "total_us", "share", "user_lines"} <= set(p["kernels"][0])
+    assert {"file", "line", "total_us", "share"} <= set(p["user_lines"][0])
+    assert sum(k["share"] for k in p["kernels"]) == pytest.approx(1.0, abs=0.005)
+    assert any(f["section"] == "runtime" for f in doc["findings"])
+    assert run_cli("summary", log, "--json") == 0
+    assert json.loads(capsys.readouterr().out)["runtime"] is None
+
+
+def test_profile_from_another_run_gives_one_clear_line():
+    _, profile = _gpu_pair()
+    p = _runtime(torch213("inductor_provenance.log") if torch213("inductor_provenance.log").exists()
+                 else next(torch213("").glob("*.log")), profile).profiles[0]
+    assert not p.matched and "from another run" in p.notes[0]
+
+
+def test_truncated_and_corrupt_profiles_are_read_as_far_as_they_go(tmp_path):
+    log, profile = _gpu_pair()
+    data = profile.read_bytes()
+    cut = tmp_path / "cut.json"
+    cut.write_bytes(data[: len(data) // 2])
+    read = read_profile(str(cut))
+    assert read.stopped and 0 < len(read.events) < len(read_profile(str(profile)).events)
+    assert "read stopped early" in read.notes[0]
+    p = _runtime(log, cut).profiles[0]
+    assert p.notes[0].startswith("read stopped early") and sum(k.share for k in p.kernels) == pytest.approx(1.0)
+    gz = tmp_path / "cut.json.gz"
+    gz.write_bytes(gzip.compress(data)[:-2000])
+    assert read_profile(str(gz)).stopped and read_profile(str(gz)).events
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"traceEvents": [{"ph": "X", "name": 3}, {"ph": "X", "name": "a", "ts": 1, "dur": -1}, 7,'
+                   ' {"ph": "X", "name": "ok", "cat": "cpu_op", "ts": 1, "dur": 2, "pid": 1, "tid": 1}]}')
+    read = read_profile(str(bad))
+    assert [e.name for e in read.events] == ["ok"] and sum(read.skipped.values()) == 3
+
+
+def test_not_a_profile_is_one_error_line(tmp_path, capsys):
+    log, _ = _gpu_pair()
+    other = tmp_path / "x.json"
+    other.write_text('{"a": 1}')
+    assert run_cli("summary", log, "--profile", other) != 0
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "not a torch.profiler Chrome trace" in err[0]
+    assert run_cli("summary", log, "--profile", tmp_path / "missing.json") != 0
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("compilescope: error: cannot read profile")
+
+
+def test_hostile_names_are_escaped_and_work_is_bounded(tmp_path):
+    log, _ = _gpu_pair()
+    hostile = tmp_path / "hostile.json"
+    events = [{"ph": "X", "cat": "cpu_op", "name": "<script>alert(1)</script>", "ts": i, "dur": 0.5, "pid": 1, "tid": 1}
+              for i in range(50)]
+    events.append({"ph": "X", "cat": "user_annotation", "name": "## Call CompiledFxGraph <img src=x> ##", "ts": 100,
+                   "dur": 5, "pid": 1, "tid": 1})
+    hostile.write_text(json.dumps({"traceEvents": events}))
+    assert len(read_profile(str(hostile), max_events=10).events) == 10
+    assert "more than 10" in read_profile(str(hostile), max_events=10).stopped
+    out = tmp_path / "out"
+    report(log, out, "--profile", hostile)
+    html = (out / "runtime.html").read_text()
+    assert "<script>alert" not in html and "&lt;script&gt;alert(1)&lt;/script&gt;" in html
+    assert "<img" not in html
+
+
+def test_profile_with_several_logs_is_one_error_line(tmp_path, capsys):
+    log, profile = _gpu_pair()
+    assert run_cli(log, log, "--profile", profile, "-o", tmp_path / "o", "--no-browser") == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == ["compilescope: error: --profile goes with one log (the log of the process that was profiled)"]
+
+
+def test_results_with_a_profile_round_trip_exactly():
+    """The runtime analysis is part of the one saved value (--save / --load keep it)."""
+    log, profile = _gpu_pair()
+    with compilescope.load(log) as trace:
+        results = analyze(trace, [read_profile(str(profile))])
+        assert results.runtime.profiles and results.insights is not None and results.insights.runtime
+        saved = orjson.dumps(results.to_json())
+        with Results.from_json(orjson.loads(saved)) as loaded:
+            assert loaded.runtime == results.runtime
+            assert loaded == results
