@@ -10,6 +10,7 @@ from .export import ExportReport, export_report
 from .failures import FailureRow, failures_and_restarts
 from .insights import Insights, insights
 from .provenance import Provenance, analyze_provenance
+from .sources import Sources, analyze_sources
 from .stack_trie import StackTrieNode, build_stack_trie, build_unknown_stack_trie
 from .status import compile_statuses
 
@@ -23,6 +24,7 @@ class Results:
     export: ExportReport = field(default_factory=ExportReport)
     provenance: Provenance = field(default_factory=Provenance)
     insights: Insights | None = None
+    sources: Sources = field(default_factory=Sources)
 
     def to_json(self) -> dict:
         return {
@@ -37,12 +39,14 @@ class Results:
 
 def analyze(trace: Trace) -> Results:
     statuses = compile_statuses(trace)
+    provenance = analyze_provenance(trace)
     return Results(
         stack_trie=build_stack_trie(trace, statuses),
         unknown_stack_trie=build_unknown_stack_trie(trace),
         failures=failures_and_restarts(trace),
         statuses=statuses,
         export=export_report(trace),
-        provenance=analyze_provenance(trace),
+        provenance=provenance,
         insights=insights(trace),
+        sources=analyze_sources(trace, provenance=provenance),
     )

@@ -48,6 +48,7 @@ class Scenario:
 
 SCENARIOS = [
     Scenario("graph_breaks", "graph_breaks.py"),
+    Scenario("source_view", "source_view.py"),
     Scenario("recompiles", "recompiles.py"),
     Scenario("dynamic_shapes", "dynamic_shapes.py"),
     Scenario("training", "training.py"),
