@@ -27,6 +27,7 @@ from ...model.trace import CODE, DUMP, GUARDS, JSON, LINK, METRICS, TEXT, Artifa
 from ..options import ReportOptions, artifact_url, dump_file_url, readable_url, safe_link_url
 from .export import COMPILE_INDEX, render_export_index, wants_export_index
 from .provenance import kernels_page, provenance_files, provenance_url
+from .sources import source_files, source_url
 
 Output = tuple[str, "str | bytes"]
 
@@ -182,6 +183,8 @@ class _Page:
             "artifact_url": lambda a: artifact_url(a, options),
             "frame_url": self.frame_url,
             "provenance_url": lambda c: provenance_url(c.dir_name) if c.compile_id in results.provenance.compiles else None,
+            "source_url": lambda filename, line=None: source_url(self, filename, line),
+            "source_files": results.sources.files,
         }
 
     def frame_url(self, frame: Frame) -> str | None:
@@ -220,6 +223,7 @@ def render_html(trace: Trace, results: Results, options: ReportOptions) -> Itera
     for name, ref in trace.dump_files.items():
         yield dump_file_url(name, trace.dump_pages), _code_page(page, "../", None, name, "dumped source", ref, "python")
     yield from provenance_files(page)
+    yield from source_files(page)
 
 
 def _index(page: _Page) -> str:
