@@ -161,3 +161,16 @@ def test_disk_text_only_when_it_agrees(tmp_path):
         f = analyze_sources(trace).file(str(here))
     assert f.origin == "log" and "differs" in f.note
     assert f.text[25] == "return y * m" and f.text[0] is None  # quoted line kept; unquoted ones are gaps
+
+
+def test_summary_names_the_lines_each_break_ran_eagerly(capsys):
+    assert run_cli("summary", torch213("graph_breaks.log"), "--json") == 0
+    doc = json.loads(capsys.readouterr().out)
+    eager = {b["reason"]: [(os.path.basename(e["filename"]), e["line"], e["code"]) for e in b["eager_lines"]]
+             for b in doc["graph_breaks"]["breaks"]}
+    assert eager["Data-dependent branching"] == [
+        ("graph_breaks.py", 23, "if y.sum() > 0:  # graph break 1: data-dependent branch")]
+    assert [(f, n) for f, n, _ in eager["Failed to trace builtin operator"]] == [
+        ("graph_breaks.py", 27), ("graph_breaks.py", 18), ("graph_breaks.py", 30)]
+    assert run_cli("summary", torch213("graph_breaks.log")) == 0
+    assert "ran eagerly: graph_breaks.py:27, graph_breaks.py:18, graph_breaks.py:30" in " ".join(capsys.readouterr().out.split())

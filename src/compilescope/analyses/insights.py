@@ -16,6 +16,7 @@ from .compile_time import PHASE_LABELS, CompileTimes, compile_times, format_seco
 from .dynamic_shapes import DynamicShapes, dynamic_shapes
 from .errors import CompileErrors, compile_errors
 from .graph_breaks import GraphBreaks, graph_breaks
+from .sources import add_eager_lines, graph_break_sites
 from .recompiles import CHANGE_LABELS, Recompiles, recompiles
 
 SCHEMA_VERSION = 1
@@ -117,6 +118,7 @@ def insights(trace: Trace) -> Insights:
         errors=compile_errors(trace),
         dynamic_shapes=dynamic_shapes(trace),
     )
+    add_eager_lines(ins.graph_breaks, graph_break_sites(trace))
     ins.findings = findings(ins)
     return ins
 

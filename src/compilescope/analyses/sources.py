@@ -24,7 +24,7 @@ from typing import Any
 from ..model.names import safe_stem
 from ..model.trace import Compile, Trace
 from .dynamic_shapes import DynamicShapes, dynamic_shapes
-from .graph_breaks import ARTIFACT as GRAPH_BREAK_ARTIFACT, compilation_key, parse_reason
+from .graph_breaks import ARTIFACT as GRAPH_BREAK_ARTIFACT, GraphBreaks, compilation_key, parse_reason
 from .provenance import Provenance, analyze_provenance
 from .recompiles import Recompiles, recompiles
 from .userloc import UserLocation, traceback_frames
@@ -65,6 +65,7 @@ class GraphBreakSite:
     compile_ids: list[str] = field(default_factory=list)
     resume_functions: list[str] = field(default_factory=list)  # resume functions that took over after it
     eager_lines: list[tuple[str, int]] = field(default_factory=list)  # (path, line), outermost frame first
+    quoted: dict[tuple[str, int], str] = field(default_factory=dict)  # the code the traceback quotes at a line
 
     def to_json(self) -> dict[str, Any]:
         return {"index": self.index, "reason": self.reason,
@@ -237,6 +238,77 @@ def _eager_frames(frames: list[UserLocation], compiled_name: str | None) -> list
     return frames[-1:]
 
 
+def _resume_frames(trace: Trace) -> dict[tuple[str, str, int], list[str]]:
+    """(path, resumed function, line) -> compile ids of the resume functions `torch_dynamo_resume_in_<f>_at_<line>`."""
+    found: dict[tuple[str, str, int], list[str]] = {}
+    for entry in trace.sorted_compiles():
+        frame = _compiled_frame(entry)
+        m = _RESUME.match(frame[2]) if frame else None
+        if m:
+            ids = found.setdefault((frame[0], m["func"], int(m["line"])), [])
+            if compilation_key(entry.compile_id) not in ids:
+                ids.append(compilation_key(entry.compile_id))
+    return found
+
+
+def graph_break_sites(trace: Trace, quotes: _Quotes | None = None) -> list[GraphBreakSite]:
+    """Distinct graph breaks with the lines that ran eagerly because of them and the resume functions after them."""
+    sites: dict[tuple, GraphBreakSite] = {}
+    statements: dict[int, set[tuple[str, int]]] = {}  # break -> the statements of compiled frames it stopped at
+    for entry in trace.sorted_compiles():
+        key = compilation_key(entry.compile_id)
+        frame = _compiled_frame(entry)
+        for artifact in entry.artifacts:
+            if artifact.name != GRAPH_BREAK_ARTIFACT or artifact.payload is None:
+                continue
+            text = trace.payload_text(artifact.payload)
+            frames = traceback_frames(_user_traceback(text))
+            if quotes is not None:
+                for f in frames:
+                    quotes.add(f.filename, f.line, f.code)
+            user = [f for f in frames if is_user_source(f.filename)]
+            if not user:
+                continue
+            reason = parse_reason(text)["reason"]
+            inner = user[-1]
+            site = sites.get((reason, inner.key))
+            if site is None:
+                site = sites[(reason, inner.key)] = GraphBreakSite(len(sites), reason, inner)
+            if key not in site.compile_ids:
+                site.compile_ids.append(key)
+            # User tracebacks name a resume function by the function it resumes.
+            compiled_name = frame[2] if frame else None
+            resumed = _RESUME.match(compiled_name or "")
+            compiled_name = resumed["func"] if resumed else compiled_name
+            eager = _eager_frames(user, compiled_name)
+            statements.setdefault(site.index, set()).add(eager[0].key)
+            for f in eager:
+                if f.key not in site.eager_lines:
+                    site.eager_lines.append(f.key)
+                if f.code:
+                    site.quoted.setdefault(f.key, f.code)
+    # A resume function `torch_dynamo_resume_in_f_at_N` took over after the break whose eager statement is f's line N.
+    resumes = _resume_frames(trace)
+    for site in sites.values():
+        for path, line in sorted(statements.get(site.index, ())):
+            for (rpath, func, rline) in resumes:
+                name = f"torch_dynamo_resume_in_{func}_at_{rline}"
+                if rpath == path and rline == line and name not in site.resume_functions:
+                    site.resume_functions.append(name)
+    return sorted(sites.values(), key=lambda s: s.index)
+
+
+def add_eager_lines(breaks: GraphBreaks, sites: list[GraphBreakSite]) -> None:
+    """Each distinct graph break of the summary gets the lines that ran eagerly because of it."""
+    by_key = {(s.reason, s.location.key): s for s in sites if s.location is not None}
+    for brk in breaks.breaks:
+        site = by_key.get((brk.reason, brk.location.key)) if brk.location else None
+        if site is None:
+            continue
+        brk.eager_lines = [UserLocation(p, n, None, site.quoted.get((p, n))) for p, n in site.eager_lines]
+        brk.resume_functions = list(site.resume_functions)
+
+
 def analyze_sources(trace: Trace, provenance: Provenance | None = None, shapes: DynamicShapes | None = None,
                     recompile_info: Recompiles | None = None) -> Sources:
     quotes = _Quotes()
@@ -248,25 +320,15 @@ def analyze_sources(trace: Trace, provenance: Provenance | None = None, shapes: 
             return None
         return notes.setdefault(path, {}).setdefault(line, LineNotes())
 
-    sites: dict[tuple, GraphBreakSite] = {}
-    statements: dict[int, set[tuple[str, int]]] = {}  # break -> the statements of compiled frames it stopped at
-    resume_by_frame: dict[tuple[str, str, int], list[str]] = {}  # (path, function, line) -> compile ids
-
     for entry in trace.sorted_compiles():
         key = compilation_key(entry.compile_id)
         frame = _compiled_frame(entry)
         for f in entry.stack or []:
             quotes.add(f.filename, f.line, f.loc)
         if frame is not None:
-            path, first, name = frame
-            n = at(path, first)
+            n = at(frame[0], frame[1])
             if n is not None and not any(fr["compile_id"] == key for fr in n.frames):
-                n.frames.append({"compile_id": key, "function": name})
-            m = _RESUME.match(name)
-            if m:
-                resume_by_frame.setdefault((path, m["func"], int(m["line"])), [])
-                if key not in resume_by_frame[(path, m["func"], int(m["line"]))]:
-                    resume_by_frame[(path, m["func"], int(m["line"]))].append(key)
+                n.frames.append({"compile_id": key, "function": frame[2]})
         for artifact in entry.artifacts:
             if artifact.name == GRAPH_ARTIFACT and artifact.payload is not None:
                 for site in fx_node_sites(trace.payload_text(artifact.payload)):
@@ -275,41 +337,10 @@ def analyze_sources(trace: Trace, provenance: Provenance | None = None, shapes: 
                     if n is not None:
                         names = n.graphs.setdefault(key, [])
                         names.extend(x for x in site.nodes if x not in names)
-            elif artifact.name == GRAPH_BREAK_ARTIFACT and artifact.payload is not None:
-                text = trace.payload_text(artifact.payload)
-                frames = traceback_frames(_user_traceback(text))
-                for f in frames:
-                    quotes.add(f.filename, f.line, f.code)
-                user = [f for f in frames if is_user_source(f.filename)]
-                if not user:
-                    continue
-                reason = parse_reason(text)["reason"]
-                inner = user[-1]
-                site_key = (reason, inner.key)
-                site = sites.get(site_key)
-                if site is None:
-                    site = sites[site_key] = GraphBreakSite(len(sites), reason, inner)
-                if key not in site.compile_ids:
-                    site.compile_ids.append(key)
-                # User tracebacks name a resume function by the function it resumes.
-                compiled_name = frame[2] if frame else None
-                resumed = _RESUME.match(compiled_name or "")
-                compiled_name = resumed["func"] if resumed else compiled_name
-                eager = _eager_frames(user, compiled_name)
-                statements.setdefault(site.index, set()).add(eager[0].key)
-                for f in eager:
-                    if f.key not in site.eager_lines:
-                        site.eager_lines.append(f.key)
 
-    # A resume function `torch_dynamo_resume_in_f_at_N` took over after the break whose eager statement is f's line N.
-    for site in sites.values():
-        for path, line in sorted(statements.get(site.index, ())):
-            for (rpath, func, rline) in resume_by_frame:
-                if rpath == path and rline == line:
-                    name = f"torch_dynamo_resume_in_{func}_at_{rline}"
-                    if name not in site.resume_functions:
-                        site.resume_functions.append(name)
-    for site in sites.values():
+    sites = graph_break_sites(trace, quotes)
+    resume_by_frame = _resume_frames(trace)
+    for site in sites:
         loc = site.location
         n = at(loc.filename, loc.line)
         if n is not None:
@@ -364,7 +395,7 @@ def analyze_sources(trace: Trace, provenance: Provenance | None = None, shapes: 
                         n.kernels.append({"compile_id": cp_key, "dir": cp.dir_name, "kernel": kernel.name, "anchor": kernel.anchor,
                                           "section": section_number})
 
-    result = Sources(graph_breaks=sorted(sites.values(), key=lambda s: s.index))
+    result = Sources(graph_breaks=sites)
     for path in sorted(notes):
         quoted = quotes.by_file.get(path, {})
         disk, note = _read_disk(path, quoted)

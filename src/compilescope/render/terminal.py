@@ -121,6 +121,8 @@ def _graph_breaks(ins: Insights) -> list[RenderableType]:
             reason.append(f"\ncode: {brk.location.code}", style="default")
         if brk.hints:
             reason.append(f"\nhint: {brk.hints[0]}", style="green")
+        if brk.eager_lines:
+            reason.append("\nran eagerly: " + ", ".join(e.short for e in brk.eager_lines), style="yellow")
         table.add_row(str(i), str(brk.count), _where(brk.location) + "\n" + ", ".join(brk.compile_ids), reason)
     out.append(table)
     if len(gb.breaks) > MAX_BREAKS:
