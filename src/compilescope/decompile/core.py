@@ -70,7 +70,10 @@ def instructions_from_code(code) -> list[Instr]:
         line = ins.starts_line if isinstance(getattr(ins, "starts_line", None), int) and not isinstance(ins.starts_line, bool) else None
         if sys.version_info >= (3, 13):
             line = ins.line_number if ins.starts_line else None
-        out.append(Instr(ins.opname, ins.arg, ins.argval, ins.argrepr, ins.offset, line))
+        argval = ins.argval
+        if ins.opname == "KW_NAMES" and not isinstance(argval, tuple):
+            argval = code.co_consts[ins.arg]  # 3.11's dis leaves it unresolved
+        out.append(Instr(ins.opname, ins.arg, argval, ins.argrepr, ins.offset, line))
     return out
 
 
