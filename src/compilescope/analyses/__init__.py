@@ -11,6 +11,7 @@ from .failures import FailureRow, failures_and_restarts
 from .insights import Insights, insights
 from .provenance import Provenance, analyze_provenance
 from .sources import Sources, analyze_sources
+from .transformed import TransformedCode, transformed_code
 from .stack_trie import StackTrieNode, build_stack_trie, build_unknown_stack_trie
 from .status import compile_statuses
 
@@ -25,6 +26,7 @@ class Results:
     provenance: Provenance = field(default_factory=Provenance)
     insights: Insights | None = None
     sources: Sources = field(default_factory=Sources)
+    transformed: dict[str, TransformedCode] = field(default_factory=dict)  # compile dir -> code run instead
 
     def to_json(self) -> dict:
         return {
@@ -49,4 +51,5 @@ def analyze(trace: Trace) -> Results:
         provenance=provenance,
         insights=insights(trace),
         sources=analyze_sources(trace, provenance=provenance),
+        transformed=transformed_code(trace),
     )

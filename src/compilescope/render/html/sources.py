@@ -13,6 +13,7 @@ from markupsafe import Markup, escape
 from ...analyses.graph_breaks import compilation_key
 from ...analyses.sources import SourceFile, line_anchor
 from .provenance import provenance_url
+from .transformed import transformed_url
 
 if TYPE_CHECKING:
     from . import _Page
@@ -72,8 +73,11 @@ def _notes_html(page: _Page, f: SourceFile, n: int, dirs: dict[str, str], resume
                  f'{" …" if len(nodes) > 8 else ""}</span>' for cid, nodes in notes.graphs.items()]
         items.append(f'<li class="n-graphs">captured in graph {"; ".join(parts)}</li>')
     for fr in notes.frames:
+        d = dirs.get(fr["compile_id"])
+        transformed = (f' · <a class="transformed-link" href="../{escape(transformed_url(d))}">what runs instead</a>'
+                       if d in page.results.transformed else "")
         items.append(f'<li class="n-frame">compiled frame <span class="mono">{escape(fr["function"])}</span> starts here: '
-                     f'{_cid(fr["compile_id"], dirs)}</li>')
+                     f'{_cid(fr["compile_id"], dirs)}{transformed}</li>')
     for b in notes.graph_breaks:
         resumes = "".join(f' → resumed by <span class="mono">{escape(r)}</span> '
                           + ", ".join(_cid(c, dirs) for c in resume_ids.get(r, [])) for r in b["resume_functions"])
