@@ -23,6 +23,7 @@ COMMANDS = {
     "demo": (".demo", "DemoCommand"),
     "summary": (".summary", "SummaryCommand"),
     "diagnose": (".diagnose", "DiagnoseCommand"),
+    "dump-src": (".dump_src", "DumpSrcCommand"),
 }
 
 
