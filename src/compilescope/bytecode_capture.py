@@ -15,28 +15,31 @@ child process of ``compilescope run`` loads this file by path (src/compilescope/
 
 from __future__ import annotations
 
+import importlib
 import importlib.util
 import os
 import sys
 
-ORIGINAL = "compilescope_original_bytecode"
-TRANSFORMED_BYTECODE = "compilescope_transformed_bytecode"
-TRANSFORMED = "compilescope_transformed_code"
-ARTIFACTS = (ORIGINAL, TRANSFORMED_BYTECODE, TRANSFORMED)
-HEADER = "# compilescope: the code torch.compile runs instead of "  # + co_name, then what it is
-
-
-def _decompile():
+def _stdlib_module(name: str):
+    """compilescope.decompile.<name>, or the same file loaded by path (a child interpreter without compilescope)."""
     try:
-        from compilescope.decompile.core import decompile
-    except ImportError:  # a child interpreter without compilescope installed: load the stdlib-only file
-        path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "decompile", "core.py")
-        spec = importlib.util.spec_from_file_location("_compilescope_decompile_core", path)
+        return importlib.import_module(f"compilescope.decompile.{name}")
+    except ImportError:
+        path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "decompile", f"{name}.py")
+        spec = importlib.util.spec_from_file_location(f"_compilescope_decompile_{name}", path)
         module = importlib.util.module_from_spec(spec)
         sys.modules[spec.name] = module
         spec.loader.exec_module(module)
-        decompile = module.decompile
-    return decompile
+        return module
+
+
+_names = _stdlib_module("recorded")
+ORIGINAL, TRANSFORMED_BYTECODE, TRANSFORMED, HEADER = (
+    _names.ORIGINAL, _names.TRANSFORMED_BYTECODE, _names.TRANSFORMED, _names.HEADER)
+
+
+def _decompile():
+    return _stdlib_module("core").decompile
 
 
 def transformed_source(code) -> str:

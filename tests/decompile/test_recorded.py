@@ -7,7 +7,7 @@ import subprocess
 
 import pytest
 
-from compilescope.bytecode_capture import HEADER, TRANSFORMED
+from compilescope.decompile.recorded import HEADER, TRANSFORMED
 from compilescope.ingest.reader import read_trace
 
 from ..conftest import tlparse_binary, torch213

@@ -11,7 +11,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from ..bytecode_capture import HEADER, TRANSFORMED
+from ..decompile.recorded import HEADER, TRANSFORMED
 from ..decompile.distext import decompile_dis
 from ..model.trace import Artifact, Compile, Trace
 

@@ -293,6 +293,8 @@ class _Decompiler:
             op = ins.opname
             if ins.line is not None and ins.line != self.last_line:
                 self.last_line = ins.line
+                if out.lines and out.lines[-1].startswith(f"{pad}# line "):
+                    out.lines.pop()  # a line that produced no statement of its own
                 out.lines.append(f"{pad}# line {ins.line}")
             if op in _COND_JUMPS:
                 i = self.branch(i, end, stack, out, indent)
