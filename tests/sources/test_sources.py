@@ -132,7 +132,10 @@ def test_graph_breaks_print_in_helper_runs_the_calls_eagerly(tmp_path):
 def test_recompile_guards_and_symbols_on_their_lines(tmp_path):
     doc = sources_json(torch213("recompiles.log"), tmp_path)
     lines = _lines(doc, "recompiles.py")["lines"]
-    assert [g["guard"] for g in lines["29"]["guards"] if g["recompile"] == "[1/1]"] == ["n == 1"]
+    assert [g["guard"] for g in lines["29"]["guards"] if g.get("recompile") == "[1/1]"] == ["n == 1"]
+    # the guards installed because of line 29 (from the guard tree, whose paths torch clips at the front)
+    installed = [g["guard"] for g in lines["29"]["guards"] if g.get("installed") == "[1/0]"]
+    assert "EQUALS_MATCH: L['n'] == 1" in installed
     doc = sources_json(torch213("dynamic_shapes.log"), tmp_path / "d")
     lines = _lines(doc, "dynamic_shapes.py")["lines"]
     assert any(s["kind"] == "specialized" and s["symbol"] == "s77" for s in lines["25"]["symbols"])

@@ -36,6 +36,9 @@ MAX_SOURCE_BYTES = 4 << 20  # a user source bigger than this is not read from di
 _NODE_COMMENT = re.compile(r"^\s*# File: (?P<file>.+?):(?P<line>\d+) in (?P<func>[^,]+?)(?:, code: (?P<code>.*))?\s*$")
 # `    y: "f32[4][1]cpu" = l_x_ * 2;  l_x_ = None`
 _NODE_DEF = re.compile(r"^\s+(?P<name>[A-Za-z_][A-Za-z0-9_]*)(?:\s*:\s*\"[^\"]*\")?\s*=\s")
+# A guard of `dynamo_cpp_guards_str` with the user line that made it: `+- KIND: check  # code  # path:N in fn`
+_GUARD_LINE = re.compile(r"\+- (?P<guard>[A-Z_]+: .*?)\s+# .*?\s+# (?P<file>\S+?):(?P<line>\d+) in (?P<func>\S+)\s*$")
+GUARDS_ARTIFACT = "dynamo_cpp_guards_str"
 _RESUME = re.compile(r"^torch_dynamo_resume_in_(?P<func>.+)_at_(?P<line>\d+)$")
 # Torch's own files: what Dynamo traced through, not the user's code.
 _TORCH_FILE = re.compile(r"[/\\](?:site|dist)-packages[/\\]torch[/\\]")
@@ -320,6 +323,7 @@ def analyze_sources(trace: Trace, provenance: Provenance | None = None, shapes: 
             return None
         return notes.setdefault(path, {}).setdefault(line, LineNotes())
 
+    guard_sites: list[tuple[str, str]] = []  # (compile id, guards text)
     for entry in trace.sorted_compiles():
         key = compilation_key(entry.compile_id)
         frame = _compiled_frame(entry)
@@ -337,6 +341,8 @@ def analyze_sources(trace: Trace, provenance: Provenance | None = None, shapes: 
                     if n is not None:
                         names = n.graphs.setdefault(key, [])
                         names.extend(x for x in site.nodes if x not in names)
+            elif artifact.name == GUARDS_ARTIFACT and artifact.payload is not None:
+                guard_sites.append((key, trace.payload_text(artifact.payload)))
 
     sites = graph_break_sites(trace, quotes)
     resume_by_frame = _resume_frames(trace)
@@ -367,6 +373,24 @@ def analyze_sources(trace: Trace, provenance: Provenance | None = None, shapes: 
                 if n is not None:
                     n.guards.append({"recompile": step.compile_id, "failed_in": guard.compile_id, "guard": guard.guard,
                                      "change": guard.change})
+
+    # Installed guards name the user line they came from, with the path clipped at the front: matched to a file
+    # the log names in full, and only when exactly one ends that way.
+    known = set(notes)
+    for key, text in guard_sites:
+        for raw in text.splitlines():
+            m = _GUARD_LINE.search(raw)
+            if m is None:
+                continue
+            path = m["file"]
+            if path not in known:
+                full = [p for p in known if p.endswith("/" + path) or p.endswith(path)]
+                if len(full) != 1:
+                    continue
+                path = full[0]
+            n = at(path, int(m["line"]))
+            if n is not None and not any(g.get("installed") == key and g["guard"] == m["guard"] for g in n.guards):
+                n.guards.append({"installed": key, "guard": m["guard"]})
 
     shapes = shapes if shapes is not None else dynamic_shapes(trace)
     for what, items in (("created", shapes.symbols), ("specialized", shapes.specializations)):

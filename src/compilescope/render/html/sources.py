@@ -94,9 +94,17 @@ def _notes_html(page: _Page, f: SourceFile, n: int, dirs: dict[str, str], resume
     for r in notes.resumes:
         items.append(f'<li class="n-resume">after this line, <span class="mono">{escape(r["function"])}</span> takes over: '
                      f'{", ".join(_cid(c, dirs) for c in r["compile_ids"])}</li>')
+    installed: dict[str, list[str]] = {}
     for g in notes.guards:
+        if "installed" in g:
+            installed.setdefault(g["installed"], []).append(g["guard"])
+            continue
         items.append(f'<li class="n-guard">recompile {_cid(g["recompile"], dirs)}: guard of {escape(g["failed_in"] or "?")} '
                      f'failed: <code>{escape(g["guard"])}</code></li>')
+    for cid, guards in installed.items():
+        listed = "".join(f"<li><code>{escape(g)}</code></li>" for g in guards)
+        items.append(f'<li class="n-installed">{len(guards)} guard(s) of {_cid(cid, dirs)} come from this line'
+                     f'<details><summary>show</summary><ul>{listed}</ul></details></li>')
     for k in notes.kernels:
         url = f'../{provenance_url(k["dir"])}'
         items.append(f'<li class="n-kernel">kernel <a class="mono" href="{escape(url)}">{escape(k["kernel"])}</a> '
@@ -123,8 +131,9 @@ def _badges(notes) -> str:
         out.append('<span class="b b-break">graph break</span>')
     elif notes.eager:
         out.append('<span class="b b-eager">eager</span>')
-    if notes.guards:
-        out.append(f'<span class="b b-guard">{len(notes.guards)} failed guard(s)</span>')
+    failed = sum(1 for g in notes.guards if "recompile" in g)
+    if failed:
+        out.append(f'<span class="b b-guard">{failed} failed guard(s)</span>')
     if notes.kernels:
         out.append(f'<span class="b b-kernel">{len(notes.kernels)} kernel(s)</span>')
     if notes.symbols:
