@@ -13,6 +13,7 @@ from compilescope.ingest.reader import read_trace
 
 from ..browser import browser_page
 from ..conftest import report, torch213
+from ..sources.test_browser import open_source_page
 
 
 def test_foreign_log_resume_functions_decompiled_from_torchs_disassembly():
@@ -58,9 +59,7 @@ def test_page_shows_code_next_to_source_and_links_the_graph(tmp_path):
     out = tmp_path / "out"
     report(torch213("transformed_code.log"), out)
     with browser_page() as page:
-        page.goto((out / "index.html").as_uri())
-        page.locator("#source-files a", has_text="source_view.py").click()
-        page.wait_for_load_state()
+        open_source_page(page, out, "source_view.py")
         page.click("#L22 .lt")
         page.locator("#L22 .notes a.transformed-link").click()
         page.wait_for_load_state()

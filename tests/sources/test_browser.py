@@ -10,6 +10,13 @@ from ..conftest import report, torch213
 pytestmark = pytest.mark.browser
 
 
+def open_source_page(page, out, name: str) -> None:
+    """From the report's index to the annotated page of source file `name`."""
+    page.goto((out / "index.html").as_uri())
+    page.locator("#source-files a", has_text=name).click()
+    page.wait_for_load_state()
+
+
 def test_graph_break_row_lands_on_the_line(tmp_path):
     out = tmp_path / "out"
     report(torch213("source_view.log"), out)
@@ -36,9 +43,7 @@ def test_click_source_line_shows_graphs_and_kernels(tmp_path):
     out = tmp_path / "out"
     report(torch213("provenance.log"), out)
     with browser_page() as page:
-        page.goto((out / "index.html").as_uri())
-        page.locator("#source-files a", has_text="provenance.py").click()
-        page.wait_for_load_state()
+        open_source_page(page, out, "provenance.py")
         notes = page.locator("#L24 .notes")
         assert not notes.is_visible()
         page.click("#L24 .lt")
@@ -63,9 +68,7 @@ def test_foreign_log_says_it_is_rebuilt(tmp_path):
     out = tmp_path / "out"
     report(next(folder.glob("*.log")), out)
     with browser_page() as page:
-        page.goto((out / "index.html").as_uri())
-        page.locator("#source-files a", has_text="autotune_cudagraphs.py").click()
-        page.wait_for_load_state()
+        open_source_page(page, out, "autotune_cudagraphs.py")
         assert "Rebuilt from the lines the log quotes" in page.inner_text("#src-origin")
         assert page.locator(".src-gap").count() >= 1
         assert "self.l2(torch.nn.functional.gelu(self.l1(x))) + x" in page.inner_text("#L13")
