@@ -177,3 +177,22 @@ def test_summary_names_the_lines_each_break_ran_eagerly(capsys):
         ("graph_breaks.py", 27), ("graph_breaks.py", 18), ("graph_breaks.py", 30)]
     assert run_cli("summary", torch213("graph_breaks.log")) == 0
     assert "ran eagerly: graph_breaks.py:27, graph_breaks.py:18, graph_breaks.py:30" in " ".join(capsys.readouterr().out.split())
+
+
+def test_hostile_quotes_are_escaped_and_other_files_never_read(tmp_path):
+    """A log is untrusted: quoted code reaches HTML escaped, and only .py files that agree are read from disk."""
+    text = torch213("source_view.log").read_text()
+    recorded = re.search(r"# File: (\S+source_view\.py):", text)[1]
+    text = text.replace(recorded, "/etc/passwd").replace("code: y = y.cos()", "code: <script>alert(1)</script>")
+    log = tmp_path / "hostile.log"
+    log.write_text(text)
+    out = tmp_path / "report"
+    assert run_cli(log, "-o", out, "--no-browser", "--overwrite") == 0
+    doc = json.loads((out / "sources.json").read_text())
+    (f,) = [f for f in doc["files"] if f["path"] == "/etc/passwd"]
+    assert f["origin"] == "log" and "not a .py file" in f["origin_note"]
+    assert f["text"]["23"] == "<script>alert(1)</script>"
+    page = (out / f["page"]).read_text()
+    assert "<script>alert(1)" not in page and "&lt;script&gt;alert(1)&lt;/script&gt;" in page
+    assert not any("root:" in t for t in f["text"].values())
+    assert all(p.resolve().is_relative_to(out.resolve()) for p in out.rglob("*"))
