@@ -40,3 +40,23 @@ def test_statements_carry_their_source_lines():
     d = decompile(subset_check.branches.__code__)
     first = subset_check.branches.__code__.co_firstlineno
     assert d.ok and f"# line {first + 1}" in d.source and f"# line {first + 6}" in d.source
+
+
+def test_simplify_moves_a_temporary_only_where_nothing_runs_in_between():
+    from compilescope.decompile.simplify import simplify
+
+    def body(*lines):
+        return "def f(a, c, k, g, h):\n" + "".join(f"    {line}\n" for line in lines)
+
+    # the next statement reads it first: moved
+    assert simplify(body("_cs_t0 = a.b", "x = _cs_t0", "return x")) == body("x = a.b", "return x")
+    # an assignment evaluates its value before its target
+    assert simplify(body("_cs_t0 = g()", "c[k] = _cs_t0", "return c")) == body("c[k] = g()", "return c")
+    # a call that runs before the read: kept (g() might change a.b)
+    kept = body("_cs_t0 = a.b", "x = g(h(), _cs_t0)", "return x")
+    assert simplify(kept) == kept
+    # read twice, or not by the next statement: kept
+    twice = body("_cs_t0 = g()", "x = _cs_t0", "return _cs_t0")
+    assert simplify(twice) == twice
+    later = body("_cs_t0 = g()", "y = h()", "return _cs_t0")
+    assert simplify(later) == later

@@ -624,11 +624,27 @@ def _annotated_disassembly(name: str, instrs: list[Instr], problem: Unsupported)
     return "\n".join(lines) + "\n"
 
 
+def _simplify():
+    try:
+        from .simplify import simplify
+    except ImportError:  # this file was loaded by path (a child interpreter without compilescope): its sibling too
+        import importlib.util
+        import os
+
+        path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "simplify.py")
+        spec = importlib.util.spec_from_file_location("_compilescope_decompile_simplify", path)
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        simplify = module.simplify
+    return simplify
+
+
 def decompile_instructions(instrs: list[Instr], *, name: str, argnames: list[str], flags: int = 0,
                            argcount: int | None = None, posonly: int = 0, kwonly: int = 0,
                            varnames: list[str] | None = None, names: list[str] | None = None,
                            freevars: list[str] | None = None, cellvars: list[str] | None = None,
-                           version: tuple[int, int] | None = None, has_exception_table: bool = False) -> Decompiled:
+                           version: tuple[int, int] | None = None, has_exception_table: bool = False,
+                           simplified: bool = True) -> Decompiled:
     try:
         fn_name = name if name.isidentifier() and not keyword.iskeyword(name) else "_cs_function"
         d = _Decompiler(instrs, name=fn_name, argnames=argnames, flags=flags,
@@ -638,6 +654,8 @@ def decompile_instructions(instrs: list[Instr], *, name: str, argnames: list[str
                         has_exception_table=has_exception_table)
         source = d.run()
         compile(source, f"<decompiled {name}>", "exec")  # what it writes always parses
+        if simplified:
+            source = _simplify()(source)
         return Decompiled(name, source, True)
     except Unsupported as e:
         return Decompiled(name, _annotated_disassembly(name, instrs, e), False, e.reason)
@@ -646,13 +664,13 @@ def decompile_instructions(instrs: list[Instr], *, name: str, argnames: list[str
         return Decompiled(name, _annotated_disassembly(name, instrs, problem), False, problem.reason)
 
 
-def decompile(code) -> Decompiled:
-    """Decompile a code object of the running interpreter's version."""
+def decompile(code, simplified: bool = True) -> Decompiled:
+    """Decompile a code object of the running interpreter's version (simplified: temporaries used once inlined)."""
     nargs = code.co_argcount + code.co_kwonlyargcount + bool(code.co_flags & CO_VARARGS) + bool(code.co_flags & CO_VARKEYWORDS)
     return decompile_instructions(
         instructions_from_code(code), name=code.co_name, argnames=list(code.co_varnames[:nargs]), flags=code.co_flags,
         argcount=code.co_argcount, posonly=code.co_posonlyargcount, kwonly=code.co_kwonlyargcount,
         varnames=list(code.co_varnames), names=list(code.co_names), freevars=list(code.co_freevars),
         cellvars=list(code.co_cellvars), version=sys.version_info[:2],
-        has_exception_table=bool(getattr(code, "co_exceptiontable", b"")),
+        has_exception_table=bool(getattr(code, "co_exceptiontable", b"")), simplified=simplified,
     )
