@@ -22,12 +22,12 @@ import pytest
 SRC = Path(__file__).resolve().parents[1] / "src" / "compilescope"
 
 LAYERS = {
-    "": 0, "model": 0, "errors": 0, "_torch": 0, "wording": 0,
+    "": 0, "model": 0, "errors": 0, "_torch": 0, "wording": 0, "decompile": 0,
     "ingest": 1,
     "analyses": 2,
     "render": 3,
     "output": 4, "worker": 4, "runner": 4, "diagnose": 4,
-    "cli": 5, "api": 5, "capture": 5, "demo": 5,
+    "cli": 5, "api": 5, "capture": 5, "demo": 5, "bytecode_capture": 5, "_child": 5,
     "__main__": 6,
 }
 

@@ -138,6 +138,7 @@ class Capture:
         structured.INTERN_TABLE.clear()
         structured.DUMPED_FILES.clear()
 
+        self._push(_BytecodeHook())
         if self.provenance:
             self._push(inductor_config.patch({"trace.provenance_tracking_level": max(1, inductor_config.trace.provenance_tracking_level)}))
         if self.fresh_cache:
@@ -250,3 +251,16 @@ def capture(
     """``with compilescope.capture(out="report") as cap: ...`` then ``cap.report()``."""
     return Capture(out, trace_dir=trace_dir, fresh_cache=fresh_cache, provenance=provenance, overwrite=overwrite,
                    profile=profile)
+
+
+class _BytecodeHook:
+    """Records the transformed code of every frame compiled in the block (bytecode_capture.py)."""
+
+    def __enter__(self):
+        from .bytecode_capture import install
+
+        self.handle = install()
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.handle.remove()

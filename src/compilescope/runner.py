@@ -131,6 +131,10 @@ def child_env(trace_dir: str, cache_dir: str | None = None, base: dict[str, str]
     if env.get("TORCH_DTRACE"):  # it would win over TORCH_TRACE: keep it, but write here too
         env["TORCH_DTRACE"] = trace_dir
     env["INDUCTOR_PROVENANCE"] = "1"
+    # The child records the code Dynamo runs instead of each frame (bytecode_capture.py, via _child/sitecustomize.py).
+    child_dir = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_child")
+    env["PYTHONPATH"] = os.pathsep.join([child_dir, *([env["PYTHONPATH"]] if env.get("PYTHONPATH") else [])])
+    env["COMPILESCOPE_BYTECODE_HOOK"] = "1"
     if cache_dir is not None:
         env["TORCHINDUCTOR_CACHE_DIR"] = cache_dir
     for key, value in (extra or {}).items():

@@ -18,6 +18,8 @@ from .failures import FailureRow, failures_and_restarts
 from .insights import Insights, insights
 from .provenance import Provenance, analyze_provenance
 from .runtime import Runtime, analyze_runtime
+from .sources import Sources, analyze_sources
+from .transformed import TransformedCode, transformed_code
 from .stack_trie import StackTrieNode, build_stack_trie, build_unknown_stack_trie
 from .status import compile_statuses
 
@@ -46,6 +48,8 @@ class Results:
     trace: Trace | None = None  # the model the analyses were computed from (payloads included)
     compiles: dict[str, CompileSummary] = field(default_factory=dict)  # by compile id key: what its page leads with
     runtime: Runtime = field(default_factory=Runtime)  # empty unless profiles were given
+    sources: Sources = field(default_factory=Sources)
+    transformed: dict[str, TransformedCode] = field(default_factory=dict)  # compile dir -> code run instead
 
     def to_json(self) -> dict[str, Any]:
         """The exact saved form (JSON-able): from_json(to_json()) == self."""
@@ -100,4 +104,6 @@ def analyze(trace: Trace, profiles: Sequence[Profile] = ()) -> Results:
         compiles=compile_summaries(trace, statuses, found),
         runtime=runtime,
         trace=trace,
+        sources=analyze_sources(trace, provenance=provenance),
+        transformed=transformed_code(trace),
     )

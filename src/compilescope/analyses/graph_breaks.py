@@ -34,6 +34,8 @@ class GraphBreak:
     hints: list[str] = field(default_factory=list)
     docs_url: str | None = None
     text: str = ""  # the reason as torch wrote it (without the tracebacks)
+    eager_lines: list[UserLocation] = field(default_factory=list)  # ran eagerly because of it (analyses.sources)
+    resume_functions: list[str] = field(default_factory=list)  # took over after it (analyses.sources)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -46,6 +48,8 @@ class GraphBreak:
             "hints": self.hints,
             "docs_url": self.docs_url,
             "text": self.text,
+            "eager_lines": [{"filename": e.filename, "line": e.line, "code": e.code} for e in self.eager_lines],
+            "resume_functions": self.resume_functions,
         }
 
 

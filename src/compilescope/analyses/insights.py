@@ -21,6 +21,7 @@ from .graph_breaks import GraphBreak, GraphBreaks, graph_breaks
 from .recompiles import CHANGE_LABELS, FrameRecompiles, Recompiles, recompiles
 from .runtime import Runtime, runtime_finding
 from .unread import Unread, unread
+from .sources import add_eager_lines, graph_break_sites
 
 SCHEMA_VERSION = 2
 
@@ -207,6 +208,7 @@ def insights(trace: Trace, runtime: Runtime | None = None) -> Insights:
         unread=unread(trace.stats),
         runtime=runtime or Runtime(),
     )
+    add_eager_lines(ins.graph_breaks, graph_break_sites(trace))
     ins.findings = findings(ins)
     return ins
 

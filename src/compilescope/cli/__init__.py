@@ -23,6 +23,7 @@ COMMANDS = {
     "demo": (".demo", "DemoCommand"),
     "summary": (".summary", "SummaryCommand"),
     "diagnose": (".diagnose", "DiagnoseCommand"),
+    "dump-src": (".dump_src", "DumpSrcCommand"),
 }
 # One line each for `compilescope --help` (here, so that --help imports no command module).
 COMMAND_LINES = {  # each fits 80 columns

@@ -42,6 +42,7 @@ def _files(trace: Trace, results: Results, options: ReportOptions) -> Iterator[t
     # Sorted keys, as tlparse writes it (so the two files can be diffed byte for byte).
     yield "compile_directory.json", orjson.dumps(compile_directory(trace, options), option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS)
     yield "chromium_events.json", chromium_events(trace)
+    yield "sources.json", orjson.dumps(results.sources.to_json(), option=orjson.OPT_INDENT_2)
     yield "raw.jsonl", raw_jsonl(trace, options)
     # Payloads not written verbatim as an artifact are kept by md5 (raw.jsonl points at them).
     for md5, ref in trace.unclaimed_payloads:

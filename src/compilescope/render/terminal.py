@@ -128,6 +128,8 @@ def _graph_breaks(ins: Insights) -> list[RenderableType]:
             body.append(f"\ncode: {brk.location.code}", style="default")
         if brk.hints:
             body.append(f"\nhint: {brk.hints[0]}", style="green")
+        if brk.eager_lines:
+            body.append("\nran eagerly: " + ", ".join(e.short for e in brk.eager_lines), style="yellow")
         out.append(Group(head, Padding(body, (0, 0, 0, 3))))
     if len(gb.breaks) > MAX_BREAKS:
         out.append(Text(f"… {len(gb.breaks) - MAX_BREAKS} more in the report / --json"))

@@ -48,6 +48,10 @@ class Scenario:
 
 SCENARIOS = [
     Scenario("graph_breaks", "graph_breaks.py"),
+    Scenario("source_view", "source_view.py"),
+    # As `compilescope run` starts programs: its bytecode hook adds the transformed code of every frame.
+    Scenario("transformed_code", "source_view.py", env={
+        "PYTHONPATH": str(HERE.parents[2] / "src" / "compilescope" / "_child"), "COMPILESCOPE_BYTECODE_HOOK": "1"}),
     Scenario("recompiles", "recompiles.py"),
     Scenario("empty_graph", "empty_graph.py"),
     Scenario("dynamic_shapes", "dynamic_shapes.py"),

@@ -29,6 +29,8 @@ __all__ = ["ENV", "preload_templates", "render_demo_index", "render_html"]
 from .export import COMPILE_INDEX, render_export_index, wants_export_index
 from .provenance import kernels_page, provenance_files, provenance_url
 from .runtime import runtime_files
+from .sources import source_files, source_url
+from .transformed import transformed_files, transformed_url
 
 Output = tuple[str, "str | bytes"]
 
@@ -102,6 +104,9 @@ class _Page:
             "provenance_url": lambda c: provenance_url(c.dir_name) if c.compile_id in results.provenance.compiles else None,
             "up_url": options.up_url,
             "up_label": options.up_label,
+            "source_url": lambda filename, line=None: source_url(self, filename, line),
+            "source_files": results.sources.files,
+            "transformed_url": lambda c: transformed_url(c.dir_name) if c.dir_name in results.transformed else None,
         }
 
     def frame_url(self, frame: Frame) -> str | None:
@@ -142,6 +147,8 @@ def render_html(trace: Trace, results: Results, options: ReportOptions) -> Itera
         yield dump_file_url(name, trace.dump_pages), _code_page(page, "../", None, name, "dumped source", ref, "python")
     yield from provenance_files(page)
     yield from runtime_files(page)
+    yield from source_files(page)
+    yield from transformed_files(page)
 
 
 def _index(page: _Page) -> str:

@@ -1,0 +1,434 @@
+"""What torch.compile did to each line of the user's source: per file, per line.
+
+Everything comes from the log itself:
+- FX graph node comments (``# File: path:N in fn, code: ...``) in ``dynamo_output_graph``: which
+  compile ids captured the line, and as which graph nodes;
+- ``dynamo_graph_break_reason`` artifacts (reason + user traceback): where a graph broke, and which
+  lines then ran eagerly (the breaking statement in the compiled frame and the inlined calls under it);
+- ``dynamo_start`` stacks: the compiled frame, including resume functions (``torch_dynamo_resume_in_f_at_N``);
+- recompile reasons, dynamic-shape events and Inductor provenance (kernels), through their analyses.
+
+The text of a file is read from disk only when the path exists, is a regular ``.py`` file of sane size, and
+agrees with every line the log quotes from it. Otherwise the file is rebuilt from the quoted lines, the
+others being gaps (``None``), never guessed text.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..model.names import safe_stem
+from ..model.trace import Compile, Trace
+from .dynamic_shapes import DynamicShapes, dynamic_shapes
+from .graph_breaks import ARTIFACT as GRAPH_BREAK_ARTIFACT, GraphBreaks, compilation_key, parse_reason
+from .provenance import Provenance, analyze_provenance
+from .recompiles import Recompiles, recompiles
+from .userloc import UserLocation, traceback_frames
+
+SCHEMA_VERSION = 1
+GRAPH_ARTIFACT = "dynamo_output_graph"
+MAX_SOURCE_BYTES = 4 << 20  # a user source bigger than this is not read from disk
+# `# File: /path/x.py:23 in f, code: y = x * 2` (the code part is absent for some nodes)
+_NODE_COMMENT = re.compile(r"^\s*# File: (?P<file>.+?):(?P<line>\d+) in (?P<func>[^,]+?)(?:, code: (?P<code>.*))?\s*$")
+# `    y: "f32[4][1]cpu" = l_x_ * 2;  l_x_ = None`
+_NODE_DEF = re.compile(r"^\s+(?P<name>[A-Za-z_][A-Za-z0-9_]*)(?:\s*:\s*\"[^\"]*\")?\s*=\s")
+# A guard of `dynamo_cpp_guards_str` with the user line that made it: `+- KIND: check  # code  # path:N in fn`
+_GUARD_LINE = re.compile(r"\+- (?P<guard>[A-Z_]+: .*?)\s+# .*?\s+# (?P<file>\S+?):(?P<line>\d+) in (?P<func>\S+)\s*$")
+GUARDS_ARTIFACT = "dynamo_cpp_guards_str"
+_RESUME = re.compile(r"^torch_dynamo_resume_in_(?P<func>.+)_at_(?P<line>\d+)$")
+# Torch's own files: what Dynamo traced through, not the user's code.
+_TORCH_FILE = re.compile(r"[/\\](?:site|dist)-packages[/\\]torch[/\\]")
+
+
+def is_user_source(path: str) -> bool:
+    return bool(path) and not path.startswith("<") and not _TORCH_FILE.search(path)
+
+
+def file_page(path: str) -> str:
+    """The report page of a source file: readable and unique (two files may share a base name)."""
+    digest = hashlib.sha1(path.encode("utf-8", "replace")).hexdigest()[:8]
+    return f"sources/{safe_stem(os.path.basename(path) or 'source')}_{digest}.html"
+
+
+def line_anchor(line: int) -> str:
+    return f"L{line}"
+
+
+@dataclass
+class GraphBreakSite:
+    """One distinct graph break (reason + innermost user line), with the lines that ran eagerly because of it."""
+
+    index: int
+    reason: str
+    location: UserLocation | None
+    compile_ids: list[str] = field(default_factory=list)
+    resume_functions: list[str] = field(default_factory=list)  # resume functions that took over after it
+    eager_lines: list[tuple[str, int]] = field(default_factory=list)  # (path, line), outermost frame first
+    quoted: dict[tuple[str, int], str] = field(default_factory=dict)  # the code the traceback quotes at a line
+
+    def to_json(self) -> dict[str, Any]:
+        return {"index": self.index, "reason": self.reason,
+                "location": self.location.to_json() if self.location else None,
+                "compile_ids": self.compile_ids, "resume_functions": self.resume_functions,
+                "eager_lines": [{"path": p, "line": n} for p, n in self.eager_lines]}
+
+
+@dataclass
+class LineNotes:
+    graphs: dict[str, list[str]] = field(default_factory=dict)  # compile id -> FX node names from this line
+    frames: list[dict[str, Any]] = field(default_factory=list)  # compiled frames starting here
+    graph_breaks: list[dict[str, Any]] = field(default_factory=list)  # breaks located on this line
+    eager: list[int] = field(default_factory=list)  # indexes of breaks that made this line run eagerly
+    resumes: list[dict[str, Any]] = field(default_factory=list)  # resume functions that start after this line
+    guards: list[dict[str, Any]] = field(default_factory=list)  # failed guards (recompiles) pointing here
+    kernels: list[dict[str, Any]] = field(default_factory=list)
+    symbols: list[dict[str, Any]] = field(default_factory=list)  # created / specialized / guarded
+
+    def to_json(self) -> dict[str, Any]:
+        return {k: v for k, v in {
+            "graphs": self.graphs, "frames": self.frames, "graph_breaks": self.graph_breaks, "eager": self.eager,
+            "resumes": self.resumes, "guards": self.guards, "kernels": self.kernels, "symbols": self.symbols,
+        }.items() if v}
+
+    @property
+    def status(self) -> str:
+        """How the line ran, for colouring: "break", "eager", "captured" or "" (nothing known)."""
+        if self.graph_breaks:
+            return "break"
+        if self.eager:
+            return "eager"
+        if self.graphs:
+            return "captured"
+        return ""
+
+
+@dataclass
+class SourceFile:
+    path: str
+    page: str
+    origin: str  # "disk": read from the file; "log": rebuilt from the lines the log quotes
+    note: str  # why that origin, for the page
+    text: list[str | None]  # line i+1; None: a gap (the log does not quote that line)
+    notes: dict[int, LineNotes] = field(default_factory=dict)
+
+    @property
+    def name(self) -> str:
+        return os.path.basename(self.path) or self.path
+
+    def notes_for(self, line: int) -> LineNotes:
+        found = self.notes.get(line)
+        if found is None:
+            found = self.notes[line] = LineNotes()
+        return found
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "path": self.path, "name": self.name, "page": self.page, "origin": self.origin, "origin_note": self.note,
+            "line_count": len(self.text),
+            "text": {str(i + 1): t for i, t in enumerate(self.text) if t is not None},
+            "lines": {str(n): self.notes[n].to_json() for n in sorted(self.notes)},
+        }
+
+
+@dataclass
+class Sources:
+    files: list[SourceFile] = field(default_factory=list)
+    graph_breaks: list[GraphBreakSite] = field(default_factory=list)
+
+    def __bool__(self) -> bool:
+        return bool(self.files)
+
+    def file(self, path: str) -> SourceFile | None:
+        return next((f for f in self.files if f.path == path), None)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"version": SCHEMA_VERSION, "files": [f.to_json() for f in self.files],
+                "graph_breaks": [b.to_json() for b in self.graph_breaks]}
+
+
+# --- reading what the log says --------------------------------------------------------------------
+
+
+@dataclass(slots=True)
+class FxNodeSite:
+    path: str
+    line: int
+    function: str
+    code: str | None
+    nodes: list[str]
+
+
+def fx_node_sites(graph_text: str) -> list[FxNodeSite]:
+    """The `# File:` comments of an FX graph dump, each with the node names defined under it."""
+    sites: list[FxNodeSite] = []
+    current: FxNodeSite | None = None
+    for raw in graph_text.splitlines():
+        m = _NODE_COMMENT.match(raw)
+        if m:
+            current = FxNodeSite(m["file"], int(m["line"]), m["func"].strip(), (m["code"] or "").strip() or None, [])
+            sites.append(current)
+            continue
+        if not raw.strip():
+            current = None
+            continue
+        if current is not None:
+            d = _NODE_DEF.match(raw)
+            if d and d["name"] != "return":
+                current.nodes.append(d["name"])
+    return sites
+
+
+class _Quotes:
+    """Lines the log quotes, per file: what a rebuilt file shows and what a disk file must agree with."""
+
+    def __init__(self) -> None:
+        self.by_file: dict[str, dict[int, str]] = {}
+
+    def add(self, path: str, line: int, code: str | None) -> None:
+        lines = self.by_file.setdefault(path, {})
+        if code and line not in lines:
+            lines[line] = code.strip()
+
+
+def _read_disk(path: str, quoted: dict[int, str]) -> tuple[list[str] | None, str]:
+    if not path.endswith(".py"):
+        return None, "not a .py file: rebuilt from the lines the log quotes"
+    try:
+        if not os.path.isfile(path):
+            return None, "the file is not on this machine: rebuilt from the lines the log quotes"
+        if os.path.getsize(path) > MAX_SOURCE_BYTES:
+            return None, "the file on this machine is too big to show: rebuilt from the lines the log quotes"
+        with open(path, encoding="utf-8", errors="replace") as f:
+            lines = f.read().splitlines()
+    except OSError as e:
+        return None, f"the file could not be read ({e.strerror}): rebuilt from the lines the log quotes"
+    if not quoted:
+        return None, "the log quotes no line of it, so the file on disk cannot be checked: only line numbers are shown"
+    for number, code in quoted.items():
+        if number > len(lines) or lines[number - 1].strip() != code:
+            return None, (f"the file on this machine differs from the logged run (line {number}): "
+                          "rebuilt from the lines the log quotes")
+    return lines, f"read from {path}; every line the log quotes ({len(quoted)}) agrees with it"
+
+
+def _compiled_frame(entry: Compile) -> tuple[str, int, str] | None:
+    if entry.stack:
+        frame = entry.stack[-1]
+        return frame.filename, frame.line, frame.name
+    m = entry.metrics or {}
+    if m.get("co_filename") and m.get("co_firstlineno") is not None:
+        return str(m["co_filename"]), int(m["co_firstlineno"]), str(m.get("co_name") or "?")
+    return None
+
+
+def _user_traceback(text: str) -> str:
+    if "User code traceback:" not in text:
+        return ""
+    body = text.rsplit("User code traceback:", 1)[1]
+    return body.split("Traceback (most recent call last):", 1)[0]
+
+
+def _eager_frames(frames: list[UserLocation], compiled_name: str | None) -> list[UserLocation]:
+    """The traceback from the compiled frame inward: those statements ran eagerly after the break."""
+    if compiled_name:
+        for i in range(len(frames) - 1, -1, -1):
+            if frames[i].function == compiled_name:
+                return frames[i:]
+    return frames[-1:]
+
+
+def _resume_frames(trace: Trace) -> dict[tuple[str, str, int], list[str]]:
+    """(path, resumed function, line) -> compile ids of the resume functions `torch_dynamo_resume_in_<f>_at_<line>`."""
+    found: dict[tuple[str, str, int], list[str]] = {}
+    for entry in trace.sorted_compiles():
+        frame = _compiled_frame(entry)
+        m = _RESUME.match(frame[2]) if frame else None
+        if m:
+            ids = found.setdefault((frame[0], m["func"], int(m["line"])), [])
+            if compilation_key(entry.compile_id) not in ids:
+                ids.append(compilation_key(entry.compile_id))
+    return found
+
+
+def graph_break_sites(trace: Trace, quotes: _Quotes | None = None) -> list[GraphBreakSite]:
+    """Distinct graph breaks with the lines that ran eagerly because of them and the resume functions after them."""
+    sites: dict[tuple, GraphBreakSite] = {}
+    statements: dict[int, set[tuple[str, int]]] = {}  # break -> the statements of compiled frames it stopped at
+    for entry in trace.sorted_compiles():
+        key = compilation_key(entry.compile_id)
+        frame = _compiled_frame(entry)
+        for artifact in entry.artifacts:
+            if artifact.name != GRAPH_BREAK_ARTIFACT or artifact.payload is None:
+                continue
+            text = trace.payload_text(artifact.payload)
+            frames = traceback_frames(_user_traceback(text))
+            if quotes is not None:
+                for f in frames:
+                    quotes.add(f.filename, f.line, f.code)
+            user = [f for f in frames if is_user_source(f.filename)]
+            if not user:
+                continue
+            reason = parse_reason(text)["reason"]
+            inner = user[-1]
+            site = sites.get((reason, inner.key))
+            if site is None:
+                site = sites[(reason, inner.key)] = GraphBreakSite(len(sites), reason, inner)
+            if key not in site.compile_ids:
+                site.compile_ids.append(key)
+            # User tracebacks name a resume function by the function it resumes.
+            compiled_name = frame[2] if frame else None
+            resumed = _RESUME.match(compiled_name or "")
+            compiled_name = resumed["func"] if resumed else compiled_name
+            eager = _eager_frames(user, compiled_name)
+            statements.setdefault(site.index, set()).add(eager[0].key)
+            for f in eager:
+                if f.key not in site.eager_lines:
+                    site.eager_lines.append(f.key)
+                if f.code:
+                    site.quoted.setdefault(f.key, f.code)
+    # A resume function `torch_dynamo_resume_in_f_at_N` took over after the break whose eager statement is f's line N.
+    resumes = _resume_frames(trace)
+    for site in sites.values():
+        for path, line in sorted(statements.get(site.index, ())):
+            for (rpath, func, rline) in resumes:
+                name = f"torch_dynamo_resume_in_{func}_at_{rline}"
+                if rpath == path and rline == line and name not in site.resume_functions:
+                    site.resume_functions.append(name)
+    return sorted(sites.values(), key=lambda s: s.index)
+
+
+def add_eager_lines(breaks: GraphBreaks, sites: list[GraphBreakSite]) -> None:
+    """Each distinct graph break of the summary gets the lines that ran eagerly because of it."""
+    by_key = {(s.reason, s.location.key): s for s in sites if s.location is not None}
+    for brk in breaks.breaks:
+        site = by_key.get((brk.reason, brk.location.key)) if brk.location else None
+        if site is None:
+            continue
+        brk.eager_lines = [UserLocation(p, n, None, site.quoted.get((p, n))) for p, n in site.eager_lines]
+        brk.resume_functions = list(site.resume_functions)
+
+
+def analyze_sources(trace: Trace, provenance: Provenance | None = None, shapes: DynamicShapes | None = None,
+                    recompile_info: Recompiles | None = None) -> Sources:
+    quotes = _Quotes()
+    # (path, line) -> LineNotes, built first without text; files are made at the end.
+    notes: dict[str, dict[int, LineNotes]] = {}
+
+    def at(path: str, line: int) -> LineNotes | None:
+        if not is_user_source(path) or line <= 0:
+            return None
+        return notes.setdefault(path, {}).setdefault(line, LineNotes())
+
+    guard_sites: list[tuple[str, str]] = []  # (compile id, guards text)
+    for entry in trace.sorted_compiles():
+        key = compilation_key(entry.compile_id)
+        frame = _compiled_frame(entry)
+        for f in entry.stack or []:
+            quotes.add(f.filename, f.line, f.loc)
+        if frame is not None:
+            n = at(frame[0], frame[1])
+            if n is not None and not any(fr["compile_id"] == key for fr in n.frames):
+                n.frames.append({"compile_id": key, "function": frame[2]})
+        for artifact in entry.artifacts:
+            if artifact.name == GRAPH_ARTIFACT and artifact.payload is not None:
+                for site in fx_node_sites(trace.payload_text(artifact.payload)):
+                    quotes.add(site.path, site.line, site.code)
+                    n = at(site.path, site.line)
+                    if n is not None:
+                        names = n.graphs.setdefault(key, [])
+                        names.extend(x for x in site.nodes if x not in names)
+            elif artifact.name == GUARDS_ARTIFACT and artifact.payload is not None:
+                guard_sites.append((key, trace.payload_text(artifact.payload)))
+
+    sites = graph_break_sites(trace, quotes)
+    resume_by_frame = _resume_frames(trace)
+    for site in sites:
+        loc = site.location
+        n = at(loc.filename, loc.line)
+        if n is not None:
+            n.graph_breaks.append({"index": site.index, "reason": site.reason, "compile_ids": site.compile_ids,
+                                   "resume_functions": site.resume_functions})
+        for path, line in site.eager_lines:
+            n = at(path, line)
+            if n is not None and site.index not in n.eager:
+                n.eager.append(site.index)
+    for (path, func, line), ids in resume_by_frame.items():
+        n = at(path, line)
+        if n is not None:
+            n.resumes.append({"function": f"torch_dynamo_resume_in_{func}_at_{line}", "compile_ids": ids})
+
+    recompile_info = recompile_info if recompile_info is not None else recompiles(trace)
+    for fr in recompile_info.frames:
+        for step in fr.steps:
+            for guard in step.failed_guards:
+                loc = guard.location
+                if loc is None:
+                    continue
+                quotes.add(loc.filename, loc.line, loc.code)
+                n = at(loc.filename, loc.line)
+                if n is not None:
+                    n.guards.append({"recompile": step.compile_id, "failed_in": guard.compile_id, "guard": guard.guard,
+                                     "change": guard.change})
+
+    # Installed guards name the user line they came from, with the path clipped at the front: matched to a file
+    # the log names in full, and only when exactly one ends that way.
+    known = set(notes)
+    for key, text in guard_sites:
+        for raw in text.splitlines():
+            m = _GUARD_LINE.search(raw)
+            if m is None:
+                continue
+            path = m["file"]
+            if path not in known:
+                full = [p for p in known if p.endswith("/" + path) or p.endswith(path)]
+                if len(full) != 1:
+                    continue
+                path = full[0]
+            n = at(path, int(m["line"]))
+            if n is not None and not any(g.get("installed") == key and g["guard"] == m["guard"] for g in n.guards):
+                n.guards.append({"installed": key, "guard": m["guard"]})
+
+    shapes = shapes if shapes is not None else dynamic_shapes(trace)
+    for what, items in (("created", shapes.symbols), ("specialized", shapes.specializations)):
+        for item in items:
+            if item.location is not None:
+                n = at(item.location.filename, item.location.line)
+                if n is not None:
+                    n.symbols.append({"kind": what, "compile_id": item.compile_id, "symbol": item.symbol,
+                                      "value": item.value, "source": getattr(item, "source", None)})
+    for guard in shapes.guards:
+        if guard.location is not None:
+            n = at(guard.location.filename, guard.location.line)
+            if n is not None:
+                n.symbols.append({"kind": "guard", "compile_id": guard.compile_id, "expr": guard.expr})
+
+    provenance = provenance if provenance is not None else analyze_provenance(trace)
+    for cp in provenance.compiles.values():
+        cp_key = compilation_key(cp.compile_id)
+        for section_number, section in enumerate(cp.sections):
+            for kernel in section.kernels:
+                for user_line in kernel.user_lines:
+                    quotes.add(user_line.file, user_line.line, user_line.code)
+                    n = at(user_line.file, user_line.line)
+                    if n is not None and not any(k["kernel"] == kernel.name and k["compile_id"] == cp_key
+                                                 for k in n.kernels):
+                        n.kernels.append({"compile_id": cp_key, "dir": cp.dir_name, "kernel": kernel.name, "anchor": kernel.anchor,
+                                          "section": section_number})
+
+    result = Sources(graph_breaks=sites)
+    for path in sorted(notes):
+        quoted = quotes.by_file.get(path, {})
+        disk, note = _read_disk(path, quoted)
+        if disk is not None:
+            text: list[str | None] = list(disk)
+            origin = "disk"
+        else:
+            last = max([*quoted, *notes[path]], default=0)
+            text = [quoted.get(i) for i in range(1, last + 1)]
+            origin = "log"
+        result.files.append(SourceFile(path, file_page(path), origin, note, text, notes[path]))
+    return result

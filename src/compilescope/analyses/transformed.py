@@ -1,0 +1,91 @@
+"""The code Dynamo runs instead of each compiled frame, per compile id, from what the log holds.
+
+In order of preference: compilescope's own `compilescope_transformed_code` artifact (decompiled where the
+code object was, by `run` / `capture()`), else torch's `<co_name>_MODIFIED_BYTECODE` disassembly (resume
+functions only), decompiled here from its text.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from ..decompile.recorded import HEADER, TRANSFORMED
+from ..decompile.distext import decompile_dis
+from ..model.trace import Artifact, Compile, Trace
+
+MODIFIED_SUFFIX = "_MODIFIED_BYTECODE"
+GUARDS = ("dynamo_cpp_guards_str", "dynamo_guards")
+GRAPH = "dynamo_output_graph"
+_COMPILED_FN = re.compile(r"\b__compiled_fn_\w+")
+
+
+@dataclass
+class TransformedCode:
+    compile_id: str
+    dir_name: str
+    function: str
+    source: str  # Python, or an annotated disassembly (all comments)
+    decompiled: bool
+    origin: str  # "recorded" (compilescope's hook) | "torch_bytecode" (decompiled from torch's dis text)
+    note: str
+    frame: tuple[str, int] | None  # (file, first line) of the original function
+    graph_artifact: int | None  # the compile id's dynamo_output_graph, which __compiled_fn_* runs
+    guards_artifact: int | None
+    compiled_fns: list[str]
+
+    def to_json(self) -> dict[str, Any]:
+        return {"compile_id": self.compile_id, "function": self.function, "decompiled": self.decompiled,
+                "origin": self.origin, "note": self.note, "source": self.source,
+                "frame": {"filename": self.frame[0], "line": self.frame[1]} if self.frame else None,
+                "compiled_fns": self.compiled_fns}
+
+
+def _first(entry: Compile, names: tuple[str, ...]) -> Artifact | None:
+    return next((a for a in entry.artifacts if a.name in names), None)
+
+
+def _transformed(trace: Trace, entry: Compile) -> tuple[str, str, bool, str, str] | None:
+    """(function, source, decompiled, origin, note)"""
+    for a in entry.artifacts:
+        if a.name == TRANSFORMED:
+            text = trace.payload_text(a.payload)
+            first, _, body = text.partition("\n")
+            if first.startswith(HEADER):
+                name, _, what = first[len(HEADER):].partition(" (")
+                ok = what.startswith("decompiled")
+                return name, body, ok, "recorded", what.rstrip(")") if what else "recorded by compilescope"
+            return "?", text, False, "recorded", "recorded by compilescope"
+    for a in entry.artifacts:
+        if a.name.endswith(MODIFIED_SUFFIX):
+            name = a.name[: -len(MODIFIED_SUFFIX)]
+            result = decompile_dis(trace.payload_text(a.payload), name)
+            if result is None:
+                return name, trace.payload_text(a.payload), False, "torch_bytecode", "torch's disassembly, in a format not read"
+            return (name, result.source, result.ok, "torch_bytecode",
+                    "decompiled from torch's logged disassembly; the argument order is not in the log, so the "
+                    "arguments are keyword-only" if result.ok else f"not decompiled: {result.problem}")
+    return None
+
+
+def transformed_code(trace: Trace) -> dict[str, TransformedCode]:
+    """Compile directory name -> its transformed code."""
+    found: dict[str, TransformedCode] = {}
+    for entry in trace.sorted_compiles():
+        if entry.compile_id is None:
+            continue
+        got = _transformed(trace, entry)
+        if got is None:
+            continue
+        name, source, ok, origin, note = got
+        frame = (entry.stack[-1].filename, entry.stack[-1].line) if entry.stack else None
+        if frame is None and entry.metrics and entry.metrics.get("co_filename"):
+            frame = (str(entry.metrics["co_filename"]), int(entry.metrics.get("co_firstlineno") or 0))
+        graph = _first(entry, (GRAPH,))
+        guards = _first(entry, GUARDS)
+        found[entry.dir_name] = TransformedCode(
+            str(entry.compile_id), entry.dir_name, name, source, ok, origin, note, frame,
+            graph.number if graph else None, guards.number if guards else None,
+            sorted(set(_COMPILED_FN.findall(source))))
+    return found

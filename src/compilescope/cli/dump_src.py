@@ -1,0 +1,38 @@
+"""`compilescope dump-src LOG DIR`: depyf's layout of .py files (graphs, kernels, transformed code) from a log."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from ..analyses import analyze
+from ..ingest.discover import discover
+from ..ingest.reader import read_trace
+from ..render.dump_src import dump_src_files
+from .output import OutputDir
+
+
+class DumpSrcCommand:
+    """Write, per compiled function, its captured graph, AOT graphs, kernels and transformed code as .py files
+    (depyf's `prepare_debug` layout)."""
+
+    name = "dump-src"
+
+    def prepare_parser(self, parser: argparse.ArgumentParser) -> None:
+        parser.add_argument("path", help="a TORCH_TRACE log file, a .gz log, or a directory of logs")
+        parser.add_argument("out", help="the directory to write (like depyf's dump_src_dir)")
+        parser.add_argument("--overwrite", action="store_true", help="replace the directory if it exists")
+        parser.add_argument("--latest", action="store_true", help="with a directory: read its newest log")
+
+    def run(self, args: argparse.Namespace) -> int:
+        found = discover(args.path, latest=args.latest)
+        if found.note:
+            print(f"compilescope: {found.note}", file=sys.stderr)
+        with read_trace(found.chosen) as trace:
+            output = OutputDir(args.out, args.overwrite, keep=[trace.source])
+            n = 0
+            for relpath, text in dump_src_files(trace, analyze(trace)):
+                output.write(relpath, text)
+                n += 1
+        print(f"Wrote {n} files to {output.path}")
+        return 0

@@ -1,0 +1,85 @@
+"""depyf's dump layout from a log: per compiled function, its graphs, kernels and transformed code as .py files.
+
+Names as depyf writes them (`__compiled_fn_N Captured Graph 0.py`, `__transformed_code_0_for_f.py`,
+`full_code_for_f_0.py`), so tools and habits built on depyf's `prepare_debug` / vLLM's `debug_dump_path`
+find the same files. Unlike depyf's, every file here is valid Python: text that is not code (guards, notes)
+is written as comments.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Iterator
+
+from ..analyses import Results
+from ..analyses.transformed import GUARDS, TransformedCode
+from ..model.names import safe_stem
+from ..model.trace import Artifact, Compile, Trace
+
+# depyf's graph file titles, and the artifacts that hold them (first present wins).
+GRAPH_FILES = (
+    ("Captured Graph", ("dynamo_output_graph",)),
+    ("Joint graph", ("aot_joint_graph",)),
+    ("Forward graph", ("aot_forward_graph", "aot_inference_graph")),
+    ("Backward graph", ("aot_backward_graph",)),
+    ("AFTER POST GRAD", ("inductor_post_grad_graph", "after_post_grad_graph")),
+    ("kernel", ("inductor_output_code",)),
+)
+_COMPILED_FN = re.compile(r"__compiled_fn_\d+")
+
+
+def _comment(text: str) -> str:
+    return "".join(f"# {line}\n" if line else "#\n" for line in text.splitlines())
+
+
+def _fn_name(entry: Compile, code: TransformedCode | None) -> str:
+    """The graph's name in the transformed code (`__compiled_fn_1`); a name from the compile id when not logged."""
+    if code is not None:
+        for name in code.compiled_fns:
+            m = _COMPILED_FN.match(name)
+            if m:
+                return m.group(0)
+    cid = entry.compile_id
+    return f"__compiled_fn_{cid.frame_id}_{cid.frame_compile_id}" if cid else "__compiled_fn"
+
+
+def _of(entry: Compile, names: tuple[str, ...]) -> list[Artifact]:
+    for name in names:
+        found = [a for a in entry.artifacts if (a.name == name or a.kind == name) and a.payload is not None]
+        if found:
+            return found
+    return []
+
+
+def dump_src_files(trace: Trace, results: Results) -> Iterator[tuple[str, str]]:
+    per_function: dict[str, list[tuple[Compile, TransformedCode | None]]] = {}
+    for entry in trace.sorted_compiles():
+        if entry.compile_id is None:
+            continue
+        code = results.transformed.get(entry.dir_name)
+        header = f"# compile id {entry.compile_id} (compilescope dump-src from {trace.source})\n"
+        fn = safe_stem(_fn_name(entry, code))
+        for title, names in GRAPH_FILES:
+            for k, artifact in enumerate(_of(entry, names)):
+                yield f"{fn} {title} {k}.py", header + trace.payload_text(artifact.payload)
+        name = (code.function if code else None) or (entry.metrics or {}).get("co_name") or (
+            entry.stack[-1].name if entry.stack else None)
+        if name:
+            per_function.setdefault(str(name), []).append((entry, code))
+    for name, entries in per_function.items():
+        stem = safe_stem(name)
+        full: list[str] = [f"# What torch.compile made of {name}: per compilation, its guards and the code run instead.\n"]
+        k = 0
+        for entry, code in entries:
+            guards = _of(entry, GUARDS)
+            full.append(f"\n# ===== compile id {entry.compile_id} =====\n")
+            if guards:
+                full.append("# Guards (this code runs only while they hold):\n" + _comment(trace.payload_text(guards[0].payload)))
+            if code is None:
+                full.append("# The transformed code is not in this log (record it with `compilescope run` or capture()).\n")
+                continue
+            note = f"# compile id {entry.compile_id}: {code.note}\n"
+            yield f"__transformed_code_{k}_for_{stem}.py", note + code.source
+            full.append(note + (code.source if code.decompiled else _comment(code.source)))
+            k += 1
+        yield f"full_code_for_{stem}_0.py", "".join(full)

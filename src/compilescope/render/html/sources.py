@@ -1,0 +1,177 @@
+"""The annotated source pages: one per user file, each line with what torch.compile made of it.
+
+Formats what analyses.sources found; the line details open on `:target` (CSS only), so a link
+`sources/<file>.html#L23` from a graph-break row or a kernel lands on the line with its details shown.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Iterator
+
+from markupsafe import Markup, escape
+
+from ...analyses.graph_breaks import compilation_key
+from ...analyses.sources import SourceFile, line_anchor
+from .provenance import provenance_url
+from .transformed import transformed_url
+
+if TYPE_CHECKING:
+    from . import _Page
+
+STATUS_TITLES = {
+    "captured": "captured in a graph",
+    "break": "a graph broke here",
+    "eager": "ran eagerly, between graphs",
+}
+
+
+def source_url(page: _Page, filename: str | None, line: int | None = None) -> str | None:
+    """The source page of a user file (relative to the report root), at a line; None when it has none."""
+    if not filename:
+        return None
+    found = page.results.sources.file(filename)
+    if found is None:
+        return None
+    return found.page + (f"#{line_anchor(line)}" if line else "")
+
+
+def _compile_dirs(page: _Page) -> dict[str, str]:
+    """`[1/0]` -> the directory of its last attempt (the one that holds the graph)."""
+    dirs: dict[str, str] = {}
+    for entry in page.trace.sorted_compiles():
+        if entry.compile_id is not None:
+            dirs[compilation_key(entry.compile_id)] = entry.dir_name
+    return dirs
+
+
+def source_files(page: _Page) -> Iterator[tuple[str, str]]:
+    sources = page.results.sources
+    if not sources:
+        return
+    dirs = _compile_dirs(page)
+    resume_ids: dict[str, list[str]] = {}
+    for f in sources.files:
+        for notes in f.notes.values():
+            for r in notes.resumes:
+                resume_ids[r["function"]] = r["compile_ids"]
+    for f in sources.files:
+        yield f.page, _page(page, f, dirs, resume_ids)
+
+
+def _cid(cid: str, dirs: dict[str, str]) -> str:
+    d = dirs.get(cid)
+    text = escape(cid)
+    return f'<a class="mono cid" href="../{escape(d)}/index.html">{text}</a>' if d else f'<span class="mono">{text}</span>'
+
+
+def _notes_html(page: _Page, f: SourceFile, n: int, dirs: dict[str, str], resume_ids: dict[str, list[str]]) -> str:
+    notes = f.notes[n]
+    breaks = page.results.sources.graph_breaks
+    items: list[str] = []
+    if notes.graphs:
+        parts = [f'{_cid(cid, dirs)} <span class="muted mono">{escape(", ".join(nodes[:8]))}'
+                 f'{" …" if len(nodes) > 8 else ""}</span>' for cid, nodes in notes.graphs.items()]
+        items.append(f'<li class="n-graphs">captured in graph {"; ".join(parts)}</li>')
+    for fr in notes.frames:
+        d = dirs.get(fr["compile_id"])
+        transformed = (f' · <a class="transformed-link" href="../{escape(transformed_url(d))}">what runs instead</a>'
+                       if d in page.results.transformed else "")
+        items.append(f'<li class="n-frame">compiled frame <span class="mono">{escape(fr["function"])}</span> starts here: '
+                     f'{_cid(fr["compile_id"], dirs)}{transformed}</li>')
+    for b in notes.graph_breaks:
+        resumes = "".join(f' → resumed by <span class="mono">{escape(r)}</span> '
+                          + ", ".join(_cid(c, dirs) for c in resume_ids.get(r, [])) for r in b["resume_functions"])
+        items.append(f'<li class="n-break"><strong>graph break</strong>: {escape(b["reason"])} (in '
+                     f'{", ".join(_cid(c, dirs) for c in b["compile_ids"])}){resumes}</li>')
+    for i in notes.eager:
+        if any(b["index"] == i for b in notes.graph_breaks):
+            continue
+        site = breaks[i]
+        loc = site.location
+        where = (f'<a href="#{line_anchor(loc.line)}">line {loc.line}</a>' if loc.filename == f.path
+                 else escape(loc.short))
+        items.append(f'<li class="n-eager">ran eagerly because of the graph break at {where}: {escape(site.reason)}</li>')
+    for r in notes.resumes:
+        items.append(f'<li class="n-resume">after this line, <span class="mono">{escape(r["function"])}</span> takes over: '
+                     f'{", ".join(_cid(c, dirs) for c in r["compile_ids"])}</li>')
+    installed: dict[str, list[str]] = {}
+    for g in notes.guards:
+        if "installed" in g:
+            installed.setdefault(g["installed"], []).append(g["guard"])
+            continue
+        items.append(f'<li class="n-guard">recompile {_cid(g["recompile"], dirs)}: guard of {escape(g["failed_in"] or "?")} '
+                     f'failed: <code>{escape(g["guard"])}</code></li>')
+    for cid, guards in installed.items():
+        listed = "".join(f"<li><code>{escape(g)}</code></li>" for g in guards)
+        items.append(f'<li class="n-installed">{len(guards)} guard(s) of {_cid(cid, dirs)} come from this line'
+                     f'<details><summary>show</summary><ul>{listed}</ul></details></li>')
+    for k in notes.kernels:
+        url = f'../{provenance_url(k["dir"])}'
+        items.append(f'<li class="n-kernel">kernel <a class="mono" href="{escape(url)}">{escape(k["kernel"])}</a> '
+                     f'({_cid(k["compile_id"], dirs)})</li>')
+    for s in notes.symbols:
+        if s["kind"] == "guard":
+            text = f'guard on shapes <code>{escape(s["expr"])}</code>'
+        else:
+            text = (f'symbol <span class="mono">{escape(s["symbol"])}</span> {escape(s["kind"])}'
+                    f'{" = " + escape(s["value"]) if s.get("value") is not None else ""}'
+                    f'{" from " + escape(s["source"]) if s.get("source") else ""}')
+        items.append(f'<li class="n-symbol">{text} ({_cid(s["compile_id"], dirs)})</li>')
+    return "<ul class=\"notes\">" + "".join(items) + "</ul>"
+
+
+def _badges(notes) -> str:
+    out = []
+    if notes.frames:
+        out.append(f'<span class="b b-frame" title="compiled frames starting here">compiled: '
+                   f'{escape(" ".join(fr["compile_id"] for fr in notes.frames))}</span>')
+    if notes.graphs:
+        out.append(f'<span class="b b-graph" title="graphs that captured this line">{escape(" ".join(notes.graphs))}</span>')
+    if notes.graph_breaks:
+        out.append('<span class="b b-break">graph break</span>')
+    elif notes.eager:
+        out.append('<span class="b b-eager">eager</span>')
+    failed = sum(1 for g in notes.guards if "recompile" in g)
+    if failed:
+        out.append(f'<span class="b b-guard">{failed} failed guard(s)</span>')
+    if notes.kernels:
+        out.append(f'<span class="b b-kernel">{len(notes.kernels)} kernel(s)</span>')
+    if notes.symbols:
+        out.append(f'<span class="b b-symbol">{len(notes.symbols)} shape note(s)</span>')
+    return "".join(out)
+
+
+def _lines_html(page: _Page, f: SourceFile, dirs: dict[str, str], resume_ids: dict[str, list[str]]) -> Markup:
+    out: list[str] = []
+    gap_start = None
+    total = len(f.text)
+    for n in range(1, total + 2):
+        text = f.text[n - 1] if n <= total else ""
+        if n <= total and text is None and n not in f.notes:
+            gap_start = gap_start or n
+            continue
+        if gap_start is not None:
+            last = n - 1
+            span = f"line {gap_start}" if gap_start == last else f"lines {gap_start}–{last}"
+            out.append(f'<div class="src-gap">⋯ {span}: not quoted in the log ⋯</div>')
+            gap_start = None
+        if n > total:
+            break
+        notes = f.notes.get(n)
+        status = notes.status if notes else ""
+        cls = f"src-line s-{status}" if status else "src-line"
+        title = f' title="{STATUS_TITLES[status]}"' if status else ""
+        code = escape(text) if text is not None else Markup('<span class="muted">(not quoted in the log)</span>')
+        anchor = line_anchor(n)
+        row = (f'<div class="{cls}" id="{anchor}"{title}><a class="ln" href="#{anchor}">{n}</a>'
+               f'<a class="lt" href="#{anchor}">{code}</a>')
+        if notes:
+            row += f'<span class="badges">{_badges(notes)}</span>{_notes_html(page, f, n, dirs, resume_ids)}'
+        out.append(row + "</div>")
+    return Markup("".join(out))
+
+
+def _page(page: _Page, f: SourceFile, dirs: dict[str, str], resume_ids: dict[str, list[str]]) -> str:
+    breaks = [b for b in page.results.sources.graph_breaks if b.location and b.location.filename == f.path]
+    return page.render("source.html", "../", f=f, lines_html=_lines_html(page, f, dirs, resume_ids), breaks=breaks,
+                       anchor=line_anchor)

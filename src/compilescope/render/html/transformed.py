@@ -1,0 +1,79 @@
+"""The transformed-code page of a compile id: the code Dynamo runs instead of the function, next to its source."""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING, Iterator
+
+from markupsafe import Markup, escape
+
+from ...analyses.sources import line_anchor
+from ...analyses.transformed import TransformedCode
+from ..options import artifact_url
+
+if TYPE_CHECKING:
+    from . import _Page
+
+_COMPILED_FN = re.compile(r"__compiled_fn_\w+")
+
+
+def transformed_url(dir_name: str) -> str:
+    return f"{dir_name}/transformed_code.html"
+
+
+def transformed_files(page: _Page) -> Iterator[tuple[str, str]]:
+    for dir_name, code in page.results.transformed.items():
+        yield transformed_url(dir_name), _page(page, code)
+
+
+def _original_lines(page: _Page, code: TransformedCode) -> tuple[list[tuple[int, str | None]], str | None]:
+    """The function's lines from its first (or resume) line, while they belong to it; and its source page."""
+    if code.frame is None:
+        return [], None
+    f = page.results.sources.file(code.frame[0])
+    if f is None or code.frame[1] > len(f.text):
+        return [], None
+    first = f.text[code.frame[1] - 1]
+    out = [(code.frame[1], first)]
+    if first is not None:
+        indent = len(first) - len(first.lstrip())
+        is_def = first.lstrip().startswith(("def ", "async def "))
+        for n in range(code.frame[1] + 1, len(f.text) + 1):
+            text = f.text[n - 1]
+            if text is not None and text.strip():
+                own = len(text) - len(text.lstrip())
+                if own < indent or (is_def and own == indent):
+                    break
+            out.append((n, text))
+    while out and (out[-1][1] is None or not out[-1][1].strip()):
+        out.pop()
+    return out, f.page
+
+
+def _linked_source(page: _Page, code: TransformedCode) -> Markup:
+    graph = None
+    if code.graph_artifact is not None:
+        entry = next((c for c in page.trace.compiles.values() if c.compile_id is not None
+                      and c.dir_name == code.dir_name), None)
+        artifact = next((a for a in entry.artifacts if a.number == code.graph_artifact), None) if entry else None
+        graph = "../" + artifact_url(artifact, page.options) if artifact else None
+    text = str(escape(code.source))
+    if graph:
+        text = _COMPILED_FN.sub(lambda m: f'<a href="{escape(graph)}" title="the graph this calls">{m.group(0)}</a>', text)
+    return Markup(text)
+
+
+def _page(page: _Page, code: TransformedCode) -> str:
+    lines, source_page = _original_lines(page, code)
+    original = Markup("".join(
+        f'<div><a class="ln" href="../{escape(source_page)}#{line_anchor(n)}">{n}</a>'
+        f'{escape(t) if t is not None else Markup("<span class=muted>⋯ not quoted in the log</span>")}</div>'
+        for n, t in lines)) if source_page else None
+    guards = None
+    if code.guards_artifact is not None:
+        entry = next((c for c in page.trace.compiles.values() if c.compile_id is not None and c.dir_name == code.dir_name), None)
+        artifact = next((a for a in entry.artifacts if a.number == code.guards_artifact), None) if entry else None
+        if artifact is not None:
+            guards = {"url": "../" + artifact_url(artifact, page.options), "text": page.trace.payload_text(artifact.payload)}
+    return page.render("transformed.html", "../", t=code, code_html=_linked_source(page, code), original=original,
+                       source_page=source_page, guards=guards)

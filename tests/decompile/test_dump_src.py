@@ -1,0 +1,38 @@
+"""`compilescope dump-src LOG DIR`: depyf's file layout, every file valid Python."""
+
+from __future__ import annotations
+
+import ast
+
+from ..conftest import run_cli, torch213
+
+
+def test_layout_of_a_recorded_log(tmp_path):
+    out = tmp_path / "dump"
+    assert run_cli("dump-src", torch213("transformed_code.log"), out) == 0
+    names = sorted(p.name for p in out.iterdir())
+    assert "full_code_for_f_0.py" in names and "__transformed_code_0_for_f.py" in names
+    graphs = [n for n in names if n.endswith(" Captured Graph 0.py")]
+    assert len(graphs) == 4 and all(n.startswith("__compiled_fn_") for n in graphs)
+    for path in out.iterdir():
+        ast.parse(path.read_text(), filename=path.name)  # valid Python, unlike depyf's full_code
+    transformed = (out / "__transformed_code_0_for_f.py").read_text()
+    fn = next(n for n in ast.parse(transformed).body if isinstance(n, ast.FunctionDef))
+    assert fn.name == "f" and [a.arg for a in fn.args.args] == ["x", "n"]
+    # The graph the transformed code calls has its file.
+    called = next(n for n in graphs if n.split(" ")[0] in transformed)
+    assert "class GraphModule" in (out / called).read_text()
+    full = (out / "full_code_for_f_0.py").read_text()
+    assert "# Guards" in full and "def f(x, n):" in full
+
+
+def test_inductor_log_has_aot_graphs_and_kernels(tmp_path):
+    out = tmp_path / "dump"
+    assert run_cli("dump-src", torch213("provenance.log"), out) == 0
+    names = {p.name for p in out.iterdir()}
+    for title in ("Captured Graph 0", "Joint graph 0", "Forward graph 0", "Backward graph 0", "kernel 0", "kernel 1"):
+        assert f"__compiled_fn_0_0 {title}.py" in names
+    for path in out.iterdir():
+        ast.parse(path.read_text(), filename=path.name)
+    # No transformed code in a plain TORCH_TRACE log of a frame without graph breaks: the full code says so.
+    assert "not in this log" in (out / "full_code_for_forward_0.py").read_text()

@@ -1,0 +1,73 @@
+"""The transformed-code page: recorded code (run/capture) and torch's own disassembly (foreign logs)."""
+
+from __future__ import annotations
+
+import ast
+import re
+
+import pytest
+
+from compilescope.analyses.transformed import transformed_code
+from compilescope.decompile.distext import decompile_dis
+from compilescope.ingest.reader import read_trace
+
+from ..browser import browser_page
+from ..conftest import report, torch213
+from ..sources.test_browser import open_source_page
+
+
+def test_foreign_log_resume_functions_decompiled_from_torchs_disassembly():
+    with read_trace(str(torch213("graph_breaks.log"))) as trace:
+        found = transformed_code(trace)
+    assert sorted(c.function for c in found.values()) == [
+        "torch_dynamo_resume_in_f_at_23", "torch_dynamo_resume_in_f_at_27", "torch_dynamo_resume_in_f_at_28",
+        "torch_dynamo_resume_in_f_at_30"]
+    for code in found.values():
+        assert code.decompiled and code.origin == "torch_bytecode"
+        fn = ast.parse(code.source).body[0]
+        assert fn.args.args == [] and fn.args.kwonlyargs  # the order is not in the log: keyword-only
+        assert code.compiled_fns and all(n in code.source for n in code.compiled_fns)
+
+
+@pytest.mark.torch
+def test_disassembly_text_decompiles_like_the_code_object():
+    import dis
+
+    import torch
+    from torch._dynamo.convert_frame import register_bytecode_hook
+
+    from compilescope.decompile import decompile
+
+    from . import programs
+
+    pairs = []
+    torch._dynamo.reset()
+    handle = register_bytecode_hook(lambda o, n: pairs.append((decompile(n), decompile_dis(dis.Bytecode(n).dis(), n.co_name))))
+    try:
+        torch.compile(programs.branch_break, backend="eager")(torch.ones(3))
+    finally:
+        handle.remove()
+        torch._dynamo.reset()
+    assert pairs
+    for from_code, from_text in pairs:
+        assert from_code.ok and from_text.ok
+        assert from_code.source.splitlines()[1:] == from_text.source.splitlines()[1:]  # same body
+
+
+@pytest.mark.browser
+def test_page_shows_code_next_to_source_and_links_the_graph(tmp_path):
+    out = tmp_path / "out"
+    report(torch213("transformed_code.log"), out)
+    with browser_page() as page:
+        open_source_page(page, out, "source_view.py")
+        page.click("#L22 .lt")
+        page.locator("#L22 .notes a.transformed-link").click()
+        page.wait_for_load_state()
+        assert page.url.endswith("-_1_0_1/transformed_code.html")
+        code = page.inner_text("#tc-code")
+        assert code.startswith("def torch_dynamo_resume_in_f_at_22(__nested_resume_fns, __nested_frame_values, y):")
+        assert re.search(r"\b22\s+if y\.sum\(\) > 0:", page.inner_text("#tc-original"))
+        page.locator("#tc-code a", has_text="__compiled_fn_").first.click()
+        page.wait_for_load_state()
+        assert "dynamo_output_graph" in page.url
+        assert not page.console_errors and not page.external_requests

@@ -1,0 +1,75 @@
+"""The annotated source page in headless Chromium: from a graph-break row to its line; a line's graphs and kernels."""
+
+from __future__ import annotations
+
+import pytest
+
+from ..browser import browser_page
+from ..conftest import report, torch213
+
+pytestmark = pytest.mark.browser
+
+
+def open_source_page(page, out, name: str) -> None:
+    """From the report's index to the annotated page of source file `name`."""
+    page.goto((out / "index.html").as_uri())
+    page.locator("#source-files a", has_text=name).click()
+    page.wait_for_load_state()
+
+
+def test_graph_break_row_lands_on_the_line(tmp_path):
+    out = tmp_path / "out"
+    report(torch213("source_view.log"), out)
+    with browser_page() as page:
+        page.goto((out / "index.html").as_uri())
+        row = page.locator("table.graph-breaks tr", has_text="Data-dependent branching")
+        row.locator("a.src-link").click()
+        page.wait_for_load_state()
+        assert page.url.endswith("#L22") and "/sources/source_view.py_" in page.url
+        line = page.locator("#L22")
+        assert "if y.sum() > 0:" in line.locator(".lt").inner_text()
+        assert "s-break" in (line.get_attribute("class") or "")
+        notes = line.locator(".notes")
+        assert notes.is_visible()  # the target line opens its details
+        assert "Data-dependent branching" in notes.inner_text()
+        assert "torch_dynamo_resume_in_f_at_22" in notes.inner_text()
+        # the line is on screen
+        box = line.bounding_box()
+        assert box is not None and 0 <= box["y"] < page.viewport_size["height"]
+        assert not page.console_errors and not page.external_requests
+
+
+def test_click_source_line_shows_graphs_and_kernels(tmp_path):
+    out = tmp_path / "out"
+    report(torch213("provenance.log"), out)
+    with browser_page() as page:
+        open_source_page(page, out, "provenance.py")
+        notes = page.locator("#L24 .notes")
+        assert not notes.is_visible()
+        page.click("#L24 .lt")
+        assert notes.is_visible()
+        text = notes.inner_text()
+        assert "captured in graph [0/0]" in text
+        assert "kernel extern_kernels.addmm:1" in text
+        # the graph link goes to the compile id's page, the kernel link to its provenance page
+        page.locator("#L24 .notes li.n-kernel a").first.click()
+        page.wait_for_load_state()
+        assert "/provenance/" in page.url
+        assert not page.console_errors and not page.external_requests
+
+
+def test_foreign_log_says_it_is_rebuilt(tmp_path):
+    from ..sources.test_sources import GPU
+    from ..conftest import skip_or_fail
+
+    folder = GPU / "autotune_cudagraphs"
+    if not folder.is_dir():
+        skip_or_fail("../shared/traces/gpu-torch211 not available")
+    out = tmp_path / "out"
+    report(next(folder.glob("*.log")), out)
+    with browser_page() as page:
+        open_source_page(page, out, "autotune_cudagraphs.py")
+        assert "Rebuilt from the lines the log quotes" in page.inner_text("#src-origin")
+        assert page.locator(".src-gap").count() >= 1
+        assert "self.l2(torch.nn.functional.gelu(self.l1(x))) + x" in page.inner_text("#L13")
+        page.screenshot(path=str(tmp_path / "shot.png"), full_page=True)

@@ -1,0 +1,198 @@
+"""sources.json: every FX node with a user stack lands on its file and line; breaks, eager lines, resumes.
+
+The expected lines are read from the programs that made the logs (tests/data/torch213/programs and the
+gpu-torch211 scripts), never from compilescope's own output.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+
+from compilescope.analyses.sources import analyze_sources, is_user_source
+from compilescope.ingest.reader import read_trace
+
+from ..conftest import REPO, TORCH213, run_cli, skip_or_fail, torch213
+
+PROGRAMS = REPO / "tests" / "data" / "torch213" / "programs"
+GPU = REPO.parent / "shared" / "traces" / "gpu-torch211"
+GPU_SCENARIOS = ["autotune_cudagraphs", "flex_sdpa_model", "gpt2_train", "profile_compiled"]
+# An independent reading of the graph dumps: the compile id of the envelope and the `# File:` comments under it.
+_ENVELOPE = re.compile(r'^V\d{4} [^\]]*\] \{"dynamo_output_graph".*"frame_id": (\d+), "frame_compile_id": (\d+)')
+_COMMENT = re.compile(r"^\t\s*# File: (.+?):(\d+) in [^,]+?(?:, code: (.*))?$")
+
+
+def fx_comments(log: Path) -> list[tuple[str, str, int, str | None]]:
+    """(compile id, file, line, quoted code) of every FX node comment in the log's dynamo_output_graph dumps."""
+    found, current = [], None
+    with open(log, encoding="utf-8", errors="replace") as f:
+        for line in f:
+            line = line.rstrip("\n")
+            if line.startswith("V"):
+                m = _ENVELOPE.match(line)
+                current = f"[{m[1]}/{m[2]}]" if m else None
+            elif current and (c := _COMMENT.match(line)):
+                found.append((current, c[1], int(c[2]), c[3]))
+    return found
+
+
+def sources_json(log: Path, tmp_path: Path) -> dict:
+    out = tmp_path / "report"
+    assert run_cli(log, "-o", out, "--no-browser", "--overwrite") == 0
+    return json.loads((out / "sources.json").read_text())
+
+
+def assert_every_node_lands(log: Path, doc: dict, program_for) -> int:
+    files = {f["path"]: f for f in doc["files"]}
+    checked = 0
+    for cid, path, line, code in fx_comments(log):
+        if not is_user_source(path):
+            continue
+        entry = files[path]["lines"][str(line)]
+        assert cid in entry["graphs"], (path, line, cid)
+        program = program_for(path)
+        if program is not None and code is not None:
+            # The line the node points at, in the program that made the log, is the code torch quoted.
+            assert program.read_text().splitlines()[line - 1].strip() == code.strip()
+            text = files[path]["text"].get(str(line))
+            assert text is not None and text.strip() == code.strip()
+        checked += 1
+    return checked
+
+
+@pytest.mark.parametrize("name", TORCH213)
+def test_torch213_every_fx_node_lands_on_its_line(name, tmp_path):
+    log = torch213(name)
+    doc = sources_json(log, tmp_path)
+    checked = assert_every_node_lands(log, doc, lambda p: PROGRAMS / os.path.basename(p))
+    if name in ("graph_breaks.log", "source_view.log", "provenance.log", "recompiles.log"):
+        assert checked > 0
+
+
+@pytest.mark.parametrize("scenario", GPU_SCENARIOS)
+def test_gpu_torch211_every_fx_node_lands_on_its_line(scenario, tmp_path):
+    folder = GPU / scenario
+    if not folder.is_dir():
+        skip_or_fail("../shared/traces/gpu-torch211 not available")
+    log = next(folder.glob("*.log"))
+    doc = sources_json(log, tmp_path)
+    script = folder / "script.py"
+
+    def program_for(path: str):
+        return script if os.path.basename(path) == f"{scenario}.py" else None
+
+    assert assert_every_node_lands(log, doc, program_for) > 0
+    # The paths are those of the machine that made the log: the view is rebuilt from the quotes, and says so.
+    user = doc["files"]
+    assert user and all(f["origin"] == "log" and "not on this machine" in f["origin_note"] for f in user)
+
+
+def _lines(doc: dict, basename: str) -> dict:
+    (found,) = [f for f in doc["files"] if os.path.basename(f["path"]) == basename]
+    return found
+
+
+def test_source_view_lines_exact(tmp_path):
+    """Branch, print, .item() and an inlined nested function, each on its exact line of source_view.py."""
+    doc = sources_json(torch213("source_view.log"), tmp_path)
+    f = _lines(doc, "source_view.py")
+    lines = f["lines"]
+    # the nested function `inner` is inlined: its node lands on its own line, in the first graph
+    assert list(lines["15"]["graphs"]) == ["[0/0]"] and f["text"]["15"].strip() == "return u * k + 1"
+    assert list(lines["17"]["graphs"]) == ["[0/0]"]
+    # the data-dependent branch: captured (the condition) then broken; resume function at 22 takes over
+    assert [b["reason"] for b in lines["22"]["graph_breaks"]] == ["Data-dependent branching"]
+    assert lines["22"]["graph_breaks"][0]["resume_functions"] == ["torch_dynamo_resume_in_f_at_22"]
+    assert list(lines["23"]["graphs"]) == ["[1/0]"]
+    # print: a break, the line runs eagerly, no graph
+    assert [b["reason"] for b in lines["24"]["graph_breaks"]] == ["Failed to trace builtin operator"]
+    assert "graphs" not in lines["24"] and lines["24"]["eager"] == [1]
+    # .item(): break in [2/0], the rest in [3/0]
+    assert lines["25"]["graph_breaks"][0]["reason"].startswith("Unsupported Tensor.item()")
+    assert list(lines["26"]["graphs"]) == ["[3/0]"]
+    assert [fr["function"] for fr in lines["20"]["frames"]] == ["f"]
+    eager = {b["reason"][:20]: [e["line"] for e in b["eager_lines"]] for b in doc["graph_breaks"]}
+    assert eager == {"Data-dependent branc": [22], "Failed to trace buil": [24], "Unsupported Tensor.i": [25]}
+
+
+def test_graph_breaks_print_in_helper_runs_the_calls_eagerly(tmp_path):
+    """The print is in helper log_step (line 18), called at lines 27 and 30 of f: all three ran eagerly."""
+    doc = sources_json(torch213("graph_breaks.log"), tmp_path)
+    (site,) = [b for b in doc["graph_breaks"] if b["reason"] == "Failed to trace builtin operator"]
+    assert sorted(e["line"] for e in site["eager_lines"]) == [18, 27, 30]
+    assert site["compile_ids"] == ["[1/0]", "[3/0]"]
+    assert sorted(site["resume_functions"]) == ["torch_dynamo_resume_in_f_at_27", "torch_dynamo_resume_in_f_at_30"]
+
+
+def test_recompile_guards_and_symbols_on_their_lines(tmp_path):
+    doc = sources_json(torch213("recompiles.log"), tmp_path)
+    lines = _lines(doc, "recompiles.py")["lines"]
+    assert [g["guard"] for g in lines["29"]["guards"] if g.get("recompile") == "[1/1]"] == ["n == 1"]
+    # the guards installed because of line 29 (from the guard tree, whose paths torch clips at the front)
+    installed = [g["guard"] for g in lines["29"]["guards"] if g.get("installed") == "[1/0]"]
+    assert "EQUALS_MATCH: L['n'] == 1" in installed
+    doc = sources_json(torch213("dynamic_shapes.log"), tmp_path / "d")
+    lines = _lines(doc, "dynamic_shapes.py")["lines"]
+    assert any(s["kind"] == "specialized" and s["symbol"] == "s77" for s in lines["25"]["symbols"])
+
+
+def test_provenance_kernels_on_the_forward_line(tmp_path):
+    doc = sources_json(torch213("provenance.log"), tmp_path)
+    kernels = _lines(doc, "provenance.py")["lines"]["24"]["kernels"]
+    assert {k["kernel"] for k in kernels} >= {"extern_kernels.addmm:1"}
+
+
+def test_disk_text_only_when_it_agrees(tmp_path):
+    """A log whose paths exist but whose content differs is rebuilt from its quotes, with gaps."""
+    text = torch213("source_view.log").read_text()
+    recorded = re.search(r"# File: (\S+source_view\.py):", text)[1]
+    here = tmp_path / "src" / "source_view.py"
+    here.parent.mkdir()
+    shutil.copy(PROGRAMS / "source_view.py", here)
+    log = tmp_path / "moved.log"
+    log.write_text(text.replace(recorded, str(here)))
+    with read_trace(str(log)) as trace:
+        f = analyze_sources(trace).file(str(here))
+        assert f.origin == "disk" and f.text == (PROGRAMS / "source_view.py").read_text().splitlines()
+    here.write_text(here.read_text().replace("return y * m", "return y * m * 2"))
+    with read_trace(str(log)) as trace:
+        f = analyze_sources(trace).file(str(here))
+    assert f.origin == "log" and "differs" in f.note
+    assert f.text[25] == "return y * m" and f.text[0] is None  # quoted line kept; unquoted ones are gaps
+
+
+def test_summary_names_the_lines_each_break_ran_eagerly(capsys):
+    assert run_cli("summary", torch213("graph_breaks.log"), "--json") == 0
+    doc = json.loads(capsys.readouterr().out)
+    eager = {b["reason"]: [(os.path.basename(e["filename"]), e["line"], e["code"]) for e in b["eager_lines"]]
+             for b in doc["graph_breaks"]["breaks"]}
+    assert eager["Data-dependent branching"] == [
+        ("graph_breaks.py", 23, "if y.sum() > 0:  # graph break 1: data-dependent branch")]
+    assert [(f, n) for f, n, _ in eager["Failed to trace builtin operator"]] == [
+        ("graph_breaks.py", 27), ("graph_breaks.py", 18), ("graph_breaks.py", 30)]
+    assert run_cli("summary", torch213("graph_breaks.log")) == 0
+    assert "ran eagerly: graph_breaks.py:27, graph_breaks.py:18, graph_breaks.py:30" in " ".join(capsys.readouterr().out.split())
+
+
+def test_hostile_quotes_are_escaped_and_other_files_never_read(tmp_path):
+    """A log is untrusted: quoted code reaches HTML escaped, and only .py files that agree are read from disk."""
+    text = torch213("source_view.log").read_text()
+    recorded = re.search(r"# File: (\S+source_view\.py):", text)[1]
+    text = text.replace(recorded, "/etc/passwd").replace("code: y = y.cos()", "code: <script>alert(1)</script>")
+    log = tmp_path / "hostile.log"
+    log.write_text(text)
+    out = tmp_path / "report"
+    assert run_cli(log, "-o", out, "--no-browser", "--overwrite") == 0
+    doc = json.loads((out / "sources.json").read_text())
+    (f,) = [f for f in doc["files"] if f["path"] == "/etc/passwd"]
+    assert f["origin"] == "log" and "not a .py file" in f["origin_note"]
+    assert f["text"]["23"] == "<script>alert(1)</script>"
+    page = (out / f["page"]).read_text()
+    assert "<script>alert(1)" not in page and "&lt;script&gt;alert(1)&lt;/script&gt;" in page
+    assert not any("root:" in t for t in f["text"].values())
+    assert all(p.resolve().is_relative_to(out.resolve()) for p in out.rglob("*"))
