@@ -16,21 +16,25 @@ import shutil
 import sys
 import tempfile
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 import orjson
 
 from ..analyses import analyze
 from ..analyses.divergence import MultiRankAnalysis, analyze_ranks, collectives_parity, multirank_json
 from ..analyses.rank_summary import RankSummary, empty_rank, failed_rank, summarize_rank
+from .. import location
 from ..errors import CompilescopeError
 from ..ingest.rank_logs import RankLogs, find_rank_logs, rank_logs_of
 from ..ingest.reader import ReadOptions, read_trace
 from ..render.multirank import CHROMIUM_EVENTS, PARITY_JSON, LandingInfo, landing_files, merged_chromium_events, rank_parity_json
 from ..render.options import ReportOptions
 from .output import OutputDir
-from .workers import default_jobs, file_size, peak_rss_mb, run_jobs
+from .executors import LocalExecutor, RankExecutor, make_executor
+from .progress import RankProgress
+from .workers import default_jobs, peak_rss_mb
 
 
 
@@ -43,6 +47,7 @@ class RankJob:
     options: ReportOptions = ReportOptions()
     strict: bool = False
     strict_compile_id: bool = False
+    size: int = -1  # bytes, from the directory listing (-1: not listed; asked of the file)
 
 
 @dataclass
@@ -69,21 +74,22 @@ def process_rank(job: RankJob) -> dict[str, Any]:
 def _process_rank(job: RankJob) -> dict[str, Any]:
     from .report import problems_for_parent, strict_problems, write_report  # here, so that report.py may import this module
 
-    if file_size(job.path) == 0:
+    if _job_size(job) == 0:
         # A rank that logged nothing is a finding (it compiled nothing), not an error.
-        return {"summary": empty_rank(job.rank, os.path.abspath(job.path)).to_json()}
+        return {"summary": empty_rank(job.rank, location.absolute(job.path)).to_json()}
     try:
         trace = read_trace(job.path, ReadOptions())
     except CompilescopeError as exc:
-        return {"summary": failed_rank(job.rank, os.path.abspath(job.path), str(exc)).to_json()}
+        return {"summary": failed_rank(job.rank, location.absolute(job.path), str(exc)).to_json()}
     try:
         with trace:
             results = analyze(trace)
             summary = summarize_rank(trace, results, job.rank)
             done: dict[str, Any] = {"summary": summary.to_json(), "files": 0, "events": 0}
             if job.out is not None:
-                output = write_report(trace, job.out, False, job.options)
-                output.write(PARITY_JSON, rank_parity_json(collectives_parity([summary])))
+                with _written_at(job.out) as local_out:
+                    output = write_report(trace, local_out, False, job.options)
+                    output.write(PARITY_JSON, rank_parity_json(collectives_parity([summary])))
                 done["files"] = output.files
             if job.events is not None and len(trace.chromium_events):
                 done["events"] = _spool_events(trace.chromium_events, job.rank, job.events)
@@ -95,10 +101,34 @@ def _process_rank(job: RankJob) -> dict[str, Any]:
         return {"summary": failed_rank(job.rank, trace.source, f"{type(exc).__name__}: {exc}").to_json(), "crashed": True}
 
 
+def _job_size(job: RankJob) -> int:
+    return job.size if job.size >= 0 else location.size(job.path)
+
+
+def _lost_rank(job: RankJob, why: str) -> dict[str, Any]:
+    """The row of a rank whose worker died: an executor's stand-in for process_rank's result."""
+    return {"summary": failed_rank(job.rank, location.absolute(job.path), why).to_json(), "crashed": True}
+
+
+@contextmanager
+def _written_at(out: str) -> Iterator[str]:
+    """A local directory to write a report into: `out` itself, or (out is a URL) a scratch directory
+    uploaded to `out` afterwards and removed; disk use is one rank's report."""
+    if not location.is_url(out):
+        yield out
+        return
+    scratch = tempfile.mkdtemp(prefix="compilescope-rank-")
+    try:
+        yield os.path.join(scratch, "report")
+        location.upload_dir(os.path.join(scratch, "report"), out)
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
 def _spool_events(events, rank: int, path: str) -> int:
     """The rank's chromium events, one JSON object per line, each with pid = rank (one process per rank in Perfetto)."""
     n = 0
-    with open(path, "wb") as f:
+    with location.open_write(path) as f:
         for event in events:
             if isinstance(event, dict):
                 event["pid"] = rank
@@ -120,11 +150,19 @@ def _done(raw: dict[str, Any]) -> RankDone:
     )
 
 
-def run_rank_jobs(jobs: list[RankJob], workers: int, on_done: Callable[[RankDone], None] | None = None) -> list[RankDone]:
-    """Run every rank job, `workers` at a time (1: in this process). Results by rank."""
-    results = run_jobs(process_rank, jobs, workers, lambda j: file_size(j.path),
-                       (lambda raw: on_done(_done(raw))) if on_done else None)
-    return sorted((_done(raw) for raw in results), key=lambda r: r.summary.rank)
+def run_rank_jobs(jobs: list[RankJob], executor: RankExecutor | int, on_done: Callable[[RankDone], None] | None = None) -> list[RankDone]:
+    """Run every rank job on the executor (a number: that many local processes; 1: in this process). Results by rank.
+
+    Only the summaries are kept here: the coordinator's memory grows with the number of ranks by a summary each."""
+    if isinstance(executor, int):
+        executor = LocalExecutor(executor)
+    done = []
+    for raw in executor.map_ranks(process_rank, jobs, _job_size, _lost_rank):
+        d = _done(raw)
+        done.append(d)
+        if on_done:
+            on_done(d)
+    return sorted(done, key=lambda r: r.summary.rank)
 
 
 @dataclass
@@ -156,44 +194,75 @@ def report_all_ranks(
     strict_compile_id: bool = False,
     on_done: Callable[[RankDone], None] | None = None,
     logs: list[str] | None = None,
+    executor: RankExecutor | None = None,
+    on_total: Callable[[int], None] | None = None,
 ) -> MultiRankReport:
     """Write rank_<N>/ for every rank log in directory (or only those of `logs`, files in it),
-    the merged chromium events and the landing page."""
+    the merged chromium events and the landing page. directory and out may be URLs (s3://, gs://, ...)."""
     started = time.perf_counter()
+    executor = executor or LocalExecutor(jobs or default_jobs())
     found = _rank_logs(directory, logs)
-    output = OutputDir(out, overwrite, keep=[directory])
-    spool = tempfile.mkdtemp(prefix="compilescope-ranks-")
-    try:
-        rank_jobs = [
-            RankJob(
-                log.rank, log.path, os.path.join(output.path, f"rank_{log.rank}"), os.path.join(spool, f"rank_{log.rank}.jsonl"),
-                options, strict, strict_compile_id,
-            )
-            for log in found.logs
-        ]
-        done = run_rank_jobs(rank_jobs, jobs or default_jobs(), on_done)
-        fragments = [job.events for job in sorted(rank_jobs, key=lambda j: j.rank) if job.events and os.path.exists(job.events)]
-        if fragments:
-            output.write(CHROMIUM_EVENTS, merged_chromium_events(fragments))
-    finally:
-        shutil.rmtree(spool, ignore_errors=True)
-    summaries = [d.summary for d in done]
-    analysis = analyze_ranks(summaries)
-    notes = found.notes() + _rank_notes(summaries)
-    info = LandingInfo(os.path.abspath(directory), notes, bool(fragments), options.custom_header_html, jobs or default_jobs())
-    for relpath, content in landing_files(summaries, analysis, info):
-        output.write(relpath, content)
+    if on_total:
+        on_total(len(found.logs))
+    with _landing_output(out, overwrite, directory) as (output, out_location):
+        # Workers spool each rank's chromium events where the coordinator can read them back: a local scratch
+        # directory when both run here, else beside the report (the one place every worker can reach).
+        shared_spool = executor.name != "local" or location.is_url(out_location)
+        spool = location.join(out_location, SPOOL_DIR) if shared_spool else tempfile.mkdtemp(prefix="compilescope-ranks-")
+        try:
+            rank_jobs = [
+                RankJob(
+                    log.rank, log.path, location.join(out_location, f"rank_{log.rank}"), location.join(spool, f"rank_{log.rank}.jsonl"),
+                    options, strict, strict_compile_id, log.size,
+                )
+                for log in found.logs
+            ]
+            done = run_rank_jobs(rank_jobs, executor, on_done)
+            with_events = {d.summary.rank for d in done if d.events}
+            fragments = [job.events for job in sorted(rank_jobs, key=lambda j: j.rank) if job.events and job.rank in with_events]
+            if fragments:
+                output.write(CHROMIUM_EVENTS, merged_chromium_events(fragments, location.open_read))
+        finally:
+            location.remove_tree(spool)
+        summaries = [d.summary for d in done]
+        analysis = analyze_ranks(summaries)
+        notes = found.notes() + _rank_notes(summaries)
+        info = LandingInfo(location.absolute(directory), notes, bool(fragments), options.custom_header_html, executor.workers)
+        for relpath, content in landing_files(summaries, analysis, info):
+            output.write(relpath, content)
     files = output.files + sum(d.files for d in done)
-    return MultiRankReport(output.path, files, summaries, analysis, done, notes, time.perf_counter() - started)
+    return MultiRankReport(out_location, files, summaries, analysis, done, notes, time.perf_counter() - started)
 
 
-def summarize_directory(directory: str, jobs: int | None = None) -> dict[str, Any]:
+SPOOL_DIR = ".compilescope-spool"  # inside the output directory while the ranks run; removed before the end
+
+
+@contextmanager
+def _landing_output(out: str, overwrite: bool, directory: str) -> Iterator[tuple[OutputDir, str]]:
+    """(where the coordinator writes its files, where the report is). For a URL, the landing files are
+    written to a local scratch directory and uploaded at the end; the ranks' reports go straight there."""
+    if not location.is_url(out):
+        output = OutputDir(out, overwrite, keep=[] if location.is_url(directory) else [directory])
+        yield output, output.path
+        return
+    location.prepare_remote_output(out, overwrite)
+    scratch = tempfile.mkdtemp(prefix="compilescope-landing-")
+    try:
+        output = OutputDir(os.path.join(scratch, "report"), False)
+        yield output, out.rstrip("/")
+        location.upload_dir(output.path, out)
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
+def summarize_directory(directory: str, jobs: int | None = None, executor: RankExecutor | None = None) -> dict[str, Any]:
     """Every rank's summary and the cross-rank findings of a directory of rank logs, JSON-able; writes nothing.
 
     For `compilescope summary --json DIR`.
     """
     found = _rank_logs(directory)
-    done = run_rank_jobs([RankJob(log.rank, log.path, None, None) for log in found.logs], jobs or default_jobs())
+    rank_jobs = [RankJob(log.rank, log.path, None, None, size=log.size) for log in found.logs]
+    done = run_rank_jobs(rank_jobs, executor or LocalExecutor(jobs or default_jobs()))
     summaries = [d.summary for d in done]
     doc = multirank_json(summaries, analyze_ranks(summaries))
     doc["notes"] = found.notes() + _rank_notes(summaries)
@@ -203,7 +272,7 @@ def summarize_directory(directory: str, jobs: int | None = None) -> dict[str, An
 def _rank_logs(directory: str, logs: list[str] | None = None) -> RankLogs:
     if logs is not None:
         found = rank_logs_of(logs)
-    elif not os.path.isdir(directory):
+    elif not location.is_dir(directory):
         raise CompilescopeError(f"{directory}: --all-ranks-html needs a directory of rank logs (dedicated_log_torch_trace_rank_<N>_*.log)")
     else:
         found = find_rank_logs(directory)
@@ -237,15 +306,22 @@ def run_all_ranks(args: argparse.Namespace, directory: str | None = None, out: s
     directory = directory or args.path
     options = ReportOptions(plain_text=args.plain_text, custom_header_html=args.custom_header_html, verbose=args.verbose)
     jobs = getattr(args, "jobs", None) or default_jobs()
+    executor = make_executor(getattr(args, "executor", "local"), jobs, getattr(args, "scheduler", None))
+    bar = RankProgress()
 
     def progress(d: RankDone) -> None:
+        bar.advance()
         if args.verbose or d.summary.error:
             what = f"not read: {d.summary.error}" if d.summary.error else f"{d.files} files"
-            print(f"compilescope: rank {d.summary.rank}: {what}", file=sys.stderr)
+            bar.print(f"compilescope: rank {d.summary.rank}: {what}")
 
-    result = report_all_ranks(
-        directory, out or args.out, args.overwrite, options, jobs, args.strict, args.strict_compile_id, progress, logs
-    )
+    try:
+        result = report_all_ranks(
+            directory, out or args.out, args.overwrite, options, jobs, args.strict, args.strict_compile_id, progress, logs,
+            executor, bar.start,
+        )
+    finally:
+        bar.close()
     for note in result.notes:
         print(f"compilescope: {note}", file=sys.stderr)
     for d in result.done:
@@ -256,7 +332,8 @@ def run_all_ranks(args: argparse.Namespace, directory: str | None = None, out: s
     ranks = len(result.summaries)
     findings = len(result.analysis.divergences)
     print(
-        f"Wrote {result.files} files for {ranks} rank(s) to {result.out} in {result.seconds:.1f}s ({jobs} job(s)); "
+        f"Wrote {result.files} files for {ranks} rank(s) to {result.out} in {result.seconds:.1f}s "
+        f"({_executor_words(executor)}); "
         f"{findings} divergence(s) between ranks"
     )
     if result.crashed:
@@ -265,6 +342,13 @@ def run_all_ranks(args: argparse.Namespace, directory: str | None = None, out: s
     if result.strict_problem_count:
         print(f"compilescope: {result.strict_problem_count} problem(s) in the rank logs (strict mode)", file=sys.stderr)
         return 1
-    if not args.no_browser:
+    if not args.no_browser and not location.is_url(result.out):
         _open_browser(os.path.join(result.out, "index.html"))
     return 0
+
+
+def _executor_words(executor: RankExecutor) -> str:
+    if executor.name == "local":
+        return f"{executor.workers} job(s)"
+    where = getattr(executor, "scheduler", None) or f"a local cluster of {executor.workers} worker(s)"
+    return f"{executor.name}: {where}"

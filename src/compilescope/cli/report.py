@@ -45,6 +45,15 @@ def add_report_arguments(parser: argparse.ArgumentParser) -> None:
         "(the default when the directory holds several ranks)",
     )
     parser.add_argument("-j", "--jobs", type=int, default=None, metavar="N", help="ranks (or logs) read in parallel (default: the number of cores)")
+    parser.add_argument(
+        "--executor", choices=("local", "dask"), default="local",
+        help="where the ranks of a multi-rank report are read: local processes (default), or a dask.distributed "
+        "cluster (needs compilescope[dask])",
+    )
+    parser.add_argument(
+        "--scheduler", metavar="ADDRESS", default=None,
+        help="with --executor dask: the scheduler of a running cluster (tcp://host:8786); default: a local cluster of -j workers",
+    )
 
 
 def write_report(trace: Trace, out: str, overwrite: bool, options: ReportOptions, results: Results | None = None) -> OutputDir:

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 from typing import BinaryIO, Callable
 
 import orjson
 
+from .. import location
 from ..errors import CompilescopeError
 from ..model.builder import TraceBuilder
 from ..model.trace import Trace
@@ -32,12 +32,14 @@ class ReadOptions:
 
 
 def open_log(path: str) -> BinaryIO:
-    """Open a plain or gzip-compressed log for binary reading."""
-    f = open(path, "rb")
+    """Open a plain or gzip-compressed log for binary reading (a local path, or a URL fsspec knows)."""
+    f = location.open_read(path)
     if f.read(3) == b"\x1f\x8b\x08":  # gzip magic and its only method (deflate): not a text log's first bytes
-        f.close()
         import gzip  # here, not at the top: most logs are plain text, and start-up time matters for small logs
 
+        f.close()
+        if location.is_url(path):
+            return location.open_read(path, gzipped=True)  # type: ignore[return-value]
         return gzip.open(path, "rb")  # type: ignore[return-value]
     f.seek(0)
     return f
@@ -80,7 +82,7 @@ def read_trace(path: str, options: ReadOptions | None = None) -> Trace:
 
 
 def _read(path: str, rank: int | None, options: ReadOptions) -> Trace:
-    builder = TraceBuilder(os.path.abspath(path), rank)
+    builder = TraceBuilder(location.absolute(path), rank)
     try:
         stream = open_log(path)
     except OSError as exc:
