@@ -8,6 +8,7 @@ and nothing is copied whole to local disk first.
 
 from __future__ import annotations
 
+import io
 import os
 from dataclasses import dataclass
 from typing import IO, Any
@@ -57,7 +58,8 @@ def open_read(path: str, gzipped: bool = False) -> IO[bytes]:
             from fsspec.core import OpenFile
 
             return OpenFile(fs, inner, "rb", compression="gzip").open()  # closing it closes the remote file too
-        return fs.open(inner, "rb")
+        # fsspec's readline takes no size; the reader caps line length with it, so a buffered reader on top.
+        return io.BufferedReader(fs.open(inner, "rb"), buffer_size=1 << 20)
     except FileNotFoundError:
         raise OSError(2, "no such file") from None
 

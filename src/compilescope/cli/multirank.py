@@ -81,6 +81,8 @@ def _process_rank(job: RankJob) -> dict[str, Any]:
         trace = read_trace(job.path, ReadOptions())
     except CompilescopeError as exc:
         return {"summary": failed_rank(job.rank, location.absolute(job.path), str(exc)).to_json()}
+    except Exception as exc:  # noqa: BLE001 - e.g. a remote read failing midway: this rank's row, not the whole job
+        return _lost_rank(job, f"{type(exc).__name__}: {exc}")
     try:
         with trace:
             results = analyze(trace)

@@ -1,0 +1,137 @@
+"""Rank logs read from s3:// and the report written to s3://, against a real S3 server (moto, server mode, 127.0.0.1)."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from ..conftest import run_cli, skip_or_fail
+from .conftest import Landing, peer_dir
+from .test_executors import TORCH213_RANKS, _distributed, tree
+
+BUCKET = "traces"
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def s3(tmp_path_factory):
+    """A moto S3 server in its own process, and this process (and its workers) pointed at it; yields an s3fs filesystem."""
+    try:
+        import moto.server  # noqa: F401
+        import s3fs
+    except ImportError:
+        skip_or_fail("moto[server] and s3fs not installed (the test extra installs them)")
+    port = _free_port()
+    log = open(tmp_path_factory.mktemp("moto") / "server.log", "wb")
+    server = subprocess.Popen([sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(port)], stdout=log, stderr=log)
+    env = {
+        "AWS_ACCESS_KEY_ID": "testing",
+        "AWS_SECRET_ACCESS_KEY": "testing",
+        "AWS_DEFAULT_REGION": "us-east-1",
+        "AWS_ENDPOINT_URL_S3": f"http://127.0.0.1:{port}",
+    }
+    saved = {k: os.environ.get(k) for k in env}
+    os.environ.update(env)
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                break
+            except OSError:
+                if time.monotonic() > deadline or server.poll() is not None:
+                    pytest.fail(f"moto server did not start on port {port}")
+                time.sleep(0.2)
+        s3fs.S3FileSystem.clear_instance_cache()
+        fs = s3fs.S3FileSystem()
+        fs.mkdir(BUCKET)
+        yield fs
+    finally:
+        server.terminate()
+        server.wait(10)
+        log.close()
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+
+
+def _upload(fs, src: Path, prefix: str) -> str:
+    for p in sorted(src.iterdir()):
+        fs.put_file(str(p), f"{BUCKET}/{prefix}/{p.name}")
+    return f"s3://{BUCKET}/{prefix}"
+
+
+def _download(fs, url: str, dest: Path) -> Path:
+    root = url.removeprefix("s3://")
+    for key in fs.find(root):
+        target = dest / key[len(root) + 1:]
+        target.parent.mkdir(parents=True, exist_ok=True)
+        fs.get_file(key, str(target))
+    return dest
+
+
+def _masked(files: dict[str, bytes], local_dir: Path, url: str) -> dict[str, bytes]:
+    """The report with the input's location written one way (the local path and the URL name the same logs)."""
+    return {name: body.replace(url.encode(), str(local_dir).encode()) for name, body in files.items()}
+
+
+@pytest.mark.parametrize("executor", ["local", "dask"])
+def test_s3_input_and_s3_report_equal_the_local_report(executor, s3, tmp_path):
+    if executor == "dask":
+        _distributed()
+    src = peer_dir("multi_rank_logs")
+    url = _upload(s3, src, f"in-{executor}/multi_rank_logs")
+    out_url = f"s3://{BUCKET}/out-{executor}/report"
+    rc = run_cli(url, "-o", out_url, "--no-browser", "-j", "2", "--executor", executor)  # several ranks: all-ranks report
+    assert rc == 0
+    assert not s3.exists(f"{BUCKET}/out-{executor}/report/.compilescope-spool")
+    remote = Landing(_download(s3, out_url, tmp_path / "remote"))
+    assert sorted(remote.ranks) == [0, 1, 2, 3]
+    assert remote.ranks[1]["source"] == f"{url}/dedicated_log_torch_trace_rank_1.log"
+    assert remote.groups("compile_ids") == [[0, 2], [1], [3]]
+    # The same report as from the local directory, once the logs' location is written the same way.
+    assert run_cli(src, "--all-ranks-html", "-o", tmp_path / "local", "--no-browser", "-j", "1") == 0
+    assert _masked(tree(remote.out), src, url) == tree(tmp_path / "local")
+    # raw.log is the rank's log, streamed from S3.
+    assert (remote.out / "rank_3" / "raw.log").read_bytes() == (src / "dedicated_log_torch_trace_rank_3.log").read_bytes()
+
+
+def test_s3_gzipped_rank_logs_and_overwrite(s3, tmp_path, capsys):
+    import gzip
+
+    gz = tmp_path / "gz"
+    gz.mkdir()
+    for p in TORCH213_RANKS.iterdir():
+        (gz / (p.name + ".gz")).write_bytes(gzip.compress(p.read_bytes()))
+    url = _upload(s3, gz, "gz")
+    out_url = f"s3://{BUCKET}/gz-out"
+    assert run_cli(url, "--all-ranks-html", "-o", out_url, "--no-browser", "-j", "1") == 0
+    # A second run refuses to replace the report unless asked, like a local directory.
+    assert run_cli(url, "--all-ranks-html", "-o", out_url, "--no-browser", "-j", "1") != 0
+    assert "already exists; pass --overwrite" in capsys.readouterr().err
+    assert run_cli(url, "--all-ranks-html", "-o", out_url, "--no-browser", "-j", "1", "--overwrite") == 0
+    remote = Landing(_download(s3, out_url, tmp_path / "remote"))
+    assert remote.ranks[1]["compile_ids"] == ["[0/0]", "[0/1]"]
+    for rank in (0, 1):  # decompressed as it streamed in
+        log = TORCH213_RANKS / f"dedicated_log_torch_trace_rank_{rank}.log"
+        assert (remote.out / f"rank_{rank}" / "raw.log").read_bytes() == log.read_bytes()
+
+
+def test_missing_s3_directory_is_one_line_error(s3, tmp_path, capsys):
+    rc = run_cli(f"s3://{BUCKET}/nothing-here", "--all-ranks-html", "-o", tmp_path / "out", "--no-browser")
+    assert rc != 0
+    err = capsys.readouterr().err
+    assert err.startswith("compilescope: error:") and "Traceback" not in err
