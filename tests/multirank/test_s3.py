@@ -24,9 +24,23 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
+class S3:
+    """The server's filesystem (for the test to put and get objects) and the environment that points a program at it."""
+
+    def __init__(self, fs, env: dict[str, str]):
+        self.fs = fs
+        self.env = env
+
+    def cli(self, *args) -> subprocess.CompletedProcess:
+        """compilescope in a process of its own, started with the credentials and endpoint in its environment
+        (as a user's shell would), so its workers, forked or spawned, and dask's all see them."""
+        return subprocess.run([sys.executable, "-m", "compilescope", *map(str, args)], env={**os.environ, **self.env},
+                              capture_output=True, text=True, timeout=300)
+
+
 @pytest.fixture(scope="module")
 def s3(tmp_path_factory):
-    """A moto S3 server in its own process, and this process (and its workers) pointed at it; yields an s3fs filesystem."""
+    """A moto S3 server in its own process on a free port of 127.0.0.1."""
     try:
         import moto.server  # noqa: F401
         import s3fs
@@ -41,8 +55,6 @@ def s3(tmp_path_factory):
         "AWS_DEFAULT_REGION": "us-east-1",
         "AWS_ENDPOINT_URL_S3": f"http://127.0.0.1:{port}",
     }
-    saved = {k: os.environ.get(k) for k in env}
-    os.environ.update(env)
     try:
         deadline = time.monotonic() + 30
         while True:
@@ -53,33 +65,27 @@ def s3(tmp_path_factory):
                 if time.monotonic() > deadline or server.poll() is not None:
                     pytest.fail(f"moto server did not start on port {port}")
                 time.sleep(0.2)
-        s3fs.S3FileSystem.clear_instance_cache()
-        fs = s3fs.S3FileSystem()
+        fs = s3fs.S3FileSystem(key="testing", secret="testing", endpoint_url=env["AWS_ENDPOINT_URL_S3"], skip_instance_cache=True)
         fs.mkdir(BUCKET)
-        yield fs
+        yield S3(fs, env)
     finally:
         server.terminate()
         server.wait(10)
         log.close()
-        for k, v in saved.items():
-            if v is None:
-                os.environ.pop(k, None)
-            else:
-                os.environ[k] = v
 
 
-def _upload(fs, src: Path, prefix: str) -> str:
+def _upload(s3: S3, src: Path, prefix: str) -> str:
     for p in sorted(src.iterdir()):
-        fs.put_file(str(p), f"{BUCKET}/{prefix}/{p.name}")
+        s3.fs.put_file(str(p), f"{BUCKET}/{prefix}/{p.name}")
     return f"s3://{BUCKET}/{prefix}"
 
 
-def _download(fs, url: str, dest: Path) -> Path:
+def _download(s3: S3, url: str, dest: Path) -> Path:
     root = url.removeprefix("s3://")
-    for key in fs.find(root):
+    for key in s3.fs.find(root):
         target = dest / key[len(root) + 1:]
         target.parent.mkdir(parents=True, exist_ok=True)
-        fs.get_file(key, str(target))
+        s3.fs.get_file(key, str(target))
     return dest
 
 
@@ -95,9 +101,9 @@ def test_s3_input_and_s3_report_equal_the_local_report(executor, s3, tmp_path):
     src = peer_dir("multi_rank_logs")
     url = _upload(s3, src, f"in-{executor}/multi_rank_logs")
     out_url = f"s3://{BUCKET}/out-{executor}/report"
-    rc = run_cli(url, "-o", out_url, "--no-browser", "-j", "2", "--executor", executor)  # several ranks: all-ranks report
-    assert rc == 0
-    assert not s3.exists(f"{BUCKET}/out-{executor}/report/.compilescope-spool")
+    run = s3.cli(url, "-o", out_url, "--no-browser", "-j", "2", "--executor", executor)  # several ranks: all-ranks report
+    assert run.returncode == 0, run.stderr
+    assert not s3.fs.exists(f"{BUCKET}/out-{executor}/report/.compilescope-spool")
     remote = Landing(_download(s3, out_url, tmp_path / "remote"))
     assert sorted(remote.ranks) == [0, 1, 2, 3]
     assert remote.ranks[1]["source"] == f"{url}/dedicated_log_torch_trace_rank_1.log"
@@ -109,7 +115,7 @@ def test_s3_input_and_s3_report_equal_the_local_report(executor, s3, tmp_path):
     assert (remote.out / "rank_3" / "raw.log").read_bytes() == (src / "dedicated_log_torch_trace_rank_3.log").read_bytes()
 
 
-def test_s3_gzipped_rank_logs_and_overwrite(s3, tmp_path, capsys):
+def test_s3_gzipped_rank_logs_and_overwrite(s3, tmp_path):
     import gzip
 
     gz = tmp_path / "gz"
@@ -118,11 +124,11 @@ def test_s3_gzipped_rank_logs_and_overwrite(s3, tmp_path, capsys):
         (gz / (p.name + ".gz")).write_bytes(gzip.compress(p.read_bytes()))
     url = _upload(s3, gz, "gz")
     out_url = f"s3://{BUCKET}/gz-out"
-    assert run_cli(url, "--all-ranks-html", "-o", out_url, "--no-browser", "-j", "1") == 0
+    assert s3.cli(url, "--all-ranks-html", "-o", out_url, "--no-browser", "-j", "1").returncode == 0
     # A second run refuses to replace the report unless asked, like a local directory.
-    assert run_cli(url, "--all-ranks-html", "-o", out_url, "--no-browser", "-j", "1") != 0
-    assert "already exists; pass --overwrite" in capsys.readouterr().err
-    assert run_cli(url, "--all-ranks-html", "-o", out_url, "--no-browser", "-j", "1", "--overwrite") == 0
+    again = s3.cli(url, "--all-ranks-html", "-o", out_url, "--no-browser", "-j", "1")
+    assert again.returncode != 0 and "already exists; pass --overwrite" in again.stderr
+    assert s3.cli(url, "--all-ranks-html", "-o", out_url, "--no-browser", "-j", "1", "--overwrite").returncode == 0
     remote = Landing(_download(s3, out_url, tmp_path / "remote"))
     assert remote.ranks[1]["compile_ids"] == ["[0/0]", "[0/1]"]
     for rank in (0, 1):  # decompressed as it streamed in
@@ -130,8 +136,7 @@ def test_s3_gzipped_rank_logs_and_overwrite(s3, tmp_path, capsys):
         assert (remote.out / f"rank_{rank}" / "raw.log").read_bytes() == log.read_bytes()
 
 
-def test_missing_s3_directory_is_one_line_error(s3, tmp_path, capsys):
-    rc = run_cli(f"s3://{BUCKET}/nothing-here", "--all-ranks-html", "-o", tmp_path / "out", "--no-browser")
-    assert rc != 0
-    err = capsys.readouterr().err
-    assert err.startswith("compilescope: error:") and "Traceback" not in err
+def test_missing_s3_directory_is_one_line_error(s3, tmp_path):
+    run = s3.cli(f"s3://{BUCKET}/nothing-here", "--all-ranks-html", "-o", tmp_path / "out", "--no-browser")
+    assert run.returncode != 0
+    assert run.stderr.startswith("compilescope: error:") and "Traceback" not in run.stderr and len(run.stderr.splitlines()) == 1

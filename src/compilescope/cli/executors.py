@@ -106,9 +106,11 @@ class DaskExecutor:
         except ImportError:
             raise CompilescopeError("--executor dask needs dask.distributed: pip install 'compilescope[dask]'") from None
         jobs = list(jobs)
-        # The scheduler gives a task whose worker died to another worker; after this many deaths it gives up
-        # (KilledWorker) and the rank becomes a row saying so. Read when a scheduler starts: ours, not a remote one.
-        with dask.config.set({"distributed.scheduler.allowed-failures": 1}):
+        # allowed-failures: the scheduler gives a task whose worker died to another worker, once; at the second
+        # death it gives up (KilledWorker) and the rank becomes a row saying so. worker-saturation 1.0: a worker
+        # holds only the task it runs, so a dying worker takes no queued bystander with it. Both are read when a
+        # scheduler starts: they hold for our LocalCluster; a running cluster keeps its own settings.
+        with dask.config.set({"distributed.scheduler.allowed-failures": 1, "distributed.scheduler.worker-saturation": 1.0}):
             cluster = None
             try:
                 if self.scheduler is None:
@@ -123,10 +125,10 @@ class DaskExecutor:
                     futures = {client.submit(fn, job, pure=False, retries=1, priority=size(job)): job for job in jobs}
                     for future in completed(futures):
                         job = futures.pop(future)
-                        if future.status == "finished":
+                        try:
+                            # Waits when the result was lost with its worker and is being computed again.
                             result = future.result()
-                        else:
-                            exc = future.exception()
+                        except Exception as exc:  # noqa: BLE001 - KilledWorker, or what the function raised twice
                             result = failed(job, _dask_failure(exc))
                         future.release()  # the scheduler and the workers forget it: memory stays per-rank
                         yield result
@@ -135,7 +137,7 @@ class DaskExecutor:
                     cluster.close()
 
 
-def _dask_failure(exc: BaseException | None) -> str:
+def _dask_failure(exc: BaseException) -> str:
     if type(exc).__name__ == "KilledWorker":
         return WORKER_DIED
     return f"its worker failed: {type(exc).__name__}: {exc}"

@@ -1,170 +1,63 @@
 """Multi-rank reports: every rank's report under rank_<N>/, built in parallel, and a landing page.
 
-Each rank is one job for a worker process: it reads the rank's log, writes the
-rank's report into rank_<N>/ (through an OutputDir confined to that directory),
-spools the rank's chromium events to a temporary file, and returns only the
-rank's summary. The parent never holds a trace: memory stays bounded by one
-trace per worker however many ranks the job had, and the landing page is
-computed from the summaries alone.
+Each rank is one job for a worker (worker.report_log), run by an executor (executors.py: local
+processes, or a dask.distributed cluster): it reads the rank's log where it lies (a local path or a
+URL), writes the rank's report into rank_<N>/ of the output location, spools the rank's chromium
+events, and returns only the rank's summary. The coordinator never holds a trace: a worker's memory is
+bounded by one trace, the coordinator's grows by one summary per rank, and the landing page is computed
+from the summaries alone.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
-import shutil
 import sys
 import tempfile
 import time
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Callable, Iterator
 
-import orjson
-
-from ..analyses import analyze
-from ..analyses.divergence import MultiRankAnalysis, analyze_ranks, collectives_parity, multirank_json
-from ..analyses.rank_summary import RankSummary, empty_rank, failed_rank, summarize_rank
+from ..analyses.divergence import MultiRankAnalysis, analyze_ranks, multirank_json
+from ..analyses.rank_summary import RankSummary
 from .. import location
 from ..errors import CompilescopeError
 from ..ingest.rank_logs import RankLogs, find_rank_logs, rank_logs_of
-from ..ingest.reader import ReadOptions, read_trace
-from ..render.multirank import CHROMIUM_EVENTS, PARITY_JSON, LandingInfo, landing_files, merged_chromium_events, rank_parity_json
+from ..output import OutputDir, written_at
+from ..render.multirank import CHROMIUM_EVENTS, LandingInfo, landing_files, merged_chromium_events
 from ..render.options import ReportOptions
-from .output import OutputDir
+from ..worker import LogDone, LogJob, job_size, lost_log, report_log
+from .browser import open_browser
+from .report_args import report_options
 from .executors import LocalExecutor, RankExecutor, make_executor
 from .progress import RankProgress
-from .workers import default_jobs, peak_rss_mb
+from .workers import default_jobs
 
 
 
-@dataclass(frozen=True)
-class RankJob:
-    rank: int
-    path: str
-    out: str | None  # the rank's report directory; None: summarise only
-    events: str | None  # where to spool the rank's chromium events (pid = rank); None: not wanted
-    options: ReportOptions = ReportOptions()
-    strict: bool = False
-    strict_compile_id: bool = False
-    size: int = -1  # bytes, from the directory listing (-1: not listed; asked of the file)
+# A rank's job and result are the per-log worker's (worker.py); these names say which kind they are here.
+RankJob = LogJob
+RankDone = LogDone
 
 
-@dataclass
-class RankDone:
-    summary: RankSummary
-    files: int = 0
-    events: int = 0
-    problems: list[str] = field(default_factory=list)  # strict-mode problems, "line N: category: message"
-    problem_count: int = 0
-    crashed: bool = False  # an unexpected error, not an unreadable log
-    cpu_s: float = 0.0  # CPU time the rank took in its worker
-    worker_peak_mb: float = 0.0  # peak memory of the worker process so far (bounded: one trace at a time)
-
-
-def process_rank(job: RankJob) -> dict[str, Any]:
-    """Worker: one rank, start to end. Returns a small dict (pickled back to the parent)."""
-    started = time.process_time()
-    done = _process_rank(job)
-    done["cpu_s"] = time.process_time() - started
-    done["worker_peak_mb"] = peak_rss_mb()
-    return done
-
-
-def _process_rank(job: RankJob) -> dict[str, Any]:
-    from .report import problems_for_parent, strict_problems, write_report  # here, so that report.py may import this module
-
-    if _job_size(job) == 0:
-        # A rank that logged nothing is a finding (it compiled nothing), not an error.
-        return {"summary": empty_rank(job.rank, location.absolute(job.path)).to_json()}
-    try:
-        trace = read_trace(job.path, ReadOptions())
-    except CompilescopeError as exc:
-        return {"summary": failed_rank(job.rank, location.absolute(job.path), str(exc)).to_json()}
-    except Exception as exc:  # noqa: BLE001 - e.g. a remote read failing midway: this rank's row, not the whole job
-        return _lost_rank(job, f"{type(exc).__name__}: {exc}")
-    try:
-        with trace:
-            results = analyze(trace)
-            summary = summarize_rank(trace, results, job.rank)
-            done: dict[str, Any] = {"summary": summary.to_json(), "files": 0, "events": 0}
-            if job.out is not None:
-                with _written_at(job.out) as local_out:
-                    output = write_report(trace, local_out, False, job.options)
-                    output.write(PARITY_JSON, rank_parity_json(collectives_parity([summary])))
-                done["files"] = output.files
-            if job.events is not None and len(trace.chromium_events):
-                done["events"] = _spool_events(trace.chromium_events, job.rank, job.events)
-            done.update(problems_for_parent(strict_problems(trace, job.strict, job.strict_compile_id)))
-            return done
-    except CompilescopeError as exc:
-        return {"summary": failed_rank(job.rank, trace.source, str(exc)).to_json()}
-    except Exception as exc:  # noqa: BLE001 - one broken rank must not lose the other ranks' reports
-        return {"summary": failed_rank(job.rank, trace.source, f"{type(exc).__name__}: {exc}").to_json(), "crashed": True}
-
-
-def _job_size(job: RankJob) -> int:
-    return job.size if job.size >= 0 else location.size(job.path)
-
-
-def _lost_rank(job: RankJob, why: str) -> dict[str, Any]:
-    """The row of a rank whose worker died: an executor's stand-in for process_rank's result."""
-    return {"summary": failed_rank(job.rank, location.absolute(job.path), why).to_json(), "crashed": True}
-
-
-@contextmanager
-def _written_at(out: str) -> Iterator[str]:
-    """A local directory to write a report into: `out` itself, or (out is a URL) a scratch directory
-    uploaded to `out` afterwards and removed; disk use is one rank's report."""
-    if not location.is_url(out):
-        yield out
-        return
-    scratch = tempfile.mkdtemp(prefix="compilescope-rank-")
-    try:
-        yield os.path.join(scratch, "report")
-        location.upload_dir(os.path.join(scratch, "report"), out)
-    finally:
-        shutil.rmtree(scratch, ignore_errors=True)
-
-
-def _spool_events(events, rank: int, path: str) -> int:
-    """The rank's chromium events, one JSON object per line, each with pid = rank (one process per rank in Perfetto)."""
-    n = 0
-    with location.open_write(path) as f:
-        for event in events:
-            if isinstance(event, dict):
-                event["pid"] = rank
-            f.write(orjson.dumps(event) + b"\n")
-            n += 1
-    return n
-
-
-def _done(raw: dict[str, Any]) -> RankDone:
-    return RankDone(
-        summary=RankSummary.from_json(raw["summary"]),
-        files=raw.get("files", 0),
-        events=raw.get("events", 0),
-        problems=raw.get("problems", []),
-        problem_count=raw.get("problem_count", 0),
-        crashed=raw.get("crashed", False),
-        cpu_s=raw.get("cpu_s", 0.0),
-        worker_peak_mb=raw.get("worker_peak_mb", 0.0),
-    )
-
-
-def run_rank_jobs(jobs: list[RankJob], executor: RankExecutor | int, on_done: Callable[[RankDone], None] | None = None) -> list[RankDone]:
-    """Run every rank job on the executor (a number: that many local processes; 1: in this process). Results by rank.
-
-    Only the summaries are kept here: the coordinator's memory grows with the number of ranks by a summary each."""
+def run_rank_jobs(jobs: list[LogJob], executor: RankExecutor | int, on_done: Callable[[LogDone], None] | None = None) -> list[LogDone]:
+    """Run every rank job (each with its rank) on the executor (a number: that many local processes; 1: in this
+    process). Results by rank. Only the workers' small results are kept: the coordinator's memory grows with the
+    number of ranks by one summary each."""
     if isinstance(executor, int):
         executor = LocalExecutor(executor)
     done = []
-    for raw in executor.map_ranks(process_rank, jobs, _job_size, _lost_rank):
-        d = _done(raw)
-        done.append(d)
+    for result in executor.map_ranks(report_log, jobs, job_size, lost_log):
+        done.append(result)
         if on_done:
-            on_done(d)
-    return sorted(done, key=lambda r: r.summary.rank)
+            on_done(result)
+    return sorted(done, key=lambda r: _summary(r).rank)
+
+
+def _summary(done: LogDone) -> RankSummary:
+    assert done.summary is not None  # a job with a rank always has one
+    return done.summary
 
 
 @dataclass
@@ -213,20 +106,20 @@ def report_all_ranks(
         spool = location.join(out_location, SPOOL_DIR) if shared_spool else tempfile.mkdtemp(prefix="compilescope-ranks-")
         try:
             rank_jobs = [
-                RankJob(
-                    log.rank, log.path, location.join(out_location, f"rank_{log.rank}"), location.join(spool, f"rank_{log.rank}.jsonl"),
-                    options, strict, strict_compile_id, log.size,
+                LogJob(
+                    log.path, location.join(out_location, f"rank_{log.rank}"), options, strict, strict_compile_id,
+                    rank=log.rank, events=location.join(spool, f"rank_{log.rank}.jsonl"), size=log.size,
                 )
                 for log in found.logs
             ]
             done = run_rank_jobs(rank_jobs, executor, on_done)
-            with_events = {d.summary.rank for d in done if d.events}
-            fragments = [job.events for job in sorted(rank_jobs, key=lambda j: j.rank) if job.events and job.rank in with_events]
+            with_events = {_summary(d).rank for d in done if d.events}
+            fragments = [job.events for job in sorted(rank_jobs, key=lambda j: j.rank or 0) if job.events and job.rank in with_events]
             if fragments:
                 output.write(CHROMIUM_EVENTS, merged_chromium_events(fragments, location.open_read))
         finally:
             location.remove_tree(spool)
-        summaries = [d.summary for d in done]
+        summaries = [_summary(d) for d in done]
         analysis = analyze_ranks(summaries)
         notes = found.notes() + _rank_notes(summaries)
         info = LandingInfo(location.absolute(directory), notes, bool(fragments), options.custom_header_html, executor.workers)
@@ -248,13 +141,8 @@ def _landing_output(out: str, overwrite: bool, directory: str) -> Iterator[tuple
         yield output, output.path
         return
     location.prepare_remote_output(out, overwrite)
-    scratch = tempfile.mkdtemp(prefix="compilescope-landing-")
-    try:
-        output = OutputDir(os.path.join(scratch, "report"), False)
-        yield output, out.rstrip("/")
-        location.upload_dir(output.path, out)
-    finally:
-        shutil.rmtree(scratch, ignore_errors=True)
+    with written_at(out) as local:
+        yield OutputDir(local, False), out.rstrip("/")
 
 
 def summarize_directory(directory: str, jobs: int | None = None, executor: RankExecutor | None = None) -> dict[str, Any]:
@@ -263,9 +151,9 @@ def summarize_directory(directory: str, jobs: int | None = None, executor: RankE
     For `compilescope summary --json DIR`.
     """
     found = _rank_logs(directory)
-    rank_jobs = [RankJob(log.rank, log.path, None, None, size=log.size) for log in found.logs]
+    rank_jobs = [LogJob(log.path, None, rank=log.rank, size=log.size) for log in found.logs]
     done = run_rank_jobs(rank_jobs, executor or LocalExecutor(jobs or default_jobs()))
-    summaries = [d.summary for d in done]
+    summaries = [_summary(d) for d in done]
     doc = multirank_json(summaries, analyze_ranks(summaries))
     doc["notes"] = found.notes() + _rank_notes(summaries)
     return doc
@@ -301,21 +189,19 @@ def _rank_notes(summaries: list[RankSummary]) -> list[str]:
 def run_all_ranks(args: argparse.Namespace, directory: str | None = None, out: str | None = None, logs: list[str] | None = None) -> int:
     """`compilescope DIR --all-ranks-html` (and `compilescope DIR` when DIR holds several ranks; `compilescope run`
     passes the logs its program wrote, in directory)."""
-    from .report import _open_browser
-
     if getattr(args, "latest", False):
         raise CompilescopeError("--latest reads one log; it cannot be combined with a report of all ranks (--all-ranks-html)")
     directory = directory or args.path
-    options = ReportOptions(plain_text=args.plain_text, custom_header_html=args.custom_header_html, verbose=args.verbose)
+    options = report_options(args)
     jobs = getattr(args, "jobs", None) or default_jobs()
     executor = make_executor(getattr(args, "executor", "local"), jobs, getattr(args, "scheduler", None))
     bar = RankProgress()
 
     def progress(d: RankDone) -> None:
         bar.advance()
-        if args.verbose or d.summary.error:
-            what = f"not read: {d.summary.error}" if d.summary.error else f"{d.files} files"
-            bar.print(f"compilescope: rank {d.summary.rank}: {what}")
+        if args.verbose or _summary(d).error:
+            what = f"not read: {_summary(d).error}" if _summary(d).error else f"{d.files} files"
+            bar.print(f"compilescope: rank {_summary(d).rank}: {what}")
 
     try:
         result = report_all_ranks(
@@ -328,9 +214,9 @@ def run_all_ranks(args: argparse.Namespace, directory: str | None = None, out: s
         print(f"compilescope: {note}", file=sys.stderr)
     for d in result.done:
         for line in d.problems:
-            print(f"rank {d.summary.rank}: {line}", file=sys.stderr)
+            print(f"rank {_summary(d).rank}: {line}", file=sys.stderr)
         if d.problem_count > len(d.problems):
-            print(f"rank {d.summary.rank}: … and {d.problem_count - len(d.problems)} more", file=sys.stderr)
+            print(f"rank {_summary(d).rank}: … and {d.problem_count - len(d.problems)} more", file=sys.stderr)
     ranks = len(result.summaries)
     findings = len(result.analysis.divergences)
     print(
@@ -345,7 +231,7 @@ def run_all_ranks(args: argparse.Namespace, directory: str | None = None, out: s
         print(f"compilescope: {result.strict_problem_count} problem(s) in the rank logs (strict mode)", file=sys.stderr)
         return 1
     if not args.no_browser and not location.is_url(result.out):
-        _open_browser(os.path.join(result.out, "index.html"))
+        open_browser(os.path.join(result.out, "index.html"))
     return 0
 
 
