@@ -121,6 +121,16 @@ def list_files(directory: str) -> list[Entry]:
     return sorted(entries, key=lambda e: e.path)
 
 
+def exists(path: str) -> bool:
+    if not is_url(path):
+        return os.path.exists(path)
+    fs, inner = filesystem(path)
+    try:
+        return bool(fs.exists(inner))
+    except OSError:
+        return False
+
+
 def is_dir(path: str) -> bool:
     if not is_url(path):
         return os.path.isdir(path)

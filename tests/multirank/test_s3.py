@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import socket
 import subprocess
@@ -140,3 +141,15 @@ def test_missing_s3_directory_is_one_line_error(s3, tmp_path):
     run = s3.cli(f"s3://{BUCKET}/nothing-here", "--all-ranks-html", "-o", tmp_path / "out", "--no-browser")
     assert run.returncode != 0
     assert run.stderr.startswith("compilescope: error:") and "Traceback" not in run.stderr and len(run.stderr.splitlines()) == 1
+
+
+def test_s3_single_log_report(s3, tmp_path):
+    """One log behind a URL (not a directory of ranks): its report, written to s3:// too."""
+    log = TORCH213_RANKS / "dedicated_log_torch_trace_rank_1.log"
+    url = _upload(s3, TORCH213_RANKS, "single")
+    run = s3.cli(f"{url}/{log.name}", "-o", f"s3://{BUCKET}/single-out", "--no-browser")
+    assert run.returncode == 0, run.stderr
+    assert f"to s3://{BUCKET}/single-out" in run.stdout
+    remote = _download(s3, f"s3://{BUCKET}/single-out", tmp_path / "remote")
+    assert (remote / "raw.log").read_bytes() == log.read_bytes()
+    assert list(json.loads((remote / "compile_directory.json").read_text())) == ["[-/-]", "[0/0]", "[0/1]"]

@@ -38,7 +38,7 @@ class RankProgress:
     """Ranks done out of ranks total, on stderr while a multi-rank report runs: a bar on a terminal;
     elsewhere (a CI log, a file) a line at every tenth of the ranks, once there are enough ranks to wait for."""
 
-    LINES_ABOVE = 50  # fewer ranks take seconds: no progress lines in a log
+    LINES_ABOVE = 20  # fewer ranks take seconds: no progress lines in a log
 
     def __init__(self, stream=None, tty: bool | None = None):
         self.stream = stream or sys.stderr
@@ -57,7 +57,7 @@ class RankProgress:
             from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
             self._bar = Progress(TextColumn("ranks"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
-                                 console=Console(file=self.stream), transient=True)
+                                 console=Console(file=self.stream, force_terminal=True), transient=True)
             self._bar.start()
             self._task = self._bar.add_task("ranks", total=total)
 

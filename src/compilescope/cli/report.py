@@ -6,11 +6,13 @@ import argparse
 import os
 import sys
 
+from .. import location
 from ..analyses import analyze
 from ..ingest.discover import discover
 from ..ingest.rank_logs import holds_several_ranks
 from ..ingest.reader import ReadOptions, read_trace
 from ..model.trace import Trace
+from ..output import written_at
 from ..worker import strict_problems, write_report
 from .browser import open_browser
 from .progress import read_progress
@@ -50,22 +52,25 @@ class ReportCommand:
         options = report_options(args)
         with read_progress(found.chosen) as progress:
             trace = read_trace(found.chosen, ReadOptions(progress=progress))
-        with trace:
-            output = write_report(trace, args.out, args.overwrite, options, analyze(trace))
+        if location.is_url(args.out):
+            location.prepare_remote_output(args.out, args.overwrite)
+        with trace, written_at(args.out) as local_out:
+            output = write_report(trace, local_out, args.overwrite, options, analyze(trace))
             stats = trace.stats
             if args.verbose:
                 print(_stats_line(trace), file=sys.stderr)
                 for p in stats.problems:
                     print(f"  {p}", file=sys.stderr)
             problems = strict_problems(trace, args.strict, args.strict_compile_id)
+        where = args.out.rstrip("/") if location.is_url(args.out) else output.path
         index = os.path.join(output.path, "index.html")
-        print(f"Wrote {output.files} files to {output.path}")
+        print(f"Wrote {output.files} files to {where}")
         if problems:
             for p in problems:
                 print(p, file=sys.stderr)
             print(f"compilescope: {len(problems)} problem(s) in {found.chosen} (strict mode)", file=sys.stderr)
             return 1
-        if not args.no_browser:
+        if not args.no_browser and not location.is_url(args.out):
             open_browser(index)
         return 0
 
