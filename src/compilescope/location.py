@@ -185,9 +185,12 @@ def remove_tree(path: str) -> None:
         pass
 
 
-def prepare_remote_output(url: str, overwrite: bool) -> None:
-    """The checks OutputDir makes for a local directory, for a URL: not a file; not replaced unless --overwrite."""
+def prepare_remote_output(url: str, overwrite: bool, keep: str | None = None) -> None:
+    """The checks OutputDir makes for a local directory, for a URL: not a file; not replaced unless --overwrite,
+    and never when it holds `keep` (the logs being read)."""
     fs, inner = filesystem(url)
+    if keep is not None and is_url(keep) and (keep.rstrip("/") + "/").startswith(url.rstrip("/") + "/"):
+        raise CompilescopeError(f"refusing to write the report to {url}: it contains the logs being read; choose another output directory")
     try:
         exists = fs.exists(inner)
         if exists and not fs.isdir(inner):

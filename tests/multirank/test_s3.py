@@ -153,3 +153,10 @@ def test_s3_single_log_report(s3, tmp_path):
     remote = _download(s3, f"s3://{BUCKET}/single-out", tmp_path / "remote")
     assert (remote / "raw.log").read_bytes() == log.read_bytes()
     assert list(json.loads((remote / "compile_directory.json").read_text())) == ["[-/-]", "[0/0]", "[0/1]"]
+
+
+def test_s3_overwrite_never_deletes_the_logs_being_read(s3):
+    url = _upload(s3, TORCH213_RANKS, "precious/logs")
+    run = s3.cli(url, "--all-ranks-html", "-o", f"s3://{BUCKET}/precious", "--no-browser", "--overwrite")
+    assert run.returncode != 0 and "contains the logs being read" in run.stderr
+    assert len(s3.fs.ls(f"{BUCKET}/precious/logs")) == 2

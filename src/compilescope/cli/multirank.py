@@ -140,7 +140,7 @@ def _landing_output(out: str, overwrite: bool, directory: str) -> Iterator[tuple
         output = OutputDir(out, overwrite, keep=[] if location.is_url(directory) else [directory])
         yield output, output.path
         return
-    location.prepare_remote_output(out, overwrite)
+    location.prepare_remote_output(out, overwrite, keep=directory)
     with written_at(out) as local:
         yield OutputDir(local, False), out.rstrip("/")
 

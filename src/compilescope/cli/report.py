@@ -53,7 +53,7 @@ class ReportCommand:
         with read_progress(found.chosen) as progress:
             trace = read_trace(found.chosen, ReadOptions(progress=progress))
         if location.is_url(args.out):
-            location.prepare_remote_output(args.out, args.overwrite)
+            location.prepare_remote_output(args.out, args.overwrite, keep=found.chosen)
         with trace, written_at(args.out) as local_out:
             output = write_report(trace, local_out, args.overwrite, options, analyze(trace))
             stats = trace.stats
