@@ -29,7 +29,7 @@ def _distributed():
 def dask_cluster():
     """One real LocalCluster of 2 worker processes for the module (a cluster takes a second or two to start)."""
     distributed = _distributed()
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster:
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address="127.0.0.1:0") as cluster:
         yield cluster.scheduler_address
 
 

@@ -114,8 +114,9 @@ class DaskExecutor:
             cluster = None
             try:
                 if self.scheduler is None:
+                    # The scheduler's HTTP server (dashboard, health) on a free loopback port, not on 8787 for all.
                     cluster = LocalCluster(n_workers=self.workers, threads_per_worker=1, processes=True,
-                                           dashboard_address=None, silence_logs=logging.ERROR)
+                                           dashboard_address="127.0.0.1:0", silence_logs=logging.ERROR)
                 try:
                     client = Client(cluster if cluster is not None else self.scheduler, timeout="30s")
                 except OSError as exc:
