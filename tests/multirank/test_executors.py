@@ -135,3 +135,13 @@ def test_dying_worker_is_retried_once_then_reported(kind, tmp_path):
     assert [by_job[n] for n in (0, 1, 3, 4, 5)] == [{"job": n} for n in (0, 1, 3, 4, 5)]
     tries = attempts.read_text().split()
     assert tries.count("2") == 2  # the first attempt and one retry
+
+
+def test_dask_executor_without_the_extra_is_one_line_and_writes_nothing(tmp_path, capsys, monkeypatch):
+    import sys
+
+    monkeypatch.setitem(sys.modules, "distributed", None)  # as if compilescope[dask] was not installed
+    rc = run_cli(TORCH213_RANKS, "--all-ranks-html", "-o", tmp_path / "out", "--no-browser", "--executor", "dask")
+    assert rc != 0
+    assert "pip install 'compilescope[dask]'" in capsys.readouterr().err
+    assert not (tmp_path / "out").exists()

@@ -98,13 +98,15 @@ class DaskExecutor:
     def __init__(self, scheduler: str | None, workers: int):
         self.scheduler = scheduler
         self.workers = max(1, workers)
-
-    def map_ranks(self, fn, jobs, size, failed) -> Iterator[Any]:
-        try:
-            import dask
-            from distributed import Client, LocalCluster, as_completed as completed
+        try:  # here, so that a missing extra is said before any output directory is made
+            import distributed  # noqa: F401
         except ImportError:
             raise CompilescopeError("--executor dask needs dask.distributed: pip install 'compilescope[dask]'") from None
+
+    def map_ranks(self, fn, jobs, size, failed) -> Iterator[Any]:
+        import dask
+        from distributed import Client, LocalCluster, as_completed as completed
+
         jobs = list(jobs)
         # allowed-failures: the scheduler gives a task whose worker died to another worker, once; at the second
         # death it gives up (KilledWorker) and the rank becomes a row saying so. worker-saturation 1.0: a worker
@@ -118,7 +120,7 @@ class DaskExecutor:
                     cluster = LocalCluster(n_workers=self.workers, threads_per_worker=1, processes=True,
                                            dashboard_address="127.0.0.1:0", silence_logs=logging.ERROR)
                 try:
-                    client = Client(cluster if cluster is not None else self.scheduler, timeout="30s")
+                    client = Client(cluster if cluster is not None else self.scheduler, timeout="15s")
                 except OSError as exc:
                     raise CompilescopeError(f"cannot reach the dask scheduler at {self.scheduler}: {exc}") from None
                 with client:
