@@ -121,7 +121,7 @@ class DaskExecutor:
                                            dashboard_address="127.0.0.1:0", silence_logs=logging.ERROR)
                 try:
                     client = Client(cluster if cluster is not None else self.scheduler, timeout="15s")
-                except OSError as exc:
+                except (OSError, ValueError) as exc:  # refused, timed out, or not an address
                     raise CompilescopeError(f"cannot reach the dask scheduler at {self.scheduler}: {exc}") from None
                 with client:
                     # priority: biggest rank first, so one big log does not start last and keep the others waiting.
