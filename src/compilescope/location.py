@@ -16,9 +16,9 @@ from typing import IO, Any
 from .errors import CompilescopeError
 
 
-def is_url(path: str) -> bool:
-    """A location fsspec must open (file:// URLs included); a plain path is not one."""
-    return "://" in path[:32]
+def is_url(path: str | os.PathLike) -> bool:
+    """A location fsspec must open (file:// URLs included); a plain path (or a Path) is not one."""
+    return isinstance(path, str) and "://" in path[:32]
 
 
 def absolute(path: str) -> str:
