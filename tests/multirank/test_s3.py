@@ -160,3 +160,12 @@ def test_s3_overwrite_never_deletes_the_logs_being_read(s3):
     run = s3.cli(url, "--all-ranks-html", "-o", f"s3://{BUCKET}/precious", "--no-browser", "--overwrite")
     assert run.returncode != 0 and "contains the logs being read" in run.stderr
     assert len(s3.fs.ls(f"{BUCKET}/precious/logs")) == 2
+
+
+def test_s3_summary_json_of_a_rank_directory(s3):
+    url = _upload(s3, TORCH213_RANKS, "summary/logs")
+    run = s3.cli("summary", "--json", url)
+    assert run.returncode == 0, run.stderr
+    doc = json.loads(run.stdout)
+    assert doc["source"] == url
+    assert [(r["rank"], r["compile_ids"]) for r in doc["ranks"]] == [(0, ["[0/0]"]), (1, ["[0/0]", "[0/1]"])]

@@ -7,13 +7,13 @@ differs between them (unless --latest asks for its newest log only).
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from typing import Callable
 
 import orjson
 from rich.console import Console
 
+from .. import location
 from ..analyses.insights import SCHEMA_VERSION, insights
 from ..ingest.discover import discover
 from ..ingest.rank_logs import holds_several_ranks
@@ -66,8 +66,8 @@ class SummaryCommand:
         doc = summarize_directory(args.path, args.jobs)
         if args.json:
             # schema_version and source first, as in the one-log form; "ranks" tells the two forms apart.
-            doc = {"schema_version": SCHEMA_VERSION, "source": os.path.abspath(args.path), **doc}
+            doc = {"schema_version": SCHEMA_VERSION, "source": location.absolute(args.path), **doc}
             sys.stdout.write(orjson.dumps(doc, option=orjson.OPT_INDENT_2).decode() + "\n")
         else:
-            print_rank_summaries(doc, os.path.abspath(args.path), self.console_factory())
+            print_rank_summaries(doc, location.absolute(args.path), self.console_factory())
         return 0
