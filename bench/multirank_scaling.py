@@ -35,11 +35,11 @@ PEER_JOB = HERE.parent.parent / "shared" / "traces" / "peer-tlparse" / "inputs" 
 _RANK = re.compile(rb'"rank": \d+')
 
 
-def build_ranks(dest: Path, n: int) -> int:
-    """dest/ with n rank logs; returns their total size in bytes."""
-    sources = sorted(PEER_JOB.glob("dedicated_log_torch_trace_rank_*.log"))
+def build_ranks(dest: Path, n: int, job: Path = PEER_JOB) -> int:
+    """dest/ with n rank logs made from the real job's; returns their total size in bytes."""
+    sources = sorted(job.glob("dedicated_log_torch_trace_rank_*.log"))
     if not sources:
-        sys.exit(f"no rank logs in {PEER_JOB} (../shared missing?)")
+        sys.exit(f"no rank logs in {job} (../shared missing?)")
     dest.mkdir(parents=True, exist_ok=True)
     total = 0
     for i in range(n):

@@ -7,9 +7,11 @@ import errno
 import os
 import queue
 import shutil
+import tempfile
 import threading
 from typing import Iterable, Iterator
 
+from . import location
 from .errors import CompilescopeError
 
 # Every report (compilescope's of any kind, and tlparse's) has this page at its top: --overwrite
@@ -235,3 +237,17 @@ def write_file(path: str, content: bytes, overwrite: bool) -> None:
             os.unlink(partial)
         raise CompilescopeError(f"cannot write {path}: {exc.strerror or exc}") from None
 
+
+@contextlib.contextmanager
+def written_at(out: str) -> Iterator[str]:
+    """A local directory to write a report into: `out` itself, or (out is a URL: s3://, gs://, ...) a scratch
+    directory uploaded to `out` at the end and removed, so local disk holds one report at a time."""
+    if not location.is_url(out):
+        yield out
+        return
+    scratch = tempfile.mkdtemp(prefix="compilescope-out-")
+    try:
+        yield os.path.join(scratch, "report")
+        location.upload_dir(os.path.join(scratch, "report"), out)
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)

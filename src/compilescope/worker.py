@@ -11,7 +11,6 @@ Writing goes through OutputDir (output.py), confined to the job's directory.
 
 from __future__ import annotations
 
-import os
 import time
 import zlib
 from dataclasses import dataclass, field
@@ -19,13 +18,14 @@ from typing import TYPE_CHECKING, Iterable, Iterator
 
 import orjson
 
+from . import location
 from .analyses import Results, analyze
 from .analyses.log_digest import LogDigest, digest_log, unreadable_log
 from .errors import CompilescopeError
 from .ingest.reader import ReadOptions, open_log, read_trace
 from .model.codec import CodecError, decode, encode
 from .model.trace import Trace
-from .output import OutputDir
+from .output import OutputDir, written_at
 from .render.options import ReportOptions
 from .render.report import Content, report_files
 
@@ -110,6 +110,7 @@ class LogJob:
     name: str = ""  # a batch's name for the log (its directory under the batch's output)
     rank: int | None = None  # a rank of a multi-rank job: summarised as a RankSummary (else a LogDigest)
     events: str | None = None  # where to spool the log's chromium events (pid = rank); None: not wanted
+    size: int = -1  # bytes, from the directory listing (-1: not listed; asked of the file)
 
 
 @dataclass
@@ -143,13 +144,15 @@ def _report_log(job: LogJob) -> LogDone:
     from .analyses.rank_summary import empty_rank, summarize_rank
     from .render.multirank import PARITY_JSON, rank_parity_json
 
-    if job.rank is not None and file_size(job.path) == 0:
+    if job.rank is not None and job_size(job) == 0:
         # A rank that logged nothing is a finding (it compiled nothing), not an error.
-        return LogDone(job.name, summary=empty_rank(job.rank, os.path.abspath(job.path)))
+        return LogDone(job.name, summary=empty_rank(job.rank, location.absolute(job.path)))
     try:
         trace = read_trace(job.path, ReadOptions())
     except CompilescopeError as exc:
-        return _failed(job, os.path.abspath(job.path), str(exc))
+        return _failed(job, location.absolute(job.path), str(exc))
+    except Exception as exc:  # noqa: BLE001 - e.g. a remote read failing midway: this log's row, not the whole job
+        return lost_log(job, f"{type(exc).__name__}: {exc}")
     try:
         with trace:
             results = analyze(trace)
@@ -159,9 +162,12 @@ def _report_log(job: LogJob) -> LogDone:
             else:
                 done.summary = summarize_rank(results, job.rank)
             if job.out is not None:
-                output = write_report(trace, job.out, False, job.options, results)
-                if done.summary is not None:
-                    output.write(PARITY_JSON, rank_parity_json(collectives_parity([done.summary])))
+                with written_at(job.out) as local_out:
+                    # job.out lies in the fresh directory of this run: what is there already was left by an attempt
+                    # whose worker died (the executor runs the job again), so it is replaced.
+                    output = write_report(trace, local_out, True, job.options, results)
+                    if done.summary is not None:
+                        output.write(PARITY_JSON, rank_parity_json(collectives_parity([done.summary])))
                 done.files = output.files
             if job.events is not None and len(trace.chromium_events):
                 done.events = _spool_events(trace.chromium_events, job.rank, job.events)
@@ -177,6 +183,17 @@ def _report_log(job: LogJob) -> LogDone:
         return done
 
 
+def lost_log(job: LogJob, why: str) -> LogDone:
+    """The result of a log whose worker failed or died: an executor's stand-in for report_log's."""
+    done = _failed(job, location.absolute(job.path), why)
+    done.crashed = True
+    return done
+
+
+def job_size(job: LogJob) -> int:
+    return job.size if job.size >= 0 else file_size(job.path)
+
+
 def _failed(job: LogJob, source: str, error: str) -> LogDone:
     if job.rank is None:
         return LogDone(job.name, digest=unreadable_log(source, error))
@@ -188,7 +205,7 @@ def _failed(job: LogJob, source: str, error: str) -> LogDone:
 def _spool_events(events, rank: int | None, path: str) -> int:
     """The log's chromium events, one JSON object per line, each with pid = rank (one process per rank in Perfetto)."""
     n = 0
-    with open(path, "wb") as f:
+    with location.open_write(path) as f:
         for event in events:
             if isinstance(event, dict) and rank is not None:
                 event["pid"] = rank
@@ -198,10 +215,8 @@ def _spool_events(events, rank: int | None, path: str) -> int:
 
 
 def file_size(path: str) -> int:
-    try:
-        return os.path.getsize(path)
-    except OSError:
-        return 0
+    """Bytes (a local path or a URL); 0 when the file cannot be found."""
+    return location.size(path)
 
 
 def peak_rss_mb() -> float:

@@ -1,36 +1,39 @@
 """Multi-rank reports: every rank's report under rank_<N>/, built in parallel, and a landing page.
 
-Each rank is one job for a worker process: it reads the rank's log, writes the
-rank's report into rank_<N>/ (through an OutputDir confined to that directory),
-spools the rank's chromium events to a temporary file, and returns only the
-rank's summary. The parent never holds a trace: memory stays bounded by one
-trace per worker however many ranks the job had, and the landing page is
-computed from the summaries alone.
+Each rank is one job for a worker (worker.report_log), run by an executor (executors.py: local
+processes, or a dask.distributed cluster): it reads the rank's log where it lies (a local path or a
+URL), writes the rank's report into rank_<N>/ of the output location, spools the rank's chromium
+events, and returns only the rank's summary. The coordinator never holds a trace: a worker's memory is
+bounded by one trace, the coordinator's grows by one summary per rank, and the landing page is computed
+from the summaries alone.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
-import shutil
 import sys
 import tempfile
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass, replace
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 from ..analyses.divergence import MultiRankAnalysis, MultiRankResults, analyze_ranks
 from ..analyses.rank_summary import RankSummary
+from .. import location
 from ..errors import CompilescopeError
 from ..ingest.rank_logs import RankLogs, find_rank_logs, rank_logs_of
-from ..output import OutputDir
+from ..output import OutputDir, written_at
 from ..render.multirank import CHROMIUM_EVENTS, LandingOptions, LandingRenderer, merged_chromium_events
 from ..render.options import ReportOptions
 from ..wording import count
-from ..worker import LogDone, LogJob, report_log
+from ..worker import LogDone, LogJob, job_size, lost_log, report_log
 from .browser import open_browser
 from .report_args import report_options
-from .workers import default_jobs, file_size, run_jobs
+from .executors import LocalExecutor, RankExecutor, make_executor
+from .progress import RankProgress
+from .workers import default_jobs
 
 
 
@@ -39,10 +42,18 @@ RankJob = LogJob
 RankDone = LogDone
 
 
-def run_rank_jobs(jobs: list[LogJob], workers: int, on_done: Callable[[LogDone], None] | None = None) -> list[LogDone]:
-    """Run every rank job (each with its rank), `workers` at a time (1: in this process). Results by rank."""
-    results = run_jobs(report_log, jobs, workers, lambda j: file_size(j.path), on_done)
-    return sorted(results, key=lambda r: _summary(r).rank)
+def run_rank_jobs(jobs: list[LogJob], executor: RankExecutor | int, on_done: Callable[[LogDone], None] | None = None) -> list[LogDone]:
+    """Run every rank job (each with its rank) on the executor (a number: that many local processes; 1: in this
+    process). Results by rank. Only the workers' small results are kept: the coordinator's memory grows with the
+    number of ranks by one summary each."""
+    if isinstance(executor, int):
+        executor = LocalExecutor(executor)
+    done = []
+    for result in executor.map_ranks(report_log, jobs, job_size, lost_log):
+        done.append(result)
+        if on_done:
+            on_done(result)
+    return sorted(done, key=lambda r: _summary(r).rank)
 
 
 def _summary(done: LogDone) -> RankSummary:
@@ -79,43 +90,70 @@ def report_all_ranks(
     strict_compile_id: bool = False,
     on_done: Callable[[RankDone], None] | None = None,
     logs: list[str] | None = None,
+    executor: RankExecutor | None = None,
+    on_total: Callable[[int], None] | None = None,
 ) -> MultiRankReport:
     """Write rank_<N>/ for every rank log in directory (or only those of `logs`, files in it),
-    the merged chromium events and the landing page."""
+    the merged chromium events and the landing page. directory and out may be URLs (s3://, gs://, ...)."""
     started = time.perf_counter()
+    executor = executor or LocalExecutor(jobs or default_jobs())
     found = _rank_logs(directory, logs)
-    output = OutputDir(out, overwrite, keep=[directory])
-    spool = tempfile.mkdtemp(prefix="compilescope-ranks-")
-    try:
-        rank_jobs = [
-            LogJob(
-                log.path, os.path.join(output.path, f"rank_{log.rank}"), options, strict, strict_compile_id,
-                rank=log.rank, events=os.path.join(spool, f"rank_{log.rank}.jsonl"),
-            )
-            for log in found.logs
-        ]
-        done = run_rank_jobs(rank_jobs, jobs or default_jobs(), on_done)
-        fragments = [job.events for job in sorted(rank_jobs, key=lambda j: j.rank or 0) if job.events and os.path.exists(job.events)]
-        if fragments:
-            output.write(CHROMIUM_EVENTS, merged_chromium_events(fragments))
-    finally:
-        shutil.rmtree(spool, ignore_errors=True)
-    summaries = [_summary(d) for d in done]
-    results = MultiRankResults(os.path.abspath(directory), summaries, analyze_ranks(summaries),
-                               found.notes() + _rank_notes(summaries))
-    landing = LandingOptions(bool(fragments), options.custom_header_html, jobs or default_jobs())
-    for relpath, content in LandingRenderer.from_results(results, landing).render():
-        output.write(relpath, content)
+    if on_total:
+        on_total(len(found.logs))
+    with _landing_output(out, overwrite, directory) as (output, out_location):
+        # Workers spool each rank's chromium events where the coordinator can read them back: a local scratch
+        # directory when both run here, else beside the report (the one place every worker can reach).
+        shared_spool = executor.name != "local" or location.is_url(out_location)
+        spool = location.join(out_location, SPOOL_DIR) if shared_spool else tempfile.mkdtemp(prefix="compilescope-ranks-")
+        try:
+            rank_jobs = [
+                LogJob(
+                    log.path, location.join(out_location, f"rank_{log.rank}"), options, strict, strict_compile_id,
+                    rank=log.rank, events=location.join(spool, f"rank_{log.rank}.jsonl"), size=log.size,
+                )
+                for log in found.logs
+            ]
+            done = run_rank_jobs(rank_jobs, executor, on_done)
+            with_events = {_summary(d).rank for d in done if d.events}
+            fragments = [job.events for job in sorted(rank_jobs, key=lambda j: j.rank or 0) if job.events and job.rank in with_events]
+            if fragments:
+                output.write(CHROMIUM_EVENTS, merged_chromium_events(fragments, location.open_read))
+        finally:
+            location.remove_tree(spool)
+        summaries = [_summary(d) for d in done]
+        results = MultiRankResults(location.absolute(directory), summaries, analyze_ranks(summaries),
+                                   found.notes() + _rank_notes(summaries))
+        landing = LandingOptions(bool(fragments), options.custom_header_html, executor.workers)
+        for relpath, content in LandingRenderer.from_results(results, landing).render():
+            output.write(relpath, content)
     files = output.files + sum(d.files for d in done)
-    return MultiRankReport(output.path, files, summaries, results.analysis, done, results.notes, time.perf_counter() - started)
+    return MultiRankReport(out_location, files, summaries, results.analysis, done, results.notes,
+                           time.perf_counter() - started)
 
 
-def summarize_ranks(directory: str, jobs: int | None = None) -> MultiRankResults:
+SPOOL_DIR = ".compilescope-spool"  # inside the output directory while the ranks run; removed before the end
+
+
+@contextmanager
+def _landing_output(out: str, overwrite: bool, directory: str) -> Iterator[tuple[OutputDir, str]]:
+    """(where the coordinator writes its files, where the report is). For a URL, the landing files are
+    written to a local scratch directory and uploaded at the end; the ranks' reports go straight there."""
+    if not location.is_url(out):
+        output = OutputDir(out, overwrite, keep=[] if location.is_url(directory) else [directory])
+        yield output, output.path
+        return
+    location.prepare_remote_output(out, overwrite, keep=directory)
+    with written_at(out) as local:
+        yield OutputDir(local, False), out.rstrip("/")
+
+
+def summarize_ranks(directory: str, jobs: int | None = None, executor: RankExecutor | None = None) -> MultiRankResults:
     """Every rank's summary and the cross-rank findings of a directory of rank logs; writes nothing."""
     found = _rank_logs(directory)
-    done = run_rank_jobs([LogJob(log.path, None, rank=log.rank) for log in found.logs], jobs or default_jobs())
+    rank_jobs = [LogJob(log.path, None, rank=log.rank, size=log.size) for log in found.logs]
+    done = run_rank_jobs(rank_jobs, executor or LocalExecutor(jobs or default_jobs()))
     summaries = [_summary(d) for d in done]
-    return MultiRankResults(os.path.abspath(directory), summaries, analyze_ranks(summaries),
+    return MultiRankResults(location.absolute(directory), summaries, analyze_ranks(summaries),
                             found.notes() + _rank_notes(summaries))
 
 
@@ -127,7 +165,7 @@ def summarize_directory(directory: str, jobs: int | None = None) -> dict[str, An
 def _rank_logs(directory: str, logs: list[str] | None = None) -> RankLogs:
     if logs is not None:
         found = rank_logs_of(logs)
-    elif not os.path.isdir(directory):
+    elif not location.is_dir(directory):
         raise CompilescopeError(f"{directory}: --all-ranks-html needs a directory of rank logs (dedicated_log_torch_trace_rank_<N>_*.log)")
     else:
         found = find_rank_logs(directory)
@@ -160,15 +198,22 @@ def run_all_ranks(args: argparse.Namespace, directory: str | None = None, out: s
     # Each report links back to the page listing them.
     options = replace(report_options(args), up_url="../index.html", up_label="all ranks")
     jobs = getattr(args, "jobs", None) or default_jobs()
+    executor = make_executor(getattr(args, "executor", "local"), jobs, getattr(args, "scheduler", None))
+    bar = RankProgress()
 
     def progress(d: RankDone) -> None:
+        bar.advance()
         if args.verbose or _summary(d).error:
             what = f"not read: {_summary(d).error}" if _summary(d).error else f"{d.files} files"
-            print(f"compilescope: rank {_summary(d).rank}: {what}", file=sys.stderr)
+            bar.print(f"compilescope: rank {_summary(d).rank}: {what}")
 
-    result = report_all_ranks(
-        directory, out or args.out, args.overwrite, options, jobs, args.strict, args.strict_compile_id, progress, logs
-    )
+    try:
+        result = report_all_ranks(
+            directory, out or args.out, args.overwrite, options, jobs, args.strict, args.strict_compile_id, progress, logs,
+            executor, bar.start,
+        )
+    finally:
+        bar.close()
     for note in result.notes:
         print(f"compilescope: {note}", file=sys.stderr)
     for d in result.done:
@@ -179,8 +224,8 @@ def run_all_ranks(args: argparse.Namespace, directory: str | None = None, out: s
     ranks = len(result.summaries)
     findings = len(result.analysis.divergences)
     print(
-        f"Wrote {result.files} files for {count(ranks, 'rank')} to {result.out} in {result.seconds:.1f}s ({count(jobs, 'job')}); "
-        f"{count(findings, 'divergence')} between ranks"
+        f"Wrote {result.files} files for {count(ranks, 'rank')} to {result.out} in {result.seconds:.1f}s "
+        f"({_executor_words(executor)}); {count(findings, 'divergence')} between ranks"
     )
     if result.crashed:
         print(f"compilescope: {count(len(result.crashed), 'rank')} could not be reported (see the landing page)", file=sys.stderr)
@@ -188,6 +233,13 @@ def run_all_ranks(args: argparse.Namespace, directory: str | None = None, out: s
     if result.strict_problem_count:
         print(f"compilescope: {count(result.strict_problem_count, 'problem')} in the rank logs (strict mode)", file=sys.stderr)
         return 1
-    if not args.no_browser:
+    if not args.no_browser and not location.is_url(result.out):
         open_browser(os.path.join(result.out, "index.html"))
     return 0
+
+
+def _executor_words(executor: RankExecutor) -> str:
+    if executor.name == "local":
+        return count(executor.workers, "job")
+    where = getattr(executor, "scheduler", None) or f"a local cluster of {count(executor.workers, 'worker')}"
+    return f"{executor.name}: {where}"

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import sys
 from contextlib import contextmanager
-from typing import Callable, Iterator
+from typing import Any, Callable, Iterator
 
 SHOW_ABOVE_BYTES = 32 << 20  # smaller logs are read in well under a second
 
@@ -32,3 +32,51 @@ def read_progress(path: str, stream=None) -> Iterator[Callable[[int], None] | No
         # A .gz log's decompressed size is unknown up front: show bytes read, no total.
         task = bar.add_task(os.path.basename(path), total=None if gzipped else size)
         yield lambda done: bar.update(task, completed=done)
+
+
+class RankProgress:
+    """Ranks done out of ranks total, on stderr while a multi-rank report runs: a bar on a terminal;
+    elsewhere (a CI log, a file) a line at every tenth of the ranks, once there are enough ranks to wait for."""
+
+    LINES_ABOVE = 20  # fewer ranks take seconds: no progress lines in a log
+
+    def __init__(self, stream=None, tty: bool | None = None):
+        self.stream = stream or sys.stderr
+        self.tty = self.stream.isatty() and not os.environ.get("CI") if tty is None else tty
+        self.total = 0
+        self.done = 0
+        self._bar: Any = None  # a rich Progress, imported only when a terminal shows it
+        self._task: Any = None
+        self._next_line = 0
+
+    def start(self, total: int) -> None:
+        self.total = total
+        self._next_line = max(1, total // 10)
+        if self.tty and total > 1:
+            from rich.console import Console
+            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+
+            self._bar = Progress(TextColumn("ranks"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
+                                 console=Console(file=self.stream, force_terminal=True), transient=True)
+            self._bar.start()
+            self._task = self._bar.add_task("ranks", total=total)
+
+    def advance(self) -> None:
+        self.done += 1
+        if self._bar is not None:
+            self._bar.update(self._task, completed=self.done)
+        elif not self.tty and self.total >= self.LINES_ABOVE and (self.done >= self._next_line or self.done == self.total):
+            print(f"compilescope: {self.done}/{self.total} ranks done", file=self.stream, flush=True)
+            self._next_line = self.done + max(1, self.total // 10)
+
+    def close(self) -> None:
+        if self._bar is not None:
+            self._bar.stop()
+            self._bar = None
+
+    def print(self, line: str) -> None:
+        """A line above the bar (printed straight to the stream when there is none)."""
+        if self._bar is not None:
+            self._bar.console.print(line, markup=False, highlight=False)
+        else:
+            print(line, file=self.stream)

@@ -6,6 +6,7 @@ import argparse
 import os
 import sys
 
+from .. import location
 from ..analyses import Results, analyze
 from ..analyses.unread import unread
 from ..errors import CompilescopeError
@@ -15,7 +16,7 @@ from ..ingest.rank_logs import holds_several_ranks
 from ..ingest.reader import ReadOptions, read_trace
 from ..ingest.saved import read_saved
 from ..model.trace import Trace
-from ..output import write_file
+from ..output import write_file, written_at
 from ..render.terminal import unread_line
 from ..wording import count
 from ..worker import log_chunks, load_analysis, saved_analysis, strict_problems, write_report
@@ -77,9 +78,11 @@ class ReportCommand:
         options = report_options(args)
         with read_progress(found.chosen) as progress:
             trace = read_trace(found.chosen, ReadOptions(progress=progress))
-        with trace:
+        if location.is_url(args.out):
+            location.prepare_remote_output(args.out, args.overwrite, keep=found.chosen)
+        with trace, written_at(args.out) as local_out:
             results = analyze(trace, read_profiles(args.profile))
-            output = write_report(trace, args.out, args.overwrite, options, results)
+            output = write_report(trace, local_out, args.overwrite, options, results)
             if args.save:
                 _save(results, args.save, args.overwrite)
             stats = trace.stats
@@ -89,8 +92,9 @@ class ReportCommand:
                     print(f"  {p}", file=sys.stderr)
             problems = strict_problems(trace, args.strict, args.strict_compile_id)
             unread_warning = unread_line(unread(stats), found.chosen, "report")
+        where = args.out.rstrip("/") if location.is_url(args.out) else output.path
         index = os.path.join(output.path, "index.html")
-        print(f"Wrote {count(output.files, 'file')} to {output.path}")
+        print(f"Wrote {count(output.files, 'file')} to {where}")
         if unread_warning and not args.verbose:  # -v has listed every problem already
             print(unread_warning, file=sys.stderr)
         if problems:
@@ -98,7 +102,7 @@ class ReportCommand:
                 print(p, file=sys.stderr)
             print(f"compilescope: {count(len(problems), 'problem')} in {found.chosen} (strict mode)", file=sys.stderr)
             return 1
-        if not args.no_browser:
+        if not args.no_browser and not location.is_url(args.out):
             open_browser(index)
         return 0
 

@@ -45,6 +45,15 @@ def add_report_arguments(
         "(where the run time goes, by kernel, graph and source line); give it twice to compare eager with compiled",
     )
     parser.add_argument("-j", "--jobs", type=int, default=None, metavar="N", help="ranks (or logs) read in parallel (default: the number of cores)")
+    parser.add_argument(
+        "--executor", choices=("local", "dask"), default="local",
+        help="where the ranks of a multi-rank report are read: local processes (default), or a dask.distributed "
+        "cluster (needs compilescope[dask])",
+    )
+    parser.add_argument(
+        "--scheduler", metavar="ADDRESS", default=None,
+        help="with --executor dask: the scheduler of a running cluster (tcp://host:8786); default: a local cluster of -j workers",
+    )
 
 
 def report_options(args: argparse.Namespace) -> ReportOptions:

@@ -12,8 +12,10 @@ import re
 
 from .core import Decompiled, Instr, decompile_instructions
 
-_LINE = re.compile(r"^\s*(?P<line>\d+)?\s+(?:>>)?\s*(?P<offset>\d+)\s+(?P<op>[A-Z][A-Z_0-9]*)"
-                   r"(?:\s+(?P<arg>-?\d+))?(?:\s+\((?P<repr>.*)\))?\s*$")
+# Numbers have at most 9 digits (int() of a forged 5,000-digit one raises), and no two runs of spaces
+# may match the same spaces (a long line of them would take quadratic time): the text is untrusted.
+_LINE = re.compile(r"^\s*(?:(?P<line>\d{1,9})\s+)?(?:>>\s*)?(?P<offset>\d{1,9})\s+(?P<op>[A-Z][A-Z_0-9]*)"
+                   r"(?:\s+(?P<arg>-?\d{1,9}))?(?:\s+\((?P<repr>.*)\))?\s*$")
 _TO = re.compile(r"^to (\d+)$")
 _NAME_OPS = {"LOAD_FAST", "STORE_FAST", "DELETE_FAST", "LOAD_DEREF", "STORE_DEREF", "DELETE_DEREF", "LOAD_ATTR",
              "STORE_ATTR", "DELETE_ATTR", "LOAD_METHOD", "LOAD_CLOSURE", "LOAD_FAST_CHECK", "LOAD_NAME",

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 import stat
 from dataclasses import dataclass
+from typing import Callable
 
+from .. import location
 from ..errors import CompilescopeError
 from .lines import GLOG_PREFIX
 
@@ -58,6 +61,13 @@ def _starts_like_a_trace(path: str) -> bool:
     return GLOG_PREFIX.match(first) is not None
 
 
+def _is_log_named(name: str, size: Callable[[], int]) -> bool:
+    """A log's name (for a URL's listing, where reading each file's first line would cost a download)."""
+    if name.startswith("dedicated_log_torch_trace"):
+        return True
+    return name.endswith(LOG_SUFFIXES) and size() > 0
+
+
 def find_logs(directory: str) -> list[str]:
     try:
         names = os.listdir(directory)
@@ -69,18 +79,12 @@ def find_logs(directory: str) -> list[str]:
 
 
 def discover(path: str, latest: bool = False) -> Discovered:
+    if location.is_url(path):
+        return _discover_url(path, latest)
     if not os.path.exists(path):
         raise CompilescopeError(f"{path}: no such file or directory")
     if os.path.isdir(path):
-        logs = find_logs(path)
-        if not logs:
-            raise CompilescopeError(f"{path}: no TORCH_TRACE logs in this directory (expected files like dedicated_log_torch_trace_*.log)")
-        chosen = logs[-1]
-        note = None
-        if len(logs) > 1:
-            how = "--latest" if latest else "the newest of them"
-            note = f"{len(logs)} logs in {path}; reading {os.path.basename(chosen)} ({how})"
-        return Discovered(logs, chosen, note)
+        return _newest(path, find_logs(path), latest)
     if not os.access(path, os.R_OK):
         raise CompilescopeError(f"{path}: permission denied")
     mode = os.stat(path).st_mode
@@ -94,3 +98,25 @@ def _kind_of(mode: int) -> str:
         if test(mode):
             return name
     return "special file"
+
+
+def _newest(directory: str, logs: list[str], latest: bool) -> Discovered:
+    """The newest of a directory's logs (oldest first in logs), and a note when there were several."""
+    if not logs:
+        raise CompilescopeError(f"{directory}: no TORCH_TRACE logs in this directory (expected files like dedicated_log_torch_trace_*.log)")
+    chosen = logs[-1]
+    note = None
+    if len(logs) > 1:
+        how = "--latest" if latest else "the newest of them"
+        note = f"{len(logs)} logs in {directory}; reading {location.basename(chosen)} ({how})"
+    return Discovered(logs, chosen, note)
+
+
+def _discover_url(url: str, latest: bool) -> Discovered:
+    """A log behind a URL (s3://, gs://, ...), or the newest log of a directory there; listed, never downloaded."""
+    if not location.is_dir(url):
+        if not location.exists(url):
+            raise CompilescopeError(f"{url}: no such file or directory")
+        return Discovered([url], url)
+    entries = [e for e in location.list_files(url) if _is_log_named(location.basename(e.path), functools.partial(int, e.size))]
+    return _newest(url, [e.path for e in sorted(entries, key=lambda e: (e.mtime, e.path))], latest)

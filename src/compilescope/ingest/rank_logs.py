@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 
+from .. import location
 from ..errors import CompilescopeError
 from .discover import rank_of
 
@@ -18,7 +19,8 @@ from .discover import rank_of
 @dataclass(frozen=True)
 class RankLog:
     rank: int
-    path: str
+    path: str  # a local path or a URL
+    size: int = -1  # bytes, from the listing (-1: not listed)
 
 
 @dataclass
@@ -39,32 +41,40 @@ def rank_of_name(name: str) -> int | None:
 
 
 def find_rank_logs(directory: str) -> RankLogs:
-    """The rank logs of a directory (every other file is ignored, with a note)."""
-    try:
-        names = sorted(os.listdir(directory))
-    except OSError as exc:
-        raise CompilescopeError(f"cannot read directory {directory}: {exc.strerror}") from None
-    return rank_logs_of([p for p in (os.path.join(directory, n) for n in names) if os.path.isfile(p)])
+    """The rank logs of a directory, local or a URL (every other file is ignored, with a note)."""
+    return _rank_logs_of_entries(location.list_files(directory))
 
 
 def rank_logs_of(paths: list[str]) -> RankLogs:
     """The given files as one log per rank: the newest when a rank has several; files without a rank are ignored."""
-    by_rank: dict[int, list[str]] = {}
+    return _rank_logs_of_entries([location.Entry(p, location.size(p), _mtime(p)) for p in paths])
+
+
+def _mtime(path: str) -> float:
+    try:
+        return os.path.getmtime(path)
+    except OSError:
+        return 0.0
+
+
+def _rank_logs_of_entries(entries: list[location.Entry]) -> RankLogs:
+    by_rank: dict[int, list[location.Entry]] = {}
     ignored: list[tuple[str, str]] = []
-    for path in paths:
-        name = os.path.basename(path)
+    for entry in entries:
+        name = location.basename(entry.path)
         rank = rank_of_name(name)
         if rank is None:
             ignored.append((name, "not a rank log (expected dedicated_log_torch_trace_rank_<N>_*.log)"))
             continue
-        by_rank.setdefault(rank, []).append(path)
+        by_rank.setdefault(rank, []).append(entry)
     logs = []
     for rank in sorted(by_rank):
-        paths_of_rank = sorted(by_rank[rank], key=lambda p: (os.path.getmtime(p), p))
-        newest = paths_of_rank[-1]
-        logs.append(RankLog(rank, newest))
-        for older in paths_of_rank[:-1]:
-            ignored.append((os.path.basename(older), f"another log of rank {rank}; the newest, {os.path.basename(newest)}, is read"))
+        of_rank = sorted(by_rank[rank], key=lambda e: (e.mtime, e.path))
+        newest = of_rank[-1]
+        logs.append(RankLog(rank, newest.path, newest.size))
+        for older in of_rank[:-1]:
+            ignored.append((location.basename(older.path),
+                            f"another log of rank {rank}; the newest, {location.basename(newest.path)}, is read"))
     return RankLogs(logs, ignored)
 
 
@@ -72,6 +82,11 @@ def holds_several_ranks(path: str | list[str]) -> bool:
     """A directory (or list of files) with logs of two or more ranks: then compilescope reports them all."""
     if isinstance(path, list):
         names = [os.path.basename(p) for p in path]
+    elif location.is_url(path):
+        try:
+            names = [location.basename(e.path) for e in location.list_files(path)]
+        except CompilescopeError:
+            return False
     elif os.path.isdir(path):
         try:
             names = os.listdir(path)

@@ -9,6 +9,7 @@ from typing import BinaryIO, Callable
 
 import orjson
 
+from .. import location
 from ..errors import CompilescopeError
 from ..model.builder import TraceBuilder
 from ..model.trace import Trace
@@ -55,22 +56,27 @@ def _written_outside_compilation(env, b) -> bool:
 
 
 def open_log(path: str) -> BinaryIO:
-    """Open a plain or gzip-compressed log for binary reading.
+    """Open a plain or gzip-compressed log for binary reading (a local path, or a URL fsspec knows).
 
-    Only a regular file is opened: the open does not block (a FIFO would wait forever for a
-    writer), and what was opened is checked, so a file swapped after discovery is refused too.
+    A local log is opened only if it is a regular file: the open does not block (a FIFO would wait
+    forever for a writer), and what was opened is checked, so a file swapped after discovery is refused too.
     """
-    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
-    if not stat.S_ISREG(os.fstat(fd).st_mode):
-        os.close(fd)
-        raise CompilescopeError(f"{path}: not a regular file, not a log file")
-    if hasattr(os, "set_blocking"):
-        os.set_blocking(fd, True)
-    f = os.fdopen(fd, "rb")
+    if location.is_url(path):
+        f = location.open_read(path)
+    else:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            os.close(fd)
+            raise CompilescopeError(f"{path}: not a regular file, not a log file")
+        if hasattr(os, "set_blocking"):
+            os.set_blocking(fd, True)
+        f = os.fdopen(fd, "rb")
     if f.read(3) == b"\x1f\x8b\x08":  # gzip magic and its only method (deflate): not a text log's first bytes
-        f.close()
         import gzip  # here, not at the top: most logs are plain text, and start-up time matters for small logs
 
+        f.close()
+        if location.is_url(path):
+            return location.open_read(path, gzipped=True)  # type: ignore[return-value]
         return gzip.open(path, "rb")  # type: ignore[return-value]
     f.seek(0)
     return f
@@ -113,7 +119,7 @@ def read_trace(path: str, options: ReadOptions | None = None) -> Trace:
 
 
 def _read(path: str, rank: int | None, options: ReadOptions) -> Trace:
-    builder = TraceBuilder(os.path.abspath(path), rank)
+    builder = TraceBuilder(location.absolute(path), rank)
     try:
         stream = open_log(path)
     except OSError as exc:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
-from typing import Iterable, Iterator
+from typing import IO, Callable, Iterable, Iterator
 
 import orjson
 
@@ -91,12 +91,12 @@ def rank_parity_json(parity: CollectivesParity) -> bytes:
     return orjson.dumps({"description": PARITY_DESCRIPTION, "graphs": graphs}, option=orjson.OPT_INDENT_2)
 
 
-def merged_chromium_events(fragments: Iterable[str]) -> Iterator[bytes]:
+def merged_chromium_events(fragments: Iterable[str], opener: Callable[[str], IO[bytes]] = lambda p: open(p, "rb")) -> Iterator[bytes]:
     """One JSON array from per-rank fragment files (one event per line, pid already = rank), streamed."""
     yield b"["
     first = True
     for path in fragments:
-        with open(path, "rb") as f:
+        with opener(path) as f:
             for line in f:
                 line = line.rstrip(b"\n")
                 if line:

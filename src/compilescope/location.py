@@ -1,0 +1,205 @@
+"""Where logs and reports live: a local path, or a URL that fsspec knows (s3://, gs://, hdfs://, file://).
+
+Local paths go through os and open, as before; only a URL needs fsspec (the optional extra
+`compilescope[remote]`, plus the filesystem's own package: s3fs, gcsfs, pyarrow for hdfs).
+Remote files are streamed: a directory is listed, each log is opened and read in blocks,
+and nothing is copied whole to local disk first.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+from dataclasses import dataclass
+from typing import IO, Any
+
+from .errors import CompilescopeError
+
+
+def is_url(path: str | os.PathLike) -> bool:
+    """A location fsspec must open (file:// URLs included); a plain path (or a Path) is not one."""
+    return isinstance(path, str) and "://" in path[:32]
+
+
+def absolute(path: str) -> str:
+    """The name to record and show: a URL as given, a local path made absolute."""
+    return path.rstrip("/") if is_url(path) else os.path.abspath(path)
+
+
+def join(base: str, *names: str) -> str:
+    if is_url(base):
+        return "/".join([base.rstrip("/"), *names])
+    return os.path.join(base, *names)
+
+
+def basename(path: str) -> str:
+    return path.rstrip("/").rsplit("/", 1)[-1] if is_url(path) else os.path.basename(path)
+
+
+def filesystem(url: str) -> tuple[Any, str]:
+    """(fsspec filesystem, path within it) for a URL; a clear error when fsspec or the protocol's package is missing."""
+    try:
+        from fsspec.core import url_to_fs
+    except ImportError:
+        raise CompilescopeError(f"{url}: reading or writing URLs needs fsspec: pip install 'compilescope[remote]'") from None
+    try:
+        return url_to_fs(url)
+    except (ImportError, ValueError) as exc:
+        raise CompilescopeError(f"{url}: {exc}") from None
+
+
+def open_read(path: str, gzipped: bool = False) -> IO[bytes]:
+    """A binary stream of the file (remote: read in blocks as it is consumed; gzipped: decompressed)."""
+    if not is_url(path):
+        return open(path, "rb")
+    fs, inner = filesystem(path)
+    try:
+        if gzipped:
+            from fsspec.core import OpenFile
+
+            return OpenFile(fs, inner, "rb", compression="gzip").open()  # closing it closes the remote file too
+        # fsspec's readline takes no size; the reader caps line length with it, so a buffered reader on top.
+        return io.BufferedReader(fs.open(inner, "rb"), buffer_size=1 << 20)
+    except FileNotFoundError:
+        raise OSError(2, "no such file") from None
+
+
+def open_write(path: str) -> IO[bytes]:
+    """A binary stream that creates the file (remote: uploaded as it is written, in parts)."""
+    if not is_url(path):
+        os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
+        return open(path, "wb")
+    fs, inner = filesystem(path)
+    return fs.open(inner, "wb")
+
+
+def size(path: str) -> int:
+    """The file's size in bytes; 0 when it cannot be found (the reader then says why)."""
+    try:
+        if not is_url(path):
+            return os.path.getsize(path)
+        fs, inner = filesystem(path)
+        return int(fs.size(inner) or 0)
+    except (OSError, FileNotFoundError):
+        return 0
+
+
+@dataclass(frozen=True)
+class Entry:
+    path: str  # a URL when listed from a URL
+    size: int
+    mtime: float  # 0.0 when the filesystem does not say
+
+
+def list_files(directory: str) -> list[Entry]:
+    """The plain files directly in a directory (no recursion), by name."""
+    if not is_url(directory):
+        try:
+            names = sorted(os.listdir(directory))
+        except OSError as exc:
+            raise CompilescopeError(f"cannot read directory {directory}: {exc.strerror}") from None
+        entries = []
+        for name in names:
+            path = os.path.join(directory, name)
+            if os.path.isfile(path):
+                st = os.stat(path)
+                entries.append(Entry(path, st.st_size, st.st_mtime))
+        return entries
+    fs, inner = filesystem(directory)
+    try:
+        listed = fs.ls(inner, detail=True)
+    except (FileNotFoundError, NotADirectoryError):
+        raise CompilescopeError(f"cannot read directory {directory}: no such directory") from None
+    except OSError as exc:
+        raise CompilescopeError(f"cannot read directory {directory}: {exc}") from None
+    base = directory.rstrip("/")
+    entries = [
+        Entry(f"{base}/{info['name'].rstrip('/').rsplit('/', 1)[-1]}", int(info.get("size") or 0), _mtime(info))
+        for info in listed
+        if info.get("type") == "file"
+    ]
+    return sorted(entries, key=lambda e: e.path)
+
+
+def exists(path: str) -> bool:
+    if not is_url(path):
+        return os.path.exists(path)
+    fs, inner = filesystem(path)
+    try:
+        return bool(fs.exists(inner))
+    except OSError:
+        return False
+
+
+def is_dir(path: str) -> bool:
+    if not is_url(path):
+        return os.path.isdir(path)
+    fs, inner = filesystem(path)
+    try:
+        return bool(fs.isdir(inner))
+    except OSError:
+        return False
+
+
+def _mtime(info: dict) -> float:
+    """Modification time from an fsspec listing: each filesystem names it differently."""
+    for key in ("mtime", "LastModified", "last_modified", "updated", "created"):
+        value = info.get(key)
+        if value is None:
+            continue
+        if hasattr(value, "timestamp"):
+            return float(value.timestamp())
+        try:
+            return float(value)
+        except (TypeError, ValueError):
+            continue
+    return 0.0
+
+
+def upload_dir(local: str, url: str) -> None:
+    """Every file under a local directory to the same relative paths under url."""
+    sources, targets = [], []
+    for root, _dirs, files in os.walk(local):
+        for name in files:
+            source = os.path.join(root, name)
+            sources.append(source)
+            targets.append(join(url, *os.path.relpath(source, local).split(os.sep)))
+    if not sources:
+        return
+    fs, _ = filesystem(url)
+    fs.put(sources, [filesystem(t)[1] for t in targets])
+
+
+def remove_tree(path: str) -> None:
+    """Delete a directory and everything in it (missing: nothing to do)."""
+    if not is_url(path):
+        import shutil
+
+        shutil.rmtree(path, ignore_errors=True)
+        return
+    fs, inner = filesystem(path)
+    try:
+        if fs.exists(inner):
+            fs.rm(inner, recursive=True)
+    except FileNotFoundError:
+        pass
+
+
+def prepare_remote_output(url: str, overwrite: bool, keep: str | None = None) -> None:
+    """The checks OutputDir makes for a local directory, for a URL: not a file; not replaced unless --overwrite,
+    and never when it holds `keep` (the logs being read)."""
+    fs, inner = filesystem(url)
+    if keep is not None and is_url(keep) and (keep.rstrip("/") + "/").startswith(url.rstrip("/") + "/"):
+        raise CompilescopeError(f"refusing to write the report to {url}: it contains the logs being read; choose another output directory")
+    try:
+        exists = fs.exists(inner)
+        if exists and not fs.isdir(inner):
+            raise CompilescopeError(f"{url} exists and is not a directory")
+        if exists and fs.ls(inner):
+            if not overwrite:
+                raise CompilescopeError(f"{url} already exists; pass --overwrite to replace it")
+            fs.rm(inner, recursive=True)
+    except CompilescopeError:
+        raise
+    except OSError as exc:
+        raise CompilescopeError(f"cannot create output directory {url}: {exc}") from None
