@@ -27,6 +27,8 @@ def _stdlib_module(name: str):
     except ImportError:
         path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "decompile", f"{name}.py")
         spec = importlib.util.spec_from_file_location(f"_compilescope_decompile_{name}", path)
+        if spec is None or spec.loader is None:
+            raise ImportError(f"compilescope.decompile.{name}: no module at {path}") from None
         module = importlib.util.module_from_spec(spec)
         sys.modules[spec.name] = module
         spec.loader.exec_module(module)

@@ -29,6 +29,28 @@ def test_foreign_log_resume_functions_decompiled_from_torchs_disassembly():
         assert code.compiled_fns and all(n in code.source for n in code.compiled_fns)
 
 
+@pytest.mark.parametrize("line, broken, problem", [
+    # an instruction whose count is missing from the text (it used to raise TypeError out of the report)
+    ("44 CALL                     0", "44 CALL", "CALL without a count as its argument"),
+    # a count no code could store (it used to make that many names: memory without bound for a big one)
+    ("124 BUILD_LIST               1", "124 UNPACK_SEQUENCE   100000",
+     "unpacking into 100000 targets, more than the code could store"),
+])
+def test_broken_disassembly_in_a_log_is_not_decompiled_and_says_why(tmp_path, line, broken, problem):
+    text = torch213("graph_breaks.log").read_text()
+    start = text.index("torch_dynamo_resume_in_f_at_23_MODIFIED_BYTECODE")
+    at = text.index(line, start)
+    log = tmp_path / "broken.log"
+    log.write_text(text[:at] + broken + text[at + len(line):])
+    with read_trace(str(log)) as trace:
+        found = {c.function: c for c in transformed_code(trace).values()}
+    assert not found["torch_dynamo_resume_in_f_at_23"].decompiled
+    assert found["torch_dynamo_resume_in_f_at_23"].note == f"not decompiled: {problem}"
+    marked = [ln for ln in found["torch_dynamo_resume_in_f_at_23"].source.splitlines() if ln.startswith("# >>")]
+    assert [ln.split()[2:] for ln in marked] == [broken.split()]  # the annotated disassembly points at it
+    assert all(c.decompiled for name, c in found.items() if name != "torch_dynamo_resume_in_f_at_23")
+
+
 @pytest.mark.torch
 def test_disassembly_text_decompiles_like_the_code_object():
     import dis

@@ -139,6 +139,8 @@ def test_recompile_guards_and_symbols_on_their_lines(tmp_path):
     doc = sources_json(torch213("dynamic_shapes.log"), tmp_path / "d")
     lines = _lines(doc, "dynamic_shapes.py")["lines"]
     assert any(s["kind"] == "specialized" and s["symbol"] == "s77" for s in lines["25"]["symbols"])
+    # the shape guard the branch on line 25 added (the log's guard_added event), on that line
+    assert {"kind": "guard", "compile_id": "[0/1]", "expr": "Ne(s77, 5)"} in lines["25"]["symbols"]
 
 
 def test_provenance_kernels_on_the_forward_line(tmp_path):

@@ -64,7 +64,7 @@ class GraphBreakSite:
 
     index: int
     reason: str
-    location: UserLocation | None
+    location: UserLocation  # the innermost user frame of the break's traceback
     compile_ids: list[str] = field(default_factory=list)
     resume_functions: list[str] = field(default_factory=list)  # resume functions that took over after it
     eager_lines: list[tuple[str, int]] = field(default_factory=list)  # (path, line), outermost frame first
@@ -72,7 +72,7 @@ class GraphBreakSite:
 
     def to_json(self) -> dict[str, Any]:
         return {"index": self.index, "reason": self.reason,
-                "location": self.location.to_json() if self.location else None,
+                "location": self.location.to_json(),
                 "compile_ids": self.compile_ids, "resume_functions": self.resume_functions,
                 "eager_lines": [{"path": p, "line": n} for p, n in self.eager_lines]}
 
@@ -246,7 +246,9 @@ def _resume_frames(trace: Trace) -> dict[tuple[str, str, int], list[str]]:
     found: dict[tuple[str, str, int], list[str]] = {}
     for entry in trace.sorted_compiles():
         frame = _compiled_frame(entry)
-        m = _RESUME.match(frame[2]) if frame else None
+        if frame is None:
+            continue
+        m = _RESUME.match(frame[2])
         if m:
             ids = found.setdefault((frame[0], m["func"], int(m["line"])), [])
             if compilation_key(entry.compile_id) not in ids:
@@ -303,7 +305,7 @@ def graph_break_sites(trace: Trace, quotes: _Quotes | None = None) -> list[Graph
 
 def add_eager_lines(breaks: GraphBreaks, sites: list[GraphBreakSite]) -> None:
     """Each distinct graph break of the summary gets the lines that ran eagerly because of it."""
-    by_key = {(s.reason, s.location.key): s for s in sites if s.location is not None}
+    by_key = {(s.reason, s.location.key): s for s in sites}
     for brk in breaks.breaks:
         site = by_key.get((brk.reason, brk.location.key)) if brk.location else None
         if site is None:
@@ -335,20 +337,19 @@ def analyze_sources(trace: Trace, provenance: Provenance | None = None, shapes: 
                 n.frames.append({"compile_id": key, "function": frame[2]})
         for artifact in entry.artifacts:
             if artifact.name == GRAPH_ARTIFACT and artifact.payload is not None:
-                for site in fx_node_sites(trace.payload_text(artifact.payload)):
-                    quotes.add(site.path, site.line, site.code)
-                    n = at(site.path, site.line)
+                for node_site in fx_node_sites(trace.payload_text(artifact.payload)):
+                    quotes.add(node_site.path, node_site.line, node_site.code)
+                    n = at(node_site.path, node_site.line)
                     if n is not None:
                         names = n.graphs.setdefault(key, [])
-                        names.extend(x for x in site.nodes if x not in names)
+                        names.extend(x for x in node_site.nodes if x not in names)
             elif artifact.name == GUARDS_ARTIFACT and artifact.payload is not None:
                 guard_sites.append((key, trace.payload_text(artifact.payload)))
 
     sites = graph_break_sites(trace, quotes)
     resume_by_frame = _resume_frames(trace)
     for site in sites:
-        loc = site.location
-        n = at(loc.filename, loc.line)
+        n = at(site.location.filename, site.location.line)
         if n is not None:
             n.graph_breaks.append({"index": site.index, "reason": site.reason, "compile_ids": site.compile_ids,
                                    "resume_functions": site.resume_functions})
@@ -377,8 +378,8 @@ def analyze_sources(trace: Trace, provenance: Provenance | None = None, shapes: 
     # Installed guards name the user line they came from, with the path clipped at the front: matched to a file
     # the log names in full, and only when exactly one ends that way.
     known = set(notes)
-    for key, text in guard_sites:
-        for raw in text.splitlines():
+    for key, guards_text in guard_sites:
+        for raw in guards_text.splitlines():
             m = _GUARD_LINE.search(raw)
             if m is None:
                 continue
@@ -400,11 +401,11 @@ def analyze_sources(trace: Trace, provenance: Provenance | None = None, shapes: 
                 if n is not None:
                     n.symbols.append({"kind": what, "compile_id": item.compile_id, "symbol": item.symbol,
                                       "value": item.value, "source": getattr(item, "source", None)})
-    for guard in shapes.guards:
-        if guard.location is not None:
-            n = at(guard.location.filename, guard.location.line)
+    for shape_guard in shapes.guards:
+        if shape_guard.location is not None:
+            n = at(shape_guard.location.filename, shape_guard.location.line)
             if n is not None:
-                n.symbols.append({"kind": "guard", "compile_id": guard.compile_id, "expr": guard.expr})
+                n.symbols.append({"kind": "guard", "compile_id": shape_guard.compile_id, "expr": shape_guard.expr})
 
     provenance = provenance if provenance is not None else analyze_provenance(trace)
     for cp in provenance.compiles.values():

@@ -40,6 +40,13 @@ class Unsupported(Exception):
         self.reason = reason
 
 
+def _count(ins: Instr) -> int:
+    """The instruction's argument as a count (of stack items, arguments, targets): logged text may lack it."""
+    if ins.arg is None or ins.arg < 0:
+        raise Unsupported(ins, f"{ins.opname} without a count as its argument")
+    return ins.arg
+
+
 class _Null:
     """The NULL that 3.11+ pushes below (3.13: above) a callable."""
 
@@ -297,9 +304,10 @@ class _Decompiler:
                     out.lines.pop()  # a line that produced no statement of its own
                 out.lines.append(f"{pad}# line {ins.line}")
             if op in _COND_JUMPS:
-                i = self.branch(i, end, stack, out, indent)
-                if i is None:
+                after = self.branch(i, end, stack, out, indent)
+                if after is None:
                     return None
+                i = after
                 continue
             if op in _UNCONDITIONAL_FORWARD or op.startswith("JUMP"):
                 raise Unsupported(ins, "a jump outside the if/else shapes Dynamo emits")
@@ -420,10 +428,10 @@ class _Decompiler:
             obj = self.atom(self.pop(stack, ins), ins)
             name = self.ident(ins.argval, ins)
             value = self.temp(out, f"{obj}.{name}")
-            method = op == "LOAD_METHOD" or (v >= (3, 12) and (ins.arg or 0) & 1)
-            if method and v >= (3, 13):
+            pushes_method = op == "LOAD_METHOD" or (v >= (3, 12) and (ins.arg or 0) & 1)
+            if pushes_method and v >= (3, 13):
                 stack.extend([value, NULL])
-            elif method:
+            elif pushes_method:
                 stack.extend([NULL, value])
             else:
                 stack.append(value)
@@ -456,10 +464,10 @@ class _Decompiler:
             value = self.atom(self.pop(stack, ins), ins)
             out.lines.append(f"{container}[{_Slice((start, stop)).subscript()}] = {value}")
         elif op == "BUILD_SLICE":
-            parts = tuple(self.atom(p, ins) for p in self.popn(stack, ins.arg, ins))
+            parts = tuple(self.atom(p, ins) for p in self.popn(stack, _count(ins), ins))
             stack.append(_Slice(parts))
         elif op in ("BUILD_TUPLE", "BUILD_LIST", "BUILD_SET"):
-            items = [self.atom(x, ins) for x in self.popn(stack, ins.arg, ins)]
+            items = [self.atom(x, ins) for x in self.popn(stack, _count(ins), ins)]
             if op == "BUILD_TUPLE":
                 expr = "(" + ", ".join(items) + ("," if len(items) == 1 else "") + ")"
             elif op == "BUILD_LIST":
@@ -468,12 +476,12 @@ class _Decompiler:
                 expr = "{" + ", ".join(items) + "}" if items else "{*()}"
             stack.append(self.temp(out, expr))
         elif op == "BUILD_MAP":
-            items = [self.atom(x, ins) for x in self.popn(stack, 2 * ins.arg, ins)]
+            items = [self.atom(x, ins) for x in self.popn(stack, 2 * _count(ins), ins)]
             pairs = [f"{items[k]}: {items[k + 1]}" for k in range(0, len(items), 2)]
             stack.append(self.temp(out, "{" + ", ".join(pairs) + "}"))
         elif op == "BUILD_CONST_KEY_MAP":
             keys = self.atom(self.pop(stack, ins), ins)
-            values = [self.atom(x, ins) for x in self.popn(stack, ins.arg, ins)]
+            values = [self.atom(x, ins) for x in self.popn(stack, _count(ins), ins)]
             stack.append(self._const_key_map(out, keys, values))
         elif op in ("LIST_EXTEND", "LIST_APPEND", "SET_UPDATE", "SET_ADD", "DICT_UPDATE", "DICT_MERGE"):
             item = self.atom(self.pop(stack, ins), ins)
@@ -524,18 +532,18 @@ class _Decompiler:
             self.kw_names = tuple(ins.argval)
         elif op == "CALL":
             kwnames, self.kw_names = self.kw_names or (), None
-            self.call(out, stack, ins, ins.arg, kwnames, nulls=True)
+            self.call(out, stack, ins, _count(ins), kwnames, nulls=True)
         elif op == "CALL_KW":
             names = self.pop(stack, ins)
             kwnames = self._const_names(names, ins)
-            self.call(out, stack, ins, ins.arg, kwnames, nulls=True)
+            self.call(out, stack, ins, _count(ins), kwnames, nulls=True)
         elif op == "CALL_FUNCTION":
-            self.call(out, stack, ins, ins.arg, (), nulls=False)
+            self.call(out, stack, ins, _count(ins), (), nulls=False)
         elif op == "CALL_FUNCTION_KW":
             kwnames = self._const_names(self.pop(stack, ins), ins)
-            self.call(out, stack, ins, ins.arg, kwnames, nulls=False)
+            self.call(out, stack, ins, _count(ins), kwnames, nulls=False)
         elif op == "CALL_METHOD":
-            self.call(out, stack, ins, ins.arg, (), nulls=True)
+            self.call(out, stack, ins, _count(ins), (), nulls=True)
         elif op == "CALL_FUNCTION_EX":
             self.call_ex(out, stack, ins)
         elif op == "PUSH_NULL":
@@ -563,7 +571,12 @@ class _Decompiler:
             stack[-n:] = [stack[-1], *stack[-n:-1]]
         elif op == "UNPACK_SEQUENCE":
             value = self.atom(self.pop(stack, ins), ins)
-            names = [self.fresh() for _ in range(ins.arg)]
+            count = _count(ins)
+            # Each target is stored or popped by a later instruction (a superinstruction stores two): a bigger
+            # count is a broken or hostile log, and would cost memory without bound.
+            if count > 2 * len(self.instrs):
+                raise Unsupported(ins, f"unpacking into {count} targets, more than the code could store")
+            names = [self.fresh() for _ in range(count)]
             out.lines.append(f"{', '.join(names)}{',' if len(names) == 1 else ''} = {value}")
             stack.extend(reversed(names))
         elif op == "RAISE_VARARGS" and ins.arg in (1, 2):

@@ -39,8 +39,8 @@ def _events(node: ast.AST, out: list[ast.AST]) -> None:
         _events(node.func, out)
         for a in node.args:
             _events(a, out)
-        for k in node.keywords:
-            _events(k.value, out)
+        for kw in node.keywords:
+            _events(kw.value, out)
         out.append(node)
         return
     if isinstance(node, ast.Dict):
