@@ -23,6 +23,9 @@ COMMANDS = {
     "demo": (".demo", "DemoCommand"),
     "summary": (".summary", "SummaryCommand"),
     "diagnose": (".diagnose", "DiagnoseCommand"),
+    "diff": (".diff", "DiffCommand"),
+    "check": (".check", "CheckCommand"),
+    "serve": (".serve", "ServeCommand"),
 }
 
 
