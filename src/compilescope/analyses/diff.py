@@ -160,8 +160,9 @@ def graph_nodes(text: str) -> list[list[Any]]:
             continue
         if not line or line.startswith(("#", "class ", "def ")):
             if line.startswith("def forward"):
+                params = re.sub(r'"[^"]*"', "", line[len("def forward("):].rstrip("):"))  # types hold commas
                 nodes.extend(["placeholder", _SYMBOL.sub("s#", p.split(":")[0].strip()), None, None]
-                             for p in line[len("def forward("):].rstrip("):").split(",")[1:] if p.strip())
+                             for p in params.split(",")[1:] if p.strip())
             continue
         if line.startswith("return "):
             nodes.append(["output", "output", None, None])

@@ -1,0 +1,34 @@
+"""The real pairs of tests/data/torch213 (programs/diff_pair.py, cache_cold_warm.py) and their facts, read once."""
+
+from __future__ import annotations
+
+import functools
+
+from compilescope.analyses.diff import RunFacts, diff_runs, run_facts
+from compilescope.ingest.reader import read_trace
+
+from ..conftest import TORCH213_LOGS
+
+LOGS = {
+    "base": "diff_base.log.gz",
+    "base_again": "diff_base_again.log.gz",
+    "break": "diff_break.log.gz",
+    "dynamic": "diff_dynamic.log.gz",
+    "config": "diff_config.log.gz",
+    "cold": "cache_cold.log",
+    "warm": "cache_warm.log",
+}
+
+
+def log(name: str):
+    return TORCH213_LOGS / LOGS[name]
+
+
+@functools.cache
+def facts(name: str) -> RunFacts:
+    with read_trace(str(log(name))) as trace:
+        return run_facts(trace)
+
+
+def diff(a: str, b: str):
+    return diff_runs(facts(a), facts(b))
