@@ -60,8 +60,10 @@ def list_runs(root: str) -> list[Run]:
     for name in names:
         path = os.path.join(root, name)
         try:
+            if os.path.islink(path):
+                continue  # a link could lead anywhere: only what is really under root is a run
             if os.path.isdir(path):
-                logs = find_logs(path)
+                logs = [p for p in find_logs(path) if not os.path.islink(p)]
             elif name.endswith((".log", ".log.gz", ".gz", ".txt")) or name.startswith("dedicated_log_torch_trace"):
                 logs = [path] if os.path.getsize(path) > 0 else []
             else:
@@ -252,6 +254,7 @@ class ServeCommand:
         try:
             sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
             sock.bind(("127.0.0.1", args.port))
+            sock.listen(128)  # before the URL is printed: a client may connect at once (the server accepts soon after)
         except OSError as exc:
             sock.close()
             raise CompilescopeError(f"cannot listen on 127.0.0.1:{args.port}: {exc.strerror}") from None
