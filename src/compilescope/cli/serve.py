@@ -27,6 +27,7 @@ from dataclasses import dataclass
 
 from ..errors import CompilescopeError
 from ..ingest.discover import find_logs
+from ..ingest.rank_logs import holds_several_ranks
 from ..runner import DEFAULT_TRACE_ROOT
 
 LIVE_SECONDS = 30.0  # a run whose log changed this recently is shown as live, and the list refreshes itself
@@ -44,6 +45,11 @@ class Run:
     @property
     def fingerprint(self) -> str:
         return f"{self.size}-{int(self.mtime * 1000)}"
+
+    @property
+    def source(self) -> str:
+        """What to read: the newest of its logs (never a link), or the directory when it holds several ranks."""
+        return self.path if holds_several_ranks(list(self.logs)) else self.logs[-1]
 
     @property
     def live(self) -> bool:
@@ -107,7 +113,7 @@ class Hub:
         key = (run.name, run.fingerprint)
         with self._run_lock(run.name):
             if key not in self._facts:
-                self._facts[key] = read_side(run.path)
+                self._facts[key] = read_side(run.source)
             return self._facts[key]
 
     def report_dir(self, run: Run) -> str:
@@ -121,7 +127,7 @@ class Hub:
             with self._lock:
                 slot = self._slots.setdefault(run.name, f"run{len(self._slots)}")
             out = os.path.join(self.cache_dir, slot, run.fingerprint)
-            code = cli_main([run.path, "-o", out, "--overwrite", "--no-browser"])
+            code = cli_main([run.source, "-o", out, "--overwrite", "--no-browser"])
             if code != 0 or not os.path.isfile(os.path.join(out, "index.html")):
                 raise CompilescopeError(f"{run.name}: the report could not be written (exit status {code})")
             if done:
