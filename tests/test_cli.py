@@ -3,6 +3,8 @@
 import gzip
 import os
 import shutil
+import subprocess
+import sys
 
 from .conftest import peer, report, run_cli
 
@@ -57,3 +59,13 @@ def test_plain_text_writes_code_as_txt(tmp_path):
 def test_custom_header_html_is_inserted(tmp_path):
     report(peer("simple.log"), tmp_path / "out", "--custom-header-html", "<b id=hdr>Team X</b>")
     assert "<b id=hdr>Team X</b>" in (tmp_path / "out" / "index.html").read_text()
+
+
+def test_version_imports_no_command_module():
+    """`--version` answers before the report command (and its analyses, Jinja2) is imported."""
+    code = ("import sys; from compilescope.cli import main; rc = main(['--version']); "
+            "print(rc, sorted(m for m in sys.modules if m.startswith(('compilescope.analyses', 'compilescope.render', 'jinja2'))))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    from compilescope import __version__
+
+    assert out.splitlines() == [f"compilescope {__version__}", "0 []"]

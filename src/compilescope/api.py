@@ -38,7 +38,7 @@ def report(
 
     Like the command line, it refuses to replace an existing, non-empty out unless overwrite=True.
     """
-    from .cli.report import write_report  # the CLI is the only code that writes files
+    from .worker import write_report  # writes through OutputDir, confined to out
 
     options = ReportOptions(plain_text=plain_text, custom_header_html=custom_header_html)
     if isinstance(source, Trace):

@@ -21,12 +21,12 @@ import glob
 import os
 import sys
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Callable
 
 from .analyses.diagnosis import (
     ACCURACY_RUN, AOT_EAGER, BACKEND, DEBUG_DIR_ENV, EAGER, FAILED, FORCE_BACKEND_ENV, NO_COMPILE, PASSED, REPRO_ENV,
-    STAGES, MinifyResult, RunFacts, StageOutcome, StageSpec, Verdict, compiled_frame, decide, minify_plan,
+    STAGES, DiagnoseResult, MinifyResult, RunFacts, StageOutcome, StageSpec, Verdict, compiled_frame, decide, minify_plan,
     repro_graph, repro_save_dir, stage_outcome,
 )
 from .ingest.reader import read_trace
@@ -48,23 +48,6 @@ class DiagnoseOptions:
     accuracy: bool = False
     minify: bool = False
     timeout: float | None = None
-
-
-@dataclass
-class DiagnoseResult:
-    argv: list[str]
-    cwd: str
-    outcomes: list[StageOutcome]
-    verdict: Verdict
-    accuracy: StageOutcome | None = None
-    minify: MinifyResult | None = None
-    logs: dict[str, str] = field(default_factory=dict)  # stage key -> its TORCH_TRACE log (in the work directory)
-    outputs: dict[str, str] = field(default_factory=dict)  # stage key -> its captured output file
-    minify_files: dict[str, str] = field(default_factory=dict)  # name in the report's minify/ -> file in the work dir
-
-    @property
-    def runs(self) -> list[StageOutcome]:
-        return self.outcomes + ([self.accuracy] if self.accuracy else [])
 
 
 Progress = Callable[[str], None]

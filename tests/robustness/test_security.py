@@ -22,7 +22,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from compilescope.cli.output import OutputDir
+from compilescope.output import OutputDir
 from compilescope.errors import CompilescopeError
 from compilescope.model.names import MAX_STEM, safe_stem
 from compilescope.model.trace import dump_file_name
@@ -279,7 +279,7 @@ def test_background_writes_refuse_a_planted_link_too(tmp_path):
 
 
 def test_background_writes_write_everything(tmp_path):
-    from compilescope.cli import output as output_module
+    from compilescope import output as output_module
 
     output = OutputDir(str(tmp_path / "out"), overwrite=False)
     big = [b"x" * (1 << 20)] * ((output_module.BACKGROUND_LIMIT >> 20) + 2)  # streamed by the caller, not queued

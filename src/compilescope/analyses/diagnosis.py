@@ -387,3 +387,22 @@ def hand_commands(argv: list[str], outcomes: list[StageOutcome], verdict: Verdic
                                     shell_line(["python", f"{minify_dir}/repro.py", "run", "--save-dir",
                                                 f"{minify_dir}/checkpoints"])))
     return commands
+
+
+@dataclass
+class DiagnoseResult:
+    """Everything one `compilescope diagnose` run found (diagnose.py runs the stages; renderers show it)."""
+
+    argv: list[str]
+    cwd: str
+    outcomes: list[StageOutcome]
+    verdict: Verdict
+    accuracy: StageOutcome | None = None
+    minify: MinifyResult | None = None
+    logs: dict[str, str] = field(default_factory=dict)  # stage key -> its TORCH_TRACE log (in the work directory)
+    outputs: dict[str, str] = field(default_factory=dict)  # stage key -> its captured output file
+    minify_files: dict[str, str] = field(default_factory=dict)  # name in the report's minify/ -> file in the work dir
+
+    @property
+    def runs(self) -> list[StageOutcome]:
+        return self.outcomes + ([self.accuracy] if self.accuracy else [])

@@ -22,10 +22,12 @@ two corrections where tlparse is wrong (see ``_debug_handle_split`` and
 
 from __future__ import annotations
 
+import bisect
 import re
 from dataclasses import dataclass, field
 from typing import Any, Iterable
 
+import ahocorasick
 import orjson
 
 from ..model.ids import CompileId
@@ -128,33 +130,76 @@ def kernel_lines(lines: list[str], kernels: Iterable[str], language: str) -> dic
     Only the wrapper's run function counts (``def call(args)`` / ``::run_impl(``; the
     whole text if absent). A name with a debug handle is found in the comment torch
     writes above its call, and maps to the next line naming the kernel; otherwise (or
-    if that comment is missing) every line naming the kernel counts.
+    if that comment is missing) every line naming the kernel counts. "Naming" is
+    substring containment, as tlparse does it.
+
+    Every name is found in one Aho-Corasick pass over the code, so the work is linear in
+    the size of the code, not kernels x lines (a large model has hundreds of each).
     """
     python = language == "python"
     start = _python_start(lines) if python else _cpp_start(lines)
+    kernels = list(dict.fromkeys(kernels))
+    # Names that hold a line end (or none at all) cannot be indexed per line: an odd
+    # or hostile log; they keep the plain scan.
+    plain = [k for k in kernels if _indexable(_debug_handle_split(k)) and _indexable(k)]
+    where = _occurrences(lines, start, {w for k in plain for w in (k, _debug_handle_split(k))})
     result: dict[str, list[int]] = {}
     for kernel in kernels:
-        pure = _debug_handle_split(kernel)
-        found: list[int] = []
-        if ":" in kernel:
-            for i in range(start, len(lines)):
-                line = lines[i]
-                if python:
-                    if kernel in line:
-                        nxt = next((j for j in range(i + 1, len(lines)) if pure in lines[j]), None)
-                        if nxt is not None:
-                            found.append(nxt + 1)
-                        break
-                elif _not_starting(line, "def") and _not_starting(line, "static inline void") and kernel in line:
-                    nxt = next((j for j in range(i + 1, len(lines)) if pure in lines[j] and "_xnumel = " not in lines[j]), None)
-                    if nxt is not None:
-                        found.append(nxt + 1)
-                        break
-        if not found:
-            found = [i + 1 for i in range(start, len(lines)) if pure in lines[i]]
+        found = _kernel_call_lines(lines, start, kernel, python, where)
         if found:
             result[kernel] = found
     return result
+
+
+def _indexable(name: str) -> bool:
+    return bool(name) and "\n" not in name and "\r" not in name
+
+
+def _occurrences(lines: list[str], start: int, names: set[str]) -> dict[str, list[int]]:
+    """name -> sorted 0-based indexes of the lines (from ``start``) that contain it."""
+    if not names:
+        return {}
+    automaton = ahocorasick.Automaton()
+    for name in names:
+        automaton.add_word(name, name)
+    automaton.make_automaton()
+    text = "\n".join(lines[start:])
+    line_starts = [0]
+    pos = text.find("\n")
+    while pos >= 0:
+        line_starts.append(pos + 1)
+        pos = text.find("\n", pos + 1)
+    found: dict[str, list[int]] = {}
+    for end, name in automaton.iter(text):
+        index = start + bisect.bisect_right(line_starts, end) - 1
+        rows = found.setdefault(name, [])
+        if not rows or rows[-1] != index:
+            rows.append(index)
+    return found
+
+
+def _kernel_call_lines(lines: list[str], start: int, kernel: str, python: bool,
+                       where: dict[str, list[int]]) -> list[int]:
+    pure = _debug_handle_split(kernel)
+    indexed = _indexable(kernel) and _indexable(pure)
+
+    def containing(name: str) -> list[int]:
+        if indexed:
+            return where.get(name, [])
+        return [i for i in range(start, len(lines)) if name in lines[i]]
+
+    if ":" in kernel:
+        pure_rows = containing(pure)
+        for i in containing(kernel):
+            if not python and not (_not_starting(lines[i], "def") and _not_starting(lines[i], "static inline void")):
+                continue
+            later = pure_rows[bisect.bisect_right(pure_rows, i):]
+            nxt = next((j for j in later if python or "_xnumel = " not in lines[j]), None)
+            if nxt is not None:
+                return [nxt + 1]
+            if python:
+                break  # tlparse stops at the first comment naming a Python kernel
+    return [i + 1 for i in containing(pure)]
 
 
 def _names_to_lines(mapping: dict, source: dict[str, int], target: dict[str, int]) -> LineMap:
@@ -292,13 +337,15 @@ def kernel_traces(text: str) -> list[KernelTrace]:
     if not isinstance(data, dict):
         return []
     result = []
+    parsed: dict[str, list[UserLine]] = {}  # kernels of one graph share most stacks: parse each text once
     for name in sorted(data, key=_call_order):
         value = data[name]
         raw = value if isinstance(value, list) else [value]
         # Some torch versions log the newlines escaped (a literal backslash-n).
         traces = [_as_text(t).replace("\\n", "\n").rstrip("\n") for t in raw]
         kernel, _, handle = name.rpartition(":") if ":" in name else (name, "", "")
-        result.append(KernelTrace(name, kernel, handle or None, traces, [parse_stack_trace(t) for t in traces]))
+        frames = [parsed[t] if t in parsed else parsed.setdefault(t, parse_stack_trace(t)) for t in traces]
+        result.append(KernelTrace(name, kernel, handle or None, traces, frames))
     return result
 
 
@@ -348,7 +395,8 @@ def _kernel_ops(kernel: str) -> str:
 
 
 def _names_op(ops: str, op: str | None) -> bool:
-    return bool(op) and re.search(rf"(?:^|_){re.escape(op)}(?:_|$)", ops) is not None
+    """Whether ``op`` is one of the ``_``-separated runs of ``ops`` (``relu`` in ``relu_threshold_backward``)."""
+    return bool(op) and f"_{op}_" in f"_{ops}_"
 
 
 def infer_kernel_nodes(kernels: list[KernelTrace], post: list[str]) -> dict[str, list[int]]:
@@ -358,12 +406,18 @@ def infer_kernel_nodes(kernels: list[KernelTrace], post: list[str]) -> dict[str,
     the nodes whose op the kernel is named after, else the candidates no other kernel
     is named after, else all candidates.
     """
-    nodes = _post_node_sources(post)
+    by_place: dict[tuple[str, int], list[tuple[int, str, str | None]]] = {}
+    for line, name, op, src in _post_node_sources(post):  # indexed once: not kernels x nodes
+        if src is not None:
+            by_place.setdefault(src, []).append((line, name, op))
     candidates: dict[str, list[tuple[int, str, str | None]]] = {}
     for k in kernels:
         places = {(f.file, f.line) for frames in k.frames for f in frames}
-        candidates[k.name] = [(line, name, op) for line, name, op, src in nodes if src in places]
-    named = {k.name: [c for c in candidates[k.name] if _names_op(_kernel_ops(k.kernel), c[2])] for k in kernels}
+        candidates[k.name] = sorted(c for place in places for c in by_place.get(place, ()))
+    named = {}
+    for k in kernels:
+        ops = _kernel_ops(k.kernel)
+        named[k.name] = [c for c in candidates[k.name] if _names_op(ops, c[2])]
     claimed = {c[0] for cs in named.values() for c in cs}
     result = {}
     for k in kernels:

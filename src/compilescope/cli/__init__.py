@@ -51,11 +51,15 @@ def main(argv: list[str] | None = None) -> int:
     name = "report"
     if argv and argv[0] in COMMANDS:
         name = argv.pop(0)
+    elif "--version" in argv:  # answered before any command module is imported: start-up is most of its cost
+        print(f"compilescope {__version__}")
+        return 0
     command = load_command(name)
     parser = _parser(command)
     # A command may parse its own argv (run: everything after the program's name is the program's).
     args = command.parse_args(parser, argv) if hasattr(command, "parse_args") else parser.parse_args(argv)
     try:
+        _template_cache()
         return command.run(args)
     except CompilescopeError as exc:
         print(f"compilescope: error: {exc}", file=sys.stderr)
@@ -70,3 +74,12 @@ def main(argv: list[str] | None = None) -> int:
         print(f"compilescope: internal error: {type(exc).__name__}: {detail!r} "
               "(this is a bug; COMPILESCOPE_DEBUG=1 shows the traceback)", file=sys.stderr)
         return 3
+
+
+def _template_cache() -> None:
+    """Compiled templates are kept between runs of the command line (only: the API writes nothing it was not asked to).
+    COMPILESCOPE_TEMPLATE_CACHE=0 turns that off."""
+    from ..render.html.env import enable_template_cache
+
+    enable_template_cache()
+

@@ -10,33 +10,21 @@ import argparse
 import os
 import sys
 import time
-from dataclasses import dataclass
-from typing import Any
 
-from ..analyses import analyze
-from ..analyses.log_digest import LogDigest, digest_log, unreadable_log
+from ..analyses.log_digest import LogDigest
 from ..errors import CompilescopeError
 from ..ingest.discover import discover
 from ..ingest.rank_logs import holds_several_ranks
-from ..ingest.reader import ReadOptions, read_trace
 from ..model.names import safe_stem
+from ..output import OutputDir
 from ..render.html import preload_templates
 from ..render.html.batch import batch_files
-from ..render.options import ReportOptions
-from .output import OutputDir
+from ..worker import LogDone, LogJob, report_log
+from .browser import open_browser
+from .report_args import report_options
 from .workers import default_jobs, file_size, run_jobs
 
 _LOG_SUFFIXES = (".gz", ".log", ".txt", ".jsonl")
-
-
-@dataclass(frozen=True)
-class LogJob:
-    name: str  # its directory in the output
-    path: str
-    out: str
-    options: ReportOptions
-    strict: bool = False
-    strict_compile_id: bool = False
 
 
 def report_name(path: str, taken: set[str]) -> str:
@@ -53,32 +41,7 @@ def report_name(path: str, taken: set[str]) -> str:
     return name
 
 
-def process_log(job: LogJob) -> dict[str, Any]:
-    """Worker: one log, start to end. Returns a small dict (pickled back to the parent)."""
-    from .report import problems_for_parent, strict_problems, write_report  # here: report.py imports this module
-
-    try:
-        trace = read_trace(job.path, ReadOptions())
-    except CompilescopeError as exc:
-        return {"name": job.name, "digest": unreadable_log(os.path.abspath(job.path), str(exc)).to_json()}
-    try:
-        with trace:
-            results = analyze(trace)
-            output = write_report(trace, job.out, False, job.options, results)
-            return {
-                "name": job.name, "digest": digest_log(trace, results).to_json(), "files": output.files,
-                **problems_for_parent(strict_problems(trace, job.strict, job.strict_compile_id)),
-            }
-    except CompilescopeError as exc:
-        return {"name": job.name, "digest": unreadable_log(trace.source, str(exc)).to_json()}
-    except Exception as exc:  # noqa: BLE001 - one broken log must not lose the other logs' reports
-        return {"name": job.name, "digest": unreadable_log(trace.source, f"{type(exc).__name__}: {exc}").to_json(),
-                "crashed": True}
-
-
 def run_batch(args: argparse.Namespace, paths: list[str]) -> int:
-    from .report import _open_browser
-
     if args.all_ranks_html:
         raise CompilescopeError("--all-ranks-html reads one directory of rank logs; give it on its own")
     started = time.perf_counter()
@@ -91,31 +54,31 @@ def run_batch(args: argparse.Namespace, paths: list[str]) -> int:
             print(f"compilescope: {found.note}", file=sys.stderr)
         chosen.append(found.chosen)
     output = OutputDir(args.out, args.overwrite, keep=chosen)
-    options = ReportOptions(plain_text=args.plain_text, custom_header_html=args.custom_header_html, verbose=args.verbose,
-                            export=args.export)
+    options = report_options(args)
     taken: set[str] = set()
     names = [report_name(p, taken) for p in chosen]
-    jobs = [LogJob(name, p, os.path.join(output.path, name), options, args.strict, args.strict_compile_id)
+    jobs = [LogJob(p, os.path.join(output.path, name), options, args.strict, args.strict_compile_id, name=name)
             for name, p in zip(names, chosen)]
     workers = args.jobs or default_jobs()
     if workers > 1 and len(jobs) > 1:
         preload_templates()
-    done = {raw["name"]: raw for raw in run_jobs(process_log, jobs, workers, lambda j: file_size(j.path))}
+    done: dict[str, LogDone] = {d.name: d for d in run_jobs(report_log, jobs, workers, lambda j: file_size(j.path))}
 
     rows: list[tuple[str, LogDigest, str | None]] = []
     problem_count = crashed = 0
     files = 0
     for job in jobs:  # in the order given
-        raw = done[job.name]
-        digest = LogDigest.from_json(raw["digest"])
-        rows.append((job.name, digest, f"{job.name}/index.html" if "files" in raw else None))
-        files += raw.get("files", 0)
+        result = done[job.name]
+        digest = result.digest
+        assert digest is not None  # a job without a rank always has one
+        rows.append((job.name, digest, f"{job.name}/index.html" if result.files else None))
+        files += result.files
         if digest.error:
             print(f"compilescope: {job.name}: not read: {digest.error}", file=sys.stderr)  # the error names the file
-        for line in raw.get("problems", []):
+        for line in result.problems:
             print(f"{job.name}: {line}", file=sys.stderr)
-        problem_count += raw.get("problem_count", 0)
-        crashed += bool(raw.get("crashed"))
+        problem_count += result.problem_count
+        crashed += result.crashed
     for relpath, content in batch_files(rows, args.custom_header_html):
         output.write(relpath, content)
     print(f"Wrote {files + output.files} files for {len(jobs)} logs to {output.path} "
@@ -127,6 +90,6 @@ def run_batch(args: argparse.Namespace, paths: list[str]) -> int:
         print(f"compilescope: {problem_count} problem(s) in the logs (strict mode)", file=sys.stderr)
         return 1
     if not args.no_browser:
-        _open_browser(os.path.join(output.path, "index.html"))
+        open_browser(os.path.join(output.path, "index.html"))
     return 0
 

@@ -36,7 +36,7 @@ class DemoCommand:
         )
 
     def run(self, args: argparse.Namespace) -> int:
-        from .report import _open_browser
+        from .browser import open_browser
 
         live = not args.bundled
         if live and not torch_available():
@@ -55,7 +55,7 @@ class DemoCommand:
         index = os.path.join(output.path, "index.html")
         print(f"Wrote the demo reports to {output.path}; open {index}")
         if not args.no_browser:
-            _open_browser(index)
+            open_browser(index)
         return 0
 
     def _bundled(self, output: OutputDir) -> list[dict]:

@@ -24,7 +24,8 @@ from ..render.diagnosis import diagnosis_json, diagnosis_page, print_verdict
 from ..render.options import ReportOptions
 from ..runner import program
 from .output import OutputDir
-from .report import _open_browser, write_report
+from ..worker import write_report
+from .browser import open_browser
 from .run import split_program
 
 DEFAULT_ROOT = "compilescope_diagnose"
@@ -84,7 +85,7 @@ class DiagnoseCommand:
         print_verdict(result, console)
         print(f"Wrote the diagnosis to {out.path}; open {index}")
         if not args.no_browser:
-            _open_browser(index)
+            open_browser(index)
         return 0 if result.verdict.ok else 1
 
     def _write(self, result: DiagnoseResult, out: OutputDir) -> None:

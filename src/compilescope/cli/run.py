@@ -15,9 +15,8 @@ from .._torch import require_torch
 from ..errors import CompilescopeError
 from ..ingest.rank_logs import holds_several_ranks
 from ..ingest.reader import read_trace
-from ..render.options import ReportOptions
 from ..runner import DEFAULT_TRACE_ROOT, choose_log, new_trace_dir, prepare_trace_dir, program, run_program
-from .report import _open_browser, _stats_line, add_report_arguments, strict_problems, write_report
+from .report import _open_browser, _stats_line, add_report_arguments, report_options, strict_problems, write_report
 
 
 def split_program(parser: argparse.ArgumentParser, argv: list[str]) -> tuple[list[str], str | None, list[str], bool]:
@@ -113,8 +112,7 @@ class RunCommand:
         chosen, note = choose_log(result.logs)
         if note:
             print(f"compilescope: {note}", file=sys.stderr)
-        options = ReportOptions(plain_text=args.plain_text, custom_header_html=args.custom_header_html, verbose=args.verbose,
-                                export=args.export)
+        options = report_options(args)
         try:
             with read_trace(chosen) as trace:
                 output = write_report(trace, out, args.overwrite, options)

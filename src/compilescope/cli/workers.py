@@ -9,6 +9,10 @@ import threading
 from concurrent.futures import Future, ProcessPoolExecutor, as_completed
 from typing import Any, Callable, Iterable, TypeVar
 
+from ..worker import file_size, peak_rss_mb
+
+__all__ = ["default_jobs", "file_size", "peak_rss_mb", "run_jobs"]
+
 Job = TypeVar("Job")
 
 
@@ -18,12 +22,6 @@ def default_jobs() -> int:
     except AttributeError:  # not on Linux
         return max(1, os.cpu_count() or 1)
 
-
-def file_size(path: str) -> int:
-    try:
-        return os.path.getsize(path)
-    except OSError:
-        return 0
 
 
 def run_jobs(work: Callable[[Job], Any], jobs: Iterable[Job], workers: int, size: Callable[[Job], int],
@@ -58,13 +56,3 @@ def _start_method() -> str:
     if sys.platform == "linux" and "fork" in methods and threading.active_count() == 1:
         return "fork"
     return "forkserver" if "forkserver" in methods else "spawn"
-
-
-def peak_rss_mb() -> float:
-    """Peak memory of this process so far."""
-    try:
-        import resource
-    except ImportError:  # not on POSIX
-        return 0.0
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    return peak / (1 << 20) if sys.platform == "darwin" else peak / 1024  # bytes on macOS, KB on Linux

@@ -1,6 +1,6 @@
 """`compilescope diagnose` output: the Diagnosis page, diagnosis.json and the terminal verdict.
 
-Formatting only: every fact comes from diagnose.DiagnoseResult and analyses/diagnosis.py.
+Formatting only: every fact comes from analyses.diagnosis.DiagnoseResult and analyses/diagnosis.py.
 """
 
 from __future__ import annotations
@@ -20,9 +20,8 @@ from rich.syntax import Syntax
 from rich.table import Table
 from rich.text import Text
 
-from ..analyses.diagnosis import FAILED, PASSED, SKIPPED, TIMED_OUT, Command
-from ..diagnose import DiagnoseResult
-from .html import ENV
+from ..analyses.diagnosis import FAILED, PASSED, SKIPPED, TIMED_OUT, Command, DiagnoseResult
+from .html.env import ENV
 
 _FORMATTER = HtmlFormatter(nowrap=True)
 STATUS_CSS = {PASSED: "ok", FAILED: "error", TIMED_OUT: "error", SKIPPED: "missing"}

@@ -7,7 +7,7 @@ from typing import Iterator
 import orjson
 
 from ..model.trace import LINK, TEXT, JSON, Trace
-from .options import ReportOptions, artifact_url, readable_url
+from .options import ReportOptions, artifact_url, payload_file, readable_url
 
 
 def compile_directory(trace: Trace, options: ReportOptions) -> dict:
@@ -31,8 +31,6 @@ def compile_directory(trace: Trace, options: ReportOptions) -> dict:
 
 
 def payload_url(trace: Trace, options: ReportOptions, md5: str) -> str:
-    from .report import payload_file
-
     return payload_file(md5)
 
 

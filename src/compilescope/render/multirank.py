@@ -24,7 +24,7 @@ from ..analyses.divergence import (
     rank_list,
 )
 from ..analyses.rank_summary import RankSummary
-from .html import ENV
+from .html.env import ENV
 
 SUMMARY_JSON = "multi_rank_summary.json"
 CHROMIUM_EVENTS = "chromium_events.json"

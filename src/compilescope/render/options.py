@@ -6,6 +6,7 @@ import re
 from dataclasses import dataclass
 from typing import Mapping
 
+from ..model.names import safe_stem
 from ..model.trace import CODE, DUMP, LINK, NO_COMPILE_ID_DIR, Artifact, dump_file_name
 
 
@@ -28,6 +29,14 @@ def artifact_url(artifact: Artifact, options: ReportOptions) -> str:
         filename = filename[: -len(".html")] + ".txt"
     directory = artifact.compile_id.dir_name() if artifact.compile_id else NO_COMPILE_ID_DIR
     return f"{directory}/{filename}"
+
+
+_MD5 = re.compile(r"[0-9a-f]{32}")
+
+
+def payload_file(md5: str) -> str:
+    """Where a payload kept by its md5 is (raw.jsonl points at it)."""
+    return f"payloads/{md5 if _MD5.fullmatch(md5) else safe_stem(md5)}.txt"
 
 
 def readable_url(artifact: Artifact, options: ReportOptions) -> str | None:

@@ -2,24 +2,19 @@
 
 from __future__ import annotations
 
-import re
 from typing import Iterator
 
 import orjson
 
 from ..analyses import Results
-from ..model.names import safe_stem
 from ..model.trace import CODE, DUMP, GUARDS, Trace
 from .html import render_html
 from .json import chromium_events, compile_directory, raw_jsonl
-from .options import ReportOptions
+from .options import ReportOptions, payload_file
+
+__all__ = ["payload_file", "report_files"]
 
 Content = "str | bytes | Iterable[bytes]"
-_MD5 = re.compile(r"[0-9a-f]{32}")
-
-
-def payload_file(md5: str) -> str:
-    return f"payloads/{md5 if _MD5.fullmatch(md5) else safe_stem(md5)}.txt"
 
 
 def report_files(trace: Trace, results: Results, options: ReportOptions) -> Iterator[tuple[str, Content]]:

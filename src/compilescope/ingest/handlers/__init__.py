@@ -7,35 +7,9 @@ is not "unclaimed"). Handlers never render and never write files.
 
 from __future__ import annotations
 
-from typing import Callable
+from .registry import HANDLERS, PREFIX_HANDLERS, Handler, handles, handles_prefix
 
-from ...model.builder import TraceBuilder
-from ..envelope import Envelope
-
-Handler = Callable[[Envelope, TraceBuilder], bool]
-
-HANDLERS: dict[str, Handler] = {}
-# Kinds whose name carries a variable part (e.g. "aot_saved_tensors_hooks_pack <name>").
-PREFIX_HANDLERS: dict[str, Handler] = {}
-
-
-def handles(*kinds: str) -> Callable[[Handler], Handler]:
-    def register(fn: Handler) -> Handler:
-        for kind in kinds:
-            if kind in HANDLERS:
-                raise RuntimeError(f"two handlers for {kind!r}")
-            HANDLERS[kind] = fn
-        return fn
-
-    return register
-
-
-def handles_prefix(prefix: str) -> Callable[[Handler], Handler]:
-    def register(fn: Handler) -> Handler:
-        PREFIX_HANDLERS[prefix] = fn
-        return fn
-
-    return register
+__all__ = ["HANDLERS", "KNOWN_KINDS", "PREFIX_HANDLERS", "Handler", "handler_for", "handles", "handles_prefix", "is_known"]
 
 
 def handler_for(kind: str) -> Handler | None:
@@ -46,7 +20,7 @@ def handler_for(kind: str) -> Handler | None:
 
 
 # Importing the modules fills HANDLERS.
-from . import artifacts, context, graphs, guards, metrics  # noqa: E402,F401
+from . import artifacts, context, graphs, guards, metrics  # noqa: E402,F401,I001
 
 KNOWN_KINDS = frozenset(HANDLERS)
 

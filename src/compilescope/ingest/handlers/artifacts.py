@@ -7,7 +7,7 @@ import orjson
 from ...model.builder import TraceBuilder
 from ...model.trace import DUMP, JSON, LINK, TEXT
 from ..envelope import Envelope
-from . import handles
+from .registry import handles
 
 CACHE_BADGES = {"hit": "\u2705", "miss": "\u274c", "bypass": "\u2753"}
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from ...model.builder import TraceBuilder
 from ..envelope import Envelope
-from . import handles
+from .registry import handles
 
 MAX_STRING_GAP = 100_000  # indices may skip (lines lost) but not by more than this
 

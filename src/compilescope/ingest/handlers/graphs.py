@@ -7,7 +7,7 @@ import os
 from ...model.builder import TraceBuilder
 from ...model.trace import CODE, TEXT
 from ..envelope import Envelope
-from . import handles, handles_prefix
+from .registry import handles, handles_prefix
 
 # Kinds whose payload is a graph printed as text, shown as-is.
 GRAPH_KINDS = (

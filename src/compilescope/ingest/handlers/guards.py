@@ -7,7 +7,7 @@ import orjson
 from ...model.builder import TraceBuilder
 from ...model.trace import GUARDS, ExportEvent
 from ..envelope import Envelope
-from . import handles
+from .registry import handles
 
 
 @handles("dynamo_guards")

@@ -9,7 +9,7 @@ import orjson
 from ...model.builder import TraceBuilder
 from ...model.trace import METRICS
 from ..envelope import Envelope
-from . import handles
+from .registry import handles
 
 
 @handles("compilation_metrics")

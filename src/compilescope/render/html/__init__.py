@@ -7,66 +7,32 @@ held in memory at once.
 
 from __future__ import annotations
 
-import base64
-import functools
-import hashlib
 import os
 from typing import Any, Iterable, Iterator
 
 import orjson
-from jinja2 import Environment, FileSystemBytecodeCache, FileSystemLoader, select_autoescape
 from markupsafe import Markup
 
-from ... import __version__
 from ...analyses import Results
 from ...analyses.stack_trie import StackTrieNode
-from ...analyses.status import STATUS_LABELS, STATUSES, status_counts
+from ...analyses.status import status_counts
 from ...model.stats import OUTCOMES
 from ...model.payloads import PayloadRef
 from ...model.trace import CODE, DUMP, GUARDS, JSON, LINK, METRICS, TEXT, Artifact, Compile, Frame, Trace
-from ..options import ReportOptions, artifact_url, dump_file_url, readable_url, safe_link_url
+from ..options import ReportOptions, artifact_url, dump_file_url, readable_url
+from .env import ENV, _script_hash, page_script_src, preload_templates
+
+__all__ = ["ENV", "preload_templates", "render_demo_index", "render_html"]
 from .export import COMPILE_INDEX, render_export_index, wants_export_index
 from .provenance import kernels_page, provenance_files, provenance_url
 
 Output = tuple[str, "str | bytes"]
-
-OUTCOME_LABELS = {
-    "ok": "ok",
-    "md5_mismatch": "payload md5 mismatch (read anyway)",
-    "unknown_kind": "unknown event kind (kept)",
-    "other_rank": "another rank's envelope (skipped)",
-    "bad_prefix": "not a trace line (skipped)",
-    "bad_json": "broken JSON (skipped)",
-    "orphan_payload": "payload without envelope (skipped)",
-    "handler_error": "could not be interpreted (skipped)",
-}
 
 _PRISM_LANGUAGES = {"python": "python", "cpp": "cpp"}
 
 # Payloads above these sizes are streamed to their files, never held as one string:
 HIGHLIGHT_LIMIT = 2 << 20  # code bigger than this is shown without colours (highlighting it would stall the browser)
 PRETTY_LIMIT = 16 << 20  # JSON bigger than this is written as logged, not parsed and re-indented
-
-
-_HERE = os.path.dirname(os.path.abspath(__file__))
-
-
-@functools.cache
-def _asset(name: str) -> Markup:
-    """An asset inlined into pages (read once per process: every page includes some)."""
-    with open(os.path.join(_HERE, "assets", *name.split("/")), encoding="utf-8") as f:
-        return Markup(f.read())
-
-
-@functools.cache
-def _script_hash(name: str) -> str:
-    """CSP source for the one script a page runs: nothing else (no injected script, handler or javascript: URL) can."""
-    digest = hashlib.sha256(str(_asset(name)).encode("utf-8")).digest()
-    return f"'sha256-{base64.b64encode(digest).decode()}'"
-
-
-def page_script_src() -> Markup:
-    return Markup(_script_hash("report.js"))
 
 
 def _encoded(chunks: Iterable[str], size: int = 1 << 16) -> Iterator[bytes]:
@@ -83,58 +49,6 @@ def _encoded(chunks: Iterable[str], size: int = 1 << 16) -> Iterator[bytes]:
         yield "".join(buffer).encode("utf-8", "replace")
 
 
-def _pretty(value: Any) -> str:
-    try:
-        return orjson.dumps(value, option=orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS, default=str).decode()
-    except TypeError:  # orjson writes at most 255 levels of nesting (a log may hold more)
-        return "(nested too deeply to show)"
-
-
-def _bytecode_cache() -> FileSystemBytecodeCache | None:
-    """Compiled templates kept between runs: compiling them is most of a small report's time.
-
-    Jinja keys each entry by the template's source checksum, so an edited
-    template is never served stale. No cache when no user cache dir is writable.
-    """
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    directory = os.path.join(base, "compilescope", f"templates-{__version__}")
-    try:
-        os.makedirs(directory, mode=0o700, exist_ok=True)
-    except OSError:
-        return None
-    return FileSystemBytecodeCache(directory) if os.access(directory, os.W_OK) else None
-
-
-def _environment() -> Environment:
-    env = Environment(
-        loader=FileSystemLoader(os.path.join(_HERE, "templates")),
-        autoescape=select_autoescape(default=True, default_for_string=True),
-        trim_blocks=False,
-        lstrip_blocks=False,
-        bytecode_cache=_bytecode_cache(),
-    )
-    env.globals.update(
-        include_asset=_asset,
-        status_labels=STATUS_LABELS,
-        statuses_order=STATUSES,
-        outcome_labels=OUTCOME_LABELS,
-        version=__version__,
-        pretty=_pretty,
-        cid_key=lambda cid: str(cid) if cid is not None else "[-/-]",
-        link_href=safe_link_url,
-        script_src=page_script_src(),
-    )
-    env.filters["frame"] = lambda d: d if isinstance(d, Frame) else Frame.from_json(d)
-    return env
-
-
-ENV = _environment()
-
-
-def preload_templates() -> None:
-    """Load every template now: worker processes forked afterwards share them instead of each loading its own."""
-    for name in ENV.list_templates(extensions=["html"]):
-        ENV.get_template(name)
 _PRISM_SCRIPT_SRC = Markup(f"{_script_hash('report.js')} {_script_hash('vendor/prism/prism.js')}")
 
 

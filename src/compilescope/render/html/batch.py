@@ -8,7 +8,7 @@ import orjson
 from markupsafe import Markup
 
 from ...analyses.log_digest import LogDigest
-from . import ENV
+from .env import ENV
 
 REPORTS_JSON = "reports.json"
 

@@ -14,6 +14,7 @@ from markupsafe import Markup, escape
 from ...analyses.provenance import CompileProvenance, ProvenanceSection, kernel_anchor, panel_lines
 from ...model.trace import Artifact, Compile
 from ..options import artifact_url, readable_url
+from .env import _script_hash
 
 if TYPE_CHECKING:
     from . import _Page
@@ -74,7 +75,6 @@ def _provenance_page(page: _Page, entry: Compile, found: CompileProvenance) -> s
         "codeToPost": s.code_to_post, "postToCode": s.post_to_code,
         "inferredCodeToPost": s.inferred_code_to_post, "inferredPostToCode": s.inferred_post_to_code,
     } for s in found.sections]
-    from . import _script_hash  # the page runs report.js and provenance.js, nothing else
 
     return page.render(
         "provenance.html", "../", c=entry, sections=sections, data=json_island(data),

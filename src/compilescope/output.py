@@ -1,0 +1,184 @@
+"""The only code that writes report files: confined to the output directory."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import queue
+import shutil
+import threading
+from typing import Iterable, Iterator
+
+from .errors import CompilescopeError
+
+class OutputDir:
+    """A fresh output directory; every write stays inside it and follows no symlink."""
+
+    def __init__(self, path: str, overwrite: bool, keep: Iterable[str] = ()):
+        """keep: paths that must survive (the log being reported): --overwrite never deletes them."""
+        self.path = os.path.abspath(path)
+        if os.path.islink(self.path):
+            raise CompilescopeError(f"{path} is a symbolic link; choose another output directory")
+        try:
+            if os.path.exists(self.path):
+                if not os.path.isdir(self.path):
+                    raise CompilescopeError(f"{path} exists and is not a directory")
+                if os.listdir(self.path):
+                    if not overwrite:
+                        raise CompilescopeError(f"{path} already exists; pass --overwrite to replace it")
+                    self._check_replaceable(path, keep)
+                    shutil.rmtree(self.path)  # rmtree does not follow symlinks inside
+            os.makedirs(self.path, exist_ok=True)
+        except OSError as exc:
+            raise CompilescopeError(f"cannot create output directory {path}: {exc.strerror or exc}") from None
+        self._dirs: set[str] = {self.path}
+        self.files = 0
+        self.bytes = 0
+        self._writer: _BackgroundWriter | None = None
+
+    def _check_replaceable(self, path: str, keep: Iterable[str]) -> None:
+        """--overwrite replaces a directory; never one that holds the input, the current or the home directory."""
+        here = os.path.realpath(self.path)
+        precious = [(p, "the log being read") for p in keep]
+        precious += [(os.getcwd(), "the current directory"), (os.path.expanduser("~"), "your home directory")]
+        for other, what in precious:
+            other = os.path.realpath(other)
+            if other == here or other.startswith(here.rstrip(os.sep) + os.sep):
+                raise CompilescopeError(f"refusing to replace {path}: it contains {what}; choose another output directory")
+
+    def resolve(self, relpath: str) -> str:
+        """The absolute path for relpath, or an error if it would leave the directory."""
+        parts = relpath.replace("\\", "/").split("/")
+        if os.path.isabs(relpath) or "\0" in relpath or any(p in ("", ".", "..") for p in parts):
+            raise CompilescopeError(f"refusing to write {relpath!r}: outside the output directory")
+        return os.path.join(self.path, *parts)
+
+    def _ensure_dir(self, directory: str) -> None:
+        if directory in self._dirs:
+            return
+        self._ensure_dir(os.path.dirname(directory))
+        if os.path.islink(directory):
+            raise CompilescopeError(f"refusing to write through symbolic link {directory}")
+        try:
+            os.mkdir(directory)
+        except FileExistsError:
+            if os.path.islink(directory) or not os.path.isdir(directory):
+                raise CompilescopeError(f"refusing to write through {directory}: not a directory of the report") from None
+        except OSError as exc:
+            raise CompilescopeError(f"cannot create {directory}: {exc.strerror or exc}") from None
+        self._dirs.add(directory)
+
+    def write(self, relpath: str, content: str | bytes | Iterable[bytes]) -> str:
+        target = self.resolve(relpath)
+        self._ensure_dir(os.path.dirname(target))
+        if isinstance(content, str):
+            content = content.encode("utf-8", "replace")
+        if self._writer is not None:
+            content = self._writer.hand_over(target, content)
+            if content is None:  # the writer thread has it
+                self.files += 1
+                return target
+        self.bytes += _write_file(target, content)
+        self.files += 1
+        return target
+
+    @contextlib.contextmanager
+    def background_writes(self) -> Iterator[None]:
+        """Within this block, files are created and written by a second thread.
+
+        Creating a file costs about 0.2 ms of system time on ext4, and a report has thousands:
+        a thread does that (the GIL is released in those calls) while this one renders the next
+        page. Content bigger than BACKGROUND_LIMIT is still streamed from here, so memory stays bounded.
+        Errors surface here, at the next write or when the block ends.
+        """
+        writer = self._writer = _BackgroundWriter()
+        try:
+            yield
+        finally:
+            self._writer = None
+            self.bytes += writer.finish()
+
+
+BACKGROUND_LIMIT = 4 << 20  # a file bigger than this is written by the rendering thread itself
+QUEUED_LIMIT = 32 << 20  # bytes handed over and not yet written (the thread falls behind: wait)
+
+
+def _write_file(target: str, content: bytes | Iterable[bytes]) -> int:
+    flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_BINARY", 0)
+    written = 0
+    try:
+        fd = os.open(target, flags, 0o644)
+        with os.fdopen(fd, "wb") as f:
+            if isinstance(content, bytes):
+                f.write(content)
+                written = len(content)
+            else:
+                for chunk in content:
+                    f.write(chunk)
+                    written += len(chunk)
+    except OSError as exc:
+        # e.g. ELOOP: a symbolic link was planted where a report file goes; or a full disk.
+        raise CompilescopeError(f"cannot write {target}: {exc.strerror or exc}") from None
+    return written
+
+
+class _BackgroundWriter:
+    def __init__(self) -> None:
+        self._queue: queue.Queue[tuple[str, bytes] | None] = queue.Queue()
+        self._room = threading.Semaphore(QUEUED_LIMIT // (1 << 16))  # in 64 KiB units
+        self._error: CompilescopeError | None = None
+        self._written = 0
+        self._thread = threading.Thread(target=self._run, name="compilescope-writer", daemon=True)
+        self._thread.start()
+
+    def hand_over(self, target: str, content: bytes | Iterable[bytes]) -> bytes | Iterable[bytes] | None:
+        """Queue the file (None), or give back what the caller must write itself (too big)."""
+        self._raise()
+        if not isinstance(content, bytes):
+            chunks: list[bytes] = []
+            size = 0
+            iterator = iter(content)
+            for chunk in iterator:
+                chunks.append(chunk)
+                size += len(chunk)
+                if size > BACKGROUND_LIMIT:
+                    return _chain(chunks, iterator)
+            content = b"".join(chunks)
+        elif len(content) > BACKGROUND_LIMIT:
+            return content
+        units = _units(content)
+        for _ in range(units):
+            self._room.acquire()
+        self._queue.put((target, content))
+        return None
+
+    def _run(self) -> None:
+        while (item := self._queue.get()) is not None:
+            target, content = item
+            try:
+                if self._error is None:
+                    self._written += _write_file(target, content)
+            except CompilescopeError as exc:
+                self._error = exc
+            finally:
+                for _ in range(_units(content)):
+                    self._room.release()
+
+    def finish(self) -> int:
+        self._queue.put(None)
+        self._thread.join()
+        self._raise()
+        return self._written
+
+    def _raise(self) -> None:
+        if self._error is not None:
+            raise self._error
+
+
+def _units(content: bytes) -> int:
+    return min(len(content) >> 16, QUEUED_LIMIT >> 16) or 1
+
+
+def _chain(first: list[bytes], rest: Iterator[bytes]) -> Iterator[bytes]:
+    yield from first
+    yield from rest

@@ -1,0 +1,147 @@
+"""The Jinja environment of every HTML page, and the assets pages inline.
+
+Building it writes nothing: a bytecode cache (compiled templates kept between
+runs) is turned on only by the CLI (see enable_template_cache).
+"""
+
+from __future__ import annotations
+
+import base64
+import functools
+import hashlib
+import os
+from typing import Any
+
+import orjson
+from jinja2 import Environment, FileSystemBytecodeCache, FileSystemLoader, select_autoescape
+from markupsafe import Markup
+
+from ... import __version__
+from ...analyses.status import STATUS_LABELS, STATUSES
+from ...model.trace import Frame
+from ..options import safe_link_url
+
+OUTCOME_LABELS = {
+    "ok": "ok",
+    "md5_mismatch": "payload md5 mismatch (read anyway)",
+    "unknown_kind": "unknown event kind (kept)",
+    "other_rank": "another rank's envelope (skipped)",
+    "bad_prefix": "not a trace line (skipped)",
+    "bad_json": "broken JSON (skipped)",
+    "orphan_payload": "payload without envelope (skipped)",
+    "handler_error": "could not be interpreted (skipped)",
+}
+
+_HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+@functools.cache
+def _asset(name: str) -> Markup:
+    """An asset inlined into pages (read once per process: every page includes some)."""
+    with open(os.path.join(_HERE, "assets", *name.split("/")), encoding="utf-8") as f:
+        return Markup(f.read())
+
+
+@functools.cache
+def _script_hash(name: str) -> str:
+    """CSP source for the one script a page runs: nothing else (no injected script, handler or javascript: URL) can."""
+    digest = hashlib.sha256(str(_asset(name)).encode("utf-8")).digest()
+    return f"'sha256-{base64.b64encode(digest).decode()}'"
+
+
+def page_script_src() -> Markup:
+    return Markup(_script_hash("report.js"))
+
+
+def _pretty(value: Any) -> str:
+    try:
+        return orjson.dumps(value, option=orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS, default=str).decode()
+    except TypeError:  # orjson writes at most 255 levels of nesting (a log may hold more)
+        return "(nested too deeply to show)"
+
+
+# How pages are built from templates. Part of the template cache's key: a change here is never served stale.
+ENV_SETTINGS: dict[str, Any] = {"autoescape": True, "autoescape_strings": True, "trim_blocks": False, "lstrip_blocks": False}
+TEMPLATE_CACHE_ENV = "COMPILESCOPE_TEMPLATE_CACHE"  # "0": no cache; a directory: the cache's parent
+
+
+def template_cache_key() -> str:
+    """Digest of everything a compiled template depends on: Jinja's version, the settings and every template's source."""
+    import jinja2
+
+    digest = hashlib.sha256(f"{jinja2.__version__}|{__version__}|{sorted(ENV_SETTINGS.items())}".encode())
+    root = os.path.join(_HERE, "templates")
+    for name in sorted(ENV.list_templates(extensions=["html"])):
+        digest.update(name.encode() + b"\0")
+        with open(os.path.join(root, *name.split("/")), "rb") as f:
+            digest.update(f.read() + b"\0")
+    return digest.hexdigest()[:16]
+
+
+class _OwnedBytecodeCache(FileSystemBytecodeCache):
+    """Loads only files this user owns and nobody else may write (a cache entry is code that runs)."""
+
+    def load_bytecode(self, bucket) -> None:
+        try:
+            st = os.stat(self._get_cache_filename(bucket))
+        except OSError:
+            return
+        if _owned(st):
+            super().load_bytecode(bucket)
+
+
+def _owned(st: os.stat_result) -> bool:
+    return (not hasattr(os, "getuid") or st.st_uid == os.getuid()) and not st.st_mode & 0o022
+
+
+def enable_template_cache(base: str | None = None) -> str | None:
+    """Keep compiled templates between runs (compiling them is most of a small report's time): the CLI's choice.
+
+    The directory is keyed by template_cache_key(). Off when COMPILESCOPE_TEMPLATE_CACHE=0, and when the
+    directory is not this user's alone. Returns the directory used, or None.
+    """
+    setting = os.environ.get(TEMPLATE_CACHE_ENV, "")
+    if setting == "0":
+        return None
+    base = base or setting or os.path.join(
+        os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache"), "compilescope")
+    directory = os.path.join(base, f"templates-{template_cache_key()}")
+    try:
+        os.makedirs(directory, mode=0o700, exist_ok=True)
+        if not _owned(os.stat(directory)) or not os.access(directory, os.W_OK):
+            return None
+    except OSError:
+        return None
+    ENV.bytecode_cache = _OwnedBytecodeCache(directory)
+    return directory
+
+
+def _environment() -> Environment:
+    env = Environment(
+        loader=FileSystemLoader(os.path.join(_HERE, "templates")),
+        autoescape=select_autoescape(default=ENV_SETTINGS["autoescape"], default_for_string=ENV_SETTINGS["autoescape_strings"]),
+        trim_blocks=ENV_SETTINGS["trim_blocks"],
+        lstrip_blocks=ENV_SETTINGS["lstrip_blocks"],
+    )
+    env.globals.update(
+        include_asset=_asset,
+        status_labels=STATUS_LABELS,
+        statuses_order=STATUSES,
+        outcome_labels=OUTCOME_LABELS,
+        version=__version__,
+        pretty=_pretty,
+        cid_key=lambda cid: str(cid) if cid is not None else "[-/-]",
+        link_href=safe_link_url,
+        script_src=page_script_src(),
+    )
+    env.filters["frame"] = lambda d: d if isinstance(d, Frame) else Frame.from_json(d)
+    return env
+
+
+ENV = _environment()
+
+
+def preload_templates() -> None:
+    """Load every template now: worker processes forked afterwards share them instead of each loading its own."""
+    for name in ENV.list_templates(extensions=["html"]):
+        ENV.get_template(name)

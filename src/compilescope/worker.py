@@ -1,0 +1,184 @@
+"""One log, start to end: read it, analyse it, write its report, send back a small summary.
+
+The same worker serves a single report, a batch of logs (cli/batch.py), every
+rank of a multi-rank job (cli/multirank.py) and any other executor of the
+per-log map: `report_log` is a plain module-level function; its job (LogJob) and
+its result (LogDone) are small picklable values, so any process pool or
+cluster can run it. The parent never holds a trace.
+
+Writing goes through OutputDir (output.py), confined to the job's directory.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+import zlib
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Iterator
+
+import orjson
+
+from .analyses import Results, analyze
+from .analyses.log_digest import LogDigest, digest_log, unreadable_log
+from .errors import CompilescopeError
+from .ingest.reader import ReadOptions, open_log, read_trace
+from .model.trace import Trace
+from .output import OutputDir
+from .render.options import ReportOptions
+from .render.report import report_files
+
+if TYPE_CHECKING:
+    from .analyses.rank_summary import RankSummary
+
+MAX_PROBLEMS_SHOWN = 20  # strict-mode problem lines a worker sends back per log
+
+
+def write_report(trace: Trace, out: str, overwrite: bool, options: ReportOptions, results: Results | None = None) -> OutputDir:
+    """Every file of the log's report, into out (a fresh directory unless overwrite)."""
+    results = results or analyze(trace)
+    output = OutputDir(out, overwrite, keep=[trace.source])
+    with output.background_writes():
+        for relpath, content in report_files(trace, results, options):
+            output.write(relpath, content)
+        output.write("raw.log", _log_chunks(trace.source))
+    return output
+
+
+def _log_chunks(path: str) -> Iterator[bytes]:
+    """A copy of the log itself (decompressed), so the report directory is self-contained.
+
+    As much as can be read: a truncated .gz is copied up to where it breaks (the
+    reader already listed that as a problem).
+    """
+    try:
+        with open_log(path) as stream:
+            while chunk := stream.read(1 << 20):
+                yield chunk
+    except (OSError, EOFError, zlib.error):
+        return
+
+
+def strict_problems(trace: Trace, strict: bool, strict_compile_id: bool) -> list:
+    problems = trace.stats.strict_failures() if strict else []
+    if strict_compile_id:
+        problems += [p for p in trace.stats.problems if p.category == "missing_compile_id"]
+    return sorted(problems, key=lambda p: p.lineno)
+
+
+@dataclass(frozen=True)
+class LogJob:
+    """What a worker needs to know about one log: small and picklable."""
+
+    path: str
+    out: str | None  # the log's report directory; None: summarise only
+    options: ReportOptions = ReportOptions()
+    strict: bool = False
+    strict_compile_id: bool = False
+    name: str = ""  # a batch's name for the log (its directory under the batch's output)
+    rank: int | None = None  # a rank of a multi-rank job: summarised as a RankSummary (else a LogDigest)
+    events: str | None = None  # where to spool the log's chromium events (pid = rank); None: not wanted
+
+
+@dataclass
+class LogDone:
+    """What a worker sends back about one log: small and picklable (a few KB however big the log)."""
+
+    name: str
+    digest: LogDigest | None = None  # for a log of a batch
+    summary: RankSummary | None = None  # for a rank
+    files: int = 0  # report files written; 0: no report (the log could not be read, or none was asked for)
+    events: int = 0  # chromium events spooled
+    problems: list[str] = field(default_factory=list)  # strict-mode problems, "line N: category: message" (the first ones)
+    problem_count: int = 0
+    crashed: bool = False  # an unexpected error, not an unreadable log
+    cpu_s: float = 0.0  # CPU time the log took in its worker
+    worker_peak_mb: float = 0.0  # peak memory of the worker process so far (bounded: one trace at a time)
+
+
+def report_log(job: LogJob) -> LogDone:
+    """Worker: one log, start to end. Never raises for a bad log: the error is in the result's digest or summary."""
+    started = time.process_time()
+    done = _report_log(job)
+    done.cpu_s = time.process_time() - started
+    done.worker_peak_mb = peak_rss_mb()
+    return done
+
+
+def _report_log(job: LogJob) -> LogDone:
+    # Ranks only (imported here: a single report's start-up does not pay for them).
+    from .analyses.divergence import collectives_parity
+    from .analyses.rank_summary import empty_rank, summarize_rank
+    from .render.multirank import PARITY_JSON, rank_parity_json
+
+    if job.rank is not None and file_size(job.path) == 0:
+        # A rank that logged nothing is a finding (it compiled nothing), not an error.
+        return LogDone(job.name, summary=empty_rank(job.rank, os.path.abspath(job.path)))
+    try:
+        trace = read_trace(job.path, ReadOptions())
+    except CompilescopeError as exc:
+        return _failed(job, os.path.abspath(job.path), str(exc))
+    try:
+        with trace:
+            results = analyze(trace)
+            done = LogDone(job.name)
+            if job.rank is None:
+                done.digest = digest_log(trace, results)
+            else:
+                done.summary = summarize_rank(trace, results, job.rank)
+            if job.out is not None:
+                output = write_report(trace, job.out, False, job.options, results)
+                if done.summary is not None:
+                    output.write(PARITY_JSON, rank_parity_json(collectives_parity([done.summary])))
+                done.files = output.files
+            if job.events is not None and len(trace.chromium_events):
+                done.events = _spool_events(trace.chromium_events, job.rank, job.events)
+            problems = strict_problems(trace, job.strict, job.strict_compile_id)
+            done.problem_count = len(problems)
+            done.problems = [str(p) for p in problems[:MAX_PROBLEMS_SHOWN]]
+            return done
+    except CompilescopeError as exc:
+        return _failed(job, trace.source, str(exc))
+    except Exception as exc:  # noqa: BLE001 - one broken log must not lose the other logs' reports
+        done = _failed(job, trace.source, f"{type(exc).__name__}: {exc}")
+        done.crashed = True
+        return done
+
+
+def _failed(job: LogJob, source: str, error: str) -> LogDone:
+    if job.rank is None:
+        return LogDone(job.name, digest=unreadable_log(source, error))
+    from .analyses.rank_summary import failed_rank
+
+    return LogDone(job.name, summary=failed_rank(job.rank, source, error))
+
+
+def _spool_events(events, rank: int | None, path: str) -> int:
+    """The log's chromium events, one JSON object per line, each with pid = rank (one process per rank in Perfetto)."""
+    n = 0
+    with open(path, "wb") as f:
+        for event in events:
+            if isinstance(event, dict) and rank is not None:
+                event["pid"] = rank
+            f.write(orjson.dumps(event) + b"\n")
+            n += 1
+    return n
+
+
+def file_size(path: str) -> int:
+    try:
+        return os.path.getsize(path)
+    except OSError:
+        return 0
+
+
+def peak_rss_mb() -> float:
+    """Peak memory of this process so far."""
+    try:
+        import resource
+    except ImportError:  # not on POSIX
+        return 0.0
+    import sys
+
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return peak / (1 << 20) if sys.platform == "darwin" else peak / 1024  # bytes on macOS, KB on Linux
