@@ -20,7 +20,7 @@ from ..ingest.discover import discover
 from ..ingest.rank_logs import find_rank_logs, holds_several_ranks
 from ..ingest.reader import read_trace
 from ..render.options import ReportOptions
-from .output import OutputDir
+from ..output import OutputDir
 
 
 def side_logs(path: str) -> list[tuple[int | None, str]]:
@@ -35,7 +35,7 @@ def side_logs(path: str) -> list[tuple[int | None, str]]:
 
 def read_side(path: str, report_dir: str | None = None, overwrite: bool = False) -> dict[int | None, RunFacts]:
     """The facts of every rank of one side; with report_dir, each rank's report is written there too."""
-    from .report import write_report  # here: report imports the HTML renderer, needed only with -o
+    from ..worker import write_report  # here: it imports the HTML renderer, needed only with -o
 
     facts: dict[int | None, RunFacts] = {}
     logs = side_logs(path)
@@ -92,9 +92,9 @@ class DiffCommand:
             if output is not None:
                 print(f"Wrote the diff to {os.path.join(output.path, 'index.html')}")
         if output is not None and not args.no_browser:
-            from .report import _open_browser
+            from .browser import open_browser
 
-            _open_browser(os.path.join(output.path, "index.html"))
+            open_browser(os.path.join(output.path, "index.html"))
         return 1 if report.changed else 0
 
 

@@ -161,7 +161,7 @@ def create_app(hub: Hub, token: str):
     from starlette.routing import Route
 
     from ..analyses.diff import diff_report
-    from ..render.html import ENV
+    from ..render.html.env import ENV
     from ..render.html.diff import diff_page
 
     base = f"/{token}/"

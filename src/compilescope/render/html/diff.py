@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 
 from ...analyses.diff import SECTION_LABELS, DiffReport
-from . import ENV
+from .env import ENV
 
 
 def diff_page(report: DiffReport, a_root: str, b_root: str, root: str = "") -> str:
