@@ -54,3 +54,5 @@ def print_diff(report: DiffReport, console: Console) -> None:
             continue
         for line in _change_lines(diff):
             console.print(line)
+        for note in diff.notes:
+            console.print(Text(f"\n{note}", style="dim"))
