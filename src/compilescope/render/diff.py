@@ -49,10 +49,10 @@ def print_diff(report: DiffReport, console: Console) -> None:
             console.print(Text(f"\nrank {rank}", style="bold"))
         if not diff:
             t = diff.threshold
-            console.print(Text(f"No change ({len(diff.matched_frames)} frames matched; timing differences under "
+            n = len(diff.matched_frames)
+            console.print(Text(f"No change ({n} frame{'' if n == 1 else 's'} matched; timing differences under "
                                f"{t.seconds:g}s or {t.ratio:g}x are noise)."))
-            continue
         for line in _change_lines(diff):
             console.print(line)
-        for note in diff.notes:
+        for note in diff.notes:  # what was judged noise, so nobody wonders
             console.print(Text(f"\n{note}", style="dim"))
