@@ -189,3 +189,21 @@ def test_bad_input_is_one_line(tmp_path, capsys):
 def test_facts_round_trip_through_json(name):
     f = facts(name)
     assert RunFacts.from_json(json.loads(json.dumps(f.to_json()))) == f
+
+
+def test_torch_version_change_is_named(tmp_path):
+    """The same log as if another torch had written it (version edited in place; its md5 no longer matches)."""
+    import gzip
+
+    text = gzip.decompress(log("base").read_bytes()).decode()
+    assert text.count("2.13.0+cpu") >= 2
+    edited = tmp_path / "edited.log"
+    edited.write_text(text.replace("2.13.0+cpu", "2.14.1+cpu"))
+    from compilescope.analyses.diff import run_facts
+    from compilescope.ingest.reader import read_trace
+
+    with read_trace(str(edited)) as trace:
+        other = run_facts(trace)
+    d = diff_runs(facts("base"), other)
+    assert [(c.section, c.a, c.b) for c in d.changes] == [("environment", "2.13.0+cpu", "2.14.1+cpu")]
+    assert d.changes[0].title == "torch 2.13.0+cpu → 2.14.1+cpu"

@@ -115,6 +115,7 @@ def test_foreign_host_and_path_traversal_are_refused(hub):
 
 
 def test_follows_a_run_still_being_written(hub):
+    """A run whose log changed in the last 30 s is live: marked, and its pages reload themselves."""
     port, token, root = hub["port"], hub["token"], hub["dir"]
     live = root / "2026-01-03_live"
     live.mkdir()
@@ -126,6 +127,12 @@ def test_follows_a_run_still_being_written(hub):
     assert status == 200 and b"2026-01-03_live" in body and b'class="live"' in body
     status, first = raw_get(port, f"/{token}/run/2026-01-03_live/report/index.html")
     assert status == 200
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=120)
+    conn.request("GET", f"/{token}/run/2026-01-03_live/report/index.html")
+    resp = conn.getresponse()
+    resp.read()
+    conn.close()
+    assert resp.getheader("Refresh") == "10"  # the open page follows the run
     target.write_text(text)  # the run goes on: the next open renders what it wrote since
     status, second = raw_get(port, f"/{token}/run/2026-01-03_live/report/index.html")
     assert status == 200 and first != second
@@ -162,3 +169,17 @@ def test_list_open_compare_in_chromium(hub):
         assert page.url.endswith("/run/2026-01-02_run_warm/report/index.html")
         assert not page.console_errors
         assert all(urlsplit(u).hostname == "127.0.0.1" for u in page.external_requests)
+
+
+def test_report_is_rendered_on_first_open_and_kept(runs_dir, tmp_path):
+    from compilescope.cli.serve import Hub
+
+    hub = Hub(str(runs_dir), str(tmp_path / "cache"))
+    assert not (tmp_path / "cache").exists() or not any((tmp_path / "cache").iterdir())  # nothing rendered up front
+    first = hub.report_dir(hub.run("2026-01-01_run_cold"))
+    stamp = os.stat(os.path.join(first, "index.html")).st_mtime_ns
+    again = hub.report_dir(hub.run("2026-01-01_run_cold"))
+    assert again == first and os.stat(os.path.join(again, "index.html")).st_mtime_ns == stamp
+    assert first.startswith(str(tmp_path / "cache"))  # rendered into the hub's cache, never into the run
+    assert sorted(os.listdir(runs_dir / "2026-01-01_run_cold")) == [
+        "dedicated_log_torch_trace_cold.log", "dedicated_log_torch_trace_zlink.log"]

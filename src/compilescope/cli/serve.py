@@ -207,7 +207,9 @@ def create_app(hub: Hub, token: str):
         target = os.path.realpath(os.path.join(directory, *parts))
         if not target.startswith(os.path.realpath(directory) + os.sep) or not os.path.isfile(target):
             return not_found()
-        return FileResponse(target)
+        # A live run's pages reload themselves; the next load renders what the run wrote since.
+        headers = {"Refresh": "10"} if run.live and target.endswith(".html") else None
+        return FileResponse(target, headers=headers)
 
     async def report_root(request: Request) -> Response:
         return RedirectResponse(f"{base}run/{request.path_params['name']}/report/index.html")
