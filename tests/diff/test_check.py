@@ -91,3 +91,20 @@ def test_json_and_bad_input(capsys, tmp_path):
     assert doc["passed"] is True and [r["rule"] for r in doc["rules"]] == ["max-graph-breaks"]
     assert run_cli("check", tmp_path / "missing.log") == 2
     assert run_cli("check", log("base"), "--max-recompiles", "-1") == 2
+
+
+def test_diff_and_check_work_without_torch(tmp_path):
+    """torch made unimportable in the child: neither command needs it."""
+    import subprocess
+    import sys
+
+    code = ("import sys; sys.modules['torch'] = None\n"
+            "from compilescope.cli import main\n"
+            "a, b, out = sys.argv[1:4]\n"
+            "assert main(['diff', a, b, '--json']) == 1\n"
+            "assert main(['diff', a, b, '-o', out, '--no-browser']) == 1\n"
+            "assert main(['check', b, '--max-graph-breaks', '0', '--baseline', a]) == 1\n"
+            "assert 'torch' not in [m for m in sys.modules if sys.modules[m] is not None]\n")
+    proc = subprocess.run([sys.executable, "-c", code, str(log("base")), str(log("break")), str(tmp_path / "out")],
+                          capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-2000:]
