@@ -15,6 +15,7 @@ LOGS = {
     "break": "diff_break.log.gz",
     "dynamic": "diff_dynamic.log.gz",
     "config": "diff_config.log.gz",
+    "fail": "diff_fail.log.gz",
     "cold": "cache_cold.log",
     "warm": "cache_warm.log",
 }

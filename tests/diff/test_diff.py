@@ -38,9 +38,9 @@ def test_added_graph_break_is_named_with_its_reason_line_and_new_frame():
     [gb] = [c for c in d.changes if c.section == "graph_breaks"]
     assert gb.kind == "added"
     assert gb.b["reason"] == "Call to `torch._dynamo.graph_break()`"
-    assert gb.b["file"].endswith("diff_pair.py") and gb.b["line"] == 28
+    assert gb.b["file"].endswith("diff_pair.py") and gb.b["line"] == 33
     [frame] = [c for c in d.changes if c.section == "frames"]
-    assert frame.kind == "added" and "torch_dynamo_resume_in_f_at_28" in frame.title
+    assert frame.kind == "added" and "torch_dynamo_resume_in_f_at_33" in frame.title
     # The new frame brings its own cache lookups and dynamic symbol: listed with it, not as changes of their own.
     assert frame.detail["caches"] == {"aotautograd_cache": {"miss": 2}, "fx_graph_cache": {"miss": 2}}
     assert frame.detail["symbols"] == ["L['y'].size()[0]"]
@@ -49,7 +49,7 @@ def test_added_graph_break_is_named_with_its_reason_line_and_new_frame():
     assert len(node_changes) == 2
     for c in node_changes:
         assert [(n["op"], n["target"], n["line"].rsplit("/", 1)[-1]) for n in c.detail["removed"]] == [
-            ("call_function", "torch.relu", "diff_pair.py:29"), ("call_function", "operator +", "diff_pair.py:29")]
+            ("call_function", "torch.relu", "diff_pair.py:34"), ("call_function", "operator +", "diff_pair.py:34")]
         assert c.detail["added"] == [] and c.detail["retargeted"] == []
     kernels = [c for c in d.changes if "generated kernels" in c.title]
     assert [(c.a, c.b) for c in kernels] == [({"cpp_pybinding": 4}, {"cpp_pybinding": 2})]
@@ -156,7 +156,7 @@ def test_html_page_links_into_both_reports(tmp_path):
     assert "a/index.html" in links and "b/index.html" in links
     compile_links = [l for l in links if l.count("/") == 2]
     assert compile_links and all((out / l).is_file() for l in compile_links)
-    assert "torch_dynamo_resume_in_f_at_28" in page and "Graph breaks" in page
+    assert "torch_dynamo_resume_in_f_at_33" in page and "Graph breaks" in page
     assert json.loads((out / "diff.json").read_text())["changed"] is True
 
 
@@ -207,3 +207,22 @@ def test_torch_version_change_is_named(tmp_path):
     d = diff_runs(facts("base"), other)
     assert [(c.section, c.a, c.b) for c in d.changes] == [("environment", "2.13.0+cpu", "2.14.1+cpu")]
     assert d.changes[0].title == "torch 2.13.0+cpu → 2.14.1+cpu"
+
+
+def test_a_compile_that_starts_failing():
+    """Inductor emits broken C++ (a testing-only flag) and Dynamo falls back to eager (suppress_errors)."""
+    d = diff("base", "fail")
+    assert sections(d) - {"compile_time"} == {"environment", "recompiles", "graphs", "caches", "failures",
+                                              "dynamic_shapes"}
+    assert sorted((c.title.split(":")[0], c.a, c.b) for c in d.changes if c.section == "environment") == [
+        ("config dynamo.suppress_errors", "false", "true"),
+        ("config inductor.cpp.inject_relu_bug_TESTING_ONLY", "null", '"compile_error"')]
+    [failure] = [c for c in d.changes if c.section == "failures"]
+    assert failure.kind == "added" and failure.b["type"] == "InductorError"
+    assert failure.b["reason"].startswith("CppCompileError") and failure.frame.endswith("diff_pair.py:30 f")
+    # The frame compiled once and is not compiled again (it runs eagerly): no recompile, no dynamic size.
+    [rec] = [c for c in d.changes if c.section == "recompiles"]
+    assert (rec.a, rec.b) == (2, 1)
+    assert [c.kind for c in d.changes if c.section == "dynamic_shapes"] == ["removed"]
+    # And back: the failure is gone.
+    assert [c.kind for c in diff("fail", "base").changes if c.section == "failures"] == ["removed"]

@@ -68,6 +68,7 @@ SCENARIOS = [
     Scenario("diff_break", "diff_pair.py", gzip=True, env={"DIFF_VARIANT": "break"}),
     Scenario("diff_dynamic", "diff_pair.py", gzip=True, env={"DIFF_VARIANT": "dynamic"}),
     Scenario("diff_config", "diff_pair.py", gzip=True, env={"DIFF_VARIANT": "config"}),
+    Scenario("diff_fail", "diff_pair.py", gzip=True, env={"DIFF_VARIANT": "fail"}),
 ]
 
 SCRUB_ENV = [

@@ -9,6 +9,8 @@ every variant, so frames match by (file, function, first line) across runs:
            the second batch size, one dynamic symbol instead
   config   an Inductor config flag flipped (fallback_random), as an upgrade
            that changes a default would
+  fail     Inductor emits broken C++ for relu (a testing-only config flag) and
+           Dynamo falls back to eager (suppress_errors): a compile that fails
 
 f is called with batch 4 and then batch 6: without mark_dynamic the second
 call recompiles (automatic dynamic shapes).
@@ -20,6 +22,9 @@ import torch
 VARIANT = os.environ.get("DIFF_VARIANT", "base")
 if VARIANT == "config":
     torch._inductor.config.fallback_random = True
+if VARIANT == "fail":
+    torch._dynamo.config.suppress_errors = True
+    torch._inductor.config.cpp.inject_relu_bug_TESTING_ONLY = "compile_error"
 
 
 def f(x, w):
