@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import gzip
 
 from compilescope.analyses.diff import RunFacts, diff_runs, run_facts
 from compilescope.ingest.reader import read_trace
@@ -23,6 +24,15 @@ LOGS = {
 
 def log(name: str):
     return TORCH213_LOGS / LOGS[name]
+
+
+def rank_dir(directory, names) -> None:
+    """A directory of rank logs: the named logs as ranks 0, 1, ... (decompressed, as torch writes them)."""
+    directory.mkdir()
+    for rank, name in enumerate(names):
+        data = log(name).read_bytes()
+        (directory / f"dedicated_log_torch_trace_rank_{rank}_x.log").write_bytes(
+            gzip.decompress(data) if str(log(name)).endswith(".gz") else data)
 
 
 @functools.cache

@@ -7,7 +7,7 @@ import json
 import pytest
 
 from ..conftest import run_cli, skip_or_fail
-from .helpers import log
+from .helpers import log, rank_dir
 
 
 def lines(text: str) -> list[str]:
@@ -112,3 +112,14 @@ def test_diff_and_check_work_without_torch(tmp_path):
     proc = subprocess.run([sys.executable, "-c", code, str(log("base")), str(log("break")), str(tmp_path / "out")],
                           capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stderr[-2000:]
+
+
+def test_multi_rank_run_names_the_rank(tmp_path, capsys):
+    rank_dir(tmp_path / "run", ("base", "break"))
+    rank_dir(tmp_path / "baseline", ("base", "base"))
+    assert run_cli("check", tmp_path / "run", "--max-graph-breaks", "0", "--baseline", tmp_path / "baseline") == 1
+    assert lines(capsys.readouterr().out) == [
+        "max-graph-breaks: rank 1: 1 distinct graph break, at most 0 allowed",
+        "baseline-graph-breaks: rank 1: new graph break: Call to `torch._dynamo.graph_break()` at diff_pair.py:33",
+        "baseline-recompiles: rank 1: 1 → 2 recompiles",
+    ]

@@ -4,14 +4,13 @@ from __future__ import annotations
 
 import json
 import re
-import shutil
 
 import pytest
 
 from compilescope.analyses.diff import RunFacts, TimeThreshold, diff_runs, graph_nodes
 
 from ..conftest import run_cli
-from .helpers import diff, facts, log
+from .helpers import diff, facts, log, rank_dir
 
 
 def sections(d) -> set[str]:
@@ -162,16 +161,8 @@ def test_html_page_links_into_both_reports(tmp_path):
 
 def test_multi_rank_directories_are_compared_rank_by_rank(tmp_path, capsys):
     a, b = tmp_path / "a", tmp_path / "b"
-    for side, logs in ((a, ("base", "cold")), (b, ("break", "cold"))):
-        side.mkdir()
-        for rank, name in enumerate(logs):
-            target = side / f"dedicated_log_torch_trace_rank_{rank}_x.log"
-            if str(log(name)).endswith(".gz"):
-                import gzip
-
-                target.write_bytes(gzip.decompress(log(name).read_bytes()))
-            else:
-                shutil.copyfile(log(name), target)
+    rank_dir(a, ("base", "cold"))
+    rank_dir(b, ("break", "cold"))
     assert run_cli("diff", a, b, "--json") == 1
     doc = json.loads(capsys.readouterr().out)
     assert [r["rank"] for r in doc["ranks"]] == [0, 1]
