@@ -168,6 +168,11 @@ def test_multi_rank_directories_are_compared_rank_by_rank(tmp_path, capsys):
     assert [r["rank"] for r in doc["ranks"]] == [0, 1]
     assert "graph_breaks" in doc["ranks"][0]["sections"]
     assert doc["ranks"][1]["changes"] == []
+    # One log against a directory of ranks: compared with rank 0, the other ranks are on one side only.
+    assert run_cli("diff", log("base"), b, "--json") == 1
+    doc = json.loads(capsys.readouterr().out)
+    assert [r["rank"] for r in doc["ranks"]] == [0] and doc["ranks_only_b"] == [1]
+    assert "graph_breaks" in doc["ranks"][0]["sections"]
 
 
 def test_bad_input_is_one_line(tmp_path, capsys):

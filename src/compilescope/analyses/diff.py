@@ -691,6 +691,11 @@ def diff_report(source_a: str, source_b: str, facts_a: dict[int | None, RunFacts
     if len(facts_a) == 1 and len(facts_b) == 1:
         (ra, fa), (rb, fb) = next(iter(facts_a.items())), next(iter(facts_b.items()))
         return DiffReport(source_a, source_b, [(ra if ra == rb else None, diff_runs(fa, fb, threshold))])
+    # One log against a directory of ranks: the log stands for the lowest rank of the other side.
+    if list(facts_a) == [None]:
+        facts_a = {min(facts_b, key=lambda r: r or 0): facts_a[None]}
+    elif list(facts_b) == [None]:
+        facts_b = {min(facts_a, key=lambda r: r or 0): facts_b[None]}
     ranks = [r for r in facts_a if r in facts_b]
     return DiffReport(source_a, source_b, [(r, diff_runs(facts_a[r], facts_b[r], threshold)) for r in sorted(ranks, key=lambda r: r or 0)],
                       sorted(r for r in facts_a if r not in facts_b and r is not None),
