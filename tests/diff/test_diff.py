@@ -222,3 +222,11 @@ def test_a_compile_that_starts_failing():
     assert [c.kind for c in d.changes if c.section == "dynamic_shapes"] == ["removed"]
     # And back: the failure is gone.
     assert [c.kind for c in diff("fail", "base").changes if c.section == "failures"] == ["removed"]
+
+
+def test_cli_threshold_flags(capsys):
+    assert run_cli("diff", log("base"), log("base_again"), "--time-threshold", "0.1", "--time-ratio", "1.1", "--json") == 1
+    [rank] = json.loads(capsys.readouterr().out)["ranks"]
+    assert rank["sections"] == ["compile_time"] and rank["threshold"] == {"seconds": 0.1, "ratio": 1.1}
+    [change] = rank["changes"]
+    assert change["detail"]["compiles"][0]["compile_a"] in ("[0/0]", "[0/1]")
