@@ -113,7 +113,11 @@ class Hub:
         key = (run.name, run.fingerprint)
         with self._run_lock(run.name):
             if key not in self._facts:
-                self._facts[key] = read_side(run.source)
+                facts = read_side(run.source)
+                with self._lock:  # one version per run: a live run's older versions are dropped
+                    for stale in [k for k in self._facts if k[0] == run.name]:
+                        del self._facts[stale]
+                    self._facts[key] = facts
             return self._facts[key]
 
     def report_dir(self, run: Run) -> str:
