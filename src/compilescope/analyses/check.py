@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .diff import RunFacts, TimeThreshold, diff_runs
+from .diff import short_path as _short
 
 
 @dataclass
@@ -42,10 +43,6 @@ def _where(rank: int | None) -> str:
 
 def _plural(n: int, word: str) -> str:
     return f"{n} {word}{'' if n == 1 else 's'}"
-
-
-def _short(path: str | None) -> str:
-    return path.rsplit("/", 1)[-1] if path else "?"
 
 
 def evaluate(runs: dict[int | None, RunFacts], rules: Rules,

@@ -413,8 +413,12 @@ class RunDiff:
         }
 
 
-def _short(path: str | None) -> str:
+def short_path(path: str | None) -> str:
+    """The file name of a path, for one-line messages."""
     return path.rsplit("/", 1)[-1] if path else "?"
+
+
+_short = short_path
 
 
 def _frame_label(f: FrameFacts) -> str:
