@@ -24,6 +24,9 @@ COMMANDS = {
     "summary": (".summary", "SummaryCommand"),
     "diagnose": (".diagnose", "DiagnoseCommand"),
     "dump-src": (".dump_src", "DumpSrcCommand"),
+    "diff": (".diff", "DiffCommand"),
+    "check": (".check", "CheckCommand"),
+    "serve": (".serve", "ServeCommand"),
 }
 # One line each for `compilescope --help` (here, so that --help imports no command module).
 COMMAND_LINES = {  # each fits 80 columns
@@ -31,6 +34,10 @@ COMMAND_LINES = {  # each fits 80 columns
     "summary": "what to fix first in a log, in the terminal (--json for scripts)",
     "diagnose": "find the torch.compile stage that fails, and a minimal repro",
     "demo": "write the demo report of small torch.compile programs",
+    "dump-src": "write a log's graphs, kernels and transformed code as .py files",
+    "diff": "what changed between two runs (logs or directories)",
+    "check": "a CI gate: exit 1 when a log breaks a rule (--junit FILE)",
+    "serve": "a local hub of runs: reports and diffs in the browser",
 }
 
 

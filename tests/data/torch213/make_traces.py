@@ -23,6 +23,7 @@ The logs are real and therefore not reproducible byte for byte: they contain
 timestamps, pids, absolute paths, hashes and durations of this machine.
 """
 import argparse
+import gzip
 import os
 import shutil
 import subprocess
@@ -44,6 +45,7 @@ class Scenario:
     trace_var: str = "TORCH_TRACE"  # or TORCH_DTRACE
     env: dict = field(default_factory=dict)
     cache_group: str | None = None  # scenarios sharing an inductor cache dir
+    gzip: bool = False  # write logs/<name>.log.gz (big logs; the reader takes .gz as it is)
 
 
 SCENARIOS = [
@@ -66,6 +68,13 @@ SCENARIOS = [
     # Same program twice, same TORCHINDUCTOR_CACHE_DIR, separate processes.
     Scenario("cache_cold", "cache_cold_warm.py", cache_group="cache"),
     Scenario("cache_warm", "cache_cold_warm.py", cache_group="cache"),
+    # `compilescope diff` pairs: one program, one change per variant (programs/diff_pair.py).
+    Scenario("diff_base", "diff_pair.py", gzip=True, env={"DIFF_VARIANT": "base"}),
+    Scenario("diff_base_again", "diff_pair.py", gzip=True, env={"DIFF_VARIANT": "base"}),
+    Scenario("diff_break", "diff_pair.py", gzip=True, env={"DIFF_VARIANT": "break"}),
+    Scenario("diff_dynamic", "diff_pair.py", gzip=True, env={"DIFF_VARIANT": "dynamic"}),
+    Scenario("diff_config", "diff_pair.py", gzip=True, env={"DIFF_VARIANT": "config"}),
+    Scenario("diff_fail", "diff_pair.py", gzip=True, env={"DIFF_VARIANT": "fail"}),
 ]
 
 SCRUB_ENV = [
@@ -79,6 +88,7 @@ SCRUB_ENV = [
     "TORCHINDUCTOR_FORCE_DISABLE_CACHES",
     "TORCHDYNAMO_VERBOSE",
     "TORCHDYNAMO_CAPTURE_SCALAR_OUTPUTS",
+    "DIFF_VARIANT",
 ]
 
 
@@ -124,8 +134,12 @@ def run(sc: Scenario, cache_dirs: dict, tmp_root: Path) -> Path:
         # keep the biggest and say so.
         logs.sort(key=lambda p: p.stat().st_size, reverse=True)
         print(f"[{sc.name}] WARNING: {len(logs)} logs, keeping {logs[0].name}")
-    out = LOGS / f"{sc.name}.log"
-    shutil.copyfile(logs[0], out)
+    out = LOGS / f"{sc.name}.log{'.gz' if sc.gzip else ''}"
+    if sc.gzip:
+        with open(logs[0], "rb") as src, gzip.GzipFile(out, "wb", compresslevel=9, mtime=0) as dst:
+            shutil.copyfileobj(src, dst)
+    else:
+        shutil.copyfile(logs[0], out)
     print(f"[{sc.name}] rc={proc.returncode} -> {out.relative_to(HERE)} "
           f"({out.stat().st_size} bytes)", flush=True)
     return out
@@ -165,7 +179,7 @@ def main() -> None:
             print(f"temp dirs kept in {tmp_root}")
         else:
             shutil.rmtree(tmp_root, ignore_errors=True)
-    total = sum(p.stat().st_size for p in LOGS.glob("*.log"))
+    total = sum(p.stat().st_size for p in LOGS.glob("*.log*"))
     print(f"logs/ total: {total} bytes")
 
 

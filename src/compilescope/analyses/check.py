@@ -1,0 +1,125 @@
+"""Compile-health rules for CI (`compilescope check`): each rule passes or fails with one line saying why.
+
+Absolute rules read one run's facts; baseline rules compare it with a baseline run
+through the diff (analyses.diff), so frames and graph breaks are matched the same way.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from .diff import RunFacts, TimeThreshold, diff_runs
+from .diff import short_path as _short
+
+
+@dataclass
+class Rules:
+    max_graph_breaks: int | None = None
+    max_recompiles: int | None = None
+    no_failures: bool = False
+    max_compile_seconds: float | None = None
+    # With a baseline: compile time may grow by this fraction (and at least min_seconds) before it is a regression.
+    time_margin: float = 0.5
+    time_min_seconds: float = 1.0
+
+
+@dataclass
+class RuleResult:
+    name: str  # e.g. "max-graph-breaks"
+    description: str  # what the rule asks, e.g. "at most 0 distinct graph breaks"
+    passed: bool
+    message: str = ""  # why it failed (one line), or what was seen when it passed
+    details: list[str] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"rule": self.name, "description": self.description, "passed": self.passed, "message": self.message,
+                "details": self.details}
+
+
+def _where(rank: int | None) -> str:
+    return "" if rank is None else f"rank {rank}: "
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}{'' if n == 1 else 's'}"
+
+
+def evaluate(runs: dict[int | None, RunFacts], rules: Rules,
+             baseline: dict[int | None, RunFacts] | None = None) -> list[RuleResult]:
+    """One result per rule asked for (with a baseline: also one per regression rule), in a fixed order."""
+    results: list[RuleResult] = []
+
+    def absolute(name: str, description: str, measure, limit, exceeds, what) -> None:
+        bad, seen = [], []
+        for rank, facts in runs.items():
+            value, details = measure(facts)
+            seen.append(f"{_where(rank)}{what(value)}")
+            if exceeds(value, limit):
+                bad.append((rank, value, details))
+        if bad:
+            rank, value, details = bad[0]
+            more = f" (and {len(bad) - 1} more ranks)" if len(bad) > 1 else ""
+            results.append(RuleResult(name, description, False, f"{name}: {_where(rank)}{what(value)}, {description}{more}",
+                                      details))
+        else:
+            results.append(RuleResult(name, description, True, "; ".join(seen)))
+
+    if rules.max_graph_breaks is not None:
+        absolute("max-graph-breaks", f"at most {rules.max_graph_breaks} allowed",
+                 lambda f: (len(f.graph_breaks), [f"{b['reason']} at {_short(b['file'])}:{b['line']}" for b in f.graph_breaks]),
+                 rules.max_graph_breaks, lambda v, lim: v > lim, lambda v: _plural(v, "distinct graph break"))
+    if rules.max_recompiles is not None:
+        absolute("max-recompiles", f"at most {rules.max_recompiles} allowed",
+                 lambda f: (sum(fr.recompiles for fr in f.frames.values()),
+                            [f"{fr.function} ({_short(fr.filename)}:{fr.first_line}): {fr.recompiles}"
+                             for fr in f.frames.values() if fr.recompiles]),
+                 rules.max_recompiles, lambda v, lim: v > lim, lambda v: _plural(v, "recompile"))
+    if rules.no_failures:
+        absolute("no-failures", "none allowed",
+                 lambda f: (len(f.failures), [f"{x['type']}: {x['reason']}" for x in f.failures]),
+                 0, lambda v, lim: v > lim, lambda v: _plural(v, "failed compile"))
+    if rules.max_compile_seconds is not None:
+        absolute("max-compile-seconds", f"at most {rules.max_compile_seconds:g}s allowed",
+                 lambda f: (f.compile_time_s, []), rules.max_compile_seconds, lambda v, lim: v > lim,
+                 lambda v: f"compile time {v:.2f}s")
+
+    if baseline is not None:
+        results.extend(_regressions(runs, baseline, rules))
+    return results
+
+
+def _regressions(runs: dict[int | None, RunFacts], baseline: dict[int | None, RunFacts], rules: Rules) -> list[RuleResult]:
+    pairs = [(rank, baseline[rank], runs[rank]) for rank in runs if rank in baseline]
+    if not pairs and len(runs) == 1 and len(baseline) == 1:
+        pairs = [(None, next(iter(baseline.values())), next(iter(runs.values())))]
+    new_breaks, more_recompiles, slower, new_failures = [], [], [], []
+    for rank, base, run in pairs:
+        diff = diff_runs(base, run, TimeThreshold(rules.time_min_seconds, 1.0 + rules.time_margin))
+        for c in diff.changes:
+            if c.section == "graph_breaks" and c.kind in ("added", "moved"):
+                new_breaks.append(f"{_where(rank)}{c.title}")
+            elif c.section == "failures" and c.kind == "added":
+                new_failures.append(f"{_where(rank)}{c.title}")
+        ra = sum(f.recompiles for f in base.frames.values())
+        rb = sum(f.recompiles for f in run.frames.values())
+        if rb > ra:
+            more_recompiles.append(f"{_where(rank)}{ra} → {rb} recompiles")
+        threshold = TimeThreshold(rules.time_min_seconds, 1.0 + rules.time_margin)
+        if run.compile_time_s > base.compile_time_s and threshold.significant(base.compile_time_s, run.compile_time_s):
+            slower.append(f"{_where(rank)}compile time {base.compile_time_s:.2f}s → {run.compile_time_s:.2f}s "
+                          f"(+{(run.compile_time_s / base.compile_time_s - 1) * 100 if base.compile_time_s else 100:.0f}%)")
+    margin = f"more than {rules.time_margin:.0%} and {rules.time_min_seconds:g}s"
+    out = []
+    for name, description, found in (
+        ("baseline-graph-breaks", "no graph break that the baseline does not have", new_breaks),
+        ("baseline-recompiles", "no more recompiles than the baseline", more_recompiles),
+        ("baseline-compile-time", f"compile time not up by {margin} over the baseline", slower),
+        ("baseline-failures", "no failed compile that the baseline does not have", new_failures),
+    ):
+        if found:
+            out.append(RuleResult(name, description, False, f"{name}: {found[0]}"
+                                  + (f" (and {len(found) - 1} more)" if len(found) > 1 else ""), found))
+        else:
+            out.append(RuleResult(name, description, True, "no regression"))
+    return out

@@ -1,0 +1,706 @@
+"""What changed between two runs: `compilescope diff A B` and `compilescope check --baseline`.
+
+Each side is first reduced to a `RunFacts` (plain, JSON-serialisable) built from the
+existing analyses (graph breaks, recompiles, compile time, caches, dynamic shapes,
+failures); `diff_runs` then compares two RunFacts. Nothing here depends on ids
+that change when anything changes:
+
+- frames are matched by their code location (file, function, first line), never by
+  frame id;
+- FX graph nodes by (op, target, user line), never by the names FX generates;
+- symbols by their source (L['x'].size()[0]), never by s0/s1;
+- guard texts with object addresses and ids masked.
+
+Timing differences under the noise threshold (TimeThreshold) are not changes.
+The JSON document (`RunDiff.to_json`) is described in docs/diff-schema.md.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+import orjson
+
+from ..model.trace import Compile, Trace
+from .caches import CACHES, caches
+from .compile_time import PHASE_LABELS, compile_times
+from .dynamic_shapes import dynamic_shapes
+from .failures import failures_and_restarts
+from .graph_breaks import compilation_key, graph_breaks
+from .recompiles import recompiles
+
+SCHEMA_VERSION = 1
+
+# Config keys whose values name this machine or this run (paths, job ids), not a behaviour.
+_VOLATILE_CONFIG = re.compile(r"(_dir$|_path$|^job_id$|cache_key_tag|_file$|^trace\.|worker_start_method|compile_threads)")
+_ADDRESS = re.compile(r"\b(?:0x[0-9a-f]+|\d{7,})\b", re.I)  # object ids / addresses in guard texts
+_GRAPH_FILE = re.compile(r"#\s*File:\s*(?P<file>.+?):(?P<line>\d+) in (?P<func>[\w<>.]+)(?:, code: (?P<code>.*))?$")
+_NODE = re.compile(r"^\s*(?P<name>[A-Za-z_]\w*)\s*(?::\s*\"[^\"]*\")?\s*=\s*(?P<rhs>.+?)(?:;\s+.*)?$")
+_CALL = re.compile(r"^(?P<target>[A-Za-z_][\w.]*)\(")
+_INFIX = re.compile(r"^\S+\s+(?P<op>[-+*/@%&|^<>=!]+|//|\*\*)\s+\S+$")
+_METHOD = re.compile(r"^[a-z_]\w*\.(?P<method>[A-Za-z_]\w*)\(")
+_KERNEL_DEF = re.compile(r"=\s*async_compile\.(?P<kind>cpp_pybinding|cpp|triton|cuda|halide)\(")
+_SYMBOL = re.compile(r"\b[suf]\d+\b")  # generated symbol names (s0, s77, u0): not part of what a node is
+_EXTERN = re.compile(r"\bextern_kernels\.(\w+)\(")
+OUTPUT_CODE = "inductor_output_code"
+FX_GRAPH = "dynamo_output_graph"
+
+
+@dataclass(frozen=True)
+class TimeThreshold:
+    """A timing difference is a change only when it is at least `seconds` and the slower side took `ratio` times the faster.
+
+    Compile time of one program varies a lot between runs (the C++/Triton compiles compete
+    with everything else on the machine): on a shared 2-core machine two runs of the same
+    program (tests/data/torch213 diff_base, diff_base_again) took 37.6s and 16.2s (2.3x) in
+    one generation of the fixtures and 44.1s and 30.3s in the next, so the default asks
+    for 3x; on a quiet machine, --time-ratio 1.5 shows smaller changes.
+    """
+
+    seconds: float = 1.0
+    ratio: float = 3.0
+
+    def significant(self, a: float, b: float) -> bool:
+        slow, fast = max(a, b), min(a, b)
+        return slow - fast >= self.seconds and (fast <= 0 or slow / fast >= self.ratio)
+
+
+def frame_key(filename: str | None, function: str | None, first_line: int | None) -> str:
+    return f"{filename or '?'}:{first_line if first_line is not None else '?'} {function or '?'}"
+
+
+def _mask(text: str) -> str:
+    return _ADDRESS.sub("#", text)
+
+
+# ---------------------------------------------------------------- one side
+
+
+@dataclass
+class GraphFacts:
+    """One compiled graph, as Dynamo captured it: nodes as (op, target, user line), and its kernels."""
+
+    nodes: list[list[Any]]  # [op, target, "file:line" or None, code or None], in graph order
+    kernels: dict[str, int] | None  # kind -> generated kernels; None: no output code logged (e.g. a cache hit)
+    extern_kernels: dict[str, int] | None
+
+
+@dataclass
+class FrameFacts:
+    key: str
+    filename: str | None
+    function: str | None
+    first_line: int | None
+    compile_ids: list[str] = field(default_factory=list)  # e.g. ["[0/0]", "[0/1]"]
+    dirs: list[str] = field(default_factory=list)  # each compile id's directory in the report (links)
+    statuses: list[str] = field(default_factory=list)
+    guard_failures: list[str] = field(default_factory=list)  # masked failing guard texts, one per recompile
+    graphs: list[GraphFacts] = field(default_factory=list)  # in compile order
+    compile_s: list[float] = field(default_factory=list)  # per compile id, in compile order
+    phases: dict[str, float] = field(default_factory=dict)  # seconds per phase, the frame's compiles summed
+    caches: dict[str, dict[str, int]] = field(default_factory=dict)  # cache -> outcome -> lookups, the frame's compiles
+
+    @property
+    def recompiles(self) -> int:
+        return max(len(self.compile_ids) - 1, 0)
+
+
+@dataclass
+class RunFacts:
+    source: str
+    torch_version: str | None
+    config: dict[str, str]  # "inductor.fallback_random" -> JSON of the value (the first compile's)
+    frames: dict[str, FrameFacts]  # by frame_key
+    graph_breaks: list[dict[str, Any]]  # {reason, file, line, function, code, count}
+    cache_counts: dict[str, dict[str, int]]  # cache -> outcome -> n
+    failures: list[dict[str, Any]]  # {frame, type, reason}
+    symbols: list[dict[str, Any]]  # {source, range, location}
+    specializations: list[dict[str, Any]]  # {sources, value, reason, location}
+    compile_time_s: float
+    phases: dict[str, float]
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_json(cls, doc: dict[str, Any]) -> RunFacts:
+        doc = dict(doc)
+        frames = {}
+        for key, f in doc["frames"].items():
+            f = dict(f)
+            f["graphs"] = [GraphFacts(**g) for g in f["graphs"]]
+            frames[key] = FrameFacts(**f)
+        doc["frames"] = frames
+        return cls(**doc)
+
+
+def _loc(location) -> dict[str, Any]:
+    if location is None:
+        return {"file": None, "line": None, "function": None, "code": None}
+    return {"file": location.filename, "line": location.line, "function": location.function, "code": location.code}
+
+
+def graph_nodes(text: str) -> list[list[Any]]:
+    """The nodes of a printed FX graph (dynamo_output_graph) as [op, target, user line, code].
+
+    FX prints `name: "type" = target(args)` after a `# File: path:line in f, code: ...`
+    comment naming the user line; names are generated (add_1, l_x_), so they are dropped.
+    """
+    nodes: list[list[Any]] = []
+    where: str | None = None
+    code: str | None = None
+    for raw in text.splitlines():
+        line = raw.strip()
+        if line.startswith("# File:"):
+            m = _GRAPH_FILE.match(line)
+            if m:
+                where, code = f"{m['file']}:{m['line']}", (m["code"] or "").strip() or None
+            continue
+        if not line or line.startswith(("#", "class ", "def ")):
+            if line.startswith("def forward"):
+                params = re.sub(r'"[^"]*"', "", line[len("def forward("):].rstrip("):"))  # types hold commas
+                nodes.extend(["placeholder", _SYMBOL.sub("s#", p.split(":")[0].strip()), None, None]
+                             for p in params.split(",")[1:] if p.strip())
+            continue
+        if line.startswith("return "):
+            nodes.append(["output", "output", None, None])
+            continue
+        m = _NODE.match(line)
+        if not m:
+            continue
+        rhs = m["rhs"].strip()
+        call, infix, method = _CALL.match(rhs), _INFIX.match(rhs), _METHOD.match(rhs)
+        if method and not rhs.startswith(("torch.", "operator.", "math.")):
+            op, target = "call_method", method["method"]
+        elif call:
+            op, target = "call_function", call["target"]
+        elif infix:
+            op, target = "call_function", f"operator {infix['op']}"
+        elif re.fullmatch(r"[A-Z]_\w+|[a-z_]\w*", rhs):
+            continue  # `l_x_ = L_x_`: an alias of an input, not a node of its own
+        else:
+            op, target = "get_attr", rhs.split("[")[0]
+        nodes.append([op, target, where, code])
+    return nodes
+
+
+def kernel_counts(text: str) -> tuple[dict[str, int], dict[str, int]]:
+    """(generated kernels by kind, extern kernel calls by name) in Inductor's output code."""
+    kernels = Counter(m["kind"] for m in _KERNEL_DEF.finditer(text))
+    externs = Counter(m.group(1) for m in _EXTERN.finditer(text))
+    return dict(kernels), dict(externs)
+
+
+def _config(trace: Trace) -> dict[str, str]:
+    for entry in trace.sorted_compiles():
+        metrics = entry.metrics or {}
+        flat: dict[str, str] = {}
+        for field_name, prefix in (("dynamo_config", "dynamo"), ("inductor_config", "inductor"),
+                                   ("functorch_config", "functorch"), ("compiler_config", "compiler")):
+            raw = metrics.get(field_name)
+            try:
+                values = orjson.loads(raw) if isinstance(raw, str) else None
+            except orjson.JSONDecodeError:
+                values = None
+            if not isinstance(values, dict):
+                continue
+            for key, value in values.items():
+                if not _VOLATILE_CONFIG.search(key):
+                    flat[f"{prefix}.{key}"] = orjson.dumps(value, option=orjson.OPT_SORT_KEYS, default=str).decode()
+        if flat:
+            return flat
+    return {}
+
+
+def _torch_version(trace: Trace) -> str | None:
+    for entry in trace.compiles.values():
+        for artifact in entry.artifacts:
+            if artifact.name == "torch_version":
+                try:
+                    doc = orjson.loads(trace.payload_text(artifact.payload))
+                except orjson.JSONDecodeError:
+                    continue
+                if isinstance(doc, dict) and doc.get("pytorch_version"):
+                    return str(doc["pytorch_version"])
+        version = (entry.metrics or {}).get("pytorch_version")
+        if version:
+            return str(version)
+    return None
+
+
+def _frame_of(entry: Compile) -> tuple[str | None, str | None, int | None]:
+    metrics = entry.metrics or {}
+    if metrics.get("co_filename") or metrics.get("co_name"):
+        first = metrics.get("co_firstlineno")
+        return metrics.get("co_filename"), metrics.get("co_name"), first if isinstance(first, int) else None
+    if entry.stack:
+        top = entry.stack[-1]
+        return top.filename, top.name, None
+    return None, None, None
+
+
+def _chromium_key(entry: Compile) -> str:
+    cid = entry.compile_id
+    return f"[{'' if cid.compiled_autograd_id is None else f'!{cid.compiled_autograd_id}/'}{cid.frame_id}/{cid.frame_compile_id}]"
+
+
+def run_facts(trace: Trace, statuses: dict | None = None) -> RunFacts:
+    """Everything `diff` compares, from one rank's trace."""
+    from .status import compile_statuses
+
+    statuses = statuses if statuses is not None else compile_statuses(trace)
+    times = compile_times(trace)
+    time_of = {c.compile_id: c for c in times.compiles}
+    rec = recompiles(trace)
+    guards_by_cid = {step.compile_id: step.guard for f in rec.frames for step in f.steps}
+
+    # The last attempt of each compilation (a restart logs [0/0_1] after [0/0]).
+    latest: dict[tuple, Compile] = {}
+    for cid, entry in trace.compiles.items():
+        if cid is None or cid.frame_id is None:
+            continue
+        k = (cid.compiled_autograd_id, cid.frame_id, cid.frame_compile_id)
+        if k not in latest or (cid.attempt or 0) >= (latest[k].compile_id.attempt or 0):
+            latest[k] = entry
+    # A frame's location is known from any of its compiles (a failed one may lack metrics).
+    where: dict[tuple, tuple] = {}
+    for (ca, fid, _), entry in latest.items():
+        loc = _frame_of(entry)
+        if loc[0] is not None and ((ca, fid) not in where or where[(ca, fid)][2] is None):
+            where[(ca, fid)] = loc
+
+    frames: dict[str, FrameFacts] = {}
+    for k in sorted(latest, key=lambda k: (-1 if k[0] is None else k[0], k[1], k[2] or 0)):
+        entry = latest[k]
+        filename, function, first = where.get(k[:2], (None, None, None))
+        key = frame_key(filename, function, first)
+        if k[0] is not None:
+            key = f"compiled autograd {key}"
+        frame = frames.get(key) or frames.setdefault(key, FrameFacts(key, filename, function, first))
+        cid = str(entry.compile_id)
+        frame.compile_ids.append(cid)
+        frame.dirs.append(entry.dir_name)
+        frame.statuses.append(statuses.get(entry.compile_id, "unknown"))
+        guard = guards_by_cid.get(cid)
+        if guard is not None:
+            frame.guard_failures.append(_mask(guard.guard))
+        graph_text = next((trace.payload_text(a.payload) for a in entry.artifacts if a.name == FX_GRAPH), None)
+        codes = [trace.payload_text(a.payload) for a in entry.artifacts if a.name.startswith(OUTPUT_CODE)]
+        kernels = externs = None
+        if codes:
+            kernels, externs = Counter(), Counter()
+            for code in codes:
+                k_, e_ = kernel_counts(code)
+                kernels.update(k_)
+                externs.update(e_)
+            kernels, externs = dict(kernels), dict(externs)
+        if graph_text is not None or codes:
+            frame.graphs.append(GraphFacts(graph_nodes(graph_text or ""), kernels, externs))
+        ct = time_of.get(_chromium_key(entry))
+        frame.compile_s.append(round(ct.total_s, 6) if ct else 0.0)
+        if ct:
+            for phase, seconds in ct.phases.items():
+                frame.phases[phase] = round(frame.phases.get(phase, 0.0) + seconds, 6)
+
+    breaks = [{"reason": b.reason, **_loc(b.location), "count": b.count} for b in graph_breaks(trace).breaks]
+    frame_of_cid = {cid: f.key for f in frames.values() for cid in f.compile_ids}
+    failures = []
+    for row in failures_and_restarts(trace):
+        if row.is_restart:
+            continue  # restarts are graph breaks, compared as such
+        frame = frame_of_cid.get(compilation_key(row.compile_id)) or frame_of_cid.get(str(row.compile_id))
+        failures.append({"frame": frame, "type": row.kind, "reason": _mask(row.reason.strip().splitlines()[0] if row.reason.strip() else ""),
+                         "source": row.source})
+    # Dynamic-shape decisions of the last attempt of each compilation (a restart makes its symbols again).
+    kept = {str(e.compile_id) for e in latest.values()}
+    frame_by_cid = {cid: f.key for f in frames.values() for cid in f.compile_ids}
+    shapes = dynamic_shapes(trace)
+    first_cids = {f.compile_ids[0] for f in frames.values() if f.compile_ids}
+    symbols = [{"source": s.source, "range": s.range, "unbacked": s.unbacked, "frame": frame_by_cid.get(s.compile_id),
+                "first_compile": s.compile_id in first_cids, **_loc(s.location)}
+               for s in shapes.symbols if s.compile_id in kept]
+    specs = [{"sources": s.sources, "value": s.value, "reason": s.reason, "frame": frame_by_cid.get(s.compile_id),
+              **_loc(s.location)} for s in shapes.specializations if s.compile_id in kept]
+    cache_result = caches(trace)
+    for compile_cache in cache_result.compiles:
+        frame_key_ = frame_by_cid.get(compile_cache.compile_id)
+        if frame_key_ is not None:
+            per_frame = frames[frame_key_].caches
+            for event in compile_cache.events:
+                outcomes = per_frame.setdefault(event.cache, {})
+                outcomes[event.outcome] = outcomes.get(event.outcome, 0) + 1
+    return RunFacts(
+        source=trace.source,
+        torch_version=_torch_version(trace),
+        config=_config(trace),
+        frames=frames,
+        graph_breaks=breaks,
+        cache_counts=cache_result.counts,
+        failures=failures,
+        symbols=symbols,
+        specializations=specs,
+        compile_time_s=round(times.total_s, 6),
+        phases={p.phase: round(p.seconds, 6) for p in times.phases},
+    )
+
+
+# ---------------------------------------------------------------- the comparison
+
+SECTIONS = ("environment", "frames", "graph_breaks", "recompiles", "graphs", "compile_time", "caches", "failures",
+            "dynamic_shapes")
+SECTION_LABELS = {
+    "environment": "Torch version & config",
+    "frames": "Frames compiled",
+    "graph_breaks": "Graph breaks",
+    "recompiles": "Compiles & recompiles",
+    "graphs": "Graphs & kernels",
+    "compile_time": "Compile time",
+    "caches": "Caches",
+    "failures": "Failures",
+    "dynamic_shapes": "Dynamic shapes",
+}
+
+
+@dataclass
+class Change:
+    section: str  # a key of SECTION_LABELS
+    kind: str  # "added" | "removed" | "changed" | "moved"
+    title: str  # one line, for people
+    frame: str | None = None  # frame key, when the change belongs to one frame
+    a: Any = None  # the value in A (None: absent)
+    b: Any = None  # the value in B
+    detail: dict[str, Any] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"section": self.section, "kind": self.kind, "title": self.title, "frame": self.frame,
+                "a": self.a, "b": self.b, "detail": self.detail}
+
+
+@dataclass
+class RunDiff:
+    a: RunFacts
+    b: RunFacts
+    threshold: TimeThreshold
+    changes: list[Change] = field(default_factory=list)
+    matched_frames: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)  # differences judged noise, said once so nobody wonders
+
+    def __bool__(self) -> bool:
+        return bool(self.changes)
+
+    def sections(self) -> dict[str, list[Change]]:
+        out: dict[str, list[Change]] = {}
+        for change in self.changes:
+            out.setdefault(change.section, []).append(change)
+        return {s: out[s] for s in SECTIONS if s in out}
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "schema_version": SCHEMA_VERSION,
+            "a": {"source": self.a.source, "torch_version": self.a.torch_version, "compile_time_s": self.a.compile_time_s,
+                  "frames": len(self.a.frames), "compiles": sum(len(f.compile_ids) for f in self.a.frames.values())},
+            "b": {"source": self.b.source, "torch_version": self.b.torch_version, "compile_time_s": self.b.compile_time_s,
+                  "frames": len(self.b.frames), "compiles": sum(len(f.compile_ids) for f in self.b.frames.values())},
+            "threshold": {"seconds": self.threshold.seconds, "ratio": self.threshold.ratio},
+            "changed": bool(self.changes),
+            "sections": sorted({c.section for c in self.changes}, key=SECTIONS.index),
+            "matched_frames": self.matched_frames,
+            "notes": self.notes,
+            "changes": [c.to_json() for c in self.changes],
+        }
+
+
+def short_path(path: str | None) -> str:
+    """The file name of a path, for one-line messages."""
+    return path.rsplit("/", 1)[-1] if path else "?"
+
+
+_short = short_path
+
+
+def _frame_label(f: FrameFacts) -> str:
+    return f"{f.function or '?'} ({_short(f.filename)}:{f.first_line if f.first_line is not None else '?'})"
+
+
+def _multiset_diff(a: list, b: list) -> tuple[list, list]:
+    ca, cb = Counter(a), Counter(b)
+    return list((ca - cb).elements()), list((cb - ca).elements())
+
+
+def _node_key(node: list) -> tuple:
+    return (node[0], node[1], node[2])
+
+
+def _diff_nodes(nodes_a: list[list], nodes_b: list[list]) -> dict[str, list] | None:
+    """Nodes added, removed or retargeted between two graphs, matched by (op, target, user line)."""
+    removed, added = _multiset_diff([_node_key(n) for n in nodes_a], [_node_key(n) for n in nodes_b])
+    # Same op at the same user line with another target: retargeted, not one removed and one added.
+    retargeted = []
+    for r in list(removed):
+        match = next((x for x in added if x[0] == r[0] and x[2] == r[2] and x[2] is not None), None)
+        if match is not None:
+            removed.remove(r)
+            added.remove(match)
+            retargeted.append({"op": r[0], "from": r[1], "to": match[1], "line": r[2]})
+    if not (added or removed or retargeted):
+        return None
+    code_of = {_node_key(n): n[3] for n in nodes_a + nodes_b}
+    as_dict = lambda n: {"op": n[0], "target": n[1], "line": n[2], "code": code_of.get(n)}  # noqa: E731
+    return {"added": [as_dict(n) for n in added], "removed": [as_dict(n) for n in removed], "retargeted": retargeted}
+
+
+def _diff_graphs(label: str, key: str, fa: FrameFacts, fb: FrameFacts) -> list[Change]:
+    """Graph i of the frame in A against graph i in B; graphs beyond the shorter side are counted."""
+    out: list[Change] = []
+    for i in range(min(len(fa.graphs), len(fb.graphs))):
+        nodes = _diff_nodes(fa.graphs[i].nodes, fb.graphs[i].nodes)
+        if nodes is not None:
+            parts = [f"{len(v)} {w}" for w, v in nodes.items() if v]
+            cids = (fa.compile_ids[i] if i < len(fa.compile_ids) else "?", fb.compile_ids[i] if i < len(fb.compile_ids) else "?")
+            out.append(Change("graphs", "changed", f"{label}: graph {cids[0]} → {cids[1]}: FX nodes {', '.join(parts)}", key,
+                              len(fa.graphs[i].nodes), len(fb.graphs[i].nodes),
+                              {"graph": i, "compile_a": cids[0], "compile_b": cids[1], **nodes}))
+    if len(fa.graphs) != len(fb.graphs):
+        out.append(Change("graphs", "changed", f"{label}: {len(fa.graphs)} → {len(fb.graphs)} graphs", key,
+                          len(fa.graphs), len(fb.graphs)))
+
+    def kernel_total(f: FrameFacts, attr: str) -> dict[str, int] | None:
+        known = [getattr(g, attr) for g in f.graphs if getattr(g, attr) is not None]
+        if not known or len(known) != len(f.graphs):
+            return None  # some graph's output code is not in the log (served from cache): unknown, not zero
+        total: Counter = Counter()
+        for k in known:
+            total.update(k)
+        return dict(total)
+
+    for attr, what in (("kernels", "generated kernels"), ("extern_kernels", "extern kernel calls")):
+        ka, kb = kernel_total(fa, attr), kernel_total(fb, attr)
+        if ka is not None and kb is not None and ka != kb:
+            out.append(Change("graphs", "changed", f"{label}: {what} {sum(ka.values())} → {sum(kb.values())}", key,
+                              ka, kb))
+    return out
+
+
+def _frame_detail(facts: RunFacts, f: FrameFacts) -> dict[str, Any]:
+    """What a frame compiled in one run only brings with it."""
+    return {"compile_ids": f.compile_ids, "recompiles": f.recompiles, "caches": f.caches,
+            "graph_nodes": [len(g.nodes) for g in f.graphs],
+            "symbols": [s["source"] for s in facts.symbols if s.get("frame") == f.key],
+            "compile_s": round(sum(f.compile_s), 6)}
+
+
+def _break_key(b: dict) -> tuple:
+    return (b["reason"], b["file"], b["line"])
+
+
+def diff_runs(a: RunFacts, b: RunFacts, threshold: TimeThreshold = TimeThreshold()) -> RunDiff:
+    result = RunDiff(a, b, threshold)
+    changes = result.changes
+
+    # Environment: torch version, then config keys whose values differ.
+    if a.torch_version != b.torch_version and a.torch_version and b.torch_version:
+        changes.append(Change("environment", "changed", f"torch {a.torch_version} → {b.torch_version}", None,
+                              a.torch_version, b.torch_version))
+    if a.config and b.config:
+        for key in sorted(set(a.config) | set(b.config)):
+            va, vb = a.config.get(key), b.config.get(key)
+            if va != vb:
+                kind = "added" if va is None else "removed" if vb is None else "changed"
+                changes.append(Change("environment", kind, f"config {key}: {va if va is not None else '(absent)'} → "
+                                      f"{vb if vb is not None else '(absent)'}", None, va, vb))
+
+    # Frames.
+    only_a = [k for k in a.frames if k not in b.frames]
+    only_b = [k for k in b.frames if k not in a.frames]
+    result.matched_frames = [k for k in a.frames if k in b.frames]
+    for k in only_a:
+        f = a.frames[k]
+        changes.append(Change("frames", "removed", f"{_frame_label(f)} compiled only in A ({len(f.compile_ids)} compiles)",
+                              k, len(f.compile_ids), None, _frame_detail(a, f)))
+    for k in only_b:
+        f = b.frames[k]
+        changes.append(Change("frames", "added", f"{_frame_label(f)} compiled only in B ({len(f.compile_ids)} compiles)",
+                              k, None, len(f.compile_ids), _frame_detail(b, f)))
+
+    # Per matched frame: compiles, recompiles, new guard failures, statuses, graphs.
+    for k in result.matched_frames:
+        fa, fb = a.frames[k], b.frames[k]
+        label = _frame_label(fa)
+        if len(fa.compile_ids) != len(fb.compile_ids):
+            gone, new = _multiset_diff(fa.guard_failures, fb.guard_failures)
+            changes.append(Change(
+                "recompiles", "changed",
+                f"{label}: {len(fa.compile_ids)} → {len(fb.compile_ids)} compiles ({fa.recompiles} → {fb.recompiles} recompiles)",
+                k, len(fa.compile_ids), len(fb.compile_ids),
+                {"recompiles_a": fa.recompiles, "recompiles_b": fb.recompiles,
+                 "new_guard_failures": new, "gone_guard_failures": gone}))
+        else:
+            gone, new = _multiset_diff(fa.guard_failures, fb.guard_failures)
+            if new or gone:
+                changes.append(Change("recompiles", "changed", f"{label}: recompiles for another guard", k,
+                                      fa.guard_failures, fb.guard_failures,
+                                      {"new_guard_failures": new, "gone_guard_failures": gone}))
+        sa, sb = Counter(fa.statuses), Counter(fb.statuses)
+        if sa != sb and len(fa.compile_ids) == len(fb.compile_ids):
+            changes.append(Change("recompiles", "changed", f"{label}: outcomes {dict(sa)} → {dict(sb)}", k,
+                                  dict(sa), dict(sb)))
+        changes.extend(_diff_graphs(label, k, fa, fb))
+
+    # Graph breaks: added, removed, moved (same reason in the same function, another line).
+    ka = {_break_key(x): x for x in a.graph_breaks}
+    kb = {_break_key(x): x for x in b.graph_breaks}
+    removed = [ka[k] for k in ka if k not in kb]
+    added = [kb[k] for k in kb if k not in ka]
+    for r in list(removed):
+        match = next((x for x in added if x["reason"] == r["reason"] and x["file"] == r["file"]
+                      and (x["function"] == r["function"] or (x["code"] and x["code"] == r["code"]))), None)
+        if match is not None:
+            removed.remove(r)
+            added.remove(match)
+            changes.append(Change("graph_breaks", "moved",
+                                  f"graph break moved: {r['reason']} ({_short(r['file'])}:{r['line']} → {match['line']})",
+                                  None, r, match))
+    for x in removed:
+        changes.append(Change("graph_breaks", "removed", f"graph break gone: {x['reason']} at {_short(x['file'])}:{x['line']}",
+                              None, x, None))
+    for x in added:
+        changes.append(Change("graph_breaks", "added", f"new graph break: {x['reason']} at {_short(x['file'])}:{x['line']}",
+                              None, None, x))
+    for k in set(ka) & set(kb):
+        if ka[k]["count"] != kb[k]["count"]:
+            changes.append(Change("graph_breaks", "changed", f"graph break {k[0]} at {_short(k[1])}:{k[2]}: hit "
+                                  f"{ka[k]['count']} → {kb[k]['count']} times", None, ka[k]["count"], kb[k]["count"]))
+
+    # Compile time: total, per phase, and which compiles account for it (only beyond the noise threshold).
+    if threshold.significant(a.compile_time_s, b.compile_time_s):
+        phases = []
+        for phase in sorted(set(a.phases) | set(b.phases), key=list(PHASE_LABELS).index):
+            pa, pb = a.phases.get(phase, 0.0), b.phases.get(phase, 0.0)
+            if threshold.significant(pa, pb):
+                phases.append({"phase": phase, "label": PHASE_LABELS[phase], "a_s": pa, "b_s": pb, "delta_s": round(pb - pa, 6)})
+        compiles = []
+        for k in set(a.frames) | set(b.frames):
+            fa, fb = a.frames.get(k), b.frames.get(k)
+            n = max(len(fa.compile_s) if fa else 0, len(fb.compile_s) if fb else 0)
+            for i in range(n):
+                ta = fa.compile_s[i] if fa and i < len(fa.compile_s) else 0.0
+                tb = fb.compile_s[i] if fb and i < len(fb.compile_s) else 0.0
+                cid_a = fa.compile_ids[i] if fa and i < len(fa.compile_ids) else None
+                cid_b = fb.compile_ids[i] if fb and i < len(fb.compile_ids) else None
+                compiles.append({"frame": k, "compile_a": cid_a, "compile_b": cid_b, "a_s": ta, "b_s": tb,
+                                 "delta_s": round(tb - ta, 6)})
+        compiles.sort(key=lambda c: -abs(c["delta_s"]))
+        changes.append(Change("compile_time", "changed",
+                              f"compile time {a.compile_time_s:.2f}s → {b.compile_time_s:.2f}s "
+                              f"({b.compile_time_s - a.compile_time_s:+.2f}s)", None, a.compile_time_s, b.compile_time_s,
+                              {"phases": phases, "compiles": compiles[:10]}))
+    elif a.compile_time_s != b.compile_time_s:
+        result.notes.append(f"compile time {a.compile_time_s:.2f}s → {b.compile_time_s:.2f}s: within noise "
+                            f"(under {threshold.seconds:g}s or {threshold.ratio:g}x)")
+
+    # Caches: outcomes per cache, of the frames compiled in both runs (a frame compiled in one run only
+    # brings its own lookups; they are listed with it, not as a change of cache behaviour).
+    def cache_totals(facts: RunFacts) -> dict[str, dict[str, int]]:
+        total: dict[str, Counter] = {}
+        for k in result.matched_frames:
+            for cache, outcomes in facts.frames[k].caches.items():
+                total.setdefault(cache, Counter()).update(outcomes)
+        return {c: dict(n) for c, n in total.items()}
+
+    totals_a, totals_b = cache_totals(a), cache_totals(b)
+    for cache in sorted(set(totals_a) | set(totals_b)):
+        ca, cb = totals_a.get(cache, {}), totals_b.get(cache, {})
+        if ca != cb:
+            fmt = lambda c: ", ".join(f"{n} {o}" for o, n in sorted(c.items())) or "no lookups"  # noqa: E731
+            changes.append(Change("caches", "changed", f"{CACHES.get(cache, cache)}: {fmt(ca)} → {fmt(cb)}", None, ca, cb))
+
+    # Failures.
+    key_f = lambda x: (x["frame"], x["type"], x["reason"])  # noqa: E731
+    fa_keys, fb_keys = {key_f(x): x for x in a.failures}, {key_f(x): x for x in b.failures}
+    for k, x in fa_keys.items():
+        if k not in fb_keys:
+            changes.append(Change("failures", "removed", f"failure gone: {x['type']}: {x['reason']}", x["frame"], x, None))
+    for k, x in fb_keys.items():
+        if k not in fa_keys:
+            changes.append(Change("failures", "added", f"new failure: {x['type']}: {x['reason']}", x["frame"], None, x))
+
+    # Dynamic shapes: symbols by source, specializations by sources and value.
+    def matched(x: dict) -> bool:  # decisions inside a frame compiled in one run only belong to that frame's line
+        return x.get("frame") is None or x["frame"] in result.matched_frames
+
+    # A symbol is keyed by its source and line, and by whether the frame's first compile made it
+    # (mark_dynamic, dynamic=True) or a recompile did (automatic dynamic, after a size changed).
+    sym_a = [(s["source"], s["file"], s["line"], s.get("first_compile")) for s in a.symbols if matched(s)]
+    sym_b = [(s["source"], s["file"], s["line"], s.get("first_compile")) for s in b.symbols if matched(s)]
+    gone, new = _multiset_diff(sym_a, sym_b)
+    when = lambda first: "from the first compile" if first else "after a recompile"  # noqa: E731
+    for s in list(gone):
+        other = next((x for x in new if x[:3] == s[:3]), None)
+        if other is not None:
+            gone.remove(s)
+            new.remove(other)
+            changes.append(Change("dynamic_shapes", "changed", f"{s[0]} dynamic {when(other[3])} (was {when(s[3])}; "
+                                  f"at {_short(s[1])}:{s[2]})", None, {"source": s[0], "first_compile": s[3]},
+                                  {"source": s[0], "first_compile": other[3]}))
+    for s in gone:
+        changes.append(Change("dynamic_shapes", "removed", f"no dynamic symbol for {s[0]} (at {_short(s[1])}:{s[2]})", None,
+                              {"source": s[0], "file": s[1], "line": s[2]}, None))
+    for s in new:
+        changes.append(Change("dynamic_shapes", "added", f"new dynamic symbol for {s[0]} (at {_short(s[1])}:{s[2]})", None,
+                              None, {"source": s[0], "file": s[1], "line": s[2]}))
+    spec_a = [(tuple(s["sources"]), s["value"], s["file"], s["line"]) for s in a.specializations if matched(s)]
+    spec_b = [(tuple(s["sources"]), s["value"], s["file"], s["line"]) for s in b.specializations if matched(s)]
+    gone, new = _multiset_diff(spec_a, spec_b)
+    for s in gone:
+        changes.append(Change("dynamic_shapes", "removed", f"no longer specialized: {', '.join(s[0])} = {s[1]}", None,
+                              {"sources": list(s[0]), "value": s[1], "file": s[2], "line": s[3]}, None))
+    for s in new:
+        changes.append(Change("dynamic_shapes", "added", f"specialized: {', '.join(s[0])} = {s[1]} (at {_short(s[2])}:{s[3]})",
+                              None, None, {"sources": list(s[0]), "value": s[1], "file": s[2], "line": s[3]}))
+    return result
+
+
+@dataclass
+class DiffReport:
+    """A diff of two runs: one RunDiff per rank (a single log: one, rank None)."""
+
+    source_a: str
+    source_b: str
+    ranks: list[tuple[int | None, RunDiff]]
+    ranks_only_a: list[int] = field(default_factory=list)
+    ranks_only_b: list[int] = field(default_factory=list)
+
+    @property
+    def changed(self) -> bool:
+        return bool(self.ranks_only_a or self.ranks_only_b or any(d for _, d in self.ranks))
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "schema_version": SCHEMA_VERSION,
+            "a": self.source_a,
+            "b": self.source_b,
+            "changed": self.changed,
+            "ranks_only_a": self.ranks_only_a,
+            "ranks_only_b": self.ranks_only_b,
+            "ranks": [{"rank": rank, **d.to_json()} for rank, d in self.ranks],
+        }
+
+
+def diff_report(source_a: str, source_b: str, facts_a: dict[int | None, RunFacts], facts_b: dict[int | None, RunFacts],
+                threshold: TimeThreshold = TimeThreshold()) -> DiffReport:
+    """Ranks matched by number; a single log on either side is compared with rank 0 (or the only rank) of the other."""
+    if len(facts_a) == 1 and len(facts_b) == 1:
+        (ra, fa), (rb, fb) = next(iter(facts_a.items())), next(iter(facts_b.items()))
+        return DiffReport(source_a, source_b, [(ra if ra == rb else None, diff_runs(fa, fb, threshold))])
+    # One log against a directory of ranks: the log stands for the lowest rank of the other side.
+    if list(facts_a) == [None]:
+        facts_a = {min(facts_b, key=lambda r: r or 0): facts_a[None]}
+    elif list(facts_b) == [None]:
+        facts_b = {min(facts_a, key=lambda r: r or 0): facts_b[None]}
+    ranks = [r for r in facts_a if r in facts_b]
+    return DiffReport(source_a, source_b, [(r, diff_runs(facts_a[r], facts_b[r], threshold)) for r in sorted(ranks, key=lambda r: r or 0)],
+                      sorted(r for r in facts_a if r not in facts_b and r is not None),
+                      sorted(r for r in facts_b if r not in facts_a and r is not None))

@@ -1,0 +1,75 @@
+"""`compilescope check LOG [rules] [--baseline LOG] [--junit FILE]`: a compile-health gate for CI.
+
+Exit status: 0 every rule holds; 1 some rule is violated (one line each on stdout);
+2 bad input. Without any rule, --no-failures is checked (a failed compile is never healthy).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+import orjson
+
+from ..analyses.check import Rules, evaluate
+from ..errors import CompilescopeError
+from .diff import read_side
+
+
+class CheckCommand:
+    """Check a run against compile-health rules (and against a baseline run); exit 1 with one line per violated rule."""
+
+    name = "check"
+
+    def prepare_parser(self, parser: argparse.ArgumentParser) -> None:
+        parser.add_argument("log", help="the run to check: a log, a directory, or a directory of rank logs")
+        parser.add_argument("--max-graph-breaks", type=int, metavar="N", help="fail with more than N distinct graph breaks")
+        parser.add_argument("--max-recompiles", type=int, metavar="N", help="fail with more than N recompiles")
+        parser.add_argument("--no-failures", action="store_true", help="fail if any compile failed")
+        parser.add_argument("--max-compile-seconds", type=float, metavar="S", help="fail if compiling took more than S seconds")
+        parser.add_argument("--baseline", metavar="LOG", help="fail on regressions against this run: a new graph break, "
+                            "more recompiles, a new failure, compile time up by more than the margin")
+        parser.add_argument("--time-margin", type=float, default=Rules.time_margin, metavar="F",
+                            help=f"with --baseline: compile time may grow by this fraction (default {Rules.time_margin:g})")
+        parser.add_argument("--time-min-seconds", type=float, default=Rules.time_min_seconds, metavar="S",
+                            help=f"... and by at least S seconds before it counts (default {Rules.time_min_seconds:g})")
+        parser.add_argument("--junit", metavar="FILE", help="write the results as JUnit XML (one test case per rule)")
+        parser.add_argument("--json", action="store_true", help="print the results as JSON")
+
+    def run(self, args: argparse.Namespace) -> int:
+        for name in ("max_graph_breaks", "max_recompiles"):
+            if getattr(args, name) is not None and getattr(args, name) < 0:
+                raise CompilescopeError(f"--{name.replace('_', '-')} must be 0 or more")
+        if args.time_margin < 0 or args.time_min_seconds < 0:
+            raise CompilescopeError("--time-margin and --time-min-seconds must be 0 or more")
+        rules = Rules(args.max_graph_breaks, args.max_recompiles, args.no_failures, args.max_compile_seconds,
+                      args.time_margin, args.time_min_seconds)
+        if not (args.no_failures or args.baseline) and all(
+                v is None for v in (args.max_graph_breaks, args.max_recompiles, args.max_compile_seconds)):
+            rules.no_failures = True
+        baseline = read_side(args.baseline) if args.baseline else None
+        results = evaluate(read_side(args.log), rules, baseline)
+        if args.junit:
+            from ..render.junit import junit_xml
+
+            self._write(args.junit, junit_xml(results, os.path.abspath(args.log)))
+        failed = [r for r in results if not r.passed]
+        if args.json:
+            doc = {"log": os.path.abspath(args.log), "baseline": os.path.abspath(args.baseline) if args.baseline else None,
+                   "passed": not failed, "rules": [r.to_json() for r in results]}
+            sys.stdout.write(orjson.dumps(doc, option=orjson.OPT_INDENT_2).decode() + "\n")
+        else:
+            for r in failed:
+                print(r.message)
+            if not failed:
+                print(f"compilescope check: {len(results)} rule{'' if len(results) == 1 else 's'} passed")
+        return 1 if failed else 0
+
+    @staticmethod
+    def _write(path: str, content: bytes) -> None:
+        try:
+            with open(path, "wb") as f:
+                f.write(content)
+        except OSError as exc:
+            raise CompilescopeError(f"cannot write {path}: {exc.strerror or exc}") from None

@@ -1,0 +1,101 @@
+"""`compilescope diff A B`: what changed between two runs (terminal, --json, or -o OUT for an HTML page).
+
+A and B are logs, directories of logs (the newest is read), or directories of
+rank logs (compared rank by rank). With -o, OUT holds the diff page (index.html)
+and the report of each side (a/, b/), which the diff page links into.
+Exit status, as diff(1): 0 no change, 1 changes, 2 bad input.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+import orjson
+
+from ..analyses import analyze
+from ..analyses.diff import DiffReport, RunFacts, TimeThreshold, diff_report, run_facts
+from ..ingest.discover import discover
+from ..ingest.rank_logs import find_rank_logs, holds_several_ranks
+from ..ingest.reader import read_trace
+from ..render.options import ReportOptions
+from ..output import OutputDir
+
+
+def side_logs(path: str) -> list[tuple[int | None, str]]:
+    """(rank, log) of one side: each rank of a multi-rank directory, else the one log (a directory's newest)."""
+    if holds_several_ranks(path):
+        return [(log.rank, log.path) for log in find_rank_logs(path).logs]
+    found = discover(path)
+    if found.note:
+        print(f"compilescope: {found.note}", file=sys.stderr)
+    return [(None, found.chosen)]
+
+
+def read_side(path: str, report_dir: str | None = None, overwrite: bool = False) -> dict[int | None, RunFacts]:
+    """The facts of every rank of one side; with report_dir, each rank's report is written there too."""
+    from ..worker import write_report  # here: it imports the HTML renderer, needed only with -o
+
+    facts: dict[int | None, RunFacts] = {}
+    logs = side_logs(path)
+    for rank, log in logs:
+        with read_trace(log) as trace:
+            results = analyze(trace)
+            facts[rank] = run_facts(trace, results.statuses)
+            if report_dir is not None:
+                out = report_dir if len(logs) == 1 else os.path.join(report_dir, f"rank_{rank}")
+                write_report(trace, out, overwrite, ReportOptions(), results)
+    return facts
+
+
+def add_threshold_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--time-threshold", type=float, default=TimeThreshold.seconds, metavar="S",
+                        help=f"compile-time differences under S seconds are noise (default {TimeThreshold.seconds})")
+    parser.add_argument("--time-ratio", type=float, default=TimeThreshold.ratio, metavar="R",
+                        help=f"... and so are those where the slower side is under R times the faster (default {TimeThreshold.ratio})")
+
+
+class DiffCommand:
+    """Compare two runs: frames, graph breaks, recompiles, graphs, compile time, caches, failures, dynamic shapes."""
+
+    name = "diff"
+
+    def prepare_parser(self, parser: argparse.ArgumentParser) -> None:
+        parser.add_argument("a", help="the first run (the baseline): a log, a directory, or a directory of rank logs")
+        parser.add_argument("b", help="the second run")
+        parser.add_argument("-o", "--out", help="write the HTML diff page and both reports to this directory")
+        parser.add_argument("--overwrite", action="store_true", help="replace OUT if it exists")
+        parser.add_argument("--json", action="store_true", help="print the diff as JSON (docs/diff-schema.md)")
+        parser.add_argument("--no-browser", action="store_true", help="with -o: do not open the page")
+        add_threshold_arguments(parser)
+
+    def run(self, args: argparse.Namespace) -> int:
+        threshold = TimeThreshold(args.time_threshold, args.time_ratio)
+        output = OutputDir(args.out, args.overwrite, keep=[args.a, args.b]) if args.out else None
+        sides = []
+        for name, path in (("a", args.a), ("b", args.b)):
+            sides.append(read_side(path, os.path.join(output.path, name) if output else None, True))
+        report = diff_report(os.path.abspath(args.a), os.path.abspath(args.b), sides[0], sides[1], threshold)
+        if output is not None:
+            from ..render.html.diff import diff_page
+
+            output.write("index.html", diff_page(report, "a/", "b/"))
+            output.write("diff.json", orjson.dumps(report.to_json(), option=orjson.OPT_INDENT_2))
+        if args.json:
+            sys.stdout.write(orjson.dumps(report.to_json(), option=orjson.OPT_INDENT_2).decode() + "\n")
+        else:
+            from ..render.diff import print_diff
+            from .summary import default_console
+
+            print_diff(report, default_console())
+            if output is not None:
+                print(f"Wrote the diff to {os.path.join(output.path, 'index.html')}")
+        if output is not None and not args.no_browser:
+            from .browser import open_browser
+
+            open_browser(os.path.join(output.path, "index.html"))
+        return 1 if report.changed else 0
+
+
+__all__ = ["DiffCommand", "DiffReport", "read_side", "side_logs", "add_threshold_arguments"]

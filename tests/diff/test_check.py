@@ -1,0 +1,125 @@
+"""compilescope check: 0 on a clean run, 1 with one line per violated rule, JUnit XML with a test case per rule."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from ..conftest import run_cli, skip_or_fail
+from .helpers import log, rank_dir
+
+
+def lines(text: str) -> list[str]:
+    return [line for line in text.splitlines() if line.strip()]
+
+
+def test_clean_run_passes_every_rule(capsys):
+    # The two runs of one program took 30.3s and 44.1s to compile on a shared machine (another generation of
+    # these fixtures: 16.2s and 37.6s): a CI gate on such a machine needs a wide margin.
+    rc = run_cli("check", log("base"), "--max-graph-breaks", "0", "--max-recompiles", "1", "--no-failures",
+                 "--max-compile-seconds", "600", "--baseline", log("base_again"), "--time-margin", "2")
+    out = capsys.readouterr().out
+    assert rc == 0, out
+    assert lines(out) == ["compilescope check: 8 rules passed"]
+
+
+def test_without_rules_failures_are_checked(capsys):
+    assert run_cli("check", log("base")) == 0
+    assert "1 rule passed" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("flags, message", [
+    (["--max-graph-breaks", "0"], "max-graph-breaks: 1 distinct graph break, at most 0 allowed"),
+    (["--max-recompiles", "1"], "max-recompiles: 2 recompiles, at most 1 allowed"),
+    (["--max-compile-seconds", "1"], "max-compile-seconds: compile time 45.32s, at most 1s allowed"),
+])
+def test_each_absolute_rule_fails_with_its_message(flags, message, capsys):
+    assert run_cli("check", log("break"), *flags) == 1
+    assert lines(capsys.readouterr().out) == [message]
+
+
+def test_no_failures_rule(capsys, tmp_path):
+    failing = log("base").parent / "compile_error_fallback.log"
+    assert run_cli("check", failing, "--no-failures") == 1
+    [line] = lines(capsys.readouterr().out)
+    assert line.startswith("no-failures: 1 failed compile, none allowed")
+
+
+def test_baseline_regressions(capsys):
+    # A new graph break and more recompiles than the baseline.
+    assert run_cli("check", log("break"), "--baseline", log("base")) == 1
+    assert lines(capsys.readouterr().out) == [
+        "baseline-graph-breaks: new graph break: Call to `torch._dynamo.graph_break()` at diff_pair.py:33",
+        "baseline-recompiles: 1 → 2 recompiles",
+    ]
+    # Compile time up by more than the margin (the warm cache as the baseline of the cold run).
+    assert run_cli("check", log("cold"), "--baseline", log("warm")) == 1
+    assert lines(capsys.readouterr().out) == ["baseline-compile-time: compile time 1.42s → 8.27s (+484%)"]
+    assert run_cli("check", log("base"), "--baseline", log("base_again"), "--time-margin", "0.2") == 1
+    assert lines(capsys.readouterr().out) == ["baseline-compile-time: compile time 30.25s → 44.13s (+46%)"]
+    # A compile that fails where the baseline's did not.
+    assert run_cli("check", log("fail"), "--baseline", log("base")) == 1
+    assert lines(capsys.readouterr().out) == [
+        "baseline-failures: new failure: InductorError: CppCompileError: C++ compile error"]
+    # Fewer recompiles and a faster compile are no regression.
+    assert run_cli("check", log("dynamic"), "--baseline", log("base")) == 0
+    assert run_cli("check", log("warm"), "--baseline", log("cold"), "--time-margin", "0.1") == 0
+
+
+def test_junit_has_one_test_case_per_rule(tmp_path, capsys):
+    try:
+        from junitparser import Failure, JUnitXml
+    except ImportError:
+        skip_or_fail("junitparser not installed (pip install -e '.[test]')")
+    junit = tmp_path / "check.xml"
+    rc = run_cli("check", log("break"), "--max-graph-breaks", "0", "--max-recompiles", "5", "--no-failures",
+                 "--max-compile-seconds", "600", "--baseline", log("base"), "--junit", junit)
+    assert rc == 1
+    capsys.readouterr()
+    xml = JUnitXml.fromfile(str(junit))
+    cases = {case.name: case for suite in xml for case in suite}
+    assert sorted(cases) == sorted(["max-graph-breaks", "max-recompiles", "no-failures", "max-compile-seconds",
+                                    "baseline-graph-breaks", "baseline-recompiles", "baseline-compile-time",
+                                    "baseline-failures"])
+    failed = {name for name, case in cases.items() if any(isinstance(r, Failure) for r in case.result)}
+    assert failed == {"max-graph-breaks", "baseline-graph-breaks", "baseline-recompiles"}
+    [failure] = cases["max-graph-breaks"].result
+    assert failure.message == "max-graph-breaks: 1 distinct graph break, at most 0 allowed"
+    assert "Call to `torch._dynamo.graph_break()` at diff_pair.py:33" in failure.text
+
+
+def test_json_and_bad_input(capsys, tmp_path):
+    assert run_cli("check", log("break"), "--max-graph-breaks", "3", "--json") == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["passed"] is True and [r["rule"] for r in doc["rules"]] == ["max-graph-breaks"]
+    assert run_cli("check", tmp_path / "missing.log") == 2
+    assert run_cli("check", log("base"), "--max-recompiles", "-1") == 2
+
+
+def test_diff_and_check_work_without_torch(tmp_path):
+    """torch made unimportable in the child: neither command needs it."""
+    import subprocess
+    import sys
+
+    code = ("import sys; sys.modules['torch'] = None\n"
+            "from compilescope.cli import main\n"
+            "a, b, out = sys.argv[1:4]\n"
+            "assert main(['diff', a, b, '--json']) == 1\n"
+            "assert main(['diff', a, b, '-o', out, '--no-browser']) == 1\n"
+            "assert main(['check', b, '--max-graph-breaks', '0', '--baseline', a]) == 1\n"
+            "assert 'torch' not in [m for m in sys.modules if sys.modules[m] is not None]\n")
+    proc = subprocess.run([sys.executable, "-c", code, str(log("base")), str(log("break")), str(tmp_path / "out")],
+                          capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+
+
+def test_multi_rank_run_names_the_rank(tmp_path, capsys):
+    rank_dir(tmp_path / "run", ("base", "break"))
+    rank_dir(tmp_path / "baseline", ("base", "base"))
+    assert run_cli("check", tmp_path / "run", "--max-graph-breaks", "0", "--baseline", tmp_path / "baseline") == 1
+    assert lines(capsys.readouterr().out) == [
+        "max-graph-breaks: rank 1: 1 distinct graph break, at most 0 allowed",
+        "baseline-graph-breaks: rank 1: new graph break: Call to `torch._dynamo.graph_break()` at diff_pair.py:33",
+        "baseline-recompiles: rank 1: 1 → 2 recompiles",
+    ]

@@ -1,0 +1,232 @@
+"""compilescope diff on real torch 2.13 pairs: each names exactly its change, and two runs of one program none."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+
+from compilescope.analyses.diff import RunFacts, TimeThreshold, diff_runs, graph_nodes
+
+from ..conftest import run_cli
+from .helpers import diff, facts, log, rank_dir
+
+
+def sections(d) -> set[str]:
+    return {c.section for c in d.changes}
+
+
+def test_two_runs_of_the_same_program_show_no_change():
+    d = diff("base", "base_again")
+    assert d.changes == []
+    assert d.matched_frames and all(k.endswith(" f") for k in d.matched_frames)
+    # Their compile times do differ (a shared machine): said as noise, not as a change.
+    assert facts("base").compile_time_s != facts("base_again").compile_time_s
+    assert any("within noise" in n for n in d.notes)
+
+
+def test_every_log_against_itself_shows_no_change():
+    for name in ("break", "dynamic", "config", "cold", "warm"):
+        assert diff(name, name).changes == [], name
+
+
+def test_added_graph_break_is_named_with_its_reason_line_and_new_frame():
+    d = diff("base", "break")
+    assert sections(d) == {"frames", "graph_breaks", "recompiles", "graphs"}
+    [gb] = [c for c in d.changes if c.section == "graph_breaks"]
+    assert gb.kind == "added"
+    assert gb.b["reason"] == "Call to `torch._dynamo.graph_break()`"
+    assert gb.b["file"].endswith("diff_pair.py") and gb.b["line"] == 33
+    [frame] = [c for c in d.changes if c.section == "frames"]
+    assert frame.kind == "added" and "torch_dynamo_resume_in_f_at_33" in frame.title
+    # The new frame brings its own cache lookups and dynamic symbol: listed with it, not as changes of their own.
+    assert frame.detail["caches"] == {"aotautograd_cache": {"miss": 2}, "fx_graph_cache": {"miss": 2}}
+    assert frame.detail["symbols"] == ["L['y'].size()[0]"]
+    # f now ends at the break: relu and + moved out of its graphs (matched by op, target and user line).
+    node_changes = [c for c in d.changes if c.section == "graphs" and "removed" in c.detail]
+    assert len(node_changes) == 2
+    for c in node_changes:
+        assert [(n["op"], n["target"], n["line"].rsplit("/", 1)[-1]) for n in c.detail["removed"]] == [
+            ("call_function", "torch.relu", "diff_pair.py:34"), ("call_function", "operator +", "diff_pair.py:34")]
+        assert c.detail["added"] == [] and c.detail["retargeted"] == []
+    kernels = [c for c in d.changes if "generated kernels" in c.title]
+    assert [(c.a, c.b) for c in kernels] == [({"cpp_pybinding": 4}, {"cpp_pybinding": 2})]
+    [outcome] = [c for c in d.changes if c.section == "recompiles"]
+    assert outcome.a == {"ok": 2} and outcome.b == {"break": 2}
+
+
+def test_removed_graph_break_is_the_mirror_image():
+    d = diff("break", "base")
+    assert sections(d) == {"frames", "graph_breaks", "recompiles", "graphs"}
+    assert [c.kind for c in d.changes if c.section == "graph_breaks"] == ["removed"]
+    assert [c.kind for c in d.changes if c.section == "frames"] == ["removed"]
+
+
+def test_mark_dynamic_removes_the_recompile_and_its_guard_failure():
+    d = diff("base", "dynamic")
+    # Compile time may or may not pass the noise threshold (one compile fewer): allowed, never required.
+    assert sections(d) - {"compile_time"} == {"recompiles", "graphs", "caches", "dynamic_shapes"}
+    [rec] = [c for c in d.changes if c.section == "recompiles"]
+    assert (rec.a, rec.b) == (2, 1)
+    assert rec.detail["gone_guard_failures"] == ["tensor 'x' size mismatch at index 0. expected 4, actual 6"]
+    assert rec.detail["new_guard_failures"] == []
+    [shape] = [c for c in d.changes if c.section == "dynamic_shapes"]
+    assert shape.kind == "changed" and shape.a == {"source": "L['x'].size()[0]", "first_compile": False}
+    assert shape.b == {"source": "L['x'].size()[0]", "first_compile": True}
+    # The first graph now takes the size as a symbol (its generated name, s77 or s0, is masked).
+    [nodes] = [c for c in d.changes if c.section == "graphs" and "added" in c.detail]
+    assert [(n["op"], n["target"]) for n in nodes.detail["added"]] == [("placeholder", "s#")]
+    caches = {c.title.split(":")[0]: (c.a, c.b) for c in d.changes if c.section == "caches"}
+    assert caches == {"AOTAutograd cache": ({"miss": 2}, {"miss": 1}), "FX graph cache": ({"miss": 2}, {"miss": 1})}
+
+
+def test_config_flag_is_the_only_change():
+    d = diff("base", "config")
+    assert [(c.section, c.kind, c.a, c.b) for c in d.changes] == [
+        ("environment", "changed", "false", "true")]
+    assert "inductor.fallback_random" in d.changes[0].title
+
+
+def test_cold_and_warm_cache():
+    d = diff("cold", "warm")
+    assert sections(d) == {"caches", "compile_time"}
+    caches = {c.title.split(":")[0]: (c.a, c.b) for c in d.changes if c.section == "caches"}
+    assert caches == {"AOTAutograd cache": ({"miss": 1}, {"hit": 1}), "FX graph cache": ({"miss": 1}, {"hit": 1})}
+    [time] = [c for c in d.changes if c.section == "compile_time"]
+    assert time.b < time.a
+    # Which compile accounts for it, and in which phase the time went.
+    assert time.detail["compiles"][0]["compile_a"] == "[0/0]" and time.detail["compiles"][0]["delta_s"] < 0
+    assert "kernel_compile" in {p["phase"] for p in time.detail["phases"]}
+    # The warm run logged no output code: its kernels are unknown, which is not a change.
+    assert not [c for c in d.changes if c.section == "graphs"]
+
+
+def test_threshold_decides_what_timing_is_noise():
+    a, b = facts("base"), facts("base_again")
+    assert not diff_runs(a, b).changes
+    strict = diff_runs(a, b, TimeThreshold(seconds=0.1, ratio=1.1))
+    assert sections(strict) == {"compile_time"}
+
+
+def test_ids_and_hashes_differ_while_content_is_the_same():
+    a = facts("base")
+    b = RunFacts.from_json(json.loads(json.dumps(a.to_json())))
+    for frame in b.frames.values():  # other compile ids and report directories
+        frame.compile_ids = [re.sub(r"\[(\d+)/", lambda m: f"[{int(m[1]) + 7}/", c) for c in frame.compile_ids]
+        frame.dirs = [d + "_x" for d in frame.dirs]
+    assert diff_runs(a, b).changes == []
+
+
+def test_graph_nodes_ignore_generated_names():
+    one = ('class GraphModule(torch.nn.Module):\n    def forward(self, s77: "Sym(s77)", L_x_: "f32[s77, 8]"):\n'
+           '        l_x_ = L_x_\n        # File: /p/m.py:3 in f, code: y = x.sin()\n'
+           '        sin: "f32[s77, 8]" = torch.sin(l_x_);  l_x_ = None\n        add_3: "f32[s77, 8]" = sin + 1\n'
+           '        return (add_3,)\n')
+    other = one.replace("s77", "s0").replace("add_3", "add").replace("sin:", "sin_1:").replace("= sin +", "= sin_1 +")
+    assert graph_nodes(one) == graph_nodes(other)
+    assert [n[:3] for n in graph_nodes(one)] == [
+        ["placeholder", "s#", None], ["placeholder", "L_x_", None], ["call_function", "torch.sin", "/p/m.py:3"],
+        ["call_function", "operator +", "/p/m.py:3"], ["output", "output", None]]
+
+
+def test_cli_terminal_json_and_exit_status(capsys):
+    assert run_cli("diff", log("base"), log("base_again")) == 0
+    out = capsys.readouterr().out
+    assert "No change" in out
+    assert run_cli("diff", log("base"), log("break"), "--json") == 1
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["schema_version"] == 1 and doc["changed"] is True
+    [rank] = doc["ranks"]
+    assert rank["rank"] is None
+    assert rank["sections"] == ["frames", "graph_breaks", "recompiles", "graphs"]
+    assert {"section", "kind", "title", "frame", "a", "b", "detail"} == set(rank["changes"][0])
+    assert run_cli("diff", log("base"), log("config")) == 1
+    out = capsys.readouterr().out
+    assert "config inductor.fallback_random: false → true" in out
+
+
+def test_html_page_links_into_both_reports(tmp_path):
+    out = tmp_path / "d"
+    assert run_cli("diff", log("base"), log("break"), "-o", out, "--no-browser") == 1
+    page = (out / "index.html").read_text()
+    assert (out / "a" / "index.html").is_file() and (out / "b" / "index.html").is_file()
+    links = re.findall(r'href="([ab]/[^"]+)"', page)
+    assert "a/index.html" in links and "b/index.html" in links
+    compile_links = [link for link in links if link.count("/") == 2]
+    assert compile_links and all((out / link).is_file() for link in compile_links)
+    assert "torch_dynamo_resume_in_f_at_33" in page and "Graph breaks" in page
+    assert json.loads((out / "diff.json").read_text())["changed"] is True
+
+
+def test_multi_rank_directories_are_compared_rank_by_rank(tmp_path, capsys):
+    a, b = tmp_path / "a", tmp_path / "b"
+    rank_dir(a, ("base", "cold"))
+    rank_dir(b, ("break", "cold"))
+    assert run_cli("diff", a, b, "--json") == 1
+    doc = json.loads(capsys.readouterr().out)
+    assert [r["rank"] for r in doc["ranks"]] == [0, 1]
+    assert "graph_breaks" in doc["ranks"][0]["sections"]
+    assert doc["ranks"][1]["changes"] == []
+    # One log against a directory of ranks: compared with rank 0, the other ranks are on one side only.
+    assert run_cli("diff", log("base"), b, "--json") == 1
+    doc = json.loads(capsys.readouterr().out)
+    assert [r["rank"] for r in doc["ranks"]] == [0] and doc["ranks_only_b"] == [1]
+    assert "graph_breaks" in doc["ranks"][0]["sections"]
+
+
+def test_bad_input_is_one_line(tmp_path, capsys):
+    assert run_cli("diff", tmp_path / "nope.log", log("base")) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "no such file" in err
+
+
+@pytest.mark.parametrize("name", ["base", "break"])
+def test_facts_round_trip_through_json(name):
+    f = facts(name)
+    assert RunFacts.from_json(json.loads(json.dumps(f.to_json()))) == f
+
+
+def test_torch_version_change_is_named(tmp_path):
+    """The same log as if another torch had written it (version edited in place; its md5 no longer matches)."""
+    import gzip
+
+    text = gzip.decompress(log("base").read_bytes()).decode()
+    assert text.count("2.13.0+cpu") >= 2
+    edited = tmp_path / "edited.log"
+    edited.write_text(text.replace("2.13.0+cpu", "2.14.1+cpu"))
+    from compilescope.analyses.diff import run_facts
+    from compilescope.ingest.reader import read_trace
+
+    with read_trace(str(edited)) as trace:
+        other = run_facts(trace)
+    d = diff_runs(facts("base"), other)
+    assert [(c.section, c.a, c.b) for c in d.changes] == [("environment", "2.13.0+cpu", "2.14.1+cpu")]
+    assert d.changes[0].title == "torch 2.13.0+cpu → 2.14.1+cpu"
+
+
+def test_a_compile_that_starts_failing():
+    """Inductor emits broken C++ (a testing-only flag) and Dynamo falls back to eager (suppress_errors)."""
+    d = diff("base", "fail")
+    assert sections(d) - {"compile_time"} == {"environment", "recompiles", "graphs", "caches", "failures",
+                                              "dynamic_shapes"}
+    assert sorted((c.title.split(":")[0], c.a, c.b) for c in d.changes if c.section == "environment") == [
+        ("config dynamo.suppress_errors", "false", "true"),
+        ("config inductor.cpp.inject_relu_bug_TESTING_ONLY", "null", '"compile_error"')]
+    [failure] = [c for c in d.changes if c.section == "failures"]
+    assert failure.kind == "added" and failure.b["type"] == "InductorError"
+    assert failure.b["reason"].startswith("CppCompileError") and failure.frame.endswith("diff_pair.py:30 f")
+    # The frame compiled once and is not compiled again (it runs eagerly): no recompile, no dynamic size.
+    [rec] = [c for c in d.changes if c.section == "recompiles"]
+    assert (rec.a, rec.b) == (2, 1)
+    assert [c.kind for c in d.changes if c.section == "dynamic_shapes"] == ["removed"]
+    # And back: the failure is gone.
+    assert [c.kind for c in diff("fail", "base").changes if c.section == "failures"] == ["removed"]
+
+
+def test_cli_threshold_flags(capsys):
+    assert run_cli("diff", log("base"), log("base_again"), "--time-threshold", "0.1", "--time-ratio", "1.1", "--json") == 1
+    [rank] = json.loads(capsys.readouterr().out)["ranks"]
+    assert rank["sections"] == ["compile_time"] and rank["threshold"] == {"seconds": 0.1, "ratio": 1.1}
+    [change] = rank["changes"]
+    assert change["detail"]["compiles"][0]["compile_a"] in ("[0/0]", "[0/1]")

@@ -1,0 +1,185 @@
+"""compilescope serve: list, open, compare in Chromium; only 127.0.0.1, the token, and the runs' own reports."""
+
+from __future__ import annotations
+
+import http.client
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+from urllib.parse import urlsplit
+
+import pytest
+
+from ..browser import browser_page
+from ..conftest import skip_or_fail
+from .helpers import log
+
+
+@pytest.fixture
+def runs_dir(tmp_path):
+    root = tmp_path / "compilescope_traces"
+    for i, name in enumerate(("cold", "warm")):
+        run = root / f"2026-01-0{i + 1}_run_{name}"
+        run.mkdir(parents=True)
+        shutil.copyfile(log(name), run / f"dedicated_log_torch_trace_{name}.log")
+        old = time.time() - 3600 * (2 - i)  # warm is newer; neither is live
+        os.utime(run / f"dedicated_log_torch_trace_{name}.log", (old, old))
+    (tmp_path / "secret.txt").write_text("not a run")
+    # Links out of the runs directory are not runs (they could lead anywhere).
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    shutil.copyfile(log("cold"), outside / "dedicated_log_torch_trace_outside.log")
+    (root / "linked_run").symlink_to(outside)
+    (root / "2026-01-01_run_cold" / "dedicated_log_torch_trace_zlink.log").symlink_to(tmp_path / "secret.txt")
+    return root
+
+
+@pytest.fixture
+def hub(runs_dir):
+    try:
+        import starlette  # noqa: F401
+        import uvicorn  # noqa: F401
+    except ImportError:
+        skip_or_fail("the serve extra is not installed (pip install -e '.[test]')")
+    proc = subprocess.Popen([sys.executable, "-m", "compilescope", "serve", str(runs_dir), "--no-browser"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        line = proc.stdout.readline()
+        m = re.search(r"(http://127\.0\.0\.1:(\d+)/([\w-]+)/)", line)
+        assert m, line + proc.stderr.read()
+        yield {"url": m[1], "port": int(m[2]), "token": m[3], "dir": runs_dir}
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+
+
+def raw_get(port: int, path: str, host: str = "127.0.0.1") -> tuple[int, bytes]:
+    """A request sent as written: no client normalises '..' away or fixes the Host header."""
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=120)
+    conn.putrequest("GET", path, skip_host=True, skip_accept_encoding=True)
+    conn.putheader("Host", host)
+    conn.endheaders()
+    resp = conn.getresponse()
+    body = resp.read()
+    conn.close()
+    return resp.status, body
+
+
+def test_binds_loopback_only_with_a_token(hub):
+    token = hub["token"]
+    assert len(token) >= 24
+    assert raw_get(hub["port"], f"/{token}/")[0] == 200
+    assert raw_get(hub["port"], "/")[0] == 404
+    assert raw_get(hub["port"], "/not-the-token/")[0] == 404
+    other = token[:-1] + ("a" if token[-1] != "a" else "b")  # one character off
+    assert raw_get(hub["port"], f"/{other}/")[0] == 404
+    with pytest.raises(OSError):  # nothing listens on the machine's other addresses
+        import socket
+
+        addrs = {a[4][0] for a in socket.getaddrinfo(socket.gethostname(), None, socket.AF_INET)} - {"127.0.0.1"}
+        if not addrs:
+            raise OSError("no other address")
+        socket.create_connection((sorted(addrs)[0], hub["port"]), timeout=5)
+
+
+def test_foreign_host_and_path_traversal_are_refused(hub):
+    port, token = hub["port"], hub["token"]
+    for host in ("evil.example", "127.0.0.1.evil.example", "attacker.com:80"):
+        status, _ = raw_get(port, f"/{token}/", host=host)
+        assert status == 400, host
+    assert raw_get(port, f"/{token}/", host=f"localhost:{port}")[0] == 200
+    for path in (
+        f"/{token}/run/2026-01-01_run_cold/report/../../../../../etc/passwd",
+        f"/{token}/run/2026-01-01_run_cold/report/%2e%2e/%2e%2e/%2e%2e/secret.txt",
+        f"/{token}/run/2026-01-01_run_cold/report/..%2f..%2f..%2fsecret.txt",
+        f"/{token}/run/..%2fsecret.txt/report/index.html",
+        f"/{token}/run/../../secret.txt",
+        f"/{token}/run/%2e%2e/report/index.html",
+        f"/{token}/run/2026-01-01_run_cold/report//etc/passwd",
+        f"/{token}/run/2026-01-01_run_cold/report/raw.log/../../../secret.txt",
+        f"/{token}/compare?a=..&b=2026-01-01_run_cold",
+        f"/{token}/compare?a=../secret.txt&b=2026-01-01_run_cold",
+        f"/{token}/run/linked_run/report/index.html",
+        f"/{token}/compare?a=linked_run&b=2026-01-01_run_cold",
+    ):
+        status, body = raw_get(port, path)
+        assert status in (400, 404), (path, status)
+        assert b"not a run" not in body and b"root:" not in body
+    # Only reading: no other method exists.
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+    conn.request("POST", f"/{token}/")
+    assert conn.getresponse().status == 405
+
+
+def test_follows_a_run_still_being_written(hub):
+    """A run whose log changed in the last 30 s is live: marked, and its pages reload themselves."""
+    port, token, root = hub["port"], hub["token"], hub["dir"]
+    live = root / "2026-01-03_live"
+    live.mkdir()
+    target = live / "dedicated_log_torch_trace_live.log"
+    text = log("cold").read_text()
+    cut = text.index("compilation_metrics")
+    target.write_text(text[: text.rindex("\n", 0, cut) + 1])
+    status, body = raw_get(port, f"/{token}/")
+    assert status == 200 and b"2026-01-03_live" in body and b'class="live"' in body
+    status, first = raw_get(port, f"/{token}/run/2026-01-03_live/report/index.html")
+    assert status == 200
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=120)
+    conn.request("GET", f"/{token}/run/2026-01-03_live/report/index.html")
+    resp = conn.getresponse()
+    resp.read()
+    conn.close()
+    assert resp.getheader("Refresh") == "10"  # the open page follows the run
+    target.write_text(text)  # the run goes on: the next open renders what it wrote since
+    status, second = raw_get(port, f"/{token}/run/2026-01-03_live/report/index.html")
+    assert status == 200 and first != second
+
+
+def test_list_open_compare_in_chromium(hub):
+    url = hub["url"]
+    with browser_page() as page:
+        page.goto(url)
+        rows = page.locator("#runs tbody tr")
+        assert rows.count() == 2
+        # Newest first, with headline figures.
+        assert rows.nth(0).get_attribute("data-run") == "2026-01-02_run_warm"
+        assert rows.nth(1).get_attribute("data-run") == "2026-01-01_run_cold"
+        assert "secret" not in page.content() and "linked_run" not in page.content()
+        cells = rows.nth(1).locator("td").all_inner_texts()
+        assert cells[2].startswith("2.13.0") and cells[4] == "1" and cells[8] == "8.27s"
+        # Open: the report is rendered on first open.
+        rows.nth(1).locator("a.open-run").click()
+        page.wait_for_load_state()
+        assert page.url.endswith("/run/2026-01-01_run_cold/report/index.html")
+        assert page.locator("text=[0/0]").count() >= 1
+        page.go_back()
+        # Compare with…
+        page.locator("#runs tbody tr").nth(0).locator("summary").click()
+        page.locator("#runs tbody tr").nth(0).locator("a.compare-link").click()
+        page.wait_for_load_state()
+        assert "/compare?" in page.url
+        text = page.inner_text("main")
+        assert "FX graph cache: 1 miss → 1 hit" in text and "AOTAutograd cache: 1 miss → 1 hit" in text
+        # The diff page links into both runs' reports.
+        page.locator("a", has_text="open B's report").click()
+        page.wait_for_load_state()
+        assert page.url.endswith("/run/2026-01-02_run_warm/report/index.html")
+        assert not page.console_errors
+        assert all(urlsplit(u).hostname == "127.0.0.1" for u in page.external_requests)
+
+
+def test_report_is_rendered_on_first_open_and_kept(runs_dir, tmp_path):
+    from compilescope.cli.serve import Hub
+
+    hub = Hub(str(runs_dir), str(tmp_path / "cache"))
+    assert not (tmp_path / "cache").exists() or not any((tmp_path / "cache").iterdir())  # nothing rendered up front
+    first = hub.report_dir(hub.run("2026-01-01_run_cold"))
+    stamp = os.stat(os.path.join(first, "index.html")).st_mtime_ns
+    again = hub.report_dir(hub.run("2026-01-01_run_cold"))
+    assert again == first and os.stat(os.path.join(again, "index.html")).st_mtime_ns == stamp
+    assert first.startswith(str(tmp_path / "cache"))  # rendered into the hub's cache, never into the run
+    assert sorted(os.listdir(runs_dir / "2026-01-01_run_cold")) == [
+        "dedicated_log_torch_trace_cold.log", "dedicated_log_torch_trace_zlink.log"]
