@@ -8,7 +8,9 @@ Issues, in log order (tlparse 0.4.3 lib.rs, ``config.export``):
 Other ``guard_added`` (``runtime_assert``, ``eval [guard suppressed]``, older logs with no prefix) are
 not issues; they are kept as ``other_guards``. Each symbolic issue gets the provenance tree of its
 expression: ``expression_created`` nodes (``result_id`` -> ``argument_ids``) down to the
-``create_unbacked_symbol`` leaves (``node_id``).
+``create_unbacked_symbol`` leaves (``node_id``). Each expression record is expanded once in the
+whole report; a later tree that reaches it names the issue that expands it. So many issues about
+one wide expression cost one tree, and all trees together are linear in the size of the log.
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ _EXPORT_ONLY_KINDS = frozenset(
 )
 EXPORTED_PROGRAM_KIND = "exported_program"
 MAX_TREE_NODES = 2000  # a provenance tree is cut there (expressions can be huge DAGs)
+MAX_REPEATED_CHARS = 200  # a reference to an expression expanded elsewhere shows this much of it
 
 
 @dataclass
@@ -50,7 +53,8 @@ class ExprNode:
     user_stack: list[Frame]
     stack: list[Frame]
     vr: str | None = None  # value range of an unbacked symbol
-    repeated: bool = False  # already shown above in this tree (the expressions form a DAG): not expanded again
+    repeated: bool = False  # already expanded (the expressions form a DAG): not expanded again
+    shown_in: str | None = None  # repeated: the anchor of the issue whose tree expands it (None: this tree)
     unresolved_arguments: int = 0  # argument ids with no record in the log (e.g. backed symbols)
 
     def to_json(self) -> dict[str, Any]:
@@ -58,7 +62,8 @@ class ExprNode:
             "depth": self.depth, "node_id": self.node_id, "kind": self.kind, "lineno": self.lineno,
             "result": self.result, "method": self.method, "arguments": self.arguments,
             "user_stack": [f.to_json() for f in self.user_stack], "stack": [f.to_json() for f in self.stack],
-            "vr": self.vr, "repeated": self.repeated, "unresolved_arguments": self.unresolved_arguments,
+            "vr": self.vr, "repeated": self.repeated, "shown_in": self.shown_in,
+            "unresolved_arguments": self.unresolved_arguments,
         }
 
 
@@ -132,13 +137,16 @@ def export_report(trace: Trace) -> ExportReport:
     report = ExportReport()
     for event in trace.export_events:
         report.kinds[event.kind] = report.kinds.get(event.kind, 0) + 1
-        issue = _issue(event, index)
+        issue = _issue(event)
         if issue is None:
             continue
         if event.kind == "guard_added" and issue.prefix != "eval":
             issue.failure_type = GUARD_ADDED
-            report.other_guards.append(issue)
+            report.other_guards.append(issue)  # listed without a tree: no page shows one for them
         else:
+            if issue.expr_node_id is not None:
+                issue.provenance, issue.provenance_truncated = index.tree(issue.expr_node_id, event.lineno,
+                                                                          issue.anchor)
             report.issues.append(issue)
     for entry in trace.compiles.values():
         report.exported_programs += [a for a in entry.artifacts if a.kind == EXPORTED_PROGRAM_KIND]
@@ -154,7 +162,7 @@ def export_report(trace: Trace) -> ExportReport:
     return report
 
 
-def _issue(event: ExportEvent, index: _ExprIndex) -> ExportIssue | None:
+def _issue(event: ExportEvent) -> ExportIssue | None:
     m = event.metadata
     kind = event.kind
     if kind == "guard_added":
@@ -181,13 +189,13 @@ def _issue(event: ExportEvent, index: _ExprIndex) -> ExportIssue | None:
     node_id = m.get("expr_node_id", m.get("expr_id"))
     if _is_id(node_id):
         issue.expr_node_id = node_id
-        issue.provenance, issue.provenance_truncated = index.tree(node_id, event.lineno)
     return issue
 
 
 class _ExprIndex:
     """Symbolic expressions by node id. Ids are Python object ids, which torch may reuse, so a
-    reference resolves to the latest record at or before the referring line (else the first after)."""
+    reference resolves to the latest record at or before the referring line (else the first after).
+    Remembers, across trees, which record each tree expanded (by its log line)."""
 
     def __init__(self, events: list[ExportEvent]):
         self._by_id: dict[int, list[tuple[int, ExportEvent]]] = {}
@@ -196,6 +204,7 @@ class _ExprIndex:
             node_id = e.metadata.get(key) if key else None
             if _is_id(node_id):
                 self._by_id.setdefault(node_id, []).append((e.lineno, e))
+        self._expanded_in: dict[int, str] = {}  # record's log line -> anchor of the tree that expands it
 
     def get(self, node_id: int, before_line: int) -> ExportEvent | None:
         records = self._by_id.get(node_id)
@@ -204,9 +213,8 @@ class _ExprIndex:
         i = bisect.bisect_right(records, before_line, key=lambda r: r[0])
         return records[i - 1][1] if i else records[0][1]
 
-    def tree(self, root_id: int, lineno: int) -> tuple[list[ExprNode], bool]:
+    def tree(self, root_id: int, lineno: int, anchor: str) -> tuple[list[ExprNode], bool]:
         nodes: list[ExprNode] = []
-        seen: set[int] = set()
         work: list[tuple[int, int, int]] = [(root_id, 0, lineno)]  # (node id, depth, referring line)
         while work:
             if len(nodes) >= MAX_TREE_NODES:
@@ -215,12 +223,13 @@ class _ExprIndex:
             event = self.get(node_id, line)
             if event is None:
                 continue
+            shown_in = self._expanded_in.get(event.lineno)
+            if shown_in is not None:
+                nodes.append(_repeated_node(event, node_id, depth, None if shown_in == anchor else shown_in))
+                continue
+            self._expanded_in[event.lineno] = anchor
             node = _expr_node(event, node_id, depth)
             nodes.append(node)
-            if node_id in seen:
-                node.repeated = True
-                continue
-            seen.add(node_id)
             children = [a for a in event.metadata.get("argument_ids") or [] if _is_id(a)]
             node.unresolved_arguments = sum(1 for a in children if self.get(a, event.lineno) is None)
             work.extend((a, depth + 1, event.lineno) for a in reversed(children))
@@ -240,6 +249,17 @@ def _expr_node(event: ExportEvent, node_id: int, depth: int) -> ExprNode:
         stack=_frames(m.get("stack")) or (event.context_stack or []),
         vr=_text(m.get("vr")) if unbacked else None,
     )
+
+
+def _repeated_node(event: ExportEvent, node_id: int, depth: int, shown_in: str | None) -> ExprNode:
+    """A reference to an expression expanded elsewhere: its name only (cut), no arguments or stacks,
+    so a record named by many argument ids costs little each time."""
+    unbacked = event.kind == "create_unbacked_symbol"
+    result = _text(event.metadata.get("symbol" if unbacked else "result")) or ""
+    if len(result) > MAX_REPEATED_CHARS:
+        result = result[:MAX_REPEATED_CHARS] + "…"
+    return ExprNode(depth=depth, node_id=node_id, kind=event.kind, lineno=event.lineno, result=result,
+                    method=None, arguments=[], user_stack=[], stack=[], repeated=True, shown_in=shown_in)
 
 
 def _is_id(value: Any) -> bool:

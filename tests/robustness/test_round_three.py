@@ -1,0 +1,66 @@
+"""Round three of issue 16 on real fixture logs: amplification (one record's content copied into
+the report many times), a gzip input kept compressed, a deep value in one rank, forged md5s on
+unknown kinds, and bidi or zero-width characters in names.
+
+Commands run in a child with a memory cap and a time limit (test_round_two.compilescope).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from ..conftest import torch213
+from .test_round_two import report
+
+EXPORT_DRAFT = torch213("export_draft.log")
+
+
+def _dir_size(path: Path) -> int:
+    return sum(p.stat().st_size for p in path.rglob("*") if p.is_file())
+
+
+def _records(log: Path) -> tuple[list[str], dict[str, tuple[str, dict]]]:
+    """The log's lines, and its first record of each kind as (glog prefix, envelope)."""
+    lines = log.read_text().splitlines(keepends=True)
+    first: dict[str, tuple[str, dict]] = {}
+    for line in lines:
+        prefix, sep, body = line.partition("] ")
+        if sep and body.startswith("{"):
+            env = json.loads(body)
+            for kind in env:
+                first.setdefault(kind, (prefix + sep, env))
+    return lines, first
+
+
+# 3. Amplification -----------------------------------------------------------------------------
+
+def test_many_issues_about_one_wide_expression_cost_one_tree(tmp_path):
+    # draft_export's real records, mutated: 900 expressions over u0, one wide expression over all
+    # of them, and 400 data-dependent issues that all name the wide one.
+    lines, first = _records(EXPORT_DRAFT)
+    prefix, created = first["expression_created"]
+    symbol_id = created["expression_created"]["argument_ids"][0]
+    body = created["expression_created"]
+    extra = []
+    for i in range(900):
+        extra.append(prefix + json.dumps({"expression_created": {**body, "result": f"u0 > {i}", "result_id": 10 + i,
+                                                                "argument_ids": [symbol_id]}}) + "\n")
+    wide = " + ".join(f"(u0 > {i})" for i in range(900))
+    extra.append(prefix + json.dumps({"expression_created": {**body, "method": "add", "result": wide, "result_id": 5,
+                                                            "arguments": [], "argument_ids": list(range(10, 910))}}) + "\n")
+    issue_prefix, issue = first["propagate_real_tensors_provenance"]
+    meta = {**issue["propagate_real_tensors_provenance"], "expr": "wide", "expr_node_id": 5}
+    extra += [issue_prefix + json.dumps({"propagate_real_tensors_provenance": meta}) + "\n"] * 400
+    at = next(i for i, line in enumerate(lines) if "exported_program" in line)
+    log = tmp_path / "amplified.log"
+    log.write_text("".join(lines[:at] + extra + lines[at:]))
+
+    out = tmp_path / "out"
+    report(log, out)
+    page = (out / "index.html").read_text()
+    # The fixture's own issue (2 nodes); the wide one, its 900 arguments and u0 under each (expanded
+    # once, then "shown above"); then one line per later issue.
+    assert page.count('class="expr-node') == 2 + 1 + 900 + 900 + 399
+    assert page.count("expanded under") == 399 + 1  # and u0 first, expanded under the fixture's issue
+    assert _dir_size(out) < 4 * log.stat().st_size + (1 << 20)
