@@ -11,8 +11,8 @@ Writing goes through OutputDir (output.py), confined to the job's directory.
 
 from __future__ import annotations
 
+import itertools
 import time
-import zlib
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Iterable, Iterator
 
@@ -22,7 +22,7 @@ from . import location
 from .analyses import Results, analyze
 from .analyses.log_digest import LogDigest, digest_log, unreadable_log
 from .errors import CompilescopeError
-from .ingest.reader import ReadOptions, open_log, read_trace
+from .ingest.reader import ReadOptions, is_gzip, open_stored_log, read_trace
 from .model.codec import CodecError, decode, encode
 from .model.trace import Trace
 from .output import OutputDir, written_at
@@ -50,7 +50,8 @@ def write_report(trace: Trace, out: str, overwrite: bool, options: ReportOptions
 
 
 def saved_analysis(results: Results, log: Iterable[bytes] | None = None) -> bytes:
-    """`--save FILE`: the exact saved form of results, and the log's bytes (for raw.log), as JSON."""
+    """`--save FILE`: the exact saved form of results, and the log's bytes as stored (for raw.log or
+    raw.log.gz), as JSON."""
     doc = results.to_json()
     if log is not None:
         doc["log"] = encode(b"".join(log))
@@ -71,23 +72,34 @@ def load_analysis(doc: dict) -> tuple[Results, bytes | None]:
 
 def report_outputs(trace: Trace, results: Results, options: ReportOptions,
                    log: Iterable[bytes] | None = None) -> Iterator[tuple[str, Content]]:
-    """Every file of a report directory, raw.log (the log itself) last: for callers that write several reports
+    """Every file of a report directory, the log itself last: for callers that write several reports
     into one OutputDir (the demo)."""
     yield from report_files(trace, results, options)
-    yield "raw.log", log_chunks(trace.source) if log is None else log
+    yield raw_log(stored_log_chunks(trace.source) if log is None else iter(log))
 
 
-def log_chunks(path: str) -> Iterator[bytes]:
-    """A copy of the log itself (decompressed), so the report directory is self-contained.
+RAW_LOG = "raw.log"  # tlparse's name for the copy of a plain log
+RAW_LOG_GZ = "raw.log.gz"  # a compressed log's copy, kept compressed
 
-    As much as can be read: a truncated .gz is copied up to where it breaks (the
-    reader already listed that as a problem).
+
+def raw_log(chunks: Iterator[bytes]) -> tuple[str, Iterator[bytes]]:
+    """The log's copy and its name: a gzip log is copied as stored (raw.log.gz), never expanded, so the
+    report stays a small multiple of the input's size on disk; a plain log is raw.log, as in tlparse."""
+    first = next(chunks, b"")
+    return (RAW_LOG_GZ if is_gzip(first) else RAW_LOG), itertools.chain([first], chunks)
+
+
+def stored_log_chunks(path: str) -> Iterator[bytes]:
+    """The log's bytes as stored (a .gz stays compressed), so the report directory is self-contained.
+
+    As much as can be read (an I/O error ends the copy; the reader already listed it as a problem).
     """
     try:
-        with open_log(path) as stream:
+        stream, _ = open_stored_log(path)
+        with stream:
             while chunk := stream.read(1 << 20):
                 yield chunk
-    except (OSError, EOFError, zlib.error):
+    except (OSError, CompilescopeError):
         return
 
 

@@ -64,3 +64,14 @@ def test_many_issues_about_one_wide_expression_cost_one_tree(tmp_path):
     assert page.count('class="expr-node') == 2 + 1 + 900 + 900 + 399
     assert page.count("expanded under") == 399 + 1  # and u0 first, expanded under the fixture's issue
     assert _dir_size(out) < 4 * log.stat().st_size + (1 << 20)
+
+
+def test_a_gzip_log_is_kept_compressed(tmp_path):
+    log = torch213("diff_base.log.gz")
+    out = tmp_path / "out"
+    report(log, out)
+    assert (out / "raw.log.gz").read_bytes() == log.read_bytes()  # as stored, never expanded
+    assert not (out / "raw.log").exists()
+    plain = tmp_path / "plain"
+    report(EXPORT_DRAFT, plain)
+    assert (plain / "raw.log").read_bytes() == EXPORT_DRAFT.read_bytes()  # tlparse's name for a plain log

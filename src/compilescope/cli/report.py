@@ -19,7 +19,7 @@ from ..model.trace import Trace
 from ..output import write_file, written_at
 from ..render.terminal import unread_line
 from ..wording import count
-from ..worker import log_chunks, load_analysis, saved_analysis, strict_problems, write_report
+from ..worker import load_analysis, saved_analysis, stored_log_chunks, strict_problems, write_report
 from .browser import open_browser
 from .progress import read_progress
 from .report_args import add_report_arguments, report_options
@@ -109,7 +109,7 @@ class ReportCommand:
 
 def _save(results: Results, path: str, overwrite: bool) -> None:
     assert results.trace is not None
-    data = saved_analysis(results, log_chunks(results.trace.source))
+    data = saved_analysis(results, stored_log_chunks(results.trace.source))
     if path.endswith(".gz"):
         import gzip
 

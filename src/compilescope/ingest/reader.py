@@ -61,6 +61,19 @@ def open_log(path: str) -> BinaryIO:
     A local log is opened only if it is a regular file: the open does not block (a FIFO would wait
     forever for a writer), and what was opened is checked, so a file swapped after discovery is refused too.
     """
+    f, gzipped = open_stored_log(path)
+    if gzipped:
+        import gzip  # here, not at the top: most logs are plain text, and start-up time matters for small logs
+
+        f.close()
+        if location.is_url(path):
+            return location.open_read(path, gzipped=True)  # type: ignore[return-value]
+        return gzip.open(path, "rb")  # type: ignore[return-value]
+    return f
+
+
+def open_stored_log(path: str) -> tuple[BinaryIO, bool]:
+    """The log's bytes as stored (not decompressed), and whether they are gzip (see open_log)."""
     if location.is_url(path):
         f = location.open_read(path)
     else:
@@ -71,15 +84,14 @@ def open_log(path: str) -> BinaryIO:
         if hasattr(os, "set_blocking"):
             os.set_blocking(fd, True)
         f = os.fdopen(fd, "rb")
-    if f.read(3) == b"\x1f\x8b\x08":  # gzip magic and its only method (deflate): not a text log's first bytes
-        import gzip  # here, not at the top: most logs are plain text, and start-up time matters for small logs
-
-        f.close()
-        if location.is_url(path):
-            return location.open_read(path, gzipped=True)  # type: ignore[return-value]
-        return gzip.open(path, "rb")  # type: ignore[return-value]
+    gzipped = is_gzip(f.read(3))
     f.seek(0)
-    return f
+    return f, gzipped
+
+
+def is_gzip(head: bytes) -> bool:
+    """gzip magic and its only method (deflate): not a text log's first bytes."""
+    return head[:3] == b"\x1f\x8b\x08"
 
 
 class _CountingReader:
