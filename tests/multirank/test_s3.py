@@ -132,9 +132,9 @@ def test_s3_gzipped_rank_logs_and_overwrite(s3, tmp_path):
     assert s3.cli(url, "--all-ranks-html", "-o", out_url, "--no-browser", "-j", "1", "--overwrite").returncode == 0
     remote = Landing(_download(s3, out_url, tmp_path / "remote"))
     assert remote.ranks[1]["compile_ids"] == ["[0/0]", "[0/1]"]
-    for rank in (0, 1):  # decompressed as it streamed in
-        log = TORCH213_RANKS / f"dedicated_log_torch_trace_rank_{rank}.log"
-        assert (remote.out / f"rank_{rank}" / "raw.log").read_bytes() == log.read_bytes()
+    for rank in (0, 1):  # kept compressed, as stored (never expanded into the report)
+        log = gz / f"dedicated_log_torch_trace_rank_{rank}.log.gz"
+        assert (remote.out / f"rank_{rank}" / "raw.log.gz").read_bytes() == log.read_bytes()
 
 
 def test_missing_s3_directory_is_one_line_error(s3, tmp_path):
