@@ -7,6 +7,7 @@ Commands run in a child with a memory cap and a time limit (test_round_two.compi
 
 from __future__ import annotations
 
+import hashlib
 import json
 from pathlib import Path
 
@@ -75,3 +76,31 @@ def test_a_gzip_log_is_kept_compressed(tmp_path):
     plain = tmp_path / "plain"
     report(EXPORT_DRAFT, plain)
     assert (plain / "raw.log").read_bytes() == EXPORT_DRAFT.read_bytes()  # tlparse's name for a plain log
+
+
+# Forged md5s on kinds this version does not know ---------------------------------------------
+
+def test_a_forged_md5_on_an_unknown_kind_is_flagged_and_never_overwrites(tmp_path):
+    # Two records of a kind no version knows, both claiming one md5 (the real exported program's),
+    # with different payloads; a third with a genuine md5.
+    lines, first = _records(EXPORT_DRAFT)
+    prefix, program = first["exported_program"]
+    forged = program["has_payload"]
+    extra = []
+    for i, text in enumerate(["first payload", "second payload"]):
+        extra.append(prefix + json.dumps({"future_kind": {"n": i}, "has_payload": forged}) + "\n\t" + text + "\n")
+    genuine = hashlib.md5(b"third payload").hexdigest()
+    extra.append(prefix + json.dumps({"future_kind": {"n": 2}, "has_payload": genuine}) + "\n\tthird payload\n")
+    log = tmp_path / "forged.log"
+    log.write_text("".join(extra + lines))
+
+    out = tmp_path / "out"
+    r = report(log, out, "--strict")
+    assert r.returncode != 0 and b"md5" in r.stderr  # --strict fails on them, and says why
+    kept = sorted(p.read_text() for p in (out / "payloads").glob("*.txt") if "payload" in p.read_text())
+    assert kept == ["first payload", "second payload", "third payload"]
+    assert (out / "payloads" / f"{genuine}.txt").read_text() == "third payload"
+    # raw.jsonl points each record at its own file.
+    names = [json.loads(line).get("payload_filename") for line in (out / "raw.jsonl").read_text().splitlines()
+             if "future_kind" in line]
+    assert len(set(names)) == 3 and all((out / n).is_file() for n in names)

@@ -12,6 +12,7 @@ import orjson
 from .. import location
 from ..errors import CompilescopeError
 from ..model.builder import TraceBuilder
+from ..model.payloads import PAYLOAD_KEY, payload_key
 from ..model.trace import Trace
 from ..wording import count
 from .envelope import EnvelopeError, decode_envelope
@@ -215,12 +216,18 @@ def _ingest(record: RawRecord, b: TraceBuilder) -> None:
         b.compile(env.compile_id, env.lineno)
         b.note_context(env.compile_id, env.lineno, env.obj.get("stack"), env.subgraph_name)
     handler = handler_for(env.kind)
+    md5 = env.obj.get("has_payload")
+    key = payload_key(md5, env.md5_ok, env.lineno) if isinstance(md5, str) else None
     if handler is None:
-        stats.count("unknown_kind")
         stats.unknown_kinds[env.kind] += 1
-        md5 = env.obj.get("has_payload")
-        b.keep_unknown(env.lineno, env.kind, env.compile_id, env.metadata, env.payload_buffer, md5 if isinstance(md5, str) else None)
-        _write_raw(raw, env, None)
+        if env.md5_ok:
+            stats.count("unknown_kind")
+        else:  # kept, but a damaged (or forged) payload is a damaged payload whatever its kind
+            stats.count("md5_mismatch")
+            stats.problem(env.lineno, "md5_mismatch", f"{env.kind} (a kind this version does not know): "
+                                                      "payload does not match its md5 (kept anyway)")
+        b.keep_unknown(env.lineno, env.kind, env.compile_id, env.metadata, env.payload_buffer, key)
+        _write_raw(raw, env, None, key)
         return
 
     if env.compile_id is None and env.kind in COMPILE_SCOPED_KINDS and not _written_outside_compilation(env, b):
@@ -244,23 +251,25 @@ def _ingest(record: RawRecord, b: TraceBuilder) -> None:
         stats.problem(env.lineno, "md5_mismatch", f"{env.kind} payload does not match its md5 (read anyway)")
 
     new_artifact = b.last_artifact if b.artifact_count > artifacts_before else None
-    if new_artifact is not None and isinstance(env.obj.get("has_payload"), str):
-        new_artifact.md5 = env.obj["has_payload"]
+    if new_artifact is not None and key is not None:
+        new_artifact.md5 = key
     if env.payload_buffer is not None and not claimed:
-        b.keep_unclaimed(str(env.obj.get("has_payload", "")), env.payload_buffer)
+        b.keep_unclaimed(key if key is not None else str(env.obj.get("has_payload", "")), env.payload_buffer)
     if env.kind not in RAW_EXCLUDED:
-        _write_raw(raw, env, new_artifact)
+        _write_raw(raw, env, new_artifact, key)
 
 
-def _write_raw(raw, env, artifact) -> None:
+def _write_raw(raw, env, artifact, key: str | None) -> None:
     """One raw.jsonl line: the envelope plus where it came from.
 
     The timestamp is written last and without its year; the year is known only
     at the end of the log, so the renderer prefixes it.
     """
     doc = dict(env.obj)
-    for key in ("artifact_number", "timestamp", "payload_filename"):
-        doc.pop(key, None)  # written below or by the renderer; never taken from the log
+    for name in ("artifact_number", "timestamp", "payload_filename", PAYLOAD_KEY):
+        doc.pop(name, None)  # written below or by the renderer; never taken from the log
+    if key is not None and key != doc.get("has_payload"):
+        doc[PAYLOAD_KEY] = key  # the renderer names the payload's file by it (and drops it)
     glog = env.glog
     doc["lineno"] = glog.lineno
     doc["pathname"] = glog.pathname

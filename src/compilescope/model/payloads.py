@@ -14,6 +14,16 @@ CHUNK = 1 << 20  # bytes read or written at a time when copying a payload
 SPILL_AT = 8 << 20  # a payload being read moves from memory to a temporary file past this size
 
 
+PAYLOAD_KEY = "_payload_key"  # in a spooled raw.jsonl line: the payload_key when it is not has_payload
+
+
+def payload_key(md5: str, genuine: bool, lineno: int) -> str:
+    """The name a payload is kept under in payloads/: its md5 when the md5 is the payload's own,
+    else the claimed md5 and the envelope's line, so a forged md5 never names (and overwrites)
+    another record's payload."""
+    return md5 if genuine else f"{md5}-L{lineno}"
+
+
 @dataclass(frozen=True, slots=True)
 class PayloadRef:
     offset: int

@@ -7,6 +7,7 @@ from typing import Iterator
 import orjson
 
 from ..model.trace import LINK, TEXT, JSON, Trace
+from ..model.payloads import PAYLOAD_KEY
 from .options import ReportOptions, artifact_url, payload_file, readable_url
 
 
@@ -53,7 +54,7 @@ def raw_jsonl(trace: Trace, options: ReportOptions) -> Iterator[bytes]:
         doc = orjson.loads(line)
         doc["timestamp"] = year + str(doc.get("timestamp", ""))
         md5 = doc.get("has_payload")
-        md5 = md5 if isinstance(md5, str) and md5 else None
+        md5 = doc.pop(PAYLOAD_KEY, None) or (md5 if isinstance(md5, str) and md5 else None)
         if "artifact_number" in doc:
             number = doc["artifact_number"]
             url = urls.get(number) if isinstance(number, int) else None
