@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import hashlib
 import json
+import shutil
 from pathlib import Path
 
-from ..conftest import torch213
-from .test_round_two import report
+from ..conftest import PEER_INPUTS, skip_or_fail, torch213
+from .test_round_two import compilescope, report
 
 EXPORT_DRAFT = torch213("export_draft.log")
 
@@ -104,3 +105,46 @@ def test_a_forged_md5_on_an_unknown_kind_is_flagged_and_never_overwrites(tmp_pat
     names = [json.loads(line).get("payload_filename") for line in (out / "raw.jsonl").read_text().splitlines()
              if "future_kind" in line]
     assert len(set(names)) == 3 and all((out / n).is_file() for n in names)
+
+
+# A deep value in one rank's log ---------------------------------------------------------------
+
+def _deep(n: int):
+    value: object = 1
+    for _ in range(n):
+        value = [value]
+    return value
+
+
+def test_a_deeply_nested_value_costs_its_record_not_its_rank(tmp_path):
+    source = PEER_INPUTS / "multi_rank_runtime"
+    if not source.is_dir():
+        skip_or_fail(f"{source} missing")
+    ranks = tmp_path / "ranks"
+    shutil.copytree(source, ranks)
+    # Rank 1's first runtime estimate, with one op's value nested 253 deep. (The peer's log already
+    # has a wrong md5 on it, counted and read anyway: so the only new problem is the nesting.)
+    log = ranks / "dedicated_log_torch_trace_rank_1.log"
+    lines = log.read_text().splitlines(keepends=True)
+    i = next(i for i, line in enumerate(lines) if '"inductor_runtime_and_tensor_meta"' in line)
+    j = i + 1
+    while j < len(lines) and lines[j].startswith("\t"):
+        j += 1
+    payload = json.loads("".join(line[1:] for line in lines[i + 1:j]))
+    payload["ops"][0]["type"] = _deep(253)
+    lines[i + 1:j] = [f"\t{json.dumps(payload)}\n"]
+    log.write_text("".join(lines))
+
+    def rows(directory: Path) -> dict[int, dict]:
+        r = compilescope("summary", "--json", directory)
+        assert r.returncode == 0, r.stderr.decode()[-2000:]
+        return {row["rank"]: row for row in json.loads(r.stdout)["ranks"]}
+
+    before, after = rows(source), rows(ranks)
+    assert sorted(after) == list(range(7))
+    assert after[1]["error"] is None and after[1]["compile_ids"] == before[1]["compile_ids"]
+    assert after[1]["parse_problems"] == before[1]["parse_problems"] + 1  # the bad record, counted
+    out = tmp_path / "out"
+    r = compilescope(ranks, "--all-ranks-html", "-o", out, "--no-browser")
+    assert r.returncode == 0, r.stderr.decode()[-2000:]
+    assert (out / "rank_1" / "index.html").is_file()

@@ -188,7 +188,11 @@ def _summarize_compile(trace: Trace, entry: Compile, key: str, summary: RankSumm
                 numbers = [r for r in runtimes if isinstance(r, (int, float)) and not isinstance(r, bool)]
                 if numbers:
                     summary.runtimes_ns[graph] = float(sum(numbers))
-                summary.tensor_meta[graph] = tensor_meta_fingerprint(ops)
+                fingerprint = tensor_meta_fingerprint(ops)
+                if fingerprint is None:  # this record is bad, not the rank: counted, and not compared
+                    summary.parse_problems += 1
+                else:
+                    summary.tensor_meta[graph] = fingerprint
         elif scheduled and a.name.startswith(OUTPUT_CODE) and a.payload is not None:
             # One payload in memory at a time: output code can be tens of MB per graph.
             waits += _count_code_collectives(trace.payload_text(a.payload), in_code)
@@ -197,17 +201,21 @@ def _summarize_compile(trace: Trace, entry: Compile, key: str, summary: RankSumm
         summary.collectives.append(_collectives(key, entry.dir_name, schedules, in_code, waits))
 
 
-def tensor_meta_fingerprint(ops: list) -> str:
+def tensor_meta_fingerprint(ops: list) -> str | None:
     """Fingerprint of what each op produces (names, shapes, strides, dtypes), without runtime estimates.
 
     tlparse fingerprints the whole payload, runtime estimates included, so ranks that
     compiled identical graphs on slightly different hardware look divergent; this does not.
+    None when the ops cannot be written back (orjson reads 1,024 levels of nesting, writes 254).
     """
     meta = [
         {k: v for k, v in op.items() if "runtime" not in k} if isinstance(op, dict) else op
         for op in ops
     ]
-    canonical = orjson.dumps(meta, option=orjson.OPT_SORT_KEYS | orjson.OPT_NON_STR_KEYS)
+    try:
+        canonical = orjson.dumps(meta, option=orjson.OPT_SORT_KEYS | orjson.OPT_NON_STR_KEYS)
+    except TypeError:  # orjson.JSONEncodeError, or (with OPT_NON_STR_KEYS) a plain TypeError: too deep
+        return None
     return hashlib.sha1(canonical).hexdigest()[:12]
 
 
