@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from jinja2.bccache import Bucket
 
 from compilescope.render.html import env as html_env
 
@@ -90,9 +91,18 @@ def test_a_cache_others_may_write_is_not_used(tmp_path, monkeypatch):
     monkeypatch.setattr(html_env.ENV, "cache", None)
     html_env.ENV.get_template("index.html")
     [entry] = [p for p in directory.iterdir()]
-    entry.chmod(0o666)
     loaded = []
-    original = html_env.FileSystemBytecodeCache.load_bytecode
-    monkeypatch.setattr(html_env.FileSystemBytecodeCache, "load_bytecode", lambda self, b: loaded.append(b) or original(self, b))
+    original = Bucket.load_bytecode
+    monkeypatch.setattr(Bucket, "load_bytecode", lambda self, f: loaded.append(f) or original(self, f))
     html_env.ENV.get_template("index.html")
-    assert loaded == []
+    assert len(loaded) == 1  # this user's own entry is loaded
+    entry.chmod(0o666)
+    html_env.ENV.get_template("index.html")
+    assert len(loaded) == 1
+    # nor one reached through a link (the file checked must be the file read)
+    entry.chmod(0o600)
+    target = tmp_path / "elsewhere"
+    entry.rename(target)
+    entry.symlink_to(target)
+    html_env.ENV.get_template("index.html")
+    assert len(loaded) == 1

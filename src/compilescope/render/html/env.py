@@ -10,6 +10,7 @@ import base64
 import functools
 import hashlib
 import os
+import stat
 from typing import Any
 
 import orjson
@@ -93,12 +94,15 @@ class _OwnedBytecodeCache(FileSystemBytecodeCache):
     """Loads only files this user owns and nobody else may write (a cache entry is code that runs)."""
 
     def load_bytecode(self, bucket) -> None:
+        # The file checked is the file read: opened first (never through a link), then checked.
         try:
-            st = os.stat(self._get_cache_filename(bucket))
+            fd = os.open(self._get_cache_filename(bucket), os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
         except OSError:
             return
-        if _owned(st):
-            super().load_bytecode(bucket)
+        with os.fdopen(fd, "rb") as f:
+            st = os.fstat(fd)
+            if stat.S_ISREG(st.st_mode) and _owned(st):
+                bucket.load_bytecode(f)
 
 
 def _owned(st: os.stat_result) -> bool:
