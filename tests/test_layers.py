@@ -1,7 +1,8 @@
 """The import graph of src/ has one direction and no cycle (read from the source with ast, not by importing it).
 
 Layers, lowest first (a module imports only from its own layer or lower ones):
-  0 the vocabulary: model (what a log says), errors, location (local path or URL), the package root (its version), _torch
+  0 the vocabulary: model (what a log says), errors, location (local path or URL), the package root (its version), _torch,
+    invisible (how bidi and zero-width characters are shown)
   1 ingest (reads logs into the model)
   2 analyses (pure functions of the model)
   3 render (html, json, terminal: formats results)
@@ -22,7 +23,7 @@ import pytest
 SRC = Path(__file__).resolve().parents[1] / "src" / "compilescope"
 
 LAYERS = {
-    "": 0, "model": 0, "errors": 0, "_torch": 0, "wording": 0, "decompile": 0, "location": 0,
+    "": 0, "model": 0, "errors": 0, "_torch": 0, "wording": 0, "decompile": 0, "location": 0, "invisible": 0,
     "ingest": 1,
     "analyses": 2,
     "render": 3,

@@ -148,3 +148,30 @@ def test_a_deeply_nested_value_costs_its_record_not_its_rank(tmp_path):
     r = compilescope(ranks, "--all-ranks-html", "-o", out, "--no-browser")
     assert r.returncode == 0, r.stderr.decode()[-2000:]
     assert (out / "rank_1" / "index.html").is_file()
+
+
+# Bidi and zero-width characters in names ------------------------------------------------------
+
+def test_bidi_and_zero_width_characters_in_names_are_shown_escaped(tmp_path):
+    # graph_breaks.log with its user file and its function renamed: a right-to-left override
+    # (Trojan Source) and a zero-width space, written raw into the log.
+    data = torch213("graph_breaks.log").read_bytes()
+    data = data.replace(b"graph_breaks.py", "gra\u202eph\u200b_breaks.py".encode())
+    data = data.replace(b'"co_name": "f"', '"co_name": "f\u2066x\u200d"'.encode())
+    log = tmp_path / "hostile.log"
+    log.write_bytes(data)
+    out = tmp_path / "out"
+    report(log, out)
+    pages = {p: p.read_text(encoding="utf-8") for p in out.rglob("*.html")}
+    assert len(pages) > 3
+    for page, text in pages.items():
+        for char in "\u202e\u200b\u2066\u200d":
+            assert char not in text, (page.relative_to(out), f"U+{ord(char):04X}")
+    shown = "".join(pages.values())
+    assert "gra\\u202eph\\u200b_breaks.py" in shown and "f\\u2066x\\u200d" in shown
+
+    r = compilescope("summary", log)
+    assert r.returncode in (0, 1), r.stderr.decode()[-2000:]
+    text = r.stdout.decode()
+    assert not any(char in text for char in "\u202e\u200b\u2066\u200d")
+    assert "\\u202e" in text

@@ -15,8 +15,10 @@ from __future__ import annotations
 import re
 import sys
 
+from ..invisible import INVISIBLE_CLASS, escape
+
 _SGR = r"\x1b\[[0-9;]{0,32}m"
-_UNSAFE = r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff]"
+_UNSAFE = rf"[\x00-\x08\x0b-\x1f\x7f-\x9f{INVISIBLE_CLASS}]"
 _PARTS = re.compile(f"({_SGR})|{_UNSAFE}")
 
 
@@ -24,7 +26,7 @@ def _visible(m: re.Match) -> str:
     if m.group(1):
         return m.group(1)
     # \u001b, not \x1b: the same escape JSON uses, so `summary --json` output stays valid JSON.
-    return f"\\u{ord(m.group(0)):04x}"
+    return escape(m.group(0))
 
 
 def safe_terminal_text(text: str) -> str:

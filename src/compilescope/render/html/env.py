@@ -21,6 +21,7 @@ from ... import __version__
 from ...analyses.status import STATUS_LABELS, STATUSES
 from ...model.ids import NO_COMPILE_ID, compile_id_key
 from ...model.trace import Frame
+from ...invisible import show_invisible
 from ...wording import count
 from ..options import safe_link_url
 
@@ -73,7 +74,8 @@ def _pretty(value: Any) -> str:
 
 
 # How pages are built from templates. Part of the template cache's key: a change here is never served stale.
-ENV_SETTINGS: dict[str, Any] = {"autoescape": True, "autoescape_strings": True, "trim_blocks": False, "lstrip_blocks": False}
+ENV_SETTINGS: dict[str, Any] = {"autoescape": True, "autoescape_strings": True, "trim_blocks": False, "lstrip_blocks": False,
+                                "finalize": "visible_text"}  # compiled in: bytecode from before it must not load
 TEMPLATE_CACHE_ENV = "COMPILESCOPE_TEMPLATE_CACHE"  # "0": no cache; a directory: the cache's parent
 
 
@@ -131,12 +133,24 @@ def enable_template_cache(base: str | None = None) -> str | None:
     return directory
 
 
+def _visible_text(value: Any) -> Any:
+    """Every value a template writes: bidi controls and zero-width characters (in a function, file or
+    kernel name from the log) are shown as \\u202e, never verbatim. In a JSON data island the escape
+    means the same character, so the data is unchanged."""
+    if isinstance(value, str):
+        shown = show_invisible(value)
+        if shown != value:
+            return Markup(shown) if isinstance(value, Markup) else shown
+    return value
+
+
 def _environment() -> Environment:
     env = Environment(
         loader=FileSystemLoader(os.path.join(_HERE, "templates")),
         autoescape=select_autoescape(default=ENV_SETTINGS["autoescape"], default_for_string=ENV_SETTINGS["autoescape_strings"]),
         trim_blocks=ENV_SETTINGS["trim_blocks"],
         lstrip_blocks=ENV_SETTINGS["lstrip_blocks"],
+        finalize=_visible_text,
     )
     env.globals.update(
         include_asset=_asset,
