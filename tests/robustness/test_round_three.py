@@ -7,6 +7,7 @@ Commands run in a child with a memory cap and a time limit (test_round_two.compi
 
 from __future__ import annotations
 
+import gzip
 import hashlib
 import json
 import shutil
@@ -175,3 +176,31 @@ def test_bidi_and_zero_width_characters_in_names_are_shown_escaped(tmp_path):
     text = r.stdout.decode()
     assert not any(char in text for char in "\u202e\u200b\u2066\u200d")
     assert "\\u202e" in text
+
+
+def test_a_gzip_bomb_payload_is_kept_cut_with_a_note(tmp_path):
+    # cache_cold.log's output code, padded to 200 MB of repeated lines, gzipped to well under 1 MB.
+    lines = torch213("cache_cold.log").read_bytes().splitlines(keepends=True)
+    i = next(i for i, line in enumerate(lines) if b'"inductor_output_code"' in line)
+    j = i + 1
+    while j < len(lines) and lines[j][:1] == b"\t":
+        j += 1
+    log = tmp_path / "bomb.log.gz"
+    pad = b"\t# " + b"x" * 1000 + b"\n"
+    with gzip.open(log, "wb", compresslevel=1) as f:  # (its md5 no longer matches: read anyway)
+        f.writelines(lines[:j])
+        for _ in range(200):
+            f.write(pad * 1000)
+        f.writelines(lines[j:])
+    assert log.stat().st_size < 2 << 20
+
+    out = tmp_path / "out"
+    report(log, out)
+    assert (out / "raw.log.gz").read_bytes() == log.read_bytes()
+    # The payload kept (32 MB, the floor) twice (its page, payloads/): not 200 MB, let alone 400.
+    assert _dir_size(out) < 4 * (32 << 20)
+    directory = json.loads((out / "compile_directory.json").read_text())
+    [code] = [a for entry in directory.values() for a in entry["artifacts"] if a["name"].startswith("inductor_output_code")]
+    page = (out / code["url"]).read_text()
+    assert "[compilescope: payload cut here:" in page and "the whole payload is in the log" in page
+    assert "kept cut at" in (out / "index.html").read_text()  # and listed with the log's problems

@@ -16,7 +16,7 @@ import zlib
 from dataclasses import dataclass
 from typing import BinaryIO, Iterator
 
-from ..model.payloads import PayloadBuffer
+from ..model.payloads import PayloadBudget, PayloadBuffer
 
 CHUNK = 1 << 20  # a line is read in pieces of at most this many bytes
 PREFIX_PROBE = 4096  # a line whose first bytes are not a glog prefix is not read further
@@ -54,6 +54,7 @@ class RawRecord:
     payload_first_lineno: int = 0
     problem: str | None = None  # "bad_prefix" | "orphan_payload" | "bad_json" (line too long) | "read_error"
     detail: str | None = None  # what is wrong, for a problem record
+    budget: PayloadBudget | None = None  # how many payload bytes the log may still keep (None: all)
 
     @property
     def payload_lines(self) -> int:
@@ -64,7 +65,7 @@ class RawRecord:
 
     def add_payload_line(self, lineno: int, data: bytes) -> None:
         if self.payload is None:
-            self.payload = PayloadBuffer()
+            self.payload = PayloadBuffer(self.budget)
             self.payload_first_lineno = lineno
         self.payload.new_line(data)
 
@@ -87,7 +88,7 @@ def _parse_prefix(line: bytes) -> tuple[GlogPrefix, bytes] | None:
     return prefix, line[m.end():]
 
 
-def read_raw_records(stream: BinaryIO) -> Iterator[RawRecord]:
+def read_raw_records(stream: BinaryIO, budget: PayloadBudget | None = None) -> Iterator[RawRecord]:
     """Yield records in file order.
 
     Lines are read in pieces of at most CHUNK bytes, so memory stays bounded
@@ -154,7 +155,7 @@ def read_raw_records(stream: BinaryIO) -> Iterator[RawRecord]:
                 if current is None:
                     # Payload lines with no envelope before them: keep them together
                     # as one record so the report can show what was skipped.
-                    current = RawRecord(lineno, None, b"", problem="orphan_payload")
+                    current = RawRecord(lineno, None, b"", problem="orphan_payload", budget=budget)
                 if current.payload is not None:
                     current.payload.new_line(data[1:])
                 else:
@@ -206,12 +207,12 @@ def read_raw_records(stream: BinaryIO) -> Iterator[RawRecord]:
         parsed = _parse_prefix(line)
         if parsed is None:
             # Payload lines after a line that is not an envelope belong to it: skipped with it.
-            current = RawRecord(lineno, None, line[:200], problem="bad_prefix")
+            current = RawRecord(lineno, None, line[:200], problem="bad_prefix", budget=budget)
         elif size > MAX_ENVELOPE_LINE:
-            current = RawRecord(lineno, parsed[0], b"", problem="bad_json",
+            current = RawRecord(lineno, parsed[0], b"", problem="bad_json", budget=budget,
                                 detail=f"envelope line of {size} bytes is longer than {MAX_ENVELOPE_LINE} bytes; skipped")
         else:
-            current = RawRecord(lineno, parsed[0], parsed[1])
+            current = RawRecord(lineno, parsed[0], parsed[1], budget=budget)
     if current is not None:
         yield current
     if error is not None:

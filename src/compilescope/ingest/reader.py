@@ -12,7 +12,7 @@ import orjson
 from .. import location
 from ..errors import CompilescopeError
 from ..model.builder import TraceBuilder
-from ..model.payloads import PAYLOAD_KEY, payload_key
+from ..model.payloads import PAYLOAD_KEY, PayloadBudget, payload_key
 from ..model.trace import Trace
 from ..wording import count
 from .envelope import EnvelopeError, decode_envelope
@@ -71,6 +71,19 @@ def open_log(path: str) -> BinaryIO:
             return location.open_read(path, gzipped=True)  # type: ignore[return-value]
         return gzip.open(path, "rb")  # type: ignore[return-value]
     return f
+
+
+# A compressed log keeps payloads up to this many times its size on disk (real logs compress 5 to 15
+# times), and at least PAYLOAD_FLOOR bytes: a small .gz that expands to GBs is kept cut, with a note.
+PAYLOAD_FACTOR = 24
+PAYLOAD_FLOOR = 32 << 20
+
+
+def _payload_budget(path: str) -> PayloadBudget | None:
+    """None for a plain log: its payloads are no bigger than the file itself."""
+    stream, gzipped = open_stored_log(path)
+    stream.close()
+    return PayloadBudget(max(PAYLOAD_FLOOR, PAYLOAD_FACTOR * location.size(path))) if gzipped else None
 
 
 def open_stored_log(path: str) -> tuple[BinaryIO, bool]:
@@ -134,13 +147,14 @@ def read_trace(path: str, options: ReadOptions | None = None) -> Trace:
 def _read(path: str, rank: int | None, options: ReadOptions) -> Trace:
     builder = TraceBuilder(location.absolute(path), rank)
     try:
+        budget = _payload_budget(path)
         stream = open_log(path)
     except OSError as exc:
         builder.build().close()
         raise CompilescopeError(f"{path}: cannot read: {exc.strerror or exc}") from None
     with stream:
         lines = _CountingReader(stream, options.progress) if options.progress else stream
-        for record in read_raw_records(lines):
+        for record in read_raw_records(lines, budget):
             try:
                 _ingest(record, builder)
             finally:
@@ -196,6 +210,10 @@ def _ingest(record: RawRecord, b: TraceBuilder) -> None:
         return
     for category, message in env.warnings:
         stats.problem(env.lineno, category, message)
+    if env.payload_buffer is not None and env.payload_buffer.cut_bytes:
+        kept = env.payload_buffer.size - env.payload_buffer.cut_bytes
+        stats.problem(env.lineno, "warning", f"{env.kind} payload of {env.payload_buffer.size:,} bytes kept cut at "
+                                             f"{kept:,}: the compressed log expands past what its report keeps")
 
     if b.pid is None:
         b.pid = env.glog.pid

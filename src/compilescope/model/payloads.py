@@ -49,7 +49,11 @@ class PayloadStore:
             for data in payload.utf8_chunks():
                 self._file.write(data)
                 length += len(data)
-            ref = PayloadRef(self._end, length, payload.lines if payload.size else 0)
+            lines = payload.lines if payload.size else 0
+            if payload.cut_bytes:  # what is kept: the lines that fit, and the note
+                self._file.seek(self._end)
+                lines = sum(data.count(b"\n") for data in iter(lambda: self._file.read(CHUNK), b"")) + 1
+            ref = PayloadRef(self._end, length, lines)
         else:
             data = payload.encode("utf-8", "surrogatepass")
             self._file.write(data)
@@ -109,22 +113,38 @@ class PayloadStore:
     __hash__ = None  # type: ignore[assignment]
 
 
+class PayloadBudget:
+    """How many payload bytes a log may still keep: a compressed log's payloads are kept up to a
+    multiple of its size on disk, so a small .gz cannot become GBs of report (real logs compress
+    5 to 15 times). Past it, each payload keeps what fit, and says so where it is shown."""
+
+    __slots__ = ("limit", "remaining")
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.remaining = limit
+
+
 class PayloadBuffer:
     """One payload as it is read from the log: its lines (TAB removed) joined by newlines.
 
     Held in memory while small and moved to a temporary file past SPILL_AT bytes, so
     a huge payload never sits in memory whole. Bytes are kept as logged; md5 and
-    UTF-8 checks read them back in chunks.
+    UTF-8 checks read them back in chunks. With a budget, bytes past it are not kept
+    (cut_bytes counts them; the md5 is still of the whole payload).
     """
 
-    __slots__ = ("_mem", "_file", "size", "lines", "_valid")
+    __slots__ = ("_mem", "_file", "size", "lines", "_valid", "_budget", "cut_bytes", "_md5")
 
-    def __init__(self) -> None:
+    def __init__(self, budget: PayloadBudget | None = None) -> None:
         self._mem = bytearray()
         self._file = None
-        self.size = 0
+        self.size = 0  # bytes as logged (kept or not)
         self.lines = 0
         self._valid: bool | None = None  # valid UTF-8, once checked
+        self._budget = budget
+        self.cut_bytes = 0
+        self._md5 = hashlib.md5(usedforsecurity=False) if budget is not None else None
 
     def new_line(self, data: bytes) -> None:
         """Start the next payload line."""
@@ -143,6 +163,13 @@ class PayloadBuffer:
 
     def _append(self, data: bytes) -> None:
         self.size += len(data)
+        if self._budget is not None:
+            self._md5.update(data)  # type: ignore[union-attr]
+            if self.cut_bytes or len(data) > self._budget.remaining:
+                keep = 0 if self.cut_bytes else self._budget.remaining
+                self.cut_bytes += len(data) - keep
+                data = data[:keep]
+            self._budget.remaining -= len(data)
         if self._file is not None:
             self._file.write(data)
             return
@@ -170,6 +197,8 @@ class PayloadBuffer:
         return b"".join(self.chunks())
 
     def md5(self) -> str:
+        if self._md5 is not None:
+            return self._md5.hexdigest()
         if self._file is None:
             return hashlib.md5(self._mem, usedforsecurity=False).hexdigest()
         digest = hashlib.md5(usedforsecurity=False)
@@ -206,21 +235,31 @@ class PayloadBuffer:
         return None
 
     def utf8_chunks(self) -> Iterator[bytes]:
-        """The payload as valid UTF-8 (invalid bytes replaced by U+FFFD), in chunks."""
+        """The payload as valid UTF-8 (invalid bytes replaced by U+FFFD), in chunks; a cut one ends with cut_note()."""
         if self._valid is None:
             self.invalid_utf8_at()
         if self._valid:
             yield from self.chunks()
-            return
-        decoder = codecs.getincrementaldecoder("utf-8")("replace")
-        for data in self.chunks():
-            yield decoder.decode(data).encode("utf-8")
-        tail = decoder.decode(b"", final=True)
-        if tail:
-            yield tail.encode("utf-8")
+        else:
+            decoder = codecs.getincrementaldecoder("utf-8")("replace")
+            for data in self.chunks():
+                yield decoder.decode(data).encode("utf-8")
+            tail = decoder.decode(b"", final=True)
+            if tail:
+                yield tail.encode("utf-8")
+        if self.cut_bytes:
+            yield self.cut_note().encode()
+
+    def cut_note(self) -> str:
+        """The line that ends a cut payload wherever it is shown."""
+        kept = self.size - self.cut_bytes
+        limit = self._budget.limit if self._budget is not None else 0
+        return (f"\n[compilescope: payload cut here: {kept:,} of its {self.size:,} bytes kept (a compressed log keeps "
+                f"{limit:,} bytes of payloads, a multiple of its size on disk); the whole payload is in the log]")
 
     def text(self) -> str:
-        return self.getvalue().decode("utf-8", "replace")
+        text = self.getvalue().decode("utf-8", "replace")
+        return text + self.cut_note() if self.cut_bytes else text
 
     def close(self) -> None:
         if self._file is not None:
