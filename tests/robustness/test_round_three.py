@@ -197,10 +197,26 @@ def test_a_gzip_bomb_payload_is_kept_cut_with_a_note(tmp_path):
     out = tmp_path / "out"
     report(log, out)
     assert (out / "raw.log.gz").read_bytes() == log.read_bytes()
-    # The payload kept (32 MB, the floor) twice (its page, payloads/): not 200 MB, let alone 400.
+    # The payload kept (16 MB, the floor) twice (its page, payloads/): not 200 MB, let alone 400.
     assert _dir_size(out) < 4 * (32 << 20)
     directory = json.loads((out / "compile_directory.json").read_text())
     [code] = [a for entry in directory.values() for a in entry["artifacts"] if a["name"].startswith("inductor_output_code")]
     page = (out / code["url"]).read_text()
     assert "[compilescope: payload cut here:" in page and "the whole payload is in the log" in page
     assert "kept cut at" in (out / "index.html").read_text()  # and listed with the log's problems
+
+
+def test_a_gzip_bomb_of_envelopes_is_read_up_to_a_bound(tmp_path):
+    # cache_cold.log, then 200 envelopes of a kind no version knows, each with 1 MB of metadata.
+    log = tmp_path / "bomb.log.gz"
+    lines = torch213("cache_cold.log").read_bytes().splitlines(keepends=True)
+    prefix = next(line for line in lines if line.startswith(b"V")).partition(b"] ")[0] + b"] "
+    with gzip.open(log, "wb", compresslevel=1) as f:
+        f.writelines(lines)
+        for _ in range(200):
+            f.write(prefix + json.dumps({"future_kind": {"text": "x" * (1 << 20)}}).encode() + b"\n")
+    out = tmp_path / "out"
+    report(log, out)
+    assert _dir_size(out) < 80 << 20  # read up to 64 MB (the floor), not 200 MB
+    assert "expands past" in (out / "index.html").read_text()  # where reading stopped, listed
+    assert (out / "-_0_0_0").is_dir()  # the compile before it is all there

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import stat
 from dataclasses import dataclass
-from typing import BinaryIO, Callable
+from typing import Any, BinaryIO, Callable
 
 import orjson
 
@@ -75,15 +75,36 @@ def open_log(path: str) -> BinaryIO:
 
 # A compressed log keeps payloads up to this many times its size on disk (real logs compress 5 to 15
 # times), and at least PAYLOAD_FLOOR bytes: a small .gz that expands to GBs is kept cut, with a note.
-PAYLOAD_FACTOR = 24
-PAYLOAD_FLOOR = 32 << 20
+# Envelopes are never cut (that would lose the record): the whole log is read up to EXPANSION_FACTOR
+# times its size on disk (at least EXPANSION_FLOOR), then reading stops there, as at a read error.
+PAYLOAD_FACTOR = 32
+PAYLOAD_FLOOR = 16 << 20
+EXPANSION_FACTOR = 64
+EXPANSION_FLOOR = 64 << 20
 
 
-def _payload_budget(path: str) -> PayloadBudget | None:
-    """None for a plain log: its payloads are no bigger than the file itself."""
+def _compressed_size(path: str) -> int | None:
+    """The size on disk of a gzip log; None for a plain one (its content is no bigger than the file)."""
     stream, gzipped = open_stored_log(path)
     stream.close()
-    return PayloadBudget(max(PAYLOAD_FLOOR, PAYLOAD_FACTOR * location.size(path))) if gzipped else None
+    return location.size(path) if gzipped else None
+
+
+class _ExpansionCap:
+    """Reads a decompressed stream up to limit bytes, then fails as a broken stream does (an OSError:
+    the reader lists where it stopped and keeps everything before)."""
+
+    def __init__(self, stream: Any, limit: int):
+        self._stream = stream
+        self._left = limit
+        self._limit = limit
+
+    def readline(self, size: int = -1) -> bytes:
+        if self._left <= 0:
+            raise OSError(f"the compressed log expands past {self._limit:,} bytes, the most one report reads of it")
+        line = self._stream.readline(size if 0 <= size <= self._left else self._left)
+        self._left -= len(line)
+        return line
 
 
 def open_stored_log(path: str) -> tuple[BinaryIO, bool]:
@@ -147,13 +168,18 @@ def read_trace(path: str, options: ReadOptions | None = None) -> Trace:
 def _read(path: str, rank: int | None, options: ReadOptions) -> Trace:
     builder = TraceBuilder(location.absolute(path), rank)
     try:
-        budget = _payload_budget(path)
+        compressed = _compressed_size(path)
         stream = open_log(path)
     except OSError as exc:
         builder.build().close()
         raise CompilescopeError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    budget = None
     with stream:
-        lines = _CountingReader(stream, options.progress) if options.progress else stream
+        lines: BinaryIO | _CountingReader | _ExpansionCap = stream
+        if compressed is not None:
+            budget = PayloadBudget(max(PAYLOAD_FLOOR, PAYLOAD_FACTOR * compressed))
+            lines = _ExpansionCap(stream, max(EXPANSION_FLOOR, EXPANSION_FACTOR * compressed))
+        lines = _CountingReader(lines, options.progress) if options.progress else lines
         for record in read_raw_records(lines, budget):
             try:
                 _ingest(record, builder)
