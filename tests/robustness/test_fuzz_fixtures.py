@@ -8,9 +8,11 @@
   CR), a BOM in front, a huge number spliced in, deep nesting.
 
 Whatever comes out: no exception but CompilescopeError (which is exit 2, a one-line message),
-every record accounted for, and the summary printed. The time budget is the number of examples
-per fixture (ROBUSTNESS_FUZZ_EXAMPLES, default 2), kept small so the whole set runs in a few
-minutes on 2 cores; raise it for a deeper search.
+every record accounted for, and the summary printed. Each fuzzer has a time budget per fixture:
+it tries mutations until ROBUSTNESS_FUZZ_SECONDS (default 0.5 s) have passed, and at least
+ROBUSTNESS_FUZZ_EXAMPLES (default 2), so the whole set runs in a minute or two on 2 cores; raise
+them for a deeper search. One mutated log that takes longer than EXAMPLE_LIMIT_S to read, analyse,
+render and summarise fails (a hang or a quadratic path, not a slow machine).
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ import json
 import os
 import re
 import tempfile
+import time
 from pathlib import Path
 
 import pytest
@@ -41,7 +44,9 @@ from ..conftest import PEER_INPUTS, TORCH213_LOGS, skip_or_fail
 from .test_properties import consume
 
 GPU_TRACES = TORCH213_LOGS.parents[3].parent / "shared" / "traces" / "gpu-torch211"
-EXAMPLES = int(os.environ.get("ROBUSTNESS_FUZZ_EXAMPLES", "2"))
+EXAMPLES = int(os.environ.get("ROBUSTNESS_FUZZ_EXAMPLES", "2"))  # at least this many mutations per fixture
+SECONDS = float(os.environ.get("ROBUSTNESS_FUZZ_SECONDS", "0.5"))  # and more until this much time has passed
+EXAMPLE_LIMIT_S = 60.0
 _PREFIX = re.compile(rb"^([VIWEC]\d{4} \d\d:\d\d:\d\d\.\d{6} +\d+ +[^\]]+\] )(.*?)(\r?\n?)$", re.S)
 
 
@@ -193,23 +198,41 @@ def check(data: bytes) -> None:
             assert out.getvalue()
 
 
-FUZZ = settings(max_examples=EXAMPLES, deadline=None, database=None, phases=[Phase.explicit, Phase.generate],
+# One Hypothesis example per fixture draws as many mutations as the time budget allows (a failing
+# sequence still shrinks to its smallest mutation).
+FUZZ = settings(max_examples=1, deadline=None, database=None, phases=[Phase.explicit, Phase.generate, Phase.shrink],
                 suppress_health_check=list(HealthCheck))
 
 
-@pytest.mark.parametrize("fixture", FIXTURES, ids=_id)
-@FUZZ
-@given(pick=st.floats(0, 1), where=st.floats(0, 1), new=SWAPS, in_payload=st.booleans())
-def test_type_swap(fixture, pick, where, new, in_payload):
-    check(type_swap(_lines(fixture), pick, where, new, in_payload))
+def within_budget(data, strategy, run) -> int:
+    """Draw from strategy and run each draw until the time budget is spent (and EXAMPLES at least)."""
+    started = time.monotonic()
+    n = 0
+    while n < EXAMPLES or time.monotonic() - started < SECONDS:
+        drawn = data.draw(strategy)
+        t0 = time.monotonic()
+        run(*drawn)
+        assert time.monotonic() - t0 < EXAMPLE_LIMIT_S, f"one mutated log took over {EXAMPLE_LIMIT_S} s: {drawn[:-1]}"
+        n += 1
+    return n
 
 
 @pytest.mark.parametrize("fixture", FIXTURES, ids=_id)
 @FUZZ
-@given(op=st.sampled_from(["truncate", "crlf", "crlf_cut", "cr_only", "bom", "huge_number", "nesting"]),
-       at=st.floats(0, 1))
-def test_structure(fixture, op, at):
-    check(structure(_lines(fixture), op, at))
+@given(data=st.data())
+def test_type_swap(fixture, data):
+    lines = _lines(fixture)
+    within_budget(data, st.tuples(st.floats(0, 1), st.floats(0, 1), st.booleans(), SWAPS),
+                  lambda pick, where, in_payload, new: check(type_swap(lines, pick, where, new, in_payload)))
+
+
+@pytest.mark.parametrize("fixture", FIXTURES, ids=_id)
+@FUZZ
+@given(data=st.data())
+def test_structure(fixture, data):
+    lines = _lines(fixture)
+    ops = st.sampled_from(["truncate", "crlf", "crlf_cut", "cr_only", "bom", "huge_number", "nesting"])
+    within_budget(data, st.tuples(ops, st.floats(0, 1)), lambda op, at: check(structure(lines, op, at)))
 
 
 def test_every_fixture_set_is_fuzzed():
