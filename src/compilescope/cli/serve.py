@@ -220,7 +220,9 @@ def create_app(hub: Hub, token: str):
         return FileResponse(target, headers=headers)
 
     async def report_root(request: Request) -> Response:
-        return RedirectResponse(f"{base}run/{request.path_params['name']}/report/index.html")
+        if not authorised(request):  # the redirect names the token: only for who already has it
+            return not_found()
+        return RedirectResponse(f"{base}run/{quote(request.path_params['name'])}/report/index.html")
 
     async def compare(request: Request) -> Response:
         if not authorised(request):
