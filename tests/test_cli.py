@@ -6,7 +6,7 @@ import shutil
 import subprocess
 import sys
 
-from .conftest import peer, report, run_cli
+from .conftest import peer, report, run_cli, torch213
 
 
 def test_missing_path_is_one_line_error(tmp_path, capsys):
@@ -92,3 +92,12 @@ def test_version_imports_no_command_module():
     from compilescope import __version__
 
     assert out.splitlines() == [f"compilescope {__version__}", "0 []"]
+
+
+def test_writing_a_report_does_not_import_rich(tmp_path):
+    """rich costs about 0.1 s of start-up; a report of a small log must not pay it (it is for `summary`)."""
+    code = ("import sys; from compilescope.cli import main; "
+            f"rc = main([{str(torch213('graph_breaks.log'))!r}, '-o', {str(tmp_path / 'out')!r}, '--no-browser']); "
+            "print(rc, sorted(m for m in sys.modules if m == 'rich' or m.startswith('rich.')))")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert proc.stdout.strip().splitlines()[-1] == "0 []"

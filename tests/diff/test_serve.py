@@ -85,6 +85,30 @@ def test_binds_loopback_only_with_a_token(hub):
         socket.create_connection((sorted(addrs)[0], hub["port"]), timeout=5)
 
 
+def test_the_token_is_never_given_to_who_lacks_it(hub):
+    """The short report URL redirects into the tokened tree: only for a request that already carries the token."""
+    port, token = hub["port"], hub["token"]
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+    for path in ("/not-the-token/run/2026-01-01_run_cold/report", "/x/run/2026-01-01_run_cold/report",
+                 "/not-the-token/run/no-such-run/report"):
+        conn.request("GET", path)
+        resp = conn.getresponse()
+        body = resp.read()
+        assert resp.status == 404, path
+        assert token not in (resp.getheader("Location") or "") and token.encode() not in body
+    conn.request("GET", f"/{token}/run/2026-01-01_run_cold/report")
+    resp = conn.getresponse()
+    resp.read()
+    assert resp.status == 307
+    assert resp.getheader("Location") == f"/{token}/run/2026-01-01_run_cold/report/index.html"
+    # A compare naming one run, or none, is no such run (not a server error).
+    for query in ("a=2026-01-01_run_cold", "b=2026-01-01_run_cold", "", "a=&b=2026-01-01_run_cold"):
+        conn.request("GET", f"/{token}/compare?{query}")
+        resp = conn.getresponse()
+        assert (resp.status, resp.read()) == (404, b"no such run"), query
+    conn.close()
+
+
 def test_foreign_host_and_path_traversal_are_refused(hub):
     port, token = hub["port"], hub["token"]
     for host in ("evil.example", "127.0.0.1.evil.example", "attacker.com:80"):

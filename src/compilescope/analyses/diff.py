@@ -24,6 +24,7 @@ from typing import Any
 
 import orjson
 
+from ..model.ids import CompileId
 from ..model.trace import Compile, Trace
 from .caches import CACHES, caches
 from .compile_time import PHASE_LABELS, compile_times
@@ -242,12 +243,11 @@ def _frame_of(entry: Compile) -> tuple[str | None, str | None, int | None]:
     return None, None, None
 
 
-def _chromium_key(entry: Compile) -> str:
-    cid = entry.compile_id
+def _chromium_key(cid: CompileId) -> str:
     return f"[{'' if cid.compiled_autograd_id is None else f'!{cid.compiled_autograd_id}/'}{cid.frame_id}/{cid.frame_compile_id}]"
 
 
-def run_facts(trace: Trace, statuses: dict | None = None) -> RunFacts:
+def run_facts(trace: Trace, statuses: dict[CompileId | None, str] | None = None) -> RunFacts:
     """Everything `diff` compares, from one rank's trace."""
     from .status import compile_statuses
 
@@ -257,49 +257,52 @@ def run_facts(trace: Trace, statuses: dict | None = None) -> RunFacts:
     rec = recompiles(trace)
     guards_by_cid = {step.compile_id: step.guard for f in rec.frames for step in f.steps}
 
-    # The last attempt of each compilation (a restart logs [0/0_1] after [0/0]).
-    latest: dict[tuple, Compile] = {}
+    # The last attempt of each compilation (a restart logs [0/0_1] after [0/0]), with its id:
+    # compiles without an id or a frame id belong to no frame and are left out here.
+    latest: dict[tuple[int | None, int, int | None], tuple[CompileId, Compile]] = {}
     for cid, entry in trace.compiles.items():
         if cid is None or cid.frame_id is None:
             continue
         k = (cid.compiled_autograd_id, cid.frame_id, cid.frame_compile_id)
-        if k not in latest or (cid.attempt or 0) >= (latest[k].compile_id.attempt or 0):
-            latest[k] = entry
+        if k not in latest or (cid.attempt or 0) >= (latest[k][0].attempt or 0):
+            latest[k] = (cid, entry)
     # A frame's location is known from any of its compiles (a failed one may lack metrics).
     where: dict[tuple, tuple] = {}
-    for (ca, fid, _), entry in latest.items():
+    for (ca, fid, _), (_, entry) in latest.items():
         loc = _frame_of(entry)
         if loc[0] is not None and ((ca, fid) not in where or where[(ca, fid)][2] is None):
             where[(ca, fid)] = loc
 
     frames: dict[str, FrameFacts] = {}
     for k in sorted(latest, key=lambda k: (-1 if k[0] is None else k[0], k[1], k[2] or 0)):
-        entry = latest[k]
+        compile_id, entry = latest[k]
         filename, function, first = where.get(k[:2], (None, None, None))
         key = frame_key(filename, function, first)
         if k[0] is not None:
             key = f"compiled autograd {key}"
         frame = frames.get(key) or frames.setdefault(key, FrameFacts(key, filename, function, first))
-        cid = str(entry.compile_id)
-        frame.compile_ids.append(cid)
+        cid_text = str(compile_id)
+        frame.compile_ids.append(cid_text)
         frame.dirs.append(entry.dir_name)
-        frame.statuses.append(statuses.get(entry.compile_id, "unknown"))
-        guard = guards_by_cid.get(cid)
+        frame.statuses.append(statuses.get(compile_id, "unknown"))
+        guard = guards_by_cid.get(cid_text)
         if guard is not None:
             frame.guard_failures.append(_mask(guard.guard))
         graph_text = next((trace.payload_text(a.payload) for a in entry.artifacts if a.name == FX_GRAPH), None)
         codes = [trace.payload_text(a.payload) for a in entry.artifacts if a.name.startswith(OUTPUT_CODE)]
-        kernels = externs = None
+        kernels: dict[str, int] | None = None
+        externs: dict[str, int] | None = None
         if codes:
-            kernels, externs = Counter(), Counter()
+            kernel_total: Counter[str] = Counter()
+            extern_total: Counter[str] = Counter()
             for code in codes:
                 k_, e_ = kernel_counts(code)
-                kernels.update(k_)
-                externs.update(e_)
-            kernels, externs = dict(kernels), dict(externs)
+                kernel_total.update(k_)
+                extern_total.update(e_)
+            kernels, externs = dict(kernel_total), dict(extern_total)
         if graph_text is not None or codes:
             frame.graphs.append(GraphFacts(graph_nodes(graph_text or ""), kernels, externs))
-        ct = time_of.get(_chromium_key(entry))
+        ct = time_of.get(_chromium_key(compile_id))
         frame.compile_s.append(round(ct.total_s, 6) if ct else 0.0)
         if ct:
             for phase, seconds in ct.phases.items():
@@ -311,11 +314,11 @@ def run_facts(trace: Trace, statuses: dict | None = None) -> RunFacts:
     for row in failures_and_restarts(trace):
         if row.is_restart:
             continue  # restarts are graph breaks, compared as such
-        frame = frame_of_cid.get(compilation_key(row.compile_id)) or frame_of_cid.get(str(row.compile_id))
-        failures.append({"frame": frame, "type": row.kind, "reason": _mask(row.reason.strip().splitlines()[0] if row.reason.strip() else ""),
+        failed_frame = frame_of_cid.get(compilation_key(row.compile_id)) or frame_of_cid.get(str(row.compile_id))
+        failures.append({"frame": failed_frame, "type": row.kind, "reason": _mask(row.reason.strip().splitlines()[0] if row.reason.strip() else ""),
                          "source": row.source})
     # Dynamic-shape decisions of the last attempt of each compilation (a restart makes its symbols again).
-    kept = {str(e.compile_id) for e in latest.values()}
+    kept = {str(cid) for cid, _ in latest.values()}
     frame_by_cid = {cid: f.key for f in frames.values() for cid in f.compile_ids}
     shapes = dynamic_shapes(trace)
     first_cids = {f.compile_ids[0] for f in frames.values() if f.compile_ids}
@@ -569,10 +572,10 @@ def diff_runs(a: RunFacts, b: RunFacts, threshold: TimeThreshold = TimeThreshold
     for x in added:
         changes.append(Change("graph_breaks", "added", f"new graph break: {x['reason']} at {_short(x['file'])}:{x['line']}",
                               None, None, x))
-    for k in set(ka) & set(kb):
-        if ka[k]["count"] != kb[k]["count"]:
-            changes.append(Change("graph_breaks", "changed", f"graph break {k[0]} at {_short(k[1])}:{k[2]}: hit "
-                                  f"{ka[k]['count']} → {kb[k]['count']} times", None, ka[k]["count"], kb[k]["count"]))
+    for bk in set(ka) & set(kb):
+        if ka[bk]["count"] != kb[bk]["count"]:
+            changes.append(Change("graph_breaks", "changed", f"graph break {bk[0]} at {_short(bk[1])}:{bk[2]}: hit "
+                                  f"{ka[bk]['count']} → {kb[bk]['count']} times", None, ka[bk]["count"], kb[bk]["count"]))
 
     # Compile time: total, per phase, and which compiles account for it (only beyond the noise threshold).
     if threshold.significant(a.compile_time_s, b.compile_time_s):
@@ -581,15 +584,15 @@ def diff_runs(a: RunFacts, b: RunFacts, threshold: TimeThreshold = TimeThreshold
             pa, pb = a.phases.get(phase, 0.0), b.phases.get(phase, 0.0)
             if threshold.significant(pa, pb):
                 phases.append({"phase": phase, "label": PHASE_LABELS[phase], "a_s": pa, "b_s": pb, "delta_s": round(pb - pa, 6)})
-        compiles = []
+        compiles: list[dict[str, Any]] = []
         for k in set(a.frames) | set(b.frames):
-            fa, fb = a.frames.get(k), b.frames.get(k)
-            n = max(len(fa.compile_s) if fa else 0, len(fb.compile_s) if fb else 0)
+            frame_a, frame_b = a.frames.get(k), b.frames.get(k)  # None: the frame compiled in one run only
+            n = max(len(frame_a.compile_s) if frame_a else 0, len(frame_b.compile_s) if frame_b else 0)
             for i in range(n):
-                ta = fa.compile_s[i] if fa and i < len(fa.compile_s) else 0.0
-                tb = fb.compile_s[i] if fb and i < len(fb.compile_s) else 0.0
-                cid_a = fa.compile_ids[i] if fa and i < len(fa.compile_ids) else None
-                cid_b = fb.compile_ids[i] if fb and i < len(fb.compile_ids) else None
+                ta = frame_a.compile_s[i] if frame_a and i < len(frame_a.compile_s) else 0.0
+                tb = frame_b.compile_s[i] if frame_b and i < len(frame_b.compile_s) else 0.0
+                cid_a = frame_a.compile_ids[i] if frame_a and i < len(frame_a.compile_ids) else None
+                cid_b = frame_b.compile_ids[i] if frame_b and i < len(frame_b.compile_ids) else None
                 compiles.append({"frame": k, "compile_a": cid_a, "compile_b": cid_b, "a_s": ta, "b_s": tb,
                                  "delta_s": round(tb - ta, 6)})
         compiles.sort(key=lambda c: -abs(c["delta_s"]))
@@ -620,11 +623,11 @@ def diff_runs(a: RunFacts, b: RunFacts, threshold: TimeThreshold = TimeThreshold
     # Failures.
     key_f = lambda x: (x["frame"], x["type"], x["reason"])  # noqa: E731
     fa_keys, fb_keys = {key_f(x): x for x in a.failures}, {key_f(x): x for x in b.failures}
-    for k, x in fa_keys.items():
-        if k not in fb_keys:
+    for fk, x in fa_keys.items():
+        if fk not in fb_keys:
             changes.append(Change("failures", "removed", f"failure gone: {x['type']}: {x['reason']}", x["frame"], x, None))
-    for k, x in fb_keys.items():
-        if k not in fa_keys:
+    for fk, x in fb_keys.items():
+        if fk not in fa_keys:
             changes.append(Change("failures", "added", f"new failure: {x['type']}: {x['reason']}", x["frame"], None, x))
 
     # Dynamic shapes: symbols by source, specializations by sources and value.

@@ -35,6 +35,7 @@ from ..model.ids import CompileId
 from ..model.profile import OP_CATEGORIES, PROFILER_CATEGORIES, Profile, ProfileEvent
 from ..model.trace import Trace
 from .provenance import Provenance, UserLine, code_lines, text_lines
+from ..wording import count
 
 GRAPH_RANGE = re.compile(r"^## Call CompiledFxGraph (?P<key>\S+) ##$")
 COMPILED_REGION = re.compile(r"^Torch-Compiled Region: (?P<cid>\S+)$")
@@ -587,7 +588,7 @@ def _matched(kernels: list[KernelRow], index: _LogIndex, notes: list[str]) -> bo
         return False
     unknown = sorted(inductor - known)
     if unknown:
-        notes.append(f"{len(unknown)} Inductor kernel name(s) not in this log: {', '.join(unknown[:5])}")
+        notes.append(f"{count(len(unknown), 'Inductor kernel name')} not in this log: {', '.join(unknown[:5])}")
     return True
 
 

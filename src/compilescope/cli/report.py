@@ -17,7 +17,7 @@ from ..ingest.reader import ReadOptions, read_trace
 from ..ingest.saved import read_saved
 from ..model.trace import Trace
 from ..output import write_file, written_at
-from ..render.terminal import unread_line
+from ..render.notices import unread_line
 from ..wording import count
 from ..worker import load_analysis, saved_analysis, stored_log_chunks, strict_problems, write_report
 from .browser import open_browser

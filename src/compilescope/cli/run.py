@@ -17,7 +17,7 @@ from ..analyses.unread import unread
 from ..errors import CompilescopeError
 from ..ingest.rank_logs import holds_several_ranks
 from ..ingest.reader import read_trace
-from ..render.terminal import unread_line
+from ..render.notices import unread_line
 from ..runner import DEFAULT_TRACE_ROOT, check_interpreter, choose_log, new_trace_dir, prepare_trace_dir, program, run_program
 from ..wording import count
 from .output import check_output_dir

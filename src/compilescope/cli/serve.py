@@ -24,6 +24,7 @@ import tempfile
 import threading
 import time
 from dataclasses import dataclass
+from urllib.parse import quote
 
 from ..errors import CompilescopeError
 from ..ingest.discover import find_logs
@@ -176,6 +177,9 @@ def create_app(hub: Hub, token: str):
     def not_found(what: str = "not found") -> Response:
         return PlainTextResponse(what, status_code=404)
 
+    def run_headline(run: Run) -> dict:
+        return headline(hub.facts(run))
+
     async def home(request: Request) -> Response:
         if not authorised(request):
             return not_found()
@@ -183,7 +187,7 @@ def create_app(hub: Hub, token: str):
         rows = []
         for run in runs:
             try:
-                figures = await run_in_threadpool(lambda r=run: headline(hub.facts(r)))
+                figures = await run_in_threadpool(run_headline, run)
                 error = None
             except CompilescopeError as exc:
                 figures, error = None, str(exc)
@@ -216,20 +220,21 @@ def create_app(hub: Hub, token: str):
         return FileResponse(target, headers=headers)
 
     async def report_root(request: Request) -> Response:
-        return RedirectResponse(f"{base}run/{request.path_params['name']}/report/index.html")
+        if not authorised(request):  # the redirect names the token: only for who already has it
+            return not_found()
+        return RedirectResponse(f"{base}run/{quote(request.path_params['name'])}/report/index.html")
 
     async def compare(request: Request) -> Response:
         if not authorised(request):
             return not_found()
-        names = request.query_params.get("a"), request.query_params.get("b")
-        runs = [await run_in_threadpool(hub.run, n) if n else None for n in names]
-        if None in runs:
+        name_a, name_b = request.query_params.get("a"), request.query_params.get("b")
+        a = await run_in_threadpool(hub.run, name_a) if name_a else None
+        b = await run_in_threadpool(hub.run, name_b) if name_b else None
+        if a is None or b is None:  # a name missing from the query, or no such run
             return not_found("no such run")
-        a, b = runs
-        facts = [await run_in_threadpool(hub.facts, r) for r in runs]
-        report = diff_report(a.name, b.name, facts[0], facts[1])
-        from urllib.parse import quote
-
+        facts_a = await run_in_threadpool(hub.facts, a)
+        facts_b = await run_in_threadpool(hub.facts, b)
+        report = diff_report(a.name, b.name, facts_a, facts_b)
         return HTMLResponse(diff_page(report, f"{base}run/{quote(a.name)}/report/", f"{base}run/{quote(b.name)}/report/",
                                       root=base))
 

@@ -20,7 +20,8 @@ from ..ingest.discover import discover
 from ..ingest.profile import read_profiles
 from ..ingest.rank_logs import holds_several_ranks
 from ..ingest.reader import read_trace
-from ..render.terminal import RankSummariesRenderer, SummaryRenderer, TerminalOptions, unread_line
+from ..render.notices import unread_line
+from ..render.terminal import RankSummariesRenderer, SummaryRenderer, TerminalOptions
 from .multirank import summarize_ranks
 
 MAX_WIDTH = TerminalOptions().max_width

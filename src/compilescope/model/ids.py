@@ -51,8 +51,8 @@ class CompileId:
         """Inverse of ``str()``: ``"[!1/0/2_1]"`` -> CompileId(1, 0, 2, 1)."""
         body = text.strip().strip("[]")
 
-        def num(s: str) -> int | None:
-            return None if s in ("-", "") else int(s)  # ValueError past Python's digit limit too
+        def num(part: str) -> int | None:
+            return None if part in ("-", "") else int(part)  # ValueError past Python's digit limit too
 
         try:
             ca = None

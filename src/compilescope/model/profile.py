@@ -10,6 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..wording import plural
+
 # Categories (lower case) of events that run on a GPU: torch.profiler / Kineto names, and older Kineto's.
 GPU_CATEGORIES = frozenset({"kernel", "gpu_memcpy", "gpu_memset", "gpu_user_annotation", "memcpy", "memset"})
 # Operators (aten::mm, ...): "operator" in older Kineto.
@@ -57,7 +59,7 @@ class Profile:
     @property
     def notes(self) -> list[str]:
         """What the report says about what was not read."""
-        out = [f"{n:,} event(s) skipped: {why}" for why, n in sorted(self.skipped.items())]
+        out = [f"{n:,} {plural(n, 'event')} skipped: {why}" for why, n in sorted(self.skipped.items())]
         if self.stopped:
             out.insert(0, f"read stopped early: {self.stopped}; {len(self.events):,} events read up to there")
         return out

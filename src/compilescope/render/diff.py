@@ -40,10 +40,10 @@ def _change_lines(diff: RunDiff) -> list[Text]:
 def print_diff(report: DiffReport, console: Console) -> None:
     console.print(Text.assemble(("A ", "bold"), report.source_a))
     console.print(Text.assemble(("B ", "bold"), report.source_b))
-    for rank in report.ranks_only_a:
-        console.print(Text(f"rank {rank}: only in A", style="red"))
-    for rank in report.ranks_only_b:
-        console.print(Text(f"rank {rank}: only in B", style="green"))
+    for rank_a in report.ranks_only_a:
+        console.print(Text(f"rank {rank_a}: only in A", style="red"))
+    for rank_b in report.ranks_only_b:
+        console.print(Text(f"rank {rank_b}: only in B", style="green"))
     for rank, diff in report.ranks:
         if rank is not None:
             console.print(Text(f"\nrank {rank}", style="bold"))

@@ -21,7 +21,6 @@ from ..analyses.compile_time import PHASE_LABELS, format_seconds
 from ..analyses.divergence import MultiRankResults
 from ..analyses.insights import Insights
 from ..analyses.recompiles import CHANGE_LABELS
-from ..analyses.unread import SKIPPED, Unread
 from ..analyses.userloc import UserLocation
 from .charts import phase_bars
 from ..wording import count
@@ -231,21 +230,6 @@ class SummaryRenderer:
 
     def render(self) -> RenderableType:
         return summary_renderable(self.insights)
-
-
-def unread_line(u: Unread, source: str, covers: str) -> str | None:
-    """One line for stderr when part of the log was not read: how much, and why. None when all of it was."""
-    if not u:
-        return None
-    parts = []
-    if u.skipped:
-        why = ", ".join(f"{n} {SKIPPED[outcome]}" for outcome, n in u.reasons.items())
-        parts.append(f"{count(u.skipped, 'record')} skipped ({why})")
-    if u.damaged_payloads:
-        parts.append(f"{count(u.damaged_payloads, 'payload')} not matching {'its' if u.damaged_payloads == 1 else 'their'} md5")
-    if u.stop_reason:
-        parts.append(u.stop_reason)
-    return f"compilescope: warning: {source.rsplit('/', 1)[-1]}: {'; '.join(parts)}. The {covers} shows what was read."
 
 
 # -- several ranks: `compilescope summary DIR` ----------------------------------------

@@ -11,6 +11,7 @@ from ...model.trace import METRICS
 from ..envelope import Envelope
 from ..shapes import CHROMIUM_FIELDS, METRIC_FIELDS, TEXT, bad_fields, is_a, without_bad_fields
 from .registry import handles
+from ...wording import plural
 
 
 @handles("compilation_metrics")
@@ -56,7 +57,7 @@ def chromium_event(env: Envelope, b: TraceBuilder) -> bool:
         raise ValueError("chromium_event payload is not an object")
     bad = bad_fields(event, CHROMIUM_FIELDS)
     if bad:  # an event without a usable track, name or time is not placed anywhere
-        raise ValueError(f"chromium_event field(s) of the wrong type: {', '.join(bad)}")
+        raise ValueError(f"chromium_event {plural(len(bad), 'field')} of the wrong type: {', '.join(bad)}")
     b.chromium_events.append(event)
     _note_year(b, event.get("ts"), 1e-6)
     return True
@@ -76,5 +77,5 @@ def _checked(env: Envelope, b: TraceBuilder, metrics: dict) -> dict:
     """metrics without the fields whose type is wrong; each dropped field is listed as a warning."""
     metrics, bad = without_bad_fields(metrics, METRIC_FIELDS)
     if bad:
-        b.stats.problem(env.lineno, "warning", f"{env.kind}: field(s) of the wrong type dropped: {', '.join(bad)}")
+        b.stats.problem(env.lineno, "warning", f"{env.kind}: {plural(len(bad), 'field')} of the wrong type dropped: {', '.join(bad)}")
     return dict(metrics)

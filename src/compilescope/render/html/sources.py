@@ -12,6 +12,7 @@ from markupsafe import Markup, escape
 
 from ...analyses.graph_breaks import compilation_key
 from ...analyses.sources import SourceFile, line_anchor
+from ...wording import count
 from .provenance import provenance_url
 from .transformed import transformed_url
 
@@ -103,7 +104,7 @@ def _notes_html(page: _Page, f: SourceFile, n: int, dirs: dict[str, str], resume
                      f'failed: <code>{escape(g["guard"])}</code></li>')
     for cid, guards in installed.items():
         listed = "".join(f"<li><code>{escape(g)}</code></li>" for g in guards)
-        items.append(f'<li class="n-installed">{len(guards)} guard(s) of {_cid(cid, dirs)} come from this line'
+        items.append(f'<li class="n-installed">{count(len(guards), "guard")} of {_cid(cid, dirs)} come from this line'
                      f'<details><summary>show</summary><ul>{listed}</ul></details></li>')
     for k in notes.kernels:
         url = f'../{provenance_url(k["dir"])}'
@@ -133,11 +134,11 @@ def _badges(notes) -> str:
         out.append('<span class="b b-eager">eager</span>')
     failed = sum(1 for g in notes.guards if "recompile" in g)
     if failed:
-        out.append(f'<span class="b b-guard">{failed} failed guard(s)</span>')
+        out.append(f'<span class="b b-guard">{count(failed, "failed guard")}</span>')
     if notes.kernels:
-        out.append(f'<span class="b b-kernel">{len(notes.kernels)} kernel(s)</span>')
+        out.append(f'<span class="b b-kernel">{count(len(notes.kernels), "kernel")}</span>')
     if notes.symbols:
-        out.append(f'<span class="b b-symbol">{len(notes.symbols)} shape note(s)</span>')
+        out.append(f'<span class="b b-symbol">{count(len(notes.symbols), "shape note")}</span>')
     return "".join(out)
 
 
