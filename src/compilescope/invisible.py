@@ -17,4 +17,6 @@ def escape(char: str) -> str:
 
 def show_invisible(text: str) -> str:
     """text with every bidi control and zero-width character written as \\uXXXX."""
+    if text.isascii() or _INVISIBLE.search(text) is None:  # nearly every value: no copy, no callback
+        return text
     return _INVISIBLE.sub(lambda m: escape(m.group(0)), text)
