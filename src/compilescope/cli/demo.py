@@ -18,6 +18,7 @@ from ..demo import SCENARIOS, bundled_trace
 from ..ingest.reader import read_trace
 from ..render.html import render_demo_index
 from ..render.options import ReportOptions
+from ..wording import count
 from ..worker import report_outputs
 from .output import OutputDir
 
@@ -82,7 +83,8 @@ class DemoCommand:
                 example["error"] = ran.error
                 examples.append(example)
                 raised = f", raised {ran.error}" if ran.error else ""
-                print(f"{example['compiles']} compilations, {example['failures']} failures/restarts{raised} ({ran.seconds:.0f} s)")
+                print(f"{count(example['compiles'], 'compile id')}, {count(example['failures'], 'failure or restart', 'failures and restarts')}"
+                      f"{raised} ({ran.seconds:.0f} s)")
         return examples
 
 
@@ -102,5 +104,6 @@ def _write_example(output: OutputDir, name: str, description: str, log: str, qui
             "failures": len(results.failures),
         }
     if not quiet:
-        print(f"  {name}: {example['compiles']} compilations, {example['failures']} failures/restarts")
+        print(f"  {name}: {count(example['compiles'], 'compile id')}, "
+              f"{count(example['failures'], 'failure or restart', 'failures and restarts')}")
     return example
