@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from compilescope.cli.multirank import summarize_directory
+from compilescope.cli.multirank import summarize_ranks
 
 from ..conftest import run_cli, tlparse_binary
 from ..tracelog import cid, envelope
@@ -71,10 +71,10 @@ def test_parallel_workers_give_the_same_report(tmp_path):
     assert (tmp_path / "j1" / "chromium_events.json").read_bytes() == (tmp_path / "j2" / "chromium_events.json").read_bytes()
 
 
-def test_summarize_directory_is_json_and_writes_nothing(tmp_path):
+def test_summarize_ranks_is_json_and_writes_nothing(tmp_path):
     src = peer_dir("multi_rank_schedule")
     before = sorted(os.listdir(src))
-    doc = summarize_directory(str(src), jobs=1)
+    doc = summarize_ranks(str(src), jobs=1).to_json()
     json.dumps(doc)  # JSON-able as is
     assert [r["rank"] for r in doc["ranks"]] == [0, 1, 2]
     assert [g["ranks"] for g in next(d for d in doc["analysis"]["divergences"] if d["kind"] == "collectives")["groups"]] == [[0, 2], [1]]

@@ -15,8 +15,8 @@ import shutil
 
 from rich.console import Console
 
-from compilescope.cli.multirank import summarize_directory
-from compilescope.render.terminal import print_rank_summaries
+from compilescope.cli.multirank import summarize_ranks
+from compilescope.render.terminal import RankSummariesRenderer
 
 from ..conftest import run_cli
 from ..insights.test_summary_cli import _documented_keys, _paths
@@ -32,7 +32,7 @@ def summary_json(capsys, *args) -> dict:
 
 def terminal(directory) -> str:
     console = Console(width=100, color_system=None, record=True, file=io.StringIO())
-    print_rank_summaries(summarize_directory(str(directory), 1), str(directory), console)
+    console.print(RankSummariesRenderer.from_results(summarize_ranks(str(directory), 1)).render())
     out = console.file.getvalue()
     assert "\x1b[" not in out
     assert max(len(line) for line in out.splitlines()) <= 100

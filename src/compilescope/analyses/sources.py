@@ -119,12 +119,6 @@ class SourceFile:
     def name(self) -> str:
         return os.path.basename(self.path) or self.path
 
-    def notes_for(self, line: int) -> LineNotes:
-        found = self.notes.get(line)
-        if found is None:
-            found = self.notes[line] = LineNotes()
-        return found
-
     def to_json(self) -> dict[str, Any]:
         return {
             "path": self.path, "name": self.name, "page": self.page, "origin": self.origin, "origin_note": self.note,

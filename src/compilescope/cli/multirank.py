@@ -17,7 +17,7 @@ import tempfile
 import time
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
-from typing import Any, Callable, Iterator
+from typing import Callable, Iterator
 
 from ..analyses.divergence import MultiRankAnalysis, MultiRankResults, analyze_ranks
 from ..analyses.rank_summary import RankSummary
@@ -156,10 +156,6 @@ def summarize_ranks(directory: str, jobs: int | None = None, executor: RankExecu
     return MultiRankResults(location.absolute(directory), summaries, analyze_ranks(summaries),
                             found.notes() + _rank_notes(summaries))
 
-
-def summarize_directory(directory: str, jobs: int | None = None) -> dict[str, Any]:
-    """summarize_ranks as JSON (`compilescope summary --json DIR`)."""
-    return summarize_ranks(directory, jobs).to_json()
 
 
 def _rank_logs(directory: str, logs: list[str] | None = None) -> RankLogs:

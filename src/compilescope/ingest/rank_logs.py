@@ -36,9 +36,6 @@ class RankLogs:
         return [f"{name}: {why}; ignored" for name, why in self.ignored]
 
 
-def rank_of_name(name: str) -> int | None:
-    return rank_of(name)
-
 
 def find_rank_logs(directory: str) -> RankLogs:
     """The rank logs of a directory, local or a URL (every other file is ignored, with a note)."""
@@ -62,7 +59,7 @@ def _rank_logs_of_entries(entries: list[location.Entry]) -> RankLogs:
     ignored: list[tuple[str, str]] = []
     for entry in entries:
         name = location.basename(entry.path)
-        rank = rank_of_name(name)
+        rank = rank_of(name)
         if rank is None:
             ignored.append((name, "not a rank log (expected dedicated_log_torch_trace_rank_<N>_*.log)"))
             continue
@@ -94,5 +91,5 @@ def holds_several_ranks(path: str | list[str]) -> bool:
             return False
     else:
         return False
-    ranks = {rank_of_name(n) for n in names} - {None}
+    ranks = {rank_of(n) for n in names} - {None}
     return len(ranks) > 1

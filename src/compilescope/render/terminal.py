@@ -293,7 +293,7 @@ def _divergences(analysis: dict) -> list[RenderableType]:
 
 
 def rank_summaries_renderable(doc: dict, source: str) -> RenderableType:
-    """doc: summarize_directory's document (every rank's summary and the cross-rank analysis)."""
+    """doc: MultiRankResults.to_json() (every rank's summary and the cross-rank analysis)."""
     ranks = doc["ranks"]
     analysis = doc["analysis"]
     head = Text(f"compilescope summary · {source.rstrip('/').rsplit('/', 1)[-1]} · {count(len(ranks), 'rank')}",
@@ -308,10 +308,6 @@ def rank_summaries_renderable(doc: dict, source: str) -> RenderableType:
         out.append(Text(f"note: {note}", style="dim"))
     out.append(Text("\nOne rank in detail: compilescope summary LOG (or DIR --latest).", style="dim"))
     return Group(*out)
-
-
-def print_rank_summaries(doc: dict, source: str, console: Console) -> None:
-    console.print(rank_summaries_renderable(doc, source))
 
 
 class RankSummariesRenderer:
