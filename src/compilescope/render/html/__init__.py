@@ -108,6 +108,8 @@ class _Page:
             "source_files": results.sources.files,
             "transformed_url": lambda c: transformed_url(c.dir_name) if c.dir_name in results.transformed else None,
         }
+        self.memo: dict[str, Any] = {}  # what several pages need, worked out once (render/html/provenance.py)
+        self.code_urls_of: dict[int, dict[int, str]] = {}  # id(compile) -> _code_urls: once per compile, not per page
 
     def frame_url(self, frame: Frame) -> str | None:
         if frame.filename in self.trace.dump_files:
@@ -189,7 +191,11 @@ def _code_urls(page: _Page, entry: Compile | None) -> dict[int, str]:
     """Output code artifact number -> its page (compiler errors link to the failing line there)."""
     if entry is None:
         return {}
-    return {a.number: artifact_url(a, page.options) for a in entry.artifacts if a.display == CODE}
+    found = page.code_urls_of.get(id(entry))
+    if found is None:  # every metrics page of a compile asks: a compile of thousands of artifacts is scanned once
+        found = page.code_urls_of[id(entry)] = {a.number: artifact_url(a, page.options)
+                                                for a in entry.artifacts if a.display == CODE}
+    return found
 
 
 def _failures(page: _Page) -> str:
