@@ -15,7 +15,8 @@ from ...analyses.provenance import CompileProvenance, KernelTrace, ProvenanceSec
 from ...model.trace import Artifact, Compile
 from ..options import artifact_url, readable_url
 from ...wording import count
-from .env import _script_hash, _visible_text
+from .env import _script_hash
+from .rows import html_text
 
 if TYPE_CHECKING:
     from . import _Page
@@ -135,27 +136,22 @@ def _kernel_calls(page: _Page, entry: Compile) -> dict[int, dict[str, list[str]]
     return result
 
 
-def _text(value: Any) -> str:
-    """A value as a template writes it: invisible characters shown, then HTML-escaped."""
-    return str(escape(_visible_text(value)))
-
-
 def _kernel_rows_html(page: _Page, kernels: list[KernelTrace], calls: dict[str, list[str]]) -> Markup:
     """The kernel table's rows, built here rather than in a template loop (thousands of rows, each with several
     stacks). Kernels share most user lines and stack traces: each is escaped once per page."""
     seen: dict[Any, str] = {}
     out = []
     for k in kernels:
-        links = "".join(f'<br><a href="{_text(url)}" title="where it is called, in the provenance view">call site {n}</a>'
+        links = "".join(f'<br><a href="{html_text(url)}" title="where it is called, in the provenance view">call site {n}</a>'
                         for n, url in enumerate(calls.get(k.name, ()), 1))
-        handle = _text(k.debug_handle) if k.debug_handle is not None else "\u2013"
+        handle = html_text(k.debug_handle) if k.debug_handle is not None else "\u2013"
         user = "".join(_cached(seen, (u.file, u.line, u.function, u.code), lambda u=u: _user_line_html(page, u))
                        for u in k.user_lines) or '<span class="muted">no stack trace</span>'
         stacks = ""
         if k.traces:
-            stacks = (f"<details><summary>{_text(count(len(k.traces), 'stack'))}</summary>"
-                      + "".join(_cached(seen, t, lambda t=t: f"<pre>{_text(t)}</pre>") for t in k.traces) + "</details>")
-        out.append(f'<tr id="{_text(k.anchor)}">\n<td class="mono">{_text(k.kernel)}{links}</td>\n'
+            stacks = (f"<details><summary>{html_text(count(len(k.traces), 'stack'))}</summary>"
+                      + "".join(_cached(seen, t, lambda t=t: f"<pre>{html_text(t)}</pre>") for t in k.traces) + "</details>")
+        out.append(f'<tr id="{html_text(k.anchor)}">\n<td class="mono">{html_text(k.kernel)}{links}</td>\n'
                    f'<td class="mono">{handle}</td>\n<td>{user}</td>\n<td>{stacks}</td></tr>\n')
     return Markup("".join(out))
 
@@ -169,11 +165,11 @@ def _cached(seen: dict[Any, str], key: Any, make: Any) -> str:
 
 def _user_line_html(page: _Page, u: UserLine) -> str:
     src = page.common["source_url"](u.file, u.line)
-    where = f"{_text(u.file)}:{u.line}"
-    html = f'<div class="mono"><a href="../{_text(src)}">{where}</a>' if src else f'<div class="mono">{where}'
+    where = f"{html_text(u.file)}:{u.line}"
+    html = f'<div class="mono"><a href="../{html_text(src)}">{where}</a>' if src else f'<div class="mono">{where}'
     if u.function:
-        html += f' <span class="fn">in {_text(u.function)}</span>'
+        html += f' <span class="fn">in {html_text(u.function)}</span>'
     html += "</div>\n"
     if u.code:
-        html += f"<pre>    {_text(u.code)}</pre>"
+        html += f"<pre>    {html_text(u.code)}</pre>"
     return html
