@@ -236,18 +236,21 @@ def _dict(value: Any) -> dict:
     return value if isinstance(value, dict) else {}
 
 
-def line_mappings(node_mappings: dict, pre: list[str], post: list[str], py_code: list[str], cpp_code: list[str],
-                  py_kernels: dict[str, list[int]] | None = None,
-                  cpp_kernels: dict[str, list[int]] | None = None) -> dict[str, LineMap]:
-    """The six line maps of tlparse's ``lineMappings`` from node mappings and the panel texts.
+def line_mappings(node_mappings: dict, pre: list[str], post: list[str], py_code: list[str], cpp_code: list[str]) -> dict[str, LineMap]:
+    """The six line maps of tlparse's ``lineMappings`` from node mappings and the panel texts."""
+    kernels = sorted(_dict(node_mappings.get("cppCodeToPost")))
+    return _line_maps(node_mappings, node_lines(pre), node_lines(post),
+                      kernel_lines(py_code, kernels, "python"), kernel_lines(cpp_code, kernels, "cpp"))
 
-    ``py_kernels``/``cpp_kernels``: kernel_lines of that code when the caller has them already
-    (for at least every kernel of ``cppCodeToPost``; other names are ignored)."""
-    pre_nodes, post_nodes = node_lines(pre), node_lines(post)
+
+def _line_maps(node_mappings: dict, pre_nodes: dict[str, int], post_nodes: dict[str, int],
+               py_kernels: dict[str, list[int]], cpp_kernels: dict[str, list[int]]) -> dict[str, LineMap]:
+    """line_mappings from the texts' node lines and kernel lines (each text indexed once by the caller).
+
+    The kernel lines may hold more kernels than ``cppCodeToPost``: only those count, as in tlparse."""
     code_to_post = _dict(node_mappings.get("cppCodeToPost"))  # named "cpp" but holds every kernel
     post_to_code = _dict(node_mappings.get("postToCppCode"))
-    py_kernels = _only(py_kernels, code_to_post) if py_kernels is not None else kernel_lines(py_code, sorted(code_to_post), "python")
-    cpp_kernels = _only(cpp_kernels, code_to_post) if cpp_kernels is not None else kernel_lines(cpp_code, sorted(code_to_post), "cpp")
+    py_kernels, cpp_kernels = _only(py_kernels, code_to_post), _only(cpp_kernels, code_to_post)
     return {
         "preToPost": _names_to_lines(_dict(node_mappings.get("preToPost")), pre_nodes, post_nodes),
         "postToPre": _names_to_lines(_dict(node_mappings.get("postToPre")), post_nodes, pre_nodes),
@@ -517,12 +520,12 @@ class Provenance:
         return {c.dir_name: c.to_json() for c in self.compiles.values()}
 
 
-def _named(artifacts: list[Artifact], prefix: str) -> list[Artifact]:
+def _named(artifacts: list[tuple[str, Artifact]], prefix: str) -> list[Artifact]:
     # tlparse matches output file names by prefix ("inductor_output_code_<hash>.html" too).
-    return [a for a in artifacts if a.filename.startswith(prefix) and a.payload is not None]
+    return [a for filename, a in artifacts if filename.startswith(prefix)]
 
 
-def _first_kind(artifacts: list[Artifact], prefixes: tuple[str, ...]) -> list[Artifact]:
+def _first_kind(artifacts: list[tuple[str, Artifact]], prefixes: tuple[str, ...]) -> list[Artifact]:
     for prefix in prefixes:
         found = _named(artifacts, prefix)
         if found:
@@ -554,7 +557,7 @@ def _panel(a: Artifact | None, what: str, skip: int = 0) -> Panel:
 def compile_provenance(trace: Trace, entry: Compile,
                        parsed: dict[int, list[KernelTrace]] | None = None) -> CompileProvenance | None:
     """parsed: the kernel_traces of stack traces artifacts already parsed (by artifact number)."""
-    arts = entry.artifacts
+    arts = [(a.filename, a) for a in entry.artifacts if a.payload is not None]  # file names made once, not per kind
     mappings = [a for a in _named(arts, NODE_MAPPINGS) if a.display == JSON]
     if not mappings:
         return None
@@ -586,6 +589,7 @@ def compile_provenance(trace: Trace, entry: Compile,
         groups = [(mappings[-1], last(posts), last(codes), last(traces))]
 
     pre_lines = text_lines(text(pre))
+    pre_nodes = node_lines(pre_lines)  # the same pre-grad graph for every section
     sections = []
     for i, (mapping_a, post_a, code_a, traces_a) in enumerate(groups):
         node_mappings = _json_dict(text(mapping_a))
@@ -607,10 +611,8 @@ def compile_provenance(trace: Trace, entry: Compile,
             other = py_codes if language == "cpp" else cpp_codes
             other_lines = lines_of(last(other))[0]
             other_where = kernel_lines(other_lines, sorted(mapped), "python" if language == "cpp" else "cpp")
-            py_lines, cpp_lines = (other_lines, lines) if language == "cpp" else (lines, other_lines)
             py_where, cpp_where = (other_where, where) if language == "cpp" else (where, other_where)
         else:
-            py_lines, cpp_lines = (lines, []) if language == "python" else ([], lines)
             py_where, cpp_where = (where, {}) if language == "python" else ({}, where)
         section = ProvenanceSection(
             title=_code_title(lines, "AOTInductor" if language == "cpp" else f"graph {i + 1}"),
@@ -618,7 +620,7 @@ def compile_provenance(trace: Trace, entry: Compile,
             pre=_panel(pre, "pre-grad graph"),
             post=_panel(post_a, "post-grad graph"),
             code=_panel(code_a, "generated code", skip),
-            mappings=line_mappings(node_mappings, pre_lines, post_lines, py_lines, cpp_lines, py_where, cpp_where),
+            mappings=_line_maps(node_mappings, pre_nodes, node_lines(post_lines), py_where, cpp_where),
             kernels=kernels,
             kernel_traces_artifact=traces_a.number if traces_a is not None else None,
         )

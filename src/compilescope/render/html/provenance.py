@@ -92,18 +92,17 @@ def _panel_lines_html(prefix: str, texts: Iterable[str], mapped: set[int] | froz
     Text is escaped a panel at a time; names and URLs one by one."""
     texts = list(texts)
     escaped = str(escape("\n".join(texts))).split("\n") if texts else []
-    out = []
-    for n, text in enumerate(escaped, 1):
-        links = ""
-        for name in code_kernels.get(n, ()):
-            if kernel_url and name in traced:
-                url = escape(f"../{kernel_url}#{kernel_anchor(name)}")
-                links += (f'<a class="kl" href="{url}" title="the user source lines {escape(name)} came from">'
-                          f"{escape(name)} \u2197</a>")
-        cls = "pl m" if n in mapped else "pl"
-        out.append(f'<div class="{cls}" id="{prefix}-L{n}" data-n="{n}"><span class="ln">{n}</span>'
-                   f'<span class="lt">{text}</span>{links}</div>')
-    return Markup("".join(out))
+    links: dict[int, str] = {}  # only a few lines call kernels: their links are made apart from the line loop
+    if kernel_url:
+        for n, names in code_kernels.items():
+            html = "".join(f'<a class="kl" href="{escape(f"../{kernel_url}#{kernel_anchor(name)}")}" '
+                           f'title="the user source lines {escape(name)} came from">{escape(name)} \u2197</a>'
+                           for name in names if name in traced)
+            if html:
+                links[n] = html
+    return Markup("".join([
+        f'<div class="{"pl m" if n in mapped else "pl"}" id="{prefix}-L{n}" data-n="{n}"><span class="ln">{n}</span>'
+        f'<span class="lt">{text}</span>{links.get(n, "")}</div>' for n, text in enumerate(escaped, 1)]))
 
 
 def kernels_page(page: _Page, entry: Compile, artifact: Artifact) -> str:
