@@ -374,12 +374,18 @@ def analyze_sources(trace: Trace, provenance: Provenance | None = None, shapes: 
     known = set(notes)
     resolved: dict[str, str | None] = {}  # clipped path -> the one known path it names (asked once per path)
     installed: set[tuple[str, int, str, str]] = set()
+    # Recompiles install mostly the same guards again: each distinct guard line is parsed once.
+    parsed: dict[str, tuple[str, str, int] | None] = {}
     for key, guards_text in guard_sites:
         for raw in guards_text.splitlines():
-            m = _GUARD_LINE.search(raw)
-            if m is None:
+            if raw in parsed:
+                found_guard = parsed[raw]
+            else:
+                m = _GUARD_LINE.search(raw)
+                found_guard = parsed[raw] = (m["guard"], m["file"], int(m["line"])) if m is not None else None
+            if found_guard is None:
                 continue
-            path = m["file"]
+            guard, path, line = found_guard
             if path not in known:
                 if path not in resolved:
                     full = [p for p in known if p.endswith("/" + path) or p.endswith(path)]
@@ -388,11 +394,10 @@ def analyze_sources(trace: Trace, provenance: Provenance | None = None, shapes: 
                 if found is None:
                     continue
                 path = found
-            line = int(m["line"])
             n = at(path, line)
-            if n is not None and (path, line, key, m["guard"]) not in installed:
-                installed.add((path, line, key, m["guard"]))
-                n.guards.append({"installed": key, "guard": m["guard"]})
+            if n is not None and (path, line, key, guard) not in installed:
+                installed.add((path, line, key, guard))
+                n.guards.append({"installed": key, "guard": guard})
 
     shapes = shapes if shapes is not None else dynamic_shapes(trace)
     for what, items in (("created", shapes.symbols), ("specialized", shapes.specializations)):
