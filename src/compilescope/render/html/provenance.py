@@ -16,7 +16,7 @@ from ...model.trace import Artifact, Compile
 from ..options import artifact_url, readable_url
 from ...wording import count
 from .env import _script_hash
-from .rows import html_text
+from .rows import ascii_parts, html_text
 
 if TYPE_CHECKING:
     from . import _Page
@@ -86,10 +86,10 @@ def _provenance_page(page: _Page, entry: Compile, found: CompileProvenance) -> s
 
 
 def _panel_lines_html(prefix: str, texts: Iterable[str], mapped: set[int] | frozenset[int],
-                      code_kernels: dict[int, Any], kernel_url: str | None, traced: set[str]) -> Markup:
+                      code_kernels: dict[int, Any], kernel_url: str | None, traced: set[str]) -> list[Markup]:
     """One panel's lines as HTML, built here rather than in a template loop: a panel can hold
     tens of thousands of lines, and per-line template calls were most of a provenance page's time.
-    Text is escaped a panel at a time; names and URLs one by one."""
+    Text is escaped a panel at a time; names and URLs one by one. In parts: see ascii_parts."""
     texts = list(texts)
     escaped = str(escape("\n".join(texts))).split("\n") if texts else []
     links: dict[int, str] = {}  # only a few lines call kernels: their links are made apart from the line loop
@@ -100,9 +100,9 @@ def _panel_lines_html(prefix: str, texts: Iterable[str], mapped: set[int] | froz
                            for name in names if name in traced)
             if html:
                 links[n] = html
-    return Markup("".join([
+    return ascii_parts([
         f'<div class="{"pl m" if n in mapped else "pl"}" id="{prefix}-L{n}" data-n="{n}"><span class="ln">{n}</span>'
-        f'<span class="lt">{text}</span>{links.get(n, "")}</div>' for n, text in enumerate(escaped, 1)]))
+        f'<span class="lt">{text}</span>{links.get(n, "")}</div>' for n, text in enumerate(escaped, 1)])
 
 
 def kernels_page(page: _Page, entry: Compile, artifact: Artifact) -> str:

@@ -21,6 +21,25 @@ def html_text(value: Any) -> str:
     return str(escape(value))
 
 
+def ascii_parts(rows: list[str]) -> list[Markup]:
+    """Rows of HTML joined into as few parts as keep ASCII and non-ASCII rows apart, for a template to write
+    with ``{% for part in parts %}{{ part }}{% endfor %}``: finalize then looks for invisible characters only
+    in the non-ASCII rows (a page of code is mostly ASCII; scanning all of it was a fifth of its time)."""
+    parts: list[Markup] = []
+    run: list[str] = []
+    for row in rows:
+        if row.isascii():
+            run.append(row)
+            continue
+        if run:
+            parts.append(Markup("".join(run)))
+            run = []
+        parts.append(Markup(row))
+    if run:
+        parts.append(Markup("".join(run)))
+    return parts
+
+
 def metric_rows_html(rows: Iterable[tuple[str, Any]]) -> Markup:
     """A metrics table's rows: a compile id logs about a hundred metrics."""
     out = []
