@@ -50,3 +50,20 @@ def test_metric_rows_escape_keys_and_values(tmp_path):
     assert f"<pre>{{\n  &#34;a&#34;: [\n    &#34;{json.dumps(EVIL)[1:-1].replace('<', '&lt;').replace('>', '&gt;')}" \
            f"&#34;\n  ]\n}}</pre>" in metrics_page
     assert '<tr><th class="mono">flag</th><td>True</td></tr>' in metrics_page
+
+
+def test_provenance_panels_and_source_pages_show_invisible_characters(tmp_path):
+    """Panels and source pages are written in ASCII and non-ASCII parts: every part is still shown escaped."""
+    code = python_code("cpp_fused_relu_0").replace("import torch", f"import torch  # {BIDI} {EVIL}")
+    stack = f'  File "/home/me/prog{BIDI}.py", line 7, in forward\n    y = x.relu()  # {BIDI}\n'
+    log = tmp_path / "bidi.log"
+    log.write_text(provenance_log(code, "cpp_fused_relu_0", traces={"cpp_fused_relu_0:1": [stack]}), encoding="utf-8")
+    out = tmp_path / "out"
+    report(log, out)
+    pages = _pages(out)
+    (panel_page,) = [t for p, t in pages.items() if p.parent.name == "provenance"]
+    assert "import torch  # ev\\u202eil\\u200b &lt;/td&gt;" in panel_page and "\u2197</a>" in panel_page
+    sources = [t for p, t in pages.items() if "prog" in p.name]
+    assert sources and "ev\\u202eil\\u200b" in sources[0]
+    for page, text in pages.items():
+        assert "\u202e" not in text and "\u200b" not in text and "<script>alert" not in text, page
