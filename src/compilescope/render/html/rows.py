@@ -13,6 +13,8 @@ from typing import Any, Iterable, Mapping
 
 from markupsafe import Markup, escape
 
+from ...model.trace import LINK, Artifact
+from ..options import ReportOptions, artifact_url, safe_link_url
 from .env import _pretty
 
 
@@ -51,4 +53,28 @@ def metric_rows_html(rows: Iterable[tuple[str, Any]]) -> Markup:
         else:
             shown = html_text(value)
         out.append(f'<tr><th class="mono">{html_text(key)}</th><td>{shown}</td></tr>')
+    return Markup("".join(out))
+
+
+def artifact_link_html(a: Artifact, root: str, options: ReportOptions) -> Markup:
+    """An output's link (a ``link`` event's url only if http(s): shown as text otherwise), with its cache badge."""
+    if a.display == LINK:
+        href = safe_link_url(a.url)
+        link = (f'<a href="{html_text(href)}" rel="noopener noreferrer">{html_text(a.name)}</a>' if href else
+                f'<span class="mono" title="not an http(s) link: shown, not linked">{html_text(a.name)}: '
+                f"{html_text(a.url)}</span>")
+    else:
+        link = f'<a href="{html_text(root)}{html_text(artifact_url(a, options))}">{html_text(a.filename)}</a>'
+    if a.cache:
+        link += f' <span class="badge {html_text(a.cache)}">cache {html_text(a.cache)}</span>'
+    return Markup(link)
+
+
+def artifact_items_html(artifacts: Iterable[Artifact], roles: Mapping[int, str], root: str,
+                        options: ReportOptions) -> Markup:
+    """A compile id's outputs as list items, with the code's role and number: a compile id can have thousands."""
+    out = []
+    for a in artifacts:
+        badge = f' <span class="badge role">{html_text(roles[a.number])}</span>' if a.number in roles else ""
+        out.append(f'<li>{artifact_link_html(a, root, options)}{badge} <span class="num">({a.number})</span></li>')
     return Markup("".join(out))
