@@ -385,7 +385,7 @@ def analyze_sources(trace: Trace, provenance: Provenance | None = None, shapes: 
                 found_guard = parsed[raw] = (m["guard"], m["file"], int(m["line"])) if m is not None else None
             if found_guard is None:
                 continue
-            guard, path, line = found_guard
+            guard_text, path, line = found_guard
             if path not in known:
                 if path not in resolved:
                     full = [p for p in known if p.endswith("/" + path) or p.endswith(path)]
@@ -395,9 +395,9 @@ def analyze_sources(trace: Trace, provenance: Provenance | None = None, shapes: 
                     continue
                 path = found
             n = at(path, line)
-            if n is not None and (path, line, key, guard) not in installed:
-                installed.add((path, line, key, guard))
-                n.guards.append({"installed": key, "guard": guard})
+            if n is not None and (path, line, key, guard_text) not in installed:
+                installed.add((path, line, key, guard_text))
+                n.guards.append({"installed": key, "guard": guard_text})
 
     shapes = shapes if shapes is not None else dynamic_shapes(trace)
     for what, items in (("created", shapes.symbols), ("specialized", shapes.specializations)):

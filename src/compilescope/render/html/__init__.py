@@ -96,7 +96,7 @@ class _Page:
         self.trace = trace
         self.results = results
         self.options = options
-        self.common = {
+        self.common: dict[str, Any] = {
             "source": trace.source,
             "source_name": os.path.basename(trace.source),
             "rank": trace.rank,
