@@ -381,12 +381,12 @@ def _post_node_sources(lines: list[str]) -> list[tuple[int, str, str | None, tup
     result = []
     source: tuple[str, int] | None = None
     for i, line in enumerate(lines):
-        m = _SOURCE_COMMENT.match(line)
-        if m:
-            source = (m["file"], int(m["line"]))
-            continue
-        if _NO_SOURCE.match(line):
-            source = None
+        if line.lstrip().startswith("#"):  # only comments can name a source (and comments define no node)
+            m = _SOURCE_COMMENT.match(line)
+            if m:
+                source = (m["file"], int(m["line"]))
+            elif _NO_SOURCE.match(line):
+                source = None
             continue
         name = node_name(line)
         if name is None or " " in name or "(" in name:  # not a node: class/def/return lines
@@ -419,18 +419,32 @@ def infer_kernel_nodes(kernels: list[KernelTrace], post: list[str]) -> dict[str,
     for line, name, op, src in _post_node_sources(post):  # indexed once: not kernels x nodes
         if src is not None:
             by_place.setdefault(src, []).append((line, name, op))
-    candidates: dict[str, list[tuple[int, str, str | None]]] = {}
+    # Kernels share stacks (every kernel of one line, each debug handle of one kernel): candidates are worked
+    # out once per distinct set of stack lines, and the ops filter once per kernel name and set.
+    Candidate = tuple[int, str, str | None]
+    places_of: dict[str, frozenset[tuple[str, int]]] = {}
+    by_places: dict[frozenset[tuple[str, int]], list[Candidate]] = {}
     for k in kernels:
-        places = {(f.file, f.line) for frames in k.frames for f in frames}
-        candidates[k.name] = sorted(c for place in places for c in by_place.get(place, ()))
-    named = {}
+        places = places_of[k.name] = frozenset((f.file, f.line) for frames in k.frames for f in frames)
+        if places not in by_places:
+            by_places[places] = sorted(c for place in places for c in by_place.get(place, ()))
+    named: dict[str, list[Candidate]] = {}
+    by_ops: dict[tuple[str, frozenset[tuple[str, int]]], list[Candidate]] = {}
     for k in kernels:
-        ops = _kernel_ops(k.kernel)
-        named[k.name] = [c for c in candidates[k.name] if _names_op(ops, c[2])]
+        key = (_kernel_ops(k.kernel), places_of[k.name])
+        if key not in by_ops:
+            by_ops[key] = [c for c in by_places[key[1]] if _names_op(key[0], c[2])]
+        named[k.name] = by_ops[key]
     claimed = {c[0] for cs in named.values() for c in cs}
+    unclaimed: dict[frozenset[tuple[str, int]], list[Candidate]] = {}
     result = {}
     for k in kernels:
-        chosen = named[k.name] or [c for c in candidates[k.name] if c[0] not in claimed] or candidates[k.name]
+        places = places_of[k.name]
+        chosen = named[k.name]
+        if not chosen:
+            if places not in unclaimed:
+                unclaimed[places] = [c for c in by_places[places] if c[0] not in claimed]
+            chosen = unclaimed[places] or by_places[places]
         if chosen:
             result[k.name] = [c[0] for c in chosen]
     return result
