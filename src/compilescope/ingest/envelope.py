@@ -128,7 +128,8 @@ def decode_envelope(record: RawRecord, known_kinds: frozenset[str]) -> Envelope:
                 raise EnvelopeError("bad_json", f"envelope is not valid JSON: {exc}") from None
     if not isinstance(obj, dict):
         raise EnvelopeError("bad_json", f"envelope is JSON {type(obj).__name__}, not an object")
-    if record.body.count(b"[") + record.body.count(b"{") > 200 and not _writable(obj):
+    body = record.body
+    if len(body) > 200 and body.count(b"[") + body.count(b"{") > 200 and not _writable(obj):
         # orjson reads 1024 levels of nesting but writes only 255: such an envelope could
         # be read but never written to raw.jsonl or shown.
         raise EnvelopeError("bad_json", "envelope JSON is nested too deeply")
