@@ -57,3 +57,18 @@ def test_compiled_autograd_compile_id_display():
     env = decode_envelope(records(data)[0], KNOWN_KINDS)
     assert str(env.compile_id) == "[!3/1/0_2]"
     assert env.compile_id.dir_name() == "3_1_0_2"
+
+
+def test_compile_id_parts_are_exact_ints_whatever_was_seen_before():
+    """from_context keeps one CompileId per distinct id; a bool (True == 1) or a float is never an id part,
+    even after the same values as ints were seen, and a null id key still makes an (unknown) compile id."""
+    from compilescope.model.ids import CompileId
+
+    seen = CompileId.from_context({"frame_id": 1, "frame_compile_id": 0, "attempt": 1})
+    assert str(seen) == "[1/0_1]"
+    assert CompileId.from_context({"frame_id": 1, "frame_compile_id": 0, "attempt": 1}) is seen
+    assert str(CompileId.from_context({"frame_id": True, "frame_compile_id": 0, "attempt": True})) == "[-/0]"
+    assert str(CompileId.from_context({"frame_id": 1.0, "frame_compile_id": 0})) == "[-/0]"
+    assert CompileId.from_context({"frame_id": None}) == CompileId(None, None, None, None)
+    assert CompileId.from_context({"rank": 0}) is None
+    assert CompileId.from_context({"frame_id": [1], "frame_compile_id": {}}) == CompileId(None, None, None, None)

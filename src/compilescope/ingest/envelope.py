@@ -135,9 +135,12 @@ def decode_envelope(record: RawRecord, known_kinds: frozenset[str]) -> Envelope:
         raise EnvelopeError("bad_json", "envelope JSON is nested too deeply")
 
     kinds = [k for k in obj if k not in CONTEXT_KEYS]
-    known = [k for k in kinds if k in known_kinds]
-    kind = known[0] if known else (kinds[0] if kinds else "")
-    other = [k for k in kinds if k != kind]
+    if len(kinds) == 1:  # (nearly every envelope)
+        kind, other = kinds[0], []
+    else:
+        known = [k for k in kinds if k in known_kinds]
+        kind = known[0] if known else (kinds[0] if kinds else "")
+        other = [k for k in kinds if k != kind]
 
     rank = obj.get("rank")
     env = Envelope(

@@ -44,7 +44,9 @@ class CompileId:
             return None
         # One object per distinct id (a log has few): built once, and dict lookups by it hit on identity.
         # Only exact ints and None are looked up (True == 1 and hashes alike, but is no id part).
-        if all(type(v) is int or v is None for v in values):
+        ca, frame, fcid, attempt = values
+        if ((ca is None or type(ca) is int) and (frame is None or type(frame) is int)
+                and (fcid is None or type(fcid) is int) and (attempt is None or type(attempt) is int)):
             known = _INTERNED.get(values)
             if known is None:
                 if len(_INTERNED) > 4096:  # (many logs in one process, or a log of made-up ids)
