@@ -215,12 +215,13 @@ def read_raw_records(stream: BinaryIO, budget: PayloadBudget | None = None) -> I
                     current.add_payload_run(lineno + 1, b"\n".join(lines), n)
                 elif n == 1:
                     current.add_payload_run(lineno + 1, run, 1)
-                elif run.count(b"\t") == n - 1:
-                    # The only TABs are the lines' own (usual: code is indented with spaces, JSON escapes
-                    # them): deleting every TAB is 3x faster than replacing "\n\t".
-                    current.add_payload_run(lineno + 1, run.replace(b"\t", b""), n)
                 else:
-                    current.add_payload_run(lineno + 1, run.replace(b"\n\t", b"\n"), n)
+                    # Deleting every TAB is 3x faster than replacing "\n\t", and right when the only TABs
+                    # are the lines' own n - 1 (usual: code is indented with spaces, JSON escapes them).
+                    stripped = run.replace(b"\t", b"")
+                    if len(stripped) != len(run) - n + 1:
+                        stripped = run.replace(b"\n\t", b"\n")
+                    current.add_payload_run(lineno + 1, stripped, n)
                 lineno += n
                 pos = run_end + 1
             elif c == 10:  # an empty line
