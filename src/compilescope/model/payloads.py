@@ -263,6 +263,11 @@ class PayloadBuffer:
         return (f"\n[compilescope: payload cut here: {kept:,} of its {self.size:,} bytes kept (a compressed log keeps "
                 f"{limit:,} bytes of payloads, a multiple of its size on disk); the whole payload is in the log]")
 
+    @property
+    def is_text_as_logged(self) -> bool:
+        """Checked valid UTF-8 and not cut: its bytes are its text() (e.g. orjson reads them without a decode)."""
+        return bool(self._valid) and not self.cut_bytes
+
     def text(self) -> str:
         text = self.getvalue().decode("utf-8", "replace")
         return text + self.cut_note() if self.cut_bytes else text
