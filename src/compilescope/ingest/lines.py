@@ -18,7 +18,7 @@ from typing import BinaryIO, Callable, Iterator
 
 from ..model.payloads import PayloadBudget, PayloadBuffer
 
-CHUNK = 1 << 20  # the log is read in blocks of this many bytes; a longer line, in pieces
+CHUNK = 1 << 18  # the log is read in blocks of this many bytes; a longer line, in pieces (256 KB: as fast as 1 MB, less held)
 PREFIX_PROBE = 4096  # a line whose first bytes are not a glog prefix is not read further
 MAX_ENVELOPE_LINE = 32 << 20  # longer envelope lines are reported, not read (real ones: < 1 MB)
 
@@ -178,6 +178,7 @@ def read_raw_records(stream: BinaryIO, budget: PayloadBudget | None = None) -> I
         if not block:
             break
         data = carry + block if carry else block
+        block = b""  # (not held twice)
         pos = 0
         if long_line is not None:
             nl = data.find(b"\n")
