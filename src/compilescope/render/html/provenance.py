@@ -36,7 +36,7 @@ def json_island(value: Any) -> Markup:
     return Markup(text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026"))
 
 
-def provenance_files(page: _Page) -> Iterator[tuple[str, str | bytes]]:
+def provenance_files(page: _Page) -> Iterator[tuple[str, str | bytes | Iterator[bytes]]]:
     for found in page.results.provenance.compiles.values():
         entry = page.trace.compiles[found.compile_id]
         base = provenance_url(found.dir_name)[: -len(".html")]
@@ -53,36 +53,60 @@ def _kernel_page_url(page: _Page, entry: Compile, section: ProvenanceSection) ->
     return readable_url(a, page.options) if a is not None and a.readable else None
 
 
-def _provenance_page(page: _Page, entry: Compile, found: CompileProvenance) -> str:
-    artifacts = _artifacts(entry)
-    sections = []
-    for si, s in enumerate(found.sections):
-        mapped = s.mapped_lines()
-        kernel_url = _kernel_page_url(page, entry, s)
-        traced = {k.name for k in s.kernels}
-        panels = []
-        for key, title, what in PANELS:
-            panel = getattr(s, key)
-            a = artifacts.get(panel.artifact_number) if panel.artifact_number is not None else None
-            panels.append({
-                "key": key, "title": title, "what": what if key != "code" else ("C++ wrapper (AOTInductor)" if s.language == "cpp" else "Python wrapper"),
-                "name": panel.title, "url": ("../" + artifact_url(a, page.options)) if a is not None else None,
-                "lines_html": _panel_lines_html(f"s{si}-{key}", panel_lines(page.trace, panel), mapped[key],
-                                                s.code_kernels if key == "code" else {}, kernel_url, traced),
-            })
-        sections.append({"title": s.title, "panels": panels, "kernel_url": ("../" + kernel_url) if kernel_url else None,
-                         "n_kernels": len(s.kernels), "inferred": bool(s.inferred_code_to_post)})
-    data = [{
-        "preToPost": s.mappings["preToPost"], "postToPre": s.mappings["postToPre"],
-        "codeToPost": s.code_to_post, "postToCode": s.post_to_code,
-        "inferredCodeToPost": s.inferred_code_to_post, "inferredPostToCode": s.inferred_post_to_code,
-    } for s in found.sections]
-
-    return page.render(
-        "provenance.html", "../", c=entry, sections=sections, data=json_island(data),
+def _provenance_page(page: _Page, entry: Compile, found: CompileProvenance) -> Iterator[bytes]:
+    """The page in parts, a panel at a time: a compile id's page grows with its graphs and code (tens of MB
+    for a big model), and is never held whole, as text or as bytes."""
+    return page.stream(
+        "provenance.html", "../", c=entry, titles=[s.title for s in found.sections],
+        sections=_sections(page, entry, found), data=_json_island_parts(_section_data(s) for s in found.sections),
         script_src=Markup(f"{_script_hash('report.js')} {_script_hash('provenance.js')}"),
         json_name=provenance_url(found.dir_name).rsplit("/", 1)[-1][: -len(".html")] + ".json",
     )
+
+
+def _sections(page: _Page, entry: Compile, found: CompileProvenance) -> Iterator[dict[str, Any]]:
+    """Each section as the template reaches it."""
+    artifacts = _artifacts(entry)
+    for si, s in enumerate(found.sections):
+        kernel_url = _kernel_page_url(page, entry, s)
+        yield {"title": s.title, "panels": _panels(page, artifacts, si, s, kernel_url),
+               "kernel_url": ("../" + kernel_url) if kernel_url else None,
+               "n_kernels": len(s.kernels), "inferred": bool(s.inferred_code_to_post)}
+
+
+def _panels(page: _Page, artifacts: dict[int, Artifact], si: int, s: ProvenanceSection,
+            kernel_url: str | None) -> Iterator[dict[str, Any]]:
+    """A section's panels, each one's lines built only when the template writes it."""
+    mapped = s.mapped_lines()
+    traced = {k.name for k in s.kernels}
+    for key, title, what in PANELS:
+        panel = getattr(s, key)
+        a = artifacts.get(panel.artifact_number) if panel.artifact_number is not None else None
+        yield {
+            "key": key, "title": title, "what": what if key != "code" else ("C++ wrapper (AOTInductor)" if s.language == "cpp" else "Python wrapper"),
+            "name": panel.title, "url": ("../" + artifact_url(a, page.options)) if a is not None else None,
+            "lines_html": _panel_lines_html(f"s{si}-{key}", panel_lines(page.trace, panel), mapped[key],
+                                            s.code_kernels if key == "code" else {}, kernel_url, traced),
+        }
+
+
+def _section_data(s: ProvenanceSection) -> dict[str, Any]:
+    return {
+        "preToPost": s.mappings["preToPost"], "postToPre": s.mappings["postToPre"],
+        "codeToPost": s.code_to_post, "postToCode": s.post_to_code,
+        "inferredCodeToPost": s.inferred_code_to_post, "inferredPostToCode": s.inferred_post_to_code,
+    }
+
+
+def _json_island_parts(values: Iterable[Any]) -> Iterator[Markup]:
+    """json_island of the list of values, an item at a time (the same text: orjson writes a list with
+    bare commas)."""
+    separator = Markup("[")
+    for value in values:
+        yield separator
+        yield json_island(value)
+        separator = Markup(",")
+    yield Markup("]") if separator == "," else Markup("[]")
 
 
 def _panel_lines_html(prefix: str, texts: Iterable[str], mapped: set[int] | frozenset[int],
