@@ -521,8 +521,11 @@ class CompileProvenance:
     sections: list[ProvenanceSection]
 
     def to_json(self) -> dict[str, Any]:
-        return {**{k: _json_map(v) for k, v in self.line_mappings.items()},
-                "sections": [s.to_json() for s in self.sections]}
+        return {**self.line_mappings_json(), "sections": [s.to_json() for s in self.sections]}
+
+    def line_mappings_json(self) -> dict[str, Any]:
+        """to_json without its sections (a report writes those one at a time)."""
+        return {k: _json_map(v) for k, v in self.line_mappings.items()}
 
 
 @dataclass

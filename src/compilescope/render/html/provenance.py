@@ -41,7 +41,22 @@ def provenance_files(page: _Page) -> Iterator[tuple[str, str | bytes | Iterator[
         entry = page.trace.compiles[found.compile_id]
         base = provenance_url(found.dir_name)[: -len(".html")]
         yield f"{base}.html", _provenance_page(page, entry, found)
-        yield f"{base}.json", orjson.dumps(found.to_json(), option=orjson.OPT_INDENT_2)
+        yield f"{base}.json", _provenance_json(found)
+
+
+def _provenance_json(found: CompileProvenance) -> Iterator[bytes]:
+    """``orjson.dumps(found.to_json(), option=OPT_INDENT_2)``, a section at a time (the file grows with the
+    compile id's graphs: never held whole, nor its JSON form as Python objects)."""
+    head = orjson.dumps(found.line_mappings_json(), option=orjson.OPT_INDENT_2)
+    yield (head[:-2] + b',\n  "sections": ' if head != b"{}" else b'{\n  "sections": ')
+    if not found.sections:
+        yield b"[]\n}"
+        return
+    separator = b"[\n    "
+    for s in found.sections:
+        yield separator + orjson.dumps(s.to_json(), option=orjson.OPT_INDENT_2).replace(b"\n", b"\n    ")
+        separator = b",\n    "
+    yield b"\n  ]\n}"
 
 
 def _artifacts(entry: Compile) -> dict[int, Artifact]:
