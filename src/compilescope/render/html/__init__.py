@@ -33,7 +33,7 @@ from .runtime import runtime_files
 from .sources import source_files, source_url
 from .transformed import transformed_files, transformed_url
 
-Output = tuple[str, "str | bytes"]
+Output = tuple[str, "str | bytes | Iterable[bytes]"]
 
 _PRISM_LANGUAGES = {"python": "python", "cpp": "cpp"}
 
@@ -42,8 +42,9 @@ HIGHLIGHT_LIMIT = 2 << 20  # code bigger than this is shown without colours (hig
 PRETTY_LIMIT = 16 << 20  # JSON bigger than this is written as logged, not parsed and re-indented
 
 
-def _encoded(chunks: Iterable[str], size: int = 1 << 16) -> Iterator[bytes]:
-    """Template output (many small strings) as UTF-8 chunks of about `size` bytes."""
+def _encoded(chunks: Iterable[str], size: int = 1 << 20) -> Iterator[bytes]:
+    """Template output (many small strings) as UTF-8 chunks of about `size` characters (few enough that
+    the writer pays nothing per chunk, small enough that a page is never held whole)."""
     buffer: list[str] = []
     n = 0
     for chunk in chunks:
@@ -124,7 +125,8 @@ class _Page:
         return ENV.get_template(template).render(**self.common, root=root, **context)
 
     def stream(self, template: str, root: str, **context: Any) -> Iterator[bytes]:
-        """Like render(), in chunks: for pages as big as a huge payload."""
+        """Like render(), in chunks, generated as they are written: for pages that grow with a payload or
+        with the log (the index, a compile id's page, provenance), so none is held whole."""
         return _encoded(ENV.get_template(template).generate(**self.common, root=root, **context))
 
 
@@ -139,7 +141,7 @@ def render_html(trace: Trace, results: Results, options: ReportOptions) -> Itera
     for entry in trace.compiles.values():
         root = "../"
         if entry.compile_id is not None:
-            yield f"{entry.dir_name}/index.html", page.render(
+            yield f"{entry.dir_name}/index.html", page.stream(
                 "compile.html", root, c=entry, status=results.statuses[entry.compile_id],
                 s=results.compiles.get(entry.key), code_urls=_code_urls(page, entry),
             )
@@ -157,11 +159,11 @@ def render_html(trace: Trace, results: Results, options: ReportOptions) -> Itera
     yield from transformed_files(page)
 
 
-def _index(page: _Page) -> str:
+def _index(page: _Page) -> Iterator[bytes]:
     trace, results = page.trace, page.results
     stats = trace.stats
     problems = [p for p in stats.problems]
-    return page.render(
+    return page.stream(
         "index.html",
         "",
         compiles=trace.sorted_compiles(),

@@ -16,7 +16,7 @@ from ...model.trace import Artifact, Compile
 from ..options import artifact_url, readable_url
 from ...wording import count
 from .env import _script_hash
-from .rows import ascii_parts, html_text
+from .rows import ascii_parts, grouped, html_text
 
 if TYPE_CHECKING:
     from . import _Page
@@ -144,11 +144,11 @@ def _panel_lines_html(prefix: str, texts: Iterable[str], mapped: set[int] | froz
         f'<span class="lt">{text}</span>{links.get(n, "")}</div>' for n, text in enumerate(escaped, 1)])
 
 
-def kernels_page(page: _Page, entry: Compile, artifact: Artifact) -> str:
-    """The readable page of ``inductor_provenance_tracking_kernel_stack_traces``."""
+def kernels_page(page: _Page, entry: Compile, artifact: Artifact) -> Iterator[bytes]:
+    """The readable page of ``inductor_provenance_tracking_kernel_stack_traces``, in parts."""
     kernels = page.results.provenance.kernels.get(artifact.number, [])
     calls = _kernel_calls(page, entry).get(artifact.number, {})
-    return page.render("kernels.html", "../", c=entry, n_kernels=len(kernels),
+    return page.stream("kernels.html", "../", c=entry, n_kernels=len(kernels),
                        rows_html=_kernel_rows_html(page, kernels, calls))
 
 
@@ -174,11 +174,14 @@ def _kernel_calls(page: _Page, entry: Compile) -> dict[int, dict[str, list[str]]
     return result
 
 
-def _kernel_rows_html(page: _Page, kernels: list[KernelTrace], calls: dict[str, list[str]]) -> Markup:
+def _kernel_rows_html(page: _Page, kernels: list[KernelTrace], calls: dict[str, list[str]]) -> Iterator[Markup]:
     """The kernel table's rows, built here rather than in a template loop (thousands of rows, each with several
-    stacks). Kernels share most user lines and stack traces: each is escaped once per page."""
+    stacks), in parts. Kernels share most user lines and stack traces: each is escaped once per page."""
+    return grouped(_kernel_rows(page, kernels, calls))
+
+
+def _kernel_rows(page: _Page, kernels: list[KernelTrace], calls: dict[str, list[str]]) -> Iterator[str]:
     seen: dict[Any, str] = {}
-    out = []
     for k in kernels:
         links = "".join(f'<br><a href="{html_text(url)}" title="where it is called, in the provenance view">call site {n}</a>'
                         for n, url in enumerate(calls.get(k.name, ()), 1))
@@ -189,9 +192,8 @@ def _kernel_rows_html(page: _Page, kernels: list[KernelTrace], calls: dict[str, 
         if k.traces:
             stacks = (f"<details><summary>{html_text(count(len(k.traces), 'stack'))}</summary>"
                       + "".join(_cached(seen, t, lambda t=t: f"<pre>{html_text(t)}</pre>") for t in k.traces) + "</details>")
-        out.append(f'<tr id="{html_text(k.anchor)}">\n<td class="mono">{html_text(k.kernel)}{links}</td>\n'
-                   f'<td class="mono">{handle}</td>\n<td>{user}</td>\n<td>{stacks}</td></tr>\n')
-    return Markup("".join(out))
+        yield (f'<tr id="{html_text(k.anchor)}">\n<td class="mono">{html_text(k.kernel)}{links}</td>\n'
+               f'<td class="mono">{handle}</td>\n<td>{user}</td>\n<td>{stacks}</td></tr>\n')
 
 
 def _cached(seen: dict[Any, str], key: Any, make: Any) -> str:

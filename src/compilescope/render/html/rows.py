@@ -9,7 +9,7 @@ in the whole text at once (the same result as per value: escaping never touches 
 
 from __future__ import annotations
 
-from typing import Any, Iterable, Mapping
+from typing import Any, Iterable, Iterator, Mapping
 
 from markupsafe import Markup, escape
 
@@ -23,23 +23,48 @@ def html_text(value: Any) -> str:
     return str(escape(value))
 
 
-def ascii_parts(rows: list[str]) -> list[Markup]:
-    """Rows of HTML joined into as few parts as keep ASCII and non-ASCII rows apart, for a template to write
-    with ``{% for part in parts %}{{ part }}{% endfor %}``: finalize then looks for invisible characters only
-    in the non-ASCII rows (a page of code is mostly ASCII; scanning all of it was a fifth of its time)."""
+# Rows reach a template in parts of about this many characters, never as one string: a page of a compile id
+# with thousands of outputs, or a panel of a big graph, is written (render/html/__init__.py: _Page.stream) as
+# its parts come, so no page is held whole however big the log.
+PART_SIZE = 1 << 16
+
+
+def ascii_parts(rows: Iterable[str], size: int = PART_SIZE) -> list[Markup]:
+    """Rows of HTML joined into parts of about `size` characters that keep ASCII and non-ASCII rows apart, for a
+    template to write with ``{% for part in parts %}{{ part }}{% endfor %}``: finalize then looks for invisible
+    characters only in the non-ASCII rows (a page of code is mostly ASCII; scanning all of it was a fifth of its time)."""
     parts: list[Markup] = []
     run: list[str] = []
+    n = 0
     for row in rows:
         if row.isascii():
             run.append(row)
+            n += len(row)
+            if n >= size:
+                parts.append(Markup("".join(run)))
+                run, n = [], 0
             continue
         if run:
             parts.append(Markup("".join(run)))
-            run = []
+            run, n = [], 0
         parts.append(Markup(row))
     if run:
         parts.append(Markup("".join(run)))
     return parts
+
+
+def grouped(rows: Iterable[str], size: int = PART_SIZE) -> Iterator[Markup]:
+    """Rows of HTML joined into parts of about `size` characters, as a template reaches them."""
+    run: list[str] = []
+    n = 0
+    for row in rows:
+        run.append(row)
+        n += len(row)
+        if n >= size:
+            yield Markup("".join(run))
+            run, n = [], 0
+    if run:
+        yield Markup("".join(run))
 
 
 def metric_rows_html(rows: Iterable[tuple[str, Any]]) -> Markup:
@@ -71,10 +96,14 @@ def artifact_link_html(a: Artifact, root: str, options: ReportOptions) -> Markup
 
 
 def artifact_items_html(artifacts: Iterable[Artifact], roles: Mapping[int, str], root: str,
-                        options: ReportOptions) -> Markup:
-    """A compile id's outputs as list items, with the code's role and number: a compile id can have thousands."""
-    out = []
+                        options: ReportOptions) -> Iterator[Markup]:
+    """A compile id's outputs as list items, with the code's role and number, in parts (a compile id can have
+    thousands): ``{% for part in artifact_items(...) %}{{ part }}{% endfor %}``."""
+    return grouped(_artifact_items(artifacts, roles, root, options))
+
+
+def _artifact_items(artifacts: Iterable[Artifact], roles: Mapping[int, str], root: str,
+                    options: ReportOptions) -> Iterator[str]:
     for a in artifacts:
         badge = f' <span class="badge role">{html_text(roles[a.number])}</span>' if a.number in roles else ""
-        out.append(f'<li>{artifact_link_html(a, root, options)}{badge} <span class="num">({a.number})</span></li>')
-    return Markup("".join(out))
+        yield f'<li>{artifact_link_html(a, root, options)}{badge} <span class="num">({a.number})</span></li>'
