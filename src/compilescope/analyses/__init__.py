@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import importlib
-import pkgutil
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
@@ -80,6 +78,9 @@ class Results:
 
 def saved_classes() -> dict[str, type]:
     """The classes a saved Results may hold: those of the model and of the analyses."""
+    import importlib  # here: only loading a saved analysis imports every module (start-up time)
+    import pkgutil
+
     names = []
     for package in (model, importlib.import_module(__name__)):
         for info in pkgutil.iter_modules(package.__path__, package.__name__ + "."):
