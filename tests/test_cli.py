@@ -101,3 +101,36 @@ def test_writing_a_report_does_not_import_rich(tmp_path):
             "print(rc, sorted(m for m in sys.modules if m == 'rich' or m.startswith('rich.')))")
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert proc.stdout.strip().splitlines()[-1] == "0 []"
+
+
+# Modules a plain report of one log imports only when the log or the flags need them (start-up time: each is
+# imported by the one place that needs it). A new eager import of one of these fails here.
+NOT_FOR_A_PLAIN_REPORT = (
+    "compilescope.decompile.core",  # a log with torch's modified bytecode to decompile
+    "compilescope.ingest.profile",  # --profile
+    "compilescope.ingest.saved",  # --load
+    "compilescope.analyses.log_digest", "compilescope.analyses.rank_summary",  # several logs, several ranks
+    "compilescope.cli.batch", "compilescope.cli.multirank", "compilescope.cli.executors",
+    *(f"compilescope.cli.{name}" for name in ("run", "demo", "summary", "diagnose", "dump_src", "diff", "check", "serve")),
+    "compilescope.analyses.diff", "compilescope.analyses.check", "compilescope.analyses.diagnosis",
+    "compilescope.render.terminal", "rich", "pkgutil", "torch",
+)
+
+
+def test_a_plain_report_imports_only_what_its_log_needs(tmp_path):
+    code = ("import sys; from compilescope.cli import main; "
+            f"rc = main([{str(torch213('compile_error_lowering.log'))!r}, '-o', {str(tmp_path / 'out')!r}, '--no-browser']); "
+            f"print(rc, sorted(m for m in {NOT_FOR_A_PLAIN_REPORT!r} if m in sys.modules))")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert proc.stdout.strip().splitlines()[-1] == "0 []"
+    assert (tmp_path / "out" / "index.html").is_file()
+
+
+def test_a_log_with_bytecode_to_decompile_still_imports_the_decompiler(tmp_path):
+    """The other side of the lazy import above: the log that needs it gets it, and its page."""
+    code = ("import sys; from compilescope.cli import main; "
+            f"rc = main([{str(torch213('graph_breaks.log'))!r}, '-o', {str(tmp_path / 'out')!r}, '--no-browser']); "
+            "print(rc, 'compilescope.decompile.core' in sys.modules)")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert proc.stdout.strip().splitlines()[-1] == "0 True"
+    assert list((tmp_path / "out").glob("**/transformed*.html"))

@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Sequence
+from typing import TYPE_CHECKING, Any, Sequence
 
 from .. import model
 from ..model.codec import CodecError, classes_of, decode, encode
 from ..model.ids import CompileId
-from ..model.profile import Profile
 from ..model.trace import Trace
 from .compile_summary import CompileSummary, compile_summaries
 from .export import ExportReport, export_report
@@ -20,6 +19,9 @@ from .sources import Sources, analyze_sources
 from .transformed import TransformedCode, transformed_code
 from .stack_trie import StackTrieNode, build_stack_trie, build_unknown_stack_trie
 from .status import compile_statuses
+
+if TYPE_CHECKING:
+    from ..model.profile import Profile
 
 
 RESULTS_FORMAT = "compilescope.results"
