@@ -107,7 +107,7 @@ def test_writing_a_report_does_not_import_rich(tmp_path):
 # imported by the one place that needs it). A new eager import of one of these fails here.
 NOT_FOR_A_PLAIN_REPORT = (
     "compilescope.decompile.core",  # a log with torch's modified bytecode to decompile
-    "compilescope.ingest.profile",  # --profile
+    "compilescope.ingest.profile", "compilescope.model.profile", "compilescope.analyses.runtime",  # --profile
     "compilescope.ingest.saved",  # --load
     "compilescope.analyses.log_digest", "compilescope.analyses.rank_summary",  # several logs, several ranks
     "compilescope.cli.batch", "compilescope.cli.multirank", "compilescope.cli.executors",

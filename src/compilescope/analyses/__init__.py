@@ -14,7 +14,6 @@ from .export import ExportReport, export_report
 from .failures import FailureRow, failures_and_restarts
 from .insights import Insights, insights
 from .provenance import Provenance, analyze_provenance
-from .runtime import Runtime, analyze_runtime
 from .sources import Sources, analyze_sources
 from .transformed import TransformedCode, transformed_code
 from .stack_trie import StackTrieNode, build_stack_trie, build_unknown_stack_trie
@@ -22,6 +21,7 @@ from .status import compile_statuses
 
 if TYPE_CHECKING:
     from ..model.profile import Profile
+    from .runtime import Runtime
 
 
 RESULTS_FORMAT = "compilescope.results"
@@ -47,7 +47,7 @@ class Results:
     insights: Insights | None = None
     trace: Trace | None = None  # the model the analyses were computed from (payloads included)
     compiles: dict[str, CompileSummary] = field(default_factory=dict)  # by compile id key: what its page leads with
-    runtime: Runtime = field(default_factory=Runtime)  # empty unless profiles were given
+    runtime: Runtime | None = None  # None unless profiles were given
     sources: Sources = field(default_factory=Sources)
     transformed: dict[str, TransformedCode] = field(default_factory=dict)  # compile dir -> code run instead
 
@@ -94,7 +94,11 @@ def saved_classes() -> dict[str, type]:
 def analyze(trace: Trace, profiles: Sequence[Profile] = ()) -> Results:
     statuses = compile_statuses(trace)
     provenance = analyze_provenance(trace)
-    runtime = analyze_runtime(trace, provenance, profiles)
+    runtime = None
+    if profiles:
+        from .runtime import analyze_runtime  # here: the profile join (and its model) is for --profile only
+
+        runtime = analyze_runtime(trace, provenance, profiles)
     found = insights(trace, runtime)
     return Results(
         stack_trie=build_stack_trie(trace, statuses),
