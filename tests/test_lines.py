@@ -57,3 +57,31 @@ def test_compiled_autograd_compile_id_display():
     env = decode_envelope(records(data)[0], KNOWN_KINDS)
     assert str(env.compile_id) == "[!3/1/0_2]"
     assert env.compile_id.dir_name() == "3_1_0_2"
+
+
+def test_compile_id_parts_are_exact_ints_whatever_was_seen_before():
+    """from_context keeps one CompileId per distinct id; a bool (True == 1) or a float is never an id part,
+    even after the same values as ints were seen, and a null id key still makes an (unknown) compile id."""
+    from compilescope.model.ids import CompileId
+
+    seen = CompileId.from_context({"frame_id": 1, "frame_compile_id": 0, "attempt": 1})
+    assert str(seen) == "[1/0_1]"
+    assert CompileId.from_context({"frame_id": 1, "frame_compile_id": 0, "attempt": 1}) is seen
+    assert str(CompileId.from_context({"frame_id": True, "frame_compile_id": 0, "attempt": True})) == "[-/0]"
+    assert str(CompileId.from_context({"frame_id": 1.0, "frame_compile_id": 0})) == "[-/0]"
+    assert CompileId.from_context({"frame_id": None}) == CompileId(None, None, None, None)
+    assert CompileId.from_context({"rank": 0}) is None
+    assert CompileId.from_context({"frame_id": [1], "frame_compile_id": {}}) == CompileId(None, None, None, None)
+
+
+def test_payload_lines_keep_their_own_tabs_and_drop_only_the_leading_one(monkeypatch):
+    """A run of payload lines is taken whole from a block: its TABs inside lines stay, CRLF ends and
+    empty lines inside it go, and a run cut by the end of a block (any block size) reads the same."""
+    import compilescope.ingest.lines as lines_module
+
+    data = (PREFIX + b'{"str": ["a", 0]}\r\n\tdef f():\r\n\t\treturn\t1\r\n\r\n\t  x = "\\t"\n\n\t\n'
+            + PREFIX + b'{"str": ["b", 1]}\n\tplain\n\tlines\n')
+    expected = [(1, b"def f():\n\treturn\t1\n  x = \"\\t\"\n", 4), (8, b"plain\nlines", 2)]
+    for chunk in (5, 64, 1 << 20):
+        monkeypatch.setattr(lines_module, "CHUNK", chunk)
+        assert [(r.lineno, r.payload_bytes(), r.payload_lines) for r in records(data)] == expected, chunk

@@ -23,6 +23,7 @@ two corrections where tlparse is wrong (see ``_debug_handle_split`` and
 from __future__ import annotations
 
 import bisect
+import itertools
 import re
 from dataclasses import dataclass, field
 from typing import Any, Iterable
@@ -65,15 +66,14 @@ def code_lines(text: str) -> list[str]:
     that line is the first one (always, in torch's output). Without it tlparse's
     Python line numbers are one too high (a tlparse bug, pinned by a test).
     """
-    lines = text_lines(text)
+    return _without_leading_empty(text_lines(text))
+
+
+def _without_leading_empty(lines: list[str]) -> list[str]:
     start = 0
     while start < len(lines) and lines[start] == "":
         start += 1
-    return lines[start:]
-
-
-def leading_empty_lines(text: str) -> int:
-    return len(text_lines(text)) - len(code_lines(text))
+    return lines[start:] if start else lines
 
 
 # --- names -> line numbers (tlparse's rules) -----------------------------------------------------
@@ -163,12 +163,9 @@ def _occurrences(lines: list[str], start: int, names: set[str]) -> dict[str, lis
     for name in names:
         automaton.add_word(name, name)
     automaton.make_automaton()
-    text = "\n".join(lines[start:])
-    line_starts = [0]
-    pos = text.find("\n")
-    while pos >= 0:
-        line_starts.append(pos + 1)
-        pos = text.find("\n", pos + 1)
+    searched = lines[start:]
+    text = "\n".join(searched)
+    line_starts = list(itertools.accumulate((len(line) + 1 for line in searched), initial=0))
     found: dict[str, list[int]] = {}
     for end, name in automaton.iter(text):
         index = start + bisect.bisect_right(line_starts, end) - 1
@@ -241,11 +238,19 @@ def _dict(value: Any) -> dict:
 
 def line_mappings(node_mappings: dict, pre: list[str], post: list[str], py_code: list[str], cpp_code: list[str]) -> dict[str, LineMap]:
     """The six line maps of tlparse's ``lineMappings`` from node mappings and the panel texts."""
-    pre_nodes, post_nodes = node_lines(pre), node_lines(post)
+    kernels = sorted(_dict(node_mappings.get("cppCodeToPost")))
+    return _line_maps(node_mappings, node_lines(pre), node_lines(post),
+                      kernel_lines(py_code, kernels, "python"), kernel_lines(cpp_code, kernels, "cpp"))
+
+
+def _line_maps(node_mappings: dict, pre_nodes: dict[str, int], post_nodes: dict[str, int],
+               py_kernels: dict[str, list[int]], cpp_kernels: dict[str, list[int]]) -> dict[str, LineMap]:
+    """line_mappings from the texts' node lines and kernel lines (each text indexed once by the caller).
+
+    The kernel lines may hold more kernels than ``cppCodeToPost``: only those count, as in tlparse."""
     code_to_post = _dict(node_mappings.get("cppCodeToPost"))  # named "cpp" but holds every kernel
     post_to_code = _dict(node_mappings.get("postToCppCode"))
-    py_kernels = kernel_lines(py_code, sorted(code_to_post), "python")
-    cpp_kernels = kernel_lines(cpp_code, sorted(code_to_post), "cpp")
+    py_kernels, cpp_kernels = _only(py_kernels, code_to_post), _only(cpp_kernels, code_to_post)
     return {
         "preToPost": _names_to_lines(_dict(node_mappings.get("preToPost")), pre_nodes, post_nodes),
         "postToPre": _names_to_lines(_dict(node_mappings.get("postToPre")), post_nodes, pre_nodes),
@@ -254,6 +259,10 @@ def line_mappings(node_mappings: dict, pre: list[str], post: list[str], py_code:
         "cppCodeToPost": _kernels_to_post(code_to_post, cpp_kernels, post_nodes),
         "postToCppCode": _post_to_kernels(post_to_code, post_nodes, cpp_kernels),
     }
+
+
+def _only(kernels: dict[str, list[int]], names: dict) -> dict[str, list[int]]:
+    return {k: v for k, v in kernels.items() if k in names}
 
 
 # --- kernel stack traces -------------------------------------------------------------------------
@@ -372,12 +381,12 @@ def _post_node_sources(lines: list[str]) -> list[tuple[int, str, str | None, tup
     result = []
     source: tuple[str, int] | None = None
     for i, line in enumerate(lines):
-        m = _SOURCE_COMMENT.match(line)
-        if m:
-            source = (m["file"], int(m["line"]))
-            continue
-        if _NO_SOURCE.match(line):
-            source = None
+        if line.lstrip().startswith("#"):  # only comments can name a source (and comments define no node)
+            m = _SOURCE_COMMENT.match(line)
+            if m:
+                source = (m["file"], int(m["line"]))
+            elif _NO_SOURCE.match(line):
+                source = None
             continue
         name = node_name(line)
         if name is None or " " in name or "(" in name:  # not a node: class/def/return lines
@@ -410,18 +419,32 @@ def infer_kernel_nodes(kernels: list[KernelTrace], post: list[str]) -> dict[str,
     for line, name, op, src in _post_node_sources(post):  # indexed once: not kernels x nodes
         if src is not None:
             by_place.setdefault(src, []).append((line, name, op))
-    candidates: dict[str, list[tuple[int, str, str | None]]] = {}
+    # Kernels share stacks (every kernel of one line, each debug handle of one kernel): candidates are worked
+    # out once per distinct set of stack lines, and the ops filter once per kernel name and set.
+    Candidate = tuple[int, str, str | None]
+    places_of: dict[str, frozenset[tuple[str, int]]] = {}
+    by_places: dict[frozenset[tuple[str, int]], list[Candidate]] = {}
     for k in kernels:
-        places = {(f.file, f.line) for frames in k.frames for f in frames}
-        candidates[k.name] = sorted(c for place in places for c in by_place.get(place, ()))
-    named = {}
+        places = places_of[k.name] = frozenset((f.file, f.line) for frames in k.frames for f in frames)
+        if places not in by_places:
+            by_places[places] = sorted(c for place in places for c in by_place.get(place, ()))
+    named: dict[str, list[Candidate]] = {}
+    by_ops: dict[tuple[str, frozenset[tuple[str, int]]], list[Candidate]] = {}
     for k in kernels:
-        ops = _kernel_ops(k.kernel)
-        named[k.name] = [c for c in candidates[k.name] if _names_op(ops, c[2])]
+        key = (_kernel_ops(k.kernel), places_of[k.name])
+        if key not in by_ops:
+            by_ops[key] = [c for c in by_places[key[1]] if _names_op(key[0], c[2])]
+        named[k.name] = by_ops[key]
     claimed = {c[0] for cs in named.values() for c in cs}
+    unclaimed: dict[frozenset[tuple[str, int]], list[Candidate]] = {}
     result = {}
     for k in kernels:
-        chosen = named[k.name] or [c for c in candidates[k.name] if c[0] not in claimed] or candidates[k.name]
+        places = places_of[k.name]
+        chosen = named[k.name]
+        if not chosen:
+            if places not in unclaimed:
+                unclaimed[places] = [c for c in by_places[places] if c[0] not in claimed]
+            chosen = unclaimed[places] or by_places[places]
         if chosen:
             result[k.name] = [c[0] for c in chosen]
     return result
@@ -511,12 +534,12 @@ class Provenance:
         return {c.dir_name: c.to_json() for c in self.compiles.values()}
 
 
-def _named(artifacts: list[Artifact], prefix: str) -> list[Artifact]:
+def _named(artifacts: list[tuple[str, Artifact]], prefix: str) -> list[Artifact]:
     # tlparse matches output file names by prefix ("inductor_output_code_<hash>.html" too).
-    return [a for a in artifacts if a.filename.startswith(prefix) and a.payload is not None]
+    return [a for filename, a in artifacts if filename.startswith(prefix)]
 
 
-def _first_kind(artifacts: list[Artifact], prefixes: tuple[str, ...]) -> list[Artifact]:
+def _first_kind(artifacts: list[tuple[str, Artifact]], prefixes: tuple[str, ...]) -> list[Artifact]:
     for prefix in prefixes:
         found = _named(artifacts, prefix)
         if found:
@@ -545,8 +568,10 @@ def _panel(a: Artifact | None, what: str, skip: int = 0) -> Panel:
     return Panel(a.name, a.number, a.payload, skip)
 
 
-def compile_provenance(trace: Trace, entry: Compile) -> CompileProvenance | None:
-    arts = entry.artifacts
+def compile_provenance(trace: Trace, entry: Compile,
+                       parsed: dict[int, list[KernelTrace]] | None = None) -> CompileProvenance | None:
+    """parsed: the kernel_traces of stack traces artifacts already parsed (by artifact number)."""
+    arts = [(a.filename, a) for a in entry.artifacts if a.payload is not None]  # file names made once, not per kind
     mappings = [a for a in _named(arts, NODE_MAPPINGS) if a.display == JSON]
     if not mappings:
         return None
@@ -563,6 +588,12 @@ def compile_provenance(trace: Trace, entry: Compile) -> CompileProvenance | None
     def text(a: Artifact | None) -> str:  # payloads are read here, one at a time, not kept
         return trace.payload_text(a.payload) if a is not None else ""
 
+    def lines_of(a: Artifact | None) -> tuple[list[str], int]:
+        """The code's lines as its panel numbers them, and how many empty lines it drops."""
+        all_lines = text_lines(text(a))
+        lines = _without_leading_empty(all_lines)
+        return lines, len(all_lines) - len(lines)
+
     # One section per Inductor graph when the artifacts pair up (forward, backward, ...);
     # otherwise one section of the last of each, which is what tlparse shows.
     n = len(mappings)
@@ -572,46 +603,58 @@ def compile_provenance(trace: Trace, entry: Compile) -> CompileProvenance | None
         groups = [(mappings[-1], last(posts), last(codes), last(traces))]
 
     pre_lines = text_lines(text(pre))
+    pre_nodes = node_lines(pre_lines)  # the same pre-grad graph for every section
     sections = []
     for i, (mapping_a, post_a, code_a, traces_a) in enumerate(groups):
         node_mappings = _json_dict(text(mapping_a))
         post_lines = text_lines(text(post_a))
-        code_text = text(code_a)
-        lines = code_lines(code_text)
+        lines, skip = lines_of(code_a)
         language = "cpp" if code_a is not None and code_a in cpp_codes else "python"
-        if len(groups) == 1:
-            # tlparse computes both code maps, each from the last artifact of its kind.
-            py_lines, cpp_lines = code_lines(text(last(py_codes))), code_lines(text(last(cpp_codes)))
+        if traces_a is None:
+            kernels = []
+        elif parsed is not None and traces_a.number in parsed:
+            kernels = parsed[traces_a.number]
         else:
-            py_lines, cpp_lines = (lines, []) if language == "python" else ([], lines)
-        kernels = kernel_traces(text(traces_a)) if traces_a is not None else []
+            kernels = kernel_traces(text(traces_a))
+        # Every kernel this section links is found in the code in one pass (kernel_lines), used for the maps
+        # and for the links: the code is indexed once.
+        mapped = _dict(node_mappings.get("cppCodeToPost"))
+        where = kernel_lines(lines, sorted(set(mapped) | {k.name for k in kernels}), language)
+        if len(groups) == 1:
+            # tlparse computes both code maps, each from the last artifact of its kind (one of them is this code).
+            other = py_codes if language == "cpp" else cpp_codes
+            other_lines = lines_of(last(other))[0]
+            other_where = kernel_lines(other_lines, sorted(mapped), "python" if language == "cpp" else "cpp")
+            py_where, cpp_where = (other_where, where) if language == "cpp" else (where, other_where)
+        else:
+            py_where, cpp_where = (where, {}) if language == "python" else ({}, where)
         section = ProvenanceSection(
             title=_code_title(lines, "AOTInductor" if language == "cpp" else f"graph {i + 1}"),
             language=language,
             pre=_panel(pre, "pre-grad graph"),
             post=_panel(post_a, "post-grad graph"),
-            code=_panel(code_a, "generated code", leading_empty_lines(code_text)),
-            mappings=line_mappings(node_mappings, pre_lines, post_lines, py_lines, cpp_lines),
+            code=_panel(code_a, "generated code", skip),
+            mappings=_line_maps(node_mappings, pre_nodes, node_lines(post_lines), py_where, cpp_where),
             kernels=kernels,
             kernel_traces_artifact=traces_a.number if traces_a is not None else None,
         )
-        _add_kernel_links(section, node_mappings, lines, post_lines)
+        _add_kernel_links(section, set(mapped), where, post_lines)
         sections.append(section)
-    if len(groups) == 1:
-        top = sections[0].mappings
-    else:  # what tlparse shows: the last artifact of each kind
+    if len(groups) == 1 or not (py_codes and cpp_codes):
+        # The last section was computed from the last artifact of each kind: what tlparse shows.
+        top = sections[-1].mappings
+    else:
         top = line_mappings(_json_dict(text(mappings[-1])), pre_lines, text_lines(text(last(posts))),
-                            code_lines(text(last(py_codes))), code_lines(text(last(cpp_codes))))
+                            lines_of(last(py_codes))[0], lines_of(last(cpp_codes))[0])
     return CompileProvenance(entry.compile_id, entry.dir_name, top, sections)
 
 
-def _add_kernel_links(section: ProvenanceSection, node_mappings: dict, code: list[str], post: list[str]) -> None:
-    """Which kernels each code line calls, and inferred maps for kernels the node mappings miss."""
-    mapped = set(_dict(node_mappings.get("cppCodeToPost")))
-    names = sorted(mapped | {k.name for k in section.kernels})
-    where = kernel_lines(code, names, section.language)
-    for name in names:
-        for line in where.get(name, ()):
+def _add_kernel_links(section: ProvenanceSection, mapped: set[str], where: dict[str, list[int]], post: list[str]) -> None:
+    """Which kernels each code line calls, and inferred maps for kernels the node mappings miss.
+
+    where: kernel_lines of the section's code, for the mapped kernels and those with stack traces."""
+    for name in sorted(where):
+        for line in where[name]:
             section.code_kernels.setdefault(line, []).append(name)
     unmapped = [k for k in section.kernels if k.name not in mapped and k.name in where]
     for name, post_lines in infer_kernel_nodes(unmapped, post).items():
@@ -629,7 +672,7 @@ def analyze_provenance(trace: Trace) -> Provenance:
         for a in entry.artifacts:
             if a.readable and a.filename.startswith(KERNEL_STACK_TRACES):
                 result.kernels[a.number] = kernel_traces(trace.payload_text(a.payload))
-        found = compile_provenance(trace, entry)
+        found = compile_provenance(trace, entry, result.kernels)  # each stack traces artifact parsed once
         if found is not None:
             result.compiles[entry.compile_id] = found
     return result

@@ -372,20 +372,32 @@ def analyze_sources(trace: Trace, provenance: Provenance | None = None, shapes: 
     # Installed guards name the user line they came from, with the path clipped at the front: matched to a file
     # the log names in full, and only when exactly one ends that way.
     known = set(notes)
+    resolved: dict[str, str | None] = {}  # clipped path -> the one known path it names (asked once per path)
+    installed: set[tuple[str, int, str, str]] = set()
+    # Recompiles install mostly the same guards again: each distinct guard line is parsed once.
+    parsed: dict[str, tuple[str, str, int] | None] = {}
     for key, guards_text in guard_sites:
         for raw in guards_text.splitlines():
-            m = _GUARD_LINE.search(raw)
-            if m is None:
+            if raw in parsed:
+                found_guard = parsed[raw]
+            else:
+                m = _GUARD_LINE.search(raw)
+                found_guard = parsed[raw] = (m["guard"], m["file"], int(m["line"])) if m is not None else None
+            if found_guard is None:
                 continue
-            path = m["file"]
+            guard_text, path, line = found_guard
             if path not in known:
-                full = [p for p in known if p.endswith("/" + path) or p.endswith(path)]
-                if len(full) != 1:
+                if path not in resolved:
+                    full = [p for p in known if p.endswith("/" + path) or p.endswith(path)]
+                    resolved[path] = full[0] if len(full) == 1 else None
+                found = resolved[path]
+                if found is None:
                     continue
-                path = full[0]
-            n = at(path, int(m["line"]))
-            if n is not None and not any(g.get("installed") == key and g["guard"] == m["guard"] for g in n.guards):
-                n.guards.append({"installed": key, "guard": m["guard"]})
+                path = found
+            n = at(path, line)
+            if n is not None and (path, line, key, guard_text) not in installed:
+                installed.add((path, line, key, guard_text))
+                n.guards.append({"installed": key, "guard": guard_text})
 
     shapes = shapes if shapes is not None else dynamic_shapes(trace)
     for what, items in (("created", shapes.symbols), ("specialized", shapes.specializations)):
@@ -402,6 +414,7 @@ def analyze_sources(trace: Trace, provenance: Provenance | None = None, shapes: 
                 n.symbols.append({"kind": "guard", "compile_id": shape_guard.compile_id, "expr": shape_guard.expr})
 
     provenance = provenance if provenance is not None else analyze_provenance(trace)
+    linked: set[tuple[str, int, str, str]] = set()  # (file, line, kernel, compile id): a line lists a kernel once
     for cp in provenance.compiles.values():
         cp_key = compilation_key(cp.compile_id)
         for section_number, section in enumerate(cp.sections):
@@ -409,8 +422,8 @@ def analyze_sources(trace: Trace, provenance: Provenance | None = None, shapes: 
                 for user_line in kernel.user_lines:
                     quotes.add(user_line.file, user_line.line, user_line.code)
                     n = at(user_line.file, user_line.line)
-                    if n is not None and not any(k["kernel"] == kernel.name and k["compile_id"] == cp_key
-                                                 for k in n.kernels):
+                    if n is not None and (user_line.file, user_line.line, kernel.name, cp_key) not in linked:
+                        linked.add((user_line.file, user_line.line, kernel.name, cp_key))
                         n.kernels.append({"compile_id": cp_key, "dir": cp.dir_name, "kernel": kernel.name, "anchor": kernel.anchor,
                                           "section": section_number})
 

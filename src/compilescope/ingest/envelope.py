@@ -128,15 +128,19 @@ def decode_envelope(record: RawRecord, known_kinds: frozenset[str]) -> Envelope:
                 raise EnvelopeError("bad_json", f"envelope is not valid JSON: {exc}") from None
     if not isinstance(obj, dict):
         raise EnvelopeError("bad_json", f"envelope is JSON {type(obj).__name__}, not an object")
-    if record.body.count(b"[") + record.body.count(b"{") > 200 and not _writable(obj):
+    body = record.body
+    if len(body) > 200 and body.count(b"[") + body.count(b"{") > 200 and not _writable(obj):
         # orjson reads 1024 levels of nesting but writes only 255: such an envelope could
         # be read but never written to raw.jsonl or shown.
         raise EnvelopeError("bad_json", "envelope JSON is nested too deeply")
 
     kinds = [k for k in obj if k not in CONTEXT_KEYS]
-    known = [k for k in kinds if k in known_kinds]
-    kind = known[0] if known else (kinds[0] if kinds else "")
-    other = [k for k in kinds if k != kind]
+    if len(kinds) == 1:  # (nearly every envelope)
+        kind, other = kinds[0], []
+    else:
+        known = [k for k in kinds if k in known_kinds]
+        kind = known[0] if known else (kinds[0] if kinds else "")
+        other = [k for k in kinds if k != kind]
 
     rank = obj.get("rank")
     env = Envelope(

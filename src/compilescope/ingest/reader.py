@@ -18,7 +18,7 @@ from ..wording import count
 from .envelope import EnvelopeError, decode_envelope
 from .handlers import KNOWN_KINDS, handler_for
 from .discover import rank_of
-from .lines import RawRecord, read_raw_records
+from .lines import RawRecord, ReadLimit, read_raw_records
 
 # Kinds whose envelopes always belong to a compilation; with --strict-compile-id
 # one of these without a compile id is a problem.
@@ -91,20 +91,20 @@ def _compressed_size(path: str) -> int | None:
 
 
 class _ExpansionCap:
-    """Reads a decompressed stream up to limit bytes, then fails as a broken stream does (an OSError:
-    the reader lists where it stopped and keeps everything before)."""
+    """Reads a decompressed stream up to limit bytes, then fails as a broken stream does (ReadLimit:
+    the reader lists where it stopped and keeps everything before, the line it cut included)."""
 
     def __init__(self, stream: Any, limit: int):
-        self._stream = stream
+        self._read = getattr(stream, "read1", None) or stream.read
         self._left = limit
         self._limit = limit
 
-    def readline(self, size: int = -1) -> bytes:
+    def read1(self, size: int) -> bytes:
         if self._left <= 0:
-            raise OSError(f"the compressed log expands past {self._limit:,} bytes, the most one report reads of it")
-        line = self._stream.readline(size if 0 <= size <= self._left else self._left)
-        self._left -= len(line)
-        return line
+            raise ReadLimit(f"the compressed log expands past {self._limit:,} bytes, the most one report reads of it")
+        data = self._read(min(size, self._left))
+        self._left -= len(data)
+        return data
 
 
 def open_stored_log(path: str) -> tuple[BinaryIO, bool]:
@@ -132,19 +132,19 @@ def is_gzip(head: bytes) -> bool:
 class _CountingReader:
     """Wraps a stream to report progress every few MB without a per-line callback."""
 
-    def __init__(self, stream: BinaryIO, progress: Callable[[int], None]):
-        self._stream = stream
+    def __init__(self, stream: BinaryIO | _ExpansionCap, progress: Callable[[int], None]):
+        self._read = getattr(stream, "read1", None) or stream.read  # type: ignore[union-attr]
         self._progress = progress
         self._done = 0
         self._next = 0
 
-    def readline(self, size: int = -1) -> bytes:
-        line = self._stream.readline(size)
-        self._done += len(line)
+    def read1(self, size: int) -> bytes:
+        data = self._read(size)
+        self._done += len(data)
         if self._done >= self._next:
             self._progress(self._done)
             self._next = self._done + (4 << 20)
-        return line
+        return data
 
 
 def read_trace(path: str, options: ReadOptions | None = None) -> Trace:

@@ -18,6 +18,10 @@ def _part(value: int | None) -> str:
     return "-" if value is None else str(value)
 
 
+_CONTEXT_ID_KEYS = ("frame_id", "frame_compile_id", "compiled_autograd_id", "attempt")
+_NO_VALUES = (None, None, None, None)
+
+
 @dataclass(frozen=True, order=True, slots=True)
 class CompileId:
     """``[!ca/frame/frame_compile_attempt]``; any part may be unknown (None).
@@ -34,12 +38,26 @@ class CompileId:
     @classmethod
     def from_context(cls, obj: dict[str, Any]) -> CompileId | None:
         """The compile id of an envelope, or None when it carries none."""
-        if not any(k in obj for k in ("frame_id", "frame_compile_id", "compiled_autograd_id", "attempt")):
+        get = obj.get
+        values = (get("compiled_autograd_id"), get("frame_id"), get("frame_compile_id"), get("attempt"))
+        if values == _NO_VALUES and not any(k in obj for k in _CONTEXT_ID_KEYS):
             return None
-        values = []
-        for key in ("compiled_autograd_id", "frame_id", "frame_compile_id", "attempt"):
-            value = obj.get(key)
-            values.append(value if isinstance(value, int) and not isinstance(value, bool) else None)
+        # One object per distinct id (a log has few): built once, and dict lookups by it hit on identity.
+        # Only exact ints and None are looked up (True == 1 and hashes alike, but is no id part).
+        ca, frame, fcid, attempt = values
+        if ((ca is None or type(ca) is int) and (frame is None or type(frame) is int)
+                and (fcid is None or type(fcid) is int) and (attempt is None or type(attempt) is int)):
+            known = _INTERNED.get(values)
+            if known is None:
+                if len(_INTERNED) > 4096:  # (many logs in one process, or a log of made-up ids)
+                    _INTERNED.clear()
+                known = _INTERNED[values] = cls._of(values)
+            return known
+        return cls._of(values)
+
+    @classmethod
+    def _of(cls, raw: tuple) -> CompileId:
+        values = [v if isinstance(v, int) and not isinstance(v, bool) else None for v in raw]
         if values[3] is None and values[1] is not None:
             # Some kinds (e.g. compilation_metrics_runtime) omit the attempt; it is
             # the same compilation as attempt 0, not a different one.
@@ -85,3 +103,6 @@ class CompileId:
     @classmethod
     def from_json(cls, data: list) -> CompileId:
         return cls(*data)
+
+
+_INTERNED: dict[tuple, CompileId] = {}  # from_context's ids, by their raw values

@@ -128,16 +128,18 @@ class PayloadBudget:
 class PayloadBuffer:
     """One payload as it is read from the log: its lines (TAB removed) joined by newlines.
 
-    Held in memory while small and moved to a temporary file past SPILL_AT bytes, so
-    a huge payload never sits in memory whole. Bytes are kept as logged; md5 and
-    UTF-8 checks read them back in chunks. With a budget, bytes past it are not kept
-    (cut_bytes counts them; the md5 is still of the whole payload).
+    Held in memory while small (as the pieces the reader handed over: most payloads are one piece,
+    kept without a copy) and moved to a temporary file past SPILL_AT bytes, so a huge payload never
+    sits in memory whole. Bytes are kept as logged; md5 and UTF-8 checks read them back in chunks.
+    With a budget, bytes past it are not kept (cut_bytes counts them; the md5 is still of the whole
+    payload).
     """
 
-    __slots__ = ("_mem", "_file", "size", "lines", "_valid", "_budget", "cut_bytes", "_md5")
+    __slots__ = ("_parts", "_held", "_file", "size", "lines", "_valid", "_budget", "cut_bytes", "_md5")
 
     def __init__(self, budget: PayloadBudget | None = None) -> None:
-        self._mem = bytearray()
+        self._parts: list[bytes] = []
+        self._held = 0  # bytes in _parts
         self._file = None
         self.size = 0  # bytes as logged (kept or not)
         self.lines = 0
@@ -146,16 +148,12 @@ class PayloadBuffer:
         self.cut_bytes = 0
         self._md5 = hashlib.md5(usedforsecurity=False) if budget is not None else None
 
-    def new_line(self, data: bytes) -> None:
-        """Start the next payload line."""
-        self.lines += 1
-        self._append(b"\n" + data if self.lines > 1 else data)
-
-    def add_lines(self, lines: list[bytes]) -> None:
-        """Several whole lines at once (the reader's fast path); same result as new_line() for each."""
-        data = b"\n".join(lines)
-        self._append(b"\n" + data if self.lines else data)
-        self.lines += len(lines)
+    def add_run(self, data: bytes, lines: int) -> None:
+        """Whole lines (joined by newlines, as the reader finds them in a block) after those so far."""
+        if self.lines:
+            self._append(b"\n")
+        self._append(data)
+        self.lines += lines
 
     def extend(self, data: bytes) -> None:
         """More of the current line (a long line arrives in pieces)."""
@@ -173,19 +171,27 @@ class PayloadBuffer:
         if self._file is not None:
             self._file.write(data)
             return
-        self._mem += data
-        if len(self._mem) > SPILL_AT:
+        self._parts.append(data)
+        self._held += len(data)
+        if self._held > SPILL_AT:
             self._spill()
 
     def _spill(self) -> None:
         spill = tempfile.TemporaryFile(prefix="compilescope-payload-")
-        spill.write(self._mem)
+        spill.writelines(self._parts)
         self._file = spill  # type: ignore[assignment]  # (slots: declared as None in __init__)
-        self._mem = bytearray()
+        self._parts = []
+        self._held = 0
+
+    def _whole(self) -> bytes:
+        """The payload held in memory, as one bytes object (joined once)."""
+        if len(self._parts) != 1:
+            self._parts = [b"".join(self._parts)]
+        return self._parts[0]
 
     def chunks(self) -> Iterator[bytes]:
         if self._file is None:
-            yield bytes(self._mem)
+            yield self._whole()
             return
         self._file.flush()
         self._file.seek(0)
@@ -194,26 +200,26 @@ class PayloadBuffer:
         self._file.seek(0, 2)
 
     def getvalue(self) -> bytes:
-        return b"".join(self.chunks())
+        return self._whole() if self._file is None else b"".join(self.chunks())
 
     def md5(self) -> str:
         if self._md5 is not None:
             return self._md5.hexdigest()
-        if self._file is None:
-            return hashlib.md5(self._mem, usedforsecurity=False).hexdigest()
         digest = hashlib.md5(usedforsecurity=False)
-        for data in self.chunks():
+        for data in self._parts if self._file is None else self.chunks():
             digest.update(data)
         return digest.hexdigest()
 
     def invalid_utf8_at(self) -> int | None:
         """Offset of the first byte that is not valid UTF-8, or None."""
         if self._file is None:
-            try:
-                self._mem.decode("utf-8")
-            except UnicodeDecodeError as exc:
-                self._valid = False
-                return exc.start
+            data = self._whole()
+            if not data.isascii():  # (most payloads are ASCII: checked without decoding)
+                try:
+                    data.decode("utf-8")
+                except UnicodeDecodeError as exc:
+                    self._valid = False
+                    return exc.start
             self._valid = True
             return None
         decoder = codecs.getincrementaldecoder("utf-8")()
@@ -257,6 +263,11 @@ class PayloadBuffer:
         return (f"\n[compilescope: payload cut here: {kept:,} of its {self.size:,} bytes kept (a compressed log keeps "
                 f"{limit:,} bytes of payloads, a multiple of its size on disk); the whole payload is in the log]")
 
+    @property
+    def is_text_as_logged(self) -> bool:
+        """Checked valid UTF-8 and not cut: its bytes are its text() (e.g. orjson reads them without a decode)."""
+        return bool(self._valid) and not self.cut_bytes
+
     def text(self) -> str:
         text = self.getvalue().decode("utf-8", "replace")
         return text + self.cut_note() if self.cut_bytes else text
@@ -265,7 +276,8 @@ class PayloadBuffer:
         if self._file is not None:
             self._file.close()
             self._file = None
-        self._mem = bytearray()
+        self._parts = []
+        self._held = 0
 
 
 class Spool:

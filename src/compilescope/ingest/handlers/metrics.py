@@ -50,9 +50,10 @@ def runtime_metrics(env: Envelope, b: TraceBuilder) -> bool:
 
 @handles("chromium_event")
 def chromium_event(env: Envelope, b: TraceBuilder) -> bool:
-    if env.payload is None:
+    buffer = env.payload_buffer
+    if buffer is None:
         raise ValueError("chromium_event without payload")
-    event = orjson.loads(env.payload)
+    event = orjson.loads(buffer.getvalue() if buffer.is_text_as_logged else buffer.text())  # (one per event: no decode)
     if not isinstance(event, dict):
         raise ValueError("chromium_event payload is not an object")
     bad = bad_fields(event, CHROMIUM_FIELDS)

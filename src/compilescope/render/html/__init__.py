@@ -28,6 +28,7 @@ from .env import ENV, _script_hash, custom_header, page_script_src, preload_temp
 __all__ = ["ENV", "preload_templates", "render_demo_index", "render_html"]
 from .export import COMPILE_INDEX, render_export_index, wants_export_index
 from .provenance import kernels_page, provenance_files, provenance_url
+from .rows import artifact_items_html, artifact_link_html, metric_rows_html
 from .runtime import runtime_files
 from .sources import source_files, source_url
 from .transformed import transformed_files, transformed_url
@@ -95,7 +96,7 @@ class _Page:
         self.trace = trace
         self.results = results
         self.options = options
-        self.common = {
+        self.common: dict[str, Any] = {
             "source": trace.source,
             "source_name": os.path.basename(trace.source),
             "rank": trace.rank,
@@ -107,7 +108,12 @@ class _Page:
             "source_url": lambda filename, line=None: source_url(self, filename, line),
             "source_files": results.sources.files,
             "transformed_url": lambda c: transformed_url(c.dir_name) if c.dir_name in results.transformed else None,
+            "metric_rows": metric_rows_html,
+            "artifact_items": lambda artifacts, roles, root: artifact_items_html(artifacts, roles or {}, root, options),
+            "artifact_link": lambda a, root: artifact_link_html(a, root, options),
         }
+        self.memo: dict[str, Any] = {}  # what several pages need, worked out once (render/html/provenance.py)
+        self.code_urls_of: dict[int, dict[int, str]] = {}  # id(compile) -> _code_urls: once per compile, not per page
 
     def frame_url(self, frame: Frame) -> str | None:
         if frame.filename in self.trace.dump_files:
@@ -189,7 +195,11 @@ def _code_urls(page: _Page, entry: Compile | None) -> dict[int, str]:
     """Output code artifact number -> its page (compiler errors link to the failing line there)."""
     if entry is None:
         return {}
-    return {a.number: artifact_url(a, page.options) for a in entry.artifacts if a.display == CODE}
+    found = page.code_urls_of.get(id(entry))
+    if found is None:  # every metrics page of a compile asks: a compile of thousands of artifacts is scanned once
+        found = page.code_urls_of[id(entry)] = {a.number: artifact_url(a, page.options)
+                                                for a in entry.artifacts if a.display == CODE}
+    return found
 
 
 def _failures(page: _Page) -> str:

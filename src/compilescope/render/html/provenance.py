@@ -11,10 +11,12 @@ from typing import TYPE_CHECKING, Any, Iterable, Iterator
 import orjson
 from markupsafe import Markup, escape
 
-from ...analyses.provenance import CompileProvenance, ProvenanceSection, kernel_anchor, panel_lines
+from ...analyses.provenance import CompileProvenance, KernelTrace, ProvenanceSection, UserLine, kernel_anchor, panel_lines
 from ...model.trace import Artifact, Compile
 from ..options import artifact_url, readable_url
+from ...wording import count
 from .env import _script_hash
+from .rows import ascii_parts, html_text
 
 if TYPE_CHECKING:
     from . import _Page
@@ -84,38 +86,89 @@ def _provenance_page(page: _Page, entry: Compile, found: CompileProvenance) -> s
 
 
 def _panel_lines_html(prefix: str, texts: Iterable[str], mapped: set[int] | frozenset[int],
-                      code_kernels: dict[int, Any], kernel_url: str | None, traced: set[str]) -> Markup:
+                      code_kernels: dict[int, Any], kernel_url: str | None, traced: set[str]) -> list[Markup]:
     """One panel's lines as HTML, built here rather than in a template loop: a panel can hold
     tens of thousands of lines, and per-line template calls were most of a provenance page's time.
-    Text is escaped a panel at a time; names and URLs one by one."""
+    Text is escaped a panel at a time; names and URLs one by one. In parts: see ascii_parts."""
     texts = list(texts)
     escaped = str(escape("\n".join(texts))).split("\n") if texts else []
-    out = []
-    for n, text in enumerate(escaped, 1):
-        links = ""
-        for name in code_kernels.get(n, ()):
-            if kernel_url and name in traced:
-                url = escape(f"../{kernel_url}#{kernel_anchor(name)}")
-                links += (f'<a class="kl" href="{url}" title="the user source lines {escape(name)} came from">'
-                          f"{escape(name)} \u2197</a>")
-        cls = "pl m" if n in mapped else "pl"
-        out.append(f'<div class="{cls}" id="{prefix}-L{n}" data-n="{n}"><span class="ln">{n}</span>'
-                   f'<span class="lt">{text}</span>{links}</div>')
-    return Markup("".join(out))
+    links: dict[int, str] = {}  # only a few lines call kernels: their links are made apart from the line loop
+    if kernel_url:
+        for n, names in code_kernels.items():
+            html = "".join(f'<a class="kl" href="{escape(f"../{kernel_url}#{kernel_anchor(name)}")}" '
+                           f'title="the user source lines {escape(name)} came from">{escape(name)} \u2197</a>'
+                           for name in names if name in traced)
+            if html:
+                links[n] = html
+    return ascii_parts([
+        f'<div class="{"pl m" if n in mapped else "pl"}" id="{prefix}-L{n}" data-n="{n}"><span class="ln">{n}</span>'
+        f'<span class="lt">{text}</span>{links.get(n, "")}</div>' for n, text in enumerate(escaped, 1)])
 
 
 def kernels_page(page: _Page, entry: Compile, artifact: Artifact) -> str:
     """The readable page of ``inductor_provenance_tracking_kernel_stack_traces``."""
     kernels = page.results.provenance.kernels.get(artifact.number, [])
-    # Where each kernel is called, when a provenance page shows this compile id.
-    calls: dict[str, list[str]] = {}
+    calls = _kernel_calls(page, entry).get(artifact.number, {})
+    return page.render("kernels.html", "../", c=entry, n_kernels=len(kernels),
+                       rows_html=_kernel_rows_html(page, kernels, calls))
+
+
+def _kernel_calls(page: _Page, entry: Compile) -> dict[int, dict[str, list[str]]]:
+    """Stack traces artifact -> kernel -> where it is called, when a provenance page shows this compile id.
+
+    Worked out once per compile id, not once per kernel page (a compile id may have hundreds of each)."""
+    cache = page.memo.setdefault("kernel_calls", {})
+    if entry.compile_id in cache:
+        return cache[entry.compile_id]
+    result: dict[int, dict[str, list[str]]] = {}
     found = page.results.provenance.compiles.get(entry.compile_id)
     if found is not None:
+        url = f"../{provenance_url(found.dir_name)}"
         for i, s in enumerate(found.sections):
-            if s.kernel_traces_artifact != artifact.number:
+            if s.kernel_traces_artifact is None:
                 continue
+            calls = result.setdefault(s.kernel_traces_artifact, {})
             for line, names in sorted(s.code_kernels.items()):
                 for name in names:
-                    calls.setdefault(name, []).append(f"../{provenance_url(found.dir_name)}#s{i}-code-L{line}")
-    rows = [{"k": k, "calls": calls.get(k.name, [])} for k in kernels]
-    return page.render("kernels.html", "../", c=entry, kernels=rows, frame_link=page.frame_url)
+                    calls.setdefault(name, []).append(f"{url}#s{i}-code-L{line}")
+    cache[entry.compile_id] = result
+    return result
+
+
+def _kernel_rows_html(page: _Page, kernels: list[KernelTrace], calls: dict[str, list[str]]) -> Markup:
+    """The kernel table's rows, built here rather than in a template loop (thousands of rows, each with several
+    stacks). Kernels share most user lines and stack traces: each is escaped once per page."""
+    seen: dict[Any, str] = {}
+    out = []
+    for k in kernels:
+        links = "".join(f'<br><a href="{html_text(url)}" title="where it is called, in the provenance view">call site {n}</a>'
+                        for n, url in enumerate(calls.get(k.name, ()), 1))
+        handle = html_text(k.debug_handle) if k.debug_handle is not None else "\u2013"
+        user = "".join(_cached(seen, (u.file, u.line, u.function, u.code), lambda u=u: _user_line_html(page, u))
+                       for u in k.user_lines) or '<span class="muted">no stack trace</span>'
+        stacks = ""
+        if k.traces:
+            stacks = (f"<details><summary>{html_text(count(len(k.traces), 'stack'))}</summary>"
+                      + "".join(_cached(seen, t, lambda t=t: f"<pre>{html_text(t)}</pre>") for t in k.traces) + "</details>")
+        out.append(f'<tr id="{html_text(k.anchor)}">\n<td class="mono">{html_text(k.kernel)}{links}</td>\n'
+                   f'<td class="mono">{handle}</td>\n<td>{user}</td>\n<td>{stacks}</td></tr>\n')
+    return Markup("".join(out))
+
+
+def _cached(seen: dict[Any, str], key: Any, make: Any) -> str:
+    found = seen.get(key)
+    if found is None:
+        found = seen[key] = make()
+    return found
+
+
+def _user_line_html(page: _Page, u: UserLine) -> str:
+    src = page.common["source_url"](u.file, u.line)
+    where = f"{html_text(u.file)}:{u.line}"
+    html = f'<div class="mono"><a href="../{html_text(src)}">{where}</a>' if src else f'<div class="mono">{where}'
+    if u.function:
+        html += f' <span class="fn">in {html_text(u.function)}</span>'
+    html += "</div>\n"
+    if u.code:
+        html += f"<pre>    {html_text(u.code)}</pre>"
+    return html

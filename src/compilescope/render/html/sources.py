@@ -14,6 +14,7 @@ from ...analyses.graph_breaks import compilation_key
 from ...analyses.sources import SourceFile, line_anchor
 from ...wording import count
 from .provenance import provenance_url
+from .rows import ascii_parts
 from .transformed import transformed_url
 
 if TYPE_CHECKING:
@@ -142,7 +143,7 @@ def _badges(notes) -> str:
     return "".join(out)
 
 
-def _lines_html(page: _Page, f: SourceFile, dirs: dict[str, str], resume_ids: dict[str, list[str]]) -> Markup:
+def _lines_html(page: _Page, f: SourceFile, dirs: dict[str, str], resume_ids: dict[str, list[str]]) -> list[Markup]:
     out: list[str] = []
     gap_start = None
     total = len(f.text)
@@ -169,7 +170,7 @@ def _lines_html(page: _Page, f: SourceFile, dirs: dict[str, str], resume_ids: di
         if notes:
             row += f'<span class="badges">{_badges(notes)}</span>{_notes_html(page, f, n, dirs, resume_ids)}'
         out.append(row + "</div>")
-    return Markup("".join(out))
+    return ascii_parts(out)
 
 
 def _page(page: _Page, f: SourceFile, dirs: dict[str, str], resume_ids: dict[str, list[str]]) -> str:

@@ -1,0 +1,80 @@
+"""Table rows built in one Python pass, for the tables that have thousands of rows.
+
+A template loop costs a macro or block call, an escape and a finalize per value; these
+format the same HTML with one f-string per row. They only format: the values come from
+the model and the analyses. Every value is HTML-escaped here; the rows are Markup that a
+template writes with ``{{ rows }}``, whose finalize shows invisible characters as \\uXXXX
+in the whole text at once (the same result as per value: escaping never touches them).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Iterable, Mapping
+
+from markupsafe import Markup, escape
+
+from ...model.trace import LINK, Artifact
+from ..options import ReportOptions, artifact_url, safe_link_url
+from .env import _pretty
+
+
+def html_text(value: Any) -> str:
+    """A value HTML-escaped, as a template writes ``{{ value }}`` (invisible characters: see above)."""
+    return str(escape(value))
+
+
+def ascii_parts(rows: list[str]) -> list[Markup]:
+    """Rows of HTML joined into as few parts as keep ASCII and non-ASCII rows apart, for a template to write
+    with ``{% for part in parts %}{{ part }}{% endfor %}``: finalize then looks for invisible characters only
+    in the non-ASCII rows (a page of code is mostly ASCII; scanning all of it was a fifth of its time)."""
+    parts: list[Markup] = []
+    run: list[str] = []
+    for row in rows:
+        if row.isascii():
+            run.append(row)
+            continue
+        if run:
+            parts.append(Markup("".join(run)))
+            run = []
+        parts.append(Markup(row))
+    if run:
+        parts.append(Markup("".join(run)))
+    return parts
+
+
+def metric_rows_html(rows: Iterable[tuple[str, Any]]) -> Markup:
+    """A metrics table's rows: a compile id logs about a hundred metrics."""
+    out = []
+    for key, value in rows:
+        if isinstance(value, Mapping) or (not isinstance(value, str) and isinstance(value, Iterable)):
+            shown = f"<pre>{html_text(_pretty(value))}</pre>"
+        elif value is None:
+            shown = '<span class="muted">\u2013</span>'
+        else:
+            shown = html_text(value)
+        out.append(f'<tr><th class="mono">{html_text(key)}</th><td>{shown}</td></tr>')
+    return Markup("".join(out))
+
+
+def artifact_link_html(a: Artifact, root: str, options: ReportOptions) -> Markup:
+    """An output's link (a ``link`` event's url only if http(s): shown as text otherwise), with its cache badge."""
+    if a.display == LINK:
+        href = safe_link_url(a.url)
+        link = (f'<a href="{html_text(href)}" rel="noopener noreferrer">{html_text(a.name)}</a>' if href else
+                f'<span class="mono" title="not an http(s) link: shown, not linked">{html_text(a.name)}: '
+                f"{html_text(a.url)}</span>")
+    else:
+        link = f'<a href="{html_text(root)}{html_text(artifact_url(a, options))}">{html_text(a.filename)}</a>'
+    if a.cache:
+        link += f' <span class="badge {html_text(a.cache)}">cache {html_text(a.cache)}</span>'
+    return Markup(link)
+
+
+def artifact_items_html(artifacts: Iterable[Artifact], roles: Mapping[int, str], root: str,
+                        options: ReportOptions) -> Markup:
+    """A compile id's outputs as list items, with the code's role and number: a compile id can have thousands."""
+    out = []
+    for a in artifacts:
+        badge = f' <span class="badge role">{html_text(roles[a.number])}</span>' if a.number in roles else ""
+        out.append(f'<li>{artifact_link_html(a, root, options)}{badge} <span class="num">({a.number})</span></li>')
+    return Markup("".join(out))
