@@ -106,3 +106,22 @@ def test_a_cache_others_may_write_is_not_used(tmp_path, monkeypatch):
     entry.symlink_to(target)
     html_env.ENV.get_template("index.html")
     assert len(loaded) == 1
+
+
+def test_a_cache_that_cannot_be_written_never_fails_a_report(empty_home, tmp_path, monkeypatch):
+    """The cache directory was writable when checked, then a write fails (a full disk, a quota): the report is
+    written all the same, only without keeping its compiled templates."""
+    import errno
+
+    import jinja2.bccache
+
+    def full_disk(*args, **kwargs):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setenv("COMPILESCOPE_TEMPLATE_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setattr(jinja2.bccache.tempfile, "NamedTemporaryFile", full_disk)
+    html_env.ENV.cache.clear()  # compiled already in this process: compiled (and kept) again
+    assert run_cli(torch213("graph_breaks.log"), "-o", tmp_path / "out", "--no-browser") == 0
+    assert (tmp_path / "out" / "index.html").is_file()
+    [directory] = (tmp_path / "cache").iterdir()
+    assert list(directory.iterdir()) == []

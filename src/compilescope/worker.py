@@ -20,7 +20,6 @@ import orjson
 
 from . import location
 from .analyses import Results, analyze
-from .analyses.log_digest import LogDigest, digest_log, unreadable_log
 from .errors import CompilescopeError
 from .ingest.reader import ReadOptions, is_gzip, open_stored_log, read_trace
 from .model.codec import CodecError, decode, encode
@@ -30,6 +29,7 @@ from .render.options import ReportOptions
 from .render.report import Content, report_files
 
 if TYPE_CHECKING:
+    from .analyses.log_digest import LogDigest
     from .analyses.rank_summary import RankSummary
 
 MAX_PROBLEMS_SHOWN = 20  # strict-mode problem lines a worker sends back per log
@@ -151,8 +151,9 @@ def report_log(job: LogJob) -> LogDone:
 
 
 def _report_log(job: LogJob) -> LogDone:
-    # Ranks only (imported here: a single report's start-up does not pay for them).
+    # Batches and ranks only (imported here: a single report's start-up does not pay for them).
     from .analyses.divergence import collectives_parity
+    from .analyses.log_digest import digest_log
     from .analyses.rank_summary import empty_rank, summarize_rank
     from .render.multirank import PARITY_JSON, rank_parity_json
 
@@ -208,6 +209,8 @@ def job_size(job: LogJob) -> int:
 
 def _failed(job: LogJob, source: str, error: str) -> LogDone:
     if job.rank is None:
+        from .analyses.log_digest import unreadable_log
+
         return LogDone(job.name, digest=unreadable_log(source, error))
     from .analyses.rank_summary import failed_rank
 

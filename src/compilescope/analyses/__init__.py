@@ -2,26 +2,26 @@
 
 from __future__ import annotations
 
-import importlib
-import pkgutil
 from dataclasses import dataclass, field
-from typing import Any, Sequence
+from typing import TYPE_CHECKING, Any, Sequence
 
 from .. import model
 from ..model.codec import CodecError, classes_of, decode, encode
 from ..model.ids import CompileId
-from ..model.profile import Profile
 from ..model.trace import Trace
 from .compile_summary import CompileSummary, compile_summaries
 from .export import ExportReport, export_report
 from .failures import FailureRow, failures_and_restarts
 from .insights import Insights, insights
 from .provenance import Provenance, analyze_provenance
-from .runtime import Runtime, analyze_runtime
 from .sources import Sources, analyze_sources
 from .transformed import TransformedCode, transformed_code
 from .stack_trie import StackTrieNode, build_stack_trie, build_unknown_stack_trie
 from .status import compile_statuses
+
+if TYPE_CHECKING:
+    from ..model.profile import Profile
+    from .runtime import Runtime
 
 
 RESULTS_FORMAT = "compilescope.results"
@@ -47,7 +47,7 @@ class Results:
     insights: Insights | None = None
     trace: Trace | None = None  # the model the analyses were computed from (payloads included)
     compiles: dict[str, CompileSummary] = field(default_factory=dict)  # by compile id key: what its page leads with
-    runtime: Runtime = field(default_factory=Runtime)  # empty unless profiles were given
+    runtime: Runtime | None = None  # None unless profiles were given
     sources: Sources = field(default_factory=Sources)
     transformed: dict[str, TransformedCode] = field(default_factory=dict)  # compile dir -> code run instead
 
@@ -80,6 +80,9 @@ class Results:
 
 def saved_classes() -> dict[str, type]:
     """The classes a saved Results may hold: those of the model and of the analyses."""
+    import importlib  # here: only loading a saved analysis imports every module (start-up time)
+    import pkgutil
+
     names = []
     for package in (model, importlib.import_module(__name__)):
         for info in pkgutil.iter_modules(package.__path__, package.__name__ + "."):
@@ -91,7 +94,11 @@ def saved_classes() -> dict[str, type]:
 def analyze(trace: Trace, profiles: Sequence[Profile] = ()) -> Results:
     statuses = compile_statuses(trace)
     provenance = analyze_provenance(trace)
-    runtime = analyze_runtime(trace, provenance, profiles)
+    runtime = None
+    if profiles:
+        from .runtime import analyze_runtime  # here: the profile join (and its model) is for --profile only
+
+        runtime = analyze_runtime(trace, provenance, profiles)
     found = insights(trace, runtime)
     return Results(
         stack_trie=build_stack_trie(trace, statuses),

@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 import re
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..model.trace import Trace
 from .caches import Caches, caches
@@ -19,9 +19,11 @@ from .dynamic_shapes import DynamicShapes, dynamic_shapes
 from .errors import CompileErrors, compile_errors
 from .graph_breaks import GraphBreak, GraphBreaks, graph_breaks
 from .recompiles import CHANGE_LABELS, FrameRecompiles, Recompiles, recompiles
-from .runtime import Runtime, runtime_finding
 from .unread import Unread, unread
 from .sources import add_eager_lines, graph_break_sites
+
+if TYPE_CHECKING:
+    from .runtime import Runtime
 
 SCHEMA_VERSION = 2
 
@@ -51,7 +53,7 @@ class Insights:
     dynamic_shapes: DynamicShapes
     findings: list[Finding] = field(default_factory=list)  # most urgent first
     unread: Unread = field(default_factory=Unread)  # what of the log was not read (a cut or corrupt log)
-    runtime: Runtime = field(default_factory=Runtime)  # empty unless profiles were given
+    runtime: Runtime | None = None  # None unless profiles were given
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -190,8 +192,11 @@ def findings(ins: Insights) -> list[Finding]:
         n = len(ins.dynamic_shapes.specializations)
         out.append(Finding(INFO, "dynamic_shapes", f"{_plural(n, 'dynamic size')} specialized to a constant",
                            ", ".join(f"{s.symbol}={s.value}" for s in ins.dynamic_shapes.specializations[:3])))
-    for profile in ins.runtime.profiles:
-        out.append(Finding(INFO, "runtime", *runtime_finding(profile)))
+    if ins.runtime:
+        from .runtime import runtime_finding  # here: only a log given with a profile pays for the runtime analysis
+
+        for profile in ins.runtime.profiles:
+            out.append(Finding(INFO, "runtime", *runtime_finding(profile)))
     return _merged(out)
 
 
@@ -206,7 +211,7 @@ def insights(trace: Trace, runtime: Runtime | None = None) -> Insights:
         errors=compile_errors(trace),
         dynamic_shapes=dynamic_shapes(trace),
         unread=unread(trace.stats),
-        runtime=runtime or Runtime(),
+        runtime=runtime,
     )
     add_eager_lines(ins.graph_breaks, graph_break_sites(trace))
     ins.findings = findings(ins)

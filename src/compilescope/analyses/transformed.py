@@ -12,7 +12,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..decompile.recorded import HEADER, TRANSFORMED
-from ..decompile.distext import decompile_dis
 from ..model.trace import Artifact, Compile, Trace
 
 MODIFIED_SUFFIX = "_MODIFIED_BYTECODE"
@@ -59,6 +58,8 @@ def _transformed(trace: Trace, entry: Compile) -> tuple[str, str, bool, str, str
             return "?", text, False, "recorded", "recorded by compilescope"
     for a in entry.artifacts:
         if a.name.endswith(MODIFIED_SUFFIX):
+            from ..decompile.distext import decompile_dis  # here: most logs have no such artifact (start-up time)
+
             name = a.name[: -len(MODIFIED_SUFFIX)]
             result = decompile_dis(trace.payload_text(a.payload), name)
             if result is None:

@@ -11,10 +11,8 @@ from ..analyses import Results, analyze
 from ..analyses.unread import unread
 from ..errors import CompilescopeError
 from ..ingest.discover import discover
-from ..ingest.profile import read_profiles
 from ..ingest.rank_logs import holds_several_ranks
 from ..ingest.reader import ReadOptions, read_trace
-from ..ingest.saved import read_saved
 from ..model.trace import Trace
 from ..output import write_file, written_at
 from ..render.notices import unread_line
@@ -81,7 +79,7 @@ class ReportCommand:
         if location.is_url(args.out):
             location.prepare_remote_output(args.out, args.overwrite, keep=found.chosen)
         with trace, written_at(args.out) as local_out:
-            results = analyze(trace, read_profiles(args.profile))
+            results = analyze(trace, _profiles(args.profile))
             output = write_report(trace, local_out, args.overwrite, options, results)
             if args.save:
                 _save(results, args.save, args.overwrite)
@@ -107,6 +105,15 @@ class ReportCommand:
         return 0
 
 
+def _profiles(paths: list[str]) -> list:
+    """The --profile files, read (the profile reader is imported only then: start-up time)."""
+    if not paths:
+        return []
+    from ..ingest.profile import read_profiles
+
+    return read_profiles(paths)
+
+
 def _save(results: Results, path: str, overwrite: bool) -> None:
     assert results.trace is not None
     data = saved_analysis(results, stored_log_chunks(results.trace.source))
@@ -120,6 +127,8 @@ def _save(results: Results, path: str, overwrite: bool) -> None:
 
 def _report_saved(args: argparse.Namespace) -> int:
     """`compilescope report --load FILE`: the same report as from the log, from a saved analysis."""
+    from ..ingest.saved import read_saved
+
     results, log = load_analysis(read_saved(args.load))
     with results:
         assert results.trace is not None

@@ -9,6 +9,21 @@ Correctness before beauty: every value is computed once, in order, into a tempor
 (COPY/SWAP) and in-place mutation of shared lists keep their meaning. See docs/transformed-code.md.
 """
 
-from .core import Decompiled, Instr, decompile, decompile_instructions, instructions_from_code
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from .core import Decompiled, Instr, decompile, decompile_instructions, instructions_from_code
 
 __all__ = ["Decompiled", "Instr", "decompile", "decompile_instructions", "instructions_from_code"]
+
+
+def __getattr__(name: str):
+    # .core is imported on first use: a report imports decompile.recorded (names only) on every log,
+    # and most logs have nothing to decompile (start-up time).
+    if name in __all__:
+        from . import core
+
+        return getattr(core, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

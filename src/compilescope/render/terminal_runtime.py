@@ -16,8 +16,10 @@ def _short(path: str) -> str:
     return path.rsplit("/", 1)[-1]
 
 
-def runtime_renderables(runtime: Runtime) -> list[RenderableType]:
+def runtime_renderables(runtime: Runtime | None) -> list[RenderableType]:
     out: list[RenderableType] = []
+    if runtime is None:
+        return out
     for p in runtime.profiles:
         out.append(Text(f"\nRuntime · {_short(p.source)} · {format_us(p.total_us)} of {p.timeline.upper()} time",
                         style="bold underline"))

@@ -93,7 +93,14 @@ def template_cache_key() -> str:
 
 
 class _OwnedBytecodeCache(FileSystemBytecodeCache):
-    """Loads only files this user owns and nobody else may write (a cache entry is code that runs)."""
+    """Loads only files this user owns and nobody else may write (a cache entry is code that runs).
+    Keeping an entry is best effort: a write that fails (a full disk, a quota) never fails a report."""
+
+    def dump_bytecode(self, bucket) -> None:
+        try:
+            super().dump_bytecode(bucket)
+        except OSError:
+            pass
 
     def load_bytecode(self, bucket) -> None:
         # The file checked is the file read: opened first (never through a link), then checked.

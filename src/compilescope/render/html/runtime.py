@@ -8,13 +8,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Iterator
 
-from ...analyses.runtime import KIND_LABELS, KernelRow, format_us
 from ...model.trace import Frame
 from ...analyses.provenance import kernel_anchor
 from ..options import artifact_url, readable_url
 from .provenance import provenance_url
 
 if TYPE_CHECKING:
+    from ...analyses.runtime import KernelRow
     from . import _Page
 
 RUNTIME_PAGE = "runtime.html"
@@ -55,6 +55,8 @@ def runtime_files(page: _Page) -> Iterator[tuple[str, str]]:
     runtime = page.results.runtime
     if not runtime:
         return
+    from ...analyses.runtime import KIND_LABELS, format_us  # here: a report without a profile does not import it
+
     profiles = []
     for p in runtime.profiles:
         kernels = [{
