@@ -42,9 +42,13 @@ HIGHLIGHT_LIMIT = 2 << 20  # code bigger than this is shown without colours (hig
 PRETTY_LIMIT = 16 << 20  # JSON bigger than this is written as logged, not parsed and re-indented
 
 
-def _encoded(chunks: Iterable[str], size: int = 1 << 20) -> Iterator[bytes]:
-    """Template output (many small strings) as UTF-8 chunks of about `size` characters (few enough that
-    the writer pays nothing per chunk, small enough that a page is never held whole)."""
+# A streamed page reaches the writer in chunks of about this many characters: few enough that the writer pays
+# nothing per chunk, small enough that a page is never held whole.
+STREAM_CHUNK = 1 << 20
+
+
+def _encoded(chunks: Iterable[str], size: int = STREAM_CHUNK) -> Iterator[bytes]:
+    """Template output (many small strings) as UTF-8 chunks of about `size` characters."""
     buffer: list[str] = []
     n = 0
     for chunk in chunks:
@@ -127,7 +131,7 @@ class _Page:
     def stream(self, template: str, root: str, **context: Any) -> Iterator[bytes]:
         """Like render(), in chunks, generated as they are written: for pages that grow with a payload or
         with the log (the index, a compile id's page, provenance), so none is held whole."""
-        return _encoded(ENV.get_template(template).generate(**self.common, root=root, **context))
+        return _encoded(ENV.get_template(template).generate(**self.common, root=root, **context), STREAM_CHUNK)
 
 
 def render_html(trace: Trace, results: Results, options: ReportOptions) -> Iterator[Output]:
