@@ -49,13 +49,15 @@ def test_the_provenance_page_is_built_while_it_is_written(monkeypatch):
 
 
 def test_pages_that_grow_with_the_log_are_streamed():
+    """The index, a compile id's page, the kernels page and the source pages: generated as they are written."""
     with read_trace(str(torch213("provenance.log"))) as trace:
         results = analyze(trace)
         files = dict(report_files(trace, results, ReportOptions()))
         entry = trace.compiles[next(c for c in trace.compiles if c is not None)]
         readable = [name for name in files if name.endswith("_readable.html")]
-        assert readable  # the kernels page
-        for name in ["index.html", f"{entry.dir_name}/index.html", *readable]:
+        sources = [name for name in files if name.startswith("sources/")]
+        assert readable and sources  # the kernels page, the user's source files
+        for name in ["index.html", f"{entry.dir_name}/index.html", *readable, *sources]:
             assert not isinstance(files[name], (str, bytes)), name
             text = b"".join(files[name]).decode()
             assert text.startswith("<!DOCTYPE html>") and text.rstrip().endswith("</html>"), name

@@ -125,7 +125,7 @@ def _json_island_parts(values: Iterable[Any]) -> Iterator[Markup]:
 
 
 def _panel_lines_html(prefix: str, texts: Iterable[str], mapped: set[int] | frozenset[int],
-                      code_kernels: dict[int, Any], kernel_url: str | None, traced: set[str]) -> list[Markup]:
+                      code_kernels: dict[int, Any], kernel_url: str | None, traced: set[str]) -> Iterator[Markup]:
     """One panel's lines as HTML, built here rather than in a template loop: a panel can hold
     tens of thousands of lines, and per-line template calls were most of a provenance page's time.
     Text is escaped a panel at a time; names and URLs one by one. In parts: see ascii_parts."""

@@ -46,7 +46,7 @@ def _compile_dirs(page: _Page) -> dict[str, str]:
     return dirs
 
 
-def source_files(page: _Page) -> Iterator[tuple[str, str]]:
+def source_files(page: _Page) -> Iterator[tuple[str, Iterator[bytes]]]:
     sources = page.results.sources
     if not sources:
         return
@@ -143,8 +143,12 @@ def _badges(notes) -> str:
     return "".join(out)
 
 
-def _lines_html(page: _Page, f: SourceFile, dirs: dict[str, str], resume_ids: dict[str, list[str]]) -> list[Markup]:
-    out: list[str] = []
+def _lines_html(page: _Page, f: SourceFile, dirs: dict[str, str], resume_ids: dict[str, list[str]]) -> Iterator[Markup]:
+    """The file's lines, in parts, as the template writes them (a line's notes grow with the compile ids)."""
+    return ascii_parts(_line_rows(page, f, dirs, resume_ids))
+
+
+def _line_rows(page: _Page, f: SourceFile, dirs: dict[str, str], resume_ids: dict[str, list[str]]) -> Iterator[str]:
     gap_start = None
     total = len(f.text)
     for n in range(1, total + 2):
@@ -155,7 +159,7 @@ def _lines_html(page: _Page, f: SourceFile, dirs: dict[str, str], resume_ids: di
         if gap_start is not None:
             last = n - 1
             span = f"line {gap_start}" if gap_start == last else f"lines {gap_start}–{last}"
-            out.append(f'<div class="src-gap">⋯ {span}: not quoted in the log ⋯</div>')
+            yield f'<div class="src-gap">⋯ {span}: not quoted in the log ⋯</div>'
             gap_start = None
         if n > total:
             break
@@ -169,11 +173,10 @@ def _lines_html(page: _Page, f: SourceFile, dirs: dict[str, str], resume_ids: di
                f'<a class="lt" href="#{anchor}">{code}</a>')
         if notes:
             row += f'<span class="badges">{_badges(notes)}</span>{_notes_html(page, f, n, dirs, resume_ids)}'
-        out.append(row + "</div>")
-    return ascii_parts(out)
+        yield row + "</div>"
 
 
-def _page(page: _Page, f: SourceFile, dirs: dict[str, str], resume_ids: dict[str, list[str]]) -> str:
+def _page(page: _Page, f: SourceFile, dirs: dict[str, str], resume_ids: dict[str, list[str]]) -> Iterator[bytes]:
     breaks = [b for b in page.results.sources.graph_breaks if b.location and b.location.filename == f.path]
-    return page.render("source.html", "../", f=f, lines_html=_lines_html(page, f, dirs, resume_ids), breaks=breaks,
+    return page.stream("source.html", "../", f=f, lines_html=_lines_html(page, f, dirs, resume_ids), breaks=breaks,
                        anchor=line_anchor)
