@@ -28,7 +28,7 @@ from .env import ENV, _script_hash, custom_header, page_script_src, preload_temp
 __all__ = ["ENV", "preload_templates", "render_demo_index", "render_html"]
 from .export import COMPILE_INDEX, render_export_index, wants_export_index
 from .provenance import kernels_page, provenance_files, provenance_url
-from .rows import artifact_items_html, artifact_link_html, metric_rows_html
+from .rows import artifact_items_html, artifact_link_html, joined, metric_rows_html
 from .runtime import runtime_files
 from .sources import source_files, source_url
 from .transformed import transformed_files, transformed_url
@@ -49,16 +49,7 @@ STREAM_CHUNK = 1 << 20
 
 def _encoded(chunks: Iterable[str], size: int = STREAM_CHUNK) -> Iterator[bytes]:
     """Template output (many small strings) as UTF-8 chunks of about `size` characters."""
-    buffer: list[str] = []
-    n = 0
-    for chunk in chunks:
-        buffer.append(chunk)
-        n += len(chunk)
-        if n >= size:
-            yield "".join(buffer).encode("utf-8", "replace")
-            buffer, n = [], 0
-    if buffer:
-        yield "".join(buffer).encode("utf-8", "replace")
+    return (text.encode("utf-8", "replace") for text in joined(chunks, size))
 
 
 _PRISM_SCRIPT_SRC = Markup(f"{_script_hash('report.js')} {_script_hash('vendor/prism/prism.js')}")

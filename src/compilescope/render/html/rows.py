@@ -53,16 +53,21 @@ def ascii_parts(rows: Iterable[str], size: int = PART_SIZE) -> Iterator[Markup]:
 
 def grouped(rows: Iterable[str], size: int = PART_SIZE) -> Iterator[Markup]:
     """Rows of HTML joined into parts of about `size` characters, as a template reaches them."""
+    return map(Markup, joined(rows, size))
+
+
+def joined(pieces: Iterable[str], size: int) -> Iterator[str]:
+    """pieces joined into strings of about `size` characters (each as soon as it is that long)."""
     run: list[str] = []
     n = 0
-    for row in rows:
-        run.append(row)
-        n += len(row)
+    for piece in pieces:
+        run.append(piece)
+        n += len(piece)
         if n >= size:
-            yield Markup("".join(run))
+            yield "".join(run)
             run, n = [], 0
     if run:
-        yield Markup("".join(run))
+        yield "".join(run)
 
 
 def metric_rows_html(rows: Iterable[tuple[str, Any]]) -> Markup:
