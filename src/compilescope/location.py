@@ -86,6 +86,8 @@ def size(path: str) -> int:
 
 @dataclass(frozen=True)
 class Entry:
+    """A plain file listed in a directory (local or a URL), with its size and modification time."""
+
     path: str  # a URL when listed from a URL
     size: int
     mtime: float  # 0.0 when the filesystem does not say

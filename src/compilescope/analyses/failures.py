@@ -11,6 +11,8 @@ from .errors import CompileErrors, CompilerDiagnostic
 
 @dataclass(frozen=True)
 class FailureRow:
+    """One failure or restart of a compilation: a row of the report's failures and restarts table."""
+
     compile_id: CompileId | None
     kind: str  # the failure type, or "RestartAnalysis" for a restart
     reason: str

@@ -80,6 +80,8 @@ ADVICE = {
 
 @dataclass
 class FailedGuard:
+    """A guard of a cached compilation that failed, so that the frame was compiled again."""
+
     compile_id: str | None  # the cached compilation whose guard failed, e.g. "[0/1]"
     guard: str  # the failing check as torch printed it
     change: str  # a key of CHANGE_LABELS
@@ -97,6 +99,8 @@ class FailedGuard:
 
 @dataclass
 class RecompileStep:
+    """One recompilation and the guards whose failure caused it."""
+
     compile_id: str  # the recompilation, e.g. "[0/2]"
     failed_guards: list[FailedGuard]  # newest cache entry first, as torch lists them
     failed: bool = False  # this recompilation itself failed (e.g. the limit)
@@ -113,6 +117,8 @@ class RecompileStep:
 
 @dataclass
 class FrameRecompiles:
+    """The recompilations of one frame (code object), in order, with what changed and advice."""
+
     frame_id: int | None
     name: str | None  # co_name
     filename: str | None
@@ -138,6 +144,8 @@ class FrameRecompiles:
 
 @dataclass
 class Recompiles:
+    """The frames of the log that were compiled more than once."""
+
     frames: list[FrameRecompiles] = field(default_factory=list)  # frames hitting the limit first
 
     def __bool__(self) -> bool:

@@ -28,6 +28,8 @@ _FRAMEWORK_PARTS = ("/site-packages/torch/", "/torch/_dynamo/", "/torch/_inducto
 
 @dataclass(frozen=True)
 class UserLocation:
+    """A line of the user's code: file, line, and when known the function and the line's text."""
+
     filename: str
     line: int
     function: str | None = None

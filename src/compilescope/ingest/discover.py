@@ -22,6 +22,8 @@ SNIFF_BYTES = 4096  # enough for the first line of a log (a glog prefix and the 
 
 @dataclass(frozen=True)
 class Discovered:
+    """The logs found in a directory, the one a single-rank report reads, and a note on the choice."""
+
     logs: list[str]  # newest last
     chosen: str  # the log to read for a single-rank report
     note: str | None = None  # what the user should know about the choice

@@ -18,6 +18,8 @@ from .discover import rank_of
 
 @dataclass(frozen=True)
 class RankLog:
+    """One rank's log: its rank, where it is, and its size when listed."""
+
     rank: int
     path: str  # a local path or a URL
     size: int = -1  # bytes, from the listing (-1: not listed)
@@ -25,6 +27,8 @@ class RankLog:
 
 @dataclass
 class RankLogs:
+    """The rank logs of a directory, one per rank, and the files ignored (with why)."""
+
     logs: list[RankLog]  # one per rank, by rank
     ignored: list[tuple[str, str]] = field(default_factory=list)  # (file name, why)
 

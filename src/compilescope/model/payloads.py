@@ -26,6 +26,8 @@ def payload_key(md5: str, genuine: bool, lineno: int) -> str:
 
 @dataclass(frozen=True, slots=True)
 class PayloadRef:
+    """Where one payload is in the payload spool: offset, length in bytes, number of lines."""
+
     offset: int
     length: int  # bytes (UTF-8)
     lines: int  # number of lines, for display without reading
