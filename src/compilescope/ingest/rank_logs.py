@@ -12,7 +12,6 @@ import os
 from dataclasses import dataclass, field
 
 from .. import location
-from ..errors import CompilescopeError
 from .discover import rank_of
 
 
@@ -78,22 +77,3 @@ def _rank_logs_of_entries(entries: list[location.Entry]) -> RankLogs:
                             f"another log of rank {rank}; the newest, {location.basename(newest.path)}, is read"))
     return RankLogs(logs, ignored)
 
-
-def holds_several_ranks(path: str | list[str]) -> bool:
-    """A directory (or list of files) with logs of two or more ranks: then compilescope reports them all."""
-    if isinstance(path, list):
-        names = [os.path.basename(p) for p in path]
-    elif location.is_url(path):
-        try:
-            names = [location.basename(e.path) for e in location.list_files(path)]
-        except CompilescopeError:
-            return False
-    elif os.path.isdir(path):
-        try:
-            names = os.listdir(path)
-        except OSError:
-            return False
-    else:
-        return False
-    ranks = {rank_of(n) for n in names} - {None}
-    return len(ranks) > 1
