@@ -84,7 +84,7 @@ def size(path: str) -> int:
         return 0
 
 
-@dataclass(frozen=True)
+@dataclass
 class Entry:
     """A plain file listed in a directory (local or a URL), with its size and modification time."""
 

@@ -9,7 +9,7 @@ from ..model.trace import Trace
 from .errors import CompileErrors, CompilerDiagnostic
 
 
-@dataclass(frozen=True)
+@dataclass
 class FailureRow:
     """One failure or restart of a compilation: a row of the report's failures and restarts table."""
 

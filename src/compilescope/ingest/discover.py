@@ -20,7 +20,7 @@ LOG_SUFFIXES = (".log", ".log.gz", ".txt", ".txt.gz", ".gz")
 SNIFF_BYTES = 4096  # enough for the first line of a log (a glog prefix and the start of an envelope)
 
 
-@dataclass(frozen=True)
+@dataclass
 class Discovered:
     """The logs found in a directory, the one a single-rank report reads, and a note on the choice."""
 
