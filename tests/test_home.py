@@ -125,3 +125,48 @@ def test_a_cache_that_cannot_be_written_never_fails_a_report(empty_home, tmp_pat
     assert (tmp_path / "out" / "index.html").is_file()
     [directory] = (tmp_path / "cache").iterdir()
     assert list(directory.iterdir()) == []
+
+
+def test_a_new_cache_key_removes_this_users_caches_unused_for_a_day(tmp_path, monkeypatch):
+    """Each change of templates or version starts a new templates-<key> directory: the old ones (about 2 MB each)
+    go once nobody wrote them for a day. A recent one (another version still in use) stays, and so does
+    anything else: other names, and links (never followed, so their targets stay too)."""
+    monkeypatch.setenv("COMPILESCOPE_TEMPLATE_CACHE", "")
+    base = tmp_path / "cache"
+    day_ago = os.stat(tmp_path).st_mtime - html_env.STALE_TEMPLATE_CACHE_S - 60
+    old, recent, other = base / "templates-0000000000000000", base / "templates-1111111111111111", base / "keep-me"
+    target = tmp_path / "target"
+    for directory in (old, recent, other, target):
+        directory.mkdir(parents=True)
+        (directory / "entry").write_bytes(b"x")
+    link = base / "templates-2222222222222222"
+    link.symlink_to(target)
+    for directory in (old, other, target):
+        os.utime(directory, (day_ago, day_ago))
+    os.utime(link, (day_ago, day_ago), follow_symlinks=False)
+
+    directory = html_env.enable_template_cache(str(base))
+    assert sorted(p.name for p in base.iterdir()) == sorted([os.path.basename(directory), recent.name, other.name,
+                                                             link.name])
+    assert (target / "entry").is_file()
+    # the key's directory exists now: later runs prune nothing
+    old.mkdir()
+    os.utime(old, (day_ago, day_ago))
+    assert html_env.enable_template_cache(str(base)) == directory
+    assert old.is_dir()
+
+
+def test_pruning_that_fails_never_fails_a_report(tmp_path, monkeypatch):
+    import shutil
+
+    def refused(*args, **kwargs):
+        raise PermissionError(13, "Permission denied")
+
+    monkeypatch.setenv("COMPILESCOPE_TEMPLATE_CACHE", "")
+    old = tmp_path / "cache" / "templates-0000000000000000"
+    old.mkdir(parents=True)
+    os.utime(old, (0, 0))
+    monkeypatch.setattr(shutil, "rmtree", refused)
+    directory = html_env.enable_template_cache(str(tmp_path / "cache"))
+    assert directory is not None and os.path.isdir(directory)
+    assert old.is_dir()

@@ -6,7 +6,7 @@ Layers, lowest first (a module imports only from its own layer or lower ones):
   1 ingest (reads logs into the model)
   2 analyses (pure functions of the model)
   3 render (html, json, terminal: formats results)
-  4 output, worker, runner, diagnose: write files, run one log's map, run programs
+  4 output, report_writer, worker, runner, diagnose: write files, one log's report, run one log's map, run programs
   5 the front ends: cli, api, capture, demo
   6 __main__
 and nothing but __main__ imports cli (capture and the API are beside the CLI, not above it).
@@ -27,7 +27,7 @@ LAYERS = {
     "ingest": 1,
     "analyses": 2,
     "render": 3,
-    "output": 4, "worker": 4, "runner": 4, "diagnose": 4,
+    "output": 4, "report_writer": 4, "worker": 4, "runner": 4, "diagnose": 4,
     "cli": 5, "api": 5, "capture": 5, "demo": 5, "bytecode_capture": 5, "_child": 5,
     "__main__": 6,
 }

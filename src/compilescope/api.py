@@ -53,7 +53,7 @@ def report(
     """
     from .analyses import analyze
     from .ingest.profile import read_profile
-    from .worker import write_report  # writes through OutputDir, confined to out
+    from .report_writer import write_report  # writes through OutputDir, confined to out
 
     options = ReportOptions(plain_text=plain_text, custom_header_html=custom_header_html)
     read = [read_profile(os.fspath(p)) for p in profiles]

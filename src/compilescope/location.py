@@ -84,8 +84,10 @@ def size(path: str) -> int:
         return 0
 
 
-@dataclass(frozen=True)
+@dataclass
 class Entry:
+    """A plain file listed in a directory (local or a URL), with its size and modification time."""
+
     path: str  # a URL when listed from a URL
     size: int
     mtime: float  # 0.0 when the filesystem does not say

@@ -23,6 +23,8 @@ _NAME = re.compile(r"^(?P<cache>fx_graph_cache|aotautograd_cache)_(?P<outcome>hi
 
 @dataclass
 class CacheEvent:
+    """One lookup in one cache (FX graph or AOTAutograd) and its outcome."""
+
     cache: str  # "fx_graph_cache" | "aotautograd_cache"
     outcome: str  # "hit" | "miss" | "bypass"
     bypass_reason: str | None = None
@@ -35,6 +37,8 @@ class CacheEvent:
 
 @dataclass
 class CompileCache:
+    """The cache lookups of one compile id."""
+
     compile_id: str
     events: list[CacheEvent]
 
@@ -50,6 +54,8 @@ class CompileCache:
 
 @dataclass
 class Caches:
+    """Cache lookups of the whole log: per compile, counted by cache and outcome, with bypass reasons."""
+
     compiles: list[CompileCache] = field(default_factory=list)
     counts: dict[str, dict[str, int]] = field(default_factory=dict)  # cache -> outcome -> n
     time_saved_ms: float = 0.0

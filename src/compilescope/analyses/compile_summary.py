@@ -56,6 +56,8 @@ class MetricGroups:
 
 @dataclass
 class CompileSummary:
+    """What one compile id's page leads with: outcome, reason, user frame, times, caches and sizes."""
+
     compile_id: str
     status: str  # a key of STATUS_LABELS
     outcome: str  # one line: "Error: failed in C++/Triton compile (fell back to eager)"

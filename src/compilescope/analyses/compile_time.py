@@ -75,6 +75,8 @@ def phase_of(name: str) -> str | None:
 
 @dataclass
 class Segment:
+    """One phase's span within a timeline row."""
+
     phase: str
     start_s: float  # since the row started
     duration_s: float
@@ -85,6 +87,8 @@ class Segment:
 
 @dataclass
 class TimelineRow:
+    """One outermost compile event (a compilation or its backward) on the timeline, split into phases."""
+
     label: str  # "[0/0]" or "[0/0] backward"
     compile_id: str | None
     start_s: float  # since the first event of the log
@@ -100,6 +104,8 @@ class TimelineRow:
 
 @dataclass
 class CompileTime:
+    """Where one compile id's time went, by phase."""
+
     compile_id: str
     name: str | None  # co_name
     total_s: float
@@ -119,6 +125,8 @@ class CompileTime:
 
 @dataclass
 class PhaseTime:
+    """One phase's time summed over the log, and its share of the total."""
+
     phase: str
     label: str
     seconds: float
@@ -130,6 +138,8 @@ class PhaseTime:
 
 @dataclass
 class CompileTimes:
+    """Compile time of the whole log: by phase, by compile id and as a timeline."""
+
     total_s: float = 0.0
     phases: list[PhaseTime] = field(default_factory=list)  # biggest first, zero phases left out
     compiles: list[CompileTime] = field(default_factory=list)  # slowest first

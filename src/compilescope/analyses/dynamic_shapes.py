@@ -26,6 +26,8 @@ def _location(entry: dict) -> UserLocation | None:
 
 @dataclass
 class SymbolCreated:
+    """A symbol (backed or unbacked) that a compile created for a dynamic size."""
+
     compile_id: str
     symbol: str
     value: str | None  # the example value it was created from
@@ -42,6 +44,8 @@ class SymbolCreated:
 
 @dataclass
 class Specialization:
+    """A symbol that a compile specialized to one value, and why."""
+
     compile_id: str
     symbol: str
     value: str | None
@@ -56,6 +60,8 @@ class Specialization:
 
 @dataclass
 class GuardAdded:
+    """A guard on symbols that a compile added."""
+
     compile_id: str
     expr: str
     location: UserLocation | None
@@ -67,6 +73,8 @@ class GuardAdded:
 
 @dataclass
 class DynamicShapes:
+    """The dynamic-shape events of the log: symbols created, specializations and guards added."""
+
     symbols: list[SymbolCreated] = field(default_factory=list)
     specializations: list[Specialization] = field(default_factory=list)
     guards: list[GuardAdded] = field(default_factory=list)

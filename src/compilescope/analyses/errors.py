@@ -114,6 +114,8 @@ class CompilerDiagnostic:
 
 @dataclass
 class CompileError:
+    """One compile id's failure: stage, exception, message, user location and what to try next."""
+
     compile_id: str
     stage: str  # a key of STAGE_LABELS
     exception: str  # fail_type, e.g. "InductorError"
@@ -144,6 +146,8 @@ class CompileError:
 
 @dataclass
 class CompileErrors:
+    """The compile failures of the log."""
+
     errors: list[CompileError] = field(default_factory=list)
 
     def __bool__(self) -> bool:

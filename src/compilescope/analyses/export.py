@@ -109,6 +109,8 @@ class ExportIssue:
 
 @dataclass
 class ExportReport:
+    """What the log's torch.export events say: issues found, guards, exported programs and symbols."""
+
     detected: bool = False  # the log holds torch.export events (the export page becomes the index)
     issues: list[ExportIssue] = field(default_factory=list)
     other_guards: list[ExportIssue] = field(default_factory=list)

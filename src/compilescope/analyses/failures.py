@@ -9,8 +9,10 @@ from ..model.trace import Trace
 from .errors import CompileErrors, CompilerDiagnostic
 
 
-@dataclass(frozen=True)
+@dataclass
 class FailureRow:
+    """One failure or restart of a compilation: a row of the report's failures and restarts table."""
+
     compile_id: CompileId | None
     kind: str  # the failure type, or "RestartAnalysis" for a restart
     reason: str

@@ -25,6 +25,8 @@ _SECTION_STARTS = ("Hint:", "Developer debug context:", "For more details")
 
 @dataclass
 class GraphBreak:
+    """One distinct graph break (by reason and user location), with the compilations that hit it."""
+
     reason: str  # the graph break type as torch names it, e.g. "Data-dependent branching"
     location: UserLocation | None  # innermost user frame
     count: int = 0  # compilations that hit it
@@ -55,6 +57,8 @@ class GraphBreak:
 
 @dataclass
 class GraphBreaks:
+    """The distinct graph breaks of the log, and where they were read from."""
+
     breaks: list[GraphBreak] = field(default_factory=list)
     total: int = 0  # graph break events, before deduplication
     source: str | None = None  # "dynamo_graph_break_reason" | "restart_reasons" | None (no breaks)

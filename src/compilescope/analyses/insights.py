@@ -32,6 +32,8 @@ ERROR, WARNING, INFO = "error", "warning", "info"
 
 @dataclass
 class Finding:
+    """One thing the report tells first, with its severity and the section that explains it."""
+
     severity: str  # "error" | "warning" | "info"
     section: str  # "errors" | "recompiles" | "graph_breaks" | "compile_time" | "caches" | "dynamic_shapes"
     title: str
@@ -43,6 +45,8 @@ class Finding:
 
 @dataclass
 class Insights:
+    """The per-topic analyses of the log (errors, graph breaks, recompiles, times, caches, shapes) and the findings from them."""
+
     source: str
     n_compiles: int
     graph_breaks: GraphBreaks

@@ -287,6 +287,8 @@ class UserLine:
 
 @dataclass(slots=True)
 class KernelTrace:
+    """The logged stack traces of one kernel (one call site when it has a debug handle)."""
+
     name: str  # as logged, e.g. "triton_poi_fused_mul_1:2"
     kernel: str  # without the debug handle
     debug_handle: str | None  # "2": one per call site of the kernel
@@ -515,6 +517,8 @@ def _json_map(m: LineMap) -> dict[str, list[int]]:
 
 @dataclass
 class CompileProvenance:
+    """Provenance of one compile id: its line mappings and the sections of its provenance page."""
+
     compile_id: CompileId | None
     dir_name: str
     line_mappings: dict[str, LineMap]  # what tlparse 0.4.3 -i computes for this compile id
@@ -530,6 +534,8 @@ class CompileProvenance:
 
 @dataclass
 class Provenance:
+    """Provenance of every compile id, and the kernels of each stack traces artifact."""
+
     compiles: dict[CompileId | None, CompileProvenance] = field(default_factory=dict)
     kernels: dict[int, list[KernelTrace]] = field(default_factory=dict)  # stack traces artifact number -> kernels
 

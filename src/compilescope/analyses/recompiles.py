@@ -18,26 +18,28 @@ from ..model.trace import Compile, Trace
 from .userloc import UserLocation, last_user_frame
 
 ARTIFACT = "recompile_reasons"
-_PREFIX = re.compile(r"^\s*(?P<cid>(?:!\d+/)?\d+/\d+):\s?(?P<body>.*)$", re.S)
-_CLIPPED_LOC = re.compile(r"#\s+(?P<file>[^\s#]+):(?P<line>\d{1,9}+) in (?P<func>[\w<>.]+)")
-_LIMIT = re.compile(r"recompile.?limit|cache_size_limit|cache size limit", re.I)
-_LIMIT_VALUE = re.compile(r"currently set to (\d{1,9})")
-_CONSTANT = re.compile(r"^[\w.\[\]'\"()]+ (?:==|!=) (?:-?\d+(?:\.\d+)?|'[^']*'|\"[^\"]*\"|True|False|None)$")
+# Patterns below are strings, compiled on first use by re (and kept in its cache): most logs recompile nothing,
+# and compiling them all at import was ~1 ms of every report's start-up.
+_PREFIX = r"(?s)^\s*(?P<cid>(?:!\d+/)?\d+/\d+):\s?(?P<body>.*)$"
+_CLIPPED_LOC = r"#\s+(?P<file>[^\s#]+):(?P<line>\d{1,9}+) in (?P<func>[\w<>.]+)"
+_LIMIT = r"(?i)recompile.?limit|cache_size_limit|cache size limit"
+_LIMIT_VALUE = r"currently set to (\d{1,9})"
+_CONSTANT = r"^[\w.\[\]'\"()]+ (?:==|!=) (?:-?\d+(?:\.\d+)?|'[^']*'|\"[^\"]*\"|True|False|None)$"
 
 # What changed between calls, from the guard text torch writes (C++ guard messages and Python guard code).
-CHANGE_RULES: tuple[tuple[str, re.Pattern], ...] = (
-    ("size", re.compile(r"size mismatch")),
-    ("stride", re.compile(r"stride mismatch")),
-    ("dtype", re.compile(r"dtype mismatch")),
-    ("requires_grad", re.compile(r"requires_grad mismatch")),
-    ("device", re.compile(r"device (?:index )?mismatch", re.I)),
-    ("rank", re.compile(r"rank mismatch")),
-    ("dispatch_keys", re.compile(r"dispatch key set mismatch")),
-    ("global_state", re.compile(r"GLOBAL_STATE|global state", re.I)),
-    ("type", re.compile(r"___check_type_id|type mismatch|isinstance\(")),
-    ("object_identity", re.compile(r"___check_obj_id|\bid\(")),
-    ("length", re.compile(r"\blen\(")),
-    ("shape_guard", re.compile(r"\.size\(\)|\.stride\(\)|\.storage_offset\(\)|\bs\d+\b")),
+CHANGE_RULES: tuple[tuple[str, str], ...] = (
+    ("size", r"size mismatch"),
+    ("stride", r"stride mismatch"),
+    ("dtype", r"dtype mismatch"),
+    ("requires_grad", r"requires_grad mismatch"),
+    ("device", r"(?i)device (?:index )?mismatch"),
+    ("rank", r"rank mismatch"),
+    ("dispatch_keys", r"dispatch key set mismatch"),
+    ("global_state", r"(?i)GLOBAL_STATE|global state"),
+    ("type", r"___check_type_id|type mismatch|isinstance\("),
+    ("object_identity", r"___check_obj_id|\bid\("),
+    ("length", r"\blen\("),
+    ("shape_guard", r"\.size\(\)|\.stride\(\)|\.storage_offset\(\)|\bs\d+\b"),
 )
 
 CHANGE_LABELS = {
@@ -80,6 +82,8 @@ ADVICE = {
 
 @dataclass
 class FailedGuard:
+    """A guard of a cached compilation that failed, so that the frame was compiled again."""
+
     compile_id: str | None  # the cached compilation whose guard failed, e.g. "[0/1]"
     guard: str  # the failing check as torch printed it
     change: str  # a key of CHANGE_LABELS
@@ -97,6 +101,8 @@ class FailedGuard:
 
 @dataclass
 class RecompileStep:
+    """One recompilation and the guards whose failure caused it."""
+
     compile_id: str  # the recompilation, e.g. "[0/2]"
     failed_guards: list[FailedGuard]  # newest cache entry first, as torch lists them
     failed: bool = False  # this recompilation itself failed (e.g. the limit)
@@ -113,6 +119,8 @@ class RecompileStep:
 
 @dataclass
 class FrameRecompiles:
+    """The recompilations of one frame (code object), in order, with what changed and advice."""
+
     frame_id: int | None
     name: str | None  # co_name
     filename: str | None
@@ -138,6 +146,8 @@ class FrameRecompiles:
 
 @dataclass
 class Recompiles:
+    """The frames of the log that were compiled more than once."""
+
     frames: list[FrameRecompiles] = field(default_factory=list)  # frames hitting the limit first
 
     def __bool__(self) -> bool:
@@ -154,21 +164,21 @@ class Recompiles:
 
 def classify_change(guard: str) -> str:
     for change, pattern in CHANGE_RULES:
-        if pattern.search(guard):
+        if re.search(pattern, guard):
             return change
-    if _CONSTANT.match(guard.strip()):
+    if re.match(_CONSTANT, guard.strip()):
         return "constant"
     return "other"
 
 
 def parse_reason(text: str) -> FailedGuard:
-    m = _PREFIX.match(text)
+    m = re.match(_PREFIX, text)
     cid, body = (f"[{m['cid']}]", m["body"]) if m else (None, text)
     head, _, user_stack = body.partition("User stack trace:")
     guard_line = head.strip().splitlines()[0] if head.strip() else ""
     guard, _, comment = guard_line.partition("  #")
     location = last_user_frame("User stack trace:" + user_stack, ("User stack trace:",)) if user_stack else None
-    loc = _CLIPPED_LOC.search(comment)
+    loc = re.search(_CLIPPED_LOC, comment)
     if loc:
         # `# return x + n  # ork/main/x.py:29 in h (_dynamo/...)`: the code, then the (front-clipped) path.
         code = comment[:loc.start()].strip(" #") or None
@@ -242,7 +252,7 @@ def recompiles(trace: Trace) -> Recompiles:
     result: list[FrameRecompiles] = []
     for (_, frame_id), entries in _frames(trace).items():
         chain_entries = [e for e in entries if (e.compile_id.frame_compile_id or 0) > 0]
-        limit_entry = next((e for e in entries if _LIMIT.search(str((e.metrics or {}).get("fail_reason") or ""))), None)
+        limit_entry = next((e for e in entries if re.search(_LIMIT, str((e.metrics or {}).get("fail_reason") or ""))), None)
         if not chain_entries and limit_entry is None:
             continue
         steps = [_step(trace, e) for e in chain_entries]
@@ -257,7 +267,7 @@ def recompiles(trace: Trace) -> Recompiles:
             name = frame.name if frame else None
         limit = None
         if limit_entry is not None:
-            m = _LIMIT_VALUE.search(str(limit_entry.metrics.get("fail_reason")))
+            m = re.search(_LIMIT_VALUE, str(limit_entry.metrics.get("fail_reason")))
             limit = int(m.group(1)) if m else None
         counts = Counter(s.guard.change for s in steps if s.guard)
         changes = [c for c, _ in counts.most_common()]

@@ -79,6 +79,8 @@ class GraphBreakSite:
 
 @dataclass
 class LineNotes:
+    """What the report knows about one source line: graphs, frames, breaks, resumes, guards, kernels, symbols."""
+
     graphs: dict[str, list[str]] = field(default_factory=dict)  # compile id -> FX node names from this line
     frames: list[dict[str, Any]] = field(default_factory=list)  # compiled frames starting here
     graph_breaks: list[dict[str, Any]] = field(default_factory=list)  # breaks located on this line
@@ -108,6 +110,8 @@ class LineNotes:
 
 @dataclass
 class SourceFile:
+    """One user source file shown as a page: its lines (from disk or from the log) and notes by line."""
+
     path: str
     page: str
     origin: str  # "disk": read from the file; "log": rebuilt from the lines the log quotes
@@ -130,6 +134,8 @@ class SourceFile:
 
 @dataclass
 class Sources:
+    """The user source files the log points at, and where its graph breaks are in them."""
+
     files: list[SourceFile] = field(default_factory=list)
     graph_breaks: list[GraphBreakSite] = field(default_factory=list)
 
@@ -149,6 +155,8 @@ class Sources:
 
 @dataclass(slots=True)
 class FxNodeSite:
+    """One `# File:` comment of an FX graph dump and the nodes defined under it."""
+
     path: str
     line: int
     function: str

@@ -10,6 +10,8 @@ from ..model.trace import Frame, Trace
 
 @dataclass
 class StackTrieNode:
+    """A frame of the stack trie (None at the root), with the compiles whose stack ends there."""
+
     frame: Frame | None  # None at the root
     children: list[StackTrieNode] = field(default_factory=list)
     # Compiles whose stack ends at this frame, with their status.

@@ -22,6 +22,8 @@ _COMPILED_FN = re.compile(r"\b__compiled_fn_\w+")
 
 @dataclass
 class TransformedCode:
+    """The code torch ran instead of one compiled function (decompiled, or a disassembly)."""
+
     compile_id: str
     dir_name: str
     function: str

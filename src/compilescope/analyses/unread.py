@@ -22,6 +22,8 @@ SKIPPED = {
 
 @dataclass
 class Unread:
+    """What of the log was not read: records skipped and why, damaged payloads, where reading stopped."""
+
     skipped: int = 0  # records not read
     reasons: dict[str, int] = field(default_factory=dict)  # outcome (a key of SKIPPED) -> records, most first
     damaged_payloads: int = 0  # records read, but their payload does not match its md5

@@ -26,8 +26,10 @@ _CARETS = re.compile(r"^\s*[~^]+\s*$")
 _FRAMEWORK_PARTS = ("/site-packages/torch/", "/torch/_dynamo/", "/torch/_inductor/", "/torch/fx/", "/lib/python3")
 
 
-@dataclass(frozen=True)
+@dataclass
 class UserLocation:
+    """A line of the user's code: file, line, and when known the function and the line's text."""
+
     filename: str
     line: int
     function: str | None = None

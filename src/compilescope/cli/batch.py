@@ -14,8 +14,7 @@ import time
 
 from ..analyses.log_digest import LogDigest
 from ..errors import CompilescopeError
-from ..ingest.discover import discover
-from ..ingest.rank_logs import holds_several_ranks
+from ..ingest.discover import discover, holds_several_ranks
 from ..model.names import safe_stem
 from ..output import OutputDir
 from ..render.html import preload_templates

@@ -19,7 +19,7 @@ from ..ingest.reader import read_trace
 from ..render.html import render_demo_index
 from ..render.options import ReportOptions
 from ..wording import count
-from ..worker import report_outputs
+from ..report_writer import report_outputs
 from .output import OutputDir
 
 

@@ -24,7 +24,7 @@ from ..render.diagnosis import diagnosis_json, diagnosis_page, print_verdict
 from ..render.options import ReportOptions
 from ..runner import check_interpreter, program
 from .output import OutputDir
-from ..worker import write_report
+from ..report_writer import write_report
 from .browser import open_browser
 from .run import split_program, warn_options_after_program
 

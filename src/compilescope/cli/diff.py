@@ -16,8 +16,8 @@ import orjson
 
 from ..analyses import analyze
 from ..analyses.diff import DiffReport, RunFacts, TimeThreshold, diff_report, run_facts
-from ..ingest.discover import discover
-from ..ingest.rank_logs import find_rank_logs, holds_several_ranks
+from ..ingest.discover import discover, holds_several_ranks
+from ..ingest.rank_logs import find_rank_logs
 from ..ingest.reader import read_trace
 from ..render.options import ReportOptions
 from ..output import OutputDir
@@ -35,7 +35,7 @@ def side_logs(path: str) -> list[tuple[int | None, str]]:
 
 def read_side(path: str, report_dir: str | None = None, overwrite: bool = False) -> dict[int | None, RunFacts]:
     """The facts of every rank of one side; with report_dir, each rank's report is written there too."""
-    from ..worker import write_report  # here: it imports the HTML renderer, needed only with -o
+    from ..report_writer import write_report  # here: it imports the HTML renderer, needed only with -o
 
     facts: dict[int | None, RunFacts] = {}
     logs = side_logs(path)

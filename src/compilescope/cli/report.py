@@ -10,14 +10,13 @@ from .. import location
 from ..analyses import Results, analyze
 from ..analyses.unread import unread
 from ..errors import CompilescopeError
-from ..ingest.discover import discover
-from ..ingest.rank_logs import holds_several_ranks
+from ..ingest.discover import discover, holds_several_ranks
 from ..ingest.reader import ReadOptions, read_trace
 from ..model.trace import Trace
 from ..output import write_file, written_at
 from ..render.notices import unread_line
 from ..wording import count
-from ..worker import load_analysis, saved_analysis, stored_log_chunks, strict_problems, write_report
+from ..report_writer import load_analysis, saved_analysis, stored_log_chunks, strict_problems, write_report
 from .browser import open_browser
 from .progress import read_progress
 from .report_args import add_report_arguments, report_options

@@ -15,7 +15,7 @@ import sys
 from .._torch import require_torch
 from ..analyses.unread import unread
 from ..errors import CompilescopeError
-from ..ingest.rank_logs import holds_several_ranks
+from ..ingest.discover import holds_several_ranks
 from ..ingest.reader import read_trace
 from ..render.notices import unread_line
 from ..runner import DEFAULT_TRACE_ROOT, check_interpreter, choose_log, new_trace_dir, prepare_trace_dir, program, run_program

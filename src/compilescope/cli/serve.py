@@ -27,8 +27,7 @@ from dataclasses import dataclass
 from urllib.parse import quote
 
 from ..errors import CompilescopeError
-from ..ingest.discover import find_logs
-from ..ingest.rank_logs import holds_several_ranks
+from ..ingest.discover import find_logs, holds_several_ranks
 from ..runner import DEFAULT_TRACE_ROOT
 
 LIVE_SECONDS = 30.0  # a run whose log changed this recently is shown as live, and the list refreshes itself

@@ -16,9 +16,8 @@ from rich.console import Console
 from ..analyses import analyze
 from ..analyses.insights import SCHEMA_VERSION
 from ..errors import CompilescopeError
-from ..ingest.discover import discover
+from ..ingest.discover import discover, holds_several_ranks
 from ..ingest.profile import read_profiles
-from ..ingest.rank_logs import holds_several_ranks
 from ..ingest.reader import read_trace
 from ..render.notices import unread_line
 from ..render.terminal import RankSummariesRenderer, SummaryRenderer, TerminalOptions

@@ -20,8 +20,10 @@ LOG_SUFFIXES = (".log", ".log.gz", ".txt", ".txt.gz", ".gz")
 SNIFF_BYTES = 4096  # enough for the first line of a log (a glog prefix and the start of an envelope)
 
 
-@dataclass(frozen=True)
+@dataclass
 class Discovered:
+    """The logs found in a directory, the one a single-rank report reads, and a note on the choice."""
+
     logs: list[str]  # newest last
     chosen: str  # the log to read for a single-rank report
     note: str | None = None  # what the user should know about the choice
@@ -120,3 +122,23 @@ def _discover_url(url: str, latest: bool) -> Discovered:
         return Discovered([url], url)
     entries = [e for e in location.list_files(url) if _is_log_named(location.basename(e.path), functools.partial(int, e.size))]
     return _newest(url, [e.path for e in sorted(entries, key=lambda e: (e.mtime, e.path))], latest)
+
+
+def holds_several_ranks(path: str | list[str]) -> bool:
+    """A directory (or list of files) with logs of two or more ranks: then compilescope reports them all."""
+    if isinstance(path, list):
+        names = [os.path.basename(p) for p in path]
+    elif location.is_url(path):
+        try:
+            names = [location.basename(e.path) for e in location.list_files(path)]
+        except CompilescopeError:
+            return False
+    elif os.path.isdir(path):
+        try:
+            names = os.listdir(path)
+        except OSError:
+            return False
+    else:
+        return False
+    ranks = {rank_of(n) for n in names} - {None}
+    return len(ranks) > 1

@@ -39,6 +39,8 @@ class EnvelopeError(Exception):
 
 @dataclass(slots=True)
 class Envelope:
+    """One decoded envelope line of the log: its kind, metadata, compile id, rank and payload."""
+
     lineno: int
     glog: GlogPrefix
     kind: str  # "" when the envelope names no kind

@@ -33,6 +33,8 @@ GLOG_PREFIX = re.compile(
 
 @dataclass(slots=True)
 class GlogPrefix:
+    """The glog prefix of a log line: level, date, time, pid, and the file and line that logged it."""
+
     level: str
     month: int
     day: int

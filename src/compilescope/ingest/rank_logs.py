@@ -12,12 +12,13 @@ import os
 from dataclasses import dataclass, field
 
 from .. import location
-from ..errors import CompilescopeError
 from .discover import rank_of
 
 
 @dataclass(frozen=True)
 class RankLog:
+    """One rank's log: its rank, where it is, and its size when listed."""
+
     rank: int
     path: str  # a local path or a URL
     size: int = -1  # bytes, from the listing (-1: not listed)
@@ -25,6 +26,8 @@ class RankLog:
 
 @dataclass
 class RankLogs:
+    """The rank logs of a directory, one per rank, and the files ignored (with why)."""
+
     logs: list[RankLog]  # one per rank, by rank
     ignored: list[tuple[str, str]] = field(default_factory=list)  # (file name, why)
 
@@ -74,22 +77,3 @@ def _rank_logs_of_entries(entries: list[location.Entry]) -> RankLogs:
                             f"another log of rank {rank}; the newest, {location.basename(newest.path)}, is read"))
     return RankLogs(logs, ignored)
 
-
-def holds_several_ranks(path: str | list[str]) -> bool:
-    """A directory (or list of files) with logs of two or more ranks: then compilescope reports them all."""
-    if isinstance(path, list):
-        names = [os.path.basename(p) for p in path]
-    elif location.is_url(path):
-        try:
-            names = [location.basename(e.path) for e in location.list_files(path)]
-        except CompilescopeError:
-            return False
-    elif os.path.isdir(path):
-        try:
-            names = os.listdir(path)
-        except OSError:
-            return False
-    else:
-        return False
-    ranks = {rank_of(n) for n in names} - {None}
-    return len(ranks) > 1

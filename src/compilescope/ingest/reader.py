@@ -38,6 +38,8 @@ RAW_EXCLUDED = frozenset({"str", "chromium_event"})
 
 @dataclass
 class ReadOptions:
+    """How a log is read: which rank to keep, and what to call with the bytes read so far."""
+
     rank: int | None = None  # keep only this rank's envelopes (None: the file name's rank, else the first seen)
     progress: Callable[[int], None] | None = None  # called with bytes read so far
 

@@ -24,8 +24,10 @@ def payload_key(md5: str, genuine: bool, lineno: int) -> str:
     return md5 if genuine else f"{md5}-L{lineno}"
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class PayloadRef:
+    """Where one payload is in the payload spool: offset, length in bytes, number of lines."""
+
     offset: int
     length: int  # bytes (UTF-8)
     lines: int  # number of lines, for display without reading

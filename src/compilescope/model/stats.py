@@ -38,6 +38,8 @@ _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 
 @dataclass(slots=True)
 class Problem:
+    """A problem found while reading the log, at one line."""
+
     lineno: int
     category: str
     message: str
@@ -52,6 +54,8 @@ class Problem:
 
 @dataclass
 class IngestStats:
+    """Counts of what reading the log found (records by outcome, event kinds) and the problems listed."""
+
     outcomes: Counter = field(default_factory=Counter)
     unknown_kinds: Counter = field(default_factory=Counter)
     kinds: Counter = field(default_factory=Counter)

@@ -38,6 +38,8 @@ def dump_file_name(name: str) -> str:
 
 @dataclass(slots=True)
 class Frame:
+    """One frame of a logged stack: file, line, function name and, when logged, the line's text."""
+
     filename: str
     line: int
     name: str
@@ -164,6 +166,8 @@ class Compile:
 
 @dataclass
 class UnknownEvent:
+    """An event of a kind compilescope does not interpret, kept as logged."""
+
     lineno: int
     kind: str
     compile_id: CompileId | None

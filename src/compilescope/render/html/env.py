@@ -131,13 +131,45 @@ def enable_template_cache(base: str | None = None) -> str | None:
         os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache"), "compilescope")
     directory = os.path.join(base, f"templates-{template_cache_key()}")
     try:
-        os.makedirs(directory, mode=0o700, exist_ok=True)
+        os.makedirs(base, exist_ok=True)
+        try:
+            os.mkdir(directory, mode=0o700)
+        except FileExistsError:
+            pass
+        else:  # a new key (templates or compilescope changed): the old keys' caches will not be read again
+            _prune_template_caches(base, keep=directory)
         if not _owned(os.stat(directory)) or not os.access(directory, os.W_OK):
             return None
     except OSError:
         return None
     ENV.bytecode_cache = _OwnedBytecodeCache(directory)
     return directory
+
+
+STALE_TEMPLATE_CACHE_S = 24 * 3600  # a sibling template cache not written for this long is removed
+
+
+def _prune_template_caches(base: str, keep: str) -> None:
+    """Remove the other templates-* directories under base that this user owns and nobody wrote for a day
+    (links are never followed; what cannot be removed stays: pruning never fails a report)."""
+    import shutil  # here: only a new cache key prunes (start-up time)
+    import time
+
+    stale = time.time() - STALE_TEMPLATE_CACHE_S
+    try:
+        entries = list(os.scandir(base))
+    except OSError:
+        return
+    for entry in entries:
+        if not entry.name.startswith("templates-") or entry.path == keep:
+            continue
+        try:
+            st = entry.stat(follow_symlinks=False)
+            if (stat.S_ISDIR(st.st_mode) and st.st_mtime < stale
+                    and (not hasattr(os, "getuid") or st.st_uid == os.getuid())):
+                shutil.rmtree(entry.path)
+        except OSError:
+            continue
 
 
 def _visible_text(value: Any) -> Any:
