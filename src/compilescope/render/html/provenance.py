@@ -134,8 +134,8 @@ def _panel_lines_html(prefix: str, texts: Iterable[str], mapped: set[int] | froz
     links: dict[int, str] = {}  # only a few lines call kernels: their links are made apart from the line loop
     if kernel_url:
         for n, names in code_kernels.items():
-            html = "".join(f'<a class="kl" href="{escape(f"../{kernel_url}#{kernel_anchor(name)}")}" '
-                           f'title="the user source lines {escape(name)} came from">{escape(name)} \u2197</a>'
+            html = "".join(f'<a class="kl" href="{html_text(f"../{kernel_url}#{kernel_anchor(name)}")}" '
+                           f'title="the user source lines {html_text(name)} came from">{html_text(name)} \u2197</a>'
                            for name in names if name in traced)
             if html:
                 links[n] = html

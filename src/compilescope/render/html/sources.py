@@ -14,7 +14,7 @@ from ...analyses.graph_breaks import compilation_key
 from ...analyses.sources import SourceFile, line_anchor
 from ...wording import count
 from .provenance import provenance_url
-from .rows import ascii_parts
+from .rows import ascii_parts, html_text
 from .transformed import transformed_url
 
 if TYPE_CHECKING:
@@ -62,8 +62,8 @@ def source_files(page: _Page) -> Iterator[tuple[str, Iterator[bytes]]]:
 
 def _cid(cid: str, dirs: dict[str, str]) -> str:
     d = dirs.get(cid)
-    text = escape(cid)
-    return f'<a class="mono cid" href="../{escape(d)}/index.html">{text}</a>' if d else f'<span class="mono">{text}</span>'
+    text = html_text(cid)
+    return f'<a class="mono cid" href="../{html_text(d)}/index.html">{text}</a>' if d else f'<span class="mono">{text}</span>'
 
 
 def _notes_html(page: _Page, f: SourceFile, n: int, dirs: dict[str, str], resume_ids: dict[str, list[str]]) -> str:
@@ -71,19 +71,19 @@ def _notes_html(page: _Page, f: SourceFile, n: int, dirs: dict[str, str], resume
     breaks = page.results.sources.graph_breaks
     items: list[str] = []
     if notes.graphs:
-        parts = [f'{_cid(cid, dirs)} <span class="muted mono">{escape(", ".join(nodes[:8]))}'
+        parts = [f'{_cid(cid, dirs)} <span class="muted mono">{html_text(", ".join(nodes[:8]))}'
                  f'{" …" if len(nodes) > 8 else ""}</span>' for cid, nodes in notes.graphs.items()]
         items.append(f'<li class="n-graphs">captured in graph {"; ".join(parts)}</li>')
     for fr in notes.frames:
         d = dirs.get(fr["compile_id"])
-        transformed = (f' · <a class="transformed-link" href="../{escape(transformed_url(d))}">what runs instead</a>'
+        transformed = (f' · <a class="transformed-link" href="../{html_text(transformed_url(d))}">what runs instead</a>'
                        if d in page.results.transformed else "")
-        items.append(f'<li class="n-frame">compiled frame <span class="mono">{escape(fr["function"])}</span> starts here: '
+        items.append(f'<li class="n-frame">compiled frame <span class="mono">{html_text(fr["function"])}</span> starts here: '
                      f'{_cid(fr["compile_id"], dirs)}{transformed}</li>')
     for b in notes.graph_breaks:
-        resumes = "".join(f' → resumed by <span class="mono">{escape(r)}</span> '
+        resumes = "".join(f' → resumed by <span class="mono">{html_text(r)}</span> '
                           + ", ".join(_cid(c, dirs) for c in resume_ids.get(r, [])) for r in b["resume_functions"])
-        items.append(f'<li class="n-break"><strong>graph break</strong>: {escape(b["reason"])} (in '
+        items.append(f'<li class="n-break"><strong>graph break</strong>: {html_text(b["reason"])} (in '
                      f'{", ".join(_cid(c, dirs) for c in b["compile_ids"])}){resumes}</li>')
     for i in notes.eager:
         if any(b["index"] == i for b in notes.graph_breaks):
@@ -91,33 +91,33 @@ def _notes_html(page: _Page, f: SourceFile, n: int, dirs: dict[str, str], resume
         site = breaks[i]
         loc = site.location
         where = (f'<a href="#{line_anchor(loc.line)}">line {loc.line}</a>' if loc.filename == f.path
-                 else escape(loc.short))
-        items.append(f'<li class="n-eager">ran eagerly because of the graph break at {where}: {escape(site.reason)}</li>')
+                 else html_text(loc.short))
+        items.append(f'<li class="n-eager">ran eagerly because of the graph break at {where}: {html_text(site.reason)}</li>')
     for r in notes.resumes:
-        items.append(f'<li class="n-resume">after this line, <span class="mono">{escape(r["function"])}</span> takes over: '
+        items.append(f'<li class="n-resume">after this line, <span class="mono">{html_text(r["function"])}</span> takes over: '
                      f'{", ".join(_cid(c, dirs) for c in r["compile_ids"])}</li>')
     installed: dict[str, list[str]] = {}
     for g in notes.guards:
         if "installed" in g:
             installed.setdefault(g["installed"], []).append(g["guard"])
             continue
-        items.append(f'<li class="n-guard">recompile {_cid(g["recompile"], dirs)}: guard of {escape(g["failed_in"] or "?")} '
-                     f'failed: <code>{escape(g["guard"])}</code></li>')
+        items.append(f'<li class="n-guard">recompile {_cid(g["recompile"], dirs)}: guard of {html_text(g["failed_in"] or "?")} '
+                     f'failed: <code>{html_text(g["guard"])}</code></li>')
     for cid, guards in installed.items():
-        listed = "".join(f"<li><code>{escape(g)}</code></li>" for g in guards)
+        listed = "".join(f"<li><code>{html_text(g)}</code></li>" for g in guards)
         items.append(f'<li class="n-installed">{count(len(guards), "guard")} of {_cid(cid, dirs)} come from this line'
                      f'<details><summary>show</summary><ul>{listed}</ul></details></li>')
     for k in notes.kernels:
         url = f'../{provenance_url(k["dir"])}'
-        items.append(f'<li class="n-kernel">kernel <a class="mono" href="{escape(url)}">{escape(k["kernel"])}</a> '
+        items.append(f'<li class="n-kernel">kernel <a class="mono" href="{html_text(url)}">{html_text(k["kernel"])}</a> '
                      f'({_cid(k["compile_id"], dirs)})</li>')
     for s in notes.symbols:
         if s["kind"] == "guard":
-            text = f'guard on shapes <code>{escape(s["expr"])}</code>'
+            text = f'guard on shapes <code>{html_text(s["expr"])}</code>'
         else:
-            text = (f'symbol <span class="mono">{escape(s["symbol"])}</span> {escape(s["kind"])}'
-                    f'{" = " + escape(s["value"]) if s.get("value") is not None else ""}'
-                    f'{" from " + escape(s["source"]) if s.get("source") else ""}')
+            text = (f'symbol <span class="mono">{html_text(s["symbol"])}</span> {html_text(s["kind"])}'
+                    f'{" = " + html_text(s["value"]) if s.get("value") is not None else ""}'
+                    f'{" from " + html_text(s["source"]) if s.get("source") else ""}')
         items.append(f'<li class="n-symbol">{text} ({_cid(s["compile_id"], dirs)})</li>')
     return "<ul class=\"notes\">" + "".join(items) + "</ul>"
 
@@ -126,9 +126,9 @@ def _badges(notes) -> str:
     out = []
     if notes.frames:
         out.append(f'<span class="b b-frame" title="compiled frames starting here">compiled: '
-                   f'{escape(" ".join(fr["compile_id"] for fr in notes.frames))}</span>')
+                   f'{html_text(" ".join(fr["compile_id"] for fr in notes.frames))}</span>')
     if notes.graphs:
-        out.append(f'<span class="b b-graph" title="graphs that captured this line">{escape(" ".join(notes.graphs))}</span>')
+        out.append(f'<span class="b b-graph" title="graphs that captured this line">{html_text(" ".join(notes.graphs))}</span>')
     if notes.graph_breaks:
         out.append('<span class="b b-break">graph break</span>')
     elif notes.eager:
