@@ -190,6 +190,9 @@ def _environment() -> Environment:
         trim_blocks=ENV_SETTINGS["trim_blocks"],
         lstrip_blocks=ENV_SETTINGS["lstrip_blocks"],
         finalize=_visible_text,
+        # Templates are files of the installed package, not edited while a report is written: without this,
+        # every get_template (one per page, hundreds per report) stats its file to see whether it changed.
+        auto_reload=False,
     )
     env.globals.update(
         include_asset=_asset,
