@@ -270,7 +270,7 @@ def _code_page(page: _Page, root: str, entry: Compile | None, title: str, subtit
         language=_PRISM_LANGUAGES.get(language, "python") if highlighted else None,
         script_src=_PRISM_SCRIPT_SRC if highlighted else page_script_src(),
         gutter=_gutter(lines),
-        code=_joined(_escaped_batches(page.trace, ref)) if ref else (),
+        code=_escaped_code(page.trace, ref) if ref else (),
     )
 
 
@@ -281,24 +281,18 @@ def _gutter(lines: int, size: int = 4096) -> Iterator[Markup]:
         yield Markup(("\n" if start > 1 else "") + "\n".join(f'<a id="L{n}" href="#L{n}">{n}</a>' for n in range(start, stop)))
 
 
-def _joined(batches: Iterable[list[str]]) -> Iterator[Markup]:
-    """Escaped line batches as one newline-separated text, a batch at a time."""
-    separator = ""
-    for batch in batches:
-        yield Markup(separator + "\n".join(batch))
-        separator = "\n"
-
-
-def _escaped_batches(trace: Trace, ref: PayloadRef, size: int = 4096) -> Iterator[list[str]]:
-    """A payload's lines, HTML-escaped, in batches (escaping a batch at once is much faster)."""
+def _escaped_code(trace: Trace, ref: PayloadRef, size: int = 4096) -> Iterator[Markup]:
+    """A payload's lines, HTML-escaped and newline-separated, a batch of lines at a time (escaping a batch
+    at once is much faster). A batch after the first starts with its newline: escaped as one text, never
+    split back into lines and joined again."""
     batch: list[str] = []
     for line in trace.payload_lines(ref):
         batch.append(line)
         if len(batch) == size:
-            yield str(Markup.escape("\n".join(batch))).split("\n")
-            batch = []
-    if batch:
-        yield str(Markup.escape("\n".join(batch))).split("\n")
+            yield Markup.escape("\n".join(batch))
+            batch = [""]
+    if len(batch) > 1 or (batch and batch[0] != ""):
+        yield Markup.escape("\n".join(batch))
 
 
 def render_demo_index(examples: list[dict], torch_version: str, live: bool = False) -> str:
