@@ -10,7 +10,7 @@ the analysis and ``summary --json`` keep everything.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from ..analyses.compile_time import PHASES, CompileTime, CompileTimes
 
@@ -21,48 +21,52 @@ class ChartOptions:
     min_segment_pct: float = 0.05  # narrower segments are not drawn (their time is in the totals)
 
 
-@dataclass
+# The chart's parts are plain classes, not dataclasses: a report makes a few dozen of them, and creating
+# five dataclasses (their generated methods) cost ~2 ms of every start-up. Nothing compares or copies them.
 class ChartSegment:
-    phase: str
-    duration_s: float
-    x_pct: float
-    w_pct: float
+    __slots__ = ("phase", "duration_s", "x_pct", "w_pct")
+
+    def __init__(self, phase: str, duration_s: float, x_pct: float, w_pct: float):
+        self.phase, self.duration_s, self.x_pct, self.w_pct = phase, duration_s, x_pct, w_pct
 
 
-@dataclass
 class ChartRow:
-    label: str
-    compile_id: str | None
-    duration_s: float
-    incomplete: bool
-    w_pct: float
-    segments: list[ChartSegment]
+    __slots__ = ("label", "compile_id", "duration_s", "incomplete", "w_pct", "segments")
+
+    def __init__(self, label: str, compile_id: str | None, duration_s: float, incomplete: bool, w_pct: float,
+                 segments: list[ChartSegment]):
+        self.label, self.compile_id, self.duration_s, self.incomplete = label, compile_id, duration_s, incomplete
+        self.w_pct, self.segments = w_pct, segments
 
 
-@dataclass
 class Tick:
-    x_pct: float
-    label: str
+    __slots__ = ("x_pct", "label")
+
+    def __init__(self, x_pct: float, label: str):
+        self.x_pct, self.label = x_pct, label
 
 
-@dataclass
 class PhaseBar:
-    phase: str
-    label: str
-    seconds: float
-    share: float  # of the total, 0..1
-    bar_pct: float  # length relative to the biggest phase
+    __slots__ = ("phase", "label", "seconds", "share", "bar_pct")
+
+    def __init__(self, phase: str, label: str, seconds: float, share: float, bar_pct: float):
+        self.phase, self.label, self.seconds = phase, label, seconds
+        self.share = share  # of the total, 0..1
+        self.bar_pct = bar_pct  # length relative to the biggest phase
 
 
-@dataclass
 class CompileTimeChart:
-    total_s: float
-    timeline: list[ChartRow]  # the rows drawn, in start order
-    ticks: list[Tick]
-    rows_omitted: int
-    phases: list[PhaseBar]  # biggest first
-    compiles: list[CompileTime]  # slowest first (the table under the charts)
-    labels: dict[str, str] = field(default_factory=lambda: dict(PHASES))
+    __slots__ = ("total_s", "timeline", "ticks", "rows_omitted", "phases", "compiles", "labels")
+
+    def __init__(self, total_s: float, timeline: list[ChartRow], ticks: list[Tick], rows_omitted: int,
+                 phases: list[PhaseBar], compiles: list[CompileTime], labels: dict[str, str] | None = None):
+        self.total_s = total_s
+        self.timeline = timeline  # the rows drawn, in start order
+        self.ticks = ticks
+        self.rows_omitted = rows_omitted
+        self.phases = phases  # biggest first
+        self.compiles = compiles  # slowest first (the table under the charts)
+        self.labels = dict(PHASES) if labels is None else labels
 
     @property
     def legend(self) -> list[tuple[str, str]]:
