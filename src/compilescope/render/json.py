@@ -47,7 +47,7 @@ def raw_jsonl(trace: Trace, options: ReportOptions) -> Iterator[bytes]:
             if a.display in (TEXT, JSON):
                 urls[a.number] = artifact_url(a, options)
     table = [trace.string_table.get(i) for i in range(max(trace.string_table, default=-1) + 1)]
-    yield orjson.dumps({"string_table": table}, option=orjson.OPT_APPEND_NEWLINE)
+    yield orjson.dumps({"string_table": table}) + b"\n"
     year = f"{trace.year:04d}-" if trace.year else "0000-"
     for line in trace.raw.lines():
         # Parsed, not searched as bytes: the log's own metadata may hold keys named like ours.
@@ -65,7 +65,7 @@ def raw_jsonl(trace: Trace, options: ReportOptions) -> Iterator[bytes]:
                    for k, v in doc.items()}
         elif md5:
             doc["payload_filename"] = payload_url(trace, options, md5)
-        yield orjson.dumps(doc, option=orjson.OPT_APPEND_NEWLINE)  # the newline written with the line: no copy
+        yield orjson.dumps(doc) + b"\n"
 
 
 def chromium_events(trace: Trace) -> Iterator[bytes]:
