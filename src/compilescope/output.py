@@ -163,7 +163,7 @@ def _write_file(target: str, content: bytes | Iterable[bytes]) -> int:
 
 class _BackgroundWriter:
     def __init__(self) -> None:
-        self._queue: queue.Queue[tuple[str, bytes] | None] = queue.Queue()
+        self._queue: queue.SimpleQueue[tuple[str, bytes] | None] = queue.SimpleQueue()  # C: no lock held in Python
         self._room = threading.Semaphore(QUEUED_LIMIT // (1 << 16))  # in 64 KiB units
         self._error: CompilescopeError | None = None
         self._written = 0
@@ -200,8 +200,7 @@ class _BackgroundWriter:
             except CompilescopeError as exc:
                 self._error = exc
             finally:
-                for _ in range(_units(content)):
-                    self._room.release()
+                self._room.release(_units(content))  # one call (and one notify) for every unit
 
     def finish(self) -> int:
         self._queue.put(None)
