@@ -55,6 +55,8 @@ def text_lines(text: str) -> list[str]:
     parts = text.split("\n")
     if parts[-1] == "":
         parts.pop()
+    if "\r" not in text:  # (nearly always: no line to trim)
+        return parts
     return [p[:-1] if p.endswith("\r") else p for p in parts]
 
 

@@ -44,8 +44,14 @@ _RESUME = re.compile(r"^torch_dynamo_resume_in_(?P<func>.+)_at_(?P<line>\d+)$")
 _TORCH_FILE = re.compile(r"[/\\](?:site|dist)-packages[/\\]torch[/\\]")
 
 
+_USER_SOURCE: dict[str, bool] = {}  # path -> is_user_source(path): a log names few files, each many times
+
+
 def is_user_source(path: str) -> bool:
-    return bool(path) and not path.startswith("<") and not _TORCH_FILE.search(path)
+    known = _USER_SOURCE.get(path)
+    if known is None:
+        known = _USER_SOURCE[path] = bool(path) and not path.startswith("<") and not _TORCH_FILE.search(path)
+    return known
 
 
 def file_page(path: str) -> str:
