@@ -18,7 +18,7 @@ from __future__ import annotations
 import hashlib
 import os
 import re
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
 from ..model.names import safe_stem
@@ -28,6 +28,7 @@ from .graph_breaks import ARTIFACT as GRAPH_BREAK_ARTIFACT, GraphBreaks, compila
 from .provenance import Provenance, analyze_provenance
 from .recompiles import Recompiles, recompiles
 from .userloc import UserLocation, traceback_frames
+from ..model.records import dataclass
 
 SCHEMA_VERSION = 1
 GRAPH_ARTIFACT = "dynamo_output_graph"

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import stat
-from dataclasses import dataclass
 from typing import Any, BinaryIO, Callable
 
 import orjson
@@ -19,6 +18,7 @@ from .envelope import EnvelopeError, decode_envelope
 from .handlers import KNOWN_KINDS, handler_for
 from .discover import rank_of
 from .lines import RawRecord, ReadLimit, read_raw_records
+from ..model.records import dataclass
 
 # Kinds whose envelopes always belong to a compilation; with --strict-compile-id
 # one of these without a compile id is a problem.
