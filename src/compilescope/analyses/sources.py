@@ -51,6 +51,8 @@ _USER_SOURCE: dict[str, bool] = {}  # path -> is_user_source(path): a log names 
 def is_user_source(path: str) -> bool:
     known = _USER_SOURCE.get(path)
     if known is None:
+        if len(_USER_SOURCE) > 65536:  # (a batch of many logs in one process)
+            _USER_SOURCE.clear()
         known = _USER_SOURCE[path] = bool(path) and not path.startswith("<") and not _TORCH_FILE.search(path)
     return known
 
