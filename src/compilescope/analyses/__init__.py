@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import TYPE_CHECKING, Any, Sequence
 
 from .. import model
@@ -18,6 +18,7 @@ from .sources import Sources, analyze_sources
 from .transformed import TransformedCode, transformed_code
 from .stack_trie import StackTrieNode, build_stack_trie, build_unknown_stack_trie
 from .status import compile_statuses
+from ..model.records import dataclass
 
 if TYPE_CHECKING:
     from ..model.profile import Profile

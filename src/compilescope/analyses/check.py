@@ -6,11 +6,12 @@ through the diff (analyses.diff), so frames and graph breaks are matched the sam
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
 from .diff import RunFacts, TimeThreshold, diff_runs
 from .diff import short_path as _short
+from ..model.records import dataclass
 
 
 @dataclass

@@ -8,7 +8,7 @@ listed apart, so the page never opens on an alphabetical dump.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
 from ..model.ids import CompileId
@@ -21,6 +21,7 @@ from .insights import Insights
 from .recompiles import FailedGuard
 from .status import STATUS_LABELS, ERROR
 from .userloc import UserLocation, last_user_stack_frame
+from ..model.records import dataclass
 
 # Graph and guard sizes, in the order shown (label, compilation_metrics key).
 SIZE_KEYS = (

@@ -10,11 +10,12 @@ Compilations without chromium events fall back to the times in compilation_metri
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any, Iterable
 
 from ..model.ids import NO_COMPILE_ID
 from ..model.trace import Trace
+from ..model.records import dataclass
 
 PHASES: tuple[tuple[str, str], ...] = (
     ("dynamo", "Dynamo tracing"),

@@ -14,7 +14,7 @@ from __future__ import annotations
 import ast
 import re
 import shlex
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
 from ..model.trace import Trace
@@ -26,6 +26,7 @@ from .errors import (
 from .graph_breaks import graph_breaks
 from .recompiles import recompiles
 from .userloc import UserLocation, last_user_stack_frame
+from ..model.records import dataclass
 
 # Stage keys beyond errors.py's: a failure with no failed compile in the trace.
 RUNTIME = "compiled_runtime"  # the compiled code raised (or crashed) when it ran

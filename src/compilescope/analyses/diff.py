@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, field
 from typing import Any
 
 import orjson
@@ -32,6 +32,7 @@ from .dynamic_shapes import dynamic_shapes
 from .failures import failures_and_restarts
 from .graph_breaks import compilation_key, graph_breaks
 from .recompiles import recompiles
+from ..model.records import dataclass
 
 SCHEMA_VERSION = 1
 

@@ -10,11 +10,12 @@ from __future__ import annotations
 
 import statistics
 from collections import defaultdict
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, field
 from typing import Any, Callable, Hashable, Iterable
 
 from ..model.ids import CompileId
 from .rank_summary import RankSummary, collective_kind
+from ..model.records import dataclass
 
 COMPILE_IDS = "compile_ids"
 CACHE = "cache"

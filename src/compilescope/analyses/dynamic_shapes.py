@@ -7,11 +7,12 @@ made a size concrete or added a condition on it).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
 from ..model.trace import Trace
 from .userloc import UserLocation, last_user_stack_frame
+from ..model.records import dataclass
 
 
 def _text(value: Any) -> str | None:

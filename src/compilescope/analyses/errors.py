@@ -9,11 +9,12 @@ with backend="eager" / "aot_eager", then minify with TORCHDYNAMO_REPRO_AFTER.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
 from ..model.trace import Compile, Trace
 from .userloc import UserLocation, last_user_frame, last_user_stack_frame
+from ..model.records import dataclass
 
 DYNAMO = "dynamo"
 AOT = "aot_autograd"

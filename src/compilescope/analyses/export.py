@@ -16,13 +16,14 @@ one wide expression cost one tree, and all trees together are linear in the size
 from __future__ import annotations
 
 import bisect
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
 import orjson
 
 from ..model.ids import CompileId
 from ..model.trace import Artifact, ExportEvent, Frame, Trace
+from ..model.records import dataclass
 
 GUARD_EVALUATED = "Guard Evaluated"
 DATA_DEPENDENT_ERROR = "Data Dependent Error"

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 
 from ..model.ids import CompileId
 from ..model.trace import Trace
 from .errors import CompileErrors, CompilerDiagnostic
+from ..model.records import dataclass
 
 
 @dataclass

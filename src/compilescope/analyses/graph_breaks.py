@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import dataclasses
 import re
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
 from ..model.ids import NO_COMPILE_ID, CompileId
 from ..model.trace import Trace
 from .userloc import UserLocation, inline_frame, last_user_frame, traceback_frames, is_framework_file
+from ..model.records import dataclass
 
 ARTIFACT = "dynamo_graph_break_reason"
 _HEADER = re.compile(r"^Graph break in user code at (?P<file>.+):(?P<line>\d{1,9}+)\s*$", re.M)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import TYPE_CHECKING, Any
 
 from ..model.trace import Trace
@@ -21,6 +21,7 @@ from .graph_breaks import GraphBreak, GraphBreaks, graph_breaks
 from .recompiles import CHANGE_LABELS, FrameRecompiles, Recompiles, recompiles
 from .unread import Unread, unread
 from .sources import add_eager_lines, graph_break_sites
+from ..model.records import dataclass
 
 if TYPE_CHECKING:
     from .runtime import Runtime

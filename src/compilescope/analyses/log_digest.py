@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, field
 from typing import Any
 
 from . import Results
 from .status import STATUSES, failed_compiles, status_counts
+from ..model.records import dataclass
 
 TOP_FINDINGS = 3
 

@@ -25,7 +25,7 @@ from __future__ import annotations
 import bisect
 import itertools
 import re
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any, Iterable
 
 import ahocorasick
@@ -34,6 +34,7 @@ import orjson
 from ..model.ids import CompileId
 from ..model.payloads import PayloadRef
 from ..model.trace import JSON, Artifact, Compile, Trace
+from ..model.records import dataclass
 
 LineMap = dict[int, list[int]]  # line number -> line numbers (1-based)
 MAP_KEYS = ("preToPost", "postToPre", "pyCodeToPost", "postToPyCode", "cppCodeToPost", "postToCppCode")
@@ -55,6 +56,8 @@ def text_lines(text: str) -> list[str]:
     parts = text.split("\n")
     if parts[-1] == "":
         parts.pop()
+    if "\r" not in text:  # (nearly always: no line to trim)
+        return parts
     return [p[:-1] if p.endswith("\r") else p for p in parts]
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import hashlib
 import re
 from collections import Counter
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, field
 from typing import TYPE_CHECKING, Any
 
 import orjson
@@ -19,6 +19,7 @@ import orjson
 from ..model.ids import compile_id_key
 from ..model.trace import Compile, Trace
 from .status import BREAK, failed_compiles
+from ..model.records import dataclass
 
 if TYPE_CHECKING:
     from . import Results

@@ -9,13 +9,14 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
 import orjson
 
 from ..model.trace import Compile, Trace
 from .userloc import UserLocation, last_user_frame
+from ..model.records import dataclass
 
 ARTIFACT = "recompile_reasons"
 # Patterns below are strings, compiled on first use by re (and kept in its cache): most logs recompile nothing,

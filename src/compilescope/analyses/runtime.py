@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_left, bisect_right
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any, Iterable, Sequence
 
 from ..model.ids import CompileId
@@ -36,6 +36,7 @@ from ..model.profile import OP_CATEGORIES, PROFILER_CATEGORIES, Profile, Profile
 from ..model.trace import Trace
 from .provenance import Provenance, UserLine, code_lines, text_lines
 from ..wording import count
+from ..model.records import dataclass
 
 GRAPH_RANGE = re.compile(r"^## Call CompiledFxGraph (?P<key>\S+) ##$")
 COMPILED_REGION = re.compile(r"^Torch-Compiled Region: (?P<cid>\S+)$")

@@ -18,7 +18,7 @@ from __future__ import annotations
 import hashlib
 import os
 import re
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
 from ..model.names import safe_stem
@@ -28,6 +28,7 @@ from .graph_breaks import ARTIFACT as GRAPH_BREAK_ARTIFACT, GraphBreaks, compila
 from .provenance import Provenance, analyze_provenance
 from .recompiles import Recompiles, recompiles
 from .userloc import UserLocation, traceback_frames
+from ..model.records import dataclass
 
 SCHEMA_VERSION = 1
 GRAPH_ARTIFACT = "dynamo_output_graph"
@@ -44,8 +45,16 @@ _RESUME = re.compile(r"^torch_dynamo_resume_in_(?P<func>.+)_at_(?P<line>\d+)$")
 _TORCH_FILE = re.compile(r"[/\\](?:site|dist)-packages[/\\]torch[/\\]")
 
 
+_USER_SOURCE: dict[str, bool] = {}  # path -> is_user_source(path): a log names few files, each many times
+
+
 def is_user_source(path: str) -> bool:
-    return bool(path) and not path.startswith("<") and not _TORCH_FILE.search(path)
+    known = _USER_SOURCE.get(path)
+    if known is None:
+        if len(_USER_SOURCE) > 65536:  # (a batch of many logs in one process)
+            _USER_SOURCE.clear()
+        known = _USER_SOURCE[path] = bool(path) and not path.startswith("<") and not _TORCH_FILE.search(path)
+    return known
 
 
 def file_page(path: str) -> str:

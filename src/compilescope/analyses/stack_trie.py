@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 
 from ..model.ids import CompileId
 from ..model.trace import Frame, Trace
+from ..model.records import dataclass
 
 
 @dataclass

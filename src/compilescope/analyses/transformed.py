@@ -8,11 +8,11 @@ functions only), decompiled here from its text.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from typing import Any
 
 from ..decompile.recorded import HEADER, TRANSFORMED
 from ..model.trace import Artifact, Compile, Trace
+from ..model.records import dataclass
 
 MODIFIED_SUFFIX = "_MODIFIED_BYTECODE"
 GUARDS = ("dynamo_cpp_guards_str", "dynamo_guards")

@@ -6,10 +6,11 @@ the terminal prints and for `summary --json` (docs/summary-schema.md, "unread").
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
 from ..model.stats import IngestStats
+from ..model.records import dataclass
 
 # Outcomes of a record that was not read as an event, in the words the terminal line uses.
 SKIPPED = {

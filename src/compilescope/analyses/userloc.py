@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass
 from typing import Any
 
 from ..model.trace import Frame
+from ..model.records import dataclass
 
 # `  File "/path/x.py", line 23, in f` (optionally followed by the code on the next line)
 # The function name is taken to the end of the line and stripped after: a lazy `.+?\s*$` is

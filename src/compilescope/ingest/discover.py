@@ -6,12 +6,12 @@ import functools
 import os
 import re
 import stat
-from dataclasses import dataclass
 from typing import Callable
 
 from .. import location
 from ..errors import CompilescopeError
 from .lines import GLOG_PREFIX
+from ..model.records import dataclass
 
 # The one reading of a rank from a file name: torch's dedicated_log_torch_trace_rank_<N>_<random>.log
 # (gzipped copies keep the name). A name without it has no rank (the reader then reads every envelope).

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
 import orjson
@@ -12,6 +12,7 @@ import orjson
 from ..model.ids import CompileId
 from ..model.payloads import PayloadBuffer
 from .lines import GlogPrefix, RawRecord
+from ..model.records import dataclass
 
 # Keys torch adds to every envelope as context; every other key names the event kind.
 CONTEXT_KEYS = frozenset(

@@ -13,10 +13,10 @@ from __future__ import annotations
 
 import re
 import zlib
-from dataclasses import dataclass
 from typing import BinaryIO, Callable, Iterator
 
 from ..model.payloads import PayloadBudget, PayloadBuffer
+from ..model.records import dataclass
 
 CHUNK = 1 << 18  # the log is read in blocks of this many bytes; a longer line, in pieces (256 KB: as fast as 1 MB, less held)
 PREFIX_PROBE = 4096  # a line whose first bytes are not a glog prefix is not read further

@@ -9,10 +9,11 @@ in its name cannot be told apart from a rank's).
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
+from dataclasses import field
 
 from .. import location
 from .discover import rank_of
+from ..model.records import dataclass
 
 
 @dataclass(frozen=True)

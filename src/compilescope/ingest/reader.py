@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import stat
-from dataclasses import dataclass
 from typing import Any, BinaryIO, Callable
 
 import orjson
@@ -19,6 +18,7 @@ from .envelope import EnvelopeError, decode_envelope
 from .handlers import KNOWN_KINDS, handler_for
 from .discover import rank_of
 from .lines import RawRecord, ReadLimit, read_raw_records
+from ..model.records import dataclass
 
 # Kinds whose envelopes always belong to a compilation; with --strict-compile-id
 # one of these without a compile id is a problem.
@@ -34,6 +34,7 @@ _EXPORT_KINDS = frozenset({"exported_program", "propagate_real_tensors_provenanc
 _EXPORT_FILES = ("torch/export/", "torch/_export/", "torch/_dynamo/functional_export.py")
 # Kinds left out of raw.jsonl (tlparse does the same): the string table is written once, up front.
 RAW_EXCLUDED = frozenset({"str", "chromium_event"})
+_RAW_DROPPED = frozenset({"artifact_number", "timestamp", "payload_filename", PAYLOAD_KEY})
 
 
 @dataclass
@@ -311,9 +312,9 @@ def _write_raw(raw, env, artifact, key: str | None) -> None:
     The timestamp is written last and without its year; the year is known only
     at the end of the log, so the renderer prefixes it.
     """
-    doc = dict(env.obj)
-    for name in ("artifact_number", "timestamp", "payload_filename", PAYLOAD_KEY):
-        doc.pop(name, None)  # written below or by the renderer; never taken from the log
+    obj = env.obj
+    # The fields written below or by the renderer are never taken from the log (a log rarely has any).
+    doc = dict(obj) if _RAW_DROPPED.isdisjoint(obj) else {k: v for k, v in obj.items() if k not in _RAW_DROPPED}
     if key is not None and key != doc.get("has_payload"):
         doc[PAYLOAD_KEY] = key  # the renderer names the payload's file by it (and drops it)
     glog = env.glog
@@ -323,6 +324,5 @@ def _write_raw(raw, env, artifact, key: str | None) -> None:
     doc["log_lineno"] = env.lineno
     if artifact is not None:
         doc["artifact_number"] = artifact.number
-    line = orjson.dumps(doc, option=orjson.OPT_SORT_KEYS)
-    stamp = f'"timestamp":"{glog.month:02d}-{glog.day:02d}T{glog.time}.{glog.micros:06d}Z"}}'.encode()
-    raw.write(line[:-1] + (b"," if len(doc) else b"") + stamp + b"\n")
+    line = orjson.dumps(doc, option=orjson.OPT_SORT_KEYS)  # (never {}: it has lineno, pathname, pid, log_lineno)
+    raw.write(b'%s,"timestamp":"%02d-%02dT%s.%06dZ"}\n' % (line[:-1], glog.month, glog.day, glog.time.encode(), glog.micros))

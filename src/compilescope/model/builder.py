@@ -88,6 +88,27 @@ class TraceBuilder:
     def intern(self, index: int, text: str) -> None:
         self.string_table[index] = text
 
+    def frames_json(self, stack: Any) -> list[dict[str, Any]]:
+        """[f.to_json() for f in self.frames(stack)], without making the Frames (guard stacks are long and many)."""
+        frames: list[dict[str, Any]] = []
+        if not isinstance(stack, list):
+            return frames
+        table = self.string_table
+        for raw in stack:
+            if not isinstance(raw, dict):
+                continue
+            get = raw.get
+            filename = get("filename")
+            if isinstance(filename, int) and not isinstance(filename, bool):
+                filename = table.get(filename, f"<unknown string {filename}>")
+            line = get("line")
+            loc = get("loc")
+            d = {"filename": str(filename), "line": line if isinstance(line, int) else 0, "name": str(get("name", ""))}
+            if isinstance(loc, str):
+                d["loc"] = loc
+            frames.append(d)
+        return frames
+
     def frames(self, stack: Any) -> list[Frame]:
         """Resolve a logged stack (filenames interned as ints) into Frames."""
         frames: list[Frame] = []

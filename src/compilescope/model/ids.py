@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
+from .records import dataclass
 
 
 NO_COMPILE_ID = "[-/-]"  # how a report names the events outside any compilation (tlparse's spelling)

@@ -5,10 +5,10 @@ from __future__ import annotations
 import codecs
 import hashlib
 import tempfile
-from dataclasses import dataclass
 from typing import Iterator
 
 import orjson
+from .records import dataclass
 
 CHUNK = 1 << 20  # bytes read or written at a time when copying a payload
 SPILL_AT = 8 << 20  # a payload being read moves from memory to a temporary file past this size

@@ -7,10 +7,11 @@ GPU kernel to the CPU call that launched it). Serialisable, like the Trace.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
 from ..wording import plural
+from .records import dataclass
 
 # Categories (lower case) of events that run on a GPU: torch.profiler / Kineto names, and older Kineto's.
 GPU_CATEGORIES = frozenset({"kernel", "gpu_memcpy", "gpu_memset", "gpu_user_annotation", "memcpy", "memset"})

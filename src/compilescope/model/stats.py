@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
 from ..wording import count
+from .records import dataclass
 
 # Outcome categories of a record; each record lands in exactly one.
 OUTCOMES = (

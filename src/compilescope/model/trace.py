@@ -7,13 +7,14 @@ so a Trace of a huge log stays small in memory.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
 from .stats import IngestStats
 from .ids import CompileId, compile_id_key
 from .names import safe_stem
 from .payloads import JsonLines, PayloadRef, PayloadStore, Spool
+from .records import dataclass
 
 NO_COMPILE_ID_DIR = "-_-_-_-"  # tlparse's directory for outputs without a compile id
 

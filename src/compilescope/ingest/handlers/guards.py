@@ -21,8 +21,8 @@ def dynamo_guards(env: Envelope, b: TraceBuilder) -> bool:
             rows.append(
                 {
                     "code": str(guard.get("code", "")),
-                    "stack": [f.to_json() for f in b.frames(guard.get("stack"))] if guard.get("stack") else None,
-                    "user_stack": [f.to_json() for f in b.frames(guard.get("user_stack"))] if guard.get("user_stack") else None,
+                    "stack": b.frames_json(guard.get("stack")) if guard.get("stack") else None,
+                    "user_stack": b.frames_json(guard.get("user_stack")) if guard.get("user_stack") else None,
                 }
             )
     b.compile(env.compile_id, env.lineno).guards = rows
@@ -35,7 +35,7 @@ def _with_stacks(env: Envelope, b: TraceBuilder) -> dict:
     meta = dict(env.metadata) if isinstance(env.metadata, dict) else {"value": env.metadata}
     for key in ("stack", "user_stack", "framework_stack"):
         if key in meta:  # a stack that is not a list of frames becomes empty (it stays in raw.jsonl)
-            meta[key] = [f.to_json() for f in b.frames(meta[key])]
+            meta[key] = b.frames_json(meta[key])
     meta["lineno"] = env.lineno
     return meta
 
