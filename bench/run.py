@@ -148,10 +148,10 @@ def main() -> None:
             print(f"  {times:>4}x {mb:>7.1f} MB   ours {r['ours'].cpu / mb:.4f}   tlparse {r['tlparse'].cpu / mb:.4f}   "
                   f"floor {r['floor'].cpu / mb:.4f}")
 
-        small = paired(commands([SMALL_LOG], work, False), args.runs * 2)
+        small = paired(commands([SMALL_LOG], work, False), args.runs * 5)
         version = paired({"ours": [[sys.executable, "-m", "compilescope", "--version"]],
                           "tlparse": [[tlparse_binary(), "--version"]],
-                          "floor": [[sys.executable, "-c", "pass"]]}, args.runs * 2)
+                          "floor": [[sys.executable, "-c", "pass"]]}, args.runs * 5)
         print(f"\nstart-up: one {SMALL_LOG.stat().st_size / 1e3:.0f} KB log: ours {small['ours'].wall * 1e3:.0f} ms wall "
               f"(tlparse {small['tlparse'].wall * 1e3:.0f} ms, floor {small['floor'].wall * 1e3:.0f} ms); "
               f"--version: ours {version['ours'].wall * 1e3:.0f} ms (python -c pass {version['floor'].wall * 1e3:.0f} ms)")
