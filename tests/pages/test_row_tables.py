@@ -5,6 +5,12 @@ from __future__ import annotations
 
 import json
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from markupsafe import Markup, escape
+
+from compilescope.render.html.rows import html_text
+
 from ..conftest import report
 from ..provenance.helpers import provenance_log, python_code
 from ..tracelog import cid, envelope
@@ -67,3 +73,12 @@ def test_provenance_panels_and_source_pages_show_invisible_characters(tmp_path):
     assert sources and "ev\\u202eil\\u200b" in sources[0]
     for page, text in pages.items():
         assert "\u202e" not in text and "\u200b" not in text and "<script>alert" not in text, page
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.one_of(st.text(alphabet=st.sampled_from("ab&<>\"' \u202e\u200b"), max_size=400), st.text(max_size=300),
+                 st.integers(), st.none()))
+def test_the_short_text_escape_is_markupsafes(value):
+    # rows.html_text escapes short strs by hand (a Markup per value was a hot path): it must give markupsafe's text
+    assert html_text(value) == str(escape(value))
+    assert html_text(Markup("<b>kept</b>")) == "<b>kept</b>"
