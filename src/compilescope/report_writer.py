@@ -18,21 +18,24 @@ from .ingest.reader import is_gzip, open_stored_log
 from .model.codec import CodecError, decode, encode
 from .model.trace import Trace
 from .output import OutputDir
+from .render.html import preload_templates
 from .render.options import ReportOptions
 from .render.report import Content, report_files
 
 
 def write_report(trace: Trace, out: str, overwrite: bool, options: ReportOptions, results: Results | None = None,
-                 log: Iterable[bytes] | None = None) -> OutputDir:
+                 log: Iterable[bytes] | None = None, processes: int = 1) -> OutputDir:
     """Every file of the log's report, into out (a fresh directory unless overwrite).
 
     log: the log's bytes for raw.log (default: read from trace.source; a loaded analysis brings its own).
+    processes: how many processes write it (OutputDir.write_all; the same files either way). More than one
+    only from a command-line process: it forks.
     """
     results = results or analyze(trace)
     output = OutputDir(out, overwrite, keep=[trace.source])
-    with output.background_writes():
-        for relpath, content in report_outputs(trace, results, options, log):
-            output.write(relpath, content)
+    if processes > 1:
+        preload_templates()  # loaded once, before the fork, and shared
+    output.write_all(report_outputs(trace, results, options, log), processes)
     return output
 
 
