@@ -26,13 +26,14 @@ from compilescope.report_writer import write_report
 
 from .conftest import shared, torch213
 
-pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="several processes need fork")
+needs_fork = pytest.mark.skipif(not hasattr(os, "fork"), reason="several processes need fork")
 
 
 def _tree(root: Path) -> dict[str, bytes]:
     return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
 
 
+@needs_fork
 @pytest.mark.parametrize("log", [torch213("provenance.log"), "gpu-torch211/gpt2_train/dedicated_log_torch_trace_7r9zxwnl.log"])
 def test_two_processes_write_the_report_one_writes(tmp_path, log):
     log = log if isinstance(log, Path) else shared(log)
@@ -48,6 +49,7 @@ def test_two_processes_write_the_report_one_writes(tmp_path, log):
     assert len(two.files_by_process) == 2 and sum(two.files_by_process) == one.files
 
 
+@needs_fork
 def test_a_file_that_cannot_be_written_fails_the_report_whichever_process_took_it(tmp_path):
     def files():
         for i in range(300):
@@ -62,6 +64,7 @@ def test_a_file_that_cannot_be_written_fails_the_report_whichever_process_took_i
         output.write_all(files(), processes=2)
 
 
+@needs_fork
 def test_a_bug_in_the_second_process_is_reported_with_its_traceback(tmp_path):
     def broken() -> Iterator[bytes]:
         raise ZeroDivisionError("in a page")
@@ -76,6 +79,7 @@ def test_a_bug_in_the_second_process_is_reported_with_its_traceback(tmp_path):
         output.write_all(files(), processes=2)
 
 
+@needs_fork
 def test_shares_give_every_index_to_exactly_one_process():
     shares = _Shares()
     read_end, write_end = os.pipe()
@@ -114,3 +118,44 @@ def test_spool_lines_are_the_lines_of_the_file(data, size):
     assert b"".join(spool.chunks(size)) == data
     spool.close()
 
+
+
+def _log_copy(tmp_path, log: Path) -> bytes:
+    from compilescope.output import _write_file
+    from compilescope.report_writer import stored_log_copy
+
+    name, copy = stored_log_copy(str(log))
+    assert name == "raw.log"
+    assert b"".join(copy) == log.read_bytes()  # iterated, as the demo's reports take it
+    target = tmp_path / "raw.log"
+    assert _write_file(str(target), copy) == log.stat().st_size
+    return target.read_bytes()
+
+
+@pytest.mark.skipif(not hasattr(os, "copy_file_range"), reason="the kernel copy is Linux's")
+def test_the_log_copy_is_the_log_where_the_kernel_copies_it(tmp_path, monkeypatch):
+    log = torch213("provenance.log")
+    calls = []
+    real = os.copy_file_range
+    monkeypatch.setattr(os, "copy_file_range", lambda *args: calls.append(args) or real(*args))
+    assert _log_copy(tmp_path, log) == log.read_bytes()
+    assert calls  # (the kernel did copy it)
+
+
+@pytest.mark.skipif(not hasattr(os, "copy_file_range"), reason="the kernel copy is Linux's")
+def test_the_log_copy_goes_on_in_python_where_the_kernel_stops(tmp_path, monkeypatch):
+    log = torch213("provenance.log")
+    real = os.copy_file_range
+    calls = []
+
+    def first_4096_then_exdev(src, dst, count, *args):
+        calls.append(count)
+        if len(calls) > 1:
+            raise OSError(18, "Invalid cross-device link")
+        return real(src, dst, 4096, *args)
+
+    monkeypatch.setattr(os, "copy_file_range", first_4096_then_exdev)
+    assert _log_copy(tmp_path, log) == log.read_bytes()
+    assert len(calls) == 2
+    monkeypatch.delattr(os, "copy_file_range")  # (macOS, Windows)
+    assert _log_copy(tmp_path, log) == log.read_bytes()

@@ -278,12 +278,32 @@ def _child_writes(output: OutputDir, files: Iterable[tuple[str, Content]], share
         os._exit(code)
 
 
+class FileCopy:
+    """Content that is another file's bytes (the log's copy, raw.log): iterable in chunks like any content,
+    and copied by the kernel when written here, never passing through Python. (A base class, not a
+    Protocol: every file written is checked against it, and a plain isinstance costs nothing.)"""
+
+    def __iter__(self) -> Iterator[bytes]:
+        return iter(self.rest(0))
+
+    def copy_into(self, fd: int) -> int:
+        """Copy into fd as far as the kernel can; the number of bytes copied."""
+        raise NotImplementedError
+
+    def rest(self, done: int) -> Iterable[bytes]:
+        """The bytes after the first `done`, in chunks (where the kernel could not go on)."""
+        raise NotImplementedError
+
+
 def _write_file(target: str, content: bytes | Iterable[bytes]) -> int:
     flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_BINARY", 0)
     written = 0
     try:
         fd = os.open(target, flags, 0o644)
         with os.fdopen(fd, "wb") as f:
+            if isinstance(content, FileCopy):
+                written = content.copy_into(fd)
+                content = content.rest(written)
             if isinstance(content, bytes):
                 f.write(content)
                 written = len(content)
@@ -299,7 +319,7 @@ def _write_file(target: str, content: bytes | Iterable[bytes]) -> int:
 
 class _BackgroundWriter:
     def __init__(self) -> None:
-        self._queue: queue.SimpleQueue[tuple[str, bytes] | None] = queue.SimpleQueue()  # C: no lock held in Python
+        self._queue: queue.SimpleQueue[tuple[str, "bytes | FileCopy"] | None] = queue.SimpleQueue()  # C: no lock held in Python
         self._room = threading.Semaphore(QUEUED_LIMIT // (1 << 16))  # in 64 KiB units
         self._error: CompilescopeError | None = None
         self._written = 0
@@ -309,7 +329,9 @@ class _BackgroundWriter:
     def hand_over(self, target: str, content: bytes | Iterable[bytes]) -> bytes | Iterable[bytes] | None:
         """Queue the file (None), or give back what the caller must write itself (too big)."""
         self._raise()
-        if not isinstance(content, bytes):
+        if isinstance(content, FileCopy):
+            pass  # (the thread copies it in the kernel: nothing held, one unit of room)
+        elif not isinstance(content, bytes):
             chunks: list[bytes] = []
             size = 0
             iterator = iter(content)
@@ -349,8 +371,8 @@ class _BackgroundWriter:
             raise self._error
 
 
-def _units(content: bytes) -> int:
-    return min(len(content) >> 16, QUEUED_LIMIT >> 16) or 1
+def _units(content: bytes | FileCopy) -> int:
+    return 1 if isinstance(content, FileCopy) else min(len(content) >> 16, QUEUED_LIMIT >> 16) or 1
 
 
 def _encode_pieces(text: str, size: int = 1 << 20) -> Iterator[bytes]:
