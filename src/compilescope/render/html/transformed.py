@@ -9,6 +9,7 @@ from markupsafe import Markup, escape
 
 from ...analyses.sources import line_anchor
 from ...analyses.transformed import TransformedCode
+from ..content import later
 from ..options import artifact_url
 
 if TYPE_CHECKING:
@@ -21,9 +22,9 @@ def transformed_url(dir_name: str) -> str:
     return f"{dir_name}/transformed_code.html"
 
 
-def transformed_files(page: _Page) -> Iterator[tuple[str, str]]:
+def transformed_files(page: _Page) -> Iterator[tuple[str, Iterator[bytes]]]:
     for dir_name, code in page.results.transformed.items():
-        yield transformed_url(dir_name), _page(page, code)
+        yield transformed_url(dir_name), later(lambda code=code: _page(page, code))  # type: ignore[misc]
 
 
 def _original_lines(page: _Page, code: TransformedCode) -> tuple[list[tuple[int, str | None]], str | None]:
