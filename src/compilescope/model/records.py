@@ -1,17 +1,27 @@
-"""dataclass, with a shared __repr__ and __eq__ instead of ones compiled for each class.
+"""dataclass, with a shared __repr__ and __eq__ and an __init__ that compiles nothing of its own.
 
 dataclasses.dataclass writes the source of each class's __init__, __repr__ and __eq__ and compiles it
-(exec) when the module is imported: about a millisecond of start-up per class, and a report imports some
-seventy of them. The __repr__ and __eq__ here behave as the generated ones (same text, same comparison:
-fields with compare=True as a tuple, NotImplemented for another class, and no __hash__), without
-compiling anything. Frozen or ordered classes (a generated __hash__ or ordering) use dataclasses as is.
+(exec) when the module is imported: compiling is about a million instructions per function, and a report
+imports some seventy classes (a sixth of a small report's start-up). Here:
+- __repr__ and __eq__ are shared and behave as the generated ones (same text, same comparison: fields with
+  compare=True as a tuple, NotImplemented for another class, and no __hash__), without compiling anything;
+- __init__ is the one dataclasses would write (same parameters, defaults, default factories, annotations and
+  __post_init__ call, the same instructions), made from a template compiled once per *shape* of class (how many fields,
+  which have a default factory, whether __post_init__ is called) with the field names put into a copy of its
+  code object: the ~60 classes of a report have ~35 shapes, and most share the common ones.
+Fields out of the ordinary (init=False, kw_only, InitVar, ClassVar, a field named self or like the template's
+own names) are refused with a TypeError when the class is made: use dataclasses.dataclass for such a class.
+Frozen or ordered classes use dataclasses as is.
+Unlike dataclasses', __dataclass_params__ says init, repr and eq are False (they are ours, not generated).
 """
 
 from __future__ import annotations
 
 import dataclasses
 import reprlib
+import sys
 from operator import attrgetter
+from types import CellType, CodeType, FunctionType
 from typing import TYPE_CHECKING, Any, Callable, TypeVar, overload
 
 if TYPE_CHECKING:
@@ -50,17 +60,97 @@ def _eq_for(cls: type) -> Callable[[Any, Any], Any]:
     return __eq__
 
 
+class _HasDefaultFactory:
+    """The default of a parameter whose field has a default factory (shown as dataclasses shows its own)."""
+
+    def __repr__(self) -> str:
+        return "<factory>"
+
+
+_FACTORY = _HasDefaultFactory()
+_PREFIX = "__dataclass_"  # the template's own names start with this (a field may not)
+_TEMPLATES: dict[tuple, CodeType] = {}  # shape -> code of __init__ with placeholder names
+
+
+def _template(size: int, factories: frozenset[int], post_init: bool) -> CodeType:
+    """The code of __init__ for a shape, with parameters __dataclass_p0__...: the text dataclasses writes,
+    less the annotations (set on the function instead) and the names (put in by _init_for)."""
+    shape = (size, factories, post_init)
+    code = _TEMPLATES.get(shape)
+    if code is None:
+        params = [f"{_PREFIX}p{i}__" for i in range(size)]
+        lines = [f"self.{p}={_PREFIX}dflt{i}__() if {p} is {_PREFIX}HAS_DEFAULT_FACTORY__ else {p}"
+                 if i in factories else f"self.{p}={p}" for i, p in enumerate(params)]
+        if post_init:
+            lines.append("self.__post_init__()")
+        free = [f"{_PREFIX}HAS_DEFAULT_FACTORY__", *(f"{_PREFIX}dflt{i}__" for i in sorted(factories))]
+        body = "\n".join(f"  {line}" for line in lines or ["pass"])
+        text = f"def __create_fn__({','.join(free)}):\n def __init__({','.join(['self', *params])}):\n{body}\n return __init__"
+        outer = next(c for c in compile(text, "<string>", "exec").co_consts if isinstance(c, CodeType))
+        code = _TEMPLATES[shape] = next(c for c in outer.co_consts if isinstance(c, CodeType))
+    return code
+
+
+def _unsupported(cls: Any, what: str) -> TypeError:
+    return TypeError(f"{cls.__qualname__}: {what}: make it with dataclasses.dataclass (model/records.dataclass "
+                     "writes the __init__ of plain fields only)")
+
+
+def _init_for(cls: Any) -> FunctionType:
+    """cls's __init__ from its shape's template."""
+    fields = dataclasses.fields(cls)
+    if len(fields) != len(cls.__dataclass_fields__):
+        raise _unsupported(cls, "a ClassVar or InitVar")
+    names: dict[str, str] = {}
+    defaults: list[Any] = []
+    factories: dict[int, Any] = {}
+    annotations: dict[str, Any] = {}
+    for i, f in enumerate(fields):
+        if not f.init or f.kw_only is True or f.name == "self" or f.name.startswith(_PREFIX):
+            raise _unsupported(cls, f"field {f.name!r}")
+        names[f"{_PREFIX}p{i}__"] = f.name
+        annotations[f.name] = f.type
+        if f.default_factory is not dataclasses.MISSING:
+            factories[i] = f.default_factory
+            defaults.append(_FACTORY)
+        elif f.default is not dataclasses.MISSING:
+            defaults.append(f.default)
+        elif defaults:
+            raise TypeError(f"non-default argument {f.name!r} follows default argument")
+    annotations["return"] = None
+    template = _template(len(fields), frozenset(factories), hasattr(cls, "__post_init__"))
+    renamed: dict[str, Any] = {"co_varnames": tuple(names.get(n, n) for n in template.co_varnames),
+                               "co_names": tuple(names.get(n, n) for n in template.co_names)}
+    if sys.version_info >= (3, 11):  # (the name errors about its arguments give)
+        renamed["co_qualname"] = f"{cls.__qualname__}.__init__"
+    code = template.replace(**renamed)
+    cells = {f"{_PREFIX}HAS_DEFAULT_FACTORY__": _FACTORY, **{f"{_PREFIX}dflt{i}__": v for i, v in factories.items()}}
+    module = sys.modules.get(cls.__module__)
+    init = FunctionType(code, module.__dict__ if module else {}, "__init__", tuple(defaults) or None,
+                        tuple(CellType(cells[n]) for n in code.co_freevars))
+    init.__qualname__ = f"{cls.__qualname__}.__init__"
+    init.__annotations__ = annotations
+    return init
+
+
 def _process(cls: Any, slots: bool) -> Any:
     own = cls.__dict__
-    has_repr, has_eq, has_hash = "__repr__" in own, "__eq__" in own, "__hash__" in own
-    cls = dataclasses.dataclass(cls, repr=False, eq=False, slots=slots)
+    has_init, has_repr, has_eq, has_hash = "__init__" in own, "__repr__" in own, "__eq__" in own, "__hash__" in own
+    has_doc = bool(own.get("__doc__"))
+    made = dataclasses.dataclass(cls, init=False, repr=False, eq=False, slots=slots)
+    if not has_init:
+        made.__init__ = _init_for(made)
+        if not has_doc:  # as dataclasses writes it, now that __init__ is there
+            import inspect
+
+            made.__doc__ = made.__name__ + str(inspect.signature(made)).replace(" -> None", "")
     if not has_repr:
-        cls.__repr__ = _repr
+        made.__repr__ = _repr
     if not has_eq:
-        cls.__eq__ = _eq_for(cls)
+        made.__eq__ = _eq_for(made)
         if not has_hash:  # as dataclasses does for a class that compares by value
-            cls.__hash__ = None
-    return cls
+            made.__hash__ = None
+    return made
 
 
 @overload
