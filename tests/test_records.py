@@ -200,3 +200,66 @@ def test_fields_records_cannot_write_are_refused_when_the_class_is_made():
         @records.dataclass
         class WithInitVar:
             a: dataclasses.InitVar[int]
+
+
+def test_frozen_and_ordered_records_hash_compare_and_refuse_writes_as_dataclasses_would():
+    """CompileId (frozen, ordered, slots: every report's dict key) and a frozen class with a factory and hash=False:
+    hash, ordering, FrozenInstanceError, pickling and copying as the dataclasses-made twin."""
+    import copy
+    import pickle
+
+    import pytest
+
+    from compilescope.model.ids import CompileId
+    from compilescope.render.options import ReportOptions
+
+    @dataclasses.dataclass(frozen=True, order=True, slots=True)
+    class Twin:
+        compiled_autograd_id: int | None
+        frame_id: int | None
+        frame_compile_id: int | None
+        attempt: int | None
+
+    values = [(None, 0, 0, 0), (None, 0, 1, 0), (None, 1, 0, 0), (None, 2, 0, 0), (None, 0, 0, 1)]  # (None < 1 raises)
+    ours, theirs = [CompileId(*v) for v in values], [Twin(*v) for v in values]
+    assert [hash(o) for o in ours] == [hash(t) for t in theirs]
+    for (a, b), (ta, tb) in zip([(x, y) for x in ours for y in ours], [(x, y) for x in theirs for y in theirs]):
+        assert (a < b, a <= b, a > b, a >= b, a == b) == (ta < tb, ta <= tb, ta > tb, ta >= tb, ta == tb)
+    assert CompileId(None, 0, 0, 0).__lt__(Twin(None, 0, 0, 0)) is NotImplemented
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        ours[0].frame_id = 3  # type: ignore[misc]
+    assert pickle.loads(pickle.dumps(ours[1])) == ours[1] and copy.deepcopy(ours[2]) == ours[2]
+    assert not hasattr(ours[0], "__dict__") and CompileId.__dataclass_params__.frozen
+
+    options = ReportOptions(plain_text=True)
+    assert hash(options) == hash(dataclasses.astuple(options)) and dataclasses.replace(options) == options
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        options.verbose = True  # type: ignore[misc]
+
+    @records.dataclass(frozen=True)
+    class Ours:
+        a: int
+        b: list = dataclasses.field(default_factory=list, hash=False, compare=False)
+
+    @dataclasses.dataclass(frozen=True)
+    class Theirs:
+        a: int
+        b: list = dataclasses.field(default_factory=list, hash=False, compare=False)
+
+    assert hash(Ours(1)) == hash(Theirs(1)) and Ours(1) == Ours(1, [2]) and Ours(1).b == []
+    with pytest.raises(TypeError, match="Cannot overwrite attribute __lt__"):
+        @records.dataclass(order=True)
+        class OwnOrder:
+            a: int
+
+            def __lt__(self, other: object) -> bool:
+                return True
+
+    @records.dataclass(frozen=True)
+    class OwnHash:
+        a: int
+
+        def __hash__(self) -> int:
+            return 7
+
+    assert hash(OwnHash(1)) == 7

@@ -1,18 +1,20 @@
-"""dataclass, with a shared __repr__ and __eq__ and an __init__ that compiles nothing of its own.
+"""dataclass, with shared __repr__, __eq__ (and __hash__ and ordering) and an __init__ that compiles nothing of its own.
 
 dataclasses.dataclass writes the source of each class's __init__, __repr__ and __eq__ and compiles it
 (exec) when the module is imported: compiling is about a million instructions per function, and a report
 imports some seventy classes (a sixth of a small report's start-up). Here:
 - __repr__ and __eq__ are shared and behave as the generated ones (same text, same comparison: fields with
-  compare=True as a tuple, NotImplemented for another class, and no __hash__), without compiling anything;
+  compare=True as a tuple, NotImplemented for another class, and no __hash__), without compiling anything; so
+  are a frozen class's __hash__ (of the fields that compare, or of those with hash=True) and an ordered class's
+  __lt__, __le__, __gt__ and __ge__ (the same tuples compared);
 - __init__ is the one dataclasses would write (same parameters, defaults, default factories, annotations and
   __post_init__ call, the same instructions), made from a template compiled once per *shape* of class (how many fields,
-  which have a default factory, whether __post_init__ is called) with the field names put into a copy of its
-  code object: the ~60 classes of a report have ~35 shapes, and most share the common ones.
+  which have a default factory, whether __post_init__ is called, whether the class is frozen) with the field
+  names put into a copy of its code object: the ~60 classes of a report have ~35 shapes.
+A frozen class's __setattr__ and __delattr__ are still dataclasses' own.
 Fields out of the ordinary (init=False, kw_only, InitVar, ClassVar, a field named self or like the template's
 own names) are refused with a TypeError when the class is made: use dataclasses.dataclass for such a class.
-Frozen or ordered classes use dataclasses as is.
-Unlike dataclasses', __dataclass_params__ says init, repr and eq are False (they are ours, not generated).
+Unlike dataclasses', __dataclass_params__ says init, repr, eq and order are False (they are ours, not generated).
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from __future__ import annotations
 import dataclasses
 import reprlib
 import sys
+import operator
 from operator import attrgetter
 from types import CellType, CodeType, FunctionType
 from typing import TYPE_CHECKING, Any, Callable, TypeVar, overload
@@ -39,8 +42,8 @@ def _repr(self: Any) -> str:
     return f"{self.__class__.__qualname__}({shown})"
 
 
-def _eq_for(cls: type) -> Callable[[Any, Any], Any]:
-    names = [f.name for f in dataclasses.fields(cls) if f.compare]
+def _values_of(names: list[str]) -> Callable[[Any], tuple]:
+    """obj -> the tuple of its named attributes (what dataclasses' generated methods compare and hash)."""
     if not names:
         def values(obj: Any) -> tuple:
             return ()
@@ -51,6 +54,15 @@ def _eq_for(cls: type) -> Callable[[Any, Any], Any]:
             return (get(obj),)
     else:
         values = attrgetter(*names)  # type: ignore[assignment]  # (a tuple of the values)
+    return values
+
+
+def _compared(cls: type) -> Callable[[Any], tuple]:
+    return _values_of([f.name for f in dataclasses.fields(cls) if f.compare])
+
+
+def _eq_for(cls: type) -> Callable[[Any, Any], Any]:
+    values = _compared(cls)
 
     def __eq__(self: Any, other: Any) -> Any:
         if other.__class__ is self.__class__:
@@ -58,6 +70,30 @@ def _eq_for(cls: type) -> Callable[[Any, Any], Any]:
         return NotImplemented
 
     return __eq__
+
+
+def _hash_for(cls: type) -> Callable[[Any], int]:
+    values = _values_of([f.name for f in dataclasses.fields(cls) if (f.compare if f.hash is None else f.hash)])
+
+    def __hash__(self: Any) -> int:
+        return hash(values(self))
+
+    return __hash__
+
+
+def _order_for(cls: type) -> dict[str, Callable[[Any, Any], Any]]:
+    values = _compared(cls)
+    made: dict[str, Callable[[Any, Any], Any]] = {}
+    for name, compare in (("__lt__", operator.lt), ("__le__", operator.le), ("__gt__", operator.gt), ("__ge__", operator.ge)):
+        def method(self: Any, other: Any, compare: Callable[[Any, Any], Any] = compare) -> Any:
+            if other.__class__ is self.__class__:
+                return compare(values(self), values(other))
+            return NotImplemented
+
+        method.__name__ = name
+        method.__qualname__ = f"{cls.__qualname__}.{name}"
+        made[name] = method
+    return made
 
 
 class _HasDefaultFactory:
@@ -72,18 +108,21 @@ _PREFIX = "__dataclass_"  # the template's own names start with this (a field ma
 _TEMPLATES: dict[tuple, CodeType] = {}  # shape -> code of __init__ with placeholder names
 
 
-def _template(size: int, factories: frozenset[int], post_init: bool) -> CodeType:
+def _template(size: int, factories: frozenset[int], post_init: bool, frozen: bool) -> CodeType:
     """The code of __init__ for a shape, with parameters __dataclass_p0__...: the text dataclasses writes,
     less the annotations (set on the function instead) and the names (put in by _init_for)."""
-    shape = (size, factories, post_init)
+    shape = (size, factories, post_init, frozen)
     code = _TEMPLATES.get(shape)
     if code is None:
         params = [f"{_PREFIX}p{i}__" for i in range(size)]
-        lines = [f"self.{p}={_PREFIX}dflt{i}__() if {p} is {_PREFIX}HAS_DEFAULT_FACTORY__ else {p}"
-                 if i in factories else f"self.{p}={p}" for i, p in enumerate(params)]
+        values = [f"{_PREFIX}dflt{i}__() if {p} is {_PREFIX}HAS_DEFAULT_FACTORY__ else {p}" if i in factories else p
+                  for i, p in enumerate(params)]
+        lines = [f"{_PREFIX}builtins_object__.__setattr__(self,{p!r},{value})" if frozen else f"self.{p}={value}"
+                 for p, value in zip(params, values)]
         if post_init:
             lines.append("self.__post_init__()")
-        free = [f"{_PREFIX}HAS_DEFAULT_FACTORY__", *(f"{_PREFIX}dflt{i}__" for i in sorted(factories))]
+        free = [f"{_PREFIX}HAS_DEFAULT_FACTORY__", f"{_PREFIX}builtins_object__",
+                *(f"{_PREFIX}dflt{i}__" for i in sorted(factories))]
         body = "\n".join(f"  {line}" for line in lines or ["pass"])
         text = f"def __create_fn__({','.join(free)}):\n def __init__({','.join(['self', *params])}):\n{body}\n return __init__"
         outer = next(c for c in compile(text, "<string>", "exec").co_consts if isinstance(c, CodeType))
@@ -96,7 +135,7 @@ def _unsupported(cls: Any, what: str) -> TypeError:
                      "writes the __init__ of plain fields only)")
 
 
-def _init_for(cls: Any) -> FunctionType:
+def _init_for(cls: Any, frozen: bool) -> FunctionType:
     """cls's __init__ from its shape's template."""
     fields = dataclasses.fields(cls)
     if len(fields) != len(cls.__dataclass_fields__):
@@ -118,13 +157,15 @@ def _init_for(cls: Any) -> FunctionType:
         elif defaults:
             raise TypeError(f"non-default argument {f.name!r} follows default argument")
     annotations["return"] = None
-    template = _template(len(fields), frozenset(factories), hasattr(cls, "__post_init__"))
+    template = _template(len(fields), frozenset(factories), hasattr(cls, "__post_init__"), frozen)
     renamed: dict[str, Any] = {"co_varnames": tuple(names.get(n, n) for n in template.co_varnames),
-                               "co_names": tuple(names.get(n, n) for n in template.co_names)}
+                               "co_names": tuple(names.get(n, n) for n in template.co_names),
+                               "co_consts": tuple(names.get(c, c) if type(c) is str else c for c in template.co_consts)}
     if sys.version_info >= (3, 11):  # (the name errors about its arguments give)
         renamed["co_qualname"] = f"{cls.__qualname__}.__init__"
     code = template.replace(**renamed)
-    cells = {f"{_PREFIX}HAS_DEFAULT_FACTORY__": _FACTORY, **{f"{_PREFIX}dflt{i}__": v for i, v in factories.items()}}
+    cells = {f"{_PREFIX}HAS_DEFAULT_FACTORY__": _FACTORY, f"{_PREFIX}builtins_object__": object,
+             **{f"{_PREFIX}dflt{i}__": v for i, v in factories.items()}}
     module = sys.modules.get(cls.__module__)
     init = FunctionType(code, module.__dict__ if module else {}, "__init__", tuple(defaults) or None,
                         tuple(CellType(cells[n]) for n in code.co_freevars))
@@ -133,23 +174,35 @@ def _init_for(cls: Any) -> FunctionType:
     return init
 
 
-def _process(cls: Any, slots: bool) -> Any:
+def _process(cls: Any, slots: bool, frozen: bool, order: bool) -> Any:
     own = cls.__dict__
-    has_init, has_repr, has_eq, has_hash = "__init__" in own, "__repr__" in own, "__eq__" in own, "__hash__" in own
+    has_init, has_repr, has_eq = "__init__" in own, "__repr__" in own, "__eq__" in own
+    own_hash = own.get("__hash__", dataclasses.MISSING)  # (None in the dict of a class that defines __eq__ only)
+    has_hash = not (own_hash is dataclasses.MISSING or (own_hash is None and has_eq))  # as dataclasses decides
     has_doc = bool(own.get("__doc__"))
-    made = dataclasses.dataclass(cls, init=False, repr=False, eq=False, slots=slots)
+    if order:
+        for name in ("__lt__", "__le__", "__gt__", "__ge__"):
+            if name in own:
+                raise TypeError(f"Cannot overwrite attribute {name} in class {cls.__name__}. "
+                                "Consider using functools.total_ordering")
+    if not has_doc:  # (written below, once __init__ is there: dataclasses would look for a signature without one)
+        cls.__doc__ = "(a record)"
+    made = dataclasses.dataclass(cls, init=False, repr=False, eq=False, frozen=frozen, slots=slots)
     if not has_init:
-        made.__init__ = _init_for(made)
-        if not has_doc:  # as dataclasses writes it, now that __init__ is there
-            import inspect
+        made.__init__ = _init_for(made, frozen)
+    if not has_doc:  # as dataclasses writes it
+        import inspect
 
-            made.__doc__ = made.__name__ + str(inspect.signature(made)).replace(" -> None", "")
+        made.__doc__ = made.__name__ + str(inspect.signature(made)).replace(" -> None", "")
     if not has_repr:
         made.__repr__ = _repr
     if not has_eq:
         made.__eq__ = _eq_for(made)
-        if not has_hash:  # as dataclasses does for a class that compares by value
-            made.__hash__ = None
+    if not has_hash:  # as dataclasses does for a class that compares by value: frozen hashes, mutable does not
+        made.__hash__ = _hash_for(made) if frozen else None
+    if order:
+        for name, method in _order_for(made).items():
+            setattr(made, name, method)
     return made
 
 
@@ -163,9 +216,6 @@ def dataclass(*, slots: bool = False, frozen: bool = False, order: bool = False)
 
 @dataclass_transform(field_specifiers=(dataclasses.field, dataclasses.Field))
 def dataclass(cls: Any = None, /, *, slots: bool = False, frozen: bool = False, order: bool = False) -> Any:
-    if frozen or order:
-        return dataclasses.dataclass(cls, slots=slots, frozen=frozen, order=order) if cls is not None else \
-            dataclasses.dataclass(slots=slots, frozen=frozen, order=order)
     if cls is None:
-        return lambda c: _process(c, slots)
-    return _process(cls, slots)
+        return lambda c: _process(c, slots, frozen, order)
+    return _process(cls, slots, frozen, order)
