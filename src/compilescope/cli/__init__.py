@@ -87,6 +87,7 @@ def main(argv: list[str] | None = None) -> int:
     from .terminal_guard import guard_terminal
 
     guard_terminal()
+    kept_templates = _kept_record_templates()
     command = load_command_quickly(name)
     parser = _parser(command)
     # A command may parse its own argv (run: everything after the program's name is the program's).
@@ -107,6 +108,29 @@ def main(argv: list[str] | None = None) -> int:
         print(f"compilescope: internal error: {type(exc).__name__}: {detail!r} "
               "(this is a bug; COMPILESCOPE_DEBUG=1 shows the traceback)", file=sys.stderr)
         return 3
+    finally:
+        if kept_templates:  # (after the run: a log may need more modules, and their records)
+            from ..model.records import keep_templates
+
+            keep_templates(kept_templates)
+
+
+def _kept_record_templates() -> str | None:
+    """Read the records' compiled __init__ templates kept by earlier runs (before the command's records are made),
+    and say where to keep them; None when caching is off. Like compiled Jinja templates: the CLI's choice only."""
+    from ..cache_dir import cache_base
+    from ..model.records import read_kept_templates
+
+    base = cache_base()
+    if base is None:
+        return None
+    try:
+        os.makedirs(base, exist_ok=True)
+    except OSError:
+        return None
+    path = os.path.join(base, f"records-{sys.implementation.cache_tag}.bin")
+    read_kept_templates(path)
+    return path
 
 
 def _template_cache() -> None:

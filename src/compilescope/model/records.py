@@ -10,7 +10,8 @@ imports some seventy classes (a sixth of a small report's start-up). Here:
 - __init__ is the one dataclasses would write (same parameters, defaults, default factories, annotations and
   __post_init__ call, the same instructions), made from a template compiled once per *shape* of class (how many fields,
   which have a default factory, whether __post_init__ is called, whether the class is frozen) with the field
-  names put into a copy of its code object: the ~60 classes of a report have ~35 shapes.
+  names put into a copy of its code object: the ~60 classes of a report have ~35 shapes. The command line keeps
+  the compiled templates between runs (read_kept_templates, keep_templates: ~25M instructions a run).
 A frozen class's __setattr__ and __delattr__ are still dataclasses' own.
 Fields out of the ordinary (init=False, kw_only, InitVar, ClassVar, a field named self or like the template's
 own names) are refused with a TypeError when the class is made: use dataclasses.dataclass for such a class.
@@ -19,7 +20,10 @@ Unlike dataclasses', __dataclass_params__ says init, repr, eq and order are Fals
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
+import marshal
+import os
 import reprlib
 import sys
 import operator
@@ -106,6 +110,9 @@ class _HasDefaultFactory:
 _FACTORY = _HasDefaultFactory()
 _PREFIX = "__dataclass_"  # the template's own names start with this (a field may not)
 _TEMPLATES: dict[tuple, CodeType] = {}  # shape -> code of __init__ with placeholder names
+_COMPILED: dict[str, CodeType] = {}  # a template's text -> its code: compiled here, or read from a kept file
+_compiled_here: list[str] = []  # the texts this process compiled and did not keep yet (what a kept file lacks)
+compiled_in_this_process = 0  # (how many: the test of the kept file reads it)
 
 
 def _template(size: int, factories: frozenset[int], post_init: bool, frozen: bool) -> CodeType:
@@ -125,9 +132,66 @@ def _template(size: int, factories: frozenset[int], post_init: bool, frozen: boo
                 *(f"{_PREFIX}dflt{i}__" for i in sorted(factories))]
         body = "\n".join(f"  {line}" for line in lines or ["pass"])
         text = f"def __create_fn__({','.join(free)}):\n def __init__({','.join(['self', *params])}):\n{body}\n return __init__"
-        outer = next(c for c in compile(text, "<string>", "exec").co_consts if isinstance(c, CodeType))
-        code = _TEMPLATES[shape] = next(c for c in outer.co_consts if isinstance(c, CodeType))
+        code = _TEMPLATES[shape] = _compiled(text)
     return code
+
+
+def _compiled(text: str) -> CodeType:
+    global compiled_in_this_process
+    code = _COMPILED.get(text)
+    if code is None:
+        outer = next(c for c in compile(text, "<string>", "exec").co_consts if isinstance(c, CodeType))
+        code = _COMPILED[text] = next(c for c in outer.co_consts if isinstance(c, CodeType))
+        _compiled_here.append(text)
+        compiled_in_this_process += 1
+    return code
+
+
+def _magic() -> bytes:
+    from importlib.util import MAGIC_NUMBER  # (code objects are kept for this bytecode only)
+
+    return b"compilescope records 1 " + MAGIC_NUMBER
+
+
+def read_kept_templates(path: str) -> None:
+    """Take the templates an earlier run kept in path (see keep_templates), before the records are made.
+    A file of another Python, a broken one, or one this user does not own or others may write, is not read."""
+    from ..cache_dir import open_owned
+
+    f = open_owned(path)
+    if f is None:
+        return
+    with f:
+        data = f.read()
+    magic = _magic()
+    if not data.startswith(magic):
+        return
+    try:
+        kept = marshal.loads(data[len(magic):])
+    except (EOFError, ValueError, TypeError):
+        return
+    if isinstance(kept, dict):
+        for text, code in kept.items():
+            if isinstance(text, str) and isinstance(code, CodeType):
+                _COMPILED.setdefault(text, code)
+
+
+def keep_templates(path: str) -> None:
+    """Write the templates this process has to path, for the next run, when it compiled one the file lacked
+    (written whole under another name, then renamed: a run never reads half a file). Best effort: a write that
+    fails (a full disk, a quota) never fails a report."""
+    if not _compiled_here:
+        return
+    partial = f"{path}.{os.getpid()}.partial"
+    try:
+        fd = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o600)
+        with os.fdopen(fd, "wb") as f:
+            f.write(_magic() + marshal.dumps(_COMPILED))
+        os.replace(partial, path)
+        _compiled_here.clear()
+    except OSError:
+        with contextlib.suppress(OSError):
+            os.unlink(partial)
 
 
 def _unsupported(cls: Any, what: str) -> TypeError:
