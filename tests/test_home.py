@@ -6,6 +6,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 from jinja2.bccache import Bucket
@@ -76,6 +77,18 @@ def test_the_cache_can_be_turned_off(tmp_path, monkeypatch):
 
 def test_the_cache_key_follows_settings_and_sources(monkeypatch):
     key = html_env.template_cache_key()
+    assert html_env.template_cache_key() == key
+    real_stat = os.stat
+
+    def edited(path, *args, **kwargs):  # index.html as it is after an edit (a new modification time)
+        st = real_stat(path, *args, **kwargs)
+        if str(path).endswith("index.html"):
+            return SimpleNamespace(st_size=st.st_size, st_mtime_ns=st.st_mtime_ns + 1)
+        return st
+
+    monkeypatch.setattr(html_env.os, "stat", edited)
+    assert html_env.template_cache_key() != key  # an edited template starts a new key
+    monkeypatch.setattr(html_env.os, "stat", real_stat)
     monkeypatch.setitem(html_env.ENV_SETTINGS, "autoescape", False)
     assert html_env.template_cache_key() != key  # autoescape off must never load autoescaped bytecode, nor the reverse
 

@@ -81,15 +81,16 @@ TEMPLATE_CACHE_ENV = CACHE_ENV
 
 
 def template_cache_key() -> str:
-    """Digest of everything a compiled template depends on: Jinja's version, the settings and every template's source."""
+    """Digest of everything a compiled template depends on: Jinja's version, the settings and every template's
+    file (its size and modification time: a changed template starts a new key, and so prunes the old caches;
+    Jinja itself checks each entry against its template's source before using it, so none is served stale)."""
     import jinja2
 
     digest = hashlib.sha256(f"{jinja2.__version__}|{__version__}|{sorted(ENV_SETTINGS.items())}".encode())
     root = os.path.join(_HERE, "templates")
     for name in sorted(ENV.list_templates(extensions=["html"])):
-        digest.update(name.encode() + b"\0")
-        with open(os.path.join(root, *name.split("/")), "rb") as f:
-            digest.update(f.read() + b"\0")
+        st = os.stat(os.path.join(root, *name.split("/")))
+        digest.update(f"{name}\0{st.st_size}\0{st.st_mtime_ns}\0".encode())
     return digest.hexdigest()[:16]
 
 
