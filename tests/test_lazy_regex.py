@@ -38,6 +38,7 @@ LAZY_FOR_A_SMALL_LOG = (
     "compilescope.analyses.userloc._INLINE_FRAME", "compilescope.analyses.transformed._COMPILED_FN",
     "compilescope.ingest.envelope._CONTROL", "compilescope.model.stats._CONTROL",
     "compilescope.render.options._MD5", "compilescope.render.options._URL_IGNORED",
+    "compilescope.cli.terminal_guard._PARTS",  # (what a report prints is ASCII)
 )
 
 
@@ -46,3 +47,15 @@ def test_a_plain_report_compiles_only_the_patterns_its_log_needs(tmp_path):
     compiled = (f"sorted(m + '.' + n for m, _, n in [{names}] "
                 "if 'match' in getattr(getattr(sys.modules[m], n, None), '__dict__', ('match',)))")  # (re.Pattern: none)
     assert _report_in_a_new_process(torch213("compile_error_lowering.log"), tmp_path / "out", compiled) == "0 []"
+
+
+def test_the_terminal_guard_passes_plain_ascii_unchanged_and_escapes_the_rest_as_before():
+    """safe_terminal_text skips its pattern for printable ASCII with newlines and tabs: exactly the texts the
+    pattern leaves as they are (every other character, alone or beside others, still goes through it)."""
+    from compilescope.cli import terminal_guard
+
+    texts = [f"a{chr(c)}b\n" for c in range(0x100)] + ["\u202eevil\u200b", "\x1b[31mred\x1b[0m", "\x1b]52;c;x\x07",
+                                                      "tab\there\nnext", "", "\x7f", "plain text"]
+    for text in texts:
+        assert terminal_guard.safe_terminal_text(text) == terminal_guard._PARTS.sub(terminal_guard._visible, text), text
+    assert terminal_guard.safe_terminal_text("a\x1bb") == "a\\u001bb"
