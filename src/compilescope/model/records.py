@@ -23,10 +23,10 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import marshal
+import operator
 import os
 import reprlib
 import sys
-import operator
 from operator import attrgetter
 from types import CellType, CodeType, FunctionType
 from typing import TYPE_CHECKING, Any, Callable, TypeVar, overload
@@ -87,17 +87,19 @@ def _hash_for(cls: type) -> Callable[[Any], int]:
 
 def _order_for(cls: type) -> dict[str, Callable[[Any, Any], Any]]:
     values = _compared(cls)
-    made: dict[str, Callable[[Any, Any], Any]] = {}
-    for name, compare in (("__lt__", operator.lt), ("__le__", operator.le), ("__gt__", operator.gt), ("__ge__", operator.ge)):
-        def method(self: Any, other: Any, compare: Callable[[Any, Any], Any] = compare) -> Any:
+
+    def ordering(name: str, compare: Callable[[Any, Any], Any]) -> Callable[[Any, Any], Any]:
+        def method(self: Any, other: Any) -> Any:
             if other.__class__ is self.__class__:
                 return compare(values(self), values(other))
             return NotImplemented
 
         method.__name__ = name
         method.__qualname__ = f"{cls.__qualname__}.{name}"
-        made[name] = method
-    return made
+        return method
+
+    return {name: ordering(name, compare)
+            for name, compare in (("__lt__", operator.lt), ("__le__", operator.le), ("__gt__", operator.gt), ("__ge__", operator.ge))}
 
 
 class _HasDefaultFactory:
