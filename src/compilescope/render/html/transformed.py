@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import re
 from typing import TYPE_CHECKING, Iterator
 
 from markupsafe import Markup, escape
 
+from ...lazy_regex import lazy_compile
 from ...analyses.sources import line_anchor
 from ...analyses.transformed import TransformedCode
 from ..content import later
@@ -15,7 +15,7 @@ from ..options import artifact_url
 if TYPE_CHECKING:
     from . import _Page
 
-_COMPILED_FN = re.compile(r"__compiled_fn_\w+")
+_COMPILED_FN = lazy_compile(r"__compiled_fn_\w+")
 
 
 def transformed_url(dir_name: str) -> str:
