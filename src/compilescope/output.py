@@ -141,7 +141,6 @@ class OutputDir:
         children = []
         before = self.files
         frozen_before = gc.get_freeze_count()
-        gc.collect()
         gc.freeze()  # what is here now is shared, page for page, until a process writes to it: the collector must not
         for _ in range(processes - 1):
             done_r, done_w = os.pipe()
