@@ -67,3 +67,23 @@ def test_restarted_attempt_is_a_break_not_missing_metrics():
     with read_trace(str(peer("comp_metrics.log"))) as trace:
         statuses = {str(k): v for k, v in analyze(trace).statuses.items()}
     assert statuses == {"[0/0]": "break", "[0/0_1]": "break", "[1/0]": "break", "[1/0_1]": "break", "[2/0]": "ok"}
+
+
+def test_each_compiles_long_metric_strings_are_kept_once_per_distinct_value(tmp_path):
+    # Every compilation_metrics repeats the run's configs (inductor_config is ~22 KB on real logs): the model
+    # keeps one object per distinct long value, so the loaded trace does not grow by a config per compile.
+    config = json.dumps({f"option_{i}": i for i in range(100)})
+    log = tmp_path / "t.log"
+    log.write_text("".join(
+        envelope({"compilation_metrics": {"inductor_config": config, "dynamo_config": config + " ",
+                                          "graph_node_shapes": f"short {frame}"}, **cid(frame)})
+        + envelope({"compilation_metrics_runtime": {"inductor_config": config}, **cid(frame)})
+        for frame in range(3)))
+    with read_trace(str(log)) as trace:
+        metrics = [c.metrics for c in trace.compiles.values()]
+        runtime = [r for c in trace.compiles.values() for r in c.runtime_metrics]
+        assert len(metrics) == 3 and len(runtime) == 3
+        configs = {id(m["inductor_config"]) for m in metrics} | {id(r["inductor_config"]) for r in runtime}
+        assert len(configs) == 1 and metrics[0]["inductor_config"] == config  # one object, the logged text
+        assert len({id(m["dynamo_config"]) for m in metrics}) == 1 and metrics[1]["dynamo_config"] == config + " "
+        assert [m["graph_node_shapes"] for m in metrics] == ["short 0", "short 1", "short 2"]

@@ -11,6 +11,9 @@ from .stats import IngestStats
 from .trace import Artifact, Compile, ExportEvent, Frame, Trace, UnknownEvent
 
 
+SHARED_TEXT_MIN = 256  # characters: a metric string this long is kept once per distinct value
+
+
 class TraceBuilder:
     def __init__(self, source: str, rank: int | None = None) -> None:
         self.source = source
@@ -33,6 +36,7 @@ class TraceBuilder:
         self.pid: int | None = None
         self._number = 0
         self._last: Artifact | None = None
+        self._shared_texts: dict[str, str] = {}  # long metric strings, one object per distinct value
 
     # -- compiles and artifacts ------------------------------------------------
 
@@ -84,6 +88,17 @@ class TraceBuilder:
         return artifact
 
     # -- shared state ------------------------------------------------------------
+
+    def share_long_texts(self, metrics: dict[str, Any]) -> dict[str, Any]:
+        """metrics with each long string value replaced by the one kept object equal to it.
+
+        Every compilation_metrics record repeats the run's configs (inductor_config alone is ~22 KB),
+        and the model keeps each record's metrics: without this the trace grows by them per compile."""
+        shared = self._shared_texts
+        for key, value in metrics.items():
+            if type(value) is str and len(value) >= SHARED_TEXT_MIN:
+                metrics[key] = shared.setdefault(value, value)
+        return metrics
 
     def intern(self, index: int, text: str) -> None:
         self.string_table[index] = text
