@@ -6,29 +6,53 @@ from typing import Iterator
 
 import orjson
 
-from ..model.trace import LINK, TEXT, JSON, Trace
+from ..model.trace import LINK, TEXT, JSON, Artifact, Compile, Trace
 from ..model.payloads import PAYLOAD_KEY
 from .options import ReportOptions, artifact_url, payload_file, readable_url
 
 
-def compile_directory(trace: Trace, options: ReportOptions) -> dict:
-    directory: dict[str, dict] = {}
+DIRECTORY_CHUNK = 256 << 10  # bytes of compile_directory.json handed to the writer at a time
+_JSON_OPTIONS = orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS
+_ARTIFACT_INDENT = b"\n      "  # an artifact object sits at depth 3: {key: {"artifacts": [{...}]}}
+
+
+def compile_directory_json(trace: Trace, options: ReportOptions) -> Iterator[bytes]:
+    """compile_directory.json in tlparse's format, in chunks: the bytes orjson writes for the whole
+    document (OPT_INDENT_2 | OPT_SORT_KEYS), built an artifact at a time, never as one dict of every
+    artifact of the log (it grows with the log)."""
+    entries: dict[str, Compile] = {}
     for entry in trace.sorted_compiles():
-        directory[entry.key] = {
-            "artifacts": [
-                {
-                    "name": a.name.rsplit("/", 1)[-1] if a.display == LINK else a.filename,
-                    # tlparse records the number of the last file it wrote for an
-                    # entry: the readable companion page is numbered after the JSON.
-                    "number": a.number + 1 if a.readable else a.number,
-                    "suffix": a.suffix,
-                    "url": artifact_url(a, options),
-                    "readable_url": readable_url(a, options),
-                }
-                for a in entry.artifacts
-            ]
-        }
-    return directory
+        entries[entry.key] = entry  # two compiles named alike ("[-/-]"): the later one's artifacts, as a dict keeps
+    if not entries:
+        yield b"{}"
+        return
+    parts: list[bytes] = [b"{"]
+    size = 0
+    for n, key in enumerate(sorted(entries)):  # (code point order: orjson's sort of str keys)
+        artifacts = entries[key].artifacts
+        parts.append(b'%s\n  %s: {\n    "artifacts": %s' % (b"," if n else b"", orjson.dumps(key), b"[" if artifacts else b"[]"))
+        for i, a in enumerate(artifacts):
+            item = orjson.dumps(_directory_artifact(a, options), option=_JSON_OPTIONS).replace(b"\n", _ARTIFACT_INDENT)
+            parts.append(b"%s\n      %s" % (b"," if i else b"", item))
+            size += len(item)
+            if size >= DIRECTORY_CHUNK:
+                yield b"".join(parts)
+                parts, size = [], 0
+        parts.append(b"\n    ]\n  }" if artifacts else b"\n  }")
+    parts.append(b"\n}")
+    yield b"".join(parts)
+
+
+def _directory_artifact(a: Artifact, options: ReportOptions) -> dict:
+    return {
+        "name": a.name.rsplit("/", 1)[-1] if a.display == LINK else a.filename,
+        # tlparse records the number of the last file it wrote for an
+        # entry: the readable companion page is numbered after the JSON.
+        "number": a.number + 1 if a.readable else a.number,
+        "suffix": a.suffix,
+        "url": artifact_url(a, options),
+        "readable_url": readable_url(a, options),
+    }
 
 
 def payload_url(trace: Trace, options: ReportOptions, md5: str) -> str:
