@@ -58,6 +58,14 @@ def test_stack_traces_in_every_logged_format():
     assert kernel_traces("not json") == [] and kernel_traces("[1]") == []
 
 
+def test_kernels_sharing_a_stack_share_its_text_and_frames():
+    # The kernels of one graph mostly share stacks, and the results keep every kernel's: one object per text.
+    stack = '  File "/a/b.py", line 81, in forward\n    x = self.sigmoid(x)\n'
+    kernels = kernel_traces(json.dumps({"k:1": [stack], "k:2": [stack], "j:3": [stack, "other"]}))
+    assert [k.traces for k in kernels] == [[stack.rstrip("\n")]] * 2 + [[stack.rstrip("\n"), "other"]]
+    assert len({id(k.traces[0]) for k in kernels}) == 1 and len({id(k.frames[0]) for k in kernels}) == 1
+
+
 def test_inferred_nodes_prefer_the_op_the_kernel_is_named_after():
     post = text_lines(POST_GRAD)
     (k,) = kernel_traces(json.dumps({"cpp_fused_relu_0:1": ['  File "/home/me/prog.py", line 7, in forward\n    y = x.relu()\n']}))

@@ -352,11 +352,14 @@ def kernel_traces(text: str) -> list[KernelTrace]:
         return []
     result = []
     parsed: dict[str, list[UserLine]] = {}  # kernels of one graph share most stacks: parse each text once
+    texts: dict[str, str] = {}
     for name in sorted(data, key=_call_order):
         value = data[name]
         raw = value if isinstance(value, list) else [value]
         # Some torch versions log the newlines escaped (a literal backslash-n).
         traces = [_as_text(t).replace("\\n", "\n").rstrip("\n") for t in raw]
+        # Each distinct text kept once (as its frames are): the result holds every kernel's traces.
+        traces = [texts.setdefault(t, t) for t in traces]
         kernel, _, handle = name.rpartition(":") if ":" in name else (name, "", "")
         frames = [parsed[t] if t in parsed else parsed.setdefault(t, parse_stack_trace(t)) for t in traces]
         result.append(KernelTrace(name, kernel, handle or None, traces, frames))
