@@ -204,11 +204,12 @@ def _kernel_call_lines(lines: list[str], start: int, kernel: str, python: bool,
 
 def _names_to_lines(mapping: dict, source: dict[str, int], target: dict[str, int]) -> LineMap:
     result: LineMap = {}
+    shared: dict[tuple[int, ...], list[int]] = {}  # lines mapping to the same lines share one list (kept per compile)
     for name in sorted(mapping):  # tlparse reads the JSON into a sorted map; later names win a shared line
         line = source.get(name)
         targets = [target[t] for t in _names(mapping[name]) if t in target]
         if line is not None and targets:
-            result[line] = targets
+            result[line] = shared.setdefault(tuple(targets), targets)
     return result
 
 
@@ -224,10 +225,11 @@ def _kernels_to_post(mapping: dict, kernels: dict[str, list[int]], post: dict[st
 
 def _post_to_kernels(mapping: dict, post: dict[str, int], kernels: dict[str, list[int]]) -> LineMap:
     result: LineMap = {}
+    shared: dict[tuple[int, ...], list[int]] = {}  # as in _names_to_lines
     for node in sorted(mapping):
         targets = [line for k in _names(mapping[node]) for line in kernels.get(k, ())]
         if node in post and targets:
-            result[post[node]] = targets
+            result[post[node]] = shared.setdefault(tuple(targets), targets)
     return result
 
 
