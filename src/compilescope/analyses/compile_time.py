@@ -74,7 +74,7 @@ def phase_of(name: str) -> str | None:
     return None
 
 
-@dataclass
+@dataclass(slots=True)  # (kept by the thousand: a row has a segment per phase change)
 class Segment:
     """One phase's span within a timeline row."""
 
@@ -86,7 +86,7 @@ class Segment:
         return {"phase": self.phase, "start_s": round(self.start_s, 6), "duration_s": round(self.duration_s, 6)}
 
 
-@dataclass
+@dataclass(slots=True)
 class TimelineRow:
     """One outermost compile event (a compilation or its backward) on the timeline, split into phases."""
 
