@@ -37,6 +37,7 @@ class TraceBuilder:
         self._number = 0
         self._last: Artifact | None = None
         self._shared_texts: dict[str, str] = {}  # long metric strings, one object per distinct value
+        self._shared_frames: dict[tuple, dict[str, Any]] = {}  # frames_json's frames, one dict per distinct frame
 
     # -- compiles and artifacts ------------------------------------------------
 
@@ -104,11 +105,15 @@ class TraceBuilder:
         self.string_table[index] = text
 
     def frames_json(self, stack: Any) -> list[dict[str, Any]]:
-        """[f.to_json() for f in self.frames(stack)], without making the Frames (guard stacks are long and many)."""
+        """[f.to_json() for f in self.frames(stack)], without making the Frames (guard stacks are long and many).
+
+        Equal frames are one dict: the model keeps every guard's stacks, and they repeat the same few frames
+        (GPT-2: 2,159 frames, 207 distinct)."""
         frames: list[dict[str, Any]] = []
         if not isinstance(stack, list):
             return frames
         table = self.string_table
+        shared = self._shared_frames
         for raw in stack:
             if not isinstance(raw, dict):
                 continue
@@ -116,11 +121,21 @@ class TraceBuilder:
             filename = get("filename")
             if isinstance(filename, int) and not isinstance(filename, bool):
                 filename = table.get(filename, f"<unknown string {filename}>")
+            filename = str(filename)
             line = get("line")
+            if not isinstance(line, int):
+                line = 0
+            name = str(get("name", ""))
             loc = get("loc")
-            d = {"filename": str(filename), "line": line if isinstance(line, int) else 0, "name": str(get("name", ""))}
-            if isinstance(loc, str):
-                d["loc"] = loc
+            if not isinstance(loc, str):
+                loc = None
+            key = (filename, line, type(line), name, loc)  # (type: a logged `true` is kept as true, not as 1)
+            d = shared.get(key)
+            if d is None:
+                d = {"filename": filename, "line": line, "name": name}
+                if loc is not None:
+                    d["loc"] = loc
+                shared[key] = d
             frames.append(d)
         return frames
 
