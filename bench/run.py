@@ -2,8 +2,11 @@
 
 For each input the three commands run as alternating triples (ours, tlparse, floor; ours, tlparse, floor; ...):
 this machine is shared and noisy, so only figures from the same run are compared. Each row gives the median wall
-time, the median CPU time (user + system of the child) and the peak RSS of each, and the ratios ours/tlparse and
-ours/floor. The floor (bench/floor.py) reads the log, decodes every envelope and writes the same bytes.
+time, the median CPU time (user + system of the child and of every process it waited for) and the peak RSS of
+each, and the ratios ours/tlparse and ours/floor. The floor (bench/floor.py) reads the log, decodes every
+envelope and writes the same bytes. compilescope writes a log of 4 MB of payload or more with as many processes as
+cores (its default -j): its CPU is all of them together, its MB the largest one's peak (as the kernel reports a
+process tree's; the forked writer shares most of its pages with the first), its wall the whole command's.
 
     python bench/run.py                        # everything (needs ../shared and tlparse beside this python)
     python bench/run.py --runs 3 --sizes 10 100  # generated logs of 10x and 100x only
@@ -118,7 +121,7 @@ def main() -> None:
     try:
         print(f"compilescope vs tlparse 0.4.3 vs the floor: median of {args.runs} alternating runs, "
               f"{os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f}")
-        print("cpu = user + system seconds; MB = peak RSS; wall ratio is ours / floor\n")
+        print("cpu = user + system seconds, all processes; MB = peak RSS of the largest process; wall ratio is ours / floor\n")
         print(HEADER)
 
         gpt2 = next((GPU / "gpt2_train").glob("*.log"))

@@ -6,6 +6,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 from jinja2.bccache import Bucket
@@ -59,10 +60,12 @@ def test_the_cli_keeps_compiled_templates_only_where_it_was_told(empty_home, tmp
     monkeypatch.setenv("COMPILESCOPE_TEMPLATE_CACHE", str(cache))
     html_env.ENV.cache.clear()  # compiled already in this process: not read from the cache at all
     assert run_cli(torch213("graph_breaks.log"), "-o", tmp_path / "out", "--no-browser") == 0
-    [directory] = cache.iterdir()
+    directory, records = sorted(cache.iterdir(), key=lambda p: p.name, reverse=True)
     assert directory.name == f"templates-{html_env.template_cache_key()}"
     assert any(directory.iterdir())  # compiled templates
     assert oct(directory.stat().st_mode & 0o777) == oct(0o700)
+    assert records.name == f"records-{sys.implementation.cache_tag}.bin"  # the records' __init__ templates
+    assert oct(records.stat().st_mode & 0o777) == oct(0o600)
     assert _files(empty_home) == []
 
 
@@ -74,6 +77,18 @@ def test_the_cache_can_be_turned_off(tmp_path, monkeypatch):
 
 def test_the_cache_key_follows_settings_and_sources(monkeypatch):
     key = html_env.template_cache_key()
+    assert html_env.template_cache_key() == key
+    real_stat = os.stat
+
+    def edited(path, *args, **kwargs):  # index.html as it is after an edit (a new modification time)
+        st = real_stat(path, *args, **kwargs)
+        if str(path).endswith("index.html"):
+            return SimpleNamespace(st_size=st.st_size, st_mtime_ns=st.st_mtime_ns + 1)
+        return st
+
+    monkeypatch.setattr(html_env.os, "stat", edited)
+    assert html_env.template_cache_key() != key  # an edited template starts a new key
+    monkeypatch.setattr(html_env.os, "stat", real_stat)
     monkeypatch.setitem(html_env.ENV_SETTINGS, "autoescape", False)
     assert html_env.template_cache_key() != key  # autoescape off must never load autoescaped bytecode, nor the reverse
 
@@ -123,7 +138,7 @@ def test_a_cache_that_cannot_be_written_never_fails_a_report(empty_home, tmp_pat
     html_env.ENV.cache.clear()  # compiled already in this process: compiled (and kept) again
     assert run_cli(torch213("graph_breaks.log"), "-o", tmp_path / "out", "--no-browser") == 0
     assert (tmp_path / "out" / "index.html").is_file()
-    [directory] = (tmp_path / "cache").iterdir()
+    [directory] = (tmp_path / "cache").glob("templates-*")
     assert list(directory.iterdir()) == []
 
 
@@ -170,3 +185,54 @@ def test_pruning_that_fails_never_fails_a_report(tmp_path, monkeypatch):
     directory = html_env.enable_template_cache(str(tmp_path / "cache"))
     assert directory is not None and os.path.isdir(directory)
     assert old.is_dir()
+
+
+def _records_compiled_by_a_report(log, out, cache) -> int:
+    """How many records' __init__ templates a CLI report in a new interpreter compiled (not read from the cache)."""
+    code = ("import sys; from compilescope.cli import main; from compilescope.model import records; "
+            f"rc = main([{str(log)!r}, '-o', {str(out)!r}, '--no-browser', '--overwrite']); "
+            "print(rc, len(records._COMPILED), records.compiled_in_this_process)")
+    env = {**os.environ, "COMPILESCOPE_TEMPLATE_CACHE": str(cache)}
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env)
+    rc, templates, compiled = map(int, proc.stdout.split()[-3:])
+    assert rc == 0 and templates > 20
+    return compiled
+
+
+def test_the_cli_keeps_the_records_init_templates_and_the_next_run_reads_them(tmp_path):
+    """model/records compiles one __init__ template per shape of class (~25M instructions of a small report's
+    start-up): the first CLI run keeps them (owner-only), the next one reads them and compiles none."""
+    log, cache = torch213("compile_error_lowering.log"), tmp_path / "cache"
+    assert _records_compiled_by_a_report(log, tmp_path / "one", cache) > 20
+    [kept] = cache.glob("records-*.bin")
+    assert oct(kept.stat().st_mode & 0o777) == oct(0o600)
+    assert _records_compiled_by_a_report(log, tmp_path / "two", cache) == 0
+    assert (tmp_path / "one" / "index.html").read_bytes() == (tmp_path / "two" / "index.html").read_bytes()
+
+
+def test_a_records_template_file_that_is_not_this_users_own_or_broken_is_not_read(tmp_path, monkeypatch):
+    from compilescope.model import records
+
+    path = tmp_path / "records.bin"
+    monkeypatch.setattr(records, "_compiled_here", list(records._COMPILED))  # (as if all compiled here)
+    records.keep_templates(str(path))
+    good = path.read_bytes()
+
+    def read() -> int:
+        monkeypatch.setattr(records, "_COMPILED", {})
+        records.read_kept_templates(str(path))
+        return len(records._COMPILED)
+
+    assert read() > 20
+    path.chmod(0o666)  # others may write it
+    assert read() == 0
+    path.chmod(0o600)
+    target = tmp_path / "elsewhere"  # through a link
+    path.rename(target)
+    path.symlink_to(target)
+    assert read() == 0
+    path.unlink()
+    for broken in (good[:-100], b"", good.replace(b"compilescope records", b"compilescope rekords"), good[:30] + b"x" * 99):
+        path.write_bytes(broken)
+        path.chmod(0o600)
+        assert read() == 0, broken[:40]

@@ -70,3 +70,196 @@ def test_corner_cases_match_dataclasses():
 
     assert Slotted(1) == Slotted(1) and not hasattr(Slotted(1), "__dict__")
     assert Frame.__eq__ is not object.__eq__
+
+
+def _record_classes() -> list[type]:
+    """Every class model/records.dataclass made in the modules a report, summary and the other commands import."""
+    import importlib
+    import sys
+
+    for name in ("compilescope.cli.report", "compilescope.cli.summary", "compilescope.cli.batch", "compilescope.cli.diff",
+                 "compilescope.cli.check", "compilescope.analyses.runtime", "compilescope.ingest.saved",
+                 "compilescope.analyses.log_digest", "compilescope.analyses.rank_summary"):
+        importlib.import_module(name)
+    found = []
+    for name, module in list(sys.modules.items()):
+        if name.startswith("compilescope"):
+            found += [v for v in vars(module).values() if isinstance(v, type) and v.__module__ == name
+                      and dataclasses.is_dataclass(v) and v.__init__.__code__.co_filename == "<string>"
+                      and not v.__dataclass_params__.init]  # (records' own __init__; dataclasses' says init)
+    return found
+
+
+def stdlib_init_twin(cls: type) -> type:
+    """cls's fields, defaults and factories made into a class by dataclasses itself, __post_init__ and all."""
+    namespace = {"__annotations__": {f.name: f.type for f in dataclasses.fields(cls)}, "__module__": cls.__module__,
+                 "__qualname__": cls.__qualname__, "__doc__": cls.__dict__.get("__doc__")}
+    for f in dataclasses.fields(cls):
+        if f.default is not dataclasses.MISSING or f.default_factory is not dataclasses.MISSING:
+            namespace[f.name] = dataclasses.field(default=f.default, default_factory=f.default_factory)
+    if hasattr(cls, "__post_init__"):
+        namespace["__post_init__"] = cls.__post_init__
+    return dataclasses.dataclass(type(cls.__name__, (), namespace))
+
+
+def test_real_records_init_as_dataclasses_would():
+    """The __init__ made from a shared template has dataclasses' signature, defaults, factories, annotations,
+    docstring (when the class has none) and error for a missing argument, on every real record class."""
+    import inspect
+
+    classes = _record_classes()
+    assert len(classes) > 50  # every ingest, model and analyses record (a silent fall back to dataclasses fails here)
+    for cls in classes:
+        twin = stdlib_init_twin(cls)
+        assert str(inspect.signature(cls)) == str(inspect.signature(twin)), cls
+        assert cls.__init__.__annotations__ == twin.__init__.__annotations__, cls
+        assert cls.__init__.__defaults__ == twin.__init__.__defaults__ or \
+            repr(cls.__init__.__defaults__) == repr(twin.__init__.__defaults__), cls  # (the factory markers)
+        assert cls.__init__.__qualname__ == f"{cls.__qualname__}.__init__" and cls.__init__.__module__ == cls.__module__
+        assert cls.__init__.__globals__ is twin.__init__.__globals__
+        if not cls.__dict__.get("__doc__"):
+            assert cls.__doc__ == twin.__doc__
+        required = [f for f in dataclasses.fields(cls)
+                    if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING]
+        if required:
+            messages = []
+            for made in (cls, twin):
+                try:
+                    made()
+                except TypeError as exc:
+                    messages.append(str(exc).replace(twin.__init__.__qualname__, cls.__init__.__qualname__))
+            assert messages[0] == messages[1], cls
+
+
+def test_init_corner_cases_match_dataclasses():
+    made_by_post_init = []
+
+    @records.dataclass
+    class Ours:
+        a: int
+        b: list = dataclasses.field(default_factory=list)
+        c: str = "x"
+        d: dict = dataclasses.field(default_factory=dict)
+
+        def __post_init__(self) -> None:
+            made_by_post_init.append(self.a)
+
+    first, second = Ours(1), Ours(2, c="y")
+    assert (first.a, first.b, first.c, first.d) == (1, [], "x", {}) and (second.c, second.d) == ("y", {})
+    assert first.b is not second.b and first.d is not second.d  # a new list and dict for each
+    given = [3]
+    assert Ours(3, given).b is given and made_by_post_init == [1, 2, 3]
+
+    @records.dataclass(slots=True)
+    class Slotted:
+        a: int
+        b: list = dataclasses.field(default_factory=list)
+
+    assert Slotted(1).b == [] and not hasattr(Slotted(1), "__dict__")
+
+    @records.dataclass
+    class Empty:
+        pass
+
+    assert Empty() == Empty() and repr(Empty()) == "test_init_corner_cases_match_dataclasses.<locals>.Empty()"
+
+    @records.dataclass
+    class Child(Ours):
+        e: int = 5
+
+    assert Child(1, e=6).e == 6 and Child(1).b == []
+
+    @records.dataclass
+    class OwnInit:
+        a: int
+
+        def __init__(self, a: str) -> None:
+            self.a = int(a)
+
+    assert OwnInit("7").a == 7  # a class's own __init__ is kept, as dataclasses keeps it
+
+
+def test_fields_records_cannot_write_are_refused_when_the_class_is_made():
+    """Not a silently different __init__: fields out of the ordinary (init=False, kw_only, InitVar) are refused,
+    and so is a default before a field without one (as dataclasses refuses it)."""
+    import pytest
+
+    with pytest.raises(TypeError, match="non-default argument 'b' follows default argument"):
+        @records.dataclass
+        class Order:
+            a: int = 0
+            b: int  # type: ignore[misc]
+
+    for field in (dataclasses.field(default=0, init=False), dataclasses.field(default=0, kw_only=True)):
+        with pytest.raises(TypeError, match="make it with dataclasses.dataclass"):
+            @records.dataclass
+            class Odd:
+                a: int = field  # noqa: B023
+
+    with pytest.raises(TypeError, match="make it with dataclasses.dataclass"):
+        @records.dataclass
+        class WithInitVar:
+            a: dataclasses.InitVar[int]
+
+
+def test_frozen_and_ordered_records_hash_compare_and_refuse_writes_as_dataclasses_would():
+    """CompileId (frozen, ordered, slots: every report's dict key) and a frozen class with a factory and hash=False:
+    hash, ordering, FrozenInstanceError, pickling and copying as the dataclasses-made twin."""
+    import copy
+    import pickle
+
+    import pytest
+
+    from compilescope.model.ids import CompileId
+    from compilescope.render.options import ReportOptions
+
+    @dataclasses.dataclass(frozen=True, order=True, slots=True)
+    class Twin:
+        compiled_autograd_id: int | None
+        frame_id: int | None
+        frame_compile_id: int | None
+        attempt: int | None
+
+    values = [(None, 0, 0, 0), (None, 0, 1, 0), (None, 1, 0, 0), (None, 2, 0, 0), (None, 0, 0, 1)]  # (None < 1 raises)
+    ours, theirs = [CompileId(*v) for v in values], [Twin(*v) for v in values]
+    assert [hash(o) for o in ours] == [hash(t) for t in theirs]
+    for (a, b), (ta, tb) in zip([(x, y) for x in ours for y in ours], [(x, y) for x in theirs for y in theirs]):
+        assert (a < b, a <= b, a > b, a >= b, a == b) == (ta < tb, ta <= tb, ta > tb, ta >= tb, ta == tb)
+    assert CompileId(None, 0, 0, 0).__lt__(Twin(None, 0, 0, 0)) is NotImplemented
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        ours[0].frame_id = 3  # type: ignore[misc]
+    assert pickle.loads(pickle.dumps(ours[1])) == ours[1] and copy.deepcopy(ours[2]) == ours[2]
+    assert not hasattr(ours[0], "__dict__") and CompileId.__dataclass_params__.frozen
+
+    options = ReportOptions(plain_text=True)
+    assert hash(options) == hash(dataclasses.astuple(options)) and dataclasses.replace(options) == options
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        options.verbose = True  # type: ignore[misc]
+
+    @records.dataclass(frozen=True)
+    class Ours:
+        a: int
+        b: list = dataclasses.field(default_factory=list, hash=False, compare=False)
+
+    @dataclasses.dataclass(frozen=True)
+    class Theirs:
+        a: int
+        b: list = dataclasses.field(default_factory=list, hash=False, compare=False)
+
+    assert hash(Ours(1)) == hash(Theirs(1)) and Ours(1) == Ours(1, [2]) and Ours(1).b == []
+    with pytest.raises(TypeError, match="Cannot overwrite attribute __lt__"):
+        @records.dataclass(order=True)
+        class OwnOrder:
+            a: int
+
+            def __lt__(self, other: object) -> bool:
+                return True
+
+    @records.dataclass(frozen=True)
+    class OwnHash:
+        a: int
+
+        def __hash__(self) -> int:
+            return 7
+
+    assert hash(OwnHash(1)) == 7

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import io
 import os
-from dataclasses import dataclass
+from .model.records import dataclass
 from typing import IO, Any
 
 from .errors import CompilescopeError

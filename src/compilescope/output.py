@@ -4,12 +4,16 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import gc
+import mmap
 import os
 import queue
 import shutil
+import signal
 import tempfile
 import threading
-from typing import Iterable, Iterator
+import traceback
+from typing import Iterable, Iterator, Union
 
 from . import location
 from .errors import CompilescopeError
@@ -79,6 +83,7 @@ class OutputDir:
         self._dirs: set[str] = {self.path}
         self.files = 0
         self.bytes = 0
+        self.files_by_process: list[int] = []  # after write_all with processes > 1: how many each wrote, this one first
         self._writer: _BackgroundWriter | None = None
 
     def resolve(self, relpath: str) -> str:
@@ -119,6 +124,86 @@ class OutputDir:
         self.files += 1
         return target
 
+    def write_all(self, files: Iterable[tuple[str, Content]], processes: int = 1) -> None:
+        """Write every (relpath, content) of files, in their order.
+
+        processes > 1 (where the system can fork): that many processes share the writing. Each walks the
+        same files (the same renderer, forked from this one) and writes those it takes (_Shares), so
+        content must be lazy (a generator) to cost nothing in the processes that skip it. Errors from any
+        process surface here; a file is never left unwritten without an error.
+        """
+        if processes <= 1 or not hasattr(os, "fork"):
+            with self.background_writes():
+                for relpath, content in files:
+                    self.write(relpath, content)
+            return
+        shares = _Shares()
+        children = []
+        before = self.files
+        frozen_before = gc.get_freeze_count()
+        gc.collect()
+        gc.freeze()  # what is here now is shared, page for page, until a process writes to it: the collector must not
+        for _ in range(processes - 1):
+            done_r, done_w = os.pipe()
+            try:
+                pid = os.fork()
+            except OSError:  # (no room for another process: the ones there are write it all)
+                os.close(done_r)
+                os.close(done_w)
+                break
+            if pid == 0:  # (no thread runs here yet: the writer thread of each process starts after the fork)
+                os.close(done_r)
+                _child_writes(self, files, shares, done_w)  # never returns
+            os.close(done_w)
+            children.append((pid, done_r))
+        try:
+            walked = self._write_share(files, shares)
+        except BaseException:
+            for pid, done_r in children:
+                with contextlib.suppress(OSError):
+                    os.kill(pid, signal.SIGKILL)
+                    os.waitpid(pid, 0)
+                os.close(done_r)
+            raise
+        finally:
+            if not frozen_before:
+                gc.unfreeze()
+        written = self.files - before
+        self.files_by_process = [written]
+        failure = None
+        for pid, done_r in children:
+            with os.fdopen(done_r, "rb") as f:
+                report = f.read().decode("utf-8", "replace")
+            _, status = os.waitpid(pid, 0)
+            head, _, rest = report.partition("\n")
+            fields = head.split()
+            if len(fields) != 4 or fields[0] != "ok":
+                ended = (f"killed by signal {os.WTERMSIG(status)}" if os.WIFSIGNALED(status)
+                         else f"exit status {os.waitstatus_to_exitcode(status)}")
+                failure = failure or rest or f"a second process writing the report ended early ({ended})"
+                continue
+            child_walked, files_n, bytes_n = (int(x) for x in fields[1:])
+            if child_walked != walked:
+                failure = failure or f"the processes writing the report saw {walked} and {child_walked} files"
+            self.files += files_n
+            self.bytes += bytes_n
+            written += files_n
+            self.files_by_process.append(files_n)
+        if failure is not None:
+            raise CompilescopeError(failure)
+        if written != walked:  # every file taken exactly once (_Shares): never a report with a file missing
+            raise CompilescopeError(f"internal error: {written} of the report's {walked} files were written")
+
+    def _write_share(self, files: Iterable[tuple[str, Content]], shares: _Shares) -> int:
+        """Write the files this process takes; the number of files walked."""
+        walked = 0
+        with self.background_writes():
+            for index, (relpath, content) in enumerate(files):
+                walked = index + 1
+                if shares.take(index):
+                    self.write(relpath, content)
+        return walked
+
     @contextlib.contextmanager
     def background_writes(self) -> Iterator[None]:
         """Within this block, files are created and written by a second thread.
@@ -142,12 +227,83 @@ BACKGROUND_LIMIT = 4 << 20  # a file bigger than this is written by the renderin
 QUEUED_LIMIT = 8 << 20
 
 
+Content = Union[str, bytes, Iterable[bytes]]
+
+
+class _Shares:
+    """Which of the processes writing a report writes which file.
+
+    Each process walks the same files in the same order; at each one it takes it if no process has yet
+    (a counter in memory the forked processes share, and a lock), so whichever is free takes the next file
+    and a slow page never holds the others up. The files taken are always a prefix of the walk: a process
+    at file i sees either i taken (skip it) or i next (take it).
+    """
+
+    def __init__(self) -> None:
+        self._map = mmap.mmap(-1, mmap.PAGESIZE)  # anonymous and shared with forked children
+        self._next = memoryview(self._map).cast("i")  # (4 bytes, aligned: read whole even while written)
+        self._lock_r, self._lock_w = os.pipe()  # a lock across processes: holding it is holding the pipe's one byte
+        os.write(self._lock_w, b"x")
+
+    def take(self, index: int) -> bool:
+        if self._next[0] != index:  # another process took it (the counter only grows)
+            return False
+        os.read(self._lock_r, 1)
+        try:
+            if self._next[0] != index:
+                return False
+            self._next[0] = index + 1
+            return True
+        finally:
+            os.write(self._lock_w, b"x")
+
+
+def _child_writes(output: OutputDir, files: Iterable[tuple[str, Content]], shares: _Shares, done: int) -> None:
+    """A forked process's part of write_all: its files, then one line to the parent, then exit (no cleanup
+    of the parent's objects: they are the parent's)."""
+    code = 1
+    try:
+        signal.signal(signal.SIGINT, signal.SIG_DFL)  # Ctrl-C: the parent reports it; this process just ends
+        output.files = output.bytes = 0
+        walked = output._write_share(files, shares)
+        report = f"ok {walked} {output.files} {output.bytes}\n"
+        code = 0
+    except CompilescopeError as exc:
+        report = f"error\n{exc}"
+    except BaseException:  # noqa: BLE001  (a bug: its traceback, for the parent to show)
+        report = f"error\n{traceback.format_exc()}"
+    try:
+        os.write(done, report.encode("utf-8", "replace")[:60000])
+    finally:
+        os._exit(code)
+
+
+class FileCopy:
+    """Content that is another file's bytes (the log's copy, raw.log): iterable in chunks like any content,
+    and copied by the kernel when written here, never passing through Python. (A base class, not a
+    Protocol: every file written is checked against it, and a plain isinstance costs nothing.)"""
+
+    def __iter__(self) -> Iterator[bytes]:
+        return iter(self.rest(0))
+
+    def copy_into(self, fd: int) -> int:
+        """Copy into fd as far as the kernel can; the number of bytes copied."""
+        raise NotImplementedError
+
+    def rest(self, done: int) -> Iterable[bytes]:
+        """The bytes after the first `done`, in chunks (where the kernel could not go on)."""
+        raise NotImplementedError
+
+
 def _write_file(target: str, content: bytes | Iterable[bytes]) -> int:
     flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_BINARY", 0)
     written = 0
     try:
         fd = os.open(target, flags, 0o644)
         with os.fdopen(fd, "wb") as f:
+            if isinstance(content, FileCopy):
+                written = content.copy_into(fd)
+                content = content.rest(written)
             if isinstance(content, bytes):
                 f.write(content)
                 written = len(content)
@@ -163,7 +319,7 @@ def _write_file(target: str, content: bytes | Iterable[bytes]) -> int:
 
 class _BackgroundWriter:
     def __init__(self) -> None:
-        self._queue: queue.SimpleQueue[tuple[str, bytes] | None] = queue.SimpleQueue()  # C: no lock held in Python
+        self._queue: queue.SimpleQueue[tuple[str, "bytes | FileCopy"] | None] = queue.SimpleQueue()  # C: no lock held in Python
         self._room = threading.Semaphore(QUEUED_LIMIT // (1 << 16))  # in 64 KiB units
         self._error: CompilescopeError | None = None
         self._written = 0
@@ -173,7 +329,9 @@ class _BackgroundWriter:
     def hand_over(self, target: str, content: bytes | Iterable[bytes]) -> bytes | Iterable[bytes] | None:
         """Queue the file (None), or give back what the caller must write itself (too big)."""
         self._raise()
-        if not isinstance(content, bytes):
+        if isinstance(content, FileCopy):
+            pass  # (the thread copies it in the kernel: nothing held, one unit of room)
+        elif not isinstance(content, bytes):
             chunks: list[bytes] = []
             size = 0
             iterator = iter(content)
@@ -213,8 +371,8 @@ class _BackgroundWriter:
             raise self._error
 
 
-def _units(content: bytes) -> int:
-    return min(len(content) >> 16, QUEUED_LIMIT >> 16) or 1
+def _units(content: bytes | FileCopy) -> int:
+    return 1 if isinstance(content, FileCopy) else min(len(content) >> 16, QUEUED_LIMIT >> 16) or 1
 
 
 def _encode_pieces(text: str, size: int = 1 << 20) -> Iterator[bytes]:

@@ -12,6 +12,7 @@ import re
 from dataclasses import field
 from typing import Any
 
+from ..lazy_regex import lazy_compile
 from ..model.trace import Compile, Trace
 from .userloc import UserLocation, last_user_frame, last_user_stack_frame
 from ..model.records import dataclass
@@ -74,11 +75,11 @@ FULLGRAPH_STEP = ("fullgraph=True makes every graph break an error: fix the brea
                   "fullgraph=True to let Dynamo split the graph.")
 FALLBACK_NOTE = "torch fell back to eager for this frame (suppress_errors): the program ran, uncompiled."
 
-_BACKEND = re.compile(r"backend='(?P<name>[^']*)' raised")
-_INNER = re.compile(r"^(?P<name>[A-Za-z_][\w.]*(?:Error|Exception|Failed|Unsupported))\b:?")
-_COMPILER_ERROR = re.compile(r"^(?P<file>.*?):(?P<line>\d+):(?P<col>\d+): (?:fatal )?error: (?P<message>.*)$")
-_QUOTED_SOURCE = re.compile(r"^\s*(?P<line>\d+) \| (?P<code>.*)$")  # g++/clang quote the failing line: `   15 |   code`
-_CARET = re.compile(r"^\s*\| [\s~^]*\^[\s~^]*$")
+_BACKEND = lazy_compile(r"backend='(?P<name>[^']*)' raised")
+_INNER = lazy_compile(r"^(?P<name>[A-Za-z_][\w.]*(?:Error|Exception|Failed|Unsupported))\b:?")
+_COMPILER_ERROR = lazy_compile(r"^(?P<file>.*?):(?P<line>\d+):(?P<col>\d+): (?:fatal )?error: (?P<message>.*)$")
+_QUOTED_SOURCE = lazy_compile(r"^\s*(?P<line>\d+) \| (?P<code>.*)$")  # g++/clang quote the failing line: `   15 |   code`
+_CARET = lazy_compile(r"^\s*\| [\s~^]*\^[\s~^]*$")
 OUTPUT_CODE = "inductor_output_code"
 MAX_DIAGNOSTICS = 20
 _DYNAMO_TYPES = {"Unsupported", "UserError", "TorchRuntimeError", "InternalTorchDynamoError", "UncapturedHigherOrderOpError",

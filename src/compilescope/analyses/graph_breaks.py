@@ -12,15 +12,16 @@ import re
 from dataclasses import field
 from typing import Any
 
+from ..lazy_regex import lazy_compile
 from ..model.ids import NO_COMPILE_ID, CompileId
 from ..model.trace import Trace
 from .userloc import UserLocation, inline_frame, last_user_frame, traceback_frames, is_framework_file
 from ..model.records import dataclass
 
 ARTIFACT = "dynamo_graph_break_reason"
-_HEADER = re.compile(r"^Graph break in user code at (?P<file>.+):(?P<line>\d{1,9}+)\s*$", re.M)
+_HEADER = lazy_compile(r"^Graph break in user code at (?P<file>.+):(?P<line>\d{1,9}+)\s*$", re.M)
 _CONTEXT = "Encountered graph break when attempting to trace"
-_DOCS = re.compile(r"please visit: (\S+)")
+_DOCS = lazy_compile(r"please visit: (\S+)")
 _SECTION_STARTS = ("Hint:", "Developer debug context:", "For more details")
 
 

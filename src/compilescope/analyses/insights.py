@@ -8,10 +8,10 @@ when a key changes meaning or goes away; adding keys keeps the version).
 from __future__ import annotations
 
 import os
-import re
 from dataclasses import field
 from typing import TYPE_CHECKING, Any
 
+from ..lazy_regex import lazy_compile
 from ..model.trace import Trace
 from .caches import Caches, caches
 from .compile_time import PHASE_LABELS, CompileTimes, compile_times, format_seconds
@@ -82,7 +82,7 @@ def _plural(n: int, word: str) -> str:
 
 
 # `tensor 'x'` / `tensor 'kwargs['input_ids']'`: the name differs between frames that recompile for one cause.
-_TENSOR_NAME = re.compile(r"^tensor '.*?' (?=\w+ mismatch)")
+_TENSOR_NAME = lazy_compile(r"^tensor '.*?' (?=\w+ mismatch)")
 GRAPH_BREAK_FINDINGS = 3  # graph-break causes listed one by one; the rest are summed up in one finding
 
 

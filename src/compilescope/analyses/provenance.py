@@ -31,6 +31,7 @@ from typing import Any, Iterable
 import ahocorasick
 import orjson
 
+from ..lazy_regex import lazy_compile
 from ..model.ids import CompileId
 from ..model.payloads import PayloadRef
 from ..model.trace import JSON, Artifact, Compile, Trace
@@ -323,8 +324,8 @@ def kernel_anchor(name: str) -> str:
     return "kernel-" + re.sub(r"[^A-Za-z0-9_.-]", "-", name)
 
 
-_FRAME = re.compile(r'^\s*File "(?P<file>[^"]*)", line (?P<line>\d{1,9}+)(?:, in (?P<function>.+))?\s*$')
-_MARKER = re.compile(r"^\s*[\^~]+\s*$")  # the ^^^^ under the code
+_FRAME = lazy_compile(r'^\s*File "(?P<file>[^"]*)", line (?P<line>\d{1,9}+)(?:, in (?P<function>.+))?\s*$')
+_MARKER = lazy_compile(r"^\s*[\^~]+\s*$")  # the ^^^^ under the code
 
 
 def parse_stack_trace(text: str) -> list[UserLine]:
@@ -380,10 +381,10 @@ def _as_text(value: object) -> str:
 
 # --- inferred mappings ---------------------------------------------------------------------------
 
-_SOURCE_COMMENT = re.compile(r"^\s*# File: (?P<file>.*):(?P<line>\d{1,9}+) in ")
-_NO_SOURCE = re.compile(r"^\s*# No stacktrace found")
-_OP = re.compile(r"=\s*torch\.ops\.\w+\.(\w+)\.")
-_KERNEL_OPS = re.compile(r"(?:^|_)fused_(?P<ops>.+?)(?:_\d+)?$")
+_SOURCE_COMMENT = lazy_compile(r"^\s*# File: (?P<file>.*):(?P<line>\d{1,9}+) in ")
+_NO_SOURCE = lazy_compile(r"^\s*# No stacktrace found")
+_OP = lazy_compile(r"=\s*torch\.ops\.\w+\.(\w+)\.")
+_KERNEL_OPS = lazy_compile(r"(?:^|_)fused_(?P<ops>.+?)(?:_\d+)?$")
 
 
 def _post_node_sources(lines: list[str]) -> list[tuple[int, str, str | None, tuple[str, int] | None]]:

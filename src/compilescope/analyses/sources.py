@@ -21,6 +21,7 @@ import re
 from dataclasses import field
 from typing import Any
 
+from ..lazy_regex import lazy_compile
 from ..model.names import safe_stem
 from ..model.trace import Compile, Trace
 from ..model.payloads import PayloadRef
@@ -39,7 +40,7 @@ _NODE_COMMENT = re.compile(r"^\s*# File: (?P<file>.+?):(?P<line>\d+) in (?P<func
 # `    y: "f32[4][1]cpu" = l_x_ * 2;  l_x_ = None`
 _NODE_DEF = re.compile(r"^\s+(?P<name>[A-Za-z_][A-Za-z0-9_]*)(?:\s*:\s*\"[^\"]*\")?\s*=\s")
 # A guard of `dynamo_cpp_guards_str` with the user line that made it: `+- KIND: check  # code  # path:N in fn`
-_GUARD_LINE = re.compile(r"\+- (?P<guard>[A-Z_]+: .*?)\s+# .*?\s+# (?P<file>\S+?):(?P<line>\d+) in (?P<func>\S+)\s*$")
+_GUARD_LINE = lazy_compile(r"\+- (?P<guard>[A-Z_]+: .*?)\s+# .*?\s+# (?P<file>\S+?):(?P<line>\d+) in (?P<func>\S+)\s*$")
 GUARDS_ARTIFACT = "dynamo_cpp_guards_str"
 _RESUME = re.compile(r"^torch_dynamo_resume_in_(?P<func>.+)_at_(?P<line>\d+)$")
 # Torch's own files: what Dynamo traced through, not the user's code.

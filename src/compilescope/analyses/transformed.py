@@ -7,9 +7,9 @@ functions only), decompiled here from its text.
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
+from ..lazy_regex import lazy_compile
 from ..decompile.recorded import HEADER, TRANSFORMED
 from ..model.trace import Artifact, Compile, Trace
 from ..model.records import dataclass
@@ -17,7 +17,7 @@ from ..model.records import dataclass
 MODIFIED_SUFFIX = "_MODIFIED_BYTECODE"
 GUARDS = ("dynamo_cpp_guards_str", "dynamo_guards")
 GRAPH = "dynamo_output_graph"
-_COMPILED_FN = re.compile(r"\b__compiled_fn_\w+")
+_COMPILED_FN = lazy_compile(r"\b__compiled_fn_\w+")
 
 
 @dataclass

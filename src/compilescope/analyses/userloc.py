@@ -10,6 +10,7 @@ import os
 import re
 from typing import Any
 
+from ..lazy_regex import lazy_compile
 from ..model.trace import Frame
 from ..model.records import dataclass
 
@@ -18,7 +19,7 @@ from ..model.records import dataclass
 # quadratic on a run of spaces. Line numbers are bounded so int() never sees a huge digit string.
 _TRACEBACK_FRAME = re.compile(r'^\s*File "(?P<file>[^"]+)", line (?P<line>\d{1,9}+), in (?P<func>.+)$')
 # `# File "/path/x.py", line 23, in f, code: if y.sum() > 0:` (graph-break explanations)
-_INLINE_FRAME = re.compile(r'File "(?P<file>[^"]+)", line (?P<line>\d{1,9}+), in (?P<func>[^,\n]+)(?:, code: (?P<code>.*))?')
+_INLINE_FRAME = lazy_compile(r'File "(?P<file>[^"]+)", line (?P<line>\d{1,9}+), in (?P<func>[^,\n]+)(?:, code: (?P<code>.*))?')
 # Only caret lines (`^^^^`) are decoration, not code.
 _CARETS = re.compile(r"^\s*[~^]+\s*$")
 

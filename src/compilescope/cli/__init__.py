@@ -6,15 +6,17 @@ line on stderr and an exit code here, in one place.
 
 from __future__ import annotations
 
-import argparse
 import gc
 import os
 import sys
-
 from importlib import import_module
 
 from .. import __version__
 from ..errors import CompilescopeError
+
+TYPE_CHECKING = False  # (typing.TYPE_CHECKING, without importing typing and re before `--version` answers)
+if TYPE_CHECKING:
+    from .parser import CommandParser
 
 # name -> (module, class). A command's module is imported only when it runs, so
 # `compilescope LOG` does not pay for torch-side commands at start-up.
@@ -68,44 +70,24 @@ def load_command_quickly(name: str):
         gc.enable()
 
 
-class CommandParser(argparse.ArgumentParser):
-    """An ArgumentParser that remembers which of its options take a value (`run` and `diagnose` need to know
-    where their options end and the program's own words begin), through add_argument's public result."""
-
-    def __init__(self, *args, **kwargs) -> None:
-        super().__init__(*args, **kwargs)
-        self.value_options: set[str] = set()
-
-    def add_argument(self, *args, **kwargs) -> argparse.Action:
-        action = super().add_argument(*args, **kwargs)
-        if action.nargs != 0:
-            self.value_options.update(s for s in action.option_strings)
-        return action
-
-
 def _parser(command) -> CommandParser:
-    prog = "compilescope" if command.name == "report" else f"compilescope {command.name}"
-    parser = CommandParser(prog=prog, description=command.__doc__)
-    if command.name == "report":
-        parser.usage = "compilescope [options] PATH [PATH ...]\n       compilescope COMMAND [options] ..."
-        parser.add_argument("--version", action="version", version=f"compilescope {__version__}")
-        parser.formatter_class = argparse.RawDescriptionHelpFormatter  # the epilog is a table: keep its lines
-        parser.epilog = _commands_epilog()
-    command.prepare_parser(parser)
-    return parser
+    from .parser import command_parser
+
+    return command_parser(command, __version__, _commands_epilog())
 
 
 def main(argv: list[str] | None = None) -> int:
-    from .terminal_guard import guard_terminal
-
-    guard_terminal()
     argv = list(sys.argv[1:] if argv is None else argv)
     name = "report"
     if argv and argv[0] in COMMANDS:
         name = argv.pop(0)
-    elif "--version" in argv:  # answered before any command module is imported: start-up is most of its cost
-        print(f"compilescope {__version__}")
+    elif "--version" in argv:  # answered before anything else is imported (argparse, the terminal guard, a command):
+        print(f"compilescope {__version__}")  # start-up is all of its cost (and our own text needs no guard)
         return 0
+    from .terminal_guard import guard_terminal
+
+    guard_terminal()
+    kept_templates = _kept_record_templates()
     command = load_command_quickly(name)
     parser = _parser(command)
     # A command may parse its own argv (run: everything after the program's name is the program's).
@@ -126,6 +108,29 @@ def main(argv: list[str] | None = None) -> int:
         print(f"compilescope: internal error: {type(exc).__name__}: {detail!r} "
               "(this is a bug; COMPILESCOPE_DEBUG=1 shows the traceback)", file=sys.stderr)
         return 3
+    finally:
+        if kept_templates:  # (after the run: a log may need more modules, and their records)
+            from ..model.records import keep_templates
+
+            keep_templates(kept_templates)
+
+
+def _kept_record_templates() -> str | None:
+    """Read the records' compiled __init__ templates kept by earlier runs (before the command's records are made),
+    and say where to keep them; None when caching is off. Like compiled Jinja templates: the CLI's choice only."""
+    from ..cache_dir import cache_base
+    from ..model.records import read_kept_templates
+
+    base = cache_base()
+    if base is None:
+        return None
+    try:
+        os.makedirs(base, exist_ok=True)
+    except OSError:
+        return None
+    path = os.path.join(base, f"records-{sys.implementation.cache_tag}.bin")
+    read_kept_templates(path)
+    return path
 
 
 def _template_cache() -> None:

@@ -8,6 +8,7 @@ import sys
 
 from .. import location
 from ..analyses import Results, analyze
+from ..cores import default_jobs
 from ..analyses.unread import unread
 from ..errors import CompilescopeError
 from ..ingest.discover import discover, holds_several_ranks
@@ -79,7 +80,8 @@ class ReportCommand:
             location.prepare_remote_output(args.out, args.overwrite, keep=found.chosen)
         with trace, written_at(args.out) as local_out:
             results = analyze(trace, _profiles(args.profile))
-            output = write_report(trace, local_out, args.overwrite, options, results)
+            output = write_report(trace, local_out, args.overwrite, options, results,
+                                  processes=report_processes(args.jobs, trace))
             if args.save:
                 _save(results, args.save, args.overwrite)
             stats = trace.stats
@@ -102,6 +104,19 @@ class ReportCommand:
         if not args.no_browser and not location.is_url(args.out):
             open_browser(index)
         return 0
+
+
+# A log's report is written by several processes (OutputDir.write_all) from this many bytes of payload up:
+# below it the fork, and the pages each process walks past, cost about what the second core saves.
+PARALLEL_FROM = 4 << 20
+MAX_PROCESSES = 4  # past this, the processes mostly wait on each other and on the disk
+
+
+def report_processes(jobs: int | None, trace: Trace) -> int:
+    """How many processes write this log's report: -j, or the cores, for a big enough log."""
+    if trace.store.size < PARALLEL_FROM:
+        return 1
+    return max(1, min(jobs or default_jobs(), MAX_PROCESSES))
 
 
 def _profiles(paths: list[str]) -> list:

@@ -44,7 +44,7 @@ def add_report_arguments(
         help="a torch.profiler Chrome trace (.json or .json.gz) of the same run: adds the Runtime page "
         "(where the run time goes, by kernel, graph and source line); give it twice to compare eager with compiled",
     )
-    parser.add_argument("-j", "--jobs", type=int, default=None, metavar="N", help="ranks (or logs) read in parallel (default: the number of cores)")
+    parser.add_argument("-j", "--jobs", type=int, default=None, metavar="N", help="processes that read ranks (or logs) in parallel, or that write one big log's report (default: the number of cores)")
     parser.add_argument(
         "--executor", choices=("local", "dask"), default="local",
         help="where the ranks of a multi-rank report are read: local processes (default), or a dask.distributed "

@@ -23,7 +23,8 @@ from ..wording import count
 from .output import check_output_dir
 from ..analyses import analyze
 from ..ingest.profile import read_profiles
-from .report import _open_browser, _stats_line, add_report_arguments, report_options, strict_problems, write_report
+from .report import (_open_browser, _stats_line, add_report_arguments, report_options, report_processes, strict_problems,
+                     write_report)
 
 
 def split_program(parser: argparse.ArgumentParser, argv: list[str]) -> tuple[list[str], str | None, list[str], bool]:
@@ -147,7 +148,8 @@ class RunCommand:
         try:
             with read_trace(chosen) as trace:
                 profiles = read_profiles(args.profile)  # written by the program, read once it has ended
-                output = write_report(trace, out, args.overwrite, options, analyze(trace, profiles) if profiles else None)
+                output = write_report(trace, out, args.overwrite, options, analyze(trace, profiles) if profiles else None,
+                                      processes=report_processes(args.jobs, trace))
                 if args.verbose:
                     print(_stats_line(trace), file=sys.stderr)
                     for p in trace.stats.problems:

@@ -16,10 +16,11 @@ import re
 import sys
 
 from ..invisible import INVISIBLE_CLASS, escape
+from ..lazy_regex import lazy_compile
 
 _SGR = r"\x1b\[[0-9;]{0,32}m"
 _UNSAFE = rf"[\x00-\x08\x0b-\x1f\x7f-\x9f{INVISIBLE_CLASS}]"
-_PARTS = re.compile(f"({_SGR})|{_UNSAFE}")
+_PARTS = lazy_compile(f"({_SGR})|{_UNSAFE}")
 
 
 def _visible(m: re.Match) -> str:
@@ -31,6 +32,8 @@ def _visible(m: re.Match) -> str:
 
 def safe_terminal_text(text: str) -> str:
     """text with every control and invisible-direction character shown as an escape."""
+    if text.isascii() and (text.isprintable() or text.replace("\n", "").replace("\t", "").isprintable()):
+        return text  # (printable ASCII, newlines and tabs: nothing to escape, and no pattern to compile)
     return _PARTS.sub(_visible, text)
 
 

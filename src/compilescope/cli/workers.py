@@ -3,24 +3,17 @@
 from __future__ import annotations
 
 import multiprocessing
-import os
 import sys
 import threading
 from concurrent.futures import Future, ProcessPoolExecutor, as_completed
 from typing import Any, Callable, Iterable, TypeVar
 
+from ..cores import default_jobs
 from ..worker import file_size, peak_rss_mb
 
 __all__ = ["default_jobs", "file_size", "peak_rss_mb", "run_jobs"]
 
 Job = TypeVar("Job")
-
-
-def default_jobs() -> int:
-    try:
-        return max(1, len(os.sched_getaffinity(0)))
-    except AttributeError:  # not on Linux
-        return max(1, os.cpu_count() or 1)
 
 
 

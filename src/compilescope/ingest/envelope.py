@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import json
-import re
 from dataclasses import field
 from typing import Any
 
 import orjson
 
+from ..lazy_regex import lazy_compile
 from ..model.ids import CompileId
 from ..model.payloads import PayloadBuffer
 from .lines import GlogPrefix, RawRecord
@@ -84,7 +84,7 @@ def _decode_text(data: bytes, what: str, warnings: list[tuple[str, str]]) -> str
         return data.decode("utf-8", "replace")
 
 
-_CONTROL = re.compile(r"[\x00-\x08\x0a-\x1f]")  # not TAB: valid between tokens
+_CONTROL = lazy_compile(r"[\x00-\x08\x0a-\x1f]")  # not TAB: valid between tokens
 
 
 def _escape_controls(text: str) -> str:

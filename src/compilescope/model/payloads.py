@@ -4,14 +4,31 @@ from __future__ import annotations
 
 import codecs
 import hashlib
+import io
+import os
 import tempfile
-from typing import Iterator
+from typing import IO, Iterator
 
 import orjson
 from .records import dataclass
 
 CHUNK = 1 << 20  # bytes read or written at a time when copying a payload
 SPILL_AT = 8 << 20  # a payload being read moves from memory to a temporary file past this size
+
+
+def _read_at(file: IO[bytes], offset: int, size: int) -> bytes:
+    """size bytes of file from offset, leaving its position alone where the system allows.
+
+    A report may be written by two processes (output.py forks): they share these spool files, and with
+    them one file position, so a seek then read in one could read what the other's seek pointed at.
+    """
+    if _pread is None:  # (Windows: no fork there, so one process)
+        file.seek(offset)
+        return file.read(size)
+    return _pread(file.fileno(), size, offset)
+
+
+_pread = getattr(os, "pread", None)
 
 
 PAYLOAD_KEY = "_payload_key"  # in a spooled raw.jsonl line: the payload_key when it is not has_payload
@@ -42,9 +59,11 @@ class PayloadStore:
     def __init__(self) -> None:
         self._file = tempfile.TemporaryFile(prefix="compilescope-payloads-")
         self._end = 0
+        self._unflushed = False  # written since the last flush: a positioned read sees only flushed bytes
 
     def put(self, payload: str | PayloadBuffer) -> PayloadRef:
         """Store a payload (text, or a buffer as read from the log: copied in chunks)."""
+        self._unflushed = True
         self._file.seek(self._end)
         if isinstance(payload, PayloadBuffer):
             length = 0
@@ -64,8 +83,13 @@ class PayloadStore:
         return ref
 
     def get(self, ref: PayloadRef) -> str:
-        self._file.seek(ref.offset)
-        return self._file.read(ref.length).decode("utf-8", "replace")
+        return self._read(ref.offset, ref.length).decode("utf-8", "replace")
+
+    def _read(self, offset: int, size: int) -> bytes:
+        if self._unflushed:
+            self._file.flush()
+            self._unflushed = False
+        return _read_at(self._file, offset, size)
 
     def chunks(self, ref: PayloadRef | None, size: int = CHUNK) -> Iterator[bytes]:
         """A payload's UTF-8 bytes in chunks (for writing a huge payload without holding it)."""
@@ -73,8 +97,7 @@ class PayloadStore:
             return
         done = 0
         while done < ref.length:
-            self._file.seek(ref.offset + done)  # other readers may have moved the position
-            data = self._file.read(min(size, ref.length - done))
+            data = self._read(ref.offset + done, min(size, ref.length - done))
             if not data:
                 return
             done += len(data)
@@ -107,6 +130,7 @@ class PayloadStore:
         store = cls()
         store._file.write(data)
         store._end = len(data)
+        store._unflushed = True
         return store
 
     def __eq__(self, other: object) -> bool:
@@ -291,19 +315,30 @@ class Spool:
     def write(self, data: bytes) -> None:
         self._file.write(data)
 
-    def chunks(self, size: int = 1 << 20):
+    def chunks(self, size: int = 1 << 20) -> Iterator[bytes]:
         self._file.flush()
-        self._file.seek(0)
-        while chunk := self._file.read(size):
+        offset = 0
+        while chunk := _read_at(self._file, offset, size):  # (positioned: see _read_at)
             yield chunk
-        self._file.seek(0, 2)
+            offset += len(chunk)
 
-    def lines(self):
-        self._file.flush()
-        self._file.seek(0)
-        for line in self._file:
-            yield line
-        self._file.seek(0, 2)
+    def lines(self, size: int = 1 << 20) -> Iterator[bytes]:
+        """Each line with its newline (the last may have none), as iterating the file gives them."""
+        pending: list[bytes] = []  # the start of a line that goes on in the next chunk
+        for chunk in self.chunks(size):
+            first = chunk.find(b"\n") + 1
+            if not first:
+                pending.append(chunk)
+                continue
+            pending.append(chunk[:first])
+            yield b"".join(pending)
+            last = chunk.rfind(b"\n") + 1
+            if last > first:
+                yield from io.BytesIO(chunk[first:last])
+            pending = [chunk[last:]]
+        tail = b"".join(pending)
+        if tail:
+            yield tail
 
     def close(self) -> None:
         self._file.close()

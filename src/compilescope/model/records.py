@@ -1,17 +1,34 @@
-"""dataclass, with a shared __repr__ and __eq__ instead of ones compiled for each class.
+"""dataclass, with shared __repr__, __eq__ (and __hash__ and ordering) and an __init__ that compiles nothing of its own.
 
 dataclasses.dataclass writes the source of each class's __init__, __repr__ and __eq__ and compiles it
-(exec) when the module is imported: about a millisecond of start-up per class, and a report imports some
-seventy of them. The __repr__ and __eq__ here behave as the generated ones (same text, same comparison:
-fields with compare=True as a tuple, NotImplemented for another class, and no __hash__), without
-compiling anything. Frozen or ordered classes (a generated __hash__ or ordering) use dataclasses as is.
+(exec) when the module is imported: compiling is about a million instructions per function, and a report
+imports some seventy classes (a sixth of a small report's start-up). Here:
+- __repr__ and __eq__ are shared and behave as the generated ones (same text, same comparison: fields with
+  compare=True as a tuple, NotImplemented for another class, and no __hash__), without compiling anything; so
+  are a frozen class's __hash__ (of the fields that compare, or of those with hash=True) and an ordered class's
+  __lt__, __le__, __gt__ and __ge__ (the same tuples compared);
+- __init__ is the one dataclasses would write (same parameters, defaults, default factories, annotations and
+  __post_init__ call, the same instructions), made from a template compiled once per *shape* of class (how many fields,
+  which have a default factory, whether __post_init__ is called, whether the class is frozen) with the field
+  names put into a copy of its code object: the ~60 classes of a report have ~35 shapes. The command line keeps
+  the compiled templates between runs (read_kept_templates, keep_templates: ~25M instructions a run).
+A frozen class's __setattr__ and __delattr__ are still dataclasses' own.
+Fields out of the ordinary (init=False, kw_only, InitVar, ClassVar, a field named self or like the template's
+own names) are refused with a TypeError when the class is made: use dataclasses.dataclass for such a class.
+Unlike dataclasses', __dataclass_params__ says init, repr, eq and order are False (they are ours, not generated).
 """
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
+import marshal
+import operator
+import os
 import reprlib
+import sys
 from operator import attrgetter
+from types import CellType, CodeType, FunctionType
 from typing import TYPE_CHECKING, Any, Callable, TypeVar, overload
 
 if TYPE_CHECKING:
@@ -29,8 +46,8 @@ def _repr(self: Any) -> str:
     return f"{self.__class__.__qualname__}({shown})"
 
 
-def _eq_for(cls: type) -> Callable[[Any, Any], Any]:
-    names = [f.name for f in dataclasses.fields(cls) if f.compare]
+def _values_of(names: list[str]) -> Callable[[Any], tuple]:
+    """obj -> the tuple of its named attributes (what dataclasses' generated methods compare and hash)."""
     if not names:
         def values(obj: Any) -> tuple:
             return ()
@@ -41,6 +58,15 @@ def _eq_for(cls: type) -> Callable[[Any, Any], Any]:
             return (get(obj),)
     else:
         values = attrgetter(*names)  # type: ignore[assignment]  # (a tuple of the values)
+    return values
+
+
+def _compared(cls: type) -> Callable[[Any], tuple]:
+    return _values_of([f.name for f in dataclasses.fields(cls) if f.compare])
+
+
+def _eq_for(cls: type) -> Callable[[Any, Any], Any]:
+    values = _compared(cls)
 
     def __eq__(self: Any, other: Any) -> Any:
         if other.__class__ is self.__class__:
@@ -50,17 +76,200 @@ def _eq_for(cls: type) -> Callable[[Any, Any], Any]:
     return __eq__
 
 
-def _process(cls: Any, slots: bool) -> Any:
+def _hash_for(cls: type) -> Callable[[Any], int]:
+    values = _values_of([f.name for f in dataclasses.fields(cls) if (f.compare if f.hash is None else f.hash)])
+
+    def __hash__(self: Any) -> int:
+        return hash(values(self))
+
+    return __hash__
+
+
+def _order_for(cls: type) -> dict[str, Callable[[Any, Any], Any]]:
+    values = _compared(cls)
+
+    def ordering(name: str, compare: Callable[[Any, Any], Any]) -> Callable[[Any, Any], Any]:
+        def method(self: Any, other: Any) -> Any:
+            if other.__class__ is self.__class__:
+                return compare(values(self), values(other))
+            return NotImplemented
+
+        method.__name__ = name
+        method.__qualname__ = f"{cls.__qualname__}.{name}"
+        return method
+
+    return {name: ordering(name, compare)
+            for name, compare in (("__lt__", operator.lt), ("__le__", operator.le), ("__gt__", operator.gt), ("__ge__", operator.ge))}
+
+
+class _HasDefaultFactory:
+    """The default of a parameter whose field has a default factory (shown as dataclasses shows its own)."""
+
+    def __repr__(self) -> str:
+        return "<factory>"
+
+
+_FACTORY = _HasDefaultFactory()
+_PREFIX = "__dataclass_"  # the template's own names start with this (a field may not)
+_TEMPLATES: dict[tuple, CodeType] = {}  # shape -> code of __init__ with placeholder names
+_COMPILED: dict[str, CodeType] = {}  # a template's text -> its code: compiled here, or read from a kept file
+_compiled_here: list[str] = []  # the texts this process compiled and did not keep yet (what a kept file lacks)
+compiled_in_this_process = 0  # (how many: the test of the kept file reads it)
+
+
+def _template(size: int, factories: frozenset[int], post_init: bool, frozen: bool) -> CodeType:
+    """The code of __init__ for a shape, with parameters __dataclass_p0__...: the text dataclasses writes,
+    less the annotations (set on the function instead) and the names (put in by _init_for)."""
+    shape = (size, factories, post_init, frozen)
+    code = _TEMPLATES.get(shape)
+    if code is None:
+        params = [f"{_PREFIX}p{i}__" for i in range(size)]
+        values = [f"{_PREFIX}dflt{i}__() if {p} is {_PREFIX}HAS_DEFAULT_FACTORY__ else {p}" if i in factories else p
+                  for i, p in enumerate(params)]
+        lines = [f"{_PREFIX}builtins_object__.__setattr__(self,{p!r},{value})" if frozen else f"self.{p}={value}"
+                 for p, value in zip(params, values)]
+        if post_init:
+            lines.append("self.__post_init__()")
+        free = [f"{_PREFIX}HAS_DEFAULT_FACTORY__", f"{_PREFIX}builtins_object__",
+                *(f"{_PREFIX}dflt{i}__" for i in sorted(factories))]
+        body = "\n".join(f"  {line}" for line in lines or ["pass"])
+        text = f"def __create_fn__({','.join(free)}):\n def __init__({','.join(['self', *params])}):\n{body}\n return __init__"
+        code = _TEMPLATES[shape] = _compiled(text)
+    return code
+
+
+def _compiled(text: str) -> CodeType:
+    global compiled_in_this_process
+    code = _COMPILED.get(text)
+    if code is None:
+        outer = next(c for c in compile(text, "<string>", "exec").co_consts if isinstance(c, CodeType))
+        code = _COMPILED[text] = next(c for c in outer.co_consts if isinstance(c, CodeType))
+        _compiled_here.append(text)
+        compiled_in_this_process += 1
+    return code
+
+
+def _magic() -> bytes:
+    from importlib.util import MAGIC_NUMBER  # (code objects are kept for this bytecode only)
+
+    return b"compilescope records 1 " + MAGIC_NUMBER
+
+
+def read_kept_templates(path: str) -> None:
+    """Take the templates an earlier run kept in path (see keep_templates), before the records are made.
+    A file of another Python, a broken one, or one this user does not own or others may write, is not read."""
+    from ..cache_dir import open_owned
+
+    f = open_owned(path)
+    if f is None:
+        return
+    with f:
+        data = f.read()
+    magic = _magic()
+    if not data.startswith(magic):
+        return
+    try:
+        kept = marshal.loads(data[len(magic):])
+    except (EOFError, ValueError, TypeError):
+        return
+    if isinstance(kept, dict):
+        for text, code in kept.items():
+            if isinstance(text, str) and isinstance(code, CodeType):
+                _COMPILED.setdefault(text, code)
+
+
+def keep_templates(path: str) -> None:
+    """Write the templates this process has to path, for the next run, when it compiled one the file lacked
+    (written whole under another name, then renamed: a run never reads half a file). Best effort: a write that
+    fails (a full disk, a quota) never fails a report."""
+    if not _compiled_here:
+        return
+    partial = f"{path}.{os.getpid()}.partial"
+    try:
+        fd = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o600)
+        with os.fdopen(fd, "wb") as f:
+            f.write(_magic() + marshal.dumps(_COMPILED))
+        os.replace(partial, path)
+        _compiled_here.clear()
+    except OSError:
+        with contextlib.suppress(OSError):
+            os.unlink(partial)
+
+
+def _unsupported(cls: Any, what: str) -> TypeError:
+    return TypeError(f"{cls.__qualname__}: {what}: make it with dataclasses.dataclass (model/records.dataclass "
+                     "writes the __init__ of plain fields only)")
+
+
+def _init_for(cls: Any, frozen: bool) -> FunctionType:
+    """cls's __init__ from its shape's template."""
+    fields = dataclasses.fields(cls)
+    if len(fields) != len(cls.__dataclass_fields__):
+        raise _unsupported(cls, "a ClassVar or InitVar")
+    names: dict[str, str] = {}
+    defaults: list[Any] = []
+    factories: dict[int, Any] = {}
+    annotations: dict[str, Any] = {}
+    for i, f in enumerate(fields):
+        if not f.init or f.kw_only is True or f.name == "self" or f.name.startswith(_PREFIX):
+            raise _unsupported(cls, f"field {f.name!r}")
+        names[f"{_PREFIX}p{i}__"] = f.name
+        annotations[f.name] = f.type
+        if f.default_factory is not dataclasses.MISSING:
+            factories[i] = f.default_factory
+            defaults.append(_FACTORY)
+        elif f.default is not dataclasses.MISSING:
+            defaults.append(f.default)
+        elif defaults:
+            raise TypeError(f"non-default argument {f.name!r} follows default argument")
+    annotations["return"] = None
+    template = _template(len(fields), frozenset(factories), hasattr(cls, "__post_init__"), frozen)
+    renamed: dict[str, Any] = {"co_varnames": tuple(names.get(n, n) for n in template.co_varnames),
+                               "co_names": tuple(names.get(n, n) for n in template.co_names),
+                               "co_consts": tuple(names.get(c, c) if type(c) is str else c for c in template.co_consts)}
+    if sys.version_info >= (3, 11):  # (the name errors about its arguments give)
+        renamed["co_qualname"] = f"{cls.__qualname__}.__init__"
+    code = template.replace(**renamed)
+    cells = {f"{_PREFIX}HAS_DEFAULT_FACTORY__": _FACTORY, f"{_PREFIX}builtins_object__": object,
+             **{f"{_PREFIX}dflt{i}__": v for i, v in factories.items()}}
+    module = sys.modules.get(cls.__module__)
+    init = FunctionType(code, module.__dict__ if module else {}, "__init__", tuple(defaults) or None,
+                        tuple(CellType(cells[n]) for n in code.co_freevars))
+    init.__qualname__ = f"{cls.__qualname__}.__init__"
+    init.__annotations__ = annotations
+    return init
+
+
+def _process(cls: Any, slots: bool, frozen: bool, order: bool) -> Any:
     own = cls.__dict__
-    has_repr, has_eq, has_hash = "__repr__" in own, "__eq__" in own, "__hash__" in own
-    cls = dataclasses.dataclass(cls, repr=False, eq=False, slots=slots)
+    has_init, has_repr, has_eq = "__init__" in own, "__repr__" in own, "__eq__" in own
+    own_hash = own.get("__hash__", dataclasses.MISSING)  # (None in the dict of a class that defines __eq__ only)
+    has_hash = not (own_hash is dataclasses.MISSING or (own_hash is None and has_eq))  # as dataclasses decides
+    has_doc = bool(own.get("__doc__"))
+    if order:
+        for name in ("__lt__", "__le__", "__gt__", "__ge__"):
+            if name in own:
+                raise TypeError(f"Cannot overwrite attribute {name} in class {cls.__name__}. "
+                                "Consider using functools.total_ordering")
+    if not has_doc:  # (written below, once __init__ is there: dataclasses would look for a signature without one)
+        cls.__doc__ = "(a record)"
+    made = dataclasses.dataclass(cls, init=False, repr=False, eq=False, frozen=frozen, slots=slots)
+    if not has_init:
+        made.__init__ = _init_for(made, frozen)
+    if not has_doc:  # as dataclasses writes it
+        import inspect
+
+        made.__doc__ = made.__name__ + str(inspect.signature(made)).replace(" -> None", "")
     if not has_repr:
-        cls.__repr__ = _repr
+        made.__repr__ = _repr
     if not has_eq:
-        cls.__eq__ = _eq_for(cls)
-        if not has_hash:  # as dataclasses does for a class that compares by value
-            cls.__hash__ = None
-    return cls
+        made.__eq__ = _eq_for(made)
+    if not has_hash:  # as dataclasses does for a class that compares by value: frozen hashes, mutable does not
+        made.__hash__ = _hash_for(made) if frozen else None
+    if order:
+        for name, method in _order_for(made).items():
+            setattr(made, name, method)
+    return made
 
 
 @overload
@@ -73,9 +282,6 @@ def dataclass(*, slots: bool = False, frozen: bool = False, order: bool = False)
 
 @dataclass_transform(field_specifiers=(dataclasses.field, dataclasses.Field))
 def dataclass(cls: Any = None, /, *, slots: bool = False, frozen: bool = False, order: bool = False) -> Any:
-    if frozen or order:
-        return dataclasses.dataclass(cls, slots=slots, frozen=frozen, order=order) if cls is not None else \
-            dataclasses.dataclass(slots=slots, frozen=frozen, order=order)
     if cls is None:
-        return lambda c: _process(c, slots)
-    return _process(cls, slots)
+        return lambda c: _process(c, slots, frozen, order)
+    return _process(cls, slots, frozen, order)

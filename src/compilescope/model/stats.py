@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import re
 from collections import Counter
 from dataclasses import field
 from typing import Any
 
+from ..lazy_regex import lazy_compile
 from ..wording import count
 from .records import dataclass
 
@@ -34,7 +34,7 @@ MAX_LISTED_PROBLEMS = 10_000
 MAX_MESSAGE = 500  # characters of a problem message (they quote the log)
 
 # Control characters are shown escaped: a message may reach a terminal (-v, --strict).
-_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+_CONTROL = lazy_compile(r"[\x00-\x1f\x7f-\x9f]")
 
 
 @dataclass(slots=True)

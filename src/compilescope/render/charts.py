@@ -10,9 +10,9 @@ the analysis and ``summary --json`` keep everything.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 
 from ..analyses.compile_time import PHASES, CompileTime, CompileTimes
+from ..model.records import dataclass
 
 
 @dataclass(frozen=True)

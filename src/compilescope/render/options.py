@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import re
-from dataclasses import dataclass
 from typing import Mapping
 
+from ..lazy_regex import lazy_compile
 from ..model.names import safe_stem
+from ..model.records import dataclass
 from ..model.trace import CODE, DUMP, LINK, NO_COMPILE_ID_DIR, Artifact, dump_file_name
 
 
@@ -34,7 +34,7 @@ def artifact_url(artifact: Artifact, options: ReportOptions) -> str:
     return f"{directory}/{filename}"
 
 
-_MD5 = re.compile(r"[0-9a-f]{32}")
+_MD5 = lazy_compile(r"[0-9a-f]{32}")
 
 
 def payload_file(md5: str) -> str:
@@ -59,7 +59,7 @@ def dump_file_url(name: str, pages: Mapping[str, str] | None = None) -> str:
     return f"dump_file/{(pages or {}).get(name) or dump_file_name(name)}"
 
 
-_URL_IGNORED = re.compile(r"[\x00-\x20\x7f]")  # browsers drop these inside a URL's scheme
+_URL_IGNORED = lazy_compile(r"[\x00-\x20\x7f]")  # browsers drop these inside a URL's scheme
 
 
 def safe_link_url(url: str | None) -> str | None:

@@ -22,6 +22,7 @@ from ...model.ids import compile_id_key
 from ...model.payloads import PayloadRef
 from ...model.trace import CODE, DUMP, GUARDS, JSON, LINK, METRICS, TEXT, Artifact, Compile, Frame, Trace
 from ..charts import CompileTimeChart
+from ..content import later
 from ..options import ReportOptions, artifact_url, dump_file_url, readable_url
 from .env import ENV, _script_hash, custom_header, page_script_src, preload_templates
 
@@ -132,7 +133,7 @@ def render_html(trace: Trace, results: Results, options: ReportOptions) -> Itera
         yield COMPILE_INDEX, _index(page)
     else:
         yield "index.html", _index(page)
-    yield "failures_and_restarts.html", _failures(page)
+    yield "failures_and_restarts.html", later(lambda: _failures(page))
     for entry in trace.compiles.values():
         root = "../"
         if entry.compile_id is not None:
@@ -141,7 +142,7 @@ def render_html(trace: Trace, results: Results, options: ReportOptions) -> Itera
                 s=results.compiles.get(entry.key), code_urls=_code_urls(page, entry),
             )
         for artifact in entry.artifacts:
-            content = _artifact(page, entry, artifact)
+            content = _artifact(page, entry, artifact)  # lazy: only the process that writes it renders it (output.py)
             if content is not None:
                 yield artifact_url(artifact, options), content
             if artifact.readable:
@@ -222,7 +223,8 @@ _METRICS_TITLES = {
 }
 
 
-def _artifact(page: _Page, entry: Compile, artifact: Artifact) -> str | None:
+def _artifact(page: _Page, entry: Compile, artifact: Artifact) -> Iterable[bytes] | None:
+    """An artifact's page, as a generator: nothing is read or rendered until it is written."""
     trace = page.trace
     if artifact.display in (LINK, DUMP):
         return None  # links have no page; dumped sources are written once, below
@@ -231,11 +233,7 @@ def _artifact(page: _Page, entry: Compile, artifact: Artifact) -> str | None:
     if artifact.display == JSON:
         if artifact.payload is not None and artifact.payload.length > PRETTY_LIMIT:
             return trace.payload_chunks(artifact.payload)
-        text = trace.payload_text(artifact.payload)
-        try:
-            return orjson.dumps(orjson.loads(text), option=orjson.OPT_INDENT_2).decode()
-        except (orjson.JSONDecodeError, TypeError):
-            return text  # keep what the log had, even if it is not JSON (or too deeply nested)
+        return later(lambda: _pretty_json(trace.payload_text(artifact.payload)))
     if artifact.display == CODE:
         if page.options.plain_text:
             return trace.payload_chunks(artifact.payload)
@@ -245,15 +243,26 @@ def _artifact(page: _Page, entry: Compile, artifact: Artifact) -> str | None:
         title = f"{artifact.name} ({role})" if role else artifact.name
         return _code_page(page, "../", entry, title, subtitle, artifact.payload, artifact.language or "python")
     if artifact.display == METRICS:
-        summary = page.results.compiles.get(entry.key) if artifact.kind == "compilation_metrics" else None
-        return page.render(
-            "metrics.html", "../", c=entry, metrics=artifact.data or {}, s=summary, code_urls=_code_urls(page, entry),
-            title=_METRICS_TITLES.get(artifact.kind, artifact.kind),
-            groups=summary.metrics if summary is not None else metric_groups(artifact.data or {}),
-        )
+        return later(lambda: _metrics_page(page, entry, artifact))
     if artifact.display == GUARDS:
-        return page.render("guards.html", "../", c=entry, guards=artifact.data or [])
+        return later(lambda: page.render("guards.html", "../", c=entry, guards=artifact.data or []))
     raise ValueError(f"unknown artifact display {artifact.display!r}")
+
+
+def _pretty_json(text: str) -> bytes | str:
+    try:
+        return orjson.dumps(orjson.loads(text), option=orjson.OPT_INDENT_2)
+    except (orjson.JSONDecodeError, TypeError):
+        return text  # keep what the log had, even if it is not JSON (or too deeply nested)
+
+
+def _metrics_page(page: _Page, entry: Compile, artifact: Artifact) -> str:
+    summary = page.results.compiles.get(entry.key) if artifact.kind == "compilation_metrics" else None
+    return page.render(
+        "metrics.html", "../", c=entry, metrics=artifact.data or {}, s=summary, code_urls=_code_urls(page, entry),
+        title=_METRICS_TITLES.get(artifact.kind, artifact.kind),
+        groups=summary.metrics if summary is not None else metric_groups(artifact.data or {}),
+    )
 
 
 def _code_page(page: _Page, root: str, entry: Compile | None, title: str, subtitle: str | None,

@@ -18,6 +18,7 @@ from jinja2 import Environment, FileSystemBytecodeCache, FileSystemLoader, selec
 from markupsafe import Markup
 
 from ... import __version__
+from ...cache_dir import CACHE_ENV, cache_base, open_owned, owned
 from ...analyses.status import STATUS_LABELS, STATUSES
 from ...model.ids import NO_COMPILE_ID, compile_id_key
 from ...model.trace import Frame
@@ -76,19 +77,20 @@ def _pretty(value: Any) -> str:
 # How pages are built from templates. Part of the template cache's key: a change here is never served stale.
 ENV_SETTINGS: dict[str, Any] = {"autoescape": True, "autoescape_strings": True, "trim_blocks": False, "lstrip_blocks": False,
                                 "finalize": "visible_text"}  # compiled in: bytecode from before it must not load
-TEMPLATE_CACHE_ENV = "COMPILESCOPE_TEMPLATE_CACHE"  # "0": no cache; a directory: the cache's parent
+TEMPLATE_CACHE_ENV = CACHE_ENV
 
 
 def template_cache_key() -> str:
-    """Digest of everything a compiled template depends on: Jinja's version, the settings and every template's source."""
+    """Digest of everything a compiled template depends on: Jinja's version, the settings and every template's
+    file (its size and modification time: a changed template starts a new key, and so prunes the old caches;
+    Jinja itself checks each entry against its template's source before using it, so none is served stale)."""
     import jinja2
 
     digest = hashlib.sha256(f"{jinja2.__version__}|{__version__}|{sorted(ENV_SETTINGS.items())}".encode())
     root = os.path.join(_HERE, "templates")
     for name in sorted(ENV.list_templates(extensions=["html"])):
-        digest.update(name.encode() + b"\0")
-        with open(os.path.join(root, *name.split("/")), "rb") as f:
-            digest.update(f.read() + b"\0")
+        st = os.stat(os.path.join(root, *name.split("/")))
+        digest.update(f"{name}\0{st.st_size}\0{st.st_mtime_ns}\0".encode())
     return digest.hexdigest()[:16]
 
 
@@ -103,19 +105,10 @@ class _OwnedBytecodeCache(FileSystemBytecodeCache):
             pass
 
     def load_bytecode(self, bucket) -> None:
-        # The file checked is the file read: opened first (never through a link), then checked.
-        try:
-            fd = os.open(self._get_cache_filename(bucket), os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
-        except OSError:
-            return
-        with os.fdopen(fd, "rb") as f:
-            st = os.fstat(fd)
-            if stat.S_ISREG(st.st_mode) and _owned(st):
+        f = open_owned(self._get_cache_filename(bucket))
+        if f is not None:
+            with f:
                 bucket.load_bytecode(f)
-
-
-def _owned(st: os.stat_result) -> bool:
-    return (not hasattr(os, "getuid") or st.st_uid == os.getuid()) and not st.st_mode & 0o022
 
 
 def enable_template_cache(base: str | None = None) -> str | None:
@@ -124,11 +117,11 @@ def enable_template_cache(base: str | None = None) -> str | None:
     The directory is keyed by template_cache_key(). Off when COMPILESCOPE_TEMPLATE_CACHE=0, and when the
     directory is not this user's alone. Returns the directory used, or None.
     """
-    setting = os.environ.get(TEMPLATE_CACHE_ENV, "")
-    if setting == "0":
+    if os.environ.get(TEMPLATE_CACHE_ENV, "") == "0":
         return None
-    base = base or setting or os.path.join(
-        os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache"), "compilescope")
+    base = base or cache_base()
+    if base is None:
+        return None
     directory = os.path.join(base, f"templates-{template_cache_key()}")
     try:
         os.makedirs(base, exist_ok=True)
@@ -138,7 +131,7 @@ def enable_template_cache(base: str | None = None) -> str | None:
             pass
         else:  # a new key (templates or compilescope changed): the old keys' caches will not be read again
             _prune_template_caches(base, keep=directory)
-        if not _owned(os.stat(directory)) or not os.access(directory, os.W_OK):
+        if not owned(os.stat(directory)) or not os.access(directory, os.W_OK):
             return None
     except OSError:
         return None

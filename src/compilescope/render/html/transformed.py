@@ -2,28 +2,29 @@
 
 from __future__ import annotations
 
-import re
 from typing import TYPE_CHECKING, Iterator
 
 from markupsafe import Markup, escape
 
+from ...lazy_regex import lazy_compile
 from ...analyses.sources import line_anchor
 from ...analyses.transformed import TransformedCode
+from ..content import later
 from ..options import artifact_url
 
 if TYPE_CHECKING:
     from . import _Page
 
-_COMPILED_FN = re.compile(r"__compiled_fn_\w+")
+_COMPILED_FN = lazy_compile(r"__compiled_fn_\w+")
 
 
 def transformed_url(dir_name: str) -> str:
     return f"{dir_name}/transformed_code.html"
 
 
-def transformed_files(page: _Page) -> Iterator[tuple[str, str]]:
+def transformed_files(page: _Page) -> Iterator[tuple[str, Iterator[bytes]]]:
     for dir_name, code in page.results.transformed.items():
-        yield transformed_url(dir_name), _page(page, code)
+        yield transformed_url(dir_name), later(lambda code=code: _page(page, code))  # type: ignore[misc]
 
 
 def _original_lines(page: _Page, code: TransformedCode) -> tuple[list[tuple[int, str | None]], str | None]:

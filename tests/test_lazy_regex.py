@@ -1,0 +1,61 @@
+"""lazy_regex.lazy_compile: a pattern compiled on first use behaves as re.compile's, and a plain report of a log
+without provenance, graph breaks or compiler diagnostics never compiles those patterns (start-up time)."""
+
+from __future__ import annotations
+
+import re
+
+from compilescope.lazy_regex import lazy_compile
+
+from .conftest import torch213
+from .test_cli import _report_in_a_new_process
+
+
+def test_a_lazy_pattern_matches_as_the_compiled_one():
+    source, flags = r"^Graph break in user code at (?P<file>.+):(?P<line>\d{1,9}+)\s*$", re.M
+    lazy, compiled = lazy_compile(source, flags), re.compile(source, flags)
+    assert "match" not in vars(lazy)  # not compiled yet
+    text = "x\nGraph break in user code at /a/b.py:12\ny"
+    assert lazy.search(text).groupdict() == compiled.search(text).groupdict() == {"file": "/a/b.py", "line": "12"}
+    assert vars(lazy)["match"].__self__ is vars(lazy)["search"].__self__  # compiled once, its own methods kept
+    assert (lazy.pattern, lazy.flags, lazy.groups, lazy.groupindex) == \
+        (compiled.pattern, compiled.flags, compiled.groups, compiled.groupindex)
+    assert [m.span() for m in lazy.finditer(text)] == [m.span() for m in compiled.finditer(text)]
+    assert lazy.sub("-", text) == compiled.sub("-", text) and lazy.split(text) == compiled.split(text)
+    assert lazy.fullmatch("Graph break in user code at f:1") and lazy.findall(text) == compiled.findall(text)
+    controls = lazy_compile(rb"[\x00-\x08]")
+    assert controls.sub(b"?", b"a\x01b") == b"a?b"
+
+
+# Patterns only some logs need: a plain report of a log that needs none of them compiles none. A new eager
+# re.compile of one of these (or a use on every log) fails here.
+LAZY_FOR_A_SMALL_LOG = (
+    "compilescope.analyses.provenance._FRAME", "compilescope.analyses.provenance._SOURCE_COMMENT",
+    "compilescope.analyses.provenance._OP", "compilescope.analyses.provenance._KERNEL_OPS",
+    "compilescope.analyses.graph_breaks._HEADER", "compilescope.analyses.graph_breaks._DOCS",
+    "compilescope.analyses.errors._QUOTED_SOURCE", "compilescope.analyses.errors._CARET",
+    "compilescope.analyses.sources._GUARD_LINE", "compilescope.analyses.insights._TENSOR_NAME",
+    "compilescope.analyses.userloc._INLINE_FRAME", "compilescope.analyses.transformed._COMPILED_FN",
+    "compilescope.ingest.envelope._CONTROL", "compilescope.model.stats._CONTROL",
+    "compilescope.render.options._MD5", "compilescope.render.options._URL_IGNORED",
+    "compilescope.cli.terminal_guard._PARTS",  # (what a report prints is ASCII)
+)
+
+
+def test_a_plain_report_compiles_only_the_patterns_its_log_needs(tmp_path):
+    names = ", ".join(repr(name.rpartition(".")) for name in LAZY_FOR_A_SMALL_LOG)
+    compiled = (f"sorted(m + '.' + n for m, _, n in [{names}] "
+                "if 'match' in getattr(getattr(sys.modules[m], n, None), '__dict__', ('match',)))")  # (re.Pattern: none)
+    assert _report_in_a_new_process(torch213("compile_error_lowering.log"), tmp_path / "out", compiled) == "0 []"
+
+
+def test_the_terminal_guard_passes_plain_ascii_unchanged_and_escapes_the_rest_as_before():
+    """safe_terminal_text skips its pattern for printable ASCII with newlines and tabs: exactly the texts the
+    pattern leaves as they are (every other character, alone or beside others, still goes through it)."""
+    from compilescope.cli import terminal_guard
+
+    texts = [f"a{chr(c)}b\n" for c in range(0x100)] + ["\u202eevil\u200b", "\x1b[31mred\x1b[0m", "\x1b]52;c;x\x07",
+                                                      "tab\there\nnext", "", "\x7f", "plain text"]
+    for text in texts:
+        assert terminal_guard.safe_terminal_text(text) == terminal_guard._PARTS.sub(terminal_guard._visible, text), text
+    assert terminal_guard.safe_terminal_text("a\x1bb") == "a\\u001bb"
