@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import json.scanner
 from typing import Iterator
 
 import orjson
@@ -65,7 +64,7 @@ def payload_url(trace: Trace, options: ReportOptions, md5: str) -> str:
 # write it again (a real 0.84 MB compilation_metrics line: 10.9 and 9.1 MB), far more than the payloads.
 BIG_LINE = 128 << 10
 _READ_KEYS = frozenset({"has_payload", PAYLOAD_KEY, "artifact_number", "timestamp"})  # what raw_jsonl reads
-_SCAN = json.scanner.make_scanner(json.JSONDecoder())  # (json's C scanner: one value, and where it ends)
+_SCAN = json.JSONDecoder().raw_decode  # (json's C scanner: one value at an index, and where it ends)
 
 
 def _big_line(line: bytes) -> dict:
