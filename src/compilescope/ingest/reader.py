@@ -34,6 +34,7 @@ _EXPORT_KINDS = frozenset({"exported_program", "propagate_real_tensors_provenanc
 _EXPORT_FILES = ("torch/export/", "torch/_export/", "torch/_dynamo/functional_export.py")
 # Kinds left out of raw.jsonl (tlparse does the same): the string table is written once, up front.
 RAW_EXCLUDED = frozenset({"str", "chromium_event"})
+LONG_RAW_LINE = 128 << 10  # a raw.jsonl line this long has its top-level spans kept (Trace.raw_spans)
 _RAW_DROPPED = frozenset({"artifact_number", "timestamp", "payload_filename", PAYLOAD_KEY})
 
 
@@ -214,7 +215,6 @@ def _unusable_message(path: str, trace: Trace) -> str:
 
 def _ingest(record: RawRecord, b: TraceBuilder) -> None:
     stats = b.stats
-    raw = b.raw
     if record.problem is not None:
         if record.problem == "read_error":  # not a record: where reading stopped
             stats.problem(record.lineno, "read_error", record.detail or "read error")
@@ -274,7 +274,7 @@ def _ingest(record: RawRecord, b: TraceBuilder) -> None:
             stats.problem(env.lineno, "md5_mismatch", f"{env.kind} (a kind this version does not know): "
                                                       "payload does not match its md5 (kept anyway)")
         b.keep_unknown(env.lineno, env.kind, env.compile_id, env.metadata, env.payload_buffer, key)
-        _write_raw(raw, env, None, key)
+        _write_raw(b, env, None, key)
         return
 
     if env.compile_id is None and env.kind in COMPILE_SCOPED_KINDS and not _written_outside_compilation(env, b):
@@ -303,10 +303,10 @@ def _ingest(record: RawRecord, b: TraceBuilder) -> None:
     if env.payload_buffer is not None and not claimed:
         b.keep_unclaimed(key if key is not None else str(env.obj.get("has_payload", "")), env.payload_buffer)
     if env.kind not in RAW_EXCLUDED:
-        _write_raw(raw, env, new_artifact, key)
+        _write_raw(b, env, new_artifact, key)
 
 
-def _write_raw(raw, env, artifact, key: str | None) -> None:
+def _write_raw(b: TraceBuilder, env, artifact, key: str | None) -> None:
     """One raw.jsonl line: the envelope plus where it came from.
 
     The timestamp is written last and without its year; the year is known only
@@ -325,4 +325,39 @@ def _write_raw(raw, env, artifact, key: str | None) -> None:
     if artifact is not None:
         doc["artifact_number"] = artifact.number
     line = orjson.dumps(doc, option=orjson.OPT_SORT_KEYS)  # (never {}: it has lineno, pathname, pid, log_lineno)
-    raw.write(b'%s,"timestamp":"%02d-%02dT%s.%06dZ"}\n' % (line[:-1], glog.month, glog.day, glog.time.encode(), glog.micros))
+    line = b'%s,"timestamp":"%02d-%02dT%s.%06dZ"}\n' % (line[:-1], glog.month, glog.day, glog.time.encode(), glog.micros)
+    if len(line) >= LONG_RAW_LINE:
+        spans = _top_level_spans(doc, env.kind, line)
+        if spans is not None:
+            b.raw_spans[b.raw_lines] = spans
+    b.raw.write(line)
+    b.raw_lines += 1
+
+
+def _top_level_spans(doc: dict, kind: str, line: bytes) -> tuple[tuple[str, int, int], ...] | None:
+    """Where each top-level value of a raw.jsonl line is (its key, first and end byte), so that the renderer
+    need not parse a long line whole (orjson takes ~13x a line as scratch to read it): each value but the
+    record's metadata is serialized again to measure it (they are small), the metadata fills the rest."""
+    sizes: dict[str, int] = {}
+    for k, v in doc.items():
+        if k != kind:
+            sizes[k] = len(orjson.dumps(v, option=orjson.OPT_SORT_KEYS))
+    timestamp = line.rindex(b',"timestamp":') + 1
+    if kind in doc:
+        # "{", the pairs with a comma between each, then ',"timestamp"': the metadata is what the others leave.
+        others = sum(len(orjson.dumps(k)) + 1 + n for k, n in sizes.items())
+        sizes[kind] = (timestamp - 2) - others - (len(orjson.dumps(kind)) + 1) - len(sizes)
+    spans = []
+    at = 1  # after "{"
+    for k in sorted(sizes):  # (orjson's order: code points)
+        start = at + len(orjson.dumps(k)) + 1
+        spans.append((k, start, start + sizes[k]))
+        at = start + sizes[k] + 1  # the comma
+    if at != timestamp:
+        return None
+    spans.append(("timestamp", timestamp + len(b'"timestamp":'), len(line) - 2))
+    for k, start, end in spans:  # (checked: each value sits after its key and colon, before a comma or the end)
+        key = orjson.dumps(k) + b":"
+        if line[start - len(key):start] != key or line[end] not in (0x2C, 0x7D):
+            return None
+    return tuple(spans)

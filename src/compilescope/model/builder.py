@@ -21,6 +21,8 @@ class TraceBuilder:
         self.rank_seen = False  # an envelope of this rank was read (see ingest.reader)
         self.store = PayloadStore()
         self.raw = Spool()  # raw.jsonl lines
+        self.raw_lines = 0
+        self.raw_spans: dict[int, tuple[tuple[str, int, int], ...]] = {}  # long raw lines: Trace.raw_spans
         self.stats = IngestStats()
         self.compiles: dict[CompileId | None, Compile] = {}
         self.string_table: dict[int, str] = {}  # per log, never shared between files
@@ -199,6 +201,7 @@ class TraceBuilder:
             unknown_events=self.unknown_events,
             unknown_stacks=self.unknown_stacks,
             raw=self.raw,
+            raw_spans=self.raw_spans,
             year=self.year,
             pid=self.pid,
             next_number=self._number,

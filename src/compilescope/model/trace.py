@@ -228,6 +228,9 @@ class Trace:
     rank_seen: bool = False  # some envelope carried `rank` equal to the rank read
     export_events: list[ExportEvent] = field(default_factory=list)  # torch.export diagnostics, in log order
     dump_pages: dict[str, str] = field(default_factory=dict)  # dumped source name -> its page's file name (dump_file/)
+    # A long raw.jsonl line (index) -> (key, first byte, end byte) of each of its top-level values, so that it
+    # is written without being parsed whole (render/json.py). Not saved (compare=False): a loaded trace parses.
+    raw_spans: dict[int, tuple[tuple[str, int, int], ...]] = field(default_factory=dict, compare=False, repr=False)
 
     def payload_text(self, ref: PayloadRef | None) -> str:
         return "" if ref is None else self.store.get(ref)

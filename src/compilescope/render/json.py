@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from typing import Iterator
 
 import orjson
@@ -60,36 +59,16 @@ def payload_url(trace: Trace, options: ReportOptions, md5: str) -> str:
     return payload_file(md5)
 
 
-# A raw.jsonl line this long is not parsed whole: orjson needs ~13x a line as scratch to read it and ~11x to
-# write it again (a real 0.84 MB compilation_metrics line: 10.9 and 9.1 MB), far more than the payloads.
-BIG_LINE = 128 << 10
 _READ_KEYS = frozenset({"has_payload", PAYLOAD_KEY, "artifact_number", "timestamp"})  # what raw_jsonl reads
-_SCAN = json.JSONDecoder().raw_decode  # (json's C scanner: one value at an index, and where it ends)
 
 
-def _big_line(line: bytes) -> dict:
+def _spanned_line(line: bytes, spans: tuple[tuple[str, int, int], ...]) -> dict:
     """orjson.loads(line), with each top-level value raw_jsonl does not read kept as its JSON text (written
-    back verbatim by orjson.Fragment: the line is orjson's own output, so these are the same bytes)."""
-    text = line.decode("utf-8")
-    doc: dict = {}
-    try:
-        i = 1
-        if text[0] != "{" or text[1] == "}":
-            return orjson.loads(line)
-        while True:
-            key, i = _SCAN(text, i)
-            if text[i] != ":":
-                return orjson.loads(line)
-            value, end = _SCAN(text, i + 1)
-            doc[key] = value if key in _READ_KEYS else orjson.Fragment(text[i + 1:end])
-            del value
-            if text[end] == "}":
-                return doc
-            if text[end] != ",":
-                return orjson.loads(line)
-            i = end + 1
-    except (StopIteration, IndexError, ValueError):  # not one compact object: read it whole
-        return orjson.loads(line)
+    back verbatim by orjson.Fragment: the same bytes), from where the reader found them (Trace.raw_spans):
+    orjson takes ~13x a line as scratch to read it and ~11x to write it (a real 0.84 MB compilation_metrics
+    line: 10.9 and 9.1 MB)."""
+    return {k: orjson.loads(line[start:end]) if k in _READ_KEYS else orjson.Fragment(line[start:end])
+            for k, start, end in spans}
 
 
 def raw_jsonl(trace: Trace, options: ReportOptions) -> Iterator[bytes]:
@@ -106,9 +85,10 @@ def raw_jsonl(trace: Trace, options: ReportOptions) -> Iterator[bytes]:
     table = [trace.string_table.get(i) for i in range(max(trace.string_table, default=-1) + 1)]
     yield orjson.dumps({"string_table": table}) + b"\n"
     year = f"{trace.year:04d}-" if trace.year else "0000-"
-    for line in trace.raw.lines():
+    spans = trace.raw_spans
+    for index, line in enumerate(trace.raw.lines()):
         # Parsed, not searched as bytes: the log's own metadata may hold keys named like ours.
-        doc = orjson.loads(line) if len(line) < BIG_LINE else _big_line(line)
+        doc = orjson.loads(line) if index not in spans else _spanned_line(line, spans[index])
         doc["timestamp"] = year + str(doc.get("timestamp", ""))
         md5 = doc.get("has_payload")
         md5 = doc.pop(PAYLOAD_KEY, None) or (md5 if isinstance(md5, str) and md5 else None)
