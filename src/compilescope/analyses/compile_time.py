@@ -74,9 +74,13 @@ def phase_of(name: str) -> str | None:
     return None
 
 
-@dataclass(slots=True)  # (kept by the thousand: a row has a segment per phase change)
+@dataclass
 class Segment:
     """One phase's span within a timeline row."""
+
+    # Kept by the thousand (a row has a segment per phase change). Declared here, not by slots=True, which
+    # makes the class a second time at import (start-up).
+    __slots__ = ("phase", "start_s", "duration_s")
 
     phase: str
     start_s: float  # since the row started
@@ -86,7 +90,7 @@ class Segment:
         return {"phase": self.phase, "start_s": round(self.start_s, 6), "duration_s": round(self.duration_s, 6)}
 
 
-@dataclass(slots=True)
+@dataclass
 class TimelineRow:
     """One outermost compile event (a compilation or its backward) on the timeline, split into phases."""
 

@@ -12,7 +12,8 @@ from .. import location
 from ..errors import CompilescopeError
 from ..model.builder import TraceBuilder
 from ..model.payloads import PAYLOAD_KEY, PayloadBudget, payload_key
-from ..model.trace import Trace
+from ..model import trace as trace_model
+from ..model.trace import RawSpans, Trace
 from ..wording import count
 from .envelope import EnvelopeError, decode_envelope
 from .handlers import KNOWN_KINDS, handler_for
@@ -34,7 +35,6 @@ _EXPORT_KINDS = frozenset({"exported_program", "propagate_real_tensors_provenanc
 _EXPORT_FILES = ("torch/export/", "torch/_export/", "torch/_dynamo/functional_export.py")
 # Kinds left out of raw.jsonl (tlparse does the same): the string table is written once, up front.
 RAW_EXCLUDED = frozenset({"str", "chromium_event"})
-LONG_RAW_LINE = 128 << 10  # a raw.jsonl line this long has its top-level spans kept (Trace.raw_spans)
 _RAW_DROPPED = frozenset({"artifact_number", "timestamp", "payload_filename", PAYLOAD_KEY})
 
 
@@ -326,15 +326,12 @@ def _write_raw(b: TraceBuilder, env, artifact, key: str | None) -> None:
         doc["artifact_number"] = artifact.number
     line = orjson.dumps(doc, option=orjson.OPT_SORT_KEYS)  # (never {}: it has lineno, pathname, pid, log_lineno)
     line = b'%s,"timestamp":"%02d-%02dT%s.%06dZ"}\n' % (line[:-1], glog.month, glog.day, glog.time.encode(), glog.micros)
-    if len(line) >= LONG_RAW_LINE:
-        spans = _top_level_spans(doc, env.kind, line)
-        if spans is not None:
-            b.raw_spans[b.raw_lines] = spans
+    if len(line) >= trace_model.LONG_RAW_LINE:
+        b.raw_spans.append(_top_level_spans(doc, env.kind, line))
     b.raw.write(line)
-    b.raw_lines += 1
 
 
-def _top_level_spans(doc: dict, kind: str, line: bytes) -> tuple[tuple[str, int, int], ...] | None:
+def _top_level_spans(doc: dict, kind: str, line: bytes) -> RawSpans | None:
     """Where each top-level value of a raw.jsonl line is (its key, first and end byte), so that the renderer
     need not parse a long line whole (orjson takes ~13x a line as scratch to read it): each value but the
     record's metadata is serialized again to measure it (they are small), the metadata fills the rest."""

@@ -8,7 +8,7 @@ from .dump_pages import settle_dump_pages
 from .ids import CompileId
 from .payloads import JsonLines, PayloadBuffer, PayloadRef, PayloadStore, Spool
 from .stats import IngestStats
-from .trace import Artifact, Compile, ExportEvent, Frame, Trace, UnknownEvent
+from .trace import Artifact, Compile, ExportEvent, Frame, RawSpans, Trace, UnknownEvent
 
 
 SHARED_TEXT_MIN = 256  # characters: a metric string this long is kept once per distinct value
@@ -21,8 +21,7 @@ class TraceBuilder:
         self.rank_seen = False  # an envelope of this rank was read (see ingest.reader)
         self.store = PayloadStore()
         self.raw = Spool()  # raw.jsonl lines
-        self.raw_lines = 0
-        self.raw_spans: dict[int, tuple[tuple[str, int, int], ...]] = {}  # long raw lines: Trace.raw_spans
+        self.raw_spans: list[RawSpans | None] = []  # long raw lines' top-level values (Trace.raw_spans)
         self.stats = IngestStats()
         self.compiles: dict[CompileId | None, Compile] = {}
         self.string_table: dict[int, str] = {}  # per log, never shared between files
@@ -38,7 +37,7 @@ class TraceBuilder:
         self.pid: int | None = None
         self._number = 0
         self._last: Artifact | None = None
-        self._shared_texts: dict[str, str] = {}  # long metric strings, one object per distinct value
+        self._shared_texts: dict[str, str] = {}  # metric name -> its last long string value (share_long_texts)
         self._shared_frames: dict[tuple, dict[str, Any]] = {}  # frames_json's frames, one dict per distinct frame
 
     # -- compiles and artifacts ------------------------------------------------
@@ -93,14 +92,20 @@ class TraceBuilder:
     # -- shared state ------------------------------------------------------------
 
     def share_long_texts(self, metrics: dict[str, Any]) -> dict[str, Any]:
-        """metrics with each long string value replaced by the one kept object equal to it.
+        """metrics with each long string value that equals the last one of its metric replaced by that object.
 
         Every compilation_metrics record repeats the run's configs (inductor_config alone is ~22 KB),
         and the model keeps each record's metrics: without this the trace grows by them per compile."""
-        shared = self._shared_texts
+        last = self._shared_texts
         for key, value in metrics.items():
             if type(value) is str and len(value) >= SHARED_TEXT_MIN:
-                metrics[key] = shared.setdefault(value, value)
+                # Compared with the last value of the same metric (a memcmp), not hashed: the configs repeat
+                # from compile to compile, and the long values that do not (graph_node_shapes) cost no hash.
+                kept = last.get(key)
+                if kept == value:
+                    metrics[key] = kept
+                else:
+                    last[key] = value
         return metrics
 
     def intern(self, index: int, text: str) -> None:

@@ -6,7 +6,8 @@ from typing import Iterator
 
 import orjson
 
-from ..model.trace import LINK, TEXT, JSON, Artifact, Compile, Trace
+from ..model import trace as trace_model
+from ..model.trace import LINK, TEXT, JSON, Artifact, Compile, RawSpans, Trace
 from ..model.payloads import PAYLOAD_KEY
 from .options import ReportOptions, artifact_url, payload_file, readable_url
 
@@ -62,7 +63,7 @@ def payload_url(trace: Trace, options: ReportOptions, md5: str) -> str:
 _READ_KEYS = frozenset({"has_payload", PAYLOAD_KEY, "artifact_number", "timestamp"})  # what raw_jsonl reads
 
 
-def _spanned_line(line: bytes, spans: tuple[tuple[str, int, int], ...]) -> dict:
+def _spanned_line(line: bytes, spans: RawSpans) -> dict:
     """orjson.loads(line), with each top-level value raw_jsonl does not read kept as its JSON text (written
     back verbatim by orjson.Fragment: the same bytes), from where the reader found them (Trace.raw_spans):
     orjson takes ~13x a line as scratch to read it and ~11x to write it (a real 0.84 MB compilation_metrics
@@ -85,10 +86,11 @@ def raw_jsonl(trace: Trace, options: ReportOptions) -> Iterator[bytes]:
     table = [trace.string_table.get(i) for i in range(max(trace.string_table, default=-1) + 1)]
     yield orjson.dumps({"string_table": table}) + b"\n"
     year = f"{trace.year:04d}-" if trace.year else "0000-"
-    spans = trace.raw_spans
-    for index, line in enumerate(trace.raw.lines()):
+    long_line, spans = trace_model.LONG_RAW_LINE, iter(trace.raw_spans)
+    for line in trace.raw.lines():
         # Parsed, not searched as bytes: the log's own metadata may hold keys named like ours.
-        doc = orjson.loads(line) if index not in spans else _spanned_line(line, spans[index])
+        found = next(spans, None) if len(line) >= long_line else None
+        doc = orjson.loads(line) if found is None else _spanned_line(line, found)
         doc["timestamp"] = year + str(doc.get("timestamp", ""))
         md5 = doc.get("has_payload")
         md5 = doc.pop(PAYLOAD_KEY, None) or (md5 if isinstance(md5, str) and md5 else None)
