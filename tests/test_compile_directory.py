@@ -78,14 +78,19 @@ def test_it_is_built_while_it_is_written(monkeypatch):
 
     monkeypatch.setattr(json_renderer, "_directory_artifact", counted)
     monkeypatch.setattr(json_renderer, "DIRECTORY_CHUNK", 512)
+    monkeypatch.setattr(json_renderer, "DIRECTORY_BATCH", 2)
     with read_trace(str(torch213("provenance.log"))) as trace:
         content = directory_file(trace)
         total = sum(len(c.artifacts) for c in trace.compiles.values())
         assert not isinstance(content, (str, bytes)) and made == []  # nothing of it made before it is written
         progress, sizes = [], []
+        chunks = []
         for chunk in content:
             progress.append(len(made))
             sizes.append(len(chunk))
+            chunks.append(chunk)
+    data = b"".join(chunks)  # (batches of 2 artifacts joined: still the whole document's bytes)
+    assert data == orjson.dumps(orjson.loads(data), option=TLPARSE_FORMAT)
     assert total > 20 and len(made) == total
     assert progress[0] < total / 4 and len(set(progress)) > 4, progress  # chunks come out as artifacts are made
     assert max(sizes) < sum(sizes) / 4, sizes

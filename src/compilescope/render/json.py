@@ -13,14 +13,16 @@ from .options import ReportOptions, artifact_url, payload_file, readable_url
 
 
 DIRECTORY_CHUNK = 256 << 10  # bytes of compile_directory.json handed to the writer at a time
+DIRECTORY_BATCH = 256  # artifacts made into dicts and written by one orjson call
 _JSON_OPTIONS = orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS
-_ARTIFACT_INDENT = b"\n      "  # an artifact object sits at depth 3: {key: {"artifacts": [{...}]}}
+_ARTIFACT_INDENT = b"\n    "  # an artifact list sits at depth 2: {key: {"artifacts": [{...}]}}
+_LIST_END = b"\n]".replace(b"\n", _ARTIFACT_INDENT)
 
 
 def compile_directory_json(trace: Trace, options: ReportOptions) -> Iterator[bytes]:
     """compile_directory.json in tlparse's format, in chunks: the bytes orjson writes for the whole
-    document (OPT_INDENT_2 | OPT_SORT_KEYS), built an artifact at a time, never as one dict of every
-    artifact of the log (it grows with the log)."""
+    document (OPT_INDENT_2 | OPT_SORT_KEYS), built DIRECTORY_BATCH artifacts at a time, never as one dict of
+    every artifact of the log (it grows with the log)."""
     entries: dict[str, Compile] = {}
     for entry in trace.sorted_compiles():
         entries[entry.key] = entry  # two compiles named alike ("[-/-]"): the later one's artifacts, as a dict keeps
@@ -32,10 +34,12 @@ def compile_directory_json(trace: Trace, options: ReportOptions) -> Iterator[byt
     for n, key in enumerate(sorted(entries)):  # (code point order: orjson's sort of str keys)
         artifacts = entries[key].artifacts
         parts.append(b'%s\n  %s: {\n    "artifacts": %s' % (b"," if n else b"", orjson.dumps(key), b"[" if artifacts else b"[]"))
-        for i, a in enumerate(artifacts):
-            item = orjson.dumps(_directory_artifact(a, options), option=_JSON_OPTIONS).replace(b"\n", _ARTIFACT_INDENT)
-            parts.append(b"%s\n      %s" % (b"," if i else b"", item))
-            size += len(item)
+        for first in range(0, len(artifacts), DIRECTORY_BATCH):
+            batch = [_directory_artifact(a, options) for a in artifacts[first:first + DIRECTORY_BATCH]]
+            # "[\n  {...},\n  {...}\n]" indented to its depth, without its brackets: the list's items.
+            items = orjson.dumps(batch, option=_JSON_OPTIONS).replace(b"\n", _ARTIFACT_INDENT)[1:-len(_LIST_END)]
+            parts.append(b"," + items if first else items)
+            size += len(items)
             if size >= DIRECTORY_CHUNK:
                 yield b"".join(parts)
                 parts, size = [], 0
