@@ -69,9 +69,9 @@ def test_restarted_attempt_is_a_break_not_missing_metrics():
     assert statuses == {"[0/0]": "break", "[0/0_1]": "break", "[1/0]": "break", "[1/0_1]": "break", "[2/0]": "ok"}
 
 
-def test_each_compiles_long_metric_strings_are_kept_once_per_distinct_value(tmp_path):
+def test_config_dumps_repeated_by_each_compile_are_kept_once(tmp_path):
     # Every compilation_metrics repeats the run's configs (inductor_config is ~22 KB on real logs): the model
-    # keeps one object per distinct long value, so the loaded trace does not grow by a config per compile.
+    # keeps one object while the value repeats, so the loaded trace does not grow by a config per compile.
     config = json.dumps({f"option_{i}": i for i in range(100)})
     log = tmp_path / "t.log"
     log.write_text("".join(

@@ -11,7 +11,7 @@ from .stats import IngestStats
 from .trace import Artifact, Compile, ExportEvent, Frame, RawSpans, Trace, UnknownEvent
 
 
-SHARED_TEXT_MIN = 256  # characters: a metric string this long is kept once per distinct value
+SHARED_METRICS = ("inductor_config", "dynamo_config", "compiler_config")  # config dumps every record repeats
 
 
 class TraceBuilder:
@@ -92,15 +92,16 @@ class TraceBuilder:
     # -- shared state ------------------------------------------------------------
 
     def share_long_texts(self, metrics: dict[str, Any]) -> dict[str, Any]:
-        """metrics with each long string value that equals the last one of its metric replaced by that object.
+        """metrics with each config dump that equals the last one of its name replaced by that object.
 
-        Every compilation_metrics record repeats the run's configs (inductor_config alone is ~22 KB),
-        and the model keeps each record's metrics: without this the trace grows by them per compile."""
+        Every compilation_metrics record repeats the run's configs (inductor_config alone is ~22 KB), and the
+        model keeps each record's metrics: without this the trace grows by them per compile. Compared with
+        the last value (a memcmp), not hashed, and only these names are looked at: the record's other long
+        values (graph_node_shapes, stacks) differ from compile to compile."""
         last = self._shared_texts
-        for key, value in metrics.items():
-            if type(value) is str and len(value) >= SHARED_TEXT_MIN:
-                # Compared with the last value of the same metric (a memcmp), not hashed: the configs repeat
-                # from compile to compile, and the long values that do not (graph_node_shapes) cost no hash.
+        for key in SHARED_METRICS:
+            value = metrics.get(key)
+            if type(value) is str:
                 kept = last.get(key)
                 if kept == value:
                     metrics[key] = kept
