@@ -67,3 +67,44 @@ def test_restarted_attempt_is_a_break_not_missing_metrics():
     with read_trace(str(peer("comp_metrics.log"))) as trace:
         statuses = {str(k): v for k, v in analyze(trace).statuses.items()}
     assert statuses == {"[0/0]": "break", "[0/0_1]": "break", "[1/0]": "break", "[1/0_1]": "break", "[2/0]": "ok"}
+
+
+def test_config_dumps_repeated_by_each_compile_are_kept_once(tmp_path):
+    # Every compilation_metrics repeats the run's configs (inductor_config is ~22 KB on real logs): the model
+    # keeps one object while the value repeats, so the loaded trace does not grow by a config per compile.
+    config = json.dumps({f"option_{i}": i for i in range(100)})
+    log = tmp_path / "t.log"
+    log.write_text("".join(
+        envelope({"compilation_metrics": {"inductor_config": config, "dynamo_config": config + " ",
+                                          "graph_node_shapes": f"short {frame}"}, **cid(frame)})
+        + envelope({"compilation_metrics_runtime": {"inductor_config": config}, **cid(frame)})
+        for frame in range(3)))
+    with read_trace(str(log)) as trace:
+        metrics = [c.metrics for c in trace.compiles.values()]
+        runtime = [r for c in trace.compiles.values() for r in c.runtime_metrics]
+        assert len(metrics) == 3 and len(runtime) == 3
+        configs = {id(m["inductor_config"]) for m in metrics} | {id(r["inductor_config"]) for r in runtime}
+        assert len(configs) == 1 and metrics[0]["inductor_config"] == config  # one object, the logged text
+        assert len({id(m["dynamo_config"]) for m in metrics}) == 1 and metrics[1]["dynamo_config"] == config + " "
+        assert [m["graph_node_shapes"] for m in metrics] == ["short 0", "short 1", "short 2"]
+
+
+def test_guard_stacks_share_their_frames_and_keep_them_as_logged(tmp_path):
+    # Every guard's stacks are kept and repeat the same few frames: one dict per distinct frame. A frame
+    # whose line is logged as `true` stays distinct from line 1 (equal as Python values, not as JSON).
+    stack = [{"filename": 0, "line": 10, "name": "main"}, {"filename": 0, "line": 12, "name": "f", "loc": "y = x * 2"}]
+    log = tmp_path / "t.log"
+    log.write_text(
+        envelope({"str": ["/home/u/train.py", 0]})
+        + "".join(envelope({"guard_added_fast": {"expr": f"s{i} > 1", "stack": stack, "user_stack": stack}, **cid(0)})
+                  for i in range(3))
+        + envelope({"guard_added_fast": {"expr": "odd", "stack": [{"filename": 0, "line": True, "name": "main"},
+                                                                  {"filename": 0, "line": 1, "name": "main"}]}, **cid(0)}))
+    with read_trace(str(log)) as trace:
+        guards = trace.compiles[next(iter(trace.compiles))].guards_added
+    assert guards[0]["stack"] == [{"filename": "/home/u/train.py", "line": 10, "name": "main"},
+                                  {"filename": "/home/u/train.py", "line": 12, "name": "f", "loc": "y = x * 2"}]
+    frames = [f for g in guards[:3] for key in ("stack", "user_stack") for f in g[key]]
+    assert len(frames) == 12 and len({id(f) for f in frames}) == 2
+    odd = guards[3]["stack"]
+    assert [f["line"] for f in odd] == [True, 1] and odd[0]["line"] is True and odd[1] is not odd[0]

@@ -5,10 +5,12 @@ from __future__ import annotations
 import json
 
 from compilescope.analyses.provenance import (
-    code_lines, infer_kernel_nodes, kernel_lines, kernel_traces, node_lines, parse_stack_trace, text_lines,
+    analyze_provenance, code_lines, infer_kernel_nodes, kernel_lines, kernel_traces, node_lines, parse_stack_trace, text_lines,
 )
+from compilescope.ingest.reader import read_trace
 from compilescope.render.html.provenance import json_island
 
+from ..conftest import torch213
 from .helpers import POST_GRAD, our_line_mappings, provenance_log, python_code
 
 
@@ -58,6 +60,14 @@ def test_stack_traces_in_every_logged_format():
     assert kernel_traces("not json") == [] and kernel_traces("[1]") == []
 
 
+def test_kernels_sharing_a_stack_share_its_text_and_frames():
+    # The kernels of one graph mostly share stacks, and the results keep every kernel's: one object per text.
+    stack = '  File "/a/b.py", line 81, in forward\n    x = self.sigmoid(x)\n'
+    kernels = kernel_traces(json.dumps({"k:1": [stack], "k:2": [stack], "j:3": [stack, "other"]}))
+    assert [k.traces for k in kernels] == [[stack.rstrip("\n")]] * 2 + [[stack.rstrip("\n"), "other"]]
+    assert len({id(k.traces[0]) for k in kernels}) == 1 and len({id(k.frames[0]) for k in kernels}) == 1
+
+
 def test_inferred_nodes_prefer_the_op_the_kernel_is_named_after():
     post = text_lines(POST_GRAD)
     (k,) = kernel_traces(json.dumps({"cpp_fused_relu_0:1": ['  File "/home/me/prog.py", line 7, in forward\n    y = x.relu()\n']}))
@@ -89,3 +99,18 @@ def test_kernel_trace_entries_that_are_not_text_do_not_crash():
         inner = inner[0]
     assert _as_text({"file": "x.py"}) == '{"file":"x.py"}'
     assert _as_text(deep).startswith("[[[")
+
+
+def test_lines_mapping_to_the_same_lines_share_one_list():
+    # The maps are kept for every compile of the log: equal target lists are one object (per map).
+    with read_trace(str(torch213("provenance.log"))) as trace:
+        found = analyze_provenance(trace)
+    repeated = 0
+    for cp in found.compiles.values():
+        for section in cp.sections:
+            for name in ("preToPost", "postToPre", "postToPyCode", "postToCppCode"):
+                by_value: dict[tuple, int] = {}
+                for targets in section.mappings[name].values():
+                    repeated += tuple(targets) in by_value
+                    assert by_value.setdefault(tuple(targets), id(targets)) == id(targets), name
+    assert repeated > 0

@@ -14,6 +14,8 @@ from pathlib import Path
 
 import pytest
 
+from compilescope.analyses import sources
+from compilescope.analyses.provenance import analyze_provenance
 from compilescope.analyses.sources import analyze_sources, is_user_source
 from compilescope.ingest.reader import read_trace
 
@@ -198,3 +200,29 @@ def test_hostile_quotes_are_escaped_and_other_files_never_read(tmp_path):
     assert "<script>alert(1)" not in page and "&lt;script&gt;alert(1)&lt;/script&gt;" in page
     assert not any("root:" in t for t in f["text"].values())
     assert all(p.resolve().is_relative_to(out.resolve()) for p in out.rglob("*"))
+
+
+def test_installed_guards_are_read_one_payload_at_a_time(monkeypatch):
+    """Each compile's guards text (tens of KB on real logs) is read when it is parsed, never all of them at
+    once: memory stays bounded by the largest payload, not by the number of compiles."""
+    alive, most = [0], [0]
+
+    class Held(str):
+        def __del__(self):
+            alive[0] -= 1
+
+    with read_trace(str(torch213("recompiles.log"))) as trace:
+        guards = {id(a.payload) for c in trace.compiles.values() for a in c.artifacts if a.name == sources.GUARDS_ARTIFACT}
+        read = trace.payload_text
+
+        def counted(ref):
+            if id(ref) not in guards:
+                return read(ref)
+            alive[0] += 1
+            most[0] = max(most[0], alive[0])
+            return Held(read(ref))
+
+        monkeypatch.setattr(trace, "payload_text", counted)
+        found = sources.analyze_sources(trace, provenance=analyze_provenance(trace))
+    assert len(guards) >= 3 and most[0] == 1
+    assert any(g.get("installed") for f in found.files for n in f.notes.values() for g in n.guards)

@@ -78,6 +78,10 @@ def phase_of(name: str) -> str | None:
 class Segment:
     """One phase's span within a timeline row."""
 
+    # Kept by the thousand (a row has a segment per phase change). Declared here, not by slots=True, which
+    # makes the class a second time at import (start-up).
+    __slots__ = ("phase", "start_s", "duration_s")
+
     phase: str
     start_s: float  # since the row started
     duration_s: float

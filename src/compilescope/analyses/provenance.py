@@ -205,11 +205,12 @@ def _kernel_call_lines(lines: list[str], start: int, kernel: str, python: bool,
 
 def _names_to_lines(mapping: dict, source: dict[str, int], target: dict[str, int]) -> LineMap:
     result: LineMap = {}
+    shared: dict[tuple[int, ...], list[int]] = {}  # lines mapping to the same lines share one list (kept per compile)
     for name in sorted(mapping):  # tlparse reads the JSON into a sorted map; later names win a shared line
         line = source.get(name)
         targets = [target[t] for t in _names(mapping[name]) if t in target]
         if line is not None and targets:
-            result[line] = targets
+            result[line] = shared.setdefault(tuple(targets), targets)
     return result
 
 
@@ -225,10 +226,11 @@ def _kernels_to_post(mapping: dict, kernels: dict[str, list[int]], post: dict[st
 
 def _post_to_kernels(mapping: dict, post: dict[str, int], kernels: dict[str, list[int]]) -> LineMap:
     result: LineMap = {}
+    shared: dict[tuple[int, ...], list[int]] = {}  # as in _names_to_lines
     for node in sorted(mapping):
         targets = [line for k in _names(mapping[node]) for line in kernels.get(k, ())]
         if node in post and targets:
-            result[post[node]] = targets
+            result[post[node]] = shared.setdefault(tuple(targets), targets)
     return result
 
 
@@ -353,11 +355,14 @@ def kernel_traces(text: str) -> list[KernelTrace]:
         return []
     result = []
     parsed: dict[str, list[UserLine]] = {}  # kernels of one graph share most stacks: parse each text once
+    texts: dict[str, str] = {}
     for name in sorted(data, key=_call_order):
         value = data[name]
         raw = value if isinstance(value, list) else [value]
         # Some torch versions log the newlines escaped (a literal backslash-n).
         traces = [_as_text(t).replace("\\n", "\n").rstrip("\n") for t in raw]
+        # Each distinct text kept once (as its frames are): the result holds every kernel's traces.
+        traces = [texts.setdefault(t, t) for t in traces]
         kernel, _, handle = name.rpartition(":") if ":" in name else (name, "", "")
         frames = [parsed[t] if t in parsed else parsed.setdefault(t, parse_stack_trace(t)) for t in traces]
         result.append(KernelTrace(name, kernel, handle or None, traces, frames))

@@ -24,6 +24,7 @@ from typing import Any
 from ..lazy_regex import lazy_compile
 from ..model.names import safe_stem
 from ..model.trace import Compile, Trace
+from ..model.payloads import PayloadRef
 from .dynamic_shapes import DynamicShapes, dynamic_shapes
 from .graph_breaks import ARTIFACT as GRAPH_BREAK_ARTIFACT, GraphBreaks, compilation_key, parse_reason
 from .provenance import Provenance, analyze_provenance
@@ -337,7 +338,7 @@ def analyze_sources(trace: Trace, provenance: Provenance | None = None, shapes: 
             return None
         return notes.setdefault(path, {}).setdefault(line, LineNotes())
 
-    guard_sites: list[tuple[str, str]] = []  # (compile id, guards text)
+    guard_sites: list[tuple[str, PayloadRef]] = []  # (compile id, guards payload: read one at a time, below)
     for entry in trace.sorted_compiles():
         key = compilation_key(entry.compile_id)
         frame = _compiled_frame(entry)
@@ -356,7 +357,7 @@ def analyze_sources(trace: Trace, provenance: Provenance | None = None, shapes: 
                         names = n.graphs.setdefault(key, [])
                         names.extend(x for x in node_site.nodes if x not in names)
             elif artifact.name == GUARDS_ARTIFACT and artifact.payload is not None:
-                guard_sites.append((key, trace.payload_text(artifact.payload)))
+                guard_sites.append((key, artifact.payload))
 
     sites = graph_break_sites(trace, quotes)
     resume_by_frame = _resume_frames(trace)
@@ -394,8 +395,8 @@ def analyze_sources(trace: Trace, provenance: Provenance | None = None, shapes: 
     installed: set[tuple[str, int, str, str]] = set()
     # Recompiles install mostly the same guards again: each distinct guard line is parsed once.
     parsed: dict[str, tuple[str, str, int] | None] = {}
-    for key, guards_text in guard_sites:
-        for raw in guards_text.splitlines():
+    for key, guards_payload in guard_sites:
+        for raw in trace.payload_text(guards_payload).splitlines():
             if raw in parsed:
                 found_guard = parsed[raw]
             else:

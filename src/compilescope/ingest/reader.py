@@ -12,7 +12,8 @@ from .. import location
 from ..errors import CompilescopeError
 from ..model.builder import TraceBuilder
 from ..model.payloads import PAYLOAD_KEY, PayloadBudget, payload_key
-from ..model.trace import Trace
+from ..model import trace as trace_model
+from ..model.trace import RawSpans, Trace
 from ..wording import count
 from .envelope import EnvelopeError, decode_envelope
 from .handlers import KNOWN_KINDS, handler_for
@@ -214,7 +215,6 @@ def _unusable_message(path: str, trace: Trace) -> str:
 
 def _ingest(record: RawRecord, b: TraceBuilder) -> None:
     stats = b.stats
-    raw = b.raw
     if record.problem is not None:
         if record.problem == "read_error":  # not a record: where reading stopped
             stats.problem(record.lineno, "read_error", record.detail or "read error")
@@ -274,7 +274,7 @@ def _ingest(record: RawRecord, b: TraceBuilder) -> None:
             stats.problem(env.lineno, "md5_mismatch", f"{env.kind} (a kind this version does not know): "
                                                       "payload does not match its md5 (kept anyway)")
         b.keep_unknown(env.lineno, env.kind, env.compile_id, env.metadata, env.payload_buffer, key)
-        _write_raw(raw, env, None, key)
+        _write_raw(b, env, None, key)
         return
 
     if env.compile_id is None and env.kind in COMPILE_SCOPED_KINDS and not _written_outside_compilation(env, b):
@@ -303,10 +303,10 @@ def _ingest(record: RawRecord, b: TraceBuilder) -> None:
     if env.payload_buffer is not None and not claimed:
         b.keep_unclaimed(key if key is not None else str(env.obj.get("has_payload", "")), env.payload_buffer)
     if env.kind not in RAW_EXCLUDED:
-        _write_raw(raw, env, new_artifact, key)
+        _write_raw(b, env, new_artifact, key)
 
 
-def _write_raw(raw, env, artifact, key: str | None) -> None:
+def _write_raw(b: TraceBuilder, env, artifact, key: str | None) -> None:
     """One raw.jsonl line: the envelope plus where it came from.
 
     The timestamp is written last and without its year; the year is known only
@@ -325,4 +325,36 @@ def _write_raw(raw, env, artifact, key: str | None) -> None:
     if artifact is not None:
         doc["artifact_number"] = artifact.number
     line = orjson.dumps(doc, option=orjson.OPT_SORT_KEYS)  # (never {}: it has lineno, pathname, pid, log_lineno)
-    raw.write(b'%s,"timestamp":"%02d-%02dT%s.%06dZ"}\n' % (line[:-1], glog.month, glog.day, glog.time.encode(), glog.micros))
+    line = b'%s,"timestamp":"%02d-%02dT%s.%06dZ"}\n' % (line[:-1], glog.month, glog.day, glog.time.encode(), glog.micros)
+    if len(line) >= trace_model.LONG_RAW_LINE:
+        b.raw_spans.append(_top_level_spans(doc, env.kind, line))
+    b.raw.write(line)
+
+
+def _top_level_spans(doc: dict, kind: str, line: bytes) -> RawSpans | None:
+    """Where each top-level value of a raw.jsonl line is (its key, first and end byte), so that the renderer
+    need not parse a long line whole (orjson takes ~13x a line as scratch to read it): each value but the
+    record's metadata is serialized again to measure it (they are small), the metadata fills the rest."""
+    sizes: dict[str, int] = {}
+    for k, v in doc.items():
+        if k != kind:
+            sizes[k] = len(orjson.dumps(v, option=orjson.OPT_SORT_KEYS))
+    timestamp = line.rindex(b',"timestamp":') + 1
+    if kind in doc:
+        # "{", the pairs with a comma between each, then ',"timestamp"': the metadata is what the others leave.
+        others = sum(len(orjson.dumps(k)) + 1 + n for k, n in sizes.items())
+        sizes[kind] = (timestamp - 2) - others - (len(orjson.dumps(kind)) + 1) - len(sizes)
+    spans = []
+    at = 1  # after "{"
+    for k in sorted(sizes):  # (orjson's order: code points)
+        start = at + len(orjson.dumps(k)) + 1
+        spans.append((k, start, start + sizes[k]))
+        at = start + sizes[k] + 1  # the comma
+    if at != timestamp:
+        return None
+    spans.append(("timestamp", timestamp + len(b'"timestamp":'), len(line) - 2))
+    for k, start, end in spans:  # (checked: each value sits after its key and colon, before a comma or the end)
+        key = orjson.dumps(k) + b":"
+        if line[start - len(key):start] != key or line[end] not in (0x2C, 0x7D):
+            return None
+    return tuple(spans)

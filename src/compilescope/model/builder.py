@@ -8,7 +8,10 @@ from .dump_pages import settle_dump_pages
 from .ids import CompileId
 from .payloads import JsonLines, PayloadBuffer, PayloadRef, PayloadStore, Spool
 from .stats import IngestStats
-from .trace import Artifact, Compile, ExportEvent, Frame, Trace, UnknownEvent
+from .trace import Artifact, Compile, ExportEvent, Frame, RawSpans, Trace, UnknownEvent
+
+
+SHARED_METRICS = ("inductor_config", "dynamo_config", "compiler_config")  # config dumps every record repeats
 
 
 class TraceBuilder:
@@ -18,6 +21,7 @@ class TraceBuilder:
         self.rank_seen = False  # an envelope of this rank was read (see ingest.reader)
         self.store = PayloadStore()
         self.raw = Spool()  # raw.jsonl lines
+        self.raw_spans: list[RawSpans | None] = []  # long raw lines' top-level values (Trace.raw_spans)
         self.stats = IngestStats()
         self.compiles: dict[CompileId | None, Compile] = {}
         self.string_table: dict[int, str] = {}  # per log, never shared between files
@@ -33,6 +37,8 @@ class TraceBuilder:
         self.pid: int | None = None
         self._number = 0
         self._last: Artifact | None = None
+        self._shared_texts: dict[str, str] = {}  # metric name -> its last long string value (share_long_texts)
+        self._shared_frames: dict[tuple, dict[str, Any]] = {}  # frames_json's frames, one dict per distinct frame
 
     # -- compiles and artifacts ------------------------------------------------
 
@@ -85,15 +91,37 @@ class TraceBuilder:
 
     # -- shared state ------------------------------------------------------------
 
+    def share_long_texts(self, metrics: dict[str, Any]) -> dict[str, Any]:
+        """metrics with each config dump that equals the last one of its name replaced by that object.
+
+        Every compilation_metrics record repeats the run's configs (inductor_config alone is ~22 KB), and the
+        model keeps each record's metrics: without this the trace grows by them per compile. Compared with
+        the last value (a memcmp), not hashed, and only these names are looked at: the record's other long
+        values (graph_node_shapes, stacks) differ from compile to compile."""
+        last = self._shared_texts
+        for key in SHARED_METRICS:
+            value = metrics.get(key)
+            if type(value) is str:
+                kept = last.get(key)
+                if kept == value:
+                    metrics[key] = kept
+                else:
+                    last[key] = value
+        return metrics
+
     def intern(self, index: int, text: str) -> None:
         self.string_table[index] = text
 
     def frames_json(self, stack: Any) -> list[dict[str, Any]]:
-        """[f.to_json() for f in self.frames(stack)], without making the Frames (guard stacks are long and many)."""
+        """[f.to_json() for f in self.frames(stack)], without making the Frames (guard stacks are long and many).
+
+        Equal frames are one dict: the model keeps every guard's stacks, and they repeat the same few frames
+        (GPT-2: 2,159 frames, 207 distinct)."""
         frames: list[dict[str, Any]] = []
         if not isinstance(stack, list):
             return frames
         table = self.string_table
+        shared = self._shared_frames
         for raw in stack:
             if not isinstance(raw, dict):
                 continue
@@ -101,11 +129,21 @@ class TraceBuilder:
             filename = get("filename")
             if isinstance(filename, int) and not isinstance(filename, bool):
                 filename = table.get(filename, f"<unknown string {filename}>")
+            filename = str(filename)
             line = get("line")
+            if not isinstance(line, int):
+                line = 0
+            name = str(get("name", ""))
             loc = get("loc")
-            d = {"filename": str(filename), "line": line if isinstance(line, int) else 0, "name": str(get("name", ""))}
-            if isinstance(loc, str):
-                d["loc"] = loc
+            if not isinstance(loc, str):
+                loc = None
+            key = (filename, line, type(line), name, loc)  # (type: a logged `true` is kept as true, not as 1)
+            d = shared.get(key)
+            if d is None:
+                d = {"filename": filename, "line": line, "name": name}
+                if loc is not None:
+                    d["loc"] = loc
+                shared[key] = d
             frames.append(d)
         return frames
 
@@ -169,6 +207,7 @@ class TraceBuilder:
             unknown_events=self.unknown_events,
             unknown_stacks=self.unknown_stacks,
             raw=self.raw,
+            raw_spans=self.raw_spans,
             year=self.year,
             pid=self.pid,
             next_number=self._number,

@@ -18,6 +18,9 @@ from .records import dataclass
 
 NO_COMPILE_ID_DIR = "-_-_-_-"  # tlparse's directory for outputs without a compile id
 
+LONG_RAW_LINE = 128 << 10  # a raw.jsonl line this long has its top-level values' places kept (Trace.raw_spans)
+RawSpans = tuple[tuple[str, int, int], ...]
+
 # How an artifact's payload is shown; renderers switch on this.
 TEXT = "text"  # plain text file
 JSON = "json"  # pretty-printed JSON
@@ -228,6 +231,10 @@ class Trace:
     rank_seen: bool = False  # some envelope carried `rank` equal to the rank read
     export_events: list[ExportEvent] = field(default_factory=list)  # torch.export diagnostics, in log order
     dump_pages: dict[str, str] = field(default_factory=dict)  # dumped source name -> its page's file name (dump_file/)
+    # For each raw.jsonl line of LONG_RAW_LINE bytes or more, in order: (key, first byte, end byte) of each of its
+    # top-level values (None: not found), so that it is written without being parsed whole (render/json.py).
+    # Not saved (compare=False): a loaded trace parses its long lines whole.
+    raw_spans: list[RawSpans | None] = field(default_factory=list, compare=False, repr=False)
 
     def payload_text(self, ref: PayloadRef | None) -> str:
         return "" if ref is None else self.store.get(ref)

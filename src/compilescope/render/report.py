@@ -10,7 +10,7 @@ from ..analyses import Results
 from ..model.trace import CODE, DUMP, GUARDS, Trace
 from .content import Content, later
 from .html import render_html
-from .json import chromium_events, compile_directory, raw_jsonl
+from .json import chromium_events, compile_directory_json, raw_jsonl
 from .options import ReportOptions, payload_file
 
 __all__ = ["Content", "ReportRenderer", "payload_file", "report_files"]
@@ -38,10 +38,9 @@ def report_files(trace: Trace, results: Results, options: ReportOptions) -> Iter
 
 def _files(trace: Trace, results: Results, options: ReportOptions) -> Iterator[tuple[str, Content]]:
     yield from render_html(trace, results, options)
-    # Sorted keys, as tlparse writes it (so the two files can be diffed byte for byte).
-    # (later: the content of a file is worked out only by the process that writes it, output.py)
-    yield "compile_directory.json", later(lambda: orjson.dumps(compile_directory(trace, options),
-                                                               option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS))
+    # Sorted keys, as tlparse writes it (so the two files can be diffed byte for byte); streamed: it grows with the log.
+    # (a generator: worked out only by the process that writes it, output.py)
+    yield "compile_directory.json", compile_directory_json(trace, options)
     yield "chromium_events.json", chromium_events(trace)
     yield "sources.json", later(lambda: orjson.dumps(results.sources.to_json(), option=orjson.OPT_INDENT_2))
     yield "raw.jsonl", raw_jsonl(trace, options)

@@ -79,4 +79,4 @@ def _checked(env: Envelope, b: TraceBuilder, metrics: dict) -> dict:
     metrics, bad = without_bad_fields(metrics, METRIC_FIELDS)
     if bad:
         b.stats.problem(env.lineno, "warning", f"{env.kind}: {plural(len(bad), 'field')} of the wrong type dropped: {', '.join(bad)}")
-    return dict(metrics)
+    return b.share_long_texts(dict(metrics))
