@@ -130,3 +130,11 @@ def test_output_code_is_labelled_forward_and_backward(tmp_path):
     report(torch213("cache_cold.log"), out2)
     html = (out2 / "-_0_0_0" / "index.html").read_text()
     assert re.findall(r'inductor_output_code_\w+\.html</a> <span class="badge role">(\w+)</span>', html) == ["inference"]
+
+
+def test_outputs_outside_any_compilation_are_listed_under_tlparses_anchor(tmp_path):
+    # The list's id was once the whole Compile object's repr (every metric of it), not "[-/-]".
+    report(torch213("cache_warm.log"), tmp_path)
+    index = (tmp_path / "index.html").read_text()
+    assert '<ul class="artifacts" id="[-/-]">' in index
+    assert "Compile(" not in index

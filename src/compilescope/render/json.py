@@ -25,7 +25,7 @@ def compile_directory_json(trace: Trace, options: ReportOptions) -> Iterator[byt
     every artifact of the log (it grows with the log)."""
     entries: dict[str, Compile] = {}
     for entry in trace.sorted_compiles():
-        entries[entry.key] = entry  # two compiles named alike ("[-/-]"): the later one's artifacts, as a dict keeps
+        entries[entry.key] = entry  # two compiles named alike (both NO_COMPILE_ID): the later one's artifacts, as a dict keeps
     if not entries:
         yield b"{}"
         return

@@ -177,7 +177,7 @@ def _index(page: _Page) -> Iterator[bytes]:
         runtime=results.runtime,
         trie_tokens=trie_tokens(results.stack_trie),
         unknown_trie_tokens=trie_tokens(results.unknown_stack_trie),
-        no_compile_id=trace.compiles.get(None),
+        outside=trace.compiles.get(None),  # (not no_compile_id: that global is the string that anchors the list)
         dump_files=[(name, dump_file_url(name, trace.dump_pages)) for name in trace.dump_files],
         n_chromium=len(trace.chromium_events),
         unclaimed=len(trace.unclaimed_payloads),
