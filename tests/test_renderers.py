@@ -61,3 +61,11 @@ def test_the_multi_rank_summary_renders_results_not_a_dict():
     files = dict(LandingRenderer.from_results(results, LandingOptions(custom_header_html="<b>x</b>")).render())
     assert "<b>x</b>" in files["index.html"]
     assert orjson.loads(files[SUMMARY_JSON]) == results.to_json()  # the page's JSON is the results' own form
+
+
+@pytest.mark.parametrize("log", ["cache_hit_miss.log", "simple.log"])
+def test_a_report_names_each_file_once(log):
+    # cache_hit_miss.log logs the same output code twice: its payloads/<md5>.txt was written twice, and counted so.
+    with read_trace(str(peer(log))) as trace:
+        names = [name for name, _ in ReportRenderer.from_results(analyze(trace)).render()]
+    assert len(names) == len(set(names))

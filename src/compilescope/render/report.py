@@ -44,13 +44,19 @@ def _files(trace: Trace, results: Results, options: ReportOptions) -> Iterator[t
     yield "chromium_events.json", chromium_events(trace)
     yield "sources.json", later(lambda: orjson.dumps(results.sources.to_json(), option=orjson.OPT_INDENT_2))
     yield "raw.jsonl", raw_jsonl(trace, options)
-    # Payloads not written verbatim as an artifact are kept by md5 (raw.jsonl points at them).
+    # Payloads not written verbatim as an artifact are kept by md5 (raw.jsonl points at them), each once: a payload
+    # logged again (the same code compiled twice) has the same name and the same bytes.
+    kept: set[str] = set()
     for md5, ref in trace.unclaimed_payloads:
-        yield payload_file(md5), trace.payload_chunks(ref)
+        if md5 not in kept:
+            kept.add(md5)
+            yield payload_file(md5), trace.payload_chunks(ref)
     for entry in trace.compiles.values():
         for a in entry.artifacts:
-            if a.display in (CODE, GUARDS, DUMP) and a.md5 and a.payload is not None:
+            if a.display in (CODE, GUARDS, DUMP) and a.md5 and a.payload is not None and a.md5 not in kept:
+                kept.add(a.md5)
                 yield payload_file(a.md5), trace.payload_chunks(a.payload)
     for event in trace.unknown_events:
-        if event.md5 and event.payload is not None:
+        if event.md5 and event.payload is not None and event.md5 not in kept:
+            kept.add(event.md5)
             yield payload_file(event.md5), trace.payload_chunks(event.payload)
