@@ -262,7 +262,8 @@ def _child_writes(output: OutputDir, files: Iterable[tuple[str, Content]], share
     of the parent's objects: they are the parent's)."""
     code = 1
     try:
-        signal.signal(signal.SIGINT, signal.SIG_DFL)  # Ctrl-C: the parent reports it; this process just ends
+        if signal.getsignal(signal.SIGINT) is signal.default_int_handler:  # (not where it was ignored, e.g. nohup)
+            signal.signal(signal.SIGINT, signal.SIG_DFL)  # Ctrl-C: the parent reports it; this process just ends
         output.files = output.bytes = 0
         walked = output._write_share(files, shares)
         report = f"ok {walked} {output.files} {output.bytes}\n"
