@@ -70,6 +70,7 @@ def tlparse_binary() -> str:
 
 
 def commands(paths: list[Path], out: Path, one_run: bool) -> dict[str, list[list[str]]]:
+    # (--overwrite: harmless, as paired() removes each output before the run that writes it)
     flags = ["--no-browser", "--overwrite"]
     ours = [[sys.executable, "-m", "compilescope", *map(str, paths), "-o", str(out / "cs"), *flags]] if one_run else \
         [[sys.executable, "-m", "compilescope", str(p), "-o", str(out / "cs"), *flags] for p in paths]
@@ -85,7 +86,12 @@ def paired(cmds: dict[str, list[list[str]]], runs: int) -> dict[str, Run]:
     samples: dict[str, list[Run]] = {tool: [] for tool in cmds}
     for _ in range(runs):
         for tool, tool_cmds in cmds.items():
-            parts = [measure(c) for c in tool_cmds]
+            parts = []
+            for c in tool_cmds:
+                # The previous run's output is removed first, not timed: replacing it (thousands of unlinks of
+                # freshly written files) cost each tool a varying second of system time on the 100x log.
+                shutil.rmtree(c[c.index("-o") + 1] if "-o" in c else c[-1], ignore_errors=True)
+                parts.append(measure(c))
             samples[tool].append(Run(sum(p.wall for p in parts), sum(p.cpu for p in parts), max(p.rss_mb for p in parts)))
     return {tool: Run(statistics.median(r.wall for r in rs), statistics.median(r.cpu for r in rs), max(r.rss_mb for r in rs))
             for tool, rs in samples.items()}
