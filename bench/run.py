@@ -91,6 +91,9 @@ def paired(cmds: dict[str, list[list[str]]], runs: int) -> dict[str, Run]:
                 # The previous run's output is removed first, not timed: replacing it (thousands of unlinks of
                 # freshly written files) cost each tool a varying second of system time on the 100x log.
                 shutil.rmtree(c[c.index("-o") + 1] if "-o" in c else c[-1], ignore_errors=True)
+                # And every run starts with nothing left to write back: hundreds of MB still dirty from the run
+                # before made the next writer's system time swing 0.6 -> 2.5 s on the 100x log (same code).
+                os.sync()
                 parts.append(measure(c))
             samples[tool].append(Run(sum(p.wall for p in parts), sum(p.cpu for p in parts), max(p.rss_mb for p in parts)))
     return {tool: Run(statistics.median(r.wall for r in rs), statistics.median(r.cpu for r in rs), max(r.rss_mb for r in rs))
