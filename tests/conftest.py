@@ -107,6 +107,20 @@ def report(log: Path, out: Path, *flags: str) -> dict:
     return json.loads((out / "compile_directory.json").read_text())
 
 
+def record_calls(monkeypatch, module, name: str, label) -> list:
+    """Wrap module.name so each call appends label(*args) to the list returned (e.g. to check that a page is built
+    while it is written, not before)."""
+    calls: list = []
+    wrapped = getattr(module, name)
+
+    def recording(*args):
+        calls.append(label(*args))
+        return wrapped(*args)
+
+    monkeypatch.setattr(module, name, recording)
+    return calls
+
+
 def tlparse_binary() -> str:
     # The test extra installs tlparse beside the interpreter running the tests; PATH's may be another version.
     beside = Path(sys.executable).parent / "tlparse"

@@ -12,7 +12,7 @@ from compilescope.render import json as json_renderer
 from compilescope.render.options import ReportOptions
 from compilescope.render.report import report_files
 
-from .conftest import torch213
+from .conftest import record_calls, torch213
 from .tracelog import cid, envelope
 
 TLPARSE_FORMAT = orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS
@@ -69,14 +69,7 @@ def test_an_empty_log_has_an_empty_directory(tmp_path):
 
 def test_it_is_built_while_it_is_written(monkeypatch):
     """Fails if compile_directory.json is built whole (as one dict or one bytes) before it is written."""
-    made: list[str] = []
-    one_artifact = json_renderer._directory_artifact
-
-    def counted(artifact, options):
-        made.append(artifact.name)
-        return one_artifact(artifact, options)
-
-    monkeypatch.setattr(json_renderer, "_directory_artifact", counted)
+    made = record_calls(monkeypatch, json_renderer, "_directory_artifact", lambda artifact, options: artifact.name)
     monkeypatch.setattr(json_renderer, "DIRECTORY_CHUNK", 512)
     monkeypatch.setattr(json_renderer, "DIRECTORY_BATCH", 2)
     with read_trace(str(torch213("provenance.log"))) as trace:

@@ -12,18 +12,11 @@ from compilescope.render.html import provenance
 from compilescope.render.options import ReportOptions
 from compilescope.render.report import report_files
 
-from ..conftest import torch213
+from ..conftest import record_calls, torch213
 
 
 def test_the_provenance_page_is_built_while_it_is_written(monkeypatch):
-    built: list[str] = []
-    panel_lines = provenance.panel_lines
-
-    def counted(trace, panel):
-        built.append(panel.title)
-        return panel_lines(trace, panel)
-
-    monkeypatch.setattr(provenance, "panel_lines", counted)
+    built = record_calls(monkeypatch, provenance, "panel_lines", lambda trace, panel: panel.title)
     monkeypatch.setattr(html, "STREAM_CHUNK", 4096)
     with read_trace(str(torch213("provenance.log"))) as trace:
         results = analyze(trace)
