@@ -138,60 +138,42 @@ class OutputDir:
                     self.write(relpath, content)
             return
         shares = _Shares()
-        children = []
         before = self.files
         frozen_before = gc.get_freeze_count()
-        gc.freeze()  # what is here now is shared, page for page, until a process writes to it: the collector must not
-        for _ in range(processes - 1):
-            done_r, done_w = os.pipe()
-            try:
-                pid = os.fork()
-            except OSError:  # (no room for another process: the ones there are write it all)
-                os.close(done_r)
-                os.close(done_w)
-                break
-            if pid == 0:  # (no thread runs here yet: the writer thread of each process starts after the fork)
-                os.close(done_r)
-                _child_writes(self, files, shares, done_w)  # never returns
-            os.close(done_w)
-            children.append((pid, done_r))
+        # What is here now stays shared, page for page, until a process writes to it: the collector's passes
+        # over it would copy every page into each process.
+        gc.freeze()
+        children = _fork_writers(self, files, shares, processes - 1)
         try:
             walked = self._write_share(files, shares)
         except BaseException:
-            for pid, done_r in children:
+            for pid, done in children:
                 with contextlib.suppress(OSError):
                     os.kill(pid, signal.SIGKILL)
                     os.waitpid(pid, 0)
-                os.close(done_r)
+                os.close(done)
             raise
         finally:
             if not frozen_before:
                 gc.unfreeze()
-        written = self.files - before
-        self.files_by_process = [written]
+        self.files_by_process = [self.files - before]
         failure = None
-        for pid, done_r in children:
-            with os.fdopen(done_r, "rb") as f:
-                report = f.read().decode("utf-8", "replace")
-            _, status = os.waitpid(pid, 0)
-            head, _, rest = report.partition("\n")
-            fields = head.split()
-            if len(fields) != 4 or fields[0] != "ok":
-                ended = (f"killed by signal {os.WTERMSIG(status)}" if os.WIFSIGNALED(status)
-                         else f"exit status {os.waitstatus_to_exitcode(status)}")
-                failure = failure or rest or f"a second process writing the report ended early ({ended})"
+        for pid, done in children:
+            report = _child_report(pid, done)
+            if isinstance(report, str):
+                failure = failure or report
                 continue
-            child_walked, files_n, bytes_n = (int(x) for x in fields[1:])
+            child_walked, files_n, bytes_n = report
             if child_walked != walked:
                 failure = failure or f"the processes writing the report saw {walked} and {child_walked} files"
             self.files += files_n
             self.bytes += bytes_n
-            written += files_n
             self.files_by_process.append(files_n)
         if failure is not None:
             raise CompilescopeError(failure)
-        if written != walked:  # every file taken exactly once (_Shares): never a report with a file missing
-            raise CompilescopeError(f"internal error: {written} of the report's {walked} files were written")
+        if sum(self.files_by_process) != walked:  # every file taken exactly once (_Shares): never one missing
+            raise CompilescopeError(f"internal error: {sum(self.files_by_process)} of the report's {walked} files "
+                                    "were written")
 
     def _write_share(self, files: Iterable[tuple[str, Content]], shares: _Shares) -> int:
         """Write the files this process takes; the number of files walked."""
@@ -255,6 +237,42 @@ class _Shares:
             return True
         finally:
             os.write(self._lock_w, b"x")
+
+
+def _fork_writers(output: OutputDir, files: Iterable[tuple[str, Content]], shares: _Shares,
+                  count: int) -> list[tuple[int, int]]:
+    """Fork up to count processes that write their share of files (_child_writes); (pid, the pipe each
+    reports on) for each one made."""
+    children = []
+    for _ in range(count):
+        done_r, done_w = os.pipe()
+        try:
+            pid = os.fork()
+        except OSError:  # (no room for another process: the ones there are write it all)
+            os.close(done_r)
+            os.close(done_w)
+            break
+        if pid == 0:  # (no thread runs here yet: the writer thread of each process starts after the fork)
+            os.close(done_r)
+            _child_writes(output, files, shares, done_w)  # never returns
+        os.close(done_w)
+        children.append((pid, done_r))
+    return children
+
+
+def _child_report(pid: int, done: int) -> tuple[int, int, int] | str:
+    """What a forked writer reported once it ended: (files walked, files written, bytes), or why it failed."""
+    with os.fdopen(done, "rb") as f:
+        report = f.read().decode("utf-8", "replace")
+    _, status = os.waitpid(pid, 0)
+    head, _, rest = report.partition("\n")
+    fields = head.split()
+    if len(fields) == 4 and fields[0] == "ok":
+        walked, files, size = (int(x) for x in fields[1:])
+        return walked, files, size
+    ended = (f"killed by signal {os.WTERMSIG(status)}" if os.WIFSIGNALED(status)
+             else f"exit status {os.waitstatus_to_exitcode(status)}")
+    return rest or f"a second process writing the report ended early ({ended})"
 
 
 def _child_writes(output: OutputDir, files: Iterable[tuple[str, Content]], shares: _Shares, done: int) -> None:
