@@ -11,7 +11,7 @@ import orjson
 from ..lazy_regex import lazy_compile
 from ..model.ids import CompileId
 from ..model.payloads import PayloadBuffer
-from .lines import GlogPrefix, RawRecord
+from .lines import GlogPrefix, RawRecord, count_byte
 from ..model.records import dataclass
 
 # Keys torch adds to every envelope as context; every other key names the event kind.
@@ -132,7 +132,7 @@ def decode_envelope(record: RawRecord, known_kinds: frozenset[str]) -> Envelope:
     if not isinstance(obj, dict):
         raise EnvelopeError("bad_json", f"envelope is JSON {type(obj).__name__}, not an object")
     body = record.body
-    if len(body) > 200 and body.count(b"[") + body.count(b"{") > 200 and not _writable(obj):
+    if len(body) > 200 and count_byte(body, b"[") + count_byte(body, b"{") > 200 and not _writable(obj):
         # orjson reads 1024 levels of nesting but writes only 255: such an envelope could
         # be read but never written to raw.jsonl or shown.
         raise EnvelopeError("bad_json", "envelope JSON is nested too deeply")
