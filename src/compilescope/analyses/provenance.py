@@ -84,21 +84,20 @@ def _without_leading_empty(lines: list[str]) -> list[str]:
 
 
 def node_name(line: str) -> str | None:
-    """The FX node a graph line defines: the text before '=' and then before ':'."""
-    stripped = line.strip()
-    if not stripped or stripped.startswith("#"):
-        return None
-    name = stripped.split("=", 1)[0].split(":", 1)[0].strip()
-    return name or None
+    """The FX node a graph line defines: the text before '=' and then before ':' (stripped; None for a comment)."""
+    name = _name_part(line)
+    return name if name and name[0] != "#" else None
+
+
+def _name_part(line: str) -> str:
+    # (Cut before stripping, as the same text results: the whitespace around the line holds no '=' or ':'.)
+    return line.partition("=")[0].partition(":")[0].strip()
 
 
 def node_lines(lines: list[str]) -> dict[str, int]:
-    found: dict[str, int] = {}
-    for i, line in enumerate(lines):
-        name = node_name(line)
-        if name is not None:
-            found[name] = i + 1  # a name defined twice: the last line wins, as in tlparse
-    return found
+    # A name defined twice: the last line wins, as in tlparse. (One comprehension, not node_name per line:
+    # a graph has thousands of lines.)
+    return {name: i for i, name in enumerate(map(_name_part, lines), 1) if name and name[0] != "#"}
 
 
 def _debug_handle_split(kernel: str) -> str:
@@ -111,7 +110,7 @@ def _debug_handle_split(kernel: str) -> str:
 
 def _python_start(lines: list[str]) -> int:
     for i, line in enumerate(lines):
-        if "def" in line and "call" in line and "(args)" in line:
+        if "(args)" in line and "def" in line and "call" in line:  # (the rarest first)
             return i
     return 0
 
@@ -169,7 +168,7 @@ def _occurrences(lines: list[str], start: int, names: set[str]) -> dict[str, lis
     automaton.make_automaton()
     searched = lines[start:]
     text = "\n".join(searched)
-    line_starts = list(itertools.accumulate((len(line) + 1 for line in searched), initial=0))
+    line_starts = list(itertools.accumulate(map((1).__add__, map(len, searched)), initial=0))  # (each line and its \n)
     found: dict[str, list[int]] = {}
     for end, name in automaton.iter(text):
         index = start + bisect.bisect_right(line_starts, end) - 1
