@@ -207,7 +207,8 @@ def _names_to_lines(mapping: dict, source: dict[str, int], target: dict[str, int
     shared: dict[tuple[int, ...], list[int]] = {}  # lines mapping to the same lines share one list (kept per compile)
     for name in sorted(mapping):  # tlparse reads the JSON into a sorted map; later names win a shared line
         line = source.get(name)
-        targets = [target[t] for t in _names(mapping[name]) if t in target]
+        value = mapping[name]
+        targets = [target[t] for t in value if type(t) is str and t in target] if type(value) is list else []
         if line is not None and targets:
             result[line] = shared.setdefault(tuple(targets), targets)
     return result
@@ -215,8 +216,11 @@ def _names_to_lines(mapping: dict, source: dict[str, int], target: dict[str, int
 
 def _kernels_to_post(mapping: dict, kernels: dict[str, list[int]], post: dict[str, int]) -> LineMap:
     result: LineMap = {}
+    if not kernels:  # (the code of the other language, usually: nothing can map)
+        return result
     for kernel in sorted(mapping):
-        targets = [post[n] for n in _names(mapping[kernel]) if n in post]
+        value = mapping[kernel]
+        targets = [post[n] for n in value if type(n) is str and n in post] if type(value) is list else []
         if targets:
             for line in kernels.get(kernel, ()):
                 result[line] = targets
@@ -226,15 +230,14 @@ def _kernels_to_post(mapping: dict, kernels: dict[str, list[int]], post: dict[st
 def _post_to_kernels(mapping: dict, post: dict[str, int], kernels: dict[str, list[int]]) -> LineMap:
     result: LineMap = {}
     shared: dict[tuple[int, ...], list[int]] = {}  # as in _names_to_lines
+    if not kernels:  # as in _kernels_to_post
+        return result
     for node in sorted(mapping):
-        targets = [line for k in _names(mapping[node]) for line in kernels.get(k, ())]
+        value = mapping[node]
+        targets = [line for k in value if type(k) is str for line in kernels.get(k, ())] if type(value) is list else []
         if node in post and targets:
             result[post[node]] = shared.setdefault(tuple(targets), targets)
     return result
-
-
-def _names(value: Any) -> list[str]:
-    return [v for v in value if isinstance(v, str)] if isinstance(value, list) else []
 
 
 def _dict(value: Any) -> dict:
@@ -320,7 +323,10 @@ class KernelTrace:
 
 
 def kernel_anchor(name: str) -> str:
-    return "kernel-" + re.sub(r"[^A-Za-z0-9_.-]", "-", name)
+    return "kernel-" + _NOT_IN_ANCHOR.sub("-", name)
+
+
+_NOT_IN_ANCHOR = lazy_compile(r"[^A-Za-z0-9_.-]")  # (compiled once: re.sub looks the pattern up per call)
 
 
 _FRAME = lazy_compile(r'^\s*File "(?P<file>[^"]*)", line (?P<line>\d{1,9}+)(?:, in (?P<function>.+))?\s*$')
@@ -398,8 +404,8 @@ def _post_node_sources(lines: list[str]) -> list[tuple[int, str, str | None, tup
             elif _NO_SOURCE.match(line):
                 source = None
             continue
-        name = node_name(line)
-        if name is None or " " in name or "(" in name:  # not a node: class/def/return lines
+        name = _name_part(line)  # (node_name: a line that is no comment has no name that starts with '#')
+        if not name or " " in name or "(" in name:  # not a node: class/def/return lines
             continue
         op = _OP.search(line)
         result.append((i + 1, name, op.group(1) if op else None, source))
