@@ -137,10 +137,11 @@ def decode_envelope(record: RawRecord, known_kinds: frozenset[str]) -> Envelope:
         # be read but never written to raw.jsonl or shown.
         raise EnvelopeError("bad_json", "envelope JSON is nested too deeply")
 
-    kinds = [k for k in obj if k not in CONTEXT_KEYS]
-    if len(kinds) == 1:  # (nearly every envelope)
-        kind, other = kinds[0], []
+    named = obj.keys() - CONTEXT_KEYS  # (a set: in C, where the list below is a loop in Python)
+    if len(named) == 1:  # (nearly every envelope)
+        kind, other = named.pop(), []
     else:
+        kinds = [k for k in obj if k not in CONTEXT_KEYS]  # in the log's order: the first known kind wins
         known = [k for k in kinds if k in known_kinds]
         kind = known[0] if known else (kinds[0] if kinds else "")
         other = [k for k in kinds if k != kind]

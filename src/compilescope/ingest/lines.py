@@ -92,6 +92,7 @@ class ReadLimit(OSError):
 
 
 _READ_ERRORS = (OSError, EOFError, zlib.error)
+_SPACE = frozenset(b" \t\n\r\x0b\x0c")  # what bytes.strip() removes
 # The end of a run of payload lines: a newline not followed by a TAB (or the end of the block).
 _RUN_END = re.compile(rb"\n(?!\t)")
 
@@ -151,7 +152,7 @@ def read_raw_records(stream: BinaryIO, budget: PayloadBudget | None = None) -> I
 
     def line_record(line: bytes, length: int) -> RawRecord | None:
         """The record a whole non-payload line starts (None: a blank line, which ends the payload before it)."""
-        if not line.strip():
+        if not line or (line[0] in _SPACE and not line.strip()):  # (strip copies: asked only where it may be blank)
             return None
         m = GLOG_PREFIX.match(line, 0, probe)
         if m is None:
