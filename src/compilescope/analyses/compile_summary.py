@@ -18,6 +18,7 @@ from .compile_time import PHASE_LABELS, PHASES
 from .errors import OUTPUT_CODE, CompileError
 from .graph_breaks import GraphBreak, compilation_key
 from .insights import Insights
+from .metric_values import LongMetric, long_metrics
 from .recompiles import FailedGuard
 from .status import STATUS_LABELS, ERROR
 from .userloc import UserLocation, last_user_stack_frame
@@ -53,6 +54,7 @@ class MetricGroups:
 
     groups: list[tuple[str, list[tuple[str, Any]]]] = field(default_factory=list)
     empty: list[str] = field(default_factory=list)
+    long: dict[str, LongMetric] = field(default_factory=dict)  # values cut on the compile's page (metric_values.py)
 
 
 @dataclass
@@ -93,7 +95,8 @@ def _empty(value: Any) -> bool:
     return value is None or value == "" or value == [] or value == {} or value == "{}"
 
 
-def metric_groups(metrics: dict[str, Any]) -> MetricGroups:
+def metric_groups(metrics: dict[str, Any], cut_long: bool = False) -> MetricGroups:
+    """The metrics by group; with cut_long, the head and size of each value too long for the compile's page."""
     result = MetricGroups()
     groups: dict[str, list] = {name: [] for name, _ in _METRIC_GROUPS}
     groups["Other"] = []
@@ -107,6 +110,8 @@ def metric_groups(metrics: dict[str, Any]) -> MetricGroups:
         group = next((name for name, match in _METRIC_GROUPS if match(key)), "Other")
         groups[group].append((key, value))
     result.groups = [(name, rows) for name, rows in groups.items() if rows]
+    if cut_long:
+        result.long = long_metrics(row for rows in groups.values() for row in rows)
     return result
 
 
@@ -181,7 +186,7 @@ def compile_summaries(trace: Trace, statuses: dict[CompileId | None, str], ins: 
             compile_id=key, status=status, outcome=_outcome(status, error, graph_breaks, restarts),
             name=metrics.get("co_name") or (entry.stack[-1].name if entry.stack else None),
             frame=frame, frame_kind=frame_kind, error=error, graph_breaks=graph_breaks, restart_reasons=restarts,
-            recompile=guards.get(key), code_roles=code_roles(entry), metrics=metric_groups(metrics),
+            recompile=guards.get(key), code_roles=code_roles(entry), metrics=metric_groups(metrics, cut_long=True),
         )
         timed = times.get(compilation)
         if timed is not None:

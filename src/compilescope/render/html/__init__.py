@@ -140,6 +140,7 @@ def render_html(trace: Trace, results: Results, options: ReportOptions) -> Itera
             yield f"{entry.dir_name}/index.html", page.stream(
                 "compile.html", root, c=entry, status=results.statuses[entry.compile_id],
                 s=results.compiles.get(entry.key), code_urls=_code_urls(page, entry),
+                metrics_url=_metrics_url(entry, root, options),
             )
         for artifact in entry.artifacts:
             content = _artifact(page, entry, artifact)  # lazy: only the process that writes it renders it (output.py)
@@ -187,6 +188,15 @@ def _index(page: _Page) -> Iterator[bytes]:
         n_problems=sum(n for o, n in stats.outcomes.items() if o != "ok"),
         **custom_header(page.options.custom_header_html),
     )
+
+
+def _metrics_url(entry: Compile, root: str, options: ReportOptions) -> str | None:
+    """The compilation metrics page whose values the compile's page shows (the full record of its long values):
+    the compile's last one, as entry.metrics is (ingest/handlers/metrics.py)."""
+    if entry.metrics is None:
+        return None
+    found = next((a for a in reversed(entry.artifacts) if a.kind == "compilation_metrics"), None)
+    return root + artifact_url(found, options) if found is not None else None
 
 
 def _code_urls(page: _Page, entry: Compile | None) -> dict[int, str]:

@@ -13,12 +13,12 @@ import os
 import stat
 from typing import Any
 
-import orjson
 from jinja2 import Environment, FileSystemBytecodeCache, FileSystemLoader, select_autoescape
 from markupsafe import Markup
 
 from ... import __version__
 from ...cache_dir import CACHE_ENV, cache_base, open_owned, owned
+from ...analyses.metric_values import pretty_json
 from ...analyses.status import STATUS_LABELS, STATUSES
 from ...model.ids import NO_COMPILE_ID, compile_id_key
 from ...model.trace import Frame
@@ -65,13 +65,6 @@ def custom_header(html: str) -> dict[str, Markup]:
     if not html:
         return {"custom_header_html": Markup("")}
     return {"custom_header_html": Markup(html), "script_src": Markup("'unsafe-inline'")}
-
-
-def _pretty(value: Any) -> str:
-    try:
-        return orjson.dumps(value, option=orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS, default=str).decode()
-    except TypeError:  # orjson writes at most 255 levels of nesting (a log may hold more)
-        return "(nested too deeply to show)"
 
 
 # How pages are built from templates. Part of the template cache's key: a change here is never served stale.
@@ -193,7 +186,7 @@ def _environment() -> Environment:
         statuses_order=STATUSES,
         outcome_labels=OUTCOME_LABELS,
         version=__version__,
-        pretty=_pretty,
+        pretty=pretty_json,
         cid_key=compile_id_key,
         no_compile_id=NO_COMPILE_ID,
         link_href=safe_link_url,

@@ -13,9 +13,10 @@ from typing import Any, Iterable, Iterator, Mapping
 
 from markupsafe import Markup, escape
 
+from ...analyses.metric_values import LongMetric, is_structured, pretty_json
 from ...model.trace import LINK, Artifact
+from ...wording import count
 from ..options import ReportOptions, artifact_url, safe_link_url
-from .env import _pretty
 
 
 SHORT_TEXT = 256  # html_text escapes a str shorter than this itself
@@ -86,18 +87,33 @@ def joined(pieces: Iterable[str], size: int) -> Iterator[str]:
         yield "".join(run)
 
 
-def metric_rows_html(rows: Iterable[tuple[str, Any]]) -> Markup:
-    """A metrics table's rows: a compile id logs about a hundred metrics."""
+def metric_rows_html(rows: Iterable[tuple[str, Any]], long: Mapping[str, LongMetric] | None = None,
+                     full_url: str | None = None) -> Markup:
+    """A metrics table's rows: a compile id logs about a hundred metrics.
+
+    With `long` and `full_url` (a compile's page), a value in `long` is shown as its head, its size and a link to
+    full_url, the page that shows every value whole."""
     out = []
     for key, value in rows:
-        if isinstance(value, Mapping) or (not isinstance(value, str) and isinstance(value, Iterable)):
-            shown = f"<pre>{html_text(_pretty(value))}</pre>"
+        cut = long.get(key) if long and full_url else None
+        if cut is not None and full_url is not None:
+            shown = _cut_metric_html(cut, is_structured(value), full_url)
+        elif is_structured(value):
+            shown = f"<pre>{html_text(pretty_json(value))}</pre>"
         elif value is None:
             shown = '<span class="muted">\u2013</span>'
         else:
             shown = html_text(value)
         out.append(f'<tr><th class="mono">{html_text(key)}</th><td>{shown}</td></tr>')
     return Markup("".join(out))
+
+
+def _cut_metric_html(cut: LongMetric, structured: bool, full_url: str) -> str:
+    head = f"<pre>{html_text(cut.head)}\n\u2026</pre>" if structured else f"{html_text(cut.head)}\u2026"
+    size = (f"{count(cut.items, 'entry', 'entries')} ({cut.chars:,} characters as JSON)" if cut.items is not None
+            else f"{cut.chars:,} characters")
+    return (f'{head}<div class="muted metric-cut">{size}, the first {len(cut.head):,} characters shown: the whole '
+            f'value is on <a href="{html_text(full_url)}">the compilation metrics page</a>.</div>')
 
 
 def artifact_link_html(a: Artifact, root: str, options: ReportOptions) -> Markup:

@@ -1,0 +1,66 @@
+"""How a compilation metric's value is shown, and which values are too long to show whole on a compile's page.
+
+A compile's page (its summary) lists every metric, and so does its compilation metrics page, the full record.
+A few values are machine dumps tens or hundreds of KB long: on the summary they are cut to their head, with their
+size and a link to the full record. Measured on the GPT-2 CUDA log (gpu-torch211/gpt2_train), as shown:
+inductor_provenance 2-830 KB (kernel stack traces, also on the provenance page), inductor_config 22 KB,
+graph_node_shapes 10-11 KB, dynamo_config 4.7 KB; the longest value worth reading there whole,
+triton_kernel_compile_times_us (which kernels took long to compile), is 2 KB, a stack or restart reason under 1 KB.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+import orjson
+
+from ..model.records import dataclass
+
+LONG_METRIC = 4096  # characters of text past which a value is cut on the summary (about a screen)
+METRIC_HEAD = 512  # characters of a cut value that are shown (whole lines where its lines are short)
+
+
+@dataclass(slots=True)
+class LongMetric:
+    """A value too long for the summary: the head of its text, and how long the whole is."""
+
+    head: str
+    chars: int  # the length of the whole text
+    items: int | None  # entries of a list or dict, None for text
+
+
+def is_structured(value: Any) -> bool:
+    """A list or dict (shown as indented JSON), as opposed to text, a number or None."""
+    return isinstance(value, Mapping) or (not isinstance(value, str) and isinstance(value, Iterable))
+
+
+def pretty_json(value: Any) -> str:
+    """A list or dict as the pages show it: indented JSON."""
+    try:
+        return orjson.dumps(value, option=orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS, default=str).decode()
+    except TypeError:  # orjson writes at most 255 levels of nesting (a log may hold more)
+        return "(nested too deeply to show)"
+
+
+def long_metric(value: Any) -> LongMetric | None:
+    """The head and size of a value whose text is longer than LONG_METRIC; None for a shorter one."""
+    if isinstance(value, str):
+        text = value
+    elif is_structured(value):
+        text = pretty_json(value)
+    else:
+        return None  # a number, a bool, None
+    if len(text) <= LONG_METRIC:
+        return None
+    head = text[:METRIC_HEAD]
+    line_end = head.rfind("\n")
+    if line_end > METRIC_HEAD // 2:  # end on a whole line; a value of long lines (a list of long strings) is cut
+        head = head[:line_end]
+    items = len(value) if is_structured(value) and hasattr(value, "__len__") else None
+    return LongMetric(head=head, chars=len(text), items=items)
+
+
+def long_metrics(rows: Iterable[tuple[str, Any]]) -> dict[str, LongMetric]:
+    """metric name -> its head and size, for the values too long for a compile's summary."""
+    return {key: cut for key, value in rows if (cut := long_metric(value)) is not None}
