@@ -444,8 +444,13 @@ def infer_kernel_nodes(kernels: list[KernelTrace], post: list[str]) -> dict[str,
     Candidate = tuple[int, str, str | None]
     places_of: dict[str, frozenset[tuple[str, int]]] = {}
     by_places: dict[frozenset[tuple[str, int]], list[Candidate]] = {}
+    places_by_stacks: dict[tuple[int, ...], frozenset[tuple[str, int]]] = {}  # ids of k.frames' lists: alive here
     for k in kernels:
-        places = places_of[k.name] = frozenset((f.file, f.line) for frames in k.frames for f in frames)
+        stacks = tuple(map(id, k.frames))  # (kernel_traces shares one frames list per distinct stack text)
+        places = places_by_stacks.get(stacks)
+        if places is None:
+            places = places_by_stacks[stacks] = frozenset((f.file, f.line) for frames in k.frames for f in frames)
+        places_of[k.name] = places
         if places not in by_places:
             by_places[places] = sorted(c for place in places for c in by_place.get(place, ()))
     named: dict[str, list[Candidate]] = {}
