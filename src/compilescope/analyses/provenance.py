@@ -84,21 +84,20 @@ def _without_leading_empty(lines: list[str]) -> list[str]:
 
 
 def node_name(line: str) -> str | None:
-    """The FX node a graph line defines: the text before '=' and then before ':'."""
-    stripped = line.strip()
-    if not stripped or stripped.startswith("#"):
-        return None
-    name = stripped.split("=", 1)[0].split(":", 1)[0].strip()
-    return name or None
+    """The FX node a graph line defines: the text before '=' and then before ':' (stripped; None for a comment)."""
+    name = _name_part(line)
+    return name if name and name[0] != "#" else None
+
+
+def _name_part(line: str) -> str:
+    # (Cut before stripping, as the same text results: the whitespace around the line holds no '=' or ':'.)
+    return line.partition("=")[0].partition(":")[0].strip()
 
 
 def node_lines(lines: list[str]) -> dict[str, int]:
-    found: dict[str, int] = {}
-    for i, line in enumerate(lines):
-        name = node_name(line)
-        if name is not None:
-            found[name] = i + 1  # a name defined twice: the last line wins, as in tlparse
-    return found
+    # A name defined twice: the last line wins, as in tlparse. (One comprehension, not node_name per line:
+    # a graph has thousands of lines.)
+    return {name: i for i, name in enumerate(map(_name_part, lines), 1) if name and name[0] != "#"}
 
 
 def _debug_handle_split(kernel: str) -> str:
@@ -111,7 +110,7 @@ def _debug_handle_split(kernel: str) -> str:
 
 def _python_start(lines: list[str]) -> int:
     for i, line in enumerate(lines):
-        if "def" in line and "call" in line and "(args)" in line:
+        if "(args)" in line and "def" in line and "call" in line:  # (the rarest first)
             return i
     return 0
 
@@ -169,7 +168,7 @@ def _occurrences(lines: list[str], start: int, names: set[str]) -> dict[str, lis
     automaton.make_automaton()
     searched = lines[start:]
     text = "\n".join(searched)
-    line_starts = list(itertools.accumulate((len(line) + 1 for line in searched), initial=0))
+    line_starts = list(itertools.accumulate(map((1).__add__, map(len, searched)), initial=0))  # (each line and its \n)
     found: dict[str, list[int]] = {}
     for end, name in automaton.iter(text):
         index = start + bisect.bisect_right(line_starts, end) - 1
@@ -208,7 +207,8 @@ def _names_to_lines(mapping: dict, source: dict[str, int], target: dict[str, int
     shared: dict[tuple[int, ...], list[int]] = {}  # lines mapping to the same lines share one list (kept per compile)
     for name in sorted(mapping):  # tlparse reads the JSON into a sorted map; later names win a shared line
         line = source.get(name)
-        targets = [target[t] for t in _names(mapping[name]) if t in target]
+        value = mapping[name]
+        targets = [target[t] for t in value if type(t) is str and t in target] if type(value) is list else []
         if line is not None and targets:
             result[line] = shared.setdefault(tuple(targets), targets)
     return result
@@ -216,8 +216,11 @@ def _names_to_lines(mapping: dict, source: dict[str, int], target: dict[str, int
 
 def _kernels_to_post(mapping: dict, kernels: dict[str, list[int]], post: dict[str, int]) -> LineMap:
     result: LineMap = {}
+    if not kernels:  # (the code of the other language, usually: nothing can map)
+        return result
     for kernel in sorted(mapping):
-        targets = [post[n] for n in _names(mapping[kernel]) if n in post]
+        value = mapping[kernel]
+        targets = [post[n] for n in value if type(n) is str and n in post] if type(value) is list else []
         if targets:
             for line in kernels.get(kernel, ()):
                 result[line] = targets
@@ -227,15 +230,14 @@ def _kernels_to_post(mapping: dict, kernels: dict[str, list[int]], post: dict[st
 def _post_to_kernels(mapping: dict, post: dict[str, int], kernels: dict[str, list[int]]) -> LineMap:
     result: LineMap = {}
     shared: dict[tuple[int, ...], list[int]] = {}  # as in _names_to_lines
+    if not kernels:  # as in _kernels_to_post
+        return result
     for node in sorted(mapping):
-        targets = [line for k in _names(mapping[node]) for line in kernels.get(k, ())]
+        value = mapping[node]
+        targets = [line for k in value if type(k) is str for line in kernels.get(k, ())] if type(value) is list else []
         if node in post and targets:
             result[post[node]] = shared.setdefault(tuple(targets), targets)
     return result
-
-
-def _names(value: Any) -> list[str]:
-    return [v for v in value if isinstance(v, str)] if isinstance(value, list) else []
 
 
 def _dict(value: Any) -> dict:
@@ -321,7 +323,10 @@ class KernelTrace:
 
 
 def kernel_anchor(name: str) -> str:
-    return "kernel-" + re.sub(r"[^A-Za-z0-9_.-]", "-", name)
+    return "kernel-" + _NOT_IN_ANCHOR.sub("-", name)
+
+
+_NOT_IN_ANCHOR = lazy_compile(r"[^A-Za-z0-9_.-]")  # (compiled once: re.sub looks the pattern up per call)
 
 
 _FRAME = lazy_compile(r'^\s*File "(?P<file>[^"]*)", line (?P<line>\d{1,9}+)(?:, in (?P<function>.+))?\s*$')
@@ -345,8 +350,11 @@ def _call_order(name: str) -> tuple:
     return (0, int(handle), name) if ":" in name and handle.isdigit() else (1, 0, name)
 
 
-def kernel_traces(text: str) -> list[KernelTrace]:
-    """``inductor_provenance_tracking_kernel_stack_traces``: kernel -> list of stack trace strings."""
+def kernel_traces(text: str, parsed: dict[str, list[UserLine]] | None = None) -> list[KernelTrace]:
+    """``inductor_provenance_tracking_kernel_stack_traces``: kernel -> list of stack trace strings.
+
+    parsed: stack trace text -> its frames, shared by the calls for one log (a backward graph's kernels carry
+    its forward's stacks: GPT-2 logs 168 stacks, 47 of them distinct)."""
     try:
         data = orjson.loads(text)
     except orjson.JSONDecodeError:
@@ -354,7 +362,8 @@ def kernel_traces(text: str) -> list[KernelTrace]:
     if not isinstance(data, dict):
         return []
     result = []
-    parsed: dict[str, list[UserLine]] = {}  # kernels of one graph share most stacks: parse each text once
+    if parsed is None:
+        parsed = {}  # kernels of one graph share most stacks: parse each text once
     texts: dict[str, str] = {}
     for name in sorted(data, key=_call_order):
         value = data[name]
@@ -399,8 +408,8 @@ def _post_node_sources(lines: list[str]) -> list[tuple[int, str, str | None, tup
             elif _NO_SOURCE.match(line):
                 source = None
             continue
-        name = node_name(line)
-        if name is None or " " in name or "(" in name:  # not a node: class/def/return lines
+        name = _name_part(line)  # (node_name: a line that is no comment has no name that starts with '#')
+        if not name or " " in name or "(" in name:  # not a node: class/def/return lines
             continue
         op = _OP.search(line)
         result.append((i + 1, name, op.group(1) if op else None, source))
@@ -435,8 +444,13 @@ def infer_kernel_nodes(kernels: list[KernelTrace], post: list[str]) -> dict[str,
     Candidate = tuple[int, str, str | None]
     places_of: dict[str, frozenset[tuple[str, int]]] = {}
     by_places: dict[frozenset[tuple[str, int]], list[Candidate]] = {}
+    places_by_stacks: dict[tuple[int, ...], frozenset[tuple[str, int]]] = {}  # ids of k.frames' lists: alive here
     for k in kernels:
-        places = places_of[k.name] = frozenset((f.file, f.line) for frames in k.frames for f in frames)
+        stacks = tuple(map(id, k.frames))  # (kernel_traces shares one frames list per distinct stack text)
+        places = places_by_stacks.get(stacks)
+        if places is None:
+            places = places_by_stacks[stacks] = frozenset((f.file, f.line) for frames in k.frames for f in frames)
+        places_of[k.name] = places
         if places not in by_places:
             by_places[places] = sorted(c for place in places for c in by_place.get(place, ()))
     named: dict[str, list[Candidate]] = {}
@@ -686,10 +700,11 @@ def _add_kernel_links(section: ProvenanceSection, mapped: set[str], where: dict[
 
 def analyze_provenance(trace: Trace) -> Provenance:
     result = Provenance()
+    parsed: dict[str, list[UserLine]] = {}
     for entry in trace.compiles.values():
         for a in entry.artifacts:
             if a.readable and a.filename.startswith(KERNEL_STACK_TRACES):
-                result.kernels[a.number] = kernel_traces(trace.payload_text(a.payload))
+                result.kernels[a.number] = kernel_traces(trace.payload_text(a.payload), parsed)
         found = compile_provenance(trace, entry, result.kernels)  # each stack traces artifact parsed once
         if found is not None:
             result.compiles[entry.compile_id] = found

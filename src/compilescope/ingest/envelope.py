@@ -11,7 +11,7 @@ import orjson
 from ..lazy_regex import lazy_compile
 from ..model.ids import CompileId
 from ..model.payloads import PayloadBuffer
-from .lines import GlogPrefix, RawRecord
+from .lines import GlogPrefix, RawRecord, count_byte
 from ..model.records import dataclass
 
 # Keys torch adds to every envelope as context; every other key names the event kind.
@@ -132,15 +132,16 @@ def decode_envelope(record: RawRecord, known_kinds: frozenset[str]) -> Envelope:
     if not isinstance(obj, dict):
         raise EnvelopeError("bad_json", f"envelope is JSON {type(obj).__name__}, not an object")
     body = record.body
-    if len(body) > 200 and body.count(b"[") + body.count(b"{") > 200 and not _writable(obj):
+    if len(body) > 200 and count_byte(body, b"[") + count_byte(body, b"{") > 200 and not _writable(obj):
         # orjson reads 1024 levels of nesting but writes only 255: such an envelope could
         # be read but never written to raw.jsonl or shown.
         raise EnvelopeError("bad_json", "envelope JSON is nested too deeply")
 
-    kinds = [k for k in obj if k not in CONTEXT_KEYS]
-    if len(kinds) == 1:  # (nearly every envelope)
-        kind, other = kinds[0], []
+    named = obj.keys() - CONTEXT_KEYS  # (a set: in C, where the list below is a loop in Python)
+    if len(named) == 1:  # (nearly every envelope)
+        kind, other = named.pop(), []
     else:
+        kinds = [k for k in obj if k not in CONTEXT_KEYS]  # in the log's order: the first known kind wins
         known = [k for k in kinds if k in known_kinds]
         kind = known[0] if known else (kinds[0] if kinds else "")
         other = [k for k in kinds if k != kind]

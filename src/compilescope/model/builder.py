@@ -11,6 +11,7 @@ from .stats import IngestStats
 from .trace import Artifact, Compile, ExportEvent, Frame, RawSpans, Trace, UnknownEvent
 
 
+_NONE_YET = object()
 SHARED_METRICS = ("inductor_config", "dynamo_config", "compiler_config")  # config dumps every record repeats
 
 
@@ -39,13 +40,18 @@ class TraceBuilder:
         self._last: Artifact | None = None
         self._shared_texts: dict[str, str] = {}  # metric name -> its last long string value (share_long_texts)
         self._shared_frames: dict[tuple, dict[str, Any]] = {}  # frames_json's frames, one dict per distinct frame
+        self._last_compile_id: object = _NONE_YET  # the compile id compile() was last asked for, and its entry
+        self._last_compile: Compile | None = None
 
     # -- compiles and artifacts ------------------------------------------------
 
     def compile(self, compile_id: CompileId | None, lineno: int) -> Compile:
+        if compile_id is self._last_compile_id:  # (most records follow one of the same compile id: no hashing)
+            return self._last_compile  # type: ignore[return-value]
         entry = self.compiles.get(compile_id)
         if entry is None:
             entry = self.compiles[compile_id] = Compile(compile_id, lineno)
+        self._last_compile_id, self._last_compile = compile_id, entry
         return entry
 
     @property
