@@ -16,7 +16,7 @@ import json
 import os
 import re
 
-PREFIX = re.compile(rb"^(.*?\d+:\d+\] )(\{.*)$")
+PREFIX = re.compile(rb"^(.*?:\d+\] )(\{.*)$")  # glog prefix up to "file.py:LINE] ", then the JSON envelope
 
 
 def _shift_stack(stack, str_offset):

@@ -203,9 +203,9 @@ class OutputDir:
 
 
 BACKGROUND_LIMIT = 4 << 20  # a file bigger than this is written by the rendering thread itself
-# Bytes handed over and not yet written (the thread falls behind: wait). 8 MB, not 32: the same CPU time
-# (GPT-2 and 100x logs, alternating runs), and the writer rarely holds more, so a slow disk costs no more memory.
-QUEUED_LIMIT = 8 << 20
+# Bytes handed over and not yet written (the thread falls behind: wait). 2 MB, not 8: the same CPU time
+# (GPT-2, 9 alternating runs) and 7 MB less peak memory where the disk is slower than the pages are rendered.
+QUEUED_LIMIT = 2 << 20
 
 
 Content = Union[str, bytes, Iterable[bytes]]
