@@ -106,10 +106,9 @@ class ReportCommand:
         return 0
 
 
-# A log's report is written by several processes (OutputDir.write_all) from this many bytes of payload up.
-# Below it the fork, and the pages each process walks past, cost more than the second core saves: the GPT-2
-# log (6.7 MB of payload) took the same wall time and 0.1 s more CPU with two; a 12 MB one, 12% less wall.
-PARALLEL_FROM = 8 << 20
+# A log's report is written by several processes (OutputDir.write_all) from this many bytes of payload up:
+# below it the fork, and the pages each process walks past, cost about what the second core saves.
+PARALLEL_FROM = 4 << 20
 MAX_PROCESSES = 4  # past this, the processes mostly wait on each other and on the disk
 
 
