@@ -3,7 +3,8 @@
 For each input the three commands run as alternating triples (ours, tlparse, floor; ours, tlparse, floor; ...):
 this machine is shared and noisy, so only figures from the same run are compared. Each row gives the median wall
 time, the median CPU time (user + system of the child and of every process it waited for) and the peak RSS of
-each, and the ratios ours/tlparse and ours/floor. The floor (bench/floor.py) reads the log, decodes every
+each, and the ratios ours/tlparse and ours/floor; "user" is the ratio of user time alone (the system time of
+writing hundreds of MB swings 3x between identical runs on this VM, with its page cache). The floor (bench/floor.py) reads the log, decodes every
 envelope and writes the same bytes. compilescope writes a log of 4 MB of payload or more with as many processes as
 cores (its default -j): its CPU is all of them together, its MB the largest one's peak (as the kernel reports a
 process tree's; the forked writer shares most of its pages with the first), its wall the whole command's.
@@ -50,6 +51,7 @@ class Run:
     wall: float
     cpu: float
     rss_mb: float
+    user: float  # of cpu: the process's own work; the rest is the kernel's (system time)
 
 
 def measure(cmd: list[str]) -> Run:
@@ -60,7 +62,7 @@ def measure(cmd: list[str]) -> Run:
     code = os.waitstatus_to_exitcode(status)
     if code not in (0, 1):  # 1: a strict/problem exit still produced a report
         raise SystemExit(f"{' '.join(cmd)} exited {code}")
-    return Run(wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024)
+    return Run(wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024, usage.ru_utime)
 
 
 def tlparse_binary() -> str:
@@ -95,18 +97,20 @@ def paired(cmds: dict[str, list[list[str]]], runs: int) -> dict[str, Run]:
                 # before made the next writer's system time swing 0.6 -> 2.5 s on the 100x log (same code).
                 os.sync()
                 parts.append(measure(c))
-            samples[tool].append(Run(sum(p.wall for p in parts), sum(p.cpu for p in parts), max(p.rss_mb for p in parts)))
-    return {tool: Run(statistics.median(r.wall for r in rs), statistics.median(r.cpu for r in rs), max(r.rss_mb for r in rs))
+            samples[tool].append(Run(sum(p.wall for p in parts), sum(p.cpu for p in parts), max(p.rss_mb for p in parts),
+                                    sum(p.user for p in parts)))
+    return {tool: Run(statistics.median(r.wall for r in rs), statistics.median(r.cpu for r in rs), max(r.rss_mb for r in rs),
+                     statistics.median(r.user for r in rs))
             for tool, rs in samples.items()}
 
 
-HEADER = (f"{'input':<28} {'MB':>7} | {'ours cpu':>8} {'tl cpu':>7} {'ratio':>6} | {'ours MB':>7} {'tl MB':>6} {'ratio':>6} | "
+HEADER = (f"{'input':<28} {'MB':>7} | {'ours cpu':>8} {'tl cpu':>7} {'ratio':>6} {'user':>5} | {'ours MB':>7} {'tl MB':>6} {'ratio':>6} | "
           f"{'ours wall':>9} {'floor':>6} {'ratio':>6}")
 
 
 def row(name: str, size_mb: float, r: dict[str, Run]) -> str:
     o, t, f = r["ours"], r["tlparse"], r["floor"]
-    return (f"{name:<28} {size_mb:>7.1f} | {o.cpu:>8.2f} {t.cpu:>7.2f} {o.cpu / t.cpu:>6.2f} | "
+    return (f"{name:<28} {size_mb:>7.1f} | {o.cpu:>8.2f} {t.cpu:>7.2f} {o.cpu / t.cpu:>6.2f} {o.user / t.user:>5.2f} | "
             f"{o.rss_mb:>7.0f} {t.rss_mb:>6.0f} {o.rss_mb / t.rss_mb:>6.2f} | {o.wall:>9.2f} {f.wall:>6.2f} {o.wall / f.wall:>6.2f}")
 
 
@@ -130,7 +134,8 @@ def main() -> None:
     try:
         print(f"compilescope vs tlparse 0.4.3 vs the floor: median of {args.runs} alternating runs, "
               f"{os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f}")
-        print("cpu = user + system seconds, all processes; MB = peak RSS of the largest process; wall ratio is ours / floor\n")
+        print("cpu = user + system seconds, all processes (user: the ratio of user seconds alone, as system time swings with\n"
+              "this machine's page cache); MB = peak RSS of the largest process; wall ratio is ours / floor\n")
         print(HEADER)
 
         gpt2 = next((GPU / "gpt2_train").glob("*.log"))
