@@ -160,10 +160,10 @@ def main() -> None:
             growth.append((times, mb, r))
             big.unlink()
 
-        print("\ngrowth (CPU seconds per MB; flat = linear):")
+        print("\ngrowth (CPU seconds per MB, and user seconds alone in brackets; flat = linear):")
         for times, mb, r in growth:
-            print(f"  {times:>4}x {mb:>7.1f} MB   ours {r['ours'].cpu / mb:.4f}   tlparse {r['tlparse'].cpu / mb:.4f}   "
-                  f"floor {r['floor'].cpu / mb:.4f}")
+            print(f"  {times:>4}x {mb:>7.1f} MB   " + "   ".join(
+                f"{tool} {r[tool].cpu / mb:.4f} ({r[tool].user / mb:.4f})" for tool in ("ours", "tlparse", "floor")))
 
         small = paired(commands([SMALL_LOG], work, False), args.runs * 5)
         version = paired({"ours": [[sys.executable, "-m", "compilescope", "--version"]],
