@@ -203,13 +203,11 @@ def _rows(events: Iterable[dict]) -> tuple[list[TimelineRow], float | None]:
         else:
             segs.append(Segment(phase, offset, until - start))
 
-    isfinite = math.isfinite
-    for event in events:  # (one pass per chromium event, thousands: the common types are tested first)
-        if type(event) is not dict and not isinstance(event, dict):
+    for event in events:
+        if not isinstance(event, dict):
             continue
         get = event.get
-        ph, name, ts = get("ph"), get("name"), get("ts")
-        ts = ts if type(ts) is float and isfinite(ts) else _number(ts)
+        ph, name, ts = get("ph"), get("name"), _number(get("ts"))
         if (ph != "B" and ph != "E") or not isinstance(name, str) or ts is None:
             continue
         ts /= 1e6

@@ -168,7 +168,7 @@ def _occurrences(lines: list[str], start: int, names: set[str]) -> dict[str, lis
     automaton.make_automaton()
     searched = lines[start:]
     text = "\n".join(searched)
-    line_starts = list(itertools.accumulate(map((1).__add__, map(len, searched)), initial=0))  # (each line and its \n)
+    line_starts = list(itertools.accumulate((len(line) + 1 for line in searched), initial=0))
     found: dict[str, list[int]] = {}
     for end, name in automaton.iter(text):
         index = start + bisect.bisect_right(line_starts, end) - 1
@@ -207,8 +207,7 @@ def _names_to_lines(mapping: dict, source: dict[str, int], target: dict[str, int
     shared: dict[tuple[int, ...], list[int]] = {}  # lines mapping to the same lines share one list (kept per compile)
     for name in sorted(mapping):  # tlparse reads the JSON into a sorted map; later names win a shared line
         line = source.get(name)
-        value = mapping[name]
-        targets = [target[t] for t in value if type(t) is str and t in target] if type(value) is list else []
+        targets = [target[t] for t in _names(mapping[name]) if t in target]
         if line is not None and targets:
             result[line] = shared.setdefault(tuple(targets), targets)
     return result
@@ -219,8 +218,7 @@ def _kernels_to_post(mapping: dict, kernels: dict[str, list[int]], post: dict[st
     if not kernels:  # (the code of the other language, usually: nothing can map)
         return result
     for kernel in sorted(mapping):
-        value = mapping[kernel]
-        targets = [post[n] for n in value if type(n) is str and n in post] if type(value) is list else []
+        targets = [post[n] for n in _names(mapping[kernel]) if n in post]
         if targets:
             for line in kernels.get(kernel, ()):
                 result[line] = targets
@@ -233,11 +231,14 @@ def _post_to_kernels(mapping: dict, post: dict[str, int], kernels: dict[str, lis
     if not kernels:  # as in _kernels_to_post
         return result
     for node in sorted(mapping):
-        value = mapping[node]
-        targets = [line for k in value if type(k) is str for line in kernels.get(k, ())] if type(value) is list else []
+        targets = [line for k in _names(mapping[node]) for line in kernels.get(k, ())]
         if node in post and targets:
             result[post[node]] = shared.setdefault(tuple(targets), targets)
     return result
+
+
+def _names(value: Any) -> list[str]:
+    return [v for v in value if isinstance(v, str)] if isinstance(value, list) else []
 
 
 def _dict(value: Any) -> dict:

@@ -16,7 +16,7 @@ from ..model import trace as trace_model
 from ..model.trace import RawSpans, Trace
 from ..wording import count
 from .envelope import EnvelopeError, decode_envelope
-from .handlers import HANDLERS, KNOWN_KINDS, handler_for
+from .handlers import KNOWN_KINDS, handler_for
 from .discover import rank_of
 from .lines import RawRecord, ReadLimit, read_raw_records
 from ..model.records import dataclass
@@ -261,11 +261,8 @@ def _ingest(record: RawRecord, b: TraceBuilder) -> None:
         # Every event registers its compile id (tlparse lists ids even with no outputs,
         # and NO_COMPILE_ID for events outside any compilation).
         b.compile(env.compile_id, env.lineno)
-        stack = env.obj.get("stack")
-        subgraph = env.subgraph_name
-        if subgraph or (stack is not None and env.compile_id is None):  # (what note_context looks at)
-            b.note_context(env.compile_id, env.lineno, stack, subgraph)
-    handler = HANDLERS.get(env.kind) or handler_for(env.kind)
+        b.note_context(env.compile_id, env.lineno, env.obj.get("stack"), env.subgraph_name)
+    handler = handler_for(env.kind)
     md5 = env.obj.get("has_payload")
     key = payload_key(md5, env.md5_ok, env.lineno) if isinstance(md5, str) else None
     if handler is None:
