@@ -9,7 +9,7 @@ listed apart, so the page never opens on an alphabetical dump.
 from __future__ import annotations
 
 from dataclasses import field
-from typing import Any
+from typing import Any, Mapping
 
 from ..model.ids import CompileId
 from ..model.trace import Compile, Trace
@@ -95,7 +95,7 @@ def _empty(value: Any) -> bool:
     return value is None or value == "" or value == [] or value == {} or value == "{}"
 
 
-def metric_groups(metrics: dict[str, Any], cut_long: bool = False) -> MetricGroups:
+def metric_groups(metrics: Mapping[str, Any], cut_long: bool = False) -> MetricGroups:
     """The metrics by group; with cut_long, the head and size of each value too long for the compile's page."""
     result = MetricGroups()
     groups: dict[str, list] = {name: [] for name, _ in _METRIC_GROUPS}

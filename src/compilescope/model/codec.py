@@ -7,6 +7,7 @@ out (an unknown type is an error, caught by the round-trip tests).
     dataclass       {"$t": "analyses.insights.Finding", <field>: <value>, ...}
                     (fields with compare=False are caches, rebuilt by the class's __post_init__)
     dict            as is when every key is a str not starting with "$"; else {"$d": [[key, value], ...]}
+                    (another Mapping, e.g. model/metrics.py's records, as the dict it reads as: loaded as a dict)
     Counter         {"$counter": [[key, value], ...]}
     tuple           {"$tuple": [...]}
     float           as is when finite; else {"$f": "inf" | "-inf" | "nan"}
@@ -24,7 +25,7 @@ import dataclasses
 import math
 import sys
 from collections import Counter
-from typing import Any, Iterable
+from typing import Any, Iterable, Mapping
 
 TYPE = "$t"
 STATE = "$state"
@@ -71,6 +72,8 @@ def encode(value: Any) -> Any:
         if all(type(k) is str and not k.startswith("$") for k in value):
             return {k: encode(v) for k, v in value.items()}
         return {"$d": [[encode(k), encode(v)] for k, v in value.items()]}
+    if isinstance(value, Mapping):  # a compact read-only mapping of the model (model/metrics.py): the dict it reads as
+        return encode(dict(value.items()))
     if kind is bytes:
         try:
             return {"$utf8": value.decode("utf-8")}
