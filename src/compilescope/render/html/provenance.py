@@ -160,10 +160,13 @@ def kernels_page(page: _Page, entry: Compile, artifact: Artifact) -> Iterator[by
 def _kernel_calls(page: _Page, entry: Compile) -> dict[int, dict[str, list[str]]]:
     """Stack traces artifact -> kernel -> where it is called, when a provenance page shows this compile id.
 
-    Worked out once per compile id, not once per kernel page (a compile id may have hundreds of each)."""
-    cache = page.memo.setdefault("kernel_calls", {})
-    if entry.compile_id in cache:
+    Worked out once per compile id, not once per kernel page (a compile id may have hundreds of each). Only the
+    last compile id's is kept: its kernel pages are written together, and keeping every compile id's (URLs for
+    each kernel call) grew the writing processes by ~3 KB a compile."""
+    cache = page.memo.get("kernel_calls")
+    if cache is not None and entry.compile_id in cache:
         return cache[entry.compile_id]
+    cache = page.memo["kernel_calls"] = {}
     result: dict[int, dict[str, list[str]]] = {}
     found = page.results.provenance.compiles.get(entry.compile_id)
     if found is not None:
