@@ -43,11 +43,8 @@ class PackedLineMap(Mapping[int, list[int]]):
         return len(self._lines)
 
     def items(self):  # (a list of pairs, not a view: one pass over the arrays)
-        targets, start, pairs = self._targets, 0, []
-        for line, end in zip(self._lines.tolist(), self._ends.tolist()):
-            pairs.append((line, targets[start:end].tolist()))
-            start = end
-        return pairs
+        targets, ends = self._targets.tolist(), self._ends.tolist()
+        return list(zip(self._lines.tolist(), [targets[start:end] for start, end in zip([0, *ends], ends)]))
 
     def values(self):
         return [targets for _, targets in self.items()]

@@ -351,11 +351,14 @@ def _call_order(name: str) -> tuple:
     return (0, int(handle), name) if ":" in name and handle.isdigit() else (1, 0, name)
 
 
-def kernel_traces(text: str, parsed: dict[str, list[UserLine]] | None = None) -> list[KernelTrace]:
+def kernel_traces(text: str, parsed: dict[str, list[UserLine]] | None = None,
+                  texts: dict[str, str] | None = None) -> list[KernelTrace]:
     """``inductor_provenance_tracking_kernel_stack_traces``: kernel -> list of stack trace strings.
 
     parsed: stack trace text -> its frames, shared by the calls for one log (a backward graph's kernels carry
-    its forward's stacks: GPT-2 logs 168 stacks, 47 of them distinct)."""
+    its forward's stacks: GPT-2 logs 168 stacks, 47 of them distinct). texts: each distinct stack trace text,
+    kernel name and debug handle, one object for the calls for one log (the results keep every compile's
+    kernels: its recompiles and backward graphs repeat them)."""
     try:
         data = orjson.loads(text)
     except orjson.JSONDecodeError:
@@ -365,7 +368,8 @@ def kernel_traces(text: str, parsed: dict[str, list[UserLine]] | None = None) ->
     result = []
     if parsed is None:
         parsed = {}  # kernels of one graph share most stacks: parse each text once
-    texts: dict[str, str] = {}
+    if texts is None:
+        texts = {}
     for name in sorted(data, key=_call_order):
         value = data[name]
         raw = value if isinstance(value, list) else [value]
@@ -375,7 +379,8 @@ def kernel_traces(text: str, parsed: dict[str, list[UserLine]] | None = None) ->
         traces = [texts.setdefault(t, t) for t in traces]
         kernel, _, handle = name.rpartition(":") if ":" in name else (name, "", "")
         frames = [parsed[t] if t in parsed else parsed.setdefault(t, parse_stack_trace(t)) for t in traces]
-        result.append(KernelTrace(name, kernel, handle or None, traces, frames))
+        result.append(KernelTrace(name, texts.setdefault(kernel, kernel), texts.setdefault(handle, handle) or None,
+                                  traces, frames))
     return result
 
 
@@ -720,10 +725,11 @@ def _add_kernel_links(section: ProvenanceSection, mapped: set[str], where: dict[
 def analyze_provenance(trace: Trace) -> Provenance:
     result = Provenance()
     parsed: dict[str, list[UserLine]] = {}
+    texts: dict[str, str] = {}
     for entry in trace.compiles.values():
         for a in entry.artifacts:
             if a.readable and a.filename.startswith(KERNEL_STACK_TRACES):
-                result.kernels[a.number] = kernel_traces(trace.payload_text(a.payload), parsed)
+                result.kernels[a.number] = kernel_traces(trace.payload_text(a.payload), parsed, texts)
         found = compile_provenance(trace, entry, result.kernels)  # each stack traces artifact parsed once
         if found is not None:
             result.compiles[entry.compile_id] = found

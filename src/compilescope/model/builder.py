@@ -41,6 +41,7 @@ class TraceBuilder:
         self._last: Artifact | None = None
         self._shared_texts: dict[str, str] = {}  # metric name -> its last long string value (share_long_texts)
         self._metric_shapes = MetricShapes()  # the field places metrics records share (metric_record)
+        self._names: dict[str, str] = {}  # artifact names, each distinct one kept once
         self._shared_frames: dict[tuple, dict[str, Any]] = {}  # frames_json's frames, one dict per distinct frame
         self._last_compile_id: object = _NONE_YET  # the compile id compile() was last asked for, and its entry
         self._last_compile: Compile | None = None
@@ -85,7 +86,7 @@ class TraceBuilder:
             number=self._number,
             compile_id=compile_id,
             kind=kind,
-            name=name,
+            name=self._names.setdefault(name, name),  # (every compile logs the same few names: one object each)
             ext=ext,
             display=display,
             lineno=lineno,
