@@ -64,10 +64,10 @@ def packed(line_map: Mapping[int, list[int]]) -> Mapping[int, list[int]]:
         total += len(targets)
         ends.append(total)
     try:
-        return PackedLineMap(array("i", line_map), array("i", ends),
-                             array("i", [t for targets in line_map.values() for t in targets]))
-    except (OverflowError, TypeError):  # (a line past 2**31, or not an int: an odd log; kept as built)
+        return PackedLineMap(array("I", line_map), array("I", ends),
+                             array("I", [t for targets in line_map.values() for t in targets]))
+    except (OverflowError, TypeError):  # (a line past 2**32 or below 0, or not an int: an odd log; kept as built)
         return line_map
 
 
-EMPTY = PackedLineMap(array("i"), array("i"), array("i"))  # (read-only: one for every empty map)
+EMPTY = PackedLineMap(array("I"), array("I"), array("I"))  # (read-only: one for every empty map)
