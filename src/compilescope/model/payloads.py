@@ -322,7 +322,7 @@ class Spool:
             yield chunk
             offset += len(chunk)
 
-    def lines(self, size: int = 1 << 20) -> Iterator[bytes]:
+    def lines(self, size: int = 1 << 18) -> Iterator[bytes]:
         """Each line with its newline (the last may have none), as iterating the file gives them."""
         pending: list[bytes] = []  # the start of a line that goes on in the next chunk
         for chunk in self.chunks(size):
