@@ -94,19 +94,26 @@ def test_metrics_records_share_their_field_names_and_read_as_logged(tmp_path):
     # field names are one dict for all records logged with the same fields. They still read as the logged dicts.
     log = tmp_path / "t.log"
     log.write_text("".join(
-        envelope({"compilation_metrics": {"co_name": f"f{frame}", "fail_type": None, "guard_count": frame}, **cid(frame)})
+        envelope({"compilation_metrics": {"co_name": f"f{frame}", "fail_type": None, "guard_count": frame,
+                                          "cache_size": frame + 1}, **cid(frame)})
         + envelope({"compilation_metrics_runtime": {"duration_us": frame}, **cid(frame)})
         for frame in range(3)))
     with read_trace(str(log)) as trace:
         metrics = [c.metrics for c in trace.compiles.values()]
-        assert [dict(m) for m in metrics] == [{"co_name": f"f{i}", "fail_type": None, "guard_count": i} for i in range(3)]
-        assert metrics[1] == {"co_name": "f1", "fail_type": None, "guard_count": 1} and metrics[1].get("nope", 7) == 7
-        assert list(metrics[2].items()) == [("co_name", "f2"), ("fail_type", None), ("guard_count", 2)]
-        assert len({id(m._places) for m in metrics}) == 1  # type: ignore[union-attr]
+        assert [dict(m) for m in metrics] == [{"co_name": f"f{i}", "fail_type": None, "guard_count": i, "cache_size": i + 1}
+                                              for i in range(3)]
+        assert metrics[1] == {"co_name": "f1", "fail_type": None, "guard_count": 1, "cache_size": 2}
+        assert metrics[1].get("nope", 7) == 7 and "cache_size" in metrics[1] and "nope" not in metrics[1]
+        assert list(metrics[2].items()) == [("co_name", "f2"), ("fail_type", None), ("guard_count", 2), ("cache_size", 3)]
+        assert len({id(m._places) for m in metrics}) == 1
         runtime = [r for c in trace.compiles.values() for r in c.runtime_metrics]
         assert runtime == [{"kind": "compilation_metrics_runtime", "duration_us": i} for i in range(3)]
         # Saved and loaded (--save / --load): equal.
         results = analyze(trace)
+        # A compile page's metric groups read their values from the record; the names are one tuple for the log.
+        groups = [s.metrics.groups for s in results.compiles.values()]
+        assert groups == [[("Counts and sizes", [("cache_size", i + 1)])] for i in range(3)]
+        assert groups[0][0][1]._names is groups[2][0][1]._names
         loaded = Results.from_json(json.loads(json.dumps(results.to_json())))
         assert loaded == results
         assert [c.metrics for c in loaded.trace.compiles.values()] == metrics
