@@ -9,6 +9,7 @@ are only read after that: iterated in their order (the page's JSON island keeps 
 from __future__ import annotations
 
 from array import array
+from itertools import accumulate, chain
 from collections.abc import Mapping
 from typing import Iterator
 
@@ -59,13 +60,9 @@ def packed(line_map: Mapping[int, list[int]]) -> Mapping[int, list[int]]:
         return line_map
     if not line_map:
         return EMPTY
-    ends, total = [], 0
-    for targets in line_map.values():
-        total += len(targets)
-        ends.append(total)
     try:
-        return PackedLineMap(array("I", line_map), array("I", ends),
-                             array("I", [t for targets in line_map.values() for t in targets]))
+        return PackedLineMap(array("I", line_map), array("I", accumulate(map(len, line_map.values()))),
+                             array("I", chain.from_iterable(line_map.values())))
     except (OverflowError, TypeError):  # (a line past 2**32 or below 0, or not an int: an odd log; kept as built)
         return line_map
 
