@@ -73,14 +73,14 @@ def encode(value: Any) -> Any:
         if all(type(k) is str and not k.startswith("$") for k in value):
             return {k: encode(v) for k, v in value.items()}
         return {"$d": [[encode(k), encode(v)] for k, v in value.items()]}
-    if isinstance(value, Mapping):  # a compact read-only mapping of the model (model/metrics.py): the dict it reads as
+    if isinstance(value, Mapping) and not isinstance(value, dict):  # a compact read-only mapping (model/metrics.py)
         return encode(dict(value.items()))
     if kind is bytes:
         try:
             return {"$utf8": value.decode("utf-8")}
         except UnicodeDecodeError:
             return {"$b64": base64.b64encode(value).decode("ascii")}
-    if isinstance(value, Sequence):  # a compact read-only sequence (analyses/compile_summary.py MetricRows)
+    if isinstance(value, Sequence) and not isinstance(value, (str, bytes, tuple, list)):  # (compile_summary.MetricRows)
         return [encode(v) for v in value]
     if hasattr(value, "codec_state"):
         return {TYPE: type_name(kind), STATE: encode(value.codec_state())}
