@@ -29,7 +29,7 @@ from .env import ENV, _script_hash, custom_header, page_script_src, preload_temp
 __all__ = ["ENV", "preload_templates", "render_demo_index", "render_html"]
 from .export import COMPILE_INDEX, render_export_index, wants_export_index
 from .provenance import kernels_page, provenance_files, provenance_url
-from .rows import artifact_items_html, artifact_link_html, joined, metric_rows_html
+from .rows import artifact_items_html, artifact_link_html, metric_rows_html
 from .runtime import runtime_files
 from .sources import source_files, source_url
 from .transformed import transformed_files, transformed_url
@@ -49,8 +49,22 @@ STREAM_CHUNK = 1 << 20
 
 
 def _encoded(chunks: Iterable[str], size: int = STREAM_CHUNK) -> Iterator[bytes]:
-    """Template output (many small strings) as UTF-8 chunks of about `size` characters."""
-    return (text.encode("utf-8", "replace") for text in joined(chunks, size))
+    """Template output (many small strings) as UTF-8 chunks of about `size` bytes.
+
+    Each string is encoded on its own, then the bytes joined: an ASCII string encodes as one copy, while text
+    joined first takes the widest character of any piece (a template's "·" or "↗"), and a page of code would be
+    widened, then encoded a character at a time (the same bytes either way: a piece ends between code points)."""
+    run: list[bytes] = []
+    n = 0
+    for text in chunks:
+        data = text.encode("utf-8", "replace")
+        run.append(data)
+        n += len(data)
+        if n >= size:
+            yield b"".join(run)
+            run, n = [], 0
+    if run:
+        yield b"".join(run)
 
 
 _PRISM_SCRIPT_SRC = Markup(f"{_script_hash('report.js')} {_script_hash('vendor/prism/prism.js')}")
@@ -119,6 +133,10 @@ class _Page:
 
     def render(self, template: str, root: str, **context: Any) -> str:
         return ENV.get_template(template).render(**self.common, root=root, **context)
+
+    def render_bytes(self, template: str, root: str, **context: Any) -> bytes:
+        """render()'s page as UTF-8 (encoded a piece at a time: see _encoded)."""
+        return b"".join(self.stream(template, root, **context))
 
     def stream(self, template: str, root: str, **context: Any) -> Iterator[bytes]:
         """Like render(), in chunks, generated as they are written: for pages that grow with a payload or
@@ -210,7 +228,7 @@ def _code_urls(page: _Page, entry: Compile | None) -> dict[int, str]:
     return found
 
 
-def _failures(page: _Page) -> str:
+def _failures(page: _Page) -> bytes:
     rows = []
     for row in page.results.failures:
         entry = page.trace.compiles.get(row.compile_id)
@@ -221,7 +239,7 @@ def _failures(page: _Page) -> str:
         rows.append({"row": row, "key": compile_id_key(row.compile_id), "url": url,
                      "page": f"{entry.dir_name}/index.html" if entry is not None and entry.compile_id is not None else None,
                      "code_urls": _code_urls(page, entry)})
-    return page.render("failures.html", "", rows=rows)
+    return page.render_bytes("failures.html", "", rows=rows)
 
 
 _METRICS_TITLES = {
@@ -255,7 +273,7 @@ def _artifact(page: _Page, entry: Compile, artifact: Artifact) -> Iterable[bytes
     if artifact.display == METRICS:
         return later(lambda: _metrics_page(page, entry, artifact))
     if artifact.display == GUARDS:
-        return later(lambda: page.render("guards.html", "../", c=entry, guards=artifact.data or []))
+        return later(lambda: page.render_bytes("guards.html", "../", c=entry, guards=artifact.data or []))
     raise ValueError(f"unknown artifact display {artifact.display!r}")
 
 
@@ -266,9 +284,9 @@ def _pretty_json(text: str) -> bytes | str:
         return text  # keep what the log had, even if it is not JSON (or too deeply nested)
 
 
-def _metrics_page(page: _Page, entry: Compile, artifact: Artifact) -> str:
+def _metrics_page(page: _Page, entry: Compile, artifact: Artifact) -> bytes:
     summary = page.results.compiles.get(entry.key) if artifact.kind == "compilation_metrics" else None
-    return page.render(
+    return page.render_bytes(
         "metrics.html", "../", c=entry, metrics=artifact.data or {}, s=summary, code_urls=_code_urls(page, entry),
         title=_METRICS_TITLES.get(artifact.kind, artifact.kind),
         groups=summary.metrics if summary is not None else metric_groups(artifact.data or {}),
