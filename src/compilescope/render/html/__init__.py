@@ -7,6 +7,7 @@ held in memory at once.
 
 from __future__ import annotations
 
+import codecs
 import os
 from typing import Any, Iterable, Iterator
 
@@ -306,30 +307,48 @@ def _code_page(page: _Page, root: str, entry: Compile | None, title: str, subtit
         "code.html", root, c=entry, title=title, subtitle=subtitle, note=note,
         language=_PRISM_LANGUAGES.get(language, "python") if highlighted else None,
         script_src=_PRISM_SCRIPT_SRC if highlighted else page_script_src(),
-        gutter=_gutter(lines),
+        gutter=_gutter(page, lines),
         code=_escaped_code(page.trace, ref) if ref else (),
     )
 
 
-def _gutter(lines: int, size: int = 4096) -> Iterator[Markup]:
-    """Line-number anchors (#L12), a batch at a time: a huge payload has millions of lines."""
-    for start in range(1, lines + 1, size):
+GUTTER_BATCH = 4096  # line anchors made at a time
+GUTTER_KEPT = 16  # batches of anchors kept for the next page (65,536 lines, ~2.3 MB): every code page starts at line 1
+
+
+def _gutter(page: _Page, lines: int, size: int = GUTTER_BATCH) -> Iterator[Markup]:
+    """Line-number anchors (#L12), a batch at a time: a huge payload has millions of lines.
+
+    Every code page's gutter is a prefix of the same text: its first batches are made once per report, and a
+    page shorter than a batch takes the head of one (cut before its first anchor past the page's last line)."""
+    kept: list[Markup] = page.memo.setdefault("gutter", [])
+    for index, start in enumerate(range(1, lines + 1, size)):
         stop = min(start + size, lines + 1)
-        yield Markup(("\n" if start > 1 else "") + "\n".join(f'<a id="L{n}" href="#L{n}">{n}</a>' for n in range(start, stop)))
+        if index < len(kept):
+            batch = kept[index]
+        else:
+            batch = _gutter_batch(start, start + size)
+            if index == len(kept) and index < GUTTER_KEPT:
+                kept.append(batch)
+        yield batch if stop == start + size else Markup(batch[:batch.index(f'\n<a id="L{stop}"')])
 
 
-def _escaped_code(trace: Trace, ref: PayloadRef, size: int = 4096) -> Iterator[Markup]:
-    """A payload's lines, HTML-escaped and newline-separated, a batch of lines at a time (escaping a batch
-    at once is much faster). A batch after the first starts with its newline: escaped as one text, never
-    split back into lines and joined again."""
-    batch: list[str] = []
-    for line in trace.payload_lines(ref):
-        batch.append(line)
-        if len(batch) == size:
-            yield Markup.escape("\n".join(batch))
-            batch = [""]
-    if len(batch) > 1 or (batch and batch[0] != ""):
-        yield Markup.escape("\n".join(batch))
+def _gutter_batch(start: int, stop: int) -> Markup:
+    return Markup(("\n" if start > 1 else "") + "\n".join(f'<a id="L{n}" href="#L{n}">{n}</a>' for n in range(start, stop)))
+
+
+def _escaped_code(trace: Trace, ref: PayloadRef) -> Iterator[Markup]:
+    """A payload's text, HTML-escaped a chunk as read at a time (escaping a block at once is much faster than
+    a line at a time; the text is the same as its lines joined by newlines). The decoder keeps a character cut
+    between two chunks for the next."""
+    decoder = codecs.getincrementaldecoder("utf-8")("replace")
+    for data in trace.payload_chunks(ref):
+        text = decoder.decode(data)
+        if text:
+            yield Markup.escape(text)
+    text = decoder.decode(b"", True)
+    if text:
+        yield Markup.escape(text)
 
 
 def render_demo_index(examples: list[dict], torch_version: str, live: bool = False) -> str:
