@@ -64,6 +64,7 @@ def payload_url(trace: Trace, options: ReportOptions, md5: str) -> str:
     return payload_file(md5)
 
 
+RAW_JSONL_CHUNK = 256 << 10  # bytes of raw.jsonl handed to the writer at a time
 _READ_KEYS = frozenset({"has_payload", PAYLOAD_KEY, "artifact_number", "timestamp"})  # what raw_jsonl reads
 
 
@@ -91,6 +92,8 @@ def raw_jsonl(trace: Trace, options: ReportOptions) -> Iterator[bytes]:
     yield orjson.dumps({"string_table": table}) + b"\n"
     year = f"{trace.year:04d}-" if trace.year else "0000-"
     long_line, spans = trace_model.LONG_RAW_LINE, iter(trace.raw_spans)
+    lines: list[bytes] = []  # handed on RAW_JSONL_CHUNK bytes at a time, not a line at a time
+    size = 0
     for line in trace.raw.lines():
         # Parsed, not searched as bytes: the log's own metadata may hold keys named like ours.
         found = next(spans, None) if len(line) >= long_line else None
@@ -108,7 +111,14 @@ def raw_jsonl(trace: Trace, options: ReportOptions) -> Iterator[bytes]:
                    for k, v in doc.items()}
         elif md5:
             doc["payload_filename"] = payload_url(trace, options, md5)
-        yield orjson.dumps(doc) + b"\n"
+        data = orjson.dumps(doc, option=orjson.OPT_APPEND_NEWLINE)
+        lines.append(data)
+        size += len(data)
+        if size >= RAW_JSONL_CHUNK:
+            yield b"".join(lines)
+            lines, size = [], 0
+    if lines:
+        yield b"".join(lines)
 
 
 def chromium_events(trace: Trace) -> Iterator[bytes]:
