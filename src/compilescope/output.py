@@ -314,25 +314,37 @@ class FileCopy:
 
 
 def _write_file(target: str, content: bytes | Iterable[bytes]) -> int:
+    """Create target and write content: unbuffered (open, write, close), as each chunk is written whole; a
+    buffered file would add a stat, a tty test and a seek to every one of a report's thousands of files."""
     flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_BINARY", 0)
     written = 0
     try:
         fd = os.open(target, flags, 0o644)
-        with os.fdopen(fd, "wb") as f:
+        try:
             if isinstance(content, FileCopy):
                 written = content.copy_into(fd)
                 content = content.rest(written)
             if isinstance(content, bytes):
-                f.write(content)
-                written = len(content)
+                written = _write_all(fd, content)
             else:
                 for chunk in content:
-                    f.write(chunk)
-                    written += len(chunk)
+                    written += _write_all(fd, chunk)
+        finally:
+            os.close(fd)
     except OSError as exc:
         # e.g. ELOOP: a symbolic link was planted where a report file goes; or a full disk.
         raise CompilescopeError(f"cannot write {target}: {exc.strerror or exc}") from None
     return written
+
+
+def _write_all(fd: int, data: bytes) -> int:
+    """os.write until every byte is written (it may write fewer, e.g. interrupted by a signal)."""
+    done = os.write(fd, data)
+    if done < len(data):
+        view = memoryview(data)
+        while done < len(data):
+            done += os.write(fd, view[done:])
+    return done
 
 
 class _BackgroundWriter:
