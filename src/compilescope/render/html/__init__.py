@@ -124,9 +124,21 @@ class _Page:
             "artifact_items": lambda artifacts, roles, root: artifact_items_html(artifacts, roles or {}, root, options),
             "artifact_link": lambda a, root: artifact_link_html(a, root, options),
             "stack_list_html": lambda frames, root: stack_list_html(frames, root, self.frame_url),  # macros.html
+            "summary_html": self.summary_html,
         }
         self.memo: dict[str, Any] = {}  # what several pages need, worked out once (render/html/provenance.py)
         self.code_urls_of: dict[int, dict[int, str]] = {}  # id(compile) -> _code_urls: once per compile, not per page
+
+    def summary_html(self, s: Any, c: Compile, code_urls: dict[int, str], root: str) -> Markup:
+        """The compile summary (partials/compile_summary.html) of a compile's page, which its compilation metrics
+        page leads with too: made once for both (the last one made is kept)."""
+        kept = self.memo.get("summary")
+        if kept is not None and kept[0] is s and kept[1] == root:
+            return kept[2]
+        module = ENV.get_template("partials/compile_summary.html").make_module({**self.common, "root": root})
+        html = Markup(module.compile_summary(s, c, code_urls))  # type: ignore[attr-defined]
+        self.memo["summary"] = (s, root, html)
+        return html
 
     def frame_url(self, frame: Frame) -> str | None:
         if frame.filename in self.trace.dump_files:
