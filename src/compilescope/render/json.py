@@ -9,6 +9,7 @@ import orjson
 from ..model import trace as trace_model
 from ..model.trace import LINK, TEXT, JSON, Artifact, Compile, RawSpans, Trace
 from ..model.payloads import PAYLOAD_KEY
+from .content import chunked
 from .options import ReportOptions, artifact_url, payload_file, readable_url
 
 
@@ -78,11 +79,16 @@ def _spanned_line(line: bytes, spans: RawSpans) -> dict:
 
 
 def raw_jsonl(trace: Trace, options: ReportOptions) -> Iterator[bytes]:
-    """The string table, then one line per envelope (str and chromium_event excluded).
+    """The string table, then one line per envelope (str and chromium_event excluded), RAW_JSONL_CHUNK bytes at
+    a time.
 
     Fixed against tlparse: the year is the log's own (not today's), the process
     id is under "pid" (tlparse calls it "thread"), and pathname has no leading space.
     """
+    return chunked(_raw_jsonl_lines(trace, options), RAW_JSONL_CHUNK, b"")
+
+
+def _raw_jsonl_lines(trace: Trace, options: ReportOptions) -> Iterator[bytes]:
     urls = {}
     for entry in trace.compiles.values():
         for a in entry.artifacts:
@@ -92,8 +98,6 @@ def raw_jsonl(trace: Trace, options: ReportOptions) -> Iterator[bytes]:
     yield orjson.dumps({"string_table": table}) + b"\n"
     year = f"{trace.year:04d}-" if trace.year else "0000-"
     long_line, spans = trace_model.LONG_RAW_LINE, iter(trace.raw_spans)
-    lines: list[bytes] = []  # handed on RAW_JSONL_CHUNK bytes at a time, not a line at a time
-    size = 0
     for line in trace.raw.lines():
         # Parsed, not searched as bytes: the log's own metadata may hold keys named like ours.
         found = next(spans, None) if len(line) >= long_line else None
@@ -111,14 +115,7 @@ def raw_jsonl(trace: Trace, options: ReportOptions) -> Iterator[bytes]:
                    for k, v in doc.items()}
         elif md5:
             doc["payload_filename"] = payload_url(trace, options, md5)
-        data = orjson.dumps(doc, option=orjson.OPT_APPEND_NEWLINE)
-        lines.append(data)
-        size += len(data)
-        if size >= RAW_JSONL_CHUNK:
-            yield b"".join(lines)
-            lines, size = [], 0
-    if lines:
-        yield b"".join(lines)
+        yield orjson.dumps(doc, option=orjson.OPT_APPEND_NEWLINE)
 
 
 def chromium_events(trace: Trace) -> Iterator[bytes]:

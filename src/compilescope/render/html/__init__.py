@@ -8,6 +8,7 @@ held in memory at once.
 from __future__ import annotations
 
 import codecs
+import operator
 import os
 from typing import Any, Iterable, Iterator
 
@@ -23,7 +24,7 @@ from ...model.ids import compile_id_key
 from ...model.payloads import PayloadRef
 from ...model.trace import CODE, DUMP, GUARDS, JSON, LINK, METRICS, TEXT, Artifact, Compile, Frame, Trace
 from ..charts import CompileTimeChart
-from ..content import later
+from ..content import chunked, later
 from ..options import ReportOptions, artifact_url, dump_file_url, readable_url
 from .env import ENV, _script_hash, custom_header, page_script_src, preload_templates
 
@@ -55,17 +56,10 @@ def _encoded(chunks: Iterable[str], size: int = STREAM_CHUNK) -> Iterator[bytes]
     Each string is encoded on its own, then the bytes joined: an ASCII string encodes as one copy, while text
     joined first takes the widest character of any piece (a template's "·" or "↗"), and a page of code would be
     widened, then encoded a character at a time (the same bytes either way: a piece ends between code points)."""
-    run: list[bytes] = []
-    n = 0
-    for text in chunks:
-        data = text.encode("utf-8", "replace")
-        run.append(data)
-        n += len(data)
-        if n >= size:
-            yield b"".join(run)
-            run, n = [], 0
-    if run:
-        yield b"".join(run)
+    return chunked(map(_UTF8, chunks), size, b"")
+
+
+_UTF8 = operator.methodcaller("encode", "utf-8", "replace")
 
 
 _PRISM_SCRIPT_SRC = Markup(f"{_script_hash('report.js')} {_script_hash('vendor/prism/prism.js')}")

@@ -17,6 +17,7 @@ from markupsafe import Markup, escape
 from ...analyses.metric_values import LongMetric, is_structured, pretty_json
 from ...model.trace import LINK, Artifact, Frame
 from ...wording import count
+from ..content import chunked
 from ..options import ReportOptions, artifact_url, safe_link_url
 
 
@@ -89,16 +90,7 @@ def grouped(rows: Iterable[str], size: int = PART_SIZE) -> Iterator[Markup]:
 
 def joined(pieces: Iterable[str], size: int) -> Iterator[str]:
     """pieces joined into strings of about `size` characters (each as soon as it is that long)."""
-    run: list[str] = []
-    n = 0
-    for piece in pieces:
-        run.append(piece)
-        n += len(piece)
-        if n >= size:
-            yield "".join(run)
-            run, n = [], 0
-    if run:
-        yield "".join(run)
+    return chunked(pieces, size, "")
 
 
 def metric_rows_html(rows: Iterable[tuple[str, Any]], long: Mapping[str, LongMetric] | None = None,
