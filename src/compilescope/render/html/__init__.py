@@ -31,7 +31,7 @@ from .env import ENV, _script_hash, custom_header, page_script_src, preload_temp
 __all__ = ["ENV", "preload_templates", "render_demo_index", "render_html"]
 from .export import COMPILE_INDEX, render_export_index, wants_export_index
 from .provenance import kernels_page, provenance_files, provenance_url
-from .rows import artifact_items_html, artifact_link_html, metric_rows_html, stack_list_html
+from .rows import artifact_items_html, artifact_link_html, frame_html, metric_rows_html, stack_list_html
 from .runtime import runtime_files
 from .sources import source_files, source_url
 from .transformed import transformed_files, transformed_url
@@ -118,6 +118,7 @@ class _Page:
             "artifact_items": lambda artifacts, roles, root: artifact_items_html(artifacts, roles or {}, root, options),
             "artifact_link": lambda a, root: artifact_link_html(a, root, options),
             "stack_list_html": lambda frames, root: stack_list_html(frames, root, self.frame_url),  # macros.html
+            "frame_html": lambda frame, root: Markup(frame_html(frame, root, self.frame_url)),  # macros.html
             "summary_html": self.summary_html,
         }
         self.memo: dict[str, Any] = {}  # what several pages need, worked out once (render/html/provenance.py)

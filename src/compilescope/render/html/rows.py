@@ -150,17 +150,20 @@ def _artifact_items(artifacts: Iterable[Artifact], roles: Mapping[int, str], roo
         yield f'<li>{artifact_link_html(a, root, options)}{badge} <span class="num">({a.number})</span></li>'
 
 
+def frame_html(frame: Frame, root: str, frame_url: Callable[[Frame], str | None]) -> str:
+    """One stack frame as pages show it: its place (linked to its page in the report, if it has one), its
+    function and its source line. frame_url: that page's URL, or None."""
+    url = frame_url(frame)
+    where = f"{html_text(frame.filename)}:{html_text(frame.line)}"
+    html = f'<a href="{html_text(root)}{html_text(url)}">{where}</a>' if url else where
+    html += f' <span class="fn">in {html_text(frame.name)}</span>'
+    if frame.loc:
+        html += f"<br><code>&nbsp;&nbsp;&nbsp;&nbsp;{html_text(frame.loc)}</code>"
+    return html
+
+
 def stack_list_html(frames: Iterable[Frame], root: str, frame_url: Callable[[Frame], str | None]) -> Markup:
     """A stack's frames as the list compile and metrics pages show (one pass: a page can show hundreds of frames,
-    and a template macro per frame cost ~10 us each). frame_url: a frame's page in the report, if it has one."""
-    out = ['<div class="stack-trie"><ul>']
-    for frame in frames:
-        url = frame_url(frame)
-        where = f"{html_text(frame.filename)}:{html_text(frame.line)}"
-        out.append(f'<li><a href="{html_text(root)}{html_text(url)}">{where}</a>' if url else f"<li>{where}")
-        out.append(f' <span class="fn">in {html_text(frame.name)}</span>')
-        if frame.loc:
-            out.append(f"<br><code>&nbsp;&nbsp;&nbsp;&nbsp;{html_text(frame.loc)}</code>")
-        out.append("</li>")
-    out.append("</ul></div>")
-    return Markup("".join(out))
+    and a template macro per frame cost ~10 us each)."""
+    items = "".join(f"<li>{frame_html(frame, root, frame_url)}</li>" for frame in frames)
+    return Markup(f'<div class="stack-trie"><ul>{items}</ul></div>')
