@@ -7,6 +7,7 @@ becomes part of an output path goes through safe_stem().
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import re
 
@@ -17,6 +18,16 @@ MAX_STEM = 120
 
 def safe_stem(name: str) -> str:
     """A file-name stem that is the name itself when it is already safe."""
+    # A report asks for the same few names over and over (each artifact's URL, in every page and file that
+    # links to it: ~1,700 calls for ~40 names on a real log); a long name is worked out each time.
+    return _short_stem(name) if len(name) <= CACHED_NAME else _stem(name)
+
+
+CACHED_NAME = 256  # names up to this long are remembered (at most STEMS_KEPT of them)
+STEMS_KEPT = 1024
+
+
+def _stem(name: str) -> str:
     stem = _UNSAFE.sub("_", name)
     stem = re.sub(r"\.{2,}", "_", stem).lstrip(".") or "_"
     if stem.split(".")[0].upper() in _DEVICES:
@@ -25,3 +36,6 @@ def safe_stem(name: str) -> str:
         digest = hashlib.sha1(name.encode("utf-8", "surrogatepass")).hexdigest()[:10]
         stem = f"{stem[:MAX_STEM - 11]}_{digest}"
     return stem
+
+
+_short_stem = functools.lru_cache(maxsize=STEMS_KEPT)(_stem)

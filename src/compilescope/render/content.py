@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Callable, Iterable, Iterator, Union
+from typing import Callable, Iterable, Iterator, TypeVar, Union
 
 Content = Union[str, bytes, Iterable[bytes]]
 
@@ -21,3 +21,21 @@ def later(make: Callable[[], "str | bytes"]) -> Iterator[bytes]:
         return
     for start in range(0, len(content), PIECE):
         yield content[start:start + PIECE].encode("utf-8", "replace")
+
+
+AnyStr = TypeVar("AnyStr", str, bytes)
+
+
+def chunked(pieces: Iterable[AnyStr], size: int, empty: AnyStr) -> Iterator[AnyStr]:
+    """pieces joined into chunks of about `size` bytes or characters (each as soon as it is that long): handed on
+    a few at a time, never a small piece at a time, nor all at once. empty: b"" for bytes, "" for text."""
+    run: list[AnyStr] = []
+    n = 0
+    for piece in pieces:
+        run.append(piece)
+        n += len(piece)
+        if n >= size:
+            yield empty.join(run)
+            run, n = [], 0
+    if run:
+        yield empty.join(run)

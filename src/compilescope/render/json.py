@@ -9,6 +9,7 @@ import orjson
 from ..model import trace as trace_model
 from ..model.trace import LINK, TEXT, JSON, Artifact, Compile, RawSpans, Trace
 from ..model.payloads import PAYLOAD_KEY
+from .content import chunked
 from .options import ReportOptions, artifact_url, payload_file, readable_url
 
 
@@ -64,6 +65,7 @@ def payload_url(trace: Trace, options: ReportOptions, md5: str) -> str:
     return payload_file(md5)
 
 
+RAW_JSONL_CHUNK = 256 << 10  # bytes of raw.jsonl handed to the writer at a time
 _READ_KEYS = frozenset({"has_payload", PAYLOAD_KEY, "artifact_number", "timestamp"})  # what raw_jsonl reads
 
 
@@ -77,11 +79,16 @@ def _spanned_line(line: bytes, spans: RawSpans) -> dict:
 
 
 def raw_jsonl(trace: Trace, options: ReportOptions) -> Iterator[bytes]:
-    """The string table, then one line per envelope (str and chromium_event excluded).
+    """The string table, then one line per envelope (str and chromium_event excluded), RAW_JSONL_CHUNK bytes at
+    a time.
 
     Fixed against tlparse: the year is the log's own (not today's), the process
     id is under "pid" (tlparse calls it "thread"), and pathname has no leading space.
     """
+    return chunked(_raw_jsonl_lines(trace, options), RAW_JSONL_CHUNK, b"")
+
+
+def _raw_jsonl_lines(trace: Trace, options: ReportOptions) -> Iterator[bytes]:
     urls = {}
     for entry in trace.compiles.values():
         for a in entry.artifacts:
@@ -108,7 +115,7 @@ def raw_jsonl(trace: Trace, options: ReportOptions) -> Iterator[bytes]:
                    for k, v in doc.items()}
         elif md5:
             doc["payload_filename"] = payload_url(trace, options, md5)
-        yield orjson.dumps(doc) + b"\n"
+        yield orjson.dumps(doc, option=orjson.OPT_APPEND_NEWLINE)
 
 
 def chromium_events(trace: Trace) -> Iterator[bytes]:

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import functools
 from typing import Mapping
 
 from ..lazy_regex import lazy_compile
+from ..model.ids import CompileId
 from ..model.names import safe_stem
 from ..model.records import dataclass
 from ..model.trace import CODE, DUMP, LINK, NO_COMPILE_ID_DIR, Artifact, dump_file_name
@@ -30,8 +32,14 @@ def artifact_url(artifact: Artifact, options: ReportOptions) -> str:
     filename = artifact.filename
     if options.plain_text and artifact.display == CODE and artifact.ext == "html":
         filename = filename[: -len(".html")] + ".txt"
-    directory = artifact.compile_id.dir_name() if artifact.compile_id else NO_COMPILE_ID_DIR
+    directory = _compile_dir(artifact.compile_id) if artifact.compile_id else NO_COMPILE_ID_DIR
     return f"{directory}/{filename}"
+
+
+@functools.lru_cache(maxsize=1024)
+def _compile_dir(compile_id: CompileId) -> str:
+    """compile_id.dir_name(), remembered: every link to an artifact asks (~1,000 times a report for a few dozen)."""
+    return compile_id.dir_name()
 
 
 _MD5 = lazy_compile(r"[0-9a-f]{32}")

@@ -7,6 +7,8 @@ held in memory at once.
 
 from __future__ import annotations
 
+import codecs
+import operator
 import os
 from typing import Any, Iterable, Iterator
 
@@ -22,14 +24,14 @@ from ...model.ids import compile_id_key
 from ...model.payloads import PayloadRef
 from ...model.trace import CODE, DUMP, GUARDS, JSON, LINK, METRICS, TEXT, Artifact, Compile, Frame, Trace
 from ..charts import CompileTimeChart
-from ..content import later
+from ..content import chunked, later
 from ..options import ReportOptions, artifact_url, dump_file_url, readable_url
 from .env import ENV, _script_hash, custom_header, page_script_src, preload_templates
 
 __all__ = ["ENV", "preload_templates", "render_demo_index", "render_html"]
 from .export import COMPILE_INDEX, render_export_index, wants_export_index
 from .provenance import kernels_page, provenance_files, provenance_url
-from .rows import artifact_items_html, artifact_link_html, joined, metric_rows_html
+from .rows import artifact_items_html, artifact_link_html, frame_html, metric_rows_html, stack_list_html
 from .runtime import runtime_files
 from .sources import source_files, source_url
 from .transformed import transformed_files, transformed_url
@@ -49,8 +51,15 @@ STREAM_CHUNK = 1 << 20
 
 
 def _encoded(chunks: Iterable[str], size: int = STREAM_CHUNK) -> Iterator[bytes]:
-    """Template output (many small strings) as UTF-8 chunks of about `size` characters."""
-    return (text.encode("utf-8", "replace") for text in joined(chunks, size))
+    """Template output (many small strings) as UTF-8 chunks of about `size` bytes.
+
+    Each string is encoded on its own, then the bytes joined: an ASCII string encodes as one copy, while text
+    joined first takes the widest character of any piece (a template's "·" or "↗"), and a page of code would be
+    widened, then encoded a character at a time (the same bytes either way: a piece ends between code points)."""
+    return chunked(map(_UTF8, chunks), size, b"")
+
+
+_UTF8 = operator.methodcaller("encode", "utf-8", "replace")
 
 
 _PRISM_SCRIPT_SRC = Markup(f"{_script_hash('report.js')} {_script_hash('vendor/prism/prism.js')}")
@@ -108,9 +117,23 @@ class _Page:
             "metric_rows": metric_rows_html,
             "artifact_items": lambda artifacts, roles, root: artifact_items_html(artifacts, roles or {}, root, options),
             "artifact_link": lambda a, root: artifact_link_html(a, root, options),
+            "stack_list_html": lambda frames, root: stack_list_html(frames, root, self.frame_url),  # macros.html
+            "frame_html": lambda frame, root: Markup(frame_html(frame, root, self.frame_url)),  # macros.html
+            "summary_html": self.summary_html,
         }
         self.memo: dict[str, Any] = {}  # what several pages need, worked out once (render/html/provenance.py)
         self.code_urls_of: dict[int, dict[int, str]] = {}  # id(compile) -> _code_urls: once per compile, not per page
+
+    def summary_html(self, s: Any, c: Compile, code_urls: dict[int, str], root: str) -> Markup:
+        """The compile summary (partials/compile_summary.html) of a compile's page, which its compilation metrics
+        page leads with too: made once for both (the last one made is kept)."""
+        kept = self.memo.get("summary")
+        if kept is not None and kept[0] is s and kept[1] == root:
+            return kept[2]
+        module = ENV.get_template("partials/compile_summary.html").make_module({**self.common, "root": root})
+        html = Markup(module.compile_summary(s, c, code_urls))  # type: ignore[attr-defined]
+        self.memo["summary"] = (s, root, html)
+        return html
 
     def frame_url(self, frame: Frame) -> str | None:
         if frame.filename in self.trace.dump_files:
@@ -119,6 +142,10 @@ class _Page:
 
     def render(self, template: str, root: str, **context: Any) -> str:
         return ENV.get_template(template).render(**self.common, root=root, **context)
+
+    def render_bytes(self, template: str, root: str, **context: Any) -> bytes:
+        """render()'s page as UTF-8 (encoded a piece at a time: see _encoded)."""
+        return b"".join(self.stream(template, root, **context))
 
     def stream(self, template: str, root: str, **context: Any) -> Iterator[bytes]:
         """Like render(), in chunks, generated as they are written: for pages that grow with a payload or
@@ -210,7 +237,7 @@ def _code_urls(page: _Page, entry: Compile | None) -> dict[int, str]:
     return found
 
 
-def _failures(page: _Page) -> str:
+def _failures(page: _Page) -> bytes:
     rows = []
     for row in page.results.failures:
         entry = page.trace.compiles.get(row.compile_id)
@@ -221,7 +248,7 @@ def _failures(page: _Page) -> str:
         rows.append({"row": row, "key": compile_id_key(row.compile_id), "url": url,
                      "page": f"{entry.dir_name}/index.html" if entry is not None and entry.compile_id is not None else None,
                      "code_urls": _code_urls(page, entry)})
-    return page.render("failures.html", "", rows=rows)
+    return page.render_bytes("failures.html", "", rows=rows)
 
 
 _METRICS_TITLES = {
@@ -255,7 +282,7 @@ def _artifact(page: _Page, entry: Compile, artifact: Artifact) -> Iterable[bytes
     if artifact.display == METRICS:
         return later(lambda: _metrics_page(page, entry, artifact))
     if artifact.display == GUARDS:
-        return later(lambda: page.render("guards.html", "../", c=entry, guards=artifact.data or []))
+        return later(lambda: page.render_bytes("guards.html", "../", c=entry, guards=artifact.data or []))
     raise ValueError(f"unknown artifact display {artifact.display!r}")
 
 
@@ -266,9 +293,9 @@ def _pretty_json(text: str) -> bytes | str:
         return text  # keep what the log had, even if it is not JSON (or too deeply nested)
 
 
-def _metrics_page(page: _Page, entry: Compile, artifact: Artifact) -> str:
+def _metrics_page(page: _Page, entry: Compile, artifact: Artifact) -> bytes:
     summary = page.results.compiles.get(entry.key) if artifact.kind == "compilation_metrics" else None
-    return page.render(
+    return page.render_bytes(
         "metrics.html", "../", c=entry, metrics=artifact.data or {}, s=summary, code_urls=_code_urls(page, entry),
         title=_METRICS_TITLES.get(artifact.kind, artifact.kind),
         groups=summary.metrics if summary is not None else metric_groups(artifact.data or {}),
@@ -288,30 +315,48 @@ def _code_page(page: _Page, root: str, entry: Compile | None, title: str, subtit
         "code.html", root, c=entry, title=title, subtitle=subtitle, note=note,
         language=_PRISM_LANGUAGES.get(language, "python") if highlighted else None,
         script_src=_PRISM_SCRIPT_SRC if highlighted else page_script_src(),
-        gutter=_gutter(lines),
+        gutter=_gutter(page, lines),
         code=_escaped_code(page.trace, ref) if ref else (),
     )
 
 
-def _gutter(lines: int, size: int = 4096) -> Iterator[Markup]:
-    """Line-number anchors (#L12), a batch at a time: a huge payload has millions of lines."""
-    for start in range(1, lines + 1, size):
+GUTTER_BATCH = 4096  # line anchors made at a time
+GUTTER_KEPT = 16  # batches of anchors kept for the next page (65,536 lines, ~2.3 MB): every code page starts at line 1
+
+
+def _gutter(page: _Page, lines: int, size: int = GUTTER_BATCH) -> Iterator[Markup]:
+    """Line-number anchors (#L12), a batch at a time: a huge payload has millions of lines.
+
+    Every code page's gutter is a prefix of the same text: its first batches are made once per report, and a
+    page shorter than a batch takes the head of one (cut before its first anchor past the page's last line)."""
+    kept: list[Markup] = page.memo.setdefault("gutter", [])
+    for index, start in enumerate(range(1, lines + 1, size)):
         stop = min(start + size, lines + 1)
-        yield Markup(("\n" if start > 1 else "") + "\n".join(f'<a id="L{n}" href="#L{n}">{n}</a>' for n in range(start, stop)))
+        if index < len(kept):
+            batch = kept[index]
+        else:
+            batch = _gutter_batch(start, start + size)
+            if index == len(kept) and index < GUTTER_KEPT:
+                kept.append(batch)
+        yield batch if stop == start + size else Markup(batch[:batch.index(f'\n<a id="L{stop}"')])
 
 
-def _escaped_code(trace: Trace, ref: PayloadRef, size: int = 4096) -> Iterator[Markup]:
-    """A payload's lines, HTML-escaped and newline-separated, a batch of lines at a time (escaping a batch
-    at once is much faster). A batch after the first starts with its newline: escaped as one text, never
-    split back into lines and joined again."""
-    batch: list[str] = []
-    for line in trace.payload_lines(ref):
-        batch.append(line)
-        if len(batch) == size:
-            yield Markup.escape("\n".join(batch))
-            batch = [""]
-    if len(batch) > 1 or (batch and batch[0] != ""):
-        yield Markup.escape("\n".join(batch))
+def _gutter_batch(start: int, stop: int) -> Markup:
+    return Markup(("\n" if start > 1 else "") + "\n".join(f'<a id="L{n}" href="#L{n}">{n}</a>' for n in range(start, stop)))
+
+
+def _escaped_code(trace: Trace, ref: PayloadRef) -> Iterator[Markup]:
+    """A payload's text, HTML-escaped a chunk as read at a time (escaping a block at once is much faster than
+    a line at a time; the text is the same as its lines joined by newlines). The decoder keeps a character cut
+    between two chunks for the next."""
+    decoder = codecs.getincrementaldecoder("utf-8")("replace")
+    for data in trace.payload_chunks(ref):
+        text = decoder.decode(data)
+        if text:
+            yield Markup.escape(text)
+    text = decoder.decode(b"", True)
+    if text:
+        yield Markup.escape(text)
 
 
 def render_demo_index(examples: list[dict], torch_version: str, live: bool = False) -> str:

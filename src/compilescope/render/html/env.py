@@ -162,7 +162,7 @@ def _visible_text(value: Any) -> Any:
     """Every value a template writes: bidi controls and zero-width characters (in a function, file or
     kernel name from the log) are shown as \\u202e, never verbatim. In a JSON data island the escape
     means the same character, so the data is unchanged."""
-    if isinstance(value, str):
+    if isinstance(value, str) and not value.isascii():  # (an ASCII text has none: no call for nearly every value)
         shown = show_invisible(value)
         if shown != value:
             return Markup(shown) if isinstance(value, Markup) else shown

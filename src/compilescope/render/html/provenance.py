@@ -135,7 +135,8 @@ def _panel_lines_html(prefix: str, texts: Iterable[str], mapped: set[int] | froz
     tens of thousands of lines, and per-line template calls were most of a provenance page's time.
     Text is escaped a panel at a time; names and URLs one by one. In parts: see ascii_parts."""
     texts = list(texts)
-    escaped = str(escape("\n".join(texts))).split("\n") if texts else []
+    escaped_text = str(escape("\n".join(texts))) if texts else ""
+    escaped = escaped_text.split("\n") if texts else []
     links: dict[int, str] = {}  # only a few lines call kernels: their links are made apart from the line loop
     if kernel_url:
         for n, names in code_kernels.items():
@@ -144,9 +145,31 @@ def _panel_lines_html(prefix: str, texts: Iterable[str], mapped: set[int] | froz
                            for name in names if name in traced)
             if html:
                 links[n] = html
-    return ascii_parts([
-        f'<div class="{"pl m" if n in mapped else "pl"}" id="{prefix}-L{n}" data-n="{n}"><span class="ln">{n}</span>'
-        f'<span class="lt">{text}</span>{links.get(n, "")}</div>' for n, text in enumerate(escaped, 1)])
+    plain, bold = f'<div class="pl" id="{prefix}-L', f'<div class="pl m" id="{prefix}-L'
+    rows = [f'{bold if n in mapped else plain}{n}" data-n="{n}"><span class="ln">{n}</span><span class="lt">{text}</span></div>'
+            for n, text in enumerate(escaped, 1)]
+    linked = sorted(n for n in links if 0 < n <= len(rows))
+    for n in linked:
+        rows[n - 1] = f"{rows[n - 1][:-len('</div>')]}{links[n]}</div>"
+    if not escaped_text.isascii():
+        return ascii_parts(rows)
+    return _rows_apart(rows, linked)
+
+
+PANEL_ROWS = 1024  # rows of a panel joined into one part
+
+
+def _rows_apart(rows: list[str], apart: list[int]) -> Iterator[Markup]:
+    """rows in parts of PANEL_ROWS, each row numbered in apart (from 1, in order) a part of its own: the other rows
+    are ASCII (the panel's text is), so finalize looks for invisible characters in those rows alone (as ascii_parts
+    does, without a test per row)."""
+    start = 0
+    for n in [*apart, len(rows) + 1]:
+        for first in range(start, n - 1, PANEL_ROWS):
+            yield Markup("".join(rows[first:min(first + PANEL_ROWS, n - 1)]))
+        if n <= len(rows):
+            yield Markup(rows[n - 1])
+        start = n
 
 
 def kernels_page(page: _Page, entry: Compile, artifact: Artifact) -> Iterator[bytes]:

@@ -37,9 +37,17 @@ def source_url(page: _Page, filename: str | None, line: int | None = None) -> st
     return found.page + (f"#{line_anchor(line)}" if line else "")
 
 
-def _compile_dirs(page: _Page) -> dict[str, str]:
-    """`[1/0]` -> the directory of its last attempt (the one that holds the graph)."""
-    dirs: dict[str, str] = {}
+class _CompileDirs(dict[str, str]):
+    """`[1/0]` -> the directory of its last attempt (the one that holds the graph); and each compile id's link
+    (_cid), made once: a file's notes name the same few compile ids over and over (GPT-2: 1,200 links, ~14 ids)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.links: dict[str, str] = {}
+
+
+def _compile_dirs(page: _Page) -> _CompileDirs:
+    dirs = _CompileDirs()
     for entry in page.trace.sorted_compiles():
         if entry.compile_id is not None:
             dirs[compilation_key(entry.compile_id)] = entry.dir_name
@@ -60,13 +68,17 @@ def source_files(page: _Page) -> Iterator[tuple[str, Iterator[bytes]]]:
         yield f.page, _page(page, f, dirs, resume_ids)
 
 
-def _cid(cid: str, dirs: dict[str, str]) -> str:
-    d = dirs.get(cid)
-    text = html_text(cid)
-    return f'<a class="mono cid" href="../{html_text(d)}/index.html">{text}</a>' if d else f'<span class="mono">{text}</span>'
+def _cid(cid: str, dirs: _CompileDirs) -> str:
+    link = dirs.links.get(cid)
+    if link is None:
+        d = dirs.get(cid)
+        text = html_text(cid)
+        link = dirs.links[cid] = (f'<a class="mono cid" href="../{html_text(d)}/index.html">{text}</a>' if d
+                                  else f'<span class="mono">{text}</span>')
+    return link
 
 
-def _notes_html(page: _Page, f: SourceFile, n: int, dirs: dict[str, str], resume_ids: dict[str, list[str]]) -> Iterator[str]:
+def _notes_html(page: _Page, f: SourceFile, n: int, dirs: _CompileDirs, resume_ids: dict[str, list[str]]) -> Iterator[str]:
     """A line's notes, one item at a time: a line of a long run's model has thousands (one per kernel of each
     compile), and its notes as one string cost ten times their size while the page is written."""
     notes = f.notes[n]
@@ -145,12 +157,12 @@ def _badges(notes) -> str:
     return "".join(out)
 
 
-def _lines_html(page: _Page, f: SourceFile, dirs: dict[str, str], resume_ids: dict[str, list[str]]) -> Iterator[Markup]:
+def _lines_html(page: _Page, f: SourceFile, dirs: _CompileDirs, resume_ids: dict[str, list[str]]) -> Iterator[Markup]:
     """The file's lines, in parts, as the template writes them (a line's notes grow with the compile ids)."""
     return ascii_parts(_line_rows(page, f, dirs, resume_ids))
 
 
-def _line_rows(page: _Page, f: SourceFile, dirs: dict[str, str], resume_ids: dict[str, list[str]]) -> Iterator[str]:
+def _line_rows(page: _Page, f: SourceFile, dirs: _CompileDirs, resume_ids: dict[str, list[str]]) -> Iterator[str]:
     gap_start = None
     total = len(f.text)
     for n in range(1, total + 2):
@@ -181,7 +193,7 @@ def _line_rows(page: _Page, f: SourceFile, dirs: dict[str, str], resume_ids: dic
             yield row + "</div>"
 
 
-def _page(page: _Page, f: SourceFile, dirs: dict[str, str], resume_ids: dict[str, list[str]]) -> Iterator[bytes]:
+def _page(page: _Page, f: SourceFile, dirs: _CompileDirs, resume_ids: dict[str, list[str]]) -> Iterator[bytes]:
     breaks = [b for b in page.results.sources.graph_breaks if b.location and b.location.filename == f.path]
     return page.stream("source.html", "../", f=f, lines_html=_lines_html(page, f, dirs, resume_ids), breaks=breaks,
                        anchor=line_anchor)

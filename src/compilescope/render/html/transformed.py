@@ -64,7 +64,7 @@ def _linked_source(page: _Page, code: TransformedCode) -> Markup:
     return Markup(text)
 
 
-def _page(page: _Page, code: TransformedCode) -> str:
+def _page(page: _Page, code: TransformedCode) -> bytes:
     lines, source_page = _original_lines(page, code)
     original = Markup("".join(
         f'<div><a class="ln" href="../{escape(source_page)}#{line_anchor(n)}">{n}</a>'
@@ -76,5 +76,5 @@ def _page(page: _Page, code: TransformedCode) -> str:
         artifact = next((a for a in entry.artifacts if a.number == code.guards_artifact), None) if entry else None
         if artifact is not None:
             guards = {"url": "../" + artifact_url(artifact, page.options), "text": page.trace.payload_text(artifact.payload)}
-    return page.render("transformed.html", "../", t=code, code_html=_linked_source(page, code), original=original,
+    return page.render_bytes("transformed.html", "../", t=code, code_html=_linked_source(page, code), original=original,
                        source_page=source_page, guards=guards)
