@@ -3,7 +3,7 @@
 import json
 import subprocess
 
-from compilescope.analyses import analyze
+from compilescope.analyses import Results, analyze
 from compilescope.ingest.reader import read_trace
 
 from .conftest import peer, report, tlparse_binary
@@ -87,6 +87,36 @@ def test_config_dumps_repeated_by_each_compile_are_kept_once(tmp_path):
         assert len(configs) == 1 and metrics[0]["inductor_config"] == config  # one object, the logged text
         assert len({id(m["dynamo_config"]) for m in metrics}) == 1 and metrics[1]["dynamo_config"] == config + " "
         assert [m["graph_node_shapes"] for m in metrics] == ["short 0", "short 1", "short 2"]
+
+
+def test_metrics_records_share_their_field_names_and_read_as_logged(tmp_path):
+    # The model keeps every metrics record until the report is written: each is its values as a tuple, and the
+    # field names are one dict for all records logged with the same fields. They still read as the logged dicts.
+    log = tmp_path / "t.log"
+    log.write_text("".join(
+        envelope({"compilation_metrics": {"co_name": f"f{frame}", "fail_type": None, "guard_count": frame,
+                                          "cache_size": frame + 1}, **cid(frame)})
+        + envelope({"compilation_metrics_runtime": {"duration_us": frame}, **cid(frame)})
+        for frame in range(3)))
+    with read_trace(str(log)) as trace:
+        metrics = [c.metrics for c in trace.compiles.values()]
+        assert [dict(m) for m in metrics] == [{"co_name": f"f{i}", "fail_type": None, "guard_count": i, "cache_size": i + 1}
+                                              for i in range(3)]
+        assert metrics[1] == {"co_name": "f1", "fail_type": None, "guard_count": 1, "cache_size": 2}
+        assert metrics[1].get("nope", 7) == 7 and "cache_size" in metrics[1] and "nope" not in metrics[1]
+        assert list(metrics[2].items()) == [("co_name", "f2"), ("fail_type", None), ("guard_count", 2), ("cache_size", 3)]
+        assert len({id(m._places) for m in metrics}) == 1
+        runtime = [r for c in trace.compiles.values() for r in c.runtime_metrics]
+        assert runtime == [{"kind": "compilation_metrics_runtime", "duration_us": i} for i in range(3)]
+        # Saved and loaded (--save / --load): equal.
+        results = analyze(trace)
+        # A compile page's metric groups read their values from the record; the names are one tuple for the log.
+        groups = [s.metrics.groups for s in results.compiles.values()]
+        assert groups == [[("Counts and sizes", [("cache_size", i + 1)])] for i in range(3)]
+        assert groups[0][0][1]._names is groups[2][0][1]._names
+        loaded = Results.from_json(json.loads(json.dumps(results.to_json())))
+        assert loaded == results
+        assert [c.metrics for c in loaded.trace.compiles.values()] == metrics
 
 
 def test_guard_stacks_share_their_frames_and_keep_them_as_logged(tmp_path):

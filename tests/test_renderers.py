@@ -11,6 +11,7 @@ from rich.console import Console
 from compilescope.analyses import analyze
 from compilescope.cli.multirank import summarize_ranks
 from compilescope.ingest.reader import read_trace
+from compilescope.model.payloads import JsonLines
 from compilescope.render.charts import ChartOptions, CompileTimeChart
 from compilescope.render.multirank import SUMMARY_JSON, LandingOptions, LandingRenderer
 from compilescope.render.options import ReportOptions
@@ -69,3 +70,15 @@ def test_a_report_names_each_file_once(log):
     with read_trace(str(peer(log))) as trace:
         names = [name for name, _ in ReportRenderer.from_results(analyze(trace)).render()]
     assert len(names) == len(set(names))
+
+
+def test_chromium_events_json_is_the_spooled_lines_as_one_array_whatever_the_chunks():
+    # Written from the spool's bytes a chunk at a time (not a line at a time): a chunk may end anywhere in a line.
+    events = JsonLines()
+    for i in range(50):
+        events.append({"name": f"event {i}", "ph": "B", "ts": i, "args": {"text": "x\ny" * i}})
+    whole = b"".join(events.json_array())
+    assert orjson.loads(whole) == list(events) and whole.count(b",\n") == 49
+    for size in (1, 7, 100, 4096):
+        assert b"".join(events.json_array(size)) == whole
+    assert b"".join(JsonLines().json_array(3)) == b"[]"

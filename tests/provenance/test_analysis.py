@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+from compilescope.analyses.line_map import PackedLineMap, packed
 from compilescope.analyses.provenance import (
     analyze_provenance, code_lines, infer_kernel_nodes, kernel_lines, kernel_traces, node_lines, parse_stack_trace, text_lines,
 )
@@ -101,16 +102,19 @@ def test_kernel_trace_entries_that_are_not_text_do_not_crash():
     assert _as_text(deep).startswith("[[[")
 
 
-def test_lines_mapping_to_the_same_lines_share_one_list():
-    # The maps are kept for every compile of the log: equal target lists are one object (per map).
+def test_the_maps_are_kept_packed_and_read_as_built():
+    # The maps are kept for every compile of the log until its page is written: packed into arrays, they read
+    # as the dicts of lists they were built as (in their order: the page's JSON island keeps it).
     with read_trace(str(torch213("provenance.log"))) as trace:
         found = analyze_provenance(trace)
-    repeated = 0
-    for cp in found.compiles.values():
-        for section in cp.sections:
-            for name in ("preToPost", "postToPre", "postToPyCode", "postToCppCode"):
-                by_value: dict[tuple, int] = {}
-                for targets in section.mappings[name].values():
-                    repeated += tuple(targets) in by_value
-                    assert by_value.setdefault(tuple(targets), id(targets)) == id(targets), name
-    assert repeated > 0
+    maps = [m for cp in found.compiles.values() for s in cp.sections
+            for m in (*s.mappings.values(), s.inferred_code_to_post, s.inferred_post_to_code)]
+    assert all(isinstance(m, PackedLineMap) for m in maps) and sum(map(len, maps)) > 10
+    for m in maps:
+        as_dict = dict(m.items())
+        assert m == as_dict and list(m) == list(as_dict) and len(m) == len(as_dict)
+        for line, targets in as_dict.items():
+            assert line in m and m[line] == targets and targets and all(type(t) is int for t in targets)
+        assert 0 not in m and m.get(0) is None and "1" not in m
+    assert packed({5: [1], 1: [2, 3]}) == {5: [1], 1: [2, 3]} and list(packed({5: [1], 1: [2, 3]})) == [5, 1]
+    assert packed({1: [2**40]}) == {1: [2**40]}  # a number too big for the arrays: kept as built

@@ -9,7 +9,7 @@ listed apart, so the page never opens on an alphabetical dump.
 from __future__ import annotations
 
 from dataclasses import field
-from typing import Any
+from typing import Any, Iterator, Mapping, Sequence
 
 from ..model.ids import CompileId
 from ..model.trace import Compile, Trace
@@ -18,7 +18,7 @@ from .compile_time import PHASE_LABELS, PHASES
 from .errors import OUTPUT_CODE, CompileError
 from .graph_breaks import GraphBreak, compilation_key
 from .insights import Insights
-from .metric_values import LongMetric, long_metrics
+from .metric_values import LongMetric, long_metric
 from .recompiles import FailedGuard
 from .status import STATUS_LABELS, ERROR
 from .userloc import UserLocation, last_user_stack_frame
@@ -52,7 +52,7 @@ BACKWARD_METRICS = "bwd_compilation_metrics"
 class MetricGroups:
     """compilation_metrics without the leading keys: non-empty values by group, then the names of empty ones."""
 
-    groups: list[tuple[str, list[tuple[str, Any]]]] = field(default_factory=list)
+    groups: list[tuple[str, Sequence[tuple[str, Any]]]] = field(default_factory=list)  # (group, MetricRows)
     empty: list[str] = field(default_factory=list)
     long: dict[str, LongMetric] = field(default_factory=dict)  # values cut on the compile's page (metric_values.py)
 
@@ -95,10 +95,62 @@ def _empty(value: Any) -> bool:
     return value is None or value == "" or value == [] or value == {} or value == "{}"
 
 
-def metric_groups(metrics: dict[str, Any], cut_long: bool = False) -> MetricGroups:
+class MetricRows(Sequence[tuple[str, Any]]):
+    """A group's rows, (name, value) in the order shown, read from the metrics record as they are written:
+    the summaries keep about sixty rows a compile, for every compile until its page is written. Equal to the
+    list of pairs it reads as, and saved as that list (model/codec.py)."""
+
+    __slots__ = ("_metrics", "_names")
+
+    def __init__(self, metrics: Mapping[str, Any], names: tuple[str, ...]):
+        self._metrics = metrics
+        self._names = names  # (shared by the compiles whose groups hold the same names: _Shared)
+
+    def __len__(self) -> int:
+        return len(self._names)
+
+    def __getitem__(self, index):
+        if isinstance(index, slice):
+            return [(name, self._metrics[name]) for name in self._names[index]]
+        name = self._names[index]
+        return name, self._metrics[name]
+
+    def __iter__(self) -> Iterator[tuple[str, Any]]:
+        metrics = self._metrics
+        return ((name, metrics[name]) for name in self._names)
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, (MetricRows, list, tuple)):
+            return list(self) == list(other)
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return repr(list(self))
+
+
+class _Shared:
+    """What the summaries of one log share: each distinct tuple of a group's names, and the cut of each long
+    text value (the config dumps every record repeats are one object: model/builder.py share_long_texts)."""
+
+    def __init__(self) -> None:
+        self.names: dict[tuple[str, ...], tuple[str, ...]] = {}
+        self.cuts: dict[int, tuple[str, LongMetric | None]] = {}  # id(text) -> (text, its cut): text kept alive
+
+    def long_metric(self, value: Any) -> LongMetric | None:
+        if type(value) is not str:
+            return long_metric(value)
+        found = self.cuts.get(id(value))
+        if found is None:
+            found = self.cuts[id(value)] = (value, long_metric(value))
+        return found[1]
+
+
+def metric_groups(metrics: Mapping[str, Any], cut_long: bool = False, shared: _Shared | None = None) -> MetricGroups:
     """The metrics by group; with cut_long, the head and size of each value too long for the compile's page."""
     result = MetricGroups()
-    groups: dict[str, list] = {name: [] for name, _ in _METRIC_GROUPS}
+    groups: dict[str, list[str]] = {name: [] for name, _ in _METRIC_GROUPS}
     groups["Other"] = []
     for key in sorted(metrics):
         if key in LEADING_KEYS:
@@ -108,10 +160,15 @@ def metric_groups(metrics: dict[str, Any], cut_long: bool = False) -> MetricGrou
             result.empty.append(key)
             continue
         group = next((name for name, match in _METRIC_GROUPS if match(key)), "Other")
-        groups[group].append((key, value))
-    result.groups = [(name, rows) for name, rows in groups.items() if rows]
+        groups[group].append(key)
+    shared = shared or _Shared()
+    for name, names in groups.items():
+        if names:
+            kept = shared.names.setdefault(tuple(names), tuple(names))
+            result.groups.append((name, MetricRows(metrics, kept)))
     if cut_long:
-        result.long = long_metrics(row for rows in groups.values() for row in rows)
+        result.long = {key: cut for names in groups.values() for key in names
+                       if (cut := shared.long_metric(metrics[key])) is not None}
     return result
 
 
@@ -164,6 +221,7 @@ def compile_summaries(trace: Trace, statuses: dict[CompileId | None, str], ins: 
     caches = {c.compile_id: c for c in ins.caches.compiles}
 
     result: dict[str, CompileSummary] = {}
+    shared = _Shared()
     for entry in trace.compiles.values():
         if entry.compile_id is None:
             continue
@@ -186,7 +244,7 @@ def compile_summaries(trace: Trace, statuses: dict[CompileId | None, str], ins: 
             compile_id=key, status=status, outcome=_outcome(status, error, graph_breaks, restarts),
             name=metrics.get("co_name") or (entry.stack[-1].name if entry.stack else None),
             frame=frame, frame_kind=frame_kind, error=error, graph_breaks=graph_breaks, restart_reasons=restarts,
-            recompile=guards.get(key), code_roles=code_roles(entry), metrics=metric_groups(metrics, cut_long=True),
+            recompile=guards.get(key), code_roles=code_roles(entry), metrics=metric_groups(metrics, cut_long=True, shared=shared),
         )
         timed = times.get(compilation)
         if timed is not None:

@@ -59,8 +59,3 @@ def long_metric(value: Any) -> LongMetric | None:
         head = head[:line_end]
     items = len(value) if is_structured(value) and hasattr(value, "__len__") else None
     return LongMetric(head=head, chars=len(text), items=items)
-
-
-def long_metrics(rows: Iterable[tuple[str, Any]]) -> dict[str, LongMetric]:
-    """metric name -> its head and size, for the values too long for a compile's summary."""
-    return {key: cut for key, value in rows if (cut := long_metric(value)) is not None}

@@ -26,7 +26,7 @@ import bisect
 import itertools
 import re
 from dataclasses import field
-from typing import Any, Iterable
+from typing import Any, Iterable, Mapping
 
 import ahocorasick
 import orjson
@@ -36,8 +36,10 @@ from ..model.ids import CompileId
 from ..model.payloads import PayloadRef
 from ..model.trace import JSON, Artifact, Compile, Trace
 from ..model.records import dataclass
+from .line_map import packed
 
-LineMap = dict[int, list[int]]  # line number -> line numbers (1-based)
+LineMap = dict[int, list[int]]  # line number -> line numbers (1-based), as built
+KeptLineMap = Mapping[int, list[int]]  # as the results keep it (packed: analyses/line_map.py)
 MAP_KEYS = ("preToPost", "postToPre", "pyCodeToPost", "postToPyCode", "cppCodeToPost", "postToCppCode")
 
 NODE_MAPPINGS = "inductor_provenance_tracking_node_mappings"
@@ -204,12 +206,11 @@ def _kernel_call_lines(lines: list[str], start: int, kernel: str, python: bool,
 
 def _names_to_lines(mapping: dict, source: dict[str, int], target: dict[str, int]) -> LineMap:
     result: LineMap = {}
-    shared: dict[tuple[int, ...], list[int]] = {}  # lines mapping to the same lines share one list (kept per compile)
     for name in sorted(mapping):  # tlparse reads the JSON into a sorted map; later names win a shared line
         line = source.get(name)
         targets = [target[t] for t in _names(mapping[name]) if t in target]
         if line is not None and targets:
-            result[line] = shared.setdefault(tuple(targets), targets)
+            result[line] = targets
     return result
 
 
@@ -227,13 +228,12 @@ def _kernels_to_post(mapping: dict, kernels: dict[str, list[int]], post: dict[st
 
 def _post_to_kernels(mapping: dict, post: dict[str, int], kernels: dict[str, list[int]]) -> LineMap:
     result: LineMap = {}
-    shared: dict[tuple[int, ...], list[int]] = {}  # as in _names_to_lines
     if not kernels:  # as in _kernels_to_post
         return result
     for node in sorted(mapping):
         targets = [line for k in _names(mapping[node]) for line in kernels.get(k, ())]
         if node in post and targets:
-            result[post[node]] = shared.setdefault(tuple(targets), targets)
+            result[post[node]] = targets
     return result
 
 
@@ -351,11 +351,14 @@ def _call_order(name: str) -> tuple:
     return (0, int(handle), name) if ":" in name and handle.isdigit() else (1, 0, name)
 
 
-def kernel_traces(text: str, parsed: dict[str, list[UserLine]] | None = None) -> list[KernelTrace]:
+def kernel_traces(text: str, parsed: dict[str, list[UserLine]] | None = None,
+                  texts: dict[str, str] | None = None) -> list[KernelTrace]:
     """``inductor_provenance_tracking_kernel_stack_traces``: kernel -> list of stack trace strings.
 
     parsed: stack trace text -> its frames, shared by the calls for one log (a backward graph's kernels carry
-    its forward's stacks: GPT-2 logs 168 stacks, 47 of them distinct)."""
+    its forward's stacks: GPT-2 logs 168 stacks, 47 of them distinct). texts: each distinct stack trace text,
+    kernel name and debug handle, one object for the calls for one log (the results keep every compile's
+    kernels: its recompiles and backward graphs repeat them)."""
     try:
         data = orjson.loads(text)
     except orjson.JSONDecodeError:
@@ -365,7 +368,8 @@ def kernel_traces(text: str, parsed: dict[str, list[UserLine]] | None = None) ->
     result = []
     if parsed is None:
         parsed = {}  # kernels of one graph share most stacks: parse each text once
-    texts: dict[str, str] = {}
+    if texts is None:
+        texts = {}
     for name in sorted(data, key=_call_order):
         value = data[name]
         raw = value if isinstance(value, list) else [value]
@@ -375,7 +379,8 @@ def kernel_traces(text: str, parsed: dict[str, list[UserLine]] | None = None) ->
         traces = [texts.setdefault(t, t) for t in traces]
         kernel, _, handle = name.rpartition(":") if ":" in name else (name, "", "")
         frames = [parsed[t] if t in parsed else parsed.setdefault(t, parse_stack_trace(t)) for t in traces]
-        result.append(KernelTrace(name, kernel, handle or None, traces, frames))
+        result.append(KernelTrace(name, texts.setdefault(kernel, kernel), texts.setdefault(handle, handle) or None,
+                                  traces, frames))
     return result
 
 
@@ -498,19 +503,19 @@ class ProvenanceSection:
     pre: Panel
     post: Panel
     code: Panel
-    mappings: dict[str, LineMap]  # the six maps, as tlparse computes them
-    inferred_code_to_post: LineMap = field(default_factory=dict)
-    inferred_post_to_code: LineMap = field(default_factory=dict)
+    mappings: dict[str, KeptLineMap]  # the six maps, as tlparse computes them
+    inferred_code_to_post: KeptLineMap = field(default_factory=dict)
+    inferred_post_to_code: KeptLineMap = field(default_factory=dict)
     code_kernels: dict[int, list[str]] = field(default_factory=dict)  # code line -> kernels called there
     kernels: list[KernelTrace] = field(default_factory=list)
     kernel_traces_artifact: int | None = None  # the kernel page's artifact
 
     @property
-    def code_to_post(self) -> LineMap:
+    def code_to_post(self) -> KeptLineMap:
         return self.mappings["pyCodeToPost" if self.language == "python" else "cppCodeToPost"]
 
     @property
-    def post_to_code(self) -> LineMap:
+    def post_to_code(self) -> KeptLineMap:
         return self.mappings["postToPyCode" if self.language == "python" else "postToCppCode"]
 
     def mapped_lines(self) -> dict[str, set[int]]:
@@ -535,7 +540,7 @@ class ProvenanceSection:
         }
 
 
-def _json_map(m: LineMap) -> dict[str, list[int]]:
+def _json_map(m: KeptLineMap) -> dict[str, list[int]]:
     return {str(k): v for k, v in sorted(m.items())}
 
 
@@ -545,7 +550,7 @@ class CompileProvenance:
 
     compile_id: CompileId | None
     dir_name: str
-    line_mappings: dict[str, LineMap]  # what tlparse 0.4.3 -i computes for this compile id
+    line_mappings: dict[str, KeptLineMap]  # what tlparse 0.4.3 -i computes for this compile id
     sections: list[ProvenanceSection]
 
     def to_json(self) -> dict[str, Any]:
@@ -679,7 +684,22 @@ def compile_provenance(trace: Trace, entry: Compile,
     else:
         top = line_mappings(_json_dict(text(mappings[-1])), pre_lines, text_lines(text(last(posts))),
                             lines_of(last(py_codes))[0], lines_of(last(cpp_codes))[0])
+    # Complete: the maps are packed, as the results keep them until the pages are written (~4 KB, not ~19 KB a
+    # compile). A map that is both a section's and the compile id's (one section) stays one object.
+    kept: dict[int, KeptLineMap] = {}
+    for section in sections:
+        section.mappings = {k: _packed_once(v, kept) for k, v in section.mappings.items()}
+        section.inferred_code_to_post = _packed_once(section.inferred_code_to_post, kept)
+        section.inferred_post_to_code = _packed_once(section.inferred_post_to_code, kept)
+    top = {k: _packed_once(v, kept) for k, v in top.items()}
     return CompileProvenance(entry.compile_id, entry.dir_name, top, sections)
+
+
+def _packed_once(line_map: KeptLineMap, kept: dict[int, KeptLineMap]) -> KeptLineMap:
+    found = kept.get(id(line_map))  # (ids of maps alive in the caller)
+    if found is None:
+        found = kept[id(line_map)] = packed(line_map)
+    return found
 
 
 def _add_kernel_links(section: ProvenanceSection, mapped: set[str], where: dict[str, list[int]], post: list[str]) -> None:
@@ -690,22 +710,26 @@ def _add_kernel_links(section: ProvenanceSection, mapped: set[str], where: dict[
         for line in where[name]:
             section.code_kernels.setdefault(line, []).append(name)
     unmapped = [k for k in section.kernels if k.name not in mapped and k.name in where]
+    code_to_post: LineMap = {}
+    post_to_code: LineMap = {}
     for name, post_lines in infer_kernel_nodes(unmapped, post).items():
         for line in where[name]:
             if line not in section.code_to_post:
-                section.inferred_code_to_post.setdefault(line, []).extend(post_lines)
+                code_to_post.setdefault(line, []).extend(post_lines)
         for p in post_lines:
             if p not in section.post_to_code:
-                section.inferred_post_to_code.setdefault(p, []).extend(where[name])
+                post_to_code.setdefault(p, []).extend(where[name])
+    section.inferred_code_to_post, section.inferred_post_to_code = code_to_post, post_to_code
 
 
 def analyze_provenance(trace: Trace) -> Provenance:
     result = Provenance()
     parsed: dict[str, list[UserLine]] = {}
+    texts: dict[str, str] = {}
     for entry in trace.compiles.values():
         for a in entry.artifacts:
             if a.readable and a.filename.startswith(KERNEL_STACK_TRACES):
-                result.kernels[a.number] = kernel_traces(trace.payload_text(a.payload), parsed)
+                result.kernels[a.number] = kernel_traces(trace.payload_text(a.payload), parsed, texts)
         found = compile_provenance(trace, entry, result.kernels)  # each stack traces artifact parsed once
         if found is not None:
             result.compiles[entry.compile_id] = found

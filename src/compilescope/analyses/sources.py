@@ -437,6 +437,7 @@ def analyze_sources(trace: Trace, provenance: Provenance | None = None, shapes: 
 
     provenance = provenance if provenance is not None else analyze_provenance(trace)
     linked: set[tuple[str, int, str, str]] = set()  # (file, line, kernel, compile id): a line lists a kernel once
+    anchors: dict[str, str] = {}  # kernel name -> its anchor, one object: a line lists the kernel of every compile
     for cp in provenance.compiles.values():
         cp_key = compilation_key(cp.compile_id)
         for section_number, section in enumerate(cp.sections):
@@ -446,7 +447,8 @@ def analyze_sources(trace: Trace, provenance: Provenance | None = None, shapes: 
                     n = at(user_line.file, user_line.line)
                     if n is not None and (user_line.file, user_line.line, kernel.name, cp_key) not in linked:
                         linked.add((user_line.file, user_line.line, kernel.name, cp_key))
-                        n.kernels.append({"compile_id": cp_key, "dir": cp.dir_name, "kernel": kernel.name, "anchor": kernel.anchor,
+                        anchor = anchors.get(kernel.name) or anchors.setdefault(kernel.name, kernel.anchor)
+                        n.kernels.append({"compile_id": cp_key, "dir": cp.dir_name, "kernel": kernel.name, "anchor": anchor,
                                           "section": section_number})
 
     result = Sources(graph_breaks=sites)

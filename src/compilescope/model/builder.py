@@ -6,6 +6,7 @@ from typing import Any
 
 from .dump_pages import settle_dump_pages
 from .ids import CompileId
+from .metrics import MetricRecord, MetricShapes
 from .payloads import JsonLines, PayloadBuffer, PayloadRef, PayloadStore, Spool
 from .stats import IngestStats
 from .trace import Artifact, Compile, ExportEvent, Frame, RawSpans, Trace, UnknownEvent
@@ -39,6 +40,8 @@ class TraceBuilder:
         self._number = 0
         self._last: Artifact | None = None
         self._shared_texts: dict[str, str] = {}  # metric name -> its last long string value (share_long_texts)
+        self._metric_shapes = MetricShapes()  # the field places metrics records share (metric_record)
+        self._names: dict[str, str] = {}  # artifact names, each distinct one kept once
         self._shared_frames: dict[tuple, dict[str, Any]] = {}  # frames_json's frames, one dict per distinct frame
         self._last_compile_id: object = _NONE_YET  # the compile id compile() was last asked for, and its entry
         self._last_compile: Compile | None = None
@@ -83,7 +86,7 @@ class TraceBuilder:
             number=self._number,
             compile_id=compile_id,
             kind=kind,
-            name=name,
+            name=self._names.setdefault(name, name),  # (every compile logs the same few names: one object each)
             ext=ext,
             display=display,
             lineno=lineno,
@@ -96,6 +99,11 @@ class TraceBuilder:
         return artifact
 
     # -- shared state ------------------------------------------------------------
+
+    def metric_record(self, metrics: dict[str, Any]) -> MetricRecord:
+        """metrics as the model keeps them (model/metrics.py): read-only, their field names shared with the other
+        records of the log, and their config dumps with the previous record's (share_long_texts)."""
+        return self._metric_shapes.record(self.share_long_texts(metrics))
 
     def share_long_texts(self, metrics: dict[str, Any]) -> dict[str, Any]:
         """metrics with each config dump that equals the last one of its name replaced by that object.

@@ -322,7 +322,7 @@ class Spool:
             yield chunk
             offset += len(chunk)
 
-    def lines(self, size: int = 1 << 20) -> Iterator[bytes]:
+    def lines(self, size: int = 1 << 18) -> Iterator[bytes]:
         """Each line with its newline (the last may have none), as iterating the file gives them."""
         pending: list[bytes] = []  # the start of a line that goes on in the next chunk
         for chunk in self.chunks(size):
@@ -376,13 +376,18 @@ class JsonLines:
         for line in self._spool.lines():
             yield orjson.loads(line)
 
-    def json_array(self):
-        """The objects as one JSON array, in chunks."""
+    def json_array(self, size: int = 1 << 18) -> Iterator[bytes]:
+        """The objects as one JSON array (the lines joined by ",\\n"), in chunks of about `size` bytes: made from
+        the spool's bytes a chunk at a time, not a line at a time (chromium_events.json of a 450 MB log is
+        540,000 lines, each one a Python step here and in the writer)."""
         yield b"["
-        first = True
-        for line in self._spool.lines():
-            yield (b"" if first else b",\n") + line.rstrip(b"\n")
-            first = False
+        previous = None
+        for chunk in self._spool.chunks(size):
+            if previous is not None:
+                yield previous.replace(b"\n", b",\n")
+            previous = chunk
+        if previous is not None:
+            yield (previous[:-1] if previous.endswith(b"\n") else previous).replace(b"\n", b",\n")
         yield b"]"
 
     def close(self) -> None:

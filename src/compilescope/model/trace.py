@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import field
-from typing import Any
+from typing import Any, Mapping
 
 from .stats import IngestStats
 from .ids import CompileId, compile_id_key
@@ -124,10 +124,11 @@ class Compile:
     first_lineno: int
     artifacts: list[Artifact] = field(default_factory=list)
     stack: list[Frame] | None = None  # user stack from dynamo_start
-    metrics: dict[str, Any] | None = None  # compilation_metrics
-    bwd_metrics: list[dict[str, Any]] = field(default_factory=list)
-    runtime_metrics: list[dict[str, Any]] = field(default_factory=list)
-    aot_backward_metrics: list[dict[str, Any]] = field(default_factory=list)
+    # Metrics records: model/metrics.py's MetricRecord as read (a compact mapping), or dicts.
+    metrics: Mapping[str, Any] | None = None  # compilation_metrics
+    bwd_metrics: list[Mapping[str, Any]] = field(default_factory=list)
+    runtime_metrics: list[Mapping[str, Any]] = field(default_factory=list)
+    aot_backward_metrics: list[Mapping[str, Any]] = field(default_factory=list)
     specializations: list[dict[str, Any]] = field(default_factory=list)
     guards_added: list[dict[str, Any]] = field(default_factory=list)
     symbols: list[dict[str, Any]] = field(default_factory=list)

@@ -24,15 +24,16 @@ def compilation_metrics(env: Envelope, b: TraceBuilder) -> bool:
     metrics = _checked(env, b, metrics)
     if isinstance(metrics.get("restart_reasons"), list):
         metrics["restart_reasons"] = [r if is_a(r, TEXT) else str(r) for r in metrics["restart_reasons"]]
-    b.compile(env.compile_id, env.lineno).metrics = metrics
-    _note_year(b, metrics.get("start_time"), 1.0)
-    b.add_artifact(env.compile_id, env.lineno, kind=env.kind, name=env.kind, ext="html", display=METRICS, data=metrics)
+    record = b.metric_record(metrics)
+    b.compile(env.compile_id, env.lineno).metrics = record
+    _note_year(b, record.get("start_time"), 1.0)
+    b.add_artifact(env.compile_id, env.lineno, kind=env.kind, name=env.kind, ext="html", display=METRICS, data=record)
     return False
 
 
 @handles("bwd_compilation_metrics", "aot_autograd_backward_compilation_metrics")
 def backward_metrics(env: Envelope, b: TraceBuilder) -> bool:
-    metrics = _checked(env, b, env.metadata if isinstance(env.metadata, dict) else {})
+    metrics = b.metric_record(_checked(env, b, env.metadata if isinstance(env.metadata, dict) else {}))
     entry = b.compile(env.compile_id, env.lineno)
     (entry.bwd_metrics if env.kind == "bwd_compilation_metrics" else entry.aot_backward_metrics).append(metrics)
     b.add_artifact(env.compile_id, env.lineno, kind=env.kind, name=env.kind, ext="html", display=METRICS, data=metrics)
@@ -43,8 +44,9 @@ def backward_metrics(env: Envelope, b: TraceBuilder) -> bool:
 def runtime_metrics(env: Envelope, b: TraceBuilder) -> bool:
     # Emitted after a compile finished (e.g. runtime recompute of inductor metrics).
     metrics = _checked(env, b, env.metadata if isinstance(env.metadata, dict) else {})
-    b.compile(env.compile_id, env.lineno).runtime_metrics.append({"kind": env.kind, **metrics})
-    b.add_artifact(env.compile_id, env.lineno, kind=env.kind, name=env.kind, ext="html", display=METRICS, data=metrics)
+    b.compile(env.compile_id, env.lineno).runtime_metrics.append(b.metric_record({"kind": env.kind, **metrics}))
+    b.add_artifact(env.compile_id, env.lineno, kind=env.kind, name=env.kind, ext="html", display=METRICS,
+                   data=b.metric_record(metrics))
     return False
 
 
@@ -79,4 +81,4 @@ def _checked(env: Envelope, b: TraceBuilder, metrics: dict) -> dict:
     metrics, bad = without_bad_fields(metrics, METRIC_FIELDS)
     if bad:
         b.stats.problem(env.lineno, "warning", f"{env.kind}: {plural(len(bad), 'field')} of the wrong type dropped: {', '.join(bad)}")
-    return b.share_long_texts(dict(metrics))
+    return dict(metrics)

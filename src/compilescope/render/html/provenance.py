@@ -6,7 +6,7 @@ JSON island and, unchanged, to ``provenance/<compile-dir>.json``.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Iterable, Iterator
+from typing import TYPE_CHECKING, Any, Iterable, Iterator, Mapping
 
 import orjson
 from markupsafe import Markup, escape
@@ -107,10 +107,15 @@ def _panels(page: _Page, artifacts: dict[int, Artifact], si: int, s: ProvenanceS
 
 def _section_data(s: ProvenanceSection) -> dict[str, Any]:
     return {
-        "preToPost": s.mappings["preToPost"], "postToPre": s.mappings["postToPre"],
-        "codeToPost": s.code_to_post, "postToCode": s.post_to_code,
-        "inferredCodeToPost": s.inferred_code_to_post, "inferredPostToCode": s.inferred_post_to_code,
+        "preToPost": _as_dict(s.mappings["preToPost"]), "postToPre": _as_dict(s.mappings["postToPre"]),
+        "codeToPost": _as_dict(s.code_to_post), "postToCode": _as_dict(s.post_to_code),
+        "inferredCodeToPost": _as_dict(s.inferred_code_to_post), "inferredPostToCode": _as_dict(s.inferred_post_to_code),
     }
+
+
+def _as_dict(line_map: Mapping[int, list[int]]) -> dict[int, list[int]]:
+    """A line map as orjson writes it (the results keep them packed: analyses/line_map.py)."""
+    return line_map if isinstance(line_map, dict) else dict(line_map.items())
 
 
 def _json_island_parts(values: Iterable[Any]) -> Iterator[Markup]:
@@ -178,10 +183,13 @@ def kernels_page(page: _Page, entry: Compile, artifact: Artifact) -> Iterator[by
 def _kernel_calls(page: _Page, entry: Compile) -> dict[int, dict[str, list[str]]]:
     """Stack traces artifact -> kernel -> where it is called, when a provenance page shows this compile id.
 
-    Worked out once per compile id, not once per kernel page (a compile id may have hundreds of each)."""
-    cache = page.memo.setdefault("kernel_calls", {})
-    if entry.compile_id in cache:
+    Worked out once per compile id, not once per kernel page (a compile id may have hundreds of each). Only the
+    last compile id's is kept: its kernel pages are written together, and keeping every compile id's (URLs for
+    each kernel call) grew the writing processes by ~3 KB a compile."""
+    cache = page.memo.get("kernel_calls")
+    if cache is not None and entry.compile_id in cache:
         return cache[entry.compile_id]
+    cache = page.memo["kernel_calls"] = {}
     result: dict[int, dict[str, list[str]]] = {}
     found = page.results.provenance.compiles.get(entry.compile_id)
     if found is not None:

@@ -78,25 +78,27 @@ def _cid(cid: str, dirs: _CompileDirs) -> str:
     return link
 
 
-def _notes_html(page: _Page, f: SourceFile, n: int, dirs: _CompileDirs, resume_ids: dict[str, list[str]]) -> str:
+def _notes_html(page: _Page, f: SourceFile, n: int, dirs: _CompileDirs, resume_ids: dict[str, list[str]]) -> Iterator[str]:
+    """A line's notes, one item at a time: a line of a long run's model has thousands (one per kernel of each
+    compile), and its notes as one string cost ten times their size while the page is written."""
     notes = f.notes[n]
     breaks = page.results.sources.graph_breaks
-    items: list[str] = []
+    yield '<ul class="notes">'
     if notes.graphs:
         parts = [f'{_cid(cid, dirs)} <span class="muted mono">{html_text(", ".join(nodes[:8]))}'
                  f'{" …" if len(nodes) > 8 else ""}</span>' for cid, nodes in notes.graphs.items()]
-        items.append(f'<li class="n-graphs">captured in graph {"; ".join(parts)}</li>')
+        yield f'<li class="n-graphs">captured in graph {"; ".join(parts)}</li>'
     for fr in notes.frames:
         d = dirs.get(fr["compile_id"])
         transformed = (f' · <a class="transformed-link" href="../{html_text(transformed_url(d))}">what runs instead</a>'
                        if d in page.results.transformed else "")
-        items.append(f'<li class="n-frame">compiled frame <span class="mono">{html_text(fr["function"])}</span> starts here: '
-                     f'{_cid(fr["compile_id"], dirs)}{transformed}</li>')
+        yield (f'<li class="n-frame">compiled frame <span class="mono">{html_text(fr["function"])}</span> starts here: '
+               f'{_cid(fr["compile_id"], dirs)}{transformed}</li>')
     for b in notes.graph_breaks:
         resumes = "".join(f' → resumed by <span class="mono">{html_text(r)}</span> '
                           + ", ".join(_cid(c, dirs) for c in resume_ids.get(r, [])) for r in b["resume_functions"])
-        items.append(f'<li class="n-break"><strong>graph break</strong>: {html_text(b["reason"])} (in '
-                     f'{", ".join(_cid(c, dirs) for c in b["compile_ids"])}){resumes}</li>')
+        yield (f'<li class="n-break"><strong>graph break</strong>: {html_text(b["reason"])} (in '
+               f'{", ".join(_cid(c, dirs) for c in b["compile_ids"])}){resumes}</li>')
     for i in notes.eager:
         if any(b["index"] == i for b in notes.graph_breaks):
             continue
@@ -104,25 +106,25 @@ def _notes_html(page: _Page, f: SourceFile, n: int, dirs: _CompileDirs, resume_i
         loc = site.location
         where = (f'<a href="#{line_anchor(loc.line)}">line {loc.line}</a>' if loc.filename == f.path
                  else html_text(loc.short))
-        items.append(f'<li class="n-eager">ran eagerly because of the graph break at {where}: {html_text(site.reason)}</li>')
+        yield f'<li class="n-eager">ran eagerly because of the graph break at {where}: {html_text(site.reason)}</li>'
     for r in notes.resumes:
-        items.append(f'<li class="n-resume">after this line, <span class="mono">{html_text(r["function"])}</span> takes over: '
-                     f'{", ".join(_cid(c, dirs) for c in r["compile_ids"])}</li>')
+        yield (f'<li class="n-resume">after this line, <span class="mono">{html_text(r["function"])}</span> takes over: '
+               f'{", ".join(_cid(c, dirs) for c in r["compile_ids"])}</li>')
     installed: dict[str, list[str]] = {}
     for g in notes.guards:
         if "installed" in g:
             installed.setdefault(g["installed"], []).append(g["guard"])
             continue
-        items.append(f'<li class="n-guard">recompile {_cid(g["recompile"], dirs)}: guard of {html_text(g["failed_in"] or "?")} '
-                     f'failed: <code>{html_text(g["guard"])}</code></li>')
+        yield (f'<li class="n-guard">recompile {_cid(g["recompile"], dirs)}: guard of {html_text(g["failed_in"] or "?")} '
+               f'failed: <code>{html_text(g["guard"])}</code></li>')
     for cid, guards in installed.items():
         listed = "".join(f"<li><code>{html_text(g)}</code></li>" for g in guards)
-        items.append(f'<li class="n-installed">{count(len(guards), "guard")} of {_cid(cid, dirs)} come from this line'
-                     f'<details><summary>show</summary><ul>{listed}</ul></details></li>')
+        yield (f'<li class="n-installed">{count(len(guards), "guard")} of {_cid(cid, dirs)} come from this line'
+               f'<details><summary>show</summary><ul>{listed}</ul></details></li>')
     for k in notes.kernels:
         url = f'../{provenance_url(k["dir"])}'
-        items.append(f'<li class="n-kernel">kernel <a class="mono" href="{html_text(url)}">{html_text(k["kernel"])}</a> '
-                     f'({_cid(k["compile_id"], dirs)})</li>')
+        yield (f'<li class="n-kernel">kernel <a class="mono" href="{html_text(url)}">{html_text(k["kernel"])}</a> '
+               f'({_cid(k["compile_id"], dirs)})</li>')
     for s in notes.symbols:
         if s["kind"] == "guard":
             text = f'guard on shapes <code>{html_text(s["expr"])}</code>'
@@ -130,8 +132,8 @@ def _notes_html(page: _Page, f: SourceFile, n: int, dirs: _CompileDirs, resume_i
             text = (f'symbol <span class="mono">{html_text(s["symbol"])}</span> {html_text(s["kind"])}'
                     f'{" = " + html_text(s["value"]) if s.get("value") is not None else ""}'
                     f'{" from " + html_text(s["source"]) if s.get("source") else ""}')
-        items.append(f'<li class="n-symbol">{text} ({_cid(s["compile_id"], dirs)})</li>')
-    return "<ul class=\"notes\">" + "".join(items) + "</ul>"
+        yield f'<li class="n-symbol">{text} ({_cid(s["compile_id"], dirs)})</li>'
+    yield "</ul>"
 
 
 def _badges(notes) -> str:
@@ -184,8 +186,11 @@ def _line_rows(page: _Page, f: SourceFile, dirs: _CompileDirs, resume_ids: dict[
         row = (f'<div class="{cls}" id="{anchor}"{title}><a class="ln" href="#{anchor}">{n}</a>'
                f'<a class="lt" href="#{anchor}">{code}</a>')
         if notes:
-            row += f'<span class="badges">{_badges(notes)}</span>{_notes_html(page, f, n, dirs, resume_ids)}'
-        yield row + "</div>"
+            yield f'{row}<span class="badges">{_badges(notes)}</span>'
+            yield from _notes_html(page, f, n, dirs, resume_ids)
+            yield "</div>"
+        else:
+            yield row + "</div>"
 
 
 def _page(page: _Page, f: SourceFile, dirs: _CompileDirs, resume_ids: dict[str, list[str]]) -> Iterator[bytes]:
