@@ -126,8 +126,11 @@ class MetricRows(Sequence[tuple[str, Any]]):
 
     __hash__ = None  # type: ignore[assignment]
 
+    def codec_plain(self) -> list[tuple[str, Any]]:
+        return list(self)
+
     def __repr__(self) -> str:
-        return repr(list(self))
+        return repr(self.codec_plain())
 
 
 class _Shared:

@@ -50,8 +50,11 @@ class PackedLineMap(Mapping[int, list[int]]):
     def values(self):
         return [targets for _, targets in self.items()]
 
+    def codec_plain(self) -> dict[int, list[int]]:
+        return dict(self.items())
+
     def __repr__(self) -> str:
-        return repr(dict(self.items()))
+        return repr(self.codec_plain())
 
 
 def packed(line_map: Mapping[int, list[int]]) -> Mapping[int, list[int]]:

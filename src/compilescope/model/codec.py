@@ -7,8 +7,8 @@ out (an unknown type is an error, caught by the round-trip tests).
     dataclass       {"$t": "analyses.insights.Finding", <field>: <value>, ...}
                     (fields with compare=False are caches, rebuilt by the class's __post_init__)
     dict            as is when every key is a str not starting with "$"; else {"$d": [[key, value], ...]}
-                    (another Mapping, e.g. model/metrics.py's records, as the dict it reads as: loaded as a dict)
-    list            (another Sequence, e.g. analyses/compile_summary.py's MetricRows, as the list it reads as)
+    codec_plain()   a compact read-only stand-in for a dict or list (model/metrics.py's records, packed line maps,
+                    metric rows) is saved as the dict or list its codec_plain() gives, and loaded as that
     Counter         {"$counter": [[key, value], ...]}
     tuple           {"$tuple": [...]}
     float           as is when finite; else {"$f": "inf" | "-inf" | "nan"}
@@ -26,7 +26,7 @@ import dataclasses
 import math
 import sys
 from collections import Counter
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any, Iterable
 
 TYPE = "$t"
 STATE = "$state"
@@ -73,15 +73,13 @@ def encode(value: Any) -> Any:
         if all(type(k) is str and not k.startswith("$") for k in value):
             return {k: encode(v) for k, v in value.items()}
         return {"$d": [[encode(k), encode(v)] for k, v in value.items()]}
-    if isinstance(value, Mapping) and not isinstance(value, dict):  # a compact read-only mapping (model/metrics.py)
-        return encode(dict(value.items()))
+    if hasattr(value, "codec_plain"):
+        return encode(value.codec_plain())
     if kind is bytes:
         try:
             return {"$utf8": value.decode("utf-8")}
         except UnicodeDecodeError:
             return {"$b64": base64.b64encode(value).decode("ascii")}
-    if isinstance(value, Sequence) and not isinstance(value, (str, bytes, tuple, list)):  # (compile_summary.MetricRows)
-        return [encode(v) for v in value]
     if hasattr(value, "codec_state"):
         return {TYPE: type_name(kind), STATE: encode(value.codec_state())}
     if dataclasses.is_dataclass(value):

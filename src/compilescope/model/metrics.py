@@ -39,8 +39,11 @@ class MetricRecord(Mapping[str, Any]):
     def __len__(self) -> int:
         return len(self._values)
 
+    def codec_plain(self) -> dict[str, Any]:
+        return dict(zip(self._places, self._values))
+
     def __repr__(self) -> str:
-        return repr(dict(self))
+        return repr(self.codec_plain())
 
 
 class MetricShapes:
