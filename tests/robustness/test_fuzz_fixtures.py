@@ -10,8 +10,8 @@
 Whatever comes out: no exception but CompilescopeError (which is exit 2, a one-line message),
 every record accounted for, and the summary printed. Each fuzzer has a time budget per fixture:
 it tries mutations until ROBUSTNESS_FUZZ_SECONDS (default 0.5 s) have passed, and at least
-ROBUSTNESS_FUZZ_EXAMPLES (default 2), so the whole set runs in a minute or two on 2 cores; raise
-them for a deeper search. One mutated log that takes longer than EXAMPLE_LIMIT_S to read, analyse,
+ROBUSTNESS_FUZZ_EXAMPLES (default 2), and at most MAX_DRAWS, so the whole set runs in a minute or two
+on 2 cores; raise them for a deeper search. One mutated log that takes longer than EXAMPLE_LIMIT_S to read, analyse,
 render and summarise fails (a hang or a quadratic path, not a slow machine).
 """
 
@@ -204,11 +204,17 @@ FUZZ = settings(max_examples=1, deadline=None, database=None, phases=[Phase.expl
                 suppress_health_check=list(HealthCheck))
 
 
+# Hypothesis keeps one example's draws in a buffer of a few KB: a fixture read in microseconds (a tiny non-log
+# file) drew ~460 mutations within the budget and ran out of it (Unsatisfiable, "too large"). A cap well below.
+MAX_DRAWS = 100
+
+
 def within_budget(data, strategy, run) -> int:
-    """Draw from strategy and run each draw until the time budget is spent (and EXAMPLES at least)."""
+    """Draw from strategy and run each draw until the time budget is spent (and EXAMPLES at least), at most
+    MAX_DRAWS times."""
     started = time.monotonic()
     n = 0
-    while n < EXAMPLES or time.monotonic() - started < SECONDS:
+    while n < MAX_DRAWS and (n < EXAMPLES or time.monotonic() - started < SECONDS):
         drawn = data.draw(strategy)
         t0 = time.monotonic()
         run(*drawn)
