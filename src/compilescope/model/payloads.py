@@ -60,11 +60,16 @@ class PayloadStore:
         self._file = tempfile.TemporaryFile(prefix="compilescope-payloads-")
         self._end = 0
         self._unflushed = False  # written since the last flush: a positioned read sees only flushed bytes
+        # The file's position may not be its end (a read that is not positioned moved it): put seeks first.
+        # Not seeking otherwise saves a flush and an lseek per payload (a buffered file's seek does both).
+        self._moved = False
 
     def put(self, payload: str | PayloadBuffer) -> PayloadRef:
         """Store a payload (text, or a buffer as read from the log: copied in chunks)."""
         self._unflushed = True
-        self._file.seek(self._end)
+        if self._moved:
+            self._file.seek(self._end)
+            self._moved = False
         if isinstance(payload, PayloadBuffer):
             length = 0
             for data in payload.utf8_chunks():
@@ -74,6 +79,7 @@ class PayloadStore:
             if payload.cut_bytes:  # what is kept: the lines that fit, and the note
                 self._file.seek(self._end)
                 lines = sum(data.count(b"\n") for data in iter(lambda: self._file.read(CHUNK), b"")) + 1
+                self._moved = True
             ref = PayloadRef(self._end, length, lines)
         else:
             data = payload.encode("utf-8", "surrogatepass")
@@ -89,6 +95,8 @@ class PayloadStore:
         if self._unflushed:
             self._file.flush()
             self._unflushed = False
+        if _pread is None:
+            self._moved = True
         return _read_at(self._file, offset, size)
 
     def chunks(self, ref: PayloadRef | None, size: int = CHUNK) -> Iterator[bytes]:
@@ -366,7 +374,7 @@ class JsonLines:
         self._count = 0
 
     def append(self, obj: object) -> None:
-        self._spool.write(orjson.dumps(obj) + b"\n")
+        self._spool.write(orjson.dumps(obj, option=orjson.OPT_APPEND_NEWLINE))  # (no copy to add the newline)
         self._count += 1
 
     def __len__(self) -> int:
