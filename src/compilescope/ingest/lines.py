@@ -73,18 +73,18 @@ class RawRecord:
         self.payload.add_run(data, lines)
 
 
+_LEVELS = {level.encode(): level for level in "VIWEC"}  # (what GLOG_PREFIX's first group matches)
+_PATHNAMES: dict[bytes, str] = {}  # the few files that log, each decoded once (and kept as one object)
+
+
 def _prefix(m: re.Match[bytes]) -> GlogPrefix:
     level, month, day, hms, micros, pid, pathname, lineno = m.groups()
-    return GlogPrefix(
-        level.decode(),
-        int(month),
-        int(day),
-        hms.decode(),
-        int(micros),
-        int(pid),
-        pathname.decode("utf-8", "replace"),
-        int(lineno),
-    )
+    path = _PATHNAMES.get(pathname)
+    if path is None:
+        if len(_PATHNAMES) > 4096:  # (a log of made-up prefixes)
+            _PATHNAMES.clear()
+        path = _PATHNAMES[pathname] = pathname.decode("utf-8", "replace")
+    return GlogPrefix(_LEVELS[level], int(month), int(day), hms.decode(), int(micros), int(pid), path, int(lineno))
 
 
 class ReadLimit(OSError):
@@ -240,14 +240,22 @@ def read_raw_records(stream: BinaryIO, budget: PayloadBudget | None = None) -> I
                 pos += 1
             else:
                 nl = data.index(b"\n", pos)
-                line = data[pos:nl - 1] if data[nl - 1] == 13 else data[pos:nl]
+                line_end = nl - 1 if data[nl - 1] == 13 else nl
+                start = pos
                 pos = nl + 1
                 lineno += 1
-                if not line:
+                if line_end == start:
                     continue  # "\r\n": an empty line
                 if current is not None:
                     yield current
-                current = line_record(line, len(line))
+                # An envelope (nearly every such line) is matched where it lies and only its JSON is copied out;
+                # anything else goes through line_record, as a line of its own.
+                m = GLOG_PREFIX.match(data, start, min(line_end, start + probe))
+                if m is not None and line_end - start <= MAX_ENVELOPE_LINE:
+                    current = RawRecord(lineno, _prefix(m), data[m.end():line_end], None, 0, None, None, budget)
+                else:
+                    line = data[start:line_end]
+                    current = line_record(line, len(line))
         carry = data[end:] if pos <= end else b""
         if len(carry) >= CHUNK and len(carry) > 1:
             # A line longer than a block: taken in pieces from here on.

@@ -16,7 +16,7 @@ from ..model import trace as trace_model
 from ..model.trace import RawSpans, Trace
 from ..wording import count
 from .envelope import EnvelopeError, decode_envelope
-from .handlers import KNOWN_KINDS, handler_for
+from .handlers import HANDLERS, KNOWN_KINDS, handler_for
 from .discover import rank_of
 from .lines import RawRecord, ReadLimit, read_raw_records
 from ..model.records import dataclass
@@ -256,15 +256,19 @@ def _ingest(record: RawRecord, b: TraceBuilder) -> None:
             stats.problem(env.lineno, "other_rank", f"envelope of rank {env.rank} in a log of rank {b.rank}; skipped")
             return
 
-    stats.kinds[env.kind] += 1
-    if env.kind != "str":
+    kind = env.kind
+    obj = env.obj
+    stats.kinds[kind] += 1
+    if kind != "str":
         # Every event registers its compile id (tlparse lists ids even with no outputs,
         # and NO_COMPILE_ID for events outside any compilation).
         b.compile(env.compile_id, env.lineno)
-        b.note_context(env.compile_id, env.lineno, env.obj.get("stack"), env.subgraph_name)
-    handler = handler_for(env.kind)
-    md5 = env.obj.get("has_payload")
-    key = payload_key(md5, env.md5_ok, env.lineno) if isinstance(md5, str) else None
+        stack = obj.get("stack")
+        if stack is not None or obj.get("subgraph_name"):  # (most records have neither: no call)
+            b.note_context(env.compile_id, env.lineno, stack, env.subgraph_name)
+    handler = HANDLERS.get(kind) or handler_for(kind)
+    md5 = obj.get("has_payload")
+    key = (md5 if env.md5_ok else payload_key(md5, False, env.lineno)) if isinstance(md5, str) else None
     if handler is None:
         stats.unknown_kinds[env.kind] += 1
         if env.md5_ok:
@@ -292,7 +296,7 @@ def _ingest(record: RawRecord, b: TraceBuilder) -> None:
         return
 
     if env.md5_ok:
-        stats.count("ok")
+        stats.outcomes["ok"] += 1
     else:
         stats.count("md5_mismatch")
         stats.problem(env.lineno, "md5_mismatch", f"{env.kind} payload does not match its md5 (read anyway)")
@@ -302,7 +306,7 @@ def _ingest(record: RawRecord, b: TraceBuilder) -> None:
         new_artifact.md5 = key
     if env.payload_buffer is not None and not claimed:
         b.keep_unclaimed(key if key is not None else str(env.obj.get("has_payload", "")), env.payload_buffer)
-    if env.kind not in RAW_EXCLUDED:
+    if kind not in RAW_EXCLUDED:
         _write_raw(b, env, new_artifact, key)
 
 

@@ -62,7 +62,8 @@ def chromium_event(env: Envelope, b: TraceBuilder) -> bool:
     if bad:  # an event without a usable track, name or time is not placed anywhere
         raise ValueError(f"chromium_event {plural(len(bad), 'field')} of the wrong type: {', '.join(bad)}")
     b.chromium_events.append(event)
-    _note_year(b, event.get("ts"), 1e-6)
+    if b.year is None:
+        _note_year(b, event.get("ts"), 1e-6)
     return True
 
 
