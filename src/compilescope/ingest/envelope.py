@@ -147,17 +147,11 @@ def decode_envelope(record: RawRecord, known_kinds: frozenset[str]) -> Envelope:
         other = [k for k in kinds if k != kind]
 
     rank = obj.get("rank")
-    env = Envelope(
-        lineno=record.lineno,
-        glog=record.glog,  # type: ignore[arg-type]
-        kind=kind,
-        metadata=obj.get(kind) if kind else None,
-        obj=obj,
-        compile_id=CompileId.from_context(obj),
-        rank=rank if isinstance(rank, int) and not isinstance(rank, bool) else None,
-        other_kinds=other,
-        warnings=warnings,
-    )
+    if rank is not None and (not isinstance(rank, int) or isinstance(rank, bool)):
+        rank = None
+    # (Positional: one per record, and the fields' order is Envelope's.)
+    env = Envelope(record.lineno, record.glog, kind, obj.get(kind) if kind else None, obj,  # type: ignore[arg-type]
+                   CompileId.from_context(obj), rank, None, True, other, warnings)
 
     buffer = record.payload
     expected = obj.get("has_payload")

@@ -31,18 +31,49 @@ GLOG_PREFIX = re.compile(
 )
 
 
-@dataclass(slots=True)
-class GlogPrefix:
-    """The glog prefix of a log line: level, date, time, pid, and the file and line that logged it."""
+_GLOG_FIELDS = ("level", "month", "day", "time", "micros", "pid", "pathname", "lineno")
 
-    level: str
-    month: int
-    day: int
-    time: str  # HH:MM:SS
-    micros: int
-    pid: int
-    pathname: str
-    lineno: int
+
+class GlogPrefix:
+    """The glog prefix of a log line: level, date, time, pid, and the file and line that logged it.
+
+    Made from the prefix's regex match and parsed when a field is first read: most records' prefixes are never
+    read (a chromium event's, half the records of a real log), and parsing one is eight conversions. Compares,
+    and reads back, as the dataclass of those eight fields it stands for.
+    """
+
+    __slots__ = ("_match", "_fields")
+
+    def __init__(self, match: re.Match[bytes]) -> None:
+        self._match: re.Match[bytes] | None = match  # (dropped once parsed: it holds the block it was found in)
+        self._fields: tuple | None = None
+
+    def fields(self) -> tuple[str, int, int, str, int, int, str, int]:
+        """(level, month, day, time, micros, pid, pathname, lineno)"""
+        fields = self._fields
+        if fields is None:
+            fields = self._fields = _parse_prefix(self._match)  # type: ignore[arg-type]
+            self._match = None
+        return fields
+
+    level = property(lambda self: self.fields()[0])
+    month = property(lambda self: self.fields()[1])
+    day = property(lambda self: self.fields()[2])
+    time = property(lambda self: self.fields()[3])  # HH:MM:SS
+    micros = property(lambda self: self.fields()[4])
+    pid = property(lambda self: self.fields()[5])
+    pathname = property(lambda self: self.fields()[6])
+    lineno = property(lambda self: self.fields()[7])
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return self.fields() == other.fields()
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return "GlogPrefix(%s)" % ", ".join(f"{k}={v!r}" for k, v in zip(_GLOG_FIELDS, self.fields()))
 
 
 @dataclass(slots=True)
@@ -77,14 +108,21 @@ _LEVELS = {level.encode(): level for level in "VIWEC"}  # (what GLOG_PREFIX's fi
 _PATHNAMES: dict[bytes, str] = {}  # the few files that log, each decoded once (and kept as one object)
 
 
-def _prefix(m: re.Match[bytes]) -> GlogPrefix:
+def _parse_prefix(m: re.Match[bytes]) -> tuple[str, int, int, str, int, int, str, int]:
     level, month, day, hms, micros, pid, pathname, lineno = m.groups()
     path = _PATHNAMES.get(pathname)
     if path is None:
         if len(_PATHNAMES) > 4096:  # (a log of made-up prefixes)
             _PATHNAMES.clear()
         path = _PATHNAMES[pathname] = pathname.decode("utf-8", "replace")
-    return GlogPrefix(_LEVELS[level], int(month), int(day), hms.decode(), int(micros), int(pid), path, int(lineno))
+    return (_LEVELS[level], int(month), int(day), hms.decode(), int(micros), int(pid), path, int(lineno))
+
+
+def _prefix(m: re.Match[bytes]) -> GlogPrefix:
+    """The prefix, parsed now (m is of a line read in pieces: not to be held)."""
+    glog = GlogPrefix(m)
+    glog.fields()
+    return glog
 
 
 class ReadLimit(OSError):
@@ -252,7 +290,7 @@ def read_raw_records(stream: BinaryIO, budget: PayloadBudget | None = None) -> I
                 # anything else goes through line_record, as a line of its own.
                 m = GLOG_PREFIX.match(data, start, min(line_end, start + probe))
                 if m is not None and line_end - start <= MAX_ENVELOPE_LINE:
-                    current = RawRecord(lineno, _prefix(m), data[m.end():line_end], None, 0, None, None, budget)
+                    current = RawRecord(lineno, GlogPrefix(m), data[m.end():line_end], None, 0, None, None, budget)
                 else:
                     line = data[start:line_end]
                     current = line_record(line, len(line))

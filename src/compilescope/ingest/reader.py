@@ -321,15 +321,15 @@ def _write_raw(b: TraceBuilder, env, artifact, key: str | None) -> None:
     doc = dict(obj) if _RAW_DROPPED.isdisjoint(obj) else {k: v for k, v in obj.items() if k not in _RAW_DROPPED}
     if key is not None and key != doc.get("has_payload"):
         doc[PAYLOAD_KEY] = key  # the renderer names the payload's file by it (and drops it)
-    glog = env.glog
-    doc["lineno"] = glog.lineno
-    doc["pathname"] = glog.pathname
-    doc["pid"] = glog.pid
+    _, month, day, time, micros, pid, pathname, lineno = env.glog.fields()
+    doc["lineno"] = lineno
+    doc["pathname"] = pathname
+    doc["pid"] = pid
     doc["log_lineno"] = env.lineno
     if artifact is not None:
         doc["artifact_number"] = artifact.number
     line = orjson.dumps(doc, option=orjson.OPT_SORT_KEYS)  # (never {}: it has lineno, pathname, pid, log_lineno)
-    line = b'%s,"timestamp":"%02d-%02dT%s.%06dZ"}\n' % (line[:-1], glog.month, glog.day, glog.time.encode(), glog.micros)
+    line = b'%s,"timestamp":"%02d-%02dT%s.%06dZ"}\n' % (line[:-1], month, day, time.encode(), micros)
     if len(line) >= trace_model.LONG_RAW_LINE:
         b.raw_spans.append(_top_level_spans(doc, env.kind, line))
     b.raw.write(line)
