@@ -203,13 +203,19 @@ def _rows(events: Iterable[dict]) -> tuple[list[TimelineRow], float | None]:
         else:
             segs.append(Segment(phase, offset, until - start))
 
+    phases: dict[str, str | None] = {}  # event name -> phase_of(name): a log has few names, each met thousands of times
     for event in events:
         if not isinstance(event, dict):
             continue
         get = event.get
-        ph, name, ts = get("ph"), get("name"), _number(get("ts"))
-        if (ph != "B" and ph != "E") or not isinstance(name, str) or ts is None:
+        ph, name, ts = get("ph"), get("name"), get("ts")
+        if (ph != "B" and ph != "E") or not isinstance(name, str):
             continue
+        # (A finite float, as torch logs it, is its own _number: x - x is 0.0 only for a finite x.)
+        if type(ts) is not float or ts - ts != 0.0:
+            ts = _number(ts)
+            if ts is None:
+                continue
         ts /= 1e6
         if first_ts is None or ts < first_ts:
             first_ts = ts
@@ -226,7 +232,8 @@ def _rows(events: Iterable[dict]) -> tuple[list[TimelineRow], float | None]:
             parent = stack[-1] if stack else None
             cid = args.get("compile_id")
             cid = str(cid) if cid is not None else (parent.compile_id if parent else None)
-            phase = phase_of(name) or (parent.phase if parent else "other")
+            phase = phases[name] if name in phases else phases.setdefault(name, phase_of(name))
+            phase = phase or (parent.phase if parent else "other")
             if not stack:
                 label = _label(cid) + (" backward" if name == BACKWARD_ROOT else "" if name == "dynamo" else f" {name}")
                 row = TimelineRow(label, _label(cid) if cid else None, 0.0, 0.0)
