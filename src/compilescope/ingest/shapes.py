@@ -43,7 +43,8 @@ def bad_fields(obj: dict, fields: dict[str, tuple]) -> list[str]:
     # is_a inlined: this runs for every chromium event. A plain loop, not a comprehension (a function made and
     # called per event), and first the exact types a shape allows (what decoded JSON holds): one set lookup.
     # (bool cannot be subclassed: "type is bool" is isinstance.)
-    for k, types, exact in _exact_types(fields):
+    known = _EXACT.get(id(fields))
+    for k, types, exact in known[1] if known is not None and known[0] is fields else _exact_types(fields):
         v = get(k)
         if v is not None and type(v) not in exact and (not isinstance(v, types) or (type(v) is bool and bool not in types)):
             bad.append(k)

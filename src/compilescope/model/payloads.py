@@ -319,6 +319,7 @@ class Spool:
 
     def __init__(self) -> None:
         self._file = tempfile.TemporaryFile(prefix="compilescope-spool-")
+        self.append = self._file.write  # write(), bound once: readers call it per record
 
     def write(self, data: bytes) -> None:
         self._file.write(data)
@@ -372,9 +373,10 @@ class JsonLines:
     def __init__(self) -> None:
         self._spool = Spool()
         self._count = 0
+        self._write = self._spool.append
 
     def append(self, obj: object) -> None:
-        self._spool.write(orjson.dumps(obj, option=orjson.OPT_APPEND_NEWLINE))  # (no copy to add the newline)
+        self._write(orjson.dumps(obj, option=orjson.OPT_APPEND_NEWLINE))  # (no copy to add the newline)
         self._count += 1
 
     def __len__(self) -> int:
