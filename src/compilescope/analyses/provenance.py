@@ -208,8 +208,10 @@ def _names_to_lines(mapping: dict, source: dict[str, int], target: dict[str, int
     result: LineMap = {}
     for name in sorted(mapping):  # tlparse reads the JSON into a sorted map; later names win a shared line
         line = source.get(name)
+        if line is None:  # (nothing to map: its targets are not looked up)
+            continue
         targets = [target[t] for t in _names(mapping[name]) if t in target]
-        if line is not None and targets:
+        if targets:
             result[line] = targets
     return result
 
@@ -231,8 +233,10 @@ def _post_to_kernels(mapping: dict, post: dict[str, int], kernels: dict[str, lis
     if not kernels:  # as in _kernels_to_post
         return result
     for node in sorted(mapping):
+        if node not in post:  # (nothing to map: its kernels are not looked up)
+            continue
         targets = [line for k in _names(mapping[node]) for line in kernels.get(k, ())]
-        if node in post and targets:
+        if targets:
             result[post[node]] = targets
     return result
 
