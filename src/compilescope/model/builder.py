@@ -37,7 +37,7 @@ class TraceBuilder:
         self._unknown_stack_keys: set[tuple] = set()
         self.year: int | None = None
         self.pid: int | None = None
-        self._number = 0
+        self.artifact_count = 0  # artifacts numbered so far (the next one's number); a plain attribute: read per record
         self._last: Artifact | None = None
         self._shared_texts: dict[str, str] = {}  # metric name -> its last long string value (share_long_texts)
         self._metric_shapes = MetricShapes()  # the field places metrics records share (metric_record)
@@ -58,17 +58,13 @@ class TraceBuilder:
         return entry
 
     @property
-    def artifact_count(self) -> int:
-        return self._number
-
-    @property
     def last_artifact(self) -> Artifact | None:
         return self._last
 
     def reserve_number(self) -> int:
         """Skip one output number (tlparse numbers a readable companion page separately)."""
-        self._number += 1
-        return self._number - 1
+        self.artifact_count += 1
+        return self.artifact_count - 1
 
     def add_artifact(
         self,
@@ -83,7 +79,7 @@ class TraceBuilder:
         **extra: Any,
     ) -> Artifact:
         artifact = Artifact(
-            number=self._number,
+            number=self.artifact_count,
             compile_id=compile_id,
             kind=kind,
             name=self._names.setdefault(name, name),  # (every compile logs the same few names: one object each)
@@ -93,7 +89,7 @@ class TraceBuilder:
             payload=self.store.put(payload) if payload is not None else None,
             **extra,
         )
-        self._number += 1
+        self.artifact_count += 1
         self._last = artifact
         self.compile(compile_id, lineno).artifacts.append(artifact)
         return artifact
@@ -224,7 +220,7 @@ class TraceBuilder:
             raw_spans=self.raw_spans,
             year=self.year,
             pid=self.pid,
-            next_number=self._number,
+            next_number=self.artifact_count,
             rank_seen=self.rank_seen,
             export_events=self.export_events,
             dump_pages=settle_dump_pages(self.compiles.values(), self.dump_files),

@@ -186,6 +186,13 @@ class PayloadBuffer:
         """Whole lines (joined by newlines, as the reader finds them in a block) after those so far."""
         if self.lines:
             self._append(b"\n")
+        elif not self.size and self._budget is None and len(data) <= SPILL_AT:
+            # The first run of a payload with no budget (a plain log): what _append does, without the call. Most
+            # payloads are one run.
+            self.size = self._held = len(data)
+            self._parts.append(data)
+            self.lines = lines
+            return
         self._append(data)
         self.lines += lines
 
@@ -239,6 +246,9 @@ class PayloadBuffer:
     def md5(self) -> str:
         if self._md5 is not None:
             return self._md5.hexdigest()
+        parts = self._parts
+        if self._file is None and len(parts) == 1:  # (most payloads: one piece, hashed in one call)
+            return hashlib.md5(parts[0], usedforsecurity=False).hexdigest()
         digest = hashlib.md5(usedforsecurity=False)
         for data in self._parts if self._file is None else self.chunks():
             digest.update(data)
@@ -247,7 +257,7 @@ class PayloadBuffer:
     def invalid_utf8_at(self) -> int | None:
         """Offset of the first byte that is not valid UTF-8, or None."""
         if self._file is None:
-            data = self._whole()
+            data = self._parts[0] if len(self._parts) == 1 else self._whole()
             if not data.isascii():  # (most payloads are ASCII: checked without decoding)
                 try:
                     data.decode("utf-8")
