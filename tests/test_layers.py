@@ -24,7 +24,7 @@ SRC = Path(__file__).resolve().parents[1] / "src" / "compilescope"
 
 LAYERS = {
     "": 0, "model": 0, "errors": 0, "_torch": 0, "wording": 0, "decompile": 0, "location": 0, "invisible": 0,
-    "lazy_regex": 0, "cache_dir": 0, "cores": 0,
+    "lazy_regex": 0, "cache_dir": 0, "cores": 0, "collector": 0,
     "ingest": 1,
     "analyses": 2,
     "render": 3,

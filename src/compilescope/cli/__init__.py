@@ -12,6 +12,7 @@ import sys
 from importlib import import_module
 
 from .. import __version__
+from ..collector import freeze_for_process, something_frozen
 from ..errors import CompilescopeError
 
 TYPE_CHECKING = False  # (typing.TYPE_CHECKING, without importing typing and re before `--version` answers)
@@ -60,13 +61,13 @@ def load_command_quickly(name: str):
     objects and no garbage, yet sets off dozens of collections, each walking every object made so far (about 10%
     of a small report). What the imports made is then frozen: later collections (a large log makes many) never
     walk it again. Once per process: main() may run many times in one (the tests), each run's garbage collected."""
-    if gc.get_freeze_count() or not gc.isenabled():
+    if something_frozen() or not gc.isenabled():
         return load_command(name)
     gc.disable()
     try:
         return load_command(name)
     finally:
-        gc.freeze()
+        freeze_for_process()
         gc.enable()
 
 

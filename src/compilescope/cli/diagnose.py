@@ -26,7 +26,7 @@ from ..runner import check_interpreter, program
 from .output import OutputDir
 from ..report_writer import write_report
 from .browser import open_browser
-from .run import split_program, warn_options_after_program
+from .run import parse_program_args
 
 DEFAULT_ROOT = "compilescope_diagnose"
 MAX_WIDTH = 100
@@ -59,13 +59,7 @@ class DiagnoseCommand:
         parser.add_argument("--no-browser", action="store_true", help="do not open the Diagnosis page")
 
     def parse_args(self, parser: argparse.ArgumentParser, argv: list[str]) -> argparse.Namespace:
-        options, module, words, is_command = split_program(parser, argv)
-        warn_options_after_program(parser, module, words, is_command)
-        args = parser.parse_args(options)
-        args.module, args.program, args.is_command = module, words, is_command
-        if module is None and not words:
-            parser.error("no program to run: give a script (compilescope diagnose train.py), -m module, or -- command")
-        return args
+        return parse_program_args(parser, argv, "compilescope diagnose")
 
     def run(self, args: argparse.Namespace) -> int:
         prog = program(args.program, args.module, args.is_command)

@@ -72,6 +72,18 @@ def warn_options_after_program(parser: argparse.ArgumentParser, module: str | No
               file=sys.stderr)
 
 
+def parse_program_args(parser: argparse.ArgumentParser, argv: list[str], command: str) -> argparse.Namespace:
+    """compilescope's options, then the program to run (args.module, args.program, args.is_command): the
+    arguments of every command that runs a program (run, diagnose); command names it in the error."""
+    options, module, words, is_command = split_program(parser, argv)
+    warn_options_after_program(parser, module, words, is_command)
+    args = parser.parse_args(options)
+    args.module, args.program, args.is_command = module, words, is_command
+    if module is None and not words:
+        parser.error(f"no program to run: give a script ({command} train.py), -m module, or -- command")
+    return args
+
+
 class RunCommand:
     """Run a Python program with TORCH_TRACE set, then write the report of what it compiled."""
 
@@ -97,13 +109,7 @@ class RunCommand:
         parser.add_argument("--timeout", type=float, metavar="SECONDS", help="stop the program after SECONDS (its report is still written)")
 
     def parse_args(self, parser: argparse.ArgumentParser, argv: list[str]) -> argparse.Namespace:
-        options, module, words, is_command = split_program(parser, argv)
-        warn_options_after_program(parser, module, words, is_command)
-        args = parser.parse_args(options)
-        args.module, args.program, args.is_command = module, words, is_command
-        if module is None and not words:
-            parser.error("no program to run: give a script (compilescope run train.py), -m module, or -- command")
-        return args
+        return parse_program_args(parser, argv, "compilescope run")
 
     def run(self, args: argparse.Namespace) -> int:
         prog = program(args.program, args.module, args.is_command)
