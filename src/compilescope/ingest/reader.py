@@ -332,7 +332,7 @@ def _write_raw(b: TraceBuilder, env, artifact, key: str | None) -> None:
     line = b'%s,"timestamp":"%02d-%02dT%s.%06dZ"}\n' % (line[:-1], month, day, time.encode(), micros)
     if len(line) >= trace_model.LONG_RAW_LINE:
         b.raw_spans.append(_top_level_spans(doc, env.kind, line))
-    b.raw.append(line)
+    b.raw.write(line)
 
 
 def _top_level_spans(doc: dict, kind: str, line: bytes) -> RawSpans | None:

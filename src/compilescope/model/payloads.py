@@ -7,7 +7,7 @@ import hashlib
 import io
 import os
 import tempfile
-from typing import IO, Iterator
+from typing import IO, Callable, Iterator
 
 import orjson
 from .records import dataclass
@@ -329,10 +329,8 @@ class Spool:
 
     def __init__(self) -> None:
         self._file = tempfile.TemporaryFile(prefix="compilescope-spool-")
-        self.append = self._file.write  # write(), bound once: readers call it per record
-
-    def write(self, data: bytes) -> None:
-        self._file.write(data)
+        # write(data): the file's own, bound once (readers call it per record: no call of ours in between)
+        self.write: Callable[[bytes], object] = self._file.write
 
     def chunks(self, size: int = 1 << 20) -> Iterator[bytes]:
         self._file.flush()
@@ -383,7 +381,7 @@ class JsonLines:
     def __init__(self) -> None:
         self._spool = Spool()
         self._count = 0
-        self._write = self._spool.append
+        self._write = self._spool.write
 
     def append(self, obj: object) -> None:
         self._write(orjson.dumps(obj, option=orjson.OPT_APPEND_NEWLINE))  # (no copy to add the newline)
