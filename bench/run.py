@@ -71,6 +71,22 @@ def tlparse_binary() -> str:
     return str(beside) if beside.exists() else (shutil.which("tlparse") or "tlparse")
 
 
+def disk_note(work: Path, largest_times: int) -> str:
+    """The free space where the runs write, or exit if it is too little. Each of the three tools' outputs stays
+    until its next run, and ext4 allocates slowly when nearly full: with the disk 98% full, the 500x log took us
+    12.2-14.2 s of CPU, against 9.5 s once space was freed (the difference nearly all system time)."""
+    usage = shutil.disk_usage(work)
+    # the log, our report (~2.4x the log), tlparse's (~2x) and the floor's copy (1x), and room to spare
+    needed = largest_times * UNIT_MB * 1e6 * 8 + (1 << 30)
+    if usage.free < needed:
+        raise SystemExit(f"only {usage.free / 1e9:.1f} GB free in {work.parent}: the {largest_times}x log needs about "
+                         f"{needed / 1e9:.1f} GB (free some space, or pass smaller --sizes)")
+    return f"{usage.free / 1e9:.0f} GB free on the output's disk ({usage.used / (usage.used + usage.free):.0%} full, as df counts)"
+
+
+UNIT_MB = 0.9  # profile_compiled's log, the generated logs' unit
+
+
 def commands(paths: list[Path], out: Path, one_run: bool) -> dict[str, list[list[str]]]:
     # (--overwrite: harmless, as paired() removes each output before the run that writes it)
     flags = ["--no-browser", "--overwrite"]
@@ -132,8 +148,9 @@ def main() -> None:
     compileall.compile_dir(os.path.dirname(compilescope.__file__), quiet=1)
     work = Path(tempfile.mkdtemp(prefix="compilescope-bench-"))
     try:
+        disk = disk_note(work, max(args.sizes, default=0))
         print(f"compilescope vs tlparse 0.4.3 vs the floor: median of {args.runs} alternating runs, "
-              f"{os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f}")
+              f"{os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f}, {disk}")
         print("cpu = user + system seconds, all processes (user: the ratio of user seconds alone, as system time swings with\n"
               "this machine's page cache); MB = peak RSS of the largest process; wall ratio is ours / floor\n")
         print(HEADER)
