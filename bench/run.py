@@ -124,6 +124,10 @@ HEADER = (f"{'input':<28} {'MB':>7} | {'ours cpu':>8} {'tl cpu':>7} {'ratio':>6}
           f"{'ours wall':>9} {'floor':>6} {'ratio':>6}")
 
 
+def spread(values: list[float]) -> float:
+    return max(values) / min(values) if min(values) > 0 else float("inf")
+
+
 def row(name: str, size_mb: float, r: dict[str, Run]) -> str:
     o, t, f = r["ours"], r["tlparse"], r["floor"]
     return (f"{name:<28} {size_mb:>7.1f} | {o.cpu:>8.2f} {t.cpu:>7.2f} {o.cpu / t.cpu:>6.2f} {o.user / t.user:>5.2f} | "
@@ -187,6 +191,11 @@ def main() -> None:
             print(f"  {times:>4}x past start-up  " + "   ".join(
                 f"{tool} {(r[tool].cpu - small[tool].cpu) / mb:.4f} ({(r[tool].user - small[tool].user) / mb:.4f})"
                 for tool in ("ours", "tlparse", "floor")))
+        if len(growth) > 1:
+            print("  spread (largest / smallest of the sizes' figures past start-up; within 15% = 1.15 or less):\n  " +
+                  "   ".join(f"{tool} cpu {spread([(r[tool].cpu - small[tool].cpu) / mb for _, mb, r in growth]):.2f} "
+                             f"user {spread([(r[tool].user - small[tool].user) / mb for _, mb, r in growth]):.2f}"
+                             for tool in ("ours", "tlparse")))
 
         version = paired({"ours": [[sys.executable, "-m", "compilescope", "--version"]],
                           "tlparse": [[tlparse_binary(), "--version"]],
