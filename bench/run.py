@@ -124,6 +124,11 @@ HEADER = (f"{'input':<28} {'MB':>7} | {'ours cpu':>8} {'tl cpu':>7} {'ratio':>6}
           f"{'ours wall':>9} {'floor':>6} {'ratio':>6}")
 
 
+def past(r: dict[str, Run], tool: str, figure: str) -> float:
+    """tool's CPU or user seconds on a log less those on the small log run alternately with it."""
+    return getattr(r[tool], figure) - getattr(r[f"{tool}@small"], figure)
+
+
 def spread(values: list[float]) -> float:
     return max(values) / min(values) if min(values) > 0 else float("inf")
 
@@ -176,25 +181,30 @@ def main() -> None:
             big = work / f"gen_{times}x.log"
             build(str(big), [str(unit)], times=times)
             mb = big.stat().st_size / 1e6
-            r = paired(commands([big], work, False), args.runs)
+            # The small log's runs alternate with this log's (their own keys): 'past start-up' below subtracts a
+            # start-up measured in the same minutes, not one taken later on a host that may be faster or slower.
+            both = commands([big], work, False)
+            both.update({f"{tool}@small": cmds for tool, cmds in commands([SMALL_LOG], work, False).items()})
+            r = paired(both, args.runs)
             print(row(f"generated {times}x", mb, r))
             growth.append((times, mb, r))
             big.unlink()
 
         small = paired(commands([SMALL_LOG], work, False), args.runs * 5)
         print("\ngrowth (CPU seconds per MB, user seconds alone in brackets; flat = linear. 'past start-up': the same\n"
-              "less each tool's CPU and user time on the one small log below, a fixed cost that is most of a 9 MB log's):")
+              "less each tool's CPU and user time on the one small log below, a fixed cost that is most of a 9 MB log's,\n"
+              "measured in the same alternating runs as each size):")
         for times, mb, r in growth:
             print(f"  {times:>4}x {mb:>7.1f} MB   " + "   ".join(
                 f"{tool} {r[tool].cpu / mb:.4f} ({r[tool].user / mb:.4f})" for tool in ("ours", "tlparse", "floor")))
         for times, mb, r in growth:
             print(f"  {times:>4}x past start-up  " + "   ".join(
-                f"{tool} {(r[tool].cpu - small[tool].cpu) / mb:.4f} ({(r[tool].user - small[tool].user) / mb:.4f})"
+                f"{tool} {past(r, tool, 'cpu') / mb:.4f} ({past(r, tool, 'user') / mb:.4f})"
                 for tool in ("ours", "tlparse", "floor")))
         if len(growth) > 1:
             print("  spread (largest / smallest of the sizes' figures past start-up; within 15% = 1.15 or less):\n  " +
-                  "   ".join(f"{tool} cpu {spread([(r[tool].cpu - small[tool].cpu) / mb for _, mb, r in growth]):.2f} "
-                             f"user {spread([(r[tool].user - small[tool].user) / mb for _, mb, r in growth]):.2f}"
+                  "   ".join(f"{tool} cpu {spread([past(r, tool, 'cpu') / mb for _, mb, r in growth]):.2f} "
+                             f"user {spread([past(r, tool, 'user') / mb for _, mb, r in growth]):.2f}"
                              for tool in ("ours", "tlparse")))
 
         version = paired({"ours": [[sys.executable, "-m", "compilescope", "--version"]],
