@@ -124,11 +124,6 @@ HEADER = (f"{'input':<28} {'MB':>7} | {'ours cpu':>8} {'tl cpu':>7} {'ratio':>6}
           f"{'ours wall':>9} {'floor':>6} {'ratio':>6}")
 
 
-def past(r: dict[str, Run], tool: str, figure: str) -> float:
-    """tool's CPU or user seconds on a log less those on the small log run alternately with it."""
-    return getattr(r[tool], figure) - getattr(r[f"{tool}@small"], figure)
-
-
 def spread(values: list[float]) -> float:
     return max(values) / min(values) if min(values) > 0 else float("inf")
 
@@ -175,37 +170,47 @@ def main() -> None:
         size = sum(p.stat().st_size for p in suite) / 1e6
         print(row(f"peer suite ({len(suite)} logs, one run)", size, paired(commands(suite, work, True), args.runs)))
 
-        unit = next((GPU / "profile_compiled").glob("*.log"))
+        unit = next((GPU / "profile_compiled").glob("*.log"))  # the generated logs' unit: itself the 1x log
+        unit_mb = unit.stat().st_size / 1e6
         growth = []
         for times in args.sizes:
             big = work / f"gen_{times}x.log"
             build(str(big), [str(unit)], times=times)
             mb = big.stat().st_size / 1e6
-            # The small log's runs alternate with this log's (their own keys): 'past start-up' below subtracts a
-            # start-up measured in the same minutes, not one taken later on a host that may be faster or slower.
-            both = commands([big], work, False)
-            both.update({f"{tool}@small": cmds for tool, cmds in commands([SMALL_LOG], work, False).items()})
-            r = paired(both, args.runs)
+            # The references for the growth figures (the small log, the 1x log) run alternately with this log,
+            # under their own keys: a fixed cost subtracted is one measured in the same minutes, not one taken
+            # later on a host that may be faster or slower by then.
+            runs = commands([big], work, False)
+            for ref, path in (("small", SMALL_LOG), ("1x", unit)):
+                runs.update({f"{tool}@{ref}": cmds for tool, cmds in commands([path], work, False).items()})
+            r = paired(runs, args.runs)
             print(row(f"generated {times}x", mb, r))
             growth.append((times, mb, r))
             big.unlink()
 
         small = paired(commands([SMALL_LOG], work, False), args.runs * 5)
-        print("\ngrowth (CPU seconds per MB, user seconds alone in brackets; flat = linear. 'past start-up': the same\n"
-              "less each tool's CPU and user time on the one small log below, a fixed cost that is most of a 9 MB log's,\n"
-              "measured in the same alternating runs as each size):")
-        for times, mb, r in growth:
-            print(f"  {times:>4}x {mb:>7.1f} MB   " + "   ".join(
-                f"{tool} {r[tool].cpu / mb:.4f} ({r[tool].user / mb:.4f})" for tool in ("ours", "tlparse", "floor")))
-        for times, mb, r in growth:
-            print(f"  {times:>4}x past start-up  " + "   ".join(
-                f"{tool} {past(r, tool, 'cpu') / mb:.4f} ({past(r, tool, 'user') / mb:.4f})"
-                for tool in ("ours", "tlparse", "floor")))
-        if len(growth) > 1:
-            print("  spread (largest / smallest of the sizes' figures past start-up; within 15% = 1.15 or less):\n  " +
-                  "   ".join(f"{tool} cpu {spread([past(r, tool, 'cpu') / mb for _, mb, r in growth]):.2f} "
-                             f"user {spread([past(r, tool, 'user') / mb for _, mb, r in growth]):.2f}"
-                             for tool in ("ours", "tlparse")))
+        print("\ngrowth: CPU seconds per MB, user seconds alone in brackets; flat = linear. Each tool's figures on the\n"
+              "references below are from runs alternating with each size's.")
+        blocks = [("", "", lambda mb: mb),
+                  ("small", "past start-up: less the small log's seconds (start-up, most of a 9 MB log's)", lambda mb: mb),
+                  ("1x", f"beyond 1x: less the seconds on the 1x log ({unit_mb:.1f} MB, the same records), per MB more: "
+                         "the cost of one more MB", lambda mb: mb - unit_mb)]
+        for ref, title, per in blocks:
+            if title:
+                print(f"  {title}")
+
+            def rate(r: dict[str, Run], tool: str, figure: str, mb: float, ref: str = ref, per=per) -> float:
+                less = getattr(r[f"{tool}@{ref}"], figure) if ref else 0.0
+                return (getattr(r[tool], figure) - less) / per(mb)
+
+            for times, mb, r in growth:
+                print(f"  {times:>4}x {mb:>7.1f} MB   " + "   ".join(
+                    f"{tool} {rate(r, tool, 'cpu', mb):.4f} ({rate(r, tool, 'user', mb):.4f})"
+                    for tool in ("ours", "tlparse", "floor")))
+            if ref and len(growth) > 1:
+                print("    spread (largest / smallest of the sizes' figures; within 15% = 1.15 or less):  " + "   ".join(
+                    f"{tool} cpu {spread([rate(r, tool, 'cpu', mb) for _, mb, r in growth]):.2f} "
+                    f"user {spread([rate(r, tool, 'user', mb) for _, mb, r in growth]):.2f}" for tool in ("ours", "tlparse")))
 
         version = paired({"ours": [[sys.executable, "-m", "compilescope", "--version"]],
                           "tlparse": [[tlparse_binary(), "--version"]],
