@@ -19,6 +19,10 @@ Inputs, all real or real-shaped:
 - generated Nx logs: N copies of the real CUDA log profile_compiled (provenance, large output code; ids shifted by
   make_big_log.py), so each has the same mix of records as a real log;
 - one small real log (about 100 KB) and `--version`: start-up.
+
+Growth (flat seconds per MB = linear) is printed three ways: per MB as measured; 'past start-up', less the small
+log's seconds; and 'beyond 1x', the seconds each MB past the 1x log (profile_compiled itself) costs. The two
+references run alternately with each size's runs, with a spread (largest / smallest) for each.
 """
 
 from __future__ import annotations
