@@ -30,6 +30,7 @@ from __future__ import annotations
 import argparse
 import compileall
 import gzip
+import math
 import os
 import shutil
 import statistics
@@ -75,20 +76,17 @@ def tlparse_binary() -> str:
     return str(beside) if beside.exists() else (shutil.which("tlparse") or "tlparse")
 
 
-def disk_note(work: Path, largest_times: int) -> str:
+def disk_note(work: Path, largest_mb: float) -> str:
     """The free space where the runs write, or exit if it is too little. Each of the three tools' outputs stays
     until its next run, and ext4 allocates slowly when nearly full: with the disk 98% full, the 500x log took us
-    12.2-14.2 s of CPU, against 9.5 s once space was freed (the difference nearly all system time)."""
+    12.2-14.2 s of CPU, against 7.4-9.5 s once space was freed (the difference nearly all system time)."""
     usage = shutil.disk_usage(work)
     # the log, our report (~2.4x the log), tlparse's (~2x) and the floor's copy (1x), and room to spare
-    needed = largest_times * UNIT_MB * 1e6 * 8 + (1 << 30)
+    needed = largest_mb * 1e6 * 8 + (1 << 30)
     if usage.free < needed:
-        raise SystemExit(f"only {usage.free / 1e9:.1f} GB free in {work.parent}: the {largest_times}x log needs about "
+        raise SystemExit(f"only {usage.free / 1e9:.1f} GB free in {work.parent}: a {largest_mb:.0f} MB log needs about "
                          f"{needed / 1e9:.1f} GB (free some space, or pass smaller --sizes)")
     return f"{usage.free / 1e9:.0f} GB free on the output's disk ({usage.used / (usage.used + usage.free):.0%} full, as df counts)"
-
-
-UNIT_MB = 0.9  # profile_compiled's log, the generated logs' unit
 
 
 def commands(paths: list[Path], out: Path, one_run: bool) -> dict[str, list[list[str]]]:
@@ -128,8 +126,18 @@ HEADER = (f"{'input':<28} {'MB':>7} | {'ours cpu':>8} {'tl cpu':>7} {'ratio':>6}
           f"{'ours wall':>9} {'floor':>6} {'ratio':>6}")
 
 
+def per_mb(r: dict[str, Run], tool: str, figure: str, mb: float, ref: str = "", ref_mb: float = 0.0) -> float:
+    """tool's CPU or user seconds per MB on a log of mb MB; with ref, per MB beyond the reference log (ref_mb MB,
+    the small log's size taken as 0: its seconds are a fixed cost), less the reference's seconds."""
+    if mb <= ref_mb:  # (the 1x log beyond itself)
+        return math.nan
+    less = getattr(r[f"{tool}@{ref}"], figure) if ref else 0.0
+    return (getattr(r[tool], figure) - less) / (mb - ref_mb)
+
+
 def spread(values: list[float]) -> float:
-    return max(values) / min(values) if min(values) > 0 else float("inf")
+    values = [v for v in values if not math.isnan(v)]
+    return max(values) / min(values) if values and min(values) > 0 else math.inf
 
 
 def row(name: str, size_mb: float, r: dict[str, Run]) -> str:
@@ -154,9 +162,11 @@ def main() -> None:
     import compilescope
 
     compileall.compile_dir(os.path.dirname(compilescope.__file__), quiet=1)
+    unit = next((GPU / "profile_compiled").glob("*.log"))  # the generated logs' unit: itself the 1x log
+    unit_mb = unit.stat().st_size / 1e6
     work = Path(tempfile.mkdtemp(prefix="compilescope-bench-"))
     try:
-        disk = disk_note(work, max(args.sizes, default=0))
+        disk = disk_note(work, max(args.sizes, default=0) * unit_mb)
         print(f"compilescope vs tlparse 0.4.3 vs the floor: median of {args.runs} alternating runs, "
               f"{os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f}, {disk}")
         print("cpu = user + system seconds, all processes (user: the ratio of user seconds alone, as system time swings with\n"
@@ -174,8 +184,6 @@ def main() -> None:
         size = sum(p.stat().st_size for p in suite) / 1e6
         print(row(f"peer suite ({len(suite)} logs, one run)", size, paired(commands(suite, work, True), args.runs)))
 
-        unit = next((GPU / "profile_compiled").glob("*.log"))  # the generated logs' unit: itself the 1x log
-        unit_mb = unit.stat().st_size / 1e6
         growth = []
         for times in args.sizes:
             big = work / f"gen_{times}x.log"
@@ -195,26 +203,22 @@ def main() -> None:
         small = paired(commands([SMALL_LOG], work, False), args.runs * 5)
         print("\ngrowth: CPU seconds per MB, user seconds alone in brackets; flat = linear. Each tool's figures on the\n"
               "references below are from runs alternating with each size's.")
-        blocks = [("", "", lambda mb: mb),
-                  ("small", "past start-up: less the small log's seconds (start-up, most of a 9 MB log's)", lambda mb: mb),
+        blocks = [("", "", 0.0),
+                  ("small", "past start-up: less the small log's seconds (start-up, most of a 9 MB log's)", 0.0),
                   ("1x", f"beyond 1x: less the seconds on the 1x log ({unit_mb:.1f} MB, the same records), per MB more: "
-                         "the cost of one more MB", lambda mb: mb - unit_mb)]
-        for ref, title, per in blocks:
+                         "the cost of one more MB", unit_mb)]
+        for ref, title, ref_mb in blocks:
             if title:
                 print(f"  {title}")
-
-            def rate(r: dict[str, Run], tool: str, figure: str, mb: float, ref: str = ref, per=per) -> float:
-                less = getattr(r[f"{tool}@{ref}"], figure) if ref else 0.0
-                return (getattr(r[tool], figure) - less) / per(mb)
-
             for times, mb, r in growth:
                 print(f"  {times:>4}x {mb:>7.1f} MB   " + "   ".join(
-                    f"{tool} {rate(r, tool, 'cpu', mb):.4f} ({rate(r, tool, 'user', mb):.4f})"
+                    f"{tool} {per_mb(r, tool, 'cpu', mb, ref, ref_mb):.4f} ({per_mb(r, tool, 'user', mb, ref, ref_mb):.4f})"
                     for tool in ("ours", "tlparse", "floor")))
-            if ref and len(growth) > 1:
+            if ref and sum(mb > ref_mb for _, mb, _ in growth) > 1:
                 print("    spread (largest / smallest of the sizes' figures; within 15% = 1.15 or less):  " + "   ".join(
-                    f"{tool} cpu {spread([rate(r, tool, 'cpu', mb) for _, mb, r in growth]):.2f} "
-                    f"user {spread([rate(r, tool, 'user', mb) for _, mb, r in growth]):.2f}" for tool in ("ours", "tlparse")))
+                    f"{tool} cpu {spread([per_mb(r, tool, 'cpu', mb, ref, ref_mb) for _, mb, r in growth]):.2f} "
+                    f"user {spread([per_mb(r, tool, 'user', mb, ref, ref_mb) for _, mb, r in growth]):.2f}"
+                    for tool in ("ours", "tlparse")))
 
         version = paired({"ours": [[sys.executable, "-m", "compilescope", "--version"]],
                           "tlparse": [[tlparse_binary(), "--version"]],
