@@ -11,6 +11,7 @@ process tree's; the forked writer shares most of its pages with the first), its 
 
     python bench/run.py                        # everything (needs ../shared and tlparse beside this python)
     python bench/run.py --runs 3 --sizes 10 100  # generated logs of 10x and 100x only
+    python bench/run.py --out /dev/shm           # outputs in memory: the disk's file system left out of system time
 
 Inputs, all real or real-shaped:
 - gpt2_train: the real 12 MB CUDA log in ../shared/traces/gpu-torch211 (GPT-2 training, a recompile, provenance);
@@ -76,6 +77,17 @@ def tlparse_binary() -> str:
     return str(beside) if beside.exists() else (shutil.which("tlparse") or "tlparse")
 
 
+def filesystem(path: Path) -> str:
+    """The type of the file system that holds path (Linux's /proc/mounts; '?' elsewhere)."""
+    try:
+        mounts = [line.split()[1:3] for line in Path("/proc/mounts").read_text().splitlines()]
+    except OSError:
+        return "?"
+    real = os.path.realpath(path)
+    held = [(point, kind) for point, kind in mounts if real == point or real.startswith(point.rstrip("/") + "/")]
+    return max(held, key=lambda m: len(m[0]))[1] if held else "?"
+
+
 def disk_note(work: Path, largest_mb: float) -> str:
     """The free space where the runs write, or exit if it is too little. Each of the three tools' outputs stays
     until its next run, and ext4 allocates slowly when nearly full: with the disk 98% full, the 500x log took us
@@ -86,7 +98,8 @@ def disk_note(work: Path, largest_mb: float) -> str:
     if usage.free < needed:
         raise SystemExit(f"only {usage.free / 1e9:.1f} GB free in {work.parent}: a {largest_mb:.0f} MB log needs about "
                          f"{needed / 1e9:.1f} GB (free some space, or pass smaller --sizes)")
-    return f"{usage.free / 1e9:.0f} GB free on the output's disk ({usage.used / (usage.used + usage.free):.0%} full, as df counts)"
+    return (f"outputs on {filesystem(work)} with {usage.free / 1e9:.0f} GB free "
+            f"({usage.used / (usage.used + usage.free):.0%} full, as df counts)")
 
 
 def commands(paths: list[Path], out: Path, one_run: bool) -> dict[str, list[list[str]]]:
@@ -151,6 +164,9 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--sizes", type=int, nargs="*", default=[10, 100, 500],
                         help="generated logs: this many copies of a real 0.9 MB CUDA log (default 10 100 500)")
+    parser.add_argument("--out", type=Path, default=None,
+                        help="where the logs and outputs go (default: the system's temporary directory); e.g. "
+                             "/dev/shm, a file system in memory, to measure the tools without the disk's file system")
     args = parser.parse_args()
     if not Path(tlparse_binary()).exists():
         raise SystemExit("tlparse is not installed beside this python: pip install tlparse==0.4.3")
@@ -164,7 +180,7 @@ def main() -> None:
     compileall.compile_dir(os.path.dirname(compilescope.__file__), quiet=1)
     unit = next((GPU / "profile_compiled").glob("*.log"))  # the generated logs' unit: itself the 1x log
     unit_mb = unit.stat().st_size / 1e6
-    work = Path(tempfile.mkdtemp(prefix="compilescope-bench-"))
+    work = Path(tempfile.mkdtemp(prefix="compilescope-bench-", dir=args.out))
     try:
         disk = disk_note(work, max(args.sizes, default=0) * unit_mb)
         print(f"compilescope vs tlparse 0.4.3 vs the floor: median of {args.runs} alternating runs, "
