@@ -24,6 +24,7 @@ Inputs, all real or real-shaped:
 Growth (flat seconds per MB = linear) is printed three ways: per MB as measured; 'past start-up', less the small
 log's seconds; and 'beyond 1x', the seconds each MB past the 1x log (profile_compiled itself) costs. The two
 references run alternately with each size's runs, with a spread (largest / smallest) for each.
+Last, the CPU ratio past start-up: on each log of 5 MB or more, each tool's CPU seconds less its own on the small log.
 """
 
 from __future__ import annotations
@@ -148,6 +149,21 @@ def per_mb(r: dict[str, Run], tool: str, figure: str, mb: float, ref: str = "", 
     return (getattr(r[tool], figure) - less) / (mb - ref_mb)
 
 
+def with_references(cmds: dict[str, list[list[str]]], work: Path, refs: list[tuple[str, Path]]) -> dict[str, list[list[str]]]:
+    """cmds and, under the keys tool@name, each tool's commands on each reference log (name, path): they run
+    alternately with cmds, so a fixed cost subtracted is one measured in the same minutes, not one taken later
+    on a host that may be faster or slower by then."""
+    runs = dict(cmds)
+    for ref, path in refs:
+        runs.update({f"{tool}@{ref}": ref_cmds for tool, ref_cmds in commands([path], work, False).items()})
+    return runs
+
+
+def startup_less_ratio(r: dict[str, Run]) -> float:
+    """ours/tlparse in CPU seconds, each less its own seconds on the small log (the start-up)."""
+    return (r["ours"].cpu - r["ours@small"].cpu) / (r["tlparse"].cpu - r["tlparse@small"].cpu)
+
+
 def spread(values: list[float]) -> float:
     values = [v for v in values if not math.isnan(v)]
     return max(values) / min(values) if values and min(values) > 0 else math.inf
@@ -189,12 +205,14 @@ def main() -> None:
               "this machine's page cache); MB = peak RSS of the largest process; wall ratio is ours / floor\n")
         print(HEADER)
 
+        measured = []  # (name, the runs): every log of 5 MB or more, for the start-up's share at the end
         gpt2 = next((GPU / "gpt2_train").glob("*.log"))
-        print(row("gpt2_train (real, CUDA)", gpt2.stat().st_size / 1e6, paired(commands([gpt2], work, False), args.runs)))
-
         medium = work / "torch213_medium.log"
         medium.write_bytes(gzip.decompress((HERE / "data" / "torch213_medium.log.gz").read_bytes()))
-        print(row("torch213_medium (real, CPU)", medium.stat().st_size / 1e6, paired(commands([medium], work, False), args.runs)))
+        for name, log in (("gpt2_train (real, CUDA)", gpt2), ("torch213_medium (real, CPU)", medium)):
+            r = paired(with_references(commands([log], work, False), work, [("small", SMALL_LOG)]), args.runs)
+            print(row(name, log.stat().st_size / 1e6, r))
+            measured.append((name.split()[0], r))
 
         suite = sorted(p for p in PEER.iterdir() if p.is_file())
         size = sum(p.stat().st_size for p in suite) / 1e6
@@ -205,15 +223,12 @@ def main() -> None:
             big = work / f"gen_{times}x.log"
             build(str(big), [str(unit)], times=times)
             mb = big.stat().st_size / 1e6
-            # The references for the growth figures (the small log, the 1x log) run alternately with this log,
-            # under their own keys: a fixed cost subtracted is one measured in the same minutes, not one taken
-            # later on a host that may be faster or slower by then.
-            runs = commands([big], work, False)
-            for ref, path in (("small", SMALL_LOG), ("1x", unit)):
-                runs.update({f"{tool}@{ref}": cmds for tool, cmds in commands([path], work, False).items()})
-            r = paired(runs, args.runs)
+            # the references for the growth figures: the small log (start-up) and the 1x log
+            r = paired(with_references(commands([big], work, False), work, [("small", SMALL_LOG), ("1x", unit)]),
+                       args.runs)
             print(row(f"generated {times}x", mb, r))
             growth.append((times, mb, r))
+            measured.append((f"{times}x", r))
             big.unlink()
 
         small = paired(commands([SMALL_LOG], work, False), args.runs * 5)
@@ -235,6 +250,10 @@ def main() -> None:
                     f"{tool} cpu {spread([per_mb(r, tool, 'cpu', mb, ref, ref_mb) for _, mb, r in growth]):.2f} "
                     f"user {spread([per_mb(r, tool, 'user', mb, ref, ref_mb) for _, mb, r in growth]):.2f}"
                     for tool in ("ours", "tlparse")))
+
+        print("\nCPU ratio past start-up: ours/tlparse on each log of 5 MB or more, each tool's CPU seconds less its own on\n"
+              "the small log (runs alternating with the log's):\n  " + "   ".join(
+                  f"{name} {startup_less_ratio(r):.2f}" for name, r in measured))
 
         version = paired({"ours": [[sys.executable, "-m", "compilescope", "--version"]],
                           "tlparse": [[tlparse_binary(), "--version"]],
