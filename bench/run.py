@@ -39,7 +39,6 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -62,14 +61,17 @@ class Run:
 
 
 def measure(cmd: list[str]) -> Run:
-    start = time.perf_counter()
-    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    _, status, usage = os.wait4(proc.pid, 0)
-    wall = time.perf_counter() - start
-    code = os.waitstatus_to_exitcode(status)
-    if code not in (0, 1):  # 1: a strict/problem exit still produced a report
+    """One run of cmd, through bench/rusage_of.py: spawned from here, its peak RSS would start at this process's."""
+    done = subprocess.run([sys.executable, "-S", str(HERE / "rusage_of.py"), *cmd], capture_output=True, text=True, check=True)
+    wall, user, system, rss_kb, code = done.stdout.split()
+    if int(code) not in (0, 1):  # 1: a strict/problem exit still produced a report
         raise SystemExit(f"{' '.join(cmd)} exited {code}")
-    return Run(wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024, usage.ru_utime)
+    return Run(float(wall), float(user) + float(system), int(rss_kb) / 1024, float(user))
+
+
+def rss_floor() -> float:
+    """The peak RSS (MB) that every measured command is counted from: the measuring process's own."""
+    return measure(["true"]).rss_mb
 
 
 def tlparse_binary() -> str:
@@ -115,6 +117,14 @@ def commands(paths: list[Path], out: Path, one_run: bool) -> dict[str, list[list
     }
 
 
+def output_of(cmd: list[str]) -> str | None:
+    """The directory a command writes (its -o, or the floor's last argument); None for one that writes nothing
+    (--version, python -c ...), whose last argument must never be taken for a directory to remove."""
+    if "-o" in cmd:
+        return cmd[cmd.index("-o") + 1]
+    return cmd[-1] if len(cmd) > 1 and cmd[1] == str(HERE / "floor.py") else None
+
+
 def paired(cmds: dict[str, list[list[str]]], runs: int) -> dict[str, Run]:
     """Median wall and CPU, max RSS, per tool; the tools alternate within every run."""
     samples: dict[str, list[Run]] = {tool: [] for tool in cmds}
@@ -124,7 +134,8 @@ def paired(cmds: dict[str, list[list[str]]], runs: int) -> dict[str, Run]:
             for c in tool_cmds:
                 # The previous run's output is removed first, not timed: replacing it (thousands of unlinks of
                 # freshly written files) cost each tool a varying second of system time on the 100x log.
-                shutil.rmtree(c[c.index("-o") + 1] if "-o" in c else c[-1], ignore_errors=True)
+                if (output := output_of(c)) is not None:
+                    shutil.rmtree(output, ignore_errors=True)
                 # And every run starts with nothing left to write back: hundreds of MB still dirty from the run
                 # before made the next writer's system time swing 0.6 -> 2.5 s on the 100x log (same code).
                 os.sync()
@@ -202,7 +213,8 @@ def main() -> None:
         print(f"compilescope vs tlparse 0.4.3 vs the floor: median of {args.runs} alternating runs, "
               f"{os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f}, {disk}")
         print("cpu = user + system seconds, all processes (user: the ratio of user seconds alone, as system time swings with\n"
-              "this machine's page cache); MB = peak RSS of the largest process; wall ratio is ours / floor\n")
+              "this machine's page cache); MB = peak RSS of the largest process, counted from the measuring process's own\n"
+              f"{rss_floor():.1f} MB (bench/rusage_of.py: a figure at it means at most that); wall ratio is ours / floor\n")
         print(HEADER)
 
         measured = []  # (name, the runs): every log of 5 MB or more, for the CPU ratio past start-up at the end
