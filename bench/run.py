@@ -24,7 +24,9 @@ Inputs, all real or real-shaped:
 Growth (flat seconds per MB = linear) is printed three ways: per MB as measured; 'past start-up', less the small
 log's seconds; and 'beyond 1x', the seconds each MB past the 1x log (profile_compiled itself) costs. The two
 references run alternately with each size's runs, with a spread (largest / smallest) for each.
-Last, the CPU ratio past start-up: on each log of 5 MB or more, each tool's CPU seconds less its own on the small log.
+Then the CPU ratio past start-up: on each log of 5 MB or more, each tool's CPU seconds less its own on the small log.
+Last, what a process costs before it reads a log (python; with orjson and Jinja2; with all a report imports), beside
+each log's targets: how much of each the interpreter and the libraries leave.
 """
 
 from __future__ import annotations
@@ -175,6 +177,32 @@ def startup_less_ratio(r: dict[str, Run]) -> float:
     return (r["ours"].cpu - r["ours@small"].cpu) / (r["tlparse"].cpu - r["tlparse@small"].cpu)
 
 
+PLATFORM = [("python", "python -c pass", "pass"),
+            ("libraries", "+ orjson and Jinja2, the libraries a report needs", "import orjson, jinja2"),
+            ("imports", "+ all that compilescope imports for a report",
+             "from compilescope.cli import load_command_quickly; load_command_quickly('report')")]
+
+
+def platform_commands() -> dict[str, list[list[str]]]:
+    return {key: [[sys.executable, "-c", code]] for key, _, code in PLATFORM}
+
+
+def platform_block(r: dict[str, Run], measured: list[tuple[str, dict[str, Run]]]) -> str:
+    """What a Python process costs before it reads a log, beside each target (half tlparse's CPU and peak RSS):
+    the part of a target that no code of ours can reach below."""
+    lines = ["\nbefore a log is read (CPU, peak RSS; runs alternating with the small log's):"]
+    lines += [f"  {title:<50} {r[key].cpu * 1e3:>4.0f} ms {r[key].rss_mb:>5.1f} MB" for key, title, _ in PLATFORM]
+    imports, libraries = r["imports"], r["libraries"]
+    lines.append("the targets on each log of 5 MB or more (half tlparse's CPU seconds and peak MB), beside what the imports take:\n"
+                 f"  {'log':<16} | {'CPU target':>10} {'imports':>7} {'left':>5} {'ours past imports':>17} | "
+                 f"{'MB target':>9} {'libraries':>9} {'ours imported':>13} {'ours':>5}")
+    for name, m in measured:
+        cpu, rss = m["tlparse"].cpu / 2, m["tlparse"].rss_mb / 2
+        lines.append(f"  {name:<16} | {cpu:>10.2f} {imports.cpu:>7.2f} {cpu - imports.cpu:>5.2f} {m['ours'].cpu - imports.cpu:>17.2f} | "
+                     f"{rss:>9.1f} {libraries.rss_mb:>9.1f} {imports.rss_mb:>13.1f} {m['ours'].rss_mb:>5.1f}")
+    return "\n".join(lines)
+
+
 def spread(values: list[float]) -> float:
     values = [v for v in values if not math.isnan(v)]
     return max(values) / min(values) if values and min(values) > 0 else math.inf
@@ -244,7 +272,8 @@ def main() -> None:
                 measured.append((f"{times}x", r))
             big.unlink()
 
-        small = paired(commands([SMALL_LOG], work, False), args.runs * 5)
+        # the small log, and what a process costs before it reads anything, alternately
+        small = paired({**commands([SMALL_LOG], work, False), **platform_commands()}, args.runs * 5)
         print("\ngrowth: CPU seconds per MB, user seconds alone in brackets; flat = linear. Each tool's figures on the\n"
               "references below are from runs alternating with each size's.")
         blocks = [("", "", 0.0),
@@ -275,6 +304,7 @@ def main() -> None:
               f"{small['ours'].cpu * 1e3:.0f} ms CPU (tlparse {small['tlparse'].wall * 1e3:.0f} ms, floor "
               f"{small['floor'].wall * 1e3:.0f} ms); --version: ours {version['ours'].wall * 1e3:.0f} ms "
               f"(python -c pass {version['floor'].wall * 1e3:.0f} ms)")
+        print(platform_block(small, measured))
     finally:
         shutil.rmtree(work, ignore_errors=True)
 
