@@ -41,6 +41,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -93,13 +94,14 @@ def filesystem(path: Path) -> str:
     return max(held, key=lambda m: len(m[0]))[1] if held else "?"
 
 
-def disk_note(work: Path, largest_mb: float) -> str:
-    """The free space where the runs write, or exit if it is too little. Each of the three tools' outputs stays
-    until its next run, and ext4 allocates slowly when nearly full: with the disk 98% full, the 500x log took us
-    12.2-14.2 s of CPU, against 7.4-9.5 s once space was freed (the difference nearly all system time)."""
+def disk_note(work: Path, largest_mb: float, runs: int) -> str:
+    """The free space where the runs write, or exit if it is too little. Every run's outputs stay until the
+    input's runs are over (see paired), and ext4 allocates slowly when nearly full: with the disk 98% full, the
+    500x log took us 12.2-14.2 s of CPU, against 7.4-9.5 s once space was freed (the difference nearly all system
+    time). With --out /dev/shm, all of it is held in memory."""
     usage = shutil.disk_usage(work)
-    # the log, our report (~2.4x the log), tlparse's (~2x) and the floor's copy (1x), and room to spare
-    needed = largest_mb * 1e6 * 8 + (1 << 30)
+    # the log; in every run our report (~2.4x the log), tlparse's (~2x) and the floor's copy (1x); room to spare
+    needed = largest_mb * 1e6 * (1 + 5.5 * runs) + (1 << 30)
     if usage.free < needed:
         raise SystemExit(f"only {usage.free / 1e9:.1f} GB free in {work.parent}: a {largest_mb:.0f} MB log needs about "
                          f"{needed / 1e9:.1f} GB (free some space, or pass smaller --sizes)")
@@ -108,7 +110,7 @@ def disk_note(work: Path, largest_mb: float) -> str:
 
 
 def commands(paths: list[Path], out: Path, one_run: bool) -> dict[str, list[list[str]]]:
-    # (--overwrite: harmless, as paired() removes each output before the run that writes it)
+    # (--overwrite: harmless, as paired() gives every run a directory of its own)
     flags = ["--no-browser", "--overwrite"]
     ours = [[sys.executable, "-m", "compilescope", *map(str, paths), "-o", str(out / "cs"), *flags]] if one_run else \
         [[sys.executable, "-m", "compilescope", str(p), "-o", str(out / "cs"), *flags] for p in paths]
@@ -127,26 +129,49 @@ def output_of(cmd: list[str]) -> str | None:
     return cmd[-1] if len(cmd) > 1 and cmd[1] == str(HERE / "floor.py") else None
 
 
+# No run writes where another's output was deleted less than a minute before. This VM's ext4 has no journal, and
+# ext4 without one passes over every inode freed in the last 60 s when it makes a file: on the 100x log, six of our
+# runs in a row, each after deleting the one before, took 0.5, 1.2, 1.9, 2.1, 2.1 and 2.4 s of system time, and six
+# writing new directories 0.26-0.36 s. So each run writes a directory of its own; an input's outputs are deleted
+# when all its runs are over, and the next input's runs wait until that deletion is RECENTLY_FREED_S old.
+RECENTLY_FREED_S = 61
+_last_deletion = [-math.inf]  # time.monotonic() of the last deletion of outputs
+
+
 def paired(cmds: dict[str, list[list[str]]], runs: int) -> dict[str, Run]:
     """Median wall and CPU, max RSS, per tool; the tools alternate within every run."""
+    time.sleep(max(0.0, _last_deletion[0] + RECENTLY_FREED_S - time.monotonic()))
     samples: dict[str, list[Run]] = {tool: [] for tool in cmds}
-    for _ in range(runs):
+    outputs: list[str] = []
+    for run in range(runs):
         for tool, tool_cmds in cmds.items():
             parts = []
-            for c in tool_cmds:
-                # The previous run's output is removed first, not timed: replacing it (thousands of unlinks of
-                # freshly written files) cost each tool a varying second of system time on the 100x log.
+            for n, c in enumerate(tool_cmds):
+                c = writing_apart(c, f"{run}-{n}")
                 if (output := output_of(c)) is not None:
-                    shutil.rmtree(output, ignore_errors=True)
-                # And every run starts with nothing left to write back: hundreds of MB still dirty from the run
+                    outputs.append(output)
+                # Every run starts with nothing left to write back: hundreds of MB still dirty from the run
                 # before made the next writer's system time swing 0.6 -> 2.5 s on the 100x log (same code).
                 os.sync()
                 parts.append(measure(c))
             samples[tool].append(Run(sum(p.wall for p in parts), sum(p.cpu for p in parts), max(p.rss_mb for p in parts),
                                     sum(p.user for p in parts)))
+    for output in outputs:
+        shutil.rmtree(output, ignore_errors=True)
+    if outputs:
+        _last_deletion[0] = time.monotonic()
     return {tool: Run(statistics.median(r.wall for r in rs), statistics.median(r.cpu for r in rs), max(r.rss_mb for r in rs),
                      statistics.median(r.user for r in rs))
             for tool, rs in samples.items()}
+
+
+def writing_apart(cmd: list[str], suffix: str) -> list[str]:
+    """cmd with its output directory made its own (suffix appended)."""
+    output = output_of(cmd)
+    if output is None:
+        return cmd
+    at = cmd.index("-o") + 1 if "-o" in cmd else len(cmd) - 1
+    return [*cmd[:at], f"{output}-{suffix}", *cmd[at + 1:]]
 
 
 HEADER = (f"{'input':<28} {'MB':>7} | {'ours cpu':>8} {'tl cpu':>7} {'ratio':>6} {'user':>5} | {'ours MB':>7} {'tl MB':>6} {'ratio':>6} | "
@@ -237,7 +262,7 @@ def main() -> None:
     unit_mb = unit.stat().st_size / 1e6
     work = Path(tempfile.mkdtemp(prefix="compilescope-bench-", dir=args.out))
     try:
-        disk = disk_note(work, max(args.sizes, default=0) * unit_mb)
+        disk = disk_note(work, max(args.sizes, default=0) * unit_mb, args.runs)
         print(f"compilescope vs tlparse 0.4.3 vs the floor: median of {args.runs} alternating runs, "
               f"{os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f}, {disk}")
         print("cpu = user + system seconds, all processes (user: the ratio of user seconds alone, as system time swings with\n"
