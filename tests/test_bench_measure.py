@@ -1,0 +1,51 @@
+"""bench/run.py's measuring: a command's peak RSS is its own, and no run writes where another's output was.
+
+Both were faults once. Spawned by run.py itself, a command's peak RSS started at run.py's own (Linux keeps the
+high-water mark across exec), and each run wrote where the previous run's output had just been deleted."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+
+BENCH = Path(__file__).resolve().parent.parent / "bench"
+
+
+def _bench_run():
+    sys.path.insert(0, str(BENCH))  # (run.py imports make_big_log beside it)
+    try:
+        spec = importlib.util.spec_from_file_location("bench_run", BENCH / "run.py")
+        assert spec is not None and spec.loader is not None
+        module = importlib.util.module_from_spec(spec)
+        sys.modules["bench_run"] = module  # (its dataclass looks its module up there)
+        spec.loader.exec_module(module)
+        return module
+    finally:
+        sys.path.remove(str(BENCH))
+
+
+def test_a_command_is_measured_from_its_own_peak_rss_not_the_benchmarks():
+    run = _bench_run()
+    held = bytearray(300 << 20)  # this process, the benchmark's stand-in, holds 300 MB...
+    held[:: 1 << 12] = b"\1" * len(held[:: 1 << 12])  # (touched: resident)
+    measured = run.measure([sys.executable, "-c", "pass"])
+    # ...and the command, an idle interpreter of about 9 MB, is counted as itself (spawned from here: 300+ MB)
+    assert measured.rss_mb < 100
+    assert measured.wall > 0 and measured.cpu > 0
+    del held
+
+
+def test_only_real_outputs_are_removed_and_every_run_writes_its_own():
+    run = _bench_run()
+    ours = [sys.executable, "-m", "compilescope", "a.log", "-o", "/tmp/x/cs", "--no-browser", "--overwrite"]
+    floor = [sys.executable, str(BENCH / "floor.py"), "a.log", "/tmp/x/floor"]
+    assert run.output_of(ours) == "/tmp/x/cs"
+    assert run.output_of(floor) == "/tmp/x/floor"
+    # a command that writes nothing: its last argument is not a directory to remove
+    assert run.output_of([sys.executable, "-c", "pass"]) is None
+    assert run.output_of([sys.executable, "-m", "compilescope", "--version"]) is None
+    apart = [run.writing_apart(ours, f"{n}-0") for n in range(3)]
+    assert [run.output_of(c) for c in apart] == ["/tmp/x/cs-0-0", "/tmp/x/cs-1-0", "/tmp/x/cs-2-0"]
+    assert all(c[:5] == ours[:5] and c[6:] == ours[6:] for c in apart)  # nothing else changed
+    assert run.output_of(run.writing_apart(floor, "1-0")) == "/tmp/x/floor-1-0"
