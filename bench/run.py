@@ -121,12 +121,23 @@ def commands(paths: list[Path], out: Path, one_run: bool) -> dict[str, list[list
     }
 
 
-def output_of(cmd: list[str]) -> str | None:
-    """The directory a command writes (its -o, or the floor's last argument); None for one that writes nothing
-    (--version, python -c ...), whose last argument must never be taken for a directory to remove."""
+def output_at(cmd: list[str]) -> int | None:
+    """Where cmd names the directory it writes (after -o, or the floor's last argument); None for a command that
+    writes nothing (--version, python -c ...), whose last argument must never be taken for a directory to remove."""
     if "-o" in cmd:
-        return cmd[cmd.index("-o") + 1]
-    return cmd[-1] if len(cmd) > 1 and cmd[1] == str(HERE / "floor.py") else None
+        return cmd.index("-o") + 1
+    return len(cmd) - 1 if len(cmd) > 1 and cmd[1] == str(HERE / "floor.py") else None
+
+
+def output_of(cmd: list[str]) -> str | None:
+    at = output_at(cmd)
+    return None if at is None else cmd[at]
+
+
+def writing_apart(cmd: list[str], suffix: str) -> list[str]:
+    """cmd with its output directory made its own (suffix appended)."""
+    at = output_at(cmd)
+    return cmd if at is None else [*cmd[:at], f"{cmd[at]}-{suffix}", *cmd[at + 1:]]
 
 
 # No run writes where another's output was deleted less than a minute before. This VM's ext4 has no journal, and
@@ -163,15 +174,6 @@ def paired(cmds: dict[str, list[list[str]]], runs: int) -> dict[str, Run]:
     return {tool: Run(statistics.median(r.wall for r in rs), statistics.median(r.cpu for r in rs), max(r.rss_mb for r in rs),
                      statistics.median(r.user for r in rs))
             for tool, rs in samples.items()}
-
-
-def writing_apart(cmd: list[str], suffix: str) -> list[str]:
-    """cmd with its output directory made its own (suffix appended)."""
-    output = output_of(cmd)
-    if output is None:
-        return cmd
-    at = cmd.index("-o") + 1 if "-o" in cmd else len(cmd) - 1
-    return [*cmd[:at], f"{output}-{suffix}", *cmd[at + 1:]]
 
 
 HEADER = (f"{'input':<28} {'MB':>7} | {'ours cpu':>8} {'tl cpu':>7} {'ratio':>6} {'user':>5} | {'ours MB':>7} {'tl MB':>6} {'ratio':>6} | "
