@@ -50,6 +50,23 @@ SHARED_LOGS = sorted(
 )
 
 
+BENCH = Path(__file__).resolve().parent.parent / "bench"
+
+
+def bench_module(name: str):
+    """bench/<name>.py as a module (the benchmark's scripts are not a package; run.py imports make_big_log beside it)."""
+    sys.path.insert(0, str(BENCH))
+    try:
+        spec = importlib.util.spec_from_file_location(f"bench_{name}", BENCH / f"{name}.py")
+        assert spec is not None and spec.loader is not None
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[spec.name] = module  # (a dataclass looks its module up there)
+        spec.loader.exec_module(module)
+        return module
+    finally:
+        sys.path.remove(str(BENCH))
+
+
 def shared(relpath: str) -> Path:
     """A file of ../shared/traces; skips locally, fails in CI, when ../shared is missing."""
     path = PEER.parent / relpath

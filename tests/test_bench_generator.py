@@ -3,22 +3,9 @@ log is a compile of its own (its frame ids shifted), with every payload intact."
 
 from __future__ import annotations
 
-import importlib.util
-from pathlib import Path
-
 from compilescope.ingest.reader import ReadOptions, read_trace
 
-from .conftest import shared
-
-BENCH = Path(__file__).resolve().parent.parent / "bench"
-
-
-def _make_big_log():
-    spec = importlib.util.spec_from_file_location("make_big_log", BENCH / "make_big_log.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+from .conftest import bench_module, shared
 
 
 def test_each_copy_is_a_compile_of_its_own(tmp_path):
@@ -28,7 +15,7 @@ def test_each_copy_is_a_compile_of_its_own(tmp_path):
         payload = one.store.size
     assert ids and payload
     out = tmp_path / "three.log"
-    _make_big_log().build(str(out), [str(unit)], times=3)
+    bench_module("make_big_log").build(str(out), [str(unit)], times=3)
     with read_trace(str(out), ReadOptions()) as three:
         # Three compiles per compile of the real log, not one holding three copies' outputs.
         assert len([key for key in three.compiles if key is not None]) == 3 * len(ids)

@@ -5,28 +5,13 @@ high-water mark across exec), and each run wrote where the previous run's output
 
 from __future__ import annotations
 
-import importlib.util
 import sys
-from pathlib import Path
 
-BENCH = Path(__file__).resolve().parent.parent / "bench"
-
-
-def _bench_run():
-    sys.path.insert(0, str(BENCH))  # (run.py imports make_big_log beside it)
-    try:
-        spec = importlib.util.spec_from_file_location("bench_run", BENCH / "run.py")
-        assert spec is not None and spec.loader is not None
-        module = importlib.util.module_from_spec(spec)
-        sys.modules["bench_run"] = module  # (its dataclass looks its module up there)
-        spec.loader.exec_module(module)
-        return module
-    finally:
-        sys.path.remove(str(BENCH))
+from .conftest import BENCH, bench_module
 
 
 def test_a_command_is_measured_from_its_own_peak_rss_not_the_benchmarks():
-    run = _bench_run()
+    run = bench_module("run")
     held = bytearray(300 << 20)  # this process, the benchmark's stand-in, holds 300 MB...
     held[:: 1 << 12] = b"\1" * len(held[:: 1 << 12])  # (touched: resident)
     measured = run.measure([sys.executable, "-c", "pass"])
@@ -37,7 +22,7 @@ def test_a_command_is_measured_from_its_own_peak_rss_not_the_benchmarks():
 
 
 def test_only_real_outputs_are_removed_and_every_run_writes_its_own():
-    run = _bench_run()
+    run = bench_module("run")
     ours = [sys.executable, "-m", "compilescope", "a.log", "-o", "/tmp/x/cs", "--no-browser", "--overwrite"]
     floor = [sys.executable, str(BENCH / "floor.py"), "a.log", "/tmp/x/floor"]
     assert run.output_of(ours) == "/tmp/x/cs"
