@@ -150,7 +150,8 @@ _last_deletion = [-math.inf]  # time.monotonic() of the last deletion of outputs
 
 
 def paired(cmds: dict[str, list[list[str]]], runs: int) -> dict[str, Run]:
-    """Median wall and CPU, max RSS, per tool; the tools alternate within every run."""
+    """Median wall and CPU, max RSS, per tool; the tools alternate within every run. Waits first until the last
+    outputs deleted are RECENTLY_FREED_S old, and deletes this call's outputs once all its runs are over."""
     time.sleep(max(0.0, _last_deletion[0] + RECENTLY_FREED_S - time.monotonic()))
     samples: dict[str, list[Run]] = {tool: [] for tool in cmds}
     outputs: list[str] = []
