@@ -67,7 +67,7 @@ def _linked_source(page: _Page, code: TransformedCode) -> Markup:
 def _page(page: _Page, code: TransformedCode) -> bytes:
     lines, source_page = _original_lines(page, code)
     original = Markup("".join(
-        f'<div><a class="ln" href="../{escape(source_page)}#{line_anchor(n)}">{n}</a>'
+        f'<div><a class="ln" href="../{escape(source_page)}#{line_anchor(n)}">{n}</a> '
         f'{escape(t) if t is not None else Markup("<span class=muted>⋯ not quoted in the log</span>")}</div>'
         for n, t in lines)) if source_page else None
     guards = None
