@@ -7,11 +7,9 @@ import errno
 import gc
 import mmap
 import os
-import queue
 import shutil
 import signal
 import tempfile
-import threading
 import traceback
 from typing import Iterable, Iterator, Union
 
@@ -85,7 +83,6 @@ class OutputDir:
         self.files = 0
         self.bytes = 0
         self.files_by_process: list[int] = []  # after write_all with processes > 1: how many each wrote, this one first
-        self._writer: _BackgroundWriter | None = None
 
     def resolve(self, relpath: str) -> str:
         """The absolute path for relpath, or an error if it would leave the directory."""
@@ -114,13 +111,7 @@ class OutputDir:
         self._ensure_dir(os.path.dirname(target))
         if isinstance(content, str):
             # A big page is encoded a piece at a time: its text and all of its bytes are never held together.
-            content = content.encode("utf-8", "replace") if len(content) <= BACKGROUND_LIMIT else _encode_pieces(content)
-        if self._writer is not None:
-            rest = self._writer.hand_over(target, content)
-            if rest is None:  # the writer thread has it
-                self.files += 1
-                return target
-            content = rest
+            content = content.encode("utf-8", "replace") if len(content) <= BIG_PAGE else _encode_pieces(content)
         self.bytes += _write_file(target, content)
         self.files += 1
         return target
@@ -134,7 +125,7 @@ class OutputDir:
         process surface here; a file is never left unwritten without an error.
         """
         if processes <= 1 or not hasattr(os, "fork"):
-            with _frozen(), self.background_writes():
+            with _frozen():
                 for relpath, content in files:
                     self.write(relpath, content)
             return
@@ -179,34 +170,17 @@ class OutputDir:
     def _write_share(self, files: Iterable[tuple[str, Content]], shares: _Shares) -> int:
         """Write the files this process takes; the number of files walked."""
         walked = 0
-        with self.background_writes():
-            for index, (relpath, content) in enumerate(files):
-                walked = index + 1
-                if shares.take(index):
-                    self.write(relpath, content)
+        for index, (relpath, content) in enumerate(files):
+            walked = index + 1
+            if shares.take(index):
+                self.write(relpath, content)
         return walked
 
-    @contextlib.contextmanager
-    def background_writes(self) -> Iterator[None]:
-        """Within this block, files are created and written by a second thread.
-
-        Creating a file costs about 0.2 ms of system time on ext4, and a report has thousands:
-        a thread does that (the GIL is released in those calls) while this one renders the next
-        page. Content bigger than BACKGROUND_LIMIT is still streamed from here, so memory stays bounded.
-        Errors surface here, at the next write or when the block ends.
-        """
-        writer = self._writer = _BackgroundWriter()
-        try:
-            yield
-        finally:
-            self._writer = None
-            self.bytes += writer.finish()
-
-
-BACKGROUND_LIMIT = 4 << 20  # a file bigger than this is written by the rendering thread itself
-# Bytes handed over and not yet written (the thread falls behind: wait). 2 MB, not 8: the same CPU time
-# (GPT-2, 9 alternating runs) and 7 MB less peak memory where the disk is slower than the pages are rendered.
-QUEUED_LIMIT = 2 << 20
+# A page longer than this (in characters) is encoded and written a piece at a time. Files are written by the
+# process that renders them, as each is rendered: a writer thread to create them while the next page renders
+# (issue 9, before the report was written by several processes) now cost 5-10% more CPU on 6-12 MB logs and
+# 3-5 MB more peak memory, for no gain in wall time (GPT-2, 15 alternating runs: 0.589 s with it, 0.538 without).
+BIG_PAGE = 4 << 20
 
 
 Content = Union[str, bytes, Iterable[bytes]]
@@ -268,7 +242,7 @@ def _fork_writers(output: OutputDir, files: Iterable[tuple[str, Content]], share
             os.close(done_r)
             os.close(done_w)
             break
-        if pid == 0:  # (no thread runs here yet: the writer thread of each process starts after the fork)
+        if pid == 0:  # (the child writes its share and exits)
             os.close(done_r)
             _child_writes(output, files, shares, done_w)  # never returns
         os.close(done_w)
@@ -363,73 +337,10 @@ def _write_all(fd: int, data: bytes) -> int:
     return done
 
 
-class _BackgroundWriter:
-    def __init__(self) -> None:
-        self._queue: queue.SimpleQueue[tuple[str, "bytes | FileCopy"] | None] = queue.SimpleQueue()  # C: no lock held in Python
-        self._room = threading.Semaphore(QUEUED_LIMIT // (1 << 16))  # in 64 KiB units
-        self._error: CompilescopeError | None = None
-        self._written = 0
-        self._thread = threading.Thread(target=self._run, name="compilescope-writer", daemon=True)
-        self._thread.start()
-
-    def hand_over(self, target: str, content: bytes | Iterable[bytes]) -> bytes | Iterable[bytes] | None:
-        """Queue the file (None), or give back what the caller must write itself (too big)."""
-        self._raise()
-        if isinstance(content, FileCopy):
-            pass  # (the thread copies it in the kernel: nothing held, one unit of room)
-        elif not isinstance(content, bytes):
-            chunks: list[bytes] = []
-            size = 0
-            iterator = iter(content)
-            for chunk in iterator:
-                chunks.append(chunk)
-                size += len(chunk)
-                if size > BACKGROUND_LIMIT:
-                    return _chain(chunks, iterator)
-            content = b"".join(chunks)
-        elif len(content) > BACKGROUND_LIMIT:
-            return content
-        units = _units(content)
-        for _ in range(units):
-            self._room.acquire()
-        self._queue.put((target, content))
-        return None
-
-    def _run(self) -> None:
-        while (item := self._queue.get()) is not None:
-            target, content = item
-            try:
-                if self._error is None:
-                    self._written += _write_file(target, content)
-            except CompilescopeError as exc:
-                self._error = exc
-            finally:
-                self._room.release(_units(content))  # one call (and one notify) for every unit
-
-    def finish(self) -> int:
-        self._queue.put(None)
-        self._thread.join()
-        self._raise()
-        return self._written
-
-    def _raise(self) -> None:
-        if self._error is not None:
-            raise self._error
-
-
-def _units(content: bytes | FileCopy) -> int:
-    return 1 if isinstance(content, FileCopy) else min(len(content) >> 16, QUEUED_LIMIT >> 16) or 1
-
-
 def _encode_pieces(text: str, size: int = 1 << 20) -> Iterator[bytes]:
     """text as UTF-8 in pieces (the same bytes as one encode: a piece ends between code points)."""
     for start in range(0, len(text), size):
         yield text[start:start + size].encode("utf-8", "replace")
-
-
-def _chain(first: list[bytes], rest: Iterator[bytes]) -> Iterator[bytes]:
-    yield from first
-    yield from rest
 
 
 def write_file(path: str, content: bytes, overwrite: bool) -> None:

@@ -264,34 +264,22 @@ def test_symlink_appearing_during_the_write_is_refused(tmp_path):
     assert [p.name for p in victim.iterdir()] == ["x.txt"]
 
 
-def test_background_writes_refuse_a_planted_link_too(tmp_path):
-    """Files handed to the writer thread get the same O_NOFOLLOW check; the error surfaces when the block ends."""
-    victim = tmp_path / "victim.txt"
-    victim.write_text("precious")
-    output = OutputDir(str(tmp_path / "out"), overwrite=False)
-    os.symlink(victim, tmp_path / "out" / "b.html")
-    with pytest.raises(CompilescopeError, match="cannot write"):
-        with output.background_writes():
-            output.write("a.html", "<p>a</p>")
-            output.write("b.html", "<p>b</p>")
-            output.write("c/d.html", (b"<p>%d</p>" % i for i in range(3)))
-    assert victim.read_text() == "precious"
-
-
-def test_background_writes_write_everything(tmp_path):
+def test_writes_write_everything(tmp_path):
     from compilescope import output as output_module
 
     output = OutputDir(str(tmp_path / "out"), overwrite=False)
-    big = [b"x" * (1 << 20)] * ((output_module.BACKGROUND_LIMIT >> 20) + 2)  # streamed by the caller, not queued
-    with output.background_writes():
-        for i in range(200):
-            output.write(f"p/{i}.html", f"<p>{i}</p>")
-        output.write("big.txt", iter(big))
-        output.write("chunks.txt", (b"%d," % i for i in range(1000)))
-    assert output.files == 202
+    big = [b"x" * (1 << 20)] * ((output_module.BIG_PAGE >> 20) + 2)
+    for i in range(200):
+        output.write(f"p/{i}.html", f"<p>{i}</p>")
+    output.write("big.txt", iter(big))
+    output.write("chunks.txt", (b"%d," % i for i in range(1000)))
+    page = "é" * (output_module.BIG_PAGE + 5)  # encoded a piece at a time: the same bytes as one encode
+    output.write("big.html", page)
+    assert output.files == 203
     assert all((tmp_path / "out" / "p" / f"{i}.html").read_text() == f"<p>{i}</p>" for i in range(200))
     assert (tmp_path / "out" / "big.txt").stat().st_size == sum(map(len, big))
     assert (tmp_path / "out" / "chunks.txt").read_bytes() == b"".join(b"%d," % i for i in range(1000))
+    assert (tmp_path / "out" / "big.html").read_bytes() == page.encode()
     assert output.bytes == sum(p.stat().st_size for p in (tmp_path / "out").rglob("*") if p.is_file())
 
 
