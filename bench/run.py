@@ -1,6 +1,7 @@
 """Benchmark compilescope against tlparse 0.4.3 and against the floor, in one run, on real logs.
 
-For each input the three commands run as alternating triples (ours, tlparse, floor; ours, tlparse, floor; ...):
+For each input the three commands run as alternating triples, each starting one later (ours, tlparse, floor;
+tlparse, floor, ours; ...):
 this machine is shared and noisy, so only figures from the same run are compared. Each row gives the median wall
 time, the median CPU time (user + system of the child and of every process it waited for) and the peak RSS of
 each, and the ratios ours/tlparse and ours/floor; "user" is the ratio of user time alone (the system time of
@@ -149,6 +150,15 @@ RECENTLY_FREED_S = 61
 _last_deletion = [-math.inf]  # time.monotonic() of the last deletion of outputs
 
 
+def in_turn(cmds: dict[str, list[list[str]]], run: int) -> list[tuple[str, list[list[str]]]]:
+    """The commands in run's order: each run starts one later in the list (ours, tlparse, floor; tlparse, floor,
+    ours; ...). With ours always first, a cost that falls on the first of a round fell on ours alone: on the 500x
+    log, whichever of two builds ran first in each pair took ~7% more CPU, with the order either way round."""
+    items = list(cmds.items())
+    start = run % len(items) if items else 0
+    return items[start:] + items[:start]
+
+
 def paired(cmds: dict[str, list[list[str]]], runs: int) -> dict[str, Run]:
     """Median wall and CPU, max RSS, per tool; the tools alternate within every run. Waits first until the last
     outputs deleted are RECENTLY_FREED_S old, and deletes this call's outputs once all its runs are over."""
@@ -156,7 +166,7 @@ def paired(cmds: dict[str, list[list[str]]], runs: int) -> dict[str, Run]:
     samples: dict[str, list[Run]] = {tool: [] for tool in cmds}
     outputs: list[str] = []
     for run in range(runs):
-        for tool, tool_cmds in cmds.items():
+        for tool, tool_cmds in in_turn(cmds, run):
             parts = []
             for n, c in enumerate(tool_cmds):
                 c = writing_apart(c, f"{run}-{n}")

@@ -34,3 +34,14 @@ def test_only_real_outputs_are_removed_and_every_run_writes_its_own():
     assert [run.output_of(c) for c in apart] == ["/tmp/x/cs-0-0", "/tmp/x/cs-1-0", "/tmp/x/cs-2-0"]
     assert all(c[:5] == ours[:5] and c[6:] == ours[6:] for c in apart)  # nothing else changed
     assert run.output_of(run.writing_apart(floor, "1-0")) == "/tmp/x/floor-1-0"
+
+
+def test_every_command_takes_every_place_in_a_round_in_turn():
+    run = bench_module("run")
+    cmds = {"ours": [["a"]], "tlparse": [["b"]], "floor": [["c"]], "ours@small": [["d"]]}
+    orders = [[tool for tool, _ in run.in_turn(cmds, n)] for n in range(4)]
+    assert orders[0] == ["ours", "tlparse", "floor", "ours@small"]
+    assert orders[1] == ["tlparse", "floor", "ours@small", "ours"]
+    assert sorted(order[0] for order in orders) == sorted(cmds)  # each one first once in four runs
+    assert all(sorted(order) == sorted(cmds) for order in orders)  # and every command in every run
+    assert [t for t, _ in run.in_turn(cmds, 4)] == orders[0]
