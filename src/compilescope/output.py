@@ -176,11 +176,9 @@ class OutputDir:
                 self.write(relpath, content)
         return walked
 
-# A page longer than this (in characters) is encoded and written a piece at a time. Files are written by the
-# process that renders them, as each is rendered: a writer thread to create them while the next page renders
-# (issue 9, before the report was written by several processes) now cost 5-10% more CPU on 6-12 MB logs and
-# 3-5 MB more peak memory, for no gain in wall time (GPT-2, 15 alternating runs: 0.589 s with it, 0.538 without).
-BIG_PAGE = 4 << 20
+BIG_PAGE = 4 << 20  # a page longer than this (in characters) is encoded and written a piece at a time
+# No writer thread: one that created the files while the next page rendered cost 5-11% more CPU and 3-6 MB more
+# peak memory on 6-12 MB logs, for no wall time saved (bench/RESULTS.md, ninth round).
 
 
 Content = Union[str, bytes, Iterable[bytes]]
@@ -242,7 +240,7 @@ def _fork_writers(output: OutputDir, files: Iterable[tuple[str, Content]], share
             os.close(done_r)
             os.close(done_w)
             break
-        if pid == 0:  # (the child writes its share and exits)
+        if pid == 0:
             os.close(done_r)
             _child_writes(output, files, shares, done_w)  # never returns
         os.close(done_w)
