@@ -1,8 +1,7 @@
 """Benchmark compilescope against tlparse 0.4.3 and against the floor, in one run, on real logs.
 
 For each input the three commands run as alternating triples, each starting one later (ours, tlparse, floor;
-tlparse, floor, ours; ...):
-this machine is shared and noisy, so only figures from the same run are compared. Each row gives the median wall
+tlparse, floor, ours; ...): this machine is shared and noisy, so only figures from the same run are compared. Each row gives the median wall
 time, the median CPU time (user + system of the child and of every process it waited for) and the peak RSS of
 each, and the ratios ours/tlparse and ours/floor; "user" is the ratio of user time alone (the system time of
 writing hundreds of MB swings 3x between identical runs on this VM, with its page cache). The floor (bench/floor.py) reads the log, decodes every

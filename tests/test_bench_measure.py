@@ -1,7 +1,9 @@
-"""bench/run.py's measuring: a command's peak RSS is its own, and no run writes where another's output was.
+"""bench/run.py's measuring: a command's peak RSS is its own, no run writes where another's output was, and no
+command always runs first.
 
-Both were faults once. Spawned by run.py itself, a command's peak RSS started at run.py's own (Linux keeps the
-high-water mark across exec), and each run wrote where the previous run's output had just been deleted."""
+All three were faults once. Spawned by run.py itself, a command's peak RSS started at run.py's own (Linux keeps the
+high-water mark across exec); each run wrote where the previous run's output had just been deleted; and ours ran
+first in every round, where a cost that falls on the first command fell on ours alone."""
 
 from __future__ import annotations
 
