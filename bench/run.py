@@ -1,13 +1,14 @@
 """Benchmark compilescope against tlparse 0.4.3 and against the floor, in one run, on real logs.
 
 For each input the three commands run as alternating triples, each starting one later (ours, tlparse, floor;
-tlparse, floor, ours; ...): this machine is shared and noisy, so only figures from the same run are compared. Each row gives the median wall
-time, the median CPU time (user + system of the child and of every process it waited for) and the peak RSS of
-each, and the ratios ours/tlparse and ours/floor; "user" is the ratio of user time alone (the system time of
-writing hundreds of MB swings 3x between identical runs on this VM, with its page cache). The floor (bench/floor.py) reads the log, decodes every
-envelope and writes the same bytes. compilescope writes a log of 4 MB of payload or more with as many processes as
-cores (its default -j): its CPU is all of them together, its MB the largest one's peak (as the kernel reports a
-process tree's; the forked writer shares most of its pages with the first), its wall the whole command's.
+tlparse, floor, ours; ...): this machine is shared and noisy, so only figures from the same run are compared. Each
+row gives the median wall time, the median CPU time (user + system of the child and of every process it waited for)
+and the peak RSS of each, and the ratios ours/tlparse and ours/floor; "user" is the ratio of user time alone (the
+system time of writing hundreds of MB swings 3x between identical runs on this VM, with its page cache). The floor
+(bench/floor.py) reads the log, decodes every envelope and writes the same bytes. compilescope writes a log of 4 MB
+of payload or more with as many processes as cores (its default -j): its CPU is all of them together, its MB the
+largest one's peak (as the kernel reports a process tree's; the forked writer shares most of its pages with the
+first), its wall the whole command's.
 
     python bench/run.py                        # everything (needs ../shared and tlparse beside this python)
     python bench/run.py --runs 3 --sizes 10 100  # generated logs of 10x and 100x only
