@@ -5,12 +5,9 @@ from __future__ import annotations
 import contextlib
 import errno
 import gc
-import mmap
 import os
 import shutil
-import signal
 import tempfile
-import traceback
 from typing import Iterable, Iterator, Union
 
 from . import location
@@ -129,6 +126,12 @@ class OutputDir:
                 for relpath, content in files:
                     self.write(relpath, content)
             return
+        # Only a report written by several processes needs these (a small log's start-up does without them);
+        # imported before the fork, so the forked processes find them loaded.
+        import mmap  # noqa: F401  (for _Shares)
+        import signal
+        import traceback  # noqa: F401  (for _child_writes)
+
         shares = _Shares()
         before = self.files
         frozen_before = something_frozen()
@@ -209,6 +212,8 @@ class _Shares:
     """
 
     def __init__(self) -> None:
+        import mmap
+
         self._map = mmap.mmap(-1, mmap.PAGESIZE)  # anonymous and shared with forked children
         self._next = memoryview(self._map).cast("i")  # (4 bytes, aligned: read whole even while written)
         self._lock_r, self._lock_w = os.pipe()  # a lock across processes: holding it is holding the pipe's one byte
@@ -266,6 +271,9 @@ def _child_report(pid: int, done: int) -> tuple[int, int, int] | str:
 def _child_writes(output: OutputDir, files: Iterable[tuple[str, Content]], shares: _Shares, done: int) -> None:
     """A forked process's part of write_all: its files, then one line to the parent, then exit (no cleanup
     of the parent's objects: they are the parent's)."""
+    import signal
+    import traceback
+
     code = 1
     try:
         if signal.getsignal(signal.SIGINT) is signal.default_int_handler:  # (not where it was ignored, e.g. nohup)
