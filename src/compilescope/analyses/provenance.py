@@ -28,7 +28,6 @@ import re
 from dataclasses import field
 from typing import Any, Iterable, Mapping
 
-import ahocorasick
 import orjson
 
 from ..lazy_regex import lazy_compile
@@ -164,6 +163,8 @@ def _occurrences(lines: list[str], start: int, names: set[str]) -> dict[str, lis
     """name -> sorted 0-based indexes of the lines (from ``start``) that contain it."""
     if not names:
         return {}
+    import ahocorasick  # here: only a log with provenance needs it (start-up)
+
     automaton = ahocorasick.Automaton()
     for name in names:
         automaton.add_word(name, name)
