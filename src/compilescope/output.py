@@ -126,11 +126,10 @@ class OutputDir:
                 for relpath, content in files:
                     self.write(relpath, content)
             return
-        # Only a report written by several processes needs these (a small log's start-up does without them);
-        # imported before the fork, so the forked processes find them loaded.
-        import mmap  # noqa: F401  (for _Shares)
+        # signal, mmap (_Shares) and traceback (a forked process's failure) are imported only on this path, where
+        # a report is written by several processes: a small log's start-up does without them. signal before the
+        # fork, so the forked processes find it loaded.
         import signal
-        import traceback  # noqa: F401  (for _child_writes)
 
         shares = _Shares()
         before = self.files
@@ -272,7 +271,6 @@ def _child_writes(output: OutputDir, files: Iterable[tuple[str, Content]], share
     """A forked process's part of write_all: its files, then one line to the parent, then exit (no cleanup
     of the parent's objects: they are the parent's)."""
     import signal
-    import traceback
 
     code = 1
     try:
@@ -285,6 +283,8 @@ def _child_writes(output: OutputDir, files: Iterable[tuple[str, Content]], share
     except CompilescopeError as exc:
         report = f"error\n{exc}"
     except BaseException:  # noqa: BLE001  (a bug: its traceback, for the parent to show)
+        import traceback
+
         report = f"error\n{traceback.format_exc()}"
     try:
         os.write(done, report.encode("utf-8", "replace")[:60000])
