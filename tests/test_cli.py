@@ -122,7 +122,7 @@ NOT_FOR_A_PLAIN_REPORT = (
     *(f"compilescope.cli.{name}" for name in ("run", "demo", "summary", "diagnose", "dump_src", "diff", "check", "serve")),
     "compilescope.analyses.diff", "compilescope.analyses.check", "compilescope.analyses.diagnosis",
     "compilescope.render.terminal", "rich", "pkgutil", "torch",
-    "mmap", "signal", "traceback",  # a report written by several processes (a big log's)
+    "mmap", "signal", "traceback",  # a report written by several processes (a big log's; traceback: one of them failed)
     "ahocorasick",  # a log with provenance
 )
 
