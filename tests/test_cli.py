@@ -6,7 +6,9 @@ import shutil
 import subprocess
 import sys
 
-from .conftest import peer, report, run_cli, torch213
+from compilescope.ingest.discover import discover
+
+from .conftest import peer, report, run_cli, shared, torch213
 
 
 def test_missing_path_is_one_line_error(tmp_path, capsys):
@@ -47,6 +49,22 @@ def test_directory_without_torch_names_chooses_the_log_by_content(tmp_path, caps
     (logs / "later.txt.gz").write_bytes(gzip.compress(peer("comp_metrics.log").read_bytes()))  # a newer real trace
     assert "[2/0]" in report(logs, tmp_path / "out2")
     assert "2 logs in" in capsys.readouterr().err
+
+
+def test_directory_with_the_runs_stderr_reads_the_trace(tmp_path, capsys):
+    """A real run's directory: its TORCH_TRACE log and its captured stderr (output.txt), whose lines have the
+    same glog prefix (TORCH_LOGS, autotuning's errors) but no envelope. The stderr is newer; the log is read."""
+    run = shared("gpu-torch211/autotune_cudagraphs/output.txt").parent
+    logs = tmp_path / "run"
+    shutil.copytree(run, logs)
+    trace = next(logs.glob("dedicated_log_torch_trace*.log"))
+    os.utime(trace, (1, 1))
+    assert (logs / "output.txt").read_bytes().startswith(b"E1122 ")  # glog-prefixed, and the newest file
+    assert report(logs, tmp_path / "out") == report(trace, tmp_path / "direct")
+    assert "logs in" not in capsys.readouterr().err  # the trace is the only log: no choice made
+    # Behind a URL the files are listed, not read: torch's name for the log wins over the newer output.txt.
+    found = discover(f"file://{logs}")
+    assert (os.path.basename(found.chosen), found.note) == (trace.name, None)
 
 
 def test_empty_directory_is_an_error(tmp_path, capsys):

@@ -16,6 +16,7 @@ from ..model.records import dataclass
 # The one reading of a rank from a file name: torch's dedicated_log_torch_trace_rank_<N>_<random>.log
 # (gzipped copies keep the name). A name without it has no rank (the reader then reads every envelope).
 RANK_LOG = re.compile(r"^dedicated_log_torch_trace_rank_(\d{1,9})(?!\d)(?:_[^/]*)?\.(?:log|txt)(?:\.gz)?$")
+TORCH_LOG_NAME = "dedicated_log_torch_trace"  # how torch names each process's TORCH_TRACE log
 LOG_SUFFIXES = (".log", ".log.gz", ".txt", ".txt.gz", ".gz")
 SNIFF_BYTES = 4096  # enough for the first line of a log (a glog prefix and the start of an envelope)
 
@@ -38,13 +39,15 @@ def rank_of(path: str) -> int | None:
 def _is_log(path: str) -> bool:
     """torch's name for a log, or a log's suffix and a log's first line (a newer readme.txt is not a log)."""
     name = os.path.basename(path)
-    if name.startswith("dedicated_log_torch_trace"):
+    if name.startswith(TORCH_LOG_NAME):
         return True
     return name.endswith(LOG_SUFFIXES) and os.path.getsize(path) > 0 and _starts_like_a_trace(path)
 
 
 def _starts_like_a_trace(path: str) -> bool:
-    """Whether the first non-blank line of the file (decompressed) has a glog prefix, as every TORCH_TRACE line does."""
+    """Whether the first non-blank line of the file (decompressed) is a glog prefix and an envelope, as every
+    TORCH_TRACE line is. The prefix alone is not enough: a run's captured stderr (TORCH_LOGS, torch's warnings)
+    has the same prefix before plain text, and it is often the newest file beside the log."""
     try:
         with open(path, "rb") as f:
             head = f.read(SNIFF_BYTES)
@@ -60,12 +63,13 @@ def _starts_like_a_trace(path: str) -> bool:
     except OSError:
         return False
     first = next((line for line in head.splitlines() if line.strip()), b"")
-    return GLOG_PREFIX.match(first) is not None
+    prefix = GLOG_PREFIX.match(first)
+    return prefix is not None and first[prefix.end():prefix.end() + 1] == b"{"
 
 
 def _is_log_named(name: str, size: Callable[[], int]) -> bool:
     """A log's name (for a URL's listing, where reading each file's first line would cost a download)."""
-    if name.startswith("dedicated_log_torch_trace"):
+    if name.startswith(TORCH_LOG_NAME):
         return True
     return name.endswith(LOG_SUFFIXES) and size() > 0
 
@@ -121,7 +125,10 @@ def _discover_url(url: str, latest: bool) -> Discovered:
             raise CompilescopeError(f"{url}: no such file or directory")
         return Discovered([url], url)
     entries = [e for e in location.list_files(url) if _is_log_named(location.basename(e.path), functools.partial(int, e.size))]
-    return _newest(url, [e.path for e in sorted(entries, key=lambda e: (e.mtime, e.path))], latest)
+    # Unread, a run's captured stderr (output.txt) looks like a log by its name; where torch's own names are
+    # there, they are the logs.
+    torch_named = [e for e in entries if location.basename(e.path).startswith(TORCH_LOG_NAME)]
+    return _newest(url, [e.path for e in sorted(torch_named or entries, key=lambda e: (e.mtime, e.path))], latest)
 
 
 def holds_several_ranks(path: str | list[str]) -> bool:
