@@ -9,7 +9,7 @@ import pytest
 
 from compilescope.analyses.diff import RunFacts, TimeThreshold, diff_runs, graph_nodes
 
-from ..conftest import run_cli
+from ..conftest import run_cli, shared
 from .helpers import diff, facts, log, rank_dir
 
 
@@ -230,3 +230,13 @@ def test_cli_threshold_flags(capsys):
     assert rank["sections"] == ["compile_time"] and rank["threshold"] == {"seconds": 0.1, "ratio": 1.1}
     [change] = rank["changes"]
     assert change["detail"]["compiles"][0]["compile_a"] in ("[0/0]", "[0/1]")
+
+
+def test_frames_of_one_run_only_are_counted_in_words(capsys):
+    """Two real GPU runs with no frame in common: a frame compiled once reads "(1 compile)", not "(1 compiles)"."""
+    gpt2 = shared("gpu-torch211/gpt2_train/dedicated_log_torch_trace_7r9zxwnl.log")
+    one = shared("gpu-torch211/profile_compiled/dedicated_log_torch_trace_735v34qb.log")
+    assert run_cli("diff", gpt2, one) == 1  # (1: the runs differ, as diff(1) says)
+    out = capsys.readouterr().out
+    assert "forward (modeling_gpt2.py:647) compiled only in A (2 compiles)" in out
+    assert "inner (external_utils.py:67) compiled only in B (1 compile)" in out

@@ -32,6 +32,7 @@ from .dynamic_shapes import dynamic_shapes
 from .failures import failures_and_restarts
 from .graph_breaks import compilation_key, graph_breaks
 from .recompiles import recompiles
+from ..wording import count
 from ..model.records import dataclass
 
 SCHEMA_VERSION = 1
@@ -522,11 +523,11 @@ def diff_runs(a: RunFacts, b: RunFacts, threshold: TimeThreshold = TimeThreshold
     result.matched_frames = [k for k in a.frames if k in b.frames]
     for k in only_a:
         f = a.frames[k]
-        changes.append(Change("frames", "removed", f"{_frame_label(f)} compiled only in A ({len(f.compile_ids)} compiles)",
+        changes.append(Change("frames", "removed", f"{_frame_label(f)} compiled only in A ({count(len(f.compile_ids), 'compile')})",
                               k, len(f.compile_ids), None, _frame_detail(a, f)))
     for k in only_b:
         f = b.frames[k]
-        changes.append(Change("frames", "added", f"{_frame_label(f)} compiled only in B ({len(f.compile_ids)} compiles)",
+        changes.append(Change("frames", "added", f"{_frame_label(f)} compiled only in B ({count(len(f.compile_ids), 'compile')})",
                               k, None, len(f.compile_ids), _frame_detail(b, f)))
 
     # Per matched frame: compiles, recompiles, new guard failures, statuses, graphs.

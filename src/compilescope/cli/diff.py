@@ -57,7 +57,8 @@ def add_threshold_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 class DiffCommand:
-    """Compare two runs: frames, graph breaks, recompiles, graphs, compile time, caches, failures, dynamic shapes."""
+    """Compare two runs: frames, graph breaks, recompiles, graphs, compile time, caches, failures, dynamic shapes.
+    Exit status, as diff(1): 0 when nothing changed, 1 when something did, 2 on bad input."""
 
     name = "diff"
 
