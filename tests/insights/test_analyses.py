@@ -8,10 +8,14 @@ import pytest
 
 from compilescope.analyses.compile_time import PHASES, CompileTimes, Segment, TimelineRow
 from compilescope.analyses.graph_breaks import parse_reason
+from compilescope.analyses.insights import insights
+from compilescope.ingest.reader import read_trace
+from compilescope.model.ids import NO_COMPILE_ID
 from compilescope.analyses.recompiles import classify_change, parse_reason as parse_guard, reasons_payload
 from compilescope.render.charts import ChartOptions, CompileTimeChart
 
 from .helpers import insights_of
+from ..conftest import peer, run_cli
 
 
 def _short(loc):
@@ -232,6 +236,21 @@ def test_the_chart_draws_the_slowest_rows_and_the_analysis_keeps_all():
                                                              {c.label for c in chart.timeline})
     assert [r.label for r in chart.timeline] == sorted((r.label for r in chart.timeline), key=lambda x: int(x[1:-3]))
     assert len(times.to_json()["timeline"]) == 70  # summary --json keeps every row
+
+
+def test_files_compiled_outside_any_compile_are_no_compile_id(capsys):
+    """torch logs the compile_file events of its C++/Triton compiles with compile_id "None" (str(None)): that time
+    is outside any compile ([-/-]), never a compile id "[None]" named as the slowest (tlparse's simple.log)."""
+    with read_trace(str(peer("simple.log"))) as trace:
+        ins = insights(trace)
+    ct = ins.compile_time
+    assert [(c.compile_id, c.name) for c in ct.compiles] == [(NO_COMPILE_ID, None), ("[0/0]", "forward")]
+    assert ct.compile_ids == 1 and ct.slowest is ct.compiles[1]
+    [finding] = [f for f in ins.findings if f.section == "compile_time"]
+    assert finding.detail.endswith("slowest [0/0] (1.66 s)")
+    assert run_cli("summary", peer("simple.log")) == 0
+    out = capsys.readouterr().out
+    assert "Compile time (3.55 s over 1 compile id)" in out and "[None]" not in out
 
 
 def test_compile_time_backward_row():

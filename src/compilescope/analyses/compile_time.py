@@ -156,6 +156,16 @@ class CompileTimes:
     def __bool__(self) -> bool:
         return bool(self.compiles)
 
+    @property
+    def compile_ids(self) -> int:
+        """How many compile ids the time is spread over (the time outside any compile, NO_COMPILE_ID, is not one)."""
+        return sum(1 for c in self.compiles if c.compile_id != NO_COMPILE_ID)
+
+    @property
+    def slowest(self) -> CompileTime | None:
+        """The slowest compile (never the time outside any compile)."""
+        return next((c for c in self.compiles if c.compile_id != NO_COMPILE_ID), None)
+
     def to_json(self) -> dict[str, Any]:
         return {"total_s": round(self.total_s, 6), "phases": [p.to_json() for p in self.phases],
                 "compiles": [c.to_json() for c in self.compiles], "timeline": [r.to_json() for r in self.timeline]}
@@ -231,6 +241,8 @@ def _rows(events: Iterable[dict]) -> tuple[list[TimelineRow], float | None]:
                 charge(track, ts)
             parent = stack[-1] if stack else None
             cid = args.get("compile_id")
+            if cid == "None":  # torch's str(None): an event outside any compile (a file compiled for the cache)
+                cid = None
             cid = str(cid) if cid is not None else (parent.compile_id if parent else None)
             phase = phases[name] if name in phases else phases.setdefault(name, phase_of(name))
             phase = phase or (parent.phase if parent else "other")

@@ -186,9 +186,10 @@ def findings(ins: Insights) -> list[Finding]:
     ct = ins.compile_time
     if ct and ct.phases:
         top = ct.phases[0]
+        slowest = ct.slowest
         out.append(Finding(INFO, "compile_time", f"compiling took {format_seconds(ct.total_s)}",
-                           f"{top.label}: {top.share:.0%}; slowest {ct.compiles[0].compile_id} "
-                           f"({format_seconds(ct.compiles[0].total_s)})"))
+                           f"{top.label}: {top.share:.0%}" + (f"; slowest {slowest.compile_id} "
+                                                              f"({format_seconds(slowest.total_s)})" if slowest else "")))
     if ins.caches.graphs_missing:
         out.append(Finding(INFO, "caches", f"served from cache: {', '.join(ins.caches.graphs_missing)}",
                            "AOTAutograd/Inductor graphs of these compiles are not in the log; "

@@ -139,7 +139,7 @@ def _compile_time(ins: Insights) -> list[RenderableType]:
     ct = ins.compile_time
     if not ct:
         return []
-    out: list[RenderableType] = [_heading(f"Compile time ({format_seconds(ct.total_s)} over {count(len(ct.compiles), 'compile id')})")]
+    out: list[RenderableType] = [_heading(f"Compile time ({format_seconds(ct.total_s)} over {count(ct.compile_ids, 'compile id')})")]
     phases = _table("phase", "time", "share", "")
     for p in phase_bars(ct):
         phases.add_row(p.label, format_seconds(p.seconds), f"{p.share:.0%}", "█" * max(1, round(p.bar_pct * BAR_WIDTH / 100)))
