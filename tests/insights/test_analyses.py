@@ -259,6 +259,22 @@ def test_compile_time_backward_row():
     assert ct.compiles[0].top_phase == "aot"
 
 
+def test_a_torch_source_checkouts_frames_are_not_the_users(capsys):
+    """tlparse's export.log comes from a PyTorch checkout (.../pytorch/torch/_logging/...): a guard is placed at
+    the test's line that added it, not at torch's logging call; the unbacked symbol has no value to show."""
+    with read_trace(str(peer("export.log"))) as trace:
+        ds = insights(trace).dynamic_shapes
+    assert [(_short(g.location), g.location.code) for g in ds.guards[:3]] == [
+        ("test_draft_export.py:276", "torch._check_is_size(a)"), ("test_draft_export.py:277", "torch._check(a < z.shape[0])"),
+        ("test_draft_export.py:279", "return z[:a]")]
+    [u0] = ds.symbols
+    assert (u0.symbol, u0.unbacked, u0.value, u0.source, _short(u0.location)) == ("u0", True, None, None, "test_draft_export.py:269")
+    assert run_cli("summary", peer("export.log")) == 0
+    out = capsys.readouterr().out
+    assert "u0 [-int_oo, int_oo]" in out
+    assert "u0 = None" not in out and "from ?" not in out and "_internal.py" not in out
+
+
 # ---- dynamic shapes --------------------------------------------------------------------------------------------
 
 def test_dynamic_shapes_symbols_specializations_guards():

@@ -23,8 +23,9 @@ _INLINE_FRAME = lazy_compile(r'File "(?P<file>[^"]+)", line (?P<line>\d{1,9}+), 
 # Only caret lines (`^^^^`) are decoration, not code.
 _CARETS = re.compile(r"^\s*[~^]+\s*$")
 
-# Files that belong to torch / Python, not to the user.
-_FRAMEWORK_PARTS = ("/site-packages/torch/", "/torch/_dynamo/", "/torch/_inductor/", "/torch/fx/", "/lib/python3")
+# Files that belong to torch / Python, not to the user: any file of a torch package, installed or a source checkout
+# (.../pytorch/torch/_logging/..., where PyTorch developers' logs come from), and Python's own library.
+_FRAMEWORK_PARTS = ("/torch/", "/lib/python3")
 
 
 @dataclass

@@ -155,6 +155,12 @@ def _compile_time(ins: Insights) -> list[RenderableType]:
     return out
 
 
+def _symbol_text(symbol: str, value: object, value_range: str | None, source: str | None) -> str:
+    """`s0 = 8 [2, 64] from L['x'].size()[0]`; an unbacked symbol (data-dependent) has no value and no source."""
+    return (symbol + (f" = {value}" if value is not None else "") + (f" {value_range}" if value_range else "")
+            + (f" from {source}" if source else ""))
+
+
 def _caches(ins: Insights) -> list[RenderableType]:
     ca = ins.caches
     if not ca:
@@ -191,7 +197,7 @@ def _dynamic_shapes(ins: Insights) -> list[RenderableType]:
 
     for s in ds.symbols[:MAX_ROWS]:
         table.add_row(s.compile_id, "unbacked symbol" if s.unbacked else "symbol",
-                      detail(f"{s.symbol} = {s.value} {s.range or ''} from {s.source or '?'}", s.location))
+                      detail(_symbol_text(s.symbol, s.value, s.range, s.source), s.location))
     for s in ds.specializations[:MAX_ROWS]:
         table.add_row(s.compile_id, "specialized", detail(f"{s.symbol} = {s.value} ({s.reason or '?'})", s.location))
     for g in ds.guards[:MAX_ROWS]:
