@@ -10,7 +10,7 @@ import pytest
 
 from compilescope.analyses.insights import SCHEMA_VERSION
 
-from ..conftest import REPO, run_cli, torch213
+from ..conftest import REPO, run_cli, shared, torch213
 from .helpers import LOGS
 
 SCHEMA_DOC = REPO / "docs" / "summary-schema.md"
@@ -25,7 +25,7 @@ def test_summary_json_top_level(capsys):
     doc = summary_json(capsys, "graph_breaks")
     assert doc["schema_version"] == SCHEMA_VERSION == 2
     assert list(doc) == ["schema_version", "source", "compiles", "findings", "errors", "recompiles", "graph_breaks",
-                         "compile_time", "caches", "dynamic_shapes", "unread", "runtime"]
+                         "compile_time", "caches", "dynamic_shapes", "autotuning", "unread", "runtime"]
     assert doc["unread"] == {"skipped_records": 0, "reasons": {}, "damaged_payloads": 0, "stopped_at_line": None,
                              "stop_reason": None}
     assert doc["runtime"] is None  # no --profile
@@ -71,6 +71,15 @@ def _paths(value, prefix=""):
 def test_every_key_is_documented(capsys, name):
     documented = _documented_keys()
     missing = sorted(set(_paths(summary_json(capsys, name))) - documented)
+    assert missing == [], f"document these keys in {SCHEMA_DOC.name}: {missing}"
+
+
+def test_every_autotuning_key_is_documented(capsys):
+    """The CPU logs above autotune nothing: a real max-autotune run on a GPU fills every autotuning key."""
+    assert run_cli("summary", "--json", shared("gpu-torch211/autotune_cudagraphs")) == 0
+    paths = set(_paths(json.loads(capsys.readouterr().out)))
+    assert {"autotuning.searches[].failed[].message", "autotuning.kernels[].during_compile"} <= paths
+    missing = sorted(paths - _documented_keys())
     assert missing == [], f"document these keys in {SCHEMA_DOC.name}: {missing}"
 
 

@@ -8,11 +8,13 @@ when a key changes meaning or goes away; adding keys keeps the version).
 from __future__ import annotations
 
 import os
+from collections import Counter
 from dataclasses import field
 from typing import TYPE_CHECKING, Any
 
 from ..lazy_regex import lazy_compile
 from ..model.trace import Trace
+from .autotuning import Autotuning, autotuning
 from .caches import Caches, caches
 from .compile_time import PHASE_LABELS, CompileTimes, compile_times, format_seconds
 from .dynamic_shapes import DynamicShapes, dynamic_shapes
@@ -20,6 +22,7 @@ from .errors import CompileErrors, compile_errors
 from .graph_breaks import GraphBreak, GraphBreaks, graph_breaks
 from .recompiles import CHANGE_LABELS, FrameRecompiles, Recompiles, recompiles
 from .unread import Unread, unread
+from ..wording import count
 from .sources import add_eager_lines, graph_break_sites
 from ..model.records import dataclass
 
@@ -59,6 +62,7 @@ class Insights:
     findings: list[Finding] = field(default_factory=list)  # most urgent first
     unread: Unread = field(default_factory=Unread)  # what of the log was not read (a cut or corrupt log)
     runtime: Runtime | None = None  # None unless profiles were given
+    autotuning: Autotuning = field(default_factory=Autotuning)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -72,6 +76,7 @@ class Insights:
             "compile_time": self.compile_time.to_json(),
             "caches": self.caches.to_json(),
             "dynamic_shapes": self.dynamic_shapes.to_json(),
+            "autotuning": self.autotuning.to_json(),
             "unread": self.unread.to_json(),
             "runtime": self.runtime.to_json() if self.runtime else None,
         }
@@ -190,6 +195,9 @@ def findings(ins: Insights) -> list[Finding]:
         out.append(Finding(INFO, "compile_time", f"compiling took {format_seconds(ct.total_s)}",
                            f"{top.label}: {top.share:.0%}" + (f"; slowest {slowest.compile_id} "
                                                               f"({format_seconds(slowest.total_s)})" if slowest else "")))
+    at = ins.autotuning
+    if at.searches or at.total_s >= AUTOTUNING_WORTH_SAYING_S:
+        out.append(Finding(INFO, "autotuning", f"autotuning took {format_seconds(at.total_s)}", _autotuning_detail(at)))
     if ins.caches.graphs_missing:
         out.append(Finding(INFO, "caches", f"served from cache: {', '.join(ins.caches.graphs_missing)}",
                            "AOTAutograd/Inductor graphs of these compiles are not in the log; "
@@ -206,6 +214,26 @@ def findings(ins: Insights) -> list[Finding]:
     return _merged(out)
 
 
+# Below this, benchmarking kernels at their first run is not worth a line of "what to fix first" (a few
+# hundredths of a second per kernel); a max-autotune search always is.
+AUTOTUNING_WORTH_SAYING_S = 1.0
+
+
+def _autotuning_detail(at: Autotuning) -> str:
+    parts = []
+    if at.searches:
+        ops = Counter(s.op for s in at.searches)
+        parts.append(f"{count(len(at.searches), 'max-autotune search', 'max-autotune searches')} ("
+                     + ", ".join(f"{op} ×{n}" if n > 1 else op for op, n in ops.items()) + ")")
+    if at.kernels:
+        parts.append(f"{count(len(at.kernels), 'kernel')} benchmarked")
+    if at.failed:
+        kinds = Counter(f.exception for s in at.searches for f in s.failed)
+        parts.append(f"{count(at.failed, 'candidate')} failed ("
+                     + ", ".join(f"{kind} ×{n}" if n > 1 else kind for kind, n in kinds.most_common()) + ")")
+    return "; ".join(parts)
+
+
 def insights(trace: Trace, runtime: Runtime | None = None) -> Insights:
     ins = Insights(
         source=trace.source,
@@ -216,6 +244,7 @@ def insights(trace: Trace, runtime: Runtime | None = None) -> Insights:
         caches=caches(trace),
         errors=compile_errors(trace),
         dynamic_shapes=dynamic_shapes(trace),
+        autotuning=autotuning(trace),
         unread=unread(trace.stats),
         runtime=runtime,
     )

@@ -179,6 +179,44 @@ def _caches(ins: Insights) -> list[RenderableType]:
     return out
 
 
+def _autotuning(ins: Insights) -> list[RenderableType]:
+    at = ins.autotuning
+    if not at:
+        return []
+    out: list[RenderableType] = [_heading(f"Autotuning ({format_seconds(at.total_s)})")]
+    if at.searches:
+        searches = _table("compile id", "max-autotune search", "took", expand=True)
+        searches.columns[0].no_wrap = searches.columns[2].no_wrap = True
+        searches.columns[1].ratio = 1
+        for s in at.searches[:MAX_ROWS]:
+            what = Text(s.op).append(f" {s.shape}" if s.shape else "").append(f"  {s.dtypes}" if s.dtypes else "", style="dim")
+            what.append("\nbest " + (s.best_kernel or "?")
+                        + (f" ({format_seconds(s.best_time_ms / 1000)})" if s.best_time_ms is not None else "")
+                        + (f" of {count(s.choices, 'candidate')}" if s.choices is not None else "")
+                        + (f" ({s.triton_choices} Triton)" if s.triton_choices is not None else ""))
+            for f in s.failed[:3]:
+                what.append(f"\nfailed: {f.exception}: {f.message}", style="dim")
+            took = format_seconds(s.seconds) + (f"\n+ {format_seconds(s.precompile_seconds)} compiling" if s.precompile_seconds else "")
+            searches.add_row(s.compile_id, what, took)
+        out.append(searches)
+        if len(at.searches) > MAX_ROWS:
+            out.append(Text(f"… {count(len(at.searches) - MAX_ROWS, 'more search', 'more searches')}"))
+    if at.kernels:
+        kernels = _table("compile id", "kernel benchmarked", "when", "took", expand=True)
+        kernels.columns[0].no_wrap = kernels.columns[2].no_wrap = kernels.columns[3].no_wrap = True
+        kernels.columns[1].ratio = 1
+        for k in at.kernels[:MAX_ROWS]:
+            kernel = Text(k.kernel or "a candidate fusion").append(" (backward)" if k.backward else "")
+            kernels.add_row(k.compile_id, kernel.append(f"\n{k.how}", style="dim"),
+                            "compiling" if k.during_compile else "first run", format_seconds(k.seconds))
+        out.append(Padding(kernels, (1 if at.searches else 0, 0, 0, 0)))
+        if len(at.kernels) > MAX_ROWS:
+            out.append(Text(f"… {count(len(at.kernels) - MAX_ROWS, 'more kernel')}"))
+    if at.fusion_benchmark_s:
+        out.append(Text(f"fusions benchmarked both ways, to decide whether to fuse: {format_seconds(at.fusion_benchmark_s)}"))
+    return out
+
+
 def _dynamic_shapes(ins: Insights) -> list[RenderableType]:
     ds = ins.dynamic_shapes
     if not ds:
@@ -210,7 +248,7 @@ def summary_renderable(ins: Insights) -> RenderableType:
     head = Text(f"compilescope summary · {ins.source.rsplit('/', 1)[-1]} · {count(ins.n_compiles, 'compile id')}",
                 style="bold")
     return Group(head, _findings(ins), *_errors(ins), *_recompiles(ins), *_graph_breaks(ins), *_compile_time(ins),
-                 *_caches(ins), *_dynamic_shapes(ins), *runtime_renderables(ins.runtime))
+                 *_autotuning(ins), *_caches(ins), *_dynamic_shapes(ins), *runtime_renderables(ins.runtime))
 
 
 def print_summary(ins: Insights, console: Console) -> None:

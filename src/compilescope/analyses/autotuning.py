@@ -1,0 +1,221 @@
+"""Autotuning: where Inductor benchmarked candidates instead of compiling, and what it chose.
+
+From the chromium events torch logs around each benchmark (torch/_inductor/select_algorithm.py,
+runtime/triton_heuristics.py):
+- `<op>_template_precompiling` / `<op>_template_autotuning`: max-autotune's search for an op's fastest
+  implementation (a GEMM: Triton templates against ATen's). The autotuning event's end carries the op's shape,
+  dtypes and `autotune_choices_stats` (how many candidates, the best and its time); the precompiling event's end
+  carries the candidates that failed to compile (`metadata.exceptions`, e.g. out of shared memory).
+- `CachingAutotuner.benchmark_all_configs` / `.coordinate_descent_tuning`: a generated Triton kernel's launch
+  configs benchmarked, during the compile (fusion choices) or at the kernel's first run.
+- `benchmark_fused_nodes` / `benchmark_codegened_module`: fusions benchmarked to decide whether to fuse.
+"""
+
+from __future__ import annotations
+
+from dataclasses import field
+from typing import Any, Iterable, TypeGuard
+
+import orjson
+
+from ..model.ids import NO_COMPILE_ID
+from ..model.records import dataclass
+from ..model.trace import Trace
+
+_TEMPLATE_SEARCH = "_template_autotuning"
+_TEMPLATE_PRECOMPILE = "_template_precompiling"
+_KERNEL_TUNING = {"CachingAutotuner.benchmark_all_configs": "configs benchmarked",
+                  "CachingAutotuner.coordinate_descent_tuning": "coordinate descent"}
+_FUSION_BENCHMARKS = ("benchmark_fused_nodes", "benchmark_codegened_module")
+# Inductor names a kernel only once the fusion is chosen: the candidates benchmarked before carry this placeholder.
+_UNNAMED_KERNEL = "Placeholder.DESCRIPTIVE_NAME"
+
+
+@dataclass
+class FailedChoice:
+    """A candidate of a search that could not be compiled or run (it is left out of the search)."""
+
+    choice: str  # the candidate's config, as torch describes it
+    exception: str  # e.g. "OutOfMemoryError"
+    message: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {"choice": self.choice, "exception": self.exception, "message": self.message}
+
+
+@dataclass
+class TemplateSearch:
+    """max-autotune's search for one op's fastest implementation: the candidates, the winner, the time it took."""
+
+    compile_id: str
+    op: str  # "addmm", "mm", "bmm", ...
+    shape: str | None  # the inputs' sizes, as torch logs them ("256x2048, 256x512, 512x2048")
+    dtypes: str | None
+    choices: int | None  # candidates benchmarked
+    triton_choices: int | None  # of them, Triton templates (the rest: ATen and other backends)
+    best_kernel: str | None  # "triton_mm_17", or an ATen kernel
+    best_config: str | None
+    best_time_ms: float | None  # the winner's benchmarked run time
+    seconds: float  # benchmarking the candidates
+    precompile_seconds: float = 0.0  # compiling them first
+    failed: list[FailedChoice] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"compile_id": self.compile_id, "op": self.op, "shape": self.shape, "dtypes": self.dtypes,
+                "choices": self.choices, "triton_choices": self.triton_choices, "best_kernel": self.best_kernel,
+                "best_config": self.best_config, "best_time_ms": self.best_time_ms, "seconds": round(self.seconds, 6),
+                "precompile_seconds": round(self.precompile_seconds, 6), "failed": [f.to_json() for f in self.failed]}
+
+
+@dataclass
+class KernelTuning:
+    """A generated Triton kernel whose launch configs were benchmarked."""
+
+    compile_id: str
+    kernel: str | None  # None: a candidate fusion, benchmarked before it was named
+    how: str  # "configs benchmarked" | "coordinate descent"
+    during_compile: bool  # False: at the kernel's first run, after its compile
+    backward: bool
+    seconds: float
+
+    def to_json(self) -> dict[str, Any]:
+        return {"compile_id": self.compile_id, "kernel": self.kernel, "how": self.how,
+                "during_compile": self.during_compile, "backward": self.backward, "seconds": round(self.seconds, 6)}
+
+
+@dataclass
+class Autotuning:
+    """Every benchmark Inductor ran to choose code, and the time they took together (nested ones counted once)."""
+
+    total_s: float = 0.0
+    searches: list[TemplateSearch] = field(default_factory=list)  # in the order they ran
+    kernels: list[KernelTuning] = field(default_factory=list)  # slowest first
+    fusion_benchmark_s: float = 0.0  # deciding whether to fuse, by benchmarking both ways
+
+    def __bool__(self) -> bool:
+        return bool(self.searches or self.kernels or self.fusion_benchmark_s)
+
+    @property
+    def failed(self) -> int:
+        return sum(len(s.failed) for s in self.searches)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"total_s": round(self.total_s, 6), "searches": [s.to_json() for s in self.searches],
+                "kernels": [k.to_json() for k in self.kernels], "fusion_benchmark_s": round(self.fusion_benchmark_s, 6)}
+
+
+def autotuning(trace: Trace) -> Autotuning:
+    return autotuning_of(trace.chromium_events)
+
+
+def autotuning_of(events: Iterable[Any]) -> Autotuning:
+    result = Autotuning()
+    open_events: dict[tuple, list[tuple[str, float, dict]]] = {}  # track -> begun events (name, ts, args)
+    tuning_depth: dict[tuple, int] = {}  # track -> benchmark events open on it (their time is counted once)
+    precompiles: dict[tuple, tuple[float, list[FailedChoice]]] = {}  # (compile id, op) -> the last precompile
+    for event in events:
+        if not isinstance(event, dict):
+            continue
+        ph, name, ts = event.get("ph"), event.get("name"), event.get("ts")
+        if ph not in ("B", "E") or not isinstance(name, str) or not _is_number(ts):
+            continue
+        ts = float(ts)
+        track = (event.get("pid"), event.get("tid"))
+        stack = open_events.setdefault(track, [])
+        tuning = _is_tuning(name)
+        args = event.get("args")
+        if not isinstance(args, dict):
+            args = {}
+        if ph == "B":
+            stack.append((name, ts, args))
+            if tuning:
+                tuning_depth[track] = tuning_depth.get(track, 0) + 1
+            continue
+        begun = next((i for i in range(len(stack) - 1, -1, -1) if stack[i][0] == name), None)
+        if begun is None:
+            continue  # an end without its begin (a cut log)
+        _, start, begin_args = stack[begun]
+        for inner, _, _ in stack[begun + 1:]:  # begun inside it and never ended (a crash): closed with it
+            if _is_tuning(inner):
+                tuning_depth[track] -= 1
+        del stack[begun:]
+        seconds = max(0.0, (ts - start) / 1e6)
+        if not tuning:
+            continue
+        tuning_depth[track] -= 1
+        if tuning_depth[track] == 0:
+            result.total_s += seconds
+        args = {**begin_args, **args}
+        cid = _compile_id(args.get("compile_id"))
+        if name.endswith(_TEMPLATE_PRECOMPILE):
+            precompiles[(cid, name[: -len(_TEMPLATE_PRECOMPILE)])] = (seconds, _failed_choices(args.get("metadata")))
+        elif name.endswith(_TEMPLATE_SEARCH):
+            op = name[: -len(_TEMPLATE_SEARCH)]
+            precompile_s, failed = precompiles.pop((cid, op), (0.0, []))
+            result.searches.append(_search(cid, op, args, seconds, precompile_s, failed))
+        elif name in _KERNEL_TUNING:
+            kernel = args.get("kernel_name")
+            result.kernels.append(KernelTuning(
+                cid, kernel if isinstance(kernel, str) and kernel != _UNNAMED_KERNEL else None, _KERNEL_TUNING[name],
+                during_compile=any(not _is_tuning(n) for n, _, _ in stack), backward=args.get("is_backward") is True,
+                seconds=seconds))
+        else:
+            result.fusion_benchmark_s += seconds
+    result.kernels.sort(key=lambda k: -k.seconds)
+    return result
+
+
+def _is_tuning(name: str) -> bool:
+    return (name.endswith((_TEMPLATE_SEARCH, _TEMPLATE_PRECOMPILE)) or name in _KERNEL_TUNING
+            or name in _FUSION_BENCHMARKS)
+
+
+def _is_number(value: Any) -> TypeGuard[float]:
+    """A finite number (not a bool): x - x is 0 only for a finite x."""
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and value - value == 0
+
+
+def _compile_id(value: Any) -> str:
+    # torch writes "0/1" (and "None", str(None), outside any compile)
+    return f"[{value}]" if isinstance(value, str) and value and value != "None" else NO_COMPILE_ID
+
+
+def _search(cid: str, op: str, args: dict, seconds: float, precompile_s: float,
+            failed: list[FailedChoice]) -> TemplateSearch:
+    stats = _json_object(args.get("autotune_choices_stats"))
+    best_time = stats.get("best_time")
+    return TemplateSearch(
+        cid, op, _text(args.get("autotune_shape")), _text(args.get("autotune_dtypes")),
+        _count(stats.get("num_choices")), _count(stats.get("num_triton_choices")), _text(stats.get("best_kernel")),
+        _text(stats.get("best_kernel_desc")), float(best_time) if _is_number(best_time) else None,
+        seconds, precompile_s, failed)
+
+
+def _failed_choices(metadata: Any) -> list[FailedChoice]:
+    failed = []
+    for exc in _json_object(metadata).get("exceptions") or []:
+        if isinstance(exc, dict):
+            failed.append(FailedChoice(_text(exc.get("choice")) or "?", _text(exc.get("exception")) or "?",
+                                       _text(exc.get("exception_message")) or ""))
+    return failed
+
+
+def _json_object(value: Any) -> dict:
+    """A JSON object torch logged as a string inside the event's args ({} when it is not one)."""
+    if isinstance(value, dict):
+        return value
+    if not isinstance(value, str):
+        return {}
+    try:
+        value = orjson.loads(value)
+    except orjson.JSONDecodeError:
+        return {}
+    return value if isinstance(value, dict) else {}
+
+
+def _text(value: Any) -> str | None:
+    return value if isinstance(value, str) and value else None
+
+
+def _count(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None

@@ -1,0 +1,93 @@
+"""Autotuning, on real CUDA logs (torch 2.11, H100): max-autotune's GEMM searches and the kernels benchmarked."""
+
+from __future__ import annotations
+
+import pytest
+
+from compilescope.analyses.autotuning import autotuning_of
+from compilescope.analyses.insights import insights
+from compilescope.ingest.reader import read_trace
+
+from ..conftest import run_cli, shared
+
+
+def _insights(directory: str):
+    log = next(shared(f"gpu-torch211/{directory}/output.txt").parent.glob("dedicated_log_torch_trace*.log"))
+    with read_trace(str(log)) as trace:
+        return insights(trace)
+
+
+def test_max_autotune_searches_their_winners_and_the_candidates_that_failed():
+    at = _insights("autotune_cudagraphs").autotuning
+    assert [(s.compile_id, s.op, s.shape, s.choices, s.triton_choices, s.best_kernel) for s in at.searches] == [
+        ("[0/0]", "addmm", "256x2048, 256x512, 512x2048", 21, 19, "triton_mm_17"),
+        ("[0/0]", "addmm", "256x512, 256x2048, 2048x512", 21, 19, "triton_mm_38")]
+    first = at.searches[0]
+    assert first.best_time_ms == pytest.approx(0.02256, abs=1e-5) and "BLOCK_K=64" in first.best_config
+    assert first.seconds == pytest.approx(0.450, abs=0.001) and first.precompile_seconds == pytest.approx(2.032, abs=0.001)
+    # The one candidate that needs more shared memory than an H100 has (262144 > 232448 bytes), in each search.
+    assert [[(f.exception, "Hardware limit:232448" in f.message, "BLOCK_K=128" in f.choice) for f in s.failed]
+            for s in at.searches] == [[("OutOfMemoryError", True, True)]] * 2
+
+
+def test_kernels_benchmarked_while_compiling_and_at_their_first_run():
+    at = _insights("autotune_cudagraphs").autotuning
+    assert len(at.kernels) == 8 and [k.seconds for k in at.kernels] == sorted((k.seconds for k in at.kernels), reverse=True)
+    slowest = at.kernels[0]
+    assert (slowest.compile_id, slowest.kernel, slowest.how, slowest.during_compile) == (
+        "[0/0]", "triton_poi_fused_gelu_1", "coordinate descent", False)
+    # Candidate fusions are benchmarked inside the compile, before Inductor names them.
+    assert {(k.kernel, k.during_compile) for k in at.kernels if k.kernel is None} == {(None, True)}
+    # Each second counted once: the kernels benchmarked while compiling run inside the fusion benchmarks.
+    outermost = (sum(s.seconds + s.precompile_seconds for s in at.searches) + at.fusion_benchmark_s
+                 + sum(k.seconds for k in at.kernels if not k.during_compile))
+    assert at.total_s == pytest.approx(outermost) and at.total_s == pytest.approx(15.658, abs=0.001)
+
+
+def test_the_finding_names_the_searches_and_what_failed(capsys):
+    ins = _insights("autotune_cudagraphs")
+    [finding] = [f for f in ins.findings if f.section == "autotuning"]
+    assert (finding.title, finding.detail) == (
+        "autotuning took 15.66 s",
+        "2 max-autotune searches (addmm ×2); 8 kernels benchmarked; 2 candidates failed (OutOfMemoryError ×2)")
+    assert run_cli("summary", shared("gpu-torch211/autotune_cudagraphs")) == 0
+    out = capsys.readouterr().out
+    assert "Autotuning (15.66 s)" in out and "best triton_mm_17 (23 µs) of 21 candidates" in out
+
+
+def test_kernels_benchmarked_at_first_run_only_are_no_finding():
+    """GPT-2 training: 23 kernels' configs benchmarked at their first run, 0.58 s in all: listed, not a finding."""
+    ins = _insights("gpt2_train")
+    at = ins.autotuning
+    assert not at.searches and len(at.kernels) == 23 and not any(k.during_compile for k in at.kernels)
+    assert at.total_s == pytest.approx(sum(k.seconds for k in at.kernels)) and at.total_s < 1
+    assert "autotuning" not in {f.section for f in ins.findings}
+    assert {k.backward for k in at.kernels} == {True, False}
+
+
+def test_a_cut_or_odd_log_never_stops_the_analysis():
+    """Ends without begins, begins never ended, stats that are not JSON: what can be read is, the rest ignored."""
+    events = [
+        {"ph": "E", "name": "mm_template_autotuning", "ts": 5.0, "pid": 0, "tid": 0, "args": {}},
+        {"ph": "B", "name": "mm_template_autotuning", "ts": 1e6, "pid": 0, "tid": 0, "args": {"compile_id": "1/0"}},
+        {"ph": "B", "name": "CachingAutotuner.benchmark_all_configs", "ts": 1.5e6, "pid": 0, "tid": 0, "args": {}},
+        {"ph": "E", "name": "mm_template_autotuning", "ts": 3e6, "pid": 0, "tid": 0,
+         "args": {"autotune_choices_stats": "{not json", "autotune_shape": 7}},
+        {"ph": "B", "name": "benchmark_fused_nodes", "ts": float("nan"), "pid": 0, "tid": 0},
+        "not an event",
+    ]
+    at = autotuning_of(events)
+    [search] = at.searches
+    assert (search.compile_id, search.op, search.choices, search.shape, search.seconds) == ("[1/0]", "mm", None, None, 2.0)
+    assert at.total_s == 2.0 and not at.kernels
+
+
+def test_the_report_has_the_section_its_finding_links_to(tmp_path):
+    out = tmp_path / "report"
+    assert run_cli(shared("gpu-torch211/autotune_cudagraphs"), "-o", out, "--no-browser") == 0
+    page = (out / "index.html").read_text(encoding="utf-8")
+    assert page.count('href="#insights-autotuning"') == 1 and page.count('id="insights-autotuning"') == 1
+    section = page[page.index('id="insights-autotuning"'):page.index('id="insights-caches"')]
+    assert "<code>triton_mm_17</code> (22.6 µs)" in section and "21 (19 Triton)" in section
+    assert "Hardware limit:232448" in section and "<code>triton_poi_fused_gelu_1</code>" in section
+    assert "Fusions benchmarked both ways, to decide whether to fuse: 9.651 s." in section
