@@ -20,6 +20,9 @@ def test_runtime_page_links_work(tmp_path):
         page.click("#insights-runtime a[href='runtime.html']")
         page.wait_for_load_state()
         assert page.url.endswith("runtime.html") and "GPU time" in page.inner_text("h2")
+        # Long kernel names wrap: no table runs off the page (the source-line table's kernel list did).
+        page.set_viewport_size({"width": 1300, "height": 900})
+        assert page.evaluate("document.documentElement.scrollWidth <= document.documentElement.clientWidth")
         hrefs = page.eval_on_selector_all("a[href]", "els => els.map(e => e.href)")
         for href in set(hrefs):  # every link leads to a file of the report
             assert href.startswith("file:") and (out / href.split(out.name + "/", 1)[1].split("#")[0]).exists(), href
