@@ -3,7 +3,7 @@
 import pytest
 
 from .browser import browser_page
-from .conftest import peer, report, torch213
+from .conftest import peer, report, shared, torch213
 
 pytestmark = pytest.mark.browser
 
@@ -48,3 +48,21 @@ def test_failures_page_and_stack_links(tmp_path):
         assert "compilation_metrics" in page.url
         assert page.console_errors == []
         assert page.external_requests == []
+
+
+def test_no_page_of_a_real_gpu_report_runs_off_the_side(tmp_path):
+    """GPT-2 on an H100: kernel names of 100+ characters and site-packages paths wrap, at a laptop's width, so no
+    page scrolls sideways (its kernels pages pushed the user's code off the page). Each page also loads cleanly."""
+    out = tmp_path / "out"
+    report(shared("gpu-torch211/gpt2_train/dedicated_log_torch_trace_7r9zxwnl.log"), out)
+    pages = sorted(out.rglob("*.html"))
+    assert len(pages) > 50
+    wide = []
+    with browser_page() as page:
+        page.set_viewport_size({"width": 1300, "height": 900})
+        for html in pages:
+            page.goto(html.as_uri())
+            if page.evaluate("document.documentElement.scrollWidth > document.documentElement.clientWidth + 2"):
+                wide.append(str(html.relative_to(out)))
+        assert wide == [] and not page.console_errors and not page.external_requests
+
