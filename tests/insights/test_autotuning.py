@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from compilescope.analyses.autotuning import autotuning_of
+from compilescope.analyses.autotuning import autotuning, autotuning_of
 from compilescope.analyses.insights import insights
 from compilescope.ingest.reader import read_trace
+from compilescope.model.trace import COMPILE_EVENT_NAMES
 
 from ..conftest import run_cli, shared
 
@@ -91,3 +92,15 @@ def test_the_report_has_the_section_its_finding_links_to(tmp_path):
     assert "<code>triton_mm_17</code> (22.6 µs)" in section and "21 (19 Triton)" in section
     assert "Hardware limit:232448" in section and "<code>triton_poi_fused_gelu_1</code>" in section
     assert "Fusions benchmarked both ways, to decide whether to fuse: 9.651 s." in section
+
+
+@pytest.mark.parametrize("directory", ["autotune_cudagraphs", "gpt2_train", "flex_sdpa_model"])
+def test_the_events_kept_when_reading_give_what_every_event_gives(directory):
+    """The reader keeps the benchmarks' events and the compiles' (without their args) apart: a few dozen of a log's
+    hundreds, so the analysis decodes nothing again. Over those alone it finds what it finds over every event."""
+    log = next(shared(f"gpu-torch211/{directory}/output.txt").parent.glob("dedicated_log_torch_trace*.log"))
+    with read_trace(str(log)) as trace:
+        kept = trace.benchmark_events
+        assert 0 < len(kept) < len(trace.chromium_events) / 3
+        assert all("args" not in e for e in kept if e["name"] in COMPILE_EVENT_NAMES)
+        assert autotuning(trace) == autotuning_of(trace.chromium_events)

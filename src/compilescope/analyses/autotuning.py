@@ -20,10 +20,9 @@ import orjson
 
 from ..model.ids import NO_COMPILE_ID
 from ..model.records import dataclass
-from ..model.trace import Trace
+from ..model.trace import BENCHMARK_EVENT_SUFFIXES, Trace
 
-_TEMPLATE_SEARCH = "_template_autotuning"
-_TEMPLATE_PRECOMPILE = "_template_precompiling"
+_TEMPLATE_SEARCH, _TEMPLATE_PRECOMPILE = BENCHMARK_EVENT_SUFFIXES
 _KERNEL_TUNING = {"CachingAutotuner.benchmark_all_configs": "configs benchmarked",
                   "CachingAutotuner.coordinate_descent_tuning": "coordinate descent"}
 _FUSION_BENCHMARKS = ("benchmark_fused_nodes", "benchmark_codegened_module")
@@ -105,7 +104,8 @@ class Autotuning:
 
 
 def autotuning(trace: Trace) -> Autotuning:
-    return autotuning_of(trace.chromium_events)
+    # The benchmarks' events, and the compiles', kept apart when the log was read: no other event is decoded again.
+    return autotuning_of(trace.benchmark_events)
 
 
 def autotuning_of(events: Iterable[Any]) -> Autotuning:

@@ -29,6 +29,7 @@ class TraceBuilder:
         self.string_table: dict[int, str] = {}  # per log, never shared between files
         self.export_seen = False  # torch.export ran in this log (its records carry no compile id)
         self.chromium_events = JsonLines()
+        self.benchmark_events: list[dict] = []  # Trace.benchmark_events
         self.dump_files: dict[str, PayloadRef] = {}
         self.unclaimed_payloads: list[tuple[str, PayloadRef]] = []
         self.unknown_events: list[UnknownEvent] = []
@@ -223,5 +224,6 @@ class TraceBuilder:
             next_number=self.artifact_count,
             rank_seen=self.rank_seen,
             export_events=self.export_events,
+            benchmark_events=self.benchmark_events,
             dump_pages=settle_dump_pages(self.compiles.values(), self.dump_files),
         )

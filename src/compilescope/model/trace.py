@@ -18,6 +18,16 @@ from .records import dataclass
 
 NO_COMPILE_ID_DIR = "-_-_-_-"  # tlparse's directory for outputs without a compile id
 
+# The chromium events of Inductor's benchmarks (autotuning), and of the compiles they run inside, kept apart as well
+# (Trace.benchmark_events): a few out of a log's thousands, so that their analysis decodes no other event.
+BENCHMARK_EVENT_NAMES = frozenset({
+    "CachingAutotuner.benchmark_all_configs", "CachingAutotuner.coordinate_descent_tuning",  # a kernel's configs
+    "benchmark_fused_nodes", "benchmark_codegened_module",  # a fusion, benchmarked both ways
+})
+BENCHMARK_EVENT_SUFFIXES = ("_template_autotuning", "_template_precompiling")  # max-autotune's search of an op
+# The compiles a benchmark may run inside: kept without their args (large, and not needed to place a benchmark).
+COMPILE_EVENT_NAMES = frozenset({"dynamo", "entire_backward_compile", "inductor_compile"})
+COMPILE_EVENT_KEPT = ("name", "ph", "ts", "pid", "tid")
 LONG_RAW_LINE = 128 << 10  # a raw.jsonl line this long has its top-level values' places kept (Trace.raw_spans)
 RawSpans = tuple[tuple[str, int, int], ...]
 
@@ -231,6 +241,7 @@ class Trace:
     next_number: int  # artifacts numbered so far
     rank_seen: bool = False  # some envelope carried `rank` equal to the rank read
     export_events: list[ExportEvent] = field(default_factory=list)  # torch.export diagnostics, in log order
+    benchmark_events: list[dict] = field(default_factory=list)  # benchmarks' and compiles' chromium events, in order
     dump_pages: dict[str, str] = field(default_factory=dict)  # dumped source name -> its page's file name (dump_file/)
     # For each raw.jsonl line of LONG_RAW_LINE bytes or more, in order: (key, first byte, end byte) of each of its
     # top-level values (None: not found), so that it is written without being parsed whole (render/json.py).

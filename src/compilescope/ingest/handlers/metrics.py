@@ -7,7 +7,8 @@ import datetime
 import orjson
 
 from ...model.builder import TraceBuilder
-from ...model.trace import METRICS
+from ...model.trace import (BENCHMARK_EVENT_NAMES, BENCHMARK_EVENT_SUFFIXES, COMPILE_EVENT_KEPT, COMPILE_EVENT_NAMES,
+                            METRICS)
 from ..envelope import Envelope
 from ..shapes import CHROMIUM_FIELDS, METRIC_FIELDS, TEXT, bad_fields, is_a, without_bad_fields
 from .registry import handles
@@ -62,6 +63,11 @@ def chromium_event(env: Envelope, b: TraceBuilder) -> bool:
     if bad:  # an event without a usable track, name or time is not placed anywhere
         raise ValueError(f"chromium_event {plural(len(bad), 'field')} of the wrong type: {', '.join(bad)}")
     b.chromium_events.append(event)
+    name = event.get("name")  # (a str, or absent or null: bad_fields checked it)
+    if name in COMPILE_EVENT_NAMES:
+        b.benchmark_events.append({k: event[k] for k in COMPILE_EVENT_KEPT if k in event})
+    elif name and (name in BENCHMARK_EVENT_NAMES or name.endswith(BENCHMARK_EVENT_SUFFIXES)):
+        b.benchmark_events.append(event)
     if b.year is None:
         _note_year(b, event.get("ts"), 1e-6)
     return True
