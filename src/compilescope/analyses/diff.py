@@ -26,6 +26,7 @@ import orjson
 
 from ..model.ids import CompileId
 from ..model.trace import Compile, Trace
+from .autotuning import autotuning
 from .caches import CACHES, caches
 from .compile_time import PHASE_LABELS, compile_times
 from .dynamic_shapes import dynamic_shapes
@@ -124,6 +125,9 @@ class RunFacts:
     specializations: list[dict[str, Any]]  # {sources, value, reason, location}
     compile_time_s: float
     phases: dict[str, float]
+    autotune_s: float = 0.0  # benchmarking to choose code (analyses/autotuning.py)
+    # max-autotune's searches: {frame, op, shape, dtypes, best_kernel, best_config, best_time_ms}, in the order they ran
+    autotune_searches: list[dict[str, Any]] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -276,6 +280,7 @@ def run_facts(trace: Trace, statuses: dict[CompileId | None, str] | None = None)
             where[(ca, fid)] = loc
 
     frames: dict[str, FrameFacts] = {}
+    frame_by_event_id: dict[str, str] = {}  # "[0/1]", as chromium events name a compile -> its frame
     for k in sorted(latest, key=lambda k: (-1 if k[0] is None else k[0], k[1], k[2] or 0)):
         compile_id, entry = latest[k]
         filename, function, first = where.get(k[:2], (None, None, None))
@@ -283,6 +288,7 @@ def run_facts(trace: Trace, statuses: dict[CompileId | None, str] | None = None)
         if k[0] is not None:
             key = f"compiled autograd {key}"
         frame = frames.get(key) or frames.setdefault(key, FrameFacts(key, filename, function, first))
+        frame_by_event_id[_chromium_key(compile_id)] = key
         cid_text = str(compile_id)
         frame.compile_ids.append(cid_text)
         frame.dirs.append(entry.dir_name)
@@ -329,6 +335,7 @@ def run_facts(trace: Trace, statuses: dict[CompileId | None, str] | None = None)
                for s in shapes.symbols if s.compile_id in kept]
     specs = [{"sources": s.sources, "value": s.value, "reason": s.reason, "frame": frame_by_cid.get(s.compile_id),
               **_loc(s.location)} for s in shapes.specializations if s.compile_id in kept]
+    tuned = autotuning(trace)
     cache_result = caches(trace)
     for compile_cache in cache_result.compiles:
         frame_key_ = frame_by_cid.get(compile_cache.compile_id)
@@ -349,13 +356,17 @@ def run_facts(trace: Trace, statuses: dict[CompileId | None, str] | None = None)
         specializations=specs,
         compile_time_s=round(times.total_s, 6),
         phases={p.phase: round(p.seconds, 6) for p in times.phases},
+        autotune_s=round(tuned.total_s, 6),
+        autotune_searches=[{"frame": frame_by_event_id.get(t.compile_id), "op": t.op, "shape": t.shape, "dtypes": t.dtypes,
+                            "best_kernel": t.best_kernel, "best_config": t.best_config, "best_time_ms": t.best_time_ms}
+                           for t in tuned.searches],
     )
 
 
 # ---------------------------------------------------------------- the comparison
 
-SECTIONS = ("environment", "frames", "graph_breaks", "recompiles", "graphs", "compile_time", "caches", "failures",
-            "dynamic_shapes")
+SECTIONS = ("environment", "frames", "graph_breaks", "recompiles", "graphs", "compile_time", "autotuning", "caches",
+            "failures", "dynamic_shapes")
 SECTION_LABELS = {
     "environment": "Torch version & config",
     "frames": "Frames compiled",
@@ -363,6 +374,7 @@ SECTION_LABELS = {
     "recompiles": "Compiles & recompiles",
     "graphs": "Graphs & kernels",
     "compile_time": "Compile time",
+    "autotuning": "Autotuning",
     "caches": "Caches",
     "failures": "Failures",
     "dynamic_shapes": "Dynamic shapes",
@@ -606,6 +618,8 @@ def diff_runs(a: RunFacts, b: RunFacts, threshold: TimeThreshold = TimeThreshold
         result.notes.append(f"compile time {a.compile_time_s:.2f}s → {b.compile_time_s:.2f}s: within noise "
                             f"(under {threshold.seconds:g}s or {threshold.ratio:g}x)")
 
+    changes.extend(_autotuning_changes(a, b, threshold, result))
+
     # Caches: outcomes per cache, of the frames compiled in both runs (a frame compiled in one run only
     # brings its own lookups; they are listed with it, not as a change of cache behaviour).
     def cache_totals(facts: RunFacts) -> dict[str, dict[str, int]]:
@@ -666,6 +680,70 @@ def diff_runs(a: RunFacts, b: RunFacts, threshold: TimeThreshold = TimeThreshold
         changes.append(Change("dynamic_shapes", "added", f"specialized: {', '.join(s[0])} = {s[1]} (at {_short(s[2])}:{s[3]})",
                               None, None, {"sources": list(s[0]), "value": s[1], "file": s[2], "line": s[3]}))
     return result
+
+
+def _autotuning_changes(a: RunFacts, b: RunFacts, threshold: TimeThreshold, result: RunDiff) -> list[Change]:
+    """max-autotune's winners that changed (the same op, shapes and dtypes in the same frame), searches run in one run
+    only (of the frames compiled in both: a frame of one run brings its own), and the time spent benchmarking."""
+    out: list[Change] = []
+    matched = set(result.matched_frames)
+
+    def searches(facts: RunFacts) -> dict[tuple, list[dict]]:
+        by_key: dict[tuple, list[dict]] = {}
+        for search in facts.autotune_searches:
+            if search["frame"] is None or search["frame"] in matched:
+                by_key.setdefault((search["frame"], search["op"], search["shape"], search["dtypes"]), []).append(search)
+        return by_key
+
+    in_a, in_b = searches(a), searches(b)
+    for key in list(dict.fromkeys([*in_a, *in_b])):
+        frame, op, shape, dtypes = key
+        what = f"{op} {shape or ''}".rstrip() + (f" ({dtypes})" if dtypes else "")
+        runs_a, runs_b = in_a.get(key, []), in_b.get(key, [])
+        for sa, sb in zip(runs_a, runs_b):
+            if sa["best_config"] != sb["best_config"] or (sa["best_kernel"] or "").rstrip("0123456789") != (
+                    sb["best_kernel"] or "").rstrip("0123456789"):
+                out.append(Change("autotuning", "changed", f"max-autotune chose another kernel for {what}: "
+                                  f"{_winners(sa, sb)}", frame, sa, sb))
+        for sa in runs_a[len(runs_b):]:
+            out.append(Change("autotuning", "removed", f"max-autotune search for {what} only in A", frame, sa, None))
+        for sb in runs_b[len(runs_a):]:
+            out.append(Change("autotuning", "added", f"max-autotune search for {what} only in B", frame, None, sb))
+    if threshold.significant(a.autotune_s, b.autotune_s):
+        out.append(Change("autotuning", "changed", f"autotuning {a.autotune_s:.2f}s → {b.autotune_s:.2f}s "
+                          f"({b.autotune_s - a.autotune_s:+.2f}s)", None, a.autotune_s, b.autotune_s))
+    elif a.autotune_s != b.autotune_s:
+        result.notes.append(f"autotuning {a.autotune_s:.2f}s → {b.autotune_s:.2f}s: within noise "
+                            f"(under {threshold.seconds:g}s or {threshold.ratio:g}x)")
+    return out
+
+
+def _winners(a: dict, b: dict) -> str:
+    """`triton_mm_17 → triton_mm_4 (BLOCK_K 64 → 32, BLOCK_M 128 → 64; 0.023 → 0.031 ms)`: the configs' keys that
+    differ (torch writes a config as `KEY=value, ...`), else both configs whole."""
+    config_a, config_b = _config_items(a["best_config"]), _config_items(b["best_config"])
+    if config_a is not None and config_b is not None:
+        details = [f"{k} {config_a.get(k, '-')} → {config_b.get(k, '-')}"
+                   for k in dict.fromkeys([*config_a, *config_b]) if config_a.get(k) != config_b.get(k)]
+    else:
+        details = [f"{a['best_config'] or '?'} → {b['best_config'] or '?'}"]
+    times = ""
+    if a["best_time_ms"] is not None and b["best_time_ms"] is not None:
+        times = f"; {a['best_time_ms']:.3f} → {b['best_time_ms']:.3f} ms"
+    return f"{a['best_kernel'] or '?'} → {b['best_kernel'] or '?'} ({', '.join(details)}{times})"
+
+
+def _config_items(config: str | None) -> dict[str, str] | None:
+    """`ACC_TYPE='tl.float32', BLOCK_K=64` as {key: value}; None when it is not written that way."""
+    if not config:
+        return None
+    items = {}
+    for part in config.split(", "):
+        key, eq, value = part.partition("=")
+        if not eq or not key.isidentifier():
+            return None
+        items[key] = value
+    return items
 
 
 @dataclass
