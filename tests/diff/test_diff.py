@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import json
 import re
 
@@ -11,6 +10,7 @@ import pytest
 from compilescope.analyses.diff import RunFacts, TimeThreshold, diff_runs, graph_nodes
 
 from ..conftest import run_cli, shared
+from ..autotune_log import with_other_winner
 from .helpers import diff, facts, log, rank_dir
 
 
@@ -243,27 +243,11 @@ def test_frames_of_one_run_only_are_counted_in_words(capsys):
     assert "inner (external_utils.py:67) compiled only in B (1 compile)" in out
 
 
-def _with_other_winner(log, out):
-    """The real max-autotune log, with its first addmm search won by another candidate (kernel, config and time),
-    payload md5 recomputed: the same program on another GPU or torch version."""
-    lines = log.read_text(encoding="utf-8").split("\n")
-    start = next(i for i, line in enumerate(lines) if "triton_mm_17" in line and "autotune_choices_stats" in line)
-    head = max(i for i in range(start) if not lines[i].startswith("\t"))
-    end = next(i for i in range(start, len(lines)) if not lines[i].startswith("\t"))
-    payload = "\n".join(line[1:] for line in lines[head + 1:end])
-    changed = payload.replace("triton_mm_17", "triton_mm_4").replace("BLOCK_K=64, BLOCK_M=128", "BLOCK_K=32, BLOCK_M=64")
-    old_md5, new_md5 = (hashlib.md5(p.encode()).hexdigest() for p in (payload, changed))
-    assert changed != payload and old_md5 in lines[head]
-    lines[head:end] = [lines[head].replace(old_md5, new_md5), *(f"\t{p}" for p in changed.split("\n"))]
-    out.write_text("\n".join(lines), encoding="utf-8")
-    return out
-
-
 def test_max_autotune_choosing_another_kernel_is_a_change(tmp_path, capsys):
     """Two real max-autotune runs on an H100: the same run against itself has no change; against a run whose first
     addmm search chose another kernel, that search is the one change (the other search and the times are equal)."""
     log = next(shared("gpu-torch211/autotune_cudagraphs/output.txt").parent.glob("dedicated_log_torch_trace*.log"))
-    other = _with_other_winner(log, tmp_path / "dedicated_log_torch_trace_other.log")
+    other = with_other_winner(log, tmp_path / "dedicated_log_torch_trace_other.log")
     assert run_cli("diff", log, log) == 0
     assert "No change" in capsys.readouterr().out
     assert run_cli("diff", "--json", log, other) == 1

@@ -18,7 +18,8 @@ from rich.console import Console
 from compilescope.cli.multirank import summarize_ranks
 from compilescope.render.terminal import RankSummariesRenderer
 
-from ..conftest import run_cli
+from ..autotune_log import with_other_winner
+from ..conftest import run_cli, shared
 from ..insights.test_summary_cli import _documented_keys, _paths
 from .conftest import copy_ranks, peer_dir
 
@@ -198,3 +199,23 @@ def test_directory_of_one_rank_stays_one_log(tmp_path, capsys):
     directory.mkdir()
     shutil.copyfile(peer_dir("multi_rank_logs") / RANK.format(1), directory / "dedicated_log_torch_trace_rank_1_a.log")
     assert "ranks" not in summary_json(capsys, directory)
+
+
+def test_ranks_whose_max_autotune_chose_different_kernels(tmp_path, capsys):
+    """Three ranks of the real H100 max-autotune run, rank 1's first addmm search won by another candidate: one
+    divergence, naming the search and the config keys that tell the winners apart."""
+    log = next(shared("gpu-torch211/autotune_cudagraphs/output.txt").parent.glob("dedicated_log_torch_trace*.log"))
+    ranks = tmp_path / "ranks"
+    ranks.mkdir()
+    for rank in (0, 2):
+        shutil.copy(log, ranks / f"dedicated_log_torch_trace_rank_{rank}_x.log")
+    with_other_winner(log, ranks / "dedicated_log_torch_trace_rank_1_x.log")
+    doc = summary_json(capsys, ranks, "-j", "1")
+    assert doc["ranks"][0]["autotune_winners"][0][:3] == ["[0/0]", "addmm", "256x2048, 256x512, 512x2048"]
+    [divergence] = doc["analysis"]["divergences"]
+    assert divergence["kind"] == "autotune"
+    assert [(g["ranks"], g["what"]) for g in divergence["groups"]] == [
+        ([0, 2], "[0/0] addmm 256x2048, 256x512, 512x2048: BLOCK_K=64, BLOCK_M=128"),
+        ([1], "[0/0] addmm 256x2048, 256x512, 512x2048: BLOCK_K=32, BLOCK_M=64")]
+    assert divergence["details"] == ["[0/0] addmm 256x2048, 256x512, 512x2048 (torch.float16, torch.float16, torch.float16): "
+                                     "ranks 0, 2: BLOCK_K=64, BLOCK_M=128; rank 1: BLOCK_K=32, BLOCK_M=64"]

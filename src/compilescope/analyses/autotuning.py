@@ -219,3 +219,18 @@ def _text(value: Any) -> str | None:
 
 def _count(value: Any) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
+
+
+def config_items(config: str | None) -> dict[str, str] | None:
+    """A candidate's config as torch describes it (`ACC_TYPE='tl.float32', BLOCK_K=64`) as {key: value}; None
+    when it is not written that way."""
+    if not config:
+        return None
+    items = {}
+    for part in config.split(", "):
+        key, eq, value = part.partition("=")
+        if not eq or not key.isidentifier():
+            return None
+        items[key] = value
+    return items
+

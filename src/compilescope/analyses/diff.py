@@ -26,7 +26,7 @@ import orjson
 
 from ..model.ids import CompileId
 from ..model.trace import Compile, Trace
-from .autotuning import autotuning
+from .autotuning import autotuning, config_items
 from .caches import CACHES, caches
 from .compile_time import PHASE_LABELS, compile_times
 from .dynamic_shapes import dynamic_shapes
@@ -721,7 +721,7 @@ def _autotuning_changes(a: RunFacts, b: RunFacts, threshold: TimeThreshold, resu
 def _winners(a: dict, b: dict) -> str:
     """`triton_mm_17 → triton_mm_4 (BLOCK_K 64 → 32, BLOCK_M 128 → 64; 0.023 → 0.031 ms)`: the configs' keys that
     differ (torch writes a config as `KEY=value, ...`), else both configs whole."""
-    config_a, config_b = _config_items(a["best_config"]), _config_items(b["best_config"])
+    config_a, config_b = config_items(a["best_config"]), config_items(b["best_config"])
     if config_a is not None and config_b is not None:
         details = [f"{k} {config_a.get(k, '-')} → {config_b.get(k, '-')}"
                    for k in dict.fromkeys([*config_a, *config_b]) if config_a.get(k) != config_b.get(k)]
@@ -731,19 +731,6 @@ def _winners(a: dict, b: dict) -> str:
     if a["best_time_ms"] is not None and b["best_time_ms"] is not None:
         times = f"; {a['best_time_ms']:.3f} → {b['best_time_ms']:.3f} ms"
     return f"{a['best_kernel'] or '?'} → {b['best_kernel'] or '?'} ({', '.join(details)}{times})"
-
-
-def _config_items(config: str | None) -> dict[str, str] | None:
-    """`ACC_TYPE='tl.float32', BLOCK_K=64` as {key: value}; None when it is not written that way."""
-    if not config:
-        return None
-    items = {}
-    for part in config.split(", "):
-        key, eq, value = part.partition("=")
-        if not eq or not key.isidentifier():
-            return None
-        items[key] = value
-    return items
 
 
 @dataclass

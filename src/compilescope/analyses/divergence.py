@@ -14,6 +14,7 @@ from dataclasses import asdict, field
 from typing import Any, Callable, Hashable, Iterable
 
 from ..model.ids import CompileId
+from .autotuning import config_items
 from .rank_summary import RankSummary, collective_kind
 from ..model.records import dataclass
 
@@ -21,11 +22,13 @@ COMPILE_IDS = "compile_ids"
 CACHE = "cache"
 COLLECTIVES = "collectives"
 TENSOR_META = "tensor_meta"
+AUTOTUNE = "autotune"
 DIVERGENCE_TITLES = {
     COMPILE_IDS: "Ranks compiled different sets of compile ids",
     CACHE: "Ranks had different cache hit/miss sequences",
     COLLECTIVES: "Ranks scheduled different collective operation sequences",
     TENSOR_META: "Ranks compiled graphs with different tensor metadata (shapes, strides, dtypes)",
+    AUTOTUNE: "Ranks' max-autotune chose different kernels for the same op",
 }
 MAX_DETAILS = 20  # per finding: the rest is summarised as "and N more"
 
@@ -178,6 +181,7 @@ def analyze_ranks(summaries: list[RankSummary]) -> MultiRankAnalysis:
             _cache_divergence(ok),
             _collective_divergence(ok),
             _tensor_meta_divergence(ok),
+            _autotune_divergence(ok),
         )
         if d is not None
     ]
@@ -311,6 +315,41 @@ def _collective_divergence(ok: list[RankSummary]) -> Divergence | None:
         if len(gs) > 1:
             details.append(f"graph {graph}: " + "; ".join(f"{g.noun} {g.label}: {g.what}" for g in gs))
     return Divergence(COLLECTIVES, groups, _capped(details))
+
+
+def _autotune_divergence(ok: list[RankSummary]) -> Divergence | None:
+    """The same search (compile id, op, shapes, dtypes) won by different configs on different ranks: each rank
+    benchmarks for itself, and a close race can go either way. The ranks then run different kernels (their speed,
+    and the order of a reduction's sums, can differ). A search on some ranks only is a compile-id divergence."""
+    winners = {s.rank: {tuple(w[:4]): w[4] for w in s.autotune_winners} for s in ok}
+    split = sorted({key for per_rank in winners.values() for key in per_rank
+                    if len({w[key] for w in winners.values() if key in w}) > 1},
+                   key=lambda k: (_graph_sort_key(k[0]), k[1:]))
+    if not split:
+        return None
+    details = []
+    shown: dict[tuple, dict[str, str]] = {}  # search -> config -> what of it tells it from the others
+    for key in split:
+        configs = {rank: w[key] for rank, w in winners.items() if key in w}
+        shown[key] = _telling_apart(set(configs.values()))
+        chosen = _group(configs, lambda config: config, lambda config: shown[key][config])
+        cid, op, shape, dtypes = key
+        details.append(f"{cid} {op} {shape} ({dtypes}): " + "; ".join(f"{g.noun} {g.label}: {g.what}" for g in chosen))
+    picks = {rank: tuple(w.get(key) for key in split) for rank, w in winners.items()}
+    groups = _group(picks, lambda p: p, lambda p: "; ".join(
+        f"{key[0]} {key[1]} {key[2]}: {shown[key][config]}" for key, config in zip(split, p) if config is not None))
+    return Divergence(AUTOTUNE, groups, _capped(details))
+
+
+def _telling_apart(configs: set[str]) -> dict[str, str]:
+    """Each config as the keys whose values differ between them (`BLOCK_K=64, BLOCK_M=128`), or whole when a
+    config is not written as `KEY=value, ...`."""
+    items = {c: i for c in configs if (i := config_items(c)) is not None}
+    if len(items) < len(configs):
+        return {c: c or "?" for c in configs}
+    keys = dict.fromkeys(k for i in items.values() for k in i)
+    differing = [k for k in keys if len({i.get(k) for i in items.values()}) > 1]
+    return {c: ", ".join(f"{k}={i.get(k, '-')}" for k in differing) for c, i in items.items()}
 
 
 def _tensor_meta_divergence(ok: list[RankSummary]) -> Divergence | None:

@@ -18,6 +18,7 @@ import orjson
 
 from ..model.ids import compile_id_key
 from ..model.trace import Compile, Trace
+from .autotuning import autotuning
 from .status import BREAK, failed_compiles
 from ..model.records import dataclass
 
@@ -78,6 +79,8 @@ class RankSummary:
     tensor_meta: dict[str, str] = field(default_factory=dict)  # graph -> fingerprint of op outputs' shapes/strides/dtypes
     execution_order: list[str] | None = None  # compile ids as executed (graph_execution), None when not logged
     collectives: list[GraphCollectives] = field(default_factory=list)
+    # What each max-autotune search chose, in the order they ran: [compile id, op, shapes, dtypes, winner's config]
+    autotune_winners: list[list[str]] = field(default_factory=list)
     compile_time_s: float = 0.0  # sum of entire_frame_compile_time_s over compiles
     compile_times_s: dict[str, float] = field(default_factory=dict)  # compile id -> entire_frame_compile_time_s
     breaks: int = 0  # compiles that succeeded after a restart (graph break)
@@ -150,6 +153,9 @@ def summarize_rank(results: Results, rank: int | None = None) -> RankSummary:
     summary.cache_hits = sum(1 for *_, state in cache_events if state == "hit")
     summary.cache_misses = sum(1 for *_, state in cache_events if state == "miss")
     summary.compile_time_s = round(sum(summary.compile_times_s.values()), 6)
+    tuned = results.insights.autotuning if results.insights is not None else autotuning(trace)
+    summary.autotune_winners = [[s.compile_id, s.op, s.shape or "", s.dtypes or "", s.best_config or s.best_kernel or ""]
+                                for s in tuned.searches]
     return summary
 
 
