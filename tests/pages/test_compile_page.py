@@ -5,7 +5,7 @@ import re
 import pytest
 
 from ..browser import browser_page
-from ..conftest import report, torch213
+from ..conftest import report, shared, torch213
 from ..htmltable import table_rows
 
 
@@ -27,6 +27,21 @@ def test_failed_compile_shows_its_user_frame(tmp_path):
             assert frame in user_frame, name
         rows = table_rows((out / "failures_and_restarts.html").read_text())
         assert rows[1][3].endswith(frame), rows[1]  # the Failure Source column
+
+
+def test_a_restart_torch_could_not_explain_shows_its_graph_break(tmp_path):
+    """GPT-2 on an H100: torch logged "Unknown fail_and_restart_analysis" as the restart reason of [1/0] and [1/1],
+    yet logged their graph break (transformers' logging call): the row says which. Rows with a reason stay as torch
+    wrote them."""
+    out = tmp_path / "out"
+    report(shared("gpu-torch211/gpt2_train/dedicated_log_torch_trace_7r9zxwnl.log"), out)
+    rows = table_rows((out / "failures_and_restarts.html").read_text())[1:]
+    unknown = [r for r in rows if r[2].startswith("Unknown fail_and_restart_analysis")]
+    assert [r[0] for r in unknown] == ["[1/0_1]", "[1/1_1]"]
+    for row in unknown:
+        assert "the graph break it logged for this compilation: Encountered graph break that we cannot resume from" in row[2]
+        assert row[2].rstrip().endswith("at modeling_utils.py:4635")
+    assert all("the graph break it logged" not in r[2] for r in rows if r not in unknown)
 
 
 def test_compile_error_lines_link_to_the_output_code(tmp_path):

@@ -104,7 +104,7 @@ def analyze(trace: Trace, profiles: Sequence[Profile] = ()) -> Results:
     return Results(
         stack_trie=build_stack_trie(trace, statuses),
         unknown_stack_trie=build_unknown_stack_trie(trace),
-        failures=failures_and_restarts(trace, found.errors),
+        failures=failures_and_restarts(trace, found.errors, found.graph_breaks),
         statuses=statuses,
         export=export_report(trace),
         provenance=provenance,

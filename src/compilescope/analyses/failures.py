@@ -6,6 +6,7 @@ from __future__ import annotations
 from ..model.ids import CompileId
 from ..model.trace import Trace
 from .errors import CompileErrors, CompilerDiagnostic
+from .graph_breaks import GraphBreaks, compilation_key
 from ..model.records import dataclass
 
 
@@ -20,6 +21,9 @@ class FailureRow:
     metrics_number: int | None  # the compilation_metrics artifact to link to
     message: str | None = None  # the reason's first line, for failures
     diagnostics: tuple[CompilerDiagnostic, ...] = ()  # a C++ compile's `error:` lines
+    # A restart whose reason torch did not work out (UNKNOWN_RESTART): the graph break it logged for the
+    # compilation, `reason at file:line`, when there is one.
+    graph_break: str | None = None
 
     @property
     def is_restart(self) -> bool:
@@ -34,9 +38,19 @@ class FailureRow:
         }
 
 
-def failures_and_restarts(trace: Trace, errors: CompileErrors | None = None) -> list[FailureRow]:
-    """One row per failure and restart; `errors` (analyses.errors) supply the user frame when torch logged none."""
+# torch's restart reason when its analysis of the restart found none (it still logged the graph break itself).
+UNKNOWN_RESTART = "Unknown fail_and_restart_analysis"
+
+
+def failures_and_restarts(trace: Trace, errors: CompileErrors | None = None,
+                          breaks: GraphBreaks | None = None) -> list[FailureRow]:
+    """One row per failure and restart; `errors` (analyses.errors) supply the user frame when torch logged none,
+    `breaks` (analyses.graph_breaks) the graph break of a restart whose reason torch did not work out."""
     by_key = {e.compile_id: e for e in errors.errors} if errors is not None else {}
+    break_of: dict[str, str] = {}  # compilation ("[1/0]") -> its first graph break, as `reason at file:line`
+    for b in breaks.breaks if breaks is not None else []:
+        for key in b.compile_ids:
+            break_of.setdefault(key, b.reason + (f" at {b.location.short}" if b.location else ""))
     rows: list[FailureRow] = []
     for entry in trace.compiles.values():
         metrics = entry.metrics
@@ -53,5 +67,6 @@ def failures_and_restarts(trace: Trace, errors: CompileErrors | None = None) -> 
             rows.append(FailureRow(entry.compile_id, str(metrics["fail_type"]), str(metrics.get("fail_reason") or ""), source,
                                    number, error.message if error else None, tuple(error.diagnostics) if error else ()))
         for reason in metrics.get("restart_reasons") or []:
-            rows.append(FailureRow(entry.compile_id, "RestartAnalysis", str(reason), None, number))
+            known = None if str(reason) != UNKNOWN_RESTART else break_of.get(compilation_key(entry.compile_id))
+            rows.append(FailureRow(entry.compile_id, "RestartAnalysis", str(reason), None, number, graph_break=known))
     return rows
