@@ -20,12 +20,11 @@ import orjson
 
 from ..model.ids import NO_COMPILE_ID
 from ..model.records import dataclass
-from ..model.trace import BENCHMARK_EVENT_SUFFIXES, Trace
+from ..model.trace import BENCHMARK_EVENT_SUFFIXES, FUSION_BENCHMARK_EVENTS, KERNEL_TUNING_EVENTS, Trace
 
 _TEMPLATE_SEARCH, _TEMPLATE_PRECOMPILE = BENCHMARK_EVENT_SUFFIXES
-_KERNEL_TUNING = {"CachingAutotuner.benchmark_all_configs": "configs benchmarked",
-                  "CachingAutotuner.coordinate_descent_tuning": "coordinate descent"}
-_FUSION_BENCHMARKS = ("benchmark_fused_nodes", "benchmark_codegened_module")
+_KERNEL_TUNING = dict(zip(KERNEL_TUNING_EVENTS, ("configs benchmarked", "coordinate descent"), strict=True))
+_FUSION_BENCHMARKS = FUSION_BENCHMARK_EVENTS
 # Inductor names a kernel only once the fusion is chosen: the candidates benchmarked before carry this placeholder.
 _UNNAMED_KERNEL = "Placeholder.DESCRIPTIVE_NAME"
 

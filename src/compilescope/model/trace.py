@@ -20,10 +20,9 @@ NO_COMPILE_ID_DIR = "-_-_-_-"  # tlparse's directory for outputs without a compi
 
 # The chromium events of Inductor's benchmarks (autotuning), and of the compiles they run inside, kept apart as well
 # (Trace.benchmark_events): a few out of a log's thousands, so that their analysis decodes no other event.
-BENCHMARK_EVENT_NAMES = frozenset({
-    "CachingAutotuner.benchmark_all_configs", "CachingAutotuner.coordinate_descent_tuning",  # a kernel's configs
-    "benchmark_fused_nodes", "benchmark_codegened_module",  # a fusion, benchmarked both ways
-})
+KERNEL_TUNING_EVENTS = ("CachingAutotuner.benchmark_all_configs", "CachingAutotuner.coordinate_descent_tuning")
+FUSION_BENCHMARK_EVENTS = ("benchmark_fused_nodes", "benchmark_codegened_module")  # a fusion, benchmarked both ways
+BENCHMARK_EVENT_NAMES = frozenset(KERNEL_TUNING_EVENTS + FUSION_BENCHMARK_EVENTS)
 BENCHMARK_EVENT_SUFFIXES = ("_template_autotuning", "_template_precompiling")  # max-autotune's search of an op
 # The compiles a benchmark may run inside: kept without their args (large, and not needed to place a benchmark).
 COMPILE_EVENT_NAMES = frozenset({"dynamo", "entire_backward_compile", "inductor_compile"})
