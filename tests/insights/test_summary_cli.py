@@ -25,7 +25,7 @@ def test_summary_json_top_level(capsys):
     doc = summary_json(capsys, "graph_breaks")
     assert doc["schema_version"] == SCHEMA_VERSION == 2
     assert list(doc) == ["schema_version", "source", "compiles", "findings", "errors", "recompiles", "graph_breaks",
-                         "compile_time", "caches", "dynamic_shapes", "autotuning", "unread", "runtime"]
+                         "compile_time", "caches", "dynamic_shapes", "autotuning", "cudagraphs", "unread", "runtime"]
     assert doc["unread"] == {"skipped_records": 0, "reasons": {}, "damaged_payloads": 0, "stopped_at_line": None,
                              "stop_reason": None}
     assert doc["runtime"] is None  # no --profile
@@ -75,10 +75,11 @@ def test_every_key_is_documented(capsys, name):
 
 
 def test_every_autotuning_key_is_documented(capsys):
-    """The CPU logs above autotune nothing: a real max-autotune run on a GPU fills every autotuning key."""
+    """The CPU logs above autotune nothing and use no CUDA graphs: a real GPU run fills those keys."""
     assert run_cli("summary", "--json", shared("gpu-torch211/autotune_cudagraphs")) == 0
     paths = set(_paths(json.loads(capsys.readouterr().out)))
-    assert {"autotuning.searches[].failed[].message", "autotuning.kernels[].during_compile"} <= paths
+    assert {"autotuning.searches[].failed[].message", "autotuning.kernels[].during_compile",
+            "cudagraphs.compiles[].recordings_ms"} <= paths
     missing = sorted(paths - _documented_keys())
     assert missing == [], f"document these keys in {SCHEMA_DOC.name}: {missing}"
 

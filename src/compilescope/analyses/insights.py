@@ -16,6 +16,7 @@ from ..lazy_regex import lazy_compile
 from ..model.trace import Trace
 from .autotuning import Autotuning, autotuning
 from .caches import Caches, caches
+from .cudagraphs import CudaGraphCompile, CudaGraphs, cudagraphs
 from .compile_time import PHASE_LABELS, CompileTimes, compile_times, format_seconds
 from .dynamic_shapes import DynamicShapes, dynamic_shapes
 from .errors import CompileErrors, compile_errors
@@ -63,6 +64,7 @@ class Insights:
     unread: Unread = field(default_factory=Unread)  # what of the log was not read (a cut or corrupt log)
     runtime: Runtime | None = None  # None unless profiles were given
     autotuning: Autotuning = field(default_factory=Autotuning)
+    cudagraphs: CudaGraphs = field(default_factory=CudaGraphs)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -77,6 +79,7 @@ class Insights:
             "caches": self.caches.to_json(),
             "dynamic_shapes": self.dynamic_shapes.to_json(),
             "autotuning": self.autotuning.to_json(),
+            "cudagraphs": self.cudagraphs.to_json(),
             "unread": self.unread.to_json(),
             "runtime": self.runtime.to_json() if self.runtime else None,
         }
@@ -188,6 +191,7 @@ def findings(ins: Insights) -> list[Finding]:
         out.append(Finding(WARNING, "recompiles",
                            f"{len(group)} functions recompiled for one cause ({changes or 'no reason logged'})",
                            f"{_names(names)}{': ' + guards if guards else ''}"))
+    out.extend(f for f in _cudagraph_findings(ins.cudagraphs) if f.severity != INFO)  # skipped: with the warnings
     ct = ins.compile_time
     if ct and ct.phases:
         top = ct.phases[0]
@@ -195,6 +199,7 @@ def findings(ins: Insights) -> list[Finding]:
         out.append(Finding(INFO, "compile_time", f"compiling took {format_seconds(ct.total_s)}",
                            f"{top.label}: {top.share:.0%}" + (f"; slowest {slowest.compile_id} "
                                                               f"({format_seconds(slowest.total_s)})" if slowest else "")))
+    out.extend(f for f in _cudagraph_findings(ins.cudagraphs) if f.severity == INFO)
     at = ins.autotuning
     if at.searches or at.total_s >= AUTOTUNING_WORTH_SAYING_S:
         out.append(Finding(INFO, "autotuning", f"autotuning took {format_seconds(at.total_s)}", _autotuning_detail(at)))
@@ -212,6 +217,25 @@ def findings(ins: Insights) -> list[Finding]:
         for profile in ins.runtime.profiles:
             out.append(Finding(INFO, "runtime", *runtime_finding(profile)))
     return _merged(out)
+
+
+def _cudagraph_findings(cg: CudaGraphs) -> list[Finding]:
+    """A compile run without CUDA graphs is a warning (the speed-up reduce-overhead asked for is lost); a graph
+    recorded again, for another input shape, is worth knowing (each recording costs time and GPU memory)."""
+    out = []
+    by_reason: dict[str, list[CudaGraphCompile]] = {}
+    for c in cg.skipped:
+        by_reason.setdefault(c.skip_reason or "", []).append(c)
+    for reason, compiles in by_reason.items():
+        which = ", ".join(f"{c.compile_id} ({c.name})" if c.name else c.compile_id for c in compiles[:3])
+        more = f" and {len(compiles) - 3} more" if len(compiles) > 3 else ""
+        out.append(Finding(WARNING, "cudagraphs", f"CUDA graphs skipped for {which}{more}", reason.strip().splitlines()[0].rstrip()))
+    for c in cg.recorded_again:
+        out.append(Finding(INFO, "cudagraphs", f"CUDA graph of {c.compile_id}{f' ({c.name})' if c.name else ''} recorded "
+                           f"{len(c.recordings_ms)} times",
+                           "one graph is recorded per distinct input shape, even for a dynamic compile, each "
+                           "costing time and GPU memory: pad inputs to a few sizes"))
+    return out
 
 
 # Below this, benchmarking kernels at their first run is not worth a line of "what to fix first" (a few
@@ -245,6 +269,7 @@ def insights(trace: Trace, runtime: Runtime | None = None) -> Insights:
         errors=compile_errors(trace),
         dynamic_shapes=dynamic_shapes(trace),
         autotuning=autotuning(trace),
+        cudagraphs=cudagraphs(trace),
         unread=unread(trace.stats),
         runtime=runtime,
     )

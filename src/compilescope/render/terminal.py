@@ -217,6 +217,24 @@ def _autotuning(ins: Insights) -> list[RenderableType]:
     return out
 
 
+def _cudagraphs(ins: Insights) -> list[RenderableType]:
+    cg = ins.cudagraphs
+    if not cg:
+        return []
+    out: list[RenderableType] = [_heading(f"CUDA graphs ({count(len(cg.compiles), 'compile id')})")]
+    table = _table("compile id", "function", "recorded", "skipped because", expand=True)
+    table.columns[0].no_wrap = table.columns[2].no_wrap = True
+    table.columns[3].ratio = 1
+    for c in cg.compiles[:MAX_ROWS]:
+        recorded = ", ".join(format_seconds(ms / 1000) for ms in c.recordings_ms[:4]) + (" …" if len(c.recordings_ms) > 4 else "")
+        table.add_row(c.compile_id, c.name or "", f"{len(c.recordings_ms)}×: {recorded}" if c.recordings_ms else "-",
+                      c.skip_reason or "")
+    out.append(table)
+    if len(cg.compiles) > MAX_ROWS:
+        out.append(Text(f"… {count(len(cg.compiles) - MAX_ROWS, 'more compile id')}"))
+    return out
+
+
 def _dynamic_shapes(ins: Insights) -> list[RenderableType]:
     ds = ins.dynamic_shapes
     if not ds:
@@ -248,7 +266,7 @@ def summary_renderable(ins: Insights) -> RenderableType:
     head = Text(f"compilescope summary · {ins.source.rsplit('/', 1)[-1]} · {count(ins.n_compiles, 'compile id')}",
                 style="bold")
     return Group(head, _findings(ins), *_errors(ins), *_recompiles(ins), *_graph_breaks(ins), *_compile_time(ins),
-                 *_autotuning(ins), *_caches(ins), *_dynamic_shapes(ins), *runtime_renderables(ins.runtime))
+                 *_autotuning(ins), *_cudagraphs(ins), *_caches(ins), *_dynamic_shapes(ins), *runtime_renderables(ins.runtime))
 
 
 def print_summary(ins: Insights, console: Console) -> None:
