@@ -10,7 +10,7 @@ import pytest
 from compilescope.analyses.diff import RunFacts, TimeThreshold, diff_runs, graph_nodes
 
 from ..conftest import run_cli, shared
-from ..autotune_log import with_other_winner
+from ..gpu_variants import with_cudagraph_skip, with_other_winner
 from .helpers import diff, facts, log, rank_dir
 
 
@@ -261,3 +261,17 @@ def test_max_autotune_choosing_another_kernel_is_a_change(tmp_path, capsys):
                                "torch.float16, torch.float16): triton_mm_17 → triton_mm_4 (BLOCK_K 64 → 32, "
                                "BLOCK_M 128 → 64; 0.023 → 0.023 ms)")
     assert "BLOCK_K=64, BLOCK_M=128" in change["a"]["best_config"] and "BLOCK_K=32, BLOCK_M=64" in change["b"]["best_config"]
+
+
+def test_cuda_graphs_skipped_in_one_run_is_a_change(tmp_path, capsys):
+    """The real reduce-overhead run against a copy whose [0/1] Inductor ran without CUDA graphs (an input mutated):
+    one change, in both directions."""
+    log = next(shared("gpu-torch211/autotune_cudagraphs/output.txt").parent.glob("dedicated_log_torch_trace*.log"))
+    skipped = with_cudagraph_skip(log, tmp_path / "dedicated_log_torch_trace_skip.log")
+    for a, b, kind in ((log, skipped, "added"), (skipped, log, "removed")):
+        assert run_cli("diff", "--json", a, b) == 1
+        [rank] = json.loads(capsys.readouterr().out)["ranks"]
+        [change] = rank["changes"]
+        assert (change["section"], change["kind"]) == ("cudagraphs", kind)
+        assert (change["a"] or change["b"])["reason"].startswith("skipping cudagraphs due to mutated inputs")
+        assert change["frame"] and "forward" in change["frame"]

@@ -8,11 +8,7 @@ from compilescope.analyses.insights import insights
 from compilescope.ingest.reader import read_trace
 
 from ..conftest import run_cli, shared
-
-# What torch writes when a graph mutates an input (torch/_inductor/cudagraph_utils.py).
-SKIP = ("skipping cudagraphs due to mutated inputs (1 instances). Found from : \\n   File "
-        "\\\"/home/user/work/scenarios/autotune_cudagraphs.py\\\", line 13, in forward")
-
+from ..gpu_variants import with_cudagraph_skip
 
 def _log():
     return next(shared("gpu-torch211/autotune_cudagraphs/output.txt").parent.glob("dedicated_log_torch_trace*.log"))
@@ -32,13 +28,7 @@ def test_a_graph_recorded_for_each_input_shape():
 def test_a_skipped_compile_is_a_warning_with_torchs_reason(tmp_path, capsys):
     """The same log, [0/1]'s metrics saying why Inductor skipped CUDA graphs: a warning ranked with the others, the
     reason in the summary and on the report's page."""
-    text = _log().read_text(encoding="utf-8")
-    lines = text.split("\n")
-    [i] = [n for n, line in enumerate(lines) if '{"compilation_metrics": {"compile_id": "0/1"' in line]
-    assert '"cudagraph_skip_reason": null' in lines[i]
-    lines[i] = lines[i].replace('"cudagraph_skip_reason": null', f'"cudagraph_skip_reason": "{SKIP}"')
-    log = tmp_path / "dedicated_log_torch_trace_skip.log"
-    log.write_text("\n".join(lines), encoding="utf-8")
+    log = with_cudagraph_skip(_log(), tmp_path / "dedicated_log_torch_trace_skip.log")
     with read_trace(str(log)) as trace:
         ins = insights(trace)
     [c] = ins.cudagraphs.skipped
@@ -47,7 +37,9 @@ def test_a_skipped_compile_is_a_warning_with_torchs_reason(tmp_path, capsys):
     assert sections.index(("warning", "cudagraphs")) < sections.index(("info", "compile_time"))
     [warning] = [f for f in ins.findings if f.severity == "warning" and f.section == "cudagraphs"]
     assert (warning.title, warning.detail) == (
-        "CUDA graphs skipped for [0/1] (forward)", "skipping cudagraphs due to mutated inputs (1 instances). Found from :")
+        "CUDA graphs skipped for [0/1] (forward)",
+        "skipping cudagraphs due to mutated inputs (1 instances) at autotune_cudagraphs.py:13")
+    assert (c.skip_location.line, c.skip_location.function) == (13, "forward")
     assert run_cli(log, "-o", tmp_path / "out", "--no-browser") == 0
     page = (tmp_path / "out" / "index.html").read_text(encoding="utf-8")
     section = page[page.index('id="insights-cudagraphs"'):page.index('id="insights-caches"')]

@@ -18,7 +18,7 @@ from rich.console import Console
 from compilescope.cli.multirank import summarize_ranks
 from compilescope.render.terminal import RankSummariesRenderer
 
-from ..autotune_log import with_other_winner
+from ..gpu_variants import with_other_winner
 from ..conftest import run_cli, shared
 from ..insights.test_summary_cli import _documented_keys, _paths
 from .conftest import copy_ranks, peer_dir

@@ -14,6 +14,7 @@ from typing import Any
 
 from ..model.records import dataclass
 from ..model.trace import Trace
+from .userloc import UserLocation, is_framework_file, traceback_frames
 
 
 @dataclass
@@ -24,9 +25,19 @@ class CudaGraphCompile:
     name: str | None  # the function compiled (co_name)
     skip_reason: str | None  # why Inductor ran it without CUDA graphs (None: it did not say it skipped)
     recordings_ms: list[float] = field(default_factory=list)  # each recording of its graph, in the order they ran
+    skip_location: UserLocation | None = None  # the user line torch names in the reason ("Found from: File ...")
+
+    @property
+    def skip_summary(self) -> str | None:
+        """The reason's first line, without torch's "Found from :" (the lines after it say where)."""
+        if not self.skip_reason:
+            return None
+        first = self.skip_reason.strip().splitlines()[0].rstrip()
+        return first.removesuffix("Found from :").removesuffix("Found from:").rstrip(" .") or first
 
     def to_json(self) -> dict[str, Any]:
         return {"compile_id": self.compile_id, "name": self.name, "skip_reason": self.skip_reason,
+                "skip_location": self.skip_location.to_json() if self.skip_location else None,
                 "recordings_ms": [round(ms, 3) for ms in self.recordings_ms]}
 
 
@@ -61,8 +72,10 @@ def cudagraphs(trace: Trace) -> CudaGraphs:
         skip = metrics.get("cudagraph_skip_reason")
         recordings = [us / 1000 for us in (m.get("runtime_cudagraphify_time_us") for m in entry.runtime_metrics)
                       if isinstance(us, (int, float)) and not isinstance(us, bool) and us >= 0]
-        if (isinstance(skip, str) and skip) or recordings:
+        skip = skip if isinstance(skip, str) and skip else None
+        if skip or recordings:
             name = metrics.get("co_name")
-            result.compiles.append(CudaGraphCompile(entry.key, name if isinstance(name, str) else None,
-                                                    skip if isinstance(skip, str) and skip else None, recordings))
+            users = [f for f in traceback_frames(skip) if not is_framework_file(f.filename)] if skip else []
+            result.compiles.append(CudaGraphCompile(entry.key, name if isinstance(name, str) else None, skip,
+                                                    recordings, users[-1] if users else None))
     return result

@@ -28,6 +28,7 @@ from ..model.ids import CompileId
 from ..model.trace import Compile, Trace
 from .autotuning import autotuning, config_items
 from .caches import CACHES, caches
+from .cudagraphs import cudagraphs
 from .compile_time import PHASE_LABELS, compile_times
 from .dynamic_shapes import dynamic_shapes
 from .failures import failures_and_restarts
@@ -128,6 +129,8 @@ class RunFacts:
     autotune_s: float = 0.0  # benchmarking to choose code (analyses/autotuning.py)
     # max-autotune's searches: {frame, op, shape, dtypes, best_kernel, best_config, best_time_ms}, in the order they ran
     autotune_searches: list[dict[str, Any]] = field(default_factory=list)
+    # Compiles Inductor ran without CUDA graphs: {frame, compile_id, reason (first line, masked)}
+    cudagraph_skips: list[dict[str, Any]] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -360,13 +363,16 @@ def run_facts(trace: Trace, statuses: dict[CompileId | None, str] | None = None)
         autotune_searches=[{"frame": frame_by_event_id.get(t.compile_id), "op": t.op, "shape": t.shape, "dtypes": t.dtypes,
                             "best_kernel": t.best_kernel, "best_config": t.best_config, "best_time_ms": t.best_time_ms}
                            for t in tuned.searches],
+        cudagraph_skips=[{"frame": frame_of_cid.get(c.compile_id), "compile_id": c.compile_id,
+                          "reason": _mask(c.skip_summary or "")}
+                         for c in cudagraphs(trace).skipped],
     )
 
 
 # ---------------------------------------------------------------- the comparison
 
-SECTIONS = ("environment", "frames", "graph_breaks", "recompiles", "graphs", "compile_time", "autotuning", "caches",
-            "failures", "dynamic_shapes")
+SECTIONS = ("environment", "frames", "graph_breaks", "recompiles", "graphs", "compile_time", "autotuning", "cudagraphs",
+            "caches", "failures", "dynamic_shapes")
 SECTION_LABELS = {
     "environment": "Torch version & config",
     "frames": "Frames compiled",
@@ -375,6 +381,7 @@ SECTION_LABELS = {
     "graphs": "Graphs & kernels",
     "compile_time": "Compile time",
     "autotuning": "Autotuning",
+    "cudagraphs": "CUDA graphs",
     "caches": "Caches",
     "failures": "Failures",
     "dynamic_shapes": "Dynamic shapes",
@@ -619,6 +626,17 @@ def diff_runs(a: RunFacts, b: RunFacts, threshold: TimeThreshold = TimeThreshold
                             f"(under {threshold.seconds:g}s or {threshold.ratio:g}x)")
 
     changes.extend(_autotuning_changes(a, b, threshold, result))
+
+    # CUDA graphs: compiles run without them in one run only (of the frames compiled in both), by reason.
+    skips_a = [(x["frame"], x["reason"]) for x in a.cudagraph_skips if x["frame"] in result.matched_frames]
+    skips_b = [(x["frame"], x["reason"]) for x in b.cudagraph_skips if x["frame"] in result.matched_frames]
+    gone, new = _multiset_diff(skips_a, skips_b)
+    for frame_key_, reason in new:
+        changes.append(Change("cudagraphs", "added", f"CUDA graphs skipped in B: {reason}", frame_key_, None,
+                              {"frame": frame_key_, "reason": reason}))
+    for frame_key_, reason in gone:
+        changes.append(Change("cudagraphs", "removed", f"CUDA graphs no longer skipped: {reason}", frame_key_,
+                              {"frame": frame_key_, "reason": reason}, None))
 
     # Caches: outcomes per cache, of the frames compiled in both runs (a frame compiled in one run only
     # brings its own lookups; they are listed with it, not as a change of cache behaviour).

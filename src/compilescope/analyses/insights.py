@@ -223,13 +223,14 @@ def _cudagraph_findings(cg: CudaGraphs) -> list[Finding]:
     """A compile run without CUDA graphs is a warning (the speed-up reduce-overhead asked for is lost); a graph
     recorded again, for another input shape, is worth knowing (each recording costs time and GPU memory)."""
     out = []
-    by_reason: dict[str, list[CudaGraphCompile]] = {}
+    by_reason: dict[tuple, list[CudaGraphCompile]] = {}
     for c in cg.skipped:
-        by_reason.setdefault(c.skip_reason or "", []).append(c)
-    for reason, compiles in by_reason.items():
+        by_reason.setdefault((c.skip_summary, c.skip_location.short if c.skip_location else None), []).append(c)
+    for (reason, where), compiles in by_reason.items():
         which = ", ".join(f"{c.compile_id} ({c.name})" if c.name else c.compile_id for c in compiles[:3])
         more = f" and {len(compiles) - 3} more" if len(compiles) > 3 else ""
-        out.append(Finding(WARNING, "cudagraphs", f"CUDA graphs skipped for {which}{more}", reason.strip().splitlines()[0].rstrip()))
+        out.append(Finding(WARNING, "cudagraphs", f"CUDA graphs skipped for {which}{more}",
+                           f"{reason}" + (f" at {where}" if where else "")))
     for c in cg.recorded_again:
         out.append(Finding(INFO, "cudagraphs", f"CUDA graph of {c.compile_id}{f' ({c.name})' if c.name else ''} recorded "
                            f"{len(c.recordings_ms)} times",

@@ -1,4 +1,5 @@
-"""A real max-autotune log changed in one fact, for comparing runs and ranks (the log itself is in ../shared)."""
+"""The real H100 max-autotune and reduce-overhead log (../shared) changed in one fact, as another run, GPU, torch
+version or rank might log it: for comparing runs and ranks."""
 
 from __future__ import annotations
 
@@ -19,3 +20,19 @@ def with_other_winner(log, out):
     lines[head:end] = [lines[head].replace(old_md5, new_md5), *(f"\t{p}" for p in changed.split("\n"))]
     out.write_text("\n".join(lines), encoding="utf-8")
     return out
+
+
+# What torch writes when a graph mutates an input (torch/_inductor/cudagraph_utils.py), JSON-escaped.
+CUDAGRAPH_SKIP = ("skipping cudagraphs due to mutated inputs (1 instances). Found from : \\n   File "
+                  "\\\"/home/user/work/scenarios/autotune_cudagraphs.py\\\", line 13, in forward")
+
+
+def with_cudagraph_skip(log, out):
+    """The log with [0/1]'s compilation metrics saying why Inductor ran it without CUDA graphs."""
+    lines = log.read_text(encoding="utf-8").split("\n")
+    [i] = [n for n, line in enumerate(lines) if '{"compilation_metrics": {"compile_id": "0/1"' in line]
+    assert '"cudagraph_skip_reason": null' in lines[i]
+    lines[i] = lines[i].replace('"cudagraph_skip_reason": null', f'"cudagraph_skip_reason": "{CUDAGRAPH_SKIP}"')
+    out.write_text("\n".join(lines), encoding="utf-8")
+    return out
+
