@@ -6,7 +6,8 @@ import json
 
 import pytest
 
-from ..conftest import run_cli, skip_or_fail
+from ..conftest import run_cli, shared, skip_or_fail
+from ..gpu_variants import with_cudagraph_skip
 from .helpers import log, rank_dir
 
 
@@ -21,7 +22,7 @@ def test_clean_run_passes_every_rule(capsys):
                  "--max-compile-seconds", "600", "--baseline", log("base_again"), "--time-margin", "2")
     out = capsys.readouterr().out
     assert rc == 0, out
-    assert lines(out) == ["compilescope check: 8 rules passed"]
+    assert lines(out) == ["compilescope check: 9 rules passed"]
 
 
 def test_without_rules_failures_are_checked(capsys):
@@ -46,7 +47,7 @@ def test_no_failures_rule(capsys, tmp_path):
     assert line.startswith("no-failures: 1 failed compile, none allowed")
 
 
-def test_baseline_regressions(capsys):
+def test_baseline_regressions(capsys, tmp_path):
     # A new graph break and more recompiles than the baseline.
     assert run_cli("check", log("break"), "--baseline", log("base")) == 1
     assert lines(capsys.readouterr().out) == [
@@ -62,6 +63,15 @@ def test_baseline_regressions(capsys):
     assert run_cli("check", log("fail"), "--baseline", log("base")) == 1
     assert lines(capsys.readouterr().out) == [
         "baseline-failures: new failure: InductorError: CppCompileError: C++ compile error"]
+    # A compile that CUDA graphs skip where the baseline's ran as graphs (the real reduce-overhead run, and a copy
+    # whose [0/1] mutated an input); the other way round is no regression.
+    gpu = next(shared("gpu-torch211/autotune_cudagraphs/output.txt").parent.glob("dedicated_log_torch_trace*.log"))
+    skipped = with_cudagraph_skip(gpu, tmp_path / "dedicated_log_torch_trace_skip.log")
+    assert run_cli("check", skipped, "--baseline", gpu) == 1
+    assert lines(capsys.readouterr().out) == [
+        "baseline-cudagraphs: CUDA graphs skipped in B: skipping cudagraphs due to mutated inputs (1 instances)"]
+    assert run_cli("check", gpu, "--baseline", skipped) == 0
+    capsys.readouterr()
     # Fewer recompiles and a faster compile are no regression.
     assert run_cli("check", log("dynamic"), "--baseline", log("base")) == 0
     assert run_cli("check", log("warm"), "--baseline", log("cold"), "--time-margin", "0.1") == 0
@@ -81,7 +91,7 @@ def test_junit_has_one_test_case_per_rule(tmp_path, capsys):
     cases = {case.name: case for suite in xml for case in suite}
     assert sorted(cases) == sorted(["max-graph-breaks", "max-recompiles", "no-failures", "max-compile-seconds",
                                     "baseline-graph-breaks", "baseline-recompiles", "baseline-compile-time",
-                                    "baseline-failures"])
+                                    "baseline-failures", "baseline-cudagraphs"])
     failed = {name for name, case in cases.items() if any(isinstance(r, Failure) for r in case.result)}
     assert failed == {"max-graph-breaks", "baseline-graph-breaks", "baseline-recompiles"}
     [failure] = cases["max-graph-breaks"].result

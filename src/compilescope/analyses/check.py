@@ -94,7 +94,7 @@ def _regressions(runs: dict[int | None, RunFacts], baseline: dict[int | None, Ru
     pairs = [(rank, baseline[rank], runs[rank]) for rank in runs if rank in baseline]
     if not pairs and len(runs) == 1 and len(baseline) == 1:
         pairs = [(None, next(iter(baseline.values())), next(iter(runs.values())))]
-    new_breaks, more_recompiles, slower, new_failures = [], [], [], []
+    new_breaks, more_recompiles, slower, new_failures, new_skips = [], [], [], [], []
     for rank, base, run in pairs:
         diff = diff_runs(base, run, TimeThreshold(rules.time_min_seconds, 1.0 + rules.time_margin))
         for c in diff.changes:
@@ -102,6 +102,8 @@ def _regressions(runs: dict[int | None, RunFacts], baseline: dict[int | None, Ru
                 new_breaks.append(f"{_where(rank)}{c.title}")
             elif c.section == "failures" and c.kind == "added":
                 new_failures.append(f"{_where(rank)}{c.title}")
+            elif c.section == "cudagraphs" and c.kind == "added":
+                new_skips.append(f"{_where(rank)}{c.title}")
         ra = sum(f.recompiles for f in base.frames.values())
         rb = sum(f.recompiles for f in run.frames.values())
         if rb > ra:
@@ -117,6 +119,7 @@ def _regressions(runs: dict[int | None, RunFacts], baseline: dict[int | None, Ru
         ("baseline-recompiles", "no more recompiles than the baseline", more_recompiles),
         ("baseline-compile-time", f"compile time not up by {margin} over the baseline", slower),
         ("baseline-failures", "no failed compile that the baseline does not have", new_failures),
+        ("baseline-cudagraphs", "no compile run without CUDA graphs that the baseline ran with them", new_skips),
     ):
         if found:
             out.append(RuleResult(name, description, False, f"{name}: {found[0]}"

@@ -29,7 +29,8 @@ class CheckCommand:
         parser.add_argument("--no-failures", action="store_true", help="fail if any compile failed")
         parser.add_argument("--max-compile-seconds", type=float, metavar="S", help="fail if compiling took more than S seconds")
         parser.add_argument("--baseline", metavar="LOG", help="fail on regressions against this run: a new graph break, "
-                            "more recompiles, a new failure, compile time up by more than the margin")
+                            "more recompiles, a new failure, a compile CUDA graphs now skip, compile time up by more "
+                            "than the margin")
         parser.add_argument("--time-margin", type=float, default=Rules.time_margin, metavar="F",
                             help=f"with --baseline: compile time may grow by this fraction (default {Rules.time_margin:g})")
         parser.add_argument("--time-min-seconds", type=float, default=Rules.time_min_seconds, metavar="S",
