@@ -27,8 +27,9 @@ def test_max_autotune_searches_their_winners_and_the_candidates_that_failed():
     assert first.best_time_ms == pytest.approx(0.02256, abs=1e-5) and "BLOCK_K=64" in first.best_config
     assert first.seconds == pytest.approx(0.450, abs=0.001) and first.precompile_seconds == pytest.approx(2.032, abs=0.001)
     # The one candidate that needs more shared memory than an H100 has (262144 > 232448 bytes), in each search.
-    assert [[(f.exception, "Hardware limit:232448" in f.message, "BLOCK_K=128" in f.choice) for f in s.failed]
-            for s in at.searches] == [[("OutOfMemoryError", True, True)]] * 2
+    assert [[(f.exception, f.required_memory, f.hardware_limit, "Hardware limit:232448" in f.message,
+              "BLOCK_K=128" in f.choice) for f in s.failed] for s in at.searches] == [
+        [("OutOfMemoryError", 262144, 232448, True, True)]] * 2
 
 
 def test_kernels_benchmarked_while_compiling_and_at_their_first_run():
@@ -90,7 +91,8 @@ def test_the_report_has_the_section_its_finding_links_to(tmp_path):
     assert page.count('href="#insights-autotuning"') == 1 and page.count('id="insights-autotuning"') == 1
     section = page[page.index('id="insights-autotuning"'):page.index('id="insights-caches"')]
     assert "<code>triton_mm_17</code> (22.6 µs)" in section and "21 (19 Triton)" in section
-    assert "Hardware limit:232448" in section and "<code>triton_poi_fused_gelu_1</code>" in section
+    assert "needs 262,144 bytes of shared memory, the GPU has 232,448" in section
+    assert "<code>triton_poi_fused_gelu_1</code>" in section
     assert "Fusions benchmarked both ways, to decide whether to fuse: 9.651 s." in section
 
 

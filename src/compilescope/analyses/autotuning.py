@@ -36,9 +36,12 @@ class FailedChoice:
     choice: str  # the candidate's config, as torch describes it
     exception: str  # e.g. "OutOfMemoryError"
     message: str
+    required_memory: int | None = None  # an OutOfMemoryError's shared memory (bytes): what the candidate needs
+    hardware_limit: int | None = None  # ... and what the GPU has
 
     def to_json(self) -> dict[str, Any]:
-        return {"choice": self.choice, "exception": self.exception, "message": self.message}
+        return {"choice": self.choice, "exception": self.exception, "message": self.message,
+                "required_memory": self.required_memory, "hardware_limit": self.hardware_limit}
 
 
 @dataclass
@@ -195,7 +198,8 @@ def _failed_choices(metadata: Any) -> list[FailedChoice]:
     for exc in _json_object(metadata).get("exceptions") or []:
         if isinstance(exc, dict):
             failed.append(FailedChoice(_text(exc.get("choice")) or "?", _text(exc.get("exception")) or "?",
-                                       _text(exc.get("exception_message")) or ""))
+                                       _text(exc.get("exception_message")) or "", _bytes(exc.get("required_memory")),
+                                       _bytes(exc.get("hardware_limit"))))
     return failed
 
 
@@ -214,6 +218,13 @@ def _json_object(value: Any) -> dict:
 
 def _text(value: Any) -> str | None:
     return value if isinstance(value, str) and value else None
+
+
+def _bytes(value: Any) -> int | None:
+    """A size torch logged as a number or a string of digits ("262144")."""
+    if isinstance(value, str) and value.isdigit() and len(value) < 19:
+        return int(value)
+    return _count(value)
 
 
 def _count(value: Any) -> int | None:
