@@ -38,6 +38,11 @@ def _where(loc: UserLocation | None) -> str:
     return f"{loc.short} in {loc.function}" if loc.function else loc.short
 
 
+def _more(total: int, word: str, many: str | None = None) -> list[Text]:
+    """The line under a table cut at MAX_ROWS rows: "… 3 more kernels" (none when nothing was cut)."""
+    return [Text(f"… {count(total - MAX_ROWS, word, many)}")] if total > MAX_ROWS else []
+
+
 def _heading(title: str) -> Text:
     return Text(f"\n{title}", style="bold underline")
 
@@ -150,8 +155,7 @@ def _compile_time(ins: Insights) -> list[RenderableType]:
         slowest.add_row(c.compile_id, c.name or "", format_seconds(c.total_s),
                         f"{PHASE_LABELS[top]} ({format_seconds(c.phases[top])})" if top else "")
     out.append(Padding(slowest, (1, 0, 0, 0)))
-    if len(ct.compiles) > MAX_ROWS:
-        out.append(Text(f"… {count(len(ct.compiles) - MAX_ROWS, 'more compile id')}"))
+    out.extend(_more(len(ct.compiles), "more compile id"))
     return out
 
 
@@ -201,8 +205,7 @@ def _autotuning(ins: Insights) -> list[RenderableType]:
             took = format_seconds(s.seconds) + (f"\n+ {format_seconds(s.precompile_seconds)} compiling" if s.precompile_seconds else "")
             searches.add_row(s.compile_id, what, took)
         out.append(searches)
-        if len(at.searches) > MAX_ROWS:
-            out.append(Text(f"… {count(len(at.searches) - MAX_ROWS, 'more search', 'more searches')}"))
+        out.extend(_more(len(at.searches), "more search", "more searches"))
     if at.kernels:
         kernels = _table("compile id", "kernel benchmarked", "when", "took", expand=True)
         kernels.columns[0].no_wrap = kernels.columns[2].no_wrap = kernels.columns[3].no_wrap = True
@@ -212,8 +215,7 @@ def _autotuning(ins: Insights) -> list[RenderableType]:
             kernels.add_row(k.compile_id, kernel.append(f"\n{k.how}", style="dim"),
                             "compiling" if k.during_compile else "first run", format_seconds(k.seconds))
         out.append(Padding(kernels, (1 if at.searches else 0, 0, 0, 0)))
-        if len(at.kernels) > MAX_ROWS:
-            out.append(Text(f"… {count(len(at.kernels) - MAX_ROWS, 'more kernel')}"))
+        out.extend(_more(len(at.kernels), "more kernel"))
     if at.fusion_benchmark_s:
         out.append(Text(f"fusions benchmarked both ways, to decide whether to fuse: {format_seconds(at.fusion_benchmark_s)}"))
     return out
@@ -232,8 +234,7 @@ def _cudagraphs(ins: Insights) -> list[RenderableType]:
         table.add_row(c.compile_id, c.name or "", f"{len(c.recordings_ms)}×: {recorded}" if c.recordings_ms else "-",
                       c.skip_reason or "")
     out.append(table)
-    if len(cg.compiles) > MAX_ROWS:
-        out.append(Text(f"… {count(len(cg.compiles) - MAX_ROWS, 'more compile id')}"))
+    out.extend(_more(len(cg.compiles), "more compile id"))
     return out
 
 
