@@ -719,6 +719,8 @@ def _autotuning_changes(a: RunFacts, b: RunFacts, threshold: TimeThreshold, resu
         what = f"{op} {shape or ''}".rstrip() + (f" ({dtypes})" if dtypes else "")
         runs_a, runs_b = in_a.get(key, []), in_b.get(key, [])
         for sa, sb in zip(runs_a, runs_b):
+            # A Triton winner's name ends with its place among the candidates (triton_mm_17): the config says which
+            # template it is; the name without that number tells a Triton winner from ATen's.
             if sa["best_config"] != sb["best_config"] or (sa["best_kernel"] or "").rstrip("0123456789") != (
                     sb["best_kernel"] or "").rstrip("0123456789"):
                 out.append(Change("autotuning", "changed", f"max-autotune chose another kernel for {what}: "

@@ -191,7 +191,7 @@ def findings(ins: Insights) -> list[Finding]:
         out.append(Finding(WARNING, "recompiles",
                            f"{len(group)} functions recompiled for one cause ({changes or 'no reason logged'})",
                            f"{_names(names)}{': ' + guards if guards else ''}"))
-    out.extend(f for f in _cudagraph_findings(ins.cudagraphs) if f.severity != INFO)  # skipped: with the warnings
+    out.extend(_cudagraph_skips(ins.cudagraphs))  # with the warnings, before the time
     ct = ins.compile_time
     if ct and ct.phases:
         top = ct.phases[0]
@@ -199,7 +199,7 @@ def findings(ins: Insights) -> list[Finding]:
         out.append(Finding(INFO, "compile_time", f"compiling took {format_seconds(ct.total_s)}",
                            f"{top.label}: {top.share:.0%}" + (f"; slowest {slowest.compile_id} "
                                                               f"({format_seconds(slowest.total_s)})" if slowest else "")))
-    out.extend(f for f in _cudagraph_findings(ins.cudagraphs) if f.severity == INFO)
+    out.extend(_cudagraph_recordings(ins.cudagraphs))
     at = ins.autotuning
     if at.searches or at.total_s >= AUTOTUNING_WORTH_SAYING_S:
         out.append(Finding(INFO, "autotuning", f"autotuning took {format_seconds(at.total_s)}", _autotuning_detail(at)))
@@ -219,9 +219,9 @@ def findings(ins: Insights) -> list[Finding]:
     return _merged(out)
 
 
-def _cudagraph_findings(cg: CudaGraphs) -> list[Finding]:
-    """A compile run without CUDA graphs is a warning (the speed-up reduce-overhead asked for is lost); a graph
-    recorded again, for another input shape, is worth knowing (each recording costs time and GPU memory)."""
+def _cudagraph_skips(cg: CudaGraphs) -> list[Finding]:
+    """A compile run without CUDA graphs is a warning: the speed-up reduce-overhead asked for is lost. One per
+    reason and line."""
     out = []
     by_reason: dict[tuple, list[CudaGraphCompile]] = {}
     for c in cg.skipped:
@@ -231,12 +231,16 @@ def _cudagraph_findings(cg: CudaGraphs) -> list[Finding]:
         more = f" and {len(compiles) - 3} more" if len(compiles) > 3 else ""
         out.append(Finding(WARNING, "cudagraphs", f"CUDA graphs skipped for {which}{more}",
                            f"{reason}" + (f" at {where}" if where else "")))
-    for c in cg.recorded_again:
-        out.append(Finding(INFO, "cudagraphs", f"CUDA graph of {c.compile_id}{f' ({c.name})' if c.name else ''} recorded "
-                           f"{len(c.recordings_ms)} times",
-                           "one graph is recorded per distinct input shape, even for a dynamic compile, each "
-                           "costing time and GPU memory: pad inputs to a few sizes"))
     return out
+
+
+def _cudagraph_recordings(cg: CudaGraphs) -> list[Finding]:
+    """A graph recorded again, for another input shape, is worth knowing: each recording costs time and GPU memory."""
+    return [Finding(INFO, "cudagraphs", f"CUDA graph of {c.compile_id}{f' ({c.name})' if c.name else ''} recorded "
+                    f"{len(c.recordings_ms)} times",
+                    "one graph is recorded per distinct input shape, even for a dynamic compile, each costing time "
+                    "and GPU memory: pad inputs to a few sizes")
+            for c in cg.recorded_again]
 
 
 # Below this, benchmarking kernels at their first run is not worth a line of "what to fix first" (a few
