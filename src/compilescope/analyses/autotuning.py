@@ -39,6 +39,13 @@ class FailedChoice:
     required_memory: int | None = None  # an OutOfMemoryError's shared memory (bytes): what the candidate needs
     hardware_limit: int | None = None  # ... and what the GPU has
 
+    @property
+    def why(self) -> str:
+        """What went wrong, for people: the sizes when torch logged them, else its message."""
+        if self.required_memory is not None and self.hardware_limit is not None:
+            return f"needs {self.required_memory:,} bytes of shared memory, the GPU has {self.hardware_limit:,}"
+        return self.message
+
     def to_json(self) -> dict[str, Any]:
         return {"choice": self.choice, "exception": self.exception, "message": self.message,
                 "required_memory": self.required_memory, "hardware_limit": self.hardware_limit}

@@ -199,9 +199,7 @@ def _autotuning(ins: Insights) -> list[RenderableType]:
                         + (f" of {count(s.choices, 'candidate')}" if s.choices is not None else "")
                         + (f" ({s.triton_choices} Triton)" if s.triton_choices is not None else ""))
             for f in s.failed[:3]:
-                why = (f"needs {f.required_memory:,} bytes of shared memory, the GPU has {f.hardware_limit:,}"
-                       if f.required_memory is not None and f.hardware_limit is not None else f.message)
-                what.append(f"\nfailed: {f.exception}: {why}", style="dim")
+                what.append(f"\nfailed: {f.exception}: {f.why}", style="dim")
             took = format_seconds(s.seconds) + (f"\n+ {format_seconds(s.precompile_seconds)} compiling" if s.precompile_seconds else "")
             searches.add_row(s.compile_id, what, took)
         out.append(searches)
