@@ -72,6 +72,11 @@ def test_baseline_regressions(capsys, tmp_path):
         "baseline-cudagraphs: CUDA graphs skipped in B: skipping cudagraphs due to mutated inputs (1 instances)"]
     assert run_cli("check", gpu, "--baseline", skipped) == 0
     capsys.readouterr()
+    # Without a baseline: --no-cudagraph-skips (the real run passes it; the copy does not, naming the compile).
+    assert run_cli("check", gpu, "--no-cudagraph-skips") == 0
+    assert lines(capsys.readouterr().out) == ["compilescope check: 1 rule passed"]
+    assert run_cli("check", skipped, "--no-cudagraph-skips") == 1
+    assert lines(capsys.readouterr().out) == ["no-cudagraph-skips: 1 compile run without CUDA graphs, none allowed"]
     # Fewer recompiles and a faster compile are no regression.
     assert run_cli("check", log("dynamic"), "--baseline", log("base")) == 0
     assert run_cli("check", log("warm"), "--baseline", log("cold"), "--time-margin", "0.1") == 0

@@ -20,6 +20,7 @@ class Rules:
     max_recompiles: int | None = None
     no_failures: bool = False
     max_compile_seconds: float | None = None
+    no_cudagraph_skips: bool = False  # reduce-overhead: every compile runs as CUDA graphs
     # With a baseline: compile time may grow by this fraction (and at least min_seconds) before it is a regression.
     time_margin: float = 0.5
     time_min_seconds: float = 1.0
@@ -84,6 +85,11 @@ def evaluate(runs: dict[int | None, RunFacts], rules: Rules,
         absolute("max-compile-seconds", f"at most {rules.max_compile_seconds:g}s allowed",
                  lambda f: (f.compile_time_s, []), rules.max_compile_seconds, lambda v, lim: v > lim,
                  lambda v: f"compile time {v:.2f}s")
+
+    if rules.no_cudagraph_skips:
+        absolute("no-cudagraph-skips", "none allowed",
+                 lambda f: (len(f.cudagraph_skips), [f"{x['compile_id']}: {x['reason']}" for x in f.cudagraph_skips]),
+                 0, lambda v, lim: v > lim, lambda v: _plural(v, "compile") + " run without CUDA graphs")
 
     if baseline is not None:
         results.extend(_regressions(runs, baseline, rules))

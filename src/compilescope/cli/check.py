@@ -28,6 +28,8 @@ class CheckCommand:
         parser.add_argument("--max-recompiles", type=int, metavar="N", help="fail with more than N recompiles")
         parser.add_argument("--no-failures", action="store_true", help="fail if any compile failed")
         parser.add_argument("--max-compile-seconds", type=float, metavar="S", help="fail if compiling took more than S seconds")
+        parser.add_argument("--no-cudagraph-skips", action="store_true",
+                            help="fail if Inductor ran any compile without CUDA graphs (mode=\"reduce-overhead\")")
         parser.add_argument("--baseline", metavar="LOG", help="fail on regressions against this run: a new graph break, "
                             "more recompiles, a new failure, a compile CUDA graphs now skip, compile time up by more "
                             "than the margin")
@@ -45,8 +47,8 @@ class CheckCommand:
         if args.time_margin < 0 or args.time_min_seconds < 0:
             raise CompilescopeError("--time-margin and --time-min-seconds must be 0 or more")
         rules = Rules(args.max_graph_breaks, args.max_recompiles, args.no_failures, args.max_compile_seconds,
-                      args.time_margin, args.time_min_seconds)
-        if not (args.no_failures or args.baseline) and all(
+                      args.no_cudagraph_skips, args.time_margin, args.time_min_seconds)
+        if not (args.no_failures or args.baseline or args.no_cudagraph_skips) and all(
                 v is None for v in (args.max_graph_breaks, args.max_recompiles, args.max_compile_seconds)):
             rules.no_failures = True
         baseline = read_side(args.baseline) if args.baseline else None
