@@ -6,6 +6,7 @@ import pytest
 
 from ..browser import browser_page
 from ..conftest import report, shared, torch213
+from ..gpu_variants import with_cudagraph_skip
 from ..htmltable import table_rows
 
 
@@ -42,6 +43,20 @@ def test_a_restart_torch_could_not_explain_shows_its_graph_break(tmp_path):
         assert "the graph break it logged for this compilation: Encountered graph break that we cannot resume from" in row[2]
         assert row[2].rstrip().endswith("at modeling_utils.py:4635")
     assert all("the graph break it logged" not in r[2] for r in rows if r not in unknown)
+
+
+def test_a_compiles_page_shows_its_autotuning_and_cuda_graphs(tmp_path):
+    """The real H100 run (max-autotune for [0/0], reduce-overhead for [0/1]), [0/1]'s metrics saying why CUDA graphs
+    were skipped: each compile's page says what its searches chose and what became of its graphs."""
+    log = next(shared("gpu-torch211/autotune_cudagraphs/output.txt").parent.glob("dedicated_log_torch_trace*.log"))
+    out = tmp_path / "out"
+    report(with_cudagraph_skip(log, tmp_path / "dedicated_log_torch_trace_skip.log"), out)
+    first, second = (" ".join(_text(out / d / "index.html").split()) for d in ("-_0_0_0", "-_0_1_0"))
+    assert "max-autotune addmm 256x2048, 256x512, 512x2048: triton_mm_17 (22.6 µs) of 21 candidates" in first
+    assert "needs 262,144 bytes of shared memory, the GPU has 232,448" in first and "CUDA graphs" not in first
+    assert ("CUDA graphs skipped: skipping cudagraphs due to mutated inputs (1 instances) at "
+            "/home/user/work/scenarios/autotune_cudagraphs.py:13 in forward ; recorded 2×: 4.5 ms, 0.3 ms") in second
+    assert "max-autotune" not in second
 
 
 def test_compile_error_lines_link_to_the_output_code(tmp_path):

@@ -13,8 +13,10 @@ from typing import Any, Iterator, Mapping, Sequence
 
 from ..model.ids import CompileId
 from ..model.trace import Compile, Trace
+from .autotuning import TemplateSearch
 from .caches import CACHES
 from .compile_time import PHASE_LABELS, PHASES
+from .cudagraphs import CudaGraphCompile
 from .errors import OUTPUT_CODE, CompileError
 from .graph_breaks import GraphBreak, compilation_key
 from .insights import Insights
@@ -75,6 +77,8 @@ class CompileSummary:
     phases: list[tuple[str, float]] = field(default_factory=list)  # (label, seconds), biggest first, zeros left out
     caches: list[tuple[str, str]] = field(default_factory=list)  # (cache label, "miss" / "miss, hit")
     sizes: list[tuple[str, Any]] = field(default_factory=list)  # (label, value), logged values only
+    searches: list[TemplateSearch] = field(default_factory=list)  # max-autotune's searches in this compilation
+    cudagraphs: CudaGraphCompile | None = None  # its CUDA graph recordings, or why it ran without them
     code_roles: dict[int, str] = field(default_factory=dict)  # output code artifact number -> forward/backward/inference
     metrics: MetricGroups = field(default_factory=MetricGroups)
 
@@ -222,6 +226,10 @@ def compile_summaries(trace: Trace, statuses: dict[CompileId | None, str], ins: 
     guards = {step.compile_id: step.guard for frame in ins.recompiles.frames for step in frame.steps}
     times = {c.compile_id: c for c in ins.compile_time.compiles}
     caches = {c.compile_id: c for c in ins.caches.compiles}
+    searches: dict[str, list[TemplateSearch]] = {}  # by compilation, as chromium events name it ("[0/1]")
+    for search in ins.autotuning.searches:
+        searches.setdefault(search.compile_id, []).append(search)
+    graphed = {c.compile_id: c for c in ins.cudagraphs.compiles}
 
     result: dict[str, CompileSummary] = {}
     shared = _Shared()
@@ -258,5 +266,7 @@ def compile_summaries(trace: Trace, statuses: dict[CompileId | None, str], ins: 
         if cached is not None:
             summary.caches = [(label, outcome) for cache, label in CACHES.items() if (outcome := cached.outcome(cache))]
         summary.sizes = [(label, metrics[k]) for label, k in SIZE_KEYS if not _empty(metrics.get(k))]
+        summary.searches = searches.get(compilation, [])
+        summary.cudagraphs = graphed.get(key)
         result[key] = summary
     return result
