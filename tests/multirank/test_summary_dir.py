@@ -18,7 +18,7 @@ from rich.console import Console
 from compilescope.cli.multirank import summarize_ranks
 from compilescope.render.terminal import RankSummariesRenderer
 
-from ..gpu_variants import with_other_winner
+from ..gpu_variants import with_cudagraph_skip, with_other_winner
 from ..conftest import run_cli, shared
 from ..insights.test_summary_cli import _documented_keys, _paths
 from .conftest import copy_ranks, peer_dir
@@ -219,3 +219,23 @@ def test_ranks_whose_max_autotune_chose_different_kernels(tmp_path, capsys):
         ([1], "[0/0] addmm 256x2048, 256x512, 512x2048: BLOCK_K=32, BLOCK_M=64")]
     assert divergence["details"] == ["[0/0] addmm 256x2048, 256x512, 512x2048 (torch.float16, torch.float16, torch.float16): "
                                      "ranks 0, 2: BLOCK_K=64, BLOCK_M=128; rank 1: BLOCK_K=32, BLOCK_M=64"]
+
+
+def test_ranks_that_ran_a_compile_without_cuda_graphs(tmp_path, capsys):
+    """Three ranks of the real H100 reduce-overhead run, rank 1's [0/1] skipped by CUDA graphs (an input mutated):
+    rank 1 is slower at every step, and one divergence says so."""
+    log = next(shared("gpu-torch211/autotune_cudagraphs/output.txt").parent.glob("dedicated_log_torch_trace*.log"))
+    ranks = tmp_path / "ranks"
+    ranks.mkdir()
+    for rank in (0, 2):
+        shutil.copy(log, ranks / f"dedicated_log_torch_trace_rank_{rank}_x.log")
+    with_cudagraph_skip(log, ranks / "dedicated_log_torch_trace_rank_1_x.log")
+    doc = summary_json(capsys, ranks, "-j", "1")
+    assert [r["cudagraph_skips"] for r in doc["ranks"]] == [
+        [], [["[0/1]", "skipping cudagraphs due to mutated inputs (1 instances)"]], []]
+    [divergence] = doc["analysis"]["divergences"]
+    assert divergence["kind"] == "cudagraphs"
+    assert [(g["ranks"], g["what"]) for g in divergence["groups"]] == [
+        ([0, 2], "no compile skipped"), ([1], "[0/1] skipped: skipping cudagraphs due to mutated inputs (1 instances)")]
+    assert divergence["details"] == ["[0/1] run without CUDA graphs only on rank 1"]
+

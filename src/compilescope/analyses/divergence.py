@@ -23,12 +23,14 @@ CACHE = "cache"
 COLLECTIVES = "collectives"
 TENSOR_META = "tensor_meta"
 AUTOTUNE = "autotune"
+CUDAGRAPHS = "cudagraphs"
 DIVERGENCE_TITLES = {
     COMPILE_IDS: "Ranks compiled different sets of compile ids",
     CACHE: "Ranks had different cache hit/miss sequences",
     COLLECTIVES: "Ranks scheduled different collective operation sequences",
     TENSOR_META: "Ranks compiled graphs with different tensor metadata (shapes, strides, dtypes)",
     AUTOTUNE: "Ranks' max-autotune chose different kernels for the same op",
+    CUDAGRAPHS: "Ranks ran different compiles without CUDA graphs",
 }
 MAX_DETAILS = 20  # per finding: the rest is summarised as "and N more"
 
@@ -182,6 +184,7 @@ def analyze_ranks(summaries: list[RankSummary]) -> MultiRankAnalysis:
             _collective_divergence(ok),
             _tensor_meta_divergence(ok),
             _autotune_divergence(ok),
+            _cudagraph_divergence(ok),
         )
         if d is not None
     ]
@@ -339,6 +342,25 @@ def _autotune_divergence(ok: list[RankSummary]) -> Divergence | None:
     groups = _group(picks, lambda p: p, lambda p: "; ".join(
         f"{key[0]} {key[1]} {key[2]}: {shown[key][config]}" for key, config in zip(split, p) if config is not None))
     return Divergence(AUTOTUNE, groups, _capped(details))
+
+
+def _cudagraph_divergence(ok: list[RankSummary]) -> Divergence | None:
+    """Some ranks ran a compile without CUDA graphs that others ran as graphs (reduce-overhead): those ranks are
+    slower at every step, and the others wait for them at each collective."""
+    skips = {s.rank: {cid: reason for cid, reason in s.cudagraph_skips} for s in ok}
+    groups = _group(skips, lambda skipped: tuple(sorted(skipped.items())), lambda skipped: "; ".join(
+        f"{cid} skipped: {reason}" for cid, reason in sorted(skipped.items(), key=lambda kv: _graph_sort_key(kv[0])))
+        or "no compile skipped")
+    if len(groups) < 2:
+        return None
+    everywhere = set.intersection(*(set(v) for v in skips.values()))
+    where: dict[str, list[int]] = defaultdict(list)
+    for rank, skipped in sorted(skips.items()):
+        for cid in set(skipped) - everywhere:
+            where[cid].append(rank)
+    details = [f"{cid} run without CUDA graphs only on {'rank' if len(ranks) == 1 else 'ranks'} {rank_list(ranks)}"
+               for cid, ranks in sorted(where.items(), key=lambda kv: _graph_sort_key(kv[0]))]
+    return Divergence(CUDAGRAPHS, groups, _capped(details))
 
 
 def _telling_apart(configs: set[str]) -> dict[str, str]:

@@ -19,6 +19,7 @@ import orjson
 from ..model.ids import compile_id_key
 from ..model.trace import Compile, Trace
 from .autotuning import autotuning
+from .cudagraphs import cudagraphs
 from .status import BREAK, failed_compiles
 from ..model.records import dataclass
 
@@ -81,6 +82,8 @@ class RankSummary:
     collectives: list[GraphCollectives] = field(default_factory=list)
     # What each max-autotune search chose, in the order they ran: [compile id, op, shapes, dtypes, winner's config]
     autotune_winners: list[list[str]] = field(default_factory=list)
+    # Compiles Inductor ran without CUDA graphs: [compile id, the reason's first line]
+    cudagraph_skips: list[list[str]] = field(default_factory=list)
     compile_time_s: float = 0.0  # sum of entire_frame_compile_time_s over compiles
     compile_times_s: dict[str, float] = field(default_factory=dict)  # compile id -> entire_frame_compile_time_s
     breaks: int = 0  # compiles that succeeded after a restart (graph break)
@@ -153,6 +156,8 @@ def summarize_rank(results: Results, rank: int | None = None) -> RankSummary:
     summary.cache_hits = sum(1 for *_, state in cache_events if state == "hit")
     summary.cache_misses = sum(1 for *_, state in cache_events if state == "miss")
     summary.compile_time_s = round(sum(summary.compile_times_s.values()), 6)
+    graphed = results.insights.cudagraphs if results.insights is not None else cudagraphs(trace)
+    summary.cudagraph_skips = [[c.compile_id, c.skip_summary or ""] for c in graphed.skipped]
     tuned = results.insights.autotuning if results.insights is not None else autotuning(trace)
     summary.autotune_winners = [[s.compile_id, s.op, s.shape or "", s.dtypes or "", s.best_config or s.best_kernel or ""]
                                 for s in tuned.searches]
