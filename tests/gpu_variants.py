@@ -5,6 +5,13 @@ from __future__ import annotations
 
 import hashlib
 
+from .conftest import shared
+
+
+def max_autotune_log():
+    """The real H100 log of max-autotune, then reduce-overhead (gpu-torch211/autotune_cudagraphs/script.py)."""
+    return next(shared("gpu-torch211/autotune_cudagraphs/output.txt").parent.glob("dedicated_log_torch_trace*.log"))
+
 
 def with_other_winner(log, out):
     """The real max-autotune log, with its first addmm search won by another candidate (kernel, config and time),

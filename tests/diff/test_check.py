@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from ..conftest import run_cli, shared, skip_or_fail
-from ..gpu_variants import with_cudagraph_skip
+from ..conftest import run_cli, skip_or_fail
+from ..gpu_variants import max_autotune_log, with_cudagraph_skip
 from .helpers import log, rank_dir
 
 
@@ -65,7 +65,7 @@ def test_baseline_regressions(capsys, tmp_path):
         "baseline-failures: new failure: InductorError: CppCompileError: C++ compile error"]
     # A compile that CUDA graphs skip where the baseline's ran as graphs (the real reduce-overhead run, and a copy
     # whose [0/1] mutated an input); the other way round is no regression.
-    gpu = next(shared("gpu-torch211/autotune_cudagraphs/output.txt").parent.glob("dedicated_log_torch_trace*.log"))
+    gpu = max_autotune_log()
     skipped = with_cudagraph_skip(gpu, tmp_path / "dedicated_log_torch_trace_skip.log")
     assert run_cli("check", skipped, "--baseline", gpu) == 1
     assert lines(capsys.readouterr().out) == [

@@ -10,7 +10,7 @@ import pytest
 from compilescope.analyses.diff import RunFacts, TimeThreshold, diff_runs, graph_nodes
 
 from ..conftest import run_cli, shared
-from ..gpu_variants import with_cudagraph_skip, with_other_winner
+from ..gpu_variants import max_autotune_log, with_cudagraph_skip, with_other_winner
 from .helpers import diff, facts, log, rank_dir
 
 
@@ -246,7 +246,7 @@ def test_frames_of_one_run_only_are_counted_in_words(capsys):
 def test_max_autotune_choosing_another_kernel_is_a_change(tmp_path, capsys):
     """Two real max-autotune runs on an H100: the same run against itself has no change; against a run whose first
     addmm search chose another kernel, that search is the one change (the other search and the times are equal)."""
-    log = next(shared("gpu-torch211/autotune_cudagraphs/output.txt").parent.glob("dedicated_log_torch_trace*.log"))
+    log = max_autotune_log()
     other = with_other_winner(log, tmp_path / "dedicated_log_torch_trace_other.log")
     assert run_cli("diff", log, log) == 0
     assert "No change" in capsys.readouterr().out
@@ -266,7 +266,7 @@ def test_max_autotune_choosing_another_kernel_is_a_change(tmp_path, capsys):
 def test_cuda_graphs_skipped_in_one_run_is_a_change(tmp_path, capsys):
     """The real reduce-overhead run against a copy whose [0/1] Inductor ran without CUDA graphs (an input mutated):
     one change, in both directions."""
-    log = next(shared("gpu-torch211/autotune_cudagraphs/output.txt").parent.glob("dedicated_log_torch_trace*.log"))
+    log = max_autotune_log()
     skipped = with_cudagraph_skip(log, tmp_path / "dedicated_log_torch_trace_skip.log")
     for a, b, kind in ((log, skipped, "added"), (skipped, log, "removed")):
         assert run_cli("diff", "--json", a, b) == 1

@@ -7,16 +7,13 @@ import pytest
 from compilescope.analyses.insights import insights
 from compilescope.ingest.reader import read_trace
 
-from ..conftest import run_cli, shared
-from ..gpu_variants import with_cudagraph_skip
-
-def _log():
-    return next(shared("gpu-torch211/autotune_cudagraphs/output.txt").parent.glob("dedicated_log_torch_trace*.log"))
+from ..conftest import run_cli
+from ..gpu_variants import max_autotune_log, with_cudagraph_skip
 
 
 def test_a_graph_recorded_for_each_input_shape():
     """[0/1] ran under reduce-overhead for inputs of 128 then 64 rows: two recordings (4.5 ms, then 0.3 ms)."""
-    with read_trace(str(_log())) as trace:
+    with read_trace(str(max_autotune_log())) as trace:
         ins = insights(trace)
     [c] = ins.cudagraphs.compiles
     assert (c.compile_id, c.name, c.skip_reason) == ("[0/1]", "forward", None)
@@ -28,7 +25,7 @@ def test_a_graph_recorded_for_each_input_shape():
 def test_a_skipped_compile_is_a_warning_with_torchs_reason(tmp_path, capsys):
     """The same log, [0/1]'s metrics saying why Inductor skipped CUDA graphs: a warning ranked with the others, the
     reason in the summary and on the report's page."""
-    log = with_cudagraph_skip(_log(), tmp_path / "dedicated_log_torch_trace_skip.log")
+    log = with_cudagraph_skip(max_autotune_log(), tmp_path / "dedicated_log_torch_trace_skip.log")
     with read_trace(str(log)) as trace:
         ins = insights(trace)
     [c] = ins.cudagraphs.skipped

@@ -18,8 +18,8 @@ from rich.console import Console
 from compilescope.cli.multirank import summarize_ranks
 from compilescope.render.terminal import RankSummariesRenderer
 
-from ..gpu_variants import with_cudagraph_skip, with_other_winner
-from ..conftest import run_cli, shared
+from ..gpu_variants import max_autotune_log, with_cudagraph_skip, with_other_winner
+from ..conftest import run_cli
 from ..insights.test_summary_cli import _documented_keys, _paths
 from .conftest import copy_ranks, peer_dir
 
@@ -201,16 +201,20 @@ def test_directory_of_one_rank_stays_one_log(tmp_path, capsys):
     assert "ranks" not in summary_json(capsys, directory)
 
 
-def test_ranks_whose_max_autotune_chose_different_kernels(tmp_path, capsys):
-    """Three ranks of the real H100 max-autotune run, rank 1's first addmm search won by another candidate: one
-    divergence, naming the search and the config keys that tell the winners apart."""
-    log = next(shared("gpu-torch211/autotune_cudagraphs/output.txt").parent.glob("dedicated_log_torch_trace*.log"))
+def _three_ranks(tmp_path, variant):
+    """Ranks 0 and 2: the real max-autotune log; rank 1: variant(log) (tests/gpu_variants.py)."""
     ranks = tmp_path / "ranks"
     ranks.mkdir()
     for rank in (0, 2):
-        shutil.copy(log, ranks / f"dedicated_log_torch_trace_rank_{rank}_x.log")
-    with_other_winner(log, ranks / "dedicated_log_torch_trace_rank_1_x.log")
-    doc = summary_json(capsys, ranks, "-j", "1")
+        shutil.copy(max_autotune_log(), ranks / f"dedicated_log_torch_trace_rank_{rank}_x.log")
+    variant(max_autotune_log(), ranks / "dedicated_log_torch_trace_rank_1_x.log")
+    return ranks
+
+
+def test_ranks_whose_max_autotune_chose_different_kernels(tmp_path, capsys):
+    """Three ranks of the real H100 max-autotune run, rank 1's first addmm search won by another candidate: one
+    divergence, naming the search and the config keys that tell the winners apart."""
+    doc = summary_json(capsys, _three_ranks(tmp_path, with_other_winner), "-j", "1")
     assert doc["ranks"][0]["autotune_winners"][0][:3] == ["[0/0]", "addmm", "256x2048, 256x512, 512x2048"]
     [divergence] = doc["analysis"]["divergences"]
     assert divergence["kind"] == "autotune"
@@ -224,13 +228,7 @@ def test_ranks_whose_max_autotune_chose_different_kernels(tmp_path, capsys):
 def test_ranks_that_ran_a_compile_without_cuda_graphs(tmp_path, capsys):
     """Three ranks of the real H100 reduce-overhead run, rank 1's [0/1] skipped by CUDA graphs (an input mutated):
     rank 1 is slower at every step, and one divergence says so."""
-    log = next(shared("gpu-torch211/autotune_cudagraphs/output.txt").parent.glob("dedicated_log_torch_trace*.log"))
-    ranks = tmp_path / "ranks"
-    ranks.mkdir()
-    for rank in (0, 2):
-        shutil.copy(log, ranks / f"dedicated_log_torch_trace_rank_{rank}_x.log")
-    with_cudagraph_skip(log, ranks / "dedicated_log_torch_trace_rank_1_x.log")
-    doc = summary_json(capsys, ranks, "-j", "1")
+    doc = summary_json(capsys, _three_ranks(tmp_path, with_cudagraph_skip), "-j", "1")
     assert [r["cudagraph_skips"] for r in doc["ranks"]] == [
         [], [["[0/1]", "skipping cudagraphs due to mutated inputs (1 instances)"]], []]
     [divergence] = doc["analysis"]["divergences"]

@@ -6,7 +6,7 @@ import pytest
 
 from ..browser import browser_page
 from ..conftest import report, shared, torch213
-from ..gpu_variants import with_cudagraph_skip
+from ..gpu_variants import max_autotune_log, with_cudagraph_skip
 from ..htmltable import table_rows
 
 
@@ -48,7 +48,7 @@ def test_a_restart_torch_could_not_explain_shows_its_graph_break(tmp_path):
 def test_a_compiles_page_shows_its_autotuning_and_cuda_graphs(tmp_path):
     """The real H100 run (max-autotune for [0/0], reduce-overhead for [0/1]), [0/1]'s metrics saying why CUDA graphs
     were skipped: each compile's page says what its searches chose and what became of its graphs."""
-    log = next(shared("gpu-torch211/autotune_cudagraphs/output.txt").parent.glob("dedicated_log_torch_trace*.log"))
+    log = max_autotune_log()
     out = tmp_path / "out"
     report(with_cudagraph_skip(log, tmp_path / "dedicated_log_torch_trace_skip.log"), out)
     first, second = (" ".join(_text(out / d / "index.html").split()) for d in ("-_0_0_0", "-_0_1_0"))
