@@ -18,8 +18,8 @@ from typing import Any, Iterable, TypeGuard
 
 import orjson
 
-from ..model.ids import NO_COMPILE_ID
 from ..model.records import dataclass
+from .compile_time import event_compile_label
 from ..model.trace import BENCHMARK_EVENT_SUFFIXES, FUSION_BENCHMARK_EVENTS, KERNEL_TUNING_EVENTS, Trace
 
 _TEMPLATE_SEARCH, _TEMPLATE_PRECOMPILE = BENCHMARK_EVENT_SUFFIXES
@@ -155,7 +155,7 @@ def autotuning_of(events: Iterable[Any]) -> Autotuning:
         if tuning_depth[track] == 0:
             result.total_s += seconds
         args = {**begin_args, **args}
-        cid = _compile_id(args.get("compile_id"))
+        cid = event_compile_label(args.get("compile_id"))
         if name.endswith(_TEMPLATE_PRECOMPILE):
             precompiles[(cid, name[: -len(_TEMPLATE_PRECOMPILE)])] = (seconds, _failed_choices(args.get("metadata")))
         elif name.endswith(_TEMPLATE_SEARCH):
@@ -182,11 +182,6 @@ def _is_tuning(name: str) -> bool:
 def _is_number(value: Any) -> TypeGuard[float]:
     """A finite number (not a bool): x - x is 0 only for a finite x."""
     return isinstance(value, (int, float)) and not isinstance(value, bool) and value - value == 0
-
-
-def _compile_id(value: Any) -> str:
-    # torch writes "0/1" (and "None", str(None), outside any compile)
-    return f"[{value}]" if isinstance(value, str) and value and value != "None" else NO_COMPILE_ID
 
 
 def _search(cid: str, op: str, args: dict, seconds: float, precompile_s: float,

@@ -184,6 +184,17 @@ def _number(value: Any) -> float | None:
     return None
 
 
+def event_compile_id(value: Any) -> str | None:
+    """A chromium event's `args.compile_id` ("0/1"); None outside any compile, which torch writes as "None"
+    (str(None), e.g. a file compiled for the cache)."""
+    return None if value is None or value == "None" else str(value)
+
+
+def event_compile_label(value: Any) -> str:
+    """The same compile id as reports name it: "[0/1]", NO_COMPILE_ID outside any compile."""
+    return _label(event_compile_id(value))
+
+
 def _label(compile_id: str | None) -> str:
     return f"[{compile_id}]" if compile_id else NO_COMPILE_ID
 
@@ -240,10 +251,7 @@ def _rows(events: Iterable[dict]) -> tuple[list[TimelineRow], float | None]:
             if stack:
                 charge(track, ts)
             parent = stack[-1] if stack else None
-            cid = args.get("compile_id")
-            if cid == "None":  # torch's str(None): an event outside any compile (a file compiled for the cache)
-                cid = None
-            cid = str(cid) if cid is not None else (parent.compile_id if parent else None)
+            cid = event_compile_id(args.get("compile_id")) or (parent.compile_id if parent else None)
             phase = phases[name] if name in phases else phases.setdefault(name, phase_of(name))
             phase = phase or (parent.phase if parent else "other")
             if not stack:
