@@ -14,12 +14,12 @@ runtime/triton_heuristics.py):
 from __future__ import annotations
 
 from dataclasses import field
-from typing import Any, Iterable, TypeGuard
+from typing import Any, Iterable
 
 import orjson
 
 from ..model.records import dataclass
-from .compile_time import event_compile_label
+from .compile_time import event_compile_label, finite_number
 from ..model.trace import BENCHMARK_EVENT_SUFFIXES, FUSION_BENCHMARK_EVENTS, KERNEL_TUNING_EVENTS, Trace
 
 _TEMPLATE_SEARCH, _TEMPLATE_PRECOMPILE = BENCHMARK_EVENT_SUFFIXES
@@ -125,10 +125,9 @@ def autotuning_of(events: Iterable[Any]) -> Autotuning:
     for event in events:
         if not isinstance(event, dict):
             continue
-        ph, name, ts = event.get("ph"), event.get("name"), event.get("ts")
-        if ph not in ("B", "E") or not isinstance(name, str) or not _is_number(ts):
+        ph, name, ts = event.get("ph"), event.get("name"), finite_number(event.get("ts"))
+        if ph not in ("B", "E") or not isinstance(name, str) or ts is None:
             continue
-        ts = float(ts)
         track = (event.get("pid"), event.get("tid"))
         stack = open_events.setdefault(track, [])
         tuning = _is_tuning(name)
@@ -179,19 +178,13 @@ def _is_tuning(name: str) -> bool:
             or name in _FUSION_BENCHMARKS)
 
 
-def _is_number(value: Any) -> TypeGuard[float]:
-    """A finite number (not a bool): x - x is 0 only for a finite x."""
-    return isinstance(value, (int, float)) and not isinstance(value, bool) and value - value == 0
-
-
 def _search(cid: str, op: str, args: dict, seconds: float, precompile_s: float,
             failed: list[FailedChoice]) -> TemplateSearch:
     stats = _json_object(args.get("autotune_choices_stats"))
-    best_time = stats.get("best_time")
     return TemplateSearch(
         cid, op, _text(args.get("autotune_shape")), _text(args.get("autotune_dtypes")),
         _count(stats.get("num_choices")), _count(stats.get("num_triton_choices")), _text(stats.get("best_kernel")),
-        _text(stats.get("best_kernel_desc")), float(best_time) if _is_number(best_time) else None,
+        _text(stats.get("best_kernel_desc")), finite_number(stats.get("best_time")),
         seconds, precompile_s, failed)
 
 

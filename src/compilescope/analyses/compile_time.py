@@ -178,7 +178,7 @@ class _Open:
         self.name, self.phase, self.compile_id = name, phase, compile_id
 
 
-def _number(value: Any) -> float | None:
+def finite_number(value: Any) -> float | None:
     if isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value):
         return float(value)
     return None
@@ -234,7 +234,7 @@ def _rows(events: Iterable[dict]) -> tuple[list[TimelineRow], float | None]:
             continue
         # (A finite float, as torch logs it, is its own _number: x - x is 0.0 only for a finite x.)
         if type(ts) is not float or ts - ts != 0.0:
-            ts = _number(ts)
+            ts = finite_number(ts)
             if ts is None:
                 continue
         ts /= 1e6
@@ -331,11 +331,11 @@ def compile_times(trace: Trace) -> CompileTimes:
 
 
 def _metrics_phases(metrics: dict) -> dict[str, float] | None:
-    total = _number(metrics.get("entire_frame_compile_time_s"))
+    total = finite_number(metrics.get("entire_frame_compile_time_s"))
     if total is None:
         return None
-    backend = _number(metrics.get("backend_compile_time_s")) or 0.0
-    inductor = _number(metrics.get("inductor_compile_time_s")) or 0.0
+    backend = finite_number(metrics.get("backend_compile_time_s")) or 0.0
+    inductor = finite_number(metrics.get("inductor_compile_time_s")) or 0.0
     phases = {p: 0.0 for p, _ in PHASES}
     phases["dynamo"] = max(total - backend, 0.0)
     phases["backend"] = max(backend - inductor, 0.0)
