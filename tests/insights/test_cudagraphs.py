@@ -1,44 +1,51 @@
-"""CUDA graphs, on the real H100 log of mode="reduce-overhead": recordings, and a compile Inductor skipped."""
+"""CUDA graphs on real GPU logs: a graph is recorded when torch logs CUDAGraphNode.record, not when it is set up.
+
+tests/data/cuda_torch211/logs/cudagraph_skips.log.gz: compilescope run of programs/cudagraph_skips.py on an H200;
+what the program printed is beside it (cudagraph_skips.output.txt): torch's reason for the one skip is only there.
+"""
 
 from __future__ import annotations
 
-import pytest
+import re
 
+from compilescope.analyses.cudagraphs import cudagraphs
 from compilescope.analyses.insights import insights
 from compilescope.ingest.reader import read_trace
 
-from ..conftest import run_cli
-from ..gpu_variants import max_autotune_log, with_cudagraph_skip
+from ..conftest import cuda211, shared
+from ..gpu_variants import with_cudagraph_skip
 
 
-def test_a_graph_recorded_for_each_input_shape():
-    """[0/1] ran under reduce-overhead for inputs of 128 then 64 rows: two recordings (4.5 ms, then 0.3 ms)."""
-    with read_trace(str(max_autotune_log())) as trace:
-        ins = insights(trace)
-    [c] = ins.cudagraphs.compiles
-    assert (c.compile_id, c.name, c.skip_reason) == ("[0/1]", "forward", None)
-    assert c.recordings_ms == pytest.approx([4.464, 0.334])
-    [finding] = [f for f in ins.findings if f.section == "cudagraphs"]
-    assert (finding.severity, finding.title) == ("info", "CUDA graph of [0/1] (forward) recorded 2 times")
-
-
-def test_a_skipped_compile_is_a_warning_with_torchs_reason(tmp_path, capsys):
-    """The same log, [0/1]'s metrics saying why Inductor skipped CUDA graphs: a warning ranked with the others, the
-    reason in the summary and on the report's page."""
-    log = with_cudagraph_skip(max_autotune_log(), tmp_path / "dedicated_log_torch_trace_skip.log")
+def _graphs(log):
     with read_trace(str(log)) as trace:
-        ins = insights(trace)
-    [c] = ins.cudagraphs.skipped
-    assert c.skip_reason.startswith("skipping cudagraphs due to mutated inputs (1 instances)")
-    sections = [(f.severity, f.section) for f in ins.findings]
-    assert sections.index(("warning", "cudagraphs")) < sections.index(("info", "compile_time"))
-    [warning] = [f for f in ins.findings if f.severity == "warning" and f.section == "cudagraphs"]
-    assert (warning.title, warning.detail) == (
-        "CUDA graphs skipped for [0/1] (forward)",
-        "skipping cudagraphs due to mutated inputs (1 instances) at autotune_cudagraphs.py:13")
-    assert (c.skip_location.line, c.skip_location.function) == (13, "forward")
-    assert run_cli(log, "-o", tmp_path / "out", "--no-browser") == 0
-    page = (tmp_path / "out" / "index.html").read_text(encoding="utf-8")
-    section = page[page.index('id="insights-cudagraphs"'):page.index('id="insights-caches"')]
-    assert "skipping cudagraphs due to mutated inputs" in section and "2×: 4.5 ms, 0.3 ms" in section
-    assert page.count('href="#insights-cudagraphs"') == 2  # the warning and the recordings
+        return cudagraphs(trace), insights(trace).findings
+
+
+def test_set_up_and_recorded_once_or_never():
+    cg, findings = _graphs(cuda211("cudagraph_skips.log.gz"))
+    got = [(c.compile_id, c.name, c.setups, len(c.recordings_ms), c.never_recorded, c.skip_reason) for c in cg.compiles]
+    assert got == [("[0/0]", "residual", 1, 1, False, None), ("[1/0]", "accumulate", 1, 0, True, None),
+                   ("[2/0]", "with_cpu_scalar", 1, 1, False, None)]
+    # The never-recorded one is the one torch said (on stderr only) it skipped.
+    printed = cuda211("cudagraph_skips.output.txt").read_text()
+    assert re.search(r"skipping cudagraphs due to mutated inputs.*\n.*line 17, in accumulate", printed)
+    assert [f.title for f in findings if f.section == "cudagraphs"] == [
+        "CUDA graphs never recorded for [1/0] (accumulate)"]
+    assert [f.severity for f in findings if f.section == "cudagraphs"] == ["warning"]
+
+
+def test_two_shapes_set_up_with_a_backward_pending_are_never_recorded():
+    # script.py there: a training-mode MLP under reduce-overhead, called with two shapes and no backward;
+    # output.txt has "Unable to hit fast path of CUDAGraphs because of pending, uninvoked backwards".
+    cg, findings = _graphs(next(shared("gpu-torch211/autotune_cudagraphs").glob("*.log")))
+    assert [(c.compile_id, c.setups, c.recordings_ms, c.never_recorded) for c in cg.compiles] == [("[0/1]", 2, [], True)]
+    assert "pending, uninvoked backwards" in shared("gpu-torch211/autotune_cudagraphs/output.txt").read_text()
+    assert any(f.title == "CUDA graphs never recorded for [0/1] (forward)" for f in findings)
+
+
+def test_a_skip_reason_in_the_metrics_is_a_skip_not_a_graph_never_recorded(tmp_path):
+    log = next(shared("gpu-torch211/autotune_cudagraphs").glob("*.log"))
+    cg, findings = _graphs(with_cudagraph_skip(log, tmp_path / "dedicated_log_torch_trace_skip.log"))
+    [c] = cg.compiles
+    assert (c.setups, c.never_recorded, c.skip_summary) == (2, False, "skipping cudagraphs due to mutated inputs (1 instances)")
+    assert [f.title for f in findings if f.section == "cudagraphs"] == ["CUDA graphs skipped for [0/1] (forward)"]

@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Records the CUDA fixtures in logs/ on a machine with a GPU, torch (2.11 here) and compilescope importable:
+#     bash tests/data/cuda_torch211/record.sh WORK_DIR
+# Each scenario runs in a fresh process with a fresh Inductor cache; WORK_DIR/<scenario>/ gets its trace
+# directory, its report and what compilescope printed (run.txt). A scenario that fails does not stop the others.
+set -u
+here=$(cd "$(dirname "$0")" && pwd)
+work=${1:?usage: record.sh WORK_DIR}
+mkdir -p "$work"
+python3 -c 'import sys, torch; print(sys.version.split()[0], torch.__version__, torch.version.git_version, torch.cuda.get_device_name())' \
+    > "$work/versions.txt" 2>&1
+nvidia-smi --query-gpu=name,driver_version --format=csv,noheader >> "$work/versions.txt" 2>&1
+
+scenario() {  # name, then the command
+    local name=$1; shift
+    mkdir -p "$work/$name"
+    local t0=$SECONDS
+    ( cd "$here/programs" && timeout 150 "$@" ) > "$work/$name/run.txt" 2>&1
+    echo "$name: exit $? in $((SECONDS - t0)) s" | tee -a "$work/status.txt"
+}
+
+# `compilescope run`: TORCH_TRACE, provenance, the bytecode hook, a fresh cache, then the report.
+for prog in train_break_recompile cudagraph_skips; do
+    scenario "$prog" python3 -m compilescope run --no-browser --fresh-cache --trace-dir "$work/$prog/trace" \
+        -o "$work/$prog/report" "$prog.py"
+done
+# compilescope.capture(profile=True) inside the program.
+scenario capture_profile python3 capture_profile.py "$work/capture_profile"
