@@ -27,6 +27,7 @@ PEER = REPO.parent / "shared" / "traces" / "peer-tlparse"
 PEER_INPUTS = PEER / "inputs"
 GPU_TRACES = REPO.parent / "shared" / "traces" / "gpu-torch211"
 TORCH213_LOGS = REPO / "tests" / "data" / "torch213" / "logs"
+CUDA211_LOGS = REPO / "tests" / "data" / "cuda_torch211" / "logs"  # recorded by compilescope's run/capture on a GPU
 
 # Single-rank peer logs (the multi-rank directories are another issue).
 # Without ../shared the tests over these logs are still collected (from the names below) and each one skips
@@ -111,6 +112,10 @@ def peer(name: str) -> Path:
 
 def torch213(name: str) -> Path:
     return TORCH213_LOGS / name
+
+
+def cuda211(name: str) -> Path:
+    return CUDA211_LOGS / name
 
 
 def run_cli(*args: str) -> int:

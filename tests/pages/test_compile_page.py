@@ -5,7 +5,7 @@ import re
 import pytest
 
 from ..browser import browser_page
-from ..conftest import report, shared, torch213
+from ..conftest import cuda211, report, shared, torch213
 from ..gpu_variants import max_autotune_log, with_cudagraph_skip
 from ..htmltable import table_rows
 
@@ -55,8 +55,18 @@ def test_a_compiles_page_shows_its_autotuning_and_cuda_graphs(tmp_path):
     assert "max-autotune addmm 256x2048, 256x512, 512x2048: triton_mm_17 (22.6 µs) of 21 candidates" in first
     assert "needs 262,144 bytes of shared memory, the GPU has 232,448" in first and "CUDA graphs" not in first
     assert ("CUDA graphs skipped: skipping cudagraphs due to mutated inputs (1 instances) at "
-            "/home/user/work/scenarios/autotune_cudagraphs.py:13 in forward ; recorded 2×: 4.5 ms, 0.3 ms") in second
+            "/home/user/work/scenarios/autotune_cudagraphs.py:13 in forward graph sizes") in second
     assert "max-autotune" not in second
+
+
+def test_a_compiles_page_says_its_cuda_graph_was_recorded_or_never(tmp_path):
+    """compilescope run on an H200 (tests/data/cuda_torch211): [1/0] mutates its input, so torch set its graph up at
+    the first call and never recorded it; [0/0] was recorded once."""
+    out = tmp_path / "out"
+    report(cuda211("cudagraph_skips.log.gz"), out)
+    recorded, never = (" ".join(_text(out / d / "index.html").split()) for d in ("-_0_0_0", "-_1_0_0"))
+    assert "CUDA graphs recorded 1×: 1.7 ms graph sizes" in recorded
+    assert "CUDA graphs set up at its first call, never recorded (the reason is not in the log) graph sizes" in never
 
 
 def test_compile_error_lines_link_to_the_output_code(tmp_path):

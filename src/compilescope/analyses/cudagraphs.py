@@ -1,10 +1,15 @@
 """CUDA graphs (mode="reduce-overhead"): which compiles ran as graphs, how often each was recorded, and why
 Inductor skipped them where it did.
 
-From torch's compilation metrics: `cudagraph_skip_reason` in a compile's compilation_metrics (Inductor's reason
-for running the compiled code without CUDA graphs: mutated inputs, a CPU tensor, dynamic shapes, ...), and
-`runtime_cudagraphify_time_us` in its compilation_metrics_runtime records, one per recording of the graph (the
-first call, then each new input shape: every recording costs time and GPU memory).
+- `cudagraph_skip_reason` in a compile's compilation_metrics: Inductor's reason for running the compiled code
+  without CUDA graphs (a CPU tensor, dynamic shapes, ...), when it decided while compiling;
+- CUDA graph trees' chromium events (Trace.cudagraph_events): `cudagraphify.get_container` when a graph is set up
+  for a new input shape at its first call, `CUDAGraphNode.record` for each recording. A graph set up and never
+  recorded ran without CUDA graphs: Inductor decides some skips at that first call (mutated inputs, say) and then
+  says why on stderr only, and a backward left pending, or a single call, leaves nothing to record either.
+
+The compilation_metrics_runtime records' `runtime_cudagraphify_time_us` are not counted: torch writes one for a
+set-up as for a recording, so they cannot tell a graph recorded from one skipped.
 """
 
 from __future__ import annotations
@@ -12,8 +17,10 @@ from __future__ import annotations
 from dataclasses import field
 from typing import Any
 
+from ..model.ids import CompileId
 from ..model.records import dataclass
-from ..model.trace import Trace
+from ..model.trace import CUDAGRAPH_RECORD, CUDAGRAPH_SETUP, Trace
+from .compile_time import event_compile_id, finite_number
 from .userloc import UserLocation, is_framework_file, traceback_frames
 
 
@@ -26,6 +33,12 @@ class CudaGraphCompile:
     skip_reason: str | None  # why Inductor ran it without CUDA graphs (None: it did not say it skipped)
     recordings_ms: list[float] = field(default_factory=list)  # each recording of its graph, in the order they ran
     skip_location: UserLocation | None = None  # the user line torch names in the reason ("Found from: File ...")
+    setups: int = 0  # graphs set up at a first call, one per input shape (0: the log has no such events)
+
+    @property
+    def never_recorded(self) -> bool:
+        """Set up for CUDA graphs at its first call, yet never recorded, and torch's log does not say why."""
+        return bool(self.setups) and not self.recordings_ms and not self.skip_reason
 
     @property
     def skip_summary(self) -> str | None:
@@ -38,7 +51,8 @@ class CudaGraphCompile:
     def to_json(self) -> dict[str, Any]:
         return {"compile_id": self.compile_id, "name": self.name, "skip_reason": self.skip_reason,
                 "skip_location": self.skip_location.to_json() if self.skip_location else None,
-                "recordings_ms": [round(ms, 3) for ms in self.recordings_ms]}
+                "setups": self.setups, "recordings_ms": [round(ms, 3) for ms in self.recordings_ms],
+                "never_recorded": self.never_recorded}
 
 
 @dataclass
@@ -59,23 +73,59 @@ class CudaGraphs:
         """Compiles whose graph was recorded more than once (new input shapes)."""
         return [c for c in self.compiles if len(c.recordings_ms) > 1]
 
+    @property
+    def never_recorded(self) -> list[CudaGraphCompile]:
+        return [c for c in self.compiles if c.never_recorded]
+
     def to_json(self) -> dict[str, Any]:
         return {"compiles": [c.to_json() for c in self.compiles]}
 
 
 def cudagraphs(trace: Trace) -> CudaGraphs:
+    by_frame: dict[tuple, str] = {}  # (compiled autograd id, frame, frame compile) -> the compile's last attempt
+    for entry in trace.sorted_compiles():
+        if entry.compile_id is not None:
+            c = entry.compile_id
+            by_frame[(c.compiled_autograd_id, c.frame_id, c.frame_compile_id)] = entry.key
+    setups, recordings = _graph_events(trace.cudagraph_events, by_frame)
     result = CudaGraphs()
     for entry in trace.sorted_compiles():
         if entry.compile_id is None:
             continue
         metrics = entry.metrics or {}
         skip = metrics.get("cudagraph_skip_reason")
-        recordings = [us / 1000 for us in (m.get("runtime_cudagraphify_time_us") for m in entry.runtime_metrics)
-                      if isinstance(us, (int, float)) and not isinstance(us, bool) and us >= 0]
         skip = skip if isinstance(skip, str) and skip else None
-        if skip or recordings:
+        key = entry.key
+        if skip or key in setups or key in recordings:
             name = metrics.get("co_name")
             users = [f for f in traceback_frames(skip) if not is_framework_file(f.filename)] if skip else []
-            result.compiles.append(CudaGraphCompile(entry.key, name if isinstance(name, str) else None, skip,
-                                                    recordings, users[-1] if users else None))
+            result.compiles.append(CudaGraphCompile(key, name if isinstance(name, str) else None, skip,
+                                                    recordings.get(key, []), users[-1] if users else None,
+                                                    setups.get(key, 0)))
     return result
+
+
+def _graph_events(events: list[dict], by_frame: dict[tuple, str]) -> tuple[dict[str, int], dict[str, list[float]]]:
+    """Per compile: graphs set up, and the milliseconds of each recording (a begin and its end, on one thread)."""
+    setups: dict[str, int] = {}
+    recordings: dict[str, list[float]] = {}
+    begun: dict[tuple, float] = {}
+    for event in events:
+        ph, name, ts = event.get("ph"), event.get("name"), finite_number(event.get("ts"))
+        args = event.get("args")
+        text = event_compile_id(args.get("compile_id")) if isinstance(args, dict) else None
+        cid = CompileId.parse(text) if text else None
+        key = by_frame.get((cid.compiled_autograd_id, cid.frame_id, cid.frame_compile_id)) if cid else None
+        if key is None or ts is None:
+            continue
+        if name == CUDAGRAPH_SETUP and ph in ("B", "X"):
+            setups[key] = setups.get(key, 0) + 1
+        elif name == CUDAGRAPH_RECORD and ph == "X":
+            recordings.setdefault(key, []).append(max(0.0, finite_number(event.get("dur")) or 0.0) / 1000)
+        elif name == CUDAGRAPH_RECORD and ph == "B":
+            begun[(key, event.get("pid"), event.get("tid"))] = ts
+        elif name == CUDAGRAPH_RECORD and ph == "E":
+            start = begun.pop((key, event.get("pid"), event.get("tid")), None)
+            if start is not None:
+                recordings.setdefault(key, []).append(max(0.0, ts - start) / 1000)
+    return setups, recordings

@@ -192,6 +192,7 @@ def findings(ins: Insights) -> list[Finding]:
                            f"{len(group)} functions recompiled for one cause ({changes or 'no reason logged'})",
                            f"{_names(names)}{': ' + guards if guards else ''}"))
     out.extend(_cudagraph_skips(ins.cudagraphs))  # with the warnings, before the time
+    out.extend(_cudagraphs_never_recorded(ins.cudagraphs))
     ct = ins.compile_time
     if ct and ct.phases:
         top = ct.phases[0]
@@ -232,6 +233,19 @@ def _cudagraph_skips(cg: CudaGraphs) -> list[Finding]:
         out.append(Finding(WARNING, "cudagraphs", f"CUDA graphs skipped for {which}{more}",
                            f"{reason}" + (f" at {where}" if where else "")))
     return out
+
+
+def _cudagraphs_never_recorded(cg: CudaGraphs) -> list[Finding]:
+    """Set up and never recorded: reduce-overhead's speed-up is lost as with a skip, but the log cannot say why."""
+    compiles = cg.never_recorded
+    if not compiles:
+        return []
+    which = ", ".join(f"{c.compile_id} ({c.name})" if c.name else c.compile_id for c in compiles[:3])
+    more = f" and {len(compiles) - 3} more" if len(compiles) > 3 else ""
+    return [Finding(WARNING, "cudagraphs", f"CUDA graphs never recorded for {which}{more}",
+                    "set up at the first call, then run without graphs, and the log does not say why. The program's "
+                    "stderr does: \"skipping cudagraphs due to ...\" (a mutated input, say), or \"pending, uninvoked "
+                    "backwards\" (call backward, or run under torch.no_grad()); a single call records nothing either")]
 
 
 def _cudagraph_recordings(cg: CudaGraphs) -> list[Finding]:

@@ -30,6 +30,7 @@ class TraceBuilder:
         self.export_seen = False  # torch.export ran in this log (its records carry no compile id)
         self.chromium_events = JsonLines()
         self.benchmark_events: list[dict] = []  # Trace.benchmark_events
+        self.cudagraph_events: list[dict] = []  # Trace.cudagraph_events
         self.dump_files: dict[str, PayloadRef] = {}
         self.unclaimed_payloads: list[tuple[str, PayloadRef]] = []
         self.unknown_events: list[UnknownEvent] = []
@@ -225,5 +226,6 @@ class TraceBuilder:
             rank_seen=self.rank_seen,
             export_events=self.export_events,
             benchmark_events=self.benchmark_events,
+            cudagraph_events=self.cudagraph_events,
             dump_pages=settle_dump_pages(self.compiles.values(), self.dump_files),
         )

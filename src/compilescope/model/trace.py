@@ -27,6 +27,9 @@ BENCHMARK_EVENT_SUFFIXES = ("_template_autotuning", "_template_precompiling")  #
 # The compiles a benchmark may run inside: kept without their args (large, and not needed to place a benchmark).
 COMPILE_EVENT_NAMES = frozenset({"dynamo", "entire_backward_compile", "inductor_compile"})
 COMPILE_EVENT_KEPT = ("name", "ph", "ts", "pid", "tid")
+# CUDA graph trees' chromium events (Trace.cudagraph_events): a graph set up for a new input shape at its first call,
+# and each recording of it. A graph set up and never recorded ran without CUDA graphs.
+CUDAGRAPH_SETUP, CUDAGRAPH_RECORD = "cudagraphify.get_container", "CUDAGraphNode.record"
 LONG_RAW_LINE = 128 << 10  # a raw.jsonl line this long has its top-level values' places kept (Trace.raw_spans)
 RawSpans = tuple[tuple[str, int, int], ...]
 
@@ -241,6 +244,7 @@ class Trace:
     rank_seen: bool = False  # some envelope carried `rank` equal to the rank read
     export_events: list[ExportEvent] = field(default_factory=list)  # torch.export diagnostics, in log order
     benchmark_events: list[dict] = field(default_factory=list)  # benchmarks' and compiles' chromium events, in order
+    cudagraph_events: list[dict] = field(default_factory=list)  # CUDA graphs' set-ups and recordings, in order
     dump_pages: dict[str, str] = field(default_factory=dict)  # dumped source name -> its page's file name (dump_file/)
     # For each raw.jsonl line of LONG_RAW_LINE bytes or more, in order: (key, first byte, end byte) of each of its
     # top-level values (None: not found), so that it is written without being parsed whole (render/json.py).

@@ -229,8 +229,10 @@ def _cudagraphs(ins: Insights) -> list[RenderableType]:
     table.columns[3].ratio = 1
     for c in cg.compiles[:MAX_ROWS]:
         recorded = ", ".join(format_seconds(ms / 1000) for ms in c.recordings_ms[:4]) + (" …" if len(c.recordings_ms) > 4 else "")
-        table.add_row(c.compile_id, c.name or "", f"{len(c.recordings_ms)}×: {recorded}" if c.recordings_ms else "-",
-                      c.skip_reason or "")
+        never = c.never_recorded
+        table.add_row(c.compile_id, c.name or "",
+                      f"{len(c.recordings_ms)}×: {recorded}" if c.recordings_ms else "never" if never else "-",
+                      c.skip_reason or ("not in the log (see the program's stderr)" if never else ""))
     out.append(table)
     out.extend(_more(len(cg.compiles), "more compile id"))
     return out

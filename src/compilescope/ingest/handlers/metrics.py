@@ -8,7 +8,7 @@ import orjson
 
 from ...model.builder import TraceBuilder
 from ...model.trace import (BENCHMARK_EVENT_NAMES, BENCHMARK_EVENT_SUFFIXES, COMPILE_EVENT_KEPT, COMPILE_EVENT_NAMES,
-                            METRICS)
+                            CUDAGRAPH_RECORD, CUDAGRAPH_SETUP, METRICS)
 from ..envelope import Envelope
 from ..shapes import CHROMIUM_FIELDS, METRIC_FIELDS, TEXT, bad_fields, is_a, without_bad_fields
 from .registry import handles
@@ -68,6 +68,8 @@ def chromium_event(env: Envelope, b: TraceBuilder) -> bool:
         b.benchmark_events.append({k: event[k] for k in COMPILE_EVENT_KEPT if k in event})
     elif name and (name in BENCHMARK_EVENT_NAMES or name.endswith(BENCHMARK_EVENT_SUFFIXES)):
         b.benchmark_events.append(event)
+    elif name == CUDAGRAPH_SETUP or name == CUDAGRAPH_RECORD:
+        b.cudagraph_events.append(event)
     if b.year is None:
         _note_year(b, event.get("ts"), 1e-6)
     return True
