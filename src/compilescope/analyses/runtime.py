@@ -453,7 +453,7 @@ def _cpu_rows(threads: dict[tuple, list[ProfileEvent]], rows: _Rows, part: bool 
             length = e.dur if ends[i] == e.end else ends[i] - e.ts  # dur as recorded: ts + dur loses digits
             own = max(0.0, length - _union(children.get(i, [])))
             ctx = contexts[i]
-            if ctx.compiling and not ctx.graph:
+            if ctx.compiling:  # a first call's compile, or its autotuning inside the graph's call
                 parent = parents[i]
                 outermost = parent is None or not contexts[parent].compiling
                 rows.add(FRAMEWORK, COMPILING, ctx, own, 1 if outermost else 0)
@@ -480,13 +480,22 @@ def _inside_op(parents: list[int | None], contexts: list[_Context], i: int) -> b
     return p is not None and contexts[p].op is not None
 
 
+def _overlap(a: list[tuple[float, float]], b: list[tuple[float, float]]) -> float:
+    """The length of time inside both unions."""
+    return _union(a) + _union(b) - _union(a + b)
+
+
 def _gpu_rows(profile: Profile, threads: dict[tuple, list[ProfileEvent]], rows: _Rows) -> tuple[float, int]:
     launches: dict[int, _Context] = {}
+    compiling: list[tuple[float, float]] = []  # the CPU's compile ranges: the GPU waits while a first call compiles
     for evs in threads.values():
-        _, contexts = _nest(evs)
-        for e, ctx in zip(evs, contexts):
+        parents, contexts = _nest(evs)
+        for i, (e, ctx) in enumerate(zip(evs, contexts)):
             if e.correlation is not None and e.cat in _LAUNCH_CATEGORIES:
                 launches[e.correlation] = ctx
+            parent = parents[i]
+            if ctx.compiling and (parent is None or not contexts[parent].compiling):
+                compiling.append((e.ts, e.end))
     devices: dict[Any, list[ProfileEvent]] = {}
     annotations: dict[Any, list[ProfileEvent]] = {}
     for e in profile.events:
@@ -508,17 +517,26 @@ def _gpu_rows(profile: Profile, threads: dict[tuple, list[ProfileEvent]], rows: 
                 around = GRAPH_RANGE.match(ranges[j].name) if j >= 0 and ranges[j].end >= e.end - _EPS else None
                 graph = around["key"] if around else None
                 ctx = _Context(graph, None, None, None)
-            if kernel_name(e.name):
+            if ctx.compiling:  # autotuning's benchmark runs, launched while the first call compiled
+                rows.add(FRAMEWORK, COMPILING, ctx, e.dur, 0)
+            elif kernel_name(e.name):
                 rows.add(INDUCTOR, kernel_name(e.name) or e.name, ctx, e.dur, 1)
             elif ctx.graph:
                 rows.add(EXTERN, e.name, ctx, e.dur, 1, op=ctx.op)
             else:
                 rows.add(EAGER, e.name, ctx, e.dur, 1, op=ctx.op)
             busy += e.dur
-        span = max(e.end for e in evs) - min(e.ts for e in evs)
+        first, last = min(e.ts for e in evs), max(e.end for e in evs)
         # A run cut out of a profile: its kernels only (the gaps hold the other run's kernels).
-        idle = 0.0 if profile.part_of else span - _union([(e.ts, e.end) for e in evs])
-        rows.add(IDLE, GPU_IDLE, _Context(None, None, None, None), idle, 0)
+        ran = [(e.ts, e.end) for e in evs]
+        idle = 0.0 if profile.part_of else (last - first) - _union(ran)
+        # The GPU idles while a first call compiles (and waits for g++, Triton, autotuning): that is compiling.
+        waiting = 0.0
+        if idle and compiling:
+            window = [(max(s, first), min(e, last)) for s, e in compiling if e > first and s < last]
+            waiting = min(idle, _union(window) - _overlap(window, ran))
+        rows.add(FRAMEWORK, COMPILING, _Context(None, None, None, None), waiting, 0)
+        rows.add(IDLE, GPU_IDLE, _Context(None, None, None, None), idle - waiting, 0)
         total += busy + idle
     return total, len(devices)
 
