@@ -1,0 +1,51 @@
+"""`compilescope run` on a GPU machine (an H200, torch 2.11, Python 3.12): what it recorded reads back whole.
+
+tests/data/cuda_torch211/logs/train_break_recompile.log.gz, from programs/train_break_recompile.py there: an MLP
+trained 5 steps, a `print` in forward (line 22) breaking the graph, the batch going from 32 to 48.
+"""
+
+from __future__ import annotations
+
+import ast
+
+from compilescope.analyses.insights import insights
+from compilescope.analyses.provenance import analyze_provenance
+from compilescope.analyses.transformed import transformed_code
+from compilescope.ingest.reader import read_trace
+
+from ..conftest import cuda211
+
+LOG = cuda211("train_break_recompile.log.gz")
+
+
+def test_the_break_and_the_recompiles_of_both_frames():
+    with read_trace(str(LOG)) as trace:
+        ins = insights(trace)
+    [brk] = ins.graph_breaks.breaks
+    assert (brk.reason, brk.location.line, brk.location.function, brk.count) == (
+        "Failed to trace builtin operator", 22, "forward", 2)
+    assert [(f.name, [s.guard.guard for s in f.steps]) for f in ins.recompiles.frames] == [
+        ("forward", ["tensor 'x' size mismatch at index 0. expected 32, actual 48"]),
+        ("torch_dynamo_resume_in_forward_at_22", ["tensor 'h' size mismatch at index 0. expected 32, actual 48"])]
+
+
+def test_the_transformed_code_decompiled_from_python_312_is_python():
+    with read_trace(str(LOG)) as trace:
+        code = transformed_code(trace)
+    assert sorted(c.compile_id for c in code.values()) == ["[0/0_1]", "[0/1_1]", "[1/0]", "[1/1]"]
+    for c in code.values():
+        assert (c.origin, c.decompiled, c.note) == ("recorded", True, "decompiled from Python 3.12 bytecode")
+        ast.parse(c.source)  # it is Python, whatever Python reads it
+        assert c.compiled_fns and c.graph_artifact is not None
+    first = next(c for c in code.values() if c.compile_id == "[0/0_1]")
+    assert "__resume_at_" in first.source  # the break: the rest of forward runs in the resume function
+
+
+def test_every_triton_kernel_names_its_user_lines():
+    with read_trace(str(LOG)) as trace:
+        prov = analyze_provenance(trace)
+    kernels = [k for c in prov.compiles.values() for s in c.sections for k in s.kernels if k.kernel.startswith("triton_")]
+    assert len(kernels) >= 8
+    for k in kernels:
+        lines = {(f.file.rsplit("/", 1)[-1], f.line) for frames in k.frames for f in frames}
+        assert lines and lines <= {("train_break_recompile.py", n) for n in (21, 23)}, (k.name, lines)
