@@ -160,7 +160,11 @@ class Diagnoser:
             outcomes.append(self._stage(NO_COMPILE, "+"))
 
         accuracy = None
-        if self.options.accuracy and all(o.status == PASSED for o in outcomes):
+        backend = outcomes[-1]
+        # The program's own check found wrong results with the backend alone: torch's check finds the graph.
+        wrong = backend.spec.key == BACKEND.key and backend.status == FAILED and bool(backend.mismatch)
+        if (self.options.accuracy and (wrong or all(o.status == PASSED for o in outcomes))
+                or self.options.minify and wrong):
             accuracy = self._accuracy(outcomes)
         verdict = decide(outcomes, accuracy)
         if verdict.outcome == "accuracy" and self._accuracy_frame is not None:

@@ -53,6 +53,21 @@ def test_inductor_cpp_compile_error_minified_to_one_relu(tmp_path):
     assert [s["used_inductor"] for s in doc["stages"]] == [False, False, True]
 
 
+def test_wrong_results_the_program_checks_itself_are_wrong_results_not_a_crash(tmp_path):
+    """The same relu bug, in a program that compares its result with eager: the backend stage fails with
+    assert_close's mismatch, and --accuracy runs torch's check anyway to name the graph."""
+    proc, doc, out = diagnose(tmp_path, "wrong_result.py", "--accuracy")
+    assert proc.returncode == 1
+    assert statuses(doc) == {"eager": "passed", "aot_eager": "passed", "backend": "failed", "accuracy": "failed"}
+    backend = doc["stages"][2]
+    assert backend["mismatch"].startswith("Greatest absolute difference: ") and not backend["errors"]
+    verdict = doc["verdict"]
+    assert (verdict["outcome"], verdict["failing_stage"], verdict["stage"]) == ("accuracy", "accuracy", "inductor")
+    assert verdict["headline"].startswith("Wrong results: the program's own check fails with it")
+    assert verdict["message"].startswith("Accuracy failed for the AOT Autograd graph")
+    assert verdict["location"]["filename"].endswith("wrong_result.py")
+
+
 def test_inductor_accuracy_bug_found_by_the_accuracy_check(tmp_path):
     proc, doc, out = diagnose(tmp_path, "accuracy.py", "--accuracy")
     assert proc.returncode == 1

@@ -7,7 +7,7 @@ import json
 import pytest
 
 from compilescope.analyses.diagnosis import (
-    ACCURACY_RUN, AOT_EAGER, BACKEND, EAGER, NO_COMPILE, MinifyResult, RunFacts, StageOutcome, accuracy_failure, decide,
+    ACCURACY_RUN, AOT_EAGER, BACKEND, EAGER, NO_COMPILE, MinifyResult, RunFacts, StageOutcome, accuracy_failure, decide, numeric_mismatch,
     hand_commands, minify_plan, repro_graph, repro_save_dir, stage_outcome,
 )
 from compilescope.diagnose import DiagnoseResult
@@ -127,6 +127,24 @@ def test_accuracy_verdict_and_ok():
     good = StageOutcome(ACCURACY_RUN, facts(0), compiles=1, traced=True)
     assert decide(stages, good).ok and "match eager" in decide(stages, good).headline
     assert decide(stages).headline == "Every stage compiles and runs."
+
+
+def test_wrong_results_the_program_found_itself():
+    # What torch.testing.assert_close printed when the H200's broken Triton relu ran (tests/data/cuda_torch211).
+    output = ("AssertionError: Tensor-likes are not close!\n\nMismatched elements: 2123 / 4096 (51.8%)\n"
+              "Greatest absolute difference: 12.391 at index (42, 47) (up to 1e-05 allowed)\n"
+              "Greatest relative difference: 1549.687255859375 at index (42, 47) (up to 1.3e-06 allowed)\n")
+    assert numeric_mismatch(output) == "Greatest absolute difference: 12.391 at index (42, 47) (up to 1e-05 allowed)"
+    assert numeric_mismatch("RuntimeError: CUDA error") is None
+    wrong = StageOutcome(BACKEND, facts(1, output), compiles=1, traced=True, used_inductor=True,
+                         backend_name="inductor", mismatch=numeric_mismatch(output))
+    verdict = decide([passed(EAGER), passed(AOT_EAGER), wrong])
+    assert (verdict.outcome, verdict.failing_stage, verdict.stage) == ("accuracy", "backend", "inductor")
+    assert verdict.message.startswith("Greatest absolute difference")
+    assert "compilescope diagnose --accuracy" in verdict.next_steps[1]
+    # A run that only crashed is still a crash.
+    crashed = StageOutcome(BACKEND, facts(1, "RuntimeError: CUDA error"), compiles=1, traced=True)
+    assert decide([passed(EAGER), passed(AOT_EAGER), crashed]).outcome == "runtime_error"
 
 
 def test_hand_commands_are_exact_shell_lines():

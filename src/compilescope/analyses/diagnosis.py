@@ -100,6 +100,7 @@ class StageOutcome:
     report: str | None = None  # its report's index, relative to the diagnosis page
     accuracy_failure: str | None = None  # torch's line saying the accuracy check failed
     accuracy_note: str | None = None  # why the accuracy was not (or could not be) checked here
+    mismatch: str | None = None  # a failed run's own check of its results: values that differ (assert_close's line)
 
     @property
     def status(self) -> str:
@@ -121,6 +122,7 @@ class StageOutcome:
             "used_inductor": self.used_inductor, "backend": self.backend_name,
             "errors": [e.to_json() for e in self.errors], "skipped_reason": self.skipped_reason,
             "report": self.report, "accuracy_failure": self.accuracy_failure, "accuracy_note": self.accuracy_note,
+            "mismatch": self.mismatch,
         }
 
 
@@ -131,6 +133,17 @@ def accuracy_failure(output: str) -> str | None:
     """torch's own line saying its level-4 accuracy check failed, if the run's output has one."""
     match = _ACCURACY_LINES.search(output)
     return match.group(0).strip() if match else None
+
+
+# How torch.testing.assert_close (and numpy's assert_allclose) say that values differ: the program checked its results.
+_MISMATCH_LINES = re.compile(r"Greatest (?:relative|absolute) difference: [^\n]*|(?:Tensor-likes|Scalars) are not "
+                             r"(?:close|equal)![^\n]*|Not equal to tolerance[^\n]*")
+
+
+def numeric_mismatch(output: str) -> str | None:
+    """The line of a failed run saying its results differ from what it expected (the most telling one)."""
+    found = [m.group(0).strip() for m in _MISMATCH_LINES.finditer(output)]
+    return next((line for line in found if line.startswith("Greatest")), found[0] if found else None)
 
 
 def _used_inductor(trace: Trace) -> bool:
@@ -156,6 +169,8 @@ def stage_outcome(spec: StageSpec, facts: RunFacts, trace: Trace | None, output:
             outcome.backend_name = "inductor"
     outcome.backend_name = spec.backend or outcome.backend_name
     outcome.accuracy_failure = accuracy_failure(output)
+    if facts.returncode != 0 and not facts.timed_out:
+        outcome.mismatch = numeric_mismatch(output)
     return outcome
 
 
@@ -323,20 +338,7 @@ def decide(outcomes: list[StageOutcome], accuracy: StageOutcome | None = None) -
             return Verdict("timeout", "Every stage compiles and runs, but the accuracy check ran out of time.",
                            ACCURACY_RUN.key, ACCURACY, next_steps=["Rerun with a larger --timeout."])
         if accuracy is not None and accuracy.accuracy_failure:
-            backend = by_key.get(BACKEND.key)
-            inductor = backend is not None and backend.used_inductor
-            name = (backend.backend_name if backend else None) or "your backend"
-            return Verdict(
-                "accuracy", f"Wrong results: every stage compiles, but {name}'s compiled code computes results that "
-                "differ from eager.", ACCURACY_RUN.key, INDUCTOR if inductor else USER_BACKEND,
-                message=accuracy.accuracy_failure,
-                next_steps=[
-                    'backend="aot_eager" gives eager results here: use it as a workaround.',
-                    "Minify the wrong graph: compilescope diagnose --accuracy --minify (or TORCHDYNAMO_REPRO_AFTER="
-                    f"\"{'aot' if inductor else 'dynamo'}\" TORCHDYNAMO_REPRO_LEVEL=4 by hand, then run "
-                    "minifier_launcher.py).",
-                ],
-            )
+            return _wrong_results(by_key.get(BACKEND.key), accuracy, "every stage compiles, but")
         checked = " and its compiled results match eager" if accuracy is not None and accuracy.status == PASSED else ""
         return Verdict("ok", f"Every stage compiles and runs{checked}.", next_steps=_costs_seen(by_key.get(BACKEND.key)))
 
@@ -359,6 +361,9 @@ def decide(outcomes: list[StageOutcome], accuracy: StageOutcome | None = None) -
             message=error.message, location=error.location, location_kind=error.location_kind,
             next_steps=list(error.next_steps),
         )
+    if key == BACKEND.key and failed.mismatch:  # the program checked its results: wrong with this backend only
+        return _wrong_results(failed, accuracy, "the program's own check fails with it, while backend=\"eager\" and "
+                              "\"aot_eager\" pass it:")
     # It failed, but no compile failed: the compiled code (or the program) raised when it ran.
     message = _last_line(failed.facts.output_tail) if failed.facts else None
     if key == EAGER.key and failed.facts and _NO_TORCH in failed.facts.output_tail and not failed.compiles:
@@ -379,6 +384,24 @@ def decide(outcomes: list[StageOutcome], accuracy: StageOutcome | None = None) -
         next_steps=["Read the program's output below for the exception.",
                     "Minify: TORCHDYNAMO_REPRO_AFTER=\"aot\" (Inductor) or \"dynamo\" (other backends) also catches "
                     "run-time failures of the compiled graph."],
+    )
+
+
+def _wrong_results(backend: StageOutcome | None, accuracy: StageOutcome | None, how: str) -> Verdict:
+    """Results that differ from eager: found by torch's accuracy check (accuracy), else by the program (backend)."""
+    inductor = backend is not None and backend.used_inductor
+    name = (backend.backend_name if backend else None) or "your backend"
+    checked = accuracy is not None and accuracy.accuracy_failure
+    find = ("Minify the wrong graph: compilescope diagnose --accuracy --minify (or TORCHDYNAMO_REPRO_AFTER="
+            f"\"{'aot' if inductor else 'dynamo'}\" TORCHDYNAMO_REPRO_LEVEL=4 by hand, then run minifier_launcher.py).")
+    if not checked:  # the accuracy check did not run, or did not catch it: it compares each graph's outputs only
+        find = ("Find the graph that computes them: compilescope diagnose --accuracy (torch compares each compiled "
+                "graph with eager), with --minify for a minimal repro.")
+    return Verdict(
+        "accuracy", f"Wrong results: {how} {name}'s compiled code computes results that differ from eager.",
+        ACCURACY_RUN.key if checked else BACKEND.key, INDUCTOR if inductor else USER_BACKEND,
+        message=(accuracy.accuracy_failure if checked and accuracy else backend.mismatch if backend else None),
+        next_steps=['backend="aot_eager" gives eager results here: use it as a workaround.', find],
     )
 
 
