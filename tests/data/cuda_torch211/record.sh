@@ -1,28 +1,36 @@
 #!/usr/bin/env bash
 # Records the CUDA fixtures in logs/ on a machine with a GPU, torch (2.11 here) and compilescope importable:
-#     bash tests/data/cuda_torch211/record.sh WORK_DIR
+#     bash tests/data/cuda_torch211/record.sh WORK_DIR [SCENARIO ...]   (default: every scenario)
 # Each scenario runs in a fresh process with a fresh Inductor cache; WORK_DIR/<scenario>/ gets its trace
 # directory, its report and what compilescope printed (run.txt). A scenario that fails does not stop the others.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
-work=${1:?usage: record.sh WORK_DIR}
+work=${1:?usage: record.sh WORK_DIR [SCENARIO ...]}
+shift
+wanted=" $* "
 mkdir -p "$work"
 python3 -c 'import sys, torch; print(sys.version.split()[0], torch.__version__, torch.version.git_version, torch.cuda.get_device_name())' \
     > "$work/versions.txt" 2>&1
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader >> "$work/versions.txt" 2>&1
 
-scenario() {  # name, then the command
-    local name=$1; shift
+scenario() {  # name, seconds allowed, then the command
+    local name=$1 limit=$2; shift 2
+    [ "$wanted" = "  " ] || [[ "$wanted" == *" $name "* ]] || return 0
     mkdir -p "$work/$name"
     local t0=$SECONDS
-    ( cd "$here/programs" && timeout 150 "$@" ) > "$work/$name/run.txt" 2>&1
+    ( cd "$here/programs" && timeout "$limit" "$@" ) > "$work/$name/run.txt" 2>&1
     echo "$name: exit $? in $((SECONDS - t0)) s" | tee -a "$work/status.txt"
 }
 
 # `compilescope run`: TORCH_TRACE, provenance, the bytecode hook, a fresh cache, then the report.
 for prog in train_break_recompile cudagraph_skips; do
-    scenario "$prog" python3 -m compilescope run --no-browser --fresh-cache --trace-dir "$work/$prog/trace" \
+    scenario "$prog" 150 python3 -m compilescope run --no-browser --fresh-cache --trace-dir "$work/$prog/trace" \
         -o "$work/$prog/report" "$prog.py"
 done
 # compilescope.capture(profile=True) inside the program.
-scenario capture_profile python3 capture_profile.py "$work/capture_profile"
+scenario capture_profile 150 python3 capture_profile.py "$work/capture_profile"
+# compilescope diagnose on Triton code broken on purpose: the backend stage fails, then a wrong result.
+scenario diagnose_compile_error 240 env TRITON_BUG=compile_error python3 -m compilescope diagnose --minify --no-browser \
+    --timeout 120 -o "$work/diagnose_compile_error/report" triton_bug.py
+scenario diagnose_accuracy 150 env TRITON_BUG=accuracy python3 -m compilescope diagnose --accuracy --no-browser \
+    --timeout 120 -o "$work/diagnose_accuracy/report" triton_bug.py
