@@ -338,7 +338,8 @@ def decide(outcomes: list[StageOutcome], accuracy: StageOutcome | None = None) -
             return Verdict("timeout", "Every stage compiles and runs, but the accuracy check ran out of time.",
                            ACCURACY_RUN.key, ACCURACY, next_steps=["Rerun with a larger --timeout."])
         if accuracy is not None and accuracy.accuracy_failure:
-            return _wrong_results(by_key.get(BACKEND.key), accuracy, "every stage compiles, but")
+            return _wrong_results(by_key.get(BACKEND.key), accuracy, "every stage compiles, but {name}'s compiled code "
+                                  "computes results that differ from eager.")
         checked = " and its compiled results match eager" if accuracy is not None and accuracy.status == PASSED else ""
         return Verdict("ok", f"Every stage compiles and runs{checked}.", next_steps=_costs_seen(by_key.get(BACKEND.key)))
 
@@ -362,8 +363,9 @@ def decide(outcomes: list[StageOutcome], accuracy: StageOutcome | None = None) -
             next_steps=list(error.next_steps),
         )
     if key == BACKEND.key and failed.mismatch:  # the program checked its results: wrong with this backend only
-        return _wrong_results(failed, accuracy, "the program's own check fails with it, while backend=\"eager\" and "
-                              "\"aot_eager\" pass it:")
+        return _wrong_results(failed, accuracy, "the program's own check of them fails with {name} alone "
+                              "(backend=\"eager\" and \"aot_eager\" pass it): its compiled code computes results that "
+                              "differ from eager.")
     # It failed, but no compile failed: the compiled code (or the program) raised when it ran.
     message = _last_line(failed.facts.output_tail) if failed.facts else None
     if key == EAGER.key and failed.facts and _NO_TORCH in failed.facts.output_tail and not failed.compiles:
@@ -388,6 +390,7 @@ def decide(outcomes: list[StageOutcome], accuracy: StageOutcome | None = None) -
 
 
 def _wrong_results(backend: StageOutcome | None, accuracy: StageOutcome | None, how: str) -> Verdict:
+    # how: the rest of the headline, naming the backend as {name}
     """Results that differ from eager: found by torch's accuracy check (accuracy), else by the program (backend)."""
     inductor = backend is not None and backend.used_inductor
     name = (backend.backend_name if backend else None) or "your backend"
@@ -398,7 +401,7 @@ def _wrong_results(backend: StageOutcome | None, accuracy: StageOutcome | None, 
         find = ("Find the graph that computes them: compilescope diagnose --accuracy (torch compares each compiled "
                 "graph with eager), with --minify for a minimal repro.")
     return Verdict(
-        "accuracy", f"Wrong results: {how} {name}'s compiled code computes results that differ from eager.",
+        "accuracy", "Wrong results: " + how.format(name=name),
         ACCURACY_RUN.key if checked else BACKEND.key, INDUCTOR if inductor else USER_BACKEND,
         message=(accuracy.accuracy_failure if checked and accuracy else backend.mismatch if backend else None),
         next_steps=['backend="aot_eager" gives eager results here: use it as a workaround.', find],
