@@ -23,6 +23,7 @@ The logs are real and therefore not reproducible byte for byte: they contain
 timestamps, pids, absolute paths, hashes and durations of this machine.
 """
 import argparse
+import dataclasses
 import gzip
 import os
 import shutil
@@ -92,7 +93,7 @@ SCRUB_ENV = [
 ]
 
 
-def run(sc: Scenario, cache_dirs: dict, tmp_root: Path) -> Path:
+def run(sc: Scenario, cache_dirs: dict, tmp_root: Path, out_dir: Path = LOGS) -> Path:
     trace_dir = Path(tempfile.mkdtemp(prefix=f"trace_{sc.name}_", dir=tmp_root))
     if sc.cache_group is None:
         cache_dir = tempfile.mkdtemp(prefix=f"cache_{sc.name}_", dir=tmp_root)
@@ -134,13 +135,13 @@ def run(sc: Scenario, cache_dirs: dict, tmp_root: Path) -> Path:
         # keep the biggest and say so.
         logs.sort(key=lambda p: p.stat().st_size, reverse=True)
         print(f"[{sc.name}] WARNING: {len(logs)} logs, keeping {logs[0].name}")
-    out = LOGS / f"{sc.name}.log{'.gz' if sc.gzip else ''}"
+    out = out_dir / f"{sc.name}.log{'.gz' if sc.gzip else ''}"
     if sc.gzip:
         with open(logs[0], "rb") as src, gzip.GzipFile(out, "wb", compresslevel=9, mtime=0) as dst:
             shutil.copyfileobj(src, dst)
     else:
         shutil.copyfile(logs[0], out)
-    print(f"[{sc.name}] rc={proc.returncode} -> {out.relative_to(HERE)} "
+    print(f"[{sc.name}] rc={proc.returncode} -> {out} "
           f"({out.stat().st_size} bytes)", flush=True)
     return out
 
@@ -151,6 +152,9 @@ def main() -> None:
     ap.add_argument("--list", action="store_true", help="list scenarios and exit")
     ap.add_argument("--keep-tmp", action="store_true",
                     help="keep the temp trace/cache dirs (printed at the end)")
+    ap.add_argument("--out", type=Path, default=LOGS,
+                    help="directory of the logs (default: logs/ here; the torch 2.14 fixtures use ../torch214/logs)")
+    ap.add_argument("--gzip", action="store_true", help="write every log as .log.gz")
     args = ap.parse_args()
 
     if args.list:
@@ -168,19 +172,21 @@ def main() -> None:
         groups = {sc.cache_group for sc in wanted if sc.cache_group}
         wanted = [sc for sc in SCENARIOS if sc in wanted or sc.cache_group in groups]
 
-    LOGS.mkdir(exist_ok=True)
+    if args.gzip:
+        wanted = [dataclasses.replace(sc, gzip=True) for sc in wanted]
+    args.out.mkdir(parents=True, exist_ok=True)
     tmp_root = Path(tempfile.mkdtemp(prefix="compilescope_traces_"))
     cache_dirs: dict = {}
     try:
         for sc in wanted:
-            run(sc, cache_dirs, tmp_root)
+            run(sc, cache_dirs, tmp_root, args.out)
     finally:
         if args.keep_tmp:
             print(f"temp dirs kept in {tmp_root}")
         else:
             shutil.rmtree(tmp_root, ignore_errors=True)
-    total = sum(p.stat().st_size for p in LOGS.glob("*.log*"))
-    print(f"logs/ total: {total} bytes")
+    total = sum(p.stat().st_size for p in args.out.glob("*.log*"))
+    print(f"{args.out}: {total} bytes in all")
 
 
 if __name__ == "__main__":
