@@ -43,6 +43,8 @@ KNOWN_PEER_SINGLE_LOGS = [
 PEER_SINGLE_LOGS = (sorted(p.name for p in PEER_INPUTS.glob("*") if p.is_file()) if PEER_INPUTS.is_dir()
                     else KNOWN_PEER_SINGLE_LOGS)
 TORCH213 = sorted(p.name for p in TORCH213_LOGS.glob("*.log"))
+TORCH214_LOGS = REPO / "tests" / "data" / "torch214" / "logs"  # the same programs, recorded with torch 2.14 (gzipped)
+TORCH214 = sorted(p.name.removesuffix(".gz") for p in TORCH214_LOGS.glob("*.log.gz"))
 # Every log of ../shared, relative to ../shared/traces: peer logs, the logs in peer rank directories, the GPU logs.
 SHARED_LOGS = sorted(
     [f"peer-tlparse/inputs/{name}" for name in PEER_SINGLE_LOGS]
@@ -112,6 +114,11 @@ def peer(name: str) -> Path:
 
 def torch213(name: str) -> Path:
     return TORCH213_LOGS / name
+
+
+def torch214(name: str) -> Path:
+    """A torch 2.14 log, by the name of its torch 2.13 twin ("graph_breaks.log")."""
+    return TORCH214_LOGS / f"{name}.gz"
 
 
 def cuda211(name: str) -> Path:

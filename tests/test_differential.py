@@ -5,20 +5,22 @@ ordered artifact names, and the same failures/restarts rows. Every intended
 difference has its own named test below, with the reason.
 """
 
+import gzip
 import json
 import re
 import subprocess
 
 import pytest
 
-from .conftest import PEER_SINGLE_LOGS, TORCH213, peer, report, tlparse_binary, torch213
+from .conftest import PEER_SINGLE_LOGS, TORCH213, TORCH214, peer, report, tlparse_binary, torch213, torch214
 from .htmltable import table_rows
 
 pytestmark = pytest.mark.oracle
 
 # Kinds tlparse 0.4.3 does not know (or shows only in --export mode): we show them.
 EXTRA_STEMS = ("compilation_metrics_runtime", "bwd_compilation_metrics_runtime", "exported_program")
-CASES = [("peer", n) for n in PEER_SINGLE_LOGS] + [("torch213", n) for n in TORCH213]
+CASES = ([("peer", n) for n in PEER_SINGLE_LOGS] + [("torch213", n) for n in TORCH213]
+         + [("torch214", n) for n in TORCH214])
 
 
 def run_tlparse(log, out):
@@ -35,13 +37,18 @@ def is_extra(name):
     return stem(name) in EXTRA_STEMS
 
 
-def log_path(origin, name):
+def log_path(origin, name, tmp_path):
+    if origin == "torch214":  # gzipped, and tlparse 0.4.3 reads plain logs only
+        plain = tmp_path / name
+        with gzip.open(torch214(name)) as f:
+            plain.write_bytes(f.read())
+        return plain
     return peer(name) if origin == "peer" else torch213(name)
 
 
 @pytest.mark.parametrize("origin,name", CASES)
 def test_compile_directory_agrees(origin, name, tmp_path):
-    log = log_path(origin, name)
+    log = log_path(origin, name, tmp_path)
     theirs = run_tlparse(log, tmp_path / "tl")
     ours = report(log, tmp_path / "cs")
     assert list(ours) == list(theirs)
@@ -63,7 +70,7 @@ def failure_rows(html):
 
 @pytest.mark.parametrize("origin,name", CASES)
 def test_failures_and_restarts_agree(origin, name, tmp_path):
-    log = log_path(origin, name)
+    log = log_path(origin, name, tmp_path)
     run_tlparse(log, tmp_path / "tl")
     report(log, tmp_path / "cs")
     theirs = failure_rows((tmp_path / "tl" / "failures_and_restarts.html").read_text())

@@ -1,0 +1,92 @@
+"""torch 2.14 reads like torch 2.13: the same programs (tests/data/torch213/programs), recorded with each version,
+give the same graph breaks, recompiles, errors, caches, symbols, transformed code, provenance and export events.
+
+tests/data/torch214/README.md lists what legitimately differs between the two recordings; ALLOWED below names each.
+"""
+
+from __future__ import annotations
+
+import gzip
+import re
+from typing import Any
+
+import pytest
+
+from compilescope.analyses.export import export_report
+from compilescope.analyses.insights import insights
+from compilescope.analyses.provenance import analyze_provenance
+from compilescope.analyses.transformed import transformed_code
+from compilescope.ingest.reader import read_trace
+
+from .conftest import TORCH214, torch213, torch214
+
+# JSON paths whose values differ between the recordings, and why (README): nothing else may.
+ALLOWED = {
+    "compile_error_fallback.log": {  # g++'s temporary files, and the failing line of the generated C++
+        ".errors.errors[0].compiler_errors[0]", ".errors.errors[0].detail", ".errors.errors[0].diagnostics[0].file",
+        ".errors.errors[0].diagnostics[0].code_line"},
+    "dynamic_shapes.log": {".recompiles.frames[0].steps[1].failed_guards[0].text"},  # a torch-internal line number
+    "export_draft.log": {".dynamic_shapes.symbols[0].location.line",  # the program gained a docstring in between
+                         ".dynamic_shapes.symbols[1].location.line"},
+}
+_TIMED = re.compile(r"(_ms|_s|_us|seconds|time|duration|percent|share)$")
+_PATH = re.compile(r"(?:/[\w.+-]+)+/([\w.+-]+\.\w+)")
+
+
+def _facts(value: Any) -> Any:
+    """What a version may not change: no times, and files by their names (each machine's paths differ)."""
+    if isinstance(value, dict):
+        return {k: _facts(v) for k, v in value.items() if not _TIMED.search(k) and k != "source"}
+    if isinstance(value, list):
+        return [_facts(v) for v in value]
+    if isinstance(value, str):
+        return _PATH.sub(r"\1", value)
+    if isinstance(value, float):
+        return None  # measured, not found
+    return value
+
+
+def _differences(a: Any, b: Any, path: str = "") -> list[str]:
+    if type(a) is not type(b):
+        return [path]
+    if isinstance(a, dict):
+        return [d for k in sorted(set(a) | set(b))
+                for d in ([f"{path}.{k}"] if k not in a or k not in b else _differences(a[k], b[k], f"{path}.{k}"))]
+    if isinstance(a, list):
+        return ([f"{path}[len]"] if len(a) != len(b) else []) + [
+            d for i, (x, y) in enumerate(zip(a, b)) for d in _differences(x, y, f"{path}[{i}]")]
+    return [] if a == b else [path]
+
+
+def _read(log) -> dict[str, Any]:
+    with read_trace(str(log)) as trace:
+        doc = insights(trace).to_json()
+        doc.pop("compile_time")  # nothing but times
+        doc["findings"] = [f for f in doc["findings"] if f["section"] != "compile_time"]
+        doc["transformed"] = sorted((c.compile_id, c.function, c.decompiled, c.origin)
+                                    for c in transformed_code(trace).values())
+        doc["provenance"] = sorted({(f.file.rsplit("/", 1)[-1], f.line) for c in analyze_provenance(trace).compiles.values()
+                                    for s in c.sections for k in s.kernels for frames in k.frames for f in frames})
+        export = export_report(trace)  # its stacks run through torch, whose line numbers move between versions
+        doc["export"] = {"detected": export.detected, "kinds": export.kinds, "success": export.success,
+                         "issues": [(i.kind, i.failure_type, i.expr, i.result, i.op) for i in export.issues],
+                         "symbols": [{k: v for k, v in sym.items() if k in ("symbol", "vr", "val", "source")}
+                                     for sym in export.symbols]}
+        doc["compiles"] = [(c.key, len(c.artifacts) > 0) for c in trace.sorted_compiles()]
+        return _facts(doc)
+
+
+@pytest.mark.parametrize("name", TORCH214)
+def test_torch_214_finds_what_213_found(name):
+    assert TORCH214, "no torch 2.14 logs"
+    old, new = _read(torch213(name)), _read(torch214(name))
+    assert set(_differences(old, new)) == ALLOWED.get(name, set())
+
+
+def test_the_214_logs_are_214_and_read_whole():
+    for name in TORCH214:
+        with read_trace(str(torch214(name))) as trace:
+            assert not trace.stats.problems, name
+        # torch_version's payload; export_draft's log (TORCH_DTRACE's filter) has none, its paths name the venv.
+        with gzip.open(torch214(name), "rt", encoding="utf-8") as f:
+            assert "2.14.1+cu130" in f.read() or name == "export_draft.log", name
