@@ -3,6 +3,7 @@ version or rank might log it: for comparing runs and ranks."""
 
 from __future__ import annotations
 
+import gzip
 import hashlib
 
 from .conftest import shared
@@ -32,14 +33,25 @@ def with_other_winner(log, out):
 # What torch writes when a graph mutates an input (torch/_inductor/cudagraph_utils.py), JSON-escaped.
 CUDAGRAPH_SKIP = ("skipping cudagraphs due to mutated inputs (1 instances). Found from : \\n   File "
                   "\\\"/home/user/work/scenarios/autotune_cudagraphs.py\\\", line 13, in forward")
+# The same, for residual (line 13) of tests/data/cuda_torch211/programs/cudagraph_skips.py.
+RESIDUAL_SKIP = ("skipping cudagraphs due to mutated inputs (1 instances). Found from : \\n   File "
+                 "\\\"/work/main/tests/data/cuda_torch211/programs/cudagraph_skips.py\\\", line 13, in residual")
 
 
-def with_cudagraph_skip(log, out):
-    """The log with [0/1]'s compilation metrics saying why Inductor ran it without CUDA graphs."""
-    lines = log.read_text(encoding="utf-8").split("\n")
-    [i] = [n for n, line in enumerate(lines) if '{"compilation_metrics": {"compile_id": "0/1"' in line]
+def log_text(log) -> str:
+    """A log's text, gzipped or not."""
+    if str(log).endswith(".gz"):
+        with gzip.open(log, "rt", encoding="utf-8") as f:
+            return f.read()
+    return log.read_text(encoding="utf-8")
+
+
+def with_cudagraph_skip(log, out, compile_id="0/1", reason=CUDAGRAPH_SKIP):
+    """The log with a compile's metrics saying why Inductor ran it without CUDA graphs (its events are left: torch
+    logs no set-up or recording of a graph it skips while compiling, and the reason is what counts)."""
+    lines = log_text(log).split("\n")
+    [i] = [n for n, line in enumerate(lines) if f'{{"compilation_metrics": {{"compile_id": "{compile_id}"' in line]
     assert '"cudagraph_skip_reason": null' in lines[i]
-    lines[i] = lines[i].replace('"cudagraph_skip_reason": null', f'"cudagraph_skip_reason": "{CUDAGRAPH_SKIP}"')
+    lines[i] = lines[i].replace('"cudagraph_skip_reason": null', f'"cudagraph_skip_reason": "{reason}"')
     out.write_text("\n".join(lines), encoding="utf-8")
     return out
-

@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from ..conftest import run_cli, skip_or_fail
-from ..gpu_variants import max_autotune_log, with_cudagraph_skip
+from ..conftest import cuda211, run_cli, skip_or_fail
+from ..gpu_variants import RESIDUAL_SKIP, with_cudagraph_skip
 from .helpers import log, rank_dir
 
 
@@ -63,20 +63,21 @@ def test_baseline_regressions(capsys, tmp_path):
     assert run_cli("check", log("fail"), "--baseline", log("base")) == 1
     assert lines(capsys.readouterr().out) == [
         "baseline-failures: new failure: InductorError: CppCompileError: C++ compile error"]
-    # A compile that CUDA graphs skip where the baseline's ran as graphs (the real reduce-overhead run, and a copy
-    # whose [0/1] mutated an input); the other way round is no regression.
-    gpu = max_autotune_log()
-    skipped = with_cudagraph_skip(gpu, tmp_path / "dedicated_log_torch_trace_skip.log")
+    # A compile that CUDA graphs skip where the baseline's ran as graphs (the real reduce-overhead run on an H200,
+    # whose residual [0/0] was recorded, and a copy whose [0/0] mutated an input); the other way round is no regression.
+    gpu = cuda211("cudagraph_skips.log.gz")
+    skipped = with_cudagraph_skip(gpu, tmp_path / "dedicated_log_torch_trace_skip.log", "0/0", RESIDUAL_SKIP)
     assert run_cli("check", skipped, "--baseline", gpu) == 1
     assert lines(capsys.readouterr().out) == [
         "baseline-cudagraphs: CUDA graphs skipped in B: skipping cudagraphs due to mutated inputs (1 instances)"]
     assert run_cli("check", gpu, "--baseline", skipped) == 0
     capsys.readouterr()
-    # Without a baseline: --no-cudagraph-skips (the real run passes it; the copy does not, naming the compile).
-    assert run_cli("check", gpu, "--no-cudagraph-skips") == 0
-    assert lines(capsys.readouterr().out) == ["compilescope check: 1 rule passed"]
-    assert run_cli("check", skipped, "--no-cudagraph-skips") == 1
+    # Without a baseline: --no-cudagraph-skips. The real run's accumulate [1/0] was never recorded (it mutates its
+    # input; torch said so on stderr only); the copy adds [0/0].
+    assert run_cli("check", gpu, "--no-cudagraph-skips") == 1
     assert lines(capsys.readouterr().out) == ["no-cudagraph-skips: 1 compile run without CUDA graphs, none allowed"]
+    assert run_cli("check", skipped, "--no-cudagraph-skips") == 1
+    assert lines(capsys.readouterr().out) == ["no-cudagraph-skips: 2 compiles run without CUDA graphs, none allowed"]
     # Fewer recompiles and a faster compile are no regression.
     assert run_cli("check", log("dynamic"), "--baseline", log("base")) == 0
     assert run_cli("check", log("warm"), "--baseline", log("cold"), "--time-margin", "0.1") == 0

@@ -9,8 +9,8 @@ import pytest
 
 from compilescope.analyses.diff import RunFacts, TimeThreshold, diff_runs, graph_nodes
 
-from ..conftest import run_cli, shared
-from ..gpu_variants import max_autotune_log, with_cudagraph_skip, with_other_winner
+from ..conftest import cuda211, run_cli, shared
+from ..gpu_variants import RESIDUAL_SKIP, max_autotune_log, with_cudagraph_skip, with_other_winner
 from .helpers import diff, facts, log, rank_dir
 
 
@@ -264,14 +264,27 @@ def test_max_autotune_choosing_another_kernel_is_a_change(tmp_path, capsys):
 
 
 def test_cuda_graphs_skipped_in_one_run_is_a_change(tmp_path, capsys):
-    """The real reduce-overhead run against a copy whose [0/1] Inductor ran without CUDA graphs (an input mutated):
-    one change, in both directions."""
-    log = max_autotune_log()
-    skipped = with_cudagraph_skip(log, tmp_path / "dedicated_log_torch_trace_skip.log")
+    """The real reduce-overhead run on an H200 (residual [0/0] recorded) against a copy whose [0/0] Inductor ran
+    without CUDA graphs (an input mutated): one change, in both directions."""
+    log = cuda211("cudagraph_skips.log.gz")
+    skipped = with_cudagraph_skip(log, tmp_path / "dedicated_log_torch_trace_skip.log", "0/0", RESIDUAL_SKIP)
     for a, b, kind in ((log, skipped, "added"), (skipped, log, "removed")):
         assert run_cli("diff", "--json", a, b) == 1
         [rank] = json.loads(capsys.readouterr().out)["ranks"]
         [change] = rank["changes"]
         assert (change["section"], change["kind"]) == ("cudagraphs", kind)
         assert (change["a"] or change["b"])["reason"].startswith("skipping cudagraphs due to mutated inputs")
-        assert change["frame"] and "forward" in change["frame"]
+        assert change["frame"] and "residual" in change["frame"]
+
+
+def test_cuda_graphs_unused_in_both_runs_for_another_reason_is_one_change(tmp_path, capsys):
+    """The shared H100 run's [0/1] was never recorded (a backward left pending); a copy whose metrics say Inductor
+    skipped it: still without CUDA graphs, for another reason."""
+    log = max_autotune_log()
+    skipped = with_cudagraph_skip(log, tmp_path / "dedicated_log_torch_trace_skip.log")
+    assert run_cli("diff", "--json", log, skipped) == 1
+    [change] = json.loads(capsys.readouterr().out)["ranks"][0]["changes"]
+    assert (change["section"], change["kind"]) == ("cudagraphs", "changed")
+    assert change["a"]["reason"] == "never recorded (set up at its first call; the log does not say why)"
+    assert change["b"]["reason"] == "skipping cudagraphs due to mutated inputs (1 instances)"
+    assert change["title"] == "CUDA graphs still not used, now: skipping cudagraphs due to mutated inputs (1 instances)"

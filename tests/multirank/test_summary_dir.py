@@ -7,6 +7,7 @@ Figures are those EXPECTATIONS.md states for tlparse's own multi-rank test direc
 
 from __future__ import annotations
 
+import functools
 import io
 import json
 import os
@@ -18,8 +19,8 @@ from rich.console import Console
 from compilescope.cli.multirank import summarize_ranks
 from compilescope.render.terminal import RankSummariesRenderer
 
-from ..gpu_variants import max_autotune_log, with_cudagraph_skip, with_other_winner
-from ..conftest import run_cli
+from ..gpu_variants import RESIDUAL_SKIP, log_text, max_autotune_log, with_cudagraph_skip, with_other_winner
+from ..conftest import cuda211, run_cli
 from ..insights.test_summary_cli import _documented_keys, _paths
 from .conftest import copy_ranks, peer_dir
 
@@ -201,13 +202,15 @@ def test_directory_of_one_rank_stays_one_log(tmp_path, capsys):
     assert "ranks" not in summary_json(capsys, directory)
 
 
-def _three_ranks(tmp_path, variant):
-    """Ranks 0 and 2: the real max-autotune log; rank 1: variant(log) (tests/gpu_variants.py)."""
+def _three_ranks(tmp_path, variant, log=None):
+    """Ranks 0 and 2: a real GPU log (the max-autotune one unless another is given); rank 1: variant(log)
+    (tests/gpu_variants.py)."""
+    log = log or max_autotune_log()
     ranks = tmp_path / "ranks"
     ranks.mkdir()
     for rank in (0, 2):
-        shutil.copy(max_autotune_log(), ranks / f"dedicated_log_torch_trace_rank_{rank}_x.log")
-    variant(max_autotune_log(), ranks / "dedicated_log_torch_trace_rank_1_x.log")
+        (ranks / f"dedicated_log_torch_trace_rank_{rank}_x.log").write_text(log_text(log), encoding="utf-8")
+    variant(log, ranks / "dedicated_log_torch_trace_rank_1_x.log")
     return ranks
 
 
@@ -226,14 +229,17 @@ def test_ranks_whose_max_autotune_chose_different_kernels(tmp_path, capsys):
 
 
 def test_ranks_that_ran_a_compile_without_cuda_graphs(tmp_path, capsys):
-    """Three ranks of the real H100 reduce-overhead run, rank 1's [0/1] skipped by CUDA graphs (an input mutated):
-    rank 1 is slower at every step, and one divergence says so."""
-    doc = summary_json(capsys, _three_ranks(tmp_path, with_cudagraph_skip), "-j", "1")
+    """Three ranks of the real H200 reduce-overhead run (residual [0/0] recorded, accumulate [1/0] never), rank 1's
+    [0/0] skipped by CUDA graphs (an input mutated): rank 1 is slower at every step, and one divergence says so."""
+    skip = functools.partial(with_cudagraph_skip, compile_id="0/0", reason=RESIDUAL_SKIP)
+    doc = summary_json(capsys, _three_ranks(tmp_path, skip, cuda211("cudagraph_skips.log.gz")), "-j", "1")
+    never = ["[1/0]", "never recorded (set up at its first call; the log does not say why)"]
     assert [r["cudagraph_skips"] for r in doc["ranks"]] == [
-        [], [["[0/1]", "skipping cudagraphs due to mutated inputs (1 instances)"]], []]
+        [never], [["[0/0]", "skipping cudagraphs due to mutated inputs (1 instances)"], never], [never]]
     [divergence] = doc["analysis"]["divergences"]
     assert divergence["kind"] == "cudagraphs"
     assert [(g["ranks"], g["what"]) for g in divergence["groups"]] == [
-        ([0, 2], "no compile skipped"), ([1], "[0/1] skipped: skipping cudagraphs due to mutated inputs (1 instances)")]
-    assert divergence["details"] == ["[0/1] run without CUDA graphs only on rank 1"]
+        ([0, 2], f"[1/0] skipped: {never[1]}"),
+        ([1], f"[0/0] skipped: skipping cudagraphs due to mutated inputs (1 instances); [1/0] skipped: {never[1]}")]
+    assert divergence["details"] == ["[0/0] run without CUDA graphs only on rank 1"]
 

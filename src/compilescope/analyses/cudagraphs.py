@@ -24,6 +24,9 @@ from .compile_time import event_compile_id, finite_number
 from .userloc import UserLocation, is_framework_file, traceback_frames
 
 
+NEVER_RECORDED = "never recorded (set up at its first call; the log does not say why)"
+
+
 @dataclass
 class CudaGraphCompile:
     """One compile that CUDA graphs ran, or skipped."""
@@ -39,6 +42,11 @@ class CudaGraphCompile:
     def never_recorded(self) -> bool:
         """Set up for CUDA graphs at its first call, yet never recorded, and torch's log does not say why."""
         return bool(self.setups) and not self.recordings_ms and not self.skip_reason
+
+    @property
+    def without_graphs_because(self) -> str | None:
+        """Why it ran without CUDA graphs, in a line (None: it ran with them)."""
+        return self.skip_summary or (NEVER_RECORDED if self.never_recorded else None)
 
     @property
     def skip_summary(self) -> str | None:
@@ -76,6 +84,11 @@ class CudaGraphs:
     @property
     def never_recorded(self) -> list[CudaGraphCompile]:
         return [c for c in self.compiles if c.never_recorded]
+
+    @property
+    def without_graphs(self) -> list[CudaGraphCompile]:
+        """Compiles that ran without CUDA graphs: skipped by Inductor, or never recorded."""
+        return [c for c in self.compiles if c.without_graphs_because]
 
     def to_json(self) -> dict[str, Any]:
         return {"compiles": [c.to_json() for c in self.compiles]}

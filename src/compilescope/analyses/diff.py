@@ -364,8 +364,8 @@ def run_facts(trace: Trace, statuses: dict[CompileId | None, str] | None = None)
                             "best_kernel": t.best_kernel, "best_config": t.best_config, "best_time_ms": t.best_time_ms}
                            for t in tuned.searches],
         cudagraph_skips=[{"frame": frame_of_cid.get(c.compile_id), "compile_id": c.compile_id,
-                          "reason": _mask(c.skip_summary or "")}
-                         for c in cudagraphs(trace).skipped],
+                          "reason": _mask(c.without_graphs_because or "")}
+                         for c in cudagraphs(trace).without_graphs],
     )
 
 
@@ -632,6 +632,12 @@ def diff_runs(a: RunFacts, b: RunFacts, threshold: TimeThreshold = TimeThreshold
     skips_b = [(x["frame"], x["reason"]) for x in b.cudagraph_skips if x["frame"] in result.matched_frames]
     gone, new = _multiset_diff(skips_a, skips_b)
     for frame_key_, reason in new:
+        before = next((g for g in gone if g[0] == frame_key_), None)
+        if before is not None:  # without CUDA graphs in both runs, for another reason
+            gone.remove(before)
+            changes.append(Change("cudagraphs", "changed", f"CUDA graphs still not used, now: {reason}", frame_key_,
+                                  {"frame": frame_key_, "reason": before[1]}, {"frame": frame_key_, "reason": reason}))
+            continue
         changes.append(Change("cudagraphs", "added", f"CUDA graphs skipped in B: {reason}", frame_key_, None,
                               {"frame": frame_key_, "reason": reason}))
     for frame_key_, reason in gone:

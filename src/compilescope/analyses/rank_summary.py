@@ -157,7 +157,7 @@ def summarize_rank(results: Results, rank: int | None = None) -> RankSummary:
     summary.cache_misses = sum(1 for *_, state in cache_events if state == "miss")
     summary.compile_time_s = round(sum(summary.compile_times_s.values()), 6)
     graphed = results.insights.cudagraphs if results.insights is not None else cudagraphs(trace)
-    summary.cudagraph_skips = [[c.compile_id, c.skip_summary or ""] for c in graphed.skipped]
+    summary.cudagraph_skips = [[c.compile_id, c.without_graphs_because or ""] for c in graphed.without_graphs]
     tuned = results.insights.autotuning if results.insights is not None else autotuning(trace)
     summary.autotune_winners = [[s.compile_id, s.op, s.shape or "", s.dtypes or "", s.best_config or s.best_kernel or ""]
                                 for s in tuned.searches]

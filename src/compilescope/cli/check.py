@@ -29,7 +29,8 @@ class CheckCommand:
         parser.add_argument("--no-failures", action="store_true", help="fail if any compile failed")
         parser.add_argument("--max-compile-seconds", type=float, metavar="S", help="fail if compiling took more than S seconds")
         parser.add_argument("--no-cudagraph-skips", action="store_true",
-                            help="fail if Inductor ran any compile without CUDA graphs (mode=\"reduce-overhead\")")
+                            help="fail if any compile ran without CUDA graphs (mode=\"reduce-overhead\"): skipped by Inductor, "
+                                 "or set up and never recorded")
         parser.add_argument("--baseline", metavar="LOG", help="fail on regressions against this run: a new graph break, "
                             "more recompiles, a new failure, a compile CUDA graphs now skip, compile time up by more "
                             "than the margin")
