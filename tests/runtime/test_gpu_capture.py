@@ -13,9 +13,10 @@ import re
 
 import pytest
 
-from compilescope.analyses.runtime import COMPILING, GPU_IDLE
+from compilescope.analyses.runtime import COMPILING, GPU_IDLE, runtime_finding
 
-from ..conftest import cuda211
+from ..conftest import cuda211, report, run_cli
+from ..htmltable import table_rows
 from .test_runtime import _runtime
 
 
@@ -50,3 +51,31 @@ def test_the_gpu_waiting_for_the_compile_is_compiling_not_idle():
     assert share[COMPILING] > 0.9
     assert share[GPU_IDLE] < 0.1
     assert sum(k.share for k in p.kernels) == pytest.approx(1.0)
+
+
+def test_shares_of_the_run_leave_the_compile_out_and_say_the_gpu_waits(tmp_path, capsys):
+    log, profile = cuda211("capture_profile.log.gz"), cuda211("capture_profile.profile.json.gz")
+    p = _runtime(log, profile).profiles[0]
+    assert p.compiling_us + p.run_us == pytest.approx(p.total_us) and 0 < p.run_us < p.compiling_us
+    rows = [k for k in p.kernels if k.name != COMPILING]
+    assert sum(k.run_share for k in rows) == pytest.approx(1.0)
+    assert all(k.run_share == pytest.approx(k.total_us / p.run_us) for k in rows)
+    assert sum(g.run_share for g in p.graphs) == pytest.approx(1.0)
+    idle = next(k for k in rows if k.name == GPU_IDLE)
+    title, detail = runtime_finding(p)
+    assert title == f"profile capture_profile.profile.json.gz: 5.68 s of GPU time, {p.compiling_us / p.total_us:.0%} of it compiling"
+    assert f"the GPU is idle {idle.run_share:.0%} of the run: launch-bound" in detail and "reduce-overhead" in detail
+    # The terminal's table keeps kernel names readable on 80 columns; the page has a column of the run.
+    assert run_cli("summary", log, "--profile", profile) == 0
+    out = capsys.readouterr().out
+    assert "compiling (Dynamo, AOTAutograd, Inductor)" in out and max(len(line) for line in out.splitlines()) <= 80
+    report(log, tmp_path / "out", "--profile", profile)
+    page = (tmp_path / "out" / "runtime.html").read_text()
+    assert "<th>of the run</th>" in page and "compiling, " in page
+    rows = table_rows(page)
+    header = next(r for r in rows if r[:3] == ["share", "of the run", "time"])
+    kernel_rows = [r for r in rows if len(r) > 4 and r[4].startswith(("triton_", "compiling ("))]
+    assert kernel_rows and all(len(r) == len(header) for r in kernel_rows)
+    by_name = {r[4]: r for r in kernel_rows}
+    assert by_name["compiling (Dynamo, AOTAutograd, Inductor)"][1] == "–"
+    assert all(r[1].endswith("%") for name, r in by_name.items() if name.startswith("triton_"))

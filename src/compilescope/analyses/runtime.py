@@ -78,6 +78,7 @@ class KernelRow:
     calls: int = 0
     total_us: float = 0.0
     share: float = 0.0
+    run_share: float | None = None  # of the time not spent compiling (None: the profile has none, or this row is it)
     user_lines: list[UserLine] = field(default_factory=list)
     code_artifact: int | None = None  # the output code artifact that defines it, and the line
     code_line: int | None = None
@@ -87,8 +88,12 @@ class KernelRow:
     def to_json(self) -> dict[str, Any]:
         return {"name": self.name, "kind": self.kind, "op": self.op, "graph": self.graph,
                 "compile_id": str(self.compile_id) if self.compile_id else None, "calls": self.calls,
-                "total_us": round(self.total_us, 3), "share": round(self.share, 6),
+                "total_us": round(self.total_us, 3), "share": round(self.share, 6), "run_share": _rounded(self.run_share),
                 "user_lines": [{"file": u.file, "line": u.line} for u in self.user_lines]}
+
+
+def _rounded(share: float | None) -> float | None:
+    return None if share is None else round(share, 6)
 
 
 @dataclass
@@ -99,10 +104,12 @@ class GraphRow:
     total_us: float = 0.0
     share: float = 0.0
     kernels_us: float = 0.0  # of which Inductor and extern kernels
+    run_share: float | None = None  # of the time not spent compiling (as KernelRow's)
 
     def to_json(self) -> dict[str, Any]:
         return {"graph": self.key, "compile_id": str(self.compile_id) if self.compile_id else None, "calls": self.calls,
-                "total_us": round(self.total_us, 3), "share": round(self.share, 6), "kernels_us": round(self.kernels_us, 3)}
+                "total_us": round(self.total_us, 3), "share": round(self.share, 6), "kernels_us": round(self.kernels_us, 3),
+                "run_share": _rounded(self.run_share)}
 
 
 @dataclass
@@ -114,10 +121,11 @@ class LineRow:
     total_us: float = 0.0
     share: float = 0.0
     kernels: list[str] = field(default_factory=list)
+    run_share: float | None = None  # of the time not spent compiling (as KernelRow's)
 
     def to_json(self) -> dict[str, Any]:
         return {"file": self.file, "line": self.line, "function": self.function, "total_us": round(self.total_us, 3),
-                "share": round(self.share, 6), "kernels": self.kernels}
+                "share": round(self.share, 6), "run_share": _rounded(self.run_share), "kernels": self.kernels}
 
 
 @dataclass
@@ -136,6 +144,20 @@ class ProfileRuntime:
     def compiled(self) -> bool:
         return any(r.kind in IN_GRAPH for r in self.kernels)
 
+    @property
+    def compiling_us(self) -> float:
+        """torch.compile's own work in the profile (a first call's compile and autotuning), and the GPU's wait."""
+        return sum(r.total_us for r in self.kernels if r.name == COMPILING)
+
+    @property
+    def run_us(self) -> float:
+        return self.total_us - self.compiling_us
+
+    @property
+    def run_share_known(self) -> bool:
+        """Rows have a share of the run (the profile covers a compile)."""
+        return any(k.run_share is not None for k in self.kernels)
+
     def by_kind(self) -> list[tuple[str, str, float, float]]:
         """(kind, label, time, share) of each kind of row present."""
         out = []
@@ -148,6 +170,7 @@ class ProfileRuntime:
     def to_json(self) -> dict[str, Any]:
         return {"source": self.source, "timeline": self.timeline, "total_us": round(self.total_us, 3),
                 "total_definition": TOTAL_DEFINITION[self.timeline], "devices": self.devices, "matched": self.matched,
+                "compiling_us": round(self.compiling_us, 3), "run_us": round(self.run_us, 3),
                 "notes": self.notes, "kernels": [k.to_json() for k in self.kernels],
                 "graphs": [g.to_json() for g in self.graphs], "user_lines": [u.to_json() for u in self.lines]}
 
@@ -584,11 +607,26 @@ def profile_runtime(trace: Trace, provenance: Provenance, profile: Profile, inde
         row.share = row.total_us / total if total else 0.0
     notes = list(profile.notes)
     matched = _matched(kernels, index, notes)
-    return ProfileRuntime(
+    result = ProfileRuntime(
         source=profile.source, timeline="gpu" if on_gpu else "cpu", total_us=total, devices=devices, kernels=kernels,
         graphs=sorted(graphs.values(), key=lambda g: (g.key is None, -g.total_us)),
         lines=sorted(lines.values(), key=lambda r: -r.total_us), notes=notes, matched=matched,
     )
+    _run_shares(result)
+    return result
+
+
+def _run_shares(p: ProfileRuntime) -> None:
+    """When the profile covers a compile, each row's part of the rest: the run a user wants to speed up."""
+    compiling, run = p.compiling_us, p.run_us
+    if not compiling or run <= 0:
+        return
+    for k in p.kernels:
+        k.run_share = None if k.name == COMPILING else k.total_us / run
+    for g in p.graphs:
+        g.run_share = (g.total_us - (compiling if g.key is None else 0.0)) / run
+    for line in p.lines:
+        line.run_share = line.total_us / run
 
 
 def _matched(kernels: list[KernelRow], index: _LogIndex, notes: list[str]) -> bool:
@@ -716,20 +754,35 @@ def format_us(us: float) -> str:
     return f"{us / 1e6:.2f} s" if us >= 1e6 else f"{us / 1e3:.2f} ms" if us >= 1e3 else f"{us:.0f} µs"
 
 
+# A GPU idle for half the run or more waits on the CPU: worth a line of "what to fix first".
+IDLE_WORTH_SAYING = 0.5
+
+
 def runtime_finding(p: ProfileRuntime) -> tuple[str, str]:
-    """The Insights line for one profile: (title, detail)."""
-    name = p.source.rsplit("/", 1)[-1]
+    """The Insights line for one profile: (title, detail). Shares are of the run when the profile covers a compile."""
+    source = p.source.rsplit("/", 1)[-1]
     if not p.matched:
-        return f"profile {name}: not joined to this log", p.notes[0] if p.notes else ""
-    in_graphs = sum(g.share for g in p.graphs if g.key is not None)
+        return f"profile {source}: not joined to this log", p.notes[0] if p.notes else ""
+
+    def share(row: KernelRow | GraphRow) -> float:
+        return row.share if row.run_share is None else row.run_share
+
+    in_graphs = sum(share(g) for g in p.graphs if g.key is not None)
     top = next((k for k in p.kernels if k.kind in (INDUCTOR, EXTERN)), None)
-    detail = f"{in_graphs:.0%} in compiled graphs"
-    compiling = sum(k.share for k in p.kernels if k.name == COMPILING)
+    compiling = p.compiling_us / p.total_us if p.total_us else 0.0
+    title = f"profile {source}: {format_us(p.total_us)} of {p.timeline.upper()} time"
     if compiling >= 0.1:
-        detail += f", {compiling:.0%} compiling (profile steps after the first call to see steady state)"
+        title += f", {compiling:.0%} of it compiling"
+    detail = f"{in_graphs:.0%} of the run in compiled graphs" if p.run_share_known else f"{in_graphs:.0%} in compiled graphs"
+    idle = next((k for k in p.kernels if k.name == GPU_IDLE), None)
+    if idle is not None and share(idle) >= IDLE_WORTH_SAYING:
+        detail += (f"; the GPU is idle {share(idle):.0%} of the run: launch-bound (small kernels, Python between them), "
+                   "where CUDA graphs (mode=\"reduce-overhead\") help")
     if top is not None:
         via = f" via {top.op}" if top.op and top.op != top.name else ""
         lines = f" ({', '.join(u.location.rsplit('/', 1)[-1] for u in top.user_lines[:2])})" if top.user_lines else ""
-        name = top.name if len(top.name) <= 60 else top.name[:57] + "..."
-        detail += f"; top kernel {name}{via}: {top.share:.0%}{lines}"
-    return f"profile {name}: {format_us(p.total_us)} of {p.timeline.upper()} time", detail
+        kernel = top.name if len(top.name) <= 60 else top.name[:57] + "..."
+        detail += f"; top kernel {kernel}{via}: {share(top):.0%}{lines}"
+    if compiling >= 0.1:
+        detail += "; profile after a first step (forward and backward) to leave the compile out"
+    return title, detail

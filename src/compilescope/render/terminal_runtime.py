@@ -16,29 +16,51 @@ def _short(path: str) -> str:
     return path.rsplit("/", 1)[-1]
 
 
+def _share(row) -> str:
+    return f"{row.share if row.run_share is None else row.run_share:.1%}"
+
+
+def _lines(lines: list) -> str:
+    """file.py:28, 31, 32 (a file named once)."""
+    by_file: dict[str, list[str]] = {}
+    for u in lines:
+        by_file.setdefault(_short(u.file), []).append(str(u.line))
+    return ", ".join(f"{name}:{', '.join(numbers)}" for name, numbers in by_file.items())
+
+
 def runtime_renderables(runtime: Runtime | None) -> list[RenderableType]:
     out: list[RenderableType] = []
     if runtime is None:
         return out
     for p in runtime.profiles:
-        out.append(Text(f"\nRuntime · {_short(p.source)} · {format_us(p.total_us)} of {p.timeline.upper()} time",
-                        style="bold underline"))
+        run = p.run_share_known
+        head = f"\nRuntime · {_short(p.source)} · {format_us(p.total_us)} of {p.timeline.upper()} time"
+        if run:
+            head += f" ({format_us(p.compiling_us)} compiling, {format_us(p.run_us)} running: \"run\" is the latter)"
+        out.append(Text(head, style="bold underline"))
         for note in p.notes:
             out.append(Text(f"note: {note}", style="yellow"))
-        table = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False)
-        for col, justify in (("share", "right"), ("time", "right"), ("calls", "right"), ("kernel (kind)", "left"),
-                             ("compile id", "left"), ("user lines", "left")):
-            table.add_column(col, justify=justify, no_wrap=col != "kernel (kind)",  # type: ignore[arg-type]
-                             overflow="fold" if col == "kernel (kind)" else "ellipsis")
+        table = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False, expand=True)
+        columns = [("share", "right")] + ([("run", "right")] if run else []) + [
+            ("time", "right"), ("calls", "right"), ("kernel (kind) · compile id · user lines", "left")]
+        for col, justify in columns:
+            # The kernel's name takes what the narrow columns leave: on 80 columns, ~50 characters.
+            last = col.startswith("kernel")
+            table.add_column(col, justify=justify, no_wrap=not last,  # type: ignore[arg-type]
+                             overflow="fold" if last else "ellipsis", ratio=1 if last else None)
         for k in p.kernels[:MAX_ROWS]:
             name = Text(k.name if len(k.name) <= 80 else k.name[:77] + "...")
             name.append(f" ({k.kind}{f' via {k.op}' if k.op and k.op != k.name else ''})", style="dim")
-            table.add_row(f"{k.share:.1%}", format_us(k.total_us), str(k.calls or ""), name,
-                          str(k.compile_id or ""), ", ".join(f"{_short(u.file)}:{u.line}" for u in k.user_lines[:2]))
+            where = [str(k.compile_id)] if k.compile_id else []
+            where += [_lines(k.user_lines[:4])] if k.user_lines else []
+            if where:
+                name.append("\n" + " · ".join(where), style="cyan")
+            shares = [f"{k.share:.1%}"] + ([f"{k.run_share:.1%}" if k.run_share is not None else "-"] if run else [])
+            table.add_row(*shares, format_us(k.total_us), str(k.calls or ""), name)
         out.append(table)
-        graphs = ", ".join(f"{g.compile_id or g.key} {g.share:.1%}" + (f" ({g.calls} calls)" if g.calls else "")
-                           if g.key else f"no compiled graph {g.share:.1%}" for g in p.graphs)
-        out.append(Text(f"by graph: {graphs}"))
+        graphs = ", ".join(f"{g.compile_id or g.key} {_share(g)}" + (f" ({g.calls} calls)" if g.calls else "")
+                           if g.key else f"no compiled graph {_share(g)}" for g in p.graphs)
+        out.append(Text(f"by graph{' (of the run)' if run else ''}: {graphs}"))
         if len(p.kernels) > MAX_ROWS:
             rest = sum(k.share for k in p.kernels[MAX_ROWS:])
             out.append(Text(f"... {len(p.kernels) - MAX_ROWS} more rows ({rest:.1%}); all in --json", style="dim"))
