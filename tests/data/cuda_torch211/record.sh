@@ -27,6 +27,10 @@ for prog in train_break_recompile cudagraph_skips; do
     scenario "$prog" 150 python3 -m compilescope run --no-browser --fresh-cache --trace-dir "$work/$prog/trace" \
         -o "$work/$prog/report" "$prog.py"
 done
+# A steady-state profile of reduce-overhead (CUDA graph replays) and eager, recorded by the program itself.
+scenario profile_cudagraphs 150 python3 -m compilescope run --no-browser --fresh-cache \
+    --trace-dir "$work/profile_cudagraphs/trace" -o "$work/profile_cudagraphs/report" \
+    profile_cudagraphs.py "$work/profile_cudagraphs/trace/profile.json"
 # compilescope.capture(profile=True) inside the program.
 scenario capture_profile 150 python3 capture_profile.py "$work/capture_profile"
 # compilescope diagnose on Triton code broken on purpose: the backend stage fails, then a wrong result.
