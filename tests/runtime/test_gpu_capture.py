@@ -79,3 +79,23 @@ def test_shares_of_the_run_leave_the_compile_out_and_say_the_gpu_waits(tmp_path,
     by_name = {r[4]: r for r in kernel_rows}
     assert by_name["compiling (Dynamo, AOTAutograd, Inductor)"][1] == "–"
     assert all(r[1].endswith("%") for name, r in by_name.items() if name.startswith("triton_"))
+
+
+def test_cuda_graph_replays_compared_with_eager_by_wall_time_too():
+    """programs/profile_cudagraphs.py on an H200: reduce-overhead and eager, warmed up, then 5 calls each in
+    record_function ranges. CUDA graphs save launches, which kernel time does not see and the ranges' wall time does."""
+    profile = cuda211("profile_cudagraphs.profile.json.gz")
+    runtime = _runtime(cuda211("profile_cudagraphs.log.gz"), profile)
+    with gzip.open(profile, "rt") as f:
+        events = json.load(f)["traceEvents"]
+    ranges = {e["name"]: e["dur"] for e in events if e.get("cat") == "user_annotation"}
+    c = runtime.comparison
+    assert (c.eager_wall_us, c.compiled_wall_us) == (pytest.approx(ranges["eager"]), pytest.approx(ranges["compiled"]))
+    assert c.wall_speedup == pytest.approx(ranges["eager"] / ranges["compiled"]) and c.wall_speedup > 2
+    assert 0.9 < c.speedup < 1.2  # the same GEMMs either way: kernel time barely moves
+    [p] = runtime.profiles
+    assert p.graph_launches == 5 == sum(1 for e in events if e.get("name") == "cudaGraphLaunch")
+    triton = [k for k in p.kernels if k.kind == "inductor"]
+    assert triton and all(k.calls == 5 and str(k.compile_id) == "[0/0]" and k.user_lines for k in triton)
+    _, detail = runtime_finding(p)
+    assert "with CUDA graphs on: the CPU keeps it waiting" in detail and "reduce-overhead" not in detail

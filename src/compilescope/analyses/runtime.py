@@ -65,6 +65,7 @@ KIND_LABELS = {
 }
 IN_GRAPH = (INDUCTOR, EXTERN, WRAPPER)
 GPU_IDLE = "GPU idle (no kernel running)"
+GRAPH_LAUNCH = "cudaGraphLaunch"  # the CUDA runtime call that replays a CUDA graph
 UNTRACED = "no profiler event (Python, data loading)"
 
 
@@ -139,6 +140,8 @@ class ProfileRuntime:
     lines: list[LineRow]
     notes: list[str]  # what was skipped, and whether the profile matches the log
     matched: bool  # some Inductor kernel (or compiled graph) of the profile is in the log
+    graph_launches: int = 0  # CUDA graph replays (cudaGraphLaunch): reduce-overhead is on
+    wall_us: float | None = None  # a run cut out of a profile: its ranges' wall time (Profile.wall_us)
 
     @property
     def compiled(self) -> bool:
@@ -171,6 +174,7 @@ class ProfileRuntime:
         return {"source": self.source, "timeline": self.timeline, "total_us": round(self.total_us, 3),
                 "total_definition": TOTAL_DEFINITION[self.timeline], "devices": self.devices, "matched": self.matched,
                 "compiling_us": round(self.compiling_us, 3), "run_us": round(self.run_us, 3),
+                "graph_launches": self.graph_launches,
                 "notes": self.notes, "kernels": [k.to_json() for k in self.kernels],
                 "graphs": [g.to_json() for g in self.graphs], "user_lines": [u.to_json() for u in self.lines]}
 
@@ -202,14 +206,24 @@ class Comparison:
     compiled_us: float
     ops: list[OpComparison]
     graphs: list[tuple[str, float, float | None]]  # compile id, compiled time, speedup (when it can be told)
+    # One profile holding both runs: the wall time of each run's ranges (on a GPU, kernel time leaves out the
+    # launches and waits that CUDA graphs save).
+    eager_wall_us: float | None = None
+    compiled_wall_us: float | None = None
 
     @property
     def speedup(self) -> float | None:
         return self.eager_us / self.compiled_us if self.compiled_us else None
 
+    @property
+    def wall_speedup(self) -> float | None:
+        return self.eager_wall_us / self.compiled_wall_us if self.eager_wall_us and self.compiled_wall_us else None
+
     def to_json(self) -> dict[str, Any]:
         return {"eager": self.eager, "compiled": self.compiled, "eager_us": round(self.eager_us, 3),
                 "compiled_us": round(self.compiled_us, 3), "speedup": self.speedup,
+                "eager_wall_us": _rounded(self.eager_wall_us), "compiled_wall_us": _rounded(self.compiled_wall_us),
+                "wall_speedup": self.wall_speedup,
                 "ops": [o.to_json() for o in self.ops],
                 "graphs": [{"compile_id": c, "compiled_us": round(us, 3), "speedup": s} for c, us, s in self.graphs]}
 
@@ -611,6 +625,8 @@ def profile_runtime(trace: Trace, provenance: Provenance, profile: Profile, inde
         source=profile.source, timeline="gpu" if on_gpu else "cpu", total_us=total, devices=devices, kernels=kernels,
         graphs=sorted(graphs.values(), key=lambda g: (g.key is None, -g.total_us)),
         lines=sorted(lines.values(), key=lambda r: -r.total_us), notes=notes, matched=matched,
+        graph_launches=sum(1 for e in profile.events if e.name == GRAPH_LAUNCH and e.cat == "cuda_runtime"),
+        wall_us=profile.wall_us,
     )
     _run_shares(result)
     return result
@@ -677,7 +693,7 @@ def compare(eager: ProfileRuntime, compiled: ProfileRuntime) -> Comparison:
     in_graphs = [g for g in compiled.graphs if g.key is not None]
     graphs = [(str(g.compile_id) if g.compile_id else str(g.key), g.total_us,
                (e_total / g.total_us if len(in_graphs) == 1 and g.total_us else None)) for g in in_graphs]
-    return Comparison(eager.source, compiled.source, e_total, c_total, ops, graphs)
+    return Comparison(eager.source, compiled.source, e_total, c_total, ops, graphs, eager.wall_us, compiled.wall_us)
 
 
 def split_runs(profile: Profile) -> tuple[Profile, Profile] | None:
@@ -712,7 +728,7 @@ def split_runs(profile: Profile) -> tuple[Profile, Profile] | None:
     parts = []
     for compiled in (False, True):
         part = Profile(f"{profile.source} ({'compiled' if compiled else 'eager'} part)", devices=profile.devices,
-                       part_of=profile.source)
+                       part_of=profile.source, wall_us=sum(end - start for _, start, end in windows[compiled]))
         launches: set[int] = set()
         spans: dict[Any, list[tuple[float, float]]] = {}
         for thread, start, end in windows[compiled]:
@@ -776,8 +792,12 @@ def runtime_finding(p: ProfileRuntime) -> tuple[str, str]:
     detail = f"{in_graphs:.0%} of the run in compiled graphs" if p.run_share_known else f"{in_graphs:.0%} in compiled graphs"
     idle = next((k for k in p.kernels if k.name == GPU_IDLE), None)
     if idle is not None and share(idle) >= IDLE_WORTH_SAYING:
-        detail += (f"; the GPU is idle {share(idle):.0%} of the run: launch-bound (small kernels, Python between them), "
-                   "where CUDA graphs (mode=\"reduce-overhead\") help")
+        if p.graph_launches:  # CUDA graphs already replay: what is left is the CPU's own time
+            detail += (f"; the GPU is idle {share(idle):.0%} of the run, with CUDA graphs on: the CPU keeps it waiting "
+                       "(Python, synchronisation, data loading)")
+        else:
+            detail += (f"; the GPU is idle {share(idle):.0%} of the run: launch-bound (small kernels, Python between "
+                       "them), where CUDA graphs (mode=\"reduce-overhead\") help")
     if top is not None:
         via = f" via {top.op}" if top.op and top.op != top.name else ""
         lines = f" ({', '.join(u.location.rsplit('/', 1)[-1] for u in top.user_lines[:2])})" if top.user_lines else ""

@@ -53,6 +53,7 @@ class Profile:
     stopped: str | None = None  # why reading ended before the end of the file (truncated, corrupt, too big)
     devices: list[str] = field(default_factory=list)  # GPU names from deviceProperties
     part_of: str | None = None  # a run cut out of this profile (eager or compiled): its time is its ranges' time
+    wall_us: float | None = None  # a run cut out of a profile: the wall time of its ranges, launches and waits included
 
     def skip(self, why: str, n: int = 1) -> None:
         self.skipped[why] = self.skipped.get(why, 0) + n
@@ -67,4 +68,4 @@ class Profile:
 
     def to_json(self) -> dict[str, Any]:
         return {"source": self.source, "events": len(self.events), "skipped": dict(self.skipped),
-                "stopped": self.stopped, "devices": list(self.devices)}
+                "stopped": self.stopped, "devices": list(self.devices), "wall_us": self.wall_us}

@@ -68,6 +68,9 @@ def runtime_renderables(runtime: Runtime | None) -> list[RenderableType]:
     if c is not None and c.speedup is not None:
         out.append(Text(f"\nEager {format_us(c.eager_us)} vs compiled {format_us(c.compiled_us)}: "
                         f"speedup {c.speedup:.2f}x", style="bold"))
+        if c.wall_speedup is not None and c.eager_wall_us and c.compiled_wall_us:
+            out.append(Text(f"wall time of the runs' ranges: {format_us(c.eager_wall_us)} vs "
+                            f"{format_us(c.compiled_wall_us)}: {c.wall_speedup:.2f}x (launches and waits included)"))
         table = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False)
         for col in ("op / kernel", "eager calls", "eager time", "compiled calls", "compiled time"):
             table.add_column(col, justify="left" if col == "op / kernel" else "right", overflow="fold")
