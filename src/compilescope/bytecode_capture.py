@@ -1,4 +1,5 @@
-"""Record the code Dynamo runs instead of each compiled frame, into the TORCH_TRACE log itself.
+"""Record, into the TORCH_TRACE log itself, the code Dynamo runs instead of each compiled frame, and why CUDA graphs
+skipped a graph at its first run.
 
 torch logs the original and modified bytecode of resume functions only. This registers a bytecode hook
 (``torch._dynamo.convert_frame.register_bytecode_hook``, the one depyf uses) that writes, for every
@@ -8,6 +9,10 @@ compiled frame, three ordinary ``artifact`` events under the frame's compile id:
 - ``compilescope_transformed_bytecode``: ``dis`` of the code it runs instead;
 - ``compilescope_transformed_code``: that code decompiled to Python (or, outside the decompiled subset,
   the annotated disassembly), with a first line saying which.
+
+And a logging handler on Inductor's CUDA graph logger writes ``compilescope_cudagraph_skip`` for each "skipping
+cudagraphs due to ..." warning: torch decides some skips (a mutated input) when the graph first runs, outside any
+compile, and says why on stderr only.
 
 The log stays a plain TORCH_TRACE log (tlparse lists them as artifacts). Stdlib and torch only: the
 child process of ``compilescope run`` loads this file by path (src/compilescope/_child/sitecustomize.py).
@@ -36,8 +41,10 @@ def _stdlib_module(name: str):
 
 
 _names = _stdlib_module("recorded")
-ORIGINAL, TRANSFORMED_BYTECODE, TRANSFORMED, HEADER = (
-    _names.ORIGINAL, _names.TRANSFORMED_BYTECODE, _names.TRANSFORMED, _names.HEADER)
+ORIGINAL, TRANSFORMED_BYTECODE, TRANSFORMED, HEADER, CUDAGRAPH_SKIP = (
+    _names.ORIGINAL, _names.TRANSFORMED_BYTECODE, _names.TRANSFORMED, _names.HEADER, _names.CUDAGRAPH_SKIP)
+# Inductor's CUDA graph artifact logger (torch/_inductor/cudagraph_utils.py: getArtifactLogger(__name__, "cudagraphs")).
+CUDAGRAPH_LOGGER = "torch._inductor.cudagraph_utils.__cudagraphs"
 
 
 def _decompile():
@@ -71,7 +78,47 @@ def hook(original, transformed):
 
 
 def install():
-    """Register the hook; returns the handle (``.remove()`` unregisters it)."""
+    """Register the hook and the CUDA graph recorder; returns the handle (``.remove()`` undoes both)."""
     from torch._dynamo.convert_frame import register_bytecode_hook
 
-    return register_bytecode_hook(hook)
+    return _Both(register_bytecode_hook(hook), record_cudagraph_skips())
+
+
+class _Both:
+    def __init__(self, *handles):
+        self.handles = handles
+
+    def remove(self) -> None:
+        for h in self.handles:
+            h.remove()
+
+
+def record_cudagraph_skips():
+    """Write each CUDA graph skip warning into the trace; returns the handle (``.remove()`` stops it)."""
+    import json
+    import logging
+
+    class Recorder(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            try:
+                message = record.getMessage()
+                if not message.startswith("skipping cudagraphs"):
+                    return
+                import torch._logging
+
+                payload = json.dumps({"message": message, "time": record.created})
+                torch._logging.trace_structured(
+                    "artifact", metadata_fn=lambda: {"name": CUDAGRAPH_SKIP, "encoding": "json"},
+                    payload_fn=lambda: payload, expect_trace_id=False)
+            except Exception:  # noqa: BLE001 - recording must never break the user's program
+                pass
+
+    logger = logging.getLogger(CUDAGRAPH_LOGGER)
+    recorder = Recorder(logging.WARNING)
+    logger.addHandler(recorder)
+
+    class Handle:
+        def remove(self) -> None:
+            logger.removeHandler(recorder)
+
+    return Handle()

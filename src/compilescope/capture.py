@@ -254,7 +254,7 @@ def capture(
 
 
 class _BytecodeHook:
-    """Records the transformed code of every frame compiled in the block (bytecode_capture.py)."""
+    """Records the transformed code of every frame compiled in the block, and CUDA graph skips (bytecode_capture.py)."""
 
     def __enter__(self):
         from .bytecode_capture import install

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import sys
 import shutil
 
@@ -70,3 +71,17 @@ def test_module_form_passes_arguments_and_exit_status(tmp_path):
     assert "args: ['3', '--flag']" in proc.stdout
     assert compile_ids(tmp_path / "report") == ["[-/-]", "[0/0]"]
     assert statuses(tmp_path / "report") == {"[0/0]": "ok"}
+
+
+def test_a_cuda_graph_skip_warned_at_run_time_is_recorded_in_the_log(tmp_path):
+    """torch prints a skip it decides at a graph's first run on stderr only: run's hook writes it into the trace."""
+    proc = compilescope(*RUN, "--trace-dir", tmp_path / "t", "-o", tmp_path / "r", OUR_PROGRAMS / "cudagraph_skip_warning.py",
+                        cwd=tmp_path)
+    assert proc.returncode == 0 and "warned" in proc.stdout, proc.stderr[-3000:]
+    assert "skipping cudagraphs due to mutated inputs" in proc.stderr  # torch's own warning still reaches the user
+    [log] = (tmp_path / "t").glob("*.log")
+    lines = log.read_text().split("\n")
+    [i] = [n for n, line in enumerate(lines) if '"name": "compilescope_cudagraph_skip"' in line]
+    record = json.loads(lines[i + 1][1:])
+    assert record["message"].startswith("skipping cudagraphs due to mutated inputs (1 instances). Found from")
+    assert abs(record["time"] - log.stat().st_mtime) < 60

@@ -49,3 +49,18 @@ def test_a_skip_reason_in_the_metrics_is_a_skip_not_a_graph_never_recorded(tmp_p
     [c] = cg.compiles
     assert (c.setups, c.never_recorded, c.skip_summary) == (2, False, "skipping cudagraphs due to mutated inputs (1 instances)")
     assert [f.title for f in findings if f.section == "cudagraphs"] == ["CUDA graphs skipped for [0/1] (forward)"]
+
+
+def test_a_skip_torch_decided_at_the_first_run_is_read_from_compilescope_s_recorder():
+    """The same program under today's compilescope run: its hook wrote torch's stderr warning into the trace, so the
+    graph set up and never recorded gets its reason and line."""
+    cg, findings = _graphs(cuda211("cudagraph_first_run_skip.log.gz"))
+    got = [(c.compile_id, c.name, c.setups, len(c.recordings_ms), c.never_recorded, c.skipped_at_first_run)
+           for c in cg.compiles]
+    assert got == [("[0/0]", "residual", 1, 1, False, False), ("[1/0]", "accumulate", 1, 0, False, True),
+                   ("[2/0]", "with_cpu_scalar", 1, 1, False, False)]
+    accumulate = cg.compiles[1]
+    assert accumulate.skip_summary == "skipping cudagraphs due to mutated inputs (1 instances)"
+    assert (accumulate.skip_location.line, accumulate.skip_location.function) == (17, "accumulate")
+    assert accumulate.skip_summary in cuda211("cudagraph_first_run_skip.output.txt").read_text()
+    assert [f.title for f in findings if f.section == "cudagraphs"] == ["CUDA graphs skipped for [1/0] (accumulate)"]

@@ -6,7 +6,9 @@ Inductor skipped them where it did.
 - CUDA graph trees' chromium events (Trace.cudagraph_events): `cudagraphify.get_container` when a graph is set up
   for a new input shape at its first call, `CUDAGraphNode.record` for each recording. A graph set up and never
   recorded ran without CUDA graphs: Inductor decides some skips at that first call (mutated inputs, say) and then
-  says why on stderr only, and a backward left pending, or a single call, leaves nothing to record either.
+  says why on stderr only, and a backward left pending, or a single call, leaves nothing to record either;
+- `compilescope_cudagraph_skip` artifacts, written by `run` and `capture()` (bytecode_capture.py) from that stderr
+  warning: the reason of a skip decided at the first run, given to the graph set up, and never recorded, nearest to it.
 
 The compilation_metrics_runtime records' `runtime_cudagraphify_time_us` are not counted: torch writes one for a
 set-up as for a recording, so they cannot tell a graph recorded from one skipped.
@@ -14,11 +16,13 @@ set-up as for a recording, so they cannot tell a graph recorded from one skipped
 
 from __future__ import annotations
 
+import json
 from dataclasses import field
 from typing import Any
 
 from ..model.ids import CompileId
 from ..model.records import dataclass
+from ..decompile.recorded import CUDAGRAPH_SKIP
 from ..model.trace import CUDAGRAPH_RECORD, CUDAGRAPH_SETUP, Trace
 from .compile_time import event_compile_id, finite_number
 from .userloc import UserLocation, is_framework_file, traceback_frames
@@ -37,6 +41,7 @@ class CudaGraphCompile:
     recordings_ms: list[float] = field(default_factory=list)  # each recording of its graph, in the order they ran
     skip_location: UserLocation | None = None  # the user line torch names in the reason ("Found from: File ...")
     setups: int = 0  # graphs set up at a first call, one per input shape (0: the log has no such events)
+    skipped_at_first_run: bool = False  # the skip reason is the warning torch printed at the graph's first run
 
     @property
     def never_recorded(self) -> bool:
@@ -59,8 +64,8 @@ class CudaGraphCompile:
     def to_json(self) -> dict[str, Any]:
         return {"compile_id": self.compile_id, "name": self.name, "skip_reason": self.skip_reason,
                 "skip_location": self.skip_location.to_json() if self.skip_location else None,
-                "setups": self.setups, "recordings_ms": [round(ms, 3) for ms in self.recordings_ms],
-                "never_recorded": self.never_recorded}
+                "skipped_at_first_run": self.skipped_at_first_run, "setups": self.setups,
+                "recordings_ms": [round(ms, 3) for ms in self.recordings_ms], "never_recorded": self.never_recorded}
 
 
 @dataclass
@@ -101,6 +106,7 @@ def cudagraphs(trace: Trace) -> CudaGraphs:
             c = entry.compile_id
             by_frame[(c.compiled_autograd_id, c.frame_id, c.frame_compile_id)] = entry.key
     setups, recordings = _graph_events(trace.cudagraph_events, by_frame)
+    at_first_run = _first_run_skips(trace, setups, recordings)
     result = CudaGraphs()
     for entry in trace.sorted_compiles():
         if entry.compile_id is None:
@@ -109,18 +115,51 @@ def cudagraphs(trace: Trace) -> CudaGraphs:
         skip = metrics.get("cudagraph_skip_reason")
         skip = skip if isinstance(skip, str) and skip else None
         key = entry.key
+        first_run = skip is None and key in at_first_run
+        skip = skip or at_first_run.get(key)
         if skip or key in setups or key in recordings:
             name = metrics.get("co_name")
             users = [f for f in traceback_frames(skip) if not is_framework_file(f.filename)] if skip else []
             result.compiles.append(CudaGraphCompile(key, name if isinstance(name, str) else None, skip,
                                                     recordings.get(key, []), users[-1] if users else None,
-                                                    setups.get(key, 0)))
+                                                    len(setups.get(key, [])), first_run))
     return result
 
 
-def _graph_events(events: list[dict], by_frame: dict[tuple, str]) -> tuple[dict[str, int], dict[str, list[float]]]:
-    """Per compile: graphs set up, and the milliseconds of each recording (a begin and its end, on one thread)."""
-    setups: dict[str, int] = {}
+_SAME_MOMENT_US = 1e6  # a first-run skip is logged while its graph is set up: at most this far from the set-up
+
+
+def _first_run_skips(trace: Trace, setups: dict[str, list[tuple[float, float]]],
+                     recordings: dict[str, list[float]]) -> dict[str, str]:
+    """compile -> the skip warning compilescope's recorder wrote at its graph's first run (run, capture()).
+
+    The warning carries no compile id: it goes to the graph set up, and never recorded, nearest to it in time."""
+    unrecorded = {key: spans for key, spans in setups.items() if key not in recordings}
+    found: dict[str, str] = {}
+    for entry in trace.compiles.values():
+        for a in entry.artifacts:
+            if a.name != CUDAGRAPH_SKIP:
+                continue
+            try:
+                record = json.loads(trace.payload_text(a.payload))
+            except ValueError:
+                continue
+            message = record.get("message") if isinstance(record, dict) else None
+            when = finite_number(record.get("time")) if isinstance(record, dict) else None
+            if not isinstance(message, str) or when is None:
+                continue
+            distance = {key: min(max(start - when * 1e6, when * 1e6 - end, 0.0) for start, end in spans)
+                        for key, spans in unrecorded.items() if key not in found}
+            nearest = min(distance, key=distance.__getitem__, default=None)
+            if nearest is not None and distance[nearest] <= _SAME_MOMENT_US:
+                found[nearest] = message
+    return found
+
+
+def _graph_events(events: list[dict], by_frame: dict[tuple, str]) -> tuple[dict[str, list[tuple[float, float]]],
+                                                                           dict[str, list[float]]]:
+    """Per compile: each graph's set-up (its start and end, in µs), and the milliseconds of each recording."""
+    setups: dict[str, list[tuple[float, float]]] = {}
     recordings: dict[str, list[float]] = {}
     begun: dict[tuple, float] = {}
     for event in events:
@@ -129,16 +168,24 @@ def _graph_events(events: list[dict], by_frame: dict[tuple, str]) -> tuple[dict[
         text = event_compile_id(args.get("compile_id")) if isinstance(args, dict) else None
         cid = CompileId.parse(text) if text else None
         key = by_frame.get((cid.compiled_autograd_id, cid.frame_id, cid.frame_compile_id)) if cid else None
-        if key is None or ts is None:
+        if key is None or ts is None or name not in (CUDAGRAPH_SETUP, CUDAGRAPH_RECORD):
             continue
-        if name == CUDAGRAPH_SETUP and ph in ("B", "X"):
-            setups[key] = setups.get(key, 0) + 1
-        elif name == CUDAGRAPH_RECORD and ph == "X":
-            recordings.setdefault(key, []).append(max(0.0, finite_number(event.get("dur")) or 0.0) / 1000)
-        elif name == CUDAGRAPH_RECORD and ph == "B":
-            begun[(key, event.get("pid"), event.get("tid"))] = ts
-        elif name == CUDAGRAPH_RECORD and ph == "E":
-            start = begun.pop((key, event.get("pid"), event.get("tid")), None)
-            if start is not None:
+        track = (name, key, event.get("pid"), event.get("tid"))
+        if ph == "X" or ph == "B":
+            duration = max(0.0, finite_number(event.get("dur")) or 0.0) if ph == "X" else 0.0
+            if name == CUDAGRAPH_SETUP:  # counted at its start (a crash may leave it unended)
+                setups.setdefault(key, []).append((ts, ts + duration))
+            elif ph == "X":
+                recordings.setdefault(key, []).append(duration / 1000)
+            if ph == "B":
+                begun[track] = ts
+        elif ph == "E":
+            start = begun.pop(track, None)
+            if start is None:
+                continue
+            if name == CUDAGRAPH_SETUP:
+                spans = setups[key]
+                spans[-1] = (spans[-1][0], ts)
+            else:
                 recordings.setdefault(key, []).append(max(0.0, ts - start) / 1000)
     return setups, recordings

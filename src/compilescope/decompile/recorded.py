@@ -1,4 +1,4 @@
-"""Names of the artifacts compilescope's bytecode hook writes into a TORCH_TRACE log (bytecode_capture.py).
+"""Names of the artifacts compilescope's hooks write into a TORCH_TRACE log (bytecode_capture.py).
 
 Stdlib only, no imports: the hook in a child process loads this file by path.
 """
@@ -7,4 +7,7 @@ ORIGINAL = "compilescope_original_bytecode"  # `dis` of the code Dynamo compiled
 TRANSFORMED_BYTECODE = "compilescope_transformed_bytecode"  # `dis` of the code it runs instead
 TRANSFORMED = "compilescope_transformed_code"  # that code decompiled (or the annotated disassembly)
 ARTIFACTS = (ORIGINAL, TRANSFORMED_BYTECODE, TRANSFORMED)
+# A CUDA graph skip Inductor decided when the graph first ran: torch says why on stderr only. JSON payload:
+# {"message": the warning, "time": seconds since the epoch (the log's chromium events' clock)}.
+CUDAGRAPH_SKIP = "compilescope_cudagraph_skip"
 HEADER = "# compilescope: the code torch.compile runs instead of "  # + co_name + " (what it is)"
