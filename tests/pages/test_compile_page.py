@@ -67,6 +67,11 @@ def test_a_compiles_page_says_its_cuda_graph_was_recorded_or_never(tmp_path):
     recorded, never = (" ".join(_text(out / d / "index.html").split()) for d in ("-_0_0_0", "-_1_0_0"))
     assert "CUDA graphs recorded 1×: 1.7 ms graph sizes" in recorded
     assert "CUDA graphs set up at its first call, never recorded (the reason is not in the log) graph sizes" in never
+    # Recorded again by today's run, whose hook writes torch's first-run warning into the trace: the reason, and where.
+    report(cuda211("cudagraph_first_run_skip.log.gz"), tmp_path / "again")
+    skipped = " ".join(_text(tmp_path / "again" / "-_1_0_0" / "index.html").split())
+    assert ("CUDA graphs skipped at its first run: skipping cudagraphs due to mutated inputs (1 instances) at "
+            "/work/main/tests/data/cuda_torch211/programs/cudagraph_skips.py:17 in accumulate acc.add_(x.sin()) graph sizes") in skipped
 
 
 def test_compile_error_lines_link_to_the_output_code(tmp_path):

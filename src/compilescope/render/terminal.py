@@ -232,7 +232,8 @@ def _cudagraphs(ins: Insights) -> list[RenderableType]:
         never = c.never_recorded
         table.add_row(c.compile_id, c.name or "",
                       f"{len(c.recordings_ms)}×: {recorded}" if c.recordings_ms else "never" if never else "-",
-                      c.skip_reason or ("not in the log (see the program's stderr)" if never else ""))
+                      (f"at its first run: {c.skip_reason}" if c.skipped_at_first_run else c.skip_reason)
+                      or ("not in the log (see the program's stderr)" if never else ""))
     out.append(table)
     out.extend(_more(len(cg.compiles), "more compile id"))
     return out
