@@ -78,3 +78,25 @@ def test_capture_restores_on_error_and_refuses_nesting(tmp_path):
         pass
     with pytest.raises(CompilescopeError, match="nothing was traced"):
         empty.report()
+
+
+def test_capture_records_a_cuda_graph_skip_warned_at_run_time_and_stops_after(tmp_path):
+    """The warning torch prints when it skips a CUDA graph at its first run (called here as Inductor calls it) goes
+    into the captured log; after the block, the recorder is gone from Inductor's logger."""
+    import logging
+
+    import torch
+    from torch._inductor.cudagraph_utils import log_cudagraph_skip_and_bump_counter
+
+    from compilescope.bytecode_capture import CUDAGRAPH_LOGGER
+
+    handlers = list(logging.getLogger(CUDAGRAPH_LOGGER).handlers)
+    with compilescope.capture(trace_dir=tmp_path / "traces") as cap:
+        torch.compile(inside, backend="eager")(torch.ones(3))
+        log_cudagraph_skip_and_bump_counter("skipping cudagraphs due to cpu device (arg0_1)")
+    assert logging.getLogger(CUDAGRAPH_LOGGER).handlers == handlers
+    log_cudagraph_skip_and_bump_counter("skipping cudagraphs due to cpu device (after the block)")
+    with compilescope.load(cap.log) as trace:
+        skips = [trace.payload_text(a.payload) for c in trace.compiles.values() for a in c.artifacts
+                 if a.name == "compilescope_cudagraph_skip"]
+    assert len(skips) == 1 and '"message": "skipping cudagraphs due to cpu device (arg0_1)"' in skips[0]
