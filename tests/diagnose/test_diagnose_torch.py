@@ -5,6 +5,8 @@ Slow (each stage is a fresh Python importing torch): one test per scenario, mini
 
 from __future__ import annotations
 
+import html
+
 import pytest
 
 from .conftest import diagnose, statuses
@@ -68,6 +70,8 @@ def test_wrong_results_the_program_checks_itself_are_wrong_results_not_a_crash(t
                                    "differ from eager.")
     assert verdict["message"].startswith("Accuracy failed for the AOT Autograd graph")
     assert verdict["location"]["filename"].endswith("wrong_result.py")
+    page = html.unescape((out / "index.html").read_text())
+    assert f"the program's check: <span class=\"mono\">{backend['mismatch']}</span>" in page
 
 
 def test_inductor_accuracy_bug_found_by_the_accuracy_check(tmp_path):
