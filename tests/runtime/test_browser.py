@@ -6,7 +6,7 @@ import pytest
 
 from ..browser import browser_page
 from .test_runtime import _gpu_pair
-from ..conftest import report
+from ..conftest import cuda211, report
 
 pytestmark = pytest.mark.browser
 
@@ -43,3 +43,16 @@ def test_runtime_page_links_work(tmp_path):
         page.wait_for_load_state()
         assert "provenance/" in page.url
         assert not page.console_errors and not page.external_requests
+
+
+def test_runtime_pages_of_the_h200_profiles_fit_the_page(tmp_path):
+    """The compile-covering capture (a column of the run) and the eager/compiled pair (the comparison's op names,
+    cuBLAS kernels of 150 characters) both fit 1300 pixels, with no console error."""
+    for name in ("capture_profile", "profile_cudagraphs"):
+        out = tmp_path / name
+        report(cuda211(f"{name}.log.gz"), out, "--profile", cuda211(f"{name}.profile.json.gz"))
+        with browser_page() as page:
+            page.set_viewport_size({"width": 1300, "height": 900})
+            page.goto((out / "runtime.html").as_uri())
+            assert page.evaluate("document.documentElement.scrollWidth <= document.documentElement.clientWidth"), name
+            assert not page.console_errors and not page.external_requests
