@@ -16,9 +16,10 @@ set-up as for a recording, so they cannot tell a graph recorded from one skipped
 
 from __future__ import annotations
 
-import json
 from dataclasses import field
 from typing import Any
+
+import orjson
 
 from ..model.ids import CompileId
 from ..model.records import dataclass
@@ -137,11 +138,13 @@ def _first_run_skips(trace: Trace, setups: dict[str, list[tuple[float, float]]],
     unrecorded = {key: spans for key, spans in setups.items() if key not in recordings}
     found: dict[str, str] = {}
     for entry in trace.compiles.values():
+        if entry.compile_id is not None:  # logged while compiling: the compile's metrics hold that reason
+            continue
         for a in entry.artifacts:
             if a.name != CUDAGRAPH_SKIP:
                 continue
             try:
-                record = json.loads(trace.payload_text(a.payload))
+                record = orjson.loads(trace.payload_text(a.payload))
             except ValueError:
                 continue
             message = record.get("message") if isinstance(record, dict) else None
