@@ -687,7 +687,7 @@ def compare(eager: ProfileRuntime, compiled: ProfileRuntime) -> Comparison:
     """
     e_ops, c_ops = _op_totals(eager), _op_totals(compiled)
     # torch.compile's own work (a profile that covers the first call) is not run time: left out of both sides.
-    e_total, c_total = (p.total_us - sum(r.total_us for r in p.kernels if r.name == COMPILING) for p in (eager, compiled))
+    e_total, c_total = eager.run_us, compiled.run_us
     names = sorted(set(e_ops) | set(c_ops), key=lambda n: -(e_ops.get(n, (0, 0.0))[1] + c_ops.get(n, (0, 0.0))[1]))
     ops = [OpComparison(n, *e_ops.get(n, (0, 0.0)), *c_ops.get(n, (0, 0.0))) for n in names]
     in_graphs = [g for g in compiled.graphs if g.key is not None]
