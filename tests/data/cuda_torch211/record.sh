@@ -31,6 +31,10 @@ done
 scenario profile_cudagraphs 150 python3 -m compilescope run --no-browser --fresh-cache \
     --trace-dir "$work/profile_cudagraphs/trace" -o "$work/profile_cudagraphs/report" \
     profile_cudagraphs.py "$work/profile_cudagraphs/trace/profile.json"
+# A steady-state profile of the default mode on a small model: launch-bound.
+scenario profile_launch_bound 150 python3 -m compilescope run --no-browser --fresh-cache \
+    --trace-dir "$work/profile_launch_bound/trace" -o "$work/profile_launch_bound/report" \
+    profile_launch_bound.py "$work/profile_launch_bound/trace/profile.json"
 # compilescope.capture(profile=True) inside the program.
 scenario capture_profile 150 python3 capture_profile.py "$work/capture_profile"
 # compilescope diagnose on Triton code broken on purpose: the backend stage fails, then a wrong result.
