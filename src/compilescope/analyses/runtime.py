@@ -792,7 +792,10 @@ def runtime_finding(p: ProfileRuntime) -> tuple[str, str]:
     detail = f"{in_graphs:.0%} of the run in compiled graphs" if p.run_share_known else f"{in_graphs:.0%} in compiled graphs"
     idle = next((k for k in p.kernels if k.name == GPU_IDLE), None)
     if idle is not None and share(idle) >= IDLE_WORTH_SAYING:
-        if p.graph_launches:  # CUDA graphs already replay: what is left is the CPU's own time
+        if p.run_share_known:  # on the H200, most of it was first calls loading cuBLAS and attention kernels
+            detail += (f"; the GPU is idle {share(idle):.0%} of the run, first calls included (they load kernels and "
+                       "libraries)")
+        elif p.graph_launches:  # CUDA graphs already replay: what is left is the CPU's own time
             detail += (f"; the GPU is idle {share(idle):.0%} of the run, with CUDA graphs on: the CPU keeps it waiting "
                        "(Python, synchronisation, data loading)")
         else:
