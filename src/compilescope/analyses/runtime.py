@@ -86,6 +86,11 @@ class KernelRow:
     stacks_artifact: int | None = None  # the kernel stack traces artifact, and the kernel's name there
     stacks_name: str | None = None
 
+    @property
+    def reported_share(self) -> float:
+        """Its share of the run when the profile covers a compile, else of the total: the one a reader is shown."""
+        return self.share if self.run_share is None else self.run_share
+
     def to_json(self) -> dict[str, Any]:
         return {"name": self.name, "kind": self.kind, "op": self.op, "graph": self.graph,
                 "compile_id": str(self.compile_id) if self.compile_id else None, "calls": self.calls,
@@ -106,6 +111,11 @@ class GraphRow:
     share: float = 0.0
     kernels_us: float = 0.0  # of which Inductor and extern kernels
     run_share: float | None = None  # of the time not spent compiling (as KernelRow's)
+
+    @property
+    def reported_share(self) -> float:
+        """As KernelRow.reported_share."""
+        return self.share if self.run_share is None else self.run_share
 
     def to_json(self) -> dict[str, Any]:
         return {"graph": self.key, "compile_id": str(self.compile_id) if self.compile_id else None, "calls": self.calls,
@@ -780,10 +790,7 @@ def runtime_finding(p: ProfileRuntime) -> tuple[str, str]:
     if not p.matched:
         return f"profile {source}: not joined to this log", p.notes[0] if p.notes else ""
 
-    def share(row: KernelRow | GraphRow) -> float:
-        return row.share if row.run_share is None else row.run_share
-
-    in_graphs = sum(share(g) for g in p.graphs if g.key is not None)
+    in_graphs = sum(g.reported_share for g in p.graphs if g.key is not None)
     top = next((k for k in p.kernels if k.kind in (INDUCTOR, EXTERN)), None)
     compiling = p.compiling_us / p.total_us if p.total_us else 0.0
     title = f"profile {source}: {format_us(p.total_us)} of {p.timeline.upper()} time"
@@ -791,21 +798,21 @@ def runtime_finding(p: ProfileRuntime) -> tuple[str, str]:
         title += f", {compiling:.0%} of it compiling"
     detail = f"{in_graphs:.0%} of the run in compiled graphs" if p.run_share_known else f"{in_graphs:.0%} in compiled graphs"
     idle = next((k for k in p.kernels if k.name == GPU_IDLE), None)
-    if idle is not None and share(idle) >= IDLE_WORTH_SAYING:
+    if idle is not None and idle.reported_share >= IDLE_WORTH_SAYING:
         if p.run_share_known:  # on the H200, most of it was first calls loading cuBLAS and attention kernels
-            detail += (f"; the GPU is idle {share(idle):.0%} of the run, first calls included (they load kernels and "
+            detail += (f"; the GPU is idle {idle.reported_share:.0%} of the run, first calls included (they load kernels and "
                        "libraries)")
         elif p.graph_launches:  # CUDA graphs already replay: what is left is the CPU's own time
-            detail += (f"; the GPU is idle {share(idle):.0%} of the run, with CUDA graphs on: the CPU keeps it waiting "
+            detail += (f"; the GPU is idle {idle.reported_share:.0%} of the run, with CUDA graphs on: the CPU keeps it waiting "
                        "(Python, synchronisation, data loading)")
         else:
-            detail += (f"; the GPU is idle {share(idle):.0%} of the run: launch-bound (small kernels, Python between "
+            detail += (f"; the GPU is idle {idle.reported_share:.0%} of the run: launch-bound (small kernels, Python between "
                        "them), where CUDA graphs (mode=\"reduce-overhead\") help")
     if top is not None:
         via = f" via {top.op}" if top.op and top.op != top.name else ""
         lines = f" ({', '.join(u.location.rsplit('/', 1)[-1] for u in top.user_lines[:2])})" if top.user_lines else ""
         kernel = top.name if len(top.name) <= 60 else top.name[:57] + "..."
-        detail += f"; top kernel {kernel}{via}: {share(top):.0%}{lines}"
+        detail += f"; top kernel {kernel}{via}: {top.reported_share:.0%}{lines}"
     if compiling >= 0.1:
         detail += "; profile after a first step (forward and backward) to leave the compile out"
     return title, detail
