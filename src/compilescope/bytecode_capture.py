@@ -14,6 +14,10 @@ And a logging handler on Inductor's CUDA graph logger writes ``compilescope_cuda
 cudagraphs due to ..." warning: torch decides some skips (a mutated input) when the graph first runs, outside any
 compile, and says why on stderr only.
 
+And ``compilescope_warning`` records every other warning torch prints to stderr only: a Python warning raised in
+torch's code ("TensorFloat32 tensor cores ... not enabled", "pending, uninvoked backwards") and a torch logger's
+WARNING or ERROR record ("hit config.recompile_limit"), with the user's line that led to it.
+
 The log stays a plain TORCH_TRACE log (tlparse lists them as artifacts). Stdlib and torch only: the
 child process of ``compilescope run`` loads this file by path (src/compilescope/_child/sitecustomize.py).
 """
@@ -41,8 +45,9 @@ def _stdlib_module(name: str):
 
 
 _names = _stdlib_module("recorded")
-ORIGINAL, TRANSFORMED_BYTECODE, TRANSFORMED, HEADER, CUDAGRAPH_SKIP = (
-    _names.ORIGINAL, _names.TRANSFORMED_BYTECODE, _names.TRANSFORMED, _names.HEADER, _names.CUDAGRAPH_SKIP)
+ORIGINAL, TRANSFORMED_BYTECODE, TRANSFORMED, HEADER, CUDAGRAPH_SKIP, WARNING = (
+    _names.ORIGINAL, _names.TRANSFORMED_BYTECODE, _names.TRANSFORMED, _names.HEADER, _names.CUDAGRAPH_SKIP,
+    _names.WARNING)
 # Inductor's CUDA graph artifact logger (torch/_inductor/cudagraph_utils.py: getArtifactLogger(__name__, "cudagraphs")).
 CUDAGRAPH_LOGGER = "torch._inductor.cudagraph_utils.__cudagraphs"
 
@@ -78,10 +83,10 @@ def hook(original, transformed):
 
 
 def install():
-    """Register the hook and the CUDA graph recorder; returns the handle (``.remove()`` undoes both)."""
+    """Register the hook and the warning recorders; returns the handle (``.remove()`` undoes them all)."""
     from torch._dynamo.convert_frame import register_bytecode_hook
 
-    return _Both(register_bytecode_hook(hook), record_cudagraph_skips())
+    return _Both(register_bytecode_hook(hook), record_cudagraph_skips(), record_warnings())
 
 
 class _Both:
@@ -120,5 +125,114 @@ def record_cudagraph_skips():
     class Handle:
         def remove(self) -> None:
             logger.removeHandler(recorder)
+
+    return Handle()
+
+
+MAX_MESSAGE = 20_000  # characters of one warning kept (an ERROR record's text can hold a whole g++ output)
+MAX_SAME = 100  # records of one warning (same source, same start) kept: a warning logged in a loop stops there
+USER_FRAMES = 3  # the innermost user frames kept of the stack that was running
+
+
+def record_warnings():
+    """Write each warning torch prints to stderr only into the trace; returns the handle (``.remove()`` stops it).
+
+    Python warnings: ``warnings.showwarning`` is wrapped (the warning is still shown as before), and one raised in
+    torch's files, or while Dynamo compiles, is recorded. Log records: a handler on each of torch's own loggers
+    (they do not propagate to "torch"), at WARNING.
+    """
+    import json
+    import logging
+    import sys
+    import time
+    import types
+    import warnings
+
+    import torch
+    import torch._guards
+    import torch._logging
+
+    torch_dir = os.path.dirname(os.path.abspath(torch.__file__)) + os.sep
+    stdlib_dir = os.path.dirname(os.path.abspath(os.__file__)) + os.sep
+    own_dirs = (torch_dir, os.path.dirname(os.path.abspath(__file__)) + os.sep)
+    seen: dict[tuple, int] = {}
+    busy: list[int] = []  # non-empty while a record is written: trace_structured may itself warn
+
+    def frames(stack) -> list:
+        return [[f.filename, f.lineno, f.name] for f in stack]
+
+    def user_stack() -> list:
+        out: list[list] = []
+        frame: types.FrameType | None = sys._getframe(2)
+        while frame is not None and len(out) < USER_FRAMES:
+            filename = frame.f_code.co_filename
+            stdlib = filename.startswith(stdlib_dir) and "-packages" not in filename  # not site- or dist-packages
+            if not (filename.startswith(own_dirs) or filename.startswith("<") or stdlib):
+                out.append([filename, frame.f_lineno, frame.f_code.co_name])
+            frame = frame.f_back
+        return out[::-1]
+
+    def source_of(filename: str, lineno: int) -> str:
+        path = os.path.abspath(filename)
+        return f"torch/{path[len(torch_dir):]}:{lineno}" if path.startswith(torch_dir) else f"{filename}:{lineno}"
+
+    def write(message: str, source: str, fields: dict) -> None:
+        key = (source, message[:200])
+        seen[key] = seen.get(key, 0) + 1
+        if seen[key] > MAX_SAME or busy:
+            return
+        busy.append(1)
+        try:
+            traced: list = []
+            try:
+                traced = frames(torch._guards.TracingContext.extract_stack())
+            except Exception:  # noqa: BLE001 - only while Dynamo traces
+                pass
+            payload = json.dumps({"message": message[:MAX_MESSAGE], "time": time.time(), **fields, "source": source,
+                                  "traced": traced, "stack": user_stack()})
+            torch._logging.trace_structured(
+                "artifact", metadata_fn=lambda: {"name": WARNING, "encoding": "json"},
+                payload_fn=lambda: payload, expect_trace_id=False)
+        except Exception:  # noqa: BLE001 - recording must never break the user's program
+            pass
+        finally:
+            busy.clear()
+
+    shown = warnings.showwarning
+
+    def showwarning(message, category, filename, lineno, file=None, line=None):
+        try:
+            compiling = torch._guards.CompileContext.current_compile_id() is not None
+            if os.path.abspath(filename).startswith(torch_dir) or compiling:
+                write(str(message), source_of(filename, lineno), {"category": category.__name__})
+        except Exception:  # noqa: BLE001 - never break the user's program
+            pass
+        return shown(message, category, filename, lineno, file, line)
+
+    class Recorder(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            if record.name == CUDAGRAPH_LOGGER:  # compilescope_cudagraph_skip records those
+                return
+            try:
+                message = record.getMessage()
+                if record.exc_info and record.exc_info[1] is not None:
+                    message += f"\n{type(record.exc_info[1]).__name__}: {record.exc_info[1]}"
+                write(message, source_of(record.pathname, record.lineno),
+                      {"level": record.levelname, "logger": record.name, "time": record.created})
+            except Exception:  # noqa: BLE001 - recording must never break the user's program
+                pass
+
+    warnings.showwarning = showwarning
+    recorder = Recorder(logging.WARNING)
+    loggers = [logging.getLogger(name) for name in torch._logging._internal.log_registry.get_log_qnames()]
+    for logger in loggers:
+        logger.addHandler(recorder)
+
+    class Handle:
+        def remove(self) -> None:
+            if warnings.showwarning is showwarning:
+                warnings.showwarning = shown
+            for logger in loggers:
+                logger.removeHandler(recorder)
 
     return Handle()

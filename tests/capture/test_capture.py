@@ -100,3 +100,50 @@ def test_capture_records_a_cuda_graph_skip_warned_at_run_time_and_stops_after(tm
         skips = [trace.payload_text(a.payload) for c in trace.compiles.values() for a in c.artifacts
                  if a.name == "compilescope_cudagraph_skip"]
     assert len(skips) == 1 and '"message": "skipping cudagraphs due to cpu device (arg0_1)"' in skips[0]
+
+
+def cond_on_a_constant(x):
+    return torch_cond(True, lambda t: t.sin(), lambda t: t.cos(), (x,))
+
+
+def _line_of(text: str) -> int:
+    """The line of this file that holds text."""
+    lines = open(__file__, encoding="utf-8").read().splitlines()
+    return next(n for n, line in enumerate(lines, 1) if text in line)
+
+
+def torch_cond(*args):
+    import torch
+
+    return torch.cond(*args)
+
+
+def test_capture_records_the_warnings_torch_prints_and_stops_after(tmp_path, recwarn):
+    """A Python warning torch raises while Dynamo compiles, and a record of one of torch's loggers, go into the
+    captured log with the user's line; they are still shown as before; after the block, nothing is recorded."""
+    import logging
+    import warnings
+
+    import torch
+
+    shown = warnings.showwarning
+    with compilescope.capture(trace_dir=tmp_path / "traces") as cap:
+        torch.compile(cond_on_a_constant, backend="eager")(torch.ones(3))
+        logging.getLogger("torch._inductor.compile_fx").warning("a warning of %s", "torch's logger")
+        warnings.warn("the program's own warning, not torch's")
+    assert warnings.showwarning is shown
+    logging.getLogger("torch._inductor.compile_fx").warning("after the block")
+    with compilescope.load(cap.log) as trace:
+        from compilescope.analyses.torch_warnings import torch_warnings
+
+        got = [(w.kind, w.headline, len(w.compile_ids), w.location.short if w.location else None)
+               for w in torch_warnings(trace).warnings]
+        [cond] = [str(c.compile_id) for c in trace.compiles.values() if c.compile_id is not None]
+        assert torch_warnings(trace).warnings[0].compile_ids == [cond]  # (the frame number is the process's count)
+    assert got == [
+        ("UserWarning", "Pred is a Python constant. When used with torch.cond, it specializes on one of the branches. "
+         "If you want torch.cond to preserve two branches, please make the predicate a boolean tensor or a SymBool.",
+         1, f"test_capture.py:{_line_of('return torch.cond(*args)')}"),  # the innermost line Dynamo traced
+        ("WARNING", "a warning of torch's logger", 0, f"test_capture.py:{_line_of('a warning of %s')}"),
+    ]
+    assert any("Pred is a Python constant" in str(w.message) for w in recwarn)  # still shown to the program

@@ -1,7 +1,7 @@
 """Loaded by the programs `compilescope run` starts (this directory is put first on PYTHONPATH).
 
-When torch._dynamo.convert_frame is imported, registers compilescope's bytecode hook and its CUDA graph skip
-recorder (bytecode_capture.py, loaded by path: the child's interpreter need not have compilescope installed). Then runs the
+When torch._dynamo.convert_frame is imported, registers compilescope's bytecode hook and its warning
+recorders (bytecode_capture.py, loaded by path: the child's interpreter need not have compilescope installed). Then runs the
 sitecustomize this one shadows, if any. Imports nothing heavy: a program that never imports torch pays nothing.
 """
 
@@ -23,6 +23,7 @@ def _install(module):
         spec.loader.exec_module(capture)
         module.register_bytecode_hook(capture.hook)
         capture.record_cudagraph_skips()
+        capture.record_warnings()
     except Exception as exc:  # noqa: BLE001 - never break the user's program
         print(f"compilescope: transformed code not recorded ({exc})", file=sys.stderr)
 

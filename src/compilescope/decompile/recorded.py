@@ -10,4 +10,10 @@ ARTIFACTS = (ORIGINAL, TRANSFORMED_BYTECODE, TRANSFORMED)
 # A CUDA graph skip Inductor decided when the graph first ran: torch says why on stderr only. JSON payload:
 # {"message": the warning, "time": seconds since the epoch (the log's chromium events' clock)}.
 CUDAGRAPH_SKIP = "compilescope_cudagraph_skip"
+# A warning torch printed to stderr only (a Python warning raised in torch's code, or a torch logger's WARNING or
+# ERROR record). JSON payload: {"message", "category" (a warning's class name) or "level" (a log record's),
+# "logger" (a log record's), "source" ("torch/_inductor/lowering.py:2633": where torch warned), "time" (seconds since
+# the epoch), "traced" (the user frames Dynamo was tracing, outermost first, each [file, line, function]) and
+# "stack" (the innermost user frames that were running, outermost first)}. Under the compile id it was printed in.
+WARNING = "compilescope_warning"
 HEADER = "# compilescope: the code torch.compile runs instead of "  # + co_name + " (what it is)"
