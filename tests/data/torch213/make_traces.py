@@ -55,6 +55,10 @@ SCENARIOS = [
     # As `compilescope run` starts programs: its bytecode hook adds the transformed code of every frame.
     Scenario("transformed_code", "source_view.py", env={
         "PYTHONPATH": str(HERE.parents[2] / "src" / "compilescope" / "_child"), "COMPILESCOPE_BYTECODE_HOOK": "1"}),
+    # As `compilescope run` starts programs too: the warnings torch prints to stderr are recorded in the log.
+    Scenario("torch_warnings", "torch_warnings.py", gzip=True, env={
+        "PYTHONPATH": str(HERE.parents[2] / "src" / "compilescope" / "_child"), "COMPILESCOPE_BYTECODE_HOOK": "1",
+        "INDUCTOR_PROVENANCE": "1"}),
     Scenario("recompiles", "recompiles.py"),
     Scenario("empty_graph", "empty_graph.py"),
     Scenario("dynamic_shapes", "dynamic_shapes.py"),

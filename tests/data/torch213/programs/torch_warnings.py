@@ -1,0 +1,34 @@
+"""Torch warnings that reach stderr only: what `compilescope run` records into the trace.
+
+- `mag`: Inductor has no code generation for complex operators and says so with a UserWarning
+  (torch/_inductor/lowering.py), once;
+- `shift`: called with n = 1, 2, 3, 4 and recompile_limit 2, so Dynamo logs "hit config.recompile_limit"
+  at WARNING (torch/_dynamo/convert_frame.py) and runs the rest uncompiled;
+- `pick`: torch.cond with a Python constant predicate: Dynamo warns that it specializes on one branch.
+"""
+import torch
+import torch._dynamo
+
+torch._dynamo.config.recompile_limit = 2
+
+
+@torch.compile
+def mag(z):
+    return (z * z).abs() + 1
+
+
+@torch.compile(dynamic=False)
+def shift(x, n):
+    return x + n
+
+
+@torch.compile(backend="eager")
+def pick(x):
+    return torch.cond(True, lambda t: t.sin(), lambda t: t.cos(), (x,))
+
+
+mag(torch.randn(8, dtype=torch.complex64))
+for n in range(1, 5):
+    shift(torch.ones(4), n)
+pick(torch.ones(3))
+print("done")
