@@ -22,6 +22,7 @@ from .dynamic_shapes import DynamicShapes, dynamic_shapes
 from .errors import CompileErrors, compile_errors
 from .graph_breaks import GraphBreak, GraphBreaks, graph_breaks
 from .recompiles import CHANGE_LABELS, FrameRecompiles, Recompiles, recompiles
+from .torch_warnings import COND_ONE_BRANCH, PENDING_BACKWARD, RECOMPILE_LIMIT, TorchWarnings, torch_warnings
 from .unread import Unread, unread
 from ..wording import count
 from .sources import add_eager_lines, graph_break_sites
@@ -65,6 +66,7 @@ class Insights:
     runtime: Runtime | None = None  # None unless profiles were given
     autotuning: Autotuning = field(default_factory=Autotuning)
     cudagraphs: CudaGraphs = field(default_factory=CudaGraphs)
+    warnings: TorchWarnings = field(default_factory=TorchWarnings)  # printed to stderr; recorded by run and capture()
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -80,6 +82,7 @@ class Insights:
             "dynamic_shapes": self.dynamic_shapes.to_json(),
             "autotuning": self.autotuning.to_json(),
             "cudagraphs": self.cudagraphs.to_json(),
+            "warnings": self.warnings.to_json(),
             "unread": self.unread.to_json(),
             "runtime": self.runtime.to_json() if self.runtime else None,
         }
@@ -192,7 +195,8 @@ def findings(ins: Insights) -> list[Finding]:
                            f"{len(group)} functions recompiled for one cause ({changes or 'no reason logged'})",
                            f"{_names(names)}{': ' + guards if guards else ''}"))
     out.extend(_cudagraph_skips(ins.cudagraphs))  # with the warnings, before the time
-    out.extend(_cudagraphs_never_recorded(ins.cudagraphs))
+    out.extend(_cudagraphs_never_recorded(ins.cudagraphs, ins.warnings))
+    out.extend(_torch_warnings(ins.warnings, said_above={PENDING_BACKWARD} if ins.cudagraphs.never_recorded else set()))
     ct = ins.compile_time
     if ct and ct.phases:
         top = ct.phases[0]
@@ -235,17 +239,43 @@ def _cudagraph_skips(cg: CudaGraphs) -> list[Finding]:
     return out
 
 
-def _cudagraphs_never_recorded(cg: CudaGraphs) -> list[Finding]:
+def _cudagraphs_never_recorded(cg: CudaGraphs, printed: TorchWarnings) -> list[Finding]:
     """Set up and never recorded: reduce-overhead's speed-up is lost as with a skip, but the log cannot say why."""
     compiles = cg.never_recorded
     if not compiles:
         return []
     which = ", ".join(f"{c.compile_id} ({c.name})" if c.name else c.compile_id for c in compiles[:3])
     more = f" and {len(compiles) - 3} more" if len(compiles) > 3 else ""
+    pending = [w for w in printed.warnings if w.name == PENDING_BACKWARD]
+    if pending:  # recorded by run or capture(): torch said why, on stderr
+        where = f" at {pending[0].location.short}" if pending[0].location else ""
+        return [Finding(WARNING, "cudagraphs", f"CUDA graphs never recorded for {which}{more}",
+                        f"torch warned{where} that a backward was still pending: {pending[0].advice}")]
     return [Finding(WARNING, "cudagraphs", f"CUDA graphs never recorded for {which}{more}",
                     "set up at the first call, then run without graphs, and the log does not say why. The program's "
                     "stderr does: \"skipping cudagraphs due to ...\" (a mutated input, say), or \"pending, uninvoked "
                     "backwards\" (call backward, or run under torch.no_grad()); a single call records nothing either")]
+
+
+def _torch_warnings(printed: TorchWarnings, said_above: set[str]) -> list[Finding]:
+    """A known warning is a finding of its own (but the recompile limit, found from the log itself, and what another
+    finding says already); the others are counted in one."""
+    out = []
+    others = []
+    for w in printed.warnings:
+        if w.name == RECOMPILE_LIMIT or w.name in said_above:
+            continue
+        if w.name is None:
+            others.append(w)
+            continue
+        where = f"{w.location.short}: " if w.location else ""
+        severity = INFO if w.name == COND_ONE_BRANCH else WARNING
+        out.append(Finding(severity, "warnings", w.name, f"{where}{w.advice}"))
+    if others:
+        first = others[0].headline
+        out.append(Finding(INFO, "warnings", f"torch printed {count(len(others), 'other warning')}",
+                           first if len(first) <= 160 else first[:157] + "..."))
+    return out
 
 
 def _cudagraph_recordings(cg: CudaGraphs) -> list[Finding]:
@@ -289,6 +319,7 @@ def insights(trace: Trace, runtime: Runtime | None = None) -> Insights:
         dynamic_shapes=dynamic_shapes(trace),
         autotuning=autotuning(trace),
         cudagraphs=cudagraphs(trace),
+        warnings=torch_warnings(trace),
         unread=unread(trace.stats),
         runtime=runtime,
     )

@@ -166,7 +166,22 @@ def read_trace(path: str, options: ReadOptions | None = None) -> Trace:
     if not _usable(trace):
         trace.close()
         raise CompilescopeError(_unusable_message(path, trace))
+    _read_stderr_beside(trace, path)
     return trace
+
+
+def _read_stderr_beside(trace: Trace, path: str) -> None:
+    """The warnings of the run's saved stderr, when it sits beside the log (ingest/stderr.py)."""
+    from .stderr import read_stderr_warnings, stderr_beside  # here: most logs have none, and pay one listdir
+
+    stderr = stderr_beside(path)
+    if stderr is None:
+        return
+    try:
+        trace.stderr_warnings = read_stderr_warnings(stderr)
+    except OSError:
+        return
+    trace.stderr_path = stderr
 
 
 def _read(path: str, rank: int | None, options: ReadOptions) -> Trace:

@@ -246,6 +246,9 @@ class Trace:
     benchmark_events: list[dict] = field(default_factory=list)  # benchmarks' and compiles' chromium events, in order
     cudagraph_events: list[dict] = field(default_factory=list)  # CUDA graphs' set-ups and recordings, in order
     dump_pages: dict[str, str] = field(default_factory=dict)  # dumped source name -> its page's file name (dump_file/)
+    # The warnings torch printed in the run's saved stderr, beside the log (ingest/stderr.py), and that file's path.
+    stderr_warnings: list[dict] = field(default_factory=list)
+    stderr_path: str | None = None
     # For each raw.jsonl line of LONG_RAW_LINE bytes or more, in order: (key, first byte, end byte) of each of its
     # top-level values (None: not found), so that it is written without being parsed whole (render/json.py).
     # Not saved (compare=False): a loaded trace parses its long lines whole.

@@ -30,6 +30,7 @@ SEVERITY = {"error": ("ERROR", "bold red"), "warning": ("WARN", "yellow"), "info
 BAR_WIDTH = 24
 MAX_BREAKS = 10
 MAX_ROWS = 10
+MAX_HEADLINE = 240  # characters of a warning's first line (the report has it whole)
 
 
 def _where(loc: UserLocation | None) -> str:
@@ -239,6 +240,32 @@ def _cudagraphs(ins: Insights) -> list[RenderableType]:
     return out
 
 
+def _torch_warnings(ins: Insights) -> list[RenderableType]:
+    tw = ins.warnings
+    if not tw:
+        return []
+    out: list[RenderableType] = [_heading(f"Warnings torch printed ({tw.printed})")]
+    if tw.stderr:
+        out.append(Text(f"read from the run's saved stderr beside the log: {tw.stderr}", style="dim"))
+    table = _table("compile id", "warning, and where", "times", expand=True)
+    table.columns[0].no_wrap = table.columns[2].no_wrap = True
+    table.columns[1].ratio = 1
+    for w in tw.warnings[:MAX_ROWS]:
+        what = Text(f"{w.name}\n", style="bold") if w.name else Text()
+        headline = w.headline if len(w.headline) <= MAX_HEADLINE else w.headline[:MAX_HEADLINE - 3] + "..."
+        what.append(headline).append(f"\n{w.kind} from {w.source}", style="dim")
+        if w.location:
+            what.append(f"\nat {_where(w.location)}", style="dim")
+        if w.advice:
+            what.append(f"\n{w.advice}")
+        table.add_row(", ".join(w.compile_ids) or ("-" if tw.stderr else "running"), what, str(w.count))
+    out.append(table)
+    out.extend(_more(len(tw.warnings), "more warning"))
+    if tw.unreadable:
+        out.append(Text(f"{count(tw.unreadable, 'recorded warning')} could not be read"))
+    return out
+
+
 def _dynamic_shapes(ins: Insights) -> list[RenderableType]:
     ds = ins.dynamic_shapes
     if not ds:
@@ -270,7 +297,7 @@ def summary_renderable(ins: Insights) -> RenderableType:
     head = Text(f"compilescope summary · {ins.source.rsplit('/', 1)[-1]} · {count(ins.n_compiles, 'compile id')}",
                 style="bold")
     return Group(head, _findings(ins), *_errors(ins), *_recompiles(ins), *_graph_breaks(ins), *_compile_time(ins),
-                 *_autotuning(ins), *_cudagraphs(ins), *_caches(ins), *_dynamic_shapes(ins), *runtime_renderables(ins.runtime))
+                 *_autotuning(ins), *_cudagraphs(ins), *_torch_warnings(ins), *_caches(ins), *_dynamic_shapes(ins), *runtime_renderables(ins.runtime))
 
 
 def print_summary(ins: Insights, console: Console) -> None:

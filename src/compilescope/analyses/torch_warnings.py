@@ -1,0 +1,162 @@
+"""The warnings torch printed to stderr only: what it said, where in the user's code, and what to do.
+
+torch says some important things on stderr and never in the TORCH_TRACE log: that float32 matmuls run without TF32
+tensor cores, that CUDA graphs cannot replay while a backward is pending, that Inductor has no code for complex
+operators, that a function hit the recompile limit. `compilescope run` and `capture()` write each one into the log
+as a `compilescope_warning` artifact (bytecode_capture.py); this groups them and says what each known one means.
+
+A plain TORCH_TRACE log has none of them. When the run's stderr was saved beside its log (`output.txt`), the
+warnings are read from there instead (ingest/stderr.py): then without the user's line, unless torch printed one.
+"""
+
+from __future__ import annotations
+
+from dataclasses import field
+from typing import Any
+
+import orjson
+
+from ..decompile.recorded import WARNING
+from ..model.ids import NO_COMPILE_ID
+from ..model.records import dataclass
+from ..model.trace import Trace
+from .userloc import UserLocation, is_framework_file, traceback_frames
+
+# What a warning torch prints means, for the ones a user can act on: (words in the message, short name, advice).
+# The short name titles the finding; the recompile limit has one already (insights: "hit the recompile limit").
+RECOMPILE_LIMIT = "a function hit the recompile limit"
+PENDING_BACKWARD = "CUDA graphs could not replay: a backward was still pending"
+COND_ONE_BRANCH = "torch.cond kept one branch only"
+_PENDING_ADVICE = ("a compiled call ran while outputs of the previous one still waited for their backward; call "
+                   "torch.compiler.cudagraph_mark_step_begin() before each step, or run inference under torch.no_grad()")
+_RECOMPILE_ADVICE = "see Recompiles: the guard that kept failing, and what to mark dynamic"
+KNOWN: tuple[tuple[str, str, str], ...] = (
+    ("TensorFloat32 tensor cores", "float32 matmuls run without TF32 tensor cores",
+     "torch.set_float32_matmul_precision('high') lets them use TF32 (10 bits of mantissa instead of 23), "
+     "usually much faster on Ampere and newer GPUs"),
+    ("pending, uninvoked backwards", PENDING_BACKWARD, _PENDING_ADVICE),  # torch 2.11
+    ("outputs from a previous step still require backward", PENDING_BACKWARD, _PENDING_ADVICE),  # torch 2.13
+    ("does not support code generation for complex operators", "complex operators run as eager kernels",
+     "Inductor generates no code for complex tensors: their operators fall back to eager, and fusion stops there; "
+     "torch.view_as_real inside the compiled function lets Inductor generate code for them"),
+    ("hit config.recompile_limit", RECOMPILE_LIMIT, _RECOMPILE_ADVICE),
+    ("hit config.cache_size_limit", RECOMPILE_LIMIT, _RECOMPILE_ADVICE),  # the limit's name before torch 2.7
+    ("Pred is a Python constant", COND_ONE_BRANCH,
+     "a Python bool as torch.cond's predicate is specialized on; a boolean tensor keeps both branches"),
+)
+
+
+@dataclass
+class TorchWarning:
+    """One warning torch printed, with every time it printed it."""
+
+    message: str
+    kind: str  # the warning's class ("UserWarning") or the log record's level ("WARNING", "ERROR")
+    source: str  # where torch warned: "torch/_inductor/lowering.py:2633"
+    count: int = 1
+    compile_ids: list[str] = field(default_factory=list)  # the compiles it was printed in (none: while running)
+    # The user's line that led to it: the innermost of a traceback in the message, else of the code Dynamo was
+    # tracing, else of the code that was running.
+    location: UserLocation | None = None
+    logger: str | None = None  # the torch logger of a log record
+    name: str | None = None  # what it means, in a few words (a known warning)
+    advice: str | None = None  # what to do (a known warning)
+
+    @property
+    def headline(self) -> str:
+        """The message's first line."""
+        return self.message.strip().splitlines()[0] if self.message.strip() else ""
+
+    @property
+    def more(self) -> str:
+        """The message after its first line (a traceback, say)."""
+        parts = self.message.strip().split("\n", 1)
+        return parts[1] if len(parts) > 1 else ""
+
+    def to_json(self) -> dict[str, Any]:
+        return {"message": self.message, "kind": self.kind, "source": self.source, "count": self.count,
+                "compile_ids": self.compile_ids, "location": self.location.to_json() if self.location else None,
+                "logger": self.logger, "name": self.name, "advice": self.advice}
+
+
+@dataclass
+class TorchWarnings:
+    """The warnings torch printed, in the order they first appeared (none: a plain TORCH_TRACE log)."""
+
+    warnings: list[TorchWarning] = field(default_factory=list)
+    unreadable: int = 0  # recorded warnings whose payload could not be read
+    stderr: str | None = None  # read from this saved stderr beside the log (None: recorded in the log)
+
+    def __bool__(self) -> bool:
+        return bool(self.warnings)
+
+    @property
+    def printed(self) -> int:
+        """How many times torch warned, in all."""
+        return sum(w.count for w in self.warnings)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"warnings": [w.to_json() for w in self.warnings], "unreadable": self.unreadable, "stderr": self.stderr}
+
+
+def _user_line(frames: Any) -> UserLocation | None:
+    """The innermost user frame of [[file, line, function], ...] (outermost first)."""
+    if not isinstance(frames, list):
+        return None
+    for frame in reversed(frames):
+        if (isinstance(frame, list) and len(frame) == 3 and isinstance(frame[0], str) and isinstance(frame[1], int)
+                and not isinstance(frame[1], bool) and not is_framework_file(frame[0])):
+            return UserLocation(frame[0], frame[1], frame[2] if isinstance(frame[2], str) else None)
+    return None
+
+
+def _named_line(message: str) -> UserLocation | None:
+    """The innermost user frame of a traceback in the message ("User stack trace:" of a recompile limit)."""
+    users = [f for f in traceback_frames(message) if not is_framework_file(f.filename)]
+    return users[-1] if users else None
+
+
+def _known(message: str) -> tuple[str | None, str | None]:
+    for words, name, advice in KNOWN:
+        if words in message:
+            return name, advice
+    return None, None
+
+
+def torch_warnings(trace: Trace) -> TorchWarnings:
+    """The log's recorded warnings (run, capture()); without any, those of the run's saved stderr beside the log."""
+    result = TorchWarnings()
+    records: list[tuple[str | None, Any]] = []  # (compile id, the record)
+    artifacts = [a for entry in trace.compiles.values() for a in entry.artifacts if a.name == WARNING]
+    for a in sorted(artifacts, key=lambda a: a.number):
+        try:
+            record = orjson.loads(trace.payload_text(a.payload))
+        except ValueError:
+            record = None
+        records.append((str(a.compile_id) if a.compile_id is not None else None, record))
+    if not records and trace.stderr_warnings:  # the recorder sees every warning: a saved stderr adds none then
+        records = [(r.get("compile_id"), r) for r in trace.stderr_warnings]
+        result.stderr = trace.stderr_path
+    groups: dict[tuple[str, str], TorchWarning] = {}
+    for cid, record in records:
+        message, source = (record.get("message"), record.get("source")) if isinstance(record, dict) else (None, None)
+        if not isinstance(message, str) or not isinstance(source, str):
+            result.unreadable += 1
+            continue
+        cid = cid if isinstance(cid, str) and cid != NO_COMPILE_ID else None
+        found = groups.get((source, message))
+        if found is not None:
+            found.count += 1
+            if cid is not None and cid not in found.compile_ids:
+                found.compile_ids.append(cid)
+            continue
+        kind = record.get("category") or record.get("level")
+        name, advice = _known(message)
+        logger = record.get("logger")
+        warning = TorchWarning(message, kind if isinstance(kind, str) else "warning", source, 1,
+                               [cid] if cid is not None else [],
+                               _named_line(message) or _user_line(record.get("traced")) or _user_line(record.get("stack")),
+                               logger if isinstance(logger, str) else None, name, advice)
+        groups[(source, message)] = warning
+        result.warnings.append(warning)
+    return result

@@ -1,0 +1,136 @@
+"""The warnings torch prints on stderr only, on real logs.
+
+- tests/data/torch213/logs/torch_warnings.log.gz: programs/torch_warnings.py started as `compilescope run` starts
+  programs, so the recorder wrote each warning into the log (Inductor's complex-operator UserWarning, Dynamo's
+  recompile-limit WARNING record, torch.cond's constant-predicate UserWarning);
+- ../shared gpu-torch211/autotune_cudagraphs: a plain TORCH_TRACE log from an H100, with the run's stderr saved
+  beside it as output.txt (TF32 not enabled, a backward pending under CUDA graphs, two autotuning choices that
+  failed).
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+from compilescope.analyses.insights import insights
+from compilescope.analyses.torch_warnings import PENDING_BACKWARD, RECOMPILE_LIMIT
+from compilescope.ingest.reader import read_trace
+from compilescope.ingest.stderr import read_stderr_warnings, stderr_beside
+
+from ..conftest import cuda211, run_cli, shared, torch213
+
+RUN_DIR = "gpu-torch211/autotune_cudagraphs"
+
+
+def _insights(log):
+    with read_trace(str(log)) as trace:
+        return insights(trace)
+
+
+def test_recorded_warnings_say_what_where_and_in_which_compile():
+    tw = _insights(torch213("torch_warnings.log.gz")).warnings
+    got = [(w.kind, w.source, w.compile_ids, w.location.short if w.location else None,
+            w.location.function if w.location else None, w.name, w.count) for w in tw.warnings]
+    assert got == [
+        ("UserWarning", "torch/_inductor/lowering.py:2633", ["[0/0]"], "torch_warnings.py:30", "<module>",
+         "complex operators run as eager kernels", 1),
+        # The line is the one in torch's own "User stack trace:", not the call that led to the compile.
+        ("WARNING", "torch/_dynamo/convert_frame.py:1994", ["[1/2]"], "torch_warnings.py:22", "shift", RECOMPILE_LIMIT, 1),
+        # Dynamo was tracing pick's line when torch.cond warned.
+        ("UserWarning", "torch/_dynamo/variables/higher_order_ops.py:2408", ["[2/0]"], "torch_warnings.py:27", "pick",
+         "torch.cond kept one branch only", 1),
+    ]
+    assert tw.warnings[1].logger == "torch._dynamo.convert_frame"
+    assert tw.warnings[1].headline == "torch._dynamo hit config.recompile_limit (2)"
+    assert "User stack trace:" in tw.warnings[1].more
+    assert tw.stderr is None and tw.unreadable == 0 and tw.printed == 3
+
+
+def test_known_warnings_are_findings_and_the_recompile_limit_is_not_said_twice():
+    found = _insights(torch213("torch_warnings.log.gz")).findings
+    warned = [(f.severity, f.title) for f in found if f.section == "warnings"]
+    assert warned == [("warning", "complex operators run as eager kernels"), ("info", "torch.cond kept one branch only")]
+    assert next(f for f in found if f.section == "warnings").detail.startswith("torch_warnings.py:30: Inductor generates no code")
+    # The recompile limit is the log's own finding (from its compilation metrics), once.
+    assert [f.title for f in found if "recompile limit" in f.title] == ["shift hit the recompile limit and runs uncompiled"]
+
+
+def test_a_plain_log_without_saved_stderr_has_no_warnings():
+    for log in (torch213("recompiles.log"), cuda211("cudagraph_skips.log.gz")):
+        ins = _insights(log)
+        assert not ins.warnings and ins.warnings.stderr is None
+        assert not [f for f in ins.findings if f.section == "warnings"]
+
+
+def test_the_saved_stderr_beside_a_plain_log_is_read():
+    run = shared(RUN_DIR)
+    log = next(run.glob("dedicated_log_torch_trace*.log"))
+    assert stderr_beside(str(log)) == str(run / "output.txt")
+    ins = _insights(log)
+    tw = ins.warnings
+    assert tw.stderr == str(run / "output.txt")
+    got = [(w.kind, w.source, w.compile_ids, w.name) for w in tw.warnings]
+    assert got == [
+        ("ERROR", "torch/_inductor/select_algorithm.py:3541", ["[0/0]"], None),
+        ("UserWarning", "torch/_inductor/select_algorithm.py:3686", [], None),
+        ("ERROR", "torch/_inductor/select_algorithm.py:3541", ["[0/0]"], None),
+        ("UserWarning", "torch/_inductor/compile_fx.py:322", [], "float32 matmuls run without TF32 tensor cores"),
+        ("UserWarning", "torch/_inductor/cudagraph_trees.py:2582", [], PENDING_BACKWARD),
+    ]
+    # An ERROR record is every line of it: torch's message, then the traceback of the choice that failed.
+    first = tw.warnings[0]
+    assert first.headline.startswith("Exception No valid triton configs. OutOfMemoryError: out of resource: triton_mm")
+    assert first.more.startswith("Traceback (most recent call last):") and first.more.endswith("Reducing block sizes or `num_stages` may help.")
+    # The graph set up and never recorded gets torch's reason; the warning is not a second finding.
+    never = next(f for f in ins.findings if f.title == "CUDA graphs never recorded for [0/1] (forward)")
+    assert never.detail.startswith("torch warned that a backward was still pending: ")
+    assert "cudagraph_mark_step_begin()" in never.detail
+    assert [f.title for f in ins.findings if f.section == "warnings"] == [
+        "float32 matmuls run without TF32 tensor cores", "torch printed 3 other warnings"]
+
+
+def test_a_stderr_beside_several_logs_is_nobody_s(tmp_path):
+    run = shared(RUN_DIR)
+    log = next(run.glob("dedicated_log_torch_trace*.log"))
+    alone = tmp_path / "alone"
+    alone.mkdir()
+    shutil.copy(log, alone / log.name)
+    assert stderr_beside(str(alone / log.name)) is None  # no stderr saved
+    shutil.copy(run / "output.txt", alone / "output.txt")
+    assert stderr_beside(str(alone / log.name)) == str(alone / "output.txt")
+    shutil.copy(torch213("recompiles.log"), alone / "dedicated_log_torch_trace_other.log")
+    assert stderr_beside(str(alone / log.name)) is None
+    assert not _insights(alone / log.name).warnings
+
+
+def test_a_log_record_of_several_lines_is_one_warning_with_the_user_line_torch_printed():
+    """cudagraph_skips.output.txt: torch's CUDA graph skip, four lines behind one prefix, tagged [__cudagraphs]."""
+    records = read_stderr_warnings(str(cuda211("cudagraph_skips.output.txt")))
+    [skip] = [r for r in records if "skipping cudagraphs" in r["message"]]
+    assert skip["level"] == "WARNING" and skip["source"] == "torch/_inductor/cudagraph_utils.py:207"
+    assert skip["message"].splitlines()[0] == "skipping cudagraphs due to mutated inputs (1 instances). Found from : "
+    assert 'cudagraph_skips.py", line 17, in accumulate' in skip["message"]
+    assert skip["compile_id"] is None  # torch printed none: it decided at the first run
+
+
+def test_stderr_is_untrusted_text(tmp_path):
+    noise = tmp_path / "output.txt"
+    noise.write_bytes(b"\xff\xfe not text\n" + b"W1122 18:24:54.570000 1 torch/x.py:1] " + b"A" * 50_000 + b"\n"
+                      + b"/x/torch/y.py:notaline: UserWarning: no\n" + b"<script>/torch/z.py:3: UserWarning: <b>\n")
+    records = read_stderr_warnings(str(noise))
+    assert [(r["source"], len(r["message"])) for r in records] == [("torch/x.py:1", 10_000 - 38), ("torch/z.py:3", 3)]
+
+
+def test_the_report_and_the_json_show_them(tmp_path, capsys):
+    log = torch213("torch_warnings.log.gz")
+    assert run_cli("summary", log, "--json") == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert [w["name"] for w in doc["warnings"]["warnings"]] == [
+        "complex operators run as eager kernels", RECOMPILE_LIMIT, "torch.cond kept one branch only"]
+    assert doc["warnings"]["warnings"][2]["location"]["line"] == 27
+    assert run_cli(log, "-o", tmp_path / "out", "--no-browser") == 0
+    page = (tmp_path / "out" / "index.html").read_text()
+    assert '<h3 id="insights-warnings">Warnings torch printed (3)</h3>' in page
+    assert "Recorded by\n<code>compilescope run</code>" in page
+    assert "<pre>Pred is a Python constant." in page
