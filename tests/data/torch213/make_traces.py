@@ -49,16 +49,20 @@ class Scenario:
     gzip: bool = False  # write logs/<name>.log.gz (big logs; the reader takes .gz as it is)
 
 
+# The environment `compilescope run` gives a program (runner.child_env): compilescope's hooks, provenance on.
+RUN_ENV = {"PYTHONPATH": str(HERE.parents[2] / "src" / "compilescope" / "_child"), "COMPILESCOPE_BYTECODE_HOOK": "1",
+           "INDUCTOR_PROVENANCE": "1"}
+
 SCENARIOS = [
     Scenario("graph_breaks", "graph_breaks.py"),
     Scenario("source_view", "source_view.py"),
     # As `compilescope run` starts programs: its bytecode hook adds the transformed code of every frame.
     Scenario("transformed_code", "source_view.py", env={
         "PYTHONPATH": str(HERE.parents[2] / "src" / "compilescope" / "_child"), "COMPILESCOPE_BYTECODE_HOOK": "1"}),
-    # As `compilescope run` starts programs too: the warnings torch prints to stderr are recorded in the log.
-    Scenario("torch_warnings", "torch_warnings.py", gzip=True, env={
-        "PYTHONPATH": str(HERE.parents[2] / "src" / "compilescope" / "_child"), "COMPILESCOPE_BYTECODE_HOOK": "1",
-        "INDUCTOR_PROVENANCE": "1"}),
+    # As `compilescope run` starts programs too: the warnings torch prints to stderr are recorded in the log
+    # (the variant "fixed" leaves two of the three out, for `compilescope diff`).
+    Scenario("torch_warnings", "torch_warnings.py", gzip=True, env=RUN_ENV),
+    Scenario("torch_warnings_fixed", "torch_warnings.py", gzip=True, env={**RUN_ENV, "WARNINGS_VARIANT": "fixed"}),
     Scenario("recompiles", "recompiles.py"),
     Scenario("empty_graph", "empty_graph.py"),
     Scenario("dynamic_shapes", "dynamic_shapes.py"),
@@ -94,6 +98,7 @@ SCRUB_ENV = [
     "TORCHDYNAMO_VERBOSE",
     "TORCHDYNAMO_CAPTURE_SCALAR_OUTPUTS",
     "DIFF_VARIANT",
+    "WARNINGS_VARIANT",
 ]
 
 

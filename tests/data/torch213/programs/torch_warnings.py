@@ -5,11 +5,17 @@
 - `shift`: called with n = 1, 2, 3, 4 and recompile_limit 2, so Dynamo logs "hit config.recompile_limit"
   at WARNING (torch/_dynamo/convert_frame.py) and runs the rest uncompiled;
 - `pick`: torch.cond with a Python constant predicate: Dynamo warns that it specializes on one branch.
+
+WARNINGS_VARIANT=fixed (for `compilescope diff`): `mag` gets a real view of its input and `pick` a tensor predicate,
+so only the recompile limit is left; every line keeps its number.
 """
+import os
+
 import torch
 import torch._dynamo
 
 torch._dynamo.config.recompile_limit = 2
+FIXED = os.environ.get("WARNINGS_VARIANT") == "fixed"
 
 
 @torch.compile
@@ -23,12 +29,13 @@ def shift(x, n):
 
 
 @torch.compile(backend="eager")
-def pick(x):
-    return torch.cond(True, lambda t: t.sin(), lambda t: t.cos(), (x,))
+def pick(x, pred):
+    return torch.cond(pred, lambda t: t.sin(), lambda t: t.cos(), (x,))
 
 
-mag(torch.randn(8, dtype=torch.complex64))
+z = torch.randn(8, dtype=torch.complex64)
+mag(torch.view_as_real(z) if FIXED else z)
 for n in range(1, 5):
     shift(torch.ones(4), n)
-pick(torch.ones(3))
+pick(torch.ones(3), torch.tensor(True) if FIXED else True)
 print("done")
