@@ -34,6 +34,8 @@ from .dynamic_shapes import dynamic_shapes
 from .failures import failures_and_restarts
 from .graph_breaks import compilation_key, graph_breaks
 from .recompiles import recompiles
+from .torch_warnings import torch_warnings
+from ..decompile.recorded import TRANSFORMED
 from ..wording import count
 from ..model.records import dataclass
 
@@ -131,6 +133,9 @@ class RunFacts:
     autotune_searches: list[dict[str, Any]] = field(default_factory=list)
     # Compiles Inductor ran without CUDA graphs: {frame, compile_id, reason (first line, masked)}
     cudagraph_skips: list[dict[str, Any]] = field(default_factory=list)
+    # The warnings torch printed: {frame, source, text (first line, masked), name}; None: not recorded by this run
+    # (a plain log, without compilescope run, capture() or a saved stderr beside it)
+    warnings: list[dict[str, Any]] | None = None
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -366,13 +371,25 @@ def run_facts(trace: Trace, statuses: dict[CompileId | None, str] | None = None)
         cudagraph_skips=[{"frame": frame_of_cid.get(c.compile_id), "compile_id": c.compile_id,
                           "reason": _mask(c.without_graphs_because or "")}
                          for c in cudagraphs(trace).without_graphs],
+        warnings=_warnings(trace, frame_of_cid),
     )
+
+
+def _warnings(trace: Trace, frame_of_cid: dict[str, str]) -> list[dict[str, Any]] | None:
+    """The warnings torch printed, where they were recorded: by compilescope's hook (its transformed code of every
+    frame says it ran, whether torch warned or not) or in a saved stderr."""
+    printed = torch_warnings(trace)
+    hooked = any(a.name == TRANSFORMED for entry in trace.compiles.values() for a in entry.artifacts)
+    if not (printed or hooked or trace.stderr_path):
+        return None
+    return [{"frame": next((frame_of_cid[c] for c in w.compile_ids if c in frame_of_cid), None), "source": w.source,
+             "text": _mask(w.headline), "name": w.name} for w in printed.warnings]
 
 
 # ---------------------------------------------------------------- the comparison
 
 SECTIONS = ("environment", "frames", "graph_breaks", "recompiles", "graphs", "compile_time", "autotuning", "cudagraphs",
-            "caches", "failures", "dynamic_shapes")
+            "warnings", "caches", "failures", "dynamic_shapes")
 SECTION_LABELS = {
     "environment": "Torch version & config",
     "frames": "Frames compiled",
@@ -382,6 +399,7 @@ SECTION_LABELS = {
     "compile_time": "Compile time",
     "autotuning": "Autotuning",
     "cudagraphs": "CUDA graphs",
+    "warnings": "Warnings torch printed",
     "caches": "Caches",
     "failures": "Failures",
     "dynamic_shapes": "Dynamic shapes",
@@ -644,6 +662,8 @@ def diff_runs(a: RunFacts, b: RunFacts, threshold: TimeThreshold = TimeThreshold
         changes.append(Change("cudagraphs", "removed", f"CUDA graphs no longer skipped: {reason}", frame_key_,
                               {"frame": frame_key_, "reason": reason}, None))
 
+    changes.extend(_warning_changes(a, b, result))
+
     # Caches: outcomes per cache, of the frames compiled in both runs (a frame compiled in one run only
     # brings its own lookups; they are listed with it, not as a change of cache behaviour).
     def cache_totals(facts: RunFacts) -> dict[str, dict[str, int]]:
@@ -704,6 +724,23 @@ def diff_runs(a: RunFacts, b: RunFacts, threshold: TimeThreshold = TimeThreshold
         changes.append(Change("dynamic_shapes", "added", f"specialized: {', '.join(s[0])} = {s[1]} (at {_short(s[2])}:{s[3]})",
                               None, None, {"sources": list(s[0]), "value": s[1], "file": s[2], "line": s[3]}))
     return result
+
+
+def _warning_changes(a: RunFacts, b: RunFacts, result: RunDiff) -> list[Change]:
+    """Warnings torch printed in one run only (by where torch warned and what it said), when both runs recorded them."""
+    if a.warnings is None or b.warnings is None:
+        if a.warnings or b.warnings:
+            result.notes.append("the warnings torch printed are compared only when both runs recorded them "
+                                "(compilescope run, capture(), or the run's stderr saved beside its log)")
+        return []
+    key = lambda w: (w["source"], w["name"] or w["text"])  # noqa: E731
+    gone, new = _multiset_diff(list(dict.fromkeys(key(w) for w in a.warnings)), list(dict.fromkeys(key(w) for w in b.warnings)))
+    first = {key(w): w for w in reversed([*a.warnings, *b.warnings])}
+    changes = [Change("warnings", "added", f"torch now warns: {what}", first[(source, what)]["frame"], None,
+                      first[(source, what)]) for source, what in new]
+    changes += [Change("warnings", "removed", f"torch no longer warns: {what}", first[(source, what)]["frame"],
+                       first[(source, what)], None) for source, what in gone]
+    return changes
 
 
 def _autotuning_changes(a: RunFacts, b: RunFacts, threshold: TimeThreshold, result: RunDiff) -> list[Change]:
