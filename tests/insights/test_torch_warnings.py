@@ -2,7 +2,7 @@
 
 - tests/data/torch213/logs/torch_warnings.log.gz: programs/torch_warnings.py started as `compilescope run` starts
   programs, so the recorder wrote each warning into the log (Inductor's complex-operator UserWarning, Dynamo's
-  recompile-limit WARNING record, torch.cond's constant-predicate UserWarning);
+  recompile-limit WARNING record, torch.cond's constant-predicate UserWarning, Dynamo's lru_cache UserWarning);
 - ../shared gpu-torch211/autotune_cudagraphs: a plain TORCH_TRACE log from an H100, with the run's stderr saved
   beside it as output.txt (TF32 not enabled, a backward pending under CUDA graphs, two autotuning choices that
   failed).
@@ -33,25 +33,28 @@ def test_recorded_warnings_say_what_where_and_in_which_compile():
     got = [(w.kind, w.source, w.compile_ids, w.location.short if w.location else None,
             w.location.function if w.location else None, w.name, w.count) for w in tw.warnings]
     assert got == [
-        ("UserWarning", "torch/_inductor/lowering.py:2633", ["[0/0]"], "torch_warnings.py:37", "<module>",
+        ("UserWarning", "torch/_inductor/lowering.py:2633", ["[0/0]"], "torch_warnings.py:49", "<module>",
          "complex operators run as eager kernels", 1),
         # The line is the one in torch's own "User stack trace:", not the call that led to the compile.
-        ("WARNING", "torch/_dynamo/convert_frame.py:1994", ["[1/2]"], "torch_warnings.py:28", "shift", RECOMPILE_LIMIT, 1),
+        ("WARNING", "torch/_dynamo/convert_frame.py:1994", ["[1/2]"], "torch_warnings.py:30", "shift", RECOMPILE_LIMIT, 1),
         # Dynamo was tracing pick's line when torch.cond warned.
-        ("UserWarning", "torch/_dynamo/variables/higher_order_ops.py:2408", ["[2/0]"], "torch_warnings.py:33", "pick",
+        ("UserWarning", "torch/_dynamo/variables/higher_order_ops.py:2408", ["[2/0]"], "torch_warnings.py:35", "pick",
          "torch.cond kept one branch only", 1),
+        ("UserWarning", "torch/_dynamo/variables/functions.py:2590", ["[3/0]"], "torch_warnings.py:45", "scaled",
+         "an lru_cache function is traced through its cache", 1),
     ]
     assert tw.warnings[1].logger == "torch._dynamo.convert_frame"
     assert tw.warnings[1].headline == "torch._dynamo hit config.recompile_limit (2)"
     assert "User stack trace:" in tw.warnings[1].more
-    assert tw.stderr is None and tw.unreadable == 0 and tw.printed == 3
+    assert tw.stderr is None and tw.unreadable == 0 and tw.printed == 4
 
 
 def test_known_warnings_are_findings_and_the_recompile_limit_is_not_said_twice():
     found = _insights(torch213("torch_warnings.log.gz")).findings
     warned = [(f.severity, f.title) for f in found if f.section == "warnings"]
-    assert warned == [("warning", "complex operators run as eager kernels"), ("info", "torch.cond kept one branch only")]
-    assert next(f for f in found if f.section == "warnings").detail.startswith("torch_warnings.py:37: Inductor generates no code")
+    assert warned == [("warning", "complex operators run as eager kernels"), ("info", "torch.cond kept one branch only"),
+                      ("warning", "an lru_cache function is traced through its cache")]
+    assert next(f for f in found if f.section == "warnings").detail.startswith("torch_warnings.py:49: Inductor generates no code")
     # The recompile limit is the log's own finding (from its compilation metrics), once.
     assert [f.title for f in found if "recompile limit" in f.title] == ["shift hit the recompile limit and runs uncompiled"]
 
@@ -127,11 +130,12 @@ def test_the_report_and_the_json_show_them(tmp_path, capsys):
     assert run_cli("summary", log, "--json") == 0
     doc = json.loads(capsys.readouterr().out)
     assert [w["name"] for w in doc["warnings"]["warnings"]] == [
-        "complex operators run as eager kernels", RECOMPILE_LIMIT, "torch.cond kept one branch only"]
-    assert doc["warnings"]["warnings"][2]["location"]["line"] == 33
+        "complex operators run as eager kernels", RECOMPILE_LIMIT, "torch.cond kept one branch only",
+        "an lru_cache function is traced through its cache"]
+    assert doc["warnings"]["warnings"][2]["location"]["line"] == 35
     assert run_cli(log, "-o", tmp_path / "out", "--no-browser") == 0
     page = (tmp_path / "out" / "index.html").read_text()
-    assert '<h3 id="insights-warnings">Warnings torch printed (3)</h3>' in page
+    assert '<h3 id="insights-warnings">Warnings torch printed (4)</h3>' in page
     assert "Recorded by\n<code>compilescope run</code>" in page
     assert "<pre>Pred is a Python constant." in page
 
@@ -139,12 +143,13 @@ def test_the_report_and_the_json_show_them(tmp_path, capsys):
 def test_diff_says_which_warnings_are_gone(capsys):
     """torch_warnings_fixed.log.gz: the same program with a real view for mag and a tensor predicate for pick."""
     a, b = torch213("torch_warnings.log.gz"), torch213("torch_warnings_fixed.log.gz")
-    assert [w.name for w in _insights(b).warnings.warnings] == [RECOMPILE_LIMIT]
+    assert [w.name for w in _insights(b).warnings.warnings] == [
+        RECOMPILE_LIMIT, "an lru_cache function is traced through its cache"]
     assert run_cli("diff", a, b, "--json") == 1
     [doc] = json.loads(capsys.readouterr().out)["ranks"]
     got = [(c["kind"], c["title"], c["frame"].rsplit("/", 1)[-1]) for c in doc["changes"] if c["section"] == "warnings"]
-    assert got == [("removed", "torch no longer warns: complex operators run as eager kernels", "torch_warnings.py:21 mag"),
-                   ("removed", "torch no longer warns: torch.cond kept one branch only", "torch_warnings.py:31 pick")]
+    assert got == [("removed", "torch no longer warns: complex operators run as eager kernels", "torch_warnings.py:23 mag"),
+                   ("removed", "torch no longer warns: torch.cond kept one branch only", "torch_warnings.py:33 pick")]
     assert run_cli("diff", b, a, "--json") == 1
     [doc] = json.loads(capsys.readouterr().out)["ranks"]
     assert [(c["kind"], c["title"]) for c in doc["changes"] if c["section"] == "warnings"] == [
@@ -161,4 +166,4 @@ def test_diff_compares_warnings_only_when_both_runs_recorded_them(capsys):
     # transformed_code.log was recorded as run records (its hook wrote the transformed code) and torch warned nothing.
     assert run_cli("diff", torch213("transformed_code.log"), torch213("torch_warnings.log.gz"), "--json") == 1
     [doc] = json.loads(capsys.readouterr().out)["ranks"]
-    assert len([c for c in doc["changes"] if c["section"] == "warnings" and c["kind"] == "added"]) == 3
+    assert len([c for c in doc["changes"] if c["section"] == "warnings" and c["kind"] == "added"]) == 4

@@ -43,6 +43,16 @@ KNOWN: tuple[tuple[str, str, str], ...] = (
     ("hit config.cache_size_limit", RECOMPILE_LIMIT, _RECOMPILE_ADVICE),  # the limit's name before torch 2.7
     ("Pred is a Python constant", COND_ONE_BRANCH,
      "a Python bool as torch.cond's predicate is specialized on; a boolean tensor keeps both branches"),
+    ("`functools.lru_cache`-wrapped", "an lru_cache function is traced through its cache",
+     "Dynamo ignores the cache and traces the function itself, so the compiled code computes what eager took from "
+     "the cache, and a result that depends on state the cache hid may differ; call it outside the compiled function "
+     "and pass the result in, if the cache matters"),
+    ("Not enough SMs to use max_autotune_gemm mode", "max-autotune cannot tune matmuls on this GPU",
+     "Inductor's matmul templates need 68 SMs or more (an RTX 3080's), and this GPU has fewer: matmuls keep the "
+     "default kernels, so mode=\"max-autotune\" only tunes the other kernels here"),
+    ("GPU arch does not support max_autotune_gemm mode", "max-autotune cannot tune matmuls on this GPU",
+     "Inductor has no matmul templates for this GPU architecture: matmuls keep the default kernels, so "
+     "mode=\"max-autotune\" only tunes the other kernels here"),
 )
 
 
