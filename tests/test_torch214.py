@@ -28,7 +28,11 @@ ALLOWED = {
     "dynamic_shapes.log": {".recompiles.frames[0].steps[1].failed_guards[0].text"},  # a torch-internal line number
     "export_draft.log": {".dynamic_shapes.symbols[0].location.line",  # the program gained a docstring in between
                          ".dynamic_shapes.symbols[1].location.line"},
+    "torch_warnings.log": {  # the guard texts' path, which torch cuts to a width, cut at another character
+        ".recompiles.frames[0].steps[0].failed_guards[0].text", ".recompiles.frames[0].steps[1].failed_guards[0].text",
+        ".recompiles.frames[0].steps[1].failed_guards[1].text", ".warnings.warnings[1].message"},
 }
+NO_CUDA = "No CUDA runtime is found"
 _TIMED = re.compile(r"(_ms|_s|_us|seconds|time|duration|percent|share)$")
 _PATH = re.compile(r"(?:/[\w.+-]+)+/([\w.+-]+\.\w+)")
 
@@ -73,13 +77,19 @@ def _read(log) -> dict[str, Any]:
                          "symbols": [{k: v for k, v in sym.items() if k in ("symbol", "vr", "val", "source")}
                                      for sym in export.symbols]}
         doc["compiles"] = [(c.key, len(c.artifacts) > 0) for c in trace.sorted_compiles()]
+        # Where in torch each warning was raised moves between versions (the file stays); torch 2.14's CUDA build,
+        # run on this CPU machine, also says it found no CUDA runtime (README).
+        doc["warnings"]["warnings"] = [{**w, "source": w["source"].rsplit(":", 1)[0]} for w in doc["warnings"]["warnings"]
+                                       if not w["message"].startswith(NO_CUDA)]
+        doc["findings"] = [f for f in doc["findings"] if not f["detail"].startswith(NO_CUDA)]
         return _facts(doc)
 
 
 @pytest.mark.parametrize("name", TORCH214)
 def test_torch_214_finds_what_213_found(name):
     assert TORCH214, "no torch 2.14 logs"
-    old, new = _read(torch213(name)), _read(torch214(name))
+    twin = torch213(name) if torch213(name).exists() else torch213(f"{name}.gz")
+    old, new = _read(twin), _read(torch214(name))
     assert set(_differences(old, new)) == ALLOWED.get(name, set())
 
 

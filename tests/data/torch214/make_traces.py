@@ -16,7 +16,7 @@ import torch
 HERE = Path(__file__).resolve().parent
 SCENARIOS = ["graph_breaks", "source_view", "transformed_code", "recompiles", "empty_graph", "dynamic_shapes",
              "training", "compile_error_fallback", "compile_error_raises", "compile_error_lowering", "provenance",
-             "same_cause", "export", "export_draft", "cache_cold", "cache_warm"]
+             "same_cause", "export", "export_draft", "cache_cold", "cache_warm", "torch_warnings"]
 
 if __name__ == "__main__":
     if not torch.__version__.startswith("2.14."):
