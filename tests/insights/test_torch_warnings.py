@@ -19,6 +19,7 @@ from compilescope.ingest.reader import read_trace
 from compilescope.ingest.stderr import read_stderr_warnings, stderr_beside
 
 from ..conftest import cuda211, run_cli, shared, torch213
+from ..gpu_variants import log_text
 
 RUN_DIR = "gpu-torch211/autotune_cudagraphs"
 
@@ -167,3 +168,39 @@ def test_diff_compares_warnings_only_when_both_runs_recorded_them(capsys):
     assert run_cli("diff", torch213("transformed_code.log"), torch213("torch_warnings.log.gz"), "--json") == 1
     [doc] = json.loads(capsys.readouterr().out)["ranks"]
     assert len([c for c in doc["changes"] if c["section"] == "warnings" and c["kind"] == "added"]) == 4
+
+
+def _with_payload(log, out, old: str, new: str):
+    """The log with one payload line replaced, its md5 recomputed (as a damaged or hostile log could carry)."""
+    import hashlib
+
+    lines = log_text(log).split("\n")
+    [i] = [n for n, line in enumerate(lines) if line.startswith("\t") and old in line]
+    head = max(n for n in range(i) if not lines[n].startswith("\t"))
+    before = "\n".join(line[1:] for line in lines[head + 1:i + 1])
+    after = before.replace(old, new)
+    lines[head] = lines[head].replace(hashlib.md5(before.encode()).hexdigest(), hashlib.md5(after.encode()).hexdigest())
+    lines[i] = "\t" + after
+    out.write_text("\n".join(lines), encoding="utf-8")
+    return out
+
+
+def test_a_recorded_warning_that_cannot_be_read_is_counted_and_the_rest_kept(tmp_path):
+    log = _with_payload(torch213("torch_warnings.log.gz"), tmp_path / "dedicated_log_torch_trace_x.log",
+                        '{"message": "Pred is a Python constant.', '{"message": 5, "was": "Pred is a Python constant.')
+    tw = _insights(log).warnings
+    assert tw.unreadable == 1 and len(tw.warnings) == 3
+    assert run_cli("summary", log) == 0
+
+
+def test_what_torch_printed_is_escaped_in_the_report(tmp_path):
+    run = tmp_path / "run"
+    run.mkdir()
+    log = next(shared(RUN_DIR).glob("dedicated_log_torch_trace*.log"))
+    shutil.copy(log, run / log.name)
+    (run / "output.txt").write_text("/x/torch/a.py:1: UserWarning: <script>alert(1)</script>\n"
+                                    "W1122 18:24:54.570000 1 torch/b.py:2] [0/0] <img src=x onerror=alert(2)>\n")
+    assert run_cli(run, "-o", tmp_path / "out", "--no-browser") == 0
+    page = (tmp_path / "out" / "index.html").read_text()
+    assert "<script>alert(1)" not in page and "<img src=x" not in page
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page and "&lt;img src=x onerror=alert(2)&gt;" in page
