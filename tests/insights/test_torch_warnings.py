@@ -121,9 +121,13 @@ def test_a_log_record_of_several_lines_is_one_warning_with_the_user_line_torch_p
 def test_stderr_is_untrusted_text(tmp_path):
     noise = tmp_path / "output.txt"
     noise.write_bytes(b"\xff\xfe not text\n" + b"W1122 18:24:54.570000 1 torch/x.py:1] " + b"A" * 50_000 + b"\n"
-                      + b"/x/torch/y.py:notaline: UserWarning: no\n" + b"<script>/torch/z.py:3: UserWarning: <b>\n")
+                      + b"/x/torch/y.py:notaline: UserWarning: no\n" + b"<script>/torch/z.py:3: UserWarning: <b>\n"
+                      + b"C:\\env\\Lib\\site-packages\\torch\\w.py:4: FutureWarning: on Windows\n"
+                      + b"W1122 18:24:54.570000 1 torch/v.py:5] [!0/1/0] [__graph_breaks] compiled autograd's\n")
     records = read_stderr_warnings(str(noise))
-    assert [(r["source"], len(r["message"])) for r in records] == [("torch/x.py:1", 10_000 - 38), ("torch/z.py:3", 3)]
+    assert [(r["source"], len(r["message"])) for r in records] == [
+        ("torch/x.py:1", 10_000 - 38), ("torch/z.py:3", 3), ("torch/w.py:4", 10), ("torch/v.py:5", len("compiled autograd's"))]
+    assert [r["compile_id"] for r in records] == [None, None, None, "[!0/1/0]"]
 
 
 def test_the_report_and_the_json_show_them(tmp_path, capsys):

@@ -28,9 +28,10 @@ MAX_RECORDS = 5_000
 MAX_RECORD_LINES = 200  # lines of one log record kept (an ERROR's traceback)
 
 _GLOG = re.compile(r"(?P<level>[WE])\d{4} \d\d:\d\d:\d\d\.\d+ +\d+ (?P<path>torch/[^:\s\]]+):(?P<line>\d{1,9})\] ?(?P<rest>.*)")
-_COMPILE_ID = re.compile(r"\[(?P<cid>!?[\d-]+/[\d-]+(?:_\d+)?)\] ?")
+_COMPILE_ID = re.compile(r"\[(?P<cid>!?[\d-]+(?:/[\d-]+){1,2}(?:_\d+)?)\] ?")  # [0/1], [0/1_1], [!0/1/0]
 _ARTIFACT_TAG = re.compile(r"\[__\w+\] ?")  # an artifact logger's name: [__cudagraphs]
-_PY_WARNING = re.compile(r"(?P<path>[^\n]*?/torch/[^\n]*?):(?P<line>\d{1,9}): (?P<category>[A-Z]\w*Warning): (?P<message>.*)")
+# A path without ":" but for a drive letter, so that a long line cannot make the match backtrack.
+_PY_WARNING = re.compile(r"(?P<path>(?:[A-Za-z]:)?[^:\n]+):(?P<line>\d{1,9}): (?P<category>[A-Z]\w{0,80}Warning): (?P<message>.*)")
 _LEVELS = {"W": "WARNING", "E": "ERROR"}
 
 
@@ -86,11 +87,11 @@ def read_stderr_warnings(path: str) -> list[dict[str, Any]]:
                 continue
             current = None
             warning = _PY_WARNING.match(line)
-            if warning:
+            torch_at = warning["path"].replace("\\", "/").rfind("/torch/") if warning else -1
+            if warning and torch_at >= 0:
                 if len(records) >= MAX_RECORDS:
                     break
-                path_text = warning["path"]
-                source = path_text[path_text.rfind("/torch/") + 1:]
+                source = warning["path"].replace("\\", "/")[torch_at + 1:]
                 records.append({"lines": [warning["message"]], "category": warning["category"],
                                 "source": f"{source}:{warning['line']}", "compile_id": None, "traced": [], "stack": []})
     for record in records:
