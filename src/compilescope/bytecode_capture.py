@@ -144,6 +144,7 @@ def record_warnings():
     import json
     import logging
     import sys
+    import threading
     import time
     import types
     import warnings
@@ -156,7 +157,7 @@ def record_warnings():
     stdlib_dir = os.path.dirname(os.path.abspath(os.__file__)) + os.sep
     own_dirs = (torch_dir, os.path.dirname(os.path.abspath(__file__)) + os.sep)
     seen: dict[tuple, int] = {}
-    busy: list[int] = []  # non-empty while a record is written: trace_structured may itself warn
+    writing = threading.local()  # set while this thread writes a record: trace_structured may itself warn
 
     def frames(stack) -> list:
         return [[f.filename, f.lineno, f.name] for f in stack]
@@ -179,9 +180,9 @@ def record_warnings():
     def write(message: str, source: str, fields: dict) -> None:
         key = (source, message[:200])
         seen[key] = seen.get(key, 0) + 1
-        if seen[key] > MAX_SAME or busy:
+        if seen[key] > MAX_SAME or getattr(writing, "now", False):
             return
-        busy.append(1)
+        writing.now = True
         try:
             traced: list = []
             try:
@@ -196,7 +197,7 @@ def record_warnings():
         except Exception:  # noqa: BLE001 - recording must never break the user's program
             pass
         finally:
-            busy.clear()
+            writing.now = False
 
     shown = warnings.showwarning
 
