@@ -14,7 +14,7 @@ import json
 import shutil
 
 from compilescope.analyses.insights import insights
-from compilescope.analyses.torch_warnings import PENDING_BACKWARD, RECOMPILE_LIMIT
+from compilescope.analyses.torch_warnings import AUTOTUNE_CANDIDATE_FAILED, PENDING_BACKWARD, RECOMPILE_LIMIT
 from compilescope.ingest.reader import read_trace
 from compilescope.ingest.stderr import read_stderr_warnings, stderr_beside
 
@@ -63,7 +63,7 @@ def test_known_warnings_are_findings_and_the_recompile_limit_is_not_said_twice()
 def test_a_plain_log_without_saved_stderr_has_no_warnings():
     for log in (torch213("recompiles.log"), cuda211("cudagraph_skips.log.gz")):
         ins = _insights(log)
-        assert not ins.warnings and ins.warnings.stderr is None
+        assert not ins.warnings and ins.warnings.stderr is None and ins.cudagraphs.never_recorded_warning is None
         assert not [f for f in ins.findings if f.section == "warnings"]
 
 
@@ -76,9 +76,9 @@ def test_the_saved_stderr_beside_a_plain_log_is_read():
     assert tw.stderr == str(run / "output.txt")
     got = [(w.kind, w.source, w.compile_ids, w.name) for w in tw.warnings]
     assert got == [
-        ("ERROR", "torch/_inductor/select_algorithm.py:3541", ["[0/0]"], None),
+        ("ERROR", "torch/_inductor/select_algorithm.py:3541", ["[0/0]"], AUTOTUNE_CANDIDATE_FAILED),
         ("UserWarning", "torch/_inductor/select_algorithm.py:3686", [], None),
-        ("ERROR", "torch/_inductor/select_algorithm.py:3541", ["[0/0]"], None),
+        ("ERROR", "torch/_inductor/select_algorithm.py:3541", ["[0/0]"], AUTOTUNE_CANDIDATE_FAILED),
         ("UserWarning", "torch/_inductor/compile_fx.py:322", [], "float32 matmuls run without TF32 tensor cores"),
         ("UserWarning", "torch/_inductor/cudagraph_trees.py:2582", [], PENDING_BACKWARD),
     ]
@@ -90,8 +90,11 @@ def test_the_saved_stderr_beside_a_plain_log_is_read():
     never = next(f for f in ins.findings if f.title == "CUDA graphs never recorded for [0/1] (forward)")
     assert never.detail.startswith("torch warned that a backward was still pending: ")
     assert "cudagraph_mark_step_begin()" in never.detail
+    assert ins.cudagraphs.never_recorded_warning.startswith("Unable to hit fast path of CUDAGraphs because of pending")
+    # The candidates that failed are the autotuning finding's ("2 candidates failed"), said once.
     assert [f.title for f in ins.findings if f.section == "warnings"] == [
-        "float32 matmuls run without TF32 tensor cores", "torch printed 3 other warnings"]
+        "float32 matmuls run without TF32 tensor cores", "torch printed 1 other warning"]
+    assert "2 candidates failed (OutOfMemoryError ×2)" in next(f.detail for f in ins.findings if f.section == "autotuning")
 
 
 def test_a_stderr_beside_several_logs_is_nobody_s(tmp_path):

@@ -74,6 +74,9 @@ class CudaGraphs:
     """The compiles CUDA graphs recorded or skipped, in compile order (none: the log used no CUDA graphs)."""
 
     compiles: list[CudaGraphCompile] = field(default_factory=list)
+    # What torch printed that explains the graphs never recorded ("... pending, uninvoked backwards"), when the run
+    # recorded its warnings (analyses/torch_warnings.py; set by insights)
+    never_recorded_warning: str | None = None
 
     def __bool__(self) -> bool:
         return bool(self.compiles)
@@ -97,7 +100,7 @@ class CudaGraphs:
         return [c for c in self.compiles if c.without_graphs_because]
 
     def to_json(self) -> dict[str, Any]:
-        return {"compiles": [c.to_json() for c in self.compiles]}
+        return {"compiles": [c.to_json() for c in self.compiles], "never_recorded_warning": self.never_recorded_warning}
 
 
 def cudagraphs(trace: Trace) -> CudaGraphs:

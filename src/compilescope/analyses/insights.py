@@ -22,7 +22,7 @@ from .dynamic_shapes import DynamicShapes, dynamic_shapes
 from .errors import CompileErrors, compile_errors
 from .graph_breaks import GraphBreak, GraphBreaks, graph_breaks
 from .recompiles import CHANGE_LABELS, FrameRecompiles, Recompiles, recompiles
-from .torch_warnings import COND_ONE_BRANCH, PENDING_BACKWARD, RECOMPILE_LIMIT, TorchWarnings, torch_warnings
+from .torch_warnings import AUTOTUNE_CANDIDATE_FAILED, COND_ONE_BRANCH, PENDING_BACKWARD, RECOMPILE_LIMIT, TorchWarnings, torch_warnings
 from .unread import Unread, unread
 from ..wording import count
 from .sources import add_eager_lines, graph_break_sites
@@ -196,7 +196,9 @@ def findings(ins: Insights) -> list[Finding]:
                            f"{_names(names)}{': ' + guards if guards else ''}"))
     out.extend(_cudagraph_skips(ins.cudagraphs))  # with the warnings, before the time
     out.extend(_cudagraphs_never_recorded(ins.cudagraphs, ins.warnings))
-    out.extend(_torch_warnings(ins.warnings, said_above={PENDING_BACKWARD} if ins.cudagraphs.never_recorded else set()))
+    said = ({PENDING_BACKWARD} if ins.cudagraphs.never_recorded else set()) | (
+        {AUTOTUNE_CANDIDATE_FAILED} if ins.autotuning.failed else set())
+    out.extend(_torch_warnings(ins.warnings, said_above=said))
     ct = ins.compile_time
     if ct and ct.phases:
         top = ct.phases[0]
@@ -324,6 +326,9 @@ def insights(trace: Trace, runtime: Runtime | None = None) -> Insights:
         runtime=runtime,
     )
     add_eager_lines(ins.graph_breaks, graph_break_sites(trace))
+    pending = next((w for w in ins.warnings.warnings if w.name == PENDING_BACKWARD), None)
+    if pending is not None and ins.cudagraphs.never_recorded:
+        ins.cudagraphs.never_recorded_warning = pending.headline
     ins.findings = findings(ins)
     return ins
 

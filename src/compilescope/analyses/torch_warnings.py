@@ -27,6 +27,7 @@ from .userloc import UserLocation, is_framework_file, traceback_frames
 RECOMPILE_LIMIT = "a function hit the recompile limit"
 PENDING_BACKWARD = "CUDA graphs could not replay: a backward was still pending"
 COND_ONE_BRANCH = "torch.cond kept one branch only"
+AUTOTUNE_CANDIDATE_FAILED = "a max-autotune candidate failed to compile"
 _PENDING_ADVICE = ("a compiled call ran while outputs of the previous one still waited for their backward; call "
                    "torch.compiler.cudagraph_mark_step_begin() before each step, or run inference under torch.no_grad()")
 _RECOMPILE_ADVICE = "see Recompiles: the guard that kept failing, and what to mark dynamic"
@@ -43,6 +44,8 @@ KNOWN: tuple[tuple[str, str, str], ...] = (
     ("hit config.cache_size_limit", RECOMPILE_LIMIT, _RECOMPILE_ADVICE),  # the limit's name before torch 2.7
     ("Pred is a Python constant", COND_ONE_BRANCH,
      "a Python bool as torch.cond's predicate is specialized on; a boolean tensor keeps both branches"),
+    ("No valid triton configs", AUTOTUNE_CANDIDATE_FAILED,  # logged by torch/_inductor/select_algorithm.py
+     "max-autotune leaves that candidate out and chooses among the others (Autotuning lists what failed, and why)"),
     ("`functools.lru_cache`-wrapped", "an lru_cache function is traced through its cache",
      "Dynamo ignores the cache and traces the function itself, so the compiled code computes what eager took from "
      "the cache, and a result that depends on state the cache hid may differ; call it outside the compiled function "

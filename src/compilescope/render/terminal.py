@@ -234,7 +234,8 @@ def _cudagraphs(ins: Insights) -> list[RenderableType]:
         table.add_row(c.compile_id, c.name or "",
                       f"{len(c.recordings_ms)}×: {recorded}" if c.recordings_ms else "never" if never else "-",
                       (f"at its first run: {c.skip_reason}" if c.skipped_at_first_run else c.skip_reason)
-                      or ("not in the log (see the program's stderr)" if never else ""))
+                      or ((f"not in the log; torch warned: {cg.never_recorded_warning}" if cg.never_recorded_warning
+                           else "not in the log (see the program's stderr)") if never else ""))
     out.append(table)
     out.extend(_more(len(cg.compiles), "more compile id"))
     return out
