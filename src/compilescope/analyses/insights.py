@@ -22,7 +22,8 @@ from .dynamic_shapes import DynamicShapes, dynamic_shapes
 from .errors import CompileErrors, compile_errors
 from .graph_breaks import GraphBreak, GraphBreaks, graph_breaks
 from .recompiles import CHANGE_LABELS, FrameRecompiles, Recompiles, recompiles
-from .torch_warnings import AUTOTUNE_CANDIDATE_FAILED, COND_ONE_BRANCH, PENDING_BACKWARD, RECOMPILE_LIMIT, TorchWarnings, torch_warnings
+from .torch_warnings import (AUTOTUNE_CANDIDATE_FAILED, COND_ONE_BRANCH, ITEM_BREAK, PENDING_BACKWARD, RECOMPILE_LIMIT,
+                             WONT_CONVERT, TorchWarnings, torch_warnings)
 from .unread import Unread, unread
 from ..wording import count
 from .sources import add_eager_lines, graph_break_sites
@@ -196,8 +197,9 @@ def findings(ins: Insights) -> list[Finding]:
                            f"{_names(names)}{': ' + guards if guards else ''}"))
     out.extend(_cudagraph_skips(ins.cudagraphs))  # with the warnings, before the time
     out.extend(_cudagraphs_never_recorded(ins.cudagraphs, ins.warnings))
-    said = ({PENDING_BACKWARD} if ins.cudagraphs.never_recorded else set()) | (
-        {AUTOTUNE_CANDIDATE_FAILED} if ins.autotuning.failed else set())
+    said = {name for name, found in ((PENDING_BACKWARD, ins.cudagraphs.never_recorded),
+                                     (AUTOTUNE_CANDIDATE_FAILED, ins.autotuning.failed),
+                                     (WONT_CONVERT, ins.errors.errors), (ITEM_BREAK, ins.graph_breaks)) if found}
     out.extend(_torch_warnings(ins.warnings, said_above=said))
     ct = ins.compile_time
     if ct and ct.phases:

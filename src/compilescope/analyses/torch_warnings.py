@@ -11,6 +11,7 @@ warnings are read from there instead (ingest/stderr.py): then without the user's
 
 from __future__ import annotations
 
+import re
 from dataclasses import field
 from typing import Any
 
@@ -28,6 +29,8 @@ RECOMPILE_LIMIT = "a function hit the recompile limit"
 PENDING_BACKWARD = "CUDA graphs could not replay: a backward was still pending"
 COND_ONE_BRANCH = "torch.cond kept one branch only"
 AUTOTUNE_CANDIDATE_FAILED = "a max-autotune candidate failed to compile"
+WONT_CONVERT = "a function runs uncompiled: its compile failed"
+ITEM_BREAK = "Tensor.item() breaks the graph"
 _PENDING_ADVICE = ("a compiled call ran while outputs of the previous one still waited for their backward; call "
                    "torch.compiler.cudagraph_mark_step_begin() before each step, or run inference under torch.no_grad()")
 _RECOMPILE_ADVICE = "see Recompiles: the guard that kept failing, and what to mark dynamic"
@@ -44,6 +47,10 @@ KNOWN: tuple[tuple[str, str, str], ...] = (
     ("hit config.cache_size_limit", RECOMPILE_LIMIT, _RECOMPILE_ADVICE),  # the limit's name before torch 2.7
     ("Pred is a Python constant", COND_ONE_BRANCH,
      "a Python bool as torch.cond's predicate is specialized on; a boolean tensor keeps both branches"),
+    ("WON'T CONVERT", WONT_CONVERT,  # torch._dynamo.config.suppress_errors: the frame falls back to eager
+     "torch._dynamo.config.suppress_errors let it run eagerly instead of raising (Errors has the compile's error)"),
+    ("Graph break from `Tensor.item()`", ITEM_BREAK,
+     "torch._dynamo.config.capture_scalar_outputs = True keeps .item() in the graph (Graph breaks has every break)"),
     ("No valid triton configs", AUTOTUNE_CANDIDATE_FAILED,  # logged by torch/_inductor/select_algorithm.py
      "max-autotune leaves that candidate out and chooses among the others (Autotuning lists what failed, and why)"),
     ("`functools.lru_cache`-wrapped", "an lru_cache function is traced through its cache",
@@ -67,7 +74,7 @@ class TorchWarning:
     kind: str  # the warning's class ("UserWarning") or the log record's level ("WARNING", "ERROR")
     source: str  # where torch warned: "torch/_inductor/lowering.py:2633"
     count: int = 1
-    compile_ids: list[str] = field(default_factory=list)  # the compiles it was printed in (none: while running)
+    compile_ids: list[str] = field(default_factory=list)  # the compiles it was printed in (none: outside any, or not said)
     # The user's line that led to it: the innermost of a traceback in the message, else of the code Dynamo was
     # tracing, else of the code that was running.
     location: UserLocation | None = None
@@ -123,9 +130,20 @@ def _user_line(frames: Any) -> UserLocation | None:
     return None
 
 
+# "WON'T CONVERT f /path/train.py line 6": the function whose compile failed (torch/_dynamo/convert_frame.py)
+_WONT_CONVERT = re.compile(r"WON'T CONVERT (?P<function>\S+) (?P<file>[^\n]+?) line (?P<line>\d{1,9})\b")
+# Inductor's output code (a module named for its hash in the Inductor cache): generated, not the user's
+_GENERATED_CODE = re.compile(r"[/\\]c[a-z0-9]{50,}\.py$")
+
+
 def _named_line(message: str) -> UserLocation | None:
-    """The innermost user frame of a traceback in the message ("User stack trace:" of a recompile limit)."""
-    users = [f for f in traceback_frames(message) if not is_framework_file(f.filename)]
+    """The user's line named in the message: the function a failed compile left uncompiled, else the innermost user
+    frame of a traceback in it ("User stack trace:" of a recompile limit)."""
+    wont = _WONT_CONVERT.match(message)
+    if wont:
+        return UserLocation(wont["file"], int(wont["line"]), wont["function"])
+    users = [f for f in traceback_frames(message)
+             if not is_framework_file(f.filename) and not _GENERATED_CODE.search(f.filename)]
     return users[-1] if users else None
 
 

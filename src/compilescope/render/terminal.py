@@ -259,7 +259,7 @@ def _torch_warnings(ins: Insights) -> list[RenderableType]:
             what.append(f"\nat {_where(w.location)}", style="dim")
         if w.advice:
             what.append(f"\n{w.advice}")
-        table.add_row(", ".join(w.compile_ids) or ("-" if tw.stderr else "running"), what, str(w.count))
+        table.add_row(", ".join(w.compile_ids) or "-", what, str(w.count))
     out.append(table)
     out.extend(_more(len(tw.warnings), "more warning"))
     if tw.unreadable:
