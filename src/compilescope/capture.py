@@ -138,7 +138,7 @@ class Capture:
         structured.INTERN_TABLE.clear()
         structured.DUMPED_FILES.clear()
 
-        self._push(_BytecodeHook())
+        self._push(_Recorders())
         if self.provenance:
             self._push(inductor_config.patch({"trace.provenance_tracking_level": max(1, inductor_config.trace.provenance_tracking_level)}))
         if self.fresh_cache:
@@ -253,8 +253,9 @@ def capture(
                    profile=profile)
 
 
-class _BytecodeHook:
-    """Records the transformed code of every frame compiled in the block, and CUDA graph skips (bytecode_capture.py)."""
+class _Recorders:
+    """Records into the trace, for the block: the transformed code of every frame compiled, and the warnings torch
+    prints on stderr only, CUDA graph skips among them (bytecode_capture.py)."""
 
     def __enter__(self):
         from .bytecode_capture import install
