@@ -20,7 +20,7 @@ from compilescope.cli.multirank import summarize_ranks
 from compilescope.render.terminal import RankSummariesRenderer
 
 from ..gpu_variants import RESIDUAL_SKIP, log_text, max_autotune_log, with_cudagraph_skip, with_other_winner
-from ..conftest import cuda211, run_cli
+from ..conftest import cuda211, run_cli, torch213
 from ..insights.test_summary_cli import _documented_keys, _paths
 from .conftest import copy_ranks, peer_dir
 
@@ -243,3 +243,24 @@ def test_ranks_that_ran_a_compile_without_cuda_graphs(tmp_path, capsys):
         ([1], f"[0/0] skipped: skipping cudagraphs due to mutated inputs (1 instances); [1/0] skipped: {never[1]}")]
     assert divergence["details"] == ["[0/0] run without CUDA graphs only on rank 1"]
 
+
+
+def test_ranks_on_which_torch_printed_other_warnings(capsys):
+    """tests/data/torch213/multi_rank_warnings: a real 2-rank gloo job started by `compilescope run -- torchrun`
+    (programs/two_ranks_warnings.py); rank 1 gave torch.cond a Python bool, and only its torch warned."""
+    runs = torch213("x").parents[1] / "multi_rank_warnings"
+    doc = summary_json(capsys, runs, "-j", "1")
+    assert [r["warnings"] for r in doc["ranks"]] == [[], ["torch.cond kept one branch only"]]
+    [divergence] = doc["analysis"]["divergences"]
+    assert divergence["kind"] == "warnings"
+    assert [(g["ranks"], g["what"]) for g in divergence["groups"]] == [
+        ([0], "no warning"), ([1], "torch.cond kept one branch only")]
+    assert divergence["details"] == ["only on rank 1: torch.cond kept one branch only"]
+    assert "DIFFERS  torch printed different warnings on different ranks" in terminal(runs)
+
+
+def test_ranks_whose_logs_do_not_record_warnings_are_not_compared(capsys):
+    """The plain 2-rank job (make_multi_rank.py without --warnings): its logs cannot say what torch printed."""
+    doc = summary_json(capsys, torch213("x").parents[1] / "multi_rank", "-j", "1")
+    assert [r["warnings"] for r in doc["ranks"]] == [None, None]
+    assert "warnings" not in [d["kind"] for d in doc["analysis"]["divergences"]]

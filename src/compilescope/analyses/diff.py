@@ -35,7 +35,6 @@ from .failures import failures_and_restarts
 from .graph_breaks import compilation_key, graph_breaks
 from .recompiles import recompiles
 from .torch_warnings import torch_warnings
-from ..decompile.recorded import TRANSFORMED
 from ..wording import count
 from ..model.records import dataclass
 
@@ -376,11 +375,9 @@ def run_facts(trace: Trace, statuses: dict[CompileId | None, str] | None = None)
 
 
 def _warnings(trace: Trace, frame_of_cid: dict[str, str]) -> list[dict[str, Any]] | None:
-    """The warnings torch printed, where they were recorded: by compilescope's hook (its transformed code of every
-    frame says it ran, whether torch warned or not) or in a saved stderr."""
+    """The warnings torch printed, where the run recorded them (None: a plain log, which cannot say)."""
     printed = torch_warnings(trace)
-    hooked = any(a.name == TRANSFORMED for entry in trace.compiles.values() for a in entry.artifacts)
-    if not (printed or hooked or trace.stderr_path):
+    if not printed.recorded:
         return None
     return [{"frame": next((frame_of_cid[c] for c in w.compile_ids if c in frame_of_cid), None), "source": w.source,
              "text": _mask(w.headline), "name": w.name} for w in printed.warnings]

@@ -24,6 +24,7 @@ COLLECTIVES = "collectives"
 TENSOR_META = "tensor_meta"
 AUTOTUNE = "autotune"
 CUDAGRAPHS = "cudagraphs"
+WARNINGS = "warnings"
 DIVERGENCE_TITLES = {
     COMPILE_IDS: "Ranks compiled different sets of compile ids",
     CACHE: "Ranks had different cache hit/miss sequences",
@@ -31,6 +32,7 @@ DIVERGENCE_TITLES = {
     TENSOR_META: "Ranks compiled graphs with different tensor metadata (shapes, strides, dtypes)",
     AUTOTUNE: "Ranks' max-autotune chose different kernels for the same op",
     CUDAGRAPHS: "Ranks ran different compiles without CUDA graphs",
+    WARNINGS: "torch printed different warnings on different ranks",
 }
 MAX_DETAILS = 20  # per finding: the rest is summarised as "and N more"
 
@@ -185,6 +187,7 @@ def analyze_ranks(summaries: list[RankSummary]) -> MultiRankAnalysis:
             _tensor_meta_divergence(ok),
             _autotune_divergence(ok),
             _cudagraph_divergence(ok),
+            _warning_divergence(ok),
         )
         if d is not None
     ]
@@ -361,6 +364,23 @@ def _cudagraph_divergence(ok: list[RankSummary]) -> Divergence | None:
     details = [f"{cid} run without CUDA graphs only on {'rank' if len(ranks) == 1 else 'ranks'} {rank_list(ranks)}"
                for cid, ranks in sorted(where.items(), key=lambda kv: _graph_sort_key(kv[0]))]
     return Divergence(CUDAGRAPHS, groups, _capped(details))
+
+
+def _warning_divergence(ok: list[RankSummary]) -> Divergence | None:
+    """torch warned on some ranks only (of the ranks that recorded what it printed): those ranks took another path
+    (a Python bool on one rank, a complex tensor on another), often the cause of the other divergences."""
+    printed = {s.rank: set(s.warnings) for s in ok if s.warnings is not None}
+    groups = _group(printed, lambda said: tuple(sorted(said)), lambda said: "; ".join(sorted(said)) or "no warning")
+    if len(groups) < 2:
+        return None
+    everywhere = set.intersection(*printed.values())
+    where: dict[str, list[int]] = defaultdict(list)
+    for rank, said in sorted(printed.items()):
+        for label in said - everywhere:
+            where[label].append(rank)
+    details = [f"only on {'rank' if len(ranks) == 1 else 'ranks'} {rank_list(ranks)}: {label}"
+               for label, ranks in sorted(where.items(), key=lambda kv: (kv[1], kv[0]))]
+    return Divergence(WARNINGS, groups, _capped(details))
 
 
 def _telling_apart(configs: set[str]) -> dict[str, str]:

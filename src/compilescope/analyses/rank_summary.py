@@ -21,6 +21,7 @@ from ..model.trace import Compile, Trace
 from .autotuning import autotuning
 from .cudagraphs import cudagraphs
 from .status import BREAK, failed_compiles
+from .torch_warnings import torch_warnings
 from ..model.records import dataclass
 
 if TYPE_CHECKING:
@@ -84,6 +85,9 @@ class RankSummary:
     autotune_winners: list[list[str]] = field(default_factory=list)
     # Compiles Inductor ran without CUDA graphs: [compile id, the reason's first line]
     cudagraph_skips: list[list[str]] = field(default_factory=list)
+    # What torch printed on stderr, each distinct warning in a line (analyses/torch_warnings.py); None: the rank's
+    # log does not record it (a plain log)
+    warnings: list[str] | None = None
     compile_time_s: float = 0.0  # sum of entire_frame_compile_time_s over compiles
     compile_times_s: dict[str, float] = field(default_factory=dict)  # compile id -> entire_frame_compile_time_s
     breaks: int = 0  # compiles that succeeded after a restart (graph break)
@@ -158,6 +162,8 @@ def summarize_rank(results: Results, rank: int | None = None) -> RankSummary:
     summary.compile_time_s = round(sum(summary.compile_times_s.values()), 6)
     graphed = results.insights.cudagraphs if results.insights is not None else cudagraphs(trace)
     summary.cudagraph_skips = [[c.compile_id, c.without_graphs_because or ""] for c in graphed.without_graphs]
+    printed = results.insights.warnings if results.insights is not None else torch_warnings(trace)
+    summary.warnings = [w.label for w in printed.warnings] if printed.recorded else None
     tuned = results.insights.autotuning if results.insights is not None else autotuning(trace)
     summary.autotune_winners = [[s.compile_id, s.op, s.shape or "", s.dtypes or "", s.best_config or s.best_kernel or ""]
                                 for s in tuned.searches]

@@ -17,7 +17,7 @@ from typing import Any
 
 import orjson
 
-from ..decompile.recorded import WARNING
+from ..decompile.recorded import TRANSFORMED, WARNING
 from ..model.ids import NO_COMPILE_ID
 from ..model.records import dataclass
 from ..model.trace import Trace
@@ -88,6 +88,11 @@ class TorchWarning:
         return self.message.strip().splitlines()[0] if self.message.strip() else ""
 
     @property
+    def label(self) -> str:
+        """What it is, in a line: the known warning's name, else its first line."""
+        return self.name or self.headline
+
+    @property
     def more(self) -> str:
         """The message after its first line (a traceback, say)."""
         parts = self.message.strip().split("\n", 1)
@@ -106,6 +111,9 @@ class TorchWarnings:
     warnings: list[TorchWarning] = field(default_factory=list)
     unreadable: int = 0  # recorded warnings whose payload could not be read
     stderr: str | None = None  # read from this saved stderr beside the log (None: recorded in the log)
+    # The run recorded what torch printed (compilescope's hook ran, or its stderr was saved), so no warning means
+    # none was printed; False: a plain log, which cannot say
+    recorded: bool = False
 
     def __bool__(self) -> bool:
         return bool(self.warnings)
@@ -116,7 +124,8 @@ class TorchWarnings:
         return sum(w.count for w in self.warnings)
 
     def to_json(self) -> dict[str, Any]:
-        return {"warnings": [w.to_json() for w in self.warnings], "unreadable": self.unreadable, "stderr": self.stderr}
+        return {"warnings": [w.to_json() for w in self.warnings], "unreadable": self.unreadable, "stderr": self.stderr,
+                "recorded": self.recorded}
 
 
 def _user_line(frames: Any) -> UserLocation | None:
@@ -159,6 +168,8 @@ def torch_warnings(trace: Trace) -> TorchWarnings:
     result = TorchWarnings()
     records: list[tuple[str | None, Any]] = []  # (compile id, the record)
     artifacts = [a for entry in trace.compiles.values() for a in entry.artifacts if a.name == WARNING]
+    # The hook that records warnings also records every frame's transformed code: with that, none is none.
+    hooked = any(a.name == TRANSFORMED for entry in trace.compiles.values() for a in entry.artifacts)
     for a in sorted(artifacts, key=lambda a: a.number):
         try:
             record = orjson.loads(trace.payload_text(a.payload))
@@ -190,4 +201,5 @@ def torch_warnings(trace: Trace) -> TorchWarnings:
                                logger if isinstance(logger, str) else None, name, advice)
         groups[(source, message)] = warning
         result.warnings.append(warning)
+    result.recorded = bool(records) or hooked or trace.stderr_path is not None
     return result
