@@ -11,7 +11,7 @@ from __future__ import annotations
 import statistics
 from collections import defaultdict
 from dataclasses import asdict, field
-from typing import Any, Callable, Hashable, Iterable
+from typing import Any, Callable, Hashable, Iterable, Mapping
 
 from ..model.ids import CompileId
 from .autotuning import config_items
@@ -254,16 +254,22 @@ def _plural(n: int, word: str, plural: str | None = None) -> str:
 # -- divergences -------------------------------------------------------------------
 
 
+def _only_on(by_rank: Mapping[int, Iterable[str]]) -> dict[str, list[int]]:
+    """Each item that some ranks have and others not -> the ranks that have it, in rank order."""
+    everywhere = set.intersection(*(set(items) for items in by_rank.values()))
+    where: dict[str, list[int]] = defaultdict(list)
+    for rank, items in sorted(by_rank.items()):
+        for item in set(items) - everywhere:
+            where[item].append(rank)
+    return where
+
+
 def _compile_id_divergence(ok: list[RankSummary]) -> Divergence | None:
     sets = {s.rank: frozenset(s.compile_ids) for s in ok}
     groups = _group(sets, lambda ids: ids, lambda ids: _plural(len(ids), "compile id"))
     if len(groups) < 2:
         return None
-    everywhere = frozenset.intersection(*sets.values())
-    where: dict[str, list[int]] = defaultdict(list)
-    for rank, ids in sorted(sets.items()):
-        for cid in ids - everywhere:
-            where[cid].append(rank)
+    where = _only_on(sets)
     details = [
         f"{cid} compiled only on {'rank' if len(ranks) == 1 else 'ranks'} {rank_list(ranks)}"
         for cid, ranks in sorted(where.items(), key=lambda kv: _graph_sort_key(kv[0]))
@@ -356,11 +362,7 @@ def _cudagraph_divergence(ok: list[RankSummary]) -> Divergence | None:
         or "no compile skipped")
     if len(groups) < 2:
         return None
-    everywhere = set.intersection(*(set(v) for v in skips.values()))
-    where: dict[str, list[int]] = defaultdict(list)
-    for rank, skipped in sorted(skips.items()):
-        for cid in set(skipped) - everywhere:
-            where[cid].append(rank)
+    where = _only_on(skips)
     details = [f"{cid} run without CUDA graphs only on {'rank' if len(ranks) == 1 else 'ranks'} {rank_list(ranks)}"
                for cid, ranks in sorted(where.items(), key=lambda kv: _graph_sort_key(kv[0]))]
     return Divergence(CUDAGRAPHS, groups, _capped(details))
@@ -373,11 +375,7 @@ def _warning_divergence(ok: list[RankSummary]) -> Divergence | None:
     groups = _group(printed, lambda said: tuple(sorted(said)), lambda said: "; ".join(sorted(said)) or "no warning")
     if len(groups) < 2:
         return None
-    everywhere = set.intersection(*printed.values())
-    where: dict[str, list[int]] = defaultdict(list)
-    for rank, said in sorted(printed.items()):
-        for label in said - everywhere:
-            where[label].append(rank)
+    where = _only_on(printed)
     details = [f"only on {'rank' if len(ranks) == 1 else 'ranks'} {rank_list(ranks)}: {label}"
                for label, ranks in sorted(where.items(), key=lambda kv: (kv[1], kv[0]))]
     return Divergence(WARNINGS, groups, _capped(details))
