@@ -91,6 +91,13 @@ def test_the_saved_stderr_beside_a_plain_log_is_read():
     assert never.detail.startswith("torch warned that a backward was still pending: ")
     assert "cudagraph_mark_step_begin()" in never.detail
     assert ins.cudagraphs.never_recorded_warning.startswith("Unable to hit fast path of CUDAGraphs because of pending")
+    # The compile's own page says it too.
+    with read_trace(str(log)) as trace:
+        from compilescope.analyses import analyze
+
+        with analyze(trace) as results:
+            assert results.compiles["[0/1]"].cudagraphs_warning == ins.cudagraphs.never_recorded_warning
+            assert results.compiles["[0/0]"].cudagraphs_warning is None
     # The candidates that failed are the autotuning finding's ("2 candidates failed"), said once.
     assert [f.title for f in ins.findings if f.section == "warnings"] == [
         "float32 matmuls run without TF32 tensor cores", "torch printed 1 other warning"]

@@ -79,6 +79,8 @@ class CompileSummary:
     sizes: list[tuple[str, Any]] = field(default_factory=list)  # (label, value), logged values only
     searches: list[TemplateSearch] = field(default_factory=list)  # max-autotune's searches in this compilation
     cudagraphs: CudaGraphCompile | None = None  # its CUDA graph recordings, or why it ran without them
+    # What torch printed about a graph of it never recorded (analyses/torch_warnings.py), when the run recorded it
+    cudagraphs_warning: str | None = None
     code_roles: dict[int, str] = field(default_factory=dict)  # output code artifact number -> forward/backward/inference
     metrics: MetricGroups = field(default_factory=MetricGroups)
 
@@ -268,5 +270,7 @@ def compile_summaries(trace: Trace, statuses: dict[CompileId | None, str], ins: 
         summary.sizes = [(label, metrics[k]) for label, k in SIZE_KEYS if not _empty(metrics.get(k))]
         summary.searches = searches.get(compilation, [])
         summary.cudagraphs = graphed.get(key)
+        if summary.cudagraphs is not None and summary.cudagraphs.never_recorded:
+            summary.cudagraphs_warning = ins.cudagraphs.never_recorded_warning
         result[key] = summary
     return result
