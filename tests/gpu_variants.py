@@ -14,20 +14,28 @@ def max_autotune_log():
     return next(shared("gpu-torch211/autotune_cudagraphs/output.txt").parent.glob("dedicated_log_torch_trace*.log"))
 
 
-def with_other_winner(log, out):
-    """The real max-autotune log, with its first addmm search won by another candidate (kernel, config and time),
-    payload md5 recomputed: as another GPU, torch version or rank of the same job might choose."""
-    lines = log.read_text(encoding="utf-8").split("\n")
-    start = next(i for i, line in enumerate(lines) if "triton_mm_17" in line and "autotune_choices_stats" in line)
+def with_payload_changed(log, out, holds, change):
+    """The log with the payload that has a line for which holds(line) is true changed by change(payload), its md5
+    recomputed: one fact changed, as another run, or a damaged or hostile log, could carry it."""
+    lines = log_text(log).split("\n")
+    start = next(i for i, line in enumerate(lines) if line.startswith("\t") and holds(line))
     head = max(i for i in range(start) if not lines[i].startswith("\t"))
-    end = next(i for i in range(start, len(lines)) if not lines[i].startswith("\t"))
+    end = next((i for i in range(start, len(lines)) if not lines[i].startswith("\t")), len(lines))
     payload = "\n".join(line[1:] for line in lines[head + 1:end])
-    changed = payload.replace("triton_mm_17", "triton_mm_4").replace("BLOCK_K=64, BLOCK_M=128", "BLOCK_K=32, BLOCK_M=64")
+    changed = change(payload)
     old_md5, new_md5 = (hashlib.md5(p.encode()).hexdigest() for p in (payload, changed))
     assert changed != payload and old_md5 in lines[head]
     lines[head:end] = [lines[head].replace(old_md5, new_md5), *(f"\t{p}" for p in changed.split("\n"))]
     out.write_text("\n".join(lines), encoding="utf-8")
     return out
+
+
+def with_other_winner(log, out):
+    """The real max-autotune log, with its first addmm search won by another candidate (kernel, config and time),
+    payload md5 recomputed: as another GPU, torch version or rank of the same job might choose."""
+    return with_payload_changed(
+        log, out, lambda line: "triton_mm_17" in line and "autotune_choices_stats" in line,
+        lambda p: p.replace("triton_mm_17", "triton_mm_4").replace("BLOCK_K=64, BLOCK_M=128", "BLOCK_K=32, BLOCK_M=64"))
 
 
 # What torch writes when a graph mutates an input (torch/_inductor/cudagraph_utils.py), JSON-escaped.

@@ -19,7 +19,7 @@ from compilescope.ingest.reader import read_trace
 from compilescope.ingest.stderr import read_stderr_warnings, stderr_beside
 
 from ..conftest import cuda211, run_cli, shared, torch213
-from ..gpu_variants import log_text
+from ..gpu_variants import with_payload_changed
 
 RUN_DIR = "gpu-torch211/autotune_cudagraphs"
 
@@ -184,24 +184,10 @@ def test_diff_compares_warnings_only_when_both_runs_recorded_them(capsys):
     assert len([c for c in doc["changes"] if c["section"] == "warnings" and c["kind"] == "added"]) == 4
 
 
-def _with_payload(log, out, old: str, new: str):
-    """The log with one payload line replaced, its md5 recomputed (as a damaged or hostile log could carry)."""
-    import hashlib
-
-    lines = log_text(log).split("\n")
-    [i] = [n for n, line in enumerate(lines) if line.startswith("\t") and old in line]
-    head = max(n for n in range(i) if not lines[n].startswith("\t"))
-    before = "\n".join(line[1:] for line in lines[head + 1:i + 1])
-    after = before.replace(old, new)
-    lines[head] = lines[head].replace(hashlib.md5(before.encode()).hexdigest(), hashlib.md5(after.encode()).hexdigest())
-    lines[i] = "\t" + after
-    out.write_text("\n".join(lines), encoding="utf-8")
-    return out
-
-
 def test_a_recorded_warning_that_cannot_be_read_is_counted_and_the_rest_kept(tmp_path):
-    log = _with_payload(torch213("torch_warnings.log.gz"), tmp_path / "dedicated_log_torch_trace_x.log",
-                        '{"message": "Pred is a Python constant.', '{"message": 5, "was": "Pred is a Python constant.')
+    log = with_payload_changed(torch213("torch_warnings.log.gz"), tmp_path / "dedicated_log_torch_trace_x.log",
+                               lambda line: line.startswith('\t{"message": "Pred is a Python constant.'),
+                               lambda p: p.replace('{"message": "Pred', '{"message": 5, "was": "Pred', 1))
     tw = _insights(log).warnings
     assert tw.unreadable == 1 and len(tw.warnings) == 3
     assert run_cli("summary", log) == 0
