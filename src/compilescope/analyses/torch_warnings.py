@@ -167,9 +167,13 @@ def torch_warnings(trace: Trace) -> TorchWarnings:
     """The log's recorded warnings (run, capture()); without any, those of the run's saved stderr beside the log."""
     result = TorchWarnings()
     records: list[tuple[str | None, Any]] = []  # (compile id, the record)
-    artifacts = [a for entry in trace.compiles.values() for a in entry.artifacts if a.name == WARNING]
-    # The hook that records warnings also records every frame's transformed code: with that, none is none.
-    hooked = any(a.name == TRANSFORMED for entry in trace.compiles.values() for a in entry.artifacts)
+    artifacts, hooked = [], False
+    for entry in trace.compiles.values():
+        for a in entry.artifacts:
+            if a.name == WARNING:
+                artifacts.append(a)
+            # The hook that records warnings also records every frame's transformed code: with that, none is none.
+            hooked = hooked or a.name == TRANSFORMED
     for a in sorted(artifacts, key=lambda a: a.number):
         try:
             record = orjson.loads(trace.payload_text(a.payload))
