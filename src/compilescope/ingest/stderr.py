@@ -20,7 +20,7 @@ import re
 from typing import Any
 
 from ..location import is_url
-from .discover import find_logs
+from .discover import TORCH_LOG_NAME, find_logs
 
 STDERR_NAMES = ("output.txt", "stderr.txt", "stderr.log")
 MAX_LINE = 10_000
@@ -46,6 +46,10 @@ def stderr_beside(log_path: str) -> str | None:
     if not found:
         return None
     try:
+        # A rank directory holds thousands of logs, each read by its own job: tell by their names first, without
+        # a stat of every file per job.
+        if sum(1 for name in os.listdir(directory) if name.startswith(TORCH_LOG_NAME)) > 1:
+            return None
         logs = [p for p in find_logs(directory) if p not in found]
     except Exception:  # noqa: BLE001 - an unreadable directory has no stderr to read
         return None
