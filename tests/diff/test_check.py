@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from ..conftest import cuda211, run_cli, skip_or_fail
+from ..conftest import TORCH213_LOGS, cuda211, run_cli, skip_or_fail, torch213
 from ..gpu_variants import RESIDUAL_SKIP, with_cudagraph_skip
 from .helpers import log, rank_dir
 
@@ -81,6 +81,40 @@ def test_baseline_regressions(capsys, tmp_path):
     # Fewer recompiles and a faster compile are no regression.
     assert run_cli("check", log("dynamic"), "--baseline", log("base")) == 0
     assert run_cli("check", log("warm"), "--baseline", log("cold"), "--time-margin", "0.1") == 0
+
+
+def test_warning_rules(capsys):
+    # The real runs of programs/torch_warnings.py, recorded by `compilescope run`: the fixed variant no longer runs a
+    # complex op or a one-branch torch.cond, and still hits the recompile limit and traces an lru_cache function.
+    warned, fixed = torch213("torch_warnings.log.gz"), torch213("torch_warnings_fixed.log.gz")
+    assert run_cli("check", fixed, "--no-warnings", "--json") == 1
+    [rule] = json.loads(capsys.readouterr().out)["rules"]
+    assert rule["message"] == "no-warnings: torch printed 2 warnings, none allowed"
+    assert rule["details"] == [
+        "a function hit the recompile limit (torch/_dynamo/convert_frame.py:1994)",
+        "an lru_cache function is traced through its cache (torch/_dynamo/variables/functions.py:2590)"]
+    assert run_cli("check", warned, "--baseline", fixed, "--no-new-warnings", "--json") == 1
+    rules = {r["rule"]: r for r in json.loads(capsys.readouterr().out)["rules"]}
+    assert [name for name, r in rules.items() if not r["passed"]] == ["baseline-warnings"]
+    assert rules["baseline-warnings"]["details"] == ["torch now warns: complex operators run as eager kernels",
+                                                     "torch now warns: torch.cond kept one branch only"]
+    # A warning the run no longer prints is no regression; without --no-new-warnings, new warnings fail nothing.
+    assert run_cli("check", fixed, "--baseline", warned, "--no-new-warnings") == 0
+    assert run_cli("check", warned, "--baseline", fixed) == 0
+    capsys.readouterr()
+    # A plain TORCH_TRACE log cannot say what torch printed on stderr: a warning rule asked of it fails and says how
+    # to record the warnings, rather than passing unchecked.
+    assert run_cli("check", log("base"), "--no-warnings") == 1
+    assert lines(capsys.readouterr().out) == [
+        "no-warnings: the run did not record the warnings torch printed (record it with `compilescope run` or "
+        "capture(), or save its stderr as output.txt beside its log)"]
+    assert run_cli("check", warned, "--baseline", log("base"), "--no-new-warnings") == 1
+    assert lines(capsys.readouterr().out)[-1].startswith("baseline-warnings: the baseline did not record the warnings")
+    assert run_cli("check", warned, "--no-new-warnings") == 2
+    assert "--no-new-warnings compares with a baseline" in capsys.readouterr().err
+    # Two real gloo ranks, of which only rank 1 kept one branch of a torch.cond: the rule names that rank.
+    assert run_cli("check", TORCH213_LOGS.parent / "multi_rank_warnings", "--no-warnings") == 1
+    assert lines(capsys.readouterr().out) == ["no-warnings: rank 1: torch printed 1 warning, none allowed"]
 
 
 def test_junit_has_one_test_case_per_rule(tmp_path, capsys):

@@ -21,6 +21,8 @@ class Rules:
     no_failures: bool = False
     max_compile_seconds: float | None = None
     no_cudagraph_skips: bool = False  # reduce-overhead: every compile runs as CUDA graphs
+    no_warnings: bool = False  # torch printed no warning (where the run recorded them)
+    no_new_warnings: bool = False  # with a baseline: torch printed no warning the baseline's run did not
     # With a baseline: compile time may grow by this fraction (and at least min_seconds) before it is a regression.
     time_margin: float = 0.5
     time_min_seconds: float = 1.0
@@ -91,16 +93,40 @@ def evaluate(runs: dict[int | None, RunFacts], rules: Rules,
                  lambda f: (len(f.cudagraph_skips), [f"{x['compile_id']}: {x['reason']}" for x in f.cudagraph_skips]),
                  0, lambda v, lim: v > lim, lambda v: _plural(v, "compile") + " run without CUDA graphs")
 
+    if rules.no_warnings:
+        results.append(_no_warnings(runs))
+
     if baseline is not None:
         results.extend(_regressions(runs, baseline, rules))
     return results
+
+
+# Why a run's warnings cannot be checked, and how to record them: a rule asked for and not checkable fails.
+NOT_RECORDED = ("did not record the warnings torch printed (record it with `compilescope run` or capture(), "
+                "or save its stderr as output.txt beside its log)")
+
+
+def _no_warnings(runs: dict[int | None, RunFacts]) -> RuleResult:
+    name, description = "no-warnings", "none allowed"
+    unrecorded = [rank for rank, facts in runs.items() if facts.warnings is None]
+    if unrecorded:
+        return RuleResult(name, description, False, f"{name}: {_where(unrecorded[0])}the run {NOT_RECORDED}")
+    bad = [(rank, facts.warnings) for rank, facts in runs.items() if facts.warnings]
+    if not bad:
+        return RuleResult(name, description, True, "; ".join(f"{_where(rank)}no warning" for rank in runs))
+    rank, printed = bad[0]
+    more = f" (and {len(bad) - 1} more ranks)" if len(bad) > 1 else ""
+    return RuleResult(name, description, False,
+                      f"{name}: {_where(rank)}torch printed {_plural(len(printed), 'warning')}, {description}{more}",
+                      [f"{_where(r)}{w['name'] or w['text']} ({w['source']})" for r, ws in bad for w in ws])
 
 
 def _regressions(runs: dict[int | None, RunFacts], baseline: dict[int | None, RunFacts], rules: Rules) -> list[RuleResult]:
     pairs = [(rank, baseline[rank], runs[rank]) for rank in runs if rank in baseline]
     if not pairs and len(runs) == 1 and len(baseline) == 1:
         pairs = [(None, next(iter(baseline.values())), next(iter(runs.values())))]
-    new_breaks, more_recompiles, slower, new_failures, new_skips = [], [], [], [], []
+    new_breaks, more_recompiles, slower, new_failures, new_skips, new_warnings = [], [], [], [], [], []
+    unrecorded = []  # (rank, which side) whose warnings were not recorded
     for rank, base, run in pairs:
         diff = diff_runs(base, run, TimeThreshold(rules.time_min_seconds, 1.0 + rules.time_margin))
         for c in diff.changes:
@@ -110,6 +136,10 @@ def _regressions(runs: dict[int | None, RunFacts], baseline: dict[int | None, Ru
                 new_failures.append(f"{_where(rank)}{c.title}")
             elif c.section == "cudagraphs" and c.kind == "added":
                 new_skips.append(f"{_where(rank)}{c.title}")
+            elif c.section == "warnings" and c.kind == "added":
+                new_warnings.append(f"{_where(rank)}{c.title}")
+        if base.warnings is None or run.warnings is None:
+            unrecorded.append((rank, "the baseline" if base.warnings is None else "the run"))
         ra = sum(f.recompiles for f in base.frames.values())
         rb = sum(f.recompiles for f in run.frames.values())
         if rb > ra:
@@ -130,6 +160,16 @@ def _regressions(runs: dict[int | None, RunFacts], baseline: dict[int | None, Ru
         if found:
             out.append(RuleResult(name, description, False, f"{name}: {found[0]}"
                                   + (f" (and {len(found) - 1} more)" if len(found) > 1 else ""), found))
+        else:
+            out.append(RuleResult(name, description, True, "no regression"))
+    if rules.no_new_warnings:
+        name, description = "baseline-warnings", "no warning from torch that the baseline's run did not print"
+        if unrecorded:
+            rank, side = unrecorded[0]
+            out.append(RuleResult(name, description, False, f"{name}: {_where(rank)}{side} {NOT_RECORDED}"))
+        elif new_warnings:
+            out.append(RuleResult(name, description, False, f"{name}: {new_warnings[0]}"
+                                  + (f" (and {len(new_warnings) - 1} more)" if len(new_warnings) > 1 else ""), new_warnings))
         else:
             out.append(RuleResult(name, description, True, "no regression"))
     return out

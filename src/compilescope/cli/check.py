@@ -31,6 +31,11 @@ class CheckCommand:
         parser.add_argument("--no-cudagraph-skips", action="store_true",
                             help="fail if any compile ran without CUDA graphs (mode=\"reduce-overhead\"): skipped by Inductor, "
                                  "or set up and never recorded")
+        parser.add_argument("--no-warnings", action="store_true",
+                            help="fail if torch printed any warning (recorded by `compilescope run` or capture(), or read "
+                                 "from the run's stderr saved as output.txt beside its log)")
+        parser.add_argument("--no-new-warnings", action="store_true",
+                            help="with --baseline: fail if torch printed a warning that the baseline's run did not")
         parser.add_argument("--baseline", metavar="LOG", help="fail on regressions against this run: a new graph break, "
                             "more recompiles, a new failure, a compile CUDA graphs now skip, compile time up by more "
                             "than the margin")
@@ -47,9 +52,14 @@ class CheckCommand:
                 raise CompilescopeError(f"--{name.replace('_', '-')} must be 0 or more")
         if args.time_margin < 0 or args.time_min_seconds < 0:
             raise CompilescopeError("--time-margin and --time-min-seconds must be 0 or more")
-        rules = Rules(args.max_graph_breaks, args.max_recompiles, args.no_failures, args.max_compile_seconds,
-                      args.no_cudagraph_skips, args.time_margin, args.time_min_seconds)
-        if not (args.no_failures or args.baseline or args.no_cudagraph_skips) and all(
+        if args.no_new_warnings and not args.baseline:
+            raise CompilescopeError("--no-new-warnings compares with a baseline: give --baseline LOG")
+        rules = Rules(max_graph_breaks=args.max_graph_breaks, max_recompiles=args.max_recompiles,
+                      no_failures=args.no_failures, max_compile_seconds=args.max_compile_seconds,
+                      no_cudagraph_skips=args.no_cudagraph_skips, no_warnings=args.no_warnings,
+                      no_new_warnings=args.no_new_warnings, time_margin=args.time_margin,
+                      time_min_seconds=args.time_min_seconds)
+        if not (args.no_failures or args.baseline or args.no_cudagraph_skips or args.no_warnings) and all(
                 v is None for v in (args.max_graph_breaks, args.max_recompiles, args.max_compile_seconds)):
             rules.no_failures = True
         baseline = read_side(args.baseline) if args.baseline else None
