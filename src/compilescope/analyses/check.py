@@ -41,6 +41,11 @@ class RuleResult:
                 "details": self.details}
 
 
+# Why a run's warnings cannot be checked, and how to record them: a rule asked for and not checkable fails.
+NOT_RECORDED = ("did not record the warnings torch printed (record it with `compilescope run` or capture(), "
+                "or save its stderr as output.txt beside its log)")
+
+
 def _where(rank: int | None) -> str:
     return "" if rank is None else f"rank {rank}: "
 
@@ -94,31 +99,19 @@ def evaluate(runs: dict[int | None, RunFacts], rules: Rules,
                  0, lambda v, lim: v > lim, lambda v: _plural(v, "compile") + " run without CUDA graphs")
 
     if rules.no_warnings:
-        results.append(_no_warnings(runs))
+        unrecorded = [rank for rank, facts in runs.items() if facts.warnings is None]
+        if unrecorded:  # asked for and not checkable: fail, and say how to record them
+            results.append(RuleResult("no-warnings", "none allowed", False,
+                                      f"no-warnings: {_where(unrecorded[0])}the run {NOT_RECORDED}"))
+        else:
+            absolute("no-warnings", "none allowed",
+                     lambda f: (len(f.warnings), [f"{w['name'] or w['text']} ({w['source']})" for w in f.warnings]),
+                     0, lambda v, lim: v > lim, lambda v: f"torch printed {_plural(v, 'warning')}")
 
     if baseline is not None:
         results.extend(_regressions(runs, baseline, rules))
     return results
 
-
-# Why a run's warnings cannot be checked, and how to record them: a rule asked for and not checkable fails.
-NOT_RECORDED = ("did not record the warnings torch printed (record it with `compilescope run` or capture(), "
-                "or save its stderr as output.txt beside its log)")
-
-
-def _no_warnings(runs: dict[int | None, RunFacts]) -> RuleResult:
-    name, description = "no-warnings", "none allowed"
-    unrecorded = [rank for rank, facts in runs.items() if facts.warnings is None]
-    if unrecorded:
-        return RuleResult(name, description, False, f"{name}: {_where(unrecorded[0])}the run {NOT_RECORDED}")
-    bad = [(rank, facts.warnings) for rank, facts in runs.items() if facts.warnings]
-    if not bad:
-        return RuleResult(name, description, True, "; ".join(f"{_where(rank)}no warning" for rank in runs))
-    rank, printed = bad[0]
-    more = f" (and {len(bad) - 1} more ranks)" if len(bad) > 1 else ""
-    return RuleResult(name, description, False,
-                      f"{name}: {_where(rank)}torch printed {_plural(len(printed), 'warning')}, {description}{more}",
-                      [f"{_where(r)}{w['name'] or w['text']} ({w['source']})" for r, ws in bad for w in ws])
 
 
 def _regressions(runs: dict[int | None, RunFacts], baseline: dict[int | None, RunFacts], rules: Rules) -> list[RuleResult]:
