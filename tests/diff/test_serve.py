@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gzip
 import http.client
 import os
 import re
@@ -14,7 +15,7 @@ from urllib.parse import urlsplit
 import pytest
 
 from ..browser import browser_page
-from ..conftest import skip_or_fail
+from ..conftest import skip_or_fail, torch213
 from .helpers import log
 
 
@@ -27,6 +28,13 @@ def runs_dir(tmp_path):
         shutil.copyfile(log(name), run / f"dedicated_log_torch_trace_{name}.log")
         old = time.time() - 3600 * (2 - i)  # warm is newer; neither is live
         os.utime(run / f"dedicated_log_torch_trace_{name}.log", (old, old))
+    # The oldest run was recorded by `compilescope run` (programs/torch_warnings.py): it knows what torch printed.
+    recorded = root / "2025-12-31_run_warnings"
+    recorded.mkdir()
+    (recorded / "dedicated_log_torch_trace_warnings.log").write_bytes(
+        gzip.decompress(torch213("torch_warnings.log.gz").read_bytes()))
+    old = time.time() - 3 * 3600
+    os.utime(recorded / "dedicated_log_torch_trace_warnings.log", (old, old))
     (tmp_path / "secret.txt").write_text("not a run")
     # Links out of the runs directory are not runs (they could lead anywhere).
     outside = tmp_path / "outside"
@@ -167,13 +175,16 @@ def test_list_open_compare_in_chromium(hub):
     with browser_page() as page:
         page.goto(url)
         rows = page.locator("#runs tbody tr")
-        assert rows.count() == 2
+        assert rows.count() == 3
         # Newest first, with headline figures.
-        assert rows.nth(0).get_attribute("data-run") == "2026-01-02_run_warm"
-        assert rows.nth(1).get_attribute("data-run") == "2026-01-01_run_cold"
+        assert [rows.nth(i).get_attribute("data-run") for i in range(3)] == [
+            "2026-01-02_run_warm", "2026-01-01_run_cold", "2025-12-31_run_warnings"]
         assert "secret" not in page.content() and "linked_run" not in page.content()
         cells = rows.nth(1).locator("td").all_inner_texts()
-        assert cells[2].startswith("2.13.0") and cells[4] == "1" and cells[8] == "8.27s"
+        assert cells[2].startswith("2.13.0") and cells[4] == "1" and cells[9] == "8.27s"
+        # The warnings torch printed: a plain log cannot say; the recorded run printed four.
+        assert cells[8] == "–" and "not recorded" in rows.nth(1).locator("td").nth(8).inner_html()
+        assert rows.nth(2).locator("td").nth(8).inner_text() == "4"
         # Open: the report is rendered on first open.
         rows.nth(1).locator("a.open-run").click()
         page.wait_for_load_state()
@@ -182,7 +193,7 @@ def test_list_open_compare_in_chromium(hub):
         page.go_back()
         # Compare with…
         page.locator("#runs tbody tr").nth(0).locator("summary").click()
-        page.locator("#runs tbody tr").nth(0).locator("a.compare-link").click()
+        page.locator("#runs tbody tr").nth(0).locator("a.compare-link", has_text="2026-01-01_run_cold").click()
         page.wait_for_load_state()
         assert "/compare?" in page.url
         text = page.inner_text("main")

@@ -151,6 +151,8 @@ def headline(facts: dict) -> dict:
         "graph_breaks": sum(len(f.graph_breaks) for f in runs),
         "recompiles": sum(fr.recompiles for f in runs for fr in f.frames.values()),
         "failures": sum(len(f.failures) for f in runs),
+        # None: no rank recorded what torch printed (a plain TORCH_TRACE log)
+        "warnings": None if all(f.warnings is None for f in runs) else sum(len(f.warnings or ()) for f in runs),
         "compile_time_s": sum(f.compile_time_s for f in runs),
     }
 
