@@ -23,6 +23,9 @@ def test_graph_breaks_script_default_dirs(tmp_path):
     assert "after branch" in proc.stdout  # the program's own output went through
     [report] = tmp_path.glob("compilescope_traces/*/report")  # default: ./compilescope_traces/<timestamp>/report
     assert f"Wrote the report to {report}" in proc.stdout
+    # Once the program has ended: what to fix first (the summary's panel), then where the report is.
+    panel = proc.stdout[proc.stdout.index("Fix first"):proc.stdout.index("Wrote the report")]
+    assert "WARN  graph break at graph_breaks.py:" in panel and "after branch" not in panel
     assert compile_ids(report) == ["[-/-]", "[0/0]", "[1/0]", "[1/0_1]", "[2/0]", "[2/0_1]", "[3/0]", "[3/0_1]", "[4/0]"]
     assert statuses(report) == {
         "[0/0]": "ok", "[1/0]": "break", "[1/0_1]": "break", "[2/0]": "break",
@@ -69,6 +72,7 @@ def test_module_form_passes_arguments_and_exit_status(tmp_path):
     proc = compilescope(*RUN, "--trace-dir", tmp_path / "t", "-o", tmp_path / "report", "-m", "exit_code", "3", "--flag", cwd=tmp_path, env=env)
     assert proc.returncode == 3
     assert "args: ['3', '--flag']" in proc.stdout
+    assert "│ INFO  compiling took " in proc.stdout and "WARN" not in proc.stdout  # one clean compile: nothing to fix
     assert compile_ids(tmp_path / "report") == ["[-/-]", "[0/0]"]
     assert statuses(tmp_path / "report") == {"[0/0]": "ok"}
 

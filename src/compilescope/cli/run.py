@@ -21,7 +21,7 @@ from ..render.notices import unread_line
 from ..runner import DEFAULT_TRACE_ROOT, check_interpreter, choose_log, new_trace_dir, prepare_trace_dir, program, run_program
 from ..wording import count
 from .output import check_output_dir
-from ..analyses import analyze
+from ..analyses import Results, analyze
 from ..ingest.profile import read_profiles
 from .report import (_open_browser, _stats_line, add_report_arguments, report_options, report_processes, strict_problems,
                      write_report)
@@ -154,7 +154,8 @@ class RunCommand:
         try:
             with read_trace(chosen) as trace:
                 profiles = read_profiles(args.profile)  # written by the program, read once it has ended
-                output = write_report(trace, out, args.overwrite, options, analyze(trace, profiles) if profiles else None,
+                results = analyze(trace, profiles)
+                output = write_report(trace, out, args.overwrite, options, results,
                                       processes=report_processes(args.jobs, trace))
                 if args.verbose:
                     print(_stats_line(trace), file=sys.stderr)
@@ -169,6 +170,7 @@ class RunCommand:
             _report_not_written(trace_dir)
             raise  # a bug: main() prints it in one line
         index = os.path.join(output.path, "index.html")
+        _print_findings(results)
         print(f"Wrote the report to {output.path}; open {index}")
         if unread_warning and not args.verbose:
             print(unread_warning, file=sys.stderr)
@@ -180,6 +182,15 @@ class RunCommand:
         if not args.no_browser and not result.interrupted:
             _open_browser(index)
         return rc
+
+
+def _print_findings(results: Results) -> None:
+    """The program has ended: what to fix first, where its output was (the report has the rest)."""
+    from ..render.terminal import findings_renderable  # here: rich, for this panel only
+    from .summary import default_console
+
+    if results.insights is not None:
+        default_console().print(findings_renderable(results.insights))
 
 
 def _report_not_written(trace_dir: str) -> None:
