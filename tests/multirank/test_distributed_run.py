@@ -22,7 +22,7 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-def test_two_rank_gloo_job_gets_a_landing_page_and_rank_reports(tmp_path, monkeypatch):
+def test_two_rank_gloo_job_gets_a_landing_page_and_rank_reports(tmp_path, monkeypatch, capsys):
     # The torchrun of the environment running the tests (it comes with torch), never PATH's.
     torchrun = Path(sys.executable).parent / "torchrun"
     if not torchrun.exists():
@@ -32,6 +32,11 @@ def test_two_rank_gloo_job_gets_a_landing_page_and_rank_reports(tmp_path, monkey
                  "--", torchrun, "--nproc-per-node", "2", "--master-addr", "127.0.0.1", "--master-port", str(_free_port()),
                  PROGRAM)
     assert rc == 0
+    # Once the job has ended, the terminal says what differs between its ranks, before where the report is.
+    out = capsys.readouterr().out
+    panel = out[out.index("Between ranks (1 divergence)"):out.index("Wrote ")]
+    assert "DIFFERS  Ranks compiled different sets of compile ids" in panel, panel
+    assert "[0/1] compiled only on rank 1" in panel
     report = Landing(tmp_path / "out")
     assert sorted(report.ranks) == [0, 1]
     for rank in (0, 1):

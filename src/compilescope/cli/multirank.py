@@ -185,9 +185,10 @@ def _rank_notes(summaries: list[RankSummary]) -> list[str]:
     return notes
 
 
-def run_all_ranks(args: argparse.Namespace, directory: str | None = None, out: str | None = None, logs: list[str] | None = None) -> int:
+def run_all_ranks(args: argparse.Namespace, directory: str | None = None, out: str | None = None, logs: list[str] | None = None,
+                  show_divergences: bool = False) -> int:
     """`compilescope DIR --all-ranks-html` (and `compilescope DIR` when DIR holds several ranks; `compilescope run`
-    passes the logs its program wrote, in directory)."""
+    passes the logs its program wrote, in directory, and asks for what differs between the ranks to be printed)."""
     if getattr(args, "latest", False):
         raise CompilescopeError("--latest reads one log; it cannot be combined with a report of all ranks (--all-ranks-html)")
     directory = directory or args.path
@@ -217,6 +218,11 @@ def run_all_ranks(args: argparse.Namespace, directory: str | None = None, out: s
             print(f"rank {_summary(d).rank}: {line}", file=sys.stderr)
         if d.problem_count > len(d.problems):
             print(f"rank {_summary(d).rank}: … and {d.problem_count - len(d.problems)} more", file=sys.stderr)
+    if show_divergences:
+        from ..render.terminal import divergences_renderable  # here: rich, for this panel only
+        from .summary import default_console
+
+        default_console().print(divergences_renderable(result.analysis.to_json()))
     ranks = len(result.summaries)
     findings = len(result.analysis.divergences)
     print(

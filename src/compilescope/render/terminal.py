@@ -391,6 +391,12 @@ def _divergences(analysis: dict) -> list[RenderableType]:
     return out
 
 
+def divergences_renderable(analysis: dict) -> RenderableType:
+    """What differs between the ranks, alone: what `compilescope run` prints once a distributed program has ended.
+    analysis: MultiRankAnalysis.to_json()."""
+    return Group(_heading(f"Between ranks ({count(len(analysis['divergences']), 'divergence')})"), *_divergences(analysis))
+
+
 def rank_summaries_renderable(doc: dict, source: str) -> RenderableType:
     """doc: MultiRankResults.to_json() (every rank's summary and the cross-rank analysis)."""
     ranks = doc["ranks"]
