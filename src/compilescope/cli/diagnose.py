@@ -14,7 +14,6 @@ import os
 import tempfile
 import time
 
-from rich.console import Console
 
 from .._torch import require_torch
 from ..analyses.diagnosis import hand_commands
@@ -26,10 +25,10 @@ from ..runner import check_interpreter, program
 from .output import OutputDir
 from ..report_writer import write_report
 from .browser import open_browser
+from .console import default_console
 from .run import parse_program_args
 
 DEFAULT_ROOT = "compilescope_diagnose"
-MAX_WIDTH = 100
 
 
 def _default_out() -> str:
@@ -69,7 +68,7 @@ class DiagnoseCommand:
         # Fail before the slow runs, not after; --overwrite never removes the program (nor a file it names).
         keep = [w for w in args.program if isinstance(w, str) and os.path.exists(w)]
         out = OutputDir(args.out or _default_out(), args.overwrite, keep=keep)
-        console = Console(stderr=True, width=min(Console(stderr=True).width, MAX_WIDTH), highlight=False)
+        console = default_console(stderr=True, highlight=False)
 
         def progress(line: str) -> None:
             console.print(f"compilescope diagnose: {line}", markup=False, soft_wrap=True)

@@ -87,7 +87,7 @@ class DiffCommand:
             sys.stdout.write(orjson.dumps(report.to_json(), option=orjson.OPT_INDENT_2).decode() + "\n")
         else:
             from ..render.diff import print_diff
-            from .summary import default_console
+            from .console import default_console
 
             print_diff(report, default_console())
             if output is not None:

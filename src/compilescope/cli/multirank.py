@@ -220,7 +220,7 @@ def run_all_ranks(args: argparse.Namespace, directory: str | None = None, out: s
             print(f"rank {_summary(d).rank}: … and {d.problem_count - len(d.problems)} more", file=sys.stderr)
     if show_divergences:
         from ..render.terminal import divergences_renderable  # here: rich, for this panel only
-        from .summary import default_console
+        from .console import default_console
 
         default_console().print(divergences_renderable(result.analysis.to_json()))
     ranks = len(result.summaries)

@@ -187,7 +187,7 @@ class RunCommand:
 def _print_findings(results: Results) -> None:
     """The program has ended: what to fix first, where its output was (the report has the rest)."""
     from ..render.terminal import findings_renderable  # here: rich, for this panel only
-    from .summary import default_console
+    from .console import default_console
 
     if results.insights is not None:
         default_console().print(findings_renderable(results.insights))

@@ -20,16 +20,9 @@ from ..ingest.discover import discover, holds_several_ranks
 from ..ingest.profile import read_profiles
 from ..ingest.reader import read_trace
 from ..render.notices import unread_line
-from ..render.terminal import RankSummariesRenderer, SummaryRenderer, TerminalOptions
+from ..render.terminal import RankSummariesRenderer, SummaryRenderer
+from .console import default_console
 from .multirank import summarize_ranks
-
-MAX_WIDTH = TerminalOptions().max_width
-
-
-def default_console() -> Console:
-    width = Console().width
-    return Console(width=min(width, MAX_WIDTH))
-
 
 class SummaryCommand:
     """Summarize a TORCH_TRACE log: errors, recompiles, graph breaks, compile time, caches, dynamic shapes."""
