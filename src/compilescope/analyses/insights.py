@@ -21,7 +21,7 @@ from .compile_time import PHASE_LABELS, CompileTimes, compile_times, format_seco
 from .dynamic_shapes import DynamicShapes, dynamic_shapes
 from .errors import CompileErrors, compile_errors
 from .graph_breaks import GraphBreak, GraphBreaks, graph_breaks
-from .recompiles import CHANGE_LABELS, FrameRecompiles, Recompiles, recompiles
+from .recompiles import BACKWARD_REASONS_HINT, CHANGE_LABELS, FrameRecompiles, Recompiles, recompiles
 from .torch_warnings import (AUTOTUNE_CANDIDATE_FAILED, COND_ONE_BRANCH, ITEM_BREAK, PENDING_BACKWARD, RECOMPILE_LIMIT,
                              WONT_CONVERT, TorchWarnings, torch_warnings)
 from .unread import Unread, unread
@@ -153,6 +153,20 @@ def _merged(found: list[Finding]) -> list[Finding]:
     return out
 
 
+def _backward_recaptures(rec: Recompiles) -> list[Finding]:
+    """Compiled autograd traced and compiled the backward again: why its cache missed, where torch logged it."""
+    if not rec.backward_recaptures:
+        return []
+    again = rec.backward_graphs[1:]
+    said = [g for g in again if g.reason]
+    if said:
+        detail = f"{said[0].label}: {said[0].reason}" + (f" (and {len(said) - 1} more)" if len(said) > 1 else "")
+    else:
+        detail = f"again as {_names([g.label for g in again])}; torch logs why with {BACKWARD_REASONS_HINT}"
+    return [Finding(WARNING, "recompiles", f"compiled autograd captured {_plural(len(rec.backward_graphs), 'backward graph')}",
+                    detail)]
+
+
 def findings(ins: Insights) -> list[Finding]:
     """Ranked: compiles that failed or stopped compiling first, then what costs graphs, then time.
 
@@ -195,6 +209,7 @@ def findings(ins: Insights) -> list[Finding]:
         out.append(Finding(WARNING, "recompiles",
                            f"{len(group)} functions recompiled for one cause ({changes or 'no reason logged'})",
                            f"{_names(names)}{': ' + guards if guards else ''}"))
+    out.extend(_backward_recaptures(ins.recompiles))
     out.extend(_cudagraph_skips(ins.cudagraphs))  # with the warnings, before the time
     out.extend(_cudagraphs_never_recorded(ins.cudagraphs, ins.warnings))
     said = {name for name, found in ((PENDING_BACKWARD, ins.cudagraphs.never_recorded),

@@ -1,8 +1,11 @@
-"""Recompiles: per frame, the chain [0/0] -> [0/1] -> ... with the guard that failed each time.
+"""Recompiles: per frame, the chain [0/0] -> [0/1] -> ... with the guard that failed each time; and the backward
+graphs compiled autograd captured ([!0], [!1], ...), a new one each time its cache missed.
 
 Sources: `compilation_metrics.recompile_reason` (the guard of the newest cache entry)
 and the `recompile_reasons` artifact (one reason per cache entry tried; with a single
-reason torch logs the bare string although the encoding says json).
+reason torch logs the bare string although the encoding says json). Compiled autograd's
+`compiled_autograd_compile_reasons` artifact ("!1: Cache miss due to ...", every reason
+of that cache so far), which torch logs only with TORCH_LOGS=compiled_autograd_verbose.
 """
 
 from __future__ import annotations
@@ -19,6 +22,8 @@ from .userloc import UserLocation, last_user_frame
 from ..model.records import dataclass
 
 ARTIFACT = "recompile_reasons"
+BACKWARD_ARTIFACT = "compiled_autograd_compile_reasons"
+BACKWARD_REASONS_HINT = "TORCH_LOGS=compiled_autograd_verbose"  # without it, torch does not log why
 # Patterns below are strings, compiled on first use by re (and kept in its cache): most logs recompile nothing,
 # and compiling them all at import was ~1 ms of every report's start-up.
 _PREFIX = r"(?s)^\s*(?P<cid>(?:!\d+/)?\d+/\d+):\s?(?P<body>.*)$"
@@ -146,21 +151,53 @@ class FrameRecompiles:
 
 
 @dataclass
+class BackwardGraph:
+    """A graph compiled autograd captured from a backward call, [!N]: a new one each time its cache missed."""
+
+    id: int  # compiled_autograd_id
+    compile_ids: list[str]  # the capture's own ("[!1/-/-]": its graph, why) and Dynamo's compiles of it ("[!1/3/0]")
+    reason: str | None = None  # why the cache missed, where torch logged it (BACKWARD_REASONS_HINT)
+
+    @property
+    def label(self) -> str:
+        return f"[!{self.id}]"
+
+    def to_json(self) -> dict[str, Any]:
+        return {"id": self.id, "compile_ids": self.compile_ids, "reason": self.reason}
+
+
+@dataclass
 class Recompiles:
-    """The frames of the log that were compiled more than once."""
+    """The frames of the log that were compiled more than once, and compiled autograd's backward graphs."""
 
     frames: list[FrameRecompiles] = field(default_factory=list)  # frames hitting the limit first
+    backward_graphs: list[BackwardGraph] = field(default_factory=list)  # in capture order; all of them
 
     def __bool__(self) -> bool:
-        return bool(self.frames)
+        return bool(self.frames) or self.backward_recaptures > 0
 
     @property
     def total(self) -> int:
         return sum(f.recompiles for f in self.frames)
 
+    @property
+    def backward_reasons_hint(self) -> str:
+        return BACKWARD_REASONS_HINT
+
+    @property
+    def with_backward(self) -> int:
+        """Frames' recompiles and compiled autograd's recaptures: every graph compiled again."""
+        return self.total + self.backward_recaptures
+
+    @property
+    def backward_recaptures(self) -> int:
+        """Backward graphs captured after the first: compiled autograd's cache missed again."""
+        return max(len(self.backward_graphs) - 1, 0)
+
     def to_json(self) -> dict[str, Any]:
         return {"total": self.total, "frames_at_limit": sum(f.hit_limit for f in self.frames),
-                "frames": [f.to_json() for f in self.frames]}
+                "frames": [f.to_json() for f in self.frames],
+                "backward_graphs": [g.to_json() for g in self.backward_graphs]}
 
 
 def classify_change(guard: str) -> str:
@@ -283,6 +320,26 @@ def recompiles(trace: Trace) -> Recompiles:
             changes=changes, advice=advice,
         ))
     result.sort(key=lambda f: (not f.hit_limit, -f.recompiles))
-    return Recompiles(result)
+    return Recompiles(result, backward_graphs(trace))
+
+
+def backward_graphs(trace: Trace) -> list[BackwardGraph]:
+    """Compiled autograd's graphs, [!0], [!1], ..., with the compiles of each and why its cache missed."""
+    graphs: dict[int, BackwardGraph] = {}
+    for cid in sorted((c for c in trace.compiles if c is not None and c.compiled_autograd_id is not None),
+                      key=lambda c: c.sort_key()):
+        graph = graphs.setdefault(cid.compiled_autograd_id, BackwardGraph(cid.compiled_autograd_id, []))
+        graph.compile_ids.append(str(cid))
+        for artifact in trace.compiles[cid].artifacts:
+            if artifact.name == BACKWARD_ARTIFACT:
+                graph.reason = _backward_reason(graph.id, reasons_payload(trace.payload_text(artifact.payload)))
+    return list(graphs.values())
+
+
+def _backward_reason(graph_id: int, reasons: list[str]) -> str | None:
+    """This graph's reason among its cache's ("!1: Cache miss due to ...", one per capture so far)."""
+    prefix = f"!{graph_id}: "
+    mine = next((r for r in reversed(reasons) if r.startswith(prefix)), reasons[-1] if reasons else None)
+    return mine[len(prefix):] if mine and mine.startswith(prefix) else mine
 
 

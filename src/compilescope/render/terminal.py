@@ -20,7 +20,7 @@ from ..analyses import Results
 from ..analyses.compile_time import PHASE_LABELS, format_seconds
 from ..analyses.divergence import MultiRankResults
 from ..analyses.insights import Insights
-from ..analyses.recompiles import CHANGE_LABELS
+from ..analyses.recompiles import BACKWARD_REASONS_HINT, CHANGE_LABELS
 from ..analyses.userloc import UserLocation
 from .charts import phase_bars
 from ..wording import count
@@ -92,7 +92,7 @@ def _errors(ins: Insights) -> list[RenderableType]:
 def _recompiles(ins: Insights) -> list[RenderableType]:
     if not ins.recompiles:
         return []
-    out: list[RenderableType] = [_heading(f"Recompiles ({ins.recompiles.total})")]
+    out: list[RenderableType] = [_heading(f"Recompiles ({ins.recompiles.with_backward})")]
     for frame in ins.recompiles.frames:
         flag = "  [RECOMPILE LIMIT HIT]" if frame.hit_limit else ""
         where = f"  ({frame.filename.rsplit('/', 1)[-1]}:{frame.first_line})" if frame.filename else ""
@@ -113,6 +113,14 @@ def _recompiles(ins: Insights) -> list[RenderableType]:
                 node.add(Text(f"at {_where(guard.location)}{code}"))
         for advice in frame.advice:
             tree.add(Text(f"fix: {advice}", style="green"))
+        out.append(tree)
+    if ins.recompiles.backward_recaptures:
+        graphs = ins.recompiles.backward_graphs
+        tree = Tree(Text(f"compiled autograd: {count(len(graphs), 'backward graph')} captured and compiled", style="bold"))
+        for i, graph in enumerate(graphs):
+            tree.add(Text(f"{graph.label}: {graph.reason or ('the first' if i == 0 else '(no reason logged)')}"))
+        if not any(g.reason for g in graphs):
+            tree.add(Text(f"why: torch logs it with {BACKWARD_REASONS_HINT}", style="green"))
         out.append(tree)
     return out
 

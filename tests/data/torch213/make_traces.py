@@ -64,6 +64,10 @@ SCENARIOS = [
     Scenario("torch_warnings", "torch_warnings.py", gzip=True, env=RUN_ENV),
     Scenario("torch_warnings_fixed", "torch_warnings.py", gzip=True, env={**RUN_ENV, "WARNINGS_VARIANT": "fixed"}),
     Scenario("recompiles", "recompiles.py"),
+    # Compiled autograd captures a second backward graph; torch logs why only with its verbose log on.
+    Scenario("compiled_autograd", "compiled_autograd.py", gzip=True),
+    Scenario("compiled_autograd_verbose", "compiled_autograd.py", gzip=True,
+             env={"TORCH_LOGS": "compiled_autograd_verbose"}),
     Scenario("empty_graph", "empty_graph.py"),
     Scenario("dynamic_shapes", "dynamic_shapes.py"),
     Scenario("training", "training.py"),

@@ -1,0 +1,76 @@
+"""Compiled autograd's backward graphs, on real logs of programs/compiled_autograd.py (torch 2.13, CPU).
+
+The program trains with torch._dynamo.config.compiled_autograd on; a batch of 3 after two of 2 recompiles the forward
+and makes compiled autograd capture a second backward graph, [!1]. compiled_autograd_verbose.log.gz was recorded with
+TORCH_LOGS=compiled_autograd_verbose, the only way torch logs why its cache missed; compiled_autograd.log.gz without.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+from compilescope.analyses.insights import insights
+from compilescope.analyses.recompiles import BACKWARD_REASONS_HINT
+from compilescope.ingest.reader import read_trace
+
+from ..conftest import run_cli, torch213
+
+
+def _insights(name: str):
+    with read_trace(str(torch213(name))) as trace:
+        return insights(trace)
+
+
+def test_each_backward_graph_with_its_compiles_and_why_the_cache_missed():
+    rec = _insights("compiled_autograd_verbose.log.gz").recompiles
+    assert [(g.label, g.compile_ids, g.reason) for g in rec.backward_graphs] == [
+        ("[!0]", ["[!0/-/-]", "[!0/1/0]"],
+         "Cache miss due to new autograd node: torch::autograd::GraphRoot (NodeCall 0) with key size 39, "
+         "previous key sizes=[]"),
+        ("[!1]", ["[!1/-/-]", "[!1/3/0]"],
+         "Cache miss due to new autograd node: CompiledFunctionBackward (NodeCall 1) with key size 113, "
+         "previous key sizes=[112]"),
+    ]
+    # The forward's own recompile is counted apart: `check --max-recompiles` still counts frames' recompiles.
+    assert rec.total == 1 and rec.backward_recaptures == 1 and rec.with_backward == 2
+
+
+def test_the_finding_quotes_torchs_reason_or_says_how_to_have_it_logged():
+    [verbose] = [f for f in _insights("compiled_autograd_verbose.log.gz").findings if "compiled autograd" in f.title]
+    assert verbose.title == "compiled autograd captured 2 backward graphs"
+    assert verbose.detail == ("[!1]: Cache miss due to new autograd node: CompiledFunctionBackward (NodeCall 1) with key "
+                              "size 113, previous key sizes=[112]")
+    plain = _insights("compiled_autograd.log.gz")
+    assert [g.reason for g in plain.recompiles.backward_graphs] == [None, None]
+    [finding] = [f for f in plain.findings if "compiled autograd" in f.title]
+    assert finding.detail == f"again as [!1]; torch logs why with {BACKWARD_REASONS_HINT}"
+    # A log without compiled autograd has no backward graph, and says nothing of them.
+    training = _insights("training.log")
+    assert training.recompiles.backward_graphs == [] and not any("compiled autograd" in f.title for f in training.findings)
+
+
+def test_terminal_json_and_page(tmp_path, capsys):
+    assert run_cli("summary", torch213("compiled_autograd.log.gz")) == 0
+    out = capsys.readouterr().out
+    section = out[out.index("Recompiles (2)"):out.index("Graph breaks")]
+    assert "compiled autograd: 2 backward graphs captured and compiled" in section
+    assert "[!0]: the first" in section and "[!1]: (no reason logged)" in section
+    assert f"why: torch logs it with {BACKWARD_REASONS_HINT}" in section
+
+    assert run_cli("summary", "--json", torch213("compiled_autograd_verbose.log.gz")) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert [g["id"] for g in doc["recompiles"]["backward_graphs"]] == [0, 1]
+    assert doc["recompiles"]["backward_graphs"][1]["reason"].startswith("Cache miss due to new autograd node: Compiled")
+
+    assert run_cli(torch213("compiled_autograd.log.gz"), "-o", tmp_path / "r", "--no-browser") == 0
+    page = (tmp_path / "r" / "index.html").read_text()
+    start = page.index('id="insights-backward-graphs"')
+    block = page[start:page.index("</div>", start)]
+    rows = [[re.sub(r"<[^>]+>", "", td).strip() for td in re.findall(r"<td[^>]*>(.*?)</td>", tr, re.S)]
+            for tr in re.findall(r"<tr>(.*?)</tr>", block, re.S) if "<td" in tr]
+    assert rows == [["[!0]", "the first", "[!0/-/-], [!0/1/0]"], ["[!1]", "no reason logged", "[!1/-/-], [!1/3/0]"]]
+    assert BACKWARD_REASONS_HINT in block
+    # Each compile id links to its row of the page.
+    assert set(re.findall(r'href="([^"]+)"', block)) == {"#[!0/-/-]", "#[!0/1/0]", "#[!1/-/-]", "#[!1/3/0]"}
+    assert all(f'id="{cid}"' in page for cid in ("[!0/-/-]", "[!0/1/0]", "[!1/-/-]", "[!1/3/0]"))
