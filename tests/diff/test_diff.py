@@ -7,9 +7,10 @@ import re
 
 import pytest
 
-from compilescope.analyses.diff import RunFacts, TimeThreshold, diff_runs, graph_nodes
+from compilescope.analyses.diff import RunFacts, TimeThreshold, diff_runs, graph_nodes, run_facts
+from compilescope.ingest.reader import read_trace
 
-from ..conftest import cuda211, run_cli, shared
+from ..conftest import cuda211, run_cli, shared, torch213
 from ..gpu_variants import RESIDUAL_SKIP, max_autotune_log, with_cudagraph_skip, with_other_winner
 from .helpers import diff, facts, log, rank_dir
 
@@ -129,6 +130,22 @@ def test_graph_nodes_ignore_generated_names():
     assert [n[:3] for n in graph_nodes(one)] == [
         ["placeholder", "s#", None], ["placeholder", "L_x_", None], ["call_function", "torch.sin", "/p/m.py:3"],
         ["call_function", "operator +", "/p/m.py:3"], ["output", "output", None]]
+
+
+def test_compiled_autograd_graphs_match_across_runs(capsys):
+    """Two real runs of programs/compiled_autograd.py (one with TORCH_LOGS=compiled_autograd_verbose, which changes
+    nothing it compiles). The backward graphs are code torch generated, `<eval_with_key>.N` with N counted per
+    process, and their nodes' lines are torch's or that generated code's: neither is a user line to match on."""
+    a, b = torch213("compiled_autograd.log.gz"), torch213("compiled_autograd_verbose.log.gz")
+    assert run_cli("diff", a, b) == 0
+    assert "No change (3 frames matched" in capsys.readouterr().out
+    # Both backward graphs are compiles of one frame, as a recompile is: compiled autograd's cache missed again.
+    with read_trace(str(a)) as trace:
+        frames = run_facts(trace).frames
+    assert frames["compiled autograd <eval_with_key>:4 forward"].compile_ids == ["[!0/1/0]", "[!1/3/0]"]
+    nodes = graph_nodes("        # File: <eval_with_key>.5:5 in forward, code: getitem = inputs[0]\n"
+                        "        getitem: \"f32[]\" = inputs[0]\n")
+    assert nodes == [["get_attr", "inputs", None, None]]
 
 
 def test_cli_terminal_json_and_exit_status(capsys):

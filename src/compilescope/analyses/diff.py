@@ -35,6 +35,7 @@ from .failures import failures_and_restarts
 from .graph_breaks import compilation_key, graph_breaks
 from .recompiles import recompiles
 from .torch_warnings import torch_warnings
+from .userloc import is_framework_file
 from ..wording import count
 from ..model.records import dataclass
 
@@ -74,7 +75,14 @@ class TimeThreshold:
         return slow - fast >= self.seconds and (fast <= 0 or slow / fast >= self.ratio)
 
 
+# Code torch generated is named per process (`<eval_with_key>.16`: the 16th FX module it printed): the same code
+# has another number in another run.
+_GENERATED_NUMBER = re.compile(r"^(<[\w ]+>)\.\d+$")
+
+
 def frame_key(filename: str | None, function: str | None, first_line: int | None) -> str:
+    if filename and filename.startswith("<"):
+        filename = _GENERATED_NUMBER.sub(r"\1", filename)
     return f"{filename or '?'}:{first_line if first_line is not None else '?'} {function or '?'}"
 
 
@@ -170,7 +178,11 @@ def graph_nodes(text: str) -> list[list[Any]]:
         line = raw.strip()
         if line.startswith("# File:"):
             m = _GRAPH_FILE.match(line)
-            if m:
+            if m and is_framework_file(m["file"]):
+                # Not a user line: torch's own code, or code it generated (`<eval_with_key>.5`, numbered per
+                # process, so another run numbers it differently); such nodes are matched by op and target.
+                where, code = None, None
+            elif m:
                 where, code = f"{m['file']}:{m['line']}", (m["code"] or "").strip() or None
             continue
         if not line or line.startswith(("#", "class ", "def ")):
