@@ -68,8 +68,11 @@ def expected_records(data: bytes) -> int:
     A record is a line that is neither blank nor a payload line (TAB first), or a run
     of payload lines that nothing claims (at the start of the file or after a line of
     spaces). An empty line is ignored altogether: it does not end a payload (tlparse's
-    rule: editors strip the lone TAB of an empty payload line).
+    rule: editors strip the lone TAB of an empty payload line). A UTF-8 byte order mark
+    that opens the file is an editor's, not part of the first line.
     """
+    if data.startswith(b"\xef\xbb\xbf"):
+        data = data[3:]
     records = 0
     attached = False  # a record is open that payload lines attach to
     for line in data.split(b"\n"):

@@ -340,5 +340,5 @@ def read_raw_records(stream: BinaryIO, budget: PayloadBudget | None = None) -> I
     if current is not None:
         yield current
     if error is not None:
-        yield RawRecord(lineno, None, b"", problem="read_error",
-                        detail=f"the log cannot be read after line {lineno}: {error}")
+        where = f"after line {lineno}" if lineno else "from its start"
+        yield RawRecord(lineno, None, b"", problem="read_error", detail=f"the log cannot be read {where}: {error}")
