@@ -74,3 +74,15 @@ def test_terminal_json_and_page(tmp_path, capsys):
     # Each compile id links to its row of the page.
     assert set(re.findall(r'href="([^"]+)"', block)) == {"#[!0/-/-]", "#[!0/1/0]", "#[!1/-/-]", "#[!1/3/0]"}
     assert all(f'id="{cid}"' in page for cid in ("[!0/-/-]", "[!0/1/0]", "[!1/-/-]", "[!1/3/0]"))
+
+
+def test_capturing_a_backward_is_a_phase_of_its_own():
+    """torch times each capture as the chromium event `compiled_autograd`, under [!N] (no frame): not "Other"."""
+    times = _insights("compiled_autograd.log.gz").compile_time
+    captures = {c.compile_id: c for c in times.compiles if c.compile_id in ("[!0]", "[!1]")}
+    assert sorted(captures) == ["[!0]", "[!1]"]
+    for capture in captures.values():
+        assert capture.total_s > 0 and capture.phases["compiled_autograd"] == capture.total_s
+    # Dynamo's compiles of the captured graphs are timed as any other compile.
+    assert all(c.phases["compiled_autograd"] == 0 for c in times.compiles if c.compile_id not in captures)
+    assert "compiled_autograd" in {p.phase for p in times.phases}

@@ -21,6 +21,7 @@ PHASES: tuple[tuple[str, str], ...] = (
     ("dynamo", "Dynamo tracing"),
     ("guards", "Guard building"),
     ("aot", "AOTAutograd"),
+    ("compiled_autograd", "Compiled autograd capture"),  # tracing a backward into a graph ([!N], before Dynamo)
     ("inductor_passes", "Inductor FX passes"),
     ("inductor_codegen", "Inductor lowering & codegen"),
     ("kernel_compile", "C++/Triton compile"),
@@ -43,6 +44,7 @@ _EXACT = {
     "compile_file": "kernel_compile", "PyCodeCache.load_by_key_path": "kernel_compile",
     "inductor_codecache_torch_key": "cache",
     "gc": "other",
+    "compiled_autograd": "compiled_autograd",
 }
 _PREFIXES = (
     ("compile_attempt_", "dynamo"),
