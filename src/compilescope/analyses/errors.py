@@ -14,7 +14,7 @@ from typing import Any
 
 from ..lazy_regex import lazy_compile
 from ..model.trace import Compile, Trace
-from .userloc import UserLocation, last_user_frame, last_user_stack_frame
+from .userloc import UserLocation, is_python_library_file, last_user_frame, last_user_stack_frame
 from ..model.records import dataclass
 
 DYNAMO = "dynamo"
@@ -74,6 +74,9 @@ NEXT_STEPS = {
 FULLGRAPH_STEP = ("fullgraph=True makes every graph break an error: fix the break (see its hints) or drop "
                   "fullgraph=True to let Dynamo split the graph.")
 FALLBACK_NOTE = "torch fell back to eager for this frame (suppress_errors): the program ran, uncompiled."
+LIBRARY_STEP = ("This is Python's own library, which torch called from compiled code: Dynamo could not compile the "
+                "function, and it runs eagerly. Nothing in your code to change; if it recurs and costs time, report it "
+                "to PyTorch with this log.")
 
 _BACKEND = lazy_compile(r"backend='(?P<name>[^']*)' raised")
 _INNER = lazy_compile(r"^(?P<name>[A-Za-z_][\w.]*(?:Error|Exception|Failed|Unsupported))\b:?")
@@ -281,7 +284,9 @@ def compile_errors(trace: Trace) -> CompileErrors:
         compiler_errors = [f"{d.file}:{d.line}:{d.column}: error: {d.message}" + (f"\n{d.line} | {d.source}" if d.source is not None else "")
                            for d in diagnostics[:5]]
         steps = list(NEXT_STEPS[stage])
-        if fail_type == "Unsupported" and stage == DYNAMO and "Explanation:" in reason:
+        if stage == DYNAMO and location is not None and is_python_library_file(location.filename):
+            steps = [LIBRARY_STEP, NEXT_STEPS[DYNAMO][-1]]  # not the user's code: only the internal stack helps
+        elif fail_type == "Unsupported" and stage == DYNAMO and "Explanation:" in reason:
             steps.insert(0, FULLGRAPH_STEP)  # graph-break errors only raise under fullgraph=True
         fell_back = bool(metrics.get("config_suppress_errors"))
         if fell_back:

@@ -19,7 +19,7 @@ from .caches import Caches, caches
 from .cudagraphs import CudaGraphCompile, CudaGraphs, cudagraphs
 from .compile_time import PHASE_LABELS, CompileTimes, compile_times, format_seconds
 from .dynamic_shapes import DynamicShapes, dynamic_shapes
-from .errors import CompileErrors, compile_errors
+from .errors import CompileError, CompileErrors, compile_errors
 from .graph_breaks import GraphBreak, GraphBreaks, graph_breaks
 from .recompiles import BACKWARD_REASONS_HINT, CHANGE_LABELS, FrameRecompiles, Recompiles, recompiles
 from .torch_warnings import (AUTOTUNE_CANDIDATE_FAILED, COND_ONE_BRANCH, ITEM_BREAK, PENDING_BACKWARD, RECOMPILE_LIMIT,
@@ -27,6 +27,7 @@ from .torch_warnings import (AUTOTUNE_CANDIDATE_FAILED, COND_ONE_BRANCH, ITEM_BR
 from .unread import Unread, unread
 from ..wording import count
 from .sources import add_eager_lines, graph_break_sites
+from .userloc import UserLocation, is_python_library_file
 from ..model.records import dataclass
 
 if TYPE_CHECKING:
@@ -121,8 +122,8 @@ def _graph_break_causes(breaks: list[GraphBreak]) -> list[list[GraphBreak]]:
     return sorted(causes.values(), key=lambda group: -sum(b.count for b in group))  # stable: first seen first
 
 
-def _graph_break_findings(gb: GraphBreaks) -> list[Finding]:
-    causes = _graph_break_causes(gb.breaks)
+def _graph_break_findings(breaks: list[GraphBreak]) -> list[Finding]:
+    causes = _graph_break_causes(breaks)
     out: list[Finding] = []
     for group in causes[:GRAPH_BREAK_FINDINGS]:
         first = group[0]
@@ -153,6 +154,43 @@ def _merged(found: list[Finding]) -> list[Finding]:
     return out
 
 
+@dataclass
+class _PythonLibrary:
+    """What Dynamo did in Python's own library (torch called it from compiled code): the user cannot change it, so it
+    is one finding, apart from the user's. Each keyed by id() of the analyses' item."""
+
+    errors: dict[int, CompileError]
+    frames: dict[int, FrameRecompiles]
+    breaks: dict[int, GraphBreak]
+
+    @classmethod
+    def of(cls, ins: Insights) -> _PythonLibrary:
+        def inside(loc: UserLocation | None) -> bool:
+            return loc is not None and is_python_library_file(loc.filename)
+
+        return cls({id(e): e for e in ins.errors.errors if inside(e.location)},
+                   {id(f): f for f in ins.recompiles.frames if f.filename and is_python_library_file(f.filename)},
+                   {id(b): b for b in ins.graph_breaks.breaks if inside(b.location)})
+
+    def findings(self) -> list[Finding]:
+        if not (self.errors or self.frames or self.breaks):
+            return []
+        files = sorted({os.path.basename(loc.filename) for loc in
+                        [e.location for e in self.errors.values()] + [b.location for b in self.breaks.values()] if loc}
+                       | {os.path.basename(f.filename or "") for f in self.frames.values()})
+        what = []
+        if self.errors:
+            what.append(f"{_names([e.compile_id for e in self.errors.values()])} failed and run eagerly")
+        if self.frames:
+            what.append(f"{_plural(sum(f.recompiles for f in self.frames.values()), 'recompile')} "
+                        f"({_names([f.name or '?' for f in self.frames.values()])})")
+        if self.breaks:
+            what.append(_plural(sum(b.count for b in self.breaks.values()), "graph break"))
+        return [Finding(INFO, "errors" if self.errors else "recompiles" if self.frames else "graph_breaks",
+                        f"Dynamo compiled code of Python's own library ({', '.join(files)})",
+                        f"{'; '.join(what)}. torch called it from compiled code; nothing in your code to change.")]
+
+
 def _backward_recaptures(rec: Recompiles) -> list[Finding]:
     """Compiled autograd traced and compiled the backward again: why its cache missed, where torch logged it."""
     if not rec.backward_recaptures:
@@ -173,27 +211,27 @@ def findings(ins: Insights) -> list[Finding]:
     One finding per cause: frames that recompile for the same change, compiles that fail with the
     same error at the same line, and graph-break reasons from one user line are grouped.
     """
+    library = _PythonLibrary.of(ins)
     out: list[Finding] = []
     for frame in ins.recompiles.frames:
-        if frame.hit_limit:
+        if frame.hit_limit and id(frame) not in library.frames:
             guard = frame.steps[-1].guard if frame.steps else None
             out.append(Finding(ERROR, "recompiles", f"{frame.name or 'a function'} hit the recompile limit and runs uncompiled",
                                f"{' → '.join(frame.chain)}; failing guard: {guard.guard if guard else '?'}"))
     errors: dict[tuple, list] = {}
     for err in ins.errors.errors:
-        if err.stage == "recompile_limit":
-            continue  # reported above, with its guard
+        if err.stage == "recompile_limit" or id(err) in library.errors:
+            continue  # reported above, with its guard (or below, with Python's library)
         errors.setdefault((err.stage, err.exception, err.message, err.location.key if err.location else None), []).append(err)
     for group in errors.values():
         err = group[0]
         where = f" at {err.location.short}" if err.location else ""
         ids = err.compile_id if len(group) == 1 else _names([e.compile_id for e in group])
         out.append(Finding(ERROR, "errors", f"{ids} failed in {err.stage_label}{where}", f"{err.exception}: {err.message}"))
-    if ins.graph_breaks:
-        out.extend(_graph_break_findings(ins.graph_breaks))
+    out.extend(_graph_break_findings([b for b in ins.graph_breaks.breaks if id(b) not in library.breaks]))
     causes: dict[tuple, list[FrameRecompiles]] = {}
     for frame in ins.recompiles.frames:
-        if not frame.hit_limit:
+        if not frame.hit_limit and id(frame) not in library.frames:
             causes.setdefault(_recompile_cause(frame), []).append(frame)
     for group in causes.values():
         frame = group[0]
@@ -210,6 +248,7 @@ def findings(ins: Insights) -> list[Finding]:
                            f"{len(group)} functions recompiled for one cause ({changes or 'no reason logged'})",
                            f"{_names(names)}{': ' + guards if guards else ''}"))
     out.extend(_backward_recaptures(ins.recompiles))
+    out.extend(library.findings())
     out.extend(_cudagraph_skips(ins.cudagraphs))  # with the warnings, before the time
     out.extend(_cudagraphs_never_recorded(ins.cudagraphs, ins.warnings))
     said = {name for name, found in ((PENDING_BACKWARD, ins.cudagraphs.never_recorded),

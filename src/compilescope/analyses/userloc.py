@@ -56,6 +56,16 @@ class UserLocation:
         return cls(frame.filename, frame.line, frame.name, frame.loc.strip() if frame.loc else None)
 
 
+# Python's own library (.../lib/python3.11/inspect.py), not a package installed into it (site-packages).
+_PYTHON_LIBRARY = lazy_compile(r"[/\\]lib[/\\]python3\.\d+[/\\](?!(?:site|dist)-packages[/\\])")
+
+
+def is_python_library_file(filename: str) -> bool:
+    """A file of Python's standard library: torch may call it from compiled code (torch 2.14's compiled autograd calls
+    inspect.getattr_static), and Dynamo then compiles it like any frame; the user cannot change it."""
+    return filename.startswith("<frozen ") or _PYTHON_LIBRARY.search(filename) is not None
+
+
 def is_framework_file(filename: str) -> bool:
     # "<string>", "<eval_with_key>.3": code torch generated, not the user's
     return filename.startswith("<") or any(part in filename for part in _FRAMEWORK_PARTS)
