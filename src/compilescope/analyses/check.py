@@ -113,7 +113,6 @@ def evaluate(runs: dict[int | None, RunFacts], rules: Rules,
     return results
 
 
-
 def _regressions(runs: dict[int | None, RunFacts], baseline: dict[int | None, RunFacts], rules: Rules) -> list[RuleResult]:
     pairs = [(rank, baseline[rank], runs[rank]) for rank in runs if rank in baseline]
     if not pairs and len(runs) == 1 and len(baseline) == 1:

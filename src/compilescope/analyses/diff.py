@@ -35,7 +35,7 @@ from .failures import failures_and_restarts
 from .graph_breaks import compilation_key, graph_breaks
 from .recompiles import recompiles
 from .torch_warnings import torch_warnings
-from .userloc import is_framework_file
+from .userloc import is_python_library_file
 from ..wording import count
 from ..model.records import dataclass
 
@@ -165,6 +165,13 @@ def _loc(location) -> dict[str, Any]:
     return {"file": location.filename, "line": location.line, "function": location.function, "code": location.code}
 
 
+def _not_a_user_line(filename: str) -> bool:
+    """torch's own code, Python's library, or code torch generated (`<eval_with_key>.5`, numbered per process, so
+    another run numbers it differently): nodes from there are matched by op and target. A library the model comes
+    from (transformers, in site-packages) keeps its lines: they are the model's code."""
+    return filename.startswith("<") or "/torch/" in filename or is_python_library_file(filename)
+
+
 def graph_nodes(text: str) -> list[list[Any]]:
     """The nodes of a printed FX graph (dynamo_output_graph) as [op, target, user line, code].
 
@@ -178,9 +185,7 @@ def graph_nodes(text: str) -> list[list[Any]]:
         line = raw.strip()
         if line.startswith("# File:"):
             m = _GRAPH_FILE.match(line)
-            if m and is_framework_file(m["file"]):
-                # Not a user line: torch's own code, or code it generated (`<eval_with_key>.5`, numbered per
-                # process, so another run numbers it differently); such nodes are matched by op and target.
+            if m and _not_a_user_line(m["file"]):
                 where, code = None, None
             elif m:
                 where, code = f"{m['file']}:{m['line']}", (m["code"] or "").strip() or None
