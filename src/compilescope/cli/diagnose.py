@@ -14,7 +14,6 @@ import os
 import tempfile
 import time
 
-
 from .._torch import require_torch
 from ..analyses.diagnosis import hand_commands
 from ..diagnose import DiagnoseOptions, DiagnoseResult, diagnose

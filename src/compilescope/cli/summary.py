@@ -24,6 +24,7 @@ from ..render.terminal import RankSummariesRenderer, SummaryRenderer
 from .console import default_console
 from .multirank import summarize_ranks
 
+
 class SummaryCommand:
     """Summarize a TORCH_TRACE log: errors, recompiles, graph breaks, compile time, caches, dynamic shapes."""
 

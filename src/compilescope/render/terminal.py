@@ -415,8 +415,7 @@ def rank_summaries_renderable(doc: dict, source: str) -> RenderableType:
     if analysis["failed_ranks"]:
         out.append(Text(f"{_rank_list(analysis['failed_ranks'])} could not be read: left out of the comparison.",
                         style="red"))
-    out.append(_heading(f"Between ranks ({count(len(analysis['divergences']), 'divergence')})"))
-    out.extend(_divergences(analysis))
+    out.append(divergences_renderable(analysis))
     for note in doc.get("notes", []):
         out.append(Text(f"note: {note}", style="dim"))
     out.append(Text("\nOne rank in detail: compilescope summary LOG (or DIR --latest).", style="dim"))
