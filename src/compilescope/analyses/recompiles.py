@@ -185,6 +185,11 @@ class Recompiles:
         return BACKWARD_REASONS_HINT
 
     @property
+    def backward_reasons_logged(self) -> bool:
+        """torch logged why compiled autograd's cache missed (only with BACKWARD_REASONS_HINT)."""
+        return any(g.reason for g in self.backward_graphs)
+
+    @property
     def with_backward(self) -> int:
         """Frames' recompiles and compiled autograd's recaptures: every graph compiled again."""
         return self.total + self.backward_recaptures

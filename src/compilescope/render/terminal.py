@@ -119,7 +119,7 @@ def _recompiles(ins: Insights) -> list[RenderableType]:
         tree = Tree(Text(f"compiled autograd: {count(len(graphs), 'backward graph')} captured and compiled", style="bold"))
         for i, graph in enumerate(graphs):
             tree.add(Text(f"{graph.label}: {graph.reason or ('the first' if i == 0 else '(no reason logged)')}"))
-        if not any(g.reason for g in graphs):
+        if not ins.recompiles.backward_reasons_logged:
             tree.add(Text(f"why: torch logs it with {BACKWARD_REASONS_HINT}", style="green"))
         out.append(tree)
     return out
