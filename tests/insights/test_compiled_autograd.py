@@ -7,6 +7,7 @@ TORCH_LOGS=compiled_autograd_verbose, the only way torch logs why its cache miss
 
 from __future__ import annotations
 
+import gzip
 import json
 import re
 
@@ -86,3 +87,20 @@ def test_capturing_a_backward_is_a_phase_of_its_own():
     # Dynamo's compiles of the captured graphs are timed as any other compile.
     assert all(c.phases["compiled_autograd"] == 0 for c in times.compiles if c.compile_id not in captures)
     assert "compiled_autograd" in {p.phase for p in times.phases}
+
+
+def test_a_capture_is_done_when_its_graph_is_logged(tmp_path):
+    """[!N/-/-] is compiled autograd capturing a backward: never a Dynamo compile, so never metrics of its own."""
+    from compilescope.analyses.status import compile_statuses
+
+    with read_trace(str(torch213("compiled_autograd.log.gz"))) as trace:
+        statuses = {str(cid): s for cid, s in compile_statuses(trace).items()}
+    assert statuses["[!0/-/-]"] == statuses["[!1/-/-]"] == "ok"
+    assert statuses["[!0/1/0]"] == statuses["[!1/3/0]"] == "ok"
+    # The same log cut just before the second capture's graph: that capture never finished, as far as it says.
+    text = gzip.decompress(torch213("compiled_autograd.log.gz").read_bytes())
+    cut = tmp_path / "cut.log"
+    cut.write_bytes(text[:text.index(b'{"compiled_autograd_graph": {}, "compiled_autograd_id": 1')].rsplit(b"\n", 1)[0] + b"\n")
+    with read_trace(str(cut)) as trace:
+        statuses = {str(cid): s for cid, s in compile_statuses(trace).items()}
+    assert statuses["[!0/-/-]"] == "ok" and statuses["[!1/-/-]"] == "missing"

@@ -12,6 +12,7 @@ ERROR = "error"
 MISSING = "missing"  # no compilation_metrics: still running, crashed, or log cut
 
 STATUSES = (OK, BREAK, EMPTY, ERROR, MISSING)
+CAPTURED_GRAPH = "compiled_autograd_graph"  # the graph compiled autograd captured from a backward
 STATUS_LABELS = {
     OK: "Success",
     BREAK: "Success with restart (e.g., graph break)",
@@ -24,6 +25,11 @@ STATUS_LABELS = {
 def compile_status(entry: Compile) -> str:
     metrics = entry.metrics
     if metrics is None:
+        cid = entry.compile_id
+        if cid is not None and cid.compiled_autograd_id is not None and cid.frame_id is None:
+            # Compiled autograd capturing a backward ([!0/-/-]): no Dynamo compile, so never metrics of its own;
+            # it is done when its graph is logged (Dynamo's compile of that graph, [!0/1/0], has its own status).
+            return OK if any(a.name == CAPTURED_GRAPH for a in entry.artifacts) else MISSING
         return MISSING
     if metrics.get("fail_type"):
         return ERROR
