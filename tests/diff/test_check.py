@@ -117,6 +117,23 @@ def test_warning_rules(capsys):
     assert lines(capsys.readouterr().out) == ["no-warnings: rank 1: torch printed 1 warning, none allowed"]
 
 
+def test_what_dynamo_did_in_pythons_library_is_not_counted(capsys):
+    # The same program under torch 2.14 (tests/data/torch214/README.md, differs/): torch has Dynamo compile inspect's
+    # functions, which fail, recompile and break; the report says nothing in the user's code is to change there, and
+    # the gate agrees, saying what it left out. Against the torch 2.13 run, nothing regressed in the user's code.
+    run = TORCH213_LOGS.parent.parent / "torch214" / "differs" / "compiled_autograd.log.gz"
+    assert run_cli("check", run, "--max-graph-breaks", "1", "--max-recompiles", "2", "--no-failures", "--baseline",
+                   torch213("compiled_autograd.log.gz"), "--time-margin", "2", "--json") == 0
+    messages = {r["rule"]: r["message"] for r in json.loads(capsys.readouterr().out)["rules"]}
+    assert messages["max-graph-breaks"] == "1 distinct graph break (2 more in Python's own library, not counted)"
+    assert messages["max-recompiles"] == "2 recompiles (4 more in Python's own library, not counted)"
+    assert messages["no-failures"] == "0 failed compiles (3 more in Python's own library, not counted)"
+    assert {messages[r] for r in ("baseline-graph-breaks", "baseline-recompiles", "baseline-failures")} == {"no regression"}
+    # `diff` still shows all of it: it says what changed, not what to fix.
+    assert run_cli("diff", torch213("compiled_autograd.log.gz"), run) == 1
+    assert capsys.readouterr().out.count("new failure: Unsupported: Observed exception") == 3
+
+
 def test_junit_has_one_test_case_per_rule(tmp_path, capsys):
     try:
         from junitparser import Failure, JUnitXml

@@ -9,7 +9,8 @@ from __future__ import annotations
 from dataclasses import field
 from typing import Any
 
-from .diff import RunFacts, TimeThreshold, diff_runs
+from .diff import FrameFacts, RunFacts, TimeThreshold, diff_runs
+from .userloc import is_python_library_file
 from .diff import short_path as _short
 from ..model.records import dataclass
 
@@ -46,6 +47,34 @@ NOT_RECORDED = ("did not record the warnings torch printed (record it with `comp
                 "or save its stderr as output.txt beside its log)")
 
 
+# Python's own library, which torch may call from compiled code (torch 2.14's compiled autograd calls inspect): the
+# report says there is nothing in the user's code to change there, so no rule counts what Dynamo did in it (the
+# passing message says how much there was).
+def _in_python_library(facts: RunFacts, frame: str | None) -> bool:
+    found = facts.frames.get(frame) if frame else None
+    return found is not None and found.filename is not None and is_python_library_file(found.filename)
+
+
+def _user_failures(facts: RunFacts) -> list[dict[str, Any]]:
+    return [x for x in facts.failures if not _in_python_library(facts, x["frame"])]
+
+
+def _user_breaks(facts: RunFacts) -> list[dict[str, Any]]:
+    return [b for b in facts.graph_breaks if not (b["file"] and is_python_library_file(b["file"]))]
+
+
+def _user_frames(facts: RunFacts) -> list[FrameFacts]:
+    return [f for f in facts.frames.values() if not (f.filename and is_python_library_file(f.filename))]
+
+
+def _recompiles(frames) -> int:
+    return sum(f.recompiles for f in frames)
+
+
+def _library_note(counted: int, total: int) -> str:
+    return f" ({total - counted} more in Python's own library, not counted)" if total > counted else ""
+
+
 def _where(rank: int | None) -> str:
     return "" if rank is None else f"rank {rank}: "
 
@@ -59,11 +88,11 @@ def evaluate(runs: dict[int | None, RunFacts], rules: Rules,
     """One result per rule asked for (with a baseline: also one per regression rule), in a fixed order."""
     results: list[RuleResult] = []
 
-    def absolute(name: str, description: str, measure, limit, exceeds, what) -> None:
+    def absolute(name: str, description: str, measure, limit, exceeds, what, note=lambda facts: "") -> None:
         bad, seen = [], []
         for rank, facts in runs.items():
             value, details = measure(facts)
-            seen.append(f"{_where(rank)}{what(value)}")
+            seen.append(f"{_where(rank)}{what(value)}{note(facts)}")
             if exceeds(value, limit):
                 bad.append((rank, value, details))
         if bad:
@@ -76,18 +105,21 @@ def evaluate(runs: dict[int | None, RunFacts], rules: Rules,
 
     if rules.max_graph_breaks is not None:
         absolute("max-graph-breaks", f"at most {rules.max_graph_breaks} allowed",
-                 lambda f: (len(f.graph_breaks), [f"{b['reason']} at {_short(b['file'])}:{b['line']}" for b in f.graph_breaks]),
-                 rules.max_graph_breaks, lambda v, lim: v > lim, lambda v: _plural(v, "distinct graph break"))
+                 lambda f: (len(_user_breaks(f)), [f"{b['reason']} at {_short(b['file'])}:{b['line']}" for b in _user_breaks(f)]),
+                 rules.max_graph_breaks, lambda v, lim: v > lim, lambda v: _plural(v, "distinct graph break"),
+                 lambda f: _library_note(len(_user_breaks(f)), len(f.graph_breaks)))
     if rules.max_recompiles is not None:
         absolute("max-recompiles", f"at most {rules.max_recompiles} allowed",
-                 lambda f: (sum(fr.recompiles for fr in f.frames.values()),
+                 lambda f: (_recompiles(_user_frames(f)),
                             [f"{fr.function} ({_short(fr.filename)}:{fr.first_line}): {fr.recompiles}"
-                             for fr in f.frames.values() if fr.recompiles]),
-                 rules.max_recompiles, lambda v, lim: v > lim, lambda v: _plural(v, "recompile"))
+                             for fr in _user_frames(f) if fr.recompiles]),
+                 rules.max_recompiles, lambda v, lim: v > lim, lambda v: _plural(v, "recompile"),
+                 lambda f: _library_note(_recompiles(_user_frames(f)), _recompiles(f.frames.values())))
     if rules.no_failures:
         absolute("no-failures", "none allowed",
-                 lambda f: (len(f.failures), [f"{x['type']}: {x['reason']}" for x in f.failures]),
-                 0, lambda v, lim: v > lim, lambda v: _plural(v, "failed compile"))
+                 lambda f: (len(_user_failures(f)), [f"{x['type']}: {x['reason']}" for x in _user_failures(f)]),
+                 0, lambda v, lim: v > lim, lambda v: _plural(v, "failed compile"),
+                 lambda f: _library_note(len(_user_failures(f)), len(f.failures)))
     if rules.max_compile_seconds is not None:
         absolute("max-compile-seconds", f"at most {rules.max_compile_seconds:g}s allowed",
                  lambda f: (f.compile_time_s, []), rules.max_compile_seconds, lambda v, lim: v > lim,
@@ -122,9 +154,11 @@ def _regressions(runs: dict[int | None, RunFacts], baseline: dict[int | None, Ru
     for rank, base, run in pairs:
         diff = diff_runs(base, run, TimeThreshold(rules.time_min_seconds, 1.0 + rules.time_margin))
         for c in diff.changes:
+            if c.section == "graph_breaks" and c.kind in ("added", "moved") and is_python_library_file(c.b["file"] or ""):
+                continue
             if c.section == "graph_breaks" and c.kind in ("added", "moved"):
                 new_breaks.append(f"{_where(rank)}{c.title}")
-            elif c.section == "failures" and c.kind == "added":
+            elif c.section == "failures" and c.kind == "added" and not _in_python_library(run, c.frame):
                 new_failures.append(f"{_where(rank)}{c.title}")
             elif c.section == "cudagraphs" and c.kind == "added":
                 new_skips.append(f"{_where(rank)}{c.title}")
@@ -132,8 +166,7 @@ def _regressions(runs: dict[int | None, RunFacts], baseline: dict[int | None, Ru
                 new_warnings.append(f"{_where(rank)}{c.title}")
         if base.warnings is None or run.warnings is None:
             unrecorded.append((rank, "the baseline" if base.warnings is None else "the run"))
-        ra = sum(f.recompiles for f in base.frames.values())
-        rb = sum(f.recompiles for f in run.frames.values())
+        ra, rb = _recompiles(_user_frames(base)), _recompiles(_user_frames(run))
         if rb > ra:
             more_recompiles.append(f"{_where(rank)}{ra} → {rb} recompiles")
         threshold = TimeThreshold(rules.time_min_seconds, 1.0 + rules.time_margin)
