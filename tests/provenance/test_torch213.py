@@ -61,3 +61,20 @@ def test_forward_uses_torchs_mappings_backward_is_inferred(tmp_path):
     assert bwd["inferredCodeToPost"]["119"] == [7]  # extern_kernels.mm -> mm
     assert bwd["inferredCodeToPost"]["123"] == [8]  # cpp_fused_sum_1 -> sum_1
     assert 5 in bwd["inferredCodeToPost"]["113"]  # cpp_fused_threshold_backward_0 -> where (among the rest)
+
+
+def test_a_graph_the_log_lacks_says_so_in_its_panel(tmp_path):
+    """The real log less its pre-grad graph record (as compiled autograd's backward graphs reach Inductor without
+    one): the panel says the graph is not in the log, instead of standing empty."""
+    from ..conftest import run_cli
+
+    lines = torch213("provenance.log").read_bytes().split(b"\n")
+    start = next(i for i, line in enumerate(lines) if b'"name": "before_pre_grad_graph"' in line)
+    end = next(i for i in range(start + 1, len(lines)) if not lines[i].startswith(b"\t"))
+    log = tmp_path / "no_pre_grad.log"
+    log.write_bytes(b"\n".join(lines[:start] + lines[end:]))
+    assert run_cli(log, "-o", tmp_path / "out", "--no-browser") == 0
+    page = (tmp_path / "out" / "provenance" / "-_0_0_0.html").read_text()
+    # The forward's section and the backward's, which shows the same pre-grad graph.
+    assert page.count('<p class="muted prov-missing">pre-grad graph (not in the log)</p>') == 2
+    assert page.count("prov-missing") == 3  # those, and the style

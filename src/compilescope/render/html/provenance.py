@@ -100,6 +100,7 @@ def _panels(page: _Page, artifacts: dict[int, Artifact], si: int, s: ProvenanceS
         yield {
             "key": key, "title": title, "what": what if key != "code" else ("C++ wrapper (AOTInductor)" if s.language == "cpp" else "Python wrapper"),
             "name": panel.title, "url": ("../" + artifact_url(a, page.options)) if a is not None else None,
+            "missing": panel.artifact_number is None,
             "lines_html": _panel_lines_html(f"s{si}-{key}", panel_lines(page.trace, panel), mapped[key],
                                             s.code_kernels if key == "code" else {}, kernel_url, traced),
         }
