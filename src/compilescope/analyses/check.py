@@ -154,10 +154,9 @@ def _regressions(runs: dict[int | None, RunFacts], baseline: dict[int | None, Ru
     for rank, base, run in pairs:
         diff = diff_runs(base, run, TimeThreshold(rules.time_min_seconds, 1.0 + rules.time_margin))
         for c in diff.changes:
-            if c.section == "graph_breaks" and c.kind in ("added", "moved") and is_python_library_file(c.b["file"] or ""):
-                continue
             if c.section == "graph_breaks" and c.kind in ("added", "moved"):
-                new_breaks.append(f"{_where(rank)}{c.title}")
+                if not is_python_library_file(c.b["file"] or ""):
+                    new_breaks.append(f"{_where(rank)}{c.title}")
             elif c.section == "failures" and c.kind == "added" and not _in_python_library(run, c.frame):
                 new_failures.append(f"{_where(rank)}{c.title}")
             elif c.section == "cudagraphs" and c.kind == "added":
