@@ -78,15 +78,22 @@ def test_terminal_json_and_page(tmp_path, capsys):
 
 
 def test_capturing_a_backward_is_a_phase_of_its_own():
-    """torch times each capture as the chromium event `compiled_autograd`, under [!N] (no frame): not "Other"."""
+    """torch times each capture as the chromium event `compiled_autograd`, whose compile id is "!N" (no frame): it is
+    the capture's compile id, [!N/-/-], as its envelopes name it, and not "Other"."""
     times = _insights("compiled_autograd.log.gz").compile_time
-    captures = {c.compile_id: c for c in times.compiles if c.compile_id in ("[!0]", "[!1]")}
-    assert sorted(captures) == ["[!0]", "[!1]"]
+    captures = {c.compile_id: c for c in times.compiles if c.compile_id.endswith("/-/-]")}
+    assert sorted(captures) == ["[!0/-/-]", "[!1/-/-]"]
     for capture in captures.values():
         assert capture.total_s > 0 and capture.phases["compiled_autograd"] == capture.total_s
     # Dynamo's compiles of the captured graphs are timed as any other compile.
     assert all(c.phases["compiled_autograd"] == 0 for c in times.compiles if c.compile_id not in captures)
     assert "compiled_autograd" in {p.phase for p in times.phases}
+
+
+def test_a_captures_page_has_its_time(tmp_path):
+    assert run_cli(torch213("compiled_autograd.log.gz"), "-o", tmp_path / "r", "--no-browser") == 0
+    page = (tmp_path / "r" / "1_-_-_0" / "index.html").read_text()
+    assert re.search(r'<td id="compile-time">0\.0\d\d s', page), page[:3000]
 
 
 def test_a_capture_is_done_when_its_graph_is_logged(tmp_path):

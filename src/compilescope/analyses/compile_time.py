@@ -188,8 +188,12 @@ def finite_number(value: Any) -> float | None:
 
 def event_compile_id(value: Any) -> str | None:
     """A chromium event's `args.compile_id` ("0/1"); None outside any compile, which torch writes as "None"
-    (str(None), e.g. a file compiled for the cache)."""
-    return None if value is None or value == "None" else str(value)
+    (str(None), e.g. a file compiled for the cache). Compiled autograd's capture of a backward, "!1", is the
+    compile id "!1/-/-" everywhere else (its envelopes carry no frame)."""
+    if value is None or value == "None":
+        return None
+    text = str(value)
+    return f"{text}/-/-" if text[:1] == "!" and text[1:].isdigit() else text
 
 
 def event_compile_label(value: Any) -> str:
