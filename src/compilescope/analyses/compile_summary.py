@@ -21,7 +21,7 @@ from .errors import OUTPUT_CODE, CompileError
 from .graph_breaks import GraphBreak, compilation_key
 from .insights import Insights
 from .metric_values import LongMetric, long_metric
-from .recompiles import FailedGuard
+from .recompiles import BackwardGraph, FailedGuard
 from .status import STATUS_LABELS, ERROR
 from .userloc import UserLocation, last_user_stack_frame
 from ..model.records import dataclass
@@ -81,6 +81,8 @@ class CompileSummary:
     cudagraphs: CudaGraphCompile | None = None  # its CUDA graph recordings, or why it ran without them
     # What torch printed about a graph of it never recorded (analyses/torch_warnings.py), when the run recorded it
     cudagraphs_warning: str | None = None
+    # The backward graph compiled autograd captured that this compile id is (its capture, [!1/-/-]) or compiles
+    backward_graph: BackwardGraph | None = None
     code_roles: dict[int, str] = field(default_factory=dict)  # output code artifact number -> forward/backward/inference
     metrics: MetricGroups = field(default_factory=MetricGroups)
 
@@ -94,6 +96,7 @@ class CompileSummary:
             "total_s": self.total_s, "phases": [{"phase": p, "seconds": s} for p, s in self.phases],
             "caches": dict(self.caches), "sizes": dict(self.sizes),
             "code_roles": {str(n): r for n, r in self.code_roles.items()},
+            "backward_graph": self.backward_graph.to_json() if self.backward_graph else None,
         }
 
 
@@ -232,6 +235,7 @@ def compile_summaries(trace: Trace, statuses: dict[CompileId | None, str], ins: 
     for search in ins.autotuning.searches:
         searches.setdefault(search.compile_id, []).append(search)
     graphed = {c.compile_id: c for c in ins.cudagraphs.compiles}
+    backward = {cid: g for g in ins.recompiles.backward_graphs for cid in g.compile_ids}
 
     result: dict[str, CompileSummary] = {}
     shared = _Shared()
@@ -272,5 +276,6 @@ def compile_summaries(trace: Trace, statuses: dict[CompileId | None, str], ins: 
         summary.cudagraphs = graphed.get(key)
         if summary.cudagraphs is not None and summary.cudagraphs.never_recorded:
             summary.cudagraphs_warning = ins.cudagraphs.never_recorded_warning
+        summary.backward_graph = backward.get(key)
         result[key] = summary
     return result

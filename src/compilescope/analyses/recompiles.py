@@ -162,6 +162,15 @@ class BackwardGraph:
     def label(self) -> str:
         return f"[!{self.id}]"
 
+    @property
+    def capture_id(self) -> str | None:
+        """The compile id of the capture itself ([!1/-/-]: no frame), when the log has it."""
+        return next((c for c in self.compile_ids if c.endswith("/-/-]")), None)
+
+    @property
+    def reasons_hint(self) -> str:
+        return BACKWARD_REASONS_HINT
+
     def to_json(self) -> dict[str, Any]:
         return {"id": self.id, "compile_ids": self.compile_ids, "reason": self.reason}
 
