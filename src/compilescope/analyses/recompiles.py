@@ -190,10 +190,6 @@ class Recompiles:
         return sum(f.recompiles for f in self.frames)
 
     @property
-    def backward_reasons_hint(self) -> str:
-        return BACKWARD_REASONS_HINT
-
-    @property
     def backward_reasons_logged(self) -> bool:
         """torch logged why compiled autograd's cache missed (only with BACKWARD_REASONS_HINT)."""
         return any(g.reason for g in self.backward_graphs)
