@@ -302,3 +302,15 @@ def test_findings_rank_errors_before_warnings():
         ranks = [order[f.severity] for f in insights_of(name).findings]
         assert ranks == sorted(ranks), name
     assert [f.severity for f in insights_of("compile_error_raises").findings][:2] == ["error", "error"]
+
+
+def test_a_graph_break_torch_wrapped_is_named_by_the_reason_after_the_wrapper():
+    # torch 2.14: "Failed to handle graph break gracefully. ... Graph break encountered:", then the reason.
+    parsed = parse_reason("Graph break in user code at /x/inspect.py:1772\n"
+                          "Graph Break Reason: Failed to handle graph break gracefully. Skipping the function and "
+                          "falling back to eager. Graph break encountered:\n\nObserved exception\n"
+                          "  Explanation: Dynamo found no exception handler.\n  Hint: check eager.\n")
+    assert parsed["reason"] == "Observed exception"
+    assert parsed["context"].startswith("Failed to handle graph break gracefully.")
+    assert parsed["explanation"] == "Dynamo found no exception handler."
+    assert parsed["hints"] == ["check eager."]

@@ -21,6 +21,9 @@ from ..model.records import dataclass
 ARTIFACT = "dynamo_graph_break_reason"
 _HEADER = lazy_compile(r"^Graph break in user code at (?P<file>.+):(?P<line>\d{1,9}+)\s*$", re.M)
 _CONTEXT = "Encountered graph break when attempting to trace"
+# "Encountered graph break that we cannot resume from. ... Graph break encountered:" (torch 2.11) and "Failed to
+# handle graph break gracefully. ... Graph break encountered:" (2.14) end their line before the reason.
+_WRAPPED = "Graph break encountered:"
 _DOCS = lazy_compile(r"please visit: (\S+)")
 _SECTION_STARTS = ("Hint:", "Developer debug context:", "For more details")
 
@@ -82,7 +85,8 @@ def parse_reason(text: str) -> dict[str, Any]:
     lines = body.splitlines()
     context = None
     rest = lines
-    if lines and lines[0].strip().startswith(_CONTEXT):
+    # torch's wrappers name the situation on the first line and the graph break's own reason on the next one.
+    if lines and (lines[0].strip().startswith(_CONTEXT) or lines[0].rstrip().endswith(_WRAPPED)):
         context = lines[0].strip()
         rest = lines[1:]
     reason = next((line.strip() for line in rest if line.strip()), context or "")
