@@ -129,6 +129,10 @@ def test_what_dynamo_did_in_pythons_library_is_not_counted(capsys):
     assert messages["max-recompiles"] == "2 recompiles (4 more in Python's own library, not counted)"
     assert messages["no-failures"] == "0 failed compiles (3 more in Python's own library, not counted)"
     assert {messages[r] for r in ("baseline-graph-breaks", "baseline-recompiles", "baseline-failures")} == {"no regression"}
+    # A rule that fails says what it left out too, so its count can be told from the summary's.
+    assert run_cli("check", run, "--max-recompiles", "1") == 1
+    assert lines(capsys.readouterr().out) == [
+        "max-recompiles: 2 recompiles (4 more in Python's own library, not counted), at most 1 allowed"]
     # `diff` still shows all of it: it says what changed, not what to fix.
     assert run_cli("diff", torch213("compiled_autograd.log.gz"), run) == 1
     assert capsys.readouterr().out.count("new failure: Unsupported: Observed exception") == 3

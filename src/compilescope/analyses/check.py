@@ -94,12 +94,12 @@ def evaluate(runs: dict[int | None, RunFacts], rules: Rules,
             value, details = measure(facts)
             seen.append(f"{_where(rank)}{what(value)}{note(facts)}")
             if exceeds(value, limit):
-                bad.append((rank, value, details))
+                bad.append((rank, value, details, note(facts)))
         if bad:
-            rank, value, details = bad[0]
+            rank, value, details, why_not_all = bad[0]
             more = f" (and {len(bad) - 1} more ranks)" if len(bad) > 1 else ""
-            results.append(RuleResult(name, description, False, f"{name}: {_where(rank)}{what(value)}, {description}{more}",
-                                      details))
+            results.append(RuleResult(name, description, False,
+                                      f"{name}: {_where(rank)}{what(value)}{why_not_all}, {description}{more}", details))
         else:
             results.append(RuleResult(name, description, True, "; ".join(seen)))
 

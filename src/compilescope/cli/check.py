@@ -23,6 +23,10 @@ class CheckCommand:
     name = "check"
 
     def prepare_parser(self, parser: argparse.ArgumentParser) -> None:
+        parser.epilog = ("Recompiles count every graph compiled again, compiled autograd's backward graphs included. "
+                         "Graph breaks, recompiles and failures in Python's own library (which torch may call from "
+                         "compiled code) are not counted: nothing in your code changes them, and the results say how "
+                         "many there were.")
         parser.add_argument("log", help="the run to check: a log, a directory, or a directory of rank logs")
         parser.add_argument("--max-graph-breaks", type=int, metavar="N", help="fail with more than N distinct graph breaks")
         parser.add_argument("--max-recompiles", type=int, metavar="N", help="fail with more than N recompiles")
