@@ -62,6 +62,10 @@ def test_terminal_json_and_page(tmp_path, capsys):
     assert run_cli("summary", "--json", torch213("compiled_autograd_verbose.log.gz")) == 0
     doc = json.loads(capsys.readouterr().out)
     assert [g["id"] for g in doc["recompiles"]["backward_graphs"]] == [0, 1]
+    # The terminal's "Recompiles (2)" is in the JSON too: one frame's recompile and one backward recapture.
+    rec = doc["recompiles"]
+    assert (rec["total"], rec["backward_recaptures"], rec["with_backward"]) == (1, 1, 2)
+    assert rec["total"] == sum(f["recompiles"] for f in rec["frames"])
     assert doc["recompiles"]["backward_graphs"][1]["reason"].startswith("Cache miss due to new autograd node: Compiled")
 
     assert run_cli(torch213("compiled_autograd.log.gz"), "-o", tmp_path / "r", "--no-browser") == 0

@@ -205,7 +205,8 @@ class Recompiles:
         return max(len(self.backward_graphs) - 1, 0)
 
     def to_json(self) -> dict[str, Any]:
-        return {"total": self.total, "frames_at_limit": sum(f.hit_limit for f in self.frames),
+        return {"total": self.total, "backward_recaptures": self.backward_recaptures,
+                "with_backward": self.with_backward, "frames_at_limit": sum(f.hit_limit for f in self.frames),
                 "frames": [f.to_json() for f in self.frames],
                 "backward_graphs": [g.to_json() for g in self.backward_graphs]}
 
