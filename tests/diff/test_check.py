@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gzip
 import json
 
 import pytest
@@ -194,3 +195,22 @@ def test_multi_rank_run_names_the_rank(tmp_path, capsys):
         "baseline-graph-breaks: rank 1: new graph break: Call to `torch._dynamo.graph_break()` at diff_pair.py:33",
         "baseline-recompiles: rank 1: 1 → 2 recompiles",
     ]
+
+
+def test_a_single_log_is_checked_against_the_lowest_rank_of_a_baseline_directory(tmp_path, capsys):
+    # As `diff` pairs them. The gate passed this before, having compared nothing.
+    rank_dir(tmp_path / "baseline", ("base", "base"))
+    assert run_cli("check", log("break"), "--baseline", tmp_path / "baseline") == 1
+    assert lines(capsys.readouterr().out)[0].startswith(
+        "baseline-graph-breaks: rank 0: new graph break: Call to `torch._dynamo.graph_break()` at diff_pair.py:33")
+    assert run_cli("diff", tmp_path / "baseline", log("break")) == 1
+    assert "Call to `torch._dynamo.graph_break()`" in capsys.readouterr().out
+
+
+def test_ranks_with_nothing_to_compare_fail_the_baseline_rule(tmp_path, capsys):
+    rank_dir(tmp_path / "baseline", ("base", "base"))
+    (tmp_path / "run").mkdir()
+    for rank in (2, 3):
+        (tmp_path / "run" / f"dedicated_log_torch_trace_rank_{rank}_x.log").write_bytes(gzip.decompress(log("base").read_bytes()))
+    assert run_cli("check", tmp_path / "run", "--baseline", tmp_path / "baseline") == 1
+    assert lines(capsys.readouterr().out) == ["baseline: no rank of the run (2, 3) is a rank of the baseline (0, 1)"]

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import field
 from typing import Any
 
-from .diff import FrameFacts, RunFacts, TimeThreshold, diff_runs
+from .diff import FrameFacts, RunFacts, TimeThreshold, diff_runs, paired_ranks
 from .userloc import is_python_library_file
 from .diff import short_path as _short
 from ..model.records import dataclass
@@ -79,6 +79,10 @@ def _where(rank: int | None) -> str:
     return "" if rank is None else f"rank {rank}: "
 
 
+def _ranks(facts: dict[int | None, RunFacts]) -> str:
+    return ", ".join(str(r) for r in sorted(r for r in facts if r is not None)) or "a single log"
+
+
 def _plural(n: int, word: str) -> str:
     return f"{n} {word}{'' if n == 1 else 's'}"
 
@@ -146,9 +150,11 @@ def evaluate(runs: dict[int | None, RunFacts], rules: Rules,
 
 
 def _regressions(runs: dict[int | None, RunFacts], baseline: dict[int | None, RunFacts], rules: Rules) -> list[RuleResult]:
-    pairs = [(rank, baseline[rank], runs[rank]) for rank in runs if rank in baseline]
-    if not pairs and len(runs) == 1 and len(baseline) == 1:
-        pairs = [(None, next(iter(baseline.values())), next(iter(runs.values())))]
+    # Ranks are paired as `diff` pairs them: a single log stands for the lowest rank of a directory of ranks.
+    pairs = paired_ranks(baseline, runs)
+    if not pairs:  # e.g. ranks 0-1 against ranks 2-3: nothing was compared, so nothing may pass
+        return [RuleResult("baseline", "a rank of the run to compare with each of the baseline's", False,
+                           f"baseline: no rank of the run ({_ranks(runs)}) is a rank of the baseline ({_ranks(baseline)})")]
     new_breaks, more_recompiles, slower, new_failures, new_skips, new_warnings = [], [], [], [], [], []
     unrecorded = []  # (rank, which side) whose warnings were not recorded
     for rank, base, run in pairs:

@@ -839,15 +839,31 @@ class DiffReport:
 def diff_report(source_a: str, source_b: str, facts_a: dict[int | None, RunFacts], facts_b: dict[int | None, RunFacts],
                 threshold: TimeThreshold = TimeThreshold()) -> DiffReport:
     """Ranks matched by number; a single log on either side is compared with rank 0 (or the only rank) of the other."""
+    pairs = paired_ranks(facts_a, facts_b)
     if len(facts_a) == 1 and len(facts_b) == 1:
-        (ra, fa), (rb, fb) = next(iter(facts_a.items())), next(iter(facts_b.items()))
-        return DiffReport(source_a, source_b, [(ra if ra == rb else None, diff_runs(fa, fb, threshold))])
+        return DiffReport(source_a, source_b, [(r, diff_runs(fa, fb, threshold)) for r, fa, fb in pairs])
+    facts_a, facts_b = _by_rank(facts_a, facts_b)
+    return DiffReport(source_a, source_b, [(r, diff_runs(fa, fb, threshold)) for r, fa, fb in pairs],
+                      sorted(r for r in facts_a if r not in facts_b and r is not None),
+                      sorted(r for r in facts_b if r not in facts_a and r is not None))
+
+
+def _by_rank(facts_a: dict[int | None, RunFacts],
+             facts_b: dict[int | None, RunFacts]) -> tuple[dict[int | None, RunFacts], dict[int | None, RunFacts]]:
     # One log against a directory of ranks: the log stands for the lowest rank of the other side.
     if list(facts_a) == [None]:
         facts_a = {min(facts_b, key=lambda r: r or 0): facts_a[None]}
     elif list(facts_b) == [None]:
         facts_b = {min(facts_a, key=lambda r: r or 0): facts_b[None]}
-    ranks = [r for r in facts_a if r in facts_b]
-    return DiffReport(source_a, source_b, [(r, diff_runs(facts_a[r], facts_b[r], threshold)) for r in sorted(ranks, key=lambda r: r or 0)],
-                      sorted(r for r in facts_a if r not in facts_b and r is not None),
-                      sorted(r for r in facts_b if r not in facts_a and r is not None))
+    return facts_a, facts_b
+
+
+def paired_ranks(facts_a: dict[int | None, RunFacts],
+                 facts_b: dict[int | None, RunFacts]) -> list[tuple[int | None, RunFacts, RunFacts]]:
+    """The ranks of two runs to compare, as (rank, a's facts, b's facts), by rank number. A single log on either side
+    stands for the lowest rank of the other; two single logs are one pair (rank None unless both name one rank)."""
+    if len(facts_a) == 1 and len(facts_b) == 1:
+        (ra, fa), (rb, fb) = next(iter(facts_a.items())), next(iter(facts_b.items()))
+        return [(ra if ra == rb else None, fa, fb)]
+    facts_a, facts_b = _by_rank(facts_a, facts_b)
+    return [(r, facts_a[r], facts_b[r]) for r in sorted((r for r in facts_a if r in facts_b), key=lambda r: r or 0)]
