@@ -19,6 +19,7 @@ import orjson
 from ..model.ids import compile_id_key
 from ..model.trace import Compile, Trace
 from .autotuning import autotuning
+from .compile_time import compile_times
 from .cudagraphs import cudagraphs
 from .status import BREAK, failed_compiles
 from .torch_warnings import torch_warnings
@@ -88,8 +89,11 @@ class RankSummary:
     # What torch printed on stderr, each distinct warning in a line (analyses/torch_warnings.py); None: the rank's
     # log does not record it (a plain log)
     warnings: list[str] | None = None
-    compile_time_s: float = 0.0  # sum of entire_frame_compile_time_s over compiles
-    compile_times_s: dict[str, float] = field(default_factory=dict)  # compile id -> entire_frame_compile_time_s
+    # The rank's compile time as its own report states it (analyses/compile_time.py), so the rank table, `check`
+    # and `summary LOG` give one figure: entire_frame_compile_time_s leaves out a failed compile and work outside the
+    # frame (a backward compiled at its first call, autotuning benchmarks).
+    compile_time_s: float = 0.0
+    compile_times_s: dict[str, float] = field(default_factory=dict)  # compile id (no attempt) -> its compile time
     breaks: int = 0  # compiles that succeeded after a restart (graph break)
     failures: int = 0  # compiles that failed
     recompiles: int = 0  # compiles of a frame already compiled (frame_compile_id > 0)
@@ -159,7 +163,9 @@ def summarize_rank(results: Results, rank: int | None = None) -> RankSummary:
     summary.cache_sequence = [[key, name, state] for _, key, name, state in cache_events]
     summary.cache_hits = sum(1 for *_, state in cache_events if state == "hit")
     summary.cache_misses = sum(1 for *_, state in cache_events if state == "miss")
-    summary.compile_time_s = round(sum(summary.compile_times_s.values()), 6)
+    timed = results.insights.compile_time if results.insights is not None else compile_times(trace)
+    summary.compile_time_s = round(timed.total_s, 6)
+    summary.compile_times_s = {c.compile_id: round(c.total_s, 6) for c in timed.compiles}
     graphed = results.insights.cudagraphs if results.insights is not None else cudagraphs(trace)
     summary.cudagraph_skips = [[c.compile_id, c.without_graphs_because or ""] for c in graphed.without_graphs]
     printed = results.insights.warnings if results.insights is not None else torch_warnings(trace)
@@ -178,10 +184,6 @@ def _graph_key(key: str, seen: Counter, kind: str) -> str:
 
 
 def _summarize_compile(trace: Trace, entry: Compile, key: str, summary: RankSummary) -> None:
-    if entry.compile_id is not None and entry.metrics:
-        seconds = entry.metrics.get("entire_frame_compile_time_s")
-        if isinstance(seconds, (int, float)) and not isinstance(seconds, bool):
-            summary.compile_times_s[key] = float(seconds)
     seen: Counter = Counter()
     schedules: list[list[str]] = []
     # Output code is only searched for collectives when the compile logged a schedule to compare with.
