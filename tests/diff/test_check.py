@@ -214,3 +214,28 @@ def test_ranks_with_nothing_to_compare_fail_the_baseline_rule(tmp_path, capsys):
         (tmp_path / "run" / f"dedicated_log_torch_trace_rank_{rank}_x.log").write_bytes(gzip.decompress(log("base").read_bytes()))
     assert run_cli("check", tmp_path / "run", "--baseline", tmp_path / "baseline") == 1
     assert lines(capsys.readouterr().out) == ["baseline: no rank of the run (2, 3) is a rank of the baseline (0, 1)"]
+
+
+def test_a_log_not_read_in_full_fails_the_gate_and_the_diff_says_so(tmp_path, capsys):
+    # A real log cut off mid-file, as a killed run leaves it: the check saw only part of the run, so it cannot pass it.
+    cut = tmp_path / "cut.log.gz"
+    cut.write_bytes(log("break").read_bytes()[:5000])
+    assert run_cli("check", cut) == 1
+    captured = capsys.readouterr()
+    (line,) = lines(captured.out)
+    assert line.startswith("whole-log: the log was not read in full (") and "the log cannot be read after line " in line
+    assert captured.err.startswith("compilescope: warning: cut.log.gz: ") and "cannot be read after line" in captured.err
+    assert run_cli("check", log("base"), "--baseline", cut) == 1
+    assert lines(capsys.readouterr().out)[-1].startswith("whole-log: the baseline's log was not read in full")
+    # diff: the warning on stderr, a note under the changes, and the same note in the JSON.
+    assert run_cli("diff", cut, log("break")) in (0, 1)
+    captured = capsys.readouterr()
+    assert "The diff shows what was read." in captured.err
+    assert "A's log was not read in full (1 payload not matching its md5; the log cannot be read after line" in " ".join(
+        captured.out.split())
+    assert run_cli("diff", cut, log("break"), "--json") in (0, 1)
+    (note,) = [n for n in json.loads(capsys.readouterr().out)["ranks"][0]["notes"] if "not read in full" in n]
+    assert note.startswith("A's log")
+    # A whole log passes, and a payload not matching its md5 (still read) is warned about without failing.
+    assert run_cli("check", log("base")) == 0
+    assert "whole-log" not in capsys.readouterr().out

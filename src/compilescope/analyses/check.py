@@ -10,6 +10,7 @@ from dataclasses import field
 from typing import Any
 
 from .diff import FrameFacts, RunFacts, TimeThreshold, diff_runs, paired_ranks
+from .unread import Unread
 from .userloc import is_python_library_file
 from .diff import short_path as _short
 from ..model.records import dataclass
@@ -146,6 +147,18 @@ def evaluate(runs: dict[int | None, RunFacts], rules: Rules,
 
     if baseline is not None:
         results.extend(_regressions(runs, baseline, rules))
+    # A log read only in part may hide what a rule looks for: a gate that did not see the whole run cannot pass it.
+    # (A payload not matching its md5 was still read: stderr says so, and the rules stand.)
+    unread = [(who, rank, facts.unread) for who, sides in (("", runs), ("the baseline's ", baseline or {}))
+              for rank, facts in sides.items()
+              if facts.unread and (facts.unread["skipped_records"] or facts.unread["stopped_at_line"] is not None)]
+    if unread:
+        who, rank, first = unread[0]
+        more = f" (and {len(unread) - 1} more logs)" if len(unread) > 1 else ""
+        results.append(RuleResult("whole-log", "every line of the log read", False,
+                                  f"whole-log: {_where(rank)}{who or 'the '}log was not read in full "
+                                  f"({Unread.from_json(first).describe()}){more}",
+                                  [f"{_where(r)}{w or 'the '}log: {Unread.from_json(u).describe()}" for w, r, u in unread]))
     return results
 
 

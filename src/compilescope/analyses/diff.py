@@ -34,6 +34,7 @@ from .dynamic_shapes import dynamic_shapes
 from .failures import failures_and_restarts
 from .graph_breaks import compilation_key, graph_breaks
 from .recompiles import recompiles
+from .unread import Unread, unread
 from .torch_warnings import torch_warnings
 from .userloc import is_python_library_file
 from ..wording import count
@@ -143,6 +144,7 @@ class RunFacts:
     # The warnings torch printed: {frame, source, text (first line, masked), name}; None: not recorded by this run
     # (a plain log, without compilescope run, capture() or a saved stderr beside it)
     warnings: list[dict[str, Any]] | None = None
+    unread: dict[str, Any] | None = None  # what of the log was not read (analyses/unread.py, as JSON); None: all of it
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -388,6 +390,7 @@ def run_facts(trace: Trace, statuses: dict[CompileId | None, str] | None = None)
                           "reason": _mask(c.without_graphs_because or "")}
                          for c in cudagraphs(trace).without_graphs],
         warnings=_warnings(trace, frame_of_cid),
+        unread=not_read.to_json() if (not_read := unread(trace.stats)) else None,
     )
 
 
@@ -737,6 +740,11 @@ def diff_runs(a: RunFacts, b: RunFacts, threshold: TimeThreshold = TimeThreshold
     for s in new:
         changes.append(Change("dynamic_shapes", "added", f"specialized: {', '.join(s[0])} = {s[1]} (at {_short(s[2])}:{s[3]})",
                               None, None, {"sources": list(s[0]), "value": s[1], "file": s[2], "line": s[3]}))
+    # A log read only in part (cut off, corrupt lines): what it lacks may look like a change, so the diff says so.
+    for side, facts in (("A", a), ("B", b)):
+        if facts.unread:
+            result.notes.append(f"{side}'s log was not read in full ({Unread.from_json(facts.unread).describe()}): "
+                                "the diff compares what was read")
     return result
 
 

@@ -11,6 +11,7 @@ from typing import Any
 
 from ..model.stats import IngestStats
 from ..model.records import dataclass
+from ..wording import count
 
 # Outcomes of a record that was not read as an event, in the words the terminal line uses.
 SKIPPED = {
@@ -33,6 +34,24 @@ class Unread:
 
     def __bool__(self) -> bool:
         return bool(self.skipped or self.damaged_payloads or self.stopped_at_line is not None)
+
+    def describe(self) -> str:
+        """What was not read, in a few words: "3 records skipped (3 broken JSON); cannot be read after line 637"."""
+        parts = []
+        if self.skipped:
+            why = ", ".join(f"{n} {SKIPPED[outcome]}" for outcome, n in self.reasons.items())
+            parts.append(f"{count(self.skipped, 'record')} skipped ({why})")
+        if self.damaged_payloads:
+            parts.append(f"{count(self.damaged_payloads, 'payload')} not matching "
+                         f"{'its' if self.damaged_payloads == 1 else 'their'} md5")
+        if self.stop_reason:
+            parts.append(self.stop_reason)
+        return "; ".join(parts)
+
+    @classmethod
+    def from_json(cls, doc: dict[str, Any]) -> Unread:
+        return cls(doc["skipped_records"], dict(doc["reasons"]), doc["damaged_payloads"], doc["stopped_at_line"],
+                   doc["stop_reason"])
 
     def to_json(self) -> dict[str, Any]:
         return {

@@ -26,7 +26,7 @@ class CheckCommand:
         parser.epilog = ("Recompiles count every graph compiled again, compiled autograd's backward graphs included. "
                          "Graph breaks, recompiles and failures in Python's own library (which torch may call from "
                          "compiled code) are not counted: nothing in your code changes them, and the results say how "
-                         "many there were.")
+                         "many there were. A log that could not be read in full fails (rule whole-log).")
         parser.add_argument("log", help="the run to check: a log, a directory, or a directory of rank logs")
         parser.add_argument("--max-graph-breaks", type=int, metavar="N", help="fail with more than N distinct graph breaks")
         parser.add_argument("--max-recompiles", type=int, metavar="N", help="fail with more than N recompiles")
@@ -66,8 +66,8 @@ class CheckCommand:
         if not (args.no_failures or args.baseline or args.no_cudagraph_skips or args.no_warnings) and all(
                 v is None for v in (args.max_graph_breaks, args.max_recompiles, args.max_compile_seconds)):
             rules.no_failures = True
-        baseline = read_side(args.baseline) if args.baseline else None
-        results = evaluate(read_side(args.log), rules, baseline)
+        baseline = read_side(args.baseline, covers="check") if args.baseline else None
+        results = evaluate(read_side(args.log, covers="check"), rules, baseline)
         if args.junit:
             from ..render.junit import junit_xml
 

@@ -19,6 +19,7 @@ from ..analyses.diff import DiffReport, RunFacts, TimeThreshold, diff_report, ru
 from ..ingest.discover import discover, holds_several_ranks
 from ..ingest.rank_logs import find_rank_logs
 from ..ingest.reader import read_trace
+from ..render.notices import unread_line
 from ..render.options import ReportOptions
 from ..output import OutputDir
 
@@ -33,8 +34,10 @@ def side_logs(path: str) -> list[tuple[int | None, str]]:
     return [(None, found.chosen)]
 
 
-def read_side(path: str, report_dir: str | None = None, overwrite: bool = False) -> dict[int | None, RunFacts]:
-    """The facts of every rank of one side; with report_dir, each rank's report is written there too."""
+def read_side(path: str, report_dir: str | None = None, overwrite: bool = False,
+              covers: str = "diff") -> dict[int | None, RunFacts]:
+    """The facts of every rank of one side; with report_dir, each rank's report is written there too. A log not read
+    in full gets a warning on stderr, saying what `covers` (the diff, the check) is missing."""
     from ..report_writer import write_report  # here: it imports the HTML renderer, needed only with -o
 
     facts: dict[int | None, RunFacts] = {}
@@ -43,6 +46,8 @@ def read_side(path: str, report_dir: str | None = None, overwrite: bool = False)
         with read_trace(log) as trace:
             results = analyze(trace)
             facts[rank] = run_facts(trace, results.statuses)
+            if warning := unread_line(results.insights.unread, log, covers):
+                print(warning, file=sys.stderr)
             if report_dir is not None:
                 out = report_dir if len(logs) == 1 else os.path.join(report_dir, f"rank_{rank}")
                 write_report(trace, out, overwrite, ReportOptions(), results)
