@@ -264,7 +264,10 @@ def _describe(outcome: StageOutcome) -> str:
     seen = [count(outcome.compiles, "compile id")]
     seen += [count(outcome.graph_breaks, "graph break")] if outcome.graph_breaks else []
     seen += [count(outcome.recompiles, "recompile")] if outcome.recompiles else []
-    return f"passed {took} ({', '.join(seen)})"
+    if outcome.caught:
+        e = outcome.caught[0]
+        seen.append(f"{count(len(outcome.caught), 'failed compile')} the program caught: {e.exception}: {e.message}")
+    return f"passed {took} ({', '.join(seen)})"[:300]
 
 
 def diagnose(prog: Program, work: str, options: DiagnoseOptions, progress: Progress) -> DiagnoseResult:

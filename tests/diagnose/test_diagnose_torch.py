@@ -9,6 +9,7 @@ import html
 
 import pytest
 
+from ..conftest import TORCH213_LOGS
 from .conftest import diagnose, statuses
 
 pytestmark = pytest.mark.torch
@@ -38,6 +39,26 @@ def test_backend_compile_error_minified_to_one_relu(tmp_path):
     assert 'data-stage="user_backend"' in page and "Backend compiler" in page
     assert "Minimal repro: 3 nodes (torch.relu)" in proc.stderr
     assert "[1/3] backend=\"eager\"" in proc.stderr and "[minify 2/2]" in proc.stderr  # progress as it goes
+
+
+def test_a_compile_error_the_program_catches_is_not_the_failing_stage(tmp_path):
+    """compile_error_raises.py catches its fullgraph=True graph break, then dies of its backend's error. Forced to
+    "eager" and "aot_eager" it exits 0: those stages pass (the caught error noted), and the backend is the culprit."""
+    proc, doc, out = diagnose(tmp_path, TORCH213_LOGS.parent / "programs" / "compile_error_raises.py")
+    assert proc.returncode == 1
+    assert statuses(doc) == {"eager": "passed", "aot_eager": "passed", "backend": "failed"}
+    for stage in doc["stages"][:2]:
+        assert stage["returncode"] == 0 and stage["errors"] == []
+        assert [(e["exception"], e["location"]["line"]) for e in stage["caught"]] == [("Unsupported", 18)]
+    backend = doc["stages"][2]
+    assert backend["returncode"] == 1 and [e["exception"] for e in backend["errors"]] == ["BackendCompilerFailed"]
+    verdict = doc["verdict"]
+    assert (verdict["outcome"], verdict["failing_stage"], verdict["stage"]) == ("compile_error", "backend", "user_backend")
+    assert verdict["error"]["backend"] == "relu_compile_error_TESTING_ONLY"
+    assert verdict["location"]["filename"].endswith("compile_error_raises.py") and verdict["location"]["line"] == 22
+    assert "With backend=\"eager\", 1 compile failed without stopping the program" in verdict["next_steps"][-1]
+    assert "passed in" in proc.stderr and "1 failed compile the program caught: Unsupported" in proc.stderr
+    assert "1 failed compile the program caught (Unsupported)" in (out / "index.html").read_text()
 
 
 def test_inductor_cpp_compile_error_minified_to_one_relu(tmp_path):

@@ -14,7 +14,7 @@ from compilescope.diagnose import DiagnoseResult
 from compilescope.ingest.reader import read_trace
 from compilescope.render.diagnosis import diagnosis_json, diagnosis_page
 
-from ..conftest import torch213
+from ..conftest import TORCH214_LOGS, torch213
 
 ARGV = ["python3", "train.py", "--lr", "3"]
 
@@ -52,8 +52,8 @@ def passed(spec, compiles: int = 1, inductor: bool = False) -> StageOutcome:
     return StageOutcome(spec, facts(env=dict(spec.env)), compiles=compiles, used_inductor=inductor, traced=True)
 
 
-def from_log(spec, log: str, returncode: int) -> StageOutcome:
-    with read_trace(torch213(log)) as trace:
+def from_log(spec, log: str, returncode: int, logs=torch213) -> StageOutcome:
+    with read_trace(logs(log)) as trace:
         return stage_outcome(spec, facts(returncode, env=dict(spec.env)), trace)
 
 
@@ -83,15 +83,58 @@ def test_cpp_compile_error_in_the_backend_stage_real_log():
     assert minify_plan(verdict, [passed(EAGER), passed(AOT_EAGER), backend]) == ("aot", BACKEND)
 
 
-def test_dynamo_error_in_the_eager_stage_real_log():
-    # compile_error_raises.log: a fullgraph=True graph break first (Dynamo), then a backend error.
-    eager = from_log(EAGER, "compile_error_raises.log", 1)
+def test_a_failed_compile_the_program_caught_does_not_fail_its_run_real_log():
+    """compile_error_raises.log (the program as written, exit 1): the program catches its fullgraph=True graph break
+    [0/0] (Dynamo) and goes on to compile [1/0], whose backend error kills it."""
+    backend = from_log(BACKEND, "compile_error_raises.log", 1)
+    assert backend.status == "failed"
+    assert [(e.compile_id, e.exception) for e in backend.errors] == [("[1/0]", "BackendCompilerFailed")]
+    assert [(e.compile_id, e.exception) for e in backend.caught] == [("[0/0]", "Unsupported")]
+    # Had it exited 0, nothing that raised would have stopped it: no failure, both noted.
+    survived = from_log(BACKEND, "compile_error_raises.log", 0)
+    assert survived.status == "passed" and [e.compile_id for e in survived.caught] == ["[0/0]", "[1/0]"]
+    # With the backend forced to "eager" / "aot_eager", [1/0] compiles: those stages pass with [0/0] caught
+    # (test_diagnose_torch.py runs the program).
+    eager, aot = (StageOutcome(spec, facts(env=dict(spec.env)), caught=backend.caught[:1], compiles=2, traced=True)
+                  for spec in (EAGER, AOT_EAGER))
+    verdict = decide([eager, aot, backend])
+    assert (verdict.outcome, verdict.failing_stage, verdict.stage) == ("compile_error", "backend", "user_backend")
+    assert verdict.error.backend == "relu_compile_error_TESTING_ONLY" and verdict.location.line == 22  # g_relu
+    assert "With backend=\"eager\", 1 compile failed without stopping the program (Unsupported" in verdict.next_steps[-1]
+    assert "compile_error_raises.py:18" in verdict.next_steps[-1]
+    doc = backend.to_json()
+    assert [e["compile_id"] for e in doc["errors"]] == ["[1/0]"] and [e["compile_id"] for e in doc["caught"]] == ["[0/0]"]
+
+
+def test_a_failed_compile_that_ends_the_run_is_its_failure_real_log():
+    """The same log, but the run exits 1 right after [0/0] (the fullgraph error uncaught): Dynamo's error there."""
+    whole = from_log(EAGER, "compile_error_raises.log", 1)
+    eager = StageOutcome(EAGER, whole.facts, errors=whole.caught, compiles=1, traced=True)
     skipped = [StageOutcome(AOT_EAGER, skipped_reason="earlier"), StageOutcome(BACKEND, skipped_reason="earlier")]
     verdict = decide([eager, *skipped])
     assert (verdict.failing_stage, verdict.stage) == ("eager", "dynamo")
     assert verdict.location.filename.endswith("compile_error_raises.py") and verdict.location.line == 18
     assert any("fullgraph=True" in step for step in verdict.next_steps)
     assert isinstance(minify_plan(verdict, [eager, *skipped]), str)  # no minifier for Dynamo's own errors
+
+
+def test_a_run_that_exits_0_past_failed_compiles_passes_real_log():
+    """torch 2.14 under compiled autograd fails to compile three of inspect's functions (README, differs/); they run
+    eagerly, the exception is handled, the program ends well: every stage passes, and the verdict says what failed."""
+    log = lambda name: TORCH214_LOGS.parent / "differs" / name  # noqa: E731
+    backend = from_log(BACKEND, "compiled_autograd.log.gz", 0, logs=log)
+    assert backend.status == "passed" and backend.errors == []
+    assert [e.compile_id for e in backend.caught] == ["[1/0]", "[3/0]", "[5/0]"]
+    verdict = decide([passed(EAGER), passed(AOT_EAGER), backend])
+    assert verdict.ok
+    assert verdict.next_steps[-1].startswith("With your backend, 3 compiles failed without stopping the program")
+
+
+def test_failures_torch_fell_back_from_still_fail_the_run_real_log():
+    """suppress_errors: torch swallowed the error and ran the frame eagerly, so the run exits 0, but it failed to
+    compile, which is what diagnose is for (the program did not catch anything)."""
+    backend = from_log(BACKEND, "compile_error_fallback.log", 0)
+    assert backend.status == "failed" and backend.errors[0].fell_back and backend.caught == []
 
 
 def test_aot_eager_failure_is_aotautograd():

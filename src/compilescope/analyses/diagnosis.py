@@ -4,7 +4,9 @@ The stages follow the PyTorch troubleshooting guide: the program runs with its
 torch.compile backend forced to "eager" (Dynamo only), then "aot_eager" (Dynamo +
 AOTAutograd), then as written (Inductor unless it chose another backend). The first
 stage that fails names the culprit; within a stage, the failing compile's stage comes
-from analyses/errors.py (one classifier for the whole project).
+from analyses/errors.py (one classifier for the whole project). A compile whose exception
+the program caught, going on to exit 0 or to compile more, fails no stage: the
+program runs past it as written.
 
 Pure: the orchestration (diagnose.py) gathers the facts, this module judges them.
 """
@@ -90,6 +92,9 @@ class StageOutcome:
     spec: StageSpec
     facts: RunFacts | None = None  # None: not run
     errors: list[CompileError] = field(default_factory=list)  # failed compiles (the recompile limit is not a failure)
+    # Failed compiles the run went past: their exception reached the program, which caught it (a fullgraph=True
+    # try/except) and went on. Not failures of the run: the same program runs as written.
+    caught: list[CompileError] = field(default_factory=list)
     compiles: int = 0  # compile ids in its trace
     graph_breaks: int = 0  # distinct graph breaks in its trace
     recompiles: int = 0  # recompiles in its trace
@@ -120,7 +125,8 @@ class StageOutcome:
             "timed_out": f.timed_out if f else False, "env": f.env if f else {},
             "compiles": self.compiles, "graph_breaks": self.graph_breaks, "recompiles": self.recompiles,
             "used_inductor": self.used_inductor, "backend": self.backend_name,
-            "errors": [e.to_json() for e in self.errors], "skipped_reason": self.skipped_reason,
+            "errors": [e.to_json() for e in self.errors], "caught": [e.to_json() for e in self.caught],
+            "skipped_reason": self.skipped_reason,
             "report": self.report, "accuracy_failure": self.accuracy_failure, "accuracy_note": self.accuracy_note,
             "mismatch": self.mismatch,
         }
@@ -155,11 +161,24 @@ def _used_inductor(trace: Trace) -> bool:
     return False
 
 
+def _caught(trace: Trace, facts: RunFacts, errors: list[CompileError]) -> set[str]:
+    """The compile ids of the failures the program went past: torch raised (it did not fall back to eager), and the
+    run then exited 0 or compiled something else (a later compile starts lower in the log)."""
+    starts = {entry.key: entry.first_lineno for cid, entry in trace.compiles.items() if cid is not None}
+    last_start = max(starts.values(), default=0)
+    exited_ok = facts.returncode == 0 and not facts.timed_out
+    return {e.compile_id for e in errors
+            if not e.fell_back and (exited_ok or starts.get(e.compile_id, last_start) < last_start)}
+
+
 def stage_outcome(spec: StageSpec, facts: RunFacts, trace: Trace | None, output: str = "") -> StageOutcome:
     outcome = StageOutcome(spec, facts, traced=trace is not None)
     if trace is not None:
         found = compile_errors(trace).errors
-        outcome.errors = [e for e in found if e.stage != RECOMPILE_LIMIT]
+        failed = [e for e in found if e.stage != RECOMPILE_LIMIT]
+        caught = _caught(trace, facts, failed)
+        outcome.errors = [e for e in failed if e.compile_id not in caught]
+        outcome.caught = [e for e in failed if e.compile_id in caught]
         outcome.compiles = sum(1 for cid in trace.compiles if cid is not None)
         outcome.graph_breaks = len(graph_breaks(trace).breaks)
         outcome.recompiles = recompiles(trace).total
@@ -323,6 +342,18 @@ def _costs_seen(run: StageOutcome | None) -> list[str]:
             "(backend/index.html) or compilescope summary on its log says where and how to avoid them."]
 
 
+def _caught_seen(outcomes: list[StageOutcome]) -> list[str]:
+    """A compile that failed in a run the program went on with: not the failure, but worth knowing about."""
+    run = next((o for o in outcomes if o.caught), None)
+    if run is None:
+        return []
+    first = run.caught[0]
+    where = f" at {first.location.short}" if first.location else ""
+    return [f"With {run.spec.title}, {count(len(run.caught), 'compile')} failed without stopping the program "
+            f"({first.exception}: {first.message}{where}, compile id {first.compile_id}): its exception reached the "
+            "program, which caught it and went on. That run's trace report has the error."]
+
+
 _NO_TORCH = "ModuleNotFoundError: No module named 'torch'"
 
 
@@ -341,7 +372,8 @@ def decide(outcomes: list[StageOutcome], accuracy: StageOutcome | None = None) -
             return _wrong_results(by_key.get(BACKEND.key), accuracy, "every stage compiles, but {name}'s compiled code "
                                   "computes results that differ from eager.")
         checked = " and its compiled results match eager" if accuracy is not None and accuracy.status == PASSED else ""
-        return Verdict("ok", f"Every stage compiles and runs{checked}.", next_steps=_costs_seen(by_key.get(BACKEND.key)))
+        return Verdict("ok", f"Every stage compiles and runs{checked}.",
+                       next_steps=_costs_seen(by_key.get(BACKEND.key)) + _caught_seen(outcomes))
 
     key = failed.spec.key
     if failed.status == TIMED_OUT:
@@ -360,7 +392,7 @@ def decide(outcomes: list[StageOutcome], accuracy: StageOutcome | None = None) -
         return Verdict(
             "compile_error", f"Compilation fails {where}: {DIAGNOSIS_LABELS[stage]}.", key, stage, error,
             message=error.message, location=error.location, location_kind=error.location_kind,
-            next_steps=list(error.next_steps),
+            next_steps=list(error.next_steps) + _caught_seen(outcomes),
         )
     if key == BACKEND.key and failed.mismatch:  # the program checked its results: wrong with this backend only
         return _wrong_results(failed, accuracy, "the program's own check of them fails with {name} alone "
@@ -385,7 +417,7 @@ def decide(outcomes: list[StageOutcome], accuracy: StageOutcome | None = None) -
         key, RUNTIME, message=message,
         next_steps=["Read the program's output below for the exception.",
                     "Minify: TORCHDYNAMO_REPRO_AFTER=\"aot\" (Inductor) or \"dynamo\" (other backends) also catches "
-                    "run-time failures of the compiled graph."],
+                    "run-time failures of the compiled graph.", *_caught_seen(outcomes)],
     )
 
 
