@@ -56,6 +56,7 @@ def test_a_compile_error_the_program_catches_is_not_the_failing_stage(tmp_path):
     assert (verdict["outcome"], verdict["failing_stage"], verdict["stage"]) == ("compile_error", "backend", "user_backend")
     assert verdict["error"]["backend"] == "relu_compile_error_TESTING_ONLY"
     assert verdict["location"]["filename"].endswith("compile_error_raises.py") and verdict["location"]["line"] == 22
+    assert not any("should run" in step for step in verdict["next_steps"])  # the stages diagnose has run
     assert "With backend=\"eager\", 1 compile failed without stopping the program" in verdict["next_steps"][-1]
     assert "passed in" in proc.stderr and "1 failed compile the program caught: Unsupported" in proc.stderr
     assert "1 failed compile the program caught (Unsupported)" in (out / "index.html").read_text()

@@ -100,6 +100,8 @@ def test_a_failed_compile_the_program_caught_does_not_fail_its_run_real_log():
     verdict = decide([eager, aot, backend])
     assert (verdict.outcome, verdict.failing_stage, verdict.stage) == ("compile_error", "backend", "user_backend")
     assert verdict.error.backend == "relu_compile_error_TESTING_ONLY" and verdict.location.line == 22  # g_relu
+    assert 'backend="eager" should run' not in " ".join(verdict.next_steps)  # diagnose ran it: it passed
+    assert verdict.next_steps[0].startswith('backend="aot_eager" runs the program (its stage passed)')
     assert "With backend=\"eager\", 1 compile failed without stopping the program (Unsupported" in verdict.next_steps[-1]
     assert "compile_error_raises.py:18" in verdict.next_steps[-1]
     doc = backend.to_json()
@@ -115,6 +117,7 @@ def test_a_failed_compile_that_ends_the_run_is_its_failure_real_log():
     assert (verdict.failing_stage, verdict.stage) == ("eager", "dynamo")
     assert verdict.location.filename.endswith("compile_error_raises.py") and verdict.location.line == 18
     assert any("fullgraph=True" in step for step in verdict.next_steps)
+    assert not any('backend="eager"' in step for step in verdict.next_steps)  # the stage that just failed
     assert isinstance(minify_plan(verdict, [eager, *skipped]), str)  # no minifier for Dynamo's own errors
 
 
@@ -141,6 +144,8 @@ def test_aot_eager_failure_is_aotautograd():
     aot = from_log(AOT_EAGER, "compile_error_lowering.log", 1)  # any failed compile: the stage decides
     verdict = decide([passed(EAGER), aot, StageOutcome(BACKEND, skipped_reason="earlier")])
     assert (verdict.failing_stage, verdict.stage) == ("aot_eager", "aot_autograd")
+    assert verdict.next_steps[0].startswith('backend="eager" runs the program (its stage passed)')
+    assert not any('backend="aot_eager" should run' in step for step in verdict.next_steps)  # it just failed
     assert minify_plan(verdict, []) == ("dynamo", AOT_EAGER)
 
 

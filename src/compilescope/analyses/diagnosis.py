@@ -22,8 +22,8 @@ from typing import Any
 from ..model.trace import Trace
 from ..wording import count
 from .errors import (
-    AOT, DYNAMO, INDUCTOR, KERNEL_COMPILE, LOWERING, RECOMPILE_LIMIT, STAGE_LABELS, USER_BACKEND, CompileError,
-    compile_errors,
+    AOT, DYNAMO, INDUCTOR, KERNEL_COMPILE, LOWERING, NARROWING_STEPS, RECOMPILE_LIMIT, STAGE_LABELS, USER_BACKEND,
+    CompileError, compile_errors,
 )
 from .graph_breaks import graph_breaks
 from .recompiles import recompiles
@@ -354,6 +354,26 @@ def _caught_seen(outcomes: list[StageOutcome]) -> list[str]:
             "program, which caught it and went on. That run's trace report has the error."]
 
 
+# What a narrowing step (rerun with "eager" / "aot_eager") becomes once diagnose has run that stage; None: nothing
+# to add (the failure is Dynamo's, which every stage runs).
+_STAGE_WORKAROUND = {
+    EAGER.key: None,
+    AOT_EAGER.key: "backend=\"eager\" runs the program (its stage passed): use it as a workaround, the captured graphs "
+                   "then run uncompiled.",
+    BACKEND.key: "backend=\"aot_eager\" runs the program (its stage passed): use it as a workaround.",
+}
+
+
+def _steps_after_stages(key: str, steps: list[str]) -> list[str]:
+    """An error's next steps, less those that rerun a stage diagnose has run: in their place, what that showed."""
+    narrowing = [i for i, step in enumerate(steps) if step in NARROWING_STEPS]
+    kept = [step for step in steps if step not in NARROWING_STEPS]
+    workaround = _STAGE_WORKAROUND.get(key)
+    if narrowing and workaround:
+        kept.insert(narrowing[0], workaround)
+    return kept
+
+
 _NO_TORCH = "ModuleNotFoundError: No module named 'torch'"
 
 
@@ -392,7 +412,7 @@ def decide(outcomes: list[StageOutcome], accuracy: StageOutcome | None = None) -
         return Verdict(
             "compile_error", f"Compilation fails {where}: {DIAGNOSIS_LABELS[stage]}.", key, stage, error,
             message=error.message, location=error.location, location_kind=error.location_kind,
-            next_steps=list(error.next_steps) + _caught_seen(outcomes),
+            next_steps=_steps_after_stages(key, error.next_steps) + _caught_seen(outcomes),
         )
     if key == BACKEND.key and failed.mismatch:  # the program checked its results: wrong with this backend only
         return _wrong_results(failed, accuracy, "the program's own check of them fails with {name} alone "

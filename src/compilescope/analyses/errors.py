@@ -35,11 +35,20 @@ STAGE_LABELS = {
     USER_BACKEND: "Backend compiler",
 }
 
+# The steps that narrow a failure down by rerunning the program with backend="eager" or "aot_eager".
+CONFIRM_DYNAMO = "Confirm with backend=\"eager\" (Dynamo only): the same error there means Dynamo is the cause."
+RETRY_AOT_EAGER = "Retry with backend=\"aot_eager\": if it fails too, the error is in AOTAutograd tracing."
+LOWERING_WORKAROUND = "The error is in Inductor lowering: backend=\"aot_eager\" should run (use it as a workaround)."
+INDUCTOR_WORKAROUND = "The error is in Inductor: backend=\"aot_eager\" should run (use it as a workaround)."
+CONFIRM_USER_BACKEND = "The backend compiler raised: backend=\"eager\" should run, which confirms it."
+# `compilescope diagnose` runs those stages itself: its verdict says what they showed instead.
+NARROWING_STEPS = frozenset({CONFIRM_DYNAMO, RETRY_AOT_EAGER, LOWERING_WORKAROUND, INDUCTOR_WORKAROUND, CONFIRM_USER_BACKEND})
+
 NEXT_STEPS = {
     DYNAMO: [
         "Dynamo could not trace this code: the message says which construct; rewrite it or move it out of the "
         "compiled function.",
-        "Confirm with backend=\"eager\" (Dynamo only): the same error there means Dynamo is the cause.",
+        CONFIRM_DYNAMO,
         "For the internal stack: TORCHDYNAMO_VERBOSE=1, or TORCH_LOGS=\"+dynamo\".",
     ],
     RECOMPILE_LIMIT: [
@@ -47,16 +56,16 @@ NEXT_STEPS = {
         "Raising torch._dynamo.config.recompile_limit only postpones the problem.",
     ],
     AOT: [
-        "Retry with backend=\"aot_eager\": if it fails too, the error is in AOTAutograd tracing.",
+        RETRY_AOT_EAGER,
         "Minify: TORCHDYNAMO_REPRO_AFTER=\"dynamo\" python your_script.py writes a minimal repro.",
     ],
     LOWERING: [
-        "The error is in Inductor lowering: backend=\"aot_eager\" should run (use it as a workaround).",
+        LOWERING_WORKAROUND,
         "Minify: TORCHDYNAMO_REPRO_AFTER=\"aot\" python your_script.py, then run the minifier_launcher.py it writes.",
         "Report it to PyTorch with the minified repro.",
     ],
     INDUCTOR: [
-        "The error is in Inductor: backend=\"aot_eager\" should run (use it as a workaround).",
+        INDUCTOR_WORKAROUND,
         "Minify: TORCHDYNAMO_REPRO_AFTER=\"aot\" python your_script.py, then run the minifier_launcher.py it writes.",
     ],
     KERNEL_COMPILE: [
@@ -66,7 +75,7 @@ NEXT_STEPS = {
         "Minify: TORCHDYNAMO_REPRO_AFTER=\"aot\" python your_script.py, then run the minifier_launcher.py it writes.",
     ],
     USER_BACKEND: [
-        "The backend compiler raised: backend=\"eager\" should run, which confirms it.",
+        CONFIRM_USER_BACKEND,
         "Minify: TORCHDYNAMO_REPRO_AFTER=\"dynamo\" python your_script.py writes repro.py to "
         "torch._dynamo.config.base_dir.",
     ],
