@@ -6,6 +6,8 @@ import shutil
 import subprocess
 import sys
 
+import pytest
+
 from compilescope.ingest.discover import discover
 
 from .conftest import peer, report, run_cli, shared, torch213
@@ -156,3 +158,16 @@ def test_a_log_with_bytecode_to_decompile_still_imports_the_decompiler(tmp_path)
     imported = "'compilescope.decompile.core' in sys.modules"
     assert _report_in_a_new_process(torch213("graph_breaks.log"), tmp_path / "out", imported) == "0 True"
     assert list((tmp_path / "out").glob("**/transformed*.html"))
+
+
+@pytest.mark.parametrize("jobs", ["0", "-1"])
+def test_fewer_than_one_job_is_a_usage_error(jobs, tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # where the program would write, had it run
+    script = tmp_path / "train.py"
+    script.write_text("open('ran', 'w').close()\n")
+    log = torch213("recompiles.log")
+    for argv in ([log, "-j", jobs, "-o", tmp_path / "out", "--no-browser"], ["summary", "-j", jobs, log],
+                 ["run", "-j", jobs, "--no-browser", "-o", tmp_path / "out", script]):  # (run: ours before the script)
+        assert run_cli(*argv) == 2, argv
+        assert capsys.readouterr().err == "compilescope: error: -j/--jobs must be 1 or more\n"
+    assert not (tmp_path / "out").exists() and not (tmp_path / "ran").exists()

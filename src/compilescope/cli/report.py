@@ -20,10 +20,10 @@ from ..wording import count
 from ..report_writer import load_analysis, saved_analysis, stored_log_chunks, strict_problems, write_report
 from .browser import open_browser
 from .progress import read_progress
-from .report_args import add_report_arguments, report_options
+from .report_args import add_report_arguments, check_report_arguments, report_options
 
 # The names other commands (run, diagnose) take from here.
-__all__ = ["ReportCommand", "add_report_arguments", "open_browser", "report_options", "strict_problems", "write_report"]
+__all__ = ["ReportCommand", "add_report_arguments", "check_report_arguments", "open_browser", "report_options", "strict_problems", "write_report"]
 _open_browser = open_browser
 
 
@@ -45,6 +45,7 @@ class ReportCommand:
                             "(no log needed)")
 
     def run(self, args: argparse.Namespace) -> int:
+        check_report_arguments(args)
         if args.load:
             if args.path or args.save:
                 raise CompilescopeError("--load reads a saved analysis instead of a log: give no log and no --save")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 
 from ..render.options import ReportOptions
+from .usage import require_at_least
 
 
 def add_report_arguments(
@@ -54,6 +55,11 @@ def add_report_arguments(
         "--scheduler", metavar="ADDRESS", default=None,
         help="with --executor dask: the scheduler of a running cluster (tcp://host:8786); default: a local cluster of -j workers",
     )
+
+
+def check_report_arguments(args: argparse.Namespace) -> None:
+    """The report flags' usage errors (every command that takes them calls this before it reads or runs anything)."""
+    require_at_least("-j/--jobs", args.jobs, 1)
 
 
 def report_options(args: argparse.Namespace) -> ReportOptions:

@@ -23,8 +23,8 @@ from ..wording import count
 from .output import check_output_dir
 from ..analyses import Results, analyze
 from ..ingest.profile import read_profiles
-from .report import (_open_browser, _stats_line, add_report_arguments, report_options, report_processes, strict_problems,
-                     write_report)
+from .report import (_open_browser, _stats_line, add_report_arguments, check_report_arguments, report_options,
+                     report_processes, strict_problems, write_report)
 
 
 def split_program(parser: argparse.ArgumentParser, argv: list[str]) -> tuple[list[str], str | None, list[str], bool]:
@@ -112,6 +112,7 @@ class RunCommand:
         return parse_program_args(parser, argv, "compilescope run")
 
     def run(self, args: argparse.Namespace) -> int:
+        check_report_arguments(args)
         prog = program(args.program, args.module, args.is_command)
         if prog.this_python:
             require_torch("compilescope run")

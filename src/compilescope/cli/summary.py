@@ -23,6 +23,7 @@ from ..render.notices import unread_line
 from ..render.terminal import RankSummariesRenderer, SummaryRenderer
 from .console import default_console
 from .multirank import summarize_ranks
+from .usage import require_at_least
 
 
 class SummaryCommand:
@@ -47,6 +48,7 @@ class SummaryCommand:
                             help="with several ranks: ranks read in parallel (default: the number of cores)")
 
     def run(self, args: argparse.Namespace) -> int:
+        require_at_least("-j/--jobs", args.jobs, 1)
         if not args.latest and holds_several_ranks(args.path):
             if args.profile:
                 raise CompilescopeError("--profile goes with one log (the log of the process that was profiled)")
