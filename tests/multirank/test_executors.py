@@ -97,10 +97,17 @@ def test_unknown_scheduler_is_one_line_error(tmp_path, capsys):
     assert "cannot reach the dask scheduler at tcp://127.0.0.1:9" in err and "Traceback" not in err
 
 
-def test_scheduler_without_dask_executor_is_refused(tmp_path, capsys):
-    rc = run_cli(TORCH213_RANKS, "--all-ranks-html", "-o", tmp_path / "out", "--no-browser", "--scheduler", "tcp://127.0.0.1:9")
-    assert rc != 0
-    assert "use it with --executor dask" in capsys.readouterr().err
+def test_scheduler_without_dask_executor_is_refused(tmp_path, capsys, monkeypatch):
+    """Refused whether or not the log has several ranks (one log never reaches an executor), and by run too."""
+    monkeypatch.chdir(tmp_path)  # where the program would write, had it run
+    script = tmp_path / "train.py"
+    script.write_text("open('ran', 'w').close()\n")
+    flags = ["-o", tmp_path / "out", "--no-browser", "--scheduler", "tcp://127.0.0.1:9"]
+    for argv in ([TORCH213_RANKS, "--all-ranks-html", *flags], [TORCH213_RANKS / "dedicated_log_torch_trace_rank_0.log", *flags],
+                 [TORCH213_RANKS, "--executor", "local", *flags], ["run", "--trace-dir", tmp_path / "trace", *flags, script]):
+        assert run_cli(*argv) == 2
+        assert capsys.readouterr().err == "compilescope: error: --scheduler names a dask scheduler: give --executor dask\n"
+    assert not (tmp_path / "out").exists() and not (tmp_path / "ran").exists() and not (tmp_path / "trace").exists()
 
 
 # -- a worker that dies --------------------------------------------------------------------

@@ -34,9 +34,7 @@ class RankExecutor(Protocol):
 
 
 def make_executor(name: str, workers: int, scheduler: str | None = None) -> RankExecutor:
-    if name == "local":
-        if scheduler:
-            raise CompilescopeError("--scheduler names a dask scheduler; use it with --executor dask")
+    if name == "local":  # (a --scheduler with it is refused with the other flags: report_args.check_report_arguments)
         return LocalExecutor(workers)
     if name == "dask":
         return DaskExecutor(scheduler, workers)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 
 from ..render.options import ReportOptions
-from .usage import require_at_least
+from .usage import require_at_least, require_with
 
 
 def add_report_arguments(
@@ -60,6 +60,8 @@ def add_report_arguments(
 def check_report_arguments(args: argparse.Namespace) -> None:
     """The report flags' usage errors (every command that takes them calls this before it reads or runs anything)."""
     require_at_least("-j/--jobs", args.jobs, 1)
+    require_with("--scheduler", args.scheduler is not None, "--executor dask", args.executor == "dask",
+                 "names a dask scheduler")
 
 
 def report_options(args: argparse.Namespace) -> ReportOptions:
