@@ -257,6 +257,18 @@ def test_cli_threshold_flags(capsys):
     assert change["detail"]["compiles"][0]["compile_a"] in ("[0/0]", "[0/1]")
 
 
+def test_a_threshold_of_zero_counts_every_difference_but_never_none(capsys):
+    a, b = facts("base"), facts("base_again")
+    assert a.autotune_s == b.autotune_s == 0  # neither run autotuned: the same 0s on both sides
+    assert not TimeThreshold(0, 1).significant(0, 0) and not TimeThreshold(0, 1).significant(2.5, 2.5)
+    assert TimeThreshold(0, 1).significant(0, 0.001)
+    assert run_cli("diff", log("base"), log("base_again"), "--time-threshold", "0") == 0
+    assert "autotuning" not in capsys.readouterr().out
+    assert run_cli("diff", log("base"), log("base_again"), "--time-threshold", "0", "--time-ratio", "1", "--json") == 1
+    [rank] = json.loads(capsys.readouterr().out)["ranks"]
+    assert rank["sections"] == ["compile_time"]
+
+
 def test_frames_of_one_run_only_are_counted_in_words(capsys):
     """Two real GPU runs with no frame in common: a frame compiled once reads "(1 compile)", not "(1 compiles)"."""
     gpt2 = shared("gpu-torch211/gpt2_train/dedicated_log_torch_trace_7r9zxwnl.log")

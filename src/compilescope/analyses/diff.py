@@ -60,6 +60,7 @@ FX_GRAPH = "dynamo_output_graph"
 @dataclass(frozen=True)
 class TimeThreshold:
     """A timing difference is a change only when it is at least `seconds` and the slower side took `ratio` times the faster.
+    A difference of zero is never a change, whatever the threshold (0 seconds: any non-zero difference is one).
 
     Compile time of one program varies a lot between runs (the C++/Triton compiles compete
     with everything else on the machine): on a shared 2-core machine two runs of the same
@@ -73,7 +74,7 @@ class TimeThreshold:
 
     def significant(self, a: float, b: float) -> bool:
         slow, fast = max(a, b), min(a, b)
-        return slow - fast >= self.seconds and (fast <= 0 or slow / fast >= self.ratio)
+        return slow > fast and slow - fast >= self.seconds and (fast <= 0 or slow / fast >= self.ratio)
 
 
 # Code torch generated is named per process (`<eval_with_key>.16`: the 16th FX module it printed): the same code

@@ -56,7 +56,8 @@ def read_side(path: str, report_dir: str | None = None, overwrite: bool = False,
 
 def add_threshold_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--time-threshold", type=float, default=TimeThreshold.seconds, metavar="S",
-                        help=f"compile-time differences under S seconds are noise (default {TimeThreshold.seconds})")
+                        help=f"compile-time differences under S seconds are noise (default {TimeThreshold.seconds}; "
+                             "0: any non-zero difference counts)")
     parser.add_argument("--time-ratio", type=float, default=TimeThreshold.ratio, metavar="R",
                         help=f"... and so are those where the slower side is under R times the faster (default {TimeThreshold.ratio})")
 
