@@ -269,6 +269,17 @@ def test_a_threshold_of_zero_counts_every_difference_but_never_none(capsys):
     assert rank["sections"] == ["compile_time"]
 
 
+@pytest.mark.parametrize("flags, error", [
+    (["--time-threshold", "-1"], "--time-threshold must be 0 or more"),
+    (["--time-threshold", "nan"], "--time-threshold must be 0 or more"),
+    (["--time-ratio", "0.5"], "--time-ratio must be 1 or more"),
+])
+def test_a_threshold_that_means_nothing_is_a_usage_error(flags, error, capsys):
+    assert run_cli("diff", log("base"), log("base_again"), *flags) == 2
+    captured = capsys.readouterr()
+    assert captured.err == f"compilescope: error: {error}\n" and captured.out == ""
+
+
 def test_frames_of_one_run_only_are_counted_in_words(capsys):
     """Two real GPU runs with no frame in common: a frame compiled once reads "(1 compile)", not "(1 compiles)"."""
     gpt2 = shared("gpu-torch211/gpt2_train/dedicated_log_torch_trace_7r9zxwnl.log")

@@ -22,6 +22,7 @@ from ..ingest.reader import read_trace
 from ..render.notices import unread_line
 from ..render.options import ReportOptions
 from ..output import OutputDir
+from .usage import require_at_least
 
 
 def side_logs(path: str) -> list[tuple[int | None, str]]:
@@ -62,6 +63,14 @@ def add_threshold_arguments(parser: argparse.ArgumentParser) -> None:
                         help=f"... and so are those where the slower side is under R times the faster (default {TimeThreshold.ratio})")
 
 
+def time_threshold(args: argparse.Namespace) -> TimeThreshold:
+    """The noise threshold of the flags; a negative time, or a ratio under 1 (the slower side is never under 1x
+    the faster), is a usage error rather than a threshold that means the same as 0 or 1."""
+    require_at_least("--time-threshold", args.time_threshold, 0)
+    require_at_least("--time-ratio", args.time_ratio, 1)
+    return TimeThreshold(args.time_threshold, args.time_ratio)
+
+
 class DiffCommand:
     """Compare two runs: frames, graph breaks, recompiles, graphs, compile time, caches, failures, dynamic shapes.
     Exit status, as diff(1): 0 when nothing changed, 1 when something did, 2 on bad input."""
@@ -78,7 +87,7 @@ class DiffCommand:
         add_threshold_arguments(parser)
 
     def run(self, args: argparse.Namespace) -> int:
-        threshold = TimeThreshold(args.time_threshold, args.time_ratio)
+        threshold = time_threshold(args)
         output = OutputDir(args.out, args.overwrite, keep=[args.a, args.b]) if args.out else None
         sides = []
         for name, path in (("a", args.a), ("b", args.b)):
