@@ -169,6 +169,21 @@ def test_json_and_bad_input(capsys, tmp_path):
     assert run_cli("check", log("base"), "--max-recompiles", "-1") == 2
 
 
+@pytest.mark.parametrize("flags, error", [
+    (["--time-margin", "0.1"], "--time-margin compares with a baseline: give --baseline LOG"),
+    (["--time-min-seconds", "0"], "--time-min-seconds compares with a baseline: give --baseline LOG"),
+    (["--no-new-warnings"], "--no-new-warnings compares with a baseline: give --baseline LOG"),
+    (["--max-compile-seconds", "-1"], "--max-compile-seconds must be 0 or more"),
+    (["--baseline", log("base"), "--time-margin", "-0.5"], "--time-margin must be 0 or more"),
+    (["--baseline", log("base"), "--time-min-seconds", "nan"], "--time-min-seconds must be 0 or more"),
+])
+def test_an_option_that_would_do_nothing_or_means_nothing_is_a_usage_error(flags, error, capsys):
+    """A baseline-only option without --baseline was silently ignored: the gate passed without the check asked of it."""
+    assert run_cli("check", log("base"), *flags) == 2
+    captured = capsys.readouterr()
+    assert captured.err == f"compilescope: error: {error}\n" and captured.out == ""
+
+
 def test_diff_and_check_work_without_torch(tmp_path):
     """torch made unimportable in the child: neither command needs it."""
     import subprocess

@@ -15,6 +15,7 @@ import orjson
 from ..analyses.check import Rules, evaluate
 from ..errors import CompilescopeError
 from .diff import read_side
+from .usage import require_at_least, require_with
 
 
 class CheckCommand:
@@ -43,26 +44,27 @@ class CheckCommand:
         parser.add_argument("--baseline", metavar="LOG", help="fail on regressions against this run: a new graph break, "
                             "more recompiles, a new failure, a compile CUDA graphs now skip, compile time up by more "
                             "than the margin")
-        parser.add_argument("--time-margin", type=float, default=Rules.time_margin, metavar="F",
+        # (default None: given without --baseline, they are refused; Rules has their defaults)
+        parser.add_argument("--time-margin", type=float, metavar="F",
                             help=f"with --baseline: compile time may grow by this fraction (default {Rules.time_margin:g})")
-        parser.add_argument("--time-min-seconds", type=float, default=Rules.time_min_seconds, metavar="S",
-                            help=f"... and by at least S seconds before it counts (default {Rules.time_min_seconds:g})")
+        parser.add_argument("--time-min-seconds", type=float, metavar="S",
+                            help=f"with --baseline: ... and by at least S seconds before it counts (default {Rules.time_min_seconds:g})")
         parser.add_argument("--junit", metavar="FILE", help="write the results as JUnit XML (one test case per rule)")
         parser.add_argument("--json", action="store_true", help="print the results as JSON")
 
     def run(self, args: argparse.Namespace) -> int:
-        for name in ("max_graph_breaks", "max_recompiles"):
-            if getattr(args, name) is not None and getattr(args, name) < 0:
-                raise CompilescopeError(f"--{name.replace('_', '-')} must be 0 or more")
-        if args.time_margin < 0 or args.time_min_seconds < 0:
-            raise CompilescopeError("--time-margin and --time-min-seconds must be 0 or more")
-        if args.no_new_warnings and not args.baseline:
-            raise CompilescopeError("--no-new-warnings compares with a baseline: give --baseline LOG")
+        for name in ("max_graph_breaks", "max_recompiles", "max_compile_seconds", "time_margin", "time_min_seconds"):
+            require_at_least(f"--{name.replace('_', '-')}", getattr(args, name), 0)
+        baseline_only = {"--no-new-warnings": args.no_new_warnings, "--time-margin": args.time_margin is not None,
+                         "--time-min-seconds": args.time_min_seconds is not None}
+        for option, given in baseline_only.items():
+            require_with(option, given, "--baseline LOG", bool(args.baseline), "compares with a baseline")
         rules = Rules(max_graph_breaks=args.max_graph_breaks, max_recompiles=args.max_recompiles,
                       no_failures=args.no_failures, max_compile_seconds=args.max_compile_seconds,
                       no_cudagraph_skips=args.no_cudagraph_skips, no_warnings=args.no_warnings,
-                      no_new_warnings=args.no_new_warnings, time_margin=args.time_margin,
-                      time_min_seconds=args.time_min_seconds)
+                      no_new_warnings=args.no_new_warnings,
+                      time_margin=Rules.time_margin if args.time_margin is None else args.time_margin,
+                      time_min_seconds=Rules.time_min_seconds if args.time_min_seconds is None else args.time_min_seconds)
         if not (args.no_failures or args.baseline or args.no_cudagraph_skips or args.no_warnings) and all(
                 v is None for v in (args.max_graph_breaks, args.max_recompiles, args.max_compile_seconds)):
             rules.no_failures = True
