@@ -7,6 +7,7 @@ import http.client
 import os
 import re
 import shutil
+import socket
 import subprocess
 import sys
 import time
@@ -15,7 +16,7 @@ from urllib.parse import urlsplit
 import pytest
 
 from ..browser import browser_page
-from ..conftest import skip_or_fail, torch213
+from ..conftest import run_cli, skip_or_fail, torch213
 from .helpers import log
 
 
@@ -218,3 +219,26 @@ def test_report_is_rendered_on_first_open_and_kept(runs_dir, tmp_path):
     assert first.startswith(str(tmp_path / "cache"))  # rendered into the hub's cache, never into the run
     assert sorted(os.listdir(runs_dir / "2026-01-01_run_cold")) == [
         "dedicated_log_torch_trace_cold.log", "dedicated_log_torch_trace_zlink.log"]
+
+
+@pytest.mark.parametrize("port", ["99999", "-1", "65536"])
+def test_a_port_out_of_range_is_a_usage_error(port, tmp_path, capsys):
+    assert run_cli("serve", tmp_path, "--port", port, "--no-browser") == 2
+    assert capsys.readouterr().err == "compilescope: error: --port must be from 0 to 65535\n"
+
+
+def test_a_port_in_use_or_a_file_for_the_directory_is_one_line(tmp_path, capsys):
+    try:
+        import uvicorn  # noqa: F401
+    except ImportError:
+        skip_or_fail("the serve extra is not installed (pip install -e '.[test]')")
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen(1)
+        port = taken.getsockname()[1]
+        assert run_cli("serve", tmp_path, "--port", port, "--no-browser") == 2
+    assert capsys.readouterr().err == (f"compilescope: error: cannot listen on 127.0.0.1:{port}: Address already in use "
+                                       "(leave out --port for a free one)\n")
+    (tmp_path / "run.log").write_text("")
+    assert run_cli("serve", tmp_path / "run.log", "--no-browser") == 2
+    assert capsys.readouterr().err == f"compilescope: error: {tmp_path / 'run.log'}: not a directory (name the directory of runs)\n"

@@ -29,6 +29,7 @@ from urllib.parse import quote
 from ..errors import CompilescopeError
 from ..ingest.discover import find_logs, holds_several_ranks
 from ..runner import DEFAULT_TRACE_ROOT
+from .usage import require_within
 
 LIVE_SECONDS = 30.0  # a run whose log changed this recently is shown as live, and the list refreshes itself
 ALLOWED_HOSTS = ["127.0.0.1", "localhost"]
@@ -261,10 +262,13 @@ class ServeCommand:
         parser.add_argument("--no-browser", action="store_true", help="do not open the hub in a browser")
 
     def run(self, args: argparse.Namespace) -> int:
+        require_within("--port", args.port, 0, 65535)  # (bind() raises OverflowError beyond: not an OSError)
         try:
             import uvicorn
         except ImportError:
             raise CompilescopeError("serve needs its extra: pip install 'compilescope[serve]'") from None
+        if os.path.exists(args.dir) and not os.path.isdir(args.dir):
+            raise CompilescopeError(f"{args.dir}: not a directory (name the directory of runs)")
         if not os.path.isdir(args.dir):
             raise CompilescopeError(f"{args.dir}: no such directory (run `compilescope run ...` first, or name one)")
         token = secrets.token_urlsafe(24)
@@ -275,7 +279,8 @@ class ServeCommand:
             sock.listen(128)  # before the URL is printed: a client may connect at once (the server accepts soon after)
         except OSError as exc:
             sock.close()
-            raise CompilescopeError(f"cannot listen on 127.0.0.1:{args.port}: {exc.strerror}") from None
+            other_port = " (leave out --port for a free one)" if args.port else ""
+            raise CompilescopeError(f"cannot listen on 127.0.0.1:{args.port}: {exc.strerror}{other_port}") from None
         port = sock.getsockname()[1]
         cache_dir = tempfile.mkdtemp(prefix="compilescope_serve_")
         try:

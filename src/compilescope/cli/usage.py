@@ -20,6 +20,11 @@ def require_more_than(option: str, value: float | None, bound: float) -> None:
         raise CompilescopeError(f"{option} must be more than {bound:g}")
 
 
+def require_within(option: str, value: float | None, low: float, high: float) -> None:
+    if value is not None and not low <= value <= high:
+        raise CompilescopeError(f"{option} must be from {low:g} to {high:g}")
+
+
 def require_with(option: str, given: bool, needed: str, needed_given: bool, why: str) -> None:
     """An option that does nothing without another is refused, naming the one it needs, rather than ignored."""
     if given and not needed_given:
