@@ -171,3 +171,13 @@ def test_fewer_than_one_job_is_a_usage_error(jobs, tmp_path, capsys, monkeypatch
         assert run_cli(*argv) == 2, argv
         assert capsys.readouterr().err == "compilescope: error: -j/--jobs must be 1 or more\n"
     assert not (tmp_path / "out").exists() and not (tmp_path / "ran").exists()
+
+
+@pytest.mark.parametrize("command", ["run", "diagnose"])
+@pytest.mark.parametrize("seconds", ["0", "-1"])
+def test_a_timeout_of_no_time_is_a_usage_error(command, seconds, tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # where the program would write, had it run
+    (tmp_path / "train.py").write_text("open('ran', 'w').close()\n")
+    assert run_cli(command, "--timeout", seconds, "--no-browser", "-o", tmp_path / "out", "train.py") == 2
+    assert capsys.readouterr().err == "compilescope: error: --timeout must be more than 0\n"
+    assert sorted(os.listdir(tmp_path)) == ["train.py"]  # nothing ran, no trace or output directory made

@@ -26,6 +26,7 @@ from ..report_writer import write_report
 from .browser import open_browser
 from .console import default_console
 from .run import parse_program_args
+from .usage import require_more_than
 
 DEFAULT_ROOT = "compilescope_diagnose"
 
@@ -60,6 +61,7 @@ class DiagnoseCommand:
         return parse_program_args(parser, argv, "compilescope diagnose")
 
     def run(self, args: argparse.Namespace) -> int:
+        require_more_than("--timeout", args.timeout, 0)
         prog = program(args.program, args.module, args.is_command)
         if prog.this_python:
             require_torch("compilescope diagnose")

@@ -21,6 +21,7 @@ from ..render.notices import unread_line
 from ..runner import DEFAULT_TRACE_ROOT, check_interpreter, choose_log, new_trace_dir, prepare_trace_dir, program, run_program
 from ..wording import count
 from .output import check_output_dir
+from .usage import require_more_than
 from ..analyses import Results, analyze
 from ..ingest.profile import read_profiles
 from .report import (_open_browser, _stats_line, add_report_arguments, check_report_arguments, report_options,
@@ -113,6 +114,7 @@ class RunCommand:
 
     def run(self, args: argparse.Namespace) -> int:
         check_report_arguments(args)
+        require_more_than("--timeout", args.timeout, 0)
         prog = program(args.program, args.module, args.is_command)
         if prog.this_python:
             require_torch("compilescope run")
