@@ -181,3 +181,18 @@ def test_a_timeout_of_no_time_is_a_usage_error(command, seconds, tmp_path, capsy
     assert run_cli(command, "--timeout", seconds, "--no-browser", "-o", tmp_path / "out", "train.py") == 2
     assert capsys.readouterr().err == "compilescope: error: --timeout must be more than 0\n"
     assert sorted(os.listdir(tmp_path)) == ["train.py"]  # nothing ran, no trace or output directory made
+
+
+def test_a_mistyped_command_is_named_in_the_missing_path_error(tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    assert run_cli("sumary", "x.log") == 2
+    assert capsys.readouterr().err == ("compilescope: error: sumary: no such file or directory; "
+                                       "did you mean `compilescope summary`?\n")
+    assert run_cli("dump_src", "x.log", "out") == 2
+    assert capsys.readouterr().err.endswith("did you mean `compilescope dump-src`?\n")
+    # A missing log's name is not a command's, however close; and a log that is there is read, whatever its name.
+    assert run_cli("diff.log", "--no-browser") == 2
+    assert capsys.readouterr().err == "compilescope: error: diff.log: no such file or directory\n"
+    shutil.copy(torch213("recompiles.log"), tmp_path / "sumary")
+    assert run_cli("sumary", "-o", tmp_path / "out", "--no-browser") == 0
+    assert (tmp_path / "out" / "index.html").exists()

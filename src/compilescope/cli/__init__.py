@@ -85,6 +85,10 @@ def main(argv: list[str] | None = None) -> int:
     elif "--version" in argv:  # answered before anything else is imported (argparse, the terminal guard, a command):
         print(f"compilescope {__version__}")  # start-up is all of its cost (and our own text needs no guard)
         return 0
+    elif meant := mistyped_command(argv):
+        print(f"compilescope: error: {argv[0]}: no such file or directory; did you mean `compilescope {meant}`?",
+              file=sys.stderr)
+        return 2
     from .terminal_guard import guard_terminal
 
     guard_terminal()
@@ -114,6 +118,18 @@ def main(argv: list[str] | None = None) -> int:
             from ..model.records import keep_templates
 
             keep_templates(kept_templates)
+
+
+def mistyped_command(argv: list[str]) -> str | None:
+    """The command `compilescope sumary LOG` meant: a first word that is no path but close to a command's name.
+    Only a word could be one (no dot, no slash): a missing diff.log is a log's name, not `diff` mistyped."""
+    word = argv[0] if argv else ""
+    if word.startswith("-") or not word.replace("-", "").replace("_", "").isalnum() or os.path.exists(word):
+        return None
+    import difflib  # here: only for a first word that is not a path
+
+    close = difflib.get_close_matches(word, COMMANDS, n=1)
+    return close[0] if close else None
 
 
 def _kept_record_templates() -> str | None:
