@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import re
+import shlex
 import shutil
 import signal
 import subprocess
@@ -70,10 +71,12 @@ _HAS_TORCH = "import importlib.util, sys; sys.exit(importlib.util.find_spec('tor
 PROBE_TIMEOUT_S = 60
 
 
-def check_interpreter(prog: Program, what: str) -> None:
+def check_interpreter(prog: Program, command: list[str]) -> None:
     """`-- python script.py` with a python that is not ours: it must import torch, or nothing gets traced.
 
     The usual cause is a virtual environment that is not activated: `python` on PATH is the system's.
+    command: compilescope's own words before the program (`compilescope run -o out`): the error suggests them
+    again, with the program for compilescope's Python.
     """
     if prog.this_python or not _PYTHON_NAME.match(os.path.basename(prog.argv[0])):
         return
@@ -83,12 +86,22 @@ def check_interpreter(prog: Program, what: str) -> None:
     except (OSError, subprocess.TimeoutExpired):
         return  # the run itself will say what is wrong
     if probe.returncode == 1:
-        script = " ".join(prog.argv[1:]) or "script.py"
+        suggested = shlex.join([*command, *this_python_program(prog.argv[1:])])
         raise CompilescopeError(
             f"{prog.argv[0]} ({interpreter}) cannot import torch: it is not the Python compilescope runs in "
-            f"({sys.executable}); let compilescope's Python run the program: {what} {script} "
+            f"({sys.executable}); let compilescope's Python run the program: {suggested} "
             f"(or activate the environment compilescope is installed in)"
         )
+
+
+def this_python_program(python_args: list[str]) -> list[str]:
+    """The program words by which `compilescope run` (or diagnose) runs `python PYTHON_ARGS` with its own Python:
+    a script or `-m module` as they are (run takes them so); anything else (-c CODE, an interpreter flag, no
+    script) after `--`, naming compilescope's Python, since run has no -c nor interpreter flags of its own."""
+    first = python_args[0] if python_args else ""
+    if (first == "-m" and len(python_args) > 1) or (first.endswith(".py") and not first.startswith("-")):
+        return python_args
+    return ["--", sys.executable, *python_args]
 
 
 def _same_file(a: str, b: str) -> bool:

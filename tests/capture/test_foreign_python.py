@@ -6,6 +6,7 @@ A one-line error before anything runs, naming both interpreters and the fix; not
 from __future__ import annotations
 
 import os
+import shlex
 import subprocess
 import sys
 
@@ -35,12 +36,30 @@ def test_python_on_path_without_torch_is_refused_before_running(command, bare_py
                         cwd=tmp_path, env=env)
     assert proc.returncode == 2
     [line] = proc.stderr.strip().splitlines()
+    suggested = shlex.join(["compilescope", command, "--no-browser", "-o", str(tmp_path / "out"), str(script), "--lr", "3"])
     assert line == (
         f"compilescope: error: python ({bare_python}) cannot import torch: it is not the Python compilescope runs in "
-        f"({sys.executable}); let compilescope's Python run the program: compilescope {command} {script} --lr 3 "
+        f"({sys.executable}); let compilescope's Python run the program: {suggested} "
         "(or activate the environment compilescope is installed in)"
     )
     assert not (tmp_path / "ran").exists() and not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("program, suggested", [
+    (["-c", "import sys; sys.exit(3)"], ["--", sys.executable, "-c", "import sys; sys.exit(3)"]),  # run has no -c
+    (["-u", "exits_3.py"], ["--", sys.executable, "-u", "exits_3.py"]),  # nor interpreter flags
+    (["-m", "exits_3"], ["-m", "exits_3"]),
+])
+def test_the_command_suggested_instead_runs_as_printed(program, suggested, bare_python, tmp_path):
+    (tmp_path / "exits_3.py").write_text("import sys\nsys.exit(3)\n")
+    env = clean_env(PATH=os.path.dirname(bare_python) + os.pathsep + os.environ.get("PATH", ""))
+    proc = compilescope("run", "--no-browser", "--", "python", *program, cwd=tmp_path, env=env)
+    assert proc.returncode == 2
+    printed = proc.stderr.split("let compilescope's Python run the program: ")[1].split(" (or activate")[0]
+    assert printed == shlex.join(["compilescope", "run", "--no-browser", *suggested])
+    again = compilescope(*shlex.split(printed)[1:], cwd=tmp_path, env=env)
+    assert "cannot import torch" not in again.stderr
+    assert again.returncode == 3, again.stderr  # the program ran, with compilescope's Python, and its status came back
 
 
 def test_a_python_with_torch_is_not_refused(tmp_path):

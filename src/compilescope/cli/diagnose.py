@@ -65,7 +65,7 @@ class DiagnoseCommand:
         prog = program(args.program, args.module, args.is_command)
         if prog.this_python:
             require_torch("compilescope diagnose")
-        check_interpreter(prog, "compilescope diagnose")
+        check_interpreter(prog, args.command_words)
         # Fail before the slow runs, not after; --overwrite never removes the program (nor a file it names).
         keep = [w for w in args.program if isinstance(w, str) and os.path.exists(w)]
         out = OutputDir(args.out or _default_out(), args.overwrite, keep=keep)

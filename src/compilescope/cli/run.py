@@ -75,11 +75,14 @@ def warn_options_after_program(parser: argparse.ArgumentParser, module: str | No
 
 def parse_program_args(parser: argparse.ArgumentParser, argv: list[str], command: str) -> argparse.Namespace:
     """compilescope's options, then the program to run (args.module, args.program, args.is_command): the
-    arguments of every command that runs a program (run, diagnose); command names it in the error."""
+    arguments of every command that runs a program (run, diagnose); command names it in the error.
+    args.command_words: the command line up to the program (`compilescope run -o out`), as given: the start of a
+    command line suggested back to the user."""
     options, module, words, is_command = split_program(parser, argv)
     warn_options_after_program(parser, module, words, is_command)
     args = parser.parse_args(options)
     args.module, args.program, args.is_command = module, words, is_command
+    args.command_words = [*parser.prog.split(), *options]
     if module is None and not words:
         parser.error(f"no program to run: give a script ({command} train.py), -m module, or -- command")
     return args
@@ -118,7 +121,7 @@ class RunCommand:
         prog = program(args.program, args.module, args.is_command)
         if prog.this_python:
             require_torch("compilescope run")
-        check_interpreter(prog, "compilescope run")
+        check_interpreter(prog, args.command_words)
         if args.out:
             # Fail before the run, not after it; --overwrite never removes the program, nor the trace directory.
             keep = [w for w in args.program if os.path.exists(w)] + ([args.trace_dir] if args.trace_dir else [])
