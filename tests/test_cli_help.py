@@ -43,7 +43,25 @@ def test_our_flag_after_the_script_goes_to_the_script_with_a_warning(command, ca
     assert args.program == ["train.py", "--lr", "3", "--no-browser"] and not args.no_browser
     err = capsys.readouterr().err
     assert err == (f"compilescope: warning: --no-browser after train.py goes to the program, not to compilescope; "
-                   f"put compilescope's options first: compilescope {command} --no-browser train.py ...\n")
+                   f"put compilescope's options first: compilescope {command} --timeout 5 --no-browser train.py --lr 3\n")
+
+
+def test_the_command_line_the_warning_suggests_parses_as_it_says(capsys):
+    """Each of our options is moved with its value, quoted as a shell takes it; the program keeps its own words."""
+    import shlex
+
+    from compilescope.cli import load_command, _parser
+
+    cmd = load_command("run")
+    cmd.parse_args(_parser(cmd), ["-o", "my out", "my train.py", "--lr", "3", "--trace-dir", "t d", "--timeout=5", "-v"])
+    suggested = capsys.readouterr().err.split("put compilescope's options first: ")[1].strip()
+    assert suggested == "compilescope run -o 'my out' --trace-dir 't d' --timeout=5 'my train.py' --lr 3 -v"
+    words = shlex.split(suggested)
+    args = cmd.parse_args(_parser(cmd), words[2:])
+    assert capsys.readouterr().err == ""  # nothing left after the program that is ours
+    assert (args.out, args.trace_dir, args.timeout, args.program) == ("my out", "t d", 5, ["my train.py", "--lr", "3", "-v"])
+    cmd.parse_args(_parser(cmd), ["-m", "pkg.train", "--epochs", "2", "--overwrite"])
+    assert capsys.readouterr().err.endswith("first: compilescope run --overwrite -m pkg.train --epochs 2\n")
 
 
 def test_no_warning_after_double_dash_or_for_the_programs_own_flags(capsys):

@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import os
 import re
+import shlex
 import sys
 
 from .._torch import require_torch
@@ -53,24 +54,36 @@ def split_program(parser: argparse.ArgumentParser, argv: list[str]) -> tuple[lis
     return argv, None, [], False
 
 
-def warn_options_after_program(parser: argparse.ArgumentParser, module: str | None, words: list[str],
+def warn_options_after_program(parser: argparse.ArgumentParser, options: list[str], module: str | None, words: list[str],
                                is_command: bool) -> None:
-    """`run train.py --no-browser`: the flag goes to train.py, as documented; say so, in case it was meant for us.
+    """`run train.py --no-browser`: the flag goes to train.py, as documented; say so, in case it was meant for us,
+    with the command line that gives it to us (each option moved with its value, the program's words kept in order).
 
     Only our long options are named (short ones like -o or -v are common in scripts); never after `--`,
     which says plainly that the rest is the program's.
     """
     if is_command:
         return
-    program = f"-m {module}" if module is not None else words[0] if words else ""
+    program = ["-m", module] if module is not None else words[:1]
+    program_args = words if module is not None else words[1:]
     long_options = set(re.findall(r"--[a-z][\w-]*", parser.format_help()))
-    ours = [w for w in (words if module is not None else words[1:])
-            if w.startswith("--") and w.split("=", 1)[0] in long_options]
+    ours, moved, kept = [], [], []
+    i = 0
+    while i < len(program_args):
+        word = program_args[i]
+        name = word.split("=", 1)[0]
+        if not (word.startswith("--") and name in long_options):
+            kept.append(word)
+            i += 1
+            continue
+        ours.append(word)
+        takes_value = name in getattr(parser, "value_options", ()) and "=" not in word
+        moved.extend(program_args[i:i + 2] if takes_value else [word])
+        i += 2 if takes_value else 1
     if ours:
-        command = parser.prog
-        print(f"compilescope: warning: {' '.join(ours)} after {program} {'goes' if len(ours) == 1 else 'go'} to the "
-              f"program, not to compilescope; put compilescope's options first: {command} {' '.join(ours)} {program} ...",
-              file=sys.stderr)
+        suggested = shlex.join([*parser.prog.split(), *options, *moved, *program, *kept])
+        print(f"compilescope: warning: {' '.join(ours)} after {' '.join(program)} {'goes' if len(ours) == 1 else 'go'} "
+              f"to the program, not to compilescope; put compilescope's options first: {suggested}", file=sys.stderr)
 
 
 def parse_program_args(parser: argparse.ArgumentParser, argv: list[str], command: str) -> argparse.Namespace:
@@ -79,7 +92,7 @@ def parse_program_args(parser: argparse.ArgumentParser, argv: list[str], command
     args.command_words: the command line up to the program (`compilescope run -o out`), as given: the start of a
     command line suggested back to the user."""
     options, module, words, is_command = split_program(parser, argv)
-    warn_options_after_program(parser, module, words, is_command)
+    warn_options_after_program(parser, options, module, words, is_command)
     args = parser.parse_args(options)
     args.module, args.program, args.is_command = module, words, is_command
     args.command_words = [*parser.prog.split(), *options]
