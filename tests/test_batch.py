@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from .browser import browser_page
-from .conftest import PEER_SINGLE_LOGS, peer, report, run_cli
+from .conftest import PEER_SINGLE_LOGS, TORCH213_LOGS, peer, report, run_cli
 
 SOME = ["simple.log", "comp_failure.log", "comp_metrics.log", "export.log", "inductor_provenance_jit_log.txt"]
 
@@ -129,3 +129,11 @@ def test_index_opens_and_leads_to_a_report(batch):
         page.wait_for_load_state()
         assert page.url.endswith("comp_failure/index.html")
         assert page.console_errors == [] and page.external_requests == []
+
+
+def test_a_rank_directory_among_several_logs_is_named_in_a_command_that_runs(tmp_path, capsys):
+    ranks = tmp_path / "my ranks"
+    shutil.copytree(TORCH213_LOGS.parent / "multi_rank", ranks)
+    assert run_cli(TORCH213_LOGS / "recompiles.log", ranks, "-o", tmp_path / "out", "--no-browser") == 2
+    assert capsys.readouterr().err == (f"compilescope: error: {ranks} holds several ranks' logs; report it on its own "
+                                       f"(compilescope '{ranks}')\n")

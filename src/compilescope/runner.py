@@ -30,7 +30,7 @@ class Program:
     this_python: bool  # runs with the interpreter compilescope runs in (so torch must be importable here)
 
     def __str__(self) -> str:
-        return " ".join(self.argv)
+        return shlex.join(self.argv)  # as a shell would take it: what is printed can be pasted
 
 
 @dataclass

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import shlex
+import sys
+
 import pytest
 
 from ..conftest import torch213
@@ -34,13 +37,15 @@ def test_output_under_a_file_fails_before_the_program_runs(tmp_path):
 
 
 def test_report_that_cannot_be_written_after_the_run_names_the_kept_trace(tmp_path):
-    out, ran, traces = tmp_path / "out", tmp_path / "ran", tmp_path / "traces"
+    out, ran, traces = tmp_path / "out", tmp_path / "it ran", tmp_path / "my traces"  # (the commands quote them)
     proc = compilescope("run", "--no-browser", "--trace-dir", traces, "-o", out, PROGRAM,
                         torch213("graph_breaks.log"), ran, out, cwd=tmp_path)  # the program fills OUT meanwhile
     assert ran.exists()
     assert proc.returncode == 2
     lines = proc.stderr.strip().splitlines()
+    program = shlex.join([sys.executable, str(PROGRAM), str(torch213("graph_breaks.log")), str(ran), str(out)])
+    assert lines[0] == f"compilescope: running {program} with TORCH_TRACE={traces}"
     assert lines[-2] == (f"compilescope: the trace is kept in {traces}; write its report with: "
-                         f"compilescope {traces} -o DIR")
+                         f"compilescope '{traces}' -o DIR")
     assert lines[-1] == f"compilescope: error: {out} already exists; pass --overwrite to replace it"
     assert (traces / "dedicated_log_torch_trace_test.log").exists()

@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import os
+import shlex
 import sys
 import time
 
@@ -50,7 +51,7 @@ def run_batch(args: argparse.Namespace, paths: list[str]) -> int:
     for path in paths:
         found = discover(path, latest=args.latest)
         if os.path.isdir(path) and holds_several_ranks(path):
-            raise CompilescopeError(f"{path} holds several ranks' logs; report it on its own (compilescope {path})")
+            raise CompilescopeError(f"{path} holds several ranks' logs; report it on its own (compilescope {shlex.quote(path)})")
         if found.note:
             print(f"compilescope: {found.note}", file=sys.stderr)
         chosen.append(found.chosen)

@@ -213,9 +213,10 @@ def _print_findings(results: Results) -> None:
 
 
 def _report_not_written(trace_dir: str) -> None:
-    """The run is over and its report failed: say where its trace is, so nothing is lost (main prints why)."""
-    print(f"compilescope: the trace is kept in {trace_dir}; write its report with: compilescope {trace_dir} -o DIR",
-          file=sys.stderr)
+    """The run is over and its report failed: say where its trace is, so nothing is lost (main prints why).
+    DIR is for the user to choose: -o, or where the program wrote meanwhile, may be why the report failed."""
+    print(f"compilescope: the trace is kept in {trace_dir}; write its report with: compilescope {shlex.quote(trace_dir)} "
+          "-o DIR", file=sys.stderr)
 
 
 def _with_program_status(exc: CompilescopeError, rc: int) -> CompilescopeError:
