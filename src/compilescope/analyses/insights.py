@@ -69,6 +69,9 @@ class Insights:
     autotuning: Autotuning = field(default_factory=Autotuning)
     cudagraphs: CudaGraphs = field(default_factory=CudaGraphs)
     warnings: TorchWarnings = field(default_factory=TorchWarnings)  # printed to stderr; recorded by run and capture()
+    # Compile ids whose compile never finished: an event still open where the log ends, and no metrics (the program
+    # was stopped or crashed while compiling, or the log was cut). (compile id, the phase it was in)
+    unfinished: list[tuple[str, str | None]] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -86,6 +89,7 @@ class Insights:
             "cudagraphs": self.cudagraphs.to_json(),
             "warnings": self.warnings.to_json(),
             "unread": self.unread.to_json(),
+            "unfinished": [{"compile_id": cid, "phase": phase} for cid, phase in self.unfinished],
             "runtime": self.runtime.to_json() if self.runtime else None,
         }
 
@@ -228,6 +232,13 @@ def findings(ins: Insights) -> list[Finding]:
         where = f" at {err.location.short}" if err.location else ""
         ids = err.compile_id if len(group) == 1 else _names([e.compile_id for e in group])
         out.append(Finding(ERROR, "errors", f"{ids} failed in {err.stage_label}{where}", f"{err.exception}: {err.message}"))
+    if ins.unfinished:
+        cid, phase = ins.unfinished[0]
+        ids = cid if len(ins.unfinished) == 1 else _names([c for c, _ in ins.unfinished])
+        during = f"during {cid}'s {ins.compile_time.labels.get(phase, phase)}" if phase else f"while {cid} compiled"
+        out.append(Finding(ERROR, "compile_time", f"{ids} never finished compiling",
+                           f"the log ends {during}: the program was stopped, crashed or was killed while compiling, "
+                           "or the log was cut"))
     out.extend(_graph_break_findings([b for b in ins.graph_breaks.breaks if id(b) not in library.breaks]))
     causes: dict[tuple, list[FrameRecompiles]] = {}
     for frame in ins.recompiles.frames:
@@ -382,6 +393,10 @@ def insights(trace: Trace, runtime: Runtime | None = None) -> Insights:
         runtime=runtime,
     )
     add_eager_lines(ins.graph_breaks, graph_break_sites(trace))
+    without_metrics = {str(cid) for cid, entry in trace.compiles.items() if cid is not None and entry.metrics is None}
+    ins.unfinished = [(row.compile_id, row.segments[-1].phase if row.segments else None)
+                      for row in ins.compile_time.timeline
+                      if row.incomplete and row.compile_id in without_metrics and not row.label.endswith("backward")]
     pending = next((w for w in ins.warnings.warnings if w.name == PENDING_BACKWARD), None)
     if pending is not None and ins.cudagraphs.never_recorded:
         ins.cudagraphs.never_recorded_warning = pending.headline
