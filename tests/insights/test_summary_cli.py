@@ -25,7 +25,8 @@ def test_summary_json_top_level(capsys):
     doc = summary_json(capsys, "graph_breaks")
     assert doc["schema_version"] == SCHEMA_VERSION == 2
     assert list(doc) == ["schema_version", "source", "compiles", "findings", "errors", "recompiles", "graph_breaks",
-                         "compile_time", "caches", "dynamic_shapes", "autotuning", "cudagraphs", "warnings", "unread", "runtime"]
+                         "compile_time", "caches", "dynamic_shapes", "autotuning", "cudagraphs", "warnings", "unread", "unfinished",
+                         "runtime"]
     assert doc["unread"] == {"skipped_records": 0, "reasons": {}, "damaged_payloads": 0, "stopped_at_line": None,
                              "stop_reason": None}
     assert doc["runtime"] is None  # no --profile
