@@ -183,3 +183,42 @@ def test_outputs_outside_any_compilation_are_listed_under_tlparses_anchor(tmp_pa
     index = (tmp_path / "index.html").read_text()
     assert '<ul class="artifacts" id="[-/-]">' in index
     assert "Compile(" not in index
+
+
+GPT2 = "gpu-torch211/gpt2_train/dedicated_log_torch_trace_7r9zxwnl.log"
+
+
+@pytest.fixture(scope="module")
+def gpt2(tmp_path_factory):
+    """GPT-2 trained on an H100 (torch 2.11): five frames, all of them transformers code, each compiled twice."""
+    out = tmp_path_factory.mktemp("gpt2")
+    report(shared(GPT2), out)
+    return out
+
+
+def _cell(out, compile_dir: str, cell_id: str) -> str | None:
+    """The text of a compile page's summary cell, None when the page has none."""
+    found = re.search(rf'<td[^>]* id="{cell_id}">(.*?)</td>', (out / compile_dir / "index.html").read_text(), re.S)
+    return " ".join(re.sub(r"<[^>]+>", " ", found.group(1)).split()) if found else None
+
+
+def test_graph_sizes_are_the_compiles_own(gpt2):
+    """torch logs num_graph_breaks as the process's graph breaks so far: [3/0] (ForCausalLMLoss) compiled whole, with
+    no graph break of its own, yet logged 2. ir_count is the bytecode Dynamo traced, not Inductor IR: [4/1] compiled an
+    empty graph."""
+    from compilescope.analyses.insights import insights
+    from compilescope.ingest.reader import read_trace
+
+    with read_trace(str(shared(GPT2))) as trace:
+        breaks = insights(trace).graph_breaks.breaks
+        logged = next(e.metrics for e in trace.compiles.values() if str(e.compile_id) == "[3/0]")
+    assert logged["num_graph_breaks"] == 2 and not any("[3/0]" in b.compile_ids for b in breaks)
+    sizes = _cell(gpt2, "-_3_0_0", "graph-sizes")
+    assert "8 operators in the Dynamo graph" in sizes and "graph break" not in sizes
+    empty = _cell(gpt2, "-_4_1_0", "graph-sizes")
+    assert empty.startswith("0 operators in the Dynamo graph") and "Inductor" not in empty
+    # One frame traced again the same way steps through the same bytecode: both compiles of each frame say the same.
+    for first, second in (("-_4_0_0", "-_4_1_0"), ("-_3_0_0", "-_3_1_0"), ("-_1_0_1", "-_1_1_1")):
+        counts = [re.search(r"(\d+) bytecode instructions traced", _cell(gpt2, d, "graph-sizes")) for d in (first, second)]
+        assert counts[0] and counts[1] and counts[0].group(1) == counts[1].group(1), (first, second)
+

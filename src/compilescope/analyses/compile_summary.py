@@ -26,15 +26,19 @@ from .status import STATUS_LABELS, ERROR
 from .userloc import UserLocation, last_user_stack_frame
 from ..model.records import dataclass
 
-# Graph and guard sizes, in the order shown (label, compilation_metrics key).
+# Graph and guard sizes, in the order shown (label, compilation_metrics key): each one this compile's own.
+# ir_count counts the bytecode instructions Dynamo stepped through (torch/_dynamo/symbolic_convert.py adds each
+# run between jumps and returns, inlined calls and earlier attempts of the compile included; g(x): x * 2 + 1 logs 7,
+# and every recompile of one frame logs the same count), not Inductor IR. num_graph_breaks is left out: torch sets it
+# to counters["graph_break"].total(), the process's graph breaks so far (GPT-2's [3/0] logs 2 with none of its own),
+# and this compile's graph breaks are the page's own row.
 SIZE_KEYS = (
     ("operators in the Dynamo graph", "graph_op_count"),
     ("nodes in the Dynamo graph", "graph_node_count"),
     ("graph inputs", "graph_input_count"),
     ("guards", "guard_count"),
     ("shape-environment guards", "shape_env_guard_count"),
-    ("Inductor IR nodes", "ir_count"),
-    ("graph breaks", "num_graph_breaks"),
+    ("bytecode instructions traced", "ir_count"),
 )
 # Shown in the summary above the metrics (never again in the groups).
 LEADING_KEYS = frozenset(
