@@ -145,7 +145,8 @@ def test_a_saved_analysis_needs_no_log(tmp_path):
 def test_load_refuses_what_is_not_a_saved_analysis(tmp_path, capsys):
     assert run_cli("report", "--load", torch213("graph_breaks.log"), "-o", tmp_path / "o", "--no-browser") == 2
     assert "not a saved compilescope analysis" in capsys.readouterr().err
-    (tmp_path / "x.json").write_text('{"format": "compilescope.results", "version": 1, "results": {"$t": "builtins.eval"}}')
+    (tmp_path / "x.json").write_text(
+        f'{{"format": "compilescope.results", "version": {RESULTS_VERSION}, "results": {{"$t": "builtins.eval"}}}}')
     assert run_cli("report", "--load", tmp_path / "x.json", "-o", tmp_path / "o", "--no-browser") == 2
     assert "unknown type 'builtins.eval'" in capsys.readouterr().err
 

@@ -140,7 +140,7 @@ def test_graph_break_compile_leads_with_reason_time_and_sizes(tmp_path):
     assert "Failed to trace builtin operator" in summary and "graph_breaks.py:18" in summary
     assert re.search(r'id="compile-time">\d+\.\d{3} s', summary)
     ok = (out / "-_4_0_0" / "index.html").read_text()
-    assert re.search(r'id="graph-sizes">\d+ operators in the Dynamo graph', ok)
+    assert 'id="graph-sizes">1 operator in the Dynamo graph, ' in ok  # the last resume function's one relu
 
 
 def test_metrics_lead_and_the_rest_is_folded(tmp_path):
@@ -222,3 +222,18 @@ def test_graph_sizes_are_the_compiles_own(gpt2):
         counts = [re.search(r"(\d+) bytecode instructions traced", _cell(gpt2, d, "graph-sizes")) for d in (first, second)]
         assert counts[0] and counts[1] and counts[0].group(1) == counts[1].group(1), (first, second)
 
+
+def test_graph_sizes_count_bytecode_and_say_one_thing_in_the_singular(tmp_path):
+    # recompiles.py's g(x): `return x * 2 + 1` is seven instructions under Python 3.11 (RESUME, LOAD_FAST, LOAD_CONST,
+    # BINARY_OP, LOAD_CONST, BINARY_OP, RETURN_VALUE); Dynamo traced each once.
+    report(torch213("recompiles.log"), tmp_path / "recompiles")
+    assert _cell(tmp_path / "recompiles", "-_0_0_0", "graph-sizes").endswith("7 bytecode instructions traced")
+    # graph_breaks.py's first resume function computes y + 1 from its one input, then breaks at the print.
+    out = tmp_path / "breaks"
+    report(torch213("graph_breaks.log"), out)
+    sizes = _cell(out, "-_1_0_1", "graph-sizes")
+    assert sizes.startswith("1 operator in the Dynamo graph, 3 nodes in the Dynamo graph, 1 graph input, "), sizes
+    for page in [*out.glob("-_*/index.html"), *(tmp_path / "recompiles").glob("-_*/index.html")]:
+        cell = _cell(page.parents[1], page.parent.name, "graph-sizes") or ""
+        assert not re.search(r"(?<!\d)1 (operators|nodes|graph inputs|guards|shape-environment guards|bytecode "
+                             r"instructions)\b", cell), (page, cell)

@@ -27,7 +27,7 @@ if TYPE_CHECKING:
 
 RESULTS_FORMAT = "compilescope.results"
 # The saved form's version: bump it when a saved file of the previous version can no longer be loaded as it was.
-RESULTS_VERSION = 1
+RESULTS_VERSION = 2
 
 
 @dataclass

@@ -26,24 +26,25 @@ from .status import STATUS_LABELS, ERROR
 from .userloc import UserLocation, last_user_stack_frame
 from ..model.records import dataclass
 
-# Graph and guard sizes, in the order shown (label, compilation_metrics key): each one this compile's own.
+# Graph and guard sizes, in the order shown (label for one, label for several, compilation_metrics key): each one
+# this compile's own.
 # ir_count counts the bytecode instructions Dynamo stepped through (torch/_dynamo/symbolic_convert.py adds each
 # run between jumps and returns, inlined calls and earlier attempts of the compile included; g(x): x * 2 + 1 logs 7,
 # and every recompile of one frame logs the same count), not Inductor IR. num_graph_breaks is left out: torch sets it
 # to counters["graph_break"].total(), the process's graph breaks so far (GPT-2's [3/0] logs 2 with none of its own),
 # and this compile's graph breaks are the page's own row.
 SIZE_KEYS = (
-    ("operators in the Dynamo graph", "graph_op_count"),
-    ("nodes in the Dynamo graph", "graph_node_count"),
-    ("graph inputs", "graph_input_count"),
-    ("guards", "guard_count"),
-    ("shape-environment guards", "shape_env_guard_count"),
-    ("bytecode instructions traced", "ir_count"),
+    ("operator in the Dynamo graph", "operators in the Dynamo graph", "graph_op_count"),
+    ("node in the Dynamo graph", "nodes in the Dynamo graph", "graph_node_count"),
+    ("graph input", "graph inputs", "graph_input_count"),
+    ("guard", "guards", "guard_count"),
+    ("shape-environment guard", "shape-environment guards", "shape_env_guard_count"),
+    ("bytecode instruction traced", "bytecode instructions traced", "ir_count"),
 )
 # Shown in the summary above the metrics (never again in the groups).
 LEADING_KEYS = frozenset(
     {"fail_type", "fail_reason", "fail_user_frame_filename", "fail_user_frame_lineno", "restart_reasons",
-     "recompile_reason", "co_name", "co_filename", "co_firstlineno"} | {key for _, key in SIZE_KEYS}
+     "recompile_reason", "co_name", "co_filename", "co_firstlineno"} | {key for _, _, key in SIZE_KEYS}
 )
 _METRIC_GROUPS = (
     ("Times", lambda k: "time" in k or k.endswith(("_s", "_us", "_ms"))),
@@ -80,7 +81,7 @@ class CompileSummary:
     total_s: float | None = None  # the compilation (all its attempts), as the compile-time analysis measured it
     phases: list[tuple[str, float]] = field(default_factory=list)  # (label, seconds), biggest first, zeros left out
     caches: list[tuple[str, str]] = field(default_factory=list)  # (cache label, "miss" / "miss, hit")
-    sizes: list[tuple[str, Any]] = field(default_factory=list)  # (label, value), logged values only
+    sizes: list[tuple[str, str, Any]] = field(default_factory=list)  # (label for one, for several, value), logged ones
     searches: list[TemplateSearch] = field(default_factory=list)  # max-autotune's searches in this compilation
     cudagraphs: CudaGraphCompile | None = None  # its CUDA graph recordings, or why it ran without them
     # What torch printed about a graph of it never recorded (analyses/torch_warnings.py), when the run recorded it
@@ -98,7 +99,7 @@ class CompileSummary:
             "graph_breaks": [b.reason for b in self.graph_breaks], "restart_reasons": self.restart_reasons,
             "recompile": self.recompile.to_json() if self.recompile else None,
             "total_s": self.total_s, "phases": [{"phase": p, "seconds": s} for p, s in self.phases],
-            "caches": dict(self.caches), "sizes": dict(self.sizes),
+            "caches": dict(self.caches), "sizes": {many: value for _, many, value in self.sizes},
             "code_roles": {str(n): r for n, r in self.code_roles.items()},
             "backward_graph": self.backward_graph.to_json() if self.backward_graph else None,
         }
@@ -275,7 +276,7 @@ def compile_summaries(trace: Trace, statuses: dict[CompileId | None, str], ins: 
         cached = caches.get(key)
         if cached is not None:
             summary.caches = [(label, outcome) for cache, label in CACHES.items() if (outcome := cached.outcome(cache))]
-        summary.sizes = [(label, metrics[k]) for label, k in SIZE_KEYS if not _empty(metrics.get(k))]
+        summary.sizes = [(one, many, metrics[k]) for one, many, k in SIZE_KEYS if not _empty(metrics.get(k))]
         summary.searches = searches.get(compilation, [])
         summary.cudagraphs = graphed.get(key)
         if summary.cudagraphs is not None and summary.cudagraphs.never_recorded:
