@@ -1,5 +1,6 @@
 """The compile-id page leads with what matters; failed compiles show their user frame and compiler errors."""
 
+from html import unescape
 import re
 
 import pytest
@@ -15,16 +16,17 @@ def _text(path) -> str:
 
 
 def test_failed_compile_shows_its_user_frame(tmp_path):
-    # torch logs fail_user_frame_* as null for both: the frame comes from the stack (C++) or the reason (lowering).
-    for name, frame in (("compile_error_fallback", "compile_error_fallback.py:18"),
-                        ("compile_error_lowering", "compile_error_lowering.py:34")):
+    # torch logs fail_user_frame_* as null for both: the C++ compile names no line, so the frame it compiled (its
+    # stack's) is the place to look; the lowering's failing line is in its reason.
+    for name, cell, frame in (("compile_error_fallback", "compiled-frame", "compile_error_fallback.py:18"),
+                              ("compile_error_lowering", "failed-at", "compile_error_lowering.py:34")):
         out = tmp_path / name
         report(torch213(f"{name}.log"), out)
         page = (out / "-_0_0_0" / "index.html").read_text()
         metrics = next((out / "-_0_0_0").glob("compilation_metrics_*.html")).read_text()
         for html in (page, metrics):
             assert "None:None" not in html
-            user_frame = re.search(r'id="user-frame">(.*?)</td>', html, re.S).group(1)
+            user_frame = re.search(rf'id="{cell}">(.*?)</td>', html, re.S).group(1)
             assert frame in user_frame, name
         rows = table_rows((out / "failures_and_restarts.html").read_text())
         assert rows[1][3].endswith(frame), rows[1]  # the Failure Source column
@@ -199,7 +201,7 @@ def gpt2(tmp_path_factory):
 def _cell(out, compile_dir: str, cell_id: str) -> str | None:
     """The text of a compile page's summary cell, None when the page has none."""
     found = re.search(rf'<td[^>]* id="{cell_id}">(.*?)</td>', (out / compile_dir / "index.html").read_text(), re.S)
-    return " ".join(re.sub(r"<[^>]+>", " ", found.group(1)).split()) if found else None
+    return unescape(" ".join(re.sub(r"<[^>]+>", " ", found.group(1)).split())) if found else None
 
 
 def test_graph_sizes_are_the_compiles_own(gpt2):
@@ -237,3 +239,35 @@ def test_graph_sizes_count_bytecode_and_say_one_thing_in_the_singular(tmp_path):
         cell = _cell(page.parents[1], page.parent.name, "graph-sizes") or ""
         assert not re.search(r"(?<!\d)1 (operators|nodes|graph inputs|guards|shape-environment guards|bytecode "
                              r"instructions)\b", cell), (page, cell)
+
+
+# GPT-2's five frames, as the stacks torch logged on starting them end (dynamo_start): each is transformers' code,
+# or a dataclass __init__ it generates, that script.py's model call reached.
+GPT2_FRAMES = {0: "generic.py:933 in wrapper", 1: "modeling_gpt2.py:647 in forward",
+               2: "modeling_utils.py:4627 in loss_function", 3: "loss_utils.py:49 in ForCausalLMLoss",
+               4: "<string>:2 in __init__"}
+
+
+def test_a_compile_page_names_the_library_frame_it_compiled_and_where_the_users_code_called_it(gpt2):
+    """Every attempt of every compilation names the frame Dynamo compiled, not the user's line that led there as if it
+    were the compiled one ([1/1_0] named gpt2_train.py:13 and [1/1_1] modeling_gpt2.py:647), and then that line."""
+    script = shared(GPT2).parent / "script.py"
+    call = script.read_text().splitlines()[12].strip()  # line 13 (of script.py, which ran as gpt2_train.py): the call
+    pages = sorted(gpt2.glob("-_*/index.html"))
+    assert len(pages) == 14
+    for page in pages:
+        frame_id = int(page.parent.name.split("_")[1])
+        cell = _cell(gpt2, page.parent.name, "compiled-frame")
+        name = GPT2_FRAMES[frame_id]
+        origin = "code generated at run time" if name.startswith("<") else "library code"
+        assert re.search(rf"(^|/){re.escape(name)} \({origin}\) called from your code at ", cell), (page, cell)
+        assert cell.endswith(f"/gpt2_train.py:13 in <module> {call}"), (page, cell)
+
+
+def test_a_compile_page_of_the_users_own_function_names_it_alone(tmp_path):
+    report(torch213("recompiles.log"), tmp_path)
+    program = (torch213("recompiles.log").parents[1] / "programs" / "recompiles.py").read_text().splitlines()
+    for compile_dir, line in (("-_0_0_0", 24), ("-_0_3_0", 24), ("-_1_4_0", 28)):  # [1/4]: the recompile limit
+        cell = _cell(tmp_path, compile_dir, "compiled-frame")
+        function = program[line - 1].split("def ", 1)[1].split("(", 1)[0]
+        assert cell.endswith(f"/recompiles.py:{line} in {function}"), (compile_dir, cell)

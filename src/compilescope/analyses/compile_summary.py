@@ -23,7 +23,7 @@ from .insights import Insights
 from .metric_values import LongMetric, long_metric
 from .recompiles import BackwardGraph, FailedGuard
 from .status import STATUS_LABELS, ERROR
-from .userloc import UserLocation, last_user_stack_frame
+from .userloc import UserLocation, code_origin, last_user_stack_frame
 from ..model.records import dataclass
 
 # Graph and guard sizes, in the order shown (label for one, label for several, compilation_metrics key): each one
@@ -66,14 +66,15 @@ class MetricGroups:
 
 @dataclass
 class CompileSummary:
-    """What one compile id's page leads with: outcome, reason, user frame, times, caches and sizes."""
+    """What one compile id's page leads with: outcome, reason, the frame compiled, times, caches and sizes."""
 
     compile_id: str
     status: str  # a key of STATUS_LABELS
     outcome: str  # one line: "Error: failed in C++/Triton compile (fell back to eager)"
-    name: str | None  # the compiled function (co_name)
-    frame: UserLocation | None  # the user frame: where it failed, else the frame being compiled
-    frame_kind: str | None  # "failure" | "compiled frame"
+    compiled: UserLocation | None  # the frame Dynamo compiled: its function, file and first line
+    compiled_origin: str | None  # whose code that is when not the user's: "library code" (userloc.code_origin)
+    called_from: UserLocation | None  # when it is not the user's: the innermost frame of theirs that led to it
+    failed_at: UserLocation | None  # the line of the user's code where the compile failed, when known
     error: CompileError | None = None
     graph_breaks: list[GraphBreak] = field(default_factory=list)
     restart_reasons: list[str] = field(default_factory=list)  # only where no graph break explains the restart
@@ -93,8 +94,10 @@ class CompileSummary:
 
     def to_json(self) -> dict[str, Any]:
         return {
-            "compile_id": self.compile_id, "status": self.status, "outcome": self.outcome, "name": self.name,
-            "frame": self.frame.to_json() if self.frame else None, "frame_kind": self.frame_kind,
+            "compile_id": self.compile_id, "status": self.status, "outcome": self.outcome,
+            "compiled": self.compiled.to_json() if self.compiled else None, "compiled_origin": self.compiled_origin,
+            "called_from": self.called_from.to_json() if self.called_from else None,
+            "failed_at": self.failed_at.to_json() if self.failed_at else None,
             "error": self.error.to_json() if self.error else None,
             "graph_breaks": [b.reason for b in self.graph_breaks], "restart_reasons": self.restart_reasons,
             "recompile": self.recompile.to_json() if self.recompile else None,
@@ -227,6 +230,51 @@ def _outcome(status: str, error: CompileError | None, graph_breaks: list[GraphBr
     return label
 
 
+class _CompiledFrames:
+    """The frame each compilation compiled, and the stack that led to it, alike for all its attempts: dynamo_start
+    logs the stack at attempt 0 only, compilation_metrics the code (co_name, co_filename, co_firstlineno) at the last."""
+
+    def __init__(self, trace: Trace) -> None:
+        self._stacks: dict[tuple, list] = {}  # by compilation
+        self._frame_stacks: dict[tuple, list] = {}  # by frame (one code object): for a compile logged without one
+        self._code: dict[tuple, UserLocation] = {}  # by compilation
+        for entry in trace.compiles.values():
+            cid = entry.compile_id
+            if cid is None:
+                continue
+            if entry.stack:
+                self._stacks.setdefault(self._compilation(cid), entry.stack)
+                self._frame_stacks.setdefault(self._frame(cid), entry.stack)
+            metrics = entry.metrics or {}
+            if metrics.get("co_filename") and isinstance(metrics.get("co_firstlineno"), int):
+                self._code.setdefault(self._compilation(cid), UserLocation(
+                    str(metrics["co_filename"]), metrics["co_firstlineno"], str(metrics.get("co_name") or "") or None))
+
+    @staticmethod
+    def _compilation(cid: CompileId) -> tuple:
+        return cid.compiled_autograd_id, cid.frame_id, cid.frame_compile_id
+
+    @staticmethod
+    def _frame(cid: CompileId) -> tuple:
+        return cid.compiled_autograd_id, cid.frame_id
+
+    def stack(self, cid: CompileId) -> list | None:
+        """The stack Dynamo logged on starting this compilation (none for one that never started: the recompile
+        limit): another compilation of the frame may have been called from elsewhere, so none is borrowed."""
+        return self._stacks.get(self._compilation(cid))
+
+    def compiled(self, cid: CompileId) -> UserLocation | None:
+        """The code object the compilation compiled, else the top of its stack, else of its frame's other ones."""
+        found = self._code.get(self._compilation(cid))
+        if found is not None:
+            return found
+        stack = self.stack(cid) or (self._frame_stacks.get(self._frame(cid)) if cid.frame_id is not None else None)
+        if not stack:
+            return None
+        top = UserLocation.from_frame(stack[-1])
+        return UserLocation(top.filename, top.line, top.function)  # (the frame as compiled, not its line's text)
+
+
 def compile_summaries(trace: Trace, statuses: dict[CompileId | None, str], ins: Insights) -> dict[str, CompileSummary]:
     errors = {e.compile_id: e for e in ins.errors.errors}
     breaks: dict[str, list[GraphBreak]] = {}
@@ -242,6 +290,7 @@ def compile_summaries(trace: Trace, statuses: dict[CompileId | None, str], ins: 
     graphed = {c.compile_id: c for c in ins.cudagraphs.compiles}
     backward = {cid: g for g in ins.recompiles.backward_graphs for cid in g.compile_ids}
 
+    frames = _CompiledFrames(trace)
     result: dict[str, CompileSummary] = {}
     shared = _Shared()
     for entry in trace.compiles.values():
@@ -253,19 +302,16 @@ def compile_summaries(trace: Trace, statuses: dict[CompileId | None, str], ins: 
         error = errors.get(key)
         graph_breaks = breaks.get(compilation, []) if ins.graph_breaks.source == "dynamo_graph_break_reason" else []
         restarts = [] if graph_breaks else [str(r) for r in metrics.get("restart_reasons") or []]
-        frame: UserLocation | None
-        if error is not None and error.location is not None:
-            frame, frame_kind = error.location, error.location_kind
-        else:
-            frame = last_user_stack_frame(entry.stack)
-            if frame is None and metrics.get("co_filename") and isinstance(metrics.get("co_firstlineno"), int):
-                frame = UserLocation(str(metrics["co_filename"]), metrics["co_firstlineno"], metrics.get("co_name"))
-            frame_kind = "compiled frame" if frame else None
+        compiled, called_from = frames.compiled(entry.compile_id), None
+        origin = code_origin(compiled.filename) if compiled else None
+        if origin is not None:
+            called_from = last_user_stack_frame(frames.stack(entry.compile_id))
         status = statuses.get(entry.compile_id, "missing")
         summary = CompileSummary(
             compile_id=key, status=status, outcome=_outcome(status, error, graph_breaks, restarts),
-            name=metrics.get("co_name") or (entry.stack[-1].name if entry.stack else None),
-            frame=frame, frame_kind=frame_kind, error=error, graph_breaks=graph_breaks, restart_reasons=restarts,
+            compiled=compiled, compiled_origin=origin, called_from=called_from,
+            failed_at=error.location if error is not None and error.location_kind == "failure" else None,
+            error=error, graph_breaks=graph_breaks, restart_reasons=restarts,
             recompile=guards.get(key), code_roles=code_roles(entry), metrics=metric_groups(metrics, cut_long=True, shared=shared),
         )
         timed = times.get(compilation)

@@ -120,6 +120,17 @@ def inline_frame(text: str) -> UserLocation | None:
     return UserLocation(m["file"], int(m["line"]), m["func"].strip(), (m["code"] or "").strip() or None)
 
 
+def code_origin(filename: str) -> str | None:
+    """Whose code a file is, when it is not the user's: what a compile page says of a frame Dynamo compiled there."""
+    if not is_framework_file(filename):
+        return None
+    if is_python_library_file(filename):  # (before the next: "<frozen os>" is Python's too)
+        return "Python's library"
+    if filename.startswith("<"):
+        return "code generated at run time"  # "<string>": e.g. a dataclass's __init__
+    return "library code"
+
+
 def last_user_stack_frame(stack: list | None) -> UserLocation | None:
     """The innermost non-framework frame of a structured stack (list of Frame or frame dicts)."""
     for frame in reversed(stack or []):
