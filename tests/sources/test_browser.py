@@ -58,6 +58,33 @@ def test_click_source_line_shows_graphs_and_kernels(tmp_path):
         assert not page.console_errors and not page.external_requests
 
 
+def test_unquoted_line_of_a_compiled_function_lands_on_its_gap(tmp_path):
+    """empty_graph.py is rebuilt from the log; the transformed-code page lists every line of the compiled function,
+    the unquoted ones too: following one lands on the gap that holds it, outlined and on screen."""
+    out = tmp_path / "out"
+    report(torch213("empty_graph.log"), out)
+    with browser_page() as page:
+        for transformed in sorted(out.glob("*/transformed_code.html")):
+            page.goto(transformed.as_uri())
+            unquoted = page.locator("#tc-original > div", has_text="not quoted in the log")
+            if unquoted.count():
+                break
+        else:
+            raise AssertionError("no transformed-code page lists a line the log does not quote")
+        line = int(unquoted.first.locator("a.ln").inner_text())
+        unquoted.first.locator("a.ln").click()
+        page.wait_for_load_state()
+        assert page.url.endswith(f"#L{line}") and "/sources/empty_graph.py_" in page.url
+        gap = page.locator(".src-gap", has=page.locator(f"#L{line}"))
+        assert gap.count() == 1
+        first, _, last = gap.inner_text().split(":")[0].replace("⋯", "").split()[-1].partition("–")
+        assert int(first) <= line <= int(last or first)
+        assert gap.evaluate("e => getComputedStyle(e).outlineStyle") == "solid"  # it says where the link landed
+        box = gap.bounding_box()
+        assert box is not None and 0 <= box["y"] < page.viewport_size["height"]
+        assert not page.console_errors and not page.external_requests
+
+
 def test_foreign_log_says_it_is_rebuilt(tmp_path):
     from ..sources.test_sources import GPU
     from ..conftest import skip_or_fail

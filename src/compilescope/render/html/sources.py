@@ -173,7 +173,10 @@ def _line_rows(page: _Page, f: SourceFile, dirs: _CompileDirs, resume_ids: dict[
         if gap_start is not None:
             last = n - 1
             span = f"line {gap_start}" if gap_start == last else f"lines {gap_start}–{last}"
-            yield f'<div class="src-gap">⋯ {span}: not quoted in the log ⋯</div>'
+            # Each folded line keeps its anchor: a link to it (a line of a function on its transformed-code page)
+            # lands on the gap that says why the line is not shown.
+            anchors = "".join(f'<span id="{line_anchor(g)}"></span>' for g in range(gap_start, last + 1))
+            yield f'<div class="src-gap">{anchors}⋯ {span}: not quoted in the log ⋯</div>'
             gap_start = None
         if n > total:
             break

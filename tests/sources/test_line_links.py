@@ -1,0 +1,92 @@
+"""Every link to a line of a source page lands on an element of that page, from every page of a whole report.
+
+A page rebuilt from the log shows only the lines the log quotes; the others are folded into gap rows. Links
+still point at such lines (a function's lines on its transformed-code page, a failure the log names without a
+graph), so each must land on the gap that holds it, or on the line itself.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from ..conftest import report, run_cli, torch213
+
+_HREF = re.compile(r'href="([^"]*)"')
+_ID = re.compile(r'\bid="([^"]*)"')
+# A gap row: the anchors of the lines it folds, then the lines it says it stands for.
+_GAP = re.compile(r'<div class="src-gap">((?:<span id="L\d+"></span>)*)⋯ lines? (\d+)(?:–(\d+))?: not quoted in the log')
+_ROW_TEXT = re.compile(r'<div class="src-line[^"]*" id="L(\d+)"[^>]*><a class="ln"[^>]*>\d+</a><a class="lt"[^>]*>(.*?)</a>')
+
+
+def line_links(root: Path) -> list[tuple[Path, Path, int]]:
+    """(linking page, source page, line) of every `#L<n>` link into sources/ on every page under root."""
+    found = []
+    for page in sorted(root.rglob("*.html")):
+        for href in _HREF.findall(page.read_text(encoding="utf-8")):
+            path, _, fragment = html.unescape(href).partition("#")
+            target = (page.parent / path).resolve() if path else page.resolve()
+            if target.parent.name == "sources" and re.fullmatch(r"L\d+", fragment):
+                found.append((page, target, int(fragment[1:])))
+    return found
+
+
+def kind(root: Path, page: Path) -> str:
+    """What a linking page is: index, sources, transformed_code, or an artifact page (provenance)."""
+    rel = page.relative_to(root)
+    if rel.parent.name == "sources":
+        return "sources"
+    return rel.stem if rel.name in ("index.html", "transformed_code.html") else "artifact"
+
+
+def assert_every_line_link_lands(root: Path) -> Counter:
+    """Every `#L<n>` link into sources/ hits an id of its page; a line in a gap hits the gap that names it.
+    Returns how many links each kind of page made, and how many landed in a gap."""
+    ids: dict[Path, set[str]] = {}
+    gaps: dict[Path, dict[int, tuple[int, int]]] = {}
+    made = Counter()
+    for page, target, line in line_links(root):
+        if target not in ids:
+            text = target.read_text(encoding="utf-8")
+            ids[target] = set(_ID.findall(text))
+            gaps[target] = {}
+            for anchors, first, last in _GAP.findall(text):
+                for n in map(int, re.findall(r'id="L(\d+)"', anchors)):
+                    gaps[target][n] = (int(first), int(last or first))
+        assert f"L{line}" in ids[target], (str(page.relative_to(root)), target.name, line)
+        made[kind(root, page)] += 1
+        if line in gaps[target]:
+            first, last = gaps[target][line]
+            assert first <= line <= last, (target.name, line, first, last)
+            made["in a gap"] += 1
+    return made
+
+
+@pytest.mark.parametrize("name, kinds", [
+    ("empty_graph.log", {"transformed_code", "sources", "index"}),
+    ("source_view.log", {"transformed_code", "sources", "index"}),
+    ("graph_breaks.log", {"transformed_code", "sources", "index"}),
+    ("provenance.log", {"sources", "artifact"}),
+])
+def test_every_source_line_link_lands(name, kinds, tmp_path):
+    out = tmp_path / "out"
+    report(torch213(name), out)
+    made = assert_every_line_link_lands(out)
+    assert kinds <= set(made), made
+    if name in ("empty_graph.log", "source_view.log"):
+        # their compiled functions have lines the log never quotes: the transformed-code page still links them
+        assert made["in a gap"] > 0, made
+
+
+def test_diff_report_line_links_land(tmp_path):
+    out = tmp_path / "diff"
+    logs = Path(torch213("diff_base.log.gz"))
+    # (exit status 1: the runs differ, a graph break was added)
+    assert run_cli("diff", logs, logs.with_name("diff_break.log.gz"), "-o", out, "--overwrite", "--no-browser") == 1
+    made = assert_every_line_link_lands(out)
+    assert made["transformed_code"] > 0 and made["in a gap"] > 0, made
+
