@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from ..conftest import report, run_cli, torch213
+from ..conftest import GPU_TRACES, report, run_cli, skip_or_fail, torch213
 
 _HREF = re.compile(r'href="([^"]*)"')
 _ID = re.compile(r'\bid="([^"]*)"')
@@ -90,3 +90,19 @@ def test_diff_report_line_links_land(tmp_path):
     made = assert_every_line_link_lands(out)
     assert made["transformed_code"] > 0 and made["in a gap"] > 0, made
 
+
+def test_failure_link_lands_on_the_failing_line(tmp_path):
+    """flex_sdpa_model's fullgraph function fails in Dynamo on a line no graph captured: its link on the index
+    lands on that line, shown with its code, though the other notes of the file end before it."""
+    folder = GPU_TRACES / "flex_sdpa_model"
+    if not folder.is_dir():
+        skip_or_fail("../shared/traces/gpu-torch211 not available")
+    script = (folder / "script.py").read_text().splitlines()
+    (failing,) = [n for n, text in enumerate(script, 1) if "random.choice(" in text]
+    out = tmp_path / "out"
+    report(next(folder.glob("*.log")), out)
+    assert_every_line_link_lands(out)
+    links = [(target, line) for page, target, line in line_links(out) if page.name == "index.html"]
+    (target,) = {t for t, line in links if line == failing}
+    rows = dict(_ROW_TEXT.findall(target.read_text(encoding="utf-8")))
+    assert html.unescape(rows[str(failing)]).strip() == script[failing - 1].strip()

@@ -7,6 +7,7 @@ Everything comes from the log itself:
   lines then ran eagerly (the breaking statement in the compiled frame and the inlined calls under it);
 - ``dynamo_start`` stacks: the compiled frame, including resume functions (``torch_dynamo_resume_in_f_at_N``);
 - recompile reasons, dynamic-shape events and Inductor provenance (kernels), through their analyses.
+- where a compile failed or torch warned, when the file has a page: the report links there, so the page shows the line.
 
 The text of a file is read from disk only when the path exists, is a regular ``.py`` file of sane size, and
 agrees with every line the log quotes from it. Otherwise the file is rebuilt from the quoted lines, the
@@ -19,7 +20,7 @@ import hashlib
 import os
 import re
 from dataclasses import field
-from typing import Any
+from typing import Any, Iterable
 
 from ..lazy_regex import lazy_compile
 from ..model.names import safe_stem
@@ -331,7 +332,9 @@ def add_eager_lines(breaks: GraphBreaks, sites: list[GraphBreakSite]) -> None:
 
 
 def analyze_sources(trace: Trace, provenance: Provenance | None = None, shapes: DynamicShapes | None = None,
-                    recompile_info: Recompiles | None = None) -> Sources:
+                    recompile_info: Recompiles | None = None, linked_locations: Iterable[UserLocation] = ()) -> Sources:
+    """linked_locations: other user lines the report links to (where a compile failed, where torch warned): the page of
+    their file, where it has one, shows them, so the link lands on its line."""
     quotes = _Quotes()
     # (path, line) -> LineNotes, built first without text; files are made at the end.
     notes: dict[str, dict[int, LineNotes]] = {}
@@ -451,6 +454,12 @@ def analyze_sources(trace: Trace, provenance: Provenance | None = None, shapes: 
                         n.kernels.append({"compile_id": cp_key, "dir": cp.dir_name, "kernel": kernel.name, "anchor": anchor,
                                           "section": section_number})
 
+    linked_lines: dict[str, set[int]] = {}
+    for loc in linked_locations:
+        if loc.filename in notes and loc.line > 0:
+            quotes.add(loc.filename, loc.line, loc.code)
+            linked_lines.setdefault(loc.filename, set()).add(loc.line)
+
     result = Sources(graph_breaks=sites)
     for path in sorted(notes):
         quoted = quotes.by_file.get(path, {})
@@ -459,7 +468,7 @@ def analyze_sources(trace: Trace, provenance: Provenance | None = None, shapes: 
             text: list[str | None] = list(disk)
             origin = "disk"
         else:
-            last = max([*quoted, *notes[path]], default=0)
+            last = max([*quoted, *notes[path], *linked_lines.get(path, ())], default=0)
             text = [quoted.get(i) for i in range(1, last + 1)]
             origin = "log"
         result.files.append(SourceFile(path, file_page(path), origin, note, text, notes[path]))

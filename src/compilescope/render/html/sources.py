@@ -28,13 +28,14 @@ STATUS_TITLES = {
 
 
 def source_url(page: _Page, filename: str | None, line: int | None = None) -> str | None:
-    """The source page of a user file (relative to the report root), at a line; None when it has none."""
+    """The source page of a user file (relative to the report root), at a line where the page has it (every line
+    up to its last, gaps included); None when the file has no page."""
     if not filename:
         return None
     found = page.results.sources.file(filename)
     if found is None:
         return None
-    return found.page + (f"#{line_anchor(line)}" if line else "")
+    return found.page + (f"#{line_anchor(line)}" if line and 0 < line <= len(found.text) else "")
 
 
 class _CompileDirs(dict[str, str]):
