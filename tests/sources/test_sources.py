@@ -6,6 +6,7 @@ gpu-torch211 scripts), never from compilescope's own output.
 
 from __future__ import annotations
 
+import html
 import json
 import os
 import re
@@ -19,7 +20,7 @@ from compilescope.analyses.provenance import analyze_provenance
 from compilescope.analyses.sources import analyze_sources, is_user_source
 from compilescope.ingest.reader import read_trace
 
-from ..conftest import REPO, TORCH213, run_cli, skip_or_fail, torch213
+from ..conftest import REPO, TORCH213, report, run_cli, skip_or_fail, torch213
 
 PROGRAMS = REPO / "tests" / "data" / "torch213" / "programs"
 GPU = REPO.parent / "shared" / "traces" / "gpu-torch211"
@@ -168,6 +169,33 @@ def test_disk_text_only_when_it_agrees(tmp_path):
         f = analyze_sources(trace).file(str(here))
     assert f.origin == "log" and "differs" in f.note
     assert f.text[25] == "return y * m" and f.text[0] is None  # quoted line kept; unquoted ones are gaps
+
+
+def _origin_sentence(page: Path) -> str:
+    """The text of a source page's note on where its lines come from."""
+    found = re.search(r'<p class="src-origin[^"]*" id="src-origin">(.*?)</p>', page.read_text(), re.S)
+    return " ".join(html.unescape(re.sub(r"<[^>]+>", "", found[1])).split())
+
+
+def test_origin_says_once_where_the_text_comes_from(tmp_path):
+    """The page says in one sentence that the file was rebuilt and why, or where it was read, each thing once."""
+    text = torch213("source_view.log").read_text()
+    recorded = re.search(r"# File: (\S+source_view\.py):", text)[1]
+    here = tmp_path / "src" / "source_view.py"
+    here.parent.mkdir()
+    shutil.copy(PROGRAMS / "source_view.py", here)
+    sentences = {}
+    for name, path in (("gone", tmp_path / "gone" / "source_view.py"), ("here", here)):
+        log = tmp_path / f"{name}.log"
+        log.write_text(text.replace(recorded, str(path)))
+        report(log, tmp_path / name)
+        (page,) = (tmp_path / name / "sources").glob("source_view.py_*.html")
+        sentences[name] = _origin_sentence(page)
+    gone = sentences["gone"]
+    assert gone.lower().count("rebuilt from the lines the log quotes") == 1, gone
+    assert gone.count("not on this machine") == 1 and gone.count(".") == 1 and gone.endswith("."), gone
+    assert "rebuilt" not in sentences["here"].lower(), sentences["here"]
+    assert sentences["here"].count("read from") == 1 and sentences["here"].count(str(here)) == 1, sentences["here"]
 
 
 def test_summary_names_the_lines_each_break_ran_eagerly(capsys):

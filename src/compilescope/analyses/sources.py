@@ -130,7 +130,7 @@ class SourceFile:
     path: str
     page: str
     origin: str  # "disk": read from the file; "log": rebuilt from the lines the log quotes
-    note: str  # why that origin, for the page
+    note: str  # how the text was read ("disk"), or why it was not ("log"): a clause the page puts in its sentence
     text: list[str | None]  # line i+1; None: a gap (the log does not quote that line)
     notes: dict[int, LineNotes] = field(default_factory=dict)
 
@@ -212,23 +212,23 @@ class _Quotes:
 
 
 def _read_disk(path: str, quoted: dict[int, str]) -> tuple[list[str] | None, str]:
+    """The file's lines, and how they were read; or None, and why not (the page says it rebuilt the file)."""
     if not path.endswith(".py"):
-        return None, "not a .py file: rebuilt from the lines the log quotes"
+        return None, "it is not a .py file"
     try:
         if not os.path.isfile(path):
-            return None, "the file is not on this machine: rebuilt from the lines the log quotes"
+            return None, "the file is not on this machine"
         if os.path.getsize(path) > MAX_SOURCE_BYTES:
-            return None, "the file on this machine is too big to show: rebuilt from the lines the log quotes"
+            return None, "the file on this machine is too big to show"
         with open(path, encoding="utf-8", errors="replace") as f:
             lines = f.read().splitlines()
     except OSError as e:
-        return None, f"the file could not be read ({e.strerror}): rebuilt from the lines the log quotes"
+        return None, f"the file could not be read ({e.strerror})"
     if not quoted:
-        return None, "the log quotes no line of it, so the file on disk cannot be checked: only line numbers are shown"
+        return None, "the log quotes no line of it, so the file on this machine cannot be checked against the run"
     for number, code in quoted.items():
         if number > len(lines) or lines[number - 1].strip() != code:
-            return None, (f"the file on this machine differs from the logged run (line {number}): "
-                          "rebuilt from the lines the log quotes")
+            return None, f"the file on this machine differs from the logged run (line {number})"
     return lines, f"read from {path}; every line the log quotes ({len(quoted)}) agrees with it"
 
 
