@@ -368,3 +368,16 @@ def test_custom_header_script_runs_on_every_landing_page(tmp_path):
 def test_without_a_header_no_page_allows_inline_script(tmp_path):
     assert run_cli(torch213("export_draft.log"), "-o", tmp_path / "export", "--no-browser") == 0
     assert not any(_allows_inline_script(p) for p in (tmp_path / "export").rglob("*.html"))
+
+
+def test_a_line_number_far_past_any_file_is_bounded(tmp_path):
+    # A log is untrusted: one naming line 10**9 of a user file (here graph_breaks.log with its line 23 renumbered)
+    # made the rebuilt source a list of 10**9 lines, gigabytes, before a page was written.
+    text = torch213("graph_breaks.log").read_text()
+    assert '"line": 23,' in text
+    hostile = tmp_path / "far.log"
+    hostile.write_text(text.replace('"line": 23,', '"line": 999999999,').replace("graph_breaks.py:23", "graph_breaks.py:999999999"))
+    assert run_cli(hostile, "-o", tmp_path / "out", "--no-browser") == 0
+    (page,) = (tmp_path / "out" / "sources").glob("graph_breaks.py_*.html")
+    assert page.stat().st_size < 8 * 2**20
+    assert 'id="L18"' in page.read_text()  # the lines the log quotes are still there

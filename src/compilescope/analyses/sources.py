@@ -69,6 +69,12 @@ def file_page(path: str) -> str:
     return f"sources/{safe_stem(os.path.basename(path) or 'source')}_{digest}.html"
 
 
+# A file rebuilt from the log has as many lines as the highest line the log names. A log is untrusted: one naming
+# line 10**9 would take gigabytes, so a rebuilt file stops here (real source files are far shorter); what the log
+# says of a line past it stays in the JSON, and the page links to the file's top instead.
+MAX_REBUILT_LINES = 100_000
+
+
 def line_anchor(line: int) -> str:
     return f"L{line}"
 
@@ -468,7 +474,7 @@ def analyze_sources(trace: Trace, provenance: Provenance | None = None, shapes: 
             text: list[str | None] = list(disk)
             origin = "disk"
         else:
-            last = max([*quoted, *notes[path], *linked_lines.get(path, ())], default=0)
+            last = min(max([*quoted, *notes[path], *linked_lines.get(path, ())], default=0), MAX_REBUILT_LINES)
             text = [quoted.get(i) for i in range(1, last + 1)]
             origin = "log"
         result.files.append(SourceFile(path, file_page(path), origin, note, text, notes[path]))
