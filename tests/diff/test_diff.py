@@ -56,6 +56,8 @@ def test_added_graph_break_is_named_with_its_reason_line_and_new_frame():
     assert [(c.a, c.b) for c in kernels] == [({"cpp_pybinding": 4}, {"cpp_pybinding": 2})]
     [outcome] = [c for c in d.changes if c.section == "recompiles"]
     assert outcome.a == {"ok": 2} and outcome.b == {"break": 2}
+    # Said in words, not as the Python dicts a and b are.
+    assert outcome.title == "f (diff_pair.py:30): outcomes: 2 ok → 2 restarted (e.g. at a graph break)"
 
 
 def test_removed_graph_break_is_the_mirror_image():
@@ -238,15 +240,23 @@ def test_a_compile_that_starts_failing():
     assert sorted((c.title.split(":")[0], c.a, c.b) for c in d.changes if c.section == "environment") == [
         ("config dynamo.suppress_errors", "false", "true"),
         ("config inductor.cpp.inject_relu_bug_TESTING_ONLY", "null", '"compile_error"')]
+    # a and b are the values' JSON (data); the titles say them as a person reads them: no quotes, null is unset.
+    assert sorted(c.title for c in d.changes if c.section == "environment") == [
+        "config dynamo.suppress_errors: false → true",
+        "config inductor.cpp.inject_relu_bug_TESTING_ONLY: (unset) → compile_error"]
     [failure] = [c for c in d.changes if c.section == "failures"]
     assert failure.kind == "added" and failure.b["type"] == "InductorError"
     assert failure.b["reason"].startswith("CppCompileError") and failure.frame.endswith("diff_pair.py:30 f")
     # The frame compiled once and is not compiled again (it runs eagerly): no recompile, no dynamic size.
     [rec] = [c for c in d.changes if c.section == "recompiles"]
     assert (rec.a, rec.b) == (2, 1)
-    assert [c.kind for c in d.changes if c.section == "dynamic_shapes"] == ["removed"]
-    # And back: the failure is gone.
-    assert [c.kind for c in diff("fail", "base").changes if c.section == "failures"] == ["removed"]
+    assert [(c.kind, c.title) for c in d.changes if c.section == "dynamic_shapes"] == [
+        ("removed", "dynamic symbol for L['x'].size()[0] removed (at diff_pair.py:31)")]
+    # And back: the failure is gone, the symbol is made again.
+    back = diff("fail", "base").changes
+    assert [c.kind for c in back if c.section == "failures"] == ["removed"]
+    assert [(c.kind, c.title) for c in back if c.section == "dynamic_shapes"] == [
+        ("added", "new dynamic symbol for L['x'].size()[0] (at diff_pair.py:31)")]
 
 
 def test_cli_threshold_flags(capsys):

@@ -34,6 +34,7 @@ from .dynamic_shapes import dynamic_shapes
 from .failures import failures_and_restarts
 from .graph_breaks import compilation_key, graph_breaks
 from .recompiles import recompiles
+from .status import BREAK, EMPTY, ERROR, MISSING, OK, STATUSES
 from .unread import Unread, unread
 from .torch_warnings import torch_warnings
 from .userloc import is_python_library_file
@@ -481,6 +482,34 @@ def short_path(path: str | None) -> str:
 _short = short_path
 
 
+# How a compile ended (analyses/status.py), as a count reads: "2 ok", "1 failed".
+_OUTCOME_WORDS = {OK: "ok", BREAK: "restarted (e.g. at a graph break)", EMPTY: "with an empty graph", ERROR: "failed",
+                  MISSING: "without metrics"}
+
+
+def _outcomes(statuses: Counter) -> str:
+    """`2 ok, 1 failed`, in the order of STATUSES (a status the log reader does not know is named as it is)."""
+    order = {s: i for i, s in enumerate(STATUSES)}
+    in_order = sorted(statuses.items(), key=lambda item: order.get(item[0], len(order)))
+    return ", ".join(f"{n} {_OUTCOME_WORDS.get(s, s)}" for s, n in in_order)
+
+
+def _config_value(value: str | None, side: str) -> str:
+    """A config value as a person reads it: a string without its JSON quotes (`compile_error`), null as unset;
+    true, 3 or [1, 2] as JSON writes them."""
+    if value is None:
+        return f"(not in {side}'s config)"
+    try:
+        parsed = orjson.loads(value)
+    except orjson.JSONDecodeError:
+        return value
+    if parsed is None:
+        return "(unset)"
+    if isinstance(parsed, str):
+        return parsed or "(empty)"
+    return value
+
+
 def _frame_label(f: FrameFacts) -> str:
     return f"{f.function or '?'} ({_short(f.filename)}:{f.first_line if f.first_line is not None else '?'})"
 
@@ -569,8 +598,8 @@ def diff_runs(a: RunFacts, b: RunFacts, threshold: TimeThreshold = TimeThreshold
             va, vb = a.config.get(key), b.config.get(key)
             if va != vb:
                 kind = "added" if va is None else "removed" if vb is None else "changed"
-                changes.append(Change("environment", kind, f"config {key}: {va if va is not None else '(absent)'} → "
-                                      f"{vb if vb is not None else '(absent)'}", None, va, vb))
+                changes.append(Change("environment", kind, f"config {key}: {_config_value(va, 'A')} → "
+                                      f"{_config_value(vb, 'B')}", None, va, vb))
 
     # Frames.
     only_a = [k for k in a.frames if k not in b.frames]
@@ -605,7 +634,7 @@ def diff_runs(a: RunFacts, b: RunFacts, threshold: TimeThreshold = TimeThreshold
                                       {"new_guard_failures": new, "gone_guard_failures": gone}))
         sa, sb = Counter(fa.statuses), Counter(fb.statuses)
         if sa != sb and len(fa.compile_ids) == len(fb.compile_ids):
-            changes.append(Change("recompiles", "changed", f"{label}: outcomes {dict(sa)} → {dict(sb)}", k,
+            changes.append(Change("recompiles", "changed", f"{label}: outcomes: {_outcomes(sa)} → {_outcomes(sb)}", k,
                                   dict(sa), dict(sb)))
         changes.extend(_diff_graphs(label, k, fa, fb))
 
@@ -727,8 +756,8 @@ def diff_runs(a: RunFacts, b: RunFacts, threshold: TimeThreshold = TimeThreshold
                                   f"at {_short(s[1])}:{s[2]})", None, {"source": s[0], "first_compile": s[3]},
                                   {"source": s[0], "first_compile": other[3]}))
     for s in gone:
-        changes.append(Change("dynamic_shapes", "removed", f"no dynamic symbol for {s[0]} (at {_short(s[1])}:{s[2]})", None,
-                              {"source": s[0], "file": s[1], "line": s[2]}, None))
+        changes.append(Change("dynamic_shapes", "removed", f"dynamic symbol for {s[0]} removed (at {_short(s[1])}:{s[2]})",
+                              None, {"source": s[0], "file": s[1], "line": s[2]}, None))
     for s in new:
         changes.append(Change("dynamic_shapes", "added", f"new dynamic symbol for {s[0]} (at {_short(s[1])}:{s[2]})", None,
                               None, {"source": s[0], "file": s[1], "line": s[2]}))
@@ -736,10 +765,11 @@ def diff_runs(a: RunFacts, b: RunFacts, threshold: TimeThreshold = TimeThreshold
     spec_b = [(tuple(s["sources"]), s["value"], s["file"], s["line"]) for s in b.specializations if matched(s)]
     gone, new = _multiset_diff(spec_a, spec_b)
     for s in gone:
-        changes.append(Change("dynamic_shapes", "removed", f"no longer specialized: {', '.join(s[0])} = {s[1]}", None,
+        changes.append(Change("dynamic_shapes", "removed", f"no longer specialized: {', '.join(s[0])} = {s[1]} "
+                              f"(at {_short(s[2])}:{s[3]})", None,
                               {"sources": list(s[0]), "value": s[1], "file": s[2], "line": s[3]}, None))
     for s in new:
-        changes.append(Change("dynamic_shapes", "added", f"specialized: {', '.join(s[0])} = {s[1]} (at {_short(s[2])}:{s[3]})",
+        changes.append(Change("dynamic_shapes", "added", f"now specialized: {', '.join(s[0])} = {s[1]} (at {_short(s[2])}:{s[3]})",
                               None, None, {"sources": list(s[0]), "value": s[1], "file": s[2], "line": s[3]}))
     # A log read only in part (cut off, corrupt lines): what it lacks may look like a change, so the diff says so.
     for side, facts in (("A", a), ("B", b)):
