@@ -23,9 +23,23 @@ def test_two_runs_of_the_same_program_show_no_change():
     d = diff("base", "base_again")
     assert d.changes == []
     assert d.matched_frames and all(k.endswith(" f") for k in d.matched_frames)
-    # Their compile times do differ (a shared machine): said as noise, not as a change.
-    assert facts("base").compile_time_s != facts("base_again").compile_time_s
-    assert any("within noise" in n for n in d.notes)
+    # Their compile times do differ (a shared machine), by 1s or more but under 3x: a note that names the ratio,
+    # not a change.
+    ta, tb = facts("base").compile_time_s, facts("base_again").compile_time_s
+    assert abs(ta - tb) >= 1 and max(ta, tb) / min(ta, tb) < 3
+    [note] = d.notes
+    assert note.startswith(f"compile time {ta:.2f}s → {tb:.2f}s: the slower took ")
+    assert note.endswith("x the faster, under the 3x that counts as a change (--time-ratio)")
+
+
+def test_a_timing_note_names_the_test_the_difference_failed():
+    a, b = facts("base"), facts("base_again")  # 1s or more apart, under 3x (above)
+    [by_seconds] = diff_runs(a, b, TimeThreshold(seconds=100, ratio=1.1)).notes
+    assert by_seconds.endswith(": less than the 100s apart that counts as a change (--time-threshold)")
+    # Rounded down: a ratio just under the one that counts never reads as reaching it (2.999x is not "3.00x").
+    assert TimeThreshold().not_a_change("compile time", 10.0, 29.99) == (
+        "compile time 10.00s → 29.99s: the slower took 2.99x the faster, under the 3x that counts as a change "
+        "(--time-ratio)")
 
 
 def test_every_log_against_itself_shows_no_change():
@@ -159,8 +173,9 @@ def test_compiled_autograd_graphs_match_across_runs(capsys):
 
 def test_cli_terminal_json_and_exit_status(capsys):
     assert run_cli("diff", log("base"), log("base_again")) == 0
-    out = capsys.readouterr().out
-    assert "No change" in out
+    out = " ".join(capsys.readouterr().out.split())  # as wrapped at any width
+    assert ("No change (1 frame matched; a timing difference counts as a change when it is at least 1s "
+            "(--time-threshold) and the slower side took at least 3x the faster (--time-ratio)).") in out
     assert run_cli("diff", log("base"), log("break"), "--json") == 1
     doc = json.loads(capsys.readouterr().out)
     assert doc["schema_version"] == 1 and doc["changed"] is True
@@ -183,7 +198,11 @@ def test_html_page_links_into_both_reports(tmp_path):
     compile_links = [link for link in links if link.count("/") == 2]
     assert compile_links and all((out / link).is_file() for link in compile_links)
     assert "torch_dynamo_resume_in_f_at_33" in page and "Graph breaks" in page
-    assert json.loads((out / "diff.json").read_text())["changed"] is True
+    doc = json.loads((out / "diff.json").read_text())
+    assert doc["changed"] is True
+    # The compile times differ, not as a change: the page says so as the JSON does (a title, not a number).
+    [note] = doc["ranks"][0]["notes"]
+    assert note.startswith("compile time ") and f'<p class="muted diff-note">{note}</p>' in page
 
 
 def test_multi_rank_directories_are_compared_rank_by_rank(tmp_path, capsys):

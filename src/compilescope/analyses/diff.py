@@ -17,6 +17,7 @@ The JSON document (`RunDiff.to_json`) is described in docs/diff-schema.md.
 
 from __future__ import annotations
 
+import math
 import re
 from collections import Counter
 from dataclasses import asdict, field
@@ -76,6 +77,24 @@ class TimeThreshold:
     def significant(self, a: float, b: float) -> bool:
         slow, fast = max(a, b), min(a, b)
         return slow > fast and slow - fast >= self.seconds and (fast <= 0 or slow / fast >= self.ratio)
+
+    @property
+    def rule(self) -> str:
+        """The rule in words, naming the options of `diff` that set it."""
+        return (f"a timing difference counts as a change when it is at least {self.seconds:g}s (--time-threshold) "
+                f"and the slower side took at least {self.ratio:g}x the faster (--time-ratio)")
+
+    def not_a_change(self, what: str, a: float, b: float) -> str:
+        """Why a difference that is not significant is no change, naming the test it failed: `compile time
+        44.13s → 22.45s: the slower took 1.96x the faster, under the 3x that counts as a change (--time-ratio)`."""
+        slow, fast = max(a, b), min(a, b)
+        if slow - fast < self.seconds:
+            why = f"less than the {self.seconds:g}s apart that counts as a change (--time-threshold)"
+        else:
+            # Rounded down: 2.999x printed as 3.00x would read as reaching a 3x ratio it did not reach.
+            why = (f"the slower took {math.floor(slow / fast * 100) / 100:.2f}x the faster, under the {self.ratio:g}x "
+                   "that counts as a change (--time-ratio)")
+        return f"{what} {a:.2f}s → {b:.2f}s: {why}"
 
 
 # Code torch generated is named per process (`<eval_with_key>.16`: the 16th FX module it printed): the same code
@@ -447,7 +466,7 @@ class RunDiff:
     threshold: TimeThreshold
     changes: list[Change] = field(default_factory=list)
     matched_frames: list[str] = field(default_factory=list)
-    notes: list[str] = field(default_factory=list)  # differences judged noise, said once so nobody wonders
+    notes: list[str] = field(default_factory=list)  # timing differences not counted as changes, and why, so nobody wonders
 
     def __bool__(self) -> bool:
         return bool(self.changes)
@@ -687,8 +706,7 @@ def diff_runs(a: RunFacts, b: RunFacts, threshold: TimeThreshold = TimeThreshold
                               f"({b.compile_time_s - a.compile_time_s:+.2f}s)", None, a.compile_time_s, b.compile_time_s,
                               {"phases": phases, "compiles": compiles[:10]}))
     elif a.compile_time_s != b.compile_time_s:
-        result.notes.append(f"compile time {a.compile_time_s:.2f}s → {b.compile_time_s:.2f}s: within noise "
-                            f"(under {threshold.seconds:g}s or {threshold.ratio:g}x)")
+        result.notes.append(threshold.not_a_change("compile time", a.compile_time_s, b.compile_time_s))
 
     changes.extend(_autotuning_changes(a, b, threshold, result))
 
@@ -829,8 +847,7 @@ def _autotuning_changes(a: RunFacts, b: RunFacts, threshold: TimeThreshold, resu
         out.append(Change("autotuning", "changed", f"autotuning {a.autotune_s:.2f}s → {b.autotune_s:.2f}s "
                           f"({b.autotune_s - a.autotune_s:+.2f}s)", None, a.autotune_s, b.autotune_s))
     elif a.autotune_s != b.autotune_s:
-        result.notes.append(f"autotuning {a.autotune_s:.2f}s → {b.autotune_s:.2f}s: within noise "
-                            f"(under {threshold.seconds:g}s or {threshold.ratio:g}x)")
+        result.notes.append(threshold.not_a_change("autotuning", a.autotune_s, b.autotune_s))
     return out
 
 

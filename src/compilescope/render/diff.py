@@ -6,6 +6,7 @@ from rich.console import Console
 from rich.text import Text
 
 from ..analyses.diff import SECTION_LABELS, DiffReport, RunDiff
+from ..wording import count
 
 MARKS = {"added": ("+", "green"), "removed": ("-", "red"), "changed": ("~", "yellow"), "moved": (">", "cyan")}
 MAX_NODES = 8  # FX nodes listed per graph change
@@ -48,11 +49,8 @@ def print_diff(report: DiffReport, console: Console) -> None:
         if rank is not None:
             console.print(Text(f"\nrank {rank}", style="bold"))
         if not diff:
-            t = diff.threshold
-            n = len(diff.matched_frames)
-            console.print(Text(f"No change ({n} frame{'' if n == 1 else 's'} matched; timing differences under "
-                               f"{t.seconds:g}s or {t.ratio:g}x are noise)."))
+            console.print(Text(f"No change ({count(len(diff.matched_frames), 'frame')} matched; {diff.threshold.rule})."))
         for line in _change_lines(diff):
             console.print(line)
-        for note in diff.notes:  # what was judged noise, so nobody wonders
+        for note in diff.notes:  # what was not counted as a change, so nobody wonders
             console.print(Text(f"\n{note}", style="dim"))
