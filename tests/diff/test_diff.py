@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import io
 import json
 import re
 
 import pytest
+from rich.console import Console
 
-from compilescope.analyses.diff import RunFacts, TimeThreshold, diff_runs, graph_nodes, run_facts
+from compilescope.analyses.diff import SECTION_LABELS, DiffReport, RunFacts, TimeThreshold, diff_runs, graph_nodes, run_facts
 from compilescope.ingest.reader import read_trace
+from compilescope.render.diff import MAX_NODES, print_diff
 
 from ..conftest import cuda211, run_cli, shared, torch213
 from ..gpu_variants import RESIDUAL_SKIP, max_autotune_log, with_cudagraph_skip, with_other_winner
@@ -219,6 +222,38 @@ def test_multi_rank_directories_are_compared_rank_by_rank(tmp_path, capsys):
     doc = json.loads(capsys.readouterr().out)
     assert [r["rank"] for r in doc["ranks"]] == [0] and doc["ranks_only_b"] == [1]
     assert "graph_breaks" in doc["ranks"][0]["sections"]
+
+
+def test_terminal_says_how_many_nodes_it_does_not_list(capsys):
+    """With a tensor predicate (torch_warnings.py's fixed variant) pick's graph keeps torch.cond and both branches:
+    more new nodes than the terminal lists. The title counts them all, so the list says how many it left out."""
+    a, b = torch213("torch_warnings.log.gz"), torch213("torch_warnings_fixed.log.gz")
+    assert run_cli("diff", a, b, "--json") == 1
+    [graph] = [c for c in json.loads(capsys.readouterr().out)["ranks"][0]["changes"] if c["detail"].get("added")]
+    added = graph["detail"]["added"]
+    assert len(added) > MAX_NODES and graph["title"].endswith(f"FX nodes {len(added)} added")
+    assert run_cli("diff", a, b) == 1
+    out = capsys.readouterr().out.splitlines()
+    listed = [line for line in out if line.startswith("      + ")]
+    assert [line.split()[1:3] for line in listed] == [[n["op"], n["target"]] for n in added[:MAX_NODES]]
+    assert f"      … and {len(added) - MAX_NODES} more (--json lists them all)" in out
+
+
+def test_wrapped_lines_keep_their_indent():
+    """At 60 columns the guard that no longer fails and the config key wrap: their next lines stay under the text
+    they continue, never at column 0 among the headings."""
+    console = Console(width=60, color_system=None, record=True, file=io.StringIO())
+    print_diff(DiffReport("a", "b", [(None, diff("base", "fail"))]), console)
+    lines = [line.rstrip() for line in console.export_text().splitlines()]
+    note = next(i for i, line in enumerate(lines) if line.startswith("compile time "))  # the notes, last, unindented
+    changes = [line for line in lines[2:note] if line and line not in SECTION_LABELS.values()]
+    assert changes and all(line.startswith("  ") for line in changes)
+    guard = next(i for i, line in enumerate(lines) if "guard no longer failing:" in line)
+    assert lines[guard + 1].startswith("      ") and not lines[guard + 1].startswith("       ")
+    assert f"{lines[guard]} {lines[guard + 1].strip()}" == (
+        "      guard no longer failing: tensor 'x' size mismatch at index 0. expected 4, actual 6")
+    config = next(i for i, line in enumerate(lines) if "inject_relu_bug_TESTING_ONLY" in line)
+    assert lines[config].startswith("  ~ config ") and lines[config + 1].startswith("    ")
 
 
 def test_bad_input_is_one_line(tmp_path, capsys):

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from rich.console import Console
+from rich.cells import cell_len
+from rich.console import Console, RenderableType
+from rich.table import Table
 from rich.text import Text
 
 from ..analyses.diff import SECTION_LABELS, DiffReport, RunDiff
@@ -10,37 +12,60 @@ from ..wording import count
 
 MARKS = {"added": ("+", "green"), "removed": ("-", "red"), "changed": ("~", "yellow"), "moved": (">", "cyan")}
 MAX_NODES = 8  # FX nodes listed per graph change
+DETAIL = "      "  # the indent of a change's details, under its title
 
 
-def _change_lines(diff: RunDiff) -> list[Text]:
-    lines: list[Text] = []
+def _hanging(prefix: Text | str, body: Text | str, style: str = "") -> Table:
+    """prefix, then body; a body too long for the line wraps under its own start, not under the prefix (a grid:
+    plain Text would wrap to column 0, into the marks of the lines around it)."""
+    prefix = prefix if isinstance(prefix, Text) else Text(prefix, style=style)
+    grid = Table.grid()
+    grid.add_column(width=cell_len(prefix.plain), no_wrap=True)
+    grid.add_column(overflow="fold")  # never "…": a guard or path may be copied from here
+    grid.add_row(prefix, body if isinstance(body, Text) else Text(body, style=style))
+    return grid
+
+
+def _more(items: list) -> list[RenderableType]:
+    """The line under a list cut at MAX_NODES: how many of those the title counts are not listed."""
+    left = len(items) - MAX_NODES
+    return [_hanging(DETAIL, f"… and {left} more (--json lists them all)", "dim")] if left > 0 else []
+
+
+def _change_lines(diff: RunDiff) -> list[RenderableType]:
+    lines: list[RenderableType] = []
     for section, changes in diff.sections().items():
         lines.append(Text(f"\n{SECTION_LABELS[section]}", style="bold underline"))
         for change in changes:
             mark, style = MARKS.get(change.kind, ("~", "yellow"))
-            lines.append(Text.assemble((f"  {mark} ", style), change.title))
+            lines.append(_hanging(Text(f"  {mark} ", style=style), Text(change.title)))
             d = change.detail
             for guard in d.get("new_guard_failures", []):
-                lines.append(Text(f"      new failing guard: {guard}", style="dim"))
+                lines.append(_hanging(DETAIL, f"new failing guard: {guard}", "dim"))
             for guard in d.get("gone_guard_failures", []):
-                lines.append(Text(f"      guard no longer failing: {guard}", style="dim"))
+                lines.append(_hanging(DETAIL, f"guard no longer failing: {guard}", "dim"))
             for key, sign in (("added", "+"), ("removed", "-")):
-                for node in d.get(key, [])[:MAX_NODES] if section == "graphs" else []:
+                nodes = d.get(key, []) if section == "graphs" else []
+                for node in nodes[:MAX_NODES]:
                     where = f"  ({node['line'].rsplit('/', 1)[-1]})" if node.get("line") else ""
-                    lines.append(Text(f"      {sign} {node['op']} {node['target']}{where}", style="dim"))
-            for node in d.get("retargeted", [])[:MAX_NODES]:
-                lines.append(Text(f"      ~ {node['from']} → {node['to']}  ({(node['line'] or '?').rsplit('/', 1)[-1]})", style="dim"))
+                    lines.append(_hanging(f"{DETAIL}{sign} ", f"{node['op']} {node['target']}{where}", "dim"))
+                lines.extend(_more(nodes))
+            retargeted = d.get("retargeted", [])
+            for node in retargeted[:MAX_NODES]:
+                lines.append(_hanging(f"{DETAIL}~ ", f"{node['from']} → {node['to']}  "
+                                      f"({(node['line'] or '?').rsplit('/', 1)[-1]})", "dim"))
+            lines.extend(_more(retargeted))
             for phase in d.get("phases", []):
-                lines.append(Text(f"      {phase['label']}: {phase['a_s']:.2f}s → {phase['b_s']:.2f}s", style="dim"))
+                lines.append(_hanging(DETAIL, f"{phase['label']}: {phase['a_s']:.2f}s → {phase['b_s']:.2f}s", "dim"))
             for row in d.get("compiles", [])[:3]:
-                lines.append(Text(f"      {row['compile_a'] or '(none)'} → {row['compile_b'] or '(none)'}: "
-                                  f"{row['delta_s']:+.2f}s", style="dim"))
+                lines.append(_hanging(DETAIL, f"{row['compile_a'] or '(none)'} → {row['compile_b'] or '(none)'}: "
+                                      f"{row['delta_s']:+.2f}s", "dim"))
     return lines
 
 
 def print_diff(report: DiffReport, console: Console) -> None:
-    console.print(Text.assemble(("A ", "bold"), report.source_a))
-    console.print(Text.assemble(("B ", "bold"), report.source_b))
+    console.print(_hanging(Text("A ", style="bold"), report.source_a))
+    console.print(_hanging(Text("B ", style="bold"), report.source_b))
     for rank_a in report.ranks_only_a:
         console.print(Text(f"rank {rank_a}: only in A", style="red"))
     for rank_b in report.ranks_only_b:
