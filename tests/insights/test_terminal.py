@@ -9,13 +9,17 @@ from __future__ import annotations
 
 import io
 import os
+import re
 from pathlib import Path
 
 import pytest
 from rich.console import Console
 
+from compilescope.analyses.insights import insights
+from compilescope.ingest.reader import read_trace
 from compilescope.render.terminal import print_summary
 
+from ..conftest import torch213
 from .helpers import LOGS, insights_of
 
 SNAPSHOTS = Path(__file__).parent / "snapshots"
@@ -90,3 +94,22 @@ def test_at_80_columns_the_dynamic_shapes_detail_is_not_squeezed():
         assert g.expr in flat
     # The detail column gets most of the width: its first line holds the whole symbol description.
     assert any("s77 = 3 [2, int_oo] from L['x'].size()[0]" in line for line in text.splitlines())
+
+
+def test_at_80_columns_a_value_stays_with_its_unit(tmp_path):
+    """compiled_autograd's slowest compiles: "Compiled autograd capture (36 ms)" is wider than its column, and
+    breaks before "(36 ms)", never inside it. A log named as torch names one: the header's count of compile ids
+    goes to the next line whole."""
+    with read_trace(str(torch213("compiled_autograd.log.gz"))) as trace:
+        lines = [line.rstrip() for line in _render_at(80, insights(trace)).splitlines()]
+    captures = [i for i, line in enumerate(lines) if line.endswith("Compiled autograd capture")]
+    assert len(captures) == 2  # [!0/-/-] and [!1/-/-], their time on the next line
+    assert all(re.fullmatch(r"\s+\(\d+(\.\d+)? (ms|s|µs)\)", lines[i + 1]) for i in captures)
+    assert not [(line, below) for line, below in zip(lines, lines[1:])
+                if re.search(r"\d$", line) and re.match(r"\s*(ms|s|µs)\b", below)]  # no number without its unit
+    long_name = tmp_path / "dedicated_log_torch_trace_rank_1_fglwclht.log"
+    long_name.write_bytes(torch213("recompiles.log").read_bytes())
+    with read_trace(str(long_name)) as trace:
+        ins = insights(trace)
+    lines = [line.rstrip() for line in _render_at(80, ins).splitlines()]
+    assert lines[:2] == [f"compilescope summary · {long_name.name}", f"· {ins.n_compiles} compile ids"]

@@ -9,7 +9,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from rich import box
-from rich.console import Console, Group, RenderableType
+from rich.console import Console, ConsoleOptions, Group, RenderableType
+from rich.containers import Lines
+from rich.measure import Measurement
 from rich.padding import Padding
 from rich.panel import Panel
 from rich.table import Table
@@ -33,6 +35,39 @@ MAX_ROWS = 10
 MAX_HEADLINE = 240  # characters of a warning's first line (the report has it whole)
 
 
+NO_BREAK = "\u00a0"
+_HELD = "\ue000"  # a private-use character: one cell wide and no whitespace, so rich does not break a line there
+
+
+class UnbrokenText(Text):
+    """Text that wraps only at plain spaces: a no-break space keeps "38 ms" or "2 compile ids" on one line (rich
+    itself breaks at any Unicode space, U+00A0 too). It prints as a plain space, so copied text has no U+00A0."""
+
+    def _held(self) -> Text:
+        held = self.copy()
+        held.plain = self.plain.replace(NO_BREAK, _HELD)
+        return held
+
+    def wrap(self, console: Console, width: int, **kwargs) -> Lines:
+        lines = Text.wrap(self._held(), console, width, **kwargs)
+        for line in lines:
+            line.plain = line.plain.replace(_HELD, " ")
+        return lines
+
+    def __rich_measure__(self, console: Console, options: ConsoleOptions) -> Measurement:
+        return Text.__rich_measure__(self._held(), console, options)
+
+
+def unbroken(text: str) -> str:
+    """text whose spaces do not break a line (in an UnbrokenText): a value and its unit, a count and its noun."""
+    return text.replace(" ", NO_BREAK)
+
+
+def _seconds(seconds: float) -> Text:
+    """`38 ms`, never broken between number and unit."""
+    return UnbrokenText(unbroken(format_seconds(seconds)))
+
+
 def _where(loc: UserLocation | None) -> str:
     if loc is None:
         return "(location not in log)"
@@ -45,7 +80,7 @@ def _more(total: int, word: str, many: str | None = None) -> list[Text]:
 
 
 def _heading(title: str) -> Text:
-    return Text(f"\n{title}", style="bold underline")
+    return UnbrokenText(f"\n{title}", style="bold underline")
 
 
 def _table(*columns: str, **kwargs) -> Table:
@@ -153,16 +188,17 @@ def _compile_time(ins: Insights) -> list[RenderableType]:
     ct = ins.compile_time
     if not ct:
         return []
-    out: list[RenderableType] = [_heading(f"Compile time ({format_seconds(ct.total_s)} over {count(ct.compile_ids, 'compile id')})")]
+    total = f"{unbroken(format_seconds(ct.total_s))} over {unbroken(count(ct.compile_ids, 'compile id'))}"
+    out: list[RenderableType] = [_heading(f"Compile time ({total})")]
     phases = _table("phase", "time", "share", "")
     for p in phase_bars(ct):
-        phases.add_row(p.label, format_seconds(p.seconds), f"{p.share:.0%}", "█" * max(1, round(p.bar_pct * BAR_WIDTH / 100)))
+        phases.add_row(p.label, _seconds(p.seconds), f"{p.share:.0%}", "█" * max(1, round(p.bar_pct * BAR_WIDTH / 100)))
     out.append(phases)
     slowest = _table("slowest", "function", "total", "mostly")
     for c in ct.compiles[:MAX_ROWS]:
         top = c.top_phase
-        slowest.add_row(c.compile_id, c.name or "", format_seconds(c.total_s),
-                        f"{PHASE_LABELS[top]} ({format_seconds(c.phases[top])})" if top else "")
+        slowest.add_row(c.compile_id, c.name or "", _seconds(c.total_s),
+                        UnbrokenText(f"{PHASE_LABELS[top]} ({unbroken(format_seconds(c.phases[top]))})") if top else "")
     out.append(Padding(slowest, (1, 0, 0, 0)))
     out.extend(_more(len(ct.compiles), "more compile id"))
     return out
@@ -303,8 +339,8 @@ def _dynamic_shapes(ins: Insights) -> list[RenderableType]:
 
 
 def summary_renderable(ins: Insights) -> RenderableType:
-    head = Text(f"compilescope summary · {ins.source.rsplit('/', 1)[-1]} · {count(ins.n_compiles, 'compile id')}",
-                style="bold")
+    head = UnbrokenText(f"compilescope summary · {ins.source.rsplit('/', 1)[-1]} "
+                        f"{unbroken('· ' + count(ins.n_compiles, 'compile id'))}", style="bold")
     return Group(head, _findings(ins), *_errors(ins), *_recompiles(ins), *_graph_breaks(ins), *_compile_time(ins),
                  *_autotuning(ins), *_cudagraphs(ins), *_torch_warnings(ins), *_caches(ins), *_dynamic_shapes(ins), *runtime_renderables(ins.runtime))
 
@@ -360,7 +396,7 @@ def _rank_row(rank: dict) -> list[RenderableType]:
     return [
         str(rank["rank"]), str(len(rank["compile_ids"])), str(rank["breaks"]), str(rank["failures"]),
         str(rank["recompiles"]), f"{rank['cache_hits']}/{rank['cache_misses']}",
-        format_seconds(rank["compile_time_s"]) if rank["compile_time_s"] else "-", str(rank["parse_problems"]),
+        _seconds(rank["compile_time_s"]) if rank["compile_time_s"] else "-", str(rank["parse_problems"]),
     ]
 
 
@@ -409,8 +445,8 @@ def rank_summaries_renderable(doc: dict, source: str) -> RenderableType:
     """doc: MultiRankResults.to_json() (every rank's summary and the cross-rank analysis)."""
     ranks = doc["ranks"]
     analysis = doc["analysis"]
-    head = Text(f"compilescope summary · {source.rstrip('/').rsplit('/', 1)[-1]} · {count(len(ranks), 'rank')}",
-                style="bold")
+    head = UnbrokenText(f"compilescope summary · {source.rstrip('/').rsplit('/', 1)[-1]} "
+                        f"{unbroken('· ' + count(len(ranks), 'rank'))}", style="bold")
     out: list[RenderableType] = [head, _ranks_table(ranks)]
     if analysis["failed_ranks"]:
         out.append(Text(f"{_rank_list(analysis['failed_ranks'])} could not be read: left out of the comparison.",
