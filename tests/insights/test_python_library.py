@@ -64,3 +64,12 @@ def test_only_pythons_own_library_counts():
     assert not is_python_library_file("/venv/lib/python3.11/site-packages/torch/optim/adam.py")
     assert not is_python_library_file("/usr/lib/python3/dist-packages/numpy/core/numeric.py")
     assert not is_python_library_file("/home/me/train.py")
+
+
+def test_a_failed_guard_names_the_attempt_its_chain_shows():
+    # train_step restarted ([0/0] then [0/0_1]); torch's reason says "0/0: tensor 'x' size mismatch", meaning the
+    # cached compilation, which the chain shows as [0/0_1].
+    (frame,) = [f for f in _insights(LOG).recompiles.frames if f.name == "train_step"]
+    assert frame.chain == ["[0/0_1]", "[0/1_1]"]
+    assert [g.compile_id for s in frame.steps for g in s.failed_guards] == ["[0/0_1]"]
+    assert all(g.compile_id in f.chain for f in _insights(LOG).recompiles.frames for s in f.steps for g in s.failed_guards)

@@ -277,6 +277,11 @@ def _frames(trace: Trace) -> dict[tuple, list[Compile]]:
     return frames
 
 
+def _without_attempt(cid) -> str:
+    autograd = "" if cid.compiled_autograd_id is None else f"!{cid.compiled_autograd_id}/"
+    return f"[{autograd}{cid.frame_id}/{cid.frame_compile_id}]"
+
+
 def _known_files(trace: Trace) -> set[str]:
     files = set(trace.string_table.values())
     for entry in trace.compiles.values():
@@ -305,9 +310,14 @@ def recompiles(trace: Trace) -> Recompiles:
         if not chain_entries and limit_entry is None:
             continue
         steps = [_step(trace, e) for e in chain_entries]
+        # torch names a cached compilation without its attempt ("0/0"); the chain shows the attempt that was cached
+        # ("[0/0_1]", after a restart), so a guard names the compile id the chain shows.
+        shown = {_without_attempt(e.compile_id): str(e.compile_id) for e in entries}
         for step in steps:
             for guard in step.failed_guards:
                 _unclip(guard, known)
+                if guard.compile_id is not None:
+                    guard.compile_id = shown.get(guard.compile_id, guard.compile_id)
         named = next((e for e in entries if (e.metrics or {}).get("co_name")), None)
         metrics = named.metrics if named else {}
         name = metrics.get("co_name")
