@@ -45,7 +45,8 @@ def test_the_finding_quotes_torchs_reason_or_says_how_to_have_it_logged():
     plain = _insights("compiled_autograd.log.gz")
     assert [g.reason for g in plain.recompiles.backward_graphs] == [None, None]
     [finding] = [f for f in plain.findings if "compiled autograd" in f.title]
-    assert finding.detail == f"again as [!1]; torch logs why with {BACKWARD_REASONS_HINT}"
+    assert finding.detail == ("its cache missed, so the backward was captured and compiled again as [!1]; "
+                              f"to see why, run with {BACKWARD_REASONS_HINT}")
     # A log without compiled autograd has no backward graph, and says nothing of them.
     training = _insights("training.log")
     assert training.recompiles.backward_graphs == [] and not any("compiled autograd" in f.title for f in training.findings)

@@ -204,7 +204,8 @@ def _backward_recaptures(rec: Recompiles) -> list[Finding]:
     if said:
         detail = f"{said[0].label}: {said[0].reason}" + (f" (and {len(said) - 1} more)" if len(said) > 1 else "")
     else:
-        detail = f"again as {_names([g.label for g in again])}; torch logs why with {BACKWARD_REASONS_HINT}"
+        detail = (f"its cache missed, so the backward was captured and compiled again as {_names([g.label for g in again])}; "
+                  f"to see why, run with {BACKWARD_REASONS_HINT}")
     return [Finding(WARNING, "recompiles", f"compiled autograd captured {_plural(len(rec.backward_graphs), 'backward graph')}",
                     detail)]
 
