@@ -93,6 +93,16 @@ def test_profile_from_another_run_gives_one_clear_line():
     assert not p.matched and "from another run" in p.notes[0]
 
 
+def test_a_profile_from_another_run_is_not_charged_to_this_logs_compiles():
+    # graph_breaks.log has a [0/0] too, and the profile's compiled region is named "0/0": a name, not the same graph.
+    _, profile = _gpu_pair()
+    p = _runtime(torch213("graph_breaks.log"), profile).profiles[0]
+    assert not p.matched
+    assert any(r.kind == "inductor" for r in p.kernels) and any(g.key for g in p.graphs)
+    assert [r.name for r in p.kernels if r.compile_id is not None] == []
+    assert [g.key for g in p.graphs if g.compile_id is not None] == []
+
+
 def test_truncated_and_corrupt_profiles_are_read_as_far_as_they_go(tmp_path):
     log, profile = _gpu_pair()
     data = profile.read_bytes()

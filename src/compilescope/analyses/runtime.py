@@ -631,6 +631,13 @@ def profile_runtime(trace: Trace, provenance: Provenance, profile: Profile, inde
         row.share = row.total_us / total if total else 0.0
     notes = list(profile.notes)
     matched = _matched(kernels, index, notes)
+    if not matched:
+        # A profile of another run names its compiled regions "0/0", "1/0" as this log does: that is no reason to
+        # charge its kernels to this log's compiles.
+        for r in kernels:
+            r.compile_id = None
+        for g in graphs.values():
+            g.compile_id = None
     result = ProfileRuntime(
         source=profile.source, timeline="gpu" if on_gpu else "cpu", total_us=total, devices=devices, kernels=kernels,
         graphs=sorted(graphs.values(), key=lambda g: (g.key is None, -g.total_us)),
