@@ -8,12 +8,34 @@ and nothing is copied whole to local disk first.
 
 from __future__ import annotations
 
+import functools
 import io
 import os
 from .model.records import dataclass
-from typing import IO, Any
+from typing import IO, Any, Callable, TypeVar
 
 from .errors import CompilescopeError
+
+T = TypeVar("T")
+
+
+def _remote_errors(func: Callable[..., T]) -> Callable[..., T]:
+    """A filesystem package's own errors (botocore's NoCredentialsError, a cloud client's auth or HTTP error) as one
+    clear line naming the URL, like a missing file's, instead of an internal error."""
+
+    @functools.wraps(func)
+    def wrapper(*args: Any, **kwargs: Any) -> T:
+        try:
+            return func(*args, **kwargs)
+        except (OSError, CompilescopeError):
+            raise
+        except Exception as exc:
+            url = next((a for a in args if isinstance(a, str) and is_url(a)), None)
+            if url is None:
+                raise
+            raise CompilescopeError(f"{url}: {type(exc).__name__}: {exc}") from None
+
+    return wrapper
 
 
 def is_url(path: str | os.PathLike) -> bool:
@@ -48,6 +70,7 @@ def filesystem(url: str) -> tuple[Any, str]:
         raise CompilescopeError(f"{url}: {exc}") from None
 
 
+@_remote_errors
 def open_read(path: str, gzipped: bool = False) -> IO[bytes]:
     """A binary stream of the file (remote: read in blocks as it is consumed; gzipped: decompressed)."""
     if not is_url(path):
@@ -64,6 +87,7 @@ def open_read(path: str, gzipped: bool = False) -> IO[bytes]:
         raise OSError(2, "no such file") from None
 
 
+@_remote_errors
 def open_write(path: str) -> IO[bytes]:
     """A binary stream that creates the file (remote: uploaded as it is written, in parts)."""
     if not is_url(path):
@@ -73,6 +97,7 @@ def open_write(path: str) -> IO[bytes]:
     return fs.open(inner, "wb")
 
 
+@_remote_errors
 def size(path: str) -> int:
     """The file's size in bytes; 0 when it cannot be found (the reader then says why)."""
     try:
@@ -93,6 +118,7 @@ class Entry:
     mtime: float  # 0.0 when the filesystem does not say
 
 
+@_remote_errors
 def list_files(directory: str) -> list[Entry]:
     """The plain files directly in a directory (no recursion), by name."""
     if not is_url(directory):
@@ -123,6 +149,7 @@ def list_files(directory: str) -> list[Entry]:
     return sorted(entries, key=lambda e: e.path)
 
 
+@_remote_errors
 def exists(path: str) -> bool:
     if not is_url(path):
         return os.path.exists(path)
@@ -133,6 +160,7 @@ def exists(path: str) -> bool:
         return False
 
 
+@_remote_errors
 def is_dir(path: str) -> bool:
     if not is_url(path):
         return os.path.isdir(path)
@@ -158,6 +186,7 @@ def _mtime(info: dict) -> float:
     return 0.0
 
 
+@_remote_errors
 def upload_dir(local: str, url: str) -> None:
     """Every file under a local directory to the same relative paths under url."""
     sources, targets = [], []
@@ -172,6 +201,7 @@ def upload_dir(local: str, url: str) -> None:
     fs.put(sources, [filesystem(t)[1] for t in targets])
 
 
+@_remote_errors
 def remove_tree(path: str) -> None:
     """Delete a directory and everything in it (missing: nothing to do)."""
     if not is_url(path):
@@ -187,6 +217,7 @@ def remove_tree(path: str) -> None:
         pass
 
 
+@_remote_errors
 def prepare_remote_output(url: str, overwrite: bool, keep: str | None = None) -> None:
     """The checks OutputDir makes for a local directory, for a URL: not a file; not replaced unless --overwrite,
     and never when it holds `keep` (the logs being read)."""

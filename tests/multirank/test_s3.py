@@ -169,3 +169,15 @@ def test_s3_summary_json_of_a_rank_directory(s3):
     doc = json.loads(run.stdout)
     assert doc["source"] == url
     assert [(r["rank"], r["compile_ids"]) for r in doc["ranks"]] == [(0, ["[0/0]"]), (1, ["[0/0]", "[0/1]"])]
+
+
+def test_missing_credentials_are_one_clear_line(s3, tmp_path):
+    # botocore's own error, not an OSError: it was an "internal error" before.
+    env = {k: v for k, v in os.environ.items() if not k.startswith("AWS_")}
+    env.update({"AWS_ENDPOINT_URL_S3": s3.env["AWS_ENDPOINT_URL_S3"], "AWS_EC2_METADATA_DISABLED": "true",
+                "AWS_SHARED_CREDENTIALS_FILE": str(tmp_path / "none"), "AWS_CONFIG_FILE": str(tmp_path / "none")})
+    proc = subprocess.run([sys.executable, "-m", "compilescope", f"s3://{BUCKET}/missing", "-o", tmp_path / "out",
+                           "--no-browser"], env=env, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stderr.strip().splitlines() == [
+        f"compilescope: error: s3://{BUCKET}/missing: NoCredentialsError: Unable to locate credentials"]
