@@ -38,6 +38,9 @@ def test_peer_failure_and_old_style_breaks():
     ins, _ = _summary(peer("comp_metrics.log"))  # older torch: breaks only as restart_reasons
     assert ins.graph_breaks.source == "restart_reasons"
     assert [(b.count, b.compile_ids) for b in ins.graph_breaks.breaks] == [(2, ["[0/0]", "[1/0]"])]
+    # torch logged the reason's repr ("'skip function graph_break in file ...'"): shown as the text it quotes.
+    assert ins.graph_breaks.breaks[0].reason.startswith("skip function graph_break in file ")
+    assert not ins.graph_breaks.breaks[0].reason.endswith("'")
     ins, _ = _summary(peer("cache_hit_miss.log"))
     assert ins.caches.overall == "mixed"
     assert ins.caches.bypass_reasons[0][1] == 3

@@ -147,6 +147,8 @@ def graph_breaks(trace: Trace) -> GraphBreaks:
         for entry in trace.compiles.values():
             for reason in (entry.metrics or {}).get("restart_reasons") or []:
                 text = str(reason)
+                if len(text) > 1 and text[0] == text[-1] and text[0] in "'\"" and text[0] not in text[1:-1]:
+                    text = text[1:-1]  # older torch logged the reason's repr: 'skip function graph_break in ...'
                 location = inline_frame(text)
                 if location is None:
                     frames = [f for f in traceback_frames(text) if not is_framework_file(f.filename)]
