@@ -53,7 +53,7 @@ def test_python_on_path_without_torch_is_refused_before_running(command, bare_py
 def test_the_command_suggested_instead_runs_as_printed(program, suggested, bare_python, tmp_path):
     (tmp_path / "exits_3.py").write_text("import sys\nsys.exit(3)\n")
     env = clean_env(PATH=os.path.dirname(bare_python) + os.pathsep + os.environ.get("PATH", ""))
-    proc = compilescope("run", "--no-browser", "--", "python", *program, cwd=tmp_path, env=env)
+    proc = compilescope("run", "--no-browser", "--", "python", *program, cwd=tmp_path, env=env)  # PATH on purpose
     assert proc.returncode == 2
     printed = proc.stderr.split("let compilescope's Python run the program: ")[1].split(" (or activate")[0]
     assert printed == shlex.join(["compilescope", "run", "--no-browser", *suggested])

@@ -31,7 +31,7 @@ def one_log(capsys, log: str) -> tuple[float, str]:
     """The log's compile time as `summary LOG` states it: (--json's total seconds, the terminal's words)."""
     total = summary_json(capsys, log)["compile_time"]["total_s"]
     assert run_cli("summary", log) == 0
-    said = re.search(r"Compile time \((\S+ \S+) over", capsys.readouterr().out)
+    said = re.search(r"Compile time \((\S+ \S+)\)", capsys.readouterr().out)
     assert said, f"summary {log} states no compile time"
     return total, said[1]
 
