@@ -6,6 +6,7 @@ import os
 import shutil
 import tempfile
 from contextlib import contextmanager
+from pathlib import Path
 
 from .conftest import skip_or_fail
 
@@ -41,3 +42,21 @@ def browser_page():
             yield page
         finally:
             browser.close()
+
+
+PHONE, LAPTOP = 390, 1280  # the window widths a report must fit: a phone's (the pages say width=device-width), a laptop's
+
+
+def pages_wider_than_the_window(page, out: Path, widths: tuple[int, ...] = (LAPTOP, PHONE)) -> list[str]:
+    """Every page under out, at each width, with every <details> open (a metrics group holds the longest values):
+    "WIDTH px: PAGE" for each page that scrolls sideways."""
+    wide = []
+    pages = sorted(out.rglob("*.html"))
+    for width in widths:
+        page.set_viewport_size({"width": width, "height": 900})
+        for html in pages:
+            page.goto(html.as_uri())
+            page.evaluate("document.querySelectorAll('details').forEach(d => { d.open = true; })")
+            if page.evaluate("document.documentElement.scrollWidth > document.documentElement.clientWidth"):
+                wide.append(f"{width} px: {html.relative_to(out)}")
+    return wide

@@ -2,8 +2,8 @@
 
 import pytest
 
-from .browser import browser_page
-from .conftest import peer, report, shared, torch213
+from .browser import browser_page, pages_wider_than_the_window
+from .conftest import peer, report, run_cli, shared, torch213
 
 pytestmark = pytest.mark.browser
 
@@ -51,18 +51,32 @@ def test_failures_page_and_stack_links(tmp_path):
 
 
 def test_no_page_of_a_real_gpu_report_runs_off_the_side(tmp_path):
-    """GPT-2 on an H100: kernel names of 100+ characters and site-packages paths wrap, at a laptop's width, so no
-    page scrolls sideways (its kernels pages pushed the user's code off the page). Each page also loads cleanly."""
+    """GPT-2 on an H100: kernel names of 100+ characters, site-packages paths and a metric (triton_kernel_compile_times_us)
+    of one unbroken line wrap, at a laptop's width with every metrics group open and at a phone's, so no page scrolls
+    sideways (its kernels pages pushed the user's code off the page). Each page also loads cleanly."""
     out = tmp_path / "out"
     report(shared("gpu-torch211/gpt2_train/dedicated_log_torch_trace_7r9zxwnl.log"), out)
-    pages = sorted(out.rglob("*.html"))
-    assert len(pages) > 50
-    wide = []
+    assert len(list(out.rglob("*.html"))) > 50
+    assert len(list(out.rglob("inductor_output_code_*.html"))) > 5
     with browser_page() as page:
-        page.set_viewport_size({"width": 1300, "height": 900})
-        for html in pages:
-            page.goto(html.as_uri())
-            if page.evaluate("document.documentElement.scrollWidth > document.documentElement.clientWidth + 2"):
-                wide.append(str(html.relative_to(out)))
-        assert wide == [] and not page.console_errors and not page.external_requests
+        assert pages_wider_than_the_window(page, out) == []
+        assert not page.console_errors and not page.external_requests
 
+
+def test_no_page_of_other_real_reports_runs_off_the_side(tmp_path):
+    """The pages gpt2_train lacks: a user's source file and the failures of graph_breaks.log, a diff, the landing
+    page of a multi-rank run (a table of ranks, a chart of their compile times) and a runtime page (kernel names of
+    100+ characters), at a phone's width and a laptop's."""
+    single, diff, ranks, runtime = (tmp_path / name for name in ("single", "diff", "ranks", "runtime"))
+    report(torch213("graph_breaks.log"), single)
+    # diff exits 1: the second run breaks a graph the first did not.
+    assert run_cli("diff", torch213("diff_base.log.gz"), torch213("diff_break.log.gz"), "-o", diff, "--no-browser") == 1
+    assert run_cli(torch213("x").parents[1] / "multi_rank", "-o", ranks, "--no-browser") == 0
+    gpu = shared("gpu-torch211/profile_compiled")
+    report(gpu / "dedicated_log_torch_trace_735v34qb.log", runtime, "--profile", gpu / "profile_compiled.json")
+    assert list((single / "sources").glob("*.html")) and (single / "failures_and_restarts.html").exists()
+    assert (ranks / "index.html").exists() and (runtime / "runtime.html").exists()
+    with browser_page() as page:
+        wide = [f"{out.name}: {p}" for out in (single, diff, ranks, runtime) for p in pages_wider_than_the_window(page, out)]
+        assert wide == []
+        assert not page.console_errors and not page.external_requests
