@@ -104,6 +104,13 @@ def test_the_saved_stderr_beside_a_plain_log_is_read():
     assert "2 candidates failed (OutOfMemoryError ×2)" in next(f.detail for f in ins.findings if f.section == "autotuning")
 
 
+def test_a_saved_stderr_without_warnings_is_still_named_as_the_record():
+    # flex_sdpa_model's output.txt holds no warning: the run was recorded all the same, and from that file.
+    run = shared("gpu-torch211/flex_sdpa_model")
+    tw = _insights(next(run.glob("dedicated_log_torch_trace*.log"))).warnings
+    assert (tw.recorded, tw.stderr, tw.warnings) == (True, str(run / "output.txt"), [])
+
+
 def test_a_stderr_beside_several_logs_is_nobody_s(tmp_path):
     run = shared(RUN_DIR)
     log = next(run.glob("dedicated_log_torch_trace*.log"))

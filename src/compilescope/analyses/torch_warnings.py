@@ -180,8 +180,10 @@ def torch_warnings(trace: Trace) -> TorchWarnings:
         except ValueError:
             record = None
         records.append((str(a.compile_id) if a.compile_id is not None else None, record))
-    if not records and trace.stderr_warnings:  # the recorder sees every warning: a saved stderr adds none then
-        records = [(r.get("compile_id"), r) for r in trace.stderr_warnings]
+    if not records and trace.stderr_path is not None and not hooked:
+        # The recorder sees every warning: a saved stderr adds none then. Without it, the stderr is the record, even
+        # one that holds no warning.
+        records = [(r.get("compile_id"), r) for r in trace.stderr_warnings or ()]
         result.stderr = trace.stderr_path
     groups: dict[tuple[str, str], TorchWarning] = {}
     for cid, record in records:
