@@ -96,3 +96,5 @@ def test_the_version_is_written_once():
     assert version("compilescope") == compilescope.__version__
     out = subprocess.run([sys.executable, "-m", "compilescope", "--version"], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == f"compilescope {compilescope.__version__}"
+    short = subprocess.run([sys.executable, "-m", "compilescope", "-V"], capture_output=True, text=True, check=True)
+    assert short.stdout == out.stdout  # tlparse's -V

@@ -82,7 +82,7 @@ def main(argv: list[str] | None = None) -> int:
     name = "report"
     if argv and argv[0] in COMMANDS:
         name = argv.pop(0)
-    elif "--version" in argv:  # answered before anything else is imported (argparse, the terminal guard, a command):
+    elif "--version" in argv or "-V" in argv:  # -V: tlparse's short form  # answered before anything else is imported (argparse, the terminal guard, a command):
         print(f"compilescope {__version__}")  # start-up is all of its cost (and our own text needs no guard)
         return 0
     elif meant := mistyped_command(argv):

@@ -25,7 +25,7 @@ def command_parser(command, version: str, epilog: str) -> CommandParser:
     parser = CommandParser(prog=prog, description=command.__doc__)
     if command.name == "report":
         parser.usage = "compilescope [options] PATH [PATH ...]\n       compilescope COMMAND [options] ..."
-        parser.add_argument("--version", action="version", version=f"compilescope {version}")
+        parser.add_argument("-V", "--version", action="version", version=f"compilescope {version}")
         parser.formatter_class = argparse.RawDescriptionHelpFormatter  # the epilog is a table: keep its lines
         parser.epilog = epilog
     command.prepare_parser(parser)
