@@ -42,6 +42,7 @@ COMMAND_LINES = {  # each fits 80 columns
     "diff": "what changed between two runs (logs or directories)",
     "check": "a CI gate: exit 1 when a log breaks a rule (--junit FILE)",
     "serve": "a local hub of runs: reports and diffs in the browser",
+    "report": "the report (the default command); report --load FILE redraws a --save",
 }
 
 
