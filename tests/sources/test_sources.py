@@ -12,6 +12,7 @@ import os
 import re
 import shutil
 from pathlib import Path
+from typing import Callable
 
 import pytest
 
@@ -152,15 +153,26 @@ def test_provenance_kernels_on_the_forward_line(tmp_path):
     assert {k["kernel"] for k in kernels} >= {"extern_kernels.addmm:1"}
 
 
-def test_disk_text_only_when_it_agrees(tmp_path):
-    """A log whose paths exist but whose content differs is rebuilt from its quotes, with gaps."""
+def _source_view_here(tmp_path) -> tuple[Path, Callable[[str, Path], Path]]:
+    """source_view.py copied under tmp_path, and a maker of the real log with its path moved to a given one."""
     text = torch213("source_view.log").read_text()
     recorded = re.search(r"# File: (\S+source_view\.py):", text)[1]
     here = tmp_path / "src" / "source_view.py"
     here.parent.mkdir()
     shutil.copy(PROGRAMS / "source_view.py", here)
-    log = tmp_path / "moved.log"
-    log.write_text(text.replace(recorded, str(here)))
+
+    def moved(name: str, path: Path) -> Path:
+        log = tmp_path / f"{name}.log"
+        log.write_text(text.replace(recorded, str(path)))
+        return log
+
+    return here, moved
+
+
+def test_disk_text_only_when_it_agrees(tmp_path):
+    """A log whose paths exist but whose content differs is rebuilt from its quotes, with gaps."""
+    here, moved = _source_view_here(tmp_path)
+    log = moved("moved", here)
     with read_trace(str(log)) as trace:
         f = analyze_sources(trace).file(str(here))
         assert f.origin == "disk" and f.text == (PROGRAMS / "source_view.py").read_text().splitlines()
@@ -179,16 +191,10 @@ def _origin_sentence(page: Path) -> str:
 
 def test_origin_says_once_where_the_text_comes_from(tmp_path):
     """The page says in one sentence that the file was rebuilt and why, or where it was read, each thing once."""
-    text = torch213("source_view.log").read_text()
-    recorded = re.search(r"# File: (\S+source_view\.py):", text)[1]
-    here = tmp_path / "src" / "source_view.py"
-    here.parent.mkdir()
-    shutil.copy(PROGRAMS / "source_view.py", here)
+    here, moved = _source_view_here(tmp_path)
     sentences = {}
     for name, path in (("gone", tmp_path / "gone" / "source_view.py"), ("here", here)):
-        log = tmp_path / f"{name}.log"
-        log.write_text(text.replace(recorded, str(path)))
-        report(log, tmp_path / name)
+        report(moved(name, path), tmp_path / name)
         (page,) = (tmp_path / name / "sources").glob("source_view.py_*.html")
         sentences[name] = _origin_sentence(page)
     gone = sentences["gone"]
