@@ -143,6 +143,11 @@ def test_graph_break_compile_leads_with_reason_time_and_sizes(tmp_path):
     assert re.search(r'id="compile-time">\d+\.\d{3} s', summary)
     ok = (out / "-_4_0_0" / "index.html").read_text()
     assert 'id="graph-sizes">1 operator in the Dynamo graph, ' in ok  # the last resume function's one relu
+    # [0/0] split its graph at the data-dependent branch in its one attempt: no [0/0_1], no restart reason.
+    first = (out / "-_0_0_0" / "index.html").read_text()
+    assert "Success: the graph was split at 1 graph break, without a restart" in first
+    assert "Restarted" not in first.split('id="compile-summary"', 1)[1].split("<h2>Outputs</h2>", 1)[0]
+    assert not (out / "-_0_0_1").exists()
 
 
 def test_metrics_lead_and_the_rest_is_folded(tmp_path):

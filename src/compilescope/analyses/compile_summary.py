@@ -22,7 +22,7 @@ from .graph_breaks import GraphBreak, compilation_key
 from .insights import Insights
 from .metric_values import LongMetric, long_metric
 from .recompiles import BackwardGraph, FailedGuard
-from .status import STATUS_LABELS, ERROR
+from .status import BREAK, STATUS_LABELS, ERROR
 from .userloc import UserLocation, code_origin, last_user_stack_frame
 from ..model.records import dataclass
 
@@ -226,7 +226,11 @@ def _outcome(status: str, error: CompileError | None, graph_breaks: list[GraphBr
         return f"Failed in {error.stage_label}" + (" (torch fell back to eager for this frame)" if error.fell_back else "")
     if graph_breaks or restarts:
         n = len(graph_breaks) or len(restarts)
-        return f"Restarted after {n} graph break{'s' if n != 1 else ''}: the graph was split"
+        breaks = f"{n} graph break{'s' if n != 1 else ''}"
+        if status == BREAK or restarts:
+            return f"Restarted after {breaks}: the graph was split"
+        # Dynamo compiled the graph up to the break and resumed after it, in this same attempt (no [0/0_1]).
+        return f"{label}: the graph was split at {breaks}, without a restart"
     return label
 
 
