@@ -16,6 +16,7 @@ import orjson
 
 from ..analyses import analyze
 from ..analyses.diff import DiffReport, RunFacts, TimeThreshold, diff_report, run_facts
+from ..analyses.unread import unread
 from ..ingest.discover import discover, holds_several_ranks
 from ..ingest.rank_logs import find_rank_logs
 from ..ingest.reader import read_trace
@@ -47,7 +48,7 @@ def read_side(path: str, report_dir: str | None = None, overwrite: bool = False,
         with read_trace(log) as trace:
             results = analyze(trace)
             facts[rank] = run_facts(trace, results.statuses)
-            if warning := unread_line(results.insights.unread, log, covers):
+            if warning := unread_line(unread(trace.stats), log, covers):
                 print(warning, file=sys.stderr)
             if report_dir is not None:
                 out = report_dir if len(logs) == 1 else os.path.join(report_dir, f"rank_{rank}")
