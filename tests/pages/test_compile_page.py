@@ -276,3 +276,14 @@ def test_a_compile_page_of_the_users_own_function_names_it_alone(tmp_path):
         cell = _cell(tmp_path, compile_dir, "compiled-frame")
         function = program[line - 1].split("def ", 1)[1].split("(", 1)[0]
         assert cell.endswith(f"/recompiles.py:{line} in {function}"), (compile_dir, cell)
+
+
+def test_the_compile_time_says_what_it_counts_beyond_torchs_own_figure(tmp_path):
+    # GPT-2's [1/0]: its forward compile is 12.12 s (entire_frame_compile_time_s); the page counts its backward too.
+    out = tmp_path / "out"
+    report(shared("gpu-torch211/gpt2_train/dedicated_log_torch_trace_7r9zxwnl.log"), out)
+    for page in ("-_1_0_0", "-_1_0_1"):
+        cell = (out / page / "index.html").read_text().split('id="compile-time">', 1)[1].split("</td>", 1)[0]
+        seconds = float(cell.split(" s", 1)[0])
+        assert seconds > 12.2  # more than the forward alone
+        assert "its backward" in cell and "entire_frame_compile_time_s" in cell
