@@ -100,3 +100,19 @@ def test_foreign_log_says_it_is_rebuilt(tmp_path):
         assert page.locator(".src-gap").count() >= 1
         assert "self.l2(torch.nn.functional.gelu(self.l1(x))) + x" in page.inner_text("#L13")
         page.screenshot(path=str(tmp_path / "shot.png"), full_page=True)
+
+
+def test_tab_moves_one_line_at_a_time_and_enter_opens_it(tmp_path):
+    # Each line is one tab stop, its number (the text's link is for the mouse): blank lines were invisible stops.
+    out = tmp_path / "out"
+    report(torch213("graph_breaks.log"), out)
+    with browser_page() as page:
+        open_source_page(page, out, "graph_breaks.py")
+        lines = page.locator("div.src-line").count()
+        stops = page.evaluate("""() => [...document.querySelectorAll('main a[href], main summary')]
+            .filter(e => e.tabIndex >= 0 && e.closest('div.src-line') && !e.closest('.notes')).length""")
+        assert stops == lines
+        page.locator("#L18 a.ln").focus()
+        page.keyboard.press("Enter")
+        assert page.url.endswith("#L18") and page.locator("#L18 .notes").is_visible()
+        assert not page.console_errors

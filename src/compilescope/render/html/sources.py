@@ -120,7 +120,7 @@ def _notes_html(page: _Page, f: SourceFile, n: int, dirs: _CompileDirs, resume_i
                f'failed: <code>{html_text(g["guard"])}</code></li>')
     for cid, guards in installed.items():
         listed = "".join(f"<li><code>{html_text(g)}</code></li>" for g in guards)
-        yield (f'<li class="n-installed">{count(len(guards), "guard")} of {_cid(cid, dirs)} come from this line'
+        yield (f'<li class="n-installed">{count(len(guards), "guard")} of {_cid(cid, dirs)} {"comes" if len(guards) == 1 else "come"} from this line'
                f'<details><summary>show</summary><ul>{listed}</ul></details></li>')
     for k in notes.kernels:
         url = f'../{provenance_url(k["dir"])}'
@@ -188,7 +188,7 @@ def _line_rows(page: _Page, f: SourceFile, dirs: _CompileDirs, resume_ids: dict[
         code = escape(text) if text is not None else Markup('<span class="muted">(not quoted in the log)</span>')
         anchor = line_anchor(n)
         row = (f'<div class="{cls}" id="{anchor}"{title}><a class="ln" href="#{anchor}">{n}</a>'
-               f'<a class="lt" href="#{anchor}">{code}</a>')
+               f'<a class="lt" href="#{anchor}" tabindex="-1">{code}</a>')  # one tab stop a line: its number
         if notes:
             yield f'{row}<span class="badges">{_badges(notes)}</span>'
             yield from _notes_html(page, f, n, dirs, resume_ids)
