@@ -260,3 +260,14 @@ def test_installed_guards_are_read_one_payload_at_a_time(monkeypatch):
         found = sources.analyze_sources(trace, provenance=analyze_provenance(trace))
     assert len(guards) >= 3 and most[0] == 1
     assert any(g.get("installed") for f in found.files for n in f.notes.values() for g in n.guards)
+
+
+def test_a_line_only_a_guard_quotes_is_shown():
+    # source_view.py:21, `y = scale(x, n)`, is quoted by no graph and no stack: only by the comment of the guard on
+    # `scale` it installed (`# y = scale(x, n)  # .../source_view.py:21 in f`). A rebuilt file shows it all the same.
+    program = (PROGRAMS / "source_view.py").read_text().splitlines()
+    with read_trace(str(torch213("source_view.log"))) as trace:
+        (f,) = [f for f in analyze_sources(trace).files if f.path.endswith("source_view.py")]
+    assert f.origin == "log"
+    assert f.text[20] == program[20].strip() == "y = scale(x, n)"
+    assert all(t == program[i].strip() for i, t in enumerate(f.text) if t is not None)  # every quote is the file's

@@ -41,7 +41,7 @@ _NODE_COMMENT = re.compile(r"^\s*# File: (?P<file>.+?):(?P<line>\d+) in (?P<func
 # `    y: "f32[4][1]cpu" = l_x_ * 2;  l_x_ = None`
 _NODE_DEF = re.compile(r"^\s+(?P<name>[A-Za-z_][A-Za-z0-9_]*)(?:\s*:\s*\"[^\"]*\")?\s*=\s")
 # A guard of `dynamo_cpp_guards_str` with the user line that made it: `+- KIND: check  # code  # path:N in fn`
-_GUARD_LINE = lazy_compile(r"\+- (?P<guard>[A-Z_]+: .*?)\s+# .*?\s+# (?P<file>\S+?):(?P<line>\d+) in (?P<func>\S+)\s*$")
+_GUARD_LINE = lazy_compile(r"\+- (?P<guard>[A-Z_]+: .*?)\s+# (?P<code>.*?)\s+# (?P<file>\S+?):(?P<line>\d+) in (?P<func>\S+)\s*$")
 # What every _GUARD_LINE ends with, found without its lazy groups: most guard lines that do not match end in a
 # "(HINT: ...)" after the path, and _GUARD_LINE backtracks over such a line for ~25 us (GPT-2: 6 of its 8 ms).
 _GUARD_TAIL = lazy_compile(r"# \S+?:\d+ in \S+\s*$")
@@ -406,17 +406,17 @@ def analyze_sources(trace: Trace, provenance: Provenance | None = None, shapes: 
     resolved: dict[str, str | None] = {}  # clipped path -> the one known path it names (asked once per path)
     installed: set[tuple[str, int, str, str]] = set()
     # Recompiles install mostly the same guards again: each distinct guard line is parsed once.
-    parsed: dict[str, tuple[str, str, int] | None] = {}
+    parsed: dict[str, tuple[str, str, int, str] | None] = {}
     for key, guards_payload in guard_sites:
         for raw in trace.payload_text(guards_payload).splitlines():
             if raw in parsed:
                 found_guard = parsed[raw]
             else:
                 m = _GUARD_LINE.search(raw) if _GUARD_TAIL.search(raw) else None
-                found_guard = parsed[raw] = (m["guard"], m["file"], int(m["line"])) if m is not None else None
+                found_guard = parsed[raw] = (m["guard"], m["file"], int(m["line"]), m["code"]) if m is not None else None
             if found_guard is None:
                 continue
-            guard_text, path, line = found_guard
+            guard_text, path, line, code = found_guard
             if path not in known:
                 if path not in resolved:
                     full = [p for p in known if p.endswith("/" + path) or p.endswith(path)]
@@ -426,6 +426,8 @@ def analyze_sources(trace: Trace, provenance: Provenance | None = None, shapes: 
                     continue
                 path = found
             n = at(path, line)
+            if n is not None:
+                quotes.add(path, line, code)  # the guard's comment quotes its line, sometimes the only quote of it
             if n is not None and (path, line, key, guard_text) not in installed:
                 installed.add((path, line, key, guard_text))
                 n.guards.append({"installed": key, "guard": guard_text})
