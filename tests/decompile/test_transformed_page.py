@@ -93,3 +93,16 @@ def test_page_shows_code_next_to_source_and_links_the_graph(tmp_path):
         page.wait_for_load_state()
         assert "dynamo_output_graph" in page.url
         assert not page.console_errors and not page.external_requests
+
+
+def test_a_rebuilt_function_without_its_def_line_shows_what_the_log_quotes_of_it(tmp_path):
+    # transformed_code.log was recorded elsewhere, so source_view.py is rebuilt from the log's quotes, which lack
+    # `def f(x, n=2):` (line 20). [0/0]'s page said "The source of this function is not in the log"; it shows f's
+    # quoted lines from 20 on, and stops before the next quoted definition.
+    out = tmp_path / "out"
+    report(torch213("transformed_code.log"), out)
+    page = (out / "-_0_0_0" / "transformed_code.html").read_text()
+    shown = dict(re.findall(r'<div><a class="ln"[^>]*>(\d+)</a> (.*?)</div>', page))
+    assert "The source of this function is not in the log." not in page
+    assert list(shown)[0] == "20" and "y = scale(x, n)" in shown["21"] and "return y * m" in shown["26"]
+    assert not any(line.startswith("def ") for line in shown.values())

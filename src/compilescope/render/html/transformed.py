@@ -36,7 +36,15 @@ def _original_lines(page: _Page, code: TransformedCode) -> tuple[list[tuple[int,
         return [], None
     first = f.text[code.frame[1] - 1]
     out = [(code.frame[1], first)]
-    if first is not None:
+    if f.origin == "log":
+        # Rebuilt from the log's quotes, which carry no indentation (and may lack the def line): the function runs
+        # to the next quoted definition, its unquoted lines shown as such.
+        for n in range(code.frame[1] + 1, len(f.text) + 1):
+            text = f.text[n - 1]
+            if text is not None and text.startswith(("def ", "async def ", "class ", "@")):
+                break
+            out.append((n, text))
+    elif first is not None:
         indent = len(first) - len(first.lstrip())
         is_def = first.lstrip().startswith(("def ", "async def "))
         for n in range(code.frame[1] + 1, len(f.text) + 1):
