@@ -36,3 +36,17 @@ def test_inductor_log_has_aot_graphs_and_kernels(tmp_path):
         ast.parse(path.read_text(), filename=path.name)
     # No transformed code in a plain TORCH_TRACE log of a frame without graph breaks: the full code says so.
     assert "not in this log" in (out / "full_code_for_forward_0.py").read_text()
+
+
+def test_inference_graphs_fx_names_lambda_are_valid_python(tmp_path):
+    # FX prints AOTAutograd's inference graph as `class <lambda>(torch.nn.Module):`; the file must still parse, with
+    # the graph's code kept (not turned into comments).
+    out = tmp_path / "dump"
+    assert run_cli("dump-src", torch213("dynamic_shapes.log"), out) == 0
+    forward = sorted(out.glob("* Forward graph 0.py"))
+    assert forward and "class <lambda>" in torch213("dynamic_shapes.log").read_text()
+    for path in out.iterdir():
+        ast.parse(path.read_text(), filename=path.name)
+    tree = ast.parse(forward[0].read_text())
+    (cls,) = [n for n in tree.body if isinstance(n, ast.ClassDef)]
+    assert cls.name == "lambda_" and any(isinstance(n, ast.FunctionDef) and n.name == "forward" for n in cls.body)

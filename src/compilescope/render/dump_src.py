@@ -8,6 +8,8 @@ is written as comments.
 
 from __future__ import annotations
 
+import ast
+import keyword
 import re
 from typing import Iterator
 
@@ -26,6 +28,29 @@ GRAPH_FILES = (
     ("kernel", ("inductor_output_code",)),
 )
 _COMPILED_FN = re.compile(r"__compiled_fn_\d+")
+
+
+# FX prints the class of a graph made by a function as `class <lambda>(torch.nn.Module):` (AOTAutograd's forward and
+# inference graphs, post-grad graphs): not Python.
+_CLASS_LINE = re.compile(r"^(?P<indent>[ \t]*)class (?P<name>[^\s(:]+)(?P<rest>[(:])", re.M)
+
+
+def _python_name(name: str) -> str:
+    word = re.sub(r"\W+", "_", name).strip("_") or "GraphModule"
+    word = word if not word[0].isdigit() else f"_{word}"
+    return f"{word}_" if keyword.iskeyword(word) else word
+
+
+def _graph_source(text: str) -> str:
+    """A graph's printed code as valid Python: a class name FX printed that is not an identifier becomes one; if
+    the text still does not parse, it is kept whole as comments."""
+    fixed = _CLASS_LINE.sub(lambda m: f"{m['indent']}class {_python_name(m['name'])}{m['rest']}"
+                            if not m["name"].isidentifier() else m.group(0), text)
+    try:
+        ast.parse(fixed)
+    except (SyntaxError, ValueError):
+        return _comment(text)
+    return fixed
 
 
 def _comment(text: str) -> str:
@@ -61,7 +86,7 @@ def dump_src_files(trace: Trace, results: Results) -> Iterator[tuple[str, str]]:
         fn = safe_stem(_fn_name(entry, code))
         for title, names in GRAPH_FILES:
             for k, artifact in enumerate(_of(entry, names)):
-                yield f"{fn} {title} {k}.py", header + trace.payload_text(artifact.payload)
+                yield f"{fn} {title} {k}.py", header + _graph_source(trace.payload_text(artifact.payload))
         name = (code.function if code else None) or (entry.metrics or {}).get("co_name") or (
             entry.stack[-1].name if entry.stack else None)
         if name:
