@@ -73,6 +73,8 @@ SCENARIOS = [
     Scenario("training", "training.py"),
     Scenario("compile_error_fallback", "compile_error_fallback.py"),
     Scenario("compile_error_raises", "compile_error_raises.py", expect_rc=None),
+    # A fullgraph=True failure the program catches, then the same function compiled again: not a recompile.
+    Scenario("caught_fullgraph", "caught_fullgraph.py", gzip=True),
     Scenario("compile_error_lowering", "compile_error_lowering.py"),
     Scenario("provenance", "provenance.py", env={"INDUCTOR_PROVENANCE": "1"}),
     Scenario("same_cause", "same_cause.py"),
