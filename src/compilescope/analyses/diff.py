@@ -141,7 +141,13 @@ class FrameFacts:
 
     @property
     def recompiles(self) -> int:
-        return max(len(self.compile_ids) - 1, 0)
+        """Compiles after one that left a cache entry: after failed compiles only, nothing was compiled again (as
+        analyses/recompiles.py counts)."""
+        cached, again = False, 0
+        for status in self.statuses or ["unknown"] * len(self.compile_ids):
+            again += cached
+            cached = cached or status != "error"
+        return again
 
 
 @dataclass

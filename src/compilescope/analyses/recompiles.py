@@ -309,7 +309,18 @@ def recompiles(trace: Trace) -> Recompiles:
         limit_entry = next((e for e in entries if re.search(_LIMIT, str((e.metrics or {}).get("fail_reason") or ""))), None)
         if not chain_entries and limit_entry is None:
             continue
-        steps = [_step(trace, e) for e in chain_entries]
+        steps = []
+        for i, e in enumerate(entries):
+            if (e.compile_id.frame_compile_id or 0) == 0:
+                continue
+            step = _step(trace, e)
+            # After failed compiles only, nothing was cached, so nothing was compiled again: a program that caught
+            # a fullgraph=True error and compiled the function anew. No guard failed, and torch gives no reason.
+            if not step.failed_guards and all((p.metrics or {}).get("fail_type") for p in entries[:i]):
+                continue
+            steps.append(step)
+        if not steps and limit_entry is None:
+            continue
         # torch names a cached compilation without its attempt ("0/0"); the chain shows the attempt that was cached
         # ("[0/0_1]", after a restart), so a guard names the compile id the chain shows.
         shown = {_without_attempt(e.compile_id): str(e.compile_id) for e in entries}
