@@ -36,6 +36,17 @@ def test_output_under_a_file_fails_before_the_program_runs(tmp_path):
     assert not ran.exists()
 
 
+@pytest.mark.parametrize("out, traces", [("traces", "traces"), ("outer", "outer/traces")])
+def test_output_that_would_hold_the_trace_directory_fails_before_the_program_runs(out, traces, tmp_path):
+    # -o the trace directory (or one above it): the report could never replace it, and the run was wasted.
+    ran = tmp_path / "ran"
+    proc = compilescope("run", "--no-browser", "--trace-dir", traces, "-o", out, PROGRAM,
+                        torch213("graph_breaks.log"), ran, cwd=tmp_path)
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stderr.startswith(f"compilescope: error: -o {out} would hold the trace directory {traces}")
+    assert not ran.exists() and not (tmp_path / traces).exists()
+
+
 def test_report_that_cannot_be_written_after_the_run_names_the_kept_trace(tmp_path):
     out, ran, traces = tmp_path / "out", tmp_path / "it ran", tmp_path / "my traces"  # (the commands quote them)
     proc = compilescope("run", "--no-browser", "--trace-dir", traces, "-o", out, PROGRAM,

@@ -139,6 +139,11 @@ class RunCommand:
             # Fail before the run, not after it; --overwrite never removes the program, nor the trace directory.
             keep = [w for w in args.program if os.path.exists(w)] + ([args.trace_dir] if args.trace_dir else [])
             check_output_dir(args.out, args.overwrite, keep)
+            out, traces = os.path.realpath(args.out), os.path.realpath(args.trace_dir) if args.trace_dir else None
+            if traces is not None and (traces == out or traces.startswith(out.rstrip(os.sep) + os.sep)):
+                raise CompilescopeError(f"-o {args.out} would hold the trace directory {args.trace_dir}, which the "
+                                        "report cannot replace; choose another output directory (the default is "
+                                        "<trace dir>/report)")
         trace_dir = prepare_trace_dir(args.trace_dir) if args.trace_dir else new_trace_dir()
         print(f"compilescope: running {prog} with TORCH_TRACE={trace_dir}", file=sys.stderr, flush=True)
         result = run_program(prog, trace_dir, fresh_cache=args.fresh_cache, timeout=args.timeout)
