@@ -9,6 +9,7 @@ import os
 from typing import Union
 
 from .analyses import Results
+from .errors import OutputExistsError
 from .analyses import analyze as analyze_trace
 from .ingest.discover import discover
 from .ingest.reader import read_trace
@@ -57,9 +58,12 @@ def report(
 
     options = ReportOptions(plain_text=plain_text, custom_header_html=custom_header_html)
     read = [read_profile(os.fspath(p)) for p in profiles]
-    if isinstance(source, Trace):
-        output = write_report(source, os.fspath(out), overwrite, options, analyze(source, read) if read else None)
-    else:
-        with load(source) as trace:
-            output = write_report(trace, os.fspath(out), overwrite, options, analyze(trace, read) if read else None)
+    try:
+        if isinstance(source, Trace):
+            output = write_report(source, os.fspath(out), overwrite, options, analyze(source, read) if read else None)
+        else:
+            with load(source) as trace:
+                output = write_report(trace, os.fspath(out), overwrite, options, analyze(trace, read) if read else None)
+    except OutputExistsError as exc:
+        raise exc.for_python() from None
     return os.path.join(output.path, "index.html")

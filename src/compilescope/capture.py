@@ -29,7 +29,8 @@ import threading
 from typing import Any
 
 from ._torch import require_torch
-from .errors import CompilescopeError
+from .errors import CompilescopeError, OutputExistsError
+from .output import check_output_dir
 from .ingest.discover import find_logs
 from .runner import choose_log, new_trace_dir, prepare_trace_dir
 
@@ -89,6 +90,11 @@ class Capture:
                 raise CompilescopeError("compilescope.capture() is already active; captures cannot be nested")
             _active = self
         try:
+            if self.out is not None:  # before the block runs, as `run -o` checks before the program: not after
+                try:
+                    check_output_dir(self.out, self.overwrite, [self._trace_dir_arg] if self._trace_dir_arg else [])
+                except OutputExistsError as exc:
+                    raise exc.for_python() from None
             self.trace_dir = prepare_trace_dir(self._trace_dir_arg) if self._trace_dir_arg else new_trace_dir()
             self._before = set(os.listdir(self.trace_dir))
             self._enter_torch()

@@ -14,7 +14,7 @@ import os
 from .model.records import dataclass
 from typing import IO, Any, Callable, TypeVar
 
-from .errors import CompilescopeError
+from .errors import CompilescopeError, OutputExistsError
 
 T = TypeVar("T")
 
@@ -230,7 +230,7 @@ def prepare_remote_output(url: str, overwrite: bool, keep: str | None = None) ->
             raise CompilescopeError(f"{url} exists and is not a directory")
         if exists and fs.ls(inner):
             if not overwrite:
-                raise CompilescopeError(f"{url} already exists; pass --overwrite to replace it")
+                raise OutputExistsError(url)
             fs.rm(inner, recursive=True)
     except CompilescopeError:
         raise

@@ -12,7 +12,7 @@ from typing import Iterable, Iterator, Union
 
 from . import location
 from .collector import something_frozen
-from .errors import CompilescopeError
+from .errors import CompilescopeError, OutputExistsError
 
 # Every report (compilescope's of any kind, and tlparse's) has this page at its top: --overwrite
 # replaces only a directory that holds it, never any other directory.
@@ -44,7 +44,7 @@ def check_output_dir(path: str, overwrite: bool, keep: Iterable[str] = ()) -> bo
     except OSError as exc:
         raise CompilescopeError(f"cannot use output directory {path}: {exc.strerror or exc}") from None
     if not overwrite:
-        raise CompilescopeError(f"{path} already exists; pass --overwrite to replace it")
+        raise OutputExistsError(path)
     _check_replaceable(path, keep)
     return True
 
@@ -353,7 +353,7 @@ def write_file(path: str, content: bytes, overwrite: bool) -> None:
     """One file the user named (e.g. --save FILE), written whole or not at all (never half a file at path)."""
     target = os.path.abspath(path)
     if os.path.lexists(target) and not overwrite:
-        raise CompilescopeError(f"{path} already exists; pass --overwrite to replace it")
+        raise OutputExistsError(path)
     if os.path.isdir(target) or os.path.islink(target):
         raise CompilescopeError(f"{path} is a directory or a symbolic link; choose another file")
     partial = f"{target}.partial-{os.getpid()}"

@@ -9,6 +9,7 @@ import pytest
 import compilescope
 from compilescope.errors import CompilescopeError
 
+from ..conftest import torch213
 from .conftest import compile_ids, statuses
 
 pytestmark = pytest.mark.torch
@@ -78,6 +79,21 @@ def test_capture_restores_on_error_and_refuses_nesting(tmp_path):
         pass
     with pytest.raises(CompilescopeError, match="nothing was traced"):
         empty.report()
+
+
+def test_an_existing_out_is_refused_before_the_block_runs_in_pythons_words(tmp_path):
+    # As `run -o` checks before the program: a long training block is not run for a report it cannot write.
+    existing = tmp_path / "existing"
+    existing.mkdir()
+    (existing / "notes.txt").write_text("mine")
+    ran = []
+    with pytest.raises(CompilescopeError, match=r"existing already exists; pass overwrite=True to replace it$"):
+        with compilescope.capture(out=existing, trace_dir=tmp_path / "traces"):
+            ran.append(True)
+    assert ran == [] and not (tmp_path / "traces").exists() and (existing / "notes.txt").read_text() == "mine"
+    # report() says it in the same words.
+    with pytest.raises(CompilescopeError, match=r"pass overwrite=True to replace it$"):
+        compilescope.report(torch213("graph_breaks.log"), out=existing)
 
 
 def test_capture_records_a_cuda_graph_skip_warned_at_run_time_and_stops_after(tmp_path):
