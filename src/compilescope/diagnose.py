@@ -153,6 +153,10 @@ class Diagnoser:
             if outcomes and outcomes[-1].status != PASSED:
                 outcomes.append(StageOutcome(spec, skipped_reason=f"an earlier stage ({outcomes[-1].spec.title}) failed"))
                 continue
+            if outcomes and not outcomes[-1].compiles:
+                # Every stage runs the same program: one that compiled nothing with Dynamo alone compiles nothing.
+                outcomes.append(StageOutcome(spec, skipped_reason=f"{outcomes[-1].spec.title} compiled nothing"))
+                continue
             outcomes.append(self._stage(spec, f"{i}/{total}"))
         eager = outcomes[0]
         if eager.status == FAILED and not eager.errors:

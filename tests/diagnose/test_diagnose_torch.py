@@ -118,3 +118,11 @@ def test_program_that_compiles_fine(tmp_path):
     assert "match eager" in doc["verdict"]["headline"]
     assert doc["minify"] is None
     assert "Diagnosis: OK" in proc.stderr
+
+
+def test_a_program_that_compiles_nothing_is_said_so_after_one_stage(tmp_path):
+    proc, doc, _ = diagnose(tmp_path, "compiles_nothing.py")
+    assert proc.returncode == 1, proc.stderr[-3000:]  # nothing was diagnosed (README)
+    assert statuses(doc) == {"eager": "passed", "aot_eager": "skipped", "backend": "skipped"}
+    assert doc["verdict"]["outcome"] == "nothing_compiled"
+    assert "Diagnosis: NOTHING COMPILED" in proc.stderr

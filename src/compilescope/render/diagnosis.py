@@ -26,7 +26,7 @@ from .html.env import ENV
 _FORMATTER = HtmlFormatter(nowrap=True)
 STATUS_CSS = {PASSED: "ok", FAILED: "error", TIMED_OUT: "error", SKIPPED: "missing"}
 STATUS_STYLE = {PASSED: "green", FAILED: "bold red", TIMED_OUT: "bold red", SKIPPED: "dim"}
-VERDICT_MARK = {"ok": ("OK", "bold green")}
+VERDICT_MARK = {"ok": ("OK", "bold green"), "nothing_compiled": ("NOTHING COMPILED", "bold yellow")}
 REPRO_LINES_IN_TERMINAL = 40
 
 
