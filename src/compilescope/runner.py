@@ -14,6 +14,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from dataclasses import dataclass, field
 
@@ -39,7 +40,8 @@ class RunResult:
     trace_dir: str
     logs: list[str] = field(default_factory=list)  # logs this run wrote, oldest first
     timed_out: bool = False
-    interrupted: bool = False
+    interrupted: bool = False  # Ctrl-C (SIGINT) while it ran
+    terminated: bool = False  # compilescope was sent SIGTERM while it ran: the program was stopped
 
 
 def program(words: list[str], module: str | None = None, is_command: bool = False) -> Program:
@@ -191,25 +193,59 @@ def run_program(prog: Program, trace_dir: str, fresh_cache: bool = False, timeou
     return result
 
 
+class _Terminated(Exception):
+    """SIGTERM reached compilescope while the program ran (a job scheduler, `kill`, a CI runner stopping a step)."""
+
+
+def _raise_terminated(signum, frame) -> None:
+    raise _Terminated
+
+
+def _terminal_delivered_it() -> bool:
+    """Whether a SIGINT came from the terminal's Ctrl-C, which reaches the program too: compilescope is in the
+    terminal's foreground process group. Else (no terminal, `kill -INT`) only compilescope got it."""
+    try:
+        return os.tcgetpgrp(sys.stdin.fileno()) == os.getpgrp()
+    except (OSError, AttributeError, ValueError):
+        return False
+
+
 def _wait(proc: subprocess.Popen, timeout: float | None, result: RunResult) -> None:
     deadline = None if timeout is None else time.monotonic() + timeout
-    while True:
-        try:
-            remaining = None if deadline is None else max(0.0, deadline - time.monotonic())
-            proc.wait(remaining)
-            return
-        except subprocess.TimeoutExpired:
-            result.timed_out = True
-            _stop(proc)
-            return
-        except KeyboardInterrupt:
-            # Ctrl-C reached the child too (same process group): let it finish, then
-            # report what it traced. A second Ctrl-C stops it.
-            if result.interrupted:
+    # SIGTERM would end compilescope at once and leave the program running, its report unwritten: stop the
+    # program instead, then let the report be written. (Signal handlers can only be set from the main thread.)
+    handles_sigterm = threading.current_thread() is threading.main_thread()
+    previous = signal.signal(signal.SIGTERM, _raise_terminated) if handles_sigterm else None
+    try:
+        while True:
+            try:
+                remaining = None if deadline is None else max(0.0, deadline - time.monotonic())
+                proc.wait(remaining)
+                return
+            except subprocess.TimeoutExpired:
+                result.timed_out = True
                 _stop(proc)
-                raise
-            result.interrupted = True
-            print("compilescope: interrupted; waiting for the program to stop (Ctrl-C again to kill it)", file=sys.stderr)
+                return
+            except _Terminated:
+                result.terminated = True
+                print("compilescope: terminated; stopping the program, then writing the report of what it traced",
+                      file=sys.stderr)
+                _stop(proc)
+                return
+            except KeyboardInterrupt:
+                # Ctrl-C at the terminal reached the child too (same process group): let it finish, then report
+                # what it traced. A SIGINT sent to compilescope alone is passed on. A second one stops it.
+                if result.interrupted:
+                    _stop(proc)
+                    raise
+                result.interrupted = True
+                if not _terminal_delivered_it() and proc.poll() is None:
+                    proc.send_signal(signal.SIGINT)
+                print("compilescope: interrupted; waiting for the program to stop (Ctrl-C again to kill it)",
+                      file=sys.stderr)
+    finally:
+        if handles_sigterm:
+            signal.signal(signal.SIGTERM, previous if previous is not None else signal.SIG_DFL)
 
 
 def _stop(proc: subprocess.Popen) -> None:

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import json
-import sys
 import shutil
+import signal
+import subprocess
+import sys
 
 import pytest
 
@@ -89,3 +91,19 @@ def test_a_cuda_graph_skip_warned_at_run_time_is_recorded_in_the_log(tmp_path):
     record = json.loads(lines[i + 1][1:])
     assert record["message"].startswith("skipping cudagraphs due to mutated inputs (1 instances). Found from")
     assert abs(record["time"] - log.stat().st_mtime) < 60
+
+
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
+def test_a_signal_to_compilescope_alone_stops_the_program_and_the_report_is_written(signum, tmp_path):
+    # A scheduler or a script signals compilescope's pid, not a terminal's process group: the program must not be
+    # left running, and what it traced is still reported (SIGTERM used to end compilescope at once, silently).
+    finished, out = tmp_path / "finished", tmp_path / "out"
+    proc = subprocess.Popen([sys.executable, "-m", "compilescope", "run", "--no-browser", "-o", str(out),
+                             str(OUR_PROGRAMS / "writes_a_log_then_waits.py"), str(torch213("graph_breaks.log")),
+                             str(finished)], cwd=tmp_path, env=clean_env(), stdin=subprocess.DEVNULL,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert proc.stdout.readline().strip() == "traced"  # the program runs, with its log written
+    proc.send_signal(signum)
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 128 + signum, err
+    assert (out / "index.html").exists() and not finished.exists()
