@@ -69,6 +69,12 @@ def test_run_propagates_status_of_a_program_that_traces_nothing(tmp_path, capsys
     assert run_cli("run", "--no-browser", "--trace-dir", tmp_path / "t", "--", sys.executable, "-c", code) == 5
     err = capsys.readouterr().err
     assert "exited with status 5" in err and "wrote no TORCH_TRACE log" in err
+    assert (tmp_path / "t").is_dir()  # the directory the user named stays
+    # The one compilescope made (compilescope_traces/<time>/) is not left behind empty.
+    monkeypatch.chdir(tmp_path)
+    assert run_cli("run", "--no-browser", "--", sys.executable, "-c", code) == 5
+    assert "wrote no TORCH_TRACE log" in capsys.readouterr().err
+    assert list((tmp_path / "compilescope_traces").iterdir()) == []
 
 
 def test_run_timeout_stops_the_program(tmp_path, capsys, monkeypatch):

@@ -159,6 +159,8 @@ class RunCommand:
                 "(it compiled nothing, or torch was never imported); no report written",
                 file=sys.stderr,
             )
+            if not args.trace_dir and not os.listdir(trace_dir):
+                os.rmdir(trace_dir)  # the directory this run made for its trace, left empty: not a run to keep
             return rc
         out = args.out or os.path.join(trace_dir, "report")
         if args.all_ranks_html or holds_several_ranks(result.logs):
