@@ -144,6 +144,35 @@ class SourceFile:
     def name(self) -> str:
         return os.path.basename(self.path) or self.path
 
+    def function_lines(self, first: int) -> list[tuple[int, str | None]]:
+        """(line, text or None) of the function that starts, or resumes, at line `first`, while lines belong to it
+        (the transformed-code page shows them beside the code run instead); [] when the file has no such line."""
+        if not 0 < first <= len(self.text):
+            return []
+        head = self.text[first - 1]
+        out = [(first, head)]
+        if self.origin == "log":
+            # Rebuilt from the log's quotes, which carry no indentation (and may lack the def line): the function
+            # runs to the next quoted definition, its unquoted lines shown as such.
+            for n in range(first + 1, len(self.text) + 1):
+                text = self.text[n - 1]
+                if text is not None and text.startswith(("def ", "async def ", "class ", "@")):
+                    break
+                out.append((n, text))
+        elif head is not None:
+            indent = len(head) - len(head.lstrip())
+            is_def = head.lstrip().startswith(("def ", "async def "))
+            for n in range(first + 1, len(self.text) + 1):
+                text = self.text[n - 1]
+                if text is not None and text.strip():
+                    own = len(text) - len(text.lstrip())
+                    if own < indent or (is_def and own == indent):
+                        break
+                out.append((n, text))
+        while out and (out[-1][1] is None or not out[-1][1].strip()):
+            out.pop()
+        return out
+
     def to_json(self) -> dict[str, Any]:
         return {
             "path": self.path, "name": self.name, "page": self.page, "origin": self.origin, "origin_note": self.note,

@@ -32,31 +32,9 @@ def _original_lines(page: _Page, code: TransformedCode) -> tuple[list[tuple[int,
     if code.frame is None:
         return [], None
     f = page.results.sources.file(code.frame[0])
-    if f is None or code.frame[1] > len(f.text):
+    if f is None:
         return [], None
-    first = f.text[code.frame[1] - 1]
-    out = [(code.frame[1], first)]
-    if f.origin == "log":
-        # Rebuilt from the log's quotes, which carry no indentation (and may lack the def line): the function runs
-        # to the next quoted definition, its unquoted lines shown as such.
-        for n in range(code.frame[1] + 1, len(f.text) + 1):
-            text = f.text[n - 1]
-            if text is not None and text.startswith(("def ", "async def ", "class ", "@")):
-                break
-            out.append((n, text))
-    elif first is not None:
-        indent = len(first) - len(first.lstrip())
-        is_def = first.lstrip().startswith(("def ", "async def "))
-        for n in range(code.frame[1] + 1, len(f.text) + 1):
-            text = f.text[n - 1]
-            if text is not None and text.strip():
-                own = len(text) - len(text.lstrip())
-                if own < indent or (is_def and own == indent):
-                    break
-            out.append((n, text))
-    while out and (out[-1][1] is None or not out[-1][1].strip()):
-        out.pop()
-    return out, f.page
+    return f.function_lines(code.frame[1]), f.page
 
 
 def _linked_source(page: _Page, code: TransformedCode) -> Markup:
