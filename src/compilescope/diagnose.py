@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import glob
 import os
+import signal
 import sys
 import time
 from dataclasses import dataclass
@@ -29,6 +30,7 @@ from .analyses.diagnosis import (
     STAGES, DiagnoseResult, MinifyResult, RunFacts, StageOutcome, StageSpec, Verdict, compiled_frame, decide, minify_plan,
     repro_graph, repro_save_dir, stage_outcome,
 )
+from .errors import CompilescopeError
 from .ingest.reader import read_trace
 from .runner import Program, choose_log, run_program
 from .wording import count
@@ -125,6 +127,9 @@ class Diagnoser:
         self.outputs[name] = output
         if result.interrupted:
             raise KeyboardInterrupt  # Ctrl-C stops the diagnosis, not just this run
+        if result.terminated:  # so does SIGTERM (a scheduler stopping the job): no stage after it is started
+            raise CompilescopeError("terminated (SIGTERM): the program was stopped, and the diagnosis with it",
+                                    exit_code=128 + signal.SIGTERM)
         log = choose_log(result.logs)[0] if result.logs else None
         if log:
             self.logs[name] = log

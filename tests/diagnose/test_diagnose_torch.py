@@ -6,11 +6,15 @@ Slow (each stage is a fresh Python importing torch): one test per scenario, mini
 from __future__ import annotations
 
 import html
+import signal
+import subprocess
+import sys
+import time
 
 import pytest
 
 from ..conftest import TORCH213_LOGS
-from .conftest import diagnose, statuses
+from .conftest import PROGRAMS, diagnose, statuses
 
 pytestmark = pytest.mark.torch
 
@@ -126,3 +130,19 @@ def test_a_program_that_compiles_nothing_is_said_so_after_one_stage(tmp_path):
     assert statuses(doc) == {"eager": "passed", "aot_eager": "skipped", "backend": "skipped"}
     assert doc["verdict"]["outcome"] == "nothing_compiled"
     assert "Diagnosis: NOTHING COMPILED" in proc.stderr
+
+
+def test_sigterm_stops_the_program_and_the_diagnosis(tmp_path):
+    # A scheduler stopping the job: the running stage's program is stopped, and no later stage starts.
+    started, finished = tmp_path / "started", tmp_path / "finished"
+    proc = subprocess.Popen([sys.executable, "-m", "compilescope", "diagnose", "--no-browser", "-o", str(tmp_path / "out"),
+                             "--", sys.executable, str(PROGRAMS / "waits.py"), str(started), str(finished)],
+                            cwd=tmp_path, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True)
+    while not started.exists() and proc.poll() is None:
+        time.sleep(0.1)
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 128 + signal.SIGTERM, err
+    assert "terminated (SIGTERM)" in err and "[1/3]" in err and "[2/3]" not in err  # the first stage only
+    assert not finished.exists()

@@ -205,7 +205,7 @@ class RunCommand:
         if problems:
             print(f"compilescope: {count(len(problems), 'problem')} in {chosen} (strict mode)", file=sys.stderr)
             return rc or 1
-        if not args.no_browser and not result.interrupted:
+        if not args.no_browser and not (result.interrupted or result.terminated):
             _open_browser(index)
         return rc
 
