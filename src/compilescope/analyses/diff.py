@@ -902,22 +902,10 @@ def diff_report(source_a: str, source_b: str, facts_a: dict[int | None, RunFacts
                 threshold: TimeThreshold = TimeThreshold()) -> DiffReport:
     """Ranks matched by number; a single log on either side is compared with rank 0 (or the only rank) of the other."""
     pairs = paired_ranks(facts_a, facts_b)
-    if len(facts_a) == 1 and len(facts_b) == 1:
-        return DiffReport(source_a, source_b, [(r, diff_runs(fa, fb, threshold)) for r, fa, fb in pairs])
-    facts_a, facts_b = _by_rank(facts_a, facts_b)
+    paired = {r for r, _, _ in pairs}
     return DiffReport(source_a, source_b, [(r, diff_runs(fa, fb, threshold)) for r, fa, fb in pairs],
-                      sorted(r for r in facts_a if r not in facts_b and r is not None),
-                      sorted(r for r in facts_b if r not in facts_a and r is not None))
-
-
-def _by_rank(facts_a: dict[int | None, RunFacts],
-             facts_b: dict[int | None, RunFacts]) -> tuple[dict[int | None, RunFacts], dict[int | None, RunFacts]]:
-    # One log against a directory of ranks: the log stands for the lowest rank of the other side.
-    if list(facts_a) == [None]:
-        facts_a = {min(facts_b, key=lambda r: r or 0): facts_a[None]}
-    elif list(facts_b) == [None]:
-        facts_b = {min(facts_a, key=lambda r: r or 0): facts_b[None]}
-    return facts_a, facts_b
+                      sorted(r for r in facts_a if r is not None and r not in paired),
+                      sorted(r for r in facts_b if r is not None and r not in paired))
 
 
 def paired_ranks(facts_a: dict[int | None, RunFacts],
@@ -927,5 +915,8 @@ def paired_ranks(facts_a: dict[int | None, RunFacts],
     if len(facts_a) == 1 and len(facts_b) == 1:
         (ra, fa), (rb, fb) = next(iter(facts_a.items())), next(iter(facts_b.items()))
         return [(ra if ra == rb else None, fa, fb)]
-    facts_a, facts_b = _by_rank(facts_a, facts_b)
+    if list(facts_a) == [None]:
+        facts_a = {min(facts_b, key=lambda r: r or 0): facts_a[None]}
+    elif list(facts_b) == [None]:
+        facts_b = {min(facts_a, key=lambda r: r or 0): facts_b[None]}
     return [(r, facts_a[r], facts_b[r]) for r in sorted((r for r in facts_a if r in facts_b), key=lambda r: r or 0)]
