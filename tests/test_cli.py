@@ -69,6 +69,24 @@ def test_directory_with_the_runs_stderr_reads_the_trace(tmp_path, capsys):
     assert (os.path.basename(found.chosen), found.note) == (trace.name, None)
 
 
+def test_folder_of_runs_latest_reads_the_newest_runs_log(tmp_path, capsys):
+    """`run` leaves compilescope_traces/<time>/ (a log and its report/): the parent holds no log itself. --latest
+    reads the newest log of the run folder written last; without it, the error names that folder."""
+    traces = tmp_path / "compilescope_traces"
+    (traces / "20261126-090000" / "report").mkdir(parents=True)
+    (traces / "20261126-100000" / "report").mkdir(parents=True)
+    shutil.copy(peer("comp_metrics.log"), traces / "20261126-090000" / "dedicated_log_torch_trace_a.log")
+    shutil.copy(peer("simple.log"), traces / "20261126-100000" / "dedicated_log_torch_trace_b.log")
+    os.utime(traces / "20261126-090000" / "dedicated_log_torch_trace_a.log", (1, 1))
+    assert run_cli(traces, "-o", tmp_path / "none", "--no-browser") == 2
+    err = capsys.readouterr().err
+    assert "2 of its folders hold some" in err and f"the newest: {traces / '20261126-100000'}" in err
+    assert "[0/0]" in report(traces, tmp_path / "out", "--latest")
+    assert f"reading dedicated_log_torch_trace_b.log from {traces / '20261126-100000'}" in capsys.readouterr().err
+    found = discover(str(traces), latest=True)
+    assert found.logs == [str(traces / "20261126-100000" / "dedicated_log_torch_trace_b.log")]
+
+
 def test_empty_directory_is_an_error(tmp_path, capsys):
     (tmp_path / "empty").mkdir()
     assert run_cli(tmp_path / "empty", "-o", tmp_path / "out", "--no-browser") == 2

@@ -90,7 +90,10 @@ def discover(path: str, latest: bool = False) -> Discovered:
     if not os.path.exists(path):
         raise CompilescopeError(f"{path}: no such file or directory")
     if os.path.isdir(path):
-        return _newest(path, find_logs(path), latest)
+        logs = find_logs(path)
+        if not logs:
+            return _newest_run_folder(path, latest)
+        return _newest(path, logs, latest)
     if not os.access(path, os.R_OK):
         raise CompilescopeError(f"{path}: permission denied")
     mode = os.stat(path).st_mode
@@ -116,6 +119,27 @@ def _newest(directory: str, logs: list[str], latest: bool) -> Discovered:
         how = "--latest" if latest else "the newest of them"
         note = f"{len(logs)} logs in {directory}; reading {location.basename(chosen)} ({how})"
     return Discovered(logs, chosen, note)
+
+
+def _newest_run_folder(directory: str, latest: bool) -> Discovered:
+    """A directory without logs of its own whose folders hold them, as `run` leaves compilescope_traces/<time>/:
+    with --latest, the newest log of the folder written last; without, an error naming that folder."""
+    try:
+        folders = [f for f in (os.path.join(directory, n) for n in os.listdir(directory)) if os.path.isdir(f)]
+    except OSError as exc:
+        raise CompilescopeError(f"cannot read directory {directory}: {exc.strerror}") from None
+    runs = sorted((os.path.getmtime(logs[-1]), folder, logs) for folder in folders if (logs := find_logs(folder)))
+    if not runs:
+        return _newest(directory, [], latest)  # the error for a directory without logs
+    _, newest, logs = runs[-1]
+    if not latest:
+        raise CompilescopeError(f"{directory}: no TORCH_TRACE logs in this directory itself, but {len(runs)} of its "
+                                f"folders hold some (the newest: {newest}); give that folder, or --latest to read "
+                                f"its newest log")
+    found = _newest(newest, logs, latest)
+    found.note = (f"reading {location.basename(found.chosen)} from {newest}, the newest of {len(runs)} folders "
+                  f"with logs in {directory} (--latest)")
+    return found
 
 
 def _discover_url(url: str, latest: bool) -> Discovered:
