@@ -14,6 +14,7 @@ from .unread import Unread
 from .userloc import is_python_library_file
 from .diff import short_path as _short
 from ..model.records import dataclass
+from ..wording import count
 
 
 @dataclass
@@ -84,9 +85,6 @@ def _ranks(facts: dict[int | None, RunFacts]) -> str:
     return ", ".join(str(r) for r in sorted(r for r in facts if r is not None)) or "a single log"
 
 
-def _plural(n: int, word: str) -> str:
-    return f"{n} {word}{'' if n == 1 else 's'}"
-
 
 def evaluate(runs: dict[int | None, RunFacts], rules: Rules,
              baseline: dict[int | None, RunFacts] | None = None) -> list[RuleResult]:
@@ -111,19 +109,19 @@ def evaluate(runs: dict[int | None, RunFacts], rules: Rules,
     if rules.max_graph_breaks is not None:
         absolute("max-graph-breaks", f"at most {rules.max_graph_breaks} allowed",
                  lambda f: (len(_user_breaks(f)), [f"{b['reason']} at {_short(b['file'])}:{b['line']}" for b in _user_breaks(f)]),
-                 rules.max_graph_breaks, lambda v, lim: v > lim, lambda v: _plural(v, "distinct graph break"),
+                 rules.max_graph_breaks, lambda v, lim: v > lim, lambda v: count(v, "distinct graph break"),
                  lambda f: _library_note(len(_user_breaks(f)), len(f.graph_breaks)))
     if rules.max_recompiles is not None:
         absolute("max-recompiles", f"at most {rules.max_recompiles} allowed",
                  lambda f: (_recompiles(_user_frames(f)),
                             [f"{fr.function} ({_short(fr.filename)}:{fr.first_line}): {fr.recompiles}"
                              for fr in _user_frames(f) if fr.recompiles]),
-                 rules.max_recompiles, lambda v, lim: v > lim, lambda v: _plural(v, "recompile"),
+                 rules.max_recompiles, lambda v, lim: v > lim, lambda v: count(v, "recompile"),
                  lambda f: _library_note(_recompiles(_user_frames(f)), _recompiles(f.frames.values())))
     if rules.no_failures:
         absolute("no-failures", "none allowed",
                  lambda f: (len(_user_failures(f)), [f"{x['type']}: {x['reason']}" for x in _user_failures(f)]),
-                 0, lambda v, lim: v > lim, lambda v: _plural(v, "failed compile"),
+                 0, lambda v, lim: v > lim, lambda v: count(v, "failed compile"),
                  lambda f: _library_note(len(_user_failures(f)), len(f.failures)))
     if rules.max_compile_seconds is not None:
         absolute("max-compile-seconds", f"at most {rules.max_compile_seconds:g}s allowed",
@@ -133,7 +131,7 @@ def evaluate(runs: dict[int | None, RunFacts], rules: Rules,
     if rules.no_cudagraph_skips:
         absolute("no-cudagraph-skips", "none allowed",
                  lambda f: (len(f.cudagraph_skips), [f"{x['compile_id']}: {x['reason']}" for x in f.cudagraph_skips]),
-                 0, lambda v, lim: v > lim, lambda v: _plural(v, "compile") + " run without CUDA graphs")
+                 0, lambda v, lim: v > lim, lambda v: count(v, "compile") + " run without CUDA graphs")
 
     if rules.no_warnings:
         unrecorded = [rank for rank, facts in runs.items() if facts.warnings is None]
@@ -143,7 +141,7 @@ def evaluate(runs: dict[int | None, RunFacts], rules: Rules,
         else:
             absolute("no-warnings", "none allowed",
                      lambda f: (len(f.warnings), [f"{w['name'] or w['text']} ({w['source']})" for w in f.warnings]),
-                     0, lambda v, lim: v > lim, lambda v: f"torch printed {_plural(v, 'warning')}")
+                     0, lambda v, lim: v > lim, lambda v: f"torch printed {count(v, 'warning')}")
 
     if baseline is not None:
         results.extend(_regressions(runs, baseline, rules))

@@ -17,6 +17,7 @@ from ..model.ids import CompileId
 from .autotuning import config_items
 from .rank_summary import RankSummary, collective_kind
 from ..model.records import dataclass
+from ..wording import count
 
 COMPILE_IDS = "compile_ids"
 CACHE = "cache"
@@ -247,9 +248,6 @@ def _capped(lines: list[str]) -> list[str]:
     return lines[:MAX_DETAILS] + [f"… and {len(lines) - MAX_DETAILS} more"]
 
 
-def _plural(n: int, word: str, plural: str | None = None) -> str:
-    return f"{n} {word if n == 1 else (plural or word + 's')}"
-
 
 # -- divergences -------------------------------------------------------------------
 
@@ -266,7 +264,7 @@ def _only_on(by_rank: Mapping[int, Iterable[str]]) -> dict[str, list[int]]:
 
 def _compile_id_divergence(ok: list[RankSummary]) -> Divergence | None:
     sets = {s.rank: frozenset(s.compile_ids) for s in ok}
-    groups = _group(sets, lambda ids: ids, lambda ids: _plural(len(ids), "compile id"))
+    groups = _group(sets, lambda ids: ids, lambda ids: count(len(ids), "compile id"))
     if len(groups) < 2:
         return None
     where = _only_on(sets)
@@ -290,7 +288,7 @@ def _cache_divergence(ok: list[RankSummary]) -> Divergence | None:
             counts[state] += 1
         shown = ", ".join(f"{name.replace('_cache', '').replace('_' + state, '')} {state}" for name, state in seq[:6])
         more = ", …" if len(seq) > 6 else ""
-        totals = ", ".join(_plural(n, state, "misses" if state == "miss" else None) for state, n in counts.items())
+        totals = ", ".join(count(n, state, "misses" if state == "miss" else None) for state, n in counts.items())
         return f"{totals}: {shown}{more}"
 
     groups = _group(seqs, lambda seq: seq, describe)
@@ -312,7 +310,7 @@ def _collective_divergence(ok: list[RankSummary]) -> Divergence | None:
 
     def describe(seq: tuple) -> str:
         shown = ", ".join(_short_op(op) for op in seq[:12]) + (", …" if len(seq) > 12 else "")
-        return f"{_plural(len(seq), 'op')}: {shown}" if seq else "no collectives"
+        return f"{count(len(seq), 'op')}: {shown}" if seq else "no collectives"
 
     groups = _group(seqs, lambda seq: seq, describe)
     if len(groups) < 2:
@@ -323,7 +321,7 @@ def _collective_divergence(ok: list[RankSummary]) -> Divergence | None:
     details = []
     for graph in graphs:
         values = {rank: m.get(graph) for rank, m in per_graph.items()}
-        gs = _group(values, lambda ops: ops, lambda ops: _plural(len(ops), "op") if ops is not None else "no schedule logged")
+        gs = _group(values, lambda ops: ops, lambda ops: count(len(ops), "op") if ops is not None else "no schedule logged")
         if len(gs) > 1:
             details.append(f"graph {graph}: " + "; ".join(f"{g.noun} {g.label}: {g.what}" for g in gs))
     return Divergence(COLLECTIVES, groups, _capped(details))
@@ -395,7 +393,7 @@ def _telling_apart(configs: set[str]) -> dict[str, str]:
 def _tensor_meta_divergence(ok: list[RankSummary]) -> Divergence | None:
     metas = {s.rank: s.tensor_meta for s in ok if s.tensor_meta}
     groups = _group(
-        metas, lambda m: tuple(sorted(m.items())), lambda m: f"{_plural(len(m), 'graph')} with tensor metadata"
+        metas, lambda m: tuple(sorted(m.items())), lambda m: f"{count(len(m), 'graph')} with tensor metadata"
     )
     if len(groups) < 2:
         return None
@@ -440,7 +438,7 @@ def _runtime(ok: list[RankSummary]) -> RuntimeAnalysis | None:
     ranks = {s.rank: s.runtimes_ns for s in ok if s.runtimes_ns}
     if not ranks:
         return None
-    counts = _group(ranks, len, lambda m: _plural(len(m), "graph"))
+    counts = _group(ranks, len, lambda m: count(len(m), "graph"))
     if len(counts) > 1:
         # Graph i of one rank is not graph i of another: comparing them would mislead.
         return RuntimeAnalysis(False, [], counts)

@@ -94,9 +94,6 @@ class Insights:
         }
 
 
-def _plural(n: int, word: str) -> str:
-    return f"{n} {word}{'' if n == 1 else 's'}"
-
 
 # `tensor 'x'` / `tensor 'kwargs['input_ids']'`: the name differs between frames that recompile for one cause.
 _TENSOR_NAME = lazy_compile(r"^tensor '.*?' (?=\w+ mismatch)")
@@ -137,12 +134,12 @@ def _graph_break_findings(breaks: list[GraphBreak]) -> list[Finding]:
         detail = first.reason
         if len(group) > 1:
             detail += "; the same line also gives: " + "; ".join(_first_sentence(b.reason) for b in group[1:])
-        out.append(Finding(WARNING, "graph_breaks", f"graph break{where}{function} ({_plural(len(compiles), 'compilation')})",
+        out.append(Finding(WARNING, "graph_breaks", f"graph break{where}{function} ({count(len(compiles), 'compilation')})",
                            detail))
     rest = causes[GRAPH_BREAK_FINDINGS:]
     if rest:
         lines = [g[0].location.short if g[0].location else g[0].reason for g in rest]
-        out.append(Finding(WARNING, "graph_breaks", f"{_plural(len(rest), 'more graph break cause')}", _names(lines)))
+        out.append(Finding(WARNING, "graph_breaks", f"{count(len(rest), 'more graph break cause')}", _names(lines)))
     return out
 
 
@@ -186,10 +183,10 @@ class _PythonLibrary:
         if self.errors:
             what.append(f"{_names([e.compile_id for e in self.errors.values()])} failed and run eagerly")
         if self.frames:
-            what.append(f"{_plural(sum(f.recompiles for f in self.frames.values()), 'recompile')} "
+            what.append(f"{count(sum(f.recompiles for f in self.frames.values()), 'recompile')} "
                         f"({_names([f.name or '?' for f in self.frames.values()])})")
         if self.breaks:
-            what.append(_plural(sum(b.count for b in self.breaks.values()), "graph break"))
+            what.append(count(sum(b.count for b in self.breaks.values()), "graph break"))
         return [Finding(INFO, "errors" if self.errors else "recompiles" if self.frames else "graph_breaks",
                         f"Dynamo compiled code of Python's own library ({', '.join(files)})",
                         f"{'; '.join(what)}. torch called it from compiled code; nothing in your code to change.")]
@@ -206,7 +203,7 @@ def _backward_recaptures(rec: Recompiles) -> list[Finding]:
     else:
         detail = (f"its cache missed, so the backward was captured and compiled again as {_names([g.label for g in again])}; "
                   f"to see why, run with {BACKWARD_REASONS_HINT}")
-    return [Finding(WARNING, "recompiles", f"compiled autograd captured {_plural(len(rec.backward_graphs), 'backward graph')}",
+    return [Finding(WARNING, "recompiles", f"compiled autograd captured {count(len(rec.backward_graphs), 'backward graph')}",
                     detail)]
 
 
@@ -249,7 +246,7 @@ def findings(ins: Insights) -> list[Finding]:
         frame = group[0]
         changes = ", ".join(CHANGE_LABELS[c] for c in frame.changes)
         if len(group) == 1:
-            out.append(Finding(WARNING, "recompiles", f"{frame.name or 'a function'} recompiled {_plural(frame.recompiles, 'time')}",
+            out.append(Finding(WARNING, "recompiles", f"{frame.name or 'a function'} recompiled {count(frame.recompiles, 'time')}",
                                f"changed: {changes}" if changes else ""))
             continue
         guards = "; ".join(dict.fromkeys(_TENSOR_NAME.sub("tensor ", s.guard.guard) for s in frame.steps if s.guard))
@@ -284,7 +281,7 @@ def findings(ins: Insights) -> list[Finding]:
                            "run with a fresh TORCHINDUCTOR_CACHE_DIR to see them"))
     if ins.dynamic_shapes.specializations:
         n = len(ins.dynamic_shapes.specializations)
-        out.append(Finding(INFO, "dynamic_shapes", f"{_plural(n, 'dynamic size')} specialized to a constant",
+        out.append(Finding(INFO, "dynamic_shapes", f"{count(n, 'dynamic size')} specialized to a constant",
                            ", ".join(f"{s.symbol}={s.value}" for s in ins.dynamic_shapes.specializations[:3])))
     if ins.runtime:
         from .runtime import runtime_finding  # here: only a log given with a profile pays for the runtime analysis
