@@ -19,3 +19,12 @@ def plural(n: int, word: str, many: str | None = None) -> str:
 def count(n: int, word: str, many: str | None = None) -> str:
     """'1 record', '3 records' (many: the plural when it is not word + 's')."""
     return f"{n} {plural(n, word, many)}"
+
+
+def format_seconds(seconds: float) -> str:
+    """A duration in the unit that reads best: "8.27 s", "813 ms", "4.2 ms", "35 µs" (pages and terminal alike)."""
+    if seconds >= 1:
+        return f"{seconds:.2f} s"
+    if seconds >= 0.001:
+        return f"{seconds * 1000:.0f} ms" if seconds >= 0.01 else f"{seconds * 1000:.1f} ms"
+    return f"{seconds * 1e6:.0f} µs"

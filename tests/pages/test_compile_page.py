@@ -140,7 +140,7 @@ def test_graph_break_compile_leads_with_reason_time_and_sizes(tmp_path):
     _, summary = _summary("graph_breaks.log", out, "-_1_0_0")
     assert "Restarted after 1 graph break" in summary
     assert "Failed to trace builtin operator" in summary and "graph_breaks.py:18" in summary
-    assert re.search(r'id="compile-time">\d+\.\d{3} s', summary)
+    assert re.search(r'id="compile-time">\d+(\.\d+)? (s|ms|µs) ', summary)
     ok = (out / "-_4_0_0" / "index.html").read_text()
     assert 'id="graph-sizes">1 operator in the Dynamo graph, ' in ok  # the last resume function's one relu
     # [0/0] split its graph at the data-dependent branch in its one attempt: no [0/0_1], no restart reason.
@@ -284,6 +284,6 @@ def test_the_compile_time_says_what_it_counts_beyond_torchs_own_figure(tmp_path)
     report(shared("gpu-torch211/gpt2_train/dedicated_log_torch_trace_7r9zxwnl.log"), out)
     for page in ("-_1_0_0", "-_1_0_1"):
         cell = (out / page / "index.html").read_text().split('id="compile-time">', 1)[1].split("</td>", 1)[0]
-        seconds = float(cell.split(" s", 1)[0])
+        seconds = float(cell.split(" s ", 1)[0])  # "12.34 s": over a second, in seconds
         assert seconds > 12.2  # more than the forward alone
         assert "its backward" in cell and "entire_frame_compile_time_s" in cell

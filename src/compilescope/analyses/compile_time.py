@@ -291,14 +291,6 @@ def _rows(events: Iterable[dict]) -> tuple[list[TimelineRow], float | None]:
     return rows, first_ts
 
 
-def format_seconds(seconds: float) -> str:
-    if seconds >= 1:
-        return f"{seconds:.2f} s"
-    if seconds >= 0.001:
-        return f"{seconds * 1000:.0f} ms" if seconds >= 0.01 else f"{seconds * 1000:.1f} ms"
-    return f"{seconds * 1e6:.0f} µs"
-
-
 def compile_times(trace: Trace) -> CompileTimes:
     rows, _ = _rows(trace.chromium_events)
     by_compile: dict[str, dict[str, float]] = {}

@@ -17,7 +17,7 @@ from ..model.trace import Trace
 from .autotuning import Autotuning, autotuning
 from .caches import Caches, caches
 from .cudagraphs import CudaGraphCompile, CudaGraphs, cudagraphs
-from .compile_time import PHASE_LABELS, CompileTimes, compile_times, format_seconds
+from .compile_time import PHASE_LABELS, CompileTimes, compile_times
 from .dynamic_shapes import DynamicShapes, dynamic_shapes
 from .errors import CompileError, CompileErrors, compile_errors
 from .graph_breaks import GraphBreak, GraphBreaks, graph_breaks
@@ -25,7 +25,7 @@ from .recompiles import BACKWARD_REASONS_HINT, CHANGE_LABELS, FrameRecompiles, R
 from .torch_warnings import (AUTOTUNE_CANDIDATE_FAILED, COND_ONE_BRANCH, ITEM_BREAK, PENDING_BACKWARD, RECOMPILE_LIMIT,
                              WONT_CONVERT, TorchWarnings, torch_warnings)
 from .unread import Unread, unread
-from ..wording import count
+from ..wording import count, format_seconds
 from .sources import add_eager_lines, graph_break_sites
 from .userloc import UserLocation, is_python_library_file
 from ..model.records import dataclass

@@ -19,13 +19,13 @@ from rich.text import Text
 from rich.tree import Tree
 
 from ..analyses import Results
-from ..analyses.compile_time import PHASE_LABELS, format_seconds
+from ..analyses.compile_time import PHASE_LABELS
 from ..analyses.divergence import MultiRankResults
 from ..analyses.insights import Insights
 from ..analyses.recompiles import BACKWARD_REASONS_HINT, CHANGE_LABELS
 from ..analyses.userloc import UserLocation
 from .charts import phase_bars
-from ..wording import count
+from ..wording import count, format_seconds
 from .terminal_runtime import runtime_renderables
 
 SEVERITY = {"error": ("ERROR", "bold red"), "warning": ("WARN", "yellow"), "info": ("INFO", "cyan")}

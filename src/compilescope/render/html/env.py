@@ -23,7 +23,7 @@ from ...analyses.status import STATUS_LABELS, STATUSES
 from ...model.ids import NO_COMPILE_ID, compile_id_key
 from ...model.trace import Frame
 from ...invisible import show_invisible
-from ...wording import count
+from ...wording import count, format_seconds
 from ..options import safe_link_url
 
 OUTCOME_LABELS = {
@@ -194,6 +194,7 @@ def _environment() -> Environment:
     )
     env.filters["frame"] = lambda d: d if isinstance(d, Frame) else Frame.from_json(d)
     env.filters["count"] = count  # {{ n|count("guard") }}: "1 guard", "2 guards"
+    env.filters["seconds"] = format_seconds  # {{ 0.0123|seconds }}: "12 ms", as the terminal says it
     return env
 
 
