@@ -12,7 +12,7 @@ from compilescope.decompile.distext import decompile_dis
 from compilescope.ingest.reader import read_trace
 
 from ..browser import browser_page
-from ..conftest import report, torch213
+from ..conftest import REPO, report, torch213
 from ..sources.test_browser import open_source_page
 
 
@@ -98,7 +98,8 @@ def test_page_shows_code_next_to_source_and_links_the_graph(tmp_path):
 def test_a_rebuilt_function_without_its_def_line_shows_what_the_log_quotes_of_it(tmp_path):
     # transformed_code.log was recorded elsewhere, so source_view.py is rebuilt from the log's quotes, which lack
     # `def f(x, n=2):` (line 20). [0/0]'s page said "The source of this function is not in the log"; it shows f's
-    # quoted lines from 20 on, and stops before the next quoted definition.
+    # quoted lines from 20 on, and stops where f ends: main's lines (32, 36) are quoted too, without their `def`,
+    # and the stacks that quote them place them in main.
     out = tmp_path / "out"
     report(torch213("transformed_code.log"), out)
     page = (out / "-_0_0_0" / "transformed_code.html").read_text()
@@ -106,3 +107,6 @@ def test_a_rebuilt_function_without_its_def_line_shows_what_the_log_quotes_of_it
     assert "The source of this function is not in the log." not in page
     assert list(shown)[0] == "20" and "y = scale(x, n)" in shown["21"] and "return y * m" in shown["26"]
     assert not any(line.startswith("def ") for line in shown.values())
+    program = ast.parse((REPO / "tests/data/torch213/programs/source_view.py").read_text())
+    f = next(node for node in program.body if isinstance(node, ast.FunctionDef) and node.name == "f")
+    assert [int(n) for n in shown] == list(range(f.lineno, f.end_lineno + 1))

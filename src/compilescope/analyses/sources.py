@@ -79,6 +79,10 @@ def line_anchor(line: int) -> str:
     return f"L{line}"
 
 
+# Dynamo's resume functions run lines of the function they resume: torch_dynamo_resume_in_f_at_22 is f.
+_RESUMED = lazy_compile(r"^torch_dynamo_resume_in_(\w+?)_at_\d+$")
+
+
 @dataclass
 class GraphBreakSite:
     """One distinct graph break (reason + innermost user line), with the lines that ran eagerly because of it."""
@@ -139,6 +143,9 @@ class SourceFile:
     note: str  # how the text was read ("disk"), or why it was not ("log"): a clause the page puts in its sentence
     text: list[str | None]  # line i+1; None: a gap (the log does not quote that line)
     notes: dict[int, LineNotes] = field(default_factory=dict)
+    # Rebuilt files only: the function the log's stacks place a line in (resume functions named as the function
+    # they resume), which bounds a function whose end the unindented quotes cannot show.
+    functions: dict[int, str] = field(default_factory=dict)
 
     @property
     def name(self) -> str:
@@ -153,11 +160,19 @@ class SourceFile:
         out = [(first, head)]
         if self.origin == "log":
             # Rebuilt from the log's quotes, which carry no indentation (and may lack the def line): the function
-            # runs to the next quoted definition, its unquoted lines shown as such.
+            # runs to the next quoted definition or to the first line a stack places in another function, its
+            # unquoted lines shown as such.
+            owner = self.functions.get(first)
             for n in range(first + 1, len(self.text) + 1):
                 text = self.text[n - 1]
                 if text is not None and text.startswith(("def ", "async def ", "class ", "@")):
                     break
+                in_function = self.functions.get(n)
+                if in_function is not None:
+                    if owner is None:
+                        owner = in_function
+                    elif in_function != owner:
+                        break
                 out.append((n, text))
         elif head is not None:
             indent = len(head) - len(head.lstrip())
@@ -239,11 +254,14 @@ class _Quotes:
 
     def __init__(self) -> None:
         self.by_file: dict[str, dict[int, str]] = {}
+        self.functions: dict[str, dict[int, str]] = {}  # the function a stack places each line in, per file
 
-    def add(self, path: str, line: int, code: str | None) -> None:
+    def add(self, path: str, line: int, code: str | None, function: str | None = None) -> None:
         lines = self.by_file.setdefault(path, {})
         if code and line not in lines:
             lines[line] = code.strip()
+        if function and not function.startswith("<"):  # <module>, <lambda>, <genexpr>: not a def of the file
+            self.functions.setdefault(path, {}).setdefault(line, _RESUMED.sub(r"\1", function))
 
 
 def _read_disk(path: str, quoted: dict[int, str]) -> tuple[list[str] | None, str]:
@@ -322,7 +340,7 @@ def graph_break_sites(trace: Trace, quotes: _Quotes | None = None) -> list[Graph
             frames = traceback_frames(_user_traceback(text))
             if quotes is not None:
                 for f in frames:
-                    quotes.add(f.filename, f.line, f.code)
+                    quotes.add(f.filename, f.line, f.code, f.function)
             user = [f for f in frames if is_user_source(f.filename)]
             if not user:
                 continue
@@ -384,7 +402,7 @@ def analyze_sources(trace: Trace, provenance: Provenance | None = None, shapes: 
         key = compilation_key(entry.compile_id)
         frame = _compiled_frame(entry)
         for f in entry.stack or []:
-            quotes.add(f.filename, f.line, f.loc)
+            quotes.add(f.filename, f.line, f.loc, f.name)
         if frame is not None:
             n = at(frame[0], frame[1])
             if n is not None and not any(fr["compile_id"] == key for fr in n.frames):
@@ -508,5 +526,7 @@ def analyze_sources(trace: Trace, provenance: Provenance | None = None, shapes: 
             last = min(max([*quoted, *notes[path], *linked_lines.get(path, ())], default=0), MAX_REBUILT_LINES)
             text = [quoted.get(i) for i in range(1, last + 1)]
             origin = "log"
-        result.files.append(SourceFile(path, file_page(path), origin, note, text, notes[path]))
+        functions = quotes.functions.get(path, {}) if origin == "log" else {}
+        result.files.append(SourceFile(path, file_page(path), origin, note, text, notes[path],
+                                       {n: f for n, f in functions.items() if n <= len(text)}))
     return result
