@@ -79,6 +79,9 @@ class RankSummary:
     # Collective ops Inductor scheduled, per graph in compile-id order: [graph, dir name, [op, ...]].
     collective_schedules: list[list[Any]] = field(default_factory=list)
     runtimes_ns: dict[str, float] = field(default_factory=dict)  # graph -> sum of estimated op runtimes
+    # Inductor's estimate of each op, per graph in compile order: [dir name, [[op name, ns], ...]]
+    # (analyses/runtime_estimates.py); a graph with no ops, or an op without a name or a number, is left out.
+    op_runtimes: list[list[Any]] = field(default_factory=list)
     tensor_meta: dict[str, str] = field(default_factory=dict)  # graph -> fingerprint of op outputs' shapes/strides/dtypes
     execution_order: list[str] | None = None  # compile ids as executed (graph_execution), None when not logged
     collectives: list[GraphCollectives] = field(default_factory=list)
@@ -208,6 +211,9 @@ def _summarize_compile(trace: Trace, entry: Compile, key: str, summary: RankSumm
                 numbers = [r for r in runtimes if isinstance(r, (int, float)) and not isinstance(r, bool)]
                 if numbers:
                     summary.runtimes_ns[graph] = float(sum(numbers))
+                estimates = _op_estimates(ops)
+                if estimates:
+                    summary.op_runtimes.append([entry.dir_name, estimates])
                 fingerprint = tensor_meta_fingerprint(ops)
                 if fingerprint is None:  # this record is bad, not the rank: counted, and not compared
                     summary.parse_problems += 1
@@ -219,6 +225,19 @@ def _summarize_compile(trace: Trace, entry: Compile, key: str, summary: RankSumm
             has_code = True
     if schedules and has_code:
         summary.collectives.append(_collectives(key, entry.dir_name, schedules, in_code, waits))
+
+
+def _op_estimates(ops: list) -> list[list[Any]] | None:
+    """[[op name, estimated ns], ...], or None when an op lacks either: tlparse reads the whole graph or nothing
+    (and stops the whole report on such an op; one bad graph is left out here)."""
+    estimates: list[list[Any]] = []
+    for op in ops:
+        name = op.get("name") if isinstance(op, dict) else None
+        ns = op.get("estimated_runtime_ns") if isinstance(op, dict) else None
+        if not isinstance(name, str) or not isinstance(ns, (int, float)) or isinstance(ns, bool):
+            return None
+        estimates.append([name, float(ns)])  # tlparse reads the estimate as f64 and writes it back as one (5000.0)
+    return estimates
 
 
 def tensor_meta_fingerprint(ops: list) -> str | None:
