@@ -254,3 +254,23 @@ def test_a_log_not_read_in_full_fails_the_gate_and_the_diff_says_so(tmp_path, ca
     # A whole log passes, and a payload not matching its md5 (still read) is warned about without failing.
     assert run_cli("check", log("base")) == 0
     assert "whole-log" not in capsys.readouterr().out
+
+
+def test_a_rank_that_cannot_be_read_fails_the_gate_and_the_others_are_checked(tmp_path, capsys):
+    rank_dir(tmp_path / "run", ("base", "break", "base"))
+    (tmp_path / "run" / "dedicated_log_torch_trace_rank_2_x.log").write_bytes(b"")
+    assert run_cli("check", tmp_path / "run", "--max-graph-breaks", "0") == 1
+    assert lines(capsys.readouterr().out) == [
+        "max-graph-breaks: rank 1: 1 distinct graph break, at most 0 allowed",
+        "whole-log: rank 2: the log could not be read (the log is empty)",
+    ]
+    # Nothing else wrong: the unreadable rank alone fails it, in the JSON too.
+    rank_dir(tmp_path / "baseline", ("base", "base", "base"))
+    (tmp_path / "baseline" / "dedicated_log_torch_trace_rank_1_x.log").write_bytes(bytes(range(256)) * 16)
+    assert run_cli("check", tmp_path / "baseline", "--json") == 1
+    doc = json.loads(capsys.readouterr().out)
+    (rule,) = [r for r in doc["rules"] if not r["passed"]]
+    assert rule["rule"] == "whole-log" and rule["details"][0].startswith("rank 1: the log could not be read: not a TORCH_TRACE")
+    assert run_cli("check", tmp_path / "run", "--baseline", tmp_path / "baseline") == 1
+    assert lines(capsys.readouterr().out)[-1] == (
+        "whole-log: rank 2: the log could not be read (the log is empty) (and 1 more logs)")

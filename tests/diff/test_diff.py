@@ -399,3 +399,41 @@ def test_cuda_graphs_unused_in_both_runs_for_another_reason_is_one_change(tmp_pa
     assert change["a"]["reason"] == "never recorded (set up at its first call; the log does not say why)"
     assert change["b"]["reason"] == "skipping cudagraphs due to mutated inputs (1 instances)"
     assert change["title"] == "CUDA graphs still not used, now: skipping cudagraphs due to mutated inputs (1 instances)"
+
+
+def test_fleets_with_an_unreadable_rank_compare_the_others_in_one_line_each(tmp_path, capsys):
+    # Four real ranks a side; rank 1 changed, ranks 0 and 3 did not; rank 2 is empty in A and binary in B.
+    a, b = tmp_path / "a", tmp_path / "b"
+    rank_dir(a, ("base", "base", "base", "cold"))
+    rank_dir(b, ("base", "break", "base", "cold"))
+    (a / "dedicated_log_torch_trace_rank_2_x.log").write_bytes(b"")
+    (b / "dedicated_log_torch_trace_rank_2_x.log").write_bytes(bytes(range(256)) * 16)
+    # Rank 3 cut mid-file alike on both sides: the warnings say which side each is, once each.
+    for side in (a, b):
+        cut = (side / "dedicated_log_torch_trace_rank_3_x.log").read_bytes()
+        (side / "dedicated_log_torch_trace_rank_3_x.log").write_bytes(cut[: len(cut) // 2])
+    # A rank not read is trouble (2, as diff(1) for a file it cannot read), after the others are compared.
+    assert run_cli("diff", a, b) == 2
+    captured = capsys.readouterr()
+    out = " ".join(captured.out.split())
+    assert "rank 2: not read in A, not compared: the log is empty" in out
+    assert "rank 2: not read in B, not compared: not a TORCH_TRACE log" in out
+    assert "rank 2: only in" not in out
+    assert "\nrank 1\n" in captured.out and "\nrank 0\n" not in captured.out
+    assert "No change (" not in out and out.count("No change in ranks 0, 3 (") == 1
+    assert out.endswith("rank 1 changed; 2 ranks unchanged; rank 2 not read.")
+    warnings = [line for line in captured.err.splitlines() if "rank 3" in line]
+    assert [w.split(" (")[0] for w in warnings] == ["compilescope: warning: A: rank 3", "compilescope: warning: B: rank 3"]
+    assert all(" (dedicated_log_torch_trace_rank_3_x.log): " in w for w in warnings)
+    assert run_cli("diff", a, b, "--json") == 2
+    doc = json.loads(capsys.readouterr().out)
+    assert [r["rank"] for r in doc["ranks"]] == [0, 1, 3]
+    assert doc["ranks_not_read_a"] == {"2": "the log is empty"}
+    assert list(doc["ranks_not_read_b"]) == ["2"] and doc["ranks_only_a"] == doc["ranks_only_b"] == []
+    assert doc["changed"] is True
+    # Every rank of a side unreadable: nothing to compare, bad input.
+    (tmp_path / "c").mkdir()
+    for rank in (0, 1):
+        (tmp_path / "c" / f"dedicated_log_torch_trace_rank_{rank}_x.log").write_bytes(b"")
+    assert run_cli("diff", a, tmp_path / "c") == 2
+    assert "no rank log could be read" in capsys.readouterr().err

@@ -87,8 +87,10 @@ def _ranks(facts: dict[int | None, RunFacts]) -> str:
 
 
 def evaluate(runs: dict[int | None, RunFacts], rules: Rules,
-             baseline: dict[int | None, RunFacts] | None = None) -> list[RuleResult]:
-    """One result per rule asked for (with a baseline: also one per regression rule), in a fixed order."""
+             baseline: dict[int | None, RunFacts] | None = None, not_read: dict[int, str] | None = None,
+             baseline_not_read: dict[int, str] | None = None) -> list[RuleResult]:
+    """One result per rule asked for (with a baseline: also one per regression rule), in a fixed order.
+    not_read, baseline_not_read: ranks whose log could not be read at all (rank -> why); they fail rule whole-log."""
     results: list[RuleResult] = []
 
     def absolute(name: str, description: str, measure, limit, exceeds, what, note=lambda facts: "") -> None:
@@ -150,13 +152,20 @@ def evaluate(runs: dict[int | None, RunFacts], rules: Rules,
     unread = [(who, rank, facts.unread) for who, sides in (("", runs), ("the baseline's ", baseline or {}))
               for rank, facts in sides.items()
               if facts.unread and (facts.unread["skipped_records"] or facts.unread["stopped_at_line"] is not None)]
-    if unread:
-        who, rank, first = unread[0]
-        more = f" (and {len(unread) - 1} more logs)" if len(unread) > 1 else ""
-        results.append(RuleResult("whole-log", "every line of the log read", False,
-                                  f"whole-log: {_where(rank)}{who or 'the '}log was not read in full "
-                                  f"({Unread.from_json(first).describe()}){more}",
-                                  [f"{_where(r)}{w or 'the '}log: {Unread.from_json(u).describe()}" for w, r, u in unread]))
+    # A rank not read at all is a rank no rule saw: worse than one read in part.
+    lost = [(who, rank, why) for who, sides in (("", not_read or {}), ("the baseline's ", baseline_not_read or {}))
+            for rank, why in sorted(sides.items())]
+    if unread or lost:
+        more = f" (and {len(unread) + len(lost) - 1} more logs)" if len(unread) + len(lost) > 1 else ""
+        if lost:
+            side, lost_rank, why = lost[0]
+            message = f"whole-log: {_where(lost_rank)}{side or 'the '}log could not be read ({why}){more}"
+        else:
+            who, rank, first = unread[0]
+            message = f"whole-log: {_where(rank)}{who or 'the '}log was not read in full ({Unread.from_json(first).describe()}){more}"
+        results.append(RuleResult("whole-log", "every line of the log read", False, message,
+                                  [f"{_where(r)}{w or 'the '}log could not be read: {why}" for w, r, why in lost]
+                                  + [f"{_where(r)}{w or 'the '}log: {Unread.from_json(u).describe()}" for w, r, u in unread]))
     return results
 
 

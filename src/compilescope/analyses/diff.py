@@ -881,6 +881,10 @@ class DiffReport:
     ranks: list[tuple[int | None, RunDiff]]
     ranks_only_a: list[int] = field(default_factory=list)
     ranks_only_b: list[int] = field(default_factory=list)
+    # Ranks whose log could not be read at all (empty, not a log), side by side: rank -> why. Not compared, and not
+    # "only in" the other side: `diff` exits 2 for them (trouble, as diff(1) for a file it cannot read).
+    not_read_a: dict[int, str] = field(default_factory=dict)
+    not_read_b: dict[int, str] = field(default_factory=dict)
 
     @property
     def changed(self) -> bool:
@@ -894,18 +898,23 @@ class DiffReport:
             "changed": self.changed,
             "ranks_only_a": self.ranks_only_a,
             "ranks_only_b": self.ranks_only_b,
+            "ranks_not_read_a": {str(r): why for r, why in sorted(self.not_read_a.items())},
+            "ranks_not_read_b": {str(r): why for r, why in sorted(self.not_read_b.items())},
             "ranks": [{"rank": rank, **d.to_json()} for rank, d in self.ranks],
         }
 
 
 def diff_report(source_a: str, source_b: str, facts_a: dict[int | None, RunFacts], facts_b: dict[int | None, RunFacts],
-                threshold: TimeThreshold = TimeThreshold()) -> DiffReport:
-    """Ranks matched by number; a single log on either side is compared with rank 0 (or the only rank) of the other."""
+                threshold: TimeThreshold = TimeThreshold(), not_read_a: dict[int, str] | None = None,
+                not_read_b: dict[int, str] | None = None) -> DiffReport:
+    """Ranks matched by number; a single log on either side is compared with rank 0 (or the only rank) of the other.
+    not_read_a/b: ranks of that side whose log could not be read (rank -> why)."""
     pairs = paired_ranks(facts_a, facts_b)
-    paired = {r for r, _, _ in pairs}
+    not_read_a, not_read_b = dict(not_read_a or {}), dict(not_read_b or {})
+    unpaired = {r for r, _, _ in pairs} | set(not_read_a) | set(not_read_b)  # an unread rank is not "only in" a side
     return DiffReport(source_a, source_b, [(r, diff_runs(fa, fb, threshold)) for r, fa, fb in pairs],
-                      sorted(r for r in facts_a if r is not None and r not in paired),
-                      sorted(r for r in facts_b if r is not None and r not in paired))
+                      sorted(r for r in facts_a if r is not None and r not in unpaired),
+                      sorted(r for r in facts_b if r is not None and r not in unpaired), not_read_a, not_read_b)
 
 
 def paired_ranks(facts_a: dict[int | None, RunFacts],

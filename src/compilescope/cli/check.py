@@ -68,8 +68,12 @@ class CheckCommand:
         if not (args.no_failures or args.baseline or args.no_cudagraph_skips or args.no_warnings) and all(
                 v is None for v in (args.max_graph_breaks, args.max_recompiles, args.max_compile_seconds)):
             rules.no_failures = True
-        baseline = read_side(args.baseline, covers="check") if args.baseline else None
-        results = evaluate(read_side(args.log, covers="check"), rules, baseline)
+        # A rank that cannot be read is reported (rule whole-log fails) and the others are checked.
+        not_read: dict[int, str] = {}
+        baseline_not_read: dict[int, str] = {}
+        baseline = read_side(args.baseline, covers="check", side="baseline", not_read=baseline_not_read) if args.baseline else None
+        runs = read_side(args.log, covers="check", side="run" if args.baseline else "", not_read=not_read)
+        results = evaluate(runs, rules, baseline, not_read, baseline_not_read)
         if args.junit:
             from ..render.junit import junit_xml
 

@@ -3,7 +3,8 @@
 A and B are logs, directories of logs (the newest is read), or directories of
 rank logs (compared rank by rank). With -o, OUT holds the diff page (index.html)
 and the report of each side (a/, b/), which the diff page links into.
-Exit status, as diff(1): 0 no change, 1 changes, 2 bad input.
+Exit status, as diff(1): 0 no change, 1 changes, 2 bad input (a rank of a directory that cannot be read is
+trouble too: the others are compared and printed, and the exit status is 2).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import orjson
 from ..analyses import analyze
 from ..analyses.diff import DiffReport, RunFacts, TimeThreshold, diff_report, run_facts
 from ..analyses.unread import unread
+from ..errors import CompilescopeError
 from ..ingest.discover import discover, holds_several_ranks
 from ..ingest.rank_logs import find_rank_logs
 from ..ingest.reader import read_trace
@@ -37,22 +39,34 @@ def side_logs(path: str) -> list[tuple[int | None, str]]:
 
 
 def read_side(path: str, report_dir: str | None = None, overwrite: bool = False,
-              covers: str = "diff") -> dict[int | None, RunFacts]:
+              covers: str = "diff", side: str = "", not_read: dict[int, str] | None = None) -> dict[int | None, RunFacts]:
     """The facts of every rank of one side; with report_dir, each rank's report is written there too. A log not read
-    in full gets a warning on stderr, saying what `covers` (the diff, the check) is missing."""
+    in full gets a warning on stderr, saying what `covers` (the diff, the check) is missing; side ("A", "B",
+    "baseline") names the side in it. With not_read, a rank whose log cannot be read at all (empty, not a log) is put
+    there (rank -> why) and the other ranks are read; without it, or when no rank can be read, that is an error."""
     from ..report_writer import write_report  # here: it imports the HTML renderer, needed only with -o
 
     facts: dict[int | None, RunFacts] = {}
     logs = side_logs(path)
     for rank, log in logs:
-        with read_trace(log) as trace:
+        try:
+            trace = read_trace(log)
+        except CompilescopeError as exc:
+            if not_read is None or rank is None:
+                raise
+            not_read[rank] = str(exc).removeprefix(f"{log}: ")  # the rank names the file
+            continue
+        with trace:
             results = analyze(trace)
             facts[rank] = run_facts(trace, results.statuses)
-            if warning := unread_line(unread(trace.stats), log, covers):
+            if warning := unread_line(unread(trace.stats), log, covers, f"{side}: rank {rank}" if side and rank is not None else side):
                 print(warning, file=sys.stderr)
             if report_dir is not None:
                 out = report_dir if len(logs) == 1 else os.path.join(report_dir, f"rank_{rank}")
                 write_report(trace, out, overwrite, ReportOptions(), results)
+    if not facts:
+        raise CompilescopeError(f"{path}: no rank log could be read (" + "; ".join(
+            f"rank {r}: {why}" for r, why in sorted((not_read or {}).items())[:3]) + ")")
     return facts
 
 
@@ -90,10 +104,14 @@ class DiffCommand:
     def run(self, args: argparse.Namespace) -> int:
         threshold = time_threshold(args)
         output = OutputDir(args.out, args.overwrite, keep=[args.a, args.b]) if args.out else None
-        sides = []
+        sides: list[dict[int | None, RunFacts]] = []
+        not_read: list[dict[int, str]] = []  # each side's ranks that could not be read
         for name, path in (("a", args.a), ("b", args.b)):
-            sides.append(read_side(path, os.path.join(output.path, name) if output else None, True))
-        report = diff_report(os.path.abspath(args.a), os.path.abspath(args.b), sides[0], sides[1], threshold)
+            not_read.append({})
+            sides.append(read_side(path, os.path.join(output.path, name) if output else None, True, side=name.upper(),
+                                   not_read=not_read[-1]))
+        report = diff_report(os.path.abspath(args.a), os.path.abspath(args.b), sides[0], sides[1], threshold,
+                             not_read[0], not_read[1])
         if output is not None:
             from ..render.html.diff import diff_page
 
@@ -112,6 +130,8 @@ class DiffCommand:
             from .browser import open_browser
 
             open_browser(os.path.join(output.path, "index.html"))
+        if report.not_read_a or report.not_read_b:
+            return 2
         return 1 if report.changed else 0
 
 

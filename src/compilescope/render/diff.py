@@ -70,7 +70,13 @@ def print_diff(report: DiffReport, console: Console) -> None:
         console.print(Text(f"rank {rank_a}: only in A", style="red"))
     for rank_b in report.ranks_only_b:
         console.print(Text(f"rank {rank_b}: only in B", style="green"))
+    for side, lost in (("A", report.not_read_a), ("B", report.not_read_b)):
+        for lost_rank, why in sorted(lost.items()):
+            console.print(_hanging(Text(f"rank {lost_rank}: not read in {side}, not compared: ", style="red"), why))
+    several = len(report.ranks) > 1
     for rank, diff in report.ranks:
+        if several and not diff:
+            continue  # hundreds of ranks: the unchanged ones are one line, below
         if rank is not None:
             console.print(Text(f"\nrank {rank}", style="bold"))
         if not diff:
@@ -79,3 +85,28 @@ def print_diff(report: DiffReport, console: Console) -> None:
             console.print(line)
         for note in diff.notes:  # what was not counted as a change, so nobody wonders
             console.print(Text(f"\n{note}", style="dim"))
+    if several:
+        _print_tally(report, console)
+
+
+def _print_tally(report: DiffReport, console: Console) -> None:
+    """Ranks compared rank by rank: one line for every unchanged rank, and a closing count of each kind."""
+    from ..analyses.divergence import rank_list  # formatting only: "0-4, 7"
+
+    def ranks(numbers: list) -> str:
+        return f"{'rank' if len(numbers) == 1 else 'ranks'} {rank_list(numbers)}"
+
+    unchanged = [rank for rank, diff in report.ranks if not diff]
+    changed = [rank for rank, diff in report.ranks if diff]
+    if unchanged:
+        console.print(Text(f"\nNo change in {ranks(unchanged)} ({report.ranks[0][1].threshold.rule})."))
+    tally = [f"{ranks(changed)} changed" if changed else "no rank changed"]
+    if unchanged:
+        tally.append(f"{count(len(unchanged), 'rank')} unchanged")
+    only = report.ranks_only_a + report.ranks_only_b
+    if only:
+        tally.append(f"{ranks(sorted(only))} on one side only")
+    lost = sorted(set(report.not_read_a) | set(report.not_read_b))
+    if lost:
+        tally.append(f"{ranks(lost)} not read")
+    console.print(Text("; ".join(tally) + ".", style="bold"))

@@ -6,8 +6,10 @@ from __future__ import annotations
 from ..analyses.unread import Unread
 
 
-def unread_line(u: Unread, source: str, covers: str) -> str | None:
-    """One line for stderr when part of the log was not read: how much, and why. None when all of it was."""
+def unread_line(u: Unread, source: str, covers: str, side: str = "") -> str | None:
+    """One line for stderr when part of the log was not read: how much, and why. None when all of it was.
+    side: which of the runs compared it is ("A: rank 3"), when there are two."""
     if not u:
         return None
-    return f"compilescope: warning: {source.rsplit('/', 1)[-1]}: {u.describe()}. The {covers} shows what was read."
+    where = f"{side} ({source.rsplit('/', 1)[-1]})" if side else source.rsplit('/', 1)[-1]
+    return f"compilescope: warning: {where}: {u.describe()}. The {covers} shows what was read."
