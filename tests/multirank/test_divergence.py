@@ -97,9 +97,9 @@ def test_collectives_parity_offset_and_missing_waits():
 
 
 def test_compile_time_skew():
-    a = analyze_ranks([summary(0, compile_time_s=1.0), summary(1, compile_time_s=4.0), summary(2, compile_time_s=2.0)])
+    a = analyze_ranks([summary(r, compile_ids=["[0/0]"], compile_time_s=t) for r, t in ((0, 1.0), (1, 4.0), (2, 2.0))])
     ct = a.compile_time
-    assert (ct.fastest_rank, ct.slowest_rank, ct.skew_s, ct.median_s) == (0, 1, 3.0, 2.0)
+    assert (ct.fastest_rank, ct.slowest_rank, ct.skew_s, ct.median_s, ct.left_out) == (0, 1, 3.0, 2.0, [])
 
 
 def test_analysis_is_json():

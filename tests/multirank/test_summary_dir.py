@@ -102,14 +102,17 @@ def test_every_multi_rank_key_is_documented(capsys):
 def test_terminal_one_row_per_rank_then_divergences():
     text = terminal(peer_dir("multi_rank_logs"))
     assert text.startswith("compilescope summary · multi_rank_logs · 4 ranks")
-    assert row(text, "rank", "compile ids", "breaks", "failures", "recompiles", "cache hit/miss", "compile time",
+    assert row(text, "rank", "compile ids", "graph breaks", "failures", "recompiles", "cache hit/miss", "compile time",
                "parse problems")
     # Compile times as `summary` of each rank's log alone states them (a failed compile took time too):
     # test_rank_compile_time.py compares every rank of every directory.
     assert row(text, "0", "1", "0", "1", "0", "0/0", "163 ms", "0")
     assert row(text, "1", "15", "0", "0", "14", "20/10", "4.59 s", "0")
     assert row(text, "3", "7", "0", "0", "6", "14/0", "10.53 s", "0")
-    assert "Between ranks (2 divergences)" in text
+    assert "Between ranks (3 divergences)" in text
+    # Ranks 0 and 2 failed the compile that ranks 1 and 3 compiled (row: 1 failure each).
+    assert "DIFFERS  The same compile ended differently on different ranks" in text
+    assert "├── ranks 0, 2: [0/0] failed\n├── ranks 1, 3: [0/0] succeeded" in text
     assert "DIFFERS  Ranks compiled different sets of compile ids" in text
     assert "├── ranks 0, 2: 1 compile id\n├── rank 1: 15 compile ids\n├── rank 3: 7 compile ids" in text
     assert "DIFFERS  Ranks had different cache hit/miss sequences" in text

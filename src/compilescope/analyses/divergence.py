@@ -16,10 +16,12 @@ from typing import Any, Callable, Hashable, Iterable, Mapping
 from ..model.ids import CompileId
 from .autotuning import config_items
 from .rank_summary import RankSummary, collective_kind
+from .status import BREAK, EMPTY, ERROR, MISSING, OK
 from ..model.records import dataclass
 from ..wording import count
 
 COMPILE_IDS = "compile_ids"
+STATUSES = "statuses"
 CACHE = "cache"
 COLLECTIVES = "collectives"
 TENSOR_META = "tensor_meta"
@@ -28,6 +30,7 @@ CUDAGRAPHS = "cudagraphs"
 WARNINGS = "warnings"
 DIVERGENCE_TITLES = {
     COMPILE_IDS: "Ranks compiled different sets of compile ids",
+    STATUSES: "The same compile ended differently on different ranks",
     CACHE: "Ranks had different cache hit/miss sequences",
     COLLECTIVES: "Ranks scheduled different collective operation sequences",
     TENSOR_META: "Ranks compiled graphs with different tensor metadata (shapes, strides, dtypes)",
@@ -71,7 +74,7 @@ class RankGroup:
 
 @dataclass
 class Divergence:
-    kind: str  # COMPILE_IDS | CACHE | COLLECTIVES | TENSOR_META
+    kind: str  # a key of DIVERGENCE_TITLES
     groups: list[RankGroup]  # largest first
     details: list[str] = field(default_factory=list)  # e.g. which compile ids only some ranks have
 
@@ -148,6 +151,9 @@ class CompileTimeSkew:
     slowest_rank: int | None = None
     median_s: float = 0.0
     skew_s: float = 0.0  # slowest - fastest
+    # Ranks that compiled nothing (an empty log): charted at 0, but not the fastest, nor in the median or the skew,
+    # where they would stand for a rank that compiled quickly.
+    left_out: list[int] = field(default_factory=list)
 
 
 @dataclass
@@ -155,6 +161,8 @@ class MultiRankAnalysis:
     ranks: list[int]  # every rank, including those whose log could not be read
     failed_ranks: list[int]
     divergences: list[Divergence]
+    partial_ranks: list[int]  # ranks whose log was read in part (records skipped, cut off): compared as far as read
+    missing_ranks: list[list[int]]  # [first, last] of each gap in the rank numbers 0..highest: no log of those ranks
     runtime: RuntimeAnalysis | None  # None: no rank logged runtime estimates
     tensor_meta_ranks: list[int]  # ranks with tensor metadata
     tensor_meta_graphs: list[tuple[str, list[RankGroup]]]  # graphs whose metadata differs across ranks
@@ -183,6 +191,7 @@ def analyze_ranks(summaries: list[RankSummary]) -> MultiRankAnalysis:
         d
         for d in (
             _compile_id_divergence(ok),
+            _status_divergence(ok),
             _cache_divergence(ok),
             _collective_divergence(ok),
             _tensor_meta_divergence(ok),
@@ -197,6 +206,8 @@ def analyze_ranks(summaries: list[RankSummary]) -> MultiRankAnalysis:
         ranks=[s.rank for s in summaries],
         failed_ranks=[s.rank for s in summaries if not s.ok],
         divergences=divergences,
+        partial_ranks=[s.rank for s in ok if s.unread],
+        missing_ranks=missing_ranks([s.rank for s in summaries]),
         runtime=_runtime(ok),
         tensor_meta_ranks=meta_ranks,
         tensor_meta_graphs=meta_graphs,
@@ -273,6 +284,43 @@ def _compile_id_divergence(ok: list[RankSummary]) -> Divergence | None:
         for cid, ranks in sorted(where.items(), key=lambda kv: _graph_sort_key(kv[0]))
     ]
     return Divergence(COMPILE_IDS, groups, _capped(details))
+
+
+def _status_divergence(ok: list[RankSummary]) -> Divergence | None:
+    """A compile id that succeeded on some ranks and failed, or never finished (its metrics missing: the rank crashed,
+    hung, or its log was cut off), on others. Compile ids on some ranks only are a compile-id divergence."""
+    statuses = {s.rank: s.statuses for s in ok}
+    split = sorted({cid for per_rank in statuses.values() for cid in per_rank
+                    if len({st[cid] for st in statuses.values() if cid in st}) > 1}, key=_graph_sort_key)
+    if not split:
+        return None
+    details = []
+    for cid in split:
+        ended = _group({rank: st[cid] for rank, st in statuses.items() if cid in st}, lambda v: v, _ended)
+        details.append(f"{cid}: " + "; ".join(f"{g.noun} {g.label}: {g.what}" for g in ended))
+    # Ranks that compiled none of these are not grouped: that is the compile-id divergence.
+    groups = _group({rank: v for rank, st in statuses.items() if any(v := tuple(st.get(cid) for cid in split))},
+                    lambda v: v, lambda v: ", ".join(f"{cid} {_ended(status)}" for cid, status in zip(split, v) if status))
+    return Divergence(STATUSES, groups, _capped(details))
+
+
+_ENDED = {OK: "succeeded", BREAK: "succeeded after a graph break", EMPTY: "compiled an empty graph", ERROR: "failed",
+          MISSING: "never finished (no compilation metrics)"}
+
+
+def _ended(status: str) -> str:
+    return _ENDED.get(status, status)
+
+
+def missing_ranks(ranks: Iterable[int]) -> list[list[int]]:
+    """[first, last] of each run of rank numbers from 0 to the highest that has no log (ranges: one log named rank
+    1000000 must not make a list of a million)."""
+    gaps, expected = [], 0
+    for rank in sorted(set(ranks)):
+        if rank > expected:
+            gaps.append([expected, rank - 1])
+        expected = rank + 1
+    return gaps
 
 
 def _cache_divergence(ok: list[RankSummary]) -> Divergence | None:
@@ -525,11 +573,13 @@ def collectives_parity(summaries: Iterable[RankSummary]) -> CollectivesParity:
 
 def _compile_time(ok: list[RankSummary]) -> CompileTimeSkew:
     skew = CompileTimeSkew([s.rank for s in ok], [s.compile_time_s for s in ok])
-    if ok:
-        fastest = min(ok, key=lambda s: (s.compile_time_s, s.rank))
-        slowest = max(ok, key=lambda s: (s.compile_time_s, -s.rank))
+    compiled = [s for s in ok if s.compile_ids]
+    skew.left_out = [s.rank for s in ok if not s.compile_ids]
+    if compiled:
+        fastest = min(compiled, key=lambda s: (s.compile_time_s, s.rank))
+        slowest = max(compiled, key=lambda s: (s.compile_time_s, -s.rank))
         skew.fastest_rank, skew.slowest_rank = fastest.rank, slowest.rank
-        skew.median_s = round(statistics.median(skew.seconds), 6)
+        skew.median_s = round(statistics.median(s.compile_time_s for s in compiled), 6)
         skew.skew_s = round(slowest.compile_time_s - fastest.compile_time_s, 6)
     return skew
 
@@ -539,6 +589,7 @@ __all__ = [
     "analyze_ranks",
     "collective_kind",
     "collectives_parity",
+    "missing_ranks",
     "multirank_json",
     "rank_list",
 ]

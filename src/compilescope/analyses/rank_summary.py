@@ -11,7 +11,7 @@ from __future__ import annotations
 import hashlib
 import re
 from collections import Counter
-from dataclasses import asdict, field
+from dataclasses import asdict, field, replace
 from typing import TYPE_CHECKING, Any
 
 import orjson
@@ -23,6 +23,8 @@ from .compile_time import compile_times
 from .cudagraphs import cudagraphs
 from .status import BREAK, failed_compiles
 from .torch_warnings import torch_warnings
+from .graph_breaks import graph_breaks
+from .unread import unread
 from ..model.records import dataclass
 
 if TYPE_CHECKING:
@@ -97,13 +99,20 @@ class RankSummary:
     # frame (a backward compiled at its first call, autotuning benchmarks).
     compile_time_s: float = 0.0
     compile_times_s: dict[str, float] = field(default_factory=dict)  # compile id (no attempt) -> its compile time
-    breaks: int = 0  # compiles that succeeded after a restart (graph break)
+    breaks: int = 0  # compile ids (attempts) that succeeded after a restart: not graph breaks, see graph_breaks
+    # Graph breaks as the rank's own report counts them (analyses/graph_breaks.py): distinct by reason and line, and
+    # every break event. What the rank table shows: a restarted attempt and its retry are one break, not two.
+    graph_breaks: int = 0
+    graph_breaks_total: int = 0
     failures: int = 0  # compiles that failed
     recompiles: int = 0  # compiles of a frame already compiled (frame_compile_id > 0)
     cache_hits: int = 0
     cache_misses: int = 0
     chromium_events: int = 0
-    parse_problems: int = 0  # records not read cleanly (md5 mismatches included)
+    parse_problems: int = 0  # records not read cleanly (md5 mismatches included), and a read that stopped early
+    # What of the log was not read (records skipped, the file cut off), in words; None when it was read to its end.
+    # Its figures, and every comparison with the other ranks, then cover only what was read.
+    unread: str | None = None
 
     @property
     def n_compiles(self) -> int:
@@ -144,12 +153,19 @@ def summarize_rank(results: Results, rank: int | None = None) -> RankSummary:
     statuses = {str(cid): s for cid, s in results.statuses.items() if cid is not None}
     summary.statuses = statuses
     summary.compile_ids = [str(c.compile_id) for c in trace.sorted_compiles() if c.compile_id is not None]
-    counts = Counter(statuses.values())
-    summary.breaks = counts[BREAK]
+    summary.breaks = sum(1 for s in statuses.values() if s == BREAK)
+    found_breaks = results.insights.graph_breaks if results.insights is not None else graph_breaks(trace)
+    summary.graph_breaks, summary.graph_breaks_total = len(found_breaks.breaks), found_breaks.total
     summary.failures = failed_compiles(statuses)
     summary.recompiles = sum(1 for cid in trace.compiles if cid is not None and (cid.frame_compile_id or 0) > 0)
     summary.chromium_events = len(trace.chromium_events)
     summary.parse_problems = sum(n for outcome, n in trace.stats.outcomes.items() if outcome != "ok")
+    not_read = unread(trace.stats)
+    if not_read.stopped_at_line is not None:
+        summary.parse_problems += 1
+    # A payload not matching its md5 was still read (counted above); records skipped or a read cut short were not.
+    if not_read.skipped or not_read.stopped_at_line is not None:
+        summary.unread = replace(not_read, damaged_payloads=0).describe()
 
     cache_events = []  # (artifact number, compile id, name, state)
     for entry in trace.sorted_compiles():

@@ -121,8 +121,9 @@ def report_all_ranks(
         finally:
             location.remove_tree(spool)
         summaries = [_summary(d) for d in done]
-        results = MultiRankResults(location.absolute(directory), summaries, analyze_ranks(summaries),
-                                   found.notes() + _rank_notes(summaries))
+        analysis = analyze_ranks(summaries)
+        results = MultiRankResults(location.absolute(directory), summaries, analysis,
+                                   found.notes() + _rank_notes(summaries, analysis))
         landing = LandingOptions(bool(fragments), options.custom_header_html, executor.workers)
         for relpath, content in LandingRenderer.from_results(results, landing).render():
             output.write(relpath, content)
@@ -153,8 +154,8 @@ def summarize_ranks(directory: str, jobs: int | None = None, executor: RankExecu
     rank_jobs = [LogJob(log.path, None, rank=log.rank, size=log.size) for log in found.logs]
     done = run_rank_jobs(rank_jobs, executor or LocalExecutor(jobs or default_jobs()))
     summaries = [_summary(d) for d in done]
-    return MultiRankResults(location.absolute(directory), summaries, analyze_ranks(summaries),
-                            found.notes() + _rank_notes(summaries))
+    analysis = analyze_ranks(summaries)
+    return MultiRankResults(location.absolute(directory), summaries, analysis, found.notes() + _rank_notes(summaries, analysis))
 
 
 
@@ -170,13 +171,21 @@ def _rank_logs(directory: str, logs: list[str] | None = None) -> RankLogs:
     return found
 
 
-def _rank_notes(summaries: list[RankSummary]) -> list[str]:
+def _rank_notes(summaries: list[RankSummary], analysis: MultiRankAnalysis) -> list[str]:
     notes = []
+    if analysis.missing_ranks:
+        gaps = [first if first == last else f"{first}-{last}" for first, last in analysis.missing_ranks]
+        absent = sum(last - first + 1 for first, last in analysis.missing_ranks)
+        notes.append(f"{'rank' if absent == 1 else 'ranks'} {', '.join(map(str, gaps))}: no log (the logs go up to rank "
+                     f"{max(analysis.ranks)}): a rank that never started, or a log not copied here")
     for s in summaries:
         if s.error:
             notes.append(f"rank {s.rank}: not read: {s.error}")
         elif s.empty:
             notes.append(f"rank {s.rank}: {os.path.basename(s.source)} is empty: the rank logged nothing (no report)")
+        elif s.unread:
+            notes.append(f"rank {s.rank}: {os.path.basename(s.source)} was not read in full: {s.unread}; its figures, "
+                         "and how it compares with the other ranks, cover only what was read")
         elif s.logged_rank is not None:
             notes.append(
                 f"rank {s.rank}: {os.path.basename(s.source)} is named for rank {s.rank} but its records carry rank "
@@ -200,9 +209,9 @@ def run_all_ranks(args: argparse.Namespace, directory: str | None = None, out: s
 
     def progress(d: RankDone) -> None:
         bar.advance()
-        if args.verbose or _summary(d).error:
-            what = f"not read: {_summary(d).error}" if _summary(d).error else f"{d.files} files"
-            bar.print(f"compilescope: rank {_summary(d).rank}: {what}")
+        # An unreadable rank is said once, with the notes at the end.
+        if args.verbose and not _summary(d).error:
+            bar.print(f"compilescope: rank {_summary(d).rank}: {d.files} files")
 
     try:
         result = report_all_ranks(
@@ -227,7 +236,7 @@ def run_all_ranks(args: argparse.Namespace, directory: str | None = None, out: s
     findings = len(result.analysis.divergences)
     print(
         f"Wrote {result.files} files for {count(ranks, 'rank')} to {result.out} in {result.seconds:.1f}s "
-        f"({_executor_words(executor)}); {count(findings, 'divergence')} between ranks"
+        f"({_executor_words(executor, ranks)}); {count(findings, 'divergence')} between ranks"
     )
     if result.crashed:
         print(f"compilescope: {count(len(result.crashed), 'rank')} could not be reported (see the landing page)", file=sys.stderr)
@@ -240,8 +249,8 @@ def run_all_ranks(args: argparse.Namespace, directory: str | None = None, out: s
     return 0
 
 
-def _executor_words(executor: RankExecutor) -> str:
-    if executor.name == "local":
-        return count(executor.workers, "job")
+def _executor_words(executor: RankExecutor, ranks: int) -> str:
+    if executor.name == "local":  # a process per rank at most, whatever -j asked for
+        return count(max(1, min(executor.workers, ranks)), "job")
     where = getattr(executor, "scheduler", None) or f"a local cluster of {count(executor.workers, 'worker')}"
     return f"{executor.name}: {where}"

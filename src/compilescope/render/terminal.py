@@ -395,14 +395,16 @@ def _rank_row(rank: dict) -> list[RenderableType]:
     if rank["empty"]:
         return [str(rank["rank"]), Text("empty log"), *["-"] * 6]
     return [
-        str(rank["rank"]), str(len(rank["compile_ids"])), str(rank["breaks"]), str(rank["failures"]),
+        str(rank["rank"]), str(len(rank["compile_ids"])), str(rank["graph_breaks"]), str(rank["failures"]),
         str(rank["recompiles"]), f"{rank['cache_hits']}/{rank['cache_misses']}",
-        _seconds(rank["compile_time_s"]) if rank["compile_time_s"] else "-", str(rank["parse_problems"]),
+        _seconds(rank["compile_time_s"]) if rank["compile_time_s"] else "-",
+        # A rank read in part (its note says what was missed): marked, so its row does not pass for a healthy one.
+        Text(f"{rank['parse_problems']} cut", style="red") if rank.get("unread") else str(rank["parse_problems"]),
     ]
 
 
 def _ranks_table(ranks: list[dict]) -> Table:
-    table = _table("rank", "compile ids", "breaks", "failures", "recompiles", "cache hit/miss", "compile time",
+    table = _table("rank", "compile ids", "graph breaks", "failures", "recompiles", "cache hit/miss", "compile time",
                    "parse problems", padding=(0, 1, 0, 0))  # eight columns: fit 80
     for col in table.columns:
         # Narrow consoles wrap headers between words, never inside one.
@@ -432,7 +434,10 @@ def _divergences(analysis: dict) -> list[RenderableType]:
     if not out:
         read = [r for r in analysis["ranks"] if r not in analysis["failed_ranks"]]
         out.append(Text(f"The ranks agree: {_rank_list(read)} compiled the same compile ids, with the same cache "
-                        "outcomes, collectives and tensor metadata."))
+                        "outcomes, collectives and tensor metadata" + (", in what could be read." if analysis.get("partial_ranks") else ".")))
+    if analysis.get("partial_ranks"):
+        out.append(Text(f"{_rank_list(analysis['partial_ranks'])}: not read in full (see the notes): what the rank did "
+                        "after the cut is compared with nothing.", style="red"))
     return out
 
 
