@@ -420,11 +420,19 @@ def test_fleets_with_an_unreadable_rank_compare_the_others_in_one_line_each(tmp_
     assert "rank 2: not read in B, not compared: not a TORCH_TRACE log" in out
     assert "rank 2: only in" not in out
     assert "\nrank 1\n" in captured.out and "\nrank 0\n" not in captured.out
-    assert "No change (" not in out and out.count("No change in ranks 0, 3 (") == 1
+    # Rank 3 keeps its paragraph: its notes say the diff saw only part of each side. Rank 0 has nothing to say.
+    assert "rank 3 No change (1 frame matched;" in out and "A's log was not read in full" in out
+    assert out.count("No change (") == 1 and out.count("No change in rank 0 (") == 1
     assert out.endswith("rank 1 changed; 2 ranks unchanged; rank 2 not read.")
     warnings = [line for line in captured.err.splitlines() if "rank 3" in line]
     assert [w.split(" (")[0] for w in warnings] == ["compilescope: warning: A: rank 3", "compilescope: warning: B: rank 3"]
     assert all(" (dedicated_log_torch_trace_rank_3_x.log): " in w for w in warnings)
+    # The page says the same: a section for ranks 1 and 3, one line for rank 0.
+    assert run_cli("diff", a, b, "-o", tmp_path / "page", "--no-browser") == 2
+    capsys.readouterr()
+    page = (tmp_path / "page" / "index.html").read_text()
+    assert re.findall(r'<h2 id="rank-(\d+)">', page) == ["1", "3"]
+    assert page.count("No change in rank 0 (") == 1 and page.count('class="no-change"') == 2
     assert run_cli("diff", a, b, "--json") == 2
     doc = json.loads(capsys.readouterr().out)
     assert [r["rank"] for r in doc["ranks"]] == [0, 1, 3]

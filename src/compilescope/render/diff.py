@@ -75,7 +75,7 @@ def print_diff(report: DiffReport, console: Console) -> None:
             console.print(_hanging(Text(f"rank {lost_rank}: not read in {side}, not compared: ", style="red"), why))
     several = len(report.ranks) > 1
     for rank, diff in report.ranks:
-        if several and not diff:
+        if several and not diff and not diff.notes:
             continue  # hundreds of ranks: the unchanged ones are one line, below
         if rank is not None:
             console.print(Text(f"\nrank {rank}", style="bold"))
@@ -98,8 +98,9 @@ def _print_tally(report: DiffReport, console: Console) -> None:
 
     unchanged = [rank for rank, diff in report.ranks if not diff]
     changed = [rank for rank, diff in report.ranks if diff]
-    if unchanged:
-        console.print(Text(f"\nNo change in {ranks(unchanged)} ({report.ranks[0][1].threshold.rule})."))
+    said = [rank for rank, diff in report.ranks if not diff and not diff.notes]  # the others printed their notes
+    if said:
+        console.print(Text(f"\nNo change in {ranks(said)} ({report.ranks[0][1].threshold.rule})."))
     tally = [f"{ranks(changed)} changed" if changed else "no rank changed"]
     if unchanged:
         tally.append(f"{count(len(unchanged), 'rank')} unchanged")
