@@ -118,3 +118,44 @@ def test_a_small_model_without_cuda_graphs_is_launch_bound():
     _, detail = runtime_finding(p)
     assert f"the GPU is idle {idle.share:.0%} of the run: launch-bound" in detail and "reduce-overhead" in detail
     assert all(k.calls == 20 for k in p.kernels if k.kind == "inductor")
+
+
+def _cut_by_range(profile, out_dir) -> dict[str, object]:
+    """The profile's record_function ranges as profiles of their own: each range's CPU events and the GPU events
+    they launched (by correlation id), as if each run had been profiled alone. Returns range name -> path."""
+    with gzip.open(profile, "rt") as f:
+        events = [e for e in json.load(f)["traceEvents"] if e.get("ph") == "X"]
+    paths = {}
+    for r in (e for e in events if e.get("cat") == "user_annotation"):
+        cpu = [e for e in events if e.get("cat") not in ("kernel", "gpu_memcpy", "gpu_memset", "gpu_user_annotation")
+               and (e["pid"], e["tid"]) == (r["pid"], r["tid"]) and r["ts"] <= e["ts"] <= r["ts"] + r["dur"]]
+        launched = {e["args"]["correlation"] for e in cpu if "correlation" in e.get("args", {})}
+        gpu = [e for e in events if e.get("cat") in ("kernel", "gpu_memcpy", "gpu_memset")
+               and e.get("args", {}).get("correlation") in launched]
+        paths[r["name"]] = out_dir / f"{r['name']}.json"
+        paths[r["name"]].write_text(json.dumps({"traceEvents": cpu + gpu}))
+    return paths
+
+
+def test_two_profiles_compare_kernel_time_with_kernel_time(tmp_path):
+    """The eager and compiled runs of profile_cudagraphs.py as two profiles: each has GPU idle of its own (ms of
+    launches and waits against 0.2 ms of kernels), which must not enter the speedup: the same two runs cut out of the
+    one profile compare kernel time with kernel time, and so must the two profiles, total and graph alike."""
+    profile = cuda211("profile_cudagraphs.profile.json.gz")
+    cut = _cut_by_range(profile, tmp_path)
+    kernel_us = {}
+    for name in ("eager", "compiled"):
+        with open(cut[name]) as f:
+            kernel_us[name] = sum(e["dur"] for e in json.load(f)["traceEvents"] if e.get("cat") == "kernel")
+    assert kernel_us["eager"] and kernel_us["compiled"]
+    runtime = _runtime(cuda211("profile_cudagraphs.log.gz"), cut["eager"], cut["compiled"])
+    c = runtime.comparison
+    eager, compiled = runtime.profiles
+    assert eager.total_us > 5 * kernel_us["eager"]  # its own GPU idle: the reason a total over a total misleads
+    assert (c.eager_us, c.compiled_us) == (pytest.approx(kernel_us["eager"]), pytest.approx(kernel_us["compiled"]))
+    [(cid, graph_us, graph_speedup)] = c.graphs
+    assert cid == "[0/0]" and graph_speedup == pytest.approx(kernel_us["eager"] / graph_us)
+    assert graph_speedup < 1.5 and c.speedup < 1.5  # the same GEMMs either way
+    one = _runtime(cuda211("profile_cudagraphs.log.gz"), profile).comparison
+    assert c.speedup == pytest.approx(one.speedup) and graph_speedup == pytest.approx(one.graphs[0][2])
+    assert c.busy_definition.startswith("kernel time")

@@ -195,6 +195,15 @@ TOTAL_DEFINITION = {
 }
 
 
+# What a side of the comparison counts: two profiles of their own each have idle time of their own (the GPU waiting
+# between steps, the time before the first op), which says nothing about the code compiled; a run cut out of one
+# profile has none. So both count only the time something of the run was running.
+BUSY_DEFINITION = {
+    "gpu": "kernel time (GPU idle and compiling left out)",
+    "cpu": "time in profiler events (untraced time and compiling left out)",
+}
+
+
 @dataclass
 class OpComparison:
     name: str
@@ -212,7 +221,7 @@ class OpComparison:
 class Comparison:
     eager: str  # source of each side
     compiled: str
-    eager_us: float
+    eager_us: float  # each side's busy time (BUSY_DEFINITION): idle and compiling left out
     compiled_us: float
     ops: list[OpComparison]
     graphs: list[tuple[str, float, float | None]]  # compile id, compiled time, speedup (when it can be told)
@@ -220,6 +229,7 @@ class Comparison:
     # launches and waits that CUDA graphs save).
     eager_wall_us: float | None = None
     compiled_wall_us: float | None = None
+    timeline: str = "gpu"  # the eager side's: what busy means (BUSY_DEFINITION)
 
     @property
     def speedup(self) -> float | None:
@@ -229,9 +239,14 @@ class Comparison:
     def wall_speedup(self) -> float | None:
         return self.eager_wall_us / self.compiled_wall_us if self.eager_wall_us and self.compiled_wall_us else None
 
+    @property
+    def busy_definition(self) -> str:
+        return BUSY_DEFINITION[self.timeline]
+
     def to_json(self) -> dict[str, Any]:
         return {"eager": self.eager, "compiled": self.compiled, "eager_us": round(self.eager_us, 3),
-                "compiled_us": round(self.compiled_us, 3), "speedup": self.speedup,
+                "compiled_us": round(self.compiled_us, 3), "busy_definition": self.busy_definition,
+                "speedup": self.speedup,
                 "eager_wall_us": _rounded(self.eager_wall_us), "compiled_wall_us": _rounded(self.compiled_wall_us),
                 "wall_speedup": self.wall_speedup,
                 "ops": [o.to_json() for o in self.ops],
@@ -695,22 +710,28 @@ def _op_totals(p: ProfileRuntime) -> dict[str, tuple[int, float]]:
     return totals
 
 
+def _busy_us(p: ProfileRuntime) -> float:
+    """The time something of the run was running (BUSY_DEFINITION): the total less idle time and compiling."""
+    return sum(r.total_us for r in p.kernels if r.kind != IDLE and r.name != COMPILING)
+
+
 def compare(eager: ProfileRuntime, compiled: ProfileRuntime) -> Comparison:
     """Side by side, op by op (the tutorial's two profile tables joined by name), and the speedup.
 
-    The eager run has no graph ranges, so a graph's speedup can be told only when the
-    compiled run has one graph: eager time (all of it) over the graph's time. Time spent
-    compiling is left out of both sides.
+    Each side is its busy time (BUSY_DEFINITION), so two profiles compare as the two runs
+    cut out of one profile do. The eager run has no graph ranges, so a graph's speedup can
+    be told only when the compiled run has one graph: the eager run's operators (on a GPU,
+    their kernels) over the graph's time, the work the graph replaced against the graph.
     """
     e_ops, c_ops = _op_totals(eager), _op_totals(compiled)
-    # torch.compile's own work (a profile that covers the first call) is not run time: left out of both sides.
-    e_total, c_total = eager.run_us, compiled.run_us
     names = sorted(set(e_ops) | set(c_ops), key=lambda n: -(e_ops.get(n, (0, 0.0))[1] + c_ops.get(n, (0, 0.0))[1]))
     ops = [OpComparison(n, *e_ops.get(n, (0, 0.0)), *c_ops.get(n, (0, 0.0))) for n in names]
+    eager_ops = sum(r.total_us for r in eager.kernels if r.kind == EAGER)
     in_graphs = [g for g in compiled.graphs if g.key is not None]
     graphs = [(str(g.compile_id) if g.compile_id else str(g.key), g.total_us,
-               (e_total / g.total_us if len(in_graphs) == 1 and g.total_us else None)) for g in in_graphs]
-    return Comparison(eager.source, compiled.source, e_total, c_total, ops, graphs, eager.wall_us, compiled.wall_us)
+               (eager_ops / g.total_us if len(in_graphs) == 1 and g.total_us else None)) for g in in_graphs]
+    return Comparison(eager.source, compiled.source, _busy_us(eager), _busy_us(compiled), ops, graphs,
+                      eager.wall_us, compiled.wall_us, eager.timeline)
 
 
 def split_runs(profile: Profile) -> tuple[Profile, Profile] | None:

@@ -64,6 +64,7 @@ def runtime_renderables(runtime: Runtime | None) -> list[RenderableType]:
     if c is not None and c.speedup is not None:
         out.append(Text(f"\nEager {format_us(c.eager_us)} vs compiled {format_us(c.compiled_us)}: "
                         f"speedup {c.speedup:.2f}x", style="bold"))
+        out.append(Text(f"each side: {c.busy_definition}", style="dim"))
         if c.wall_speedup is not None and c.eager_wall_us and c.compiled_wall_us:
             out.append(Text(f"wall time of the runs' ranges: {format_us(c.eager_wall_us)} vs "
                             f"{format_us(c.compiled_wall_us)}: {c.wall_speedup:.2f}x (launches and waits included)"))
