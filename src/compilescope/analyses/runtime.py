@@ -31,6 +31,8 @@ from bisect import bisect_left, bisect_right
 from dataclasses import field
 from typing import Any, Iterable, Sequence
 
+import orjson
+
 from ..model.ids import CompileId
 from ..model.profile import OP_CATEGORIES, PROFILER_CATEGORIES, Profile, ProfileEvent
 from ..model.trace import Trace
@@ -285,17 +287,44 @@ class _KernelHome:
     stacks_name: str | None = None
 
 
+def _attempt_text(cid: CompileId) -> str:
+    """"0/0_1" (the attempt always written, attempt 0 too): how by_text keeps each attempt apart from the bare "0/0"."""
+    return f"{str(cid).strip('[]').partition('_')[0]}_{cid.attempt or 0}"
+
+
+def _json_object(text: str) -> dict:
+    try:
+        value = orjson.loads(text)
+    except orjson.JSONDecodeError:
+        return {}
+    return value if isinstance(value, dict) else {}
+
+
 class _LogIndex:
     """What the log says about graphs and kernels, looked up by the names a profile uses."""
 
     def __init__(self, trace: Trace, provenance: Provenance):
         self.trace = trace
+        # A profile's "0/0" (a compiled region, a cache event) names no attempt. After a graph-break restart [0/0]
+        # compiled nothing and [0/0_1] the graph that ran: the name is the attempt that produced output code, or
+        # else the last attempt.
         self.by_text: dict[str, CompileId] = {}
-        for cid in trace.compiles:
-            if cid is not None:
-                self.by_text.setdefault(str(cid).strip("[]"), cid)
-                self.by_text.setdefault(f"{cid.frame_id}/{cid.frame_compile_id}", cid)
+        produced = {entry.compile_id for entry in trace.compiles.values()
+                    if any(a.name.startswith("inductor_output_code") for a in entry.artifacts)}
+        for attempt in sorted((c for c in trace.compiles if c is not None), key=CompileId.sort_key):
+            self.by_text[_attempt_text(attempt)] = attempt
+            short = _attempt_text(attempt).rpartition("_")[0]
+            if short not in self.by_text or attempt in produced or self.by_text[short] not in produced:
+                self.by_text[short] = attempt
+        # A graph's cache key -> the compile that made it: its cache artifact carries the attempt, the chromium
+        # events only frame/frame_compile_id.
         self.graph_cid: dict[str, CompileId] = {}
+        for entry in trace.compiles.values():
+            for a in entry.artifacts:
+                if entry.compile_id is not None and a.cache in ("miss", "hit") and a.name.startswith("fx_graph_cache"):
+                    key = _json_object(trace.payload_text(a.payload)).get("key")
+                    if isinstance(key, str):
+                        self.graph_cid.setdefault(key, entry.compile_id)
         for e in trace.chromium_events:
             args = e.get("args") if isinstance(e, dict) else None
             if isinstance(args, dict) and e.get("name") in _CACHE_EVENTS and isinstance(args.get("key"), str):

@@ -1,0 +1,84 @@
+"""Profiles derived from the real H200 ones (tests/data/cuda_torch211): their events kept as recorded, their graph
+keys, regions and kernel names renamed to another log's, or some events dropped, to give the join a case the
+recorded programs do not have (a graph-break restart, a kernel name in two regions, a profile of another program).
+
+Expected values come from the logs' own files (the program's lines, the output code), not from the code under test.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+from pathlib import Path
+
+import compilescope
+
+from ..conftest import cuda211
+from .test_runtime import _runtime
+
+LAUNCH_BOUND = "profile_launch_bound"  # the MLP in the default mode: 20 calls of one graph, [0/0], region "0/0"
+LAUNCH_BOUND_KEY = "f3jgecjfsri2sqxviukdvegusoinx4hah7oeibwvspudbomsio7e"
+
+
+def _events(name: str) -> list[dict]:
+    with gzip.open(cuda211(f"{name}.profile.json.gz"), "rt") as f:
+        return json.load(f)["traceEvents"]
+
+
+def _graph_key(event: dict) -> str | None:
+    name = event.get("name", "")
+    return name.split()[3] if name.startswith("## Call CompiledFxGraph ") else None
+
+
+def _write(events: list[dict], path: Path) -> Path:
+    path.write_text(json.dumps({"traceEvents": events}))
+    return path
+
+
+def _renamed(events: list[dict], names: dict[str, str]) -> list[dict]:
+    """The events with each name (a kernel's, a region's) or graph key in names replaced."""
+    out = []
+    for e in events:
+        e = dict(e)
+        name = e.get("name", "")
+        key = _graph_key(e)
+        if key in names:
+            e["name"] = f"## Call CompiledFxGraph {names[key]} ##"
+        elif name in names:
+            e["name"] = names[name]
+        out.append(e)
+    return out
+
+
+def _output_code_artifacts(log: Path) -> dict[str, list[int]]:
+    """Compile id -> its output code artifacts' numbers."""
+    with compilescope.load(log) as trace:
+        return {str(cid): [a.number for a in entry.artifacts if a.name.startswith("inductor_output_code")]
+                for cid, entry in trace.compiles.items()}
+
+
+# train_break_recompile.py breaks its forward at line 22: frame 0's graph is line 21, compiled by the restarted
+# attempt [0/0_1] ([0/0] stopped at the break and compiled nothing); the fx graph key of its forward, from its
+# fx_graph_cache_miss artifact:
+BREAK_LOG = "train_break_recompile.log.gz"
+BREAK_FORWARD_KEY = "ftvx3k3bgtaabw5grdako2vkzazy7rqux4zfv5mlyegtmhymlnmz"
+BREAK_FORWARD_KERNELS = {"triton_per_fused_native_layer_norm_0": "triton_per_fused_native_layer_norm_0",
+                         "triton_poi_fused_addmm_gelu_1": "triton_poi_fused_gelu_1",
+                         "triton_poi_fused_add_addmm_2": "triton_poi_fused_gelu_1"}
+
+
+def test_after_a_graph_break_restart_kernels_belong_to_the_attempt_that_compiled_them(tmp_path):
+    log = cuda211(BREAK_LOG)
+    code = _output_code_artifacts(log)
+    assert code["[0/0]"] == [] and len(code["[0/0_1]"]) == 2  # forward and backward
+    events = _renamed(_events(LAUNCH_BOUND), {LAUNCH_BOUND_KEY: BREAK_FORWARD_KEY, **BREAK_FORWARD_KERNELS})
+    with_key = _write(events, tmp_path / "keyed.json")
+    # Without graph ranges the only name left is the region's, "Torch-Compiled Region: 0/0": no attempt in it.
+    region_only = _write([e for e in events if _graph_key(e) is None], tmp_path / "region.json")
+    for profile in (with_key, region_only):
+        p = _runtime(log, profile).profiles[0]
+        rows = [k for k in p.kernels if k.kind == "inductor"]
+        assert {k.name for k in rows} == set(BREAK_FORWARD_KERNELS.values()), profile.name
+        for k in rows:
+            assert str(k.compile_id) == "[0/0_1]", (profile.name, k.name)
+            assert [u.line for u in k.user_lines] == [21] and k.code_artifact == code["[0/0_1]"][0]
