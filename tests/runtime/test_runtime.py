@@ -20,7 +20,7 @@ from compilescope.analyses.provenance import analyze_provenance
 from compilescope.analyses.runtime import analyze_runtime
 from compilescope.ingest.profile import read_profile
 
-from ..conftest import REPO, report, run_cli, skip_or_fail, torch213
+from ..conftest import REPO, cuda211, report, run_cli, skip_or_fail, torch213
 
 GPU_PAIR = REPO.parent / "shared" / "traces" / "gpu-torch211" / "profile_compiled"
 
@@ -101,6 +101,29 @@ def test_a_profile_from_another_run_is_not_charged_to_this_logs_compiles():
     assert any(r.kind == "inductor" for r in p.kernels) and any(g.key for g in p.graphs)
     assert [r.name for r in p.kernels if r.compile_id is not None] == []
     assert [g.key for g in p.graphs if g.compile_id is not None] == []
+
+
+def test_a_profile_of_another_program_sharing_one_kernel_name_is_not_joined(tmp_path, capsys):
+    """profile_compiled.json against capture_profile's log (another program, another machine): its first layer norm
+    has the same generic name, nothing else of it is in the log."""
+    _, profile = _gpu_pair()
+    log = cuda211("capture_profile.log.gz")
+    with gzip.open(log, "rt") as f:
+        text = f.read()
+    raw = _raw_events(profile)
+    triton = {e["name"] for e in raw if e.get("cat") == "kernel" and e["name"].startswith("triton_")}
+    keys = {e["name"].split()[3] for e in raw if e["name"].startswith("## Call CompiledFxGraph ")}
+    assert len([n for n in triton if n in text]) == 1 and len(triton) == 5 and keys and not any(k in text for k in keys)
+    p = _runtime(log, profile).profiles[0]
+    assert not p.matched and p.other_run and p.notes[0].startswith("this profile is from another run")
+    assert all(k.compile_id is None and not k.user_lines for k in p.kernels) and not p.lines
+    assert run_cli("summary", log, "--profile", profile) == 0
+    out = capsys.readouterr().out
+    runtime = out[out.index("Runtime ·"):]
+    assert "another run" in runtime and "triton_" not in runtime and "share" not in runtime  # one line, no table
+    report(log, tmp_path / "out", "--profile", profile)
+    page = (tmp_path / "out" / "runtime.html").read_text()
+    assert "another run" in page and "<table" not in page
 
 
 def test_truncated_and_corrupt_profiles_are_read_as_far_as_they_go(tmp_path):

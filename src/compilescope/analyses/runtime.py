@@ -151,9 +151,10 @@ class ProfileRuntime:
     graphs: list[GraphRow]
     lines: list[LineRow]
     notes: list[str]  # what was skipped, and whether the profile matches the log
-    matched: bool  # some Inductor kernel (or compiled graph) of the profile is in the log
+    matched: bool  # enough of the profile's Inductor kernels or compiled graphs are in the log (_matched)
     graph_launches: int = 0  # CUDA graph replays (cudaGraphLaunch): reduce-overhead is on
     wall_us: float | None = None  # a run cut out of a profile: its ranges' wall time (Profile.wall_us)
+    other_run: bool = False  # compiled graphs ran, but not this log's: shown as one line, its rows in --json only
 
     @property
     def compiled(self) -> bool:
@@ -185,6 +186,7 @@ class ProfileRuntime:
     def to_json(self) -> dict[str, Any]:
         return {"source": self.source, "timeline": self.timeline, "total_us": round(self.total_us, 3),
                 "total_definition": TOTAL_DEFINITION[self.timeline], "devices": self.devices, "matched": self.matched,
+                "other_run": self.other_run,
                 "compiling_us": round(self.compiling_us, 3), "run_us": round(self.run_us, 3),
                 "graph_launches": self.graph_launches,
                 "notes": self.notes, "kernels": [k.to_json() for k in self.kernels],
@@ -662,6 +664,16 @@ def profile_runtime(trace: Trace, provenance: Provenance, profile: Profile, inde
             g.kernels_us += r.total_us
     for g in graphs.values():
         g.share = g.total_us / total if total else 0.0
+    notes = list(profile.notes)
+    matched = _matched(kernels, index, notes)
+    if not matched:
+        # A profile of another run names its compiled regions "0/0", "1/0" as this log does, and its kernels as any
+        # program's: that is no reason to charge them to this log's compiles and lines.
+        for r in kernels:
+            r.compile_id, r.user_lines, r.code_artifact, r.code_line = None, [], None, None
+            r.stacks_artifact = r.stacks_name = None
+        for g in graphs.values():
+            g.compile_id = None
     lines: dict[tuple[str, int], LineRow] = {}
     for r in kernels:
         for u in r.user_lines:
@@ -673,21 +685,12 @@ def profile_runtime(trace: Trace, provenance: Provenance, profile: Profile, inde
                 row.kernels.append(r.name)
     for row in lines.values():
         row.share = row.total_us / total if total else 0.0
-    notes = list(profile.notes)
-    matched = _matched(kernels, index, notes)
-    if not matched:
-        # A profile of another run names its compiled regions "0/0", "1/0" as this log does: that is no reason to
-        # charge its kernels to this log's compiles.
-        for r in kernels:
-            r.compile_id = None
-        for g in graphs.values():
-            g.compile_id = None
     result = ProfileRuntime(
         source=profile.source, timeline="gpu" if on_gpu else "cpu", total_us=total, devices=devices, kernels=kernels,
         graphs=sorted(graphs.values(), key=lambda g: (g.key is None, -g.total_us)),
         lines=sorted(lines.values(), key=lambda r: -r.total_us), notes=notes, matched=matched,
         graph_launches=sum(1 for e in profile.events if e.name == GRAPH_LAUNCH and e.cat == "cuda_runtime"),
-        wall_us=profile.wall_us,
+        wall_us=profile.wall_us, other_run=not matched and any(r.kind in IN_GRAPH for r in kernels),
     )
     _run_shares(result)
     return result
@@ -707,13 +710,18 @@ def _run_shares(p: ProfileRuntime) -> None:
 
 
 def _matched(kernels: list[KernelRow], index: _LogIndex, notes: list[str]) -> bool:
+    """Whether the profile is of this log's run: most of its compiled graphs (their cache keys) or most of its
+    Inductor kernel names are in the log. One name is no evidence: triton_per_fused_native_layer_norm_0 is the
+    name of any program's first layer norm."""
     inductor = {r.name for r in kernels if r.kind == INDUCTOR}
     graphs = {r.graph for r in kernels if r.graph}
     known = {n for n in inductor if index.knows_kernel(n)}
     known_graphs = {g for g in graphs if g in index.graph_cid}
-    if inductor and not known and not known_graphs:
-        notes.insert(0, f"this profile is from another run: none of its {len(inductor)} Inductor kernel names "
-                        "is in this log's generated code")
+    if (inductor or graphs) and 2 * len(known_graphs) <= len(graphs) and 2 * len(known) <= len(inductor):
+        found = [f"{len(known)} of its {count(len(inductor), 'Inductor kernel name')}"] if inductor else []
+        found += [f"{len(known_graphs)} of its {count(len(graphs), 'compiled graph')}"] if graphs else []
+        notes.insert(0, f"this profile is from another run: this log has {' and '.join(found)}; its time is not "
+                        "joined to this log's graphs and lines")
         return False
     if not inductor and not graphs:
         notes.insert(0, "no compiled graph ran in this profile (an eager run, or torch.compile was not used while "
