@@ -159,3 +159,63 @@ def test_two_profiles_compare_kernel_time_with_kernel_time(tmp_path):
     one = _runtime(cuda211("profile_cudagraphs.log.gz"), profile).comparison
     assert c.speedup == pytest.approx(one.speedup) and graph_speedup == pytest.approx(one.graphs[0][2])
     assert c.busy_definition.startswith("kernel time")
+
+
+def _around_launches(events: list[dict]) -> dict[int, list[dict]]:
+    """Each CUDA launch's correlation id -> the CPU events around it on its thread, outermost first."""
+    by_thread: dict[tuple, list[dict]] = {}
+    for e in events:
+        if e.get("ph") == "X" and e.get("cat") in ("cpu_op", "user_annotation", "cuda_runtime", "cuda_driver"):
+            by_thread.setdefault((e["pid"], e["tid"]), []).append(e)
+    around: dict[int, list[dict]] = {}
+    for evs in by_thread.values():
+        stack: list[dict] = []
+        for e in sorted(evs, key=lambda e: (e["ts"], -e["dur"])):
+            while stack and stack[-1]["ts"] + stack[-1]["dur"] <= e["ts"]:
+                stack.pop()
+            if e["cat"] in ("cuda_runtime", "cuda_driver") and "correlation" in e.get("args", {}):
+                around[e["args"]["correlation"]] = list(stack)
+            stack.append(e)
+    return around
+
+
+def test_extern_kernels_are_the_ops_their_graph_called_with_that_graphs_lines():
+    """A backward GEMM runs inside autograd's evaluate_function range, inside the graph's call, inside aten::mm: it is
+    aten::mm's, the op the backward's output code called. And the forward's lines are the forward's: its output code
+    calls extern_kernels.mm once, for the MLP's last Linear (source nodes input_1..3 of self.mlp, line 32)."""
+    log, profile = cuda211("capture_profile.log.gz"), cuda211("capture_profile.profile.json.gz")
+    with gzip.open(profile, "rt") as f:
+        events = json.load(f)["traceEvents"]
+    around = _around_launches(events)
+    expected_op: dict[str, set[str]] = {}  # kernel name -> the ops directly inside its graph's range
+    backward_keys, forward_keys = set(), set()
+    for e in events:
+        chain = around.get(e.get("args", {}).get("correlation")) if e.get("cat") == "kernel" else None
+        graph = next((i for i, c in enumerate(chain or []) if c["name"].startswith("## Call CompiledFxGraph")), None)
+        if graph is None or any(c["name"].endswith(" (dynamo_timed)") for c in chain):  # the first call's autotuning
+            continue
+        key = chain[graph]["name"].split()[3]
+        (backward_keys if any(c["name"] == "CompiledFunctionBackward" for c in chain[:graph]) else forward_keys).add(key)
+        if not e["name"].startswith("triton_") and graph + 1 < len(chain):
+            expected_op.setdefault(e["name"], set()).add(chain[graph + 1]["name"])
+    assert len(backward_keys) == len(forward_keys) == 1 and expected_op
+    p = _runtime(log, profile).profiles[0]
+    extern = [k for k in p.kernels if k.kind == "extern"]
+    assert {k.name for k in extern} == set(expected_op)
+    for k in extern:
+        assert k.op in expected_op[k.name] and k.op.startswith("aten::") and k.user_lines, k.name
+    assert not [k.op for k in p.kernels if k.op and "autograd::" in k.op]  # nor eager ones: AccumulateGrad's is aten::add_
+    with gzip.open(log, "rt") as f:
+        text = f.read()
+    # the output code's one mm from the MLP's nodes (its other GEMMs are addmm, and the backward names its nodes apart)
+    assert len(re.findall(r"\[input_1, input_2, input_3, \], Original ATen: \[[^]]*aten\.addmm\]\n\t *# \[Provenance debug "
+                          r"handles\] extern_kernels\.mm:\d+\n\t *extern_kernels\.mm\(", text)) == 1
+    program = (cuda211("..") / "programs" / "capture_profile.py").read_text().splitlines()
+    mlp_line = next(i + 1 for i, line in enumerate(program) if "self.mlp(self.ln2(x))" in line)
+    forward_mm = [k for k in extern if k.graph in forward_keys and k.op == "aten::mm"]
+    assert forward_mm and all([u.line for u in k.user_lines] == [mlp_line] for k in forward_mm)
+    backward_mm = [k for k in extern if k.graph in backward_keys and k.op == "aten::mm"]
+    assert backward_mm and all(len(k.user_lines) > 1 for k in backward_mm)  # the backward's GEMMs, of several Linears
+    # Every kernel of a graph has lines now: the by-line table holds the graphs' whole kernel time.
+    in_graphs = sum(g.kernels_us for g in p.graphs if g.key)
+    assert sum(r.total_us for r in p.lines) == pytest.approx(in_graphs)

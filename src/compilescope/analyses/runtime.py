@@ -321,12 +321,20 @@ class _LogIndex:
         # A graph's cache key -> the compile that made it: its cache artifact carries the attempt, the chromium
         # events only frame/frame_compile_id.
         self.graph_cid: dict[str, CompileId] = {}
+        # A graph's cache key -> its output code: Inductor logs a graph's output code, then its cache artifact.
+        self.graph_code: dict[str, int] = {}
         for entry in trace.compiles.values():
-            for a in entry.artifacts:
-                if entry.compile_id is not None and a.cache in ("miss", "hit") and a.name.startswith("fx_graph_cache"):
+            code = None
+            for a in sorted(entry.artifacts, key=lambda a: a.number):
+                if a.name.startswith("inductor_output_code"):
+                    code = a.number
+                elif entry.compile_id is not None and a.cache in ("miss", "hit") and a.name.startswith("fx_graph_cache"):
                     key = _json_object(trace.payload_text(a.payload)).get("key")
-                    if isinstance(key, str):
-                        self.graph_cid.setdefault(key, entry.compile_id)
+                    if isinstance(key, str) and key not in self.graph_cid:
+                        self.graph_cid[key] = entry.compile_id
+                        if code is not None:
+                            self.graph_code[key] = code
+                    code = None  # claimed: the next graph's cache artifact follows its own output code
         for e in trace.chromium_events:
             args = e.get("args") if isinstance(e, dict) else None
             if isinstance(args, dict) and e.get("name") in _CACHE_EVENTS and isinstance(args.get("key"), str):
@@ -357,18 +365,23 @@ class _LogIndex:
             return None
         return self.by_text.get(text.strip("[]"))
 
-    def home(self, name: str, compile_id: CompileId | None, extern: bool = False) -> _KernelHome | None:
-        """Where a kernel (or, extern, an ATen op's call) came from: its compile id and user lines."""
-        key = (name, compile_id, extern)
+    def home(self, name: str, compile_id: CompileId | None, extern: bool = False,
+             code: int | None = None) -> _KernelHome | None:
+        """Where a kernel (or, extern, an ATen op's call) came from: its compile id and user lines.
+
+        code: the output code artifact of the graph that ran it, when its graph key says (graph_code): a compile's
+        forward and backward are two, and a kernel name or an extern op may be in both."""
+        key = (name, compile_id, extern, code)
         if key not in self._homes:
-            self._homes[key] = self._find_home(name, compile_id, extern)
+            self._homes[key] = self._find_home(name, compile_id, extern, code)
         return self._homes[key]
 
-    def _find_home(self, name: str, compile_id: CompileId | None, extern: bool) -> _KernelHome | None:
+    def _find_home(self, name: str, compile_id: CompileId | None, extern: bool, code: int | None) -> _KernelHome | None:
         if extern:
             short = _op_short(name)
             found = [h for kname, homes in self.kernels.items() if not INDUCTOR_KERNEL.match(kname)
                      and _op_short(kname) == short for h in homes if h[0] == compile_id]
+            found = [h for h in found if h[2] == code] if code is not None else found
             if not found:
                 return None
             lines = [u for h in found for u in h[1]]
@@ -377,20 +390,24 @@ class _LogIndex:
         homes = self.kernels.get(name, [])
         if compile_id is not None:
             homes = [h for h in homes if h[0] == compile_id] or homes
+        if code is not None:
+            homes = [h for h in homes if h[2] == code] or homes
         if len({h[0] for h in homes}) > 1:
             return None  # the same name in several graphs and no graph range to tell which
         if not homes:
-            return self._home_in_output_code(name, compile_id)
+            return self._home_in_output_code(name, compile_id, code)
         cid, lines, art, stacks, stacks_name = homes[0]
         return _KernelHome(cid, lines, art, self._definition_line(art, name), stacks, stacks_name)
 
-    def _home_in_output_code(self, name: str, compile_id: CompileId | None) -> _KernelHome | None:
+    def _home_in_output_code(self, name: str, compile_id: CompileId | None, code: int | None) -> _KernelHome | None:
         """No provenance for this kernel: its compile id from the output code that defines it, no user lines."""
         found = []
         for entry in self.trace.compiles.values():
             if compile_id is not None and entry.compile_id != compile_id:
                 continue
             for a in entry.artifacts:
+                if code is not None and a.number != code:
+                    continue
                 if a.filename.startswith("inductor_output_code") and a.payload is not None:
                     line = self._definition_line(a.number, name)
                     if line is not None:
@@ -448,8 +465,13 @@ COMPILING = "compiling (Dynamo, AOTAutograd, Inductor)"
 _COMPILE_RANGE = re.compile(r" \(dynamo_timed\)$|_data: |^(?:dynamo|entire_frame_compile)$")
 
 
+# The autograd engine's ranges ("autograd::engine::evaluate_function: CompiledFunctionBackward", the AccumulateGrad
+# node) hold ops, they are none: a backward GEMM is aten::mm's, a gradient's accumulation aten::add_'s.
+_AUTOGRAD_RANGES = ("autograd::", "torch::autograd::")
+
+
 def _is_op(e: ProfileEvent) -> bool:
-    return e.cat in OP_CATEGORIES and "::" in e.name
+    return e.cat in OP_CATEGORIES and "::" in e.name and not e.name.startswith(_AUTOGRAD_RANGES)
 
 
 def _threads(events: Iterable[ProfileEvent]) -> dict[tuple, list[ProfileEvent]]:
@@ -474,8 +496,9 @@ def _nest(events: list[ProfileEvent]) -> tuple[list[int | None], list[_Context]]
         up = contexts[parent] if parent is not None else _Context(None, None, None, None)
         g, r = GRAPH_RANGE.match(e.name), COMPILED_REGION.match(e.name)
         kernel = up.kernel or kernel_name(e.name)
-        contexts.append(_Context(g["key"] if g else up.graph, r["cid"] if r else up.region, kernel,
-                                 up.op or (e.name if _is_op(e) and not kernel else None),
+        # In a graph's call, the op is one its output code called (extern_kernels.mm: aten::mm), not one around it.
+        op = None if g else up.op or (e.name if _is_op(e) and not kernel else None)
+        contexts.append(_Context(g["key"] if g else up.graph, r["cid"] if r else up.region, kernel, op,
                                  up.compiling or bool(_COMPILE_RANGE.search(e.name))))
         parents.append(parent)
         stack.append(i)
@@ -506,10 +529,11 @@ class _Rows:
             if cid is None and ctx.region is not None and kind != IDLE:
                 cid = self.index.compile_id(ctx.region)
             row = self.rows[key] = KernelRow(name, kind, graph, cid, op)
+            code = self.index.graph_code.get(graph) if graph else None
             if kind == INDUCTOR:
-                home = self.index.home(name, cid)
+                home = self.index.home(name, cid, code=code)
             elif kind == EXTERN and op:
-                home = self.index.home(op, cid, extern=True)
+                home = self.index.home(op, cid, extern=True, code=code)
             else:
                 home = None
             if home is not None:
