@@ -11,6 +11,8 @@ import gzip
 import json
 from pathlib import Path
 
+import pytest
+
 import compilescope
 
 from ..conftest import cuda211
@@ -82,3 +84,42 @@ def test_after_a_graph_break_restart_kernels_belong_to_the_attempt_that_compiled
         for k in rows:
             assert str(k.compile_id) == "[0/0_1]", (profile.name, k.name)
             assert [u.line for u in k.user_lines] == [21] and k.code_artifact == code["[0/0_1]"][0]
+
+
+def test_one_kernel_name_in_two_compiled_regions_without_graph_ranges_is_two_rows(tmp_path):
+    """The launch-bound profile's 20 calls, its graph ranges dropped (as a profile without them has none), alternately
+    in train_break_recompile's regions 1/0 and 1/1, whose graphs ([1/0], and [1/1] recompiled with a dynamic batch)
+    both define triton_poi_fused_add_addmm_mul_0."""
+    from .test_gpu_capture import _around_launches
+
+    recorded = _events(LAUNCH_BOUND)
+    regions = sorted((e for e in recorded if e.get("name") == "Torch-Compiled Region: 0/0"),
+                     key=lambda e: e["ts"])
+    assert len(regions) == 20
+    renamed = {id(e): f"Torch-Compiled Region: {('1/0', '1/1')[i % 2]}" for i, e in enumerate(regions)}
+    kernels = {"triton_per_fused_native_layer_norm_0", "triton_poi_fused_addmm_gelu_1", "triton_poi_fused_add_addmm_2"}
+    events = []
+    for e in recorded:
+        if _graph_key(e) is not None:
+            continue
+        e = dict(e, name=renamed.get(id(e), e.get("name")))
+        if e["name"] in kernels:
+            e["name"] = "triton_poi_fused_add_addmm_mul_0"
+        events.append(e)
+    around = _around_launches(events)
+    expected: dict[str, list[float]] = {"1/0": [], "1/1": []}
+    for e in events:
+        if e.get("cat") == "kernel" and e["name"] == "triton_poi_fused_add_addmm_mul_0":
+            region = next(c["name"] for c in around[e["args"]["correlation"]] if c["name"].startswith("Torch-Compiled"))
+            expected[region.split()[-1]].append(e["dur"])
+    assert len(expected["1/0"]) == len(expected["1/1"]) == 30  # 3 kernels a call, 10 calls each
+    p = _runtime(cuda211(BREAK_LOG), _write(events, tmp_path / "regions.json")).profiles[0]
+    rows = {str(k.compile_id): k for k in p.kernels if k.kind == "inductor"}
+    assert set(rows) == {"[1/0]", "[1/1]"}
+    for region, durs in expected.items():
+        row = rows[f"[{region}]"]
+        assert row.calls == len(durs) and row.total_us == pytest.approx(sum(durs)) and row.region == region
+    graphs = {g.region: g for g in p.graphs}
+    assert graphs["1/0"].calls == graphs["1/1"].calls == 10
+    assert graphs["1/0"].kernels_us == pytest.approx(sum(expected["1/0"]))
+    assert graphs[None].kernels_us == 0  # none of the Inductor time is "in no compiled graph"

@@ -87,6 +87,7 @@ class KernelRow:
     code_line: int | None = None
     stacks_artifact: int | None = None  # the kernel stack traces artifact, and the kernel's name there
     stacks_name: str | None = None
+    region: str | None = None  # in a graph with no graph range: its "Torch-Compiled Region: <region>" keeps it apart
 
     @property
     def reported_share(self) -> float:
@@ -94,7 +95,7 @@ class KernelRow:
         return self.share if self.run_share is None else self.run_share
 
     def to_json(self) -> dict[str, Any]:
-        return {"name": self.name, "kind": self.kind, "op": self.op, "graph": self.graph,
+        return {"name": self.name, "kind": self.kind, "op": self.op, "graph": self.graph, "region": self.region,
                 "compile_id": str(self.compile_id) if self.compile_id else None, "calls": self.calls,
                 "total_us": round(self.total_us, 3), "share": round(self.share, 6), "run_share": _rounded(self.run_share),
                 "user_lines": [{"file": u.file, "line": u.line} for u in self.user_lines]}
@@ -106,13 +107,18 @@ def _rounded(share: float | None) -> float | None:
 
 @dataclass
 class GraphRow:
-    key: str | None  # None: time in no compiled graph
+    key: str | None  # the CompiledFxGraph key; None with no region either: time in no compiled graph
     compile_id: CompileId | None
     calls: int = 0
     total_us: float = 0.0
     share: float = 0.0
     kernels_us: float = 0.0  # of which Inductor and extern kernels
     run_share: float | None = None  # of the time not spent compiling (as KernelRow's)
+    region: str | None = None  # a graph known only by its compiled region (a profile without graph ranges)
+
+    @property
+    def in_graph(self) -> bool:
+        return self.key is not None or self.region is not None
 
     @property
     def reported_share(self) -> float:
@@ -120,7 +126,8 @@ class GraphRow:
         return self.share if self.run_share is None else self.run_share
 
     def to_json(self) -> dict[str, Any]:
-        return {"graph": self.key, "compile_id": str(self.compile_id) if self.compile_id else None, "calls": self.calls,
+        return {"graph": self.key, "region": self.region, "compile_id": str(self.compile_id) if self.compile_id else None,
+                "calls": self.calls,
                 "total_us": round(self.total_us, 3), "share": round(self.share, 6), "kernels_us": round(self.kernels_us, 3),
                 "run_share": _rounded(self.run_share)}
 
@@ -519,16 +526,23 @@ class _Rows:
     def __init__(self, index: _LogIndex):
         self.index = index
         self.rows: dict[tuple, KernelRow] = {}
+        self._regions: dict[tuple, str | None] = {}  # the region each row outside a graph took its compile id from
 
     def add(self, kind: str, name: str, ctx: _Context, us: float, calls: int, op: str | None = None) -> None:
         graph = ctx.graph if kind in IN_GRAPH else None
-        key = (kind, name, graph, op)
+        # No graph range (older torch, a CPU profile without them): the same kernel in two compiled regions is two
+        # graphs' kernel, kept apart by the region.
+        region = ctx.region if kind in IN_GRAPH and graph is None else None
+        key = (kind, name, graph, region, op)
         row = self.rows.get(key)
+        if row is not None and kind not in IN_GRAPH and self._regions.get(key) != ctx.region:
+            row.compile_id = None  # framework or eager time in several compiled regions: no one compile's
         if row is None:
             cid = self.index.graph_cid.get(graph) if graph else None
             if cid is None and ctx.region is not None and kind != IDLE:
                 cid = self.index.compile_id(ctx.region)
-            row = self.rows[key] = KernelRow(name, kind, graph, cid, op)
+            self._regions[key] = ctx.region
+            row = self.rows[key] = KernelRow(name, kind, graph, cid, op, region=region)
             code = self.index.graph_code.get(graph) if graph else None
             if kind == INDUCTOR:
                 home = self.index.home(name, cid, code=code)
@@ -670,19 +684,16 @@ def profile_runtime(trace: Trace, provenance: Provenance, profile: Profile, inde
     kernels = sorted((r for r in rows.rows.values() if r.total_us > 0 or r.calls), key=lambda r: -r.total_us)
     for r in kernels:
         r.share = r.total_us / total if total else 0.0
-    graph_calls: dict[str, int] = {}
-    for evs in threads.values():
-        for e in evs:
-            m = GRAPH_RANGE.match(e.name)
-            if m:
-                graph_calls[m["key"]] = graph_calls.get(m["key"], 0) + 1
-    graphs: dict[str | None, GraphRow] = {}
+    graph_calls = _graph_calls(threads)
+    graphs: dict[tuple[str | None, str | None], GraphRow] = {}
     for r in kernels:
-        key = r.graph if r.kind in IN_GRAPH else None
+        key = (r.graph, r.region) if r.kind in IN_GRAPH else (None, None)
+        in_graph = key != (None, None)
         g = graphs.get(key)
         if g is None:
-            g = graphs[key] = GraphRow(key, r.compile_id if key else None, graph_calls.get(key, 0) if key else 0)
-        g.compile_id = g.compile_id or (r.compile_id if key else None)
+            g = graphs[key] = GraphRow(key[0], r.compile_id if in_graph else None,
+                                       graph_calls.get(key, 0) if in_graph else 0, region=key[1])
+        g.compile_id = g.compile_id or (r.compile_id if in_graph else None)
         g.total_us += r.total_us
         if r.kind in (INDUCTOR, EXTERN):
             g.kernels_us += r.total_us
@@ -711,13 +722,36 @@ def profile_runtime(trace: Trace, provenance: Provenance, profile: Profile, inde
         row.share = row.total_us / total if total else 0.0
     result = ProfileRuntime(
         source=profile.source, timeline="gpu" if on_gpu else "cpu", total_us=total, devices=devices, kernels=kernels,
-        graphs=sorted(graphs.values(), key=lambda g: (g.key is None, -g.total_us)),
+        graphs=sorted(graphs.values(), key=lambda g: (not g.in_graph, -g.total_us)),
         lines=sorted(lines.values(), key=lambda r: -r.total_us), notes=notes, matched=matched,
         graph_launches=sum(1 for e in profile.events if e.name == GRAPH_LAUNCH and e.cat == "cuda_runtime"),
         wall_us=profile.wall_us, other_run=not matched and any(r.kind in IN_GRAPH for r in kernels),
     )
     _run_shares(result)
     return result
+
+
+def _graph_calls(threads: dict[tuple, list[ProfileEvent]]) -> dict[tuple[str | None, str | None], int]:
+    """(graph key, None) -> its calls; (None, region) -> the calls of that compiled region with no graph range in them."""
+    calls: dict[tuple[str | None, str | None], int] = {}
+    for evs in threads.values():
+        regions: list[tuple[float, str, list[bool]]] = []  # open ones: (end, region, [a graph range inside])
+        bare: list[tuple[str, list[bool]]] = []
+        for e in evs:
+            while regions and regions[-1][0] <= e.ts + _EPS:
+                regions.pop()
+            m, r = GRAPH_RANGE.match(e.name), COMPILED_REGION.match(e.name)
+            if m:
+                calls[(m["key"], None)] = calls.get((m["key"], None), 0) + 1
+                if regions:
+                    regions[-1][2][0] = True
+            elif r:
+                regions.append((e.end, r["cid"], [False]))
+                bare.append((r["cid"], regions[-1][2]))
+        for region, graph_inside in bare:
+            if not graph_inside[0]:
+                calls[(None, region)] = calls.get((None, region), 0) + 1
+    return calls
 
 
 def _run_shares(p: ProfileRuntime) -> None:
@@ -728,7 +762,7 @@ def _run_shares(p: ProfileRuntime) -> None:
     for k in p.kernels:
         k.run_share = None if k.name == COMPILING else k.total_us / run
     for g in p.graphs:
-        g.run_share = (g.total_us - (compiling if g.key is None else 0.0)) / run
+        g.run_share = (g.total_us - (0.0 if g.in_graph else compiling)) / run
     for line in p.lines:
         line.run_share = line.total_us / run
 
@@ -788,8 +822,8 @@ def compare(eager: ProfileRuntime, compiled: ProfileRuntime) -> Comparison:
     names = sorted(set(e_ops) | set(c_ops), key=lambda n: -(e_ops.get(n, (0, 0.0))[1] + c_ops.get(n, (0, 0.0))[1]))
     ops = [OpComparison(n, *e_ops.get(n, (0, 0.0)), *c_ops.get(n, (0, 0.0))) for n in names]
     eager_ops = sum(r.total_us for r in eager.kernels if r.kind == EAGER)
-    in_graphs = [g for g in compiled.graphs if g.key is not None]
-    graphs = [(str(g.compile_id) if g.compile_id else str(g.key), g.total_us,
+    in_graphs = [g for g in compiled.graphs if g.in_graph]
+    graphs = [(str(g.compile_id) if g.compile_id else str(g.key or g.region), g.total_us,
                (eager_ops / g.total_us if len(in_graphs) == 1 and g.total_us else None)) for g in in_graphs]
     return Comparison(eager.source, compiled.source, _busy_us(eager), _busy_us(compiled), ops, graphs,
                       eager.wall_us, compiled.wall_us, eager.timeline)
@@ -879,7 +913,7 @@ def runtime_finding(p: ProfileRuntime) -> tuple[str, str]:
     if not p.matched:
         return f"profile {source}: not joined to this log", p.notes[0] if p.notes else ""
 
-    in_graphs = sum(g.reported_share for g in p.graphs if g.key is not None)
+    in_graphs = sum(g.reported_share for g in p.graphs if g.in_graph)
     top = next((k for k in p.kernels if k.kind in (INDUCTOR, EXTERN)), None)
     compiling = p.compiling_us / p.total_us if p.total_us else 0.0
     title = f"profile {source}: {format_us(p.total_us)} of {p.timeline.upper()} time"

@@ -57,8 +57,10 @@ def runtime_renderables(runtime: Runtime | None) -> list[RenderableType]:
             shares = [f"{k.share:.1%}"] + ([f"{k.run_share:.1%}" if k.run_share is not None else "-"] if run else [])
             table.add_row(*shares, format_us(k.total_us), str(k.calls or ""), name)
         out.append(table)
-        graphs = ", ".join(f"{g.compile_id or g.key} {g.reported_share:.1%}" + (f" ({g.calls} calls)" if g.calls else "")
-                           if g.key else f"no compiled graph {g.reported_share:.1%}" for g in p.graphs)
+        graphs = ", ".join(f"{g.compile_id or g.key or g.region}{' (no graph range)' if g.region else ''} "
+                           f"{g.reported_share:.1%}"
+                           + (f" ({g.calls} calls)" if g.calls else "")
+                           if g.in_graph else f"no compiled graph {g.reported_share:.1%}" for g in p.graphs)
         out.append(Text(f"by graph{' (of the run)' if run else ''}: {graphs}"))
         if len(p.kernels) > MAX_ROWS:
             rest = sum(k.share for k in p.kernels[MAX_ROWS:])
