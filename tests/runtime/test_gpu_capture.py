@@ -219,3 +219,45 @@ def test_extern_kernels_are_the_ops_their_graph_called_with_that_graphs_lines():
     # Every kernel of a graph has lines now: the by-line table holds the graphs' whole kernel time.
     in_graphs = sum(g.kernels_us for g in p.graphs if g.key)
     assert sum(r.total_us for r in p.lines) == pytest.approx(in_graphs)
+
+
+def test_cuda_graph_replays_say_what_they_ran(tmp_path, capsys):
+    """profile_cudagraphs.py's compiled calls: each a copy of the input into the CUDA graph's static buffer
+    (aten::_foreach_copy_, CUDA graph trees' own, not in the output code) and one cudaGraphLaunch, which runs the
+    recorded Triton kernels and GEMMs with no op around them. The forward's output code calls one extern op only,
+    extern_kernels.mm: the replayed GEMMs are its, and line 21's (the model's one line)."""
+    log, profile = cuda211("profile_cudagraphs.log.gz"), cuda211("profile_cudagraphs.profile.json.gz")
+    with gzip.open(profile, "rt") as f:
+        events = json.load(f)["traceEvents"]
+    with gzip.open(log, "rt") as f:
+        text = f.read()
+    code_lines = [line for line in text.splitlines() if line.startswith("\t") and not line.lstrip().startswith("#")]
+    assert {m for line in code_lines for m in re.findall(r"\bextern_kernels\.(\w+)\(", line)} == {"mm"}
+    assert "_foreach_copy_" not in text
+    replays = {e["args"]["correlation"] for e in events if e.get("name") == "cudaGraphLaunch"}
+    replayed = {e["name"] for e in events if e.get("cat") == "kernel" and e["args"].get("correlation") in replays}
+    around = _around_launches(events)
+    copies = {e["name"] for e in events if e.get("cat") == "kernel"
+              and any(c["name"] == "aten::_foreach_copy_" for c in around.get(e["args"].get("correlation"), []))}
+    assert replayed and len(copies) == 1 and not copies & replayed
+    program = (cuda211("..") / "programs" / "profile_cudagraphs.py").read_text().splitlines()
+    model_line = next(i + 1 for i, line in enumerate(program) if "return x + self.down(" in line)
+    p = _runtime(log, profile).profiles[0]
+    compiled = [k for k in p.kernels if k.graph]
+    assert {k.name for k in compiled if k.replayed} == replayed
+    for k in compiled:
+        if k.name in copies:
+            assert k.kind == "wrapper" and k.op == "aten::_foreach_copy_" and not k.user_lines
+        else:
+            assert k.replayed and k.kind in ("inductor", "extern") and [u.line for u in k.user_lines] == [model_line]
+            assert k.kind == "inductor" or k.op == "aten::mm"
+    (graph,) = [g for g in p.graphs if g.key]
+    (line,) = p.lines
+    assert line.total_us == pytest.approx(graph.kernels_us) and graph.kernels_us < graph.total_us  # all but the copy
+    assert run_cli("summary", log, "--profile", profile) == 0
+    assert "5 CUDA graph replays (cudaGraphLaunch)" in capsys.readouterr().out
+    report(log, tmp_path / "out", "--profile", profile)
+    page = (tmp_path / "out" / "runtime.html").read_text()
+    copy_row = next(r for r in page.split("<tr") if "multi_tensor_apply_kernel" in r)
+    assert "rt-provenance" not in copy_row and "graph wrapper" in copy_row
+    assert "5 CUDA graph replays" in page

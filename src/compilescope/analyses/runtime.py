@@ -60,7 +60,7 @@ INDUCTOR, EXTERN, WRAPPER, EAGER, FRAMEWORK, IDLE = "inductor", "extern", "wrapp
 KIND_LABELS = {
     INDUCTOR: "Inductor kernel",
     EXTERN: "extern kernel (via ATen op)",
-    WRAPPER: "graph wrapper (Python between kernels)",
+    WRAPPER: "graph wrapper (around the output code's kernels: Python, input copies)",
     EAGER: "eager op (no compiled graph)",
     FRAMEWORK: "framework (Dynamo guards, AOT wrappers)",
     IDLE: "idle / untraced",
@@ -88,6 +88,7 @@ class KernelRow:
     stacks_artifact: int | None = None  # the kernel stack traces artifact, and the kernel's name there
     stacks_name: str | None = None
     region: str | None = None  # in a graph with no graph range: its "Torch-Compiled Region: <region>" keeps it apart
+    replayed: bool = False  # run by a CUDA graph replay (cudaGraphLaunch), not launched on its own
 
     @property
     def reported_share(self) -> float:
@@ -96,6 +97,7 @@ class KernelRow:
 
     def to_json(self) -> dict[str, Any]:
         return {"name": self.name, "kind": self.kind, "op": self.op, "graph": self.graph, "region": self.region,
+                "replayed": self.replayed,
                 "compile_id": str(self.compile_id) if self.compile_id else None, "calls": self.calls,
                 "total_us": round(self.total_us, 3), "share": round(self.share, 6), "run_share": _rounded(self.run_share),
                 "user_lines": [{"file": u.file, "line": u.line} for u in self.user_lines]}
@@ -444,6 +446,31 @@ class _LogIndex:
                 first = first or i + 1 + skipped
         return first
 
+    def calls_op(self, code: int | None, op: str) -> bool | None:
+        """Whether a graph's output code calls the ATen op (``aten::mm``: ``extern_kernels.mm``,
+        ``torch.ops.aten.mm``); None when its code is not known, or is no Python wrapper (a C++ wrapper calls
+        ``aoti_torch_*`` shims, which these names do not find)."""
+        if code is None:
+            return None
+        text = self._calls_text(code)
+        if not re.search(r"^\s*def call\(", text, re.MULTILINE):  # (a method of Runner in torch 2.11)
+            return None
+        namespace, _, short = op.partition("::")
+        names = [re.escape(f"{namespace}.{short}.")] + ([re.escape(f"extern_kernels.{short}(")] if namespace == "aten" else [])
+        return re.search(rf"\b(?:{'|'.join(names)})", text) is not None
+
+    def only_extern_op(self, code: int | None) -> str | None:
+        """The one ATen op a graph's output code calls extern kernels of (``aten::mm``), if it calls one only."""
+        if code is None:
+            return None
+        text = self._calls_text(code)
+        ops = set(re.findall(r"\bextern_kernels\.(\w+)\(", text)) | set(re.findall(r"\baten\.(\w+)\.\w+\(", text))
+        return f"aten::{ops.pop()}" if len(ops) == 1 else None
+
+    def _calls_text(self, code: int) -> str:
+        """The output code without its comments (which quote the FX graph's torch.ops.aten targets)."""
+        return "\n".join(line for line in self._code_text(code)[0] if not line.lstrip().startswith("#"))
+
     def knows_kernel(self, name: str) -> bool:
         if name in self.kernels:
             return True
@@ -528,12 +555,17 @@ class _Rows:
         self.rows: dict[tuple, KernelRow] = {}
         self._regions: dict[tuple, str | None] = {}  # the region each row outside a graph took its compile id from
 
-    def add(self, kind: str, name: str, ctx: _Context, us: float, calls: int, op: str | None = None) -> None:
+    def add(self, kind: str, name: str, ctx: _Context, us: float, calls: int, op: str | None = None,
+            replayed: bool = False) -> None:
         graph = ctx.graph if kind in IN_GRAPH else None
+        if kind == EXTERN and op and self.index.calls_op(self.index.graph_code.get(graph or ""), op) is False:
+            # In the graph's call but not of its output code: CUDA graph trees' copy of the inputs (_foreach_copy_),
+            # an AOT wrapper's op. The graph's wrapper, then, with the op named.
+            kind = WRAPPER
         # No graph range (older torch, a CPU profile without them): the same kernel in two compiled regions is two
         # graphs' kernel, kept apart by the region.
         region = ctx.region if kind in IN_GRAPH and graph is None else None
-        key = (kind, name, graph, region, op)
+        key = (kind, name, graph, region, op, replayed)
         row = self.rows.get(key)
         if row is not None and kind not in IN_GRAPH and self._regions.get(key) != ctx.region:
             row.compile_id = None  # framework or eager time in several compiled regions: no one compile's
@@ -542,7 +574,7 @@ class _Rows:
             if cid is None and ctx.region is not None and kind != IDLE:
                 cid = self.index.compile_id(ctx.region)
             self._regions[key] = ctx.region
-            row = self.rows[key] = KernelRow(name, kind, graph, cid, op, region=region)
+            row = self.rows[key] = KernelRow(name, kind, graph, cid, op, region=region, replayed=replayed)
             code = self.index.graph_code.get(graph) if graph else None
             if kind == INDUCTOR:
                 home = self.index.home(name, cid, code=code)
@@ -617,13 +649,13 @@ def _overlap(a: list[tuple[float, float]], b: list[tuple[float, float]]) -> floa
 
 
 def _gpu_rows(profile: Profile, threads: dict[tuple, list[ProfileEvent]], rows: _Rows) -> tuple[float, int]:
-    launches: dict[int, _Context] = {}
+    launches: dict[int, tuple[_Context, bool]] = {}  # correlation -> the launch's context, whether a replay
     compiling: list[tuple[float, float]] = []  # the CPU's compile ranges: the GPU waits while a first call compiles
     for evs in threads.values():
         parents, contexts = _nest(evs)
         for i, (e, ctx) in enumerate(zip(evs, contexts)):
             if e.correlation is not None and e.cat in _LAUNCH_CATEGORIES:
-                launches[e.correlation] = ctx
+                launches[e.correlation] = (ctx, e.name == GRAPH_LAUNCH)
             parent = parents[i]
             if ctx.compiling and (parent is None or not contexts[parent].compiling):
                 compiling.append((e.ts, e.end))
@@ -642,18 +674,21 @@ def _gpu_rows(profile: Profile, threads: dict[tuple, list[ProfileEvent]], rows: 
         for e in evs:
             launched = launches.get(e.correlation) if e.correlation is not None else None
             if launched is not None:
-                ctx = launched
+                ctx, replayed = launched
             else:  # no CPU launch recorded: the GPU-side graph range around it, if any
                 j = bisect_right(starts, e.ts) - 1
                 around = GRAPH_RANGE.match(ranges[j].name) if j >= 0 and ranges[j].end >= e.end - _EPS else None
                 graph = around["key"] if around else None
-                ctx = _Context(graph, None, None, None)
+                ctx, replayed = _Context(graph, None, None, None), False
             if ctx.compiling:  # autotuning's benchmark runs, launched while the first call compiled
                 rows.add(FRAMEWORK, COMPILING, ctx, e.dur, 0)
             elif kernel_name(e.name):
-                rows.add(INDUCTOR, kernel_name(e.name) or e.name, ctx, e.dur, 1)
+                rows.add(INDUCTOR, kernel_name(e.name) or e.name, ctx, e.dur, 1, replayed=replayed)
             elif ctx.graph:
-                rows.add(EXTERN, e.name, ctx, e.dur, 1, op=ctx.op)
+                # A replay launches the recorded kernels with no op around them; a graph whose output code calls one
+                # extern op only (extern_kernels.mm) tells whose they are, else the row says it cannot.
+                op = ctx.op or (rows.index.only_extern_op(rows.index.graph_code.get(ctx.graph)) if replayed else None)
+                rows.add(EXTERN, e.name, ctx, e.dur, 1, op=op, replayed=replayed)
             else:
                 rows.add(EAGER, e.name, ctx, e.dur, 1, op=ctx.op)
             busy += e.dur

@@ -39,6 +39,9 @@ def runtime_renderables(runtime: Runtime | None) -> list[RenderableType]:
         out.append(Text(head, style="bold underline"))
         for note in p.notes:
             out.append(Text(f"note: {note}", style="yellow"))
+        if p.graph_launches:
+            out.append(Text(f"{p.graph_launches} CUDA graph replays (cudaGraphLaunch): their kernels say "
+                            "\"CUDA graph replay\""))
         table = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False, expand=True)
         columns = [("share", "right")] + ([("run", "right")] if run else []) + [
             ("time", "right"), ("calls", "right"), ("kernel (kind) · compile id · user lines", "left")]
@@ -49,7 +52,9 @@ def runtime_renderables(runtime: Runtime | None) -> list[RenderableType]:
                              overflow="fold" if last else "ellipsis", ratio=1 if last else None)
         for k in p.kernels[:MAX_ROWS]:
             name = Text(k.name if len(k.name) <= 80 else k.name[:77] + "...")
-            name.append(f" ({k.kind}{f' via {k.op}' if k.op and k.op != k.name else ''})", style="dim")
+            replay = (", CUDA graph replay" + (", op not recorded" if k.kind == "extern" and not k.op else "")
+                      if k.replayed else "")
+            name.append(f" ({k.kind}{f' via {k.op}' if k.op and k.op != k.name else ''}{replay})", style="dim")
             where = [str(k.compile_id)] if k.compile_id else []
             where += [_lines(k.user_lines[:4])] if k.user_lines else []
             if where:

@@ -55,13 +55,15 @@ def runtime_files(page: _Page) -> Iterator[tuple[str, str]]:
     runtime = page.results.runtime
     if not runtime:
         return
-    from ...analyses.runtime import KIND_LABELS, format_us  # here: a report without a profile does not import it
+    from ...analyses.runtime import EXTERN, INDUCTOR, KIND_LABELS, format_us  # here: a report without a profile does not import it
 
     profiles = []
     for p in runtime.profiles:
         kernels = [{
             "row": k, "kind": KIND_LABELS[k.kind], "code_url": _code_url(page, k), "stacks_url": _stacks_url(page, k),
-            "compile_url": _compile_url(page, k.compile_id), "provenance_url": _provenance_url(page, k.compile_id),
+            "compile_url": _compile_url(page, k.compile_id),
+            # a wrapper's kernel (an input copy) is no kernel of the output code that provenance maps
+            "provenance_url": _provenance_url(page, k.compile_id) if k.kind in (INDUCTOR, EXTERN) else None,
             "lines": [(u, page.frame_url(Frame(u.file, u.line, u.function or ""))) for u in k.user_lines],
         } for k in p.kernels]
         graphs = [{"row": g, "compile_url": _compile_url(page, g.compile_id),
