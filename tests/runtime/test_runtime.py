@@ -158,6 +158,26 @@ def test_not_a_profile_is_one_error_line(tmp_path, capsys):
     assert len(err) == 1 and err[0].startswith("compilescope: error: cannot read profile")
 
 
+def test_a_profile_with_no_timed_events_is_one_error_line(tmp_path, capsys):
+    """A profile of nothing (the real launch-bound profile's metadata and the profiler's own span, its events
+    dropped; or no events at all) is said in one line: a report would explain 0 µs as an eager run of 0 threads."""
+    log, _ = _gpu_pair()
+    with gzip.open(cuda211("profile_launch_bound.profile.json.gz"), "rt") as f:
+        doc = json.load(f)
+    kept = [e for e in doc["traceEvents"] if e.get("ph") != "X" or e.get("cat") in ("Trace", "overhead")]
+    assert kept and len(kept) < len(doc["traceEvents"])
+    metadata_only = tmp_path / "metadata.json"
+    metadata_only.write_text(json.dumps(dict(doc, traceEvents=kept)))
+    empty = tmp_path / "empty.json"
+    empty.write_text('{"traceEvents": []}')
+    for profile in (metadata_only, empty):
+        assert run_cli("summary", log, "--profile", profile) == 2
+        captured = capsys.readouterr()
+        err = captured.err.strip().splitlines()
+        assert len(err) == 1 and "no timed events" in err[0] and str(profile.name) in err[0]
+        assert "Runtime" not in captured.out
+
+
 def test_hostile_names_are_escaped_and_work_is_bounded(tmp_path):
     log, _ = _gpu_pair()
     hostile = tmp_path / "hostile.json"

@@ -17,7 +17,7 @@ from typing import Any, Iterator
 import orjson
 
 from ..errors import CompilescopeError
-from ..model.profile import Profile, ProfileEvent
+from ..model.profile import PROFILER_CATEGORIES, Profile, ProfileEvent
 
 MAX_BYTES = 1 << 30
 MAX_EVENTS = 5_000_000
@@ -46,6 +46,11 @@ def read_profile(path: str, max_bytes: int = MAX_BYTES, max_events: int = MAX_EV
         event = _event(value, profile)
         if event is not None:
             profile.events.append(event)
+    if not any(e.cat not in PROFILER_CATEGORIES for e in profile.events):
+        # Nothing to attribute: a report would explain 0 µs ("an eager run", "0 threads") as if it had read a run.
+        why = f"; read stopped early: {profile.stopped}" if profile.stopped else ""
+        raise CompilescopeError(f"{path}: no timed events in this profile (metadata at most: the profiler recorded "
+                                f"no work{why})")
     return profile
 
 
