@@ -123,3 +123,26 @@ def test_one_kernel_name_in_two_compiled_regions_without_graph_ranges_is_two_row
     assert graphs["1/0"].calls == graphs["1/1"].calls == 10
     assert graphs["1/0"].kernels_us == pytest.approx(sum(expected["1/0"]))
     assert graphs[None].kernels_us == 0  # none of the Inductor time is "in no compiled graph"
+
+
+def test_each_kind_of_time_is_named_for_what_it_is(tmp_path):
+    """Compile time is no framework overhead; a user's record_function range and cudaDeviceSynchronize are no torch
+    framework. profile_cudagraphs' profile with its GPU events dropped (a CPU timeline: every CPU event's own time
+    gets a row), and capture_profile's, which covers the compile."""
+    events = [e for e in _events("profile_cudagraphs")
+              if e.get("cat") not in ("kernel", "gpu_memcpy", "gpu_memset", "gpu_user_annotation")]
+    assert any(e.get("name") == "cudaDeviceSynchronize" for e in events)
+    p = _runtime(cuda211("profile_cudagraphs.log.gz"), _write(events, tmp_path / "cpu.json")).profiles[0]
+    assert p.timeline == "cpu"
+    kinds = {k.name: k.kind for k in p.kernels}
+    user_ranges = {e["name"] for e in events if e.get("cat") == "user_annotation"}
+    assert user_ranges == {"eager", "compiled"}
+    assert all(kinds[name] == "other" for name in user_ranges) and kinds["cudaDeviceSynchronize"] == "other"
+    assert kinds["TorchDynamo Cache Lookup"] == "framework"  # Dynamo's guard check: torch's own
+    labels = dict((kind, label) for kind, label, _, _ in p.by_kind())
+    assert "record_function" in labels["other"] and "Dynamo" in labels["framework"]
+    q = _runtime(cuda211("capture_profile.log.gz"), cuda211("capture_profile.profile.json.gz")).profiles[0]
+    compiling = [k for k in q.kernels if k.name.startswith("compiling")]
+    assert len(compiling) == 1 and compiling[0].kind == "compile"
+    labels = dict((kind, (label, share)) for kind, label, _, share in q.by_kind())
+    assert labels["compile"][1] > 0.9 and "framework" not in labels["compile"][0]

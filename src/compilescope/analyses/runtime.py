@@ -15,8 +15,9 @@ The total, and so every share, is defined on one timeline per profile:
 Each piece of time goes to one row: an Inductor kernel by name (``triton_*``,
 ``cpp_fused_*``), an extern kernel (a cuBLAS GEMM, ``aten::mm``, SDPA) through the
 ATen op that launched it, the graph's own wrapper code, an eager op outside any
-compiled graph, framework overhead (Dynamo guards, AOT wrappers) or idle/untraced
-time. The rows add up to the total by construction. A kernel launched on the GPU is
+compiled graph, torch.compile's own work (compiling), framework overhead (Dynamo guards,
+AOT wrappers, autograd), time outside torch (record_function ranges, Python, CUDA runtime
+calls) or idle/untraced time. The rows add up to the total by construction. A kernel launched on the GPU is
 joined to its CPU launch by the CUDA correlation id, and from there to the ATen op
 and the ``## Call CompiledFxGraph <key> ##`` range around it (time nesting on the
 launching thread); the graph's FX-graph-cache key names its compile id in the log.
@@ -56,13 +57,16 @@ _LAUNCH_CATEGORIES = ("cuda_runtime", "cuda_driver", "runtime")  # "runtime": ol
 _EPS = 1e-6
 
 # Row kinds, in the order the report explains them.
-INDUCTOR, EXTERN, WRAPPER, EAGER, FRAMEWORK, IDLE = "inductor", "extern", "wrapper", "eager", "framework", "idle"
+INDUCTOR, EXTERN, WRAPPER, EAGER = "inductor", "extern", "wrapper", "eager"
+COMPILE, FRAMEWORK, OTHER, IDLE = "compile", "framework", "other", "idle"
 KIND_LABELS = {
     INDUCTOR: "Inductor kernel",
     EXTERN: "extern kernel (via ATen op)",
     WRAPPER: "graph wrapper (around the output code's kernels: Python, input copies)",
     EAGER: "eager op (no compiled graph)",
-    FRAMEWORK: "framework (Dynamo guards, AOT wrappers)",
+    COMPILE: "compiling (torch.compile's own work)",
+    FRAMEWORK: "framework (Dynamo guards, AOT wrappers, autograd)",
+    OTHER: "outside torch (record_function ranges, Python, CUDA runtime calls)",
     IDLE: "idle / untraced",
 }
 IN_GRAPH = (INDUCTOR, EXTERN, WRAPPER)
@@ -619,7 +623,7 @@ def _cpu_rows(threads: dict[tuple, list[ProfileEvent]], rows: _Rows, part: bool 
             if ctx.compiling:  # a first call's compile, or its autotuning inside the graph's call
                 parent = parents[i]
                 outermost = parent is None or not contexts[parent].compiling
-                rows.add(FRAMEWORK, COMPILING, ctx, own, 1 if outermost else 0)
+                rows.add(COMPILE, COMPILING, ctx, own, 1 if outermost else 0)
             elif ctx.kernel:
                 rows.add(INDUCTOR, ctx.kernel, ctx, own, 0 if _inside_kernel(parents, contexts, i) else 1)
             elif ctx.op and ctx.graph:
@@ -628,8 +632,10 @@ def _cpu_rows(threads: dict[tuple, list[ProfileEvent]], rows: _Rows, part: bool 
                 rows.add(EAGER, ctx.op, ctx, own, 1 if e.name == ctx.op and not _inside_op(parents, contexts, i) else 0)
             elif ctx.graph:
                 rows.add(WRAPPER, "graph wrapper code", ctx, own, 0)
-            else:
+            elif e.cat in OP_CATEGORIES:  # torch's own ranges: guards, AOT wrappers, the autograd engine
                 rows.add(FRAMEWORK, e.name, ctx, own, 1)
+            else:  # a user_annotation (record_function), a Python function, a CUDA runtime call: none is torch's
+                rows.add(OTHER, e.name, ctx, own, 1)
     return total, n_threads
 
 
@@ -681,7 +687,7 @@ def _gpu_rows(profile: Profile, threads: dict[tuple, list[ProfileEvent]], rows: 
                 graph = around["key"] if around else None
                 ctx, replayed = _Context(graph, None, None, None), False
             if ctx.compiling:  # autotuning's benchmark runs, launched while the first call compiled
-                rows.add(FRAMEWORK, COMPILING, ctx, e.dur, 0)
+                rows.add(COMPILE, COMPILING, ctx, e.dur, 0)
             elif kernel_name(e.name):
                 rows.add(INDUCTOR, kernel_name(e.name) or e.name, ctx, e.dur, 1, replayed=replayed)
             elif ctx.graph:
@@ -701,7 +707,7 @@ def _gpu_rows(profile: Profile, threads: dict[tuple, list[ProfileEvent]], rows: 
         if idle and compiling:
             window = [(max(s, first), min(e, last)) for s, e in compiling if e > first and s < last]
             waiting = min(idle, _union(window) - _overlap(window, ran))
-        rows.add(FRAMEWORK, COMPILING, _Context(None, None, None, None), waiting, 0)
+        rows.add(COMPILE, COMPILING, _Context(None, None, None, None), waiting, 0)
         rows.add(IDLE, GPU_IDLE, _Context(None, None, None, None), idle - waiting, 0)
         total += busy + idle
     return total, len(devices)
@@ -833,7 +839,7 @@ def _matched(kernels: list[KernelRow], index: _LogIndex, notes: list[str]) -> bo
 def _op_totals(p: ProfileRuntime) -> dict[str, tuple[int, float]]:
     totals: dict[str, tuple[int, float]] = {}
     for r in p.kernels:
-        if r.kind in (IDLE, FRAMEWORK, WRAPPER):
+        if r.kind in (IDLE, COMPILE, FRAMEWORK, OTHER, WRAPPER):
             continue
         calls, us = totals.get(r.name, (0, 0.0))
         totals[r.name] = (calls + r.calls, us + r.total_us)
