@@ -146,6 +146,26 @@ def test_truncated_and_corrupt_profiles_are_read_as_far_as_they_go(tmp_path):
     assert [e.name for e in read.events] == ["ok"] and sum(read.skipped.values()) == 3
 
 
+def test_a_truncated_profile_says_its_numbers_are_of_the_part_read(tmp_path):
+    """profile_compiled.json's first half, gzipped and cut: its GPU time is a part of the whole's, and the
+    headline (the Insights line, the terminal's and the page's) says so, not only a note below it."""
+    from compilescope.analyses.runtime import runtime_finding
+
+    log, profile = _gpu_pair()
+    data = profile.read_bytes()
+    cut = tmp_path / "cut.json.gz"
+    cut.write_bytes(gzip.compress(data[: len(data) // 2]))
+    whole = _runtime(log, profile).profiles[0]
+    p = _runtime(log, cut).profiles[0]
+    assert p.stopped and p.timeline == "gpu" and p.total_us < whole.total_us
+    title, detail = runtime_finding(p)
+    assert title.endswith("of GPU time in the part read") and detail.startswith("read stopped early (")
+    assert "part read" not in runtime_finding(whole)[0]
+    report(log, tmp_path / "out", "--profile", cut)
+    page = (tmp_path / "out" / "runtime.html").read_text()
+    assert "of GPU time in the part read</h2>" in page
+
+
 def test_not_a_profile_is_one_error_line(tmp_path, capsys):
     log, _ = _gpu_pair()
     other = tmp_path / "x.json"

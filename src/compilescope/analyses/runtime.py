@@ -168,6 +168,12 @@ class ProfileRuntime:
     graph_launches: int = 0  # CUDA graph replays (cudaGraphLaunch): reduce-overhead is on
     wall_us: float | None = None  # a run cut out of a profile: its ranges' wall time (Profile.wall_us)
     other_run: bool = False  # compiled graphs ran, but not this log's: shown as one line, its rows in --json only
+    stopped: str | None = None  # reading stopped before the end of the file (Profile.stopped): the numbers are a part's
+
+    @property
+    def part_read(self) -> str:
+        """What a headline adds when the profile was read only in part."""
+        return " in the part read" if self.stopped else ""
 
     @property
     def compiled(self) -> bool:
@@ -199,7 +205,7 @@ class ProfileRuntime:
     def to_json(self) -> dict[str, Any]:
         return {"source": self.source, "timeline": self.timeline, "total_us": round(self.total_us, 3),
                 "total_definition": TOTAL_DEFINITION[self.timeline], "devices": self.devices, "matched": self.matched,
-                "other_run": self.other_run,
+                "other_run": self.other_run, "stopped": self.stopped,
                 "compiling_us": round(self.compiling_us, 3), "run_us": round(self.run_us, 3),
                 "graph_launches": self.graph_launches,
                 "notes": self.notes, "kernels": [k.to_json() for k in self.kernels],
@@ -767,6 +773,7 @@ def profile_runtime(trace: Trace, provenance: Provenance, profile: Profile, inde
         lines=sorted(lines.values(), key=lambda r: -r.total_us), notes=notes, matched=matched,
         graph_launches=sum(1 for e in profile.events if e.name == GRAPH_LAUNCH and e.cat == "cuda_runtime"),
         wall_us=profile.wall_us, other_run=not matched and any(r.kind in IN_GRAPH for r in kernels),
+        stopped=profile.stopped,
     )
     _run_shares(result)
     return result
@@ -957,10 +964,12 @@ def runtime_finding(p: ProfileRuntime) -> tuple[str, str]:
     in_graphs = sum(g.reported_share for g in p.graphs if g.in_graph)
     top = next((k for k in p.kernels if k.kind in (INDUCTOR, EXTERN)), None)
     compiling = p.compiling_us / p.total_us if p.total_us else 0.0
-    title = f"profile {source}: {format_us(p.total_us)} of {p.timeline.upper()} time"
+    title = f"profile {source}: {format_us(p.total_us)} of {p.timeline.upper()} time{p.part_read}"
     if compiling >= 0.1:
         title += f", {compiling:.0%} of it compiling"
     detail = f"{in_graphs:.0%} of the run in compiled graphs" if p.run_share_known else f"{in_graphs:.0%} in compiled graphs"
+    if p.stopped:  # a share of a part may be nothing like the whole's
+        detail = f"read stopped early ({p.stopped}): every number is of the events before that; " + detail
     idle = next((k for k in p.kernels if k.name == GPU_IDLE), None)
     if idle is not None and idle.reported_share >= IDLE_WORTH_SAYING:
         if p.run_share_known:  # on the H200, most of it was first calls loading cuBLAS and attention kernels

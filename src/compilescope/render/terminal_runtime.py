@@ -33,7 +33,7 @@ def runtime_renderables(runtime: Runtime | None) -> list[RenderableType]:
             out.append(Text(f"\nRuntime · {_short(p.source)} · {p.notes[0]}", style="bold"))
             continue
         run = p.run_share_known
-        head = f"\nRuntime · {_short(p.source)} · {format_us(p.total_us)} of {p.timeline.upper()} time"
+        head = f"\nRuntime · {_short(p.source)} · {format_us(p.total_us)} of {p.timeline.upper()} time{p.part_read}"
         if run:
             head += f" ({format_us(p.compiling_us)} compiling, {format_us(p.run_us)} running: \"run\" is the latter)"
         out.append(Text(head, style="bold underline"))
