@@ -261,3 +261,21 @@ def test_cuda_graph_replays_say_what_they_ran(tmp_path, capsys):
     copy_row = next(r for r in page.split("<tr") if "multi_tensor_apply_kernel" in r)
     assert "rt-provenance" not in copy_row and "graph wrapper" in copy_row
     assert "5 CUDA graph replays" in page
+
+
+def test_the_terminal_comparison_keeps_each_kernel_to_a_few_lines(capsys):
+    """profile_cudagraphs' eager and compiled runs: cuBLAS and templated ATen kernel names of 100 to 300 characters.
+    The op column was 20 characters wide and folded each name over up to ~40 lines."""
+    log, profile = cuda211("profile_cudagraphs.log.gz"), cuda211("profile_cudagraphs.profile.json.gz")
+    with gzip.open(profile, "rt") as f:
+        longest = max(len(e["name"]) for e in json.load(f)["traceEvents"] if e.get("cat") == "kernel")
+    assert longest > 200
+    assert run_cli("summary", log, "--profile", profile) == 0
+    out = capsys.readouterr().out.splitlines()
+    header = next(i for i, line in enumerate(out) if "op / kernel" in line)
+    table = out[header + 2:]
+    table = table[: next((i for i, line in enumerate(table) if not line.strip()), len(table))]
+    rows = [line for line in table if line[:20].strip()]  # a row starts with its times; a name's next lines do not
+    assert len(rows) == len(_runtime(log, profile).comparison.ops[:10])
+    assert len(table) <= 3 * len(rows) and max(len(line) for line in out) <= 80
+    assert any("tilesize64x64x8" in line for line in table)  # what tells the GEMMs apart stays

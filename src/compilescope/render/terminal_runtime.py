@@ -16,6 +16,21 @@ def _short(path: str) -> str:
     return path.rsplit("/", 1)[-1]
 
 
+MAX_COMPARED_NAME = 110  # characters of a kernel's name in the comparison (the start tells a GEMM's tile size)
+
+
+def _middle(name: str, most: int) -> str:
+    """The name cut in the middle to at most `most` characters: its start and end are what tell kernels apart."""
+    if len(name) <= most:
+        return name
+    head = most * 2 // 3
+    return f"{name[:head]}…{name[len(name) - (most - head - 1):]}"
+
+
+def _time_calls(us: float, calls: int) -> str:
+    return f"{format_us(us)} ×{calls}" if us else ""
+
+
 def _lines(lines: list) -> str:
     """file.py:28, 31, 32 (a file named once)."""
     by_file: dict[str, list[str]] = {}
@@ -78,11 +93,14 @@ def runtime_renderables(runtime: Runtime | None) -> list[RenderableType]:
         if c.wall_speedup is not None and c.eager_wall_us and c.compiled_wall_us:
             out.append(Text(f"wall time of the runs' ranges: {format_us(c.eager_wall_us)} vs "
                             f"{format_us(c.compiled_wall_us)}: {c.wall_speedup:.2f}x (launches and waits included)"))
-        table = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False)
-        for col in ("op / kernel", "eager calls", "eager time", "compiled calls", "compiled time"):
-            table.add_column(col, justify="left" if col == "op / kernel" else "right", overflow="fold")
+        # The numbers keep their width; the name takes the rest (on 80 columns, ~55 characters: two lines of a
+        # cuBLAS or templated ATen kernel's name at most, MAX_COMPARED_NAME cut in the middle).
+        table = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False, expand=True)
+        table.add_column("eager", justify="right", no_wrap=True)
+        table.add_column("compiled", justify="right", no_wrap=True)
+        table.add_column("op / kernel", justify="left", overflow="fold", ratio=1)
         for o in c.ops[:MAX_ROWS]:
-            table.add_row(o.name, str(o.eager_calls or ""), format_us(o.eager_us) if o.eager_us else "",
-                          str(o.compiled_calls or ""), format_us(o.compiled_us) if o.compiled_us else "")
+            table.add_row(_time_calls(o.eager_us, o.eager_calls), _time_calls(o.compiled_us, o.compiled_calls),
+                          _middle(o.name, MAX_COMPARED_NAME))
         out.append(table)
     return out
