@@ -88,6 +88,8 @@ class RawRecord:
     problem: str | None = None  # "bad_prefix" | "orphan_payload" | "bad_json" (line too long) | "read_error"
     detail: str | None = None  # what is wrong, for a problem record
     budget: PayloadBudget | None = None  # how many payload bytes the log may still keep (None: all)
+    payload_last_lineno: int = 0  # (more than first + lines - 1 where blank lines inside it were dropped)
+    unended: bool = False  # its payload's last line has no newline: the file ends inside it
 
     @property
     def payload_lines(self) -> int:
@@ -102,6 +104,7 @@ class RawRecord:
             self.payload = PayloadBuffer(self.budget)
             self.payload_first_lineno = lineno
         self.payload.add_run(data, lines)
+        self.payload_last_lineno = lineno + lines - 1
 
 
 _LEVELS = {level.encode(): level for level in "VIWEC"}  # (what GLOG_PREFIX's first group matches)
@@ -320,6 +323,7 @@ def read_raw_records(stream: BinaryIO, budget: PayloadBudget | None = None) -> I
         last = carry[:-1] if carry[-1:] == b"\r" else carry
         if long_line == "payload":
             current.payload.extend(last)  # type: ignore[union-attr]
+            current.unended = True  # type: ignore[union-attr]
         elif long_line == "other":
             add_to_other(last)
             current = line_record(b"".join(parts), size)
@@ -329,6 +333,7 @@ def read_raw_records(stream: BinaryIO, budget: PayloadBudget | None = None) -> I
                 if current is None:
                     current = RawRecord(lineno, None, b"", problem="orphan_payload", budget=budget)
                 current.add_payload_run(lineno, last[1:], 1)
+                current.unended = True
             else:
                 if current is not None:
                     yield current

@@ -199,13 +199,39 @@ def _read(path: str, rank: int | None, options: ReadOptions) -> Trace:
             budget = PayloadBudget(max(PAYLOAD_FLOOR, PAYLOAD_FACTOR * compressed))
             lines = _ExpansionCap(stream, max(EXPANSION_FLOOR, EXPANSION_FACTOR * compressed))
         lines = _CountingReader(lines, options.progress) if options.progress else lines
+        outcomes = builder.stats.outcomes
+        last_damaged: RawRecord | None = None  # the last record read, if its payload does not match its md5
         for record in read_raw_records(lines, budget):
+            damaged_before = outcomes["md5_mismatch"]
             try:
                 _ingest(record, builder)
             finally:
                 if record.payload is not None:
                     record.payload.close()
+            if record.problem is None:
+                damaged = outcomes["md5_mismatch"] > damaged_before and record.payload is not None
+                last_damaged = record if damaged else None
+    _note_cut_last_payload(builder, last_damaged)
     return builder.build()
+
+
+def _note_cut_last_payload(b: TraceBuilder, last: RawRecord | None) -> None:
+    """A log whose last record's payload does not match its md5 was cut inside that payload: torch writes each
+    record whole, so a log cut short must not read as read to its end (and pass `check`'s whole-log rule).
+
+    Sure where the file ends inside a payload line (torch ends every line). Where it ends at a line's end, only if
+    that payload is the log's one not matching its md5, and no blank line was dropped inside it: a log edited by
+    hand (tlparse's own test logs) breaks md5s, and an editor that strips trailing whitespace leaves a payload's
+    empty lines blank, neither of which cuts anything.
+    """
+    if last is None or any(p.category == "read_error" for p in b.stats.problems):
+        return
+    first, end = last.payload_first_lineno, last.payload_last_lineno
+    if not last.unended and (b.stats.outcomes["md5_mismatch"] > 1 or end - first + 1 != last.payload_lines):
+        return
+    where = f"in the middle of line {end}" if last.unended else f"at line {end}"
+    b.stats.problem(end, "read_error", f"the log ends {where}, inside the payload of the record at line "
+                                       f"{last.lineno}, which does not match its md5: it was cut there")
 
 
 def _usable(trace: Trace) -> bool:

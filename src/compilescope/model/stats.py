@@ -79,7 +79,8 @@ class IngestStats:
         if len(message) > MAX_MESSAGE:
             message = message[: MAX_MESSAGE - 1] + "\u2026"
         message = _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", message)
-        if len(self.problems) < MAX_LISTED_PROBLEMS:
+        # (Where reading stopped is listed past the limit too: it is what says the log was not read to its end.)
+        if len(self.problems) < MAX_LISTED_PROBLEMS or category == "read_error":
             self.problems.append(Problem(lineno, category, message))
         else:
             self.problems_dropped += 1
