@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import re
 from collections import Counter
 from pathlib import Path
 
@@ -149,6 +150,58 @@ def test_load_refuses_what_is_not_a_saved_analysis(tmp_path, capsys):
         f'{{"format": "compilescope.results", "version": {RESULTS_VERSION}, "results": {{"$t": "builtins.eval"}}}}')
     assert run_cli("report", "--load", tmp_path / "x.json", "-o", tmp_path / "o", "--no-browser") == 2
     assert "unknown type 'builtins.eval'" in capsys.readouterr().err
+
+
+# A saved file edited by hand (a field of another type, a tagged value that is not one): one line saying which
+# field, the exit code of bad input, and no report begun.
+TAMPERED = [
+    (("statuses",), 5, "analyses.Results.statuses: dict[model.ids.CompileId | None, str] expected, found int"),
+    (("trace", "year"), "abc", "model.trace.Trace.year: int | None expected, found str"),
+    (("trace", "store"), "x", "model.trace.Trace.store: PayloadStore expected, found str"),
+    (("trace", "year"), {"$f": "abc"}, "a saved $f value that cannot be read"),
+    (("trace", "year"), {"$int": "x1"}, "a saved $int value that cannot be read"),
+    (("trace", "year"), {"$tuple": 5}, "a saved $tuple value that cannot be read"),
+    (("trace", "year"), {"$b64": "@@"}, "a saved $b64 value that cannot be read"),
+    (("trace", "year"), {"$utf8": 5}, "a saved $utf8 value that cannot be read"),
+    (("trace", "year"), {"$counter": [[1]]}, "a saved $counter value that cannot be read"),
+    (("trace", "year"), {"$d": [5]}, "a saved $d value that cannot be read"),
+]
+
+
+@pytest.fixture(scope="module")
+def saved_doc(tmp_path_factory):
+    saved = tmp_path_factory.mktemp("saved") / "s.json"
+    assert run_cli(torch213("recompiles.log"), "-o", saved.parent / "o", "--no-browser", "--save", saved) == 0
+    return orjson.loads(saved.read_bytes())
+
+
+@pytest.mark.parametrize("where, value, message", TAMPERED)
+def test_a_tampered_saved_analysis_is_refused_in_one_line_before_anything_is_written(tmp_path, capsys, saved_doc,
+                                                                                     where, value, message):
+    doc = orjson.loads(orjson.dumps(saved_doc))
+    *parents, last = where
+    target = doc["results"]
+    for key in parents:
+        target = target[key]
+    target[last] = value
+    (tmp_path / "t.json").write_bytes(orjson.dumps(doc))
+    assert run_cli("report", "--load", tmp_path / "t.json", "-o", tmp_path / "out", "--no-browser") == 2
+    [line] = capsys.readouterr().err.splitlines()
+    assert line.startswith(f"compilescope: error: not a loadable compilescope analysis: {message}")
+    assert not (tmp_path / "out").exists()
+    with pytest.raises(CompilescopeError, match=re.escape(message)):
+        Results.from_json(doc)
+
+
+def test_a_saved_analysis_whose_fields_do_not_hold_together_is_refused_in_one_line(tmp_path, capsys, saved_doc):
+    # Every field of its type, but the compiles have no status: what fails is said as bad input, not as a bug.
+    doc = orjson.loads(orjson.dumps(saved_doc))
+    doc["results"]["statuses"] = {"$d": []}
+    (tmp_path / "t.json").write_bytes(orjson.dumps(doc))
+    assert run_cli("report", "--load", tmp_path / "t.json", "-o", tmp_path / "out", "--no-browser") == 2
+    [line] = capsys.readouterr().err.splitlines()
+    assert line.startswith(f"compilescope: error: {tmp_path / 't.json'}: the saved analysis does not hold together (")
+    assert line.endswith("was it edited? Save it again from its log")
 
 
 def test_save_refuses_several_logs(tmp_path, capsys):

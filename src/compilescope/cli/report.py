@@ -147,7 +147,13 @@ def _report_saved(args: argparse.Namespace) -> int:
     results, log = load_analysis(read_saved(args.load))
     with results:
         assert results.trace is not None
-        output = write_report(results.trace, args.out, args.overwrite, report_options(args), results, log=[log or b""])
+        try:
+            output = write_report(results.trace, args.out, args.overwrite, report_options(args), results,
+                                  log=[log or b""])
+        except (KeyError, IndexError, ValueError, TypeError, AttributeError) as exc:
+            # Each field was of its type (load_analysis), yet they do not hold together: a file edited by hand.
+            raise CompilescopeError(f"{args.load}: the saved analysis does not hold together ({type(exc).__name__}: "
+                                    f"{exc}); was it edited? Save it again from its log") from None
     print(f"Wrote {output.files} files to {output.path}")
     if not args.no_browser:
         open_browser(os.path.join(output.path, "index.html"))

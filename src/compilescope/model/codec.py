@@ -16,25 +16,34 @@ out (an unknown type is an error, caught by the round-trip tests).
     bytes           {"$utf8": text} when valid UTF-8; else {"$b64": base64}
     spools          {"$t": ..., "$state": ...} for classes with codec_state()/from_codec_state()
 
-Decoding builds only the classes it is given (a saved file is untrusted input).
+Decoding builds only the classes it is given (a saved file is untrusted input), and each field only from a value
+of its annotated type: a file edited by hand fails to load, with a CodecError saying where, instead of failing later
+in whatever reads the field (a report half written).
 """
 
 from __future__ import annotations
 
 import base64
+import binascii
+import collections.abc
 import dataclasses
 import math
 import sys
+import types
+import typing
 from collections import Counter
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable
+
+from ..errors import CompilescopeError
 
 TYPE = "$t"
 STATE = "$state"
 PACKAGE = "compilescope."
 
 
-class CodecError(ValueError):
-    pass
+class CodecError(CompilescopeError, ValueError):
+    """A value that cannot be saved (a bug: a class the codec does not know), or a saved value that cannot be
+    loaded (a file that is not what compilescope saved: said in one line)."""
 
 
 def type_name(cls: type) -> str:
@@ -104,27 +113,51 @@ def decode(doc: Any, classes: dict[str, type]) -> Any:
         if cls is None:
             raise CodecError(f"unknown type {name!r} in a saved value")
         if STATE in doc:
-            return cls.from_codec_state(decode(doc[STATE], classes))  # type: ignore[attr-defined]
+            try:
+                return cls.from_codec_state(decode(doc[STATE], classes))  # type: ignore[attr-defined]
+            except (TypeError, ValueError, KeyError, IndexError, AttributeError) as exc:
+                raise CodecError(f"{name}: a saved state that cannot be read: {exc}") from None
         return _dataclass(cls, doc, classes)
     if len(doc) == 1:
         (key, value), = doc.items()
-        if key == "$tuple":
-            return tuple(decode(v, classes) for v in value)
-        if key == "$counter":
-            return Counter({_key(decode(k, classes)): decode(v, classes) for k, v in value})
-        if key == "$d":
-            return {_key(decode(k, classes)): decode(v, classes) for k, v in value}
-        if key == "$f":
-            return float(value)
-        if key == "$int":
-            return int(value)
-        if key == "$utf8":
-            return value.encode("utf-8")
-        if key == "$b64":
-            return base64.b64decode(value)
+        special = _SPECIAL.get(key)
+        if special is not None:
+            try:
+                return special(value, classes)
+            except (ValueError, TypeError, AttributeError, binascii.Error) as exc:
+                raise CodecError(f"a saved {key} value that cannot be read: {exc}") from None
     if any(k.startswith("$") for k in doc):
         raise CodecError(f"unexpected keys in a saved value: {sorted(doc)[:5]}")
     return {k: decode(v, classes) for k, v in doc.items()}
+
+
+def _pairs(value: Any, classes: dict[str, type]) -> Iterable[tuple[Any, Any]]:
+    for k, v in value:
+        yield _key(decode(k, classes)), decode(v, classes)
+
+
+# The values saved as {"$tag": value}: how each is read back (a ValueError, TypeError... where it is not one).
+_SPECIAL: dict[str, Callable[[Any, dict[str, type]], Any]] = {
+    "$tuple": lambda value, classes: tuple(decode(v, classes) for v in _list(value)),
+    "$counter": lambda value, classes: Counter(dict(_pairs(_list(value), classes))),
+    "$d": lambda value, classes: dict(_pairs(_list(value), classes)),
+    "$f": lambda value, classes: float(_text(value)),
+    "$int": lambda value, classes: int(_text(value)),
+    "$utf8": lambda value, classes: _text(value).encode("utf-8"),
+    "$b64": lambda value, classes: base64.b64decode(_text(value), validate=True),
+}
+
+
+def _list(value: Any) -> list:
+    if type(value) is not list:
+        raise TypeError(f"a list expected, not {type(value).__name__}")
+    return value
+
+
+def _text(value: Any) -> str:
+    if type(value) is not str:
+        raise TypeError(f"a string expected, not {type(value).__name__}")
+    return value
 
 
 def _key(key: Any) -> Any:
@@ -139,12 +172,77 @@ def _dataclass(cls: type, doc: dict[str, Any], classes: dict[str, type]) -> Any:
     if unknown:
         raise CodecError(f"{doc[TYPE]}: unknown fields {sorted(unknown)[:5]} (saved by another version?)")
     values = {name: decode(value, classes) for name, value in doc.items() if name != TYPE}
+    hints = _field_types(cls, classes)
+    for name, value in values.items():
+        hint = hints.get(name)
+        if hint is not None and not _conforms(value, hint):
+            raise CodecError(f"{doc[TYPE]}.{name}: {_hint_name(hint)} expected, found {type(value).__name__}")
     init = {k: v for k, v in values.items() if fields[k].init}
     try:
         obj = cls(**init)
-    except TypeError as exc:
+    except (TypeError, ValueError, KeyError, IndexError, AttributeError) as exc:  # (its __post_init__ reads them)
         raise CodecError(f"{doc[TYPE]}: {exc}") from None
     for k, v in values.items():
         if not fields[k].init:
             object.__setattr__(obj, k, v)
     return obj
+
+
+_FIELD_TYPES: dict[type, dict[str, Any]] = {}
+
+
+def _field_types(cls: type, classes: dict[str, type]) -> dict[str, Any]:
+    """Each field's annotation, evaluated (None where it cannot be: a name imported only for type checkers
+    that is not a saved class, a type the check does not know)."""
+    found = _FIELD_TYPES.get(cls)
+    if found is None:
+        namespace = {c.__name__: c for c in classes.values()}
+        namespace.update(vars(sys.modules[cls.__module__]))
+        found = {}
+        for f in dataclasses.fields(cls):
+            try:
+                found[f.name] = eval(f.type, namespace) if isinstance(f.type, str) else f.type  # noqa: S307 (our source)
+            except Exception:  # noqa: BLE001 - an annotation that cannot be evaluated is not checked
+                found[f.name] = None
+        _FIELD_TYPES[cls] = found
+    return found
+
+
+def _conforms(value: Any, hint: Any) -> bool:
+    """value is of the annotated type hint, as far as the codec can say (containers element by element)."""
+    if hint is Any or hint is object:
+        return True
+    if hint is None or hint is type(None):
+        return value is None
+    origin = typing.get_origin(hint)
+    if origin is None:
+        if not isinstance(hint, type) or hasattr(hint, "codec_plain"):  # (saved as the plain dict or list it gives)
+            return True
+        if hint is float:
+            return type(value) in (float, int)
+        return isinstance(value, hint)
+    args = typing.get_args(hint)
+    if origin is typing.Union or origin is types.UnionType:
+        return any(_conforms(value, h) for h in args)
+    if origin is typing.Literal:
+        return value in args
+    if not isinstance(origin, type):
+        return True
+    if not isinstance(value, origin):
+        return False
+    value = typing.cast(Any, value)  # (of type origin: a container, read below)
+    if not args:
+        return True
+    if origin is tuple:
+        if len(args) == 2 and args[1] is Ellipsis:
+            return all(_conforms(v, args[0]) for v in value)
+        return len(value) == len(args) and all(_conforms(v, h) for v, h in zip(value, args))
+    if issubclass(origin, collections.abc.Mapping) and len(args) == 2:
+        return all(_conforms(k, args[0]) and _conforms(v, args[1]) for k, v in value.items())
+    if issubclass(origin, (list, set, frozenset, collections.abc.Sequence)) and len(args) == 1:
+        return all(_conforms(v, args[0]) for v in value)
+    return True
+
+
+def _hint_name(hint: Any) -> str:
+    return hint.__name__ if isinstance(hint, type) else str(hint).replace("typing.", "").replace(PACKAGE, "")
