@@ -204,6 +204,25 @@ def test_a_saved_analysis_whose_fields_do_not_hold_together_is_refused_in_one_li
     assert line.endswith("was it edited? Save it again from its log")
 
 
+def test_an_analysis_saved_from_python_takes_its_log_from_its_path_and_says_so(tmp_path, capsys):
+    # Results.to_json() holds no copy of the log (--save adds it): raw.log is the log at its path, or empty where
+    # it is gone, and either way stderr says so (it was an empty raw.log without a word).
+    import compilescope
+
+    log = tmp_path / "r.log"
+    log.write_bytes(torch213("recompiles.log").read_bytes())
+    with compilescope.analyze(log) as results:
+        (tmp_path / "p.json").write_bytes(orjson.dumps(results.to_json()))
+    assert run_cli("report", "--load", tmp_path / "p.json", "-o", tmp_path / "a", "--no-browser") == 0
+    assert (tmp_path / "a" / "raw.log").read_bytes() == log.read_bytes()
+    assert f"holds no copy of its log (saved with to_json(), not --save): the report's copy of the log is {log} as " \
+           "it is now" in capsys.readouterr().err
+    log.unlink()
+    assert run_cli("report", "--load", tmp_path / "p.json", "-o", tmp_path / "b", "--no-browser") == 0
+    assert (tmp_path / "b" / "raw.log").read_bytes() == b""
+    assert f"{log} is gone: the report's raw.log is empty" in capsys.readouterr().err
+
+
 def test_save_refuses_several_logs(tmp_path, capsys):
     assert run_cli(peer("multi_rank_logs"), "-o", tmp_path / "o", "--no-browser", "--save", tmp_path / "s.json") == 2
     assert "--save saves the analysis of one log" in capsys.readouterr().err

@@ -147,17 +147,30 @@ def _report_saved(args: argparse.Namespace) -> int:
     results, log = load_analysis(read_saved(args.load))
     with results:
         assert results.trace is not None
+        log_note = None if log is not None else _without_log(args.load, results.trace.source)
         try:
             output = write_report(results.trace, args.out, args.overwrite, report_options(args), results,
-                                  log=[log or b""])
+                                  log=None if log is None and os.path.isfile(results.trace.source) else [log or b""])
         except (KeyError, IndexError, ValueError, TypeError, AttributeError) as exc:
             # Each field was of its type (load_analysis), yet they do not hold together: a file edited by hand.
             raise CompilescopeError(f"{args.load}: the saved analysis does not hold together ({type(exc).__name__}: "
                                     f"{exc}); was it edited? Save it again from its log") from None
     print(f"Wrote {output.files} files to {output.path}")
+    if log_note:
+        print(log_note, file=sys.stderr)
     if not args.no_browser:
         open_browser(os.path.join(output.path, "index.html"))
     return 0
+
+
+def _without_log(saved: str, source: str) -> str:
+    """What raw.log holds when the saved analysis has no copy of the log (Results.to_json() saves none:
+    --save adds it): the log at its path, as it is now, or nothing where it is gone."""
+    if os.path.isfile(source):
+        return (f"compilescope: warning: {saved} holds no copy of its log (saved with to_json(), not --save): "
+                f"the report's copy of the log is {source} as it is now")
+    return (f"compilescope: warning: {saved} holds no copy of its log (saved with to_json(), not --save) and "
+            f"{source} is gone: the report's raw.log is empty")
 
 
 def _stats_line(trace: Trace) -> str:
