@@ -19,7 +19,7 @@ from compilescope.model.codec import CodecError, decode, encode
 from compilescope.model.ids import CompileId
 from compilescope.model.trace import DUMP, Artifact, Frame
 
-from .conftest import SHARED_LOGS, peer, TORCH213, TORCH213_LOGS, run_cli, shared, shared_dirs_present, torch213
+from .conftest import SHARED_LOGS, cuda211, peer, TORCH213, TORCH213_LOGS, run_cli, shared, shared_dirs_present, torch213
 
 def _round_trip(path: Path) -> None:
     with read_trace(str(path)) as trace:
@@ -241,3 +241,64 @@ def test_the_public_api_analyzes_and_saves(tmp_path):
         assert results.insights.recompiles.total == 7
         with compilescope.Results.from_json(orjson.loads(orjson.dumps(results.to_json()))) as loaded:
             assert loaded == results
+
+
+def test_report_takes_the_results_of_analyze_without_analysing_again(tmp_path, monkeypatch):
+    import compilescope
+    import compilescope.api
+
+    log = torch213("recompiles.log")
+    assert run_cli(log, "-o", tmp_path / "cli", "--no-browser") == 0
+    with compilescope.analyze(log) as results:
+        calls = []
+        monkeypatch.setattr(compilescope.api, "analyze_trace", lambda *a: calls.append(a))
+        index = compilescope.report(results, out=tmp_path / "api")
+        assert calls == [] and index == str(tmp_path / "api" / "index.html")
+    assert _tree(tmp_path / "api") == _tree(tmp_path / "cli")
+
+
+def test_report_takes_a_saved_analysis_as_report_load_does(tmp_path):
+    import compilescope
+
+    log = torch213("graph_breaks.log")
+    assert run_cli(log, "-o", tmp_path / "cli", "--no-browser", "--save", tmp_path / "s.json.gz") == 0
+    compilescope.report(tmp_path / "s.json.gz", out=tmp_path / "api")
+    assert _tree(tmp_path / "api") == _tree(tmp_path / "cli")
+
+
+def test_analyze_takes_profiles_as_report_does_and_a_str_is_one_path(tmp_path):
+    import compilescope
+
+    log, profile = cuda211("profile_launch_bound.log.gz"), cuda211("profile_launch_bound.profile.json.gz")
+    with compilescope.analyze(log) as plain, compilescope.analyze(log, profiles=str(profile)) as one, \
+            compilescope.analyze(log, profiles=[profile]) as listed:
+        assert plain.runtime is None and one.runtime is not None and one == listed
+    # (It read the string's characters as paths: "cannot read profile j".)
+    with pytest.raises(CompilescopeError, match=r"^cannot read profile missing\.json: "):
+        compilescope.report(log, out=tmp_path / "o", profiles="missing.json")
+
+
+def test_a_closed_trace_or_a_wrong_source_is_a_one_line_error(tmp_path):
+    import compilescope
+
+    with compilescope.analyze(torch213("recompiles.log")) as results:
+        pass
+    for use in (lambda: compilescope.report(results, out=tmp_path / "a"), lambda: compilescope.analyze(results.trace),
+                lambda: compilescope.report(results.trace, out=tmp_path / "b")):
+        with pytest.raises(CompilescopeError, match=r"^the Trace of .*recompiles\.log is closed \(its payloads are gone\)"):
+            use()
+    with pytest.raises(CompilescopeError, match="^source: a path expected"):
+        compilescope.report(5, out=tmp_path / "c")
+    assert not any(tmp_path.iterdir())
+
+
+def test_results_and_trace_print_short(tmp_path):
+    # A notebook cell ending in `results` printed the whole model (12 MB for a GPT-2 log).
+    import compilescope
+
+    log = torch213("recompiles.log")
+    with compilescope.analyze(log) as results:
+        assert repr(results) == (f"<Results of {str(log)!r}: 10 compile ids, 1 failure or restart, "
+                                 "0 distinct graph breaks, 7 recompiles>")
+        assert repr(results.trace) == f"<Trace of {str(log)!r}: 10 compile ids, {results.trace.stats.total} records>"
+    assert repr(results).endswith(", closed>")

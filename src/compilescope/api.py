@@ -6,10 +6,10 @@
 from __future__ import annotations
 
 import os
-from typing import Union
+from typing import Iterable, Union
 
 from .analyses import Results
-from .errors import OutputExistsError
+from .errors import CompilescopeError, OutputExistsError
 from .analyses import analyze as analyze_trace
 from .ingest.discover import discover
 from .ingest.reader import read_trace
@@ -17,6 +17,7 @@ from .model.trace import Trace
 from .render.options import ReportOptions
 
 PathLike = Union[str, "os.PathLike[str]"]
+Profiles = Union[PathLike, "Iterable[PathLike]"]
 
 
 def load(path: PathLike) -> Trace:
@@ -25,45 +26,105 @@ def load(path: PathLike) -> Trace:
     The Trace keeps its payloads in a temporary spool: close it when done, or use
     ``with compilescope.load(path) as trace: ...``.
     """
-    found = discover(os.fspath(path))
+    found = discover(_path(path, "a log"))
     return read_trace(found.chosen)
 
 
-def analyze(source: PathLike | Trace) -> Results:
+def analyze(source: PathLike | Trace, profiles: Profiles = ()) -> Results:
     """Every analysis of a log (a path, as load() takes it, or a Trace): the value every report is made from.
 
     ``results.to_json()`` is its exact saved form (``Results.from_json`` reads it back). The Results keeps the
     trace: close it when done, or use ``with compilescope.analyze(path) as results: ...``.
+    profiles: torch.profiler Chrome traces of the same run (``--profile``): adds ``results.runtime``.
     """
-    return analyze_trace(source if isinstance(source, Trace) else load(source))
+    read = _read_profiles(profiles)
+    if isinstance(source, Trace):
+        return analyze_trace(_open(source), read)
+    return analyze_trace(load(source), read)
 
 
 def report(
-    source: PathLike | Trace,
+    source: PathLike | Trace | Results,
     out: PathLike = "tl_out",
     *,
     overwrite: bool = False,
     plain_text: bool = False,
     custom_header_html: str = "",
-    profiles: "list[PathLike] | tuple[PathLike, ...]" = (),
+    profiles: Profiles = (),
 ) -> str:
-    """Write the HTML report of a log (or of a Trace from load()) to out; returns the path of its index.html.
+    """Write the HTML report to out; returns the path of its index.html.
 
+    source: a log (a path, as load() takes it), a Trace from load(), the Results of analyze() (reported as they
+    are, not analysed again), or an analysis saved with ``compilescope LOG --save`` (as ``report --load``).
     Like the command line, it refuses to replace an existing, non-empty out unless overwrite=True.
     profiles: torch.profiler Chrome traces of the same run (``--profile``): adds the Runtime page.
     """
-    from .analyses import analyze
-    from .ingest.profile import read_profile
     from .report_writer import write_report  # writes through OutputDir, confined to out
 
     options = ReportOptions(plain_text=plain_text, custom_header_html=custom_header_html)
-    read = [read_profile(os.fspath(p)) for p in profiles]
+    read = _read_profiles(profiles)
+    out = _path(out, "out")
     try:
-        if isinstance(source, Trace):
-            output = write_report(source, os.fspath(out), overwrite, options, analyze(source, read) if read else None)
+        if isinstance(source, Results):
+            if read:
+                raise CompilescopeError("profiles go with a log or a Trace: the Results were analysed already "
+                                        "(give the profiles to analyze())")
+            if source.trace is None:
+                raise CompilescopeError("these Results hold no trace: nothing to report")
+            output = write_report(_open(source.trace), out, overwrite, options, source)
+        elif isinstance(source, Trace):
+            output = write_report(_open(source), out, overwrite, options, analyze_trace(source, read) if read else None)
         else:
-            with load(source) as trace:
-                output = write_report(trace, os.fspath(out), overwrite, options, analyze(trace, read) if read else None)
+            path = _path(source, "source")
+            if _is_saved_analysis(path):
+                if read:
+                    raise CompilescopeError(f"{path} is a saved analysis: profiles go with a log")
+                return _report_saved(path, out, overwrite, options)
+            with load(path) as trace:
+                output = write_report(trace, out, overwrite, options, analyze_trace(trace, read) if read else None)
     except OutputExistsError as exc:
         raise exc.for_python() from None
     return os.path.join(output.path, "index.html")
+
+
+def _report_saved(path: str, out: str, overwrite: bool, options: ReportOptions) -> str:
+    from .ingest.saved import read_saved
+    from .report_writer import load_analysis, write_report
+
+    results, log = load_analysis(read_saved(path))
+    with results:
+        assert results.trace is not None
+        output = write_report(results.trace, out, overwrite, options, results, None if log is None else [log])
+    return os.path.join(output.path, "index.html")
+
+
+def _is_saved_analysis(path: str) -> bool:
+    """A file `--save` wrote (or json.dump of to_json()): JSON whose first key says so."""
+    from .ingest.saved import is_saved_analysis
+
+    return os.path.isfile(path) and is_saved_analysis(path)
+
+
+def _path(value: object, what: str) -> str:
+    try:
+        return os.fspath(value)  # type: ignore[call-overload]
+    except TypeError:
+        raise CompilescopeError(f"{what}: a path expected (str or os.PathLike), not {type(value).__name__}") from None
+
+
+def _open(trace: Trace) -> Trace:
+    if trace.closed:
+        raise CompilescopeError(f"the Trace of {trace.source} is closed (its payloads are gone): load the log again")
+    return trace
+
+
+def _read_profiles(profiles: Profiles) -> list:
+    """The profiles, read: one path, or several (a str is one path, not its characters)."""
+    if isinstance(profiles, (str, bytes, os.PathLike)):
+        profiles = [profiles]
+    paths = [_path(p, "profiles") for p in profiles]
+    if not paths:
+        return []
+    from .ingest.profile import read_profile
+
+    return [read_profile(p) for p in paths]

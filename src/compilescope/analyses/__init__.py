@@ -19,6 +19,7 @@ from .transformed import TransformedCode, transformed_code
 from .stack_trie import StackTrieNode, build_stack_trie, build_unknown_stack_trie
 from .status import compile_statuses
 from ..model.records import dataclass
+from ..wording import count
 
 if TYPE_CHECKING:
     from ..model.profile import Profile
@@ -71,6 +72,17 @@ class Results:
     def close(self) -> None:
         if self.trace is not None:
             self.trace.close()
+
+    def __repr__(self) -> str:
+        # Short: the dataclass's repr is every analysis and the whole model (12 MB for a GPT-2 log).
+        source = "a trace" if self.trace is None else repr(self.trace.source)
+        counts = [count(len(self.statuses), "compile id"), count(len(self.failures), "failure or restart", "failures or restarts")]
+        if self.insights is not None:
+            counts += [count(len(self.insights.graph_breaks.breaks), "distinct graph break"),
+                       count(self.insights.recompiles.total, "recompile")]
+        runtime = ", with runtime" if self.runtime is not None else ""
+        closed = ", closed" if self.trace is not None and self.trace.closed else ""
+        return f"<Results of {source}: {', '.join(counts)}{runtime}{closed}>"
 
     def __enter__(self) -> Results:
         return self

@@ -6,6 +6,7 @@ and analyses.Results.from_json builds nothing but the model's and analyses' clas
 
 from __future__ import annotations
 
+import re
 import zlib
 
 import orjson
@@ -29,3 +30,17 @@ def read_saved(path: str) -> dict:
     if not isinstance(doc, dict):
         raise CompilescopeError(f"{path}: not a saved compilescope analysis")
     return doc
+
+
+# How a saved analysis starts: {"format": "compilescope.results", ... (to_json()'s first key, however it was dumped).
+_SAVED_START = re.compile(rb'\s*\{\s*"format"\s*:\s*"compilescope\.results"')
+
+
+def is_saved_analysis(path: str) -> bool:
+    """The file is an analysis saved by --save or from Results.to_json() (plain or .gz), by its first bytes."""
+    try:
+        with open_log(path) as stream:
+            head = stream.read(256)
+    except (OSError, EOFError, zlib.error, CompilescopeError):
+        return False
+    return _SAVED_START.match(head) is not None

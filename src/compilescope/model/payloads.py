@@ -126,6 +126,10 @@ class PayloadStore:
         self._file.close()
 
     @property
+    def closed(self) -> bool:
+        return self._file.closed
+
+    @property
     def size(self) -> int:
         return self._end
 

@@ -15,6 +15,7 @@ from .ids import CompileId, compile_id_key
 from .names import safe_stem
 from .payloads import JsonLines, PayloadRef, PayloadStore, Spool
 from .records import dataclass
+from ..wording import count
 
 NO_COMPILE_ID_DIR = "-_-_-_-"  # tlparse's directory for outputs without a compile id
 
@@ -275,6 +276,18 @@ class Trace:
         self.store.close()
         self.raw.close()
         self.chromium_events.close()
+
+    @property
+    def closed(self) -> bool:
+        """Closed (close(), or the end of its `with`): its payloads are gone, so nothing more can be made of it."""
+        return self.store.closed
+
+    def __repr__(self) -> str:
+        # Short: the dataclass's repr is the whole model (12 MB for a GPT-2 log), which a notebook prints whole.
+        closed = ", closed" if self.closed else ""
+        rank = "" if self.rank is None else f", rank {self.rank}"
+        return (f"<Trace of {self.source!r}{rank}: {count(len(self.compiles), 'compile id')}, "
+                f"{count(self.stats.total, 'record')}{closed}>")
 
     def __enter__(self) -> Trace:
         return self
