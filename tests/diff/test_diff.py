@@ -57,6 +57,8 @@ def test_added_graph_break_is_named_with_its_reason_line_and_new_frame():
     assert gb.kind == "added"
     assert gb.b["reason"] == "Call to `torch._dynamo.graph_break()`"
     assert gb.b["file"].endswith("diff_pair.py") and gb.b["line"] == 33
+    # It belongs to f (it ends f's graph), the frame its first compilation compiled: not to no frame.
+    assert gb.frame == gb.b["frame"] and gb.frame.endswith("diff_pair.py:30 f") and gb.b["function"] == "f"
     [frame] = [c for c in d.changes if c.section == "frames"]
     assert frame.kind == "added" and "torch_dynamo_resume_in_f_at_33" in frame.title
     # The new frame brings its own cache lookups and dynamic symbol: listed with it, not as changes of their own.
@@ -185,6 +187,13 @@ def test_cli_terminal_json_and_exit_status(capsys):
     [rank] = doc["ranks"]
     assert rank["rank"] is None
     assert rank["sections"] == ["frames", "graph_breaks", "recompiles", "graphs"]
+    # The changes come in that order too (they came as found: recompiles and graphs before the graph break).
+    assert list(dict.fromkeys(c["section"] for c in rank["changes"])) == rank["sections"]
+    # A restarted compilation is one compile of its frame here: summary --json counts its attempts too
+    # (docs/diff-schema.md says so); the break makes each of f's 2 compilations restart once.
+    assert (rank["a"]["compiles"], rank["b"]["compiles"]) == (2, 4)
+    assert run_cli("summary", "--json", log("break")) == 0
+    assert json.loads(capsys.readouterr().out)["compiles"] == 4 + 2
     assert {"section", "kind", "title", "frame", "a", "b", "detail"} == set(rank["changes"][0])
     assert run_cli("diff", log("base"), log("config")) == 1
     out = capsys.readouterr().out

@@ -369,8 +369,12 @@ def run_facts(trace: Trace, statuses: dict[CompileId | None, str] | None = None)
             for phase, seconds in ct.phases.items():
                 frame.phases[phase] = round(frame.phases.get(phase, 0.0) + seconds, 6)
 
-    breaks = [{"reason": b.reason, **_loc(b.location), "count": b.count} for b in graph_breaks(trace).breaks]
     frame_of_cid = {cid: f.key for f in frames.values() for cid in f.compile_ids}
+    # A break is hit by attempts of compilations ("[0/0]" restarted as "[0/0_1]"): its frame is its first one's.
+    frame_of_compilation = {compilation_key(cid): frame_of_cid.get(str(cid)) for cid, _ in latest.values()}
+    breaks = [{"reason": b.reason, **_loc(b.location), "count": b.count,
+               "frame": next((frame_of_compilation[c] for c in b.compile_ids if frame_of_compilation.get(c)), None)}
+              for b in graph_breaks(trace).breaks]
     failures = []
     for row in failures_and_restarts(trace):
         if row.is_restart:
@@ -676,17 +680,18 @@ def diff_runs(a: RunFacts, b: RunFacts, threshold: TimeThreshold = TimeThreshold
             added.remove(match)
             changes.append(Change("graph_breaks", "moved",
                                   f"graph break moved: {r['reason']} ({_short(r['file'])}:{r['line']} → {match['line']})",
-                                  None, r, match))
+                                  match.get("frame") or r.get("frame"), r, match))
     for x in removed:
         changes.append(Change("graph_breaks", "removed", f"graph break gone: {x['reason']} at {_short(x['file'])}:{x['line']}",
-                              None, x, None))
+                              x.get("frame"), x, None))
     for x in added:
         changes.append(Change("graph_breaks", "added", f"new graph break: {x['reason']} at {_short(x['file'])}:{x['line']}",
-                              None, None, x))
+                              x.get("frame"), None, x))
     for bk in set(ka) & set(kb):
         if ka[bk]["count"] != kb[bk]["count"]:
             changes.append(Change("graph_breaks", "changed", f"graph break {bk[0]} at {_short(bk[1])}:{bk[2]}: hit "
-                                  f"{ka[bk]['count']} → {kb[bk]['count']} times", None, ka[bk]["count"], kb[bk]["count"]))
+                                  f"{ka[bk]['count']} → {kb[bk]['count']} times", kb[bk].get("frame") or ka[bk].get("frame"),
+                                  ka[bk]["count"], kb[bk]["count"]))
 
     # Compile time: total, per phase, and which compiles account for it (only beyond the noise threshold).
     if threshold.significant(a.compile_time_s, b.compile_time_s):
@@ -756,10 +761,10 @@ def diff_runs(a: RunFacts, b: RunFacts, threshold: TimeThreshold = TimeThreshold
     fa_keys, fb_keys = {key_f(x): x for x in a.failures}, {key_f(x): x for x in b.failures}
     for fk, x in fa_keys.items():
         if fk not in fb_keys:
-            changes.append(Change("failures", "removed", f"failure gone: {x['type']}: {x['reason']}", x["frame"], x, None))
+            changes.append(Change("failures", "removed", f"failure gone: {x['type']}: {x['reason']}", x.get("frame"), x, None))
     for fk, x in fb_keys.items():
         if fk not in fa_keys:
-            changes.append(Change("failures", "added", f"new failure: {x['type']}: {x['reason']}", x["frame"], None, x))
+            changes.append(Change("failures", "added", f"new failure: {x['type']}: {x['reason']}", x.get("frame"), None, x))
 
     # Dynamic shapes: symbols by source, specializations by sources and value.
     def matched(x: dict) -> bool:  # decisions inside a frame compiled in one run only belong to that frame's line
@@ -795,6 +800,9 @@ def diff_runs(a: RunFacts, b: RunFacts, threshold: TimeThreshold = TimeThreshold
     for s in new:
         changes.append(Change("dynamic_shapes", "added", f"now specialized: {', '.join(s[0])} = {s[1]} (at {_short(s[2])}:{s[3]})",
                               None, None, {"sources": list(s[0]), "value": s[1], "file": s[2], "line": s[3]}))
+    # In the order of SECTIONS, as `sections` lists them and the terminal and page show them (stable: in each
+    # section, the order found).
+    changes.sort(key=lambda c: SECTIONS.index(c.section))
     # A log read only in part (cut off, corrupt lines): what it lacks may look like a change, so the diff says so.
     for side, facts in (("A", a), ("B", b)):
         if facts.unread:
