@@ -169,6 +169,27 @@ def test_json_and_bad_input(capsys, tmp_path):
     assert run_cli("check", log("base"), "--max-recompiles", "-1") == 2
 
 
+def test_json_is_the_document_of_check_schema_md(capsys):
+    # Every key the document has is described there, with its version, and nothing described is missing.
+    import re
+
+    from ..conftest import REPO
+
+    schema = (REPO / "docs" / "check-schema.md").read_text()
+    block = schema[schema.index("```jsonc"):schema.index("```", schema.index("```jsonc") + 3)]
+    top = re.findall(r'^\s*"(\w+)":', block, re.M)
+    rule_keys = re.findall(r"^\| `(\w+)` \|", schema[schema.index("### Rule"):], re.M)
+    assert run_cli("check", log("break"), "--max-graph-breaks", "0", "--baseline", log("base"), "--json") == 1
+    doc = json.loads(capsys.readouterr().out)
+    assert list(doc) == top and doc["schema_version"] == 1 and "Schema version 1." in schema
+    assert doc["passed"] is False and doc["baseline"].endswith("diff_base.log.gz")
+    assert all(list(r) == rule_keys for r in doc["rules"])
+    # In the order the schema lists the rules.
+    order = re.findall(r"`([a-z-]+)`", schema[schema.index("in this order:"):schema.index("| key |", schema.index("### Rule"))])
+    names = [r["rule"] for r in doc["rules"]]
+    assert names == sorted(names, key=order.index)
+
+
 @pytest.mark.parametrize("flags, error", [
     (["--time-margin", "0.1"], "--time-margin compares with a baseline: give --baseline LOG"),
     (["--time-min-seconds", "0"], "--time-min-seconds compares with a baseline: give --baseline LOG"),

@@ -17,6 +17,10 @@ from ..model.records import dataclass
 from ..wording import count
 
 
+# `check --json`'s document (docs/check-schema.md): bump when a key changes meaning or goes away.
+SCHEMA_VERSION = 1
+
+
 @dataclass
 class Rules:
     max_graph_breaks: int | None = None

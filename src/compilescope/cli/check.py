@@ -12,7 +12,7 @@ import sys
 
 import orjson
 
-from ..analyses.check import Rules, evaluate
+from ..analyses.check import SCHEMA_VERSION as CHECK_SCHEMA_VERSION, Rules, evaluate
 from ..errors import CompilescopeError
 from .diff import read_side
 from .usage import require_at_least, require_with
@@ -80,7 +80,8 @@ class CheckCommand:
             self._write(args.junit, junit_xml(results, os.path.abspath(args.log)))
         failed = [r for r in results if not r.passed]
         if args.json:
-            doc = {"log": os.path.abspath(args.log), "baseline": os.path.abspath(args.baseline) if args.baseline else None,
+            doc = {"schema_version": CHECK_SCHEMA_VERSION, "log": os.path.abspath(args.log),
+                   "baseline": os.path.abspath(args.baseline) if args.baseline else None,
                    "passed": not failed, "rules": [r.to_json() for r in results]}
             sys.stdout.write(orjson.dumps(doc, option=orjson.OPT_INDENT_2).decode() + "\n")
         else:
