@@ -53,8 +53,12 @@ def test_recorded_warnings_say_what_where_and_in_which_compile():
 def test_known_warnings_are_findings_and_the_recompile_limit_is_not_said_twice():
     found = _insights(torch213("torch_warnings.log.gz")).findings
     warned = [(f.severity, f.title) for f in found if f.section == "warnings"]
-    assert warned == [("warning", "complex operators run as eager kernels"), ("info", "torch.cond kept one branch only"),
-                      ("warning", "an lru_cache function is traced through its cache")]
+    # Most urgent first: torch printed the torch.cond note before the lru_cache warning, yet a note (info) comes
+    # after every warning.
+    assert warned == [("warning", "complex operators run as eager kernels"),
+                      ("warning", "an lru_cache function is traced through its cache"), ("info", "torch.cond kept one branch only")]
+    severities = [f.severity for f in found]
+    assert severities == sorted(severities, key=["error", "warning", "info"].index)
     assert next(f for f in found if f.section == "warnings").detail.startswith("torch_warnings.py:49: Inductor generates no code")
     # The recompile limit is the log's own finding (from its compilation metrics), once.
     assert [f.title for f in found if "recompile limit" in f.title] == ["shift hit the recompile limit and runs uncompiled"]

@@ -288,7 +288,12 @@ def findings(ins: Insights) -> list[Finding]:
 
         for profile in ins.runtime.profiles:
             out.append(Finding(INFO, "runtime", *runtime_finding(profile)))
-    return _merged(out)
+    # Most urgent first: by severity, and in the order above within one (a torch.cond note, say, is info: it goes
+    # after every warning, though torch printed it first).
+    return sorted(_merged(out), key=lambda f: _URGENCY[f.severity])
+
+
+_URGENCY = {ERROR: 0, WARNING: 1, INFO: 2}
 
 
 def _cudagraph_skips(cg: CudaGraphs) -> list[Finding]:
