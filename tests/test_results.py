@@ -202,6 +202,7 @@ def test_a_saved_analysis_whose_fields_do_not_hold_together_is_refused_in_one_li
     [line] = capsys.readouterr().err.splitlines()
     assert line.startswith(f"compilescope: error: {tmp_path / 't.json'}: the saved analysis does not hold together (")
     assert line.endswith("was it edited? Save it again from its log")
+    assert not (tmp_path / "out").exists()  # (its first pages were written before the one that failed)
 
 
 def test_an_analysis_saved_from_python_takes_its_log_from_its_path_and_says_so(tmp_path, capsys):

@@ -148,11 +148,17 @@ def _report_saved(args: argparse.Namespace) -> int:
     with results:
         assert results.trace is not None
         log_note = None if log is not None else _without_log(args.load, results.trace.source)
+        made_out = not os.path.lexists(args.out)
         try:
             output = write_report(results.trace, args.out, args.overwrite, report_options(args), results,
                                   log=None if log is None and os.path.isfile(results.trace.source) else [log or b""])
         except (KeyError, IndexError, ValueError, TypeError, AttributeError) as exc:
             # Each field was of its type (load_analysis), yet they do not hold together: a file edited by hand.
+            # No half report is left where there was nothing (one made in an existing directory stays: whose?).
+            if made_out:
+                import shutil
+
+                shutil.rmtree(args.out, ignore_errors=True)
             raise CompilescopeError(f"{args.load}: the saved analysis does not hold together ({type(exc).__name__}: "
                                     f"{exc}); was it edited? Save it again from its log") from None
     print(f"Wrote {output.files} files to {output.path}")
