@@ -108,3 +108,15 @@ def test_tlparse_logs_edited_by_hand_are_not_taken_for_cut(capsys):
     for log in (peer("export.log"), shared("peer-tlparse/graph_exec_order_tests/dedicated_log_torch_trace_rank_0_a74od7a1.log")):
         unread = _unread(log, capsys)
         assert unread["damaged_payloads"] >= 1 and unread["stopped_at_line"] is None
+
+
+def test_where_reading_stopped_is_said_past_the_listing_limit_of_problems(tmp_path, capsys):
+    from compilescope.model.stats import MAX_LISTED_PROBLEMS
+
+    # A job that printed to its log before torch did, then was killed inside a payload.
+    data = RECOMPILES.read_bytes()
+    cut = tmp_path / "noisy_cut.log"
+    cut.write_bytes(b"stray print\n" * (MAX_LISTED_PROBLEMS + 1) + data[:data.index(b"\n\t", 300000) + 20])
+    unread = _unread(cut, capsys)
+    assert unread["skipped_records"] == MAX_LISTED_PROBLEMS + 1
+    assert unread["stopped_at_line"] is not None and "it was cut there" in unread["stop_reason"]
