@@ -12,7 +12,8 @@ import subprocess
 
 import pytest
 
-from .conftest import PEER_SINGLE_LOGS, TORCH213, TORCH214, peer, report, tlparse_binary, torch213, torch214
+from .conftest import (CUDA211_LOGS, GPU_TRACES, PEER_SINGLE_LOGS, TORCH213, TORCH214, cuda211, peer, report,
+                       shared, tlparse_binary, torch213, torch214)
 from .htmltable import table_rows
 
 pytestmark = pytest.mark.oracle
@@ -38,11 +39,13 @@ def is_extra(name):
 
 
 def log_path(origin, name, tmp_path):
-    if origin == "torch214":  # gzipped, and tlparse 0.4.3 reads plain logs only
-        plain = tmp_path / name
-        with gzip.open(torch214(name)) as f:
+    if origin in ("torch214", "cuda211"):  # gzipped, and tlparse 0.4.3 reads plain logs only
+        plain = tmp_path / name.removesuffix(".gz")
+        with gzip.open(torch214(name) if origin == "torch214" else cuda211(name)) as f:
             plain.write_bytes(f.read())
         return plain
+    if origin == "gpu":
+        return shared(f"{GPU_TRACES.name}/{name}")
     return peer(name) if origin == "peer" else torch213(name)
 
 
@@ -53,14 +56,36 @@ def test_compile_directory_agrees(origin, name, tmp_path):
     ours = report(log, tmp_path / "cs")
     assert list(ours) == list(theirs)
     for key, entry in theirs.items():
-        their_names = [a["name"] for a in entry["artifacts"]]
-        our_names = [a["name"] for a in ours[key]["artifacts"] if not is_extra(a["name"])]
-        if any(is_extra(a["name"]) for e in ours.values() for a in e["artifacts"]):
-            # An extra output takes a number, so compare names without their numbers.
-            assert [stem(n) for n in our_names] == [stem(n) for n in their_names], key
-        else:
-            assert our_names == their_names, key
-            assert ours[key] == entry, key  # numbers, urls, suffixes, readable_url too
+        # Our extra outputs are numbered in series of their own: without them, each entry is tlparse's, numbers,
+        # urls, suffixes and readable_url too.
+        assert {**ours[key], "artifacts": [a for a in ours[key]["artifacts"] if not is_extra(a["name"])]} == entry, key
+
+
+# The CUDA logs of torch 2.11, whose compilation_metrics_runtime records (which tlparse skips) come between others.
+CUDA_CASES = ([("gpu", str(p.relative_to(GPU_TRACES))) for p in sorted(GPU_TRACES.glob("*/dedicated_log_torch_trace*.log"))]
+              + [("cuda211", p.name) for p in sorted(CUDA211_LOGS.glob("*.log.gz"))])
+
+
+@pytest.mark.parametrize("origin,name", CUDA_CASES)
+def test_every_tlparse_artifact_url_is_ours_too(origin, name, tmp_path):
+    # A script or link that opens a file of tlparse's report opens the same file in ours: each of tlparse's urls
+    # exists, under the same name and number, though we show more kinds than tlparse does.
+    log = log_path(origin, name, tmp_path)
+    theirs = run_tlparse(log, tmp_path / "tl")
+    ours = report(log, tmp_path / "cs")
+    ours_by_url = {a["url"]: a for entry in ours.values() for a in entry["artifacts"]}
+    their_artifacts = [a for entry in theirs.values() for a in entry["artifacts"]]
+    assert their_artifacts
+    for a in their_artifacts:
+        assert (tmp_path / "cs" / a["url"]).is_file(), a["url"]
+        assert ours_by_url[a["url"]] == a
+    extras = [a for a in ours_by_url.values() if is_extra(a["name"])]
+    # Our extra kinds are numbered apart: each of their series counts from 0, in log order.
+    for extra_stem in {stem(a["name"]) for a in extras}:
+        numbers = [a["number"] for a in extras if stem(a["name"]) == extra_stem]
+        assert sorted(numbers) == list(range(len(numbers))), extra_stem
+    if origin == "cuda211" or "gpt2" in name:
+        assert extras, "torch 2.11 logs compilation_metrics_runtime on CUDA"
 
 
 def failure_rows(html):

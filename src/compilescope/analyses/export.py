@@ -129,7 +129,7 @@ class ExportReport:
             "detected": self.detected,
             "issues": [i.to_json() for i in self.issues],
             "other_guards": [i.to_json() for i in self.other_guards],
-            "exported_programs": [a.number for a in self.exported_programs],
+            "exported_programs": [a.file_number for a in self.exported_programs],
             "symbols": self.symbols,
             "kinds": self.kinds,
         }
@@ -154,7 +154,7 @@ def export_report(trace: Trace) -> ExportReport:
     for entry in trace.compiles.values():
         report.exported_programs += [a for a in entry.artifacts if a.kind == EXPORTED_PROGRAM_KIND]
         report.symbols += entry.symbols
-    report.exported_programs.sort(key=lambda a: a.number)
+    report.exported_programs.sort(key=lambda a: a.lineno)  # (log order)
     report.symbols.sort(key=lambda s: s.get("lineno", 0))
     report.detected = bool(report.exported_programs) or any(
         e.kind in _EXPORT_ONLY_KINDS

@@ -324,7 +324,7 @@ def _ingest(record: RawRecord, b: TraceBuilder) -> None:
 
     if env.compile_id is None and env.kind in COMPILE_SCOPED_KINDS and not _written_outside_compilation(env, b):
         stats.problem(env.lineno, "missing_compile_id", f"{env.kind} envelope has no compile id")
-    artifacts_before = b.artifact_count
+    last_before = b.last_artifact
     try:
         claimed = handler(env, b)
     except Exception as exc:  # noqa: BLE001 - any handler failure is accounted, never fatal
@@ -342,7 +342,7 @@ def _ingest(record: RawRecord, b: TraceBuilder) -> None:
         stats.count("md5_mismatch")
         stats.problem(env.lineno, "md5_mismatch", f"{env.kind} payload does not match its md5 (read anyway)")
 
-    new_artifact = b.last_artifact if b.artifact_count > artifacts_before else None
+    new_artifact = b.last_artifact if b.last_artifact is not last_before else None
     if new_artifact is not None and key is not None:
         new_artifact.md5 = key
     if env.payload_buffer is not None and not claimed:

@@ -9,7 +9,7 @@ from .ids import CompileId
 from .metrics import MetricRecord, MetricShapes
 from .payloads import JsonLines, PayloadBuffer, PayloadRef, PayloadStore, Spool
 from .stats import IngestStats
-from .trace import Artifact, Compile, ExportEvent, Frame, RawSpans, Trace, UnknownEvent
+from .trace import OWN_SERIES_KINDS, Artifact, Compile, ExportEvent, Frame, RawSpans, Trace, UnknownEvent
 
 
 _NONE_YET = object()
@@ -39,7 +39,9 @@ class TraceBuilder:
         self._unknown_stack_keys: set[tuple] = set()
         self.year: int | None = None
         self.pid: int | None = None
-        self.artifact_count = 0  # artifacts numbered so far (the next one's number); a plain attribute: read per record
+        self.artifact_count = 0  # tlparse's outputs numbered so far (the next one's number)
+        self._own_counts: dict[str, int] = {}  # OWN_SERIES_KINDS: artifacts of each kind so far
+        self._own_total = 0
         self._last: Artifact | None = None
         self._shared_texts: dict[str, str] = {}  # metric name -> its last long string value (share_long_texts)
         self._metric_shapes = MetricShapes()  # the field places metrics records share (metric_record)
@@ -80,8 +82,18 @@ class TraceBuilder:
         payload: str | PayloadBuffer | None = None,
         **extra: Any,
     ) -> Artifact:
+        own_number = None
+        if kind in OWN_SERIES_KINDS:  # (a kind tlparse skips: it takes none of tlparse's numbers)
+            own_number = self._own_counts.get(kind, 0)
+            self._own_counts[kind] = own_number + 1
+            self._own_total += 1
+            number = -self._own_total
+        else:
+            number = self.artifact_count
+            self.artifact_count += 1
         artifact = Artifact(
-            number=self.artifact_count,
+            number=number,
+            own_number=own_number,
             compile_id=compile_id,
             kind=kind,
             name=self._names.setdefault(name, name),  # (every compile logs the same few names: one object each)
@@ -91,7 +103,6 @@ class TraceBuilder:
             payload=self.store.put(payload) if payload is not None else None,
             **extra,
         )
-        self.artifact_count += 1
         self._last = artifact
         self.compile(compile_id, lineno).artifacts.append(artifact)
         return artifact
@@ -222,7 +233,7 @@ class TraceBuilder:
             raw_spans=self.raw_spans,
             year=self.year,
             pid=self.pid,
-            next_number=self.artifact_count,
+            next_number=self.artifact_count + self._own_total,
             rank_seen=self.rank_seen,
             export_events=self.export_events,
             benchmark_events=self.benchmark_events,

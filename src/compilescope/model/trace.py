@@ -44,6 +44,11 @@ LINK = "link"  # an external link, no file
 DUMP = "dump_file"  # a dumped source file, one page for the whole report (dump_file/...)
 
 
+# Kinds tlparse 0.4.3 writes no file for in a report (it skips them without taking a number; exported_program only
+# under --export, in a series of its own). compilescope shows them, each kind numbered in a series of its own, so
+# that every file tlparse writes has tlparse's number and name in ours too (Artifact.own_number).
+OWN_SERIES_KINDS = frozenset({"compilation_metrics_runtime", "bwd_compilation_metrics_runtime", "exported_program"})
+
 _EVAL_WITH_KEY = re.compile(r"<eval_with_key>\.([0-9]+)")
 
 
@@ -77,7 +82,9 @@ class Frame:
 class Artifact:
     """One output of a compilation, in the order the log produced it."""
 
-    number: int  # global output counter (tlparse numbering)
+    # tlparse's output number; for a kind of OWN_SERIES_KINDS, -1, -2, ... in log order: its identity in the model
+    # (never one of tlparse's numbers), while own_number names its file.
+    number: int
     compile_id: CompileId | None
     kind: str  # the envelope kind that produced it
     name: str  # file stem without the number, e.g. "dynamo_output_graph"
@@ -95,12 +102,20 @@ class Artifact:
     # payload is not JSON: False; not applicable: None.
     readable: bool | None = None
     page: str | None = None  # for DUMP: its page's file name, distinct per name (model/dump_pages.py; set by build())
+    own_number: int | None = None  # for a kind of OWN_SERIES_KINDS: how many of that kind the log had before it
 
     @property
     def filename(self) -> str:
         if self.display == DUMP:
             return self.page or dump_file_name(self.name)
-        return f"{safe_stem(self.name)}_{self.number}.{self.ext}"
+        return f"{safe_stem(self.name)}_{self.file_number}.{self.ext}"
+
+    @property
+    def file_number(self) -> int:
+        """The number in its file name: tlparse's, or for a kind tlparse does not write, its own series'. The runtime
+        metrics pages are <kind>_N.html, and tlparse writes .html only for the kinds it knows, named after them: the
+        names cannot collide. exported_program_N.txt is the name tlparse gives it under --export."""
+        return self.number if self.own_number is None else self.own_number
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -119,6 +134,7 @@ class Artifact:
             "data": self.data,
             "md5": self.md5,
             "readable": self.readable,
+            "own_number": self.own_number,
         }
 
     @classmethod
@@ -241,7 +257,7 @@ class Trace:
     unknown_stacks: list[list[Frame]]  # "stack" context of events outside any compilation
     year: int | None  # the log's year, from absolute timestamps in it
     pid: int | None
-    next_number: int  # artifacts numbered so far
+    next_number: int  # outputs numbered so far (tlparse's series, its readable pages and the own series together)
     rank_seen: bool = False  # some envelope carried `rank` equal to the rank read
     export_events: list[ExportEvent] = field(default_factory=list)  # torch.export diagnostics, in log order
     benchmark_events: list[dict] = field(default_factory=list)  # benchmarks' and compiles' chromium events, in order

@@ -54,7 +54,7 @@ def _directory_artifact(a: Artifact, options: ReportOptions) -> dict:
         "name": a.name.rsplit("/", 1)[-1] if a.display == LINK else a.filename,
         # tlparse records the number of the last file it wrote for an
         # entry: the readable companion page is numbered after the JSON.
-        "number": a.number + 1 if a.readable else a.number,
+        "number": a.file_number + 1 if a.readable else a.file_number,
         "suffix": a.suffix,
         "url": artifact_url(a, options),
         "readable_url": readable_url(a, options),

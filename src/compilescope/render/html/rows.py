@@ -147,7 +147,7 @@ def _artifact_items(artifacts: Iterable[Artifact], roles: Mapping[int, str], roo
                     options: ReportOptions) -> Iterator[str]:
     for a in artifacts:
         badge = f' <span class="badge role">{html_text(roles[a.number])}</span>' if a.number in roles else ""
-        yield f'<li>{artifact_link_html(a, root, options)}{badge} <span class="num">({a.number})</span></li>'
+        yield f'<li>{artifact_link_html(a, root, options)}{badge} <span class="num">({a.file_number})</span></li>'
 
 
 def frame_html(frame: Frame, root: str, frame_url: Callable[[Frame], str | None]) -> str:
