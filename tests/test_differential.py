@@ -24,8 +24,8 @@ CASES = ([("peer", n) for n in PEER_SINGLE_LOGS] + [("torch213", n) for n in TOR
          + [("torch214", n) for n in TORCH214])
 
 
-def run_tlparse(log, out):
-    subprocess.run([tlparse_binary(), str(log), "-o", str(out), "--no-browser", "--overwrite"],
+def run_tlparse(log, out, *flags):
+    subprocess.run([tlparse_binary(), str(log), "-o", str(out), "--no-browser", "--overwrite", *flags],
                    check=True, capture_output=True, timeout=300)
     return json.loads((out / "compile_directory.json").read_text())
 
@@ -86,6 +86,28 @@ def test_every_tlparse_artifact_url_is_ours_too(origin, name, tmp_path):
         assert sorted(numbers) == list(range(len(numbers))), extra_stem
     if origin == "cuda211" or "gpt2" in name:
         assert extras, "torch 2.11 logs compilation_metrics_runtime on CUDA"
+
+
+@pytest.mark.parametrize("log", ["simple.log", "cache_hit_miss.log"])
+def test_plain_text_output_code_is_named_and_pointed_at_as_tlparse_does(log, tmp_path):
+    # -p writes output code as <stem>.txt: compile_directory.json names that file, the index links it by that name,
+    # and raw.jsonl points the record at it, as tlparse does (not at a copy in payloads/).
+    theirs = run_tlparse(peer(log), tmp_path / "tl", "-p")
+    ours = report(peer(log), tmp_path / "cs", "-p")
+    assert ours == theirs
+    codes = [a for entry in ours.values() for a in entry["artifacts"] if a["name"].startswith("inductor_output_code")]
+    assert codes and all(a["name"].endswith(".txt") and a["url"].endswith("/" + a["name"]) for a in codes)
+    index = (tmp_path / "cs" / codes[0]["url"].split("/")[0] / "index.html").read_text()
+    assert f'>{codes[0]["name"]}</a>' in index
+
+    def code_records(out):
+        lines = [json.loads(line) for line in (out / "raw.jsonl").read_text().splitlines()[1:]]
+        return [r for r in lines if "inductor_output_code" in r]
+
+    assert [r["payload_filename"] for r in code_records(tmp_path / "cs")] == [a["url"] for a in codes]
+    assert [r["payload_filename"] for r in code_records(tmp_path / "tl")] == [a["url"] for a in codes]
+    for record in code_records(tmp_path / "cs"):  # no second copy of the code by its md5
+        assert not (tmp_path / "cs" / "payloads" / f'{record["has_payload"]}.txt').exists()
 
 
 def failure_rows(html):

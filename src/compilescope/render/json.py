@@ -7,10 +7,10 @@ from typing import Iterator
 import orjson
 
 from ..model import trace as trace_model
-from ..model.trace import LINK, TEXT, JSON, Artifact, Compile, RawSpans, Trace
+from ..model.trace import CODE, LINK, TEXT, JSON, Artifact, Compile, RawSpans, Trace
 from ..model.payloads import PAYLOAD_KEY
 from .content import chunked
-from .options import ReportOptions, artifact_url, payload_file, readable_url
+from .options import ReportOptions, artifact_file_name, artifact_url, payload_file, readable_url
 
 
 DIRECTORY_CHUNK = 256 << 10  # bytes of compile_directory.json handed to the writer at a time
@@ -51,7 +51,7 @@ def compile_directory_json(trace: Trace, options: ReportOptions) -> Iterator[byt
 
 def _directory_artifact(a: Artifact, options: ReportOptions) -> dict:
     return {
-        "name": a.name.rsplit("/", 1)[-1] if a.display == LINK else a.filename,
+        "name": a.name.rsplit("/", 1)[-1] if a.display == LINK else artifact_file_name(a, options),
         # tlparse records the number of the last file it wrote for an
         # entry: the readable companion page is numbered after the JSON.
         "number": a.file_number + 1 if a.readable else a.file_number,
@@ -92,7 +92,8 @@ def _raw_jsonl_lines(trace: Trace, options: ReportOptions) -> Iterator[bytes]:
     urls = {}
     for entry in trace.compiles.values():
         for a in entry.artifacts:
-            if a.display in (TEXT, JSON):
+            # The file that holds the payload as logged: with -p, output code's .txt too (tlparse's pointer).
+            if a.display in (TEXT, JSON) or (a.display == CODE and options.plain_text):
                 urls[a.number] = artifact_url(a, options)
     table = [trace.string_table.get(i) for i in range(max(trace.string_table, default=-1) + 1)]
     yield orjson.dumps({"string_table": table}) + b"\n"

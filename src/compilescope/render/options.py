@@ -29,11 +29,16 @@ def artifact_url(artifact: Artifact, options: ReportOptions) -> str:
         return artifact.url or ""
     if artifact.display == DUMP:
         return f"dump_file/{artifact.filename}"  # the page the model chose for its name (model/dump_pages.py)
+    directory = _compile_dir(artifact.compile_id) if artifact.compile_id else NO_COMPILE_ID_DIR
+    return f"{directory}/{artifact_file_name(artifact, options)}"
+
+
+def artifact_file_name(artifact: Artifact, options: ReportOptions) -> str:
+    """The name of the file written for an artifact: with -p, output code is a .txt file, not a page."""
     filename = artifact.filename
     if options.plain_text and artifact.display == CODE and artifact.ext == "html":
-        filename = filename[: -len(".html")] + ".txt"
-    directory = _compile_dir(artifact.compile_id) if artifact.compile_id else NO_COMPILE_ID_DIR
-    return f"{directory}/{filename}"
+        return filename[: -len(".html")] + ".txt"
+    return filename
 
 
 @functools.lru_cache(maxsize=1024)

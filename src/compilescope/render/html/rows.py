@@ -18,7 +18,7 @@ from ...analyses.metric_values import LongMetric, is_structured, pretty_json
 from ...model.trace import LINK, Artifact, Frame
 from ...wording import count
 from ..content import chunked
-from ..options import ReportOptions, artifact_url, safe_link_url
+from ..options import ReportOptions, artifact_file_name, artifact_url, safe_link_url
 
 
 SHORT_TEXT = 256  # html_text escapes a str shorter than this itself
@@ -130,7 +130,7 @@ def artifact_link_html(a: Artifact, root: str, options: ReportOptions) -> Markup
                 f'<span class="mono" title="not an http(s) link: shown, not linked">{html_text(a.name)}: '
                 f"{html_text(a.url)}</span>")
     else:
-        link = f'<a href="{html_text(root)}{html_text(artifact_url(a, options))}">{html_text(a.filename)}</a>'
+        link = f'<a href="{html_text(root)}{html_text(artifact_url(a, options))}">{html_text(artifact_file_name(a, options))}</a>'
     if a.cache:
         link += f' <span class="badge {html_text(a.cache)}">cache {html_text(a.cache)}</span>'
     return Markup(link)
