@@ -110,6 +110,27 @@ def test_plain_text_output_code_is_named_and_pointed_at_as_tlparse_does(log, tmp
         assert not (tmp_path / "cs" / "payloads" / f'{record["has_payload"]}.txt').exists()
 
 
+@pytest.mark.parametrize("origin,name", [("peer", "links.log"), ("peer", "comp_metrics.log"),
+                                         ("cuda211", "train_break_recompile.log.gz")])
+def test_raw_jsonl_records_have_tlparses_keys(origin, name, tmp_path):
+    # A record with no file of its own (metrics, runtime metrics, links) has no payload_filename, as in tlparse's:
+    # a reader that opens rec["payload_filename"] when the key is there must not get null.
+    log = log_path(origin, name, tmp_path)
+    run_tlparse(log, tmp_path / "tl")
+    report(log, tmp_path / "cs")
+
+    def records(out):
+        return [json.loads(line) for line in (out / "raw.jsonl").read_text().splitlines()[1:]]
+
+    ours, theirs = records(tmp_path / "cs"), records(tmp_path / "tl")
+    assert len(ours) == len(theirs)
+    for our, their in zip(ours, theirs):
+        # (pid: tlparse calls it thread; log_lineno is ours, see test_raw_jsonl_has_the_logs_year_and_pid)
+        assert set(our) - {"pid", "log_lineno"} == set(their) - {"thread"}, our
+        assert our.get("payload_filename", "") is not None
+    assert any("link" in r for r in ours) or any("compilation_metrics" in r and "payload_filename" not in r for r in ours)
+
+
 def failure_rows(html):
     # (compile id, failure type, description): the columns both tools fill the same way.
     return [tuple(r[:3]) for r in table_rows(html)[1:]]

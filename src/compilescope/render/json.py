@@ -111,9 +111,11 @@ def _raw_jsonl_lines(trace: Trace, options: ReportOptions) -> Iterator[bytes]:
             url = urls.get(number) if isinstance(number, int) else None
             if url is None and md5:
                 url = payload_url(trace, options, md5)
-            # payload_filename takes artifact_number's place (tlparse's key order).
-            doc = {("payload_filename" if k == "artifact_number" else k): (url if k == "artifact_number" else v)
-                   for k, v in doc.items()}
+            if url is None:  # no file holds it (metrics, links): tlparse writes no payload_filename, not a null one
+                del doc["artifact_number"]
+            else:  # payload_filename takes artifact_number's place (tlparse's key order)
+                doc = {("payload_filename" if k == "artifact_number" else k): (url if k == "artifact_number" else v)
+                       for k, v in doc.items()}
         elif md5:
             doc["payload_filename"] = payload_url(trace, options, md5)
         yield orjson.dumps(doc, option=orjson.OPT_APPEND_NEWLINE)
