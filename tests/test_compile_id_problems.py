@@ -6,9 +6,10 @@ import json
 
 import pytest
 
+from compilescope.decompile.recorded import CUDAGRAPH_SKIP
 from compilescope.ingest.reader import read_trace
 
-from .conftest import TORCH213, run_cli, torch213
+from .conftest import TORCH213, cuda211, run_cli, torch213
 from .tracelog import cid, envelope
 
 
@@ -18,6 +19,17 @@ def test_strict_compile_id_passes_every_real_torch213_log(name, tmp_path, capsys
     assert rc == 0, capsys.readouterr().err
     with read_trace(str(torch213(name))) as trace:
         assert [p for p in trace.stats.problems if p.category == "missing_compile_id"] == []
+
+
+def test_strict_compile_id_passes_compilescopes_own_cudagraph_skip(tmp_path, capsys):
+    # run and capture() write the skip when the graph first runs, outside any compilation: no compile id is due.
+    log = cuda211("cudagraph_first_run_skip.log.gz")
+    with read_trace(str(log)) as trace:
+        skips = [a for entry in trace.compiles.values() for a in entry.artifacts if a.name == CUDAGRAPH_SKIP]
+        assert skips and all(a.compile_id is None for a in skips)
+        assert [p for p in trace.stats.problems if p.category == "missing_compile_id"] == []
+    rc = run_cli(log, "-o", tmp_path / "out", "--no-browser", "--strict-compile-id")
+    assert rc == 0, capsys.readouterr().err
 
 
 def test_torch_version_is_not_listed_under_problems(tmp_path):
