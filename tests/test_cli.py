@@ -110,6 +110,34 @@ def test_existing_output_needs_overwrite(tmp_path, capsys):
     assert not (out / "stale.txt").exists()
 
 
+@pytest.mark.parametrize("kind", ["several logs", "all ranks"])
+def test_overwrite_replaces_a_run_stopped_before_its_index(kind, tmp_path, monkeypatch):
+    # A run of several logs or ranks writes its index.html last: Ctrl-C before it leaves compilescope's own
+    # unfinished directory, which --overwrite replaces (it refused: "does not hold a compilescope report").
+    from compilescope.cli import batch, multirank
+    from compilescope.output import WRITING_MARK
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    if kind == "several logs":
+        inputs = [torch213("graph_breaks.log"), torch213("recompiles.log")]
+        monkeypatch.setattr(batch, "batch_files", interrupted)
+    else:
+        inputs = [torch213("graph_breaks.log").parent.parent / "multi_rank", "--all-ranks-html"]
+        monkeypatch.setattr(multirank.LandingRenderer, "from_results", interrupted)
+    out = tmp_path / "out"
+    assert run_cli(*inputs, "-o", out, "--no-browser", "-j", "1") == 130
+    assert not (out / "index.html").exists() and (out / WRITING_MARK).is_file()
+    assert any(p.name == "index.html" for p in out.glob("*/index.html"))  # the reports it did write
+    monkeypatch.undo()
+    assert run_cli(*inputs, "-o", out, "--no-browser", "-j", "1", "--overwrite") == 0
+    assert (out / "index.html").is_file() and not (out / WRITING_MARK).exists()
+    # The mark is compilescope's alone: a directory without it or an index.html is still refused.
+    (out / "index.html").unlink()
+    assert run_cli(*inputs, "-o", out, "--no-browser", "-j", "1", "--overwrite") == 2
+
+
 def test_plain_text_writes_code_as_txt(tmp_path):
     directory = report(peer("simple.log"), tmp_path / "out", "-p")
     code = [a for a in directory["[0/0]"]["artifacts"] if a["name"].startswith("inductor_output_code")]

@@ -7,6 +7,7 @@ import errno
 import gc
 import os
 import shutil
+import stat
 import tempfile
 from typing import Iterable, Iterator, Union
 
@@ -15,8 +16,13 @@ from .collector import something_frozen
 from .errors import CompilescopeError, OutputExistsError
 
 # Every report (compilescope's of any kind, and tlparse's) has this page at its top: --overwrite
-# replaces only a directory that holds it, never any other directory.
+# replaces only a directory that holds it, or compilescope's mark, never any other directory.
 REPORT_PAGE = "index.html"
+# Written first into every output directory, and removed once its top REPORT_PAGE is written: a batch or
+# multi-rank run writes that page last, so a run stopped before it (Ctrl-C) leaves the mark, and --overwrite
+# knows the directory for compilescope's own unfinished output.
+WRITING_MARK = ".compilescope-writing"
+_MARK_TEXT = b"compilescope was writing a report here and stopped before its index.html: --overwrite replaces it.\n"
 
 
 def check_output_dir(path: str, overwrite: bool, keep: Iterable[str] = ()) -> bool:
@@ -59,16 +65,24 @@ def _check_replaceable(path: str, keep: Iterable[str]) -> None:
         other = os.path.realpath(other)
         if other == here or other.startswith(here.rstrip(os.sep) + os.sep):
             raise CompilescopeError(f"refusing to replace {path}: it contains {what}; choose another output directory")
-    if not os.path.isfile(os.path.join(here, REPORT_PAGE)):
+    if not os.path.isfile(os.path.join(here, REPORT_PAGE)) and not _is_regular_file(os.path.join(here, WRITING_MARK)):
         raise CompilescopeError(f"refusing to replace {path}: it does not hold a compilescope report; "
                                 "choose another output directory")
+
+
+def _is_regular_file(path: str) -> bool:
+    try:
+        return stat.S_ISREG(os.lstat(path).st_mode)
+    except OSError:
+        return False
 
 
 class OutputDir:
     """A fresh output directory; every write stays inside it and follows no symlink."""
 
-    def __init__(self, path: str, overwrite: bool, keep: Iterable[str] = ()):
-        """keep: paths that must survive (the log being reported): --overwrite never deletes them."""
+    def __init__(self, path: str, overwrite: bool, keep: Iterable[str] = (), mark: bool = True):
+        """keep: paths that must survive (the log being reported): --overwrite never deletes them.
+        mark: write WRITING_MARK until the top REPORT_PAGE is written (False: an output that has no such page)."""
         self.path = os.path.abspath(path)
         try:
             if check_output_dir(path, overwrite, keep):
@@ -76,6 +90,9 @@ class OutputDir:
             os.makedirs(self.path, exist_ok=True)
         except OSError as exc:
             raise CompilescopeError(f"cannot create output directory {path}: {exc.strerror or exc}") from None
+        self._mark = os.path.join(self.path, WRITING_MARK) if mark else None
+        if self._mark is not None:
+            _write_file(self._mark, _MARK_TEXT)
         self._dirs: set[str] = {self.path}
         self.files = 0
         self.bytes = 0
@@ -111,6 +128,10 @@ class OutputDir:
             content = content.encode("utf-8", "replace") if len(content) <= BIG_PAGE else _encode_pieces(content)
         self.bytes += _write_file(target, content)
         self.files += 1
+        if relpath == REPORT_PAGE and self._mark is not None:  # the directory now says it is a report itself
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(self._mark)
+            self._mark = None
         return target
 
     def write_all(self, files: Iterable[tuple[str, Content]], processes: int = 1) -> None:

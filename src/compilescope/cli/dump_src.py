@@ -29,7 +29,7 @@ class DumpSrcCommand:
         if found.note:
             print(f"compilescope: {found.note}", file=sys.stderr)
         with read_trace(found.chosen) as trace:
-            output = OutputDir(args.out, args.overwrite, keep=[trace.source])
+            output = OutputDir(args.out, args.overwrite, keep=[trace.source], mark=False)  # (depyf's layout: no index.html)
             n = 0
             for relpath, text in dump_src_files(trace, analyze(trace)):
                 output.write(relpath, text)
