@@ -43,7 +43,7 @@ def _shown(value) -> str:
 
 def test_the_compile_page_shows_the_head_of_a_long_value_and_links_to_the_whole(gpt2):
     out, directory, metrics = gpt2
-    for compile_dir, metrics_page in (("-_1_1_1", "compilation_metrics_109.html"), ("-_1_0_1", "compilation_metrics_24.html")):
+    for compile_dir, metrics_page in (("-_1_1_1", "compilation_metrics_106.html"), ("-_1_0_1", "compilation_metrics_24.html")):
         page = (out / compile_dir / "index.html").read_text()
         full = (out / compile_dir / metrics_page).read_text()
         # 903 and 263 KB before, 834 and 198 KB of them one value (inductor_provenance, pretty-printed).
@@ -69,12 +69,12 @@ def test_the_compile_page_shows_the_head_of_a_long_value_and_links_to_the_whole(
             if value:
                 assert _shown(value) in _row(page, key), key
     # The file names tlparse writes are unchanged.
-    assert "compilation_metrics_109.html" in json.dumps(directory)
+    assert "compilation_metrics_106.html" in json.dumps(directory)
 
 
 def test_backward_metrics_pages_stay_whole(gpt2):
     out, _, _ = gpt2
-    page = out / "-_1_0_1" / "bwd_compilation_metrics_72.html"
+    page = out / "-_1_0_1" / "bwd_compilation_metrics_70.html"
     html = page.read_text()
     assert len(html) > 400_000 and "metric-cut" not in html
     assert "inductor_provenance" in html
@@ -125,6 +125,6 @@ def test_the_long_values_read_as_a_short_page_in_a_browser(gpt2):
         assert box is not None and box["height"] < 400, box
         row.locator("a").click()
         page.wait_for_load_state()
-        assert page.url.endswith("-_1_1_1/compilation_metrics_109.html")
+        assert page.url.endswith("-_1_1_1/compilation_metrics_106.html")
         assert page.locator("tr:has(th:text-is('inductor_provenance')) pre").first.text_content().startswith('[\n  "{')
         assert page.console_errors == [] and page.external_requests == []
