@@ -156,6 +156,31 @@ def test_failures_and_restarts_agree(origin, name, tmp_path):
     assert ours == theirs
 
 
+@pytest.mark.parametrize("name", ["compile_error_fallback.log", "compile_error_raises.log", "recompiles.log",
+                                  "compile_error_lowering.log"])
+def test_failure_source_is_never_the_compiled_frame(name, tmp_path):
+    # Where torch logged no failure frame (fail_user_frame_filename null) tlparse says N/A:0; we say in words that
+    # no location was logged, and name the frame being compiled only as such (its def line is not where it failed).
+    log = log_path("torch214", name, tmp_path)
+    run_tlparse(log, tmp_path / "tl")
+    report(log, tmp_path / "cs")
+    theirs = [(r[0], r[3]) for r in table_rows((tmp_path / "tl" / "failures_and_restarts.html").read_text())[1:]
+              if r[1] != "RestartAnalysis"]
+    ours = [(r[0], r[3]) for r in table_rows((tmp_path / "cs" / "failures_and_restarts.html").read_text())[1:]
+            if r[1] != "RestartAnalysis"]
+    assert [cid for cid, _ in ours] == [cid for cid, _ in theirs] and theirs
+    text = log.read_text()
+    for (cid, our), (_, their) in zip(ours, theirs):
+        if their != "N/A:0":
+            assert our == their, cid
+        elif our.startswith("N/A: torch logged no failure location"):
+            assert re.fullmatch(r"N/A: torch logged no failure location( compiled frame: \S+:\d+)?", our), cid
+        else:  # the user frame the logged traceback ends in: a place the log names, not the compiled frame
+            filename, line = our.rsplit(":", 1)
+            assert f'File "{filename}", line {line}' in text, cid
+    assert any(our.startswith("N/A") for _, our in ours) == (name != "compile_error_lowering.log")
+
+
 # -- intended differences ---------------------------------------------------------------
 
 

@@ -17,13 +17,16 @@ class FailureRow:
     compile_id: CompileId | None
     kind: str  # the failure type, or "RestartAnalysis" for a restart
     reason: str
-    source: str | None  # "file:line" of the user frame, for failures
+    source: str | None  # "file:line" where the compile failed, for failures, when the log says where
     metrics_number: int | None  # the compilation_metrics artifact to link to
     message: str | None = None  # the reason's first line, for failures
     diagnostics: tuple[CompilerDiagnostic, ...] = ()  # a C++ compile's `error:` lines
     # A restart whose reason torch did not work out (UNKNOWN_RESTART): the graph break it logged for the
     # compilation, `reason at file:line`, when there is one.
     graph_break: str | None = None
+    # A failure the log gives no location for: the frame being compiled, "file:line" of its def (context only: the
+    # failure may be anywhere in it, or in torch).
+    compiled_frame: str | None = None
 
     @property
     def is_restart(self) -> bool:
@@ -35,6 +38,7 @@ class FailureRow:
             "type": self.kind,
             "reason": self.reason,
             "source": self.source,
+            "compiled_frame": self.compiled_frame,
         }
 
 
@@ -62,10 +66,16 @@ def failures_and_restarts(trace: Trace, errors: CompileErrors | None = None,
             lineno = metrics.get("fail_user_frame_lineno")
             source = f"{filename}:{lineno}" if filename else None
             error = by_key.get(entry.key)
+            frame = None
             if source is None and error is not None and error.location is not None:
-                source = f"{error.location.filename}:{error.location.line}"
+                where = f"{error.location.filename}:{error.location.line}"
+                if error.location_kind == "compiled frame":  # no failure location: only what was being compiled
+                    frame = where
+                else:  # the user frame the logged traceback ends in
+                    source = where
             rows.append(FailureRow(entry.compile_id, str(metrics["fail_type"]), str(metrics.get("fail_reason") or ""), source,
-                                   number, error.message if error else None, tuple(error.diagnostics) if error else ()))
+                                   number, error.message if error else None, tuple(error.diagnostics) if error else (),
+                                   compiled_frame=frame))
         for reason in metrics.get("restart_reasons") or []:
             known = None if str(reason) != UNKNOWN_RESTART else break_of.get(compilation_key(entry.compile_id))
             rows.append(FailureRow(entry.compile_id, "RestartAnalysis", str(reason), None, number, graph_break=known))
