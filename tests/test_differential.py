@@ -240,6 +240,30 @@ def test_strict_compile_id_fires(tmp_path):
     assert run_cli(log, "-o", tmp_path / "b", "--no-browser", "--strict-compile-id") == 1
 
 
+def test_an_empty_log_is_an_error_not_an_empty_report(tmp_path):
+    # tlparse writes a report of nothing and exits 0; a log without a trace record is an input to fix (exit 2).
+    log = tmp_path / "empty.log"
+    log.write_text("")
+    proc = subprocess.run([tlparse_binary(), str(log), "-o", str(tmp_path / "tl"), "--no-browser"], capture_output=True)
+    assert proc.returncode == 0 and (tmp_path / "tl" / "index.html").exists()
+    from .conftest import run_cli
+
+    assert run_cli(log, "-o", tmp_path / "cs", "--no-browser") == 2
+    assert not (tmp_path / "cs" / "index.html").exists()
+
+
+def test_provenance_pages_are_under_provenance(tmp_path):
+    # -i: tlparse writes provenance_tracking_<compile dir>.html at the top; ours are provenance/<compile dir>.html,
+    # with their line mappings as .json beside them.
+    log = peer("inductor_provenance_jit_log.txt")
+    run_tlparse(log, tmp_path / "tl", "-i")
+    report(log, tmp_path / "cs", "-i")
+    assert (tmp_path / "tl" / "provenance_tracking_-_0_0_0.html").is_file()
+    assert not list((tmp_path / "cs").glob("provenance_tracking_*"))
+    assert (tmp_path / "cs" / "provenance" / "-_0_0_0.html").is_file()
+    assert (tmp_path / "cs" / "provenance" / "-_0_0_0.json").is_file()
+
+
 def test_restart_reasons_are_escaped(tmp_path):
     # The print() graph break's reason names "<class 'torch._dynamo...'>": tlparse emits it raw.
     log = torch213("graph_breaks.log")
