@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import atexit
 import importlib.util
 import json
 import os
@@ -16,6 +17,7 @@ import pytest
 # one) and must leave it empty: pytest_sessionfinish checks. The CLI's template cache is off here; its own tests
 # turn it on in a directory they own.
 TEST_HOME = tempfile.mkdtemp(prefix="compilescope-home-")
+atexit.register(shutil.rmtree, TEST_HOME, ignore_errors=True)  # also when imported outside a pytest session
 os.environ["HOME"] = TEST_HOME
 os.environ.pop("XDG_CACHE_HOME", None)
 os.environ["COMPILESCOPE_TEMPLATE_CACHE"] = "0"
