@@ -18,8 +18,10 @@ from ..conftest import GPU_TRACES, report, run_cli, skip_or_fail, torch213
 
 _HREF = re.compile(r'href="([^"]*)"')
 _ID = re.compile(r'\bid="([^"]*)"')
-# A gap row: the anchors of the lines it folds, then the lines it says it stands for.
-_GAP = re.compile(r'<div class="src-gap">((?:<span id="L\d+"></span>)*)⋯ lines? (\d+)(?:–(\d+))?: not quoted in the log')
+# A gap row: one element, named by its first line, then the lines it says it stands for.
+_GAP = re.compile(r'<div class="src-gap" id="L(\d+)">⋯ lines? (\d+)(?:–(\d+))?: not quoted in the log')
+# A link whose text is the line it stands for (the transformed-code page's line numbers).
+_NUMBERED = re.compile(r'<a class="ln" href="([^"]*)">(\d+)</a>')
 _ROW_TEXT = re.compile(r'<div class="src-line[^"]*" id="L(\d+)"[^>]*><a class="ln"[^>]*>\d+</a><a class="lt"[^>]*>(.*?)</a>')
 
 
@@ -54,15 +56,24 @@ def assert_every_line_link_lands(root: Path) -> Counter:
             text = target.read_text(encoding="utf-8")
             ids[target] = set(_ID.findall(text))
             gaps[target] = {}
-            for anchors, first, last in _GAP.findall(text):
-                for n in map(int, re.findall(r'id="L(\d+)"', anchors)):
-                    gaps[target][n] = (int(first), int(last or first))
+            for anchor, first, last in _GAP.findall(text):
+                assert anchor == first, (target.name, anchor, first)
+                gaps[target][int(first)] = (int(first), int(last or first))
         assert f"L{line}" in ids[target], (str(page.relative_to(root)), target.name, line)
         made[kind(root, page)] += 1
         if line in gaps[target]:
-            first, last = gaps[target][line]
-            assert first <= line <= last, (target.name, line, first, last)
             made["in a gap"] += 1
+    # A numbered link to a line in a gap lands on the gap that names that line.
+    for page in sorted(root.rglob("transformed_code.html")):
+        for href, number in _NUMBERED.findall(page.read_text(encoding="utf-8")):
+            path, _, fragment = html.unescape(href).partition("#")
+            target = (page.parent / path).resolve()
+            line, landed = int(number), int(fragment[1:])
+            if landed in gaps.get(target, {}):
+                first, last = gaps[target][landed]
+                assert first <= line <= last, (target.name, line, first, last)
+            else:
+                assert landed == line, (target.name, line, landed)
     return made
 
 

@@ -16,10 +16,12 @@ others being gaps (``None``), never guessed text.
 
 from __future__ import annotations
 
+import bisect
 import hashlib
 import os
 import re
 from dataclasses import field
+from functools import cached_property
 from typing import Any, Iterable
 
 from ..lazy_regex import lazy_compile
@@ -70,9 +72,12 @@ def file_page(path: str) -> str:
 
 
 # A file rebuilt from the log has as many lines as the highest line the log names. A log is untrusted: one naming
-# line 10**9 would take gigabytes, so a rebuilt file stops here (real source files are far shorter); what the log
-# says of a line past it stays in the JSON, and the page links to the file's top instead.
+# line 10**9 would take gigabytes, so a rebuilt file stops here (real source files are far shorter), and all rebuilt
+# files together stop at the second bound (a few bytes of log can name line 99,999 of each of many files); the
+# files naming the fewest lines are rebuilt first, so files of real length keep theirs. What the log says of a line
+# past the bound stays in the JSON, and the page links to the file's top instead.
 MAX_REBUILT_LINES = 100_000
+MAX_REBUILT_LINES_IN_ALL = 1_000_000
 
 
 def line_anchor(line: int) -> str:
@@ -150,6 +155,27 @@ class SourceFile:
     @property
     def name(self) -> str:
         return os.path.basename(self.path) or self.path
+
+    @cached_property
+    def _gap_starts(self) -> list[int]:
+        """The first line of each gap: a run of lines the page does not show (unquoted, without notes)."""
+        starts = []
+        previous_shown = True
+        for n, text in enumerate(self.text, 1):
+            shown = text is not None or n in self.notes
+            if not shown and previous_shown:
+                starts.append(n)
+            previous_shown = shown
+        return starts
+
+    def anchor(self, line: int) -> str | None:
+        """The anchor of the page a link to `line` lands on: its own row, or the one row of the gap that holds it
+        (a gap is one element, whatever its length, so a page costs what the log quotes); None past the file."""
+        if not 0 < line <= len(self.text):
+            return None
+        if self.text[line - 1] is not None or line in self.notes:
+            return line_anchor(line)
+        return line_anchor(self._gap_starts[bisect.bisect_right(self._gap_starts, line) - 1])
 
     def function_lines(self, first: int) -> list[tuple[int, str | None]]:
         """(line, text or None) of the function that starts, or resumes, at line `first`, while lines belong to it
@@ -516,15 +542,22 @@ def analyze_sources(trace: Trace, provenance: Provenance | None = None, shapes: 
             linked_lines.setdefault(loc.filename, set()).add(loc.line)
 
     result = Sources(graph_breaks=sites)
+    read = {path: _read_disk(path, quotes.by_file.get(path, {})) for path in notes}
+    wanted = {path: min(max([*quotes.by_file.get(path, {}), *notes[path], *linked_lines.get(path, ())], default=0),
+                        MAX_REBUILT_LINES) for path, (disk, _) in read.items() if disk is None}
+    rebuilt_lines: dict[str, int] = {}
+    budget = MAX_REBUILT_LINES_IN_ALL
+    for path in sorted(wanted, key=lambda p: (wanted[p], p)):
+        rebuilt_lines[path] = min(wanted[path], budget)
+        budget -= rebuilt_lines[path]
     for path in sorted(notes):
         quoted = quotes.by_file.get(path, {})
-        disk, note = _read_disk(path, quoted)
+        disk, note = read[path]
         if disk is not None:
             text: list[str | None] = list(disk)
             origin = "disk"
         else:
-            last = min(max([*quoted, *notes[path], *linked_lines.get(path, ())], default=0), MAX_REBUILT_LINES)
-            text = [quoted.get(i) for i in range(1, last + 1)]
+            text = [quoted.get(i) for i in range(1, rebuilt_lines[path] + 1)]
             origin = "log"
         functions = quotes.functions.get(path, {}) if origin == "log" else {}
         result.files.append(SourceFile(path, file_page(path), origin, note, text, notes[path],

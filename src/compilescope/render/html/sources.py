@@ -28,14 +28,15 @@ STATUS_TITLES = {
 
 
 def source_url(page: _Page, filename: str | None, line: int | None = None) -> str | None:
-    """The source page of a user file (relative to the report root), at a line where the page has it (every line
-    up to its last, gaps included); None when the file has no page."""
+    """The source page of a user file (relative to the report root), at the row that shows a line (its own, or the
+    gap that holds it) where the page has it; None when the file has no page."""
     if not filename:
         return None
     found = page.results.sources.file(filename)
     if found is None:
         return None
-    return found.page + (f"#{line_anchor(line)}" if line and 0 < line <= len(found.text) else "")
+    anchor = found.anchor(line) if line else None
+    return found.page + (f"#{anchor}" if anchor else "")
 
 
 class _CompileDirs(dict[str, str]):
@@ -105,7 +106,7 @@ def _notes_html(page: _Page, f: SourceFile, n: int, dirs: _CompileDirs, resume_i
             continue
         site = breaks[i]
         loc = site.location
-        where = (f'<a href="#{line_anchor(loc.line)}">line {loc.line}</a>' if loc.filename == f.path
+        where = (f'<a href="#{f.anchor(loc.line) or ""}">line {loc.line}</a>' if loc.filename == f.path
                  else html_text(loc.short))
         yield f'<li class="n-eager">ran eagerly because of the graph break at {where}: {html_text(site.reason)}</li>'
     for r in notes.resumes:
@@ -174,10 +175,9 @@ def _line_rows(page: _Page, f: SourceFile, dirs: _CompileDirs, resume_ids: dict[
         if gap_start is not None:
             last = n - 1
             span = f"line {gap_start}" if gap_start == last else f"lines {gap_start}–{last}"
-            # Each folded line keeps its anchor: a link to it (a line of a function on its transformed-code page)
-            # lands on the gap that says why the line is not shown.
-            anchors = "".join(f'<span id="{line_anchor(g)}"></span>' for g in range(gap_start, last + 1))
-            yield f'<div class="src-gap">{anchors}⋯ {span}: not quoted in the log ⋯</div>'
+            # One element, whatever the gap's length (a log of a few bytes can name line 99,999): a link to a line
+            # in it (a line of a function on its transformed-code page) lands on it, by its first line (f.anchor).
+            yield f'<div class="src-gap" id="{line_anchor(gap_start)}">⋯ {span}: not quoted in the log ⋯</div>'
             gap_start = None
         if n > total:
             break

@@ -27,14 +27,28 @@ def transformed_files(page: _Page) -> Iterator[tuple[str, Iterator[bytes]]]:
         yield transformed_url(dir_name), later(lambda code=code: _page(page, code))  # type: ignore[misc]
 
 
-def _original_lines(page: _Page, code: TransformedCode) -> tuple[list[tuple[int, str | None]], str | None]:
-    """The function's lines from its first (or resume) line, while they belong to it; and its source page."""
+def _original_rows(page: _Page, code: TransformedCode) -> tuple[list[tuple[int, int, str, str | None]], str | None]:
+    """The function's lines from its first (or resume) line, while they belong to it, as rows (first line, last
+    line, anchor on the source page, text), and its source page. Unquoted lines that land on one gap of the source
+    page are one row: a log of a few bytes can put line 99,999 in the function."""
     if code.frame is None:
         return [], None
     f = page.results.sources.file(code.frame[0])
     if f is None:
         return [], None
-    return f.function_lines(code.frame[1]), f.page
+    rows: list[tuple[int, int, str, str | None]] = []
+    for n, text in f.function_lines(code.frame[1]):
+        anchor = f.anchor(n) or line_anchor(n)
+        if text is None and rows and rows[-1][3] is None and rows[-1][2] == anchor:
+            rows[-1] = (rows[-1][0], n, anchor, None)
+        else:
+            rows.append((n, n, anchor, text))
+    return rows, f.page
+
+
+def _unquoted(first: int, last: int) -> Markup:
+    lines = "" if first == last else f" (lines {first}–{last})"
+    return Markup(f"<span class=muted>⋯ not quoted in the log{lines}</span>")
 
 
 def _linked_source(page: _Page, code: TransformedCode) -> Markup:
@@ -51,11 +65,11 @@ def _linked_source(page: _Page, code: TransformedCode) -> Markup:
 
 
 def _page(page: _Page, code: TransformedCode) -> bytes:
-    lines, source_page = _original_lines(page, code)
+    rows, source_page = _original_rows(page, code)
     original = Markup("".join(
-        f'<div><a class="ln" href="../{escape(source_page)}#{line_anchor(n)}">{n}</a> '
-        f'{escape(t) if t is not None else Markup("<span class=muted>⋯ not quoted in the log</span>")}</div>'
-        for n, t in lines)) if source_page else None
+        f'<div><a class="ln" href="../{escape(source_page)}#{anchor}">{first}</a> '
+        f'{escape(t) if t is not None else _unquoted(first, last)}</div>'
+        for first, last, anchor, t in rows)) if source_page else None
     guards = None
     if code.guards_artifact is not None:
         entry = next((c for c in page.trace.compiles.values() if c.compile_id is not None and c.dir_name == code.dir_name), None)

@@ -1,0 +1,52 @@
+"""Round four of attacks on the reader, on real fixture logs: a few bytes naming far lines of many files, file
+names that loop the batch namer, numbers past what a parser takes, control characters in XML, compressed and
+crafted saved analyses, a cut gzip log, bad compile ids and escapes on the terminal.
+
+Commands run in a child with a memory cap and a time limit (test_round_two.compilescope).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from ..conftest import torch213
+from .corpus import fix_md5, lines_of, payload_envelope_index
+from .test_round_two import report
+
+
+def _dir_size(path: Path) -> int:
+    return sum(p.stat().st_size for p in path.rglob("*") if p.is_file())
+
+
+# 1. Far lines of many files ------------------------------------------------------------------------------------------
+
+def test_far_lines_of_many_files_cost_what_the_log_says(tmp_path):
+    # graph_breaks.log's first graph, with FX comments naming line 99,999 of 12 files: 35 bytes of log each. Every
+    # unquoted line of a rebuilt file had an anchor of its own (2.4 MB a page), and the 100,000-line bound was per
+    # file, so 12 files made 1.2 million lines.
+    lines = lines_of(torch213("graph_breaks.log").read_bytes())
+    i = payload_envelope_index(lines)
+    at = max(j for j in range(i + 1, len(lines)) if lines[j][:1] == b"\t" and b"return" in lines[j]
+             and all(line[:1] == b"\t" for line in lines[i + 1 : j]))
+    lines[at:at] = [b"\t        # File: /nonexistent/far_%d.py:99999 in f, code: y = x + %d\n" % (k, k) for k in range(12)]
+    lines[at:at] = [b"\t        # File: /nonexistent/~near.py:50 in f, code: y = x + 1\n"]  # sorts last
+    fix_md5(lines, i)
+    log = tmp_path / "far.log"
+    log.write_bytes(b"".join(lines))
+    out = tmp_path / "out"
+    report(log, out)
+    pages = sorted((out / "sources").glob("far_*.html"))
+    assert len(pages) == 12
+    assert all(page.stat().st_size < 64 << 10 for page in pages)  # a gap is one row, however long
+    files = {Path(f["path"]).name: f for f in json.loads((out / "sources.json").read_text())["files"]}
+    rebuilt = [f["line_count"] for f in files.values() if f["origin"] == "log"]
+    assert len(rebuilt) == 13 and sum(rebuilt) <= 1_000_000  # rebuilt lines are bounded across files
+    assert files["~near.py"]["line_count"] == 50  # a file of real length keeps its lines
+    assert 'id="L23"' in next((out / "sources").glob("graph_breaks.py_*.html")).read_text()
+    assert _dir_size(out) < _dir_size(report_of(torch213("graph_breaks.log"), tmp_path / "base")) + (2 << 20)
+
+
+def report_of(log: Path, out: Path) -> Path:
+    report(log, out)
+    return out
