@@ -12,7 +12,7 @@ from pathlib import Path
 
 from ..conftest import torch213
 from .corpus import fix_md5, lines_of, payload_envelope_index
-from .test_round_two import report
+from .test_round_two import compilescope, report
 
 
 def _dir_size(path: Path) -> int:
@@ -50,3 +50,25 @@ def test_far_lines_of_many_files_cost_what_the_log_says(tmp_path):
 def report_of(log: Path, out: Path) -> Path:
     report(log, out)
     return out
+
+
+# 2. A log named only by its suffix ------------------------------------------------------------------------------------
+
+def test_logs_named_only_by_a_suffix_get_a_report_each(tmp_path):
+    # os.path.splitext(".log") is (".log", ""): the loop cutting suffixes off a batch member's name never ended.
+    names = [".log", "..log", ".gz", ".txt"]
+    logs = []
+    for k, name in enumerate(names):
+        (tmp_path / str(k)).mkdir()
+        logs.append(tmp_path / str(k) / name)
+        logs[-1].write_bytes(torch213("export_draft.log").read_bytes())
+    (tmp_path / "4").mkdir()
+    logs.append(tmp_path / "4" / "export.log")
+    logs[-1].write_bytes(torch213("export_draft.log").read_bytes())
+    out = tmp_path / "out"
+    r = compilescope(*logs, "-o", out, "--no-browser")
+    assert r.returncode in (0, 1), r.stderr.decode()[-2000:]
+    reports = json.loads((out / "reports.json").read_text())
+    assert [rep["source"] for rep in reports] == [str(log) for log in logs]
+    assert len({rep["report"] for rep in reports}) == len(logs)
+    assert all((out / rep["report"]).is_file() and rep["error"] is None for rep in reports)

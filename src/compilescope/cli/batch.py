@@ -32,8 +32,9 @@ _LOG_SUFFIXES = (".gz", ".log", ".txt", ".jsonl")
 def report_name(path: str, taken: set[str]) -> str:
     """A directory name for a log's report: its file name without log suffixes, made safe and unique."""
     name = os.path.basename(os.path.normpath(path))
-    while name.endswith(_LOG_SUFFIXES):
-        name = os.path.splitext(name)[0]
+    # Cut the suffix itself: splitext leaves a name that is all suffix (".log") as it is, which looped forever.
+    while suffix := next((s for s in _LOG_SUFFIXES if name.endswith(s)), None):
+        name = name[: -len(suffix)]
     base = safe_stem(name or "log")
     name, n = base, 1
     while name.lower() in taken or name.lower() in ("index.html", "reports.json"):
