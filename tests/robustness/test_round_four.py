@@ -7,10 +7,11 @@ Commands run in a child with a memory cap and a time limit (test_round_two.compi
 
 from __future__ import annotations
 
+import gzip
 import json
 from pathlib import Path
 
-from ..conftest import torch213
+from ..conftest import cuda211, torch213
 from .corpus import fix_md5, lines_of, payload_envelope_index
 from .test_round_two import compilescope, report
 
@@ -72,3 +73,37 @@ def test_logs_named_only_by_a_suffix_get_a_report_each(tmp_path):
     assert [rep["source"] for rep in reports] == [str(log) for log in logs]
     assert len({rep["report"] for rep in reports}) == len(logs)
     assert all((out / rep["report"]).is_file() and rep["error"] is None for rep in reports)
+
+
+# 3. Numbers in a profile -----------------------------------------------------------------------------------------------
+
+def _profile_with(tmp_path: Path, value: str, name: str) -> tuple[Path, int]:
+    """profile_launch_bound's real profile with the first timed event's dur written as `value` (JSON text);
+    and how many timed events it holds."""
+    doc = json.loads(gzip.decompress(cuda211("profile_launch_bound.profile.json.gz").read_bytes()))
+    timed = [e for e in doc["traceEvents"] if e.get("ph") == "X"]
+    timed[0]["dur"] = "@DUR@"
+    path = tmp_path / name
+    path.write_text(json.dumps(doc).replace('"@DUR@"', value))
+    return path, len(timed)
+
+
+def test_a_duration_of_5000_digits_costs_its_event(tmp_path):
+    # Python refuses to convert an integer of more than 4,300 digits: the reader's fallback raised ValueError, which it
+    # did not catch (an internal error).
+    profile, _ = _profile_with(tmp_path, "1" + "0" * 4999, "bigint.json")
+    r = compilescope(cuda211("profile_launch_bound.log.gz"), "--profile", profile, "-o", tmp_path / "out", "--no-browser")
+    err = r.stderr.decode()
+    assert r.returncode in (0, 1) and "internal error" not in err, err[-2000:]
+    assert "read stopped early" not in err
+    assert "1 event skipped: a timed event without a name, start or duration" in err, err[-2000:]
+
+
+def test_a_profile_valid_but_for_nan_is_read_whole(tmp_path):
+    # torch's json.dump writes NaN, which orjson refuses: the reader fell back to reading event by event, and at the
+    # end of the list said the JSON after it was broken, though every event was read and nothing after it was wrong.
+    profile, timed = _profile_with(tmp_path, "NaN", "nan.json")
+    r = compilescope(cuda211("profile_launch_bound.log.gz"), "--profile", profile, "-o", tmp_path / "out", "--no-browser")
+    err = r.stderr.decode()
+    assert r.returncode in (0, 1) and "read stopped early" not in err, err[-2000:]
+    assert "1 event skipped" in err, err[-2000:]

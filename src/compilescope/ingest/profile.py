@@ -83,10 +83,25 @@ def _read_bytes(path: str, profile: Profile, max_bytes: int) -> bytes:
     return data[:max_bytes]
 
 
+def _bounded_int(digits: str) -> int | float:
+    # Python refuses to convert an integer of more than 4,300 digits (ValueError): such a number is a float (inf),
+    # which no event takes as a time.
+    return int(digits) if len(digits) <= 4000 else float(digits)
+
+
+# Python's decoder, unlike orjson, takes what torch's json.dump writes and strict JSON lacks: NaN, Infinity,
+# integers past 64 bits.
+_LENIENT = json.JSONDecoder(parse_int=_bounded_int)
+
+
 def _whole(data: bytes) -> Any:
     try:
         return orjson.loads(data)
     except orjson.JSONDecodeError:
+        pass
+    try:
+        return _LENIENT.decode(data.decode("utf-8", "replace"))
+    except (ValueError, RecursionError):
         return None
 
 
@@ -97,7 +112,7 @@ def _events_as_far_as_they_go(data: bytes, profile: Profile) -> Iterator[Any]:
     start = text.find("[", key if key >= 0 else 0)
     if start < 0 or (key < 0 and text[:start].strip()):
         raise CompilescopeError(f"{profile.source}: not a torch.profiler Chrome trace (no traceEvents list)")
-    decoder = json.JSONDecoder()
+    decoder = _LENIENT
     pos, n = start + 1, len(text)
     while True:
         while pos < n and text[pos] in " \t\r\n,":
@@ -106,12 +121,13 @@ def _events_as_far_as_they_go(data: bytes, profile: Profile) -> Iterator[Any]:
             profile.stopped = profile.stopped or "the file ends inside the event list (truncated)"
             return
         if text[pos] == "]":
+            # The whole file did not parse, even leniently, but every event did: what is broken follows them.
             if profile.stopped is None:
-                profile.stopped = "the JSON after the event list is broken"
+                profile.stopped = "the JSON after the event list is broken (every event was read)"
             return
         try:
             value, pos = decoder.raw_decode(text, pos)
-        except (json.JSONDecodeError, RecursionError):
+        except (ValueError, RecursionError):  # (JSONDecodeError is a ValueError)
             profile.stopped = profile.stopped or f"broken JSON at character {pos:,} (truncated or corrupt)"
             return
         yield value
