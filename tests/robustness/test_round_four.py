@@ -10,9 +10,10 @@ from __future__ import annotations
 import gzip
 import json
 from pathlib import Path
+from xml.etree import ElementTree
 
 from ..conftest import cuda211, torch213
-from .corpus import fix_md5, lines_of, payload_envelope_index
+from .corpus import envelope_indices, fix_md5, lines_of, payload_envelope_index
 from .test_round_two import compilescope, report
 
 
@@ -107,3 +108,26 @@ def test_a_profile_valid_but_for_nan_is_read_whole(tmp_path):
     err = r.stderr.decode()
     assert r.returncode in (0, 1) and "read stopped early" not in err, err[-2000:]
     assert "1 event skipped" in err, err[-2000:]
+
+
+# 4. Control characters in JUnit XML ------------------------------------------------------------------------------------
+
+def test_junit_xml_parses_whatever_characters_the_log_holds(tmp_path):
+    # XML 1.0 cannot hold ESC, BEL, NUL (not even as &#27;): ElementTree wrote them as they were, and no CI read the
+    # file. Here the user file's name in each graph break's traceback, which the XML names, holds them.
+    lines = lines_of(torch213("graph_breaks.log").read_bytes())
+    for i in envelope_indices(lines):
+        if b'"dynamo_graph_break_reason"' in lines[i]:
+            j = i + 1
+            while j < len(lines) and lines[j][:1] == b"\t":
+                lines[j] = lines[j].replace(b"graph_breaks.py", "graph\x1b[31m\x07\x00\ufffe_breaks.py".encode())
+                j += 1
+            fix_md5(lines, i)
+    log = tmp_path / "ctrl.log"
+    log.write_bytes(b"".join(lines))
+    junit = tmp_path / "junit.xml"
+    r = compilescope("check", log, "--max-graph-breaks", "0", "--junit", junit)
+    assert r.returncode == 1, r.stderr.decode()[-2000:]
+    root = ElementTree.parse(junit).getroot()
+    (failure,) = root.iter("failure")
+    assert failure.text.count("graph\\x1b[31m\\x07\\x00\\ufffe_breaks.py:") == 3, failure.text  # escaped, not dropped
