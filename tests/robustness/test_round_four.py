@@ -131,3 +131,35 @@ def test_junit_xml_parses_whatever_characters_the_log_holds(tmp_path):
     root = ElementTree.parse(junit).getroot()
     (failure,) = root.iter("failure")
     assert failure.text.count("graph\\x1b[31m\\x07\\x00\\ufffe_breaks.py:") == 3, failure.text  # escaped, not dropped
+
+
+# 5. A compressed saved analysis ----------------------------------------------------------------------------------------
+
+def _saved(tmp_path: Path, log: Path) -> bytes:
+    """The analysis of a real log as --save writes it (plain JSON)."""
+    saved = tmp_path / "saved.json"
+    r = compilescope(log, "--save", saved, "-o", tmp_path / "direct", "--no-browser")
+    assert r.returncode in (0, 1), r.stderr.decode()[-2000:]
+    return saved.read_bytes()
+
+
+def test_a_compressed_saved_analysis_is_read_up_to_a_bound(tmp_path):
+    # export_draft's saved analysis with 256 MB of spaces (valid JSON) before its last brace, in a .gz of about
+    # 250 KB: it was decompressed whole, without limit (510 KB took 1.6 GB).
+    doc = _saved(tmp_path, torch213("export_draft.log")).rstrip()
+    assert doc.endswith(b"}")
+    bomb = tmp_path / "bomb.json.gz"
+    with gzip.open(bomb, "wb", compresslevel=9) as f:
+        f.write(doc[:-1])
+        for _ in range(256):
+            f.write(b" " * (1 << 20))
+        f.write(b"}")
+    assert bomb.stat().st_size < 1 << 20
+    r = compilescope("report", "--load", bomb, "-o", tmp_path / "out", "--no-browser")
+    err = r.stderr.decode()
+    assert r.returncode == 2 and len(err.strip().splitlines()) == 1 and "expands past" in err, err[-2000:]
+    # A saved analysis compressed as --save compresses it still loads.
+    plain = tmp_path / "plain.json.gz"
+    plain.write_bytes(gzip.compress(doc))
+    r = compilescope("report", "--load", plain, "-o", tmp_path / "loaded", "--no-browser")
+    assert r.returncode in (0, 1) and (tmp_path / "loaded" / "index.html").is_file(), r.stderr.decode()[-2000:]

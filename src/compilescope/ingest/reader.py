@@ -89,7 +89,7 @@ EXPANSION_FACTOR = 64
 EXPANSION_FLOOR = 64 << 20
 
 
-def _compressed_size(path: str) -> int | None:
+def compressed_size(path: str) -> int | None:
     """The size on disk of a gzip log; None for a plain one (its content is no bigger than the file)."""
     stream, gzipped = open_stored_log(path)
     stream.close()
@@ -189,7 +189,7 @@ def _read_stderr_beside(trace: Trace, path: str) -> None:
 def _read(path: str, rank: int | None, options: ReadOptions) -> Trace:
     builder = TraceBuilder(location.absolute(path), rank)
     try:
-        compressed = _compressed_size(path)
+        compressed = compressed_size(path)
         stream = open_log(path)
     except OSError as exc:
         builder.build().close()

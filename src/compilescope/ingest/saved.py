@@ -12,13 +12,20 @@ import zlib
 import orjson
 
 from ..errors import CompilescopeError
-from .reader import open_log
+from .reader import EXPANSION_FACTOR, EXPANSION_FLOOR, compressed_size, open_log
 
 
 def read_saved(path: str) -> dict:
     try:
+        compressed = compressed_size(path)
+        # A .gz is bounded as a .gz log is (a saved analysis compresses about 6 times): 510 KB expanded to 1.6 GB.
+        # JSON cannot be read in part, so past the bound the file is refused.
+        limit = None if compressed is None else max(EXPANSION_FLOOR, EXPANSION_FACTOR * compressed)
         with open_log(path) as stream:
-            data = stream.read()
+            data = stream.read() if limit is None else stream.read(limit + 1)
+        if limit is not None and len(data) > limit:
+            raise CompilescopeError(f"{path}: not read: it expands past {limit:,} bytes, {EXPANSION_FACTOR} times its "
+                                    f"size on disk, the most compilescope reads of a compressed saved analysis")
     except FileNotFoundError:
         raise CompilescopeError(f"{path}: no such file") from None
     except (OSError, EOFError, zlib.error) as exc:
