@@ -94,7 +94,9 @@ def _report_saved(path: str, out: str, overwrite: bool, options: ReportOptions) 
     results, log = load_analysis(read_saved(path))
     with results:
         assert results.trace is not None
-        output = write_report(results.trace, out, overwrite, options, results, None if log is None else [log])
+        # Never the log at the path the file names (an analysis saved by to_json() holds no copy): a saved file is
+        # untrusted, and that path could name any file this user can read. raw.log is then empty.
+        output = write_report(results.trace, out, overwrite, options, results, [log or b""])
     return os.path.join(output.path, "index.html")
 
 

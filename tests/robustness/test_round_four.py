@@ -163,3 +163,23 @@ def test_a_compressed_saved_analysis_is_read_up_to_a_bound(tmp_path):
     plain.write_bytes(gzip.compress(doc))
     r = compilescope("report", "--load", plain, "-o", tmp_path / "loaded", "--no-browser")
     assert r.returncode in (0, 1) and (tmp_path / "loaded" / "index.html").is_file(), r.stderr.decode()[-2000:]
+
+
+# 6. A saved analysis naming a file ----------------------------------------------------------------------------------
+
+def test_a_saved_analysis_never_reads_the_path_it_names(tmp_path):
+    # An analysis without the log's bytes, whose trace names a secret as its log: report --load copied the secret
+    # into raw.log, for whoever the report is shared with.
+    secret = tmp_path / "secret.txt"
+    secret.write_bytes(b"TOKEN=not-for-the-report\n")
+    doc = json.loads(_saved(tmp_path, torch213("export_draft.log")))
+    del doc["log"]
+    doc["results"]["trace"]["source"] = str(secret)
+    crafted = tmp_path / "crafted.json"
+    crafted.write_text(json.dumps(doc))
+    out = tmp_path / "out"
+    r = compilescope("report", "--load", crafted, "-o", out, "--no-browser")
+    assert r.returncode in (0, 1), r.stderr.decode()[-2000:]
+    assert (out / "raw.log").read_bytes() == b""
+    assert "raw.log is empty" in r.stderr.decode()
+    assert not any(b"not-for-the-report" in p.read_bytes() for p in out.rglob("*") if p.is_file())

@@ -151,7 +151,7 @@ def _report_saved(args: argparse.Namespace) -> int:
         made_out = not os.path.lexists(args.out)
         try:
             output = write_report(results.trace, args.out, args.overwrite, report_options(args), results,
-                                  log=None if log is None and os.path.isfile(results.trace.source) else [log or b""])
+                                  log=[log or b""])  # never the path it names: see _without_log
         except (KeyError, IndexError, ValueError, TypeError, AttributeError) as exc:
             # Each field was of its type (load_analysis), yet they do not hold together: a file edited by hand.
             # No half report is left where there was nothing (one made in an existing directory stays: whose?).
@@ -170,13 +170,12 @@ def _report_saved(args: argparse.Namespace) -> int:
 
 
 def _without_log(saved: str, source: str) -> str:
-    """What raw.log holds when the saved analysis has no copy of the log (Results.to_json() saves none:
-    --save adds it): the log at its path, as it is now, or nothing where it is gone."""
-    if os.path.isfile(source):
-        return (f"compilescope: warning: {saved} holds no copy of its log (saved with to_json(), not --save): "
-                f"the report's copy of the log is {source} as it is now")
-    return (f"compilescope: warning: {saved} holds no copy of its log (saved with to_json(), not --save) and "
-            f"{source} is gone: the report's raw.log is empty")
+    """What raw.log holds when the saved analysis has no copy of the log (Results.to_json() saves none: --save adds
+    it): nothing. A saved file is untrusted: the log's path in it could name any file this user can read, which
+    the report would then publish as its raw.log."""
+    return (f"compilescope: warning: {saved} holds no copy of its log (saved with to_json(), not --save): the "
+            f"report's raw.log is empty; a saved file's paths are not read (for the log's copy, give the log, "
+            f"{source}, as compilescope {source} -o OUT, or save it with --save)")
 
 
 def _stats_line(trace: Trace) -> str:
