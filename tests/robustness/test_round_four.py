@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import gzip
 import json
+import re
+import zlib
 from pathlib import Path
 from xml.etree import ElementTree
 
@@ -183,3 +185,23 @@ def test_a_saved_analysis_never_reads_the_path_it_names(tmp_path):
     assert (out / "raw.log").read_bytes() == b""
     assert "raw.log is empty" in r.stderr.decode()
     assert not any(b"not-for-the-report" in p.read_bytes() for p in out.rglob("*") if p.is_file())
+
+
+# 7. A cut .gz log ----------------------------------------------------------------------------------------------------
+
+def test_a_cut_gzip_log_is_marked_bad_on_the_index(tmp_path):
+    # A read that stopped is no record, so no outcome counted it: the index said "0 parse problems", not marked bad,
+    # above a problems table listing where reading stopped.
+    # graph_breaks.log compressed, cut right after its first 40 records: every line before the cut decompresses
+    # whole, so no record is broken and only the read says the log ends early.
+    lines = lines_of(torch213("graph_breaks.log").read_bytes())
+    packer = zlib.compressobj(wbits=31)  # gzip
+    log = tmp_path / "cut.log.gz"
+    log.write_bytes(packer.compress(b"".join(lines[: envelope_indices(lines)[40]])) + packer.flush(zlib.Z_FULL_FLUSH))
+    out = tmp_path / "out"
+    report(log, out)
+    page = (out / "index.html").read_text()
+    card = re.search(r'<div class="card( bad)?"><div class="n"><a href="#parse-stats">(\d+)</a></div>'
+                     r'<div class="l">parse problems</div>', page)
+    assert card is not None and card.group(1) and int(card.group(2)) >= 1, card
+    assert "Some of the log could not be read" in page

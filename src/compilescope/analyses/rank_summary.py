@@ -159,10 +159,8 @@ def summarize_rank(results: Results, rank: int | None = None) -> RankSummary:
     summary.failures = failed_compiles(statuses)
     summary.recompiles = sum(1 for cid in trace.compiles if cid is not None and (cid.frame_compile_id or 0) > 0)
     summary.chromium_events = len(trace.chromium_events)
-    summary.parse_problems = sum(n for outcome, n in trace.stats.outcomes.items() if outcome != "ok")
+    summary.parse_problems = trace.stats.parse_problems
     not_read = unread(trace.stats)
-    if not_read.stopped_at_line is not None:
-        summary.parse_problems += 1
     # A payload not matching its md5 was still read (counted above); records skipped or a read cut short were not.
     if not_read.skipped or not_read.stopped_at_line is not None:
         summary.unread = replace(not_read, damaged_payloads=0).describe()

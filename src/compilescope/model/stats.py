@@ -70,6 +70,13 @@ class IngestStats:
     def total(self) -> int:
         return sum(self.outcomes.values())
 
+    @property
+    def parse_problems(self) -> int:
+        """Records not read as logged, and a read that stopped before the file's end (a truncated .gz: not a record,
+        so no outcome counts it, yet the log was not read whole)."""
+        stopped = any(p.category == "read_error" for p in self.problems)
+        return sum(n for outcome, n in self.outcomes.items() if outcome != "ok") + stopped
+
     def count(self, outcome: str) -> None:
         self.outcomes[outcome] += 1
 

@@ -212,7 +212,7 @@ def _index(page: _Page) -> Iterator[bytes]:
         stats=stats,
         outcomes=[(o, stats.outcomes.get(o, 0)) for o in OUTCOMES],
         problems=problems,
-        n_problems=sum(n for o, n in stats.outcomes.items() if o != "ok"),
+        n_problems=stats.parse_problems,
         **custom_header(page.options.custom_header_html),
     )
 

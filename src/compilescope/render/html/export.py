@@ -35,6 +35,6 @@ def render_export_index(page: Any) -> str:
         compile_index=COMPILE_INDEX,
         stats=stats,
         outcomes=[(o, n) for o, n in stats.outcomes.items() if n],
-        n_problems=sum(n for o, n in stats.outcomes.items() if o != "ok"),
+        n_problems=stats.parse_problems,
         **custom_header(page.options.custom_header_html),
     )
