@@ -205,3 +205,17 @@ def test_a_cut_gzip_log_is_marked_bad_on_the_index(tmp_path):
                      r'<div class="l">parse problems</div>', page)
     assert card is not None and card.group(1) and int(card.group(2)) >= 1, card
     assert "Some of the log could not be read" in page
+
+
+# 8. A deeply nested saved value --------------------------------------------------------------------------------------
+
+def test_a_deeply_nested_saved_value_is_refused_in_one_line(tmp_path):
+    # 900 nested lists parse as JSON (orjson's limit is 1024) and took Python's stack while decoding: an internal error.
+    doc = json.loads(_saved(tmp_path, torch213("export_draft.log")))
+    doc["results"]["trace"]["rank"] = "@DEEP@"
+    crafted = tmp_path / "deep.json"
+    crafted.write_text(json.dumps(doc).replace('"@DEEP@"', "[" * 900 + "]" * 900))
+    r = compilescope("report", "--load", crafted, "-o", tmp_path / "out", "--no-browser")
+    err = r.stderr.decode()
+    assert r.returncode == 2 and err.count("\n") == 1 and "nested too deeply" in err, err[-2000:]
+    assert not (tmp_path / "out").exists()

@@ -101,10 +101,19 @@ def encode(value: Any) -> Any:
 
 
 def decode(doc: Any, classes: dict[str, type]) -> Any:
+    """The value a saved document holds (encode's inverse), built of `classes` only; CodecError where it is not one."""
+    try:
+        return _decode(doc, classes)
+    except RecursionError:
+        # (A saved file is untrusted: 900 nested lists parse as JSON, and took Python's stack.)
+        raise CodecError("a saved value nested too deeply to be one compilescope saved") from None
+
+
+def _decode(doc: Any, classes: dict[str, type]) -> Any:
     if doc is None or type(doc) in (bool, int, float, str):
         return doc
     if type(doc) is list:
-        return [decode(v, classes) for v in doc]
+        return [_decode(v, classes) for v in doc]
     if type(doc) is not dict:
         raise CodecError(f"unexpected {type(doc).__name__} in a saved value")
     if TYPE in doc:
@@ -114,7 +123,7 @@ def decode(doc: Any, classes: dict[str, type]) -> Any:
             raise CodecError(f"unknown type {name!r} in a saved value")
         if STATE in doc:
             try:
-                return cls.from_codec_state(decode(doc[STATE], classes))  # type: ignore[attr-defined]
+                return cls.from_codec_state(_decode(doc[STATE], classes))  # type: ignore[attr-defined]
             except (TypeError, ValueError, KeyError, IndexError, AttributeError) as exc:
                 raise CodecError(f"{name}: a saved state that cannot be read: {exc}") from None
         return _dataclass(cls, doc, classes)
@@ -128,17 +137,17 @@ def decode(doc: Any, classes: dict[str, type]) -> Any:
                 raise CodecError(f"a saved {key} value that cannot be read: {exc}") from None
     if any(k.startswith("$") for k in doc):
         raise CodecError(f"unexpected keys in a saved value: {sorted(doc)[:5]}")
-    return {k: decode(v, classes) for k, v in doc.items()}
+    return {k: _decode(v, classes) for k, v in doc.items()}
 
 
 def _pairs(value: Any, classes: dict[str, type]) -> Iterable[tuple[Any, Any]]:
     for k, v in value:
-        yield _key(decode(k, classes)), decode(v, classes)
+        yield _key(_decode(k, classes)), _decode(v, classes)
 
 
 # The values saved as {"$tag": value}: how each is read back (a ValueError, TypeError... where it is not one).
 _SPECIAL: dict[str, Callable[[Any, dict[str, type]], Any]] = {
-    "$tuple": lambda value, classes: tuple(decode(v, classes) for v in _list(value)),
+    "$tuple": lambda value, classes: tuple(_decode(v, classes) for v in _list(value)),
     "$counter": lambda value, classes: Counter(dict(_pairs(_list(value), classes))),
     "$d": lambda value, classes: dict(_pairs(_list(value), classes)),
     "$f": lambda value, classes: float(_text(value)),
@@ -171,7 +180,7 @@ def _dataclass(cls: type, doc: dict[str, Any], classes: dict[str, type]) -> Any:
     unknown = set(doc) - set(fields) - {TYPE}
     if unknown:
         raise CodecError(f"{doc[TYPE]}: unknown fields {sorted(unknown)[:5]} (saved by another version?)")
-    values = {name: decode(value, classes) for name, value in doc.items() if name != TYPE}
+    values = {name: _decode(value, classes) for name, value in doc.items() if name != TYPE}
     hints = _field_types(cls, classes)
     for name, value in values.items():
         hint = hints.get(name)
