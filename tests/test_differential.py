@@ -240,6 +240,22 @@ def test_strict_compile_id_fires(tmp_path):
     assert run_cli(log, "-o", tmp_path / "b", "--no-browser", "--strict-compile-id") == 1
 
 
+def test_a_compile_id_part_that_is_no_counter_is_a_problem(tmp_path):
+    # tlparse 0.4.3 reads the id as a u32: a frame_id of "../.." drops the whole id (the record is filed outside any
+    # compilation, its other parts called unknown fields) and --strict passes. Ours reads that part as unknown, keeps
+    # the others, and lists the record as a problem (--strict fails).
+    from .conftest import run_cli
+
+    text = torch213("graph_breaks.log").read_text()
+    first = next(line for line in text.splitlines() if '"dynamo_start"' in line and '"frame_id": 0,' in line)
+    log = tmp_path / "bad_id.log"
+    log.write_text(text.replace(first, first.replace('"frame_id": 0,', '"frame_id": "../..",'), 1))
+    run_tlparse(log, tmp_path / "tl", "--strict")  # (check=True: --strict passed)
+    assert (tmp_path / "tl" / "-_-_-_-").is_dir()
+    assert run_cli(log, "-o", tmp_path / "a", "--no-browser") == 0
+    assert run_cli(log, "-o", tmp_path / "b", "--no-browser", "--strict") == 1
+
+
 def test_an_empty_log_is_an_error_not_an_empty_report(tmp_path):
     # tlparse writes a report of nothing and exits 0; a log without a trace record is an input to fix (exit 2).
     log = tmp_path / "empty.log"

@@ -219,3 +219,27 @@ def test_a_deeply_nested_saved_value_is_refused_in_one_line(tmp_path):
     err = r.stderr.decode()
     assert r.returncode == 2 and err.count("\n") == 1 and "nested too deeply" in err, err[-2000:]
     assert not (tmp_path / "out").exists()
+
+
+# 9. Compile ids that are no counters ---------------------------------------------------------------------------------
+
+def test_compile_id_parts_that_are_no_counters_are_problems(tmp_path):
+    # graph_breaks.log with five compilation records' frame_id replaced: they were read silently, as [-/0] and such.
+    bad = ['"../.."', "1.5", "true", "{}", "1e30", "-1"]
+    lines = lines_of(torch213("graph_breaks.log").read_bytes())
+    edited = []
+    for i in envelope_indices(lines):
+        if len(edited) < len(bad) and b'"frame_id": ' in lines[i]:
+            lines[i] = re.sub(rb'"frame_id": \d+', b'"frame_id": ' + bad[len(edited)].encode(), lines[i], count=1)
+            edited.append(i + 1)
+    log = tmp_path / "ids.log"
+    log.write_bytes(b"".join(lines))
+    r = compilescope(log, "-o", tmp_path / "out", "--no-browser", "--strict")
+    err = r.stderr.decode()
+    assert r.returncode == 1, err[-2000:]
+    listed = [int(n) for n in re.findall(r"line (\d+): bad_compile_id: ", err)]
+    assert listed == edited, err[-2000:]
+    assert "frame_id='../..'" in err and "frame_id=1e+30" in err and "frame_id=-1" in err
+    assert (tmp_path / "out" / "index.html").is_file()  # the rest of the log is reported
+    plain = compilescope(log, "-o", tmp_path / "plain", "--no-browser")
+    assert plain.returncode == 0, plain.stderr.decode()[-2000:]  # without --strict: read anyway

@@ -52,7 +52,7 @@ class Envelope:
     payload_buffer: PayloadBuffer | None = None  # the payload as logged (may be huge: spilled to disk)
     md5_ok: bool = True
     other_kinds: list[str] = field(default_factory=list)
-    # (category, message): "invalid_utf8" and "control_chars" (read anyway; --strict fails on them)
+    # (category, message): "invalid_utf8", "control_chars", "bad_compile_id" (read anyway; --strict fails on them)
     warnings: list[tuple[str, str]] = field(default_factory=list)
     _payload_text: str | None = None
 
@@ -150,8 +150,12 @@ def decode_envelope(record: RawRecord, known_kinds: frozenset[str]) -> Envelope:
     if rank is not None and (not isinstance(rank, int) or isinstance(rank, bool)):
         rank = None
     # (Positional: one per record, and the fields' order is Envelope's.)
+    compile_id = CompileId.from_context(obj)
+    if compile_id is not None and (bad_parts := CompileId.unreadable_parts(obj)):
+        warnings.append(("bad_compile_id", f"compile id parts torch never writes (it counts from 0): {', '.join(bad_parts)}; "
+                                           "read anyway, those parts as unknown"))
     env = Envelope(record.lineno, record.glog, kind, obj.get(kind) if kind else None, obj,  # type: ignore[arg-type]
-                   CompileId.from_context(obj), rank, None, True, other, warnings)
+                   compile_id, rank, None, True, other, warnings)
 
     buffer = record.payload
     expected = obj.get("has_payload")

@@ -20,6 +20,7 @@ def _part(value: int | None) -> str:
 
 _CONTEXT_ID_KEYS = ("frame_id", "frame_compile_id", "compiled_autograd_id", "attempt")
 _NO_VALUES = (None, None, None, None)
+_ID_LIMIT = 1 << 32  # tlparse's u32
 
 
 @dataclass(frozen=True, order=True, slots=True)
@@ -55,9 +56,17 @@ class CompileId:
             return known
         return cls._of(values)
 
+    @staticmethod
+    def unreadable_parts(obj: dict[str, Any]) -> list[str]:
+        """The id parts of an envelope that are no compile id number ("frame_id='../..'"): torch writes counters
+        (ints from 0), tlparse reads each as a u32 and skips the record otherwise. from_context reads such a part
+        as unknown (None); the reader lists the record as a problem."""
+        return [f"{key}={value!r}"[:80] for key in _CONTEXT_ID_KEYS
+                if (value := obj.get(key)) is not None and not (type(value) is int and 0 <= value < _ID_LIMIT)]
+
     @classmethod
     def _of(cls, raw: tuple) -> CompileId:
-        values = [v if isinstance(v, int) and not isinstance(v, bool) else None for v in raw]
+        values = [v if type(v) is int and 0 <= v < _ID_LIMIT else None for v in raw]  # (else: unreadable_parts)
         if values[3] is None and values[1] is not None:
             # Some kinds (e.g. compilation_metrics_runtime) omit the attempt; it is
             # the same compilation as attempt 0, not a different one.

@@ -27,6 +27,7 @@ STRICT_FAILURES = frozenset({
     "md5_mismatch", "bad_prefix", "bad_json", "orphan_payload", "handler_error",
     "invalid_utf8",  # bytes replaced by U+FFFD (record read anyway)
     "control_chars",  # raw control characters in the envelope JSON (record read anyway)
+    "bad_compile_id",  # a compile id part that is no counter ("../..", 1.5, true): read anyway, as unknown
     "read_error",  # the file could not be read to its end (e.g. a truncated .gz)
 })
 
@@ -81,7 +82,7 @@ class IngestStats:
         self.outcomes[outcome] += 1
 
     def problem(self, lineno: int, category: str, message: str) -> None:
-        if category in ("warning", "invalid_utf8", "control_chars"):  # the record was read anyway
+        if category in ("warning", "invalid_utf8", "control_chars", "bad_compile_id"):  # the record was read anyway
             self.warnings += 1
         if len(message) > MAX_MESSAGE:
             message = message[: MAX_MESSAGE - 1] + "\u2026"
