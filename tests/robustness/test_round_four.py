@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import os
 import re
 import zlib
 from pathlib import Path
@@ -243,3 +244,36 @@ def test_compile_id_parts_that_are_no_counters_are_problems(tmp_path):
     assert (tmp_path / "out" / "index.html").is_file()  # the rest of the log is reported
     plain = compilescope(log, "-o", tmp_path / "plain", "--no-browser")
     assert plain.returncode == 0, plain.stderr.decode()[-2000:]  # without --strict: read anyway
+
+
+# 10. Escapes and line ends on the terminal ---------------------------------------------------------------------------
+
+TERMINAL = {**os.environ, "COLUMNS": "200", "FORCE_COLOR": "1", "TERM": "xterm"}
+
+
+def test_no_escape_from_the_log_reaches_the_terminal_as_colour(tmp_path):
+    # The guard let every SGR sequence pass, as the colours rich writes are SGR: a log's own passed too, SGR 8
+    # (concealed) hiding what follows it.
+    lines = lines_of(torch213("compile_error_raises.log").read_bytes())
+    (i,) = [i for i in envelope_indices(lines) if b'"fail_reason": "' in lines[i]][:1]
+    lines[i] = lines[i].replace(b'"fail_reason": "', b'"fail_reason": "\\u001b[8mhidden\\u001b[0m ', 1)
+    log = tmp_path / "sgr.log"
+    log.write_bytes(b"".join(lines))
+    r = compilescope("summary", log, env=TERMINAL)
+    out = r.stdout.decode()
+    assert r.returncode in (0, 1) and "\\u001b[8mhidden" in out, out[-3000:]
+    assert "\x1b[8m" not in out and "\x1b[0m hidden" not in out
+    assert "\x1b[1m" in out  # rich's own colours still pass
+
+
+def test_a_newline_in_a_rank_files_name_is_shown_not_printed(tmp_path):
+    # A rank log's name holding a newline split the note about it in two, the second line reading as another note.
+    ranks = tmp_path / "ranks"
+    ranks.mkdir()
+    (ranks / "dedicated_log_torch_trace_rank_0.log").write_bytes(torch213("export_draft.log").read_bytes())
+    (ranks / "dedicated_log_torch_trace_rank_1_\nnote: all is well.log").write_bytes(b"")
+    r = compilescope("summary", ranks, env=TERMINAL)
+    out = (r.stdout + r.stderr).decode()
+    assert r.returncode in (0, 1), out[-3000:]
+    assert "rank_1_\\u000anote: all is well.log is empty" in out, out[-3000:]
+    assert not any(line.startswith("note: all is well") for line in out.splitlines())

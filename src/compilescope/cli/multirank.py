@@ -33,6 +33,7 @@ from .browser import open_browser
 from .report_args import report_options
 from .executors import LocalExecutor, RankExecutor, make_executor
 from .progress import RankProgress
+from .terminal_guard import visible_name
 from .workers import default_jobs
 
 
@@ -191,7 +192,7 @@ def _rank_notes(summaries: list[RankSummary], analysis: MultiRankAnalysis) -> li
                 f"rank {s.rank}: {os.path.basename(s.source)} is named for rank {s.rank} but its records carry rank "
                 f"{s.logged_rank}; shown as rank {s.rank}"
             )
-    return notes
+    return [visible_name(note) for note in notes]  # one line each, whatever the names of the files
 
 
 def run_all_ranks(args: argparse.Namespace, directory: str | None = None, out: str | None = None, logs: list[str] | None = None,

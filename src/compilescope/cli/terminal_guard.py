@@ -3,11 +3,12 @@
 Log strings (function names, reasons, file names of ranks) are printed by plain print()
 and by rich. Rather than trusting every call site, the CLI's stdout and stderr are wrapped:
 every C0/C1 control character (ESC, BEL, CSI, OSC 52 clipboard writes, OSC 8 links, title
-and screen-clear sequences), DEL, and the bidi and zero-width characters that make text
-read differently from what it is, are written as visible escapes (\\u001b, \\u202e). Only the
-colour sequences rich itself emits (SGR: ESC [ digits m) pass, and a colour cannot move the
-cursor, write the clipboard or open a link. The progress bar, which does move the cursor,
-writes to the unguarded stream and shows only the user's own path.
+and screen-clear sequences, colours), DEL, and the bidi and zero-width characters that make
+text read differently from what it is, are written as visible escapes (\\u001b, \\u202e).
+Colour comes only from rich's own styles: the Console (cli/console.py) escapes the text of
+each segment it renders the same way, then writes past the wrapper, so a log's SGR (SGR 8
+hides text) never passes as colour. The progress bar, which moves the cursor, writes to the
+unguarded stream and shows only the user's own path.
 """
 
 from __future__ import annotations
@@ -18,14 +19,12 @@ import sys
 from ..invisible import INVISIBLE_CLASS, escape
 from ..lazy_regex import lazy_compile
 
-_SGR = r"\x1b\[[0-9;]{0,32}m"
-_UNSAFE = rf"[\x00-\x08\x0b-\x1f\x7f-\x9f{INVISIBLE_CLASS}]"
-_PARTS = lazy_compile(f"({_SGR})|{_UNSAFE}")
+_PARTS = lazy_compile(f"[\\x00-\\x08\\x0b-\\x1f\\x7f-\\x9f{INVISIBLE_CLASS}]")
+# A name (a file's) is one line: its line ends and TABs are shown too.
+_UNSAFE_IN_NAME = lazy_compile(f"[\\x00-\\x1f\\x7f-\\x9f{INVISIBLE_CLASS}]")
 
 
 def _visible(m: re.Match) -> str:
-    if m.group(1):
-        return m.group(1)
     # \u001b, not \x1b: the same escape JSON uses, so `summary --json` output stays valid JSON.
     return escape(m.group(0))
 
@@ -35,6 +34,12 @@ def safe_terminal_text(text: str) -> str:
     if text.isascii() and (text.isprintable() or text.replace("\n", "").replace("\t", "").isprintable()):
         return text  # (printable ASCII, newlines and tabs: nothing to escape, and no pattern to compile)
     return _PARTS.sub(_visible, text)
+
+
+def visible_name(name: str) -> str:
+    """A file name as one line of text: safe_terminal_text's escapes, and its newlines and TABs shown as \\u000a.
+    (A file name may hold a newline: printed, it made a warning two lines, the second looking like another.)"""
+    return name if name.isprintable() and name.isascii() else _UNSAFE_IN_NAME.sub(_visible, name)
 
 
 class GuardedStream:
