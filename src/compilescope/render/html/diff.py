@@ -13,9 +13,9 @@ def diff_page(report: DiffReport, a_root: str, b_root: str, root: str = "") -> s
     """a_root, b_root: URL prefixes of the two reports (each rank's report under rank_<N>/ of a multi-rank side)."""
     multi = any(rank is not None for rank, _ in report.ranks)
     ranks = []
-    unchanged = []  # ranks with nothing to say: one line for all of them, not a paragraph each (hundreds of ranks)
+    unchanged: list[int] = []  # ranks with nothing to say: one line for all, not a paragraph each (hundreds of ranks)
     for rank, diff in report.ranks:
-        if len(report.ranks) > 1 and not diff and not diff.notes:
+        if len(report.ranks) > 1 and rank is not None and not diff and not diff.notes:
             unchanged.append(rank)
             continue
         sub = f"rank_{rank}/" if multi and rank is not None else ""
