@@ -221,6 +221,13 @@ def test_an_analysis_saved_from_python_has_an_empty_raw_log_and_says_how_to_get_
     assert f"give the log, {log}, as compilescope {log} -o OUT, or save it with --save" in err
     compilescope.report(tmp_path / "p.json", tmp_path / "b")  # (Python: the same)
     assert (tmp_path / "b" / "raw.log").read_bytes() == b""
+    # Loaded in Python and reported: the same, though the log is still there. Results analysed here copy it.
+    with Results.from_json(orjson.loads((tmp_path / "p.json").read_bytes())) as loaded:
+        compilescope.report(loaded, tmp_path / "c")
+    assert (tmp_path / "c" / "raw.log").read_bytes() == b""
+    with compilescope.analyze(log) as results:
+        compilescope.report(results, tmp_path / "d")
+    assert (tmp_path / "d" / "raw.log").read_bytes() == log.read_bytes()
 
 
 def test_save_refuses_several_logs(tmp_path, capsys):

@@ -68,6 +68,8 @@ def report_outputs(trace: Trace, results: Results, options: ReportOptions,
     """Every file of a report directory, the log itself last: for callers that write several reports
     into one OutputDir (the demo)."""
     yield from report_files(trace, results, options)
+    if log is None and not trace.read_from_source:  # loaded from a saved analysis: trace.source is only a name
+        log = [b""]
     yield stored_log_copy(trace.source) if log is None else raw_log(iter(log))
 
 

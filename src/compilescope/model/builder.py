@@ -239,4 +239,5 @@ class TraceBuilder:
             benchmark_events=self.benchmark_events,
             cudagraph_events=self.cudagraph_events,
             dump_pages=settle_dump_pages(self.compiles.values(), self.dump_files),
+            read_from_source=True,
         )

@@ -270,6 +270,9 @@ class Trace:
     # top-level values (None: not found), so that it is written without being parsed whole (render/json.py).
     # Not saved (compare=False): a loaded trace parses its long lines whole.
     raw_spans: list[RawSpans | None] = field(default_factory=list, compare=False, repr=False)
+    # Whether this process read `source` (not saved): a trace loaded from a saved analysis only names a path, which
+    # an untrusted file can point anywhere, so its report never copies that file as raw.log.
+    read_from_source: bool = field(default=False, compare=False, repr=False)
 
     def payload_text(self, ref: PayloadRef | None) -> str:
         return "" if ref is None else self.store.get(ref)
