@@ -15,12 +15,16 @@ from __future__ import annotations
 
 __version__ = "0.1.0"
 
-__all__ = ["Results", "Trace", "__version__", "analyze", "capture", "load", "report"]
+__all__ = ["CodecError", "CompilescopeError", "OutputExistsError", "Results", "Trace", "__version__", "analyze", "capture",
+           "load", "report"]
 
 # Imported on first use: `compilescope LOG` starts a new interpreter per report, and
 # start-up time is most of the cost of a small log.
 _LAZY = {"load": ".api", "analyze": ".api", "report": ".api", "capture": ".capture",
-         "Results": ".analyses", "Trace": ".model.trace"}
+         "Results": ".analyses", "Trace": ".model.trace",
+         # what the functions above raise: one line for the user (OutputExistsError: out exists; CodecError: a saved
+         # analysis that cannot be loaded), catchable as compilescope.CompilescopeError
+         "CompilescopeError": ".errors", "OutputExistsError": ".errors", "CodecError": ".model.codec"}
 
 
 def __getattr__(name: str):

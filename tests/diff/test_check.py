@@ -294,4 +294,4 @@ def test_a_rank_that_cannot_be_read_fails_the_gate_and_the_others_are_checked(tm
     assert rule["rule"] == "whole-log" and rule["details"][0].startswith("rank 1: the log could not be read: not a TORCH_TRACE")
     assert run_cli("check", tmp_path / "run", "--baseline", tmp_path / "baseline") == 1
     assert lines(capsys.readouterr().out)[-1] == (
-        "whole-log: rank 2: the log could not be read (the log is empty) (and 1 more logs)")
+        "whole-log: rank 2: the log could not be read (the log is empty) (and 1 more log)")

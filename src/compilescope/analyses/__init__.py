@@ -6,6 +6,7 @@ from dataclasses import field
 from typing import TYPE_CHECKING, Any, Sequence
 
 from .. import model
+from ..errors import CompilescopeError
 from ..model.codec import CodecError, classes_of, decode, encode
 from ..model.ids import CompileId
 from ..model.trace import Trace
@@ -55,6 +56,8 @@ class Results:
 
     def to_json(self) -> dict[str, Any]:
         """The exact saved form (JSON-able): from_json(to_json()) == self."""
+        if self.trace is not None and self.trace.closed:  # (its payloads are saved too, and they are gone)
+            raise CompilescopeError(f"the Results of {self.trace.source} are closed: analyze the log again to save them")
         return {"format": RESULTS_FORMAT, "version": RESULTS_VERSION, "results": encode(self)}
 
     @classmethod
@@ -76,7 +79,8 @@ class Results:
     def __repr__(self) -> str:
         # Short: the dataclass's repr is every analysis and the whole model (12 MB for a GPT-2 log).
         source = "a trace" if self.trace is None else repr(self.trace.source)
-        counts = [count(len(self.statuses), "compile id"), count(len(self.failures), "failure or restart", "failures or restarts")]
+        compiles = sum(1 for cid in self.statuses if cid is not None)  # (None: the records outside any compile)
+        counts = [count(compiles, "compile id"), count(len(self.failures), "failure or restart", "failures or restarts")]
         if self.insights is not None:
             counts += [count(len(self.insights.graph_breaks.breaks), "distinct graph break"),
                        count(self.insights.recompiles.total, "recompile")]

@@ -106,7 +106,7 @@ def evaluate(runs: dict[int | None, RunFacts], rules: Rules,
                 bad.append((rank, value, details, note(facts)))
         if bad:
             rank, value, details, why_not_all = bad[0]
-            more = f" (and {len(bad) - 1} more ranks)" if len(bad) > 1 else ""
+            more = f" (and {count(len(bad) - 1, 'more rank', 'more ranks')})" if len(bad) > 1 else ""
             results.append(RuleResult(name, description, False,
                                       f"{name}: {_where(rank)}{what(value)}{why_not_all}, {description}{more}", details))
         else:
@@ -160,7 +160,7 @@ def evaluate(runs: dict[int | None, RunFacts], rules: Rules,
     lost = [(who, rank, why) for who, sides in (("", not_read or {}), ("the baseline's ", baseline_not_read or {}))
             for rank, why in sorted(sides.items())]
     if unread or lost:
-        more = f" (and {len(unread) + len(lost) - 1} more logs)" if len(unread) + len(lost) > 1 else ""
+        more = f" (and {count(len(unread) + len(lost) - 1, 'more log', 'more logs')})" if len(unread) + len(lost) > 1 else ""
         if lost:
             side, lost_rank, why = lost[0]
             message = f"whole-log: {_where(lost_rank)}{side or 'the '}log could not be read ({why}){more}"

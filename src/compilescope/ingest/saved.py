@@ -24,8 +24,9 @@ def read_saved(path: str) -> dict:
         with open_log(path) as stream:
             data = stream.read() if limit is None else stream.read(limit + 1)
         if limit is not None and len(data) > limit:
-            raise CompilescopeError(f"{path}: not read: it expands past {limit:,} bytes, {EXPANSION_FACTOR} times its "
-                                    f"size on disk, the most compilescope reads of a compressed saved analysis")
+            raise CompilescopeError(f"{path}: not read: it expands past {limit:,} bytes, the most compilescope reads "
+                                    f"of a compressed saved analysis ({EXPANSION_FACTOR} times its size on disk, and "
+                                    f"at least {EXPANSION_FLOOR:,} bytes)")
     except FileNotFoundError:
         raise CompilescopeError(f"{path}: no such file") from None
     except (OSError, EOFError, zlib.error) as exc:

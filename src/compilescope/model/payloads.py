@@ -7,6 +7,7 @@ import hashlib
 import io
 import os
 import tempfile
+import weakref
 from typing import IO, Callable, Iterator
 
 import orjson
@@ -58,6 +59,9 @@ class PayloadStore:
 
     def __init__(self) -> None:
         self._file = tempfile.TemporaryFile(prefix="compilescope-payloads-")
+        # A Results or Trace never closed (a notebook's) closes its spool when collected, without a ResourceWarning
+        # (the file is unlinked already: nothing stays on disk).
+        weakref.finalize(self, self._file.close)
         self._end = 0
         self._unflushed = False  # written since the last flush: a positioned read sees only flushed bytes
         # The file's position may not be its end (a read that is not positioned moved it): put seeks first.
@@ -333,6 +337,7 @@ class Spool:
 
     def __init__(self) -> None:
         self._file = tempfile.TemporaryFile(prefix="compilescope-spool-")
+        weakref.finalize(self, self._file.close)  # (as PayloadStore's: quiet when never closed)
         # write(data): the file's own, bound once (readers call it per record: no call of ours in between)
         self.write: Callable[[bytes], object] = self._file.write
 

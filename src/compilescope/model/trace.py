@@ -305,7 +305,8 @@ class Trace:
         # Short: the dataclass's repr is the whole model (12 MB for a GPT-2 log), which a notebook prints whole.
         closed = ", closed" if self.closed else ""
         rank = "" if self.rank is None else f", rank {self.rank}"
-        return (f"<Trace of {self.source!r}{rank}: {count(len(self.compiles), 'compile id')}, "
+        compiles = sum(1 for cid in self.compiles if cid is not None)  # (None: the records outside any compile)
+        return (f"<Trace of {self.source!r}{rank}: {count(compiles, 'compile id')}, "
                 f"{count(self.stats.total, 'record')}{closed}>")
 
     def __enter__(self) -> Trace:
