@@ -113,3 +113,14 @@ def test_at_80_columns_a_value_stays_with_its_unit(tmp_path):
         ins = insights(trace)
     lines = [line.rstrip() for line in _render_at(80, ins).splitlines()]
     assert lines[:2] == [f"compilescope summary · {long_name.name}", f"· {ins.n_compiles} compile ids"]
+
+
+def test_a_failure_without_a_logged_location_is_not_placed_on_the_def_line():
+    # compile_error_raises.log: [1/0]'s backend failure has fail_user_frame_lineno null; line 22 of the program is
+    # `def g_relu(x):`, where the compiled frame starts, which the headline once gave as where it failed.
+    program = (torch213("compile_error_raises.log").parent.parent / "programs" / "compile_error_raises.py").read_text()
+    assert program.splitlines()[21].startswith("def g_relu(")
+    text = " ".join(render("compile_error_raises").replace("│", " ").split())
+    assert "[1/0] failed in Backend compiler at compile_error_raises.py:22" not in text
+    assert ("[1/0] failed in Backend compiler while compiling g_relu (defined at compile_error_raises.py:22; "
+            "no failure location logged)") in text

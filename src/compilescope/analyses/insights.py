@@ -227,7 +227,11 @@ def findings(ins: Insights) -> list[Finding]:
         errors.setdefault((err.stage, err.exception, err.message, err.location.key if err.location else None), []).append(err)
     for group in errors.values():
         err = group[0]
-        where = f" at {err.location.short}" if err.location else ""
+        # A location torch logged is where it failed; without one, the compiled frame is only where the function
+        # starts (its def line), so it is named as that and not as the place of the failure.
+        where = ("" if err.location is None else f" at {err.location.short}" if err.location_kind != "compiled frame"
+                 else f" while compiling {err.location.function or 'a frame'} (defined at {err.location.short}; no "
+                      "failure location logged)")
         ids = err.compile_id if len(group) == 1 else _names([e.compile_id for e in group])
         out.append(Finding(ERROR, "errors", f"{ids} failed in {err.stage_label}{where}", f"{err.exception}: {err.message}"))
     if ins.unfinished:
