@@ -378,6 +378,10 @@ class _LogIndex:
         self._code: dict[int, tuple[list[str], int]] = {}
         self._homes: dict[tuple, _KernelHome | None] = {}
         self._names_in_code: set[str] | None = None
+        # Asked once per profile event (a row's op, a replayed kernel's): each answer reads a whole output code.
+        self._calls: dict[int, str] = {}
+        self._calls_op: dict[tuple[int, str], bool | None] = {}
+        self._only_extern_op: dict[int, str | None] = {}
 
     def compile_id(self, text: Any) -> CompileId | None:
         if not isinstance(text, str):
@@ -462,6 +466,12 @@ class _LogIndex:
         ``aoti_torch_*`` shims, which these names do not find)."""
         if code is None:
             return None
+        key = (code, op)
+        if key not in self._calls_op:
+            self._calls_op[key] = self._find_calls_op(code, op)
+        return self._calls_op[key]
+
+    def _find_calls_op(self, code: int, op: str) -> bool | None:
         text = self._calls_text(code)
         if not re.search(r"^\s*def call\(", text, re.MULTILINE):  # (a method of Runner in torch 2.11)
             return None
@@ -473,13 +483,17 @@ class _LogIndex:
         """The one ATen op a graph's output code calls extern kernels of (``aten::mm``), if it calls one only."""
         if code is None:
             return None
-        text = self._calls_text(code)
-        ops = set(re.findall(r"\bextern_kernels\.(\w+)\(", text)) | set(re.findall(r"\baten\.(\w+)\.\w+\(", text))
-        return f"aten::{ops.pop()}" if len(ops) == 1 else None
+        if code not in self._only_extern_op:
+            text = self._calls_text(code)
+            ops = set(re.findall(r"\bextern_kernels\.(\w+)\(", text)) | set(re.findall(r"\baten\.(\w+)\.\w+\(", text))
+            self._only_extern_op[code] = f"aten::{ops.pop()}" if len(ops) == 1 else None
+        return self._only_extern_op[code]
 
     def _calls_text(self, code: int) -> str:
         """The output code without its comments (which quote the FX graph's torch.ops.aten targets)."""
-        return "\n".join(line for line in self._code_text(code)[0] if not line.lstrip().startswith("#"))
+        if code not in self._calls:
+            self._calls[code] = "\n".join(line for line in self._code_text(code)[0] if not line.lstrip().startswith("#"))
+        return self._calls[code]
 
     def knows_kernel(self, name: str) -> bool:
         if name in self.kernels:
