@@ -146,6 +146,39 @@ def test_truncated_and_corrupt_profiles_are_read_as_far_as_they_go(tmp_path):
     assert [e.name for e in read.events] == ["ok"] and sum(read.skipped.values()) == 3
 
 
+def test_a_cut_profile_is_not_decoded_whole_a_second_time(tmp_path, monkeypatch):
+    """orjson refuses a cut file at its end; the lenient whole-file decode (up to 1 GB) cannot get further, so only
+    the event-by-event reader reads it. A file valid but for NaN is still read whole, by the lenient decode."""
+    import compilescope.ingest.profile as ingest_profile
+
+    whole_decodes = []
+
+    class Counting(json.JSONDecoder):
+        def decode(self, s, *args, **kwargs):
+            whole_decodes.append(len(s))
+            return super().decode(s, *args, **kwargs)
+
+    monkeypatch.setattr(ingest_profile, "_LENIENT", Counting(parse_int=ingest_profile._bounded_int))
+    _, profile = _gpu_pair()
+    data = profile.read_bytes()
+    n_events = len(_raw_events(profile))
+    cut = tmp_path / "cut.json"
+    cut.write_bytes(data[: len(data) // 2])
+    read = read_profile(str(cut))
+    assert read.stopped and 0 < len(read.events) < n_events and whole_decodes == []
+    doc = json.loads(data)
+    timed = next(e for e in doc["traceEvents"] if e.get("ph") == "X")
+    timed.setdefault("args", {})["nan"] = float("nan")
+    nan = tmp_path / "nan.json"
+    nan.write_text(json.dumps(doc))  # NaN, as torch's json.dump writes it
+    read = read_profile(str(nan))
+    assert read.stopped is None and len(read.events) == n_events and len(whole_decodes) == 1
+    nan_cut = tmp_path / "nan_cut.json"
+    nan_cut.write_bytes(nan.read_bytes()[: len(data) // 2])
+    read = read_profile(str(nan_cut))
+    assert read.stopped and 0 < len(read.events) < n_events and len(whole_decodes) == 1
+
+
 def test_a_truncated_profile_says_its_numbers_are_of_the_part_read(tmp_path):
     """profile_compiled.json's first half, gzipped and cut: its GPU time is a part of the whole's, and the
     headline (the Insights line, the terminal's and the page's) says so, not only a note below it."""

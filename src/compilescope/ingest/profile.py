@@ -97,12 +97,23 @@ _LENIENT = json.JSONDecoder(parse_int=_bounded_int)
 def _whole(data: bytes) -> Any:
     try:
         return orjson.loads(data)
-    except orjson.JSONDecodeError:
-        pass
+    except orjson.JSONDecodeError as exc:
+        if not _lenient_may_parse(data, exc):
+            return None
     try:
         return _LENIENT.decode(data.decode("utf-8", "replace"))
     except (ValueError, RecursionError):
         return None
+
+
+def _lenient_may_parse(data: bytes, orjson_error: orjson.JSONDecodeError) -> bool:
+    """Whether the lenient decoder can read what orjson did not (NaN, 1e400): not a file cut off, which it would
+    decode up to 1 GB of to fail at the end (the event-by-event reader, lenient too, then reads it a third time)."""
+    if orjson_error.msg.startswith("unexpected end of data"):
+        return False  # all orjson read was JSON Python reads too, up to the same end
+    tail = data[-4096:].rstrip(b" \t\r\n")
+    # A document ends as its object or list closes; 4 KB of trailing whitespace is no cut file's, so it is tried.
+    return not tail or tail.endswith((b"}", b"]"))
 
 
 def _events_as_far_as_they_go(data: bytes, profile: Profile) -> Iterator[Any]:
