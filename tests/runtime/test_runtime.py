@@ -117,6 +117,15 @@ def test_a_profile_of_another_program_sharing_one_kernel_name_is_not_joined(tmp_
     p = _runtime(log, profile).profiles[0]
     assert not p.matched and p.other_run and p.notes[0].startswith("this profile is from another run")
     assert all(k.compile_id is None and not k.user_lines for k in p.kernels) and not p.lines
+    # The one line is the reason it is not joined, wherever that note is among the others.
+    from compilescope.analyses.runtime import Runtime, runtime_finding
+    from compilescope.render.terminal_runtime import runtime_renderables
+
+    reason = p.notes[0]
+    p.notes.insert(0, "read stopped early (a note of its own)")
+    assert p.not_joined == reason and runtime_finding(p)[1] == reason
+    line = str(runtime_renderables(Runtime([p]))[0])
+    assert reason in line and "read stopped" not in line
     assert run_cli("summary", log, "--profile", profile) == 0
     out = capsys.readouterr().out
     runtime = out[out.index("Runtime ·"):]

@@ -164,11 +164,13 @@ class ProfileRuntime:
     graphs: list[GraphRow]
     lines: list[LineRow]
     notes: list[str]  # what was skipped, and whether the profile matches the log
-    matched: bool  # enough of the profile's Inductor kernels or compiled graphs are in the log (_matched)
+    matched: bool  # enough of the profile's Inductor kernels or compiled graphs are in the log (_not_joined)
     graph_launches: int = 0  # CUDA graph replays (cudaGraphLaunch): reduce-overhead is on
     wall_us: float | None = None  # a run cut out of a profile: its ranges' wall time (Profile.wall_us)
     other_run: bool = False  # compiled graphs ran, but not this log's: shown as one line, its rows in --json only
     stopped: str | None = None  # reading stopped before the end of the file (Profile.stopped): the numbers are a part's
+    # Not matched: why its time is not joined to this log (another run's, or no compiled graph ran). Also notes[0].
+    not_joined: str | None = None
 
     @property
     def part_read(self) -> str:
@@ -205,7 +207,7 @@ class ProfileRuntime:
     def to_json(self) -> dict[str, Any]:
         return {"source": self.source, "timeline": self.timeline, "total_us": round(self.total_us, 3),
                 "total_definition": TOTAL_DEFINITION[self.timeline], "devices": self.devices, "matched": self.matched,
-                "other_run": self.other_run, "stopped": self.stopped,
+                "other_run": self.other_run, "not_joined": self.not_joined, "stopped": self.stopped,
                 "compiling_us": round(self.compiling_us, 3), "run_us": round(self.run_us, 3),
                 "graph_launches": self.graph_launches,
                 "notes": self.notes, "kernels": [k.to_json() for k in self.kernels],
@@ -761,7 +763,12 @@ def profile_runtime(trace: Trace, provenance: Provenance, profile: Profile, inde
     for g in graphs.values():
         g.share = g.total_us / total if total else 0.0
     notes = list(profile.notes)
-    matched = _matched(kernels, index, notes)
+    not_joined = _not_joined(kernels, index)
+    matched = not_joined is None
+    if not_joined is not None:
+        notes.insert(0, not_joined)  # first, as summary-schema.md promises
+    else:
+        notes.extend(_unknown_kernels(kernels, index))
     if not matched:
         # A profile of another run names its compiled regions "0/0", "1/0" as this log does, and its kernels as any
         # program's: that is no reason to charge them to this log's compiles and lines.
@@ -787,7 +794,7 @@ def profile_runtime(trace: Trace, provenance: Provenance, profile: Profile, inde
         lines=sorted(lines.values(), key=lambda r: -r.total_us), notes=notes, matched=matched,
         graph_launches=sum(1 for e in profile.events if e.name == GRAPH_LAUNCH and e.cat == "cuda_runtime"),
         wall_us=profile.wall_us, other_run=not matched and any(r.kind in IN_GRAPH for r in kernels),
-        stopped=profile.stopped,
+        stopped=profile.stopped, not_joined=not_joined,
     )
     _run_shares(result)
     return result
@@ -829,10 +836,10 @@ def _run_shares(p: ProfileRuntime) -> None:
         line.run_share = line.total_us / run
 
 
-def _matched(kernels: list[KernelRow], index: _LogIndex, notes: list[str]) -> bool:
-    """Whether the profile is of this log's run: most of its compiled graphs (their cache keys) or most of its
-    Inductor kernel names are in the log. One name is no evidence: triton_per_fused_native_layer_norm_0 is the
-    name of any program's first layer norm."""
+def _not_joined(kernels: list[KernelRow], index: _LogIndex) -> str | None:
+    """Why the profile is not of this log's run, or None when it is: most of its compiled graphs (their cache keys)
+    or most of its Inductor kernel names are in the log. One name is no evidence: triton_per_fused_native_layer_norm_0
+    is the name of any program's first layer norm."""
     inductor = {r.name for r in kernels if r.kind == INDUCTOR}
     graphs = {r.graph for r in kernels if r.graph}
     known = {n for n in inductor if index.knows_kernel(n)}
@@ -840,18 +847,18 @@ def _matched(kernels: list[KernelRow], index: _LogIndex, notes: list[str]) -> bo
     if (inductor or graphs) and 2 * len(known_graphs) <= len(graphs) and 2 * len(known) <= len(inductor):
         found = [f"{len(known)} of its {count(len(inductor), 'Inductor kernel name')}"] if inductor else []
         found += [f"{len(known_graphs)} of its {count(len(graphs), 'compiled graph')}"] if graphs else []
-        notes.insert(0, f"this profile is from another run: this log has {' and '.join(found)}; its time is not "
-                        "joined to this log's graphs and lines")
-        return False
+        return (f"this profile is from another run: this log has {' and '.join(found)}; its time is not joined to "
+                "this log's graphs and lines")
     if not inductor and not graphs:
-        notes.insert(0, "no compiled graph ran in this profile (an eager run, or torch.compile was not used while "
-                        "profiling); on CPU, Inductor kernels are named only with "
-                        "torch._inductor.config.cpp.enable_kernel_profile=True")
-        return False
-    unknown = sorted(inductor - known)
-    if unknown:
-        notes.append(f"{count(len(unknown), 'Inductor kernel name')} not in this log: {', '.join(unknown[:5])}")
-    return True
+        return ("no compiled graph ran in this profile (an eager run, or torch.compile was not used while profiling); "
+                "on CPU, Inductor kernels are named only with torch._inductor.config.cpp.enable_kernel_profile=True")
+    return None
+
+
+def _unknown_kernels(kernels: list[KernelRow], index: _LogIndex) -> list[str]:
+    """A note on the Inductor kernels of a matched profile that the log does not name."""
+    unknown = sorted(n for n in {r.name for r in kernels if r.kind == INDUCTOR} if not index.knows_kernel(n))
+    return [f"{count(len(unknown), 'Inductor kernel name')} not in this log: {', '.join(unknown[:5])}"] if unknown else []
 
 
 # --- eager vs compiled ---------------------------------------------------------------------------
@@ -973,7 +980,7 @@ def runtime_finding(p: ProfileRuntime) -> tuple[str, str]:
     """The Insights line for one profile: (title, detail). Shares are of the run when the profile covers a compile."""
     source = p.source.rsplit("/", 1)[-1]
     if not p.matched:
-        return f"profile {source}: not joined to this log", p.notes[0] if p.notes else ""
+        return f"profile {source}: not joined to this log", p.not_joined or ""
 
     in_graphs = sum(g.reported_share for g in p.graphs if g.in_graph)
     top = next((k for k in p.kernels if k.kind in (INDUCTOR, EXTERN)), None)

@@ -45,7 +45,7 @@ def runtime_renderables(runtime: Runtime | None) -> list[RenderableType]:
         return out
     for p in runtime.profiles:
         if p.other_run:  # its rows would be unjoined ones dressed as attributed: one line (they stay in --json)
-            out.append(Text(f"\nRuntime · {_short(p.source)} · {p.notes[0]}", style="bold"))
+            out.append(Text(f"\nRuntime · {_short(p.source)} · {p.not_joined}", style="bold"))
             continue
         run = p.run_share_known
         head = f"\nRuntime · {_short(p.source)} · {format_us(p.total_us)} of {p.timeline.upper()} time{p.part_read}"
