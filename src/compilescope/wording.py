@@ -1,6 +1,6 @@
-"""Counts in words: "1 compilation", "2 compilations", never "1 compilation(s)".
+"""Counts and durations in words: "1 compilation", "2 compilations", never "1 compilation(s)"; "813 ms".
 
-One helper for every page and terminal line (Jinja filter `count` too).
+One helper for every page and terminal line (Jinja filters `count` and `seconds` too).
 """
 
 from __future__ import annotations
@@ -28,3 +28,8 @@ def format_seconds(seconds: float) -> str:
     if seconds >= 0.001:
         return f"{seconds * 1000:.0f} ms" if seconds >= 0.01 else f"{seconds * 1000:.1f} ms"
     return f"{seconds * 1e6:.0f} µs"
+
+
+def format_us(us: float) -> str:
+    """A duration given in µs (a profile's unit), worded as format_seconds words it."""
+    return format_seconds(us / 1e6)

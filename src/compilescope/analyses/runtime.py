@@ -38,7 +38,7 @@ from ..model.ids import CompileId
 from ..model.profile import OP_CATEGORIES, PROFILER_CATEGORIES, Profile, ProfileEvent
 from ..model.trace import Trace
 from .provenance import Provenance, UserLine, code_lines, text_lines
-from ..wording import count
+from ..wording import count, format_us
 from ..model.records import dataclass
 
 GRAPH_RANGE = re.compile(r"^## Call CompiledFxGraph (?P<key>\S+) ##$")
@@ -966,10 +966,6 @@ def analyze_runtime(trace: Trace, provenance: Provenance, profiles: Sequence[Pro
                 result.comparison = compare(*(profile_runtime(trace, provenance, p, index) for p in parts))
                 break
     return result
-
-
-def format_us(us: float) -> str:
-    return f"{us / 1e6:.2f} s" if us >= 1e6 else f"{us / 1e3:.2f} ms" if us >= 1e3 else f"{us:.0f} µs"
 
 
 # A GPU idle for half the run or more waits on the CPU: worth a line of "what to fix first".

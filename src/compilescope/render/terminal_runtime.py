@@ -7,7 +7,8 @@ from rich.console import RenderableType
 from rich.table import Table
 from rich.text import Text
 
-from ..analyses.runtime import Runtime, format_us
+from ..analyses.runtime import Runtime
+from ..wording import format_us
 
 MAX_ROWS = 10
 

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Iterator
 
 from ...model.trace import Frame
 from ...analyses.provenance import kernel_anchor
+from ...wording import format_us
 from ..options import artifact_url, readable_url
 from .provenance import provenance_url
 
@@ -55,7 +56,7 @@ def runtime_files(page: _Page) -> Iterator[tuple[str, str]]:
     runtime = page.results.runtime
     if not runtime:
         return
-    from ...analyses.runtime import EXTERN, INDUCTOR, KIND_LABELS, format_us  # here: a report without a profile does not import it
+    from ...analyses.runtime import EXTERN, INDUCTOR, KIND_LABELS  # here: a report without a profile does not import it
 
     profiles = []
     for p in runtime.profiles:
