@@ -12,8 +12,10 @@ import pytest
 
 from ..conftest import tlparse_binary
 from .conftest import peer_dir, write_landing
+from compilescope.analyses.divergence import analyze_ranks
 from compilescope.analyses.rank_summary import RankSummary
 from compilescope.analyses.runtime_estimates import graph_tid, runtime_estimations, runtime_trace
+from compilescope.render.multirank import LandingInfo, landing_files
 
 ESTIMATES = "runtime_estimations.json"
 TRACE = "chromium_trace_with_runtime.json"
@@ -108,6 +110,21 @@ def test_no_runtime_files_without_estimates(landing):
     report = landing("multi_rank_logs")
     assert not (report.out / ESTIMATES).exists() and not (report.out / TRACE).exists()
     assert TRACE not in report.html and ESTIMATES not in report.html
+
+
+def test_the_files_and_their_links_follow_the_analysis():
+    """The renderer writes what analyze_ranks found, and works out nothing of its own that could disagree."""
+    summaries = [RankSummary(rank=0, source="rank_0.log", op_runtimes=[["-_0_0_0", [["mm", 2500.0]]]]),
+                 RankSummary(rank=1, source="rank_1.log")]
+    analysis = analyze_ranks(summaries)
+    assert [(g["rank"], g["graph"]) for g in analysis.runtime_estimations] == [(0, "-_0_0_0")]
+    assert "runtime_estimations" not in analysis.to_json()  # ranks[].op_runtimes holds them already
+    files = dict(landing_files(summaries, analysis, LandingInfo("logs")))
+    assert json.loads(files[ESTIMATES]) == analysis.runtime_estimations and TRACE in files
+    assert f'<a href="{TRACE}">' in str(files["index.html"])
+    analysis.runtime_estimations = []
+    files = dict(landing_files(summaries, analysis, LandingInfo("logs")))
+    assert ESTIMATES not in files and TRACE not in files and TRACE not in str(files["index.html"])
 
 
 def test_graph_with_an_op_lacking_a_name_is_left_out(tmp_path):

@@ -16,6 +16,7 @@ from typing import Any, Callable, Hashable, Iterable, Mapping
 from ..model.ids import CompileId
 from .autotuning import config_items
 from .rank_summary import RankSummary, collective_kind
+from .runtime_estimates import runtime_estimations
 from .status import BREAK, EMPTY, ERROR, MISSING, OK
 from ..model.records import dataclass
 from ..wording import count
@@ -169,12 +170,16 @@ class MultiRankAnalysis:
     exec_order: ExecOrderAnalysis | None  # None: fewer than two ranks logged graph_execution
     parity: CollectivesParity
     compile_time: CompileTimeSkew
+    # runtime_estimations.json's content (the ranks' op_runtimes, rank by rank): the page links the files made of
+    # it exactly when it is not empty. Not in to_json, where ranks[].op_runtimes already holds it.
+    runtime_estimations: list[dict[str, Any]] = field(default_factory=list)
 
     def divergence(self, kind: str) -> Divergence | None:
         return next((d for d in self.divergences if d.kind == kind), None)
 
     def to_json(self) -> dict[str, Any]:
         doc = asdict(self)
+        del doc["runtime_estimations"]
         for d, div in zip(doc["divergences"], self.divergences):
             d["title"] = div.title
         if doc["exec_order"]:
@@ -214,6 +219,7 @@ def analyze_ranks(summaries: list[RankSummary]) -> MultiRankAnalysis:
         exec_order=_exec_order(ok),
         parity=collectives_parity(ok),
         compile_time=_compile_time(ok),
+        runtime_estimations=runtime_estimations(summaries),
     )
 
 

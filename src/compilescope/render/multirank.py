@@ -24,7 +24,7 @@ from ..analyses.divergence import (
     rank_list,
 )
 from ..analyses.rank_summary import RankSummary
-from ..analyses.runtime_estimates import runtime_estimations, runtime_trace
+from ..analyses.runtime_estimates import runtime_trace
 from .html.env import ENV, custom_header
 
 SUMMARY_JSON = "multi_rank_summary.json"
@@ -83,10 +83,9 @@ def landing_files(summaries: list[RankSummary], analysis: MultiRankAnalysis, inf
     ]
     if schedules:
         yield COLLECTIVE_SCHEDULES, orjson.dumps(schedules, option=orjson.OPT_INDENT_2)
-    estimations = runtime_estimations(summaries)
-    if estimations:
-        yield RUNTIME_ESTIMATIONS, orjson.dumps(estimations, option=orjson.OPT_INDENT_2)
-        yield RUNTIME_TRACE, orjson.dumps(runtime_trace(estimations), option=orjson.OPT_INDENT_2)
+    if analysis.runtime_estimations:
+        yield RUNTIME_ESTIMATIONS, orjson.dumps(analysis.runtime_estimations, option=orjson.OPT_INDENT_2)
+        yield RUNTIME_TRACE, orjson.dumps(runtime_trace(analysis.runtime_estimations), option=orjson.OPT_INDENT_2)
 
 
 def rank_parity_json(parity: CollectivesParity) -> bytes:
@@ -181,8 +180,7 @@ def landing_page(summaries: list[RankSummary], analysis: MultiRankAnalysis, info
         rank_list=rank_list,
         has_chromium_events=info.has_chromium_events,
         has_schedules=any(s.collective_schedules for s in summaries),
-        # the same condition as the files' (runtime_estimations() keeps every graph of op_runtimes)
-        has_runtime_estimates=any(s.op_runtimes for s in summaries),
+        has_runtime_estimates=bool(analysis.runtime_estimations),
         runtime_files={"estimations": RUNTIME_ESTIMATIONS, "trace": RUNTIME_TRACE},
         **custom_header(info.custom_header_html),
         basename=os.path.basename,
