@@ -1,13 +1,18 @@
 """Characters that make text read differently from what it is: bidi controls (Trojan Source) and
 zero-width characters. Names from a log are shown with these as visible escapes (\\u202e), in the
-terminal (cli/terminal_guard.py) and in HTML pages (render/html/env.py), never verbatim."""
+terminal (cli/terminal_guard.py) and in HTML pages (render/html/env.py), never verbatim. A line printed on the
+terminal that holds a file's name is one_line()'s."""
 
 from __future__ import annotations
 
 import re
 
+from .lazy_regex import lazy_compile
+
 INVISIBLE_CLASS = r"\u061c\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff"
 _INVISIBLE = re.compile(f"[{INVISIBLE_CLASS}]")
+# Line ends and TABs too: the terminal guard lets them pass, as the lines of what is printed need them.
+_NOT_IN_ONE_LINE = lazy_compile(f"[\\x00-\\x1f\\x7f-\\x9f{INVISIBLE_CLASS}]")
 
 
 def escape(char: str) -> str:
@@ -20,3 +25,12 @@ def show_invisible(text: str) -> str:
     if text.isascii() or _INVISIBLE.search(text) is None:  # nearly every value: no copy, no callback
         return text
     return _INVISIBLE.sub(lambda m: escape(m.group(0)), text)
+
+
+def one_line(text: str) -> str:
+    """text as one line for the terminal: every control character (newlines and TABs included), bidi control and
+    zero-width character as \\uXXXX. (A file name may hold a newline: printed, it made a note two lines, the second
+    looking like another.)"""
+    if text.isprintable() and text.isascii():
+        return text
+    return _NOT_IN_ONE_LINE.sub(lambda m: escape(m.group(0)), text)

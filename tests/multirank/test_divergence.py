@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import json
 
-from compilescope.analyses.divergence import analyze_ranks, rank_list
+from compilescope.analyses.divergence import analyze_ranks, rank_list, rank_notes
 from compilescope.analyses.rank_summary import GraphCollectives, RankSummary, collective_kind, tensor_meta_fingerprint
+from compilescope.invisible import one_line
 
 
 def summary(rank: int, **kw) -> RankSummary:
@@ -107,3 +108,13 @@ def test_analysis_is_json():
     doc = json.loads(json.dumps(a.to_json()))
     assert doc["divergences"][0]["title"].startswith("Ranks compiled different")
     assert doc["exec_order"]["rows"][0]["by_rank"] == {"0": "[0/0]", "1": "[0/1]"}
+
+
+def test_rank_notes_name_files_as_they_are_and_the_terminal_shows_them_on_one_line():
+    # The notes go to the landing page and multi_rank_summary.json too: a terminal's escapes are the terminal's.
+    ranks = [summary(0, compile_ids=["[0/0]"]), RankSummary(rank=3, source="/logs/rank_3_\nnote: fine.log", empty=True)]
+    notes = rank_notes(ranks, analyze_ranks(ranks))
+    assert notes == ["ranks 1-2: no log (the logs go up to rank 3): a rank that never started, or a log not copied here",
+                     "rank 3: rank_3_\nnote: fine.log is empty: the rank logged nothing (no report)"]
+    assert one_line(notes[1]).startswith("rank 3: rank_3_\\u000anote: fine.log is empty")
+    assert one_line(notes[0]) == notes[0]

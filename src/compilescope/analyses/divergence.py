@@ -8,6 +8,7 @@ group first, so the odd ranks out stand out.
 
 from __future__ import annotations
 
+import os
 import statistics
 from collections import defaultdict
 from dataclasses import asdict, field
@@ -234,6 +235,39 @@ class MultiRankResults:
 
     def to_json(self) -> dict[str, Any]:
         return {**multirank_json(self.summaries, self.analysis), "notes": list(self.notes)}
+
+
+def multirank_results(source: str, summaries: list[RankSummary], found_notes: list[str]) -> MultiRankResults:
+    """The ranks' results: what differs between them, and the notes on the files found (found_notes) followed by
+    rank_notes()."""
+    analysis = analyze_ranks(summaries)
+    return MultiRankResults(source, summaries, analysis, found_notes + rank_notes(summaries, analysis))
+
+
+def rank_notes(summaries: list[RankSummary], analysis: MultiRankAnalysis) -> list[str]:
+    """What the reader of the ranks' results should know: ranks with no log, and ranks unread, empty, read in part or
+    carrying another rank in their records. File names as they are: a terminal shows them on one line
+    (invisible.one_line), an HTML page escapes them."""
+    notes = []
+    if analysis.missing_ranks:
+        gaps = [first if first == last else f"{first}-{last}" for first, last in analysis.missing_ranks]
+        absent = sum(last - first + 1 for first, last in analysis.missing_ranks)
+        notes.append(f"{'rank' if absent == 1 else 'ranks'} {', '.join(map(str, gaps))}: no log (the logs go up to rank "
+                     f"{max(analysis.ranks)}): a rank that never started, or a log not copied here")
+    for s in summaries:
+        if s.error:
+            notes.append(f"rank {s.rank}: not read: {s.error}")
+        elif s.empty:
+            notes.append(f"rank {s.rank}: {os.path.basename(s.source)} is empty: the rank logged nothing (no report)")
+        elif s.unread:
+            notes.append(f"rank {s.rank}: {os.path.basename(s.source)} was not read in full: {s.unread}; its figures, "
+                         "and how it compares with the other ranks, cover only what was read")
+        elif s.logged_rank is not None:
+            notes.append(
+                f"rank {s.rank}: {os.path.basename(s.source)} is named for rank {s.rank} but its records carry rank "
+                f"{s.logged_rank}; shown as rank {s.rank}"
+            )
+    return notes
 
 
 def multirank_json(summaries: list[RankSummary], analysis: MultiRankAnalysis) -> dict[str, Any]:

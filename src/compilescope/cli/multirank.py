@@ -19,9 +19,10 @@ from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from typing import Callable, Iterator
 
-from ..analyses.divergence import MultiRankAnalysis, MultiRankResults, analyze_ranks
+from ..analyses.divergence import MultiRankResults, multirank_results
 from ..analyses.rank_summary import RankSummary
 from .. import location
+from ..invisible import one_line
 from ..errors import CompilescopeError
 from ..ingest.rank_logs import RankLogs, find_rank_logs, rank_logs_of
 from ..output import OutputDir, written_at
@@ -33,7 +34,6 @@ from .browser import open_browser
 from .report_args import report_options
 from .executors import LocalExecutor, RankExecutor, make_executor
 from .progress import RankProgress
-from .terminal_guard import visible_name
 from .workers import default_jobs
 
 
@@ -66,10 +66,8 @@ def _summary(done: LogDone) -> RankSummary:
 class MultiRankReport:
     out: str
     files: int
-    summaries: list[RankSummary]
-    analysis: MultiRankAnalysis
+    results: MultiRankResults
     done: list[RankDone]
-    notes: list[str]
     seconds: float
 
     @property
@@ -121,16 +119,12 @@ def report_all_ranks(
                 output.write(CHROMIUM_EVENTS, merged_chromium_events(fragments, location.open_read))
         finally:
             location.remove_tree(spool)
-        summaries = [_summary(d) for d in done]
-        analysis = analyze_ranks(summaries)
-        results = MultiRankResults(location.absolute(directory), summaries, analysis,
-                                   found.notes() + _rank_notes(summaries, analysis))
+        results = multirank_results(location.absolute(directory), [_summary(d) for d in done], found.notes())
         landing = LandingOptions(bool(fragments), options.custom_header_html, executor.workers)
         for relpath, content in LandingRenderer.from_results(results, landing).render():
             output.write(relpath, content)
     files = output.files + sum(d.files for d in done)
-    return MultiRankReport(out_location, files, summaries, results.analysis, done, results.notes,
-                           time.perf_counter() - started)
+    return MultiRankReport(out_location, files, results, done, time.perf_counter() - started)
 
 
 SPOOL_DIR = ".compilescope-spool"  # inside the output directory while the ranks run; removed before the end
@@ -154,9 +148,7 @@ def summarize_ranks(directory: str, jobs: int | None = None, executor: RankExecu
     found = _rank_logs(directory)
     rank_jobs = [LogJob(log.path, None, rank=log.rank, size=log.size) for log in found.logs]
     done = run_rank_jobs(rank_jobs, executor or LocalExecutor(jobs or default_jobs()))
-    summaries = [_summary(d) for d in done]
-    analysis = analyze_ranks(summaries)
-    return MultiRankResults(location.absolute(directory), summaries, analysis, found.notes() + _rank_notes(summaries, analysis))
+    return multirank_results(location.absolute(directory), [_summary(d) for d in done], found.notes())
 
 
 
@@ -170,29 +162,6 @@ def _rank_logs(directory: str, logs: list[str] | None = None) -> RankLogs:
     if not found.logs:
         raise CompilescopeError(f"{directory}: no rank logs in this directory (expected dedicated_log_torch_trace_rank_<N>_*.log)")
     return found
-
-
-def _rank_notes(summaries: list[RankSummary], analysis: MultiRankAnalysis) -> list[str]:
-    notes = []
-    if analysis.missing_ranks:
-        gaps = [first if first == last else f"{first}-{last}" for first, last in analysis.missing_ranks]
-        absent = sum(last - first + 1 for first, last in analysis.missing_ranks)
-        notes.append(f"{'rank' if absent == 1 else 'ranks'} {', '.join(map(str, gaps))}: no log (the logs go up to rank "
-                     f"{max(analysis.ranks)}): a rank that never started, or a log not copied here")
-    for s in summaries:
-        if s.error:
-            notes.append(f"rank {s.rank}: not read: {s.error}")
-        elif s.empty:
-            notes.append(f"rank {s.rank}: {os.path.basename(s.source)} is empty: the rank logged nothing (no report)")
-        elif s.unread:
-            notes.append(f"rank {s.rank}: {os.path.basename(s.source)} was not read in full: {s.unread}; its figures, "
-                         "and how it compares with the other ranks, cover only what was read")
-        elif s.logged_rank is not None:
-            notes.append(
-                f"rank {s.rank}: {os.path.basename(s.source)} is named for rank {s.rank} but its records carry rank "
-                f"{s.logged_rank}; shown as rank {s.rank}"
-            )
-    return [visible_name(note) for note in notes]  # one line each, whatever the names of the files
 
 
 def run_all_ranks(args: argparse.Namespace, directory: str | None = None, out: str | None = None, logs: list[str] | None = None,
@@ -221,8 +190,8 @@ def run_all_ranks(args: argparse.Namespace, directory: str | None = None, out: s
         )
     finally:
         bar.close()
-    for note in result.notes:
-        print(f"compilescope: {note}", file=sys.stderr)
+    for note in result.results.notes:
+        print(f"compilescope: {one_line(note)}", file=sys.stderr)
     for d in result.done:
         for line in d.problems:
             print(f"rank {_summary(d).rank}: {line}", file=sys.stderr)
@@ -232,9 +201,9 @@ def run_all_ranks(args: argparse.Namespace, directory: str | None = None, out: s
         from ..render.terminal import divergences_renderable  # here: rich, for this panel only
         from .console import default_console
 
-        default_console().print(divergences_renderable(result.analysis.to_json()))
-    ranks = len(result.summaries)
-    findings = len(result.analysis.divergences)
+        default_console().print(divergences_renderable(result.results.analysis.to_json()))
+    ranks = len(result.results.summaries)
+    findings = len(result.results.analysis.divergences)
     print(
         f"Wrote {result.files} files for {count(ranks, 'rank')} to {result.out} in {result.seconds:.1f}s "
         f"({_executor_words(executor, ranks)}); {count(findings, 'divergence')} between ranks"

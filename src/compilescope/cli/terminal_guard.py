@@ -20,8 +20,6 @@ from ..invisible import INVISIBLE_CLASS, escape
 from ..lazy_regex import lazy_compile
 
 _PARTS = lazy_compile(f"[\\x00-\\x08\\x0b-\\x1f\\x7f-\\x9f{INVISIBLE_CLASS}]")
-# A name (a file's) is one line: its line ends and TABs are shown too.
-_UNSAFE_IN_NAME = lazy_compile(f"[\\x00-\\x1f\\x7f-\\x9f{INVISIBLE_CLASS}]")
 
 
 def _visible(m: re.Match) -> str:
@@ -34,12 +32,6 @@ def safe_terminal_text(text: str) -> str:
     if text.isascii() and (text.isprintable() or text.replace("\n", "").replace("\t", "").isprintable()):
         return text  # (printable ASCII, newlines and tabs: nothing to escape, and no pattern to compile)
     return _PARTS.sub(_visible, text)
-
-
-def visible_name(name: str) -> str:
-    """A file name as one line of text: safe_terminal_text's escapes, and its newlines and TABs shown as \\u000a.
-    (A file name may hold a newline: printed, it made a warning two lines, the second looking like another.)"""
-    return name if name.isprintable() and name.isascii() else _UNSAFE_IN_NAME.sub(_visible, name)
 
 
 class GuardedStream:

@@ -25,6 +25,7 @@ from ..analyses.insights import Insights
 from ..analyses.recompiles import BACKWARD_REASONS_HINT, CHANGE_LABELS
 from ..analyses.userloc import UserLocation
 from .charts import phase_bars
+from ..invisible import one_line
 from ..wording import count, format_seconds
 from .terminal_runtime import runtime_renderables
 
@@ -459,7 +460,7 @@ def rank_summaries_renderable(doc: dict, source: str) -> RenderableType:
                         style="red"))
     out.append(divergences_renderable(analysis))
     for note in doc.get("notes", []):
-        out.append(Text(f"note: {note}", style="dim"))
+        out.append(Text(f"note: {one_line(note)}", style="dim"))
     out.append(Text("\nOne rank in detail: compilescope summary LOG (or DIR --latest).", style="dim"))
     return Group(*out)
 
