@@ -898,6 +898,38 @@ class DiffReport:
     def changed(self) -> bool:
         return bool(self.ranks_only_a or self.ranks_only_b or any(d for _, d in self.ranks))
 
+    @property
+    def changed_ranks(self) -> list[int]:
+        return [rank for rank, diff in self.ranks if rank is not None and diff]
+
+    @property
+    def unchanged_ranks(self) -> list[int]:
+        return [rank for rank, diff in self.ranks if rank is not None and not diff]
+
+    @property
+    def rank_by_rank(self) -> bool:
+        """Two jobs' ranks compared (not one log with another): a tally of the ranks ends the diff."""
+        return len(self.ranks) > 1
+
+    @property
+    def quiet_ranks(self) -> list[int]:
+        """Of ranks compared rank by rank, those with neither a change nor a note: said in one line for all, not a
+        paragraph each (a job has hundreds of ranks)."""
+        if not self.rank_by_rank:
+            return []
+        return [rank for rank, diff in self.ranks if rank is not None and not diff and not diff.notes]
+
+    @property
+    def told_ranks(self) -> list[tuple[int | None, RunDiff]]:
+        """The ranks told one by one: all but the quiet ones."""
+        quiet = set(self.quiet_ranks)
+        return [(rank, diff) for rank, diff in self.ranks if rank not in quiet]
+
+    @property
+    def threshold_rule(self) -> str:
+        """When a time difference counts as a change, in words (one threshold for every rank); "" with no rank."""
+        return self.ranks[0][1].threshold.rule if self.ranks else ""
+
     def to_json(self) -> dict[str, Any]:
         return {
             "schema_version": SCHEMA_VERSION,

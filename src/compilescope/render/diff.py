@@ -73,10 +73,7 @@ def print_diff(report: DiffReport, console: Console) -> None:
     for side, lost in (("A", report.not_read_a), ("B", report.not_read_b)):
         for lost_rank, why in sorted(lost.items()):
             console.print(_hanging(Text(f"rank {lost_rank}: not read in {side}, not compared: ", style="red"), why))
-    several = len(report.ranks) > 1
-    for rank, diff in report.ranks:
-        if several and not diff and not diff.notes:
-            continue  # hundreds of ranks: the unchanged ones are one line, below
+    for rank, diff in report.told_ranks:  # the quiet ones are one line, below
         if rank is not None:
             console.print(Text(f"\nrank {rank}", style="bold"))
         if not diff:
@@ -85,7 +82,7 @@ def print_diff(report: DiffReport, console: Console) -> None:
             console.print(line)
         for note in diff.notes:  # what was not counted as a change, so nobody wonders
             console.print(Text(f"\n{note}", style="dim"))
-    if several:
+    if report.rank_by_rank:
         _print_tally(report, console)
 
 
@@ -96,11 +93,9 @@ def _print_tally(report: DiffReport, console: Console) -> None:
     def ranks(numbers: list) -> str:
         return f"{'rank' if len(numbers) == 1 else 'ranks'} {rank_list(numbers)}"
 
-    unchanged = [rank for rank, diff in report.ranks if not diff]
-    changed = [rank for rank, diff in report.ranks if diff]
-    said = [rank for rank, diff in report.ranks if not diff and not diff.notes]  # the others printed their notes
-    if said:
-        console.print(Text(f"\nNo change in {ranks(said)} ({report.ranks[0][1].threshold.rule})."))
+    unchanged, changed, quiet = report.unchanged_ranks, report.changed_ranks, report.quiet_ranks
+    if quiet:  # the other unchanged ranks printed their notes
+        console.print(Text(f"\nNo change in {ranks(quiet)} ({report.threshold_rule})."))
     tally = [f"{ranks(changed)} changed" if changed else "no rank changed"]
     if unchanged:
         tally.append(f"{count(len(unchanged), 'rank')} unchanged")

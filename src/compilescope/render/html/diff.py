@@ -12,12 +12,8 @@ from .env import ENV
 def diff_page(report: DiffReport, a_root: str, b_root: str, root: str = "") -> str:
     """a_root, b_root: URL prefixes of the two reports (each rank's report under rank_<N>/ of a multi-rank side)."""
     multi = any(rank is not None for rank, _ in report.ranks)
-    ranks = []
-    unchanged: list[int] = []  # ranks with nothing to say: one line for all, not a paragraph each (hundreds of ranks)
-    for rank, diff in report.ranks:
-        if len(report.ranks) > 1 and rank is not None and not diff and not diff.notes:
-            unchanged.append(rank)
-            continue
+    ranks, quiet = [], report.quiet_ranks
+    for rank, diff in report.told_ranks:  # the quiet ones are one line
         sub = f"rank_{rank}/" if multi and rank is not None else ""
         ranks.append({"rank": rank, "diff": diff, "sections": diff.sections(), "a": a_root + sub, "b": b_root + sub})
     first = report.ranks[0] if report.ranks else None
@@ -27,6 +23,6 @@ def diff_page(report: DiffReport, a_root: str, b_root: str, root: str = "") -> s
     return ENV.get_template("diff.html").render(
         root=root, source_name=f"{os.path.basename(report.source_a)} → {os.path.basename(report.source_b)}",
         rank=None, nav_failures=False, report=report, ranks=ranks, labels=SECTION_LABELS, first=sides,
-        unchanged=rank_list(unchanged) if unchanged else None, unchanged_count=len(unchanged),
-        rule=report.ranks[0][1].threshold.rule if report.ranks else "",
+        unchanged=rank_list(quiet) if quiet else None, unchanged_count=len(quiet),
+        rule=report.threshold_rule,
     )
