@@ -140,6 +140,8 @@ def test_graph_with_an_op_lacking_a_name_is_left_out(tmp_path):
     report = write_landing(tmp_path / "in", tmp_path / "out")
     assert [g["graph"] for g in report.json(ESTIMATES)] == ["-_0_0_0", "-_0_2_0", "-_0_3_0"]
     assert {e["args"]["graph"] for e in report.json(TRACE) if e["ph"] == "X"} == {"-_0_0_0", "-_0_2_0", "-_0_3_0"}
+    # The sums the ranks are compared by cover the same graphs as the files (they kept this one, read apart).
+    assert sorted(report.ranks[0]["runtimes_ns"]) == ["[0/0]", "[0/2]", "[0/3]"]
 
 
 def test_graph_tid_is_tlparses():

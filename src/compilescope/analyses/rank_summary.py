@@ -80,7 +80,9 @@ class RankSummary:
     cache_sequence: list[list[str]] = field(default_factory=list)
     # Collective ops Inductor scheduled, per graph in compile-id order: [graph, dir name, [op, ...]].
     collective_schedules: list[list[Any]] = field(default_factory=list)
-    runtimes_ns: dict[str, float] = field(default_factory=dict)  # graph -> sum of estimated op runtimes
+    # graph -> the sum of its ops' estimates in op_runtimes: the same graphs, keyed by graph (what the ranks are
+    # compared by) where op_runtimes names the report directory; the JSON schema has both (docs/summary-schema.md).
+    runtimes_ns: dict[str, float] = field(default_factory=dict)
     # Inductor's estimate of each op, per graph in compile order: [dir name, [[op name, ns], ...]]
     # (analyses/runtime_estimates.py); a graph with no ops, or an op without a name or a number, is left out.
     op_runtimes: list[list[Any]] = field(default_factory=list)
@@ -99,7 +101,9 @@ class RankSummary:
     # frame (a backward compiled at its first call, autotuning benchmarks).
     compile_time_s: float = 0.0
     compile_times_s: dict[str, float] = field(default_factory=dict)  # compile id (no attempt) -> its compile time
-    breaks: int = 0  # compile ids (attempts) that succeeded after a restart: not graph breaks, see graph_breaks
+    # Compile ids (attempts) that succeeded after a restart: not graph breaks, see graph_breaks. No page shows it;
+    # kept because the JSON schema documents it (ranks[].breaks, docs/summary-schema.md).
+    breaks: int = 0
     # Graph breaks as the rank's own report counts them (analyses/graph_breaks.py): distinct by reason and line, and
     # every break event. What the rank table shows: a restarted attempt and its retry are one break, not two.
     graph_breaks: int = 0
@@ -221,13 +225,10 @@ def _summarize_compile(trace: Trace, entry: Compile, key: str, summary: RankSumm
             ops = data.get("ops") if isinstance(data, dict) else None
             if isinstance(ops, list):
                 graph = _graph_key(key, seen, "runtime")
-                runtimes = [op.get("estimated_runtime_ns") for op in ops if isinstance(op, dict)]
-                numbers = [r for r in runtimes if isinstance(r, (int, float)) and not isinstance(r, bool)]
-                if numbers:
-                    summary.runtimes_ns[graph] = float(sum(numbers))
                 estimates = _op_estimates(ops)
                 if estimates:
                     summary.op_runtimes.append([entry.dir_name, estimates])
+                    summary.runtimes_ns[graph] = float(sum(ns for _, ns in estimates))
                 fingerprint = tensor_meta_fingerprint(ops)
                 if fingerprint is None:  # this record is bad, not the rank: counted, and not compared
                     summary.parse_problems += 1
