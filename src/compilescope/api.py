@@ -59,7 +59,7 @@ def report(
     Like the command line, it refuses to replace an existing, non-empty out unless overwrite=True.
     profiles: torch.profiler Chrome traces of the same run (``--profile``): adds the Runtime page.
     """
-    from .report_writer import write_report  # writes through OutputDir, confined to out
+    from .report_writer import write_report, write_saved_report  # write through OutputDir, confined to out
 
     options = ReportOptions(plain_text=plain_text, custom_header_html=custom_header_html)
     read = _read_profiles(profiles)
@@ -79,24 +79,12 @@ def report(
             if _is_saved_analysis(path):
                 if read:
                     raise CompilescopeError(f"{path} is a saved analysis: profiles go with a log")
-                return _report_saved(path, out, overwrite, options)
-            with load(path) as trace:
-                output = write_report(trace, out, overwrite, options, analyze_trace(trace, read) if read else None)
+                output, _ = write_saved_report(path, out, overwrite, options)  # (the no-log note: the CLI's)
+            else:
+                with load(path) as trace:
+                    output = write_report(trace, out, overwrite, options, analyze_trace(trace, read) if read else None)
     except OutputExistsError as exc:
         raise exc.for_python() from None
-    return os.path.join(output.path, "index.html")
-
-
-def _report_saved(path: str, out: str, overwrite: bool, options: ReportOptions) -> str:
-    from .ingest.saved import read_saved
-    from .report_writer import load_analysis, write_report
-
-    results, log = load_analysis(read_saved(path))
-    with results:
-        assert results.trace is not None
-        # Never the log at the path the file names (an analysis saved by to_json() holds no copy): a saved file is
-        # untrusted, and that path could name any file this user can read. raw.log is then empty.
-        output = write_report(results.trace, out, overwrite, options, results, [log or b""])
     return os.path.join(output.path, "index.html")
 
 

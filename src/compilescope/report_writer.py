@@ -63,6 +63,41 @@ def load_analysis(doc: dict) -> tuple[Results, bytes | None]:
     return results, log
 
 
+def write_saved_report(path: str, out: str, overwrite: bool, options: ReportOptions) -> tuple[OutputDir, str | None]:
+    """`report --load FILE` and report() of a saved file: the same report as from the log, and, where the file holds
+    no copy of the log, a note saying raw.log is empty and how to have it (the caller says it, or not)."""
+    from .ingest.saved import read_saved
+
+    results, log = load_analysis(read_saved(path))
+    with results:
+        assert results.trace is not None
+        made_out = not os.path.lexists(out)
+        try:
+            # No copy of the log: raw.log is empty (report_outputs), never the file at the path the trace names.
+            output = write_report(results.trace, out, overwrite, options, results, None if log is None else [log])
+        except LookupError as exc:
+            # Each field was of its type (load_analysis), yet one names what another lacks (a compile with no status):
+            # a file edited by hand. No half report is left where there was nothing (one made in an existing
+            # directory stays: whose?).
+            if made_out:
+                import shutil
+
+                shutil.rmtree(out, ignore_errors=True)
+            raise CompilescopeError(f"{path}: the saved analysis does not hold together ({type(exc).__name__}: "
+                                    f"{exc}); was it edited? Save it again from its log") from None
+        note = None if log is not None else _without_log(path, results.trace.source)
+    return output, note
+
+
+def _without_log(saved: str, source: str) -> str:
+    """What raw.log holds when the saved analysis has no copy of the log (Results.to_json() saves none: --save adds
+    it): nothing. A saved file is untrusted: the log's path in it could name any file this user can read, which
+    the report would then publish as its raw.log."""
+    return (f"compilescope: warning: {saved} holds no copy of its log (saved with to_json(), not --save): the "
+            f"report's raw.log is empty; a saved file's paths are not read (for the log's copy, give the log, "
+            f"{source}, as compilescope {source} -o OUT, or save it with --save)")
+
+
 def report_outputs(trace: Trace, results: Results, options: ReportOptions,
                    log: Iterable[bytes] | None = None) -> Iterator[tuple[str, Content]]:
     """Every file of a report directory, the log itself last: for callers that write several reports

@@ -17,7 +17,7 @@ from ..model.trace import Trace
 from ..output import write_file, written_at
 from ..render.notices import unread_line
 from ..wording import count
-from ..report_writer import load_analysis, saved_analysis, stored_log_chunks, strict_problems, write_report
+from ..report_writer import saved_analysis, stored_log_chunks, strict_problems, write_report, write_saved_report
 from .browser import open_browser
 from .progress import read_progress
 from .report_args import add_report_arguments, check_report_arguments, report_options
@@ -142,40 +142,13 @@ def _save(results: Results, path: str, overwrite: bool) -> None:
 
 def _report_saved(args: argparse.Namespace) -> int:
     """`compilescope report --load FILE`: the same report as from the log, from a saved analysis."""
-    from ..ingest.saved import read_saved
-
-    results, log = load_analysis(read_saved(args.load))
-    with results:
-        assert results.trace is not None
-        log_note = None if log is not None else _without_log(args.load, results.trace.source)
-        made_out = not os.path.lexists(args.out)
-        try:
-            output = write_report(results.trace, args.out, args.overwrite, report_options(args), results,
-                                  log=[log or b""])  # never the path it names: see _without_log
-        except (KeyError, IndexError, ValueError, TypeError, AttributeError) as exc:
-            # Each field was of its type (load_analysis), yet they do not hold together: a file edited by hand.
-            # No half report is left where there was nothing (one made in an existing directory stays: whose?).
-            if made_out:
-                import shutil
-
-                shutil.rmtree(args.out, ignore_errors=True)
-            raise CompilescopeError(f"{args.load}: the saved analysis does not hold together ({type(exc).__name__}: "
-                                    f"{exc}); was it edited? Save it again from its log") from None
+    output, log_note = write_saved_report(args.load, args.out, args.overwrite, report_options(args))
     print(f"Wrote {output.files} files to {output.path}")
     if log_note:
         print(log_note, file=sys.stderr)
     if not args.no_browser:
         open_browser(os.path.join(output.path, "index.html"))
     return 0
-
-
-def _without_log(saved: str, source: str) -> str:
-    """What raw.log holds when the saved analysis has no copy of the log (Results.to_json() saves none: --save adds
-    it): nothing. A saved file is untrusted: the log's path in it could name any file this user can read, which
-    the report would then publish as its raw.log."""
-    return (f"compilescope: warning: {saved} holds no copy of its log (saved with to_json(), not --save): the "
-            f"report's raw.log is empty; a saved file's paths are not read (for the log's copy, give the log, "
-            f"{source}, as compilescope {source} -o OUT, or save it with --save)")
 
 
 def _stats_line(trace: Trace) -> str:
