@@ -158,6 +158,9 @@ TAMPERED = [
     (("statuses",), 5, "analyses.Results.statuses: dict[model.ids.CompileId | None, str] expected, found int"),
     (("trace", "year"), "abc", "model.trace.Trace.year: int | None expected, found str"),
     (("trace", "store"), "x", "model.trace.Trace.store: PayloadStore expected, found str"),
+    # One element of a list of another type (read element by element as it is decoded, not checked after)
+    (("compiles", "[0/0]", "metrics", "empty"), ["code_gen_time_s", 7],
+     "analyses.compile_summary.MetricGroups.empty: list[str] expected, found list"),
     (("trace", "year"), {"$f": "abc"}, "a saved $f value that cannot be read"),
     (("trace", "year"), {"$int": "x1"}, "a saved $int value that cannot be read"),
     (("trace", "year"), {"$tuple": 5}, "a saved $tuple value that cannot be read"),
