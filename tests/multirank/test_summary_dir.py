@@ -32,13 +32,25 @@ def summary_json(capsys, *args) -> dict:
     return json.loads(capsys.readouterr().out)
 
 
-def terminal(directory) -> str:
-    console = Console(width=100, color_system=None, record=True, file=io.StringIO())
+def terminal(directory, width: int = 100) -> str:
+    console = Console(width=width, color_system=None, record=True, file=io.StringIO())
     console.print(RankSummariesRenderer.from_results(summarize_ranks(str(directory), 1)).render())
     out = console.file.getvalue()
     assert "\x1b[" not in out
-    assert max(len(line) for line in out.splitlines()) <= 100
+    assert max(len(line) for line in out.splitlines()) <= width
     return "\n".join(line.rstrip() for line in console.export_text().splitlines())
+
+
+def test_the_rank_table_keeps_every_column_at_80_columns(tmp_path):
+    # 80 is the width of piped output and CI logs: the last column (parse problems) was cut to "pars" and blank.
+    cut = tmp_path / "cut"
+    shutil.copytree(peer_dir("multi_rank_logs"), cut)
+    rank_1 = next(cut.glob("*rank_1*"))
+    rank_1.write_bytes(rank_1.read_bytes()[:1_800_000])
+    text = terminal(cut, width=80)
+    assert re.search(r"^rank\s+ids\s+breaks\s+failures\s+recompiles\s+hit/miss\s+time\s+problems$", text, re.M)
+    assert row(text, "0", "1", "0", "1", "0", "0/0", "163 ms", "0")
+    assert re.search(r"^1\s.*\s2 cut$", text, re.M)  # the cut rank's mark, whole
 
 
 def row(text: str, *cells: str) -> bool:

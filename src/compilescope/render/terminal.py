@@ -404,17 +404,32 @@ def _rank_row(rank: dict) -> list[RenderableType]:
     ]
 
 
-def _ranks_table(ranks: list[dict]) -> Table:
-    table = _table("rank", "compile ids", "graph breaks", "failures", "recompiles", "cache hit/miss", "compile time",
-                   "parse problems", padding=(0, 1, 0, 0))  # eight columns: fit 80
-    for col in table.columns:
-        # Narrow consoles wrap headers between words, never inside one.
-        col.min_width = max(len(word) for word in str(col.header).split())
-        if col is not table.columns[0]:
-            col.justify = "right"
-    for rank in ranks:
-        table.add_row(*_rank_row(rank))
-    return table
+RANK_COLUMNS = ("rank", "compile ids", "graph breaks", "failures", "recompiles", "cache hit/miss", "compile time",
+                "parse problems")
+
+
+class _RanksTable:
+    """One row per rank. Each column is as wide as its longest cell, and its header where the console has room
+    (else its longest word, the header wrapping between words): left to itself, rich gave the first columns room
+    and cut the last one to "pars"/"problem" at 80 columns, the width of piped output."""
+
+    def __init__(self, ranks: list[dict]):
+        self.rows = [_rank_row(rank) for rank in ranks]
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions):
+        cells = [max((Text(c).cell_len if isinstance(c, str) else c.cell_len for c in column), default=0)
+                 for column in zip(*self.rows)] or [0] * len(RANK_COLUMNS)
+        whole = [max(cell, len(header)) for cell, header in zip(cells, RANK_COLUMNS)]
+        if sum(whole) + len(whole) > options.max_width:
+            whole = [max(cell, *(len(word) for word in header.split())) for cell, header in zip(cells, RANK_COLUMNS)]
+        table = _table(*RANK_COLUMNS, padding=(0, 1, 0, 0))
+        for i, (col, width) in enumerate(zip(table.columns, whole)):
+            col.width = width
+            if i:
+                col.justify = "right"
+        for row in self.rows:
+            table.add_row(*row)
+        yield table
 
 
 def _divergences(analysis: dict) -> list[RenderableType]:
@@ -454,7 +469,7 @@ def rank_summaries_renderable(doc: dict, source: str) -> RenderableType:
     analysis = doc["analysis"]
     head = UnbrokenText(f"compilescope summary · {source.rstrip('/').rsplit('/', 1)[-1]} "
                         f"{unbroken('· ' + count(len(ranks), 'rank'))}", style="bold")
-    out: list[RenderableType] = [head, _ranks_table(ranks)]
+    out: list[RenderableType] = [head, _RanksTable(ranks)]
     if analysis["failed_ranks"]:
         out.append(Text(f"{_rank_list(analysis['failed_ranks'])} could not be read: left out of the comparison.",
                         style="red"))
