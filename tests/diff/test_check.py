@@ -252,6 +252,24 @@ def test_ranks_with_nothing_to_compare_fail_the_baseline_rule(tmp_path, capsys):
     assert lines(capsys.readouterr().out) == ["baseline: no rank of the run (2, 3) is a rank of the baseline (0, 1)"]
 
 
+def test_every_rank_of_a_run_is_checked_against_a_baseline_of_one_log(tmp_path, capsys):
+    # Rank 1 has a new graph break. A single baseline log stood for rank 0 only, and rank 1 passed unseen.
+    rank_dir(tmp_path / "run", ("base", "break"))
+    assert run_cli("check", tmp_path / "run", "--baseline", log("base")) == 1
+    out = lines(capsys.readouterr().out)
+    assert out[0].startswith("baseline-graph-breaks: rank 1: new graph break: Call to `torch._dynamo.graph_break()`")
+    assert not any(line.startswith(("baseline:", "baseline-graph-breaks: rank 0")) for line in out)
+
+
+def test_ranks_of_the_run_the_baseline_lacks_fail_the_baseline_rule(tmp_path, capsys):
+    rank_dir(tmp_path / "baseline", ("base", "base"))
+    rank_dir(tmp_path / "run", ("base", "base", "break"))  # rank 2: a new graph break, and no baseline rank 2
+    assert run_cli("check", tmp_path / "run", "--baseline", tmp_path / "baseline") == 1
+    assert lines(capsys.readouterr().out) == [
+        "baseline: 1 rank of the run (2) not compared: the baseline has ranks 0, 1 (a baseline of one log is "
+        "compared with every rank)"]
+
+
 def test_a_log_not_read_in_full_fails_the_gate_and_the_diff_says_so(tmp_path, capsys):
     # A real log cut off mid-file, as a killed run leaves it: the check saw only part of the run, so it cannot pass it.
     cut = tmp_path / "cut.log.gz"

@@ -174,11 +174,22 @@ def evaluate(runs: dict[int | None, RunFacts], rules: Rules,
 
 
 def _regressions(runs: dict[int | None, RunFacts], baseline: dict[int | None, RunFacts], rules: Rules) -> list[RuleResult]:
-    # Ranks are paired as `diff` pairs them: a single log stands for the lowest rank of a directory of ranks.
-    pairs = paired_ranks(baseline, runs)
+    # Ranks are paired as `diff` pairs them, except that a baseline of one log is every rank's: a gate compares each
+    # rank of the run it passes (a single run log stands for the lowest rank of a baseline of ranks).
+    if list(baseline) == [None] and len(runs) > 1:
+        pairs = [(rank, baseline[None], run) for rank, run in sorted(runs.items(), key=lambda item: item[0] or 0)]
+    else:
+        pairs = paired_ranks(baseline, runs)
     if not pairs:  # e.g. ranks 0-1 against ranks 2-3: nothing was compared, so nothing may pass
         return [RuleResult("baseline", "a rank of the run to compare with each of the baseline's", False,
                            f"baseline: no rank of the run ({_ranks(runs)}) is a rank of the baseline ({_ranks(baseline)})")]
+    uncompared = sorted(r for r in runs if r is not None and None not in baseline and r not in baseline)
+    out = []
+    if uncompared:  # the gate would pass ranks it never looked at
+        names = ", ".join(map(str, uncompared))
+        out.append(RuleResult("baseline", "a rank of the run to compare with each of the baseline's", False,
+                              f"baseline: {count(len(uncompared), 'rank')} of the run ({names}) not compared: the "
+                              f"baseline has ranks {_ranks(baseline)} (a baseline of one log is compared with every rank)"))
     new_breaks, more_recompiles, slower, new_failures, new_skips, new_warnings = [], [], [], [], [], []
     unrecorded = []  # (rank, which side) whose warnings were not recorded
     for rank, base, run in pairs:
@@ -203,7 +214,6 @@ def _regressions(runs: dict[int | None, RunFacts], baseline: dict[int | None, Ru
             slower.append(f"{_where(rank)}compile time {base.compile_time_s:.2f}s → {run.compile_time_s:.2f}s "
                           f"(+{(run.compile_time_s / base.compile_time_s - 1) * 100 if base.compile_time_s else 100:.0f}%)")
     margin = f"more than {rules.time_margin:.0%} and {rules.time_min_seconds:g}s"
-    out = []
     for name, description, found in (
         ("baseline-graph-breaks", "no graph break that the baseline does not have", new_breaks),
         ("baseline-recompiles", "no more recompiles than the baseline", more_recompiles),
