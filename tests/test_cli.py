@@ -85,6 +85,14 @@ def test_folder_of_runs_latest_reads_the_newest_runs_log(tmp_path, capsys):
     assert f"reading dedicated_log_torch_trace_b.log from {traces / '20261126-100000'}" in capsys.readouterr().err
     found = discover(str(traces), latest=True)
     assert found.logs == [str(traces / "20261126-100000" / "dedicated_log_torch_trace_b.log")]
+    # The newest run was distributed (torchrun): --latest reads one rank's log, and says where the others are.
+    ranks = traces / "20261126-110000"
+    ranks.mkdir()
+    for rank in (0, 1):
+        shutil.copy(peer("simple.log"), ranks / f"dedicated_log_torch_trace_rank_{rank}_x.log")
+    note = discover(str(traces), latest=True).note
+    assert note.endswith("that folder holds the logs of ranks 0, 1: give it, without --latest, for every rank")
+    assert str(ranks) in note
 
 
 def test_empty_directory_is_an_error(tmp_path, capsys):

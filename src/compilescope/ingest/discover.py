@@ -139,6 +139,10 @@ def _newest_run_folder(directory: str, latest: bool) -> Discovered:
     found = _newest(newest, logs, latest)
     found.note = (f"reading {location.basename(found.chosen)} from {newest}, the newest of {len(runs)} folders "
                   f"with logs in {directory} (--latest)")
+    ranks = sorted({r for r in map(rank_of, logs) if r is not None})
+    if len(ranks) > 1:  # a distributed run's folder: one rank's log is not the run
+        found.note += (f"; that folder holds the logs of ranks {', '.join(map(str, ranks))}: give it, without "
+                       f"--latest, for every rank")
     return found
 
 
