@@ -50,3 +50,14 @@ def test_inference_graphs_fx_names_lambda_are_valid_python(tmp_path):
     tree = ast.parse(forward[0].read_text())
     (cls,) = [n for n in tree.body if isinstance(n, ast.ClassDef)]
     assert cls.name == "lambda_" and any(isinstance(n, ast.FunctionDef) and n.name == "forward" for n in cls.body)
+
+
+def test_a_restarted_attempt_points_at_its_retry_not_at_recording_again(tmp_path):
+    # transformed_code.log was recorded by `compilescope run`: [1/0] restarted at a graph break and [1/0_1] holds
+    # the code. The note said to record the log with `compilescope run`, which it was.
+    assert run_cli("dump-src", torch213("transformed_code.log"), tmp_path / "out") == 0
+    full = (tmp_path / "out" / "full_code_for_torch_dynamo_resume_in_f_at_22_0.py").read_text()
+    assert "record it with" not in full
+    attempt, retry = full.index("# ===== compile id [1/0] ====="), full.index("# ===== compile id [1/0_1] =====")
+    assert "Dynamo compiled the frame again as [1/0_1], whose code follows" in full[attempt:retry]
+    ast.parse(full)

@@ -101,10 +101,22 @@ def dump_src_files(trace: Trace, results: Results) -> Iterator[tuple[str, str]]:
             if guards:
                 full.append("# Guards (this code runs only while they hold):\n" + _comment(trace.payload_text(guards[0].payload)))
             if code is None:
-                full.append("# The transformed code is not in this log (record it with `compilescope run` or capture()).\n")
+                full.append(_no_code_note(entry, entries))
                 continue
             note = f"# compile id {entry.compile_id}: {code.note}\n"
             yield f"__transformed_code_{k}_for_{stem}.py", note + code.source
             full.append(note + (code.source if code.decompiled else _comment(code.source)))
             k += 1
         yield f"full_code_for_{stem}_0.py", "".join(full)
+
+
+def _no_code_note(entry: Compile, entries: list[tuple[Compile, TransformedCode | None]]) -> str:
+    """Why a compilation has no transformed code: a restarted attempt's code is its retry's; otherwise not recorded."""
+    cid = entry.compile_id
+    retry = next((e.compile_id for e, code in entries if code is not None and e.compile_id is not None and cid is not None
+                  and (e.compile_id.compiled_autograd_id, e.compile_id.frame_id, e.compile_id.frame_compile_id)
+                  == (cid.compiled_autograd_id, cid.frame_id, cid.frame_compile_id)
+                  and (e.compile_id.attempt or 0) > (cid.attempt or 0)), None)
+    if retry is not None:
+        return f"# This attempt restarted (a graph break); Dynamo compiled the frame again as {retry}, whose code follows.\n"
+    return "# The transformed code is not in this log (record it with `compilescope run` or capture()).\n"
