@@ -179,7 +179,7 @@ class RunCommand:
         options = report_options(args)
         try:
             with read_trace(chosen) as trace:
-                profiles = read_profiles(args.profile)  # written by the program, read once it has ended
+                profiles = _program_profiles(args.profile)
                 results = analyze(trace, profiles)
                 output = write_report(trace, out, args.overwrite, options, results,
                                       processes=report_processes(args.jobs, trace))
@@ -208,6 +208,18 @@ class RunCommand:
         if not args.no_browser and not (result.interrupted or result.terminated):
             _open_browser(index)
         return rc
+
+
+def _program_profiles(paths: list[str]) -> list:
+    """Each --profile, read once the program has ended (it writes them): one it did not write, or that cannot be
+    read, is a warning, and the report is written without it (run always writes the report)."""
+    profiles = []
+    for path in paths:
+        try:
+            profiles.extend(read_profiles([path]))
+        except CompilescopeError as exc:
+            print(f"compilescope: warning: {exc}: the report has no runtime from it", file=sys.stderr)
+    return profiles
 
 
 def _print_findings(results: Results) -> None:
