@@ -105,14 +105,17 @@ def test_existing_output_needs_overwrite(tmp_path, capsys):
     out = tmp_path / "out"
     out.mkdir()
     (out / "precious.txt").write_text("keep me")
-    assert run_cli(peer("simple.log"), "-o", out, "--no-browser") == 2
-    assert (out / "precious.txt").read_text() == "keep me"
-    assert "--overwrite" in capsys.readouterr().err
-    # --overwrite replaces only a report directory (issue 16): this one is not one.
-    assert run_cli(peer("simple.log"), "-o", out, "--no-browser", "--overwrite") == 2
-    assert (out / "precious.txt").read_text() == "keep me"
+    # --overwrite replaces only a report directory (issue 16): this one is not one, which is said at once, not
+    # after the user has added --overwrite as a first message told them to.
+    for flags in ((), ("--overwrite",)):
+        assert run_cli(peer("simple.log"), "-o", out, "--no-browser", *flags) == 2
+        assert (out / "precious.txt").read_text() == "keep me"
+        assert capsys.readouterr().err.strip() == (f"compilescope: error: refusing to replace {out}: it does not hold "
+                                                   "a compilescope report; choose another output directory")
     (out / "precious.txt").unlink()
     assert run_cli(peer("simple.log"), "-o", out, "--no-browser") == 0
+    assert run_cli(peer("simple.log"), "-o", out, "--no-browser") == 2  # a report: --overwrite would replace it
+    assert "already exists; pass --overwrite to replace it" in capsys.readouterr().err
     (out / "stale.txt").write_text("from an older report")
     assert run_cli(peer("simple.log"), "-o", out, "--no-browser", "--overwrite") == 0
     assert not (out / "stale.txt").exists()

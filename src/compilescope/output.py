@@ -49,9 +49,10 @@ def check_output_dir(path: str, overwrite: bool, keep: Iterable[str] = ()) -> bo
             return False
     except OSError as exc:
         raise CompilescopeError(f"cannot use output directory {path}: {exc.strerror or exc}") from None
+    # What --overwrite would refuse is said first: "pass --overwrite" and then "refusing to replace" sent users round.
+    _check_replaceable(path, keep)
     if not overwrite:
         raise OutputExistsError(path)
-    _check_replaceable(path, keep)
     return True
 
 

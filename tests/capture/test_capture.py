@@ -87,6 +87,11 @@ def test_an_existing_out_is_refused_before_the_block_runs_in_pythons_words(tmp_p
     existing.mkdir()
     (existing / "notes.txt").write_text("mine")
     ran = []
+    with pytest.raises(CompilescopeError, match=r"existing: it does not hold a compilescope report; choose another"):
+        with compilescope.capture(out=existing, trace_dir=tmp_path / "traces"):
+            ran.append(True)
+    assert ran == [] and not (tmp_path / "traces").exists() and (existing / "notes.txt").read_text() == "mine"
+    (existing / "index.html").write_text("an earlier report")  # a report: overwrite=True would replace it
     with pytest.raises(CompilescopeError, match=r"existing already exists; pass overwrite=True to replace it$"):
         with compilescope.capture(out=existing, trace_dir=tmp_path / "traces"):
             ran.append(True)

@@ -58,5 +58,6 @@ def test_report_that_cannot_be_written_after_the_run_names_the_kept_trace(tmp_pa
     assert lines[0] == f"compilescope: running {program} with TORCH_TRACE={traces}"
     assert lines[-2] == (f"compilescope: the trace is kept in {traces}; write its report with: "
                          f"compilescope '{traces}' -o DIR")
-    assert lines[-1] == f"compilescope: error: {out} already exists; pass --overwrite to replace it"
+    assert lines[-1] == (f"compilescope: error: refusing to replace {out}: it does not hold a compilescope report; "
+                         "choose another output directory")
     assert (traces / "dedicated_log_torch_trace_test.log").exists()
