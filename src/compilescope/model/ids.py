@@ -18,7 +18,7 @@ def _part(value: int | None) -> str:
     return "-" if value is None else str(value)
 
 
-_CONTEXT_ID_KEYS = ("frame_id", "frame_compile_id", "compiled_autograd_id", "attempt")
+_CONTEXT_ID_KEYS = ("compiled_autograd_id", "frame_id", "frame_compile_id", "attempt")  # as from_context's values
 _NO_VALUES = (None, None, None, None)
 _ID_LIMIT = 1 << 32  # tlparse's u32
 
@@ -37,36 +37,41 @@ class CompileId:
     attempt: int | None
 
     @classmethod
-    def from_context(cls, obj: dict[str, Any]) -> CompileId | None:
-        """The compile id of an envelope, or None when it carries none."""
+    def from_context(cls, obj: dict[str, Any], unreadable: list[str] | None = None) -> CompileId | None:
+        """The compile id of an envelope, or None when it carries none.
+
+        A part that is no compile id number ("frame_id='../..'", -1, True) is read as unknown (None), and
+        described in unreadable ("frame_id='../..'"): torch writes counters (ints from 0), tlparse reads each
+        as a u32 and skips the record otherwise; the reader lists the record as a problem.
+        """
         get = obj.get
         values = (get("compiled_autograd_id"), get("frame_id"), get("frame_compile_id"), get("attempt"))
         if values == _NO_VALUES and not any(k in obj for k in _CONTEXT_ID_KEYS):
             return None
-        # One object per distinct id (a log has few): built once, and dict lookups by it hit on identity.
-        # Only exact ints and None are looked up (True == 1 and hashes alike, but is no id part).
+        # One object per distinct readable id (a log has few): built once, and dict lookups by it hit on identity.
+        # Only exact ints and None are looked up (True == 1 and hashes alike, but is no id part); a hit is
+        # readable, so the parts are checked only here, on a miss or a part of another type.
         ca, frame, fcid, attempt = values
         if ((ca is None or type(ca) is int) and (frame is None or type(frame) is int)
                 and (fcid is None or type(fcid) is int) and (attempt is None or type(attempt) is int)):
             known = _INTERNED.get(values)
-            if known is None:
+            if known is not None:
+                return known
+            bad = _unreadable_parts(values)
+            if not bad:
                 if len(_INTERNED) > 4096:  # (many logs in one process, or a log of made-up ids)
                     _INTERNED.clear()
                 known = _INTERNED[values] = cls._of(values)
-            return known
+                return known
+        else:
+            bad = _unreadable_parts(values)
+        if unreadable is not None:
+            unreadable.extend(bad)
         return cls._of(values)
-
-    @staticmethod
-    def unreadable_parts(obj: dict[str, Any]) -> list[str]:
-        """The id parts of an envelope that are no compile id number ("frame_id='../..'"): torch writes counters
-        (ints from 0), tlparse reads each as a u32 and skips the record otherwise. from_context reads such a part
-        as unknown (None); the reader lists the record as a problem."""
-        return [f"{key}={value!r}"[:80] for key in _CONTEXT_ID_KEYS
-                if (value := obj.get(key)) is not None and not (type(value) is int and 0 <= value < _ID_LIMIT)]
 
     @classmethod
     def _of(cls, raw: tuple) -> CompileId:
-        values = [v if type(v) is int and 0 <= v < _ID_LIMIT else None for v in raw]  # (else: unreadable_parts)
+        values = [v if type(v) is int and 0 <= v < _ID_LIMIT else None for v in raw]  # (else: _unreadable_parts)
         if values[3] is None and values[1] is not None:
             # Some kinds (e.g. compilation_metrics_runtime) omit the attempt; it is
             # the same compilation as attempt 0, not a different one.
@@ -114,4 +119,10 @@ class CompileId:
         return cls(*data)
 
 
-_INTERNED: dict[tuple, CompileId] = {}  # from_context's ids, by their raw values
+_INTERNED: dict[tuple, CompileId] = {}  # from_context's readable ids, by their raw values
+
+
+def _unreadable_parts(values: tuple) -> list[str]:
+    """Each of an envelope's id values (from_context's) that is no u32 counter, as "key=value"."""
+    return [f"{key}={value!r}"[:80] for key, value in zip(_CONTEXT_ID_KEYS, values)
+            if value is not None and not (type(value) is int and 0 <= value < _ID_LIMIT)]
