@@ -201,18 +201,17 @@ def _read(path: str, rank: int | None, options: ReadOptions) -> Trace:
             budget = PayloadBudget(max(PAYLOAD_FLOOR, PAYLOAD_FACTOR * compressed))
             lines = _ExpansionCap(stream, max(EXPANSION_FLOOR, EXPANSION_FACTOR * compressed))
         lines = _CountingReader(lines, options.progress) if options.progress else lines
-        outcomes = builder.stats.outcomes
         last_damaged: RawRecord | None = None  # the last record read, if its payload does not match its md5
         for record in read_raw_records(lines, budget):
-            damaged_before = outcomes["md5_mismatch"]
             try:
-                _ingest(record, builder)
+                damaged = _ingest(record, builder)
             finally:
                 if record.payload is not None:
                     record.payload.close()
-            if record.problem is None:
-                damaged = outcomes["md5_mismatch"] > damaged_before and record.payload is not None
-                last_damaged = record if damaged else None
+            if damaged:
+                last_damaged = record
+            elif record.problem is None:
+                last_damaged = None
     _note_cut_last_payload(builder, last_damaged)
     return builder.build()
 
@@ -256,12 +255,13 @@ def _unusable_message(path: str, trace: Trace) -> str:
     return f"{path}: not a TORCH_TRACE log: none of its {count(stats.total, 'record')} could be read{why}"
 
 
-def _ingest(record: RawRecord, b: TraceBuilder) -> None:
+def _ingest(record: RawRecord, b: TraceBuilder) -> bool:
+    """Read one record into b; True when it is counted as a payload not matching its md5 (see _note_cut_last_payload)."""
     stats = b.stats
     if record.problem is not None:
         if record.problem == "read_error":  # not a record: where reading stopped
             stats.problem(record.lineno, "read_error", record.detail or "read error")
-            return
+            return False
         stats.count(record.problem)
         n = record.payload_lines
         if record.problem == "bad_prefix":
@@ -272,14 +272,14 @@ def _ingest(record: RawRecord, b: TraceBuilder) -> None:
             stats.problem(record.lineno, "orphan_payload", f"{count(n, 'payload line')} with no envelope before them")
         else:
             stats.problem(record.lineno, record.problem, record.detail or record.problem)
-        return
+        return False
 
     try:
         env = decode_envelope(record, KNOWN_KINDS)
     except EnvelopeError as exc:
         stats.count(exc.reason)
         stats.problem(record.lineno, exc.reason, exc.detail)
-        return
+        return False
     for category, message in env.warnings:
         stats.problem(env.lineno, category, message)
     if env.payload_buffer is not None and env.payload_buffer.cut_bytes:
@@ -297,7 +297,7 @@ def _ingest(record: RawRecord, b: TraceBuilder) -> None:
         else:
             stats.count("other_rank")
             stats.problem(env.lineno, "other_rank", f"envelope of rank {env.rank} in a log of rank {b.rank}; skipped")
-            return
+            return False
 
     kind = env.kind
     obj = env.obj
@@ -322,7 +322,7 @@ def _ingest(record: RawRecord, b: TraceBuilder) -> None:
                                                       "payload does not match its md5 (kept anyway)")
         b.keep_unknown(env.lineno, env.kind, env.compile_id, env.metadata, env.payload_buffer, key)
         _write_raw(b, env, None, key)
-        return
+        return record.payload is not None and not env.md5_ok
 
     if env.compile_id is None and env.kind in COMPILE_SCOPED_KINDS and not _written_outside_compilation(env, b):
         stats.problem(env.lineno, "missing_compile_id", f"{env.kind} envelope has no compile id")
@@ -336,7 +336,7 @@ def _ingest(record: RawRecord, b: TraceBuilder) -> None:
         else:
             stats.count("handler_error")
             stats.problem(env.lineno, "handler_error", f"{env.kind}: {type(exc).__name__}: {exc}")
-        return
+        return record.payload is not None and not env.md5_ok
 
     if env.md5_ok:
         stats.outcomes["ok"] += 1
@@ -344,13 +344,15 @@ def _ingest(record: RawRecord, b: TraceBuilder) -> None:
         stats.count("md5_mismatch")
         stats.problem(env.lineno, "md5_mismatch", f"{env.kind} payload does not match its md5 (read anyway)")
 
-    new_artifact = b.last_artifact if b.last_artifact is not last_before else None
+    last_after = b.last_artifact
+    new_artifact = last_after if last_after is not last_before else None
     if new_artifact is not None and key is not None:
         new_artifact.md5 = key
     if env.payload_buffer is not None and not claimed:
         b.keep_unclaimed(key if key is not None else str(env.obj.get("has_payload", "")), env.payload_buffer)
     if kind not in RAW_EXCLUDED:
         _write_raw(b, env, new_artifact, key)
+    return record.payload is not None and not env.md5_ok
 
 
 def _write_raw(b: TraceBuilder, env, artifact, key: str | None) -> None:

@@ -41,8 +41,7 @@ class TraceBuilder:
         self.pid: int | None = None
         self.artifact_count = 0  # tlparse's outputs numbered so far (the next one's number)
         self._own_counts: dict[str, int] = {}  # OWN_SERIES_KINDS: artifacts of each kind so far
-        self._own_total = 0
-        self._last: Artifact | None = None
+        self.last_artifact: Artifact | None = None  # the artifact added last; a plain attribute: read per record
         self._shared_texts: dict[str, str] = {}  # metric name -> its last long string value (share_long_texts)
         self._metric_shapes = MetricShapes()  # the field places metrics records share (metric_record)
         self._names: dict[str, str] = {}  # artifact names, each distinct one kept once
@@ -61,9 +60,9 @@ class TraceBuilder:
         self._last_compile_id, self._last_compile = compile_id, entry
         return entry
 
-    @property
-    def last_artifact(self) -> Artifact | None:
-        return self._last
+    def _own_total(self) -> int:
+        """Artifacts of OWN_SERIES_KINDS so far, all kinds together (a few kinds: a short sum)."""
+        return sum(self._own_counts.values())
 
     def reserve_number(self) -> int:
         """Skip one output number (tlparse numbers a readable companion page separately)."""
@@ -86,8 +85,7 @@ class TraceBuilder:
         if kind in OWN_SERIES_KINDS:  # (a kind tlparse skips: it takes none of tlparse's numbers)
             own_number = self._own_counts.get(kind, 0)
             self._own_counts[kind] = own_number + 1
-            self._own_total += 1
-            number = -self._own_total
+            number = -self._own_total()
         else:
             number = self.artifact_count
             self.artifact_count += 1
@@ -103,7 +101,7 @@ class TraceBuilder:
             payload=self.store.put(payload) if payload is not None else None,
             **extra,
         )
-        self._last = artifact
+        self.last_artifact = artifact
         self.compile(compile_id, lineno).artifacts.append(artifact)
         return artifact
 
@@ -233,7 +231,7 @@ class TraceBuilder:
             raw_spans=self.raw_spans,
             year=self.year,
             pid=self.pid,
-            next_number=self.artifact_count + self._own_total,
+            next_number=self.artifact_count + self._own_total(),
             rank_seen=self.rank_seen,
             export_events=self.export_events,
             benchmark_events=self.benchmark_events,
