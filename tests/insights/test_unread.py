@@ -120,3 +120,19 @@ def test_where_reading_stopped_is_said_past_the_listing_limit_of_problems(tmp_pa
     unread = _unread(cut, capsys)
     assert unread["skipped_records"] == MAX_LISTED_PROBLEMS + 1
     assert unread["stopped_at_line"] is not None and "it was cut there" in unread["stop_reason"]
+
+
+def test_where_reading_stopped_is_kept_once_and_saved_with_the_results(tmp_path):
+    import orjson
+
+    from compilescope.analyses import Results, analyze
+    from compilescope.ingest.reader import read_trace
+
+    with read_trace(str(_cut_gz(tmp_path))) as trace:
+        [stop] = [p for p in trace.stats.problems if p.category == "read_error"]
+        assert trace.stats.stopped == stop and "Compressed file ended" in stop.message
+        results = analyze(trace)
+        with Results.from_json(orjson.loads(orjson.dumps(results.to_json()))) as loaded:
+            assert loaded.trace.stats.stopped == stop and loaded.trace.stats.parse_problems == 1
+    with read_trace(str(LOG)) as whole:
+        assert whole.stats.stopped is None

@@ -67,7 +67,7 @@ def unread(stats: IngestStats) -> Unread:
     counts = {outcome: stats.outcomes.get(outcome, 0) for outcome in SKIPPED}
     reasons = dict(sorted(((k, n) for k, n in counts.items() if n), key=lambda kv: -kv[1]))
     result = Unread(skipped=sum(reasons.values()), reasons=reasons, damaged_payloads=stats.outcomes.get("md5_mismatch", 0))
-    stop = next((p for p in stats.problems if p.category == "read_error"), None)
+    stop = stats.stopped
     if stop is not None:
         result.stopped_at_line, result.stop_reason = stop.lineno, stop.message
     return result

@@ -225,14 +225,14 @@ def _note_cut_last_payload(b: TraceBuilder, last: RawRecord | None) -> None:
     hand (tlparse's own test logs) breaks md5s, and an editor that strips trailing whitespace leaves a payload's
     empty lines blank, neither of which cuts anything.
     """
-    if last is None or any(p.category == "read_error" for p in b.stats.problems):
+    if last is None or b.stats.stopped is not None:
         return
     first, end = last.payload_first_lineno, last.payload_last_lineno
     if not last.unended and (b.stats.outcomes["md5_mismatch"] > 1 or end - first + 1 != last.payload_lines):
         return
     where = f"in the middle of line {end}" if last.unended else f"at line {end}"
-    b.stats.problem(end, "read_error", f"the log ends {where}, inside the payload of the record at line "
-                                       f"{last.lineno}, which does not match its md5: it was cut there")
+    b.stats.stop(end, f"the log ends {where}, inside the payload of the record at line "
+                      f"{last.lineno}, which does not match its md5: it was cut there")
 
 
 def _usable(trace: Trace) -> bool:
@@ -243,9 +243,8 @@ def _usable(trace: Trace) -> bool:
 
 def _unusable_message(path: str, trace: Trace) -> str:
     stats = trace.stats
-    read_errors = [p for p in stats.problems if p.category == "read_error"]
-    if read_errors and not stats.total:
-        return f"{path}: {read_errors[0].message}"
+    if stats.stopped is not None and not stats.total:
+        return f"{path}: {stats.stopped.message}"
     if not stats.total:
         return f"{path}: the log is empty"
     first = stats.problems[0] if stats.problems else None
@@ -260,7 +259,7 @@ def _ingest(record: RawRecord, b: TraceBuilder) -> bool:
     stats = b.stats
     if record.problem is not None:
         if record.problem == "read_error":  # not a record: where reading stopped
-            stats.problem(record.lineno, "read_error", record.detail or "read error")
+            stats.stop(record.lineno, record.detail or "read error")
             return False
         stats.count(record.problem)
         n = record.payload_lines

@@ -62,6 +62,7 @@ class IngestStats:
     unknown_kinds: Counter = field(default_factory=Counter)
     kinds: Counter = field(default_factory=Counter)
     problems: list[Problem] = field(default_factory=list)
+    stopped: Problem | None = None  # where reading stopped before the file's end (also in problems); see stop()
     problems_dropped: int = 0  # problems beyond MAX_LISTED_PROBLEMS (still counted)
     strict_dropped: int = 0  # of which --strict failures
     _last_dropped: int = 0
@@ -75,26 +76,34 @@ class IngestStats:
     def parse_problems(self) -> int:
         """Records not read as logged, and a read that stopped before the file's end (a truncated .gz: not a record,
         so no outcome counts it, yet the log was not read whole)."""
-        stopped = any(p.category == "read_error" for p in self.problems)
-        return sum(n for outcome, n in self.outcomes.items() if outcome != "ok") + stopped
+        return sum(n for outcome, n in self.outcomes.items() if outcome != "ok") + (self.stopped is not None)
 
     def count(self, outcome: str) -> None:
         self.outcomes[outcome] += 1
 
     def problem(self, lineno: int, category: str, message: str) -> None:
+        self._listed(lineno, category, message)
+
+    def stop(self, lineno: int, message: str) -> None:
+        """Reading stopped at lineno, before the file's end (a truncated .gz, a log cut inside a payload): a
+        "read_error" problem, listed past MAX_LISTED_PROBLEMS too, as it says the log was not read to its end."""
+        self.stopped = self._listed(lineno, "read_error", message, always=True)
+
+    def _listed(self, lineno: int, category: str, message: str, always: bool = False) -> Problem | None:
         if category in ("warning", "invalid_utf8", "control_chars", "bad_compile_id"):  # the record was read anyway
             self.warnings += 1
         if len(message) > MAX_MESSAGE:
             message = message[: MAX_MESSAGE - 1] + "\u2026"
         message = _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", message)
-        # (Where reading stopped is listed past the limit too: it is what says the log was not read to its end.)
-        if len(self.problems) < MAX_LISTED_PROBLEMS or category == "read_error":
-            self.problems.append(Problem(lineno, category, message))
-        else:
-            self.problems_dropped += 1
-            if category in STRICT_FAILURES:
-                self.strict_dropped += 1
-                self._last_dropped = lineno
+        if len(self.problems) < MAX_LISTED_PROBLEMS or always:
+            listed = Problem(lineno, category, message)
+            self.problems.append(listed)
+            return listed
+        self.problems_dropped += 1
+        if category in STRICT_FAILURES:
+            self.strict_dropped += 1
+            self._last_dropped = lineno
+        return None
 
     def strict_failures(self) -> list[Problem]:
         listed = [p for p in self.problems if p.category in STRICT_FAILURES]
@@ -111,6 +120,7 @@ class IngestStats:
             "unknown_kinds": dict(self.unknown_kinds),
             "warnings": self.warnings,
             "problems": [p.to_json() for p in self.problems],
+            "stopped": self.stopped.to_json() if self.stopped is not None else None,
             "problems_dropped": self.problems_dropped,
             "strict_dropped": self.strict_dropped,
         }
@@ -126,4 +136,5 @@ class IngestStats:
             strict_dropped=data.get("strict_dropped", 0),
         )
         stats.problems = [Problem(**p) for p in data["problems"]]
+        stats.stopped = Problem(**data["stopped"]) if data.get("stopped") else None
         return stats
