@@ -1,11 +1,13 @@
 """Characters that make text read differently from what it is: bidi controls (Trojan Source) and
 zero-width characters. Names from a log are shown with these as visible escapes (\\u202e), in the
 terminal (cli/terminal_guard.py) and in HTML pages (render/html/env.py), never verbatim. A line printed on the
-terminal that holds a file's name is one_line()'s."""
+terminal that holds a file's name is one_line()'s. escape() is the one way a character is written as an escape:
+these, and control characters (the terminal, the problems listed while reading, JUnit XML)."""
 
 from __future__ import annotations
 
 import re
+from typing import Literal
 
 from .lazy_regex import lazy_compile
 
@@ -15,9 +17,13 @@ _INVISIBLE = re.compile(f"[{INVISIBLE_CLASS}]")
 _NOT_IN_ONE_LINE = lazy_compile(f"[\\x00-\\x1f\\x7f-\\x9f{INVISIBLE_CLASS}]")
 
 
-def escape(char: str) -> str:
-    """One character as \\uXXXX (the escape JSON uses, so JSON text stays valid JSON)."""
-    return f"\\u{ord(char):04x}"
+def escape(char: str, style: Literal["json", "python"] = "json") -> str:
+    """One character as a visible escape: "json" writes \\uXXXX (so JSON text stays valid JSON), "python" writes
+    \\xNN below U+0100 and \\uXXXX above, as Python's repr does (problems and XML text, read by people)."""
+    code = ord(char)
+    if style == "python" and code < 0x100:
+        return f"\\x{code:02x}"
+    return f"\\u{code:04x}"
 
 
 def show_invisible(text: str) -> str:

@@ -6,6 +6,7 @@ from collections import Counter
 from dataclasses import field
 from typing import Any
 
+from ..invisible import escape
 from ..lazy_regex import lazy_compile
 from ..wording import count
 from .records import dataclass
@@ -94,7 +95,7 @@ class IngestStats:
             self.warnings += 1
         if len(message) > MAX_MESSAGE:
             message = message[: MAX_MESSAGE - 1] + "\u2026"
-        message = _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", message)
+        message = _CONTROL.sub(lambda m: escape(m.group(), "python"), message)
         if len(self.problems) < MAX_LISTED_PROBLEMS or always:
             listed = Problem(lineno, category, message)
             self.problems.append(listed)

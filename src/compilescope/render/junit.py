@@ -5,6 +5,7 @@ from __future__ import annotations
 from xml.etree import ElementTree as ET
 
 from ..analyses.check import RuleResult
+from ..invisible import escape
 from ..lazy_regex import lazy_compile
 
 # What XML 1.0 cannot hold, even as a character reference: control characters but TAB, LF and CR; surrogates;
@@ -14,8 +15,7 @@ _NOT_XML = lazy_compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]"
 
 
 def _xml_text(text: str) -> str:
-    return _NOT_XML.sub(lambda m: f"\\x{ord(m.group()):02x}" if ord(m.group()) < 0x100 else f"\\u{ord(m.group()):04x}",
-                        text)
+    return _NOT_XML.sub(lambda m: escape(m.group(), "python"), text)
 
 
 def junit_xml(results: list[RuleResult], source: str) -> bytes:
