@@ -14,6 +14,7 @@ import re
 import pytest
 
 from compilescope.analyses.runtime import COMPILING, GPU_IDLE, runtime_finding
+from compilescope.wording import format_us
 
 from ..conftest import cuda211, report, run_cli
 from ..htmltable import table_rows
@@ -279,3 +280,34 @@ def test_the_terminal_comparison_keeps_each_kernel_to_a_few_lines(capsys):
     assert len(rows) == len(_runtime(log, profile).comparison.ops[:10])
     assert len(table) <= 3 * len(rows) and max(len(line) for line in out) <= 80
     assert any("tilesize64x64x8" in line for line in table)  # what tells the GEMMs apart stays
+
+
+def test_eager_against_compiled_is_the_finding_and_the_eager_profile_no_failure(tmp_path, capsys):
+    """The two runs of profile_cudagraphs.py as two profiles: the answer the user asked for (the speedup) is the first
+    runtime finding, ahead of the compile time, and the eager profile, which ran no compiled graph by design, is not
+    reported as a profile that failed to join, nor given the hint for CPU profiles."""
+    cut = _cut_by_range(cuda211("profile_cudagraphs.profile.json.gz"), tmp_path)
+    kernel_us = {}
+    for name in ("eager", "compiled"):
+        with open(cut[name]) as f:
+            kernel_us[name] = sum(e["dur"] for e in json.load(f)["traceEvents"] if e.get("cat") == "kernel")
+    assert run_cli("summary", cuda211("profile_cudagraphs.log.gz"), "--profile", cut["eager"],
+                   "--profile", cut["compiled"]) == 0
+    out = capsys.readouterr().out
+    fix_first = " ".join(out[:out.index("Compile time")].split())
+    ratio = kernel_us["eager"] / kernel_us["compiled"]
+    assert ratio > 1  # the compiled run's kernels took less time than the eager run's, in the profile's own events
+    said = (f"compiled ran the GPU work {ratio:.2f}x faster than eager: {format_us(kernel_us['compiled'])} vs "
+            f"{format_us(kernel_us['eager'])}")
+    assert said in fix_first and fix_first.index(said) < fix_first.index("compiling took")
+    assert "not joined" not in out and "enable_kernel_profile" not in out
+    # The same eager run with its GPU events left out is a CPU profile: there the hint is the one that helps.
+    with open(cut["eager"]) as f:
+        events = json.load(f)["traceEvents"]
+    cpu_only = tmp_path / "eager_cpu.json"
+    cpu_only.write_text(json.dumps({"traceEvents": [e for e in events if e.get("cat") not in ("kernel", "gpu_memcpy",
+                                                                                               "gpu_memset")]}))
+    gpu, cpu = _runtime(cuda211("profile_cudagraphs.log.gz"), cut["eager"], cpu_only).profiles
+    assert (gpu.timeline, cpu.timeline) == ("gpu", "cpu")
+    assert "enable_kernel_profile" not in gpu.not_joined and "enable_kernel_profile" in cpu.not_joined
+

@@ -268,6 +268,14 @@ def findings(ins: Insights) -> list[Finding]:
                                      (AUTOTUNE_CANDIDATE_FAILED, ins.autotuning.failed),
                                      (WONT_CONVERT, ins.errors.errors), (ITEM_BREAK, ins.graph_breaks)) if found}
     out.extend(_torch_warnings(ins.warnings, said_above=said))
+    compared = ins.runtime.comparison if ins.runtime else None
+    if compared is not None:
+        from .runtime import comparison_finding  # here: only a log given with a profile pays for the runtime analysis
+
+        # First of the time findings: eager against compiled is what a user who profiled both asked.
+        finding = comparison_finding(compared)
+        if finding is not None:
+            out.append(Finding(INFO, "runtime", *finding))
     ct = ins.compile_time
     if ct and ct.phases:
         top = ct.phases[0]
@@ -291,6 +299,8 @@ def findings(ins: Insights) -> list[Finding]:
         from .runtime import runtime_finding  # here: only a log given with a profile pays for the runtime analysis
 
         for profile in ins.runtime.profiles:
+            if compared is not None and profile.source == compared.eager and not profile.compiled:
+                continue  # the eager side: the comparison above says what it holds
             out.append(Finding(INFO, "runtime", *runtime_finding(profile)))
     # Most urgent first: by severity, and in the order above within one (a torch.cond note, say, is info: it goes
     # after every warning, though torch printed it first).

@@ -763,7 +763,7 @@ def profile_runtime(trace: Trace, provenance: Provenance, profile: Profile, inde
     for g in graphs.values():
         g.share = g.total_us / total if total else 0.0
     notes = list(profile.notes)
-    not_joined = _not_joined(kernels, index)
+    not_joined = _not_joined(kernels, index, on_gpu)
     matched = not_joined is None
     if not_joined is not None:
         notes.insert(0, not_joined)  # first, as summary-schema.md promises
@@ -836,7 +836,7 @@ def _run_shares(p: ProfileRuntime) -> None:
         line.run_share = line.total_us / run
 
 
-def _not_joined(kernels: list[KernelRow], index: _LogIndex) -> str | None:
+def _not_joined(kernels: list[KernelRow], index: _LogIndex, on_gpu: bool) -> str | None:
     """Why the profile is not of this log's run, or None when it is: most of its compiled graphs (their cache keys)
     or most of its Inductor kernel names are in the log. One name is no evidence: triton_per_fused_native_layer_norm_0
     is the name of any program's first layer norm."""
@@ -850,8 +850,10 @@ def _not_joined(kernels: list[KernelRow], index: _LogIndex) -> str | None:
         return (f"this profile is from another run: this log has {' and '.join(found)}; its time is not joined to "
                 "this log's graphs and lines")
     if not inductor and not graphs:
-        return ("no compiled graph ran in this profile (an eager run, or torch.compile was not used while profiling); "
-                "on CPU, Inductor kernels are named only with torch._inductor.config.cpp.enable_kernel_profile=True")
+        why = "no compiled graph ran in this profile (an eager run, or torch.compile was not used while profiling)"
+        # A GPU profile names Triton kernels whatever the config; a CPU one names C++ kernels only when asked to.
+        return why if on_gpu else why + ("; on CPU, Inductor kernels are named only with "
+                                         "torch._inductor.config.cpp.enable_kernel_profile=True")
     return None
 
 
@@ -972,9 +974,28 @@ def analyze_runtime(trace: Trace, provenance: Provenance, profiles: Sequence[Pro
 IDLE_WORTH_SAYING = 0.5
 
 
+def comparison_finding(c: Comparison) -> tuple[str, str] | None:
+    """The Insights line for eager against compiled, (title, detail): what a user profiling both runs asked."""
+    if c.speedup is None:
+        return None
+    work = "the GPU work" if c.timeline == "gpu" else "the profiled work"
+    faster = c.speedup >= 1
+    title = (f"compiled ran {work} {(c.speedup if faster else 1 / c.speedup):.2f}x {'faster' if faster else 'slower'} "
+             f"than eager: {format_us(c.compiled_us)} vs {format_us(c.eager_us)}")
+    detail = (f"each side: {c.busy_definition}; eager {c.eager.rsplit('/', 1)[-1]}, "
+              f"compiled {c.compiled.rsplit('/', 1)[-1]}")
+    if c.wall_speedup is not None and c.eager_wall_us and c.compiled_wall_us:
+        detail += (f"; wall time of the runs' ranges (launches and waits included): {format_us(c.compiled_wall_us)} "
+                   f"vs {format_us(c.eager_wall_us)}, {c.wall_speedup:.2f}x")
+    return title, detail
+
+
 def runtime_finding(p: ProfileRuntime) -> tuple[str, str]:
     """The Insights line for one profile: (title, detail). Shares are of the run when the profile covers a compile."""
     source = p.source.rsplit("/", 1)[-1]
+    if not p.matched and not p.compiled:  # an eager run: nothing of it is this log's to join, and nothing went wrong
+        title = f"profile {source}: {format_us(p.total_us)} of {p.timeline.upper()} time{p.part_read}, no compiled graph ran"
+        return title, p.not_joined or ""
     if not p.matched:
         return f"profile {source}: not joined to this log", p.not_joined or ""
 
