@@ -8,6 +8,7 @@ and the profile's events, read with json.
 from __future__ import annotations
 
 import gzip
+import hashlib
 import json
 import re
 
@@ -311,3 +312,43 @@ def test_eager_against_compiled_is_the_finding_and_the_eager_profile_no_failure(
     assert (gpu.timeline, cpu.timeline) == ("gpu", "cpu")
     assert "enable_kernel_profile" not in gpu.not_joined and "enable_kernel_profile" in cpu.not_joined
 
+
+def _with_kernel_stacks(log, out, edit) -> object:
+    """The log with its inductor_provenance_tracking_kernel_stack_traces payload replaced by edit(payload), its md5
+    made again (None: the record left out)."""
+    with gzip.open(log, "rt", encoding="utf-8") as f:
+        lines = f.read().split("\n")
+    kept, i = [], 0
+    while i < len(lines):
+        line = lines[i]
+        i += 1
+        if "inductor_provenance_tracking_kernel_stack_traces" not in line:
+            kept.append(line)
+            continue
+        payload = []
+        while i < len(lines) and lines[i].startswith("\t"):
+            payload.append(lines[i][1:])
+            i += 1
+        edited = edit(json.loads("\n".join(payload)))
+        if edited is not None:
+            text = json.dumps(edited)
+            digest = hashlib.md5(text.encode()).hexdigest()
+            kept += [re.sub(r'"has_payload": "\w+"', f'"has_payload": "{digest}"', line), "\t" + text]
+    out.write_text("\n".join(kept), encoding="utf-8")
+    return out
+
+
+def test_kernels_torch_logged_no_stack_for_are_told_from_provenance_not_logged(tmp_path):
+    """A capture(profile=True) run can log the kernel stack traces record with an empty list for each kernel: the
+    page must say torch logged no stack for them, not advise turning on the provenance that was on."""
+    log, profile = cuda211("profile_cudagraphs.log.gz"), cuda211("profile_cudagraphs.profile.json.gz")
+    assert _runtime(log, profile).profiles[0].lines  # as recorded: the kernels have their lines
+    empty = _with_kernel_stacks(log, tmp_path / "empty_stacks.log", lambda stacks: {k: [] for k in stacks})
+    missing = _with_kernel_stacks(log, tmp_path / "no_stacks.log", lambda stacks: None)
+    empty_p, missing_p = (_runtime(p, profile).profiles[0] for p in (empty, missing))
+    assert empty_p.matched and missing_p.matched and not empty_p.lines and not missing_p.lines
+    assert "empty lists" in empty_p.no_lines and "INDUCTOR_PROVENANCE" not in empty_p.no_lines
+    assert "INDUCTOR_PROVENANCE=1" in missing_p.no_lines
+    report(empty, tmp_path / "out", "--profile", profile)
+    page = (tmp_path / "out" / "runtime.html").read_text()
+    assert "empty lists" in page and "INDUCTOR_PROVENANCE" not in page

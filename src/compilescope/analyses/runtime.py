@@ -171,6 +171,8 @@ class ProfileRuntime:
     stopped: str | None = None  # reading stopped before the end of the file (Profile.stopped): the numbers are a part's
     # Not matched: why its time is not joined to this log (another run's, or no compiled graph ran). Also notes[0].
     not_joined: str | None = None
+    # No row has user lines: why (no compiled graph ran, torch logged empty stacks, or provenance was not logged).
+    no_lines: str | None = None
 
     @property
     def part_read(self) -> str:
@@ -207,7 +209,8 @@ class ProfileRuntime:
     def to_json(self) -> dict[str, Any]:
         return {"source": self.source, "timeline": self.timeline, "total_us": round(self.total_us, 3),
                 "total_definition": TOTAL_DEFINITION[self.timeline], "devices": self.devices, "matched": self.matched,
-                "other_run": self.other_run, "not_joined": self.not_joined, "stopped": self.stopped,
+                "other_run": self.other_run, "not_joined": self.not_joined, "no_lines": self.no_lines,
+                "stopped": self.stopped,
                 "compiling_us": round(self.compiling_us, 3), "run_us": round(self.run_us, 3),
                 "graph_launches": self.graph_launches,
                 "notes": self.notes, "kernels": [k.to_json() for k in self.kernels],
@@ -794,7 +797,7 @@ def profile_runtime(trace: Trace, provenance: Provenance, profile: Profile, inde
         lines=sorted(lines.values(), key=lambda r: -r.total_us), notes=notes, matched=matched,
         graph_launches=sum(1 for e in profile.events if e.name == GRAPH_LAUNCH and e.cat == "cuda_runtime"),
         wall_us=profile.wall_us, other_run=not matched and any(r.kind in IN_GRAPH for r in kernels),
-        stopped=profile.stopped, not_joined=not_joined,
+        stopped=profile.stopped, not_joined=not_joined, no_lines=None if lines else _no_lines(kernels),
     )
     _run_shares(result)
     return result
@@ -834,6 +837,19 @@ def _run_shares(p: ProfileRuntime) -> None:
         g.run_share = (g.total_us - (0.0 if g.in_graph else compiling)) / run
     for line in p.lines:
         line.run_share = line.total_us / run
+
+
+def _no_lines(kernels: list[KernelRow]) -> str:
+    """Why no kernel of a profile has user lines. A kernel joined to a stack traces artifact found its record: torch
+    logged the provenance (a list per kernel) and gave these kernels empty lists, so running with provenance on again
+    would change nothing."""
+    if not any(r.kind in IN_GRAPH for r in kernels):
+        return "No compiled graph ran in this profile: no kernel of it has user lines."
+    if any(r.stacks_artifact is not None for r in kernels):
+        return ("torch logged Inductor provenance for this profile's kernels with no stack trace (empty lists in "
+                "inductor_provenance_tracking_kernel_stack_traces): no kernel has user lines.")
+    return ("No kernel of this profile has user lines in the log (provenance: run with INDUCTOR_PROVENANCE=1, "
+            "or capture()).")
 
 
 def _not_joined(kernels: list[KernelRow], index: _LogIndex, on_gpu: bool) -> str | None:
