@@ -38,6 +38,8 @@ def test_runtime_page_links_work(tmp_path):
         stacks.click()
         page.wait_for_load_state()
         assert page.locator(f"#{target}").count() == 1 and "profile_compiled.py" in page.inner_text(f"#{target}")
+        # The row it lands on is marked: a kernel's stacks are one row of several, some of the same name.
+        assert page.locator(f"#{target}").evaluate("e => getComputedStyle(e).outlineStyle") == "solid"
         page.go_back()
         page.locator("a.rt-provenance").first.click()
         page.wait_for_load_state()
