@@ -290,7 +290,8 @@ def findings(ins: Insights) -> list[Finding]:
     if ins.caches.graphs_missing:
         out.append(Finding(INFO, "caches", f"served from cache: {', '.join(ins.caches.graphs_missing)}",
                            "AOTAutograd/Inductor graphs of these compiles are not in the log; "
-                           "run with a fresh TORCHINDUCTOR_CACHE_DIR to see them"))
+                           "run again with an empty cache to see them (compilescope run --fresh-cache, or "
+                           "TORCHINDUCTOR_CACHE_DIR=$(mktemp -d))"))
     if ins.dynamic_shapes.specializations:
         n = len(ins.dynamic_shapes.specializations)
         out.append(Finding(INFO, "dynamic_shapes", f"{count(n, 'dynamic size')} specialized to a constant",
