@@ -115,6 +115,7 @@ def test_rank_notes_name_files_as_they_are_and_the_terminal_shows_them_on_one_li
     ranks = [summary(0, compile_ids=["[0/0]"]), RankSummary(rank=3, source="/logs/rank_3_\nnote: fine.log", empty=True)]
     notes = rank_notes(ranks, analyze_ranks(ranks))
     assert notes == ["ranks 1-2: no log (the logs go up to rank 3): a rank that never started, or a log not copied here",
-                     "rank 3: rank_3_\nnote: fine.log is empty: the rank logged nothing (no report)"]
+                     "rank 3: rank_3_\nnote: fine.log is empty: the rank logged nothing (no report; left out of how "
+                     "the ranks differ)"]
     assert one_line(notes[1]).startswith("rank 3: rank_3_\\u000anote: fine.log is empty")
     assert one_line(notes[0]) == notes[0]

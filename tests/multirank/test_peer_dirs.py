@@ -80,9 +80,13 @@ def test_sparse_ranks_merged_pids_are_0_2_3(tmp_path):
     assert set(_pids(merged)) == {0, 2, 3}
     for rank in (0, 2, 3):
         assert _pids(merged)[rank] == len(report.json(f"rank_{rank}/chromium_events.json")) > 0
-    # The empty rank is a rank that logged nothing: listed, part of the comparison (it compiled nothing), said so.
+    # The empty rank is a rank that logged nothing: listed and said so, but in no group of ranks that agree or
+    # differ, where "Rank 1 (0 compile ids)" or "Ranks 1, 2 (no cache lookups)" would read as something it did.
     assert report.ranks[1]["empty"] and report.ranks[1]["compile_ids"] == []
-    assert [1] in report.groups("compile_ids")
+    groups = {kind: report.groups(kind) for kind in ("compile_ids", "cache")}
+    assert groups["compile_ids"] and all(1 not in g for kind in groups for g in groups[kind])
+    assert sorted(r for g in groups["compile_ids"] for r in g) == [0, 2, 3]
+    assert "left out of how the ranks differ" in report.html
     assert "rank 1: dedicated_log_torch_trace_rank_1.log is empty" in report.html
 
 

@@ -193,17 +193,20 @@ class MultiRankAnalysis:
 def analyze_ranks(summaries: list[RankSummary]) -> MultiRankAnalysis:
     summaries = sorted(summaries, key=lambda s: s.rank)
     ok = [s for s in summaries if s.ok]
+    # A rank that logged nothing is a note of its own (rank_notes): in the groups it would stand as a rank that
+    # agrees with others ("Ranks 0, 3: no cache lookups"), when nothing of it was seen to agree or differ.
+    logged = [s for s in ok if not s.empty]
     divergences = [
         d
         for d in (
-            _compile_id_divergence(ok),
-            _status_divergence(ok),
-            _cache_divergence(ok),
-            _collective_divergence(ok),
-            _tensor_meta_divergence(ok),
-            _autotune_divergence(ok),
-            _cudagraph_divergence(ok),
-            _warning_divergence(ok),
+            _compile_id_divergence(logged),
+            _status_divergence(logged),
+            _cache_divergence(logged),
+            _collective_divergence(logged),
+            _tensor_meta_divergence(logged),
+            _autotune_divergence(logged),
+            _cudagraph_divergence(logged),
+            _warning_divergence(logged),
         )
         if d is not None
     ]
@@ -258,7 +261,8 @@ def rank_notes(summaries: list[RankSummary], analysis: MultiRankAnalysis) -> lis
         if s.error:
             notes.append(f"rank {s.rank}: not read: {s.error}")
         elif s.empty:
-            notes.append(f"rank {s.rank}: {os.path.basename(s.source)} is empty: the rank logged nothing (no report)")
+            notes.append(f"rank {s.rank}: {os.path.basename(s.source)} is empty: the rank logged nothing (no report; "
+                         "left out of how the ranks differ)")
         elif s.unread:
             notes.append(f"rank {s.rank}: {os.path.basename(s.source)} was not read in full: {s.unread}; its figures, "
                          "and how it compares with the other ranks, cover only what was read")
