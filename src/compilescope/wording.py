@@ -30,6 +30,11 @@ def format_seconds(seconds: float) -> str:
     return f"{seconds * 1e6:.0f} µs"
 
 
+def format_seconds_change(delta: float) -> str:
+    """A difference of durations, signed, worded as format_seconds words a duration: "+1.20 s", "-370 ms"."""
+    return ("-" if delta < 0 else "+") + format_seconds(abs(delta))
+
+
 def format_us(us: float) -> str:
     """A duration given in µs (a profile's unit), worded as format_seconds words it."""
     return format_seconds(us / 1e6)

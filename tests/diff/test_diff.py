@@ -12,6 +12,7 @@ from rich.console import Console
 from compilescope.analyses.diff import SECTION_LABELS, DiffReport, RunFacts, TimeThreshold, diff_runs, graph_nodes, run_facts
 from compilescope.ingest.reader import read_trace
 from compilescope.render.diff import MAX_NODES, print_diff
+from compilescope.wording import format_seconds
 
 from ..conftest import cuda211, run_cli, shared, torch213
 from ..gpu_variants import RESIDUAL_SKIP, max_autotune_log, with_cudagraph_skip, with_other_winner
@@ -31,7 +32,7 @@ def test_two_runs_of_the_same_program_show_no_change():
     ta, tb = facts("base").compile_time_s, facts("base_again").compile_time_s
     assert abs(ta - tb) >= 1 and max(ta, tb) / min(ta, tb) < 3
     [note] = d.notes
-    assert note.startswith(f"compile time {ta:.2f}s → {tb:.2f}s: the slower took ")
+    assert note.startswith(f"compile time {format_seconds(ta)} → {format_seconds(tb)}: the slower took ")
     assert note.endswith("x the faster, under the 3x that counts as a change (--time-ratio)")
 
 
@@ -41,7 +42,7 @@ def test_a_timing_note_names_the_test_the_difference_failed():
     assert by_seconds.endswith(": less than the 100s apart that counts as a change (--time-threshold)")
     # Rounded down: a ratio just under the one that counts never reads as reaching it (2.999x is not "3.00x").
     assert TimeThreshold().not_a_change("compile time", 10.0, 29.99) == (
-        "compile time 10.00s → 29.99s: the slower took 2.99x the faster, under the 3x that counts as a change "
+        "compile time 10.00 s → 29.99 s: the slower took 2.99x the faster, under the 3x that counts as a change "
         "(--time-ratio)")
 
 
@@ -454,3 +455,24 @@ def test_fleets_with_an_unreadable_rank_compare_the_others_in_one_line_each(tmp_
         (tmp_path / "c" / f"dedicated_log_torch_trace_rank_{rank}_x.log").write_bytes(b"")
     assert run_cli("diff", a, tmp_path / "c") == 2
     assert "no rank log could be read" in capsys.readouterr().err
+
+
+def test_durations_are_worded_as_everywhere_and_a_compile_of_one_side_has_no_time_on_the_other(tmp_path, capsys):
+    # Any timing difference counts: the compile-time change lists B's new frame's compiles ([1/0], [1/1]), absent in A.
+    out = tmp_path / "d"
+    assert run_cli("diff", log("base"), log("break"), "-o", out, "--no-browser", "--time-threshold", "0",
+                   "--time-ratio", "1", "--json") == 1
+    doc = json.loads(capsys.readouterr().out)
+    [change] = [c for c in doc["ranks"][0]["changes"] if c["section"] == "compile_time"]
+    only_b = [row for row in change["detail"]["compiles"] if row["compile_a"] is None]
+    assert only_b and change["title"].startswith(
+        f"compile time {format_seconds(change['a'])} → {format_seconds(change['b'])} (")
+    page = (out / "index.html").read_text()
+    for row in only_b:  # "–" for A, not 0.00s; the change signed, in the unit that reads best
+        assert (f'<td class="mono">–</td><td class="mono">{row["compile_b"]}</td><td class="num">–</td>'
+                f'<td class="num">{format_seconds(row["b_s"])}</td><td class="num">+{format_seconds(row["delta_s"])}</td>') in page
+    assert not re.search(r"\d\.\d\ds\b", page)  # "0.37s", the old wording
+    assert run_cli("diff", log("base"), log("break"), "--time-threshold", "0", "--time-ratio", "1") == 1
+    text = capsys.readouterr().out
+    assert f"(none) → {only_b[0]['compile_b']}: +{format_seconds(only_b[0]['delta_s'])}" in text
+    assert not re.search(r"\d\.\d\ds\b", text)

@@ -39,7 +39,7 @@ from .status import BREAK, EMPTY, ERROR, MISSING, OK, STATUSES
 from .unread import Unread, unread
 from .torch_warnings import torch_warnings
 from .userloc import is_python_library_file
-from ..wording import count
+from ..wording import count, format_seconds, format_seconds_change
 from ..model.records import dataclass
 
 SCHEMA_VERSION = 1
@@ -94,7 +94,7 @@ class TimeThreshold:
             # Rounded down: 2.999x printed as 3.00x would read as reaching a 3x ratio it did not reach.
             why = (f"the slower took {math.floor(slow / fast * 100) / 100:.2f}x the faster, under the {self.ratio:g}x "
                    "that counts as a change (--time-ratio)")
-        return f"{what} {a:.2f}s → {b:.2f}s: {why}"
+        return f"{what} {format_seconds(a)} → {format_seconds(b)}: {why}"
 
 
 # Code torch generated is named per process (`<eval_with_key>.16`: the 16th FX module it printed): the same code
@@ -713,8 +713,8 @@ def diff_runs(a: RunFacts, b: RunFacts, threshold: TimeThreshold = TimeThreshold
                                  "delta_s": round(tb - ta, 6)})
         compiles.sort(key=lambda c: -abs(c["delta_s"]))
         changes.append(Change("compile_time", "changed",
-                              f"compile time {a.compile_time_s:.2f}s → {b.compile_time_s:.2f}s "
-                              f"({b.compile_time_s - a.compile_time_s:+.2f}s)", None, a.compile_time_s, b.compile_time_s,
+                              f"compile time {format_seconds(a.compile_time_s)} → {format_seconds(b.compile_time_s)} "
+                              f"({format_seconds_change(b.compile_time_s - a.compile_time_s)})", None, a.compile_time_s, b.compile_time_s,
                               {"phases": phases, "compiles": compiles[:10]}))
     elif a.compile_time_s != b.compile_time_s:
         result.notes.append(threshold.not_a_change("compile time", a.compile_time_s, b.compile_time_s))
@@ -858,8 +858,8 @@ def _autotuning_changes(a: RunFacts, b: RunFacts, threshold: TimeThreshold, resu
         for sb in runs_b[len(runs_a):]:
             out.append(Change("autotuning", "added", f"max-autotune search for {what} only in B", frame, None, sb))
     if threshold.significant(a.autotune_s, b.autotune_s):
-        out.append(Change("autotuning", "changed", f"autotuning {a.autotune_s:.2f}s → {b.autotune_s:.2f}s "
-                          f"({b.autotune_s - a.autotune_s:+.2f}s)", None, a.autotune_s, b.autotune_s))
+        out.append(Change("autotuning", "changed", f"autotuning {format_seconds(a.autotune_s)} → {format_seconds(b.autotune_s)} "
+                          f"({format_seconds_change(b.autotune_s - a.autotune_s)})", None, a.autotune_s, b.autotune_s))
     elif a.autotune_s != b.autotune_s:
         result.notes.append(threshold.not_a_change("autotuning", a.autotune_s, b.autotune_s))
     return out

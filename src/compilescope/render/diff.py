@@ -8,7 +8,7 @@ from rich.table import Table
 from rich.text import Text
 
 from ..analyses.diff import SECTION_LABELS, DiffReport, RunDiff
-from ..wording import count
+from ..wording import count, format_seconds, format_seconds_change
 
 MARKS = {"added": ("+", "green"), "removed": ("-", "red"), "changed": ("~", "yellow"), "moved": (">", "cyan")}
 MAX_NODES = 8  # FX nodes listed per graph change
@@ -56,10 +56,11 @@ def _change_lines(diff: RunDiff) -> list[RenderableType]:
                                       f"({(node['line'] or '?').rsplit('/', 1)[-1]})", "dim"))
             lines.extend(_more(retargeted))
             for phase in d.get("phases", []):
-                lines.append(_hanging(DETAIL, f"{phase['label']}: {phase['a_s']:.2f}s → {phase['b_s']:.2f}s", "dim"))
+                lines.append(_hanging(DETAIL, f"{phase['label']}: {format_seconds(phase['a_s'])} → "
+                                      f"{format_seconds(phase['b_s'])}", "dim"))
             for row in d.get("compiles", [])[:3]:
                 lines.append(_hanging(DETAIL, f"{row['compile_a'] or '(none)'} → {row['compile_b'] or '(none)'}: "
-                                      f"{row['delta_s']:+.2f}s", "dim"))
+                                      f"{format_seconds_change(row['delta_s'])}", "dim"))
     return lines
 
 
