@@ -14,7 +14,7 @@ from compilescope.ingest.reader import read_trace
 from compilescope.render.diff import MAX_NODES, print_diff
 from compilescope.wording import format_seconds
 
-from ..conftest import cuda211, run_cli, shared, torch213
+from ..conftest import TORCH213_LOGS, cuda211, run_cli, shared, torch213
 from ..gpu_variants import RESIDUAL_SKIP, max_autotune_log, with_cudagraph_skip, with_other_winner
 from .helpers import diff, facts, log, rank_dir
 
@@ -476,3 +476,33 @@ def test_durations_are_worded_as_everywhere_and_a_compile_of_one_side_has_no_tim
     text = capsys.readouterr().out
     assert f"(none) → {only_b[0]['compile_b']}: +{format_seconds(only_b[0]['delta_s'])}" in text
     assert not re.search(r"\d\.\d\ds\b", text)
+
+
+def test_a_fleet_is_headed_by_all_its_ranks_and_links_to_its_landing_page(tmp_path):
+    # A: the two real gloo ranks of torch213/multi_rank; B: one log, compared with rank 0 (rank 1 is in A only).
+    fleet = TORCH213_LOGS.parent / "multi_rank"
+    out = tmp_path / "d"
+    assert run_cli("diff", fleet, log("base"), "-o", out, "--no-browser") == 1
+    page = (out / "index.html").read_text()
+    # A's report is a multi-rank report: a landing page over rank_0/ and rank_1/, as `report` writes one.
+    landing = (out / "a" / "index.html").read_text()
+    assert "Distributed job: 2 ranks" in landing and 'href="rank_1/index.html"' in landing
+    assert (out / "a" / "rank_1" / "index.html").is_file() and (out / "b" / "index.html").is_file()
+    [a_row, b_row] = re.findall(r"<tr><th>[AB]</th>.*?</tr>", page, re.S)
+    assert 'href="a/index.html"' in a_row and "2 ranks read" in a_row
+    # A's figures are both ranks', each read on its own here; B's are its one log's.
+    ranks = [facts_of(fleet / f"dedicated_log_torch_trace_rank_{r}.log") for r in (0, 1)]
+    compiles = sum(len(f.compile_ids) for facts_a in ranks for f in facts_a.frames.values())
+    seconds = sum(facts_a.compile_time_s for facts_a in ranks)
+    assert compiles > sum(len(f.compile_ids) for f in ranks[0].frames.values())  # not rank 0's alone
+    assert f'<td class="num">{compiles}</td><td class="num">{format_seconds(seconds)}</td>' in a_row
+    assert 'href="b/index.html"' in b_row and "ranks read" not in b_row
+    # B is one log, reported at b/: its compile links have no rank_0/ in them; A's do.
+    links = re.findall(r'href="([ab]/[^"]+)"', page)
+    assert all((out / link).is_file() for link in links)
+    assert any(link.startswith("a/rank_0/") for link in links) and not any(link.startswith("b/rank_") for link in links)
+
+
+def facts_of(path) -> RunFacts:
+    with read_trace(str(path)) as trace:
+        return run_facts(trace)

@@ -881,6 +881,25 @@ def _winners(a: dict, b: dict) -> str:
 
 
 @dataclass
+class SideTotals:
+    """One side of a diff as a whole: every rank read of a directory of ranks (the one log of a single log)."""
+
+    ranks: int  # ranks read
+    frames: int  # frames compiled, by code location: one frame compiled on several ranks counts once
+    compiles: int  # compile ids, all ranks summed
+    compile_time_s: float  # all ranks summed
+    torch_versions: list[str]  # the versions the ranks ran, each once ([] when no log names one)
+
+
+def side_totals(facts: dict[int | None, RunFacts]) -> SideTotals:
+    return SideTotals(
+        len(facts), len({key for f in facts.values() for key in f.frames}),
+        sum(len(frame.compile_ids) for f in facts.values() for frame in f.frames.values()),
+        round(sum(f.compile_time_s for f in facts.values()), 6),
+        sorted({f.torch_version for f in facts.values() if f.torch_version}))
+
+
+@dataclass
 class DiffReport:
     """A diff of two runs: one RunDiff per rank (a single log: one, rank None)."""
 
@@ -893,6 +912,17 @@ class DiffReport:
     # "only in" the other side: `diff` exits 2 for them (trouble, as diff(1) for a file it cannot read).
     not_read_a: dict[int, str] = field(default_factory=dict)
     not_read_b: dict[int, str] = field(default_factory=dict)
+    # Each side as a whole (None: not given); the figures of the page's header, where a rank's would stand for the job.
+    totals_a: SideTotals | None = None
+    totals_b: SideTotals | None = None
+
+    def rank_by_rank_side(self, side: str) -> bool:
+        """Side "a" or "b" is a directory of several rank logs (read or not): its report is a landing page, each
+        rank's under rank_<N>/ (cli/diff.py read_side). Without totals (not given), as the ranks' numbers say."""
+        totals, lost = (self.totals_a, self.not_read_a) if side == "a" else (self.totals_b, self.not_read_b)
+        if totals is None:
+            return any(rank is not None for rank, _ in self.ranks)
+        return totals.ranks + len(lost) > 1
 
     @property
     def changed(self) -> bool:
@@ -954,7 +984,8 @@ def diff_report(source_a: str, source_b: str, facts_a: dict[int | None, RunFacts
     unpaired = {r for r, _, _ in pairs} | set(not_read_a) | set(not_read_b)  # an unread rank is not "only in" a side
     return DiffReport(source_a, source_b, [(r, diff_runs(fa, fb, threshold)) for r, fa, fb in pairs],
                       sorted(r for r in facts_a if r is not None and r not in unpaired),
-                      sorted(r for r in facts_b if r is not None and r not in unpaired), not_read_a, not_read_b)
+                      sorted(r for r in facts_b if r is not None and r not in unpaired), not_read_a, not_read_b,
+                      side_totals(facts_a), side_totals(facts_b))
 
 
 def paired_ranks(facts_a: dict[int | None, RunFacts],

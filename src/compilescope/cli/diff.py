@@ -18,6 +18,7 @@ import orjson
 from ..analyses import analyze
 from ..analyses.diff import DiffReport, RunFacts, TimeThreshold, diff_report, run_facts
 from ..analyses.unread import unread
+from .. import location
 from ..errors import CompilescopeError
 from ..ingest.discover import discover, holds_several_ranks
 from ..ingest.rank_logs import find_rank_logs
@@ -44,10 +45,16 @@ def read_side(path: str, report_dir: str | None = None, overwrite: bool = False,
     in full gets a warning on stderr, saying what `covers` (the diff, the check) is missing; side ("A", "B",
     "baseline") names the side in it. With not_read, a rank whose log cannot be read at all (empty, not a log) is put
     there (rank -> why) and the other ranks are read; without it, or when no rank can be read, that is an error."""
+    from ..analyses.divergence import multirank_results  # here: needed only for a report of several ranks
+    from ..analyses.rank_summary import RankSummary, empty_rank, failed_rank, summarize_rank
     from ..report_writer import write_report  # here: it imports the HTML renderer, needed only with -o
 
     facts: dict[int | None, RunFacts] = {}
     logs = side_logs(path)
+    # Several ranks with a report: report_dir is the side's multi-rank report, each rank's under rank_<N>/ and a
+    # landing page over them (made from the ranks' summaries, as `report` makes it), which the diff page links to.
+    landing = OutputDir(report_dir, overwrite) if report_dir is not None and len(logs) > 1 else None
+    summaries: list[RankSummary] = []
     for rank, log in logs:
         try:
             trace = read_trace(log)
@@ -55,6 +62,9 @@ def read_side(path: str, report_dir: str | None = None, overwrite: bool = False,
             if not_read is None or rank is None:
                 raise
             not_read[rank] = str(exc).removeprefix(f"{log}: ")  # the rank names the file
+            if landing is not None:
+                summaries.append(empty_rank(rank, location.absolute(log)) if location.size(log) == 0
+                                 else failed_rank(rank, location.absolute(log), not_read[rank]))
             continue
         with trace:
             results = analyze(trace)
@@ -64,9 +74,17 @@ def read_side(path: str, report_dir: str | None = None, overwrite: bool = False,
             if report_dir is not None:
                 out = report_dir if len(logs) == 1 else os.path.join(report_dir, f"rank_{rank}")
                 write_report(trace, out, overwrite, ReportOptions(), results)
+            if landing is not None and rank is not None:
+                summaries.append(summarize_rank(results, rank))
     if not facts:
         raise CompilescopeError(f"{path}: no rank log could be read (" + "; ".join(
             f"rank {r}: {why}" for r, why in sorted((not_read or {}).items())[:3]) + ")")
+    if landing is not None:
+        from ..render.multirank import LandingRenderer
+
+        ranks = multirank_results(location.absolute(path), summaries, find_rank_logs(path).notes())
+        for relpath, content in LandingRenderer.from_results(ranks).render():
+            landing.write(relpath, content)
     return facts
 
 

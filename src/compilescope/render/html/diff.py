@@ -11,18 +11,25 @@ from .env import ENV
 
 def diff_page(report: DiffReport, a_root: str, b_root: str, root: str = "") -> str:
     """a_root, b_root: URL prefixes of the two reports (each rank's report under rank_<N>/ of a multi-rank side)."""
-    multi = any(rank is not None for rank, _ in report.ranks)
+    roots = {"a": a_root, "b": b_root}
+    by_rank = {side: report.rank_by_rank_side(side) for side in roots}
+
+    def rank_root(side: str, rank: int | None) -> str:
+        return roots[side] + (f"rank_{rank}/" if by_rank[side] and rank is not None else "")
+
     ranks, quiet = [], report.quiet_ranks
     for rank, diff in report.told_ranks:  # the quiet ones are one line
-        sub = f"rank_{rank}/" if multi and rank is not None else ""
-        ranks.append({"rank": rank, "diff": diff, "sections": diff.sections(), "a": a_root + sub, "b": b_root + sub})
-    first = report.ranks[0] if report.ranks else None
-    sides = {"a": a_root + (f"rank_{first[0]}/" if multi and first[0] is not None else ""),
-             "b": b_root + (f"rank_{first[0]}/" if multi and first[0] is not None else ""),
-             "diff": first[1]} if first else None
+        ranks.append({"rank": rank, "diff": diff, "sections": diff.sections(), "a": rank_root("a", rank),
+                      "b": rank_root("b", rank)})
+    first = report.ranks[0][1] if report.ranks else None
+    # Each side's own figures, all its ranks together, and its report: a landing page for a directory of ranks.
+    sides = [{"name": name, "source": source, "totals": totals, "facts": getattr(first, side) if first else None,
+              "url": roots[side], "by_rank": by_rank[side]}
+             for name, side, source, totals in (("A", "a", report.source_a, report.totals_a),
+                                                 ("B", "b", report.source_b, report.totals_b))]
     return ENV.get_template("diff.html").render(
         root=root, source_name=f"{os.path.basename(report.source_a)} → {os.path.basename(report.source_b)}",
-        rank=None, nav_failures=False, report=report, ranks=ranks, labels=SECTION_LABELS, first=sides,
+        rank=None, nav_failures=False, report=report, ranks=ranks, labels=SECTION_LABELS, sides=sides,
         unchanged=rank_list(quiet) if quiet else None, unchanged_count=len(quiet),
         rule=report.threshold_rule,
     )
