@@ -431,7 +431,7 @@ def test_fleets_with_an_unreadable_rank_compare_the_others_in_one_line_each(tmp_
     assert "rank 2: only in" not in out
     assert "\nrank 1\n" in captured.out and "\nrank 0\n" not in captured.out
     # Rank 3 keeps its paragraph: its notes say the diff saw only part of each side. Rank 0 has nothing to say.
-    assert "rank 3 No change (1 frame matched;" in out and "A's log was not read in full" in out
+    assert "rank 3 ! A's log was not read in full" in out and "(1 frame matched;" in out
     assert out.count("No change (") == 1 and out.count("No change in rank 0 (") == 1
     assert out.endswith("rank 1 changed; 2 ranks unchanged; rank 2 not read.")
     warnings = [line for line in captured.err.splitlines() if "rank 3" in line]
@@ -506,3 +506,32 @@ def test_a_fleet_is_headed_by_all_its_ranks_and_links_to_its_landing_page(tmp_pa
 def facts_of(path) -> RunFacts:
     with read_trace(str(path)) as trace:
         return run_facts(trace)
+
+
+def test_a_rank_read_in_part_says_so_before_the_changes_its_cut_may_make(tmp_path, capsys):
+    # Two real ranks a side, the same log; B's rank 1 cut in half, as a killed job leaves it: the compiles and guard
+    # failures it lost read as changes, so the section of rank 1 says first that B was read in part.
+    a, b = tmp_path / "a", tmp_path / "b"
+    rank_dir(a, ("break", "break"))
+    rank_dir(b, ("break", "break"))
+    cut = b / "dedicated_log_torch_trace_rank_1_x.log"
+    lines = cut.read_text().splitlines(keepends=True)
+    cut.write_text("".join(lines[: len(lines) // 2]))
+    assert run_cli("diff", a, b) == 1
+    out = capsys.readouterr().out
+    section = out[out.index("\nrank 1\n"):]
+    partial = section.index("! B's log was not read in full (")
+    assert "may show below as a change" in " ".join(section.split())
+    assert partial < section.index("Compiles & recompiles") < section.index("guard no longer failing")
+    assert "rank 0" not in out.replace("No change in rank 0 (", "")  # the whole rank is quiet
+    assert run_cli("diff", a, b, "-o", tmp_path / "page", "--no-browser") == 1
+    capsys.readouterr()
+    page = (tmp_path / "page" / "index.html").read_text()
+    rank_1 = page[page.index('<h2 id="rank-1">'):]
+    assert 0 < rank_1.index('<p class="diff-partial status-break">B&#39;s log was not read in full (') < rank_1.index(
+        '<section class="diff-section"')
+    # Said once: not again among the notes under the changes. The JSON keeps it in the notes, first.
+    assert page.count("was not read in full") == 1
+    assert run_cli("diff", a, b, "--json") == 1
+    [rank] = [r for r in json.loads(capsys.readouterr().out)["ranks"] if r["rank"] == 1]
+    assert rank["notes"][0].startswith("B's log was not read in full (")

@@ -477,6 +477,9 @@ class RunDiff:
     changes: list[Change] = field(default_factory=list)
     matched_frames: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)  # timing differences not counted as changes, and why, so nobody wonders
+    # A side's log read only in part (cut off, records skipped): said before the changes, which may be only what the
+    # cut lost ("7 → 4 compiles"). In the JSON's notes, first.
+    partial: list[str] = field(default_factory=list)
 
     def __bool__(self) -> bool:
         return bool(self.changes)
@@ -498,7 +501,7 @@ class RunDiff:
             "changed": bool(self.changes),
             "sections": sorted({c.section for c in self.changes}, key=SECTIONS.index),
             "matched_frames": self.matched_frames,
-            "notes": self.notes,
+            "notes": self.partial + self.notes,
             "changes": [c.to_json() for c in self.changes],
         }
 
@@ -806,8 +809,9 @@ def diff_runs(a: RunFacts, b: RunFacts, threshold: TimeThreshold = TimeThreshold
     # A log read only in part (cut off, corrupt lines): what it lacks may look like a change, so the diff says so.
     for side, facts in (("A", a), ("B", b)):
         if facts.unread:
-            result.notes.append(f"{side}'s log was not read in full ({Unread.from_json(facts.unread).describe()}): "
-                                "the diff compares what was read")
+            result.partial.append(f"{side}'s log was not read in full ({Unread.from_json(facts.unread).describe()}): "
+                                  f"the diff compares what was read, so what {side} logged past that is missing and "
+                                  "may show below as a change (fewer compiles, a guard no longer failing)")
     return result
 
 
@@ -947,7 +951,7 @@ class DiffReport:
         paragraph each (a job has hundreds of ranks)."""
         if not self.rank_by_rank:
             return []
-        return [rank for rank, diff in self.ranks if rank is not None and not diff and not diff.notes]
+        return [rank for rank, diff in self.ranks if rank is not None and not diff and not diff.notes and not diff.partial]
 
     @property
     def told_ranks(self) -> list[tuple[int | None, RunDiff]]:

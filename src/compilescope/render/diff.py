@@ -77,6 +77,8 @@ def print_diff(report: DiffReport, console: Console) -> None:
     for rank, diff in report.told_ranks:  # the quiet ones are one line, below
         if rank is not None:
             console.print(Text(f"\nrank {rank}", style="bold"))
+        for partial in diff.partial:  # before the changes, which may be only what a cut lost
+            console.print(_hanging(Text("! ", style="yellow"), partial, "yellow"))
         if not diff:
             console.print(Text(f"No change ({count(len(diff.matched_frames), 'frame')} matched; {diff.threshold.rule})."))
         for line in _change_lines(diff):
