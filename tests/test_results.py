@@ -190,7 +190,7 @@ def test_a_tampered_saved_analysis_is_refused_in_one_line_before_anything_is_wri
     (tmp_path / "t.json").write_bytes(orjson.dumps(doc))
     assert run_cli("report", "--load", tmp_path / "t.json", "-o", tmp_path / "out", "--no-browser") == 2
     [line] = capsys.readouterr().err.splitlines()
-    assert line.startswith(f"compilescope: error: not a loadable compilescope analysis: {message}")
+    assert line.startswith(f"compilescope: error: {tmp_path / 't.json'}: not a loadable compilescope analysis: {message}")
     assert not (tmp_path / "out").exists()
     with pytest.raises(CompilescopeError, match=re.escape(message)):
         Results.from_json(doc)

@@ -68,7 +68,11 @@ def write_saved_report(path: str, out: str, overwrite: bool, options: ReportOpti
     no copy of the log, a note saying raw.log is empty and how to have it (the caller says it, or not)."""
     from .ingest.saved import read_saved
 
-    results, log = load_analysis(read_saved(path))
+    try:
+        results, log = load_analysis(read_saved(path))
+    except CompilescopeError as exc:
+        message = str(exc)
+        raise type(exc)(message if message.startswith(f"{path}:") else f"{path}: {message}") from None  # which file
     with results:
         assert results.trace is not None
         made_out = not os.path.lexists(out)
