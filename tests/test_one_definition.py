@@ -75,7 +75,7 @@ def test_errors_are_printed_by_main_alone():
 def test_a_failed_report_after_the_program_ran_keeps_its_exit_status(tmp_path, capsys):
     """`run`: the report fails (output exists) after the program succeeded: one error line from main, status 2."""
     (tmp_path / "out").mkdir()
-    (tmp_path / "out" / "x").write_text("keep")
+    (tmp_path / "out" / "index.html").write_text("an earlier report: --overwrite would replace it")
     script = tmp_path / "p.py"
     script.write_text("import os, shutil, sys\nshutil.copy(sys.argv[1], os.path.join(os.environ['TORCH_TRACE'], 'a.log'))\n")
     rc = run_cli("run", "--no-browser", "-o", tmp_path / "out", "--trace-dir", tmp_path / "t", "--",
