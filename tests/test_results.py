@@ -231,6 +231,13 @@ def test_an_analysis_saved_from_python_has_an_empty_raw_log_and_says_how_to_get_
     with compilescope.analyze(log) as results:
         compilescope.report(results, tmp_path / "d")
     assert (tmp_path / "d" / "raw.log").read_bytes() == log.read_bytes()
+    # A file cannot claim the trace was read here: what encode() leaves out is not read back (unknown field).
+    doc = orjson.loads((tmp_path / "p.json").read_bytes())
+    doc["results"]["trace"]["read_from_source"] = True
+    (tmp_path / "forged.json").write_bytes(orjson.dumps(doc))
+    assert run_cli("report", "--load", tmp_path / "forged.json", "-o", tmp_path / "e", "--no-browser") == 2
+    assert "unknown fields ['read_from_source']" in capsys.readouterr().err
+    assert not (tmp_path / "e").exists()
 
 
 def test_save_refuses_several_logs(tmp_path, capsys):

@@ -77,8 +77,9 @@ def write_saved_report(path: str, out: str, overwrite: bool, options: ReportOpti
         assert results.trace is not None
         made_out = not os.path.lexists(out)
         try:
-            # No copy of the log: raw.log is empty (report_outputs), never the file at the path the trace names.
-            output = write_report(results.trace, out, overwrite, options, results, None if log is None else [log])
+            # No copy of the log: raw.log is empty, never the file at the path the trace names (report_outputs would
+            # also leave it empty, for a trace not read here: both, as a saved file is untrusted).
+            output = write_report(results.trace, out, overwrite, options, results, [log or b""])
         except LookupError as exc:
             # Each field was of its type (load_analysis), yet one names what another lacks (a compile with no status):
             # a file edited by hand. No half report is left where there was nothing (one made in an existing

@@ -176,7 +176,9 @@ def _key(key: Any) -> Any:
 
 
 def _dataclass(cls: type, doc: dict[str, Any], classes: dict[str, type]) -> Any:
-    fields = {f.name: f for f in dataclasses.fields(cls)}
+    # Only what encode() saves is read back: a field it leaves out (compare=False: a cache, or what this process
+    # knows of itself, as Trace.read_from_source) must not be set by a file.
+    fields = {f.name: f for f in dataclasses.fields(cls) if f.compare}
     unknown = set(doc) - set(fields) - {TYPE}
     if unknown:
         raise CodecError(f"{doc[TYPE]}: unknown fields {sorted(unknown)[:5]} (saved by another version?)")
