@@ -352,3 +352,18 @@ def test_kernels_torch_logged_no_stack_for_are_told_from_provenance_not_logged(t
     report(empty, tmp_path / "out", "--profile", profile)
     page = (tmp_path / "out" / "runtime.html").read_text()
     assert "empty lists" in page and "INDUCTOR_PROVENANCE" not in page
+
+
+def test_an_eager_profile_with_no_busy_time_is_no_comparison_and_no_crash(tmp_path, capsys):
+    # The eager run's kernels all at 0 µs (a profile cut or emptied of its work): the speedup is 0, and the finding
+    # divided by it, ending the summary with a traceback.
+    cut = _cut_by_range(cuda211("profile_cudagraphs.profile.json.gz"), tmp_path)
+    with open(cut["eager"]) as f:
+        doc = json.load(f)
+    for e in doc["traceEvents"]:
+        if e.get("cat") in ("kernel", "gpu_memcpy", "gpu_memset"):
+            e["dur"] = 0
+    idle = tmp_path / "eager_idle.json"
+    idle.write_text(json.dumps(doc))
+    assert run_cli("summary", cuda211("profile_cudagraphs.log.gz"), "--profile", idle, "--profile", cut["compiled"]) == 0
+    assert "faster than eager" not in capsys.readouterr().out

@@ -992,7 +992,7 @@ IDLE_WORTH_SAYING = 0.5
 
 def comparison_finding(c: Comparison) -> tuple[str, str] | None:
     """The Insights line for eager against compiled, (title, detail): what a user profiling both runs asked."""
-    if c.speedup is None:
+    if not c.speedup:  # None, or 0: eager did no work (an empty or cut eager profile), nothing to compare
         return None
     work = "the GPU work" if c.timeline == "gpu" else "the profiled work"
     faster = c.speedup >= 1
