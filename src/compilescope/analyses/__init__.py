@@ -29,7 +29,7 @@ if TYPE_CHECKING:
 
 RESULTS_FORMAT = "compilescope.results"
 # The saved form's version: bump it when a saved file of the previous version can no longer be loaded as it was.
-RESULTS_VERSION = 3  # 3: extra record kinds numbered apart, rebuilt files keep each line's function, runtime rows have regions
+RESULTS_VERSION = 4  # 4: where reading stopped (IngestStats.stopped), why a profile has no lines or is not joined
 
 
 @dataclass
