@@ -57,9 +57,9 @@ def test_baseline_regressions(capsys, tmp_path):
     ]
     # Compile time up by more than the margin (the warm cache as the baseline of the cold run).
     assert run_cli("check", log("cold"), "--baseline", log("warm")) == 1
-    assert lines(capsys.readouterr().out) == ["baseline-compile-time: compile time 1.42s → 8.27s (+484%)"]
+    assert lines(capsys.readouterr().out) == ["baseline-compile-time: compile time 1.42 s → 8.27 s (+484%)"]
     assert run_cli("check", log("base"), "--baseline", log("base_again"), "--time-margin", "0.2") == 1
-    assert lines(capsys.readouterr().out) == ["baseline-compile-time: compile time 30.25s → 44.13s (+46%)"]
+    assert lines(capsys.readouterr().out) == ["baseline-compile-time: compile time 30.25 s → 44.13 s (+46%)"]
     # A compile that fails where the baseline's did not.
     assert run_cli("check", log("fail"), "--baseline", log("base")) == 1
     assert lines(capsys.readouterr().out) == [

@@ -14,7 +14,7 @@ from .unread import Unread
 from .userloc import is_python_library_file
 from .diff import short_path as _short
 from ..model.records import dataclass
-from ..wording import count
+from ..wording import count, format_seconds
 
 
 # `check --json`'s document (docs/check-schema.md): bump when a key changes meaning or goes away.
@@ -211,7 +211,8 @@ def _regressions(runs: dict[int | None, RunFacts], baseline: dict[int | None, Ru
             more_recompiles.append(f"{_where(rank)}{ra} → {rb} recompiles")
         threshold = TimeThreshold(rules.time_min_seconds, 1.0 + rules.time_margin)
         if run.compile_time_s > base.compile_time_s and threshold.significant(base.compile_time_s, run.compile_time_s):
-            slower.append(f"{_where(rank)}compile time {base.compile_time_s:.2f}s → {run.compile_time_s:.2f}s "
+            slower.append(f"{_where(rank)}compile time {format_seconds(base.compile_time_s)} → "
+                          f"{format_seconds(run.compile_time_s)} "
                           f"(+{(run.compile_time_s / base.compile_time_s - 1) * 100 if base.compile_time_s else 100:.0f}%)")
     margin = f"more than {rules.time_margin:.0%} and {rules.time_min_seconds:g}s"
     for name, description, found in (
