@@ -210,7 +210,7 @@ def analyze_ranks(summaries: list[RankSummary]) -> MultiRankAnalysis:
         )
         if d is not None
     ]
-    meta_ranks, meta_graphs = _tensor_meta_graphs(ok)
+    meta_ranks, meta_graphs = _tensor_meta_graphs(logged)
     return MultiRankAnalysis(
         ranks=[s.rank for s in summaries],
         failed_ranks=[s.rank for s in summaries if not s.ok],
