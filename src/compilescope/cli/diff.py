@@ -63,7 +63,9 @@ def read_side(path: str, report_dir: str | None = None, overwrite: bool = False,
                 raise
             not_read[rank] = str(exc).removeprefix(f"{log}: ")  # the rank names the file
             if landing is not None:
-                summaries.append(empty_rank(rank, location.absolute(log)) if location.size(log) == 0
+                # (size() says 0 for a file it cannot see either: such a file is a failed rank, not an empty one)
+                empty = not location.is_url(log) and os.access(log, os.R_OK) and location.size(log) == 0
+                summaries.append(empty_rank(rank, location.absolute(log)) if empty
                                  else failed_rank(rank, location.absolute(log), not_read[rank]))
             continue
         with trace:
