@@ -320,3 +320,38 @@ def test_results_and_trace_print_short(tmp_path):
                                  "0 distinct graph breaks, 7 recompiles>")
         assert repr(results.trace) == f"<Trace of {str(log)!r}: 9 compile ids, {results.trace.stats.total} records>"
     assert repr(results).endswith(", closed>")
+
+
+def test_what_the_functions_raise_is_caught_by_its_documented_names(tmp_path):
+    # The README names CompilescopeError; `import compilescope` alone must give it (and the two kinds of it).
+    import compilescope
+    from compilescope import errors
+    from compilescope.model import codec
+
+    assert compilescope.CompilescopeError is errors.CompilescopeError
+    assert issubclass(compilescope.OutputExistsError, compilescope.CompilescopeError)
+    assert issubclass(compilescope.CodecError, compilescope.CompilescopeError) and compilescope.CodecError is codec.CodecError
+    (tmp_path / "out").mkdir()
+    (tmp_path / "out" / "index.html").write_text("an earlier report")
+    with pytest.raises(compilescope.OutputExistsError, match="pass overwrite=True"):
+        compilescope.report(torch213("graph_breaks.log"), tmp_path / "out")
+    with pytest.raises(compilescope.CodecError, match="not a compilescope results file"):
+        Results.from_json({"format": "something else"})
+
+
+def test_closed_results_refuse_to_save_and_unclosed_ones_close_quietly():
+    import gc
+    import warnings
+
+    import compilescope
+
+    results = compilescope.analyze(torch213("graph_breaks.log"))
+    results.close()
+    with pytest.raises(compilescope.CompilescopeError, match=r"are closed: analyze the log again to save them$"):
+        results.to_json()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        left = compilescope.analyze(torch213("graph_breaks.log"))  # never closed, as in a notebook
+        del left
+        gc.collect()
+    assert not [w for w in caught if issubclass(w.category, ResourceWarning)]
