@@ -29,14 +29,16 @@ from ..output import OutputDir
 from .usage import require_at_least
 
 
-def side_logs(path: str) -> list[tuple[int | None, str]]:
-    """(rank, log) of one side: each rank of a multi-rank directory, else the one log (a directory's newest)."""
+def side_logs(path: str) -> tuple[list[tuple[int | None, str]], list[str]]:
+    """(rank, log) of one side: each rank of a multi-rank directory, else the one log (a directory's newest); and
+    the notes on the directory's other files (what a landing page of the side says it ignored)."""
     if holds_several_ranks(path):
-        return [(log.rank, log.path) for log in find_rank_logs(path).logs]
+        found_ranks = find_rank_logs(path)
+        return [(log.rank, log.path) for log in found_ranks.logs], found_ranks.notes()
     found = discover(path)
     if found.note:
         print(f"compilescope: {found.note}", file=sys.stderr)
-    return [(None, found.chosen)]
+    return [(None, found.chosen)], []
 
 
 def read_side(path: str, report_dir: str | None = None, overwrite: bool = False,
@@ -45,12 +47,11 @@ def read_side(path: str, report_dir: str | None = None, overwrite: bool = False,
     in full gets a warning on stderr, saying what `covers` (the diff, the check) is missing; side ("A", "B",
     "baseline") names the side in it. With not_read, a rank whose log cannot be read at all (empty, not a log) is put
     there (rank -> why) and the other ranks are read; without it, or when no rank can be read, that is an error."""
-    from ..analyses.divergence import multirank_results  # here: needed only for a report of several ranks
     from ..analyses.rank_summary import RankSummary, empty_rank, failed_rank, summarize_rank
     from ..report_writer import write_report  # here: it imports the HTML renderer, needed only with -o
 
     facts: dict[int | None, RunFacts] = {}
-    logs = side_logs(path)
+    logs, ignored = side_logs(path)
     # Several ranks with a report: report_dir is the side's multi-rank report, each rank's under rank_<N>/ and a
     # landing page over them (made from the ranks' summaries, as `report` makes it), which the diff page links to.
     landing = OutputDir(report_dir, overwrite) if report_dir is not None and len(logs) > 1 else None
@@ -82,9 +83,10 @@ def read_side(path: str, report_dir: str | None = None, overwrite: bool = False,
         raise CompilescopeError(f"{path}: no rank log could be read (" + "; ".join(
             f"rank {r}: {why}" for r, why in sorted((not_read or {}).items())[:3]) + ")")
     if landing is not None:
+        from ..analyses.divergence import multirank_results  # here: needed only for a report of several ranks
         from ..render.multirank import LandingRenderer
 
-        ranks = multirank_results(location.absolute(path), summaries, find_rank_logs(path).notes())
+        ranks = multirank_results(location.absolute(path), summaries, ignored)
         for relpath, content in LandingRenderer.from_results(ranks).render():
             landing.write(relpath, content)
     return facts
