@@ -27,6 +27,10 @@ for prog in train_break_recompile cudagraph_skips; do
     scenario "$prog" 150 python3 -m compilescope run --no-browser --fresh-cache --trace-dir "$work/$prog/trace" \
         -o "$work/$prog/report" "$prog.py"
 done
+# Two DDP ranks on the one GPU under torchrun, started by `compilescope run`: a rank log each, and rank 1 recompiles.
+scenario ddp_uneven_batch 240 python3 -m compilescope run --no-browser --fresh-cache \
+    --trace-dir "$work/ddp_uneven_batch/trace" -o "$work/ddp_uneven_batch/report" \
+    -- torchrun --nproc-per-node 2 --master-addr 127.0.0.1 --master-port 29517 ddp_uneven_batch.py
 # A steady-state profile of reduce-overhead (CUDA graph replays) and eager, recorded by the program itself.
 scenario profile_cudagraphs 150 python3 -m compilescope run --no-browser --fresh-cache \
     --trace-dir "$work/profile_cudagraphs/trace" -o "$work/profile_cudagraphs/report" \
