@@ -6,7 +6,8 @@ One helper for every page and terminal line (Jinja filters `count` and `seconds`
 from __future__ import annotations
 
 # Words whose plural is not word + "s".
-_IRREGULAR = {"process": "processes", "was": "were", "this": "these", "is": "are", "has": "have"}
+_IRREGULAR = {"process": "processes", "was": "were", "this": "these", "is": "are", "has": "have",
+              "miss": "misses", "bypass": "bypasses"}  # (cache outcomes)
 
 
 def plural(n: int, word: str, many: str | None = None) -> str:

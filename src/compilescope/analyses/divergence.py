@@ -389,7 +389,7 @@ def _cache_divergence(ok: list[RankSummary]) -> Divergence | None:
             counts[state] += 1
         shown = ", ".join(f"{name.replace('_cache', '').replace('_' + state, '')} {state}" for name, state in seq[:6])
         more = ", …" if len(seq) > 6 else ""
-        totals = ", ".join(count(n, state, "misses" if state == "miss" else None) for state, n in counts.items())
+        totals = ", ".join(count(n, state) for state, n in counts.items())
         return f"{totals}: {shown}{more}"
 
     groups = _group(seqs, lambda seq: seq, describe)
