@@ -138,6 +138,9 @@ def prepare_trace_dir(path: str) -> str:
     return os.path.abspath(path)
 
 
+PER_RANK_CACHE_ENV = "COMPILESCOPE_PER_RANK_CACHE"  # (read by _child/sitecustomize.py, which imports nothing of ours)
+
+
 def child_env(trace_dir: str, cache_dir: str | None = None, base: dict[str, str] | None = None,
               extra: dict[str, str | None] | None = None) -> dict[str, str]:
     """extra: variables to set on top (None removes one), e.g. diagnose's forced backend."""
@@ -152,6 +155,9 @@ def child_env(trace_dir: str, cache_dir: str | None = None, base: dict[str, str]
     env["COMPILESCOPE_BYTECODE_HOOK"] = "1"
     if cache_dir is not None:
         env["TORCHINDUCTOR_CACHE_DIR"] = cache_dir
+        # Each rank of a distributed job gets its own part of it (_child/sitecustomize.py): sharing one, rank 1
+        # loads rank 0's graphs, and its log lacks their intermediate graphs and provenance.
+        env[PER_RANK_CACHE_ENV] = cache_dir
     for key, value in (extra or {}).items():
         if value is None:
             env.pop(key, None)

@@ -47,3 +47,25 @@ def test_two_rank_gloo_job_gets_a_landing_page_and_rank_reports(tmp_path, monkey
     assert report.groups("compile_ids") == [[0], [1]]
     assert "[0/1] compiled only on rank 1" in report.html
     assert {e["pid"] for e in report.json("chromium_events.json")} == {0, 1}
+
+
+def test_fresh_cache_gives_each_rank_a_cache_of_its_own(tmp_path, monkeypatch, capfd):
+    # Sharing one fresh cache, a rank loads the graphs another rank compiled (the real DDP job on the H100:
+    # tests/data/cuda_torch211/logs/ddp_uneven_batch/, rank 1 hit 3 of rank 0's), and its log lacks their graphs.
+    torchrun = Path(sys.executable).parent / "torchrun"
+    if not torchrun.exists():
+        skip_or_fail(f"{torchrun} missing (it comes with torch==2.13.0)")
+    monkeypatch.chdir(tmp_path)
+    rc = run_cli("run", "--fresh-cache", "--no-browser", "--trace-dir", tmp_path / "traces", "-o", tmp_path / "out",
+                 "--", torchrun, "--nproc-per-node", "2", "--master-addr", "127.0.0.1", "--master-port", str(_free_port()),
+                 Path(__file__).parent / "programs" / "rank_caches.py")
+    assert rc == 0
+    caches = dict(line.split(" cache ") for line in capfd.readouterr().out.splitlines() if line.startswith("rank "))
+    assert sorted(caches) == ["rank 0", "rank 1"]
+    assert Path(caches["rank 0"]).name == "rank_0" and Path(caches["rank 1"]).name == "rank_1"
+    assert Path(caches["rank 0"]).parent == Path(caches["rank 1"]).parent  # the one fresh cache, removed after
+    assert not Path(caches["rank 0"]).parent.exists()
+    # Each rank compiled its graph itself: a cache miss in each rank's log, no hit.
+    report = Landing(tmp_path / "out")
+    for rank in (0, 1):
+        assert report.ranks[rank]["cache_hits"] == 0 and report.ranks[rank]["cache_misses"] >= 1, report.ranks[rank]

@@ -1,8 +1,8 @@
 """Loaded by the programs `compilescope run` starts (this directory is put first on PYTHONPATH).
 
 When torch._dynamo.convert_frame is imported, registers compilescope's bytecode hook and its warning
-recorders (bytecode_capture.py, loaded by path: the child's interpreter need not have compilescope installed). Then runs the
-sitecustomize this one shadows, if any. Imports nothing heavy: a program that never imports torch pays nothing.
+recorders (bytecode_capture.py, loaded by path: the child's interpreter need not have compilescope installed); gives each
+rank of a distributed job its own fresh Inductor cache. Then runs the sitecustomize this one shadows, if any. Imports nothing heavy: a program that never imports torch pays nothing.
 """
 
 import importlib.machinery
@@ -48,6 +48,12 @@ class _Finder:
 
 if os.environ.get("COMPILESCOPE_BYTECODE_HOOK") == "1":
     sys.meta_path.insert(0, _Finder())
+
+# `compilescope run --fresh-cache`: a rank of a distributed job (torchrun sets RANK in each worker's environment, before
+# torch is imported) compiles into a cache of its own, so its log has every graph it compiled (runner.child_env).
+_per_rank_cache, _rank = os.environ.get("COMPILESCOPE_PER_RANK_CACHE"), os.environ.get("RANK", "")
+if _per_rank_cache and _rank.isdigit() and os.environ.get("TORCHINDUCTOR_CACHE_DIR") == _per_rank_cache:
+    os.environ["TORCHINDUCTOR_CACHE_DIR"] = os.path.join(_per_rank_cache, f"rank_{int(_rank)}")
 
 
 def _chain():

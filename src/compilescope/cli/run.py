@@ -121,7 +121,8 @@ class RunCommand:
         )
         parser.add_argument(
             "--fresh-cache", action="store_true",
-            help="compile with an empty, temporary Inductor cache (a warm cache skips graphs and provenance)",
+            help="compile with an empty, temporary Inductor cache, one per rank under torchrun (a warm cache skips graphs "
+                 "and provenance)",
         )
         parser.add_argument("--timeout", type=float, metavar="SECONDS", help="stop the program after SECONDS (its report is still written)")
 
