@@ -24,7 +24,7 @@ def summary_json(capsys, name: str) -> dict:
 def test_summary_json_top_level(capsys):
     doc = summary_json(capsys, "graph_breaks")
     assert doc["schema_version"] == SCHEMA_VERSION == 2
-    assert list(doc) == ["schema_version", "source", "compiles", "findings", "errors", "recompiles", "graph_breaks",
+    assert list(doc) == ["schema_version", "source", "compiles", "environment", "findings", "errors", "recompiles", "graph_breaks",
                          "compile_time", "caches", "dynamic_shapes", "autotuning", "cudagraphs", "warnings", "unread", "unfinished",
                          "runtime"]
     assert doc["unread"] == {"skipped_records": 0, "reasons": {}, "damaged_payloads": 0, "stopped_at_line": None,
@@ -57,7 +57,7 @@ def _paths(value, prefix=""):
     """Dotted key paths of a JSON document; list items are `[]`."""
     if isinstance(value, dict):
         for key, item in value.items():
-            if prefix.endswith(("compile_time.compiles[].phases", "caches.counts")):
+            if prefix.endswith(("compile_time.compiles[].phases", "caches.counts", "environment.gpus")):
                 continue  # keys are data (phase names, cache names), documented as such
             # A user location has the same keys everywhere: documented once as `location.*`.
             path = f"location.{key}" if prefix.endswith("location") else f"{prefix}.{key}" if prefix else key

@@ -32,6 +32,7 @@ from .caches import CACHES, caches
 from .cudagraphs import cudagraphs
 from .compile_time import PHASE_LABELS, compile_times
 from .dynamic_shapes import dynamic_shapes
+from .environment import environment
 from .failures import failures_and_restarts
 from .graph_breaks import compilation_key, graph_breaks
 from .recompiles import recompiles
@@ -172,6 +173,7 @@ class RunFacts:
     # (a plain log, without compilescope run, capture() or a saved stderr beside it)
     warnings: list[dict[str, Any]] | None = None
     unread: dict[str, Any] | None = None  # what of the log was not read (analyses/unread.py, as JSON); None: all of it
+    ran_on: dict[str, str] = field(default_factory=dict)  # what the log says the run had: {"torch": ..., "GPU": ...}
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -273,22 +275,6 @@ def _config(trace: Trace) -> dict[str, str]:
         if flat:
             return flat
     return {}
-
-
-def _torch_version(trace: Trace) -> str | None:
-    for entry in trace.compiles.values():
-        for artifact in entry.artifacts:
-            if artifact.name == "torch_version":
-                try:
-                    doc = orjson.loads(trace.payload_text(artifact.payload))
-                except orjson.JSONDecodeError:
-                    continue
-                if isinstance(doc, dict) and doc.get("pytorch_version"):
-                    return str(doc["pytorch_version"])
-        version = (entry.metrics or {}).get("pytorch_version")
-        if version:
-            return str(version)
-    return None
 
 
 def _frame_of(entry: Compile) -> tuple[str | None, str | None, int | None]:
@@ -401,9 +387,11 @@ def run_facts(trace: Trace, statuses: dict[CompileId | None, str] | None = None)
             for event in compile_cache.events:
                 outcomes = per_frame.setdefault(event.cache, {})
                 outcomes[event.outcome] = outcomes.get(event.outcome, 0) + 1
+    ran_on = environment(trace)
     return RunFacts(
         source=trace.source,
-        torch_version=_torch_version(trace),
+        torch_version=ran_on.torch,
+        ran_on=dict(ran_on.facts()),
         config=_config(trace),
         frames=frames,
         graph_breaks=breaks,
@@ -439,7 +427,7 @@ def _warnings(trace: Trace, frame_of_cid: dict[str, str]) -> list[dict[str, Any]
 SECTIONS = ("environment", "frames", "graph_breaks", "recompiles", "graphs", "compile_time", "autotuning", "cudagraphs",
             "warnings", "caches", "failures", "dynamic_shapes")
 SECTION_LABELS = {
-    "environment": "Torch version & config",
+    "environment": "Versions, GPU & config",
     "frames": "Frames compiled",
     "graph_breaks": "Graph breaks",
     "recompiles": "Compiles & recompiles",
@@ -493,9 +481,11 @@ class RunDiff:
     def to_json(self) -> dict[str, Any]:
         return {
             "schema_version": SCHEMA_VERSION,
-            "a": {"source": self.a.source, "torch_version": self.a.torch_version, "compile_time_s": self.a.compile_time_s,
+            "a": {"source": self.a.source, "torch_version": self.a.torch_version, "ran_on": self.a.ran_on,
+                  "compile_time_s": self.a.compile_time_s,
                   "frames": len(self.a.frames), "compiles": sum(len(f.compile_ids) for f in self.a.frames.values())},
-            "b": {"source": self.b.source, "torch_version": self.b.torch_version, "compile_time_s": self.b.compile_time_s,
+            "b": {"source": self.b.source, "torch_version": self.b.torch_version, "ran_on": self.b.ran_on,
+                  "compile_time_s": self.b.compile_time_s,
                   "frames": len(self.b.frames), "compiles": sum(len(f.compile_ids) for f in self.b.frames.values())},
             "threshold": {"seconds": self.threshold.seconds, "ratio": self.threshold.ratio},
             "changed": bool(self.changes),
@@ -621,10 +611,14 @@ def diff_runs(a: RunFacts, b: RunFacts, threshold: TimeThreshold = TimeThreshold
     result = RunDiff(a, b, threshold)
     changes = result.changes
 
-    # Environment: torch version, then config keys whose values differ.
+    # Environment: the versions and the GPU (where both logs say), then config keys whose values differ.
     if a.torch_version != b.torch_version and a.torch_version and b.torch_version:
         changes.append(Change("environment", "changed", f"torch {a.torch_version} → {b.torch_version}", None,
                               a.torch_version, b.torch_version))
+    for what in ("Python", "CUDA", "Triton", "GPU"):
+        va, vb = a.ran_on.get(what), b.ran_on.get(what)
+        if va and vb and va != vb:
+            changes.append(Change("environment", "changed", f"{what}: {va} → {vb}", None, va, vb))
     if a.config and b.config:
         for key in sorted(set(a.config) | set(b.config)):
             va, vb = a.config.get(key), b.config.get(key)

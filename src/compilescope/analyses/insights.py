@@ -19,6 +19,7 @@ from .caches import Caches, caches
 from .cudagraphs import CudaGraphCompile, CudaGraphs, cudagraphs
 from .compile_time import PHASE_LABELS, CompileTimes, compile_times
 from .dynamic_shapes import DynamicShapes, dynamic_shapes
+from .environment import Environment, environment
 from .errors import CompileError, CompileErrors, compile_errors
 from .graph_breaks import GraphBreak, GraphBreaks, graph_breaks
 from .recompiles import BACKWARD_REASONS_HINT, CHANGE_LABELS, FrameRecompiles, Recompiles, recompiles
@@ -72,12 +73,14 @@ class Insights:
     # Compile ids whose compile never finished: an event still open where the log ends, and no metrics (the program
     # was stopped or crashed while compiling, or the log was cut). (compile id, the phase it was in)
     unfinished: list[tuple[str, str | None]] = field(default_factory=list)
+    environment: Environment = field(default_factory=Environment)  # the versions and the GPU the run had
 
     def to_json(self) -> dict[str, Any]:
         return {
             "schema_version": SCHEMA_VERSION,
             "source": self.source,
             "compiles": self.n_compiles,
+            "environment": self.environment.to_json(),
             "findings": [f.to_json() for f in self.findings],
             "errors": self.errors.to_json(),
             "recompiles": self.recompiles.to_json(),
@@ -409,6 +412,7 @@ def insights(trace: Trace, runtime: Runtime | None = None) -> Insights:
         warnings=torch_warnings(trace),
         unread=unread(trace.stats),
         runtime=runtime,
+        environment=environment(trace),
     )
     add_eager_lines(ins.graph_breaks, graph_break_sites(trace))
     without_metrics = {str(cid) for cid, entry in trace.compiles.items() if cid is not None and entry.metrics is None}

@@ -1,0 +1,99 @@
+"""What the run ran on, as its log says: the torch, Python, CUDA and Triton versions and the GPU. The first thing a
+PyTorch developer asks of a report, and a cause of what changed between two runs."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import orjson
+
+from ..lazy_regex import lazy_compile
+from ..model.records import dataclass
+from ..model.trace import Trace
+
+# fx_graph_runnable (every Inductor compile) has `# GPU Hardware Info: ` then one `# <name> : <count>` line per kind
+# of GPU; on a machine without one, `# torch.cuda.is_available()==False, no GPU info collected`.
+_GPU_HEADER = "# GPU Hardware Info:"
+_GPU_LINE = lazy_compile(r"^# (?P<name>\S.{0,199}?) : (?P<count>\d{1,6})\s*$")
+_NO_GPU = "torch.cuda.is_available()==False"
+_RUNNABLE = "fx_graph_runnable"
+
+
+@dataclass
+class Environment:
+    """The versions and the GPU of the run: each None where the log does not say."""
+
+    torch: str | None = None  # "2.11.0+cu130"
+    python: str | None = None  # "3.12.3"
+    cuda: str | None = None  # the CUDA torch was built with ("13.0"); None in a CPU build
+    triton: str | None = None  # "3.6.0"
+    gpus: dict[str, int] | None = None  # {"NVIDIA H100 80GB HBM3": 8}: how many of each; {} when torch saw none
+
+    def __bool__(self) -> bool:
+        return any(v is not None for v in (self.torch, self.python, self.cuda, self.triton, self.gpus))
+
+    @property
+    def gpu(self) -> str | None:
+        """"NVIDIA H200", "8 × NVIDIA H100 80GB HBM3", "no GPU"; None where the log does not say."""
+        if self.gpus is None:
+            return None
+        if not self.gpus:
+            return "no GPU"
+        return ", ".join(name if n == 1 else f"{n} × {name}" for name, n in self.gpus.items())
+
+    def facts(self) -> list[tuple[str, str]]:
+        """(what, value) for what the log says, in the order a bug report gives them."""
+        found = [("torch", self.torch), ("Python", self.python), ("CUDA", self.cuda), ("Triton", self.triton),
+                 ("GPU", self.gpu)]
+        return [(what, value) for what, value in found if value]
+
+    def to_json(self) -> dict[str, Any]:
+        return {"torch": self.torch, "python": self.python, "cuda": self.cuda, "triton": self.triton,
+                "gpus": self.gpus}
+
+
+def environment(trace: Trace) -> Environment:
+    env = Environment()
+    runnable = None
+    for entry in trace.compiles.values():
+        for artifact in entry.artifacts:
+            if env.torch is None and artifact.name == "torch_version" and artifact.payload is not None:
+                try:
+                    doc = orjson.loads(trace.payload_text(artifact.payload))
+                except orjson.JSONDecodeError:
+                    doc = None
+                if isinstance(doc, dict) and doc.get("pytorch_version"):
+                    env.torch = str(doc["pytorch_version"])
+            elif runnable is None and artifact.name == _RUNNABLE and artifact.payload is not None:
+                runnable = artifact
+        metrics = entry.metrics or {}
+        env.torch = env.torch or _text(metrics.get("pytorch_version"))
+        env.python = env.python or _text(metrics.get("python_version"), first_word=True)
+        env.cuda = env.cuda or _text(metrics.get("cuda_version"))
+        env.triton = env.triton or _text(metrics.get("triton_version"))
+    if runnable is not None:
+        env.gpus = _gpus(trace.payload_text(runnable.payload))
+    return env
+
+
+def _text(value: object, first_word: bool = False) -> str | None:
+    # ("3.12.3 (main, Aug 31 2026, 10:18:26) [GCC 13.3.0]": the version is its first word; "" is not a version)
+    if not isinstance(value, str) or not value.strip():
+        return None
+    return value.split()[0] if first_word else value.strip()
+
+
+def _gpus(runnable: str) -> dict[str, int] | None:
+    """The GPUs an fx_graph_runnable names, with how many of each; {} when torch saw none; None when it does not say."""
+    if _NO_GPU in runnable:
+        return {}
+    start = runnable.find(_GPU_HEADER)
+    if start < 0:
+        return None
+    gpus: dict[str, int] = {}
+    for line in runnable[start:].splitlines()[1:65]:  # (a machine has a few kinds of GPU at most)
+        m = _GPU_LINE.match(line.strip())
+        if m is None:
+            break
+        gpus[m["name"]] = gpus.get(m["name"], 0) + int(m["count"])
+    return gpus or None

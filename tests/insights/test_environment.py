@@ -1,0 +1,88 @@
+"""What a run ran on (torch, Python, CUDA, Triton, the GPU), as its log says, on real logs:
+
+- tests/data/cuda_torch211/logs/train_break_recompile.log.gz and train_break_recompile_h100.log.gz: the same program
+  recorded by `compilescope run` on an H200 and, later, on an H100 (torch 2.11, Python 3.12.3, CUDA 13.0, Triton 3.6.0:
+  compilation_metrics and each fx_graph_runnable's "# GPU Hardware Info:" say so);
+- tests/data/torch213/logs/provenance.log: torch 2.13 on the CPU ("# torch.cuda.is_available()==False, no GPU info
+  collected");
+- ../shared peer-tlparse/inputs/autotune_with_compile_id.log: tlparse's own test log, from a machine of 8 GPUs
+  ("# NVIDIA PG509-210 : 8"), whose metrics name no torch version.
+"""
+
+from __future__ import annotations
+
+import json
+
+from compilescope.analyses.environment import environment
+from compilescope.ingest.reader import read_trace
+
+from ..conftest import cuda211, run_cli, shared, torch213
+from ..gpu_variants import max_autotune_log, with_payload_changed
+
+H200 = cuda211("train_break_recompile.log.gz")
+H100 = cuda211("train_break_recompile_h100.log.gz")
+
+
+def _environment(log):
+    with read_trace(str(log)) as trace:
+        return environment(trace)
+
+
+def test_a_gpu_run_names_its_versions_and_its_gpu():
+    assert _environment(H200).facts() == [("torch", "2.11.0+cu130"), ("Python", "3.12.3"), ("CUDA", "13.0"),
+                                          ("Triton", "3.6.0"), ("GPU", "NVIDIA H200")]
+    assert _environment(H100).gpus == {"NVIDIA H100 80GB HBM3": 1}
+
+
+def test_a_cpu_run_says_it_had_no_gpu_and_a_peer_log_its_eight():
+    cpu = _environment(torch213("provenance.log"))
+    assert cpu.facts() == [("torch", "2.13.0+cpu"), ("Python", "3.11.7"), ("GPU", "no GPU")]
+    assert (cpu.cuda, cpu.triton, cpu.gpus) == (None, None, {})
+    peer = _environment(shared("peer-tlparse/inputs/autotune_with_compile_id.log"))
+    assert peer.torch is None  # (its metrics do not say, and it has no torch_version record)
+    assert peer.facts() == [("Python", "3.10.15"), ("CUDA", "12.0"), ("Triton", "3.3.0"),
+                            ("GPU", "8 × NVIDIA PG509-210")]
+
+
+def test_summary_report_and_json_say_it(tmp_path, capsys):
+    assert run_cli("summary", H200) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[1] == "torch 2.11.0+cu130 · Python 3.12.3 · CUDA 13.0 · Triton 3.6.0 · GPU NVIDIA H200"
+    assert run_cli("summary", "--json", torch213("provenance.log")) == 0
+    assert json.loads(capsys.readouterr().out)["environment"] == {
+        "torch": "2.13.0+cpu", "python": "3.11.7", "cuda": None, "triton": None, "gpus": {}}
+    assert run_cli(H200, "-o", tmp_path / "out", "--no-browser") == 0
+    page = (tmp_path / "out" / "index.html").read_text()
+    assert ('<p class="muted" id="environment">torch <span class="mono">2.11.0+cu130</span> · Python '
+            '<span class="mono">3.12.3</span> · CUDA <span class="mono">13.0</span> · Triton <span class="mono">3.6.0'
+            '</span> · GPU <span class="mono">NVIDIA H200</span></p>') in page
+
+
+def test_a_gpu_name_from_the_log_is_escaped(tmp_path, capsys):
+    # The real H100 max-autotune log with its first fx_graph_runnable's GPU renamed (md5 recomputed): a log is
+    # untrusted input, and the name reaches the page.
+    log = with_payload_changed(max_autotune_log(), tmp_path / "named.log", lambda line: "# GPU Hardware Info" in line,
+                               lambda p: p.replace("# NVIDIA H100 80GB HBM3 : 1", "# <img src=x onerror=alert(1)> : 2", 1))
+    assert _environment(log).gpu == "2 × <img src=x onerror=alert(1)>"
+    assert run_cli(log, "-o", tmp_path / "out", "--no-browser") == 0
+    page = (tmp_path / "out" / "index.html").read_text()
+    assert "GPU <span class=\"mono\">2 × &lt;img src=x onerror=alert(1)&gt;</span>" in page
+    assert "<img src=x" not in page
+
+
+def test_diff_names_the_gpu_that_changed(capsys):
+    # The same program on an H200, then on an H100: same frames, same breaks, same recompiles.
+    assert run_cli("diff", H200, H100, "--json") == 1
+    [doc] = json.loads(capsys.readouterr().out)["ranks"]
+    assert doc["a"]["ran_on"]["GPU"] == "NVIDIA H200" and doc["b"]["ran_on"]["GPU"] == "NVIDIA H100 80GB HBM3"
+    environment_changes = [c["title"] for c in doc["changes"] if c["section"] == "environment"]
+    assert environment_changes == ["GPU: NVIDIA H200 → NVIDIA H100 80GB HBM3"]
+    assert not [c for c in doc["changes"] if c["section"] in ("frames", "graph_breaks", "recompiles", "failures")]
+    # A CPU run against the H200 one: the Python and the GPU changed too, each said once.
+    assert run_cli("diff", torch213("provenance.log"), H200, "--json") == 1
+    [doc] = json.loads(capsys.readouterr().out)["ranks"]
+    titles = [c["title"] for c in doc["changes"] if c["section"] == "environment"]
+    assert titles[:3] == ["torch 2.13.0+cpu → 2.11.0+cu130", "Python: 3.11.7 → 3.12.3", "GPU: no GPU → NVIDIA H200"]
+    assert run_cli("diff", torch213("provenance.log"), H200) == 1
+    out = capsys.readouterr().out
+    assert "Versions, GPU & config\n" in out and "  ~ GPU: no GPU → NVIDIA H200\n" in out
