@@ -13,7 +13,7 @@ from compilescope.analyses.provenance import analyze_provenance
 from compilescope.analyses.transformed import transformed_code
 from compilescope.ingest.reader import read_trace
 
-from ..conftest import cuda211
+from ..conftest import cuda211, run_cli
 
 LOG = cuda211("train_break_recompile.log.gz")
 
@@ -49,3 +49,26 @@ def test_every_triton_kernel_names_its_user_lines():
     for k in kernels:
         lines = {(f.file.rsplit("/", 1)[-1], f.line) for frames in k.frames for f in frames}
         assert lines and lines <= {("train_break_recompile.py", n) for n in (21, 23)}, (k.name, lines)
+
+
+def test_a_recompiled_frame_of_torchs_own_code_names_the_users_line_that_called_it(tmp_path, capsys):
+    # tests/data/cuda_torch211/logs/ddp_uneven_batch/: DDP around torch.compile(nn.Sequential(...)). The frame Dynamo
+    # compiles is torch's `inner` (external_utils.py, the wrapper of a compiled module); the user knows it by line 27
+    # of their program, `loss = step(x).pow(2).mean()`, where rank 1's smaller last batch recompiled it.
+    [rank1] = cuda211("ddp_uneven_batch").glob("*rank_1_*.log.gz")
+    with read_trace(str(rank1)) as trace:
+        ins = insights(trace)
+    [frame] = ins.recompiles.frames
+    assert (frame.name, frame.filename.rsplit("/", 2)[-2:], frame.first_line) == ("inner", ["_dynamo", "external_utils.py"], 67)
+    called = frame.called_from
+    assert (called.filename.rsplit("/", 1)[-1], called.line, called.function, called.code) == (
+        "ddp_uneven_batch.py", 27, "main", "loss = step(x).pow(2).mean()")
+    assert "inner (called at ddp_uneven_batch.py:27) recompiled 1 time" in [f.title for f in ins.findings]
+    assert run_cli("summary", rank1) == 0
+    assert "inner  (external_utils.py:67, called at ddp_uneven_batch.py:27)\n" in capsys.readouterr().out
+    assert run_cli(rank1, "-o", tmp_path / "out", "--no-browser") == 0
+    page = (tmp_path / "out" / "index.html").read_text()
+    assert '<span class="muted">called from your code at</span> ' in page
+    # The user's own function is named as it is: nothing to add.
+    with read_trace(str(LOG)) as trace:
+        assert [f.called_from for f in insights(trace).recompiles.frames] == [None, None]

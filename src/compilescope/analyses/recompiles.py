@@ -18,7 +18,7 @@ from typing import Any
 import orjson
 
 from ..model.trace import Compile, Trace
-from .userloc import UserLocation, last_user_frame
+from .userloc import UserLocation, code_origin, last_user_frame, last_user_stack_frame
 from ..model.records import dataclass
 
 ARTIFACT = "recompile_reasons"
@@ -137,6 +137,9 @@ class FrameRecompiles:
     limit: int | None = None
     changes: list[str] = field(default_factory=list)  # kinds of change, most frequent first
     advice: list[str] = field(default_factory=list)
+    # When the frame is not the user's code (torch's `inner` wrapping a compiled nn.Sequential, say): the user's line
+    # that called it, which is what the user knows it by.
+    called_from: UserLocation | None = None
 
     @property
     def recompiles(self) -> int:
@@ -145,6 +148,7 @@ class FrameRecompiles:
     def to_json(self) -> dict[str, Any]:
         return {
             "frame_id": self.frame_id, "name": self.name, "filename": self.filename, "first_line": self.first_line,
+            "called_from": self.called_from.to_json() if self.called_from else None,
             "chain": self.chain, "recompiles": self.recompiles, "hit_limit": self.hit_limit, "limit": self.limit,
             "changes": self.changes, "advice": self.advice, "steps": [s.to_json() for s in self.steps],
         }
@@ -346,10 +350,14 @@ def recompiles(trace: Trace) -> Recompiles:
             advice.insert(0, f"This function hit the recompile limit{f' ({limit})' if limit else ''} and now runs "
                              "without compiling: fix the failing guard above; raising "
                              "torch._dynamo.config.recompile_limit only postpones it.")
+        filename = metrics.get("co_filename")
+        called_from = None
+        if filename and code_origin(str(filename)) is not None:
+            called_from = last_user_stack_frame(next((e.stack for e in entries if e.stack), None))
         result.append(FrameRecompiles(
-            frame_id=frame_id, name=name, filename=metrics.get("co_filename"), first_line=metrics.get("co_firstlineno"),
+            frame_id=frame_id, name=name, filename=filename, first_line=metrics.get("co_firstlineno"),
             chain=[str(e.compile_id) for e in entries], steps=steps, hit_limit=limit_entry is not None, limit=limit,
-            changes=changes, advice=advice,
+            changes=changes, advice=advice, called_from=called_from,
         ))
     result.sort(key=lambda f: (not f.hit_limit, -f.recompiles))
     return Recompiles(result, backward_graphs(trace))
