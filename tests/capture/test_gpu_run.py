@@ -7,13 +7,14 @@ trained 5 steps, a `print` in forward (line 22) breaking the graph, the batch go
 from __future__ import annotations
 
 import ast
+import json
 
 from compilescope.analyses.insights import insights
 from compilescope.analyses.provenance import analyze_provenance
 from compilescope.analyses.transformed import transformed_code
 from compilescope.ingest.reader import read_trace
 
-from ..conftest import cuda211, run_cli
+from ..conftest import cuda211, run_cli, torch213
 
 LOG = cuda211("train_break_recompile.log.gz")
 
@@ -72,3 +73,19 @@ def test_a_recompiled_frame_of_torchs_own_code_names_the_users_line_that_called_
     # The user's own function is named as it is: nothing to add.
     with read_trace(str(LOG)) as trace:
         assert [f.called_from for f in insights(trace).recompiles.frames] == [None, None]
+
+
+def test_a_compile_partly_served_from_cache_says_how_much(capsys):
+    # The DDP job's ranks shared one Inductor cache: rank 1's [0/0], split by DDPOptimizer into 3 subgraphs (a forward
+    # and a backward each: 6 FX graph lookups), found 3 that rank 0 had compiled. Rank 0 found none.
+    rank0, rank1 = (next(cuda211("ddp_uneven_batch").glob(f"*rank_{r}_*.log.gz")) for r in (0, 1))
+    with read_trace(str(rank1)) as trace:
+        ins = insights(trace)
+    assert (ins.caches.graphs_missing, ins.caches.partly_served) == (["[0/0]"], {"[0/0]": "3 of 6 graphs"})
+    assert "served from cache: [0/0] (3 of 6 graphs)" in [f.title for f in ins.findings]
+    with read_trace(str(rank0)) as trace:
+        assert (insights(trace).caches.graphs_missing, insights(trace).caches.partly_served) == ([], {})
+    # A compile whose every lookup hit is named alone (the warm-cache CPU log).
+    assert run_cli("summary", "--json", torch213("cache_warm.log")) == 0
+    served = json.loads(capsys.readouterr().out)["caches"]
+    assert served["graphs_missing"] and served["partly_served"] == {}

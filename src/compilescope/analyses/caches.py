@@ -62,6 +62,14 @@ class Caches:
     time_saved_ms: float = 0.0
     bypass_reasons: list[tuple[str, int]] = field(default_factory=list)  # (reason, n), most frequent first
     graphs_missing: list[str] = field(default_factory=list)  # compile ids whose graphs a hit left out of the log
+    # Of those, the ones whose FX graph lookups only partly hit (a graph DDPOptimizer split, some of its subgraphs
+    # compiled by another rank sharing the cache): compile id -> "3 of 6 graphs"
+    partly_served: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def served_labels(self) -> list[str]:
+        """The compile ids a cache served, each with how much of it where that was only part: "[0/0] (3 of 6 graphs)"."""
+        return [f"{cid} ({self.partly_served[cid]})" if cid in self.partly_served else cid for cid in self.graphs_missing]
 
     def hits(self) -> dict[str, int]:
         """Cache label -> number of hits (for the "served from cache" note)."""
@@ -93,6 +101,7 @@ class Caches:
             "time_saved_ms": round(self.time_saved_ms, 3),
             "bypass_reasons": [{"reason": r, "count": n} for r, n in self.bypass_reasons],
             "graphs_missing": self.graphs_missing,
+            "partly_served": self.partly_served,
             "compiles": [c.to_json() for c in self.compiles],
         }
 
@@ -130,6 +139,9 @@ def caches(trace: Trace) -> Caches:
             result.compiles.append(CompileCache(entry.key, events))
             if any(e.outcome == "hit" for e in events):
                 result.graphs_missing.append(entry.key)
+                graphs = [e.outcome for e in events if e.cache == "fx_graph_cache"]
+                if "hit" in graphs and graphs.count("hit") < len(graphs):
+                    result.partly_served[entry.key] = f"{graphs.count('hit')} of {len(graphs)} graphs"
     result.counts = {cache: dict(c) for cache, c in counts.items() if c}
     result.bypass_reasons = reasons.most_common()
     return result

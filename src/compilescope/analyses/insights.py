@@ -293,7 +293,7 @@ def findings(ins: Insights) -> list[Finding]:
     if at.searches or at.total_s >= AUTOTUNING_WORTH_SAYING_S:
         out.append(Finding(INFO, "autotuning", f"autotuning took {format_seconds(at.total_s)}", _autotuning_detail(at)))
     if ins.caches.graphs_missing:
-        out.append(Finding(INFO, "caches", f"served from cache: {', '.join(ins.caches.graphs_missing)}",
+        out.append(Finding(INFO, "caches", f"served from cache: {', '.join(ins.caches.served_labels)}",
                            "AOTAutograd/Inductor graphs of these compiles are not in the log; "
                            "run again with an empty cache to see them (compilescope run --fresh-cache, or "
                            "TORCHINDUCTOR_CACHE_DIR=$(mktemp -d))"))
