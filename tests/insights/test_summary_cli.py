@@ -57,7 +57,7 @@ def _paths(value, prefix=""):
     """Dotted key paths of a JSON document; list items are `[]`."""
     if isinstance(value, dict):
         for key, item in value.items():
-            if prefix.endswith(("compile_time.compiles[].phases", "caches.counts", "environment.gpus")):
+            if prefix.endswith(("compile_time.compiles[].phases", "caches.counts", "environment.gpus", "ranks[].ran_on")):
                 continue  # keys are data (phase names, cache names), documented as such
             # A user location has the same keys everywhere: documented once as `location.*`.
             path = f"location.{key}" if prefix.endswith("location") else f"{prefix}.{key}" if prefix else key

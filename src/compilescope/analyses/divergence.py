@@ -30,7 +30,9 @@ TENSOR_META = "tensor_meta"
 AUTOTUNE = "autotune"
 CUDAGRAPHS = "cudagraphs"
 WARNINGS = "warnings"
+ENVIRONMENT = "environment"
 DIVERGENCE_TITLES = {
+    ENVIRONMENT: "Ranks ran different versions or GPUs",
     COMPILE_IDS: "Ranks compiled different sets of compile ids",
     STATUSES: "The same compile ended differently on different ranks",
     CACHE: "Ranks had different cache hit/miss sequences",
@@ -199,6 +201,7 @@ def analyze_ranks(summaries: list[RankSummary]) -> MultiRankAnalysis:
     divergences = [
         d
         for d in (
+            _environment_divergence(logged),  # (first: often the cause of the others)
             _compile_id_divergence(logged),
             _status_divergence(logged),
             _cache_divergence(logged),
@@ -463,6 +466,26 @@ def _cudagraph_divergence(ok: list[RankSummary]) -> Divergence | None:
     details = [f"{cid} run without CUDA graphs only on {'rank' if len(ranks) == 1 else 'ranks'} {rank_list(ranks)}"
                for cid, ranks in sorted(where.items(), key=lambda kv: _graph_sort_key(kv[0]))]
     return Divergence(CUDAGRAPHS, groups, _capped(details))
+
+
+def _environment_divergence(ok: list[RankSummary]) -> Divergence | None:
+    """Ranks whose logs name different versions (torch, Python, CUDA, Triton) or GPUs: a node replaced by another kind,
+    or an image updated on some nodes. What one log does not say (no Inductor compile names the GPU) is no difference."""
+    values: dict[str, dict[str, list[int]]] = defaultdict(lambda: defaultdict(list))
+    for s in ok:
+        for what, value in s.ran_on.items():
+            values[what][value].append(s.rank)
+    differing = [what for what, seen in values.items() if len(seen) > 1]
+    if not differing:
+        return None
+    shown = {s.rank: tuple((what, s.ran_on.get(what)) for what in differing) for s in ok}
+    groups = _group(shown, lambda facts: facts, lambda facts: " · ".join(
+        f"{what} {value}" if value else f"{what} not in the log" for what, value in facts))
+    # (one thing differing, the groups say it all; several, each is said apart)
+    details = [] if len(differing) == 1 else [f"{what}: " + "; ".join(f"{value} on {'rank' if len(ranks) == 1 else 'ranks'} {rank_list(ranks)}"
+                                      for value, ranks in sorted(values[what].items(), key=lambda kv: -len(kv[1])))
+               for what in differing]
+    return Divergence(ENVIRONMENT, groups, _capped(details))
 
 
 def _warning_divergence(ok: list[RankSummary]) -> Divergence | None:

@@ -21,6 +21,7 @@ from ..model.trace import Compile, Trace
 from .autotuning import autotuning
 from .compile_time import compile_times
 from .cudagraphs import cudagraphs
+from .environment import environment
 from .status import BREAK, failed_compiles
 from .torch_warnings import torch_warnings
 from .graph_breaks import graph_breaks
@@ -109,6 +110,7 @@ class RankSummary:
     graph_breaks: int = 0
     graph_breaks_total: int = 0
     failures: int = 0  # compiles that failed
+    ran_on: dict[str, str] = field(default_factory=dict)  # the versions and the GPU its log names (analyses/environment.py)
     recompiles: int = 0  # compiles of a frame already compiled (frame_compile_id > 0)
     cache_hits: int = 0
     cache_misses: int = 0
@@ -191,6 +193,8 @@ def summarize_rank(results: Results, rank: int | None = None) -> RankSummary:
     summary.cudagraph_skips = [[c.compile_id, c.without_graphs_because or ""] for c in graphed.without_graphs]
     printed = results.insights.warnings if results.insights is not None else torch_warnings(trace)
     summary.warnings = [w.label for w in printed.warnings] if printed.recorded else None
+    ran_on = results.insights.environment if results.insights is not None else environment(trace)
+    summary.ran_on = dict(ran_on.facts())
     tuned = results.insights.autotuning if results.insights is not None else autotuning(trace)
     summary.autotune_winners = [[s.compile_id, s.op, s.shape or "", s.dtypes or "", s.best_config or s.best_kernel or ""]
                                 for s in tuned.searches]
