@@ -1,0 +1,71 @@
+"""A real 2-rank DistributedDataParallel job on an H100 (torch 2.11), recorded by `compilescope run -- torchrun`.
+
+tests/data/cuda_torch211/logs/ddp_uneven_batch/, from programs/ddp_uneven_batch.py there: DDP (buckets of 1 MB) around
+`torch.compile(model)`, so DDPOptimizer splits each compilation into submod_0..submod_2; rank 1's last batch is 20,
+not 32, so rank 1 alone compiles [0/1]. What each test expects was read in the raw logs (zcat | grep).
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from compilescope.analyses import analyze
+from compilescope.analyses.provenance import analyze_provenance
+from compilescope.ingest.reader import read_trace
+
+from ..conftest import cuda211
+from ..htmltable import table_rows
+from .conftest import Landing, write_landing
+
+JOB = cuda211("ddp_uneven_batch")
+RANK_LOGS = {0: JOB / "dedicated_log_torch_trace_rank_0_csazzvkb.log.gz",
+             1: JOB / "dedicated_log_torch_trace_rank_1_pgu40ul3.log.gz"}
+
+
+@pytest.fixture(scope="module")
+def fleet(tmp_path_factory) -> Landing:
+    return write_landing(JOB, tmp_path_factory.mktemp("ddp") / "out")
+
+
+def _row(page: str, name: str) -> str:
+    """The text of the compile summary's row headed `name` (a row with no header continues the one above)."""
+    return next((" ".join(cells[1:]) for cells in table_rows(page) if cells[0] == name), "")
+
+
+def test_rank_1_alone_recompiles_for_its_smaller_last_batch(fleet):
+    assert sorted(fleet.ranks) == [0, 1]
+    assert fleet.ranks[0]["compile_ids"] == ["[0/0]"]
+    assert fleet.ranks[1]["compile_ids"] == ["[0/0]", "[0/1]"]
+    assert fleet.divergence("compile_ids")["details"] == ["[0/1] compiled only on rank 1"]
+    assert "[0/1] compiled only on rank 1" in fleet.html
+    # torch's own words for the failed guard, as rank 1's recompile_reason logs it
+    page = (fleet.out / "rank_1" / "-_0_1_0" / "index.html").read_text()
+    assert _row(page, "recompiled because") == (
+        "tensor size changed: tensor 'args[0]' size mismatch at index 0. expected 32, actual 20 (guard of [0/0])")
+    assert "recompiled because" not in (fleet.out / "rank_0" / "-_0_0_0" / "index.html").read_text()
+
+
+def test_the_ranks_cache_lookups_differ(fleet):
+    # Rank 0: 3 AOTAutograd bypasses, 6 FX graph misses (3 forward, 3 backward). Rank 1 shares the fresh cache and
+    # hits 3 of rank 0's FX graphs in [0/0], then misses all 6 of [0/1].
+    groups = {tuple(g["ranks"]): g["what"] for g in fleet.divergence("cache")["groups"]}
+    assert groups[(0,)].startswith("3 bypasses, 6 misses: ")
+    assert groups[(1,)].startswith("6 bypasses, 9 misses, 3 hits: ")
+    assert "(3 bypasses, 6 misses: " in fleet.html
+
+
+@pytest.mark.parametrize("rank, kernels", [(0, 8), (1, 15)])
+def test_the_kernels_lines_are_ddps_forward_not_the_program(rank, kernels):
+    """The frame Dynamo compiled is torch's `inner` (the compiled nn.Sequential, run by DDP), so the stack torch
+    logged for every kernel ends in DDP's forward (torch/nn/parallel/distributed.py:1699), never in the program:
+    where the program called it (line 27) is on the compile page, as the frame's caller."""
+    with read_trace(str(RANK_LOGS[rank])) as trace:
+        prov = analyze_provenance(trace)
+        with analyze(trace) as results:
+            called_from = results.compiles["[0/0]"].called_from
+    triton = [k for c in prov.compiles.values() for s in c.sections for k in s.kernels if k.kernel.startswith("triton_")]
+    assert len(triton) == kernels
+    for k in triton:
+        lines = {(f.file.rsplit("/", 1)[-1], f.line) for frames in k.frames for f in frames}
+        assert lines == {("distributed.py", 1699)}, (k.name, lines)
+    assert (called_from.filename.rsplit("/", 1)[-1], called_from.line) == ("ddp_uneven_batch.py", 27)
