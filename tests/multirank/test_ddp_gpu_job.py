@@ -7,6 +7,9 @@ not 32, so rank 1 alone compiles [0/1]. What each test expects was read in the r
 
 from __future__ import annotations
 
+import re
+from html import unescape
+
 import pytest
 
 from compilescope.analyses import analyze
@@ -20,6 +23,7 @@ from .conftest import Landing, write_landing
 JOB = cuda211("ddp_uneven_batch")
 RANK_LOGS = {0: JOB / "dedicated_log_torch_trace_rank_0_csazzvkb.log.gz",
              1: JOB / "dedicated_log_torch_trace_rank_1_pgu40ul3.log.gz"}
+SUBMODULES = ["submod_0", "submod_1", "submod_2"]  # one optimize_ddp_split_child record each, per compilation
 
 
 @pytest.fixture(scope="module")
@@ -52,6 +56,43 @@ def test_the_ranks_cache_lookups_differ(fleet):
     assert groups[(0,)].startswith("3 bypasses, 6 misses: ")
     assert groups[(1,)].startswith("6 bypasses, 9 misses, 3 hits: ")
     assert "(3 bypasses, 6 misses: " in fleet.html
+
+
+@pytest.mark.parametrize("rank, compile_id", [(0, "[0/0]"), (1, "[0/0]"), (1, "[0/1]")])
+def test_each_compile_says_ddp_optimizer_split_it_into_three_subgraphs(rank, compile_id):
+    with read_trace(str(RANK_LOGS[rank])) as trace, analyze(trace) as results:
+        [split] = results.compiles[compile_id].ddp_splits
+        entry = next(e for e in trace.compiles.values() if e.key == compile_id)
+        kinds = {a.number: (a.kind, a.name) for a in entry.artifacts}
+        assert results.compiles[compile_id].to_json()["ddp_splits"] == [{"count": 3, "subgraphs": SUBMODULES}]
+    assert [name for name, _ in split.subgraphs] == SUBMODULES
+    assert [kinds[number] for _, number in split.subgraphs] == [
+        ("optimize_ddp_split_child", f"optimize_ddp_split_child_{name}") for name in SUBMODULES]
+    assert kinds[split.graph] == ("optimize_ddp_split_graph", "optimize_ddp_split_graph")
+
+
+def test_the_compile_pages_explain_the_split_and_link_its_graphs(fleet):
+    for rank, directory in ((0, "-_0_0_0"), (1, "-_0_0_0"), (1, "-_0_1_0")):
+        folder = fleet.out / f"rank_{rank}" / directory
+        page = (folder / "index.html").read_text()
+        row = _row(page, "DDP split")
+        assert row.startswith("DDPOptimizer split this graph at DistributedDataParallel's gradient buckets into "
+                              "3 subgraphs (submod_0, submod_1, submod_2; the split graph), each compiled on its own "
+                              "by AOTAutograd and Inductor"), row
+        assert "bucket_cap_mb sets where the splits fall" in row and "optimize_ddp = False compiles one graph" in row
+        cell = re.search(r'<td class="ddp-split">(.*?)</td>', page, re.S).group(1)
+        links = dict((unescape(text), href) for href, text in re.findall(r'<a [^>]*href="([^"]+)">([^<]+)</a>', cell))
+        assert list(links) == [*SUBMODULES, "the split graph"]
+        split_graph = (folder / links.pop("the split graph")).read_text()
+        for name, href in links.items():  # each submodule's graph, as the split graph holds it
+            assert href.startswith(f"../{directory}/optimize_ddp_split_child_{name}_")
+            assert (folder / href).read_text().startswith("class GraphModule(torch.nn.Module)")
+            assert f"class {name}(torch.nn.Module)" in split_graph
+
+
+def test_a_compile_without_ddp_has_no_split():
+    with read_trace(str(cuda211("train_break_recompile.log.gz"))) as trace, analyze(trace) as results:
+        assert results.compiles and all(s.ddp_splits == [] for s in results.compiles.values())
 
 
 @pytest.mark.parametrize("rank, kernels", [(0, 8), (1, 15)])

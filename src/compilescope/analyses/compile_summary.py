@@ -53,6 +53,9 @@ _METRIC_GROUPS = (
     ("Configuration", lambda k: "config" in k),
 )
 BACKWARD_METRICS = "bwd_compilation_metrics"
+# DDPOptimizer (torch/_dynamo/backends/distributed.py) logs the graph it split, then each submodule it compiles alone.
+DDP_SPLIT_GRAPH = "optimize_ddp_split_graph"
+DDP_SPLIT_CHILD = "optimize_ddp_split_child"
 
 
 @dataclass
@@ -62,6 +65,36 @@ class MetricGroups:
     groups: list[tuple[str, Sequence[tuple[str, Any]]]] = field(default_factory=list)  # (group, MetricRows)
     empty: list[str] = field(default_factory=list)
     long: dict[str, LongMetric] = field(default_factory=dict)  # values cut on the compile's page (metric_values.py)
+
+
+@dataclass
+class DdpSplit:
+    """One Dynamo graph that DDPOptimizer split at DistributedDataParallel's gradient buckets: each subgraph is
+    compiled on its own (AOTAutograd and Inductor once each), so that DDP can all-reduce a bucket's gradients while
+    the backward of the rest goes on."""
+
+    count: int  # subgraphs compiled on their own
+    subgraphs: list[tuple[str, int]] = field(default_factory=list)  # (submodule name, its artifact number)
+    graph: int | None = None  # the artifact number of the split graph (the submodules and how they are called)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"count": self.count, "subgraphs": [name for name, _ in self.subgraphs]}
+
+
+def ddp_splits(entry: Compile) -> list[DdpSplit]:
+    """The graphs of the compile DDPOptimizer split, in log order, from its split graph record and the record of
+    each submodule after it. A compile can have several: one whose frame was compiled in more than one graph (a
+    graph break without a restart)."""
+    found: list[tuple[int | None, list[tuple[str, int]]]] = []  # (split graph artifact, its submodules)
+    for artifact in entry.artifacts:
+        if artifact.kind == DDP_SPLIT_GRAPH:
+            found.append((artifact.number, []))
+        elif artifact.kind == DDP_SPLIT_CHILD:
+            if not found:  # (a log without its split graph record)
+                found.append((None, []))
+            found[-1][1].append((artifact.name.removeprefix(DDP_SPLIT_CHILD + "_"), artifact.number))
+    # (DDPOptimizer logs a split graph only when it has more than one bucket: none without submodules is a split)
+    return [DdpSplit(count=len(children), subgraphs=children, graph=graph) for graph, children in found if children]
 
 
 @dataclass
@@ -90,6 +123,7 @@ class CompileSummary:
     # The backward graph compiled autograd captured that this compile id is (its capture, [!1/-/-]) or compiles
     backward_graph: BackwardGraph | None = None
     code_roles: dict[int, str] = field(default_factory=dict)  # output code artifact number -> forward/backward/inference
+    ddp_splits: list[DdpSplit] = field(default_factory=list)  # its graphs DDPOptimizer split, each compiled in parts
     metrics: MetricGroups = field(default_factory=MetricGroups)
 
     def to_json(self) -> dict[str, Any]:
@@ -105,6 +139,7 @@ class CompileSummary:
             "caches": dict(self.caches), "sizes": {many: value for _, many, value in self.sizes},
             "code_roles": {str(n): r for n, r in self.code_roles.items()},
             "backward_graph": self.backward_graph.to_json() if self.backward_graph else None,
+            "ddp_splits": [split.to_json() for split in self.ddp_splits],
         }
 
 
@@ -332,5 +367,6 @@ def compile_summaries(trace: Trace, statuses: dict[CompileId | None, str], ins: 
         if summary.cudagraphs is not None and summary.cudagraphs.never_recorded:
             summary.cudagraphs_warning = ins.cudagraphs.never_recorded_warning
         summary.backward_graph = backward.get(key)
+        summary.ddp_splits = ddp_splits(entry)
         result[key] = summary
     return result

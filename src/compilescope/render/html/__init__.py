@@ -131,7 +131,9 @@ class _Page:
         if kept is not None and kept[0] is s and kept[1] == root:
             return kept[2]
         module = ENV.get_template("partials/compile_summary.html").make_module({**self.common, "root": root})
-        html = Markup(module.compile_summary(s, c, code_urls))  # type: ignore[attr-defined]
+        named = {n for split in s.ddp_splits for n in (split.graph, *(number for _, number in split.subgraphs))}
+        split_urls = {a.number: artifact_url(a, self.options) for a in c.artifacts if a.number in named} if named else {}
+        html = Markup(module.compile_summary(s, c, code_urls, split_urls))  # type: ignore[attr-defined]
         self.memo["summary"] = (s, root, html)
         return html
 
