@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import ast
 import json
+from collections import Counter
 
 from compilescope.analyses.insights import insights
 from compilescope.analyses.provenance import analyze_provenance
@@ -89,3 +90,30 @@ def test_a_compile_partly_served_from_cache_says_how_much(capsys):
     assert run_cli("summary", "--json", torch213("cache_warm.log")) == 0
     served = json.loads(capsys.readouterr().out)["caches"]
     assert served["graphs_missing"] and served["partly_served"] == {}
+
+
+def test_a_hugging_face_model_recompiles_in_transformers_code_called_from_the_users_line():
+    # tests/data/cuda_torch211/logs/hf_gpt2_generate.log.gz: transformers' GPT-2 with its forward compiled, three
+    # prompt lengths, then generate(). The frame is transformers' decorator `wrapper`; the user calls it at line 20.
+    with read_trace(str(cuda211("hf_gpt2_generate.log.gz"))) as trace:
+        ins = insights(trace)
+        prov = analyze_provenance(trace)
+    [frame] = ins.recompiles.frames
+    assert (frame.name, frame.filename.rsplit("/", 3)[-3:], frame.first_line) == (
+        "wrapper", ["transformers", "utils", "generic.py"], 933)
+    assert (frame.called_from.filename.rsplit("/", 1)[-1], frame.called_from.line) == ("hf_gpt2_generate.py", 20)
+    assert frame.chain == ["[0/0]", "[0/1]", "[0/2]", "[0/3]", "[0/4]"]
+    guards = [(s.compile_id, s.guard.guard) for s in frame.steps]
+    assert guards == [
+        ("[0/1]", "tensor 'kwargs['input_ids']' size mismatch at index 1. expected 16, actual 24"),
+        ("[0/2]", "not ___dict_contains('return_dict', kwargs)"),  # generate() passes return_dict
+        ("[0/3]", "tensor 'kwargs['input_ids']' size mismatch at index 1. expected 8, actual 1"),  # the decode step
+        ("[0/4]", "tensor 'kwargs['past_key_values'].layers[0].keys' size mismatch at index 2. expected 8, actual 9")]
+    where = frame.steps[1].guard.location
+    assert (where.filename.rsplit("/", 1)[-1], where.line, where.function) == ("generic.py", 936, "wrapper")
+    assert "wrapper (called at hf_gpt2_generate.py:20) recompiled 4 times" in [f.title for f in ins.findings]
+    assert ins.environment.gpu == "NVIDIA H200"
+    # The kernels lead back into the model's code, in site-packages: most of their lines are modeling_gpt2.py's.
+    kernels = [k for c in prov.compiles.values() for s in c.sections for k in s.kernels if k.kernel.startswith("triton_")]
+    files = Counter(f.file.rsplit("/", 1)[-1] for k in kernels for frames in k.frames for f in frames)
+    assert files.most_common(1)[0][0] == "modeling_gpt2.py"

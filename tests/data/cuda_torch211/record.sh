@@ -31,6 +31,9 @@ done
 scenario ddp_uneven_batch 240 python3 -m compilescope run --no-browser --fresh-cache \
     --trace-dir "$work/ddp_uneven_batch/trace" -o "$work/ddp_uneven_batch/report" \
     -- torchrun --nproc-per-node 2 --master-addr 127.0.0.1 --master-port 29517 ddp_uneven_batch.py
+# Hugging Face transformers' GPT-2 (site-packages code), forward compiled, three prompt lengths, then generate().
+scenario hf_gpt2_generate 240 python3 -m compilescope run --no-browser --fresh-cache \
+    --trace-dir "$work/hf_gpt2_generate/trace" -o "$work/hf_gpt2_generate/report" hf_gpt2_generate.py
 # A steady-state profile of reduce-overhead (CUDA graph replays) and eager, recorded by the program itself.
 scenario profile_cudagraphs 150 python3 -m compilescope run --no-browser --fresh-cache \
     --trace-dir "$work/profile_cudagraphs/trace" -o "$work/profile_cudagraphs/report" \
