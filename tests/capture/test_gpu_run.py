@@ -1,7 +1,10 @@
-"""`compilescope run` on a GPU machine (an H200, torch 2.11, Python 3.12): what it recorded reads back whole.
+"""`compilescope run` on GPU machines (an H200 and an H100, torch 2.11, Python 3.12): what it recorded reads back whole.
 
-tests/data/cuda_torch211/logs/train_break_recompile.log.gz, from programs/train_break_recompile.py there: an MLP
-trained 5 steps, a `print` in forward (line 22) breaking the graph, the batch going from 32 to 48.
+tests/data/cuda_torch211/logs/ (README there), from the programs of programs/ there:
+- train_break_recompile.log.gz: an MLP trained 5 steps, a `print` in forward (line 22) breaking the graph, the batch
+  going from 32 to 48;
+- ddp_uneven_batch/: two DDP ranks around a compiled nn.Sequential, rank 1's last batch smaller;
+- hf_gpt2_generate.log.gz: transformers' GPT-2, its forward compiled, three prompt lengths, then generate().
 """
 
 from __future__ import annotations
