@@ -31,7 +31,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 from make_big_log import build  # noqa: E402
-from run import GPU, SMALL_LOG, tlparse_binary  # noqa: E402
+from run import GPU, HF_GPT2, SMALL_LOG, tlparse_binary  # noqa: E402
 
 
 def instructions(cmd: list[str]) -> int:
@@ -90,6 +90,9 @@ def main() -> None:
         medium.write_bytes(gzip.decompress((HERE / "data" / "torch213_medium.log.gz").read_bytes()))
         count("torch213_medium (real, CPU)", medium)
         count("gpt2_train (real, CUDA)", next((GPU / "gpt2_train").glob("*.log")))
+        hf = work / "hf_gpt2_generate.log"
+        hf.write_bytes(gzip.decompress(HF_GPT2.read_bytes()))
+        count("hf_gpt2_generate (real, CUDA)", hf)
         unit = next((GPU / "profile_compiled").glob("*.log"))
         for times in args.sizes:
             big = work / f"gen_{times}x.log"
