@@ -367,3 +367,29 @@ def test_an_eager_profile_with_no_busy_time_is_no_comparison_and_no_crash(tmp_pa
     idle.write_text(json.dumps(doc))
     assert run_cli("summary", cuda211("profile_cudagraphs.log.gz"), "--profile", idle, "--profile", cut["compiled"]) == 0
     assert "faster than eager" not in capsys.readouterr().out
+
+
+def test_a_hugging_face_model_eager_against_compiled_with_its_lines_in_site_packages():
+    """programs/hf_gpt2_profile.py on an H200: transformers' GPT-2 eager and compiled, warmed up, then 10 calls each in
+    record_function ranges. The model's code is transformers' (site-packages): the compiled kernels' lines are there."""
+    log, profile = cuda211("hf_gpt2_profile.log.gz"), cuda211("hf_gpt2_profile.profile.json.gz")
+    runtime = _runtime(log, profile)
+    with gzip.open(profile, "rt") as f:
+        events = json.load(f)["traceEvents"]
+    kernels = [e for e in events if e.get("cat") == "kernel"]
+    ranges = {e["name"]: e for e in events if e.get("cat") == "gpu_user_annotation"}
+
+    def kernel_us(name):
+        r = ranges[name]
+        return sum(k["dur"] for k in kernels if r["ts"] <= k["ts"] < r["ts"] + r["dur"])
+
+    c = runtime.comparison
+    assert (c.eager_us, c.compiled_us) == (pytest.approx(kernel_us("eager")), pytest.approx(kernel_us("compiled")))
+    assert 1.3 < c.speedup < 1.5  # (3.41 ms against 2.43 ms)
+    walls = {e["name"]: e["dur"] for e in events if e.get("cat") == "user_annotation"}
+    assert c.wall_speedup == pytest.approx(walls["eager"] / walls["compiled"])
+    [p] = runtime.profiles
+    compiled = [k for k in p.kernels if k.compile_id is not None]
+    assert compiled and all(str(k.compile_id) == "[0/0]" for k in compiled)
+    files = {line.file.rsplit("/", 1)[-1] for k in compiled for line in k.user_lines}
+    assert "modeling_gpt2.py" in files and "sdpa_attention.py" in files, files

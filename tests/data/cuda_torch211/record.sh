@@ -34,6 +34,10 @@ scenario ddp_uneven_batch 240 python3 -m compilescope run --no-browser --fresh-c
 # Hugging Face transformers' GPT-2 (site-packages code), forward compiled, three prompt lengths, then generate().
 scenario hf_gpt2_generate 240 python3 -m compilescope run --no-browser --fresh-cache \
     --trace-dir "$work/hf_gpt2_generate/trace" -o "$work/hf_gpt2_generate/report" hf_gpt2_generate.py
+# transformers' GPT-2 eager and compiled, a steady-state profile recorded by the program itself.
+scenario hf_gpt2_profile 240 python3 -m compilescope run --no-browser --fresh-cache \
+    --trace-dir "$work/hf_gpt2_profile/trace" -o "$work/hf_gpt2_profile/report" \
+    hf_gpt2_profile.py "$work/hf_gpt2_profile/trace/profile.json"
 # A steady-state profile of reduce-overhead (CUDA graph replays) and eager, recorded by the program itself.
 scenario profile_cudagraphs 150 python3 -m compilescope run --no-browser --fresh-cache \
     --trace-dir "$work/profile_cudagraphs/trace" -o "$work/profile_cudagraphs/report" \
