@@ -85,8 +85,15 @@ def test_a_compile_partly_served_from_cache_says_how_much(capsys):
     rank0, rank1 = (next(cuda211("ddp_uneven_batch").glob(f"*rank_{r}_*.log.gz")) for r in (0, 1))
     with read_trace(str(rank1)) as trace:
         ins = insights(trace)
-    assert (ins.caches.graphs_missing, ins.caches.partly_served) == (["[0/0]"], {"[0/0]": "3 of 6 graphs"})
-    assert "served from cache: [0/0] (3 of 6 graphs)" in [f.title for f in ins.findings]
+        assert (ins.caches.graphs_missing, ins.caches.partly_served) == (["[0/0]"], {"[0/0]": "3 of 6 graphs"})
+        [served] = [f for f in ins.findings if f.title == "served from cache: [0/0] (3 of 6 graphs)"]
+        # An FX graph cache hit alone: AOTAutograd ran (its cache was bypassed), and only Inductor's graphs before its
+        # post-grad passes are missing: 3 before_post_grad_graph for 6 output codes, where rank 0 logged 6 and 6.
+        assert served.detail.startswith("Inductor's graphs before its post-grad passes are not in this log for the graphs "
+                                        "it loaded (their AOTAutograd graphs and output code are)")
+        kinds = Counter(a.name for a in trace.compiles[next(c for c in trace.compiles if str(c) == "[0/0]")].artifacts)
+        assert (kinds["before_post_grad_graph"], kinds["aot_joint_graph"]) == (3, 3)
+        assert sum(n for name, n in kinds.items() if name.startswith("inductor_output_code")) == 6
     with read_trace(str(rank0)) as trace:
         assert (insights(trace).caches.graphs_missing, insights(trace).caches.partly_served) == ([], {})
     # A compile whose every lookup hit is named alone (the warm-cache CPU log).

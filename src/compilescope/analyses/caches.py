@@ -67,6 +67,19 @@ class Caches:
     partly_served: dict[str, str] = field(default_factory=dict)
 
     @property
+    def what_is_missing(self) -> str:
+        """Which graphs of the served compiles the log lacks: an AOTAutograd cache hit skips AOTAutograd and Inductor's
+        passes; an FX graph cache hit alone (AOTAutograd ran, or was bypassed) only Inductor's graphs before its
+        post-grad passes. Either way the output code is logged."""
+        aot = any(e.cache == "aotautograd_cache" and e.outcome == "hit"
+                  for c in self.compiles if c.compile_id in self.graphs_missing for e in c.events)
+        if aot:
+            return ("their AOTAutograd graphs (joint graph), Inductor's intermediate graphs (pre-/post-grad passes) and "
+                    "part of their provenance are not in this log (their output code is)")
+        return ("Inductor's graphs before its post-grad passes are not in this log for the graphs it loaded (their "
+                "AOTAutograd graphs and output code are)")
+
+    @property
     def served_labels(self) -> list[str]:
         """The compile ids a cache served, each with how much of it where that was only part: "[0/0] (3 of 6 graphs)"."""
         return [f"{cid} ({self.partly_served[cid]})" if cid in self.partly_served else cid for cid in self.graphs_missing]

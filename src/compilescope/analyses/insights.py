@@ -294,9 +294,8 @@ def findings(ins: Insights) -> list[Finding]:
         out.append(Finding(INFO, "autotuning", f"autotuning took {format_seconds(at.total_s)}", _autotuning_detail(at)))
     if ins.caches.graphs_missing:
         out.append(Finding(INFO, "caches", f"served from cache: {', '.join(ins.caches.served_labels)}",
-                           "AOTAutograd/Inductor graphs of these compiles are not in the log; "
-                           "run again with an empty cache to see them (compilescope run --fresh-cache, or "
-                           "TORCHINDUCTOR_CACHE_DIR=$(mktemp -d))"))
+                           f"{ins.caches.what_is_missing}; run again with an empty cache to see them "
+                           "(compilescope run --fresh-cache, or TORCHINDUCTOR_CACHE_DIR=$(mktemp -d))"))
     if ins.dynamic_shapes.specializations:
         n = len(ins.dynamic_shapes.specializations)
         out.append(Finding(INFO, "dynamic_shapes", f"{count(n, 'dynamic size')} specialized to a constant",

@@ -226,9 +226,8 @@ def _caches(ins: Insights) -> list[RenderableType]:
     if ca.time_saved_ms:
         out.append(Text(f"time saved by cache hits: {format_seconds(ca.time_saved_ms / 1000)}"))
     if ca.graphs_missing:
-        out.append(Text(f"note: {', '.join(ca.served_labels)} came from the cache, so their AOTAutograd and Inductor "
-                        "graphs are not in this log (compilescope run --fresh-cache, or "
-                        "TORCHINDUCTOR_CACHE_DIR=$(mktemp -d), to see them)."))
+        out.append(Text(f"note: {', '.join(ca.served_labels)} came from the cache, so {ca.what_is_missing} "
+                        "(compilescope run --fresh-cache, or TORCHINDUCTOR_CACHE_DIR=$(mktemp -d), to see them)."))
     return out
 
 
