@@ -45,9 +45,12 @@ def _stdlib_module(name: str):
 
 
 _names = _stdlib_module("recorded")
-ORIGINAL, TRANSFORMED_BYTECODE, TRANSFORMED, HEADER, CUDAGRAPH_SKIP, WARNING = (
+ORIGINAL, TRANSFORMED_BYTECODE, TRANSFORMED, HEADER, CUDAGRAPH_SKIP, WARNING, RECORDERS = (
     _names.ORIGINAL, _names.TRANSFORMED_BYTECODE, _names.TRANSFORMED, _names.HEADER, _names.CUDAGRAPH_SKIP,
-    _names.WARNING)
+    _names.WARNING, _names.RECORDERS)
+# The recorders on in this process, and whether the log was told so yet (once per log: each install starts anew).
+_recording = {"warnings": False, "cudagraph_skips": False}
+_told = {"log": False}
 # Inductor's CUDA graph artifact logger (torch/_inductor/cudagraph_utils.py: getArtifactLogger(__name__, "cudagraphs")).
 CUDAGRAPH_LOGGER = "torch._inductor.cudagraph_utils.__cudagraphs"
 
@@ -70,10 +73,24 @@ def _write(name: str, text: str) -> None:
                                     payload_fn=lambda: text)
 
 
+def _tell_recorders() -> None:
+    import json
+
+    import torch._logging
+
+    records = ["transformed_code", *(name for name, on in _recording.items() if on)]
+    payload = json.dumps({"records": records})
+    torch._logging.trace_structured("artifact", metadata_fn=lambda: {"name": RECORDERS, "encoding": "json"},
+                                    payload_fn=lambda: payload)
+    _told["log"] = True
+
+
 def hook(original, transformed):
     import dis
 
     try:
+        if not _told["log"]:
+            _tell_recorders()
         _write(ORIGINAL, dis.Bytecode(original).dis())
         _write(TRANSFORMED_BYTECODE, dis.Bytecode(transformed).dis())
         _write(TRANSFORMED, transformed_source(transformed))
@@ -121,10 +138,12 @@ def record_cudagraph_skips():
     logger = logging.getLogger(CUDAGRAPH_LOGGER)
     recorder = Recorder(logging.WARNING)
     logger.addHandler(recorder)
+    _recording["cudagraph_skips"], _told["log"] = True, False
 
     class Handle:
         def remove(self) -> None:
             logger.removeHandler(recorder)
+            _recording["cudagraph_skips"] = False
 
     return Handle()
 
@@ -228,6 +247,7 @@ def record_warnings():
     loggers = [logging.getLogger(name) for name in torch._logging._internal.log_registry.get_log_qnames()]
     for logger in loggers:
         logger.addHandler(recorder)
+    _recording["warnings"], _told["log"] = True, False
 
     class Handle:
         def remove(self) -> None:
@@ -235,5 +255,6 @@ def record_warnings():
                 warnings.showwarning = shown
             for logger in loggers:
                 logger.removeHandler(recorder)
+            _recording["warnings"] = False
 
     return Handle()

@@ -161,6 +161,8 @@ def test_capture_records_the_warnings_torch_prints_and_stops_after(tmp_path, rec
                for w in torch_warnings(trace).warnings]
         [cond] = [str(c.compile_id) for c in trace.compiles.values() if c.compile_id is not None]
         assert torch_warnings(trace).warnings[0].compile_ids == [cond]  # (the frame number is the process's count)
+        told = [a for c in trace.compiles.values() for a in c.artifacts if a.name == "compilescope_recorders"]
+        assert len(told) == 1 and torch_warnings(trace).recorded
     assert got == [
         ("UserWarning", "Pred is a Python constant. When used with torch.cond, it specializes on one of the branches. "
          "If you want torch.cond to preserve two branches, please make the predicate a boolean tensor or a SymBool.",

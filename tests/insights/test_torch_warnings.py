@@ -189,8 +189,18 @@ def test_diff_compares_warnings_only_when_both_runs_recorded_them(capsys):
     [doc] = json.loads(capsys.readouterr().out)["ranks"]
     assert not [c for c in doc["changes"] if c["section"] == "warnings"]
     assert any(n.startswith("the warnings torch printed are compared only when both runs recorded them") for n in doc["notes"])
-    # transformed_code.log was recorded as run records (its hook wrote the transformed code) and torch warned nothing.
+    # transformed_code.log has the transformed code of compilescope's hook, from before its warning recorder existed
+    # (as the H200 recordings of tests/data/cuda_torch211, whose stderr shows the TF32 warning the log lacks): no
+    # compilescope_recorders record says the recorder was on, so nothing is said of what torch printed there.
     assert run_cli("diff", torch213("transformed_code.log"), torch213("torch_warnings.log.gz"), "--json") == 1
+    [doc] = json.loads(capsys.readouterr().out)["ranks"]
+    assert not [c for c in doc["changes"] if c["section"] == "warnings"]
+    assert _insights(torch213("transformed_code.log")).warnings.recorded is False
+    # Rank 0 of multi_rank_warnings ran with the recorder on (its compilescope_recorders record says so) and torch
+    # warned nothing there: against it, each warning of torch_warnings.log.gz is new.
+    rank0 = torch213("x").parents[1] / "multi_rank_warnings" / "dedicated_log_torch_trace_rank_0.log"
+    assert (_insights(rank0).warnings.recorded, _insights(rank0).warnings.warnings) == (True, [])
+    assert run_cli("diff", rank0, torch213("torch_warnings.log.gz"), "--json") == 1
     [doc] = json.loads(capsys.readouterr().out)["ranks"]
     assert len([c for c in doc["changes"] if c["section"] == "warnings" and c["kind"] == "added"]) == 4
 
@@ -215,3 +225,22 @@ def test_what_torch_printed_is_escaped_in_the_report(tmp_path):
     page = (tmp_path / "out" / "index.html").read_text()
     assert "<script>alert(1)" not in page and "<img src=x" not in page
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page and "&lt;img src=x onerror=alert(2)&gt;" in page
+
+
+def test_a_log_of_compilescope_from_before_its_warning_recorder_is_not_called_warning_free(tmp_path, capsys):
+    """tests/data/cuda_torch211/logs/cudagraph_skips.log.gz was recorded by `compilescope run` (its transformed code is
+    in it) before the warning recorder existed; torch printed a TF32 warning and a CUDA graph skip on stderr
+    (cudagraph_skips.output.txt). The log alone cannot say what torch printed; with its stderr beside it, that says."""
+    log = cuda211("cudagraph_skips.log.gz")
+    assert run_cli("check", log, "--no-warnings") == 1
+    assert "the run did not record the warnings torch printed" in capsys.readouterr().out
+    run = tmp_path / "run"
+    run.mkdir()
+    shutil.copy(log, run / log.name)
+    shutil.copy(cuda211("cudagraph_skips.output.txt"), run / "output.txt")
+    tw = _insights(run / log.name).warnings
+    assert (tw.recorded, tw.stderr) == (True, str(run / "output.txt"))
+    printed = (run / "output.txt").read_text()
+    assert "TensorFloat32 tensor cores" in printed and "skipping cudagraphs due to mutated inputs" in printed
+    assert "float32 matmuls run without TF32 tensor cores" in [w.name for w in tw.warnings]
+    assert run_cli("check", run / log.name, "--no-warnings") == 1

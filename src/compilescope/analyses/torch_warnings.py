@@ -17,7 +17,7 @@ from typing import Any
 
 import orjson
 
-from ..decompile.recorded import TRANSFORMED, WARNING
+from ..decompile.recorded import RECORDERS, WARNING
 from ..model.ids import NO_COMPILE_ID
 from ..model.records import dataclass
 from ..model.trace import Trace
@@ -163,6 +163,15 @@ def _known(message: str) -> tuple[str | None, str | None]:
     return None, None
 
 
+def _records(trace: Trace, artifact) -> list:
+    try:
+        doc = orjson.loads(trace.payload_text(artifact.payload))
+    except ValueError:
+        return []
+    records = doc.get("records") if isinstance(doc, dict) else None
+    return records if isinstance(records, list) else []
+
+
 def torch_warnings(trace: Trace) -> TorchWarnings:
     """The log's recorded warnings (run, capture()); without any, those of the run's saved stderr beside the log."""
     result = TorchWarnings()
@@ -172,8 +181,8 @@ def torch_warnings(trace: Trace) -> TorchWarnings:
         for a in entry.artifacts:
             if a.name == WARNING:
                 artifacts.append(a)
-            # The hook that records warnings also records every frame's transformed code: with that, none is none.
-            hooked = hooked or a.name == TRANSFORMED
+            elif a.name == RECORDERS and not hooked:  # the recorder was on: no warning recorded is none printed
+                hooked = "warnings" in _records(trace, a)
     for a in sorted(artifacts, key=lambda a: a.number):
         try:
             record = orjson.loads(trace.payload_text(a.payload))

@@ -16,4 +16,8 @@ CUDAGRAPH_SKIP = "compilescope_cudagraph_skip"
 # the epoch), "traced" (the user frames Dynamo was tracing, outermost first, each [file, line, function]) and
 # "stack" (the innermost user frames that were running, outermost first)}. Under the compile id it was printed in.
 WARNING = "compilescope_warning"
+# What compilescope's hooks record in this process, written with the first compiled frame's transformed code:
+# {"records": ["transformed_code", "warnings", "cudagraph_skips"]}. Without it no warning is no proof that torch
+# printed none (a log of an older compilescope, or of a process whose recorders were not installed).
+RECORDERS = "compilescope_recorders"
 HEADER = "# compilescope: the code torch.compile runs instead of "  # + co_name + " (what it is)"
