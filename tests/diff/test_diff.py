@@ -293,7 +293,7 @@ def test_torch_version_change_is_named(tmp_path):
         other = run_facts(trace)
     d = diff_runs(facts("base"), other)
     assert [(c.section, c.a, c.b) for c in d.changes] == [("environment", "2.13.0+cpu", "2.14.1+cpu")]
-    assert d.changes[0].title == "torch 2.13.0+cpu → 2.14.1+cpu"
+    assert d.changes[0].title == "torch: 2.13.0+cpu → 2.14.1+cpu"
 
 
 def test_a_compile_that_starts_failing():

@@ -36,7 +36,7 @@ def test_a_gpu_run_names_its_versions_and_its_gpu():
 
 def test_a_cpu_run_says_it_had_no_gpu_and_a_peer_log_its_eight():
     cpu = _environment(torch213("provenance.log"))
-    assert cpu.facts() == [("torch", "2.13.0+cpu"), ("Python", "3.11.7"), ("GPU", "no GPU")]
+    assert cpu.facts() == [("torch", "2.13.0+cpu"), ("Python", "3.11.7"), ("GPU", "none")]
     assert (cpu.cuda, cpu.triton, cpu.gpus) == (None, None, {})
     peer = _environment(shared("peer-tlparse/inputs/autotune_with_compile_id.log"))
     assert peer.torch is None  # (its metrics do not say, and it has no torch_version record)
@@ -82,7 +82,7 @@ def test_diff_names_the_gpu_that_changed(capsys):
     assert run_cli("diff", torch213("provenance.log"), H200, "--json") == 1
     [doc] = json.loads(capsys.readouterr().out)["ranks"]
     titles = [c["title"] for c in doc["changes"] if c["section"] == "environment"]
-    assert titles[:3] == ["torch 2.13.0+cpu → 2.11.0+cu130", "Python: 3.11.7 → 3.12.3", "GPU: no GPU → NVIDIA H200"]
+    assert titles[:3] == ["torch: 2.13.0+cpu → 2.11.0+cu130", "Python: 3.11.7 → 3.12.3", "GPU: none → NVIDIA H200"]
     assert run_cli("diff", torch213("provenance.log"), H200) == 1
     out = capsys.readouterr().out
-    assert "Versions, GPU & config\n" in out and "  ~ GPU: no GPU → NVIDIA H200\n" in out
+    assert "Versions, GPU & config\n" in out and "  ~ GPU: none → NVIDIA H200\n" in out

@@ -613,7 +613,7 @@ def diff_runs(a: RunFacts, b: RunFacts, threshold: TimeThreshold = TimeThreshold
 
     # Environment: the versions and the GPU (where both logs say), then config keys whose values differ.
     if a.torch_version != b.torch_version and a.torch_version and b.torch_version:
-        changes.append(Change("environment", "changed", f"torch {a.torch_version} → {b.torch_version}", None,
+        changes.append(Change("environment", "changed", f"torch: {a.torch_version} → {b.torch_version}", None,
                               a.torch_version, b.torch_version))
     for what in ("Python", "CUDA", "Triton", "GPU"):
         va, vb = a.ran_on.get(what), b.ran_on.get(what)

@@ -34,11 +34,11 @@ class Environment:
 
     @property
     def gpu(self) -> str | None:
-        """"NVIDIA H200", "8 × NVIDIA H100 80GB HBM3", "no GPU"; None where the log does not say."""
+        """"NVIDIA H200", "8 × NVIDIA H100 80GB HBM3", "none" (torch saw no GPU); None where the log does not say."""
         if self.gpus is None:
             return None
         if not self.gpus:
-            return "no GPU"
+            return "none"
         return ", ".join(name if n == 1 else f"{n} × {name}" for name, n in self.gpus.items())
 
     def facts(self) -> list[tuple[str, str]]:
