@@ -535,3 +535,15 @@ def test_a_rank_read_in_part_says_so_before_the_changes_its_cut_may_make(tmp_pat
     assert run_cli("diff", a, b, "--json") == 1
     [rank] = [r for r in json.loads(capsys.readouterr().out)["ranks"] if r["rank"] == 1]
     assert rank["notes"][0].startswith("B's log was not read in full (")
+
+
+def test_a_change_whose_location_the_log_lacks_says_so(capsys):
+    # The two ranks of the real DDP job (tests/data/cuda_torch211/logs/ddp_uneven_batch/): rank 1's recompile makes the
+    # batch dynamic, a symbol whose create_symbol record's stack holds torch's frames only (nn.Sequential's, Linear's).
+    ranks = sorted(cuda211("ddp_uneven_batch").glob("*.log.gz"))
+    assert run_cli("diff", *ranks, "--json") == 1
+    [doc] = json.loads(capsys.readouterr().out)["ranks"]
+    [symbol] = [c for c in doc["changes"] if c["section"] == "dynamic_shapes"]
+    assert symbol["title"] == "new dynamic symbol for L['args'][0].size()[0] (location not in the log)"
+    assert (symbol["b"]["file"], symbol["b"]["line"]) == (None, None)
+    assert "None" not in " ".join(c["title"] for c in doc["changes"])

@@ -196,6 +196,11 @@ def _loc(location) -> dict[str, Any]:
     return {"file": location.filename, "line": location.line, "function": location.function, "code": location.code}
 
 
+def _at(file: str | None, line: int | None) -> str:
+    """'at prog.py:12', or what the log lacks (a symbol torch logged with no user frame)."""
+    return f"at {_short(file)}:{line}" if file else "location not in the log"
+
+
 def _not_a_user_line(filename: str) -> bool:
     """torch's own code, Python's library, or code torch generated (`<eval_with_key>.5`, numbered per process, so
     another run numbers it differently): nodes from there are matched by op and target. A library the model comes
@@ -679,14 +684,14 @@ def diff_runs(a: RunFacts, b: RunFacts, threshold: TimeThreshold = TimeThreshold
                                   f"graph break moved: {r['reason']} ({_short(r['file'])}:{r['line']} → {match['line']})",
                                   match.get("frame") or r.get("frame"), r, match))
     for x in removed:
-        changes.append(Change("graph_breaks", "removed", f"graph break gone: {x['reason']} at {_short(x['file'])}:{x['line']}",
+        changes.append(Change("graph_breaks", "removed", f"graph break gone: {x['reason']} {_at(x['file'], x['line'])}",
                               x.get("frame"), x, None))
     for x in added:
-        changes.append(Change("graph_breaks", "added", f"new graph break: {x['reason']} at {_short(x['file'])}:{x['line']}",
+        changes.append(Change("graph_breaks", "added", f"new graph break: {x['reason']} {_at(x['file'], x['line'])}",
                               x.get("frame"), None, x))
     for bk in set(ka) & set(kb):
         if ka[bk]["count"] != kb[bk]["count"]:
-            changes.append(Change("graph_breaks", "changed", f"graph break {bk[0]} at {_short(bk[1])}:{bk[2]}: hit "
+            changes.append(Change("graph_breaks", "changed", f"graph break {bk[0]} {_at(bk[1], bk[2])}: hit "
                                   f"{ka[bk]['count']} → {kb[bk]['count']} times", kb[bk].get("frame") or ka[bk].get("frame"),
                                   ka[bk]["count"], kb[bk]["count"]))
 
@@ -779,23 +784,23 @@ def diff_runs(a: RunFacts, b: RunFacts, threshold: TimeThreshold = TimeThreshold
             gone.remove(s)
             new.remove(other)
             changes.append(Change("dynamic_shapes", "changed", f"{s[0]} dynamic {when(other[3])} (was {when(s[3])}; "
-                                  f"at {_short(s[1])}:{s[2]})", None, {"source": s[0], "first_compile": s[3]},
+                                  f"{_at(s[1], s[2])})", None, {"source": s[0], "first_compile": s[3]},
                                   {"source": s[0], "first_compile": other[3]}))
     for s in gone:
-        changes.append(Change("dynamic_shapes", "removed", f"dynamic symbol for {s[0]} removed (at {_short(s[1])}:{s[2]})",
+        changes.append(Change("dynamic_shapes", "removed", f"dynamic symbol for {s[0]} removed ({_at(s[1], s[2])})",
                               None, {"source": s[0], "file": s[1], "line": s[2]}, None))
     for s in new:
-        changes.append(Change("dynamic_shapes", "added", f"new dynamic symbol for {s[0]} (at {_short(s[1])}:{s[2]})", None,
+        changes.append(Change("dynamic_shapes", "added", f"new dynamic symbol for {s[0]} ({_at(s[1], s[2])})", None,
                               None, {"source": s[0], "file": s[1], "line": s[2]}))
     spec_a = [(tuple(s["sources"]), s["value"], s["file"], s["line"]) for s in a.specializations if matched(s)]
     spec_b = [(tuple(s["sources"]), s["value"], s["file"], s["line"]) for s in b.specializations if matched(s)]
     gone, new = _multiset_diff(spec_a, spec_b)
     for s in gone:
         changes.append(Change("dynamic_shapes", "removed", f"no longer specialized: {', '.join(s[0])} = {s[1]} "
-                              f"(at {_short(s[2])}:{s[3]})", None,
+                              f"({_at(s[2], s[3])})", None,
                               {"sources": list(s[0]), "value": s[1], "file": s[2], "line": s[3]}, None))
     for s in new:
-        changes.append(Change("dynamic_shapes", "added", f"now specialized: {', '.join(s[0])} = {s[1]} (at {_short(s[2])}:{s[3]})",
+        changes.append(Change("dynamic_shapes", "added", f"now specialized: {', '.join(s[0])} = {s[1]} ({_at(s[2], s[3])})",
                               None, None, {"sources": list(s[0]), "value": s[1], "file": s[2], "line": s[3]}))
     # In the order of SECTIONS, as `sections` lists them and the terminal and page show them (stable: in each
     # section, the order found).
