@@ -9,7 +9,8 @@ import re
 import pytest
 from rich.console import Console
 
-from compilescope.analyses.diff import SECTION_LABELS, DiffReport, RunFacts, TimeThreshold, diff_runs, graph_nodes, run_facts
+from compilescope.analyses.diff import (SECTION_LABELS, RunFacts, TimeThreshold, diff_report, diff_runs, graph_nodes,
+                                        run_facts)
 from compilescope.ingest.reader import read_trace
 from compilescope.render.diff import MAX_NODES, print_diff
 from compilescope.wording import format_seconds
@@ -253,7 +254,7 @@ def test_wrapped_lines_keep_their_indent():
     """At 60 columns the guard that no longer fails and the config key wrap: their next lines stay under the text
     they continue, never at column 0 among the headings."""
     console = Console(width=60, color_system=None, record=True, file=io.StringIO())
-    print_diff(DiffReport("a", "b", [(None, diff("base", "fail"))]), console)
+    print_diff(diff_report("a", "b", {None: facts("base")}, {None: facts("fail")}), console)
     lines = [line.rstrip() for line in console.export_text().splitlines()]
     note = next(i for i, line in enumerate(lines) if line.startswith("compile time "))  # the notes, last, unindented
     changes = [line for line in lines[2:note] if line and line not in SECTION_LABELS.values()]
@@ -547,3 +548,30 @@ def test_a_change_whose_location_the_log_lacks_says_so(capsys):
     assert symbol["title"] == "new dynamic symbol for L['args'][0].size()[0] (location not in the log)"
     assert (symbol["b"]["file"], symbol["b"]["line"]) == (None, None)
     assert "None" not in " ".join(c["title"] for c in doc["changes"])
+
+
+def test_each_fleets_totals_are_in_the_json_as_the_page_heads_it(tmp_path, capsys):
+    # A: the real 2-rank DDP job on an H100 (torch 2.11); B: the two real gloo ranks of torch213/multi_rank.
+    fleet_a, fleet_b = cuda211("ddp_uneven_batch"), TORCH213_LOGS.parent / "multi_rank"
+    out = tmp_path / "d"
+    assert run_cli("diff", fleet_a, fleet_b, "-o", out, "--no-browser", "--json") == 1
+    doc = json.loads(capsys.readouterr().out)
+    assert json.loads((out / "diff.json").read_text()) == doc
+    rows = re.findall(r"<tr><th>[AB]</th>.*?</tr>", (out / "index.html").read_text(), re.S)
+    for fleet, totals, row in ((fleet_a, doc["totals_a"], rows[0]), (fleet_b, doc["totals_b"], rows[1])):
+        # Each rank read on its own here: a frame every rank compiled counts once, compiles and seconds are summed.
+        ranks = [facts_of(path) for path in sorted(fleet.glob("dedicated_log_torch_trace_rank_*"))]
+        assert totals["ranks"] == len(ranks) == 2
+        assert totals["frames"] == len({key for facts_r in ranks for key in facts_r.frames}) < sum(
+            len(facts_r.frames) for facts_r in ranks)
+        assert totals["compiles"] == sum(len(f.compile_ids) for facts_r in ranks for f in facts_r.frames.values())
+        assert totals["compile_time_s"] == pytest.approx(sum(facts_r.compile_time_s for facts_r in ranks))
+        assert totals["torch_versions"] == [ranks[0].torch_version] == [ranks[1].torch_version]
+        # The page's header shows these figures (it takes them from the report, as the JSON does).
+        assert (f'<td>{totals["torch_versions"][0]}</td><td class="num">{totals["frames"]}</td><td class="num">'
+                f'{totals["compiles"]}</td><td class="num">{format_seconds(totals["compile_time_s"])}</td>') in row
+    # Both ranks are on both sides: each rank's own figures add up to its side's.
+    assert [r["rank"] for r in doc["ranks"]] == [0, 1]
+    for side in "ab":
+        assert sum(r[side]["compiles"] for r in doc["ranks"]) == doc[f"totals_{side}"]["compiles"]
+    assert doc["totals_a"]["torch_versions"] != doc["totals_b"]["torch_versions"]

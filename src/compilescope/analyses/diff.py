@@ -885,13 +885,17 @@ def _winners(a: dict, b: dict) -> str:
 
 @dataclass
 class SideTotals:
-    """One side of a diff as a whole: every rank read of a directory of ranks (the one log of a single log)."""
+    """One side of a diff as a whole: every rank read of a directory of ranks (the one log of a single log). The
+    figures of the page's header and the JSON's totals_a/totals_b (docs/diff-schema.md)."""
 
     ranks: int  # ranks read
     frames: int  # frames compiled, by code location: one frame compiled on several ranks counts once
-    compiles: int  # compile ids, all ranks summed
+    compiles: int  # compilations of those frames, all ranks summed (each rank's `compiles`, as its comparison counts)
     compile_time_s: float  # all ranks summed
     torch_versions: list[str]  # the versions the ranks ran, each once ([] when no log names one)
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
 
 
 def side_totals(facts: dict[int | None, RunFacts]) -> SideTotals:
@@ -909,22 +913,20 @@ class DiffReport:
     source_a: str
     source_b: str
     ranks: list[tuple[int | None, RunDiff]]
+    # Each side as a whole: the figures of the page's header, where a rank's would stand for the job.
+    totals_a: SideTotals
+    totals_b: SideTotals
     ranks_only_a: list[int] = field(default_factory=list)
     ranks_only_b: list[int] = field(default_factory=list)
     # Ranks whose log could not be read at all (empty, not a log), side by side: rank -> why. Not compared, and not
     # "only in" the other side: `diff` exits 2 for them (trouble, as diff(1) for a file it cannot read).
     not_read_a: dict[int, str] = field(default_factory=dict)
     not_read_b: dict[int, str] = field(default_factory=dict)
-    # Each side as a whole (None: not given); the figures of the page's header, where a rank's would stand for the job.
-    totals_a: SideTotals | None = None
-    totals_b: SideTotals | None = None
 
     def rank_by_rank_side(self, side: str) -> bool:
         """Side "a" or "b" is a directory of several rank logs (read or not): its report is a landing page, each
-        rank's under rank_<N>/ (cli/diff.py read_side). Without totals (not given), as the ranks' numbers say."""
+        rank's under rank_<N>/ (cli/diff.py read_side)."""
         totals, lost = (self.totals_a, self.not_read_a) if side == "a" else (self.totals_b, self.not_read_b)
-        if totals is None:
-            return any(rank is not None for rank, _ in self.ranks)
         return totals.ranks + len(lost) > 1
 
     @property
@@ -973,6 +975,8 @@ class DiffReport:
             "ranks_only_b": self.ranks_only_b,
             "ranks_not_read_a": {str(r): why for r, why in sorted(self.not_read_a.items())},
             "ranks_not_read_b": {str(r): why for r, why in sorted(self.not_read_b.items())},
+            "totals_a": self.totals_a.to_json(),
+            "totals_b": self.totals_b.to_json(),
             "ranks": [{"rank": rank, **d.to_json()} for rank, d in self.ranks],
         }
 
@@ -986,9 +990,9 @@ def diff_report(source_a: str, source_b: str, facts_a: dict[int | None, RunFacts
     not_read_a, not_read_b = dict(not_read_a or {}), dict(not_read_b or {})
     unpaired = {r for r, _, _ in pairs} | set(not_read_a) | set(not_read_b)  # an unread rank is not "only in" a side
     return DiffReport(source_a, source_b, [(r, diff_runs(fa, fb, threshold)) for r, fa, fb in pairs],
+                      side_totals(facts_a), side_totals(facts_b),
                       sorted(r for r in facts_a if r is not None and r not in unpaired),
-                      sorted(r for r in facts_b if r is not None and r not in unpaired), not_read_a, not_read_b,
-                      side_totals(facts_a), side_totals(facts_b))
+                      sorted(r for r in facts_b if r is not None and r not in unpaired), not_read_a, not_read_b)
 
 
 def paired_ranks(facts_a: dict[int | None, RunFacts],

@@ -21,10 +21,9 @@ def diff_page(report: DiffReport, a_root: str, b_root: str, root: str = "") -> s
     for rank, diff in report.told_ranks:  # the quiet ones are one line
         ranks.append({"rank": rank, "diff": diff, "sections": diff.sections(), "a": rank_root("a", rank),
                       "b": rank_root("b", rank)})
-    first = report.ranks[0][1] if report.ranks else None
-    # Each side's own figures, all its ranks together, and its report: a landing page for a directory of ranks.
-    sides = [{"name": name, "source": source, "totals": totals, "facts": getattr(first, side) if first else None,
-              "url": roots[side], "by_rank": by_rank[side]}
+    # Each side's own figures, all its ranks together (the JSON's totals_a/totals_b), and its report: a landing page
+    # for a directory of ranks.
+    sides = [{"name": name, "source": source, "totals": totals, "url": roots[side], "by_rank": by_rank[side]}
              for name, side, source, totals in (("A", "a", report.source_a, report.totals_a),
                                                  ("B", "b", report.source_b, report.totals_b))]
     return ENV.get_template("diff.html").render(
