@@ -1,4 +1,5 @@
-"""The real pairs of tests/data/torch213 (programs/diff_pair.py, cache_cold_warm.py) and their facts, read once."""
+"""The real pairs of tests/data/torch213 (programs/diff_pair.py, cache_cold_warm.py) and their facts, read once; real
+fleets copied, and logs cut as a killed run leaves them."""
 
 from __future__ import annotations
 
@@ -20,6 +21,21 @@ LOGS = {
     "cold": "cache_cold.log",
     "warm": "cache_warm.log",
 }
+
+
+def copy_fleet(fleet, directory):
+    """A copy of a real fleet's rank logs, to change one of them."""
+    directory.mkdir()
+    for path in fleet.iterdir():
+        (directory / path.name).write_bytes(path.read_bytes())
+    return directory
+
+
+def cut_inside(lines: list[str], first: int, end: int) -> str:
+    """The log's text cut in the middle of a payload line halfway between lines first and end, as a killed run leaves
+    it (torch writes each line whole, so a log that ends inside one was cut there)."""
+    mid = next(i for i in range((first + end) // 2, end) if lines[i].startswith("\t"))
+    return "\n".join(lines[:mid]) + "\n" + lines[mid][: len(lines[mid]) // 2]
 
 
 def log(name: str):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gzip
 import io
 import json
 import re
@@ -16,8 +17,8 @@ from compilescope.render.diff import MAX_NODES, print_diff
 from compilescope.wording import format_seconds
 
 from ..conftest import TORCH213_LOGS, cuda211, run_cli, shared, torch213
-from ..gpu_variants import RESIDUAL_SKIP, max_autotune_log, with_cudagraph_skip, with_other_winner
-from .helpers import diff, facts, log, rank_dir
+from ..gpu_variants import RESIDUAL_SKIP, log_text, max_autotune_log, with_cudagraph_skip, with_other_winner
+from .helpers import copy_fleet, cut_inside, diff, facts, log, rank_dir
 
 
 def sections(d) -> set[str]:
@@ -196,7 +197,8 @@ def test_cli_terminal_json_and_exit_status(capsys):
     assert (rank["a"]["compiles"], rank["b"]["compiles"]) == (2, 4)
     assert run_cli("summary", "--json", log("break")) == 0
     assert json.loads(capsys.readouterr().out)["compiles"] == 4 + 2
-    assert {"section", "kind", "title", "frame", "a", "b", "detail"} == set(rank["changes"][0])
+    assert {"section", "kind", "title", "frame", "a", "b", "detail", "unread_side"} == set(rank["changes"][0])
+    assert rank["changes"][0]["unread_side"] is None and rank["a"]["unread"] is None  # both logs read whole
     assert run_cli("diff", log("base"), log("config")) == 1
     out = capsys.readouterr().out
     assert "config inductor.fallback_random: false → true" in out
@@ -575,3 +577,72 @@ def test_each_fleets_totals_are_in_the_json_as_the_page_heads_it(tmp_path, capsy
     for side in "ab":
         assert sum(r[side]["compiles"] for r in doc["ranks"]) == doc[f"totals_{side}"]["compiles"]
     assert doc["totals_a"]["torch_versions"] != doc["totals_b"]["torch_versions"]
+
+
+def test_what_a_ranks_cut_gz_lost_is_marked_as_maybe_unread_everywhere(tmp_path, capsys):
+    # The real 2-rank DDP job on an H100 on both sides; B's rank 1 a .gz cut short (no end-of-stream marker) in the
+    # middle of its recompile [0/1] (its last batch of 20 failed the size guard), as a job killed there leaves it.
+    a, b = copy_fleet(cuda211("ddp_uneven_batch"), tmp_path / "a"), copy_fleet(cuda211("ddp_uneven_batch"), tmp_path / "b")
+    cut = next(b.glob("dedicated_log_torch_trace_rank_1_*.log.gz"))
+    lines = log_text(cut).split("\n")
+    first = next(i for i, line in enumerate(lines) if '"frame_id": 0, "frame_compile_id": 1,' in line)
+    end = next(i for i, line in enumerate(lines) if '{"compilation_metrics": {"compile_id": "0/1"' in line)
+    cut.write_bytes(gzip.compress(cut_inside(lines, first, end).encode())[:-8])
+    assert run_cli("diff", a, b, "--json") == 1
+    doc = json.loads(capsys.readouterr().out)
+    rank_0, rank_1 = doc["ranks"]
+    assert rank_0["changes"] == [] and rank_0["a"]["unread"] is None is rank_0["b"]["unread"]
+    # What the cut side says was not read, and where: before the recompile's metrics, after its first record.
+    assert rank_1["a"]["unread"] is None
+    stopped = rank_1["b"]["unread"]["stopped_at_line"]
+    assert first < stopped < end and rank_1["notes"][0].startswith(
+        f"B's log was not read in full (1 payload not matching its md5; the log cannot be read after line {stopped}: ")
+    # The cut is all that differs: every change of rank 1 is what B did not read, and says so. The recompile is one.
+    changes = rank_1["changes"]
+    assert changes and all(c["unread_side"] == "B" for c in changes)
+    assert any(c["section"] == "recompiles" and c["b"].get("missing") == 1 for c in changes)
+    assert rank_1["notes"][0].endswith(f"; the {len(changes)} changes it may explain say so")
+    # The same log against its cut copy, one log each: the same changes, marked the same (one rule for both).
+    assert run_cli("diff", next(a.glob("*rank_1_*")), cut, "--json") == 1
+    [single] = json.loads(capsys.readouterr().out)["ranks"]
+    assert [(c["title"], c["unread_side"]) for c in single["changes"]] == [(c["title"], "B") for c in changes]
+    # The terminal and the page follow each of them with it; rank 0 stays one line.
+    mark = "(may be only what B's log did not read)"
+    assert run_cli("diff", a, b) == 1
+    out = " ".join(capsys.readouterr().out.split())
+    assert out.count(mark) == len(changes) and out.index("rank 1 ! B's log was not read in full") < out.index(mark)
+    assert all(f"{c['title']} {mark}" in out for c in changes)
+    assert "No change in rank 0 (" in out
+    assert run_cli("diff", a, b, "-o", tmp_path / "page", "--no-browser") == 1
+    capsys.readouterr()
+    page = (tmp_path / "page" / "index.html").read_text()
+    escaped = mark.replace("'", "&#39;")
+    assert page.count(f'<span class="diff-unread status-break">{escaped}</span>') == len(changes)
+
+
+def test_a_change_the_cut_side_still_shows_is_not_marked(tmp_path, capsys):
+    # Two real ranks a side: A runs the base program twice; B's rank 1 adds a graph break (diff_pair.py, line 33) and
+    # is cut in the middle of f's second compile, [0/1_1], which never ends (no metrics).
+    a, b = tmp_path / "a", tmp_path / "b"
+    rank_dir(a, ("base", "base"))
+    rank_dir(b, ("base", "break"))
+    cut = b / "dedicated_log_torch_trace_rank_1_x.log"
+    lines = cut.read_text().split("\n")
+    first = next(i for i, line in enumerate(lines) if '"frame_id": 0, "frame_compile_id": 1, "attempt": 1' in line)
+    end = next(i for i, line in enumerate(lines) if '{"compilation_metrics": {"compile_id": "0/1"' in line)
+    cut.write_text(cut_inside(lines, first, end))
+    assert run_cli("diff", a, b, "--json") == 1
+    [rank_1] = [r for r in json.loads(capsys.readouterr().out)["ranks"] if r["changes"]]
+    marked = {(c["section"], c["title"]): c["unread_side"] for c in rank_1["changes"]}
+    # What B has, a cut cannot have made: the new break, the frame that resumes after it, f's first compile restarting
+    # at it, and that compile's graph, which ended before the cut (read whole).
+    assert marked[("graph_breaks", "new graph break: Call to `torch._dynamo.graph_break()` at diff_pair.py:33")] is None
+    assert marked[("frames", "torch_dynamo_resume_in_f_at_33 (diff_pair.py:33) compiled only in B (1 compile)")] is None
+    assert marked[("graphs", "f (diff_pair.py:30): graph [0/0] → [0/0_1]: FX nodes 2 removed")] is None
+    assert marked[("recompiles", "f (diff_pair.py:30): outcomes: 2 ok → 1 restarted (e.g. at a graph break), "
+                                 "1 without metrics")] is None
+    # What B lacks of a compile that had not ended may lie past the cut: [0/1_1]'s graph, f's kernels, a cache lookup.
+    assert marked[("graphs", "f (diff_pair.py:30): graph [0/1] → [0/1_1]: FX nodes 2 removed")] == "B"
+    assert marked[("graphs", "f (diff_pair.py:30): generated kernels 4 → 2")] == "B"
+    assert marked[("caches", "FX graph cache: 2 miss → 1 miss")] == "B"
+

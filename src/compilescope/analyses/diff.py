@@ -447,6 +447,12 @@ SECTION_LABELS = {
 }
 
 
+def unread_note(side: str) -> str:
+    """Said of a change (or a regression) that what side's log did not read may explain: `may be only what B's log
+    did not read`."""
+    return f"may be only what {side}'s log did not read"
+
+
 @dataclass
 class Change:
     section: str  # a key of SECTION_LABELS
@@ -456,10 +462,19 @@ class Change:
     a: Any = None  # the value in A (None: absent)
     b: Any = None  # the value in B
     detail: dict[str, Any] = field(default_factory=dict)
+    # "A" or "B": a side whose log was read in part (cut, records skipped) that may explain this change (it has less
+    # of what the change names: a frame, compiles, a break it lacks; see _may_be_unread): the change may be only what
+    # that side's log did not read, not what the run did.
+    unread_side: str | None = None
+
+    @property
+    def unread_note(self) -> str:
+        """What the terminal and the page say after the title of a change a side read in part may explain."""
+        return unread_note(self.unread_side) if self.unread_side else ""
 
     def to_json(self) -> dict[str, Any]:
         return {"section": self.section, "kind": self.kind, "title": self.title, "frame": self.frame,
-                "a": self.a, "b": self.b, "detail": self.detail}
+                "a": self.a, "b": self.b, "detail": self.detail, "unread_side": self.unread_side}
 
 
 @dataclass
@@ -486,12 +501,8 @@ class RunDiff:
     def to_json(self) -> dict[str, Any]:
         return {
             "schema_version": SCHEMA_VERSION,
-            "a": {"source": self.a.source, "torch_version": self.a.torch_version, "ran_on": self.a.ran_on,
-                  "compile_time_s": self.a.compile_time_s,
-                  "frames": len(self.a.frames), "compiles": sum(len(f.compile_ids) for f in self.a.frames.values())},
-            "b": {"source": self.b.source, "torch_version": self.b.torch_version, "ran_on": self.b.ran_on,
-                  "compile_time_s": self.b.compile_time_s,
-                  "frames": len(self.b.frames), "compiles": sum(len(f.compile_ids) for f in self.b.frames.values())},
+            "a": self._side_json(self.a),
+            "b": self._side_json(self.b),
             "threshold": {"seconds": self.threshold.seconds, "ratio": self.threshold.ratio},
             "changed": bool(self.changes),
             "sections": sorted({c.section for c in self.changes}, key=SECTIONS.index),
@@ -499,6 +510,12 @@ class RunDiff:
             "notes": self.partial + self.notes,
             "changes": [c.to_json() for c in self.changes],
         }
+
+    @staticmethod
+    def _side_json(facts: RunFacts) -> dict[str, Any]:
+        return {"source": facts.source, "torch_version": facts.torch_version, "ran_on": facts.ran_on,
+                "compile_time_s": facts.compile_time_s, "frames": len(facts.frames),
+                "compiles": sum(len(f.compile_ids) for f in facts.frames.values()), "unread": facts.unread}
 
 
 def short_path(path: str | None) -> str:
@@ -805,13 +822,84 @@ def diff_runs(a: RunFacts, b: RunFacts, threshold: TimeThreshold = TimeThreshold
     # In the order of SECTIONS, as `sections` lists them and the terminal and page show them (stable: in each
     # section, the order found).
     changes.sort(key=lambda c: SECTIONS.index(c.section))
-    # A log read only in part (cut off, corrupt lines): what it lacks may look like a change, so the diff says so.
-    for side, facts in (("A", a), ("B", b)):
-        if facts.unread:
-            result.partial.append(f"{side}'s log was not read in full ({Unread.from_json(facts.unread).describe()}): "
-                                  f"the diff compares what was read, so what {side} logged past that is missing and "
-                                  "may show below as a change (fewer compiles, a guard no longer failing)")
+    # A log read only in part (cut off, corrupt lines): what it lacks may look like a change, so the diff says so,
+    # first, and marks each change where that side has less (a frame, compiles, a break past a cut).
+    for side, facts, other in (("A", a, b), ("B", b, a)):
+        if not facts.unread:
+            continue
+        not_read = Unread.from_json(facts.unread)
+        marked = 0
+        if not_read.records_lost:
+            for change in changes:
+                if change.unread_side is None and _may_be_unread(change, side, facts, other):
+                    change.unread_side = side
+                    marked += 1
+        result.partial.append(f"{side}'s log was not read in full ({not_read.describe()}): the diff compares what was "
+                              f"read, so what {side} logged past that is missing and may show below as a change "
+                              "(fewer compiles, a guard no longer failing)"
+                              + (f"; the {count(marked, 'change')} it may explain {'says' if marked == 1 else 'say'} so"
+                                 if marked else ""))
     return result
+
+
+def _may_be_unread(change: Change, side: str, facts: RunFacts, other: RunFacts) -> bool:
+    """Whether what side's log did not read may explain change: that side has less of what it names, or it is a frame
+    of that side only whose first line is unknown (its compile's metrics were not read) while the other side compiled
+    a frame of that file and function: one frame, seen as two.
+
+    A graph, and the code made of it, of a compile that ended (its metrics read) was logged before the cut, whole:
+    its nodes and kernels are what the run made. Only a compile that had not ended, or one the cut left out (fewer
+    graphs), may lack them."""
+    frame = facts.frames.get(change.frame or "")
+    if change.section == "frames":
+        return _side_with_less(change) == side or (frame is not None and frame.first_line is None and any(
+            f.filename == frame.filename and f.function == frame.function for f in other.frames.values()))
+    if _side_with_less(change) != side:
+        return False
+    if change.section == "graphs" and frame is not None:
+        ended = [status != MISSING for status in frame.statuses]
+        if "graph" in change.detail:  # one graph's nodes: that compile's
+            compile_id = change.detail[f"compile_{side.lower()}"]
+            return compile_id not in frame.compile_ids or not ended[frame.compile_ids.index(compile_id)]
+        if isinstance(change.a, dict):  # the frame's kernels, all its graphs'
+            other_frame = other.frames.get(change.frame or "")
+            return not all(ended) or (other_frame is not None and len(frame.graphs) < len(other_frame.graphs))
+    return True
+
+
+def _side_with_less(change: Change) -> str | None:
+    """"A" or "B": the side that has less of what a change names (a frame, break or failure it lacks, fewer compiles,
+    graphs, kernels, cache lookups or seconds), else None (another value, a move, the environment: none a cut
+    makes)."""
+    if change.section == "environment" or change.kind == "moved":
+        return None
+    a, b = change.a, change.b
+    if change.section == "recompiles" and isinstance(a, dict) and isinstance(b, dict):
+        # Outcomes: a compile whose metrics lay past a cut ends "without metrics"; the side with fewer ends has less.
+        a, b = ({status: n for status, n in x.items() if status != MISSING} for x in (a, b))
+    if a == b:
+        return None
+    if a is None or b is None:
+        return "A" if a is None else "B"
+    if _at_most(a, b):
+        return "A"
+    if _at_most(b, a):
+        return "B"
+    return None
+
+
+def _at_most(x: Any, y: Any) -> bool:
+    """x is no more than y: a number, counts by name ({"hit": 3}), or a list as a multiset (failing guards)."""
+    def number(v: Any) -> bool:
+        return isinstance(v, (int, float)) and not isinstance(v, bool)
+
+    if number(x) and number(y):
+        return x <= y
+    if isinstance(x, dict) and isinstance(y, dict) and all(map(number, [*x.values(), *y.values()])):
+        return all(n <= y.get(k, 0) for k, n in x.items())
+    if isinstance(x, list) and isinstance(y, list) and all(isinstance(v, str) for v in [*x, *y]):
+        return not Counter(x) - Counter(y)
+    return False
 
 
 def _warning_changes(a: RunFacts, b: RunFacts, result: RunDiff) -> list[Change]:

@@ -35,6 +35,12 @@ class Unread:
     def __bool__(self) -> bool:
         return bool(self.skipped or self.damaged_payloads or self.stopped_at_line is not None)
 
+    @property
+    def records_lost(self) -> bool:
+        """Records of the log not read at all: skipped, or past where reading stopped. (A payload not matching its
+        md5 was still read: what it says is in the run's facts.)"""
+        return bool(self.skipped or self.stopped_at_line is not None)
+
     def describe(self) -> str:
         """What was not read, in a few words: "3 records skipped (3 broken JSON); cannot be read after line 637"."""
         parts = []

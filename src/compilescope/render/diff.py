@@ -38,7 +38,10 @@ def _change_lines(diff: RunDiff) -> list[RenderableType]:
         lines.append(Text(f"\n{SECTION_LABELS[section]}", style="bold underline"))
         for change in changes:
             mark, style = MARKS.get(change.kind, ("~", "yellow"))
-            lines.append(_hanging(Text(f"  {mark} ", style=style), Text(change.title)))
+            title = Text(change.title)
+            if change.unread_note:  # a side read in part may explain it: said where the change is read
+                title.append(f" ({change.unread_note})", style="yellow")
+            lines.append(_hanging(Text(f"  {mark} ", style=style), title))
             d = change.detail
             for guard in d.get("new_guard_failures", []):
                 lines.append(_hanging(DETAIL, f"new failing guard: {guard}", "dim"))
