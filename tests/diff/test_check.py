@@ -8,8 +8,8 @@ import json
 import pytest
 
 from ..conftest import TORCH213_LOGS, cuda211, run_cli, skip_or_fail, torch213
-from ..gpu_variants import RESIDUAL_SKIP, with_cudagraph_skip
-from .helpers import log, rank_dir
+from ..gpu_variants import RESIDUAL_SKIP, log_text, with_cudagraph_skip
+from .helpers import copy_fleet, cut_inside, log, rank_dir
 
 
 def lines(text: str) -> list[str]:
@@ -313,3 +313,22 @@ def test_a_rank_that_cannot_be_read_fails_the_gate_and_the_others_are_checked(tm
     assert run_cli("check", tmp_path / "run", "--baseline", tmp_path / "baseline") == 1
     assert lines(capsys.readouterr().out)[-1] == (
         "whole-log: rank 2: the log could not be read (the log is empty) (and 1 more log)")
+
+
+def test_a_regression_a_cut_baseline_may_explain_says_so(tmp_path, capsys):
+    # The real DDP job against its own copy whose rank 1 is a .gz cut short before its recompile [0/1] began (its last
+    # batch of 20 failed the size guard): with the cut copy as baseline, rank 1's recompile is "new"; the gate fails
+    # (whole-log too) and says the regression may be only the cut.
+    run = copy_fleet(cuda211("ddp_uneven_batch"), tmp_path / "run")
+    baseline = copy_fleet(cuda211("ddp_uneven_batch"), tmp_path / "baseline")
+    cut = next(baseline.glob("dedicated_log_torch_trace_rank_1_*.log.gz"))
+    log_lines = log_text(cut).split("\n")
+    first = next(i for i, line in enumerate(log_lines) if '"frame_id": 0, "frame_compile_id": 1,' in line)
+    cut.write_bytes(gzip.compress(cut_inside(log_lines, first // 2, first).encode())[:-8])
+    assert run_cli("check", run, "--baseline", baseline) == 1
+    out = capsys.readouterr().out.splitlines()
+    assert "baseline-recompiles: rank 1: 0 → 1 recompiles (may be only what the baseline's log did not read)" in out
+    assert out[-1].startswith("whole-log: rank 1: the baseline's log was not read in full (")
+    # The whole run against the whole baseline: no regression, and nothing said of a cut.
+    assert run_cli("check", run, "--baseline", cuda211("ddp_uneven_batch")) == 0
+    assert "did not read" not in capsys.readouterr().out

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import field
 from typing import Any
 
-from .diff import FrameFacts, RunFacts, TimeThreshold, diff_runs, paired_ranks
+from .diff import FrameFacts, RunFacts, TimeThreshold, diff_runs, paired_ranks, unread_note
 from .unread import Unread
 from .userloc import is_python_library_file
 from .diff import short_path as _short
@@ -155,7 +155,7 @@ def evaluate(runs: dict[int | None, RunFacts], rules: Rules,
     # (A payload not matching its md5 was still read: stderr says so, and the rules stand.)
     unread = [(who, rank, facts.unread) for who, sides in (("", runs), ("the baseline's ", baseline or {}))
               for rank, facts in sides.items()
-              if facts.unread and (facts.unread["skipped_records"] or facts.unread["stopped_at_line"] is not None)]
+              if facts.unread and Unread.from_json(facts.unread).records_lost]
     # A rank not read at all is a rank no rule saw: worse than one read in part.
     lost = [(who, rank, why) for who, sides in (("", not_read or {}), ("the baseline's ", baseline_not_read or {}))
             for rank, why in sorted(sides.items())]
@@ -194,26 +194,32 @@ def _regressions(runs: dict[int | None, RunFacts], baseline: dict[int | None, Ru
     unrecorded = []  # (rank, which side) whose warnings were not recorded
     for rank, base, run in pairs:
         diff = diff_runs(base, run, TimeThreshold(rules.time_min_seconds, 1.0 + rules.time_margin))
+        # A baseline read in part lacks what lay past its cut: each regression that may be only that says so, as
+        # `diff` marks the change (the rule whole-log fails too).
+        cut = base.unread is not None and Unread.from_json(base.unread).records_lost
+        hedge = f" ({unread_note('the baseline')})"
         for c in diff.changes:
+            regression = f"{_where(rank)}{c.title}" + (hedge if c.unread_side == "A" else "")
             if c.section == "graph_breaks" and c.kind in ("added", "moved"):
                 if not is_python_library_file(c.b["file"] or ""):
-                    new_breaks.append(f"{_where(rank)}{c.title}")
+                    new_breaks.append(regression)
             elif c.section == "failures" and c.kind == "added" and not _in_python_library(run, c.frame):
-                new_failures.append(f"{_where(rank)}{c.title}")
+                new_failures.append(regression)
             elif c.section == "cudagraphs" and c.kind == "added":
-                new_skips.append(f"{_where(rank)}{c.title}")
+                new_skips.append(regression)
             elif c.section == "warnings" and c.kind == "added":
-                new_warnings.append(f"{_where(rank)}{c.title}")
+                new_warnings.append(regression)
         if base.warnings is None or run.warnings is None:
             unrecorded.append((rank, "the baseline" if base.warnings is None else "the run"))
         ra, rb = _recompiles(_user_frames(base)), _recompiles(_user_frames(run))
         if rb > ra:
-            more_recompiles.append(f"{_where(rank)}{ra} → {rb} recompiles")
+            more_recompiles.append(f"{_where(rank)}{ra} → {rb} recompiles" + (hedge if cut else ""))
         threshold = TimeThreshold(rules.time_min_seconds, 1.0 + rules.time_margin)
         if run.compile_time_s > base.compile_time_s and threshold.significant(base.compile_time_s, run.compile_time_s):
             slower.append(f"{_where(rank)}compile time {format_seconds(base.compile_time_s)} → "
                           f"{format_seconds(run.compile_time_s)} "
-                          f"(+{(run.compile_time_s / base.compile_time_s - 1) * 100 if base.compile_time_s else 100:.0f}%)")
+                          f"(+{(run.compile_time_s / base.compile_time_s - 1) * 100 if base.compile_time_s else 100:.0f}%)"
+                          + (hedge if cut else ""))
     margin = f"more than {rules.time_margin:.0%} and {rules.time_min_seconds:g}s"
     for name, description, found in (
         ("baseline-graph-breaks", "no graph break that the baseline does not have", new_breaks),
