@@ -47,3 +47,22 @@ def test_alike_ranks_do_not_differ(tmp_path, capsys):
     doc = json.loads(capsys.readouterr().out)
     assert {r["ran_on"]["GPU"] for r in doc["ranks"]} == {"NVIDIA H100 80GB HBM3"}
     assert "environment" not in [d["kind"] for d in doc["analysis"]["divergences"]]
+
+
+def test_two_real_runs_on_two_gpus_as_ranks(tmp_path, capsys):
+    # The same program recorded on an H200 and on an H100 (tests/data/cuda_torch211/logs/train_break_recompile*.log.gz),
+    # as the ranks of a job whose nodes differ. Each recompiles twice: [0/1] of forward (a restarted attempt [0/1_1]
+    # after it, no recompile of its own) and [1/1] of its resume function.
+    fleet = tmp_path / "fleet"
+    fleet.mkdir()
+    for rank, name in enumerate(("train_break_recompile.log.gz", "train_break_recompile_h100.log.gz")):
+        (fleet / f"dedicated_log_torch_trace_rank_{rank}.log").write_bytes(gzip.decompress(cuda211(name).read_bytes()))
+    assert run_cli("summary", "--json", fleet / "dedicated_log_torch_trace_rank_0.log") == 0
+    own = json.loads(capsys.readouterr().out)["recompiles"]
+    assert own["total"] == 2 and sorted(f["chain"][-1] for f in own["frames"]) == ["[0/1_1]", "[1/1]"]
+    assert run_cli("summary", "--json", fleet, "-j", "1") == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert [r["recompiles"] for r in doc["ranks"]] == [2, 2]
+    [environment] = [d for d in doc["analysis"]["divergences"] if d["kind"] == "environment"]
+    assert [(g["ranks"], g["what"]) for g in environment["groups"]] == [
+        ([0], "GPU NVIDIA H200"), ([1], "GPU NVIDIA H100 80GB HBM3")]

@@ -25,6 +25,7 @@ from .environment import environment
 from .status import BREAK, failed_compiles
 from .torch_warnings import torch_warnings
 from .graph_breaks import graph_breaks
+from .recompiles import recompiles
 from .unread import unread
 from ..model.records import dataclass
 
@@ -111,7 +112,7 @@ class RankSummary:
     graph_breaks_total: int = 0
     failures: int = 0  # compiles that failed
     ran_on: dict[str, str] = field(default_factory=dict)  # the versions and the GPU its log names (analyses/environment.py)
-    recompiles: int = 0  # compiles of a frame already compiled (frame_compile_id > 0)
+    recompiles: int = 0  # recompiles as the rank's report counts them (a restarted attempt is not another)
     cache_hits: int = 0
     cache_misses: int = 0
     chromium_events: int = 0
@@ -163,7 +164,10 @@ def summarize_rank(results: Results, rank: int | None = None) -> RankSummary:
     found_breaks = results.insights.graph_breaks if results.insights is not None else graph_breaks(trace)
     summary.graph_breaks, summary.graph_breaks_total = len(found_breaks.breaks), found_breaks.total
     summary.failures = failed_compiles(statuses)
-    summary.recompiles = sum(1 for cid in trace.compiles if cid is not None and (cid.frame_compile_id or 0) > 0)
+    # As the rank's own report counts them (analyses/recompiles.py): a restarted attempt of a recompile ([0/1_1] after
+    # [0/1]) is no second recompile.
+    found_recompiles = results.insights.recompiles if results.insights is not None else recompiles(trace)
+    summary.recompiles = found_recompiles.with_backward
     summary.chromium_events = len(trace.chromium_events)
     summary.parse_problems = trace.stats.parse_problems
     not_read = unread(trace.stats)
