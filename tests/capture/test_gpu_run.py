@@ -18,7 +18,7 @@ from compilescope.analyses.provenance import analyze_provenance
 from compilescope.analyses.transformed import transformed_code
 from compilescope.ingest.reader import read_trace
 
-from ..conftest import cuda211, run_cli, torch213
+from ..conftest import cuda211, run_cli, shared, torch213
 
 LOG = cuda211("train_break_recompile.log.gz")
 
@@ -127,3 +127,17 @@ def test_a_hugging_face_model_recompiles_in_transformers_code_called_from_the_us
     kernels = [k for c in prov.compiles.values() for s in c.sections for k in s.kernels if k.kernel.startswith("triton_")]
     files = Counter(f.file.rsplit("/", 1)[-1] for k in kernels for frames in k.frames for f in frames)
     assert files.most_common(1)[0][0] == "modeling_gpt2.py"
+
+
+def test_frames_recompiled_only_in_restarted_attempts_still_name_the_users_line():
+    # ../shared gpu-torch211/gpt2_train (transformers' GPT-2 trained on an H100): transformers' `wrapper` and GPT-2's
+    # `forward` restart at a graph break each time they compile ([0/0_1] → [0/1_1]); Dynamo logs the call stack with
+    # the first attempt ([0/0], [0/1]) only. Every frame is called from the training step, line 13 of gpt2_train.py.
+    log = next(shared("gpu-torch211/gpt2_train").glob("*.log"))
+    with read_trace(str(log)) as trace:
+        frames = insights(trace).recompiles.frames
+        first_attempts = {str(c): e.stack for c, e in trace.compiles.items() if c is not None and c.frame_id in (0, 1)}
+    assert first_attempts["[0/1_1]"] is None and first_attempts["[0/1]"]  # (what the log holds)
+    chains = {f.name: (f.chain, f.called_from.short if f.called_from else None) for f in frames}
+    assert chains["wrapper"] == (["[0/0_1]", "[0/1_1]"], "gpt2_train.py:13")
+    assert chains["forward"] == (["[1/0_1]", "[1/1_1]"], "gpt2_train.py:13")

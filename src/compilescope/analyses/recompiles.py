@@ -307,6 +307,10 @@ def _unclip(guard: FailedGuard, known: set[str]) -> None:
 
 def recompiles(trace: Trace) -> Recompiles:
     known = _known_files(trace)
+    stacks: dict[tuple, list] = {}  # each frame's first logged stack, whatever its attempt
+    for cid, entry in trace.compiles.items():
+        if cid is not None and entry.stack:
+            stacks.setdefault((cid.compiled_autograd_id, cid.frame_id), entry.stack)
     result: list[FrameRecompiles] = []
     for (_, frame_id), entries in _frames(trace).items():
         chain_entries = [e for e in entries if (e.compile_id.frame_compile_id or 0) > 0]
@@ -353,7 +357,9 @@ def recompiles(trace: Trace) -> Recompiles:
         filename = metrics.get("co_filename")
         called_from = None
         if filename and code_origin(str(filename)) is not None:
-            called_from = last_user_stack_frame(next((e.stack for e in entries if e.stack), None))
+            # (Dynamo logs the stack when an attempt starts: a restarted one, [0/1_1], has none; its [0/1] has.)
+            called_from = last_user_stack_frame(next((e.stack for e in entries if e.stack), None)
+                                                or stacks.get((entries[0].compile_id.compiled_autograd_id, frame_id)))
         result.append(FrameRecompiles(
             frame_id=frame_id, name=name, filename=filename, first_line=metrics.get("co_firstlineno"),
             chain=[str(e.compile_id) for e in entries], steps=steps, hit_limit=limit_entry is not None, limit=limit,
