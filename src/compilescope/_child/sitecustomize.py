@@ -52,7 +52,7 @@ if os.environ.get("COMPILESCOPE_BYTECODE_HOOK") == "1":
 # `compilescope run --fresh-cache`: a rank of a distributed job (torchrun sets RANK in each worker's environment, before
 # torch is imported) compiles into a cache of its own, so its log has every graph it compiled (runner.child_env).
 _per_rank_cache, _rank = os.environ.get("COMPILESCOPE_PER_RANK_CACHE"), os.environ.get("RANK", "")
-if _per_rank_cache and _rank.isdigit() and os.environ.get("TORCHINDUCTOR_CACHE_DIR") == _per_rank_cache:
+if _per_rank_cache and _rank.isascii() and _rank.isdigit() and os.environ.get("TORCHINDUCTOR_CACHE_DIR") == _per_rank_cache:
     os.environ["TORCHINDUCTOR_CACHE_DIR"] = os.path.join(_per_rank_cache, f"rank_{int(_rank)}")
 
 

@@ -17,6 +17,7 @@ _GPU_HEADER = "# GPU Hardware Info:"
 _GPU_LINE = lazy_compile(r"^# (?P<name>\S.{0,199}?) : (?P<count>\d{1,6})\s*$")
 _NO_GPU = "torch.cuda.is_available()==False"
 _RUNNABLE = "fx_graph_runnable"
+_HEADER_CHARS = 16_384  # how much of a payload torch's header blocks take, at most
 
 
 @dataclass
@@ -84,16 +85,18 @@ def _text(value: object, first_word: bool = False) -> str | None:
 
 
 def _gpus(runnable: str) -> dict[str, int] | None:
-    """The GPUs an fx_graph_runnable names, with how many of each; {} when torch saw none; None when it does not say."""
-    if _NO_GPU in runnable:
-        return {}
+    """The GPUs an fx_graph_runnable names (torch's device_count: those the process could see), with how many of
+    each; {} when torch saw none; None when it does not say. Only torch's header block is read: the rest of the
+    payload is the user's graph and code, which may say anything."""
     start = runnable.find(_GPU_HEADER)
     if start < 0:
-        return None
+        head = runnable[:_HEADER_CHARS]  # (torch writes its header blocks before the graph)
+        return {} if any(line.startswith("# ") and _NO_GPU in line for line in head.splitlines()) else None
     gpus: dict[str, int] = {}
-    for line in runnable[start:].splitlines()[1:65]:  # (a machine has a few kinds of GPU at most)
+    for line in runnable[start:start + _HEADER_CHARS].splitlines()[1:65]:  # (a machine has a few kinds at most)
         m = _GPU_LINE.match(line.strip())
         if m is None:
             break
-        gpus[m["name"]] = gpus.get(m["name"], 0) + int(m["count"])
+        if int(m["count"]) > 0:
+            gpus[m["name"]] = gpus.get(m["name"], 0) + int(m["count"])
     return gpus or None
