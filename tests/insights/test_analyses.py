@@ -15,7 +15,7 @@ from compilescope.analyses.recompiles import classify_change, parse_reason as pa
 from compilescope.render.charts import ChartOptions, CompileTimeChart
 
 from .helpers import insights_of
-from ..conftest import peer, run_cli
+from ..conftest import peer, run_cli, torch213
 
 
 def _short(loc):
@@ -314,3 +314,23 @@ def test_a_graph_break_torch_wrapped_is_named_by_the_reason_after_the_wrapper():
     assert parsed["context"].startswith("Failed to handle graph break gracefully.")
     assert parsed["explanation"] == "Dynamo found no exception handler."
     assert parsed["hints"] == ["check eager."]
+
+
+def test_a_compile_served_by_the_aotautograd_cache_names_what_its_log_lacks():
+    # torch213 cache_warm.log: [0/0] hit both caches; cache_cold.log is the same program compiled anew.
+    def names(log):
+        with read_trace(str(torch213(log))) as trace:
+            [entry] = [e for c, e in trace.compiles.items() if c is not None]
+            return {a.name for a in entry.artifacts}, insights(trace)
+
+    warm, ins = names("cache_warm.log")
+    cold, _ = names("cache_cold.log")
+    lookups = ("fx_graph_cache_", "aotautograd_cache_", "inductor_output_code", "torch._functorch.config")  # (no graph)
+    assert {n for n in cold - warm if not n.startswith(lookups)} == {
+        "before_joint_graph", "after_joint_graph", "before_pre_grad_graph", "after_pre_grad_graph",
+        "before_post_grad_graph"}
+    assert {"aot_inference_graph", "inductor_post_grad_graph"} <= warm
+    [served] = [f for f in ins.findings if f.title == "served from cache: [0/0]"]
+    assert served.detail.startswith("their joint graph and Inductor's graphs before its pre- and post-grad passes are "
+                                    "not in this log (their forward or inference graph, post-grad graph and output "
+                                    "code are)")

@@ -68,14 +68,15 @@ class Caches:
 
     @property
     def what_is_missing(self) -> str:
-        """Which graphs of the served compiles the log lacks: an AOTAutograd cache hit skips AOTAutograd and Inductor's
-        passes; an FX graph cache hit alone (AOTAutograd ran, or was bypassed) only Inductor's graphs before its
-        post-grad passes. Either way the output code is logged."""
+        """Which graphs of the served compiles the log lacks: an AOTAutograd cache hit skips tracing the joint graph
+        and Inductor's passes (torch logs the cached forward or inference graph, post-grad graph, output code and
+        provenance); an FX graph cache hit alone (AOTAutograd ran, or was bypassed) only Inductor's graphs before its
+        post-grad passes (torch 2.13's cache_warm.log, and rank 1 of the H100 DDP job)."""
         aot = any(e.cache == "aotautograd_cache" and e.outcome == "hit"
                   for c in self.compiles if c.compile_id in self.graphs_missing for e in c.events)
         if aot:
-            return ("their AOTAutograd graphs (joint graph), Inductor's intermediate graphs (pre-/post-grad passes) and "
-                    "part of their provenance are not in this log (their output code is)")
+            return ("their joint graph and Inductor's graphs before its pre- and post-grad passes are not in this log "
+                    "(their forward or inference graph, post-grad graph and output code are)")
         return ("Inductor's graphs before its post-grad passes are not in this log for the graphs it loaded (their "
                 "AOTAutograd graphs and output code are)")
 
