@@ -253,7 +253,7 @@ def findings(ins: Insights) -> list[Finding]:
         frame = group[0]
         changes = ", ".join(CHANGE_LABELS[c] for c in frame.changes)
         if len(group) == 1:
-            called = f" (called at {frame.called_from.short})" if frame.called_from else ""
+            called = f" (called at {frame.called_at})" if frame.called_from else ""
             out.append(Finding(WARNING, "recompiles",
                                f"{frame.name or 'a function'}{called} recompiled {count(frame.recompiles, 'time')}",
                                f"changed: {changes}" if changes else ""))

@@ -137,9 +137,19 @@ class FrameRecompiles:
     limit: int | None = None
     changes: list[str] = field(default_factory=list)  # kinds of change, most frequent first
     advice: list[str] = field(default_factory=list)
-    # When the frame is not the user's code (torch's `inner` wrapping a compiled nn.Sequential, say): the user's line
-    # that called it, which is what the user knows it by.
-    called_from: UserLocation | None = None
+    # When the frame is not the user's code (torch's `inner` wrapping a compiled nn.Sequential, say): the user's lines
+    # that called it, which is what the user knows it by, in the order its compiles came from them (a model's forward
+    # compiled from a loop's line, then recompiled from generate()'s).
+    called_from: list[UserLocation] = field(default_factory=list)
+
+    @property
+    def called_at(self) -> str:
+        """"prog.py:20, 22": where the user's code called it ("" for the user's own function)."""
+        shown: list[str] = []
+        for loc in self.called_from:
+            same_file = shown and loc.filename == self.called_from[0].filename
+            shown.append(str(loc.line) if same_file else loc.short)
+        return ", ".join(shown)
 
     @property
     def recompiles(self) -> int:
@@ -148,7 +158,7 @@ class FrameRecompiles:
     def to_json(self) -> dict[str, Any]:
         return {
             "frame_id": self.frame_id, "name": self.name, "filename": self.filename, "first_line": self.first_line,
-            "called_from": self.called_from.to_json() if self.called_from else None,
+            "called_from": [loc.to_json() for loc in self.called_from],
             "chain": self.chain, "recompiles": self.recompiles, "hit_limit": self.hit_limit, "limit": self.limit,
             "changes": self.changes, "advice": self.advice, "steps": [s.to_json() for s in self.steps],
         }
@@ -307,10 +317,10 @@ def _unclip(guard: FailedGuard, known: set[str]) -> None:
 
 def recompiles(trace: Trace) -> Recompiles:
     known = _known_files(trace)
-    stacks: dict[tuple, list] = {}  # each frame's first logged stack, whatever its attempt
+    stacks: dict[tuple, list] = {}  # each compilation's logged stack, whatever its attempt
     for cid, entry in trace.compiles.items():
         if cid is not None and entry.stack:
-            stacks.setdefault((cid.compiled_autograd_id, cid.frame_id), entry.stack)
+            stacks.setdefault((cid.compiled_autograd_id, cid.frame_id, cid.frame_compile_id), entry.stack)
     result: list[FrameRecompiles] = []
     for (_, frame_id), entries in _frames(trace).items():
         chain_entries = [e for e in entries if (e.compile_id.frame_compile_id or 0) > 0]
@@ -355,11 +365,14 @@ def recompiles(trace: Trace) -> Recompiles:
                              "without compiling: fix the failing guard above; raising "
                              "torch._dynamo.config.recompile_limit only postpones it.")
         filename = metrics.get("co_filename")
-        called_from = None
+        called_from: list[UserLocation] = []
         if filename and code_origin(str(filename)) is not None:
-            # (Dynamo logs the stack when an attempt starts: a restarted one, [0/1_1], has none; its [0/1] has.)
-            called_from = last_user_stack_frame(next((e.stack for e in entries if e.stack), None)
-                                                or stacks.get((entries[0].compile_id.compiled_autograd_id, frame_id)))
+            for e in entries:
+                # (Dynamo logs the stack when an attempt starts: a restarted one, [0/1_1], has none; its [0/1] has.)
+                cid = e.compile_id
+                loc = last_user_stack_frame(e.stack or stacks.get((cid.compiled_autograd_id, frame_id, cid.frame_compile_id)))
+                if loc is not None and all(loc.key != seen.key for seen in called_from):
+                    called_from.append(loc)
         result.append(FrameRecompiles(
             frame_id=frame_id, name=name, filename=filename, first_line=metrics.get("co_firstlineno"),
             chain=[str(e.compile_id) for e in entries], steps=steps, hit_limit=limit_entry is not None, limit=limit,

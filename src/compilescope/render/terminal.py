@@ -131,7 +131,7 @@ def _recompiles(ins: Insights) -> list[RenderableType]:
     out: list[RenderableType] = [_heading(f"Recompiles ({ins.recompiles.with_backward})")]
     for frame in ins.recompiles.frames:
         flag = "  [RECOMPILE LIMIT HIT]" if frame.hit_limit else ""
-        called = f", called at {frame.called_from.short}" if frame.called_from else ""
+        called = f", called at {frame.called_at}" if frame.called_from else ""
         where = f"  ({frame.filename.rsplit('/', 1)[-1]}:{frame.first_line}{called})" if frame.filename else ""
         tree = Tree(Text(f"{frame.name or '?'}{where}{flag}", style="bold red" if frame.hit_limit else "bold"))
         tree.add(Text(" → ".join(frame.chain)))
