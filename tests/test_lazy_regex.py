@@ -38,7 +38,7 @@ LAZY_FOR_A_SMALL_LOG = (
     "compilescope.analyses.userloc._INLINE_FRAME", "compilescope.analyses.transformed._COMPILED_FN",
     "compilescope.ingest.envelope._CONTROL", "compilescope.model.stats._CONTROL",
     "compilescope.render.options._MD5", "compilescope.render.options._URL_IGNORED",
-    "compilescope.cli.terminal_guard._PARTS",  # (what a report prints is ASCII)
+    "compilescope.invisible._NOT_ON_A_TERMINAL",  # (what a report prints is ASCII)
 )
 
 
@@ -52,10 +52,10 @@ def test_a_plain_report_compiles_only_the_patterns_its_log_needs(tmp_path):
 def test_the_terminal_guard_passes_plain_ascii_unchanged_and_escapes_the_rest_as_before():
     """safe_terminal_text skips its pattern for printable ASCII with newlines and tabs: exactly the texts the
     pattern leaves as they are (every other character, alone or beside others, still goes through it)."""
-    from compilescope.cli import terminal_guard
+    from compilescope import invisible
 
     texts = [f"a{chr(c)}b\n" for c in range(0x100)] + ["\u202eevil\u200b", "\x1b[31mred\x1b[0m", "\x1b]52;c;x\x07",
                                                       "tab\there\nnext", "", "\x7f", "plain text"]
     for text in texts:
-        assert terminal_guard.safe_terminal_text(text) == terminal_guard._PARTS.sub(terminal_guard._visible, text), text
-    assert terminal_guard.safe_terminal_text("a\x1bb") == "a\\u001bb"
+        assert invisible.safe_terminal_text(text) == invisible._NOT_ON_A_TERMINAL.sub(invisible._visible, text), text
+    assert invisible.safe_terminal_text("a\x1bb") == "a\\u001bb"
