@@ -18,10 +18,11 @@ from rich.console import Console, Group
 from rich.panel import Panel
 from rich.syntax import Syntax
 from rich.table import Table
-from rich.text import Text
 
 from ..analyses.diagnosis import FAILED, PASSED, SKIPPED, TIMED_OUT, Command, DiagnoseResult
+from ..invisible import safe_terminal_text
 from .html.env import ENV
+from .terminal_text import TerminalText
 
 _FORMATTER = HtmlFormatter(nowrap=True)
 STATUS_CSS = {PASSED: "ok", FAILED: "error", TIMED_OUT: "error", SKIPPED: "missing"}
@@ -76,37 +77,37 @@ def print_verdict(result: DiagnoseResult, console: Console) -> None:
         seconds = f"{o.facts.seconds:.1f}s" if o.facts else ""
         status = o.status.upper() if o.status != PASSED else "passed"
         title = f"{o.spec.title} ({o.backend_name})" if o.backend_name and not o.spec.backend else o.spec.title
-        table.add_row(title, o.spec.covers, Text(status, style=STATUS_STYLE[o.status]), seconds)
+        table.add_row(TerminalText(title), TerminalText(o.spec.covers), TerminalText(status, style=STATUS_STYLE[o.status]), seconds)
 
-    lines: list = [Text(v.headline, style="bold")]
+    lines: list = [TerminalText(v.headline, style="bold")]
     if v.stage_label:
-        lines.append(Text(f"Stage:  {v.stage_label}"))
+        lines.append(TerminalText(f"Stage:  {v.stage_label}"))
     if v.error is not None:
-        lines.append(Text(f"Error:  {v.error.exception}" + (f" ({v.error.inner_exception})" if v.error.inner_exception else "")
+        lines.append(TerminalText(f"Error:  {v.error.exception}" + (f" ({v.error.inner_exception})" if v.error.inner_exception else "")
                           + f": {v.message}"))
     elif v.message:
-        lines.append(Text(f"Error:  {v.message}"))
+        lines.append(TerminalText(f"Error:  {v.message}"))
     if v.location is not None:
         where = f"{v.location.filename}:{v.location.line}" + (f" in {v.location.function}" if v.location.function else "")
-        lines.append(Text(f"Where:  {where}" + (f" ({v.location_kind})" if v.location_kind else "")))
+        lines.append(TerminalText(f"Where:  {where}" + (f" ({v.location_kind})" if v.location_kind else "")))
         if v.location.code:
-            lines.append(Text(f"        {v.location.code}", style="dim"))
+            lines.append(TerminalText(f"        {v.location.code}", style="dim"))
     if v.error is not None and v.error.compiler_errors:
-        lines.append(Text("Compiler: " + v.error.compiler_errors[0].splitlines()[0]))
+        lines.append(TerminalText("Compiler: " + v.error.compiler_errors[0].splitlines()[0]))
     for step in v.next_steps[:3]:
-        lines.append(Text(f"-> {step}"))
+        lines.append(TerminalText(f"-> {step}"))
     minify = result.minify
     if minify is not None:
         if minify.graph is not None:
             ops = ", ".join(minify.graph.ops) or "no ops"
-            lines.append(Text(f"Minimal repro: {minify.graph.nodes} nodes ({ops})", style="bold"))
+            lines.append(TerminalText(f"Minimal repro: {minify.graph.nodes} nodes ({ops})", style="bold"))
         elif minify.note:
-            lines.append(Text(f"Minify: {minify.note}"))
+            lines.append(TerminalText(f"Minify: {minify.note}"))
     label, style = VERDICT_MARK.get(v.outcome, ("FAILED", "bold red"))
     console.print(table)
-    console.print(Panel(Group(*lines), title=Text(f"Diagnosis: {label}", style=style), title_align="left", box=box.ASCII))
+    console.print(Panel(Group(*lines), title=TerminalText(f"Diagnosis: {label}", style=style), title_align="left", box=box.ASCII))
     if minify is not None and minify.repro is not None:
         body = minify.repro
         forward = body.find("class Repro")
         snippet = "\n".join(body[forward if forward >= 0 else 0:].splitlines()[:REPRO_LINES_IN_TERMINAL])
-        console.print(Syntax(snippet, "python", theme="ansi_light", background_color="default", word_wrap=True))
+        console.print(Syntax(safe_terminal_text(snippet), "python", theme="ansi_light", background_color="default", word_wrap=True))

@@ -9,6 +9,7 @@ from rich.text import Text
 
 from ..analyses.diff import SECTION_LABELS, DiffReport, RunDiff
 from ..wording import count, format_seconds, format_seconds_change
+from .terminal_text import TerminalText
 
 MARKS = {"added": ("+", "green"), "removed": ("-", "red"), "changed": ("~", "yellow"), "moved": (">", "cyan")}
 MAX_NODES = 8  # FX nodes listed per graph change
@@ -18,11 +19,11 @@ DETAIL = "      "  # the indent of a change's details, under its title
 def _hanging(prefix: Text | str, body: Text | str, style: str = "") -> Table:
     """prefix, then body; a body too long for the line wraps under its own start, not under the prefix (a grid:
     plain Text would wrap to column 0, into the marks of the lines around it)."""
-    prefix = prefix if isinstance(prefix, Text) else Text(prefix, style=style)
+    prefix = prefix if isinstance(prefix, Text) else TerminalText(prefix, style=style)
     grid = Table.grid()
     grid.add_column(width=cell_len(prefix.plain), no_wrap=True)
     grid.add_column(overflow="fold")  # never "…": a guard or path may be copied from here
-    grid.add_row(prefix, body if isinstance(body, Text) else Text(body, style=style))
+    grid.add_row(prefix, body if isinstance(body, Text) else TerminalText(body, style=style))
     return grid
 
 
@@ -35,13 +36,13 @@ def _more(items: list) -> list[RenderableType]:
 def _change_lines(diff: RunDiff) -> list[RenderableType]:
     lines: list[RenderableType] = []
     for section, changes in diff.sections().items():
-        lines.append(Text(f"\n{SECTION_LABELS[section]}", style="bold underline"))
+        lines.append(TerminalText(f"\n{SECTION_LABELS[section]}", style="bold underline"))
         for change in changes:
             mark, style = MARKS.get(change.kind, ("~", "yellow"))
-            title = Text(change.title)
+            title = TerminalText(change.title)
             if change.unread_note:  # a side read in part may explain it: said where the change is read
                 title.append(f" ({change.unread_note})", style="yellow")
-            lines.append(_hanging(Text(f"  {mark} ", style=style), title))
+            lines.append(_hanging(TerminalText(f"  {mark} ", style=style), title))
             d = change.detail
             for guard in d.get("new_guard_failures", []):
                 lines.append(_hanging(DETAIL, f"new failing guard: {guard}", "dim"))
@@ -68,26 +69,26 @@ def _change_lines(diff: RunDiff) -> list[RenderableType]:
 
 
 def print_diff(report: DiffReport, console: Console) -> None:
-    console.print(_hanging(Text("A ", style="bold"), report.source_a))
-    console.print(_hanging(Text("B ", style="bold"), report.source_b))
+    console.print(_hanging(TerminalText("A ", style="bold"), report.source_a))
+    console.print(_hanging(TerminalText("B ", style="bold"), report.source_b))
     for rank_a in report.ranks_only_a:
-        console.print(Text(f"rank {rank_a}: only in A", style="red"))
+        console.print(TerminalText(f"rank {rank_a}: only in A", style="red"))
     for rank_b in report.ranks_only_b:
-        console.print(Text(f"rank {rank_b}: only in B", style="green"))
+        console.print(TerminalText(f"rank {rank_b}: only in B", style="green"))
     for side, lost in (("A", report.not_read_a), ("B", report.not_read_b)):
         for lost_rank, why in sorted(lost.items()):
-            console.print(_hanging(Text(f"rank {lost_rank}: not read in {side}, not compared: ", style="red"), why))
+            console.print(_hanging(TerminalText(f"rank {lost_rank}: not read in {side}, not compared: ", style="red"), why))
     for rank, diff in report.told_ranks:  # the quiet ones are one line, below
         if rank is not None:
-            console.print(Text(f"\nrank {rank}", style="bold"))
+            console.print(TerminalText(f"\nrank {rank}", style="bold"))
         for partial in diff.partial:  # before the changes, which may be only what a cut lost
-            console.print(_hanging(Text("! ", style="yellow"), partial, "yellow"))
+            console.print(_hanging(TerminalText("! ", style="yellow"), partial, "yellow"))
         if not diff:
-            console.print(Text(f"No change ({count(len(diff.matched_frames), 'frame')} matched; {diff.threshold.rule})."))
+            console.print(TerminalText(f"No change ({count(len(diff.matched_frames), 'frame')} matched; {diff.threshold.rule})."))
         for line in _change_lines(diff):
             console.print(line)
         for note in diff.notes:  # what was not counted as a change, so nobody wonders
-            console.print(Text(f"\n{note}", style="dim"))
+            console.print(TerminalText(f"\n{note}", style="dim"))
     if report.rank_by_rank:
         _print_tally(report, console)
 
@@ -101,7 +102,7 @@ def _print_tally(report: DiffReport, console: Console) -> None:
 
     unchanged, changed, quiet = report.unchanged_ranks, report.changed_ranks, report.quiet_ranks
     if quiet:  # the other unchanged ranks printed their notes
-        console.print(Text(f"\nNo change in {ranks(quiet)} ({report.threshold_rule})."))
+        console.print(TerminalText(f"\nNo change in {ranks(quiet)} ({report.threshold_rule})."))
     tally = [f"{ranks(changed)} changed" if changed else "no rank changed"]
     if unchanged:
         tally.append(f"{count(len(unchanged), 'rank')} unchanged")
@@ -111,4 +112,4 @@ def _print_tally(report: DiffReport, console: Console) -> None:
     lost = sorted(set(report.not_read_a) | set(report.not_read_b))
     if lost:
         tally.append(f"{ranks(lost)} not read")
-    console.print(Text("; ".join(tally) + ".", style="bold"))
+    console.print(TerminalText("; ".join(tally) + ".", style="bold"))

@@ -28,6 +28,7 @@ from .charts import phase_bars
 from ..invisible import one_line
 from ..wording import count, format_seconds
 from .terminal_runtime import runtime_renderables
+from .terminal_text import TerminalText
 
 SEVERITY = {"error": ("ERROR", "bold red"), "warning": ("WARN", "yellow"), "info": ("INFO", "cyan")}
 BAR_WIDTH = 24
@@ -40,7 +41,7 @@ NO_BREAK = "\u00a0"
 _HELD = "\ue000"  # a private-use character: one cell wide and no whitespace, so rich does not break a line there
 
 
-class UnbrokenText(Text):
+class UnbrokenText(TerminalText):
     """Text that wraps only at plain spaces: a no-break space keeps "38 ms" or "2 compile ids" on one line (rich
     itself breaks at any Unicode space, U+00A0 too). It prints as a plain space, so copied text has no U+00A0."""
 
@@ -77,7 +78,7 @@ def _where(loc: UserLocation | None) -> str:
 
 def _more(total: int, word: str, many: str | None = None) -> list[Text]:
     """The line under a table cut at MAX_ROWS rows: "… 3 more kernels" (none when nothing was cut)."""
-    return [Text(f"… {count(total - MAX_ROWS, word, many)}")] if total > MAX_ROWS else []
+    return [TerminalText(f"… {count(total - MAX_ROWS, word, many)}")] if total > MAX_ROWS else []
 
 
 def _heading(title: str) -> Text:
@@ -93,16 +94,16 @@ def _table(*columns: str, **kwargs) -> Table:
 
 def _findings(ins: Insights) -> RenderableType:
     if not ins.findings:
-        return Text("Nothing to fix: no errors, graph breaks or recompiles in this log.")
+        return TerminalText("Nothing to fix: no errors, graph breaks or recompiles in this log.")
     table = Table(box=None, show_header=False, pad_edge=False, expand=False)
     table.add_column(no_wrap=True)
     table.add_column(ratio=1)
     for f in ins.findings:
         label, style = SEVERITY[f.severity]
-        body = Text(f.title, style="bold")
+        body = TerminalText(f.title, style="bold")
         if f.detail:
             body.append(f"\n{f.detail}", style="default")
-        table.add_row(Text(label, style=style), body)
+        table.add_row(TerminalText(label, style=style), body)
     return Panel(table, title="Fix first", title_align="left", box=box.SQUARE)
 
 
@@ -111,16 +112,16 @@ def _errors(ins: Insights) -> list[RenderableType]:
         return []
     out: list[RenderableType] = [_heading(f"Errors ({len(ins.errors.errors)})")]
     for err in ins.errors.errors:
-        tree = Tree(Text(f"{err.compile_id}  {err.stage_label}  ·  {err.exception}", style="bold red"))
-        tree.add(Text(err.message))
+        tree = Tree(TerminalText(f"{err.compile_id}  {err.stage_label}  ·  {err.exception}", style="bold red"))
+        tree.add(TerminalText(err.message))
         if err.location:
             code = f"  ·  {err.location.code}" if err.location.code else ""
-            tree.add(Text(f"{err.location_kind}: {_where(err.location)}{code}"))
+            tree.add(TerminalText(f"{err.location_kind}: {_where(err.location)}{code}"))
         for line in err.compiler_errors[:3]:
-            tree.add(Text(line, style="red"))
-        steps = tree.add(Text("next steps", style="bold"))
+            tree.add(TerminalText(line, style="red"))
+        steps = tree.add(TerminalText("next steps", style="bold"))
         for step in err.next_steps:
-            steps.add(Text(step))
+            steps.add(TerminalText(step))
         out.append(tree)
     return out
 
@@ -133,31 +134,31 @@ def _recompiles(ins: Insights) -> list[RenderableType]:
         flag = "  [RECOMPILE LIMIT HIT]" if frame.hit_limit else ""
         called = f", called at {frame.called_at}" if frame.called_from else ""
         where = f"  ({frame.filename.rsplit('/', 1)[-1]}:{frame.first_line}{called})" if frame.filename else ""
-        tree = Tree(Text(f"{frame.name or '?'}{where}{flag}", style="bold red" if frame.hit_limit else "bold"))
-        tree.add(Text(" → ".join(frame.chain)))
+        tree = Tree(TerminalText(f"{frame.name or '?'}{where}{flag}", style="bold red" if frame.hit_limit else "bold"))
+        tree.add(TerminalText(" → ".join(frame.chain)))
         for step in frame.steps:
             guard = step.guard
             if guard is None:
-                tree.add(Text(f"{step.compile_id}: (no reason logged)"))
+                tree.add(TerminalText(f"{step.compile_id}: (no reason logged)"))
                 continue
             label = f"{step.compile_id}: {CHANGE_LABELS[guard.change]} changed"
             if step.failed:
                 label += " (this compile failed)"
-            node = tree.add(Text(label))
-            node.add(Text(f"failed guard of {guard.compile_id}: {guard.guard}"))
+            node = tree.add(TerminalText(label))
+            node.add(TerminalText(f"failed guard of {guard.compile_id}: {guard.guard}"))
             if guard.location:
                 code = f"  ·  {guard.location.code}" if guard.location.code else ""
-                node.add(Text(f"at {_where(guard.location)}{code}"))
+                node.add(TerminalText(f"at {_where(guard.location)}{code}"))
         for advice in frame.advice:
-            tree.add(Text(f"fix: {advice}", style="green"))
+            tree.add(TerminalText(f"fix: {advice}", style="green"))
         out.append(tree)
     if ins.recompiles.backward_recaptures:
         graphs = ins.recompiles.backward_graphs
-        tree = Tree(Text(f"compiled autograd: {count(len(graphs), 'backward graph')} captured and compiled", style="bold"))
+        tree = Tree(TerminalText(f"compiled autograd: {count(len(graphs), 'backward graph')} captured and compiled", style="bold"))
         for i, graph in enumerate(graphs):
-            tree.add(Text(f"{graph.label}: {graph.reason or ('the first' if i == 0 else '(no reason logged)')}"))
+            tree.add(TerminalText(f"{graph.label}: {graph.reason or ('the first' if i == 0 else '(no reason logged)')}"))
         if not ins.recompiles.backward_reasons_logged:
-            tree.add(Text(f"why: torch logs it with {BACKWARD_REASONS_HINT}", style="green"))
+            tree.add(TerminalText(f"why: torch logs it with {BACKWARD_REASONS_HINT}", style="green"))
         out.append(tree)
     return out
 
@@ -170,10 +171,10 @@ def _graph_breaks(ins: Insights) -> list[RenderableType]:
         return []
     out: list[RenderableType] = [_heading(f"Graph breaks ({len(gb.breaks)} distinct, {gb.total} in total)")]
     for i, brk in enumerate(gb.breaks[:MAX_BREAKS], 1):
-        head = Text(f"{i}. ", style="bold")
+        head = TerminalText(f"{i}. ", style="bold")
         head.append(_where(brk.location), style="bold")
         head.append(f"  ·  {count(brk.count, 'time')}  ·  {', '.join(brk.compile_ids)}")
-        body = Text(brk.reason, style="bold")
+        body = TerminalText(brk.reason, style="bold")
         if brk.location and brk.location.code:
             body.append(f"\ncode: {brk.location.code}", style="default")
         if brk.hints:
@@ -182,7 +183,7 @@ def _graph_breaks(ins: Insights) -> list[RenderableType]:
             body.append("\nran eagerly: " + ", ".join(e.short for e in brk.eager_lines), style="yellow")
         out.append(Group(head, Padding(body, (0, 0, 0, 3))))
     if len(gb.breaks) > MAX_BREAKS:
-        out.append(Text(f"… {len(gb.breaks) - MAX_BREAKS} more in the report / --json"))
+        out.append(TerminalText(f"… {len(gb.breaks) - MAX_BREAKS} more in the report / --json"))
     return out
 
 
@@ -200,7 +201,7 @@ def _compile_time(ins: Insights) -> list[RenderableType]:
     slowest = _table("slowest", "function", "total", "mostly")
     for c in ct.compiles[:MAX_ROWS]:
         top = c.top_phase
-        slowest.add_row(c.compile_id, c.name or "", _seconds(c.total_s),
+        slowest.add_row(TerminalText(c.compile_id), TerminalText(c.name or ""), _seconds(c.total_s),
                         UnbrokenText(f"{PHASE_LABELS[top]} ({unbroken(format_seconds(c.phases[top]))})") if top else "")
     out.append(Padding(slowest, (1, 0, 0, 0)))
     out.extend(_more(len(ct.compiles), "more compile id"))
@@ -221,13 +222,14 @@ def _caches(ins: Insights) -> list[RenderableType]:
     table = _table("compile id", "FX graph cache", "AOTAutograd cache", "bypass reason")
     for c in ca.compiles[:MAX_ROWS]:
         reasons = "; ".join(e.bypass_reason for e in c.events if e.bypass_reason)
-        table.add_row(c.compile_id, c.outcome("fx_graph_cache") or "-", c.outcome("aotautograd_cache") or "-", reasons)
+        table.add_row(TerminalText(c.compile_id), TerminalText(c.outcome("fx_graph_cache") or "-"),
+                      TerminalText(c.outcome("aotautograd_cache") or "-"), TerminalText(reasons))
     out.append(table)
     if ca.time_saved_ms:
-        out.append(Text(f"time saved by cache hits: {format_seconds(ca.time_saved_ms / 1000)}"))
+        out.append(TerminalText(f"time saved by cache hits: {format_seconds(ca.time_saved_ms / 1000)}"))
     if ca.graphs_missing:
-        out.append(Text(f"note: {', '.join(ca.served_labels)} came from the cache, so {ca.what_is_missing} "
-                        "(compilescope run --fresh-cache, or TORCHINDUCTOR_CACHE_DIR=$(mktemp -d), to see them)."))
+        out.append(TerminalText(f"note: {', '.join(ca.served_labels)} came from the cache, so {ca.what_is_missing} "
+                                "(compilescope run --fresh-cache, or TORCHINDUCTOR_CACHE_DIR=$(mktemp -d), to see them)."))
     return out
 
 
@@ -241,7 +243,7 @@ def _autotuning(ins: Insights) -> list[RenderableType]:
         searches.columns[0].no_wrap = searches.columns[2].no_wrap = True
         searches.columns[1].ratio = 1
         for s in at.searches[:MAX_ROWS]:
-            what = Text(s.op).append(f" {s.shape}" if s.shape else "").append(f"  {s.dtypes}" if s.dtypes else "", style="dim")
+            what = TerminalText(s.op).append(f" {s.shape}" if s.shape else "").append(f"  {s.dtypes}" if s.dtypes else "", style="dim")
             what.append("\nbest " + (s.best_kernel or "?")
                         + (f" ({format_seconds(s.best_time_ms / 1000)})" if s.best_time_ms is not None else "")
                         + (f" of {count(s.choices, 'candidate')}" if s.choices is not None else "")
@@ -249,7 +251,7 @@ def _autotuning(ins: Insights) -> list[RenderableType]:
             for f in s.failed[:3]:
                 what.append(f"\nfailed: {f.exception}: {f.why}", style="dim")
             took = format_seconds(s.seconds) + (f"\n+ {format_seconds(s.precompile_seconds)} compiling" if s.precompile_seconds else "")
-            searches.add_row(s.compile_id, what, took)
+            searches.add_row(TerminalText(s.compile_id), what, took)
         out.append(searches)
         out.extend(_more(len(at.searches), "more search", "more searches"))
     if at.kernels:
@@ -257,13 +259,13 @@ def _autotuning(ins: Insights) -> list[RenderableType]:
         kernels.columns[0].no_wrap = kernels.columns[2].no_wrap = kernels.columns[3].no_wrap = True
         kernels.columns[1].ratio = 1
         for k in at.kernels[:MAX_ROWS]:
-            kernel = Text(k.kernel or "a candidate fusion").append(" (backward)" if k.backward else "")
-            kernels.add_row(k.compile_id, kernel.append(f"\n{k.how}", style="dim"),
+            kernel = TerminalText(k.kernel or "a candidate fusion").append(" (backward)" if k.backward else "")
+            kernels.add_row(TerminalText(k.compile_id), kernel.append(f"\n{k.how}", style="dim"),
                             "compiling" if k.during_compile else "first run", format_seconds(k.seconds))
         out.append(Padding(kernels, (1 if at.searches else 0, 0, 0, 0)))
         out.extend(_more(len(at.kernels), "more kernel"))
     if at.fusion_benchmark_s:
-        out.append(Text(f"fusions benchmarked both ways, to decide whether to fuse: {format_seconds(at.fusion_benchmark_s)}"))
+        out.append(TerminalText(f"fusions benchmarked both ways, to decide whether to fuse: {format_seconds(at.fusion_benchmark_s)}"))
     return out
 
 
@@ -278,11 +280,12 @@ def _cudagraphs(ins: Insights) -> list[RenderableType]:
     for c in cg.compiles[:MAX_ROWS]:
         recorded = ", ".join(format_seconds(ms / 1000) for ms in c.recordings_ms[:4]) + (" …" if len(c.recordings_ms) > 4 else "")
         never = c.never_recorded
-        table.add_row(c.compile_id, c.name or "",
+        table.add_row(TerminalText(c.compile_id), TerminalText(c.name or ""),
                       f"{len(c.recordings_ms)}×: {recorded}" if c.recordings_ms else "never" if never else "-",
-                      (f"at its first run: {c.skip_reason}" if c.skipped_at_first_run else c.skip_reason)
-                      or ((f"not in the log; torch warned: {cg.never_recorded_warning}" if cg.never_recorded_warning
-                           else "not in the log (see the program's stderr)") if never else ""))
+                      TerminalText((f"at its first run: {c.skip_reason}" if c.skipped_at_first_run else c.skip_reason)
+                                   or ((f"not in the log; torch warned: {cg.never_recorded_warning}"
+                                        if cg.never_recorded_warning else "not in the log (see the program's stderr)")
+                                       if never else "")))
     out.append(table)
     out.extend(_more(len(cg.compiles), "more compile id"))
     return out
@@ -294,23 +297,23 @@ def _torch_warnings(ins: Insights) -> list[RenderableType]:
         return []
     out: list[RenderableType] = [_heading(f"Warnings torch printed ({tw.printed})")]
     if tw.stderr:
-        out.append(Text(f"read from the run's saved stderr beside the log: {tw.stderr}", style="dim"))
+        out.append(TerminalText(f"read from the run's saved stderr beside the log: {tw.stderr}", style="dim"))
     table = _table("compile id", "warning, and where", "times", expand=True)
     table.columns[0].no_wrap = table.columns[2].no_wrap = True
     table.columns[1].ratio = 1
     for w in tw.warnings[:MAX_ROWS]:
-        what = Text(f"{w.name}\n", style="bold") if w.name else Text()
+        what = TerminalText(f"{w.name}\n", style="bold") if w.name else TerminalText()
         headline = w.headline if len(w.headline) <= MAX_HEADLINE else w.headline[:MAX_HEADLINE - 3] + "..."
         what.append(headline).append(f"\n{w.kind} from {w.source}", style="dim")
         if w.location:
             what.append(f"\nat {_where(w.location)}", style="dim")
         if w.advice:
             what.append(f"\n{w.advice}")
-        table.add_row(", ".join(w.compile_ids) or "-", what, str(w.count))
+        table.add_row(TerminalText(", ".join(w.compile_ids) or "-"), what, str(w.count))
     out.append(table)
     out.extend(_more(len(tw.warnings), "more warning"))
     if tw.unreadable:
-        out.append(Text(f"{count(tw.unreadable, 'recorded warning')} could not be read"))
+        out.append(TerminalText(f"{count(tw.unreadable, 'recorded warning')} could not be read"))
     return out
 
 
@@ -328,15 +331,15 @@ def _dynamic_shapes(ins: Insights) -> list[RenderableType]:
     table.columns[2].ratio = 1
 
     def detail(text: str, loc: UserLocation | None) -> Text:
-        return Text(text).append(f"\nat {_where(loc)}", style="dim")
+        return TerminalText(text).append(f"\nat {_where(loc)}", style="dim")
 
     for s in ds.symbols[:MAX_ROWS]:
-        table.add_row(s.compile_id, "unbacked symbol" if s.unbacked else "symbol",
+        table.add_row(TerminalText(s.compile_id), "unbacked symbol" if s.unbacked else "symbol",
                       detail(_symbol_text(s.symbol, s.value, s.range, s.source), s.location))
     for s in ds.specializations[:MAX_ROWS]:
-        table.add_row(s.compile_id, "specialized", detail(f"{s.symbol} = {s.value} ({s.reason or '?'})", s.location))
+        table.add_row(TerminalText(s.compile_id), "specialized", detail(f"{s.symbol} = {s.value} ({s.reason or '?'})", s.location))
     for g in ds.guards[:MAX_ROWS]:
-        table.add_row(g.compile_id, "guard", detail(g.expr, g.location))
+        table.add_row(TerminalText(g.compile_id), "guard", detail(g.expr, g.location))
     out.append(table)
     return out
 
@@ -395,15 +398,15 @@ def _rank_list(ranks: list[int]) -> str:
 def _rank_row(rank: dict) -> list[RenderableType]:
     # An unreadable or empty rank has no figures: the notes under the table say why.
     if rank["error"]:
-        return [str(rank["rank"]), Text("not read", style="red"), *["-"] * 6]
+        return [str(rank["rank"]), TerminalText("not read", style="red"), *["-"] * 6]
     if rank["empty"]:
-        return [str(rank["rank"]), Text("empty log"), *["-"] * 6]
+        return [str(rank["rank"]), TerminalText("empty log"), *["-"] * 6]
     return [
         str(rank["rank"]), str(len(rank["compile_ids"])), str(rank["graph_breaks"]), str(rank["failures"]),
         str(rank["recompiles"]), f"{rank['cache_hits']}/{rank['cache_misses']}",
         _seconds(rank["compile_time_s"]) if rank["compile_time_s"] else "-",
         # A rank read in part (its note says what was missed): marked, so its row does not pass for a healthy one.
-        Text(f"{rank['parse_problems']} cut", style="red") if rank.get("unread") else str(rank["parse_problems"]),
+        TerminalText(f"{rank['parse_problems']} cut", style="red") if rank.get("unread") else str(rank["parse_problems"]),
     ]
 
 
@@ -420,7 +423,7 @@ class _RanksTable:
         self.rows = [_rank_row(rank) for rank in ranks]
 
     def __rich_console__(self, console: Console, options: ConsoleOptions):
-        cells = [max((Text(c).cell_len if isinstance(c, str) else c.cell_len for c in column), default=0)
+        cells = [max((TerminalText(c).cell_len if isinstance(c, str) else c.cell_len for c in column), default=0)
                  for column in zip(*self.rows)] or [0] * len(RANK_COLUMNS)
         whole = [max(cell, len(header)) for cell, header in zip(cells, RANK_COLUMNS)]
         if sum(whole) + len(whole) > options.max_width:
@@ -438,24 +441,24 @@ class _RanksTable:
 def _divergences(analysis: dict) -> list[RenderableType]:
     out: list[RenderableType] = []
     for div in analysis["divergences"]:
-        tree = Tree(Text(f"DIFFERS  {div['title']}", style="bold yellow"))
+        tree = Tree(TerminalText(f"DIFFERS  {div['title']}", style="bold yellow"))
         for group in div["groups"]:
-            tree.add(Text(f"{_rank_list(group['ranks'])}: {group['what']}"))
+            tree.add(TerminalText(f"{_rank_list(group['ranks'])}: {group['what']}"))
         for line in div["details"][:MAX_DIVERGENCE_DETAILS]:
-            tree.add(Text(line, style="dim"))
+            tree.add(TerminalText(line, style="dim"))
         if len(div["details"]) > MAX_DIVERGENCE_DETAILS:
-            tree.add(Text(f"… {len(div['details']) - MAX_DIVERGENCE_DETAILS} more in --json", style="dim"))
+            tree.add(TerminalText(f"… {len(div['details']) - MAX_DIVERGENCE_DETAILS} more in --json", style="dim"))
         out.append(tree)
     order = analysis.get("exec_order")
     if order and order["order_differs"]:
-        out.append(Tree(Text(f"DIFFERS  Ranks executed graphs in a different order ({_rank_list(order['ranks'])})",
+        out.append(Tree(TerminalText(f"DIFFERS  Ranks executed graphs in a different order ({_rank_list(order['ranks'])})",
                              style="bold yellow")))
     if not out:
         read = [r for r in analysis["ranks"] if r not in analysis["failed_ranks"]]
-        out.append(Text(f"The ranks agree: {_rank_list(read)} compiled the same compile ids, with the same cache "
+        out.append(TerminalText(f"The ranks agree: {_rank_list(read)} compiled the same compile ids, with the same cache "
                         "outcomes, collectives and tensor metadata" + (", in what could be read." if analysis.get("partial_ranks") else ".")))
     if analysis.get("partial_ranks"):
-        out.append(Text(f"{_rank_list(analysis['partial_ranks'])}: not read in full (see the notes): what the rank did "
+        out.append(TerminalText(f"{_rank_list(analysis['partial_ranks'])}: not read in full (see the notes): what the rank did "
                         "after the cut is compared with nothing.", style="red"))
     return out
 
@@ -474,12 +477,12 @@ def rank_summaries_renderable(doc: dict, source: str) -> RenderableType:
                         f"{unbroken('· ' + count(len(ranks), 'rank'))}", style="bold")
     out: list[RenderableType] = [head, _RanksTable(ranks)]
     if analysis["failed_ranks"]:
-        out.append(Text(f"{_rank_list(analysis['failed_ranks'])} could not be read: left out of the comparison.",
+        out.append(TerminalText(f"{_rank_list(analysis['failed_ranks'])} could not be read: left out of the comparison.",
                         style="red"))
     out.append(divergences_renderable(analysis))
     for note in doc.get("notes", []):
-        out.append(Text(f"note: {one_line(note)}", style="dim"))
-    out.append(Text("\nOne rank in detail: compilescope summary LOG (or DIR --latest).", style="dim"))
+        out.append(TerminalText(f"note: {one_line(note)}", style="dim"))
+    out.append(TerminalText("\nOne rank in detail: compilescope summary LOG (or DIR --latest).", style="dim"))
     return Group(*out)
 
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 from rich import box
 from rich.console import RenderableType
 from rich.table import Table
-from rich.text import Text
 
 from ..analyses.runtime import Runtime
 from ..wording import format_us
+from .terminal_text import TerminalText
 
 MAX_ROWS = 10
 
@@ -46,17 +46,17 @@ def runtime_renderables(runtime: Runtime | None) -> list[RenderableType]:
         return out
     for p in runtime.profiles:
         if p.other_run:  # its rows would be unjoined ones dressed as attributed: one line (they stay in --json)
-            out.append(Text(f"\nRuntime · {_short(p.source)} · {p.not_joined}", style="bold"))
+            out.append(TerminalText(f"\nRuntime · {_short(p.source)} · {p.not_joined}", style="bold"))
             continue
         run = p.run_share_known
         head = f"\nRuntime · {_short(p.source)} · {format_us(p.total_us)} of {p.timeline.upper()} time{p.part_read}"
         if run:
             head += f" ({format_us(p.compiling_us)} compiling, {format_us(p.run_us)} running: \"run\" is the latter)"
-        out.append(Text(head, style="bold underline"))
+        out.append(TerminalText(head, style="bold underline"))
         for note in p.notes:
-            out.append(Text(f"note: {note}", style="yellow"))
+            out.append(TerminalText(f"note: {note}", style="yellow"))
         if p.graph_launches:
-            out.append(Text(f"{p.graph_launches} CUDA graph replays (cudaGraphLaunch): their kernels say "
+            out.append(TerminalText(f"{p.graph_launches} CUDA graph replays (cudaGraphLaunch): their kernels say "
                             "\"CUDA graph replay\""))
         table = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False, expand=True)
         columns = [("share", "right")] + ([("run", "right")] if run else []) + [
@@ -67,7 +67,7 @@ def runtime_renderables(runtime: Runtime | None) -> list[RenderableType]:
             table.add_column(col, justify=justify, no_wrap=not last,  # type: ignore[arg-type]
                              overflow="fold" if last else "ellipsis", ratio=1 if last else None)
         for k in p.kernels[:MAX_ROWS]:
-            name = Text(k.name if len(k.name) <= 80 else k.name[:77] + "...")
+            name = TerminalText(k.name if len(k.name) <= 80 else k.name[:77] + "...")
             replay = (", CUDA graph replay" + (", op not recorded" if k.kind == "extern" and not k.op else "")
                       if k.replayed else "")
             name.append(f" ({k.kind}{f' via {k.op}' if k.op and k.op != k.name else ''}{replay})", style="dim")
@@ -82,17 +82,17 @@ def runtime_renderables(runtime: Runtime | None) -> list[RenderableType]:
                            f"{g.reported_share:.1%}"
                            + (f" ({g.calls} calls)" if g.calls else "")
                            if g.in_graph else f"no compiled graph {g.reported_share:.1%}" for g in p.graphs)
-        out.append(Text(f"by graph{' (of the run)' if run else ''}: {graphs}"))
+        out.append(TerminalText(f"by graph{' (of the run)' if run else ''}: {graphs}"))
         if len(p.kernels) > MAX_ROWS:
             rest = sum(k.share for k in p.kernels[MAX_ROWS:])
-            out.append(Text(f"... {len(p.kernels) - MAX_ROWS} more rows ({rest:.1%}); all in --json", style="dim"))
+            out.append(TerminalText(f"... {len(p.kernels) - MAX_ROWS} more rows ({rest:.1%}); all in --json", style="dim"))
     c = runtime.comparison
     if c is not None and c.speedup is not None:
-        out.append(Text(f"\nEager {format_us(c.eager_us)} vs compiled {format_us(c.compiled_us)}: "
+        out.append(TerminalText(f"\nEager {format_us(c.eager_us)} vs compiled {format_us(c.compiled_us)}: "
                         f"speedup {c.speedup:.2f}x", style="bold"))
-        out.append(Text(f"each side: {c.busy_definition}", style="dim"))
+        out.append(TerminalText(f"each side: {c.busy_definition}", style="dim"))
         if c.wall_speedup is not None and c.eager_wall_us and c.compiled_wall_us:
-            out.append(Text(f"wall time of the runs' ranges: {format_us(c.eager_wall_us)} vs "
+            out.append(TerminalText(f"wall time of the runs' ranges: {format_us(c.eager_wall_us)} vs "
                             f"{format_us(c.compiled_wall_us)}: {c.wall_speedup:.2f}x (launches and waits included)"))
         # The numbers keep their width; the name takes the rest (on 80 columns, ~55 characters: two lines of a
         # cuBLAS or templated ATen kernel's name at most, MAX_COMPARED_NAME cut in the middle).
@@ -102,6 +102,6 @@ def runtime_renderables(runtime: Runtime | None) -> list[RenderableType]:
         table.add_column("op / kernel", justify="left", overflow="fold", ratio=1)
         for o in c.ops[:MAX_ROWS]:
             table.add_row(_time_calls(o.eager_us, o.eager_calls), _time_calls(o.compiled_us, o.compiled_calls),
-                          _middle(o.name, MAX_COMPARED_NAME))
+                          TerminalText(_middle(o.name, MAX_COMPARED_NAME)))
         out.append(table)
     return out
