@@ -13,6 +13,8 @@ import re
 
 from rich.cells import cell_len
 from rich.console import Console
+from rich.style import Style
+from rich.text import Text
 
 from compilescope.analyses.insights import insights
 from compilescope.ingest.reader import read_trace
@@ -84,3 +86,16 @@ def test_the_renderers_escape_the_log_text_themselves(tmp_path):
     assert RAW.search(SGR.sub("", out)) is None, RAW.findall(SGR.sub("", out))
     assert "\x1b]8;" not in out and "[link=http://evil/]g[/link]" in out
 
+
+def test_the_console_escapes_what_a_renderer_left_raw_and_makes_no_link():
+    """The CLI's Console, a safety net under the renderers: raw text (a renderer's slip) is written escaped, a
+    hyperlink style is dropped, and a string printed is not markup; rich's colours pass."""
+    from compilescope.cli.console import default_console
+
+    console = default_console(file=io.StringIO(), force_terminal=True, color_system="standard")
+    console.print(Text("a\x1b[2Jb\x9b", style=Style(bold=True, link="http://evil/")))
+    console.print("[link=http://evil/]x[/link] \u202e")
+    out = console.file.getvalue()
+    assert "\x1b]8;" not in out and RAW.search(SGR.sub("", out)) is None
+    assert SGR.sub("", out) == "a\\u001b[2Jb\\u009b\n[link=http://evil/]x[/link] \\u202e\n"
+    assert "\x1b[1ma" in out  # bold, as the style said
