@@ -36,3 +36,17 @@ def test_bar_on_a_terminal_for_a_big_log(tmp_path, monkeypatch):
             assert trace.stats.total == trace.stats.outcomes["ok"] == 380 * copies  # every record of every copy
     assert seen and seen[-1] > SHOW_ABOVE_BYTES // 2
     assert "reading big.log" in terminal.getvalue()
+
+
+def test_a_files_name_is_shown_as_text_on_one_line(tmp_path, monkeypatch):
+    """The bar writes past the terminal guard (it moves the cursor): a name's escapes, line end and brackets are
+    shown, not written as codes, a second line or rich markup."""
+    monkeypatch.delenv("CI", raising=False)
+    big = tmp_path / "b\x1b]0;t\x07\n[bold]x.log"
+    with open(big, "wb") as f:
+        f.truncate(SHOW_ABOVE_BYTES)  # (sparse: only its size is read)
+    terminal = FakeTerminal()
+    with read_progress(str(big), terminal) as progress:
+        assert progress is not None
+        progress(1)
+    assert "reading b\\u001b]0;t\\u0007\\u000a[bold]x.log" in terminal.getvalue()

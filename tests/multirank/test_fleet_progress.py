@@ -49,3 +49,20 @@ def test_progress_bar_on_a_terminal(tmp_path):
         bar.close()
     shown = terminal.getvalue()
     assert "ranks" in shown and "4/4" in shown
+
+
+def test_the_bar_moves_the_cursor_past_the_terminal_guard():
+    """The CLI's stderr escapes every control character (cli/terminal_guard.py): the bar, written through it,
+    showed its cursor codes as text (\\u001b[2Kranks ━━━…) on every redraw."""
+    from compilescope.cli.progress import RankProgress
+    from compilescope.cli.terminal_guard import GuardedStream
+
+    terminal = io.StringIO()
+    bar = RankProgress(GuardedStream(terminal), tty=True)
+    bar.start(2)
+    bar.advance()
+    bar.print("compilescope: rank 0: 3 files\x1b[2J")
+    bar.close()
+    shown = terminal.getvalue()
+    assert "\x1b[2K" in shown and "\\u001b[2K" not in shown  # the bar's own codes, as codes
+    assert "rank 0: 3 files\\u001b[2J" in shown  # a line above it is still escaped

@@ -7,6 +7,8 @@ import sys
 from contextlib import contextmanager
 from typing import Any, Callable, Iterator
 
+from ..invisible import one_line, safe_terminal_text
+
 SHOW_ABOVE_BYTES = 32 << 20  # smaller logs are read in well under a second
 
 
@@ -25,12 +27,13 @@ def read_progress(path: str, stream=None) -> Iterator[Callable[[int], None] | No
     from rich.console import Console
     from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn
 
-    columns = [TextColumn("reading {task.description}"), BarColumn(), DownloadColumn()]
+    # The file's name, as a directory's listing gave it: never markup, and on one line (the bar writes past the guard).
+    columns = [TextColumn("reading {task.description}", markup=False), BarColumn(), DownloadColumn()]
     if not gzipped:
         columns.append(TimeRemainingColumn())
     with Progress(*columns, console=Console(file=stream), transient=True) as bar:
         # A .gz log's decompressed size is unknown up front: show bytes read, no total.
-        task = bar.add_task(os.path.basename(path), total=None if gzipped else size)
+        task = bar.add_task(one_line(os.path.basename(path)), total=None if gzipped else size)
         yield lambda done: bar.update(task, completed=done)
 
 
@@ -56,8 +59,10 @@ class RankProgress:
             from rich.console import Console
             from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
+            # The bar moves the cursor: past the stream's guard, which would show its codes as \u001b[2K.
+            console = Console(file=getattr(self.stream, "unguarded", self.stream), force_terminal=True)
             self._bar = Progress(TextColumn("ranks"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
-                                 console=Console(file=self.stream, force_terminal=True), transient=True)
+                                 console=console, transient=True)
             self._bar.start()
             self._task = self._bar.add_task("ranks", total=total)
 
@@ -76,7 +81,7 @@ class RankProgress:
 
     def print(self, line: str) -> None:
         """A line above the bar (printed straight to the stream when there is none)."""
-        if self._bar is not None:
-            self._bar.console.print(line, markup=False, highlight=False)
+        if self._bar is not None:  # (past the guard, as the bar is: escaped here)
+            self._bar.console.print(safe_terminal_text(line), markup=False, highlight=False)
         else:
             print(line, file=self.stream)
