@@ -85,6 +85,40 @@ def _tell_recorders() -> None:
     _told["log"] = True
 
 
+def tell_recorders():
+    """Write which recorders are on when the first compile starts, so that a log whose compiles all failed says so
+    too (the bytecode hook runs only for a frame Dynamo transformed); returns the handle (``.remove()``)."""
+    try:  # (its module, not torch._dynamo's name for it: run installs this while torch._dynamo is still importing)
+        from torch._dynamo.callback import callback_handler as handler
+    except ImportError:
+        handler = None
+    if handler is None or not hasattr(handler, "register_start_callback"):  # (the hook still tells)
+
+        class Nothing:
+            def remove(self) -> None:
+                pass
+
+        return Nothing()
+
+    def on_start(args) -> None:
+        try:
+            if not _told["log"]:
+                _tell_recorders()
+        except Exception:  # noqa: BLE001 - recording must never break the user's compile
+            pass
+
+    handler.register_start_callback(on_start)
+
+    class Handle:
+        def remove(self) -> None:
+            try:
+                handler.remove_start_callback(on_start)
+            except ValueError:
+                pass
+
+    return Handle()
+
+
 def hook(original, transformed):
     import dis
 
@@ -103,7 +137,7 @@ def install():
     """Register the hook and the warning recorders; returns the handle (``.remove()`` undoes them all)."""
     from torch._dynamo.convert_frame import register_bytecode_hook
 
-    return _Both(register_bytecode_hook(hook), record_cudagraph_skips(), record_warnings())
+    return _Both(register_bytecode_hook(hook), record_cudagraph_skips(), record_warnings(), tell_recorders())
 
 
 class _Both:

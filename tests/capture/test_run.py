@@ -10,7 +10,7 @@ import sys
 
 import pytest
 
-from ..conftest import torch213
+from ..conftest import run_cli, torch213
 from .conftest import (
     CHILD_TIMEOUT_S, FIXTURE_PROGRAMS, OUR_PROGRAMS, clean_env, compile_ids, compilescope, failure_rows, statuses,
 )
@@ -67,6 +67,12 @@ def test_compile_error_raises_fresh_cache_exit_status(tmp_path):
     assert [(r[0], r[1]) for r in rows] == [("[0/0]", "Unsupported"), ("[1/0]", "BackendCompilerFailed")]
     assert "compile_error_raises.py:" in rows[0][3]  # the user frame that failed
     assert "relu_compile_error_TESTING_ONLY" in rows[1][2]
+    # Both compiles failed (the bytecode hook never ran): the log still says which recorders were on, from the first
+    # compile's start, so no warning recorded is none printed.
+    [log] = (tmp_path / "compilescope_traces").glob("*/*.log")
+    text = log.read_text()
+    assert text.count('"name": "compilescope_recorders"') == 1 and "compilescope_transformed_code" not in text
+    assert run_cli("check", log, "--no-warnings") == 0
 
 
 def test_module_form_passes_arguments_and_exit_status(tmp_path):

@@ -107,8 +107,8 @@ def test_warning_rules(capsys):
     # to record the warnings, rather than passing unchecked.
     assert run_cli("check", log("base"), "--no-warnings") == 1
     assert lines(capsys.readouterr().out) == [
-        "no-warnings: the run did not record the warnings torch printed (record it with `compilescope run` or "
-        "capture(), or save its stderr as output.txt beside its log)"]
+        "no-warnings: the run did not record the warnings torch printed (record them with this compilescope's `run` "
+        "or capture(), or save its stderr as output.txt beside its log)"]
     assert run_cli("check", warned, "--baseline", log("base"), "--no-new-warnings") == 1
     assert lines(capsys.readouterr().out)[-1].startswith("baseline-warnings: the baseline did not record the warnings")
     assert run_cli("check", warned, "--no-new-warnings") == 2

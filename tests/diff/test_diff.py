@@ -644,5 +644,5 @@ def test_a_change_the_cut_side_still_shows_is_not_marked(tmp_path, capsys):
     # What B lacks of a compile that had not ended may lie past the cut: [0/1_1]'s graph, f's kernels, a cache lookup.
     assert marked[("graphs", "f (diff_pair.py:30): graph [0/1] → [0/1_1]: FX nodes 2 removed")] == "B"
     assert marked[("graphs", "f (diff_pair.py:30): generated kernels 4 → 2")] == "B"
-    assert marked[("caches", "FX graph cache: 2 miss → 1 miss")] == "B"
+    assert marked[("caches", "FX graph cache: 2 misses → 1 miss")] == "B"
 

@@ -49,7 +49,7 @@ class RuleResult:
 
 
 # Why a run's warnings cannot be checked, and how to record them: a rule asked for and not checkable fails.
-NOT_RECORDED = ("did not record the warnings torch printed (record it with `compilescope run` or capture(), "
+NOT_RECORDED = ("did not record the warnings torch printed (record them with this compilescope's `run` or capture(), "
                 "or save its stderr as output.txt beside its log)")
 
 

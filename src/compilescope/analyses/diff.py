@@ -772,7 +772,7 @@ def diff_runs(a: RunFacts, b: RunFacts, threshold: TimeThreshold = TimeThreshold
     for cache in sorted(set(totals_a) | set(totals_b)):
         ca, cb = totals_a.get(cache, {}), totals_b.get(cache, {})
         if ca != cb:
-            fmt = lambda c: ", ".join(f"{n} {o}" for o, n in sorted(c.items())) or "no lookups"  # noqa: E731
+            fmt = lambda c: ", ".join(count(n, o) for o, n in sorted(c.items())) or "no lookups"  # noqa: E731
             changes.append(Change("caches", "changed", f"{CACHES.get(cache, cache)}: {fmt(ca)} → {fmt(cb)}", None, ca, cb))
 
     # Failures.

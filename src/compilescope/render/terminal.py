@@ -347,7 +347,9 @@ def _dynamic_shapes(ins: Insights) -> list[RenderableType]:
 def summary_renderable(ins: Insights) -> RenderableType:
     head = UnbrokenText(f"compilescope summary · {ins.source.rsplit('/', 1)[-1]} "
                         f"{unbroken('· ' + count(ins.n_compiles, 'compile id'))}", style="bold")
-    ran_on = [UnbrokenText(" · ".join(unbroken(f"{what} {value}") for what, value in ins.environment.facts()),
+    # (each "· GPU NVIDIA H200" held together: a line never ends with a dot)
+    ran_on = [UnbrokenText(" ".join(unbroken(f"· {what} {value}" if i else f"{what} {value}")
+                                    for i, (what, value) in enumerate(ins.environment.facts())),
                            style="dim")] if ins.environment else []
     return Group(head, *ran_on, _findings(ins), *_errors(ins), *_recompiles(ins), *_graph_breaks(ins), *_compile_time(ins),
                  *_autotuning(ins), *_cudagraphs(ins), *_torch_warnings(ins), *_caches(ins), *_dynamic_shapes(ins), *runtime_renderables(ins.runtime))
