@@ -327,8 +327,35 @@ def test_a_regression_a_cut_baseline_may_explain_says_so(tmp_path, capsys):
     cut.write_bytes(gzip.compress(cut_inside(log_lines, first // 2, first).encode())[:-8])
     assert run_cli("check", run, "--baseline", baseline) == 1
     out = capsys.readouterr().out.splitlines()
-    assert "baseline-recompiles: rank 1: 0 → 1 recompiles (may be only what the baseline's log did not read)" in out
+    assert "baseline-recompiles: rank 1: 0 → 1 recompiles (may be only what the baseline's log lacks)" in out
     assert out[-1].startswith("whole-log: rank 1: the baseline's log was not read in full (")
     # The whole run against the whole baseline: no regression, and nothing said of a cut.
     assert run_cli("check", run, "--baseline", cuda211("ddp_uneven_batch")) == 0
     assert "did not read" not in capsys.readouterr().out
+
+
+def test_a_run_killed_while_compiling_fails_whole_log_and_its_changes_are_hedged(tmp_path, capsys):
+    # recompiles.log cut after its line 1000, on a whole line, as a job killed while compiling leaves its log: every
+    # line is read, and [0/3] has started and has no metrics.
+    lines = torch213("recompiles.log").read_text().splitlines(keepends=True)
+    killed = tmp_path / "killed.log"
+    killed.write_text("".join(lines[:1000]))
+    assert not lines[1000].startswith("\t")  # (the next line starts a record: no payload is cut)
+    assert run_cli("summary", "--json", killed) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["unread"]["skipped_records"] == 0 and doc["unfinished"][0]["compile_id"] == "[0/3]"
+    assert run_cli("check", killed, "--json") == 1
+    [rule] = [r for r in json.loads(capsys.readouterr().out)["rules"] if not r["passed"]]
+    assert rule["rule"] == "whole-log" and rule["message"].startswith("whole-log: the log ends during [0/3]'s ")
+    # Against it as the baseline, what the killed run did not live to log is no regression of the whole one.
+    assert run_cli("check", torch213("recompiles.log"), "--baseline", killed, "--json") == 1
+    rules = {r["rule"]: r for r in json.loads(capsys.readouterr().out)["rules"]}
+    assert rules["whole-log"]["message"].startswith("whole-log: the baseline's log ends during [0/3]'s ")
+    assert rules["baseline-recompiles"]["message"] == (
+        "baseline-recompiles: 3 → 7 recompiles (may be only what the baseline's log lacks)")
+    # And diff marks what it may explain, as for a cut log.
+    assert run_cli("diff", torch213("recompiles.log"), killed, "--json") == 1
+    [rank] = json.loads(capsys.readouterr().out)["ranks"]
+    assert rank["notes"][0].startswith("B's log ends during [0/3]'s ")
+    marked = [c["title"] for c in rank["changes"] if c["unread_side"] == "B"]
+    assert "h (recompiles.py:28) compiled only in A (5 compiles)" in marked

@@ -607,7 +607,7 @@ def test_what_a_ranks_cut_gz_lost_is_marked_as_maybe_unread_everywhere(tmp_path,
     [single] = json.loads(capsys.readouterr().out)["ranks"]
     assert [(c["title"], c["unread_side"]) for c in single["changes"]] == [(c["title"], "B") for c in changes]
     # The terminal and the page follow each of them with it; rank 0 stays one line.
-    mark = "(may be only what B's log did not read)"
+    mark = "(may be only what B's log lacks)"
     assert run_cli("diff", a, b) == 1
     out = " ".join(capsys.readouterr().out.split())
     assert out.count(mark) == len(changes) and out.index("rank 1 ! B's log was not read in full") < out.index(mark)

@@ -48,6 +48,8 @@ class RuleResult:
                 "details": self.details}
 
 
+KILLED = "the program was stopped, crashed or was killed while compiling, so what it did after is not in the log"
+
 # Why a run's warnings cannot be checked, and how to record them: a rule asked for and not checkable fails.
 NOT_RECORDED = ("did not record the warnings torch printed (record them with this compilescope's `run` or capture(), "
                 "or save its stderr as output.txt beside its log)")
@@ -159,17 +161,25 @@ def evaluate(runs: dict[int | None, RunFacts], rules: Rules,
     # A rank not read at all is a rank no rule saw: worse than one read in part.
     lost = [(who, rank, why) for who, sides in (("", not_read or {}), ("the baseline's ", baseline_not_read or {}))
             for rank, why in sorted(sides.items())]
-    if unread or lost:
-        more = f" (and {count(len(unread) + len(lost) - 1, 'more log', 'more logs')})" if len(unread) + len(lost) > 1 else ""
+    # A log whose run was killed while compiling was read whole, but the run was not: what it did after is not there.
+    ended = [(who, rank, facts.ends_during) for who, sides in (("", runs), ("the baseline's ", baseline or {}))
+             for rank, facts in sides.items() if facts.ends_during]
+    if unread or lost or ended:
+        n = len(unread) + len(lost) + len(ended)
+        more = f" (and {count(n - 1, 'more log', 'more logs')})" if n > 1 else ""
         if lost:
             side, lost_rank, why = lost[0]
             message = f"whole-log: {_where(lost_rank)}{side or 'the '}log could not be read ({why}){more}"
-        else:
+        elif unread:
             who, rank, first = unread[0]
             message = f"whole-log: {_where(rank)}{who or 'the '}log was not read in full ({Unread.from_json(first).describe()}){more}"
+        else:
+            who, rank, during = ended[0]
+            message = f"whole-log: {_where(rank)}{who or 'the '}log ends {during}: {KILLED}{more}"
         results.append(RuleResult("whole-log", "every line of the log read", False, message,
                                   [f"{_where(r)}{w or 'the '}log could not be read: {why}" for w, r, why in lost]
-                                  + [f"{_where(r)}{w or 'the '}log: {Unread.from_json(u).describe()}" for w, r, u in unread]))
+                                  + [f"{_where(r)}{w or 'the '}log: {Unread.from_json(u).describe()}" for w, r, u in unread]
+                                  + [f"{_where(r)}{w or 'the '}log ends {during}: {KILLED}" for w, r, during in ended]))
     return results
 
 
@@ -194,9 +204,9 @@ def _regressions(runs: dict[int | None, RunFacts], baseline: dict[int | None, Ru
     unrecorded = []  # (rank, which side) whose warnings were not recorded
     for rank, base, run in pairs:
         diff = diff_runs(base, run, TimeThreshold(rules.time_min_seconds, 1.0 + rules.time_margin))
-        # A baseline read in part lacks what lay past its cut: each regression that may be only that says so, as
-        # `diff` marks the change (the rule whole-log fails too).
-        cut = base.unread is not None and Unread.from_json(base.unread).records_lost
+        # A baseline read in part (or killed while compiling) lacks what lay past its end: each regression that may be
+        # only that says so, as `diff` marks the change (the rule whole-log fails too).
+        cut = bool(base.ends_during) or (base.unread is not None and Unread.from_json(base.unread).records_lost)
         hedge = f" ({unread_note('the baseline')})"
         for c in diff.changes:
             regression = f"{_where(rank)}{c.title}" + (hedge if c.unread_side == "A" else "")

@@ -339,3 +339,17 @@ def _metrics_phases(metrics: dict) -> dict[str, float] | None:
     phases["backend"] = max(backend - inductor, 0.0)
     phases["inductor_codegen"] = inductor
     return phases
+
+
+def unfinished_compiles(trace: Trace, times: CompileTimes) -> list[tuple[str, str | None]]:
+    """Compile ids whose compile never finished: an event still open where the log ends, and no metrics (the program
+    was stopped or crashed while compiling, or the log was cut). (compile id, the phase it was in)"""
+    without_metrics = {str(cid) for cid, entry in trace.compiles.items() if cid is not None and entry.metrics is None}
+    return [(row.compile_id, row.segments[-1].phase if row.segments else None) for row in times.timeline
+            if row.incomplete and row.compile_id in without_metrics and not row.label.endswith("backward")]
+
+
+def ends_during(unfinished: list[tuple[str, str | None]], labels: dict[str, str]) -> str:
+    """"during [0/3]'s Inductor lowering & codegen": where a log of unfinished compiles ends."""
+    cid, phase = unfinished[0]
+    return f"during {cid}'s {labels.get(phase, phase)}" if phase else f"while {cid} compiled"

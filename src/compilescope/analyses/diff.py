@@ -30,7 +30,7 @@ from ..model.trace import Compile, Trace
 from .autotuning import autotuning, config_items
 from .caches import CACHES, caches
 from .cudagraphs import cudagraphs
-from .compile_time import PHASE_LABELS, compile_times
+from .compile_time import PHASE_LABELS, compile_times, ends_during, unfinished_compiles
 from .dynamic_shapes import dynamic_shapes
 from .environment import environment
 from .failures import failures_and_restarts
@@ -174,6 +174,10 @@ class RunFacts:
     warnings: list[dict[str, Any]] | None = None
     unread: dict[str, Any] | None = None  # what of the log was not read (analyses/unread.py, as JSON); None: all of it
     ran_on: dict[str, str] = field(default_factory=dict)  # what the log says the run had: {"torch": ..., "GPU": ...}
+    # The log ends while these compiles ran ("during [0/3]'s Inductor lowering & codegen"): the program was stopped,
+    # crashed or was killed, so what it would have logged after is missing though every line was read. None: it ends
+    # with no compile open.
+    ends_during: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -415,6 +419,7 @@ def run_facts(trace: Trace, statuses: dict[CompileId | None, str] | None = None)
                          for c in cudagraphs(trace).without_graphs],
         warnings=_warnings(trace, frame_of_cid),
         unread=not_read.to_json() if (not_read := unread(trace.stats)) else None,
+        ends_during=ends_during(open_, times.labels) if (open_ := unfinished_compiles(trace, times)) else None,
     )
 
 
@@ -448,9 +453,9 @@ SECTION_LABELS = {
 
 
 def unread_note(side: str) -> str:
-    """Said of a change (or a regression) that what side's log did not read may explain: `may be only what B's log
-    did not read`."""
-    return f"may be only what {side}'s log did not read"
+    """Said of a change (or a regression) that what side's log lacks (a cut, records skipped, a run killed while
+    compiling) may explain: `may be only what B's log lacks`."""
+    return f"may be only what {side}'s log lacks"
 
 
 @dataclass
@@ -515,7 +520,8 @@ class RunDiff:
     def _side_json(facts: RunFacts) -> dict[str, Any]:
         return {"source": facts.source, "torch_version": facts.torch_version, "ran_on": facts.ran_on,
                 "compile_time_s": facts.compile_time_s, "frames": len(facts.frames),
-                "compiles": sum(len(f.compile_ids) for f in facts.frames.values()), "unread": facts.unread}
+                "compiles": sum(len(f.compile_ids) for f in facts.frames.values()), "unread": facts.unread,
+                "ends_during": facts.ends_during}
 
 
 def short_path(path: str | None) -> str:
@@ -824,21 +830,27 @@ def diff_runs(a: RunFacts, b: RunFacts, threshold: TimeThreshold = TimeThreshold
     changes.sort(key=lambda c: SECTIONS.index(c.section))
     # A log read only in part (cut off, corrupt lines): what it lacks may look like a change, so the diff says so,
     # first, and marks each change where that side has less (a frame, compiles, a break past a cut).
+    # A log that ends while a compile ran (a killed job's, whole to its last line) lacks what came after in the same way.
     for side, facts, other in (("A", a, b), ("B", b, a)):
-        if not facts.unread:
+        if not facts.unread and not facts.ends_during:
             continue
-        not_read = Unread.from_json(facts.unread)
+        not_read = Unread.from_json(facts.unread) if facts.unread else None
         marked = 0
-        if not_read.records_lost:
+        if (not_read is not None and not_read.records_lost) or facts.ends_during:
             for change in changes:
                 if change.unread_side is None and _may_be_unread(change, side, facts, other):
                     change.unread_side = side
                     marked += 1
-        result.partial.append(f"{side}'s log was not read in full ({not_read.describe()}): the diff compares what was "
-                              f"read, so what {side} logged past that is missing and may show below as a change "
-                              "(fewer compiles, a guard no longer failing)"
-                              + (f"; the {count(marked, 'change')} it may explain {'says' if marked == 1 else 'say'} so"
-                                 if marked else ""))
+        said = f"; the {count(marked, 'change')} it may explain {'says' if marked == 1 else 'say'} so" if marked else ""
+        if not_read is not None:
+            result.partial.append(f"{side}'s log was not read in full ({not_read.describe()}): the diff compares what "
+                                  f"was read, so what {side} logged past that is missing and may show below as a change "
+                                  "(fewer compiles, a guard no longer failing)" + said)
+            said = ""
+        if facts.ends_during:
+            result.partial.append(f"{side}'s log ends {facts.ends_during} (the program was stopped, crashed or was "
+                                  "killed while compiling): what it did after is not in the log and may show below as "
+                                  "a change" + said)
     return result
 
 

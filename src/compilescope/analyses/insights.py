@@ -17,7 +17,7 @@ from ..model.trace import Trace
 from .autotuning import Autotuning, autotuning
 from .caches import Caches, caches
 from .cudagraphs import CudaGraphCompile, CudaGraphs, cudagraphs
-from .compile_time import PHASE_LABELS, CompileTimes, compile_times
+from .compile_time import PHASE_LABELS, CompileTimes, compile_times, ends_during, unfinished_compiles
 from .dynamic_shapes import DynamicShapes, dynamic_shapes
 from .environment import Environment, environment
 from .errors import CompileError, CompileErrors, compile_errors
@@ -238,9 +238,8 @@ def findings(ins: Insights) -> list[Finding]:
         ids = err.compile_id if len(group) == 1 else _names([e.compile_id for e in group])
         out.append(Finding(ERROR, "errors", f"{ids} failed in {err.stage_label}{where}", f"{err.exception}: {err.message}"))
     if ins.unfinished:
-        cid, phase = ins.unfinished[0]
-        ids = cid if len(ins.unfinished) == 1 else _names([c for c, _ in ins.unfinished])
-        during = f"during {cid}'s {ins.compile_time.labels.get(phase, phase)}" if phase else f"while {cid} compiled"
+        ids = ins.unfinished[0][0] if len(ins.unfinished) == 1 else _names([c for c, _ in ins.unfinished])
+        during = ends_during(ins.unfinished, ins.compile_time.labels)
         out.append(Finding(ERROR, "compile_time", f"{ids} never finished compiling",
                            f"the log ends {during}: the program was stopped, crashed or was killed while compiling, "
                            "or the log was cut"))
@@ -416,10 +415,7 @@ def insights(trace: Trace, runtime: Runtime | None = None) -> Insights:
         environment=environment(trace),
     )
     add_eager_lines(ins.graph_breaks, graph_break_sites(trace))
-    without_metrics = {str(cid) for cid, entry in trace.compiles.items() if cid is not None and entry.metrics is None}
-    ins.unfinished = [(row.compile_id, row.segments[-1].phase if row.segments else None)
-                      for row in ins.compile_time.timeline
-                      if row.incomplete and row.compile_id in without_metrics and not row.label.endswith("backward")]
+    ins.unfinished = unfinished_compiles(trace, ins.compile_time)
     pending = next((w for w in ins.warnings.warnings if w.name == PENDING_BACKWARD), None)
     if pending is not None and ins.cudagraphs.never_recorded:
         ins.cudagraphs.never_recorded_warning = pending.headline
