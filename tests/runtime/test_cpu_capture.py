@@ -136,9 +136,10 @@ def test_eager_and_compiled_profiles_side_by_side(captured, capsys):
     # each side is its time in profiler events: the time in none (before the first op, between calls) is left out
     untraced = {side: sum(k["total_us"] for k in doc["kernels"] if k["kind"] == "idle")
                 for side, doc in (("eager", eager), ("compiled", compiled))}
-    assert c["eager_us"] == pytest.approx(eager["total_us"] - untraced["eager"], rel=1e-6)
-    assert c["compiled_us"] == pytest.approx(compiled["total_us"] - compiling - untraced["compiled"], rel=1e-6)
-    assert c["speedup"] == pytest.approx(c["eager_us"] / c["compiled_us"], rel=1e-6)
+    # (the JSON rounds each figure: sums of rounded figures agree to a few hundredths of a µs, not to 1e-6)
+    assert c["eager_us"] == pytest.approx(eager["total_us"] - untraced["eager"], abs=0.05)
+    assert c["compiled_us"] == pytest.approx(compiled["total_us"] - compiling - untraced["compiled"], abs=0.05)
+    assert c["speedup"] == pytest.approx(c["eager_us"] / c["compiled_us"], rel=1e-3)
     ops = {o["name"]: o for o in c["ops"]}
     assert ops["aten::linear"]["eager_calls"] == 3  # the eager side, op by op
     assert any(n.startswith("cpp_fused_") and o["compiled_calls"] and not o["eager_calls"] for n, o in ops.items())
