@@ -22,16 +22,21 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-def test_two_rank_gloo_job_gets_a_landing_page_and_rank_reports(tmp_path, monkeypatch, capsys):
+def _run_two_ranks(tmp_path, monkeypatch, program: Path, *options: str) -> int:
+    """`compilescope run OPTIONS -- torchrun` of program on 2 local ranks, its logs in tmp_path/traces and its report
+    in tmp_path/out."""
     # The torchrun of the environment running the tests (it comes with torch), never PATH's.
     torchrun = Path(sys.executable).parent / "torchrun"
     if not torchrun.exists():
         skip_or_fail(f"{torchrun} missing (it comes with torch==2.13.0)")
     monkeypatch.chdir(tmp_path)
-    rc = run_cli("run", "--all-ranks-html", "--no-browser", "--trace-dir", tmp_path / "traces", "-o", tmp_path / "out",
-                 "--", torchrun, "--nproc-per-node", "2", "--master-addr", "127.0.0.1", "--master-port", str(_free_port()),
-                 PROGRAM)
-    assert rc == 0
+    return run_cli("run", *options, "--no-browser", "--trace-dir", tmp_path / "traces", "-o", tmp_path / "out",
+                   "--", torchrun, "--nproc-per-node", "2", "--master-addr", "127.0.0.1", "--master-port",
+                   str(_free_port()), program)
+
+
+def test_two_rank_gloo_job_gets_a_landing_page_and_rank_reports(tmp_path, monkeypatch, capsys):
+    assert _run_two_ranks(tmp_path, monkeypatch, PROGRAM, "--all-ranks-html") == 0
     # Once the job has ended, the terminal says what differs between its ranks, before where the report is.
     out = capsys.readouterr().out
     panel = out[out.index("Between ranks (1 divergence)"):out.index("Wrote ")]
@@ -52,14 +57,8 @@ def test_two_rank_gloo_job_gets_a_landing_page_and_rank_reports(tmp_path, monkey
 def test_fresh_cache_gives_each_rank_a_cache_of_its_own(tmp_path, monkeypatch, capfd):
     # Sharing one fresh cache, a rank loads the graphs another rank compiled (the real DDP job on the H100:
     # tests/data/cuda_torch211/logs/ddp_uneven_batch/, rank 1 hit 3 of rank 0's), and its log lacks their graphs.
-    torchrun = Path(sys.executable).parent / "torchrun"
-    if not torchrun.exists():
-        skip_or_fail(f"{torchrun} missing (it comes with torch==2.13.0)")
-    monkeypatch.chdir(tmp_path)
-    rc = run_cli("run", "--fresh-cache", "--no-browser", "--trace-dir", tmp_path / "traces", "-o", tmp_path / "out",
-                 "--", torchrun, "--nproc-per-node", "2", "--master-addr", "127.0.0.1", "--master-port", str(_free_port()),
-                 Path(__file__).parent / "programs" / "rank_caches.py")
-    assert rc == 0
+    assert _run_two_ranks(tmp_path, monkeypatch, Path(__file__).parent / "programs" / "rank_caches.py",
+                          "--fresh-cache") == 0
     caches = dict(line.split(" cache ") for line in capfd.readouterr().out.splitlines() if line.startswith("rank "))
     assert sorted(caches) == ["rank 0", "rank 1"]
     assert Path(caches["rank 0"]).name == "rank_0" and Path(caches["rank 1"]).name == "rank_1"
