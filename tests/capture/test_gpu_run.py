@@ -149,3 +149,20 @@ def test_frames_recompiled_only_in_restarted_attempts_still_name_the_users_line(
     chains = {f.name: (f.chain, f.called_at) for f in frames}
     assert chains["wrapper"] == (["[0/0_1]", "[0/1_1]"], "gpt2_train.py:13")
     assert chains["forward"] == (["[1/0_1]", "[1/1_1]"], "gpt2_train.py:13")
+
+
+def test_a_user_project_in_a_folder_named_torch_is_the_users_code(tmp_path):
+    # The H200 log with its program's folder renamed /home/me/torch/proj/ (the string table and every payload that
+    # names it; md5s do not matter here): a folder named torch holding the user's code is not torch's code.
+    with gzip.open(LOG, "rt", encoding="utf-8") as f:
+        text = f.read()
+    moved = tmp_path / "moved.log"
+    moved.write_text(text.replace("/work/main/tests/data/cuda_torch211/programs/", "/home/me/torch/proj/"))
+    with read_trace(str(moved)) as trace:
+        ins = insights(trace)
+    [brk] = ins.graph_breaks.breaks
+    assert (brk.location.filename, brk.location.line, brk.location.function) == (
+        "/home/me/torch/proj/train_break_recompile.py", 22, "forward")
+    assert ins.dynamic_shapes.symbols and all(
+        s.location is not None and s.location.filename.startswith("/home/me/torch/proj/")
+        for s in ins.dynamic_shapes.symbols)

@@ -334,3 +334,43 @@ def test_a_compile_served_by_the_aotautograd_cache_names_what_its_log_lacks():
     assert served.detail.startswith("their joint graph and Inductor's graphs before its pre- and post-grad passes are "
                                     "not in this log (their forward or inference graph, post-grad graph and output "
                                     "code are)")
+
+
+def test_a_models_dynamic_sizes_are_placed_in_its_library_code():
+    # tests/data/cuda_torch211/logs/hf_gpt2_generate.log.gz: transformers' GPT-2, installed in a venv that itself lies
+    # in a folder named torch (/opt/torch/.venv/lib/python3.12/site-packages/transformers/...). Its symbols' and
+    # specializations' user stacks hold transformers' frames only: each is placed at the innermost one, as logged.
+    import gzip
+    import json
+
+    from ..conftest import cuda211
+
+    log = cuda211("hf_gpt2_generate.log.gz")
+    logged = {}
+    with gzip.open(log, "rt", encoding="utf-8") as f:
+        for line in f:
+            for kind in ("create_symbol", "symbolic_shape_specialization"):
+                if f'{{"{kind}"' in line:
+                    record = json.loads(line.split("] ", 1)[1])[kind]
+                    last = record["user_stack"][-1]
+                    logged[(kind, record["symbol"])] = (last["line"], last["name"])
+    with read_trace(str(log)) as trace:
+        ds = insights(trace).dynamic_shapes
+    assert ds.symbols and ds.specializations
+    for s in ds.symbols:
+        assert (s.location.line, s.location.function) == logged[("create_symbol", s.symbol)], s
+        assert "site-packages/transformers/" in s.location.filename
+    assert [(s.symbol, s.location.short) for s in ds.specializations] == [
+        ("s27", "modeling_gpt2.py:577"), ("s16", "masking_utils.py:252")]
+
+
+def test_torch_is_told_apart_by_where_it_is_installed():
+    from compilescope.analyses.userloc import is_framework_file, is_torch_file
+
+    venv = "/opt/torch/.venv/lib/python3.12/site-packages/"
+    assert is_torch_file(venv + "torch/_dynamo/eval_frame.py") and not is_torch_file(venv + "transformers/utils/generic.py")
+    assert is_framework_file(venv + "transformers/utils/generic.py")  # (a library's code: not the user's either)
+    assert is_torch_file("/data/users/x/pytorch/torch/_logging/_internal.py")  # a source checkout (peer export.log)
+    assert is_torch_file("/data/users/x/pytorch/torch/__init__.py") and is_torch_file("torch/nn/modules/linear.py")
+    for users in ("/home/me/torch/proj/train.py", "/work/torch-experiments/torch/model.py"):
+        assert not is_torch_file(users) and not is_framework_file(users), users

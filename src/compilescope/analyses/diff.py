@@ -39,7 +39,7 @@ from .recompiles import recompiles
 from .status import BREAK, EMPTY, ERROR, MISSING, OK, STATUSES
 from .unread import Unread, unread
 from .torch_warnings import torch_warnings
-from .userloc import is_python_library_file
+from .userloc import is_python_library_file, is_torch_file
 from ..wording import count, format_seconds, format_seconds_change
 from ..model.records import dataclass
 
@@ -209,7 +209,7 @@ def _not_a_user_line(filename: str) -> bool:
     """torch's own code, Python's library, or code torch generated (`<eval_with_key>.5`, numbered per process, so
     another run numbers it differently): nodes from there are matched by op and target. A library the model comes
     from (transformers, in site-packages) keeps its lines: they are the model's code."""
-    return filename.startswith("<") or "/torch/" in filename or is_python_library_file(filename)
+    return filename.startswith("<") or is_torch_file(filename) or is_python_library_file(filename)
 
 
 def graph_nodes(text: str) -> list[list[Any]]:

@@ -11,7 +11,7 @@ from dataclasses import field
 from typing import Any
 
 from ..model.trace import Trace
-from .userloc import UserLocation, last_user_stack_frame
+from .userloc import UserLocation, last_code_stack_frame, last_user_stack_frame
 from ..model.records import dataclass
 
 
@@ -20,9 +20,10 @@ def _text(value: Any) -> str | None:
 
 
 def _location(entry: dict) -> UserLocation | None:
-    if "user_stack" in entry:  # an empty user stack means no user code was running (e.g. AOTAutograd)
-        return last_user_stack_frame(entry.get("user_stack"))
-    return last_user_stack_frame(entry.get("stack"))
+    # An empty user stack means no user code was running (e.g. AOTAutograd). A stack of a library's code only (a
+    # transformers model, in site-packages) gives that library's line: the one that made the size dynamic.
+    stack = entry.get("user_stack") if "user_stack" in entry else entry.get("stack")
+    return last_user_stack_frame(stack) or last_code_stack_frame(stack)
 
 
 @dataclass

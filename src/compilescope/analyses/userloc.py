@@ -24,8 +24,17 @@ _INLINE_FRAME = lazy_compile(r'File "(?P<file>[^"]+)", line (?P<line>\d{1,9}+), 
 _CARETS = re.compile(r"^\s*[~^]+\s*$")
 
 # Files that belong to torch / Python, not to the user: any file of a torch package, installed or a source checkout
-# (.../pytorch/torch/_logging/..., where PyTorch developers' logs come from), and Python's own library.
-_FRAMEWORK_PARTS = ("/torch/", "/lib/python3")
+# (.../pytorch/torch/_logging/..., where PyTorch developers' logs come from), and Python's own library (and what is
+# installed into it: a library's code is not the user's either).
+_FRAMEWORK_PARTS = ("/lib/python3",)
+# An installed package is the folder right after the last site-packages (a venv may itself lie in a folder named
+# torch: /opt/torch/.venv/lib/python3.12/site-packages/transformers/...); elsewhere, a source checkout's torch is a
+# folder named torch holding one of torch's own folders or modules (not /home/me/torch/project/train.py).
+_PACKAGES = lazy_compile(r"[/\\](?:site|dist)-packages[/\\]")
+_TORCH_CHECKOUT = lazy_compile(
+    r"(?:^|[/\\])torch[/\\](?:_\w|(?:nn|fx|utils|autograd|distributed|cuda|export|optim|profiler|testing|ao|amp|"
+    r"jit|backends|onnx|func|compiler|library\.py|overrides\.py|functional\.py|serialization\.py|storage\.py|"
+    r"random\.py|types\.py|hub\.py|return_types\.py)(?:[/\\]|$))")
 
 
 @dataclass
@@ -66,9 +75,20 @@ def is_python_library_file(filename: str) -> bool:
     return filename.startswith("<frozen ") or _PYTHON_LIBRARY.search(filename) is not None
 
 
+def is_torch_file(filename: str) -> bool:
+    """A file of torch itself: installed (…/site-packages/torch/…) or a source checkout (…/pytorch/torch/_dynamo/…)."""
+    packages = None
+    for packages in _PACKAGES.finditer(filename):
+        pass
+    if packages is not None:
+        return filename.startswith(("torch/", "torch\\"), packages.end())
+    return _TORCH_CHECKOUT.search(filename) is not None
+
+
 def is_framework_file(filename: str) -> bool:
     # "<string>", "<eval_with_key>.3": code torch generated, not the user's
-    return filename.startswith("<") or any(part in filename for part in _FRAMEWORK_PARTS)
+    return (filename.startswith("<") or is_torch_file(filename)
+            or any(part in filename for part in _FRAMEWORK_PARTS))
 
 
 def traceback_frames(text: str) -> list[UserLocation]:
@@ -129,6 +149,18 @@ def code_origin(filename: str) -> str | None:
     if filename.startswith("<"):
         return "code generated at run time"  # "<string>": e.g. a dataclass's __init__
     return "library code"
+
+
+def last_code_stack_frame(stack: list | None) -> UserLocation | None:
+    """The innermost frame of a structured stack that is neither torch's nor Python's own nor generated code: the
+    user's, or a library's they run (a transformers model's forward, in site-packages)."""
+    for frame in reversed(stack or []):
+        loc = UserLocation.from_frame(frame)
+        if code_origin(loc.filename) is None or (
+                not loc.filename.startswith("<") and not is_python_library_file(loc.filename)
+                and not is_torch_file(loc.filename)):
+            return loc
+    return None
 
 
 def last_user_stack_frame(stack: list | None) -> UserLocation | None:
