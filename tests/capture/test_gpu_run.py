@@ -166,3 +166,17 @@ def test_a_user_project_in_a_folder_named_torch_is_the_users_code(tmp_path):
     assert ins.dynamic_shapes.symbols and all(
         s.location is not None and s.location.filename.startswith("/home/me/torch/proj/")
         for s in ins.dynamic_shapes.symbols)
+
+
+def test_a_graph_break_in_a_librarys_code_keeps_its_function_and_code():
+    # ../shared gpu-torch211/gpt2_train: the break is in transformers' loss_function (its header names
+    # modeling_utils.py:4635), under the user's line 13 that called the model: the traceback's frame there says which
+    # function and code.
+    log = next(shared("gpu-torch211/gpt2_train").glob("*.log"))
+    text = log.read_text()
+    assert ('File "/opt/torch/.venv/lib/python3.12/site-packages/transformers/modeling_utils.py", line 4635, in '
+            'loss_function\n\t    logger.warning_once(') in text
+    with read_trace(str(log)) as trace:
+        [brk] = insights(trace).graph_breaks.breaks
+    assert (brk.location.short, brk.location.function, brk.location.code) == (
+        "modeling_utils.py:4635", "loss_function", "logger.warning_once(")

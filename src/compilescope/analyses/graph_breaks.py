@@ -15,7 +15,8 @@ from typing import Any
 from ..lazy_regex import lazy_compile
 from ..model.ids import NO_COMPILE_ID, CompileId
 from ..model.trace import Trace
-from .userloc import UserLocation, inline_frame, last_user_frame, traceback_frames, is_framework_file
+from .userloc import (UserLocation, inline_frame, is_framework_file, last_code_frame, last_user_frame, section,
+                      traceback_frames)
 from ..model.records import dataclass
 
 ARTIFACT = "dynamo_graph_break_reason"
@@ -120,14 +121,18 @@ def parse_reason(text: str) -> dict[str, Any]:
 
 
 def _artifact_location(text: str) -> UserLocation | None:
-    frame = last_user_frame(text, ("User code traceback:",))
+    frame = last_user_frame(text, ("User code traceback:",)) or last_code_frame(text, ("User code traceback:",))
     header = _HEADER.search(text)
     if header is None:
         return frame
     filename, line = header["file"], int(header["line"])
     if frame is not None and frame.key == (filename, line):
         return frame
-    return UserLocation(filename, line, None, None)
+    # The break is where the header says; the traceback's frame there gives its function and code (a break in a
+    # library the user runs, transformers' loss_function, under the user's line that called the model).
+    body = section(text, "User code traceback:")
+    there = [f for f in traceback_frames(body) if f.key == (filename, line)] if body else []
+    return there[-1] if there else UserLocation(filename, line, None, None)
 
 
 def compilation_key(compile_id: CompileId | None) -> str:

@@ -133,6 +133,19 @@ def last_user_frame(text: str, markers: tuple[str, ...] = ("User code traceback:
     return None
 
 
+def last_code_frame(text: str, markers: tuple[str, ...]) -> UserLocation | None:
+    """The innermost frame of the first marked section that is neither torch's nor Python's own nor generated code:
+    a library's (a transformers model's) when no frame is the user's."""
+    for marker in markers:
+        body = section(text, marker)
+        if body:
+            frames = [f for f in traceback_frames(body) if not f.filename.startswith("<")
+                      and not is_python_library_file(f.filename) and not is_torch_file(f.filename)]
+            if frames:
+                return frames[-1]
+    return None
+
+
 def inline_frame(text: str) -> UserLocation | None:
     m = _INLINE_FRAME.search(text)
     if not m:
