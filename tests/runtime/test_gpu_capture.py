@@ -393,3 +393,17 @@ def test_a_hugging_face_model_eager_against_compiled_with_its_lines_in_site_pack
     assert compiled and all(str(k.compile_id) == "[0/0]" for k in compiled)
     files = {line.file.rsplit("/", 1)[-1] for k in compiled for line in k.user_lines}
     assert "modeling_gpt2.py" in files and "sdpa_attention.py" in files, files
+
+
+def test_the_lines_table_names_a_librarys_file_briefly(tmp_path):
+    # transformers' GPT-2: every compiled kernel's line is in site-packages, whose full paths squeezed the table's
+    # line column to a few characters a row at 1280 px. The cell names the file; its title, the path.
+    log, profile = cuda211("hf_gpt2_profile.log.gz"), cuda211("hf_gpt2_profile.profile.json.gz")
+    assert run_cli(log, "--profile", profile, "-o", tmp_path / "out", "--no-browser") == 0
+    page = (tmp_path / "out" / "runtime.html").read_text()
+    table = page[page.index('<table class="rt-lines">'):]
+    table = table[:table.index("</table>")]
+    cells = re.findall(r'<td class="mono" title="([^"]*)">(.*?)</td>', table, re.S)
+    assert cells and any(title.endswith("/transformers/models/gpt2/modeling_gpt2.py") for title, _ in cells)
+    for title, shown in cells:
+        assert "site-packages" not in shown and re.sub(r"<[^>]+>", "", shown).startswith(title.rsplit("/", 1)[-1] + ":")
