@@ -180,3 +180,27 @@ def test_a_graph_break_in_a_librarys_code_keeps_its_function_and_code():
         [brk] = insights(trace).graph_breaks.breaks
     assert (brk.location.short, brk.location.function, brk.location.code) == (
         "modeling_utils.py:4635", "loss_function", "logger.warning_once(")
+
+
+def test_a_recompile_caused_by_a_size_an_earlier_compile_specialized_says_so(tmp_path, capsys):
+    # hf_gpt2_generate: generate()'s first call compiled [0/2] with input_ids 8 tokens long, and a line of GPT-2's
+    # forward refined the symbol of that length to 8 (a symbolic_shape_specialization record in [0/2]); the one-token
+    # decode step then failed [0/2]'s guard on that size, though the length had been dynamic since [0/1].
+    log = cuda211("hf_gpt2_generate.log.gz")
+    with gzip.open(log, "rt", encoding="utf-8") as f:
+        records = [json.loads(line.split("] ", 1)[1]) for line in f if '{"symbolic_shape_specialization"' in line]
+    [logged] = [r for r in records if r["symbolic_shape_specialization"]["symbol"] == "s27"]
+    assert (logged["frame_compile_id"], logged["symbolic_shape_specialization"]["value"],
+            logged["symbolic_shape_specialization"]["sources"]) == (2, "8", ["L['kwargs']['input_ids'].size()[1]"])
+    with read_trace(str(log)) as trace:
+        [frame] = insights(trace).recompiles.frames
+    by_step = {s.compile_id: s.specialized for s in frame.steps}
+    assert [cid for cid, spec in by_step.items() if spec] == ["[0/3]"]
+    spec = by_step["[0/3]"]
+    assert (spec.compile_id, spec.symbol, spec.value, spec.location.short) == ("[0/2]", "s27", "8", "modeling_gpt2.py:577")
+    assert frame.advice[0].startswith("A size that changed had been specialized to one value by the compile before")
+    assert run_cli("summary", log) == 0
+    assert "[0/2] had specialized s27 = 8 (its range narrowed to one value) at" in capsys.readouterr().out
+    assert run_cli(log, "-o", tmp_path / "out", "--no-browser") == 0
+    assert '<span class="specialized">[0/2] had specialized s27 = 8 (its range narrowed to one value) at ' in (
+        tmp_path / "out" / "index.html").read_text()

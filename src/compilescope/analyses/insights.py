@@ -22,7 +22,8 @@ from .dynamic_shapes import DynamicShapes, dynamic_shapes
 from .environment import Environment, environment
 from .errors import CompileError, CompileErrors, compile_errors
 from .graph_breaks import GraphBreak, GraphBreaks, graph_breaks
-from .recompiles import BACKWARD_REASONS_HINT, CHANGE_LABELS, FrameRecompiles, Recompiles, recompiles
+from .recompiles import (BACKWARD_REASONS_HINT, CHANGE_LABELS, FrameRecompiles, Recompiles, link_specializations,
+                         recompiles)
 from .torch_warnings import (AUTOTUNE_CANDIDATE_FAILED, COND_ONE_BRANCH, ITEM_BREAK, PENDING_BACKWARD, RECOMPILE_LIMIT,
                              WONT_CONVERT, TorchWarnings, torch_warnings)
 from .unread import Unread, unread
@@ -415,6 +416,7 @@ def insights(trace: Trace, runtime: Runtime | None = None) -> Insights:
         environment=environment(trace),
     )
     add_eager_lines(ins.graph_breaks, graph_break_sites(trace))
+    link_specializations(ins.recompiles, ins.dynamic_shapes.specializations)
     ins.unfinished = unfinished_compiles(trace, ins.compile_time)
     pending = next((w for w in ins.warnings.warnings if w.name == PENDING_BACKWARD), None)
     if pending is not None and ins.cudagraphs.never_recorded:

@@ -18,6 +18,7 @@ from typing import Any
 import orjson
 
 from ..model.trace import Compile, Trace
+from .dynamic_shapes import Specialization
 from .userloc import UserLocation, code_origin, last_user_frame, last_user_stack_frame
 from ..model.records import dataclass
 
@@ -64,6 +65,11 @@ CHANGE_LABELS = {
     "constant": "Python constant",
     "other": "other guard",
 }
+
+SPECIALIZATION_REASONS = {"range_refined_to_singleton": "its range narrowed to one value"}
+SPECIALIZED_ADVICE = ("A size that changed had been specialized to one value by the compile before (see above): a "
+                      "line there fixed it (an operation with a tensor of fixed size, a branch or check on it), so "
+                      "marking the dimension dynamic does not stop the recompiles; that line does.")
 
 ADVICE = {
     "size": "Sizes change between calls: mark the dimension dynamic (torch._dynamo.mark_dynamic(x, dim)) or "
@@ -112,6 +118,9 @@ class RecompileStep:
     compile_id: str  # the recompilation, e.g. "[0/2]"
     failed_guards: list[FailedGuard]  # newest cache entry first, as torch lists them
     failed: bool = False  # this recompilation itself failed (e.g. the limit)
+    # A size guard that failed because the compile it guards had specialized that size to one value (a line there
+    # fixed it): the specialization, from the dynamic-shapes analysis (link_specializations).
+    specialized: Specialization | None = None
 
     @property
     def guard(self) -> FailedGuard | None:
@@ -120,7 +129,17 @@ class RecompileStep:
     def to_json(self) -> dict[str, Any]:
         g = self.guard
         return {"compile_id": self.compile_id, "change": g.change if g else None, "guard": g.guard if g else None,
-                "failed": self.failed, "failed_guards": [f.to_json() for f in self.failed_guards]}
+                "failed": self.failed, "failed_guards": [f.to_json() for f in self.failed_guards],
+                "specialized": self.specialized.to_json() if self.specialized else None}
+
+    @property
+    def specialized_text(self) -> str | None:
+        """"[0/2] had specialized s27 = 8 (its range narrowed to one value)", for people."""
+        spec = self.specialized
+        if spec is None:
+            return None
+        why = SPECIALIZATION_REASONS.get(spec.reason or "", spec.reason)
+        return f"{spec.compile_id} had specialized {spec.symbol} = {spec.value}" + (f" ({why})" if why else "")
 
 
 @dataclass
@@ -313,6 +332,27 @@ def _unclip(guard: FailedGuard, known: set[str]) -> None:
     full = sorted(f for f in known if f.endswith(loc.filename))
     if len(full) == 1:
         guard.location = UserLocation(full[0], loc.line, loc.function, loc.code)
+
+
+_SIZE_GUARD = re.compile(r"^tensor '(?P<tensor>.{1,500}?)' size mismatch at index (?P<dim>\d{1,6})\. expected (?P<size>\d{1,20}),")
+_LOCAL = re.compile(r"^L\['([^']{1,500})'\]")
+
+
+def link_specializations(found: Recompiles, specializations: list[Specialization]) -> None:
+    """Ties each size guard that failed to the specialization of that size in the compile it guarded (a size torch
+    made static because a line fixed it, as transformers' GPT-2 did in generate()), and says so in the advice."""
+    for frame in found.frames:
+        for step in frame.steps:
+            guard = step.guard
+            m = _SIZE_GUARD.match(guard.guard) if guard is not None and guard.change == "size" else None
+            if m is None:
+                continue
+            source = f"{m['tensor']}.size()[{m['dim']}]"
+            step.specialized = next((spec for spec in specializations
+                                     if spec.compile_id == guard.compile_id and spec.value == m["size"]
+                                     and any(_LOCAL.sub(r"\1", src) == source for src in spec.sources)), None)
+        if any(step.specialized for step in frame.steps) and SPECIALIZED_ADVICE not in frame.advice:
+            frame.advice.insert(0, SPECIALIZED_ADVICE)
 
 
 def recompiles(trace: Trace) -> Recompiles:

@@ -149,6 +149,10 @@ def _recompiles(ins: Insights) -> list[RenderableType]:
             if guard.location:
                 code = f"  ·  {guard.location.code}" if guard.location.code else ""
                 node.add(TerminalText(f"at {_where(guard.location)}{code}"))
+            if step.specialized_text:
+                where = step.specialized.location
+                code = f"  ·  {where.code}" if where and where.code else ""
+                node.add(TerminalText(f"{step.specialized_text}{f' at {_where(where)}' if where else ''}{code}"))
         for advice in frame.advice:
             tree.add(TerminalText(f"fix: {advice}", style="green"))
         out.append(tree)
