@@ -16,5 +16,7 @@ def step(x):
 
 y = step(torch.ones(8, 8))
 dist.all_reduce(y)
-print(f"rank {dist.get_rank()} cache {os.environ['TORCHINDUCTOR_CACHE_DIR']}", flush=True)
+# (a file per rank, in the working directory: two ranks printing at once can interleave their lines)
+with open(f"rank_{dist.get_rank()}_cache.txt", "w") as f:
+    f.write(os.environ["TORCHINDUCTOR_CACHE_DIR"])
 dist.destroy_process_group()
