@@ -410,7 +410,7 @@ def recompiles(trace: Trace) -> Recompiles:
             for e in entries:
                 # (Dynamo logs the stack when an attempt starts: a restarted one, [0/1_1], has none; its [0/1] has.)
                 cid = e.compile_id
-                loc = last_user_stack_frame(e.stack or stacks.get((cid.compiled_autograd_id, frame_id, cid.frame_compile_id)))
+                loc = last_user_stack_frame(stacks.get((cid.compiled_autograd_id, frame_id, cid.frame_compile_id)))
                 if loc is not None and all(loc.key != seen.key for seen in called_from):
                     called_from.append(loc)
         result.append(FrameRecompiles(

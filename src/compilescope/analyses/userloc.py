@@ -6,6 +6,7 @@ messages) as Python traceback lines. These helpers find them; they never guess.
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 from typing import Any
@@ -75,6 +76,7 @@ def is_python_library_file(filename: str) -> bool:
     return filename.startswith("<frozen ") or _PYTHON_LIBRARY.search(filename) is not None
 
 
+@functools.lru_cache(maxsize=4096)  # (asked of every frame of every stack: a log names few files)
 def is_torch_file(filename: str) -> bool:
     """A file of torch itself: installed (…/site-packages/torch/…) or a source checkout (…/pytorch/torch/_dynamo/…)."""
     packages = None
@@ -133,14 +135,18 @@ def last_user_frame(text: str, markers: tuple[str, ...] = ("User code traceback:
     return None
 
 
+def _is_code(filename: str) -> bool:
+    """Neither torch's nor Python's own nor generated code: the user's, or a library's they run (transformers')."""
+    return not filename.startswith("<") and not is_python_library_file(filename) and not is_torch_file(filename)
+
+
 def last_code_frame(text: str, markers: tuple[str, ...]) -> UserLocation | None:
-    """The innermost frame of the first marked section that is neither torch's nor Python's own nor generated code:
-    a library's (a transformers model's) when no frame is the user's."""
+    """The innermost frame of the first marked section that is the user's or a library's code (a transformers
+    model's, when no frame is the user's)."""
     for marker in markers:
         body = section(text, marker)
         if body:
-            frames = [f for f in traceback_frames(body) if not f.filename.startswith("<")
-                      and not is_python_library_file(f.filename) and not is_torch_file(f.filename)]
+            frames = [f for f in traceback_frames(body) if _is_code(f.filename)]
             if frames:
                 return frames[-1]
     return None
@@ -165,13 +171,11 @@ def code_origin(filename: str) -> str | None:
 
 
 def last_code_stack_frame(stack: list | None) -> UserLocation | None:
-    """The innermost frame of a structured stack that is neither torch's nor Python's own nor generated code: the
-    user's, or a library's they run (a transformers model's forward, in site-packages)."""
+    """The innermost frame of a structured stack that is the user's or a library's code (a transformers model's
+    forward, in site-packages)."""
     for frame in reversed(stack or []):
         loc = UserLocation.from_frame(frame)
-        if code_origin(loc.filename) is None or (
-                not loc.filename.startswith("<") and not is_python_library_file(loc.filename)
-                and not is_torch_file(loc.filename)):
+        if _is_code(loc.filename):
             return loc
     return None
 
