@@ -64,6 +64,9 @@ SCENARIOS = [
     Scenario("torch_warnings", "torch_warnings.py", gzip=True, env=RUN_ENV),
     Scenario("torch_warnings_fixed", "torch_warnings.py", gzip=True, env={**RUN_ENV, "WARNINGS_VARIANT": "fixed"}),
     Scenario("recompiles", "recompiles.py"),
+    # The optimizer step compiled with an LR scheduler, as `compilescope run` records it: a Python-float learning
+    # rate recompiles Adam.step, and torch's optimizer breaks its own graphs.
+    Scenario("compiled_optimizer", "compiled_optimizer.py", gzip=True, env=RUN_ENV),
     # Compiled autograd captures a second backward graph; torch logs why only with its verbose log on.
     Scenario("compiled_autograd", "compiled_autograd.py", gzip=True),
     Scenario("compiled_autograd_verbose", "compiled_autograd.py", gzip=True,
