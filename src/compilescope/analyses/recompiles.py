@@ -32,6 +32,8 @@ _CLIPPED_LOC = r"#\s+(?P<file>[^\s#]+):(?P<line>\d{1,9}+) in (?P<func>[\w<>.]+)"
 _LIMIT = r"(?i)recompile.?limit|cache_size_limit|cache size limit"
 _LIMIT_VALUE = r"currently set to (\d{1,9})"
 _CONSTANT = r"^[\w.\[\]'\"()]+ (?:==|!=) (?:-?\d+(?:\.\d+)?|'[^']*'|\"[^\"]*\"|True|False|None)$"
+# A torch.optim optimizer's hyperparameter, as a guard names it: self.param_groups[0]['lr'], L['opt'].param_groups[1]...
+_OPTIMIZER_SETTING = r"\bparam_groups\[\d{1,9}\]\[['\"](?P<key>\w{1,100})['\"]\]"
 
 # What changed between calls, from the guard text torch writes (C++ guard messages and Python guard code).
 CHANGE_RULES: tuple[tuple[str, str], ...] = (
@@ -63,6 +65,7 @@ CHANGE_LABELS = {
     "length": "container length",
     "shape_guard": "symbolic shape guard",
     "constant": "Python constant",
+    "optimizer_setting": "optimizer hyperparameter",
     "other": "other guard",
 }
 
@@ -88,6 +91,10 @@ ADVICE = {
     "shape_guard": "A guard on a symbolic size failed (code branches on a size): see Dynamic shapes for where.",
     "constant": "A Python number/string argument changes and Dynamo specializes on its value: pass it as a tensor, "
                 "or let it be dynamic (do not force dynamic=False).",
+    # PyTorch's tutorial "Running the compiled optimizer with an LR Scheduler" gives this fix.
+    "optimizer_setting": "The compiled optimizer step guards on a hyperparameter that is a Python number (a learning "
+                         "rate an LR scheduler changes every step): give the optimizer a tensor, e.g. "
+                         "torch.optim.Adam(params, lr=torch.tensor(0.01)), and changing it will not recompile.",
     "other": "See the failing guard and the user line it came from.",
 }
 
@@ -249,7 +256,7 @@ def classify_change(guard: str) -> str:
         if re.search(pattern, guard):
             return change
     if re.match(_CONSTANT, guard.strip()):
-        return "constant"
+        return "optimizer_setting" if re.search(_OPTIMIZER_SETTING, guard) else "constant"
     return "other"
 
 
