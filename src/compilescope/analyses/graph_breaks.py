@@ -15,8 +15,8 @@ from typing import Any
 from ..lazy_regex import lazy_compile
 from ..model.ids import NO_COMPILE_ID, CompileId
 from ..model.trace import Trace
-from .userloc import (UserLocation, inline_frame, is_framework_file, last_code_frame, last_user_frame, section,
-                      traceback_frames)
+from .userloc import (UserLocation, inline_frame, is_framework_file, is_torch_file, last_code_frame, last_user_frame,
+                      section, traceback_frames)
 from ..model.records import dataclass
 
 ARTIFACT = "dynamo_graph_break_reason"
@@ -27,6 +27,11 @@ _CONTEXT = "Encountered graph break when attempting to trace"
 _WRAPPED = "Graph break encountered:"
 _DOCS = lazy_compile(r"please visit: (\S+)")
 _SECTION_STARTS = ("Hint:", "Developer debug context:", "For more details")
+# The reason torch gives for a call of torch._dynamo.graph_break(): in torch's own files it is a break torch makes on
+# purpose (torch/optim/optimizer.py's _use_grad, so that AOTAutograd sees the optimizer step as inference).
+EXPLICIT_BREAK = "Call to `torch._dynamo.graph_break()`"
+BY_TORCH_NOTE = "PyTorch's own code breaks the graph here on purpose: nothing in your code to change."
+_RESUME_NAME = "torch_dynamo_resume_in_"
 
 
 @dataclass
@@ -44,6 +49,25 @@ class GraphBreak:
     text: str = ""  # the reason as torch wrote it (without the tracebacks)
     eager_lines: list[UserLocation] = field(default_factory=list)  # ran eagerly because of it (analyses.sources)
     resume_functions: list[str] = field(default_factory=list)  # took over after it (analyses.sources)
+    # The call Dynamo did not trace still ran the functions it calls, and Dynamo compiled those as frames of their
+    # own (an LR scheduler's wrapper of opt.step, in a file Dynamo skips, then Adam.step compiled as [2/0]).
+    compiled_callees: list[CompiledCallee] = field(default_factory=list)
+
+    @property
+    def by_torch(self) -> bool:
+        """torch's own code breaks its graph here on purpose: nothing in the user's code to change."""
+        return (self.reason == EXPLICIT_BREAK and self.location is not None
+                and is_torch_file(self.location.filename))
+
+    @property
+    def note(self) -> str | None:
+        """What the report says in place of torch's hints, which ask to remove a call in torch's own file."""
+        return BY_TORCH_NOTE if self.by_torch else None
+
+    @property
+    def callees_text(self) -> str | None:
+        """"[2/0], [2/1] step (adam.py:214)": what the call ran that Dynamo compiled on its own."""
+        return "; ".join(c.label for c in self.compiled_callees) or None
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -58,7 +82,26 @@ class GraphBreak:
             "text": self.text,
             "eager_lines": [{"filename": e.filename, "line": e.line, "code": e.code} for e in self.eager_lines],
             "resume_functions": self.resume_functions,
+            "by_torch": self.by_torch,
+            "compiled_callees": [c.to_json() for c in self.compiled_callees],
         }
+
+
+@dataclass
+class CompiledCallee:
+    """A function the break's call ran, compiled by Dynamo as a frame of its own."""
+
+    function: str
+    location: UserLocation  # where it starts (co_filename, co_firstlineno)
+    compile_ids: list[str] = field(default_factory=list)
+
+    @property
+    def label(self) -> str:
+        """"[2/0], [2/1] step (adam.py:214)", for people."""
+        return f"{', '.join(self.compile_ids)} {self.function} ({self.location.short})"
+
+    def to_json(self) -> dict[str, Any]:
+        return {"function": self.function, "location": self.location.to_json(), "compile_ids": self.compile_ids}
 
 
 @dataclass
@@ -175,4 +218,41 @@ def graph_breaks(trace: Trace) -> GraphBreaks:
             found.compile_ids.append(compile_key)
             found.count += 1
     ordered = sorted(by_key.values(), key=lambda b: -b.count)  # stable: first seen first among equals
+    _link_compiled_callees(trace, ordered)
     return GraphBreaks(breaks=ordered, total=len(events), source=source)
+
+
+def _link_compiled_callees(trace: Trace, breaks: list[GraphBreak]) -> None:
+    """Each break gets the frames Dynamo compiled below its line: compilations whose logged stack passes through the
+    line where the break's compile stopped tracing (resume functions are what comes after the break, not below it)."""
+    at_line: dict[tuple[str, int], GraphBreak] = {}
+    for b in breaks:
+        if b.location is not None and b.location.line > 0:
+            at_line.setdefault(b.location.key, b)  # two reasons at one line: the most frequent
+    if not at_line:
+        return
+    for entry in trace.sorted_compiles():
+        if entry.compile_id is None or not entry.stack:
+            continue
+        metrics = entry.metrics or {}
+        name = str(metrics.get("co_name") or entry.stack[-1].name)
+        filename = str(metrics.get("co_filename") or entry.stack[-1].filename)
+        if name.startswith(_RESUME_NAME) or filename.startswith("<"):
+            continue  # (code torch generated: compiled autograd's backward graphs have a section of their own)
+        first_line = metrics.get("co_firstlineno")
+        start = UserLocation(filename, int(first_line) if isinstance(first_line, int) else entry.stack[-1].line, name,
+                             None)
+        for frame in entry.stack[:-1]:  # the innermost frame is the compiled function itself
+            brk = at_line.get((frame.filename, frame.line))
+            if brk is None:
+                continue
+            key = compilation_key(entry.compile_id)
+            if key in brk.compile_ids:
+                continue
+            callee = next((c for c in brk.compiled_callees if c.location.key == start.key and c.function == name), None)
+            if callee is None:
+                callee = CompiledCallee(name, start)
+                brk.compiled_callees.append(callee)
+            if key not in callee.compile_ids:
+                callee.compile_ids.append(key)
+            break

@@ -138,6 +138,8 @@ def _graph_break_findings(breaks: list[GraphBreak]) -> list[Finding]:
         detail = first.reason
         if len(group) > 1:
             detail += "; the same line also gives: " + "; ".join(_first_sentence(b.reason) for b in group[1:])
+        if first.callees_text:
+            detail += f"; what the call ran was compiled on its own: {first.callees_text}"
         out.append(Finding(WARNING, "graph_breaks", f"graph break{where}{function} ({count(len(compiles), 'compilation')})",
                            detail))
     rest = causes[GRAPH_BREAK_FINDINGS:]
@@ -196,6 +198,19 @@ class _PythonLibrary:
                         f"{'; '.join(what)}. torch called it from compiled code; nothing in your code to change.")]
 
 
+def _breaks_by_torch(breaks: list[GraphBreak]) -> list[Finding]:
+    """torch._dynamo.graph_break() in torch's own files (the optimizer's _use_grad): one finding, not a warning."""
+    ours = [b for b in breaks if b.by_torch]
+    if not ours:
+        return []
+    where = _names([f"{b.location.short} ({b.location.function})" if b.location and b.location.function
+                    else b.location.short if b.location else "?" for b in ours])
+    compiles = list(dict.fromkeys(cid for b in ours for cid in b.compile_ids))
+    return [Finding(INFO, "graph_breaks", f"PyTorch breaks the graph on purpose at {where}",
+                    f"torch._dynamo.graph_break() in torch's own code ({count(len(compiles), 'compilation')}): "
+                    "nothing in your code to change")]
+
+
 def _backward_recaptures(rec: Recompiles) -> list[Finding]:
     """Compiled autograd traced and compiled the backward again: why its cache missed, where torch logged it."""
     if not rec.backward_recaptures:
@@ -244,7 +259,8 @@ def findings(ins: Insights) -> list[Finding]:
         out.append(Finding(ERROR, "compile_time", f"{ids} never finished compiling",
                            f"the log ends {during}: the program was stopped, crashed or was killed while compiling, "
                            "or the log was cut"))
-    out.extend(_graph_break_findings([b for b in ins.graph_breaks.breaks if id(b) not in library.breaks]))
+    out.extend(_graph_break_findings([b for b in ins.graph_breaks.breaks
+                                      if id(b) not in library.breaks and not b.by_torch]))
     causes: dict[tuple, list[FrameRecompiles]] = {}
     for frame in ins.recompiles.frames:
         if not frame.hit_limit and id(frame) not in library.frames:
@@ -267,6 +283,7 @@ def findings(ins: Insights) -> list[Finding]:
                            f"{_names(names)}{': ' + guards if guards else ''}"))
     out.extend(_backward_recaptures(ins.recompiles))
     out.extend(library.findings())
+    out.extend(_breaks_by_torch(ins.graph_breaks.breaks))
     out.extend(_cudagraph_skips(ins.cudagraphs))  # with the warnings, before the time
     out.extend(_cudagraphs_never_recorded(ins.cudagraphs, ins.warnings))
     said = {name for name, found in ((PENDING_BACKWARD, ins.cudagraphs.never_recorded),

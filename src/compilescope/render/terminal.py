@@ -181,10 +181,14 @@ def _graph_breaks(ins: Insights) -> list[RenderableType]:
         body = TerminalText(brk.reason, style="bold")
         if brk.location and brk.location.code:
             body.append(f"\ncode: {brk.location.code}", style="default")
-        if brk.hints:
+        if brk.note:
+            body.append(f"\nnote: {brk.note}", style="green")
+        elif brk.hints:
             body.append(f"\nhint: {brk.hints[0]}", style="green")
         if brk.eager_lines:
             body.append("\nran eagerly: " + ", ".join(e.short for e in brk.eager_lines), style="yellow")
+        if brk.callees_text:
+            body.append(f"\ncompiled on its own: {brk.callees_text}", style="default")
         out.append(Group(head, Padding(body, (0, 0, 0, 3))))
     if len(gb.breaks) > MAX_BREAKS:
         out.append(TerminalText(f"… {len(gb.breaks) - MAX_BREAKS} more in the report / --json"))

@@ -1,0 +1,129 @@
+"""The optimizer step compiled with an LR scheduler, on a real torch 2.13 log (tests/data/torch213/README.md,
+`compiled_optimizer.log.gz`, from programs/compiled_optimizer.py as `compilescope run` records it).
+
+What a user of PyTorch's compiled-optimizer recipe meets: the Python-float learning rate the scheduler changes
+recompiles Adam.step, whose fix is a tensor learning rate; the scheduler's wrapper of opt.step is in a file Dynamo
+skips, so the user's function breaks there while Adam.step is compiled as frames of its own; and torch's optimizer
+breaks its own graph on purpose in _use_grad, which no user can remove.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import re
+
+from compilescope.analyses.graph_breaks import EXPLICIT_BREAK
+from compilescope.analyses.insights import insights
+from compilescope.ingest.reader import read_trace
+
+from ..conftest import CUDA211_LOGS, REPO, run_cli, torch213
+
+LOG = torch213("compiled_optimizer.log.gz")
+PROGRAM = REPO / "tests" / "data" / "torch213" / "programs" / "compiled_optimizer.py"
+
+
+def _insights():
+    with read_trace(str(LOG)) as trace:
+        return insights(trace)
+
+
+def _step_line() -> int:
+    """The program's line that calls opt.step() inside the compiled function, read from the program itself."""
+    return next(i for i, line in enumerate(PROGRAM.read_text().splitlines(), 1) if line.strip() == "opt.step()")
+
+
+def _compiles_through(line: int) -> dict[str, str]:
+    """Compile id -> compiled function, for every dynamo_start whose stack passes through the program's line, read
+    from the raw log."""
+    files: dict[int, str] = {}
+    found = {}
+    with gzip.open(LOG, "rt") as f:
+        for text in f:
+            if text.startswith("\t") or "{" not in text:
+                continue
+            record = json.loads(text[text.index("{"):])
+            if "str" in record:
+                files[record["str"][1]] = record["str"][0]
+            elif "dynamo_start" in record:
+                stack = record["dynamo_start"]["stack"]
+                if any(files[fr["filename"]].endswith("/compiled_optimizer.py") and fr["line"] == line
+                       for fr in stack[:-1]):
+                    found[f"[{record['frame_id']}/{record['frame_compile_id']}]"] = stack[-1]["name"]
+    return found
+
+
+def test_the_float_learning_rate_recompile_gets_the_tutorials_fix():
+    ins = _insights()
+    [frame] = ins.recompiles.frames
+    [step] = frame.steps
+    assert re.search(r"param_groups\[0\]\['lr'\] == 0\.\d+", step.guard.guard)
+    assert step.guard.change == "optimizer_setting" and frame.changes == ["optimizer_setting"]
+    assert "lr=torch.tensor(" in frame.advice[0]
+    assert not any("Python number/string argument" in a for a in frame.advice)
+
+
+def test_the_optimizer_step_compiled_below_the_users_break():
+    ins = _insights()
+    line = _step_line()
+    user = next(b for b in ins.graph_breaks.breaks if b.location.line == line)
+    assert user.location.filename.endswith("compiled_optimizer.py") and not user.by_torch
+    # Independently: every non-resume compile whose logged stack passes through that line.
+    through = {cid: name for cid, name in _compiles_through(line).items() if not name.startswith("torch_dynamo_resume")}
+    assert through and set(through.values()) == {"step"}
+    [callee] = user.compiled_callees
+    assert callee.function == "step" and callee.location.short == "adam.py:214"
+    assert callee.compile_ids == sorted(through)
+    finding = next(f for f in ins.findings if f.title.startswith(f"graph break at compiled_optimizer.py:{line}"))
+    assert finding.severity == "warning" and "compiled on its own: [2/0], [2/1] step (adam.py:214)" in finding.detail
+
+
+def test_torchs_own_graph_break_is_not_the_users_to_fix(capsys):
+    ins = _insights()
+    [torchs] = [b for b in ins.graph_breaks.breaks if b.by_torch]
+    assert torchs.reason == EXPLICIT_BREAK and torchs.location.code == "torch._dynamo.graph_break()"
+    assert "/torch/optim/optimizer.py" in torchs.location.filename and torchs.location.function == "_use_grad"
+    assert not torchs.compiled_callees
+    # Not a warning at the top: one INFO line that says where and that nothing is to change.
+    assert not [f for f in ins.findings if f.severity == "warning" and " optimizer.py:" in f.title]
+    [info] = [f for f in ins.findings if f.title.startswith("PyTorch breaks the graph on purpose")]
+    assert info.severity == "info" and "optimizer.py:79 (_use_grad)" in info.title
+
+    assert run_cli("summary", LOG) == 0
+    out = capsys.readouterr().out
+    assert "note: PyTorch's own code breaks the graph here on purpose" in out
+    assert "Remove the `torch._dynamo.graph_break()` call" not in out  # torch's hint names a line in torch
+    assert "compiled on its own: [2/0], [2/1] step (adam.py:214)" in out
+    assert "lr=torch.tensor(0.01)" in out
+
+
+def test_the_report_and_json_say_the_same(tmp_path, capsys):
+    out = tmp_path / "report"
+    assert run_cli(LOG, "-o", out, "--no-browser") == 0
+    page = (out / "index.html").read_text()
+    insights_table = page[page.index('id="insights-graph_breaks"'):]
+    insights_table = insights_table[:insights_table.index("</table>")]
+    assert "PyTorch&#39;s own code breaks the graph here on purpose" in insights_table
+    shown = re.sub(r"<details>.*?</details>", "", insights_table, flags=re.S)  # torch's own text stays, folded
+    assert "Remove the" not in shown
+    assert re.search(r'compiled on its own: <a [^>]*>\[2/0\]</a>, <a [^>]*>\[2/1\]</a> <code>step</code>', shown)
+    capsys.readouterr()
+    assert run_cli("summary", LOG, "--json") == 0
+    data = json.loads(capsys.readouterr().out)
+    breaks = data["graph_breaks"]["breaks"]
+    assert [b["by_torch"] for b in breaks].count(True) == 1
+    [user] = [b for b in breaks if b["compiled_callees"]]
+    assert user["compiled_callees"][0]["compile_ids"] == ["[2/0]", "[2/1]"]
+    assert data["recompiles"]["frames"][0]["steps"][0]["change"] == "optimizer_setting"
+
+
+def test_no_other_fixture_has_either():
+    """Neither idea fires where it does not belong: an ordinary break's resume functions are not callees, nor are
+    compiled autograd's backward graphs (generated code) under loss.backward()."""
+    logs = [torch213(name) for name in ("graph_breaks.log", "source_view.log", "compiled_autograd.log.gz",
+                                        "diff_break.log.gz", "empty_graph.log", "caught_fullgraph.log.gz")]
+    for name in logs + [CUDA211_LOGS / "train_break_recompile.log.gz"]:
+        with read_trace(str(name)) as trace:
+            ins = insights(trace)
+        assert ins.graph_breaks.breaks, name
+        assert not any(b.by_torch or b.compiled_callees for b in ins.graph_breaks.breaks), name
