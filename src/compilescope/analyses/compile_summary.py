@@ -16,6 +16,7 @@ from ..model.trace import Compile, Trace
 from .autotuning import TemplateSearch
 from .caches import CACHES
 from .compile_time import PHASE_LABELS, PHASES
+from .compiled_frames import CompiledFrames
 from .cudagraphs import CudaGraphCompile
 from .errors import OUTPUT_CODE, CompileError
 from .graph_breaks import GraphBreak, compilation_key
@@ -23,7 +24,7 @@ from .insights import Insights
 from .metric_values import LongMetric, long_metric
 from .recompiles import BackwardGraph, FailedGuard
 from .status import BREAK, STATUS_LABELS, ERROR
-from .userloc import UserLocation, code_origin, last_user_stack_frame
+from .userloc import UserLocation, code_origin
 from ..model.records import dataclass
 
 # Graph and guard sizes, in the order shown (label for one, label for several, compilation_metrics key): each one
@@ -269,51 +270,6 @@ def _outcome(status: str, error: CompileError | None, graph_breaks: list[GraphBr
     return label
 
 
-class _CompiledFrames:
-    """The frame each compilation compiled, and the stack that led to it, alike for all its attempts: dynamo_start
-    logs the stack at attempt 0 only, compilation_metrics the code (co_name, co_filename, co_firstlineno) at the last."""
-
-    def __init__(self, trace: Trace) -> None:
-        self._stacks: dict[tuple, list] = {}  # by compilation
-        self._frame_stacks: dict[tuple, list] = {}  # by frame (one code object): for a compile logged without one
-        self._code: dict[tuple, UserLocation] = {}  # by compilation
-        for entry in trace.compiles.values():
-            cid = entry.compile_id
-            if cid is None:
-                continue
-            if entry.stack:
-                self._stacks.setdefault(self._compilation(cid), entry.stack)
-                self._frame_stacks.setdefault(self._frame(cid), entry.stack)
-            metrics = entry.metrics or {}
-            if metrics.get("co_filename") and isinstance(metrics.get("co_firstlineno"), int):
-                self._code.setdefault(self._compilation(cid), UserLocation(
-                    str(metrics["co_filename"]), metrics["co_firstlineno"], str(metrics.get("co_name") or "") or None))
-
-    @staticmethod
-    def _compilation(cid: CompileId) -> tuple:
-        return cid.compiled_autograd_id, cid.frame_id, cid.frame_compile_id
-
-    @staticmethod
-    def _frame(cid: CompileId) -> tuple:
-        return cid.compiled_autograd_id, cid.frame_id
-
-    def stack(self, cid: CompileId) -> list | None:
-        """The stack Dynamo logged on starting this compilation (none for one that never started: the recompile
-        limit): another compilation of the frame may have been called from elsewhere, so none is borrowed."""
-        return self._stacks.get(self._compilation(cid))
-
-    def compiled(self, cid: CompileId) -> UserLocation | None:
-        """The code object the compilation compiled, else the top of its stack, else of its frame's other ones."""
-        found = self._code.get(self._compilation(cid))
-        if found is not None:
-            return found
-        stack = self.stack(cid) or (self._frame_stacks.get(self._frame(cid)) if cid.frame_id is not None else None)
-        if not stack:
-            return None
-        top = UserLocation.from_frame(stack[-1])
-        return UserLocation(top.filename, top.line, top.function)  # (the frame as compiled, not its line's text)
-
-
 def compile_summaries(trace: Trace, statuses: dict[CompileId | None, str], ins: Insights) -> dict[str, CompileSummary]:
     errors = {e.compile_id: e for e in ins.errors.errors}
     breaks: dict[str, list[GraphBreak]] = {}
@@ -329,7 +285,7 @@ def compile_summaries(trace: Trace, statuses: dict[CompileId | None, str], ins: 
     graphed = {c.compile_id: c for c in ins.cudagraphs.compiles}
     backward = {cid: g for g in ins.recompiles.backward_graphs for cid in g.compile_ids}
 
-    frames = _CompiledFrames(trace)
+    frames = CompiledFrames(trace)
     result: dict[str, CompileSummary] = {}
     shared = _Shared()
     for entry in trace.compiles.values():
@@ -344,7 +300,7 @@ def compile_summaries(trace: Trace, statuses: dict[CompileId | None, str], ins: 
         compiled, called_from = frames.compiled(entry.compile_id), None
         origin = code_origin(compiled.filename) if compiled else None
         if origin is not None:
-            called_from = last_user_stack_frame(frames.stack(entry.compile_id))
+            called_from = frames.called_from(entry.compile_id)
         status = statuses.get(entry.compile_id, "missing")
         summary = CompileSummary(
             compile_id=key, status=status, outcome=_outcome(status, error, graph_breaks, restarts),

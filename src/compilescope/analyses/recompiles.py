@@ -18,8 +18,9 @@ from typing import Any
 import orjson
 
 from ..model.trace import Compile, Trace
+from .compiled_frames import CompiledFrames
 from .dynamic_shapes import Specialization
-from .userloc import UserLocation, code_origin, last_user_frame, last_user_stack_frame
+from .userloc import UserLocation, code_origin, last_user_frame
 from ..model.records import dataclass
 
 ARTIFACT = "recompile_reasons"
@@ -364,10 +365,7 @@ def link_specializations(found: Recompiles, specializations: list[Specialization
 
 def recompiles(trace: Trace) -> Recompiles:
     known = _known_files(trace)
-    stacks: dict[tuple, list] = {}  # each compilation's logged stack, whatever its attempt
-    for cid, entry in trace.compiles.items():
-        if cid is not None and entry.stack:
-            stacks.setdefault((cid.compiled_autograd_id, cid.frame_id, cid.frame_compile_id), entry.stack)
+    compiled_frames = CompiledFrames(trace)
     result: list[FrameRecompiles] = []
     for (_, frame_id), entries in _frames(trace).items():
         chain_entries = [e for e in entries if (e.compile_id.frame_compile_id or 0) > 0]
@@ -416,8 +414,7 @@ def recompiles(trace: Trace) -> Recompiles:
         if filename and code_origin(str(filename)) is not None:
             for e in entries:
                 # (Dynamo logs the stack when an attempt starts: a restarted one, [0/1_1], has none; its [0/1] has.)
-                cid = e.compile_id
-                loc = last_user_stack_frame(stacks.get((cid.compiled_autograd_id, frame_id, cid.frame_compile_id)))
+                loc = compiled_frames.called_from(e.compile_id)
                 if loc is not None and all(loc.key != seen.key for seen in called_from):
                     called_from.append(loc)
         result.append(FrameRecompiles(

@@ -1,0 +1,60 @@
+"""The frame each compilation compiled, and the stack of calls that led to it, read once from the log.
+
+Both the recompile chains (the user's lines a library's frame was called from) and each compile's page (the frame
+compiled, and where from) ask it; a module of its own, as compile_summary imports recompiles.
+"""
+
+from __future__ import annotations
+
+from ..model.ids import CompileId
+from ..model.trace import Trace
+from .userloc import UserLocation, last_user_stack_frame
+
+
+class CompiledFrames:
+    """The frame each compilation compiled, and the stack that led to it, alike for all its attempts: dynamo_start
+    logs the stack at attempt 0 only, compilation_metrics the code (co_name, co_filename, co_firstlineno) at the last."""
+
+    def __init__(self, trace: Trace) -> None:
+        self._stacks: dict[tuple, list] = {}  # by compilation
+        self._frame_stacks: dict[tuple, list] = {}  # by frame (one code object): for a compile logged without one
+        self._code: dict[tuple, UserLocation] = {}  # by compilation
+        for entry in trace.compiles.values():
+            cid = entry.compile_id
+            if cid is None:
+                continue
+            if entry.stack:
+                self._stacks.setdefault(self._compilation(cid), entry.stack)
+                self._frame_stacks.setdefault(self._frame(cid), entry.stack)
+            metrics = entry.metrics or {}
+            if metrics.get("co_filename") and isinstance(metrics.get("co_firstlineno"), int):
+                self._code.setdefault(self._compilation(cid), UserLocation(
+                    str(metrics["co_filename"]), metrics["co_firstlineno"], str(metrics.get("co_name") or "") or None))
+
+    @staticmethod
+    def _compilation(cid: CompileId) -> tuple:
+        return cid.compiled_autograd_id, cid.frame_id, cid.frame_compile_id
+
+    @staticmethod
+    def _frame(cid: CompileId) -> tuple:
+        return cid.compiled_autograd_id, cid.frame_id
+
+    def stack(self, cid: CompileId) -> list | None:
+        """The stack Dynamo logged on starting this compilation (none for one that never started: the recompile
+        limit): another compilation of the frame may have been called from elsewhere, so none is borrowed."""
+        return self._stacks.get(self._compilation(cid))
+
+    def called_from(self, cid: CompileId) -> UserLocation | None:
+        """The innermost line of the user's code on this compilation's stack: what led to a frame not their own."""
+        return last_user_stack_frame(self.stack(cid))
+
+    def compiled(self, cid: CompileId) -> UserLocation | None:
+        """The code object the compilation compiled, else the top of its stack, else of its frame's other ones."""
+        found = self._code.get(self._compilation(cid))
+        if found is not None:
+            return found
+        stack = self.stack(cid) or (self._frame_stacks.get(self._frame(cid)) if cid.frame_id is not None else None)
+        if not stack:
+            return None
+        top = UserLocation.from_frame(stack[-1])
+        return UserLocation(top.filename, top.line, top.function)  # (the frame as compiled, not its line's text)
