@@ -217,7 +217,7 @@ def test_extern_kernels_are_the_ops_their_graph_called_with_that_graphs_lines():
     forward_mm = [k for k in extern if k.graph in forward_keys and k.op == "aten::mm"]
     assert forward_mm and all([u.line for u in k.user_lines] == [mlp_line] for k in forward_mm)
     backward_mm = [k for k in extern if k.graph in backward_keys and k.op == "aten::mm"]
-    assert backward_mm and all(len(k.user_lines) > 1 for k in backward_mm)  # the backward's GEMMs, of several Linears
+    assert len({u.line for k in backward_mm for u in k.user_lines}) > 1  # the backward's GEMMs, of several Linears
     # Every kernel of a graph has lines now: the by-line table holds the graphs' whole kernel time.
     in_graphs = sum(g.kernels_us for g in p.graphs if g.key)
     assert sum(r.total_us for r in p.lines) == pytest.approx(in_graphs)
@@ -393,6 +393,78 @@ def test_a_hugging_face_model_eager_against_compiled_with_its_lines_in_site_pack
     assert compiled and all(str(k.compile_id) == "[0/0]" for k in compiled)
     files = {line.file.rsplit("/", 1)[-1] for k in compiled for line in k.user_lines}
     assert "modeling_gpt2.py" in files and "sdpa_attention.py" in files, files
+
+
+def _gpt2_mm_calls(events: list[dict]) -> list[list[float]]:
+    """Each compiled graph call's aten::mm calls, in order: the GPU time of each call's kernels. A call is an aten::mm
+    directly inside the graph's range that launched a kernel."""
+    around = _around_launches(events)
+    calls: dict[tuple, dict[tuple, float]] = {}  # graph range -> mm call -> its kernels' time
+    for e in events:
+        chain = around.get(e.get("args", {}).get("correlation")) if e.get("cat") == "kernel" else None
+        graph = next((i for i, c in enumerate(chain or []) if c["name"].startswith("## Call CompiledFxGraph")), None)
+        if graph is not None and graph + 1 < len(chain) and chain[graph + 1]["name"] == "aten::mm":
+            run, mm = chain[graph], chain[graph + 1]
+            per_call = calls.setdefault((run["tid"], run["ts"]), {})
+            per_call[(mm["ts"], mm["dur"])] = per_call.get((mm["ts"], mm["dur"]), 0.0) + e["dur"]
+    return [[us for _, us in sorted(per_call.items())] for _, per_call in sorted(calls.items())]
+
+
+def _gpt2_mm_sites() -> tuple[list[int], int, int]:
+    """The output code's extern_kernels.mm calls (their debug handles, in the code's order), and the place of
+    lm_head's call among them and its line in modeling_gpt2.py, from the log's kernel stack traces."""
+    with gzip.open(cuda211("hf_gpt2_profile.log.gz"), "rt") as f:
+        text = f.read()
+    handles = [int(h) for h in re.findall(r"# \[Provenance debug handles\] extern_kernels\.mm:(\d+)\n\t *extern_kernels"
+                                          r"\.mm\(", text)]
+    artifact = text.index('"name": "inductor_provenance_tracking_kernel_stack_traces"')
+    stacks = json.loads(text[artifact:].split("\n", 2)[1].lstrip("\t"))
+    lm_head = [h for h in handles if "self.lm_head(" in stacks[f"extern_kernels.mm:{h}"][-1].rstrip().rsplit("\n", 1)[-1]]
+    assert len(lm_head) == 1
+    line = int(re.findall(r'modeling_gpt2\.py", line (\d+)', stacks[f"extern_kernels.mm:{lm_head[0]}"][-1])[-1])
+    return handles, handles.index(lm_head[0]), line
+
+
+def test_each_call_of_an_extern_op_in_a_graph_goes_to_its_own_line():
+    """GPT-2's graph calls extern_kernels.mm 13 times: 12 for the blocks' Linears (pytorch_utils.py) and lm_head's
+    last. Each graph call in the profile makes 13 aten::mm calls, in the code's order: the 13th's kernels are lm_head's
+    line's, not half of all 13 calls' time (as when the calls were pooled over their lines)."""
+    handles, lm_head, line = _gpt2_mm_sites()
+    assert len(handles) == 13 and handles == sorted(handles)  # the handles number the calls in the code's order
+    with gzip.open(cuda211("hf_gpt2_profile.profile.json.gz"), "rt") as f:
+        events = json.load(f)["traceEvents"]
+    runs = _gpt2_mm_calls(events)
+    assert len(runs) == 10 and all(len(calls) == len(handles) for calls in runs)
+    p = _runtime(cuda211("hf_gpt2_profile.log.gz"), cuda211("hf_gpt2_profile.profile.json.gz")).profiles[0]
+    [row] = [r for r in p.lines if r.file.endswith("/modeling_gpt2.py") and r.line == line]
+    assert row.total_us == pytest.approx(sum(calls[lm_head] for calls in runs))
+    all_mm = sum(sum(calls) for calls in runs)
+    assert row.total_us < all_mm / 5  # one call of 13, the largest GEMM (pooled, it had half)
+    # Nothing lost or counted twice: every compiled kernel has lines, and the lines hold the kernels' time.
+    in_graphs = sum(g.kernels_us for g in p.graphs if g.key)
+    assert sum(r.total_us for r in p.lines) == pytest.approx(in_graphs)
+    mm_rows = [k for k in p.kernels if k.op == "aten::mm"]
+    assert sum(us for k in mm_rows for u, us in zip(k.user_lines, k.line_us) if u.line == line) == pytest.approx(row.total_us)
+
+
+def test_a_graph_call_missing_an_extern_call_is_not_told_apart(tmp_path):
+    """A graph call whose aten::mm calls the profile does not hold all of (here one taken out) cannot say which call is
+    which: its calls' time goes to all the op's lines, as before; the other graph calls' are each call's own."""
+    handles, lm_head, line = _gpt2_mm_sites()
+    with gzip.open(cuda211("hf_gpt2_profile.profile.json.gz"), "rt") as f:
+        doc = json.load(f)
+    runs = _gpt2_mm_calls(doc["traceEvents"])
+    first = min((e for e in doc["traceEvents"] if e.get("name", "").startswith("## Call CompiledFxGraph")),
+                key=lambda e: e["ts"])
+    mm = min((e for e in doc["traceEvents"] if e.get("name") == "aten::mm" and e["tid"] == first["tid"]
+              and first["ts"] <= e["ts"] < first["ts"] + first["dur"]), key=lambda e: e["ts"])
+    doc["traceEvents"].remove(mm)
+    cut = tmp_path / "one_mm_less.json"
+    cut.write_text(json.dumps(doc))
+    p = _runtime(cuda211("hf_gpt2_profile.log.gz"), cut).profiles[0]
+    [row] = [r for r in p.lines if r.file.endswith("/modeling_gpt2.py") and r.line == line]
+    # the first call's 12 mm calls left, half each to the two lines of the graph's mm calls; the others', lm_head's own
+    assert row.total_us == pytest.approx(sum(runs[0][1:]) / 2 + sum(calls[lm_head] for calls in runs[1:]))
 
 
 def test_the_lines_table_names_a_librarys_file_briefly(tmp_path):

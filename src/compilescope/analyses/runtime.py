@@ -22,7 +22,9 @@ joined to its CPU launch by the CUDA correlation id, and from there to the ATen 
 and the ``## Call CompiledFxGraph <key> ##`` range around it (time nesting on the
 launching thread); the graph's FX-graph-cache key names its compile id in the log.
 Kernel -> user lines comes from Inductor provenance; a kernel fused from several
-lines has its time divided evenly among them in the by-line table.
+lines has its time divided evenly among them in the by-line table. An extern op's n-th call in one call of a
+graph is the n-th call of it in the graph's output code (provenance numbers them in order), and its time goes to
+that call's lines.
 """
 
 from __future__ import annotations
@@ -37,7 +39,7 @@ import orjson
 from ..model.ids import CompileId
 from ..model.profile import OP_CATEGORIES, PROFILER_CATEGORIES, Profile, ProfileEvent
 from ..model.trace import Trace
-from .provenance import Provenance, UserLine, code_lines, text_lines
+from .provenance import KernelTrace, Provenance, UserLine, code_lines, text_lines
 from ..wording import count, format_us
 from ..model.records import dataclass
 
@@ -87,6 +89,7 @@ class KernelRow:
     share: float = 0.0
     run_share: float | None = None  # of the time not spent compiling (None: the profile has none, or this row is it)
     user_lines: list[UserLine] = field(default_factory=list)
+    line_us: list[float] = field(default_factory=list)  # the time of it on each of user_lines (_Rows.split_by_line)
     code_artifact: int | None = None  # the output code artifact that defines it, and the line
     code_line: int | None = None
     stacks_artifact: int | None = None  # the kernel stack traces artifact, and the kernel's name there
@@ -313,6 +316,15 @@ class _KernelHome:
     stacks_name: str | None = None
 
 
+@dataclass(slots=True)
+class _CallSite:
+    """One call of an extern op in a graph's output code (``extern_kernels.mm:7``)."""
+
+    handle: int  # provenance's debug handle: the calls of a graph's code are numbered in the order it makes them
+    user_lines: list[UserLine]
+    name: str  # in the kernel stack traces artifact
+
+
 def _attempt_text(cid: CompileId) -> str:
     """"0/0_1" (the attempt always written, attempt 0 too): how by_text keeps each attempt apart from the bare "0/0"."""
     return f"{str(cid).strip('[]').partition('_')[0]}_{cid.attempt or 0}"
@@ -365,6 +377,10 @@ class _LogIndex:
                 cid = self.compile_id(args.get("compile_id"))
                 if cid is not None:
                     self.graph_cid.setdefault(args["key"], cid)
+        # (output code artifact, short op name) -> each call of an extern op in that graph's code, in call order
+        # (extern_kernels.mm:7, :9...: provenance's debug handle counts the calls as the code makes them); None when
+        # a call has no handle to order it by, or two share one.
+        self._sites: dict[tuple[int, str], list[_CallSite] | None] = {}
         # kernel name -> [(compile id, its user lines, code artifact, stack traces artifact, name there)]
         self.kernels: dict[str, list[tuple[CompileId | None, list[UserLine], int | None, int | None, str]]] = {}
         for cp in provenance.compiles.values():
@@ -380,6 +396,7 @@ class _LogIndex:
                 for name, lines in merged.items():
                     self.kernels.setdefault(name, []).append((cp.compile_id, lines, section.code.artifact_number,
                                                               section.kernel_traces_artifact, first[name]))
+                self._add_call_sites(section.code.artifact_number, section.kernels)
         self._code: dict[int, tuple[list[str], int]] = {}
         self._homes: dict[tuple, _KernelHome | None] = {}
         self._names_in_code: set[str] | None = None
@@ -387,6 +404,35 @@ class _LogIndex:
         self._calls: dict[int, str] = {}
         self._calls_op: dict[tuple[int, str], bool | None] = {}
         self._only_extern_op: dict[int, str | None] = {}
+
+    def _add_call_sites(self, code: int | None, kernels: list[KernelTrace]) -> None:
+        """One output code's extern calls, by op, ordered by their debug handles (the order the code makes them:
+        GPT-2's extern_kernels.mm:7 .. :46 stand in its code in that order)."""
+        if code is None:
+            return
+        found: dict[str, list[_CallSite] | None] = {}
+        for k in kernels:
+            if INDUCTOR_KERNEL.match(k.kernel):
+                continue
+            op = _op_short(k.kernel)
+            sites = found.setdefault(op, [])
+            if sites is None:
+                continue
+            handle = k.debug_handle or ""
+            if handle.isascii() and handle.isdigit():
+                sites.append(_CallSite(int(handle), k.user_lines, k.name))
+            else:
+                found[op] = None
+        for op, sites in found.items():
+            if sites is not None:
+                sites.sort(key=lambda c: c.handle)
+                if len({c.handle for c in sites}) < len(sites):
+                    sites = None
+            self._sites[(code, op)] = sites
+
+    def call_sites(self, code: int | None, op: str) -> list[_CallSite] | None:
+        """An extern op's calls in one graph's output code, in the order the code makes them (None: not known)."""
+        return self._sites.get((code, _op_short(op))) if code is not None else None
 
     def compile_id(self, text: Any) -> CompileId | None:
         if not isinstance(text, str):
@@ -522,6 +568,10 @@ class _Context:
     kernel: str | None
     op: str | None
     compiling: bool = False  # inside torch.compile's own work (a dynamo_timed range)
+    # In one call of a graph (its graph range): op -> its calls there, one dict shared by the call's events (the
+    # whole call's counts once its thread is nested), and which of them the op is (1 for the first).
+    run_calls: dict[str, int] | None = None
+    nth: int = 0
 
 
 COMPILING = "compiling (Dynamo, AOTAutograd, Inductor)"
@@ -561,8 +611,11 @@ def _nest(events: list[ProfileEvent]) -> tuple[list[int | None], list[_Context]]
         kernel = up.kernel or kernel_name(e.name)
         # In a graph's call, the op is one its output code called (extern_kernels.mm: aten::mm), not one around it.
         op = None if g else up.op or (e.name if _is_op(e) and not kernel else None)
+        run_calls, nth = ({}, 0) if g else (up.run_calls, up.nth)
+        if op and not up.op and run_calls is not None:  # an op's call (not one inside it): the graph's n-th of it
+            nth = run_calls[op] = run_calls.get(op, 0) + 1
         contexts.append(_Context(g["key"] if g else up.graph, r["cid"] if r else up.region, kernel, op,
-                                 up.compiling or bool(_COMPILE_RANGE.search(e.name))))
+                                 up.compiling or bool(_COMPILE_RANGE.search(e.name)), run_calls, nth))
         parents.append(parent)
         stack.append(i)
     return parents, contexts
@@ -583,6 +636,10 @@ class _Rows:
         self.index = index
         self.rows: dict[tuple, KernelRow] = {}
         self._regions: dict[tuple, str | None] = {}  # the region each row outside a graph took its compile id from
+        # An extern row's op calls in its graph's code (_LogIndex.call_sites), and its time by call (None: a call not
+        # told apart, whose time goes to all the row's lines).
+        self._sites: dict[tuple, list[_CallSite]] = {}
+        self._site_us: dict[tuple, dict[int | None, float]] = {}
 
     def add(self, kind: str, name: str, ctx: _Context, us: float, calls: int, op: str | None = None,
             replayed: bool = False) -> None:
@@ -616,8 +673,45 @@ class _Rows:
                 row.user_lines = home.user_lines
                 row.code_artifact, row.code_line = home.code_artifact, home.code_line
                 row.stacks_artifact, row.stacks_name = home.stacks_artifact, home.stacks_name
+                sites = self.index.call_sites(code, op) if kind == EXTERN and op else None
+                if sites:
+                    self._sites[key] = sites
         row.total_us += us
         row.calls += calls
+        sites = self._sites.get(key)
+        if sites is not None:
+            # The n-th call of the op in a call of the graph is the code's n-th call of it, when the graph's call
+            # made as many as its code has: else (a call cut by the profile's end, a replay) it is not told apart.
+            made = ctx.run_calls.get(op) if ctx.run_calls is not None and ctx.op == op and op else None
+            site = ctx.nth - 1 if made == len(sites) and ctx.nth else None
+            spent = self._site_us.setdefault(key, {})
+            spent[site] = spent.get(site, 0.0) + us
+
+    def split_by_line(self) -> None:
+        """Each row's time on each of its user lines (KernelRow.line_us): an extern call's on its call's lines, the
+        rest of a row's spread evenly over all of them. A row keeps the lines its time went to."""
+        for key, row in self.rows.items():
+            if not row.user_lines:
+                continue
+            spent = self._site_us.get(key)
+            if not spent or set(spent) == {None}:
+                row.line_us = [row.total_us / len(row.user_lines)] * len(row.user_lines)
+                continue
+            sites = self._sites[key]
+            # (a call's lines are among its op's in that graph, row.user_lines: the lines keep that order)
+            where = {(u.file, u.line): u for u in row.user_lines}
+            on = dict.fromkeys(where, 0.0)
+            for site, us in spent.items():
+                lines = sites[site].user_lines if site is not None and sites[site].user_lines else row.user_lines
+                for u in lines:
+                    place = (u.file, u.line)
+                    where.setdefault(place, u)
+                    on[place] = on.get(place, 0.0) + us / len(lines)
+            kept = [place for place, us in on.items() if us > 0] or list(on)
+            row.user_lines, row.line_us = [where[place] for place in kept], [on[place] for place in kept]
+            calls = [site for site, us in spent.items() if us > 0]
+            if len(calls) == 1 and calls[0] is not None:  # one call's time: its stack traces, not its op's first call's
+                row.stacks_name = sites[calls[0]].name
 
 
 def _cpu_rows(threads: dict[tuple, list[ProfileEvent]], rows: _Rows, part: bool = False) -> tuple[float, int]:
@@ -747,6 +841,7 @@ def profile_runtime(trace: Trace, provenance: Provenance, profile: Profile, inde
         total, devices = _gpu_rows(profile, threads, rows)
     else:
         total, devices = _cpu_rows(threads, rows, part=profile.part_of is not None)
+    rows.split_by_line()
     kernels = sorted((r for r in rows.rows.values() if r.total_us > 0 or r.calls), key=lambda r: -r.total_us)
     for r in kernels:
         r.share = r.total_us / total if total else 0.0
@@ -776,17 +871,17 @@ def profile_runtime(trace: Trace, provenance: Provenance, profile: Profile, inde
         # A profile of another run names its compiled regions "0/0", "1/0" as this log does, and its kernels as any
         # program's: that is no reason to charge them to this log's compiles and lines.
         for r in kernels:
-            r.compile_id, r.user_lines, r.code_artifact, r.code_line = None, [], None, None
+            r.compile_id, r.user_lines, r.line_us, r.code_artifact, r.code_line = None, [], [], None, None
             r.stacks_artifact = r.stacks_name = None
         for g in graphs.values():
             g.compile_id = None
     lines: dict[tuple[str, int], LineRow] = {}
     for r in kernels:
-        for u in r.user_lines:
+        for u, us in zip(r.user_lines, r.line_us):
             row = lines.get((u.file, u.line))
             if row is None:
                 row = lines[(u.file, u.line)] = LineRow(u.file, u.line, u.function, u.code)
-            row.total_us += r.total_us / len(r.user_lines)
+            row.total_us += us
             if r.name not in row.kernels:
                 row.kernels.append(r.name)
     for row in lines.values():
