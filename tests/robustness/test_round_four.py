@@ -277,3 +277,19 @@ def test_a_newline_in_a_rank_files_name_is_shown_not_printed(tmp_path):
     assert r.returncode in (0, 1), out[-3000:]
     assert "rank_1_\\u000anote: all is well.log is empty" in out, out[-3000:]
     assert not any(line.startswith("note: all is well") for line in out.splitlines())
+
+
+# Digits that are not ASCII --------------------------------------------------------------------------------------------
+
+def test_a_debug_handle_of_superscript_digits_is_only_a_name(tmp_path):
+    # str.isdigit() is true of "²", which int() refuses: a provenance handle "addmm:²" stopped the whole report.
+    lines = lines_of(torch213("provenance.log").read_bytes())
+    i = payload_envelope_index(lines, b'"inductor_provenance_tracking_kernel_stack_traces"')
+    assert b"extern_kernels.addmm:1" in lines[i + 1]
+    lines[i + 1] = lines[i + 1].replace(b"extern_kernels.addmm:1", "extern_kernels.addmm:\u00b2".encode())
+    fix_md5(lines, i)
+    log = tmp_path / "handle.log"
+    log.write_bytes(b"".join(lines))
+    r = report(log, tmp_path / "out")
+    assert r.returncode == 0, r.stderr.decode(errors="replace")[-2000:]
+    assert b"internal error" not in r.stderr

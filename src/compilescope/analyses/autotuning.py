@@ -217,7 +217,7 @@ def _text(value: Any) -> str | None:
 
 def _bytes(value: Any) -> int | None:
     """A size torch logged as a number or a string of digits ("262144")."""
-    if isinstance(value, str) and value.isdigit() and len(value) < 19:
+    if isinstance(value, str) and value.isascii() and value.isdigit() and len(value) < 19:
         return int(value)
     return _count(value)
 

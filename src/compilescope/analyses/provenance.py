@@ -353,7 +353,7 @@ def parse_stack_trace(text: str) -> list[UserLine]:
 def _call_order(name: str) -> tuple:
     """Kernels by debug handle (the order of their calls), then by name."""
     handle = name.rpartition(":")[2]
-    return (0, int(handle), name) if ":" in name and handle.isdigit() else (1, 0, name)
+    return (0, int(handle), name) if ":" in name and handle.isascii() and handle.isdigit() else (1, 0, name)
 
 
 def kernel_traces(text: str, parsed: dict[str, list[UserLine]] | None = None,
