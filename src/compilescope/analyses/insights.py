@@ -18,7 +18,7 @@ from .autotuning import Autotuning, autotuning
 from .caches import Caches, caches
 from .cudagraphs import CudaGraphCompile, CudaGraphs, cudagraphs
 from .compile_time import PHASE_LABELS, CompileTimes, compile_times, ends_during, unfinished_compiles
-from .dynamic_shapes import DynamicShapes, dynamic_shapes
+from .dynamic_shapes import DynamicShapes, Specialization, dynamic_shapes
 from .environment import Environment, environment
 from .errors import CompileError, CompileErrors, compile_errors
 from .graph_breaks import GraphBreak, GraphBreaks, graph_breaks
@@ -211,6 +211,37 @@ def _breaks_by_torch(breaks: list[GraphBreak]) -> list[Finding]:
                     "nothing in your code to change")]
 
 
+# Symbol names by kind (torch's SymT prefixes): s77 a size, zf8 a float (zuf an unbacked one).
+_SIZE_SYMBOL = lazy_compile(r"s\d{1,9}")
+_FLOAT_SYMBOL = lazy_compile(r"zu?f\d{1,9}")
+
+
+def _specializations(specs: list[Specialization]) -> Finding:
+    """Counted once per compilation (a restarted attempt logs its specializations again), each symbol's values once:
+    a float a compiled optimizer step specialized at every learning rate is one symbol with many values."""
+    distinct = list(dict.fromkeys((s.compile_id.partition("_")[0].rstrip("]"), s.symbol, _number(s.value))
+                                  for s in specs))
+    kinds = {"size" if _SIZE_SYMBOL.fullmatch(s.symbol) else "float" if _FLOAT_SYMBOL.fullmatch(s.symbol) else "value"
+             for s in specs}
+    kind = kinds.pop() if len(kinds) == 1 else "value"
+    values: dict[str, list[str]] = {}
+    for _, symbol, value in distinct:
+        seen = values.setdefault(symbol, [])
+        if value not in seen:
+            seen.append(value)
+    detail = "; ".join(f"{symbol}={', '.join(vals[:3])}{f' and {len(vals) - 3} more' if len(vals) > 3 else ''}"
+                       for symbol, vals in list(values.items())[:3])
+    compiles = {cid for cid, _, _ in distinct}
+    return Finding(INFO, "dynamic_shapes", f"{count(len(values), 'dynamic ' + kind)} specialized to a constant "
+                                           f"({count(len(compiles), 'compilation')})", detail)
+
+
+def _number(value: str | None) -> str:
+    """sympy's "0.00600000000000000" as "0.006"."""
+    text = str(value)
+    return text.rstrip("0").rstrip(".") if "." in text and text.replace(".", "", 1).isdigit() else text
+
+
 def _backward_recaptures(rec: Recompiles) -> list[Finding]:
     """Compiled autograd traced and compiled the backward again: why its cache missed, where torch logged it."""
     if not rec.backward_recaptures:
@@ -314,9 +345,7 @@ def findings(ins: Insights) -> list[Finding]:
                            f"{ins.caches.what_is_missing}; run again with an empty cache to see them "
                            "(compilescope run --fresh-cache, or TORCHINDUCTOR_CACHE_DIR=$(mktemp -d))"))
     if ins.dynamic_shapes.specializations:
-        n = len(ins.dynamic_shapes.specializations)
-        out.append(Finding(INFO, "dynamic_shapes", f"{count(n, 'dynamic size')} specialized to a constant",
-                           ", ".join(f"{s.symbol}={s.value}" for s in ins.dynamic_shapes.specializations[:3])))
+        out.append(_specializations(ins.dynamic_shapes.specializations))
     if ins.runtime:
         from .runtime import runtime_finding  # here: only a log given with a profile pays for the runtime analysis
 

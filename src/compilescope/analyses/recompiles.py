@@ -70,7 +70,9 @@ CHANGE_LABELS = {
     "other": "other guard",
 }
 
-SPECIALIZATION_REASONS = {"range_refined_to_singleton": "its range narrowed to one value"}
+# torch's reasons (ShapeEnv._set_replacement): an equality on a float symbol replaces it with the value (trivial_lhs).
+SPECIALIZATION_REASONS = {"range_refined_to_singleton": "its range narrowed to one value",
+                          "trivial_lhs": "an equality fixed its value", "trivial_rhs": "an equality fixed its value"}
 SPECIALIZED_ADVICE = ("A size that changed had been specialized to one value by the compile before (see above): a "
                       "line there fixed it (an operation with a tensor of fixed size, a branch or check on it), so "
                       "marking the dimension dynamic does not stop the recompiles; that line does.")
