@@ -477,6 +477,15 @@ class Change:
         """What the terminal and the page say after the title of a change a side read in part may explain."""
         return unread_note(self.unread_side) if self.unread_side else ""
 
+    @property
+    def guard_lines(self) -> list[tuple[str, str, int]]:
+        """(what, guard, times): the guards that fail only in one run, each once (a compiled optimizer step that
+        recompiled at every learning rate fails one guard on the number, `... == 0.#`, four times)."""
+        out = []
+        for key, label in (("new_guard_failures", "new failing guard"), ("gone_guard_failures", "guard no longer failing")):
+            out.extend((label, guard, n) for guard, n in Counter(self.detail.get(key, [])).items())
+        return out
+
     def to_json(self) -> dict[str, Any]:
         return {"section": self.section, "kind": self.kind, "title": self.title, "frame": self.frame,
                 "a": self.a, "b": self.b, "detail": self.detail, "unread_side": self.unread_side}
@@ -809,12 +818,13 @@ def diff_runs(a: RunFacts, b: RunFacts, threshold: TimeThreshold = TimeThreshold
             changes.append(Change("dynamic_shapes", "changed", f"{s[0]} dynamic {when(other[3])} (was {when(s[3])}; "
                                   f"{_at(s[1], s[2])})", None, {"source": s[0], "first_compile": s[3]},
                                   {"source": s[0], "first_compile": other[3]}))
-    for s in gone:
-        changes.append(Change("dynamic_shapes", "removed", f"dynamic symbol for {s[0]} removed ({_at(s[1], s[2])})",
-                              None, {"source": s[0], "file": s[1], "line": s[2]}, None))
-    for s in new:
-        changes.append(Change("dynamic_shapes", "added", f"new dynamic symbol for {s[0]} ({_at(s[1], s[2])})", None,
-                              None, {"source": s[0], "file": s[1], "line": s[2]}))
+    # (one change per symbol, with how many: each recompile of a frame makes its symbols again)
+    for s, n in Counter(gone).items():
+        changes.append(Change("dynamic_shapes", "removed", f"dynamic symbol for {s[0]} removed ({_at(s[1], s[2])})"
+                              + (f" (×{n})" if n > 1 else ""), None, {"source": s[0], "file": s[1], "line": s[2]}, None))
+    for s, n in Counter(new).items():
+        changes.append(Change("dynamic_shapes", "added", f"new dynamic symbol for {s[0]} ({_at(s[1], s[2])})"
+                              + (f" (×{n})" if n > 1 else ""), None, None, {"source": s[0], "file": s[1], "line": s[2]}))
     spec_a = [(tuple(s["sources"]), s["value"], s["file"], s["line"]) for s in a.specializations if matched(s)]
     spec_b = [(tuple(s["sources"]), s["value"], s["file"], s["line"]) for s in b.specializations if matched(s)]
     gone, new = _multiset_diff(spec_a, spec_b)

@@ -44,10 +44,8 @@ def _change_lines(diff: RunDiff) -> list[RenderableType]:
                 title.append(f" ({change.unread_note})", style="yellow")
             lines.append(_hanging(TerminalText(f"  {mark} ", style=style), title))
             d = change.detail
-            for guard in d.get("new_guard_failures", []):
-                lines.append(_hanging(DETAIL, f"new failing guard: {guard}", "dim"))
-            for guard in d.get("gone_guard_failures", []):
-                lines.append(_hanging(DETAIL, f"guard no longer failing: {guard}", "dim"))
+            for label, guard, times in change.guard_lines:
+                lines.append(_hanging(DETAIL, f"{label}: {guard}" + (f" (×{times})" if times > 1 else ""), "dim"))
             for key, sign in (("added", "+"), ("removed", "-")):
                 nodes = d.get(key, []) if section == "graphs" else []
                 for node in nodes[:MAX_NODES]:
