@@ -127,3 +127,54 @@ def test_no_other_fixture_has_either():
             ins = insights(trace)
         assert ins.graph_breaks.breaks, name
         assert not any(b.by_torch or b.compiled_callees for b in ins.graph_breaks.breaks), name
+
+
+# The same recipe on an H100 under torch 2.11 (tests/data/cuda_torch211/README.md): there the float is specialized
+# again at every new learning rate, so the step recompiles five times; with a tensor lr it compiles once.
+CUDA_FLOAT = CUDA211_LOGS / "compiled_optimizer.log.gz"
+CUDA_TENSOR = CUDA211_LOGS / "compiled_optimizer_tensor_lr.log.gz"
+
+
+def _specialized_compilations(log) -> set[str]:
+    """Compilations (attempts counted once) with a symbolic_shape_specialization of a float symbol, from the raw log."""
+    found = set()
+    with gzip.open(log, "rt") as f:
+        for text in f:
+            if '"symbolic_shape_specialization"' in text and not text.startswith("\t"):
+                record = json.loads(text[text.index("{"):])
+                if record["symbolic_shape_specialization"]["symbol"].startswith("zf"):
+                    found.add(f"{record['frame_id']}/{record['frame_compile_id']}")
+    return found
+
+
+def test_on_cuda_every_recompile_is_the_learning_rate():
+    with read_trace(str(CUDA_FLOAT)) as trace:
+        ins = insights(trace)
+    [frame] = ins.recompiles.frames
+    assert frame.name == "step" and frame.recompiles == 5
+    # The first guard is on the float itself, the next four on the value Adam's code specialized it to again.
+    guards = [s.guard.guard for s in frame.steps]
+    assert guards[0].startswith("self.param_groups[0]['lr'] == ")
+    assert all(g.startswith("___as_tensor(self.param_groups[0]['lr']).item() == ") for g in guards[1:])
+    assert {s.guard.change for s in frame.steps} == {"optimizer_setting"}
+    assert "lr=torch.tensor(" in frame.advice[0]
+    compilations = _specialized_compilations(CUDA_FLOAT)
+    [spec] = [f for f in ins.findings if f.section == "dynamic_shapes"]
+    assert spec.title == f"1 dynamic float specialized to a constant ({len(compilations)} compilations)"
+    assert len(compilations) == 5 and spec.detail.startswith("zf8=0.00466666666666667, 0.006, ")
+    with read_trace(str(CUDA_TENSOR)) as trace:
+        fixed = insights(trace)
+    assert not fixed.recompiles.frames and not fixed.dynamic_shapes.specializations
+    [user] = [b for b in fixed.graph_breaks.breaks if b.compiled_callees]
+    assert [c.label for c in user.compiled_callees] == ["[2/0] step (adam.py:214)"]
+
+
+def test_diff_of_the_fix_says_each_guard_once(capsys):
+    assert run_cli("diff", CUDA_FLOAT, CUDA_TENSOR) in (0, 1)
+    out = capsys.readouterr().out
+    assert "step (adam.py:214): 6 → 1 compiles (5 → 0 recompiles)" in out
+    # Four failures of one guard (numbers masked) are one line with their count, not four lines.
+    assert out.count("guard no longer failing: ___as_tensor(") == 1
+    assert re.search(r"guard no longer failing: ___as_tensor\(self\.param_groups\[0\]\['lr'\]\)\.item\(\)\s+== 0\.# \(×4\)",
+                     out)
+    assert out.count("dynamic symbol for L['self'].param_groups[0]['lr'] removed") == 1

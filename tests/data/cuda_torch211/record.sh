@@ -27,6 +27,12 @@ for prog in train_break_recompile cudagraph_skips; do
     scenario "$prog" 150 python3 -m compilescope run --no-browser --fresh-cache --trace-dir "$work/$prog/trace" \
         -o "$work/$prog/report" "$prog.py"
 done
+# PyTorch's compiled-optimizer recipe with an LR scheduler: a float lr recompiles Adam.step, a tensor lr does not.
+scenario compiled_optimizer 180 python3 -m compilescope run --no-browser --fresh-cache \
+    --trace-dir "$work/compiled_optimizer/trace" -o "$work/compiled_optimizer/report" compiled_optimizer.py
+scenario compiled_optimizer_tensor_lr 180 env OPT_LR=tensor python3 -m compilescope run --no-browser --fresh-cache \
+    --trace-dir "$work/compiled_optimizer_tensor_lr/trace" -o "$work/compiled_optimizer_tensor_lr/report" \
+    compiled_optimizer.py
 # Two DDP ranks on the one GPU under torchrun, started by `compilescope run`: a rank log each, and rank 1 recompiles.
 scenario ddp_uneven_batch 240 python3 -m compilescope run --no-browser --fresh-cache \
     --trace-dir "$work/ddp_uneven_batch/trace" -o "$work/ddp_uneven_batch/report" \
