@@ -481,7 +481,7 @@ class Change:
     def guard_lines(self) -> list[tuple[str, str, int]]:
         """(what, guard, times): the guards that fail only in one run, each once (a compiled optimizer step that
         recompiled at every learning rate fails one guard on the number, `... == 0.#`, four times)."""
-        out = []
+        out: list[tuple[str, str, int]] = []
         for key, label in (("new_guard_failures", "new failing guard"), ("gone_guard_failures", "guard no longer failing")):
             out.extend((label, guard, n) for guard, n in Counter(self.detail.get(key, [])).items())
         return out
