@@ -6,6 +6,7 @@ gpu-torch211 scripts), never from compilescope's own output.
 
 from __future__ import annotations
 
+import ast
 import html
 import json
 import os
@@ -271,3 +272,23 @@ def test_a_line_only_a_guard_quotes_is_shown():
     assert f.origin == "log"
     assert f.text[20] == program[20].strip() == "y = scale(x, n)"
     assert all(t == program[i].strip() for i, t in enumerate(f.text) if t is not None)  # every quote is the file's
+
+
+def test_two_compiled_functions_of_one_name_are_told_apart_by_their_first_line():
+    # same_cause.py (rebuilt from the log: it was recorded elsewhere) has two methods named `forward`, both compiled:
+    # compilation_metrics gives co_firstlineno 12 (Scale.forward) and 17 (Shift.forward). Told apart by name only,
+    # the function from line 12 ran on into the one from line 17, as no quoted `def` or other name stopped it.
+    log = torch213("same_cause.log")
+    firsts = set(re.findall(r'"co_name": "forward", "co_filename": "[^"]*same_cause\.py", "co_firstlineno": (\d+)',
+                            log.read_text()))
+    assert firsts == {"12", "17"}
+    program = ast.parse((PROGRAMS / "same_cause.py").read_text())
+    spans = sorted((node.lineno, node.end_lineno) for node in ast.walk(program)
+                   if isinstance(node, ast.FunctionDef) and node.name == "forward")
+    assert [first for first, _ in spans] == [12, 17]
+    with read_trace(str(log)) as trace:
+        (f,) = [f for f in analyze_sources(trace).files if f.path.endswith("same_cause.py")]
+    assert f.origin == "log"
+    for first, last in spans:
+        shown = [n for n, _ in f.function_lines(first)]
+        assert shown[0] == first and shown[-1] == last, (first, shown)

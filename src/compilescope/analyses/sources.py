@@ -151,6 +151,9 @@ class SourceFile:
     # Rebuilt files only: the function the log's stacks place a line in (resume functions named as the function
     # they resume), which bounds a function whose end the unindented quotes cannot show.
     functions: dict[int, str] = field(default_factory=dict)
+    # Rebuilt files only: the first line of each compiled code of the file (co_firstlineno) -> its co_name. A name
+    # does not tell functions apart (same_cause.py's two `forward`s); the first line does.
+    codes: dict[int, str] = field(default_factory=dict)
 
     @property
     def name(self) -> str:
@@ -186,12 +189,14 @@ class SourceFile:
         out = [(first, head)]
         if self.origin == "log":
             # Rebuilt from the log's quotes, which carry no indentation (and may lack the def line): the function
-            # runs to the next quoted definition or to the first line a stack places in another function, its
-            # unquoted lines shown as such.
+            # runs to the first line of another compiled function, to the next quoted definition, or to the first
+            # line a stack places in another function, its unquoted lines shown as such. A resume function starts
+            # inside the function it resumes, so it ends none.
             owner = self.functions.get(first)
+            others = {start for start, code in self.codes.items() if start != first and not _RESUMED.match(code)}
             for n in range(first + 1, len(self.text) + 1):
                 text = self.text[n - 1]
-                if text is not None and text.startswith(("def ", "async def ", "class ", "@")):
+                if n in others or (text is not None and text.startswith(("def ", "async def ", "class ", "@"))):
                     break
                 in_function = self.functions.get(n)
                 if in_function is not None:
@@ -424,6 +429,7 @@ def analyze_sources(trace: Trace, provenance: Provenance | None = None, shapes: 
         return notes.setdefault(path, {}).setdefault(line, LineNotes())
 
     guard_sites: list[tuple[str, PayloadRef]] = []  # (compile id, guards payload: read one at a time, below)
+    codes: dict[str, dict[int, str]] = {}  # file -> SourceFile.codes
     for entry in trace.sorted_compiles():
         key = compilation_key(entry.compile_id)
         frame = _compiled_frame(entry)
@@ -433,6 +439,8 @@ def analyze_sources(trace: Trace, provenance: Provenance | None = None, shapes: 
             n = at(frame[0], frame[1])
             if n is not None and not any(fr["compile_id"] == key for fr in n.frames):
                 n.frames.append({"compile_id": key, "function": frame[2]})
+            if n is not None:
+                codes.setdefault(frame[0], {}).setdefault(frame[1], frame[2])
         for artifact in entry.artifacts:
             if artifact.name == GRAPH_ARTIFACT and artifact.payload is not None:
                 for node_site in fx_node_sites(trace.payload_text(artifact.payload)):
@@ -561,5 +569,6 @@ def analyze_sources(trace: Trace, provenance: Provenance | None = None, shapes: 
             origin = "log"
         functions = quotes.functions.get(path, {}) if origin == "log" else {}
         result.files.append(SourceFile(path, file_page(path), origin, note, text, notes[path],
-                                       {n: f for n, f in functions.items() if n <= len(text)}))
+                                       {n: f for n, f in functions.items() if n <= len(text)},
+                                       codes.get(path, {}) if origin == "log" else {}))
     return result
