@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import ast
+import gzip
+import json
 import re
 
 import pytest
@@ -12,7 +14,7 @@ from compilescope.decompile.distext import decompile_dis
 from compilescope.ingest.reader import read_trace
 
 from ..browser import browser_page
-from ..conftest import REPO, report, torch213
+from ..conftest import REPO, cuda211, report, torch213
 from ..sources.test_browser import open_source_page
 
 
@@ -110,3 +112,33 @@ def test_a_rebuilt_function_without_its_def_line_shows_what_the_log_quotes_of_it
     program = ast.parse((REPO / "tests/data/torch213/programs/source_view.py").read_text())
     f = next(node for node in program.body if isinstance(node, ast.FunctionDef) and node.name == "f")
     assert [int(n) for n in shown] == list(range(f.lineno, f.end_lineno + 1))
+
+
+def test_a_compiled_wrapper_shows_only_its_own_lines_not_the_other_wrapper_of_its_file(tmp_path):
+    # hf_gpt2_generate: transformers' generic.py has two functions named `wrapper`. Dynamo compiled the one at line
+    # 933 (compilation_metrics: co_name wrapper, co_firstlineno 933, for all 5 compiles) and inlined the other, which
+    # the log quotes at 1016-1068 ('generic.py:1024 in wrapper'): a traceback runs wrapper:939 -> GPT-2's forward ->
+    # wrapper:1068. The file is not on disk, so it is rebuilt from the log. Each page showed the other wrapper's lines
+    # (and __getitem__'s, 1112-1114) under the compiled one's; the compiled code's own bytecode, recorded by `run`,
+    # reaches no line past 942.
+    log = cuda211("hf_gpt2_generate.log.gz")
+    with gzip.open(log, "rt", encoding="utf-8") as f:
+        text = f.read()
+    assert set(re.findall(r'"co_name": "wrapper", "co_filename": "[^"]*/generic\.py", "co_firstlineno": (\d+)',
+                          text)) == {"933"}
+    assert re.search(r"generic\.py:1024 in wrapper\b", text) and re.search(
+        r'generic\.py", line 939, in wrapper\n.*\n\t +File "[^"]*modeling_gpt2\.py", line \d+, in forward\n.*\n'
+        r'\t +File "[^"]*generic\.py", line 1068, in wrapper\n', text)
+    original = text.split('"compilescope_original_bytecode"', 1)[1].split("\nV", 1)[0]
+    code_lines = {int(n) for n in re.findall(r"^\t\s{0,9}(\d+)\s+(?:>>\s*)?\d+ [A-Z]", original, re.M)}
+    assert min(code_lines) == 933 and max(code_lines) == 942
+    out = tmp_path / "out"
+    report(log, out)
+    pages = sorted(out.glob("*/transformed_code.html"))
+    assert len(pages) == 5
+    for page in pages:
+        shown = [int(n) for n in re.findall(r'<div><a class="ln"[^>]*>(\d+)</a>', page.read_text())]
+        assert shown[0] == 933 and {935, 936, 937, 939} <= set(shown) and max(shown) <= 942, (page, shown)
+    rebuilt = json.loads((out / "sources.json").read_text())
+    generic = next(f for f in rebuilt["files"] if f["path"].endswith("transformers/utils/generic.py"))
+    assert generic["origin"] == "log" and "1024" in generic["text"]  # the other wrapper is on the source page

@@ -290,5 +290,5 @@ def test_two_compiled_functions_of_one_name_are_told_apart_by_their_first_line()
         (f,) = [f for f in analyze_sources(trace).files if f.path.endswith("same_cause.py")]
     assert f.origin == "log"
     for first, last in spans:
-        shown = [n for n, _ in f.function_lines(first)]
+        shown = [n for n, _ in f.function_lines(first, "forward")]
         assert shown[0] == first and shown[-1] == last, (first, shown)

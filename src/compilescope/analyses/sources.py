@@ -24,6 +24,7 @@ from dataclasses import field
 from functools import cached_property
 from typing import Any, Iterable
 
+from ..decompile.recorded import ORIGINAL as RECORDED_ORIGINAL_BYTECODE
 from ..lazy_regex import lazy_compile
 from ..model.names import safe_stem
 from ..model.trace import Compile, Trace
@@ -49,6 +50,13 @@ _GUARD_LINE = lazy_compile(r"\+- (?P<guard>[A-Z_]+: .*?)\s+# (?P<code>.*?)\s+# (
 _GUARD_TAIL = lazy_compile(r"# \S+?:\d+ in \S+\s*$")
 GUARDS_ARTIFACT = "dynamo_cpp_guards_str"
 _RESUME = re.compile(r"^torch_dynamo_resume_in_(?P<func>.+)_at_(?P<line>\d+)$")
+# The code a compiled frame was, as `dis` text: compilescope's hook records every frame's; torch logs a resume
+# function's as `<co_name>_ORIGINAL_BYTECODE`.
+ORIGINAL_BYTECODE_SUFFIX = "_ORIGINAL_BYTECODE"
+# A `dis` row that starts a source line: the line number comes first, within the first few columns (3.10-3.12:
+# `942     >>  212 LOAD_FAST`; 3.13: `  5   L1:     LOAD_FAST`); a row without one starts with the offset or label
+# past them (`              2 LOAD_CONST`). At most 9 leading spaces and 9 digits: the text is untrusted.
+_DIS_LINE_START = lazy_compile(r"^[ \t]{0,9}(\d{1,9})[ \t]+(?:>>[ \t]*)?(?:L\d{1,9}:[ \t]+)?(?:\d{1,9}[ \t]+)?[A-Z][A-Z_0-9]*\b")
 # Torch's own files: what Dynamo traced through, not the user's code.
 _TORCH_FILE = re.compile(r"[/\\](?:site|dist)-packages[/\\]torch[/\\]")
 
@@ -151,9 +159,11 @@ class SourceFile:
     # Rebuilt files only: the function the log's stacks place a line in (resume functions named as the function
     # they resume), which bounds a function whose end the unindented quotes cannot show.
     functions: dict[int, str] = field(default_factory=dict)
-    # Rebuilt files only: the first line of each compiled code of the file (co_firstlineno) -> its co_name. A name
-    # does not tell functions apart (same_cause.py's two `forward`s); the first line does.
-    codes: dict[int, str] = field(default_factory=dict)
+    # Rebuilt files only: each compiled code of the file by (co_name, co_firstlineno), with the last line its logged
+    # bytecode reaches (None: the log holds none). A name does not tell functions apart: the first line does
+    # (same_cause.py's two compiled `forward`s), and the last line ends one that no other compiled function follows
+    # (transformers' generic.py: the compiled `wrapper` at 933, then an inlined `wrapper` the log quotes from 1016).
+    codes: dict[tuple[str, int], int | None] = field(default_factory=dict)
 
     @property
     def name(self) -> str:
@@ -180,21 +190,23 @@ class SourceFile:
             return line_anchor(line)
         return line_anchor(self._gap_starts[bisect.bisect_right(self._gap_starts, line) - 1])
 
-    def function_lines(self, first: int) -> list[tuple[int, str | None]]:
-        """(line, text or None) of the function that starts, or resumes, at line `first`, while lines belong to it
-        (the transformed-code page shows them beside the code run instead); [] when the file has no such line."""
+    def function_lines(self, first: int, name: str | None = None) -> list[tuple[int, str | None]]:
+        """(line, text or None) of the compiled code `name` that starts, or resumes, at line `first`, while lines
+        belong to it (the transformed-code page shows them beside the code run instead); [] when the file has no
+        such line."""
         if not 0 < first <= len(self.text):
             return []
         head = self.text[first - 1]
         out = [(first, head)]
         if self.origin == "log":
             # Rebuilt from the log's quotes, which carry no indentation (and may lack the def line): the function
-            # runs to the first line of another compiled function, to the next quoted definition, or to the first
-            # line a stack places in another function, its unquoted lines shown as such. A resume function starts
-            # inside the function it resumes, so it ends none.
+            # runs to the last line its logged bytecode reaches, to the first line of another compiled function, to
+            # the next quoted definition, or to the first line a stack places in another function, its unquoted
+            # lines shown as such. A resume function starts inside the function it resumes, so it ends none.
             owner = self.functions.get(first)
-            others = {start for start, code in self.codes.items() if start != first and not _RESUMED.match(code)}
-            for n in range(first + 1, len(self.text) + 1):
+            last = self.codes.get((name, first)) if name is not None else None
+            others = {start for code, start in self.codes if start != first and not _RESUMED.match(code)}
+            for n in range(first + 1, min(last or len(self.text), len(self.text)) + 1):
                 text = self.text[n - 1]
                 if n in others or (text is not None and text.startswith(("def ", "async def ", "class ", "@"))):
                     break
@@ -316,13 +328,25 @@ def _read_disk(path: str, quoted: dict[int, str]) -> tuple[list[str] | None, str
     return lines, f"read from {path}; every line the log quotes ({len(quoted)}) agrees with it"
 
 
-def _compiled_frame(entry: Compile) -> tuple[str, int, str] | None:
+def compiled_frame(entry: Compile) -> tuple[str, int, str] | None:
+    """(file, first line, co_name) of the code a compile compiled: the last frame of its stack, or its metrics'."""
     if entry.stack:
         frame = entry.stack[-1]
         return frame.filename, frame.line, frame.name
     m = entry.metrics or {}
     if m.get("co_filename") and m.get("co_firstlineno") is not None:
         return str(m["co_filename"]), int(m["co_firstlineno"]), str(m.get("co_name") or "?")
+    return None
+
+
+def original_last_line(trace: Trace, entry: Compile, name: str) -> int | None:
+    """The last line the compiled code `name` reaches, from its logged bytecode (the highest line a row starts);
+    None where the log holds none."""
+    for artifact in entry.artifacts:
+        if artifact.payload is not None and artifact.name in (RECORDED_ORIGINAL_BYTECODE, name + ORIGINAL_BYTECODE_SUFFIX):
+            lines = [int(m[1]) for m in map(_DIS_LINE_START.match, trace.payload_text(artifact.payload).splitlines()) if m]
+            if lines:
+                return max(lines)
     return None
 
 
@@ -346,7 +370,7 @@ def _resume_frames(trace: Trace) -> dict[tuple[str, str, int], list[str]]:
     """(path, resumed function, line) -> compile ids of the resume functions `torch_dynamo_resume_in_<f>_at_<line>`."""
     found: dict[tuple[str, str, int], list[str]] = {}
     for entry in trace.sorted_compiles():
-        frame = _compiled_frame(entry)
+        frame = compiled_frame(entry)
         if frame is None:
             continue
         m = _RESUME.match(frame[2])
@@ -363,7 +387,7 @@ def graph_break_sites(trace: Trace, quotes: _Quotes | None = None) -> list[Graph
     statements: dict[int, set[tuple[str, int]]] = {}  # break -> the statements of compiled frames it stopped at
     for entry in trace.sorted_compiles():
         key = compilation_key(entry.compile_id)
-        frame = _compiled_frame(entry)
+        frame = compiled_frame(entry)
         for artifact in entry.artifacts:
             if artifact.name != GRAPH_BREAK_ARTIFACT or artifact.payload is None:
                 continue
@@ -429,10 +453,10 @@ def analyze_sources(trace: Trace, provenance: Provenance | None = None, shapes: 
         return notes.setdefault(path, {}).setdefault(line, LineNotes())
 
     guard_sites: list[tuple[str, PayloadRef]] = []  # (compile id, guards payload: read one at a time, below)
-    codes: dict[str, dict[int, str]] = {}  # file -> SourceFile.codes
+    codes: dict[str, dict[tuple[str, int], int | None]] = {}  # file -> SourceFile.codes
     for entry in trace.sorted_compiles():
         key = compilation_key(entry.compile_id)
-        frame = _compiled_frame(entry)
+        frame = compiled_frame(entry)
         for f in entry.stack or []:
             quotes.add(f.filename, f.line, f.loc, f.name)
         if frame is not None:
@@ -440,7 +464,10 @@ def analyze_sources(trace: Trace, provenance: Provenance | None = None, shapes: 
             if n is not None and not any(fr["compile_id"] == key for fr in n.frames):
                 n.frames.append({"compile_id": key, "function": frame[2]})
             if n is not None:
-                codes.setdefault(frame[0], {}).setdefault(frame[1], frame[2])
+                # Each attempt of a compile id may hold the bytecode (torch's at attempt 0, compilescope's at the last).
+                file_codes = codes.setdefault(frame[0], {})
+                if file_codes.get((frame[2], frame[1])) is None:
+                    file_codes[(frame[2], frame[1])] = original_last_line(trace, entry, frame[2])
         for artifact in entry.artifacts:
             if artifact.name == GRAPH_ARTIFACT and artifact.payload is not None:
                 for node_site in fx_node_sites(trace.payload_text(artifact.payload)):

@@ -13,6 +13,7 @@ from ..lazy_regex import lazy_compile
 from ..decompile.recorded import HEADER, TRANSFORMED
 from ..model.trace import Artifact, Compile, Trace
 from ..model.records import dataclass
+from .sources import compiled_frame
 
 MODIFIED_SUFFIX = "_MODIFIED_BYTECODE"
 GUARDS = ("dynamo_cpp_guards_str", "dynamo_guards")
@@ -31,7 +32,8 @@ class TransformedCode:
     decompiled: bool
     origin: str  # "recorded" (compilescope's hook) | "torch_bytecode" (decompiled from torch's dis text)
     note: str
-    frame: tuple[str, int] | None  # (file, first line) of the original function
+    frame: tuple[str, int, str] | None  # (file, first line, co_name) of the code compiled: its first line tells it
+    # from another function of the same name in the file
     graph_artifact: int | None  # the compile id's dynamo_output_graph, which __compiled_fn_* runs
     guards_artifact: int | None
     compiled_fns: list[str]
@@ -82,9 +84,7 @@ def transformed_code(trace: Trace) -> dict[str, TransformedCode]:
         if got is None:
             continue
         name, source, ok, origin, note = got
-        frame = (entry.stack[-1].filename, entry.stack[-1].line) if entry.stack else None
-        if frame is None and entry.metrics and entry.metrics.get("co_filename"):
-            frame = (str(entry.metrics["co_filename"]), int(entry.metrics.get("co_firstlineno") or 0))
+        frame = compiled_frame(entry)
         graph = _first(entry, (GRAPH,))
         guards = _first(entry, GUARDS)
         found[entry.dir_name] = TransformedCode(

@@ -37,7 +37,7 @@ def _original_rows(page: _Page, code: TransformedCode) -> tuple[list[tuple[int, 
     if f is None:
         return [], None
     rows: list[tuple[int, int, str, str | None]] = []
-    for n, text in f.function_lines(code.frame[1]):
+    for n, text in f.function_lines(code.frame[1], code.frame[2]):
         anchor = f.anchor(n) or line_anchor(n)
         if text is None and rows and rows[-1][3] is None and rows[-1][2] == anchor:
             rows[-1] = (rows[-1][0], n, anchor, None)
