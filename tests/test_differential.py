@@ -84,8 +84,8 @@ def test_every_tlparse_artifact_url_is_ours_too(origin, name, tmp_path):
     for extra_stem in {stem(a["name"]) for a in extras}:
         numbers = [a["number"] for a in extras if stem(a["name"]) == extra_stem]
         assert sorted(numbers) == list(range(len(numbers))), extra_stem
-    if origin == "cuda211" or "gpt2" in name:
-        assert extras, "torch 2.11 logs compilation_metrics_runtime on CUDA"
+    if b'{"compilation_metrics_runtime": ' in log.read_bytes():  # (torch 2.11 logs it when a kernel autotunes at run)
+        assert any(stem(a["name"]) == "compilation_metrics_runtime" for a in extras)
 
 
 @pytest.mark.parametrize("log", ["simple.log", "cache_hit_miss.log"])
