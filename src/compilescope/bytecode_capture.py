@@ -45,11 +45,12 @@ def _stdlib_module(name: str):
 
 
 _names = _stdlib_module("recorded")
-ORIGINAL, TRANSFORMED_BYTECODE, TRANSFORMED, HEADER, CUDAGRAPH_SKIP, WARNING, RECORDERS = (
+ORIGINAL, TRANSFORMED_BYTECODE, TRANSFORMED, HEADER, CUDAGRAPH_SKIP, WARNING, RECORDERS, CRASH_FILE_PREFIX = (
     _names.ORIGINAL, _names.TRANSFORMED_BYTECODE, _names.TRANSFORMED, _names.HEADER, _names.CUDAGRAPH_SKIP,
-    _names.WARNING, _names.RECORDERS)
+    _names.WARNING, _names.RECORDERS, _names.CRASH_FILE_PREFIX)
 # The recorders on in this process, and whether the log was told so yet (once per log: each install starts anew).
-_recording = {"warnings": False, "cudagraph_skips": False}
+_recording = {"warnings": False, "cudagraph_skips": False, "crashes": False}
+_crash_file: dict = {}  # the open file faulthandler writes a crash to (kept open for the life of the process)
 _told = {"log": False}
 # Inductor's CUDA graph artifact logger (torch/_inductor/cudagraph_utils.py: getArtifactLogger(__name__, "cudagraphs")).
 CUDAGRAPH_LOGGER = "torch._inductor.cudagraph_utils.__cudagraphs"
@@ -147,6 +148,22 @@ class _Both:
     def remove(self) -> None:
         for h in self.handles:
             h.remove()
+
+
+def record_crashes() -> None:
+    """`compilescope run` only: a crash in native code (a segfault while a CUDA graph records, say) kills the process
+    before torch logs anything, and its stack went to stderr at best. faulthandler writes the Python stack of every
+    thread to a file of the trace directory instead; when the process has died, run appends it to the process's log
+    and prints it (runner.attach_crash_reports). Nothing is written unless the process crashes."""
+    directory = os.environ.get("TORCH_TRACE")
+    if not directory or not os.path.isdir(directory) or _crash_file:
+        return
+    import faulthandler
+
+    path = os.path.join(directory, f"{CRASH_FILE_PREFIX}{os.getpid()}.txt")
+    _crash_file["file"] = open(path, "w")  # noqa: SIM115 - faulthandler writes to its descriptor when the process dies
+    faulthandler.enable(file=_crash_file["file"], all_threads=True)
+    _recording["crashes"] = True
 
 
 def record_cudagraph_skips():

@@ -16,10 +16,13 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Collection
 from dataclasses import dataclass, field
 
+from .decompile.recorded import CRASH, CRASH_FILE_PREFIX
 from .errors import CompilescopeError
 from .ingest.discover import find_logs, rank_of
+from .ingest.lines import GLOG_PREFIX
 
 DEFAULT_TRACE_ROOT = "compilescope_traces"
 TERMINATE_GRACE_S = 10.0
@@ -42,6 +45,31 @@ class RunResult:
     timed_out: bool = False
     interrupted: bool = False  # Ctrl-C (SIGINT) while it ran
     terminated: bool = False  # compilescope was sent SIGTERM while it ran: the program was stopped
+    crashes: list[CrashReport] = field(default_factory=list)  # processes that crashed in native code
+
+    @property
+    def signal_name(self) -> str | None:
+        """"SIGSEGV" when a signal killed the program (its status 128+N), else None."""
+        if 128 < self.returncode < 128 + 65:
+            try:
+                return signal.Signals(self.returncode - 128).name
+            except ValueError:
+                return None
+        return None
+
+
+@dataclass
+class CrashReport:
+    """A process of the run that crashed in native code, with the stack faulthandler wrote (record_crashes)."""
+
+    pid: int
+    text: str  # as faulthandler wrote it: "Fatal Python error: Segmentation fault", then each thread's stack
+    log: str | None  # the log it was appended to; None: that process wrote no log
+
+    @property
+    def headline(self) -> str:
+        first = next((line.strip() for line in self.text.splitlines() if line.strip()), "")
+        return first.removeprefix("Fatal Python error: ") or "a crash"
 
 
 def program(words: list[str], module: str | None = None, is_command: bool = False) -> Program:
@@ -196,7 +224,87 @@ def run_program(prog: Program, trace_dir: str, fresh_cache: bool = False, timeou
     rc = proc.returncode
     result.returncode = 128 - rc if rc < 0 else rc
     result.logs = [p for p in find_logs(trace_dir) if os.path.basename(p) not in before]
+    result.crashes = attach_crash_reports(trace_dir, result.logs, before)
     return result
+
+
+CRASH_TEXT_LIMIT = 1 << 20  # faulthandler writes a few KB (100 frames a thread at most)
+_CRASH_FILE = re.compile(re.escape(CRASH_FILE_PREFIX) + r"(\d{1,10})\.txt")
+
+
+def attach_crash_reports(trace_dir: str, logs: list[str], before: Collection[str] = ()) -> list[CrashReport]:
+    """Each crash faulthandler wrote in trace_dir (bytecode_capture.record_crashes), appended to the log of the process
+    that crashed as an artifact its reader takes like any other, so that the log alone tells it; the empty files of the
+    processes that did not crash are removed. Only files this run made (not in before)."""
+    found = []
+    for name in sorted(os.listdir(trace_dir)):
+        m = _CRASH_FILE.fullmatch(name)
+        if m is None or name in before:
+            continue
+        path = os.path.join(trace_dir, name)
+        try:
+            with open(path, "rb") as f:
+                data = f.read(CRASH_TEXT_LIMIT)
+        except OSError:
+            continue
+        if not data.strip():
+            _remove(path)
+            continue
+        pid = int(m[1])
+        log = next((p for p in logs if _first_pid(p) == pid), None)
+        text = data.decode("utf-8", "replace")
+        if log is not None:
+            try:
+                _append_artifact(log, pid, CRASH, text)
+                _remove(path)
+            except OSError:
+                log = None
+        found.append(CrashReport(pid, text, log))
+    return found
+
+
+def _first_pid(log: str) -> int | None:
+    """The pid of the process that wrote log, from its first record's glog prefix."""
+    try:
+        with open(log, "rb") as f:
+            head = f.read(1 << 16)
+    except OSError:
+        return None
+    for line in head.splitlines():
+        m = GLOG_PREFIX.match(line)
+        if m:
+            return int(m[6])
+    return None
+
+
+def _append_artifact(log: str, pid: int, name: str, text: str) -> None:
+    """One string artifact at the end of log, as torch's trace_structured writes one (envelope, md5, tabbed payload)."""
+    import datetime
+    import hashlib
+    import json
+
+    payload = text.rstrip("\n")
+    envelope = {"artifact": {"name": name, "encoding": "string"},
+                "has_payload": hashlib.md5(payload.encode("utf-8")).hexdigest()}
+    now = datetime.datetime.now()
+    lines = [f"V{now:%m%d %H:%M:%S.%f} {pid} compilescope/runner.py:0] {json.dumps(envelope)}"]
+    lines += [f"\t{line}" for line in payload.split("\n")]
+    with open(log, "rb+") as f:
+        size = f.seek(0, os.SEEK_END)
+        cut = False
+        if size:
+            f.seek(size - 1)
+            cut = f.read(1) != b"\n"
+        f.seek(0, os.SEEK_END)
+        # (a log the crash cut in the middle of a record ends that line first: the reader skips what it cannot read)
+        f.write((("\n" if cut else "") + "\n".join(lines) + "\n").encode("utf-8"))
+
+
+def _remove(path: str) -> None:
+    try:
+        os.remove(path)
+    except OSError:
+        pass
 
 
 class _Terminated(Exception):

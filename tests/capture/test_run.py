@@ -99,7 +99,7 @@ def test_a_cuda_graph_skip_warned_at_run_time_is_recorded_in_the_log(tmp_path):
     assert abs(record["time"] - log.stat().st_mtime) < 60
     # The log says which recorders were on, once: no warning recorded then means none printed.
     [i] = [n for n, line in enumerate(lines) if '"name": "compilescope_recorders"' in line]
-    assert json.loads(lines[i + 1][1:]) == {"records": ["transformed_code", "warnings", "cudagraph_skips"]}
+    assert json.loads(lines[i + 1][1:]) == {"records": ["transformed_code", "warnings", "cudagraph_skips", "crashes"]}
 
 
 @pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])

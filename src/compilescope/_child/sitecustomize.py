@@ -24,6 +24,7 @@ def _install(module):
         module.register_bytecode_hook(capture.hook)
         capture.record_cudagraph_skips()
         capture.record_warnings()
+        capture.record_crashes()
         capture.tell_recorders()
     except Exception as exc:  # noqa: BLE001 - never break the user's program
         print(f"compilescope: transformed code not recorded ({exc})", file=sys.stderr)

@@ -152,7 +152,13 @@ class RunCommand:
         if result.timed_out:
             print(f"compilescope: the program ran longer than --timeout {args.timeout:g}s and was stopped", file=sys.stderr)
         elif rc:
-            print(f"compilescope: the program exited with status {rc}; writing the report of what it traced", file=sys.stderr)
+            how = f"was killed by {result.signal_name} (status {rc})" if result.signal_name else f"exited with status {rc}"
+            print(f"compilescope: the program {how}; writing the report of what it traced", file=sys.stderr)
+        for crash in result.crashes:
+            # faulthandler wrote to the trace directory, not to stderr: what Python would have printed, printed here
+            where = f"added to {crash.log}" if crash.log else "its process wrote no log"
+            print(f"compilescope: process {crash.pid} crashed ({crash.headline}); its stack ({where}):\n"
+                  f"{crash.text.rstrip()}", file=sys.stderr)
 
         if not result.logs:
             print(

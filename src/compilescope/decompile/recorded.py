@@ -17,7 +17,12 @@ CUDAGRAPH_SKIP = "compilescope_cudagraph_skip"
 # "stack" (the innermost user frames that were running, outermost first)}. Under the compile id it was printed in.
 WARNING = "compilescope_warning"
 # What compilescope's hooks record in this process, written with the first compiled frame's transformed code:
-# {"records": ["transformed_code", "warnings", "cudagraph_skips"]}. Without it no warning is no proof that torch
+# {"records": ["transformed_code", "warnings", "cudagraph_skips", "crashes"]}. Without it no warning is no proof that torch
 # printed none (a log of an older compilescope, or of a process whose recorders were not installed).
 RECORDERS = "compilescope_recorders"
+# A crash in native code (a segfault, an abort) that killed the process: Python's faulthandler writes the stack of each
+# thread to CRASH_FILE_PREFIX + pid + ".txt" in the trace directory, and `compilescope run` appends it to that process's
+# log when the process has died (runner.attach_crash_reports). String payload: faulthandler's text, as it wrote it.
+CRASH = "compilescope_crash"
+CRASH_FILE_PREFIX = "compilescope_crash_"
 HEADER = "# compilescope: the code torch.compile runs instead of "  # + co_name + " (what it is)"
