@@ -17,6 +17,7 @@ from ..model.trace import Trace
 from .autotuning import Autotuning, autotuning
 from .caches import Caches, caches
 from .cudagraphs import CudaGraphCompile, CudaGraphs, cudagraphs
+from .crash import Crash, Crashes, crashes
 from .compile_time import PHASE_LABELS, CompileTimes, compile_times, ends_during, unfinished_compiles
 from .dynamic_shapes import DynamicShapes, Specialization, dynamic_shapes
 from .environment import Environment, environment
@@ -75,6 +76,7 @@ class Insights:
     # was stopped or crashed while compiling, or the log was cut). (compile id, the phase it was in)
     unfinished: list[tuple[str, str | None]] = field(default_factory=list)
     environment: Environment = field(default_factory=Environment)  # the versions and the GPU the run had
+    crashes: Crashes = field(default_factory=Crashes)  # the process died in native code (run recorded the stack)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -94,6 +96,7 @@ class Insights:
             "warnings": self.warnings.to_json(),
             "unread": self.unread.to_json(),
             "unfinished": [{"compile_id": cid, "phase": phase} for cid, phase in self.unfinished],
+            "crashes": self.crashes.to_json(),
             "runtime": self.runtime.to_json() if self.runtime else None,
         }
 
@@ -198,6 +201,17 @@ class _PythonLibrary:
                         f"{'; '.join(what)}. torch called it from compiled code; nothing in your code to change.")]
 
 
+def _crash_finding(crash: Crash) -> Finding:
+    where = crash.where
+    title = f"the program crashed: {crash.error}" + (f" in {where.short} ({where.function})" if where else "")
+    said = [crash.during] if crash.during else []
+    if crash.user_frame is not None:
+        said.append(f"called from {crash.user_frame.short}" + (f" in {crash.user_frame.function}"
+                                                                if crash.user_frame.function else ""))
+    return Finding(ERROR, "crash", title, ", ".join(said) + ("; " if said else "") + "torch logged nothing of it: the "
+                   "stack is Python's faulthandler's, recorded by compilescope run")
+
+
 def _breaks_by_torch(breaks: list[GraphBreak]) -> list[Finding]:
     """torch._dynamo.graph_break() in torch's own files (the optimizer's _use_grad): one finding, not a warning."""
     ours = [b for b in breaks if b.by_torch]
@@ -264,7 +278,7 @@ def findings(ins: Insights) -> list[Finding]:
     same error at the same line, and graph-break reasons from one user line are grouped.
     """
     library = _PythonLibrary.of(ins)
-    out: list[Finding] = []
+    out: list[Finding] = [_crash_finding(c) for c in ins.crashes.crashes]  # the program died: before all else
     for frame in ins.recompiles.frames:
         if frame.hit_limit and id(frame) not in library.frames:
             guard = frame.steps[-1].guard if frame.steps else None
@@ -460,6 +474,7 @@ def insights(trace: Trace, runtime: Runtime | None = None) -> Insights:
         unread=unread(trace.stats),
         runtime=runtime,
         environment=environment(trace),
+        crashes=crashes(trace),
     )
     add_eager_lines(ins.graph_breaks, graph_break_sites(trace))
     link_specializations(ins.recompiles, ins.dynamic_shapes.specializations)

@@ -107,6 +107,20 @@ def _findings(ins: Insights) -> RenderableType:
     return Panel(table, title="Fix first", title_align="left", box=box.SQUARE)
 
 
+def _crashes(ins: Insights) -> list[RenderableType]:
+    if not ins.crashes:
+        return []
+    out: list[RenderableType] = [_heading("Crash")]
+    for crash in ins.crashes.crashes:
+        tree = Tree(TerminalText(f"{crash.error}" + (f"  ·  {crash.during}" if crash.during else ""), style="bold red"))
+        for f in crash.frames[:MAX_ROWS]:
+            tree.add(TerminalText(f"{_where(f)}", style="bold" if f is crash.user_frame else "default"))
+        if len(crash.frames) > MAX_ROWS:
+            tree.add(TerminalText(f"… {len(crash.frames) - MAX_ROWS} more frames in the report / --json"))
+        out.append(tree)
+    return out
+
+
 def _errors(ins: Insights) -> list[RenderableType]:
     if not ins.errors:
         return []
@@ -359,7 +373,7 @@ def summary_renderable(ins: Insights) -> RenderableType:
     ran_on = [UnbrokenText(" ".join(unbroken(f"· {what} {value}" if i else f"{what} {value}")
                                     for i, (what, value) in enumerate(ins.environment.facts())),
                            style="dim")] if ins.environment else []
-    return Group(head, *ran_on, _findings(ins), *_errors(ins), *_recompiles(ins), *_graph_breaks(ins), *_compile_time(ins),
+    return Group(head, *ran_on, _findings(ins), *_crashes(ins), *_errors(ins), *_recompiles(ins), *_graph_breaks(ins), *_compile_time(ins),
                  *_autotuning(ins), *_cudagraphs(ins), *_torch_warnings(ins), *_caches(ins), *_dynamic_shapes(ins), *runtime_renderables(ins.runtime))
 
 

@@ -40,6 +40,9 @@ scenario ddp_uneven_batch 240 python3 -m compilescope run --no-browser --fresh-c
 # Hugging Face transformers' GPT-2 (site-packages code), forward compiled, three prompt lengths, then generate().
 scenario hf_gpt2_generate 240 python3 -m compilescope run --no-browser --fresh-cache \
     --trace-dir "$work/hf_gpt2_generate/trace" -o "$work/hf_gpt2_generate/report" hf_gpt2_generate.py
+# transformers' docs recipe for fast generation: a static KV cache, the forward compiled in reduce-overhead mode.
+scenario hf_gpt2_static_cache 240 python3 -m compilescope run --no-browser --fresh-cache \
+    --trace-dir "$work/hf_gpt2_static_cache/trace" -o "$work/hf_gpt2_static_cache/report" hf_gpt2_static_cache.py
 # transformers' GPT-2 eager and compiled, a steady-state profile recorded by the program itself.
 scenario hf_gpt2_profile 240 python3 -m compilescope run --no-browser --fresh-cache \
     --trace-dir "$work/hf_gpt2_profile/trace" -o "$work/hf_gpt2_profile/report" \

@@ -67,6 +67,8 @@ SCENARIOS = [
     # The optimizer step compiled with an LR scheduler, as `compilescope run` records it: a Python-float learning
     # rate recompiles Adam.step, and torch's optimizer breaks its own graphs.
     Scenario("compiled_optimizer", "compiled_optimizer.py", gzip=True, env=RUN_ENV),
+    # A custom op segfaults while the compiled code runs: the process dies, and run records faulthandler's stack.
+    Scenario("native_crash", "native_crash.py", expect_rc=None, gzip=True, env=RUN_ENV),
     # Compiled autograd captures a second backward graph; torch logs why only with its verbose log on.
     Scenario("compiled_autograd", "compiled_autograd.py", gzip=True),
     Scenario("compiled_autograd_verbose", "compiled_autograd.py", gzip=True,
@@ -148,6 +150,12 @@ def run(sc: Scenario, cache_dirs: dict, tmp_root: Path, out_dir: Path = LOGS) ->
     logs = sorted(trace_dir.glob("*.log"))
     if not logs:
         raise SystemExit(f"[{sc.name}] no log written in {trace_dir}")
+    if sc.env is RUN_ENV or sc.env.get("COMPILESCOPE_BYTECODE_HOOK"):
+        # What `compilescope run` does once the program ended: a crash faulthandler wrote goes into its process's log.
+        sys.path.insert(0, str(HERE.parents[2] / "src"))
+        from compilescope.runner import attach_crash_reports
+
+        attach_crash_reports(str(trace_dir), [str(p) for p in logs])
     if len(logs) > 1:
         # Not expected (one process, no compile-worker logs seen in 2.13);
         # keep the biggest and say so.

@@ -1,0 +1,112 @@
+"""Crashes: a process of the run killed in native code (a segfault, an abort), from the stack Python's faulthandler
+wrote and `compilescope run` appended to that process's log (artifact `compilescope_crash`; runner.py,
+attach_crash_reports). torch logs nothing of such a death: without it, a log that just stops.
+
+faulthandler's text: "Fatal Python error: Segmentation fault", then per thread "Current thread 0x... (most recent
+call first):" (the thread that crashed; the others are "Thread 0x...") and its frames, innermost first, each
+`  File "path", line N in function`.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import field
+from typing import Any
+
+from ..decompile.recorded import CRASH
+from ..lazy_regex import lazy_compile
+from ..model.trace import Trace
+from .userloc import UserLocation, is_framework_file
+from ..model.records import dataclass
+
+_FRAME = lazy_compile(r'^\s*File "(?P<file>[^"]{1,4096})", line (?P<line>\d{1,9}) in (?P<func>\S{1,500})')
+_THREAD = lazy_compile(r"^(?P<current>Current thread|Thread) 0x[0-9a-fA-F]{1,32}")
+# Frames of the code Dynamo and Inductor run while they compile; a crash under them is one while compiling.
+_COMPILING = ("torch/_dynamo/convert_frame.py", "torch/_inductor/compile_fx.py")
+_CUDAGRAPH_TREES = "torch/_inductor/cudagraph_trees.py"  # reduce-overhead's CUDA graphs, recorded and replayed
+
+
+@dataclass
+class Crash:
+    """One process that crashed, and where."""
+
+    error: str  # as faulthandler names it: "Segmentation fault", "Aborted", "Floating-point exception"
+    frames: list[UserLocation]  # the crashing thread's stack, innermost first
+    threads: int  # threads faulthandler listed
+    text: str  # faulthandler's, as it wrote it
+    compile_id: str | None = None  # the compilation whose generated code was running (its output code is on the stack)
+    compiling: bool = False  # it crashed inside Dynamo or Inductor compiling, not running what they made
+    user_frame: UserLocation | None = None  # the innermost frame of the user's code (not torch's, a library's, generated)
+
+    @property
+    def where(self) -> UserLocation | None:
+        """The innermost frame: where Python last was when native code crashed."""
+        return self.frames[0] if self.frames else None
+
+    @property
+    def during(self) -> str:
+        """"while running [0/1]'s compiled code", "while compiling", or "" (neither: elsewhere in the program)."""
+        if self.compile_id is not None:
+            under = " under CUDA graph trees" if any(f.filename.replace("\\", "/").endswith(_CUDAGRAPH_TREES)
+                                                     for f in self.frames) else ""
+            return f"while running {self.compile_id}'s compiled code{under}"
+        return "while compiling" if self.compiling else ""
+
+    def to_json(self) -> dict[str, Any]:
+        return {"error": self.error, "frames": [f.to_json() for f in self.frames], "threads": self.threads,
+                "compile_id": self.compile_id, "compiling": self.compiling, "during": self.during,
+                "where": self.where.to_json() if self.where else None,
+                "user_frame": self.user_frame.to_json() if self.user_frame else None, "text": self.text}
+
+
+@dataclass
+class Crashes:
+    crashes: list[Crash] = field(default_factory=list)
+
+    def __bool__(self) -> bool:
+        return bool(self.crashes)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"crashes": [c.to_json() for c in self.crashes]}
+
+
+def parse_crash(text: str, output_code: dict[str, str] | None = None) -> Crash:
+    """faulthandler's text; output_code: the stem of each output code file the log holds -> its compile id."""
+    error = ""
+    threads: list[tuple[bool, list[UserLocation]]] = []
+    for line in text.splitlines():
+        if not error and line.startswith("Fatal Python error: "):
+            error = line[len("Fatal Python error: "):].strip()
+            continue
+        thread = _THREAD.match(line)
+        if thread:
+            threads.append((thread["current"] == "Current thread", []))
+            continue
+        frame = _FRAME.match(line)
+        if frame and threads:
+            threads[-1][1].append(UserLocation(frame["file"], int(frame["line"]), frame["func"], None))
+    crashed = next((frames for current, frames in threads if current), threads[0][1] if threads else [])
+    crash = Crash(error or "a crash", crashed, len(threads), text)
+    # Inductor's generated module of a compilation: its file is named as its artifact is (inductor_output_code_<stem>).
+    for f in crashed:
+        stem = os.path.splitext(os.path.basename(f.filename))[0]
+        if output_code and stem in output_code:
+            crash.compile_id = output_code[stem]
+            break
+    generated = {f.filename for f in crashed if os.path.splitext(os.path.basename(f.filename))[0] in (output_code or {})}
+    crash.user_frame = next((f for f in crashed if not is_framework_file(f.filename) and f.filename not in generated),
+                            None)
+    crash.compiling = crash.compile_id is None and any(f.filename.replace("\\", "/").endswith(_COMPILING)
+                                                       for f in crashed)
+    return crash
+
+
+def crashes(trace: Trace) -> Crashes:
+    found = [a for entry in trace.compiles.values() for a in entry.artifacts if a.name == CRASH]
+    if not found:
+        return Crashes()
+    output_code = {a.name[len("inductor_output_code_"):]: str(entry.compile_id)
+                   for entry in trace.compiles.values() if entry.compile_id is not None
+                   for a in entry.artifacts if a.name.startswith("inductor_output_code_")}
+    return Crashes([parse_crash(trace.payload_text(a.payload), output_code)
+                    for a in sorted(found, key=lambda a: a.number) if a.payload is not None])

@@ -1,0 +1,164 @@
+"""A program that dies in native code (a segfault): torch logs nothing of it, so `compilescope run` records the stack
+Python's faulthandler writes (bytecode_capture.record_crashes) and appends it to the process's log
+(runner.attach_crash_reports); the report, `summary` and --json say where it crashed and in whose compiled code.
+
+Real logs: tests/data/torch213 `native_crash.log.gz` (a custom op reads address 0 while [0/0]'s compiled code runs)
+and tests/data/cuda_torch211 `hf_gpt2_static_cache.log.gz` (transformers' static-cache recipe in reduce-overhead mode
+crashed in torch 2.11's Triton launcher while CUDA graph trees ran [0/1], on an H100; the crash happened without
+compilescope too, see that README).
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import re
+import textwrap
+
+import pytest
+
+from compilescope.analyses.insights import insights
+from compilescope.ingest.reader import read_trace
+from compilescope.runner import attach_crash_reports
+
+from ..conftest import CUDA211_LOGS, REPO, run_cli, torch213
+from .conftest import clean_env, compilescope
+
+NATIVE = torch213("native_crash.log.gz")
+PROGRAM = REPO / "tests" / "data" / "torch213" / "programs" / "native_crash.py"
+STATIC_CACHE = CUDA211_LOGS / "hf_gpt2_static_cache.log.gz"
+
+
+def _insights(log):
+    with read_trace(str(log)) as trace:
+        return insights(trace)
+
+
+def _raw(log) -> tuple[str, dict[str, str]]:
+    """The crash artifact's payload, and each output code file's stem -> its compile id, read from the raw log."""
+    lines = gzip.open(log, "rt").read().split("\n")
+    crash, code = "", {}
+    for i, line in enumerate(lines):
+        if '"name": "compilescope_crash"' in line:
+            j = i + 1
+            while j < len(lines) and lines[j].startswith("\t"):
+                j += 1
+            crash = "\n".join(x[1:] for x in lines[i + 1:j])
+        elif '{"inductor_output_code": {"filename": ' in line:
+            record = json.loads(line[line.index("{"):])
+            stem = record["inductor_output_code"]["filename"].rsplit("/", 1)[-1].removesuffix(".py")
+            code[stem] = f"[{record['frame_id']}/{record['frame_compile_id']}]"
+    return crash, code
+
+
+def test_the_crash_in_compiled_code_is_found_and_placed():
+    text, code = _raw(NATIVE)
+    assert text.startswith("Fatal Python error: Segmentation fault")
+    # Independently: the crashing thread's frames that are in a file of generated code name the compile.
+    current = text[text.index("Current thread"):]
+    on_stack = [stem for stem in code if f"/{stem}.py\"" in current]
+    assert len(on_stack) == 1
+    [crash] = _insights(NATIVE).crashes.crashes
+    assert crash.error == "Segmentation fault" and crash.compile_id == code[on_stack[0]] == "[0/0]"
+    assert crash.where.function == "string_at" and crash.where.filename.endswith("/ctypes/__init__.py")
+    line = next(i for i, t in enumerate(PROGRAM.read_text().splitlines(), 1) if "ctypes.string_at(0)" in t)
+    assert crash.user_frame.filename == str(PROGRAM) and crash.user_frame.line == line
+    assert crash.threads == text.count("\nThread 0x") + 1 > 1  # the others, and the one that crashed
+    assert crash.during == "while running [0/0]'s compiled code"
+
+
+def test_the_crash_is_the_first_finding_everywhere(tmp_path, capsys):
+    ins = _insights(NATIVE)
+    first = ins.findings[0]
+    assert first.severity == "error" and first.section == "crash"
+    assert first.title == "the program crashed: Segmentation fault in __init__.py:519 (string_at)"
+    assert first.detail.startswith("while running [0/0]'s compiled code, called from native_crash.py:")
+    assert run_cli("summary", NATIVE) == 0
+    out = capsys.readouterr().out
+    assert out.index("ERROR  the program crashed") < out.index("\nCrash\n") < out.index("Compile time")
+    assert "Segmentation fault  ·  while running [0/0]'s compiled code" in out
+    assert run_cli("summary", NATIVE, "--json") == 0
+    data = json.loads(capsys.readouterr().out)
+    [c] = data["crashes"]["crashes"]
+    assert c["compile_id"] == "[0/0]" and c["frames"][0]["function"] == "string_at"
+    assert run_cli(NATIVE, "-o", tmp_path / "r", "--no-browser") == 0
+    page = (tmp_path / "r" / "index.html").read_text()
+    section = page[page.index('id="insights-crash"'):page.index('id="insights-compile_time"')]
+    assert 'href="#[0/0]">[0/0]</a>\'s compiled code' in section
+    assert len(re.findall(r"<li>", section[section.index('class="crash-stack"'):section.index("</ol>")])) == len(
+        c["frames"])
+
+
+def test_on_cuda_the_triton_launch_under_cuda_graph_trees():
+    text, code = _raw(STATIC_CACHE)
+    [stem] = [s for s in code if f"/{s}.py\"" in text[text.index("Current thread"):]]
+    [crash] = _insights(STATIC_CACHE).crashes.crashes
+    assert crash.compile_id == code[stem] == "[0/1]"
+    assert crash.where.short == "static_triton_launcher.py:291" and crash.where.function == "run"
+    assert crash.during == "while running [0/1]'s compiled code under CUDA graph trees"
+    assert crash.user_frame.short == "hf_gpt2_static_cache.py:22"  # generate(), not transformers' frames
+
+
+def test_a_crash_record_of_nonsense_is_only_text(tmp_path):
+    """The payload is untrusted: no frames and no header give 'a crash' and nothing placed; markup stays text."""
+    log = tmp_path / "t.log"
+    log.write_bytes(torch213("graph_breaks.log").read_bytes())
+    pid = re.search(rb"^V\d{4} [\d:.]+ (\d+) ", log.read_bytes(), re.M)[1].decode()
+    attach = tmp_path / f"compilescope_crash_{pid}.txt"
+    attach.write_text("<script>alert(1)</script>\n  File \"<img src=x>\", line x in f\n")
+    [report] = attach_crash_reports(str(tmp_path), [str(log)])
+    assert report.log == str(log) and not attach.exists()
+    [crash] = _insights(log).crashes.crashes
+    assert crash.error == "a crash" and crash.frames == [] and crash.compile_id is None
+    assert run_cli(log, "-o", tmp_path / "r", "--no-browser") == 0
+    page = (tmp_path / "r" / "index.html").read_text()
+    assert "<script>alert(1)</script>" not in page and "&lt;script&gt;alert(1)&lt;/script&gt;" in page
+
+
+def test_attaching_ends_a_cut_line_and_keeps_what_has_no_log(tmp_path):
+    log = tmp_path / "cut.log"
+    data = torch213("graph_breaks.log").read_bytes()
+    log.write_bytes(data[: data.index(b"\n", len(data) // 2) - 7])  # the crash cut a record in the middle
+    pid = re.search(rb"^V\d{4} [\d:.]+ (\d+) ", data, re.M)[1].decode()
+    (tmp_path / f"compilescope_crash_{pid}.txt").write_text("Fatal Python error: Aborted\n\nCurrent thread 0x01 "
+                                                            "(most recent call first):\n  File \"/x/a.py\", line 3 in f\n")
+    (tmp_path / "compilescope_crash_99999999.txt").write_text("Fatal Python error: Segmentation fault\n")
+    (tmp_path / "compilescope_crash_7.txt").write_text("")  # a process that did not crash
+    found = attach_crash_reports(str(tmp_path), [str(log)])
+    assert [(c.pid, c.headline, c.log) for c in found] == [(int(pid), "Aborted", str(log)),
+                                                           (99999999, "Segmentation fault", None)]
+    assert sorted(p.name for p in tmp_path.glob("compilescope_crash_*")) == ["compilescope_crash_99999999.txt"]
+    with read_trace(str(log)) as trace:
+        ins = insights(trace)
+        assert not [p for p in trace.stats.problems if "md5" in str(p)]  # the appended record's md5 is right
+    [crash] = ins.crashes.crashes
+    assert crash.error == "Aborted" and [f.short for f in crash.frames] == ["a.py:3"]
+
+
+@pytest.mark.torch
+def test_run_records_a_segfault_and_says_so(tmp_path):
+    program = tmp_path / "segv.py"
+    program.write_text(textwrap.dedent("""
+        import ctypes
+        import torch
+
+        @torch.compile(backend="eager")
+        def f(x):
+            return x.sin() + 1
+
+        print(float(f(torch.randn(4)).sum()), flush=True)
+        ctypes.string_at(0)
+    """))
+    proc = compilescope("run", "--no-browser", "--trace-dir", tmp_path / "t", "-o", tmp_path / "r", program,
+                        cwd=tmp_path, env=clean_env())
+    assert proc.returncode == 139
+    assert "the program was killed by SIGSEGV (status 139)" in proc.stderr
+    assert re.search(r"process \d+ crashed \(Segmentation fault\); its stack \(added to .*\.log\):\n"
+                     r"Fatal Python error: Segmentation fault", proc.stderr)
+    assert f'File "{program}", line 10 in <module>' in proc.stderr
+    assert not list((tmp_path / "t").glob("compilescope_crash_*"))  # each attached or, empty, removed
+    [log] = (tmp_path / "t").glob("*.log")
+    assert log.read_text().count('"name": "compilescope_crash"') == 1
+    assert "ERROR  the program crashed: Segmentation fault in __init__.py" in proc.stdout
+    assert "called from segv.py:10 in <module>" in re.sub(r"\s*│\s*", " ", proc.stdout)
+    assert 'id="insights-crash"' in (tmp_path / "r" / "index.html").read_text()
