@@ -31,6 +31,7 @@ from .autotuning import autotuning, config_items
 from .caches import CACHES, caches
 from .cudagraphs import cudagraphs
 from .compile_time import PHASE_LABELS, compile_times, ends_during, unfinished_compiles
+from .crash import Crash, crashes
 from .dynamic_shapes import dynamic_shapes
 from .environment import environment
 from .failures import failures_and_restarts
@@ -178,6 +179,11 @@ class RunFacts:
     # crashed or was killed, so what it would have logged after is missing though every line was read. None: it ends
     # with no compile open.
     ends_during: str | None = None
+    # The process died in native code (a segfault), from the stack `compilescope run` recorded (analyses/crash.py):
+    # {error, file, line, function (where Python was), compile_id and frame (whose compiled code ran, if any), during,
+    # user_file, user_line, user_function}. Its log stops there, as one killed while compiling does. None: no crash
+    # recorded (a plain log cannot say).
+    crash: dict[str, Any] | None = None
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -420,7 +426,37 @@ def run_facts(trace: Trace, statuses: dict[CompileId | None, str] | None = None)
         warnings=_warnings(trace, frame_of_cid),
         unread=not_read.to_json() if (not_read := unread(trace.stats)) else None,
         ends_during=ends_during(open_, times.labels) if (open_ := unfinished_compiles(trace, times)) else None,
+        crash=_crash(crashes(trace).crashes, frame_of_cid),
     )
+
+
+def _crash(found: list[Crash], frame_of_cid: dict[str, str]) -> dict[str, Any] | None:
+    """The process's crash (a log is one process's: it has one at most), with the frame whose compiled code ran."""
+    if not found:
+        return None
+    crash = found[0]
+    where, user = crash.where, crash.user_frame
+    compiled = crash.compile_id
+    return {"error": crash.error, "file": where.filename if where else None, "line": where.line if where else None,
+            "function": where.function if where else None, "compile_id": compiled,
+            "frame": frame_of_cid.get(compiled) if compiled else None, "during": crash.during,
+            "user_file": user.filename if user else None, "user_line": user.line if user else None,
+            "user_function": user.function if user else None}
+
+
+def crash_line(crash: dict[str, Any]) -> str:
+    """`Segmentation fault in static_triton_launcher.py:291 (run) while running [0/1]'s compiled code`, as the
+    report's finding names it."""
+    where = f" in {_short(crash['file'])}:{crash['line']}" + (f" ({crash['function']})" if crash["function"] else "")
+    return crash["error"] + (where if crash["file"] else "") + (f" {crash['during']}" if crash["during"] else "")
+
+
+def crash_called_from(crash: dict[str, Any] | None) -> str | None:
+    """`called from hf_gpt2_static_cache.py:22 (main)`: the user's line on the crashed stack."""
+    if crash is None or crash["user_file"] is None:
+        return None
+    function = f" ({crash['user_function']})" if crash["user_function"] else ""
+    return f"called from {_short(crash['user_file'])}:{crash['user_line']}{function}"
 
 
 def _warnings(trace: Trace, frame_of_cid: dict[str, str]) -> list[dict[str, Any]] | None:
@@ -434,9 +470,12 @@ def _warnings(trace: Trace, frame_of_cid: dict[str, str]) -> list[dict[str, Any]
 
 # ---------------------------------------------------------------- the comparison
 
-SECTIONS = ("environment", "frames", "graph_breaks", "recompiles", "graphs", "compile_time", "autotuning", "cudagraphs",
+# A crash first: a run that died is the change that matters most, and its log stops there (what it lacks after may
+# read as changes below).
+SECTIONS = ("crash", "environment", "frames", "graph_breaks", "recompiles", "graphs", "compile_time", "autotuning", "cudagraphs",
             "warnings", "caches", "failures", "dynamic_shapes")
 SECTION_LABELS = {
+    "crash": "Crash",
     "environment": "Versions, GPU & config",
     "frames": "Frames compiled",
     "graph_breaks": "Graph breaks",
@@ -467,9 +506,9 @@ class Change:
     a: Any = None  # the value in A (None: absent)
     b: Any = None  # the value in B
     detail: dict[str, Any] = field(default_factory=dict)
-    # "A" or "B": a side whose log was read in part (cut, records skipped) that may explain this change (it has less
-    # of what the change names: a frame, compiles, a break it lacks; see _may_be_unread): the change may be only what
-    # that side's log did not read, not what the run did.
+    # "A" or "B": a side whose log was read in part (cut, records skipped) or ends early (killed while compiling,
+    # crashed) that may explain this change (it has less of what the change names: a frame, compiles, a break it
+    # lacks; see _may_be_unread): the change may be only what that side's log lacks, not what the run did.
     unread_side: str | None = None
 
     @property
@@ -530,7 +569,7 @@ class RunDiff:
         return {"source": facts.source, "torch_version": facts.torch_version, "ran_on": facts.ran_on,
                 "compile_time_s": facts.compile_time_s, "frames": len(facts.frames),
                 "compiles": sum(len(f.compile_ids) for f in facts.frames.values()), "unread": facts.unread,
-                "ends_during": facts.ends_during}
+                "ends_during": facts.ends_during, "crash": facts.crash}
 
 
 def short_path(path: str | None) -> str:
@@ -647,6 +686,7 @@ def _break_key(b: dict) -> tuple:
 def diff_runs(a: RunFacts, b: RunFacts, threshold: TimeThreshold = TimeThreshold()) -> RunDiff:
     result = RunDiff(a, b, threshold)
     changes = result.changes
+    changes.extend(_crash_changes(a, b))
 
     # Environment: the versions and the GPU (where both logs say), then config keys whose values differ.
     if a.torch_version != b.torch_version and a.torch_version and b.torch_version:
@@ -840,13 +880,14 @@ def diff_runs(a: RunFacts, b: RunFacts, threshold: TimeThreshold = TimeThreshold
     changes.sort(key=lambda c: SECTIONS.index(c.section))
     # A log read only in part (cut off, corrupt lines): what it lacks may look like a change, so the diff says so,
     # first, and marks each change where that side has less (a frame, compiles, a break past a cut).
-    # A log that ends while a compile ran (a killed job's, whole to its last line) lacks what came after in the same way.
+    # A log that ends while a compile ran (a killed job's, whole to its last line), or at a crash, lacks what came
+    # after in the same way.
     for side, facts, other in (("A", a, b), ("B", b, a)):
-        if not facts.unread and not facts.ends_during:
+        if not facts.unread and not facts.ends_during and facts.crash is None:
             continue
         not_read = Unread.from_json(facts.unread) if facts.unread else None
         marked = 0
-        if (not_read is not None and not_read.records_lost) or facts.ends_during:
+        if (not_read is not None and not_read.records_lost) or facts.ends_during or facts.crash is not None:
             for change in changes:
                 if change.unread_side is None and _may_be_unread(change, side, facts, other):
                     change.unread_side = side
@@ -857,7 +898,12 @@ def diff_runs(a: RunFacts, b: RunFacts, threshold: TimeThreshold = TimeThreshold
                                   f"was read, so what {side} logged past that is missing and may show below as a change "
                                   "(fewer compiles, a guard no longer failing)" + said)
             said = ""
-        if facts.ends_during:
+        if facts.crash is not None:  # (a crash while compiling also ends during a compile: the crash says why)
+            ends = f"{facts.ends_during}, " if facts.ends_during else ""
+            result.partial.append(f"{side}'s log ends {ends}where the program crashed ({crash_line(facts.crash)}): "
+                                  "what it would have done after is not in the log and may show below as a change"
+                                  + said)
+        elif facts.ends_during:
             result.partial.append(f"{side}'s log ends {facts.ends_during} (the program was stopped, crashed or was "
                                   "killed while compiling): what it did after is not in the log and may show below as "
                                   "a change" + said)
@@ -922,6 +968,29 @@ def _at_most(x: Any, y: Any) -> bool:
     if isinstance(x, list) and isinstance(y, list) and all(isinstance(v, str) for v in [*x, *y]):
         return not Counter(x) - Counter(y)
     return False
+
+
+def _crash_key(crash: dict[str, Any] | None) -> tuple | None:
+    """One crash is another's when it is the same error at the same place in the same frame's compiled code (compile
+    ids shift between runs; the frame they belong to does not)."""
+    if crash is None:
+        return None
+    return (crash["error"], crash["file"], crash["line"], crash["function"], crash["frame"])
+
+
+def _crash_changes(a: RunFacts, b: RunFacts) -> list[Change]:
+    """A run that crashed where the other did not, or crashed elsewhere. (Only `compilescope run` records a crash: a
+    log without one says no more than that, hence "records no crash".)"""
+    if _crash_key(a.crash) == _crash_key(b.crash):
+        return []
+    detail = {"called_from_a": crash_called_from(a.crash), "called_from_b": crash_called_from(b.crash)}
+    if a.crash is None or b.crash is None:
+        side, other, crash = ("A", "B", a.crash) if b.crash is None else ("B", "A", b.crash)
+        assert crash is not None
+        return [Change("crash", "removed" if side == "A" else "added", f"{side} crashed: {crash_line(crash)}; "
+                       f"{other}'s log records no crash", crash["frame"], a.crash, b.crash, detail)]
+    return [Change("crash", "changed", f"A crashed: {crash_line(a.crash)}; B crashed: {crash_line(b.crash)}",
+                   b.crash["frame"] or a.crash["frame"], a.crash, b.crash, detail)]
 
 
 def _warning_changes(a: RunFacts, b: RunFacts, result: RunDiff) -> list[Change]:

@@ -44,6 +44,9 @@ def _change_lines(diff: RunDiff) -> list[RenderableType]:
                 title.append(f" ({change.unread_note})", style="yellow")
             lines.append(_hanging(TerminalText(f"  {mark} ", style=style), title))
             d = change.detail
+            for side in ("a", "b"):
+                if d.get(f"called_from_{side}"):  # the user's line on a crashed stack
+                    lines.append(_hanging(DETAIL, f"{side.upper()}: {d[f'called_from_{side}']}", "dim"))
             for label, guard, times in change.guard_lines:
                 lines.append(_hanging(DETAIL, f"{label}: {guard}" + (f" (×{times})" if times > 1 else ""), "dim"))
             for key, sign in (("added", "+"), ("removed", "-")):
