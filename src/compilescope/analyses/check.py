@@ -9,7 +9,8 @@ from __future__ import annotations
 from dataclasses import field
 from typing import Any
 
-from .diff import FrameFacts, RunFacts, TimeThreshold, diff_runs, paired_ranks, unread_note
+from .diff import (FrameFacts, RunFacts, TimeThreshold, crash_called_from, crash_line, diff_runs, paired_ranks,
+                   unread_note)
 from .unread import Unread
 from .userloc import is_python_library_file
 from .diff import short_path as _short
@@ -98,6 +99,18 @@ def evaluate(runs: dict[int | None, RunFacts], rules: Rules,
     """One result per rule asked for (with a baseline: also one per regression rule), in a fixed order.
     not_read, baseline_not_read: ranks whose log could not be read at all (rank -> why); they fail rule whole-log."""
     results: list[RuleResult] = []
+    # A program that died in native code is never healthy, whatever was asked, nor a baseline to compare with (its log
+    # stops at the crash): first, as the crash is the report's first finding. Present only where a crash was recorded
+    # (as whole-log only where a log falls short): a plain log cannot say that its run did not crash.
+    crashed = [(who, rank, facts.crash) for who, sides in (("the run", runs), ("the baseline's run", baseline or {}))
+               for rank, facts in sides.items() if facts.crash is not None]
+    if crashed:
+        who, rank, crash = crashed[0]
+        more = f" (and {count(len(crashed) - 1, 'more log', 'more logs')})" if len(crashed) > 1 else ""
+        results.append(RuleResult("no-crash", "the program did not crash", False,
+                                  f"no-crash: {_where(rank)}{who} crashed: {crash_line(crash)}{more}",
+                                  [f"{_where(r)}{w} crashed: {crash_line(c)}"
+                                   + (f", {called}" if (called := crash_called_from(c)) else "") for w, r, c in crashed]))
 
     def absolute(name: str, description: str, measure, limit, exceeds, what, note=lambda facts: "") -> None:
         bad, seen = [], []
@@ -162,8 +175,9 @@ def evaluate(runs: dict[int | None, RunFacts], rules: Rules,
     lost = [(who, rank, why) for who, sides in (("", not_read or {}), ("the baseline's ", baseline_not_read or {}))
             for rank, why in sorted(sides.items())]
     # A log whose run was killed while compiling was read whole, but the run was not: what it did after is not there.
+    # (One that crashed while compiling fails no-crash, which says so.)
     ended = [(who, rank, facts.ends_during) for who, sides in (("", runs), ("the baseline's ", baseline or {}))
-             for rank, facts in sides.items() if facts.ends_during]
+             for rank, facts in sides.items() if facts.ends_during and facts.crash is None]
     if unread or lost or ended:
         n = len(unread) + len(lost) + len(ended)
         more = f" (and {count(n - 1, 'more log', 'more logs')})" if n > 1 else ""
@@ -204,9 +218,10 @@ def _regressions(runs: dict[int | None, RunFacts], baseline: dict[int | None, Ru
     unrecorded = []  # (rank, which side) whose warnings were not recorded
     for rank, base, run in pairs:
         diff = diff_runs(base, run, TimeThreshold(rules.time_min_seconds, 1.0 + rules.time_margin))
-        # A baseline read in part (or killed while compiling) lacks what lay past its end: each regression that may be
-        # only that says so, as `diff` marks the change (the rule whole-log fails too).
-        cut = bool(base.ends_during) or (base.unread is not None and Unread.from_json(base.unread).records_lost)
+        # A baseline read in part (or killed while compiling, or crashed) lacks what lay past its end: each regression
+        # that may be only that says so, as `diff` marks the change (the rule whole-log or no-crash fails too).
+        cut = (bool(base.ends_during) or base.crash is not None
+               or (base.unread is not None and Unread.from_json(base.unread).records_lost))
         hedge = f" ({unread_note('the baseline')})"
         for c in diff.changes:
             regression = f"{_where(rank)}{c.title}" + (hedge if c.unread_side == "A" else "")

@@ -27,7 +27,8 @@ class CheckCommand:
         parser.epilog = ("Recompiles count every graph compiled again, compiled autograd's backward graphs included. "
                          "Graph breaks, recompiles and failures in Python's own library (which torch may call from "
                          "compiled code) are not counted: nothing in your code changes them, and the results say how "
-                         "many there were. A log that could not be read in full fails (rule whole-log).")
+                         "many there were. A log that could not be read in full fails (rule whole-log), and so does a run "
+                         "that crashed, where `compilescope run` recorded the crash (rule no-crash).")
         parser.add_argument("log", help="the run to check: a log, a directory, or a directory of rank logs")
         parser.add_argument("--max-graph-breaks", type=int, metavar="N", help="fail with more than N distinct graph breaks")
         parser.add_argument("--max-recompiles", type=int, metavar="N", help="fail with more than N recompiles")
