@@ -62,7 +62,7 @@ def test_the_crash_in_compiled_code_is_found_and_placed():
     assert crash.error == "Segmentation fault" and crash.compile_id == code[on_stack[0]] == "[0/0]"
     assert crash.where.function == "string_at" and crash.where.filename.endswith("/ctypes/__init__.py")
     line = next(i for i, t in enumerate(PROGRAM.read_text().splitlines(), 1) if "ctypes.string_at(0)" in t)
-    assert crash.user_frame.filename == str(PROGRAM) and crash.user_frame.line == line
+    assert crash.user_frame.filename.endswith("/tests/data/torch213/programs/native_crash.py") and crash.user_frame.line == line
     assert crash.threads == text.count("\nThread 0x") + 1 > 1  # the others, and the one that crashed
     assert crash.during == "while running [0/0]'s compiled code"
 
@@ -97,6 +97,23 @@ def test_on_cuda_the_triton_launch_under_cuda_graph_trees():
     assert crash.where.short == "static_triton_launcher.py:291" and crash.where.function == "run"
     assert crash.during == "while running [0/1]'s compiled code under CUDA graph trees"
     assert crash.user_frame.short == "hf_gpt2_static_cache.py:22"  # generate(), not transformers' frames
+    # The generated code's line that was running: the faulthandler frame in that file, read from the raw text.
+    line = int(re.search(rf'/{stem}\.py", line (\d+) in partition_0', text)[1])
+    assert crash.code_line == line and crash.code_artifact is not None
+
+
+def test_the_report_links_the_running_line_of_generated_code(tmp_path):
+    assert run_cli(NATIVE, "-o", tmp_path / "r", "--no-browser") == 0
+    page = (tmp_path / "r" / "index.html").read_text()
+    assert '<div class="l">crashed: Segmentation fault</div>' in page
+    [href] = re.findall(r'class="code-line" href="([^"]+)"', page[page.index('id="insights-crash"'):])
+    code_page, anchor = href.split("#")
+    assert anchor == "L109" and "/inductor_output_code_" in code_page
+    # Independently: line 109 of [0/0]'s output code, as logged, calls the custom op that crashed.
+    lines = gzip.open(NATIVE, "rt").read().split("\n")
+    start = next(i for i, x in enumerate(lines) if '{"inductor_output_code": ' in x)
+    assert "torch.ops.compilescope_test.fragile.default(" in lines[start + 109][1:]
+    assert 'id="L109"' in (tmp_path / "r" / code_page).read_text()
 
 
 def test_a_crash_record_of_nonsense_is_only_text(tmp_path):

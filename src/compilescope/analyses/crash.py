@@ -37,6 +37,9 @@ class Crash:
     compile_id: str | None = None  # the compilation whose generated code was running (its output code is on the stack)
     compiling: bool = False  # it crashed inside Dynamo or Inductor compiling, not running what they made
     user_frame: UserLocation | None = None  # the innermost frame of the user's code (not torch's, a library's, generated)
+    # The innermost frame in that compile's generated code: its output code artifact, and the line as its page numbers it
+    code_artifact: int | None = None
+    code_line: int | None = None
 
     @property
     def where(self) -> UserLocation | None:
@@ -44,17 +47,22 @@ class Crash:
         return self.frames[0] if self.frames else None
 
     @property
+    def under_cudagraphs(self) -> bool:
+        """CUDA graph trees (reduce-overhead) were recording or replaying the compiled code."""
+        return any(f.filename.replace("\\", "/").endswith(_CUDAGRAPH_TREES) for f in self.frames)
+
+    @property
     def during(self) -> str:
         """"while running [0/1]'s compiled code", "while compiling", or "" (neither: elsewhere in the program)."""
         if self.compile_id is not None:
-            under = " under CUDA graph trees" if any(f.filename.replace("\\", "/").endswith(_CUDAGRAPH_TREES)
-                                                     for f in self.frames) else ""
+            under = " under CUDA graph trees" if self.under_cudagraphs else ""
             return f"while running {self.compile_id}'s compiled code{under}"
         return "while compiling" if self.compiling else ""
 
     def to_json(self) -> dict[str, Any]:
         return {"error": self.error, "frames": [f.to_json() for f in self.frames], "threads": self.threads,
                 "compile_id": self.compile_id, "compiling": self.compiling, "during": self.during,
+                "code_artifact": self.code_artifact, "code_line": self.code_line,
                 "where": self.where.to_json() if self.where else None,
                 "user_frame": self.user_frame.to_json() if self.user_frame else None, "text": self.text}
 
@@ -70,8 +78,9 @@ class Crashes:
         return {"crashes": [c.to_json() for c in self.crashes]}
 
 
-def parse_crash(text: str, output_code: dict[str, str] | None = None) -> Crash:
-    """faulthandler's text; output_code: the stem of each output code file the log holds -> its compile id."""
+def parse_crash(text: str, output_code: dict[str, tuple[str, int, int]] | None = None) -> Crash:
+    """faulthandler's text; output_code: the stem of each output code file the log holds -> (its compile id, its
+    artifact number, the empty lines its page drops before line 1)."""
     error = ""
     threads: list[tuple[bool, list[UserLocation]]] = []
     for line in text.splitlines():
@@ -91,7 +100,8 @@ def parse_crash(text: str, output_code: dict[str, str] | None = None) -> Crash:
     for f in crashed:
         stem = os.path.splitext(os.path.basename(f.filename))[0]
         if output_code and stem in output_code:
-            crash.compile_id = output_code[stem]
+            crash.compile_id, crash.code_artifact, dropped = output_code[stem]
+            crash.code_line = f.line - dropped if f.line > dropped else None
             break
     generated = {f.filename for f in crashed if os.path.splitext(os.path.basename(f.filename))[0] in (output_code or {})}
     crash.user_frame = next((f for f in crashed if not is_framework_file(f.filename) and f.filename not in generated),
@@ -105,8 +115,17 @@ def crashes(trace: Trace) -> Crashes:
     found = [a for entry in trace.compiles.values() for a in entry.artifacts if a.name == CRASH]
     if not found:
         return Crashes()
-    output_code = {a.name[len("inductor_output_code_"):]: str(entry.compile_id)
+    output_code = {a.name[len("inductor_output_code_"):]: (str(entry.compile_id), a.number, _leading_empty(trace, a))
                    for entry in trace.compiles.values() if entry.compile_id is not None
                    for a in entry.artifacts if a.name.startswith("inductor_output_code_")}
     return Crashes([parse_crash(trace.payload_text(a.payload), output_code)
                     for a in sorted(found, key=lambda a: a.number) if a.payload is not None])
+
+
+def _leading_empty(trace: Trace, artifact) -> int:
+    """The empty lines the code page drops before its line 1 (provenance.code_lines): a file line less them is the
+    page's line. Only the start of the payload is read."""
+    if artifact.payload is None:
+        return 0
+    head = trace.payload_text(artifact.payload)[:4096]
+    return len(head) - len(head.lstrip("\n")) if head.strip() else 0

@@ -187,6 +187,7 @@ def render_html(trace: Trace, results: Results, options: ReportOptions) -> Itera
 
 def _index(page: _Page) -> Iterator[bytes]:
     trace, results = page.trace, page.results
+    crashed = {c.compile_id for c in results.insights.crashes.crashes} if results.insights else set()
     stats = trace.stats
     problems = [p for p in stats.problems]
     return page.stream(
@@ -194,8 +195,10 @@ def _index(page: _Page) -> Iterator[bytes]:
         "",
         compiles=trace.sorted_compiles(),
         summaries=results.compiles,
-        # Output code of failed compiles: a C++ compiler's errors link to the failing line there.
-        code_urls={n: url for entry in trace.compiles.values() if (entry.metrics or {}).get("fail_type")
+        # Output code of failed compiles (a C++ compiler's errors link to the failing line there) and of the compiles
+        # whose code was running when the program crashed (the crash links to its line).
+        code_urls={n: url for entry in trace.compiles.values()
+                   if (entry.metrics or {}).get("fail_type") or str(entry.compile_id) in crashed
                    for n, url in _code_urls(page, entry).items()},
         statuses=results.statuses,
         status_counts=status_counts(results.statuses),
