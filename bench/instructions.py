@@ -31,7 +31,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 from make_big_log import build  # noqa: E402
-from run import GPU, HF_GPT2, SMALL_LOG, tlparse_binary  # noqa: E402
+from run import COMPILED_OPTIMIZER, GPU, HF_GPT2, SMALL_LOG, tlparse_binary  # noqa: E402
 
 
 def instructions(cmd: list[str]) -> int:
@@ -93,6 +93,9 @@ def main() -> None:
         hf = work / "hf_gpt2_generate.log"
         hf.write_bytes(gzip.decompress(HF_GPT2.read_bytes()))
         count("hf_gpt2_generate (real, CUDA)", hf)
+        optimizer = work / "compiled_optimizer.log"
+        optimizer.write_bytes(gzip.decompress(COMPILED_OPTIMIZER.read_bytes()))
+        count("compiled_optimizer (real, CUDA)", optimizer)
         unit = next((GPU / "profile_compiled").glob("*.log"))
         for times in args.sizes:
             big = work / f"gen_{times}x.log"

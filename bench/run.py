@@ -17,6 +17,8 @@ first), its wall the whole command's.
 Inputs, all real or real-shaped:
 - gpt2_train: the real 12 MB CUDA log in ../shared/traces/gpu-torch211 (GPT-2 training, a recompile, provenance);
 - hf_gpt2_generate: a real 9.7 MB CUDA log of transformers' GPT-2, recorded by `compilescope run` (tests/data/cuda_torch211);
+- compiled_optimizer: a real 9.3 MB CUDA log of PyTorch's compiled-optimizer recipe (Adam's step compiled six times,
+  Triton foreach kernels), recorded by `compilescope run` (tests/data/cuda_torch211);
 - torch213_medium: a real 5.9 MB torch 2.13 CPU log (bench/data, see its README);
 - the peer suite (../shared/traces/peer-tlparse/inputs), read by compilescope in one run;
 - generated Nx logs: N copies of the real CUDA log profile_compiled (provenance, large output code; ids shifted by
@@ -55,6 +57,8 @@ GPU = SHARED / "gpu-torch211"
 SMALL_LOG = REPO / "tests" / "data" / "torch213" / "logs" / "compile_error_lowering.log"
 # A real 9.7 MB CUDA log recorded by `compilescope run` (transformers' GPT-2, five compiles: tests/data/cuda_torch211)
 HF_GPT2 = REPO / "tests" / "data" / "cuda_torch211" / "logs" / "hf_gpt2_generate.log.gz"
+# A real 9.3 MB CUDA log recorded by `compilescope run` (the compiled-optimizer recipe, a float lr recompiling Adam.step)
+COMPILED_OPTIMIZER = REPO / "tests" / "data" / "cuda_torch211" / "logs" / "compiled_optimizer.log.gz"
 sys.path.insert(0, str(HERE))
 from make_big_log import build  # noqa: E402
 
@@ -292,8 +296,10 @@ def main() -> None:
         medium.write_bytes(gzip.decompress((HERE / "data" / "torch213_medium.log.gz").read_bytes()))
         hf = work / "hf_gpt2_generate.log"
         hf.write_bytes(gzip.decompress(HF_GPT2.read_bytes()))
+        optimizer = work / "compiled_optimizer.log"
+        optimizer.write_bytes(gzip.decompress(COMPILED_OPTIMIZER.read_bytes()))
         for name, log in (("gpt2_train (real, CUDA)", gpt2), ("hf_gpt2_generate (real, CUDA)", hf),
-                          ("torch213_medium (real, CPU)", medium)):
+                          ("compiled_optimizer (real, CUDA)", optimizer), ("torch213_medium (real, CPU)", medium)):
             r = paired(with_references(commands([log], work, False), work, [("small", SMALL_LOG)]), args.runs)
             print(row(name, log.stat().st_size / 1e6, r))
             measured.append((name.split()[0], r))
