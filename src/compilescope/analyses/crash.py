@@ -69,6 +69,8 @@ class Crash:
 
 @dataclass
 class Crashes:
+    """The processes of the log that crashed (one: a log is one process's)."""
+
     crashes: list[Crash] = field(default_factory=list)
 
     def __bool__(self) -> bool:
