@@ -2,8 +2,8 @@
 Python's faulthandler writes (bytecode_capture.record_crashes) and appends it to the process's log
 (runner.attach_crash_reports); the report, `summary` and --json say where it crashed and in whose compiled code.
 
-Real logs: tests/data/torch213 `native_crash.log.gz` (a custom op reads address 0 while [0/0]'s compiled code runs)
-and tests/data/cuda_torch211 `hf_gpt2_static_cache.log.gz` (transformers' static-cache recipe in reduce-overhead mode
+Real logs: tests/data/torch213 `native_crash.log.gz` (a custom op reads address 0 while [0/0]'s compiled code runs),
+`kernel_abort.log.gz` (Inductor's C++ kernel aborts in an OpenMP thread, no Python thread) and tests/data/cuda_torch211 `hf_gpt2_static_cache.log.gz` (transformers' static-cache recipe in reduce-overhead mode
 crashed in torch 2.11's Triton launcher while CUDA graph trees ran [0/1], on an H100; the crash happened without
 compilescope too, see that README).
 """
@@ -25,6 +25,7 @@ from ..conftest import CUDA211_LOGS, REPO, run_cli, torch213
 from .conftest import clean_env, compilescope
 
 NATIVE = torch213("native_crash.log.gz")
+KERNEL_ABORT = torch213("kernel_abort.log.gz")
 PROGRAM = REPO / "tests" / "data" / "torch213" / "programs" / "native_crash.py"
 STATIC_CACHE = CUDA211_LOGS / "hf_gpt2_static_cache.log.gz"
 
@@ -62,7 +63,9 @@ def test_the_crash_in_compiled_code_is_found_and_placed():
     assert crash.error == "Segmentation fault" and crash.compile_id == code[on_stack[0]] == "[0/0]"
     assert crash.where.function == "string_at" and crash.where.filename.endswith("/ctypes/__init__.py")
     line = next(i for i, t in enumerate(PROGRAM.read_text().splitlines(), 1) if "ctypes.string_at(0)" in t)
-    assert crash.user_frame.filename.endswith("/tests/data/torch213/programs/native_crash.py") and crash.user_frame.line == line
+    # (the log names the checkout it was recorded in)
+    assert crash.user_frame.filename.endswith("/tests/data/torch213/programs/native_crash.py")
+    assert crash.user_frame.line == line
     assert crash.threads == text.count("\nThread 0x") + 1 > 1  # the others, and the one that crashed
     assert crash.during == "while running [0/0]'s compiled code"
 
@@ -87,6 +90,28 @@ def test_the_crash_is_the_first_finding_everywhere(tmp_path, capsys):
     assert 'href="#[0/0]">[0/0]</a>\'s compiled code' in section
     assert len(re.findall(r"<li>", section[section.index('class="crash-stack"'):section.index("</ol>")])) == len(
         c["frames"])
+
+
+def test_a_crash_in_a_thread_of_native_code_is_placed_by_the_thread_in_compiled_code(tmp_path):
+    """kernel_abort.py: Inductor's C++ kernel throws inside its OpenMP region and the process aborts in an OpenMP
+    thread. faulthandler marks no thread current; the compile's worker thread is listed first, the main thread (in the
+    output code's call) last. The crash is the main thread's, not the idle worker's."""
+    text, code = _raw(KERNEL_ABORT)
+    assert text.startswith("Fatal Python error: Aborted") and "Current thread" not in text
+    blocks = text.split("\nThread 0x")[1:]
+    assert len(blocks) == 2 and "concurrent/futures/thread.py" in blocks[0]
+    [stem] = [s for s in code if f"/{s}.py\"" in blocks[1]]
+    [crash] = _insights(KERNEL_ABORT).crashes.crashes
+    assert crash.other_thread and crash.compile_id == code[stem] == "[0/0]"
+    assert crash.where.filename.endswith(f"/{stem}.py") and crash.where.function == "call"
+    program = REPO / "tests" / "data" / "torch213" / "programs" / "kernel_abort.py"
+    # (f's frame runs Dynamo's transformed code, whose instructions carry the line of its def)
+    line = next(i for i, t in enumerate(program.read_text().splitlines(), 1) if t.startswith("def f(x):"))
+    assert crash.user_frame.filename.endswith("/kernel_abort.py") and crash.user_frame.line == line
+    assert "in a thread of native code" in _insights(KERNEL_ABORT).findings[0].detail
+    assert run_cli(KERNEL_ABORT, "-o", tmp_path / "r", "--no-browser") == 0
+    page = (tmp_path / "r" / "index.html").read_text()
+    assert "No Python thread crashed" in page[page.index('id="insights-crash"'):]
 
 
 def test_on_cuda_the_triton_launch_under_cuda_graph_trees():

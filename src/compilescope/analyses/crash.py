@@ -4,7 +4,9 @@ attach_crash_reports). torch logs nothing of such a death: without it, a log tha
 
 faulthandler's text: "Fatal Python error: Segmentation fault", then per thread "Current thread 0x... (most recent
 call first):" (the thread that crashed; the others are "Thread 0x...") and its frames, innermost first, each
-`  File "path", line N in function`.
+`  File "path", line N in function`. A crash in a thread Python does not know (an OpenMP thread of Inductor's C++
+kernel, a CUDA driver thread) has no current thread: every thread is "Thread 0x...", newest first, so the main
+thread is the last.
 """
 
 from __future__ import annotations
@@ -40,6 +42,9 @@ class Crash:
     # The innermost frame in that compile's generated code: its output code artifact, and the line as its page numbers it
     code_artifact: int | None = None
     code_line: int | None = None
+    # No Python thread crashed (faulthandler marked none current): frames are those of the thread running the log's
+    # compiled code, else of the main thread, which launched the native work that crashed.
+    other_thread: bool = False
 
     @property
     def where(self) -> UserLocation | None:
@@ -63,6 +68,7 @@ class Crash:
         return {"error": self.error, "frames": [f.to_json() for f in self.frames], "threads": self.threads,
                 "compile_id": self.compile_id, "compiling": self.compiling, "during": self.during,
                 "code_artifact": self.code_artifact, "code_line": self.code_line,
+                "other_thread": self.other_thread,
                 "where": self.where.to_json() if self.where else None,
                 "user_frame": self.user_frame.to_json() if self.user_frame else None, "text": self.text}
 
@@ -96,17 +102,25 @@ def parse_crash(text: str, output_code: dict[str, tuple[str, int, int]] | None =
         frame = _FRAME.match(line)
         if frame and threads:
             threads[-1][1].append(UserLocation(frame["file"], int(frame["line"]), frame["func"], None))
-    crashed = next((frames for current, frames in threads if current), threads[0][1] if threads else [])
-    crash = Crash(error or "a crash", crashed, len(threads), text)
-    # Inductor's generated module of a compilation: its file is named as its artifact is (inductor_output_code_<stem>).
-    for f in crashed:
-        stem = os.path.splitext(os.path.basename(f.filename))[0]
-        if output_code and stem in output_code:
-            crash.compile_id, crash.code_artifact, dropped = output_code[stem]
-            crash.code_line = f.line - dropped if f.line > dropped else None
-            break
-    generated = {f.filename for f in crashed if os.path.splitext(os.path.basename(f.filename))[0] in (output_code or {})}
-    crash.user_frame = next((f for f in crashed if not is_framework_file(f.filename) and f.filename not in generated),
+    output_code = output_code or {}
+
+    def generated(frames: list[UserLocation]) -> list[UserLocation]:
+        # Inductor's generated module of a compilation: its file is named as its artifact is (inductor_output_code_<stem>).
+        return [f for f in frames if os.path.splitext(os.path.basename(f.filename))[0] in output_code]
+
+    other_thread = bool(threads) and not any(is_current for is_current, _ in threads)
+    if other_thread:
+        # A thread of native code crashed: the thread in compiled code launched it; else the main thread (the last).
+        crashed = next((frames for _, frames in threads if generated(frames)), threads[-1][1])
+    else:
+        crashed = next((frames for is_current, frames in threads if is_current), [])
+    crash = Crash(error or "a crash", crashed, len(threads), text, other_thread=other_thread)
+    ran = generated(crashed)
+    if ran:
+        crash.compile_id, crash.code_artifact, dropped = output_code[os.path.splitext(os.path.basename(ran[0].filename))[0]]
+        crash.code_line = ran[0].line - dropped if ran[0].line > dropped else None
+    generated_files = {f.filename for f in ran}
+    crash.user_frame = next((f for f in crashed if not is_framework_file(f.filename) and f.filename not in generated_files),
                             None)
     crash.compiling = crash.compile_id is None and any(f.filename.replace("\\", "/").endswith(_COMPILING)
                                                        for f in crashed)

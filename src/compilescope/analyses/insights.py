@@ -205,6 +205,8 @@ def _crash_finding(crash: Crash) -> Finding:
     where = crash.where
     title = f"the program crashed: {crash.error}" + (f" in {where.short} ({where.function})" if where else "")
     said = [crash.during] if crash.during else []
+    if crash.other_thread:
+        said.append("in a thread of native code (faulthandler names no Python thread: an OpenMP or a driver thread)")
     if crash.user_frame is not None:
         said.append(f"called from {crash.user_frame.short}" + (f" in {crash.user_frame.function}"
                                                                 if crash.user_frame.function else ""))
