@@ -5,7 +5,9 @@ from __future__ import annotations
 import json
 
 from compilescope.analyses.divergence import analyze_ranks, rank_list, rank_notes
-from compilescope.analyses.rank_summary import GraphCollectives, RankSummary, collective_kind, tensor_meta_fingerprint
+from compilescope.analyses.rank_summary import (
+    GraphCollectives, RankCrash, RankSummary, collective_kind, tensor_meta_fingerprint,
+)
 from compilescope.invisible import one_line
 
 
@@ -24,8 +26,21 @@ def test_summary_round_trips_through_json():
     s = summary(3, compile_ids=["[0/0]"], cache_sequence=[["[0/0]", "fx_graph_cache_miss", "miss"]],
                 collective_schedules=[["[0/0]", "-_0_0_0", ["a", "b"]]], runtimes_ns={"[0/0]": 1.5},
                 collectives=[GraphCollectives("[0/0]", "-_0_0_0", {"all_reduce": 1}, {"all_reduce": 1}, 0)],
-                execution_order=["[0/0]"])
+                execution_order=["[0/0]"],
+                crashes=[RankCrash("Aborted", "Aborted in x.py:3 (call)", "[0/0]", "while running [0/0]'s compiled code",
+                                   {"filename": "/x.py", "line": 3, "function": "call", "code": None})])
     assert RankSummary.from_json(json.loads(json.dumps(s.to_json()))) == s
+
+
+def test_ranks_that_all_crashed_alike_agree_but_are_still_said_to_have_crashed():
+    segv = RankCrash("Segmentation fault", "Segmentation fault in a.py:1 (f)")
+    alike = [summary(r, compile_ids=["[0/0]"], crashes=[segv]) for r in range(3)]
+    a = analyze_ranks(alike)
+    assert a.divergences == [] and a.crashed_ranks == [0, 1, 2]
+    elsewhere = alike[:2] + [summary(2, compile_ids=["[0/0]"], crashes=[RankCrash("Aborted", "Aborted in b.py:2 (g)")])]
+    [d] = analyze_ranks(elsewhere).divergences
+    assert d.kind == "crashes" and [(g.ranks, g.what) for g in d.groups] == [
+        ([0, 1], "Segmentation fault in a.py:1 (f)"), ([2], "Aborted in b.py:2 (g)")]
 
 
 def test_collective_kind_normalises_like_tlparse():

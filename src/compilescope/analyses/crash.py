@@ -64,6 +64,28 @@ class Crash:
             return f"while running {self.compile_id}'s compiled code{under}"
         return "while compiling" if self.compiling else ""
 
+    @property
+    def headline(self) -> str:
+        """"Segmentation fault in __init__.py:519 (string_at)": what killed it, and where Python was."""
+        where = self.where
+        return self.error + (f" in {where.short} ({where.function})" if where else "")
+
+    @property
+    def circumstances(self) -> list[str]:
+        """What else the stack tells: whose compiled code ran, in which thread, from which line of the user's."""
+        said = [self.during] if self.during else []
+        if self.other_thread:
+            said.append("in a thread of native code (faulthandler names no Python thread: an OpenMP or a driver thread)")
+        if self.user_frame is not None:
+            said.append(f"called from {self.user_frame.short}"
+                        + (f" in {self.user_frame.function}" if self.user_frame.function else ""))
+        return said
+
+    @property
+    def said(self) -> str:
+        """The crash in one line: its headline and circumstances."""
+        return ", ".join([self.headline, *self.circumstances])
+
     def to_json(self) -> dict[str, Any]:
         return {"error": self.error, "frames": [f.to_json() for f in self.frames], "threads": self.threads,
                 "compile_id": self.compile_id, "compiling": self.compiling, "during": self.during,

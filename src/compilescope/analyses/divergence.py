@@ -31,7 +31,9 @@ AUTOTUNE = "autotune"
 CUDAGRAPHS = "cudagraphs"
 WARNINGS = "warnings"
 ENVIRONMENT = "environment"
+CRASHES = "crashes"
 DIVERGENCE_TITLES = {
+    CRASHES: "Ranks crashed in native code, not all of them alike",
     ENVIRONMENT: "Ranks ran different versions or GPUs",
     COMPILE_IDS: "Ranks compiled different sets of compile ids",
     STATUSES: "The same compile ended differently on different ranks",
@@ -173,6 +175,9 @@ class MultiRankAnalysis:
     exec_order: ExecOrderAnalysis | None  # None: fewer than two ranks logged graph_execution
     parity: CollectivesParity
     compile_time: CompileTimeSkew
+    # Ranks whose process died in native code (their log records the crash): listed whether or not the other ranks
+    # crashed alike, which the divergence `crashes` says.
+    crashed_ranks: list[int] = field(default_factory=list)
     # runtime_estimations.json's content (the ranks' op_runtimes, rank by rank): the page links the files made of
     # it exactly when it is not empty. Not in to_json, where ranks[].op_runtimes already holds it.
     runtime_estimations: list[dict[str, Any]] = field(default_factory=list)
@@ -201,7 +206,10 @@ def analyze_ranks(summaries: list[RankSummary]) -> MultiRankAnalysis:
     divergences = [
         d
         for d in (
-            _environment_divergence(logged),  # (first: often the cause of the others)
+            # First: a rank that died is why the job failed, and others may be only that it stopped early (compile
+            # ids it never reached, a compile it never finished).
+            _crash_divergence(logged),
+            _environment_divergence(logged),  # (then: often the cause of the others)
             _compile_id_divergence(logged),
             _status_divergence(logged),
             _cache_divergence(logged),
@@ -227,6 +235,7 @@ def analyze_ranks(summaries: list[RankSummary]) -> MultiRankAnalysis:
         parity=collectives_parity(ok),
         compile_time=_compile_time(ok),
         runtime_estimations=runtime_estimations(summaries),
+        crashed_ranks=[s.rank for s in logged if s.crashes],
     )
 
 
@@ -466,6 +475,16 @@ def _cudagraph_divergence(ok: list[RankSummary]) -> Divergence | None:
     details = [f"{cid} run without CUDA graphs only on {'rank' if len(ranks) == 1 else 'ranks'} {rank_list(ranks)}"
                for cid, ranks in sorted(where.items(), key=lambda kv: _graph_sort_key(kv[0]))]
     return Divergence(CUDAGRAPHS, groups, _capped(details))
+
+
+def _crash_divergence(ok: list[RankSummary]) -> Divergence | None:
+    """Some ranks died in native code (a segfault, an abort) and others did not, or died elsewhere: the others then
+    wait for the dead rank at their next collective, until a timeout or torchrun stops them."""
+    said = {s.rank: tuple(c.said for c in s.crashes) for s in ok}
+    if not any(said.values()):
+        return None
+    groups = _group(said, lambda crashes: crashes, lambda crashes: "; ".join(crashes) or "no crash recorded")
+    return Divergence(CRASHES, groups) if len(groups) > 1 else None
 
 
 def _environment_divergence(ok: list[RankSummary]) -> Divergence | None:

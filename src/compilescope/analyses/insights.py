@@ -202,16 +202,9 @@ class _PythonLibrary:
 
 
 def _crash_finding(crash: Crash) -> Finding:
-    where = crash.where
-    title = f"the program crashed: {crash.error}" + (f" in {where.short} ({where.function})" if where else "")
-    said = [crash.during] if crash.during else []
-    if crash.other_thread:
-        said.append("in a thread of native code (faulthandler names no Python thread: an OpenMP or a driver thread)")
-    if crash.user_frame is not None:
-        said.append(f"called from {crash.user_frame.short}" + (f" in {crash.user_frame.function}"
-                                                                if crash.user_frame.function else ""))
-    return Finding(ERROR, "crash", title, ", ".join(said) + ("; " if said else "") + "torch logged nothing of it: the "
-                   "stack is Python's faulthandler's, recorded by compilescope run")
+    said = crash.circumstances
+    return Finding(ERROR, "crash", f"the program crashed: {crash.headline}", ", ".join(said) + ("; " if said else "")
+                   + "torch logged nothing of it: the stack is Python's faulthandler's, recorded by compilescope run")
 
 
 def _breaks_by_torch(breaks: list[GraphBreak]) -> list[Finding]:

@@ -20,6 +20,7 @@ from ..model.ids import compile_id_key
 from ..model.trace import Compile, Trace
 from .autotuning import autotuning
 from .compile_time import compile_times
+from .crash import Crash, crashes
 from .cudagraphs import cudagraphs
 from .environment import environment
 from .status import BREAK, failed_compiles
@@ -70,6 +71,25 @@ class GraphCollectives:
 
 
 @dataclass
+class RankCrash:
+    """The rank's process died in native code: its crash as the rank's report gives it (analyses/crash.py), less the
+    stack (which is in the rank's report)."""
+
+    error: str  # as faulthandler named it: "Segmentation fault"
+    said: str  # the crash in one line, for people (Crash.said)
+    compile_id: str | None = None  # the compilation whose generated code was running
+    during: str = ""  # "while running [0/0]'s compiled code", "while compiling", or ""
+    where: dict[str, Any] | None = None  # the innermost frame (a location, as in the one-log form)
+    user_frame: dict[str, Any] | None = None  # the innermost frame of the user's code
+
+    @classmethod
+    def of(cls, crash: Crash) -> RankCrash:
+        return cls(crash.error, crash.said, crash.compile_id, crash.during,
+                   crash.where.to_json() if crash.where else None,
+                   crash.user_frame.to_json() if crash.user_frame else None)
+
+
+@dataclass
 class RankSummary:
     rank: int  # from the file name (rank_<N>): the rank's report is rank_<N>/
     source: str  # the log's path
@@ -117,6 +137,9 @@ class RankSummary:
     cache_misses: int = 0
     chromium_events: int = 0
     parse_problems: int = 0  # records not read cleanly (md5 mismatches included), and a read that stopped early
+    # The rank's process died in native code (a segfault): the crash `compilescope run` recorded in its log, which
+    # ends there. Empty for a plain log, which cannot say.
+    crashes: list[RankCrash] = field(default_factory=list)
     # What of the log was not read (records skipped, the file cut off), in words; None when it was read to its end.
     # Its figures, and every comparison with the other ranks, then cover only what was read.
     unread: str | None = None
@@ -136,6 +159,7 @@ class RankSummary:
     def from_json(cls, data: dict[str, Any]) -> RankSummary:
         data = dict(data)
         data["collectives"] = [GraphCollectives(**g) for g in data.get("collectives", [])]
+        data["crashes"] = [RankCrash(**c) for c in data.get("crashes", [])]
         return cls(**data)
 
 
@@ -199,6 +223,8 @@ def summarize_rank(results: Results, rank: int | None = None) -> RankSummary:
     summary.warnings = [w.label for w in printed.warnings] if printed.recorded else None
     ran_on = results.insights.environment if results.insights is not None else environment(trace)
     summary.ran_on = dict(ran_on.facts())
+    died = results.insights.crashes if results.insights is not None else crashes(trace)
+    summary.crashes = [RankCrash.of(c) for c in died.crashes]
     tuned = results.insights.autotuning if results.insights is not None else autotuning(trace)
     summary.autotune_winners = [[s.compile_id, s.op, s.shape or "", s.dtypes or "", s.best_config or s.best_kernel or ""]
                                 for s in tuned.searches]

@@ -411,6 +411,7 @@ class SummaryRenderer:
 
 
 MAX_DIVERGENCE_DETAILS = 3  # per divergence; the rest are in --json
+MAX_CRASH_LINES = 8  # crashed ranks said under the rank table; the rest are in --json
 
 
 def _rank_list(ranks: list[int]) -> str:
@@ -426,7 +427,9 @@ def _rank_row(rank: dict) -> list[RenderableType]:
     if rank["empty"]:
         return [str(rank["rank"]), TerminalText("empty log"), *["-"] * 6]
     return [
-        str(rank["rank"]), str(len(rank["compile_ids"])), str(rank["graph_breaks"]), str(rank["failures"]),
+        # A rank that died in native code: the lines under the table say how.
+        TerminalText(f"{rank['rank']} crashed", style="red") if rank.get("crashes") else str(rank["rank"]),
+        str(len(rank["compile_ids"])), str(rank["graph_breaks"]), str(rank["failures"]),
         str(rank["recompiles"]), f"{rank['cache_hits']}/{rank['cache_misses']}",
         _seconds(rank["compile_time_s"]) if rank["compile_time_s"] else "-",
         # A rank read in part (its note says what was missed): marked, so its row does not pass for a healthy one.
@@ -500,6 +503,11 @@ def rank_summaries_renderable(doc: dict, source: str) -> RenderableType:
     head = UnbrokenText(f"compilescope summary · {source.rstrip('/').rsplit('/', 1)[-1]} "
                         f"{unbroken('· ' + count(len(ranks), 'rank'))}", style="bold")
     out: list[RenderableType] = [head, _RanksTable(ranks)]
+    crashed = [(rank["rank"], crash["said"]) for rank in ranks for crash in rank.get("crashes", [])]
+    for number, said in crashed[:MAX_CRASH_LINES]:
+        out.append(TerminalText(f"rank {number} crashed: {one_line(said)}", style="red"))
+    if len(crashed) > MAX_CRASH_LINES:
+        out.append(TerminalText(f"… {len(crashed) - MAX_CRASH_LINES} more crashes in --json", style="red"))
     if analysis["failed_ranks"]:
         out.append(TerminalText(f"{_rank_list(analysis['failed_ranks'])} could not be read: left out of the comparison.",
                         style="red"))
