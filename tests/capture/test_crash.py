@@ -17,6 +17,7 @@ import textwrap
 
 import pytest
 
+from compilescope.analyses.crash import parse_crash
 from compilescope.analyses.insights import insights
 from compilescope.ingest.reader import read_trace
 from compilescope.runner import attach_crash_reports
@@ -112,6 +113,14 @@ def test_a_crash_in_a_thread_of_native_code_is_placed_by_the_thread_in_compiled_
     assert run_cli(KERNEL_ABORT, "-o", tmp_path / "r", "--no-browser") == 0
     page = (tmp_path / "r" / "index.html").read_text()
     assert "No Python thread crashed" in page[page.index('id="insights-crash"'):]
+
+
+def test_two_threads_crashing_at_once_name_one_error():
+    """The first line two OpenMP threads wrote at once when both aborted (kernel_abort.py run again; faulthandler's
+    handler is entered by each thread before either turns it off)."""
+    crash = parse_crash("Fatal Python error: Fatal Python error: AbortedAborted\n\n\n\nThread 0x00007f3d9d7f6040 (most "
+                        'recent call first):\n  File "/c/hw/chw.py", line 85 in call\n', {"chw": "[0/0]"})
+    assert (crash.error, crash.compile_id, crash.other_thread) == ("Aborted", "[0/0]", True)
 
 
 def test_on_cuda_the_triton_launch_under_cuda_graph_trees():

@@ -108,14 +108,25 @@ class Crashes:
         return {"crashes": [c.to_json() for c in self.crashes]}
 
 
+_HEADER = "Fatal Python error: "
+
+
+def _error_named(header: str) -> str:
+    """The error of faulthandler's first line. Two threads that crash at once (both of an OpenMP region calling
+    terminate()) each write it, interleaved: "Fatal Python error: Fatal Python error: AbortedAborted"."""
+    error = header.replace(_HEADER, "").strip()
+    half = len(error) // 2
+    return error[:half] if half and error[:half] * 2 == error else error
+
+
 def parse_crash(text: str, output_code: dict[str, tuple[str, int, int]] | None = None) -> Crash:
     """faulthandler's text; output_code: the stem of each output code file the log holds -> (its compile id, its
     artifact number, the empty lines its page drops before line 1)."""
     error = ""
     threads: list[tuple[bool, list[UserLocation]]] = []
     for line in text.splitlines():
-        if not error and line.startswith("Fatal Python error: "):
-            error = line[len("Fatal Python error: "):].strip()
+        if not error and line.startswith(_HEADER):
+            error = _error_named(line)
             continue
         thread = _THREAD.match(line)
         if thread:
