@@ -120,9 +120,13 @@ class Diagnoser:
         cache = self._dir("inductor_cache", name) if fresh_cache else None
         result = run_program(prog, trace_dir, timeout=self.options.timeout, extra_env=extra,
                              cwd=cwd, output=output, cache_dir=cache)
+        log = choose_log(result.logs)[0] if result.logs else None
         facts = RunFacts(
             argv=list(prog.argv), env={k: v for k, v in env.items() if v is not None}, returncode=result.returncode,
             seconds=time.monotonic() - start, timed_out=result.timed_out, output_tail=_tail(output), cwd=cwd,
+            signal=result.signal_name,
+            # (the crash of the process whose log the stage reads first: that log names its compiled code)
+            crash_texts=[c.text for c in sorted(result.crashes, key=lambda c: c.log != log)],
         )
         self.outputs[name] = output
         if result.interrupted:
@@ -130,7 +134,6 @@ class Diagnoser:
         if result.terminated:  # so does SIGTERM (a scheduler stopping the job): no stage after it is started
             raise CompilescopeError("terminated (SIGTERM): the program was stopped, and the diagnosis with it",
                                     exit_code=128 + signal.SIGTERM)
-        log = choose_log(result.logs)[0] if result.logs else None
         if log:
             self.logs[name] = log
         return facts, log
@@ -164,8 +167,8 @@ class Diagnoser:
                 continue
             outcomes.append(self._stage(spec, f"{i}/{total}"))
         eager = outcomes[0]
-        if eager.status == FAILED and not eager.errors:
-            # Nothing failed to compile, yet Dynamo alone fails: does the program fail uncompiled too?
+        if eager.status == FAILED and (not eager.errors or eager.crash is not None):
+            # Nothing failed to compile (or it crashed), yet Dynamo alone fails: does the program fail uncompiled too?
             outcomes.append(self._stage(NO_COMPILE, "+"))
 
         accuracy = None
@@ -263,6 +266,8 @@ def _describe(outcome: StageOutcome) -> str:
     took = f"in {f.seconds:.1f}s"
     if f.timed_out:
         return f"TIMED OUT after {f.seconds:.0f}s"
+    if outcome.crash is not None:
+        return f"CRASHED {took}: {outcome.crash.said}"[:300]
     if outcome.errors:
         e = outcome.errors[0]
         return f"FAILED {took}: {e.exception}: {e.message}"[:300]

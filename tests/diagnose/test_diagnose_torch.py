@@ -114,6 +114,52 @@ def test_inductor_accuracy_bug_found_by_the_accuracy_check(tmp_path):
     assert "not checked" in doc["stages"][1]["accuracy_note"]  # aot_eager: torch 2.13 cannot check it
 
 
+def test_a_program_that_segfaults_uncompiled_too_is_the_programs_crash(tmp_path):
+    """crash_after_compile.py reads address 0 after its compiled function ran: the stage with Dynamo alone crashes,
+    and so does the program with torch.compile disabled. Before, the verdict's error was the last line it printed."""
+    proc, doc, out = diagnose(tmp_path, "crash_after_compile.py")
+    assert proc.returncode == 1
+    assert statuses(doc) == {"eager": "failed", "aot_eager": "skipped", "backend": "skipped", "no_compile": "failed"}
+    eager, disabled = doc["stages"][0], doc["stages"][3]
+    assert eager["returncode"] == disabled["returncode"] == 128 + signal.SIGSEGV
+    line = next(i for i, t in enumerate((PROGRAMS / "crash_after_compile.py").read_text().splitlines(), 1)
+                if t == "ctypes.string_at(0)")
+    for stage in (eager, disabled):
+        crash = stage["crash"]
+        assert (crash["error"], crash["where"]["function"], crash["compile_id"]) == ("Segmentation fault", "string_at",
+                                                                                      None)
+        assert crash["user_frame"]["filename"].endswith("crash_after_compile.py") and crash["user_frame"]["line"] == line
+    verdict = doc["verdict"]
+    assert (verdict["outcome"], verdict["failing_stage"], verdict["stage"]) == ("crash", "no_compile", "program")
+    assert verdict["headline"] == ("The program crashes in native code (Segmentation fault) even with torch.compile "
+                                   "disabled: not a compile problem.")
+    assert verdict["location"]["line"] == line and verdict["crash"]["error"] == "Segmentation fault"
+    # The stack is in the report of Dynamo's run: the run with torch.compile disabled wrote no log.
+    assert disabled["report"] is None and 'id="insights-crash"' in (out / "eager" / "index.html").read_text()
+    assert verdict["next_steps"][1].startswith('The trace report of the run with backend="eager" has the stack')
+    assert "Diagnosis: CRASHED" in proc.stderr and "CRASHED in" in proc.stderr
+
+
+def test_a_crash_while_dynamo_traces_is_dynamos(tmp_path):
+    """crash_while_compiling.py: a custom op's fake implementation segfaults, and torch calls it only to trace the op.
+    Dynamo alone crashes, while compiling; with torch.compile disabled the program runs."""
+    proc, doc, out = diagnose(tmp_path, "crash_while_compiling.py")
+    assert proc.returncode == 1
+    assert statuses(doc) == {"eager": "failed", "aot_eager": "skipped", "backend": "skipped", "no_compile": "passed"}
+    crash = doc["stages"][0]["crash"]
+    assert crash["compiling"] and crash["compile_id"] is None and crash["during"] == "while compiling"
+    assert any(f["filename"].endswith("torch/_dynamo/convert_frame.py") for f in crash["frames"])
+    fake = next(i for i, t in enumerate((PROGRAMS / "crash_while_compiling.py").read_text().splitlines(), 1)
+                if "ctypes.string_at(0)" in t)
+    assert (crash["user_frame"]["line"], crash["user_frame"]["function"]) == (fake, "_")
+    verdict = doc["verdict"]
+    assert (verdict["outcome"], verdict["failing_stage"], verdict["stage"]) == ("crash", "eager", "dynamo")
+    assert verdict["headline"].startswith("The program crashes in native code (Segmentation fault, while compiling) "
+                                          "with Dynamo alone (backend=\"eager\")")
+    page = (out / "index.html").read_text()
+    assert 'href="eager/index.html#insights-crash"' in page
+
+
 def test_program_that_compiles_fine(tmp_path):
     proc, doc, out = diagnose(tmp_path, "fine.py", "--accuracy")
     assert proc.returncode == 0, proc.stderr[-3000:]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gzip
 import json
 
 import pytest
@@ -193,6 +194,67 @@ def test_wrong_results_the_program_found_itself():
     # A run that only crashed is still a crash.
     crashed = StageOutcome(BACKEND, facts(1, "RuntimeError: CUDA error"), compiles=1, traced=True)
     assert decide([passed(EAGER), passed(AOT_EAGER), crashed]).outcome == "runtime_error"
+
+
+def _crash_text(log) -> str:
+    """The faulthandler text `compilescope run` appended to log, read from the raw log."""
+    lines = gzip.open(log, "rt").read().split("\n")
+    start = next(i for i, line in enumerate(lines) if '"name": "compilescope_crash"' in line) + 1
+    end = next((i for i in range(start, len(lines)) if not lines[i].startswith("\t")), len(lines))
+    return "\n".join(line[1:] for line in lines[start:end])
+
+
+def test_a_crash_only_in_the_backend_stage_is_the_backends_generated_code_real_log():
+    """kernel_abort.log.gz: Inductor's C++ kernel aborted while [0/0]'s compiled code ran (README); with "eager" and
+    "aot_eager" the program runs. The crash, placed by the stage's log, is the verdict, not a run-time error."""
+    text = _crash_text(torch213("kernel_abort.log.gz"))
+    with read_trace(torch213("kernel_abort.log.gz")) as trace:
+        backend = stage_outcome(BACKEND, RunFacts(ARGV, {}, 134, 1.0, signal="SIGABRT", crash_texts=[text],
+                                                  output_tail="terminate called after throwing an instance of 'int'"),
+                                trace)
+    assert backend.status == "failed" and backend.used_inductor
+    assert (backend.crash.error, backend.crash.compile_id) == ("Aborted", "[0/0]")
+    verdict = decide([passed(EAGER), passed(AOT_EAGER), backend])
+    assert (verdict.outcome, verdict.failing_stage, verdict.stage) == ("crash", "backend", "inductor")
+    assert verdict.headline == ("The program crashes in native code (Aborted, while running [0/0]'s compiled code) only "
+                                "with your backend (inductor), while backend=\"eager\" and \"aot_eager\" run it: "
+                                "Inductor.")
+    assert verdict.crash is backend.crash and verdict.message == backend.crash.said
+    assert verdict.location.filename.endswith("kernel_abort.py") and verdict.location_kind == "crash"
+    # Python was in the output code's call: that line launched the kernel (the main thread's innermost frame).
+    where = next(line for line in text.split("\nThread 0x")[2].splitlines() if line.strip().startswith("File"))
+    assert f'", line {backend.crash.where.line} in call' in where
+    assert any(step.startswith(f"Python was in the call of [0/0]'s output code ({backend.crash.where.short})")
+               for step in verdict.next_steps)
+    assert 'backend="aot_eager" runs the program (its stage passed)' in " ".join(verdict.next_steps)
+    assert "TORCHDYNAMO_REPRO_LEVEL=3" in verdict.next_steps[-1]
+    assert isinstance(minify_plan(verdict, [passed(EAGER), passed(AOT_EAGER), backend]), str)  # no launcher to write
+    doc = verdict.to_json()
+    assert doc["crash"]["compile_id"] == "[0/0]" and doc["outcome"] == "crash"
+    page = diagnosis_page(DiagnoseResult(argv=ARGV, cwd="/w", outcomes=[passed(EAGER), passed(AOT_EAGER), backend],
+                                         verdict=verdict), [], "/o")
+    assert "crashed: Aborted" in page  # its row in the stages table
+
+
+def test_a_crash_exit_0_or_no_stack_is_still_a_crash():
+    """A process of the run crashed while the program exited 0 (a torchrun worker, say): the stage fails. A process
+    killed by SIGSEGV before faulthandler was on (no text) is a crash with no stack, said so."""
+    text = "Fatal Python error: Segmentation fault\n\nCurrent thread 0x01 (most recent call first):\n" \
+           '  File "/w/train.py", line 7 in step\n'
+    survived = stage_outcome(AOT_EAGER, RunFacts(ARGV, {}, 0, 1.0, crash_texts=[text]), None)
+    assert survived.status == "failed" and survived.crash.where.short == "train.py:7"
+    verdict = decide([passed(EAGER), survived, StageOutcome(BACKEND, skipped_reason="earlier")])
+    assert (verdict.outcome, verdict.failing_stage, verdict.stage) == ("crash", "aot_eager", "aot_autograd")
+
+    unrecorded = stage_outcome(EAGER, RunFacts(ARGV, {}, 139, 1.0, signal="SIGSEGV"), None)
+    assert unrecorded.crash.error == "Segmentation fault" and not unrecorded.crash.recorded
+    disabled = StageOutcome(NO_COMPILE, facts(0), traced=True)
+    verdict = decide([unrecorded, StageOutcome(AOT_EAGER), StageOutcome(BACKEND), disabled])
+    assert (verdict.outcome, verdict.failing_stage, verdict.stage) == ("crash", "eager", "dynamo")
+    assert verdict.next_steps[0].startswith("No stack was recorded: the process was killed by SIGSEGV")
+    # Killed by a signal that is no crash (SIGKILL: out of memory, say): an ordinary failure.
+    killed = stage_outcome(EAGER, RunFacts(ARGV, {}, 137, 1.0, signal="SIGKILL"), None)
+    assert killed.crash is None and killed.status == "failed"
 
 
 def test_hand_commands_are_exact_shell_lines():

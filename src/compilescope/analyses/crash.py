@@ -65,6 +65,11 @@ class Crash:
         return "while compiling" if self.compiling else ""
 
     @property
+    def recorded(self) -> bool:
+        """faulthandler wrote its stack (else only the signal that killed the process is known)."""
+        return bool(self.text)
+
+    @property
     def headline(self) -> str:
         """"Segmentation fault in __init__.py:519 (string_at)": what killed it, and where Python was."""
         where = self.where
@@ -160,13 +165,31 @@ def parse_crash(text: str, output_code: dict[str, tuple[str, int, int]] | None =
     return crash
 
 
+# The signals faulthandler dumps a stack for, named as it names them.
+SIGNAL_ERRORS = {"SIGSEGV": "Segmentation fault", "SIGABRT": "Aborted", "SIGBUS": "Bus error",
+                 "SIGFPE": "Floating-point exception", "SIGILL": "Illegal instruction"}
+
+
+def unrecorded_crash(signal: str | None) -> Crash | None:
+    """A process killed by a signal of a crash ("SIGSEGV") with no stack recorded (it died before faulthandler was
+    turned on, which `compilescope run` does when torch._dynamo is imported); None for any other end."""
+    error = SIGNAL_ERRORS.get(signal or "")
+    return Crash(error, [], 0, "") if error else None
+
+
+def output_code_files(trace: Trace) -> dict[str, tuple[str, int, int]]:
+    """The stem of each output code file the log holds -> (its compile id, its artifact number, the empty lines its
+    page drops before line 1): what parse_crash places a crash by."""
+    return {a.name[len("inductor_output_code_"):]: (str(entry.compile_id), a.number, _leading_empty(trace, a))
+            for entry in trace.compiles.values() if entry.compile_id is not None
+            for a in entry.artifacts if a.name.startswith("inductor_output_code_")}
+
+
 def crashes(trace: Trace) -> Crashes:
     found = [a for entry in trace.compiles.values() for a in entry.artifacts if a.name == CRASH]
     if not found:
         return Crashes()
-    output_code = {a.name[len("inductor_output_code_"):]: (str(entry.compile_id), a.number, _leading_empty(trace, a))
-                   for entry in trace.compiles.values() if entry.compile_id is not None
-                   for a in entry.artifacts if a.name.startswith("inductor_output_code_")}
+    output_code = output_code_files(trace)
     return Crashes([parse_crash(trace.payload_text(a.payload), output_code)
                     for a in sorted(found, key=lambda a: a.number) if a.payload is not None])
 

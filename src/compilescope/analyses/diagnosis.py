@@ -6,7 +6,10 @@ AOTAutograd), then as written (Inductor unless it chose another backend). The fi
 stage that fails names the culprit; within a stage, the failing compile's stage comes
 from analyses/errors.py (one classifier for the whole project). A compile whose exception
 the program caught, going on to exit 0 or to compile more, fails no stage: the
-program runs past it as written.
+program runs past it as written. A process that dies in native code (a segfault, an abort: the
+stack `compilescope run` records with faulthandler) fails its stage whatever its exit status, and the
+verdict is that crash: the first stage that crashes names the layer that brings it in (Dynamo,
+AOTAutograd, the backend's generated code), unless the program crashes with torch.compile disabled too.
 
 Pure: the orchestration (diagnose.py) gathers the facts, this module judges them.
 """
@@ -21,6 +24,7 @@ from typing import Any
 
 from ..model.trace import Trace
 from ..wording import count
+from .crash import Crash, output_code_files, parse_crash, unrecorded_crash
 from .errors import (
     AOT, DYNAMO, INDUCTOR, KERNEL_COMPILE, LOWERING, NARROWING_STEPS, RECOMPILE_LIMIT, STAGE_LABELS, USER_BACKEND,
     CompileError, compile_errors,
@@ -85,6 +89,10 @@ class RunFacts:
     timed_out: bool = False
     output_tail: str = ""  # the last lines of its stdout+stderr
     cwd: str | None = None  # when not the user's working directory
+    signal: str | None = None  # the signal that killed it ("SIGSEGV"); None when it exited
+    # faulthandler's text of each process of the run that crashed in native code (runner.attach_crash_reports), the
+    # process whose log the stage reads first
+    crash_texts: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -106,6 +114,7 @@ class StageOutcome:
     accuracy_failure: str | None = None  # torch's line saying the accuracy check failed
     accuracy_note: str | None = None  # why the accuracy was not (or could not be) checked here
     mismatch: str | None = None  # a failed run's own check of its results: values that differ (assert_close's line)
+    crash: Crash | None = None  # a process of the run died in native code (the first, if several did)
 
     @property
     def status(self) -> str:
@@ -113,7 +122,8 @@ class StageOutcome:
             return SKIPPED
         if self.facts.timed_out:
             return TIMED_OUT
-        if self.facts.returncode != 0 or self.errors or self.accuracy_failure:
+        # (a crash fails the run even when it exits 0: one of its processes died, a torchrun worker say)
+        if self.facts.returncode != 0 or self.errors or self.accuracy_failure or self.crash is not None:
             return FAILED
         return PASSED
 
@@ -128,7 +138,7 @@ class StageOutcome:
             "errors": [e.to_json() for e in self.errors], "caught": [e.to_json() for e in self.caught],
             "skipped_reason": self.skipped_reason,
             "report": self.report, "accuracy_failure": self.accuracy_failure, "accuracy_note": self.accuracy_note,
-            "mismatch": self.mismatch,
+            "mismatch": self.mismatch, "crash": self.crash.to_json() if self.crash else None,
         }
 
 
@@ -190,6 +200,10 @@ def stage_outcome(spec: StageSpec, facts: RunFacts, trace: Trace | None, output:
     outcome.accuracy_failure = accuracy_failure(output)
     if facts.returncode != 0 and not facts.timed_out:
         outcome.mismatch = numeric_mismatch(output)
+    if facts.crash_texts:  # placed by the output code of the log read, which names whose compiled code ran
+        outcome.crash = parse_crash(facts.crash_texts[0], output_code_files(trace) if trace is not None else None)
+    elif not facts.timed_out:
+        outcome.crash = unrecorded_crash(facts.signal)
     return outcome
 
 
@@ -279,6 +293,9 @@ def minify_plan(verdict: Verdict, outcomes: list[StageOutcome]) -> tuple[str, St
         return ("dynamo", AOT_EAGER)
     if verdict.failing_stage == NO_COMPILE.key:
         return "the program fails without torch.compile: nothing to minify"
+    if verdict.crash is not None:
+        return (f"the program crashed ({verdict.crash.error}): the process dies before torch's repro wrapper "
+                "(TORCHDYNAMO_REPRO_LEVEL=2) can write a launcher; the next steps say how to minify a crash by hand")
     backend = next((o for o in outcomes if o.spec.key == BACKEND.key), None)
     inductor = verdict.stage in (INDUCTOR, LOWERING, KERNEL_COMPILE) or (backend is not None and backend.used_inductor)
     return ("aot" if inductor else "dynamo", BACKEND)
@@ -298,8 +315,8 @@ class Command:
 
 @dataclass
 class Verdict:
-    outcome: str  # "ok" | "compile_error" | "runtime_error" | "accuracy" | "program_error" | "no_torch" | "timeout"
-    #               | "nothing_compiled"
+    outcome: str  # "ok" | "compile_error" | "runtime_error" | "crash" | "accuracy" | "program_error" | "no_torch"
+    #               | "timeout" | "nothing_compiled"
     headline: str
     failing_stage: str | None = None  # the StageSpec key of the first run that failed
     stage: str | None = None  # a key of DIAGNOSIS_LABELS
@@ -308,6 +325,7 @@ class Verdict:
     location: UserLocation | None = None
     location_kind: str | None = None
     next_steps: list[str] = field(default_factory=list)
+    crash: Crash | None = None  # outcome "crash": the process died in native code, there
 
     @property
     def ok(self) -> bool:
@@ -323,7 +341,7 @@ class Verdict:
             "stage": self.stage, "stage_label": self.stage_label, "message": self.message,
             "error": self.error.to_json() if self.error else None,
             "location": self.location.to_json() if self.location else None, "location_kind": self.location_kind,
-            "next_steps": self.next_steps,
+            "next_steps": self.next_steps, "crash": self.crash.to_json() if self.crash else None,
         }
 
 
@@ -400,6 +418,8 @@ def decide(outcomes: list[StageOutcome], accuracy: StageOutcome | None = None) -
         return Verdict("timeout", f"The run with {failed.spec.title} did not finish in time.", key,
                        next_steps=["Rerun with a larger --timeout, or look at its partial report: a long compile "
                                    "shows up in its compile-time insights."])
+    if failed.crash is not None:  # the process died: whatever else went wrong, that is what stopped it
+        return _crashed(failed, by_key.get(NO_COMPILE.key), outcomes)
     if failed.errors:
         error = failed.errors[0]
         stage = error.stage
@@ -439,6 +459,59 @@ def decide(outcomes: list[StageOutcome], accuracy: StageOutcome | None = None) -
                     "Minify: TORCHDYNAMO_REPRO_AFTER=\"aot\" (Inductor) or \"dynamo\" (other backends) also catches "
                     "run-time failures of the compiled graph.", *_caught_seen(outcomes)],
     )
+
+
+def _where_the_stack_is(run: StageOutcome) -> str:
+    if run.crash is not None and run.crash.recorded:
+        return (f"The trace report of the run with {run.spec.title} has the stack Python's faulthandler wrote at the "
+                "crash (its Crash section; torch logs nothing of a crash in native code).")
+    return (f"No stack was recorded: the process was killed by {run.facts.signal if run.facts else 'a signal'} before "
+            "faulthandler was on (compilescope turns it on when torch._dynamo is imported).")
+
+
+def _crashed(failed: StageOutcome, disabled: StageOutcome | None, outcomes: list[StageOutcome]) -> Verdict:
+    """A stage's process died in native code. The stages before it ran the program, so the layer this stage adds
+    brings the crash in; Dynamo alone crashing is Dynamo's, unless the program crashes with torch.compile disabled."""
+    key, crash = failed.spec.key, failed.crash
+    assert crash is not None
+    if key == EAGER.key and disabled is not None and disabled.crash is not None:
+        own = disabled.crash
+        return Verdict(
+            "crash", f"The program crashes in native code ({own.error}) even with torch.compile disabled: not a "
+            "compile problem.", NO_COMPILE.key, PROGRAM, message=own.said, location=own.user_frame,
+            location_kind="crash", crash=own,
+            # (the run with torch.compile disabled writes no log, hence no report: the stack is in Dynamo's run's)
+            next_steps=["Fix the program's own crash first (TORCHDYNAMO_DISABLE=1 runs it uncompiled).",
+                        _where_the_stack_is(failed if crash.recorded else disabled)])
+    if key == EAGER.key and disabled is not None and disabled.status != PASSED:
+        return Verdict("program_error", "The program fails even with torch.compile disabled: not a compile problem.",
+                       NO_COMPILE.key, PROGRAM, message=_last_line(disabled.facts.output_tail) if disabled.facts else None,
+                       next_steps=["Fix the program's own error first (TORCHDYNAMO_DISABLE=1 runs it uncompiled).",
+                                   f"With backend=\"eager\" it crashed in native code: {crash.said}."])
+    stage = {EAGER.key: DYNAMO, AOT_EAGER.key: AOT}.get(key) or (INDUCTOR if failed.used_inductor else USER_BACKEND)
+    name = f" ({failed.backend_name})" if key == BACKEND.key and failed.backend_name else ""
+    where = {EAGER.key: "with Dynamo alone (backend=\"eager\"), while the program runs with torch.compile disabled",
+             AOT_EAGER.key: "with AOTAutograd (backend=\"aot_eager\"), while backend=\"eager\" runs it",
+             BACKEND.key: f"only with your backend{name}, while backend=\"eager\" and \"aot_eager\" run it"}[key]
+    during = f", {crash.during}" if crash.during else ""
+    steps = [_where_the_stack_is(failed)]
+    if crash.compile_id is not None and crash.where is not None and crash.where.function == "call":
+        steps.append(f"Python was in the call of {crash.compile_id}'s output code ({crash.where.short}): that line "
+                     "launched the kernel that crashed (the output code is in that report).")
+    workaround = _STAGE_WORKAROUND.get(key) or ("With torch.compile disabled the program runs: a crash with Dynamo "
+                                                "alone is torch's to fix (report it with the stack); until then, leave "
+                                                "the function that crashes uncompiled (torch.compiler.disable).")
+    steps.append(workaround)
+    if key != EAGER.key:
+        after = "aot" if stage == INDUCTOR else "dynamo"
+        steps.append(f"Minify a graph that crashes by hand: TORCHDYNAMO_REPRO_AFTER=\"{after}\" TORCHDYNAMO_REPRO_LEVEL=3 "
+                     "writes minifier_launcher.py before each compiled graph runs (a crash leaves no time after), and "
+                     "`python minifier_launcher.py minify` (isolated, its default) runs each try in a process of its "
+                     "own, so that a crash is a failure it can shrink.")
+    return Verdict(
+        "crash", f"The program crashes in native code ({crash.error}{during}) {where}: {DIAGNOSIS_LABELS[stage]}.",
+        key, stage, message=crash.said, location=crash.user_frame, location_kind="crash", crash=crash,
+        next_steps=steps + _caught_seen(outcomes))
 
 
 def _wrong_results(backend: StageOutcome | None, accuracy: StageOutcome | None, how: str) -> Verdict:

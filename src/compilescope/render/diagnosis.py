@@ -27,7 +27,8 @@ from .terminal_text import TerminalText
 _FORMATTER = HtmlFormatter(nowrap=True)
 STATUS_CSS = {PASSED: "ok", FAILED: "error", TIMED_OUT: "error", SKIPPED: "missing"}
 STATUS_STYLE = {PASSED: "green", FAILED: "bold red", TIMED_OUT: "bold red", SKIPPED: "dim"}
-VERDICT_MARK = {"ok": ("OK", "bold green"), "nothing_compiled": ("NOTHING COMPILED", "bold yellow")}
+VERDICT_MARK = {"ok": ("OK", "bold green"), "nothing_compiled": ("NOTHING COMPILED", "bold yellow"),
+                "crash": ("CRASHED", "bold red")}
 REPRO_LINES_IN_TERMINAL = 40
 
 
@@ -86,7 +87,7 @@ def print_verdict(result: DiagnoseResult, console: Console) -> None:
         lines.append(TerminalText(f"Error:  {v.error.exception}" + (f" ({v.error.inner_exception})" if v.error.inner_exception else "")
                           + f": {v.message}"))
     elif v.message:
-        lines.append(TerminalText(f"Error:  {v.message}"))
+        lines.append(TerminalText(f"{'Crash' if v.crash is not None else 'Error'}:  {v.message}"))
     if v.location is not None:
         where = f"{v.location.filename}:{v.location.line}" + (f" in {v.location.function}" if v.location.function else "")
         lines.append(TerminalText(f"Where:  {where}" + (f" ({v.location_kind})" if v.location_kind else "")))
