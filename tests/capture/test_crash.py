@@ -119,7 +119,7 @@ def test_two_threads_crashing_at_once_name_one_error():
     """The first line two OpenMP threads wrote at once when both aborted (kernel_abort.py run again; faulthandler's
     handler is entered by each thread before either turns it off)."""
     crash = parse_crash("Fatal Python error: Fatal Python error: AbortedAborted\n\n\n\nThread 0x00007f3d9d7f6040 (most "
-                        'recent call first):\n  File "/c/hw/chw.py", line 85 in call\n', {"chw": "[0/0]"})
+                        'recent call first):\n  File "/c/hw/chw.py", line 85 in call\n', {"chw": ("[0/0]", 7, 0)})
     assert (crash.error, crash.compile_id, crash.other_thread) == ("Aborted", "[0/0]", True)
 
 
