@@ -161,7 +161,10 @@ def record_crashes() -> None:
     import faulthandler
 
     path = os.path.join(directory, f"{CRASH_FILE_PREFIX}{os.getpid()}.txt")
-    _crash_file["file"] = open(path, "w")  # noqa: SIM115 - faulthandler writes to its descriptor when the process dies
+    try:
+        _crash_file["file"] = open(path, "w")  # noqa: SIM115 - faulthandler writes to its descriptor when the process dies
+    except OSError:  # (a trace directory torch can write to but this cannot: the other recorders still go on)
+        return
     faulthandler.enable(file=_crash_file["file"], all_threads=True)
     _recording["crashes"] = True
 
