@@ -6,13 +6,15 @@ what the program printed is beside it (cudagraph_skips.output.txt): torch's reas
 
 from __future__ import annotations
 
+import gzip
+import json
 import re
 
 from compilescope.analyses.cudagraphs import cudagraphs
 from compilescope.analyses.insights import insights
 from compilescope.ingest.reader import read_trace
 
-from ..conftest import cuda211, shared
+from ..conftest import cuda211, run_cli, shared
 from ..gpu_variants import with_cudagraph_skip
 
 
@@ -64,3 +66,26 @@ def test_a_skip_torch_decided_at_the_first_run_is_read_from_compilescope_s_recor
     assert (accumulate.skip_location.line, accumulate.skip_location.function) == (17, "accumulate")
     assert accumulate.skip_summary in cuda211("cudagraph_first_run_skip.output.txt").read_text()
     assert [f.title for f in findings if f.section == "cudagraphs"] == ["CUDA graphs skipped for [1/0] (accumulate)"]
+
+
+def test_the_static_cache_skip_names_the_mutation_in_the_library(capsys):
+    """The CUDA graph skip of [0/1] names no line of the user's: the innermost line of the library's is where the
+    input was mutated (transformers' cache, as the raw warning's last frame says), and the terminal says that line,
+    not torch's whole stack."""
+    text = gzip.open(cuda211("hf_gpt2_static_cache.log.gz"), "rt").read()
+    record = next(line for line in text.split("\n") if line.startswith("\t{") and "skipping cudagraphs" in line)
+    message = json.loads(record[1:])["message"]
+    last = re.findall(r'File "([^"]+)", line (\d+), in (\w+)\n\s+(.+)', message)[-1]
+    [skip] = [c for c in _static_cache_insights(cuda211("hf_gpt2_static_cache.log.gz")).cudagraphs.compiles if c.skip_reason]
+    assert (skip.skip_location.filename, skip.skip_location.line, skip.skip_location.function) == (
+        last[0], int(last[1]), last[2])
+    assert skip.skip_location.code == last[3].strip() == "self.cumulative_length.add_(kv_length)"
+    assert run_cli("summary", cuda211("hf_gpt2_static_cache.log.gz")) == 0
+    out = capsys.readouterr().out
+    section = out[out.index("\nCUDA graphs"):out.index("\nWarnings torch printed")]
+    assert "Found from" not in section and "cache_utils.py:478 in update" in section
+
+
+def _static_cache_insights(log):
+    with read_trace(str(log)) as trace:
+        return insights(trace)

@@ -26,7 +26,7 @@ from ..model.records import dataclass
 from ..decompile.recorded import CUDAGRAPH_SKIP
 from ..model.trace import CUDAGRAPH_RECORD, CUDAGRAPH_SETUP, Trace
 from .compile_time import event_compile_id, finite_number
-from .userloc import UserLocation, is_framework_file, traceback_frames
+from .userloc import UserLocation, is_framework_file, last_code_frame, traceback_frames
 
 
 NEVER_RECORDED = "never recorded (set up at its first call; the log does not say why)"
@@ -40,7 +40,8 @@ class CudaGraphCompile:
     name: str | None  # the function compiled (co_name)
     skip_reason: str | None  # why Inductor ran it without CUDA graphs (None: it did not say it skipped)
     recordings_ms: list[float] = field(default_factory=list)  # each recording of its graph, in the order they ran
-    skip_location: UserLocation | None = None  # the user line torch names in the reason ("Found from: File ...")
+    # The user line torch names in the reason ("Found from: File ..."), else the innermost line of a library's code there
+    skip_location: UserLocation | None = None
     setups: int = 0  # graphs set up at a first call, one per input shape (0: the log has no such events)
     skipped_at_first_run: bool = False  # the skip reason is the warning torch printed at the graph's first run
 
@@ -124,12 +125,15 @@ def cudagraphs(trace: Trace) -> CudaGraphs:
         if skip or key in setups or key in recordings:
             name = metrics.get("co_name")
             users = [f for f in traceback_frames(skip) if not is_framework_file(f.filename)] if skip else []
+            # No line of the user's: the innermost of a library's (transformers' cache, `self.cumulative_length.add_`)
+            where = users[-1] if users else last_code_frame(skip, _FOUND_FROM) if skip else None
             result.compiles.append(CudaGraphCompile(key, name if isinstance(name, str) else None, skip,
-                                                    recordings.get(key, []), users[-1] if users else None,
-                                                    len(setups.get(key, [])), first_run))
+                                                    recordings.get(key, []), where, len(setups.get(key, [])),
+                                                    first_run))
     return result
 
 
+_FOUND_FROM = ("Found from :", "Found from:")
 _SAME_MOMENT_US = 1e6  # a first-run skip is logged while its graph is set up: at most this far from the set-up
 
 

@@ -304,7 +304,10 @@ def _cudagraphs(ins: Insights) -> list[RenderableType]:
         never = c.never_recorded
         table.add_row(TerminalText(c.compile_id), TerminalText(c.name or ""),
                       f"{len(c.recordings_ms)}×: {recorded}" if c.recordings_ms else "never" if never else "-",
-                      TerminalText((f"at its first run: {c.skip_reason}" if c.skipped_at_first_run else c.skip_reason)
+                      TerminalText(((f"at its first run: {c.skip_summary}" if c.skipped_at_first_run else c.skip_summary)
+                                    + (f" at {_where(c.skip_location)}" if c.skip_location else "")
+                                    + (f"  ·  {c.skip_location.code}" if c.skip_location and c.skip_location.code else "")
+                                    if c.skip_reason else "")
                                    or ((f"not in the log; torch warned: {cg.never_recorded_warning}"
                                         if cg.never_recorded_warning else "not in the log (see the program's stderr)")
                                        if never else "")))
