@@ -107,7 +107,7 @@ def test_check_fails_a_run_that_crashed_and_names_the_crash(tmp_path, capsys):
     assert [(r["rule"], r["passed"]) for r in rules] == [("no-crash", False), ("no-failures", True)]
     user = raw["user"]
     assert rules[0]["details"] == [f"the run crashed: {_described(raw)}, called from "
-                                   f"{os.path.basename(user['file'])}:{user['line']} ({user['func']})"]
+                                   f"{os.path.basename(user['file'])}:{user['line']} in {user['func']}"]
     # A crashed baseline is one whose log stops early: the gate says so, and nothing else regressed.
     assert run_cli("check", clean, "--baseline", NATIVE) == 1
     assert capsys.readouterr().out.splitlines() == [f"no-crash: the baseline's run crashed: {_described(raw)}"]
@@ -131,7 +131,7 @@ def test_diff_shows_the_crash_first_and_only_it(tmp_path, capsys):
     assert same.changes == [] and [p.split(" (")[0] for p in same.partial] == [
         "A's log ends where the program crashed", "B's log ends where the program crashed"]
 
-    user = f"{os.path.basename(raw['user']['file'])}:{raw['user']['line']} ({raw['user']['func']})"
+    user = f"{os.path.basename(raw['user']['file'])}:{raw['user']['line']} in {raw['user']['func']}"
     assert run_cli("diff", NATIVE, clean) == 1
     out = " ".join(capsys.readouterr().out.split())
     assert f"! A's log ends where the program crashed ({_described(raw)}): what it would have done after" in out

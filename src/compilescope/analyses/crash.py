@@ -81,10 +81,15 @@ class Crash:
         said = [self.during] if self.during else []
         if self.other_thread:
             said.append("in a thread of native code (faulthandler names no Python thread: an OpenMP or a driver thread)")
-        if self.user_frame is not None:
-            said.append(f"called from {self.user_frame.short}"
-                        + (f" in {self.user_frame.function}" if self.user_frame.function else ""))
+        if self.called_from:
+            said.append(self.called_from)
         return said
+
+    @property
+    def called_from(self) -> str | None:
+        """"called from hf_gpt2_static_cache.py:22 in main": the user's line on the crashed stack."""
+        user = self.user_frame
+        return f"called from {user.short}" + (f" in {user.function}" if user.function else "") if user else None
 
     @property
     def said(self) -> str:

@@ -441,22 +441,20 @@ def _crash(found: list[Crash], frame_of_cid: dict[str, str]) -> dict[str, Any] |
             "function": where.function if where else None, "compile_id": compiled,
             "frame": frame_of_cid.get(compiled) if compiled else None, "during": crash.during,
             "user_file": user.filename if user else None, "user_line": user.line if user else None,
-            "user_function": user.function if user else None}
+            "user_function": user.function if user else None,
+            # (as the report words them: analyses/crash.py)
+            "headline": crash.headline, "called_from": crash.called_from}
 
 
 def crash_line(crash: dict[str, Any]) -> str:
     """`Segmentation fault in static_triton_launcher.py:291 (run) while running [0/1]'s compiled code`, as the
     report's finding names it."""
-    where = f" in {_short(crash['file'])}:{crash['line']}" + (f" ({crash['function']})" if crash["function"] else "")
-    return crash["error"] + (where if crash["file"] else "") + (f" {crash['during']}" if crash["during"] else "")
+    return crash["headline"] + (f" {crash['during']}" if crash["during"] else "")
 
 
 def crash_called_from(crash: dict[str, Any] | None) -> str | None:
-    """`called from hf_gpt2_static_cache.py:22 (main)`: the user's line on the crashed stack."""
-    if crash is None or crash["user_file"] is None:
-        return None
-    function = f" ({crash['user_function']})" if crash["user_function"] else ""
-    return f"called from {_short(crash['user_file'])}:{crash['user_line']}{function}"
+    """`called from hf_gpt2_static_cache.py:22 in main`: the user's line on the crashed stack."""
+    return crash["called_from"] if crash is not None else None
 
 
 def _warnings(trace: Trace, frame_of_cid: dict[str, str]) -> list[dict[str, Any]] | None:
