@@ -445,6 +445,11 @@ def test_each_call_of_an_extern_op_in_a_graph_goes_to_its_own_line():
     assert sum(r.total_us for r in p.lines) == pytest.approx(in_graphs)
     mm_rows = [k for k in p.kernels if k.op == "aten::mm"]
     assert sum(us for k in mm_rows for u, us in zip(k.user_lines, k.line_us) if u.line == line) == pytest.approx(row.total_us)
+    # --json says each kernel's time on each of its lines: lm_head's line holds that call's time alone.
+    json_lines = [u for k in mm_rows for u in k.to_json()["user_lines"]]
+    assert sum(u["us"] for u in json_lines if u["line"] == line) == pytest.approx(row.total_us, abs=0.01)
+    assert all(sum(u["us"] for u in k.to_json()["user_lines"]) == pytest.approx(k.total_us, abs=0.01) for k in p.kernels
+               if k.user_lines)
 
 
 def test_a_graph_call_missing_an_extern_call_is_not_told_apart(tmp_path):

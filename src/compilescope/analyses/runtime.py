@@ -107,11 +107,16 @@ class KernelRow:
                 "replayed": self.replayed,
                 "compile_id": str(self.compile_id) if self.compile_id else None, "calls": self.calls,
                 "total_us": round(self.total_us, 3), "share": round(self.share, 6), "run_share": _rounded(self.run_share),
-                "user_lines": [{"file": u.file, "line": u.line} for u in self.user_lines]}
+                "user_lines": [{"file": u.file, "line": u.line, "us": _rounded(us, 3)}
+                               for u, us in zip(self.user_lines, self._line_us())]}
+
+    def _line_us(self) -> list[float | None]:
+        """line_us where the rows were split by line (_Rows.split_by_line), else None for each user line."""
+        return list(self.line_us) if len(self.line_us) == len(self.user_lines) else [None] * len(self.user_lines)
 
 
-def _rounded(share: float | None) -> float | None:
-    return None if share is None else round(share, 6)
+def _rounded(share: float | None, digits: int = 6) -> float | None:
+    return None if share is None else round(share, digits)
 
 
 @dataclass
