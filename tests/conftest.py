@@ -29,6 +29,7 @@ PEER = REPO.parent / "shared" / "traces" / "peer-tlparse"
 PEER_INPUTS = PEER / "inputs"
 GPU_TRACES = REPO.parent / "shared" / "traces" / "gpu-torch211"
 TORCH213_LOGS = REPO / "tests" / "data" / "torch213" / "logs"
+TORCH213_PROGRAMS = REPO / "tests" / "data" / "torch213" / "programs"
 CUDA211_LOGS = REPO / "tests" / "data" / "cuda_torch211" / "logs"  # recorded by compilescope's run/capture on a GPU
 
 # Single-rank peer logs (the multi-rank directories are another issue).

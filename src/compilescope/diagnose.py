@@ -220,11 +220,11 @@ class Diagnoser:
                 result = MinifyResult(after="-", level=0, note=plan)
                 self.progress(f"[minify] skipped: {plan}")
                 return result
-            after, spec = plan
-            result = MinifyResult(after=after, level=2)
-            env = {**dict(spec.env), "TORCHDYNAMO_REPRO_AFTER": after, "TORCHDYNAMO_REPRO_LEVEL": "2"}
-            self.progress(f"[minify 1/2] rerunning with {spec.title} and TORCHDYNAMO_REPRO_AFTER=\"{after}\" "
-                          "to write torch's minifier_launcher.py")
+            result = MinifyResult(after=plan.after, level=plan.level, isolated=plan.isolate)
+            env = {**dict(plan.stage.env), "TORCHDYNAMO_REPRO_AFTER": plan.after,
+                   "TORCHDYNAMO_REPRO_LEVEL": str(plan.level)}
+            self.progress(f"[minify 1/2] rerunning with {plan.stage.title} and TORCHDYNAMO_REPRO_AFTER=\"{plan.after}\" "
+                          f"TORCHDYNAMO_REPRO_LEVEL={plan.level} to write torch's minifier_launcher.py")
             result.run, _ = self._child(self.prog, "minify_program", env, traced=False, fresh_cache=True)
             debug_dir = os.path.join(self.work, "debug", "minify_program")
         launchers = sorted(glob.glob(os.path.join(debug_dir, "torch_compile_debug", "*", "minifier", "minifier_launcher.py")),
@@ -236,10 +236,13 @@ class Diagnoser:
         launcher = launchers[-1]
         result.launcher = _read_all(launcher)
         self._minify_files["minifier_launcher.py"] = launcher
-        self.progress("[minify 2/2] running minifier_launcher.py (in-process: minify --no-isolate) to shrink the graph")
+        # In-process is much faster; a crash needs each try in a process of its own (it would kill the minifier).
+        how = "each try in a process of its own: minify" if result.isolated else "in-process: minify --no-isolate"
+        self.progress(f"[minify 2/2] running minifier_launcher.py ({how}) to shrink the graph")
         cwd = self._dir("cwd", "minify")
         result.launcher_run, _ = self._child(
-            Program([sys.executable, launcher, "minify", "--no-isolate"], True), "minifier", {}, cwd=cwd, traced=False,
+            Program([sys.executable, launcher, "minify", *([] if result.isolated else ["--no-isolate"])], True), "minifier", {},
+            cwd=cwd, traced=False,
         )
         repro = os.path.join(cwd, "repro.py")
         if not os.path.isfile(repro):

@@ -13,7 +13,7 @@ import time
 
 import pytest
 
-from ..conftest import TORCH213_LOGS
+from ..conftest import TORCH213_LOGS, TORCH213_PROGRAMS
 from .conftest import PROGRAMS, diagnose, statuses
 
 pytestmark = pytest.mark.torch
@@ -79,6 +79,26 @@ def test_inductor_cpp_compile_error_minified_to_one_relu(tmp_path):
     assert minify["after"] == "aot" and minify["graph"]["ops"] == ["torch.ops.aten.relu.default"]
     assert minify["graph"]["nodes"] == 3
     assert [s["used_inductor"] for s in doc["stages"]] == [False, False, True]
+
+
+def test_a_crash_in_inductors_kernel_minified_to_one_relu(tmp_path):
+    """kernel_abort.py (the torch 2.13 fixture's program): Inductor's C++ relu throws inside its OpenMP region and the
+    process aborts. torch's minifier still shrinks it: the launcher is written before the graph runs (level 3) and
+    each try runs in a process of its own, where the abort is a failure, not the minifier's death."""
+    program = TORCH213_PROGRAMS / "kernel_abort.py"
+    proc, doc, out = diagnose(tmp_path, str(program), "--minify")
+    assert proc.returncode == 1
+    assert statuses(doc) == {"eager": "passed", "aot_eager": "passed", "backend": "failed"}
+    assert (doc["verdict"]["outcome"], doc["verdict"]["stage"]) == ("crash", "inductor")
+    minify = doc["minify"]
+    assert (minify["after"], minify["level"], minify["isolated"]) == ("aot", 3, True)
+    # f is relu(x + 1) and the injected bug is in relu's kernel: the add goes, relu stays.
+    assert minify["graph"]["ops"] == ["torch.ops.aten.relu.default"], minify
+    assert "inject_relu_bug_TESTING_ONLY = 'runtime_error'" in (out / "minify" / "repro.py").read_text()
+    assert "[minify 2/2] running minifier_launcher.py (each try in a process of its own: minify)" in proc.stderr
+    page = (out / "index.html").read_text()
+    assert "<code>TORCHDYNAMO_REPRO_LEVEL=3</code>; each try in a process of its own" in page
+    assert "minifier_launcher.py minify</" in page  # by hand too: no --no-isolate
 
 
 def test_wrong_results_the_program_checks_itself_are_wrong_results_not_a_crash(tmp_path):

@@ -9,7 +9,7 @@ import pytest
 
 from compilescope.analyses.diagnosis import (
     ACCURACY_RUN, AOT_EAGER, BACKEND, EAGER, NO_COMPILE, MinifyResult, RunFacts, StageOutcome, accuracy_failure, decide, numeric_mismatch,
-    hand_commands, minify_plan, repro_graph, repro_save_dir, stage_outcome,
+    hand_commands, MinifyPlan, minify_plan, repro_graph, repro_save_dir, stage_outcome,
 )
 from compilescope.diagnose import DiagnoseResult
 from compilescope.ingest.reader import read_trace
@@ -81,7 +81,7 @@ def test_cpp_compile_error_in_the_backend_stage_real_log():
     verdict = decide([passed(EAGER), passed(AOT_EAGER), backend])
     assert (verdict.outcome, verdict.failing_stage, verdict.stage) == ("compile_error", "backend", "kernel_compile")
     assert verdict.error.inner_exception == "CppCompileError" and verdict.stage_label == "C++/Triton compile"
-    assert minify_plan(verdict, [passed(EAGER), passed(AOT_EAGER), backend]) == ("aot", BACKEND)
+    assert minify_plan(verdict, [passed(EAGER), passed(AOT_EAGER), backend]) == MinifyPlan("aot", BACKEND, level=2)
 
 
 def test_a_failed_compile_the_program_caught_does_not_fail_its_run_real_log():
@@ -147,7 +147,7 @@ def test_aot_eager_failure_is_aotautograd():
     assert (verdict.failing_stage, verdict.stage) == ("aot_eager", "aot_autograd")
     assert verdict.next_steps[0].startswith('backend="eager" runs the program (its stage passed)')
     assert not any('backend="aot_eager" should run' in step for step in verdict.next_steps)  # it just failed
-    assert minify_plan(verdict, []) == ("dynamo", AOT_EAGER)
+    assert minify_plan(verdict, []) == MinifyPlan("dynamo", AOT_EAGER, level=2)
 
 
 def test_failures_without_a_failed_compile():
@@ -228,7 +228,9 @@ def test_a_crash_only_in_the_backend_stage_is_the_backends_generated_code_real_l
                for step in verdict.next_steps)
     assert 'backend="aot_eager" runs the program (its stage passed)' in " ".join(verdict.next_steps)
     assert "TORCHDYNAMO_REPRO_LEVEL=3" in verdict.next_steps[-1]
-    assert isinstance(minify_plan(verdict, [passed(EAGER), passed(AOT_EAGER), backend]), str)  # no launcher to write
+    # A crash leaves no time to write a launcher after it: level 3 writes one before the graph runs, and the minifier
+    # tries each graph in a process of its own (in its own process, the crash would kill it).
+    assert minify_plan(verdict, [passed(EAGER), passed(AOT_EAGER), backend]) == MinifyPlan("aot", BACKEND, 3, True)
     doc = verdict.to_json()
     assert doc["crash"]["compile_id"] == "[0/0]" and doc["outcome"] == "crash"
     page = diagnosis_page(DiagnoseResult(argv=ARGV, cwd="/w", outcomes=[passed(EAGER), passed(AOT_EAGER), backend],

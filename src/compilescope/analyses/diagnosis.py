@@ -265,6 +265,7 @@ def repro_save_dir(source: str) -> str | None:
 class MinifyResult:
     after: str  # TORCHDYNAMO_REPRO_AFTER: "dynamo" | "aot"
     level: int  # TORCHDYNAMO_REPRO_LEVEL of the run that wrote the launcher
+    isolated: bool = False  # the minifier ran each try in a process of its own (a crash), not in its own process
     run: RunFacts | None = None  # the program, rerun to write minifier_launcher.py
     launcher_run: RunFacts | None = None
     launcher: str | None = None  # its text
@@ -275,30 +276,41 @@ class MinifyResult:
 
     def to_json(self) -> dict[str, Any]:
         return {
-            "after": self.after, "level": self.level, "has_launcher": self.launcher is not None,
+            "after": self.after, "level": self.level, "isolated": self.isolated, "has_launcher": self.launcher is not None,
             "has_repro": self.repro is not None, "graph": self.graph.to_json() if self.graph else None,
             "note": self.note, "files": self.files,
             "seconds": round(sum(r.seconds for r in (self.run, self.launcher_run) if r), 2),
         }
 
 
-def minify_plan(verdict: Verdict, outcomes: list[StageOutcome]) -> tuple[str, StageSpec] | str:
-    """(TORCHDYNAMO_REPRO_AFTER, the stage to rerun) for the failure, or why torch's minifier does not apply."""
+@dataclass(frozen=True)
+class MinifyPlan:
+    """How to make torch's minifier_launcher.py for a failure, and how to run it."""
+    after: str  # TORCHDYNAMO_REPRO_AFTER: "dynamo" | "aot"
+    stage: StageSpec  # the stage to rerun with it
+    level: int = 2  # TORCHDYNAMO_REPRO_LEVEL: 2 writes the launcher when a graph fails, 3 before each graph runs
+    isolate: bool = False  # the minifier tries each graph in a process of its own: a crash must not kill it
+
+
+def minify_plan(verdict: Verdict, outcomes: list[StageOutcome]) -> MinifyPlan | str:
+    """How to minify the failure, or why torch's minifier does not apply."""
     if verdict.failing_stage is None:
         return "nothing failed: there is nothing to minify"
     if verdict.failing_stage == EAGER.key:
         return ("the failure happens in Dynamo itself, before any graph exists: torch's minifier starts from a "
                 "captured graph, so the user frame and the message are the repro")
-    if verdict.failing_stage == AOT_EAGER.key:
-        return ("dynamo", AOT_EAGER)
     if verdict.failing_stage == NO_COMPILE.key:
         return "the program fails without torch.compile: nothing to minify"
-    if verdict.crash is not None:
-        return (f"the program crashed ({verdict.crash.error}): the process dies before torch's repro wrapper "
-                "(TORCHDYNAMO_REPRO_LEVEL=2) can write a launcher; the next steps say how to minify a crash by hand")
     backend = next((o for o in outcomes if o.spec.key == BACKEND.key), None)
     inductor = verdict.stage in (INDUCTOR, LOWERING, KERNEL_COMPILE) or (backend is not None and backend.used_inductor)
-    return ("aot" if inductor else "dynamo", BACKEND)
+    stage = AOT_EAGER if verdict.failing_stage == AOT_EAGER.key else BACKEND
+    if verdict.crash is not None:
+        # A crash leaves no time to write a launcher after it: level 3 writes one before each graph runs (after
+        # AOTAutograd) or compiles (after Dynamo: a crash while compiling), and the minifier tries each smaller
+        # graph in a process of its own, where a crash is a failure it can shrink.
+        after = "aot" if inductor and stage is BACKEND and not verdict.crash.compiling else "dynamo"
+        return MinifyPlan(after, stage, level=3, isolate=True)
+    return MinifyPlan("aot" if inductor and stage is BACKEND else "dynamo", stage)
 
 
 # -- the verdict ------------------------------------------------------------------------
@@ -503,11 +515,11 @@ def _crashed(failed: StageOutcome, disabled: StageOutcome | None, outcomes: list
                                                 "the function that crashes uncompiled (torch.compiler.disable).")
     steps.append(workaround)
     if key != EAGER.key:
-        after = "aot" if stage == INDUCTOR else "dynamo"
-        steps.append(f"Minify a graph that crashes by hand: TORCHDYNAMO_REPRO_AFTER=\"{after}\" TORCHDYNAMO_REPRO_LEVEL=3 "
-                     "writes minifier_launcher.py before each compiled graph runs (a crash leaves no time after), and "
-                     "`python minifier_launcher.py minify` (isolated, its default) runs each try in a process of its "
-                     "own, so that a crash is a failure it can shrink.")
+        after = "aot" if stage == INDUCTOR and not crash.compiling else "dynamo"
+        steps.append(f"Minify the graph that crashes: compilescope diagnose --minify, or by hand: TORCHDYNAMO_REPRO_AFTER="
+                     f"\"{after}\" TORCHDYNAMO_REPRO_LEVEL=3 writes minifier_launcher.py before each compiled graph runs "
+                     "(a crash leaves no time after), and `python minifier_launcher.py minify` (isolated, its default) "
+                     "runs each try in a process of its own, so that a crash is a failure it can shrink.")
     return Verdict(
         "crash", f"The program crashes in native code ({crash.error}{during}) {where}: {DIAGNOSIS_LABELS[stage]}.",
         key, stage, message=crash.said, location=crash.user_frame, location_kind="crash", crash=crash,
@@ -561,7 +573,8 @@ def hand_commands(argv: list[str], outcomes: list[StageOutcome], verdict: Verdic
             commands.append(Command("Write the minifier launcher (torch prints where: ./torch_compile_debug/run_*/minifier/)",
                                     shell_line(argv, env)))
         commands.append(Command("Run it: it shrinks the graph while the failure persists and writes ./repro.py",
-                                "python torch_compile_debug/run_*/minifier/minifier_launcher.py minify --no-isolate"))
+                                "python torch_compile_debug/run_*/minifier/minifier_launcher.py minify"
+                                + ("" if minify.isolated else " --no-isolate")))
         if minify.repro is not None and minify_dir:
             commands.append(Command("Run the minimal repro saved here (with the inputs it was minified with)",
                                     shell_line(["python", f"{minify_dir}/repro.py", "run", "--save-dir",
