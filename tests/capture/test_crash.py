@@ -93,6 +93,12 @@ def test_the_crash_is_the_first_finding_everywhere(tmp_path, capsys):
         c["frames"])
 
 
+def test_the_crash_record_is_read_as_logged_without_a_compile_id():
+    """run writes it after the process died, outside any compile: no compile id is expected of it."""
+    with read_trace(str(NATIVE)) as trace:
+        assert trace.stats.problems == []
+
+
 def test_a_crash_in_a_thread_of_native_code_is_placed_by_the_thread_in_compiled_code(tmp_path):
     """kernel_abort.py: Inductor's C++ kernel throws inside its OpenMP region and the process aborts in an OpenMP
     thread. faulthandler marks no thread current; the compile's worker thread is listed first, the main thread (in the

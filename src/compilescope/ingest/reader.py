@@ -9,7 +9,7 @@ from typing import Any, BinaryIO, Callable
 import orjson
 
 from .. import location
-from ..decompile.recorded import CUDAGRAPH_SKIP
+from ..decompile.recorded import CRASH, CUDAGRAPH_SKIP
 from ..errors import CompilescopeError
 from ..model.builder import TraceBuilder
 from ..model.payloads import PAYLOAD_KEY, PayloadBudget, payload_key
@@ -30,8 +30,9 @@ COMPILE_SCOPED_KINDS = frozenset(
 # Records torch writes outside any compilation by design, so no compile id is expected on them:
 # torch_version (every process, at start-up), torch.export's own events, and whatever torch.export
 # logs while it traces (its records carry no Dynamo compile id, even strict export's guards and metrics).
-# compilescope's own CUDA graph skip, written when the graph first runs (after its compile), is one too.
-_OUTSIDE_ARTIFACTS = frozenset({"torch_version", CUDAGRAPH_SKIP})
+# compilescope's own CUDA graph skip, written when the graph first runs (after its compile), is one too, and so is
+# its crash, written after the process died.
+_OUTSIDE_ARTIFACTS = frozenset({"torch_version", CUDAGRAPH_SKIP, CRASH})
 _EXPORT_KINDS = frozenset({"exported_program", "propagate_real_tensors_provenance", "guard_on_data_dependent_error",
                            "missing_fake_kernel", "mismatched_fake_kernel"})
 _EXPORT_FILES = ("torch/export/", "torch/_export/", "torch/_dynamo/functional_export.py")
