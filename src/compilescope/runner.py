@@ -19,10 +19,9 @@ import time
 from collections.abc import Collection
 from dataclasses import dataclass, field
 
-from .decompile.recorded import CRASH, CRASH_FILE_PREFIX
 from .errors import CompilescopeError
+from .ingest.crash_files import crash_files, crash_record, log_of
 from .ingest.discover import find_logs, rank_of
-from .ingest.lines import GLOG_PREFIX
 
 DEFAULT_TRACE_ROOT = "compilescope_traces"
 TERMINATE_GRACE_S = 10.0
@@ -228,67 +227,31 @@ def run_program(prog: Program, trace_dir: str, fresh_cache: bool = False, timeou
     return result
 
 
-CRASH_TEXT_LIMIT = 1 << 20  # faulthandler writes a few KB (100 frames a thread at most)
-_CRASH_FILE = re.compile(re.escape(CRASH_FILE_PREFIX) + r"(\d{1,10})\.txt")
-
-
-def attach_crash_reports(trace_dir: str, logs: list[str], before: Collection[str] = ()) -> list[CrashReport]:
+def attach_crash_reports(trace_dir: str, logs: list[str], before: Collection[str] = (),
+                         pid: int | None = None) -> list[CrashReport]:
     """Each crash faulthandler wrote in trace_dir (bytecode_capture.record_crashes), appended to the log of the process
-    that crashed as an artifact its reader takes like any other, so that the log alone tells it; the empty files of the
-    processes that did not crash are removed. Only files this run made (not in before)."""
+    that crashed (ingest/crash_files.py: the newest of logs with its pid) as an artifact its reader takes like any
+    other, so that the log alone tells it; the empty files of the processes that did not crash are removed. Only
+    files this run made (not in before); pid: only that process's file."""
     found = []
-    for name in sorted(os.listdir(trace_dir)):
-        m = _CRASH_FILE.fullmatch(name)
-        if m is None or name in before:
+    for crash in crash_files(trace_dir, set(before), pid):
+        if not crash.text:
+            _remove(crash.path)
             continue
-        path = os.path.join(trace_dir, name)
-        try:
-            with open(path, "rb") as f:
-                data = f.read(CRASH_TEXT_LIMIT)
-        except OSError:
-            continue
-        if not data.strip():
-            _remove(path)
-            continue
-        pid = int(m[1])
-        log = next((p for p in logs if _first_pid(p) == pid), None)
-        text = data.decode("utf-8", "replace")
+        log = log_of(crash, logs)
         if log is not None:
             try:
-                _append_artifact(log, pid, CRASH, text)
-                _remove(path)
+                _append(log, crash_record(crash.pid, crash.text, crash.written, "compilescope/runner.py"))
+                _remove(crash.path)
             except OSError:
                 log = None
-        found.append(CrashReport(pid, text, log))
+        found.append(CrashReport(crash.pid, crash.text, log))
     return found
 
 
-def _first_pid(log: str) -> int | None:
-    """The pid of the process that wrote log, from its first record's glog prefix."""
-    try:
-        with open(log, "rb") as f:
-            head = f.read(1 << 16)
-    except OSError:
-        return None
-    for line in head.splitlines():
-        m = GLOG_PREFIX.match(line)
-        if m:
-            return int(m[6])
-    return None
-
-
-def _append_artifact(log: str, pid: int, name: str, text: str) -> None:
-    """One string artifact at the end of log, as torch's trace_structured writes one (envelope, md5, tabbed payload)."""
-    import datetime
-    import hashlib
-    import json
-
-    payload = text.rstrip("\n")
-    envelope = {"artifact": {"name": name, "encoding": "string"},
-                "has_payload": hashlib.md5(payload.encode("utf-8")).hexdigest()}
-    now = datetime.datetime.now()
-    lines = [f"V{now:%m%d %H:%M:%S.%f} {pid} compilescope/runner.py:0] {json.dumps(envelope)}"]
-    lines += [f"\t{line}" for line in payload.split("\n")]
+def _append(log: str, record: bytes) -> None:
+    """record at the end of log; a log the crash cut in the middle of a record ends that line first (the reader skips
+    what it cannot read)."""
     with open(log, "rb+") as f:
         size = f.seek(0, os.SEEK_END)
         cut = False
@@ -296,8 +259,7 @@ def _append_artifact(log: str, pid: int, name: str, text: str) -> None:
             f.seek(size - 1)
             cut = f.read(1) != b"\n"
         f.seek(0, os.SEEK_END)
-        # (a log the crash cut in the middle of a record ends that line first: the reader skips what it cannot read)
-        f.write((("\n" if cut else "") + "\n".join(lines) + "\n").encode("utf-8"))
+        f.write((b"\n" if cut else b"") + record)
 
 
 def _remove(path: str) -> None:

@@ -1,0 +1,116 @@
+"""The stacks Python's faulthandler wrote to a trace directory when a process died in native code, and the
+`compilescope_crash` record that carries one in a log.
+
+bytecode_capture.record_crashes turns faulthandler on, writing to `compilescope_crash_<pid>.txt` beside the process's
+log. Under `compilescope run` the parent appends that file to the log of the process with that pid once the program
+has ended (runner.attach_crash_reports), as the record crash_record makes.
+
+A crash file is untrusted input: only a regular file is read (not a FIFO, not through a symlink: a trace directory
+from elsewhere could point one at a file of the reader's), at most CRASH_TEXT_LIMIT bytes of it, decoded with
+replacement.
+"""
+
+from __future__ import annotations
+
+import datetime
+import gzip
+import hashlib
+import json
+import os
+import re
+import stat
+import zlib
+
+from ..decompile.recorded import CRASH, CRASH_FILE_PREFIX
+from ..model.records import dataclass
+from .lines import GLOG_PREFIX
+
+CRASH_TEXT_LIMIT = 1 << 20  # faulthandler writes a few KB (100 frames a thread at most)
+CRASH_FILE = re.compile(re.escape(CRASH_FILE_PREFIX) + r"(\d{1,10})\.txt")
+HEAD_BYTES = 1 << 16  # of a log, read for the pid of its first record
+
+
+@dataclass
+class CrashFile:
+    """One crash file faulthandler wrote (or made empty, if its process did not crash)."""
+
+    path: str
+    pid: int
+    text: str  # as faulthandler wrote it, at most CRASH_TEXT_LIMIT bytes of it; "" when nothing was written
+    written: float  # when (its mtime: when the process crashed)
+
+
+def crash_file_name(pid: int) -> str:
+    return f"{CRASH_FILE_PREFIX}{pid}.txt"
+
+
+def read_crash_file(path: str) -> CrashFile | None:
+    """The crash file at path; None when it is no crash file's name, not a regular file, or cannot be read."""
+    m = CRASH_FILE.fullmatch(os.path.basename(path))
+    if m is None:
+        return None
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOFOLLOW", 0))
+    except OSError:
+        return None
+    with os.fdopen(fd, "rb") as f:
+        try:
+            info = os.fstat(fd)
+            if not stat.S_ISREG(info.st_mode):
+                return None
+            data = f.read(CRASH_TEXT_LIMIT)
+        except OSError:
+            return None
+    text = data.decode("utf-8", "replace") if data.strip() else ""
+    return CrashFile(path, int(m[1]), text, info.st_mtime)
+
+
+def crash_files(directory: str, skip: frozenset[str] | set[str] = frozenset(), pid: int | None = None) -> list[CrashFile]:
+    """Every crash file of directory (by name, names in skip left out), empty ones included; pid: only that
+    process's."""
+    found = []
+    for name in [crash_file_name(pid)] if pid is not None else sorted(os.listdir(directory)):
+        if name in skip or CRASH_FILE.fullmatch(name) is None:
+            continue
+        crash = read_crash_file(os.path.join(directory, name))
+        if crash is not None:
+            found.append(crash)
+    return found
+
+
+def first_pid(log: str) -> int | None:
+    """The pid of the process that wrote log (plain or gzip), from the glog prefix of its first record."""
+    try:
+        with open(log, "rb") as f:
+            head = f.read(HEAD_BYTES)
+            if head[:3] == b"\x1f\x8b\x08":
+                f.seek(0)
+                head = gzip.GzipFile(fileobj=f).read(HEAD_BYTES)
+    except (OSError, EOFError, zlib.error):
+        return None
+    for line in head.splitlines():
+        m = GLOG_PREFIX.match(line)
+        if m:
+            return int(m[6])
+    return None
+
+
+def log_of(crash: CrashFile, logs: list[str]) -> str | None:
+    """The log of the process that wrote crash: of logs (oldest first), the newest whose first record has its pid. A
+    process that traced twice into one directory (two capture() blocks) crashed in the later, and so did the later of
+    two processes given one pid (a container's first process has the same pid each run)."""
+    return next((log for log in reversed(logs) if first_pid(log) == crash.pid), None)
+
+
+def crash_record(pid: int, text: str, written: float, writer: str) -> bytes:
+    """The lines of one `compilescope_crash` artifact carrying text, as torch's trace_structured writes a string
+    artifact (a glog prefix of that pid at the time written, the envelope with the payload's md5, the payload's lines
+    each after a TAB). writer: the file named in the prefix (who wrote the record, not torch's logging call)."""
+    # (a line's "\r" is dropped by the reader where it ends a line: the md5 is of lines without it)
+    payload = text.replace("\r\n", "\n").replace("\r", "\n").rstrip("\n")
+    envelope = {"artifact": {"name": CRASH, "encoding": "string"},
+                "has_payload": hashlib.md5(payload.encode("utf-8")).hexdigest()}
+    when = datetime.datetime.fromtimestamp(written)
+    lines = [f"V{when:%m%d %H:%M:%S.%f} {pid} {writer}:0] {json.dumps(envelope)}"]
+    lines += [f"\t{line}" for line in payload.split("\n")]
+    return ("\n".join(lines) + "\n").encode("utf-8")
