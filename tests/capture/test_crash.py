@@ -1,6 +1,8 @@
 """A program that dies in native code (a segfault): torch logs nothing of it, so `compilescope run` records the stack
 Python's faulthandler writes (bytecode_capture.record_crashes) and appends it to the process's log
 (runner.attach_crash_reports); the report, `summary` and --json say where it crashed and in whose compiled code.
+A process that traced itself with capture() has nobody left to append it: the reader takes it from beside the log
+(ingest/crash_files.py).
 
 Real logs: tests/data/torch213 `native_crash.log.gz` (a custom op reads address 0 while [0/0]'s compiled code runs),
 `kernel_abort.log.gz` (Inductor's C++ kernel aborts in an OpenMP thread, no Python thread) and tests/data/cuda_torch211 `hf_gpt2_static_cache.log.gz` (transformers' static-cache recipe in reduce-overhead mode
@@ -12,7 +14,9 @@ from __future__ import annotations
 
 import gzip
 import json
+import os
 import re
+import shutil
 import textwrap
 
 import pytest
@@ -23,6 +27,8 @@ from compilescope.ingest.reader import read_trace
 from compilescope.runner import attach_crash_reports
 
 from ..conftest import CUDA211_LOGS, REPO, run_cli, torch213
+from compilescope.ingest.crash_files import CRASH_TEXT_LIMIT
+
 from .conftest import clean_env, compilescope
 
 NATIVE = torch213("native_crash.log.gz")
@@ -219,3 +225,77 @@ def test_run_records_a_segfault_and_says_so(tmp_path):
     assert "ERROR  the program crashed: Segmentation fault in __init__.py" in proc.stdout
     assert "called from segv.py:10 in <module>" in re.sub(r"\s*│\s*", " ", proc.stdout)
     assert 'id="insights-crash"' in (tmp_path / "r" / "index.html").read_text()
+
+
+def _log_and_pid(directory, name="a.log"):
+    log = directory / name
+    log.write_bytes(torch213("graph_breaks.log").read_bytes())
+    return log, re.search(rb"^V\d{4} [\d:.]+ (\d+) ", log.read_bytes(), re.M)[1].decode()
+
+
+def _crashes(log):
+    """The log's crashes, the crash file read, and the problems of reading (none: the record read as logged, and
+    written outside any compile on purpose)."""
+    with read_trace(str(log)) as trace:
+        return insights(trace).crashes.crashes, trace.crash_file, trace.stats.problems
+
+
+ABORTED = (b"Fatal Python error: Aborted\r\n\r\nCurrent thread 0x01 (most recent call first):\r\n"
+           b'  File "/x/caf\xe9.py", line 3 in f\r\n\x00\xfe\xff')
+
+
+def test_the_reader_takes_a_crash_beside_the_log_once(tmp_path):
+    """A crash file beside the log of its pid (capture() died) is read as the log's crash: untrusted bytes (CRLF,
+    not UTF-8) kept as text; the log itself is not changed. One that run appended is not read twice, and one of a pid
+    no log has is no log's (it is left out: a report is of a log; run prints such a crash itself)."""
+    log, pid = _log_and_pid(tmp_path)
+    before = log.read_bytes()
+    (tmp_path / f"compilescope_crash_{pid}.txt").write_bytes(ABORTED)
+    (tmp_path / "compilescope_crash_99999999.txt").write_text("Fatal Python error: Segmentation fault\n")
+    [crash], file, problems = _crashes(log)
+    assert (crash.error, [f.short for f in crash.frames]) == ("Aborted", ["caf\ufffd.py:3"]) and not problems
+    assert file == str(tmp_path / f"compilescope_crash_{pid}.txt") and crash.file == f"compilescope_crash_{pid}.txt"
+    assert log.read_bytes() == before
+
+    # run appended it, and could not remove the file: the log's own is the one
+    [report] = attach_crash_reports(str(tmp_path), [str(log)], pid=int(pid))
+    assert report.log == str(log) and log.read_bytes() != before
+    (tmp_path / f"compilescope_crash_{pid}.txt").write_bytes(ABORTED)
+    [crash], file, problems = _crashes(log)
+    assert crash.error == "Aborted" and file is None and crash.file is None and not problems
+
+    # only the other pid's file beside a log of its own: no crash
+    other = tmp_path / "other"
+    other.mkdir()
+    log, _ = _log_and_pid(other)
+    shutil.copy(tmp_path / "compilescope_crash_99999999.txt", other)
+    assert _crashes(log) == ([], None, [])
+
+
+def test_a_crash_is_the_newest_log_of_its_pid(tmp_path):
+    """Two logs of one pid (two capture() blocks of one process, or a pid used again): the crash is the later's."""
+    older, pid = _log_and_pid(tmp_path, "older.log")
+    newer, _ = _log_and_pid(tmp_path, "newer.log")
+    os.utime(older, (1_000_000_000, 1_000_000_000))
+    (tmp_path / f"compilescope_crash_{pid}.txt").write_bytes(ABORTED)
+    assert _crashes(older)[0] == []
+    assert [c.error for c in _crashes(newer)[0]] == ["Aborted"]
+
+
+def test_a_crash_file_is_read_only_as_a_bounded_regular_file(tmp_path):
+    """A trace directory from elsewhere: a symlink named as a crash file (to a file of the reader's) and a FIFO (whose
+    open would wait for a writer) are not read; a huge file is read up to CRASH_TEXT_LIMIT."""
+    log, pid = _log_and_pid(tmp_path)
+    crash_file = tmp_path / f"compilescope_crash_{pid}.txt"
+    secret = tmp_path / "secret.txt"
+    secret.write_text("Fatal Python error: key\n")
+    crash_file.symlink_to(secret)
+    assert _crashes(log) == ([], None, [])
+    crash_file.unlink()
+    os.mkfifo(crash_file)
+    assert _crashes(log) == ([], None, [])
+    crash_file.unlink()
+    crash_file.write_bytes(b"Fatal Python error: Segmentation fault\n" + b"x" * (2 * CRASH_TEXT_LIMIT))
+    [crash], _, problems = _crashes(log)
+    assert crash.error == "Segmentation fault" and len(crash.text) <= CRASH_TEXT_LIMIT and not problems
+

@@ -1,6 +1,7 @@
 """Crashes: a process of the run killed in native code (a segfault, an abort), from the stack Python's faulthandler
 wrote and `compilescope run` appended to that process's log (artifact `compilescope_crash`; runner.py,
-attach_crash_reports). torch logs nothing of such a death: without it, a log that just stops.
+attach_crash_reports), or that a process tracing itself with capture() left beside its log, which the reader takes as
+that artifact (ingest/crash_files.py). torch logs nothing of such a death: without it, a log that just stops.
 
 faulthandler's text: "Fatal Python error: Segmentation fault", then per thread "Current thread 0x... (most recent
 call first):" (the thread that crashed; the others are "Thread 0x...") and its frames, innermost first, each
@@ -45,6 +46,9 @@ class Crash:
     # No Python thread crashed (faulthandler marked none current): frames are those of the thread running the log's
     # compiled code, else of the main thread, which launched the native work that crashed.
     other_thread: bool = False
+    # The crash file it was read from, beside the log (a process that traced itself with capture() and died: nobody
+    # appended its crash to the log); None: the log holds it.
+    file: str | None = None
 
     @property
     def where(self) -> UserLocation | None:
@@ -100,7 +104,7 @@ class Crash:
         return {"error": self.error, "frames": [f.to_json() for f in self.frames], "threads": self.threads,
                 "compile_id": self.compile_id, "compiling": self.compiling, "during": self.during,
                 "code_artifact": self.code_artifact, "code_line": self.code_line,
-                "other_thread": self.other_thread,
+                "other_thread": self.other_thread, "file": self.file,
                 "where": self.where.to_json() if self.where else None,
                 "user_frame": self.user_frame.to_json() if self.user_frame else None, "text": self.text}
 
@@ -195,8 +199,12 @@ def crashes(trace: Trace) -> Crashes:
     if not found:
         return Crashes()
     output_code = output_code_files(trace)
-    return Crashes([parse_crash(trace.payload_text(a.payload), output_code)
-                    for a in sorted(found, key=lambda a: a.number) if a.payload is not None])
+    read = [parse_crash(trace.payload_text(a.payload), output_code)
+            for a in sorted(found, key=lambda a: a.number) if a.payload is not None]
+    if trace.crash_file is not None:  # (read only for a log that held no crash: this one)
+        for crash in read:
+            crash.file = os.path.basename(trace.crash_file)
+    return Crashes(read)
 
 
 def _leading_empty(trace: Trace, artifact) -> int:

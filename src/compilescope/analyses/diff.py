@@ -977,8 +977,8 @@ def _crash_key(crash: dict[str, Any] | None) -> tuple | None:
 
 
 def _crash_changes(a: RunFacts, b: RunFacts) -> list[Change]:
-    """A run that crashed where the other did not, or crashed elsewhere. (Only `compilescope run` records a crash: a
-    log without one says no more than that, hence "records no crash".)"""
+    """A run that crashed where the other did not, or crashed elsewhere. (Only `compilescope run` and capture() record
+    a crash: a log without one says no more than that, hence "records no crash".)"""
     if _crash_key(a.crash) == _crash_key(b.crash):
         return []
     detail = {"called_from_a": crash_called_from(a.crash), "called_from_b": crash_called_from(b.crash)}

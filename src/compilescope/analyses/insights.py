@@ -204,7 +204,8 @@ class _PythonLibrary:
 def _crash_finding(crash: Crash) -> Finding:
     said = crash.circumstances
     return Finding(ERROR, "crash", f"the program crashed: {crash.headline}", ", ".join(said) + ("; " if said else "")
-                   + "torch logged nothing of it: the stack is Python's faulthandler's, recorded by compilescope run")
+                   + "torch logged nothing of it: the stack is Python's faulthandler's, recorded by compilescope"
+                   + (f" in {crash.file} beside the log" if crash.file else " run"))
 
 
 def _breaks_by_torch(breaks: list[GraphBreak]) -> list[Finding]:

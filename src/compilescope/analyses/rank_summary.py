@@ -138,7 +138,7 @@ class RankSummary:
     chromium_events: int = 0
     parse_problems: int = 0  # records not read cleanly (md5 mismatches included), and a read that stopped early
     # The rank's process died in native code (a segfault): the crash `compilescope run` recorded in its log, which
-    # ends there. Empty for a plain log, which cannot say.
+    # ends there (or capture() beside it). Empty for a plain log, which cannot say.
     crashes: list[RankCrash] = field(default_factory=list)
     # What of the log was not read (records skipped, the file cut off), in words; None when it was read to its end.
     # Its figures, and every comparison with the other ranks, then cover only what was read.

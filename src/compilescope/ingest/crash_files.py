@@ -3,7 +3,10 @@
 
 bytecode_capture.record_crashes turns faulthandler on, writing to `compilescope_crash_<pid>.txt` beside the process's
 log. Under `compilescope run` the parent appends that file to the log of the process with that pid once the program
-has ended (runner.attach_crash_reports), as the record crash_record makes.
+has ended (runner.attach_crash_reports); a process that traced itself (`capture()`) has nobody to do that, so the
+reader takes a file still there from beside the log (crash_beside) and reads it as the same record. Both match a file
+to its log here, and both make the record with crash_record: a log read with its crash file beside it and one the
+crash was appended to are read alike.
 
 A crash file is untrusted input: only a regular file is read (not a FIFO, not through a symlink: a trace directory
 from elsewhere could point one at a file of the reader's), at most CRASH_TEXT_LIMIT bytes of it, decoded with
@@ -23,6 +26,7 @@ import zlib
 
 from ..decompile.recorded import CRASH, CRASH_FILE_PREFIX
 from ..model.records import dataclass
+from .discover import find_logs
 from .lines import GLOG_PREFIX
 
 CRASH_TEXT_LIMIT = 1 << 20  # faulthandler writes a few KB (100 frames a thread at most)
@@ -100,6 +104,23 @@ def log_of(crash: CrashFile, logs: list[str]) -> str | None:
     process that traced twice into one directory (two capture() blocks) crashed in the later, and so did the later of
     two processes given one pid (a container's first process has the same pid each run)."""
     return next((log for log in reversed(logs) if first_pid(log) == crash.pid), None)
+
+
+def crash_beside(log: str, pid: int | None) -> CrashFile | None:
+    """The crash of the process that wrote log (pid: its first record's) that nobody appended to it: the crash file of
+    that pid in the log's directory, when it holds a crash and log is the newest log there of that pid."""
+    if pid is None:
+        return None
+    directory = os.path.dirname(os.path.abspath(log))
+    crash = read_crash_file(os.path.join(directory, crash_file_name(pid)))  # (one open: most directories have none)
+    if crash is None or not crash.text:
+        return None
+    try:
+        logs = find_logs(directory)
+    except Exception:  # noqa: BLE001 - a directory that cannot be listed cannot say whose the crash is
+        return None
+    mine = log_of(crash, logs)
+    return crash if mine is not None and os.path.samefile(mine, log) else None
 
 
 def crash_record(pid: int, text: str, written: float, writer: str) -> bytes:
