@@ -50,7 +50,7 @@ ORIGINAL, TRANSFORMED_BYTECODE, TRANSFORMED, HEADER, CUDAGRAPH_SKIP, WARNING, RE
     _names.WARNING, _names.RECORDERS, _names.CRASH_FILE_PREFIX)
 # The recorders on in this process, and whether the log was told so yet (once per log: each install starts anew).
 _recording = {"warnings": False, "cudagraph_skips": False, "crashes": False}
-_crash_file: dict = {}  # the open file faulthandler writes a crash to (kept open for the life of the process)
+_crash_file: dict = {}  # the open file faulthandler writes a crash to (run's child: for its life; capture(): the block)
 _told = {"log": False}
 # Inductor's CUDA graph artifact logger (torch/_inductor/cudagraph_utils.py: getArtifactLogger(__name__, "cudagraphs")).
 CUDAGRAPH_LOGGER = "torch._inductor.cudagraph_utils.__cudagraphs"
@@ -134,11 +134,14 @@ def hook(original, transformed):
     return None  # Dynamo keeps its own code
 
 
-def install():
-    """Register the hook and the warning recorders; returns the handle (``.remove()`` undoes them all)."""
+def install(crashes_to: str | None = None):
+    """Register the hook and the warning recorders, and with crashes_to (a trace directory) the crash recorder;
+    returns the handle (``.remove()`` undoes them all)."""
     from torch._dynamo.convert_frame import register_bytecode_hook
 
-    return _Both(register_bytecode_hook(hook), record_cudagraph_skips(), record_warnings(), tell_recorders())
+    crashes = record_crashes(crashes_to) if crashes_to is not None else None
+    return _Both(register_bytecode_hook(hook), record_cudagraph_skips(), record_warnings(),
+                 *([crashes] if crashes is not None else []), tell_recorders())
 
 
 class _Both:
@@ -150,23 +153,54 @@ class _Both:
             h.remove()
 
 
-def record_crashes() -> None:
-    """`compilescope run` only: a crash in native code (a segfault while a CUDA graph records, say) kills the process
-    before torch logs anything, and its stack went to stderr at best. faulthandler writes the Python stack of every
-    thread to a file of the trace directory instead; when the process has died, run appends it to the process's log
-    and prints it (runner.attach_crash_reports). Nothing is written unless the process crashes."""
-    directory = os.environ.get("TORCH_TRACE")
-    if not directory or not os.path.isdir(directory) or _crash_file:
-        return
+def record_crashes(directory: str | None = None):
+    """A crash in native code (a segfault in a custom op, while a CUDA graph records, in a generated kernel) kills the
+    process before torch logs anything, and its stack went to stderr at best. faulthandler writes the Python stack of
+    every thread to compilescope_crash_<pid>.txt in the trace directory instead. Nothing is written unless the process
+    crashes. Returns the handle (``.remove()``).
+
+    `compilescope run`'s child (directory None: TORCH_TRACE's): for the life of the process; once it has died, run
+    appends the file to the process's log and prints it (runner.attach_crash_reports).
+    capture() (directory: its own): for the block. Nobody is left to append the file when the process dies: the reader
+    takes it from beside the log (ingest/crash_files.py). ``.remove()`` turns faulthandler off again and removes the file
+    if nothing crashed. A faulthandler already on (``python -X faulthandler``, pytest, the program's own, run's) is
+    left as it is, writing where it was asked to, and nothing is recorded: faulthandler writes to one file only, and
+    which one cannot be read back to be restored.
+    """
     import faulthandler
 
+    class Nothing:
+        def remove(self) -> None:
+            pass
+
+    for_block = directory is not None
+    directory = directory if for_block else os.environ.get("TORCH_TRACE")
+    if not directory or not os.path.isdir(directory) or _crash_file or (for_block and faulthandler.is_enabled()):
+        return Nothing()
     path = os.path.join(directory, f"{CRASH_FILE_PREFIX}{os.getpid()}.txt")
     try:
-        _crash_file["file"] = open(path, "w")  # noqa: SIM115 - faulthandler writes to its descriptor when the process dies
+        file = open(path, "w")  # noqa: SIM115 - faulthandler writes to its descriptor when the process dies
     except OSError:  # (a trace directory torch can write to but this cannot: the other recorders still go on)
-        return
-    faulthandler.enable(file=_crash_file["file"], all_threads=True)
-    _recording["crashes"] = True
+        return Nothing()
+    faulthandler.enable(file=file, all_threads=True)
+    _recording["crashes"], _told["log"] = True, False
+    _crash_file["file"] = file  # (kept open: faulthandler holds only its descriptor)
+
+    class Handle:
+        def remove(self) -> None:
+            if _crash_file.get("file") is not file:
+                return
+            faulthandler.disable()
+            del _crash_file["file"]
+            _recording["crashes"] = False
+            file.close()
+            try:
+                if os.path.getsize(path) == 0:
+                    os.remove(path)
+            except OSError:
+                pass
+
+    return Handle()
 
 
 def record_cudagraph_skips():

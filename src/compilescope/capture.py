@@ -31,8 +31,9 @@ from typing import Any
 from ._torch import require_torch
 from .errors import CompilescopeError, OutputExistsError
 from .output import check_output_dir
+from .ingest.crash_files import crash_file_name
 from .ingest.discover import find_logs
-from .runner import choose_log, new_trace_dir, prepare_trace_dir
+from .runner import attach_crash_reports, choose_log, new_trace_dir, prepare_trace_dir
 
 _ACTIVE_LOCK = threading.Lock()
 _active: Capture | None = None
@@ -144,7 +145,7 @@ class Capture:
         structured.INTERN_TABLE.clear()
         structured.DUMPED_FILES.clear()
 
-        self._push(_Recorders())
+        self._push(_Recorders(self.trace_dir))
         if self.provenance:
             self._push(inductor_config.patch({"trace.provenance_tracking_level": max(1, inductor_config.trace.provenance_tracking_level)}))
         if self.fresh_cache:
@@ -261,12 +262,21 @@ def capture(
 
 class _Recorders:
     """Records into the trace, for the block: the transformed code of every frame compiled, and the warnings torch
-    prints on stderr only, CUDA graph skips among them (bytecode_capture.py)."""
+    prints on stderr only, CUDA graph skips among them; and a crash in native code beside it, unless faulthandler is
+    already on (bytecode_capture.py)."""
+
+    def __init__(self, trace_dir: str | None):
+        self.trace_dir = trace_dir
 
     def __enter__(self):
         from .bytecode_capture import install
 
-        self.handle = install()
+        own = os.path.join(self.trace_dir, crash_file_name(os.getpid())) if self.trace_dir is not None else None
+        if own is not None and os.path.isfile(own) and os.path.getsize(own):
+            # This process's crash file would replace that one: an earlier process's of the same pid (a container's
+            # first process has the same pid each run) that died in a capture, nobody appending it. Appended now.
+            attach_crash_reports(self.trace_dir, find_logs(self.trace_dir), pid=os.getpid())
+        self.handle = install(crashes_to=self.trace_dir)
         return self
 
     def __exit__(self, *exc_info: object) -> None:

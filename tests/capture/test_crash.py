@@ -1,7 +1,7 @@
 """A program that dies in native code (a segfault): torch logs nothing of it, so `compilescope run` records the stack
 Python's faulthandler writes (bytecode_capture.record_crashes) and appends it to the process's log
 (runner.attach_crash_reports); the report, `summary` and --json say where it crashed and in whose compiled code.
-A process that traced itself with capture() has nobody left to append it: the reader takes it from beside the log
+capture() records it too, and nobody is left to append it: the reader takes it from beside the log
 (ingest/crash_files.py).
 
 Real logs: tests/data/torch213 `native_crash.log.gz` (a custom op reads address 0 while [0/0]'s compiled code runs),
@@ -17,6 +17,9 @@ import json
 import os
 import re
 import shutil
+import signal
+import subprocess
+import sys
 import textwrap
 
 import pytest
@@ -29,12 +32,13 @@ from compilescope.runner import attach_crash_reports
 from ..conftest import CUDA211_LOGS, REPO, run_cli, torch213
 from compilescope.ingest.crash_files import CRASH_TEXT_LIMIT
 
-from .conftest import clean_env, compilescope
+from .conftest import CHILD_TIMEOUT_S, OUR_PROGRAMS, clean_env, compilescope
 
 NATIVE = torch213("native_crash.log.gz")
 KERNEL_ABORT = torch213("kernel_abort.log.gz")
 PROGRAM = REPO / "tests" / "data" / "torch213" / "programs" / "native_crash.py"
 STATIC_CACHE = CUDA211_LOGS / "hf_gpt2_static_cache.log.gz"
+CAPTURE_PROGRAM = OUR_PROGRAMS / "capture_crash.py"
 
 
 def _insights(log):
@@ -44,7 +48,7 @@ def _insights(log):
 
 def _raw(log) -> tuple[str, dict[str, str]]:
     """The crash artifact's payload, and each output code file's stem -> its compile id, read from the raw log."""
-    lines = gzip.open(log, "rt").read().split("\n")
+    lines = (gzip.open(log, "rt") if str(log).endswith(".gz") else open(log)).read().split("\n")
     crash, code = "", {}
     for i, line in enumerate(lines):
         if '"name": "compilescope_crash"' in line:
@@ -227,6 +231,58 @@ def test_run_records_a_segfault_and_says_so(tmp_path):
     assert 'id="insights-crash"' in (tmp_path / "r" / "index.html").read_text()
 
 
+@pytest.mark.torch
+def test_capture_records_a_segfault_and_the_reader_takes_it_from_beside_the_log(tmp_path, capsys):
+    """capture_crash.py: in a process of its own, capture() around compiled code whose custom op reads address 0. The
+    process dies, nobody appends the crash to the log, and reading the directory finds it as `run`'s."""
+    traces = tmp_path / "t"
+    traces.mkdir()
+    env = clean_env()
+    env.pop("PYTHONFAULTHANDLER", None)
+    proc = subprocess.run([sys.executable, str(CAPTURE_PROGRAM), str(traces)], cwd=tmp_path, env=env,
+                          capture_output=True, text=True, timeout=CHILD_TIMEOUT_S)
+    assert proc.returncode == -signal.SIGSEGV, proc.stderr[-2000:]
+    said = {k: v for line in proc.stdout.splitlines() if line.startswith("{") for k, v in json.loads(line).items()}
+    name = f"compilescope_crash_{said['pid']}.txt"
+    # faulthandler already on (as -X faulthandler or pytest turn it on): left on, and no crash file is made
+    assert said["already_on"] == {"inside": {"faulthandler": True, "files": []}, "after": {"faulthandler": True, "files": []}}
+    # off: on for the block, writing into the trace directory; off again after it, the file (nothing crashed) removed
+    assert said["off"] == {"inside": {"faulthandler": True, "files": [name]}, "after": {"faulthandler": False, "files": []}}
+    [log] = traces.glob("*.log")
+    assert said["compiled"]["inside"]["files"] == sorted([name, log.name]) and "not reached" not in proc.stdout
+    text = (traces / name).read_text()
+    assert text.startswith("Fatal Python error: Segmentation fault") and "compilescope_crash" not in log.read_text()
+    # Independently: the generated code file on the crashing thread's stack, the compile the log names it for, and
+    # the program's line that crashed.
+    _, code = _raw(log)
+    [stem] = [s for s in code if f"/{s}.py\"" in text[text.index("Current thread"):]]
+    line = next(i for i, t in enumerate(CAPTURE_PROGRAM.read_text().splitlines(), 1) if "ctypes.string_at(0)" in t)
+    before = log.read_bytes()
+
+    assert run_cli("summary", traces, "--json") == 0
+    [crash] = json.loads(capsys.readouterr().out)["crashes"]["crashes"]
+    assert crash["error"] == "Segmentation fault" and crash["compile_id"] == code[stem] == "[0/0]"
+    assert crash["user_frame"]["filename"].endswith("/tests/capture/programs/capture_crash.py")
+    assert (crash["user_frame"]["line"], crash["user_frame"]["function"], crash["file"]) == (line, "fragile", name)
+    first = _insights(log).findings[0]
+    assert (first.severity, first.section) == ("error", "crash")
+    assert f"called from capture_crash.py:{line} in fragile" in first.detail and f"in {name} beside the log" in first.detail
+    assert run_cli("check", traces) == 1
+    assert "no-crash" in capsys.readouterr().out
+    assert log.read_bytes() == before and (traces / name).exists()  # reading changes nothing
+
+    # As `run` would have had it (the crash appended to the log), the same crash.
+    as_run = tmp_path / "as_run"
+    as_run.mkdir()
+    shutil.copy(log, as_run)
+    shutil.copy(traces / name, as_run)
+    [attached] = attach_crash_reports(str(as_run), [str(as_run / log.name)])
+    assert attached.log == str(as_run / log.name) and not (as_run / name).exists()
+    assert run_cli("summary", as_run, "--json") == 0
+    [appended] = json.loads(capsys.readouterr().out)["crashes"]["crashes"]
+    assert appended["file"] is None and {**appended, "file": name} == crash
+
+
 def _log_and_pid(directory, name="a.log"):
     log = directory / name
     log.write_bytes(torch213("graph_breaks.log").read_bytes())
@@ -299,3 +355,19 @@ def test_a_crash_file_is_read_only_as_a_bounded_regular_file(tmp_path):
     [crash], _, problems = _crashes(log)
     assert crash.error == "Segmentation fault" and len(crash.text) <= CRASH_TEXT_LIMIT and not problems
 
+
+@pytest.mark.torch
+def test_capture_first_appends_an_earlier_process_crash_of_its_own_pid(tmp_path):
+    """A trace directory used again by a process of the same pid (a container's first process has the same pid each
+    run) holds the crash file of the earlier one, which died in a capture: appended to that process's log before this
+    capture's crash file could replace it."""
+    import compilescope
+
+    log, pid = _log_and_pid(tmp_path)
+    log.write_bytes(log.read_bytes().replace(f" {pid} ".encode(), f" {os.getpid()} ".encode()))
+    (tmp_path / f"compilescope_crash_{os.getpid()}.txt").write_bytes(ABORTED)
+    with compilescope.capture(trace_dir=tmp_path):
+        pass
+    assert not (tmp_path / f"compilescope_crash_{os.getpid()}.txt").exists()
+    [crash], file, problems = _crashes(log)
+    assert crash.error == "Aborted" and file is None and not problems
