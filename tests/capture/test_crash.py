@@ -328,6 +328,21 @@ def test_the_reader_takes_a_crash_beside_the_log_once(tmp_path):
     assert _crashes(log) == ([], None, [])
 
 
+def test_a_directory_with_a_crash_and_no_log_says_the_process_died_before_logging(tmp_path, capsys):
+    """capture() turned faulthandler on, and the process died before torch logged anything: no log, one crash file.
+    The error says so, with the crash's first line (repr: its bytes are untrusted), instead of only 'no logs'."""
+    (tmp_path / "compilescope_crash_4242.txt").write_bytes(ABORTED)
+    (tmp_path / "compilescope_crash_4243.txt").write_bytes(b"")  # a process of the run that did not crash
+    assert run_cli(str(tmp_path)) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "no TORCH_TRACE logs in this directory" in err
+    assert "a process died in native code before torch logged anything: compilescope_crash_4242.txt says " \
+           "'Fatal Python error: Aborted'" in err
+    (tmp_path / "compilescope_crash_4242.txt").write_bytes(b"")
+    assert run_cli(str(tmp_path)) == 2
+    assert "died" not in capsys.readouterr().err  # empty files: nothing crashed
+
+
 def test_a_crash_is_the_newest_log_of_its_pid(tmp_path):
     """Two logs of one pid (two capture() blocks of one process, or a pid used again): the crash is the later's."""
     older, pid = _log_and_pid(tmp_path, "older.log")

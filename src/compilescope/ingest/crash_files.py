@@ -23,10 +23,10 @@ import os
 import re
 import stat
 import zlib
+from typing import Callable
 
 from ..decompile.recorded import CRASH, CRASH_FILE_PREFIX
 from ..model.records import dataclass
-from .discover import find_logs
 from .lines import GLOG_PREFIX
 
 CRASH_TEXT_LIMIT = 1 << 20  # faulthandler writes a few KB (100 frames a thread at most)
@@ -106,9 +106,11 @@ def log_of(crash: CrashFile, logs: list[str]) -> str | None:
     return next((log for log in reversed(logs) if first_pid(log) == crash.pid), None)
 
 
-def crash_beside(log: str, pid: int | None) -> CrashFile | None:
+def crash_beside(log: str, pid: int | None, logs_in: Callable[[str], list[str]]) -> CrashFile | None:
     """The crash of the process that wrote log (pid: its first record's) that nobody appended to it: the crash file of
-    that pid in the log's directory, when it holds a crash and log is the newest log there of that pid."""
+    that pid in the log's directory, when it holds a crash and log is the newest log there of that pid. logs_in: a
+    directory's logs, oldest first (discover.find_logs, which reads this module's names to say a directory without
+    logs holds a crash)."""
     if pid is None:
         return None
     directory = os.path.dirname(os.path.abspath(log))
@@ -116,7 +118,7 @@ def crash_beside(log: str, pid: int | None) -> CrashFile | None:
     if crash is None or not crash.text:
         return None
     try:
-        logs = find_logs(directory)
+        logs = logs_in(directory)
     except Exception:  # noqa: BLE001 - a directory that cannot be listed cannot say whose the crash is
         return None
     mine = log_of(crash, logs)

@@ -10,6 +10,8 @@ from typing import Callable
 
 from .. import location
 from ..errors import CompilescopeError
+from ..wording import count
+from .crash_files import crash_files
 from .lines import GLOG_PREFIX
 from ..model.records import dataclass
 
@@ -112,13 +114,29 @@ def _kind_of(mode: int) -> str:
 def _newest(directory: str, logs: list[str], latest: bool) -> Discovered:
     """The newest of a directory's logs (oldest first in logs), and a note when there were several."""
     if not logs:
-        raise CompilescopeError(f"{directory}: no TORCH_TRACE logs in this directory (expected files like dedicated_log_torch_trace_*.log)")
+        raise CompilescopeError(f"{directory}: no TORCH_TRACE logs in this directory (expected files like "
+                                f"dedicated_log_torch_trace_*.log){_crashed_before_logging(directory)}")
     chosen = logs[-1]
     note = None
     if len(logs) > 1:
         how = "--latest" if latest else "the newest of them"
         note = f"{len(logs)} logs in {directory}; reading {location.basename(chosen)} ({how})"
     return Discovered(logs, chosen, note)
+
+
+def _crashed_before_logging(directory: str) -> str:
+    """"; but ..." where a process left a crash in directory (capture() records one there) without a log: it died in
+    native code before torch logged anything, and that is what the directory holds."""
+    try:
+        crashed = [c for c in crash_files(directory) if c.text]
+    except OSError:
+        return ""
+    if not crashed:
+        return ""
+    said = next((line.strip() for line in crashed[0].text.splitlines() if line.strip()), "")
+    others = f" (and {count(len(crashed) - 1, 'other')})" if len(crashed) > 1 else ""
+    return (f"; but a process died in native code before torch logged anything: {os.path.basename(crashed[0].path)}"
+            f"{others} says {said!r}")
 
 
 def _newest_run_folder(directory: str, latest: bool) -> Discovered:

@@ -20,7 +20,7 @@ from ..wording import count
 from .envelope import EnvelopeError, decode_envelope
 from .handlers import HANDLERS, KNOWN_KINDS, handler_for
 from .crash_files import crash_beside, crash_record
-from .discover import rank_of
+from .discover import find_logs, rank_of
 from .lines import RawRecord, ReadLimit, read_raw_records
 from ..model.records import dataclass
 
@@ -229,7 +229,7 @@ def _with_crash_beside(records: Iterator[RawRecord], path: str, b: TraceBuilder)
         yield record
     if location.is_url(path) or any(a.name == CRASH for entry in b.compiles.values() for a in entry.artifacts):
         return
-    crash = crash_beside(path, b.pid)
+    crash = crash_beside(path, b.pid, find_logs)
     if crash is None:
         return
     b.crash_file = crash.path
