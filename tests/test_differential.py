@@ -12,7 +12,7 @@ import subprocess
 
 import pytest
 
-from .conftest import (CUDA211_LOGS, GPU_TRACES, PEER_SINGLE_LOGS, TORCH213, TORCH214, cuda211, peer, report,
+from .conftest import (CUDA211_LOGS, TORCH213_LOGS, GPU_TRACES, PEER_SINGLE_LOGS, TORCH213, TORCH214, cuda211, peer, report,
                        shared, tlparse_binary, torch213, torch214)
 from .htmltable import table_rows
 
@@ -21,7 +21,9 @@ pytestmark = pytest.mark.oracle
 # Kinds tlparse 0.4.3 does not know (or shows only in --export mode): we show them.
 EXTRA_STEMS = ("compilation_metrics_runtime", "bwd_compilation_metrics_runtime", "exported_program")
 CASES = ([("peer", n) for n in PEER_SINGLE_LOGS] + [("torch213", n) for n in TORCH213]
-         + [("torch214", n) for n in TORCH214])
+         + [("torch213gz", p.name) for p in sorted(TORCH213_LOGS.glob("*.log.gz"))]
+         + [("torch214", n) for n in TORCH214]
+         + [("cuda211", p.name) for p in sorted(CUDA211_LOGS.glob("*.log.gz"))])
 
 
 def run_tlparse(log, out, *flags):
@@ -39,9 +41,9 @@ def is_extra(name):
 
 
 def log_path(origin, name, tmp_path):
-    if origin in ("torch214", "cuda211"):  # gzipped, and tlparse 0.4.3 reads plain logs only
+    if origin in ("torch214", "cuda211", "torch213gz"):  # gzipped, and tlparse 0.4.3 reads plain logs only
         plain = tmp_path / name.removesuffix(".gz")
-        with gzip.open(torch214(name) if origin == "torch214" else cuda211(name)) as f:
+        with gzip.open({"torch214": torch214, "cuda211": cuda211, "torch213gz": torch213}[origin](name)) as f:
             plain.write_bytes(f.read())
         return plain
     if origin == "gpu":
