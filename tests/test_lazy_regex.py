@@ -34,7 +34,7 @@ LAZY_FOR_A_SMALL_LOG = (
     "compilescope.analyses.provenance._OP", "compilescope.analyses.provenance._KERNEL_OPS",
     "compilescope.analyses.graph_breaks._HEADER", "compilescope.analyses.graph_breaks._DOCS",
     "compilescope.analyses.errors._QUOTED_SOURCE", "compilescope.analyses.errors._CARET",
-    "compilescope.analyses.sources._GUARD_LINE", "compilescope.analyses.insights._TENSOR_NAME",
+    "compilescope.analyses.installed_guards.GUARD_LINE", "compilescope.analyses.insights._TENSOR_NAME",
     "compilescope.analyses.userloc._INLINE_FRAME", "compilescope.analyses.transformed._COMPILED_FN",
     "compilescope.ingest.envelope._CONTROL", "compilescope.model.stats._CONTROL",
     "compilescope.render.options._MD5", "compilescope.render.options._URL_IGNORED",

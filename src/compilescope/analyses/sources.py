@@ -31,24 +31,15 @@ from ..model.trace import Compile, Trace
 from ..model.payloads import PayloadRef
 from .dynamic_shapes import DynamicShapes, dynamic_shapes
 from .graph_breaks import ARTIFACT as GRAPH_BREAK_ARTIFACT, GraphBreaks, compilation_key, parse_reason
+from .fx_sites import GRAPH_ARTIFACT, fx_node_sites
+from .installed_guards import GUARD_LINE, GUARD_TAIL, GUARDS_ARTIFACT
 from .provenance import Provenance, analyze_provenance
 from .recompiles import Recompiles, recompiles
 from .userloc import UserLocation, traceback_frames
 from ..model.records import dataclass
 
 SCHEMA_VERSION = 1
-GRAPH_ARTIFACT = "dynamo_output_graph"
 MAX_SOURCE_BYTES = 4 << 20  # a user source bigger than this is not read from disk
-# `# File: /path/x.py:23 in f, code: y = x * 2` (the code part is absent for some nodes)
-_NODE_COMMENT = re.compile(r"^\s*# File: (?P<file>.+?):(?P<line>\d+) in (?P<func>[^,]+?)(?:, code: (?P<code>.*))?\s*$")
-# `    y: "f32[4][1]cpu" = l_x_ * 2;  l_x_ = None`
-_NODE_DEF = re.compile(r"^\s+(?P<name>[A-Za-z_][A-Za-z0-9_]*)(?:\s*:\s*\"[^\"]*\")?\s*=\s")
-# A guard of `dynamo_cpp_guards_str` with the user line that made it: `+- KIND: check  # code  # path:N in fn`
-_GUARD_LINE = lazy_compile(r"\+- (?P<guard>[A-Z_]+: .*?)\s+# (?P<code>.*?)\s+# (?P<file>\S+?):(?P<line>\d+) in (?P<func>\S+)\s*$")
-# What every _GUARD_LINE ends with, found without its lazy groups: most guard lines that do not match end in a
-# "(HINT: ...)" after the path, and _GUARD_LINE backtracks over such a line for ~25 us (GPT-2: 6 of its 8 ms).
-_GUARD_TAIL = lazy_compile(r"# \S+?:\d+ in \S+\s*$")
-GUARDS_ARTIFACT = "dynamo_cpp_guards_str"
 _RESUME = re.compile(r"^torch_dynamo_resume_in_(?P<func>.+)_at_(?P<line>\d+)$")
 # The code a compiled frame was, as `dis` text: compilescope's hook records every frame's; torch logs a resume
 # function's as `<co_name>_ORIGINAL_BYTECODE`.
@@ -259,37 +250,6 @@ class Sources:
 
 
 # --- reading what the log says --------------------------------------------------------------------
-
-
-@dataclass(slots=True)
-class FxNodeSite:
-    """One `# File:` comment of an FX graph dump and the nodes defined under it."""
-
-    path: str
-    line: int
-    function: str
-    code: str | None
-    nodes: list[str]
-
-
-def fx_node_sites(graph_text: str) -> list[FxNodeSite]:
-    """The `# File:` comments of an FX graph dump, each with the node names defined under it."""
-    sites: list[FxNodeSite] = []
-    current: FxNodeSite | None = None
-    for raw in graph_text.splitlines():
-        m = _NODE_COMMENT.match(raw)
-        if m:
-            current = FxNodeSite(m["file"], int(m["line"]), m["func"].strip(), (m["code"] or "").strip() or None, [])
-            sites.append(current)
-            continue
-        if not raw.strip():
-            current = None
-            continue
-        if current is not None:
-            d = _NODE_DEF.match(raw)
-            if d and d["name"] != "return":
-                current.nodes.append(d["name"])
-    return sites
 
 
 class _Quotes:
@@ -520,7 +480,7 @@ def analyze_sources(trace: Trace, provenance: Provenance | None = None, shapes: 
             if raw in parsed:
                 found_guard = parsed[raw]
             else:
-                m = _GUARD_LINE.search(raw) if _GUARD_TAIL.search(raw) else None
+                m = GUARD_LINE.search(raw) if GUARD_TAIL.search(raw) else None
                 found_guard = parsed[raw] = (m["guard"], m["file"], int(m["line"]), m["code"]) if m is not None else None
             if found_guard is None:
                 continue

@@ -1,0 +1,47 @@
+"""The lines of code an FX graph's nodes came from, as Dynamo's graph dump (`dynamo_output_graph`) comments them.
+
+The source pages place each node on its line.
+"""
+
+from __future__ import annotations
+
+import re
+
+from ..model.records import dataclass
+
+GRAPH_ARTIFACT = "dynamo_output_graph"
+# `# File: /path/x.py:23 in f, code: y = x * 2` (the code part is absent for some nodes)
+_NODE_COMMENT = re.compile(r"^\s*# File: (?P<file>.+?):(?P<line>\d+) in (?P<func>[^,]+?)(?:, code: (?P<code>.*))?\s*$")
+# `    y: "f32[4][1]cpu" = l_x_ * 2;  l_x_ = None`
+_NODE_DEF = re.compile(r"^\s+(?P<name>[A-Za-z_][A-Za-z0-9_]*)(?:\s*:\s*\"[^\"]*\")?\s*=\s")
+
+
+@dataclass(slots=True)
+class FxNodeSite:
+    """One `# File:` comment of an FX graph dump and the nodes defined under it."""
+
+    path: str
+    line: int
+    function: str
+    code: str | None
+    nodes: list[str]
+
+
+def fx_node_sites(graph_text: str) -> list[FxNodeSite]:
+    """The `# File:` comments of an FX graph dump, each with the node names defined under it."""
+    sites: list[FxNodeSite] = []
+    current: FxNodeSite | None = None
+    for raw in graph_text.splitlines():
+        m = _NODE_COMMENT.match(raw)
+        if m:
+            current = FxNodeSite(m["file"], int(m["line"]), m["func"].strip(), (m["code"] or "").strip() or None, [])
+            sites.append(current)
+            continue
+        if not raw.strip():
+            current = None
+            continue
+        if current is not None:
+            d = _NODE_DEF.match(raw)
+            if d and d["name"] != "return":
+                current.nodes.append(d["name"])
+    return sites
