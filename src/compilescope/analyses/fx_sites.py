@@ -1,6 +1,6 @@
 """The lines of code an FX graph's nodes came from, as Dynamo's graph dump (`dynamo_output_graph`) comments them.
 
-The source pages place each node on its line.
+The source pages place each node on its line; the recompiles ask where a graph first used one of its inputs.
 """
 
 from __future__ import annotations
@@ -45,3 +45,32 @@ def fx_node_sites(graph_text: str) -> list[FxNodeSite]:
             if d and d["name"] != "return":
                 current.nodes.append(d["name"])
     return sites
+
+
+def graph_input_name(source: str) -> str:
+    """The name Dynamo gives the graph input of a source: L['kwargs']['input_ids'] -> l_kwargs_input_ids_."""
+    name = re.sub(r"[^a-zA-Z0-9]+", "_", source)
+    return name[:1].lower() + name[1:]
+
+
+def first_use(graph_text: str, source: str) -> FxNodeSite | None:
+    """The `# File:` comment over the first node that computes with the graph input of source; None when that node
+    has none ("# No stacktrace found for following nodes") or no node uses it."""
+    name = graph_input_name(source)
+    used = re.compile(rf"\b{re.escape(name)}\b")
+    current: FxNodeSite | None = None
+    for raw in graph_text.splitlines():
+        m = _NODE_COMMENT.match(raw)
+        if m:
+            current = FxNodeSite(m["file"], int(m["line"]), m["func"].strip(), (m["code"] or "").strip() or None, [])
+            continue
+        if not raw.strip() or raw.lstrip().startswith("#"):
+            current = None
+            continue
+        d = _NODE_DEF.match(raw)
+        if d is None or d["name"] == name:  # (`l_x_ = L_x_`: the input itself)
+            continue
+        # The node's arguments: what follows its `=`, up to torch's `;  l_x_ = None` that frees what it used.
+        if used.search(raw[d.end():].split(";", 1)[0]):
+            return current
+    return None

@@ -2,7 +2,8 @@
 
 Each guard line ends with the line of code that made it (`+- KIND: check  # code  # path:N in fn`); a GuardManager
 line names the object it guards and that object's type (`+- GuardManager: source=L['x'], accessed_by=...,
-type=<class 'torch.Tensor'>`). The source pages place every installed guard on its line.
+type=<class 'torch.Tensor'>`). The source pages place every installed guard on its line; the recompiles ask where
+the compile whose guard failed used a tensor.
 """
 
 from __future__ import annotations
@@ -15,3 +16,22 @@ GUARD_LINE = lazy_compile(r"\+- (?P<guard>[A-Z_]+: .*?)\s+# (?P<code>.*?)\s+# (?
 # What every GUARD_LINE ends with, found without its lazy groups: most guard lines that do not match end in a
 # "(HINT: ...)" after the path, and GUARD_LINE backtracks over such a line for ~25 us (GPT-2: 6 of its 8 ms).
 GUARD_TAIL = lazy_compile(r"# \S+?:\d+ in \S+\s*$")
+
+
+def _line_at(text: str, at: int) -> str:
+    """The whole line of text that holds position at."""
+    start, end = text.rfind("\n", 0, at) + 1, text.find("\n", at)
+    return text[start:] if end < 0 else text[start:end]
+
+
+def tensor_check(text: str, source: str) -> str | None:
+    """The TENSOR_MATCH guard line of the tensor at source (`L['x']`), when the tree has one."""
+    at = text.find(f"TENSOR_MATCH: check_tensor({source}, ")
+    return None if at < 0 else _line_at(text, at)
+
+
+def guard_site(line: str) -> tuple[str, int, str, str] | None:
+    """(path, line, function, code) of the code that made a guard line, when the line names it (the path as torch
+    clipped it at the front)."""
+    m = GUARD_LINE.search(line) if GUARD_TAIL.search(line) else None
+    return None if m is None else (m["file"], int(m["line"]), m["func"], m["code"])

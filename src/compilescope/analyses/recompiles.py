@@ -20,7 +20,9 @@ import orjson
 from ..model.trace import Compile, Trace
 from .compiled_frames import CompiledFrames
 from .dynamic_shapes import Specialization
-from .userloc import UserLocation, code_origin, last_user_frame
+from .fx_sites import GRAPH_ARTIFACT, first_use
+from .installed_guards import GUARDS_ARTIFACT, guard_site, tensor_check
+from .userloc import UserLocation, code_origin, is_torch_file, last_user_frame
 from ..model.records import dataclass
 
 ARTIFACT = "recompile_reasons"
@@ -102,6 +104,31 @@ ADVICE = {
 }
 
 
+# What a failed guard's location is, and the words that precede it where it is shown.
+LOCATION_KINDS = {
+    "guard": "at",  # the line that made the guard (torch's comment on it, or its user stack)
+    "first_use": "{tensor} first used at",  # where the compile whose guard failed first used the tensor
+    "function": "{tensor} is an input of the compiled function at",  # nothing finer: the function's def line
+}
+_SIZES_LISTED = 4
+
+
+def size_advice(sizes: list[tuple[str, str]]) -> str:
+    """The advice for sizes that changed, naming them: [("x", "0")] -> "... torch._dynamo.mark_dynamic(x, 0) ..."."""
+    if not sizes:
+        return ADVICE["size"]
+    if len(sizes) == 1:
+        tensor, dim = sizes[0]
+        arg = tensor if tensor.isidentifier() else "tensor"
+        return (f"Sizes change between calls ({tensor} at index {dim}): mark that dimension dynamic with "
+                f"torch._dynamo.mark_dynamic({arg}, {dim}), or compile with dynamic=True.")
+    listed = "; ".join(f"{tensor} at index {dim}" for tensor, dim in sizes[:_SIZES_LISTED])
+    if len(sizes) > _SIZES_LISTED:
+        listed += f"; {len(sizes) - _SIZES_LISTED} more"
+    return (f"Sizes change between calls ({listed}): mark those dimensions dynamic with "
+            "torch._dynamo.mark_dynamic(tensor, dim), or compile with dynamic=True.")
+
+
 @dataclass
 class FailedGuard:
     """A guard of a cached compilation that failed, so that the frame was compiled again."""
@@ -111,14 +138,25 @@ class FailedGuard:
     change: str  # a key of CHANGE_LABELS
     location: UserLocation | None = None
     text: str = ""  # as torch wrote it
+    # A check of a tensor that failed (`tensor 'x' size mismatch ...`): the tensor as torch names it ("x",
+    # "kwargs['input_ids']"). Its guard's text names no line; location is then where the compile whose guard failed
+    # first used the tensor (its TENSOR_MATCH guard's line), else the compiled function the tensor came into.
+    tensor: str | None = None
+    location_kind: str = "guard"  # a key of LOCATION_KINDS: what location is
 
     @property
     def change_label(self) -> str:
         return CHANGE_LABELS[self.change]
 
+    @property
+    def location_label(self) -> str:
+        """What precedes the location when it is shown: "at", "kwargs['input_ids'] first used at", ..."""
+        return LOCATION_KINDS[self.location_kind].format(tensor=self.tensor)
+
     def to_json(self) -> dict[str, Any]:
         return {"compile_id": self.compile_id, "guard": self.guard, "change": self.change,
-                "location": self.location.to_json() if self.location else None, "text": self.text}
+                "location": self.location.to_json() if self.location else None, "text": self.text,
+                "tensor": self.tensor, "location_kind": self.location_kind}
 
 
 @dataclass
@@ -131,16 +169,24 @@ class RecompileStep:
     # A size guard that failed because the compile it guards had specialized that size to one value (a line there
     # fixed it): the specialization, from the dynamic-shapes analysis (link_specializations).
     specialized: Specialization | None = None
+    # The symbol this recompilation made of the size whose guard failed (torch's automatic dynamic: "s27").
+    dynamic_symbol: str | None = None
 
     @property
     def guard(self) -> FailedGuard | None:
         return self.failed_guards[0] if self.failed_guards else None
 
+    @property
+    def dynamic_text(self) -> str | None:
+        """"[0/1] compiled that size as dynamic (s27)", for people."""
+        return f"{self.compile_id} compiled that size as dynamic ({self.dynamic_symbol})" if self.dynamic_symbol else None
+
     def to_json(self) -> dict[str, Any]:
         g = self.guard
         return {"compile_id": self.compile_id, "change": g.change if g else None, "guard": g.guard if g else None,
                 "failed": self.failed, "failed_guards": [f.to_json() for f in self.failed_guards],
-                "specialized": self.specialized.to_json() if self.specialized else None}
+                "specialized": self.specialized.to_json() if self.specialized else None,
+                "dynamic_symbol": self.dynamic_symbol}
 
     @property
     def specialized_text(self) -> str | None:
@@ -334,18 +380,96 @@ def _known_files(trace: Trace) -> set[str]:
     return files
 
 
-def _unclip(guard: FailedGuard, known: set[str]) -> None:
-    """Torch clips long paths at the front in guard comments: restore the full path when the log has it."""
-    loc = guard.location
-    if loc is None or loc.filename.startswith("/") or loc.filename in known:
-        return
+def _unclipped(loc: UserLocation, known: set[str]) -> UserLocation:
+    """Torch clips long paths at the front in guard comments: the full path, when the log has it."""
+    if loc.filename.startswith("/") or loc.filename in known:
+        return loc
     full = sorted(f for f in known if f.endswith(loc.filename))
-    if len(full) == 1:
-        guard.location = UserLocation(full[0], loc.line, loc.function, loc.code)
+    return UserLocation(full[0], loc.line, loc.function, loc.code) if len(full) == 1 else loc
+
+
+def _unclip(guard: FailedGuard, known: set[str]) -> None:
+    if guard.location is not None:
+        guard.location = _unclipped(guard.location, known)
 
 
 _SIZE_GUARD = re.compile(r"^tensor '(?P<tensor>.{1,500}?)' size mismatch at index (?P<dim>\d{1,6})\. expected (?P<size>\d{1,20}),")
 _LOCAL = re.compile(r"^L\['([^']{1,500})'\]")
+# A check of a tensor that failed, as torch's TENSOR_MATCH words it: `tensor 'x' dtype mismatch. ...`.
+_TENSOR_CHECK = r"^tensor '(?P<tensor>.{1,500}?)' (?=[\w ]{1,40}mismatch)"
+_NAME = r"^(?P<name>[A-Za-z_]\w{0,200})(?P<rest>.*)$"
+
+
+def _tree_sources(tensor: str) -> list[str]:
+    """How the guard tree may name the tensor a failure names: `x` is the frame's local L['x']."""
+    m = re.match(_NAME, tensor)
+    return [tensor] + ([f"L['{m['name']}']{m['rest']}"] if m and m["name"] != "L" else [])
+
+
+class _CompileTexts:
+    """The guard tree (dynamo_cpp_guards_str) or graph (dynamo_output_graph) of a compilation of the frame, read when
+    asked and not kept: a frame recompiled a thousand times would hold a thousand guard trees."""
+
+    def __init__(self, trace: Trace, entries: list[Compile]) -> None:
+        self._trace = trace
+        self._entries = {str(e.compile_id): e for e in entries}
+
+    def __call__(self, compile_id: str | None, name: str) -> str | None:
+        entry = self._entries.get(compile_id) if compile_id is not None else None
+        payload = next((a.payload for a in entry.artifacts if a.name == name and a.payload is not None),
+                       None) if entry is not None else None
+        return self._trace.payload_text(payload) if payload is not None else None
+
+
+def _place_tensor_check(guard: FailedGuard, texts: _CompileTexts, code: UserLocation | None,
+                        known: set[str]) -> str | None:
+    """For a failed check of a tensor: its name, and where the guarded compile first used it. Returns the source the
+    guard tree names the tensor by (`L['x']`), when the tree has it."""
+    m = re.match(_TENSOR_CHECK, guard.guard)
+    if m is None:
+        return None
+    guard.tensor = m["tensor"]
+    tree = texts(guard.compile_id, GUARDS_ARTIFACT)
+    found = next(((source, line) for source in _tree_sources(guard.tensor)
+                  if (line := tensor_check(tree, source)) is not None), None) if tree else None
+    if guard.location is None:
+        site = guard_site(found[1]) if found else None
+        used = _unclipped(UserLocation(site[0], site[1], site[2], site[3].strip() or None), known) if site else None
+        if used is not None and is_torch_file(used.filename) and found is not None:
+            # First used inside torch (F.layer_norm, for the user's self.norm(x)): the graph's first node that
+            # computes with it names the user's line, where it has one.
+            graph = texts(guard.compile_id, GRAPH_ARTIFACT)
+            node = first_use(graph, found[0]) if graph else None
+            if node is not None and not is_torch_file(node.path):
+                used = UserLocation(node.path, node.line, node.function, node.code)
+        if used is not None and (not is_torch_file(used.filename) or code is None or is_torch_file(code.filename)):
+            guard.location, guard.location_kind = used, "first_use"
+        elif code is not None:
+            guard.location, guard.location_kind = code, "function"
+    return found[0] if found else None
+
+
+def _place_failed_checks(steps: list[tuple[RecompileStep, Compile]], texts: _CompileTexts, code: UserLocation | None,
+                         known: set[str]) -> list[tuple[str, str]]:
+    """Places each failed guard (unclipped paths; for a check of a tensor, where the guarded compile first used it)
+    and a size's symbol in the recompile that made it dynamic. Returns the sizes that changed: (tensor, dim)."""
+    sizes: list[tuple[str, str]] = []
+    for step, entry in steps:
+        for guard in step.failed_guards:
+            # (The newest cache entry's guard is the one shown; each older entry tried would read its compile's
+            # guard tree again, a frame recompiled n times reading n * n / 2 of them.)
+            source = _place_tensor_check(guard, texts, code, known) if guard is step.guard else None
+            _unclip(guard, known)
+            size = _SIZE_GUARD.match(guard.guard) if guard is step.guard and guard.change == "size" else None
+            if size is None:
+                continue
+            if source is not None:
+                wanted = f"{source}.size()[{size['dim']}]"
+                step.dynamic_symbol = next((str(sym.get("symbol")) for sym in entry.symbols
+                                            if sym.get("source") == wanted and sym.get("symbol")), None)
+            if (size["tensor"], size["dim"]) not in sizes:
+                sizes.append((size["tensor"], size["dim"]))
+    return sizes
 
 
 def link_specializations(found: Recompiles, specializations: list[Specialization]) -> None:
@@ -374,7 +498,7 @@ def recompiles(trace: Trace) -> Recompiles:
         limit_entry = next((e for e in entries if re.search(_LIMIT, str((e.metrics or {}).get("fail_reason") or ""))), None)
         if not chain_entries and limit_entry is None:
             continue
-        steps = []
+        steps: list[tuple[RecompileStep, Compile]] = []
         for i, e in enumerate(entries):
             if (e.compile_id.frame_compile_id or 0) == 0:
                 continue
@@ -383,35 +507,37 @@ def recompiles(trace: Trace) -> Recompiles:
             # a fullgraph=True error and compiled the function anew. No guard failed, and torch gives no reason.
             if not step.failed_guards and all((p.metrics or {}).get("fail_type") for p in entries[:i]):
                 continue
-            steps.append(step)
+            steps.append((step, e))
         if not steps and limit_entry is None:
             continue
-        # torch names a cached compilation without its attempt ("0/0"); the chain shows the attempt that was cached
-        # ("[0/0_1]", after a restart), so a guard names the compile id the chain shows.
-        shown = {_without_attempt(e.compile_id): str(e.compile_id) for e in entries}
-        for step in steps:
-            for guard in step.failed_guards:
-                _unclip(guard, known)
-                if guard.compile_id is not None:
-                    guard.compile_id = shown.get(guard.compile_id, guard.compile_id)
         named = next((e for e in entries if (e.metrics or {}).get("co_name")), None)
         metrics = named.metrics if named else {}
         name = metrics.get("co_name")
         if name is None:
             frame = next((e.stack[-1] for e in entries if e.stack), None)
             name = frame.name if frame else None
+        filename = metrics.get("co_filename")
+        first_line = metrics.get("co_firstlineno")
+        code = UserLocation(str(filename), first_line, name) if filename and isinstance(first_line, int) else None
+        # torch names a cached compilation without its attempt ("0/0"); the chain shows the attempt that was cached
+        # ("[0/0_1]", after a restart), so a guard names the compile id the chain shows.
+        shown = {_without_attempt(e.compile_id): str(e.compile_id) for e in entries}
+        for step, _ in steps:
+            for guard in step.failed_guards:
+                if guard.compile_id is not None:
+                    guard.compile_id = shown.get(guard.compile_id, guard.compile_id)
+        sizes = _place_failed_checks(steps, _CompileTexts(trace, entries), code, known)
         limit = None
         if limit_entry is not None:
             m = re.search(_LIMIT_VALUE, str(limit_entry.metrics.get("fail_reason")))
             limit = int(m.group(1)) if m else None
-        counts = Counter(s.guard.change for s in steps if s.guard)
+        counts = Counter(s.guard.change for s, _ in steps if s.guard)
         changes = [c for c, _ in counts.most_common()]
-        advice = [ADVICE[c] for c in changes]
+        advice = [size_advice(sizes) if c == "size" else ADVICE[c] for c in changes]
         if limit_entry is not None:
             advice.insert(0, f"This function hit the recompile limit{f' ({limit})' if limit else ''} and now runs "
                              "without compiling: fix the failing guard above; raising "
                              "torch._dynamo.config.recompile_limit only postpones it.")
-        filename = metrics.get("co_filename")
         called_from: list[UserLocation] = []
         if filename and code_origin(str(filename)) is not None:
             for e in entries:
@@ -420,9 +546,9 @@ def recompiles(trace: Trace) -> Recompiles:
                 if loc is not None and all(loc.key != seen.key for seen in called_from):
                     called_from.append(loc)
         result.append(FrameRecompiles(
-            frame_id=frame_id, name=name, filename=filename, first_line=metrics.get("co_firstlineno"),
-            chain=[str(e.compile_id) for e in entries], steps=steps, hit_limit=limit_entry is not None, limit=limit,
-            changes=changes, advice=advice, called_from=called_from,
+            frame_id=frame_id, name=name, filename=filename, first_line=first_line,
+            chain=[str(e.compile_id) for e in entries], steps=[s for s, _ in steps], hit_limit=limit_entry is not None,
+            limit=limit, changes=changes, advice=advice, called_from=called_from,
         ))
     result.sort(key=lambda f: (not f.hit_limit, -f.recompiles))
     return Recompiles(result, backward_graphs(trace))

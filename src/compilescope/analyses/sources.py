@@ -460,7 +460,7 @@ def analyze_sources(trace: Trace, provenance: Provenance | None = None, shapes: 
         for step in fr.steps:
             for guard in step.failed_guards:
                 loc = guard.location
-                if loc is None:
+                if loc is None or guard.location_kind == "function":  # (the function's def: not where it failed)
                     continue
                 quotes.add(loc.filename, loc.line, loc.code)
                 n = at(loc.filename, loc.line)

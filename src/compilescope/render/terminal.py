@@ -162,11 +162,13 @@ def _recompiles(ins: Insights) -> list[RenderableType]:
             node.add(TerminalText(f"failed guard of {guard.compile_id}: {guard.guard}"))
             if guard.location:
                 code = f"  ·  {guard.location.code}" if guard.location.code else ""
-                node.add(TerminalText(f"at {_where(guard.location)}{code}"))
+                node.add(TerminalText(f"{guard.location_label} {_where(guard.location)}{code}"))
             if step.specialized_text:
                 where = step.specialized.location
                 code = f"  ·  {where.code}" if where and where.code else ""
                 node.add(TerminalText(f"{step.specialized_text}{f' at {_where(where)}' if where else ''}{code}"))
+            if step.dynamic_text:
+                node.add(TerminalText(step.dynamic_text))
         for advice in frame.advice:
             tree.add(TerminalText(f"fix: {advice}", style="green"))
         out.append(tree)

@@ -1,0 +1,91 @@
+"""A recompile caused by a failed check of a tensor says where the user's code meets that tensor, on real logs.
+
+Torch's text for such a guard (`tensor 'x' size mismatch at index 0. expected 4, actual 8`) names no line; the compile
+whose guard failed logged its guard tree (`dynamo_cpp_guards_str`), where the tensor's TENSOR_MATCH guard names the
+line it was made on, and its graph, whose nodes name theirs.
+"""
+
+from __future__ import annotations
+
+import gzip
+from pathlib import Path
+
+from compilescope.analyses.insights import insights
+from compilescope.ingest.reader import read_trace
+
+from ..conftest import REPO, cuda211, peer, torch213
+
+PROGRAMS_213 = REPO / "tests" / "data" / "torch213" / "programs"
+PROGRAMS_211 = REPO / "tests" / "data" / "cuda_torch211" / "programs"
+
+
+def _frames(log: Path) -> dict:
+    with read_trace(str(log)) as trace:
+        return {f.name: f for f in insights(trace).recompiles.frames}
+
+
+def _line(program: Path, number: int) -> str:
+    return program.read_text().splitlines()[number - 1].strip()
+
+
+def _raw_guard_lines(log: Path, needle: str) -> list[str]:
+    opener = gzip.open if log.suffix == ".gz" else open
+    with opener(log, "rt", encoding="utf-8") as f:
+        return [line for line in f if needle in line]
+
+
+def test_a_failed_size_dtype_or_requires_grad_check_names_the_line_that_first_used_the_tensor():
+    # recompiles.py: g(x) is `return x * 2 + 1` (line 25, its only line); called with sizes 4 then 8, then float64,
+    # then requiring grad: three recompiles, each failing a check of x that [0/0], [0/1], [0/2] installed.
+    program = PROGRAMS_213 / "recompiles.py"
+    assert _line(program, 24) == "def g(x):" and _line(program, 25) == "return x * 2 + 1"
+    g = _frames(torch213("recompiles.log"))["g"]
+    placed = [(s.guard.change, s.guard.tensor, s.guard.location_kind, s.guard.location.filename.endswith(
+        "programs/recompiles.py"), s.guard.location.line, s.guard.location.code) for s in g.steps]
+    assert placed == [(change, "x", "first_use", True, 25, "return x * 2 + 1")
+                      for change in ("size", "dtype", "requires_grad")]
+    # The size recompile made the size a symbol (the log's create_symbol s77 for L['x'].size()[0]); the others did not.
+    assert [s.dynamic_symbol for s in g.steps] == ["s77", None, None]
+    # Other guards keep the line torch names for them: h's `n == 1` came from `return x + n`, line 29.
+    h = _frames(torch213("recompiles.log"))["h"]
+    assert {(s.guard.location_kind, s.guard.location.line, s.guard.tensor) for s in h.steps} == {("guard", 29, None)}
+
+
+def test_the_size_advice_names_the_tensor_and_the_mark_dynamic_call_that_removes_the_recompile():
+    # diff_pair.py's "dynamic" variant calls torch._dynamo.mark_dynamic(x, 0) before each call, and its log
+    # (diff_dynamic) compiles f once; the base variant recompiles on x's size at index 0.
+    assert "torch._dynamo.mark_dynamic(x, 0)" in (PROGRAMS_213 / "diff_pair.py").read_text()
+    assert _frames(torch213("diff_dynamic.log.gz")) == {}
+    f = _frames(torch213("diff_base.log.gz"))["f"]
+    assert (f.steps[0].guard.location.line, f.steps[0].guard.location.code) == (31, _line(PROGRAMS_213 / "diff_pair.py", 31))
+    assert f.advice == ["Sizes change between calls (x at index 0): mark that dimension dynamic with "
+                        "torch._dynamo.mark_dynamic(x, 0), or compile with dynamic=True."]
+
+
+def test_a_tensor_first_used_inside_torch_is_placed_at_the_users_line_the_graph_gives():
+    # train_break_recompile.py: forward's `self.norm(x)` (line 21) is where x is first used, and the resume function
+    # after the print computes `self.down(h)` on line 23; torch's TENSOR_MATCH guards name its own lines (LayerNorm's
+    # and Linear's forward), the graphs' node comments the program's.
+    log = cuda211("train_break_recompile.log.gz")
+    assert any("nn/modules/normalization.py:" in line for line in _raw_guard_lines(log, "TENSOR_MATCH: check_tensor(L['x'], "))
+    h_matches = _raw_guard_lines(log, "TENSOR_MATCH: check_tensor(L['h'], ")
+    assert h_matches and all("nn/modules/linear.py:" in line for line in h_matches)
+    program = PROGRAMS_211 / "train_break_recompile.py"
+    frames = _frames(log)
+    placed = {name: (f.steps[0].guard.tensor, f.steps[0].guard.location_kind, f.steps[0].guard.location.line,
+                     f.steps[0].guard.location.code) for name, f in frames.items()}
+    assert placed == {"forward": ("x", "first_use", 21, _line(program, 21)),
+                      "torch_dynamo_resume_in_forward_at_22": ("h", "first_use", 23, _line(program, 23))}
+    assert "self.norm(x)" in _line(program, 21) and "self.down(h)" in _line(program, 23)
+
+
+def test_with_no_line_in_the_log_the_compiled_function_is_named():
+    # tlparse's gen_many_frames.py log (an older torch): its TENSOR_MATCH guards carry no line, and kernel (line 6,
+    # as every dynamo_start stack ends) recompiles at each new size of x.
+    log = peer("multi_rank_logs/dedicated_log_torch_trace_rank_3.log")
+    assert not [line for line in _raw_guard_lines(log, "TENSOR_MATCH: check_tensor(L['x'], ") if "#" in line]
+    assert _raw_guard_lines(log, '{"line": 6, "name": "kernel", "filename": 1}]}')
+    kernel = _frames(log)["kernel"]
+    assert {(s.guard.location_kind, s.guard.location.line, s.guard.location.function) for s in kernel.steps} == {
+        ("function", 6, "kernel")}
+    assert kernel.steps[0].guard.location_label == "x is an input of the compiled function at"
