@@ -1,4 +1,5 @@
-"""A recompile caused by a failed check of a tensor says where the user's code meets that tensor, on real logs.
+"""A recompile caused by a failed check of a tensor says where the user's code meets that tensor, and a KV cache of
+transformers that grew in generate() gets the fix transformers documents, on real logs.
 
 Torch's text for such a guard (`tensor 'x' size mismatch at index 0. expected 4, actual 8`) names no line; the compile
 whose guard failed logged its guard tree (`dynamo_cpp_guards_str`), where the tensor's TENSOR_MATCH guard names the
@@ -8,12 +9,13 @@ line it was made on, and its graph, whose nodes name theirs.
 from __future__ import annotations
 
 import gzip
+import re
 from pathlib import Path
 
 from compilescope.analyses.insights import insights
 from compilescope.ingest.reader import read_trace
 
-from ..conftest import REPO, cuda211, peer, torch213
+from ..conftest import REPO, cuda211, peer, run_cli, torch213
 
 PROGRAMS_213 = REPO / "tests" / "data" / "torch213" / "programs"
 PROGRAMS_211 = REPO / "tests" / "data" / "cuda_torch211" / "programs"
@@ -89,3 +91,49 @@ def test_with_no_line_in_the_log_the_compiled_function_is_named():
     assert {(s.guard.location_kind, s.guard.location.line, s.guard.location.function) for s in kernel.steps} == {
         ("function", 6, "kernel")}
     assert kernel.steps[0].guard.location_label == "x is an input of the compiled function at"
+
+
+def test_generates_kv_cache_that_grew_is_named_and_given_the_static_cache_fix(tmp_path, capsys):
+    # hf_gpt2_generate: [0/4] failed [0/3]'s guard on the keys of past_key_values' first layer (8 -> 9). [0/3]'s guard
+    # tree types past_key_values as transformers' DynamicCache and places the keys' TENSOR_MATCH at cache_utils.py:158
+    # (get_seq_length); [0/4] was called from generate() (its dynamo_start stack) and made the size the symbol s53.
+    log = cuda211("hf_gpt2_generate.log.gz")
+    [typed] = {line.split("type=", 1)[1].split(",", 1)[0] for line in _raw_guard_lines(
+        log, "GuardManager: source=L['kwargs']['past_key_values'], ")}
+    assert typed == "<class 'transformers.cache_utils.DynamicCache'>"
+    assert any("cache_utils.py:158 in get_seq_length" in line
+               for line in _raw_guard_lines(log, "TENSOR_MATCH: check_tensor(L['kwargs']['past_key_values'].layers[0].keys, "))
+    wrapper = _frames(log)["wrapper"]
+    by_id = {s.compile_id: s for s in wrapper.steps}
+    grew = by_id["[0/4]"].guard
+    assert (grew.tensor, grew.cache_source, grew.cache_class) == (
+        "kwargs['past_key_values'].layers[0].keys", "kwargs['past_key_values']", "DynamicCache")
+    assert (grew.location_kind, grew.location.filename.endswith("transformers/cache_utils.py"), grew.location.line,
+            grew.location.function) == ("first_use", True, 158, "get_seq_length")
+    assert by_id["[0/4]"].dynamic_symbol == "s53"
+    # The prompt length is no cache's: no cache named, and the size advice names input_ids (dim 1: the tokens).
+    assert [by_id[c].guard.cache_class for c in ("[0/1]", "[0/3]")] == [None, None]
+    assert wrapper.kv_caches == ["DynamicCache"]
+    [cache_fix] = [a for a in wrapper.advice if "KV cache" in a]
+    assert ("kwargs['past_key_values'], a DynamicCache" in cache_fix and "generate()" in cache_fix
+            and 'cache_implementation="static"' in cache_fix and "dynamic=True" in cache_fix)
+    assert "Sizes change between calls (kwargs['input_ids'] at index 1)" in " ".join(wrapper.advice)
+
+    assert run_cli("summary", log) == 0
+    out = re.sub(r"[\s│├└─]+", " ", capsys.readouterr().out)
+    assert "a tensor of transformers' KV cache: kwargs['past_key_values'] is a DynamicCache" in out
+    assert "kwargs['past_key_values'].layers[0].keys first used at cache_utils.py:158 in get_seq_length" in out
+    assert "a size of transformers' KV cache (DynamicCache) among them" in out  # the finding, in Fix first
+    assert run_cli(log, "-o", tmp_path / "out", "--no-browser") == 0
+    page = (tmp_path / "out" / "index.html").read_text()
+    assert ('<span class="kv-cache">a tensor of transformers&#39; KV cache: kwargs[&#39;past_key_values&#39;] is a '
+            'DynamicCache</span>') in page
+    assert "kwargs[&#39;past_key_values&#39;].layers[0].keys first used at</span>" in page
+
+
+def test_no_kv_cache_advice_without_a_cache_in_the_log():
+    # The static-cache run recompiles on len(kwargs) (generate's decode step passes other arguments), no size.
+    for log in (cuda211("hf_gpt2_static_cache.log.gz"), torch213("recompiles.log"), torch213("dynamic_shapes.log")):
+        frames = _frames(log).values()
+        assert frames and not any("KV cache" in a for f in frames for a in f.advice)
+        assert not any(f.kv_caches for f in frames)

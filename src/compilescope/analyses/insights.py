@@ -311,9 +311,10 @@ def findings(ins: Insights) -> list[Finding]:
         changes = ", ".join(CHANGE_LABELS[c] for c in frame.changes)
         if len(group) == 1:
             called = f" (called at {frame.called_at})" if frame.called_from else ""
+            caches = f"; a size of transformers' KV cache ({', '.join(frame.kv_caches)}) among them" if frame.kv_caches else ""
             out.append(Finding(WARNING, "recompiles",
                                f"{frame.name or 'a function'}{called} recompiled {count(frame.recompiles, 'time')}",
-                               f"changed: {changes}" if changes else ""))
+                               f"changed: {changes}{caches}" if changes else ""))
             continue
         guards = "; ".join(dict.fromkeys(_TENSOR_NAME.sub("tensor ", s.guard.guard) for s in frame.steps if s.guard))
         names = [f.name or "a function" for f in group]

@@ -3,7 +3,7 @@
 Each guard line ends with the line of code that made it (`+- KIND: check  # code  # path:N in fn`); a GuardManager
 line names the object it guards and that object's type (`+- GuardManager: source=L['x'], accessed_by=...,
 type=<class 'torch.Tensor'>`). The source pages place every installed guard on its line; the recompiles ask where
-the compile whose guard failed used a tensor.
+the compile whose guard failed used a tensor, and what object held it.
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ GUARD_LINE = lazy_compile(r"\+- (?P<guard>[A-Z_]+: .*?)\s+# (?P<code>.*?)\s+# (?
 # What every GUARD_LINE ends with, found without its lazy groups: most guard lines that do not match end in a
 # "(HINT: ...)" after the path, and GUARD_LINE backtracks over such a line for ~25 us (GPT-2: 6 of its 8 ms).
 GUARD_TAIL = lazy_compile(r"# \S+?:\d+ in \S+\s*$")
+_TYPE = lazy_compile(r", type=<class '(?P<type>[\w.]{1,300})'>")
 
 
 def _line_at(text: str, at: int) -> str:
@@ -35,3 +36,19 @@ def guard_site(line: str) -> tuple[str, int, str, str] | None:
     clipped it at the front)."""
     m = GUARD_LINE.search(line) if GUARD_TAIL.search(line) else None
     return None if m is None else (m["file"], int(m["line"]), m["func"], m["code"])
+
+
+def object_type(text: str, source: str) -> str | None:
+    """The type of the object at source (`transformers.cache_utils.DynamicCache`), as its GuardManager line names it."""
+    at = text.find(f"GuardManager: source={source}, ")
+    if at < 0:
+        return None
+    m = _TYPE.search(_line_at(text, at))
+    return m["type"] if m else None
+
+
+def enclosing_sources(source: str) -> list[str]:
+    """The objects a source reaches through, outermost first: `L['kw']['cache'].layers[0].keys` -> `L['kw']`,
+    `L['kw']['cache']`, `L['kw']['cache'].layers`, `L['kw']['cache'].layers[0]` (a cut inside a quoted key names
+    nothing in the tree, and is not found there)."""
+    return [source[:i] for i in range(1, len(source)) if source[i] in "[." and source[i - 1] != "["]

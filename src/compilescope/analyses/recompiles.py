@@ -21,7 +21,7 @@ from ..model.trace import Compile, Trace
 from .compiled_frames import CompiledFrames
 from .dynamic_shapes import Specialization
 from .fx_sites import GRAPH_ARTIFACT, first_use
-from .installed_guards import GUARDS_ARTIFACT, guard_site, tensor_check
+from .installed_guards import GUARDS_ARTIFACT, enclosing_sources, guard_site, object_type, tensor_check
 from .userloc import UserLocation, code_origin, is_torch_file, last_user_frame
 from ..model.records import dataclass
 
@@ -110,6 +110,17 @@ LOCATION_KINDS = {
     "first_use": "{tensor} first used at",  # where the compile whose guard failed first used the tensor
     "function": "{tensor} is an input of the compiled function at",  # nothing finer: the function's def line
 }
+# A transformers KV cache whose tensors grow: the fix transformers documents for torch.compile is a static cache
+# (its docs' "Cache strategies" table: DynamicCache does not support torch.compile, StaticCache does).
+CACHE_ADVICE_GENERATE = (
+    "transformers' KV cache ({source}, a {cls}) grows as generate() adds tokens, so its sizes change between calls: "
+    "give generate() a static cache, which keeps them fixed: model.generate(..., cache_implementation=\"static\") "
+    "(or set model.generation_config.cache_implementation = \"static\"). Or compile with dynamic=True, so that sizes "
+    "are dynamic from the first compile.")
+CACHE_ADVICE = (
+    "transformers' KV cache ({source}, a {cls}) grows with each token added, so its sizes change between calls: pass "
+    "a static cache (transformers' StaticCache) as past_key_values, which keeps them fixed. Or compile with "
+    "dynamic=True, so that sizes are dynamic from the first compile.")
 _SIZES_LISTED = 4
 
 
@@ -143,6 +154,10 @@ class FailedGuard:
     # first used the tensor (its TENSOR_MATCH guard's line), else the compiled function the tensor came into.
     tensor: str | None = None
     location_kind: str = "guard"  # a key of LOCATION_KINDS: what location is
+    # The tensor is one of a transformers KV cache's: the cache object ("kwargs['past_key_values']") and its class
+    # ("DynamicCache"), as the guarded compile's guard tree types it.
+    cache_source: str | None = None
+    cache_class: str | None = None
 
     @property
     def change_label(self) -> str:
@@ -153,10 +168,18 @@ class FailedGuard:
         """What precedes the location when it is shown: "at", "kwargs['input_ids'] first used at", ..."""
         return LOCATION_KINDS[self.location_kind].format(tensor=self.tensor)
 
+    @property
+    def cache_text(self) -> str | None:
+        """"a tensor of transformers' KV cache: kwargs['past_key_values'] is a DynamicCache", for people."""
+        if self.cache_class is None:
+            return None
+        return f"a tensor of transformers' KV cache: {self.cache_source} is a {self.cache_class}"
+
     def to_json(self) -> dict[str, Any]:
         return {"compile_id": self.compile_id, "guard": self.guard, "change": self.change,
                 "location": self.location.to_json() if self.location else None, "text": self.text,
-                "tensor": self.tensor, "location_kind": self.location_kind}
+                "tensor": self.tensor, "location_kind": self.location_kind,
+                "cache_source": self.cache_source, "cache_class": self.cache_class}
 
 
 @dataclass
@@ -229,6 +252,11 @@ class FrameRecompiles:
     @property
     def recompiles(self) -> int:
         return len(self.steps)
+
+    @property
+    def kv_caches(self) -> list[str]:
+        """The classes of the transformers KV caches whose sizes failed a guard ("DynamicCache"), once each."""
+        return list(dict.fromkeys(s.guard.cache_class for s in self.steps if s.guard and s.guard.cache_class))
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -398,12 +426,28 @@ _LOCAL = re.compile(r"^L\['([^']{1,500})'\]")
 # A check of a tensor that failed, as torch's TENSOR_MATCH words it: `tensor 'x' dtype mismatch. ...`.
 _TENSOR_CHECK = r"^tensor '(?P<tensor>.{1,500}?)' (?=[\w ]{1,40}mismatch)"
 _NAME = r"^(?P<name>[A-Za-z_]\w{0,200})(?P<rest>.*)$"
+CACHE_MODULE = "transformers.cache_utils."
 
 
 def _tree_sources(tensor: str) -> list[str]:
     """How the guard tree may name the tensor a failure names: `x` is the frame's local L['x']."""
     m = re.match(_NAME, tensor)
     return [tensor] + ([f"L['{m['name']}']{m['rest']}"] if m and m["name"] != "L" else [])
+
+
+def _cache_of(tree: str, source: str) -> tuple[str, str] | None:
+    """(the cache's source, its class) when the tensor at source is held by a transformers KV cache."""
+    for outer in enclosing_sources(source):
+        typ = object_type(tree, outer)
+        if typ is not None and typ.startswith(CACHE_MODULE):
+            return _LOCAL.sub(r"\1", outer), typ[len(CACHE_MODULE):]
+    return None
+
+
+def _in_generate(stack: list | None) -> bool:
+    """The compile was called from transformers' generate() (its dynamo_start stack passes through it)."""
+    return any(f.name == "generate" and "transformers" in f.filename and "generation" in f.filename
+               for f in stack or [])
 
 
 class _CompileTexts:
@@ -423,8 +467,8 @@ class _CompileTexts:
 
 def _place_tensor_check(guard: FailedGuard, texts: _CompileTexts, code: UserLocation | None,
                         known: set[str]) -> str | None:
-    """For a failed check of a tensor: its name, and where the guarded compile first used it. Returns the source the
-    guard tree names the tensor by (`L['x']`), when the tree has it."""
+    """For a failed check of a tensor: its name, where the guarded compile first used it, and the KV cache holding
+    it. Returns the source the guard tree names the tensor by (`L['x']`), when the tree has it."""
     m = re.match(_TENSOR_CHECK, guard.guard)
     if m is None:
         return None
@@ -446,13 +490,20 @@ def _place_tensor_check(guard: FailedGuard, texts: _CompileTexts, code: UserLoca
             guard.location, guard.location_kind = used, "first_use"
         elif code is not None:
             guard.location, guard.location_kind = code, "function"
-    return found[0] if found else None
+    if found is None:
+        return None
+    cache = _cache_of(tree, found[0]) if tree else None
+    if cache is not None:
+        guard.cache_source, guard.cache_class = cache
+    return found[0]
 
 
 def _place_failed_checks(steps: list[tuple[RecompileStep, Compile]], texts: _CompileTexts, code: UserLocation | None,
-                         known: set[str]) -> list[tuple[str, str]]:
+                         known: set[str], compiled_frames: CompiledFrames) -> tuple[list[str], list[tuple[str, str]]]:
     """Places each failed guard (unclipped paths; for a check of a tensor, where the guarded compile first used it)
-    and a size's symbol in the recompile that made it dynamic. Returns the sizes that changed: (tensor, dim)."""
+    and a size's symbol in the recompile that made it dynamic. Returns the advice for KV caches that grew, and the
+    other sizes that changed: (tensor, dim)."""
+    cache_advice: list[str] = []
     sizes: list[tuple[str, str]] = []
     for step, entry in steps:
         for guard in step.failed_guards:
@@ -467,9 +518,15 @@ def _place_failed_checks(steps: list[tuple[RecompileStep, Compile]], texts: _Com
                 wanted = f"{source}.size()[{size['dim']}]"
                 step.dynamic_symbol = next((str(sym.get("symbol")) for sym in entry.symbols
                                             if sym.get("source") == wanted and sym.get("symbol")), None)
-            if (size["tensor"], size["dim"]) not in sizes:
-                sizes.append((size["tensor"], size["dim"]))
-    return sizes
+            if guard.cache_class is None:
+                if (size["tensor"], size["dim"]) not in sizes:
+                    sizes.append((size["tensor"], size["dim"]))
+            elif "Static" not in guard.cache_class:  # (a static cache that changed size needs other advice)
+                words = CACHE_ADVICE_GENERATE if _in_generate(compiled_frames.stack(entry.compile_id)) else CACHE_ADVICE
+                advice = words.format(source=guard.cache_source, cls=guard.cache_class)
+                if advice not in cache_advice:
+                    cache_advice.append(advice)
+    return cache_advice, sizes
 
 
 def link_specializations(found: Recompiles, specializations: list[Specialization]) -> None:
@@ -526,14 +583,21 @@ def recompiles(trace: Trace) -> Recompiles:
             for guard in step.failed_guards:
                 if guard.compile_id is not None:
                     guard.compile_id = shown.get(guard.compile_id, guard.compile_id)
-        sizes = _place_failed_checks(steps, _CompileTexts(trace, entries), code, known)
+        cache_advice, sizes = _place_failed_checks(steps, _CompileTexts(trace, entries), code, known, compiled_frames)
         limit = None
         if limit_entry is not None:
             m = re.search(_LIMIT_VALUE, str(limit_entry.metrics.get("fail_reason")))
             limit = int(m.group(1)) if m else None
         counts = Counter(s.guard.change for s, _ in steps if s.guard)
         changes = [c for c, _ in counts.most_common()]
-        advice = [size_advice(sizes) if c == "size" else ADVICE[c] for c in changes]
+        advice: list[str] = []
+        for c in changes:
+            if c != "size":
+                advice.append(ADVICE[c])
+                continue
+            advice.extend(cache_advice)
+            if sizes or not cache_advice:
+                advice.append(size_advice(sizes))
         if limit_entry is not None:
             advice.insert(0, f"This function hit the recompile limit{f' ({limit})' if limit else ''} and now runs "
                              "without compiling: fix the failing guard above; raising "

@@ -163,6 +163,8 @@ def _recompiles(ins: Insights) -> list[RenderableType]:
             if guard.location:
                 code = f"  ·  {guard.location.code}" if guard.location.code else ""
                 node.add(TerminalText(f"{guard.location_label} {_where(guard.location)}{code}"))
+            if guard.cache_text:
+                node.add(TerminalText(guard.cache_text))
             if step.specialized_text:
                 where = step.specialized.location
                 code = f"  ·  {where.code}" if where and where.code else ""
