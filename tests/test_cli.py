@@ -1,6 +1,7 @@
 """CLI behaviour around paths and output directories."""
 
 import gzip
+import json
 import os
 import shutil
 import subprocess
@@ -159,6 +160,31 @@ def test_plain_text_writes_code_as_txt(tmp_path):
 def test_custom_header_html_is_inserted(tmp_path):
     report(peer("simple.log"), tmp_path / "out", "--custom-header-html", "<b id=hdr>Team X</b>")
     assert "<b id=hdr>Team X</b>" in (tmp_path / "out" / "index.html").read_text()
+
+
+def test_a_report_prints_what_to_fix_first_and_the_page_to_open(tmp_path, capsys):
+    """Where no browser opens (--no-browser, a remote machine), a report said only how many files it wrote, even of
+    a program that segfaulted. It prints the findings its page leads with, in the summary's words, the command that
+    says what to do about them, and the page to open."""
+    crash = torch213("native_crash.log.gz")  # a program that segfaulted in its compiled code (logs/README.md)
+    out = tmp_path / "crash"
+    assert run_cli(crash, "-o", out, "--no-browser") == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert run_cli("summary", "--json", crash) == 0
+    findings = json.loads(capsys.readouterr().out)["findings"]
+    assert lines[0] == "Fix first:"
+    assert lines[1].startswith("  ERROR  the program crashed: Segmentation fault")
+    assert [line.split(maxsplit=1)[1] for line in lines[1:-2]] == [f["title"] for f in findings]
+    assert lines[-2] == f"  what to do about each: compilescope summary {crash}"
+    assert lines[-1].endswith(f" to {out}; open {out / 'index.html'}") and (out / "index.html").exists()
+    # Past three findings, the rest are counted, not printed.
+    optimizer = torch213("compiled_optimizer.log.gz")
+    assert run_cli(optimizer, "-o", tmp_path / "optimizer", "--no-browser") == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert run_cli("summary", "--json", optimizer) == 0
+    findings = json.loads(capsys.readouterr().out)["findings"]
+    assert len(findings) > 3 and [line.split(maxsplit=1)[1] for line in lines[1:4]] == [f["title"] for f in findings[:3]]
+    assert lines[4].startswith(f"  … {len(findings) - 3} more; what to do about each: compilescope summary ")
 
 
 def test_version_imports_no_command_module():

@@ -15,7 +15,7 @@ from ..ingest.discover import discover, holds_several_ranks
 from ..ingest.reader import ReadOptions, read_trace
 from ..model.trace import Trace
 from ..output import write_file, written_at
-from ..render.notices import unread_line
+from ..render.notices import findings_lines, unread_line
 from ..wording import count
 from ..report_writer import saved_analysis, stored_log_chunks, strict_problems, write_report, write_saved_report
 from .browser import open_browser
@@ -92,9 +92,13 @@ class ReportCommand:
                     print(f"  {p}", file=sys.stderr)
             problems = strict_problems(trace, args.strict, args.strict_compile_id)
             unread_warning = unread_line(unread(stats), found.chosen, "report")
-        where = args.out.rstrip("/") if location.is_url(args.out) else output.path
         index = os.path.join(output.path, "index.html")
-        print(f"Wrote {count(output.files, 'file')} to {where}")
+        if results.insights is not None:  # what the report says first, then where it is (as run prints them)
+            print("\n".join(findings_lines(results.insights, found.chosen)))
+        if location.is_url(args.out):
+            print(f"Wrote {count(output.files, 'file')} to {args.out.rstrip('/')}")
+        else:
+            print(f"Wrote {count(output.files, 'file')} to {output.path}; open {index}")
         if unread_warning and not args.verbose:  # -v has listed every problem already
             print(unread_warning, file=sys.stderr)
         if problems:

@@ -25,12 +25,14 @@ from ..analyses.insights import Insights
 from ..analyses.recompiles import BACKWARD_REASONS_HINT, CHANGE_LABELS
 from ..analyses.userloc import UserLocation
 from .charts import phase_bars
+from .notices import SEVERITY_LABELS
 from ..invisible import one_line
 from ..wording import count, format_seconds
 from .terminal_runtime import runtime_renderables
 from .terminal_text import TerminalText
 
-SEVERITY = {"error": ("ERROR", "bold red"), "warning": ("WARN", "yellow"), "info": ("INFO", "cyan")}
+SEVERITY = {"error": (SEVERITY_LABELS["error"], "bold red"), "warning": (SEVERITY_LABELS["warning"], "yellow"),
+            "info": (SEVERITY_LABELS["info"], "cyan")}
 BAR_WIDTH = 24
 MAX_BREAKS = 10
 MAX_ROWS = 10
