@@ -80,3 +80,38 @@ def test_no_page_of_other_real_reports_runs_off_the_side(tmp_path):
         wide = [f"{out.name}: {p}" for out in (single, diff, ranks, runtime) for p in pages_wider_than_the_window(page, out)]
         assert wide == []
         assert not page.console_errors and not page.external_requests
+
+
+def _card_colours(page) -> list[tuple[str, bool]]:
+    """(label, whether its count is drawn in the page's error colour) of each card at the top of the index."""
+    return page.evaluate("""() => {
+        const probe = document.createElement('span');
+        probe.style.color = 'var(--error)';
+        document.body.append(probe);
+        const error = getComputedStyle(probe).color;
+        return Array.from(document.querySelectorAll('.cards .card')).map(card => [
+            card.querySelector('.l').innerText,
+            getComputedStyle(card.querySelector('.n a') || card.querySelector('.n')).color === error]);
+    }""")
+
+
+def test_the_cards_say_in_red_that_the_program_crashed_or_a_compile_failed(tmp_path):
+    """A bad card's count is a link, and the link's colour hid the red: a segfaulted run's cards all read as
+    counts, the crash last, after the parse problems. The crash card comes first and red; a compile that failed
+    (recompile limit) makes the failures card red; restarts after graph breaks alone do not."""
+    outs = {name: tmp_path / name for name in ("crash", "failed", "breaks")}
+    report(torch213("native_crash.log.gz"), outs["crash"])  # segfaulted in [0/0]'s compiled code
+    report(torch213("recompiles.log"), outs["failed"])  # [1/4] fails: the recompile limit
+    report(torch213("graph_breaks.log"), outs["breaks"])  # three restarts, no compile failed
+    with browser_page() as page:
+        cards = {}
+        for name, out in outs.items():
+            page.goto((out / "index.html").as_uri())
+            cards[name] = dict(_card_colours(page))
+            if name == "crash":
+                first = page.locator(".cards .card").first
+                assert first.inner_text().split() == ["1", "crashed:", "Segmentation", "fault"]
+        assert not page.console_errors and not page.external_requests
+    assert cards["crash"]["crashed: Segmentation fault"] and not cards["crash"]["failures & restarts"]
+    assert cards["failed"]["failures & restarts"] and cards["failed"]["Error"]
+    assert not cards["breaks"]["failures & restarts"] and not cards["breaks"]["parse problems"]
