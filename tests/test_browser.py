@@ -2,8 +2,8 @@
 
 import pytest
 
-from .browser import browser_page, pages_wider_than_the_window
-from .conftest import peer, report, run_cli, shared, torch213
+from .browser import PHONE, browser_page, pages_wider_than_the_window
+from .conftest import cuda211, peer, report, run_cli, shared, torch213
 
 pytestmark = pytest.mark.browser
 
@@ -115,3 +115,23 @@ def test_the_cards_say_in_red_that_the_program_crashed_or_a_compile_failed(tmp_p
     assert cards["crash"]["crashed: Segmentation fault"] and not cards["crash"]["failures & restarts"]
     assert cards["failed"]["failures & restarts"] and cards["failed"]["Error"]
     assert not cards["breaks"]["failures & restarts"] and not cards["breaks"]["parse problems"]
+
+
+def test_on_a_phone_each_timeline_row_is_one_line(tmp_path):
+    """hf_gpt2_generate (an H200 run) times 28 autotuning benchmarks, each a timeline row labelled
+    `[0/0] CachingAutotuner.benchmark_all_configs`: at a phone's width the label wrapped to four lines, and the
+    timeline ran to several screens. The label is cut, its compile id kept, the whole of it its title."""
+    out = tmp_path / "out"
+    report(cuda211("hf_gpt2_generate.log.gz"), out)
+    with browser_page() as page:
+        page.set_viewport_size({"width": PHONE, "height": 900})
+        page.goto((out / "index.html").as_uri())
+        rows = page.evaluate("""() => Array.from(document.querySelectorAll('#timeline-chart td.lbl a')).map(a => [
+            a.title, a.innerText, a.closest('tr').getBoundingClientRect().height, a.getBoundingClientRect().width])""")
+        assert not page.console_errors and not page.external_requests
+    one_line = rows[0][2]  # [0/0]'s row: a label of five characters
+    assert rows[0][1] == "[0/0]"
+    benchmarks = [r for r in rows if r[0].endswith(" CachingAutotuner.benchmark_all_configs")]
+    assert len(benchmarks) > 20
+    assert [r for r in rows if r[2] > one_line] == []
+    assert all(r[3] > rows[0][3] for r in benchmarks)  # wider than "[0/0]" alone: the compile id shows
