@@ -135,3 +135,27 @@ def test_on_a_phone_each_timeline_row_is_one_line(tmp_path):
     assert len(benchmarks) > 20
     assert [r for r in rows if r[2] > one_line] == []
     assert all(r[3] > rows[0][3] for r in benchmarks)  # wider than "[0/0]" alone: the compile id shows
+
+
+def test_on_a_phone_a_recompile_table_without_locations_gives_the_guard_the_room(tmp_path):
+    """recompiles.log: `g` recompiles for a size, a dtype and requires_grad, guards torch logged no line of code
+    for; `h` for a Python int, each guard at recompiles.py:11. A column saying "location not in the log" on every
+    row of `g` narrowed its guards to a word a line at a phone's width: it is left out; `h` keeps its column."""
+    out = tmp_path / "out"
+    report(torch213("recompiles.log"), out)
+    with browser_page() as page:
+        page.set_viewport_size({"width": PHONE, "height": 900})
+        page.goto((out / "index.html").as_uri())
+        tables = page.evaluate("""() => Array.from(document.querySelectorAll('.recompile-frame')).map(frame => {
+            const table = frame.querySelector('table.recompile-steps');
+            return [frame.querySelector('strong').innerText,
+                    Array.from(table.querySelectorAll('th')).map(th => th.innerText),
+                    Array.from(table.querySelectorAll('tbody tr')).map(tr => tr.cells[2].getBoundingClientRect().width
+                                                                         / table.getBoundingClientRect().width)];
+        })""")
+        assert not page.console_errors and not page.external_requests
+    by_name = {name: (headers, shares) for name, headers, shares in tables}
+    assert by_name["g"][0] == ["recompile", "what changed", "failed guard"]
+    # With the column each guard had a fifth of the width: a guard of 70 characters stood 280 px high.
+    assert len(by_name["g"][1]) == 3 and min(by_name["g"][1]) > 0.35
+    assert by_name["h"][0] == ["recompile", "what changed", "failed guard", "where"]
