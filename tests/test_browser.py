@@ -159,3 +159,23 @@ def test_on_a_phone_a_recompile_table_without_locations_gives_the_guard_the_room
     # With the column each guard had a fifth of the width: a guard of 70 characters stood 280 px high.
     assert len(by_name["g"][1]) == 3 and min(by_name["g"][1]) > 0.35
     assert by_name["h"][0] == ["recompile", "what changed", "failed guard", "where"]
+
+
+def test_a_cell_of_code_starts_on_the_line_of_the_text_beside_it(tmp_path):
+    """A cell of code (12.5 px monospace: a function, a file name) beside cells of text (14 px) sat at the top of
+    its row, its line a few pixels above theirs (the slowest compilations, the demo's examples, a rank's log)."""
+    out = tmp_path / "out"
+    report(torch213("graph_breaks.log"), out)
+    with browser_page() as page:
+        page.goto((out / "index.html").as_uri())
+        # An empty inline-block's bottom is its line's baseline: one in each cell says where that cell's line is.
+        baselines = page.evaluate("""() => Array.from(document.querySelectorAll('table.slowest tbody tr')).map(tr =>
+            Array.from(tr.cells).map(td => {
+                const probe = document.createElement('span');
+                probe.style.cssText = 'display:inline-block;width:0;height:0';
+                td.prepend(probe);
+                return probe.getBoundingClientRect().bottom;
+            }))""")
+        assert not page.console_errors and not page.external_requests
+    assert len(baselines) >= 3
+    assert [row for row in baselines if max(row) - min(row) > 0.5] == []
