@@ -138,27 +138,32 @@ def test_on_a_phone_each_timeline_row_is_one_line(tmp_path):
 
 
 def test_on_a_phone_a_recompile_table_without_locations_gives_the_guard_the_room(tmp_path):
-    """recompiles.log: `g` recompiles for a size, a dtype and requires_grad, guards torch logged no line of code
-    for; `h` for a Python int, each guard at recompiles.py:11. A column saying "location not in the log" on every
-    row of `g` narrowed its guards to a word a line at a phone's width: it is left out; `h` keeps its column."""
-    out = tmp_path / "out"
-    report(torch213("recompiles.log"), out)
-    with browser_page() as page:
-        page.set_viewport_size({"width": PHONE, "height": 900})
-        page.goto((out / "index.html").as_uri())
-        tables = page.evaluate("""() => Array.from(document.querySelectorAll('.recompile-frame')).map(frame => {
-            const table = frame.querySelector('table.recompile-steps');
-            return [frame.querySelector('strong').innerText,
-                    Array.from(table.querySelectorAll('th')).map(th => th.innerText),
-                    Array.from(table.querySelectorAll('tbody tr')).map(tr => tr.cells[2].getBoundingClientRect().width
-                                                                         / table.getBoundingClientRect().width)];
-        })""")
-        assert not page.console_errors and not page.external_requests
-    by_name = {name: (headers, shares) for name, headers, shares in tables}
-    assert by_name["g"][0] == ["recompile", "what changed", "failed guard"]
+    """multi_rank_runtime's rank 0 (a peer log): `inner` recompiles three times for a different `fn`, object-identity
+    guards torch logged no line of code for, of a frame whose code is torch's (external_utils.py). A column saying
+    "location not in the log" on every row narrowed its guards to a word a line at a phone's width: it is left out.
+    recompiles.log's `g` keeps its column: its size guard is placed where the compile first used x."""
+    tables = {}
+    for name, log in (("peer", shared("peer-tlparse/inputs/multi_rank_runtime/dedicated_log_torch_trace_rank_0.log")),
+                      ("torch213", torch213("recompiles.log"))):
+        out = tmp_path / name
+        report(log, out)
+        with browser_page() as page:
+            page.set_viewport_size({"width": PHONE, "height": 900})
+            page.goto((out / "index.html").as_uri())
+            tables[name] = page.evaluate("""() => Array.from(document.querySelectorAll('.recompile-frame')).map(frame => {
+                const table = frame.querySelector('table.recompile-steps');
+                return [frame.querySelector('strong').innerText,
+                        Array.from(table.querySelectorAll('th')).map(th => th.innerText),
+                        Array.from(table.querySelectorAll('tbody tr')).map(tr => tr.cells[2].getBoundingClientRect().width
+                                                                             / table.getBoundingClientRect().width)];
+            })""")
+            assert not page.console_errors and not page.external_requests
+    [(name, headers, shares)] = tables["peer"]
+    assert (name, headers) == ("inner", ["recompile", "what changed", "failed guard"])
     # With the column each guard had a fifth of the width: a guard of 70 characters stood 280 px high.
-    assert len(by_name["g"][1]) == 3 and min(by_name["g"][1]) > 0.35
-    assert by_name["h"][0] == ["recompile", "what changed", "failed guard", "where"]
+    assert len(shares) == 3 and min(shares) > 0.35
+    by_name = {name: headers for name, headers, _ in tables["torch213"]}
+    assert by_name["g"] == by_name["h"] == ["recompile", "what changed", "failed guard", "where"]
 
 
 def test_a_cell_of_code_starts_on_the_line_of_the_text_beside_it(tmp_path):
