@@ -254,6 +254,11 @@ class FrameRecompiles:
         return len(self.steps)
 
     @property
+    def any_placed(self) -> bool:
+        """Some failed guard of it has a place in the code (else a table's where column would say nothing)."""
+        return any(s.guard is not None and s.guard.location is not None for s in self.steps)
+
+    @property
     def kv_caches(self) -> list[str]:
         """The classes of the transformers KV caches whose sizes failed a guard ("DynamicCache"), once each."""
         return list(dict.fromkeys(s.guard.cache_class for s in self.steps if s.guard and s.guard.cache_class))
