@@ -16,7 +16,7 @@ from compilescope.ingest.reader import read_trace
 from compilescope.render.diff import MAX_NODES, print_diff
 from compilescope.wording import format_seconds
 
-from ..conftest import TORCH213_LOGS, cuda211, run_cli, shared, torch213
+from ..conftest import TORCH213_LOGS, cuda211, run_cli, shared, torch213, torch214
 from ..gpu_variants import RESIDUAL_SKIP, log_text, max_autotune_log, with_cudagraph_skip, with_other_winner
 from .helpers import copy_fleet, cut_inside, diff, facts, log, rank_dir
 
@@ -105,6 +105,26 @@ def test_mark_dynamic_removes_the_recompile_and_its_guard_failure():
     assert [(n["op"], n["target"]) for n in nodes.detail["added"]] == [("placeholder", "s#")]
     caches = {c.title.split(":")[0]: (c.a, c.b) for c in d.changes if c.section == "caches"}
     assert caches == {"AOTAutograd cache": ({"miss": 2}, {"miss": 1}), "FX graph cache": ({"miss": 2}, {"miss": 1})}
+
+
+def test_across_torch_versions_the_options_one_version_has_are_one_change_each_way():
+    """graph_breaks.py recorded with torch 2.13 and 2.14: 2.14 adds and drops config options, which are not changes
+    the user made. Each version's own options are one change, all of them in its detail; a key both have whose value
+    differs is still its own change."""
+    with read_trace(str(torch213("graph_breaks.log"))) as ta, read_trace(str(torch214("graph_breaks.log"))) as tb:
+        a, b = run_facts(ta), run_facts(tb)
+    assert a.torch_version.startswith("2.13") and b.torch_version.startswith("2.14")
+    d = diff_runs(a, b)
+    config = [c for c in d.changes if c.title.startswith("config")]
+    [gone] = [c for c in config if c.kind == "removed"]
+    [new] = [c for c in config if c.kind == "added"]
+    assert set(gone.detail["version_options"]) == set(a.config) - set(b.config) != set()
+    assert set(new.detail["version_options"]) == set(b.config) - set(a.config) != set()
+    assert new.title.startswith(f"config: {len(set(b.config) - set(a.config))} options of torch {b.torch_version} that "
+                                f"{a.torch_version} does not have (")
+    changed = {c.title.split(":")[0].removeprefix("config ") for c in config if c.kind == "changed"}
+    assert changed == {k for k in set(a.config) & set(b.config) if a.config[k] != b.config[k]} != set()
+    assert len(config) == len(changed) + 2  # nothing else: no line per option of one version
 
 
 def test_config_flag_is_the_only_change():

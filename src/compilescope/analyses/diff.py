@@ -681,6 +681,37 @@ def _break_key(b: dict) -> tuple:
     return (b["reason"], b["file"], b["line"])
 
 
+def _config_changes(a: RunFacts, b: RunFacts) -> list[Change]:
+    """A change for each config key whose value differs. Across two torch versions, the keys only one version has are
+    that version's options, not a change the user made (2.13 -> 2.14 adds and drops dozens): one change each way,
+    naming a few, every key and value in its detail."""
+    changes: list[Change] = []
+    upgrade = bool(a.torch_version and b.torch_version and a.torch_version != b.torch_version)
+    only = {"A": {}, "B": {}}  # type: dict[str, dict[str, str]]
+    for key in sorted(set(a.config) | set(b.config)):
+        va, vb = a.config.get(key), b.config.get(key)
+        if va == vb:
+            continue
+        if upgrade and (va is None or vb is None):
+            only["B" if va is None else "A"][key] = _config_value(vb if va is None else va, "")
+            continue
+        kind = "added" if va is None else "removed" if vb is None else "changed"
+        changes.append(Change("environment", kind, f"config {key}: {_config_value(va, 'A')} → "
+                              f"{_config_value(vb, 'B')}", None, va, vb))
+    for side, kind in (("A", "removed"), ("B", "added")):
+        keys = only[side]
+        if not keys:
+            continue
+        mine, other = (a, b) if side == "A" else (b, a)
+        named = ", ".join(list(keys)[:3]) + (f" and {len(keys) - 3} more" if len(keys) > 3 else "")
+        changes.append(Change(
+            "environment", kind, f"config: {count(len(keys), 'option')} of torch {mine.torch_version} that "
+            f"{other.torch_version} does not have ({named})", None,
+            len(keys) if side == "A" else None, len(keys) if side == "B" else None,
+            {"version_options": keys, "torch": mine.torch_version}))
+    return changes
+
+
 def diff_runs(a: RunFacts, b: RunFacts, threshold: TimeThreshold = TimeThreshold()) -> RunDiff:
     result = RunDiff(a, b, threshold)
     changes = result.changes
@@ -695,12 +726,7 @@ def diff_runs(a: RunFacts, b: RunFacts, threshold: TimeThreshold = TimeThreshold
         if va and vb and va != vb:
             changes.append(Change("environment", "changed", f"{what}: {va} → {vb}", None, va, vb))
     if a.config and b.config:
-        for key in sorted(set(a.config) | set(b.config)):
-            va, vb = a.config.get(key), b.config.get(key)
-            if va != vb:
-                kind = "added" if va is None else "removed" if vb is None else "changed"
-                changes.append(Change("environment", kind, f"config {key}: {_config_value(va, 'A')} → "
-                                      f"{_config_value(vb, 'B')}", None, va, vb))
+        changes.extend(_config_changes(a, b))
 
     # Frames.
     only_a = [k for k in a.frames if k not in b.frames]
