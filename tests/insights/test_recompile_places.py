@@ -81,6 +81,25 @@ def test_a_tensor_first_used_inside_torch_is_placed_at_the_users_line_the_graph_
     assert "self.norm(x)" in _line(program, 21) and "self.down(h)" in _line(program, 23)
 
 
+def test_a_recompiled_resume_function_is_said_in_the_users_terms(capsys):
+    """Dynamo names the code after a graph break torch_dynamo_resume_in_<f>_at_<line>: a user reads it as the rest of
+    forward after its break, the print on train_break_recompile.py's line 22, in the finding and the section."""
+    log = cuda211("train_break_recompile.log.gz")
+    program = PROGRAMS_211 / "train_break_recompile.py"
+    assert "# graph break" in _line(program, 22) and _line(program, 22).startswith("print(")
+    frames = _frames(log)
+    assert frames["torch_dynamo_resume_in_forward_at_22"].resumed == "the rest of forward after its graph break at line 22"
+    assert frames["forward"].resumed == ""
+    assert run_cli("summary", str(log)) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert "torch_dynamo_resume_in_forward_at_22 (train_break_recompile.py:22; the rest of forward after its graph " \
+           "break at line 22)" in out
+    # the finding: both compiled parts of forward recompiled for x's size
+    with read_trace(str(log)) as trace:
+        [finding] = [f for f in insights(trace).findings if f.section == "recompiles"]
+    assert finding.detail.startswith("forward, forward (after its graph break at line 22): ")
+
+
 def test_with_no_line_in_the_log_the_compiled_function_is_named():
     # tlparse's gen_many_frames.py log (an older torch): its TENSOR_MATCH guards carry no line, and kernel (line 6,
     # as every dynamo_start stack ends) recompiles at each new size of x.

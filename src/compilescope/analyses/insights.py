@@ -313,13 +313,13 @@ def findings(ins: Insights) -> list[Finding]:
             called = f" (called at {frame.called_at})" if frame.called_from else ""
             caches = f"; a size of transformers' KV cache ({', '.join(frame.kv_caches)}) among them" if frame.kv_caches else ""
             out.append(Finding(WARNING, "recompiles",
-                               f"{frame.name or 'a function'}{called} recompiled {count(frame.recompiles, 'time')}",
+                               f"{frame.display_name}{called} recompiled {count(frame.recompiles, 'time')}",
                                f"changed: {changes}{caches}" if changes else ""))
             continue
         guards = "; ".join(dict.fromkeys(_TENSOR_NAME.sub("tensor ", s.guard.guard) for s in frame.steps if s.guard))
-        names = [f.name or "a function" for f in group]
+        names = [f.display_name for f in group]
         if len(set(names)) < len(names):  # two `forward`s: say which
-            names = [f"{f.name or 'a function'} ({os.path.basename(f.filename or '?')}:{f.first_line})" for f in group]
+            names = [f"{f.display_name} ({os.path.basename(f.filename or '?')}:{f.first_line})" for f in group]
         out.append(Finding(WARNING, "recompiles",
                            f"{len(group)} functions recompiled for one cause ({changes or 'no reason logged'})",
                            f"{_names(names)}{': ' + guards if guards else ''}"))

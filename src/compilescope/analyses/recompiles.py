@@ -122,6 +122,7 @@ CACHE_ADVICE = (
     "a static cache (transformers' StaticCache) as past_key_values, which keeps them fixed. Or compile with "
     "dynamic=True, so that sizes are dynamic from the first compile.")
 _SIZES_LISTED = 4
+_RESUME_FUNCTION = re.compile(r"^torch_dynamo_resume_in_(\w{1,200}?)_at_(\d{1,9})$")  # Dynamo's name for it
 
 
 def size_advice(sizes: list[tuple[str, str]]) -> str:
@@ -252,6 +253,20 @@ class FrameRecompiles:
     @property
     def recompiles(self) -> int:
         return len(self.steps)
+
+    @property
+    def resumed(self) -> str:
+        """What a resume function Dynamo made is, in the user's terms: "the rest of f after its graph break at line
+        22" for torch_dynamo_resume_in_f_at_22 ("" for any other function)."""
+        m = _RESUME_FUNCTION.match(self.name or "")
+        return f"the rest of {m[1]} after its graph break at line {m[2]}" if m else ""
+
+    @property
+    def display_name(self) -> str:
+        """Its name in a sentence: "forward (after its graph break at line 22)" for Dynamo's resume function
+        torch_dynamo_resume_in_forward_at_22, else its own name."""
+        m = _RESUME_FUNCTION.match(self.name or "")
+        return f"{m[1]} (after its graph break at line {m[2]})" if m else self.name or "a function"
 
     @property
     def any_placed(self) -> bool:
