@@ -64,6 +64,8 @@ SCENARIOS = [
     Scenario("torch_warnings", "torch_warnings.py", gzip=True, env=RUN_ENV),
     Scenario("torch_warnings_fixed", "torch_warnings.py", gzip=True, env={**RUN_ENV, "WARNINGS_VARIANT": "fixed"}),
     Scenario("recompiles", "recompiles.py"),
+    # A number that changes once is made a symbol (automatic dynamic): one recompile, then none.
+    Scenario("automatic_dynamic", "automatic_dynamic.py", gzip=True),
     # The optimizer step compiled with an LR scheduler, as `compilescope run` records it: a Python-float learning
     # rate recompiles Adam.step, and torch's optimizer breaks its own graphs.
     Scenario("compiled_optimizer", "compiled_optimizer.py", gzip=True, env=RUN_ENV),
