@@ -100,6 +100,28 @@ def test_a_recompiled_resume_function_is_said_in_the_users_terms(capsys):
     assert finding.detail.startswith("forward, forward (after its graph break at line 22): ")
 
 
+def test_a_number_torch_made_dynamic_after_one_recompile_is_said_so():
+    """automatic_dynamic.py calls scale with factor 2, 3, 4, 5: [0/1] recompiled for `factor == 2` and made factor a
+    symbol (its create_symbol for L['factor']); 4 and 5 reuse it. One recompile that torch settled: INFO, and the
+    advice is not to pass the number as a tensor."""
+    log = torch213("automatic_dynamic.log.gz")
+    with gzip.open(log, "rt") as f:
+        text = f.read()
+    [symbol] = re.findall(r'"create_symbol": \{"symbol": "(s\d+)", "val": "3", "vr": "[^"]*", "source": "L\[\'factor\'\]"', text)
+    scale = _frames(log)["scale"]
+    [step] = scale.steps
+    assert (step.compile_id, step.guard.guard, step.dynamic_symbol) == ("[0/1]", "factor == 2", symbol)
+    assert step.dynamic_text == f"[0/1] compiled factor as dynamic ({symbol})" and scale.settled
+    assert scale.advice == ["torch compiled factor as dynamic once it changed (automatic dynamic): 1 recompile for "
+                            "it, and none while it keeps changing. To avoid even that one, compile with dynamic=True."]
+    with read_trace(str(log)) as trace:
+        [finding] = [f for f in insights(trace).findings if f.section == "recompiles"]
+    assert (finding.severity, finding.title) == ("info", "scale recompiled once, then ran with factor dynamic")
+    # recompiles.log's h: dynamic=False keeps n a constant, so each value recompiles, to the limit: no symbol
+    h = _frames(torch213("recompiles.log"))["h"]
+    assert not any(st.dynamic_symbol for st in h.steps) and not h.settled
+
+
 def test_with_no_line_in_the_log_the_compiled_function_is_named():
     # tlparse's gen_many_frames.py log (an older torch): its TENSOR_MATCH guards carry no line, and kernel (line 6,
     # as every dynamo_start stack ends) recompiles at each new size of x.

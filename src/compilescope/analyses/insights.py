@@ -312,6 +312,11 @@ def findings(ins: Insights) -> list[Finding]:
         if len(group) == 1:
             called = f" (called at {frame.called_at})" if frame.called_from else ""
             caches = f"; a size of transformers' KV cache ({', '.join(frame.kv_caches)}) among them" if frame.kv_caches else ""
+            if frame.settled:  # one recompile, after which torch made what changed dynamic: a cost, not a fault
+                out.append(Finding(INFO, "recompiles", f"{frame.display_name}{called} recompiled once, then ran with "
+                                   f"{frame.steps[0].dynamic_of} dynamic",
+                                   f"failed guard: {frame.steps[0].guard.guard}" if frame.steps[0].guard else ""))
+                continue
             out.append(Finding(WARNING, "recompiles",
                                f"{frame.display_name}{called} recompiled {count(frame.recompiles, 'time')}",
                                f"changed: {changes}{caches}" if changes else ""))

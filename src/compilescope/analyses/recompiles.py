@@ -18,6 +18,7 @@ from typing import Any
 import orjson
 
 from ..model.trace import Compile, Trace
+from ..wording import count
 from .compiled_frames import CompiledFrames
 from .dynamic_shapes import Specialization
 from .fx_sites import GRAPH_ARTIFACT, first_use
@@ -125,6 +126,10 @@ _SIZES_LISTED = 4
 _RESUME_FUNCTION = re.compile(r"^torch_dynamo_resume_in_(\w{1,200}?)_at_(\d{1,9})$")  # Dynamo's name for it
 
 
+NUMBER_MADE_DYNAMIC = ("torch compiled {names} as dynamic once it changed (automatic dynamic): {recompiles} for it, "
+                       "and none while it keeps changing. To avoid even that one, compile with dynamic=True.")
+
+
 def size_advice(sizes: list[tuple[str, str]]) -> str:
     """The advice for sizes that changed, naming them: [("x", "0")] -> "... torch._dynamo.mark_dynamic(x, 0) ..."."""
     if not sizes:
@@ -193,8 +198,10 @@ class RecompileStep:
     # A size guard that failed because the compile it guards had specialized that size to one value (a line there
     # fixed it): the specialization, from the dynamic-shapes analysis (link_specializations).
     specialized: Specialization | None = None
-    # The symbol this recompilation made of the size whose guard failed (torch's automatic dynamic: "s27").
+    # The symbol this recompilation made of the size or number whose guard failed (torch's automatic dynamic: "s27"),
+    # and of what: "x's dimension 0", or the number's name ("n").
     dynamic_symbol: str | None = None
+    dynamic_of: str = ""
 
     @property
     def guard(self) -> FailedGuard | None:
@@ -202,8 +209,9 @@ class RecompileStep:
 
     @property
     def dynamic_text(self) -> str | None:
-        """"[0/1] compiled that size as dynamic (s27)", for people."""
-        return f"{self.compile_id} compiled that size as dynamic ({self.dynamic_symbol})" if self.dynamic_symbol else None
+        """"[0/1] compiled x's dimension 0 as dynamic (s27)", "[1/1] compiled n as dynamic (s86)", for people."""
+        return (f"{self.compile_id} compiled {self.dynamic_of} as dynamic ({self.dynamic_symbol})"
+                if self.dynamic_symbol else None)
 
     def to_json(self) -> dict[str, Any]:
         g = self.guard
@@ -260,6 +268,13 @@ class FrameRecompiles:
         22" for torch_dynamo_resume_in_f_at_22 ("" for any other function)."""
         m = _RESUME_FUNCTION.match(self.name or "")
         return f"the rest of {m[1]} after its graph break at line {m[2]}" if m else ""
+
+    @property
+    def settled(self) -> bool:
+        """It recompiled once, and that compile made what changed dynamic (torch's automatic dynamic): nothing
+        recompiles it again while that keeps changing, and the one recompile is all it cost."""
+        return (len(self.steps) == 1 and not self.hit_limit and not self.steps[0].failed
+                and self.steps[0].dynamic_symbol is not None)
 
     @property
     def display_name(self) -> str:
@@ -443,6 +458,7 @@ def _unclip(guard: FailedGuard, known: set[str]) -> None:
 
 _SIZE_GUARD = re.compile(r"^tensor '(?P<tensor>.{1,500}?)' size mismatch at index (?P<dim>\d{1,6})\. expected (?P<size>\d{1,20}),")
 _LOCAL = re.compile(r"^L\['([^']{1,500})'\]")
+_NUMBER_GUARD = re.compile(r"^(?:L\['(?P<local>\w{1,200})'\]|(?P<name>[A-Za-z_]\w{0,200})) == -?\d")
 # A check of a tensor that failed, as torch's TENSOR_MATCH words it: `tensor 'x' dtype mismatch. ...`.
 _TENSOR_CHECK = r"^tensor '(?P<tensor>.{1,500}?)' (?=[\w ]{1,40}mismatch)"
 _NAME = r"^(?P<name>[A-Za-z_]\w{0,200})(?P<rest>.*)$"
@@ -531,6 +547,12 @@ def _place_failed_checks(steps: list[tuple[RecompileStep, Compile]], texts: _Com
             # guard tree again, a frame recompiled n times reading n * n / 2 of them.)
             source = _place_tensor_check(guard, texts, code, known) if guard is step.guard else None
             _unclip(guard, known)
+            number = _NUMBER_GUARD.match(guard.guard) if guard is step.guard and guard.change == "constant" else None
+            if number is not None:  # `n == 0`: automatic dynamic makes a number that changed a symbol too
+                name = number["name"] or number["local"]
+                step.dynamic_symbol = next((str(sym.get("symbol")) for sym in entry.symbols
+                                            if sym.get("source") == f"L['{name}']" and sym.get("symbol")), None)
+                step.dynamic_of = name
             size = _SIZE_GUARD.match(guard.guard) if guard is step.guard and guard.change == "size" else None
             if size is None:
                 continue
@@ -538,6 +560,7 @@ def _place_failed_checks(steps: list[tuple[RecompileStep, Compile]], texts: _Com
                 wanted = f"{source}.size()[{size['dim']}]"
                 step.dynamic_symbol = next((str(sym.get("symbol")) for sym in entry.symbols
                                             if sym.get("source") == wanted and sym.get("symbol")), None)
+                step.dynamic_of = f"{size['tensor']}'s dimension {size['dim']}"
             if guard.cache_class is None:
                 if (size["tensor"], size["dim"]) not in sizes:
                     sizes.append((size["tensor"], size["dim"]))
@@ -612,6 +635,12 @@ def recompiles(trace: Trace) -> Recompiles:
         changes = [c for c, _ in counts.most_common()]
         advice: list[str] = []
         for c in changes:
+            numbers = [st for st, _ in steps if st.guard is not None and st.guard.change == "constant"]
+            if c == "constant" and all(st.dynamic_symbol for st in numbers):
+                # automatic dynamic took care of it: the number is a symbol from then on
+                names = ", ".join(dict.fromkeys(st.dynamic_of for st in numbers))
+                advice.append(NUMBER_MADE_DYNAMIC.format(names=names, recompiles=count(len(numbers), "recompile")))
+                continue
             if c != "size":
                 advice.append(ADVICE[c])
                 continue
