@@ -15,7 +15,7 @@ from compilescope.analyses.recompiles import classify_change, parse_reason as pa
 from compilescope.render.charts import ChartOptions, CompileTimeChart
 
 from .helpers import insights_of
-from ..conftest import peer, run_cli, torch213
+from ..conftest import cuda211, peer, run_cli, torch213
 
 
 def _short(loc):
@@ -292,6 +292,48 @@ def test_dynamic_shapes_symbols_specializations_guards():
     ]
     # The last two were added outside user code (empty user_stack in the log): no location, not a torch frame.
     assert [_short(g.location) for g in ds.guards] == ["dynamic_shapes.py:25"] * 2 + ["dynamic_shapes.py:31"] * 3 + [None] * 2
+
+
+def test_dynamic_shapes_grouped_by_size_and_by_line():
+    """The program (programs/dynamic_shapes.py): f's x is made dynamic by its recompiles at n=3 and n=5, g's by
+    mark_dynamic (n=6): two sizes, though torch names both L['x'].size()[0] and both s77. `if x.shape[0] == 5`
+    guards in both of f's compiles (Ne at n=3; Eq at n=5, where it also specialized the size to 5) and g's
+    `reshape(-1, 2)` adds the divisibility guard. Each guard is in one group."""
+    program = (torch213("x").parents[1] / "programs" / "dynamic_shapes.py").read_text().splitlines()
+    branch = 1 + next(i for i, line in enumerate(program) if "if x.shape[0] == 5" in line)
+    reshape = 1 + next(i for i, line in enumerate(program) if ".reshape(-1, 2).sum(1)" in line)
+    ds = insights_of("dynamic_shapes").dynamic_shapes
+    assert [(z.source, z.compile_ids, [s.value for s in z.symbols], z.location.line) for z in ds.sizes] == [
+        ("L['x'].size()[0]", ["[0/1]", "[0/2]"], ["3", "5"], branch), ("L['x'].size()[0]", ["[1/0]"], ["6"], reshape)]
+    [spec] = ds.specialized
+    assert (spec.values_text, spec.sources, spec.location.line) == ("s77 = 5 in [0/2]", ["L['x'].size()[0]"], branch)
+    assert spec.recompiles == []  # n=5 was f's last call
+    lines = {g.location.line: g for g in ds.guard_lines}
+    assert list(lines) == [branch, reshape]
+    assert [(c.expr, c.compile_ids) for c in lines[branch].conditions] == [("Ne(s77, 5)", ["[0/1]"]),
+                                                                           ("Eq(s77, 5)", ["[0/2]"])]
+    assert "Eq(Mod(s77, 2), 0)" in [c.expr for c in lines[reshape].conditions]
+    assert sum(g.count for g in ds.guard_lines) + ds.unplaced_guards.count == len(ds.guards)
+
+
+def test_a_specialization_a_recompile_followed_comes_first_and_names_it():
+    """hf_gpt2_generate (transformers' generate()): the prefill compile [0/2] specialized the prompt's length
+    (input_ids' dimension 1) to 8, and the first decode step, one token long, failed that guard: [0/3] recompiled.
+    The attention mask's specialization in [0/3] is not what [0/4] recompiled for (the KV cache grew). The guards torch
+    logged with an empty user stack (no user code was running) are the one group with no line."""
+    with read_trace(str(cuda211("hf_gpt2_generate.log.gz"))) as trace:
+        ins = insights(trace)
+        no_user_code = [g["expr"] for e in trace.sorted_compiles() for g in e.guards_added if not g.get("user_stack")]
+    ds = ins.dynamic_shapes
+    [step] = [s for f in ins.recompiles.frames for s in f.steps if s.compile_id == "[0/3]"]
+    assert "size mismatch at index 1. expected 8, actual 1" in step.guard.guard
+    assert [(s.values_text, s.sources, s.recompiles) for s in ds.specialized] == [
+        ("s27 = 8 in [0/2]", ["L['kwargs']['input_ids'].size()[1]"], ["[0/3]"]),
+        ("s16 = 9 in [0/3]", ["L['kwargs']['attention_mask'].size()[1]"], [])]
+    assert [s["recompile"] for s in ins.to_json()["dynamic_shapes"]["specializations"]] == ["[0/3]", None]
+    assert len(no_user_code) > len(ds.guards) / 2
+    assert [c.expr for c in ds.unplaced_guards.conditions] == no_user_code
+    assert all(g.location is not None for g in ds.guard_lines)
 
 
 # ---- findings --------------------------------------------------------------------------------------------------

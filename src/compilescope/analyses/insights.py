@@ -19,7 +19,7 @@ from .caches import Caches, caches
 from .cudagraphs import CudaGraphCompile, CudaGraphs, cudagraphs
 from .crash import Crash, Crashes, crashes
 from .compile_time import PHASE_LABELS, CompileTimes, compile_times, ends_during, unfinished_compiles
-from .dynamic_shapes import DynamicShapes, Specialization, dynamic_shapes
+from .dynamic_shapes import FLOAT_SYMBOL, SIZE_SYMBOL, DynamicShapes, Specialization, dynamic_shapes, number_text
 from .environment import Environment, environment
 from .errors import CompileError, CompileErrors, compile_errors
 from .graph_breaks import GraphBreak, GraphBreaks, graph_breaks
@@ -221,17 +221,12 @@ def _breaks_by_torch(breaks: list[GraphBreak]) -> list[Finding]:
                     "nothing in your code to change")]
 
 
-# Symbol names by kind (torch's SymT prefixes): s77 a size, zf8 a float (zuf an unbacked one).
-_SIZE_SYMBOL = lazy_compile(r"s\d{1,9}")
-_FLOAT_SYMBOL = lazy_compile(r"zu?f\d{1,9}")
-
-
 def _specializations(specs: list[Specialization]) -> Finding:
     """Counted once per compilation (a restarted attempt logs its specializations again), each symbol's values once:
     a float a compiled optimizer step specialized at every learning rate is one symbol with many values."""
-    distinct = list(dict.fromkeys((s.compile_id.partition("_")[0].rstrip("]"), s.symbol, _number(s.value))
+    distinct = list(dict.fromkeys((s.compile_id.partition("_")[0].rstrip("]"), s.symbol, number_text(s.value))
                                   for s in specs))
-    kinds = {"size" if _SIZE_SYMBOL.fullmatch(s.symbol) else "float" if _FLOAT_SYMBOL.fullmatch(s.symbol) else "value"
+    kinds = {"size" if SIZE_SYMBOL.fullmatch(s.symbol) else "float" if FLOAT_SYMBOL.fullmatch(s.symbol) else "value"
              for s in specs}
     kind = kinds.pop() if len(kinds) == 1 else "value"
     values: dict[str, list[str]] = {}
@@ -244,12 +239,6 @@ def _specializations(specs: list[Specialization]) -> Finding:
     compiles = {cid for cid, _, _ in distinct}
     return Finding(INFO, "dynamic_shapes", f"{count(len(values), 'dynamic ' + kind)} specialized to a constant "
                                            f"({count(len(compiles), 'compilation')})", detail)
-
-
-def _number(value: str | None) -> str:
-    """sympy's "0.00600000000000000" as "0.006"."""
-    text = str(value)
-    return text.rstrip("0").rstrip(".") if "." in text and text.replace(".", "", 1).isdigit() else text
 
 
 def _backward_recaptures(rec: Recompiles) -> list[Finding]:

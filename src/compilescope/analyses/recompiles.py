@@ -20,7 +20,7 @@ import orjson
 from ..model.trace import Compile, Trace
 from ..wording import count
 from .compiled_frames import CompiledFrames
-from .dynamic_shapes import Specialization
+from .dynamic_shapes import SPECIALIZATION_REASONS, Specialization
 from .fx_sites import GRAPH_ARTIFACT, first_use
 from .installed_guards import GUARDS_ARTIFACT, enclosing_sources, guard_site, object_type, tensor_check
 from .userloc import UserLocation, code_origin, is_torch_file, last_user_frame
@@ -74,8 +74,6 @@ CHANGE_LABELS = {
 }
 
 # torch's reasons (ShapeEnv._set_replacement): an equality on a float symbol replaces it with the value (trivial_lhs).
-SPECIALIZATION_REASONS = {"range_refined_to_singleton": "its range narrowed to one value",
-                          "trivial_lhs": "an equality fixed its value", "trivial_rhs": "an equality fixed its value"}
 SPECIALIZED_ADVICE = ("A size that changed had been specialized to one value by the compile before (see above): a "
                       "line there fixed it (an operation with a tensor of fixed size, a branch or check on it), so "
                       "marking the dimension dynamic does not stop the recompiles; that line does.")
@@ -585,6 +583,8 @@ def link_specializations(found: Recompiles, specializations: list[Specialization
             step.specialized = next((spec for spec in specializations
                                      if spec.compile_id == guard.compile_id and spec.value == m["size"]
                                      and any(_LOCAL.sub(r"\1", src) == source for src in spec.sources)), None)
+            if step.specialized is not None and step.specialized.recompile is None:
+                step.specialized.recompile = step.compile_id
         if any(step.specialized for step in frame.steps) and SPECIALIZED_ADVICE not in frame.advice:
             frame.advice.insert(0, SPECIALIZED_ADVICE)
 
