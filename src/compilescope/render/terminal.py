@@ -21,6 +21,7 @@ from rich.tree import Tree
 from ..analyses import Results
 from ..analyses.compile_time import PHASE_LABELS
 from ..analyses.divergence import MultiRankResults
+from ..analyses.dynamic_shapes import GuardPlace
 from ..analyses.insights import Insights
 from ..analyses.recompiles import BACKWARD_REASONS_HINT, CHANGE_LABELS
 from ..analyses.userloc import UserLocation
@@ -356,23 +357,43 @@ def _dynamic_shapes(ins: Insights) -> list[RenderableType]:
     out: list[RenderableType] = [_heading(f"Dynamic shapes ({count(len(ds.symbols), 'symbol')}, "
                                           f"{count(len(ds.specializations), 'specialization')}, "
                                           f"{count(len(ds.guards), 'guard')})")]
-    # The location goes under the detail, not in a column of its own: four columns squeeze the detail to a
-    # word per line at 80 columns.
-    table = _table("compile id", "what", "detail, and where", expand=True)
-    table.columns[0].no_wrap = table.columns[1].no_wrap = True
-    table.columns[2].ratio = 1
+    # Grouped as the page groups them (what a user acts on first: a size a line fixed, each dynamic size, the lines
+    # that add guards); the location goes under the detail, not in a column of its own: three columns squeeze the
+    # detail to a word per line at 80 columns.
+    table = _table("what", "detail, and where", expand=True)
+    table.columns[0].no_wrap = True
+    table.columns[1].ratio = 1
 
     def detail(text: str, loc: UserLocation | None) -> Text:
         return TerminalText(text).append(f"\nat {_where(loc)}", style="dim")
 
-    for s in ds.symbols[:MAX_ROWS]:
-        table.add_row(TerminalText(s.compile_id), "unbacked symbol" if s.unbacked else "symbol",
-                      detail(_symbol_text(s.symbol, s.value, s.range, s.source), s.location))
-    for s in ds.specializations[:MAX_ROWS]:
-        table.add_row(TerminalText(s.compile_id), "specialized", detail(f"{s.symbol} = {s.value} ({s.reason or '?'})", s.location))
-    for g in ds.guards[:MAX_ROWS]:
-        table.add_row(TerminalText(g.compile_id), "guard", detail(g.expr, g.location))
+    def conditions(place: GuardPlace, shown: int) -> Text:
+        text = TerminalText()
+        for c in place.conditions[:shown]:
+            text.append(f"\n{c.expr}").append(f"  {', '.join(c.compile_ids)}", style="dim")
+        if len(place.conditions) > shown:
+            text.append(f"\n… {len(place.conditions) - shown} more (--json lists them)", style="dim")
+        return text
+
+    specialized, sizes, lines = ds.specialized, ds.sizes, ds.guard_lines
+    for s in specialized[:MAX_ROWS]:
+        text = detail(f"{s.values_text}" + (f" from {', '.join(s.sources)}" if s.sources else "")
+                      + (f" ({s.reason})" if s.reason else ""), s.location)
+        if s.recompiles:
+            text.append(f"\n{', '.join(s.recompiles)} recompiled when it changed", style="bold")
+        table.add_row("specialized", text)
+    for z in sizes[:MAX_ROWS]:
+        table.add_row("unbacked" if z.unbacked else ds.kind, detail((f"{z.source}: " if z.source else "") + z.symbols_text, z.location))
+    for g in lines[:MAX_ROWS]:
+        table.add_row("guards", TerminalText(f"{count(g.count, 'guard')} at {_where(g.location)}")
+                      .append(conditions(g, MAX_ROWS)))
+    if ds.unplaced_guards is not None:
+        table.add_row("guards", TerminalText(f"{count(ds.unplaced_guards.count, 'guard')} where torch logged no line")
+                      .append(conditions(ds.unplaced_guards, 3)))
     out.append(table)
+    for total, word in ((len(specialized), "more specialization"), (len(sizes), f"more {ds.kind}"),
+                        (len(lines), "more line that added guards")):
+        out.extend(_more(total, word, "more lines that added guards" if word.startswith("more line") else None))
     return out
 
 
