@@ -2,6 +2,8 @@
 
 import pytest
 
+from compilescope.ingest.reader import read_trace
+
 from .browser import PHONE, browser_page, pages_wider_than_the_window
 from .conftest import cuda211, peer, report, run_cli, shared, torch213
 
@@ -184,3 +186,31 @@ def test_a_cell_of_code_starts_on_the_line_of_the_text_beside_it(tmp_path):
         assert not page.console_errors and not page.external_requests
     assert len(baselines) >= 3
     assert [row for row in baselines if max(row) - min(row) > 0.5] == []
+
+
+def test_on_a_phone_the_dynamic_shapes_show_the_guards_of_a_line_and_fold_the_rest(tmp_path):
+    """hf_gpt2_generate: 22 guards on sizes, most of them logged with an empty user stack (no user code was running).
+    Each was a table row of its own ("location not in the log"), among 32 rows: at a phone's width the section ran
+    three screens, and the sections below it far down the page. The guards of a line show, grouped by it; the others,
+    and the table of every event, are folded, and are still in the page."""
+    out = tmp_path / "out"
+    report(cuda211("hf_gpt2_generate.log.gz"), out)
+    with read_trace(str(cuda211("hf_gpt2_generate.log.gz"))) as trace:
+        guards = [(g["expr"], bool(g.get("user_stack"))) for e in trace.sorted_compiles() for g in e.guards_added]
+    with browser_page() as page:
+        page.set_viewport_size({"width": PHONE, "height": 844})
+        page.goto((out / "index.html").as_uri())
+        section = """() => {
+            const box = document.querySelector('.insights .dynamic-shapes');
+            return [Array.from(box.querySelectorAll('code')).filter(c => c.checkVisibility()).map(c => c.innerText),
+                    box.textContent, box.getBoundingClientRect().height];
+        }"""
+        shown, text, height = page.evaluate(section)
+        page.evaluate("document.querySelectorAll('.dynamic-shapes details').forEach(d => { d.open = true; })")
+        _, _, unfolded = page.evaluate(section)
+        assert not page.console_errors and not page.external_requests
+    placed = [expr for expr, has_stack in guards if has_stack]
+    assert 0 < len(placed) < len(guards) / 2
+    assert sorted(c for c in shown if c in {expr for expr, _ in guards}) == sorted(placed)
+    assert all(expr in text for expr, _ in guards)
+    assert height < 844 * 2 and height < unfolded / 2
