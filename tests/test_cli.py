@@ -187,6 +187,29 @@ def test_a_report_prints_what_to_fix_first_and_the_page_to_open(tmp_path, capsys
     assert lines[4].startswith(f"  … {len(findings) - 3} more; what to do about each: compilescope summary ")
 
 
+def test_a_report_of_a_saved_analysis_prints_what_to_fix_first_as_the_log_does(tmp_path, capsys):
+    """`report --load` said only how many files it wrote. A saved analysis is the log's: the same findings, and the
+    command that says what to do about them while the log is here; once it is gone, the report is where to look
+    (no command names a log that is not there)."""
+    log = tmp_path / "recompiles.log"
+    log.write_bytes(torch213("recompiles.log").read_bytes())
+    assert run_cli(log, "-o", tmp_path / "direct", "--no-browser") == 0
+    direct = capsys.readouterr().out.splitlines()
+    assert run_cli(log, "-o", tmp_path / "saving", "--no-browser", "--save", tmp_path / "s.json") == 0
+    capsys.readouterr()
+    loaded = tmp_path / "loaded"
+    assert run_cli("report", "--load", tmp_path / "s.json", "-o", loaded, "--no-browser") == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert direct[0] == "Fix first:" and lines[:-1] == direct[:-1]
+    assert lines[-2] == f"  what to do about each: compilescope summary {log}"
+    assert lines[-1] == f"Wrote {sum(1 for f in loaded.rglob('*') if f.is_file())} files to {loaded}; open {loaded / 'index.html'}"
+    log.unlink()
+    assert run_cli("report", "--load", tmp_path / "s.json", "-o", tmp_path / "again", "--no-browser") == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[:-2] == direct[:-2]
+    assert lines[-2] == "  what to do about each: the report's Insights (its log is not here for compilescope summary)"
+
+
 def test_version_imports_no_command_module():
     """`--version` answers before the report command (and its analyses, Jinja2) is imported, and before argparse,
     the terminal guard and what they import (re, typing): its start-up is all of its cost."""

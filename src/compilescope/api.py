@@ -79,7 +79,7 @@ def report(
             if _is_saved_analysis(path):
                 if read:
                     raise CompilescopeError(f"{path} is a saved analysis: profiles go with a log")
-                output, _ = write_saved_report(path, out, overwrite, options)  # (the no-log note: the CLI's)
+                output, _, _ = write_saved_report(path, out, overwrite, options)  # (the no-log note: the CLI's)
             else:
                 with load(path) as trace:
                     output = write_report(trace, out, overwrite, options, analyze_trace(trace, read) if read else None)

@@ -63,9 +63,10 @@ def load_analysis(doc: dict) -> tuple[Results, bytes | None]:
     return results, log
 
 
-def write_saved_report(path: str, out: str, overwrite: bool, options: ReportOptions) -> tuple[OutputDir, str | None]:
+def write_saved_report(path: str, out: str, overwrite: bool, options: ReportOptions) -> tuple[OutputDir, str | None, Results]:
     """`report --load FILE` and report() of a saved file: the same report as from the log, and, where the file holds
-    no copy of the log, a note saying raw.log is empty and how to have it (the caller says it, or not)."""
+    no copy of the log, a note saying raw.log is empty and how to have it (the caller says it, or not); and the
+    results loaded (closed: their insights are what the caller may still read)."""
     from .ingest.saved import read_saved
 
     try:
@@ -91,7 +92,7 @@ def write_saved_report(path: str, out: str, overwrite: bool, options: ReportOpti
             raise CompilescopeError(f"{path}: the saved analysis does not hold together ({type(exc).__name__}: "
                                     f"{exc}); was it edited? Save it again from its log") from None
         note = None if log is not None else _without_log(path, results.trace.source)
-    return output, note
+    return output, note, results
 
 
 def _without_log(saved: str, source: str) -> str:

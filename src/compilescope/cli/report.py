@@ -146,12 +146,19 @@ def _save(results: Results, path: str, overwrite: bool) -> None:
 
 def _report_saved(args: argparse.Namespace) -> int:
     """`compilescope report --load FILE`: the same report as from the log, from a saved analysis."""
-    output, log_note = write_saved_report(args.load, args.out, args.overwrite, report_options(args))
-    print(f"Wrote {output.files} files to {output.path}")
+    output, log_note, results = write_saved_report(args.load, args.out, args.overwrite, report_options(args))
+    index = os.path.join(output.path, "index.html")
+    if results.insights is not None:  # as for a log: what the report leads with, then where it is
+        assert results.trace is not None
+        # The log the analysis was saved from, where it is still here to summarise (the saved path is untrusted:
+        # only a file that is there is named, and findings_lines shows it on one line).
+        log = results.trace.source if os.path.isfile(results.trace.source) else None
+        print("\n".join(findings_lines(results.insights, log)))
+    print(f"Wrote {count(output.files, 'file')} to {output.path}; open {index}")
     if log_note:
         print(log_note, file=sys.stderr)
     if not args.no_browser:
-        open_browser(os.path.join(output.path, "index.html"))
+        open_browser(index)
     return 0
 
 

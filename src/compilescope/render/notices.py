@@ -4,10 +4,14 @@ imports rich (about 0.1 s of a small log's start-up)."""
 from __future__ import annotations
 
 import shlex
+from typing import TYPE_CHECKING
 
 from ..analyses.insights import Insights
 from ..analyses.unread import Unread
 from ..invisible import one_line
+
+if TYPE_CHECKING:  # (a report of one log does not import the ranks' analyses: start-up time)
+    from ..analyses.divergence import MultiRankResults
 
 SEVERITY_LABELS = {"error": "ERROR", "warning": "WARN", "info": "INFO"}  # as the summary's panel and the page say them
 MAX_FINDINGS = 3  # the report's findings printed under it; `compilescope summary` has them all
@@ -22,15 +26,55 @@ def unread_line(u: Unread, source: str, covers: str, side: str = "") -> str | No
     return f"compilescope: warning: {where}: {u.describe()}. The {covers} shows what was read."
 
 
-def findings_lines(ins: Insights, log: str) -> list[str]:
+NOTHING_TO_FIX = "Nothing to fix: no errors, graph breaks or recompiles in this log."
+
+
+def findings_lines(ins: Insights, log: str | None) -> list[str]:
     """What to fix first, under a report written: the titles of the report's first findings, and the command
-    that says what to do about each. Without it, a report written where no browser opens said only how many
-    files it wrote, even of a program that crashed."""
+    that says what to do about each (log None: a saved analysis whose log is not here, which the report alone
+    explains). Without it, a report written where no browser opens said only how many files it wrote, even of a
+    program that crashed."""
     if not ins.findings:
-        return ["Nothing to fix: no errors, graph breaks or recompiles in this log."]
-    width = max(len(SEVERITY_LABELS[f.severity]) for f in ins.findings[:MAX_FINDINGS])
-    lines = ["Fix first:"] + [f"  {SEVERITY_LABELS[f.severity]:<{width}}  {one_line(f.title)}"
-                              for f in ins.findings[:MAX_FINDINGS]]
-    more = len(ins.findings) - MAX_FINDINGS
-    lines.append(f"  {f'… {more} more; ' if more > 0 else ''}what to do about each: compilescope summary {shlex.quote(log)}")
+        return [NOTHING_TO_FIX]
+    hint = (f"compilescope summary {one_line(shlex.quote(log))}" if log is not None
+            else "the report's Insights (its log is not here for compilescope summary)")
+    return lead_lines("Fix first:", [(f.severity, f.title) for f in ins.findings], f"what to do about each: {hint}")
+
+
+def lead_lines(heading: str, findings: list[tuple[str, str]], hint: str) -> list[str]:
+    """heading, the first MAX_FINDINGS of findings ((severity, title), most urgent first) labelled as the summary
+    labels them, and the hint, after how many more there are. findings: one at least."""
+    shown = findings[:MAX_FINDINGS]
+    width = max(len(SEVERITY_LABELS[severity]) for severity, _ in shown)
+    lines = [heading] + [f"  {SEVERITY_LABELS[severity]:<{width}}  {one_line(title)}" for severity, title in shown]
+    more = len(findings) - MAX_FINDINGS
+    lines.append(f"  {f'… {more} more; ' if more > 0 else ''}{hint}")
     return lines
+
+
+def logs_findings_lines(logs: list[tuple[str, list[tuple[str, str]], bool]]) -> list[str]:
+    """Under the reports of several logs: a line per log (name, its findings most urgent first, whether it was
+    read) with its most urgent finding as the summary labels it, and the command that says what to do."""
+    width = max(len(one_line(name)) for name, _, _ in logs)
+    label = max((len(SEVERITY_LABELS[found[0][0]]) for _, found, _ in logs if found), default=0)
+    lines = ["Fix first, in each log:"]
+    for name, found, read in logs:
+        if not read:
+            said = "not read (the index page says why)"
+        elif found:
+            said = f"{SEVERITY_LABELS[found[0][0]]:<{label}}  {one_line(found[0][1])}"
+        else:
+            said = "nothing to fix"
+        lines.append(f"  {one_line(name):<{width}}  {said}")
+    lines.append("  what to do about each: compilescope summary LOG")
+    return lines
+
+
+def ranks_findings_lines(results: MultiRankResults, directory: str) -> list[str]:
+    """Under the report of several ranks, what its landing page leads with: the ranks that crashed, then what
+    differs between the ranks, and the command that says it rank by rank."""
+    found = [("error", f"rank {s.rank} crashed: {crash.said}") for s in results.summaries for crash in s.crashes]
+    found += [("warning", d.title) for d in results.analysis.divergences]
+    if not found:
+        return ["All ranks agree: none crashed, and nothing compared differs between them."]
+    return lead_lines("Between ranks:", found, f"rank by rank: compilescope summary {one_line(shlex.quote(directory))}")
