@@ -8,6 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from compilescope.render.notices import SEVERITY_LABELS
+
 from .browser import browser_page
 from .conftest import PEER_SINGLE_LOGS, TORCH213_LOGS, peer, report, run_cli
 
@@ -137,3 +139,28 @@ def test_a_rank_directory_among_several_logs_is_named_in_a_command_that_runs(tmp
     assert run_cli(TORCH213_LOGS / "recompiles.log", ranks, "-o", tmp_path / "out", "--no-browser") == 2
     assert capsys.readouterr().err == (f"compilescope: error: {ranks} holds several ranks' logs; report it on its own "
                                        f"(compilescope '{ranks}')\n")
+
+
+def test_a_batch_prints_each_logs_most_urgent_finding_and_the_page_to_open(tmp_path, capsys):
+    """Several logs at once said only how many files they made. Each log gets a line: its most urgent finding as
+    `summary` ranks them (a crash, the recompile limit), or that it has nothing to fix, or that it was not read; then
+    the command that says what to do, and the page to open."""
+    logs = [TORCH213_LOGS / "native_crash.log.gz", TORCH213_LOGS / "recompiles.log", peer("simple.log")]
+    bad = tmp_path / "truncated.log.gz"
+    bad.write_bytes(b"\x1f\x8b\x08\x00garbage")
+    out = tmp_path / "out"
+    assert run_cli(*logs, bad, "-o", out, "--no-browser") == 0
+    lines = capsys.readouterr().out.splitlines()
+    expected = []
+    for log in logs:
+        assert run_cli("summary", "--json", log) == 0
+        findings = json.loads(capsys.readouterr().out)["findings"]
+        expected.append(f"{SEVERITY_LABELS[findings[0]['severity']]:<5}  {findings[0]['title']}" if findings
+                        else "nothing to fix")
+    assert lines[0] == "Fix first, in each log:"
+    assert [line.split(maxsplit=1) for line in lines[1:5]] == [
+        ["native_crash", expected[0]], ["recompiles", expected[1]], ["simple", expected[2]],
+        ["truncated", "not read (the index page says why)"]]
+    assert expected[0].startswith("ERROR  the program crashed") and expected[1].startswith("ERROR  h hit the recompile limit")
+    assert lines[5] == "  what to do about each: compilescope summary LOG" and len(lines) == 7
+    assert f" files for 4 logs to {out} " in lines[6] and lines[6].endswith(f"; open {out / 'index.html'}")
