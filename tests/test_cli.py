@@ -236,6 +236,21 @@ def test_writing_a_report_does_not_import_rich(tmp_path):
     assert _report_in_a_new_process(torch213("graph_breaks.log"), tmp_path / "out", imported) == "0 []"
 
 
+def test_the_reports_of_several_logs_ranks_or_a_saved_analysis_print_findings_without_rich(tmp_path):
+    """They print what their pages lead with, as plain text: rich (for `summary`) stays out of their start-up too."""
+    saved = tmp_path / "saved.json"
+    assert run_cli(torch213("recompiles.log"), "-o", tmp_path / "saving", "--no-browser", "--save", saved) == 0
+    imported = "sorted(m for m in sys.modules if m == 'rich' or m.startswith('rich.'))"
+    for name, argv in (("logs", [torch213("recompiles.log"), torch213("training.log")]),
+                       ("ranks", [torch213("x").parents[1] / "multi_rank"]), ("saved", ["report", "--load", saved])):
+        out = tmp_path / name
+        code = (f"import sys; from compilescope.cli import main; rc = main({[str(a) for a in argv]!r} + "
+                f"['-o', {str(out)!r}, '--no-browser']); print(rc, {imported})")
+        proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+        assert proc.stdout.splitlines()[-1] == "0 []", name
+        assert proc.stdout.startswith(("Fix first", "Between ranks")), name
+
+
 # Modules a plain report of one log imports only when the log or the flags need them (start-up time: each is
 # imported by the one place that needs it). A new eager import of one of these fails here.
 NOT_FOR_A_PLAIN_REPORT = (

@@ -125,3 +125,20 @@ def test_a_crash_goes_to_the_log_of_its_rank_and_is_ranked_before_what_follows(t
                                                                                    "string_at")
     assert c["user_frame"]["function"] == "fragile"  # native_crash.py's custom op, the first frame of the user's
     assert [d["kind"] for d in doc["analysis"]["divergences"]] == ["crashes", "compile_ids"]
+
+
+def test_a_report_of_the_ranks_prints_what_its_landing_page_leads_with(tmp_path, capsys):
+    """The report of several ranks said how many files and divergences it made, not which: it prints the rank that
+    crashed and what differs between the ranks (as `summary DIR --json` says them), the command that says it rank by
+    rank, and the page to open."""
+    doc = summary_json(capsys, CRASHED)
+    out = tmp_path / "out"
+    assert run_cli(CRASHED, "-o", out, "--no-browser", "-j", "1") == 0
+    lines = capsys.readouterr().out.splitlines()
+    crashed = [f"rank {r['rank']} crashed: {c['said']}" for r in doc["ranks"] for c in r["crashes"]]
+    differs = [d["title"] for d in doc["analysis"]["divergences"]]
+    assert len(crashed) == 1 and crashed[0].startswith("rank 1 crashed: Segmentation fault") and differs
+    assert lines[0] == "Between ranks:"
+    assert [line.split(maxsplit=1) for line in lines[1:-2]] == [["ERROR", crashed[0]]] + [["WARN", d] for d in differs]
+    assert lines[-2] == f"  rank by rank: compilescope summary {CRASHED}"
+    assert lines[-1].endswith(f"; open {out / 'index.html'}")

@@ -27,6 +27,7 @@ from ..errors import CompilescopeError
 from ..ingest.rank_logs import RankLogs, find_rank_logs, rank_logs_of
 from ..output import OutputDir, written_at
 from ..render.multirank import CHROMIUM_EVENTS, LandingOptions, LandingRenderer, merged_chromium_events
+from ..render.notices import ranks_findings_lines
 from ..render.options import ReportOptions
 from ..wording import count
 from ..worker import LogDone, LogJob, job_size, lost_log, report_log
@@ -202,11 +203,16 @@ def run_all_ranks(args: argparse.Namespace, directory: str | None = None, out: s
         from .console import default_console
 
         default_console().print(divergences_renderable(result.results.analysis.to_json()))
+    else:
+        # What the landing page leads with (ranks that crashed, then what differs between the ranks), as a report of
+        # one log says its findings.
+        print("\n".join(ranks_findings_lines(result.results, directory)))
     ranks = len(result.results.summaries)
     findings = len(result.results.analysis.divergences)
+    opened = "" if location.is_url(result.out) else f"; open {os.path.join(result.out, 'index.html')}"
     print(
         f"Wrote {result.files} files for {count(ranks, 'rank')} to {result.out} in {result.seconds:.1f}s "
-        f"({_executor_words(executor, ranks)}); {count(findings, 'divergence')} between ranks"
+        f"({_executor_words(executor, ranks)}); {count(findings, 'divergence')} between ranks{opened}"
     )
     if result.crashed:
         print(f"compilescope: {count(len(result.crashed), 'rank')} could not be reported (see the landing page)", file=sys.stderr)
