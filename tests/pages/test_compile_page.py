@@ -287,3 +287,19 @@ def test_the_compile_time_says_what_it_counts_beyond_torchs_own_figure(tmp_path)
         seconds = float(cell.split(" s ", 1)[0])  # "12.34 s": over a second, in seconds
         assert seconds > 12.2  # more than the forward alone
         assert "its backward" in cell and "entire_frame_compile_time_s" in cell
+
+
+def test_every_attempt_of_a_recompile_says_why_it_was_compiled(gpt2):
+    """script.py's step 4 makes the sequence 96 long, not 64: frames 0, 1, 3 and 4 recompiled ([N/1]). [0/1] and [1/1]
+    broke at transformers' logging call and restarted ([0/1_1], [1/1_1]); torch logged the reason with the first
+    attempt and the metrics with the restart, and the page the user opens for [1/1] had no 'recompiled because'."""
+    for frame in (0, 1, 3, 4):
+        attempts = sorted(p.parent.name for p in gpt2.glob(f"-_{frame}_1_*/index.html"))
+        assert attempts == ([f"-_{frame}_1_0", f"-_{frame}_1_1"] if frame < 2 else [f"-_{frame}_1_0"])
+        for attempt in attempts:
+            cell = _cell(gpt2, attempt, "recompile")
+            assert cell is not None and cell.startswith("tensor size changed: tensor '"), (attempt, cell)
+            assert "size mismatch at index 1. expected 64, actual 96" in cell, (attempt, cell)
+        # [N/0] was compiled first: no guard had failed, on any attempt of it.
+        firsts = list(gpt2.glob(f"-_{frame}_0_*/index.html"))
+        assert firsts and all(_cell(gpt2, p.parent.name, "recompile") is None for p in firsts)

@@ -276,7 +276,10 @@ def compile_summaries(trace: Trace, statuses: dict[CompileId | None, str], ins: 
     for b in ins.graph_breaks.breaks:
         for key in b.compile_ids:
             breaks.setdefault(key, []).append(b)
-    guards = {step.compile_id: step.guard for frame in ins.recompiles.frames for step in frame.steps}
+    # A recompile's step is its last attempt ([1/1_1], restarted after a graph break), yet [1/1] is the compile the
+    # failed guard created: every attempt of it says why it was compiled.
+    guards = {compilation_key(CompileId.parse(step.compile_id)): step.guard
+              for frame in ins.recompiles.frames for step in frame.steps}
     times = {c.compile_id: c for c in ins.compile_time.compiles}
     caches = {c.compile_id: c for c in ins.caches.compiles}
     searches: dict[str, list[TemplateSearch]] = {}  # by compilation, as chromium events name it ("[0/1]")
@@ -307,7 +310,7 @@ def compile_summaries(trace: Trace, statuses: dict[CompileId | None, str], ins: 
             compiled=compiled, compiled_origin=origin, called_from=called_from,
             failed_at=error.location if error is not None and error.location_kind == "failure" else None,
             error=error, graph_breaks=graph_breaks, restart_reasons=restarts,
-            recompile=guards.get(key), code_roles=code_roles(entry), metrics=metric_groups(metrics, cut_long=True, shared=shared),
+            recompile=guards.get(compilation), code_roles=code_roles(entry), metrics=metric_groups(metrics, cut_long=True, shared=shared),
         )
         timed = times.get(compilation)
         if timed is not None:
