@@ -84,17 +84,18 @@ def test_no_page_of_other_real_reports_runs_off_the_side(tmp_path):
         assert not page.console_errors and not page.external_requests
 
 
-def _card_colours(page) -> list[tuple[str, bool]]:
-    """(label, whether its count is drawn in the page's error colour) of each card at the top of the index."""
-    return page.evaluate("""() => {
+def _card_colours(page, colour: str = "--error") -> list[tuple[str, bool]]:
+    """(label, whether its count is drawn in the page's error colour, or another of its colours) of each card at the
+    top of the index."""
+    return page.evaluate("""colour => {
         const probe = document.createElement('span');
-        probe.style.color = 'var(--error)';
+        probe.style.color = `var(${colour})`;
         document.body.append(probe);
         const error = getComputedStyle(probe).color;
         return Array.from(document.querySelectorAll('.cards .card')).map(card => [
             card.querySelector('.l').innerText,
             getComputedStyle(card.querySelector('.n a') || card.querySelector('.n')).color === error]);
-    }""")
+    }""", colour)
 
 
 def test_the_cards_say_in_red_that_the_program_crashed_or_a_compile_failed(tmp_path):
@@ -115,8 +116,25 @@ def test_the_cards_say_in_red_that_the_program_crashed_or_a_compile_failed(tmp_p
                 assert first.inner_text().split() == ["1", "crashed:", "Segmentation", "fault"]
         assert not page.console_errors and not page.external_requests
     assert cards["crash"]["crashed: Segmentation fault"] and not cards["crash"]["failures & restarts"]
-    assert cards["failed"]["failures & restarts"] and cards["failed"]["Error"]
+    assert cards["failed"]["failures & restarts"] and cards["failed"]["failed"]
     assert not cards["breaks"]["failures & restarts"] and not cards["breaks"]["parse problems"]
+
+
+def test_a_crashed_runs_compiles_are_not_counted_in_green(tmp_path):
+    """native_crash's [0/0] compiled, and the program then died of SIGSEGV running its compiled code: its card read
+    '1 Success' in green beside the red crash. It says 'compiled' as the terminal does ("[0/0]'s compiled code"), in
+    the cards' neutral colour; a run that did not crash counts its compiles in green."""
+    outs = {name: tmp_path / name for name in ("crash", "breaks")}
+    report(torch213("native_crash.log.gz"), outs["crash"])
+    report(torch213("graph_breaks.log"), outs["breaks"])  # [4/0], the last resume function, compiled whole
+    with browser_page() as page:
+        cards = {}
+        for name, out in outs.items():
+            page.goto((out / "index.html").as_uri())
+            cards[name] = dict(_card_colours(page, "--ok"))
+        assert not page.console_errors and not page.external_requests
+    assert "Success" not in cards["crash"] and cards["crash"]["compiled"] is False
+    assert cards["breaks"]["compiled"] is True
 
 
 def test_on_a_phone_each_timeline_row_is_one_line(tmp_path):

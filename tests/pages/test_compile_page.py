@@ -145,7 +145,7 @@ def test_graph_break_compile_leads_with_reason_time_and_sizes(tmp_path):
     assert 'id="graph-sizes">1 operator in the Dynamo graph, ' in ok  # the last resume function's one relu
     # [0/0] split its graph at the data-dependent branch in its one attempt: no [0/0_1], no restart reason.
     first = (out / "-_0_0_0" / "index.html").read_text()
-    assert "Success: the graph was split at 1 graph break, without a restart" in first
+    assert "Compiled: the graph was split at 1 graph break, without a restart" in first
     assert "Restarted" not in first.split('id="compile-summary"', 1)[1].split("<h2>Outputs</h2>", 1)[0]
     assert not (out / "-_0_0_1").exists()
 
@@ -303,3 +303,4 @@ def test_every_attempt_of_a_recompile_says_why_it_was_compiled(gpt2):
         # [N/0] was compiled first: no guard had failed, on any attempt of it.
         firsts = list(gpt2.glob(f"-_{frame}_0_*/index.html"))
         assert firsts and all(_cell(gpt2, p.parent.name, "recompile") is None for p in firsts)
+

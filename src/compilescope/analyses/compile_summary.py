@@ -257,7 +257,7 @@ def code_roles(entry: Compile) -> dict[int, str]:
 
 
 def _outcome(status: str, error: CompileError | None, graph_breaks: list[GraphBreak], restarts: list[str]) -> str:
-    label = STATUS_LABELS[status]
+    label = STATUS_LABELS[status].capitalize()  # ("compiled" counts a card; "Compiled" opens the page's outcome)
     if status == ERROR and error is not None:
         return f"Failed in {error.stage_label}" + (" (torch fell back to eager for this frame)" if error.fell_back else "")
     if graph_breaks or restarts:

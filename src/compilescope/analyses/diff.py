@@ -37,7 +37,7 @@ from .environment import environment
 from .failures import failures_and_restarts
 from .graph_breaks import compilation_key, graph_breaks
 from .recompiles import recompiles
-from .status import BREAK, EMPTY, ERROR, MISSING, OK, STATUSES
+from .status import MISSING, STATUS_LABELS, STATUSES
 from .unread import Unread, unread
 from .torch_warnings import torch_warnings
 from .userloc import is_python_library_file, is_torch_file
@@ -578,16 +578,12 @@ def short_path(path: str | None) -> str:
 _short = short_path
 
 
-# How a compile ended (analyses/status.py), as a count reads: "2 ok", "1 failed".
-_OUTCOME_WORDS = {OK: "ok", BREAK: "restarted (e.g. at a graph break)", EMPTY: "with an empty graph", ERROR: "failed",
-                  MISSING: "without metrics"}
-
-
 def _outcomes(statuses: Counter) -> str:
-    """`2 ok, 1 failed`, in the order of STATUSES (a status the log reader does not know is named as it is)."""
+    """`2 compiled, 1 failed` (the report's words for how a compile ended), in the order of STATUSES (a status the log
+    reader does not know is named as it is)."""
     order = {s: i for i, s in enumerate(STATUSES)}
     in_order = sorted(statuses.items(), key=lambda item: order.get(item[0], len(order)))
-    return ", ".join(f"{n} {_OUTCOME_WORDS.get(s, s)}" for s, n in in_order)
+    return ", ".join(f"{n} {STATUS_LABELS.get(s, s)}" for s, n in in_order)
 
 
 def _config_value(value: str | None, side: str) -> str:

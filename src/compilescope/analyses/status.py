@@ -13,7 +13,27 @@ MISSING = "missing"  # no compilation_metrics: still running, crashed, or log cu
 
 STATUSES = (OK, BREAK, EMPTY, ERROR, MISSING)
 CAPTURED_GRAPH = "compiled_autograd_graph"  # the graph compiled autograd captured from a backward
+# How a compile ended, in the words of every page, card and diff ("2 compiled, 1 failed"). "compiled", not "Success":
+# a program can compile and then crash running what was compiled, as the terminal says it ("[0/0]'s compiled code").
 STATUS_LABELS = {
+    OK: "compiled",
+    BREAK: "restarted (e.g. at a graph break)",
+    EMPTY: "empty graph",
+    ERROR: "failed",
+    MISSING: "without metrics",
+}
+# What each means, for a tooltip.
+STATUS_HELP = {
+    OK: "Dynamo traced the frame and the backend compiled it",
+    BREAK: "Dynamo restarted its analysis of the frame (most often at a graph break) and compiled it again in the next "
+           "attempt, [0/0_1] after [0/0]",
+    EMPTY: "compiled, but the graph has no operations: nothing of it runs compiled",
+    ERROR: "the compile failed; torch ran the frame without compiling it, or raised the error",
+    MISSING: "torch logged no compilation_metrics for it: the compile was still running, the process died, or the log "
+             "was cut",
+}
+# tlparse's names of the same, on its index's legend: named beside ours for people who know tlparse's.
+TLPARSE_STATUS_LABELS = {
     OK: "Success",
     BREAK: "Success with restart (e.g., graph break)",
     EMPTY: "Empty graph",

@@ -19,7 +19,7 @@ from markupsafe import Markup
 from ... import __version__
 from ...cache_dir import CACHE_ENV, cache_base, open_owned, owned
 from ...analyses.metric_values import pretty_json
-from ...analyses.status import STATUS_LABELS, STATUSES
+from ...analyses.status import STATUS_HELP, STATUS_LABELS, STATUSES, TLPARSE_STATUS_LABELS
 from ...model.ids import NO_COMPILE_ID, compile_id_key
 from ...model.trace import Frame
 from ...invisible import show_invisible
@@ -183,6 +183,8 @@ def _environment() -> Environment:
     env.globals.update(
         include_asset=_asset,
         status_labels=STATUS_LABELS,
+        status_help=STATUS_HELP,
+        tlparse_status_labels=TLPARSE_STATUS_LABELS,
         statuses_order=STATUSES,
         outcome_labels=OUTCOME_LABELS,
         version=__version__,
