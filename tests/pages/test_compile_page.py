@@ -304,3 +304,37 @@ def test_every_attempt_of_a_recompile_says_why_it_was_compiled(gpt2):
         firsts = list(gpt2.glob(f"-_{frame}_0_*/index.html"))
         assert firsts and all(_cell(gpt2, p.parent.name, "recompile") is None for p in firsts)
 
+
+def test_the_report_says_what_its_terms_mean_and_how_a_compile_ended_as_the_diff_says_it(gpt2):
+    """A reviewer met '[1/1_1]', 'Stack trie' and 'Caches (cold)' unexplained, and the index counted 'Success with
+    restart (e.g., graph break)' (tlparse's legend) where the diff says 'restarted (e.g. at a graph break)'
+    (tests/diff/test_diff.py)."""
+    index = (gpt2 / "index.html").read_text()
+    cards = [unescape(label) for label in re.findall(r'<div class="l">([^<]*)</div>', index)]
+    assert "restarted (e.g. at a graph break)" in cards and "compiled" in cards
+    assert not [c for c in cards if "Success" in c]
+    # tlparse's names stay where its users look for them: the stack trie's legend, each in its tooltip.
+    legend = index.split('<p class="legend">', 2)[2].split("</p>", 1)[0]
+    assert "(tlparse: Success with restart (e.g., graph break))" in unescape(legend)
+    # The first compile id the page shows (in its findings) comes after the sentence that reads one.
+    help_at = index.index('id="compile-id-help"')
+    assert help_at < index.index("[1/1]") and help_at < index.index('id="insights-findings"')
+    assert re.search(r'<a class="mono" href="#\[1/1_1\]" title="frame 1 \(a function Dynamo compiled\), compile 1 '
+                     r'\(a recompile: a guard of an earlier compile failed\), attempt 1 \(Dynamo restarted', index)
+    trie = index.split('<h2 id="stack-trie">', 1)[1]
+    assert "(a trie)" in trie.split("</p>", 1)[0]
+    # The log was written with a fresh Inductor cache (the traces' README): every lookup missed.
+    caches = index.split('<h3 id="insights-caches">', 1)[1]
+    assert caches.startswith("Caches (cold)</h3>")
+    assert _text_of(caches.split('id="caches-overall">', 1)[1].split("</p>", 1)[0]).startswith(
+        "Cold: every cache lookup missed")
+    # The restart [1/1_1]'s page: how it ended in the index's words, and what its id says.
+    page = (gpt2 / "-_1_1_1" / "index.html").read_text()
+    assert re.search(r'<h1>Compile \[1/1_1\] <span class="status status-break" title="Dynamo restarted its analysis[^"]*">'
+                     r"restarted \(e\.g\. at a graph break\)</span></h1>", page)
+    words = _text_of(page.split('id="compile-id-words">', 1)[1].split("</p>", 1)[0])
+    assert words.startswith("[1/1_1]: frame 1 (a function Dynamo compiled), compile 1 (a recompile") and "attempt 1" in words
+
+
+def _text_of(html: str) -> str:
+    return unescape(" ".join(re.sub(r"<[^>]+>", " ", html).split()))

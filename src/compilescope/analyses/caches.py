@@ -19,6 +19,13 @@ from ..model.trace import Trace
 from ..model.records import dataclass
 
 CACHES = {"fx_graph_cache": "FX graph cache", "aotautograd_cache": "AOTAutograd cache"}
+_OVERALL_TEXTS = {
+    "warm": "every cache lookup hit, so torch reused what an earlier run had compiled",
+    "cold": "every cache lookup missed, so torch compiled everything anew (a first run, or an empty cache)",
+    "mixed": "some cache lookups hit (torch reused an earlier run's output), others missed (compiled anew)",
+    "bypassed": "every cache lookup was bypassed, as torch could not cache these graphs",
+    "none": "no cache lookup logged",
+}
 _NAME = re.compile(r"^(?P<cache>fx_graph_cache|aotautograd_cache)_(?P<outcome>hit|miss|bypass)$")
 
 
@@ -65,6 +72,11 @@ class Caches:
     # Of those, the ones whose FX graph lookups only partly hit (a graph DDPOptimizer split, some of its subgraphs
     # compiled by another rank sharing the cache): compile id -> "3 of 6 graphs"
     partly_served: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def overall_text(self) -> str:
+        """What overall means, for people: "cold" is jargon."""
+        return _OVERALL_TEXTS[self.overall]
 
     @property
     def what_is_missing(self) -> str:

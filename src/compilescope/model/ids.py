@@ -14,6 +14,12 @@ def compile_id_key(compile_id: CompileId | None) -> str:
     return str(compile_id) if compile_id is not None else NO_COMPILE_ID
 
 
+def compile_id_words(key: str) -> str:
+    """CompileId.words of a compile id as reports name it ("[0/1_1]"); "" for one that names no compilation."""
+    compile_id = CompileId.parse(key) if key != NO_COMPILE_ID else None
+    return compile_id.words() if compile_id is not None else ""
+
+
 def _part(value: int | None) -> str:
     return "-" if value is None else str(value)
 
@@ -101,6 +107,19 @@ class CompileId:
         prefix = f"!{self.compiled_autograd_id}/" if self.compiled_autograd_id is not None else ""
         attempt = f"_{self.attempt}" if self.attempt else ""
         return f"[{prefix}{_part(self.frame_id)}/{_part(self.frame_compile_id)}{attempt}]"
+
+    def words(self) -> str:
+        """What each number of it is, for a tooltip: "frame 1 (...), compile 1 (a recompile: ...), attempt 1 (...)"."""
+        parts = [] if self.compiled_autograd_id is None else [f"compiled autograd graph {self.compiled_autograd_id}"]
+        if self.frame_id is None:
+            return ", ".join(parts + ["its capture of the backward graph"]) if parts else ""
+        parts.append(f"frame {self.frame_id} (a function Dynamo compiled)")
+        if self.frame_compile_id is not None:
+            again = "a recompile: a guard of an earlier compile failed" if self.frame_compile_id else "its first"
+            parts.append(f"compile {self.frame_compile_id} ({again})")
+        if self.attempt:
+            parts.append(f"attempt {self.attempt} (Dynamo restarted its analysis, most often at a graph break)")
+        return ", ".join(parts)
 
     def dir_name(self) -> str:
         """Path-safe form used for the per-compile directory (tlparse's layout)."""

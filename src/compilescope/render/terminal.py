@@ -248,7 +248,8 @@ def _caches(ins: Insights) -> list[RenderableType]:
     ca = ins.caches
     if not ca:
         return []
-    out: list[RenderableType] = [_heading(f"Caches ({ca.overall})")]
+    out: list[RenderableType] = [_heading(f"Caches ({ca.overall})"),
+                                 TerminalText(f"{ca.overall}: {ca.overall_text}", style="dim")]
     table = _table("compile id", "FX graph cache", "AOTAutograd cache", "bypass reason")
     for c in ca.compiles[:MAX_ROWS]:
         reasons = "; ".join(e.bypass_reason for e in c.events if e.bypass_reason)

@@ -20,7 +20,7 @@ from ... import __version__
 from ...cache_dir import CACHE_ENV, cache_base, open_owned, owned
 from ...analyses.metric_values import pretty_json
 from ...analyses.status import STATUS_HELP, STATUS_LABELS, STATUSES, TLPARSE_STATUS_LABELS
-from ...model.ids import NO_COMPILE_ID, compile_id_key
+from ...model.ids import NO_COMPILE_ID, compile_id_key, compile_id_words
 from ...model.trace import Frame
 from ...invisible import show_invisible
 from ...wording import count, format_seconds, format_seconds_change
@@ -190,6 +190,7 @@ def _environment() -> Environment:
         version=__version__,
         pretty=pretty_json,
         cid_key=compile_id_key,
+        cid_words=compile_id_words,  # {{ cid_words("[0/1_1]") }}: "frame 0 (...), compile 1 (...), attempt 1 (...)"
         no_compile_id=NO_COMPILE_ID,
         link_href=safe_link_url,
         script_src=page_script_src(),
