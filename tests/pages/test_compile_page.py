@@ -338,3 +338,23 @@ def test_the_report_says_what_its_terms_mean_and_how_a_compile_ended_as_the_diff
 
 def _text_of(html: str) -> str:
     return unescape(" ".join(re.sub(r"<[^>]+>", " ", html).split()))
+
+
+def test_the_index_says_why_a_compilations_total_is_more_than_its_timeline_row(tmp_path):
+    """hf_gpt2_generate (an H200 run): the timeline draws [0/0] apart from the benchmarking after it, so its row is
+    shorter than its total in the slowest compilations; the note under that table says so, with both numbers as the
+    page shows them. Where each compilation is one row (recompiles.log, on a CPU), there is no note."""
+    out = tmp_path / "hf"
+    report(cuda211("hf_gpt2_generate.log.gz"), out)
+    index = (out / "index.html").read_text()
+    note = _text_of(index.split('id="totals-note">', 1)[1].split("</p>", 1)[0])
+    m = re.search(r"\): (\[0/0\]) took (.+?) in all, its longest row (.+?)\.$", note)
+    assert m, note
+    timeline = table_rows(index.split('id="timeline-chart">', 1)[1].split("</table>", 1)[0])
+    row = next(r for r in timeline if r[0] == "[0/0]")
+    slowest = table_rows(index.split('<table class="slowest">', 1)[1].split("</table>", 1)[0])
+    assert slowest[1][0] == "[0/0]"  # the slowest compilation, after the header
+    assert (m.group(2), m.group(3)) == (slowest[1][2], row[-1])
+    assert m.group(2) != m.group(3)
+    report(torch213("recompiles.log"), tmp_path / "cpu")
+    assert 'id="totals-note"' not in (tmp_path / "cpu" / "index.html").read_text()

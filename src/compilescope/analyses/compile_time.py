@@ -16,6 +16,7 @@ from typing import Any, Iterable
 from ..model.ids import NO_COMPILE_ID
 from ..model.trace import Trace
 from ..model.records import dataclass
+from ..wording import format_seconds
 
 PHASES: tuple[tuple[str, str], ...] = (
     ("dynamo", "Dynamo tracing"),
@@ -167,6 +168,23 @@ class CompileTimes:
     def slowest(self) -> CompileTime | None:
         """The slowest compile (never the time outside any compile)."""
         return next((c for c in self.compiles if c.compile_id != NO_COMPILE_ID), None)
+
+    @property
+    def totals_note(self) -> str | None:
+        """Why a compilation's total (the slowest compilations) is more than its row of the timeline, with the slowest
+        such compilation for an example; None where each compilation is one row. The timeline draws each outermost
+        event apart: GPT-2's [0/0] is a row of 8.50 s, its benchmarking eight more, its total 8.80 s."""
+        rows: dict[str, list[TimelineRow]] = {}
+        for row in self.timeline:
+            if row.compile_id is not None:
+                rows.setdefault(row.compile_id, []).append(row)
+        split = next((c for c in self.compiles if len(rows.get(c.compile_id, ())) > 1), None)
+        if split is None:
+            return None
+        longest = max(r.duration_s for r in rows[split.compile_id])
+        return (f"A compilation's total adds up its rows of the timeline (its backward and the benchmarking after it "
+                f"are rows of their own): {split.compile_id} took {format_seconds(split.total_s)} in all, its longest "
+                f"row {format_seconds(longest)}.")
 
     def to_json(self) -> dict[str, Any]:
         return {"total_s": round(self.total_s, 6), "phases": [p.to_json() for p in self.phases],
