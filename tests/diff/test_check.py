@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from ..conftest import TORCH213_LOGS, cuda211, run_cli, skip_or_fail, torch213
+from ..conftest import TORCH213_LOGS, cuda211, run_cli, skip_or_fail, torch213, torch214
 from ..gpu_variants import RESIDUAL_SKIP, log_text, with_cudagraph_skip
 from .helpers import copy_fleet, cut_inside, log, rank_dir
 
@@ -116,6 +116,18 @@ def test_warning_rules(capsys):
     # Two real gloo ranks, of which only rank 1 kept one branch of a torch.cond: the rule names that rank.
     assert run_cli("check", TORCH213_LOGS.parent / "multi_rank_warnings", "--no-warnings") == 1
     assert lines(capsys.readouterr().out) == ["no-warnings: rank 1: torch printed 1 warning, none allowed"]
+
+
+def test_new_warnings_across_torch_versions(capsys):
+    # programs/torch_warnings.py recorded with torch 2.13 and 2.14: the same four warnings, each raised from another
+    # line of the same torch file (lowering.py:2633 → :2774, ...), and one that only the 2.14 build prints (its README:
+    # a CUDA build on a machine without CUDA). Only that one is new.
+    assert run_cli("check", torch214("torch_warnings.log"), "--baseline", torch213("torch_warnings.log.gz"),
+                   "--no-new-warnings", "--json") == 1
+    rules = {r["rule"]: r for r in json.loads(capsys.readouterr().out)["rules"]}
+    assert [name for name, r in rules.items() if not r["passed"]] == ["baseline-warnings"]
+    assert rules["baseline-warnings"]["details"] == [
+        "torch now warns: No CUDA runtime is found, using CUDA_HOME='/usr/local'"]
 
 
 def test_what_dynamo_did_in_pythons_library_is_not_counted(capsys):
