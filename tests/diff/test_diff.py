@@ -125,6 +125,12 @@ def test_across_torch_versions_the_options_one_version_has_are_one_change_each_w
     changed = {c.title.split(":")[0].removeprefix("config ") for c in config if c.kind == "changed"}
     assert changed == {k for k in set(a.config) & set(b.config) if a.config[k] != b.config[k]} != set()
     assert len(config) == len(changed) + 2  # nothing else: no line per option of one version
+    # A log holds every option's value, set or not: the values that differ (none set by graph_breaks.py, which sets no
+    # option) are said once, beside the versions, to be possibly the new torch's defaults.
+    [version] = [c for c in d.changes if c.title.startswith("torch: ")]
+    assert version.detail["config_defaults_may_differ"] == sorted(changed)
+    assert version.title == (f"torch: {a.torch_version} → {b.torch_version} (the {len(changed)} config values below "
+                             "that differ may be new defaults, unless the program sets them)")
 
 
 def test_config_flag_is_the_only_change():

@@ -714,15 +714,22 @@ def diff_runs(a: RunFacts, b: RunFacts, threshold: TimeThreshold = TimeThreshold
     changes.extend(_crash_changes(a, b))
 
     # Environment: the versions and the GPU (where both logs say), then config keys whose values differ.
+    config = _config_changes(a, b) if a.config and b.config else []
     if a.torch_version != b.torch_version and a.torch_version and b.torch_version:
-        changes.append(Change("environment", "changed", f"torch: {a.torch_version} → {b.torch_version}", None,
-                              a.torch_version, b.torch_version))
+        # A log holds every option's value, set or not: across two torch versions, an option whose value differs
+        # may be one whose default changed, which the user did not touch. Said once, where the versions are.
+        values = [c.title.split(":")[0].removeprefix("config ") for c in config if c.a is not None and c.b is not None]
+        hedge = ("" if not values else " (the config value below that differs may be a new default, unless the program "
+                 "sets it)" if len(values) == 1 else f" (the {len(values)} config values below that differ may be new "
+                 "defaults, unless the program sets them)")
+        changes.append(Change(
+            "environment", "changed", f"torch: {a.torch_version} → {b.torch_version}{hedge}", None,
+            a.torch_version, b.torch_version, {"config_defaults_may_differ": values} if values else {}))
     for what in ("Python", "CUDA", "Triton", "GPU"):
         va, vb = a.ran_on.get(what), b.ran_on.get(what)
         if va and vb and va != vb:
             changes.append(Change("environment", "changed", f"{what}: {va} → {vb}", None, va, vb))
-    if a.config and b.config:
-        changes.extend(_config_changes(a, b))
+    changes.extend(config)
 
     # Frames.
     only_a = [k for k in a.frames if k not in b.frames]
