@@ -22,7 +22,7 @@ from compilescope.analyses.provenance import analyze_provenance
 from compilescope.analyses.sources import analyze_sources, is_user_source
 from compilescope.ingest.reader import read_trace
 
-from ..conftest import REPO, TORCH213, report, run_cli, skip_or_fail, torch213
+from ..conftest import REPO, TORCH213, cuda211, report, run_cli, skip_or_fail, torch213
 
 PROGRAMS = REPO / "tests" / "data" / "torch213" / "programs"
 GPU = REPO.parent / "shared" / "traces" / "gpu-torch211"
@@ -146,6 +146,21 @@ def test_recompile_guards_and_symbols_on_their_lines(tmp_path):
     assert any(s["kind"] == "specialized" and s["symbol"] == "s77" for s in lines["25"]["symbols"])
     # the shape guard the branch on line 25 added (the log's guard_added event), on that line
     assert {"kind": "guard", "compile_id": "[0/1]", "expr": "Ne(s77, 5)"} in lines["25"]["symbols"]
+
+
+def test_a_recompile_restarted_at_the_break_is_named_as_its_compilation(tmp_path):
+    """train_break_recompile.py's forward recompiles for batch 48 (line 21's size guard) and restarts at its print:
+    the attempts [0/0_1] and [0/1_1] are one compilation each, [0/0] and [0/1], as the line's other notes name them
+    (a page links compilations); the symbol s77 that compilation made of x's batch is noted once, not once an attempt."""
+    doc = sources_json(cuda211("train_break_recompile.log.gz"), tmp_path)
+    lines = _lines(doc, "train_break_recompile.py")["lines"]
+    failed = [(g["recompile"], g["failed_in"]) for g in lines["21"]["guards"] if "recompile" in g]
+    assert failed == [("[0/1]", "[0/0]")]
+    s77 = [s for s in lines["21"]["symbols"] if s.get("symbol") == "s77"]
+    assert [s["compile_id"] for s in s77] == ["[0/1]"]
+    named = {g.get("recompile") or g.get("installed") for n in lines.values() for g in n.get("guards", [])}
+    named |= {s["compile_id"] for n in lines.values() for s in n.get("symbols", [])}
+    assert not [c for c in named if "_" in c]
 
 
 def test_provenance_kernels_on_the_forward_line(tmp_path):

@@ -26,6 +26,7 @@ from typing import Any, Iterable
 
 from ..decompile.recorded import ORIGINAL as RECORDED_ORIGINAL_BYTECODE
 from ..lazy_regex import lazy_compile
+from ..model.ids import CompileId
 from ..model.names import safe_stem
 from ..model.trace import Compile, Trace
 from ..model.payloads import PayloadRef
@@ -77,6 +78,13 @@ def file_page(path: str) -> str:
 # past the bound stays in the JSON, and the page links to the file's top instead.
 MAX_REBUILT_LINES = 100_000
 MAX_REBUILT_LINES_IN_ALL = 1_000_000
+
+
+def _compilation(compile_id: str | None) -> str | None:
+    """`[0/1]` for `[0/1_1]`, as a line's other notes name compiles: the page links a compilation (its last attempt
+    holds the graph), and one compilation's attempts repeat the same guard or symbol."""
+    parsed = CompileId.parse(compile_id) if compile_id else None
+    return compilation_key(parsed) if parsed is not None else compile_id
 
 
 def line_anchor(line: int) -> str:
@@ -464,9 +472,10 @@ def analyze_sources(trace: Trace, provenance: Provenance | None = None, shapes: 
                     continue
                 quotes.add(loc.filename, loc.line, loc.code)
                 n = at(loc.filename, loc.line)
-                if n is not None:
-                    n.guards.append({"recompile": step.compile_id, "failed_in": guard.compile_id, "guard": guard.guard,
-                                     "change": guard.change})
+                failed = {"recompile": _compilation(step.compile_id), "failed_in": _compilation(guard.compile_id),
+                          "guard": guard.guard, "change": guard.change}
+                if n is not None and failed not in n.guards:
+                    n.guards.append(failed)
 
     # Installed guards name the user line they came from, with the path clipped at the front: matched to a file
     # the log names in full, and only when exactly one ends that way.
@@ -505,14 +514,16 @@ def analyze_sources(trace: Trace, provenance: Provenance | None = None, shapes: 
         for item in items:
             if item.location is not None:
                 n = at(item.location.filename, item.location.line)
-                if n is not None:
-                    n.symbols.append({"kind": what, "compile_id": item.compile_id, "symbol": item.symbol,
-                                      "value": item.value, "source": getattr(item, "source", None)})
+                symbol = {"kind": what, "compile_id": _compilation(item.compile_id), "symbol": item.symbol,
+                          "value": item.value, "source": getattr(item, "source", None)}
+                if n is not None and symbol not in n.symbols:
+                    n.symbols.append(symbol)
     for shape_guard in shapes.guards:
         if shape_guard.location is not None:
             n = at(shape_guard.location.filename, shape_guard.location.line)
-            if n is not None:
-                n.symbols.append({"kind": "guard", "compile_id": shape_guard.compile_id, "expr": shape_guard.expr})
+            shape_note = {"kind": "guard", "compile_id": _compilation(shape_guard.compile_id), "expr": shape_guard.expr}
+            if n is not None and shape_note not in n.symbols:
+                n.symbols.append(shape_note)
 
     provenance = provenance if provenance is not None else analyze_provenance(trace)
     linked: set[tuple[str, int, str, str]] = set()  # (file, line, kernel, compile id): a line lists a kernel once
