@@ -163,6 +163,29 @@ def test_a_recompile_restarted_at_the_break_is_named_as_its_compilation(tmp_path
     assert not [c for c in named if "_" in c]
 
 
+def test_a_line_a_graph_broke_at_is_not_badged_compiled(tmp_path):
+    """graph_breaks.py's f (def at line 21) compiles; line 27 calls log_step, whose print breaks the graph, so 27 ran
+    eagerly and only the rest of f after it compiled (its resume function starts at 27). The badge of 27 must not
+    read 'compiled', as 21's does, and its notes say once that the rest of f was compiled after it."""
+    out = tmp_path / "out"
+    report(torch213("graph_breaks.log"), out)
+    (page,) = (out / "sources").glob("graph_breaks.py_*.html")
+    text = page.read_text()
+
+    def row(n: int) -> str:
+        return re.search(rf'<div class="src-line[^"]*" id="L{n}".*?</ul>', text, re.S)[0]
+
+    def badges(n: int) -> list[str]:
+        return [html.unescape(re.sub(r"<[^>]+>", "", b)) for b in re.findall(r'<span class="b [^"]*"[^>]*>(.*?)</span>', row(n))]
+
+    assert "compiled: [0/0]" in badges(21)
+    assert not [b for b in badges(27) if b.startswith("compiled")]
+    assert "rest compiled: [2/0]" in badges(27) and "eager" in badges(27)
+    notes = html.unescape(re.sub(r"<[^>]+>", "", row(27)))
+    assert notes.count("torch_dynamo_resume_in_f_at_27") == 1
+    assert "the rest of f" in notes
+
+
 def test_provenance_kernels_on_the_forward_line(tmp_path):
     doc = sources_json(torch213("provenance.log"), tmp_path)
     kernels = _lines(doc, "provenance.py")["lines"]["24"]["kernels"]

@@ -95,6 +95,12 @@ def line_anchor(line: int) -> str:
 _RESUMED = lazy_compile(r"^torch_dynamo_resume_in_(\w+?)_at_\d+$")
 
 
+def resumed_function(code_name: str) -> str | None:
+    """The function a resume function `torch_dynamo_resume_in_f_at_22` runs the rest of (`f`); None for another code."""
+    m = _RESUMED.match(code_name)
+    return m[1] if m else None
+
+
 @dataclass
 class GraphBreakSite:
     """One distinct graph break (reason + innermost user line), with the lines that ran eagerly because of it."""

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Iterator
 from markupsafe import Markup, escape
 
 from ...analyses.graph_breaks import compilation_key
-from ...analyses.sources import SourceFile, line_anchor
+from ...analyses.sources import SourceFile, line_anchor, resumed_function
 from ...wording import count
 from .provenance import provenance_url
 from .rows import ascii_parts, html_text
@@ -90,15 +90,20 @@ def _notes_html(page: _Page, f: SourceFile, n: int, dirs: _CompileDirs, resume_i
         parts = [f'{_cid(cid, dirs)} <span class="muted mono">{html_text(", ".join(nodes[:8]))}'
                  f'{" …" if len(nodes) > 8 else ""}</span>' for cid, nodes in notes.graphs.items()]
         yield f'<li class="n-graphs">captured in graph {"; ".join(parts)}</li>'
+    transformed: dict[str, str] = {}  # compile id of a frame starting here -> its link to the code run instead
     for fr in notes.frames:
         d = dirs.get(fr["compile_id"])
-        transformed = (f' · <a class="transformed-link" href="../{html_text(transformed_url(d))}">what runs instead</a>'
-                       if d in page.results.transformed else "")
-        yield (f'<li class="n-frame">compiled frame <span class="mono">{html_text(fr["function"])}</span> starts here: '
-               f'{_cid(fr["compile_id"], dirs)}{transformed}</li>')
+        transformed[fr["compile_id"]] = (
+            f' · <a class="transformed-link" href="../{html_text(transformed_url(d))}">what runs instead</a>'
+            if d in page.results.transformed else "")
+        if resumed_function(fr["function"]) is None:  # (a resume function is said below, as the rest of its function)
+            yield (f'<li class="n-frame">compiled frame <span class="mono">{html_text(fr["function"])}</span> starts '
+                   f'here: {_cid(fr["compile_id"], dirs)}{transformed[fr["compile_id"]]}</li>')
+    resumed_here = {r["function"] for r in notes.resumes}
     for b in notes.graph_breaks:
         resumes = "".join(f' → resumed by <span class="mono">{html_text(r)}</span> '
-                          + ", ".join(_cid(c, dirs) for c in resume_ids.get(r, [])) for r in b["resume_functions"])
+                          + ", ".join(_cid(c, dirs) for c in resume_ids.get(r, [])) for r in b["resume_functions"]
+                          if r not in resumed_here)
         yield (f'<li class="n-break"><strong>graph break</strong>: {html_text(b["reason"])} (in '
                f'{", ".join(_cid(c, dirs) for c in b["compile_ids"])}){resumes}</li>')
     for i in notes.eager:
@@ -110,8 +115,10 @@ def _notes_html(page: _Page, f: SourceFile, n: int, dirs: _CompileDirs, resume_i
                  else html_text(loc.short))
         yield f'<li class="n-eager">ran eagerly because of the graph break at {where}: {html_text(site.reason)}</li>'
     for r in notes.resumes:
-        yield (f'<li class="n-resume">after this line, <span class="mono">{html_text(r["function"])}</span> takes over: '
-               f'{", ".join(_cid(c, dirs) for c in r["compile_ids"])}</li>')
+        links = ", ".join(_cid(c, dirs) + transformed.get(c, "") for c in r["compile_ids"])
+        yield (f'<li class="n-resume">after this line, the rest of <span class="mono">'
+               f'{html_text(resumed_function(r["function"]) or "the function")}</span> <span class="muted">(Dynamo\'s '
+               f'resume function <span class="mono">{html_text(r["function"])}</span>)</span> was compiled as {links}</li>')
     installed: dict[str, list[str]] = {}
     for g in notes.guards:
         if "installed" in g:
@@ -140,9 +147,16 @@ def _notes_html(page: _Page, f: SourceFile, n: int, dirs: _CompileDirs, resume_i
 
 def _badges(notes) -> str:
     out = []
-    if notes.frames:
-        out.append(f'<span class="b b-frame" title="compiled frames starting here">compiled: '
-                   f'{html_text(" ".join(fr["compile_id"] for fr in notes.frames))}</span>')
+    # A resume function starts at the line whose break it follows: that line itself did not compile into it.
+    started = [fr["compile_id"] for fr in notes.frames if resumed_function(fr["function"]) is None]
+    resumed = [fr for fr in notes.frames if resumed_function(fr["function"]) is not None]
+    if started:
+        out.append(f'<span class="b b-frame" title="torch.compile compiled the function that starts here">compiled: '
+                   f'{html_text(" ".join(started))}</span>')
+    if resumed:
+        function = resumed_function(resumed[0]["function"]) or "the function"
+        out.append(f'<span class="b b-resume" title="after this line, the rest of {html_text(function)} was compiled '
+                   f'as its own graph">rest compiled: {html_text(" ".join(fr["compile_id"] for fr in resumed))}</span>')
     if notes.graphs:
         out.append(f'<span class="b b-graph" title="graphs that captured this line">{html_text(" ".join(notes.graphs))}</span>')
     if notes.graph_breaks:
