@@ -178,3 +178,15 @@ def test_diff_of_the_fix_says_each_guard_once(capsys):
     assert re.search(r"guard no longer failing: ___as_tensor\(self\.param_groups\[0\]\['lr'\]\)\.item\(\)\s+== 0\.# \(×4\)",
                      out)
     assert out.count("dynamic symbol for L['self'].param_groups[0]['lr'] removed") == 1
+    # Each learning rate it was specialized to, in one line: one fix (a tensor lr) undoes them all.
+    values = []
+    with gzip.open(CUDA_FLOAT, "rt") as f:
+        for text in f:
+            if '"symbolic_shape_specialization"' in text and not text.startswith("\t"):
+                value = json.loads(text[text.index("{"):])["symbolic_shape_specialization"]["value"]
+                values += [value] if value not in values else []
+    assert len(values) == 5
+    flat = " ".join(out.split())
+    assert flat.count("no longer specialized:") == 1
+    assert (f"no longer specialized: L['self'].param_groups[0]['lr'] = 5 values: "
+            f"{', '.join(f'{float(v):.6g}' for v in values)} (location not in the log)") in flat

@@ -708,6 +708,16 @@ def _config_changes(a: RunFacts, b: RunFacts) -> list[Change]:
     return changes
 
 
+def _number(value: str) -> str:
+    """A logged value as a person reads it in a list: 0.00466666666666667 as 0.00466667 (six figures); else as logged."""
+    if "." not in value or len(value) <= 8:
+        return value
+    try:
+        return f"{float(value):.6g}"
+    except ValueError:
+        return value
+
+
 def diff_runs(a: RunFacts, b: RunFacts, threshold: TimeThreshold = TimeThreshold()) -> RunDiff:
     result = RunDiff(a, b, threshold)
     changes = result.changes
@@ -895,13 +905,17 @@ def diff_runs(a: RunFacts, b: RunFacts, threshold: TimeThreshold = TimeThreshold
     spec_a = [(tuple(s["sources"]), s["value"], s["file"], s["line"]) for s in a.specializations if matched(s)]
     spec_b = [(tuple(s["sources"]), s["value"], s["file"], s["line"]) for s in b.specializations if matched(s)]
     gone, new = _multiset_diff(spec_a, spec_b)
-    for s in gone:
-        changes.append(Change("dynamic_shapes", "removed", f"no longer specialized: {', '.join(s[0])} = {s[1]} "
-                              f"({_at(s[2], s[3])})", None,
-                              {"sources": list(s[0]), "value": s[1], "file": s[2], "line": s[3]}, None))
-    for s in new:
-        changes.append(Change("dynamic_shapes", "added", f"now specialized: {', '.join(s[0])} = {s[1]} ({_at(s[2], s[3])})",
-                              None, None, {"sources": list(s[0]), "value": s[1], "file": s[2], "line": s[3]}))
+    # (one change per source and place, with every value: a compiled optimizer step specialized its learning rate
+    # at each of five values, which one fix, a tensor lr, undoes)
+    for specs, kind, said in ((gone, "removed", "no longer specialized"), (new, "added", "now specialized")):
+        by_place: dict[tuple, list[str]] = {}
+        for sources, value, file, line in specs:
+            by_place.setdefault((sources, file, line), []).append(value)
+        for (sources, file, line), values in by_place.items():
+            shown = values[0] if len(values) == 1 else f"{len(values)} values: {', '.join(_number(v) for v in values)}"
+            side = {"sources": list(sources), "value": values[0], "values": values, "file": file, "line": line}
+            changes.append(Change("dynamic_shapes", kind, f"{said}: {', '.join(sources)} = {shown} ({_at(file, line)})",
+                                  None, side if kind == "removed" else None, side if kind == "added" else None))
     # In the order of SECTIONS, as `sections` lists them and the terminal and page show them (stable: in each
     # section, the order found).
     changes.sort(key=lambda c: SECTIONS.index(c.section))
