@@ -913,9 +913,9 @@ def diff_runs(a: RunFacts, b: RunFacts, threshold: TimeThreshold = TimeThreshold
             by_place.setdefault((sources, file, line), []).append(value)
         for (sources, file, line), values in by_place.items():
             shown = values[0] if len(values) == 1 else f"{len(values)} values: {', '.join(_number(v) for v in values)}"
-            side = {"sources": list(sources), "value": values[0], "values": values, "file": file, "line": line}
+            spec = {"sources": list(sources), "value": values[0], "values": values, "file": file, "line": line}
             changes.append(Change("dynamic_shapes", kind, f"{said}: {', '.join(sources)} = {shown} ({_at(file, line)})",
-                                  None, side if kind == "removed" else None, side if kind == "added" else None))
+                                  None, spec if kind == "removed" else None, spec if kind == "added" else None))
     # In the order of SECTIONS, as `sections` lists them and the terminal and page show them (stable: in each
     # section, the order found).
     changes.sort(key=lambda c: SECTIONS.index(c.section))
