@@ -870,12 +870,17 @@ def diff_runs(a: RunFacts, b: RunFacts, threshold: TimeThreshold = TimeThreshold
     # Failures.
     key_f = lambda x: (x["frame"], x["type"], x["reason"])  # noqa: E731
     fa_keys, fb_keys = {key_f(x): x for x in a.failures}, {key_f(x): x for x in b.failures}
+    def failed_in(x: dict, facts: RunFacts) -> str:  # " in f (diff_pair.py:30)": the frame that failed, where known
+        frame = facts.frames.get(x["frame"]) if x.get("frame") else None
+        return f" in {_frame_label(frame)}" if frame is not None else ""
     for fk, x in fa_keys.items():
         if fk not in fb_keys:
-            changes.append(Change("failures", "removed", f"failure gone: {x['type']}: {x['reason']}", x.get("frame"), x, None))
+            changes.append(Change("failures", "removed", f"failure gone{failed_in(x, a)}: {x['type']}: {x['reason']}",
+                                  x.get("frame"), x, None))
     for fk, x in fb_keys.items():
         if fk not in fa_keys:
-            changes.append(Change("failures", "added", f"new failure: {x['type']}: {x['reason']}", x.get("frame"), None, x))
+            changes.append(Change("failures", "added", f"new failure{failed_in(x, b)}: {x['type']}: {x['reason']}",
+                                  x.get("frame"), None, x))
 
     # Dynamic shapes: symbols by source, specializations by sources and value.
     def matched(x: dict) -> bool:  # decisions inside a frame compiled in one run only belong to that frame's line
