@@ -54,7 +54,9 @@ def test_baseline_regressions(capsys, tmp_path):
     assert run_cli("check", log("break"), "--baseline", log("base")) == 1
     assert lines(capsys.readouterr().out) == [
         "baseline-graph-breaks: new graph break: Call to `torch._dynamo.graph_break()` at diff_pair.py:33",
-        "baseline-recompiles: 1 → 2 recompiles",
+        # the second recompile is the new break's resume function's: the break's rule names the cause
+        "baseline-recompiles: 1 → 2 recompiles (1 of them of torch_dynamo_resume_in_f_at_33, compiled only in this run, "
+        "after a new graph break)",
     ]
     # Compile time up by more than the margin (the warm cache as the baseline of the cold run).
     assert run_cli("check", log("cold"), "--baseline", log("warm")) == 1
@@ -245,7 +247,8 @@ def test_multi_rank_run_names_the_rank(tmp_path, capsys):
     assert lines(capsys.readouterr().out) == [
         "max-graph-breaks: rank 1: 1 distinct graph break, at most 0 allowed",
         "baseline-graph-breaks: rank 1: new graph break: Call to `torch._dynamo.graph_break()` at diff_pair.py:33",
-        "baseline-recompiles: rank 1: 1 → 2 recompiles",
+        "baseline-recompiles: rank 1: 1 → 2 recompiles (1 of them of torch_dynamo_resume_in_f_at_33, compiled only in "
+        "this run, after a new graph break)",
     ]
 
 
@@ -368,7 +371,8 @@ def test_a_run_killed_while_compiling_fails_whole_log_and_its_changes_are_hedged
     rules = {r["rule"]: r for r in json.loads(capsys.readouterr().out)["rules"]}
     assert rules["whole-log"]["message"].startswith("whole-log: the baseline's log ends during [0/3]'s ")
     assert rules["baseline-recompiles"]["message"] == (
-        "baseline-recompiles: 3 → 7 recompiles (may be only what the baseline's log lacks)")
+        "baseline-recompiles: 3 → 7 recompiles (4 of them of h, compiled only in this run) (may be only what the "
+        "baseline's log lacks)")
     # And diff marks what it may explain, as for a cut log.
     assert run_cli("diff", torch213("recompiles.log"), killed, "--json") == 1
     [rank] = json.loads(capsys.readouterr().out)["ranks"]

@@ -11,6 +11,7 @@ from typing import Any
 
 from .diff import (FrameFacts, RunFacts, TimeThreshold, crash_called_from, crash_line, diff_runs, paired_ranks,
                    unread_note)
+from .graph_breaks import RESUME_PREFIX
 from .unread import Unread
 from .userloc import is_python_library_file
 from .diff import short_path as _short
@@ -78,6 +79,17 @@ def _user_frames(facts: RunFacts) -> list[FrameFacts]:
 
 def _recompiles(frames) -> int:
     return sum(f.recompiles for f in frames)
+
+
+def _of_new_frames(base: RunFacts, run: RunFacts) -> str:
+    """" (1 of them of torch_dynamo_resume_in_f_at_33, compiled only in this run)": recompiles of frames the baseline
+    never compiled, such as the resume function after a new graph break, which that break's rule reports already."""
+    new = [f for f in _user_frames(run) if f.key not in base.frames and f.recompiles]
+    if not new:
+        return ""
+    names = ", ".join(f.function or "?" for f in new)
+    return (f" ({sum(f.recompiles for f in new)} of them of {names}, compiled only in this run"
+            f"{', after a new graph break' if any((f.function or '').startswith(RESUME_PREFIX) for f in new) else ''})")
 
 
 def _library_note(counted: int, total: int) -> str:
@@ -238,7 +250,8 @@ def _regressions(runs: dict[int | None, RunFacts], baseline: dict[int | None, Ru
             unrecorded.append((rank, "the baseline" if base.warnings is None else "the run"))
         ra, rb = _recompiles(_user_frames(base)), _recompiles(_user_frames(run))
         if rb > ra:
-            more_recompiles.append(f"{_where(rank)}{ra} → {rb} recompiles" + (hedge if cut else ""))
+            more_recompiles.append(f"{_where(rank)}{ra} → {rb} recompiles{_of_new_frames(base, run)}"
+                                   + (hedge if cut else ""))
         threshold = TimeThreshold(rules.time_min_seconds, 1.0 + rules.time_margin)
         if run.compile_time_s > base.compile_time_s and threshold.significant(base.compile_time_s, run.compile_time_s):
             slower.append(f"{_where(rank)}compile time {format_seconds(base.compile_time_s)} → "

@@ -31,7 +31,7 @@ _SECTION_STARTS = ("Hint:", "Developer debug context:", "For more details")
 # purpose (torch/optim/optimizer.py's _use_grad, so that AOTAutograd sees the optimizer step as inference).
 EXPLICIT_BREAK = "Call to `torch._dynamo.graph_break()`"
 BY_TORCH_NOTE = "PyTorch's own code breaks the graph here on purpose: nothing in your code to change."
-_RESUME_NAME = "torch_dynamo_resume_in_"
+RESUME_PREFIX = "torch_dynamo_resume_in_"  # the name Dynamo gives the code after a graph break
 
 
 @dataclass
@@ -237,7 +237,7 @@ def _link_compiled_callees(trace: Trace, breaks: list[GraphBreak]) -> None:
         metrics = entry.metrics or {}
         name = str(metrics.get("co_name") or entry.stack[-1].name)
         filename = str(metrics.get("co_filename") or entry.stack[-1].filename)
-        if name.startswith(_RESUME_NAME) or filename.startswith("<"):
+        if name.startswith(RESUME_PREFIX) or filename.startswith("<"):
             continue  # (code torch generated: compiled autograd's backward graphs have a section of their own)
         first_line = metrics.get("co_firstlineno")
         start = UserLocation(filename, int(first_line) if isinstance(first_line, int) else entry.stack[-1].line, name,
