@@ -120,6 +120,20 @@ class GraphBreakSite:
                 "eager_lines": [{"path": p, "line": n} for p, n in self.eager_lines]}
 
 
+# Dynamo installs one of these per tensor input and way of marking a dimension dynamic by hand (five a tensor in the
+# torch 2.13 logs), whatever the line does: they say only that no one marked it, so a line's notes fold them.
+DIMENSION_MARKING_GUARD = "DIMENSION_DYNAMIC_MARKING_GUARD"
+
+
+@dataclass
+class InstalledGuards:
+    """The guards one compilation installed because of one line."""
+
+    compile_id: str
+    guards: list[str] = field(default_factory=list)
+    dimension_marking: list[str] = field(default_factory=list)  # DIMENSION_MARKING_GUARD checks, folded
+
+
 @dataclass
 class LineNotes:
     """What the report knows about one source line: graphs, frames, breaks, resumes, guards, kernels, symbols."""
@@ -132,6 +146,28 @@ class LineNotes:
     guards: list[dict[str, Any]] = field(default_factory=list)  # failed guards (recompiles) pointing here
     kernels: list[dict[str, Any]] = field(default_factory=list)
     symbols: list[dict[str, Any]] = field(default_factory=list)  # created / specialized / guarded
+
+    @property
+    def recompiled(self) -> list[str]:
+        """The compilations a failed guard of this line caused, in order: what the line made torch.compile do."""
+        found: list[str] = []
+        for g in self.guards:
+            if "recompile" in g and g["recompile"] not in found:
+                found.append(g["recompile"])
+        return found
+
+    def installed_guards(self) -> list[InstalledGuards]:
+        """The guards each compilation installed because of this line, the dimension-marking checks apart."""
+        by_compile: dict[str, InstalledGuards] = {}
+        for g in self.guards:
+            if "installed" in g:
+                group = by_compile.setdefault(g["installed"], InstalledGuards(g["installed"]))
+                marking = g["guard"].startswith(DIMENSION_MARKING_GUARD)
+                (group.dimension_marking if marking else group.guards).append(g["guard"])
+        for group in by_compile.values():
+            if not group.guards:  # the line has nothing else: its checks are its guards, shown as such
+                group.guards, group.dimension_marking = group.dimension_marking, []
+        return list(by_compile.values())
 
     def to_json(self) -> dict[str, Any]:
         return {k: v for k, v in {
@@ -257,6 +293,11 @@ class Sources:
 
     def file(self, path: str) -> SourceFile | None:
         return next((f for f in self.files if f.path == path), None)
+
+    def breaks_in(self, path: str) -> list[GraphBreakSite]:
+        """The graph breaks located in file `path`, by line: the order a reader of the file meets them."""
+        return sorted((b for b in self.graph_breaks if b.location.filename == path),
+                      key=lambda b: (b.location.line, b.index))
 
     def to_json(self) -> dict[str, Any]:
         return {"version": SCHEMA_VERSION, "files": [f.to_json() for f in self.files],
@@ -537,6 +578,11 @@ def analyze_sources(trace: Trace, provenance: Provenance | None = None, shapes: 
     for cp in provenance.compiles.values():
         cp_key = compilation_key(cp.compile_id)
         for section_number, section in enumerate(cp.sections):
+            # The first line of the generated code that calls each kernel: the kernel's place on the provenance page.
+            called_at: dict[str, int] = {}
+            for code_line, names in sorted(section.code_kernels.items()):
+                for name in names:
+                    called_at.setdefault(name, code_line)
             for kernel in section.kernels:
                 for user_line in kernel.user_lines:
                     quotes.add(user_line.file, user_line.line, user_line.code)
@@ -545,7 +591,7 @@ def analyze_sources(trace: Trace, provenance: Provenance | None = None, shapes: 
                         linked.add((user_line.file, user_line.line, kernel.name, cp_key))
                         anchor = anchors.get(kernel.name) or anchors.setdefault(kernel.name, kernel.anchor)
                         n.kernels.append({"compile_id": cp_key, "dir": cp.dir_name, "kernel": kernel.name, "anchor": anchor,
-                                          "section": section_number})
+                                          "section": section_number, "code_line": called_at.get(kernel.name)})
 
     linked_lines: dict[str, set[int]] = {}
     for loc in linked_locations:

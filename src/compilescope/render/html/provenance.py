@@ -30,6 +30,11 @@ def provenance_url(compile_dir: str) -> str:
     return f"provenance/{compile_dir}.html"
 
 
+def panel_line_id(section: int, panel: str, line: int) -> str:
+    """The id of a line of a provenance page's panel; as a URL's fragment, the page opens its section and selects it."""
+    return f"s{section}-{panel}-L{line}"
+
+
 def json_island(value: Any) -> Markup:
     """JSON safe inside <script type="application/json">: no '<', '>' or '&' can end the element."""
     text = orjson.dumps(value, option=orjson.OPT_NON_STR_KEYS).decode()
@@ -201,7 +206,7 @@ def _kernel_calls(page: _Page, entry: Compile) -> dict[int, dict[str, list[str]]
             calls = result.setdefault(s.kernel_traces_artifact, {})
             for line, names in sorted(s.code_kernels.items()):
                 for name in names:
-                    calls.setdefault(name, []).append(f"{url}#s{i}-code-L{line}")
+                    calls.setdefault(name, []).append(f"{url}#{panel_line_id(i, 'code', line)}")
     cache[entry.compile_id] = result
     return result
 

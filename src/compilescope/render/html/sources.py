@@ -11,9 +11,9 @@ from typing import TYPE_CHECKING, Iterator
 from markupsafe import Markup, escape
 
 from ...analyses.graph_breaks import compilation_key
-from ...analyses.sources import SourceFile, line_anchor, resumed_function
+from ...analyses.sources import DIMENSION_MARKING_GUARD, SourceFile, line_anchor, resumed_function
 from ...wording import count
-from .provenance import provenance_url
+from .provenance import panel_line_id, provenance_url
 from .rows import ascii_parts, html_text
 from .transformed import transformed_url
 
@@ -119,19 +119,26 @@ def _notes_html(page: _Page, f: SourceFile, n: int, dirs: _CompileDirs, resume_i
         yield (f'<li class="n-resume">after this line, the rest of <span class="mono">'
                f'{html_text(resumed_function(r["function"]) or "the function")}</span> <span class="muted">(Dynamo\'s '
                f'resume function <span class="mono">{html_text(r["function"])}</span>)</span> was compiled as {links}</li>')
-    installed: dict[str, list[str]] = {}
     for g in notes.guards:
-        if "installed" in g:
-            installed.setdefault(g["installed"], []).append(g["guard"])
-            continue
-        yield (f'<li class="n-guard">recompile {_cid(g["recompile"], dirs)}: guard of {html_text(g["failed_in"] or "?")} '
-               f'failed: <code>{html_text(g["guard"])}</code></li>')
-    for cid, guards in installed.items():
-        listed = "".join(f"<li><code>{html_text(g)}</code></li>" for g in guards)
-        yield (f'<li class="n-installed">{count(len(guards), "guard")} of {_cid(cid, dirs)} {"comes" if len(guards) == 1 else "come"} from this line'
+        if "recompile" in g:
+            yield (f'<li class="n-guard">recompiled as {_cid(g["recompile"], dirs)}: a guard of '
+                   f'{html_text(g["failed_in"] or "?")} on this line failed: <code>{html_text(g["guard"])}</code></li>')
+    for group in notes.installed_guards():
+        listed = "".join(f"<li><code>{html_text(g)}</code></li>" for g in group.guards)
+        if group.dimension_marking:
+            marking = "".join(f"<li><code>{html_text(g)}</code></li>" for g in group.dimension_marking)
+            listed += (f'<li class="n-marking">{count(len(group.dimension_marking), "check")} that no dimension was marked '
+                       f'dynamic by hand <span class="mono muted">({DIMENSION_MARKING_GUARD})</span>'
+                       f'<details><summary>show</summary><ul>{marking}</ul></details></li>')
+        shown = len(group.guards)
+        folded = f' (and {count(len(group.dimension_marking), "dimension-marking check")})' if group.dimension_marking else ""
+        yield (f'<li class="n-installed">{count(shown, "guard")} of {_cid(group.compile_id, dirs)} '
+               f'{"comes" if shown == 1 else "come"} from this line{folded}'
                f'<details><summary>show</summary><ul>{listed}</ul></details></li>')
     for k in notes.kernels:
         url = f'../{provenance_url(k["dir"])}'
+        if k.get("code_line") is not None:  # (its call in the generated code; without one, the compile's page)
+            url += f'#{panel_line_id(k["section"], "code", k["code_line"])}'
         yield (f'<li class="n-kernel">kernel <a class="mono" href="{html_text(url)}">{html_text(k["kernel"])}</a> '
                f'({_cid(k["compile_id"], dirs)})</li>')
     for s in notes.symbols:
@@ -163,9 +170,11 @@ def _badges(notes) -> str:
         out.append('<span class="b b-break">graph break</span>')
     elif notes.eager:
         out.append('<span class="b b-eager">eager</span>')
-    failed = sum(1 for g in notes.guards if "recompile" in g)
-    if failed:
-        out.append(f'<span class="b b-guard">{count(failed, "failed guard")}</span>')
+    recompiled = notes.recompiled
+    if recompiled:
+        failed = "; ".join(f'the guard of {g["failed_in"] or "?"} failed: {g["guard"]}' for g in notes.guards if "recompile" in g)
+        out.append(f'<span class="b b-guard" title="torch.compile compiled this frame again because of this line: '
+                   f'{html_text(failed)}">recompiled {html_text(" ".join(recompiled))}</span>')
     if notes.kernels:
         out.append(f'<span class="b b-kernel">{count(len(notes.kernels), "kernel")}</span>')
     if notes.symbols:
@@ -212,6 +221,18 @@ def _line_rows(page: _Page, f: SourceFile, dirs: _CompileDirs, resume_ids: dict[
 
 
 def _page(page: _Page, f: SourceFile, dirs: _CompileDirs, resume_ids: dict[str, list[str]]) -> Iterator[bytes]:
-    breaks = [b for b in page.results.sources.graph_breaks if b.location and b.location.filename == f.path]
-    return page.stream("source.html", "../", f=f, lines_html=_lines_html(page, f, dirs, resume_ids), breaks=breaks,
-                       anchor=line_anchor)
+    breaks = [{"line": b.location.line, "href": f"#{f.anchor(b.location.line) or ''}", "reason": b.reason,
+               "eager": [_eager_link(page, f, path, line) for path, line in b.eager_lines] if len(b.eager_lines) > 1 else []}
+              for b in page.results.sources.breaks_in(f.path)]
+    return page.stream("source.html", "../", f=f, lines_html=_lines_html(page, f, dirs, resume_ids), breaks=breaks)
+
+
+def _eager_link(page: _Page, f: SourceFile, path: str, line: int) -> dict[str, str | None]:
+    """A line that ran eagerly because of a break: its row on this page, or on its file's page, if it has one."""
+    if path == f.path:
+        anchor = f.anchor(line)
+        href = f"#{anchor}" if anchor else None
+    else:
+        other = source_url(page, path, line)
+        href = f"../{other}" if other else None
+    return {"text": f"{path.rsplit('/', 1)[-1]}:{line}", "href": href}
