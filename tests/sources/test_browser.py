@@ -54,9 +54,13 @@ def test_click_source_line_shows_graphs_and_kernels(tmp_path):
         assert "captured in graph [0/0]" in text
         assert "kernel extern_kernels.addmm:1" in text
         # the graph link goes to the compile id's page, the kernel link to its provenance page
-        page.locator("#L24 .notes li.n-kernel a").first.click()
+        link = page.locator("#L24 .notes li.n-kernel a", has_text="cpp_fused_sum_1:3")
+        link.click()
         page.wait_for_load_state()
         assert "/provenance/" in page.url
+        # the backward section opens on the generated code's line that calls the kernel, on screen
+        target = page.locator("#" + page.url.rsplit("#", 1)[1])
+        assert target.is_visible() and "cpp_fused_sum_1" in target.inner_text()
         assert not page.console_errors and not page.external_requests
 
 
