@@ -130,7 +130,7 @@ def test_across_torch_versions_the_options_one_version_has_are_one_change_each_w
     [version] = [c for c in d.changes if c.title.startswith("torch: ")]
     assert version.detail["config_defaults_may_differ"] == sorted(changed)
     assert version.title == (f"torch: {a.torch_version} → {b.torch_version} (the {len(changed)} config values below "
-                             "that differ may be new defaults, unless the program sets them)")
+                             "that differ may be the versions' own defaults, unless the program sets them)")
 
 
 def test_config_flag_is_the_only_change():

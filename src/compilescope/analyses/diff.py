@@ -729,9 +729,9 @@ def diff_runs(a: RunFacts, b: RunFacts, threshold: TimeThreshold = TimeThreshold
         # A log holds every option's value, set or not: across two torch versions, an option whose value differs
         # may be one whose default changed, which the user did not touch. Said once, where the versions are.
         values = [c.title.split(":")[0].removeprefix("config ") for c in config if c.a is not None and c.b is not None]
-        hedge = ("" if not values else " (the config value below that differs may be a new default, unless the program "
-                 "sets it)" if len(values) == 1 else f" (the {len(values)} config values below that differ may be new "
-                 "defaults, unless the program sets them)")
+        hedge = ("" if not values else " (the config value below that differs may be one of the versions' own defaults, "
+                 "unless the program sets it)" if len(values) == 1 else f" (the {len(values)} config values below that differ may be the "
+                 "versions' own defaults, unless the program sets them)")
         changes.append(Change(
             "environment", "changed", f"torch: {a.torch_version} → {b.torch_version}{hedge}", None,
             a.torch_version, b.torch_version, {"config_defaults_may_differ": values} if values else {}))
