@@ -32,7 +32,7 @@ from .caches import CACHES, caches
 from .cudagraphs import cudagraphs
 from .compile_time import PHASE_LABELS, compile_times, ends_during, unfinished_compiles
 from .crash import Crash, crashes
-from .dynamic_shapes import dynamic_shapes
+from .dynamic_shapes import dynamic_shapes, number_text
 from .environment import environment
 from .failures import failures_and_restarts
 from .graph_breaks import compilation_key, graph_breaks
@@ -708,16 +708,6 @@ def _config_changes(a: RunFacts, b: RunFacts) -> list[Change]:
     return changes
 
 
-def _number(value: str) -> str:
-    """A logged value as a person reads it in a list: 0.00466666666666667 as 0.00466667 (six figures); else as logged."""
-    if "." not in value or len(value) <= 8:
-        return value
-    try:
-        return f"{float(value):.6g}"
-    except ValueError:
-        return value
-
-
 def diff_runs(a: RunFacts, b: RunFacts, threshold: TimeThreshold = TimeThreshold()) -> RunDiff:
     result = RunDiff(a, b, threshold)
     changes = result.changes
@@ -917,7 +907,7 @@ def diff_runs(a: RunFacts, b: RunFacts, threshold: TimeThreshold = TimeThreshold
         for sources, value, file, line in specs:
             by_place.setdefault((sources, file, line), []).append(value)
         for (sources, file, line), values in by_place.items():
-            shown = values[0] if len(values) == 1 else f"{len(values)} values: {', '.join(_number(v) for v in values)}"
+            shown = values[0] if len(values) == 1 else f"{len(values)} values: {', '.join(number_text(v) for v in values)}"
             spec = {"sources": list(sources), "value": values[0], "values": values, "file": file, "line": line}
             changes.append(Change("dynamic_shapes", kind, f"{said}: {', '.join(sources)} = {shown} ({_at(file, line)})",
                                   None, spec if kind == "removed" else None, spec if kind == "added" else None))
