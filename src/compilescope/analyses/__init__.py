@@ -54,6 +54,11 @@ class Results:
     sources: Sources = field(default_factory=Sources)
     transformed: dict[str, TransformedCode] = field(default_factory=dict)  # compile dir -> code run instead
 
+    @property
+    def failed_compiles(self) -> int:
+        """The failures table's rows that are failed compiles, not restarts (a graph break's): a failure to fix."""
+        return sum(1 for row in self.failures if not row.is_restart)
+
     def to_json(self) -> dict[str, Any]:
         """The exact saved form (JSON-able): from_json(to_json()) == self."""
         if self.trace is not None and self.trace.closed:  # (its payloads are saved too, and they are gone)

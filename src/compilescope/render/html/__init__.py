@@ -205,6 +205,7 @@ def _index(page: _Page) -> Iterator[bytes]:
         n_compiles=sum(1 for cid in trace.compiles if cid is not None),
         n_artifacts=trace.next_number,
         failures=results.failures,
+        failed_compiles=results.failed_compiles,
         insights=results.insights,
         compile_time_chart=CompileTimeChart.from_results(results.insights.compile_time) if results.insights else None,
         runtime=results.runtime,
