@@ -126,3 +126,22 @@ def test_tab_moves_one_line_at_a_time_and_enter_opens_it(tmp_path):
         page.keyboard.press("Enter")
         assert page.url.endswith("#L18") and page.locator("#L18 .notes").is_visible()
         assert not page.console_errors
+
+
+def test_on_a_phone_a_lines_notes_stay_on_screen(tmp_path):
+    """At 390 px a line's opened notes wrap within the screen: they sat in the line, as wide as the file's longest
+    line, and were cut off at the code box's right edge (reading them meant scrolling the code sideways)."""
+    out = tmp_path / "out"
+    report(torch213("source_view.log"), out)
+    with browser_page() as page:
+        page.set_viewport_size({"width": 390, "height": 800})
+        page.goto((out / "index.html").as_uri())
+        page.locator("table.graph-breaks tr", has_text="Data-dependent branching").locator("a.src-link").click()
+        page.wait_for_load_state()
+        notes = page.locator("#L22 .notes")
+        assert notes.is_visible() and "Data-dependent branching" in notes.inner_text()
+        box = notes.bounding_box()
+        src = page.locator("#src").bounding_box()
+        assert box is not None and src is not None
+        assert box["x"] >= 0 and box["x"] + box["width"] <= min(390, src["x"] + src["width"]) + 1, (box, src)
+        assert not page.console_errors and not page.external_requests
