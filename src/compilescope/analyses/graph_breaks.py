@@ -32,6 +32,14 @@ _SECTION_STARTS = ("Hint:", "Developer debug context:", "For more details")
 EXPLICIT_BREAK = "Call to `torch._dynamo.graph_break()`"
 BY_TORCH_NOTE = "PyTorch's own code breaks the graph here on purpose: nothing in your code to change."
 RESUME_PREFIX = "torch_dynamo_resume_in_"  # the name Dynamo gives the code after a graph break
+_RESUME_NAME = lazy_compile(r"^torch_dynamo_resume_in_(\w{1,200}?)_at_(\d{1,9})$")
+
+
+def resume_of(code_name: str | None) -> tuple[str, int] | None:
+    """(f, 22) for Dynamo's resume function torch_dynamo_resume_in_f_at_22: the rest of f after its graph break at
+    line 22; None for any other code."""
+    m = _RESUME_NAME.match(code_name or "")
+    return (m[1], int(m[2])) if m else None
 
 
 @dataclass

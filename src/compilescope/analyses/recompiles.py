@@ -22,6 +22,7 @@ from ..wording import count
 from .compiled_frames import CompiledFrames
 from .dynamic_shapes import SPECIALIZATION_REASONS, Specialization
 from .fx_sites import GRAPH_ARTIFACT, first_use
+from .graph_breaks import resume_of
 from .installed_guards import GUARDS_ARTIFACT, enclosing_sources, guard_site, object_type, tensor_check
 from .userloc import UserLocation, code_origin, is_torch_file, last_user_frame
 from ..model.records import dataclass
@@ -121,7 +122,6 @@ CACHE_ADVICE = (
     "a static cache (transformers' StaticCache) as past_key_values, which keeps them fixed. Or compile with "
     "dynamic=True, so that sizes are dynamic from the first compile.")
 _SIZES_LISTED = 4
-_RESUME_FUNCTION = re.compile(r"^torch_dynamo_resume_in_(\w{1,200}?)_at_(\d{1,9})$")  # Dynamo's name for it
 
 
 NUMBER_MADE_DYNAMIC = ("torch compiled {names} as dynamic once it changed (automatic dynamic): {recompiles} for it, "
@@ -264,8 +264,8 @@ class FrameRecompiles:
     def resumed(self) -> str:
         """What a resume function Dynamo made is, in the user's terms: "the rest of f after its graph break at line
         22" for torch_dynamo_resume_in_f_at_22 ("" for any other function)."""
-        m = _RESUME_FUNCTION.match(self.name or "")
-        return f"the rest of {m[1]} after its graph break at line {m[2]}" if m else ""
+        resumed = resume_of(self.name)
+        return f"the rest of {resumed[0]} after its graph break at line {resumed[1]}" if resumed else ""
 
     @property
     def settled(self) -> bool:
@@ -278,8 +278,8 @@ class FrameRecompiles:
     def display_name(self) -> str:
         """Its name in a sentence: "forward (after its graph break at line 22)" for Dynamo's resume function
         torch_dynamo_resume_in_forward_at_22, else its own name."""
-        m = _RESUME_FUNCTION.match(self.name or "")
-        return f"{m[1]} (after its graph break at line {m[2]})" if m else self.name or "a function"
+        resumed = resume_of(self.name)
+        return f"{resumed[0]} (after its graph break at line {resumed[1]})" if resumed else self.name or "a function"
 
     @property
     def any_placed(self) -> bool:

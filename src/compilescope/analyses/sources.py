@@ -31,7 +31,7 @@ from ..model.names import safe_stem
 from ..model.trace import Compile, Trace
 from ..model.payloads import PayloadRef
 from .dynamic_shapes import DynamicShapes, dynamic_shapes
-from .graph_breaks import ARTIFACT as GRAPH_BREAK_ARTIFACT, GraphBreaks, compilation_key, parse_reason
+from .graph_breaks import ARTIFACT as GRAPH_BREAK_ARTIFACT, GraphBreaks, compilation_key, parse_reason, resume_of
 from .fx_sites import GRAPH_ARTIFACT, fx_node_sites
 from .installed_guards import GUARD_LINE, GUARD_TAIL, GUARDS_ARTIFACT
 from .provenance import Provenance, analyze_provenance
@@ -97,8 +97,8 @@ _RESUMED = lazy_compile(r"^torch_dynamo_resume_in_(\w+?)_at_\d+$")
 
 def resumed_function(code_name: str) -> str | None:
     """The function a resume function `torch_dynamo_resume_in_f_at_22` runs the rest of (`f`); None for another code."""
-    m = _RESUMED.match(code_name)
-    return m[1] if m else None
+    resumed = resume_of(code_name)
+    return resumed[0] if resumed else None
 
 
 @dataclass
