@@ -152,6 +152,31 @@ def test_on_cuda_the_triton_launch_under_cuda_graph_trees():
     assert crash.code_line == line and crash.code_artifact is not None
 
 
+def test_capture_on_cuda_records_the_crash_beside_the_log(capsys):
+    """tests/data/cuda_torch211/logs/capture_crash/: the same static-cache program run inside compilescope.capture()
+    on an H200 (programs/capture_crash.py); it died of SIGSEGV in the same launcher. capture() had turned faulthandler
+    on into the trace directory, so nothing was appended to the log: the reader takes the file beside it."""
+    directory = CUDA211_LOGS / "capture_crash"
+    [log] = directory.glob("*.log.gz")
+    [crash_file] = directory.glob("compilescope_crash_*.txt")
+    raw = gzip.open(log, "rt").read()
+    assert '"compilescope_crash"' not in raw  # nobody was left to append it
+    # the log is the crashed process's: the crash file's name is the pid every record of the log carries
+    pid = crash_file.stem.rsplit("_", 1)[1]
+    assert set(re.findall(r"^V\d{4} [\d:.]+ (\d+) ", raw, re.M)) == {pid}
+    stack = crash_file.read_text()
+    assert stack.startswith("Fatal Python error: Segmentation fault")
+    assert 'static_triton_launcher.py", line 291 in run' in stack and "capture_crash.py" in stack
+    [crash] = _insights(log).crashes.crashes
+    assert (crash.where.short, crash.during, crash.file) == (
+        "static_triton_launcher.py:291", "while running [0/1]'s compiled code under CUDA graph trees", crash_file.name)
+    assert crash.user_frame.short == "hf_gpt2_static_cache.py:22"
+    assert run_cli("summary", directory) == 0
+    out = " ".join(capsys.readouterr().out.replace("\u2502", " ").split())  # (the panel's side bars)
+    assert "ERROR the program crashed: Segmentation fault in static_triton_launcher.py:291 (run)" in out
+    assert f"recorded by compilescope in {crash_file.name} beside the log" in out
+
+
 def test_the_report_links_the_running_line_of_generated_code(tmp_path):
     assert run_cli(NATIVE, "-o", tmp_path / "r", "--no-browser") == 0
     page = (tmp_path / "r" / "index.html").read_text()

@@ -57,6 +57,13 @@ scenario profile_launch_bound 150 python3 -m compilescope run --no-browser --fre
     profile_launch_bound.py "$work/profile_launch_bound/trace/profile.json"
 # compilescope.capture(profile=True) inside the program.
 scenario capture_profile 150 python3 capture_profile.py "$work/capture_profile"
+# A batch size and an int that change: each recompiles once, then runs dynamic (automatic dynamic).
+scenario dynamic_batch 150 python3 -m compilescope run --no-browser --fresh-cache \
+    --trace-dir "$work/dynamic_batch/trace" -o "$work/dynamic_batch/report" dynamic_batch.py
+# The static-cache generation that dies of SIGSEGV, inside compilescope.capture(): the crash file beside the log.
+scenario capture_crash 240 python3 capture_crash.py "$work/capture_crash/trace"
+scenario capture_crash_report 60 python3 -m compilescope --no-browser -o "$work/capture_crash/report" \
+    "$work/capture_crash/trace"
 # compilescope diagnose on Triton code broken on purpose: the backend stage fails, then a wrong result.
 scenario diagnose_compile_error 240 env TRITON_BUG=compile_error python3 -m compilescope diagnose --minify --no-browser \
     --timeout 120 -o "$work/diagnose_compile_error/report" triton_bug.py
