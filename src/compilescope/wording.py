@@ -22,6 +22,11 @@ def count(n: int, word: str, many: str | None = None) -> str:
     return f"{n} {plural(n, word, many)}"
 
 
+def and_list(items: list[str]) -> str:
+    """'x', 'x and y', 'x, y and z'."""
+    return " and ".join(items) if len(items) < 3 else f"{', '.join(items[:-1])} and {items[-1]}"
+
+
 def format_seconds(seconds: float) -> str:
     """A duration in the unit that reads best: "8.27 s", "813 ms", "4.2 ms", "35 µs" (pages and terminal alike)."""
     if seconds >= 1:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import ast
 import gzip
 import json
+import re
 from collections import Counter
 
 from compilescope.analyses.insights import insights
@@ -205,3 +206,32 @@ def test_a_recompile_caused_by_a_size_an_earlier_compile_specialized_says_so(tmp
     assert run_cli(log, "-o", tmp_path / "out", "--no-browser") == 0
     assert '<span class="specialized">[0/2] had specialized s27 = 8 (its range narrowed to one value) at ' in (
         tmp_path / "out" / "index.html").read_text()
+
+
+def test_each_input_torch_made_dynamic_costs_one_recompile_and_is_said_as_such():
+    """dynamic_batch.log.gz: step(x, factor) with batches 32, 48, 64, 80, then factors 2, 3, 4, 5 (programs/
+    dynamic_batch.py, on an H200). 48 recompiles [0/1] with x's dimension 0 a symbol, 3 recompiles [0/2] with factor
+    a symbol; every later call reuses [0/2]. That is automatic dynamic working: INFO, not a warning to fix."""
+    log = cuda211("dynamic_batch.log.gz")
+    raw = gzip.open(log, "rt").read()
+    # the symbols each recompile created, from the raw create_symbol records
+    made = dict(re.findall(r'"create_symbol": \{"symbol": "(s\d+)", "val": "\d+", "vr": "[^"]*", "source": "([^"]+)"',
+                           raw))
+    by_source = {source: symbol for symbol, source in made.items()}
+    with read_trace(str(log)) as trace:
+        ins = insights(trace)
+    [frame] = ins.recompiles.frames
+    assert frame.chain == ["[0/0]", "[0/1]", "[0/2]"] and frame.settled
+    assert [(s.guard.guard, s.dynamic_symbol) for s in frame.steps] == [
+        ("tensor 'x' size mismatch at index 0. expected 32, actual 48", by_source["L['x'].size()[0]"]),
+        ("factor == 2", by_source["L['factor']"])]
+    assert frame.made_dynamic == ["x's dimension 0", "factor"]
+    [finding] = [f for f in ins.findings if f.section == "recompiles"]
+    assert (finding.severity, finding.title) == ("info", "step recompiled 2 times, then ran with x's dimension 0 and "
+                                                         "factor dynamic")
+    assert finding.detail == "failed guards: tensor 'x' size mismatch at index 0. expected 32, actual 48; factor == 2"
+    # the program's own output: every batch and factor ran (seven calls, three compiles)
+    said = (cuda211("dynamic_batch.output.txt")).read_text().split("\n")
+    assert [line.split()[:2] for line in said if line] == [["batch", "32"], ["batch", "48"], ["batch", "64"],
+                                                          ["batch", "80"], ["factor", "3"], ["factor", "4"],
+                                                          ["factor", "5"]]

@@ -269,10 +269,15 @@ class FrameRecompiles:
 
     @property
     def settled(self) -> bool:
-        """It recompiled once, and that compile made what changed dynamic (torch's automatic dynamic): nothing
-        recompiles it again while that keeps changing, and the one recompile is all it cost."""
-        return (len(self.steps) == 1 and not self.hit_limit and not self.steps[0].failed
-                and self.steps[0].dynamic_symbol is not None)
+        """Each recompile made what changed dynamic (torch's automatic dynamic: a batch size, then a scale factor):
+        nothing recompiles it again while those keep changing, and one recompile for each is all it cost."""
+        return (bool(self.steps) and not self.hit_limit
+                and all(not s.failed and s.dynamic_symbol is not None for s in self.steps))
+
+    @property
+    def made_dynamic(self) -> list[str]:
+        """What its recompiles made dynamic, once each: ["x's dimension 0", "factor"]."""
+        return list(dict.fromkeys(s.dynamic_of for s in self.steps if s.dynamic_symbol is not None))
 
     @property
     def display_name(self) -> str:
