@@ -72,6 +72,13 @@ def test_a_recompiled_frame_of_torchs_own_code_names_the_users_line_that_called_
         "ddp_uneven_batch.py", 27, "main", "loss = step(x).pow(2).mean()")
     assert ("inner (called at ddp_uneven_batch.py:27) recompiled once, then ran with args[0]'s dimension 0 dynamic"
             in [f.title for f in ins.findings])  # the uneven last batch: one recompile, then a dynamic batch size
+    # args[0] is first used in torch's linear.py, inside torch's frame: the user passed it in at line 27, which is
+    # what the program holds there
+    [step] = frame.steps
+    assert (step.guard.location_kind, step.guard.location.short) == ("call", "ddp_uneven_batch.py:27")
+    program = (cuda211("../programs/ddp_uneven_batch.py")).read_text().split("\n")
+    assert program[26].strip() == step.guard.location.code == "loss = step(x).pow(2).mean()"
+    assert step.guard.location_label == "args[0] passed in by the call at"
     assert run_cli("summary", rank1) == 0
     assert "inner  (external_utils.py:67, called at ddp_uneven_batch.py:27)\n" in capsys.readouterr().out
     assert run_cli(rank1, "-o", tmp_path / "out", "--no-browser") == 0

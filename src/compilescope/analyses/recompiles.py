@@ -109,6 +109,9 @@ LOCATION_KINDS = {
     "guard": "at",  # the line that made the guard (torch's comment on it, or its user stack)
     "first_use": "{tensor} first used at",  # where the compile whose guard failed first used the tensor
     "function": "{tensor} is an input of the compiled function at",  # nothing finer: the function's def line
+    # The compiled frame and the tensor's first use are both torch's (DDP's `inner`, a compiled module's wrapper):
+    # the user's line that called it is where the tensor came in.
+    "call": "{tensor} passed in by the call at",
 }
 # A transformers KV cache whose tensors grow: the fix transformers documents for torch.compile is a static cache
 # (its docs' "Cache strategies" table: DynamicCache does not support torch.compile, StaticCache does).
@@ -505,8 +508,9 @@ class _CompileTexts:
 
 
 def _place_tensor_check(guard: FailedGuard, texts: _CompileTexts, code: UserLocation | None,
-                        known: set[str]) -> str | None:
-    """For a failed check of a tensor: its name, where the guarded compile first used it, and the KV cache holding
+                        known: set[str], caller: UserLocation | None) -> str | None:
+    """For a failed check of a tensor: its name, where the guarded compile first used it (where torch's own frame
+    first used it in torch's code too: the user's line that called the frame, caller), and the KV cache holding
     it. Returns the source the guard tree names the tensor by (`L['x']`), when the tree has it."""
     m = re.match(_TENSOR_CHECK, guard.guard)
     if m is None:
@@ -525,7 +529,12 @@ def _place_tensor_check(guard: FailedGuard, texts: _CompileTexts, code: UserLoca
             node = first_use(graph, found[0]) if graph else None
             if node is not None and not is_torch_file(node.path):
                 used = UserLocation(node.path, node.line, node.function, node.code)
-        if used is not None and (not is_torch_file(used.filename) or code is None or is_torch_file(code.filename)):
+        torch_frame = code is None or is_torch_file(code.filename)
+        if used is not None and not is_torch_file(used.filename):
+            guard.location, guard.location_kind = used, "first_use"
+        elif caller is not None and torch_frame:
+            guard.location, guard.location_kind = caller, "call"
+        elif used is not None and torch_frame:
             guard.location, guard.location_kind = used, "first_use"
         elif code is not None:
             guard.location, guard.location_kind = code, "function"
@@ -548,7 +557,8 @@ def _place_failed_checks(steps: list[tuple[RecompileStep, Compile]], texts: _Com
         for guard in step.failed_guards:
             # (The newest cache entry's guard is the one shown; each older entry tried would read its compile's
             # guard tree again, a frame recompiled n times reading n * n / 2 of them.)
-            source = _place_tensor_check(guard, texts, code, known) if guard is step.guard else None
+            source = (_place_tensor_check(guard, texts, code, known, compiled_frames.called_from(entry.compile_id))
+                      if guard is step.guard else None)
             _unclip(guard, known)
             number = _NUMBER_GUARD.match(guard.guard) if guard is step.guard and guard.change == "constant" else None
             if number is not None:  # `n == 0`: automatic dynamic makes a number that changed a symbol too
