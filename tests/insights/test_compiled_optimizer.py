@@ -173,10 +173,16 @@ def test_diff_of_the_fix_says_each_guard_once(capsys):
     assert run_cli("diff", CUDA_FLOAT, CUDA_TENSOR) in (0, 1)
     out = capsys.readouterr().out
     assert "step (adam.py:214): 6 → 1 compiles (5 → 0 recompiles)" in out
-    # Four failures of one guard (numbers masked) are one line with their count, not four lines.
+    # Four failures of one guard at four learning rates are one line with the values and their count, not four
+    # lines, nor one line with the numbers masked. The values: each `.item() == X` the raw log's guards hold.
     assert out.count("guard no longer failing: ___as_tensor(") == 1
-    assert re.search(r"guard no longer failing: ___as_tensor\(self\.param_groups\[0\]\['lr'\]\)\.item\(\)\s+== 0\.# \(×4\)",
-                     out)
+    text = gzip.open(CUDA_FLOAT, "rt").read()
+    rates = list(dict.fromkeys(re.findall(r"___as_tensor\(self\.param_groups\[0\]\['lr'\]\)\.item\(\) == ([\d.]+)", text)))
+    assert len(rates) == 4
+    assert (f"guard no longer failing: ___as_tensor(self.param_groups[0]['lr']).item() == one of {', '.join(rates)} "
+            "(×4)") in " ".join(out.split())
+    [first] = {*re.findall(r"self\.param_groups\[0\]\['lr'\] == ([\d.]+)", text[:text.index("___as_tensor(self.param_groups")])}
+    assert f"guard no longer failing: self.param_groups[0]['lr'] == {first} guard" in " ".join(out.split())
     assert out.count("dynamic symbol for L['self'].param_groups[0]['lr'] removed") == 1
     # Each learning rate it was specialized to, in one line: one fix (a tensor lr) undoes them all.
     values = []

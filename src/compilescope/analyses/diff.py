@@ -48,7 +48,10 @@ SCHEMA_VERSION = 1
 
 # Config keys whose values name this machine or this run (paths, job ids), not a behaviour.
 _VOLATILE_CONFIG = re.compile(r"(_dir$|_path$|^job_id$|cache_key_tag|_file$|^trace\.|worker_start_method|compile_threads)")
-_ADDRESS = re.compile(r"\b(?:0x[0-9a-f]+|\d{7,})\b", re.I)  # object ids / addresses in guard texts
+# Object ids / addresses in guard texts; not the digits of a fraction (`lr == 0.003333333333333333` is a value).
+_ADDRESS = re.compile(r"(?<![\d.])(?:0x[0-9a-f]+|\d{7,})\b", re.I)
+# A number in a guard's text: guards that differ only in one number are one guard failing at several values.
+_GUARD_NUMBER = re.compile(r"(?<![\w.#])-?\d+(?:\.\d+)?(?:e[-+]?\d+)?(?![\w.])", re.I)
 _GRAPH_FILE = re.compile(r"#\s*File:\s*(?P<file>.+?):(?P<line>\d+) in (?P<func>[\w<>.]+)(?:, code: (?P<code>.*))?$")
 _NODE = re.compile(r"^\s*(?P<name>[A-Za-z_]\w*)\s*(?::\s*\"[^\"]*\")?\s*=\s*(?P<rhs>.+?)(?:;\s+.*)?$")
 _CALL = re.compile(r"^(?P<target>[A-Za-z_][\w.]*)\(")
@@ -516,11 +519,15 @@ class Change:
 
     @property
     def guard_lines(self) -> list[tuple[str, str, int]]:
-        """(what, guard, times): the guards that fail only in one run, each once (a compiled optimizer step that
-        recompiled at every learning rate fails one guard on the number, `... == 0.#`, four times)."""
+        """(what, guard, times): the guards that fail only in one run, each once; guards that differ only in a
+        number are one, with its values (a compiled optimizer step recompiled at every learning rate fails
+        `... .item() == 0.004666666666666667`, then `== 0.006`, ...: "== one of 0.004666666666666667, 0.006, …")."""
         out: list[tuple[str, str, int]] = []
         for key, label in (("new_guard_failures", "new failing guard"), ("gone_guard_failures", "guard no longer failing")):
-            out.extend((label, guard, n) for guard, n in Counter(self.detail.get(key, [])).items())
+            groups: dict[str, list[str]] = {}
+            for guard in self.detail.get(key, []):
+                groups.setdefault(_GUARD_NUMBER.sub("#", guard), []).append(guard)
+            out.extend((label, _one_of(guards), len(guards)) for guards in groups.values())
         return out
 
     def to_json(self) -> dict[str, Any]:
@@ -604,6 +611,19 @@ def _config_value(value: str | None, side: str) -> str:
 
 def _frame_label(f: FrameFacts) -> str:
     return f"{f.function or '?'} ({_short(f.filename)}:{f.first_line if f.first_line is not None else '?'})"
+
+
+def _one_of(guards: list[str]) -> str:
+    """Guards that differ only in their numbers, as one: the number that differs written as its values."""
+    texts = list(dict.fromkeys(guards))
+    numbers = [_GUARD_NUMBER.findall(t) for t in texts]
+    differ = [i for i in range(len(numbers[0])) if len({n[i] for n in numbers}) > 1]
+    if len(differ) != 1:
+        return texts[0] if len(texts) == 1 else "; ".join(texts)
+    at = differ[0]
+    values = "one of " + ", ".join(dict.fromkeys(number_text(n[at]) for n in numbers))
+    match = list(_GUARD_NUMBER.finditer(texts[0]))[at]
+    return texts[0][:match.start()] + values + texts[0][match.end():]
 
 
 def _multiset_diff(a: list, b: list) -> tuple[list, list]:
