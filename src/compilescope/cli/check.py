@@ -14,7 +14,7 @@ import orjson
 
 from ..analyses.check import SCHEMA_VERSION as CHECK_SCHEMA_VERSION, Rules, evaluate
 from ..errors import CompilescopeError
-from .diff import read_side
+from .diff import add_threshold_arguments, read_side, time_threshold
 from .usage import require_at_least, require_with
 
 
@@ -43,29 +43,35 @@ class CheckCommand:
         parser.add_argument("--no-new-warnings", action="store_true",
                             help="with --baseline: fail if torch printed a warning that the baseline's run did not")
         parser.add_argument("--baseline", metavar="LOG", help="fail on regressions against this run: a new graph break, "
-                            "more recompiles, a new failure, a compile CUDA graphs now skip, compile time up by more "
-                            "than the margin")
-        # (default None: given without --baseline, they are refused; Rules has their defaults)
-        parser.add_argument("--time-margin", type=float, metavar="F",
-                            help=f"with --baseline: compile time may grow by this fraction (default {Rules.time_margin:g})")
-        parser.add_argument("--time-min-seconds", type=float, metavar="S",
-                            help=f"with --baseline: ... and by at least S seconds before it counts (default {Rules.time_min_seconds:g})")
+                            "more recompiles, a new failure, a compile CUDA graphs now skip, more compile time where "
+                            "`compilescope diff` calls it a change (--time-threshold, --time-ratio: the same options and "
+                            "defaults as diff's)")
+        # The threshold `diff` has (given without --baseline, they are refused), and the older spellings of it, which
+        # stay for the scripts that use them: each is refused together with its newer spelling.
+        seconds, ratio = add_threshold_arguments(parser, "with --baseline: ")
+        seconds.add_argument("--time-min-seconds", type=float, metavar="S", help="older spelling of --time-threshold S (not with it)")
+        ratio.add_argument("--time-margin", type=float, metavar="F",
+                           help="older spelling of --time-ratio 1+F: compile time may grow by this fraction (not with "
+                                "--time-ratio)")
         parser.add_argument("--junit", metavar="FILE", help="write the results as JUnit XML (one test case per rule)")
         parser.add_argument("--json", action="store_true", help="print the results as JSON")
 
     def run(self, args: argparse.Namespace) -> int:
         for name in ("max_graph_breaks", "max_recompiles", "max_compile_seconds", "time_margin", "time_min_seconds"):
             require_at_least(f"--{name.replace('_', '-')}", getattr(args, name), 0)
-        baseline_only = {"--no-new-warnings": args.no_new_warnings, "--time-margin": args.time_margin is not None,
-                         "--time-min-seconds": args.time_min_seconds is not None}
+        baseline_only = {"--no-new-warnings": args.no_new_warnings}
+        for name in ("time_threshold", "time_ratio", "time_min_seconds", "time_margin"):
+            baseline_only[f"--{name.replace('_', '-')}"] = getattr(args, name) is not None
         for option, given in baseline_only.items():
             require_with(option, given, "--baseline LOG", bool(args.baseline), "compares with a baseline")
+        if args.time_min_seconds is not None:
+            args.time_threshold = args.time_min_seconds
+        if args.time_margin is not None:
+            args.time_ratio = 1.0 + args.time_margin
         rules = Rules(max_graph_breaks=args.max_graph_breaks, max_recompiles=args.max_recompiles,
                       no_failures=args.no_failures, max_compile_seconds=args.max_compile_seconds,
                       no_cudagraph_skips=args.no_cudagraph_skips, no_warnings=args.no_warnings,
-                      no_new_warnings=args.no_new_warnings,
-                      time_margin=Rules.time_margin if args.time_margin is None else args.time_margin,
-                      time_min_seconds=Rules.time_min_seconds if args.time_min_seconds is None else args.time_min_seconds)
+                      no_new_warnings=args.no_new_warnings, compile_time=time_threshold(args))
         if not (args.no_failures or args.baseline or args.no_cudagraph_skips or args.no_warnings) and all(
                 v is None for v in (args.max_graph_breaks, args.max_recompiles, args.max_compile_seconds)):
             rules.no_failures = True
@@ -86,8 +92,12 @@ class CheckCommand:
                    "passed": not failed, "rules": [r.to_json() for r in results]}
             sys.stdout.write(orjson.dumps(doc, option=orjson.OPT_INDENT_2).decode() + "\n")
         else:
-            for r in failed:
-                print(r.message)
+            # Each failed rule, and what a passing one saw that is worth a line (compile time up within the noise).
+            for r in results:
+                if not r.passed:
+                    print(r.message)
+                elif r.noteworthy:
+                    print(f"{r.name} passed: {r.message}")
             if not failed:
                 print(f"compilescope check: {len(results)} rule{'' if len(results) == 1 else 's'} passed")
         return 1 if failed else 0

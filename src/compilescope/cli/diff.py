@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from typing import Any
 
 import orjson
 
@@ -92,20 +93,29 @@ def read_side(path: str, report_dir: str | None = None, overwrite: bool = False,
     return facts
 
 
-def add_threshold_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--time-threshold", type=float, default=TimeThreshold.seconds, metavar="S",
-                        help=f"compile-time differences under S seconds are noise (default {TimeThreshold.seconds}; "
-                             "0: any non-zero difference counts)")
-    parser.add_argument("--time-ratio", type=float, default=TimeThreshold.ratio, metavar="R",
-                        help=f"... and so are those where the slower side is under R times the faster (default {TimeThreshold.ratio})")
+def add_threshold_arguments(parser: argparse.ArgumentParser, condition: str = "") -> tuple[Any, Any]:
+    """--time-threshold and --time-ratio, as `diff` and `check` both take them (check: condition "with --baseline: ").
+    Each is in a group of its own that check adds its older spelling to: the two groups, seconds then ratio.
+    Default None, so that a command can tell an option given from one left out; time_threshold() fills them in."""
+    seconds, ratio = parser.add_mutually_exclusive_group(), parser.add_mutually_exclusive_group()
+    seconds.add_argument("--time-threshold", type=float, metavar="S",
+                         help=f"{condition}compile-time differences under S seconds are noise (default "
+                              f"{TimeThreshold.seconds:g}; 0: any non-zero difference counts)")
+    ratio.add_argument("--time-ratio", type=float, metavar="R",
+                       help=f"{condition}... and so are those where the slower side took under R times the faster "
+                            f"(default {TimeThreshold.ratio:g}: two runs of one program on a busy machine can differ "
+                            "by 2x; on a quiet one, 1.5 shows smaller changes)")
+    return seconds, ratio
 
 
 def time_threshold(args: argparse.Namespace) -> TimeThreshold:
-    """The noise threshold of the flags; a negative time, or a ratio under 1 (the slower side is never under 1x
-    the faster), is a usage error rather than a threshold that means the same as 0 or 1."""
+    """The noise threshold of the flags (TimeThreshold's defaults where not given); a negative time, or a ratio under 1
+    (the slower side is never under 1x the faster), is a usage error rather than a threshold that means the same as 0
+    or 1."""
     require_at_least("--time-threshold", args.time_threshold, 0)
     require_at_least("--time-ratio", args.time_ratio, 1)
-    return TimeThreshold(args.time_threshold, args.time_ratio)
+    return TimeThreshold(TimeThreshold.seconds if args.time_threshold is None else args.time_threshold,
+                         TimeThreshold.ratio if args.time_ratio is None else args.time_ratio)
 
 
 class DiffCommand:
@@ -157,4 +167,4 @@ class DiffCommand:
         return 1 if report.changed else 0
 
 
-__all__ = ["DiffCommand", "DiffReport", "read_side", "side_logs", "add_threshold_arguments"]
+__all__ = ["DiffCommand", "DiffReport", "read_side", "side_logs", "add_threshold_arguments", "time_threshold"]
