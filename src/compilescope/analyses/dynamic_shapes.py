@@ -6,7 +6,8 @@ made a size concrete or added a condition on it).
 
 The events are kept one by one (--json, and the page's folded table); what a person reads first is them grouped
 (group_specializations, group_sizes, group_guards): a GPU log of transformers' GPT-2 holds 28 guards, 20 of them
-added where no line of the model ran, and 8 symbols for 6 sizes.
+added where no line of the model ran, and 8 symbols for 6 sizes. --json has both: a script reads the groups without
+redoing them.
 """
 
 from __future__ import annotations
@@ -153,9 +154,16 @@ class DynamicShapes:
         return "; ".join(parts)
 
     def to_json(self) -> dict[str, Any]:
+        # The events as torch logged them, then the groups the report and `summary` show, every one (where the
+        # terminal says "… N more", a script reads them here).
         return {"symbols": [s.to_json() for s in self.symbols],
                 "specializations": [s.to_json() for s in self.specializations],
-                "guards": [g.to_json() for g in self.guards]}
+                "guards": [g.to_json() for g in self.guards],
+                "kind": self.kind,
+                "overview": self.overview,
+                "specialized": [s.to_json() for s in self.specialized],
+                "sizes": [z.to_json() for z in self.sizes],
+                "guards_by_line": [p.to_json() for p in group_guards(self.guards)]}
 
 
 def dynamic_shapes(trace: Trace) -> DynamicShapes:
@@ -205,6 +213,10 @@ def _distinct(values: Iterable[str]) -> list[str]:
     return list(dict.fromkeys(values))
 
 
+def _location_json(location: UserLocation | None) -> dict[str, Any] | None:
+    return location.to_json() if location is not None else None
+
+
 @dataclass
 class SpecializedSize:
     """One size that compiles made constant (a line fixed it: a check, a branch, an operation with a tensor of fixed
@@ -240,14 +252,26 @@ class SpecializedSize:
         return _distinct(s.recompile for s in self.specializations if s.recompile)
 
     @property
+    def values(self) -> list[tuple[str | None, list[str]]]:
+        """Each value it was specialized to (as torch wrote it), once, with the compiles that specialized it so."""
+        return [(same[0].value, _distinct(s.compile_id for s in same))
+                for same in _grouped(self.specializations, lambda s: s.value)]
+
+    @property
     def values_text(self) -> str:
         """"s27 = 8 in [0/2]"; of several compiles, each value once: "zf8 = 0.0047 in [2/1], [2/1_1]; 0.006 in [2/2]"."""
-        by_value: dict[str, list[str]] = {}
-        for s in self.specializations:
-            ids = by_value.setdefault(number_text(s.value), [])
-            if s.compile_id not in ids:
-                ids.append(s.compile_id)
-        return f"{self.symbol} = " + "; ".join(f"{value} in {', '.join(ids)}" for value, ids in by_value.items())
+        return f"{self.symbol} = " + "; ".join(f"{number_text(value)} in {', '.join(ids)}" for value, ids in self.values)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"symbols": _distinct(s.symbol for s in self.specializations),
+                "values": [{"value": value, "compile_ids": ids} for value, ids in self.values],
+                "sources": self.sources,
+                "reason": self.specializations[0].reason,  # torch's, as specializations[].reason
+                "reason_text": self.reason,
+                "location": _location_json(self.location),
+                "compile_ids": self.compile_ids,
+                "recompiles": self.recompiles,
+                "text": self.values_text}
 
 
 @dataclass
@@ -287,6 +311,14 @@ class DynamicSize:
         return ("; ".join(f"{text} in {', '.join(ids)}" for text, ids in by_symbol.items())
                 + (f" (range {ranges[0]})" if one_range else ""))
 
+    def to_json(self) -> dict[str, Any]:
+        # Each symbol once per example value and range, with its compiles: a retried compile creates the same again.
+        created = [{"symbol": same[0].symbol, "value": same[0].value, "range": same[0].range,
+                    "compile_ids": _distinct(s.compile_id for s in same)}
+                   for same in _grouped(self.symbols, lambda s: (s.symbol, s.value, s.range))]
+        return {"source": self.source, "unbacked": self.unbacked, "symbols": created,
+                "location": _location_json(self.location), "compile_ids": self.compile_ids, "text": self.symbols_text}
+
 
 @dataclass
 class GuardCondition:
@@ -295,6 +327,9 @@ class GuardCondition:
     expr: str
     compile_ids: list[str]
     count: int  # times added (a compile may add the same guard twice)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"expr": self.expr, "compile_ids": self.compile_ids, "count": self.count}
 
 
 @dataclass
@@ -309,6 +344,10 @@ class GuardPlace:
     def count(self) -> int:
         """Guards added here, each time it was added (as DynamicShapes.guards counts them)."""
         return sum(c.count for c in self.conditions)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"location": _location_json(self.location), "count": self.count,
+                "conditions": [c.to_json() for c in self.conditions]}
 
 
 def group_specializations(specializations: list[Specialization]) -> list[SpecializedSize]:
