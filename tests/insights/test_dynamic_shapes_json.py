@@ -1,0 +1,201 @@
+"""`summary --json`'s dynamic-shape groups (`specialized`, `sizes`, `guards_by_line`: what the report and the terminal
+show), each checked against the raw log's create_symbol, symbolic_shape_specialization and guard_added_fast records
+(tests/data/torch213/README.md, tests/data/cuda_torch211/README.md)."""
+
+from __future__ import annotations
+
+import gzip
+import json
+from pathlib import Path
+
+import orjson
+
+from ..conftest import cuda211, run_cli, torch213
+
+KINDS = ("create_symbol", "create_unbacked_symbol", "symbolic_shape_specialization", "guard_added_fast", "guard_added")
+
+
+class RawLog:
+    """The dynamic-shape records of a log as torch wrote them: (kind, compile id, frame id, payload) in log order, and
+    the string table the stacks' filenames index."""
+
+    def __init__(self, log: Path):
+        self.events: list[tuple[str, str, int, dict]] = []
+        self.strings: dict[int, str] = {}
+        with (gzip.open if log.suffix == ".gz" else open)(log, "rt", encoding="utf-8") as f:
+            for line in f:
+                if line.startswith("\t") or "] {" not in line:
+                    continue  # a payload line
+                record = json.loads(line.split("] ", 1)[1])
+                if "str" in record:
+                    path, index = record["str"]
+                    self.strings[index] = path
+                kind = next((k for k in KINDS if k in record), None)
+                if kind is not None:
+                    attempt = record.get("attempt") or 0
+                    cid = f"[{record['frame_id']}/{record['frame_compile_id']}{f'_{attempt}' if attempt else ''}]"
+                    self.events.append((kind, cid, record["frame_id"], record[kind]))
+
+    def of(self, *kinds: str) -> list[tuple[str, int, dict]]:
+        return [(cid, frame, payload) for kind, cid, frame, payload in self.events if kind in kinds]
+
+    def user_line(self, payload: dict) -> tuple[str, int] | None:
+        """The innermost frame of the record's user_stack (file, line); None where it is empty."""
+        stack = payload.get("user_stack")
+        return (self.strings[stack[-1]["filename"]], stack[-1]["line"]) if stack else None
+
+
+def _in_groups(items, key) -> list[list]:
+    groups: dict = {}
+    for item in items:
+        groups.setdefault(key(item), []).append(item)
+    return list(groups.values())
+
+
+def _distinct(values) -> list:
+    return list(dict.fromkeys(values))
+
+
+def _line(location: dict | None) -> tuple[str, int] | None:
+    return (location["filename"], location["line"]) if location else None
+
+
+def _summary(capsys, log: Path, *flags: str) -> dict:
+    assert run_cli("summary", *flags, log) == 0
+    out = capsys.readouterr().out
+    return json.loads(out) if "--json" in flags else {"text": out}
+
+
+def _expected_sizes(raw: RawLog) -> list[tuple]:
+    """create_symbol records by frame and source: (source, [(symbol, val, vr, compile ids)], first user line)."""
+    sizes = []
+    for same in _in_groups(raw.of("create_symbol"), lambda e: (e[1], e[2]["source"])):
+        symbols = [(g[0][2]["symbol"], g[0][2]["val"], g[0][2]["vr"], _distinct(cid for cid, _, _ in g))
+                   for g in _in_groups(same, lambda e: (e[2]["symbol"], e[2]["val"], e[2]["vr"]))]
+        sizes.append((same[0][2]["source"], symbols, raw.user_line(same[0][2])))
+    return sizes
+
+
+def _got_sizes(ds: dict) -> list[tuple]:
+    return [(z["source"], [(s["symbol"], s["value"], s["range"], s["compile_ids"]) for s in z["symbols"]],
+             _line(z["location"])) for z in ds["sizes"]]
+
+
+def _expected_guard_lines(raw: RawLog) -> list[tuple]:
+    """guard_added_fast records by user line, those with an empty user_stack last: (line, count, [(expr, compile
+    ids, times)])."""
+    places = [(raw.user_line(same[0][2]), len(same),
+               [(g[0][2]["expr"], _distinct(cid for cid, _, _ in g), len(g)) for g in _in_groups(same, lambda e: e[2]["expr"])])
+              for same in _in_groups(raw.of("guard_added_fast", "guard_added"), lambda e: raw.user_line(e[2]))]
+    return sorted(places, key=lambda p: p[0] is None)
+
+
+def _got_guard_lines(ds: dict) -> list[tuple]:
+    return [(_line(p["location"]), p["count"], [(c["expr"], c["compile_ids"], c["count"]) for c in p["conditions"]])
+            for p in ds["guards_by_line"]]
+
+
+def test_dynamic_shapes_json_has_the_groups_the_log_makes(capsys):
+    """dynamic_shapes.py: f's x is dynamic from its recompile at n=3 and again at n=5, where `if x.shape[0] == 5`
+    specialized it to 5 (f's last call: nothing recompiled for it); g's x, also s77 and L['x'].size()[0], is
+    another size (mark_dynamic, frame 1). Two of g's guards were added with an empty user_stack."""
+    log = torch213("dynamic_shapes.log")
+    raw = RawLog(log)
+    program = (log.parents[1] / "programs" / "dynamic_shapes.py").read_text().splitlines()
+    branch = 1 + next(i for i, line in enumerate(program) if "if x.shape[0] == 5" in line)
+    reshape = 1 + next(i for i, line in enumerate(program) if ".reshape(-1, 2).sum(1)" in line)
+    doc = _summary(capsys, log, "--json")
+    ds = doc["dynamic_shapes"]
+
+    # The events one by one stay where they were.
+    assert (len(ds["symbols"]), len(ds["specializations"]), len(ds["guards"])) == (3, 1, 7) == (
+        len(raw.of("create_symbol")), len(raw.of("symbolic_shape_specialization")), len(raw.of("guard_added_fast")))
+
+    assert ds["kind"] == "size"
+    sizes = _expected_sizes(raw)
+    assert [(source, len(symbols)) for source, symbols, _ in sizes] == [("L['x'].size()[0]", 2), ("L['x'].size()[0]", 1)]
+    assert _got_sizes(ds) == sizes
+    assert [z["compile_ids"] for z in ds["sizes"]] == [["[0/1]", "[0/2]"], ["[1/0]"]]
+
+    [(cid, _, spec)] = raw.of("symbolic_shape_specialization")
+    [specialized] = ds["specialized"]
+    assert {k: specialized[k] for k in ("symbols", "values", "sources", "reason", "compile_ids", "recompiles")} == {
+        "symbols": [spec["symbol"]], "values": [{"value": spec["value"], "compile_ids": [cid]}],
+        "sources": spec["sources"], "reason": spec["reason"], "compile_ids": [cid], "recompiles": []}
+    assert (specialized["values"][0]["value"], specialized["reason_text"]) == ("5", "its range narrowed to one value")
+    # torch 2.13 logs this record's stack only (no user_stack): the line is the program's branch on the size.
+    assert (specialized["location"]["filename"], specialized["location"]["line"]) == (raw.strings[1], branch)
+
+    guard_lines = _expected_guard_lines(raw)
+    assert [(line and line[1], count) for line, count, _ in guard_lines] == [(branch, 2), (reshape, 3), (None, 2)]
+    assert _got_guard_lines(ds) == guard_lines
+
+
+def test_every_group_is_in_the_json_not_only_the_rows_the_terminal_shows(capsys):
+    """hf_gpt2_generate (transformers' GPT-2 on an H200): 15 guards were added where no line of the model ran (an
+    empty user_stack); the terminal shows 3 of them and says --json lists the rest. The prompt's length
+    (input_ids' dimension 1) was specialized to 8 in [0/2], and [0/3] (the one-token decode step) recompiled
+    because that guard failed."""
+    log = cuda211("hf_gpt2_generate.log.gz")
+    raw = RawLog(log)
+    ds = _summary(capsys, log, "--json")["dynamic_shapes"]
+
+    guard_lines = _expected_guard_lines(raw)
+    unplaced = guard_lines[-1]
+    assert unplaced[0] is None and len(unplaced[2]) == 15
+    assert _got_guard_lines(ds) == guard_lines
+    assert sum(p["count"] for p in ds["guards_by_line"]) == len(raw.of("guard_added_fast")) == len(ds["guards"])
+    terminal = " ".join(_summary(capsys, log)["text"].split())
+    assert "… 12 more (--json lists them)" in terminal
+
+    sizes = _expected_sizes(raw)
+    assert len(sizes) == 6
+    assert _got_sizes(ds) == sizes
+
+    # The compile whose recompile_reasons first name input_ids' length 8 is the recompile the specialization caused.
+    recompiled_by, compile_id = None, None
+    with gzip.open(log, "rt", encoding="utf-8") as f:
+        for line in f:
+            if not line.startswith("\t") and '"recompile_reasons"' in line:
+                record = json.loads(line.split("] ", 1)[1])
+                compile_id = f"[{record['frame_id']}/{record['frame_compile_id']}]"
+            elif line.startswith("\t") and compile_id and "'kwargs['input_ids']' size mismatch at index 1. expected 8" in line:
+                recompiled_by = recompiled_by or compile_id
+            elif not line.startswith("\t"):
+                compile_id = None
+    expected = [(spec["symbol"], spec["value"], cid, spec["sources"], spec["reason"], raw.user_line(spec))
+                for cid, _, spec in raw.of("symbolic_shape_specialization")]
+    assert [(s["symbols"], s["values"], s["sources"], s["reason"], _line(s["location"])) for s in ds["specialized"]] == [
+        ([symbol], [{"value": value, "compile_ids": [cid]}], sources, reason, line)
+        for symbol, value, cid, sources, reason, line in expected]
+    assert [s["recompiles"] for s in ds["specialized"]] == [[recompiled_by], []] == [["[0/3]"], []]
+    assert ds["specialized"][0]["text"] == "s27 = 8 in [0/2]"
+
+
+def test_a_value_specialized_again_at_each_step_is_one_group_with_each_value(capsys):
+    """compiled_optimizer (CUDA, torch 2.11): Adam's float lr is specialized again at every new learning rate, one
+    symbolic_shape_specialization per compile ([2/1] twice: its retry [2/1_1]); one group, each value once as torch
+    wrote it, with the compiles that had it."""
+    log = cuda211("compiled_optimizer.log.gz")
+    raw = RawLog(log)
+    ds = _summary(capsys, log, "--json")["dynamic_shapes"]
+    specs = raw.of("symbolic_shape_specialization")
+    values = [(g[0][2]["value"], _distinct(cid for cid, _, _ in g)) for g in _in_groups(specs, lambda e: e[2]["value"])]
+    assert len(specs) == 6 and len(values) == 5
+    assert ds["kind"] == "value"
+    [group] = ds["specialized"]
+    assert [(v["value"], v["compile_ids"]) for v in group["values"]] == values
+    assert group["symbols"] == ["zf8"] and group["sources"] == ["L['self'].param_groups[0]['lr']"]
+    assert group["compile_ids"] == _distinct(cid for cid, _, _ in specs)
+    assert "0.006 in [2/2]" in group["text"]  # sympy's "0.00600000000000000", its zeros dropped for people
+
+
+def test_the_json_round_trips(capsys):
+    """What --json prints reads back the same through orjson and json, and is what the analysis holds."""
+    from .helpers import insights_of
+
+    doc = _summary(capsys, torch213("dynamic_shapes.log"), "--json")
+    ds = insights_of("dynamic_shapes").to_json()["dynamic_shapes"]
+    assert doc["dynamic_shapes"] == ds
+    assert orjson.loads(orjson.dumps(ds)) == ds == json.loads(json.dumps(ds))
+    assert ds["guards_by_line"] and ds["sizes"] and ds["specialized"]
