@@ -15,7 +15,7 @@ from ..ingest.discover import discover, holds_several_ranks
 from ..ingest.reader import ReadOptions, read_trace
 from ..model.trace import Trace
 from ..output import write_file, written_at
-from ..render.notices import findings_lines, unread_line
+from ..render.notices import report_lines, unread_line
 from ..wording import count
 from ..report_writer import saved_analysis, stored_log_chunks, strict_problems, write_report, write_saved_report
 from .browser import open_browser
@@ -93,12 +93,9 @@ class ReportCommand:
             problems = strict_problems(trace, args.strict, args.strict_compile_id)
             unread_warning = unread_line(unread(stats), found.chosen, "report")
         index = os.path.join(output.path, "index.html")
-        if results.insights is not None:  # what the report says first, then where it is (as run prints them)
-            print("\n".join(findings_lines(results.insights, found.chosen)))
-        if location.is_url(args.out):
-            print(f"Wrote {count(output.files, 'file')} to {args.out.rstrip('/')}")
-        else:
-            print(f"Wrote {count(output.files, 'file')} to {output.path}; open {index}")
+        remote = location.is_url(args.out)  # (no page here to open)
+        print("\n".join(report_lines(results.insights, found.chosen, output.files,
+                                      args.out.rstrip("/") if remote else output.path, None if remote else index)))
         if unread_warning and not args.verbose:  # -v has listed every problem already
             print(unread_warning, file=sys.stderr)
         if problems:
@@ -148,13 +145,11 @@ def _report_saved(args: argparse.Namespace) -> int:
     """`compilescope report --load FILE`: the same report as from the log, from a saved analysis."""
     output, log_note, results = write_saved_report(args.load, args.out, args.overwrite, report_options(args))
     index = os.path.join(output.path, "index.html")
-    if results.insights is not None:  # as for a log: what the report leads with, then where it is
-        assert results.trace is not None
-        # The log the analysis was saved from, where it is still here to summarise (the saved path is untrusted:
-        # only a file that is there is named, and findings_lines shows it on one line).
-        log = results.trace.source if os.path.isfile(results.trace.source) else None
-        print("\n".join(findings_lines(results.insights, log)))
-    print(f"Wrote {count(output.files, 'file')} to {output.path}; open {index}")
+    assert results.trace is not None
+    # As for a log, with the log the analysis was saved from where it is still here to summarise (the saved path is
+    # untrusted: only a file that is there is named, and findings_lines shows it on one line).
+    log = results.trace.source if os.path.isfile(results.trace.source) else None
+    print("\n".join(report_lines(results.insights, log, output.files, output.path, index)))
     if log_note:
         print(log_note, file=sys.stderr)
     if not args.no_browser:

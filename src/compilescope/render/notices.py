@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 from ..analyses.insights import Insights
 from ..analyses.unread import Unread
 from ..invisible import one_line
+from ..wording import count
 
 if TYPE_CHECKING:  # (a report of one log does not import the ranks' analyses: start-up time)
     from ..analyses.divergence import MultiRankResults
@@ -39,6 +40,15 @@ def findings_lines(ins: Insights, log: str | None) -> list[str]:
     hint = (f"compilescope summary {one_line(shlex.quote(log))}" if log is not None
             else "the report's Insights (its log is not here for compilescope summary)")
     return lead_lines("Fix first:", [(f.severity, f.title) for f in ins.findings], f"what to do about each: {hint}")
+
+
+def report_lines(ins: Insights | None, log: str | None, files: int, where: str, index: str | None) -> list[str]:
+    """How every command that writes the report of one log ends (compilescope LOG, report --load, run): what to fix
+    first (findings_lines), then how many files it wrote where, and the page to open (index None: the report went
+    behind a URL, with no page here to open). run printed a rich panel of its own instead, and no file count."""
+    lines = findings_lines(ins, log) if ins is not None else []
+    opened = f"; open {index}" if index is not None else ""
+    return [*lines, f"Wrote {count(files, 'file')} to {where}{opened}"]
 
 
 def lead_lines(heading: str, findings: list[tuple[str, str]], hint: str) -> list[str]:
