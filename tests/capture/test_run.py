@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import signal
 import subprocess
@@ -24,10 +25,15 @@ def test_graph_breaks_script_default_dirs(tmp_path):
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert "after branch" in proc.stdout  # the program's own output went through
     [report] = tmp_path.glob("compilescope_traces/*/report")  # default: ./compilescope_traces/<timestamp>/report
-    assert f"Wrote the report to {report}" in proc.stdout
-    # Once the program has ended: what to fix first (the summary's panel), then where the report is.
-    panel = proc.stdout[proc.stdout.index("Fix first"):proc.stdout.index("Wrote the report")]
-    assert "WARN  graph break at graph_breaks.py:" in panel and "after branch" not in panel
+    # Once the program has ended, as a report of its log ends: what to fix first (graph_breaks.py's three breaks, the
+    # program's docstring), the command that says what to do, then where the report is.
+    [log] = report.parent.glob("*.log")
+    ending = proc.stdout.splitlines()[-6:]
+    assert ending[:4] == ["Fix first:", "  WARN  graph break at graph_breaks.py:18 in log_step (2 compilations)",
+                          "  WARN  graph break at graph_breaks.py:23 in f (1 compilation)",
+                          "  WARN  graph break at graph_breaks.py:28 in f (1 compilation)"]
+    assert ending[4].endswith(f"what to do about each: compilescope summary {log}")
+    assert ending[5].startswith("Wrote ") and ending[5].endswith(f" files to {report}; open {report / 'index.html'}")
     assert compile_ids(report) == ["[-/-]", "[0/0]", "[1/0]", "[1/0_1]", "[2/0]", "[2/0_1]", "[3/0]", "[3/0_1]", "[4/0]"]
     assert statuses(report) == {
         "[0/0]": "ok", "[1/0]": "break", "[1/0_1]": "break", "[2/0]": "break",
@@ -76,11 +82,12 @@ def test_compile_error_raises_fresh_cache_exit_status(tmp_path):
 
 
 def test_module_form_passes_arguments_and_exit_status(tmp_path):
-    env = clean_env(PYTHONPATH=str(OUR_PROGRAMS))
+    env = clean_env(PYTHONPATH=os.pathsep.join([str(OUR_PROGRAMS), *filter(None, [os.environ.get("PYTHONPATH")])]))
     proc = compilescope(*RUN, "--trace-dir", tmp_path / "t", "-o", tmp_path / "report", "-m", "exit_code", "3", "--flag", cwd=tmp_path, env=env)
     assert proc.returncode == 3
     assert "args: ['3', '--flag']" in proc.stdout
-    assert "│ INFO  compiling took " in proc.stdout and "WARN" not in proc.stdout  # one clean compile: nothing to fix
+    # One clean compile: nothing to fix, only how long it took.
+    assert [line.split()[:3] for line in proc.stdout.splitlines()[-4:-2]] == [["Fix", "first:"], ["INFO", "compiling", "took"]]
     assert compile_ids(tmp_path / "report") == ["[-/-]", "[0/0]"]
     assert statuses(tmp_path / "report") == {"[0/0]": "ok"}
 

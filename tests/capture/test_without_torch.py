@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+import subprocess
 import sys
 
 import pytest
@@ -11,7 +13,7 @@ from compilescope.cli import _parser, load_command
 from compilescope.cli.run import split_program
 from compilescope.errors import CompilescopeError
 
-from ..conftest import peer, run_cli, torch213
+from ..conftest import run_cli, torch213
 
 INSTALL = "pip install torch==2.13.0"
 
@@ -118,16 +120,66 @@ def test_several_logs_report_rank_zero_and_say_so(tmp_path):
     assert choose_log(logs[:1]) == (logs[0], None)
 
 
-COPY_RANK_LOGS = "import os, shutil, sys; [shutil.copy(p, os.environ['TORCH_TRACE']) for p in sys.argv[1:]]"
+COPY_LOGS_THEN_EXIT = ("import os, shutil, sys; [shutil.copy(p, os.environ['TORCH_TRACE']) for p in sys.argv[2:]]; "
+                       "sys.exit(int(sys.argv[1]))")
 
 
-def test_run_with_several_ranks(tmp_path, capsys, monkeypatch):
-    """A child that writes rank logs (here: copies a 4-rank job's) gets one report of every rank."""
-    monkeypatch.setattr("compilescope._torch.torch_available", lambda: True)
-    ranks = sorted(str(p) for p in peer("multi_rank_logs").glob("*.log"))
-    copy = ["--", sys.executable, "-c", COPY_RANK_LOGS, *ranks]
+def _run_in_a_new_process(tmp_path, status: int, logs: list) -> tuple[list[str], str, str]:
+    """`compilescope run -o tmp_path/out --trace-dir tmp_path/t` of a child that copies logs into its trace directory
+    and exits with status, in a fresh interpreter: its stdout's lines, its stderr, and `RC [rich modules imported]`."""
+    argv = ["run", "--no-browser", "--trace-dir", str(tmp_path / "t"), "-o", str(tmp_path / "out"), "--",
+            sys.executable, "-c", COPY_LOGS_THEN_EXIT, str(status), *map(str, logs)]
+    code = ("import sys, compilescope._torch as t; t.torch_available = lambda: True; "  # (copying a log needs no torch)
+            f"from compilescope.cli import main; rc = main({argv!r}); "
+            "print(rc, sorted(m for m in sys.modules if m == 'rich' or m.startswith('rich.')))")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    *lines, last = proc.stdout.splitlines()
+    return lines, proc.stderr, last
+
+
+def test_run_ends_as_a_report_of_its_log_does(tmp_path, capsys):
+    """run printed a rich panel of its own once the program ended, then 'Wrote the report to'. It ends as `compilescope
+    LOG` does, in plain lines without rich: graph_breaks.log's three distinct breaks (torch213/README.md: line 18's
+    print in log_step twice, in [1/0] and [3/0], lines 23 and 28 of f once each), how many more findings, the summary
+    command for the log the program wrote, and the page to open. The program's status is said on stderr."""
+    lines, err, last = _run_in_a_new_process(tmp_path, 3, [torch213("graph_breaks.log")])
+    assert last == "3 []"  # the program's exit status; no rich module imported
+    assert "compilescope: the program exited with status 3; writing the report of what it traced" in err
+    log, out = tmp_path / "t" / "graph_breaks.log", tmp_path / "out"
+    assert run_cli("summary", "--json", log) == 0
+    more = len(json.loads(capsys.readouterr().out)["findings"]) - 3
+    assert more > 0 and lines == [
+        "Fix first:",
+        "  WARN  graph break at graph_breaks.py:18 in log_step (2 compilations)",
+        "  WARN  graph break at graph_breaks.py:23 in f (1 compilation)",
+        "  WARN  graph break at graph_breaks.py:28 in f (1 compilation)",
+        f"  … {more} more; what to do about each: compilescope summary {log}",
+        f"Wrote {sum(1 for f in out.rglob('*') if f.is_file())} files to {out}; open {out / 'index.html'}",
+    ]
+    assert run_cli(log, "-o", tmp_path / "direct", "--no-browser") == 0
+    assert capsys.readouterr().out.splitlines()[:-1] == lines[:-1]  # the report of that log, word for word
+
+
+def test_run_with_several_ranks(tmp_path, capsys):
+    """A child that writes rank logs (here: copies those of a real 2-rank job whose rank 1 segfaulted, torch213/README.md)
+    gets one report of every rank, and ends as the report of a directory of ranks does, where run printed a rich panel
+    of what differs: the rank that crashed and what differs between the ranks, as `summary DIR --json` says them, the
+    command that says it rank by rank, and the page to open."""
+    crashed = torch213("x").parents[1] / "multi_rank_crash"
     (tmp_path / "t").mkdir()
     (tmp_path / "t" / "dedicated_log_torch_trace_rank_7_old.log").write_text("")  # an earlier run's: not this run's
-    assert run_cli("run", "--no-browser", "--trace-dir", tmp_path / "t", "-o", tmp_path / "all", *copy) == 0
-    assert (tmp_path / "all" / "index.html").is_file()
-    assert sorted(p.name for p in (tmp_path / "all").glob("rank_*")) == ["rank_0", "rank_1", "rank_2", "rank_3"]
+    lines, err, last = _run_in_a_new_process(tmp_path, 1, sorted(crashed.glob("*.log.gz")))
+    assert last == "1 []" and "the program exited with status 1" in err
+    out = tmp_path / "out"
+    assert (out / "index.html").is_file()
+    assert sorted(p.name for p in out.glob("rank_*")) == ["rank_0", "rank_1"]
+    assert run_cli("summary", "--json", crashed) == 0
+    doc = json.loads(capsys.readouterr().out)
+    [said] = [f"rank {r['rank']} crashed: {c['said']}" for r in doc["ranks"] for c in r["crashes"]]
+    differs = [d["title"] for d in doc["analysis"]["divergences"]]
+    assert said.startswith("rank 1 crashed: Segmentation fault") and 0 < len(differs) <= 2
+    assert lines[0] == "Between ranks:"
+    assert [line.split(maxsplit=1) for line in lines[1:-2]] == [["ERROR", said]] + [["WARN", d] for d in differs]
+    assert lines[-2] == f"  rank by rank: compilescope summary {tmp_path / 't'}"
+    assert lines[-1].startswith(f"Wrote {sum(1 for f in out.rglob('*') if f.is_file())} files for 2 ranks to {out} ")
+    assert lines[-1].endswith(f"; open {out / 'index.html'}")

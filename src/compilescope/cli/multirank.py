@@ -165,10 +165,10 @@ def _rank_logs(directory: str, logs: list[str] | None = None) -> RankLogs:
     return found
 
 
-def run_all_ranks(args: argparse.Namespace, directory: str | None = None, out: str | None = None, logs: list[str] | None = None,
-                  show_divergences: bool = False) -> int:
+def run_all_ranks(args: argparse.Namespace, directory: str | None = None, out: str | None = None,
+                  logs: list[str] | None = None) -> int:
     """`compilescope DIR --all-ranks-html` (and `compilescope DIR` when DIR holds several ranks; `compilescope run`
-    passes the logs its program wrote, in directory, and asks for what differs between the ranks to be printed)."""
+    passes the logs its program wrote, in directory)."""
     if getattr(args, "latest", False):
         raise CompilescopeError("--latest reads one log; it cannot be combined with a report of all ranks (--all-ranks-html)")
     directory = directory or args.path
@@ -198,15 +198,9 @@ def run_all_ranks(args: argparse.Namespace, directory: str | None = None, out: s
             print(f"rank {_summary(d).rank}: {line}", file=sys.stderr)
         if d.problem_count > len(d.problems):
             print(f"rank {_summary(d).rank}: … and {d.problem_count - len(d.problems)} more", file=sys.stderr)
-    if show_divergences:
-        from ..render.terminal import divergences_renderable  # here: rich, for this panel only
-        from .console import default_console
-
-        default_console().print(divergences_renderable(result.results.analysis.to_json()))
-    else:
-        # What the landing page leads with (ranks that crashed, then what differs between the ranks), as a report of
-        # one log says its findings.
-        print("\n".join(ranks_findings_lines(result.results, directory)))
+    # What the landing page leads with (ranks that crashed, then what differs between the ranks), as a report of one
+    # log says its findings.
+    print("\n".join(ranks_findings_lines(result.results, directory)))
     ranks = len(result.results.summaries)
     findings = len(result.results.analysis.divergences)
     opened = "" if location.is_url(result.out) else f"; open {os.path.join(result.out, 'index.html')}"

@@ -18,12 +18,12 @@ from ..analyses.unread import unread
 from ..errors import CompilescopeError
 from ..ingest.discover import holds_several_ranks
 from ..ingest.reader import read_trace
-from ..render.notices import unread_line
+from ..render.notices import report_lines, unread_line
 from ..runner import DEFAULT_TRACE_ROOT, check_interpreter, choose_log, new_trace_dir, prepare_trace_dir, program, run_program
 from ..wording import count
 from .output import check_output_dir
 from .usage import require_more_than
-from ..analyses import Results, analyze
+from ..analyses import analyze
 from ..ingest.profile import read_profiles
 from .report import (_open_browser, _stats_line, add_report_arguments, check_report_arguments, report_options,
                      report_processes, strict_problems, write_report)
@@ -175,7 +175,7 @@ class RunCommand:
             from .multirank import run_all_ranks
 
             try:
-                status = run_all_ranks(args, directory=trace_dir, out=out, logs=result.logs, show_divergences=True)
+                status = run_all_ranks(args, directory=trace_dir, out=out, logs=result.logs)
             except CompilescopeError as exc:
                 _report_not_written(trace_dir)
                 raise _with_program_status(exc, rc) from None
@@ -203,8 +203,9 @@ class RunCommand:
             _report_not_written(trace_dir)
             raise  # a bug: main() prints it in one line
         index = os.path.join(output.path, "index.html")
-        _print_findings(results)
-        print(f"Wrote the report to {output.path}; open {index}")
+        # The program has ended (its status and any crash's stack said above): the report's ending, as every command
+        # that writes one ends.
+        print("\n".join(report_lines(results.insights, chosen, output.files, output.path, index)))
         if unread_warning and not args.verbose:
             print(unread_warning, file=sys.stderr)
         for p in problems:
@@ -227,15 +228,6 @@ def _program_profiles(paths: list[str]) -> list:
         except CompilescopeError as exc:
             print(f"compilescope: warning: {exc}: the report has no runtime from it", file=sys.stderr)
     return profiles
-
-
-def _print_findings(results: Results) -> None:
-    """The program has ended: what to fix first, where its output was (the report has the rest)."""
-    from ..render.terminal import findings_renderable  # here: rich, for this panel only
-    from .console import default_console
-
-    if results.insights is not None:
-        default_console().print(findings_renderable(results.insights))
 
 
 def _report_not_written(trace_dir: str) -> None:

@@ -413,11 +413,6 @@ def print_summary(ins: Insights, console: Console) -> None:
     console.print(summary_renderable(ins))
 
 
-def findings_renderable(ins: Insights) -> RenderableType:
-    """What to fix first, alone: what `compilescope run` prints once the program has ended."""
-    return _findings(ins)
-
-
 @dataclass(frozen=True)
 class TerminalOptions:
     max_width: int = 100  # wider terminals still get lines this long (tables stay readable)
