@@ -11,7 +11,7 @@ from compilescope.analyses.provenance import (
 from compilescope.ingest.reader import read_trace
 from compilescope.render.html.provenance import json_island
 
-from ..conftest import torch213
+from ..conftest import cuda211, torch213
 from .helpers import POST_GRAD, our_line_mappings, provenance_log, python_code
 
 
@@ -118,3 +118,28 @@ def test_the_maps_are_kept_packed_and_read_as_built():
         assert 0 not in m and m.get(0) is None and "1" not in m
     assert packed({5: [1], 1: [2, 3]}) == {5: [1], 1: [2, 3]} and list(packed({5: [1], 1: [2, 3]})) == [5, 1]
     assert packed({1: [2**40]}) == {1: [2**40]}  # a number too big for the arrays: kept as built
+
+
+def test_a_backwards_stack_traces_of_earlier_graphs_kernels_are_set_apart():
+    """torch 2.11 does not clear its provenance between graphs. In train_break_recompile, [0/0]'s backward (AOT ID
+    0_backward) is compiled after [1/0]'s at the first loss.backward(): its kernel stack traces list its own four
+    kernels (line 21, handles 4-7, the ones its code's `# [Provenance debug handles]` comments name) and [1/0]'s
+    backward kernels of line 23 (triton_per_fused_mul_sum_0:1, extern_kernels.mm:2, extern_kernels.mm:3), which its
+    code never calls. Those are another graph's: no line of its code is said to call them (extern_kernels.mm is
+    called at its lines for handles 5 and 7), nor are nodes inferred for them."""
+    with read_trace(cuda211("train_break_recompile.log.gz")) as trace:
+        found = analyze_provenance(trace)
+    by_title = {s.title: s for c in found.compiles.values() for s in c.sections}
+    backward = by_title["0_backward"]
+    assert backward.other_graphs == ["triton_per_fused_mul_sum_0:1", "extern_kernels.mm:2", "extern_kernels.mm:3"]
+    called = sorted(name for names in backward.code_kernels.values() for name in names)
+    assert called == ["extern_kernels.mm:5", "extern_kernels.mm:7", "triton_per_fused_gelu_gelu_backward_sum_0:4",
+                      "triton_per_fused_native_layer_norm_native_layer_norm_backward_1:6"]
+    # [0/1]'s backward (2_backward) lists its forward's three kernels too; [1/0]'s, compiled first, lists only its own.
+    assert by_title["2_backward"].other_graphs == ["triton_per_fused_native_layer_norm_0:1", "extern_kernels.addmm:2",
+                                                   "triton_poi_fused_gelu_1:3"]
+    assert by_title["1_backward"].other_graphs == []
+    # the kind each code's AOT ID names
+    assert {t: s.graph for t, s in by_title.items()} == {
+        "0_forward": "forward", "0_backward": "backward", "1_forward": "forward", "1_backward": "backward",
+        "2_forward": "forward", "2_backward": "backward", "3_forward": "forward", "3_backward": "backward"}

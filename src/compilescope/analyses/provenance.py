@@ -17,7 +17,9 @@ two corrections where tlparse is wrong (see ``_debug_handle_split`` and
   gets one section per graph instead of tlparse's mix of the last artifacts;
 - a kernel the node mappings do not cover (torch 2.13 logs only ``{"version": 2.0}``
   for the backward) is mapped to post-grad nodes through the user source line its
-  stack trace names, marked as *inferred*.
+  stack trace names, marked as *inferred*;
+- a kernel a graph's stack traces list but its code does not call (torch 2.11 keeps
+  the kernels of earlier graphs in a backward's list) is set apart as another graph's.
 """
 
 from __future__ import annotations
@@ -514,6 +516,12 @@ class ProvenanceSection:
     code_kernels: dict[int, list[str]] = field(default_factory=dict)  # code line -> kernels called there
     kernels: list[KernelTrace] = field(default_factory=list)
     kernel_traces_artifact: int | None = None  # the kernel page's artifact
+    graph: str | None = None  # "forward", "backward" or "inference": what the code's AOT ID says it is
+    # Kernels the stack traces list with a debug handle that no debug-handle comment of the code names: torch 2.11
+    # does not clear its provenance between graphs, so a backward's stack traces (and node mappings) also
+    # list the kernels of the graphs compiled before it (its forward, another frame's backward), each with the handle
+    # of the code that calls it.
+    other_graphs: list[str] = field(default_factory=list)
 
     @property
     def code_to_post(self) -> KeptLineMap:
@@ -542,6 +550,8 @@ class ProvenanceSection:
             "inferredPostToCode": _json_map(self.inferred_post_to_code),
             "codeKernels": {str(k): v for k, v in sorted(self.code_kernels.items())},
             "kernels": [k.to_json() for k in self.kernels],
+            "graph": self.graph,
+            "otherGraphs": self.other_graphs,
         }
 
 
@@ -596,6 +606,27 @@ def _code_title(lines: list[str], fallback: str) -> str:
         if m and m.group(1):
             return m.group(1)
     return fallback
+
+
+GRAPH_KINDS = ("forward", "backward", "inference")
+
+
+def graph_kind(title: str) -> str | None:
+    """forward / backward / inference from an AOT ID (`0_forward`, `3_backward`): torch names the graph it compiled
+    (the output code's first line); None for another title."""
+    kind = title.rpartition("_")[2]
+    return kind if kind in GRAPH_KINDS and kind != title else None
+
+
+# The comment torch writes above a kernel call when provenance is on: `# [Provenance debug handles] triton_x_0:3` in
+# Python, `// ...` in the AOTInductor C++ wrapper. One kernel call a comment.
+_DEBUG_HANDLE_MARK = "[Provenance debug handles]"
+_DEBUG_HANDLE_COMMENT = lazy_compile(r"^\s*(?:#|//)\s*\[Provenance debug handles\]\s*(\S+)\s*$")
+
+
+def debug_handle_names(lines: list[str]) -> set[str]:
+    """The kernels (`name:handle`) the code's debug-handle comments name: the kernel calls this code makes."""
+    return {m[1] for line in lines if _DEBUG_HANDLE_MARK in line for m in [_DEBUG_HANDLE_COMMENT.match(line)] if m}
 
 
 def _json_dict(text: str) -> dict:
@@ -663,6 +694,8 @@ def compile_provenance(trace: Trace, entry: Compile,
         # and for the links: the code is indexed once.
         mapped = _dict(node_mappings.get("cppCodeToPost"))
         where = kernel_lines(lines, sorted(set(mapped) | {k.name for k in kernels}), language)
+        handles = debug_handle_names(lines)
+        other_graphs = [k.name for k in kernels if handles and k.debug_handle is not None and k.name not in handles]
         if len(groups) == 1:
             # tlparse computes both code maps, each from the last artifact of its kind (one of them is this code).
             other = py_codes if language == "cpp" else cpp_codes
@@ -671,8 +704,9 @@ def compile_provenance(trace: Trace, entry: Compile,
             py_where, cpp_where = (other_where, where) if language == "cpp" else (where, other_where)
         else:
             py_where, cpp_where = (where, {}) if language == "python" else ({}, where)
+        title = _code_title(lines, "AOTInductor" if language == "cpp" else f"graph {i + 1}")
         section = ProvenanceSection(
-            title=_code_title(lines, "AOTInductor" if language == "cpp" else f"graph {i + 1}"),
+            title=title,
             language=language,
             pre=_panel(pre, "pre-grad graph"),
             post=_panel(post_a, "post-grad graph"),
@@ -680,8 +714,14 @@ def compile_provenance(trace: Trace, entry: Compile,
             mappings=_line_maps(node_mappings, pre_nodes, node_lines(post_lines), py_where, cpp_where),
             kernels=kernels,
             kernel_traces_artifact=traces_a.number if traces_a is not None else None,
+            graph=graph_kind(title),
+            other_graphs=other_graphs,
         )
-        _add_kernel_links(section, set(mapped), where, post_lines)
+        # Another graph's kernel is named in this code only by its base name (`extern_kernels.mm`, at another call):
+        # it links nowhere here and infers no nodes. (The maps above keep tlparse's rule.)
+        skipped = set(other_graphs)
+        _add_kernel_links(section, set(mapped), {k: v for k, v in where.items() if k not in skipped} if skipped else where,
+                          post_lines)
         sections.append(section)
     if len(groups) == 1 or not (py_codes and cpp_codes):
         # The last section was computed from the last artifact of each kind: what tlparse shows.
