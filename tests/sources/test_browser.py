@@ -52,7 +52,10 @@ def test_click_source_line_shows_graphs_and_kernels(tmp_path):
         assert notes.is_visible()
         text = notes.inner_text()
         assert "captured in graph [0/0]" in text
-        assert "kernel extern_kernels.addmm:1" in text
+        # provenance.log's output codes: AOT ID 0_forward calls extern_kernels.addmm:1 and the relu kernel, 0_backward
+        # the threshold backward, mm and sum kernels; each one's stack trace is line 24
+        assert "forward kernels of [0/0]: extern_kernels.addmm:1, cpp_fused_relu_threshold_backward_0:2" in text
+        assert "backward kernels of [0/0]: cpp_fused_threshold_backward_0:1, extern_kernels.mm:2, cpp_fused_sum_1:3" in text
         # the graph link goes to the compile id's page, the kernel link to its provenance page
         link = page.locator("#L24 .notes li.n-kernel a", has_text="cpp_fused_sum_1:3")
         link.click()

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from ..conftest import REPO, cuda211, report, skip_or_fail, torch213
+from ..conftest import REPO, cuda211, peer, report, skip_or_fail, torch213
 
 GPT2 = REPO.parent / "shared" / "traces" / "gpu-torch211" / "gpt2_train"
 
@@ -36,35 +36,76 @@ def ids(text: str) -> set[str]:
     return set(re.findall(r'\bid="([^"]+)"', text))
 
 
-@pytest.mark.parametrize("where", ["provenance", "gpt2_train"])
+def kernel_items(text: str) -> list[str]:
+    return re.findall(r'<li class="n-kernel">.*?</li>', text, re.S)
+
+
+def kernel_links(fragment: str) -> list[tuple[str, str, str]]:
+    """(page, fragment, kernel) of each kernel link in the kernel items of a page or row (not their compile id links)."""
+    return [link for item in kernel_items(fragment)
+            for link in re.findall(r'<a class="mono" href="\.\./([^"#]+)(?:#([^"]*))?">([^<]+)</a>', item)]
+
+
+@pytest.mark.parametrize("where", ["provenance", "train_break_recompile", "gpt2_train"])
 def test_a_kernel_links_to_its_call_on_the_provenance_page(where, tmp_path):
     """Each kernel a line made links to the row of the provenance page's generated code that calls it: the row's
-    id exists there, and its text names the kernel (the call torch's wrapper makes)."""
+    id exists there, and its text names the kernel (the call torch's wrapper makes). A kernel an earlier graph left
+    in a backward's stack traces (torch 2.11, train_break_recompile and gpt2_train) is not listed under the graph
+    whose code never calls it, so every link lands."""
+    out = tmp_path / "out"
     if where == "provenance":
-        out, name = tmp_path / "out", "provenance.py"
-        text = source_page(torch213("provenance.log"), out, name)
+        name, log = "provenance.py", torch213("provenance.log")
+    elif where == "train_break_recompile":
+        name, log = "train_break_recompile.py", cuda211("train_break_recompile.log.gz")
     else:
         if not GPT2.is_dir():
             skip_or_fail("../shared/traces/gpu-torch211 not available")
-        out, name = tmp_path / "out", "modeling_gpt2.py"
-        text = source_page(next(GPT2.glob("*.log")), out, name)
-    links = re.findall(r'<li class="n-kernel">kernel <a class="mono" href="\.\./([^"#]+)(?:#([^"]*))?">([^<]+)</a>', text)
+        name, log = "modeling_gpt2.py", next(GPT2.glob("*.log"))
+    links = kernel_links(source_page(log, out, name))
     assert links
     pages: dict[str, str] = {}
-    landed = 0
     for url, fragment, kernel in links:
-        if not fragment:
-            continue
+        assert "/provenance/" in f"/{url}" and fragment, (url, kernel)
         target = pages.get(url) or pages.setdefault(url, (out / url).read_text())
         m = re.search(rf'<div class="pl[^"]*" id="{re.escape(fragment)}"[^>]*>(.*?)</div>', target)
         assert m, (url, fragment)
         # the kernel's name without its debug handle (":1") is what the wrapper calls on that line
         assert html.unescape(kernel).rsplit(":", 1)[0] in plain(m[1]), (fragment, kernel)
-        landed += 1
-    # a kernel without a call line in the generated code keeps the page's top: few of them
-    assert landed >= 0.9 * len(links)
-    if where == "provenance":
-        assert landed == len(links)
+
+
+def test_a_training_line_says_which_kernels_are_forward_and_which_backward(tmp_path):
+    """train_break_recompile.py line 21 feeds the forward and the backward of [0/0] and of its recompile [0/1]: an item
+    per compile and graph, the kernels whose stack is line 21 and whose debug-handle comment the code of that graph
+    (its AOT ID: 0_forward, 0_backward, 2_forward, 2_backward) holds; the badge counts them by graph."""
+    line = row(source_page(cuda211("train_break_recompile.log.gz"), tmp_path / "out", "train_break_recompile.py"), 21)
+    assert [plain(item) for item in kernel_items(line)] == [
+        "forward kernels of [0/0]: triton_per_fused_native_layer_norm_0:1, extern_kernels.addmm:2, triton_poi_fused_gelu_1:3",
+        "backward kernels of [0/0]: triton_per_fused_gelu_gelu_backward_sum_0:4, extern_kernels.mm:5, "
+        "triton_per_fused_native_layer_norm_native_layer_norm_backward_1:6, extern_kernels.mm:7",
+        "forward kernels of [0/1]: triton_per_fused_native_layer_norm_0:1, extern_kernels.addmm:2, triton_poi_fused_gelu_1:3",
+        "backward kernels of [0/1]: triton_red_fused_gelu_gelu_backward_sum_0:4, extern_kernels.mm:5, "
+        "triton_red_fused_native_layer_norm_native_layer_norm_backward_1:6, extern_kernels.mm:7",
+    ]
+    (badge,) = re.findall(r'<span class="b b-kernel"[^>]*>([^<]*)</span>', line)
+    assert badge == "6 fwd + 8 bwd kernels"
+
+
+def test_a_kernel_the_logged_code_does_not_call_links_to_its_stack_traces(tmp_path):
+    """The peer log inductor_provenance_extended_log.txt holds AOTInductor kernel stack traces whose kernels its
+    wrapper code never names (triton_red_fused__to_copy_add_mean_mul_pow_rsqrt_0, from vllm's layernorm.py lines 125,
+    145, 147, 148 and 150): such a kernel links to its row of the kernel stack traces page, which names it, and says
+    the code has no call to it."""
+    out = tmp_path / "out"
+    text = source_page(peer("inductor_provenance_extended_log.txt"), out, "layernorm.py")
+    kernel = "triton_red_fused__to_copy_add_mean_mul_pow_rsqrt_0"
+    for n in (125, 145, 147, 148, 150):
+        (item,) = kernel_items(row(text, n))
+        ((url, fragment, name),) = kernel_links(item)
+        assert html.unescape(name) == kernel
+        assert "the logged code has no call to it" in plain(item)
+        target = (out / url).read_text()
+        m = re.search(rf'<tr id="{re.escape(fragment)}">(.*?)</tr>', target, re.S)
+        assert m and kernel in plain(m[1]) and f"layernorm.py:{n}" in plain(m[1]), (url, fragment)
 
 
 def test_graph_breaks_of_the_file_are_listed_by_line_with_links_to_the_lines_that_ran_eagerly(tmp_path):

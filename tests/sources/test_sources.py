@@ -186,10 +186,51 @@ def test_a_line_a_graph_broke_at_is_not_badged_compiled(tmp_path):
     assert "the rest of f" in notes
 
 
-def test_provenance_kernels_on_the_forward_line(tmp_path):
+def test_provenance_kernels_of_the_forward_and_the_backward(tmp_path):
     doc = sources_json(torch213("provenance.log"), tmp_path)
-    kernels = _lines(doc, "provenance.py")["lines"]["24"]["kernels"]
-    assert {k["kernel"] for k in kernels} >= {"extern_kernels.addmm:1"}
+    line = _lines(doc, "provenance.py")["lines"]["24"]
+    # provenance.log's two kernel stack traces: each kernel's stack is provenance.py line 24 (`torch.relu(self.lin(x))`);
+    # the first code's AOT ID is 0_forward, the second's 0_backward (torch 2.13 restarts the handles at 1).
+    assert _kernels_by_graph(line, "[0/0]") == {
+        "forward": ["extern_kernels.addmm:1", "cpp_fused_relu_threshold_backward_0:2"],
+        "backward": ["cpp_fused_threshold_backward_0:1", "extern_kernels.mm:2", "cpp_fused_sum_1:3"]}
+
+
+def _kernels_by_graph(line: dict, compile_id: str) -> dict[str | None, list[str]]:
+    found: dict[str | None, list[str]] = {}
+    for k in line.get("kernels", []):
+        if k["compile_id"] == compile_id:
+            found.setdefault(k["graph"], []).append(k["kernel"])
+    return found
+
+
+def test_a_training_line_names_the_graph_that_calls_each_kernel(tmp_path):
+    """train_break_recompile.py line 21 (norm, up, gelu) and line 23 (down, add) each feed a forward and a backward
+    graph. The kernels are those whose stack in the kernel stack traces is that line and whose `# [Provenance debug
+    handles]` comment is in the graph's output code; the graph is the one its code's AOT ID names (`0_forward`,
+    `0_backward` for [0/0]; `1_forward`, `1_backward` for [1/0], the resume function)."""
+    lines = _lines(sources_json(cuda211("train_break_recompile.log.gz"), tmp_path), "train_break_recompile.py")["lines"]
+    assert _kernels_by_graph(lines["21"], "[0/0]") == {
+        "forward": ["triton_per_fused_native_layer_norm_0:1", "extern_kernels.addmm:2", "triton_poi_fused_gelu_1:3"],
+        "backward": ["triton_per_fused_gelu_gelu_backward_sum_0:4", "extern_kernels.mm:5",
+                     "triton_per_fused_native_layer_norm_native_layer_norm_backward_1:6", "extern_kernels.mm:7"]}
+    assert _kernels_by_graph(lines["23"], "[1/0]") == {
+        "forward": ["extern_kernels.mm:1", "triton_poi_fused_add_addmm_mul_0:2"],
+        "backward": ["triton_per_fused_mul_sum_0:1", "extern_kernels.mm:2", "extern_kernels.mm:3"]}
+    # [0/1] (batch 48) recompiled the forward: its backward (2_backward) calls the reduction kernels, "red", not "per".
+    assert _kernels_by_graph(lines["21"], "[0/1]")["backward"] == [
+        "triton_red_fused_gelu_gelu_backward_sum_0:4", "extern_kernels.mm:5",
+        "triton_red_fused_native_layer_norm_native_layer_norm_backward_1:6", "extern_kernels.mm:7"]
+
+
+def test_a_kernel_an_earlier_graph_left_in_the_stack_traces_stays_with_that_graph(tmp_path):
+    """[0/0]'s backward stack traces also list [1/0]'s backward kernels of line 23 (torch 2.11 keeps them between
+    graphs), which [0/0]'s code never calls; and [0/1]'s backward its forward's three. Line 23 names only the
+    compiles of the resume function, [1/0] and [1/1]; [0/1]'s backward on line 21 only the four kernels its code
+    calls (above)."""
+    lines = _lines(sources_json(cuda211("train_break_recompile.log.gz"), tmp_path), "train_break_recompile.py")["lines"]
+    assert {k["compile_id"] for k in lines["23"]["kernels"]} == {"[1/0]", "[1/1]"}
+    assert len(_kernels_by_graph(lines["21"], "[0/1]")["backward"]) == 4
 
 
 def _source_view_here(tmp_path) -> tuple[Path, Callable[[str, Path], Path]]:

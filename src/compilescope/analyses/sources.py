@@ -156,6 +156,23 @@ class LineNotes:
                 found.append(g["recompile"])
         return found
 
+    @property
+    def kernel_graphs(self) -> dict[str, int]:
+        """How many of the line's kernels each kind of graph calls ("forward", "backward", "inference"; "": unknown),
+        in order: a training step's line feeds both its forward's kernels and its backward's."""
+        found: dict[str, int] = {}
+        for k in self.kernels:
+            graph = k.get("graph") or ""
+            found[graph] = found.get(graph, 0) + 1
+        return found
+
+    def kernel_groups(self) -> dict[tuple[str, str | None], list[dict[str, Any]]]:
+        """The line's kernels by (compile id, graph kind), in order: a compile's forward, then its backward."""
+        groups: dict[tuple[str, str | None], list[dict[str, Any]]] = {}
+        for k in self.kernels:
+            groups.setdefault((k["compile_id"], k.get("graph")), []).append(k)
+        return groups
+
     def installed_guards(self) -> list[InstalledGuards]:
         """The guards each compilation installed because of this line, the dimension-marking checks apart."""
         by_compile: dict[str, InstalledGuards] = {}
@@ -573,7 +590,9 @@ def analyze_sources(trace: Trace, provenance: Provenance | None = None, shapes: 
                 n.symbols.append(shape_note)
 
     provenance = provenance if provenance is not None else analyze_provenance(trace)
-    linked: set[tuple[str, int, str, str]] = set()  # (file, line, kernel, compile id): a line lists a kernel once
+    # (file, line, kernel, compile id, graph): a line lists a kernel call once (a graph's handles restart at 1 in
+    # torch 2.13: its forward and backward may each have an `extern_kernels.mm:2`)
+    linked: set[tuple[str, int, str, str, int]] = set()
     anchors: dict[str, str] = {}  # kernel name -> its anchor, one object: a line lists the kernel of every compile
     for cp in provenance.compiles.values():
         cp_key = compilation_key(cp.compile_id)
@@ -583,15 +602,20 @@ def analyze_sources(trace: Trace, provenance: Provenance | None = None, shapes: 
             for code_line, names in sorted(section.code_kernels.items()):
                 for name in names:
                     called_at.setdefault(name, code_line)
+            other_graphs = set(section.other_graphs)  # listed, and linked, under the graph whose code calls them
             for kernel in section.kernels:
+                if kernel.name in other_graphs:
+                    continue
                 for user_line in kernel.user_lines:
                     quotes.add(user_line.file, user_line.line, user_line.code)
                     n = at(user_line.file, user_line.line)
-                    if n is not None and (user_line.file, user_line.line, kernel.name, cp_key) not in linked:
-                        linked.add((user_line.file, user_line.line, kernel.name, cp_key))
+                    call = (user_line.file, user_line.line, kernel.name, cp_key, section_number)
+                    if n is not None and call not in linked:
+                        linked.add(call)
                         anchor = anchors.get(kernel.name) or anchors.setdefault(kernel.name, kernel.anchor)
                         n.kernels.append({"compile_id": cp_key, "dir": cp.dir_name, "kernel": kernel.name, "anchor": anchor,
-                                          "section": section_number, "code_line": called_at.get(kernel.name)})
+                                          "section": section_number, "code_line": called_at.get(kernel.name),
+                                          "graph": section.graph, "traces_artifact": section.kernel_traces_artifact})
 
     linked_lines: dict[str, set[int]] = {}
     for loc in linked_locations:

@@ -6,19 +6,23 @@ Formats what analyses.sources found; the line details open on `:target` (CSS onl
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Iterator
+from typing import TYPE_CHECKING, Any, Iterator
 
 from markupsafe import Markup, escape
 
 from ...analyses.graph_breaks import compilation_key
-from ...analyses.sources import DIMENSION_MARKING_GUARD, SourceFile, line_anchor, resumed_function
+from ...analyses.sources import DIMENSION_MARKING_GUARD, LineNotes, SourceFile, line_anchor, resumed_function
+from ...model.trace import Compile
 from ...wording import count
+from ..options import readable_url
 from .provenance import panel_line_id, provenance_url
 from .rows import ascii_parts, html_text
 from .transformed import transformed_url
 
 if TYPE_CHECKING:
     from . import _Page
+
+_GRAPH_ABBREVIATIONS = {"forward": "fwd", "backward": "bwd"}
 
 STATUS_TITLES = {
     "captured": "captured in a graph",
@@ -46,14 +50,30 @@ class _CompileDirs(dict[str, str]):
     def __init__(self) -> None:
         super().__init__()
         self.links: dict[str, str] = {}
+        self.entries: dict[str, Compile] = {}  # each attempt by its directory
+        self.kernel_pages: dict[tuple[str, int], str | None] = {}  # (directory, stack traces artifact) -> its page
 
 
 def _compile_dirs(page: _Page) -> _CompileDirs:
     dirs = _CompileDirs()
     for entry in page.trace.sorted_compiles():
+        dirs.entries[entry.dir_name] = entry
         if entry.compile_id is not None:
             dirs[compilation_key(entry.compile_id)] = entry.dir_name
     return dirs
+
+
+def _kernel_page(page: _Page, dirs: _CompileDirs, compile_dir: str, traces: int | None) -> str | None:
+    """The page of a compile's kernel stack traces (a row per kernel: the user lines and stacks it came from)."""
+    if traces is None:
+        return None
+    key = (compile_dir, traces)
+    if key not in dirs.kernel_pages:
+        entry = dirs.entries.get(compile_dir)
+        found = next((a for a in entry.artifacts if a.number == traces), None) if entry is not None else None
+        url = readable_url(found, page.options) if found is not None and found.readable else None
+        dirs.kernel_pages[key] = url or None  # ("": the payload was not JSON, no page)
+    return dirs.kernel_pages[key]
 
 
 def source_files(page: _Page) -> Iterator[tuple[str, Iterator[bytes]]]:
@@ -135,12 +155,7 @@ def _notes_html(page: _Page, f: SourceFile, n: int, dirs: _CompileDirs, resume_i
         yield (f'<li class="n-installed">{count(shown, "guard")} of {_cid(group.compile_id, dirs)} '
                f'{"comes" if shown == 1 else "come"} from this line{folded}'
                f'<details><summary>show</summary><ul>{listed}</ul></details></li>')
-    for k in notes.kernels:
-        url = f'../{provenance_url(k["dir"])}'
-        if k.get("code_line") is not None:  # (its call in the generated code; without one, the compile's page)
-            url += f'#{panel_line_id(k["section"], "code", k["code_line"])}'
-        yield (f'<li class="n-kernel">kernel <a class="mono" href="{html_text(url)}">{html_text(k["kernel"])}</a> '
-               f'({_cid(k["compile_id"], dirs)})</li>')
+    yield from _kernels_html(page, notes, dirs)
     for s in notes.symbols:
         if s["kind"] == "guard":
             text = f'guard on shapes <code>{html_text(s["expr"])}</code>'
@@ -150,6 +165,29 @@ def _notes_html(page: _Page, f: SourceFile, n: int, dirs: _CompileDirs, resume_i
                     f'{" from " + html_text(s["source"]) if s.get("source") else ""}')
         yield f'<li class="n-symbol">{text} ({_cid(s["compile_id"], dirs)})</li>'
     yield "</ul>"
+
+
+def _kernels_html(page: _Page, notes: LineNotes, dirs: _CompileDirs) -> Iterator[str]:
+    """The kernels a line became, an item per compile id and graph: a training step's line feeds its forward graph's
+    kernels and its backward graph's, which the reader tells apart ("forward kernels of [0/0]: ...")."""
+    for (cid, graph), group in notes.kernel_groups().items():
+        yield f'<li class="n-kernel">{f"<strong>{html_text(graph)}</strong> kernels" if graph else "kernels"} of {_cid(cid, dirs)}: '
+        for i, k in enumerate(group):
+            yield (", " if i else "") + _kernel_link(page, k, dirs)
+        yield "</li>"
+
+
+def _kernel_link(page: _Page, k: dict[str, Any], dirs: _CompileDirs) -> str:
+    """A kernel's call in the generated code on the provenance page; a kernel the logged code does not call (the log
+    holds no code, or code that does not name it) links to its row of the compile's kernel stack traces, said so."""
+    name = html_text(k["kernel"])
+    if k.get("code_line") is not None:
+        url = f'../{provenance_url(k["dir"])}#{panel_line_id(k["section"], "code", k["code_line"])}'
+        return f'<a class="mono" href="{html_text(url)}">{name}</a>'
+    rows = _kernel_page(page, dirs, k["dir"], k.get("traces_artifact"))
+    url = f'../{rows}#{k["anchor"]}' if rows else f'../{provenance_url(k["dir"])}'
+    return (f'<a class="mono" href="{html_text(url)}">{name}</a> <span class="muted">(the logged code has no call to '
+            f'it{"; the link shows its stack traces" if rows else ""})</span>')
 
 
 def _badges(notes) -> str:
@@ -176,7 +214,14 @@ def _badges(notes) -> str:
         out.append(f'<span class="b b-guard" title="torch.compile compiled this frame again because of this line: '
                    f'{html_text(failed)}">recompiled {html_text(" ".join(recompiled))}</span>')
     if notes.kernels:
-        out.append(f'<span class="b b-kernel">{count(len(notes.kernels), "kernel")}</span>')
+        graphs = notes.kernel_graphs
+        # Split where a backward is: "kernels" alone say as much of a forward or inference graph.
+        text = (" + ".join(f"{n} {_GRAPH_ABBREVIATIONS.get(g, g or 'other')}" for g, n in graphs.items()) + " kernels"
+                if "backward" in graphs else count(len(notes.kernels), "kernel"))
+        title = ("; ".join(f"{count(n, 'kernel')} of {g or 'other'} graphs" for g, n in graphs.items())
+                 if any(graphs) else "")
+        title_attr = f' title="{html_text(title)}"' if title else ""
+        out.append(f'<span class="b b-kernel"{title_attr}>{html_text(text)}</span>')
     if notes.symbols:
         out.append(f'<span class="b b-symbol">{count(len(notes.symbols), "shape note")}</span>')
     return "".join(out)
