@@ -152,6 +152,29 @@ def test_on_cuda_the_triton_launch_under_cuda_graph_trees():
     assert crash.code_line == line and crash.code_artifact is not None
 
 
+def test_a_crash_in_inductors_static_launcher_says_how_to_get_a_python_error_instead():
+    """Both CUDA crashes are in torch 2.11's static_triton_launcher.py (the raw stacks' innermost frame). Rerun on the
+    H200 with TORCHINDUCTOR_USE_STATIC_CUDA_LAUNCHER=0, the same program did not crash: Triton's launcher raised a
+    TypeError at each generate() (hf_gpt2_static_cache_no_static_launcher.output.txt, what it printed)."""
+    rerun = (CUDA211_LOGS / "hf_gpt2_static_cache_no_static_launcher.output.txt").read_text()
+    assert "Fatal Python error" not in rerun
+    assert rerun.count("generate failed: TypeError Pointer argument must be either uint64 or have data_ptr method") == 2
+    beside = CUDA211_LOGS / "capture_crash"
+    for log, stack in ((STATIC_CACHE, _raw(STATIC_CACHE)[0]),
+                       (next(beside.glob("*.log.gz")), next(beside.glob("compilescope_crash_*.txt")).read_text())):
+        current = stack[stack.index("Current thread"):].split("\n")
+        assert "torch/_inductor/runtime/static_triton_launcher.py" in current[1]  # the innermost frame
+        ins = _insights(log)
+        [crash] = ins.crashes.crashes
+        assert crash.in_static_launcher
+        [finding] = [f for f in ins.findings if f.section == "crash"]
+        assert "rerun with TORCHINDUCTOR_USE_STATIC_CUDA_LAUNCHER=0" in finding.detail
+    # a crash elsewhere (a custom op on the CPU) gets no such advice
+    [crash] = _insights(NATIVE).crashes.crashes
+    assert not crash.in_static_launcher
+    assert not any("STATIC_CUDA_LAUNCHER" in f.detail for f in _insights(NATIVE).findings)
+
+
 def test_capture_on_cuda_records_the_crash_beside_the_log(capsys):
     """tests/data/cuda_torch211/logs/capture_crash/: the same static-cache program run inside compilescope.capture()
     on an H200 (programs/capture_crash.py); it died of SIGSEGV in the same launcher. capture() had turned faulthandler

@@ -15,7 +15,7 @@ from compilescope.diagnose import DiagnoseResult
 from compilescope.ingest.reader import read_trace
 from compilescope.render.diagnosis import diagnosis_json, diagnosis_page
 
-from ..conftest import TORCH214_LOGS, torch213
+from ..conftest import TORCH214_LOGS, cuda211, torch213
 
 ARGV = ["python3", "train.py", "--lr", "3"]
 
@@ -236,6 +236,25 @@ def test_a_crash_only_in_the_backend_stage_is_the_backends_generated_code_real_l
     page = diagnosis_page(DiagnoseResult(argv=ARGV, cwd="/w", outcomes=[passed(EAGER), passed(AOT_EAGER), backend],
                                          verdict=verdict), [], "/o")
     assert "crashed: Aborted" in page  # its row in the stages table
+
+
+def test_a_crash_in_the_static_triton_launcher_says_how_to_get_a_python_error_real_log():
+    """hf_gpt2_static_cache.log.gz (H100, torch 2.11): the SIGSEGV's innermost frame is Inductor's
+    static_triton_launcher.py. Its next steps name the switch that made the same program raise a TypeError instead
+    on an H200 (hf_gpt2_static_cache_no_static_launcher.output.txt)."""
+    log = cuda211("hf_gpt2_static_cache.log.gz")
+    text = _crash_text(log)
+    with read_trace(str(log)) as trace:
+        backend = stage_outcome(BACKEND, RunFacts(ARGV, {}, -11, 1.0, signal="SIGSEGV", crash_texts=[text]), trace)
+    verdict = decide([passed(EAGER), passed(AOT_EAGER), backend])
+    assert verdict.outcome == "crash" and verdict.crash.in_static_launcher
+    [step] = [s for s in verdict.next_steps if "STATIC_CUDA_LAUNCHER" in s]
+    assert step.startswith("It crashed in Inductor's static launcher of Triton kernels") and "=0" in step
+    # kernel_abort's C++ kernel crash (no Triton) gets no such step
+    with read_trace(torch213("kernel_abort.log.gz")) as trace:
+        other = stage_outcome(BACKEND, RunFacts(ARGV, {}, 134, 1.0, signal="SIGABRT",
+                                                crash_texts=[_crash_text(torch213("kernel_abort.log.gz"))]), trace)
+    assert not any("STATIC_CUDA_LAUNCHER" in s for s in decide([passed(EAGER), passed(AOT_EAGER), other]).next_steps)
 
 
 def test_a_crash_exit_0_or_no_stack_is_still_a_crash():

@@ -27,6 +27,14 @@ _THREAD = lazy_compile(r"^(?P<current>Current thread|Thread) 0x[0-9a-fA-F]{1,32}
 # Frames of the code Dynamo and Inductor run while they compile; a crash under them is one while compiling.
 _COMPILING = ("torch/_dynamo/convert_frame.py", "torch/_inductor/compile_fx.py")
 _CUDAGRAPH_TREES = "torch/_inductor/cudagraph_trees.py"  # reduce-overhead's CUDA graphs, recorded and replayed
+# Inductor's own launcher of compiled Triton kernels (torch >= 2.7), which skips Triton's checks of the arguments.
+_STATIC_LAUNCHER = "torch/_inductor/runtime/static_triton_launcher.py"
+# Seen on an H200 (tests/data/cuda_torch211, hf_gpt2_static_cache): the SIGSEGV there became, with the variable set,
+# "TypeError: Pointer argument must be either uint64 or have data_ptr method" raised by Triton's launcher.
+STATIC_LAUNCHER_ADVICE = (
+    "it crashed in Inductor's static launcher of Triton kernels, which does not check the kernel's arguments: rerun "
+    "with TORCHINDUCTOR_USE_STATIC_CUDA_LAUNCHER=0 (torch._inductor.config.use_static_cuda_launcher = False) and "
+    "Triton's own launcher raises a Python error naming the bad argument instead")
 
 
 @dataclass
@@ -59,6 +67,12 @@ class Crash:
     def under_cudagraphs(self) -> bool:
         """CUDA graph trees (reduce-overhead) were recording or replaying the compiled code."""
         return any(f.filename.replace("\\", "/").endswith(_CUDAGRAPH_TREES) for f in self.frames)
+
+    @property
+    def in_static_launcher(self) -> bool:
+        """Python was in Inductor's static Triton launcher: a kernel launch crashed (STATIC_LAUNCHER_ADVICE)."""
+        where = self.where
+        return where is not None and where.filename.replace("\\", "/").endswith(_STATIC_LAUNCHER)
 
     @property
     def during(self) -> str:
@@ -104,6 +118,7 @@ class Crash:
         return {"error": self.error, "frames": [f.to_json() for f in self.frames], "threads": self.threads,
                 "compile_id": self.compile_id, "compiling": self.compiling, "during": self.during,
                 "code_artifact": self.code_artifact, "code_line": self.code_line,
+                "in_static_launcher": self.in_static_launcher,
                 "other_thread": self.other_thread, "file": self.file,
                 "where": self.where.to_json() if self.where else None,
                 "user_frame": self.user_frame.to_json() if self.user_frame else None, "text": self.text}

@@ -24,7 +24,7 @@ from typing import Any
 
 from ..model.trace import Trace
 from ..wording import count
-from .crash import Crash, output_code_files, parse_crash, unrecorded_crash
+from .crash import STATIC_LAUNCHER_ADVICE, Crash, output_code_files, parse_crash, unrecorded_crash
 from .errors import (
     AOT, DYNAMO, INDUCTOR, KERNEL_COMPILE, LOWERING, NARROWING_STEPS, RECOMPILE_LIMIT, STAGE_LABELS, USER_BACKEND,
     CompileError, compile_errors,
@@ -510,6 +510,8 @@ def _crashed(failed: StageOutcome, disabled: StageOutcome | None, outcomes: list
     if crash.compile_id is not None and crash.where is not None and crash.where.function == "call":
         steps.append(f"Python was in the call of {crash.compile_id}'s output code ({crash.where.short}): that line "
                      "launched the kernel that crashed (the output code is in that report).")
+    if crash.in_static_launcher:
+        steps.append(STATIC_LAUNCHER_ADVICE[0].upper() + STATIC_LAUNCHER_ADVICE[1:] + ".")
     workaround = _STAGE_WORKAROUND.get(key) or ("With torch.compile disabled the program runs: a crash with Dynamo "
                                                 "alone is torch's to fix (report it with the stack); until then, leave "
                                                 "the function that crashes uncompiled (torch.compiler.disable).")

@@ -17,7 +17,7 @@ from ..model.trace import Trace
 from .autotuning import Autotuning, autotuning
 from .caches import Caches, caches
 from .cudagraphs import CudaGraphCompile, CudaGraphs, cudagraphs
-from .crash import Crash, Crashes, crashes
+from .crash import STATIC_LAUNCHER_ADVICE, Crash, Crashes, crashes
 from .compile_time import PHASE_LABELS, CompileTimes, compile_times, ends_during, unfinished_compiles
 from .dynamic_shapes import FLOAT_SYMBOL, SIZE_SYMBOL, DynamicShapes, Specialization, dynamic_shapes, number_text
 from .environment import Environment, environment
@@ -205,7 +205,8 @@ def _crash_finding(crash: Crash) -> Finding:
     said = crash.circumstances
     return Finding(ERROR, "crash", f"the program crashed: {crash.headline}", ", ".join(said) + ("; " if said else "")
                    + "torch logged nothing of it: the stack is Python's faulthandler's, recorded by compilescope"
-                   + (f" in {crash.file} beside the log" if crash.file else " run"))
+                   + (f" in {crash.file} beside the log" if crash.file else " run")
+                   + (f"; {STATIC_LAUNCHER_ADVICE}" if crash.in_static_launcher else ""))
 
 
 def _breaks_by_torch(breaks: list[GraphBreak]) -> list[Finding]:
