@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import gzip
 import json
 import re
 import subprocess
+from dataclasses import dataclass
 from pathlib import Path
 
 from ..conftest import report, tlparse_binary
@@ -81,3 +83,42 @@ def provenance_log(code: str, kernel: str, traces: dict | None = None) -> str:
     if traces is not None:
         text += artifact("inductor_provenance_tracking_kernel_stack_traces", json.dumps(traces), "json")
     return text
+
+
+@dataclass
+class RawGraph:
+    """One output code of a log, read from its raw lines: what torch wrote, not what compilescope makes of it."""
+
+    aot_id: str  # its first line's `# AOT ID: ['1_backward']`
+    compile_id: str  # its record's frame_id, frame_compile_id and attempt: "[1/0]", "[0/0_1]"
+    calls: list[str]  # the kernel calls its `# [Provenance debug handles]` comments name, in the code's order
+    stacks: dict[str, list[str]]  # the kernel stack traces artifact logged after it (its graph's), as logged
+
+    @staticmethod
+    def line(trace: str) -> int:
+        """The line of a stack trace's innermost frame."""
+        return int(re.findall(r'", line (\d+)', trace)[-1])
+
+
+def raw_graphs(log: Path) -> dict[str, RawGraph]:
+    """Each output code of a (.gz) log by its AOT ID, with the kernel stack traces Inductor logged after it."""
+    with gzip.open(log, "rt", encoding="utf-8") as f:
+        lines = f.read().split("\n")
+    graphs: dict[str, RawGraph] = {}
+    last: RawGraph | None = None
+    for i, line in enumerate(lines):
+        if '{"inductor_output_code": ' in line:
+            head = json.loads(line[line.index("] {") + 2:])
+            attempt = f"_{head['attempt']}" if head.get("attempt") else ""
+            code = []
+            for more in lines[i + 1:]:
+                if not more.startswith("\t"):
+                    break
+                code.append(more[1:])
+            aot_id = re.match(r"# AOT ID: \['([^']*)'\]", code[0])[1]
+            calls = [m[1] for c in code for m in [re.match(r"\s*# \[Provenance debug handles\] (\S+)$", c)] if m]
+            last = graphs[aot_id] = RawGraph(aot_id, f"[{head['frame_id']}/{head['frame_compile_id']}{attempt}]", calls, {})
+        elif '"name": "inductor_provenance_tracking_kernel_stack_traces"' in line and last is not None:
+            last.stacks = json.loads(lines[i + 1][1:])
+            last = None
+    return graphs

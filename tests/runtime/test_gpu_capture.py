@@ -14,11 +14,14 @@ import re
 
 import pytest
 
-from compilescope.analyses.runtime import COMPILING, GPU_IDLE, runtime_finding
+import compilescope
+from compilescope.analyses.provenance import analyze_provenance
+from compilescope.analyses.runtime import COMPILING, GPU_IDLE, _LogIndex, runtime_finding
 from compilescope.wording import format_us
 
 from ..conftest import cuda211, report, run_cli
 from ..htmltable import table_rows
+from ..provenance.helpers import RawGraph, raw_graphs
 from .test_runtime import _runtime
 
 
@@ -484,3 +487,35 @@ def test_the_lines_table_names_a_librarys_file_briefly(tmp_path):
     assert cells and any(title.endswith("/transformers/models/gpt2/modeling_gpt2.py") for title, _ in cells)
     for title, shown in cells:
         assert "site-packages" not in shown and re.sub(r"<[^>]+>", "", shown).startswith(title.rsplit("/", 1)[-1] + ":")
+
+
+def test_a_backwards_list_of_another_graphs_kernels_lends_it_no_lines_nor_calls():
+    """torch 2.11 keeps earlier graphs' kernels in a backward's stack traces: [0/0_1]'s backward (0_backward) lists
+    [1/0]'s backward's extern_kernels.mm:2 and :3 (line 23) and triton_per_fused_mul_sum_0:1 before its own calls,
+    but its code calls mm only at handles 5 and 7 (line 21). A profile's aten::mm in that graph's call is one of
+    those two: read as the backward's own, the leftovers made four call sites (so no call was told apart) and put
+    line 23 among its lines; and the mul_sum kernel, [1/0]'s only, had two compile ids to choose from, so a profile
+    without graph ranges gave it none. (No profile recorded so far has such a list: this is the index itself.)"""
+    log = cuda211("train_break_recompile.log.gz")
+    raw = raw_graphs(log)
+    backward = raw["0_backward"]
+    mm_calls = [c for c in backward.calls if c.startswith("extern_kernels.mm:")]
+    assert mm_calls == ["extern_kernels.mm:5", "extern_kernels.mm:7"]
+    assert {"extern_kernels.mm:2", "extern_kernels.mm:3"} <= set(backward.stacks) - set(backward.calls)
+    lines = {c: [RawGraph.line(t) for t in backward.stacks[c]] for c in mm_calls}
+    assert lines == {"extern_kernels.mm:5": [21], "extern_kernels.mm:7": [21]}
+    callers = [g for g in raw.values() if any(c.startswith("triton_per_fused_mul_sum_0:") for c in g.calls)]
+    assert [(g.aot_id, g.compile_id) for g in callers] == [("1_backward", "[1/0]")]
+    with compilescope.load(log) as trace:
+        provenance = analyze_provenance(trace)
+        index = _LogIndex(trace, provenance)
+        [(cid, section)] = [(c.compile_id, s) for c in provenance.compiles.values() for s in c.sections
+                            if s.title == "0_backward"]
+        code = section.code.artifact_number
+        sites = index.call_sites(code, "aten::mm")
+        assert sites is not None and [f"extern_kernels.mm:{c.handle}" for c in sites] == mm_calls
+        assert [[u.line for u in c.user_lines] for c in sites] == [lines[c] for c in mm_calls]
+        home = index.home("aten::mm", cid, extern=True, code=code)
+        assert home is not None and [u.line for u in home.user_lines] == [21]
+        home = index.home("triton_per_fused_mul_sum_0", None)
+        assert home is not None and str(home.compile_id) == "[1/0]" and [u.line for u in home.user_lines] == [23]

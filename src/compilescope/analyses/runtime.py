@@ -390,9 +390,15 @@ class _LogIndex:
         self.kernels: dict[str, list[tuple[CompileId | None, list[UserLine], int | None, int | None, str]]] = {}
         for cp in provenance.compiles.values():
             for section in cp.sections:
+                # A kernel the section lists for another graph (torch 2.11 keeps earlier graphs' kernels in a
+                # backward's stack traces) is that graph's: here it would lend its lines to this graph's kernels of
+                # the same name and to this code's calls of its op, and take a place in their order. Its own graph's
+                # section lists it too.
+                others = set(section.other_graphs)
+                own = [k for k in section.kernels if k.name not in others] if others else section.kernels
                 merged: dict[str, list[UserLine]] = {}
                 first: dict[str, str] = {}
-                for k in section.kernels:
+                for k in own:
                     first.setdefault(k.kernel, k.name)
                     lines = merged.setdefault(k.kernel, [])
                     for u in k.user_lines:
@@ -401,7 +407,7 @@ class _LogIndex:
                 for name, lines in merged.items():
                     self.kernels.setdefault(name, []).append((cp.compile_id, lines, section.code.artifact_number,
                                                               section.kernel_traces_artifact, first[name]))
-                self._add_call_sites(section.code.artifact_number, section.kernels)
+                self._add_call_sites(section.code.artifact_number, own)
         self._code: dict[int, tuple[list[str], int]] = {}
         self._homes: dict[tuple, _KernelHome | None] = {}
         self._names_in_code: set[str] | None = None
