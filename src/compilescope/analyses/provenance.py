@@ -19,7 +19,8 @@ two corrections where tlparse is wrong (see ``_debug_handle_split`` and
   for the backward) is mapped to post-grad nodes through the user source line its
   stack trace names, marked as *inferred*;
 - a kernel a graph's stack traces list but its code does not call (torch 2.11 keeps
-  the kernels of earlier graphs in a backward's list) is set apart as another graph's.
+  the kernels of earlier graphs in a backward's list) is set apart as another graph's,
+  and named as the graph whose code calls it where the log tells (``called_by``).
 """
 
 from __future__ import annotations
@@ -502,6 +503,20 @@ class Panel:
 
 
 @dataclass
+class GraphRef:
+    """One section of a compile id's provenance: the graph whose code calls a kernel."""
+
+    compile_id: CompileId | None
+    dir_name: str
+    section: int  # its index in that compile id's sections
+    title: str
+    graph: str | None  # "forward", "backward", "inference" (ProvenanceSection.graph)
+    # `[1/0] backward`: the compile id and the graph's kind; its AOT ID too (`[0/0] backward (2_backward)`) where the
+    # compile id has several graphs of the kind (DDPOptimizer's submodules), and the AOT ID alone where no kind is known.
+    label: str
+
+
+@dataclass
 class ProvenanceSection:
     """One Inductor graph: its three panels and the line maps between them."""
 
@@ -522,6 +537,8 @@ class ProvenanceSection:
     # list the kernels of the graphs compiled before it (its forward, another frame's backward), each with the handle
     # of the code that calls it.
     other_graphs: list[str] = field(default_factory=list)
+    # Of other_graphs, those whose graph the log tells (place_other_graphs): kernel name -> the graph calling it.
+    called_by: dict[str, GraphRef] = field(default_factory=dict)
 
     @property
     def code_to_post(self) -> KeptLineMap:
@@ -552,6 +569,7 @@ class ProvenanceSection:
             "kernels": [k.to_json() for k in self.kernels],
             "graph": self.graph,
             "otherGraphs": self.other_graphs,
+            "calledBy": {name: ref.label for name, ref in self.called_by.items()},
         }
 
 
@@ -778,7 +796,39 @@ def analyze_provenance(trace: Trace) -> Provenance:
         found = compile_provenance(trace, entry, result.kernels)  # each stack traces artifact parsed once
         if found is not None:
             result.compiles[entry.compile_id] = found
+    place_other_graphs(result)
     return result
+
+
+def _graph_label(cp: CompileProvenance, section: ProvenanceSection) -> str:
+    cid = str(cp.compile_id) if cp.compile_id is not None else "(no compile id)"
+    if section.graph is None:
+        return f"{cid} {section.title}"
+    several = sum(1 for s in cp.sections if s.graph == section.graph) > 1
+    return f"{cid} {section.graph} ({section.title})" if several else f"{cid} {section.graph}"
+
+
+def place_other_graphs(provenance: Provenance) -> None:
+    """Each section's other_graphs kernel, to the graph whose code calls it (ProvenanceSection.called_by): the last
+    section whose stack traces were logged before this one's and list the same call (name and debug handle) as their
+    own, with the same stack traces. torch 2.11 adds each graph's kernels to the list it has not cleared, so the
+    leftovers are those of the graphs logged just before (in train_break_recompile, [0/0_1]'s backward holds [1/0]'s
+    backward's, [0/1_1]'s backward its forward's); a handle restarts when the list is cleared, so the name alone could
+    be an older graph's call."""
+    order = sorted([(s.kernel_traces_artifact, cp, i, s) for cp in provenance.compiles.values()
+                    for i, s in enumerate(cp.sections) if s.kernel_traces_artifact is not None and s.kernels],
+                   key=lambda found: found[0])
+    own: dict[tuple[str, tuple[str, ...]], GraphRef] = {}  # (kernel call, its stack traces) -> the last graph calling it
+    for _, cp, i, s in order:
+        others = set(s.other_graphs)
+        for k in s.kernels:
+            ref = own.get((k.name, tuple(k.traces))) if k.name in others else None
+            if ref is not None:
+                s.called_by[k.name] = ref
+        ref = GraphRef(cp.compile_id, cp.dir_name, i, s.title, s.graph, _graph_label(cp, s))
+        for k in s.kernels:
+            if k.name not in others:
+                own[(k.name, tuple(k.traces))] = ref
 
 
 def panel_lines(trace: Trace, panel: Panel) -> list[str]:
