@@ -6,10 +6,15 @@ comments and the kernel stack traces artifact Inductor logged after it."""
 
 from __future__ import annotations
 
-from compilescope.analyses.provenance import analyze_provenance
+import json
+import re
+from pathlib import Path
+
+from compilescope.analyses.provenance import analyze_provenance, kernel_anchor
 from compilescope.ingest.reader import read_trace
 
-from ..conftest import cuda211
+from ..conftest import cuda211, report
+from ..runtime.test_gpu_capture import _with_kernel_stacks
 from .helpers import raw_graphs
 
 LOG = "train_break_recompile.log.gz"
@@ -44,3 +49,58 @@ def test_another_graphs_kernel_is_placed_in_the_graph_whose_code_calls_it():
     # the section it names is that graph's
     ref = sections["0_backward"].called_by["extern_kernels.mm:2"]
     assert found.compiles[ref.compile_id].sections[ref.section].title == "1_backward"
+
+
+def _kernel_pages(out: Path, compile_id: str) -> list[str]:
+    """A compile id's kernel stack traces pages, in log order (its forward's, then its backward's)."""
+    directory = json.loads((out / "compile_directory.json").read_text())
+    return [a["readable_url"] for a in directory[compile_id]["artifacts"]
+            if a["name"].startswith("inductor_provenance_tracking_kernel_stack_traces") and a["readable_url"]]
+
+
+_ROW = re.compile(r'<tr id="([^"]*)"( class="other-graph")?>\n<td class="mono">(.*?)</td>', re.S)
+
+
+def _rows(page: str) -> dict[str, tuple[bool, str]]:
+    """anchor -> (greyed, the kernel cell's HTML)."""
+    return {anchor: (bool(greyed), cell) for anchor, greyed, cell in _ROW.findall(page)}
+
+
+def test_the_kernel_stack_traces_page_says_which_rows_another_graph_calls(tmp_path):
+    out = tmp_path / "out"
+    report(cuda211(LOG), out)
+    raw = raw_graphs(cuda211(LOG))
+    backward = raw["0_backward"]
+    own_page, caller_page = _kernel_pages(out, backward.compile_id)[1], _kernel_pages(out, raw["1_backward"].compile_id)[1]
+    page = (out / own_page).read_text()
+    rows = _rows(page)
+    assert len(rows) == len(backward.stacks) == 7
+    note = "listed by torch for this graph, but called by another graph's code: "
+    for name in backward.stacks:
+        greyed, cell = rows[kernel_anchor(name)]
+        if name in backward.calls:
+            assert not greyed and "call site 1" in cell and note not in cell
+        else:  # 1_backward's (its code names them), on that graph's page
+            assert greyed and "call site" not in cell
+            assert f'{note}<a href="../{caller_page}#{kernel_anchor(name)}">[1/0] backward</a>' in cell
+            assert kernel_anchor(name) in _rows((out / caller_page).read_text())
+    assert "3 kernel calls of the list (greyed) are\nanother graph's" in page
+    # the caller's own page has none
+    assert not any(greyed for greyed, _ in _rows((out / caller_page).read_text()).values())
+
+
+def test_a_leftover_no_earlier_graph_lists_as_its_own_is_said_not_called_here(tmp_path):
+    """With triton_per_fused_mul_sum_0:1 taken out of 1_backward's stack traces, no graph logged before 0_backward
+    lists it as its own: its row says only that this graph's code does not call it; mm:2 and :3 keep their graph."""
+    def edit(stacks: dict) -> dict:
+        if set(stacks) == set(raw_graphs(cuda211(LOG))["1_backward"].calls):
+            del stacks["triton_per_fused_mul_sum_0:1"]
+        return stacks
+
+    log = _with_kernel_stacks(cuda211(LOG), tmp_path / "edited.log", edit)
+    out = tmp_path / "out"
+    report(log, out)
+    rows = _rows((out / _kernel_pages(out, "[0/0_1]")[1]).read_text())
+    greyed, cell = rows[kernel_anchor("triton_per_fused_mul_sum_0:1")]
+    assert greyed and cell.endswith("<div class=\"other-graph-note\">not called by this graph's code</div>")
+    assert "[1/0] backward</a>" in rows[kernel_anchor("extern_kernels.mm:2")][1]

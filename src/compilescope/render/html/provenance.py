@@ -182,8 +182,33 @@ def kernels_page(page: _Page, entry: Compile, artifact: Artifact) -> Iterator[by
     """The readable page of ``inductor_provenance_tracking_kernel_stack_traces``, in parts."""
     kernels = page.results.provenance.kernels.get(artifact.number, [])
     calls = _kernel_calls(page, entry).get(artifact.number, {})
-    return page.stream("kernels.html", "../", c=entry, n_kernels=len(kernels),
-                       rows_html=_kernel_rows_html(page, kernels, calls))
+    others = _other_graphs(page, entry, artifact.number)
+    return page.stream("kernels.html", "../", c=entry, n_kernels=len(kernels), n_other=len(others),
+                       rows_html=_kernel_rows_html(page, kernels, calls, others))
+
+
+def _other_graphs(page: _Page, entry: Compile, artifact: int) -> dict[str, str]:
+    """The kernels the section of this stack traces artifact lists for another graph (ProvenanceSection.other_graphs):
+    name -> the note its row shows, as HTML, linking to its row on the page of the graph whose code calls it."""
+    found = page.results.provenance.compiles.get(entry.compile_id)
+    section = next((s for s in found.sections if s.kernel_traces_artifact == artifact), None) if found else None
+    if section is None:
+        return {}
+    notes = {}
+    for name in section.other_graphs:
+        ref = section.called_by.get(name)
+        if ref is None:
+            notes[name] = "not called by this graph's code"
+            continue
+        caller = page.results.provenance.compiles.get(ref.compile_id)
+        caller_entry = page.trace.compiles.get(ref.compile_id)
+        url = (_kernel_page_url(page, caller_entry, caller.sections[ref.section])
+               if caller is not None and caller_entry is not None and ref.section < len(caller.sections) else None)
+        label = html_text(ref.label)
+        if url:
+            label = f'<a href="../{html_text(url)}#{html_text(kernel_anchor(name))}">{label}</a>'
+        notes[name] = f"listed by torch for this graph, but called by another graph's code: {label}"
+    return notes
 
 
 def _kernel_calls(page: _Page, entry: Compile) -> dict[int, dict[str, list[str]]]:
@@ -211,17 +236,25 @@ def _kernel_calls(page: _Page, entry: Compile) -> dict[int, dict[str, list[str]]
     return result
 
 
-def _kernel_rows_html(page: _Page, kernels: list[KernelTrace], calls: dict[str, list[str]]) -> Iterator[Markup]:
+def _kernel_rows_html(page: _Page, kernels: list[KernelTrace], calls: dict[str, list[str]],
+                      others: dict[str, str] | None = None) -> Iterator[Markup]:
     """The kernel table's rows, built here rather than in a template loop (thousands of rows, each with several
-    stacks), in parts. Kernels share most user lines and stack traces: each is escaped once per page."""
-    return grouped(_kernel_rows(page, kernels, calls))
+    stacks), in parts. Kernels share most user lines and stack traces: each is escaped once per page.
+    others: the rows of another graph's kernels (_other_graphs), each with its note."""
+    return grouped(_kernel_rows(page, kernels, calls, others or {}))
 
 
-def _kernel_rows(page: _Page, kernels: list[KernelTrace], calls: dict[str, list[str]]) -> Iterator[str]:
+def _kernel_rows(page: _Page, kernels: list[KernelTrace], calls: dict[str, list[str]],
+                 others: dict[str, str]) -> Iterator[str]:
     seen: dict[Any, str] = {}
     for k in kernels:
         links = "".join(f'<br><a href="{html_text(url)}" title="where it is called, in the provenance view">call site {n}</a>'
                         for n, url in enumerate(calls.get(k.name, ()), 1))
+        other = others.get(k.name)
+        row_class = ""
+        if other is not None:  # greyed, and said why: its time and lines are another graph's
+            links += f'<div class="other-graph-note">{other}</div>'
+            row_class = ' class="other-graph"'
         handle = html_text(k.debug_handle) if k.debug_handle is not None else "\u2013"
         user = "".join(_cached(seen, (u.file, u.line, u.function, u.code), lambda u=u: _user_line_html(page, u))
                        for u in k.user_lines) or '<span class="muted">no stack trace</span>'
@@ -229,7 +262,7 @@ def _kernel_rows(page: _Page, kernels: list[KernelTrace], calls: dict[str, list[
         if k.traces:
             stacks = (f"<details><summary>{html_text(count(len(k.traces), 'stack'))}</summary>"
                       + "".join(_cached(seen, t, lambda t=t: f"<pre>{html_text(t)}</pre>") for t in k.traces) + "</details>")
-        yield (f'<tr id="{html_text(k.anchor)}">\n<td class="mono">{html_text(k.kernel)}{links}</td>\n'
+        yield (f'<tr id="{html_text(k.anchor)}"{row_class}>\n<td class="mono">{html_text(k.kernel)}{links}</td>\n'
                f'<td class="mono">{handle}</td>\n<td>{user}</td>\n<td>{stacks}</td></tr>\n')
 
 
