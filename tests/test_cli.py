@@ -3,15 +3,18 @@
 import gzip
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
 
 import pytest
 
+import compilescope
 from compilescope.ingest.discover import discover
+from compilescope.location import local_output
 
-from .conftest import peer, report, run_cli, shared, torch213
+from .conftest import peer, report, run_cli, shared, skip_or_fail, torch213
 
 
 def test_missing_path_is_one_line_error(tmp_path, capsys):
@@ -100,6 +103,50 @@ def test_empty_directory_is_an_error(tmp_path, capsys):
     (tmp_path / "empty").mkdir()
     assert run_cli(tmp_path / "empty", "-o", tmp_path / "out", "--no-browser") == 2
     assert "no TORCH_TRACE logs" in capsys.readouterr().err
+
+
+def _files(root) -> dict[str, bytes]:
+    return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+@pytest.mark.parametrize("logs", [
+    ["graph_breaks.log"],
+    ["graph_breaks.log", "dynamic_shapes.log"],  # a report per log and the page listing them
+    ["../multi_rank"],  # a directory of rank logs: rank_<N>/ and the landing page
+], ids=["one log", "several logs", "ranks"])
+def test_file_url_output_is_written_as_its_path(tmp_path, capsys, logs):
+    """`-o file:///DIR` writes what `-o /DIR` writes, file for file and byte for byte (no file of a report holds its
+    output directory, so nothing is masked), and ends the same. It was an internal error: the URL went to fsspec's
+    upload, whose local filesystem makes no directories (the first file, sources.json, had none to go in)."""
+    paths = [torch213(log) for log in logs]
+    assert run_cli(*paths, "-o", tmp_path / "plain", "--no-browser") == 0
+    plain = capsys.readouterr().out
+    assert run_cli(*paths, "-o", f"file://{tmp_path / 'url'}/", "--no-browser") == 0
+    url = capsys.readouterr().out
+    written = _files(tmp_path / "url")
+    assert "index.html" in written and written == _files(tmp_path / "plain")
+
+    # The same ending (the page to open included), but for the directory and the time it took.
+    def ending(out: str, name: str) -> str:
+        return re.sub(r" in \d+\.\ds ", " in Ns ", out.replace(str(tmp_path / name), "OUT"))
+
+    assert ending(url, "url") == ending(plain, "plain")
+    assert "open OUT/index.html" in ending(url, "url")
+
+
+def test_file_url_output_names_the_path_a_file_url_log_is_read_from(tmp_path, monkeypatch):
+    """A file:// output is the directory fsspec would read a file:// log from (relative without a third /), and the
+    API's report(out=...) takes one as the command line does."""
+    try:
+        from fsspec.core import url_to_fs
+    except ImportError:
+        skip_or_fail("fsspec not installed (the test extra installs it)")
+    monkeypatch.chdir(tmp_path)
+    for url in (f"file://{tmp_path}/out/", "file://out", "file://a/b/"):
+        assert local_output(url) == url_to_fs(url)[1]
+    assert (local_output("out"), local_output("s3://bucket/out")) == ("out", "s3://bucket/out")
+    index = compilescope.report(torch213("graph_breaks.log"), f"file://{tmp_path}/api")
+    assert index == str(tmp_path / "api" / "index.html") and os.path.isfile(index)
 
 
 def test_existing_output_needs_overwrite(tmp_path, capsys):

@@ -13,6 +13,7 @@ from .errors import CompilescopeError, OutputExistsError
 from .analyses import analyze as analyze_trace
 from .ingest.discover import discover
 from .ingest.reader import read_trace
+from .location import local_output
 from .model.trace import Trace
 from .render.options import ReportOptions
 
@@ -63,7 +64,7 @@ def report(
 
     options = ReportOptions(plain_text=plain_text, custom_header_html=custom_header_html)
     read = _read_profiles(profiles)
-    out = _path(out, "out")
+    out = local_output(_path(out, "out"))  # (a file:// URL: the local path it names)
     try:
         if isinstance(source, Results):
             if read:

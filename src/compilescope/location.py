@@ -43,6 +43,22 @@ def is_url(path: str | os.PathLike) -> bool:
     return isinstance(path, str) and "://" in path[:32]
 
 
+FILE_URL = "file://"
+
+
+def local_output(path: str) -> str:
+    """An output location as it is written: a file:// URL as the local path it names, so it is written exactly as
+    that path would be (OutputDir: --overwrite's checks, no symlink followed; the page to open); any other location
+    as given.
+
+    What follows file:// is the path, as fsspec reads a file:// log: from the current directory unless it
+    starts with /.
+    """
+    if not path.startswith(FILE_URL):
+        return path
+    return os.path.abspath(path[len(FILE_URL):])
+
+
 def absolute(path: str) -> str:
     """The name to record and show: a URL as given, a local path made absolute."""
     return path.rstrip("/") if is_url(path) else os.path.abspath(path)

@@ -16,6 +16,7 @@ from .._torch import INSTALL_HINT, TORCH_VERSION, torch_available
 from ..analyses import analyze
 from ..demo import SCENARIOS, bundled_trace
 from ..ingest.reader import read_trace
+from ..location import local_output
 from ..render.html import render_demo_index
 from ..render.options import ReportOptions
 from ..wording import count
@@ -29,7 +30,7 @@ class DemoCommand:
     name = "demo"
 
     def prepare_parser(self, parser: argparse.ArgumentParser) -> None:
-        parser.add_argument("-o", "--out", default="compilescope_demo", help="output directory (default: compilescope_demo)")
+        parser.add_argument("-o", "--out", default="compilescope_demo", type=local_output, help="output directory (default: compilescope_demo)")
         parser.add_argument("--overwrite", action="store_true", help="replace the output directory if it exists")
         parser.add_argument("--no-browser", action="store_true", help="do not open the report in a browser")
         parser.add_argument(

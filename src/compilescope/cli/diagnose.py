@@ -18,6 +18,7 @@ from .._torch import require_torch
 from ..analyses.diagnosis import hand_commands
 from ..diagnose import DiagnoseOptions, DiagnoseResult, diagnose
 from ..ingest.reader import read_trace
+from ..location import local_output
 from ..render.diagnosis import diagnosis_json, diagnosis_page, print_verdict
 from ..render.options import ReportOptions
 from ..runner import check_interpreter, program
@@ -51,7 +52,7 @@ class DiagnoseCommand:
                             help="also compare compiled results with eager (torch's TORCHDYNAMO_REPRO_LEVEL=4 check)")
         parser.add_argument("--minify", action="store_true",
                             help="run torch's minifier on the failing graph (in a temporary directory) and report repro.py")
-        parser.add_argument("-o", "--out", metavar="DIR", help=f"output directory (default: ./{DEFAULT_ROOT}/<timestamp>)")
+        parser.add_argument("-o", "--out", metavar="DIR", type=local_output, help=f"output directory (default: ./{DEFAULT_ROOT}/<timestamp>)")
         parser.add_argument("--overwrite", action="store_true", help="replace the output directory if it exists")
         parser.add_argument("--timeout", type=float, metavar="SECONDS", default=900.0,
                             help="stop any one run (a stage, the minifier) after SECONDS (default 900)")

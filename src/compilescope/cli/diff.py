@@ -127,7 +127,7 @@ class DiffCommand:
     def prepare_parser(self, parser: argparse.ArgumentParser) -> None:
         parser.add_argument("a", help="the first run (the baseline): a log, a directory, or a directory of rank logs")
         parser.add_argument("b", help="the second run")
-        parser.add_argument("-o", "--out", help="write the HTML diff page and both reports to this directory")
+        parser.add_argument("-o", "--out", type=location.local_output, help="write the HTML diff page and both reports to this directory")
         parser.add_argument("--overwrite", action="store_true", help="replace OUT if it exists")
         parser.add_argument("--json", action="store_true", help="print the diff as JSON (docs/diff-schema.md)")
         parser.add_argument("--no-browser", action="store_true", help="with -o: do not open the page")

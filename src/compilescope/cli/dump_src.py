@@ -8,6 +8,7 @@ import sys
 from ..analyses import analyze
 from ..ingest.discover import discover
 from ..ingest.reader import read_trace
+from ..location import local_output
 from ..render.dump_src import dump_src_files
 from .output import OutputDir
 
@@ -20,7 +21,7 @@ class DumpSrcCommand:
 
     def prepare_parser(self, parser: argparse.ArgumentParser) -> None:
         parser.add_argument("path", help="a TORCH_TRACE log file, a .gz log, or a directory of logs")
-        parser.add_argument("out", help="the directory to write (like depyf's dump_src_dir)")
+        parser.add_argument("out", type=local_output, help="the directory to write (like depyf's dump_src_dir)")
         parser.add_argument("--overwrite", action="store_true", help="replace the directory if it exists")
         parser.add_argument("--latest", action="store_true", help="with a directory: read its newest log")
 

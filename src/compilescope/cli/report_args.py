@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 
+from ..location import local_output
 from ..render.options import ReportOptions
 from .usage import require_at_least, require_with
 
@@ -15,7 +16,7 @@ def add_report_arguments(
 
     reads_a_path: False for `run`, which reports the logs its program wrote (--latest would mean nothing).
     """
-    parser.add_argument("-o", "--out", default="tl_out", help=out_help)
+    parser.add_argument("-o", "--out", default="tl_out", type=local_output, help=out_help)
     parser.add_argument("--overwrite", action="store_true", help="replace the output directory if it exists")
     if reads_a_path:
         parser.add_argument("--latest", action="store_true", help="with a directory: read its newest log")
