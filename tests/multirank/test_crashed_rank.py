@@ -130,7 +130,7 @@ def test_a_crash_goes_to_the_log_of_its_rank_and_is_ranked_before_what_follows(t
 def test_a_report_of_the_ranks_prints_what_its_landing_page_leads_with(tmp_path, capsys):
     """The report of several ranks said how many files and divergences it made, not which: it prints the rank that
     crashed and what differs between the ranks (as `summary DIR --json` says them), the command that says it rank by
-    rank, and the page to open."""
+    rank, and how many files it wrote where and the page to open, as one log's report ends."""
     doc = summary_json(capsys, CRASHED)
     out = tmp_path / "out"
     assert run_cli(CRASHED, "-o", out, "--no-browser", "-j", "1") == 0
@@ -141,4 +141,7 @@ def test_a_report_of_the_ranks_prints_what_its_landing_page_leads_with(tmp_path,
     assert lines[0] == "Between ranks:"
     assert [line.split(maxsplit=1) for line in lines[1:-2]] == [["ERROR", crashed[0]]] + [["WARN", d] for d in differs]
     assert lines[-2] == f"  rank by rank: compilescope summary {CRASHED}"
-    assert lines[-1].endswith(f"; open {out / 'index.html'}")
+    # Then what was written where, as a report of one log ends (the divergences it also counted are said above).
+    files = sum(1 for f in out.rglob("*") if f.is_file())
+    assert re.fullmatch(rf"Wrote {files} files for 2 ranks to {re.escape(str(out))} in \d+\.\ds \(1 job\); "
+                        rf"open {re.escape(str(out / 'index.html'))}", lines[-1]), lines[-1]

@@ -20,7 +20,7 @@ from ..model.names import safe_stem
 from ..output import OutputDir
 from ..render.html import preload_templates
 from ..render.html.batch import batch_files
-from ..render.notices import logs_findings_lines
+from ..render.notices import logs_report_lines
 from ..worker import LogDone, LogJob, report_log
 from .browser import open_browser
 from .report_args import report_options
@@ -86,12 +86,12 @@ def run_batch(args: argparse.Namespace, paths: list[str]) -> int:
         crashed += result.crashed
     for relpath, content in batch_files(rows, args.custom_header_html):
         output.write(relpath, content)
-    # What the page listing the reports leads each log with (its most urgent finding), as one report says its own.
-    print("\n".join(logs_findings_lines([(name, [(f["severity"], f["title"]) for f in digest.findings], not digest.error)
-                                         for name, digest, _ in rows])))
+    # What the page listing the reports leads each log with (its most urgent finding), as one report says its own,
+    # then what was written where.
     index = os.path.join(output.path, "index.html")
-    print(f"Wrote {files + output.files} files for {len(jobs)} logs to {output.path} "
-          f"in {time.perf_counter() - started:.1f}s ({count(min(workers, len(jobs)), 'job')}); open {index}")
+    findings = [(name, [(f["severity"], f["title"]) for f in digest.findings], not digest.error) for name, digest, _ in rows]
+    print("\n".join(logs_report_lines(findings, files + output.files, output.path, index,
+                                       time.perf_counter() - started, workers)))
     if crashed:
         print(f"compilescope: {count(crashed, 'log')} could not be reported (see the index page)", file=sys.stderr)
         return 1

@@ -27,7 +27,7 @@ from ..errors import CompilescopeError
 from ..ingest.rank_logs import RankLogs, find_rank_logs, rank_logs_of
 from ..output import OutputDir, written_at
 from ..render.multirank import CHROMIUM_EVENTS, LandingOptions, LandingRenderer, merged_chromium_events
-from ..render.notices import ranks_findings_lines
+from ..render.notices import ranks_report_lines
 from ..render.options import ReportOptions
 from ..wording import count
 from ..worker import LogDone, LogJob, job_size, lost_log, report_log
@@ -199,15 +199,10 @@ def run_all_ranks(args: argparse.Namespace, directory: str | None = None, out: s
         if d.problem_count > len(d.problems):
             print(f"rank {_summary(d).rank}: … and {d.problem_count - len(d.problems)} more", file=sys.stderr)
     # What the landing page leads with (ranks that crashed, then what differs between the ranks), as a report of one
-    # log says its findings.
-    print("\n".join(ranks_findings_lines(result.results, directory)))
-    ranks = len(result.results.summaries)
-    findings = len(result.results.analysis.divergences)
-    opened = "" if location.is_url(result.out) else f"; open {os.path.join(result.out, 'index.html')}"
-    print(
-        f"Wrote {result.files} files for {count(ranks, 'rank')} to {result.out} in {result.seconds:.1f}s "
-        f"({_executor_words(executor, ranks)}); {count(findings, 'divergence')} between ranks{opened}"
-    )
+    # log says its findings, then what was written where.
+    index = None if location.is_url(result.out) else os.path.join(result.out, "index.html")  # (no page here to open)
+    print("\n".join(ranks_report_lines(result.results, directory, result.files, result.out, index, result.seconds,
+                                        executor.name, executor.workers, getattr(executor, "scheduler", None))))
     if result.crashed:
         print(f"compilescope: {count(len(result.crashed), 'rank')} could not be reported (see the landing page)", file=sys.stderr)
         return 1
@@ -217,10 +212,3 @@ def run_all_ranks(args: argparse.Namespace, directory: str | None = None, out: s
     if not args.no_browser and not location.is_url(result.out):
         open_browser(os.path.join(result.out, "index.html"))
     return 0
-
-
-def _executor_words(executor: RankExecutor, ranks: int) -> str:
-    if executor.name == "local":  # a process per rank at most, whatever -j asked for
-        return count(max(1, min(executor.workers, ranks)), "job")
-    where = getattr(executor, "scheduler", None) or f"a local cluster of {count(executor.workers, 'worker')}"
-    return f"{executor.name}: {where}"

@@ -44,11 +44,46 @@ def findings_lines(ins: Insights, log: str | None) -> list[str]:
 
 def report_lines(ins: Insights | None, log: str | None, files: int, where: str, index: str | None) -> list[str]:
     """How every command that writes the report of one log ends (compilescope LOG, report --load, run): what to fix
-    first (findings_lines), then how many files it wrote where, and the page to open (index None: the report went
-    behind a URL, with no page here to open). run printed a rich panel of its own instead, and no file count."""
+    first (findings_lines), then wrote_line. run printed a rich panel of its own instead, and no file count."""
     lines = findings_lines(ins, log) if ins is not None else []
+    return [*lines, wrote_line(files, where, index)]
+
+
+def logs_report_lines(logs: list[tuple[str, list[tuple[str, str]], bool]], files: int, where: str, index: str,
+                      seconds: float, jobs: int) -> list[str]:
+    """How the reports of several logs end (compilescope LOG LOG ...), as one log's does: each log's first finding
+    (logs_findings_lines), then wrote_line, with how many logs, how long and how many processes (jobs: -j)."""
+    shared = f"in {seconds:.1f}s ({processes_words('local', jobs, len(logs))})"
+    return [*logs_findings_lines(logs), wrote_line(files, where, index, count(len(logs), "log"), shared)]
+
+
+def ranks_report_lines(results: MultiRankResults, directory: str, files: int, where: str, index: str | None,
+                       seconds: float, executor: str, workers: int, scheduler: str | None = None) -> list[str]:
+    """How the report of several ranks ends, as one log's does: what the landing page leads with
+    (ranks_findings_lines), then wrote_line, with how many ranks, how long, and where they were read (executor:
+    local or dask; workers: -j). Its last line also counted the divergences, which the lines above it say."""
+    ranks = len(results.summaries)
+    shared = f"in {seconds:.1f}s ({processes_words(executor, workers, ranks, scheduler)})"
+    return [*ranks_findings_lines(results, directory), wrote_line(files, where, index, count(ranks, "rank"), shared)]
+
+
+def wrote_line(files: int, where: str, index: str | None, of: str = "", shared: str = "") -> str:
+    """The last line of every report's ending: how many files it wrote where, and the page to open (index None:
+    the report went behind a URL, with no page here to open). Several reports: of what (of: "2 logs") and how the
+    work was shared (shared: "in 0.4s (2 jobs)")."""
+    several = f" for {of}" if of else ""
+    took = f" {shared}" if shared else ""
     opened = f"; open {index}" if index is not None else ""
-    return [*lines, f"Wrote {count(files, 'file')} to {where}{opened}"]
+    return f"Wrote {count(files, 'file')}{several} to {where}{took}{opened}"
+
+
+def processes_words(executor: str, workers: int, reports: int, scheduler: str | None = None) -> str:
+    """Who wrote several reports: local processes (one per report at most, whatever -j asked for), or a dask
+    cluster (the scheduler given, else a local one of -j workers)."""
+    if executor == "local":
+        return count(max(1, min(workers, reports)), "job")
+    where = scheduler or f"a local cluster of {count(workers, 'worker')}"
+    return f"{executor}: {where}"
 
 
 def lead_lines(heading: str, findings: list[tuple[str, str]], hint: str) -> list[str]:
