@@ -9,8 +9,9 @@ from pathlib import Path
 import pytest
 
 from compilescope.analyses.insights import SCHEMA_VERSION
+from compilescope.analyses.recompiles import LOCATION_KINDS
 
-from ..conftest import REPO, run_cli, shared, torch213
+from ..conftest import REPO, cuda211, peer, run_cli, shared, torch213
 from .helpers import LOGS
 
 SCHEMA_DOC = REPO / "docs" / "summary-schema.md"
@@ -53,14 +54,26 @@ def _documented_keys() -> set[str]:
     return set(re.findall(r"^\|\s*`([\w.\[\]]+)`", SCHEMA_DOC.read_text(encoding="utf-8"), re.M))
 
 
+def _location_keys() -> set[str]:
+    """The keys docs/summary-schema.md types as a location ("location or null", "list of locations")."""
+    return set(re.findall(r"^\|\s*`([\w.\[\]]+)`\s*\|\s*(?:location or null|list of locations)\s*\|",
+                          SCHEMA_DOC.read_text(encoding="utf-8"), re.M))
+
+
+LOCATION_KEYS = _location_keys()
+
+
 def _paths(value, prefix=""):
     """Dotted key paths of a JSON document; list items are `[]`."""
     if isinstance(value, dict):
+        located = prefix.endswith("location") or prefix.removesuffix("[]") in LOCATION_KEYS
         for key, item in value.items():
-            if prefix.endswith(("compile_time.compiles[].phases", "caches.counts", "environment.gpus", "ranks[].ran_on")):
-                continue  # keys are data (phase names, cache names), documented as such
-            # A user location has the same keys everywhere: documented once as `location.*`.
-            path = f"location.{key}" if prefix.endswith("location") else f"{prefix}.{key}" if prefix else key
+            if prefix.endswith(("compile_time.compiles[].phases", "caches.counts", "caches.partly_served",
+                                "environment.gpus", "ranks[].ran_on")):
+                continue  # keys are data (phase names, cache names, compile ids), documented as such
+            # A user location has the same keys everywhere (a `location`, and what the schema types as one: a crash's
+            # `frames[]`, a frame's `called_from[]`): documented once as `location.*`.
+            path = f"location.{key}" if located else f"{prefix}.{key}" if prefix else key
             yield path
             yield from _paths(item, path)
     elif isinstance(value, list):
@@ -83,6 +96,51 @@ def test_every_autotuning_key_is_documented(capsys):
             "cudagraphs.compiles[].recordings_ms"} <= paths
     missing = sorted(paths - _documented_keys())
     assert missing == [], f"document these keys in {SCHEMA_DOC.name}: {missing}"
+
+
+def _called_from(doc: dict) -> set:
+    return {(c["filename"].rsplit("/", 1)[-1], c["line"]) for f in doc["recompiles"]["frames"] for c in f["called_from"]}
+
+
+def _guards(doc: dict) -> list:
+    return [(g["tensor"], g["location_kind"], g["location"]["filename"].rsplit("/", 1)[-1], g["location"]["line"])
+            for f in doc["recompiles"]["frames"] for s in f["steps"] for g in s["failed_guards"]]
+
+
+# Logs that fill keys the nine above leave empty, and what each fills (from its program or raw log).
+FILLING = {
+    # transformers' frames (generic.py's `wrapper`, GPT2's `forward`, ...) recompile at step 4's new length: each was
+    # called from script.py's line 13, `out = cmodel(input_ids=ids, labels=ids)` (run as gpt2_train.py).
+    "gpt2_train": (lambda: shared("gpu-torch211/gpt2_train"), lambda doc: _called_from(doc) == {("gpt2_train.py", 13)}),
+    # Rank 1's last batch is 20 (ddp_uneven_batch.py's loop): "tensor 'args[0]' size mismatch" in torch's `inner`,
+    # which line 27, `loss = step(x).pow(2).mean()`, called with x.
+    "ddp_rank_1": (lambda: cuda211("ddp_uneven_batch/dedicated_log_torch_trace_rank_1_pgu40ul3.log.gz"),
+                   lambda doc: _guards(doc) == [("args[0]", "call", "ddp_uneven_batch.py", 27)]),
+    # The second call of the custom op reads address 0 (native_crash.py:17, in fragile): faulthandler's stack.
+    "native_crash": (lambda: torch213("native_crash.log.gz"),
+                     lambda doc: [(c["user_frame"]["line"], c["user_frame"]["function"], len(c["frames"]) > 1)
+                                  for c in doc["crashes"]["crashes"]] == [(17, "fragile", True)]),
+    # [1/0] logs fx_graph_cache_miss twice and fx_graph_cache_hit once.
+    "cache_hit_miss": (lambda: peer("cache_hit_miss.log"), lambda doc: doc["caches"]["partly_served"] == {"[1/0]": "1 of 3 graphs"}),
+}
+
+
+@pytest.mark.parametrize("name", FILLING)
+def test_every_key_a_gpu_crash_or_cache_log_fills_is_documented(capsys, name):
+    """The keys under a frame's `called_from`, a crash's frames and a partly served cache (locations and compile
+    ids: documented once, as `location.*` and as data) went unchecked: the nine logs above leave them empty."""
+    path, fills = FILLING[name]
+    assert run_cli("summary", "--json", path()) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert fills(doc)
+    missing = sorted(set(_paths(doc)) - _documented_keys())
+    assert missing == [], f"document these keys in {SCHEMA_DOC.name}: {missing}"
+
+
+def test_every_location_kind_of_a_failed_guard_is_documented():
+    row = next(line for line in SCHEMA_DOC.read_text(encoding="utf-8").splitlines()
+               if line.startswith("| `recompiles.frames[].steps[].failed_guards[].location_kind`"))
+    assert set(re.findall(r'`"(\w+)"`', row)) == set(LOCATION_KINDS)
 
 
 def test_summary_terminal(capsys):
