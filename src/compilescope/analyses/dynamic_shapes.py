@@ -5,9 +5,10 @@ From `create_symbol` / `create_unbacked_symbol`, `symbolic_shape_specialization`
 made a size concrete or added a condition on it).
 
 The events are kept one by one (--json, and the page's folded table); what a person reads first is them grouped
-(group_specializations, group_sizes, group_guards): a GPU log of transformers' GPT-2 holds 28 guards, 20 of them
-added where no line of the model ran, and 8 symbols for 6 sizes. --json has both: a script reads the groups without
-redoing them.
+(group_specializations, group_sizes, group_guards). Two GPU logs of transformers' GPT-2: training it
+(gpt2_train, the shared traces' gpu-torch211) adds 28 guards, 24 of them where no line of the model ran (an empty
+user stack); generating with it (hf_gpt2_generate, tests/data/cuda_torch211) creates 8 symbols for 6 sizes.
+--json has both: a script reads the groups without redoing them.
 """
 
 from __future__ import annotations
