@@ -20,6 +20,7 @@ import orjson
 from ..model.trace import Compile, Trace
 from ..wording import count
 from .compiled_frames import CompiledFrames
+from ..lazy_regex import lazy_compile
 from .dynamic_shapes import SPECIALIZATION_REASONS, Specialization
 from .fx_sites import GRAPH_ARTIFACT, first_use
 from .graph_breaks import resume_of
@@ -462,9 +463,9 @@ def _unclip(guard: FailedGuard, known: set[str]) -> None:
         guard.location = _unclipped(guard.location, known)
 
 
-_SIZE_GUARD = re.compile(r"^tensor '(?P<tensor>.{1,500}?)' size mismatch at index (?P<dim>\d{1,6})\. expected (?P<size>\d{1,20}),")
-_LOCAL = re.compile(r"^L\['([^']{1,500})'\]")
-_NUMBER_GUARD = re.compile(r"^(?:L\['(?P<local>\w{1,200})'\]|(?P<name>[A-Za-z_]\w{0,200})) == -?\d")
+_SIZE_GUARD = lazy_compile(r"^tensor '(?P<tensor>.{1,500}?)' size mismatch at index (?P<dim>\d{1,6})\. expected (?P<size>\d{1,20}),")
+_LOCAL = lazy_compile(r"^L\['([^']{1,500})'\]")
+_NUMBER_GUARD = lazy_compile(r"^(?:L\['(?P<local>\w{1,200})'\]|(?P<name>[A-Za-z_]\w{0,200})) == -?\d")
 # A check of a tensor that failed, as torch's TENSOR_MATCH words it: `tensor 'x' dtype mismatch. ...`.
 _TENSOR_CHECK = r"^tensor '(?P<tensor>.{1,500}?)' (?=[\w ]{1,40}mismatch)"
 _NAME = r"^(?P<name>[A-Za-z_]\w{0,200})(?P<rest>.*)$"

@@ -11,13 +11,13 @@ warnings are read from there instead (ingest/stderr.py): then without the user's
 
 from __future__ import annotations
 
-import re
 from dataclasses import field
 from typing import Any
 
 import orjson
 
 from ..decompile.recorded import RECORDERS, WARNING
+from ..lazy_regex import lazy_compile
 from ..model.ids import NO_COMPILE_ID
 from ..model.records import dataclass
 from ..model.trace import Trace
@@ -140,9 +140,9 @@ def _user_line(frames: Any) -> UserLocation | None:
 
 
 # "WON'T CONVERT f /path/train.py line 6": the function whose compile failed (torch/_dynamo/convert_frame.py)
-_WONT_CONVERT = re.compile(r"WON'T CONVERT (?P<function>\S+) (?P<file>[^\n]+?) line (?P<line>\d{1,9})\b")
+_WONT_CONVERT = lazy_compile(r"WON'T CONVERT (?P<function>\S+) (?P<file>[^\n]+?) line (?P<line>\d{1,9})\b")
 # Inductor's output code (a module named for its hash in the Inductor cache): generated, not the user's
-_GENERATED_CODE = re.compile(r"[/\\]c[a-z0-9]{50,}\.py$")
+_GENERATED_CODE = lazy_compile(r"[/\\]c[a-z0-9]{50,}\.py$")
 
 
 def _named_line(message: str) -> UserLocation | None:

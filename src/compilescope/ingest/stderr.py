@@ -16,10 +16,10 @@ The file is untrusted input: lines are cut at MAX_LINE characters and at most MA
 from __future__ import annotations
 
 import os
-import re
 from typing import Any
 
 from ..location import is_url
+from ..lazy_regex import lazy_compile
 from .discover import TORCH_LOG_NAME, find_logs
 
 STDERR_NAMES = ("output.txt", "stderr.txt", "stderr.log")
@@ -27,11 +27,11 @@ MAX_LINE = 10_000
 MAX_RECORDS = 5_000
 MAX_RECORD_LINES = 200  # lines of one log record kept (an ERROR's traceback)
 
-_GLOG = re.compile(r"(?P<level>[WE])\d{4} \d\d:\d\d:\d\d\.\d+ +\d+ (?P<path>torch/[^:\s\]]+):(?P<line>\d{1,9})\] ?(?P<rest>.*)")
-_COMPILE_ID = re.compile(r"\[(?P<cid>!?[\d-]+(?:/[\d-]+){1,2}(?:_\d+)?)\] ?")  # [0/1], [0/1_1], [!0/1/0]
-_ARTIFACT_TAG = re.compile(r"\[__\w+\] ?")  # an artifact logger's name: [__cudagraphs]
+_GLOG = lazy_compile(r"(?P<level>[WE])\d{4} \d\d:\d\d:\d\d\.\d+ +\d+ (?P<path>torch/[^:\s\]]+):(?P<line>\d{1,9})\] ?(?P<rest>.*)")
+_COMPILE_ID = lazy_compile(r"\[(?P<cid>!?[\d-]+(?:/[\d-]+){1,2}(?:_\d+)?)\] ?")  # [0/1], [0/1_1], [!0/1/0]
+_ARTIFACT_TAG = lazy_compile(r"\[__\w+\] ?")  # an artifact logger's name: [__cudagraphs]
 # A path without ":" but for a drive letter, so that a long line cannot make the match backtrack.
-_PY_WARNING = re.compile(r"(?P<path>(?:[A-Za-z]:)?[^:\n]+):(?P<line>\d{1,9}): (?P<category>[A-Z]\w{0,80}Warning): (?P<message>.*)")
+_PY_WARNING = lazy_compile(r"(?P<path>(?:[A-Za-z]:)?[^:\n]+):(?P<line>\d{1,9}): (?P<category>[A-Z]\w{0,80}Warning): (?P<message>.*)")
 _LEVELS = {"W": "WARNING", "E": "ERROR"}
 
 

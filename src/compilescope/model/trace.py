@@ -6,7 +6,6 @@ so a Trace of a huge log stays small in memory.
 
 from __future__ import annotations
 
-import re
 from dataclasses import field
 from typing import Any, Mapping
 
@@ -15,6 +14,7 @@ from .ids import CompileId, compile_id_key
 from .names import safe_stem
 from .payloads import JsonLines, PayloadRef, PayloadStore, Spool
 from .records import dataclass
+from ..lazy_regex import lazy_compile
 from ..wording import count
 
 NO_COMPILE_ID_DIR = "-_-_-_-"  # tlparse's directory for outputs without a compile id
@@ -49,7 +49,7 @@ DUMP = "dump_file"  # a dumped source file, one page for the whole report (dump_
 # that every file tlparse writes has tlparse's number and name in ours too (Artifact.own_number).
 OWN_SERIES_KINDS = frozenset({"compilation_metrics_runtime", "bwd_compilation_metrics_runtime", "exported_program"})
 
-_EVAL_WITH_KEY = re.compile(r"<eval_with_key>\.([0-9]+)")
+_EVAL_WITH_KEY = lazy_compile(r"<eval_with_key>\.([0-9]+)")
 
 
 def dump_file_name(name: str) -> str:
