@@ -312,6 +312,7 @@ NOT_FOR_A_PLAIN_REPORT = (
     "compilescope.render.terminal", "rich", "pkgutil", "torch",
     "mmap", "signal", "traceback",  # a report written by several processes (a big log's; traceback: one of them failed)
     "ahocorasick",  # a log with provenance
+    "gzip",  # a .gz log (or a .gz log beside it, or --save FILE.gz)
 )
 
 

@@ -16,7 +16,6 @@ replacement.
 from __future__ import annotations
 
 import datetime
-import gzip
 import hashlib
 import json
 import os
@@ -88,6 +87,8 @@ def first_pid(log: str) -> int | None:
         with open(log, "rb") as f:
             head = f.read(HEAD_BYTES)
             if head[:3] == b"\x1f\x8b\x08":
+                import gzip  # here: most logs are plain text (start-up time, as in reader.open_log)
+
                 f.seek(0)
                 head = gzip.GzipFile(fileobj=f).read(HEAD_BYTES)
     except (OSError, EOFError, zlib.error):
