@@ -303,7 +303,7 @@ def test_the_reports_of_several_logs_ranks_or_a_saved_analysis_print_findings_wi
 NOT_FOR_A_PLAIN_REPORT = (
     "compilescope.decompile.core",  # a log with torch's modified bytecode to decompile
     "compilescope.ingest.profile", "compilescope.model.profile", "compilescope.analyses.runtime",  # --profile
-    "compilescope.ingest.saved",  # --load
+    "compilescope.ingest.saved", "compilescope.model.codec",  # --load, --save
     "compilescope.analyses.log_digest", "compilescope.analyses.rank_summary",  # several logs, several ranks
     "compilescope.worker", "compilescope.ingest.rank_logs",  # the per-log job (batches, ranks), a directory's ranks
     "compilescope.cli.batch", "compilescope.cli.multirank", "compilescope.cli.executors",

@@ -18,7 +18,6 @@ from . import location
 from .analyses import Results, analyze
 from .errors import CompilescopeError
 from .ingest.reader import is_gzip, open_stored_log
-from .model.codec import CodecError, decode, encode
 from .model.trace import Trace
 from .output import FileCopy, OutputDir
 from .render.html import preload_templates
@@ -45,6 +44,8 @@ def write_report(trace: Trace, out: str, overwrite: bool, options: ReportOptions
 def saved_analysis(results: Results, log: Iterable[bytes] | None = None) -> bytes:
     """`--save FILE`: the exact saved form of results, and the log's bytes as stored (for raw.log or
     raw.log.gz), as JSON."""
+    from .model.codec import encode  # here: a plain report saves nothing (start-up time)
+
     doc = results.to_json()
     if log is not None:
         doc["log"] = encode(b"".join(log))
@@ -53,6 +54,8 @@ def saved_analysis(results: Results, log: Iterable[bytes] | None = None) -> byte
 
 def load_analysis(doc: dict) -> tuple[Results, bytes | None]:
     """A saved analysis (ingest.saved.read_saved) as Results, and the log's bytes when they were saved."""
+    from .model.codec import CodecError, decode
+
     try:
         results = Results.from_json(doc)
         log = decode(doc["log"], {}) if "log" in doc else None

@@ -7,7 +7,6 @@ from typing import TYPE_CHECKING, Any, Sequence
 
 from .. import model
 from ..errors import CompilescopeError
-from ..model.codec import CodecError, classes_of, decode, encode
 from ..model.ids import CompileId
 from ..model.trace import Trace
 from .compile_summary import CompileSummary, compile_summaries
@@ -63,10 +62,14 @@ class Results:
         """The exact saved form (JSON-able): from_json(to_json()) == self."""
         if self.trace is not None and self.trace.closed:  # (its payloads are saved too, and they are gone)
             raise CompilescopeError(f"the Results of {self.trace.source} are closed: analyze the log again to save them")
+        from ..model.codec import encode  # here: only saving or loading an analysis needs the codec (start-up time)
+
         return {"format": RESULTS_FORMAT, "version": RESULTS_VERSION, "results": encode(self)}
 
     @classmethod
     def from_json(cls, doc: Any) -> Results:
+        from ..model.codec import CodecError, decode
+
         if not isinstance(doc, dict) or doc.get("format") != RESULTS_FORMAT:
             raise CodecError("not a compilescope results file")
         if doc.get("version") != RESULTS_VERSION:
@@ -110,6 +113,8 @@ def saved_classes() -> dict[str, type]:
         for info in pkgutil.iter_modules(package.__path__, package.__name__ + "."):
             importlib.import_module(info.name)
             names.append(info.name)
+    from ..model.codec import classes_of
+
     return classes_of([__name__, *names])
 
 
