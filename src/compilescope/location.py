@@ -125,6 +125,21 @@ def size(path: str) -> int:
         return 0
 
 
+def process_local(path: str) -> bool:
+    """A URL whose filesystem lives in this process's memory (memory://, also behind dir:: or simplecache::): a
+    worker process sees an empty one of its own, so what it writes there is lost and what is there it cannot read."""
+    if not is_url(path):
+        return False
+    fs: Any = filesystem(path)[0]
+    from fsspec.implementations.memory import MemoryFileSystem
+
+    while fs is not None:  # a wrapping filesystem (dir::, simplecache::) holds the one it wraps as .fs
+        if isinstance(fs, MemoryFileSystem):
+            return True
+        fs = getattr(fs, "fs", None)
+    return False
+
+
 @dataclass
 class Entry:
     """A plain file listed in a directory (local or a URL), with its size and modification time."""

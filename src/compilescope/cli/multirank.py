@@ -17,7 +17,7 @@ import tempfile
 import time
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
-from typing import Callable, Iterator
+from typing import IO, Callable, Iterator
 
 from ..analyses.divergence import MultiRankResults, multirank_results
 from ..analyses.rank_summary import RankSummary
@@ -70,6 +70,7 @@ class MultiRankReport:
     results: MultiRankResults
     done: list[RankDone]
     seconds: float
+    executor: RankExecutor  # the one that ran the ranks (memory://: this process alone, whatever -j asked for)
 
     @property
     def strict_problem_count(self) -> int:
@@ -96,7 +97,7 @@ def report_all_ranks(
     """Write rank_<N>/ for every rank log in directory (or only those of `logs`, files in it),
     the merged chromium events and the landing page. directory and out may be URLs (s3://, gs://, ...)."""
     started = time.perf_counter()
-    executor = executor or LocalExecutor(jobs or default_jobs())
+    executor = _reaching(executor or LocalExecutor(jobs or default_jobs()), directory, out)
     found = _rank_logs(directory, logs)
     if on_total:
         on_total(len(found.logs))
@@ -117,7 +118,7 @@ def report_all_ranks(
             with_events = {_summary(d).rank for d in done if d.events}
             fragments = [job.events for job in sorted(rank_jobs, key=lambda j: j.rank or 0) if job.events and job.rank in with_events]
             if fragments:
-                output.write(CHROMIUM_EVENTS, merged_chromium_events(fragments, location.open_read))
+                output.write(CHROMIUM_EVENTS, merged_chromium_events(fragments, _read_spooled))
         finally:
             location.remove_tree(spool)
         results = multirank_results(location.absolute(directory), [_summary(d) for d in done], found.notes())
@@ -125,7 +126,29 @@ def report_all_ranks(
         for relpath, content in LandingRenderer.from_results(results, landing).render():
             output.write(relpath, content)
     files = output.files + sum(d.files for d in done)
-    return MultiRankReport(out_location, files, results, done, time.perf_counter() - started)
+    return MultiRankReport(out_location, files, results, done, time.perf_counter() - started, executor)
+
+
+def _reaching(executor: RankExecutor, *locations: str) -> RankExecutor:
+    """An executor whose workers can reach every location. memory:// lives in this process alone: a worker process
+    would read an empty one and write the rank's report where no other process sees it, so the ranks then run
+    here, one after another. A dask cluster's workers are always other processes: refused, in one line."""
+    held = next((p for p in locations if location.process_local(p)), None)
+    if held is None or (executor.name == "local" and executor.workers == 1):
+        return executor
+    if executor.name == "local":
+        return LocalExecutor(1)
+    raise CompilescopeError(f"{held} lives in this process's memory, which {executor.name}'s workers (other processes) "
+                            "cannot reach; use --executor local, or a location every worker can reach (a directory, s3://, ...)")
+
+
+def _read_spooled(path: str) -> IO[bytes]:
+    """A rank's spooled chromium events; one that cannot be read is named as what it is (it was blamed on the
+    merged file being written)."""
+    try:
+        return location.open_read(path)
+    except OSError as exc:
+        raise CompilescopeError(f"cannot read a rank's spooled chromium events {path}: {exc.strerror or exc}") from None
 
 
 SPOOL_DIR = ".compilescope-spool"  # inside the output directory while the ranks run; removed before the end
@@ -148,7 +171,7 @@ def summarize_ranks(directory: str, jobs: int | None = None, executor: RankExecu
     """Every rank's summary and the cross-rank findings of a directory of rank logs; writes nothing."""
     found = _rank_logs(directory)
     rank_jobs = [LogJob(log.path, None, rank=log.rank, size=log.size) for log in found.logs]
-    done = run_rank_jobs(rank_jobs, executor or LocalExecutor(jobs or default_jobs()))
+    done = run_rank_jobs(rank_jobs, _reaching(executor or LocalExecutor(jobs or default_jobs()), directory))
     return multirank_results(location.absolute(directory), [_summary(d) for d in done], found.notes())
 
 
@@ -201,8 +224,9 @@ def run_all_ranks(args: argparse.Namespace, directory: str | None = None, out: s
     # What the landing page leads with (ranks that crashed, then what differs between the ranks), as a report of one
     # log says its findings, then what was written where.
     index = None if location.is_url(result.out) else os.path.join(result.out, "index.html")  # (no page here to open)
+    ran = result.executor
     print("\n".join(ranks_report_lines(result.results, directory, result.files, result.out, index, result.seconds,
-                                        executor.name, executor.workers, getattr(executor, "scheduler", None))))
+                                        ran.name, ran.workers, getattr(ran, "scheduler", None))))
     if result.crashed:
         print(f"compilescope: {count(len(result.crashed), 'rank')} could not be reported (see the landing page)", file=sys.stderr)
         return 1
