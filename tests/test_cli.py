@@ -149,6 +149,19 @@ def test_file_url_output_names_the_path_a_file_url_log_is_read_from(tmp_path, mo
     assert index == str(tmp_path / "api" / "index.html") and os.path.isfile(index)
 
 
+@pytest.mark.parametrize("logs", [["graph_breaks.log"], ["../multi_rank"]], ids=["one log", "ranks"])
+def test_url_output_to_a_filesystem_with_directories(tmp_path, logs):
+    """`-o local:///DIR` (fsspec's local filesystem, named by a protocol other than file://, so written through
+    fsspec as sftp's would be: a filesystem with real directories) writes what `-o DIR` writes. It was an internal
+    error: the upload made no directories, so the first file had none to go in; a rank's spooled events neither."""
+    pytest.importorskip("fsspec")
+    paths = [torch213(log) for log in logs]
+    assert run_cli(*paths, "-o", tmp_path / "plain", "--no-browser", "-j", "2") == 0
+    assert run_cli(*paths, "-o", f"local://{tmp_path / 'url'}", "--no-browser", "-j", "2") == 0
+    written = _files(tmp_path / "url")
+    assert "index.html" in written and written == _files(tmp_path / "plain")
+
+
 def test_existing_output_needs_overwrite(tmp_path, capsys):
     out = tmp_path / "out"
     out.mkdir()

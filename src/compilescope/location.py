@@ -11,8 +11,9 @@ from __future__ import annotations
 import functools
 import io
 import os
+import posixpath
 from .model.records import dataclass
-from typing import IO, Any, Callable, TypeVar
+from typing import IO, Any, Callable, Iterable, TypeVar
 
 from .errors import CompilescopeError, OutputExistsError
 
@@ -110,7 +111,11 @@ def open_write(path: str) -> IO[bytes]:
         os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
         return open(path, "wb")
     fs, inner = filesystem(path)
-    return fs.open(inner, "wb")
+    try:
+        return fs.open(inner, "wb")
+    except FileNotFoundError:  # its directory is not there yet (made only now: see upload_dir)
+        fs.makedirs(posixpath.dirname(inner), exist_ok=True)
+        return fs.open(inner, "wb")
 
 
 @_remote_errors
@@ -229,7 +234,26 @@ def upload_dir(local: str, url: str) -> None:
     if not sources:
         return
     fs, _ = filesystem(url)
-    fs.put(sources, [filesystem(t)[1] for t in targets])
+    paths = [filesystem(t)[1] for t in targets]
+    try:
+        fs.put(sources, paths)
+    except FileNotFoundError:
+        # A filesystem with real directories (local through a URL, sftp, ...) puts no file in one that is not there
+        # yet; an object store (S3, GCS) has none to make, and making them would cost it a request each. So they are
+        # made only once a file could not be put, and every file is put again.
+        for directory in _deepest(posixpath.dirname(p) for p in paths):
+            fs.makedirs(directory, exist_ok=True)
+        fs.put(sources, paths)
+
+
+def _deepest(directories: Iterable[str]) -> list[str]:
+    """The directories that hold none of the others (making them makes the rest)."""
+    unique = sorted(set(directories), reverse=True)  # a directory's subdirectories sort after it: seen first here
+    kept: list[str] = []
+    for directory in unique:
+        if not any(k.startswith(directory.rstrip("/") + "/") for k in kept):
+            kept.append(directory)
+    return kept
 
 
 @_remote_errors

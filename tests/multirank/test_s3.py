@@ -155,6 +155,37 @@ def test_s3_single_log_report(s3, tmp_path):
     assert list(json.loads((remote / "compile_directory.json").read_text())) == ["[-/-]", "[0/0]", "[0/1]"]
 
 
+def test_s3_upload_asks_for_nothing_but_the_files(s3, tmp_path, monkeypatch):
+    """S3 has no directories: a report's upload puts each file and makes no other request (making the directories
+    a filesystem with real ones needs would cost S3 a request each)."""
+    import s3fs
+
+    from compilescope import location
+
+    report = tmp_path / "report"
+    (report / "rank_0" / "sources").mkdir(parents=True)
+    files = {"index.html": "landing", "rank_0/index.html": "rank", "rank_0/sources/a.html": "source"}
+    for name, text in files.items():
+        (report / name).write_text(text)
+    for key, value in s3.env.items():  # (this process reaches the server as the CLI's do)
+        monkeypatch.setenv(key, value)
+    requests: list[str] = []
+    call_s3 = s3fs.S3FileSystem._call_s3
+
+    async def counted(self, method, *args, **kwargs):
+        requests.append(method)
+        return await call_s3(self, method, *args, **kwargs)
+
+    monkeypatch.setattr(s3fs.S3FileSystem, "_call_s3", counted)
+    s3fs.S3FileSystem.clear_instance_cache()
+    try:
+        location.upload_dir(str(report), f"s3://{BUCKET}/upload")
+    finally:
+        s3fs.S3FileSystem.clear_instance_cache()
+    assert requests == ["put_object"] * len(files)
+    assert {name: s3.fs.cat_file(f"{BUCKET}/upload/{name}").decode() for name in files} == files
+
+
 def test_s3_overwrite_never_deletes_the_logs_being_read(s3):
     url = _upload(s3, TORCH213_RANKS, "precious/logs")
     run = s3.cli(url, "--all-ranks-html", "-o", f"s3://{BUCKET}/precious", "--no-browser", "--overwrite")
