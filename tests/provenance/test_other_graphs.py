@@ -104,3 +104,25 @@ def test_a_leftover_no_earlier_graph_lists_as_its_own_is_said_not_called_here(tm
     greyed, cell = rows[kernel_anchor("triton_per_fused_mul_sum_0:1")]
     assert greyed and cell.endswith("<div class=\"other-graph-note\">not called by this graph's code</div>")
     assert "[1/0] backward</a>" in rows[kernel_anchor("extern_kernels.mm:2")][1]
+
+
+_SECTION_HEADER = re.compile(r'<p class="prov-meta"><strong class="mono">([^<]*)</strong> · <a href="[^"]*">(\d+) kernels? and the '
+                             r'user source lines they came from</a>(?: \(\+ (\d+) listed for (another graph|other graphs)\))?')
+
+
+def test_a_provenance_section_counts_its_own_kernels_and_the_others_apart(tmp_path):
+    """Each section's header counts the kernels its graph's code calls (the stack traces it lists that the code's
+    debug-handle comments name), and the others torch listed for it apart: 0_backward's said "7 kernels", three of
+    them 1_backward's."""
+    out = tmp_path / "out"
+    report(cuda211(LOG), out)
+    headers = {m[0]: (int(m[1]), int(m[2] or 0), m[3]) for page in (out / "provenance").glob("*.html")
+               for m in _SECTION_HEADER.findall(page.read_text())}
+    raw = raw_graphs(cuda211(LOG))
+    expected = {}
+    for aot_id, graph in raw.items():
+        own = sum(name in graph.calls for name in graph.stacks)
+        other = len(graph.stacks) - own
+        expected[aot_id] = (own, other, "" if not other else "another graph" if other == 1 else "other graphs")
+    assert headers == expected
+    assert headers["0_backward"] == (4, 3, "other graphs") and headers["3_backward"] == (3, 2, "other graphs")

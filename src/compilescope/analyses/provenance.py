@@ -541,6 +541,14 @@ class ProvenanceSection:
     called_by: dict[str, GraphRef] = field(default_factory=dict)
 
     @property
+    def own_kernels(self) -> list[KernelTrace]:
+        """The kernels of this graph: those listed less other_graphs (another graph's code calls them)."""
+        if not self.other_graphs:
+            return self.kernels
+        others = set(self.other_graphs)
+        return [k for k in self.kernels if k.name not in others]
+
+    @property
     def code_to_post(self) -> KeptLineMap:
         return self.mappings["pyCodeToPost" if self.language == "python" else "cppCodeToPost"]
 

@@ -91,7 +91,7 @@ def _sections(page: _Page, entry: Compile, found: CompileProvenance) -> Iterator
         kernel_url = _kernel_page_url(page, entry, s)
         yield {"title": s.title, "panels": _panels(page, artifacts, si, s, kernel_url),
                "kernel_url": ("../" + kernel_url) if kernel_url else None,
-               "n_kernels": len(s.kernels), "inferred": bool(s.inferred_code_to_post)}
+               "n_kernels": len(s.own_kernels), "n_other": len(s.other_graphs), "inferred": bool(s.inferred_code_to_post)}
 
 
 def _panels(page: _Page, artifacts: dict[int, Artifact], si: int, s: ProvenanceSection,
