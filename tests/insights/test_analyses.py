@@ -117,6 +117,10 @@ def test_recompile_on_shape_guard_with_unclipped_location():
     ("GLOBAL_STATE changed: grad_mode ", "global_state"),
     ("___check_obj_id(L['self'], 140)", "object_identity"),
     ("len(L['xs']) == 3", "length"),
+    ("len(kwargs) == 6", "keyword_arguments"),
+    ("not ___dict_contains('return_dict', kwargs)", "keyword_arguments"),
+    ("len(L['kwargs']) == 2", "keyword_arguments"),
+    ("len(L['kwargs_list']) == 2", "length"),
     ("L['mode'] == 'train'", "constant"),
     ("something else entirely", "other"),
 ])

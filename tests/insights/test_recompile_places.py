@@ -178,3 +178,28 @@ def test_no_kv_cache_advice_without_a_cache_in_the_log():
         frames = _frames(log).values()
         assert frames and not any("KV cache" in a for f in frames for a in f.advice)
         assert not any(f.kv_caches for f in frames)
+
+
+def test_a_call_that_passes_other_keyword_arguments_is_said_so_not_a_list_that_changed_length(capsys):
+    # Both guards are on the **kwargs of transformers' `wrapper` (generic.py:933), as the raw recompile_reasons say:
+    # the static-cache run's decode step fails `len(kwargs) == 6` (generate passes another set than the prefill), and
+    # the generate run's [0/2] fails `not ___dict_contains('return_dict', kwargs)` (generate passes return_dict, the
+    # program's own calls, `model(input_ids=ids)`, do not). No list or tuple is involved: padding one fixes nothing.
+    static = cuda211("hf_gpt2_static_cache.log.gz")
+    assert any("0/0: len(kwargs) == 6" in line for line in _raw_guard_lines(static, "len(kwargs)"))
+    wrapper = _frames(static)["wrapper"]
+    assert [s.guard.change for s in wrapper.steps] == ["keyword_arguments"]
+    assert wrapper.changes == ["keyword_arguments"]
+    assert not any("list/tuple" in a for a in wrapper.advice)
+    assert any(a.startswith("Calls pass different keyword arguments") for a in wrapper.advice)
+
+    generate = cuda211("hf_gpt2_generate.log.gz")
+    assert _raw_guard_lines(generate, "___dict_contains('return_dict', kwargs)")
+    steps = {s.compile_id: s for s in _frames(generate)["wrapper"].steps}
+    assert steps["[0/2]"].guard.guard == "not ___dict_contains('return_dict', kwargs)"
+    assert steps["[0/2]"].guard.change == "keyword_arguments"
+
+    assert run_cli("summary", static) == 0
+    out = re.sub(r"[\s│├└─]+", " ", capsys.readouterr().out)
+    assert "[0/1]: keyword arguments changed" in out and "changed: keyword arguments" in out  # the tree, Fix first
+    assert "container length" not in out and "list/tuple" not in out

@@ -53,6 +53,9 @@ CHANGE_RULES: tuple[tuple[str, str], ...] = (
     ("global_state", r"(?i)GLOBAL_STATE|global state"),
     ("type", r"___check_type_id|type mismatch|isinstance\("),
     ("object_identity", r"___check_obj_id|\bid\("),
+    # A function's **kwargs: Dynamo guards on how many keyword arguments a call passes and which
+    # (`len(kwargs) == 6`, `not ___dict_contains('return_dict', kwargs)`); before "length", which is a list's.
+    ("keyword_arguments", r"\blen\((?:L\[['\"])?kwargs\b|___dict_contains\([^)]*,\s*(?:L\[['\"])?kwargs\b"),
     ("length", r"\blen\("),
     ("shape_guard", r"\.size\(\)|\.stride\(\)|\.storage_offset\(\)|\bs\d+\b"),
 )
@@ -68,6 +71,7 @@ CHANGE_LABELS = {
     "global_state": "global state (grad mode, autocast, ...)",
     "type": "object type",
     "object_identity": "object identity",
+    "keyword_arguments": "keyword arguments",
     "length": "container length",
     "shape_guard": "symbolic shape guard",
     "constant": "Python constant",
@@ -93,6 +97,10 @@ ADVICE = {
     "global_state": "Global state (grad mode, autocast, deterministic algorithms) differs between calls: keep it the same.",
     "type": "Arguments of different types are passed: pass one type.",
     "object_identity": "A different object (module, function) is passed each call: reuse one object.",
+    "keyword_arguments": "Calls pass different keyword arguments (one passes an argument another leaves out), and "
+                         "Dynamo compiles once for each set: pass the same ones on every call (a default written "
+                         "out is enough). Calls a library makes for you (transformers' generate()) pass its own: "
+                         "expect a compile for each set they use.",
     "length": "A list/tuple argument changes length: pad it or pass a tensor.",
     "shape_guard": "A guard on a symbolic size failed (code branches on a size): see Dynamic shapes for where.",
     "constant": "A Python number/string argument changes and Dynamo specializes on its value: pass it as a tensor, "
