@@ -270,7 +270,7 @@ def test_terminal_says_how_many_nodes_it_does_not_list(capsys):
     assert run_cli("diff", a, b, "--json") == 1
     [graph] = [c for c in json.loads(capsys.readouterr().out)["ranks"][0]["changes"] if c["detail"].get("added")]
     added = graph["detail"]["added"]
-    assert len(added) > MAX_NODES and graph["title"].endswith(f"FX nodes {len(added)} added")
+    assert len(added) > MAX_NODES and graph["title"].endswith(f"{len(added)} FX nodes added")
     assert run_cli("diff", a, b) == 1
     out = capsys.readouterr().out.splitlines()
     listed = [line for line in out if line.startswith("      + ")]
@@ -664,11 +664,11 @@ def test_a_change_the_cut_side_still_shows_is_not_marked(tmp_path, capsys):
     # at it, and that compile's graph, which ended before the cut (read whole).
     assert marked[("graph_breaks", "new graph break: Call to `torch._dynamo.graph_break()` at diff_pair.py:33")] is None
     assert marked[("frames", "torch_dynamo_resume_in_f_at_33 (diff_pair.py:33) compiled only in B (1 compile)")] is None
-    assert marked[("graphs", "f (diff_pair.py:30): graph [0/0] → [0/0_1]: FX nodes 2 removed")] is None
+    assert marked[("graphs", "f (diff_pair.py:30): graph [0/0] → [0/0_1]: 2 FX nodes removed")] is None
     assert marked[("recompiles", "f (diff_pair.py:30): outcomes: 2 compiled → 1 restarted (e.g. at a graph break), "
                                  "1 without metrics")] is None
     # What B lacks of a compile that had not ended may lie past the cut: [0/1_1]'s graph, f's kernels, a cache lookup.
-    assert marked[("graphs", "f (diff_pair.py:30): graph [0/1] → [0/1_1]: FX nodes 2 removed")] == "B"
+    assert marked[("graphs", "f (diff_pair.py:30): graph [0/1] → [0/1_1]: 2 FX nodes removed")] == "B"
     assert marked[("graphs", "f (diff_pair.py:30): generated kernels 4 → 2")] == "B"
     assert marked[("caches", "FX graph cache: 2 misses → 1 miss")] == "B"
 

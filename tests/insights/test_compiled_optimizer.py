@@ -196,3 +196,26 @@ def test_diff_of_the_fix_says_each_guard_once(capsys):
     assert flat.count("no longer specialized:") == 1
     assert (f"no longer specialized: L['self'].param_groups[0]['lr'] = 5 values: "
             f"{', '.join(v.rstrip('0') for v in values)} (location not in the log)") in flat  # sympy's zeros dropped
+
+
+def _step_graph_inputs(log) -> list[str]:
+    """The inputs of step's first graph ([2/0]), from the `def forward(self, ...)` of its raw dynamo_output_graph."""
+    with gzip.open(log, "rt") as f:
+        lines = iter(f)
+        for text in lines:
+            if '"dynamo_output_graph"' in text and '"frame_id": 2, "frame_compile_id": 0,' in text:
+                signature = next(line for line in lines if "def forward(self, " in line)
+                return re.findall(r"(\w+): \"", signature)
+    raise AssertionError("no graph [2/0]")
+
+
+def test_diff_counts_the_new_graph_input_in_words(capsys):
+    # With a tensor lr, step's graph takes the lr as one more input (a placeholder); nothing else in it moves.
+    float_inputs, tensor_inputs = _step_graph_inputs(CUDA_FLOAT), _step_graph_inputs(CUDA_TENSOR)
+    assert [i for i in tensor_inputs if i not in float_inputs] == ["L_self_param_groups_0_lr_"]
+    assert len(tensor_inputs) == len(float_inputs) + 1
+    assert run_cli("diff", CUDA_FLOAT, CUDA_TENSOR) == 1
+    out = capsys.readouterr().out
+    # "1 FX node added", not "FX nodes 1 added"
+    assert "step (adam.py:214): graph [2/0] → [2/0]: 1 FX node added" in " ".join(out.split())
+    assert "+ placeholder L_self_param_groups_0_lr_" in out

@@ -675,9 +675,11 @@ def _diff_graphs(label: str, key: str, fa: FrameFacts, fb: FrameFacts) -> list[C
     for i in range(min(len(fa.graphs), len(fb.graphs))):
         nodes = _diff_nodes(fa.graphs[i].nodes, fb.graphs[i].nodes)
         if nodes is not None:
-            parts = [f"{len(v)} {w}" for w, v in nodes.items() if v]
+            # "1 FX node added", "3 FX nodes added, 1 removed": the noun on the first count, in its number
+            parts = [f"{count(len(v), 'FX node') if not j else len(v)} {w}"
+                     for j, (w, v) in enumerate((w, v) for w, v in nodes.items() if v)]
             cids = (fa.compile_ids[i] if i < len(fa.compile_ids) else "?", fb.compile_ids[i] if i < len(fb.compile_ids) else "?")
-            out.append(Change("graphs", "changed", f"{label}: graph {cids[0]} → {cids[1]}: FX nodes {', '.join(parts)}", key,
+            out.append(Change("graphs", "changed", f"{label}: graph {cids[0]} → {cids[1]}: {', '.join(parts)}", key,
                               len(fa.graphs[i].nodes), len(fb.graphs[i].nodes),
                               {"graph": i, "compile_a": cids[0], "compile_b": cids[1], **nodes}))
     if len(fa.graphs) != len(fb.graphs):
