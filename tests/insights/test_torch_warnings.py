@@ -244,3 +244,14 @@ def test_a_log_of_compilescope_from_before_its_warning_recorder_is_not_called_wa
     assert "TensorFloat32 tensor cores" in printed and "skipping cudagraphs due to mutated inputs" in printed
     assert "float32 matmuls run without TF32 tensor cores" in [w.name for w in tw.warnings]
     assert run_cli("check", run / log.name, "--no-warnings") == 1
+
+
+def test_summary_names_the_saved_stderr_by_its_file_name(capsys):
+    # gpt2_train's TF32 warning is in its output.txt (torch's compile_fx.py:322 UserWarning), beside the plain log: the
+    # directory is the log's, which the summary's first line names already, so the file's name is all it adds.
+    run = shared("gpu-torch211/gpt2_train")
+    assert "compile_fx.py:322: UserWarning: TensorFloat32" in (run / "output.txt").read_text()
+    assert run_cli("summary", run) == 0
+    out = capsys.readouterr().out
+    assert "read from the run's saved stderr beside the log: output.txt\n" in out
+    assert str(run) not in out

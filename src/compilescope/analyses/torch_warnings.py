@@ -119,6 +119,11 @@ class TorchWarnings:
         return bool(self.warnings)
 
     @property
+    def stderr_name(self) -> str | None:
+        """The saved stderr's file name: it lies beside the log, so its directory says nothing the log's path does not."""
+        return self.stderr.replace("\\", "/").rsplit("/", 1)[-1] if self.stderr else None
+
+    @property
     def printed(self) -> int:
         """How many times torch warned, in all."""
         return sum(w.count for w in self.warnings)

@@ -331,7 +331,7 @@ def _torch_warnings(ins: Insights) -> list[RenderableType]:
         return []
     out: list[RenderableType] = [_heading(f"Warnings torch printed ({tw.printed})")]
     if tw.stderr:
-        out.append(TerminalText(f"read from the run's saved stderr beside the log: {tw.stderr}", style="dim"))
+        out.append(TerminalText(f"read from the run's saved stderr beside the log: {tw.stderr_name}", style="dim"))
     table = _table("compile id", "warning, and where", "times", expand=True)
     table.columns[0].no_wrap = table.columns[2].no_wrap = True
     table.columns[1].ratio = 1
