@@ -22,6 +22,11 @@ def count(n: int, word: str, many: str | None = None) -> str:
     return f"{n} {plural(n, word, many)}"
 
 
+def times(n: int) -> str:
+    """'once', '2 times': how often something happened ("recompiled once", never "recompiled 1 time")."""
+    return "once" if n == 1 else count(n, "time")
+
+
 def and_list(items: list[str]) -> str:
     """'x', 'x and y', 'x, y and z'."""
     return " and ".join(items) if len(items) < 3 else f"{', '.join(items[:-1])} and {items[-1]}"

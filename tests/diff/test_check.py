@@ -37,8 +37,13 @@ def test_without_rules_failures_are_checked(capsys):
 
 
 @pytest.mark.parametrize("flags, message", [
-    (["--max-graph-breaks", "0"], "max-graph-breaks: 1 distinct graph break, at most 0 allowed"),
-    (["--max-recompiles", "1"], "max-recompiles: 2 recompiles, at most 1 allowed"),
+    # Each names what broke it, so a CI log says where to look: diff_pair.py's break variant calls
+    # torch._dynamo.graph_break() at line 33, in f (def at line 30); f and the resume function after the break each
+    # recompile once, for the second batch size.
+    (["--max-graph-breaks", "0"], "max-graph-breaks: 1 distinct graph break, at most 0 allowed: Call to "
+                                  "`torch._dynamo.graph_break()` at diff_pair.py:33"),
+    (["--max-recompiles", "1"], "max-recompiles: 2 recompiles, at most 1 allowed: f (diff_pair.py:30) recompiled once, "
+                                "and 1 more function"),
     (["--max-compile-seconds", "1"], "max-compile-seconds: compile time 45.32s, at most 1s allowed"),
 ])
 def test_each_absolute_rule_fails_with_its_message(flags, message, capsys):
@@ -256,7 +261,8 @@ def test_what_dynamo_did_in_pythons_library_is_not_counted(capsys):
     # A rule that fails says what it left out too, so its count can be told from the summary's.
     assert run_cli("check", run, "--max-recompiles", "1") == 1
     assert lines(capsys.readouterr().out) == [
-        "max-recompiles: 2 recompiles (4 more in Python's own library, not counted), at most 1 allowed"]
+        "max-recompiles: 2 recompiles (4 more in Python's own library, not counted), at most 1 allowed: train_step "
+        "(compiled_autograd.py:25) recompiled once, and 1 more function"]
     # `diff` still shows all of it: it says what changed, not what to fix.
     assert run_cli("diff", torch213("compiled_autograd.log.gz"), run) == 1
     # each in the frame of Python's library that failed (inspect.py's getattr_static and two helpers of it)
@@ -283,7 +289,8 @@ def test_junit_has_one_test_case_per_rule(tmp_path, capsys):
     failed = {name for name, case in cases.items() if any(isinstance(r, Failure) for r in case.result)}
     assert failed == {"max-graph-breaks", "baseline-graph-breaks", "baseline-recompiles"}
     [failure] = cases["max-graph-breaks"].result
-    assert failure.message == "max-graph-breaks: 1 distinct graph break, at most 0 allowed"
+    assert failure.message == ("max-graph-breaks: 1 distinct graph break, at most 0 allowed: Call to "
+                               "`torch._dynamo.graph_break()` at diff_pair.py:33")
     assert "Call to `torch._dynamo.graph_break()` at diff_pair.py:33" in failure.text
 
 
@@ -356,7 +363,8 @@ def test_multi_rank_run_names_the_rank(tmp_path, capsys):
     rank_dir(tmp_path / "baseline", ("base", "base"))
     assert run_cli("check", tmp_path / "run", "--max-graph-breaks", "0", "--baseline", tmp_path / "baseline") == 1
     assert lines(capsys.readouterr().out) == [
-        "max-graph-breaks: rank 1: 1 distinct graph break, at most 0 allowed",
+        "max-graph-breaks: rank 1: 1 distinct graph break, at most 0 allowed: Call to `torch._dynamo.graph_break()` at "
+        "diff_pair.py:33",
         "baseline-graph-breaks: rank 1: new graph break: Call to `torch._dynamo.graph_break()` at diff_pair.py:33",
         "baseline-recompiles: rank 1: 1 → 2 recompiles (1 of them of torch_dynamo_resume_in_f_at_33, compiled only in "
         "this run, after a new graph break)",
@@ -433,7 +441,8 @@ def test_a_rank_that_cannot_be_read_fails_the_gate_and_the_others_are_checked(tm
     (tmp_path / "run" / "dedicated_log_torch_trace_rank_2_x.log").write_bytes(b"")
     assert run_cli("check", tmp_path / "run", "--max-graph-breaks", "0") == 1
     assert lines(capsys.readouterr().out) == [
-        "max-graph-breaks: rank 1: 1 distinct graph break, at most 0 allowed",
+        "max-graph-breaks: rank 1: 1 distinct graph break, at most 0 allowed: Call to `torch._dynamo.graph_break()` at "
+        "diff_pair.py:33",
         "whole-log: rank 2: the log could not be read (the log is empty)",
     ]
     # Nothing else wrong: the unreadable rank alone fails it, in the JSON too.
@@ -493,3 +502,22 @@ def test_a_run_killed_while_compiling_fails_whole_log_and_its_changes_are_hedged
     assert rank["notes"][0].startswith("B's log ends during [0/3]'s ")
     marked = [c["title"] for c in rank["changes"] if c["unread_side"] == "B"]
     assert "h (recompiles.py:28) compiled only in A (5 compiles)" in marked
+
+
+def test_a_failed_rule_names_what_broke_it_on_a_real_gpu_run(capsys):
+    # train_break_recompile.py (cuda_torch211/README.md): `print` in forward (def at line 20) breaks the graph at line
+    # 22; batch 32 → 48 recompiles forward and the resume function after the break once each. dynamic_batch.py: step
+    # (def at line 12) recompiles twice, for the batch size and then for `factor`.
+    run = cuda211("train_break_recompile.log.gz")
+    program = (cuda211("../programs/train_break_recompile.py")).read_text().splitlines()
+    assert program[19].strip() == "def forward(self, x):" and program[21].strip().startswith("print(")
+    assert run_cli("check", run, "--max-graph-breaks", "0", "--max-recompiles", "0") == 1
+    assert lines(capsys.readouterr().out) == [
+        "max-graph-breaks: 1 distinct graph break, at most 0 allowed: Failed to trace builtin operator at "
+        "train_break_recompile.py:22",
+        "max-recompiles: 2 recompiles, at most 0 allowed: forward (train_break_recompile.py:20) recompiled once, and 1 "
+        "more function",
+    ]
+    assert run_cli("check", cuda211("dynamic_batch.log.gz"), "--max-recompiles", "0") == 1
+    assert lines(capsys.readouterr().out) == [
+        "max-recompiles: 2 recompiles, at most 0 allowed: step (dynamic_batch.py:12) recompiled 2 times"]

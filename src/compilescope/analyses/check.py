@@ -16,7 +16,7 @@ from .unread import Unread
 from .userloc import is_python_library_file
 from .diff import short_path as _short
 from ..model.records import dataclass
-from ..wording import count
+from ..wording import count, times
 
 
 # `check --json`'s document (docs/check-schema.md): bump when a key changes meaning or goes away.
@@ -126,7 +126,10 @@ def evaluate(runs: dict[int | None, RunFacts], rules: Rules,
                                   [f"{_where(r)}{w} crashed: {crash_line(c)}"
                                    + (f", {called}" if (called := crash_called_from(c)) else "") for w, r, c in crashed]))
 
-    def absolute(name: str, description: str, measure, limit, exceeds, what, note=lambda facts: "") -> None:
+    def absolute(name: str, description: str, measure, limit, exceeds, what, note=lambda facts: "",
+                 others: str | None = None) -> None:
+        """others: the noun for what broke the rule beyond the first (the message names the first, so a CI log says
+        where to look: the graph break, the function that recompiled); None: the message names none."""
         bad, seen = [], []
         for rank, facts in runs.items():
             value, details = measure(facts)
@@ -136,8 +139,11 @@ def evaluate(runs: dict[int | None, RunFacts], rules: Rules,
         if bad:
             rank, value, details, why_not_all = bad[0]
             more = f" (and {count(len(bad) - 1, 'more rank', 'more ranks')})" if len(bad) > 1 else ""
+            named = (f": {details[0]}" + (f", and {count(len(details) - 1, f'more {others}')}" if len(details) > 1 else "")
+                     if others and details else "")
             results.append(RuleResult(name, description, False,
-                                      f"{name}: {_where(rank)}{what(value)}{why_not_all}, {description}{more}", details))
+                                      f"{name}: {_where(rank)}{what(value)}{why_not_all}, {description}{named}{more}",
+                                      details))
         else:
             results.append(RuleResult(name, description, True, "; ".join(seen)))
 
@@ -145,14 +151,16 @@ def evaluate(runs: dict[int | None, RunFacts], rules: Rules,
         absolute("max-graph-breaks", f"at most {rules.max_graph_breaks} allowed",
                  lambda f: (len(_user_breaks(f)), [f"{b['reason']} at {_short(b['file'])}:{b['line']}" for b in _user_breaks(f)]),
                  rules.max_graph_breaks, lambda v, lim: v > lim, lambda v: count(v, "distinct graph break"),
-                 lambda f: _library_note(len(_user_breaks(f)), len(f.graph_breaks)))
+                 lambda f: _library_note(len(_user_breaks(f)), len(f.graph_breaks)), others="graph break")
     if rules.max_recompiles is not None:
         absolute("max-recompiles", f"at most {rules.max_recompiles} allowed",
                  lambda f: (_recompiles(_user_frames(f)),
-                            [f"{fr.function} ({_short(fr.filename)}:{fr.first_line}): {fr.recompiles}"
-                             for fr in _user_frames(f) if fr.recompiles]),
+                            # the function that recompiled most first: the one the message names
+                            [f"{fr.function} ({_short(fr.filename)}:{fr.first_line}) recompiled {times(fr.recompiles)}"
+                             for fr in sorted(_user_frames(f), key=lambda fr: -fr.recompiles) if fr.recompiles]),
                  rules.max_recompiles, lambda v, lim: v > lim, lambda v: count(v, "recompile"),
-                 lambda f: _library_note(_recompiles(_user_frames(f)), _recompiles(f.frames.values())))
+                 lambda f: _library_note(_recompiles(_user_frames(f)), _recompiles(f.frames.values())),
+                 others="function")
     if rules.no_failures:
         absolute("no-failures", "none allowed",
                  lambda f: (len(_user_failures(f)), [f"{x['type']}: {x['reason']}" for x in _user_failures(f)]),

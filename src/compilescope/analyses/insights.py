@@ -28,7 +28,7 @@ from .recompiles import (BACKWARD_REASONS_HINT, CHANGE_LABELS, FrameRecompiles, 
 from .torch_warnings import (AUTOTUNE_CANDIDATE_FAILED, COND_ONE_BRANCH, ITEM_BREAK, PENDING_BACKWARD, RECOMPILE_LIMIT,
                              WONT_CONVERT, TorchWarnings, torch_warnings)
 from .unread import Unread, unread
-from ..wording import and_list, count, format_seconds
+from ..wording import and_list, count, format_seconds, times
 from .sources import add_eager_lines, graph_break_sites
 from .userloc import UserLocation, is_python_library_file
 from ..model.records import dataclass
@@ -302,14 +302,14 @@ def findings(ins: Insights) -> list[Finding]:
         if len(group) == 1:
             called = f" (called at {frame.called_at})" if frame.called_from else ""
             caches = f"; a size of transformers' KV cache ({', '.join(frame.kv_caches)}) among them" if frame.kv_caches else ""
-            times = "once" if frame.recompiles == 1 else count(frame.recompiles, "time")
+            how_often = times(frame.recompiles)
             if frame.settled:  # each recompile made what changed dynamic: a cost, not a fault
                 failed = [s.guard.guard for s in frame.steps if s.guard]
-                out.append(Finding(INFO, "recompiles", f"{frame.display_name}{called} recompiled {times}, then ran "
+                out.append(Finding(INFO, "recompiles", f"{frame.display_name}{called} recompiled {how_often}, then ran "
                                    f"with {and_list(frame.made_dynamic)} dynamic",
                                    f"failed guard{'s' if len(failed) > 1 else ''}: {'; '.join(failed)}" if failed else ""))
                 continue
-            out.append(Finding(WARNING, "recompiles", f"{frame.display_name}{called} recompiled {times}",
+            out.append(Finding(WARNING, "recompiles", f"{frame.display_name}{called} recompiled {how_often}",
                                f"changed: {changes}{caches}" if changes else ""))
             continue
         guards = "; ".join(dict.fromkeys(_TENSOR_NAME.sub("tensor ", s.guard.guard) for s in frame.steps if s.guard))
