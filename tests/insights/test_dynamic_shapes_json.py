@@ -199,3 +199,21 @@ def test_the_json_round_trips(capsys):
     assert doc["dynamic_shapes"] == ds
     assert orjson.loads(orjson.dumps(ds)) == ds == json.loads(json.dumps(ds))
     assert ds["guards_by_line"] and ds["sizes"] and ds["specialized"]
+
+
+def test_the_summary_says_how_many_guards_are_distinct_where_compiles_added_them_again(capsys):
+    # dynamic_batch: [0/1] (x's size made dynamic) and [0/2] (factor too) each add their guards on s77, with no user
+    # line (an empty user_stack): the raw log's guard_added_fast records, counted and deduplicated here.
+    exprs = []
+    with gzip.open(cuda211("dynamic_batch.log.gz"), "rt") as f:
+        for text in f:
+            if '"guard_added_fast"' in text and not text.startswith("\t"):
+                record = json.loads(text[text.index("{"):])["guard_added_fast"]
+                assert record["user_stack"] == []
+                exprs.append(record["expr"])
+    assert (len(exprs), len(set(exprs))) == (9, 5)
+    assert run_cli("summary", cuda211("dynamic_batch.log.gz")) == 0
+    out = capsys.readouterr().out
+    # 9 guards, 3 listed and "… 2 more": the 2 are of the 5 distinct, not of the 9
+    assert "9 guards (5 distinct) where torch logged no line" in out
+    assert "… 2 more (--json lists them)" in out

@@ -346,6 +346,12 @@ class GuardPlace:
         """Guards added here, each time it was added (as DynamicShapes.guards counts them)."""
         return sum(c.count for c in self.conditions)
 
+    @property
+    def distinct_note(self) -> str:
+        """" (5 distinct)" where a guard was added more than once (each compile of a size adds its guards again), so
+        that "9 guards" over 5 listed expressions does not read as 4 missing; "" where each was added once."""
+        return f" ({len(self.conditions)} distinct)" if self.count != len(self.conditions) else ""
+
     def to_json(self) -> dict[str, Any]:
         return {"location": _location_json(self.location), "count": self.count,
                 "conditions": [c.to_json() for c in self.conditions]}

@@ -386,10 +386,11 @@ def _dynamic_shapes(ins: Insights) -> list[RenderableType]:
     for z in sizes[:MAX_ROWS]:
         table.add_row("unbacked" if z.unbacked else ds.kind, detail((f"{z.source}: " if z.source else "") + z.symbols_text, z.location))
     for g in lines[:MAX_ROWS]:
-        table.add_row("guards", TerminalText(f"{count(g.count, 'guard')} at {_where(g.location)}")
+        table.add_row("guards", TerminalText(f"{count(g.count, 'guard')}{g.distinct_note} at {_where(g.location)}")
                       .append(conditions(g, MAX_ROWS)))
     if ds.unplaced_guards is not None:
-        table.add_row("guards", TerminalText(f"{count(ds.unplaced_guards.count, 'guard')} where torch logged no line")
+        table.add_row("guards", TerminalText(f"{count(ds.unplaced_guards.count, 'guard')}{ds.unplaced_guards.distinct_note} "
+                                             "where torch logged no line")
                       .append(conditions(ds.unplaced_guards, 3)))
     out.append(table)
     for total, word in ((len(specialized), "more specialization"), (len(sizes), f"more {ds.kind}"),
