@@ -155,6 +155,25 @@ def test_s3_single_log_report(s3, tmp_path):
     assert list(json.loads((remote / "compile_directory.json").read_text())) == ["[-/-]", "[0/0]", "[0/1]"]
 
 
+def test_s3_report_of_several_logs_equals_the_local_one(s3, tmp_path):
+    """Several logs given at once, written to s3://: the same files as written to a local directory, and nothing
+    written here (it had made a local directory ./s3:/traces/... in the working directory)."""
+    logs = sorted(TORCH213_RANKS.glob("*.log"))[:2]
+    local = tmp_path / "local"
+    assert run_cli(*logs, "-o", local, "--no-browser") == 0
+    work = tmp_path / "cwd"
+    work.mkdir()
+    run = subprocess.run([sys.executable, "-m", "compilescope", *map(str, logs), "-o", f"s3://{BUCKET}/several-out",
+                          "--no-browser"], env={**os.environ, **s3.env}, capture_output=True, text=True, timeout=300,
+                         cwd=work)
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.rstrip().splitlines()[-1].startswith("Wrote ") and f"to s3://{BUCKET}/several-out in " in run.stdout
+    assert "; open " not in run.stdout  # no page here to open
+    assert list(work.iterdir()) == []
+    remote = _download(s3, f"s3://{BUCKET}/several-out", tmp_path / "remote")
+    assert tree(remote) == tree(local)
+
+
 def test_s3_upload_asks_for_nothing_but_the_files(s3, tmp_path, monkeypatch):
     """S3 has no directories: a report's upload puts each file and makes no other request (making the directories
     a filesystem with real ones needs would cost S3 a request each)."""

@@ -17,7 +17,8 @@ from ..analyses.log_digest import LogDigest
 from ..errors import CompilescopeError
 from ..ingest.discover import discover, holds_several_ranks
 from ..model.names import safe_stem
-from ..output import OutputDir
+from .. import location
+from ..output import OutputDir, written_at
 from ..render.html import preload_templates
 from ..render.html.batch import batch_files
 from ..render.notices import logs_report_lines
@@ -57,48 +58,52 @@ def run_batch(args: argparse.Namespace, paths: list[str]) -> int:
         if found.note:
             print(f"compilescope: {found.note}", file=sys.stderr)
         chosen.append(found.chosen)
-    output = OutputDir(args.out, args.overwrite, keep=chosen)
-    # Each report links back to the page listing them.
-    options = dataclasses.replace(report_options(args), up_url="../index.html", up_label="all reports")
-    taken: set[str] = set()
-    names = [report_name(p, taken) for p in chosen]
-    jobs = [LogJob(p, os.path.join(output.path, name), options, args.strict, args.strict_compile_id, name=name)
-            for name, p in zip(names, chosen)]
-    workers = args.jobs or default_jobs()
-    if workers > 1 and len(jobs) > 1:
-        preload_templates()
-    done: dict[str, LogDone] = {d.name: d for d in run_jobs(report_log, jobs, workers, lambda j: file_size(j.path))}
+    remote = location.is_url(args.out)  # s3://, gs://, ...: written in a scratch directory, then uploaded
+    if remote:
+        location.prepare_remote_output(args.out, args.overwrite, keep=chosen)
+    with written_at(args.out) as local_out:
+        output = OutputDir(local_out, args.overwrite, keep=chosen)
+        # Each report links back to the page listing them.
+        options = dataclasses.replace(report_options(args), up_url="../index.html", up_label="all reports")
+        taken: set[str] = set()
+        names = [report_name(p, taken) for p in chosen]
+        jobs = [LogJob(p, os.path.join(output.path, name), options, args.strict, args.strict_compile_id, name=name)
+                for name, p in zip(names, chosen)]
+        workers = args.jobs or default_jobs()
+        if workers > 1 and len(jobs) > 1:
+            preload_templates()
+        done: dict[str, LogDone] = {d.name: d for d in run_jobs(report_log, jobs, workers, lambda j: file_size(j.path))}
 
-    rows: list[tuple[str, LogDigest, str | None]] = []
-    problem_count = crashed = 0
-    files = 0
-    for job in jobs:  # in the order given
-        result = done[job.name]
-        digest = result.digest
-        assert digest is not None  # a job without a rank always has one
-        rows.append((job.name, digest, f"{job.name}/index.html" if result.files else None))
-        files += result.files
-        if digest.error:
-            print(f"compilescope: {job.name}: not read: {digest.error}", file=sys.stderr)  # the error names the file
-        for line in result.problems:
-            print(f"{job.name}: {line}", file=sys.stderr)
-        problem_count += result.problem_count
-        crashed += result.crashed
-    for relpath, content in batch_files(rows, args.custom_header_html):
-        output.write(relpath, content)
+        rows: list[tuple[str, LogDigest, str | None]] = []
+        problem_count = crashed = 0
+        files = 0
+        for job in jobs:  # in the order given
+            result = done[job.name]
+            digest = result.digest
+            assert digest is not None  # a job without a rank always has one
+            rows.append((job.name, digest, f"{job.name}/index.html" if result.files else None))
+            files += result.files
+            if digest.error:
+                print(f"compilescope: {job.name}: not read: {digest.error}", file=sys.stderr)  # the error names the file
+            for line in result.problems:
+                print(f"{job.name}: {line}", file=sys.stderr)
+            problem_count += result.problem_count
+            crashed += result.crashed
+        for relpath, content in batch_files(rows, args.custom_header_html):
+            output.write(relpath, content)
     # What the page listing the reports leads each log with (its most urgent finding), as one report says its own,
-    # then what was written where.
-    index = os.path.join(output.path, "index.html")
+    # then what was written where (behind a URL: no page here to open).
+    index = None if remote else os.path.join(output.path, "index.html")
     findings = [(name, [(f["severity"], f["title"]) for f in digest.findings], not digest.error) for name, digest, _ in rows]
-    print("\n".join(logs_report_lines(findings, files + output.files, output.path, index,
-                                       time.perf_counter() - started, workers)))
+    print("\n".join(logs_report_lines(findings, files + output.files, args.out.rstrip("/") if remote else output.path,
+                                       index, time.perf_counter() - started, workers)))
     if crashed:
         print(f"compilescope: {count(crashed, 'log')} could not be reported (see the index page)", file=sys.stderr)
         return 1
     if problem_count:
         print(f"compilescope: {count(problem_count, 'problem')} in the logs (strict mode)", file=sys.stderr)
         return 1
-    if not args.no_browser:
+    if index is not None and not args.no_browser:
         open_browser(index)
     return 0
 

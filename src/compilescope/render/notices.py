@@ -49,7 +49,7 @@ def report_lines(ins: Insights | None, log: str | None, files: int, where: str, 
     return [*lines, wrote_line(files, where, index)]
 
 
-def logs_report_lines(logs: list[tuple[str, list[tuple[str, str]], bool]], files: int, where: str, index: str,
+def logs_report_lines(logs: list[tuple[str, list[tuple[str, str]], bool]], files: int, where: str, index: str | None,
                       seconds: float, jobs: int) -> list[str]:
     """How the reports of several logs end (compilescope LOG LOG ...), as one log's does: each log's first finding
     (logs_findings_lines), then wrote_line, with how many logs, how long and how many processes (jobs: -j)."""
