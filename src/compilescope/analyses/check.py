@@ -16,7 +16,7 @@ from .unread import Unread
 from .userloc import is_python_library_file
 from .diff import short_path as _short
 from ..model.records import dataclass
-from ..wording import count, times
+from ..wording import count, format_seconds, times
 
 
 # `check --json`'s document (docs/check-schema.md): bump when a key changes meaning or goes away.
@@ -94,6 +94,16 @@ def _of_new_frames(base: RunFacts, run: RunFacts) -> str:
             f"{', after a new graph break' if any((f.function or '').startswith(RESUME_PREFIX) for f in new) else ''})")
 
 
+def _grew_most(base: RunFacts, run: RunFacts) -> str:
+    """"; most in step (adam.py:214): 0 → 5": the function of both runs whose recompiles grew most (a function only
+    this run compiled is named by _of_new_frames)."""
+    grown = [(f.recompiles - base.frames[f.key].recompiles, f) for f in _user_frames(run) if f.key in base.frames]
+    if not grown or max(d for d, _ in grown) <= 0:
+        return ""
+    _, f = max(grown, key=lambda g: g[0])
+    return f"; most in {f.function} ({_short(f.filename)}:{f.first_line}): {base.frames[f.key].recompiles} → {f.recompiles}"
+
+
 def _library_note(counted: int, total: int) -> str:
     return f" ({total - counted} more in Python's own library, not counted)" if total > counted else ""
 
@@ -167,9 +177,9 @@ def evaluate(runs: dict[int | None, RunFacts], rules: Rules,
                  0, lambda v, lim: v > lim, lambda v: count(v, "failed compile"),
                  lambda f: _library_note(len(_user_failures(f)), len(f.failures)))
     if rules.max_compile_seconds is not None:
-        absolute("max-compile-seconds", f"at most {rules.max_compile_seconds:g}s allowed",
+        absolute("max-compile-seconds", f"at most {format_seconds(rules.max_compile_seconds)} allowed",
                  lambda f: (f.compile_time_s, []), rules.max_compile_seconds, lambda v, lim: v > lim,
-                 lambda v: f"compile time {v:.2f}s")
+                 lambda v: f"compile time {format_seconds(v)}")
 
     if rules.no_cudagraph_skips:
         absolute("no-cudagraph-skips", "none allowed",
@@ -262,7 +272,7 @@ def _regressions(runs: dict[int | None, RunFacts], baseline: dict[int | None, Ru
             unrecorded.append((rank, "the baseline" if base.warnings is None else "the run"))
         ra, rb = _recompiles(_user_frames(base)), _recompiles(_user_frames(run))
         if rb > ra:
-            more_recompiles.append(f"{_where(rank)}{ra} → {rb} recompiles{_of_new_frames(base, run)}"
+            more_recompiles.append(f"{_where(rank)}{ra} → {rb} recompiles{_of_new_frames(base, run)}{_grew_most(base, run)}"
                                    + (hedge if cut else ""))
         if run.compile_time_s > base.compile_time_s:
             if threshold.significant(base.compile_time_s, run.compile_time_s):
