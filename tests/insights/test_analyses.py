@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import gzip
 import os
+import re
 
 import pytest
 
@@ -15,7 +17,7 @@ from compilescope.analyses.recompiles import classify_change, parse_reason as pa
 from compilescope.render.charts import ChartOptions, CompileTimeChart
 
 from .helpers import insights_of
-from ..conftest import cuda211, peer, run_cli, torch213
+from ..conftest import REPO, cuda211, peer, run_cli, torch213
 
 
 def _short(loc):
@@ -275,7 +277,8 @@ def test_a_torch_source_checkouts_frames_are_not_the_users(capsys):
     assert (u0.symbol, u0.unbacked, u0.value, u0.source, _short(u0.location)) == ("u0", True, None, None, "test_draft_export.py:269")
     assert run_cli("summary", peer("export.log")) == 0
     out = capsys.readouterr().out
-    assert "u0 in [-/-] (range [-int_oo, int_oo])" in out
+    assert "u0 in [-/-] (any value)" in out  # torch's range [-int_oo, int_oo], as the raw log writes it
+    assert u0.range == "[-int_oo, int_oo]"
     assert "u0 = None" not in out and "from ?" not in out and "_internal.py" not in out
 
 
@@ -420,3 +423,21 @@ def test_torch_is_told_apart_by_where_it_is_installed():
     assert is_torch_file("/data/users/x/pytorch/torch/__init__.py") and is_torch_file("torch/nn/modules/linear.py")
     for users in ("/home/me/torch/proj/train.py", "/work/torch-experiments/torch/model.py"):
         assert not is_torch_file(users) and not is_framework_file(users), users
+
+
+def test_every_value_range_in_the_real_logs_reads_as_words_or_as_torch_wrote_it():
+    """The ranges torch writes in create_symbol ("vr") across the fixtures: open ends (int_oo for ints, oo for floats)
+    in words, a closed range ([2, 64]: mark_dynamic's min and max) as written."""
+    import glob
+
+    from compilescope.analyses.dynamic_shapes import range_text  # (here: the one test of it)
+
+    found: set[str] = set()
+    for name in glob.glob(str(REPO / "tests" / "data" / "*" / "logs" / "*.log*")):
+        with (gzip.open(name, "rt") if name.endswith(".gz") else open(name)) as f:
+            found.update(re.findall(r'"vr": "([^"]*)"', f.read()))
+    assert {"[2, int_oo]", "[-int_oo, int_oo]", "[-oo, oo]", "[2, 64]"} <= found
+    words = {"[2, int_oo]": "any value ≥ 2", "[-int_oo, int_oo]": "any value", "[-oo, oo]": "any value",
+             "[2, 64]": "[2, 64]", "[-int_oo, 5]": "any value ≤ 5"}
+    for vr in found | set(words):
+        assert range_text(vr) == words.get(vr, vr), vr

@@ -57,6 +57,11 @@ class SymbolCreated:
     unbacked: bool
     location: UserLocation | None
 
+    @property
+    def range_text(self) -> str | None:
+        """The range for people ("any value ≥ 2", "any value"), torch's ("[2, int_oo]") where it is not lo..infinity."""
+        return range_text(self.range)
+
     def to_json(self) -> dict[str, Any]:
         return {"compile_id": self.compile_id, "symbol": self.symbol, "value": self.value, "range": self.range,
                 "source": self.source, "unbacked": self.unbacked,
@@ -185,6 +190,25 @@ def dynamic_shapes(trace: Trace) -> DynamicShapes:
     return result
 
 
+_UNBOUNDED = ("int_oo", "oo")  # sympy's infinity, as torch prints a value range's open end
+
+
+def range_text(value_range: str | None) -> str | None:
+    """torch's value range "[2, int_oo]" as "any value ≥ 2", "[-int_oo, int_oo]" as "any value", "[-int_oo, 5]" as
+    "any value ≤ 5"; a closed range ("[2, 64]") as torch wrote it."""
+    if not value_range or not (value_range.startswith("[") and value_range.endswith("]")) or value_range.count(",") != 1:
+        return value_range
+    low, high = (part.strip() for part in value_range[1:-1].split(","))
+    no_low, no_high = low.lstrip("-") in _UNBOUNDED and low.startswith("-"), high in _UNBOUNDED
+    if no_low and no_high:
+        return "any value"
+    if no_high:
+        return f"any value ≥ {low}"
+    if no_low:
+        return f"any value ≤ {high}"
+    return value_range
+
+
 def number_text(value: str | None) -> str:
     """sympy's "0.00600000000000000" as "0.006"."""
     text = str(value)
@@ -298,19 +322,19 @@ class DynamicSize:
 
     @property
     def symbols_text(self) -> str:
-        """"s27 = 24 in [0/1]; s27 = 8 in [0/2] (range [2, int_oo])": each symbol and the example value it was made
+        """"s27 = 24 in [0/1]; s27 = 8 in [0/2] (any value ≥ 2)": each symbol and the example value it was made
         from, with its compiles (a retried compile makes the same again); the value range once where all agree."""
-        ranges = _distinct(s.range for s in self.symbols if s.range)
+        ranges = _distinct(s.range_text for s in self.symbols if s.range_text)
         one_range = len(ranges) == 1
         by_symbol: dict[str, list[str]] = {}
         for s in self.symbols:
             text = (s.symbol + (f" = {s.value}" if s.value is not None else "")
-                    + (f" (range {s.range})" if s.range and not one_range else ""))
+                    + (f" ({s.range_text})" if s.range_text and not one_range else ""))
             ids = by_symbol.setdefault(text, [])
             if s.compile_id not in ids:
                 ids.append(s.compile_id)
         return ("; ".join(f"{text} in {', '.join(ids)}" for text, ids in by_symbol.items())
-                + (f" (range {ranges[0]})" if one_range else ""))
+                + (f" ({ranges[0]})" if one_range else ""))
 
     def to_json(self) -> dict[str, Any]:
         # Each symbol once per example value and range, with its compiles: a retried compile creates the same again.
