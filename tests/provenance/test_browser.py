@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from ..browser import browser_page
-from ..conftest import peer, report, torch213
+from ..browser import PHONE, browser_page
+from ..conftest import cuda211, peer, report, torch213
 
 pytestmark = pytest.mark.browser
 
@@ -80,3 +80,31 @@ def test_backward_tab_and_kernel_page_links(tmp_path):
         assert "sel" in _classes(page, "#s1-code-L123").split()
         assert page.console_errors == []
         assert page.external_requests == []
+
+
+def test_on_a_phone_the_panels_stack_and_a_kernel_link_shows_its_call(tmp_path):
+    """train_break_recompile (an H200 run): line 21 of the user's source lists the forward kernels of [0/0_1]; its
+    `triton_per_fused_native_layer_norm_0:1` links to the call in the generated code (the raw log's output code of
+    [0/0_1] calls `triton_per_fused_native_layer_norm_0.run(...)` under the comment `[Provenance debug handles]
+    triton_per_fused_native_layer_norm_0:1`). At a phone's width the three panels stood side by side, 120 px each:
+    a dozen characters of each line showed. They stack, each the page's width, and the link scrolls the page to the
+    selected call."""
+    out = tmp_path / "out"
+    report(cuda211("train_break_recompile.log.gz"), out)
+    [source] = (out / "sources").glob("train_break_recompile.py_*.html")
+    with browser_page() as page:
+        page.set_viewport_size({"width": PHONE, "height": 844})
+        page.goto(source.as_uri() + "#L21")
+        page.click("#L21 .notes a >> text=triton_per_fused_native_layer_norm_0:1 >> nth=0")
+        page.wait_for_load_state()
+        assert "/provenance/-_0_0_1.html#s0-code-L" in page.url
+        panels = page.evaluate("""() => Array.from(document.querySelectorAll('#s0 .prov-panel')).map(p =>
+            p.getBoundingClientRect().width)""")
+        selected = page.locator("#s0 .pl.sel")
+        text, box = selected.inner_text(), selected.bounding_box()
+        wide = page.evaluate("document.documentElement.scrollWidth > document.documentElement.clientWidth")
+        assert page.console_errors == [] and page.external_requests == []
+    assert len(panels) == 3 and min(panels) > 0.9 * (PHONE - 24)  # the page's width, less main's padding
+    assert "triton_per_fused_native_layer_norm_0.run(" in text
+    assert 0 <= box["y"] and box["y"] + box["height"] <= 844 and box["x"] >= 0
+    assert not wide

@@ -147,5 +147,11 @@
   if (m && sections[+m[1]]) {
     showSection(m[1]);
     sections[+m[1]].pin(m[2], parseInt(m[3], 10), "self");
+    // Stacked panels (a phone): the selected line's panel may be below the screen; bring it up.
+    var sel = document.getElementById("s" + m[1] + "-" + m[2] + "-L" + m[3]);
+    if (sel) {
+      var r = sel.getBoundingClientRect();
+      if (r.top < 0 || r.bottom > window.innerHeight) sel.closest(".prov-panel").scrollIntoView({ block: "start" });
+    }
   }
 })();
