@@ -232,3 +232,29 @@ def test_on_a_phone_the_dynamic_shapes_show_the_guards_of_a_line_and_fold_the_re
     assert sorted(c for c in shown if c in {expr for expr, _ in guards}) == sorted(placed)
     assert all(expr in text for expr, _ in guards)
     assert height < 844 * 2 and height < unfolded / 2
+
+
+def test_a_crash_lands_on_its_line_of_generated_code_with_lines_above_it_and_the_line_marked(tmp_path):
+    """capture_crash (an H200 run): faulthandler's stack, in compilescope_crash_673.txt beside the log, passes through
+    `c7sjsqz….py, line 898 in partition_0`, [0/1]'s output code. The crash card links there: the line landed at the
+    very top of the window, nothing of partition_0 above it, and only its number in the gutter was marked. It lands a
+    third of the way down the window, the whole line marked across the code."""
+    out = tmp_path / "out"
+    report(cuda211("capture_crash/dedicated_log_torch_trace_m1o8jsi4.log.gz"), out)
+    with browser_page() as page:
+        page.set_viewport_size({"width": 1300, "height": 900})
+        page.goto((out / "index.html").as_uri())
+        page.click("#insights-crash ~ * a.code-line >> nth=0")
+        page.wait_for_load_state()
+        assert "-_0_1_0/inductor_output_code_c7sjsqz" in page.url and page.url.endswith("#L898")
+        number = page.locator("#L898").bounding_box()
+        mark = page.evaluate("""() => {
+            const style = getComputedStyle(document.getElementById('L898'), '::after');
+            return [style.content, parseFloat(style.width)];
+        }""")
+        code = page.locator(".code").bounding_box()
+        line = page.evaluate("document.querySelector('td.src code').innerText.split('\\n')[897]")
+        assert page.console_errors == [] and page.external_requests == []
+    assert "triton_poi_fused_add_arange_index_copy_split_transpose_view_1.run(" in line  # the call partition_0 ran
+    assert 900 * 0.2 < number["y"] < 900 * 0.6
+    assert mark[0] != "none" and mark[1] >= code["width"] - 2
