@@ -258,3 +258,26 @@ def test_a_crash_lands_on_its_line_of_generated_code_with_lines_above_it_and_the
     assert "triton_poi_fused_add_arange_index_copy_split_transpose_view_1.run(" in line  # the call partition_0 ran
     assert 900 * 0.2 < number["y"] < 900 * 0.6
     assert mark[0] != "none" and mark[1] >= code["width"] - 2
+
+
+def test_a_torch_warnings_place_is_not_broken_inside_its_line_number(tmp_path):
+    """dynamic_batch and hf_gpt2_generate (H200 runs): torch's TF32 warning was recorded with the user's stack ending
+    at `dynamic_batch.py` line 17 (`main`'s print of step(...)) and `hf_gpt2_generate.py` line 20. Its place may break
+    anywhere (a hostile file name must not widen the page), so at a laptop's width the table gave the column a
+    character: "dynamic_batch.py:1" above "7". The place keeps one line. On a phone the advice's one long word
+    (`torch.set_float32_matmul_precision('high')`) pushed the table past the screen, cutting the message off."""
+    places, cut = {}, {}
+    for name in ("dynamic_batch", "hf_gpt2_generate"):
+        out = tmp_path / name
+        report(cuda211(f"{name}.log.gz"), out)
+        with browser_page() as page:
+            page.set_viewport_size({"width": 1300, "height": 900})
+            page.goto((out / "index.html").as_uri())
+            places[name] = page.evaluate("""() => Array.from(document.querySelectorAll('table.torch-warnings .loc'))
+                .map(loc => [loc.innerText, loc.getClientRects().length])""")
+            page.set_viewport_size({"width": PHONE, "height": 900})
+            cut[name] = page.evaluate("""() => { const t = document.querySelector('table.torch-warnings');
+                return t.scrollWidth > t.clientWidth; }""")
+            assert page.console_errors == [] and page.external_requests == []
+    assert places == {"dynamic_batch": [["dynamic_batch.py:17", 1]], "hf_gpt2_generate": [["hf_gpt2_generate.py:20", 1]]}
+    assert cut == {"dynamic_batch": False, "hf_gpt2_generate": False}
