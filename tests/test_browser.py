@@ -281,3 +281,27 @@ def test_a_torch_warnings_place_is_not_broken_inside_its_line_number(tmp_path):
             assert page.console_errors == [] and page.external_requests == []
     assert places == {"dynamic_batch": [["dynamic_batch.py:17", 1]], "hf_gpt2_generate": [["hf_gpt2_generate.py:20", 1]]}
     assert cut == {"dynamic_batch": False, "hf_gpt2_generate": False}
+
+
+def test_each_compile_time_colour_stays_on_the_line_of_its_name(tmp_path):
+    """The compile-time key of hf_gpt2_generate (an H200 run) names its nine phases after their colours. Wrapped
+    between any two words, a phone's showed AOTAutograd's orange square at the end of one line and its name on the
+    next, beside Inductor's yellow, and a laptop's split "Backend compiler" over two lines."""
+    out = tmp_path / "out"
+    report(cuda211("hf_gpt2_generate.log.gz"), out)
+    keys = {}
+    with browser_page() as page:
+        for width in (1300, PHONE):
+            page.set_viewport_size({"width": width, "height": 900})
+            page.goto((out / "index.html").as_uri())
+            keys[width] = page.evaluate("""() => Array.from(document.querySelectorAll('.insights p.legend .swatch')).map(sw => {
+                const range = document.createRange();
+                range.selectNodeContents(sw.nextSibling);
+                const lines = range.getClientRects(), square = sw.getBoundingClientRect();
+                return [sw.nextSibling.textContent, lines.length,
+                        Math.abs((lines[0].top + lines[0].bottom - square.top - square.bottom) / 2) < 8];
+            })""")
+        assert page.console_errors == [] and page.external_requests == []
+    for width, found in keys.items():
+        assert len(found) >= 8 and "Backend compiler" in [name for name, _, _ in found]
+        assert [k for k in found if k[1:] != [1, True]] == [], width
