@@ -13,6 +13,8 @@ from pathlib import Path
 
 import pytest
 
+from compilescope.wording import format_seconds
+
 from ..conftest import REPO, run_cli
 from ..htmltable import table_rows
 from .conftest import peer_dir, write_landing
@@ -86,8 +88,8 @@ def test_check_states_the_one_log_figure_for_each_rank(capsys, reference, name):
     # A limit no rank reaches: the passing message lists every rank's compile time.
     assert run_cli("check", "--json", "--max-compile-seconds", "1e9", directory(name)) == 0
     rule = next(r for r in json.loads(capsys.readouterr().out)["rules"] if r["rule"] == "max-compile-seconds")
-    stated = {int(rank): s for rank, s in re.findall(r"rank (\d+): compile time (\S+)s", rule["message"])}
-    assert stated == {rank: f"{t:.2f}" for rank, (t, _) in alone.items()}
+    stated = {int(rank): s for rank, s in re.findall(r"rank (\d+): compile time ([\d.]+ m?s)\b", rule["message"])}
+    assert stated == {rank: format_seconds(t) for rank, (t, _) in alone.items()}
 
 
 @pytest.mark.parametrize("name", DIRECTORIES)
