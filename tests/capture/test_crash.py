@@ -333,7 +333,9 @@ def test_capture_records_a_segfault_and_the_reader_takes_it_from_beside_the_log(
     assert attached.log == str(as_run / log.name) and not (as_run / name).exists()
     assert run_cli("summary", as_run, "--json") == 0
     [appended] = json.loads(capsys.readouterr().out)["crashes"]["crashes"]
-    assert appended["file"] is None and {**appended, "file": name} == crash
+    # where each is (the record appended to the log, the file beside it: not a record of the log) and nothing else
+    assert appended["file"] is None and crash["record"] is None and isinstance(appended["record"], int)
+    assert {**appended, "file": name, "record": None} == crash
 
 
 def _log_and_pid(directory, name="a.log"):
@@ -439,3 +441,94 @@ def test_capture_first_appends_an_earlier_process_crash_of_its_own_pid(tmp_path)
     assert not (tmp_path / f"compilescope_crash_{os.getpid()}.txt").exists()
     [crash], file, problems = _crashes(log)
     assert crash.error == "Aborted" and file is None and not problems
+
+
+CAPTURE_CRASH_LOG = CUDA211_LOGS / "capture_crash" / "dedicated_log_torch_trace_m1o8jsi4.log.gz"
+
+
+def _envelopes(log) -> tuple[int, list[tuple[int, dict]]]:
+    """The raw log's line count, and each record's (line, envelope), read from the file."""
+    lines = gzip.open(log, "rt").read().split("\n")
+    found = [(i, json.loads(x[x.index("] {") + 2:])) for i, x in enumerate(lines, 1) if re.match(r"V\d{4} ", x)]
+    return len(lines), found
+
+
+def _listed_outside(page: str) -> list[str]:
+    """The names the report lists under "Outside any compilation", without their numbers."""
+    section = page[page.index('id="no-compile-id"'):]
+    section = section[:section.index("</ul>")]
+    return [re.sub(r"_\d+\.\w+$", "", name) for name in re.findall(r'">([^<]+)</a> <span class="num">', section)]
+
+
+@pytest.mark.parametrize("log", [CAPTURE_CRASH_LOG, STATIC_CACHE], ids=["capture_crash", "hf_gpt2_static_cache"])
+def test_the_report_lists_as_logged_only_the_records_the_log_holds(log, tmp_path):
+    """hf_gpt2_static_cache: `run` appended the crash to the log (its last record, no compile id), so it is one of the
+    log's outputs without a compile id, and the crash card links that record. capture_crash: the crash is in
+    compilescope_crash_673.txt beside the log, which the log does not hold: the crash card shows it and names the file,
+    and the outputs of the log (that list, compile_directory.json as tlparse writes it, raw.jsonl, the records read)
+    are the log's alone."""
+    n_lines, envelopes = _envelopes(log)
+    outside = [e["artifact"]["name"] for _, e in envelopes
+               if "artifact" in e and "frame_id" not in e and "compiled_autograd_id" not in e]
+    appended = [(i, e) for i, e in envelopes if e.get("artifact", {}).get("name") == "compilescope_crash"]
+    assert outside == ["compilescope_cudagraph_skip"] + (["compilescope_crash"] if appended else [])
+    assert bool(appended) == (log == STATIC_CACHE)
+    out = tmp_path / "r"
+    assert run_cli(log, "-o", out, "--no-browser") == 0
+    page = (out / "index.html").read_text()
+    assert _listed_outside(page) == outside
+    directory = json.loads((out / "compile_directory.json").read_text())
+    assert [re.sub(r"_\d+\.\w+$", "", a["name"]) for a in directory["[-/-]"]["artifacts"]] == outside
+    raw = [json.loads(x) for x in (out / "raw.jsonl").read_text().splitlines()]
+    assert all(r["log_lineno"] <= n_lines for r in raw if "log_lineno" in r)
+    crash_lines = [r["log_lineno"] for r in raw if r.get("artifact", {}).get("name") == "compilescope_crash"]
+    assert crash_lines == [i for i, _ in appended]
+    assert re.search(r"<th>records read</th><td>(\d+)</td>", page)[1] == str(len(envelopes))
+    card = page[page.index('id="insights-crash"'):]
+    card = card[:card.index("</ol>")]
+    if appended:
+        [record] = re.findall(r'<a href="([^"]+)">a record outside any compilation</a>', card)
+        assert record in page[page.index('id="no-compile-id"'):] and "compilescope_crash_" in record
+        assert "beside the log" not in card
+    else:
+        assert "in compilescope_crash_673.txt beside the log: not a record of the log" in card
+        assert "a record outside any compilation" not in card
+
+
+@pytest.mark.parametrize("log,stack", [
+    (CAPTURE_CRASH_LOG, (CUDA211_LOGS / "capture_crash" / "compilescope_crash_673.txt").read_text()),
+    (STATIC_CACHE, _raw(STATIC_CACHE)[0]), (NATIVE, _raw(NATIVE)[0])], ids=["capture_crash", "hf_gpt2_static_cache", "native_crash"])
+def test_each_frame_of_the_crash_links_to_its_line_of_generated_code_or_source(log, stack, tmp_path):
+    """Each frame of the crashed thread in a compile's output code (the file named by an `inductor_output_code`
+    record) links to that line of the compile's output code page; a frame of a file the report has a source page of
+    links there. Read from the raw stack: the H200/H100 crashes run partition_0 (line 898) from call (line 1069) of
+    [0/1]'s code; native_crash runs line 109, `call` of [0/0]'s."""
+    _, code = _raw(log)
+    current = stack[stack.index("Current thread"):].split("\n\n")[0]
+    frames = re.findall(r'File "([^"]+)", line (\d+) in (\S+)', current)
+    expected = {(f, int(n), fn): code[os.path.basename(f)[:-3]] for f, n, fn in frames if os.path.basename(f)[:-3] in code}
+    lines = gzip.open(log, "rt").read().split("\n")
+    for (path, n, function), cid in expected.items():  # the line is in the function faulthandler names
+        start = next(i for i, x in enumerate(lines) if f'"filename": "{path}"' in x and "inductor_output_code" in x)
+        body = [x[1:] for x in lines[start + 1:start + 1 + n]]
+        assert next(x for x in reversed(body) if x.startswith("def ") or x.startswith("    def ")).split("def ")[1].startswith(function)
+    assert {(os.path.basename(f), n, fn) for f, n, fn in expected} == (
+        {("cfmzk3ykzt3mgh2qhuzxi7fi6o5ottd27cursz2vfzogxiwicjgp.py", 109, "call")} if log == NATIVE else
+        {(os.path.basename(next(iter(expected))[0]), 898, "partition_0"), (os.path.basename(next(iter(expected))[0]), 1069, "call")})
+    out = tmp_path / "r"
+    assert run_cli(log, "-o", out, "--no-browser") == 0
+    page = (out / "index.html").read_text()
+    card = page[page.index('class="crash-stack"'):]
+    items = re.findall(r"<li>(.*?)</li>", card[:card.index("</ol>")], re.S)
+    assert len(items) == len(frames)
+    for (path, n, function), item in zip(frames, items):
+        key = (path, int(n), function)
+        if key in expected:
+            href = re.search(r'class="loc mono code-frame" href="([^"]+)#L(\d+)"', item)
+            assert href is not None and f"/inductor_output_code_{os.path.basename(path)[:-3]}_" in href[1]
+            assert int(href[2]) == int(n)  # (these output codes start at their first line: none dropped)
+            assert f'id="L{n}"' in (out / href[1]).read_text() and expected[key] in item
+        elif path.endswith(("/native_crash.py", "/transformers/utils/generic.py")):  # files Dynamo compiled
+            assert re.search(rf'class="loc mono src-link" href="sources/{os.path.basename(path)}_\w+\.html#L{n}"', item)
+        else:
+            assert "href" not in item

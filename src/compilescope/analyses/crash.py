@@ -38,6 +38,18 @@ STATIC_LAUNCHER_ADVICE = (
 
 
 @dataclass
+class GeneratedLine:
+    """A frame of the crashed stack in a compilation's generated output code: the line its output code page shows."""
+
+    compile_id: str
+    artifact: int  # the output code artifact's number
+    line: int | None  # as the page numbers it (None: one of the empty lines the page drops)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"compile_id": self.compile_id, "artifact": self.artifact, "line": self.line}
+
+
+@dataclass
 class Crash:
     """One process that crashed, and where."""
 
@@ -57,6 +69,15 @@ class Crash:
     # The crash file it was read from, beside the log (a process that traced itself with capture() and died: nobody
     # appended its crash to the log); None: the log holds it.
     file: str | None = None
+    # The log's record of it (the `compilescope_crash` artifact's number, outside any compilation); None: read from file.
+    record: int | None = None
+    # For each frame, its line of generated output code where it is in a compilation's (else None): the stack links each.
+    generated: list[GeneratedLine | None] = field(default_factory=list)
+
+    @property
+    def stack(self) -> list[tuple[UserLocation, GeneratedLine | None]]:
+        """Each frame, innermost first, with its line of generated code if it ran a compilation's."""
+        return [(f, self.generated[i] if i < len(self.generated) else None) for i, f in enumerate(self.frames)]
 
     @property
     def where(self) -> UserLocation | None:
@@ -119,7 +140,8 @@ class Crash:
                 "compile_id": self.compile_id, "compiling": self.compiling, "during": self.during,
                 "code_artifact": self.code_artifact, "code_line": self.code_line,
                 "in_static_launcher": self.in_static_launcher,
-                "other_thread": self.other_thread, "file": self.file,
+                "other_thread": self.other_thread, "file": self.file, "record": self.record,
+                "generated": [g.to_json() if g else None for g in self.generated],
                 "where": self.where.to_json() if self.where else None,
                 "user_frame": self.user_frame.to_json() if self.user_frame else None, "text": self.text}
 
@@ -166,27 +188,33 @@ def parse_crash(text: str, output_code: dict[str, tuple[str, int, int]] | None =
             threads[-1][1].append(UserLocation(frame["file"], int(frame["line"]), frame["func"], None))
     output_code = output_code or {}
 
-    def generated(frames: list[UserLocation]) -> list[UserLocation]:
-        # Inductor's generated module of a compilation: its file is named as its artifact is (inductor_output_code_<stem>).
-        return [f for f in frames if os.path.splitext(os.path.basename(f.filename))[0] in output_code]
-
     other_thread = bool(threads) and not any(is_current for is_current, _ in threads)
     if other_thread:
         # A thread of native code crashed: the thread in compiled code launched it; else the main thread (the last).
-        crashed = next((frames for _, frames in threads if generated(frames)), threads[-1][1])
+        crashed = next((frames for _, frames in threads if any(_generated_line(f, output_code) for f in frames)),
+                       threads[-1][1])
     else:
         crashed = next((frames for is_current, frames in threads if is_current), [])
     crash = Crash(error or "a crash", crashed, len(threads), text, other_thread=other_thread)
-    ran = generated(crashed)
-    if ran:
-        crash.compile_id, crash.code_artifact, dropped = output_code[os.path.splitext(os.path.basename(ran[0].filename))[0]]
-        crash.code_line = ran[0].line - dropped if ran[0].line > dropped else None
-    generated_files = {f.filename for f in ran}
+    crash.generated = [_generated_line(f, output_code) for f in crashed]
+    first = next((g for g in crash.generated if g is not None), None)
+    if first is not None:
+        crash.compile_id, crash.code_artifact, crash.code_line = first.compile_id, first.artifact, first.line
+    generated_files = {f.filename for f, g in crash.stack if g is not None}
     crash.user_frame = next((f for f in crashed if not is_framework_file(f.filename) and f.filename not in generated_files),
                             None)
     crash.compiling = crash.compile_id is None and any(f.filename.replace("\\", "/").endswith(_COMPILING)
                                                        for f in crashed)
     return crash
+
+
+def _generated_line(frame: UserLocation, output_code: dict[str, tuple[str, int, int]]) -> GeneratedLine | None:
+    # Inductor's generated module of a compilation: its file is named as its artifact is (inductor_output_code_<stem>).
+    found = output_code.get(os.path.splitext(os.path.basename(frame.filename))[0])
+    if found is None:
+        return None
+    compile_id, artifact, dropped = found
+    return GeneratedLine(compile_id, artifact, frame.line - dropped if frame.line > dropped else None)
 
 
 # The signals faulthandler dumps a stack for, named as it names them.
@@ -210,15 +238,20 @@ def output_code_files(trace: Trace) -> dict[str, tuple[str, int, int]]:
 
 
 def crashes(trace: Trace) -> Crashes:
-    found = [a for entry in trace.compiles.values() for a in entry.artifacts if a.name == CRASH]
-    if not found:
+    """The log's crash records, else the crash file the reader found beside it (trace.crash_file)."""
+    found = [a for entry in trace.compiles.values() for a in entry.artifacts if a.name == CRASH and a.payload is not None]
+    if not found and not trace.crash_text:
         return Crashes()
     output_code = output_code_files(trace)
-    read = [parse_crash(trace.payload_text(a.payload), output_code)
-            for a in sorted(found, key=lambda a: a.number) if a.payload is not None]
-    if trace.crash_file is not None:  # (read only for a log that held no crash: this one)
-        for crash in read:
-            crash.file = os.path.basename(trace.crash_file)
+    read = []
+    for a in sorted(found, key=lambda a: a.number):
+        crash = parse_crash(trace.payload_text(a.payload), output_code)
+        crash.record = a.number
+        read.append(crash)
+    if not found and trace.crash_file is not None:
+        crash = parse_crash(trace.crash_text, output_code)
+        crash.file = os.path.basename(trace.crash_file)
+        read.append(crash)
     return Crashes(read)
 
 

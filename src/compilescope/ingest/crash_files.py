@@ -4,9 +4,10 @@
 bytecode_capture.record_crashes turns faulthandler on, writing to `compilescope_crash_<pid>.txt` beside the process's
 log. Under `compilescope run` the parent appends that file to the log of the process with that pid once the program
 has ended (runner.attach_crash_reports); a process that traced itself (`capture()`) has nobody to do that, so the
-reader takes a file still there from beside the log (crash_beside) and reads it as the same record. Both match a file
-to its log here, and both make the record with crash_record: a log read with its crash file beside it and one the
-crash was appended to are read alike.
+reader takes a file still there from beside the log (crash_beside) as the log's crash, though not as a record of the
+log (the log's records, its raw.jsonl and compile_directory.json, stay what the log holds). Both match a file to its
+log here, and both take the text through crash_text: a log read with its crash file beside it and one the crash was
+appended to say the same crash.
 
 A crash file is untrusted input: only a regular file is read (not a FIFO, not through a symlink: a trace directory
 from elsewhere could point one at a file of the reader's), at most CRASH_TEXT_LIMIT bytes of it, decoded with
@@ -126,12 +127,18 @@ def crash_beside(log: str, pid: int | None, logs_in: Callable[[str], list[str]])
     return crash if mine is not None and os.path.samefile(mine, log) else None
 
 
+def crash_text(text: str) -> str:
+    """faulthandler's text as a record's payload carries it (and as the reader gives it back): lines ended by "\n"
+    alone (a line's "\r" is dropped by the reader where it ends a line: the md5 is of lines without it), no last
+    line end."""
+    return text.replace("\r\n", "\n").replace("\r", "\n").rstrip("\n")
+
+
 def crash_record(pid: int, text: str, written: float, writer: str) -> bytes:
     """The lines of one `compilescope_crash` artifact carrying text, as torch's trace_structured writes a string
     artifact (a glog prefix of that pid at the time written, the envelope with the payload's md5, the payload's lines
     each after a TAB). writer: the file named in the prefix (who wrote the record, not torch's logging call)."""
-    # (a line's "\r" is dropped by the reader where it ends a line: the md5 is of lines without it)
-    payload = text.replace("\r\n", "\n").replace("\r", "\n").rstrip("\n")
+    payload = crash_text(text)
     envelope = {"artifact": {"name": CRASH, "encoding": "string"},
                 "has_payload": hashlib.md5(payload.encode("utf-8")).hexdigest()}
     when = datetime.datetime.fromtimestamp(written)

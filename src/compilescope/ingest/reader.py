@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import io
 import os
 import stat
-from typing import Any, BinaryIO, Callable, Iterator
+from typing import Any, BinaryIO, Callable
 
 import orjson
 
@@ -19,7 +18,7 @@ from ..model.trace import RawSpans, Trace
 from ..wording import count
 from .envelope import EnvelopeError, decode_envelope
 from .handlers import HANDLERS, KNOWN_KINDS, handler_for
-from .crash_files import crash_beside, crash_record
+from .crash_files import crash_beside, crash_text
 from .discover import find_logs, rank_of
 from .lines import RawRecord, ReadLimit, read_raw_records
 from ..model.records import dataclass
@@ -172,6 +171,7 @@ def read_trace(path: str, options: ReadOptions | None = None) -> Trace:
         trace.close()
         raise CompilescopeError(_unusable_message(path, trace))
     _read_stderr_beside(trace, path)
+    _read_crash_beside(trace, path)
     return trace
 
 
@@ -205,7 +205,7 @@ def _read(path: str, rank: int | None, options: ReadOptions) -> Trace:
             lines = _ExpansionCap(stream, max(EXPANSION_FLOOR, EXPANSION_FACTOR * compressed))
         lines = _CountingReader(lines, options.progress) if options.progress else lines
         last_damaged: RawRecord | None = None  # the last record read, if its payload does not match its md5
-        for record in _with_crash_beside(read_raw_records(lines, budget), path, builder):
+        for record in read_raw_records(lines, budget):
             try:
                 damaged = _ingest(record, builder)
             finally:
@@ -219,27 +219,16 @@ def _read(path: str, rank: int | None, options: ReadOptions) -> Trace:
     return builder.build()
 
 
-def _with_crash_beside(records: Iterator[RawRecord], path: str, b: TraceBuilder) -> Iterator[RawRecord]:
-    """The log's records, then the crash its process left beside it that nobody appended (a process that traced
-    itself with capture() and died in native code; ingest/crash_files.py), read as if appended, after its last line.
-    Not where the log already holds a crash: `run` appended it (a process dies once)."""
-    last = 0
-    for record in records:
-        last = max(last, record.lineno, record.payload_last_lineno)
-        yield record
-    if location.is_url(path) or any(a.name == CRASH for entry in b.compiles.values() for a in entry.artifacts):
+def _read_crash_beside(trace: Trace, path: str) -> None:
+    """The crash its process left beside the log that nobody appended (a process that traced itself with capture()
+    and died in native code; ingest/crash_files.py): the log's crash, but no record of the log, so the log's records
+    (raw.jsonl, compile_directory.json, the outputs logged without a compile id, the counts read) stay what the log
+    holds. Not where the log already holds a crash: `run` appended it (a process dies once)."""
+    if location.is_url(path) or any(a.name == CRASH for entry in trace.compiles.values() for a in entry.artifacts):
         return
-    crash = crash_beside(path, b.pid, find_logs)
-    if crash is None:
-        return
-    b.crash_file = crash.path
-    record_bytes = crash_record(crash.pid, crash.text, crash.written, os.path.basename(crash.path))
-    for record in read_raw_records(io.BytesIO(record_bytes)):
-        record.lineno += last
-        if record.payload is not None:
-            record.payload_first_lineno += last
-            record.payload_last_lineno += last
-        yield record
+    crash = crash_beside(path, trace.pid, find_logs)
+    if crash is not None:
+        trace.crash_file, trace.crash_text = crash.path, crash_text(crash.text)
 
 
 def _note_cut_last_payload(b: TraceBuilder, last: RawRecord | None) -> None:

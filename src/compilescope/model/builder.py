@@ -39,7 +39,6 @@ class TraceBuilder:
         self._unknown_stack_keys: set[tuple] = set()
         self.year: int | None = None
         self.pid: int | None = None
-        self.crash_file: str | None = None  # Trace.crash_file
         self.artifact_count = 0  # tlparse's outputs numbered so far (the next one's number)
         self._own_counts: dict[str, int] = {}  # OWN_SERIES_KINDS: artifacts of each kind so far
         self.last_artifact: Artifact | None = None  # the artifact added last; a plain attribute: read per record
@@ -238,6 +237,5 @@ class TraceBuilder:
             benchmark_events=self.benchmark_events,
             cudagraph_events=self.cudagraph_events,
             dump_pages=settle_dump_pages(self.compiles.values(), self.dump_files),
-            crash_file=self.crash_file,
             read_from_source=True,
         )

@@ -267,9 +267,10 @@ class Trace:
     stderr_warnings: list[dict] = field(default_factory=list)
     stderr_path: str | None = None
     # The file beside the log that its crash was read from (compilescope_crash_<pid>.txt: a process that traced itself
-    # with capture() died, and nobody appended its crash to the log; ingest/crash_files.py); None: no crash, or one in
-    # the log.
+    # with capture() died, and nobody appended its crash to the log; ingest/crash_files.py), and faulthandler's text in
+    # it; None: no crash, or one in the log (a record of it). Not a record: the file is not the log's.
     crash_file: str | None = None
+    crash_text: str = ""
     # For each raw.jsonl line of LONG_RAW_LINE bytes or more, in order: (key, first byte, end byte) of each of its
     # top-level values (None: not found), so that it is written without being parsed whole (render/json.py).
     # Not saved (compare=False): a loaded trace parses its long lines whole.

@@ -187,7 +187,10 @@ def render_html(trace: Trace, results: Results, options: ReportOptions) -> Itera
 
 def _index(page: _Page) -> Iterator[bytes]:
     trace, results = page.trace, page.results
-    crashed = {c.compile_id for c in results.insights.crashes.crashes} if results.insights else set()
+    crashes = results.insights.crashes.crashes if results.insights else []
+    # The compiles whose generated code is on a crashed stack (each such frame links to its line there).
+    crashed = {g.compile_id for c in crashes for g in c.generated if g is not None}
+    outside = trace.compiles.get(None)
     stats = trace.stats
     problems = [p for p in stats.problems]
     return page.stream(
@@ -211,7 +214,10 @@ def _index(page: _Page) -> Iterator[bytes]:
         runtime=results.runtime,
         trie_tokens=trie_tokens(results.stack_trie),
         unknown_trie_tokens=trie_tokens(results.unknown_stack_trie),
-        outside=trace.compiles.get(None),  # (not no_compile_id: that global is the string that anchors the list)
+        outside=outside,  # (not no_compile_id: that global is the string that anchors the list)
+        # The page of each crash's record in the log (run appended it, outside any compilation).
+        record_urls={a.number: artifact_url(a, page.options) for a in (outside.artifacts if outside else [])
+                     if any(c.record == a.number for c in crashes)},
         dump_files=[(name, dump_file_url(name, trace.dump_pages)) for name in trace.dump_files],
         n_chromium=len(trace.chromium_events),
         unclaimed=len(trace.unclaimed_payloads),
