@@ -126,3 +126,27 @@ def test_a_provenance_section_counts_its_own_kernels_and_the_others_apart(tmp_pa
         expected[aot_id] = (own, other, "" if not other else "another graph" if other == 1 else "other graphs")
     assert headers == expected
     assert headers["0_backward"] == (4, 3, "other graphs") and headers["3_backward"] == (3, 2, "other graphs")
+
+
+def test_a_kernels_user_lines_are_named_short_with_the_path_in_their_title(tmp_path):
+    """The user lines of each kernel were written as full paths (`/work/main/tests/data/…/train_break_recompile.py:23`,
+    five lines each on a phone) where every other page writes `train_break_recompile.py:23`. They say the short form,
+    the logged path in the title. Expected from the raw stack traces: each frame in the program's file."""
+    out = tmp_path / "out"
+    report(cuda211(LOG), out)
+    graphs = raw_graphs(cuda211(LOG)).values()
+    for compile_id in {g.compile_id for g in graphs}:  # (its forward's and its backward's pages)
+        frames = {(path, int(n)) for graph in graphs if graph.compile_id == compile_id
+                  for traces in graph.stacks.values() for trace in traces
+                  for path, n in re.findall(r'File "([^"]+/train_break_recompile\.py)", line (\d+)', trace)}
+        assert frames and {path for path, _ in frames} == {
+            "/work/main/tests/data/cuda_torch211/programs/train_break_recompile.py"}  # where it was recorded
+        shown = set()
+        for url in _kernel_pages(out, compile_id):
+            page = (out / url).read_text()
+            cells = re.findall(r"</td>\n<td class=\"mono\">[^<]*</td>\n<td>(.*?)</td>\n<td>", page, re.S)
+            assert cells
+            shown |= {(m[0], int(m[2])) for cell in cells
+                      for m in re.findall(r'title="([^":]+)(: what torch.compile did to this line)?">train_break_recompile\.py:(\d+)<', cell)}
+            assert all(path not in re.sub(r'title="[^"]*"', "", cell) for cell in cells for path, _ in frames)
+        assert shown == frames

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import bisect
 import itertools
+import os
 import re
 from dataclasses import field
 from typing import Any, Iterable, Mapping
@@ -297,6 +298,11 @@ class UserLine:
     @property
     def location(self) -> str:
         return f"{self.file}:{self.line}"
+
+    @property
+    def short(self) -> str:
+        """`file.py:23`, as the other pages name a line (UserLocation.short); the full path goes in its title."""
+        return f"{os.path.basename(self.file)}:{self.line}"
 
     def to_json(self) -> dict[str, Any]:
         return {"file": self.file, "line": self.line, "function": self.function, "code": self.code}
