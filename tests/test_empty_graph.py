@@ -20,7 +20,7 @@ def _dir_name(key: str) -> str:
     return f"-_{frame}_{compile_id}_{attempt or 0}"
 
 
-EXPECTED = {"[0/0]": "break", "[0/0_1]": "empty", "[1/0]": "ok", "[2/0]": "break", "[2/0_1]": "empty", "[3/0]": "ok",
+EXPECTED = {"[0/0]": "restarted", "[0/0_1]": "empty", "[1/0]": "ok", "[2/0]": "restarted", "[2/0_1]": "empty", "[3/0]": "ok",
             "[4/0]": "ok"}
 
 
@@ -29,7 +29,8 @@ def test_statuses_of_empty_graphs():
         results = analyze(trace)
         statuses = {compile_id_key(cid): s for cid, s in results.statuses.items() if cid is not None}
         assert statuses == EXPECTED
-        assert digest_log(results).statuses == {"ok": 3, "break": 2, "empty": 2, "error": 0, "missing": 0}
+        assert digest_log(results).statuses == {"ok": 3, "break": 0, "restarted": 2, "empty": 2, "error": 0,
+                                                  "missing": 0}
         # graph_op_count 0 is empty; None (no graph at all, [4/0]) is not
         by_key = {c.key: c for c in trace.compiles.values()}
         assert by_key["[0/0_1]"].metrics["graph_op_count"] == 0 and compile_status(by_key["[0/0_1]"]) == EMPTY

@@ -36,8 +36,8 @@ def test_graph_breaks_script_default_dirs(tmp_path):
     assert ending[5].startswith("Wrote ") and ending[5].endswith(f" files to {report}; open {report / 'index.html'}")
     assert compile_ids(report) == ["[-/-]", "[0/0]", "[1/0]", "[1/0_1]", "[2/0]", "[2/0_1]", "[3/0]", "[3/0_1]", "[4/0]"]
     assert statuses(report) == {
-        "[0/0]": "ok", "[1/0]": "break", "[1/0_1]": "break", "[2/0]": "break",
-        "[2/0_1]": "break", "[3/0]": "break", "[3/0_1]": "break", "[4/0]": "ok",
+        "[0/0]": "ok", "[1/0]": "restarted", "[1/0_1]": "break", "[2/0]": "restarted",
+        "[2/0_1]": "break", "[3/0]": "restarted", "[3/0_1]": "break", "[4/0]": "ok",
     }
     rows = failure_rows(report)
     assert [(r[0], r[1]) for r in rows] == [("[1/0_1]", "RestartAnalysis"), ("[2/0_1]", "RestartAnalysis"), ("[3/0_1]", "RestartAnalysis")]

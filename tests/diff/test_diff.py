@@ -79,7 +79,7 @@ def test_added_graph_break_is_named_with_its_reason_line_and_new_frame():
     [outcome] = [c for c in d.changes if c.section == "recompiles"]
     assert outcome.a == {"ok": 2} and outcome.b == {"break": 2}
     # Said in words, not as the Python dicts a and b are.
-    assert outcome.title == "f (diff_pair.py:30): outcomes: 2 compiled → 2 restarted (e.g. at a graph break)"
+    assert outcome.title == "f (diff_pair.py:30): outcomes: 2 compiled → 2 compiled after a restart"
 
 
 def test_removed_graph_break_is_the_mirror_image():
@@ -665,7 +665,7 @@ def test_a_change_the_cut_side_still_shows_is_not_marked(tmp_path, capsys):
     assert marked[("graph_breaks", "new graph break: Call to `torch._dynamo.graph_break()` at diff_pair.py:33")] is None
     assert marked[("frames", "torch_dynamo_resume_in_f_at_33 (diff_pair.py:33) compiled only in B (1 compile)")] is None
     assert marked[("graphs", "f (diff_pair.py:30): graph [0/0] → [0/0_1]: 2 FX nodes removed")] is None
-    assert marked[("recompiles", "f (diff_pair.py:30): outcomes: 2 compiled → 1 restarted (e.g. at a graph break), "
+    assert marked[("recompiles", "f (diff_pair.py:30): outcomes: 2 compiled → 1 compiled after a restart, "
                                  "1 without metrics")] is None
     # What B lacks of a compile that had not ended may lie past the cut: [0/1_1]'s graph, f's kernels, a cache lookup.
     assert marked[("graphs", "f (diff_pair.py:30): graph [0/1] → [0/1_1]: 2 FX nodes removed")] == "B"

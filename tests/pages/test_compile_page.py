@@ -138,14 +138,15 @@ def _summary(log: str, out, compile_dir: str = "-_0_0_0") -> tuple[str, str]:
 def test_graph_break_compile_leads_with_reason_time_and_sizes(tmp_path):
     out = tmp_path / "out"
     _, summary = _summary("graph_breaks.log", out, "-_1_0_0")
-    assert "Restarted after 1 graph break" in summary
+    # [1/0] restarted at log_step's print (graph_breaks.py:18, README); [1/0_1] compiled the frame.
+    assert "Restarted (graph break at line 18): Dynamo compiled the frame again as [1/0_1]" in summary
     assert "Failed to trace builtin operator" in summary and "graph_breaks.py:18" in summary
     assert re.search(r'id="compile-time">\d+(\.\d+)? (s|ms|µs) ', summary)
     ok = (out / "-_4_0_0" / "index.html").read_text()
     assert 'id="graph-sizes">1 operator in the Dynamo graph, ' in ok  # the last resume function's one relu
     # [0/0] split its graph at the data-dependent branch in its one attempt: no [0/0_1], no restart reason.
     first = (out / "-_0_0_0" / "index.html").read_text()
-    assert "Compiled: the graph was split at 1 graph break, without a restart" in first
+    assert "Compiled: the graph was split (graph break at line 23), without a restart" in first
     assert "Restarted" not in first.split('id="compile-summary"', 1)[1].split("<h2>Outputs</h2>", 1)[0]
     assert not (out / "-_0_0_1").exists()
 
@@ -307,11 +308,13 @@ def test_every_attempt_of_a_recompile_says_why_it_was_compiled(gpt2):
 
 def test_the_report_says_what_its_terms_mean_and_how_a_compile_ended_as_the_diff_says_it(gpt2):
     """A reviewer met '[1/1_1]', 'Stack trie' and 'Caches (cold)' unexplained, and the index counted 'Success with
-    restart (e.g., graph break)' (tlparse's legend) where the diff says 'restarted (e.g. at a graph break)'
+    restart (e.g., graph break)' (tlparse's legend) where the diff says 'compiled after a restart'
     (tests/diff/test_diff.py)."""
     index = (gpt2 / "index.html").read_text()
     cards = [unescape(label) for label in re.findall(r'<div class="l">([^<]*)</div>', index)]
-    assert "restarted (e.g. at a graph break)" in cards and "compiled" in cards
+    # The raw log's compilation_metrics: [3/0], [3/1] plain; [1/0_1], [1/1_1] with restart_reasons and 203, 220 ops;
+    # [0/0], [1/0], [2/0], [0/1], [1/1] restarted (dynamo_start, no metrics).
+    assert "compiled (2 after a restart)" in cards and "restarted attempts" in cards
     assert not [c for c in cards if "Success" in c]
     # tlparse's names stay where its users look for them: the stack trie's legend, each in its tooltip.
     legend = index.split('<p class="legend">', 2)[2].split("</p>", 1)[0]
@@ -331,7 +334,7 @@ def test_the_report_says_what_its_terms_mean_and_how_a_compile_ended_as_the_diff
     # The restart [1/1_1]'s page: how it ended in the index's words, and what its id says.
     page = (gpt2 / "-_1_1_1" / "index.html").read_text()
     assert re.search(r'<h1>Compile \[1/1_1\] <span class="status status-break" title="Dynamo restarted its analysis[^"]*">'
-                     r"restarted \(e\.g\. at a graph break\)</span></h1>", page)
+                     r"compiled after a restart</span></h1>", page)
     words = _text_of(page.split('id="compile-id-words">', 1)[1].split("</p>", 1)[0])
     assert words.startswith("[1/1_1]: frame 1 (a function Dynamo compiled), compile 1 (a recompile") and "attempt 1" in words
 

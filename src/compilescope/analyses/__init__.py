@@ -28,7 +28,7 @@ if TYPE_CHECKING:
 
 RESULTS_FORMAT = "compilescope.results"
 # The saved form's version: bump it when a saved file of the previous version can no longer be loaded as it was.
-RESULTS_VERSION = 4  # 4: where reading stopped (IngestStats.stopped), why a profile has no lines or is not joined
+RESULTS_VERSION = 5  # 5: a restarted attempt's status is "restarted" (was "break", its retry's); 4: where reading stopped
 
 
 @dataclass

@@ -8,7 +8,7 @@ listed apart, so the page never opens on an alphabetical dump.
 
 from __future__ import annotations
 
-from dataclasses import field
+from dataclasses import field, replace
 from typing import Any, Iterator, Mapping, Sequence
 
 from ..model.ids import CompileId
@@ -23,7 +23,7 @@ from .graph_breaks import GraphBreak, compilation_key
 from .insights import Insights
 from .metric_values import LongMetric, long_metric
 from .recompiles import BackwardGraph, FailedGuard
-from .status import BREAK, STATUS_LABELS, ERROR
+from .status import BREAK, ERROR, RESTARTED, STATUS_LABELS
 from .userloc import UserLocation, code_origin
 from ..model.records import dataclass
 
@@ -256,18 +256,43 @@ def code_roles(entry: Compile) -> dict[int, str]:
     return roles
 
 
-def _outcome(status: str, error: CompileError | None, graph_breaks: list[GraphBreak], restarts: list[str]) -> str:
+def _outcome(status: str, error: CompileError | None, graph_breaks: list[GraphBreak], restarts: list[str],
+             compiled: UserLocation | None, cid: CompileId, retry: str | None) -> str:
+    """One line; retry: the attempt after this one, when Dynamo restarted this one ("[0/0_1]" for [0/0])."""
     label = STATUS_LABELS[status].capitalize()  # ("compiled" counts a card; "Compiled" opens the page's outcome)
     if status == ERROR and error is not None:
         return f"Failed in {error.stage_label}" + (" (torch fell back to eager for this frame)" if error.fell_back else "")
+    again = f"Dynamo compiled the frame again as {retry}" if retry else "Dynamo analysed the frame again"
     if graph_breaks or restarts:
-        n = len(graph_breaks) or len(restarts)
-        breaks = f"{n} graph break{'s' if n != 1 else ''}"
-        if status == BREAK or restarts:
-            return f"Restarted after {breaks}: the graph was split"
+        breaks = _breaks_text(graph_breaks, restarts, compiled)
+        if status == RESTARTED:  # (nothing was compiled in this attempt: its retry compiled the frame)
+            return f"{label} ({breaks}): {again}"
+        if status == BREAK:
+            return f"{label} ({breaks}): the graph was split"
+        if restarts or cid.attempt:  # (an empty graph or a failure, in the attempt after a restart)
+            return f"{label} after a restart ({breaks})"
         # Dynamo compiled the graph up to the break and resumed after it, in this same attempt (no [0/0_1]).
-        return f"{label}: the graph was split at {breaks}, without a restart"
+        return f"{label}: the graph was split ({breaks}), without a restart"
+    if status == RESTARTED:
+        return f"{label}: {again}"
     return label
+
+
+def _retries(trace: Trace) -> dict[CompileId, str]:
+    """Each attempt that has a next one ([0/0] -> "[0/0_1]"): Dynamo restarted it."""
+    ids = {cid for cid in trace.compiles if cid is not None}
+    return {cid: str(later) for cid in ids if isinstance(cid.attempt, int)
+            and (later := replace(cid, attempt=cid.attempt + 1)) in ids}
+
+
+def _breaks_text(graph_breaks: list[GraphBreak], restarts: list[str], compiled: UserLocation | None) -> str:
+    """"graph break at line 22" (in the compiled frame's file), "graph break at other.py:7", "2 graph breaks"."""
+    n = len(graph_breaks) or len(restarts)
+    if n == 1 and graph_breaks and graph_breaks[0].location is not None:
+        where = graph_breaks[0].location
+        same_file = compiled is not None and compiled.filename == where.filename
+        return f"graph break at {f'line {where.line}' if same_file else where.short}"
+    return f"{n} graph break{'s' if n != 1 else ''}"
 
 
 def compile_summaries(trace: Trace, statuses: dict[CompileId | None, str], ins: Insights) -> dict[str, CompileSummary]:
@@ -289,6 +314,7 @@ def compile_summaries(trace: Trace, statuses: dict[CompileId | None, str], ins: 
     backward = {cid: g for g in ins.recompiles.backward_graphs for cid in g.compile_ids}
 
     frames = CompiledFrames(trace)
+    retries = _retries(trace)
     result: dict[str, CompileSummary] = {}
     shared = _Shared()
     for entry in trace.compiles.values():
@@ -306,7 +332,8 @@ def compile_summaries(trace: Trace, statuses: dict[CompileId | None, str], ins: 
             called_from = frames.called_from(entry.compile_id)
         status = statuses.get(entry.compile_id, "missing")
         summary = CompileSummary(
-            compile_id=key, status=status, outcome=_outcome(status, error, graph_breaks, restarts),
+            compile_id=key, status=status, outcome=_outcome(status, error, graph_breaks, restarts, compiled, entry.compile_id,
+                                                          retries.get(entry.compile_id)),
             compiled=compiled, compiled_origin=origin, called_from=called_from,
             failed_at=error.location if error is not None and error.location_kind == "failure" else None,
             error=error, graph_breaks=graph_breaks, restart_reasons=restarts,

@@ -37,7 +37,7 @@ from .environment import environment
 from .failures import failures_and_restarts
 from .graph_breaks import compilation_key, graph_breaks
 from .recompiles import recompiles
-from .status import MISSING, STATUS_LABELS, STATUSES
+from .status import MISSING, counts_text
 from .unread import Unread, unread
 from .torch_warnings import torch_warnings
 from .userloc import is_python_library_file, is_torch_file
@@ -602,11 +602,8 @@ _short = short_path
 
 
 def _outcomes(statuses: Counter) -> str:
-    """`2 compiled, 1 failed` (the report's words for how a compile ended), in the order of STATUSES (a status the log
-    reader does not know is named as it is)."""
-    order = {s: i for i, s in enumerate(STATUSES)}
-    in_order = sorted(statuses.items(), key=lambda item: order.get(item[0], len(order)))
-    return ", ".join(f"{n} {STATUS_LABELS.get(s, s)}" for s, n in in_order)
+    """`2 compiled (1 after a restart), 1 failed`: the report's words for how compiles ended (status.counts_text)."""
+    return counts_text(statuses)
 
 
 def _config_value(value: str | None, side: str) -> str:

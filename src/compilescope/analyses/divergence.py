@@ -18,7 +18,7 @@ from ..model.ids import CompileId
 from .autotuning import config_items
 from .rank_summary import RankSummary, collective_kind
 from .runtime_estimates import runtime_estimations
-from .status import BREAK, EMPTY, ERROR, MISSING, OK
+from .status import BREAK, EMPTY, ERROR, MISSING, OK, RESTARTED
 from ..model.records import dataclass
 from ..wording import count
 
@@ -369,7 +369,8 @@ def _status_divergence(ok: list[RankSummary]) -> Divergence | None:
     return Divergence(STATUSES, groups, _capped(details))
 
 
-_ENDED = {OK: "succeeded", BREAK: "succeeded after a graph break", EMPTY: "compiled an empty graph", ERROR: "failed",
+_ENDED = {OK: "succeeded", BREAK: "succeeded after a restart (e.g. at a graph break)",
+          RESTARTED: "was restarted (e.g. at a graph break)", EMPTY: "compiled an empty graph", ERROR: "failed",
           MISSING: "never finished (no compilation metrics)"}
 
 

@@ -2,22 +2,26 @@
 
 from __future__ import annotations
 
+from typing import Mapping
+
 from ..model.ids import NO_COMPILE_ID, CompileId
 from ..model.trace import Compile, Trace
 
 OK = "ok"
-BREAK = "break"  # succeeded, but restarted (e.g. a graph break)
+BREAK = "break"  # compiled in an attempt after a restart ([0/0_1]: its metrics name restart_reasons)
+RESTARTED = "restarted"  # an attempt Dynamo restarted ([0/0] before [0/0_1]): nothing compiled in it, no metrics
 EMPTY = "empty"  # succeeded with an empty graph
 ERROR = "error"
 MISSING = "missing"  # no compilation_metrics: still running, crashed, or log cut
 
-STATUSES = (OK, BREAK, EMPTY, ERROR, MISSING)
+STATUSES = (OK, BREAK, RESTARTED, EMPTY, ERROR, MISSING)
 CAPTURED_GRAPH = "compiled_autograd_graph"  # the graph compiled autograd captured from a backward
 # How a compile ended, in the words of every page, card and diff ("2 compiled, 1 failed"). "compiled", not "Success":
 # a program can compile and then crash running what was compiled, as the terminal says it ("[0/0]'s compiled code").
 STATUS_LABELS = {
     OK: "compiled",
-    BREAK: "restarted (e.g. at a graph break)",
+    BREAK: "compiled after a restart",
+    RESTARTED: "restarted",
     EMPTY: "empty graph",
     ERROR: "failed",
     MISSING: "without metrics",
@@ -25,17 +29,21 @@ STATUS_LABELS = {
 # What each means, for a tooltip.
 STATUS_HELP = {
     OK: "Dynamo traced the frame and the backend compiled it",
-    BREAK: "Dynamo restarted its analysis of the frame (most often at a graph break) and compiled it again in the next "
-           "attempt, [0/0_1] after [0/0]",
+    BREAK: "Dynamo restarted its analysis of the frame (most often at a graph break) and compiled it in this attempt, "
+           "[0/0_1] after [0/0]",
+    RESTARTED: "Dynamo restarted its analysis of the frame in this attempt (most often at a graph break): nothing was "
+               "compiled in it; the next attempt, [0/0_1] after [0/0], compiled the frame",
     EMPTY: "compiled, but the graph has no operations: nothing of it runs compiled",
     ERROR: "the compile failed; torch ran the frame without compiling it, or raised the error",
     MISSING: "torch logged no compilation_metrics for it: the compile was still running, the process died, or the log "
              "was cut",
 }
-# tlparse's names of the same, on its index's legend: named beside ours for people who know tlparse's.
+# tlparse's names of the same, on its index's legend: named beside ours for people who know tlparse's. tlparse has no
+# name for a restarted attempt: it colours [0/0] as the compile that succeeded with a restart.
 TLPARSE_STATUS_LABELS = {
     OK: "Success",
     BREAK: "Success with restart (e.g., graph break)",
+    RESTARTED: "Success with restart (e.g., graph break)",
     EMPTY: "Empty graph",
     ERROR: "Error",
     MISSING: "Metrics were missing",
@@ -64,7 +72,7 @@ def compile_statuses(trace: Trace) -> dict[CompileId | None, str]:
     """Status of every compile id.
 
     An attempt that Dynamo restarted logs no metrics of its own; its outcome is
-    "restarted", shown as a break, not "metrics missing" (the next attempt has them).
+    "restarted", not "metrics missing" (the next attempt has them, and is the compile).
     """
     # The highest attempt of each compilation: every lower attempt was restarted. One entry per
     # compilation, not per attempt: the attempt number comes from the log and may be huge.
@@ -79,7 +87,7 @@ def compile_statuses(trace: Trace) -> dict[CompileId | None, str]:
         if status == MISSING and cid is not None and isinstance(cid.attempt, int) and (
             cid.attempt < last_attempt.get((cid.compiled_autograd_id, cid.frame_id, cid.frame_compile_id), 0)
         ):
-            status = BREAK
+            status = RESTARTED
         statuses[cid] = status
     return statuses
 
@@ -91,6 +99,30 @@ def status_counts(statuses: dict[CompileId | None, str]) -> dict[str, int]:
         if cid is not None:
             counts[status] += 1
     return counts
+
+
+def count_words(counts: Mapping[str, int]) -> list[tuple[str, int, str]]:
+    """(status, count, words) for each status counted, in the order of STATUSES, as every page, card and diff line
+    says them: "4 compiled (2 after a restart)", "2 restarted attempts". A compile after a restart ([0/0_1]) is one that
+    compiled, counted with them; the attempt restarted before it ([0/0]) is not. A status this does not know is named
+    as it is."""
+    after_restart = counts.get(BREAK, 0)
+    compiled = counts.get(OK, 0) + after_restart
+    found = []
+    if after_restart and after_restart == compiled:  # every one after a restart: "2 compiled after a restart"
+        found.append((BREAK, compiled, STATUS_LABELS[BREAK]))
+    elif compiled:
+        found.append((OK, compiled, STATUS_LABELS[OK] + (f" ({after_restart} after a restart)" if after_restart else "")))
+    if counts.get(RESTARTED):
+        found.append((RESTARTED, counts[RESTARTED], "restarted attempt" + ("" if counts[RESTARTED] == 1 else "s")))
+    others = [s for s in STATUSES if s not in (OK, BREAK, RESTARTED)] + [s for s in counts if s not in STATUSES]
+    found.extend((s, counts[s], STATUS_LABELS.get(s, s)) for s in others if counts.get(s))
+    return found
+
+
+def counts_text(counts: Mapping[str, int]) -> str:
+    """count_words as one line: "4 compiled (2 after a restart), 2 restarted attempts"."""
+    return ", ".join(f"{n} {words}" for _, n, words in count_words(counts))
 
 
 def failed_compiles(statuses: dict) -> int:

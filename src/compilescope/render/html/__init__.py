@@ -18,7 +18,7 @@ from markupsafe import Markup
 from ...analyses import Results
 from ...analyses.compile_summary import metric_groups
 from ...analyses.stack_trie import StackTrieNode
-from ...analyses.status import status_counts
+from ...analyses.status import count_words, status_counts
 from ...model.stats import OUTCOMES
 from ...model.ids import compile_id_key
 from ...model.payloads import PayloadRef
@@ -204,7 +204,7 @@ def _index(page: _Page) -> Iterator[bytes]:
                    if (entry.metrics or {}).get("fail_type") or str(entry.compile_id) in crashed
                    for n, url in _code_urls(page, entry).items()},
         statuses=results.statuses,
-        status_counts=status_counts(results.statuses),
+        status_count_words=count_words(status_counts(results.statuses)),
         n_compiles=sum(1 for cid in trace.compiles if cid is not None),
         n_artifacts=trace.next_number,
         failures=results.failures,
