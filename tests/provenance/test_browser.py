@@ -63,7 +63,7 @@ def test_backward_tab_and_kernel_page_links(tmp_path):
         page.click("a.provenance-link")
         page.wait_for_load_state()
         assert page.locator("#s1").is_hidden()
-        page.click(".prov-tabs button >> text=0_backward")
+        page.click(".prov-tabs button >> text=[0/0] backward")  # (0_backward, in its tooltip)
         assert page.locator("#s1").is_visible() and page.locator("#s0").is_hidden()
         page.click("#s1-post-L8 .ln")  # sum_1: inferred from the user line for cpp_fused_sum_1
         assert "inf" in _classes(page, "#s1-code-L123").split()

@@ -106,7 +106,8 @@ def test_a_leftover_no_earlier_graph_lists_as_its_own_is_said_not_called_here(tm
     assert "[1/0] backward</a>" in rows[kernel_anchor("extern_kernels.mm:2")][1]
 
 
-_SECTION_HEADER = re.compile(r'<p class="prov-meta"><strong class="mono">([^<]*)</strong> · <a href="[^"]*">(\d+) kernels? and the '
+_SECTION_HEADER = re.compile(r'''<p class="prov-meta"><strong class="prov-graph" title="torch's name for it \(AOT ID\): ([^"]*)">'''
+                             r'[^<]*</strong> · <a href="[^"]*">(\d+) kernels? and the '
                              r'user source lines they came from</a>(?: \(\+ (\d+) listed for (another graph|other graphs)\))?')
 
 

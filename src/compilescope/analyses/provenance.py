@@ -517,9 +517,7 @@ class GraphRef:
     section: int  # its index in that compile id's sections
     title: str
     graph: str | None  # "forward", "backward", "inference" (ProvenanceSection.graph)
-    # `[1/0] backward`: the compile id and the graph's kind; its AOT ID too (`[0/0] backward (2_backward)`) where the
-    # compile id has several graphs of the kind (DDPOptimizer's submodules), and the AOT ID alone where no kind is known.
-    label: str
+    label: str  # ProvenanceSection.label: `[1/0] backward`
 
 
 @dataclass
@@ -543,6 +541,9 @@ class ProvenanceSection:
     # list the kernels of the graphs compiled before it (its forward, another frame's backward), each with the handle
     # of the code that calls it.
     other_graphs: list[str] = field(default_factory=list)
+    # What the page calls the graph (graph_labels): `[1/0] backward`, not torch's AOT ID (`1_backward`, the title).
+    label: str = ""
+    number: int | None = None  # the label's number, where the compile id has several graphs of this kind
     # Of other_graphs, those whose graph the log tells (place_other_graphs): kernel name -> the graph calling it.
     called_by: dict[str, GraphRef] = field(default_factory=dict)
 
@@ -582,6 +583,7 @@ class ProvenanceSection:
             "codeKernels": {str(k): v for k, v in sorted(self.code_kernels.items())},
             "kernels": [k.to_json() for k in self.kernels],
             "graph": self.graph,
+            "label": self.label,
             "otherGraphs": self.other_graphs,
             "calledBy": {name: ref.label for name, ref in self.called_by.items()},
         }
@@ -654,6 +656,32 @@ def graph_kind(title: str) -> str | None:
 # Python, `// ...` in the AOTInductor C++ wrapper. One kernel call a comment.
 _DEBUG_HANDLE_MARK = "[Provenance debug handles]"
 _DEBUG_HANDLE_COMMENT = lazy_compile(r"^\s*(?:#|//)\s*\[Provenance debug handles\]\s*(\S+)\s*$")
+
+
+def graph_labels(compile_id: CompileId | None, titles: list[str]) -> list[tuple[str, int | None]]:
+    """What a compile id's provenance sections are called, from their AOT IDs (titles): the compile id and the graph's
+    kind, `[1/0] backward`, as a reader knows them (torch's `1_backward` numbers the graphs AOTAutograd compiled in the
+    whole run). Where the compile id has several graphs of a kind (DDPOptimizer compiles each submodule on its own:
+    `0_forward`, `1_forward`, `2_forward`, then their backwards), each is numbered by its AOT graph's place among the
+    compile id's, so that a forward and its backward share it (`[0/0] forward 3`, `[0/0] backward 3`). A title that
+    names no kind (`AOTInductor`) follows the compile id as it is. Each label comes with its number (None: none)."""
+    cid = str(compile_id) if compile_id is not None else "(no compile id)"
+    kinds = [graph_kind(t) for t in titles]
+    several = {k for k in kinds if k is not None and kinds.count(k) > 1}
+    places: dict[str, int] = {}  # an AOT graph's number (`2` of `2_backward`) -> its place, from 1, in log order
+    for title, kind in zip(titles, kinds):
+        if kind in several:
+            places.setdefault(title.rpartition("_")[0], len(places) + 1)
+    labels: list[tuple[str, int | None]] = []
+    for title, kind in zip(titles, kinds):
+        if kind is None:
+            labels.append((f"{cid} {title}", None))
+        elif kind in several:
+            number = places[title.rpartition("_")[0]]
+            labels.append((f"{cid} {kind} {number}", number))
+        else:
+            labels.append((f"{cid} {kind}", None))
+    return labels
 
 
 def debug_handle_names(lines: list[str]) -> set[str]:
@@ -755,6 +783,8 @@ def compile_provenance(trace: Trace, entry: Compile,
         _add_kernel_links(section, set(mapped), {k: v for k, v in where.items() if k not in skipped} if skipped else where,
                           post_lines)
         sections.append(section)
+    for section, (label, number) in zip(sections, graph_labels(entry.compile_id, [s.title for s in sections])):
+        section.label, section.number = label, number
     if len(groups) == 1 or not (py_codes and cpp_codes):
         # The last section was computed from the last artifact of each kind: what tlparse shows.
         top = sections[-1].mappings
@@ -814,14 +844,6 @@ def analyze_provenance(trace: Trace) -> Provenance:
     return result
 
 
-def _graph_label(cp: CompileProvenance, section: ProvenanceSection) -> str:
-    cid = str(cp.compile_id) if cp.compile_id is not None else "(no compile id)"
-    if section.graph is None:
-        return f"{cid} {section.title}"
-    several = sum(1 for s in cp.sections if s.graph == section.graph) > 1
-    return f"{cid} {section.graph} ({section.title})" if several else f"{cid} {section.graph}"
-
-
 def place_other_graphs(provenance: Provenance) -> None:
     """Each section's other_graphs kernel, to the graph whose code calls it (ProvenanceSection.called_by): the last
     section whose stack traces were logged before this one's and list the same call (name and debug handle) as their
@@ -839,7 +861,7 @@ def place_other_graphs(provenance: Provenance) -> None:
             ref = own.get((k.name, tuple(k.traces))) if k.name in others else None
             if ref is not None:
                 s.called_by[k.name] = ref
-        ref = GraphRef(cp.compile_id, cp.dir_name, i, s.title, s.graph, _graph_label(cp, s))
+        ref = GraphRef(cp.compile_id, cp.dir_name, i, s.title, s.graph, s.label)
         for k in s.kernels:
             if k.name not in others:
                 own[(k.name, tuple(k.traces))] = ref

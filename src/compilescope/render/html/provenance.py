@@ -77,7 +77,8 @@ def _provenance_page(page: _Page, entry: Compile, found: CompileProvenance) -> I
     """The page in parts, a panel at a time: a compile id's page grows with its graphs and code (tens of MB
     for a big model), and is never held whole, as text or as bytes."""
     return page.stream(
-        "provenance.html", "../", c=entry, titles=[s.title for s in found.sections],
+        "provenance.html", "../", c=entry, tabs=[_graph_name(s) for s in found.sections],
+        several=any(s.number is not None for s in found.sections),
         sections=_sections(page, entry, found), data=_json_island_parts(_section_data(s) for s in found.sections),
         script_src=Markup(f"{_script_hash('report.js')} {_script_hash('provenance.js')}"),
         json_name=provenance_url(found.dir_name).rsplit("/", 1)[-1][: -len(".html")] + ".json",
@@ -89,9 +90,14 @@ def _sections(page: _Page, entry: Compile, found: CompileProvenance) -> Iterator
     artifacts = _artifacts(entry)
     for si, s in enumerate(found.sections):
         kernel_url = _kernel_page_url(page, entry, s)
-        yield {"title": s.title, "panels": _panels(page, artifacts, si, s, kernel_url),
+        yield {**_graph_name(s), "panels": _panels(page, artifacts, si, s, kernel_url),
                "kernel_url": ("../" + kernel_url) if kernel_url else None,
                "n_kernels": len(s.own_kernels), "n_other": len(s.other_graphs), "inferred": bool(s.inferred_code_to_post)}
+
+
+def _graph_name(s: ProvenanceSection) -> dict[str, Any]:
+    """A section's name (its label) and its tooltip: torch's AOT ID, which the generated code's first line says."""
+    return {"label": s.label, "aot_id": s.title if s.graph is not None else None}
 
 
 def _panels(page: _Page, artifacts: dict[int, Artifact], si: int, s: ProvenanceSection,
