@@ -43,7 +43,7 @@ def kernel_items(text: str) -> list[str]:
 def kernel_links(fragment: str) -> list[tuple[str, str, str]]:
     """(page, fragment, kernel) of each kernel link in the kernel items of a page or row (not their compile id links)."""
     return [link for item in kernel_items(fragment)
-            for link in re.findall(r'<a class="mono" href="\.\./([^"#]+)(?:#([^"]*))?">([^<]+)</a>', item)]
+            for link in re.findall(r'<a class="mono" href="\.\./([^"#]+)(?:#([^"]*))?"(?: title="[^"]*")?>([^<]+)</a>', item)]
 
 
 @pytest.mark.parametrize("where", ["provenance", "train_break_recompile", "gpt2_train"])
@@ -88,6 +88,32 @@ def test_a_training_line_says_which_kernels_are_forward_and_which_backward(tmp_p
     ]
     (badge,) = re.findall(r'<span class="b b-kernel"[^>]*>([^<]*)</span>', line)
     assert badge == "6 fwd + 8 bwd kernels"
+
+
+def test_a_kernels_debug_handle_is_said_where_the_page_first_shows_one(tmp_path):
+    """`triton_poi_fused_gelu_1:3` was explained only on the kernel stack traces page. The source page says what `:N` is
+    above its lines, and each kernel link's tooltip names the kernel and the handle. Expected from the raw log: every
+    name a kernel item lists is one of the `# [Provenance debug handles] name:N` comments of the log's output codes."""
+    from ..provenance.helpers import raw_graphs
+
+    log = cuda211("train_break_recompile.log.gz")
+    calls = {name for graph in raw_graphs(log).values() for name in graph.calls}
+    assert "triton_poi_fused_gelu_1:3" in calls
+    text = source_page(log, tmp_path / "out", "train_break_recompile.py")
+    (help_line,) = re.findall(r'<p class="muted" id="debug-handle-help">(.*?)</p>', text, re.S)
+    assert plain(help_line).startswith("A kernel written name:N is one call of that kernel: N is torch's debug handle")
+    assert text.index('id="debug-handle-help"') < text.index('class="n-kernel"')
+    links = [link for item in kernel_items(text)
+             for link in re.findall(r'<a class="mono" href="[^"]*" title="([^"]*)">([^<]+)</a>', item)]
+    assert len(links) == len(kernel_links(text)) > 0  # every link has its tooltip
+    for title, name in links:
+        name = html.unescape(name)
+        assert name in calls
+        kernel, handle = name.rsplit(":", 1)
+        assert html.unescape(title).startswith(f"{kernel}, the call torch's debug handle :{handle} names"), (name, title)
+    # AOTInductor's kernels in a peer log carry no handle: no line about one, no tooltip
+    other = source_page(peer("inductor_provenance_extended_log.txt"), tmp_path / "peer", "layernorm.py")
+    assert kernel_links(other) and 'id="debug-handle-help"' not in other and " title=" not in "".join(kernel_items(other))
 
 
 def test_a_kernel_the_logged_code_does_not_call_links_to_its_stack_traces(tmp_path):

@@ -227,6 +227,11 @@ class SourceFile:
     def name(self) -> str:
         return os.path.basename(self.path) or self.path
 
+    @property
+    def debug_handles(self) -> bool:
+        """Whether a line's kernels include one named with its debug handle (`triton_poi_fused_gelu_1:3`)."""
+        return any(k["debug_handle"] is not None for notes in self.notes.values() for k in notes.kernels)
+
     @cached_property
     def _gap_starts(self) -> list[int]:
         """The first line of each gap: a run of lines the page does not show (unquoted, without notes)."""
@@ -613,7 +618,8 @@ def analyze_sources(trace: Trace, provenance: Provenance | None = None, shapes: 
                     if n is not None and call not in linked:
                         linked.add(call)
                         anchor = anchors.get(kernel.name) or anchors.setdefault(kernel.name, kernel.anchor)
-                        n.kernels.append({"compile_id": cp_key, "dir": cp.dir_name, "kernel": kernel.name, "anchor": anchor,
+                        n.kernels.append({"compile_id": cp_key, "dir": cp.dir_name, "kernel": kernel.name,
+                                          "debug_handle": kernel.debug_handle, "anchor": anchor,
                                           "section": section_number, "code_line": called_at.get(kernel.name),
                                           "graph": section.graph, "traces_artifact": section.kernel_traces_artifact})
 

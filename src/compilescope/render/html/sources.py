@@ -181,13 +181,22 @@ def _kernel_link(page: _Page, k: dict[str, Any], dirs: _CompileDirs) -> str:
     """A kernel's call in the generated code on the provenance page; a kernel the logged code does not call (the log
     holds no code, or code that does not name it) links to its row of the compile's kernel stack traces, said so."""
     name = html_text(k["kernel"])
+    handle = k.get("debug_handle")
     if k.get("code_line") is not None:
         url = f'../{provenance_url(k["dir"])}#{panel_line_id(k["section"], "code", k["code_line"])}'
-        return f'<a class="mono" href="{html_text(url)}">{name}</a>'
+        title = (f' title="{html_text(_handle_words(k["kernel"], handle))}; the link shows it in the generated code"'
+                 if handle is not None else "")
+        return f'<a class="mono" href="{html_text(url)}"{title}>{name}</a>'
     rows = _kernel_page(page, dirs, k["dir"], k.get("traces_artifact"))
     url = f'../{rows}#{k["anchor"]}' if rows else f'../{provenance_url(k["dir"])}'
-    return (f'<a class="mono" href="{html_text(url)}">{name}</a> <span class="muted">(the logged code has no call to '
+    title = f' title="{html_text(_handle_words(k["kernel"], handle))}"' if handle is not None else ""
+    return (f'<a class="mono" href="{html_text(url)}"{title}>{name}</a> <span class="muted">(the logged code has no call to '
             f'it{"; the link shows its stack traces" if rows else ""})</span>')
+
+
+def _handle_words(name: str, handle: str) -> str:
+    """What a kernel's `:N` is, as the page's debug-handle line says it (source.html)."""
+    return f"{name[:-len(handle) - 1]}, the call torch's debug handle :{handle} names (each kernel call of a graph's code has one)"
 
 
 def _badges(notes) -> str:
@@ -269,7 +278,8 @@ def _page(page: _Page, f: SourceFile, dirs: _CompileDirs, resume_ids: dict[str, 
     breaks = [{"line": b.location.line, "href": f"#{f.anchor(b.location.line) or ''}", "reason": b.reason,
                "eager": [_eager_link(page, f, path, line) for path, line in b.eager_lines] if len(b.eager_lines) > 1 else []}
               for b in page.results.sources.breaks_in(f.path)]
-    return page.stream("source.html", "../", f=f, lines_html=_lines_html(page, f, dirs, resume_ids), breaks=breaks)
+    return page.stream("source.html", "../", f=f, lines_html=_lines_html(page, f, dirs, resume_ids), breaks=breaks,
+                       debug_handles=f.debug_handles)
 
 
 def _eager_link(page: _Page, f: SourceFile, path: str, line: int) -> dict[str, str | None]:
