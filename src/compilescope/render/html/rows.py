@@ -10,6 +10,7 @@ in the whole text at once (the same result as per value: escaping never touches 
 from __future__ import annotations
 
 import functools
+import os
 from typing import Any, Callable, Iterable, Iterator, Mapping
 
 from markupsafe import Markup, escape
@@ -154,8 +155,12 @@ def frame_html(frame: Frame, root: str, frame_url: Callable[[Frame], str | None]
     """One stack frame as pages show it: its place (linked to its page in the report, if it has one), its
     function and its source line. frame_url: that page's URL, or None."""
     url = frame_url(frame)
-    where = f"{html_text(frame.filename)}:{html_text(frame.line)}"
-    html = f'<a href="{html_text(root)}{html_text(url)}">{where}</a>' if url else where
+    # `file.py:23`, the path in its title, as other pages name a line (UserLocation.short): full paths took a
+    # phone's width each, and told apart nothing the file name does not.
+    where = f"{html_text(os.path.basename(frame.filename) or frame.filename)}:{html_text(frame.line)}"
+    path = html_text(frame.filename)
+    html = (f'<a href="{html_text(root)}{html_text(url)}" title="{path}">{where}</a>' if url
+            else f'<span title="{path}">{where}</span>')
     html += f' <span class="fn">in {html_text(frame.name)}</span>'
     if frame.loc:
         html += f"<br><code>&nbsp;&nbsp;&nbsp;&nbsp;{html_text(frame.loc)}</code>"
