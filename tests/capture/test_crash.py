@@ -13,6 +13,7 @@ compilescope too, see that README).
 from __future__ import annotations
 
 import gzip
+import html
 import json
 import os
 import re
@@ -524,10 +525,14 @@ def test_each_frame_of_the_crash_links_to_its_line_of_generated_code_or_source(l
     for (path, n, function), item in zip(frames, items):
         key = (path, int(n), function)
         if key in expected:
-            href = re.search(r'class="loc mono code-frame" href="([^"]+)#L(\d+)"', item)
+            href = re.search(r'class="loc mono code-frame" href="([^"]+)#L(\d+)" title="([^"]*)">([^<]*)</a>', item)
             assert href is not None and f"/inductor_output_code_{os.path.basename(path)[:-3]}_" in href[1]
             assert int(href[2]) == int(n)  # (these output codes start at their first line: none dropped)
             assert f'id="L{n}"' in (out / href[1]).read_text() and expected[key] in item
+            # named by its compile, not by the file's hash name (two lines on a phone), which its title keeps
+            assert href[4] == f"{expected[key]} output code, line {n}"
+            assert html.unescape(href[3]) == f"{path}: line {n} of {expected[key]}'s generated code"
+            assert item.endswith(f'</a> <span class="muted">in {function}</span>')
         elif path.endswith(("/native_crash.py", "/transformers/utils/generic.py")):  # files Dynamo compiled
             assert re.search(rf'class="loc mono src-link" href="sources/{os.path.basename(path)}_\w+\.html#L{n}"', item)
         else:
