@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import re
 from pathlib import Path
 
 import orjson
@@ -217,3 +218,24 @@ def test_the_summary_says_how_many_guards_are_distinct_where_compiles_added_them
     # 9 guards, 3 listed and "… 2 more": the 2 are of the 5 distinct, not of the 9
     assert "9 guards (5 distinct) where torch logged no line" in out
     assert "… 2 more (--json lists them)" in out
+
+
+def test_the_summary_heading_counts_the_sizes_its_rows_show_not_each_compiles_symbol(capsys):
+    # dynamic_batch: [0/1] created s77 for x's dimension 0 and [0/2] created s77 for it again, with s48 for factor:
+    # three create_symbol records, two sizes (frame and source), one name each. The heading once said "3 symbols"
+    # over two rows, and the overview (the page's first line, --json's) "2 sizes compiled as dynamic (3 symbols)".
+    log = cuda211("dynamic_batch.log.gz")
+    raw = RawLog(log)
+    created = raw.of("create_symbol")
+    sizes = _in_groups(created, lambda e: (e[1], e[2]["source"]))
+    assert (len(created), len(sizes)) == (3, 2)
+    assert all(len({e[2]["symbol"] for e in size}) == 1 for size in sizes)
+    guards = len(raw.of("guard_added_fast", "guard_added"))
+    assert not raw.of("symbolic_shape_specialization")
+
+    terminal = _summary(capsys, log)["text"]
+    assert f"Dynamic shapes (2 sizes, {guards} guards)" in terminal
+    assert len(re.findall(r"^size  ", terminal, re.MULTILINE)) == 2
+    ds = _summary(capsys, log, "--json")["dynamic_shapes"]
+    assert len(ds["sizes"]) == 2
+    assert ds["overview"] == f"2 sizes compiled as dynamic; {guards} guards added, {guards} where torch logged no line"

@@ -141,13 +141,16 @@ class DynamicShapes:
 
     @property
     def overview(self) -> str:
-        """"6 sizes compiled as dynamic (8 symbols); 2 specialized to a constant, 1 of them recompiled when it
-        changed; 22 guards added on sizes, 20 where torch logged no line", for people."""
+        """"6 sizes compiled as dynamic; 2 specialized to a constant, 1 of them recompiled when it changed; 22 guards
+        added, 15 where torch logged no line", for people. The symbols are counted only where a size had more than one
+        name: a recompile creates a size's symbol again, usually under the same name, and "(3 symbols)" over two rows of
+        one symbol each read as one missing."""
         parts = []
         if self.symbols:
             sizes = self.sizes
+            names = sum(len(z.symbol_names) for z in sizes)
             parts.append(f"{count(len(sizes), self.kind)} compiled as dynamic"
-                         + (f" ({count(len(self.symbols), 'symbol')})" if len(self.symbols) != len(sizes) else ""))
+                         + (f" ({count(names, 'symbol')})" if names != len(sizes) else ""))
         if self.specializations:
             specialized = self.specialized
             recompiled = sum(1 for s in specialized if s.recompiles)
@@ -158,6 +161,18 @@ class DynamicShapes:
             parts.append(f"{count(len(self.guards), 'guard')} added"
                          + (f", {unplaced.count} where torch logged no line" if unplaced else ""))
         return "; ".join(parts)
+
+    @property
+    def counts(self) -> str:
+        """"2 sizes, 9 guards": what the grouped rows show, for a heading (the sizes and the sizes specialized, not
+        each compile's symbol for them; every guard added, as the overview counts them); nothing of which there is
+        none."""
+        parts = [count(len(self.sizes), self.kind)] if self.symbols else []
+        if self.specializations:
+            parts.append(f"{len(self.specialized)} specialized")
+        if self.guards:
+            parts.append(count(len(self.guards), "guard"))
+        return ", ".join(parts)
 
     def to_json(self) -> dict[str, Any]:
         # The events as torch logged them, then the groups the report and `summary` show, every one (where the
@@ -319,6 +334,11 @@ class DynamicSize:
     @property
     def compile_ids(self) -> list[str]:
         return _distinct(s.compile_id for s in self.symbols)
+
+    @property
+    def symbol_names(self) -> list[str]:
+        """Its symbols' names, each once (each compile that made it dynamic created one, usually the same)."""
+        return _distinct(s.symbol for s in self.symbols)
 
     @property
     def symbols_text(self) -> str:

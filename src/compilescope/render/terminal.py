@@ -355,9 +355,7 @@ def _dynamic_shapes(ins: Insights) -> list[RenderableType]:
     ds = ins.dynamic_shapes
     if not ds:
         return []
-    out: list[RenderableType] = [_heading(f"Dynamic shapes ({count(len(ds.symbols), 'symbol')}, "
-                                          f"{count(len(ds.specializations), 'specialization')}, "
-                                          f"{count(len(ds.guards), 'guard')})")]
+    out: list[RenderableType] = [_heading(f"Dynamic shapes ({ds.counts})")]
     # Grouped as the page groups them (what a user acts on first: a size a line fixed, each dynamic size, the lines
     # that add guards); the location goes under the detail, not in a column of its own: three columns squeeze the
     # detail to a word per line at 80 columns.
