@@ -7,6 +7,7 @@ not 32, so rank 1 alone compiles [0/1]. What each test expects was read in the r
 
 from __future__ import annotations
 
+import gzip
 import re
 from html import unescape
 
@@ -16,7 +17,7 @@ from compilescope.analyses import analyze
 from compilescope.analyses.provenance import analyze_provenance
 from compilescope.ingest.reader import read_trace
 
-from ..conftest import cuda211
+from ..conftest import cuda211, run_cli
 from ..htmltable import table_rows
 from .conftest import Landing, write_landing
 
@@ -36,12 +37,34 @@ def _row(page: str, name: str) -> str:
     return next((" ".join(cells[1:]) for cells in table_rows(page) if cells[0] == name), "")
 
 
+def _recompile_reasons(log) -> list[str]:
+    """The payload lines of the log's recompile_reasons artifacts, as torch wrote them ("0/0: tensor 'args[0]' ...")."""
+    reasons, in_reasons = [], False
+    with gzip.open(log, "rt", encoding="utf-8") as f:
+        for line in f:
+            if not line.startswith("\t"):
+                in_reasons = '"name": "recompile_reasons"' in line
+            elif in_reasons:
+                reasons.append(line.strip())
+    return reasons
+
+
+# Rank 1's one recompile reason: the guard of [0/0] that its batch of 20 failed (rank 0 logged none).
+[RANK_1_REASON] = [reason.split(": ", 1)[1] for reason in _recompile_reasons(RANK_LOGS[1])]
+
+
 def test_rank_1_alone_recompiles_for_its_smaller_last_batch(fleet):
     assert sorted(fleet.ranks) == [0, 1]
     assert fleet.ranks[0]["compile_ids"] == ["[0/0]"]
     assert fleet.ranks[1]["compile_ids"] == ["[0/0]", "[0/1]"]
-    assert fleet.divergence("compile_ids")["details"] == ["[0/1] compiled only on rank 1"]
-    assert "[0/1] compiled only on rank 1" in fleet.html
+    assert _recompile_reasons(RANK_LOGS[0]) == []
+    assert RANK_1_REASON == "tensor 'args[0]' size mismatch at index 0. expected 32, actual 20"
+    assert (fleet.ranks[0]["recompile_reasons"], fleet.ranks[1]["recompile_reasons"]) == ({}, {"[0/1]": RANK_1_REASON})
+    # The divergence says why rank 1 has [0/1], and that rank 1's log says it in full.
+    divergence = fleet.divergence("compile_ids")
+    assert divergence["details"] == [f"[0/1] compiled only on rank 1: {RANK_1_REASON}"]
+    assert divergence["explained_by"] == 1
+    assert f"[0/1] compiled only on rank 1: {RANK_1_REASON}" in unescape(fleet.html)
     # torch's own words for the failed guard, as rank 1's recompile_reason logs it, and where the tensor came from:
     # [0/0] first used it in torch's Linear.forward (its TENSOR_MATCH guard on L['args'][0]) inside DDP's `inner`,
     # torch's frame too, so the user's line that called that frame, as [0/1]'s dynamo_start stack ends (the program's
@@ -115,3 +138,15 @@ def test_the_kernels_lines_are_ddps_forward_not_the_program(rank, kernels):
         lines = {(f.file.rsplit("/", 1)[-1], f.line) for frames in k.frames for f in frames}
         assert lines == {("distributed.py", 1699)}, (k.name, lines)
     assert (called_from.filename.rsplit("/", 1)[-1], called_from.line) == ("ddp_uneven_batch.py", 27)
+
+
+def test_the_terminal_says_why_rank_1_alone_compiled_and_names_its_log_as_typed(capsys, monkeypatch):
+    # `summary DIR` typed as a relative path: the command it ends with names rank 1's log under that path, as the
+    # user would type it (the results hold absolute paths).
+    monkeypatch.chdir(JOB.parent)
+    monkeypatch.setenv("COLUMNS", "100")
+    assert run_cli("summary", JOB.name) == 0
+    out = capsys.readouterr().out
+    assert f"[0/1] compiled only on rank 1: {RANK_1_REASON}" in " ".join(out.split())
+    assert out.rstrip().splitlines()[-2:] == ["Rank 1 in detail (why it compiled what other ranks did not):",
+                                              f"compilescope summary {JOB.name}/{RANK_LOGS[1].name}"]

@@ -75,7 +75,8 @@ def test_json_multi_rank_logs_every_rank_and_the_compile_id_divergence(capsys):
     divergences = {d["kind"]: d for d in doc["analysis"]["divergences"]}
     assert [g["ranks"] for g in divergences["compile_ids"]["groups"]] == [[0, 2], [1], [3]]
     assert divergences["compile_ids"]["title"] == "Ranks compiled different sets of compile ids"
-    assert "[0/1] compiled only on ranks 1, 3" in divergences["compile_ids"]["details"]
+    assert divergences["compile_ids"]["details"][0].startswith("[0/1] compiled only on ranks 1, 3: ")
+    assert divergences["compile_ids"]["explained_by"] == 1
     assert doc["analysis"]["failed_ranks"] == [] and doc["notes"] == []
 
 
@@ -97,7 +98,7 @@ def test_json_multi_rank_runtime_seven_ranks_5_and_6_apart(capsys):
 
 def test_every_multi_rank_key_is_documented(capsys):
     documented = _documented_keys()
-    data_keyed = ("statuses", "compile_times_s", "runtimes_ns", "tensor_meta", "scheduled", "in_code", "by_rank")
+    data_keyed = ("statuses", "recompile_reasons", "compile_times_s", "runtimes_ns", "tensor_meta", "scheduled", "in_code", "by_rank")
     paths = set()
     for name in ("multi_rank_logs", "multi_rank_runtime", "graph_exec_order_tests"):
         paths |= set(_paths(summary_json(capsys, peer_dir(name), "-j", "1")))

@@ -83,6 +83,9 @@ class Divergence:
     kind: str  # a key of DIVERGENCE_TITLES
     groups: list[RankGroup]  # largest first
     details: list[str] = field(default_factory=list)  # e.g. which compile ids only some ranks have
+    # The rank whose own log says why, in full (its summary): for compile ids some ranks only have, the first rank that
+    # recompiled for one of them. None where no one rank does.
+    explained_by: int | None = None
 
     @property
     def title(self) -> str:
@@ -340,16 +343,25 @@ def _keys_with_several_values(by_rank: Mapping[int, Mapping[Any, Hashable]]) -> 
 
 
 def _compile_id_divergence(ok: list[RankSummary]) -> Divergence | None:
+    """Compile ids that some ranks compiled and others not, each with why, where those ranks logged it: the guard
+    whose failure recompiled it ("[0/1] compiled only on rank 1: tensor 'args[0]' size mismatch at index 0. expected
+    32, actual 20": that rank's batch differed); by the groups of those ranks where they failed different guards."""
     sets = {s.rank: frozenset(s.compile_ids) for s in ok}
     groups = _group(sets, lambda ids: ids, lambda ids: count(len(ids), "compile id"))
     if len(groups) < 2:
         return None
-    where = _only_on(sets)
-    details = [
-        f"{cid} compiled only on {'rank' if len(ranks) == 1 else 'ranks'} {rank_list(ranks)}"
-        for cid, ranks in sorted(where.items(), key=lambda kv: _graph_sort_key(kv[0]))
-    ]
-    return Divergence(COMPILE_IDS, groups, _capped(details))
+    reasons = {s.rank: s.recompile_reasons for s in ok}
+    details = []
+    explained_by = None
+    for cid, ranks in sorted(_only_on(sets).items(), key=lambda kv: _graph_sort_key(kv[0])):
+        why = _group({rank: reasons[rank].get(cid) for rank in ranks}, lambda reason: reason, lambda reason: reason or "")
+        said = [g for g in why if g.what]
+        if said and explained_by is None:
+            explained_by = said[0].ranks[0]
+        because = (f": {why[0].what}" if len(why) == 1 else
+                   ": " + "; ".join(f"{g.noun} {g.label}: {g.what or 'no recompile reason logged'}" for g in why)) if said else ""
+        details.append(f"{cid} compiled only on {'rank' if len(ranks) == 1 else 'ranks'} {rank_list(ranks)}{because}")
+    return Divergence(COMPILE_IDS, groups, _capped(details), explained_by)
 
 
 def _status_divergence(ok: list[RankSummary]) -> Divergence | None:

@@ -133,6 +133,9 @@ class RankSummary:
     failures: int = 0  # compiles that failed
     ran_on: dict[str, str] = field(default_factory=dict)  # the versions and the GPU its log names (analyses/environment.py)
     recompiles: int = 0  # recompiles as the rank's report counts them (a restarted attempt is not another)
+    # Each recompilation -> the guard whose failure caused it, as torch wrote it (its recompiles analysis: the newest
+    # cache entry's): why a compile id that only some ranks have was compiled there.
+    recompile_reasons: dict[str, str] = field(default_factory=dict)
     cache_hits: int = 0
     cache_misses: int = 0
     chromium_events: int = 0
@@ -192,6 +195,8 @@ def summarize_rank(results: Results, rank: int | None = None) -> RankSummary:
     # [0/1]) is no second recompile.
     found_recompiles = results.insights.recompiles if results.insights is not None else recompiles(trace)
     summary.recompiles = found_recompiles.with_backward
+    summary.recompile_reasons = {step.compile_id: step.guard.guard for frame in found_recompiles.frames
+                                 for step in frame.steps if step.guard is not None}
     summary.chromium_events = len(trace.chromium_events)
     summary.parse_problems = trace.stats.parse_problems
     not_read = unread(trace.stats)

@@ -20,7 +20,7 @@ from ..ingest.discover import discover, holds_several_ranks
 from ..ingest.profile import read_profiles
 from ..ingest.reader import read_trace
 from ..render.notices import unread_line
-from ..render.terminal import RankSummariesRenderer, SummaryRenderer
+from ..render.terminal import RankSummariesRenderer, SummaryRenderer, TerminalOptions
 from .console import default_console
 from .multirank import summarize_ranks
 from .usage import require_at_least
@@ -75,5 +75,5 @@ class SummaryCommand:
             doc = {"schema_version": SCHEMA_VERSION, "source": results.source, **results.to_json()}
             sys.stdout.write(orjson.dumps(doc, option=orjson.OPT_INDENT_2).decode() + "\n")
         else:
-            self.console_factory().print(RankSummariesRenderer.from_results(results).render())
+            self.console_factory().print(RankSummariesRenderer.from_results(results, TerminalOptions(typed_path=args.path)).render())
         return 0

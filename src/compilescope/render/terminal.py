@@ -6,6 +6,8 @@ reads the same without colour.
 
 from __future__ import annotations
 
+import posixpath
+import shlex
 from dataclasses import dataclass
 
 from rich import box
@@ -415,6 +417,9 @@ def print_summary(ins: Insights, console: Console) -> None:
 @dataclass(frozen=True)
 class TerminalOptions:
     max_width: int = 100  # wider terminals still get lines this long (tables stay readable)
+    # The log or directory as the user typed it: a command printed to run next names a file under it so (the results
+    # hold absolute paths). None: the absolute paths.
+    typed_path: str | None = None
 
 
 class SummaryRenderer:
@@ -522,8 +527,29 @@ def divergences_renderable(analysis: dict) -> RenderableType:
     return Group(_heading(f"Between ranks ({count(len(analysis['divergences']), 'divergence')})"), *_divergences(analysis))
 
 
-def rank_summaries_renderable(doc: dict, source: str) -> RenderableType:
-    """doc: MultiRankResults.to_json() (every rank's summary and the cross-rank analysis)."""
+def _rank_log(rank: dict, source: str, typed_path: str | None) -> str:
+    """The rank's log as the user would type it: under the directory as they typed it (typed_path), else as read."""
+    if typed_path is None or not rank["source"].startswith(source.rstrip("/") + "/"):
+        return rank["source"]
+    return posixpath.join(typed_path, rank["source"][len(source.rstrip("/")) + 1:])
+
+
+def _one_rank_in_detail(doc: dict, source: str, typed_path: str | None) -> RenderableType:
+    """The last line: the command that shows one rank; the log of the rank that explains a divergence (its recompile
+    of a compile id other ranks lack) where there is one."""
+    explained = next((d["explained_by"] for d in doc["analysis"]["divergences"] if d.get("explained_by") is not None), None)
+    rank = next((r for r in doc["ranks"] if r["rank"] == explained), None)
+    if rank is None:
+        return TerminalText("\nOne rank in detail: compilescope summary LOG (or DIR --latest).", style="dim")
+    # The command on a line of its own, the path held to it: a log's path is often longer than what a line has left.
+    command = f"compilescope{NO_BREAK}summary{NO_BREAK}{one_line(shlex.quote(_rank_log(rank, source, typed_path)))}"
+    return Group(TerminalText(f"\nRank {explained} in detail (why it compiled what other ranks did not):", style="dim"),
+                 UnbrokenText(command, style="dim"))
+
+
+def rank_summaries_renderable(doc: dict, source: str, typed_path: str | None = None) -> RenderableType:
+    """doc: MultiRankResults.to_json() (every rank's summary and the cross-rank analysis); source: the directory of
+    rank logs (MultiRankResults.source); typed_path: that directory as the user typed it."""
     ranks = doc["ranks"]
     analysis = doc["analysis"]
     head = UnbrokenText(f"compilescope summary · {source.rstrip('/').rsplit('/', 1)[-1]} "
@@ -540,7 +566,7 @@ def rank_summaries_renderable(doc: dict, source: str) -> RenderableType:
     out.append(divergences_renderable(analysis))
     for note in doc.get("notes", []):
         out.append(TerminalText(f"note: {one_line(note)}", style="dim"))
-    out.append(TerminalText("\nOne rank in detail: compilescope summary LOG (or DIR --latest).", style="dim"))
+    out.append(_one_rank_in_detail(doc, source, typed_path))
     return Group(*out)
 
 
@@ -555,4 +581,4 @@ class RankSummariesRenderer:
         return cls(results.to_json(), results.source, options)
 
     def render(self) -> RenderableType:
-        return rank_summaries_renderable(self.doc, self.source)
+        return rank_summaries_renderable(self.doc, self.source, self.options.typed_path)
