@@ -205,6 +205,20 @@ def test_compiled_autograd_graphs_match_across_runs(capsys):
     assert graph_nodes(graph.format(model_file, 702))[0][2:] == [f"{model_file}:702", "y = x.sin()"]
 
 
+def test_cli_names_the_logs_as_typed_and_json_keeps_them_absolute(capsys, monkeypatch):
+    # Typed relative to the logs' directory: the first lines say what was typed (they printed absolute paths, which
+    # at 80 columns wrapped and said nothing the user did not know); --json's a and b stay absolute
+    # (docs/diff-schema.md), a script's record of what was compared wherever it ran.
+    a, b = log("base"), log("break")
+    monkeypatch.chdir(a.parent)
+    typed = (a.name, f"./{b.name}")
+    assert run_cli("diff", *typed) == 1
+    assert capsys.readouterr().out.splitlines()[:2] == [f"A {typed[0]}", f"B {typed[1]}"]
+    assert run_cli("diff", *typed, "--json") == 1
+    doc = json.loads(capsys.readouterr().out)
+    assert (doc["a"], doc["b"]) == (str(a.resolve()), str(b.resolve()))
+
+
 def test_cli_terminal_json_and_exit_status(capsys):
     assert run_cli("diff", log("base"), log("base_again")) == 0
     out = " ".join(capsys.readouterr().out.split())  # as wrapped at any width

@@ -155,7 +155,7 @@ class DiffCommand:
             from ..render.diff import print_diff
             from .console import default_console
 
-            print_diff(report, default_console())
+            print_diff(report, default_console(), (args.a, args.b))
             if output is not None:
                 print(f"Wrote the diff to {os.path.join(output.path, 'index.html')}")
         if output is not None and not args.no_browser:

@@ -69,9 +69,11 @@ def _change_lines(diff: RunDiff) -> list[RenderableType]:
     return lines
 
 
-def print_diff(report: DiffReport, console: Console) -> None:
-    console.print(_hanging(TerminalText("A ", style="bold"), report.source_a))
-    console.print(_hanging(TerminalText("B ", style="bold"), report.source_b))
+def print_diff(report: DiffReport, console: Console, typed: tuple[str, str] | None = None) -> None:
+    """typed: A and B as the user typed them, which the first lines name (the report holds absolute paths)."""
+    source_a, source_b = typed if typed is not None else (report.source_a, report.source_b)
+    console.print(_hanging(TerminalText("A ", style="bold"), source_a))
+    console.print(_hanging(TerminalText("B ", style="bold"), source_b))
     for rank_a in report.ranks_only_a:
         console.print(TerminalText(f"rank {rank_a}: only in A", style="red"))
     for rank_b in report.ranks_only_b:
