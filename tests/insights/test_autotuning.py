@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import gzip
+import json
+
 import pytest
 
 from compilescope.analyses.autotuning import autotuning, autotuning_of
@@ -9,7 +12,7 @@ from compilescope.analyses.insights import insights
 from compilescope.ingest.reader import read_trace
 from compilescope.model.trace import COMPILE_EVENT_NAMES
 
-from ..conftest import run_cli, shared
+from ..conftest import cuda211, run_cli, shared
 
 
 def _insights(directory: str):
@@ -106,3 +109,53 @@ def test_the_events_kept_when_reading_give_what_every_event_gives(directory):
         assert 0 < len(kept) < len(trace.chromium_events) / 3
         assert all("args" not in e for e in kept if e["name"] in COMPILE_EVENT_NAMES)
         assert autotuning(trace) == autotuning_of(trace.chromium_events)
+
+
+def _kernel_tunings(log) -> dict[str, int]:
+    """How many kernels began each kind of tuning (the chromium events' "B" of CachingAutotuner.*), from the raw log."""
+    begun: dict[str, int] = {}
+    payload: list[str] | None = None  # the lines of a chromium event's payload
+    with (gzip.open if log.suffix == ".gz" else open)(log, "rt", encoding="utf-8") as f:
+        for line in [*f, "end\n"]:
+            if line.startswith("\t"):
+                if payload is not None:
+                    payload.append(line[1:])
+                continue
+            if payload:
+                event = json.loads("".join(payload))
+                if event.get("ph") == "B" and event["name"].startswith("CachingAutotuner."):
+                    begun[event["name"]] = begun.get(event["name"], 0) + 1
+            payload = [] if '{"chromium_event": ' in line else None
+    return begun
+
+
+def _kernel_table(out: str) -> list[str]:
+    """The summary's lines of the kernels-benchmarked table: its header to the line before the next section."""
+    lines = out[out.index("\nAutotuning ("):].splitlines()[2:]
+    start = next(i for i, line in enumerate(lines) if line.startswith("compile id   kernel"))
+    return lines[start:start + next(i for i, line in enumerate(lines[start:]) if not line.strip())]
+
+
+def test_how_the_kernels_were_tuned_is_said_once_where_it_is_the_same_for_all(capsys):
+    # dynamic_batch (CUDA): each of its 6 kernels had its configs benchmarked at its first run, none tuned by
+    # coordinate descent; "configs benchmarked" was once repeated under every row.
+    log = cuda211("dynamic_batch.log.gz")
+    assert _kernel_tunings(log) == {"CachingAutotuner.benchmark_all_configs": 6}
+    assert run_cli("summary", log) == 0
+    table = _kernel_table(capsys.readouterr().out)
+    assert table[0].split() == ["compile", "id", "kernel:", "configs", "benchmarked", "when", "took"]
+    assert sum(line.startswith("[0/") for line in table) == 6 == len(table) - 2  # a row a kernel, one line each
+    assert "configs benchmarked" not in "\n".join(table[1:])
+
+
+def test_how_each_kernel_was_tuned_is_said_where_they_differ(capsys):
+    # autotune_cudagraphs (mode="max-autotune"): 3 kernels tuned by coordinate descent, 5 with their configs
+    # benchmarked: each row says which.
+    log = next(shared("gpu-torch211/autotune_cudagraphs/output.txt").parent.glob("dedicated_log_torch_trace*.log"))
+    assert _kernel_tunings(log) == {"CachingAutotuner.coordinate_descent_tuning": 3,
+                                    "CachingAutotuner.benchmark_all_configs": 5}
+    assert run_cli("summary", log) == 0
+    table = _kernel_table(capsys.readouterr().out)
+    assert table[0].split()[:6] == ["compile", "id", "kernel", "benchmarked,", "and", "how"]
+    hows = [line.strip() for line in table[2:] if line.startswith(" ")]  # (the lines under a row)
+    assert (hows.count("coordinate descent"), hows.count("configs benchmarked"), len(hows)) == (3, 5, 8)
