@@ -49,8 +49,15 @@ def colliding_log(path):
 
 
 def links(page: str) -> list[tuple[str, str]]:
-    """(href, text) of every link to a dumped source on a page."""
-    return [(href, html.unescape(text)) for href, text in re.findall(r'<a href="([^"]*dump_file/[^"]*)">([^<]*)</a>', page)]
+    """(href, text) of every link to a dumped source on a page; a stack frame's is its file's name and line, with the
+    logged path in its title: (href, "path:line") for those."""
+    found = []
+    for href, title, text in re.findall(r'<a href="([^"]*dump_file/[^"]*)"(?: title="([^"]*)")?>([^<]*)</a>', page):
+        text = html.unescape(text)
+        if title and ":" in text:  # `b.py:2` titled `a/b.py`: the frame as logged
+            text = f"{html.unescape(title)}:{text.rsplit(':', 1)[1]}"
+        found.append((href, text))
+    return found
 
 
 def test_every_name_has_its_own_page_with_its_own_source(tmp_path):

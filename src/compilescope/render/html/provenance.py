@@ -77,7 +77,7 @@ def _provenance_page(page: _Page, entry: Compile, found: CompileProvenance) -> I
     """The page in parts, a panel at a time: a compile id's page grows with its graphs and code (tens of MB
     for a big model), and is never held whole, as text or as bytes."""
     return page.stream(
-        "provenance.html", "../", c=entry, tabs=[_graph_name(s) for s in found.sections],
+        "provenance.html", "../", c=entry, tabs=[_graph_name(section) for section in found.sections],
         several=any(s.number is not None for s in found.sections),
         sections=_sections(page, entry, found), data=_json_island_parts(_section_data(s) for s in found.sections),
         script_src=Markup(f"{_script_hash('report.js')} {_script_hash('provenance.js')}"),
@@ -88,11 +88,11 @@ def _provenance_page(page: _Page, entry: Compile, found: CompileProvenance) -> I
 def _sections(page: _Page, entry: Compile, found: CompileProvenance) -> Iterator[dict[str, Any]]:
     """Each section as the template reaches it."""
     artifacts = _artifacts(entry)
-    for si, s in enumerate(found.sections):
-        kernel_url = _kernel_page_url(page, entry, s)
-        yield {**_graph_name(s), "panels": _panels(page, artifacts, si, s, kernel_url),
-               "kernel_url": ("../" + kernel_url) if kernel_url else None,
-               "n_kernels": len(s.own_kernels), "n_other": len(s.other_graphs), "inferred": bool(s.inferred_code_to_post)}
+    for si, section in enumerate(found.sections):
+        kernel_url = _kernel_page_url(page, entry, section)
+        yield {**_graph_name(section), "panels": _panels(page, artifacts, si, section, kernel_url),
+               "kernel_url": ("../" + kernel_url) if kernel_url else None, "n_kernels": len(section.own_kernels),
+               "n_other": len(section.other_graphs), "inferred": bool(section.inferred_code_to_post)}
 
 
 def _graph_name(s: ProvenanceSection) -> dict[str, Any]:
