@@ -415,3 +415,47 @@ def test_the_index_says_why_a_compilations_total_is_more_than_its_timeline_row(t
     assert m.group(2) != m.group(3)
     report(torch213("recompiles.log"), tmp_path / "cpu")
     assert 'id="totals-note"' not in (tmp_path / "cpu" / "index.html").read_text()
+
+
+def _raw_metric_stacks(log) -> dict[str, list[tuple[str, int, str]]]:
+    """Each compile's directory -> the stack_trace of its compilation_metrics record as the raw log writes it,
+    (path, line, function): torch/_dynamo/convert_frame.py formats each frame "Line: N, Name: F, Filename: P"."""
+    stacks = {}
+    for line in gzip.open(log, "rt", encoding="utf-8"):
+        if "] {" not in line or '{"compilation_metrics": ' not in line:
+            continue
+        record = json.loads(line[line.index("] {") + 2:])
+        compile_dir = f"-_{record['frame_id']}_{record['frame_compile_id']}_{record.get('attempt', 0)}"
+        frames = [re.fullmatch(r"Line: (\d+), Name: (.*?), Filename: (.*)", s) for s in record["compilation_metrics"]["stack_trace"]]
+        stacks[compile_dir] = [(m[3], int(m[1]), m[2]) for m in frames if m]
+        assert len(stacks[compile_dir]) == len(frames)
+    return stacks
+
+
+_METRIC_STACK_ITEM = re.compile(r'<li>(?:<a href="[^"]*"|<span) title="([^"]*)">([^<]*)</(?:a|span)> <span class="fn">in ([^<]*)</span>')
+
+
+def test_the_stack_trace_metric_names_each_line_as_file_and_number_with_its_path_in_the_title(tmp_path):
+    """The metrics tables of a compile page and of its compilation metrics page showed stack_trace as torch logs it,
+    ["Line: 42, Name: <module>, Filename: /work/main/tests/data/cuda_torch211/programs/train_break_recompile.py", ...],
+    where the page's Stack says `train_break_recompile.py:42 in <module>`, the path in its title. Expected from each
+    compilation_metrics record of the raw log."""
+    log = cuda211("train_break_recompile.log.gz")
+    stacks = _raw_metric_stacks(log)
+    program = "/work/main/tests/data/cuda_torch211/programs/train_break_recompile.py"
+    # [0/0] restarted at the graph break: the record is its second attempt's, [0/0_1]. Frame 0 is forward (line 20),
+    # frame 1 the function Dynamo resumes in after the break (line 22); each recompiled once.
+    assert sorted(stacks) == ["-_0_0_1", "-_0_1_1", "-_1_0_0", "-_1_1_0"]
+    assert stacks["-_0_0_1"][0] == (program, 42, "<module>") and stacks["-_0_0_1"][-1] == (program, 20, "forward")
+    assert stacks["-_1_0_0"][-1] == (program, 22, "torch_dynamo_resume_in_forward_at_22")
+    out = tmp_path / "out"
+    report(log, out)
+    for compile_dir, stack in stacks.items():
+        expected = [(path, f"{os.path.basename(path)}:{n}", function) for path, n, function in stack]
+        pages = [out / compile_dir / "index.html", *(out / compile_dir).glob("compilation_metrics_[0-9]*.html")]
+        assert len(pages) == 2, compile_dir
+        for page in pages:
+            row = re.search(r'<tr><th class="mono">stack_trace</th><td>(.*?)</td></tr>', page.read_text(), re.S)
+            assert row, page
+            assert [tuple(unescape(x) for x in item) for item in _METRIC_STACK_ITEM.findall(row[1])] == expected, page
+            assert "Line: " not in row[1] and "/work/main/" not in re.sub(r'(title|href)="[^"]*"', "", row[1])

@@ -63,11 +63,13 @@ def test_the_compile_page_shows_the_head_of_a_long_value_and_links_to_the_whole(
             # The link's page is the compilation metrics page, and it shows the value whole.
             assert _row(full, key) == (f"<pre>{_shown(value)}</pre>" if isinstance(value, list) else _shown(value))
             assert "metric-cut" not in full
-        # Values of a screen or less stay whole on the summary: which kernels took long to compile, the stack.
-        for key in ("stack_trace", "triton_kernel_compile_times_us"):
-            value = metrics[compile_dir].get(key)
-            if value:
-                assert _shown(value) in _row(page, key), key
+        # Values of a screen or less stay whole on the summary: which kernels took long to compile; and the stack,
+        # every frame (as file:line, tests/pages/test_compile_page.py).
+        value = metrics[compile_dir].get("triton_kernel_compile_times_us")
+        if value:
+            assert _shown(value) in _row(page, "triton_kernel_compile_times_us")
+        stack = metrics[compile_dir]["stack_trace"]
+        assert len(stack) > 1 and _row(page, "stack_trace").count("<li>") == len(stack)
     # The file names tlparse writes are unchanged.
     assert "compilation_metrics_106.html" in json.dumps(directory)
 

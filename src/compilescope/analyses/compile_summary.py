@@ -12,7 +12,7 @@ from dataclasses import field, replace
 from typing import Any, Iterator, Mapping, Sequence
 
 from ..model.ids import CompileId
-from ..model.trace import Compile, Trace
+from ..model.trace import Compile, Frame, Trace
 from .autotuning import TemplateSearch
 from .caches import CACHES
 from .compile_time import PHASE_LABELS, PHASES
@@ -21,7 +21,7 @@ from .cudagraphs import CudaGraphCompile
 from .errors import OUTPUT_CODE, CompileError
 from .graph_breaks import GraphBreak, compilation_key
 from .insights import Insights
-from .metric_values import LongMetric, long_metric
+from .metric_values import STACK_METRICS, LongMetric, long_metric, metric_stack
 from .recompiles import BackwardGraph, FailedGuard
 from .status import BREAK, ERROR, RESTARTED, STATUS_LABELS
 from .userloc import UserLocation, code_origin
@@ -66,6 +66,7 @@ class MetricGroups:
     groups: list[tuple[str, Sequence[tuple[str, Any]]]] = field(default_factory=list)  # (group, MetricRows)
     empty: list[str] = field(default_factory=list)
     long: dict[str, LongMetric] = field(default_factory=dict)  # values cut on the compile's page (metric_values.py)
+    stacks: dict[str, list[Frame]] = field(default_factory=dict)  # the frames of each stack metric (STACK_METRICS)
 
 
 @dataclass
@@ -222,9 +223,11 @@ def metric_groups(metrics: Mapping[str, Any], cut_long: bool = False, shared: _S
         if names:
             kept = shared.names.setdefault(tuple(names), tuple(names))
             result.groups.append((name, MetricRows(metrics, kept)))
-    if cut_long:
+    result.stacks = {key: frames for key in STACK_METRICS
+                     if key not in LEADING_KEYS and (frames := metric_stack(metrics.get(key))) is not None}
+    if cut_long:  # (a stack is shown whole, as every page shows a stack)
         result.long = {key: cut for names in groups.values() for key in names
-                       if (cut := shared.long_metric(metrics[key])) is not None}
+                       if key not in result.stacks and (cut := shared.long_metric(metrics[key])) is not None}
     return result
 
 

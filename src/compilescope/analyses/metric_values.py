@@ -10,15 +10,22 @@ triton_kernel_compile_times_us (which kernels took long to compile), is 2 KB, a 
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
 import orjson
 
 from ..model.records import dataclass
+from ..model.trace import Frame
 
 LONG_METRIC = 4096  # characters of text past which a value is cut on the summary (about a screen)
 METRIC_HEAD = 512  # characters of a cut value that are shown (whole lines where its lines are short)
+# Metrics that are a stack, shown as the pages show a stack (file.py:42 in f, the path in its title). torch writes
+# stack_trace (torch/_dynamo/convert_frame.py) a frame a string, outermost first, the compiled frame last:
+# "Line: 42, Name: <module>, Filename: /home/me/train.py" (a frame's name is a code name: it holds no comma).
+STACK_METRICS = ("stack_trace",)
+_STACK_FRAME = re.compile(r"Line: (\d+), Name: ([^,]*), Filename: (.+)", re.S)
 
 
 @dataclass(slots=True)
@@ -59,3 +66,17 @@ def long_metric(value: Any) -> LongMetric | None:
         head = head[:line_end]
     items = len(value) if is_structured(value) and hasattr(value, "__len__") else None
     return LongMetric(head=head, chars=len(text), items=items)
+
+
+def metric_stack(value: Any) -> list[Frame] | None:
+    """The frames of a stack metric as torch writes it; None where any entry is not such a frame (it is shown as
+    logged: another torch's format, or a log edited by hand)."""
+    if not isinstance(value, list) or not value:
+        return None
+    frames = []
+    for entry in value:
+        found = _STACK_FRAME.fullmatch(entry) if isinstance(entry, str) else None
+        if found is None:
+            return None
+        frames.append(Frame(filename=found[3], line=int(found[1]), name=found[2]))
+    return frames

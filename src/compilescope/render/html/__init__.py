@@ -114,7 +114,8 @@ class _Page:
             "source_url": lambda filename, line=None: source_url(self, filename, line),
             "source_files": results.sources.files,
             "transformed_url": lambda c: transformed_url(c.dir_name) if c.dir_name in results.transformed else None,
-            "metric_rows": metric_rows_html,
+            "metric_rows": lambda rows, long=None, full_url=None, stacks=None, root="": metric_rows_html(
+                rows, long, full_url, stacks, root, self.frame_url),
             "artifact_items": lambda artifacts, roles, root: artifact_items_html(artifacts, roles or {}, root, options),
             "artifact_link": lambda a, root: artifact_link_html(a, root, options),
             "stack_list_html": lambda frames, root: stack_list_html(frames, root, self.frame_url),  # macros.html

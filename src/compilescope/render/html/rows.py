@@ -95,15 +95,21 @@ def joined(pieces: Iterable[str], size: int) -> Iterator[str]:
 
 
 def metric_rows_html(rows: Iterable[tuple[str, Any]], long: Mapping[str, LongMetric] | None = None,
-                     full_url: str | None = None) -> Markup:
+                     full_url: str | None = None, stacks: Mapping[str, list[Frame]] | None = None, root: str = "",
+                     frame_url: Callable[[Frame], str | None] = lambda frame: None) -> Markup:
     """A metrics table's rows: a compile id logs about a hundred metrics.
 
     With `long` and `full_url` (a compile's page), a value in `long` is shown as its head, its size and a link to
-    full_url, the page that shows every value whole."""
+    full_url, the page that shows every value whole. A value in `stacks` is shown as its frames, as stack_list_html
+    shows a stack (root, frame_url: as there)."""
     out = []
     for key, value in rows:
         cut = long.get(key) if long and full_url else None
-        if cut is not None and full_url is not None:
+        frames = stacks.get(key) if stacks else None
+        shown: str
+        if frames is not None:
+            shown = stack_list_html(frames, root, frame_url)
+        elif cut is not None and full_url is not None:
             shown = _cut_metric_html(cut, is_structured(value), full_url)
         elif is_structured(value):
             shown = f"<pre>{html_text(pretty_json(value))}</pre>"
