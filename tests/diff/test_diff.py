@@ -219,6 +219,22 @@ def test_cli_names_the_logs_as_typed_and_json_keeps_them_absolute(capsys, monkey
     assert (doc["a"], doc["b"]) == (str(a.resolve()), str(b.resolve()))
 
 
+def test_the_diff_page_names_the_logs_as_typed_with_the_path_in_the_title(tmp_path, capsys, monkeypatch):
+    # The page's first table named A and B by absolute path after the terminal named them as typed; it names them as
+    # typed too, the absolute path in the title, and diff.json's a and b stay absolute (docs/diff-schema.md). The real
+    # CUDA pair: the compiled optimizer with a float learning rate and with a tensor one (cuda_torch211/README.md).
+    a, b = cuda211("compiled_optimizer.log.gz"), cuda211("compiled_optimizer_tensor_lr.log.gz")
+    monkeypatch.chdir(a.parent)
+    typed = (a.name, f"./{b.name}")
+    out = tmp_path / "d"
+    assert run_cli("diff", *typed, "-o", out, "--no-browser") == 1  # (A recompiled step at each new float lr; B did not)
+    assert capsys.readouterr().out.splitlines()[:2] == [f"A {typed[0]}", f"B {typed[1]}"]
+    rows = re.findall(r"<tr><th>([AB])</th><td class=\"mono\"([^>]*)>([^<]*)</td>", (out / "index.html").read_text())
+    assert rows == [("A", f' title="{a.resolve()}"', typed[0]), ("B", f' title="{b.resolve()}"', typed[1])]
+    doc = json.loads((out / "diff.json").read_text())
+    assert (doc["a"], doc["b"]) == (str(a.resolve()), str(b.resolve()))
+
+
 def test_cli_terminal_json_and_exit_status(capsys):
     assert run_cli("diff", log("base"), log("base_again")) == 0
     out = " ".join(capsys.readouterr().out.split())  # as wrapped at any width

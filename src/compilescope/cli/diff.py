@@ -147,7 +147,7 @@ class DiffCommand:
         if output is not None:
             from ..render.html.diff import diff_page
 
-            output.write("index.html", diff_page(report, "a/", "b/"))
+            output.write("index.html", diff_page(report, "a/", "b/", typed=(args.a, args.b)))
             output.write("diff.json", orjson.dumps(report.to_json(), option=orjson.OPT_INDENT_2))
         if args.json:
             sys.stdout.write(orjson.dumps(report.to_json(), option=orjson.OPT_INDENT_2).decode() + "\n")
