@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 
@@ -124,10 +125,11 @@ COPY_LOGS_THEN_EXIT = ("import os, shutil, sys; [shutil.copy(p, os.environ['TORC
                        "sys.exit(int(sys.argv[1]))")
 
 
-def _run_in_a_new_process(tmp_path, status: int, logs: list) -> tuple[list[str], str, str]:
-    """`compilescope run -o tmp_path/out --trace-dir tmp_path/t` of a child that copies logs into its trace directory
-    and exits with status, in a fresh interpreter: its stdout's lines, its stderr, and `RC [rich modules imported]`."""
-    argv = ["run", "--no-browser", "--trace-dir", str(tmp_path / "t"), "-o", str(tmp_path / "out"), "--",
+def _run_in_a_new_process(tmp_path, status: int, logs: list, trace_dir: str | None = None) -> tuple[list[str], str, str]:
+    """`compilescope run -o tmp_path/out --trace-dir tmp_path/t` (or --trace-dir trace_dir, as typed) of a child that
+    copies logs into its trace directory and exits with status, in a fresh interpreter: its stdout's lines, its stderr,
+    and `RC [rich modules imported]`."""
+    argv = ["run", "--no-browser", "--trace-dir", trace_dir or str(tmp_path / "t"), "-o", str(tmp_path / "out"), "--",
             sys.executable, "-c", COPY_LOGS_THEN_EXIT, str(status), *map(str, logs)]
     code = ("import sys, compilescope._torch as t; t.torch_available = lambda: True; "  # (copying a log needs no torch)
             f"from compilescope.cli import main; rc = main({argv!r}); "
@@ -168,7 +170,9 @@ def test_run_with_several_ranks(tmp_path, capsys):
     crashed = torch213("x").parents[1] / "multi_rank_crash"
     (tmp_path / "t").mkdir()
     (tmp_path / "t" / "dedicated_log_torch_trace_rank_7_old.log").write_text("")  # an earlier run's: not this run's
-    lines, err, last = _run_in_a_new_process(tmp_path, 1, sorted(crashed.glob("*.log.gz")))
+    # --trace-dir typed relative to the working directory: the command printed names it so (it named it by absolute path)
+    typed = os.path.relpath(tmp_path / "t")
+    lines, err, last = _run_in_a_new_process(tmp_path, 1, sorted(crashed.glob("*.log.gz")), typed)
     assert last == "1 []" and "the program exited with status 1" in err
     out = tmp_path / "out"
     assert (out / "index.html").is_file()
@@ -180,6 +184,6 @@ def test_run_with_several_ranks(tmp_path, capsys):
     assert said.startswith("rank 1 crashed: Segmentation fault") and 0 < len(differs) <= 2
     assert lines[0] == "Between ranks:"
     assert [line.split(maxsplit=1) for line in lines[1:-2]] == [["ERROR", said]] + [["WARN", d] for d in differs]
-    assert lines[-2] == f"  rank by rank: compilescope summary {tmp_path / 't'}"
+    assert lines[-2] == f"  rank by rank: compilescope summary {typed}"
     assert lines[-1].startswith(f"Wrote {sum(1 for f in out.rglob('*') if f.is_file())} files for 2 ranks to {out} ")
     assert lines[-1].endswith(f"; open {out / 'index.html'}")

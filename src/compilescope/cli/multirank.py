@@ -189,9 +189,10 @@ def _rank_logs(directory: str, logs: list[str] | None = None) -> RankLogs:
 
 
 def run_all_ranks(args: argparse.Namespace, directory: str | None = None, out: str | None = None,
-                  logs: list[str] | None = None) -> int:
+                  logs: list[str] | None = None, typed: str | None = None) -> int:
     """`compilescope DIR --all-ranks-html` (and `compilescope DIR` when DIR holds several ranks; `compilescope run`
-    passes the logs its program wrote, in directory)."""
+    passes the logs its program wrote, in directory, and typed: that directory as the user named it, which the
+    command it prints names)."""
     if getattr(args, "latest", False):
         raise CompilescopeError("--latest reads one log; it cannot be combined with a report of all ranks (--all-ranks-html)")
     directory = directory or args.path
@@ -225,7 +226,7 @@ def run_all_ranks(args: argparse.Namespace, directory: str | None = None, out: s
     # log says its findings, then what was written where.
     index = None if location.is_url(result.out) else os.path.join(result.out, "index.html")  # (no page here to open)
     ran = result.executor
-    print("\n".join(ranks_report_lines(result.results, directory, result.files, result.out, index, result.seconds,
+    print("\n".join(ranks_report_lines(result.results, typed or directory, result.files, result.out, index, result.seconds,
                                         ran.name, ran.workers, getattr(ran, "scheduler", None))))
     if result.crashed:
         print(f"compilescope: {count(len(result.crashed), 'rank')} could not be reported (see the landing page)", file=sys.stderr)

@@ -175,7 +175,7 @@ class RunCommand:
             from .multirank import run_all_ranks
 
             try:
-                status = run_all_ranks(args, directory=trace_dir, out=out, logs=result.logs)
+                status = run_all_ranks(args, directory=trace_dir, out=out, logs=result.logs, typed=args.trace_dir)
             except CompilescopeError as exc:
                 _report_not_written(trace_dir)
                 raise _with_program_status(exc, rc) from None
