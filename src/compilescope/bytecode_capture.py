@@ -163,9 +163,14 @@ def record_crashes(directory: str | None = None):
     appends the file to the process's log and prints it (runner.attach_crash_reports).
     capture() (directory: its own): for the block. Nobody is left to append the file when the process dies: the reader
     takes it from beside the log (ingest/crash_files.py). ``.remove()`` turns faulthandler off again and removes the file
-    if nothing crashed. A faulthandler already on (``python -X faulthandler``, pytest, the program's own, run's) is
-    left as it is, writing where it was asked to, and nothing is recorded: faulthandler writes to one file only, and
-    which one cannot be read back to be restored.
+    if nothing crashed.
+    A faulthandler already on when the block starts (``python -X faulthandler``, PYTHONFAULTHANDLER, pytest's, the
+    program's own) was turned on by someone who wants the stack where they see it. faulthandler writes to one file only,
+    and which one cannot be read back: for the block it writes into the pipe of a ``tee`` (_CrashTee) that copies it
+    to the crash file and to sys.stderr's descriptor once the process has died; ``.remove()`` puts faulthandler back on
+    that descriptor (all threads), which is where ``-X faulthandler`` and PYTHONFAULTHANDLER write. Under pytest that is
+    the stderr pytest captures, not the copy of the terminal its faulthandler plugin wrote to. Without ``tee`` (Windows)
+    nothing is recorded and faulthandler is left as it is.
     """
     import faulthandler
 
@@ -175,23 +180,42 @@ def record_crashes(directory: str | None = None):
 
     for_block = directory is not None
     directory = directory if for_block else os.environ.get("TORCH_TRACE")
-    if not directory or not os.path.isdir(directory) or _crash_file or (for_block and faulthandler.is_enabled()):
+    if not directory or not os.path.isdir(directory) or _crash_file:
+        return Nothing()
+    already_on = for_block and faulthandler.is_enabled()
+    tee_program = _CrashTee.program() if already_on else None
+    if already_on and tee_program is None:
         return Nothing()
     path = os.path.join(directory, f"{CRASH_FILE_PREFIX}{os.getpid()}.txt")
     try:
         file = open(path, "w")  # noqa: SIM115 - faulthandler writes to its descriptor when the process dies
     except OSError:  # (a trace directory torch can write to but this cannot: the other recorders still go on)
         return Nothing()
-    faulthandler.enable(file=file, all_threads=True)
+    tee = None
+    if already_on:
+        file.close()  # (made empty here, as without a tee: the tee appends to it)
+        try:
+            tee = _CrashTee(str(tee_program), path)
+        except OSError:
+            os.remove(path)
+            return Nothing()
+        faulthandler.enable(file=tee.pipe, all_threads=True)
+        _crash_file["tee"] = tee
+    else:
+        faulthandler.enable(file=file, all_threads=True)
     _recording["crashes"], _told["log"] = True, False
-    _crash_file["file"] = file  # (kept open: faulthandler holds only its descriptor)
+    _crash_file["file"] = file  # (kept open without a tee: faulthandler holds only its descriptor)
 
     class Handle:
         def remove(self) -> None:
             if _crash_file.get("file") is not file:
                 return
-            faulthandler.disable()
-            del _crash_file["file"]
+            if tee is not None:
+                tee.onto_stderr()  # before the pipe closes: a crash at any moment of this still has its stack written
+                tee.close()
+            else:
+                faulthandler.disable()
+            _crash_file.clear()
             _recording["crashes"] = False
             file.close()
             try:
@@ -201,6 +225,73 @@ def record_crashes(directory: str | None = None):
                 pass
 
     return Handle()
+
+
+class _CrashTee:
+    """``tee -a -i PATH`` reading a pipe, its output this process's stderr: faulthandler writes a crash into the pipe,
+    and the tee copies it to the crash file and to stderr; the process's death closes the pipe, and the tee exits. Until
+    then it holds stderr open (a parent reading this process's stderr reads the stack before its end)."""
+
+    EXIT_S = 2.0  # after its pipe closes, the tee ends at once; a descriptor of the pipe held elsewhere must not hang
+    fork_hook = False  # (registered once per process: a hook cannot be unregistered)
+
+    @staticmethod
+    def program() -> str | None:
+        import shutil
+
+        return shutil.which("tee")
+
+    def __init__(self, program: str, path: str):
+        import subprocess
+
+        try:
+            self.stderr = sys.stderr.fileno()  # where -X faulthandler writes
+        except (AttributeError, OSError, ValueError):  # (replaced by an object without one, or None)
+            self.stderr = 2
+        read, self.pipe = os.pipe()  # (both close-on-exec: the program's own children do not hold the pipe open)
+        try:
+            # -i: a Ctrl-C the program handles does not end the tee. SIGPIPE left ignored (restore_signals): a stderr
+            # nobody reads any more is a write error the tee goes on past, to the file. Its own messages: nowhere.
+            self.process = subprocess.Popen([program, "-a", "-i", path], stdin=read, stdout=self.stderr,
+                                            stderr=subprocess.DEVNULL, close_fds=True, restore_signals=False)
+        except (OSError, ValueError):
+            os.close(self.pipe)
+            raise OSError(f"no tee for {path}") from None
+        finally:
+            os.close(read)
+        if hasattr(os, "register_at_fork") and not _CrashTee.fork_hook:
+            os.register_at_fork(after_in_child=_CrashTee.in_forked_child)
+            _CrashTee.fork_hook = True
+
+    def onto_stderr(self) -> None:
+        """faulthandler on stderr again, off if that cannot be (never left on the pipe)."""
+        import faulthandler
+
+        try:
+            faulthandler.enable(file=self.stderr, all_threads=True)
+        except (OSError, ValueError, RuntimeError):
+            faulthandler.disable()
+
+    @staticmethod
+    def in_forked_child() -> None:
+        """A child forked inside the block (multiprocessing's fork) would hold the pipe open past the block's end: it
+        writes a crash to stderr, as before the block, and the block is its parent's to end."""
+        tee = _crash_file.get("tee")
+        if tee is None:
+            return
+        tee.onto_stderr()
+        os.close(tee.pipe)
+        _crash_file.clear()
+
+    def close(self) -> None:
+        import subprocess
+
+        os.close(self.pipe)
+        try:
+            self.process.wait(timeout=self.EXIT_S)
+        except subprocess.TimeoutExpired:  # (a child forked outside Python holds the pipe: nothing crashed here)
+            self.process.kill()
+            self.process.wait()
 
 
 def record_cudagraph_skips():

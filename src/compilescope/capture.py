@@ -262,8 +262,7 @@ def capture(
 
 class _Recorders:
     """Records into the trace, for the block: the transformed code of every frame compiled, and the warnings torch
-    prints on stderr only, CUDA graph skips among them; and a crash in native code beside it, unless faulthandler is
-    already on (bytecode_capture.py)."""
+    prints on stderr only, CUDA graph skips among them; and a crash in native code beside it (bytecode_capture.py)."""
 
     def __init__(self, trace_dir: str | None):
         self.trace_dir = trace_dir

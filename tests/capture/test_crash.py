@@ -298,8 +298,10 @@ def test_capture_records_a_segfault_and_the_reader_takes_it_from_beside_the_log(
     assert proc.returncode == -signal.SIGSEGV, proc.stderr[-2000:]
     said = {k: v for line in proc.stdout.splitlines() if line.startswith("{") for k, v in json.loads(line).items()}
     name = f"compilescope_crash_{said['pid']}.txt"
-    # faulthandler already on (as -X faulthandler or pytest turn it on): left on, and no crash file is made
-    assert said["already_on"] == {"inside": {"faulthandler": True, "files": []}, "after": {"faulthandler": True, "files": []}}
+    # faulthandler already on (as -X faulthandler or pytest turn it on): the crash file is made for the block too (a
+    # tee copies a crash to it and to stderr), removed after it, and faulthandler is on again after it
+    assert said["already_on"] == {"inside": {"faulthandler": True, "files": [name]},
+                                  "after": {"faulthandler": True, "files": []}}
     # off: on for the block, writing into the trace directory; off again after it, the file (nothing crashed) removed
     assert said["off"] == {"inside": {"faulthandler": True, "files": [name]}, "after": {"faulthandler": False, "files": []}}
     [log] = traces.glob("*.log")

@@ -1,6 +1,7 @@
 """capture() in a process that dies in native code: a custom op reads address 0 while the compiled code of `scale` runs,
 inside the block (tests/capture/test_crash.py). Before that, two blocks that compile nothing print what faulthandler and
-the trace directory look like inside and after them: one with faulthandler already on (left as it is), one without.
+the trace directory look like inside and after them: one with faulthandler already on (a tee copies a crash to the
+crash file and to stderr), one without.
 Run: python capture_crash.py TRACE_DIR
 """
 import ctypes
