@@ -40,6 +40,7 @@ KERNEL_ABORT = torch213("kernel_abort.log.gz")
 PROGRAM = REPO / "tests" / "data" / "torch213" / "programs" / "native_crash.py"
 STATIC_CACHE = CUDA211_LOGS / "hf_gpt2_static_cache.log.gz"
 CAPTURE_PROGRAM = OUR_PROGRAMS / "capture_crash.py"
+FAULTHANDLER_ON_PROGRAM = OUR_PROGRAMS / "capture_crash_faulthandler_on.py"
 
 
 def _insights(log):
@@ -339,6 +340,103 @@ def test_capture_records_a_segfault_and_the_reader_takes_it_from_beside_the_log(
     # where each is (the record appended to the log, the file beside it: not a record of the log) and nothing else
     assert appended["file"] is None and crash["record"] is None and isinstance(appended["record"], int)
     assert {**appended, "file": name, "record": None} == crash
+
+
+def _run_with_faulthandler_on(traces, mode: str) -> tuple[subprocess.CompletedProcess, dict]:
+    """capture_crash_faulthandler_on.py under `python -X faulthandler`: the process, and what it printed."""
+    traces.mkdir()
+    env = clean_env()
+    env.pop("PYTHONFAULTHANDLER", None)
+    proc = subprocess.run([sys.executable, "-X", "faulthandler", str(FAULTHANDLER_ON_PROGRAM), str(traces), mode],
+                          cwd=traces.parent, env=env, capture_output=True, text=True, timeout=CHILD_TIMEOUT_S)
+    assert proc.returncode == -signal.SIGSEGV, proc.stderr[-2000:]
+    said = {k: v for line in proc.stdout.splitlines() if line.startswith("{") for k, v in json.loads(line).items()}
+    assert said["before"] == {"faulthandler": True, "files": [], "children": False}
+    return proc, said
+
+
+def _crash_line(program) -> int:
+    return next(i for i, t in enumerate(program.read_text().splitlines(), 1) if "ctypes.string_at(0)" in t)
+
+
+@pytest.mark.torch
+def test_capture_records_a_segfault_when_faulthandler_is_already_on_and_stderr_still_has_it(tmp_path, capsys):
+    """Who runs with -X faulthandler (or PYTHONFAULTHANDLER, or under pytest) turned it on to see a crash's stack: the
+    crash inside the block is in the crash file beside the log, for the reader, and on stderr, where it was before."""
+    traces = tmp_path / "t"
+    proc, said = _run_with_faulthandler_on(traces, "inside")
+    name = f"compilescope_crash_{said['pid']}.txt"
+    [log] = traces.glob("*.log")
+    # inside: the crash file made, and a child of the process (the tee) running
+    assert said["inside"] == {"faulthandler": True, "files": sorted([name, log.name]), "children": True}
+    assert "after" not in said
+    text = (traces / name).read_text()
+    line = _crash_line(FAULTHANDLER_ON_PROGRAM)
+    assert text.startswith("Fatal Python error: Segmentation fault\n")
+    assert f'File "{FAULTHANDLER_ON_PROGRAM}", line {line} in crash' in text
+    assert text.rstrip("\n") in proc.stderr  # the same stack on stderr, whole
+    assert "compilescope_crash" not in log.read_text()
+
+    assert run_cli("summary", traces, "--json") == 0
+    [crash] = json.loads(capsys.readouterr().out)["crashes"]["crashes"]
+    assert (crash["error"], crash["file"]) == ("Segmentation fault", name)
+    assert (crash["user_frame"]["line"], crash["user_frame"]["function"]) == (line, "crash")
+    assert crash["user_frame"]["filename"] == str(FAULTHANDLER_ON_PROGRAM)
+    assert run_cli("summary", traces) == 0
+    out = " ".join(capsys.readouterr().out.replace("\u2502", " ").split())  # (the panel's side bars)
+    assert "ERROR the program crashed: Segmentation fault in __init__.py:" in out
+    assert f"recorded by compilescope in {name} beside the log" in out
+
+
+@pytest.mark.torch
+def test_after_a_block_under_faulthandler_it_writes_to_stderr_again_and_nothing_is_left(tmp_path, capsys):
+    """The block ends without a crash: no crash file, no tee (running or a zombie), faulthandler on stderr again, so a
+    crash after the block has its stack on stderr, as -X faulthandler had it."""
+    traces = tmp_path / "t"
+    proc, said = _run_with_faulthandler_on(traces, "after")
+    name = f"compilescope_crash_{said['pid']}.txt"
+    [log] = traces.glob("*.log")
+    assert said["inside"] == {"faulthandler": True, "files": sorted([name, log.name]), "children": True}
+    assert said["after"] == {"faulthandler": True, "files": [log.name], "children": False}
+    assert sorted(p.name for p in traces.iterdir()) == [log.name]
+    # the crash after the block (the last line of the program calls crash()), from faulthandler on stderr
+    assert proc.stderr.count("Fatal Python error: Segmentation fault\n") == 1
+    stack = proc.stderr[proc.stderr.index("Current thread"):]
+    last = len(FAULTHANDLER_ON_PROGRAM.read_text().rstrip("\n").splitlines())
+    assert re.findall(rf'File "{re.escape(str(FAULTHANDLER_ON_PROGRAM))}", line (\d+) in (\S+)', stack) == [
+        (str(_crash_line(FAULTHANDLER_ON_PROGRAM)), "crash"), (str(last), "<module>")]
+    assert run_cli("summary", traces, "--json") == 0
+    assert json.loads(capsys.readouterr().out)["crashes"]["crashes"] == []
+
+
+def test_a_block_inside_a_block_under_faulthandler_leaves_the_outer_recording(tmp_path):
+    """Nested capture() blocks with faulthandler already on (as pytest has it): one crash file and one tee, the outer
+    block's; the inner block's end changes nothing, the outer's removes the file (nothing crashed) and waits for its
+    tee, and faulthandler is on after it."""
+    import faulthandler
+
+    from compilescope import bytecode_capture
+
+    was_on = faulthandler.is_enabled()
+    faulthandler.enable(file=sys.stderr)  # (as pytest's plugin and -X faulthandler have it)
+    try:
+        outer_dir, inner_dir = tmp_path / "outer", tmp_path / "inner"
+        outer_dir.mkdir()
+        inner_dir.mkdir()
+        name = f"compilescope_crash_{os.getpid()}.txt"
+        outer = bytecode_capture.record_crashes(str(outer_dir))
+        tee = bytecode_capture._crash_file["tee"].process
+        inner = bytecode_capture.record_crashes(str(inner_dir))
+        assert [p.name for p in outer_dir.iterdir()] == [name] and list(inner_dir.iterdir()) == []
+        inner.remove()
+        assert [p.name for p in outer_dir.iterdir()] == [name] and tee.poll() is None  # still recording
+        outer.remove()
+        assert list(outer_dir.iterdir()) == [] and tee.returncode == 0 and faulthandler.is_enabled()
+        outer.remove()  # (twice: nothing more)
+        assert bytecode_capture._crash_file == {}
+    finally:
+        if not was_on:
+            faulthandler.disable()
 
 
 def _log_and_pid(directory, name="a.log"):
