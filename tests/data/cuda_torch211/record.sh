@@ -64,6 +64,8 @@ scenario dynamic_batch 150 python3 -m compilescope run --no-browser --fresh-cach
 scenario capture_crash 240 python3 capture_crash.py "$work/capture_crash/trace"
 scenario capture_crash_report 60 python3 -m compilescope --no-browser -o "$work/capture_crash/report" \
     "$work/capture_crash/trace"
+# The same under `python -X faulthandler`, already on when capture() starts: the crash file and stderr both get the stack.
+scenario capture_crash_faulthandler_on 240 python3 -X faulthandler capture_crash.py "$work/capture_crash_faulthandler_on/trace"
 # compilescope diagnose on Triton code broken on purpose: the backend stage fails, then a wrong result.
 scenario diagnose_compile_error 240 env TRITON_BUG=compile_error python3 -m compilescope diagnose --minify --no-browser \
     --timeout 120 -o "$work/diagnose_compile_error/report" triton_bug.py

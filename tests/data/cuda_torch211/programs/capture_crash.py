@@ -4,7 +4,8 @@ which dies of SIGSEGV in torch 2.11's static Triton launcher, run inside `compil
     python capture_crash.py TRACE_DIR
 
 capture() turns faulthandler on for its block, writing to TRACE_DIR/compilescope_crash_<pid>.txt; the reader then
-reports that file's stack as the log's crash. Run without `-X faulthandler` (which capture leaves alone).
+reports that file's stack as the log's crash. Under `python -X faulthandler` (on before capture() starts) the stack
+goes both to that file and to stderr.
 """
 import sys
 
