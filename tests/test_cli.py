@@ -162,6 +162,41 @@ def test_url_output_to_a_filesystem_with_directories(tmp_path, logs):
     assert "index.html" in written and written == _files(tmp_path / "plain")
 
 
+@pytest.mark.parametrize("logs", [
+    ["graph_breaks.log"],
+    ["graph_breaks.log", "dynamic_shapes.log"],
+    ["../multi_rank"],
+], ids=["one log", "several logs", "ranks"])
+@pytest.mark.parametrize("wrapper", ["dir::file://", "simplecache::file://", "dir::memory://"])
+def test_chained_url_output_lands_exactly_at_the_location(tmp_path, logs, wrapper):
+    """`-o dir::memory://BASE` (and dir:: on a local path) wrote every file under BASE/BASE/...: fsspec roots a dir::
+    URL's filesystem at the URL's path and also returns that path as the one within it, so the prefix was applied
+    twice. What lands under the asked location, listed through its own filesystem, is what `-o DIR` writes, and
+    nothing lands anywhere else; simplecache:: (which wraps without a prefix) the same."""
+    fsspec = pytest.importorskip("fsspec")
+    paths = [torch213(log) for log in logs]
+    assert run_cli(*paths, "-o", tmp_path / "plain", "--no-browser", "-j", "2") == 0
+    plain = _files(tmp_path / "plain")
+    if wrapper.endswith("file://"):
+        assert run_cli(*paths, "-o", f"{wrapper}{tmp_path / 'url'}", "--no-browser", "-j", "2") == 0
+        assert sorted(os.listdir(tmp_path)) == ["plain", "url"]
+        written = _files(tmp_path / "url")
+    else:
+        memory = fsspec.filesystem("memory")
+        root = f"/compilescope-test-{os.getpid()}-{len(logs)}"
+        try:
+            assert run_cli(*paths, "-o", f"{wrapper}{root}/base", "--no-browser", "-j", "2") == 0
+            # Every file of the memory filesystem under root, as the memory filesystem itself lists it.
+            listed = memory.find(root)
+            assert all(p.startswith(f"{root}/base/") for p in listed) and listed
+            written = {p[len(root) + 6:]: memory.cat_file(p) for p in listed}
+        finally:
+            if memory.exists(root):
+                memory.rm(root, recursive=True)
+    assert "index.html" in written and written.keys() == plain.keys()
+    assert written == plain
+
+
 def test_existing_output_needs_overwrite(tmp_path, capsys):
     out = tmp_path / "out"
     out.mkdir()

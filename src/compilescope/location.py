@@ -82,9 +82,18 @@ def filesystem(url: str) -> tuple[Any, str]:
     except ImportError:
         raise CompilescopeError(f"{url}: reading or writing URLs needs fsspec: pip install 'compilescope[remote]'") from None
     try:
-        return url_to_fs(url)
+        fs, inner = url_to_fs(url)
     except (ImportError, ValueError) as exc:
         raise CompilescopeError(f"{url}: {exc}") from None
+    from fsspec.implementations.dirfs import DirFileSystem
+
+    # fsspec roots a dir:: URL's DirFileSystem at the URL's path and also returns that path as the path within it, so
+    # a file landed under the path twice (memory://base/base/...). The filesystem it wraps, at the whole path, is the
+    # same location; and every URL under one dir:: base then names its file in one filesystem (upload_dir puts them
+    # all through the base's).
+    while isinstance(fs, DirFileSystem) and fs.path == fs.fs._strip_protocol(inner):
+        fs, inner = fs.fs, fs.path
+    return fs, inner
 
 
 @_remote_errors
@@ -111,6 +120,10 @@ def open_write(path: str) -> IO[bytes]:
         os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
         return open(path, "wb")
     fs, inner = filesystem(path)
+    if getattr(fs, "fs", None) is not None:
+        # A caching wrapper (simplecache::, filecache::) opens any path: it writes a local copy and puts it in place
+        # when closed, where a filesystem with directories finds none to put it in. So its directory is made first.
+        fs.makedirs(posixpath.dirname(inner), exist_ok=True)
     try:
         return fs.open(inner, "wb")
     except FileNotFoundError:  # its directory is not there yet (made only now: see upload_dir)
