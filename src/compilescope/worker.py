@@ -104,7 +104,12 @@ def _report_log(job: LogJob) -> LogDone:
                         output.write(PARITY_JSON, rank_parity_json(collectives_parity([done.summary])))
                 done.files = output.files
             if job.events is not None and len(trace.chromium_events):
-                done.events = _spool_events(trace.chromium_events, job.rank, job.events)
+                try:
+                    done.events = _spool_events(trace.chromium_events, job.rank, job.events)
+                except Exception as exc:  # noqa: BLE001 - the rank was read: a spool that cannot be written is not that
+                    if done.summary is None:
+                        raise
+                    done.summary.not_written = spool_failure(job.events, exc)
             problems = strict_problems(trace, job.strict, job.strict_compile_id)
             done.problem_count = len(problems)
             done.problems = [str(p) for p in problems[:MAX_PROBLEMS_SHOWN]]
@@ -148,6 +153,19 @@ def _spool_events(events, rank: int | None, path: str) -> int:
             f.write(orjson.dumps(event) + b"\n")
             n += 1
     return n
+
+
+def spool_failure(path: str, exc: BaseException) -> str:
+    """A rank's spool that could not be written, in one line: what happened and what to do (RankSummary.not_written)."""
+    import errno
+    import tempfile
+
+    why = exc.strerror if isinstance(exc, OSError) and exc.strerror else f"{type(exc).__name__}: {exc}"
+    full = isinstance(exc, OSError) and exc.errno in (errno.ENOSPC, errno.EDQUOT)
+    fix = "free space where it is" if full else "make its directory writable"
+    if not location.is_url(path) and path.startswith(tempfile.gettempdir().rstrip("/") + "/"):
+        fix += " (or set TMPDIR to another directory)"  # the local spool: a scratch directory of its own
+    return f"read, but its chromium events could not be written to {path}: {why}; chromium_events.json lacks them: {fix}, and run again"
 
 
 def file_size(path: str) -> int:

@@ -286,6 +286,8 @@ def rank_notes(summaries: list[RankSummary], analysis: MultiRankAnalysis) -> lis
                 f"rank {s.rank}: {os.path.basename(s.source)} is named for rank {s.rank} but its records carry rank "
                 f"{s.logged_rank}; shown as rank {s.rank}"
             )
+        if s.not_written:  # read (whatever was said above), and reported: what it sends to be merged was not stored
+            notes.append(f"rank {s.rank}: {s.not_written}")
     return notes
 
 

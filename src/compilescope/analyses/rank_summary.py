@@ -146,6 +146,10 @@ class RankSummary:
     # What of the log was not read (records skipped, the file cut off), in words; None when it was read to its end.
     # Its figures, and every comparison with the other ranks, then cover only what was read.
     unread: str | None = None
+    # The rank was read and reported, but what it sends to be merged across ranks (its chromium events, spooled to a
+    # file) could not be written: a full disk, a spool directory gone or not writable. What happened and what to do, in
+    # one line; its figures stand, and only the merged timeline lacks it.
+    not_written: str | None = None
 
     @property
     def n_compiles(self) -> int:

@@ -80,6 +80,11 @@ class MultiRankReport:
     def crashed(self) -> list[RankDone]:
         return [d for d in self.done if d.crashed]
 
+    @property
+    def not_written(self) -> list[RankDone]:
+        """Ranks read and reported whose chromium events could not be spooled (RankSummary.not_written)."""
+        return [d for d in self.done if _summary(d).not_written]
+
 
 def report_all_ranks(
     directory: str,
@@ -230,6 +235,11 @@ def run_all_ranks(args: argparse.Namespace, directory: str | None = None, out: s
                                         ran.name, ran.workers, getattr(ran, "scheduler", None))))
     if result.crashed:
         print(f"compilescope: {count(len(result.crashed), 'rank')} could not be reported (see the landing page)", file=sys.stderr)
+        return 1
+    if result.not_written:
+        # The notes above say which rank, where and why: the report is whole but for the merged timeline.
+        print(f"compilescope: {count(len(result.not_written), 'rank')} whose chromium events could not be written: "
+              f"{CHROMIUM_EVENTS} lacks them (see above)", file=sys.stderr)
         return 1
     if result.strict_problem_count:
         print(f"compilescope: {count(result.strict_problem_count, 'problem')} in the rank logs (strict mode)", file=sys.stderr)
