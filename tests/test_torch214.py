@@ -29,7 +29,8 @@ ALLOWED = {
     "export_draft.log": {".dynamic_shapes.symbols[0].location.line",  # the program gained a docstring in between
                          ".dynamic_shapes.symbols[1].location.line",
                          ".dynamic_shapes.sizes[0].location.line",  # (the same symbols, grouped)
-                         ".dynamic_shapes.sizes[1].location.line"},
+                         ".dynamic_shapes.sizes[1].location.line",
+                         ".findings[0].detail"},  # the issue's user line, export_draft.py:22 → :25
     "torch_warnings.log": {  # the guard texts' path, which torch cuts to a width, cut at another character
         ".recompiles.frames[0].steps[0].failed_guards[0].text", ".recompiles.frames[0].steps[1].failed_guards[0].text",
         ".recompiles.frames[0].steps[1].failed_guards[1].text", ".warnings.warnings[1].message"},

@@ -126,13 +126,14 @@ def analyze(trace: Trace, profiles: Sequence[Profile] = ()) -> Results:
         from .runtime import analyze_runtime  # here: the profile join (and its model) is for --profile only
 
         runtime = analyze_runtime(trace, provenance, profiles)
-    found = insights(trace, runtime)
+    export = export_report(trace)
+    found = insights(trace, runtime, export)
     return Results(
         stack_trie=build_stack_trie(trace, statuses),
         unknown_stack_trie=build_unknown_stack_trie(trace),
         failures=failures_and_restarts(trace, found.errors, found.graph_breaks),
         statuses=statuses,
-        export=export_report(trace),
+        export=export,
         provenance=provenance,
         insights=found,
         compiles=compile_summaries(trace, statuses, found),

@@ -95,6 +95,29 @@ class ExportIssue:
     def anchor(self) -> str:
         return f"issue-L{self.lineno}"
 
+    @property
+    def where(self) -> str | None:
+        """The user's line, "file.py:25 in forward" (the innermost frame of the user stack), when logged."""
+        if not self.user_stack:
+            return None
+        frame = self.user_stack[-1]
+        return f"{frame.filename.rsplit('/', 1)[-1]}:{frame.line} in {frame.name}"
+
+    @property
+    def headline(self) -> str:
+        """The issue in one line, for the findings (the export page words it in full, as tlparse does)."""
+        expr = self.expr or "(expression not logged)"
+        op = f"torch.ops.{self.op or '(operator not logged)'}"
+        if self.kind == "propagate_real_tensors_provenance":
+            return f"export could not tell whether {expr} always holds: it assumed {self.result}, and the graph asserts it"
+        if self.kind == "guard_on_data_dependent_error":
+            return f"export could not tell whether {expr} always holds, and raised a data-dependent error"
+        if self.kind == "missing_fake_kernel":
+            return f"{op} has no fake kernel"
+        if self.kind == "mismatched_fake_kernel":
+            return f"{op}'s fake kernel disagrees with the real kernel" + (f": {self.reason}" if self.reason else "")
+        return f"export evaluated the guard {expr}, which may violate the dynamic shapes asked for"
+
     def to_json(self) -> dict[str, Any]:
         return {
             "failure_type": self.failure_type, "kind": self.kind, "lineno": self.lineno,

@@ -22,6 +22,7 @@ from .compile_time import PHASE_LABELS, CompileTimes, compile_times, ends_during
 from .dynamic_shapes import FLOAT_SYMBOL, SIZE_SYMBOL, DynamicShapes, Specialization, dynamic_shapes, number_text
 from .environment import Environment, environment
 from .errors import CompileError, CompileErrors, compile_errors
+from .export import ExportReport, export_report
 from .graph_breaks import GraphBreak, GraphBreaks, graph_breaks
 from .recompiles import (BACKWARD_REASONS_HINT, CHANGE_LABELS, FrameRecompiles, Recompiles, link_specializations,
                          recompiles)
@@ -257,7 +258,18 @@ def _backward_recaptures(rec: Recompiles) -> list[Finding]:
                     detail)]
 
 
-def findings(ins: Insights) -> list[Finding]:
+def _export_issues(export: ExportReport) -> list[Finding]:
+    """Draft export's issues: its program holds only under what export assumed. The export page has each one's stacks."""
+    if not export.detected or not export.issues:  # (torch.compile logs guard_added too, under TORCH_DTRACE)
+        return []
+    first = export.issues[0]
+    where = f" at {first.where}" if first.where else ""
+    more = f" (and {count(len(export.issues) - 1, 'more issue')})" if len(export.issues) > 1 else ""
+    return [Finding(ERROR, "export", f"draft export found {count(len(export.issues), 'issue')}: it could not soundly "
+                    "produce a graph", f"{first.failure_type}{where}: {first.headline}{more}")]
+
+
+def findings(ins: Insights, export: ExportReport | None = None) -> list[Finding]:
     """Ranked: compiles that failed or stopped compiling first, then what costs graphs, then time.
 
     One finding per cause: frames that recompile for the same change, compiles that fail with the
@@ -265,6 +277,7 @@ def findings(ins: Insights) -> list[Finding]:
     """
     library = _PythonLibrary.of(ins)
     out: list[Finding] = [_crash_finding(c) for c in ins.crashes.crashes]  # the program died: before all else
+    out.extend(_export_issues(export or ExportReport()))
     for frame in ins.recompiles.frames:
         if frame.hit_limit and id(frame) not in library.frames:
             guard = frame.steps[-1].guard if frame.steps else None
@@ -451,7 +464,8 @@ def _autotuning_detail(at: Autotuning) -> str:
     return "; ".join(parts)
 
 
-def insights(trace: Trace, runtime: Runtime | None = None) -> Insights:
+def insights(trace: Trace, runtime: Runtime | None = None, export: ExportReport | None = None) -> Insights:
+    """export: the log's export_report(trace), where the caller has it already (computed here otherwise)."""
     ins = Insights(
         source=trace.source,
         n_compiles=sum(1 for cid in trace.compiles if cid is not None),
@@ -475,7 +489,7 @@ def insights(trace: Trace, runtime: Runtime | None = None) -> Insights:
     pending = next((w for w in ins.warnings.warnings if w.name == PENDING_BACKWARD), None)
     if pending is not None and ins.cudagraphs.never_recorded:
         ins.cudagraphs.never_recorded_warning = pending.headline
-    ins.findings = findings(ins)
+    ins.findings = findings(ins, export if export is not None else export_report(trace))
     return ins
 
 

@@ -56,10 +56,9 @@ def digest_log(results: Results) -> LogDigest:
 def _findings(results: Results) -> list[dict[str, str]]:
     found = [{"severity": f.severity, "title": f.title} for f in (results.insights.findings if results.insights else [])]
     export = results.export
-    if export.detected:
-        title = (f"draft export: {len(export.issues)} issue{'' if len(export.issues) == 1 else 's'}" if export.issues
-                 else "draft export succeeded" if export.success else "draft export: no exported program logged")
-        found.insert(0, {"severity": "error" if export.issues else "info", "title": title})
+    if export.detected and not export.issues:  # (issues are among the insights' findings, first)
+        title = "draft export succeeded" if export.success else "draft export: no exported program logged"
+        found.insert(0, {"severity": "info", "title": title})
     return found[:TOP_FINDINGS]
 
 

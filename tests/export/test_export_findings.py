@@ -1,0 +1,41 @@
+"""Draft export's issues are among what to fix first: in the terminal, in --json and on the compilation report.
+
+The summary said "Nothing to fix: no errors, graph breaks or recompiles in this log." of draft-export logs whose
+export page says "1 issue was found during export, and it was not able to soundly produce a graph".
+"""
+
+import json
+
+from ..conftest import peer, run_cli, torch214
+
+
+def summary(log, capsys, *flags):
+    assert run_cli("summary", *flags, log) == 0
+    return capsys.readouterr().out
+
+
+def test_the_data_dependent_branch_draft_export_assumed_is_the_first_thing_to_fix(tmp_path, capsys):
+    # The log's one propagate_real_tensors_provenance record (line 32): expr "u0 > 2", result "True", the user stack
+    # ending at line 25 of forward, `if n > 2:` (tests/data/torch213/programs/export_draft.py, line 25 under 2.14).
+    log = torch214("export_draft.log")
+    text = summary(log, capsys)
+    assert "Nothing to fix" not in text
+    assert "draft export found 1 issue" in text
+    [finding] = json.loads(summary(log, capsys, "--json"))["findings"]
+    assert (finding["severity"], finding["section"]) == ("error", "export")
+    assert finding["detail"].startswith("Data Dependent Error at export_draft.py:25 in forward: ")
+    assert "u0 > 2" in finding["detail"] and "assumed True" in finding["detail"]
+    # The compilation report's finding links to the issue on the export page, which is index.html beside it.
+    assert run_cli(log, "-o", tmp_path / "out", "--no-browser") == 0
+    page = (tmp_path / "out" / "compile_report.html").read_text()
+    assert '<a href="index.html#issues">draft export found 1 issue' in page
+    assert 'id="issues"' in (tmp_path / "out" / "index.html").read_text()
+
+
+def test_a_guard_export_evaluated_is_named_with_its_line(capsys):
+    # export_guard_added.log (tlparse's test log): one guard_added, prefix "eval", expr "Eq(s0, 3)", its user stack
+    # ending at test_draft_export.py:297 in forward (log line 27).
+    [finding] = json.loads(summary(peer("export_guard_added.log"), capsys, "--json"))["findings"]
+    assert (finding["severity"], finding["section"]) == ("error", "export")
+    assert finding["detail"].startswith("Guard Evaluated at test_draft_export.py:297 in forward: ")
+    assert "Eq(s0, 3)" in finding["detail"]
