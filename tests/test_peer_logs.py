@@ -112,3 +112,17 @@ def test_demo_writes_a_report_per_bundled_trace(tmp_path):
     for name, _ in SCENARIOS:
         assert f'href="{name}/index.html"' in index
         assert json.loads((tmp_path / "demo" / name / "compile_directory.json").read_text())
+
+
+def test_an_empty_guard_list_points_to_the_guard_tree_and_does_not_say_zero_guards(tmp_path):
+    # artifacts.log's dynamo_guards payload (log line 34) is an empty list, and the dynamo_cpp_guards_str right after
+    # it (line 38) holds [0/0]'s guard tree: TENSOR_MATCH on L['x'] and L['y'], and more. The page said "0 guards:
+    # the conditions under which this compiled code is reused".
+    directory = report(peer("artifacts.log"), tmp_path / "a")
+    names = [a["name"] for a in directory["[0/0]"]["artifacts"]]
+    [guards] = [n for n in names if n.startswith("dynamo_guards")]
+    [tree] = [n for n in names if n.startswith("dynamo_cpp_guards_str")]
+    page = (tmp_path / "a" / "-_0_0_0" / guards).read_text()
+    assert "0 guards" not in page
+    assert "torch logged this list of guards empty" in page and f'<a href="{tree}">' in page
+    assert "TENSOR_MATCH: check_tensor(L['x']" in (tmp_path / "a" / "-_0_0_0" / tree).read_text()

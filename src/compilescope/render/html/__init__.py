@@ -25,7 +25,7 @@ from ...model.payloads import PayloadRef
 from ...model.trace import CODE, DUMP, GUARDS, JSON, LINK, METRICS, TEXT, Artifact, Compile, Frame, Trace
 from ..charts import CompileTimeChart
 from ..content import chunked, later
-from ..options import ReportOptions, artifact_url, dump_file_url, readable_url
+from ..options import ReportOptions, artifact_file_name, artifact_url, dump_file_url, readable_url
 from .env import ENV, _script_hash, custom_header, page_script_src, preload_templates
 
 __all__ = ["ENV", "preload_templates", "render_demo_index", "render_html"]
@@ -295,7 +295,10 @@ def _artifact(page: _Page, entry: Compile, artifact: Artifact) -> Iterable[bytes
     if artifact.display == METRICS:
         return later(lambda: _metrics_page(page, entry, artifact))
     if artifact.display == GUARDS:
-        return later(lambda: page.render_bytes("guards.html", "../", c=entry, guards=artifact.data or []))
+        # The C++ guard tree beside it: some torch versions log this list empty while the tree holds the guards.
+        tree = next((a for a in entry.artifacts if a.kind == "dynamo_cpp_guards_str"), None)
+        return later(lambda: page.render_bytes("guards.html", "../", c=entry, guards=artifact.data or [],
+                                               guard_tree=artifact_file_name(tree, page.options) if tree else None))
     raise ValueError(f"unknown artifact display {artifact.display!r}")
 
 
