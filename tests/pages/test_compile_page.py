@@ -5,11 +5,12 @@ import json
 import os
 import re
 from html import unescape
+from pathlib import Path
 
 import pytest
 
 from ..browser import browser_page
-from ..conftest import cuda211, report, shared, torch213
+from ..conftest import cuda211, report, shared, torch213, torch214
 from ..gpu_variants import max_autotune_log, with_cudagraph_skip
 from ..htmltable import table_rows
 
@@ -299,14 +300,36 @@ def _raw_stacks(log) -> dict[str, list[tuple[str, int, str]]]:
     return stacks
 
 
-_STACK_ITEM = re.compile(r'<li><span title="([^"]*)">([^<]*)</span> <span class="fn">in ([^<]*)</span>')
+_FRAME_ITEM = re.compile(r'<li>(?:<a href="([^"]*)" title="([^"]*)">|<span title="([^"]*)">)([^<]*)</(?:a|span)> '
+                         r'<span class="fn">in ([^<]*)</span>')
+_PROGRAM = "/work/main/tests/data/cuda_torch211/programs/train_break_recompile.py"
+
+
+def _frames_shown(html: str, page: Path, program: str = _PROGRAM) -> list[tuple[str, str, str]]:
+    """(path, file:line, function) of each frame a stack list shows. A frame of the user's program (the stack's one
+    file outside torch) must link to its source page at the frame's line, and that line's row must be on the written
+    page; torch's frames (no page in the report) are not links."""
+    shown = []
+    for href, link_title, title, where, function in _FRAME_ITEM.findall(html):
+        path = unescape(link_title or title).split(": what torch.compile did to this line")[0]
+        line = where.rsplit(":", 1)[1]
+        if path == program:
+            assert unescape(link_title) == f"{path}: what torch.compile did to this line", (page, where)
+            target, _, anchor = unescape(href).partition("#")
+            assert anchor == f"L{line}" and target.startswith(f"../sources/{os.path.basename(program)}_"), (page, href)
+            assert f'id="{anchor}"' in (page.parent / target).read_text(), (page, href)
+        else:
+            assert not href and title, (page, where)
+        shown.append((path, unescape(where), unescape(function)))
+    return shown
 
 
 def test_stack_lists_and_summaries_name_a_line_as_file_and_number_with_its_path_in_the_title(tmp_path):
     """A compile page and its compilation metrics pages listed its stack (and said its compiled frame) in full paths,
     `/work/main/tests/data/cuda_torch211/programs/train_break_recompile.py:42`, two lines each on a phone, where every
-    other page says `train_break_recompile.py:42` with the path in the title. Expected from each compile's raw
-    dynamo_start stack."""
+    other page says `train_break_recompile.py:42` with the path in the title; the program's frames linked nowhere
+    (only a dumped source's did), where the report has the program's source page: each links to its line there.
+    Expected from each compile's raw dynamo_start stack."""
     log = cuda211("train_break_recompile.log.gz")
     stacks = _raw_stacks(log)
     assert stacks["-_0_0_0"][:2] == [("/work/main/tests/data/cuda_torch211/programs/train_break_recompile.py", 42, "<module>"),
@@ -320,8 +343,8 @@ def test_stack_lists_and_summaries_name_a_line_as_file_and_number_with_its_path_
         for page in pages:
             text = page.read_text()
             listed = text.split("<h2>Stack</h2>", 1)[1].split("</ul></div>", 1)[0]
-            assert [tuple(unescape(x) for x in item) for item in _STACK_ITEM.findall(listed)] == expected, page
-            assert "/work/main/" not in re.sub(r'title="[^"]*"', "", listed)
+            assert _frames_shown(listed, page) == expected, page
+            assert "/work/main/" not in re.sub(r'(title|href)="[^"]*"', "", listed)
     # The summary's compiled frame: the last frame of the stack, the frame Dynamo compiled (forward at line 20); torch
     # logged [0/0]'s stack once, at its first attempt, and [0/0_1] (the attempt after the restart) compiled that frame.
     path, line, function = stacks["-_0_0_0"][-1]
@@ -432,9 +455,6 @@ def _raw_metric_stacks(log) -> dict[str, list[tuple[str, int, str]]]:
     return stacks
 
 
-_METRIC_STACK_ITEM = re.compile(r'<li>(?:<a href="[^"]*"|<span) title="([^"]*)">([^<]*)</(?:a|span)> <span class="fn">in ([^<]*)</span>')
-
-
 def test_the_stack_trace_metric_names_each_line_as_file_and_number_with_its_path_in_the_title(tmp_path):
     """The metrics tables of a compile page and of its compilation metrics page showed stack_trace as torch logs it,
     ["Line: 42, Name: <module>, Filename: /work/main/tests/data/cuda_torch211/programs/train_break_recompile.py", ...],
@@ -442,7 +462,7 @@ def test_the_stack_trace_metric_names_each_line_as_file_and_number_with_its_path
     compilation_metrics record of the raw log."""
     log = cuda211("train_break_recompile.log.gz")
     stacks = _raw_metric_stacks(log)
-    program = "/work/main/tests/data/cuda_torch211/programs/train_break_recompile.py"
+    program = _PROGRAM
     # [0/0] restarted at the graph break: the record is its second attempt's, [0/0_1]. Frame 0 is forward (line 20),
     # frame 1 the function Dynamo resumes in after the break (line 22); each recompiled once.
     assert sorted(stacks) == ["-_0_0_1", "-_0_1_1", "-_1_0_0", "-_1_1_0"]
@@ -457,5 +477,90 @@ def test_the_stack_trace_metric_names_each_line_as_file_and_number_with_its_path
         for page in pages:
             row = re.search(r'<tr><th class="mono">stack_trace</th><td>(.*?)</td></tr>', page.read_text(), re.S)
             assert row, page
-            assert [tuple(unescape(x) for x in item) for item in _METRIC_STACK_ITEM.findall(row[1])] == expected, page
+            assert _frames_shown(row[1], page) == expected, page
             assert "Line: " not in row[1] and "/work/main/" not in re.sub(r'(title|href)="[^"]*"', "", row[1])
+
+
+def _raw_tracebacks(log: Path) -> dict[str, list[str]]:
+    """Each compile's directory -> the exception_stack_trace of its compilation_metrics record, where it has one."""
+    found = {}
+    for line in (gzip.open(log, "rt", encoding="utf-8") if log.suffix == ".gz" else open(log, encoding="utf-8")):
+        if "] {" not in line or '{"compilation_metrics": ' not in line:
+            continue
+        record = json.loads(line[line.index("] {") + 2:])
+        value = record["compilation_metrics"].get("exception_stack_trace")
+        if value:
+            found[f"-_{record['frame_id']}_{record['frame_compile_id']}_{record.get('attempt', 0)}"] = value
+    return found
+
+
+# Python's traceback: a frame is a line indented two spaces (its code four); the exception's lines start unindented.
+_RAW_FRAME = re.compile(r'^  File "([^"]+)", line (\d+), in (.+)$', re.M)
+_CHAINED = re.compile(r"\n\n(The above exception was the direct cause of the following exception:)\n\n")
+
+
+def _raw_chain(text: str) -> list[tuple[list[tuple[str, str, str]], str, str | None]]:
+    """(frames as (path, file:line, function), the exception's first line, the sentence to the next) of each exception."""
+    pieces = _CHAINED.split(text)
+    chain = []
+    for i in range(0, len(pieces), 2):
+        head, body = pieces[i].split("\n", 1)
+        assert head == "Traceback (most recent call last):"
+        frames_text, exception = re.split(r"\n(?=\S)", body, maxsplit=1)
+        frames = [(p, f"{os.path.basename(p)}:{n}", f) for p, n, f in _RAW_FRAME.findall(frames_text)]
+        chain.append((frames, exception.split("\n", 1)[0], pieces[i + 1] if i + 1 < len(pieces) else None))
+    return chain
+
+
+def _traceback_row(page: Path) -> str:
+    return re.search(r'<tr><th class="mono">exception_stack_trace</th><td>(.*?)</td></tr>', page.read_text(), re.S)[1]
+
+
+def test_the_exception_stack_trace_metric_shows_frames_and_the_exception_line_the_users_frame_linked(tmp_path):
+    """A failed compile's exception_stack_trace was shown raw: a JSON list of one traceback string of 147 lines, on the
+    compile page cut to its head. Now as Python reads: its frames as the Stack's (`file.py:29 in f`, the path in its
+    title, the program's frame linked to its line on the source page), then the exception's own line; the text as
+    logged folded below (on the compile page: on the metrics page, which has it). Expected from the raw record:
+    torch logs [traceback.format_exc()]. The message quotes `File` lines of its own (Inductor's "Found from :"), which
+    are no frames."""
+    log = torch213("compile_error_lowering.log")
+    program = "/work/main/tests/data/torch213/programs/compile_error_lowering.py"
+    [(compile_dir, [text])] = _raw_tracebacks(log).items()
+    [(frames, exception, then)] = _raw_chain(text)
+    assert len(frames) == 35 and frames[-1] == (program, "compile_error_lowering.py:29", "_boom_lowering")
+    assert exception.startswith("torch._inductor.exc.InductorError: LoweringException: NotImplementedError: ")
+    assert 'File "/work/main/tests/data/torch213/programs/compile_error_lowering.py", line 34, in f' in text
+    out = tmp_path / "out"
+    report(log, out)
+    [metrics] = (out / compile_dir).glob("compilation_metrics_[0-9]*.html")
+    for page in (metrics, out / compile_dir / "index.html"):
+        row = _traceback_row(page)
+        assert _frames_shown(row, page, program) == frames, page
+        assert [unescape(x) for x in re.findall(r'<div class="tb-exception"><code>([^<]*)</code>', row)] == [exception]
+        assert "Traceback (most recent call last)" not in re.sub(r"<pre>.*?</pre>", "", row, flags=re.S)
+    # The whole text, once: folded on the metrics page; the compile page links there.
+    assert [unescape(x) for x in re.findall(r"<pre>(.*?)</pre>", _traceback_row(metrics), re.S)] == [text]
+    assert f'href="../{compile_dir}/{metrics.name}"' in _traceback_row(out / compile_dir / "index.html")
+
+
+def test_a_chained_exception_stack_trace_shows_each_exception_in_pythons_order(tmp_path):
+    """Compiled autograd on torch 2.14 (tests/data/torch214/differs): Dynamo's ObservedTypeError, then, 'The above
+    exception was the direct cause of the following exception:', the Unsupported that failed the compile; each
+    exception's frames, its line and the sentence between them, as in the raw record."""
+    log = torch214("compiled_autograd.log").parent.parent / "differs" / "compiled_autograd.log.gz"
+    tracebacks = _raw_tracebacks(log)
+    assert len(tracebacks) == 3
+    out = tmp_path / "out"
+    report(log, out)
+    for compile_dir, [text] in tracebacks.items():
+        chain = _raw_chain(text)
+        assert [len(c) > 0 for c, _, _ in chain] == [True, True] and chain[0][2]
+        [metrics] = (out / compile_dir).glob("compilation_metrics_[0-9]*.html")
+        row = _traceback_row(metrics)
+        # In order: the first exception's frames, its line, the sentence, the second's frames, its line.
+        pieces = re.split(r'<div class="tb-exception">|<p class="muted tb-then">', row)
+        assert len(pieces) == 4, compile_dir
+        assert _frames_shown(pieces[0], metrics) == chain[0][0] and _frames_shown(pieces[2], metrics) == chain[1][0]
+        assert unescape(re.match(r"<code>([^<]*)</code>", pieces[1])[1]) == chain[0][1]
+        assert unescape(pieces[2].split("</p>", 1)[0]) == chain[0][2]
+        assert unescape(re.match(r"<code>([^<]*)</code>", pieces[3])[1]) == chain[1][1]

@@ -84,11 +84,17 @@ def test_links_on_the_index_and_the_compile_page_go_to_the_right_page(tmp_path):
     # The compile page links each dumped-source artifact (shown by its page's file name).
     assert [href for href, text in links(compile_page) if not text.endswith((":2", ":3"))] == [
         f"../dump_file/{EXPECTED[n]}" for n in NAMES]
-    # Stack frames in a/b.py and a_b.py link to the line in their own file, on both pages.
-    for page, root in ((index, ""), (compile_page, "../")):
+    # The stack frame in a/b.py links to the line in its own dumped file, on both pages. The one in a_b.py is the
+    # frame Dynamo compiled, so the report has a source page for a_b.py (what torch.compile did to each line): a frame
+    # links there, at its line, where a page does (render/options.py: line_link), and to a dumped file only where none
+    # does.
+    for page, root, written in ((index, "", tmp_path / "out"), (compile_page, "../", tmp_path / "out" / "-_0_0_0")):
         frames = {text: href for href, text in links(page) if text.endswith((":2", ":3"))}
-        assert frames == {"a/b.py:2": f"{root}dump_file/{EXPECTED['a/b.py']}#L2",
-                          "a_b.py:3": f"{root}dump_file/a_b.py.html#L3"}
+        assert frames == {"a/b.py:2": f"{root}dump_file/{EXPECTED['a/b.py']}#L2"}
+        source = re.findall(r'<a href="([^"]*sources/[^"]*)" title="a_b\.py: what torch\.compile did to this line">'
+                            r'a_b\.py:3</a>', page)
+        assert source and {href.split("#")[1] for href in source} == {"L3"}
+        assert all('id="L3"' in (written / href.split("#")[0]).read_text() for href in source)
 
 
 def test_safe_names_keep_tlparses_page(tmp_path):

@@ -21,7 +21,8 @@ from .cudagraphs import CudaGraphCompile
 from .errors import OUTPUT_CODE, CompileError
 from .graph_breaks import GraphBreak, compilation_key
 from .insights import Insights
-from .metric_values import STACK_METRICS, LongMetric, long_metric, metric_stack
+from .metric_values import (STACK_METRICS, TRACEBACK_METRICS, LongMetric, MetricTraceback, long_metric, metric_stack,
+                            metric_tracebacks)
 from .recompiles import BackwardGraph, FailedGuard
 from .status import BREAK, ERROR, RESTARTED, STATUS_LABELS
 from .userloc import UserLocation, code_origin
@@ -67,6 +68,7 @@ class MetricGroups:
     empty: list[str] = field(default_factory=list)
     long: dict[str, LongMetric] = field(default_factory=dict)  # values cut on the compile's page (metric_values.py)
     stacks: dict[str, list[Frame]] = field(default_factory=dict)  # the frames of each stack metric (STACK_METRICS)
+    tracebacks: dict[str, list[MetricTraceback]] = field(default_factory=dict)  # each traceback metric's (TRACEBACK_METRICS)
 
 
 @dataclass
@@ -225,9 +227,12 @@ def metric_groups(metrics: Mapping[str, Any], cut_long: bool = False, shared: _S
             result.groups.append((name, MetricRows(metrics, kept)))
     result.stacks = {key: frames for key in STACK_METRICS
                      if key not in LEADING_KEYS and (frames := metric_stack(metrics.get(key))) is not None}
-    if cut_long:  # (a stack is shown whole, as every page shows a stack)
+    result.tracebacks = {key: tracebacks for key in TRACEBACK_METRICS
+                         if key not in LEADING_KEYS and (tracebacks := metric_tracebacks(metrics.get(key))) is not None}
+    if cut_long:  # (a stack is shown whole, as every page shows a stack: a traceback's frames too, its text folded)
         result.long = {key: cut for names in groups.values() for key in names
-                       if key not in result.stacks and (cut := shared.long_metric(metrics[key])) is not None}
+                       if key not in result.stacks and key not in result.tracebacks
+                       and (cut := shared.long_metric(metrics[key])) is not None}
     return result
 
 

@@ -26,6 +26,40 @@ METRIC_HEAD = 512  # characters of a cut value that are shown (whole lines where
 # "Line: 42, Name: <module>, Filename: /home/me/train.py" (a frame's name is a code name: it holds no comma).
 STACK_METRICS = ("stack_trace",)
 _STACK_FRAME = re.compile(r"Line: (\d+), Name: ([^,]*), Filename: (.+)", re.S)
+# Metrics that are Python tracebacks, shown as their frames and the exception's own line. torch writes
+# exception_stack_trace (torch/_dynamo/convert_frame.py, a failed compile) as [traceback.format_exc()]: one string,
+# "Traceback (most recent call last):", a frame a `  File "p", line N, in f` line and its code (with carets), then the
+# exception's lines; an exception raised while handling another follows it, after one of Python's two sentences.
+TRACEBACK_METRICS = ("exception_stack_trace",)
+_TRACEBACK_HEAD = "Traceback (most recent call last):"
+_CHAIN_SENTENCE = re.compile(r"\n\n(The above exception was the direct cause of the following exception:|"
+                             r"During handling of the above exception, another exception occurred:)\n\n"
+                             r"(?=Traceback \(most recent call last\):\n)")
+_TRACEBACK_LINE = re.compile(r'  File "([^"]+)", line (\d{1,9}), in (.+)')
+_FRAME_CODE = "    "  # a frame's code and carets; Python's "  [Previous line repeated N more times]" is skipped too
+_REPEATED = re.compile(r"  \[Previous line repeated \d+ more times?\]")
+_CARETS = re.compile(r"\s*[~^]+\s*")
+
+
+@dataclass(slots=True)
+class RaisedException:
+    """One exception of a traceback: the frames it was raised through and its own lines."""
+
+    frames: list[Frame]  # outermost first, the frame that raised it last, as Python writes them
+    exception: str  # `torch._dynamo.exc.Unsupported: Failed to trace builtin operator` and the rest of its message
+    then: str | None  # Python's sentence to the next exception of the chain; None for the last, the one that escaped
+
+    @property
+    def exception_line(self) -> str:
+        return self.exception.split("\n", 1)[0]
+
+
+@dataclass(slots=True)
+class MetricTraceback:
+    """A traceback a metric holds: the text as logged, and each exception of its chain, in Python's order."""
+
+    text: str
+    chain: list[RaisedException]
 
 
 @dataclass(slots=True)
@@ -80,3 +114,51 @@ def metric_stack(value: Any) -> list[Frame] | None:
             return None
         frames.append(Frame(filename=found[3], line=int(found[1]), name=found[2]))
     return frames
+
+
+def metric_tracebacks(value: Any) -> list[MetricTraceback] | None:
+    """The tracebacks of a traceback metric as torch writes it; None where any entry is not one (it is shown as
+    logged: an exception group, another Python's format, or a log edited by hand)."""
+    if not isinstance(value, list) or not value:
+        return None
+    tracebacks = []
+    for entry in value:
+        parsed = _traceback(entry) if isinstance(entry, str) else None
+        if parsed is None:
+            return None
+        tracebacks.append(parsed)
+    return tracebacks
+
+
+def _traceback(text: str) -> MetricTraceback | None:
+    pieces = _CHAIN_SENTENCE.split(text.rstrip("\n"))  # [traceback, sentence, traceback, ...]
+    chain = []
+    for i in range(0, len(pieces), 2):
+        raised = _raised(pieces[i], pieces[i + 1] if i + 1 < len(pieces) else None)
+        if raised is None:
+            return None
+        chain.append(raised)
+    return MetricTraceback(text=text, chain=chain)
+
+
+def _raised(text: str, then: str | None) -> RaisedException | None:
+    lines = text.split("\n")
+    if lines[0] != _TRACEBACK_HEAD:
+        return None
+    frames: list[Frame] = []
+    n = 1
+    while n < len(lines):
+        line = lines[n]
+        found = _TRACEBACK_LINE.fullmatch(line)
+        if found is not None:
+            frames.append(Frame(filename=found[1], line=int(found[2]), name=found[3]))
+        elif line.startswith(_FRAME_CODE) and frames:
+            if frames[-1].loc is None and line.strip() and not _CARETS.fullmatch(line):
+                frames[-1].loc = line.strip()  # (the first line of a statement Python shows over several)
+        elif not _REPEATED.fullmatch(line):
+            break
+        n += 1
+    exception = "\n".join(lines[n:])
+    if not exception or exception[0].isspace():
+        return None  # no exception line where Python writes it: not a traceback of this shape
+    return RaisedException(frames=frames, exception=exception, then=then)

@@ -314,7 +314,13 @@ class Sources:
         return bool(self.files)
 
     def file(self, path: str) -> SourceFile | None:
-        return next((f for f in self.files if f.path == path), None)
+        """The file of that path, if it has a page: every frame of every stack the report shows asks."""
+        return self._by_path.get(path)
+
+    @cached_property
+    def _by_path(self) -> dict[str, SourceFile]:
+        # Made at the first lookup, by the renderers: the analysis has added every file by then.
+        return {f.path: f for f in reversed(self.files)}  # (the first of a path, as a scan would find)
 
     def breaks_in(self, path: str) -> list[GraphBreakSite]:
         """The graph breaks located in file `path`, by line: the order a reader of the file meets them."""

@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import functools
-from typing import Mapping
+from typing import TYPE_CHECKING, Mapping, NamedTuple
 
 from ..lazy_regex import lazy_compile
 from ..model.ids import CompileId
 from ..model.names import safe_stem
 from ..model.records import dataclass
-from ..model.trace import CODE, DUMP, LINK, NO_COMPILE_ID_DIR, Artifact, dump_file_name
+from ..model.trace import CODE, DUMP, LINK, NO_COMPILE_ID_DIR, Artifact, Trace, dump_file_name
+
+if TYPE_CHECKING:
+    from ..analyses.sources import Sources
 
 
 @dataclass(frozen=True)
@@ -70,6 +73,29 @@ def dump_file_url(name: str, pages: Mapping[str, str] | None = None) -> str:
     pages: the trace's dump_pages (distinct pages for names with the same safe file name).
     """
     return f"dump_file/{(pages or {}).get(name) or dump_file_name(name)}"
+
+
+class LineLink(NamedTuple):
+    """Where a link to a line of code lands in the report, and the title that says so."""
+
+    url: str  # relative to the report's root, with the line's anchor
+    title: str
+
+
+def line_link(filename: str | None, line: int | None, sources: Sources, trace: Trace) -> LineLink | None:
+    """The page that shows a named line of code (a stack's frame, a graph break's place): the source page of a user's
+    file at the row that shows the line, where the report has one (analyses/sources.py: its files); else the page of a
+    source torch dumped (`<eval_with_key>.5`, compiled autograd's graph) at that line; else None. Every page links a
+    line through here, so a frame lands on the same page wherever a stack is shown."""
+    if not filename:
+        return None
+    found = sources.file(filename)
+    if found is not None:
+        anchor = found.anchor(line) if line else None  # (None past the file's end: its top)
+        return LineLink(found.page + (f"#{anchor}" if anchor else ""), f"{filename}: what torch.compile did to this line")
+    if filename in trace.dump_files:
+        return LineLink(dump_file_url(filename, trace.dump_pages) + (f"#L{line}" if line else ""), filename)
+    return None
 
 
 _URL_IGNORED = lazy_compile(r"[\x00-\x20\x7f]")  # browsers drop these inside a URL's scheme

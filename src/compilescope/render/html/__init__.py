@@ -25,7 +25,7 @@ from ...model.payloads import PayloadRef
 from ...model.trace import CODE, DUMP, GUARDS, JSON, LINK, METRICS, TEXT, Artifact, Compile, Frame, Trace
 from ..charts import CompileTimeChart
 from ..content import chunked, later
-from ..options import ReportOptions, artifact_file_name, artifact_url, dump_file_url, readable_url
+from ..options import LineLink, ReportOptions, artifact_file_name, artifact_url, dump_file_url, line_link, readable_url
 from .env import ENV, _script_hash, custom_header, page_script_src, preload_templates
 
 __all__ = ["ENV", "preload_templates", "render_demo_index", "render_html"]
@@ -33,7 +33,7 @@ from .export import COMPILE_INDEX, render_export_index, wants_export_index
 from .provenance import kernels_page, provenance_files, provenance_url
 from .rows import artifact_items_html, artifact_link_html, frame_html, metric_rows_html, stack_list_html
 from .runtime import runtime_files
-from .sources import source_files, source_url
+from .sources import source_files
 from .transformed import transformed_files, transformed_url
 
 Output = tuple[str, "str | bytes | Iterable[bytes]"]
@@ -107,19 +107,18 @@ class _Page:
             "source_name": os.path.basename(trace.source),
             "rank": trace.rank,
             "artifact_url": lambda a: artifact_url(a, options),
-            "frame_url": self.frame_url,
             "provenance_url": lambda c: provenance_url(c.dir_name) if c.compile_id in results.provenance.compiles else None,
             "up_url": options.up_url,
             "up_label": options.up_label,
-            "source_url": lambda filename, line=None: source_url(self, filename, line),
+            "line_link": self.line_link,
             "source_files": results.sources.files,
             "transformed_url": lambda c: transformed_url(c.dir_name) if c.dir_name in results.transformed else None,
-            "metric_rows": lambda rows, long=None, full_url=None, stacks=None, root="": metric_rows_html(
-                rows, long, full_url, stacks, root, self.frame_url),
+            "metric_rows": lambda rows, long=None, full_url=None, stacks=None, root="", tracebacks=None: metric_rows_html(
+                rows, long, full_url, stacks, root, self.frame_link, tracebacks),
             "artifact_items": lambda artifacts, roles, root: artifact_items_html(artifacts, roles or {}, root, options),
             "artifact_link": lambda a, root: artifact_link_html(a, root, options),
-            "stack_list_html": lambda frames, root: stack_list_html(frames, root, self.frame_url),  # macros.html
-            "frame_html": lambda frame, root: Markup(frame_html(frame, root, self.frame_url)),  # macros.html
+            "stack_list_html": lambda frames, root: stack_list_html(frames, root, self.frame_link),  # macros.html
+            "frame_html": lambda frame, root: Markup(frame_html(frame, root, self.frame_link)),  # macros.html
             "summary_html": self.summary_html,
         }
         self.memo: dict[str, Any] = {}  # what several pages need, worked out once (render/html/provenance.py)
@@ -138,10 +137,12 @@ class _Page:
         self.memo["summary"] = (s, root, html)
         return html
 
-    def frame_url(self, frame: Frame) -> str | None:
-        if frame.filename in self.trace.dump_files:
-            return f"{dump_file_url(frame.filename, self.trace.dump_pages)}#L{frame.line}"
-        return None
+    def line_link(self, filename: str | None, line: int | None = None) -> LineLink | None:
+        """Where every page links a line of code: its source page, else its dumped source (options.line_link)."""
+        return line_link(filename, line, self.results.sources, self.trace)
+
+    def frame_link(self, frame: Frame) -> LineLink | None:
+        return line_link(frame.filename, frame.line, self.results.sources, self.trace)
 
     def render(self, template: str, root: str, **context: Any) -> str:
         return ENV.get_template(template).render(**self.common, root=root, **context)

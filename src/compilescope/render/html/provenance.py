@@ -280,10 +280,10 @@ def _cached(seen: dict[Any, str], key: Any, make: Any) -> str:
 
 
 def _user_line_html(page: _Page, u: UserLine) -> str:
-    src = page.common["source_url"](u.file, u.line)
-    short, path = html_text(u.short), html_text(u.file)
-    html = (f'<div class="mono"><a href="../{html_text(src)}" title="{path}: what torch.compile did to this line">{short}</a>'
-            if src else f'<div class="mono"><span title="{path}">{short}</span>')
+    link = page.line_link(u.file, u.line)
+    short = html_text(u.short)
+    html = (f'<div class="mono"><a href="../{html_text(link.url)}" title="{html_text(link.title)}">{short}</a>'
+            if link else f'<div class="mono"><span title="{html_text(u.file)}">{short}</span>')
     if u.function:
         html += f' <span class="fn">in {html_text(u.function)}</span>'
     html += "</div>\n"

@@ -15,11 +15,11 @@ from typing import Any, Callable, Iterable, Iterator, Mapping
 
 from markupsafe import Markup, escape
 
-from ...analyses.metric_values import LongMetric, is_structured, pretty_json
+from ...analyses.metric_values import LongMetric, MetricTraceback, is_structured, pretty_json
 from ...model.trace import LINK, Artifact, Frame
 from ...wording import count
 from ..content import chunked
-from ..options import ReportOptions, artifact_file_name, artifact_url, safe_link_url
+from ..options import LineLink, ReportOptions, artifact_file_name, artifact_url, safe_link_url
 
 
 SHORT_TEXT = 256  # html_text escapes a str shorter than this itself
@@ -96,19 +96,23 @@ def joined(pieces: Iterable[str], size: int) -> Iterator[str]:
 
 def metric_rows_html(rows: Iterable[tuple[str, Any]], long: Mapping[str, LongMetric] | None = None,
                      full_url: str | None = None, stacks: Mapping[str, list[Frame]] | None = None, root: str = "",
-                     frame_url: Callable[[Frame], str | None] = lambda frame: None) -> Markup:
+                     frame_link: Callable[[Frame], LineLink | None] = lambda frame: None,
+                     tracebacks: Mapping[str, list[MetricTraceback]] | None = None) -> Markup:
     """A metrics table's rows: a compile id logs about a hundred metrics.
 
     With `long` and `full_url` (a compile's page), a value in `long` is shown as its head, its size and a link to
     full_url, the page that shows every value whole. A value in `stacks` is shown as its frames, as stack_list_html
-    shows a stack (root, frame_url: as there)."""
+    shows a stack (root, frame_link: as there); one in `tracebacks` as traceback_html shows it."""
     out = []
     for key, value in rows:
         cut = long.get(key) if long and full_url else None
         frames = stacks.get(key) if stacks else None
+        parsed = tracebacks.get(key) if tracebacks else None
         shown: str
         if frames is not None:
-            shown = stack_list_html(frames, root, frame_url)
+            shown = stack_list_html(frames, root, frame_link)
+        elif parsed is not None:
+            shown = "".join(traceback_html(t, root, frame_link, full_url) for t in parsed)
         elif cut is not None and full_url is not None:
             shown = _cut_metric_html(cut, is_structured(value), full_url)
         elif is_structured(value):
@@ -157,24 +161,48 @@ def _artifact_items(artifacts: Iterable[Artifact], roles: Mapping[int, str], roo
         yield f'<li>{artifact_link_html(a, root, options)}{badge} <span class="num">({a.file_number})</span></li>'
 
 
-def frame_html(frame: Frame, root: str, frame_url: Callable[[Frame], str | None]) -> str:
-    """One stack frame as pages show it: its place (linked to its page in the report, if it has one), its
-    function and its source line. frame_url: that page's URL, or None."""
-    url = frame_url(frame)
+def frame_html(frame: Frame, root: str, frame_link: Callable[[Frame], LineLink | None]) -> str:
+    """One stack frame as pages show it: its place (linked to the page that shows its line, where the report has one:
+    options.line_link), its function and its source line."""
+    link = frame_link(frame)
     # `file.py:23`, the path in its title, as other pages name a line (UserLocation.short): full paths took a
     # phone's width each, and told apart nothing the file name does not.
     where = f"{html_text(os.path.basename(frame.filename) or frame.filename)}:{html_text(frame.line)}"
-    path = html_text(frame.filename)
-    html = (f'<a href="{html_text(root)}{html_text(url)}" title="{path}">{where}</a>' if url
-            else f'<span title="{path}">{where}</span>')
+    html = (f'<a href="{html_text(root)}{html_text(link.url)}" title="{html_text(link.title)}">{where}</a>' if link
+            else f'<span title="{html_text(frame.filename)}">{where}</span>')
     html += f' <span class="fn">in {html_text(frame.name)}</span>'
     if frame.loc:
         html += f"<br><code>&nbsp;&nbsp;&nbsp;&nbsp;{html_text(frame.loc)}</code>"
     return html
 
 
-def stack_list_html(frames: Iterable[Frame], root: str, frame_url: Callable[[Frame], str | None]) -> Markup:
+def stack_list_html(frames: Iterable[Frame], root: str, frame_link: Callable[[Frame], LineLink | None]) -> Markup:
     """A stack's frames as the list compile and metrics pages show (one pass: a page can show hundreds of frames,
     and a template macro per frame cost ~10 us each)."""
-    items = "".join(f"<li>{frame_html(frame, root, frame_url)}</li>" for frame in frames)
+    items = "".join(f"<li>{frame_html(frame, root, frame_link)}</li>" for frame in frames)
     return Markup(f'<div class="stack-trie"><ul>{items}</ul></div>')
+
+
+def traceback_html(traceback: MetricTraceback, root: str, frame_link: Callable[[Frame], LineLink | None],
+                   full_url: str | None = None) -> str:
+    """A Python traceback (a failed compile's exception_stack_trace) as Python reads: each exception's frames as a
+    stack (most recent call last), then the exception's own line, a chain's exceptions in order with Python's
+    sentence between them. Its text as logged (thousands of lines where the message quotes a compiler's output) is
+    folded below, or, with full_url (a compile's page, which cuts long values), on that page."""
+    parts: list[str] = []
+    for raised in traceback.chain:
+        if raised.frames:
+            parts.append(stack_list_html(raised.frames, root, frame_link))
+        rest = raised.exception.count("\n")
+        more = (f' <span class="muted">(and {count(rest, "more line")} of its message, in the text as logged)</span>'
+                if rest else "")
+        parts.append(f'<div class="tb-exception"><code>{html_text(raised.exception_line)}</code>{more}</div>')
+        if raised.then:
+            parts.append(f'<p class="muted tb-then">{html_text(raised.then)}</p>')
+    lines = count(traceback.text.rstrip("\n").count("\n") + 1, "line")
+    if full_url:
+        whole = (f'<div class="muted metric-cut">The traceback as logged ({lines}) is on '
+                 f'<a href="{html_text(full_url)}">the compilation metrics page</a>.</div>')
+    else:
+        whole = f'<details class="tb-text"><summary>as logged ({lines})</summary><pre>{html_text(traceback.text)}</pre></details>'
+    return f'<div class="metric-traceback">{"".join(parts)}{whole}</div>'

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Iterator
 
-from ...model.trace import Frame
 from ...analyses.provenance import kernel_anchor
 from ...wording import format_us
 from ..options import artifact_url, readable_url
@@ -65,10 +64,10 @@ def runtime_files(page: _Page) -> Iterator[tuple[str, str]]:
             "compile_url": _compile_url(page, k.compile_id),
             # a wrapper's kernel (an input copy) is no kernel of the output code that provenance maps
             "provenance_url": _provenance_url(page, k.compile_id) if k.kind in (INDUCTOR, EXTERN) else None,
-            "lines": [(u, page.frame_url(Frame(u.file, u.line, u.function or ""))) for u in k.user_lines],
+            "lines": [(u, page.line_link(u.file, u.line)) for u in k.user_lines],
         } for k in p.kernels]
         graphs = [{"row": g, "compile_url": _compile_url(page, g.compile_id),
                    "provenance_url": _provenance_url(page, g.compile_id)} for g in p.graphs]
-        lines = [{"row": r, "url": page.frame_url(Frame(r.file, r.line, r.function or ""))} for r in p.lines]
+        lines = [{"row": r, "link": page.line_link(r.file, r.line)} for r in p.lines]
         profiles.append({"p": p, "kernels": kernels, "graphs": graphs, "lines": lines, "kinds": p.by_kind()})
     yield RUNTIME_PAGE, page.render("runtime.html", "", profiles=profiles, comparison=runtime.comparison, us=format_us)

@@ -31,18 +31,6 @@ STATUS_TITLES = {
 }
 
 
-def source_url(page: _Page, filename: str | None, line: int | None = None) -> str | None:
-    """The source page of a user file (relative to the report root), at the row that shows a line (its own, or the
-    gap that holds it) where the page has it; None when the file has no page."""
-    if not filename:
-        return None
-    found = page.results.sources.file(filename)
-    if found is None:
-        return None
-    anchor = found.anchor(line) if line else None
-    return found.page + (f"#{anchor}" if anchor else "")
-
-
 class _CompileDirs(dict[str, str]):
     """`[1/0]` -> the directory of its last attempt (the one that holds the graph); and each compile id's link
     (_cid), made once: a file's notes name the same few compile ids over and over (GPT-2: 1,200 links, ~14 ids)."""
@@ -283,11 +271,11 @@ def _page(page: _Page, f: SourceFile, dirs: _CompileDirs, resume_ids: dict[str, 
 
 
 def _eager_link(page: _Page, f: SourceFile, path: str, line: int) -> dict[str, str | None]:
-    """A line that ran eagerly because of a break: its row on this page, or on its file's page, if it has one."""
+    """A line that ran eagerly because of a break: its row on this page, or the page that shows it, if one does."""
     if path == f.path:
         anchor = f.anchor(line)
         href = f"#{anchor}" if anchor else None
     else:
-        other = source_url(page, path, line)
-        href = f"../{other}" if other else None
+        other = page.line_link(path, line)
+        href = f"../{other.url}" if other else None
     return {"text": f"{path.rsplit('/', 1)[-1]}:{line}", "href": href}
