@@ -154,6 +154,14 @@ def new_trace_dir(root: str = DEFAULT_TRACE_ROOT) -> str:
             path = f"{base}-{n}"
 
 
+def as_typed_here(path: str) -> str:
+    """path as a user here would type it: relative to the current directory when it is under it, else absolute
+    (the commands run prints, for a directory run made itself: nobody typed it)."""
+    absolute = os.path.abspath(path)
+    relative = os.path.relpath(absolute)
+    return absolute if relative == os.pardir or relative.startswith(os.pardir + os.sep) else relative
+
+
 def prepare_trace_dir(path: str) -> str:
     """The user's --trace-dir: created if needed; logs already in it are not this run's."""
     if os.path.exists(path) and not os.path.isdir(path):

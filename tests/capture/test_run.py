@@ -26,13 +26,15 @@ def test_graph_breaks_script_default_dirs(tmp_path):
     assert "after branch" in proc.stdout  # the program's own output went through
     [report] = tmp_path.glob("compilescope_traces/*/report")  # default: ./compilescope_traces/<timestamp>/report
     # Once the program has ended, as a report of its log ends: what to fix first (graph_breaks.py's three breaks, the
-    # program's docstring), the command that says what to do, then where the report is.
+    # program's docstring), the command that says what to do, then where the report is. The log is named as the user
+    # would type it in the directory they ran from (it named its absolute path): the trace directory run made there.
     [log] = report.parent.glob("*.log")
+    named = f"compilescope_traces/{report.parent.name}/{log.name}"
     ending = proc.stdout.splitlines()[-6:]
     assert ending[:4] == ["Fix first:", "  WARN  graph break at graph_breaks.py:18 in log_step (2 compilations)",
                           "  WARN  graph break at graph_breaks.py:23 in f (1 compilation)",
                           "  WARN  graph break at graph_breaks.py:28 in f (1 compilation)"]
-    assert ending[4].endswith(f"what to do about each: compilescope summary {log}")
+    assert ending[4].endswith(f" what to do about each: compilescope summary {named}") and tmp_path / named == log
     assert ending[5].startswith("Wrote ") and ending[5].endswith(f" files to {report}; open {report / 'index.html'}")
     assert compile_ids(report) == ["[-/-]", "[0/0]", "[1/0]", "[1/0_1]", "[2/0]", "[2/0_1]", "[3/0]", "[3/0_1]", "[4/0]"]
     assert statuses(report) == {

@@ -187,3 +187,18 @@ def test_run_with_several_ranks(tmp_path, capsys):
     assert lines[-2] == f"  rank by rank: compilescope summary {typed}"
     assert lines[-1].startswith(f"Wrote {sum(1 for f in out.rglob('*') if f.is_file())} files for 2 ranks to {out} ")
     assert lines[-1].endswith(f"; open {out / 'index.html'}")
+
+
+def test_a_trace_directory_run_made_is_named_as_typed_here(tmp_path, monkeypatch):
+    """run names the directory it made (and its log) in the commands it prints as the user would type them where
+    they ran it: relative under the current directory, absolute elsewhere (a relative path climbing out of it with
+    .. says less than the absolute one)."""
+    from compilescope.runner import as_typed_here
+
+    (tmp_path / "here").mkdir()
+    monkeypatch.chdir(tmp_path / "here")
+    assert as_typed_here(str(tmp_path / "here" / "compilescope_traces" / "t")) == os.path.join("compilescope_traces", "t")
+    assert as_typed_here("compilescope_traces/t") == os.path.join("compilescope_traces", "t")
+    assert as_typed_here(str(tmp_path / "elsewhere")) == str(tmp_path / "elsewhere")
+    assert as_typed_here(str(tmp_path)) == str(tmp_path)
+    assert as_typed_here(str(tmp_path / "here" / "..traces")) == "..traces"  # under it, whatever its name starts with

@@ -196,8 +196,8 @@ def _rank_logs(directory: str, logs: list[str] | None = None) -> RankLogs:
 def run_all_ranks(args: argparse.Namespace, directory: str | None = None, out: str | None = None,
                   logs: list[str] | None = None, typed: str | None = None) -> int:
     """`compilescope DIR --all-ranks-html` (and `compilescope DIR` when DIR holds several ranks; `compilescope run`
-    passes the logs its program wrote, in directory, and typed: that directory as the user named it, which the
-    command it prints names)."""
+    passes the logs its program wrote, in directory, and typed: that directory as the user named it, or would type
+    it here, which the command it prints names)."""
     if getattr(args, "latest", False):
         raise CompilescopeError("--latest reads one log; it cannot be combined with a report of all ranks (--all-ranks-html)")
     directory = directory or args.path

@@ -19,7 +19,8 @@ from ..errors import CompilescopeError
 from ..ingest.discover import holds_several_ranks
 from ..ingest.reader import read_trace
 from ..render.notices import report_lines, unread_line
-from ..runner import DEFAULT_TRACE_ROOT, check_interpreter, choose_log, new_trace_dir, prepare_trace_dir, program, run_program
+from ..runner import (DEFAULT_TRACE_ROOT, as_typed_here, check_interpreter, choose_log, new_trace_dir, prepare_trace_dir,
+                      program, run_program)
 from ..wording import count
 from .output import check_output_dir
 from .usage import require_more_than
@@ -146,6 +147,8 @@ class RunCommand:
                                         "report cannot replace; choose another output directory (the default is "
                                         "<trace dir>/report)")
         trace_dir = prepare_trace_dir(args.trace_dir) if args.trace_dir else new_trace_dir()
+        # The trace directory in the commands printed: as typed, else (run made it) as the user would type it here.
+        named_dir = args.trace_dir or as_typed_here(trace_dir)
         print(f"compilescope: running {prog} with TORCH_TRACE={trace_dir}", file=sys.stderr, flush=True)
         result = run_program(prog, trace_dir, fresh_cache=args.fresh_cache, timeout=args.timeout)
         rc = result.returncode
@@ -175,12 +178,13 @@ class RunCommand:
             from .multirank import run_all_ranks
 
             try:
-                status = run_all_ranks(args, directory=trace_dir, out=out, logs=result.logs, typed=args.trace_dir)
+                status = run_all_ranks(args, directory=trace_dir, out=out, logs=result.logs, typed=named_dir)
             except CompilescopeError as exc:
-                _report_not_written(trace_dir)
+                _report_not_written(named_dir)
                 raise _with_program_status(exc, rc) from None
             return rc or status
         chosen, note = choose_log(result.logs)
+        named_log = os.path.join(named_dir, os.path.relpath(chosen, trace_dir))
         if note:
             print(f"compilescope: {note}", file=sys.stderr)
         options = report_options(args)
@@ -197,21 +201,21 @@ class RunCommand:
                 problems = strict_problems(trace, args.strict, args.strict_compile_id)
                 unread_warning = unread_line(unread(trace.stats), chosen, "report")
         except CompilescopeError as exc:
-            _report_not_written(trace_dir)
+            _report_not_written(named_dir)
             raise _with_program_status(exc, rc) from None
         except Exception:
-            _report_not_written(trace_dir)
+            _report_not_written(named_dir)
             raise  # a bug: main() prints it in one line
         index = os.path.join(output.path, "index.html")
         # The program has ended (its status and any crash's stack said above): the report's ending, as every command
         # that writes one ends.
-        print("\n".join(report_lines(results.insights, chosen, output.files, output.path, index)))
+        print("\n".join(report_lines(results.insights, named_log, output.files, output.path, index)))
         if unread_warning and not args.verbose:
             print(unread_warning, file=sys.stderr)
         for p in problems:
             print(p, file=sys.stderr)
         if problems:
-            print(f"compilescope: {count(len(problems), 'problem')} in {chosen} (strict mode)", file=sys.stderr)
+            print(f"compilescope: {count(len(problems), 'problem')} in {named_log} (strict mode)", file=sys.stderr)
             return rc or 1
         if not args.no_browser and not (result.interrupted or result.terminated):
             _open_browser(index)
