@@ -15,11 +15,11 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
-from compilescope.analyses.insights import insights
+from compilescope.analyses.insights import SECTIONS, insights
 from compilescope.ingest.reader import read_trace
 from compilescope.render.terminal import print_summary
 
-from ..conftest import torch213
+from ..conftest import run_cli, torch213
 from .helpers import LOGS, insights_of
 
 SNAPSHOTS = Path(__file__).parent / "snapshots"
@@ -124,3 +124,37 @@ def test_a_failure_without_a_logged_location_is_not_placed_on_the_def_line():
     assert "[1/0] failed in Backend compiler at compile_error_raises.py:22" not in text
     assert ("[1/0] failed in Backend compiler while compiling g_relu (defined at compile_error_raises.py:22; "
             "no failure location logged)") in text
+
+
+# Each section's heading in the summary and its id on the page, keyed by the section a finding names.
+SECTION_HEADINGS = {"crash": "Crash", "errors": "Errors (", "recompiles": "Recompiles (", "graph_breaks": "Graph breaks (",
+                    "compile_time": "Compile time (", "autotuning": "Autotuning (", "cudagraphs": "CUDA graphs (",
+                    "warnings": "Warnings torch printed (", "caches": "Caches (", "dynamic_shapes": "Dynamic shapes (",
+                    "runtime": "Runtime"}
+
+
+def test_fix_first_ranks_as_the_sections_below_it_follow(tmp_path):
+    """compiled_autograd.log (torch213/README.md): [0/0] breaks at loss.backward() and compiled autograd captures two
+    backward graphs, both warnings; [0/1] recompiles for the size and makes it dynamic, info. Fix first ranked the graph
+    break first, though the summary (and the page) show Recompiles, where the backward graphs are, above Graph breaks.
+    One order for both, the analysis': by severity, then the sections' order."""
+    log = torch213("compiled_autograd.log.gz")
+    with read_trace(str(log)) as trace:
+        ins = insights(trace)
+    assert set(SECTION_HEADINGS) == set(SECTIONS)
+    console = Console(width=100, color_system=None, record=True, file=io.StringIO())
+    print_summary(ins, console)
+    text = console.export_text()
+    panel, body = text[:text.index("\nRecompiles (")], text[text.index("\nRecompiles ("):]  # (no crash, no error here)
+    backward, graph_break = "compiled autograd captured 2 backward graphs", "graph break at compiled_autograd.py:27"
+    assert f"WARN  {backward}" in panel and f"WARN  {graph_break}" in panel
+    assert panel.index(backward) < panel.index(graph_break) and body.index("\nRecompiles (") < body.index("\nGraph breaks (")
+    ranks = [(("error", "warning", "info").index(f.severity), SECTIONS.index(f.section)) for f in ins.findings]
+    assert ranks == sorted(ranks) and len({s for _, s in ranks}) >= 3
+    # The body's headings, the page's sections: both in the sections' order.
+    shown = [s for s in SECTIONS if f"\n{SECTION_HEADINGS[s]}" in body]
+    assert sorted(shown, key=lambda s: body.index(f"\n{SECTION_HEADINGS[s]}")) == shown and len(shown) >= 4
+    assert run_cli(log, "-o", tmp_path / "report", "--no-browser") == 0
+    page = (tmp_path / "report" / "index.html").read_text()
+    ids = [s for s in re.findall(r'<h3 id="insights-(\w+)"', page) if s in SECTIONS]
+    assert ids == [s for s in SECTIONS if s in ids] and ids[:3] == ["recompiles", "graph_breaks", "compile_time"]

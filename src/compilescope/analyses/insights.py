@@ -41,13 +41,19 @@ SCHEMA_VERSION = 2
 
 ERROR, WARNING, INFO = "error", "warning", "info"
 
+# The sections of the summary and of the page's Insights, in the order they show them (crash and errors, then what
+# costs graphs, then time): findings of one severity follow it, so "Fix first" reads in the order the sections below
+# it explain them. "export" (draft export's issues) has its details on the report's export page, not a section here.
+SECTIONS = ("crash", "errors", "export", "recompiles", "graph_breaks", "compile_time", "autotuning", "cudagraphs", "warnings",
+            "caches", "dynamic_shapes", "runtime")
+
 
 @dataclass
 class Finding:
     """One thing the report tells first, with its severity and the section that explains it."""
 
     severity: str  # "error" | "warning" | "info"
-    section: str  # "errors" | "recompiles" | "graph_breaks" | "compile_time" | "caches" | "dynamic_shapes"
+    section: str  # one of SECTIONS: the one that explains it
     title: str
     detail: str = ""
 
@@ -345,7 +351,7 @@ def findings(ins: Insights, export: ExportReport | None = None) -> list[Finding]
     if compared is not None:
         from .runtime import comparison_finding  # here: only a log given with a profile pays for the runtime analysis
 
-        # First of the time findings: eager against compiled is what a user who profiled both asked.
+        # First of the runtime findings: eager against compiled is what a user who profiled both asked.
         finding = comparison_finding(compared)
         if finding is not None:
             out.append(Finding(INFO, "runtime", *finding))
@@ -373,9 +379,10 @@ def findings(ins: Insights, export: ExportReport | None = None) -> list[Finding]
             if compared is not None and profile.source == compared.eager and not profile.compiled:
                 continue  # the eager side: the comparison above says what it holds
             out.append(Finding(INFO, "runtime", *runtime_finding(profile)))
-    # Most urgent first: by severity, and in the order above within one (a torch.cond note, say, is info: it goes
-    # after every warning, though torch printed it first).
-    return sorted(_merged(out), key=lambda f: _URGENCY[f.severity])
+    # Most urgent first: by severity (a torch.cond note, say, is info: it goes after every warning, though torch
+    # printed it first), then in the sections' order, then in the order above. It ranked within one severity in the
+    # order above only, so a warning about graph breaks came before one about recompiles the summary shows first.
+    return sorted(_merged(out), key=lambda f: (_URGENCY[f.severity], SECTIONS.index(f.section)))
 
 
 _URGENCY = {ERROR: 0, WARNING: 1, INFO: 2}

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import posixpath
 import shlex
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from rich import box
@@ -24,7 +25,7 @@ from ..analyses import Results
 from ..analyses.compile_time import PHASE_LABELS
 from ..analyses.divergence import MultiRankResults
 from ..analyses.dynamic_shapes import GuardPlace
-from ..analyses.insights import Insights
+from ..analyses.insights import SECTIONS, Insights
 from ..analyses.recompiles import BACKWARD_REASONS_HINT, CHANGE_LABELS
 from ..analyses.userloc import UserLocation
 from .charts import phase_bars
@@ -413,8 +414,16 @@ def summary_renderable(ins: Insights) -> RenderableType:
     ran_on = [UnbrokenText(" ".join(unbroken(f"· {what} {value}" if i else f"{what} {value}")
                                     for i, (what, value) in enumerate(ins.environment.facts())),
                            style="dim")] if ins.environment else []
-    return Group(head, *ran_on, _findings(ins), *_crashes(ins), *_errors(ins), *_recompiles(ins), *_graph_breaks(ins), *_compile_time(ins),
-                 *_autotuning(ins), *_cudagraphs(ins), *_torch_warnings(ins), *_caches(ins), *_dynamic_shapes(ins), *runtime_renderables(ins.runtime))
+    # The sections in the analysis' order, which its findings (the panel above them) follow.
+    return Group(head, *ran_on, _findings(ins), *(part for section in SECTIONS for part in _SECTION_RENDERERS[section](ins)))
+
+
+_SECTION_RENDERERS: dict[str, Callable[[Insights], list[RenderableType]]] = {
+    "crash": _crashes, "errors": _errors, "export": lambda ins: [],  # (the details: the report's export page)
+    "recompiles": _recompiles, "graph_breaks": _graph_breaks,
+    "compile_time": _compile_time, "autotuning": _autotuning, "cudagraphs": _cudagraphs, "warnings": _torch_warnings,
+    "caches": _caches, "dynamic_shapes": _dynamic_shapes, "runtime": lambda ins: runtime_renderables(ins.runtime),
+}
 
 
 def print_summary(ins: Insights, console: Console) -> None:
