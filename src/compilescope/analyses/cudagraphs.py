@@ -9,6 +9,10 @@ Inductor skipped them where it did.
   says why on stderr only, and a backward left pending, or a single call, leaves nothing to record either;
 - `compilescope_cudagraph_skip` artifacts, written by `run` and `capture()` (bytecode_capture.py) from that stderr
   warning: the reason of a skip decided at the first run, given to the graph set up, and never recorded, nearest to it.
+  Where the log says those recorders were on (`compilescope_recorders`: the skips and torch's warnings), a graph set up
+  and never recorded with no skip and no backward left pending was not skipped: it ran once. CUDA graph trees run a
+  graph's first call as a warm-up and record it at the second (a prefill run once per prompt length). Without the
+  recorders the log cannot tell that from a skip.
 
 The compilation_metrics_runtime records' `runtime_cudagraphify_time_us` are not counted: torch writes one for a
 set-up as for a recording, so they cannot tell a graph recorded from one skipped.
@@ -23,9 +27,10 @@ import orjson
 
 from ..model.ids import CompileId
 from ..model.records import dataclass
-from ..decompile.recorded import CUDAGRAPH_SKIP
+from ..decompile.recorded import CUDAGRAPH_SKIP, RECORDERS
 from ..model.trace import CUDAGRAPH_RECORD, CUDAGRAPH_SETUP, Trace
 from .compile_time import event_compile_id, finite_number
+from .torch_warnings import PENDING_BACKWARD, torch_warnings
 from .userloc import UserLocation, is_framework_file, last_code_frame, traceback_frames
 
 
@@ -44,11 +49,15 @@ class CudaGraphCompile:
     skip_location: UserLocation | None = None
     setups: int = 0  # graphs set up at a first call, one per input shape (0: the log has no such events)
     skipped_at_first_run: bool = False  # the skip reason is the warning torch printed at the graph's first run
+    # Set up and never recorded, and not skipped (the run recorded torch's skips and warnings: none for it): it ran
+    # once, the warm-up call that CUDA graph trees run before recording a graph at its second
+    ran_once: bool = False
 
     @property
     def never_recorded(self) -> bool:
-        """Set up for CUDA graphs at its first call, yet never recorded, and torch's log does not say why."""
-        return bool(self.setups) and not self.recordings_ms and not self.skip_reason
+        """Set up for CUDA graphs at its first call, yet never recorded, and the log does not say why (ran once, or
+        skipped with the reason on stderr only)."""
+        return bool(self.setups) and not self.recordings_ms and not self.skip_reason and not self.ran_once
 
     @property
     def without_graphs_because(self) -> str | None:
@@ -67,7 +76,8 @@ class CudaGraphCompile:
         return {"compile_id": self.compile_id, "name": self.name, "skip_reason": self.skip_reason,
                 "skip_location": self.skip_location.to_json() if self.skip_location else None,
                 "skipped_at_first_run": self.skipped_at_first_run, "setups": self.setups,
-                "recordings_ms": [round(ms, 3) for ms in self.recordings_ms], "never_recorded": self.never_recorded}
+                "recordings_ms": [round(ms, 3) for ms in self.recordings_ms], "never_recorded": self.never_recorded,
+                "ran_once": self.ran_once}
 
 
 @dataclass
@@ -96,6 +106,10 @@ class CudaGraphs:
         return [c for c in self.compiles if c.never_recorded]
 
     @property
+    def ran_once(self) -> list[CudaGraphCompile]:
+        return [c for c in self.compiles if c.ran_once]
+
+    @property
     def without_graphs(self) -> list[CudaGraphCompile]:
         """Compiles that ran without CUDA graphs: skipped by Inductor, or never recorded."""
         return [c for c in self.compiles if c.without_graphs_because]
@@ -111,7 +125,7 @@ def cudagraphs(trace: Trace) -> CudaGraphs:
             c = entry.compile_id
             by_frame[(c.compiled_autograd_id, c.frame_id, c.frame_compile_id)] = entry.key
     setups, recordings = _graph_events(trace.cudagraph_events, by_frame)
-    at_first_run = _first_run_skips(trace, setups, recordings)
+    at_first_run, unplaced = _first_run_skips(trace, setups, recordings)
     result = CudaGraphs()
     for entry in trace.sorted_compiles():
         if entry.compile_id is None:
@@ -130,7 +144,33 @@ def cudagraphs(trace: Trace) -> CudaGraphs:
             result.compiles.append(CudaGraphCompile(key, name if isinstance(name, str) else None, skip,
                                                     recordings.get(key, []), where, len(setups.get(key, [])),
                                                     first_run))
+    unexplained = result.never_recorded
+    # (a recorded skip given to no graph may be one of these: then none is known to have run once)
+    if unexplained and not unplaced and _skips_and_warnings_recorded(trace) and not _backward_left_pending(trace):
+        for graphed in unexplained:
+            graphed.ran_once = True
     return result
+
+
+def _skips_and_warnings_recorded(trace: Trace) -> bool:
+    """The run wrote torch's CUDA graph skip warnings and its other warnings into the log (run, capture()): no skip
+    recorded for a graph is none printed, and no backward left pending unsaid."""
+    for entry in trace.compiles.values():
+        for a in entry.artifacts:
+            if a.name == RECORDERS:
+                try:
+                    doc = orjson.loads(trace.payload_text(a.payload))
+                except ValueError:
+                    continue
+                records = doc.get("records") if isinstance(doc, dict) else None
+                if isinstance(records, list) and {"cudagraph_skips", "warnings"} <= set(map(str, records)):
+                    return True
+    return False
+
+
+def _backward_left_pending(trace: Trace) -> bool:
+    """torch warned that a graph could not replay while a backward was pending (a graph then never records)."""
+    return any(w.name == PENDING_BACKWARD for w in torch_warnings(trace).warnings)
 
 
 _FOUND_FROM = ("Found from :", "Found from:")
@@ -138,12 +178,14 @@ _SAME_MOMENT_US = 1e6  # a first-run skip is logged while its graph is set up: a
 
 
 def _first_run_skips(trace: Trace, setups: dict[str, list[tuple[float, float]]],
-                     recordings: dict[str, list[float]]) -> dict[str, str]:
-    """compile -> the skip warning compilescope's recorder wrote at its graph's first run (run, capture()).
+                     recordings: dict[str, list[float]]) -> tuple[dict[str, str], int]:
+    """compile -> the skip warning compilescope's recorder wrote at its graph's first run (run, capture()), and how
+    many such warnings were given to no graph.
 
     The warning carries no compile id: it goes to the graph set up, and never recorded, nearest to it in time."""
     unrecorded = {key: spans for key, spans in setups.items() if key not in recordings}
     found: dict[str, str] = {}
+    unplaced = 0
     for entry in trace.compiles.values():
         if entry.compile_id is not None:  # logged while compiling: the compile's metrics hold that reason
             continue
@@ -153,17 +195,21 @@ def _first_run_skips(trace: Trace, setups: dict[str, list[tuple[float, float]]],
             try:
                 record = orjson.loads(trace.payload_text(a.payload))
             except ValueError:
+                unplaced += 1
                 continue
             message = record.get("message") if isinstance(record, dict) else None
             when = finite_number(record.get("time")) if isinstance(record, dict) else None
             if not isinstance(message, str) or when is None:
+                unplaced += 1
                 continue
             distance = {key: min(max(start - when * 1e6, when * 1e6 - end, 0.0) for start, end in spans)
                         for key, spans in unrecorded.items() if key not in found}
             nearest = min(distance, key=distance.__getitem__, default=None)
             if nearest is not None and distance[nearest] <= _SAME_MOMENT_US:
                 found[nearest] = message
-    return found
+            else:
+                unplaced += 1
+    return found, unplaced
 
 
 def _graph_events(events: list[dict], by_frame: dict[tuple, str]) -> tuple[dict[str, list[tuple[float, float]]],

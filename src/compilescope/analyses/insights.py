@@ -343,6 +343,7 @@ def findings(ins: Insights, export: ExportReport | None = None) -> list[Finding]
     out.extend(_breaks_by_torch(ins.graph_breaks.breaks))
     out.extend(_cudagraph_skips(ins.cudagraphs))  # with the warnings, before the time
     out.extend(_cudagraphs_never_recorded(ins.cudagraphs, ins.warnings))
+    out.extend(_cudagraphs_run_once(ins.cudagraphs))
     said = {name for name, found in ((PENDING_BACKWARD, ins.cudagraphs.never_recorded),
                                      (AUTOTUNE_CANDIDATE_FAILED, ins.autotuning.failed),
                                      (WONT_CONVERT, ins.errors.errors), (ITEM_BREAK, ins.graph_breaks)) if found}
@@ -404,7 +405,8 @@ def _cudagraph_skips(cg: CudaGraphs) -> list[Finding]:
 
 
 def _cudagraphs_never_recorded(cg: CudaGraphs, printed: TorchWarnings) -> list[Finding]:
-    """Set up and never recorded: reduce-overhead's speed-up is lost as with a skip, but the log cannot say why."""
+    """Set up and never recorded, and the log cannot say why: a skip (reduce-overhead's speed-up lost), or a single
+    call (a warm-up)."""
     compiles = cg.never_recorded
     if not compiles:
         return []
@@ -415,10 +417,26 @@ def _cudagraphs_never_recorded(cg: CudaGraphs, printed: TorchWarnings) -> list[F
         where = f" at {pending[0].location.short}" if pending[0].location else ""
         return [Finding(WARNING, "cudagraphs", f"CUDA graphs never recorded for {which}{more}",
                         f"torch warned{where} that a backward was still pending: {pending[0].advice}")]
-    return [Finding(WARNING, "cudagraphs", f"CUDA graphs never recorded for {which}{more}",
-                    "set up at the first call, then run without graphs, and the log does not say why. The program's "
-                    "stderr does: \"skipping cudagraphs due to ...\" (a mutated input, say), or \"pending, uninvoked "
-                    "backwards\" (call backward, or run under torch.no_grad()); a single call records nothing either")]
+    # Without compilescope's recorders the log cannot tell a graph skipped at its first call from one called once.
+    return [Finding(WARNING, "cudagraphs", f"no CUDA graph was recorded for {which}{more}",
+                    "set up at its first call, and torch logged no skip reason: a graph run only once is warmed up, "
+                    "never recorded (CUDA graph trees record at the second call), and a skip decided at the first call "
+                    "is said on the program's stderr only: \"skipping cudagraphs due to ...\" (a mutated input, say), "
+                    "or \"pending, uninvoked backwards\" (call backward, or run under torch.no_grad()). compilescope "
+                    "run records them in the log")]
+
+
+def _cudagraphs_run_once(cg: CudaGraphs) -> list[Finding]:
+    """Set up, run once and never recorded, the run's recorders rule out a skip: nothing was lost but a warm-up."""
+    compiles = cg.ran_once
+    if not compiles:
+        return []
+    which = ", ".join(f"{c.compile_id} ({c.name})" if c.name else c.compile_id for c in compiles[:3])
+    more = f" and {len(compiles) - 3} more" if len(compiles) > 3 else ""
+    return [Finding(INFO, "cudagraphs", f"{which}{more} ran once: warmed up, never recorded as a CUDA graph",
+                    "CUDA graph trees run a graph's first call as a warm-up and record it at the second; the run "
+                    "recorded torch's CUDA graph skips and warnings, none for it, so it was not skipped: it was not "
+                    "called again (a prefill, say, runs once per prompt length)")]
 
 
 def _torch_warnings(printed: TorchWarnings, said_above: set[str]) -> list[Finding]:

@@ -322,17 +322,20 @@ def _cudagraphs(ins: Insights) -> list[RenderableType]:
         recorded = ", ".join(format_seconds(ms / 1000) for ms in c.recordings_ms[:4]) + (" …" if len(c.recordings_ms) > 4 else "")
         never = c.never_recorded
         table.add_row(TerminalText(c.compile_id), TerminalText(c.name or ""),
-                      f"{len(c.recordings_ms)}×: {recorded}" if c.recordings_ms else "never" if never else "-",
+                      f"{len(c.recordings_ms)}×: {recorded}" if c.recordings_ms else "never" if never or c.ran_once else "-",
                       TerminalText(((f"at its first run: {c.skip_summary}" if c.skipped_at_first_run else c.skip_summary)
                                     + (f" at {_where(c.skip_location)}" if c.skip_location else "")
                                     + (f"  ·  {c.skip_location.code}" if c.skip_location and c.skip_location.code else "")
                                     if c.skip_reason else "")
                                    or ((f"not in the log; torch warned: {cg.never_recorded_warning}"
                                         if cg.never_recorded_warning else "not in the log (see the program's stderr)")
-                                       if never else "")))
+                                       if never else RAN_ONCE if c.ran_once else "")))
     out.append(table)
     out.extend(_more(len(cg.compiles), "more compile id"))
     return out
+
+
+RAN_ONCE = "not skipped: it ran once, a warm-up (a graph is recorded at its second call)"
 
 
 def _torch_warnings(ins: Insights) -> list[RenderableType]:
