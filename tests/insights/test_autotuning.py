@@ -159,3 +159,30 @@ def test_how_each_kernel_was_tuned_is_said_where_they_differ(capsys):
     assert table[0].split()[:6] == ["compile", "id", "kernel", "benchmarked,", "and", "how"]
     hows = [line.strip() for line in table[2:] if line.startswith(" ")]  # (the lines under a row)
     assert (hows.count("coordinate descent"), hows.count("configs benchmarked"), len(hows)) == (3, 5, 8)
+
+
+def _kernels_header(page: str) -> str:
+    """The header row of the report's kernels-benchmarked table."""
+    table = page[page.index('<table class="autotune-kernels">'):]
+    return table[table.index("<thead>"):table.index("</thead>")]
+
+
+def test_the_report_and_the_summary_read_one_decision_of_how_the_kernels_were_tuned(tmp_path):
+    # The raw logs' CachingAutotuner.* events (counted above): dynamic_batch's 6 kernels all had their configs
+    # benchmarked; autotune_cudagraphs mixes 3 coordinate descents with 5. The analysis decides; the page's table
+    # says it in its header, or has a "how" column, as the summary does.
+    alike = cuda211("dynamic_batch.log.gz")
+    mixed = next(shared("gpu-torch211/autotune_cudagraphs/output.txt").parent.glob("dedicated_log_torch_trace*.log"))
+    assert insights(read_trace(alike)).autotuning.kernels_tuned_alike == "configs benchmarked"
+    assert insights(read_trace(mixed)).autotuning.kernels_tuned_alike is None
+    for log, name in ((alike, "alike"), (mixed, "mixed")):
+        assert run_cli(log, "-o", tmp_path / name, "--no-browser") == 0
+    page = (tmp_path / "alike" / "index.html").read_text(encoding="utf-8")
+    assert "<th>kernel: configs benchmarked</th>" in _kernels_header(page) and "<th>how</th>" not in _kernels_header(page)
+    section = page[page.index('<table class="autotune-kernels">'):]
+    assert "<td>configs benchmarked</td>" not in section[:section.index("</table>")]
+    page = (tmp_path / "mixed" / "index.html").read_text(encoding="utf-8")
+    assert "<th>how</th>" in _kernels_header(page)
+    section = page[page.index('<table class="autotune-kernels">'):]
+    rows = section[:section.index("</table>")]
+    assert (rows.count("<td>coordinate descent</td>"), rows.count("<td>configs benchmarked</td>")) == (3, 5)

@@ -107,6 +107,13 @@ class Autotuning:
     def failed(self) -> int:
         return sum(len(s.failed) for s in self.searches)
 
+    @property
+    def kernels_tuned_alike(self) -> str | None:
+        """How every kernel was tuned ("configs benchmarked"), where they all were tuned the same way: a table says it
+        once, in its header, rather than under each row. None where they differ (or none was tuned)."""
+        hows = {k.how for k in self.kernels}
+        return next(iter(hows)) if len(hows) == 1 else None
+
     def to_json(self) -> dict[str, Any]:
         return {"total_s": round(self.total_s, 6), "searches": [s.to_json() for s in self.searches],
                 "kernels": [k.to_json() for k in self.kernels], "fusion_benchmark_s": round(self.fusion_benchmark_s, 6)}

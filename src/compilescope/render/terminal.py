@@ -289,17 +289,14 @@ def _autotuning(ins: Insights) -> list[RenderableType]:
         out.append(searches)
         out.extend(_more(len(at.searches), "more search", "more searches"))
     if at.kernels:
-        shown = at.kernels[:MAX_ROWS]
-        # How each was tuned: said once in the header where every row was tuned alike (it repeated under each row),
-        # under each kernel where they differ.
-        hows = {k.how for k in shown}
-        kernels = _table("compile id", f"kernel: {next(iter(hows))}" if len(hows) == 1 else "kernel benchmarked, and how",
+        alike = at.kernels_tuned_alike
+        kernels = _table("compile id", f"kernel: {alike}" if alike else "kernel benchmarked, and how",
                          "when", "took", expand=True)
         kernels.columns[0].no_wrap = kernels.columns[2].no_wrap = kernels.columns[3].no_wrap = True
         kernels.columns[1].ratio = 1
-        for k in shown:
+        for k in at.kernels[:MAX_ROWS]:
             kernel = TerminalText(k.kernel or "a candidate fusion").append(" (backward)" if k.backward else "")
-            if len(hows) > 1:
+            if not alike:
                 kernel.append(f"\n{k.how}", style="dim")
             kernels.add_row(TerminalText(k.compile_id), kernel,
                             "compiling" if k.during_compile else "first run", format_seconds(k.seconds))
