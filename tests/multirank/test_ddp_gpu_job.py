@@ -14,7 +14,9 @@ from html import unescape
 import pytest
 
 from compilescope.analyses import analyze
+from compilescope.analyses.divergence import RankInDetail
 from compilescope.analyses.provenance import analyze_provenance
+from compilescope.cli.multirank import summarize_ranks
 from compilescope.ingest.reader import read_trace
 
 from ..conftest import cuda211, run_cli
@@ -150,3 +152,12 @@ def test_the_terminal_says_why_rank_1_alone_compiled_and_names_its_log_as_typed(
     assert f"[0/1] compiled only on rank 1: {RANK_1_REASON}" in " ".join(out.split())
     assert out.rstrip().splitlines()[-2:] == ["Rank 1 in detail (why it compiled what other ranks did not):",
                                               f"compilescope summary {JOB.name}/{RANK_LOGS[1].name}"]
+
+
+def test_the_rank_to_read_in_detail_is_the_analysis_s_and_its_log_is_named_under_the_directory_as_typed():
+    # Rank 1 alone compiled [0/1] (its last batch of 20): its log says why. Named under the directory as typed
+    # (relative, or with a trailing slash), and as read where nothing was typed.
+    results = summarize_ranks(str(JOB), 1)
+    assert results.rank_in_detail(None) == RankInDetail(1, str(RANK_LOGS[1]))
+    assert results.rank_in_detail(JOB.name).log == f"{JOB.name}/{RANK_LOGS[1].name}"
+    assert results.rank_in_detail(f"./{JOB.name}/").log == f"./{JOB.name}/{RANK_LOGS[1].name}"

@@ -9,6 +9,7 @@ group first, so the odd ranks out stand out.
 from __future__ import annotations
 
 import os
+import posixpath
 import statistics
 from collections import defaultdict
 from dataclasses import asdict, field
@@ -253,6 +254,33 @@ class MultiRankResults:
 
     def to_json(self) -> dict[str, Any]:
         return {**multirank_json(self.summaries, self.analysis), "notes": list(self.notes)}
+
+    def rank_in_detail(self, typed_path: str | None = None) -> RankInDetail | None:
+        """The rank whose own log explains a divergence (its recompile of a compile id other ranks lack), and that log
+        as the user would type it: under the directory as they typed it (typed_path), else as read. None where no
+        rank's log explains one."""
+        explained = next((d.explained_by for d in self.analysis.divergences if d.explained_by is not None), None)
+        summary = next((s for s in self.summaries if s.rank == explained), None)
+        if summary is None:
+            return None
+        return RankInDetail(summary.rank, log_as_typed(summary.source, self.source, typed_path))
+
+
+@dataclass
+class RankInDetail:
+    """The one rank worth reading on its own, to see why the ranks differ."""
+
+    rank: int
+    log: str  # its log as the user would type it
+
+
+def log_as_typed(log: str, directory: str, typed_path: str | None) -> str:
+    """log, a file under directory, named under directory as the user typed it (typed_path): results hold the paths
+    as read (absolute). log as it is where typed_path is None or log is not under directory."""
+    prefix = directory.rstrip("/") + "/"
+    if typed_path is None or not log.startswith(prefix):
+        return log
+    return posixpath.join(typed_path, log[len(prefix):])
 
 
 def multirank_results(source: str, summaries: list[RankSummary], found_notes: list[str]) -> MultiRankResults:

@@ -6,7 +6,6 @@ reads the same without colour.
 
 from __future__ import annotations
 
-import posixpath
 import shlex
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -23,7 +22,7 @@ from rich.tree import Tree
 
 from ..analyses import Results
 from ..analyses.compile_time import PHASE_LABELS
-from ..analyses.divergence import MultiRankResults
+from ..analyses.divergence import MultiRankResults, RankInDetail
 from ..analyses.dynamic_shapes import GuardPlace
 from ..analyses.insights import SECTIONS, Insights
 from ..analyses.recompiles import BACKWARD_REASONS_HINT, CHANGE_LABELS
@@ -545,29 +544,20 @@ def divergences_renderable(analysis: dict) -> RenderableType:
     return Group(_heading(f"Between ranks ({count(len(analysis['divergences']), 'divergence')})"), *_divergences(analysis))
 
 
-def _rank_log(rank: dict, source: str, typed_path: str | None) -> str:
-    """The rank's log as the user would type it: under the directory as they typed it (typed_path), else as read."""
-    if typed_path is None or not rank["source"].startswith(source.rstrip("/") + "/"):
-        return rank["source"]
-    return posixpath.join(typed_path, rank["source"][len(source.rstrip("/")) + 1:])
-
-
-def _one_rank_in_detail(doc: dict, source: str, typed_path: str | None) -> RenderableType:
-    """The last line: the command that shows one rank; the log of the rank that explains a divergence (its recompile
-    of a compile id other ranks lack) where there is one."""
-    explained = next((d["explained_by"] for d in doc["analysis"]["divergences"] if d.get("explained_by") is not None), None)
-    rank = next((r for r in doc["ranks"] if r["rank"] == explained), None)
-    if rank is None:
+def _one_rank_in_detail(in_detail: RankInDetail | None) -> RenderableType:
+    """The last line: the command that shows one rank; the log of the rank that explains a divergence where there is
+    one."""
+    if in_detail is None:
         return TerminalText("\nOne rank in detail: compilescope summary LOG (or DIR --latest).", style="dim")
     # The command on a line of its own, the path held to it: a log's path is often longer than what a line has left.
-    command = f"compilescope{NO_BREAK}summary{NO_BREAK}{one_line(shlex.quote(_rank_log(rank, source, typed_path)))}"
-    return Group(TerminalText(f"\nRank {explained} in detail (why it compiled what other ranks did not):", style="dim"),
+    command = f"compilescope{NO_BREAK}summary{NO_BREAK}{one_line(shlex.quote(in_detail.log))}"
+    return Group(TerminalText(f"\nRank {in_detail.rank} in detail (why it compiled what other ranks did not):", style="dim"),
                  UnbrokenText(command, style="dim"))
 
 
-def rank_summaries_renderable(doc: dict, source: str, typed_path: str | None = None) -> RenderableType:
+def rank_summaries_renderable(doc: dict, source: str, in_detail: RankInDetail | None = None) -> RenderableType:
     """doc: MultiRankResults.to_json() (every rank's summary and the cross-rank analysis); source: the directory of
-    rank logs (MultiRankResults.source); typed_path: that directory as the user typed it."""
+    rank logs (MultiRankResults.source); in_detail: MultiRankResults.rank_in_detail(), the rank the last line names."""
     ranks = doc["ranks"]
     analysis = doc["analysis"]
     head = UnbrokenText(f"compilescope summary · {source.rstrip('/').rsplit('/', 1)[-1]} "
@@ -584,19 +574,19 @@ def rank_summaries_renderable(doc: dict, source: str, typed_path: str | None = N
     out.append(divergences_renderable(analysis))
     for note in doc.get("notes", []):
         out.append(TerminalText(f"note: {one_line(note)}", style="dim"))
-    out.append(_one_rank_in_detail(doc, source, typed_path))
+    out.append(_one_rank_in_detail(in_detail))
     return Group(*out)
 
 
 class RankSummariesRenderer:
     """`compilescope summary DIR` (render/contract.py): every rank in a table, then what differs between them."""
 
-    def __init__(self, doc: dict, source: str, options: TerminalOptions):
-        self.doc, self.source, self.options = doc, source, options
+    def __init__(self, doc: dict, source: str, in_detail: RankInDetail | None):
+        self.doc, self.source, self.in_detail = doc, source, in_detail
 
     @classmethod
     def from_results(cls, results: MultiRankResults, options: TerminalOptions = TerminalOptions()) -> RankSummariesRenderer:
-        return cls(results.to_json(), results.source, options)
+        return cls(results.to_json(), results.source, results.rank_in_detail(options.typed_path))
 
     def render(self) -> RenderableType:
-        return rank_summaries_renderable(self.doc, self.source, self.options.typed_path)
+        return rank_summaries_renderable(self.doc, self.source, self.in_detail)
