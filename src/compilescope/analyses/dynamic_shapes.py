@@ -14,7 +14,7 @@ user stack); generating with it (hf_gpt2_generate, tests/data/cuda_torch211) cre
 from __future__ import annotations
 
 from dataclasses import field
-from typing import Any, Callable, Hashable, Iterable, TypeVar
+from typing import Any, Callable, ClassVar, Hashable, Iterable, TypeVar
 
 from ..lazy_regex import lazy_compile
 from ..model.ids import CompileId
@@ -257,12 +257,33 @@ def _location_json(location: UserLocation | None) -> dict[str, Any] | None:
     return location.to_json() if location is not None else None
 
 
+class _SizeEvents:
+    """A size's events, one or more per compile (its specializations, or the symbols created for it): where they were
+    first placed on a line and the compiles they came from, said alike for every kind of size."""
+
+    _EVENTS: ClassVar[str]  # the name of the attribute that holds them
+
+    def _events(self) -> list[SymbolCreated] | list[Specialization]:
+        return getattr(self, self._EVENTS)
+
+    @property
+    def location(self) -> UserLocation | None:
+        """The line of its first event that has one (a later compile may name another line: every event has its
+        own)."""
+        return _first_location(self._events())
+
+    @property
+    def compile_ids(self) -> list[str]:
+        return _distinct(e.compile_id for e in self._events())
+
+
 @dataclass
-class SpecializedSize:
+class SpecializedSize(_SizeEvents):
     """One size that compiles made constant (a line fixed it: a check, a branch, an operation with a tensor of fixed
     size), each compile's specialization of it: a compiled optimizer fixes the learning rate at every step."""
 
     specializations: list[Specialization]
+    _EVENTS = "specializations"
 
     @property
     def symbol(self) -> str:
@@ -277,14 +298,6 @@ class SpecializedSize:
         """torch's reason in words ("its range narrowed to one value")."""
         reason = self.specializations[0].reason
         return SPECIALIZATION_REASONS.get(reason or "", reason)
-
-    @property
-    def location(self) -> UserLocation | None:
-        return _first_location(self.specializations)
-
-    @property
-    def compile_ids(self) -> list[str]:
-        return _distinct(s.compile_id for s in self.specializations)
 
     @property
     def recompiles(self) -> list[str]:
@@ -315,25 +328,17 @@ class SpecializedSize:
 
 
 @dataclass
-class DynamicSize:
+class DynamicSize(_SizeEvents):
     """One size that the compiles of one frame made dynamic (an input's dimension, an int): the symbol each created
     for it (a recompile creates it again, usually under the same name)."""
 
     source: str | None  # e.g. "L['x'].size()[0]"; None for a data-dependent (unbacked) symbol
     symbols: list[SymbolCreated]
+    _EVENTS = "symbols"
 
     @property
     def unbacked(self) -> bool:
         return any(s.unbacked for s in self.symbols)
-
-    @property
-    def location(self) -> UserLocation | None:
-        """Where the first compile used it (a later one may name another line: every event has its own)."""
-        return _first_location(self.symbols)
-
-    @property
-    def compile_ids(self) -> list[str]:
-        return _distinct(s.compile_id for s in self.symbols)
 
     @property
     def symbol_names(self) -> list[str]:
