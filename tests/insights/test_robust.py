@@ -44,6 +44,12 @@ def test_peer_failure_and_old_style_breaks():
     ins, _ = _summary(peer("cache_hit_miss.log"))
     assert ins.caches.overall == "mixed"
     assert ins.caches.bypass_reasons[0][1] == 3
+    # The log's three aotautograd_cache_bypass artifacts are all of [1/0], each with the same cache_bypass_reason
+    # (flex_attention is not cacheable); the summary's row and the page's read these, in order.
+    [served] = [c for c in ins.caches.compiles if c.compile_id == "[1/0]"]
+    assert served.bypass_reasons == ["Unsupported call_function target flex_attention. \n Function module: "
+                                     "torch.ops.higher_order, \nFunction name: flex_attention"] * 3
+    assert all(not c.bypass_reasons for c in ins.caches.compiles if c is not served)
 
 
 def _chromium(name, ph, ts, compile_id="0/0"):

@@ -55,6 +55,11 @@ class CompileCache:
         outcomes = [e.outcome for e in self.events if e.cache == cache]
         return ", ".join(outcomes) if outcomes else None
 
+    @property
+    def bypass_reasons(self) -> list[str]:
+        """Why each bypassed lookup bypassed its cache, in the order they ran (a lookup that logged none: left out)."""
+        return [e.bypass_reason for e in self.events if e.bypass_reason]
+
     def to_json(self) -> dict[str, Any]:
         return {"compile_id": self.compile_id, "fx_graph_cache": self.outcome("fx_graph_cache"),
                 "aotautograd_cache": self.outcome("aotautograd_cache"), "events": [e.to_json() for e in self.events]}

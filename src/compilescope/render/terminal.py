@@ -254,9 +254,8 @@ def _caches(ins: Insights) -> list[RenderableType]:
                                  TerminalText(f"{ca.overall}: {ca.overall_text}", style="dim")]
     table = _table("compile id", "FX graph cache", "AOTAutograd cache", "bypass reason")
     for c in ca.compiles[:MAX_ROWS]:
-        reasons = "; ".join(e.bypass_reason for e in c.events if e.bypass_reason)
         table.add_row(TerminalText(c.compile_id), TerminalText(c.outcome("fx_graph_cache") or "-"),
-                      TerminalText(c.outcome("aotautograd_cache") or "-"), TerminalText(reasons))
+                      TerminalText(c.outcome("aotautograd_cache") or "-"), TerminalText("; ".join(c.bypass_reasons)))
     out.append(table)
     if ca.time_saved_ms:
         out.append(TerminalText(f"time saved by cache hits: {format_seconds(ca.time_saved_ms / 1000)}"))
