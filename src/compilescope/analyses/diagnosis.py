@@ -189,7 +189,7 @@ def stage_outcome(spec: StageSpec, facts: RunFacts, trace: Trace | None, output:
         caught = _caught(trace, facts, failed)
         outcome.errors = [e for e in failed if e.compile_id not in caught]
         outcome.caught = [e for e in failed if e.compile_id in caught]
-        outcome.compiles = sum(1 for cid in trace.compiles if cid is not None)
+        outcome.compiles = trace.n_compile_ids
         outcome.graph_breaks = len(graph_breaks(trace).breaks)
         outcome.recompiles = recompiles(trace).total
         outcome.used_inductor = _used_inductor(trace)

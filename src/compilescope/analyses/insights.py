@@ -493,7 +493,7 @@ def insights(trace: Trace, runtime: Runtime | None = None, export: ExportReport 
     """export: the log's export_report(trace), where the caller has it already (computed here otherwise)."""
     ins = Insights(
         source=trace.source,
-        n_compiles=sum(1 for cid in trace.compiles if cid is not None),
+        n_compiles=trace.n_compile_ids,
         graph_breaks=graph_breaks(trace),
         recompiles=recompiles(trace),
         compile_time=compile_times(trace),

@@ -101,7 +101,7 @@ def _write_example(output: OutputDir, name: str, description: str, log: str, qui
         example = {
             "name": name,
             "description": description,
-            "compiles": sum(1 for cid in trace.compiles if cid is not None),
+            "compiles": trace.n_compile_ids,
             "failures": len(results.failures),
         }
     if not quiet:

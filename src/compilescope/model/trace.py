@@ -292,6 +292,11 @@ class Trace:
     def compile(self, compile_id: CompileId | None) -> Compile | None:
         return self.compiles.get(compile_id)
 
+    @property
+    def n_compile_ids(self) -> int:
+        """The compile ids it holds (the entry of the records outside any compile, under None, is none)."""
+        return sum(1 for cid in self.compiles if cid is not None)
+
     def sorted_compiles(self) -> list[Compile]:
         """Compiles by compile id, those without one first (tlparse's order)."""
         return sorted(self.compiles.values(), key=lambda c: c.compile_id.sort_key() if c.compile_id else ())
@@ -310,8 +315,7 @@ class Trace:
         # Short: the dataclass's repr is the whole model (12 MB for a GPT-2 log), which a notebook prints whole.
         closed = ", closed" if self.closed else ""
         rank = "" if self.rank is None else f", rank {self.rank}"
-        compiles = sum(1 for cid in self.compiles if cid is not None)  # (None: the records outside any compile)
-        return (f"<Trace of {self.source!r}{rank}: {count(compiles, 'compile id')}, "
+        return (f"<Trace of {self.source!r}{rank}: {count(self.n_compile_ids, 'compile id')}, "
                 f"{count(self.stats.total, 'record')}{closed}>")
 
     def __enter__(self) -> Trace:

@@ -207,7 +207,7 @@ def _index(page: _Page) -> Iterator[bytes]:
                    for n, url in _code_urls(page, entry).items()},
         statuses=results.statuses,
         status_count_words=count_words(status_counts(results.statuses)),
-        n_compiles=sum(1 for cid in trace.compiles if cid is not None),
+        n_compiles=trace.n_compile_ids,
         n_artifacts=trace.next_number,
         failures=results.failures,
         failed_compiles=results.failed_compiles,
