@@ -291,6 +291,12 @@ def test_multi_rank_directories_are_compared_rank_by_rank(tmp_path, capsys):
     doc = json.loads(capsys.readouterr().out)
     assert [r["rank"] for r in doc["ranks"]] == [0] and doc["ranks_only_b"] == [1]
     assert "graph_breaks" in doc["ranks"][0]["sections"]
+    # Two jobs, B with a rank 2 that A lacks: the closing tally counts it once, as on one side only.
+    c = tmp_path / "c"
+    rank_dir(c, ("base", "cold", "cold"))
+    assert run_cli("diff", a, c) == 1
+    assert " ".join(capsys.readouterr().out.split()).endswith(
+        "no rank changed; 2 ranks unchanged; rank 2 on one side only.")
 
 
 def test_terminal_says_how_many_nodes_it_does_not_list(capsys):

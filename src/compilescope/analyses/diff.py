@@ -1195,6 +1195,16 @@ class DiffReport:
         return [rank for rank, diff in self.ranks if rank is not None and not diff]
 
     @property
+    def ranks_one_side_only(self) -> list[int]:
+        """The ranks that only one side has, A's and B's together, in order."""
+        return sorted(self.ranks_only_a + self.ranks_only_b)
+
+    @property
+    def ranks_not_read(self) -> list[int]:
+        """The ranks not read on either side (so not compared), each once, in order."""
+        return sorted(set(self.not_read_a) | set(self.not_read_b))
+
+    @property
     def rank_by_rank(self) -> bool:
         """Two jobs' ranks compared (not one log with another): a tally of the ranks ends the diff."""
         return len(self.ranks) > 1

@@ -109,10 +109,8 @@ def _print_tally(report: DiffReport, console: Console) -> None:
     tally = [f"{ranks(changed)} changed" if changed else "no rank changed"]
     if unchanged:
         tally.append(f"{count(len(unchanged), 'rank')} unchanged")
-    only = report.ranks_only_a + report.ranks_only_b
-    if only:
-        tally.append(f"{ranks(sorted(only))} on one side only")
-    lost = sorted(set(report.not_read_a) | set(report.not_read_b))
-    if lost:
+    if only := report.ranks_one_side_only:
+        tally.append(f"{ranks(only)} on one side only")
+    if lost := report.ranks_not_read:
         tally.append(f"{ranks(lost)} not read")
     console.print(TerminalText("; ".join(tally) + ".", style="bold"))
