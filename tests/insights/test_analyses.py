@@ -380,8 +380,9 @@ def test_a_compile_served_by_the_aotautograd_cache_names_what_its_log_lacks():
         "before_post_grad_graph"}
     assert {"aot_inference_graph", "inductor_post_grad_graph"} <= warm
     [served] = [f for f in ins.findings if f.title == "served from cache: [0/0]"]
-    assert served.detail.startswith("their joint graph and Inductor's graphs before its pre- and post-grad passes are "
-                                    "not in this log (their forward or inference graph, post-grad graph and output "
+    # One compile served: said of it alone ("this compile's", never "their"), in plain words for the five graphs above.
+    assert served.detail.startswith("the graph Inductor received and its graphs before its post-grad passes are not in "
+                                    "this log (this compile's forward or inference graph, post-grad graph and output "
                                     "code are)")
 
 

@@ -85,15 +85,18 @@ class Caches:
 
     @property
     def what_is_missing(self) -> str:
-        """Which graphs of the served compiles the log lacks: an AOTAutograd cache hit skips tracing the joint graph
-        and Inductor's passes (torch logs the cached forward or inference graph, post-grad graph, output code and
-        provenance); an FX graph cache hit alone (AOTAutograd ran, or was bypassed) only Inductor's graphs before its
-        post-grad passes (torch 2.13's cache_warm.log, and rank 1 of the H100 DDP job)."""
+        """Which graphs of the served compiles the log lacks, said for one compile or many: an AOTAutograd cache hit
+        skips Inductor's passes up to its post-grad ones (torch logs the cached forward or inference graph, post-grad
+        graph, output code and provenance, not before_pre_grad_graph, after_pre_grad_graph, before/after_joint_graph
+        and before_post_grad_graph: torch 2.14's cache_warm.log against cache_cold.log); an FX graph cache hit alone
+        (AOTAutograd ran, or was bypassed) only Inductor's graph before its post-grad passes (torch 2.13's
+        cache_warm.log, and rank 1 of the H100 DDP job)."""
         aot = any(e.cache == "aotautograd_cache" and e.outcome == "hit"
                   for c in self.compiles if c.compile_id in self.graphs_missing for e in c.events)
+        whose = "this compile's" if len(self.graphs_missing) == 1 else "each compile's"
         if aot:
-            return ("their joint graph and Inductor's graphs before its pre- and post-grad passes are not in this log "
-                    "(their forward or inference graph, post-grad graph and output code are)")
+            return ("the graph Inductor received and its graphs before its post-grad passes are not in this log "
+                    f"({whose} forward or inference graph, post-grad graph and output code are)")
         return ("Inductor's graphs before its post-grad passes are not in this log for the graphs it loaded (their "
                 "AOTAutograd graphs and output code are)")
 
