@@ -12,7 +12,7 @@ import json
 import re
 
 from compilescope.analyses.insights import insights
-from compilescope.analyses.recompiles import BACKWARD_REASONS_HINT
+from compilescope.analyses.recompiles import BACKWARD_LABEL_HELP, BACKWARD_REASONS_HINT
 from compilescope.ingest.reader import read_trace
 
 from ..conftest import run_cli, torch213
@@ -41,15 +41,34 @@ def test_the_finding_quotes_torchs_reason_or_says_how_to_have_it_logged():
     [verbose] = [f for f in _insights("compiled_autograd_verbose.log.gz").findings if "compiled autograd" in f.title]
     assert verbose.title == "compiled autograd captured 2 backward graphs"
     assert verbose.detail == ("[!1]: Cache miss due to new autograd node: CompiledFunctionBackward (NodeCall 1) with key "
-                              "size 113, previous key sizes=[112]")
+                              f"size 113, previous key sizes=[112] ({BACKWARD_LABEL_HELP})")
     plain = _insights("compiled_autograd.log.gz")
     assert [g.reason for g in plain.recompiles.backward_graphs] == [None, None]
     [finding] = [f for f in plain.findings if "compiled autograd" in f.title]
-    assert finding.detail == ("its cache missed, so the backward was captured and compiled again as [!1]; "
-                              f"to see why, run with {BACKWARD_REASONS_HINT}")
+    assert finding.detail == ("its cache missed, so the backward was captured and compiled again as [!1] "
+                              f"({BACKWARD_LABEL_HELP}); to see why, run with {BACKWARD_REASONS_HINT}")
     # A log without compiled autograd has no backward graph, and says nothing of them.
     training = _insights("training.log")
     assert training.recompiles.backward_graphs == [] and not any("compiled autograd" in f.title for f in training.findings)
+
+
+def test_the_first_backward_label_shown_says_what_it_is(tmp_path, capsys):
+    """[!1] is compiled autograd's second backward graph: the log's envelopes carry compiled_autograd_id 0 (frame 1)
+    and 1 (frame 3), which compile ids write "!0/1/0", "!1/3/0". The label means nothing to someone who has not read
+    torch's source: where it first appears (the finding, in the terminal and the report), it is said."""
+    text = gzip.open(torch213("compiled_autograd.log.gz"), "rt").read()
+    assert sorted(set(re.findall(r'"compiled_autograd_id": (\d+), "frame_id": (\d+)', text))) == [("0", "1"), ("1", "3")]
+    assert BACKWARD_LABEL_HELP == ("compiled autograd numbers its backward graphs [!0], [!1], …; its compile ids start "
+                                   "with !")
+    assert run_cli("summary", torch213("compiled_autograd.log.gz")) == 0
+    out = " ".join(capsys.readouterr().out.replace("│", " ").split())
+    first = out.index("[!1]")
+    assert out[first:].startswith(f"[!1] ({BACKWARD_LABEL_HELP})")
+    assert run_cli(torch213("compiled_autograd.log.gz"), "-o", tmp_path / "r", "--no-browser") == 0
+    page = re.sub(r"<[^>]+>", "", (tmp_path / "r" / "index.html").read_text())
+    page = " ".join(page.replace("&amp;", "&").split())
+    assert page[page.index("[!1]"):].startswith("[!1] (compiled autograd numbers its backward graphs [!0], [!1], …; its "
+                                                "compile ids start with !)")
 
 
 def test_terminal_json_and_page(tmp_path, capsys):

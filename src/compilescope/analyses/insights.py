@@ -24,7 +24,7 @@ from .environment import Environment, environment
 from .errors import CompileError, CompileErrors, compile_errors
 from .export import ExportReport, export_report
 from .graph_breaks import GraphBreak, GraphBreaks, graph_breaks
-from .recompiles import (BACKWARD_REASONS_HINT, CHANGE_LABELS, FrameRecompiles, Recompiles, link_specializations,
+from .recompiles import (BACKWARD_LABEL_HELP, BACKWARD_REASONS_HINT, CHANGE_LABELS, FrameRecompiles, Recompiles, link_specializations,
                          recompiles)
 from .torch_warnings import (AUTOTUNE_CANDIDATE_FAILED, COND_ONE_BRANCH, ITEM_BREAK, PENDING_BACKWARD, RECOMPILE_LIMIT,
                              WONT_CONVERT, TorchWarnings, torch_warnings)
@@ -256,10 +256,11 @@ def _backward_recaptures(rec: Recompiles) -> list[Finding]:
     again = rec.backward_graphs[1:]
     said = [g for g in again if g.reason]
     if said:
-        detail = f"{said[0].label}: {said[0].reason}" + (f" (and {len(said) - 1} more)" if len(said) > 1 else "")
+        detail = (f"{said[0].label}: {said[0].reason}" + (f" (and {len(said) - 1} more)" if len(said) > 1 else "")
+                  + f" ({BACKWARD_LABEL_HELP})")
     else:
-        detail = (f"its cache missed, so the backward was captured and compiled again as {_names([g.label for g in again])}; "
-                  f"to see why, run with {BACKWARD_REASONS_HINT}")
+        detail = (f"its cache missed, so the backward was captured and compiled again as {_names([g.label for g in again])} "
+                  f"({BACKWARD_LABEL_HELP}); to see why, run with {BACKWARD_REASONS_HINT}")
     return [Finding(WARNING, "recompiles", f"compiled autograd captured {count(len(rec.backward_graphs), 'backward graph')}",
                     detail)]
 

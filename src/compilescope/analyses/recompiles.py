@@ -31,6 +31,8 @@ from ..model.records import dataclass
 ARTIFACT = "recompile_reasons"
 BACKWARD_ARTIFACT = "compiled_autograd_compile_reasons"
 BACKWARD_REASONS_HINT = "TORCH_LOGS=compiled_autograd_verbose"  # without it, torch does not log why
+# What "[!1]" is, said where a backward graph's label first appears: compile ids carry compiled_autograd_id as "!N/".
+BACKWARD_LABEL_HELP = "compiled autograd numbers its backward graphs [!0], [!1], …; its compile ids start with !"
 # Patterns below are strings, compiled on first use by re (and kept in its cache): most logs recompile nothing,
 # and compiling them all at import was ~1 ms of every report's start-up.
 _PREFIX = r"(?s)^\s*(?P<cid>(?:!\d+/)?\d+/\d+):\s?(?P<body>.*)$"
