@@ -301,7 +301,7 @@ def _raw_stacks(log) -> dict[str, list[tuple[str, int, str]]]:
 
 
 _FRAME_ITEM = re.compile(r'<li>(?:<a href="([^"]*)" title="([^"]*)">|<span title="([^"]*)">)([^<]*)</(?:a|span)> '
-                         r'<span class="fn">in ([^<]*)</span>')
+                         r'<span class="fn"(?: title="[^"]*")?>in ([^<]*)</span>')
 _PROGRAM = "/work/main/tests/data/cuda_torch211/programs/train_break_recompile.py"
 
 

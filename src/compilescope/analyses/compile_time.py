@@ -17,6 +17,7 @@ from ..model.ids import NO_COMPILE_ID
 from ..model.trace import Trace
 from ..model.records import dataclass
 from ..wording import format_seconds
+from .graph_breaks import function_label
 
 PHASES: tuple[tuple[str, str], ...] = (
     ("dynamo", "Dynamo tracing"),
@@ -119,6 +120,11 @@ class CompileTime:
     total_s: float
     phases: dict[str, float]  # every phase key, seconds
     source: str  # "chromium_events" | "compilation_metrics"
+
+    @property
+    def function_label(self) -> str:
+        """Its function as the report names it: a resume function as the rest of the function it resumes."""
+        return function_label(self.name)
 
     @property
     def top_phase(self) -> str | None:

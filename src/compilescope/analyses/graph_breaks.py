@@ -42,6 +42,20 @@ def resume_of(code_name: str | None) -> tuple[str, int] | None:
     return (m[1], int(m[2])) if m else None
 
 
+def function_label(code_name: str | None) -> str:
+    """A compiled function's name as the report shows it: Dynamo's resume function torch_dynamo_resume_in_f_at_22 is
+    "f (after its graph break at line 22)", any other its own name ("" for none)."""
+    resumed = resume_of(code_name)
+    return f"{resumed[0]} (after its graph break at line {resumed[1]})" if resumed else code_name or ""
+
+
+def resume_title(code_name: str | None) -> str | None:
+    """What a resume function is, where its own name is shown (a stack frame): "Dynamo's resume function: the rest of
+    f after its graph break at line 22"; None for any other function."""
+    resumed = resume_of(code_name)
+    return f"Dynamo's resume function: the rest of {resumed[0]} after its graph break at line {resumed[1]}" if resumed else None
+
+
 @dataclass
 class GraphBreak:
     """One distinct graph break (by reason and user location), with the compilations that hit it."""

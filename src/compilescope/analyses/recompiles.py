@@ -23,7 +23,7 @@ from .compiled_frames import CompiledFrames
 from ..lazy_regex import lazy_compile
 from .dynamic_shapes import SPECIALIZATION_REASONS, Specialization
 from .fx_sites import GRAPH_ARTIFACT, first_use
-from .graph_breaks import resume_of
+from .graph_breaks import function_label, resume_of
 from .installed_guards import GUARDS_ARTIFACT, enclosing_sources, guard_site, object_type, tensor_check
 from .userloc import UserLocation, code_origin, is_torch_file, last_user_frame
 from ..model.records import dataclass
@@ -297,8 +297,7 @@ class FrameRecompiles:
     def display_name(self) -> str:
         """Its name in a sentence: "forward (after its graph break at line 22)" for Dynamo's resume function
         torch_dynamo_resume_in_forward_at_22, else its own name."""
-        resumed = resume_of(self.name)
-        return f"{resumed[0]} (after its graph break at line {resumed[1]})" if resumed else self.name or "a function"
+        return function_label(self.name) or "a function"
 
     @property
     def any_placed(self) -> bool:

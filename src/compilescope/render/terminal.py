@@ -233,7 +233,7 @@ def _compile_time(ins: Insights) -> list[RenderableType]:
     slowest = _table("slowest", "function", "total", "mostly")
     for c in ct.compiles[:MAX_ROWS]:
         top = c.top_phase
-        slowest.add_row(TerminalText(c.compile_id), TerminalText(c.name or ""), _seconds(c.total_s),
+        slowest.add_row(TerminalText(c.compile_id), TerminalText(c.function_label), _seconds(c.total_s),
                         UnbrokenText(f"{PHASE_LABELS[top]} ({unbroken(format_seconds(c.phases[top]))})") if top else "")
     out.append(Padding(slowest, (1, 0, 0, 0)))
     out.extend(_more(len(ct.compiles), "more compile id"))

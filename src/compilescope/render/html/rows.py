@@ -15,6 +15,7 @@ from typing import Any, Callable, Iterable, Iterator, Mapping
 
 from markupsafe import Markup, escape
 
+from ...analyses.graph_breaks import resume_title
 from ...analyses.metric_values import LongMetric, MetricTraceback, is_structured, pretty_json
 from ...model.trace import LINK, Artifact, Frame
 from ...wording import count
@@ -170,7 +171,10 @@ def frame_html(frame: Frame, root: str, frame_link: Callable[[Frame], LineLink |
     where = f"{html_text(os.path.basename(frame.filename) or frame.filename)}:{html_text(frame.line)}"
     html = (f'<a href="{html_text(root)}{html_text(link.url)}" title="{html_text(link.title)}">{where}</a>' if link
             else f'<span title="{html_text(frame.filename)}">{where}</span>')
-    html += f' <span class="fn">in {html_text(frame.name)}</span>'
+    # Dynamo's resume function keeps its own name (the stack says it), and says in its title what it is
+    resumed = resume_title(frame.name)
+    title = f' title="{html_text(resumed)}"' if resumed else ""
+    html += f' <span class="fn"{title}>in {html_text(frame.name)}</span>'
     if frame.loc:
         html += f"<br><code>&nbsp;&nbsp;&nbsp;&nbsp;{html_text(frame.loc)}</code>"
     return html

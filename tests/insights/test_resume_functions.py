@@ -1,0 +1,57 @@
+"""Dynamo's resume functions (torch_dynamo_resume_in_f_at_23) are named as the rest of the function they resume,
+wherever a compile's function is listed, as the recompiles already name them; a stack frame keeps torch's name and
+says in its title what it is.
+
+torch 2.14's graph_breaks.log (tests/data/torch213/programs/graph_breaks.py): f breaks at lines 23 (the
+data-dependent branch), 27 and 30 (print) and 28 (.item()); compilation_metrics names [1/0]..[4/0]'s functions
+torch_dynamo_resume_in_f_at_23, _27, _28 and _30.
+"""
+
+from __future__ import annotations
+
+import gzip
+import html
+import re
+
+from ..conftest import TORCH213_LOGS, run_cli, torch214
+
+LOG = torch214("graph_breaks.log")
+
+
+def _resume_functions() -> dict[str, tuple[str, int]]:
+    """compile id -> (function resumed, line) as the raw log's compilation_metrics name them."""
+    text = gzip.open(LOG, "rt").read()
+    names = re.findall(r'"compilation_metrics": \{"compile_id": "(\d+/\d+)", "frame_key": "\d+", "co_name": "(\w+)"', text)
+    return {f"[{cid}]": (m[1], int(m[2])) for cid, name in names
+            if (m := re.fullmatch(r"torch_dynamo_resume_in_(\w+?)_at_(\d+)", name))}
+
+
+def test_the_raw_log_resumes_f_after_each_graph_break():
+    resumed = _resume_functions()
+    assert resumed == {"[1/0]": ("f", 23), "[2/0]": ("f", 27), "[3/0]": ("f", 28), "[4/0]": ("f", 30)}
+    program = (TORCH213_LOGS.parent / "programs" / "graph_breaks.py").read_text().splitlines()
+    assert all("graph break" in program[line - 1] for _, line in resumed.values())
+
+
+def test_slowest_compilations_name_a_resume_function_as_the_rest_of_f(tmp_path, capsys):
+    resumed = _resume_functions()
+    assert run_cli("summary", LOG) == 0
+    out = capsys.readouterr().out
+    table = out[out.index("slowest   function"):]
+    rows = {line.split()[0]: line for line in table.splitlines()[2:] if line.startswith("[")}
+    for cid, (func, line) in resumed.items():
+        assert f"{func} (after its graph break at line {line})" in rows[cid]
+    assert "torch_dynamo_resume_in" not in table.split("\n\n", 1)[0]
+    assert rows["[0/0]"].split()[1] == "f"
+
+    assert run_cli(LOG, "-o", tmp_path / "r", "--no-browser") == 0
+    page = (tmp_path / "r" / "index.html").read_text()
+    slowest = page[page.index('<table class="slowest">'):]
+    slowest = slowest[:slowest.index("</table>")]
+    cells = {cid: (html.unescape(title), text) for cid, title, text in re.findall(
+        r'href="#(\[\d+/\d+\])"[^>]*>[^<]*</a></td><td class="mono" title="([^"]*)">([^<]*)</td>', slowest)}
+    assert cells == {cid: (f"Dynamo's resume function torch_dynamo_resume_in_{func}_at_{line}",
+                           f"{func} (after its graph break at line {line})") for cid, (func, line) in resumed.items()}
+    # A stack frame keeps torch's name, and its title says what it is.
+    assert ('<span class="fn" title="Dynamo&#39;s resume function: the rest of f after its graph break at line 23">'
+            "in torch_dynamo_resume_in_f_at_23</span>") in page
