@@ -17,7 +17,7 @@ from compilescope.analyses.recompiles import classify_change, parse_reason as pa
 from compilescope.render.charts import ChartOptions, CompileTimeChart
 
 from .helpers import insights_of
-from ..conftest import REPO, cuda211, peer, run_cli, torch213
+from ..conftest import REPO, cuda211, peer, run_cli, torch213, torch214
 
 
 def _short(loc):
@@ -442,3 +442,22 @@ def test_every_value_range_in_the_real_logs_reads_as_words_or_as_torch_wrote_it(
              "[2, 64]": "[2, 64]", "[-int_oo, 5]": "any value ≤ 5"}
     for vr in found | set(words):
         assert range_text(vr) == words.get(vr, vr), vr
+
+
+def test_fx_graph_cache_lookups_are_named_forward_and_backward_where_the_log_says():
+    # torch 2.14's provenance.log trains a Linear+ReLU: [0/0] logs aot_forward_graph and aot_backward_graph, and two
+    # fx_graph_cache_miss artifacts whose keys list "fx_kwargs[is_backward]: False", then "... True".
+    text = gzip.open(torch214("provenance.log"), "rt").read()
+    misses = re.findall(r'"fx_graph_cache_miss", "encoding": "json"}.*\n\t(.*)', text)
+    assert [re.findall(r"fx_kwargs\[is_backward\]: (\w+)", m) for m in misses] == [["False"], ["True"]]
+    assert '{"aot_forward_graph"' in text and '{"aot_backward_graph"' in text
+    with read_trace(str(torch214("provenance.log"))) as trace:
+        [compiled] = insights(trace).caches.compiles
+    assert compiled.outcome("fx_graph_cache") == "forward miss, backward miss"
+    assert [e.graph for e in compiled.events] == [None, "forward", "backward"]  # (the AOTAutograd lookup first)
+    # The peer's cache_hit_miss.log: three inference graphs of [1/0] (is_backward False each): forwards all, so
+    # naming them would tell nothing apart.
+    with read_trace(str(peer("cache_hit_miss.log"))) as trace:
+        [flex] = [c for c in insights(trace).caches.compiles if c.compile_id == "[1/0]"]
+    assert [e.graph for e in flex.events if e.cache == "fx_graph_cache"] == ["forward"] * 3
+    assert flex.outcome("fx_graph_cache") == "miss, hit, miss"

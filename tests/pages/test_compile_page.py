@@ -158,7 +158,7 @@ def test_graph_break_compile_leads_with_reason_time_and_sizes(tmp_path):
 def test_metrics_lead_and_the_rest_is_folded(tmp_path):
     out = tmp_path / "out"
     html, summary = _summary("provenance.log", out)
-    assert "FX graph cache: <strong>miss, miss</strong>" in summary
+    assert "FX graph cache: <strong>forward miss, backward miss</strong>" in summary
     assert "C++/Triton compile" in summary  # times by phase
     # compilation_metrics: folded groups, the keys torch left empty apart, not an alphabetical dump up front.
     rest = html.split("<h2>All compilation metrics</h2>", 1)[1]

@@ -27,6 +27,8 @@ _OVERALL_TEXTS = {
     "none": "no cache lookup logged",
 }
 _NAME = re.compile(r"^(?P<cache>fx_graph_cache|aotautograd_cache)_(?P<outcome>hit|miss|bypass)$")
+# One component of an FX graph cache key, as its lookup's payload lists them: "[hash] fx_kwargs[is_backward]: True"
+_IS_BACKWARD = re.compile(r"^\[\w+\] fx_kwargs\[is_backward\]: (True|False)$")
 
 
 @dataclass
@@ -37,10 +39,13 @@ class CacheEvent:
     outcome: str  # "hit" | "miss" | "bypass"
     bypass_reason: str | None = None
     time_saved_ms: float | None = None
+    # "forward" | "backward": the graph an FX graph cache lookup was for, from its key's component
+    # "fx_kwargs[is_backward]: True" (an inference graph is a forward); None where torch did not log it
+    graph: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {"cache": self.cache, "outcome": self.outcome, "bypass_reason": self.bypass_reason,
-                "time_saved_ms": self.time_saved_ms}
+                "time_saved_ms": self.time_saved_ms, "graph": self.graph}
 
 
 @dataclass
@@ -51,8 +56,11 @@ class CompileCache:
     events: list[CacheEvent]
 
     def outcome(self, cache: str) -> str | None:
-        """hit/miss/bypass of one cache; several lookups (forward, backward) are joined: "miss, hit"."""
-        outcomes = [e.outcome for e in self.events if e.cache == cache]
+        """hit/miss/bypass of one cache; several lookups are joined: "miss, hit", each named by its graph where the
+        log tells a forward from a backward: "forward miss, backward hit" (torch 2.14's provenance.log)."""
+        events = [e for e in self.events if e.cache == cache]
+        named = {e.graph for e in events} == {"forward", "backward"}
+        outcomes = [f"{e.graph} {e.outcome}" if named else e.outcome for e in events]
         return ", ".join(outcomes) if outcomes else None
 
     @property
@@ -148,6 +156,15 @@ def _payload(text: str) -> dict:
     return value if isinstance(value, dict) else {}
 
 
+def _graph(payload: dict) -> str | None:
+    """"forward" or "backward": the graph an FX graph cache lookup was for, where its key's components say."""
+    components = payload.get("components")
+    for component in components if isinstance(components, list) else []:
+        if isinstance(component, str) and (m := _IS_BACKWARD.match(component)):
+            return "backward" if m[1] == "True" else "forward"
+    return None
+
+
 def caches(trace: Trace) -> Caches:
     result = Caches()
     counts: dict[str, Counter] = {c: Counter() for c in CACHES}
@@ -162,7 +179,8 @@ def caches(trace: Trace) -> Caches:
             reason = payload.get("cache_bypass_reason")
             saved = payload.get("time_saved_ms")
             event = CacheEvent(m["cache"], m["outcome"], str(reason) if reason is not None else None,
-                               float(saved) if isinstance(saved, (int, float)) and not isinstance(saved, bool) else None)
+                               float(saved) if isinstance(saved, (int, float)) and not isinstance(saved, bool) else None,
+                               _graph(payload) if m["cache"] == "fx_graph_cache" else None)
             events.append(event)
             counts[event.cache][event.outcome] += 1
             if event.outcome == "bypass":
