@@ -461,3 +461,24 @@ def test_fx_graph_cache_lookups_are_named_forward_and_backward_where_the_log_say
         [flex] = [c for c in insights(trace).caches.compiles if c.compile_id == "[1/0]"]
     assert [e.graph for e in flex.events if e.cache == "fx_graph_cache"] == ["forward"] * 3
     assert flex.outcome("fx_graph_cache") == "miss, hit, miss"
+
+
+@pytest.mark.parametrize("log", ["compile_error_fallback.log", "compile_error_lowering.log"])
+def test_a_cache_lookup_torch_never_logged_is_not_called_a_miss(log):
+    # Both compiles fail in Inductor (a dynamo_error): the log has [0/0]'s aotautograd_cache_miss and no
+    # fx_graph_cache_* artifact, which torch writes once Inductor has compiled the graph.
+    text = gzip.open(torch214(log), "rt").read()
+    assert re.findall(r'\{"artifact": \{"name": "(\w+_cache_\w+)"', text) == ["aotautograd_cache_miss"]
+    assert '{"artifact": {"name": "dynamo_error"' in text
+    with read_trace(str(torch214(log))) as trace:
+        found = insights(trace).caches
+    assert [(c.outcome("fx_graph_cache"), c.outcome("aotautograd_cache")) for c in found.compiles] == [(None, "miss")]
+    assert found.fx_unlogged == ["[0/0]"]
+    assert found.overall_text == ("every cache lookup torch logged missed, so torch compiled everything anew (a first "
+                                  "run, or an empty cache); [0/0] logged no FX graph cache lookup (torch logs one once "
+                                  "Inductor has compiled the graph)")
+    assert "every cache lookup missed" not in found.overall_text
+    # A compile that logged both lookups keeps the plain verdict.
+    with read_trace(str(torch214("cache_cold.log"))) as trace:
+        cold = insights(trace).caches
+    assert cold.fx_unlogged == [] and cold.overall_text.startswith("every cache lookup missed")

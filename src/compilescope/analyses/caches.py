@@ -17,13 +17,14 @@ import orjson
 
 from ..model.trace import Trace
 from ..model.records import dataclass
+from ..wording import and_list
 
 CACHES = {"fx_graph_cache": "FX graph cache", "aotautograd_cache": "AOTAutograd cache"}
-_OVERALL_TEXTS = {
-    "warm": "every cache lookup hit, so torch reused what an earlier run had compiled",
-    "cold": "every cache lookup missed, so torch compiled everything anew (a first run, or an empty cache)",
+_OVERALL_TEXTS = {  # {lookup}: "cache lookup", or "cache lookup torch logged" where some lookup was never logged
+    "warm": "every {lookup} hit, so torch reused what an earlier run had compiled",
+    "cold": "every {lookup} missed, so torch compiled everything anew (a first run, or an empty cache)",
     "mixed": "some cache lookups hit (torch reused an earlier run's output), others missed (compiled anew)",
-    "bypassed": "every cache lookup was bypassed, as torch could not cache these graphs",
+    "bypassed": "every {lookup} was bypassed, as torch could not cache these graphs",
     "none": "no cache lookup logged",
 }
 _NAME = re.compile(r"^(?P<cache>fx_graph_cache|aotautograd_cache)_(?P<outcome>hit|miss|bypass)$")
@@ -85,11 +86,20 @@ class Caches:
     # Of those, the ones whose FX graph lookups only partly hit (a graph DDPOptimizer split, some of its subgraphs
     # compiled by another rank sharing the cache): compile id -> "3 of 6 graphs"
     partly_served: dict[str, str] = field(default_factory=dict)
+    # Compile ids with an AOTAutograd cache lookup and no FX graph cache lookup logged: torch logs the FX graph
+    # cache's outcome once Inductor has compiled the graph (compile_fx.py), so a compile that failed in Inductor
+    # (compile_error_fallback, compile_error_lowering) logged none. Not a miss: nothing is known of it.
+    fx_unlogged: list[str] = field(default_factory=list)
 
     @property
     def overall_text(self) -> str:
-        """What overall means, for people: "cold" is jargon."""
-        return _OVERALL_TEXTS[self.overall]
+        """What overall means, for people ("cold" is jargon), true to what was logged: a lookup never logged is not
+        a miss."""
+        if not self.fx_unlogged:
+            return _OVERALL_TEXTS[self.overall].format(lookup="cache lookup")
+        return (_OVERALL_TEXTS[self.overall].format(lookup="cache lookup torch logged")
+                + f"; {and_list(self.fx_unlogged)} logged no FX graph cache lookup (torch logs one once Inductor has "
+                  "compiled the graph)")
 
     @property
     def what_is_missing(self) -> str:
@@ -144,6 +154,7 @@ class Caches:
             "bypass_reasons": [{"reason": r, "count": n} for r, n in self.bypass_reasons],
             "graphs_missing": self.graphs_missing,
             "partly_served": self.partly_served,
+            "fx_unlogged": self.fx_unlogged,
             "compiles": [c.to_json() for c in self.compiles],
         }
 
@@ -189,6 +200,9 @@ def caches(trace: Trace) -> Caches:
                 result.time_saved_ms += event.time_saved_ms
         if events:
             result.compiles.append(CompileCache(entry.key, events))
+            looked_up = {e.cache for e in events}
+            if "aotautograd_cache" in looked_up and "fx_graph_cache" not in looked_up:
+                result.fx_unlogged.append(entry.key)
             if any(e.outcome == "hit" for e in events):
                 result.graphs_missing.append(entry.key)
                 graphs = [e.outcome for e in events if e.cache == "fx_graph_cache"]
