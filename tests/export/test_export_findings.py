@@ -4,7 +4,9 @@ The summary said "Nothing to fix: no errors, graph breaks or recompiles in this 
 export page says "1 issue was found during export, and it was not able to soundly produce a graph".
 """
 
+import gzip
 import json
+import re
 
 from ..conftest import peer, run_cli, torch214
 
@@ -39,3 +41,22 @@ def test_a_guard_export_evaluated_is_named_with_its_line(capsys):
     assert (finding["severity"], finding["section"]) == ("error", "export")
     assert finding["detail"].startswith("Guard Evaluated at test_draft_export.py:297 in forward: ")
     assert "Eq(s0, 3)" in finding["detail"]
+
+
+def test_the_export_pages_cards_say_one_thing_in_the_singular(tmp_path):
+    # The peer's export.log holds one propagate_real_tensors_provenance record (the one issue), one exported_program,
+    # seven guard_added and one create_unbacked_symbol; torch 2.14's export_draft.log one issue, one program, no
+    # guard_added and two create_unbacked_symbol (u0 and u1). The cards read "1 issue", never "1 issues".
+    for log, expected in ((peer("export.log"), [("1", "issue"), ("1", "exported program"), ("7", "other guards added"),
+                                                ("1", "symbol created")]),
+                          (torch214("export_draft.log"), [("1", "issue"), ("1", "exported program"),
+                                                          ("0", "other guards added"), ("2", "symbols created")])):
+        raw = gzip.decompress(log.read_bytes()) if log.suffix == ".gz" else log.read_bytes()
+        kinds = re.findall(rb'^V[^{\n]*\{"(\w+)"', raw, re.M)
+        assert [kinds.count(k) for k in (b"propagate_real_tensors_provenance", b"exported_program", b"guard_added",
+                                         b"create_unbacked_symbol")] == [int(n) for n, _ in expected]
+        out = tmp_path / log.name
+        assert run_cli(log, "-o", out, "--no-browser") == 0
+        cards = re.findall(r'<div class="n"><a href="#[\w-]+">(\d+)</a></div><div class="l">([^<]*)</div>',
+                           (out / "index.html").read_text())
+        assert cards[:4] == expected
