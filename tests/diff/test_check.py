@@ -36,6 +36,46 @@ def test_without_rules_failures_are_checked(capsys):
     assert "1 rule passed" in capsys.readouterr().out
 
 
+@pytest.mark.parametrize("name, where, expr, assumed", [
+    # The one propagate_real_tensors_provenance record of each log: torch 2.14's export_draft.log (forward's
+    # `if n > 2:`, line 25 under 2.14) and the peer's export.log (tlparse's test_draft_export.py).
+    ("export_draft", "export_draft.py:25 in forward", "u0 > 2", "True"),
+    ("peer_export", "test_draft_export.py:279 in forward", "Eq((((-u0)//3)) + 5, 0)", "False"),
+])
+def test_a_draft_export_issue_fails_the_gate_as_a_failed_compile_does(name, where, expr, assumed, capsys):
+    from ..conftest import peer
+
+    path = torch214("export_draft.log") if name == "export_draft" else peer("export.log")
+    raw = gzip.decompress(path.read_bytes()).decode() if path.suffix == ".gz" else path.read_text()
+    [record] = [json.loads(line.split("] ", 1)[1]) for line in raw.splitlines()
+                if line.startswith("V") and '{"propagate_real_tensors_provenance"' in line]
+    payload = record["propagate_real_tensors_provenance"]
+    assert (payload["expr"], str(payload["result"])) == (expr, assumed)
+    line = int(where.split(":")[1].split()[0])
+    assert payload["user_stack"][-1]["line"] == line
+    # With no rule given (as --no-failures is then), and with --no-export-issues.
+    for flags in ([], ["--no-export-issues"]):
+        assert run_cli("check", path, *flags) == 1
+        out = capsys.readouterr().out
+        assert lines(out)[-1] == (f"no-export-issues: 1 draft export issue, none allowed: Data Dependent Error at {where}: "
+                                  f"export could not tell whether {expr} always holds: it assumed {assumed}, and the "
+                                  "graph asserts it")
+    # Rules given without it leave it out, as they leave out --no-failures.
+    assert run_cli("check", path, "--max-graph-breaks", "0") == 0
+    capsys.readouterr()
+
+
+def test_a_log_without_an_export_has_no_export_rule_unless_asked(capsys):
+    # torch 2.14's export.log was recorded under TORCH_TRACE, where torch 2.13/2.14 write none of export's records
+    # (tests/data/torch213/programs/export.py): no export to check, so the default is --no-failures alone.
+    assert run_cli("check", "--json", torch214("export.log")) == 0
+    assert [r["rule"] for r in json.loads(capsys.readouterr().out)["rules"]] == ["no-failures"]
+    assert run_cli("check", "--json", "--no-export-issues", torch214("graph_breaks.log")) == 0
+    [rule] = json.loads(capsys.readouterr().out)["rules"]
+    assert (rule["rule"], rule["passed"], rule["message"]) == ("no-export-issues", True,
+                                                               "0 draft export issues (no export in the log)")
+
+
 @pytest.mark.parametrize("flags, message", [
     # Each names what broke it, so a CI log says where to look: diff_pair.py's break variant calls
     # torch._dynamo.graph_break() at line 33, in f (def at line 30); f and the resume function after the break each

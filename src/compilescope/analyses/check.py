@@ -28,6 +28,7 @@ class Rules:
     max_graph_breaks: int | None = None
     max_recompiles: int | None = None
     no_failures: bool = False
+    no_export_issues: bool = False  # draft export found no issue (its program holds only under what export assumed)
     max_compile_seconds: float | None = None
     no_cudagraph_skips: bool = False  # reduce-overhead: every compile runs as CUDA graphs
     no_warnings: bool = False  # torch printed no warning (where the run recorded them)
@@ -176,6 +177,13 @@ def evaluate(runs: dict[int | None, RunFacts], rules: Rules,
                  lambda f: (len(_user_failures(f)), [f"{x['type']}: {x['reason']}" for x in _user_failures(f)]),
                  0, lambda v, lim: v > lim, lambda v: count(v, "failed compile"),
                  lambda f: _library_note(len(_user_failures(f)), len(f.failures)))
+    if rules.no_export_issues:
+        absolute("no-export-issues", "none allowed",
+                 lambda f: (len(f.export_issues or []),
+                            [f"{x['type']}{' at ' + x['where'] if x['where'] else ''}: {x['headline']}"
+                             for x in f.export_issues or []]),
+                 0, lambda v, lim: v > lim, lambda v: count(v, "draft export issue"),
+                 lambda f: " (no export in the log)" if f.export_issues is None else "", others="issue")
     if rules.max_compile_seconds is not None:
         absolute("max-compile-seconds", f"at most {format_seconds(rules.max_compile_seconds)} allowed",
                  lambda f: (f.compile_time_s, []), rules.max_compile_seconds, lambda v, lim: v > lim,

@@ -34,6 +34,7 @@ from .compile_time import PHASE_LABELS, compile_times, ends_during, unfinished_c
 from .crash import Crash, crashes
 from .dynamic_shapes import dynamic_shapes, number_text
 from .environment import environment
+from .export import export_report
 from .failures import failures_and_restarts
 from .graph_breaks import compilation_key, graph_breaks
 from .recompiles import recompiles
@@ -203,6 +204,9 @@ class RunFacts:
     # user_file, user_line, user_function}. Its log stops there, as one killed while compiling does. None: no crash
     # recorded (a plain log cannot say).
     crash: dict[str, Any] | None = None
+    # Draft export's issues (analyses/export.py): {type, where, headline}; its program holds only under what export
+    # assumed. None: the log holds no torch.export.
+    export_issues: list[dict[str, Any]] | None = None
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -446,6 +450,8 @@ def run_facts(trace: Trace, statuses: dict[CompileId | None, str] | None = None)
         unread=not_read.to_json() if (not_read := unread(trace.stats)) else None,
         ends_during=ends_during(open_, times.labels) if (open_ := unfinished_compiles(trace, times)) else None,
         crash=_crash(crashes(trace).crashes, frame_of_cid),
+        export_issues=([{"type": i.failure_type, "where": i.where, "headline": i.headline} for i in exported.issues]
+                       if (exported := export_report(trace)).detected else None),
     )
 
 

@@ -1,7 +1,8 @@
 """`compilescope check LOG [rules] [--baseline LOG] [--junit FILE]`: a compile-health gate for CI.
 
 Exit status: 0 every rule holds; 1 some rule is violated (one line each on stdout);
-2 bad input. Without any rule, --no-failures is checked (a failed compile is never healthy).
+2 bad input. Without any rule, --no-failures is checked (a failed compile is never healthy), and --no-export-issues
+where the log holds a torch.export (an export that could not soundly produce a graph is a failed one).
 """
 
 from __future__ import annotations
@@ -28,11 +29,15 @@ class CheckCommand:
                          "Graph breaks, recompiles and failures in Python's own library (which torch may call from "
                          "compiled code) are not counted: nothing in your code changes them, and the results say how "
                          "many there were. A log that could not be read in full fails (rule whole-log), and so does a run "
-                         "that crashed, where `compilescope run` recorded the crash (rule no-crash).")
+                         "that crashed, where `compilescope run` recorded the crash (rule no-crash). Without any rule, "
+                         "--no-failures is checked, and --no-export-issues where the log holds a torch.export.")
         parser.add_argument("log", help="the run to check: a log, a directory, or a directory of rank logs")
         parser.add_argument("--max-graph-breaks", type=int, metavar="N", help="fail with more than N distinct graph breaks")
         parser.add_argument("--max-recompiles", type=int, metavar="N", help="fail with more than N recompiles")
         parser.add_argument("--no-failures", action="store_true", help="fail if any compile failed")
+        parser.add_argument("--no-export-issues", action="store_true",
+                            help="fail if draft export found an issue: it could not soundly produce a graph, and its "
+                                 "program holds only under what export assumed (the export page lists each)")
         parser.add_argument("--max-compile-seconds", type=float, metavar="S", help="fail if compiling took more than S seconds")
         parser.add_argument("--no-cudagraph-skips", action="store_true",
                             help="fail if any compile ran without CUDA graphs (mode=\"reduce-overhead\"): skipped by Inductor, "
@@ -69,17 +74,22 @@ class CheckCommand:
         if args.time_margin is not None:
             args.time_ratio = 1.0 + args.time_margin
         rules = Rules(max_graph_breaks=args.max_graph_breaks, max_recompiles=args.max_recompiles,
-                      no_failures=args.no_failures, max_compile_seconds=args.max_compile_seconds,
+                      no_failures=args.no_failures, no_export_issues=args.no_export_issues,
+                      max_compile_seconds=args.max_compile_seconds,
                       no_cudagraph_skips=args.no_cudagraph_skips, no_warnings=args.no_warnings,
                       no_new_warnings=args.no_new_warnings, compile_time=time_threshold(args))
-        if not (args.no_failures or args.baseline or args.no_cudagraph_skips or args.no_warnings) and all(
-                v is None for v in (args.max_graph_breaks, args.max_recompiles, args.max_compile_seconds)):
+        no_rule = not (args.no_failures or args.no_export_issues or args.baseline or args.no_cudagraph_skips
+                       or args.no_warnings) and all(
+            v is None for v in (args.max_graph_breaks, args.max_recompiles, args.max_compile_seconds))
+        if no_rule:
             rules.no_failures = True
         # A rank that cannot be read is reported (rule whole-log fails) and the others are checked.
         not_read: dict[int, str] = {}
         baseline_not_read: dict[int, str] = {}
         baseline = read_side(args.baseline, covers="check", side="baseline", not_read=baseline_not_read) if args.baseline else None
         runs = read_side(args.log, covers="check", side="run" if args.baseline else "", not_read=not_read)
+        if no_rule:  # a draft export's issue is its failure, checked as a failed compile is, where there is an export
+            rules.no_export_issues = any(facts.export_issues is not None for facts in runs.values())
         results = evaluate(runs, rules, baseline, not_read, baseline_not_read)
         if args.junit:
             from ..render.junit import junit_xml
