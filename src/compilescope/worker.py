@@ -76,7 +76,7 @@ def _report_log(job: LogJob) -> LogDone:
     from .analyses.divergence import collectives_parity
     from .analyses.log_digest import digest_log
     from .analyses.rank_summary import empty_rank, summarize_rank
-    from .render.multirank import PARITY_JSON, rank_parity_json
+    from .render.multirank import CHROMIUM_EVENTS, PARITY_JSON, rank_parity_json
 
     if job.rank is not None and job_size(job) == 0:
         # A rank that logged nothing is a finding (it compiled nothing), not an error.
@@ -96,20 +96,27 @@ def _report_log(job: LogJob) -> LogDone:
             else:
                 done.summary = summarize_rank(results, job.rank)
             if job.out is not None:
-                with written_at(job.out) as local_out:
-                    # job.out lies in the fresh directory of this run: what is there already was left by an attempt
-                    # whose worker died (the executor runs the job again), so it is replaced.
-                    output = write_report(trace, local_out, True, job.options, results)
-                    if done.summary is not None:
-                        output.write(PARITY_JSON, rank_parity_json(collectives_parity([done.summary])))
-                done.files = output.files
+                try:
+                    with written_at(job.out) as local_out:
+                        # job.out lies in the fresh directory of this run: what is there already was left by an
+                        # attempt whose worker died (the executor runs the job again), so it is replaced.
+                        output = write_report(trace, local_out, True, job.options, results)
+                        if done.summary is not None:
+                            output.write(PARITY_JSON, rank_parity_json(collectives_parity([done.summary])))
+                    done.files = output.files
+                except (CompilescopeError, OSError) as exc:  # the rank was read: a report not written is not that
+                    if done.summary is None:
+                        raise
+                    done.summary.report_not_written = write_failure(
+                        "its report", job.out, exc, lacking="its figures are in the rank table only")
             if job.events is not None and len(trace.chromium_events):
                 try:
                     done.events = _spool_events(trace.chromium_events, job.rank, job.events)
                 except Exception as exc:  # noqa: BLE001 - the rank was read: a spool that cannot be written is not that
                     if done.summary is None:
                         raise
-                    done.summary.not_written = spool_failure(job.events, exc)
+                    done.summary.not_written = write_failure(
+                        "its chromium events", job.events, exc, lacking=f"{CHROMIUM_EVENTS} lacks them", scratch=True)
             problems = strict_problems(trace, job.strict, job.strict_compile_id)
             done.problem_count = len(problems)
             done.problems = [str(p) for p in problems[:MAX_PROBLEMS_SHOWN]]
@@ -155,17 +162,40 @@ def _spool_events(events, rank: int | None, path: str) -> int:
     return n
 
 
-def spool_failure(path: str, exc: BaseException) -> str:
-    """A rank's spool that could not be written, in one line: what happened and what to do (RankSummary.not_written)."""
+def write_failure(what: str, path: str, exc: BaseException, lacking: str = "", scratch: bool = False) -> str:
+    """Something a rank that was read could not write (its report, its spooled chromium events), in one line: where,
+    why, what lacks it and what to do (RankSummary.report_not_written, .not_written). scratch: path lies in a
+    scratch directory of this run's own, which TMPDIR moves."""
     import errno
     import tempfile
 
-    why = exc.strerror if isinstance(exc, OSError) and exc.strerror else f"{type(exc).__name__}: {exc}"
-    full = isinstance(exc, OSError) and exc.errno in (errno.ENOSPC, errno.EDQUOT)
+    cause = _os_error(exc)
+    if isinstance(exc, CompilescopeError):
+        why = str(exc)  # it names the file or directory that failed, under path
+    elif cause is not None and cause.strerror:
+        why = cause.strerror
+    else:
+        why = f"{type(exc).__name__}: {exc}"
+    full = cause is not None and cause.errno in (errno.ENOSPC, errno.EDQUOT)
     fix = "free space where it is" if full else "make its directory writable"
-    if not location.is_url(path) and path.startswith(tempfile.gettempdir().rstrip("/") + "/"):
-        fix += " (or set TMPDIR to another directory)"  # the local spool: a scratch directory of its own
-    return f"read, but its chromium events could not be written to {path}: {why}; chromium_events.json lacks them: {fix}, and run again"
+    if scratch and not location.is_url(path) and path.startswith(tempfile.gettempdir().rstrip("/") + "/"):
+        fix += " (or set TMPDIR to another directory)"
+    lacks = f"; {lacking}" if lacking else ""
+    # The rest of the report is there by then: writing it to the same place again needs --overwrite.
+    return f"read, but {what} could not be written to {path}: {why}{lacks}: {fix}, and run again with --overwrite"
+
+
+def _os_error(exc: BaseException) -> OSError | None:
+    """The system's error behind exc: itself, or the one it was raised from (a CompilescopeError raised `from None`
+    still holds it as its context)."""
+    chain: list[BaseException] = []
+    link: BaseException | None = exc
+    while link is not None and link not in chain:  # (a chain can loop back on itself)
+        if isinstance(link, OSError):
+            return link
+        chain.append(link)
+        link = link.__cause__ or link.__context__
+    return None
 
 
 def file_size(path: str) -> int:

@@ -291,8 +291,8 @@ def multirank_results(source: str, summaries: list[RankSummary], found_notes: li
 
 
 def rank_notes(summaries: list[RankSummary], analysis: MultiRankAnalysis) -> list[str]:
-    """What the reader of the ranks' results should know: ranks with no log, and ranks unread, empty, read in part or
-    carrying another rank in their records. File names as they are: a terminal shows them on one line
+    """What the reader of the ranks' results should know: ranks with no log, and ranks unread, empty, read in part,
+    carrying another rank in their records, or read but with their report or chromium events not written. File names as they are: a terminal shows them on one line
     (invisible.one_line), an HTML page escapes them."""
     notes = []
     if analysis.missing_ranks:
@@ -314,7 +314,9 @@ def rank_notes(summaries: list[RankSummary], analysis: MultiRankAnalysis) -> lis
                 f"rank {s.rank}: {os.path.basename(s.source)} is named for rank {s.rank} but its records carry rank "
                 f"{s.logged_rank}; shown as rank {s.rank}"
             )
-        if s.not_written:  # read (whatever was said above), and reported: what it sends to be merged was not stored
+        if s.report_not_written:  # read, and compared: only its own report is missing
+            notes.append(f"rank {s.rank}: {s.report_not_written}")
+        if s.not_written:  # read (whatever was said above): what it sends to be merged was not stored
             notes.append(f"rank {s.rank}: {s.not_written}")
     return notes
 

@@ -150,6 +150,9 @@ class RankSummary:
     # file) could not be written: a full disk, a spool directory gone or not writable. What happened and what to do, in
     # one line; its figures stand, and only the merged timeline lacks it.
     not_written: str | None = None
+    # The rank was read, but its own report (rank_<N>/) could not be written: a full disk, a directory not writable.
+    # What happened and what to do, in one line; its figures stand, and only its report (which nothing links) lacks.
+    report_not_written: str | None = None
 
     @property
     def n_compiles(self) -> int:

@@ -81,6 +81,11 @@ class MultiRankReport:
         return [d for d in self.done if d.crashed]
 
     @property
+    def report_not_written(self) -> list[RankDone]:
+        """Ranks read whose own report could not be written (RankSummary.report_not_written)."""
+        return [d for d in self.done if _summary(d).report_not_written]
+
+    @property
     def not_written(self) -> list[RankDone]:
         """Ranks read and reported whose chromium events could not be spooled (RankSummary.not_written)."""
         return [d for d in self.done if _summary(d).not_written]
@@ -235,6 +240,11 @@ def run_all_ranks(args: argparse.Namespace, directory: str | None = None, out: s
                                         ran.name, ran.workers, getattr(ran, "scheduler", None))))
     if result.crashed:
         print(f"compilescope: {count(len(result.crashed), 'rank')} could not be reported (see the landing page)", file=sys.stderr)
+        return 1
+    if result.report_not_written:
+        # The notes above say which rank, where and why: its figures are on the landing page, its own report is not.
+        print(f"compilescope: {count(len(result.report_not_written), 'rank')} whose report could not be written "
+              "(see above)", file=sys.stderr)
         return 1
     if result.not_written:
         # The notes above say which rank, where and why: the report is whole but for the merged timeline.

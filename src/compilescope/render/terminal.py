@@ -471,10 +471,11 @@ def _rank_row(rank: dict) -> list[RenderableType]:
         return [str(rank["rank"]), TerminalText("not read", style="red"), *["-"] * 6]
     if rank["empty"]:
         return [str(rank["rank"]), TerminalText("empty log"), *["-"] * 6]
-    marks = [word for word, marked in (("crashed", rank.get("crashes")), ("events lost", rank.get("not_written"))) if marked]
+    marks = [word for word, marked in (("crashed", rank.get("crashes")), ("report lost", rank.get("report_not_written")),
+                                       ("events lost", rank.get("not_written"))) if marked]
     return [
-        # A rank that died in native code, or whose chromium events could not be stored: the lines under the table say
-        # how, and what to do.
+        # A rank that died in native code, or whose report or chromium events could not be written: the lines under
+        # the table say how, and what to do.
         TerminalText(" ".join([str(rank["rank"]), *marks]), style="red") if marks else str(rank["rank"]),
         str(len(rank["compile_ids"])), str(rank["graph_breaks"]), str(rank["failures"]),
         str(rank["recompiles"]), f"{rank['cache_hits']}/{rank['cache_misses']}",
