@@ -197,6 +197,75 @@ def test_chained_url_output_lands_exactly_at_the_location(tmp_path, logs, wrappe
     assert written == plain
 
 
+@pytest.mark.parametrize("logs", [["graph_breaks.log"], ["../multi_rank"]], ids=["one log", "ranks"])
+@pytest.mark.parametrize("named", ["absolute", "relative"])
+def test_a_chain_over_a_plain_path_is_written_at_that_path(tmp_path, monkeypatch, capsys, logs, named):
+    """`-o dir::/DIR` (an fsspec chain whose location is a plain path, which fsspec opens on the local filesystem)
+    writes what `-o /DIR` writes, and ends the same, page to open included; a relative one from the current
+    directory, as fsspec reads it. Such a chain was taken for a local path: the report went to a directory literally
+    named `dir::` under the current one."""
+    pytest.importorskip("fsspec")
+    paths = [torch213(log) for log in logs]
+    work = tmp_path / "cwd"
+    work.mkdir()
+    monkeypatch.chdir(work)
+    assert run_cli(*paths, "-o", tmp_path / "plain", "--no-browser", "-j", "2") == 0
+    plain = capsys.readouterr().out
+    asked = f"dir::{tmp_path / 'chained'}" if named == "absolute" else "dir::../chained"
+    assert run_cli(*paths, "-o", asked, "--no-browser", "-j", "2") == 0
+    chained = capsys.readouterr().out
+    assert list(work.iterdir()) == []
+    written = _files(tmp_path / "chained")
+    assert "index.html" in written and written == _files(tmp_path / "plain")
+
+    def ending(out: str, name: str) -> str:  # (but for the directory and the time it took)
+        return re.sub(r" in \d+\.\ds ", " in Ns ", out.replace(str(tmp_path / name), "OUT"))
+
+    assert ending(chained, "chained") == ending(plain, "plain") and "; open OUT/index.html\n" in ending(plain, "plain")
+
+
+@pytest.mark.parametrize("chain", ["dir::", "dir::file://"])
+def test_overwrite_through_a_chain_replaces_only_a_report(tmp_path, capsys, chain):
+    """`-o dir::DIR --overwrite` is `-o DIR --overwrite`: a directory that holds no report is kept, as it is. Through
+    fsspec, every file in it was deleted."""
+    pytest.importorskip("fsspec")
+    kept = tmp_path / "notes"
+    kept.mkdir()
+    (kept / "notes.txt").write_text("mine")
+    assert run_cli(torch213("graph_breaks.log"), "-o", f"{chain}{kept}", "--overwrite", "--no-browser") == 2
+    assert capsys.readouterr().err == (f"compilescope: error: refusing to replace {kept}: it does not hold a "
+                                       "compilescope report; choose another output directory\n")
+    assert _files(kept) == {"notes.txt": b"mine"}
+
+
+def test_a_chain_of_an_unknown_protocol_says_how_to_name_a_local_path(tmp_path, monkeypatch, capsys):
+    """`notes::v2` reads as an fsspec chain; fsspec knows no protocol `notes`: one line, with how to write a local
+    path whose name has `::` in it, and nothing written."""
+    pytest.importorskip("fsspec")
+    monkeypatch.chdir(tmp_path)
+    assert run_cli(torch213("graph_breaks.log"), "-o", "notes::v2", "--no-browser") == 2
+    assert capsys.readouterr().err == ("compilescope: error: notes::v2: Protocol not known: notes (a local path with "
+                                       "'::' in its name: ./notes::v2)\n")
+    assert list(tmp_path.iterdir()) == []
+    assert run_cli(torch213("graph_breaks.log"), "-o", "./notes::v2", "--no-browser") == 0
+    assert (tmp_path / "notes::v2" / "index.html").is_file()
+
+
+@pytest.mark.parametrize("log", ["graph_breaks.log", "../multi_rank"], ids=["one log", "ranks"])
+def test_a_log_read_through_a_chain_over_a_plain_path(tmp_path, log):
+    """A log (or a directory of rank logs) named `dir::PATH` is read through fsspec as PATH: the same report, file for
+    file, but for the name it is shown by. It was looked for as a local file named `dir::PATH`: no such file."""
+    pytest.importorskip("fsspec")
+    path = torch213(log).resolve()  # (no ..: a local path is shown made absolute, a chain as given)
+    assert run_cli(path, "-o", tmp_path / "plain", "--no-browser") == 0
+    assert run_cli(f"dir::{path}", "-o", tmp_path / "chained", "--no-browser") == 0
+    written = {name: content.replace(f"dir::{path}".encode(), str(path).encode())
+               for name, content in _files(tmp_path / "chained").items()}
+    assert "index.html" in written and written == _files(tmp_path / "plain")
+    # The name it was given is the one shown (not a file's name under the current directory).
+    assert f"dir::{path}".encode() in _files(tmp_path / "chained")["index.html"]
+
+
 def test_existing_output_needs_overwrite(tmp_path, capsys):
     out = tmp_path / "out"
     out.mkdir()

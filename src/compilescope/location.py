@@ -12,6 +12,7 @@ import functools
 import io
 import os
 import posixpath
+import re
 from .model.records import dataclass
 from typing import IO, Any, Callable, Iterable, TypeVar
 
@@ -39,25 +40,41 @@ def _remote_errors(func: Callable[..., T]) -> Callable[..., T]:
     return wrapper
 
 
+# An fsspec chain: protocols each followed by "::", then the location they wrap (dir::/tmp/x, simplecache::s3://b/k).
+# What follows the last "::" may be a plain path, which fsspec opens on the local filesystem: such a chain was taken
+# for a local path and written under ./dir::/tmp/x.
+_CHAIN = re.compile(r"[A-Za-z][A-Za-z0-9+.-]+::")
+
+
 def is_url(path: str | os.PathLike) -> bool:
-    """A location fsspec must open (file:// URLs included); a plain path (or a Path) is not one."""
-    return isinstance(path, str) and "://" in path[:32]
+    """A location fsspec must open (file:// URLs and fsspec chains included); a plain path (or a Path) is not one."""
+    return isinstance(path, str) and ("://" in path[:32] or _CHAIN.match(path) is not None)
 
 
 FILE_URL = "file://"
 
 
 def local_output(path: str) -> str:
-    """An output location as it is written: a file:// URL as the local path it names, so it is written exactly as
-    that path would be (OutputDir: --overwrite's checks, no symlink followed; the page to open); any other location
-    as given.
+    """An output location as it is written: a file:// URL, or dir:: over a local path (dir::/tmp/x,
+    dir::file:///tmp/x), as the local path it names, so it is written exactly as that path would be (OutputDir:
+    --overwrite's checks, no symlink followed; the page to open); any other location as given. (Through fsspec,
+    --overwrite emptied any directory so named: one holding no report too.)
 
     What follows file:// is the path, as fsspec reads a file:// log: from the current directory unless it
     starts with /.
     """
-    if not path.startswith(FILE_URL):
-        return path
-    return os.path.abspath(path[len(FILE_URL):])
+    if path.startswith(FILE_URL):
+        return os.path.abspath(path[len(FILE_URL):])
+    if _CHAIN.match(path):
+        try:
+            fs, inner = filesystem(path)  # (dir:: layers unwrapped)
+        except CompilescopeError:
+            return path  # (said where it is written: this runs while the arguments are parsed, which says no error)
+        from fsspec.implementations.local import LocalFileSystem
+
+        if type(fs) is LocalFileSystem:  # (a caching wrapper, simplecache::, is a URL of its own)
+            return os.path.abspath(inner)
+    return path
 
 
 def absolute(path: str) -> str:
@@ -84,7 +101,9 @@ def filesystem(url: str) -> tuple[Any, str]:
     try:
         fs, inner = url_to_fs(url)
     except (ImportError, ValueError) as exc:
-        raise CompilescopeError(f"{url}: {exc}") from None
+        # A chain fsspec cannot open may have been meant as a local path (a::b): how to say so.
+        local = f" (a local path with '::' in its name: ./{url})" if isinstance(exc, ValueError) and "://" not in url[:32] else ""
+        raise CompilescopeError(f"{url}: {exc}{local}") from None
     from fsspec.implementations.dirfs import DirFileSystem
 
     # fsspec roots a dir:: URL's DirFileSystem at the URL's path and also returns that path as the path within it, so
