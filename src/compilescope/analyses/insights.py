@@ -350,13 +350,14 @@ def findings(ins: Insights, export: ExportReport | None = None) -> list[Finding]
                                      (WONT_CONVERT, ins.errors.errors), (ITEM_BREAK, ins.graph_breaks)) if found}
     out.extend(_torch_warnings(ins.warnings, said_above=said))
     compared = ins.runtime.comparison if ins.runtime else None
+    asked = None  # the finding a user asked for by giving both profiles: first of its severity, whatever its section
     if compared is not None:
         from .runtime import comparison_finding  # here: only a log given with a profile pays for the runtime analysis
 
-        # First of the runtime findings: eager against compiled is what a user who profiled both asked.
         finding = comparison_finding(compared)
         if finding is not None:
-            out.append(Finding(INFO, "runtime", *finding))
+            asked = Finding(INFO, "runtime", *finding)
+            out.append(asked)
     ct = ins.compile_time
     if ct and ct.phases:
         top = ct.phases[0]
@@ -384,7 +385,9 @@ def findings(ins: Insights, export: ExportReport | None = None) -> list[Finding]
     # Most urgent first: by severity (a torch.cond note, say, is info: it goes after every warning, though torch
     # printed it first), then in the sections' order, then in the order above. It ranked within one severity in the
     # order above only, so a warning about graph breaks came before one about recompiles the summary shows first.
-    return sorted(_merged(out), key=lambda f: (_URGENCY[f.severity], SECTIONS.index(f.section)))
+    # Eager against compiled, where both were profiled, is the answer the user asked for: ahead of the compile time.
+    return sorted(_merged(out), key=lambda f: (_URGENCY[f.severity], asked is None or f.title != asked.title,
+                                               SECTIONS.index(f.section)))
 
 
 _URGENCY = {ERROR: 0, WARNING: 1, INFO: 2}
