@@ -18,6 +18,7 @@ from markupsafe import Markup
 
 from ... import __version__
 from ...cache_dir import CACHE_ENV, cache_base, open_owned, owned
+from ...analyses.insights import SECTIONS as INSIGHTS_SECTIONS
 from ...analyses.metric_values import pretty_json
 from ...analyses.status import STATUS_HELP, STATUS_LABELS, STATUSES, TLPARSE_STATUS_LABELS
 from ...model.ids import NO_COMPILE_ID, compile_id_key, compile_id_words
@@ -186,6 +187,7 @@ def _environment() -> Environment:
         status_help=STATUS_HELP,
         tlparse_status_labels=TLPARSE_STATUS_LABELS,
         statuses_order=STATUSES,
+        insights_sections=INSIGHTS_SECTIONS,  # the Insights' sections in the order the page shows them
         outcome_labels=OUTCOME_LABELS,
         version=__version__,
         pretty=pretty_json,
