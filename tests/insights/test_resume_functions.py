@@ -13,7 +13,7 @@ import gzip
 import html
 import re
 
-from ..conftest import TORCH213_LOGS, run_cli, torch214
+from ..conftest import TORCH213_LOGS, cuda211, run_cli, torch214
 
 LOG = torch214("graph_breaks.log")
 
@@ -49,9 +49,53 @@ def test_slowest_compilations_name_a_resume_function_as_the_rest_of_f(tmp_path, 
     slowest = page[page.index('<table class="slowest">'):]
     slowest = slowest[:slowest.index("</table>")]
     cells = {cid: (html.unescape(title), text) for cid, title, text in re.findall(
-        r'href="#(\[\d+/\d+\])"[^>]*>[^<]*</a></td><td class="mono" title="([^"]*)">([^<]*)</td>', slowest)}
+        r'href="#(\[\d+/\d+\])"[^>]*>[^<]*</a></td><td class="mono"><span title="([^"]*)">([^<]*)</span></td>', slowest)}
     assert cells == {cid: (f"Dynamo's resume function torch_dynamo_resume_in_{func}_at_{line}",
                            f"{func} (after its graph break at line {line})") for cid, (func, line) in resumed.items()}
     # A stack frame keeps torch's name, and its title says what it is.
     assert ('<span class="fn" title="Dynamo&#39;s resume function: the rest of f after its graph break at line 23">'
             "in torch_dynamo_resume_in_f_at_23</span>") in page
+
+
+def _resume_label(func: str, line: int) -> str:
+    """A resume function as a page names a compiled frame: the rest of func, torch's name in its title."""
+    return (f'<span title="Dynamo&#39;s resume function torch_dynamo_resume_in_{func}_at_{line}">'
+            f"{func} (after its graph break at line {line})</span>")
+
+
+def test_pages_name_a_compiled_resume_function_as_the_rest_of_f(tmp_path):
+    """A compile's page names the frame it compiled, its transformed code page says what runs instead of it, and the
+    source page what resumed f after a graph break: each as the rest of f, as the slowest compilations do (they
+    showed torch_dynamo_resume_in_f_at_23). Each is compiled in one attempt of its frame's ([1/0_1], ..., [4/0])."""
+    resumed = _resume_functions()
+    assert run_cli(LOG, "-o", tmp_path / "r", "--no-browser") == 0
+    report = tmp_path / "r"
+    for cid, (func, line) in resumed.items():
+        frame = cid[1:].split("/")[0]
+        compiled = []
+        for page in sorted(report.glob(f"-_{frame}_0_*/index.html")):
+            text = page.read_text()
+            if '<td id="compiled-frame">' in text:
+                row = text[text.index('<td id="compiled-frame">'):]
+                compiled.append(row[:row.index("</td>")])
+        assert compiled and all(f'<span class="muted">in {_resume_label(func, line)}</span>' in row for row in compiled)
+        [transformed] = report.glob(f"-_{frame}_0_*/transformed_code.html")
+        assert f'<h1>What runs instead of <span class="mono">{_resume_label(func, line)}</span>' in transformed.read_text()
+    [source] = (report / "sources").glob("graph_breaks.py_*.html")
+    # Each graph break names the resume function that took over after it, where that function starts elsewhere.
+    said = re.findall(r"→ resumed by <span class=\"mono\" ([^>]*>[^<]*</span>)", source.read_text())
+    assert said and all(f"<span {s}" in {_resume_label(f, n) for f, n in resumed.values()} for s in said)
+    assert "resumed by <span class=\"mono\">torch_dynamo" not in source.read_text()
+
+
+def test_a_recompiled_resume_function_is_named_on_the_page_as_the_rest_of_forward(tmp_path):
+    """train_break_recompile.py (cuda_torch211) prints at line 22 of forward, a graph break; both of forward's compiled
+    parts recompiled for x's size. The page's Recompiles name the second as the summary's finding does, "forward (after
+    its graph break at line 22)", and said torch_dynamo_resume_in_forward_at_22 (the rest of forward after ...)."""
+    log = cuda211("train_break_recompile.log.gz")
+    with gzip.open(log, "rt") as f:
+        assert '"co_name": "torch_dynamo_resume_in_forward_at_22"' in f.read()
+    assert run_cli(log, "-o", tmp_path / "r", "--no-browser") == 0
+    page = (tmp_path / "r" / "index.html").read_text()
+    heads = re.findall(r'<div class="recompile-frame" data-frame="[^"]*">\s*<p><strong class="mono">(.*?)</strong>', page)
+    assert heads == ["forward", _resume_label("forward", 22)]

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any, Iterator
 
 from markupsafe import Markup, escape
 
-from ...analyses.graph_breaks import compilation_key
+from ...analyses.graph_breaks import compilation_key, function_label
 from ...analyses.sources import DIMENSION_MARKING_GUARD, LineNotes, SourceFile, line_anchor, resumed_function
 from ...model.trace import Compile
 from ...wording import count
@@ -109,7 +109,8 @@ def _notes_html(page: _Page, f: SourceFile, n: int, dirs: _CompileDirs, resume_i
                    f'here: {_cid(fr["compile_id"], dirs)}{transformed[fr["compile_id"]]}</li>')
     resumed_here = {r["function"] for r in notes.resumes}
     for b in notes.graph_breaks:
-        resumes = "".join(f' → resumed by <span class="mono">{html_text(r)}</span> '
+        resumes = "".join(f' → resumed by <span class="mono" title="Dynamo&#39;s resume function {html_text(r)}">'
+                          f'{html_text(function_label(r))}</span> '
                           + ", ".join(_cid(c, dirs) for c in resume_ids.get(r, [])) for r in b["resume_functions"]
                           if r not in resumed_here)
         yield (f'<li class="n-break"><strong>graph break</strong>: {html_text(b["reason"])} (in '
