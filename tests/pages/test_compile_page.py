@@ -500,7 +500,7 @@ _CHAINED = re.compile(r"\n\n(The above exception was the direct cause of the fol
 
 
 def _raw_chain(text: str) -> list[tuple[list[tuple[str, str, str]], str, str | None]]:
-    """(frames as (path, file:line, function), the exception's first line, the sentence to the next) of each exception."""
+    """(frames as (path, file:line, function), the exception's message, the sentence to the next) of each exception."""
     pieces = _CHAINED.split(text)
     chain = []
     for i in range(0, len(pieces), 2):
@@ -508,27 +508,33 @@ def _raw_chain(text: str) -> list[tuple[list[tuple[str, str, str]], str, str | N
         assert head == "Traceback (most recent call last):"
         frames_text, exception = re.split(r"\n(?=\S)", body, maxsplit=1)
         frames = [(p, f"{os.path.basename(p)}:{n}", f) for p, n, f in _RAW_FRAME.findall(frames_text)]
-        chain.append((frames, exception.split("\n", 1)[0], pieces[i + 1] if i + 1 < len(pieces) else None))
+        chain.append((frames, exception.rstrip("\n"), pieces[i + 1] if i + 1 < len(pieces) else None))
     return chain
+
+
+def _messages_shown(html: str) -> list[str]:
+    """The text of each exception's message a traceback shows (its first line marked as code)."""
+    return [unescape(re.sub(r"</?code>", "", m)) for m in re.findall(r'<pre class="tb-message">(.*?)</pre>', html, re.S)]
 
 
 def _traceback_row(page: Path) -> str:
     return re.search(r'<tr><th class="mono">exception_stack_trace</th><td>(.*?)</td></tr>', page.read_text(), re.S)[1]
 
 
-def test_the_exception_stack_trace_metric_shows_frames_and_the_exception_line_the_users_frame_linked(tmp_path):
+def test_the_exception_stack_trace_metric_shows_frames_and_the_exception_the_users_frame_linked(tmp_path):
     """A failed compile's exception_stack_trace was shown raw: a JSON list of one traceback string of 147 lines, on the
     compile page cut to its head. Now as Python reads: its frames as the Stack's (`file.py:29 in f`, the path in its
-    title, the program's frame linked to its line on the source page), then the exception's own line; the text as
-    logged folded below (on the compile page: on the metrics page, which has it). Expected from the raw record:
-    torch logs [traceback.format_exc()]. The message quotes `File` lines of its own (Inductor's "Found from :"), which
-    are no frames."""
+    title, the program's frame linked to its line on the source page), then the exception's message (its 49 lines: it
+    quotes the IR that failed to lower); the text as logged folded below (on the compile page: on the metrics page,
+    which has it). Expected from the raw record: torch logs [traceback.format_exc()]. The message quotes `File` lines
+    of its own (Inductor's "Found from :"), which are no frames."""
     log = torch213("compile_error_lowering.log")
     program = "/work/main/tests/data/torch213/programs/compile_error_lowering.py"
     [(compile_dir, [text])] = _raw_tracebacks(log).items()
     [(frames, exception, then)] = _raw_chain(text)
     assert len(frames) == 35 and frames[-1] == (program, "compile_error_lowering.py:29", "_boom_lowering")
     assert exception.startswith("torch._inductor.exc.InductorError: LoweringException: NotImplementedError: ")
+    assert exception.count("\n") + 1 == 49 and exception.endswith("return boom(y) + 1  # lowering fails here\n           " + "^" * 34)
     assert 'File "/work/main/tests/data/torch213/programs/compile_error_lowering.py", line 34, in f' in text
     out = tmp_path / "out"
     report(log, out)
@@ -536,7 +542,9 @@ def test_the_exception_stack_trace_metric_shows_frames_and_the_exception_line_th
     for page in (metrics, out / compile_dir / "index.html"):
         row = _traceback_row(page)
         assert _frames_shown(row, page, program) == frames, page
-        assert [unescape(x) for x in re.findall(r'<div class="tb-exception"><code>([^<]*)</code>', row)] == [exception]
+        assert _messages_shown(row) == [exception]
+        assert [unescape(x) for x in re.findall(r'<pre class="tb-message"><code>([^<]*)</code>', row)] == [
+            exception.split("\n", 1)[0]]
         assert "Traceback (most recent call last)" not in re.sub(r"<pre>.*?</pre>", "", row, flags=re.S)
     # The whole text, once: folded on the metrics page; the compile page links there.
     assert [unescape(x) for x in re.findall(r"<pre>(.*?)</pre>", _traceback_row(metrics), re.S)] == [text]
@@ -546,7 +554,9 @@ def test_the_exception_stack_trace_metric_shows_frames_and_the_exception_line_th
 def test_a_chained_exception_stack_trace_shows_each_exception_in_pythons_order(tmp_path):
     """Compiled autograd on torch 2.14 (tests/data/torch214/differs): Dynamo's ObservedTypeError, then, 'The above
     exception was the direct cause of the following exception:', the Unsupported that failed the compile; each
-    exception's frames, its line and the sentence between them, as in the raw record."""
+    exception's frames, its message and the sentence between them, as in the raw record. The Unsupported's message
+    says what to do after its first line ('Explanation:', two 'Hint:' lines): shown whole, not only in the text as
+    logged."""
     log = torch214("compiled_autograd.log").parent.parent / "differs" / "compiled_autograd.log.gz"
     tracebacks = _raw_tracebacks(log)
     assert len(tracebacks) == 3
@@ -561,6 +571,28 @@ def test_a_chained_exception_stack_trace_shows_each_exception_in_pythons_order(t
         pieces = re.split(r'<div class="tb-exception">|<p class="muted tb-then">', row)
         assert len(pieces) == 4, compile_dir
         assert _frames_shown(pieces[0], metrics) == chain[0][0] and _frames_shown(pieces[2], metrics) == chain[1][0]
-        assert unescape(re.match(r"<code>([^<]*)</code>", pieces[1])[1]) == chain[0][1]
+        assert _messages_shown(pieces[1]) == [chain[0][1]] and "\n" not in chain[0][1]
         assert unescape(pieces[2].split("</p>", 1)[0]) == chain[0][2]
-        assert unescape(re.match(r"<code>([^<]*)</code>", pieces[3])[1]) == chain[1][1]
+        assert _messages_shown(pieces[3]) == [chain[1][1]]
+        assert chain[1][1].startswith("torch._dynamo.exc.Unsupported: Observed exception\n  Explanation: Dynamo found")
+        assert chain[1][1].count("\n  Hint: ") == 2
+
+
+def test_a_message_quoting_a_compilers_output_is_cut_the_rest_in_the_text_as_logged(tmp_path):
+    """compile_error_fallback.log: the C++ compile of [0/0]'s kernel fails; Inductor's CppCompileError quotes the
+    compiler's output, over a thousand lines after its first. The traceback shows its first 60 (MESSAGE_LINES_SHOWN),
+    then says how many more the text as logged holds (folded below it on the metrics page)."""
+    from compilescope.render.html.rows import MESSAGE_LINES_SHOWN
+
+    log = torch213("compile_error_fallback.log")
+    [(compile_dir, [text])] = _raw_tracebacks(log).items()
+    [(_, exception, _)] = _raw_chain(text)
+    lines = exception.split("\n")
+    assert lines[0] == "torch._inductor.exc.InductorError: CppCompileError: C++ compile error" and len(lines) > 1000
+    out = tmp_path / "out"
+    report(log, out)
+    [metrics] = (out / compile_dir).glob("compilation_metrics_[0-9]*.html")
+    row = _traceback_row(metrics)
+    assert _messages_shown(row) == ["\n".join(lines[:MESSAGE_LINES_SHOWN])]
+    assert f"and {len(lines) - MESSAGE_LINES_SHOWN} more lines of its message, in the text as logged" in row
+    assert [unescape(x) for x in re.findall(r"<pre>(.*?)</pre>", row, re.S)] == [text]

@@ -187,20 +187,29 @@ def stack_list_html(frames: Iterable[Frame], root: str, frame_link: Callable[[Fr
     return Markup(f'<div class="stack-trie"><ul>{items}</ul></div>')
 
 
+# The lines of an exception's message a traceback shows: Dynamo's (its Explanation and Hints) take about 10, Inductor's
+# lowering error 49 (it quotes the IR); a compiler's error quoting its output takes thousands.
+MESSAGE_LINES_SHOWN = 60
+
+
 def traceback_html(traceback: MetricTraceback, root: str, frame_link: Callable[[Frame], LineLink | None],
                    full_url: str | None = None) -> str:
     """A Python traceback (a failed compile's exception_stack_trace) as Python reads: each exception's frames as a
-    stack (most recent call last), then the exception's own line, a chain's exceptions in order with Python's
+    stack (most recent call last), then the exception's message, a chain's exceptions in order with Python's
     sentence between them. Its text as logged (thousands of lines where the message quotes a compiler's output) is
     folded below, or, with full_url (a compile's page, which cuts long values), on that page."""
     parts: list[str] = []
     for raised in traceback.chain:
         if raised.frames:
             parts.append(stack_list_html(raised.frames, root, frame_link))
-        rest = raised.exception.count("\n")
-        more = (f' <span class="muted">(and {count(rest, "more line")} of its message, in the text as logged)</span>'
-                if rest else "")
-        parts.append(f'<div class="tb-exception"><code>{html_text(raised.exception_line)}</code>{more}</div>')
+        # Its whole message: Dynamo's says what happened and what to do in lines after the first (Explanation:,
+        # Hint:); a compiler's quoting its output (a C++ compile error's 1,097 lines) is cut, the rest as logged.
+        message = raised.exception.rstrip("\n").split("\n")
+        shown = "\n".join([f"<code>{html_text(message[0])}</code>", *map(html_text, message[1:MESSAGE_LINES_SHOWN])])
+        cut = len(message) - MESSAGE_LINES_SHOWN
+        more = (f'<div class="muted">and {count(cut, "more line")} of its message, in the text as logged</div>'
+                if cut > 0 else "")
+        parts.append(f'<div class="tb-exception"><pre class="tb-message">{shown}</pre>{more}</div>')
         if raised.then:
             parts.append(f'<p class="muted tb-then">{html_text(raised.then)}</p>')
     lines = count(traceback.text.rstrip("\n").count("\n") + 1, "line")
