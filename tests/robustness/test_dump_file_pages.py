@@ -49,13 +49,15 @@ def colliding_log(path):
 
 
 def links(page: str) -> list[tuple[str, str]]:
-    """(href, text) of every link to a dumped source on a page; a stack frame's is its file's name and line, with the
-    logged path in its title: (href, "path:line") for those."""
+    """(href, text) of every link to a dumped source on a page; a stack frame's is its file's name and line, its title
+    the logged path and where the link goes: (href, "path:line") for those."""
     found = []
     for href, title, text in re.findall(r'<a href="([^"]*dump_file/[^"]*)"(?: title="([^"]*)")?>([^<]*)</a>', page):
         text = html.unescape(text)
-        if title and ":" in text:  # `b.py:2` titled `a/b.py`: the frame as logged
-            text = f"{html.unescape(title)}:{text.rsplit(':', 1)[1]}"
+        if title and ":" in text:  # `b.py:2` titled `a/b.py: this line of ...`: the frame as logged
+            path, where = html.unescape(title).split(": ", 1)
+            assert where == "this line of its source as torch dumped it into the log"
+            text = f"{path}:{text.rsplit(':', 1)[1]}"
         found.append((href, text))
     return found
 

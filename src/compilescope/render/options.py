@@ -86,15 +86,18 @@ def line_link(filename: str | None, line: int | None, sources: Sources, trace: T
     """The page that shows a named line of code (a stack's frame, a graph break's place): the source page of a user's
     file at the row that shows the line, where the report has one (analyses/sources.py: its files); else the page of a
     source torch dumped (`<eval_with_key>.5`, compiled autograd's graph) at that line; else None. Every page links a
-    line through here, so a frame lands on the same page wherever a stack is shown."""
+    line through here, so a frame lands on the same page wherever a stack is shown; its title, the path then what the
+    page shows of the line, says which."""
     if not filename:
         return None
     found = sources.file(filename)
     if found is not None:
         anchor = found.anchor(line) if line else None  # (None past the file's end: its top)
-        return LineLink(found.page + (f"#{anchor}" if anchor else ""), f"{filename}: what torch.compile did to this line")
+        return LineLink(found.page + (f"#{anchor}" if anchor else ""),
+                        f"{filename}: what torch.compile did to {'this line' if anchor else 'each line'}")
     if filename in trace.dump_files:
-        return LineLink(dump_file_url(filename, trace.dump_pages) + (f"#L{line}" if line else ""), filename)
+        return LineLink(dump_file_url(filename, trace.dump_pages) + (f"#L{line}" if line else ""),
+                        f"{filename}: {'this line of ' if line else ''}its source as torch dumped it into the log")
     return None
 
 
