@@ -8,6 +8,7 @@ import re
 
 import pytest
 
+from compilescope.analyses.caches import CacheEvent, Caches, CompileCache
 from compilescope.analyses.compile_time import PHASES, CompileTimes, Segment, TimelineRow
 from compilescope.analyses.graph_breaks import parse_reason
 from compilescope.analyses.insights import insights
@@ -474,11 +475,29 @@ def test_a_cache_lookup_torch_never_logged_is_not_called_a_miss(log):
         found = insights(trace).caches
     assert [(c.outcome("fx_graph_cache"), c.outcome("aotautograd_cache")) for c in found.compiles] == [(None, "miss")]
     assert found.fx_unlogged == ["[0/0]"]
-    assert found.overall_text == ("every cache lookup torch logged missed, so torch compiled everything anew (a first "
-                                  "run, or an empty cache); [0/0] logged no FX graph cache lookup (torch logs one once "
-                                  "Inductor has compiled the graph)")
-    assert "every cache lookup missed" not in found.overall_text
+    # The compile failed (its compilation_metrics' fail_type): it compiled nothing, anew or not.
+    assert re.findall(r'"compilation_metrics": \{"compile_id": "0/0".*?"fail_type": "(\w+)"', text) == ["InductorError"]
+    assert found.failed == ["[0/0]"]
+    assert found.overall_text == ("every cache lookup torch logged missed (a first run, or an empty cache), and torch "
+                                  "compiled nothing: [0/0] failed; [0/0] logged no FX graph cache lookup (torch logs "
+                                  "one once Inductor has compiled the graph)")
+    assert "every cache lookup missed" not in found.overall_text and "anew" not in found.overall_text
     # A compile that logged both lookups keeps the plain verdict.
     with read_trace(str(torch214("cache_cold.log"))) as trace:
         cold = insights(trace).caches
-    assert cold.fx_unlogged == [] and cold.overall_text.startswith("every cache lookup missed")
+    assert cold.fx_unlogged == [] and cold.failed == []
+    assert cold.overall_text == "every cache lookup missed, so torch compiled everything anew (a first run, or an empty cache)"
+
+
+def test_compiles_that_failed_among_others_are_said_apart_from_those_compiled_anew():
+    # No log here has a failed compile beside one that compiled (compile_error_* and diff_fail have one compile
+    # each): the verdict's wording for that, over the analysis' own fields.
+    miss, hit = CacheEvent("fx_graph_cache", "miss"), CacheEvent("fx_graph_cache", "hit")
+    cold = Caches(compiles=[CompileCache("[0/0]", [miss]), CompileCache("[0/1]", [miss])],
+                  counts={"fx_graph_cache": {"miss": 2}}, failed=["[0/1]"])
+    assert cold.overall_text == ("every cache lookup missed, so torch compiled everything anew but [0/1], which failed "
+                                 "(a first run, or an empty cache)")
+    mixed = Caches(compiles=[CompileCache("[0/0]", [hit]), CompileCache("[0/1]", [miss])],
+                   counts={"fx_graph_cache": {"hit": 1, "miss": 1}}, failed=["[0/1]"])
+    assert mixed.overall_text == ("some cache lookups hit (torch reused an earlier run's output), others missed "
+                                  "(compiled anew, but [0/1] failed)")

@@ -18,12 +18,20 @@ import orjson
 from ..model.trace import Trace
 from ..model.records import dataclass
 from ..wording import and_list
+from .status import ERROR, compile_status
 
 CACHES = {"fx_graph_cache": "FX graph cache", "aotautograd_cache": "AOTAutograd cache"}
 _OVERALL_TEXTS = {  # {lookup}: "cache lookup", or "cache lookup torch logged" where some lookup was never logged
     "warm": "every {lookup} hit, so torch reused what an earlier run had compiled",
     "cold": "every {lookup} missed, so torch compiled everything anew (a first run, or an empty cache)",
     "mixed": "some cache lookups hit (torch reused an earlier run's output), others missed (compiled anew)",
+    # Where compiles failed, what torch "compiled anew" is said of those that did not: a failed compile compiled nothing.
+    "cold_some_failed": "every {lookup} missed, so torch compiled everything anew but {failed}, which failed (a first "
+                        "run, or an empty cache)",
+    "cold_all_failed": "every {lookup} missed (a first run, or an empty cache), and torch compiled nothing: {failed} "
+                       "failed",
+    "mixed_some_failed": "some cache lookups hit (torch reused an earlier run's output), others missed (compiled anew, "
+                         "but {failed} failed)",
     "bypassed": "every {lookup} was bypassed, as torch could not cache these graphs",
     "none": "no cache lookup logged",
 }
@@ -90,16 +98,24 @@ class Caches:
     # cache's outcome once Inductor has compiled the graph (compile_fx.py), so a compile that failed in Inductor
     # (compile_error_fallback, compile_error_lowering) logged none. Not a miss: nothing is known of it.
     fx_unlogged: list[str] = field(default_factory=list)
+    # Compile ids with a cache lookup whose compile failed (compile_error_fallback, compile_error_lowering): their
+    # lookups missed, and yet nothing was compiled.
+    failed: list[str] = field(default_factory=list)
 
     @property
     def overall_text(self) -> str:
         """What overall means, for people ("cold" is jargon), true to what was logged: a lookup never logged is not
-        a miss."""
+        a miss, and a compile that failed compiled nothing."""
+        overall = self.overall
+        if self.failed and overall in ("cold", "mixed"):
+            all_failed = overall == "cold" and len(self.failed) == len(self.compiles)
+            overall += "_all_failed" if all_failed else "_some_failed"
+        text = _OVERALL_TEXTS[overall].format(lookup="cache lookup torch logged" if self.fx_unlogged else "cache lookup",
+                                              failed=and_list(self.failed))
         if not self.fx_unlogged:
-            return _OVERALL_TEXTS[self.overall].format(lookup="cache lookup")
-        return (_OVERALL_TEXTS[self.overall].format(lookup="cache lookup torch logged")
-                + f"; {and_list(self.fx_unlogged)} logged no FX graph cache lookup (torch logs one once Inductor has "
-                  "compiled the graph)")
+            return text
+        return (text + f"; {and_list(self.fx_unlogged)} logged no FX graph cache lookup (torch logs one once Inductor "
+                       "has compiled the graph)")
 
     @property
     def what_is_missing(self) -> str:
@@ -155,6 +171,7 @@ class Caches:
             "graphs_missing": self.graphs_missing,
             "partly_served": self.partly_served,
             "fx_unlogged": self.fx_unlogged,
+            "failed": self.failed,
             "compiles": [c.to_json() for c in self.compiles],
         }
 
@@ -203,6 +220,8 @@ def caches(trace: Trace) -> Caches:
             looked_up = {e.cache for e in events}
             if "aotautograd_cache" in looked_up and "fx_graph_cache" not in looked_up:
                 result.fx_unlogged.append(entry.key)
+            if compile_status(entry) == ERROR:
+                result.failed.append(entry.key)
             if any(e.outcome == "hit" for e in events):
                 result.graphs_missing.append(entry.key)
                 graphs = [e.outcome for e in events if e.cache == "fx_graph_cache"]
