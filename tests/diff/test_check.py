@@ -76,6 +76,29 @@ def test_a_log_without_an_export_has_no_export_rule_unless_asked(capsys):
                                                                "0 draft export issues (no export in the log)")
 
 
+def test_a_draft_export_issue_the_baseline_lacks_fails_the_baseline_gate(capsys):
+    """--baseline checks no absolute rule, so no-export-issues was off and the issue passed: 'check export_draft.log
+    --baseline export.log' exited 0. torch 2.14's export_draft.log holds one propagate_real_tensors_provenance record
+    (forward's `if n > 2:` at line 25, u0 > 2 assumed True: the test above); its export.log no export record at all."""
+    draft, plain = torch214("export_draft.log"), torch214("export.log")
+    issue = ("Data Dependent Error at export_draft.py:25 in forward: export could not tell whether u0 > 2 always "
+             "holds: it assumed True, and the graph asserts it")
+    assert run_cli("check", "--json", draft, "--baseline", plain) == 1
+    [rule] = [r for r in json.loads(capsys.readouterr().out)["rules"] if not r["passed"]]
+    assert (rule["rule"], rule["message"], rule["details"]) == (
+        "baseline-export-issues", f"baseline-export-issues: {issue}", [issue])
+    # The same issue in the baseline is no regression, nor is one the run no longer has.
+    for run, base in ((draft, draft), (plain, draft)):
+        assert run_cli("check", "--json", run, "--baseline", base) == 0
+        [rule] = [r for r in json.loads(capsys.readouterr().out)["rules"] if r["rule"] == "baseline-export-issues"]
+        assert (rule["passed"], rule["message"]) == (True, "no regression")
+    # Where neither side holds a torch.export, the rule is not among the baseline's.
+    assert run_cli("check", "--json", plain, "--baseline", torch214("graph_breaks.log")) == 0
+    assert [r["rule"] for r in json.loads(capsys.readouterr().out)["rules"]] == [
+        "baseline-graph-breaks", "baseline-recompiles", "baseline-compile-time", "baseline-failures",
+        "baseline-cudagraphs"]
+
+
 @pytest.mark.parametrize("flags, message", [
     # Each names what broke it, so a CI log says where to look: diff_pair.py's break variant calls
     # torch._dynamo.graph_break() at line 33, in f (def at line 30); f and the resume function after the break each

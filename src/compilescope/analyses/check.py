@@ -180,8 +180,7 @@ def evaluate(runs: dict[int | None, RunFacts], rules: Rules,
     if rules.no_export_issues:
         absolute("no-export-issues", "none allowed",
                  lambda f: (len(f.export_issues or []),
-                            [f"{x['type']}{' at ' + x['where'] if x['where'] else ''}: {x['headline']}"
-                             for x in f.export_issues or []]),
+                            [_export_issue(x) for x in f.export_issues or []]),
                  0, lambda v, lim: v > lim, lambda v: count(v, "draft export issue"),
                  lambda f: " (no export in the log)" if f.export_issues is None else "", others="issue")
     if rules.max_compile_seconds is not None:
@@ -237,6 +236,11 @@ def evaluate(runs: dict[int | None, RunFacts], rules: Rules,
     return results
 
 
+def _export_issue(issue: dict[str, Any]) -> str:
+    """A draft export issue as the gate names it: "Data Dependent Error at export_draft.py:22 in forward: ..."."""
+    return f"{issue['type']}{' at ' + issue['where'] if issue['where'] else ''}: {issue['headline']}"
+
+
 def _regressions(runs: dict[int | None, RunFacts], baseline: dict[int | None, RunFacts], rules: Rules) -> list[RuleResult]:
     # Ranks are paired as `diff` pairs them, except that a baseline of one log is every rank's: a gate compares each
     # rank of the run it passes (a single run log stands for the lowest rank of a baseline of ranks).
@@ -255,6 +259,10 @@ def _regressions(runs: dict[int | None, RunFacts], baseline: dict[int | None, Ru
                               f"baseline: {count(len(uncompared), 'rank')} of the run ({names}) not compared: the "
                               f"baseline has ranks {_ranks(baseline)} (a baseline of one log is compared with every rank)"))
     new_breaks, more_recompiles, slower, new_failures, new_skips, new_warnings = [], [], [], [], [], []
+    new_export_issues: list[str] = []
+    # Checked where a side holds a torch.export, as no-export-issues is with no rule given: a --baseline gate checks
+    # no absolute rule, so a draft export issue the change brought passed it.
+    exported = any(f.export_issues is not None for _, base, run in pairs for f in (base, run))
     slower_within_noise = []  # more compile time than the baseline that `diff` calls no change
     threshold = rules.compile_time
     unrecorded = []  # (rank, which side) whose warnings were not recorded
@@ -276,6 +284,9 @@ def _regressions(runs: dict[int | None, RunFacts], baseline: dict[int | None, Ru
                 new_skips.append(regression)
             elif c.section == "warnings" and c.kind == "added":
                 new_warnings.append(regression)
+        known = {_export_issue(i) for i in base.export_issues or []}
+        new_export_issues += [f"{_where(rank)}{_export_issue(i)}" + (hedge if cut else "")
+                              for i in run.export_issues or [] if _export_issue(i) not in known]
         if base.warnings is None or run.warnings is None:
             unrecorded.append((rank, "the baseline" if base.warnings is None else "the run"))
         ra, rb = _recompiles(_user_frames(base)), _recompiles(_user_frames(run))
@@ -295,6 +306,8 @@ def _regressions(runs: dict[int | None, RunFacts], baseline: dict[int | None, Ru
         ("baseline-compile-time", f"compile time under {threshold.ratio:g}x the baseline's, or less than "
                                   f"{threshold.seconds:g}s more", slower),
         ("baseline-failures", "no failed compile that the baseline does not have", new_failures),
+        *([("baseline-export-issues", "no draft export issue that the baseline does not have", new_export_issues)]
+          if exported else []),
         ("baseline-cudagraphs", "no compile run without CUDA graphs that the baseline ran with them", new_skips),
     ):
         if found:
