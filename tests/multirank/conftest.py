@@ -8,6 +8,9 @@ from pathlib import Path
 
 import pytest
 
+from compilescope.analyses.divergence import MultiRankResults, analyze_ranks
+from compilescope.analyses.rank_summary import RankSummary
+
 from ..conftest import PEER, PEER_INPUTS, run_cli, skip_or_fail
 
 DIRS = {
@@ -43,6 +46,14 @@ class Landing:
     def groups(self, kind: str) -> list[list[int]]:
         d = self.divergence(kind)
         return [g["ranks"] for g in d["groups"]] if d else []
+
+    def results(self, source: Path) -> MultiRankResults:
+        """The results this report was written of, read back from its summary JSON (source: the directory of rank
+        logs, which the JSON does not hold); the analysis, made again of the ranks' summaries, is the one written."""
+        summaries = [RankSummary.from_json(rank) for rank in self.summary["ranks"]]
+        results = MultiRankResults(str(source), summaries, analyze_ranks(summaries), self.summary["notes"])
+        assert results.to_json() == self.summary
+        return results
 
     def json(self, relpath: str):
         return json.loads((self.out / relpath).read_text())

@@ -88,7 +88,7 @@ def test_a_rank_whose_report_cannot_be_written_was_read_and_says_so(tmp_path, mo
     assert f"<li>rank 3: {said}</li>" in report.html
     # The terminal's rank table, of the same document: rank 3's row has its figures, marked, and the note under it.
     console = Console(width=100, color_system=None, record=True, file=io.StringIO())
-    console.print(rank_summaries_renderable(report.summary, str(src)))
+    console.print(rank_summaries_renderable(report.results(src)))
     text = console.export_text()
     assert re.search(r"^3 report lost +7 ", text, re.M)
     assert "not read" not in text and "note: rank 3: read, but its report could not be written" in text

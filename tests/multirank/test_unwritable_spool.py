@@ -70,7 +70,7 @@ def test_a_rank_whose_spool_is_full_was_read_and_says_so(tmp_path, monkeypatch, 
     assert f"<li>rank 3: {said}" in report.html
     # The terminal's rank table, of the same document: rank 3's row has its figures, marked, and the note under it.
     console = Console(width=100, color_system=None, record=True, file=io.StringIO())
-    console.print(rank_summaries_renderable(report.summary, str(src)))
+    console.print(rank_summaries_renderable(report.results(src)))
     text = console.export_text()
     assert re.search(rf"^3 events lost +{len(three['compile_ids'])} ", text, re.M)
     assert "not read" not in text and "note: rank 3: read, but its chromium events could not be written" in text

@@ -17,7 +17,7 @@ from typing import Any, Callable, Hashable, Iterable, Mapping
 
 from ..model.ids import CompileId
 from .autotuning import config_items
-from .rank_summary import RankSummary, collective_kind
+from .rank_summary import RankCrash, RankSummary, collective_kind
 from .runtime_estimates import runtime_estimations
 from .status import BREAK, EMPTY, ERROR, MISSING, OK, RESTARTED
 from ..model.records import dataclass
@@ -189,6 +189,12 @@ class MultiRankAnalysis:
     def divergence(self, kind: str) -> Divergence | None:
         return next((d for d in self.divergences if d.kind == kind), None)
 
+    @property
+    def read_ranks(self) -> list[int]:
+        """The ranks whose log was read (in full or in part): those compared."""
+        failed = set(self.failed_ranks)
+        return [r for r in self.ranks if r not in failed]
+
     def to_json(self) -> dict[str, Any]:
         doc = asdict(self)
         del doc["runtime_estimations"]
@@ -254,6 +260,16 @@ class MultiRankResults:
 
     def to_json(self) -> dict[str, Any]:
         return {**multirank_json(self.summaries, self.analysis), "notes": list(self.notes)}
+
+    @property
+    def by_rank(self) -> list[RankSummary]:
+        """The ranks' summaries in rank order (as to_json lists them)."""
+        return sorted(self.summaries, key=lambda s: s.rank)
+
+    @property
+    def crashes(self) -> list[tuple[int, RankCrash]]:
+        """Every native crash the ranks recorded, as (rank, crash), in rank order."""
+        return [(s.rank, crash) for s in self.by_rank for crash in s.crashes]
 
     def rank_in_detail(self, typed_path: str | None = None) -> RankInDetail | None:
         """The rank whose own log explains a divergence (its recompile of a compile id other ranks lack), and that log

@@ -22,7 +22,8 @@ from rich.tree import Tree
 
 from ..analyses import Results
 from ..analyses.compile_time import PHASE_LABELS
-from ..analyses.divergence import MultiRankResults, RankInDetail
+from ..analyses.divergence import MultiRankAnalysis, MultiRankResults, RankInDetail
+from ..analyses.rank_summary import RankSummary
 from ..analyses.dynamic_shapes import GuardPlace
 from ..analyses.insights import SECTIONS, Insights
 from ..analyses.recompiles import BACKWARD_REASONS_HINT, CHANGE_LABELS
@@ -465,23 +466,23 @@ def _rank_list(ranks: list[int]) -> str:
     return ("rank " if len(ranks) == 1 else "ranks ") + rank_list(ranks)
 
 
-def _rank_row(rank: dict) -> list[RenderableType]:
+def _rank_row(rank: RankSummary) -> list[RenderableType]:
     # An unreadable or empty rank has no figures: the notes under the table say why.
-    if rank["error"]:
-        return [str(rank["rank"]), TerminalText("not read", style="red"), *["-"] * 6]
-    if rank["empty"]:
-        return [str(rank["rank"]), TerminalText("empty log"), *["-"] * 6]
-    marks = [word for word, marked in (("crashed", rank.get("crashes")), ("report lost", rank.get("report_not_written")),
-                                       ("events lost", rank.get("not_written"))) if marked]
+    if rank.error:
+        return [str(rank.rank), TerminalText("not read", style="red"), *["-"] * 6]
+    if rank.empty:
+        return [str(rank.rank), TerminalText("empty log"), *["-"] * 6]
+    marks = [word for word, marked in (("crashed", rank.crashes), ("report lost", rank.report_not_written),
+                                       ("events lost", rank.not_written)) if marked]
     return [
         # A rank that died in native code, or whose report or chromium events could not be written: the lines under
         # the table say how, and what to do.
-        TerminalText(" ".join([str(rank["rank"]), *marks]), style="red") if marks else str(rank["rank"]),
-        str(len(rank["compile_ids"])), str(rank["graph_breaks"]), str(rank["failures"]),
-        str(rank["recompiles"]), f"{rank['cache_hits']}/{rank['cache_misses']}",
-        _seconds(rank["compile_time_s"]) if rank["compile_time_s"] else "-",
+        TerminalText(" ".join([str(rank.rank), *marks]), style="red") if marks else str(rank.rank),
+        str(rank.n_compiles), str(rank.graph_breaks), str(rank.failures),
+        str(rank.recompiles), f"{rank.cache_hits}/{rank.cache_misses}",
+        _seconds(rank.compile_time_s) if rank.compile_time_s else "-",
         # A rank read in part (its note says what was missed): marked, so its row does not pass for a healthy one.
-        TerminalText(f"{rank['parse_problems']} cut", style="red") if rank.get("unread") else str(rank["parse_problems"]),
+        TerminalText(f"{rank.parse_problems} cut", style="red") if rank.unread else str(rank.parse_problems),
     ]
 
 
@@ -494,7 +495,7 @@ class _RanksTable:
     (else its longest word, the header wrapping between words): left to itself, rich gave the first columns room
     and cut the last one to "pars"/"problem" at 80 columns, the width of piped output."""
 
-    def __init__(self, ranks: list[dict]):
+    def __init__(self, ranks: list[RankSummary]):
         self.rows = [_rank_row(rank) for rank in ranks]
 
     def __rich_console__(self, console: Console, options: ConsoleOptions):
@@ -513,35 +514,34 @@ class _RanksTable:
         yield table
 
 
-def _divergences(analysis: dict) -> list[RenderableType]:
+def _divergences(analysis: MultiRankAnalysis) -> list[RenderableType]:
     out: list[RenderableType] = []
-    for div in analysis["divergences"]:
-        tree = Tree(TerminalText(f"DIFFERS  {div['title']}", style="bold yellow"))
-        for group in div["groups"]:
-            tree.add(TerminalText(f"{_rank_list(group['ranks'])}: {group['what']}"))
-        for line in div["details"][:MAX_DIVERGENCE_DETAILS]:
+    for div in analysis.divergences:
+        tree = Tree(TerminalText(f"DIFFERS  {div.title}", style="bold yellow"))
+        for group in div.groups:
+            tree.add(TerminalText(f"{_rank_list(group.ranks)}: {group.what}"))
+        for line in div.details[:MAX_DIVERGENCE_DETAILS]:
             tree.add(TerminalText(line, style="dim"))
-        if len(div["details"]) > MAX_DIVERGENCE_DETAILS:
-            tree.add(TerminalText(f"… {len(div['details']) - MAX_DIVERGENCE_DETAILS} more in --json", style="dim"))
+        if len(div.details) > MAX_DIVERGENCE_DETAILS:
+            tree.add(TerminalText(f"… {len(div.details) - MAX_DIVERGENCE_DETAILS} more in --json", style="dim"))
         out.append(tree)
-    order = analysis.get("exec_order")
-    if order and order["order_differs"]:
-        out.append(Tree(TerminalText(f"DIFFERS  Ranks executed graphs in a different order ({_rank_list(order['ranks'])})",
+    order = analysis.exec_order
+    if order and order.order_differs:
+        out.append(Tree(TerminalText(f"DIFFERS  Ranks executed graphs in a different order ({_rank_list(order.ranks)})",
                              style="bold yellow")))
     if not out:
-        read = [r for r in analysis["ranks"] if r not in analysis["failed_ranks"]]
-        out.append(TerminalText(f"The ranks agree: {_rank_list(read)} compiled the same compile ids, with the same cache "
-                        "outcomes, collectives and tensor metadata" + (", in what could be read." if analysis.get("partial_ranks") else ".")))
-    if analysis.get("partial_ranks"):
-        out.append(TerminalText(f"{_rank_list(analysis['partial_ranks'])}: not read in full (see the notes): what the rank did "
+        out.append(TerminalText(f"The ranks agree: {_rank_list(analysis.read_ranks)} compiled the same compile ids, with "
+                                "the same cache outcomes, collectives and tensor metadata"
+                                + (", in what could be read." if analysis.partial_ranks else ".")))
+    if analysis.partial_ranks:
+        out.append(TerminalText(f"{_rank_list(analysis.partial_ranks)}: not read in full (see the notes): what the rank did "
                         "after the cut is compared with nothing.", style="red"))
     return out
 
 
-def divergences_renderable(analysis: dict) -> RenderableType:
-    """What differs between the ranks, alone: what `compilescope run` prints once a distributed program has ended.
-    analysis: MultiRankAnalysis.to_json()."""
-    return Group(_heading(f"Between ranks ({count(len(analysis['divergences']), 'divergence')})"), *_divergences(analysis))
+def divergences_renderable(analysis: MultiRankAnalysis) -> RenderableType:
+    """What differs between the ranks, alone: what `compilescope run` prints once a distributed program has ended."""
+    return Group(_heading(f"Between ranks ({count(len(analysis.divergences), 'divergence')})"), *_divergences(analysis))
 
 
 def _one_rank_in_detail(in_detail: RankInDetail | None) -> RenderableType:
@@ -555,24 +555,23 @@ def _one_rank_in_detail(in_detail: RankInDetail | None) -> RenderableType:
                  UnbrokenText(command, style="dim"))
 
 
-def rank_summaries_renderable(doc: dict, source: str, in_detail: RankInDetail | None = None) -> RenderableType:
-    """doc: MultiRankResults.to_json() (every rank's summary and the cross-rank analysis); source: the directory of
-    rank logs (MultiRankResults.source); in_detail: MultiRankResults.rank_in_detail(), the rank the last line names."""
-    ranks = doc["ranks"]
-    analysis = doc["analysis"]
-    head = UnbrokenText(f"compilescope summary · {source.rstrip('/').rsplit('/', 1)[-1]} "
+def rank_summaries_renderable(results: MultiRankResults, in_detail: RankInDetail | None = None) -> RenderableType:
+    """results: every rank's summary and the cross-rank analysis; in_detail: results.rank_in_detail(), the rank the
+    last line names."""
+    ranks = results.by_rank
+    head = UnbrokenText(f"compilescope summary · {results.source.rstrip('/').rsplit('/', 1)[-1]} "
                         f"{unbroken('· ' + count(len(ranks), 'rank'))}", style="bold")
     out: list[RenderableType] = [head, _RanksTable(ranks)]
-    crashed = [(rank["rank"], crash["said"]) for rank in ranks for crash in rank.get("crashes", [])]
-    for number, said in crashed[:MAX_CRASH_LINES]:
-        out.append(TerminalText(f"rank {number} crashed: {one_line(said)}", style="red"))
-    if len(crashed) > MAX_CRASH_LINES:
-        out.append(TerminalText(f"… {len(crashed) - MAX_CRASH_LINES} more crashes in --json", style="red"))
-    if analysis["failed_ranks"]:
-        out.append(TerminalText(f"{_rank_list(analysis['failed_ranks'])} could not be read: left out of the comparison.",
-                        style="red"))
-    out.append(divergences_renderable(analysis))
-    for note in doc.get("notes", []):
+    crashes = results.crashes
+    for number, crash in crashes[:MAX_CRASH_LINES]:
+        out.append(TerminalText(f"rank {number} crashed: {one_line(crash.said)}", style="red"))
+    if len(crashes) > MAX_CRASH_LINES:
+        out.append(TerminalText(f"… {len(crashes) - MAX_CRASH_LINES} more crashes in --json", style="red"))
+    if results.analysis.failed_ranks:
+        out.append(TerminalText(f"{_rank_list(results.analysis.failed_ranks)} could not be read: left out of the "
+                                "comparison.", style="red"))
+    out.append(divergences_renderable(results.analysis))
+    for note in results.notes:
         out.append(TerminalText(f"note: {one_line(note)}", style="dim"))
     out.append(_one_rank_in_detail(in_detail))
     return Group(*out)
@@ -581,12 +580,12 @@ def rank_summaries_renderable(doc: dict, source: str, in_detail: RankInDetail | 
 class RankSummariesRenderer:
     """`compilescope summary DIR` (render/contract.py): every rank in a table, then what differs between them."""
 
-    def __init__(self, doc: dict, source: str, in_detail: RankInDetail | None):
-        self.doc, self.source, self.in_detail = doc, source, in_detail
+    def __init__(self, results: MultiRankResults, in_detail: RankInDetail | None):
+        self.results, self.in_detail = results, in_detail
 
     @classmethod
     def from_results(cls, results: MultiRankResults, options: TerminalOptions = TerminalOptions()) -> RankSummariesRenderer:
-        return cls(results.to_json(), results.source, results.rank_in_detail(options.typed_path))
+        return cls(results, results.rank_in_detail(options.typed_path))
 
     def render(self) -> RenderableType:
-        return rank_summaries_renderable(self.doc, self.source, self.in_detail)
+        return rank_summaries_renderable(self.results, self.in_detail)
