@@ -371,3 +371,38 @@ def test_two_compiled_functions_of_one_name_are_told_apart_by_their_first_line()
     for first, last in spans:
         shown = [n for n, _ in f.function_lines(first, "forward")]
         assert shown[0] == first and shown[-1] == last, (first, shown)
+
+
+def test_a_lines_frames_breaks_and_recompiles_as_the_page_says_them():
+    """graph_breaks.py: f (def at line 21) is compiled as [0/0]; after each of its breaks a resume function takes over
+    at the line the break is on (23: the branch, 27 and 30: log_step's print, 28: .item()), the rest of f, not a
+    frame that starts there. The print breaks at line 18, inside log_step: lines 27 and 30, its calls, ran eagerly
+    because of it, and are the only lines whose eager note is not also their own graph break."""
+    trace = read_trace(torch213("graph_breaks.log"))
+    found = analyze_sources(trace)
+    (f,) = [f for f in found.files if f.path.endswith("graph_breaks.py")]
+    started = {n: [(fr["function"], fr["compile_id"]) for fr in notes.started_frames] for n, notes in f.notes.items()}
+    assert {n: frames for n, frames in started.items() if frames} == {21: [("f", "[0/0]")]}
+    resumed = {n: [fr["function"] for fr in notes.resumed_frames] for n, notes in f.notes.items() if notes.resumed_frames}
+    assert resumed == {n: [f"torch_dynamo_resume_in_f_at_{n}"] for n in (23, 27, 28, 30)}
+    # Each resume function is compiled as the frame after the one that broke: frame ids 1 to 4, in line order.
+    assert found.resume_compile_ids == {f"torch_dynamo_resume_in_f_at_{n}": [f"[{i}/0]"]
+                                        for i, n in enumerate((23, 27, 28, 30), start=1)}
+    eager_only = {n: [found.graph_breaks[i].reason for i in notes.eager_only] for n, notes in f.notes.items()
+                  if notes.eager_only}
+    assert eager_only == {27: ["Failed to trace builtin operator"], 30: ["Failed to trace builtin operator"]}
+    assert {n for n, notes in f.notes.items() if notes.eager and not notes.eager_only} == {18, 23, 28}
+
+
+def test_a_lines_recompile_guards_are_the_failed_guards_torch_logged():
+    """recompiles.py line 25 is g's body: its guards on x failed on the size (4 then 8), the dtype and requires_grad
+    calls of main, each recompiling g ([0/1], [0/2], [0/3]); the guards it installed are not among them."""
+    trace = read_trace(torch213("recompiles.log"))
+    (f,) = [f for f in analyze_sources(trace).files if f.path.endswith("recompiles.py")]
+    notes = f.notes[25]
+    assert [(g["recompile"], g["guard"]) for g in notes.recompile_guards] == [
+        ("[0/1]", "tensor 'x' size mismatch at index 0. expected 4, actual 8"),
+        ("[0/2]", "tensor 'x' dtype mismatch. expected Float, actual Double"),
+        ("[0/3]", "tensor 'x' requires_grad mismatch. expected requires_grad=0"),
+    ]
+    assert len(notes.recompile_guards) < len(notes.guards) and notes.recompiled == ["[0/1]", "[0/2]", "[0/3]"]

@@ -148,11 +148,34 @@ class LineNotes:
     symbols: list[dict[str, Any]] = field(default_factory=list)  # created / specialized / guarded
 
     @property
+    def started_frames(self) -> list[dict[str, Any]]:
+        """The compiled frames whose function starts here: not a resume function, which starts at the line whose
+        break it follows (that line itself did not compile into it)."""
+        return [fr for fr in self.frames if resumed_function(fr["function"]) is None]
+
+    @property
+    def resumed_frames(self) -> list[dict[str, Any]]:
+        """The compiled frames of resume functions starting here: the rest of a function, after a break."""
+        return [fr for fr in self.frames if resumed_function(fr["function"]) is not None]
+
+    @property
+    def recompile_guards(self) -> list[dict[str, Any]]:
+        """The failed guards of this line that caused a recompilation (the rest of guards are installed ones)."""
+        return [g for g in self.guards if "recompile" in g]
+
+    @property
+    def eager_only(self) -> list[int]:
+        """The indexes of the breaks that made this line run eagerly, less those located on this line (said as
+        graph breaks)."""
+        here = {b["index"] for b in self.graph_breaks}
+        return [i for i in self.eager if i not in here]
+
+    @property
     def recompiled(self) -> list[str]:
         """The compilations a failed guard of this line caused, in order: what the line made torch.compile do."""
         found: list[str] = []
-        for g in self.guards:
-            if "recompile" in g and g["recompile"] not in found:
+        for g in self.recompile_guards:
+            if g["recompile"] not in found:
                 found.append(g["recompile"])
         return found
 
@@ -321,6 +344,17 @@ class Sources:
     def _by_path(self) -> dict[str, SourceFile]:
         # Made at the first lookup, by the renderers: the analysis has added every file by then.
         return {f.path: f for f in reversed(self.files)}  # (the first of a path, as a scan would find)
+
+    @cached_property
+    def resume_compile_ids(self) -> dict[str, list[str]]:
+        """Each resume function -> the compile ids it was compiled as (its note on the line it follows): what a
+        graph break's note links, wherever the break is."""
+        found: dict[str, list[str]] = {}
+        for f in self.files:
+            for notes in f.notes.values():
+                for r in notes.resumes:
+                    found[r["function"]] = r["compile_ids"]
+        return found
 
     def breaks_in(self, path: str) -> list[GraphBreakSite]:
         """The graph breaks located in file `path`, by line: the order a reader of the file meets them."""

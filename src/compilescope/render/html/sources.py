@@ -69,13 +69,8 @@ def source_files(page: _Page) -> Iterator[tuple[str, Iterator[bytes]]]:
     if not sources:
         return
     dirs = _compile_dirs(page)
-    resume_ids: dict[str, list[str]] = {}
     for f in sources.files:
-        for notes in f.notes.values():
-            for r in notes.resumes:
-                resume_ids[r["function"]] = r["compile_ids"]
-    for f in sources.files:
-        yield f.page, _page(page, f, dirs, resume_ids)
+        yield f.page, _page(page, f, dirs)
 
 
 def _cid(cid: str, dirs: _CompileDirs) -> str:
@@ -88,11 +83,12 @@ def _cid(cid: str, dirs: _CompileDirs) -> str:
     return link
 
 
-def _notes_html(page: _Page, f: SourceFile, n: int, dirs: _CompileDirs, resume_ids: dict[str, list[str]]) -> Iterator[str]:
+def _notes_html(page: _Page, f: SourceFile, n: int, dirs: _CompileDirs) -> Iterator[str]:
     """A line's notes, one item at a time: a line of a long run's model has thousands (one per kernel of each
     compile), and its notes as one string cost ten times their size while the page is written."""
     notes = f.notes[n]
     breaks = page.results.sources.graph_breaks
+    resume_ids = page.results.sources.resume_compile_ids
     yield '<ul class="notes">'
     if notes.graphs:
         parts = [f'{_cid(cid, dirs)} <span class="muted mono">{html_text(", ".join(nodes[:8]))}'
@@ -104,9 +100,9 @@ def _notes_html(page: _Page, f: SourceFile, n: int, dirs: _CompileDirs, resume_i
         transformed[fr["compile_id"]] = (
             f' · <a class="transformed-link" href="../{html_text(transformed_url(d))}">what runs instead</a>'
             if d in page.results.transformed else "")
-        if resumed_function(fr["function"]) is None:  # (a resume function is said below, as the rest of its function)
-            yield (f'<li class="n-frame">compiled frame <span class="mono">{html_text(fr["function"])}</span> starts '
-                   f'here: {_cid(fr["compile_id"], dirs)}{transformed[fr["compile_id"]]}</li>')
+    for fr in notes.started_frames:  # (a resume function is said below, as the rest of its function)
+        yield (f'<li class="n-frame">compiled frame <span class="mono">{html_text(fr["function"])}</span> starts '
+               f'here: {_cid(fr["compile_id"], dirs)}{transformed[fr["compile_id"]]}</li>')
     resumed_here = {r["function"] for r in notes.resumes}
     for b in notes.graph_breaks:
         resumes = "".join(f' → resumed by <span class="mono" title="Dynamo&#39;s resume function {html_text(r)}">'
@@ -115,9 +111,7 @@ def _notes_html(page: _Page, f: SourceFile, n: int, dirs: _CompileDirs, resume_i
                           if r not in resumed_here)
         yield (f'<li class="n-break"><strong>graph break</strong>: {html_text(b["reason"])} (in '
                f'{", ".join(_cid(c, dirs) for c in b["compile_ids"])}){resumes}</li>')
-    for i in notes.eager:
-        if any(b["index"] == i for b in notes.graph_breaks):
-            continue
+    for i in notes.eager_only:
         site = breaks[i]
         loc = site.location
         where = (f'<a href="#{f.anchor(loc.line) or ""}">line {loc.line}</a>' if loc.filename == f.path
@@ -128,10 +122,9 @@ def _notes_html(page: _Page, f: SourceFile, n: int, dirs: _CompileDirs, resume_i
         yield (f'<li class="n-resume">after this line, the rest of <span class="mono">'
                f'{html_text(resumed_function(r["function"]) or "the function")}</span> <span class="muted">(Dynamo\'s '
                f'resume function <span class="mono">{html_text(r["function"])}</span>)</span> was compiled as {links}</li>')
-    for g in notes.guards:
-        if "recompile" in g:
-            yield (f'<li class="n-guard">recompiled as {_cid(g["recompile"], dirs)}: a guard of '
-                   f'{html_text(g["failed_in"] or "?")} on this line failed: <code>{html_text(g["guard"])}</code></li>')
+    for g in notes.recompile_guards:
+        yield (f'<li class="n-guard">recompiled as {_cid(g["recompile"], dirs)}: a guard of '
+               f'{html_text(g["failed_in"] or "?")} on this line failed: <code>{html_text(g["guard"])}</code></li>')
     for group in notes.installed_guards():
         listed = "".join(f"<li><code>{html_text(g)}</code></li>" for g in group.guards)
         if group.dimension_marking:
@@ -188,11 +181,10 @@ def _handle_words(name: str, handle: str) -> str:
     return f"{name[:-len(handle) - 1]}, the call torch's debug handle :{handle} names (each kernel call of a graph's code has one)"
 
 
-def _badges(notes) -> str:
+def _badges(notes: LineNotes) -> str:
     out = []
-    # A resume function starts at the line whose break it follows: that line itself did not compile into it.
-    started = [fr["compile_id"] for fr in notes.frames if resumed_function(fr["function"]) is None]
-    resumed = [fr for fr in notes.frames if resumed_function(fr["function"]) is not None]
+    started = [fr["compile_id"] for fr in notes.started_frames]
+    resumed = notes.resumed_frames
     if started:
         out.append(f'<span class="b b-frame" title="torch.compile compiled the function that starts here">compiled: '
                    f'{html_text(" ".join(started))}</span>')
@@ -208,7 +200,7 @@ def _badges(notes) -> str:
         out.append('<span class="b b-eager">eager</span>')
     recompiled = notes.recompiled
     if recompiled:
-        failed = "; ".join(f'the guard of {g["failed_in"] or "?"} failed: {g["guard"]}' for g in notes.guards if "recompile" in g)
+        failed = "; ".join(f'the guard of {g["failed_in"] or "?"} failed: {g["guard"]}' for g in notes.recompile_guards)
         out.append(f'<span class="b b-guard" title="torch.compile compiled this frame again because of this line: '
                    f'{html_text(failed)}">recompiled {html_text(" ".join(recompiled))}</span>')
     if notes.kernels:
@@ -225,12 +217,12 @@ def _badges(notes) -> str:
     return "".join(out)
 
 
-def _lines_html(page: _Page, f: SourceFile, dirs: _CompileDirs, resume_ids: dict[str, list[str]]) -> Iterator[Markup]:
+def _lines_html(page: _Page, f: SourceFile, dirs: _CompileDirs) -> Iterator[Markup]:
     """The file's lines, in parts, as the template writes them (a line's notes grow with the compile ids)."""
-    return ascii_parts(_line_rows(page, f, dirs, resume_ids))
+    return ascii_parts(_line_rows(page, f, dirs))
 
 
-def _line_rows(page: _Page, f: SourceFile, dirs: _CompileDirs, resume_ids: dict[str, list[str]]) -> Iterator[str]:
+def _line_rows(page: _Page, f: SourceFile, dirs: _CompileDirs) -> Iterator[str]:
     gap_start = None
     total = len(f.text)
     for n in range(1, total + 2):
@@ -257,17 +249,17 @@ def _line_rows(page: _Page, f: SourceFile, dirs: _CompileDirs, resume_ids: dict[
                f'<a class="lt" href="#{anchor}" tabindex="-1">{code}</a>')  # one tab stop a line: its number
         if notes:
             yield f'{row}<span class="badges">{_badges(notes)}</span>'
-            yield from _notes_html(page, f, n, dirs, resume_ids)
+            yield from _notes_html(page, f, n, dirs)
             yield "</div>"
         else:
             yield row + "</div>"
 
 
-def _page(page: _Page, f: SourceFile, dirs: _CompileDirs, resume_ids: dict[str, list[str]]) -> Iterator[bytes]:
+def _page(page: _Page, f: SourceFile, dirs: _CompileDirs) -> Iterator[bytes]:
     breaks = [{"line": b.location.line, "href": f"#{f.anchor(b.location.line) or ''}", "reason": b.reason,
                "eager": [_eager_link(page, f, path, line) for path, line in b.eager_lines] if len(b.eager_lines) > 1 else []}
               for b in page.results.sources.breaks_in(f.path)]
-    return page.stream("source.html", "../", f=f, lines_html=_lines_html(page, f, dirs, resume_ids), breaks=breaks,
+    return page.stream("source.html", "../", f=f, lines_html=_lines_html(page, f, dirs), breaks=breaks,
                        debug_handles=f.debug_handles)
 
 
