@@ -274,3 +274,20 @@ def test_results_with_a_profile_round_trip_exactly():
         with Results.from_json(orjson.loads(saved)) as loaded:
             assert loaded.runtime == results.runtime
             assert loaded == results
+
+
+def test_a_kernels_user_lines_by_file_and_the_share_of_the_rows_left_out():
+    """The SDPA kernel of hf_gpt2_profile came from lines of four files (the attention call, GPT-2's attention and
+    the mask it built): the summary names each file once, its lines in the order met, and only of the lines it
+    shows. The rows add up to the total, so what a table of n rows leaves out is the rest of it."""
+    p = _runtime(cuda211("hf_gpt2_profile.log.gz"), cuda211("hf_gpt2_profile.profile.json.gz")).profiles[0]
+    row = next(k for k in p.kernels if k.name.startswith("fmha_cutlassF") and len({u.file for u in k.user_lines}) > 2)
+    grouped = row.lines_by_file()
+    names = [name for name, _ in grouped]
+    assert len(names) == len(set(names)) == len({u.file for u in row.user_lines}) > 2
+    assert sorted((name, n) for name, lines in grouped for n in lines) == sorted(
+        (u.file.rsplit("/", 1)[-1], u.line) for u in row.user_lines)
+    assert names[0] == row.user_lines[0].file.rsplit("/", 1)[-1] == "sdpa_attention.py"
+    assert sum(len(lines) for _, lines in row.lines_by_file(first=4)) == 4
+    assert p.share_after(0) == pytest.approx(1.0) and p.share_after(len(p.kernels)) == 0
+    assert p.share_after(10) == pytest.approx(1.0 - sum(k.share for k in p.kernels[:10])) and p.share_after(10) > 0

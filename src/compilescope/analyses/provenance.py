@@ -300,9 +300,14 @@ class UserLine:
         return f"{self.file}:{self.line}"
 
     @property
+    def file_name(self) -> str:
+        """The file's name, without its directory: what a line is named by where the full path would not fit."""
+        return os.path.basename(self.file)
+
+    @property
     def short(self) -> str:
         """`file.py:23`, as the other pages name a line (UserLocation.short); the full path goes in its title."""
-        return f"{os.path.basename(self.file)}:{self.line}"
+        return f"{self.file_name}:{self.line}"
 
     def to_json(self) -> dict[str, Any]:
         return {"file": self.file, "line": self.line, "function": self.function, "code": self.code}

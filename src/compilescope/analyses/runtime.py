@@ -110,6 +110,14 @@ class KernelRow:
                 "user_lines": [{"file": u.file, "line": u.line, "us": _rounded(us, 3)}
                                for u, us in zip(self.user_lines, self._line_us())]}
 
+    def lines_by_file(self, first: int | None = None) -> list[tuple[str, list[int]]]:
+        """Its first `first` user lines (all: None) by the name of their file, each file once, in the order met:
+        [("model.py", [28, 31, 32])]."""
+        by_file: dict[str, list[int]] = {}
+        for u in self.user_lines[:first]:
+            by_file.setdefault(u.file_name, []).append(u.line)
+        return list(by_file.items())
+
     def _line_us(self) -> list[float | None]:
         """line_us where the rows were split by line (_Rows.split_by_line), else None for each user line."""
         return list(self.line_us) if len(self.line_us) == len(self.user_lines) else [None] * len(self.user_lines)
@@ -204,6 +212,10 @@ class ProfileRuntime:
     def run_share_known(self) -> bool:
         """Rows have a share of the run (the profile covers a compile)."""
         return any(k.run_share is not None for k in self.kernels)
+
+    def share_after(self, shown: int) -> float:
+        """The share of the rows past the first `shown` (the largest): what a table of `shown` rows leaves out."""
+        return sum(k.share for k in self.kernels[shown:])
 
     def by_kind(self) -> list[tuple[str, str, float, float]]:
         """(kind, label, time, share) of each kind of row present."""

@@ -32,12 +32,9 @@ def _time_calls(us: float, calls: int) -> str:
     return f"{format_us(us)} ×{calls}" if us else ""
 
 
-def _lines(lines: list) -> str:
+def _lines(by_file: list[tuple[str, list[int]]]) -> str:
     """file.py:28, 31, 32 (a file named once)."""
-    by_file: dict[str, list[str]] = {}
-    for u in lines:
-        by_file.setdefault(_short(u.file), []).append(str(u.line))
-    return ", ".join(f"{name}:{', '.join(numbers)}" for name, numbers in by_file.items())
+    return ", ".join(f"{name}:{', '.join(map(str, numbers))}" for name, numbers in by_file)
 
 
 def runtime_renderables(runtime: Runtime | None) -> list[RenderableType]:
@@ -72,7 +69,7 @@ def runtime_renderables(runtime: Runtime | None) -> list[RenderableType]:
                       if k.replayed else "")
             name.append(f" ({k.kind}{f' via {k.op}' if k.op and k.op != k.name else ''}{replay})", style="dim")
             where = [str(k.compile_id)] if k.compile_id else []
-            where += [_lines(k.user_lines[:4])] if k.user_lines else []
+            where += [_lines(k.lines_by_file(first=4))] if k.user_lines else []
             if where:
                 name.append("\n" + " · ".join(where), style="cyan")
             shares = [f"{k.share:.1%}"] + ([f"{k.run_share:.1%}" if k.run_share is not None else "-"] if run else [])
@@ -84,8 +81,8 @@ def runtime_renderables(runtime: Runtime | None) -> list[RenderableType]:
                            if g.in_graph else f"no compiled graph {g.reported_share:.1%}" for g in p.graphs)
         out.append(TerminalText(f"by graph{' (of the run)' if run else ''}: {graphs}"))
         if len(p.kernels) > MAX_ROWS:
-            rest = sum(k.share for k in p.kernels[MAX_ROWS:])
-            out.append(TerminalText(f"... {len(p.kernels) - MAX_ROWS} more rows ({rest:.1%}); all in --json", style="dim"))
+            out.append(TerminalText(f"... {len(p.kernels) - MAX_ROWS} more rows ({p.share_after(MAX_ROWS):.1%}); all in "
+                                    "--json", style="dim"))
     c = runtime.comparison
     if c is not None and c.speedup is not None:
         out.append(TerminalText(f"\nEager {format_us(c.eager_us)} vs compiled {format_us(c.compiled_us)}: "
