@@ -9,7 +9,8 @@ import re
 
 import pytest
 
-from compilescope.analyses.transformed import transformed_code
+import compilescope
+from compilescope.analyses.transformed import original_lines, transformed_code
 from compilescope.decompile.distext import decompile_dis
 from compilescope.ingest.reader import read_trace
 
@@ -142,3 +143,21 @@ def test_a_compiled_wrapper_shows_only_its_own_lines_not_the_other_wrapper_of_it
     rebuilt = json.loads((out / "sources.json").read_text())
     generic = next(f for f in rebuilt["files"] if f["path"].endswith("transformers/utils/generic.py"))
     assert generic["origin"] == "log" and "1024" in generic["text"]  # the other wrapper is on the source page
+
+
+def test_unquoted_lines_on_one_gap_of_the_source_page_are_one_row():
+    # hf_gpt2_static_cache compiled transformers' generic.py `wrapper` at line 933 (its compilation_metrics); the log
+    # quotes its code at 935, 936 and 939 only ('generic.py:935', 'line 939' with the code under it). 933 is a line
+    # of the source page of its own (the frame starts there), and 934 a gap of one line before the quoted 935; 937
+    # and 938 are one gap of the page, so one row beside the transformed code.
+    log = cuda211("hf_gpt2_static_cache.log.gz")
+    with gzip.open(log, "rt", encoding="utf-8") as f:
+        text = f.read()
+    assert set(re.findall(r'"co_name": "wrapper", "co_filename": "[^"]*/generic\.py", "co_firstlineno": (\d+)',
+                          text)) == {"933"}
+    assert not re.search(r"generic\.py(:|\", line )(934|937|938)\b", text)
+    results = compilescope.analyze(log)
+    rows, source = original_lines(results.transformed["-_0_0_0"], results.sources)
+    assert source is not None and source.path.endswith("transformers/utils/generic.py")
+    assert [(r.first, r.last) for r in rows if r.text is None] == [(933, 933), (934, 934), (937, 938)]
+    assert [r.first for r in rows if r.text is not None] == [935, 936, 939]

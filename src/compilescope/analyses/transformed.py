@@ -13,7 +13,7 @@ from ..lazy_regex import lazy_compile
 from ..decompile.recorded import HEADER, TRANSFORMED
 from ..model.trace import Artifact, Compile, Trace
 from ..model.records import dataclass
-from .sources import compiled_frame
+from .sources import SourceFile, Sources, compiled_frame, line_anchor
 
 MODIFIED_SUFFIX = "_MODIFIED_BYTECODE"
 GUARDS = ("dynamo_cpp_guards_str", "dynamo_guards")
@@ -92,3 +92,33 @@ def transformed_code(trace: Trace) -> dict[str, TransformedCode]:
             graph.number if graph else None, guards.number if guards else None,
             sorted(set(_COMPILED_FN.findall(source))))
     return found
+
+
+@dataclass
+class OriginalLines:
+    """One row of the function's original lines beside its transformed code: a line, or the unquoted lines
+    (text None) from first to last that land on one gap of its source page."""
+
+    first: int
+    last: int
+    anchor: str  # the row's anchor on the source page
+    text: str | None  # None: not quoted in the log
+
+
+def original_lines(code: TransformedCode, sources: Sources) -> tuple[list[OriginalLines], SourceFile | None]:
+    """The function's lines from its first (or resume) line, while they belong to it, and its source file (None, and
+    no lines, where it has no page). Unquoted lines that land on one gap of the source page are one row: a log of a
+    few bytes can put line 99,999 in the function."""
+    if code.frame is None:
+        return [], None
+    f = sources.file(code.frame[0])
+    if f is None:
+        return [], None
+    rows: list[OriginalLines] = []
+    for n, text in f.function_lines(code.frame[1], code.frame[2]):
+        anchor = f.anchor(n) or line_anchor(n)
+        if text is None and rows and rows[-1].text is None and rows[-1].anchor == anchor:
+            rows[-1].last = n
+        else:
+            rows.append(OriginalLines(n, n, anchor, text))
+    return rows, f

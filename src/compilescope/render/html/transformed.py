@@ -7,8 +7,7 @@ from typing import TYPE_CHECKING, Iterator
 from markupsafe import Markup, escape
 
 from ...lazy_regex import lazy_compile
-from ...analyses.sources import line_anchor
-from ...analyses.transformed import TransformedCode
+from ...analyses.transformed import TransformedCode, original_lines
 from ..content import later
 from ..options import artifact_url
 
@@ -25,25 +24,6 @@ def transformed_url(dir_name: str) -> str:
 def transformed_files(page: _Page) -> Iterator[tuple[str, Iterator[bytes]]]:
     for dir_name, code in page.results.transformed.items():
         yield transformed_url(dir_name), later(lambda code=code: _page(page, code))  # type: ignore[misc]
-
-
-def _original_rows(page: _Page, code: TransformedCode) -> tuple[list[tuple[int, int, str, str | None]], str | None]:
-    """The function's lines from its first (or resume) line, while they belong to it, as rows (first line, last
-    line, anchor on the source page, text), and its source page. Unquoted lines that land on one gap of the source
-    page are one row: a log of a few bytes can put line 99,999 in the function."""
-    if code.frame is None:
-        return [], None
-    f = page.results.sources.file(code.frame[0])
-    if f is None:
-        return [], None
-    rows: list[tuple[int, int, str, str | None]] = []
-    for n, text in f.function_lines(code.frame[1], code.frame[2]):
-        anchor = f.anchor(n) or line_anchor(n)
-        if text is None and rows and rows[-1][3] is None and rows[-1][2] == anchor:
-            rows[-1] = (rows[-1][0], n, anchor, None)
-        else:
-            rows.append((n, n, anchor, text))
-    return rows, f.page
 
 
 def _unquoted(first: int, last: int) -> Markup:
@@ -65,11 +45,12 @@ def _linked_source(page: _Page, code: TransformedCode) -> Markup:
 
 
 def _page(page: _Page, code: TransformedCode) -> bytes:
-    rows, source_page = _original_rows(page, code)
+    rows, source = original_lines(code, page.results.sources)
+    source_page = source.page if source is not None else None
     original = Markup("".join(
-        f'<div><a class="ln" href="../{escape(source_page)}#{anchor}">{first}</a> '
-        f'{escape(t) if t is not None else _unquoted(first, last)}</div>'
-        for first, last, anchor, t in rows)) if source_page else None
+        f'<div><a class="ln" href="../{escape(source_page)}#{row.anchor}">{row.first}</a> '
+        f'{escape(row.text) if row.text is not None else _unquoted(row.first, row.last)}</div>'
+        for row in rows)) if source_page else None
     guards = None
     if code.guards_artifact is not None:
         entry = next((c for c in page.trace.compiles.values() if c.compile_id is not None and c.dir_name == code.dir_name), None)
