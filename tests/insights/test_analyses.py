@@ -501,3 +501,33 @@ def test_compiles_that_failed_among_others_are_said_apart_from_those_compiled_an
                    counts={"fx_graph_cache": {"hit": 1, "miss": 1}}, failed=["[0/1]"])
     assert mixed.overall_text == ("some cache lookups hit (torch reused an earlier run's output), others missed "
                                   "(compiled anew, but [0/1] failed)")
+
+def _fail_types(text: str) -> dict[str, str | None]:
+    """compile id -> the fail_type of its compilation_metrics records (the last one), as the raw log has them."""
+    found: dict[str, str | None] = {}
+    for cid, fail in re.findall(r'"compilation_metrics": \{"compile_id": "([^"]+)".*?"fail_type": (null|"[^"]*")', text):
+        found[f"[{cid}]"] = None if fail == "null" else fail.strip('"')
+    return found
+
+
+def test_the_compiles_whose_code_the_index_links_are_the_failed_and_the_crashed():
+    import compilescope
+
+    # compile_error_raises: both compiles failed (fail_type Unsupported for 0/0, BackendCompilerFailed for 1/0).
+    log = torch213("compile_error_raises.log")
+    fails = _fail_types(log.read_text())
+    with compilescope.analyze(log) as results:
+        assert sorted(str(e.compile_id) for e in results.code_linked_compiles) == sorted(c for c, f in fails.items() if f)
+        assert results.crash_records == set()
+    assert sorted(c for c, f in fails.items() if f) == ["[0/0]", "[1/0]"]
+    # native_crash: [0/0] compiled (fail_type null) and its generated code was running when the process died
+    # (native_crash.py: the custom op reads address 0 on the second call); run appended one compilescope_crash record.
+    log = torch213("native_crash.log.gz")
+    with gzip.open(log, "rt", encoding="utf-8") as f:
+        text = f.read()
+    assert _fail_types(text) == {"[0/0]": None} and text.count('"compilescope_crash"') == 1
+    with compilescope.analyze(log) as results:
+        assert [str(e.compile_id) for e in results.code_linked_compiles] == ["[0/0]"]
+        outside = results.trace.compiles[None]
+        records = {a.number for a in outside.artifacts if a.name.startswith("compilescope_crash")}
+        assert len(records) == 1 and results.crash_records == records

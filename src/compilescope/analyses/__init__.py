@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any, Sequence
 from .. import model
 from ..errors import CompilescopeError
 from ..model.ids import CompileId
-from ..model.trace import Trace
+from ..model.trace import Compile, Trace
 from .compile_summary import CompileSummary, compile_summaries
 from .export import ExportReport, export_report
 from .failures import FailureRow, failures_and_restarts
@@ -57,6 +57,23 @@ class Results:
     def failed_compiles(self) -> int:
         """The failures table's rows that are failed compiles, not restarts (a graph break's): a failure to fix."""
         return sum(1 for row in self.failures if not row.is_restart)
+
+    @property
+    def code_linked_compiles(self) -> list[Compile]:
+        """The compiles whose output code the index links: those that failed (a C++ compiler's errors link to the
+        failing line there) and those whose generated code is on a crashed stack (the crash links to its line)."""
+        if self.trace is None:
+            return []
+        crashes = self.insights.crashes.crashes if self.insights else []
+        crashed = {g.compile_id for c in crashes for g in c.generated if g is not None}
+        return [entry for entry in self.trace.compiles.values()
+                if (entry.metrics or {}).get("fail_type") or str(entry.compile_id) in crashed]
+
+    @property
+    def crash_records(self) -> set[int]:
+        """The artifact numbers of the crashes' records in the log (run appended them, outside any compilation)."""
+        crashes = self.insights.crashes.crashes if self.insights else []
+        return {c.record for c in crashes if c.record is not None}
 
     def to_json(self) -> dict[str, Any]:
         """The exact saved form (JSON-able): from_json(to_json()) == self."""

@@ -189,9 +189,6 @@ def render_html(trace: Trace, results: Results, options: ReportOptions) -> Itera
 
 def _index(page: _Page) -> Iterator[bytes]:
     trace, results = page.trace, page.results
-    crashes = results.insights.crashes.crashes if results.insights else []
-    # The compiles whose generated code is on a crashed stack (each such frame links to its line there).
-    crashed = {g.compile_id for c in crashes for g in c.generated if g is not None}
     outside = trace.compiles.get(None)
     stats = trace.stats
     problems = [p for p in stats.problems]
@@ -200,11 +197,7 @@ def _index(page: _Page) -> Iterator[bytes]:
         "",
         compiles=trace.sorted_compiles(),
         summaries=results.compiles,
-        # Output code of failed compiles (a C++ compiler's errors link to the failing line there) and of the compiles
-        # whose code was running when the program crashed (the crash links to its line).
-        code_urls={n: url for entry in trace.compiles.values()
-                   if (entry.metrics or {}).get("fail_type") or str(entry.compile_id) in crashed
-                   for n, url in _code_urls(page, entry).items()},
+        code_urls={n: url for entry in results.code_linked_compiles for n, url in _code_urls(page, entry).items()},
         statuses=results.statuses,
         status_count_words=count_words(status_counts(results.statuses)),
         n_compiles=trace.n_compile_ids,
@@ -219,7 +212,7 @@ def _index(page: _Page) -> Iterator[bytes]:
         outside=outside,  # (not no_compile_id: that global is the string that anchors the list)
         # The page of each crash's record in the log (run appended it, outside any compilation).
         record_urls={a.number: artifact_url(a, page.options) for a in (outside.artifacts if outside else [])
-                     if any(c.record == a.number for c in crashes)},
+                     if a.number in results.crash_records},
         dump_files=[(name, dump_file_url(name, trace.dump_pages)) for name in trace.dump_files],
         n_chromium=len(trace.chromium_events),
         unclaimed=len(trace.unclaimed_payloads),
