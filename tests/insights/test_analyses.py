@@ -531,3 +531,13 @@ def test_the_compiles_whose_code_the_index_links_are_the_failed_and_the_crashed(
         outside = results.trace.compiles[None]
         records = {a.number for a in outside.artifacts if a.name.startswith("compilescope_crash")}
         assert len(records) == 1 and results.crash_records == records
+
+
+def test_a_recompiled_frame_is_named_by_its_file_and_first_line():
+    # recompiles.py: g and h recompiled; their compilation_metrics name co_filename .../recompiles.py and
+    # co_firstlineno 24 and 28 (the program's `def g` and `def h`).
+    text = torch213("recompiles.log").read_text()
+    first = dict(re.findall(r'"co_name": "(\w+)", "co_filename": "[^"]*/recompiles\.py", "co_firstlineno": (\d+)', text))
+    assert first == {"g": "24", "h": "28"}
+    frames = insights_of("recompiles").recompiles.frames
+    assert {fr.name: fr.short for fr in frames} == {name: f"recompiles.py:{line}" for name, line in first.items()}

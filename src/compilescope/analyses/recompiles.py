@@ -10,6 +10,7 @@ of that cache so far), which torch logs only with TORCH_LOGS=compiled_autograd_v
 
 from __future__ import annotations
 
+import os
 import re
 from collections import Counter
 from dataclasses import field
@@ -260,6 +261,11 @@ class FrameRecompiles:
     # that called it, which is what the user knows it by, in the order its compiles came from them (a model's forward
     # compiled from a loop's line, then recompiled from generate()'s).
     called_from: list[UserLocation] = field(default_factory=list)
+
+    @property
+    def short(self) -> str | None:
+        """`file.py:23`, where the frame's code starts (the full path goes in a title); None: no file logged."""
+        return f"{os.path.basename(self.filename)}:{self.first_line}" if self.filename else None
 
     @property
     def called_at(self) -> str:

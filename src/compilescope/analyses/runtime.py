@@ -29,6 +29,7 @@ that call's lines.
 
 from __future__ import annotations
 
+import os
 import re
 from bisect import bisect_left, bisect_right
 from dataclasses import field
@@ -163,6 +164,11 @@ class LineRow:
     total_us: float = 0.0
     share: float = 0.0
     kernels: list[str] = field(default_factory=list)
+
+    @property
+    def short(self) -> str:
+        """`file.py:23`, as the other pages name a line (UserLine.short); the full path goes in its title."""
+        return f"{os.path.basename(self.file)}:{self.line}"
     run_share: float | None = None  # of the time not spent compiling (as KernelRow's)
 
     def to_json(self) -> dict[str, Any]:

@@ -154,7 +154,7 @@ def _recompiles(ins: Insights) -> list[RenderableType]:
         flag = "  [RECOMPILE LIMIT HIT]" if frame.hit_limit else ""
         called = f", called at {frame.called_at}" if frame.called_from else ""
         resumed = f"; {frame.resumed}" if frame.resumed else ""
-        where = f"  ({frame.filename.rsplit('/', 1)[-1]}:{frame.first_line}{called}{resumed})" if frame.filename else ""
+        where = f"  ({frame.short}{called}{resumed})" if frame.short else ""
         tree = Tree(TerminalText(f"{frame.name or '?'}{where}{flag}", style="bold red" if frame.hit_limit else "bold"))
         tree.add(TerminalText(" → ".join(frame.chain)))
         for step in frame.steps:
