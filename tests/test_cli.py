@@ -238,6 +238,105 @@ def test_overwrite_through_a_chain_replaces_only_a_report(tmp_path, capsys, chai
     assert _files(kept) == {"notes.txt": b"mine"}
 
 
+_KINDS = {  # what -o is given for: one log, several logs, a directory of rank logs
+    "one log": ["graph_breaks.log"],
+    "several logs": ["graph_breaks.log", "recompiles.log"],
+    "ranks": ["../multi_rank"],
+}
+
+
+@pytest.mark.parametrize("kind", list(_KINDS))
+@pytest.mark.parametrize("wrapper", ["memory://", "dir::memory://", "simplecache::memory://"])
+def test_overwrite_at_a_url_replaces_only_a_report(tmp_path, capsys, wrapper, kind):
+    """`-o URL --overwrite` replaces what `-o DIR --overwrite` replaces: a report (its index.html at the top, or the
+    mark of a run stopped before it), never a directory that holds none. Through fsspec, every file in it was
+    deleted. A real earlier report at the URL is still replaced, and no mark is left behind once the report is whole."""
+    fsspec = pytest.importorskip("fsspec")
+    from compilescope.output import WRITING_MARK
+
+    memory = fsspec.filesystem("memory")
+    root = f"/compilescope-test-{os.getpid()}-{abs(hash((wrapper, kind)))}"
+    out = f"{wrapper}{root}/out"
+    logs = [torch213(log) for log in _KINDS[kind]]
+    try:
+        memory.pipe(f"{root}/out/notes.txt", b"mine")
+        assert run_cli(*logs, "-o", out, "--overwrite", "--no-browser") == 2
+        assert capsys.readouterr().err == (f"compilescope: error: refusing to replace {out}: it does not hold a "
+                                           "compilescope report; choose another output directory\n")
+        assert memory.find(root) == [f"{root}/out/notes.txt"] and memory.cat_file(f"{root}/out/notes.txt") == b"mine"
+
+        memory.rm(f"{root}/out/notes.txt")
+        assert run_cli(*logs, "-o", out, "--no-browser") == 0
+        memory.pipe(f"{root}/out/stale.txt", b"from the earlier report")
+        assert run_cli(*logs, "-o", out, "--overwrite", "--no-browser") == 0
+        written = {p[len(root) + 5:] for p in memory.find(root)}
+        assert "index.html" in written and "stale.txt" not in written and WRITING_MARK not in written
+    finally:
+        if memory.exists(root):
+            memory.rm(root, recursive=True)
+
+
+@pytest.mark.parametrize("kind", ["several logs", "ranks"])
+def test_overwrite_at_a_url_replaces_a_run_stopped_before_its_index(tmp_path, monkeypatch, capsys, kind):
+    """A run stopped before its index.html (Ctrl-C) leaves compilescope's mark at the URL, as in a local directory:
+    --overwrite replaces it; once the mark is gone (and no index.html), the directory is refused."""
+    fsspec = pytest.importorskip("fsspec")
+    from compilescope.cli import batch, multirank
+    from compilescope.output import WRITING_MARK
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    if kind == "several logs":
+        monkeypatch.setattr(batch, "batch_files", interrupted)
+    else:
+        monkeypatch.setattr(multirank.LandingRenderer, "from_results", interrupted)
+    memory = fsspec.filesystem("memory")
+    root = f"/compilescope-test-{os.getpid()}-stopped-{kind.replace(' ', '-')}"
+    out = f"memory://{root}/out"
+    logs = [torch213(log) for log in _KINDS[kind]]
+    try:
+        assert run_cli(*logs, "-o", out, "--no-browser", "-j", "1") == 130
+        assert memory.isfile(f"{root}/out/{WRITING_MARK}") and not memory.exists(f"{root}/out/index.html")
+        monkeypatch.undo()
+        assert run_cli(*logs, "-o", out, "--no-browser", "-j", "1", "--overwrite") == 0
+        assert memory.isfile(f"{root}/out/index.html") and not memory.exists(f"{root}/out/{WRITING_MARK}")
+        memory.rm(f"{root}/out/index.html")
+        capsys.readouterr()
+        assert run_cli(*logs, "-o", out, "--no-browser", "-j", "1", "--overwrite") == 2
+        assert "it does not hold a compilescope report" in capsys.readouterr().err
+    finally:
+        if memory.exists(root):
+            memory.rm(root, recursive=True)
+
+
+@pytest.mark.parametrize("kind", list(_KINDS))
+@pytest.mark.parametrize("named", ["file://", "dir::", "dir::file://"])
+def test_overwrite_never_deletes_an_input_named_by_url(tmp_path, capsys, kind, named):
+    """An output directory that holds the input is never replaced, however the input is named: a log (or a directory
+    of rank logs) inside OUT named `file:///OUT/...` or `dir::/OUT/...` was not seen to be inside it, and --overwrite
+    deleted it with the earlier report."""
+    pytest.importorskip("fsspec")
+    out = tmp_path / "out"
+    assert run_cli(torch213("graph_breaks.log"), "-o", out, "--no-browser") == 0  # a real report: replaceable
+    (out / "inputs").mkdir()
+    inputs = []
+    for log in _KINDS[kind]:
+        source = torch213(log).resolve()
+        kept = out / "inputs" / source.name
+        if source.is_dir():
+            shutil.copytree(source, kept)
+        else:
+            shutil.copy(source, kept)
+        inputs.append(kept)
+    before = _files(out / "inputs")
+    capsys.readouterr()
+    assert run_cli(*[f"{named}{p}" for p in inputs], "-o", out, "--overwrite", "--no-browser") == 2
+    assert capsys.readouterr().err == (f"compilescope: error: refusing to replace {out}: it contains the log being "
+                                       "read; choose another output directory\n")
+    assert _files(out / "inputs") == before and (out / "index.html").is_file()
+
+
 def test_a_chain_of_an_unknown_protocol_says_how_to_name_a_local_path(tmp_path, monkeypatch, capsys):
     """`notes::v2` reads as an fsspec chain; fsspec knows no protocol `notes`: one line, with how to write a local
     path whose name has `::` in it, and nothing written."""

@@ -8,6 +8,7 @@ and nothing is copied whole to local disk first.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import io
 import os
@@ -16,12 +17,12 @@ import re
 from .model.records import dataclass
 from typing import IO, Any, Callable, Iterable, TypeVar
 
-from .errors import CompilescopeError, OutputExistsError
+from .errors import CompilescopeError
 
 T = TypeVar("T")
 
 
-def _remote_errors(func: Callable[..., T]) -> Callable[..., T]:
+def remote_errors(func: Callable[..., T]) -> Callable[..., T]:
     """A filesystem package's own errors (botocore's NoCredentialsError, a cloud client's auth or HTTP error) as one
     clear line naming the URL, like a missing file's, instead of an internal error."""
 
@@ -115,7 +116,42 @@ def filesystem(url: str) -> tuple[Any, str]:
     return fs, inner
 
 
-@_remote_errors
+@dataclass(frozen=True)
+class Place:
+    """Where a path or URL lands, to tell whether one location holds another however each is named (a plain path,
+    file://, dir:: or simplecache:: over either, s3://...): a filesystem and the path within it."""
+
+    filesystem: str  # "" for the local filesystem; else the protocol of the filesystem under any wrapper
+    path: str  # local: made absolute, symbolic links followed; else as the filesystem names it, no trailing /
+
+    def holds(self, other: "Place") -> bool:
+        """other is this place or lies under it."""
+        sep = os.sep if not self.filesystem else "/"
+        return self.filesystem == other.filesystem and (
+            other.path == self.path or other.path.startswith(self.path.rstrip(sep) + sep))
+
+
+def place(path: str) -> Place:
+    """Where path lands: a caching wrapper (simplecache::) writes through to the filesystem it wraps, and a local
+    file named by URL is the local file."""
+    if not is_url(path):
+        return Place("", os.path.realpath(path))
+    fs, inner = filesystem(path)
+    from fsspec.implementations.cached import CachingFileSystem
+    from fsspec.implementations.dirfs import DirFileSystem
+    from fsspec.implementations.local import LocalFileSystem
+
+    while isinstance(fs, (CachingFileSystem, DirFileSystem)):
+        if isinstance(fs, DirFileSystem):  # (one filesystem() left: a dir:: rooted elsewhere)
+            inner = fs._join(inner)
+        fs = fs.fs
+    if isinstance(fs, LocalFileSystem):
+        return Place("", os.path.realpath(inner))
+    protocol = fs.protocol if isinstance(fs.protocol, str) else fs.protocol[0]
+    return Place(protocol, fs._strip_protocol(inner).rstrip("/"))
+
+
+@remote_errors
 def open_read(path: str, gzipped: bool = False) -> IO[bytes]:
     """A binary stream of the file (remote: read in blocks as it is consumed; gzipped: decompressed)."""
     if not is_url(path):
@@ -132,7 +168,7 @@ def open_read(path: str, gzipped: bool = False) -> IO[bytes]:
         raise OSError(2, "no such file") from None
 
 
-@_remote_errors
+@remote_errors
 def open_write(path: str) -> IO[bytes]:
     """A binary stream that creates the file (remote: uploaded as it is written, in parts)."""
     if not is_url(path):
@@ -150,7 +186,7 @@ def open_write(path: str) -> IO[bytes]:
         return fs.open(inner, "wb")
 
 
-@_remote_errors
+@remote_errors
 def size(path: str) -> int:
     """The file's size in bytes; 0 when it cannot be found (the reader then says why)."""
     try:
@@ -186,7 +222,7 @@ class Entry:
     mtime: float  # 0.0 when the filesystem does not say
 
 
-@_remote_errors
+@remote_errors
 def list_files(directory: str) -> list[Entry]:
     """The plain files directly in a directory (no recursion), by name."""
     if not is_url(directory):
@@ -217,7 +253,7 @@ def list_files(directory: str) -> list[Entry]:
     return sorted(entries, key=lambda e: e.path)
 
 
-@_remote_errors
+@remote_errors
 def exists(path: str) -> bool:
     if not is_url(path):
         return os.path.exists(path)
@@ -228,7 +264,7 @@ def exists(path: str) -> bool:
         return False
 
 
-@_remote_errors
+@remote_errors
 def is_dir(path: str) -> bool:
     if not is_url(path):
         return os.path.isdir(path)
@@ -254,7 +290,7 @@ def _mtime(info: dict) -> float:
     return 0.0
 
 
-@_remote_errors
+@remote_errors
 def upload_dir(local: str, url: str) -> None:
     """Every file under a local directory to the same relative paths under url."""
     sources, targets = [], []
@@ -288,7 +324,19 @@ def _deepest(directories: Iterable[str]) -> list[str]:
     return kept
 
 
-@_remote_errors
+@remote_errors
+def remove_file(path: str) -> None:
+    """Delete a file (missing: nothing to do)."""
+    if not is_url(path):
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(path)
+        return
+    fs, inner = filesystem(path)
+    with contextlib.suppress(FileNotFoundError):
+        fs.rm_file(inner)
+
+
+@remote_errors
 def remove_tree(path: str) -> None:
     """Delete a directory and everything in it (missing: nothing to do)."""
     if not is_url(path):
@@ -304,22 +352,3 @@ def remove_tree(path: str) -> None:
         pass
 
 
-@_remote_errors
-def prepare_remote_output(url: str, overwrite: bool, keep: str | None = None) -> None:
-    """The checks OutputDir makes for a local directory, for a URL: not a file; not replaced unless --overwrite,
-    and never when it holds `keep` (the logs being read)."""
-    fs, inner = filesystem(url)
-    if keep is not None and is_url(keep) and (keep.rstrip("/") + "/").startswith(url.rstrip("/") + "/"):
-        raise CompilescopeError(f"refusing to write the report to {url}: it contains the logs being read; choose another output directory")
-    try:
-        exists = fs.exists(inner)
-        if exists and not fs.isdir(inner):
-            raise CompilescopeError(f"{url} exists and is not a directory")
-        if exists and fs.ls(inner):
-            if not overwrite:
-                raise OutputExistsError(url)
-            fs.rm(inner, recursive=True)
-    except CompilescopeError:
-        raise
-    except OSError as exc:
-        raise CompilescopeError(f"cannot create output directory {url}: {exc}") from None

@@ -60,15 +60,53 @@ def _check_replaceable(path: str, keep: Iterable[str]) -> None:
     """--overwrite replaces a report directory; never another directory, nor one that holds the input,
     the program being run, the current or the home directory."""
     here = os.path.realpath(path)
+    _refuse_holding(path, location.Place("", here), keep)
+    if not os.path.isfile(os.path.join(here, REPORT_PAGE)) and not _is_regular_file(os.path.join(here, WRITING_MARK)):
+        raise _not_a_report(path)
+
+
+def _refuse_holding(path: str, here: location.Place, keep: Iterable[str]) -> None:
+    """An error if the output at path holds something to keep: the input (named by path or URL: file://, dir::, ...
+    name it too), the current or the home directory."""
     precious = [(p, "the log being read") for p in keep]
     precious += [(os.getcwd(), "the current directory"), (os.path.expanduser("~"), "your home directory")]
     for other, what in precious:
-        other = os.path.realpath(other)
-        if other == here or other.startswith(here.rstrip(os.sep) + os.sep):
+        if here.holds(location.place(other)):
             raise CompilescopeError(f"refusing to replace {path}: it contains {what}; choose another output directory")
-    if not os.path.isfile(os.path.join(here, REPORT_PAGE)) and not _is_regular_file(os.path.join(here, WRITING_MARK)):
-        raise CompilescopeError(f"refusing to replace {path}: it does not hold a compilescope report; "
-                                "choose another output directory")
+
+
+def _not_a_report(path: str) -> CompilescopeError:
+    return CompilescopeError(f"refusing to replace {path}: it does not hold a compilescope report; "
+                             "choose another output directory")
+
+
+@location.remote_errors
+def prepare_remote_output(url: str, overwrite: bool, keep: Iterable[str] = ()) -> None:
+    """check_output_dir for a URL (s3://, memory://, simplecache::, ...), with the same errors: not a file; replaced
+    only with --overwrite, and only where it holds a report (REPORT_PAGE or WRITING_MARK at its top), never where it
+    holds the logs being read. Then WRITING_MARK is put there, as OutputDir does: written_at(url, marked=True)
+    removes it once the report is uploaded, so a run stopped before is compilescope's to replace.
+    (Through fsspec, --overwrite emptied any directory: one holding no report too.)"""
+    fs, inner = location.filesystem(url)
+    try:
+        exists = fs.exists(inner)
+        if exists and not fs.isdir(inner):
+            raise CompilescopeError(f"{url} exists and is not a directory")
+        if exists and fs.ls(inner):
+            # What --overwrite would refuse is said first, as for a local directory.
+            _refuse_holding(url, location.place(url), keep)
+            top = inner.rstrip("/")
+            if not fs.isfile(f"{top}/{REPORT_PAGE}") and not fs.isfile(f"{top}/{WRITING_MARK}"):
+                raise _not_a_report(url)
+            if not overwrite:
+                raise OutputExistsError(url)
+            fs.rm(inner, recursive=True)
+    except CompilescopeError:
+        raise
+    except OSError as exc:
+        raise CompilescopeError(f"cannot create output directory {url}: {exc}") from None
+    with location.open_write(location.join(url, WRITING_MARK)) as f:
+        f.write(_MARK_TEXT)
 
 
 def _is_regular_file(path: str) -> bool:
@@ -390,9 +428,10 @@ def write_file(path: str, content: bytes, overwrite: bool) -> None:
 
 
 @contextlib.contextmanager
-def written_at(out: str) -> Iterator[str]:
+def written_at(out: str, marked: bool = False) -> Iterator[str]:
     """A local directory to write a report into: `out` itself, or (out is a URL: s3://, gs://, ...) a scratch
-    directory uploaded to `out` at the end and removed, so local disk holds one report at a time."""
+    directory uploaded to `out` at the end and removed, so local disk holds one report at a time.
+    marked: prepare_remote_output put WRITING_MARK at out, removed once the report (its REPORT_PAGE last) is there."""
     if not location.is_url(out):
         yield out
         return
@@ -400,5 +439,7 @@ def written_at(out: str) -> Iterator[str]:
     try:
         yield os.path.join(scratch, "report")
         location.upload_dir(os.path.join(scratch, "report"), out)
+        if marked:
+            location.remove_file(location.join(out, WRITING_MARK))
     finally:
         shutil.rmtree(scratch, ignore_errors=True)

@@ -208,8 +208,31 @@ def test_s3_upload_asks_for_nothing_but_the_files(s3, tmp_path, monkeypatch):
 def test_s3_overwrite_never_deletes_the_logs_being_read(s3):
     url = _upload(s3, TORCH213_RANKS, "precious/logs")
     run = s3.cli(url, "--all-ranks-html", "-o", f"s3://{BUCKET}/precious", "--no-browser", "--overwrite")
-    assert run.returncode != 0 and "contains the logs being read" in run.stderr
+    assert run.returncode != 0 and run.stderr == (f"compilescope: error: refusing to replace s3://{BUCKET}/precious: it "
+                                                  "contains the log being read; choose another output directory\n")
     assert len(s3.fs.ls(f"{BUCKET}/precious/logs")) == 2
+
+
+@pytest.mark.parametrize("logs", [[TORCH213_RANKS / "dedicated_log_torch_trace_rank_0.log"], [TORCH213_RANKS]],
+                         ids=["one log", "ranks"])
+def test_s3_overwrite_replaces_only_a_report(s3, logs):
+    """`-o s3://... --overwrite` replaces a report, never a prefix that holds none: every object under it was deleted.
+    A real earlier report there is replaced, and the mark of a run under way is gone once the report is whole."""
+    prefix = f"{BUCKET}/notes-{len(logs[0].name)}"
+    s3.fs.pipe(f"{prefix}/notes.txt", b"mine")
+    run = s3.cli(*logs, "-o", f"s3://{prefix}", "--no-browser", "--overwrite", "-j", "1")
+    assert run.returncode == 2 and run.stderr == (f"compilescope: error: refusing to replace s3://{prefix}: it does not "
+                                                  "hold a compilescope report; choose another output directory\n")
+    s3.fs.invalidate_cache()
+    assert s3.fs.find(prefix) == [f"{prefix}/notes.txt"] and s3.fs.cat_file(f"{prefix}/notes.txt") == b"mine"
+    s3.fs.rm(f"{prefix}/notes.txt")
+    assert s3.cli(*logs, "-o", f"s3://{prefix}", "--no-browser", "-j", "1").returncode == 0
+    s3.fs.pipe(f"{prefix}/stale.txt", b"from the earlier report")
+    run = s3.cli(*logs, "-o", f"s3://{prefix}", "--no-browser", "--overwrite", "-j", "1")
+    assert run.returncode == 0, run.stderr
+    s3.fs.invalidate_cache()
+    written = {key[len(prefix) + 1:] for key in s3.fs.find(prefix)}
+    assert "index.html" in written and "stale.txt" not in written and ".compilescope-writing" not in written
 
 
 def test_s3_summary_json_of_a_rank_directory(s3):

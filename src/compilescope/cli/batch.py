@@ -18,7 +18,7 @@ from ..errors import CompilescopeError
 from ..ingest.discover import discover, holds_several_ranks
 from ..model.names import safe_stem
 from .. import location
-from ..output import OutputDir, written_at
+from ..output import OutputDir, prepare_remote_output, written_at
 from ..render.html import preload_templates
 from ..render.html.batch import batch_files
 from ..render.notices import logs_report_lines
@@ -60,8 +60,8 @@ def run_batch(args: argparse.Namespace, paths: list[str]) -> int:
         chosen.append(found.chosen)
     remote = location.is_url(args.out)  # s3://, gs://, ...: written in a scratch directory, then uploaded
     if remote:
-        location.prepare_remote_output(args.out, args.overwrite, keep=chosen)
-    with written_at(args.out) as local_out:
+        prepare_remote_output(args.out, args.overwrite, keep=chosen)
+    with written_at(args.out, marked=remote) as local_out:
         output = OutputDir(local_out, args.overwrite, keep=chosen)
         # Each report links back to the page listing them.
         options = dataclasses.replace(report_options(args), up_url="../index.html", up_label="all reports")

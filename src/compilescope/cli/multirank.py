@@ -25,7 +25,7 @@ from .. import location
 from ..invisible import one_line
 from ..errors import CompilescopeError
 from ..ingest.rank_logs import RankLogs, find_rank_logs, rank_logs_of
-from ..output import OutputDir, written_at
+from ..output import OutputDir, prepare_remote_output, written_at
 from ..render.multirank import CHROMIUM_EVENTS, LandingOptions, LandingRenderer, merged_chromium_events
 from ..render.notices import ranks_report_lines
 from ..render.options import ReportOptions
@@ -169,11 +169,11 @@ def _landing_output(out: str, overwrite: bool, directory: str) -> Iterator[tuple
     """(where the coordinator writes its files, where the report is). For a URL, the landing files are
     written to a local scratch directory and uploaded at the end; the ranks' reports go straight there."""
     if not location.is_url(out):
-        output = OutputDir(out, overwrite, keep=[] if location.is_url(directory) else [directory])
+        output = OutputDir(out, overwrite, keep=[directory])
         yield output, output.path
         return
-    location.prepare_remote_output(out, overwrite, keep=directory)
-    with written_at(out) as local:
+    prepare_remote_output(out, overwrite, keep=[directory])
+    with written_at(out, marked=True) as local:
         yield OutputDir(local, False), out.rstrip("/")
 
 

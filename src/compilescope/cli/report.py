@@ -14,7 +14,7 @@ from ..errors import CompilescopeError
 from ..ingest.discover import discover, holds_several_ranks
 from ..ingest.reader import ReadOptions, read_trace
 from ..model.trace import Trace
-from ..output import write_file, written_at
+from ..output import prepare_remote_output, write_file, written_at
 from ..render.notices import report_lines, unread_line
 from ..wording import count
 from ..report_writer import saved_analysis, stored_log_chunks, strict_problems, write_report, write_saved_report
@@ -78,8 +78,8 @@ class ReportCommand:
         with read_progress(found.chosen) as progress:
             trace = read_trace(found.chosen, ReadOptions(progress=progress))
         if location.is_url(args.out):
-            location.prepare_remote_output(args.out, args.overwrite, keep=found.chosen)
-        with trace, written_at(args.out) as local_out:
+            prepare_remote_output(args.out, args.overwrite, keep=[found.chosen])
+        with trace, written_at(args.out, marked=True) as local_out:
             results = analyze(trace, _profiles(args.profile))
             output = write_report(trace, local_out, args.overwrite, options, results,
                                   processes=report_processes(args.jobs, trace))
