@@ -164,3 +164,52 @@ def test_a_batch_prints_each_logs_most_urgent_finding_and_the_page_to_open(tmp_p
     assert expected[0].startswith("ERROR  the program crashed") and expected[1].startswith("ERROR  h hit the recompile limit")
     assert lines[5] == "  what to do about each: compilescope summary LOG" and len(lines) == 7
     assert f" files for 4 logs to {out} " in lines[6] and lines[6].endswith(f"; open {out / 'index.html'}")
+
+
+def test_a_log_whose_report_cannot_be_written_was_read_and_says_so(tmp_path, monkeypatch, capsys):
+    """A log of a batch whose own report (OUT/<name>/) cannot be written was read: its figures stand on the page listing
+    the logs, and it says where, why and what to do, as a rank does; never "not read", and the run fails. Its place is
+    taken, once OUT is made and before the logs run, by a regular file: no directory can be made there, even by root."""
+    from compilescope.cli import batch as batch_cli
+
+    log = TORCH213_LOGS / "recompiles.log"
+    # What the raw log says (README: 9 compile ids, all attempt 0; 1/4 fails, Unsupported; 7 recompile_reasons).
+    ids, failed, reasons = set(), 0, 0
+    for line in log.read_text(encoding="utf-8", errors="replace").splitlines():
+        if line.startswith("\t") or "] {" not in line:
+            continue
+        record = json.loads(line.split("] ", 1)[1])
+        if "frame_compile_id" in record:
+            ids.add((record["frame_id"], record["frame_compile_id"], record.get("attempt", 0)))
+        failed += bool(record.get("compilation_metrics", {}).get("fail_type"))
+        reasons += record.get("artifact", {}).get("name") == "recompile_reasons"
+    assert (len(ids), failed, reasons) == (9, 1, 7)
+
+    out = tmp_path / "out"
+    run_jobs = batch_cli.run_jobs
+
+    def taken_then_run(*args, **kwargs):
+        (out / "recompiles").write_text("not a directory")
+        return run_jobs(*args, **kwargs)
+
+    monkeypatch.setattr(batch_cli, "run_jobs", taken_then_run)
+    assert run_cli(log, peer("simple.log"), "-o", out, "--no-browser", "-j", "2") == 1
+    captured = capsys.readouterr()
+    said = (f"read, but its report could not be written to {out}/recompiles: {out}/recompiles exists and is not a "
+            "directory; its figures are in the table of logs only: make its directory writable, and run again with "
+            "--overwrite")
+    assert f"compilescope: recompiles: {said}\n" in captured.err
+    assert "not read" not in captured.err and "could not be reported" not in captured.err
+    assert captured.err.endswith("compilescope: 1 log whose report could not be written (see above)\n")
+    assert "  recompiles  read, but its report was not written (see above)\n" in captured.out
+
+    rows = {r["name"]: r for r in json.loads((out / "reports.json").read_text())}
+    row = rows["recompiles"]
+    assert row["error"] is None and row["report"] is None and row["report_not_written"] == said
+    assert (row["compiles"], row["failures"], row["recompiles"]) == (len(ids), failed, reasons)
+    assert rows["simple"]["report_not_written"] is None and rows["simple"]["report"] == "simple/index.html"
+    assert (out / "recompiles").read_text() == "not a directory"
+    assert (out / "simple" / "index.html").is_file()
+    page = (out / "index.html").read_text()
+    assert 'href="recompiles/' not in page and 'href="simple/index.html"' in page and said in page
+    assert "not read" not in page

@@ -104,11 +104,13 @@ def _report_log(job: LogJob) -> LogDone:
                         if done.summary is not None:
                             output.write(PARITY_JSON, rank_parity_json(collectives_parity([done.summary])))
                     done.files = output.files
-                except (CompilescopeError, OSError) as exc:  # the rank was read: a report not written is not that
-                    if done.summary is None:
-                        raise
-                    done.summary.report_not_written = write_failure(
-                        "its report", job.out, exc, lacking="its figures are in the rank table only")
+                except (CompilescopeError, OSError) as exc:  # the log was read: a report not written is not that
+                    if done.summary is not None:
+                        done.summary.report_not_written = write_failure(
+                            "its report", job.out, exc, lacking="its figures are in the rank table only")
+                    elif done.digest is not None:
+                        done.digest.report_not_written = write_failure(
+                            "its report", job.out, exc, lacking="its figures are in the table of logs only")
             if job.events is not None and len(trace.chromium_events):
                 try:
                     done.events = _spool_events(trace.chromium_events, job.rank, job.events)

@@ -25,6 +25,9 @@ class LogDigest:
     export_issues: int | None = None  # draft-export issues; None: the log holds no torch.export run
     findings: list[dict[str, str]] = field(default_factory=list)  # the most urgent first: severity, title
     error: str | None = None  # the log could not be read at all
+    # The log was read (every figure above stands), but its own report could not be written: where, why and what to
+    # do, in a line (worker.write_failure), as a rank's RankSummary.report_not_written.
+    report_not_written: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)

@@ -75,7 +75,7 @@ def run_batch(args: argparse.Namespace, paths: list[str]) -> int:
         done: dict[str, LogDone] = {d.name: d for d in run_jobs(report_log, jobs, workers, lambda j: file_size(j.path))}
 
         rows: list[tuple[str, LogDigest, str | None]] = []
-        problem_count = crashed = 0
+        problem_count = crashed = not_written = 0
         files = 0
         for job in jobs:  # in the order given
             result = done[job.name]
@@ -85,6 +85,9 @@ def run_batch(args: argparse.Namespace, paths: list[str]) -> int:
             files += result.files
             if digest.error:
                 print(f"compilescope: {job.name}: not read: {digest.error}", file=sys.stderr)  # the error names the file
+            elif digest.report_not_written:
+                print(f"compilescope: {job.name}: {digest.report_not_written}", file=sys.stderr)
+                not_written += 1
             for line in result.problems:
                 print(f"{job.name}: {line}", file=sys.stderr)
             problem_count += result.problem_count
@@ -94,11 +97,15 @@ def run_batch(args: argparse.Namespace, paths: list[str]) -> int:
     # What the page listing the reports leads each log with (its most urgent finding), as one report says its own,
     # then what was written where (behind a URL: no page here to open).
     index = None if remote else os.path.join(output.path, "index.html")
-    findings = [(name, [(f["severity"], f["title"]) for f in digest.findings], not digest.error) for name, digest, _ in rows]
+    findings = [(name, [(f["severity"], f["title"]) for f in digest.findings], _instead(digest)) for name, digest, _ in rows]
     print("\n".join(logs_report_lines(findings, files + output.files, args.out.rstrip("/") if remote else output.path,
                                        index, time.perf_counter() - started, workers)))
     if crashed:
         print(f"compilescope: {count(crashed, 'log')} could not be reported (see the index page)", file=sys.stderr)
+        return 1
+    if not_written:
+        # The lines above say which log, where and why: its figures are on the page listing the logs, its report is not.
+        print(f"compilescope: {count(not_written, 'log')} whose report could not be written (see above)", file=sys.stderr)
         return 1
     if problem_count:
         print(f"compilescope: {count(problem_count, 'problem')} in the logs (strict mode)", file=sys.stderr)
@@ -107,3 +114,11 @@ def run_batch(args: argparse.Namespace, paths: list[str]) -> int:
         open_browser(index)
     return 0
 
+
+def _instead(digest: LogDigest) -> str | None:
+    """What the terminal says of a log in place of its most urgent finding: why it has no report; None: it has one."""
+    if digest.error:
+        return "not read (the index page says why)"
+    if digest.report_not_written:
+        return "read, but its report was not written (see above)"
+    return None

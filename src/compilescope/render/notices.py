@@ -49,7 +49,7 @@ def report_lines(ins: Insights | None, log: str | None, files: int, where: str, 
     return [*lines, wrote_line(files, where, index)]
 
 
-def logs_report_lines(logs: list[tuple[str, list[tuple[str, str]], bool]], files: int, where: str, index: str | None,
+def logs_report_lines(logs: list[tuple[str, list[tuple[str, str]], str | None]], files: int, where: str, index: str | None,
                       seconds: float, jobs: int) -> list[str]:
     """How the reports of several logs end (compilescope LOG LOG ...), as one log's does: each log's first finding
     (logs_findings_lines), then wrote_line, with how many logs, how long and how many processes (jobs: -j)."""
@@ -97,15 +97,16 @@ def lead_lines(heading: str, findings: list[tuple[str, str]], hint: str) -> list
     return lines
 
 
-def logs_findings_lines(logs: list[tuple[str, list[tuple[str, str]], bool]]) -> list[str]:
-    """Under the reports of several logs: a line per log (name, its findings most urgent first, whether it was
-    read) with its most urgent finding as the summary labels it, and the command that says what to do."""
+def logs_findings_lines(logs: list[tuple[str, list[tuple[str, str]], str | None]]) -> list[str]:
+    """Under the reports of several logs: a line per log (name, its findings most urgent first, and what to say in
+    their place where it has no report: not read, its report not written; None: it has one) with its most urgent
+    finding as the summary labels it, and the command that says what to do."""
     width = max(len(one_line(name)) for name, _, _ in logs)
     label = max((len(SEVERITY_LABELS[found[0][0]]) for _, found, _ in logs if found), default=0)
     lines = ["Fix first, in each log:"]
-    for name, found, read in logs:
-        if not read:
-            said = "not read (the index page says why)"
+    for name, found, instead in logs:
+        if instead is not None:
+            said = instead
         elif found:
             said = f"{SEVERITY_LABELS[found[0][0]]:<{label}}  {one_line(found[0][1])}"
         else:
