@@ -63,7 +63,11 @@ def test_added_graph_break_is_named_with_its_reason_line_and_new_frame():
     # It belongs to f (it ends f's graph), the frame its first compilation compiled: not to no frame.
     assert gb.frame == gb.b["frame"] and gb.frame.endswith("diff_pair.py:30 f") and gb.b["function"] == "f"
     [frame] = [c for c in d.changes if c.section == "frames"]
-    assert frame.kind == "added" and "torch_dynamo_resume_in_f_at_33" in frame.title
+    # The log names it torch_dynamo_resume_in_f_at_33 (co_firstlineno 33): the title says it in the user's terms, the
+    # change's frame key keeps torch's name.
+    assert frame.kind == "added" and frame.title == (
+        "f (after its graph break at line 33) (diff_pair.py:33) compiled only in B (2 compiles)")
+    assert frame.frame.endswith("diff_pair.py:33 torch_dynamo_resume_in_f_at_33")
     # The new frame brings its own cache lookups and dynamic symbol: listed with it, not as changes of their own.
     assert frame.detail["caches"] == {"aotautograd_cache": {"miss": 2}, "fx_graph_cache": {"miss": 2}}
     assert frame.detail["symbols"] == ["L['y'].size()[0]"]
@@ -269,7 +273,7 @@ def test_html_page_links_into_both_reports(tmp_path):
     assert "a/index.html" in links and "b/index.html" in links
     compile_links = [link for link in links if link.count("/") == 2]
     assert compile_links and all((out / link).is_file() for link in compile_links)
-    assert "torch_dynamo_resume_in_f_at_33" in page and "Graph breaks" in page
+    assert "f (after its graph break at line 33) (diff_pair.py:33) compiled only in B" in page and "Graph breaks" in page
     doc = json.loads((out / "diff.json").read_text())
     assert doc["changed"] is True
     # The compile times differ, not as a change: the page says so as the JSON does (a title, not a number).
@@ -699,7 +703,7 @@ def test_a_change_the_cut_side_still_shows_is_not_marked(tmp_path, capsys):
     # What B has, a cut cannot have made: the new break, the frame that resumes after it, f's first compile restarting
     # at it, and that compile's graph, which ended before the cut (read whole).
     assert marked[("graph_breaks", "new graph break: Call to `torch._dynamo.graph_break()` at diff_pair.py:33")] is None
-    assert marked[("frames", "torch_dynamo_resume_in_f_at_33 (diff_pair.py:33) compiled only in B (1 compile)")] is None
+    assert marked[("frames", "f (after its graph break at line 33) (diff_pair.py:33) compiled only in B (1 compile)")] is None
     assert marked[("graphs", "f (diff_pair.py:30): graph [0/0] → [0/0_1]: 2 FX nodes removed")] is None
     assert marked[("recompiles", "f (diff_pair.py:30): outcomes: 2 compiled → 1 compiled after a restart, "
                                  "1 without metrics")] is None

@@ -88,12 +88,15 @@ def test_a_recompiled_resume_function_is_said_in_the_users_terms(capsys):
     program = PROGRAMS_211 / "train_break_recompile.py"
     assert "# graph break" in _line(program, 22) and _line(program, 22).startswith("print(")
     frames = _frames(log)
-    assert frames["torch_dynamo_resume_in_forward_at_22"].resumed == "the rest of forward after its graph break at line 22"
-    assert frames["forward"].resumed == ""
+    assert frames["torch_dynamo_resume_in_forward_at_22"].function_label == "forward (after its graph break at line 22)"
+    assert frames["forward"].function_label == "forward"
     assert run_cli("summary", str(log)) == 0
-    out = " ".join(capsys.readouterr().out.split())
-    assert "torch_dynamo_resume_in_forward_at_22 (train_break_recompile.py:22; the rest of forward after its graph " \
-           "break at line 22)" in out
+    out = capsys.readouterr().out
+    recompiles = out[out.index("Recompiles ("):]
+    heads = [" ".join(line.split()) for line in recompiles.splitlines()[1:] if line.strip() and line[0] not in " │├└"]
+    assert heads[:2] == ["forward (train_break_recompile.py:20)",
+                         "forward (after its graph break at line 22) (train_break_recompile.py:22)"], heads
+    assert "torch_dynamo_resume_in" not in recompiles.split("\n\n", 1)[0]
     # the finding: both compiled parts of forward recompiled for x's size
     with read_trace(str(log)) as trace:
         [finding] = [f for f in insights(trace).findings if f.section == "recompiles"]

@@ -10,6 +10,7 @@ torch_dynamo_resume_in_f_at_23, _27, _28 and _30.
 from __future__ import annotations
 
 import gzip
+import json
 import html
 import re
 
@@ -99,3 +100,31 @@ def test_a_recompiled_resume_function_is_named_on_the_page_as_the_rest_of_forwar
     page = (tmp_path / "r" / "index.html").read_text()
     heads = re.findall(r'<div class="recompile-frame" data-frame="[^"]*">\s*<p><strong class="mono">(.*?)</strong>', page)
     assert heads == ["forward", _resume_label("forward", 22)]
+
+
+def test_summary_and_check_name_a_recompiled_resume_function_as_the_rest_of_f(capsys):
+    """diff_break.log (torch 2.13, programs/diff_pair.py): torch._dynamo.graph_break() on line 33 of f; the log's
+    compilation_metrics compile the rest of f as torch_dynamo_resume_in_f_at_33 ([1/0], then [1/1] for y's size, whose
+    first use is line 34). The summary's Recompiles and check's messages name it as the pages do; the summary
+    --json and check --json's rule fields keep torch's name where they carry one."""
+    log = TORCH213_LOGS / "diff_break.log.gz"
+    text = gzip.open(log, "rt").read()
+    names = re.findall(r'"compilation_metrics": \{"compile_id": "(\d+/\d+)", "frame_key": "\d+", "co_name": "(\w+)"', text)
+    assert sorted(names) == [("0/0", "f"), ("0/1", "f"), ("1/0", "torch_dynamo_resume_in_f_at_33"),
+                             ("1/1", "torch_dynamo_resume_in_f_at_33")]
+    program = (TORCH213_LOGS.parent / "programs" / "diff_pair.py").read_text().splitlines()
+    assert program[32].strip() == "torch._dynamo.graph_break()" and program[33].strip() == "return torch.relu(y) + 1"
+    assert run_cli("summary", log) == 0
+    out = capsys.readouterr().out
+    recompiles = out[out.index("Recompiles ("):].split("\n\n", 1)[0]
+    flat = " ".join(recompiles.replace("│", " ").split())
+    assert "f (after its graph break at line 33) (diff_pair.py:33) ├── [1/0] → [1/1]" in flat
+    assert "y first used at diff_pair.py:34 in f (after its graph break at line 33)" in flat
+    assert "torch_dynamo_resume_in" not in recompiles
+    assert run_cli("check", log, "--max-recompiles", "0", "--json") == 1
+    [rule] = json.loads(capsys.readouterr().out)["rules"]
+    assert rule["details"] == ["f (diff_pair.py:30) recompiled once",
+                               "f (after its graph break at line 33) (diff_pair.py:33) recompiled once"]
+    assert run_cli("summary", log, "--json") == 0
+    frames = json.loads(capsys.readouterr().out)["recompiles"]["frames"]
+    assert [f["name"] for f in frames] == ["f", "torch_dynamo_resume_in_f_at_33"]

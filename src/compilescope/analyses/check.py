@@ -85,12 +85,12 @@ def _recompiles(frames) -> int:
 
 
 def _of_new_frames(base: RunFacts, run: RunFacts) -> str:
-    """" (1 of them of torch_dynamo_resume_in_f_at_33, compiled only in this run)": recompiles of frames the baseline
+    """" (1 of them of f (after its graph break at line 33), compiled only in this run)": recompiles of frames the baseline
     never compiled, such as the resume function after a new graph break, which that break's rule reports already."""
     new = [f for f in _user_frames(run) if f.key not in base.frames and f.recompiles]
     if not new:
         return ""
-    names = ", ".join(f.function or "?" for f in new)
+    names = ", ".join(f.function_label for f in new)
     return (f" ({sum(f.recompiles for f in new)} of them of {names}, compiled only in this run"
             f"{', after a new graph break' if any((f.function or '').startswith(RESUME_PREFIX) for f in new) else ''})")
 
@@ -102,7 +102,7 @@ def _grew_most(base: RunFacts, run: RunFacts) -> str:
     if not grown or max(d for d, _ in grown) <= 0:
         return ""
     _, f = max(grown, key=lambda g: g[0])
-    return f"; most in {f.function} ({_short(f.filename)}:{f.first_line}): {base.frames[f.key].recompiles} → {f.recompiles}"
+    return f"; most in {f.label}: {base.frames[f.key].recompiles} → {f.recompiles}"
 
 
 def _library_note(counted: int, total: int) -> str:
@@ -167,7 +167,7 @@ def evaluate(runs: dict[int | None, RunFacts], rules: Rules,
         absolute("max-recompiles", f"at most {rules.max_recompiles} allowed",
                  lambda f: (_recompiles(_user_frames(f)),
                             # the function that recompiled most first: the one the message names
-                            [f"{fr.function} ({_short(fr.filename)}:{fr.first_line}) recompiled {times(fr.recompiles)}"
+                            [f"{fr.label} recompiled {times(fr.recompiles)}"
                              for fr in sorted(_user_frames(f), key=lambda fr: -fr.recompiles) if fr.recompiles]),
                  rules.max_recompiles, lambda v, lim: v > lim, lambda v: count(v, "recompile"),
                  lambda f: _library_note(_recompiles(_user_frames(f)), _recompiles(f.frames.values())),

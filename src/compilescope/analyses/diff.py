@@ -36,7 +36,7 @@ from .dynamic_shapes import dynamic_shapes, number_text
 from .environment import environment
 from .export import export_report
 from .failures import failures_and_restarts
-from .graph_breaks import compilation_key, graph_breaks
+from .graph_breaks import compilation_key, function_label, graph_breaks
 from .recompiles import recompiles
 from .status import MISSING, counts_text
 from .unread import Unread, unread
@@ -160,6 +160,17 @@ class FrameFacts:
     compile_s: list[float] = field(default_factory=list)  # per compile id, in compile order
     phases: dict[str, float] = field(default_factory=dict)  # seconds per phase, the frame's compiles summed
     caches: dict[str, dict[str, int]] = field(default_factory=dict)  # cache -> outcome -> lookups, the frame's compiles
+
+    @property
+    def function_label(self) -> str:
+        """Its function as the report names it: "f (after its graph break at line 33)" for Dynamo's resume function
+        torch_dynamo_resume_in_f_at_33 (function keeps torch's name), "?" where the log names none."""
+        return function_label(self.function) or "?"
+
+    @property
+    def label(self) -> str:
+        """"f (diff_pair.py:30)": its function and where it starts, as a change's title names it."""
+        return f"{self.function_label} ({short_path(self.filename)}:{self.first_line if self.first_line is not None else '?'})"
 
     @property
     def recompiles(self) -> int:
@@ -628,10 +639,6 @@ def _config_value(value: str | None, side: str) -> str:
     return value
 
 
-def _frame_label(f: FrameFacts) -> str:
-    return f"{f.function or '?'} ({_short(f.filename)}:{f.first_line if f.first_line is not None else '?'})"
-
-
 def _one_of(guards: list[str]) -> str:
     """Guards that differ only in their numbers, as one: the number that differs written as its values."""
     texts = list(dict.fromkeys(guards))
@@ -778,17 +785,17 @@ def diff_runs(a: RunFacts, b: RunFacts, threshold: TimeThreshold = TimeThreshold
     result.matched_frames = [k for k in a.frames if k in b.frames]
     for k in only_a:
         f = a.frames[k]
-        changes.append(Change("frames", "removed", f"{_frame_label(f)} compiled only in A ({count(len(f.compile_ids), 'compile')})",
+        changes.append(Change("frames", "removed", f"{f.label} compiled only in A ({count(len(f.compile_ids), 'compile')})",
                               k, len(f.compile_ids), None, _frame_detail(a, f)))
     for k in only_b:
         f = b.frames[k]
-        changes.append(Change("frames", "added", f"{_frame_label(f)} compiled only in B ({count(len(f.compile_ids), 'compile')})",
+        changes.append(Change("frames", "added", f"{f.label} compiled only in B ({count(len(f.compile_ids), 'compile')})",
                               k, None, len(f.compile_ids), _frame_detail(b, f)))
 
     # Per matched frame: compiles, recompiles, new guard failures, statuses, graphs.
     for k in result.matched_frames:
         fa, fb = a.frames[k], b.frames[k]
-        label = _frame_label(fa)
+        label = fa.label
         if len(fa.compile_ids) != len(fb.compile_ids):
             gone, new = _multiset_diff(fa.guard_failures, fb.guard_failures)
             changes.append(Change(
@@ -903,7 +910,7 @@ def diff_runs(a: RunFacts, b: RunFacts, threshold: TimeThreshold = TimeThreshold
     fa_keys, fb_keys = {key_f(x): x for x in a.failures}, {key_f(x): x for x in b.failures}
     def failed_in(x: dict, facts: RunFacts) -> str:  # " in f (diff_pair.py:30)": the frame that failed, where known
         frame = facts.frames.get(x["frame"]) if x.get("frame") else None
-        return f" in {_frame_label(frame)}" if frame is not None else ""
+        return f" in {frame.label}" if frame is not None else ""
     for fk, x in fa_keys.items():
         if fk not in fb_keys:
             changes.append(Change("failures", "removed", f"failure gone{failed_in(x, a)}: {x['type']}: {x['reason']}",

@@ -49,6 +49,12 @@ def function_label(code_name: str | None) -> str:
     return f"{resumed[0]} (after its graph break at line {resumed[1]})" if resumed else code_name or ""
 
 
+def function_title(code_name: str | None) -> str | None:
+    """What stands behind a function_label that is not the function's own name: "Dynamo's resume function
+    torch_dynamo_resume_in_f_at_22" (a page's title, where the label is shown); None for any other function."""
+    return f"Dynamo's resume function {code_name}" if resume_of(code_name) else None
+
+
 def resume_title(code_name: str | None) -> str | None:
     """What a resume function is, where its own name is shown (a stack frame): "Dynamo's resume function: the rest of
     f after its graph break at line 22"; None for any other function."""

@@ -24,7 +24,7 @@ from .compiled_frames import CompiledFrames
 from ..lazy_regex import lazy_compile
 from .dynamic_shapes import SPECIALIZATION_REASONS, Specialization
 from .fx_sites import GRAPH_ARTIFACT, first_use
-from .graph_breaks import function_label, resume_of
+from .graph_breaks import function_label
 from .installed_guards import GUARDS_ARTIFACT, enclosing_sources, guard_site, object_type, tensor_check
 from .userloc import UserLocation, code_origin, is_torch_file, last_user_frame
 from ..model.records import dataclass
@@ -281,13 +281,6 @@ class FrameRecompiles:
         return len(self.steps)
 
     @property
-    def resumed(self) -> str:
-        """What a resume function Dynamo made is, in the user's terms: "the rest of f after its graph break at line
-        22" for torch_dynamo_resume_in_f_at_22 ("" for any other function)."""
-        resumed = resume_of(self.name)
-        return f"the rest of {resumed[0]} after its graph break at line {resumed[1]}" if resumed else ""
-
-    @property
     def settled(self) -> bool:
         """Each recompile made what changed dynamic (torch's automatic dynamic: a batch size, then a scale factor):
         nothing recompiles it again while those keep changing, and one recompile for each is all it cost."""
@@ -298,6 +291,12 @@ class FrameRecompiles:
     def made_dynamic(self) -> list[str]:
         """What its recompiles made dynamic, once each: ["x's dimension 0", "factor"]."""
         return list(dict.fromkeys(s.dynamic_of for s in self.steps if s.dynamic_symbol is not None))
+
+    @property
+    def function_label(self) -> str:
+        """Its name as a heading shows it: "forward (after its graph break at line 22)" for Dynamo's resume function
+        torch_dynamo_resume_in_forward_at_22, else its own name ("?" where the log names none)."""
+        return function_label(self.name) or "?"
 
     @property
     def display_name(self) -> str:

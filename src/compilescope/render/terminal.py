@@ -25,6 +25,7 @@ from ..analyses.compile_time import PHASE_LABELS
 from ..analyses.divergence import MultiRankAnalysis, MultiRankResults, RankInDetail
 from ..analyses.rank_summary import RankSummary
 from ..analyses.dynamic_shapes import GuardPlace
+from ..analyses.graph_breaks import function_label
 from ..analyses.insights import SECTIONS, Insights
 from ..analyses.recompiles import BACKWARD_REASONS_HINT, CHANGE_LABELS
 from ..analyses.userloc import UserLocation
@@ -76,10 +77,14 @@ def _seconds(seconds: float) -> Text:
     return UnbrokenText(unbroken(format_seconds(seconds)))
 
 
-def _where(loc: UserLocation | None) -> str:
+def _where(loc: UserLocation | None, in_stack: bool = False) -> str:
+    """`file.py:23 in f`, its function named as the pages name it (function_label: a resume function as the rest of
+    the function it resumes); a frame of a stack (in_stack) keeps torch's name, as a traceback reads."""
     if loc is None:
         return "(location not in log)"
-    return f"{loc.short} in {loc.function}" if loc.function else loc.short
+    if not loc.function:
+        return loc.short
+    return f"{loc.short} in {loc.function if in_stack else function_label(loc.function)}"
 
 
 def _more(total: int, word: str, many: str | None = None) -> list[Text]:
@@ -120,7 +125,7 @@ def _crashes(ins: Insights) -> list[RenderableType]:
     for crash in ins.crashes.crashes:
         tree = Tree(TerminalText(f"{crash.error}" + (f"  ·  {crash.during}" if crash.during else ""), style="bold red"))
         for f in crash.frames[:MAX_ROWS]:
-            tree.add(TerminalText(f"{_where(f)}", style="bold" if f is crash.user_frame else "default"))
+            tree.add(TerminalText(f"{_where(f, in_stack=True)}", style="bold" if f is crash.user_frame else "default"))
         if len(crash.frames) > MAX_ROWS:
             tree.add(TerminalText(f"… {len(crash.frames) - MAX_ROWS} more frames in the report / --json"))
         out.append(tree)
@@ -153,9 +158,8 @@ def _recompiles(ins: Insights) -> list[RenderableType]:
     for frame in ins.recompiles.frames:
         flag = "  [RECOMPILE LIMIT HIT]" if frame.hit_limit else ""
         called = f", called at {frame.called_at}" if frame.called_from else ""
-        resumed = f"; {frame.resumed}" if frame.resumed else ""
-        where = f"  ({frame.short}{called}{resumed})" if frame.short else ""
-        tree = Tree(TerminalText(f"{frame.name or '?'}{where}{flag}", style="bold red" if frame.hit_limit else "bold"))
+        where = f"  ({frame.short}{called})" if frame.short else ""
+        tree = Tree(TerminalText(f"{frame.function_label}{where}{flag}", style="bold red" if frame.hit_limit else "bold"))
         tree.add(TerminalText(" → ".join(frame.chain)))
         for step in frame.steps:
             guard = step.guard
@@ -317,7 +321,7 @@ def _cudagraphs(ins: Insights) -> list[RenderableType]:
     for c in cg.compiles[:MAX_ROWS]:
         recorded = ", ".join(format_seconds(ms / 1000) for ms in c.recordings_ms[:4]) + (" …" if len(c.recordings_ms) > 4 else "")
         never = c.never_recorded
-        table.add_row(TerminalText(c.compile_id), TerminalText(c.name or ""),
+        table.add_row(TerminalText(c.compile_id), TerminalText(function_label(c.name)),
                       f"{len(c.recordings_ms)}×: {recorded}" if c.recordings_ms else "never" if never or c.ran_once else "-",
                       TerminalText(((f"at its first run: {c.skip_summary}" if c.skipped_at_first_run else c.skip_summary)
                                     + (f" at {_where(c.skip_location)}" if c.skip_location else "")

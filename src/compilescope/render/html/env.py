@@ -18,7 +18,7 @@ from markupsafe import Markup
 
 from ... import __version__
 from ...cache_dir import CACHE_ENV, cache_base, open_owned, owned
-from ...analyses.graph_breaks import function_label, resume_title
+from ...analyses.graph_breaks import function_label, function_title, resume_title
 from ...analyses.insights import SECTIONS as INSIGHTS_SECTIONS
 from ...analyses.metric_values import pretty_json
 from ...analyses.status import STATUS_HELP, STATUS_LABELS, STATUSES, TLPARSE_STATUS_LABELS
@@ -197,6 +197,7 @@ def _environment() -> Environment:
         no_compile_id=NO_COMPILE_ID,
         link_href=safe_link_url,
         function_label=function_label,  # "f (after its graph break at line 23)" for torch_dynamo_resume_in_f_at_23
+        function_title=function_title,  # "Dynamo's resume function torch_dynamo_resume_in_f_at_23": the label's title
         resume_title=resume_title,  # a stack frame's title where it keeps that name
         script_src=page_script_src(),
     )
