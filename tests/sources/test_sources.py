@@ -394,6 +394,32 @@ def test_a_lines_frames_breaks_and_recompiles_as_the_page_says_them():
     assert {n for n, notes in f.notes.items() if notes.eager and not notes.eager_only} == {18, 23, 28}
 
 
+def test_a_lines_resumes_are_named_by_the_analysis_as_the_rest_of_f():
+    """graph_breaks.py (torch 2.13): the print in log_step (line 18) breaks f's graph at its calls on lines 27 and 30,
+    so the resume functions after that break start on those lines, not on 18: the break's note on line 18 names them;
+    the branch (23) and .item() (28) break where their own resume functions start, which their lines' own notes say.
+    The log's compilation_metrics name [1/0]..[4/0]'s functions torch_dynamo_resume_in_f_at_23, _27, _28 and _30."""
+    log = torch213("graph_breaks.log")
+    named = dict(re.findall(r'"compilation_metrics": \{"compile_id": "(\d+/0)", "frame_key": "\d+", "co_name": "(torch_dynamo_resume_in_\w+)"',
+                            log.read_text()))
+    assert named == {"1/0": "torch_dynamo_resume_in_f_at_23", "2/0": "torch_dynamo_resume_in_f_at_27",
+                     "3/0": "torch_dynamo_resume_in_f_at_28", "4/0": "torch_dynamo_resume_in_f_at_30"}
+    program = (PROGRAMS / "graph_breaks.py").read_text().splitlines()
+    assert program[17].strip() == "print(msg)" and all("log_step(" in program[n - 1] for n in (27, 30))
+    with read_trace(str(log)) as trace:
+        (f,) = [f for f in analyze_sources(trace).files if f.path.endswith("graph_breaks.py")]
+    breaks = {n: [(b["reason"], elsewhere) for b, elsewhere in notes.break_resumes] for n, notes in f.notes.items()
+              if notes.break_resumes}
+    assert breaks == {18: [("Failed to trace builtin operator", ["torch_dynamo_resume_in_f_at_27", "torch_dynamo_resume_in_f_at_30"])],
+                      23: [("Data-dependent branching", [])],
+                      28: [("Unsupported Tensor.item() call with capture_scalar_outputs=False", [])]}
+    notes = {n: [(r.function, r.resumed, r.compile_ids) for r in line.resume_notes] for n, line in f.notes.items()
+             if line.resume_notes}
+    assert notes == {int(name.rsplit("_", 1)[1]): [(name, "f", [f"[{cid}]"])] for cid, name in named.items()}
+    assert {n: line.rest_of for n, line in f.notes.items() if line.rest_of} == {23: "f", 27: "f", 28: "f", 30: "f"}
+    assert f.notes[21].rest_of is None  # f itself starts there
+
+
 def test_a_lines_recompile_guards_are_the_failed_guards_torch_logged():
     """recompiles.py line 25 is g's body: its guards on x failed on the size (4 then 8), the dtype and requires_grad
     calls of main, each recompiling g ([0/1], [0/2], [0/3]); the guards it installed are not among them."""

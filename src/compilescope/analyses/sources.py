@@ -135,6 +135,16 @@ class InstalledGuards:
 
 
 @dataclass
+class ResumeNote:
+    """A resume function that starts after a line, as the line's note says it: the rest of `resumed`, compiled as
+    compile_ids."""
+
+    function: str  # torch's name, torch_dynamo_resume_in_f_at_22
+    resumed: str  # the function it runs the rest of, f ("the function" where its name does not say)
+    compile_ids: list[str]
+
+
+@dataclass
 class LineNotes:
     """What the report knows about one source line: graphs, frames, breaks, resumes, guards, kernels, symbols."""
 
@@ -157,6 +167,26 @@ class LineNotes:
     def resumed_frames(self) -> list[dict[str, Any]]:
         """The compiled frames of resume functions starting here: the rest of a function, after a break."""
         return [fr for fr in self.frames if resumed_function(fr["function"]) is not None]
+
+    @property
+    def rest_of(self) -> str | None:
+        """The function whose rest, after a graph break on this line, was compiled from here (f, of the first of
+        resumed_frames; "the function" where its name does not say); None where no resume function starts here."""
+        resumed = self.resumed_frames
+        return (resumed_function(resumed[0]["function"]) or "the function") if resumed else None
+
+    @property
+    def resume_notes(self) -> list[ResumeNote]:
+        """The resume functions that start after this line, each with the function it runs the rest of."""
+        return [ResumeNote(r["function"], resumed_function(r["function"]) or "the function", r["compile_ids"])
+                for r in self.resumes]
+
+    @property
+    def break_resumes(self) -> list[tuple[dict[str, Any], list[str]]]:
+        """Each graph break on this line, with the resume functions that took over after it and start on another
+        line: one that starts after this line is said by its own note (resume_notes)."""
+        here = {r["function"] for r in self.resumes}
+        return [(b, [r for r in b["resume_functions"] if r not in here]) for b in self.graph_breaks]
 
     @property
     def recompile_guards(self) -> list[dict[str, Any]]:

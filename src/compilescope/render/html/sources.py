@@ -10,8 +10,8 @@ from typing import TYPE_CHECKING, Any, Iterator
 
 from markupsafe import Markup, escape
 
-from ...analyses.graph_breaks import compilation_key, function_label
-from ...analyses.sources import DIMENSION_MARKING_GUARD, LineNotes, SourceFile, line_anchor, resumed_function
+from ...analyses.graph_breaks import compilation_key, function_label, function_title
+from ...analyses.sources import DIMENSION_MARKING_GUARD, LineNotes, SourceFile, line_anchor
 from ...model.trace import Compile
 from ...wording import count
 from ..options import readable_url
@@ -103,12 +103,9 @@ def _notes_html(page: _Page, f: SourceFile, n: int, dirs: _CompileDirs) -> Itera
     for fr in notes.started_frames:  # (a resume function is said below, as the rest of its function)
         yield (f'<li class="n-frame">compiled frame <span class="mono">{html_text(fr["function"])}</span> starts '
                f'here: {_cid(fr["compile_id"], dirs)}{transformed[fr["compile_id"]]}</li>')
-    resumed_here = {r["function"] for r in notes.resumes}
-    for b in notes.graph_breaks:
-        resumes = "".join(f' → resumed by <span class="mono" title="Dynamo&#39;s resume function {html_text(r)}">'
-                          f'{html_text(function_label(r))}</span> '
-                          + ", ".join(_cid(c, dirs) for c in resume_ids.get(r, [])) for r in b["resume_functions"]
-                          if r not in resumed_here)
+    for b, elsewhere in notes.break_resumes:
+        resumes = "".join(f' → resumed by {_function_name(r)} ' + ", ".join(_cid(c, dirs) for c in resume_ids.get(r, []))
+                          for r in elsewhere)
         yield (f'<li class="n-break"><strong>graph break</strong>: {html_text(b["reason"])} (in '
                f'{", ".join(_cid(c, dirs) for c in b["compile_ids"])}){resumes}</li>')
     for i in notes.eager_only:
@@ -117,11 +114,11 @@ def _notes_html(page: _Page, f: SourceFile, n: int, dirs: _CompileDirs) -> Itera
         where = (f'<a href="#{f.anchor(loc.line) or ""}">line {loc.line}</a>' if loc.filename == f.path
                  else html_text(loc.short))
         yield f'<li class="n-eager">ran eagerly because of the graph break at {where}: {html_text(site.reason)}</li>'
-    for r in notes.resumes:
-        links = ", ".join(_cid(c, dirs) + transformed.get(c, "") for c in r["compile_ids"])
-        yield (f'<li class="n-resume">after this line, the rest of <span class="mono">'
-               f'{html_text(resumed_function(r["function"]) or "the function")}</span> <span class="muted">(Dynamo\'s '
-               f'resume function <span class="mono">{html_text(r["function"])}</span>)</span> was compiled as {links}</li>')
+    for r in notes.resume_notes:
+        links = ", ".join(_cid(c, dirs) + transformed.get(c, "") for c in r.compile_ids)
+        yield (f'<li class="n-resume">after this line, the rest of <span class="mono">{html_text(r.resumed)}</span> '
+               f'<span class="muted">(Dynamo\'s resume function <span class="mono">{html_text(r.function)}</span>)</span> '
+               f'was compiled as {links}</li>')
     for g in notes.recompile_guards:
         yield (f'<li class="n-guard">recompiled as {_cid(g["recompile"], dirs)}: a guard of '
                f'{html_text(g["failed_in"] or "?")} on this line failed: <code>{html_text(g["guard"])}</code></li>')
@@ -147,6 +144,14 @@ def _notes_html(page: _Page, f: SourceFile, n: int, dirs: _CompileDirs) -> Itera
                     f'{" from " + html_text(s["source"]) if s.get("source") else ""}')
         yield f'<li class="n-symbol">{text} ({_cid(s["compile_id"], dirs)})</li>'
     yield "</ul>"
+
+
+def _function_name(code_name: str) -> str:
+    """A compiled function's name as the macro function_name writes it: a resume function as the rest of the function
+    it resumes, torch's name in its title."""
+    title = function_title(code_name)
+    label = html_text(function_label(code_name))
+    return f'<span class="mono" title="{html_text(title)}">{label}</span>' if title else f'<span class="mono">{label}</span>'
 
 
 def _kernels_html(page: _Page, notes: LineNotes, dirs: _CompileDirs) -> Iterator[str]:
@@ -189,8 +194,7 @@ def _badges(notes: LineNotes) -> str:
         out.append(f'<span class="b b-frame" title="torch.compile compiled the function that starts here">compiled: '
                    f'{html_text(" ".join(started))}</span>')
     if resumed:
-        function = resumed_function(resumed[0]["function"]) or "the function"
-        out.append(f'<span class="b b-resume" title="after this line, the rest of {html_text(function)} was compiled '
+        out.append(f'<span class="b b-resume" title="after this line, the rest of {html_text(notes.rest_of)} was compiled '
                    f'as its own graph">rest compiled: {html_text(" ".join(fr["compile_id"] for fr in resumed))}</span>')
     if notes.graphs:
         out.append(f'<span class="b b-graph" title="graphs that captured this line">{html_text(" ".join(notes.graphs))}</span>')
