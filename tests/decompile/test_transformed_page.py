@@ -161,3 +161,33 @@ def test_unquoted_lines_on_one_gap_of_the_source_page_are_one_row():
     assert source is not None and source.path.endswith("transformers/utils/generic.py")
     assert [(r.first, r.last) for r in rows if r.text is None] == [(933, 933), (934, 934), (937, 938)]
     assert [r.first for r in rows if r.text is not None] == [935, 936, 939]
+
+
+def test_transformed_code_holds_its_compiles_graph_and_guards_as_the_log_wrote_them(tmp_path):
+    """transformed_code.log: each compile that Dynamo compiled wrote a dynamo_output_graph (the graph __compiled_fn_*
+    runs) and a dynamo_cpp_guards_str (the guards that let the code run), each naming its payload by has_payload: the
+    analysis hands the page those two, as the compile's own, and the page links them."""
+    log = torch213("transformed_code.log")
+    payloads: dict[tuple[str, str], str] = {}  # (kind, "[1/0_1]") -> has_payload
+    for kind, frame, compile_, attempt, md5 in re.findall(
+            r'\{"(dynamo_output_graph|dynamo_cpp_guards_str)": .*?"frame_id": (\d+), "frame_compile_id": (\d+), '
+            r'"attempt": (\d+), "has_payload": "(\w+)"', log.read_text()):
+        payloads[(kind, f"[{frame}/{compile_}{f'_{attempt}' if attempt != '0' else ''}]")] = md5
+    results = compilescope.analyze(log)
+    codes = list(results.transformed.values())
+    assert {c.compile_id for c in codes} == {cid for _, cid in payloads} and len(codes) == 4
+    for code in codes:
+        assert code.graph_artifact is not None and code.guards_artifact is not None
+        assert (code.graph_artifact.name, code.graph_artifact.md5) == (
+            "dynamo_output_graph", payloads[("dynamo_output_graph", code.compile_id)])
+        assert (code.guards_artifact.name, code.guards_artifact.md5) == (
+            "dynamo_cpp_guards_str", payloads[("dynamo_cpp_guards_str", code.compile_id)])
+    out = tmp_path / "out"
+    report(log, out)
+    code = next(c for c in codes if c.compile_id == "[1/0_1]")
+    page = (out / code.dir_name / "transformed_code.html").read_text()
+    # The graph's and the guards' pages, as the compile's index names them (tlparse's numbered file names).
+    linked = set(re.findall(r'href="\.\./([^"#]+)"', page))
+    graph, guards = (f"{code.dir_name}/dynamo_output_graph_{code.graph_artifact.number}.txt",
+                     f"{code.dir_name}/dynamo_cpp_guards_str_{code.guards_artifact.number}.txt")
+    assert {graph, guards} <= linked and (out / graph).is_file() and (out / guards).is_file(), linked

@@ -28,7 +28,9 @@ if TYPE_CHECKING:
 
 RESULTS_FORMAT = "compilescope.results"
 # The saved form's version: bump it when a saved file of the previous version can no longer be loaded as it was.
-RESULTS_VERSION = 5  # 5: a restarted attempt's status is "restarted" (was "break", its retry's); 4: where reading stopped
+# 6: transformed code holds its graph's and guards' artifacts (were their numbers); 5: a restarted attempt's status is
+# "restarted" (was "break", its retry's); 4: where reading stopped
+RESULTS_VERSION = 6
 
 
 @dataclass

@@ -34,8 +34,8 @@ class TransformedCode:
     note: str
     frame: tuple[str, int, str] | None  # (file, first line, co_name) of the code compiled: its first line tells it
     # from another function of the same name in the file
-    graph_artifact: int | None  # the compile id's dynamo_output_graph, which __compiled_fn_* runs
-    guards_artifact: int | None
+    graph_artifact: Artifact | None  # the compile id's dynamo_output_graph, which __compiled_fn_* runs
+    guards_artifact: Artifact | None  # the guards that let it run
     compiled_fns: list[str]
 
     def to_json(self) -> dict[str, Any]:
@@ -89,7 +89,7 @@ def transformed_code(trace: Trace) -> dict[str, TransformedCode]:
         guards = _first(entry, GUARDS)
         found[entry.dir_name] = TransformedCode(
             str(entry.compile_id), entry.dir_name, name, source, ok, origin, note, frame,
-            graph.number if graph else None, guards.number if guards else None,
+            graph, guards,
             sorted(set(_COMPILED_FN.findall(source))))
     return found
 

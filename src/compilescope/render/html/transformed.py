@@ -32,12 +32,7 @@ def _unquoted(first: int, last: int) -> Markup:
 
 
 def _linked_source(page: _Page, code: TransformedCode) -> Markup:
-    graph = None
-    if code.graph_artifact is not None:
-        entry = next((c for c in page.trace.compiles.values() if c.compile_id is not None
-                      and c.dir_name == code.dir_name), None)
-        artifact = next((a for a in entry.artifacts if a.number == code.graph_artifact), None) if entry else None
-        graph = "../" + artifact_url(artifact, page.options) if artifact else None
+    graph = "../" + artifact_url(code.graph_artifact, page.options) if code.graph_artifact is not None else None
     text = str(escape(code.source))
     if graph:
         text = _COMPILED_FN.sub(lambda m: f'<a href="{escape(graph)}" title="the graph this calls">{m.group(0)}</a>', text)
@@ -51,11 +46,8 @@ def _page(page: _Page, code: TransformedCode) -> bytes:
         f'<div><a class="ln" href="../{escape(source_page)}#{row.anchor}">{row.first}</a> '
         f'{escape(row.text) if row.text is not None else _unquoted(row.first, row.last)}</div>'
         for row in rows)) if source_page else None
-    guards = None
-    if code.guards_artifact is not None:
-        entry = next((c for c in page.trace.compiles.values() if c.compile_id is not None and c.dir_name == code.dir_name), None)
-        artifact = next((a for a in entry.artifacts if a.number == code.guards_artifact), None) if entry else None
-        if artifact is not None:
-            guards = {"url": "../" + artifact_url(artifact, page.options), "text": page.trace.payload_text(artifact.payload)}
+    artifact = code.guards_artifact
+    guards = ({"url": "../" + artifact_url(artifact, page.options), "text": page.trace.payload_text(artifact.payload)}
+              if artifact is not None else None)
     return page.render_bytes("transformed.html", "../", t=code, code_html=_linked_source(page, code), original=original,
                        source_page=source_page, guards=guards)
