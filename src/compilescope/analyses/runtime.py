@@ -1161,7 +1161,7 @@ def runtime_finding(p: ProfileRuntime) -> tuple[str, str]:
                        "them), where CUDA graphs (mode=\"reduce-overhead\") help")
     if top is not None:
         via = f" via {top.op}" if top.op and top.op != top.name else ""
-        lines = f" ({', '.join(u.location.rsplit('/', 1)[-1] for u in top.user_lines[:2])})" if top.user_lines else ""
+        lines = f" ({', '.join(u.short for u in top.user_lines[:2])})" if top.user_lines else ""
         kernel = top.name if len(top.name) <= 60 else top.name[:57] + "..."
         detail += f"; top kernel {kernel}{via}: {top.reported_share:.0%}{lines}"
     if compiling >= 0.1:
