@@ -12,6 +12,7 @@ from .analyses import Results
 from .errors import CompilescopeError, OutputExistsError
 from .analyses import analyze as analyze_trace
 from .ingest.discover import discover
+from . import location
 from .ingest.reader import read_trace
 from .location import local_output
 from .model.trace import Trace
@@ -53,13 +54,16 @@ def report(
     custom_header_html: str = "",
     profiles: Profiles = (),
 ) -> str:
-    """Write the HTML report to out; returns the path of its index.html.
+    """Write the HTML report to out; returns the path of its index.html (out a URL: the URL of its index.html).
 
     source: a log (a path, as load() takes it), a Trace from load(), the Results of analyze() (reported as they
     are, not analysed again), or an analysis saved with ``compilescope LOG --save`` (as ``report --load``).
-    Like the command line, it refuses to replace an existing, non-empty out unless overwrite=True.
+    out: a directory, or a URL that fsspec knows (s3://, memory://, ...), written by the command line's rules.
+    Like the command line, it refuses to replace an existing, non-empty out unless overwrite=True, and never one that
+    holds the log (or the saved analysis) being reported.
     profiles: torch.profiler Chrome traces of the same run (``--profile``): adds the Runtime page.
     """
+    from .output import REPORT_PAGE, report_destination
     from .report_writer import write_report, write_saved_report  # write through OutputDir, confined to out
 
     options = ReportOptions(plain_text=plain_text, custom_header_html=custom_header_html)
@@ -72,21 +76,25 @@ def report(
                                         "(give the profiles to analyze())")
             if source.trace is None:
                 raise CompilescopeError("these Results hold no trace: nothing to report")
-            output = write_report(_open(source.trace), out, overwrite, options, source)
+            trace = _open(source.trace)
+            with report_destination(out, overwrite, keep=[trace.source]) as local_out:
+                output = write_report(trace, local_out, overwrite, options, source)
         elif isinstance(source, Trace):
-            output = write_report(_open(source), out, overwrite, options, analyze_trace(source, read) if read else None)
+            with report_destination(out, overwrite, keep=[_open(source).source]) as local_out:
+                output = write_report(source, local_out, overwrite, options, analyze_trace(source, read) if read else None)
         else:
             path = _path(source, "source")
             if _is_saved_analysis(path):
                 if read:
                     raise CompilescopeError(f"{path} is a saved analysis: profiles go with a log")
-                output, _, _ = write_saved_report(path, out, overwrite, options)  # (the no-log note: the CLI's)
+                with report_destination(out, overwrite, keep=[path]) as local_out:
+                    output, _, _ = write_saved_report(path, local_out, overwrite, options)  # (the no-log note: the CLI's)
             else:
-                with load(path) as trace:
-                    output = write_report(trace, out, overwrite, options, analyze_trace(trace, read) if read else None)
+                with load(path) as trace, report_destination(out, overwrite, keep=[trace.source]) as local_out:
+                    output = write_report(trace, local_out, overwrite, options, analyze_trace(trace, read) if read else None)
     except OutputExistsError as exc:
         raise exc.for_python() from None
-    return os.path.join(output.path, "index.html")
+    return location.join(out, REPORT_PAGE) if location.is_url(out) else os.path.join(output.path, REPORT_PAGE)
 
 
 def _is_saved_analysis(path: str) -> bool:

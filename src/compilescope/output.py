@@ -26,12 +26,15 @@ _MARK_TEXT = b"compilescope was writing a report here and stopped before its ind
 
 
 def check_output_dir(path: str, overwrite: bool, keep: Iterable[str] = ()) -> bool:
-    """Whether path can become an output directory (an error if not); True if --overwrite must replace it.
+    """Whether path (a local path or a URL) can become an output directory (an error if not); True if --overwrite
+    must replace it.
 
     keep: paths that must survive (the log being reported, the program being run).
 
-    Changes nothing: `run` and `diagnose` call it before the slow run, so a bad -o fails first.
+    Changes nothing: `run` calls it before the slow run, so a bad -o fails first.
     """
+    if location.is_url(path):
+        return _check_remote_output(path, overwrite, keep)
     full = os.path.abspath(path)
     if os.path.islink(full):
         raise CompilescopeError(f"{path} is a symbolic link; choose another output directory")
@@ -81,32 +84,67 @@ def _not_a_report(path: str) -> CompilescopeError:
 
 
 @location.remote_errors
-def prepare_remote_output(url: str, overwrite: bool, keep: Iterable[str] = ()) -> None:
+def _check_remote_output(url: str, overwrite: bool, keep: Iterable[str]) -> bool:
     """check_output_dir for a URL (s3://, memory://, simplecache::, ...), with the same errors: not a file; replaced
     only with --overwrite, and only where it holds a report (REPORT_PAGE or WRITING_MARK at its top), never where it
-    holds the logs being read. Then WRITING_MARK is put there, as OutputDir does: written_at(url, marked=True)
-    removes it once the report is uploaded, so a run stopped before is compilescope's to replace.
-    (Through fsspec, --overwrite emptied any directory: one holding no report too.)"""
+    holds the logs being read. (Through fsspec, --overwrite emptied any directory: one holding no report too.)"""
     fs, inner = location.filesystem(url)
     try:
-        exists = fs.exists(inner)
-        if exists and not fs.isdir(inner):
+        if not fs.exists(inner):
+            return False
+        if not fs.isdir(inner):
             raise CompilescopeError(f"{url} exists and is not a directory")
-        if exists and fs.ls(inner):
-            # What --overwrite would refuse is said first, as for a local directory.
-            _refuse_holding(url, location.place(url), keep)
-            top = inner.rstrip("/")
-            if not fs.isfile(f"{top}/{REPORT_PAGE}") and not fs.isfile(f"{top}/{WRITING_MARK}"):
-                raise _not_a_report(url)
-            if not overwrite:
-                raise OutputExistsError(url)
-            fs.rm(inner, recursive=True)
+        if not fs.ls(inner):
+            return False
+        # What --overwrite would refuse is said first, as for a local directory.
+        _refuse_holding(url, location.place(url), keep)
+        top = inner.rstrip("/")
+        if not fs.isfile(f"{top}/{REPORT_PAGE}") and not fs.isfile(f"{top}/{WRITING_MARK}"):
+            raise _not_a_report(url)
     except CompilescopeError:
         raise
     except OSError as exc:
         raise CompilescopeError(f"cannot create output directory {url}: {exc}") from None
+    if not overwrite:
+        raise OutputExistsError(url)
+    return True
+
+
+@location.remote_errors
+def prepare_remote_output(url: str, overwrite: bool, keep: Iterable[str] = ()) -> None:
+    """A URL made ready for a report (check_output_dir's rules; replaced with --overwrite). Then WRITING_MARK is put
+    there, as OutputDir does: written_at(url, marked=True) removes it once the report is uploaded, so a run stopped
+    before is compilescope's to replace."""
+    if check_output_dir(url, overwrite, keep):
+        fs, inner = location.filesystem(url)
+        try:
+            fs.rm(inner, recursive=True)
+        except OSError as exc:
+            raise CompilescopeError(f"cannot create output directory {url}: {exc}") from None
     with location.open_write(location.join(url, WRITING_MARK)) as f:
         f.write(_MARK_TEXT)
+
+
+@contextlib.contextmanager
+def report_destination(out: str, overwrite: bool, keep: Iterable[str] = ()) -> Iterator[str]:
+    """The local directory a command writes its output for `out` into (OutputDir, write_report), so that every output
+    goes through the same rules however it is named: a local path is itself (OutputDir checks it); a URL is checked
+    and marked first (prepare_remote_output, with keep protected), written in a scratch directory, and uploaded once
+    the block ends without an error. (A URL given to OutputDir was written to a local folder named like it: memory:/x.)"""
+    if not location.is_url(out):
+        yield out
+        return
+    prepare_remote_output(out, overwrite, keep)
+    with written_at(out, marked=True) as local:
+        yield local
+
+
+def shown_output(out: str, local: str) -> tuple[str, str | None]:
+    """(where the output is, as said at the end; its index.html to open, None where there is no page here): a URL as
+    asked, a local directory as written."""
+    if location.is_url(out):
+        return out.rstrip("/"), None
+    return local, os.path.join(local, REPORT_PAGE)
 
 
 def _is_regular_file(path: str) -> bool:

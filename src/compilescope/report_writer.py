@@ -26,15 +26,17 @@ from .render.report import Content, report_files
 
 
 def write_report(trace: Trace, out: str, overwrite: bool, options: ReportOptions, results: Results | None = None,
-                 log: Iterable[bytes] | None = None, processes: int = 1) -> OutputDir:
-    """Every file of the log's report, into out (a fresh directory unless overwrite).
+                 log: Iterable[bytes] | None = None, processes: int = 1, keep: Iterable[str] = ()) -> OutputDir:
+    """Every file of the log's report, into out (a local directory: a fresh one unless overwrite; for a URL, see
+    output.report_destination).
 
     log: the log's bytes for raw.log (default: read from trace.source; a loaded analysis brings its own).
     processes: how many processes write it (OutputDir.write_all; the same files either way). More than one
     only from a command-line process: it forks.
+    keep: what --overwrite must never delete besides the log (a saved analysis being loaded).
     """
     results = results or analyze(trace)
-    output = OutputDir(out, overwrite, keep=[trace.source])
+    output = OutputDir(out, overwrite, keep=[trace.source, *keep])
     if processes > 1:
         preload_templates()  # loaded once, before the fork, and shared
     output.write_all(report_outputs(trace, results, options, log), processes)
@@ -83,7 +85,7 @@ def write_saved_report(path: str, out: str, overwrite: bool, options: ReportOpti
         try:
             # No copy of the log: raw.log is empty, never the file at the path the trace names (report_outputs would
             # also leave it empty, for a trace not read here: both, as a saved file is untrusted).
-            output = write_report(results.trace, out, overwrite, options, results, [log or b""])
+            output = write_report(results.trace, out, overwrite, options, results, [log or b""], keep=[path])
         except LookupError as exc:
             # Each field was of its type (load_analysis), yet one names what another lacks (a compile with no status):
             # a file edited by hand. No half report is left where there was nothing (one made in an existing

@@ -17,8 +17,7 @@ from ..analyses.log_digest import LogDigest
 from ..errors import CompilescopeError
 from ..ingest.discover import discover, holds_several_ranks
 from ..model.names import safe_stem
-from .. import location
-from ..output import OutputDir, prepare_remote_output, written_at
+from ..output import OutputDir, report_destination, shown_output
 from ..render.html import preload_templates
 from ..render.html.batch import batch_files
 from ..render.notices import logs_report_lines
@@ -58,10 +57,8 @@ def run_batch(args: argparse.Namespace, paths: list[str]) -> int:
         if found.note:
             print(f"compilescope: {found.note}", file=sys.stderr)
         chosen.append(found.chosen)
-    remote = location.is_url(args.out)  # s3://, gs://, ...: written in a scratch directory, then uploaded
-    if remote:
-        prepare_remote_output(args.out, args.overwrite, keep=chosen)
-    with written_at(args.out, marked=remote) as local_out:
+    # (s3://, gs://, ...: written in a scratch directory, then uploaded)
+    with report_destination(args.out, args.overwrite, keep=chosen) as local_out:
         output = OutputDir(local_out, args.overwrite, keep=chosen)
         # Each report links back to the page listing them.
         options = dataclasses.replace(report_options(args), up_url="../index.html", up_label="all reports")
@@ -96,10 +93,9 @@ def run_batch(args: argparse.Namespace, paths: list[str]) -> int:
             output.write(relpath, content)
     # What the page listing the reports leads each log with (its most urgent finding), as one report says its own,
     # then what was written where (behind a URL: no page here to open).
-    index = None if remote else os.path.join(output.path, "index.html")
+    where, index = shown_output(args.out, output.path)
     findings = [(name, [(f["severity"], f["title"]) for f in digest.findings], _instead(digest)) for name, digest, _ in rows]
-    print("\n".join(logs_report_lines(findings, files + output.files, args.out.rstrip("/") if remote else output.path,
-                                       index, time.perf_counter() - started, workers)))
+    print("\n".join(logs_report_lines(findings, files + output.files, where, index, time.perf_counter() - started, workers)))
     if crashed:
         print(f"compilescope: {count(crashed, 'log')} could not be reported (see the index page)", file=sys.stderr)
         return 1

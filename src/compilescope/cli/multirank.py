@@ -25,7 +25,7 @@ from .. import location
 from ..invisible import one_line
 from ..errors import CompilescopeError
 from ..ingest.rank_logs import RankLogs, find_rank_logs, rank_logs_of
-from ..output import OutputDir, prepare_remote_output, written_at
+from ..output import OutputDir, report_destination
 from ..render.multirank import CHROMIUM_EVENTS, LandingOptions, LandingRenderer, merged_chromium_events
 from ..render.notices import ranks_report_lines
 from ..render.options import ReportOptions
@@ -172,8 +172,7 @@ def _landing_output(out: str, overwrite: bool, directory: str) -> Iterator[tuple
         output = OutputDir(out, overwrite, keep=[directory])
         yield output, output.path
         return
-    prepare_remote_output(out, overwrite, keep=[directory])
-    with written_at(out, marked=True) as local:
+    with report_destination(out, overwrite, keep=[directory]) as local:
         yield OutputDir(local, False), out.rstrip("/")
 
 

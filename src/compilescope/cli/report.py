@@ -6,7 +6,6 @@ import argparse
 import os
 import sys
 
-from .. import location
 from ..analyses import Results, analyze
 from ..cores import default_jobs
 from ..analyses.unread import unread
@@ -14,7 +13,7 @@ from ..errors import CompilescopeError
 from ..ingest.discover import discover, holds_several_ranks
 from ..ingest.reader import ReadOptions, read_trace
 from ..model.trace import Trace
-from ..output import prepare_remote_output, write_file, written_at
+from ..output import report_destination, shown_output, write_file
 from ..render.notices import report_lines, unread_line
 from ..wording import count
 from ..report_writer import saved_analysis, stored_log_chunks, strict_problems, write_report, write_saved_report
@@ -77,9 +76,7 @@ class ReportCommand:
         options = report_options(args)
         with read_progress(found.chosen) as progress:
             trace = read_trace(found.chosen, ReadOptions(progress=progress))
-        if location.is_url(args.out):
-            prepare_remote_output(args.out, args.overwrite, keep=[found.chosen])
-        with trace, written_at(args.out, marked=True) as local_out:
+        with trace, report_destination(args.out, args.overwrite, keep=[found.chosen]) as local_out:
             results = analyze(trace, _profiles(args.profile))
             output = write_report(trace, local_out, args.overwrite, options, results,
                                   processes=report_processes(args.jobs, trace))
@@ -92,10 +89,8 @@ class ReportCommand:
                     print(f"  {p}", file=sys.stderr)
             problems = strict_problems(trace, args.strict, args.strict_compile_id)
             unread_warning = unread_line(unread(stats), found.chosen, "report")
-        index = os.path.join(output.path, "index.html")
-        remote = location.is_url(args.out)  # (no page here to open)
-        print("\n".join(report_lines(results.insights, found.chosen, output.files,
-                                      args.out.rstrip("/") if remote else output.path, None if remote else index)))
+        where, index = shown_output(args.out, output.path)
+        print("\n".join(report_lines(results.insights, found.chosen, output.files, where, index)))
         if unread_warning and not args.verbose:  # -v has listed every problem already
             print(unread_warning, file=sys.stderr)
         if problems:
@@ -103,7 +98,7 @@ class ReportCommand:
                 print(p, file=sys.stderr)
             print(f"compilescope: {count(len(problems), 'problem')} in {found.chosen} (strict mode)", file=sys.stderr)
             return 1
-        if not args.no_browser and not location.is_url(args.out):
+        if not args.no_browser and index is not None:
             open_browser(index)
         return 0
 
@@ -143,16 +138,18 @@ def _save(results: Results, path: str, overwrite: bool) -> None:
 
 def _report_saved(args: argparse.Namespace) -> int:
     """`compilescope report --load FILE`: the same report as from the log, from a saved analysis."""
-    output, log_note, results = write_saved_report(args.load, args.out, args.overwrite, report_options(args))
-    index = os.path.join(output.path, "index.html")
+    # The saved file is the input here: --overwrite never deletes it (the log it names may be gone).
+    with report_destination(args.out, args.overwrite, keep=[args.load]) as local_out:
+        output, log_note, results = write_saved_report(args.load, local_out, args.overwrite, report_options(args))
+    where, index = shown_output(args.out, output.path)
     assert results.trace is not None
     # As for a log, with the log the analysis was saved from where it is still here to summarise (the saved path is
     # untrusted: only a file that is there is named, and findings_lines shows it on one line).
     log = results.trace.source if os.path.isfile(results.trace.source) else None
-    print("\n".join(report_lines(results.insights, log, output.files, output.path, index)))
+    print("\n".join(report_lines(results.insights, log, output.files, where, index)))
     if log_note:
         print(log_note, file=sys.stderr)
-    if not args.no_browser:
+    if not args.no_browser and index is not None:
         open_browser(index)
     return 0
 

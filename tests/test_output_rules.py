@@ -1,0 +1,157 @@
+"""Every command that writes files takes -o (or OUT) by the same rules as `compilescope LOG -o`: a URL (memory://
+here) is uploaded to, not written as a local folder named like it (`memory:/x/out` in the current directory, as
+`report --load`, `diff -o`, `dump-src`, `demo`, `run -o` and `compilescope.report(out=...)` did), and --overwrite there
+replaces only a report, never a folder holding the user's files nor the input being read."""
+
+from __future__ import annotations
+
+import os
+import sys
+
+import pytest
+
+import compilescope
+from compilescope.errors import CompilescopeError
+from compilescope.output import WRITING_MARK
+
+from .conftest import run_cli, torch213
+
+fsspec = pytest.importorskip("fsspec")
+
+# A script that "runs" by putting a recorded log where TORCH_TRACE says, as torch would have written it.
+_COPY_LOG = "import os, shutil, sys\nshutil.copy(sys.argv[1], os.path.join(os.environ['TORCH_TRACE'], 'a.log'))\n"
+
+
+def _command(name: str, tmp_path, out: str) -> list:
+    """The command line of `name` writing to out (every input a real log of tests/data/torch213)."""
+    if name == "report --load":
+        saved = tmp_path / "saved.json"
+        if not saved.exists():
+            assert run_cli(torch213("graph_breaks.log"), "-o", tmp_path / "saved_from", "--save", saved,
+                           "--no-browser") == 0
+        return ["report", "--load", saved, "-o", out, "--no-browser"]
+    if name == "diff -o":
+        return ["diff", torch213("diff_base.log.gz"), torch213("diff_break.log.gz"), "-o", out, "--no-browser"]
+    if name == "dump-src":
+        return ["dump-src", torch213("graph_breaks.log"), out]
+    if name == "demo":
+        return ["demo", "--bundled", "-o", out, "--no-browser"]
+    assert name == "run -o"
+    script = tmp_path / "p.py"
+    script.write_text(_COPY_LOG)
+    traces = tmp_path / f"traces-{len(list(tmp_path.glob('traces-*')))}"
+    return ["run", "-o", out, "--no-browser", "--trace-dir", traces, "--", sys.executable, script,
+            torch213("graph_breaks.log")]
+
+
+# Exit status of each when it succeeds: diff's two logs differ (the graph break at line 33), so 1, as diff(1).
+_COMMANDS = {"report --load": 0}
+
+
+@pytest.fixture
+def memory_root():
+    memory = fsspec.filesystem("memory")
+    root = f"/compilescope-test-{os.getpid()}-rules"
+    yield memory, root
+    if memory.exists(root):
+        memory.rm(root, recursive=True)
+
+
+def _local_files(root) -> set[str]:
+    return {str(p.relative_to(root)) for p in root.rglob("*") if p.is_file()}
+
+
+@pytest.mark.parametrize("name", list(_COMMANDS))
+def test_every_command_uploads_to_a_url(tmp_path, monkeypatch, memory_root, name):
+    """-o memory://ROOT/out: the files the same command writes to a local directory land under ROOT/out (listed
+    through the memory filesystem), nothing elsewhere in it, no mark left, and no folder `memory:` in the current
+    directory."""
+    if name == "run -o":
+        monkeypatch.setattr("compilescope._torch.torch_available", lambda: True)  # (the program needs no torch)
+    memory, root = memory_root
+    monkeypatch.chdir(tmp_path)
+    assert run_cli(*_command(name, tmp_path, str(tmp_path / "plain"))) == _COMMANDS[name]
+    plain = _local_files(tmp_path / "plain")
+    assert run_cli(*_command(name, tmp_path, f"memory://{root}/out")) == _COMMANDS[name]
+    listed = memory.find(root)
+    assert listed and all(p.startswith(f"{root}/out/") for p in listed)
+    written = {p[len(root) + 5:] for p in listed}
+    assert written == plain and WRITING_MARK not in written
+    assert not (tmp_path / "memory:").exists()
+
+
+@pytest.mark.parametrize("name", list(_COMMANDS))
+def test_overwrite_at_a_url_keeps_a_folder_of_the_users(tmp_path, monkeypatch, capsys, memory_root, name):
+    """--overwrite at a URL that holds no report (a user's notes) is refused, as for a local directory, and the notes
+    are kept; `run` says so before the program runs (no trace directory made)."""
+    if name == "run -o":
+        monkeypatch.setattr("compilescope._torch.torch_available", lambda: True)
+    memory, root = memory_root
+    monkeypatch.chdir(tmp_path)
+    out = f"memory://{root}/out"
+    memory.pipe(f"{root}/out/notes.txt", b"mine")
+    assert run_cli(*_command(name, tmp_path, out), "--overwrite") == 2
+    assert capsys.readouterr().err.endswith(f"compilescope: error: refusing to replace {out}: it does not hold a "
+                                            "compilescope report; choose another output directory\n")
+    assert memory.find(root) == [f"{root}/out/notes.txt"] and memory.cat_file(f"{root}/out/notes.txt") == b"mine"
+    assert not (tmp_path / "memory:").exists() and not list(tmp_path.glob("traces-*"))
+
+
+def test_report_load_never_deletes_the_saved_analysis(tmp_path, capsys):
+    """`report --load OUT/s.json -o OUT --overwrite` (OUT an earlier report): the saved file is the input, kept as a
+    log is. Only the log it names was kept, so --overwrite deleted the file being loaded."""
+    out = tmp_path / "out"
+    assert run_cli(torch213("graph_breaks.log"), "-o", out, "--save", out / "s.json", "--no-browser") == 0
+    before = (out / "s.json").read_bytes()
+    capsys.readouterr()
+    assert run_cli("report", "--load", out / "s.json", "-o", out, "--overwrite", "--no-browser") == 2
+    assert capsys.readouterr().err == (f"compilescope: error: refusing to replace {out}: it contains the log being "
+                                       "read; choose another output directory\n")
+    assert (out / "s.json").read_bytes() == before and (out / "index.html").is_file()
+
+
+@pytest.mark.parametrize("source", ["log", "saved", "trace", "results"])
+def test_the_api_uploads_to_a_url(tmp_path, monkeypatch, memory_root, source):
+    """compilescope.report(source, out="memory://ROOT/out") writes what out=DIR writes, under ROOT/out, and returns
+    the URL of its index.html; it wrote a local folder `memory:/ROOT/out`."""
+    memory, root = memory_root
+    monkeypatch.chdir(tmp_path)
+    log = torch213("graph_breaks.log")
+    assert run_cli(log, "-o", tmp_path / "saved_from", "--save", tmp_path / "s.json", "--no-browser") == 0
+
+    def report(out: str) -> str:
+        if source == "log":
+            return compilescope.report(log, out)
+        if source == "saved":
+            return compilescope.report(tmp_path / "s.json", out)
+        with compilescope.analyze(log) as results:
+            return compilescope.report(results.trace if source == "trace" else results, out)
+
+    assert report(str(tmp_path / "plain")) == str(tmp_path / "plain" / "index.html")
+    assert report(f"memory://{root}/out") == f"memory://{root}/out/index.html"
+    listed = memory.find(root)
+    assert listed and all(p.startswith(f"{root}/out/") for p in listed)
+    assert {p[len(root) + 5:] for p in listed} == _local_files(tmp_path / "plain")
+    assert not (tmp_path / "memory:").exists()
+
+
+def test_the_api_keeps_a_folder_of_the_users_and_the_log_at_a_url(tmp_path, monkeypatch, memory_root):
+    """out a URL holding the user's notes: refused, with overwrite=True too. out a URL holding an earlier report and
+    the log being reported (read from there): refused, the log kept; no input was given to the URL's check, and the
+    report went to a local folder instead."""
+    memory, root = memory_root
+    monkeypatch.chdir(tmp_path)
+    out = f"memory://{root}/out"
+    memory.pipe(f"{root}/out/notes.txt", b"mine")
+    with pytest.raises(CompilescopeError, match="it does not hold a compilescope report"):
+        compilescope.report(torch213("graph_breaks.log"), out, overwrite=True)
+    assert memory.find(root) == [f"{root}/out/notes.txt"]
+
+    memory.rm(f"{root}/out/notes.txt")
+    compilescope.report(torch213("graph_breaks.log"), out)  # an earlier report: replaceable
+    log = torch213("graph_breaks.log").read_bytes()
+    memory.pipe(f"{root}/out/logs/graph_breaks.log", log)
+    with pytest.raises(CompilescopeError, match=f"refusing to replace {out}: it contains the log being read"):
+        compilescope.report(f"{out}/logs/graph_breaks.log", out, overwrite=True)
+    assert memory.cat_file(f"{root}/out/logs/graph_breaks.log") == log and memory.isfile(f"{root}/out/index.html")
+    assert not (tmp_path / "memory:").exists()
