@@ -45,7 +45,7 @@ def _command(name: str, tmp_path, out: str) -> list:
 
 
 # Exit status of each when it succeeds: diff's two logs differ (the graph break at line 33), so 1, as diff(1).
-_COMMANDS = {"report --load": 0}
+_COMMANDS = {"report --load": 0, "diff -o": 1, "dump-src": 0, "demo": 0, "run -o": 0}
 
 
 @pytest.fixture
@@ -95,6 +95,19 @@ def test_overwrite_at_a_url_keeps_a_folder_of_the_users(tmp_path, monkeypatch, c
                                             "compilescope report; choose another output directory\n")
     assert memory.find(root) == [f"{root}/out/notes.txt"] and memory.cat_file(f"{root}/out/notes.txt") == b"mine"
     assert not (tmp_path / "memory:").exists() and not list(tmp_path.glob("traces-*"))
+
+
+def test_diagnose_refuses_a_url(tmp_path, monkeypatch, capsys):
+    """diagnose's page gives commands that run the minifier's files from OUT, so OUT is a local directory: a URL is
+    refused in one line before the program runs, and nothing is written (it was a local folder named `memory:`)."""
+    monkeypatch.chdir(tmp_path)
+    script = tmp_path / "p.py"
+    script.write_text("raise SystemExit('never run')\n")
+    assert run_cli("diagnose", "-o", "memory://x/out", "--no-browser", "--", sys.executable, script) == 2
+    assert capsys.readouterr().err == ("compilescope: error: -o memory://x/out: diagnose writes to a local directory "
+                                       "(its commands run the files it writes there); give a local path, and copy it "
+                                       "to the URL after\n")
+    assert sorted(os.listdir(tmp_path)) == ["p.py"]
 
 
 def test_report_load_never_deletes_the_saved_analysis(tmp_path, capsys):

@@ -21,7 +21,7 @@ from ..render.html import render_demo_index
 from ..render.options import ReportOptions
 from ..wording import count
 from ..report_writer import report_outputs
-from .output import OutputDir
+from ..output import OutputDir, report_destination, shown_output
 
 
 class DemoCommand:
@@ -45,19 +45,20 @@ class DemoCommand:
         if live and not torch_available():
             print(f"compilescope: torch is not installed, so the demo shows bundled traces; to run the examples live: {INSTALL_HINT}", file=sys.stderr)
             live = False
-        output = OutputDir(args.out, args.overwrite)
-        if live:
-            from importlib.metadata import version as installed_version  # the programs import torch, not this process
+        with report_destination(args.out, args.overwrite) as local_out:  # (a URL: uploaded at the end)
+            output = OutputDir(local_out, args.overwrite)
+            if live:
+                from importlib.metadata import version as installed_version  # the programs import torch, not this process
 
-            examples = self._live(output)
-            version = installed_version("torch")
-        else:
-            examples = self._bundled(output)
-            version = TORCH_VERSION
-        output.write("index.html", render_demo_index(examples, torch_version=version, live=live))
-        index = os.path.join(output.path, "index.html")
-        print(f"Wrote the demo reports to {output.path}; open {index}")
-        if not args.no_browser:
+                examples = self._live(output)
+                version = installed_version("torch")
+            else:
+                examples = self._bundled(output)
+                version = TORCH_VERSION
+            output.write("index.html", render_demo_index(examples, torch_version=version, live=live))
+        where, index = shown_output(args.out, output.path)
+        print(f"Wrote the demo reports to {where}" + (f"; open {index}" if index else ""))
+        if not args.no_browser and index is not None:
             open_browser(index)
         return 0
 

@@ -18,6 +18,8 @@ from .._torch import require_torch
 from ..analyses.diagnosis import hand_commands
 from ..diagnose import DiagnoseOptions, DiagnoseResult, diagnose
 from ..ingest.reader import read_trace
+from .. import location
+from ..errors import CompilescopeError
 from ..location import local_output
 from ..render.diagnosis import diagnosis_json, diagnosis_page, print_verdict
 from ..render.options import ReportOptions
@@ -63,6 +65,11 @@ class DiagnoseCommand:
 
     def run(self, args: argparse.Namespace) -> int:
         require_more_than("--timeout", args.timeout, 0)
+        if args.out and location.is_url(args.out):
+            # Its page gives commands that run the minifier's files from OUT: a URL would be written as a local folder
+            # named like it (memory:/x), or name files no command can run.
+            raise CompilescopeError(f"-o {args.out}: diagnose writes to a local directory (its commands run the files "
+                                    "it writes there); give a local path, and copy it to the URL after")
         prog = program(args.program, args.module, args.is_command)
         if prog.this_python:
             require_torch("compilescope diagnose")

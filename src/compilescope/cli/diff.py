@@ -26,7 +26,7 @@ from ..ingest.rank_logs import find_rank_logs
 from ..ingest.reader import read_trace
 from ..render.notices import unread_line
 from ..render.options import ReportOptions
-from ..output import OutputDir
+from ..output import OutputDir, report_destination, shown_output
 from .usage import require_at_least
 
 
@@ -135,20 +135,15 @@ class DiffCommand:
 
     def run(self, args: argparse.Namespace) -> int:
         threshold = time_threshold(args)
-        output = OutputDir(args.out, args.overwrite, keep=[args.a, args.b]) if args.out else None
-        sides: list[dict[int | None, RunFacts]] = []
-        not_read: list[dict[int, str]] = []  # each side's ranks that could not be read
-        for name, path in (("a", args.a), ("b", args.b)):
-            not_read.append({})
-            sides.append(read_side(path, os.path.join(output.path, name) if output else None, True, side=name.upper(),
-                                   not_read=not_read[-1]))
-        report = diff_report(os.path.abspath(args.a), os.path.abspath(args.b), sides[0], sides[1], threshold,
-                             not_read[0], not_read[1])
-        if output is not None:
-            from ..render.html.diff import diff_page
-
-            output.write("index.html", diff_page(report, "a/", "b/", typed=(args.a, args.b)))
-            output.write("diff.json", orjson.dumps(report.to_json(), option=orjson.OPT_INDENT_2))
+        output = index = None
+        if args.out is None:
+            report = _compare(args, threshold, None)
+        else:
+            keep = [args.a, args.b]
+            with report_destination(args.out, args.overwrite, keep) as local_out:  # (a URL: uploaded at the end)
+                output = OutputDir(local_out, args.overwrite, keep)
+                report = _compare(args, threshold, output)
+            where, index = shown_output(args.out, output.path)
         if args.json:
             sys.stdout.write(orjson.dumps(report.to_json(), option=orjson.OPT_INDENT_2).decode() + "\n")
         else:
@@ -157,14 +152,32 @@ class DiffCommand:
 
             print_diff(report, default_console(), (args.a, args.b))
             if output is not None:
-                print(f"Wrote the diff to {os.path.join(output.path, 'index.html')}")
-        if output is not None and not args.no_browser:
+                print(f"Wrote the diff to {location.join(where, 'index.html')}")
+        if index is not None and not args.no_browser:
             from .browser import open_browser
 
-            open_browser(os.path.join(output.path, "index.html"))
+            open_browser(index)
         if report.not_read_a or report.not_read_b:
             return 2
         return 1 if report.changed else 0
+
+
+def _compare(args: argparse.Namespace, threshold: TimeThreshold, output: OutputDir | None) -> DiffReport:
+    """The diff of the two sides; with output, each side's report (a/, b/) and the diff page written there."""
+    sides: list[dict[int | None, RunFacts]] = []
+    not_read: list[dict[int, str]] = []  # each side's ranks that could not be read
+    for name, path in (("a", args.a), ("b", args.b)):
+        not_read.append({})
+        sides.append(read_side(path, os.path.join(output.path, name) if output else None, True, side=name.upper(),
+                               not_read=not_read[-1]))
+    report = diff_report(os.path.abspath(args.a), os.path.abspath(args.b), sides[0], sides[1], threshold,
+                         not_read[0], not_read[1])
+    if output is not None:
+        from ..render.html.diff import diff_page
+
+        output.write("index.html", diff_page(report, "a/", "b/", typed=(args.a, args.b)))
+        output.write("diff.json", orjson.dumps(report.to_json(), option=orjson.OPT_INDENT_2))
+    return report
 
 
 __all__ = ["DiffCommand", "DiffReport", "read_side", "side_logs", "add_threshold_arguments", "time_threshold"]

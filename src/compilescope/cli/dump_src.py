@@ -10,7 +10,7 @@ from ..ingest.discover import discover
 from ..ingest.reader import read_trace
 from ..location import local_output
 from ..render.dump_src import dump_src_files
-from .output import OutputDir
+from ..output import OutputDir, report_destination, shown_output
 
 
 class DumpSrcCommand:
@@ -29,11 +29,11 @@ class DumpSrcCommand:
         found = discover(args.path, latest=args.latest)
         if found.note:
             print(f"compilescope: {found.note}", file=sys.stderr)
-        with read_trace(found.chosen) as trace:
-            output = OutputDir(args.out, args.overwrite, keep=[trace.source], mark=False)  # (depyf's layout: no index.html)
+        with read_trace(found.chosen) as trace, report_destination(args.out, args.overwrite, [trace.source]) as local_out:
+            output = OutputDir(local_out, args.overwrite, keep=[trace.source], mark=False)  # (depyf's layout: no index.html)
             n = 0
             for relpath, text in dump_src_files(trace, analyze(trace)):
                 output.write(relpath, text)
                 n += 1
-        print(f"Wrote {n} files to {output.path}")
+        print(f"Wrote {n} files to {shown_output(args.out, output.path)[0]}")
         return 0

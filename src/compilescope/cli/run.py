@@ -22,7 +22,8 @@ from ..render.notices import report_lines, unread_line
 from ..runner import (DEFAULT_TRACE_ROOT, as_typed_here, check_interpreter, choose_log, new_trace_dir, prepare_trace_dir,
                       program, run_program)
 from ..wording import count
-from .output import check_output_dir
+from .. import location
+from ..output import check_output_dir, report_destination, shown_output
 from .usage import require_more_than
 from ..analyses import analyze
 from ..ingest.profile import read_profiles
@@ -137,12 +138,12 @@ class RunCommand:
         if prog.this_python:
             require_torch("compilescope run")
         check_interpreter(prog, args.command_words)
+        # --overwrite never removes the program, nor the trace directory.
+        keep = [w for w in args.program if os.path.exists(w)] + ([args.trace_dir] if args.trace_dir else [])
         if args.out:
-            # Fail before the run, not after it; --overwrite never removes the program, nor the trace directory.
-            keep = [w for w in args.program if os.path.exists(w)] + ([args.trace_dir] if args.trace_dir else [])
+            # Fail before the run, not after it.
             check_output_dir(args.out, args.overwrite, keep)
-            out, traces = os.path.realpath(args.out), os.path.realpath(args.trace_dir) if args.trace_dir else None
-            if traces is not None and (traces == out or traces.startswith(out.rstrip(os.sep) + os.sep)):
+            if args.trace_dir and location.place(args.out).holds(location.place(args.trace_dir)):
                 raise CompilescopeError(f"-o {args.out} would hold the trace directory {args.trace_dir}, which the "
                                         "report cannot replace; choose another output directory (the default is "
                                         "<trace dir>/report)")
@@ -189,10 +190,10 @@ class RunCommand:
             print(f"compilescope: {note}", file=sys.stderr)
         options = report_options(args)
         try:
-            with read_trace(chosen) as trace:
+            with read_trace(chosen) as trace, report_destination(out, args.overwrite, [*keep, chosen]) as local_out:
                 profiles = _program_profiles(args.profile)
                 results = analyze(trace, profiles)
-                output = write_report(trace, out, args.overwrite, options, results,
+                output = write_report(trace, local_out, args.overwrite, options, results,
                                       processes=report_processes(args.jobs, trace))
                 if args.verbose:
                     print(_stats_line(trace), file=sys.stderr)
@@ -206,10 +207,10 @@ class RunCommand:
         except Exception:
             _report_not_written(named_dir)
             raise  # a bug: main() prints it in one line
-        index = os.path.join(output.path, "index.html")
+        where, index = shown_output(out, output.path)
         # The program has ended (its status and any crash's stack said above): the report's ending, as every command
         # that writes one ends.
-        print("\n".join(report_lines(results.insights, named_log, output.files, output.path, index)))
+        print("\n".join(report_lines(results.insights, named_log, output.files, where, index)))
         if unread_warning and not args.verbose:
             print(unread_warning, file=sys.stderr)
         for p in problems:
@@ -217,7 +218,7 @@ class RunCommand:
         if problems:
             print(f"compilescope: {count(len(problems), 'problem')} in {named_log} (strict mode)", file=sys.stderr)
             return rc or 1
-        if not args.no_browser and not (result.interrupted or result.terminated):
+        if not args.no_browser and index is not None and not (result.interrupted or result.terminated):
             _open_browser(index)
         return rc
 
