@@ -92,7 +92,7 @@ def _of_new_frames(base: RunFacts, run: RunFacts) -> str:
         return ""
     names = ", ".join(f.function_label for f in new)
     return (f" ({sum(f.recompiles for f in new)} of them of {names}, compiled only in this run"
-            f"{', after a new graph break' if any((f.function or '').startswith(RESUME_PREFIX) for f in new) else ''})")
+            f"{': the graph break is new' if any((f.function or '').startswith(RESUME_PREFIX) for f in new) else ''})")
 
 
 def _grew_most(base: RunFacts, run: RunFacts) -> str:
