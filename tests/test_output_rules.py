@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 import sys
 
+import orjson
 import pytest
 
 import compilescope
@@ -167,4 +168,24 @@ def test_the_api_keeps_a_folder_of_the_users_and_the_log_at_a_url(tmp_path, monk
     with pytest.raises(CompilescopeError, match=f"refusing to replace {out}: it contains the log being read"):
         compilescope.report(f"{out}/logs/graph_breaks.log", out, overwrite=True)
     assert memory.cat_file(f"{root}/out/logs/graph_breaks.log") == log and memory.isfile(f"{root}/out/index.html")
+    assert not (tmp_path / "memory:").exists()
+
+
+def test_diff_names_a_url_as_typed(tmp_path, monkeypatch, capsys, memory_root):
+    """diff of two logs read from memory://: the terminal, the page and diff.json name each side by its URL, its own
+    absolute form (os.path.abspath made it a local-looking CWD/memory:/ROOT/a.log.gz)."""
+    memory, root = memory_root
+    monkeypatch.chdir(tmp_path)
+    a, b = f"memory://{root}/a.log.gz", f"memory://{root}/b.log.gz"
+    memory.pipe(f"{root}/a.log.gz", torch213("diff_base.log.gz").read_bytes())
+    memory.pipe(f"{root}/b.log.gz", torch213("diff_break.log.gz").read_bytes())
+    assert run_cli("diff", a, b, "-o", tmp_path / "out", "--no-browser") == 1  # (a graph break at line 33 in B)
+    terminal = capsys.readouterr().out
+    assert terminal.startswith(f"A {a}\nB {b}\n")
+    doc = orjson.loads((tmp_path / "out" / "diff.json").read_bytes())
+    assert (doc["a"], doc["b"]) == (a, b)
+    page = (tmp_path / "out" / "index.html").read_text()
+    assert a in page and b in page
+    for shown in (terminal, page, (tmp_path / "out" / "diff.json").read_text()):
+        assert f"{tmp_path}{os.sep}memory:" not in shown  # (no URL made a local path)
     assert not (tmp_path / "memory:").exists()

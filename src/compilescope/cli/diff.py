@@ -170,7 +170,8 @@ def _compare(args: argparse.Namespace, threshold: TimeThreshold, output: OutputD
         not_read.append({})
         sides.append(read_side(path, os.path.join(output.path, name) if output else None, True, side=name.upper(),
                                not_read=not_read[-1]))
-    report = diff_report(os.path.abspath(args.a), os.path.abspath(args.b), sides[0], sides[1], threshold,
+    # Each side by its absolute name: a URL is its own (os.path.abspath made memory://x/a.log ./memory:/x/a.log).
+    report = diff_report(location.absolute(args.a), location.absolute(args.b), sides[0], sides[1], threshold,
                          not_read[0], not_read[1])
     if output is not None:
         from ..render.html.diff import diff_page
