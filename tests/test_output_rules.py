@@ -189,3 +189,35 @@ def test_diff_names_a_url_as_typed(tmp_path, monkeypatch, capsys, memory_root):
     for shown in (terminal, page, (tmp_path / "out" / "diff.json").read_text()):
         assert f"{tmp_path}{os.sep}memory:" not in shown  # (no URL made a local path)
     assert not (tmp_path / "memory:").exists()
+
+
+def test_save_to_a_url_and_load_it_back(tmp_path, monkeypatch, capsys, memory_root):
+    """--save memory://ROOT/s.json writes the saved analysis there, through the memory filesystem (it was a plain local
+    write to ./memory:/ROOT/s.json); the same bytes as --save to a local file, refused over an existing one without
+    --overwrite, and `report --load` of the URL writes the report the local file gives."""
+    memory, root = memory_root
+    monkeypatch.chdir(tmp_path)
+    log = torch213("graph_breaks.log")
+    assert run_cli(log, "-o", tmp_path / "from_log", "--save", tmp_path / "s.json", "--no-browser") == 0
+    url = f"memory://{root}/saved/s.json"
+    capsys.readouterr()
+    assert run_cli(log, "-o", tmp_path / "from_log_2", "--save", url, "--no-browser") == 0
+    assert f"Saved the analysis to {url}\n" in capsys.readouterr().out
+    assert memory.find(root) == [f"{root}/saved/s.json"]
+    assert memory.cat_file(f"{root}/saved/s.json") == (tmp_path / "s.json").read_bytes()
+    assert not (tmp_path / "memory:").exists()
+
+    assert run_cli(log, "-o", tmp_path / "from_log_3", "--save", url, "--no-browser") == 2
+    assert capsys.readouterr().err.endswith(f"compilescope: error: {url} already exists; pass --overwrite to replace "
+                                            "it\n")
+    assert run_cli(log, "-o", tmp_path / "from_log_3", "--save", f"memory://{root}/saved", "--no-browser",
+                   "--overwrite") == 2
+    assert capsys.readouterr().err.endswith(f"compilescope: error: memory://{root}/saved is a directory; choose another "
+                                            "file\n")
+
+    assert run_cli("report", "--load", tmp_path / "s.json", "-o", tmp_path / "plain", "--no-browser") == 0
+    assert run_cli("report", "--load", url, "-o", tmp_path / "loaded", "--no-browser") == 0
+    plain = _local_files(tmp_path / "plain")
+    assert plain and _local_files(tmp_path / "loaded") == plain
+    assert all((tmp_path / "loaded" / name).read_bytes() == (tmp_path / "plain" / name).read_bytes() for name in plain)
+    assert not (tmp_path / "memory:").exists()

@@ -6,6 +6,7 @@ import contextlib
 import errno
 import gc
 import os
+import posixpath
 import shutil
 import stat
 import tempfile
@@ -448,7 +449,11 @@ def _encode_pieces(text: str, size: int = 1 << 20) -> Iterator[bytes]:
 
 
 def write_file(path: str, content: bytes, overwrite: bool) -> None:
-    """One file the user named (e.g. --save FILE), written whole or not at all (never half a file at path)."""
+    """One file the user named (e.g. --save FILE), written whole or not at all (never half a file at path); a URL
+    (s3://, memory://, ...) through fsspec (it was written as a local file named like it: ./memory:/x/s.json)."""
+    if location.is_url(path):
+        _write_remote_file(path, content, overwrite)
+        return
     target = os.path.abspath(path)
     if os.path.lexists(target) and not overwrite:
         raise OutputExistsError(path)
@@ -463,6 +468,24 @@ def write_file(path: str, content: bytes, overwrite: bool) -> None:
         with contextlib.suppress(OSError):
             os.unlink(partial)
         raise CompilescopeError(f"cannot write {path}: {exc.strerror or exc}") from None
+
+
+@location.remote_errors
+def _write_remote_file(url: str, content: bytes, overwrite: bool) -> None:
+    """write_file at a URL, by its rules: not over an existing file without overwrite, never over a directory. One
+    put of the whole content: an object store shows the file only once all of it is there."""
+    fs, inner = location.filesystem(url)
+    try:
+        if fs.isdir(inner):
+            raise CompilescopeError(f"{url} is a directory; choose another file")
+        if fs.exists(inner) and not overwrite:
+            raise OutputExistsError(url)
+        parent = posixpath.dirname(inner.rstrip("/"))
+        if parent and not fs.exists(parent):  # (a filesystem with directories puts no file in a missing one)
+            fs.makedirs(parent, exist_ok=True)
+        fs.pipe_file(inner, content)
+    except OSError as exc:
+        raise CompilescopeError(f"cannot write {url}: {exc}") from None
 
 
 @contextlib.contextmanager

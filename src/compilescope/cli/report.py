@@ -6,6 +6,7 @@ import argparse
 import os
 import sys
 
+from .. import location
 from ..analyses import Results, analyze
 from ..cores import default_jobs
 from ..analyses.unread import unread
@@ -126,14 +127,16 @@ def _profiles(paths: list[str]) -> list:
 
 
 def _save(results: Results, path: str, overwrite: bool) -> None:
+    """--save FILE: a local path, or a URL that fsspec knows (file:// and dir:: over a local path: that path)."""
     assert results.trace is not None
+    path = location.local_output(path)
     data = saved_analysis(results, stored_log_chunks(results.trace.source))
     if path.endswith(".gz"):
         import gzip
 
         data = gzip.compress(data, compresslevel=6, mtime=0)
     write_file(path, data, overwrite)
-    print(f"Saved the analysis to {os.path.abspath(path)}")
+    print(f"Saved the analysis to {location.absolute(path)}")
 
 
 def _report_saved(args: argparse.Namespace) -> int:
