@@ -13,7 +13,7 @@ import pytest
 
 import compilescope
 from compilescope.errors import CompilescopeError
-from compilescope.output import WRITING_MARK
+from compilescope.output import DUMP_SRC_MARK, WRITING_MARK
 
 from .conftest import run_cli, torch213
 
@@ -220,4 +220,45 @@ def test_save_to_a_url_and_load_it_back(tmp_path, monkeypatch, capsys, memory_ro
     plain = _local_files(tmp_path / "plain")
     assert plain and _local_files(tmp_path / "loaded") == plain
     assert all((tmp_path / "loaded" / name).read_bytes() == (tmp_path / "plain" / name).read_bytes() for name in plain)
+    assert not (tmp_path / "memory:").exists()
+
+
+@pytest.mark.parametrize("at_url", [False, True], ids=["local", "url"])
+def test_dump_src_overwrite_replaces_its_own_output(tmp_path, monkeypatch, capsys, memory_root, at_url):
+    """dump-src --overwrite replaces an earlier dump-src (its mark says the directory is its own: depyf's layout has
+    no index.html, so it refused its own output as a folder of the user's), files of the earlier run gone, and still
+    refuses a folder of the user's, which it leaves as it was."""
+    memory, root = memory_root
+    monkeypatch.chdir(tmp_path)
+    out = f"memory://{root}/dump" if at_url else str(tmp_path / "dump")
+
+    def listed() -> set[str]:
+        if at_url:
+            return {p[len(root) + 6:] for p in memory.find(root)}
+        return _local_files(tmp_path / "dump")
+
+    assert run_cli("dump-src", torch213("transformed_code.log"), out) == 0
+    first = listed()
+    assert DUMP_SRC_MARK in first and WRITING_MARK not in first
+    # Another log's dump over it: the first's files that the second does not write are gone.
+    assert run_cli("dump-src", torch213("provenance.log"), out) == 2
+    assert capsys.readouterr().err.endswith(f"compilescope: error: {out} already exists; pass --overwrite to replace "
+                                            "it\n")
+    assert run_cli("dump-src", torch213("provenance.log"), out, "--overwrite") == 0
+    second = listed()
+    assert DUMP_SRC_MARK in second and "__transformed_code_0_for_f.py" in first - second
+    assert "__compiled_fn_0_0 Backward graph 0.py" in second - first
+
+    user = f"memory://{root}/mine" if at_url else str(tmp_path / "mine")
+    if at_url:
+        memory.pipe(f"{root}/mine/notes.py", b"mine")
+    else:
+        (tmp_path / "mine").mkdir()
+        (tmp_path / "mine" / "notes.py").write_bytes(b"mine")
+    capsys.readouterr()
+    assert run_cli("dump-src", torch213("provenance.log"), user, "--overwrite") == 2
+    assert capsys.readouterr().err.endswith(f"compilescope: error: refusing to replace {user}: it does not hold a "
+                                            "compilescope report; choose another output directory\n")
+    kept = memory.cat_file(f"{root}/mine/notes.py") if at_url else (tmp_path / "mine" / "notes.py").read_bytes()
+    assert kept == b"mine"
     assert not (tmp_path / "memory:").exists()

@@ -24,6 +24,13 @@ REPORT_PAGE = "index.html"
 # knows the directory for compilescope's own unfinished output.
 WRITING_MARK = ".compilescope-writing"
 _MARK_TEXT = b"compilescope was writing a report here and stopped before its index.html: --overwrite replaces it.\n"
+# dump-src's output has no page (depyf's layout: .py files only): this file, written last, says it is compilescope's
+# as REPORT_PAGE says a report is. (A comment: every file dump-src writes reads as Python.)
+DUMP_SRC_MARK = ".compilescope-dump-src"
+DUMP_SRC_MARK_TEXT = b"# compilescope dump-src wrote this directory: dump-src --overwrite replaces it.\n"
+# With REPORT_PAGE, what says a directory is compilescope's output, finished or not: --overwrite replaces only a
+# directory holding one of them.
+_MARKS = (DUMP_SRC_MARK, WRITING_MARK)
 
 
 def check_output_dir(path: str, overwrite: bool, keep: Iterable[str] = ()) -> bool:
@@ -65,7 +72,8 @@ def _check_replaceable(path: str, keep: Iterable[str]) -> None:
     the program being run, the current or the home directory."""
     here = os.path.realpath(path)
     _refuse_holding(path, location.Place("", here), keep)
-    if not os.path.isfile(os.path.join(here, REPORT_PAGE)) and not _is_regular_file(os.path.join(here, WRITING_MARK)):
+    if not os.path.isfile(os.path.join(here, REPORT_PAGE)) and not any(_is_regular_file(os.path.join(here, mark))
+                                                                       for mark in _MARKS):
         raise _not_a_report(path)
 
 
@@ -100,7 +108,7 @@ def _check_remote_output(url: str, overwrite: bool, keep: Iterable[str]) -> bool
         # What --overwrite would refuse is said first, as for a local directory.
         _refuse_holding(url, location.place(url), keep)
         top = inner.rstrip("/")
-        if not fs.isfile(f"{top}/{REPORT_PAGE}") and not fs.isfile(f"{top}/{WRITING_MARK}"):
+        if not any(fs.isfile(f"{top}/{name}") for name in (REPORT_PAGE, *_MARKS)):
             raise _not_a_report(url)
     except CompilescopeError:
         raise
@@ -158,9 +166,10 @@ def _is_regular_file(path: str) -> bool:
 class OutputDir:
     """A fresh output directory; every write stays inside it and follows no symlink."""
 
-    def __init__(self, path: str, overwrite: bool, keep: Iterable[str] = (), mark: bool = True):
+    def __init__(self, path: str, overwrite: bool, keep: Iterable[str] = (), last: str = REPORT_PAGE):
         """keep: paths that must survive (the log being reported): --overwrite never deletes them.
-        mark: write WRITING_MARK until the top REPORT_PAGE is written (False: an output that has no such page)."""
+        last: the top file that says the directory is compilescope's output (DUMP_SRC_MARK for an output with no
+        page), written last: WRITING_MARK is there until it is written."""
         self.path = os.path.abspath(path)
         try:
             if check_output_dir(path, overwrite, keep):
@@ -168,9 +177,9 @@ class OutputDir:
             os.makedirs(self.path, exist_ok=True)
         except OSError as exc:
             raise CompilescopeError(f"cannot create output directory {path}: {exc.strerror or exc}") from None
-        self._mark = os.path.join(self.path, WRITING_MARK) if mark else None
-        if self._mark is not None:
-            _write_file(self._mark, _MARK_TEXT)
+        self._last = last
+        self._mark: str | None = os.path.join(self.path, WRITING_MARK)
+        _write_file(self._mark, _MARK_TEXT)
         self._dirs: set[str] = {self.path}
         self.files = 0
         self.bytes = 0
@@ -206,7 +215,7 @@ class OutputDir:
             content = content.encode("utf-8", "replace") if len(content) <= BIG_PAGE else _encode_pieces(content)
         self.bytes += _write_file(target, content)
         self.files += 1
-        if relpath == REPORT_PAGE and self._mark is not None:  # the directory now says it is a report itself
+        if relpath == self._last and self._mark is not None:  # the directory now says it is compilescope's itself
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(self._mark)
             self._mark = None

@@ -10,7 +10,7 @@ from ..ingest.discover import discover
 from ..ingest.reader import read_trace
 from ..location import local_output
 from ..render.dump_src import dump_src_files
-from ..output import OutputDir, report_destination, shown_output
+from ..output import DUMP_SRC_MARK, DUMP_SRC_MARK_TEXT, OutputDir, report_destination, shown_output
 
 
 class DumpSrcCommand:
@@ -30,10 +30,13 @@ class DumpSrcCommand:
         if found.note:
             print(f"compilescope: {found.note}", file=sys.stderr)
         with read_trace(found.chosen) as trace, report_destination(args.out, args.overwrite, [trace.source]) as local_out:
-            output = OutputDir(local_out, args.overwrite, keep=[trace.source], mark=False)  # (depyf's layout: no index.html)
+            # depyf's layout has no index.html: the mark written last says the directory is this command's, for
+            # --overwrite to replace (it refused its own output, as a folder of the user's).
+            output = OutputDir(local_out, args.overwrite, keep=[trace.source], last=DUMP_SRC_MARK)
             n = 0
             for relpath, text in dump_src_files(trace, analyze(trace)):
                 output.write(relpath, text)
                 n += 1
+            output.write(DUMP_SRC_MARK, DUMP_SRC_MARK_TEXT)
         print(f"Wrote {n} files to {shown_output(args.out, output.path)[0]}")
         return 0
