@@ -6,6 +6,7 @@ replaces only a report, never a folder holding the user's files nor the input be
 from __future__ import annotations
 
 import os
+import shutil
 import sys
 
 import orjson
@@ -119,8 +120,8 @@ def test_report_load_never_deletes_the_saved_analysis(tmp_path, capsys):
     before = (out / "s.json").read_bytes()
     capsys.readouterr()
     assert run_cli("report", "--load", out / "s.json", "-o", out, "--overwrite", "--no-browser") == 2
-    assert capsys.readouterr().err == (f"compilescope: error: refusing to replace {out}: it contains the log being "
-                                       "read; choose another output directory\n")
+    assert capsys.readouterr().err == (f"compilescope: error: refusing to replace {out}: it contains the saved "
+                                       "analysis being read; choose another output directory\n")
     assert (out / "s.json").read_bytes() == before and (out / "index.html").is_file()
 
 
@@ -262,3 +263,26 @@ def test_dump_src_overwrite_replaces_its_own_output(tmp_path, monkeypatch, capsy
     kept = memory.cat_file(f"{root}/mine/notes.py") if at_url else (tmp_path / "mine" / "notes.py").read_bytes()
     assert kept == b"mine"
     assert not (tmp_path / "memory:").exists()
+
+
+def test_a_refusal_says_what_the_output_holds(tmp_path, monkeypatch, capsys):
+    """--overwrite over a report holding an input names what it would have deleted: a directory of rank logs is
+    the trace directory, a program's script the program being run (both were "the log being read"; the saved
+    analysis of report --load: test_report_load_never_deletes_the_saved_analysis)."""
+    monkeypatch.setattr("compilescope._torch.torch_available", lambda: True)  # (the program needs no torch)
+    out = tmp_path / "out"
+    assert run_cli(torch213("graph_breaks.log"), "-o", out, "--no-browser") == 0  # a report: replaceable
+    ranks = out / "ranks"
+    shutil.copytree(torch213("../multi_rank"), ranks)
+    script = out / "p.py"
+    script.write_text("raise SystemExit('never run')\n")
+    capsys.readouterr()
+    assert run_cli(ranks, "-o", out, "--overwrite", "--no-browser") == 2
+    assert capsys.readouterr().err == (f"compilescope: error: refusing to replace {out}: it contains the trace "
+                                       "directory; choose another output directory\n")
+    assert run_cli("run", "-o", out, "--overwrite", "--no-browser", "--trace-dir", tmp_path / "traces", "--",
+                   sys.executable, script) == 2
+    assert capsys.readouterr().err == (f"compilescope: error: refusing to replace {out}: it contains the program being "
+                                       "run (or a file its command line names); choose another output directory\n")
+    assert script.is_file() and (ranks / os.listdir(torch213("../multi_rank"))[0]).is_file()
+    assert (out / "index.html").is_file() and not (tmp_path / "traces").exists()

@@ -63,7 +63,7 @@ def report(
     holds the log (or the saved analysis) being reported.
     profiles: torch.profiler Chrome traces of the same run (``--profile``): adds the Runtime page.
     """
-    from .output import REPORT_PAGE, report_destination
+    from .output import REPORT_PAGE, report_destination, saved_analysis_input
     from .report_writer import write_report, write_saved_report  # write through OutputDir, confined to out
 
     options = ReportOptions(plain_text=plain_text, custom_header_html=custom_header_html)
@@ -87,7 +87,7 @@ def report(
             if _is_saved_analysis(path):
                 if read:
                     raise CompilescopeError(f"{path} is a saved analysis: profiles go with a log")
-                with report_destination(out, overwrite, keep=[path]) as local_out:
+                with report_destination(out, overwrite, keep=[saved_analysis_input(path)]) as local_out:
                     output, _, _ = write_saved_report(path, local_out, overwrite, options)  # (the no-log note: the CLI's)
             else:
                 with load(path) as trace, report_destination(out, overwrite, keep=[trace.source]) as local_out:

@@ -10,7 +10,7 @@ import posixpath
 import shutil
 import stat
 import tempfile
-from typing import Iterable, Iterator, Union
+from typing import Iterable, Iterator, NamedTuple, Union
 
 from . import location
 from .collector import something_frozen
@@ -33,11 +33,43 @@ DUMP_SRC_MARK_TEXT = b"# compilescope dump-src wrote this directory: dump-src --
 _MARKS = (DUMP_SRC_MARK, WRITING_MARK)
 
 
-def check_output_dir(path: str, overwrite: bool, keep: Iterable[str] = ()) -> bool:
+class Kept(NamedTuple):
+    """An input that --overwrite must never delete, and what it is (said when an output would hold it). A plain
+    path in keep is a log being read, or a directory of logs: see _kept."""
+
+    path: str
+    what: str
+
+
+def saved_analysis_input(path: str) -> Kept:
+    return Kept(path, "the saved analysis being read")
+
+
+def trace_directory(path: str) -> Kept:
+    """(One not made yet, too: `run --trace-dir`.)"""
+    return Kept(path, "the trace directory")
+
+
+def program_file(path: str) -> Kept:
+    """A word of the program's command line that names a file (the script, or a file it is given)."""
+    return Kept(path, "the program being run (or a file its command line names)")
+
+
+Keep = Iterable[Union[str, Kept]]
+
+
+def _kept(entry: str | Kept) -> Kept:
+    if isinstance(entry, Kept):
+        return entry
+    return trace_directory(entry) if location.is_dir(entry) else Kept(entry, "the log being read")
+
+
+def check_output_dir(path: str, overwrite: bool, keep: Keep = ()) -> bool:
     """Whether path (a local path or a URL) can become an output directory (an error if not); True if --overwrite
     must replace it.
 
-    keep: paths that must survive (the log being reported, the program being run).
+    keep: inputs that must survive: a log or a directory of logs by its path, anything else as Kept (a saved
+    analysis, the program being run), so that a refusal says what it would have deleted.
 
     Changes nothing: `run` calls it before the slow run, so a bad -o fails first.
     """
@@ -67,7 +99,7 @@ def check_output_dir(path: str, overwrite: bool, keep: Iterable[str] = ()) -> bo
     return True
 
 
-def _check_replaceable(path: str, keep: Iterable[str]) -> None:
+def _check_replaceable(path: str, keep: Keep) -> None:
     """--overwrite replaces a report directory; never another directory, nor one that holds the input,
     the program being run, the current or the home directory."""
     here = os.path.realpath(path)
@@ -77,14 +109,15 @@ def _check_replaceable(path: str, keep: Iterable[str]) -> None:
         raise _not_a_report(path)
 
 
-def _refuse_holding(path: str, here: location.Place, keep: Iterable[str]) -> None:
+def _refuse_holding(path: str, here: location.Place, keep: Keep) -> None:
     """An error if the output at path holds something to keep: the input (named by path or URL: file://, dir::, ...
     name it too), the current or the home directory."""
-    precious = [(p, "the log being read") for p in keep]
-    precious += [(os.getcwd(), "the current directory"), (os.path.expanduser("~"), "your home directory")]
-    for other, what in precious:
-        if here.holds(location.place(other)):
-            raise CompilescopeError(f"refusing to replace {path}: it contains {what}; choose another output directory")
+    precious = [*keep, Kept(os.getcwd(), "the current directory"), Kept(os.path.expanduser("~"), "your home directory")]
+    for entry in precious:
+        other = _kept(entry)
+        if here.holds(location.place(other.path)):
+            raise CompilescopeError(f"refusing to replace {path}: it contains {other.what}; choose another output "
+                                    "directory")
 
 
 def _not_a_report(path: str) -> CompilescopeError:
@@ -93,7 +126,7 @@ def _not_a_report(path: str) -> CompilescopeError:
 
 
 @location.remote_errors
-def _check_remote_output(url: str, overwrite: bool, keep: Iterable[str]) -> bool:
+def _check_remote_output(url: str, overwrite: bool, keep: Keep) -> bool:
     """check_output_dir for a URL (s3://, memory://, simplecache::, ...), with the same errors: not a file; replaced
     only with --overwrite, and only where it holds a report (REPORT_PAGE or WRITING_MARK at its top), never where it
     holds the logs being read. (Through fsspec, --overwrite emptied any directory: one holding no report too.)"""
@@ -120,7 +153,7 @@ def _check_remote_output(url: str, overwrite: bool, keep: Iterable[str]) -> bool
 
 
 @location.remote_errors
-def prepare_remote_output(url: str, overwrite: bool, keep: Iterable[str] = ()) -> None:
+def prepare_remote_output(url: str, overwrite: bool, keep: Keep = ()) -> None:
     """A URL made ready for a report (check_output_dir's rules; replaced with --overwrite). Then WRITING_MARK is put
     there, as OutputDir does: written_at(url, marked=True) removes it once the report is uploaded, so a run stopped
     before is compilescope's to replace."""
@@ -135,7 +168,7 @@ def prepare_remote_output(url: str, overwrite: bool, keep: Iterable[str] = ()) -
 
 
 @contextlib.contextmanager
-def report_destination(out: str, overwrite: bool, keep: Iterable[str] = ()) -> Iterator[str]:
+def report_destination(out: str, overwrite: bool, keep: Keep = ()) -> Iterator[str]:
     """The local directory a command writes its output for `out` into (OutputDir, write_report), so that every output
     goes through the same rules however it is named: a local path is itself (OutputDir checks it); a URL is checked
     and marked first (prepare_remote_output, with keep protected), written in a scratch directory, and uploaded once
@@ -166,7 +199,7 @@ def _is_regular_file(path: str) -> bool:
 class OutputDir:
     """A fresh output directory; every write stays inside it and follows no symlink."""
 
-    def __init__(self, path: str, overwrite: bool, keep: Iterable[str] = (), last: str = REPORT_PAGE):
+    def __init__(self, path: str, overwrite: bool, keep: Keep = (), last: str = REPORT_PAGE):
         """keep: paths that must survive (the log being reported): --overwrite never deletes them.
         last: the top file that says the directory is compilescope's output (DUMP_SRC_MARK for an output with no
         page), written last: WRITING_MARK is there until it is written."""

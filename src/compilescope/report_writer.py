@@ -19,14 +19,14 @@ from .analyses import Results, analyze
 from .errors import CompilescopeError
 from .ingest.reader import is_gzip, open_stored_log
 from .model.trace import Trace
-from .output import FileCopy, OutputDir
+from .output import FileCopy, Keep, OutputDir, saved_analysis_input
 from .render.html import preload_templates
 from .render.options import ReportOptions
 from .render.report import Content, report_files
 
 
 def write_report(trace: Trace, out: str, overwrite: bool, options: ReportOptions, results: Results | None = None,
-                 log: Iterable[bytes] | None = None, processes: int = 1, keep: Iterable[str] = ()) -> OutputDir:
+                 log: Iterable[bytes] | None = None, processes: int = 1, keep: Keep = ()) -> OutputDir:
     """Every file of the log's report, into out (a local directory: a fresh one unless overwrite; for a URL, see
     output.report_destination).
 
@@ -85,7 +85,8 @@ def write_saved_report(path: str, out: str, overwrite: bool, options: ReportOpti
         try:
             # No copy of the log: raw.log is empty, never the file at the path the trace names (report_outputs would
             # also leave it empty, for a trace not read here: both, as a saved file is untrusted).
-            output = write_report(results.trace, out, overwrite, options, results, [log or b""], keep=[path])
+            output = write_report(results.trace, out, overwrite, options, results, [log or b""],
+                                  keep=[saved_analysis_input(path)])
         except LookupError as exc:
             # Each field was of its type (load_analysis), yet one names what another lacks (a compile with no status):
             # a file edited by hand. No half report is left where there was nothing (one made in an existing

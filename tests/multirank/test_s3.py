@@ -209,7 +209,7 @@ def test_s3_overwrite_never_deletes_the_logs_being_read(s3):
     url = _upload(s3, TORCH213_RANKS, "precious/logs")
     run = s3.cli(url, "--all-ranks-html", "-o", f"s3://{BUCKET}/precious", "--no-browser", "--overwrite")
     assert run.returncode != 0 and run.stderr == (f"compilescope: error: refusing to replace s3://{BUCKET}/precious: it "
-                                                  "contains the log being read; choose another output directory\n")
+                                                  "contains the trace directory; choose another output directory\n")
     assert len(s3.fs.ls(f"{BUCKET}/precious/logs")) == 2
 
 

@@ -24,7 +24,7 @@ from ..location import local_output
 from ..render.diagnosis import diagnosis_json, diagnosis_page, print_verdict
 from ..render.options import ReportOptions
 from ..runner import check_interpreter, program
-from .output import OutputDir
+from ..output import OutputDir, program_file
 from ..report_writer import write_report
 from .browser import open_browser
 from .console import default_console
@@ -75,7 +75,7 @@ class DiagnoseCommand:
             require_torch("compilescope diagnose")
         check_interpreter(prog, args.command_words)
         # Fail before the slow runs, not after; --overwrite never removes the program (nor a file it names).
-        keep = [w for w in args.program if isinstance(w, str) and os.path.exists(w)]
+        keep = [program_file(w) for w in args.program if isinstance(w, str) and os.path.exists(w)]
         out = OutputDir(args.out or _default_out(), args.overwrite, keep=keep)
         console = default_console(stderr=True, highlight=False)
 

@@ -25,7 +25,7 @@ from .. import location
 from ..invisible import one_line
 from ..errors import CompilescopeError
 from ..ingest.rank_logs import RankLogs, find_rank_logs, rank_logs_of
-from ..output import OutputDir, report_destination
+from ..output import OutputDir, report_destination, trace_directory
 from ..render.multirank import CHROMIUM_EVENTS, LandingOptions, LandingRenderer, merged_chromium_events
 from ..render.notices import ranks_report_lines
 from ..render.options import ReportOptions
@@ -169,10 +169,10 @@ def _landing_output(out: str, overwrite: bool, directory: str) -> Iterator[tuple
     """(where the coordinator writes its files, where the report is). For a URL, the landing files are
     written to a local scratch directory and uploaded at the end; the ranks' reports go straight there."""
     if not location.is_url(out):
-        output = OutputDir(out, overwrite, keep=[directory])
+        output = OutputDir(out, overwrite, keep=[trace_directory(directory)])
         yield output, output.path
         return
-    with report_destination(out, overwrite, keep=[directory]) as local:
+    with report_destination(out, overwrite, keep=[trace_directory(directory)]) as local:
         yield OutputDir(local, False), out.rstrip("/")
 
 

@@ -14,7 +14,7 @@ from ..errors import CompilescopeError
 from ..ingest.discover import discover, holds_several_ranks
 from ..ingest.reader import ReadOptions, read_trace
 from ..model.trace import Trace
-from ..output import report_destination, shown_output, write_file
+from ..output import report_destination, saved_analysis_input, shown_output, write_file
 from ..render.notices import report_lines, unread_line
 from ..wording import count
 from ..report_writer import saved_analysis, stored_log_chunks, strict_problems, write_report, write_saved_report
@@ -142,7 +142,7 @@ def _save(results: Results, path: str, overwrite: bool) -> None:
 def _report_saved(args: argparse.Namespace) -> int:
     """`compilescope report --load FILE`: the same report as from the log, from a saved analysis."""
     # The saved file is the input here: --overwrite never deletes it (the log it names may be gone).
-    with report_destination(args.out, args.overwrite, keep=[args.load]) as local_out:
+    with report_destination(args.out, args.overwrite, keep=[saved_analysis_input(args.load)]) as local_out:
         output, log_note, results = write_saved_report(args.load, local_out, args.overwrite, report_options(args))
     where, index = shown_output(args.out, output.path)
     assert results.trace is not None

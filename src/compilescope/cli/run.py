@@ -23,7 +23,7 @@ from ..runner import (DEFAULT_TRACE_ROOT, as_typed_here, check_interpreter, choo
                       program, run_program)
 from ..wording import count
 from .. import location
-from ..output import check_output_dir, report_destination, shown_output
+from ..output import Kept, check_output_dir, program_file, report_destination, shown_output, trace_directory
 from .usage import require_more_than
 from ..analyses import analyze
 from ..ingest.profile import read_profiles
@@ -139,7 +139,8 @@ class RunCommand:
             require_torch("compilescope run")
         check_interpreter(prog, args.command_words)
         # --overwrite never removes the program, nor the trace directory.
-        keep = [w for w in args.program if os.path.exists(w)] + ([args.trace_dir] if args.trace_dir else [])
+        keep: list[str | Kept] = [program_file(w) for w in args.program if os.path.exists(w)]
+        keep += [trace_directory(args.trace_dir)] if args.trace_dir else []
         if args.out:
             # Fail before the run, not after it.
             check_output_dir(args.out, args.overwrite, keep)
