@@ -192,6 +192,22 @@ def test_diff_names_a_url_as_typed(tmp_path, monkeypatch, capsys, memory_root):
     assert not (tmp_path / "memory:").exists()
 
 
+def test_check_names_a_url_as_typed(tmp_path, monkeypatch, capsys, memory_root):
+    """check --json and --junit of logs read from memory:// name them by their URLs (os.path.abspath made them a
+    local-looking CWD/memory:/ROOT/b.log.gz)."""
+    memory, root = memory_root
+    monkeypatch.chdir(tmp_path)
+    a, b = f"memory://{root}/a.log.gz", f"memory://{root}/b.log.gz"
+    memory.pipe(f"{root}/a.log.gz", torch213("diff_base.log.gz").read_bytes())
+    memory.pipe(f"{root}/b.log.gz", torch213("diff_break.log.gz").read_bytes())
+    assert run_cli("check", b, "--baseline", a, "--json", "--junit", tmp_path / "junit.xml") == 1  # (B's new break)
+    doc = orjson.loads(capsys.readouterr().out)
+    assert (doc["log"], doc["baseline"]) == (b, a)
+    junit = (tmp_path / "junit.xml").read_text()
+    assert b in junit and "memory:/" + root not in junit.replace(b, "")
+    assert not (tmp_path / "memory:").exists()
+
+
 def test_save_to_a_url_and_load_it_back(tmp_path, monkeypatch, capsys, memory_root):
     """--save memory://ROOT/s.json writes the saved analysis there, through the memory filesystem (it was a plain local
     write to ./memory:/ROOT/s.json); the same bytes as --save to a local file, refused over an existing one without

@@ -8,13 +8,13 @@ where the log holds a torch.export (an export that could not soundly produce a g
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 
 import orjson
 
 from ..analyses.check import SCHEMA_VERSION as CHECK_SCHEMA_VERSION, Rules, evaluate
 from ..errors import CompilescopeError
+from ..location import absolute
 from .diff import add_threshold_arguments, read_side, time_threshold
 from .usage import require_at_least, require_with
 
@@ -95,11 +95,11 @@ class CheckCommand:
         if args.junit:
             from ..render.junit import junit_xml
 
-            self._write(args.junit, junit_xml(results, os.path.abspath(args.log)))
+            self._write(args.junit, junit_xml(results, absolute(args.log)))
         failed = [r for r in results if not r.passed]
         if args.json:
-            doc = {"schema_version": CHECK_SCHEMA_VERSION, "log": os.path.abspath(args.log),
-                   "baseline": os.path.abspath(args.baseline) if args.baseline else None,
+            doc = {"schema_version": CHECK_SCHEMA_VERSION, "log": absolute(args.log),
+                   "baseline": absolute(args.baseline) if args.baseline else None,
                    "passed": not failed, "rules": [r.to_json() for r in results]}
             sys.stdout.write(orjson.dumps(doc, option=orjson.OPT_INDENT_2).decode() + "\n")
         else:
