@@ -306,3 +306,34 @@ def test_each_compile_time_colour_stays_on_the_line_of_its_name(tmp_path):
     for width, found in keys.items():
         assert len(found) >= 8 and "Backend compiler" in [name for name, _, _ in found]
         assert [k for k in found if k[1:] != [1, True]] == [], width
+
+
+def test_the_diagnosis_stages_fit_a_laptop_and_what_each_runs_reads_in_words(tmp_path):
+    """compilescope diagnose on compile_error_raises.py: every stage notes "1 failed compile the program caught
+    (Unsupported)" (its fullgraph=True [0/0] breaks at the print it catches; compile_error_raises.log), and the
+    backend stage fails at [1/0] (exit 1). Kept on one line, that note pushed the stages table 85 px past a laptop's
+    window and squeezed "What runs" to a few letters a line ("Dyna", "mo", "captu", "red,")."""
+    from compilescope.analyses.diagnosis import AOT_EAGER, BACKEND, EAGER, RunFacts, StageOutcome, decide, stage_outcome
+    from compilescope.diagnose import DiagnoseResult
+    from compilescope.render.diagnosis import diagnosis_page
+
+    argv = ["python3", "compile_error_raises.py"]
+    with read_trace(torch213("compile_error_raises.log")) as trace:
+        backend = stage_outcome(BACKEND, RunFacts(argv=argv, env={}, returncode=1, seconds=8.5), trace)
+    assert [e.compile_id for e in backend.caught] == ["[0/0]"] and backend.status == "failed"
+    # The forced backends compile [1/0] too, and pass with the same [0/0] caught (as diagnose found them).
+    forced = [StageOutcome(spec, RunFacts(argv=argv, env=dict(spec.env), returncode=0, seconds=7.7), caught=backend.caught,
+                           compiles=2, traced=True) for spec in (EAGER, AOT_EAGER)]
+    result = DiagnoseResult(argv=argv, cwd="/w", outcomes=[*forced, backend], verdict=decide([*forced, backend]))
+    out = tmp_path / "diagnosis"
+    out.mkdir()
+    (out / "index.html").write_text(diagnosis_page(result, [], str(out)))
+    with browser_page() as page:
+        assert pages_wider_than_the_window(page, out) == []
+        page.set_viewport_size({"width": 1280, "height": 900})
+        page.goto((out / "index.html").as_uri())
+        # The narrowest "What runs" cell is as wide as its longest word ("generation", "AOTAutograd:"), at least.
+        narrowest = page.evaluate("""() => Math.min(...Array.from(document.querySelectorAll('#stages tbody tr'))
+                                     .map(row => row.cells[1].getBoundingClientRect().width))""")
+        assert narrowest > 100
+        assert page.console_errors == [] and page.external_requests == []
