@@ -327,10 +327,10 @@ def test_wrapped_lines_keep_their_indent():
     note = next(i for i, line in enumerate(lines) if line.startswith("compile time "))  # the notes, last, unindented
     changes = [line for line in lines[2:note] if line and line not in SECTION_LABELS.values()]
     assert changes and all(line.startswith("  ") for line in changes)
-    guard = next(i for i, line in enumerate(lines) if "guard no longer failing:" in line)
+    guard = next(i for i, line in enumerate(lines) if "failing guard in A only" in line)
     assert lines[guard + 1].startswith("      ") and not lines[guard + 1].startswith("       ")
     assert f"{lines[guard]} {lines[guard + 1].strip()}" == (
-        "      guard no longer failing: tensor 'x' size mismatch at index 0. expected 4, actual 6")
+        "      failing guard in A only (not checked in B): tensor 'x' size mismatch at index 0. expected 4, actual 6")
     config = next(i for i, line in enumerate(lines) if "inject_relu_bug_TESTING_ONLY" in line)
     assert lines[config].startswith("  ~ config ") and lines[config + 1].startswith("    ")
 
@@ -383,10 +383,23 @@ def test_a_compile_that_starts_failing():
     # The frame compiled once and is not compiled again (it runs eagerly): no recompile, no dynamic size.
     [rec] = [c for c in d.changes if c.section == "recompiles"]
     assert (rec.a, rec.b) == (2, 1)
+    # diff_fail.log's one compilation_metrics ([0/0]) has fail_type InductorError and it logs no recompile_reasons:
+    # batch 6 ran f uncompiled, its guards never checked. So the guard diff_base's [0/1] recompiled for ("0/0:
+    # tensor 'x' size mismatch at index 0. expected 4, actual 6") did not stop failing: B stopped compiling.
+    assert rec.title == ("f (diff_pair.py:30): 2 → 1 compiles (1 → 0 recompiles): B's last compile of f, [0/0], "
+                         "failed, and B compiled it no more")
+    assert rec.detail["stopped_after_failure"] == {"side": "B", "compile_id": "[0/0]"}
+    assert rec.guard_lines == [("failing guard in A only (not checked in B)",
+                                "tensor 'x' size mismatch at index 0. expected 4, actual 6", 1)]
+    assert "guard no longer failing" not in rec.title + str(rec.guard_lines)
     assert [(c.kind, c.title) for c in d.changes if c.section == "dynamic_shapes"] == [
         ("removed", "dynamic symbol for L['x'].size()[0] removed (at diff_pair.py:31)")]
-    # And back: the failure is gone, the symbol is made again.
+    # And back: the failure is gone, the symbol is made again, and B recompiled for the guard A never checked.
     back = diff("fail", "base").changes
+    [rec] = [c for c in back if c.section == "recompiles"]
+    assert rec.title.endswith(": A's last compile of f, [0/0], failed, and A compiled it no more")
+    assert rec.guard_lines == [("failing guard in B only (not checked in A)",
+                                "tensor 'x' size mismatch at index 0. expected 4, actual 6", 1)]
     assert [c.kind for c in back if c.section == "failures"] == ["removed"]
     assert [(c.kind, c.title) for c in back if c.section == "dynamic_shapes"] == [
         ("added", "new dynamic symbol for L['x'].size()[0] (at diff_pair.py:31)")]

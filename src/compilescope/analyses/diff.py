@@ -556,7 +556,12 @@ class Change:
         number are one, with its values (a compiled optimizer step recompiled at every learning rate fails
         `... .item() == 0.004666666666666667`, then `== 0.006`, ...: "== one of 0.004666666666666667, 0.006, …")."""
         out: list[tuple[str, str, int]] = []
-        for key, label in (("new_guard_failures", "new failing guard"), ("gone_guard_failures", "guard no longer failing")):
+        labels = {"new_guard_failures": "new failing guard", "gone_guard_failures": "guard no longer failing"}
+        stopped = self.detail.get("stopped_after_failure")
+        if stopped:  # the side that stopped compiling never checked the guards the other recompiled for
+            other, key = ("A", "gone_guard_failures") if stopped["side"] == "B" else ("B", "new_guard_failures")
+            labels[key] = f"failing guard in {other} only (not checked in {stopped['side']})"
+        for key, label in labels.items():
             groups: dict[str, list[str]] = {}
             for guard in self.detail.get(key, []):
                 groups.setdefault(_GUARD_NUMBER.sub("#", guard), []).append(guard)
@@ -798,12 +803,21 @@ def diff_runs(a: RunFacts, b: RunFacts, threshold: TimeThreshold = TimeThreshold
         label = fa.label
         if len(fa.compile_ids) != len(fb.compile_ids):
             gone, new = _multiset_diff(fa.guard_failures, fb.guard_failures)
+            # The run with fewer compiles whose last one failed: a failure torch suppressed (suppress_errors, a
+            # graph break it cannot resume from) makes Dynamo run the code uncompiled from then on, so the guards
+            # the other run recompiled for were never checked there: not a fix of what made them fail.
+            fewer, side = (fb, "B") if len(fb.compile_ids) < len(fa.compile_ids) else (fa, "A")
+            stopped = fewer.compile_ids[-1] if fewer.statuses and fewer.statuses[-1] == "error" else None
+            said = (f": {side}'s last compile of {fewer.function_label}, {stopped}, failed, and {side} compiled it no "
+                    "more" if stopped else "")
             changes.append(Change(
                 "recompiles", "changed",
-                f"{label}: {len(fa.compile_ids)} → {len(fb.compile_ids)} compiles ({fa.recompiles} → {fb.recompiles} recompiles)",
+                f"{label}: {len(fa.compile_ids)} → {len(fb.compile_ids)} compiles ({fa.recompiles} → {fb.recompiles} "
+                f"recompiles){said}",
                 k, len(fa.compile_ids), len(fb.compile_ids),
                 {"recompiles_a": fa.recompiles, "recompiles_b": fb.recompiles,
-                 "new_guard_failures": new, "gone_guard_failures": gone}))
+                 "new_guard_failures": new, "gone_guard_failures": gone,
+                 **({"stopped_after_failure": {"side": side, "compile_id": stopped}} if stopped else {})}))
         else:
             gone, new = _multiset_diff(fa.guard_failures, fb.guard_failures)
             if new or gone:
