@@ -11,7 +11,7 @@ from typing import Any
 
 from .diff import (FrameFacts, RunFacts, TimeThreshold, crash_called_from, crash_line, diff_runs, paired_ranks,
                    unread_note)
-from .graph_breaks import RESUME_PREFIX
+from .graph_breaks import resume_of
 from .unread import Unread
 from .userloc import is_python_library_file
 from .diff import short_path as _short
@@ -92,7 +92,7 @@ def _of_new_frames(base: RunFacts, run: RunFacts) -> str:
         return ""
     names = ", ".join(f.function_label for f in new)
     return (f" ({sum(f.recompiles for f in new)} of them of {names}, compiled only in this run"
-            f"{': the graph break is new' if any((f.function or '').startswith(RESUME_PREFIX) for f in new) else ''})")
+            f"{': the graph break is new' if any(resume_of(f.function) for f in new) else ''})")
 
 
 def _grew_most(base: RunFacts, run: RunFacts) -> str:

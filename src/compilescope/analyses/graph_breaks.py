@@ -31,14 +31,17 @@ _SECTION_STARTS = ("Hint:", "Developer debug context:", "For more details")
 # purpose (torch/optim/optimizer.py's _use_grad, so that AOTAutograd sees the optimizer step as inference).
 EXPLICIT_BREAK = "Call to `torch._dynamo.graph_break()`"
 BY_TORCH_NOTE = "PyTorch's own code breaks the graph here on purpose: nothing in your code to change."
-RESUME_PREFIX = "torch_dynamo_resume_in_"  # the name Dynamo gives the code after a graph break
-_RESUME_NAME = lazy_compile(r"^torch_dynamo_resume_in_(\w{1,200}?)_at_(\d{1,9})$")
+# The name Dynamo gives the code after a graph break (torch/_dynamo/resume_execution.py, since torch 2.1):
+# torch_dynamo_resume_in_<co_name>_at_<line>. The co_name is any function's, <lambda> and <genexpr> too; the line is
+# the last `_at_<digits>` (a function may be named f_at_3). Bounded: the name comes from an untrusted log. (Older
+# torch's `__resume_at_<offset>_<n>` is the global a compiled frame calls the resume function by, not its name.)
+_RESUME_NAME = lazy_compile(r"torch_dynamo_resume_in_(.{1,1000}?)_at_(\d{1,9})")
 
 
 def resume_of(code_name: str | None) -> tuple[str, int] | None:
     """(f, 22) for Dynamo's resume function torch_dynamo_resume_in_f_at_22: the rest of f after its graph break at
-    line 22; None for any other code."""
-    m = _RESUME_NAME.match(code_name or "")
+    line 22; None for any other code. Every part of compilescope reads a resume function's name through this."""
+    m = _RESUME_NAME.fullmatch(code_name or "")
     return (m[1], int(m[2])) if m else None
 
 
@@ -265,7 +268,7 @@ def _link_compiled_callees(trace: Trace, breaks: list[GraphBreak]) -> None:
         metrics = entry.metrics or {}
         name = str(metrics.get("co_name") or entry.stack[-1].name)
         filename = str(metrics.get("co_filename") or entry.stack[-1].filename)
-        if name.startswith(RESUME_PREFIX) or filename.startswith("<"):
+        if resume_of(name) is not None or filename.startswith("<"):
             continue  # (code torch generated: compiled autograd's backward graphs have a section of their own)
         first_line = metrics.get("co_firstlineno")
         start = UserLocation(filename, int(first_line) if isinstance(first_line, int) else entry.stack[-1].line, name,

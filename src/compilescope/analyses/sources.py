@@ -41,7 +41,6 @@ from ..model.records import dataclass
 
 SCHEMA_VERSION = 1
 MAX_SOURCE_BYTES = 4 << 20  # a user source bigger than this is not read from disk
-_RESUME = re.compile(r"^torch_dynamo_resume_in_(?P<func>.+)_at_(?P<line>\d+)$")
 # The code a compiled frame was, as `dis` text: compilescope's hook records every frame's; torch logs a resume
 # function's as `<co_name>_ORIGINAL_BYTECODE`.
 ORIGINAL_BYTECODE_SUFFIX = "_ORIGINAL_BYTECODE"
@@ -91,12 +90,9 @@ def line_anchor(line: int) -> str:
     return f"L{line}"
 
 
-# Dynamo's resume functions run lines of the function they resume: torch_dynamo_resume_in_f_at_22 is f.
-_RESUMED = lazy_compile(r"^torch_dynamo_resume_in_(\w+?)_at_\d+$")
-
-
-def resumed_function(code_name: str) -> str | None:
-    """The function a resume function `torch_dynamo_resume_in_f_at_22` runs the rest of (`f`); None for another code."""
+def resumed_function(code_name: str | None) -> str | None:
+    """The function a resume function `torch_dynamo_resume_in_f_at_22` runs the rest of (`f`); None for another code.
+    Dynamo's resume functions run lines of the function they resume."""
     resumed = resume_of(code_name)
     return resumed[0] if resumed else None
 
@@ -321,7 +317,7 @@ class SourceFile:
             # lines shown as such. A resume function starts inside the function it resumes, so it ends none.
             owner = self.functions.get(first)
             last = self.codes.get((name, first)) if name is not None else None
-            others = {start for code, start in self.codes if start != first and not _RESUMED.match(code)}
+            others = {start for code, start in self.codes if start != first and resume_of(code) is None}
             for n in range(first + 1, min(last or len(self.text), len(self.text)) + 1):
                 text = self.text[n - 1]
                 if n in others or (text is not None and text.startswith(("def ", "async def ", "class ", "@"))):
@@ -410,8 +406,9 @@ class _Quotes:
         lines = self.by_file.setdefault(path, {})
         if code and line not in lines:
             lines[line] = code.strip()
+        function = resumed_function(function) or function  # (a resume function's lines are its function's)
         if function and not function.startswith("<"):  # <module>, <lambda>, <genexpr>: not a def of the file
-            self.functions.setdefault(path, {}).setdefault(line, _RESUMED.sub(r"\1", function))
+            self.functions.setdefault(path, {}).setdefault(line, function)
 
 
 def _read_disk(path: str, quoted: dict[int, str]) -> tuple[list[str] | None, str]:
@@ -473,16 +470,16 @@ def _eager_frames(frames: list[UserLocation], compiled_name: str | None) -> list
     return frames[-1:]
 
 
-def _resume_frames(trace: Trace) -> dict[tuple[str, str, int], list[str]]:
-    """(path, resumed function, line) -> compile ids of the resume functions `torch_dynamo_resume_in_<f>_at_<line>`."""
-    found: dict[tuple[str, str, int], list[str]] = {}
+def _resume_frames(trace: Trace) -> dict[tuple[str, int, str], list[str]]:
+    """(path, line, torch's name) -> compile ids of the resume functions `torch_dynamo_resume_in_<f>_at_<line>`."""
+    found: dict[tuple[str, int, str], list[str]] = {}
     for entry in trace.sorted_compiles():
         frame = compiled_frame(entry)
         if frame is None:
             continue
-        m = _RESUME.match(frame[2])
-        if m:
-            ids = found.setdefault((frame[0], m["func"], int(m["line"])), [])
+        resumed = resume_of(frame[2])
+        if resumed is not None:
+            ids = found.setdefault((frame[0], resumed[1], frame[2]), [])
             if compilation_key(entry.compile_id) not in ids:
                 ids.append(compilation_key(entry.compile_id))
     return found
@@ -515,8 +512,7 @@ def graph_break_sites(trace: Trace, quotes: _Quotes | None = None) -> list[Graph
                 site.compile_ids.append(key)
             # User tracebacks name a resume function by the function it resumes.
             compiled_name = frame[2] if frame else None
-            resumed = _RESUME.match(compiled_name or "")
-            compiled_name = resumed["func"] if resumed else compiled_name
+            compiled_name = resumed_function(compiled_name) or compiled_name
             eager = _eager_frames(user, compiled_name)
             statements.setdefault(site.index, set()).add(eager[0].key)
             for f in eager:
@@ -528,8 +524,7 @@ def graph_break_sites(trace: Trace, quotes: _Quotes | None = None) -> list[Graph
     resumes = _resume_frames(trace)
     for site in sites.values():
         for path, line in sorted(statements.get(site.index, ())):
-            for (rpath, func, rline) in resumes:
-                name = f"torch_dynamo_resume_in_{func}_at_{rline}"
+            for (rpath, rline, name) in resumes:
                 if rpath == path and rline == line and name not in site.resume_functions:
                     site.resume_functions.append(name)
     return sorted(sites.values(), key=lambda s: s.index)
@@ -597,10 +592,10 @@ def analyze_sources(trace: Trace, provenance: Provenance | None = None, shapes: 
             n = at(path, line)
             if n is not None and site.index not in n.eager:
                 n.eager.append(site.index)
-    for (path, func, line), ids in resume_by_frame.items():
+    for (path, line, name), ids in resume_by_frame.items():
         n = at(path, line)
         if n is not None:
-            n.resumes.append({"function": f"torch_dynamo_resume_in_{func}_at_{line}", "compile_ids": ids})
+            n.resumes.append({"function": name, "compile_ids": ids})
 
     recompile_info = recompile_info if recompile_info is not None else recompiles(trace)
     for fr in recompile_info.frames:
