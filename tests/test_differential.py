@@ -51,7 +51,16 @@ def log_path(origin, name, tmp_path):
     return peer(name) if origin == "peer" else torch213(name)
 
 
-@pytest.mark.parametrize("origin,name", CASES)
+# tlparse names an artifact's file by the artifact's name as it is (torch_dynamo_resume_in_<lambda>_at_17_ORIGINAL_BYTECODE
+# of lambda_break.log: `<lambda>` in a file name and its URL); compilescope's names replace `<` and `>` (model.names
+# safe_stem). A known difference, kept visible: strict, so the case fails once the names agree.
+FILE_NAMES_DIFFER = {("torch213gz", "lambda_break.log.gz")}
+COMPILE_DIRECTORY_CASES = [pytest.param(*case, marks=pytest.mark.xfail(
+    strict=True, reason="tlparse keeps <lambda> in artifact file names")) if case in FILE_NAMES_DIFFER else case
+    for case in CASES]
+
+
+@pytest.mark.parametrize("origin,name", COMPILE_DIRECTORY_CASES)
 def test_compile_directory_agrees(origin, name, tmp_path):
     log = log_path(origin, name, tmp_path)
     theirs = run_tlparse(log, tmp_path / "tl")

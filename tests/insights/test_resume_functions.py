@@ -14,6 +14,10 @@ import json
 import html
 import re
 
+from compilescope.analyses.graph_breaks import resume_of
+from compilescope.analyses.sources import analyze_sources, graph_break_sites
+from compilescope.ingest.reader import read_trace
+
 from ..conftest import TORCH213_LOGS, cuda211, run_cli, torch214
 
 LOG = torch214("graph_breaks.log")
@@ -128,3 +132,38 @@ def test_summary_and_check_name_a_recompiled_resume_function_as_the_rest_of_f(ca
     assert run_cli("summary", log, "--json") == 0
     frames = json.loads(capsys.readouterr().out)["recompiles"]["frames"]
     assert [f["name"] for f in frames] == ["f", "torch_dynamo_resume_in_f_at_33"]
+
+
+def test_a_lambdas_resume_function_is_the_rest_of_the_lambda(tmp_path):
+    """lambda_break.log (torch 2.13, programs/lambda_break.py): a compiled lambda calls torch._dynamo.graph_break() on
+    line 17; torch names the rest of it torch_dynamo_resume_in_<lambda>_at_17, a name that is no identifier. Every
+    place that reads the name reads it as the rest of <lambda>: the page's slowest compilations, the line's notes
+    (the frame that starts there is the rest of the lambda, not a function of its own) and the break's resume
+    function (the sources analysis parsed the name with a pattern of its own, which took <lambda>, and the note
+    beside it with the central one, which did not: the line said "the rest of the function")."""
+    log = TORCH213_LOGS / "lambda_break.log.gz"
+    text = gzip.open(log, "rt").read()
+    metrics = re.findall(r'"compilation_metrics": \{"compile_id": "(\d+/\d+)", "frame_key": "\d+", "co_name": "([^"]+)", '
+                         r'"co_filename": "([^"]+)", "co_firstlineno": (\d+)', text)
+    assert [(cid, name, int(first)) for cid, name, _, first in metrics] == [
+        ("0/0", "<lambda>", 17), ("1/0", "torch_dynamo_resume_in_<lambda>_at_17", 17)]
+    path = metrics[0][2]
+    program = (TORCH213_LOGS.parent / "programs" / "lambda_break.py").read_text().splitlines()
+    assert "torch._dynamo.graph_break()" in program[16]
+    assert resume_of("torch_dynamo_resume_in_<lambda>_at_17") == ("<lambda>", 17)
+
+    assert run_cli(log, "-o", tmp_path / "r", "--no-browser") == 0
+    page = (tmp_path / "r" / "index.html").read_text()
+    slowest = page[page.index('<table class="slowest">'):]
+    slowest = slowest[:slowest.index("</table>")]
+    assert ('<a class="mono" href="#[1/0]" title="frame 1 (a function Dynamo compiled), compile 0 (its first)">[1/0]</a>'
+            '</td><td class="mono"><span title="Dynamo&#39;s resume function torch_dynamo_resume_in_&lt;lambda&gt;_at_17">'
+            "&lt;lambda&gt; (after its graph break at line 17)</span></td>") in slowest
+
+    with read_trace(str(log)) as trace:
+        notes = analyze_sources(trace).file(path).notes[17]
+        [site] = graph_break_sites(trace)
+    assert [fr["function"] for fr in notes.started_frames] == ["<lambda>"]
+    assert notes.rest_of == "<lambda>"
+    assert [(r.function, r.resumed) for r in notes.resume_notes] == [("torch_dynamo_resume_in_<lambda>_at_17", "<lambda>")]
+    assert (site.location.line, site.resume_functions) == (17, ["torch_dynamo_resume_in_<lambda>_at_17"])
