@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import gzip
+import io
 import json
+import re
 
 import pytest
+from rich.console import Console
 
 from compilescope.analyses.diagnosis import (
     ACCURACY_RUN, AOT_EAGER, BACKEND, EAGER, NO_COMPILE, MinifyResult, RunFacts, StageOutcome, accuracy_failure, decide, numeric_mismatch,
@@ -13,7 +16,7 @@ from compilescope.analyses.diagnosis import (
 )
 from compilescope.diagnose import DiagnoseResult
 from compilescope.ingest.reader import read_trace
-from compilescope.render.diagnosis import diagnosis_json, diagnosis_page
+from compilescope.render.diagnosis import diagnosis_json, diagnosis_page, print_verdict
 
 from ..conftest import TORCH214_LOGS, cuda211, torch213
 
@@ -120,6 +123,33 @@ def test_a_failed_compile_that_ends_the_run_is_its_failure_real_log():
     assert any("fullgraph=True" in step for step in verdict.next_steps)
     assert not any('backend="eager"' in step for step in verdict.next_steps)  # the stage that just failed
     assert isinstance(minify_plan(verdict, [eager, *skipped]), str)  # no minifier for Dynamo's own errors
+
+
+def test_a_failure_in_the_code_after_a_graph_break_names_it_as_the_rest_of_f_real_log():
+    """resume_backend_error.log (exit 1): f breaks the graph at line 17; the rest of f, compiled as
+    torch_dynamo_resume_in_f_at_17 ([1/0], as its compilation_metrics name it), holds torch.relu, which the test
+    backend refuses. The log names no failing line, so the verdict's place is the frame being compiled; the terminal's
+    Where and the page's User frame name it as the summary does (they printed torch's name), the page with torch's
+    name in its title, and diagnosis.json keeps torch's name."""
+    text = gzip.open(torch213("resume_backend_error.log.gz"), "rt").read()
+    assert re.findall(r'"compile_id": "(\d+/\d+)", "frame_key": "\d+", "co_name": "(\w+)"[^}]*"fail_type": "(\w+)"', text) \
+        == [("1/0", "torch_dynamo_resume_in_f_at_17", "BackendCompilerFailed")]
+    backend = from_log(BACKEND, "resume_backend_error.log.gz", 1)
+    stages = [passed(EAGER), passed(AOT_EAGER), backend]
+    result = DiagnoseResult(argv=ARGV, cwd="/w", outcomes=stages, verdict=decide(stages))
+    location = result.verdict.location
+    assert (location.filename.endswith("resume_backend_error.py"), location.line, location.function,
+            result.verdict.location_kind) == (True, 17, "torch_dynamo_resume_in_f_at_17", "compiled frame")
+    console = Console(file=io.StringIO(), width=300)
+    print_verdict(result, console)
+    [where] = [line.strip("│| ") for line in console.file.getvalue().splitlines() if "Where:" in line]
+    assert where.endswith("resume_backend_error.py:17 in f (after its graph break at line 17) (compiled frame)")
+    commands = hand_commands(result.argv, result.runs, result.verdict, None, "/o/minify")
+    page = diagnosis_page(result, commands, "/o")
+    cell = page[page.index('id="verdict-location">'):]
+    assert (':17 in <span title="Dynamo&#39;s resume function torch_dynamo_resume_in_f_at_17">'
+            "f (after its graph break at line 17)</span>") in cell[:cell.index("</td>")]
+    assert json.loads(diagnosis_json(result, commands))["verdict"]["location"]["function"] == "torch_dynamo_resume_in_f_at_17"
 
 
 def test_a_run_that_exits_0_past_failed_compiles_passes_real_log():

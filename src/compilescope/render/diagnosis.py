@@ -19,6 +19,7 @@ from rich.panel import Panel
 from rich.syntax import Syntax
 from rich.table import Table
 
+from ..analyses.graph_breaks import function_label
 from ..analyses.diagnosis import FAILED, PASSED, SKIPPED, TIMED_OUT, Command, DiagnoseResult
 from ..invisible import safe_terminal_text
 from .html.env import ENV
@@ -89,7 +90,9 @@ def print_verdict(result: DiagnoseResult, console: Console) -> None:
     elif v.message:
         lines.append(TerminalText(f"{'Crash' if v.crash is not None else 'Error'}:  {v.message}"))
     if v.location is not None:
-        where = f"{v.location.filename}:{v.location.line}" + (f" in {v.location.function}" if v.location.function else "")
+        # Its function named as the summary names it: a resume function as the rest of the function it resumes.
+        where = f"{v.location.filename}:{v.location.line}" + (f" in {function_label(v.location.function)}"
+                                                              if v.location.function else "")
         lines.append(TerminalText(f"Where:  {where}" + (f" ({v.location_kind})" if v.location_kind else "")))
         if v.location.code:
             lines.append(TerminalText(f"        {v.location.code}", style="dim"))

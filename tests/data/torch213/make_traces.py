@@ -57,6 +57,7 @@ SCENARIOS = [
     Scenario("graph_breaks", "graph_breaks.py"),
     Scenario("source_view", "source_view.py"),
     Scenario("lambda_break", "lambda_break.py", gzip=True),
+    Scenario("resume_backend_error", "resume_backend_error.py", expect_rc=None, gzip=True),
     # As `compilescope run` starts programs: its bytecode hook adds the transformed code of every frame.
     Scenario("transformed_code", "source_view.py", env={
         "PYTHONPATH": str(HERE.parents[2] / "src" / "compilescope" / "_child"), "COMPILESCOPE_BYTECODE_HOOK": "1"}),
