@@ -725,3 +725,23 @@ def test_a_change_the_cut_side_still_shows_is_not_marked(tmp_path, capsys):
     assert marked[("graphs", "f (diff_pair.py:30): generated kernels 4 → 2")] == "B"
     assert marked[("caches", "FX graph cache: 2 misses → 1 miss")] == "B"
 
+
+
+def test_a_frame_whose_log_names_no_first_line_is_titled_without_one(tmp_path):
+    """graph_breaks.log cut before [4/0]'s compilation_metrics (its line 2305), as a run killed while compiling the
+    rest of f after line 30 leaves it: only its dynamo_start stack names the frame (torch_dynamo_resume_in_f_at_30
+    in graph_breaks.py), with no first line. Its title leaves the line out: it read "...(graph_breaks.py:?)", and
+    check's details "graph_breaks.py:None" before that."""
+    lines = torch213("graph_breaks.log").read_text().splitlines()
+    assert lines[2304].split("] ", 1)[1].startswith('{"compilation_metrics": {"compile_id": "4/0"')
+    assert '{"line": 30, "name": "torch_dynamo_resume_in_f_at_30", "filename": 1}]' in lines[2011]
+    cut = tmp_path / "cut.log"
+    cut.write_text("\n".join(lines[:2304]) + "\n")
+    with read_trace(str(cut)) as trace:
+        frames = run_facts(trace).frames
+    [frame] = [f for f in frames.values() if f.first_line is None]
+    assert (frame.function, frame.label) == ("torch_dynamo_resume_in_f_at_30",
+                                             "f (after its graph break at line 30) (graph_breaks.py)")
+    assert sorted(f.label for f in frames.values() if f.first_line is not None) == [
+        "f (after its graph break at line 23) (graph_breaks.py:23)", "f (after its graph break at line 27) (graph_breaks.py:27)",
+        "f (after its graph break at line 28) (graph_breaks.py:28)", "f (graph_breaks.py:21)"]

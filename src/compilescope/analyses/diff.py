@@ -169,8 +169,12 @@ class FrameFacts:
 
     @property
     def label(self) -> str:
-        """"f (diff_pair.py:30)": its function and where it starts, as a change's title names it."""
-        return f"{self.function_label} ({short_path(self.filename)}:{self.first_line if self.first_line is not None else '?'})"
+        """"f (diff_pair.py:30)": its function and where it starts, as a change's title names it; "f (diff_pair.py)"
+        where the log names no first line (a compile cut before its metrics), "f" where it names no file."""
+        if not self.filename:
+            return self.function_label
+        line = f":{self.first_line}" if self.first_line is not None else ""
+        return f"{self.function_label} ({short_path(self.filename)}{line})"
 
     @property
     def recompiles(self) -> int:
