@@ -74,3 +74,16 @@ def test_no_warning_after_double_dash_or_for_the_programs_own_flags(capsys):
     assert capsys.readouterr().err == ""
     cmd.parse_args(_parser(cmd), ["-m", "pkg.train", "--overwrite"])
     assert "--overwrite after -m pkg.train goes to the program" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("command, example", [("run", "--nproc-per-node"), ("diagnose", "--lr")])
+def test_an_option_our_help_only_quotes_from_an_example_is_the_programs(command, example, capsys):
+    # The usage lines quote a program's options (`-- torchrun --nproc-per-node 2 train.py`, `-- python train.py
+    # --lr 3`): they are not ours, so a script given them gets no warning (every --word of the help was taken as ours).
+    from compilescope.cli import load_command, _parser
+
+    cmd = load_command(command)
+    assert example in _parser(cmd).format_help()
+    args = cmd.parse_args(_parser(cmd), ["train.py", example, "2"])
+    assert args.program == ["train.py", example, "2"]
+    assert capsys.readouterr().err == ""

@@ -45,9 +45,9 @@ class DiagnoseCommand:
 
     def prepare_parser(self, parser: argparse.ArgumentParser) -> None:
         parser.usage = (
-            "compilescope diagnose [--accuracy] [--minify] [-o OUT] [--timeout S] script.py [args ...]\n"
+            "compilescope diagnose [options] script.py [args ...]\n"
             "       compilescope diagnose [options] -m module [args ...]\n"
-            "       compilescope diagnose [options] -- command [args ...]"
+            "       compilescope diagnose [options] -- command [args ...]   (e.g. -- python train.py --lr 3)"
         )
         parser.allow_abbrev = False  # an abbreviation could swallow the program's own flags
         parser.add_argument("--accuracy", action="store_true",

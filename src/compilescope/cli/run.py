@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import re
 import shlex
 import sys
 
@@ -68,7 +67,9 @@ def warn_options_after_program(parser: argparse.ArgumentParser, options: list[st
         return
     program = ["-m", module] if module is not None else words[:1]
     program_args = words if module is not None else words[1:]
-    long_options = set(re.findall(r"--[a-z][\w-]*", parser.format_help()))
+    # The parser's own options, not every --word of its help: the usage's examples (`-- torchrun --nproc-per-node 2`)
+    # and the help's prose name the program's options too.
+    long_options = {name for action in parser._actions for name in action.option_strings if name.startswith("--")}
     ours, moved, kept = [], [], []
     i = 0
     while i < len(program_args):
