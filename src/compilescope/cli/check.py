@@ -60,7 +60,7 @@ class CheckCommand:
                            help="older spelling of --time-ratio 1+F: compile time may grow by this fraction (not with "
                                 "--time-ratio)")
         parser.add_argument("--junit", metavar="FILE", help="write the results as JUnit XML (one test case per rule)")
-        parser.add_argument("--json", action="store_true", help="print the results as JSON")
+        parser.add_argument("--json", action="store_true", help="print the results as JSON (docs/check-schema.md)")
 
     def run(self, args: argparse.Namespace) -> int:
         for name in ("max_graph_breaks", "max_recompiles", "max_compile_seconds", "time_margin", "time_min_seconds"):

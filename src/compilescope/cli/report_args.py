@@ -26,7 +26,7 @@ def add_report_arguments(
         "--strict-compile-id", action="store_true", help="exit non-zero if a compilation event has no compile id"
     )
     parser.add_argument("-p", "--plain-text", action="store_true", help="write generated code as plain text, not HTML")
-    parser.add_argument("--custom-header-html", default="", help="HTML to put at the top of the index page")
+    parser.add_argument("--custom-header-html", default="", metavar="HTML", help="HTML to put at the top of the index page")
     parser.add_argument("-v", "--verbose", action="store_true", help="print parse statistics and every problem")
     parser.add_argument(
         "-i", "--inductor-provenance", action="store_true",
