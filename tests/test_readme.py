@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import json
 import re
+import shlex
 from pathlib import Path
 
 import pytest
 
 from compilescope.cli import main
+
+from .conftest import run_cli, shared
 
 README = Path(__file__).resolve().parent.parent / "README.md"
 
@@ -45,3 +49,21 @@ def test_the_flag_tables_value_names_are_the_helps(capsys):
             value = value.split("\\")[0]  # (`local\|dask`: a | escaped in the table; --help says {local,dask})
             assert f"{option} {value}" in out or f"{option} {{" in out, cell
 
+
+def test_what_to_do_command_under_a_profiled_report_says_what_the_report_found(tmp_path, capsys):
+    # "ends as a report of its log does (its first three findings, the `compilescope summary` command that says what
+    # to do about them ...)". With --profile the report has one finding more than the log alone (the profile's
+    # "34 ms of GPU time" of the real H100 run): the command printed must give it too, so it takes the profile.
+    directory = shared("gpu-torch211/profile_compiled")
+    log, profile = next(directory.glob("*.log")), directory / "profile_compiled.json"
+    assert run_cli(log, "--profile", profile, "-o", tmp_path / "out", "--no-browser") == 0
+    printed = capsys.readouterr().out.splitlines()
+    [hint] = [line for line in printed if "what to do about each: " in line]
+    more = re.search(r"… (\d+) more;", hint)
+    shown = len(printed[1:printed.index(hint)])  # the lines between "Fix first:" and the hint
+    words = shlex.split(hint.split("what to do about each: ", 1)[1])
+    assert words[:2] == ["compilescope", "summary"]
+    assert main([*words[1:], "--json"]) == 0
+    findings = json.loads(capsys.readouterr().out)["findings"]
+    assert len(findings) == shown + (int(more.group(1)) if more else 0)
+    assert any(f["title"].startswith("profile profile_compiled.json:") for f in findings)

@@ -91,7 +91,7 @@ class ReportCommand:
             problems = strict_problems(trace, args.strict, args.strict_compile_id)
             unread_warning = unread_line(unread(stats), found.chosen, "report")
         where, index = shown_output(args.out, output.path)
-        print("\n".join(report_lines(results.insights, found.chosen, output.files, where, index)))
+        print("\n".join(report_lines(results.insights, found.chosen, output.files, where, index, args.profile)))
         if unread_warning and not args.verbose:  # -v has listed every problem already
             print(unread_warning, file=sys.stderr)
         if problems:

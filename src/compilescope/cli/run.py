@@ -193,7 +193,7 @@ class RunCommand:
         options = report_options(args)
         try:
             with read_trace(chosen) as trace, report_destination(out, args.overwrite, [*keep, chosen]) as local_out:
-                profiles = _program_profiles(args.profile)
+                profiles, profiles_read = _program_profiles(args.profile)
                 results = analyze(trace, profiles)
                 output = write_report(trace, local_out, args.overwrite, options, results,
                                       processes=report_processes(args.jobs, trace))
@@ -212,7 +212,7 @@ class RunCommand:
         where, index = shown_output(out, output.path)
         # The program has ended (its status and any crash's stack said above): the report's ending, as every command
         # that writes one ends.
-        print("\n".join(report_lines(results.insights, named_log, output.files, where, index)))
+        print("\n".join(report_lines(results.insights, named_log, output.files, where, index, profiles_read)))
         if unread_warning and not args.verbose:
             print(unread_warning, file=sys.stderr)
         for p in problems:
@@ -225,16 +225,19 @@ class RunCommand:
         return rc
 
 
-def _program_profiles(paths: list[str]) -> list:
-    """Each --profile, read once the program has ended (it writes them): one it did not write, or that cannot be
-    read, is a warning, and the report is written without it (run always writes the report)."""
-    profiles = []
+def _program_profiles(paths: list[str]) -> tuple[list, list[str]]:
+    """Each --profile, read once the program has ended (it writes them), and the paths of those read: one it did
+    not write, or that cannot be read, is a warning, and the report is written without it (run always writes the
+    report)."""
+    profiles, read = [], []
     for path in paths:
         try:
             profiles.extend(read_profiles([path]))
         except CompilescopeError as exc:
             print(f"compilescope: warning: {exc}: the report has no runtime from it", file=sys.stderr)
-    return profiles
+        else:
+            read.append(path)
+    return profiles, read
 
 
 def _report_not_written(trace_dir: str) -> None:

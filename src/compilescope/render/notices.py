@@ -4,7 +4,7 @@ imports rich (about 0.1 s of a small log's start-up)."""
 from __future__ import annotations
 
 import shlex
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Sequence
 
 from ..analyses.insights import Insights
 from ..analyses.unread import Unread
@@ -30,22 +30,25 @@ def unread_line(u: Unread, source: str, covers: str, side: str = "") -> str | No
 NOTHING_TO_FIX = "Nothing to fix: no errors, graph breaks or recompiles in this log."
 
 
-def findings_lines(ins: Insights, log: str | None) -> list[str]:
+def findings_lines(ins: Insights, log: str | None, profiles: Sequence[str] = ()) -> list[str]:
     """What to fix first, under a report written: the titles of the report's first findings, and the command
     that says what to do about each (log None: a saved analysis whose log is not here, which the report alone
     explains). Without it, a report written where no browser opens said only how many files it wrote, even of a
-    program that crashed."""
+    program that crashed. profiles: the --profile files the report read, given to that command too (without
+    them its summary lacks the runtime findings printed here)."""
     if not ins.findings:
         return [NOTHING_TO_FIX]
-    hint = (f"compilescope summary {one_line(shlex.quote(log))}" if log is not None
+    words = [log, *(word for path in profiles for word in ("--profile", path))] if log is not None else []
+    hint = (f"compilescope summary {one_line(shlex.join(words))}" if log is not None
             else "the report's Insights (its log is not here for compilescope summary)")
     return lead_lines("Fix first:", [(f.severity, f.title) for f in ins.findings], f"what to do about each: {hint}")
 
 
-def report_lines(ins: Insights | None, log: str | None, files: int, where: str, index: str | None) -> list[str]:
+def report_lines(ins: Insights | None, log: str | None, files: int, where: str, index: str | None,
+                 profiles: Sequence[str] = ()) -> list[str]:
     """How every command that writes the report of one log ends (compilescope LOG, report --load, run): what to fix
     first (findings_lines), then wrote_line. run printed a rich panel of its own instead, and no file count."""
-    lines = findings_lines(ins, log) if ins is not None else []
+    lines = findings_lines(ins, log, profiles) if ins is not None else []
     return [*lines, wrote_line(files, where, index)]
 
 
