@@ -207,6 +207,39 @@ def test_a_cell_of_code_starts_on_the_line_of_the_text_beside_it(tmp_path):
     assert [row for row in baselines if max(row) - min(row) > 0.5] == []
 
 
+def test_the_first_line_of_coloured_code_starts_where_the_others_do(tmp_path):
+    """The max-autotune compile of the H100 log: its generated code begins, in the raw log, with `# AOT ID:
+    ['0_forward']` then `from ctypes import c_void_p, c_long, c_int`, both at column 0. The <code> inside the <pre>
+    had a padding of its own, which indents an inline element's first line only: line 1 sat 10 px right of line 2."""
+    out = tmp_path / "out"
+    report(shared("gpu-torch211/autotune_cudagraphs/dedicated_log_torch_trace__3sg__9v.log"), out)
+    (code_page,) = (out / "-_0_0_0").glob("inductor_output_code_*.html")
+    with browser_page() as page:
+        page.goto(code_page.as_uri())
+        page.wait_for_selector("code.language-python .token")  # coloured: Prism has rewritten the lines
+        # The left edge of the first character of lines 1 and 2, and their text.
+        lines = page.evaluate("""() => {
+            const code = document.querySelector('.code td.src code');
+            const walker = document.createTreeWalker(code, NodeFilter.SHOW_TEXT);
+            const starts = [], range = document.createRange();
+            let node, lineStart = true, text = '';
+            while ((node = walker.nextNode()) && starts.length < 2) {
+                for (let i = 0; i < node.data.length && starts.length < 2; i++) {
+                    if (lineStart && node.data[i] !== '\\n') {
+                        range.setStart(node, i); range.setEnd(node, i + 1);
+                        starts.push(range.getBoundingClientRect().left);
+                    }
+                    lineStart = node.data[i] === '\\n';
+                }
+            }
+            return {starts, text: code.textContent.split('\\n').slice(0, 2)};
+        }""")
+        assert not page.console_errors and not page.external_requests
+    assert lines["text"] == ["# AOT ID: ['0_forward']", "from ctypes import c_void_p, c_long, c_int"]
+    first, second = lines["starts"]
+    assert abs(first - second) < 0.5
+
+
 def test_on_a_phone_the_dynamic_shapes_show_the_guards_of_a_line_and_fold_the_rest(tmp_path):
     """hf_gpt2_generate: 22 guards on sizes, most of them logged with an empty user stack (no user code was running).
     Each was a table row of its own ("location not in the log"), among 32 rows: at a phone's width the section ran
