@@ -288,8 +288,10 @@ def test_analyze_takes_profiles_as_report_does_and_a_str_is_one_path(tmp_path):
 
     log, profile = cuda211("profile_launch_bound.log.gz"), cuda211("profile_launch_bound.profile.json.gz")
     with compilescope.analyze(log) as plain, compilescope.analyze(log, profiles=str(profile)) as one, \
-            compilescope.analyze(log, profiles=[profile]) as listed:
+            compilescope.analyze(log, profiles=[profile]) as listed, compilescope.analyze(log, profiles=None) as none:
         assert plain.runtime is None and one.runtime is not None and one == listed
+        # None is no profile, as leaving it out is (it raised TypeError: 'NoneType' object is not iterable).
+        assert none.runtime is None and none == plain
     # (It read the string's characters as paths: "cannot read profile j".)
     with pytest.raises(CompilescopeError, match=r"^cannot read profile missing\.json: "):
         compilescope.report(log, out=tmp_path / "o", profiles="missing.json")

@@ -19,7 +19,7 @@ from .model.trace import Trace
 from .render.options import ReportOptions
 
 PathLike = Union[str, "os.PathLike[str]"]
-Profiles = Union[PathLike, "Iterable[PathLike]"]
+Profiles = Union[PathLike, "Iterable[PathLike]", None]
 
 
 def load(path: PathLike) -> Trace:
@@ -118,7 +118,9 @@ def _open(trace: Trace) -> Trace:
 
 
 def _read_profiles(profiles: Profiles) -> list:
-    """The profiles, read: one path, or several (a str is one path, not its characters)."""
+    """The profiles, read: one path, or several (a str is one path, not its characters); None: none."""
+    if profiles is None:
+        profiles = ()
     if isinstance(profiles, (str, bytes, os.PathLike)):
         profiles = [profiles]
     paths = [_path(p, "profiles") for p in profiles]
