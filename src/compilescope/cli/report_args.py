@@ -38,8 +38,10 @@ def add_report_arguments(
     )
     parser.add_argument(
         "--all-ranks-html", action="store_true",
-        help="with a directory of rank logs: a report per rank (rank_<N>/) and a landing page of what differs between ranks "
-        "(the default when the directory holds several ranks)",
+        help=("with a directory of rank logs: a report per rank (rank_<N>/) and a landing page of what differs between ranks "
+              "(the default when the directory holds several ranks)") if reads_a_path else
+        ("a report per rank (rank_<N>/) and a landing page of what differs between ranks (the default when the program "
+         "wrote several ranks' logs, as torchrun's processes do once they call init_process_group)"),
     )
     parser.add_argument(
         "--profile", action="append", default=[], metavar="PROFILE.json",
