@@ -745,3 +745,15 @@ def test_a_frame_whose_log_names_no_first_line_is_titled_without_one(tmp_path):
     assert sorted(f.label for f in frames.values() if f.first_line is not None) == [
         "f (after its graph break at line 23) (graph_breaks.py:23)", "f (after its graph break at line 27) (graph_breaks.py:27)",
         "f (after its graph break at line 28) (graph_breaks.py:28)", "f (graph_breaks.py:21)"]
+
+
+def test_wrapped_lines_end_without_padding(monkeypatch, capsys):
+    """The CUDA optimizer pair at 80 columns: the guard that failed in A, `self.param_groups[0]['lr'] ==
+    0.003333333333333333` after 'guard no longer failing: ', is wider than its column and wraps. rich pads each line
+    of a wrapped cell to the column's width; none is printed with those spaces (a copied guard took them along)."""
+    monkeypatch.setenv("COLUMNS", "80")
+    assert run_cli("diff", cuda211("compiled_optimizer.log.gz"), cuda211("compiled_optimizer_tensor_lr.log.gz")) == 1
+    out = capsys.readouterr().out.splitlines()
+    guard = out.index("      guard no longer failing: self.param_groups[0]['lr'] ==")
+    assert out[guard + 1] == "      0.003333333333333333"
+    assert [line for line in out if line != line.rstrip()] == []

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from rich.cells import cell_len
-from rich.console import Console, RenderableType
+from rich.console import Console, ConsoleOptions, RenderableType, RenderResult
+from rich.segment import Segment
 from rich.table import Table
 from rich.text import Text
 
@@ -25,6 +26,24 @@ def _hanging(prefix: Text | str, body: Text | str, style: str = "") -> Table:
     grid.add_column(overflow="fold")  # never "…": a guard or path may be copied from here
     grid.add_row(prefix, body if isinstance(body, Text) else TerminalText(body, style=style))
     return grid
+
+
+class _Trimmed:
+    """A renderable printed without the spaces rich pads its lines with: a grid fills every line of a wrapped cell
+    to the column's width, so a wrapped guard ended in spaces a copy took along."""
+
+    def __init__(self, renderable: RenderableType):
+        self.renderable = renderable
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        for line in console.render_lines(self.renderable, options, pad=False):
+            while line and not line[-1].control and not (line[-1].style and line[-1].style.bgcolor):
+                text, style, _ = line.pop()
+                if text.rstrip(" "):
+                    line.append(Segment(text.rstrip(" "), style))
+                    break
+            yield from line
+            yield Segment.line()
 
 
 def _more(items: list) -> list[RenderableType]:
@@ -69,29 +88,33 @@ def _change_lines(diff: RunDiff) -> list[RenderableType]:
     return lines
 
 
+def _print(console: Console, renderable: RenderableType) -> None:
+    console.print(_Trimmed(renderable))
+
+
 def print_diff(report: DiffReport, console: Console, typed: tuple[str, str] | None = None) -> None:
     """typed: A and B as the user typed them, which the first lines name (the report holds absolute paths)."""
     source_a, source_b = typed if typed is not None else (report.source_a, report.source_b)
-    console.print(_hanging(TerminalText("A ", style="bold"), source_a))
-    console.print(_hanging(TerminalText("B ", style="bold"), source_b))
+    _print(console, _hanging(TerminalText("A ", style="bold"), source_a))
+    _print(console, _hanging(TerminalText("B ", style="bold"), source_b))
     for rank_a in report.ranks_only_a:
-        console.print(TerminalText(f"rank {rank_a}: only in A", style="red"))
+        _print(console, TerminalText(f"rank {rank_a}: only in A", style="red"))
     for rank_b in report.ranks_only_b:
-        console.print(TerminalText(f"rank {rank_b}: only in B", style="green"))
+        _print(console, TerminalText(f"rank {rank_b}: only in B", style="green"))
     for side, lost in (("A", report.not_read_a), ("B", report.not_read_b)):
         for lost_rank, why in sorted(lost.items()):
-            console.print(_hanging(TerminalText(f"rank {lost_rank}: not read in {side}, not compared: ", style="red"), why))
+            _print(console, _hanging(TerminalText(f"rank {lost_rank}: not read in {side}, not compared: ", style="red"), why))
     for rank, diff in report.told_ranks:  # the quiet ones are one line, below
         if rank is not None:
-            console.print(TerminalText(f"\nrank {rank}", style="bold"))
+            _print(console, TerminalText(f"\nrank {rank}", style="bold"))
         for partial in diff.partial:  # before the changes, which may be only what a cut lost
-            console.print(_hanging(TerminalText("! ", style="yellow"), partial, "yellow"))
+            _print(console, _hanging(TerminalText("! ", style="yellow"), partial, "yellow"))
         if not diff:
-            console.print(TerminalText(f"No change ({count(len(diff.matched_frames), 'frame')} matched; {diff.threshold.rule})."))
+            _print(console, TerminalText(f"No change ({count(len(diff.matched_frames), 'frame')} matched; {diff.threshold.rule})."))
         for line in _change_lines(diff):
-            console.print(line)
+            _print(console, line)
         for note in diff.notes:  # what was not counted as a change, so nobody wonders
-            console.print(TerminalText(f"\n{note}", style="dim"))
+            _print(console, TerminalText(f"\n{note}", style="dim"))
     if report.rank_by_rank:
         _print_tally(report, console)
 
@@ -105,7 +128,7 @@ def _print_tally(report: DiffReport, console: Console) -> None:
 
     unchanged, changed, quiet = report.unchanged_ranks, report.changed_ranks, report.quiet_ranks
     if quiet:  # the other unchanged ranks printed their notes
-        console.print(TerminalText(f"\nNo change in {ranks(quiet)} ({report.threshold_rule})."))
+        _print(console, TerminalText(f"\nNo change in {ranks(quiet)} ({report.threshold_rule})."))
     tally = [f"{ranks(changed)} changed" if changed else "no rank changed"]
     if unchanged:
         tally.append(f"{count(len(unchanged), 'rank')} unchanged")
@@ -113,4 +136,4 @@ def _print_tally(report: DiffReport, console: Console) -> None:
         tally.append(f"{ranks(only)} on one side only")
     if lost := report.ranks_not_read:
         tally.append(f"{ranks(lost)} not read")
-    console.print(TerminalText("; ".join(tally) + ".", style="bold"))
+    _print(console, TerminalText("; ".join(tally) + ".", style="bold"))
