@@ -84,6 +84,13 @@ def test_cpp_compile_error_in_the_backend_stage_real_log():
     verdict = decide([passed(EAGER), passed(AOT_EAGER), backend])
     assert (verdict.outcome, verdict.failing_stage, verdict.stage) == ("compile_error", "backend", "kernel_compile")
     assert verdict.error.inner_exception == "CppCompileError" and verdict.stage_label == "C++/Triton compile"
+    # The stage in the sentence as a noun, and the minify step names the program the stages ran (ARGV), not a
+    # placeholder script, after diagnose's own --minify.
+    assert verdict.headline == ('Compilation fails only with your backend (inductor), while backend="eager" and '
+                                '"aot_eager" work: the failure is in the C++/Triton compile of Inductor\'s kernels.')
+    [minify] = [step for step in verdict.next_steps if step.startswith("Minify")]
+    assert minify == ('Minify: compilescope diagnose --minify does it for you; by hand: TORCHDYNAMO_REPRO_AFTER="aot" '
+                      'python3 train.py --lr 3, then run the minifier_launcher.py it writes.')
     assert minify_plan(verdict, [passed(EAGER), passed(AOT_EAGER), backend]) == MinifyPlan("aot", BACKEND, level=2)
 
 
@@ -104,6 +111,8 @@ def test_a_failed_compile_the_program_caught_does_not_fail_its_run_real_log():
     verdict = decide([eager, aot, backend])
     assert (verdict.outcome, verdict.failing_stage, verdict.stage) == ("compile_error", "backend", "user_backend")
     assert verdict.error.backend == "relu_compile_error_TESTING_ONLY" and verdict.location.line == 22  # g_relu
+    assert verdict.headline.endswith('"aot_eager" work: the failure is in the backend compiler.')  # not Inductor
+    assert not any("your_script" in step for step in verdict.next_steps)
     assert 'backend="eager" should run' not in " ".join(verdict.next_steps)  # diagnose ran it: it passed
     assert verdict.next_steps[0].startswith('backend="aot_eager" runs the program (its stage passed)')
     assert "With backend=\"eager\", 1 compile failed without stopping the program (Unsupported" in verdict.next_steps[-1]
@@ -248,7 +257,7 @@ def test_a_crash_only_in_the_backend_stage_is_the_backends_generated_code_real_l
     assert (verdict.outcome, verdict.failing_stage, verdict.stage) == ("crash", "backend", "inductor")
     assert verdict.headline == ("The program crashes in native code (Aborted, while running [0/0]'s compiled code) only "
                                 "with your backend (inductor), while backend=\"eager\" and \"aot_eager\" run it: "
-                                "Inductor.")
+                                "the crash is in the code Inductor generated.")
     assert verdict.crash is backend.crash and verdict.message == backend.crash.said
     assert verdict.location.filename.endswith("kernel_abort.py") and verdict.location_kind == "crash"
     # Python was in the output code's call: that line launched the kernel (the main thread's innermost frame).

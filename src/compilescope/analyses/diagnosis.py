@@ -27,7 +27,7 @@ from ..wording import count
 from .crash import STATIC_LAUNCHER_ADVICE, Crash, output_code_files, parse_crash, unrecorded_crash
 from .errors import (
     AOT, DYNAMO, INDUCTOR, KERNEL_COMPILE, LOWERING, NARROWING_STEPS, RECOMPILE_LIMIT, STAGE_LABELS, USER_BACKEND,
-    CompileError, compile_errors,
+    YOUR_SCRIPT, CompileError, compile_errors,
 )
 from .graph_breaks import graph_breaks
 from .recompiles import recompiles
@@ -44,6 +44,23 @@ DIAGNOSIS_LABELS = {
     PROGRAM: "The program itself (fails without torch.compile)",
     ACCURACY: "Accuracy (compiled results differ from eager)",
 }
+
+# The stage as the verdict's headline names it, in a sentence: "…work: the failure is in the backend compiler."
+STAGE_NOUNS = {
+    DYNAMO: "Dynamo's graph capture",
+    RECOMPILE_LIMIT: "Dynamo's recompile limit",
+    AOT: "AOTAutograd",
+    LOWERING: "Inductor's lowering",
+    INDUCTOR: "Inductor",
+    KERNEL_COMPILE: "the C++/Triton compile of Inductor's kernels",
+    USER_BACKEND: "the backend compiler",
+}
+
+
+def _stage_noun(stage: str, outcome: StageOutcome) -> str:
+    """STAGE_NOUNS' name of a stage, Inductor named where it was the backend compiler that failed."""
+    return STAGE_NOUNS[stage] + (" (Inductor)" if stage == USER_BACKEND and outcome.used_inductor else "")
+
 
 # Environment of each stage run. TORCH_BISECT_BACKEND is read by torch.compile itself
 # (torch/__init__.py, for torch._inductor.compiler_bisector) and replaces the backend of
@@ -394,14 +411,22 @@ _STAGE_WORKAROUND = {
 }
 
 
-def _steps_after_stages(key: str, steps: list[str]) -> list[str]:
-    """An error's next steps, less those that rerun a stage diagnose has run: in their place, what that showed."""
+def _steps_after_stages(key: str, steps: list[str], facts: RunFacts | None) -> list[str]:
+    """An error's next steps, less those that rerun a stage diagnose has run: in their place, what that showed. A
+    minify step names the program diagnose ran, and diagnose's own --minify first."""
     narrowing = [i for i, step in enumerate(steps) if step in NARROWING_STEPS]
-    kept = [step for step in steps if step not in NARROWING_STEPS]
+    kept = [_minify_step(step, facts) for step in steps if step not in NARROWING_STEPS]
     workaround = _STAGE_WORKAROUND.get(key)
     if narrowing and workaround:
         kept.insert(narrowing[0], workaround)
     return kept
+
+
+def _minify_step(step: str, facts: RunFacts | None) -> str:
+    if YOUR_SCRIPT not in step or facts is None:
+        return step
+    by_hand = step.removeprefix("Minify: ").replace(YOUR_SCRIPT, shell_line(facts.argv))
+    return f"Minify: compilescope diagnose --minify does it for you; by hand: {by_hand}"
 
 
 _NO_TORCH = "ModuleNotFoundError: No module named 'torch'"
@@ -442,9 +467,10 @@ def decide(outcomes: list[StageOutcome], accuracy: StageOutcome | None = None) -
                  BACKEND.key: f"only with your backend{f' ({failed.backend_name})' if failed.backend_name else ''}, "
                               "while backend=\"eager\" and \"aot_eager\" work"}[key]
         return Verdict(
-            "compile_error", f"Compilation fails {where}: {DIAGNOSIS_LABELS[stage]}.", key, stage, error,
+            "compile_error", f"Compilation fails {where}: the failure is in {_stage_noun(stage, failed)}.", key, stage,
+            error,
             message=error.message, location=error.location, location_kind=error.location_kind,
-            next_steps=_steps_after_stages(key, error.next_steps) + _caught_seen(outcomes),
+            next_steps=_steps_after_stages(key, error.next_steps, failed.facts) + _caught_seen(outcomes),
         )
     if key == BACKEND.key and failed.mismatch:  # the program checked its results: wrong with this backend only
         return _wrong_results(failed, accuracy, "the program's own check of them fails with {name} alone "
@@ -522,8 +548,11 @@ def _crashed(failed: StageOutcome, disabled: StageOutcome | None, outcomes: list
                      f"\"{after}\" TORCHDYNAMO_REPRO_LEVEL=3 writes minifier_launcher.py before each compiled graph runs "
                      "(a crash leaves no time after), and `python minifier_launcher.py minify` (isolated, its default) "
                      "runs each try in a process of its own, so that a crash is a failure it can shrink.")
+    culprit = _stage_noun(stage, failed)
+    if stage in (INDUCTOR, USER_BACKEND) and not crash.compiling:  # it crashed running what the backend wrote
+        culprit = f"the code {culprit} generated"
     return Verdict(
-        "crash", f"The program crashes in native code ({crash.error}{during}) {where}: {DIAGNOSIS_LABELS[stage]}.",
+        "crash", f"The program crashes in native code ({crash.error}{during}) {where}: the crash is in {culprit}.",
         key, stage, message=crash.said, location=crash.user_frame, location_kind="crash", crash=crash,
         next_steps=steps + _caught_seen(outcomes))
 

@@ -41,6 +41,8 @@ RETRY_AOT_EAGER = "Retry with backend=\"aot_eager\": if it fails too, the error 
 LOWERING_WORKAROUND = "The error is in Inductor lowering: backend=\"aot_eager\" should run (use it as a workaround)."
 INDUCTOR_WORKAROUND = "The error is in Inductor: backend=\"aot_eager\" should run (use it as a workaround)."
 CONFIRM_USER_BACKEND = "The backend compiler raised: backend=\"eager\" should run, which confirms it."
+# The program in a minify step, as a log names it (it does not say what ran); diagnose, which ran it, names it.
+YOUR_SCRIPT = "python your_script.py"
 # `compilescope diagnose` runs those stages itself: its verdict says what they showed instead.
 NARROWING_STEPS = frozenset({CONFIRM_DYNAMO, RETRY_AOT_EAGER, LOWERING_WORKAROUND, INDUCTOR_WORKAROUND, CONFIRM_USER_BACKEND})
 
@@ -57,26 +59,26 @@ NEXT_STEPS = {
     ],
     AOT: [
         RETRY_AOT_EAGER,
-        "Minify: TORCHDYNAMO_REPRO_AFTER=\"dynamo\" python your_script.py writes a minimal repro.",
+        f"Minify: TORCHDYNAMO_REPRO_AFTER=\"dynamo\" {YOUR_SCRIPT} writes a minimal repro.",
     ],
     LOWERING: [
         LOWERING_WORKAROUND,
-        "Minify: TORCHDYNAMO_REPRO_AFTER=\"aot\" python your_script.py, then run the minifier_launcher.py it writes.",
+        f"Minify: TORCHDYNAMO_REPRO_AFTER=\"aot\" {YOUR_SCRIPT}, then run the minifier_launcher.py it writes.",
         "Report it to PyTorch with the minified repro.",
     ],
     INDUCTOR: [
         INDUCTOR_WORKAROUND,
-        "Minify: TORCHDYNAMO_REPRO_AFTER=\"aot\" python your_script.py, then run the minifier_launcher.py it writes.",
+        f"Minify: TORCHDYNAMO_REPRO_AFTER=\"aot\" {YOUR_SCRIPT}, then run the minifier_launcher.py it writes.",
     ],
     KERNEL_COMPILE: [
         "A generated kernel did not compile: read the compiler errors above and the generated code "
         "(inductor_output_code) at the failing line; a missing header or compiler means a toolchain problem.",
         "Otherwise it is an Inductor codegen bug: backend=\"aot_eager\" works around it.",
-        "Minify: TORCHDYNAMO_REPRO_AFTER=\"aot\" python your_script.py, then run the minifier_launcher.py it writes.",
+        f"Minify: TORCHDYNAMO_REPRO_AFTER=\"aot\" {YOUR_SCRIPT}, then run the minifier_launcher.py it writes.",
     ],
     USER_BACKEND: [
         CONFIRM_USER_BACKEND,
-        "Minify: TORCHDYNAMO_REPRO_AFTER=\"dynamo\" python your_script.py writes repro.py to "
+        f"Minify: TORCHDYNAMO_REPRO_AFTER=\"dynamo\" {YOUR_SCRIPT} writes repro.py to "
         "torch._dynamo.config.base_dir.",
     ],
 }
