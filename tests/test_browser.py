@@ -370,3 +370,24 @@ def test_the_diagnosis_stages_fit_a_laptop_and_what_each_runs_reads_in_words(tmp
                                      .map(row => row.cells[1].getBoundingClientRect().width))""")
         assert narrowest > 100
         assert page.console_errors == [] and page.external_requests == []
+
+
+def test_diff_runs_table_and_phase_times_fit_a_phone(tmp_path):
+    """The CUDA optimizer pair (A: a float lr, 6 compiles of step; B: a tensor lr, 1): at a phone's width the table of
+    the two runs does not scroll inside itself (seven columns did), and each phase time is one line ("2.04 s" broke
+    between number and unit)."""
+    out = tmp_path / "diff"
+    assert run_cli("diff", cuda211("compiled_optimizer.log.gz"), cuda211("compiled_optimizer_tensor_lr.log.gz"),
+                   "-o", out, "--no-browser") == 1
+    with browser_page() as page:
+        page.set_viewport_size({"width": PHONE, "height": 900})
+        page.goto((out / "index.html").as_uri())
+        sides = page.evaluate("(t => [t.scrollWidth, t.clientWidth, t.getBoundingClientRect().right])"
+                              "(document.getElementById('sides'))")
+        assert sides[0] <= sides[1] and sides[2] <= PHONE
+        times = page.evaluate("""Array.from(document.querySelectorAll('table.diff-detail td.num')).map(td => {
+            const r = document.createRange(); r.selectNodeContents(td); return [td.textContent, r.getClientRects().length];
+        })""")
+        assert times and all(lines == 1 for _, lines in times), times
+        assert any(text.endswith((" s", " ms")) for text, _ in times)  # a number and its unit, in one line
+        assert not page.console_errors and not page.external_requests

@@ -757,3 +757,17 @@ def test_wrapped_lines_end_without_padding(monkeypatch, capsys):
     guard = out.index("      guard no longer failing: self.param_groups[0]['lr'] ==")
     assert out[guard + 1] == "      0.003333333333333333"
     assert [line for line in out if line != line.rstrip()] == []
+
+
+def test_a_new_failure_is_marked_as_a_change_for_the_worse(tmp_path):
+    """diff_fail.log.gz has the failed compile (fail_type InductorError, a CppCompileError) that diff_base.log.gz
+    lacks: on the page its mark is added ('+') yet drawn as worse; the other way round, gone, it is better. The other
+    changes (compiles, graphs) keep their kind's colour alone."""
+    assert run_cli("diff", log("base"), log("fail"), "-o", tmp_path / "fail", "--no-browser") == 1
+    assert run_cli("diff", log("fail"), log("base"), "-o", tmp_path / "fixed", "--no-browser") == 1
+    marks = {name: re.findall(r'<div class="diff-change"><span class="([^"]*)" title="[^"]*">[^<]*</span> ([^<\n]*)',
+                              (tmp_path / name / "index.html").read_text()) for name in ("fail", "fixed")}
+    assert [cls for cls, title in marks["fail"] if title.startswith("new failure in f")] == ["kind-added worse"]
+    assert [cls for cls, title in marks["fixed"] if title.startswith("failure gone in f")] == ["kind-removed better"]
+    others = [cls for cls, title in marks["fail"] if not title.startswith("new failure")]
+    assert others and all(" " not in cls for cls in others)

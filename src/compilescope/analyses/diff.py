@@ -535,6 +535,9 @@ def unread_note(side: str) -> str:
     return f"may be only what {side}'s log lacks"
 
 
+_WORSE_WHEN_ADDED = frozenset({"crash", "failures", "graph_breaks", "cudagraphs", "warnings"})
+
+
 @dataclass
 class Change:
     section: str  # a key of SECTION_LABELS
@@ -548,6 +551,15 @@ class Change:
     # crashed) that may explain this change (it has less of what the change names: a frame, compiles, a break it
     # lacks; see _may_be_unread): the change may be only what that side's log lacks, not what the run did.
     unread_side: str | None = None
+
+    @property
+    def direction(self) -> str | None:
+        """"worse" or "better" where the kind alone misleads: a failure, graph break, crash, CUDA graph skip or
+        torch warning added is a change for the worse (what `check --baseline` fails on), one removed for the
+        better; None for the rest (more graphs or kernels are neither)."""
+        if self.section in _WORSE_WHEN_ADDED and self.kind in ("added", "removed"):
+            return "worse" if self.kind == "added" else "better"
+        return None
 
     @property
     def unread_note(self) -> str:
