@@ -137,8 +137,12 @@ def test_baseline_regressions(capsys, tmp_path):
     # Compile time up by the threshold or more: test_compile_time_fails_the_gate_where_diff_calls_it_a_change.
     # A compile that fails where the baseline's did not.
     assert run_cli("check", log("fail"), "--baseline", log("base")) == 1
+    # (diff_fail.log.gz's compile of f failed: fail_type InductorError, a CppCompileError; diff_base's did not) Its
+    # message points at what explains a failure: the summary of the log, or diagnose on the program.
     assert lines(capsys.readouterr().out) == [
-        "baseline-failures: new failure in f (diff_pair.py:30): InductorError: CppCompileError: C++ compile error"]
+        "baseline-failures: new failure in f (diff_pair.py:30): InductorError: CppCompileError: C++ compile error; why, "
+        f"and what to try: compilescope summary {log('fail').resolve()} (or compilescope diagnose on the program: the "
+        "stage that fails)"]
     # A compile that CUDA graphs skip where the baseline's ran as graphs (the real reduce-overhead run on an H200,
     # whose residual [0/0] was recorded, and a copy whose [0/0] mutated an input); the other way round is no regression.
     gpu = cuda211("cudagraph_skips.log.gz")
@@ -534,7 +538,9 @@ def test_a_regression_a_cut_baseline_may_explain_says_so(tmp_path, capsys):
     assert run_cli("check", run, "--baseline", baseline) == 1
     out = capsys.readouterr().out.splitlines()
     # (inner, external_utils.py:67: DDP's frame, which rank 1 recompiled for its smaller last batch)
-    assert ("baseline-recompiles: rank 1: 0 → 1 recompiles; most in inner (external_utils.py:67): 0 → 1 (may be only "
+    # (its guard: tensor 'args[0]' size mismatch at index 0. expected 32, actual 20, in rank 1's log)
+    assert ("baseline-recompiles: rank 1: 0 → 1 recompiles; most in inner (external_utils.py:67): 0 → 1, 1 of them "
+            "failing tensor 'args[0]' size mismatch at index 0. expected 32, actual 20 (tensor size) (may be only "
             "what the baseline's log lacks)") in out
     assert out[-1].startswith("whole-log: rank 1: the baseline's log was not read in full (")
     # The whole run against the whole baseline: no regression, and nothing said of a cut.
@@ -587,3 +593,17 @@ def test_a_failed_rule_names_what_broke_it_on_a_real_gpu_run(capsys):
     assert run_cli("check", cuda211("dynamic_batch.log.gz"), "--max-recompiles", "0") == 1
     assert lines(capsys.readouterr().out) == [
         "max-recompiles: 2 recompiles, at most 0 allowed: step (dynamic_batch.py:12) recompiled 2 times"]
+
+
+def test_more_recompiles_name_the_guard_that_failed_most(capsys):
+    """The CUDA optimizer with a float lr (the run) against a tensor lr (the baseline): step recompiled 5 times where
+    the baseline compiled it once. The log's recompile reasons: once `self.param_groups[0]['lr'] == 0.0033…`, then four
+    times `___as_tensor(self.param_groups[0]['lr']).item() == ` a new value (0.0047, 0.006, 0.0073, 0.0087: the LR
+    scheduler's next steps). The message names that guard and what it checks, on its one line."""
+    assert run_cli("check", cuda211("compiled_optimizer.log.gz"), "--baseline",
+                   cuda211("compiled_optimizer_tensor_lr.log.gz")) == 1
+    [message] = [line for line in capsys.readouterr().out.splitlines() if line.startswith("baseline-recompiles")]
+    assert message == (
+        "baseline-recompiles: 0 → 5 recompiles; most in step (adam.py:214): 0 → 5, 4 of them failing "
+        "___as_tensor(self.param_groups[0]['lr']).item() == one of 0.004666666666666667, 0.006000000000000001, "
+        "0.007333333333333335, 0.00866666666666667 (optimizer hyperparameter)")

@@ -6,12 +6,14 @@ through the diff (analyses.diff), so frames and graph breaks are matched the sam
 
 from __future__ import annotations
 
+import shlex
 from dataclasses import field
 from typing import Any
 
-from .diff import (FrameFacts, RunFacts, TimeThreshold, crash_called_from, crash_line, diff_runs, paired_ranks,
-                   unread_note)
+from .diff import (FrameFacts, RunFacts, TimeThreshold, crash_called_from, crash_line, diff_runs, most_failed_guard,
+                   multiset_diff, paired_ranks, unread_note)
 from .graph_breaks import resume_of
+from .recompiles import CHANGE_LABELS, classify_change
 from .unread import Unread
 from .userloc import is_python_library_file
 from .diff import short_path as _short
@@ -102,7 +104,19 @@ def _grew_most(base: RunFacts, run: RunFacts) -> str:
     if not grown or max(d for d, _ in grown) <= 0:
         return ""
     _, f = max(grown, key=lambda g: g[0])
-    return f"; most in {f.label}: {base.frames[f.key].recompiles} → {f.recompiles}"
+    return f"; most in {f.label}: {base.frames[f.key].recompiles} → {f.recompiles}{_failing(base.frames[f.key], f)}"
+
+
+def _failing(base: FrameFacts, run: FrameFacts) -> str:
+    """", 4 of them failing ___as_tensor(self.param_groups[0]['lr']).item() == one of 0.0047, … (optimizer
+    hyperparameter)": the guard that failed most often in this run and not in the baseline, with what it checks in
+    the recompiles analysis's words: what to make stable or dynamic."""
+    _, new = multiset_diff(base.guard_failures, run.guard_failures)
+    found = most_failed_guard(new)
+    if found is None:
+        return ""
+    guard, times, first = found
+    return f", {times} of them failing {guard} ({CHANGE_LABELS[classify_change(first)]})"
 
 
 def _library_note(counted: int, total: int) -> str:
@@ -259,6 +273,7 @@ def _regressions(runs: dict[int | None, RunFacts], baseline: dict[int | None, Ru
                               f"baseline: {count(len(uncompared), 'rank')} of the run ({names}) not compared: the "
                               f"baseline has ranks {_ranks(baseline)} (a baseline of one log is compared with every rank)"))
     new_breaks, more_recompiles, slower, new_failures, new_skips, new_warnings = [], [], [], [], [], []
+    failed_log = ""  # the log of the first new failure: the one the message points at
     new_export_issues: list[str] = []
     # Checked where a side holds a torch.export, as no-export-issues is with no rule given: a --baseline gate checks
     # no absolute rule, so a draft export issue the change brought passed it.
@@ -280,6 +295,7 @@ def _regressions(runs: dict[int | None, RunFacts], baseline: dict[int | None, Ru
                     new_breaks.append(regression)
             elif c.section == "failures" and c.kind == "added" and not _in_python_library(run, c.frame):
                 new_failures.append(regression)
+                failed_log = failed_log or run.source
             elif c.section == "cudagraphs" and c.kind == "added":
                 new_skips.append(regression)
             elif c.section == "warnings" and c.kind == "added":
@@ -311,8 +327,11 @@ def _regressions(runs: dict[int | None, RunFacts], baseline: dict[int | None, Ru
         ("baseline-cudagraphs", "no compile run without CUDA graphs that the baseline ran with them", new_skips),
     ):
         if found:
+            # A failure's message names what explains it: its error and next steps, and the stage that fails.
+            explained = (f"; why, and what to try: compilescope summary {shlex.quote(failed_log)} (or compilescope "
+                         "diagnose on the program: the stage that fails)") if name == "baseline-failures" else ""
             out.append(RuleResult(name, description, False, f"{name}: {found[0]}"
-                                  + (f" (and {len(found) - 1} more)" if len(found) > 1 else ""), found))
+                                  + (f" (and {len(found) - 1} more)" if len(found) > 1 else "") + explained, found))
         elif name == "baseline-compile-time" and slower_within_noise:
             out.append(RuleResult(name, description, True, f"{'; '.join(slower_within_noise)}, so no regression",
                                   noteworthy=True))

@@ -660,11 +660,17 @@ def _config_value(value: str | None, side: str) -> str:
     return value
 
 
+def _differing_numbers(texts: list[str]) -> list[int]:
+    """Where the numbers of guards that differ only in their numbers differ: their indexes among the numbers."""
+    numbers = [_GUARD_NUMBER.findall(t) for t in texts]
+    return [i for i in range(len(numbers[0])) if len({n[i] for n in numbers}) > 1]
+
+
 def _one_of(guards: list[str]) -> str:
     """Guards that differ only in their numbers, as one: the number that differs written as its values."""
     texts = list(dict.fromkeys(guards))
     numbers = [_GUARD_NUMBER.findall(t) for t in texts]
-    differ = [i for i in range(len(numbers[0])) if len({n[i] for n in numbers}) > 1]
+    differ = _differing_numbers(texts)
     if len(differ) != 1:
         return texts[0] if len(texts) == 1 else "; ".join(texts)
     at = differ[0]
@@ -673,7 +679,22 @@ def _one_of(guards: list[str]) -> str:
     return texts[0][:match.start()] + values + texts[0][match.end():]
 
 
-def _multiset_diff(a: list, b: list) -> tuple[list, list]:
+def most_failed_guard(guards: list[str]) -> tuple[str, int, str] | None:
+    """The guard among these that failed most often, those that differ only in a number counted as one (as
+    Change.guard_lines groups them): as _one_of writes it, how often it failed, and its first text as torch wrote it."""
+    groups: dict[str, list[str]] = {}
+    for guard in guards:
+        groups.setdefault(_GUARD_NUMBER.sub("#", guard), []).append(guard)
+    if not groups:
+        return None
+    most = max(groups.values(), key=len)  # the first of the largest: the order they failed in
+    texts = list(dict.fromkeys(most))
+    if len(texts) > 1 and len(_differing_numbers(texts)) != 1:  # _one_of would list them all
+        return f"guards like {texts[0]}", len(most), most[0]
+    return _one_of(most), len(most), most[0]
+
+
+def multiset_diff(a: list, b: list) -> tuple[list, list]:
     ca, cb = Counter(a), Counter(b)
     return list((ca - cb).elements()), list((cb - ca).elements())
 
@@ -684,7 +705,7 @@ def _node_key(node: list) -> tuple:
 
 def _diff_nodes(nodes_a: list[list], nodes_b: list[list]) -> dict[str, list] | None:
     """Nodes added, removed or retargeted between two graphs, matched by (op, target, user line)."""
-    removed, added = _multiset_diff([_node_key(n) for n in nodes_a], [_node_key(n) for n in nodes_b])
+    removed, added = multiset_diff([_node_key(n) for n in nodes_a], [_node_key(n) for n in nodes_b])
     # Same op at the same user line with another target: retargeted, not one removed and one added.
     retargeted = []
     for r in list(removed):
@@ -818,7 +839,7 @@ def diff_runs(a: RunFacts, b: RunFacts, threshold: TimeThreshold = TimeThreshold
         fa, fb = a.frames[k], b.frames[k]
         label = fa.label
         if len(fa.compile_ids) != len(fb.compile_ids):
-            gone, new = _multiset_diff(fa.guard_failures, fb.guard_failures)
+            gone, new = multiset_diff(fa.guard_failures, fb.guard_failures)
             # The run with fewer compiles whose last one failed: a failure torch suppressed (suppress_errors, a
             # graph break it cannot resume from) makes Dynamo run the code uncompiled from then on, so the guards
             # the other run recompiled for were never checked there: not a fix of what made them fail.
@@ -835,7 +856,7 @@ def diff_runs(a: RunFacts, b: RunFacts, threshold: TimeThreshold = TimeThreshold
                  "new_guard_failures": new, "gone_guard_failures": gone,
                  **({"stopped_after_failure": {"side": side, "compile_id": stopped}} if stopped else {})}))
         else:
-            gone, new = _multiset_diff(fa.guard_failures, fb.guard_failures)
+            gone, new = multiset_diff(fa.guard_failures, fb.guard_failures)
             if new or gone:
                 changes.append(Change("recompiles", "changed", f"{label}: recompiles for another guard", k,
                                       fa.guard_failures, fb.guard_failures,
@@ -903,7 +924,7 @@ def diff_runs(a: RunFacts, b: RunFacts, threshold: TimeThreshold = TimeThreshold
     # CUDA graphs: compiles run without them in one run only (of the frames compiled in both), by reason.
     skips_a = [(x["frame"], x["reason"]) for x in a.cudagraph_skips if x["frame"] in result.matched_frames]
     skips_b = [(x["frame"], x["reason"]) for x in b.cudagraph_skips if x["frame"] in result.matched_frames]
-    gone, new = _multiset_diff(skips_a, skips_b)
+    gone, new = multiset_diff(skips_a, skips_b)
     for frame_key_, reason in new:
         before = next((g for g in gone if g[0] == frame_key_), None)
         if before is not None:  # without CUDA graphs in both runs, for another reason
@@ -958,7 +979,7 @@ def diff_runs(a: RunFacts, b: RunFacts, threshold: TimeThreshold = TimeThreshold
     # (mark_dynamic, dynamic=True) or a recompile did (automatic dynamic, after a size changed).
     sym_a = [(s["source"], s["file"], s["line"], s.get("first_compile")) for s in a.symbols if matched(s)]
     sym_b = [(s["source"], s["file"], s["line"], s.get("first_compile")) for s in b.symbols if matched(s)]
-    gone, new = _multiset_diff(sym_a, sym_b)
+    gone, new = multiset_diff(sym_a, sym_b)
     when = lambda first: "from the first compile" if first else "after a recompile"  # noqa: E731
     for s in list(gone):
         other = next((x for x in new if x[:3] == s[:3]), None)
@@ -977,7 +998,7 @@ def diff_runs(a: RunFacts, b: RunFacts, threshold: TimeThreshold = TimeThreshold
                               + (f" (×{n})" if n > 1 else ""), None, None, {"source": s[0], "file": s[1], "line": s[2]}))
     spec_a = [(tuple(s["sources"]), s["value"], s["file"], s["line"]) for s in a.specializations if matched(s)]
     spec_b = [(tuple(s["sources"]), s["value"], s["file"], s["line"]) for s in b.specializations if matched(s)]
-    gone, new = _multiset_diff(spec_a, spec_b)
+    gone, new = multiset_diff(spec_a, spec_b)
     # (one change per source and place, with every value: a compiled optimizer step specialized its learning rate
     # at each of five values, which one fix, a tensor lr, undoes)
     for specs, kind, said in ((gone, "removed", "no longer specialized"), (new, "added", "now specialized")):
@@ -1118,7 +1139,7 @@ def _warning_changes(a: RunFacts, b: RunFacts, result: RunDiff) -> list[Change]:
     # Where torch warned is its file, not its line: the line moves from one torch version to the next
     # (lowering.py:2633 in 2.13 is :2774 in 2.14), and the same warning is no new one.
     key = lambda w: (w["source"].rsplit(":", 1)[0], w["name"] or w["text"])  # noqa: E731
-    gone, new = _multiset_diff(list(dict.fromkeys(key(w) for w in a.warnings)), list(dict.fromkeys(key(w) for w in b.warnings)))
+    gone, new = multiset_diff(list(dict.fromkeys(key(w) for w in a.warnings)), list(dict.fromkeys(key(w) for w in b.warnings)))
     first = {key(w): w for w in reversed([*a.warnings, *b.warnings])}
     changes = [Change("warnings", "added", f"torch now warns: {what}", first[(source, what)]["frame"], None,
                       first[(source, what)]) for source, what in new]
