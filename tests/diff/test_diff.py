@@ -619,16 +619,34 @@ def test_a_rank_read_in_part_says_so_before_the_changes_its_cut_may_make(tmp_pat
     assert rank["notes"][0].startswith("B's log was not read in full (")
 
 
-def test_a_change_whose_location_the_log_lacks_says_so(capsys):
+def test_a_symbol_made_in_torchs_code_is_placed_at_the_users_call(capsys):
     # The two ranks of the real DDP job (tests/data/cuda_torch211/logs/ddp_uneven_batch/): rank 1's recompile makes the
-    # batch dynamic, a symbol whose create_symbol record's stack holds torch's frames only (nn.Sequential's, Linear's).
+    # batch dynamic, a symbol whose create_symbol record's user stack holds torch's frames only (DDP's inner,
+    # nn.Sequential's forward, Linear's `return F.linear(...)` at linear.py:134); its Python stack has the user's line
+    # that called them, ddp_uneven_batch.py:27 (`loss = step(x).pow(2).mean()`): the change names both, as recompiles
+    # places the size check that failed ("passed in by the call at ddp_uneven_batch.py:27").
     ranks = sorted(cuda211("ddp_uneven_batch").glob("*.log.gz"))
     assert run_cli("diff", *ranks, "--json") == 1
     [doc] = json.loads(capsys.readouterr().out)["ranks"]
     [symbol] = [c for c in doc["changes"] if c["section"] == "dynamic_shapes"]
-    assert symbol["title"] == "new dynamic symbol for L['args'][0].size()[0] (location not in the log)"
-    assert (symbol["b"]["file"], symbol["b"]["line"]) == (None, None)
+    assert symbol["title"] == ("new dynamic symbol for L['args'][0].size()[0] (in torch's linear.py:134, called at "
+                               "ddp_uneven_batch.py:27)")
+    assert symbol["b"]["file"].endswith("/ddp_uneven_batch.py") and symbol["b"]["line"] == 27
     assert "None" not in " ".join(c["title"] for c in doc["changes"])
+
+
+def test_the_optimizers_lr_symbol_is_placed_at_the_users_call(capsys):
+    """compiled_optimizer.log.gz: each create_symbol of zf8 (L['self'].param_groups[0]['lr']) has a user stack of
+    torch's adam.py:229 only (`for group in self.param_groups:` in step), and a Python stack whose last line of the
+    program is compiled_optimizer.py:24 (`opt.step()` in opt_step). The tensor lr run makes no symbol: removed, 5 times
+    (6 records: compiles [2/1] to [2/5], [2/1] restarted as [2/1_1], whose symbol is the one kept), placed at that
+    call. Its specialization stays unplaced: torch logged it with user_stack null (in its _tensorify_python_scalars
+    pass, no line of step running)."""
+    assert run_cli("diff", cuda211("compiled_optimizer.log.gz"), cuda211("compiled_optimizer_tensor_lr.log.gz")) == 1
+    out = " ".join(capsys.readouterr().out.split())  # as one line: the terminal wraps them
+    assert ("- dynamic symbol for L['self'].param_groups[0]['lr'] removed (in torch's adam.py:229, called at "
+            "compiled_optimizer.py:24) (×5)") in out
+    assert "0.01 (location not in the log)" in out.split("no longer specialized: ")[1]
 
 
 def test_each_fleets_totals_are_in_the_json_as_the_page_heads_it(tmp_path, capsys):

@@ -239,3 +239,24 @@ def test_the_summary_heading_counts_the_sizes_its_rows_show_not_each_compiles_sy
     ds = _summary(capsys, log, "--json")["dynamic_shapes"]
     assert len(ds["sizes"]) == 2
     assert ds["overview"] == f"2 sizes compiled as dynamic; {guards} guards added, {guards} where torch logged no line"
+
+
+def test_a_symbol_torch_made_in_its_own_code_is_placed_at_the_users_call(capsys):
+    """compiled_optimizer.log.gz: every create_symbol of the lr (zf8) has a user stack of torch's own frame only
+    (adam.py:229, in the Adam.step Dynamo traced); the line the user can change is the program's call into it, the last
+    frame of the record's Python stack that is the program's: each symbol is placed there, torch's line kept beside."""
+    raw = RawLog(cuda211("compiled_optimizer.log.gz"))
+    records = [payload for _, _, payload in raw.of("create_symbol")]
+    assert records and all(len(p["user_stack"]) == 1 for p in records)
+    torch_line = {raw.user_line(p) for p in records}
+    program = {(raw.strings[f["filename"]], f["line"]) for p in records for f in p["stack"]
+               if raw.strings[f["filename"]].endswith("/programs/compiled_optimizer.py")}
+    called = {max((f for f in p["stack"] if raw.strings[f["filename"]].endswith("/programs/compiled_optimizer.py")),
+                  key=p["stack"].index)["line"] for p in records}
+    assert len(torch_line) == 1 and next(iter(torch_line))[0].endswith("/torch/optim/adam.py") and len(program) > 1
+    ds = _summary(capsys, cuda211("compiled_optimizer.log.gz"), "--json")["dynamic_shapes"]
+    assert {(_line(s["location"])[1], _line(s["torch_location"])) for s in ds["symbols"]} == {
+        (line, next(iter(torch_line))) for line in called}
+    [size] = ds["sizes"]
+    assert size["location"]["filename"].endswith("/programs/compiled_optimizer.py") and size["location"]["line"] in called
+    assert _line(size["torch_location"]) == next(iter(torch_line))

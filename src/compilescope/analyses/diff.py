@@ -244,8 +244,11 @@ def _loc(location) -> dict[str, Any]:
     return {"file": location.filename, "line": location.line, "function": location.function, "code": location.code}
 
 
-def _at(file: str | None, line: int | None) -> str:
-    """'at prog.py:12', or what the log lacks (a symbol torch logged with no user frame)."""
+def _at(file: str | None, line: int | None, torch_line: str | None = None) -> str:
+    """'at prog.py:12', or what the log lacks (a symbol torch logged with no user frame); "in torch's adam.py:229,
+    called at prog.py:24" where the user's line is the call into torch's (dynamic_shapes._location)."""
+    if file and torch_line:
+        return f"in torch's {torch_line}, called at {_short(file)}:{line}"
     return f"at {_short(file)}:{line}" if file else "location not in the log"
 
 
@@ -427,7 +430,8 @@ def run_facts(trace: Trace, statuses: dict[CompileId | None, str] | None = None)
     shapes = dynamic_shapes(trace)
     first_cids = {f.compile_ids[0] for f in frames.values() if f.compile_ids}
     symbols = [{"source": s.source, "range": s.range, "unbacked": s.unbacked, "frame": frame_by_cid.get(s.compile_id),
-                "first_compile": s.compile_id in first_cids, **_loc(s.location)}
+                "first_compile": s.compile_id in first_cids, **_loc(s.location),
+                "torch_line": s.torch_location.short if s.torch_location else None}
                for s in shapes.symbols if s.compile_id in kept]
     specs = [{"sources": s.sources, "value": s.value, "reason": s.reason, "frame": frame_by_cid.get(s.compile_id),
               **_loc(s.location)} for s in shapes.specializations if s.compile_id in kept]
@@ -979,6 +983,8 @@ def diff_runs(a: RunFacts, b: RunFacts, threshold: TimeThreshold = TimeThreshold
     # (mark_dynamic, dynamic=True) or a recompile did (automatic dynamic, after a size changed).
     sym_a = [(s["source"], s["file"], s["line"], s.get("first_compile")) for s in a.symbols if matched(s)]
     sym_b = [(s["source"], s["file"], s["line"], s.get("first_compile")) for s in b.symbols if matched(s)]
+    torch_lines = {(s["source"], s["file"], s["line"]): s.get("torch_line") for s in [*a.symbols, *b.symbols]}
+    placed = lambda s: _at(s[1], s[2], torch_lines.get(s[:3]))  # noqa: E731
     gone, new = multiset_diff(sym_a, sym_b)
     when = lambda first: "from the first compile" if first else "after a recompile"  # noqa: E731
     for s in list(gone):
@@ -987,14 +993,14 @@ def diff_runs(a: RunFacts, b: RunFacts, threshold: TimeThreshold = TimeThreshold
             gone.remove(s)
             new.remove(other)
             changes.append(Change("dynamic_shapes", "changed", f"{s[0]} dynamic {when(other[3])} (was {when(s[3])}; "
-                                  f"{_at(s[1], s[2])})", None, {"source": s[0], "first_compile": s[3]},
+                                  f"{placed(s)})", None, {"source": s[0], "first_compile": s[3]},
                                   {"source": s[0], "first_compile": other[3]}))
     # (one change per symbol, with how many: each recompile of a frame makes its symbols again)
     for s, n in Counter(gone).items():
-        changes.append(Change("dynamic_shapes", "removed", f"dynamic symbol for {s[0]} removed ({_at(s[1], s[2])})"
+        changes.append(Change("dynamic_shapes", "removed", f"dynamic symbol for {s[0]} removed ({placed(s)})"
                               + (f" (×{n})" if n > 1 else ""), None, {"source": s[0], "file": s[1], "line": s[2]}, None))
     for s, n in Counter(new).items():
-        changes.append(Change("dynamic_shapes", "added", f"new dynamic symbol for {s[0]} ({_at(s[1], s[2])})"
+        changes.append(Change("dynamic_shapes", "added", f"new dynamic symbol for {s[0]} ({placed(s)})"
                               + (f" (×{n})" if n > 1 else ""), None, None, {"source": s[0], "file": s[1], "line": s[2]}))
     spec_a = [(tuple(s["sources"]), s["value"], s["file"], s["line"]) for s in a.specializations if matched(s)]
     spec_b = [(tuple(s["sources"]), s["value"], s["file"], s["line"]) for s in b.specializations if matched(s)]

@@ -20,7 +20,7 @@ from ..lazy_regex import lazy_compile
 from ..model.ids import CompileId
 from ..model.trace import Trace
 from ..wording import count
-from .userloc import UserLocation, last_code_stack_frame, last_user_stack_frame
+from .userloc import UserLocation, is_torch_file, last_code_stack_frame, last_user_stack_frame
 from ..model.records import dataclass
 
 T = TypeVar("T")
@@ -38,11 +38,21 @@ def _text(value: Any) -> str | None:
     return None if value is None else str(value)
 
 
-def _location(entry: dict) -> UserLocation | None:
-    # An empty user stack means no user code was running (e.g. AOTAutograd). A stack of a library's code only (a
-    # transformers model, in site-packages) gives that library's line: the one that made the size dynamic.
+def _location(entry: dict) -> tuple[UserLocation | None, UserLocation | None]:
+    """(where the event is placed, torch's line when that is the user's call into torch: else None).
+
+    An empty user stack means no user code was running (e.g. AOTAutograd). A stack of a library's code only (a
+    transformers model, in site-packages) gives that library's line: the one that made the size dynamic. A user stack
+    of torch's own code only (a compiled optimizer's step, adam.py:229) gives the user's line that called it, from the
+    Python stack (opt.step() at compiled_optimizer.py:24), as recompiles places a tensor check in torch's frames: the
+    line the user can change; torch's line is kept beside it."""
     stack = entry.get("user_stack") if "user_stack" in entry else entry.get("stack")
-    return last_user_stack_frame(stack) or last_code_stack_frame(stack)
+    own = last_user_stack_frame(stack) or last_code_stack_frame(stack)
+    if own is not None or not stack or "user_stack" not in entry:
+        return own, None
+    torch_line = UserLocation.from_frame(stack[-1])
+    caller = last_user_stack_frame(entry.get("stack")) if is_torch_file(torch_line.filename) else None
+    return (caller, torch_line) if caller is not None else (None, None)
 
 
 @dataclass
@@ -56,6 +66,7 @@ class SymbolCreated:
     source: str | None  # e.g. "L['x'].size()[0]"
     unbacked: bool
     location: UserLocation | None
+    torch_location: UserLocation | None = None  # torch's line, where location is the user's call into it (_location)
 
     @property
     def range_text(self) -> str | None:
@@ -65,7 +76,8 @@ class SymbolCreated:
     def to_json(self) -> dict[str, Any]:
         return {"compile_id": self.compile_id, "symbol": self.symbol, "value": self.value, "range": self.range,
                 "source": self.source, "unbacked": self.unbacked,
-                "location": self.location.to_json() if self.location else None}
+                "location": self.location.to_json() if self.location else None,
+                "torch_location": _location_json(self.torch_location)}
 
 
 @dataclass
@@ -81,11 +93,12 @@ class Specialization:
     # The recompilation that followed when the size changed (a size guard of this compile failed on it), e.g.
     # "[0/3]": set by recompiles.link_specializations; None when nothing recompiled for it.
     recompile: str | None = None
+    torch_location: UserLocation | None = None  # torch's line, where location is the user's call into it (_location)
 
     def to_json(self) -> dict[str, Any]:
         return {"compile_id": self.compile_id, "symbol": self.symbol, "value": self.value, "sources": self.sources,
                 "reason": self.reason, "location": self.location.to_json() if self.location else None,
-                "recompile": self.recompile}
+                "recompile": self.recompile, "torch_location": _location_json(self.torch_location)}
 
 
 @dataclass
@@ -95,10 +108,12 @@ class GuardAdded:
     compile_id: str
     expr: str
     location: UserLocation | None
+    torch_location: UserLocation | None = None  # torch's line, where location is the user's call into it (_location)
 
     def to_json(self) -> dict[str, Any]:
         return {"compile_id": self.compile_id, "expr": self.expr,
-                "location": self.location.to_json() if self.location else None}
+                "location": self.location.to_json() if self.location else None,
+                "torch_location": _location_json(self.torch_location)}
 
 
 @dataclass
@@ -194,14 +209,16 @@ def dynamic_shapes(trace: Trace) -> DynamicShapes:
         for sym in entry.symbols:
             result.symbols.append(SymbolCreated(
                 key, str(sym.get("symbol", "?")), _text(sym.get("val")), _text(sym.get("vr")), _text(sym.get("source")),
-                sym.get("kind") == "create_unbacked_symbol", _location(sym)))
+                sym.get("kind") == "create_unbacked_symbol", *_location(sym)))
         for spec in entry.specializations:
             sources = spec.get("sources")
+            where, torch_line = _location(spec)
             result.specializations.append(Specialization(
                 key, str(spec.get("symbol", "?")), _text(spec.get("value")),
-                [str(s) for s in sources] if isinstance(sources, list) else [], _text(spec.get("reason")), _location(spec)))
+                [str(s) for s in sources] if isinstance(sources, list) else [], _text(spec.get("reason")), where,
+                torch_location=torch_line))
         for guard in entry.guards_added:
-            result.guards.append(GuardAdded(key, str(guard.get("expr", "?")), _location(guard)))
+            result.guards.append(GuardAdded(key, str(guard.get("expr", "?")), *_location(guard)))
     return result
 
 
@@ -273,6 +290,11 @@ class _SizeEvents:
         return _first_location(self._events())
 
     @property
+    def torch_location(self) -> UserLocation | None:
+        """torch's line, where location is the user's call into torch (the same event's)."""
+        return next((e.torch_location for e in self._events() if e.location is not None), None)
+
+    @property
     def compile_ids(self) -> list[str]:
         return _distinct(e.compile_id for e in self._events())
 
@@ -322,6 +344,7 @@ class SpecializedSize(_SizeEvents):
                 "reason": self.specializations[0].reason,  # torch's, as specializations[].reason
                 "reason_text": self.reason,
                 "location": _location_json(self.location),
+                "torch_location": _location_json(self.torch_location),
                 "compile_ids": self.compile_ids,
                 "recompiles": self.recompiles,
                 "text": self.values_text}
@@ -367,7 +390,8 @@ class DynamicSize(_SizeEvents):
                     "compile_ids": _distinct(s.compile_id for s in same)}
                    for same in _grouped(self.symbols, lambda s: (s.symbol, s.value, s.range))]
         return {"source": self.source, "unbacked": self.unbacked, "symbols": created,
-                "location": _location_json(self.location), "compile_ids": self.compile_ids, "text": self.symbols_text}
+                "location": _location_json(self.location), "torch_location": _location_json(self.torch_location),
+                "compile_ids": self.compile_ids, "text": self.symbols_text}
 
 
 @dataclass

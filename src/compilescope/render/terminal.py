@@ -376,8 +376,10 @@ def _dynamic_shapes(ins: Insights) -> list[RenderableType]:
     table.columns[0].no_wrap = True
     table.columns[1].ratio = 1
 
-    def detail(text: str, loc: UserLocation | None) -> Text:
-        return TerminalText(text).append(f"\nat {_where(loc)}", style="dim")
+    def detail(text: str, loc: UserLocation | None, torch_loc: UserLocation | None = None) -> Text:
+        # torch_loc: loc is the user's call into torch's own code, which made it there
+        where = f"in torch's {_where(torch_loc)}, called at {_where(loc)}" if torch_loc else f"at {_where(loc)}"
+        return TerminalText(text).append(f"\n{where}", style="dim")
 
     def conditions(place: GuardPlace, shown: int) -> Text:
         text = TerminalText()
@@ -390,12 +392,13 @@ def _dynamic_shapes(ins: Insights) -> list[RenderableType]:
     specialized, sizes, lines = ds.specialized, ds.sizes, ds.guard_lines
     for s in specialized[:MAX_ROWS]:
         text = detail(f"{s.values_text}" + (f" from {', '.join(s.sources)}" if s.sources else "")
-                      + (f" ({s.reason})" if s.reason else ""), s.location)
+                      + (f" ({s.reason})" if s.reason else ""), s.location, s.torch_location)
         if s.recompiles:
             text.append(f"\n{', '.join(s.recompiles)} recompiled when it changed", style="bold")
         table.add_row("specialized", text)
     for z in sizes[:MAX_ROWS]:
-        table.add_row("unbacked" if z.unbacked else ds.kind, detail((f"{z.source}: " if z.source else "") + z.symbols_text, z.location))
+        table.add_row("unbacked" if z.unbacked else ds.kind, detail((f"{z.source}: " if z.source else "") + z.symbols_text, z.location,
+                                                                        z.torch_location))
     for g in lines[:MAX_ROWS]:
         table.add_row("guards", TerminalText(f"{count(g.count, 'guard')}{g.distinct_note} at {_where(g.location)}")
                       .append(conditions(g, MAX_ROWS)))
