@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import re
 
 import pytest
 
@@ -186,3 +187,19 @@ def test_the_report_and_the_summary_read_one_decision_of_how_the_kernels_were_tu
     section = page[page.index('<table class="autotune-kernels">'):]
     rows = section[:section.index("</table>")]
     assert (rows.count("<td>coordinate descent</td>"), rows.count("<td>configs benchmarked</td>")) == (3, 5)
+
+
+def test_a_row_of_a_restarted_compilation_links_the_attempt_that_compiled_it(tmp_path):
+    # gpt2_train: Dynamo restarted [1/1] at a graph break and compiled it in [1/1_1] (the log's one
+    # compilation_metrics of frame 1 compile 1 is at attempt 1); its chromium events (compile time, autotuning) name
+    # "1/1" only. [3/1] compiled at its first attempt: no other attempt to link.
+    out = tmp_path / "report"
+    assert run_cli(shared("gpu-torch211/gpt2_train"), "-o", out, "--no-browser") == 0
+    page = (out / "index.html").read_text(encoding="utf-8")
+    assert 'id="[1/1_1]"' in page and 'id="[3/1_1]"' not in page
+    slowest = page[page.index("<h4>Slowest compilations</h4>"):page.index('id="insights-autotuning"')]
+    tuning = page[page.index('id="insights-autotuning"'):page.index('id="insights-caches"')]
+    for table in (slowest, tuning):
+        links = re.findall(r'<a class="mono" href="#(\[[^"]*)"[^>]*>(\[[^<]*)</a>', table)
+        assert ("[1/1_1]", "[1/1]") in links and ("[3/1]", "[3/1]") in links
+        assert not [href for href, label in links if label == "[1/1]" and href != "[1/1_1]"]

@@ -28,6 +28,7 @@ from .recompiles import (BACKWARD_LABEL_HELP, BACKWARD_REASONS_HINT, CHANGE_LABE
                          recompiles)
 from .torch_warnings import (AUTOTUNE_CANDIDATE_FAILED, COND_ONE_BRANCH, ITEM_BREAK, PENDING_BACKWARD, RECOMPILE_LIMIT,
                              WONT_CONVERT, TorchWarnings, torch_warnings)
+from .status import compiled_attempts
 from .unread import Unread, unread
 from ..wording import and_list, count, format_seconds, times
 from .sources import add_eager_lines, graph_break_sites
@@ -84,6 +85,9 @@ class Insights:
     unfinished: list[tuple[str, str | None]] = field(default_factory=list)
     environment: Environment = field(default_factory=Environment)  # the versions and the GPU the run had
     crashes: Crashes = field(default_factory=Crashes)  # the process died in native code (run recorded the stack)
+    # "[1/1]" -> "[1/1_1]": where a row named by a compilation (its compile time, its autotuning) links, the attempt
+    # that compiled it, not the restarted one (status.compiled_attempts).
+    compiled_attempts: dict[str, str] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -511,6 +515,7 @@ def insights(trace: Trace, runtime: Runtime | None = None, export: ExportReport 
         runtime=runtime,
         environment=environment(trace),
         crashes=crashes(trace),
+        compiled_attempts=compiled_attempts(trace),
     )
     add_eager_lines(ins.graph_breaks, graph_break_sites(trace))
     link_specializations(ins.recompiles, ins.dynamic_shapes.specializations)

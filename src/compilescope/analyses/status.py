@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Mapping
 
 from ..model.ids import NO_COMPILE_ID, CompileId
@@ -90,6 +91,19 @@ def compile_statuses(trace: Trace) -> dict[CompileId | None, str]:
             status = RESTARTED
         statuses[cid] = status
     return statuses
+
+
+def compiled_attempts(trace: Trace) -> dict[str, str]:
+    """The attempt that compiled each compilation Dynamo restarted, by its id without the attempt: "[1/1]" ->
+    "[1/1_1]". Chromium events name a compilation without its attempt; a row made from them (its compile time, its
+    autotuning) describes the attempt that compiled (every lower attempt was restarted: nothing compiled in it)."""
+    last: dict[str, CompileId] = {}
+    for cid in trace.compiles:
+        if cid is not None and isinstance(cid.attempt, int) and cid.attempt:
+            key = str(dataclasses.replace(cid, attempt=0))
+            if key not in last or cid.attempt > (last[key].attempt or 0):
+                last[key] = cid
+    return {key: str(cid) for key, cid in last.items()}
 
 
 def status_counts(statuses: dict[CompileId | None, str]) -> dict[str, int]:
