@@ -41,6 +41,12 @@ def format_seconds(seconds: float) -> str:
     return f"{seconds * 1e6:.0f} µs"
 
 
+def format_kernel_time(seconds: float) -> str:
+    """A kernel's benchmarked run time, one decimal more than format_seconds gives under 1 ms: "22.6 µs" (autotuning
+    chose between candidates a few µs apart), as pages and terminal alike say it."""
+    return f"{seconds * 1e6:.1f} µs" if seconds < 0.001 else format_seconds(seconds)
+
+
 def format_seconds_change(delta: float) -> str:
     """A difference of durations, signed, worded as format_seconds words a duration: "+1.20 s", "-370 ms"."""
     return ("-" if delta < 0 else "+") + format_seconds(abs(delta))

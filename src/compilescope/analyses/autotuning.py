@@ -20,6 +20,7 @@ import orjson
 
 from ..model.records import dataclass
 from .compile_time import event_compile_label, finite_number
+from ..wording import format_kernel_time
 from ..model.trace import BENCHMARK_EVENT_SUFFIXES, FUSION_BENCHMARK_EVENTS, KERNEL_TUNING_EVENTS, Trace
 
 _TEMPLATE_SEARCH, _TEMPLATE_PRECOMPILE = BENCHMARK_EVENT_SUFFIXES
@@ -67,6 +68,11 @@ class TemplateSearch:
     seconds: float  # benchmarking the candidates
     precompile_seconds: float = 0.0  # compiling them first
     failed: list[FailedChoice] = field(default_factory=list)
+
+    @property
+    def best_time_text(self) -> str | None:
+        """The winner's run time as every page and the terminal say it: "22.6 µs"."""
+        return None if self.best_time_ms is None else format_kernel_time(self.best_time_ms / 1000)
 
     def to_json(self) -> dict[str, Any]:
         return {"compile_id": self.compile_id, "op": self.op, "shape": self.shape, "dtypes": self.dtypes,

@@ -282,7 +282,7 @@ def _autotuning(ins: Insights) -> list[RenderableType]:
         for s in at.searches[:MAX_ROWS]:
             what = TerminalText(s.op).append(f" {s.shape}" if s.shape else "").append(f"  {s.dtypes}" if s.dtypes else "", style="dim")
             what.append("\nbest " + (s.best_kernel or "?")
-                        + (f" ({format_seconds(s.best_time_ms / 1000)})" if s.best_time_ms is not None else "")
+                        + (f" ({s.best_time_text})" if s.best_time_text else "")
                         + (f" of {count(s.choices, 'candidate')}" if s.choices is not None else "")
                         + (f" ({s.triton_choices} Triton)" if s.triton_choices is not None else ""))
             for f in s.failed[:3]:
