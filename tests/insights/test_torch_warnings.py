@@ -84,7 +84,9 @@ def test_the_saved_stderr_beside_a_plain_log_is_read():
         ("UserWarning", "torch/_inductor/select_algorithm.py:3686", [], None),
         ("ERROR", "torch/_inductor/select_algorithm.py:3541", ["[0/0]"], AUTOTUNE_CANDIDATE_FAILED),
         ("UserWarning", "torch/_inductor/compile_fx.py:322", [], "float32 matmuls run without TF32 tensor cores"),
-        ("UserWarning", "torch/_inductor/cudagraph_trees.py:2582", [], PENDING_BACKWARD),
+        # stderr names no compile; [0/1] is the graph set up and never recorded (no recording in the log), the one
+        # the CUDA graphs section gives the warning to: the same attribution in both places.
+        ("UserWarning", "torch/_inductor/cudagraph_trees.py:2582", ["[0/1]"], PENDING_BACKWARD),
     ]
     # An ERROR record is every line of it: torch's message, then the traceback of the choice that failed.
     first = tw.warnings[0]
@@ -106,6 +108,19 @@ def test_the_saved_stderr_beside_a_plain_log_is_read():
     assert [f.title for f in ins.findings if f.section == "warnings"] == [
         "float32 matmuls run without TF32 tensor cores", "torch printed 1 other warning"]
     assert "2 candidates failed (OutOfMemoryError ×2)" in next(f.detail for f in ins.findings if f.section == "autotuning")
+
+
+def test_the_warnings_table_gives_the_pending_backward_to_the_compile_the_cuda_graphs_table_does(tmp_path):
+    out = tmp_path / "out"
+    assert run_cli(shared(RUN_DIR), "-o", out, "--no-browser") == 0
+    page = (out / "index.html").read_text(encoding="utf-8")
+    graphs = page[page.index('id="insights-cudagraphs"'):page.index('id="insights-warnings"')]
+    warnings = page[page.index('id="insights-warnings"'):]
+    warnings = warnings[:warnings.index("</table>")]
+    pending_row = next(row for row in warnings.split("<tr>") if "pending, uninvoked backwards" in row)
+    graphs_row = next(row for row in graphs.split("<tr>") if "pending, uninvoked backwards" in row)
+    cid = '<a class="mono" href="#[0/1]"'
+    assert pending_row.startswith("<td>" + cid) and graphs_row.startswith("<td>" + cid)
 
 
 def test_a_saved_stderr_without_warnings_is_still_named_as_the_record():

@@ -523,6 +523,8 @@ def insights(trace: Trace, runtime: Runtime | None = None, export: ExportReport 
     pending = next((w for w in ins.warnings.warnings if w.name == PENDING_BACKWARD), None)
     if pending is not None and ins.cudagraphs.never_recorded:
         ins.cudagraphs.never_recorded_warning = pending.headline
+        if not pending.compile_ids:  # read from stderr, which names no compile: the graphs it kept from recording
+            pending.compile_ids = [c.compile_id for c in ins.cudagraphs.never_recorded]
     ins.findings = findings(ins, export if export is not None else export_report(trace))
     return ins
 
