@@ -9,6 +9,9 @@ from pathlib import Path
 
 import pytest
 
+from compilescope.analyses.compile_summary import runtime_record
+from compilescope.ingest.reader import read_trace
+
 from ..browser import browser_page
 from ..conftest import cuda211, report, shared, torch213, torch214
 from ..gpu_variants import max_autotune_log, with_cudagraph_skip
@@ -100,7 +103,6 @@ def test_compile_error_lines_link_to_the_output_code(tmp_path):
 def test_no_text_points_below_at_what_is_above(tmp_path):
     # The recompile advice follows the failing guards, on the page and in the terminal.
     from compilescope.analyses.insights import insights
-    from compilescope.ingest.reader import read_trace
 
     with read_trace(str(torch213("recompiles.log"))) as trace:
         (limited,) = [f for f in insights(trace).recompiles.frames if f.hit_limit]
@@ -596,3 +598,34 @@ def test_a_message_quoting_a_compilers_output_is_cut_the_rest_in_the_text_as_log
     assert _messages_shown(row) == ["\n".join(lines[:MESSAGE_LINES_SHOWN])]
     assert f"and {len(lines) - MESSAGE_LINES_SHOWN} more lines of its message, in the text as logged" in row
     assert [unescape(x) for x in re.findall(r"<pre>(.*?)</pre>", row, re.S)] == [text]
+
+
+def test_a_runtime_metrics_page_leads_with_its_timings_and_says_which_record_it_is(tmp_path):
+    # autotune_cudagraphs logs two compilation_metrics_runtime records of "0/1", both is_forward true: the first
+    # with runtime_triton_autotune_time_us 73081 and runtime_cudagraphify_time_us 4464 (duration_us 77545), the
+    # second with runtime_cudagraphify_time_us 334 only. They were two pages alike, the timings folded in "Times".
+    out = tmp_path / "out"
+    report(shared("gpu-torch211/autotune_cudagraphs"), out)
+    pages = sorted((out / "-_0_1_0").glob("compilation_metrics_runtime_*.html"), key=lambda p: int(p.stem.rpartition("_")[2]))
+    assert len(pages) == 2
+    first, second = (p.read_text(encoding="utf-8") for p in pages)
+    assert re.search(r"<h1>Runtime compilation metrics <a [^>]*>\[0/1\]</a>: forward, record 1 of 2</h1>", first)
+    assert re.search(r"<h1>Runtime compilation metrics <a [^>]*>\[0/1\]</a>: forward, record 2 of 2</h1>", second)
+
+    def timings(page: str) -> list[list[str]]:
+        table = page[page.index('<table class="kv" id="runtime-timings">'):]
+        assert table.index("</table>") < table.index("<details")  # shown open, before the folded groups
+        return table_rows(table[:table.index("</table>") + 8])
+
+    assert timings(first) == [["CUDA-graph set-up", "4.5 ms"], ["Triton autotuning", "73 ms"], ["in all", "78 ms"]]
+    assert timings(second) == [["CUDA-graph set-up", "334 µs"]]
+
+
+def test_a_backward_runtime_metrics_page_says_backward():
+    # gpt2_train: [1/0] logs a compilation_metrics_runtime (is_forward true) and a bwd_compilation_metrics_runtime.
+    log = next(shared("gpu-torch211/gpt2_train/output.txt").parent.glob("dedicated_log_torch_trace*.log"))
+    with read_trace(str(log)) as trace:
+        entry = next(e for e in trace.compiles.values() if str(e.compile_id) == "[1/0]")
+        records = [(a.kind, runtime_record(entry, a)) for a in entry.artifacts if "metrics_runtime" in a.kind]
+    assert [(kind, r.heading) for kind, r in records if r] == [
+        ("compilation_metrics_runtime", "forward"), ("bwd_compilation_metrics_runtime", "backward")]

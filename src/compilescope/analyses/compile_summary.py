@@ -12,7 +12,7 @@ from dataclasses import field, replace
 from typing import Any, Iterator, Mapping, Sequence
 
 from ..model.ids import CompileId
-from ..model.trace import Compile, Frame, Trace
+from ..model.trace import Artifact, Compile, Frame, Trace
 from .autotuning import TemplateSearch
 from .caches import CACHES
 from .compile_time import PHASE_LABELS, PHASES
@@ -234,6 +234,51 @@ def metric_groups(metrics: Mapping[str, Any], cut_long: bool = False, shared: _S
                        if key not in result.stacks and key not in result.tracebacks
                        and (cut := shared.long_metric(metrics[key])) is not None}
     return result
+
+
+# What a runtime metrics record times (torch/_dynamo/utils.py, at a compiled graph's run), in the words the pages use.
+_RUNTIME_TIMES = {"runtime_triton_autotune_time_us": "Triton autotuning",
+                  "runtime_cudagraphify_time_us": "CUDA-graph set-up"}
+RUNTIME_METRICS = ("compilation_metrics_runtime", "bwd_compilation_metrics_runtime")
+
+
+@dataclass
+class RuntimeRecord:
+    """One runtime metrics record of a compile: work done when its graph ran, not while it compiled (Triton kernels
+    benchmarked at their first run, CUDA graphs set up), which its page leads with."""
+
+    direction: str  # "forward" | "backward": the record's kind (bwd_...), else its is_forward
+    nth: int  # its place among the compile's records of that direction, from 1
+    of: int
+    timings: list[tuple[str, float]] = field(default_factory=list)  # (what, seconds): each one not zero, then "in all"
+
+    @property
+    def heading(self) -> str:
+        """What tells it from the compile's other runtime pages: "forward, record 1 of 2"."""
+        return self.direction + (f", record {self.nth} of {self.of}" if self.of > 1 else "")
+
+
+def runtime_record(entry: Compile, artifact: Artifact) -> RuntimeRecord | None:
+    """The runtime record artifact is (None: it is not one)."""
+    if artifact.kind not in RUNTIME_METRICS:
+        return None
+
+    def direction(a: Artifact) -> str:
+        forward = a.kind == RUNTIME_METRICS[0] and (a.data or {}).get("is_forward") is not False
+        return "forward" if forward else "backward"
+
+    alike = [a for a in entry.artifacts if a.kind in RUNTIME_METRICS and direction(a) == direction(artifact)]
+    metrics = artifact.data if isinstance(artifact.data, Mapping) else {}
+    timings = []
+    for key in sorted(metrics):
+        us = metrics[key]
+        if key.startswith("runtime_") and key.endswith("_time_us") and isinstance(us, (int, float)) and us > 0:
+            timings.append((_RUNTIME_TIMES.get(key, key), us / 1e6))
+    total = metrics.get("duration_us")
+    if isinstance(total, (int, float)) and total > 0 and len(timings) != 1:
+        timings.append(("in all", total / 1e6))
+    nth = next(i for i, a in enumerate(alike, 1) if a is artifact)
+    return RuntimeRecord(direction(artifact), nth, len(alike), timings)
 
 
 def code_roles(entry: Compile) -> dict[int, str]:
