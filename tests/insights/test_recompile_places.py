@@ -15,7 +15,7 @@ from pathlib import Path
 from compilescope.analyses.insights import insights
 from compilescope.ingest.reader import read_trace
 
-from ..conftest import REPO, cuda211, peer, run_cli, torch213
+from ..conftest import REPO, cuda211, peer, run_cli, shared, torch213
 
 PROGRAMS_213 = REPO / "tests" / "data" / "torch213" / "programs"
 PROGRAMS_211 = REPO / "tests" / "data" / "cuda_torch211" / "programs"
@@ -206,3 +206,34 @@ def test_a_call_that_passes_other_keyword_arguments_is_said_so_not_a_list_that_c
     out = re.sub(r"[\s│├└─]+", " ", capsys.readouterr().out)
     assert "[0/1]: keyword arguments changed" in out and "changed: keyword arguments" in out  # the tree, Fix first
     assert "container length" not in out and "list/tuple" not in out
+
+
+def test_a_tensor_first_used_in_torch_code_whose_path_torch_clipped_is_not_called_the_users_line():
+    # flex_sdpa_model: attn (`@torch.compile(dynamic=False)`, line 9) recompiled on k's size (128 -> 256). [0/0]'s
+    # guard tree places k's TENSOR_MATCH at "nn/attention/_utils.py:51" (torch clips the path), the one file of the
+    # log with that tail being torch's (a code object's file in the same tree); no node of its graph names a user line.
+    run = shared("gpu-torch211/flex_sdpa_model")
+    log = next(run.glob("dedicated_log_torch_trace*.log"))
+    k_checks = _raw_guard_lines(log, "TENSOR_MATCH: check_tensor(L['k'], ")  # attn's [0/0] and [0/1], sdpa's [1/0]
+    assert [c.rstrip().endswith("# nn/attention/_utils.py:51 in _validate_sdpa_input") for c in k_checks] == [
+        True, False, True]
+    assert any('file "/opt/torch/.venv/lib/python3.12/site-packages/torch/nn/attention/_utils.py"' in line
+               for line in _raw_guard_lines(log, "<code object _validate_sdpa_input "))
+    assert _line(run / "script.py", 9) == "@torch.compile(dynamic=False)"
+    attn = _frames(log)["attn"]
+    guard = attn.steps[0].guard
+    assert (guard.tensor, guard.location_kind, guard.location.short) == ("k", "function", "flex_sdpa_model.py:9")
+
+
+def test_the_size_advice_to_a_function_compiled_with_dynamic_false_is_not_dynamic_true(capsys):
+    # Both compiles of attn record dynamic=False's config (torch's make_set_enable_dynamic): automatic_dynamic_shapes
+    # false, assume_static_by_default true; sdpa, compiled with dynamic=True, records assume_static_by_default false.
+    log = next(shared("gpu-torch211/flex_sdpa_model").glob("dedicated_log_torch_trace*.log"))
+    metrics = _raw_guard_lines(log, '{"compilation_metrics": {"compile_id": "0/')
+    assert len(metrics) == 2 and all('\\"automatic_dynamic_shapes\\": false' in m
+                                     and '\\"assume_static_by_default\\": true' in m for m in metrics)
+    [advice] = _frames(log)["attn"].advice
+    assert "compiled with dynamic=False" in advice and "torch._dynamo.mark_dynamic(k, 2)" in advice
+    assert "drop dynamic=False" in advice and "dynamic=True" not in advice
+    # A function compiled with the default config keeps the dynamic=True advice (recompiles.py: g's sizes 4 then 8).
+    assert any("or compile with dynamic=True" in a for a in _frames(torch213("recompiles.log"))["g"].advice)

@@ -143,8 +143,24 @@ NUMBER_MADE_DYNAMIC = ("torch compiled {names} as dynamic once it changed (autom
                        "and none while it keeps changing. To avoid even that one, compile with dynamic=True.")
 
 
-def size_advice(sizes: list[tuple[str, str]]) -> str:
-    """The advice for sizes that changed, naming them: [("x", "0")] -> "... torch._dynamo.mark_dynamic(x, 0) ..."."""
+# torch.compile(dynamic=False) patches Dynamo's config to these (torch/_dynamo/eval_frame.py, make_set_enable_dynamic):
+# each compile's metrics record the config (dynamo_config), so the log says a function was compiled so.
+STATIC_CONFIG = {"automatic_dynamic_shapes": False, "assume_static_by_default": True}
+STATIC_WORDS = ("it was compiled with dynamic=False (its compiles' config has automatic dynamic shapes off), so "
+                "each new size compiles it again")
+
+
+def size_advice(sizes: list[tuple[str, str]], static: bool = False) -> str:
+    """The advice for sizes that changed, naming them: [("x", "0")] -> "... torch._dynamo.mark_dynamic(x, 0) ...".
+    static: compiled with dynamic=False, which dynamic=True would contradict: mark the dimension, or drop it."""
+    if static:
+        named = "" if not sizes else f" ({'; '.join(f'{t} at index {d}' for t, d in sizes[:_SIZES_LISTED])}" + (
+            f"; {len(sizes) - _SIZES_LISTED} more)" if len(sizes) > _SIZES_LISTED else ")")
+        arg, dim = sizes[0] if len(sizes) == 1 else ("tensor", "dim")
+        arg = arg if arg.isidentifier() else "tensor"
+        return (f"Sizes change between calls{named}, and {STATIC_WORDS}: mark the dimension dynamic with "
+                f"torch._dynamo.mark_dynamic({arg}, {dim}) before the call, or drop dynamic=False (torch then makes a "
+                "size dynamic once it changes).")
     if not sizes:
         return ADVICE["size"]
     if len(sizes) == 1:
@@ -157,6 +173,21 @@ def size_advice(sizes: list[tuple[str, str]]) -> str:
         listed += f"; {len(sizes) - _SIZES_LISTED} more"
     return (f"Sizes change between calls ({listed}): mark those dimensions dynamic with "
             "torch._dynamo.mark_dynamic(tensor, dim), or compile with dynamic=True.")
+
+
+def compiled_static(entries: list[Compile]) -> bool:
+    """Every compile of the frame whose metrics record Dynamo's config had dynamic=False's (STATIC_CONFIG)."""
+    configs = []
+    for e in entries:
+        text = (e.metrics or {}).get("dynamo_config")
+        if isinstance(text, str):
+            try:
+                config = orjson.loads(text)
+            except orjson.JSONDecodeError:
+                continue
+            if isinstance(config, dict):
+                configs.append(config)
+    return bool(configs) and all(all(c.get(k) is v for k, v in STATIC_CONFIG.items()) for c in configs)
 
 
 @dataclass
@@ -478,6 +509,7 @@ def _unclip(guard: FailedGuard, known: set[str]) -> None:
 
 
 _SIZE_GUARD = lazy_compile(r"^tensor '(?P<tensor>.{1,500}?)' size mismatch at index (?P<dim>\d{1,6})\. expected (?P<size>\d{1,20}),")
+_CODE_FILE = lazy_compile(r'<code object [^<>\n]{0,300}?, file "([^"\n]{1,1000})", line \d{1,9}>')
 _LOCAL = lazy_compile(r"^L\['([^']{1,500})'\]")
 _NUMBER_GUARD = lazy_compile(r"^(?:L\['(?P<local>\w{1,200})'\]|(?P<name>[A-Za-z_]\w{0,200})) == -?\d")
 # A check of a tensor that failed, as torch's TENSOR_MATCH words it: `tensor 'x' dtype mismatch. ...`.
@@ -537,6 +569,10 @@ def _place_tensor_check(guard: FailedGuard, texts: _CompileTexts, code: UserLoca
     if guard.location is None:
         site = guard_site(found[1]) if found else None
         used = _unclipped(UserLocation(site[0], site[1], site[2], site[3].strip() or None), known) if site else None
+        if used is not None and not used.filename.startswith("/") and tree:
+            # Still clipped ("nn/attention/_utils.py", a torch file no stack of the log passes through): the guard
+            # tree's code objects name files in full (`<code object f at 0x.., file "/…/torch/nn/…", line 34>`).
+            used = _unclipped(used, set(_CODE_FILE.findall(tree)))
         if used is not None and is_torch_file(used.filename) and found is not None:
             # First used inside torch (F.layer_norm, for the user's self.norm(x)): the graph's first node that
             # computes with it names the user's line, where it has one.
@@ -676,7 +712,7 @@ def recompiles(trace: Trace) -> Recompiles:
                 continue
             advice.extend(cache_advice)
             if sizes or not cache_advice:
-                advice.append(size_advice(sizes))
+                advice.append(size_advice(sizes, compiled_static(entries)))
         if limit_entry is not None:
             advice.insert(0, f"This function hit the recompile limit{f' ({limit})' if limit else ''} and now runs "
                              "without compiling: fix the failing guard above; raising "
