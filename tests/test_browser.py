@@ -391,3 +391,38 @@ def test_diff_runs_table_and_phase_times_fit_a_phone(tmp_path):
         assert times and all(lines == 1 for _, lines in times), times
         assert any(text.endswith((" s", " ms")) for text, _ in times)  # a number and its unit, in one line
         assert not page.console_errors and not page.external_requests
+
+
+# The text of an element as the browser laid it out: one string per line box (its characters grouped by their top).
+_LINES_OF = """e => { const lines = new Map(); const walker = document.createTreeWalker(e, NodeFilter.SHOW_TEXT);
+  for (let n = walker.nextNode(); n; n = walker.nextNode()) for (let i = 0; i < n.length; i++) {
+    const r = document.createRange(); r.setStart(n, i); r.setEnd(n, i + 1); const box = r.getClientRects()[0];
+    if (box) { const top = Math.round(box.top); lines.set(top, (lines.get(top) || "") + n.data[i]); } }
+  return [...lines.keys()].sort((a, b) => a - b).map(k => lines.get(k).trim()).filter(Boolean); }"""
+
+
+def test_at_a_phones_width_long_kernel_names_keep_a_width_and_short_phrases_their_words(tmp_path):
+    # profile_compiled.json's longest kernel, the cuBLAS GEMM sm80_xmma_gemm_..._5x_cublas (123 characters), took five
+    # characters a line in the runtime page's kernel column; "location not in the log" broke mid-word in the torch
+    # warnings table (autotune_cudagraphs' saved stderr: 5 warnings torch printed without a user line).
+    run = shared("gpu-torch211/profile_compiled")
+    prof, warned = tmp_path / "prof", tmp_path / "warned"
+    assert run_cli(next(run.glob("dedicated_log_torch_trace*.log")), "--profile", run / "profile_compiled.json",
+                   "-o", prof, "--no-browser") == 0
+    report(shared("gpu-torch211/autotune_cudagraphs"), warned)
+    with browser_page() as page:
+        page.set_viewport_size({"width": PHONE, "height": 900})
+        page.goto((prof / "runtime.html").as_uri())
+        name = page.locator(".rt-kernels td.rt-name", has_text="_5x_cublas").first
+        lines = name.evaluate(_LINES_OF)
+        assert "".join(lines) == ("sm80_xmma_gemm_f32f32_f32f32_f32_tn_n_tilesize128x128x8_stage3_warpsize2x2x1_ffma_"
+                                  "aligna4_alignc4_execute_kernel__5x_cublas")
+        assert min(len(line) for line in lines[:-1]) >= 14
+        page.goto((warned / "index.html").as_uri())
+        phrases = page.locator("table.torch-warnings .no-loc")
+        assert phrases.count() == 5
+        for i in range(phrases.count()):
+            words = [line.split() for line in phrases.nth(i).evaluate(_LINES_OF)]
+            assert [w for line in words for w in line] == ["location", "not", "in", "the", "log"]
+            assert all(set(line) <= {"location", "not", "in", "the", "log"} for line in words)
+        assert page.console_errors == []
