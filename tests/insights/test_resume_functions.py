@@ -54,7 +54,8 @@ def test_slowest_compilations_name_a_resume_function_as_the_rest_of_f(tmp_path, 
     slowest = page[page.index('<table class="slowest">'):]
     slowest = slowest[:slowest.index("</table>")]
     cells = {cid: (html.unescape(title), text) for cid, title, text in re.findall(
-        r'href="#(\[\d+/\d+\])"[^>]*>[^<]*</a></td><td class="mono"><span title="([^"]*)">([^<]*)</span></td>', slowest)}
+        # (a restarted compilation's row links its attempt that compiled: "#[1/0_1]" for the row [1/0])
+        r'href="#\[[^"]*"[^>]*>(\[\d+/\d+\])</a></td><td class="mono"><span title="([^"]*)">([^<]*)</span></td>', slowest)}
     assert cells == {cid: (f"Dynamo's resume function torch_dynamo_resume_in_{func}_at_{line}",
                            f"{func} (after its graph break at line {line})") for cid, (func, line) in resumed.items()}
     # A stack frame keeps torch's name, and its title says what it is.
