@@ -6,15 +6,17 @@ import argparse
 
 
 class CommandParser(argparse.ArgumentParser):
-    """An ArgumentParser that remembers which of its options take a value (`run` and `diagnose` need to know
-    where their options end and the program's own words begin), through add_argument's public result."""
+    """An ArgumentParser that remembers its options and which of them take a value (`run` and `diagnose` need to
+    know where their options end and the program's own words begin), through add_argument's public result."""
 
     def __init__(self, *args, **kwargs) -> None:
-        super().__init__(*args, **kwargs)
+        self.options: set[str] = set()  # (before argparse's __init__, which adds -h/--help through add_argument)
         self.value_options: set[str] = set()
+        super().__init__(*args, **kwargs)
 
     def add_argument(self, *args, **kwargs) -> argparse.Action:
         action = super().add_argument(*args, **kwargs)
+        self.options.update(action.option_strings)
         if action.nargs != 0:
             self.value_options.update(s for s in action.option_strings)
         return action

@@ -69,7 +69,7 @@ def warn_options_after_program(parser: argparse.ArgumentParser, options: list[st
     program_args = words if module is not None else words[1:]
     # The parser's own options, not every --word of its help: the usage's examples (`-- torchrun --nproc-per-node 2`)
     # and the help's prose name the program's options too.
-    long_options = {name for action in parser._actions for name in action.option_strings if name.startswith("--")}
+    long_options = {name for name in getattr(parser, "options", ()) if name.startswith("--")}
     ours, moved, kept = [], [], []
     i = 0
     while i < len(program_args):
