@@ -462,8 +462,25 @@ def test_max_autotune_choosing_another_kernel_is_a_change(tmp_path, capsys):
     assert change["a"]["shape"] == change["b"]["shape"] == "256x2048, 256x512, 512x2048"
     assert change["title"] == ("max-autotune chose another kernel for addmm 256x2048, 256x512, 512x2048 (torch.float16, "
                                "torch.float16, torch.float16): triton_mm_17 → triton_mm_4 (BLOCK_K 64 → 32, "
-                               "BLOCK_M 128 → 64; 0.023 → 0.023 ms)")
+                               "BLOCK_M 128 → 64; 22.6 µs → 22.6 µs)")
     assert "BLOCK_K=64, BLOCK_M=128" in change["a"]["best_config"] and "BLOCK_K=32, BLOCK_M=64" in change["b"]["best_config"]
+    # diff.json keeps torch's number (the log's "best_time": 0.0225600004196167, in ms); only the title words it.
+    assert change["a"]["best_time_ms"] == change["b"]["best_time_ms"] == 0.0225600004196167
+
+
+def test_a_changed_winners_time_reads_as_the_summary_reads_it(tmp_path, capsys):
+    """The winner's run time of the real H100 max-autotune search (the log's best_time 0.02256 ms) is worded one way
+    in the summary, the diff's terminal lines and its page: '22.6 µs', not diff's own '0.023 ms'."""
+    log = max_autotune_log()
+    other = with_other_winner(log, tmp_path / "dedicated_log_torch_trace_other.log")
+    assert run_cli("summary", log) == 0
+    [summary_line] = [line for line in capsys.readouterr().out.splitlines() if "triton_mm_17" in line]
+    assert "triton_mm_17 (22.6 µs)" in summary_line
+    assert run_cli("diff", log, other, "-o", tmp_path / "page", "--no-browser") == 1
+    terminal = " ".join(capsys.readouterr().out.split())  # (rich wraps the line)
+    assert "triton_mm_17 → triton_mm_4 (BLOCK_K 64 → 32, BLOCK_M 128 → 64; 22.6 µs → 22.6 µs)" in terminal
+    page = (tmp_path / "page" / "index.html").read_text()
+    assert "BLOCK_M 128 → 64; 22.6 µs → 22.6 µs)" in page and " ms)" not in page
 
 
 def test_cuda_graphs_skipped_in_one_run_is_a_change(tmp_path, capsys):

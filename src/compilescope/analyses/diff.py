@@ -42,7 +42,7 @@ from .status import MISSING, counts_text
 from .unread import Unread, unread
 from .torch_warnings import torch_warnings
 from .userloc import is_python_library_file, is_torch_file
-from ..wording import count, format_seconds, format_seconds_change
+from ..wording import count, format_kernel_time, format_seconds, format_seconds_change
 from ..model.records import dataclass
 
 SCHEMA_VERSION = 1
@@ -1192,8 +1192,9 @@ def _autotuning_changes(a: RunFacts, b: RunFacts, threshold: TimeThreshold, resu
 
 
 def _winners(a: dict, b: dict) -> str:
-    """`triton_mm_17 → triton_mm_4 (BLOCK_K 64 → 32, BLOCK_M 128 → 64; 0.023 → 0.031 ms)`: the configs' keys that
-    differ (torch writes a config as `KEY=value, ...`), else both configs whole."""
+    """`triton_mm_17 → triton_mm_4 (BLOCK_K 64 → 32, BLOCK_M 128 → 64; 22.6 µs → 31.0 µs)`: the configs' keys that
+    differ (torch writes a config as `KEY=value, ...`), else both configs whole; the run times worded as summary and
+    report word them (format_kernel_time), the change's a and b keep best_time_ms as torch logged it."""
     config_a, config_b = config_items(a["best_config"]), config_items(b["best_config"])
     if config_a is not None and config_b is not None:
         details = [f"{k} {config_a.get(k, '-')} → {config_b.get(k, '-')}"
@@ -1202,7 +1203,7 @@ def _winners(a: dict, b: dict) -> str:
         details = [f"{a['best_config'] or '?'} → {b['best_config'] or '?'}"]
     times = ""
     if a["best_time_ms"] is not None and b["best_time_ms"] is not None:
-        times = f"; {a['best_time_ms']:.3f} → {b['best_time_ms']:.3f} ms"
+        times = f"; {format_kernel_time(a['best_time_ms'] / 1000)} → {format_kernel_time(b['best_time_ms'] / 1000)}"
     return f"{a['best_kernel'] or '?'} → {b['best_kernel'] or '?'} ({', '.join(details)}{times})"
 
 
