@@ -629,3 +629,31 @@ def test_a_backward_runtime_metrics_page_says_backward():
         records = [(a.kind, runtime_record(entry, a)) for a in entry.artifacts if "metrics_runtime" in a.kind]
     assert [(kind, r.heading) for kind, r in records if r] == [
         ("compilation_metrics_runtime", "forward"), ("bwd_compilation_metrics_runtime", "backward")]
+
+
+def test_runtime_metrics_filed_under_a_restarted_attempt_are_shown_as_the_compiled_attempts(tmp_path):
+    """gpt2_train's compilation_metrics_runtime and bwd_compilation_metrics_runtime records name their compile "1/1",
+    without an attempt (log lines 54322 and 61955), so they are filed, as tlparse files them, under [1/1], the attempt
+    restarted after a graph break; [1/1_1] compiled the graph that ran. compile_directory.json keeps them under [1/1];
+    the pages say they are [1/1_1]'s. [3/0] compiled at its first attempt: its records are its own, with no note."""
+    out = tmp_path / "out"
+    report(shared(GPT2), out)
+    directory = json.loads((out / "compile_directory.json").read_text())
+    assert [a["name"] for a in directory["[1/1]"]["artifacts"] if "metrics_runtime" in a["name"]] == [
+        "compilation_metrics_runtime_2.html", "bwd_compilation_metrics_runtime_1.html"]
+    restarted, compiled = ((out / d / "index.html").read_text() for d in ("-_1_1_0", "-_1_1_1"))
+    note = re.search(r'<p id="runtime-records-owner">(.*?)</p>', restarted, re.S)
+    assert note and 'href="../-_1_1_1/index.html">[1/1_1]</a>, the attempt that compiled' in note[1]
+    assert 'href="../-_1_1_0/compilation_metrics_runtime_2.html"' in note[1]
+    assert 'href="../-_1_1_0/bwd_compilation_metrics_runtime_1.html"' in note[1]
+    listed = re.findall(r'<li class="runtime-record-elsewhere"><a href="([^"]+)">', compiled)
+    assert listed == ["../-_1_1_0/compilation_metrics_runtime_2.html", "../-_1_1_0/bwd_compilation_metrics_runtime_1.html"]
+    for name, direction in (("compilation_metrics_runtime_2", "forward"), ("bwd_compilation_metrics_runtime_1", "backward")):
+        page = (out / "-_1_1_0" / f"{name}.html").read_text()
+        assert re.search(r'<h1>Runtime compilation metrics <a href="../-_1_1_1/index.html" class="mono">\[1/1_1\]</a>: '
+                         + direction + "</h1>", page)
+        assert re.search(r'id="runtime-record-filed-under">Filed under <a href="index.html" class="mono">\[1/1\]</a>', page)
+    own = (out / "-_3_0_0" / "index.html").read_text()
+    assert "runtime-records-owner" not in own and "runtime-record-elsewhere" not in own
+    [own_record] = (out / "-_3_0_0").glob("compilation_metrics_runtime_*.html")
+    assert re.search(r'<h1>Runtime compilation metrics <a href="index.html" class="mono">\[3/0\]</a>', own_record.read_text())

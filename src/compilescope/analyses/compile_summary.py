@@ -24,7 +24,7 @@ from .insights import Insights
 from .metric_values import (STACK_METRICS, TRACEBACK_METRICS, LongMetric, MetricTraceback, long_metric, metric_stack,
                             metric_tracebacks)
 from .recompiles import BackwardGraph, FailedGuard
-from .status import BREAK, ERROR, RESTARTED, STATUS_LABELS
+from .status import BREAK, ERROR, RESTARTED, STATUS_LABELS, compiled_attempts
 from .userloc import UserLocation, code_origin
 from ..model.records import dataclass
 
@@ -279,6 +279,34 @@ def runtime_record(entry: Compile, artifact: Artifact) -> RuntimeRecord | None:
         timings.append(("in all", total / 1e6))
     nth = next(i for i, a in enumerate(alike, 1) if a is artifact)
     return RuntimeRecord(direction(artifact), nth, len(alike), timings)
+
+
+@dataclass
+class RuntimeRecordsOwner:
+    """A restarted attempt whose runtime metrics records belong to the attempt that compiled: torch names the compile
+    of such a record without its attempt ("1/1"), so it is filed, as tlparse files it, under the restarted attempt
+    [1/1], which never ran; the graph that ran is [1/1_1]'s. Their pages stay where tlparse puts them (its
+    compile_directory.json); the pages of both attempts say whose they are."""
+
+    filed_under: Compile  # the restarted attempt, [1/1]
+    compiled: Compile  # the attempt that compiled, [1/1_1]
+
+    @property
+    def records(self) -> list[Artifact]:
+        return [a for a in self.filed_under.artifacts if a.kind in RUNTIME_METRICS]
+
+
+def runtime_records_owners(trace: Trace) -> list[RuntimeRecordsOwner]:
+    """Each restarted attempt that holds runtime metrics records, with the attempt of its compilation that compiled
+    (status.compiled_attempts): gpt2_train's [1/0] and [1/1], compiled in [1/0_1] and [1/1_1]."""
+    attempts = compiled_attempts(trace)
+    by_key = {entry.key: entry for entry in trace.compiles.values() if entry.compile_id is not None}
+    owners = []
+    for entry in by_key.values():
+        compiled = by_key.get(attempts.get(entry.key, entry.key))
+        if compiled is not None and compiled is not entry and any(a.kind in RUNTIME_METRICS for a in entry.artifacts):
+            owners.append(RuntimeRecordsOwner(entry, compiled))
+    return owners
 
 
 def code_roles(entry: Compile) -> dict[int, str]:

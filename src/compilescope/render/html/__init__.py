@@ -16,7 +16,7 @@ import orjson
 from markupsafe import Markup
 
 from ...analyses import Results
-from ...analyses.compile_summary import metric_groups, runtime_record
+from ...analyses.compile_summary import RUNTIME_METRICS, RuntimeRecordsOwner, metric_groups, runtime_record, runtime_records_owners
 from ...analyses.stack_trie import StackTrieNode
 from ...analyses.status import count_words, status_counts
 from ...model.stats import OUTCOMES
@@ -123,6 +123,10 @@ class _Page:
         }
         self.memo: dict[str, Any] = {}  # what several pages need, worked out once (render/html/provenance.py)
         self.code_urls_of: dict[int, dict[int, str]] = {}  # id(compile) -> _code_urls: once per compile, not per page
+        # Runtime metrics records filed under a restarted attempt, by id() of that attempt and of the one that compiled
+        owners = runtime_records_owners(trace)
+        self.records_filed_under = {id(o.filed_under): o for o in owners}
+        self.records_compiled_in = {id(o.compiled): o for o in owners}
 
     def summary_html(self, s: Any, c: Compile, code_urls: dict[int, str], root: str) -> Markup:
         """The compile summary (partials/compile_summary.html) of a compile's page, which its compilation metrics
@@ -172,6 +176,8 @@ def render_html(trace: Trace, results: Results, options: ReportOptions) -> Itera
                 "compile.html", root, c=entry, status=results.statuses[entry.compile_id],
                 s=results.compiles.get(entry.key), code_urls=_code_urls(page, entry),
                 metrics_url=_metrics_url(entry, root, options),
+                records_filed_here=page.records_filed_under.get(id(entry)),
+                records_filed_elsewhere=page.records_compiled_in.get(id(entry)),
             )
         for artifact in entry.artifacts:
             content = _artifact(page, entry, artifact)  # lazy: only the process that writes it renders it (output.py)
@@ -310,7 +316,14 @@ def _metrics_page(page: _Page, entry: Compile, artifact: Artifact) -> bytes:
         title=_METRICS_TITLES.get(artifact.kind, artifact.kind),
         groups=summary.metrics if summary is not None else metric_groups(artifact.data or {}),
         runtime=runtime_record(entry, artifact),
+        owner=_records_owner(page, entry, artifact),
     )
+
+
+def _records_owner(page: _Page, entry: Compile, artifact: Artifact) -> RuntimeRecordsOwner | None:
+    """The attempt a runtime metrics record filed under a restarted attempt belongs to (None: it is its entry's)."""
+    owner = page.records_filed_under.get(id(entry))
+    return owner if owner is not None and artifact.kind in RUNTIME_METRICS else None
 
 
 def _code_page(page: _Page, root: str, entry: Compile | None, title: str, subtitle: str | None,
