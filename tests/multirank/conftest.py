@@ -55,6 +55,18 @@ class Landing:
         assert results.to_json() == self.summary
         return results
 
+    def rank_table_text(self, source: Path) -> str:
+        """The terminal's rank table (and its notes) of these results, as plain text 100 columns wide."""
+        import io
+
+        from rich.console import Console
+
+        from compilescope.render.terminal import rank_summaries_renderable
+
+        console = Console(width=100, color_system=None, record=True, file=io.StringIO())
+        console.print(rank_summaries_renderable(self.results(source)))
+        return console.export_text()
+
     def json(self, relpath: str):
         return json.loads((self.out / relpath).read_text())
 

@@ -6,15 +6,12 @@ directory is made and before the ranks run, by a regular file: no directory can 
 
 from __future__ import annotations
 
-import io
 import json
 import re
 from pathlib import Path
 
-from rich.console import Console
 
 from compilescope.cli import multirank
-from compilescope.render.terminal import rank_summaries_renderable
 
 from ..conftest import run_cli
 from .conftest import Landing, peer_dir
@@ -87,8 +84,6 @@ def test_a_rank_whose_report_cannot_be_written_was_read_and_says_so(tmp_path, mo
     assert f'<span class="status-error" title="{said}">report not written</span>' in row
     assert f"<li>rank 3: {said}</li>" in report.html
     # The terminal's rank table, of the same document: rank 3's row has its figures, marked, and the note under it.
-    console = Console(width=100, color_system=None, record=True, file=io.StringIO())
-    console.print(rank_summaries_renderable(report.results(src)))
-    text = console.export_text()
+    text = report.rank_table_text(src)
     assert re.search(r"^3 report lost +7 ", text, re.M)
     assert "not read" not in text and "note: rank 3: read, but its report could not be written" in text

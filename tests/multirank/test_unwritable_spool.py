@@ -7,7 +7,6 @@ that is /dev/full (ENOSPC when written), or a spool directory under a regular fi
 
 from __future__ import annotations
 
-import io
 import json
 import os
 import re
@@ -15,10 +14,8 @@ import types
 from pathlib import Path
 
 import pytest
-from rich.console import Console
 
 from compilescope.cli import multirank
-from compilescope.render.terminal import rank_summaries_renderable
 
 from ..conftest import run_cli
 from .conftest import Landing, peer_dir
@@ -69,9 +66,7 @@ def test_a_rank_whose_spool_is_full_was_read_and_says_so(tmp_path, monkeypatch, 
     assert "events not written" in row and f'title="{said}' in row
     assert f"<li>rank 3: {said}" in report.html
     # The terminal's rank table, of the same document: rank 3's row has its figures, marked, and the note under it.
-    console = Console(width=100, color_system=None, record=True, file=io.StringIO())
-    console.print(rank_summaries_renderable(report.results(src)))
-    text = console.export_text()
+    text = report.rank_table_text(src)
     assert re.search(rf"^3 events lost +{len(three['compile_ids'])} ", text, re.M)
     assert "not read" not in text and "note: rank 3: read, but its chromium events could not be written" in text
 
