@@ -27,10 +27,10 @@ import orjson
 
 from ..model.ids import CompileId
 from ..model.records import dataclass
-from ..decompile.recorded import CUDAGRAPH_SKIP, RECORDERS
+from ..decompile.recorded import CUDAGRAPH_SKIP
 from ..model.trace import CUDAGRAPH_RECORD, CUDAGRAPH_SETUP, Trace
 from .compile_time import event_compile_id, finite_number
-from .torch_warnings import PENDING_BACKWARD, torch_warnings
+from .torch_warnings import PENDING_BACKWARD, TorchWarnings, recorded_kinds, torch_warnings
 from .userloc import UserLocation, is_framework_file, last_code_frame, traceback_frames
 
 
@@ -118,7 +118,8 @@ class CudaGraphs:
         return {"compiles": [c.to_json() for c in self.compiles], "never_recorded_warning": self.never_recorded_warning}
 
 
-def cudagraphs(trace: Trace) -> CudaGraphs:
+def cudagraphs(trace: Trace, printed: TorchWarnings | None = None) -> CudaGraphs:
+    """printed: the log's torch_warnings(trace), where the caller has it already (read here otherwise)."""
     by_frame: dict[tuple, str] = {}  # (compiled autograd id, frame, frame compile) -> the compile's last attempt
     for entry in trace.sorted_compiles():
         if entry.compile_id is not None:
@@ -146,31 +147,16 @@ def cudagraphs(trace: Trace) -> CudaGraphs:
                                                     first_run))
     unexplained = result.never_recorded
     # (a recorded skip given to no graph may be one of these: then none is known to have run once)
-    if unexplained and not unplaced and _skips_and_warnings_recorded(trace) and not _backward_left_pending(trace):
+    if (unexplained and not unplaced and {"cudagraph_skips", "warnings"} <= recorded_kinds(trace)
+            and not _backward_left_pending(printed if printed is not None else torch_warnings(trace))):
         for graphed in unexplained:
             graphed.ran_once = True
     return result
 
 
-def _skips_and_warnings_recorded(trace: Trace) -> bool:
-    """The run wrote torch's CUDA graph skip warnings and its other warnings into the log (run, capture()): no skip
-    recorded for a graph is none printed, and no backward left pending unsaid."""
-    for entry in trace.compiles.values():
-        for a in entry.artifacts:
-            if a.name == RECORDERS:
-                try:
-                    doc = orjson.loads(trace.payload_text(a.payload))
-                except ValueError:
-                    continue
-                records = doc.get("records") if isinstance(doc, dict) else None
-                if isinstance(records, list) and {"cudagraph_skips", "warnings"} <= set(map(str, records)):
-                    return True
-    return False
-
-
-def _backward_left_pending(trace: Trace) -> bool:
+def _backward_left_pending(printed: TorchWarnings) -> bool:
     """torch warned that a graph could not replay while a backward was pending (a graph then never records)."""
-    return any(w.name == PENDING_BACKWARD for w in torch_warnings(trace).warnings)
+    return any(w.name == PENDING_BACKWARD for w in printed.warnings)
 
 
 _FOUND_FROM = ("Found from :", "Found from:")

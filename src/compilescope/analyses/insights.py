@@ -499,6 +499,7 @@ def _autotuning_detail(at: Autotuning) -> str:
 
 def insights(trace: Trace, runtime: Runtime | None = None, export: ExportReport | None = None) -> Insights:
     """export: the log's export_report(trace), where the caller has it already (computed here otherwise)."""
+    printed = torch_warnings(trace)  # (the CUDA graphs analysis reads them too)
     ins = Insights(
         source=trace.source,
         n_compiles=trace.n_compile_ids,
@@ -509,8 +510,8 @@ def insights(trace: Trace, runtime: Runtime | None = None, export: ExportReport 
         errors=compile_errors(trace),
         dynamic_shapes=dynamic_shapes(trace),
         autotuning=autotuning(trace),
-        cudagraphs=cudagraphs(trace),
-        warnings=torch_warnings(trace),
+        cudagraphs=cudagraphs(trace, printed),
+        warnings=printed,
         unread=unread(trace.stats),
         runtime=runtime,
         environment=environment(trace),

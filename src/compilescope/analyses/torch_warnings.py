@@ -168,26 +168,28 @@ def _known(message: str) -> tuple[str | None, str | None]:
     return None, None
 
 
-def _records(trace: Trace, artifact) -> list:
-    try:
-        doc = orjson.loads(trace.payload_text(artifact.payload))
-    except ValueError:
-        return []
-    records = doc.get("records") if isinstance(doc, dict) else None
-    return records if isinstance(records, list) else []
+def recorded_kinds(trace: Trace) -> set[str]:
+    """What compilescope's recorders wrote into the log (its RECORDERS artifacts, from run or capture()): "warnings",
+    "cudagraph_skips". A kind recorded and absent from the log is one torch did not print."""
+    kinds: set[str] = set()
+    for entry in trace.compiles.values():
+        for a in entry.artifacts:
+            if a.name == RECORDERS:
+                try:
+                    doc = orjson.loads(trace.payload_text(a.payload))
+                except ValueError:
+                    continue
+                records = doc.get("records") if isinstance(doc, dict) else None
+                kinds.update(map(str, records) if isinstance(records, list) else ())
+    return kinds
 
 
 def torch_warnings(trace: Trace) -> TorchWarnings:
     """The log's recorded warnings (run, capture()); without any, those of the run's saved stderr beside the log."""
     result = TorchWarnings()
     records: list[tuple[str | None, Any]] = []  # (compile id, the record)
-    artifacts, hooked = [], False
-    for entry in trace.compiles.values():
-        for a in entry.artifacts:
-            if a.name == WARNING:
-                artifacts.append(a)
-            elif a.name == RECORDERS and not hooked:  # the recorder was on: no warning recorded is none printed
-                hooked = "warnings" in _records(trace, a)
+    artifacts = [a for entry in trace.compiles.values() for a in entry.artifacts if a.name == WARNING]
+    hooked = "warnings" in recorded_kinds(trace)  # the recorder was on: no warning recorded is none printed
     for a in sorted(artifacts, key=lambda a: a.number):
         try:
             record = orjson.loads(trace.payload_text(a.payload))
