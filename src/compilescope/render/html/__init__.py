@@ -146,7 +146,7 @@ class _Page:
         return line_link(filename, line, self.results.sources, self.trace)
 
     def frame_link(self, frame: Frame) -> LineLink | None:
-        return line_link(frame.filename, frame.line, self.results.sources, self.trace)
+        return self.line_link(frame.filename, frame.line)
 
     def render(self, template: str, root: str, **context: Any) -> str:
         return ENV.get_template(template).render(**self.common, root=root, **context)
