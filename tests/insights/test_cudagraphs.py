@@ -168,3 +168,15 @@ def test_without_the_skip_recorder_a_graph_run_once_cannot_be_told_from_a_skip(t
     cg, findings = _graphs(elsewhere)
     assert [(c.compile_id, c.ran_once, c.never_recorded) for c in cg.compiles] == [("[0/0]", False, True), ("[0/1]", False, True)]
     assert "no CUDA graph was recorded for [0/0] (wrapper), [0/1] (wrapper)" in [f.title for f in findings]
+
+
+def test_a_cuda_graph_finding_names_a_resume_function_as_the_report_does():
+    # No real log has a CUDA graph finding on the code after a graph break: the findings' wording, over the analysis'
+    # own fields, names it as the summary's other sections do, not by torch's torch_dynamo_resume_in_f_at_23.
+    from types import SimpleNamespace
+
+    from compilescope.analyses.insights import _cudagraphs_run_once
+
+    [finding] = _cudagraphs_run_once(SimpleNamespace(ran_once=[SimpleNamespace(compile_id="[1/0]",
+                                                                              name="torch_dynamo_resume_in_f_at_23")]))
+    assert finding.title.startswith("[1/0] (f (after its graph break at line 23)) ran once")

@@ -23,7 +23,7 @@ from .dynamic_shapes import FLOAT_SYMBOL, SIZE_SYMBOL, DynamicShapes, Specializa
 from .environment import Environment, environment
 from .errors import CompileError, CompileErrors, compile_errors
 from .export import ExportReport, export_report
-from .graph_breaks import GraphBreak, GraphBreaks, graph_breaks
+from .graph_breaks import GraphBreak, GraphBreaks, function_label, graph_breaks
 from .recompiles import (BACKWARD_LABEL_HELP, BACKWARD_REASONS_HINT, CHANGE_LABELS, FrameRecompiles, Recompiles, link_specializations,
                          recompiles)
 from .torch_warnings import (AUTOTUNE_CANDIDATE_FAILED, COND_ONE_BRANCH, ITEM_BREAK, PENDING_BACKWARD, RECOMPILE_LIMIT,
@@ -405,7 +405,7 @@ def _cudagraph_skips(cg: CudaGraphs) -> list[Finding]:
     for c in cg.skipped:
         by_reason.setdefault((c.skip_summary, c.skip_location.short if c.skip_location else None), []).append(c)
     for (reason, where), compiles in by_reason.items():
-        which = ", ".join(f"{c.compile_id} ({c.name})" if c.name else c.compile_id for c in compiles[:3])
+        which = ", ".join(_compile_named(c.compile_id, c.name) for c in compiles[:3])
         more = f" and {len(compiles) - 3} more" if len(compiles) > 3 else ""
         out.append(Finding(WARNING, "cudagraphs", f"CUDA graphs skipped for {which}{more}",
                            f"{reason}" + (f" at {where}" if where else "")))
@@ -418,7 +418,7 @@ def _cudagraphs_never_recorded(cg: CudaGraphs, printed: TorchWarnings) -> list[F
     compiles = cg.never_recorded
     if not compiles:
         return []
-    which = ", ".join(f"{c.compile_id} ({c.name})" if c.name else c.compile_id for c in compiles[:3])
+    which = ", ".join(_compile_named(c.compile_id, c.name) for c in compiles[:3])
     more = f" and {len(compiles) - 3} more" if len(compiles) > 3 else ""
     pending = [w for w in printed.warnings if w.name == PENDING_BACKWARD]
     if pending:  # recorded by run or capture(): torch said why, on stderr
@@ -434,12 +434,17 @@ def _cudagraphs_never_recorded(cg: CudaGraphs, printed: TorchWarnings) -> list[F
                     "run records them in the log")]
 
 
+def _compile_named(compile_id: str, code_name: str | None) -> str:
+    """"[1/0] (f (after its graph break at line 23))": a compile id and its function as the report names it."""
+    return f"{compile_id} ({function_label(code_name)})" if code_name else compile_id
+
+
 def _cudagraphs_run_once(cg: CudaGraphs) -> list[Finding]:
     """Set up, run once and never recorded, the run's recorders rule out a skip: nothing was lost but a warm-up."""
     compiles = cg.ran_once
     if not compiles:
         return []
-    which = ", ".join(f"{c.compile_id} ({c.name})" if c.name else c.compile_id for c in compiles[:3])
+    which = ", ".join(_compile_named(c.compile_id, c.name) for c in compiles[:3])
     more = f" and {len(compiles) - 3} more" if len(compiles) > 3 else ""
     return [Finding(INFO, "cudagraphs", f"{which}{more} ran once: warmed up, never recorded as a CUDA graph",
                     "CUDA graph trees run a graph's first call as a warm-up and record it at the second; the run "
@@ -470,7 +475,7 @@ def _torch_warnings(printed: TorchWarnings, said_above: set[str]) -> list[Findin
 
 def _cudagraph_recordings(cg: CudaGraphs) -> list[Finding]:
     """A graph recorded again, for another input shape, is worth knowing: each recording costs time and GPU memory."""
-    return [Finding(INFO, "cudagraphs", f"CUDA graph of {c.compile_id}{f' ({c.name})' if c.name else ''} recorded "
+    return [Finding(INFO, "cudagraphs", f"CUDA graph of {_compile_named(c.compile_id, c.name)} recorded "
                     f"{len(c.recordings_ms)} times",
                     "one graph is recorded per distinct input shape, even for a dynamic compile, each costing time "
                     "and GPU memory: pad inputs to a few sizes")
