@@ -168,7 +168,7 @@ class RunCommand:
 
         if not result.logs:
             print(
-                f"compilescope: the program wrote no TORCH_TRACE log to {trace_dir} "
+                f"compilescope: the program wrote no TORCH_TRACE log to {named_dir} "
                 "(it compiled nothing, or torch was never imported); no report written",
                 file=sys.stderr,
             )
