@@ -301,8 +301,8 @@ def _regressions(runs: dict[int | None, RunFacts], baseline: dict[int | None, Ru
             elif c.section == "warnings" and c.kind == "added":
                 new_warnings.append(regression)
         known = {_export_issue(i) for i in base.export_issues or []}
-        new_export_issues += [f"{_where(rank)}{_export_issue(i)}" + (hedge if cut else "")
-                              for i in run.export_issues or [] if _export_issue(i) not in known]
+        new_export_issues += [f"{_where(rank)}{said}" + (hedge if cut else "")
+                              for said in map(_export_issue, run.export_issues or []) if said not in known]
         if base.warnings is None or run.warnings is None:
             unrecorded.append((rank, "the baseline" if base.warnings is None else "the run"))
         ra, rb = _recompiles(_user_frames(base)), _recompiles(_user_frames(run))
