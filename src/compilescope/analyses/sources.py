@@ -97,6 +97,12 @@ def resumed_function(code_name: str | None) -> str | None:
     return resumed[0] if resumed else None
 
 
+def _rest_of(code_name: str) -> str:
+    """The function a resume function runs the rest of, as a source page says it ("the function" where its name does
+    not say)."""
+    return resumed_function(code_name) or "the function"
+
+
 @dataclass
 class GraphBreakSite:
     """One distinct graph break (reason + innermost user line), with the lines that ran eagerly because of it."""
@@ -169,13 +175,12 @@ class LineNotes:
         """The function whose rest, after a graph break on this line, was compiled from here (f, of the first of
         resumed_frames; "the function" where its name does not say); None where no resume function starts here."""
         resumed = self.resumed_frames
-        return (resumed_function(resumed[0]["function"]) or "the function") if resumed else None
+        return _rest_of(resumed[0]["function"]) if resumed else None
 
     @property
     def resume_notes(self) -> list[ResumeNote]:
         """The resume functions that start after this line, each with the function it runs the rest of."""
-        return [ResumeNote(r["function"], resumed_function(r["function"]) or "the function", r["compile_ids"])
-                for r in self.resumes]
+        return [ResumeNote(r["function"], _rest_of(r["function"]), r["compile_ids"]) for r in self.resumes]
 
     @property
     def break_resumes(self) -> list[tuple[dict[str, Any], list[str]]]:
