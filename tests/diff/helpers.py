@@ -6,6 +6,7 @@ from __future__ import annotations
 import functools
 import gzip
 
+from compilescope.analyses import analyze
 from compilescope.analyses.diff import RunFacts, diff_runs, run_facts
 from compilescope.ingest.reader import read_trace
 
@@ -54,7 +55,7 @@ def rank_dir(directory, names) -> None:
 @functools.cache
 def facts(name: str) -> RunFacts:
     with read_trace(str(log(name))) as trace:
-        return run_facts(trace)
+        return run_facts(analyze(trace))
 
 
 def diff(a: str, b: str):

@@ -16,6 +16,7 @@ import json
 import os
 import re
 
+from compilescope.analyses import analyze
 from compilescope.analyses.diff import diff_runs, run_facts
 from compilescope.ingest.reader import read_trace
 from compilescope.runner import attach_crash_reports
@@ -88,7 +89,7 @@ def _described(raw: dict) -> str:
 
 def _facts(log):
     with read_trace(str(log)) as trace:
-        return run_facts(trace)
+        return run_facts(analyze(trace))
 
 
 def test_check_fails_a_run_that_crashed_and_names_the_crash(tmp_path, capsys):

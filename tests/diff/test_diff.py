@@ -10,6 +10,7 @@ import re
 import pytest
 from rich.console import Console
 
+from compilescope.analyses import Results, analyze
 from compilescope.analyses.diff import (SECTION_LABELS, RunFacts, TimeThreshold, diff_report, diff_runs, graph_nodes,
                                         run_facts)
 from compilescope.ingest.reader import read_trace
@@ -116,7 +117,7 @@ def test_across_torch_versions_the_options_one_version_has_are_one_change_each_w
     the user made. Each version's own options are one change, all of them in its detail; a key both have whose value
     differs is still its own change."""
     with read_trace(str(torch213("graph_breaks.log"))) as ta, read_trace(str(torch214("graph_breaks.log"))) as tb:
-        a, b = run_facts(ta), run_facts(tb)
+        a, b = run_facts(analyze(ta)), run_facts(analyze(tb))
     assert a.torch_version.startswith("2.13") and b.torch_version.startswith("2.14")
     d = diff_runs(a, b)
     config = [c for c in d.changes if c.title.startswith("config")]
@@ -165,6 +166,20 @@ def test_threshold_decides_what_timing_is_noise():
     assert sections(strict) == {"compile_time"}
 
 
+def test_the_facts_of_a_saved_analysis_are_those_of_its_log():
+    # The facts are taken from a run's Results, so an analysis saved (--save) and loaded again gives the same ones.
+    # compile_error_lowering.log: one compile, [0/0], fails with InductorError, fail_user_frame_* null (the user's line
+    # is only in the reason's text): the failure has no source, as its metrics say none.
+    with read_trace(str(torch213("compile_error_lowering.log"))) as trace:
+        results = analyze(trace)
+        fresh = run_facts(results)
+        saved = json.dumps(results.to_json())
+    with Results.from_json(json.loads(saved)) as loaded:
+        assert run_facts(loaded) == fresh
+    assert [(x["type"], x["source"]) for x in fresh.failures] == [("InductorError", None)]
+    assert [f.compile_ids for f in fresh.frames.values()] == [["[0/0]"]]
+
+
 def test_ids_and_hashes_differ_while_content_is_the_same():
     a = facts("base")
     b = RunFacts.from_json(json.loads(json.dumps(a.to_json())))
@@ -195,7 +210,7 @@ def test_compiled_autograd_graphs_match_across_runs(capsys):
     assert "No change (3 frames matched" in capsys.readouterr().out
     # Both backward graphs are compiles of one frame, as a recompile is: compiled autograd's cache missed again.
     with read_trace(str(a)) as trace:
-        frames = run_facts(trace).frames
+        frames = run_facts(analyze(trace)).frames
     assert frames["compiled autograd <eval_with_key>:4 forward"].compile_ids == ["[!0/1/0]", "[!1/3/0]"]
     nodes = graph_nodes("        # File: <eval_with_key>.5:5 in forward, code: getitem = inputs[0]\n"
                         "        getitem: \"f32[]\" = inputs[0]\n")
@@ -355,11 +370,8 @@ def test_torch_version_change_is_named(tmp_path):
     assert text.count("2.13.0+cpu") >= 2
     edited = tmp_path / "edited.log"
     edited.write_text(text.replace("2.13.0+cpu", "2.14.1+cpu"))
-    from compilescope.analyses.diff import run_facts
-    from compilescope.ingest.reader import read_trace
-
     with read_trace(str(edited)) as trace:
-        other = run_facts(trace)
+        other = run_facts(analyze(trace))
     d = diff_runs(facts("base"), other)
     assert [(c.section, c.a, c.b) for c in d.changes] == [("environment", "2.13.0+cpu", "2.14.1+cpu")]
     assert d.changes[0].title == "torch: 2.13.0+cpu → 2.14.1+cpu"
@@ -604,7 +616,7 @@ def test_a_fleet_is_headed_by_all_its_ranks_and_links_to_its_landing_page(tmp_pa
 
 def facts_of(path) -> RunFacts:
     with read_trace(str(path)) as trace:
-        return run_facts(trace)
+        return run_facts(analyze(trace))
 
 
 def test_a_rank_read_in_part_says_so_before_the_changes_its_cut_may_make(tmp_path, capsys):
@@ -773,7 +785,7 @@ def test_a_frame_whose_log_names_no_first_line_is_titled_without_one(tmp_path):
     cut = tmp_path / "cut.log"
     cut.write_text("\n".join(lines[:2304]) + "\n")
     with read_trace(str(cut)) as trace:
-        frames = run_facts(trace).frames
+        frames = run_facts(analyze(trace)).frames
     [frame] = [f for f in frames.values() if f.first_line is None]
     assert (frame.function, frame.label) == ("torch_dynamo_resume_in_f_at_30",
                                              "f (after its graph break at line 30) (graph_breaks.py)")

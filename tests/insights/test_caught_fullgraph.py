@@ -3,8 +3,8 @@
 
 from __future__ import annotations
 
+from compilescope.analyses import analyze
 from compilescope.analyses.diff import run_facts
-from compilescope.analyses.insights import insights
 from compilescope.ingest.reader import read_trace
 
 from ..conftest import run_cli, torch213
@@ -14,8 +14,8 @@ LOG = torch213("caught_fullgraph.log.gz")
 
 def test_a_compile_after_a_failed_one_is_not_a_recompile(capsys):
     with read_trace(str(LOG)) as trace:
-        ins = insights(trace)
-        facts = run_facts(trace)
+        results = analyze(trace)
+        ins, facts = results.insights, run_facts(results)
         compile_ids = sorted(str(c) for c in trace.compiles if c is not None)
     assert compile_ids == ["[0/0]", "[0/1]", "[0/1_1]", "[1/0]"]  # frame 0 compiled twice, [0/0] failed
     assert [e.compile_id for e in ins.errors.errors] == ["[0/0]"]
@@ -30,6 +30,6 @@ def test_a_compile_after_a_failed_one_is_not_a_recompile(capsys):
 def test_a_recompile_after_a_cached_compile_still_counts():
     # recompiles.log: every compile of g after the first follows a compile that was cached.
     with read_trace(str(torch213("recompiles.log"))) as trace:
-        ins = insights(trace)
-        facts = run_facts(trace)
+        results = analyze(trace)
+        ins, facts = results.insights, run_facts(results)
     assert ins.recompiles.total == sum(f.recompiles for f in facts.frames.values()) > 0

@@ -1,8 +1,8 @@
 """What changed between two runs: `compilescope diff A B` and `compilescope check --baseline`.
 
-Each side is first reduced to a `RunFacts` (plain, JSON-serialisable) built from the
-existing analyses (graph breaks, recompiles, compile time, caches, dynamic shapes,
-failures); `diff_runs` then compares two RunFacts. Nothing here depends on ids
+Each side is first reduced to a `RunFacts` (plain, JSON-serialisable) taken from the
+analyses its Results already hold (graph breaks, recompiles, compile time, caches,
+dynamic shapes, failures); `diff_runs` then compares two RunFacts. Nothing here depends on ids
 that change when anything changes:
 
 - frames are matched by their code location (file, function, first line), never by
@@ -21,29 +21,28 @@ import math
 import re
 from collections import Counter
 from dataclasses import asdict, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
 
 from ..model.ids import CompileId
 from ..model.trace import Compile, Trace
-from .autotuning import autotuning, config_items
-from .caches import CACHES, caches
-from .cudagraphs import cudagraphs
-from .compile_time import PHASE_LABELS, compile_times, ends_during, unfinished_compiles
-from .crash import Crash, crashes
-from .dynamic_shapes import dynamic_shapes, number_text
-from .environment import environment
-from .export import export_report
-from .failures import failures_and_restarts
-from .graph_breaks import compilation_key, function_label, graph_breaks
-from .recompiles import recompiles
+from .autotuning import config_items
+from .caches import CACHES
+from .compile_time import PHASE_LABELS, ends_during
+from .crash import Crash
+from .cudagraphs import CudaGraphs
+from .dynamic_shapes import number_text
+from .graph_breaks import compilation_key, function_label
 from .status import MISSING, counts_text
-from .unread import Unread, unread
-from .torch_warnings import torch_warnings
+from .unread import Unread
+from .torch_warnings import PENDING_BACKWARD, TorchWarnings
 from .userloc import is_python_library_file, is_torch_file
 from ..wording import count, format_kernel_time, format_seconds, format_seconds_change
 from ..model.records import dataclass
+
+if TYPE_CHECKING:
+    from . import Results
 
 SCHEMA_VERSION = 1
 
@@ -348,15 +347,17 @@ def _chromium_key(cid: CompileId) -> str:
     return f"[{'' if cid.compiled_autograd_id is None else f'!{cid.compiled_autograd_id}/'}{cid.frame_id}/{cid.frame_compile_id}]"
 
 
-def run_facts(trace: Trace, statuses: dict[CompileId | None, str] | None = None) -> RunFacts:
-    """Everything `diff` compares, from one rank's trace."""
-    from .status import compile_statuses
-
-    statuses = statuses if statuses is not None else compile_statuses(trace)
-    times = compile_times(trace)
+def run_facts(results: Results) -> RunFacts:
+    """Everything `diff` compares, from one rank's analysis (analyses.analyze, or a saved one loaded): its analyses
+    are taken as they are, never run again; only what diff alone looks at (config, graph nodes, kernel counts) is
+    read from its trace."""
+    trace, found = results.trace, results.insights
+    if trace is None or found is None:
+        raise ValueError("run_facts needs the Results of analyze(), with its trace and insights")
+    statuses = results.statuses
+    times = found.compile_time
     time_of = {c.compile_id: c for c in times.compiles}
-    rec = recompiles(trace)
-    guards_by_cid = {step.compile_id: step.guard for f in rec.frames for step in f.steps}
+    guards_by_cid = {step.compile_id: step.guard for f in found.recompiles.frames for step in f.steps}
 
     # The last attempt of each compilation (a restart logs [0/0_1] after [0/0]), with its id:
     # compiles without an id or a frame id belong to no frame and are left out here.
@@ -416,27 +417,30 @@ def run_facts(trace: Trace, statuses: dict[CompileId | None, str] | None = None)
     frame_of_compilation = {compilation_key(cid): frame_of_cid.get(str(cid)) for cid, _ in latest.values()}
     breaks = [{"reason": b.reason, **_loc(b.location), "count": b.count,
                "frame": next((frame_of_compilation[c] for c in b.compile_ids if frame_of_compilation.get(c)), None)}
-              for b in graph_breaks(trace).breaks]
+              for b in found.graph_breaks.breaks]
     failures = []
-    for row in failures_and_restarts(trace):
+    for row in results.failures:
         if row.is_restart:
             continue  # restarts are graph breaks, compared as such
         failed_frame = frame_of_cid.get(compilation_key(row.compile_id)) or frame_of_cid.get(str(row.compile_id))
+        # Where it failed as its metrics say (fail_user_frame): the failures table adds the line a logged traceback
+        # ends in where they say none, which diff has never compared.
+        said = (trace.compiles[row.compile_id].metrics or {}).get("fail_user_frame_filename")
         failures.append({"frame": failed_frame, "type": row.kind, "reason": _mask(row.reason.strip().splitlines()[0] if row.reason.strip() else ""),
-                         "source": row.source})
+                         "source": row.source if said else None})
     # Dynamic-shape decisions of the last attempt of each compilation (a restart makes its symbols again).
     kept = {str(cid) for cid, _ in latest.values()}
     frame_by_cid = {cid: f.key for f in frames.values() for cid in f.compile_ids}
-    shapes = dynamic_shapes(trace)
+    shapes = found.dynamic_shapes
     first_cids = {f.compile_ids[0] for f in frames.values() if f.compile_ids}
     symbols = [{"source": s.source, "range": s.range, "unbacked": s.unbacked, "frame": frame_by_cid.get(s.compile_id),
                 "first_compile": s.compile_id in first_cids, **_loc(s.location),
                 "torch_line": s.torch_location.short if s.torch_location else None}
                for s in shapes.symbols if s.compile_id in kept]
-    specs = [{"sources": s.sources, "value": s.value, "reason": s.reason, "frame": frame_by_cid.get(s.compile_id),
+    specs = [{"sources": list(s.sources), "value": s.value, "reason": s.reason, "frame": frame_by_cid.get(s.compile_id),
               **_loc(s.location)} for s in shapes.specializations if s.compile_id in kept]
-    tuned = autotuning(trace)
-    cache_result = caches(trace)
+    tuned = found.autotuning
+    cache_result = found.caches
     for compile_cache in cache_result.compiles:
         frame_key_ = frame_by_cid.get(compile_cache.compile_id)
         if frame_key_ is not None:
@@ -444,7 +448,7 @@ def run_facts(trace: Trace, statuses: dict[CompileId | None, str] | None = None)
             for event in compile_cache.events:
                 outcomes = per_frame.setdefault(event.cache, {})
                 outcomes[event.outcome] = outcomes.get(event.outcome, 0) + 1
-    ran_on = environment(trace)
+    ran_on = found.environment
     return RunFacts(
         source=trace.source,
         torch_version=ran_on.torch,
@@ -452,7 +456,8 @@ def run_facts(trace: Trace, statuses: dict[CompileId | None, str] | None = None)
         config=_config(trace),
         frames=frames,
         graph_breaks=breaks,
-        cache_counts=cache_result.counts,
+        # (copies, as the specializations' sources: the facts are values of their own, and the Results still rendered)
+        cache_counts={cache: dict(outcomes) for cache, outcomes in cache_result.counts.items()},
         failures=failures,
         symbols=symbols,
         specializations=specs,
@@ -464,13 +469,13 @@ def run_facts(trace: Trace, statuses: dict[CompileId | None, str] | None = None)
                            for t in tuned.searches],
         cudagraph_skips=[{"frame": frame_of_cid.get(c.compile_id), "compile_id": c.compile_id,
                           "reason": _mask(c.without_graphs_because or "")}
-                         for c in cudagraphs(trace).without_graphs],
-        warnings=_warnings(trace, frame_of_cid),
-        unread=not_read.to_json() if (not_read := unread(trace.stats)) else None,
-        ends_during=ends_during(open_, times.labels) if (open_ := unfinished_compiles(trace, times)) else None,
-        crash=_crash(crashes(trace).crashes, frame_of_cid),
+                         for c in found.cudagraphs.without_graphs],
+        warnings=_warnings(found.warnings, found.cudagraphs, frame_of_cid),
+        unread=found.unread.to_json() if found.unread else None,
+        ends_during=ends_during(found.unfinished, times.labels) if found.unfinished else None,
+        crash=_crash(found.crashes.crashes, frame_of_cid),
         export_issues=([{"type": i.failure_type, "where": i.where, "headline": i.headline} for i in exported.issues]
-                       if (exported := export_report(trace)).detected else None),
+                       if (exported := results.export).detected else None),
     )
 
 
@@ -501,13 +506,17 @@ def crash_called_from(crash: dict[str, Any] | None) -> str | None:
     return crash["called_from"] if crash is not None else None
 
 
-def _warnings(trace: Trace, frame_of_cid: dict[str, str]) -> list[dict[str, Any]] | None:
+def _warnings(printed: TorchWarnings, cuda_graphs: CudaGraphs, frame_of_cid: dict[str, str]) -> list[dict[str, Any]] | None:
     """The warnings torch printed, where the run recorded them (None: a plain log, which cannot say)."""
-    printed = torch_warnings(trace)
     if not printed.recorded:
         return None
-    return [{"frame": next((frame_of_cid[c] for c in w.compile_ids if c in frame_of_cid), None), "source": w.source,
-             "text": _mask(w.headline), "name": w.name} for w in printed.warnings]
+    # insights() gives the pending-backward warning, where it names no compile (a stderr's), the compiles whose CUDA
+    # graphs it kept from recording; diff compares the warnings as torch printed them, and that one has no frame.
+    named_by_insights = next((w for w in printed.warnings if w.name == PENDING_BACKWARD), None)
+    if named_by_insights is not None and named_by_insights.compile_ids != [c.compile_id for c in cuda_graphs.never_recorded]:
+        named_by_insights = None
+    return [{"frame": None if w is named_by_insights else next((frame_of_cid[c] for c in w.compile_ids if c in frame_of_cid), None),
+             "source": w.source, "text": _mask(w.headline), "name": w.name} for w in printed.warnings]
 
 
 # ---------------------------------------------------------------- the comparison

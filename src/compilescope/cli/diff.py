@@ -18,7 +18,6 @@ import orjson
 
 from ..analyses import analyze
 from ..analyses.diff import DiffReport, RunFacts, TimeThreshold, diff_report, run_facts
-from ..analyses.unread import unread
 from .. import location
 from ..errors import CompilescopeError
 from ..ingest.discover import discover, holds_several_ranks
@@ -71,9 +70,10 @@ def read_side(path: str, report_dir: str | None = None, overwrite: bool = False,
                                  else failed_rank(rank, location.absolute(log), not_read[rank]))
             continue
         with trace:
-            results = analyze(trace)
-            facts[rank] = run_facts(trace, results.statuses)
-            if warning := unread_line(unread(trace.stats), log, covers, f"{side}: rank {rank}" if side and rank is not None else side):
+            results = analyze(trace)  # once: the facts, the warning and the report are all made from it
+            facts[rank] = run_facts(results)
+            assert results.insights is not None  # analyze() always computes them
+            if warning := unread_line(results.insights.unread, log, covers, f"{side}: rank {rank}" if side and rank is not None else side):
                 print(warning, file=sys.stderr)
             if report_dir is not None:
                 out = report_dir if len(logs) == 1 else os.path.join(report_dir, f"rank_{rank}")
