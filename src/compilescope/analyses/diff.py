@@ -31,12 +31,11 @@ from .autotuning import config_items
 from .caches import CACHES
 from .compile_time import PHASE_LABELS, ends_during
 from .crash import Crash
-from .cudagraphs import CudaGraphs
 from .dynamic_shapes import number_text
 from .graph_breaks import compilation_key, function_label
 from .status import MISSING, counts_text
 from .unread import Unread
-from .torch_warnings import PENDING_BACKWARD, TorchWarnings
+from .torch_warnings import TorchWarnings
 from .userloc import is_python_library_file, is_torch_file
 from ..wording import count, format_kernel_time, format_seconds, format_seconds_change
 from ..model.records import dataclass
@@ -423,11 +422,8 @@ def run_facts(results: Results) -> RunFacts:
         if row.is_restart:
             continue  # restarts are graph breaks, compared as such
         failed_frame = frame_of_cid.get(compilation_key(row.compile_id)) or frame_of_cid.get(str(row.compile_id))
-        # Where it failed as its metrics say (fail_user_frame): the failures table adds the line a logged traceback
-        # ends in where they say none, which diff has never compared.
-        said = (trace.compiles[row.compile_id].metrics or {}).get("fail_user_frame_filename")
         failures.append({"frame": failed_frame, "type": row.kind, "reason": _mask(row.reason.strip().splitlines()[0] if row.reason.strip() else ""),
-                         "source": row.source if said else None})
+                         "source": row.source})
     # Dynamic-shape decisions of the last attempt of each compilation (a restart makes its symbols again).
     kept = {str(cid) for cid, _ in latest.values()}
     frame_by_cid = {cid: f.key for f in frames.values() for cid in f.compile_ids}
@@ -470,7 +466,7 @@ def run_facts(results: Results) -> RunFacts:
         cudagraph_skips=[{"frame": frame_of_cid.get(c.compile_id), "compile_id": c.compile_id,
                           "reason": _mask(c.without_graphs_because or "")}
                          for c in found.cudagraphs.without_graphs],
-        warnings=_warnings(found.warnings, found.cudagraphs, frame_of_cid),
+        warnings=_warnings(found.warnings, frame_of_cid),
         unread=found.unread.to_json() if found.unread else None,
         ends_during=ends_during(found.unfinished, times.labels) if found.unfinished else None,
         crash=_crash(found.crashes.crashes, frame_of_cid),
@@ -506,16 +502,11 @@ def crash_called_from(crash: dict[str, Any] | None) -> str | None:
     return crash["called_from"] if crash is not None else None
 
 
-def _warnings(printed: TorchWarnings, cuda_graphs: CudaGraphs, frame_of_cid: dict[str, str]) -> list[dict[str, Any]] | None:
+def _warnings(printed: TorchWarnings, frame_of_cid: dict[str, str]) -> list[dict[str, Any]] | None:
     """The warnings torch printed, where the run recorded them (None: a plain log, which cannot say)."""
     if not printed.recorded:
         return None
-    # insights() gives the pending-backward warning, where it names no compile (a stderr's), the compiles whose CUDA
-    # graphs it kept from recording; diff compares the warnings as torch printed them, and that one has no frame.
-    named_by_insights = next((w for w in printed.warnings if w.name == PENDING_BACKWARD), None)
-    if named_by_insights is not None and named_by_insights.compile_ids != [c.compile_id for c in cuda_graphs.never_recorded]:
-        named_by_insights = None
-    return [{"frame": None if w is named_by_insights else next((frame_of_cid[c] for c in w.compile_ids if c in frame_of_cid), None),
+    return [{"frame": next((frame_of_cid[c] for c in w.compile_ids if c in frame_of_cid), None),
              "source": w.source, "text": _mask(w.headline), "name": w.name} for w in printed.warnings]
 
 
