@@ -88,6 +88,8 @@ SCENARIOS = [
     Scenario("caught_fullgraph", "caught_fullgraph.py", gzip=True),
     Scenario("compile_error_lowering", "compile_error_lowering.py"),
     Scenario("provenance", "provenance.py", env={"INDUCTOR_PROVENANCE": "1"}),
+    # Kernel stack traces that run through inlined helper calls (the source pages mark the calling lines).
+    Scenario("inlined_helpers", "inlined_helpers.py", gzip=True, env={"INDUCTOR_PROVENANCE": "1"}),
     Scenario("same_cause", "same_cause.py"),
     Scenario("export", "export.py"),
     Scenario("export_draft", "export_draft.py", trace_var="TORCH_DTRACE"),
