@@ -22,7 +22,7 @@ import os
 import re
 from dataclasses import field
 from functools import cached_property
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable
 
 from ..decompile.recorded import ORIGINAL as RECORDED_ORIGINAL_BYTECODE
 from ..lazy_regex import lazy_compile
@@ -34,7 +34,7 @@ from .dynamic_shapes import DynamicShapes, dynamic_shapes
 from .graph_breaks import ARTIFACT as GRAPH_BREAK_ARTIFACT, GraphBreaks, compilation_key, parse_reason, resume_of
 from .fx_sites import GRAPH_ARTIFACT, fx_node_sites
 from .installed_guards import GUARD_LINE, GUARD_TAIL, GUARDS_ARTIFACT
-from .provenance import Provenance, analyze_provenance
+from .provenance import Provenance, UserLine, analyze_provenance
 from .recompiles import Recompiles, recompiles
 from .userloc import UserLocation, traceback_frames
 from ..model.records import dataclass
@@ -158,6 +158,10 @@ class LineNotes:
     guards: list[dict[str, Any]] = field(default_factory=list)  # failed guards (recompiles) pointing here
     kernels: list[dict[str, Any]] = field(default_factory=list)
     symbols: list[dict[str, Any]] = field(default_factory=list)  # created / specialized / guarded
+    # Where the ops of a call made on this line sit (a library call, a submodule's forward, a helper Dynamo inlined),
+    # from the kernel stack traces, which run from the compiled frame inward: {"file", "line", "function",
+    # "compile_ids"}, one per innermost line. The graph holds those ops, though no FX node names this line.
+    calls: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def started_frames(self) -> list[dict[str, Any]]:
@@ -188,6 +192,19 @@ class LineNotes:
         line: one that starts after this line is said by its own note (resume_notes)."""
         here = {r["function"] for r in self.resumes}
         return [(b, [r for r in b["resume_functions"] if r not in here]) for b in self.graph_breaks]
+
+    @property
+    def call_groups(self) -> dict[tuple[str, ...], list[dict[str, Any]]]:
+        """The calls by the graphs holding their ops, in order: a model's compiles mostly share theirs, said once."""
+        groups: dict[tuple[str, ...], list[dict[str, Any]]] = {}
+        for call in self.calls:
+            groups.setdefault(tuple(call["compile_ids"]), []).append(call)
+        return groups
+
+    @property
+    def call_compile_ids(self) -> list[str]:
+        """The graphs holding ops of the calls made on this line, in order."""
+        return list(dict.fromkeys(c for call in self.calls for c in call["compile_ids"]))
 
     @property
     def recompile_guards(self) -> list[dict[str, Any]]:
@@ -244,17 +261,21 @@ class LineNotes:
         return {k: v for k, v in {
             "graphs": self.graphs, "frames": self.frames, "graph_breaks": self.graph_breaks, "eager": self.eager,
             "resumes": self.resumes, "guards": self.guards, "kernels": self.kernels, "symbols": self.symbols,
+            "calls": self.calls,
         }.items() if v}
 
     @property
     def status(self) -> str:
-        """How the line ran, for colouring: "break", "eager", "captured" or "" (nothing known)."""
+        """How the line ran, for colouring: "break", "eager", "captured", "called" (captured through a call: its ops
+        are in a function called here) or "" (nothing known)."""
         if self.graph_breaks:
             return "break"
         if self.eager:
             return "eager"
         if self.graphs:
             return "captured"
+        if self.calls:
+            return "called"
         return ""
 
 
@@ -546,6 +567,29 @@ def add_eager_lines(breaks: GraphBreaks, sites: list[GraphBreakSite]) -> None:
         brk.resume_functions = list(site.resume_functions)
 
 
+def _add_calls(frames: list[UserLine], compile_id: str, at: Callable[[str, int], LineNotes | None], quotes: _Quotes,
+               calls: dict[tuple[str, int, str, int], dict[str, Any]]) -> None:
+    """The outer frames of one kernel stack (outermost first): each user line among them called, directly or through
+    other calls, the function whose line, the innermost, holds the ops; its note names that line."""
+    if len(frames) < 2:
+        return
+    inner = frames[-1]
+    for outer in frames[:-1]:
+        if outer.file == inner.file and outer.line == inner.line:  # (recursion: the line's own ops)
+            continue
+        n = at(outer.file, outer.line)
+        if n is None:
+            continue
+        quotes.add(outer.file, outer.line, outer.code)
+        key = (outer.file, outer.line, inner.file, inner.line)
+        call = calls.get(key)
+        if call is None:
+            call = calls[key] = {"file": inner.file, "line": inner.line, "function": inner.function, "compile_ids": []}
+            n.calls.append(call)
+        if compile_id not in call["compile_ids"]:
+            call["compile_ids"].append(compile_id)
+
+
 def analyze_sources(trace: Trace, provenance: Provenance | None = None, shapes: DynamicShapes | None = None,
                     recompile_info: Recompiles | None = None, linked_locations: Iterable[UserLocation] = ()) -> Sources:
     """linked_locations: other user lines the report links to (where a compile failed, where torch warned): the page of
@@ -669,8 +713,12 @@ def analyze_sources(trace: Trace, provenance: Provenance | None = None, shapes: 
     # torch 2.13: its forward and backward may each have an `extern_kernels.mm:2`)
     linked: set[tuple[str, int, str, str, int]] = set()
     anchors: dict[str, str] = {}  # kernel name -> its anchor, one object: a line lists the kernel of every compile
+    calls: dict[tuple[str, int, str, int], dict[str, Any]] = {}  # (caller's file, line, ops' file, line) -> its call
     for cp in provenance.compiles.values():
         cp_key = compilation_key(cp.compile_id)
+        # Kernels share stacks (a fused kernel lists each of its nodes', a backward its forward's), and the parsed
+        # frames of one stack text are one list for the whole log (kernel_traces): each list is walked once a compile.
+        walked: set[int] = set()
         for section_number, section in enumerate(cp.sections):
             # The first line of the generated code that calls each kernel: the kernel's place on the provenance page.
             called_at: dict[str, int] = {}
@@ -681,6 +729,10 @@ def analyze_sources(trace: Trace, provenance: Provenance | None = None, shapes: 
             for kernel in section.kernels:
                 if kernel.name in other_graphs:
                     continue
+                for frames in kernel.frames:
+                    if id(frames) not in walked:
+                        walked.add(id(frames))
+                        _add_calls(frames, cp_key, at, quotes, calls)
                 for user_line in kernel.user_lines:
                     quotes.add(user_line.file, user_line.line, user_line.code)
                     n = at(user_line.file, user_line.line)
