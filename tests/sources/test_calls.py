@@ -16,7 +16,8 @@ from pathlib import Path
 from compilescope.analyses.sources import LineNotes, analyze_sources, is_user_source
 from compilescope.ingest.reader import read_trace
 
-from ..conftest import cuda211, torch213
+from ..conftest import cuda211, report, torch213
+from .test_source_page import plain, row
 
 GPT2_GENERATE = "hf_gpt2_generate.log.gz"
 # An independent reading of the raw log: each stack trace of each kernel, as (file, line) frames, outermost first.
@@ -90,3 +91,18 @@ def test_every_outer_frame_of_a_kernel_stack_names_the_line_of_its_ops():
                  for f in analyze_sources(trace).files for n, notes in f.notes.items() if notes.calls}
     assert found == expected
 
+
+def test_the_page_marks_and_explains_a_line_captured_through_a_call(tmp_path):
+    """The row of line 27 has its own colour, its title and the legend say what it means, and its note links the
+    lines of the ops (on the same page: lines 18 and 22)."""
+    out = tmp_path / "out"
+    report(torch213("inlined_helpers.log.gz"), out)
+    (page,) = (out / "sources").glob("inlined_helpers.py_*.html")
+    text = page.read_text()
+    line = row(text, 27)
+    assert 'class="src-line s-called"' in line and 'title="captured through a call' in line
+    assert re.findall(r'<li class="n-call">.*?</li>', line, re.S) and 'href="#L18"' in line and 'href="#L22"' in line
+    assert "captured through a call: the ops of the code it calls are at inlined_helpers.py:18, inlined_helpers.py:22" \
+        in plain(line)
+    assert '<span class="src-line s-called">captured through a call' in text
+    assert 'class="src-line s-captured"' in row(text, 22) and 'href="#L18"' in row(text, 22)

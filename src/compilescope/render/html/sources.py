@@ -28,7 +28,9 @@ STATUS_TITLES = {
     "captured": "captured in a graph",
     "break": "a graph broke here",
     "eager": "ran eagerly, between graphs",
+    "called": "captured through a call: the graph holds ops of a function called here",
 }
+MAX_CALL_LINES = 8  # the lines of a call's ops a note names (a model's top call reaches hundreds)
 
 
 class _CompileDirs(dict[str, str]):
@@ -94,6 +96,7 @@ def _notes_html(page: _Page, f: SourceFile, n: int, dirs: _CompileDirs) -> Itera
         parts = [f'{_cid(cid, dirs)} <span class="muted mono">{html_text(", ".join(nodes[:8]))}'
                  f'{" …" if len(nodes) > 8 else ""}</span>' for cid, nodes in notes.graphs.items()]
         yield f'<li class="n-graphs">captured in graph {"; ".join(parts)}</li>'
+    yield from _calls_html(page, f, notes, dirs)
     transformed: dict[str, str] = {}  # compile id of a frame starting here -> its link to the code run instead
     for fr in notes.frames:
         d = dirs.get(fr["compile_id"])
@@ -144,6 +147,31 @@ def _notes_html(page: _Page, f: SourceFile, n: int, dirs: _CompileDirs) -> Itera
                     f'{" from " + html_text(s["source"]) if s.get("source") else ""}')
         yield f'<li class="n-symbol">{text} ({_cid(s["compile_id"], dirs)})</li>'
     yield "</ul>"
+
+
+def _calls_html(page: _Page, f: SourceFile, notes: LineNotes, dirs: _CompileDirs) -> Iterator[str]:
+    """Where the ops of the calls made on this line sit, an item per set of graphs holding them (a model's compiles
+    mostly share theirs): the lines the kernel stack traces end on, past this one."""
+    for cids, group in notes.call_groups.items():
+        where = ", ".join(_call_link(page, f, c) for c in group[:MAX_CALL_LINES])
+        more = f" and {count(len(group) - MAX_CALL_LINES, 'more line')}" if len(group) > MAX_CALL_LINES else ""
+        yield (f'<li class="n-call">captured through a call: the ops of the code it calls are at {where}{more} '
+               f'({"graph" if len(cids) == 1 else "graphs"} {", ".join(_cid(c, dirs) for c in cids)})</li>')
+
+
+def _call_link(page: _Page, f: SourceFile, call: dict[str, Any]) -> str:
+    """The line of a call's ops, linked to its row (on this page or its file's page) where one shows it."""
+    path, line = call["file"], call["line"]
+    text = html_text(f"{path.rsplit('/', 1)[-1]}:{line}")
+    full = f"{path}:{line} in {call['function']}" if call.get("function") else f"{path}:{line}"
+    title = f' title="{html_text(full)}"'
+    if path == f.path:
+        anchor = f.anchor(line)
+        href = f"#{anchor}" if anchor else None
+    else:
+        other = page.line_link(path, line)
+        href = f"../{other.url}" if other else None
+    return f'<a class="mono" href="{html_text(href)}"{title}>{text}</a>' if href else f'<span class="mono"{title}>{text}</span>'
 
 
 def _function_name(code_name: str) -> str:
@@ -198,6 +226,9 @@ def _badges(notes: LineNotes) -> str:
                    f'as its own graph">rest compiled: {html_text(" ".join(fr["compile_id"] for fr in resumed))}</span>')
     if notes.graphs:
         out.append(f'<span class="b b-graph" title="graphs that captured this line">{html_text(" ".join(notes.graphs))}</span>')
+    elif notes.calls:
+        out.append(f'<span class="b b-call" title="graphs that hold ops of functions this line calls">via call: '
+                   f'{html_text(" ".join(notes.call_compile_ids))}</span>')
     if notes.graph_breaks:
         out.append('<span class="b b-break">graph break</span>')
     elif notes.eager:
