@@ -670,13 +670,13 @@ def test_the_optimizers_lr_symbol_is_placed_at_the_users_call(capsys):
     torch's adam.py:229 only (`for group in self.param_groups:` in step), and a Python stack whose last line of the
     program is compiled_optimizer.py:24 (`opt.step()` in opt_step). The tensor lr run makes no symbol: removed, 5 times
     (6 records: compiles [2/1] to [2/5], [2/1] restarted as [2/1_1], whose symbol is the one kept), placed at that
-    call. Its specialization stays unplaced: torch logged it with user_stack null (in its _tensorify_python_scalars
-    pass, no line of step running)."""
+    call. Its specialization, which torch logged with user_stack null (in its _tensorify_python_scalars pass, no line
+    of step running), is placed at the same call: the value specialized is the one step read there."""
     assert run_cli("diff", cuda211("compiled_optimizer.log.gz"), cuda211("compiled_optimizer_tensor_lr.log.gz")) == 1
     out = " ".join(capsys.readouterr().out.split())  # as one line: the terminal wraps them
     assert ("- dynamic symbol for L['self'].param_groups[0]['lr'] removed (in torch's adam.py:229, called at "
             "compiled_optimizer.py:24) (×5)") in out
-    assert "0.01 (location not in the log)" in out.split("no longer specialized: ")[1]
+    assert "0.01 (at compiled_optimizer.py:24)" in out.split("no longer specialized: ")[1]
 
 
 def test_each_fleets_totals_are_in_the_json_as_the_page_heads_it(tmp_path, capsys):

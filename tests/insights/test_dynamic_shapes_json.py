@@ -260,3 +260,55 @@ def test_a_symbol_torch_made_in_its_own_code_is_placed_at_the_users_call(capsys)
     [size] = ds["sizes"]
     assert size["location"]["filename"].endswith("/programs/compiled_optimizer.py") and size["location"]["line"] in called
     assert _line(size["torch_location"]) == next(iter(torch_line))
+
+
+def _program_line(raw: RawLog, stack: list[dict]) -> int:
+    """The line of the innermost frame of a Python stack that is the program's (compiled_optimizer.py)."""
+    return [f for f in stack if raw.strings[f["filename"]].endswith("/programs/compiled_optimizer.py")][-1]["line"]
+
+
+def test_a_specialization_torch_logged_without_a_user_stack_is_placed_where_its_value_was_read(capsys):
+    """compiled_optimizer.log.gz: every symbolic_shape_specialization of the lr has user_stack null (AOTAutograd fixed
+    the float after Dynamo's trace: no line of step ran). What the log does say: the symbol's source, the create_symbol of
+    that symbol from that source in the same compile (user stack: torch's adam.py:229), the record's Python stack
+    (through the program's opt.step() call), the frame compiled (dynamo_start: Adam's step) and the guards that failed
+    on it, which torch writes in the frame's own names (`___as_tensor(self.param_groups[0]['lr']).item() == ...`)."""
+    log = cuda211("compiled_optimizer.log.gz")
+    raw = RawLog(log)
+    specs = raw.of("symbolic_shape_specialization")
+    assert len(specs) == 6 and all(p["user_stack"] is None for _, _, p in specs)
+    created = {(cid, p["symbol"], p["source"]): raw.user_line(p) for cid, _, p in raw.of("create_symbol")}
+    read_at = {created[(cid, p["symbol"], p["sources"][0])] for cid, _, p in specs}
+    called = {_program_line(raw, p["stack"]) for _, _, p in specs}
+    assert len(read_at) == 1 and next(iter(read_at))[0].endswith("/torch/optim/adam.py") and called == {24}
+    with gzip.open(log, "rt") as f:
+        text = f.read()
+    [read_as] = set(re.findall(r"\d+/\d+: ___as_tensor\((.+?)\)\.item\(\) == ", text))  # the recompile reasons' guards
+    starts = [json.loads(line[line.index("{"):])["dynamo_start"]["stack"] for line in text.splitlines()
+              if '{"dynamo_start"' in line and '"frame_id": 2,' in line]
+    [read_by] = {stack[-1]["name"] for stack in starts}
+    assert (read_as, read_by) == ("self.param_groups[0]['lr']", "step")
+
+    ds = _summary(capsys, log, "--json")["dynamic_shapes"]
+    for spec in ds["specializations"]:
+        assert (spec["read_as"], spec["read_by"]) == (read_as, read_by)
+        assert spec["location"]["filename"].endswith("/programs/compiled_optimizer.py")
+        assert (spec["location"]["line"], spec["location"]["code"]) == (24, "opt.step()")
+        assert _line(spec["torch_location"]) == next(iter(read_at))
+    [group] = ds["specialized"]
+    assert group["read_text"] == f"lr, read as {read_as} by {read_by}"
+    terminal = " ".join(_summary(capsys, log)["text"].split())
+    assert (f"lr, read as {read_as} by {read_by} at torch's adam.py:{next(iter(read_at))[1]}, called at "
+            "compiled_optimizer.py:24 in opt_step") in terminal
+
+
+def test_specializations_torch_placed_are_placed_as_before(capsys):
+    """hf_gpt2_generate and dynamic_shapes: each specialization has a user stack; its location is that stack's last
+    frame, and nothing is said of a value read (read_as is only for those torch logged without one)."""
+    for log in (cuda211("hf_gpt2_generate.log.gz"), torch213("dynamic_shapes.log")):
+        raw = RawLog(log)
+        expected = [raw.user_line(p) for _, _, p in raw.of("symbolic_shape_specialization")]
+        assert expected and all(expected)
+        ds = _summary(capsys, log, "--json")["dynamic_shapes"]
+        assert [_line(s["location"]) for s in ds["specializations"]] == expected
+        assert all(s["read_as"] is None and s["read_text"] is None for s in ds["specializations"])

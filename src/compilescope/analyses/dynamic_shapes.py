@@ -20,6 +20,7 @@ from ..lazy_regex import lazy_compile
 from ..model.ids import CompileId
 from ..model.trace import Trace
 from ..wording import count
+from .compiled_frames import CompiledFrames
 from .userloc import UserLocation, is_torch_file, last_code_stack_frame, last_user_stack_frame
 from ..model.records import dataclass
 
@@ -32,6 +33,11 @@ FLOAT_SYMBOL = lazy_compile(r"zu?f\d{1,9}")
 # torch's reasons for a specialization (symbolic_shape_specialization's "reason"), in words.
 SPECIALIZATION_REASONS = {"range_refined_to_singleton": "its range narrowed to one value",
                           "trivial_lhs": "an equality fixed its value", "trivial_rhs": "an equality fixed its value"}
+
+# A source as the compiled function's own code names it: L['self'].param_groups[0]['lr'] is self.param_groups[0]['lr'].
+_FRAME_NAME = lazy_compile(r"^[LG]\['([^'\n]{1,500})'\]")
+# The name a source's value goes by: its last key or attribute (lr, of self.param_groups[0]['lr']).
+_LAST_NAME = lazy_compile(r"(?:\[['\"](\w{1,200})['\"]\]|\.(\w{1,200}))$")
 
 
 def _text(value: Any) -> str | None:
@@ -94,11 +100,27 @@ class Specialization:
     # "[0/3]": set by recompiles.link_specializations; None when nothing recompiled for it.
     recompile: str | None = None
     torch_location: UserLocation | None = None  # torch's line, where location is the user's call into it (_location)
+    # Where torch logged no line for the specialization itself (a compiled optimizer's float lr, which AOTAutograd
+    # specializes with user_stack null): the source as the compiled function names it ("self.param_groups[0]['lr']")
+    # and that function ("step"). location and torch_location are then where the value was read (_read_place).
+    read_as: str | None = None
+    read_by: str | None = None
+
+    @property
+    def read_text(self) -> str | None:
+        """"lr, read as self.param_groups[0]['lr'] by step": what was specialized, where torch logged no line for it
+        (None where it did: the line then says it)."""
+        if self.read_as is None:
+            return None
+        name = _LAST_NAME.search(self.read_as)
+        text = (f"{name[1] or name[2]}, " if name else "") + f"read as {self.read_as}"
+        return text + (f" by {self.read_by}" if self.read_by else "")
 
     def to_json(self) -> dict[str, Any]:
         return {"compile_id": self.compile_id, "symbol": self.symbol, "value": self.value, "sources": self.sources,
                 "reason": self.reason, "location": self.location.to_json() if self.location else None,
-                "recompile": self.recompile, "torch_location": _location_json(self.torch_location)}
+                "recompile": self.recompile, "torch_location": _location_json(self.torch_location),
+                "read_as": self.read_as, "read_by": self.read_by, "read_text": self.read_text}
 
 
 @dataclass
@@ -202,21 +224,45 @@ class DynamicShapes:
                 "guards_by_line": [p.to_json() for p in group_guards(self.guards)]}
 
 
+def _read_place(spec: Specialization, entry: dict, symbols: list[SymbolCreated], frames: CompiledFrames,
+                compile_id: CompileId | None) -> None:
+    """Places a specialization for which torch logged no user line (user_stack null: AOTAutograd made a compiled
+    optimizer's float lr constant, after Dynamo's trace) by what the log does say: the source, as the compiled function
+    reads it, and that function; the line where the same compile made the symbol from that source (torch's
+    adam.py:229, called at compiled_optimizer.py:24), else the user's line on the way into the compile. Never a line of
+    the specialization's own: the log has none."""
+    if not spec.sources:
+        return
+    spec.read_as = _FRAME_NAME.sub(r"\1", spec.sources[0])
+    compiled = frames.compiled(compile_id) if compile_id is not None else None
+    spec.read_by = compiled.function if compiled is not None else None
+    created = next((s for s in symbols if s.symbol == spec.symbol and s.source in spec.sources and s.location), None)
+    if created is not None:
+        spec.location, spec.torch_location = created.location, created.torch_location
+    else:
+        spec.location = last_user_stack_frame(entry.get("stack")) or (
+            frames.called_from(compile_id) if compile_id is not None else None)
+
+
 def dynamic_shapes(trace: Trace) -> DynamicShapes:
     result = DynamicShapes()
+    frames = CompiledFrames(trace)
     for entry in trace.sorted_compiles():
         key = entry.key
-        for sym in entry.symbols:
-            result.symbols.append(SymbolCreated(
-                key, str(sym.get("symbol", "?")), _text(sym.get("val")), _text(sym.get("vr")), _text(sym.get("source")),
-                sym.get("kind") == "create_unbacked_symbol", *_location(sym)))
+        symbols = [SymbolCreated(
+            key, str(sym.get("symbol", "?")), _text(sym.get("val")), _text(sym.get("vr")), _text(sym.get("source")),
+            sym.get("kind") == "create_unbacked_symbol", *_location(sym)) for sym in entry.symbols]
+        result.symbols.extend(symbols)
         for spec in entry.specializations:
             sources = spec.get("sources")
             where, torch_line = _location(spec)
-            result.specializations.append(Specialization(
+            found = Specialization(
                 key, str(spec.get("symbol", "?")), _text(spec.get("value")),
                 [str(s) for s in sources] if isinstance(sources, list) else [], _text(spec.get("reason")), where,
-                torch_location=torch_line))
+                torch_location=torch_line)
+            if where is None and not spec.get("user_stack"):
+                _read_place(found, spec, symbols, frames, entry.compile_id)
+            result.specializations.append(found)
         for guard in entry.guards_added:
             result.guards.append(GuardAdded(key, str(guard.get("expr", "?")), *_location(guard)))
     return result
@@ -322,6 +368,11 @@ class SpecializedSize(_SizeEvents):
         return SPECIALIZATION_REASONS.get(reason or "", reason)
 
     @property
+    def read_text(self) -> str | None:
+        """"lr, read as self.param_groups[0]['lr'] by step", where torch logged no line for the specialization."""
+        return next((s.read_text for s in self.specializations if s.read_text), None)
+
+    @property
     def recompiles(self) -> list[str]:
         """The recompilations that followed when it changed (its guard failed)."""
         return _distinct(s.recompile for s in self.specializations if s.recompile)
@@ -345,6 +396,7 @@ class SpecializedSize(_SizeEvents):
                 "reason_text": self.reason,
                 "location": _location_json(self.location),
                 "torch_location": _location_json(self.torch_location),
+                "read_text": self.read_text,
                 "compile_ids": self.compile_ids,
                 "recompiles": self.recompiles,
                 "text": self.values_text}

@@ -376,9 +376,15 @@ def _dynamic_shapes(ins: Insights) -> list[RenderableType]:
     table.columns[0].no_wrap = True
     table.columns[1].ratio = 1
 
-    def detail(text: str, loc: UserLocation | None, torch_loc: UserLocation | None = None) -> Text:
-        # torch_loc: loc is the user's call into torch's own code, which made it there
-        where = f"in torch's {_where(torch_loc)}, called at {_where(loc)}" if torch_loc else f"at {_where(loc)}"
+    def detail(text: str, loc: UserLocation | None, torch_loc: UserLocation | None = None,
+               read: str | None = None) -> Text:
+        # torch_loc: loc is the user's call into torch's own code, which made it there; read: torch logged no line for
+        # it, and loc (and torch_loc) are where its value was read ("lr, read as ... by step")
+        if read:
+            where = read + (f" at torch's {torch_loc.short}" if torch_loc else "") + (f", called at {_where(loc)}"
+                                                                                       if loc else "")
+        else:
+            where = f"in torch's {_where(torch_loc)}, called at {_where(loc)}" if torch_loc else f"at {_where(loc)}"
         return TerminalText(text).append(f"\n{where}", style="dim")
 
     def conditions(place: GuardPlace, shown: int) -> Text:
@@ -392,7 +398,7 @@ def _dynamic_shapes(ins: Insights) -> list[RenderableType]:
     specialized, sizes, lines = ds.specialized, ds.sizes, ds.guard_lines
     for s in specialized[:MAX_ROWS]:
         text = detail(f"{s.values_text}" + (f" from {', '.join(s.sources)}" if s.sources else "")
-                      + (f" ({s.reason})" if s.reason else ""), s.location, s.torch_location)
+                      + (f" ({s.reason})" if s.reason else ""), s.location, s.torch_location, s.read_text)
         if s.recompiles:
             text.append(f"\n{', '.join(s.recompiles)} recompiled when it changed", style="bold")
         table.add_row("specialized", text)
