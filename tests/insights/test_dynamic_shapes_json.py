@@ -11,6 +11,9 @@ from pathlib import Path
 
 import orjson
 
+from compilescope.analyses.insights import insights
+from compilescope.ingest.reader import read_trace
+
 from ..conftest import cuda211, run_cli, torch213
 
 KINDS = ("create_symbol", "create_unbacked_symbol", "symbolic_shape_specialization", "guard_added_fast", "guard_added")
@@ -300,6 +303,38 @@ def test_a_specialization_torch_logged_without_a_user_stack_is_placed_where_its_
     terminal = " ".join(_summary(capsys, log)["text"].split())
     assert (f"lr, read as {read_as} by {read_by} at torch's adam.py:{next(iter(read_at))[1]}, called at "
             "compiled_optimizer.py:24 in opt_step") in terminal
+
+
+def test_each_lr_recompile_is_tied_to_the_specialization_its_guard_failed_on(capsys):
+    """compiled_optimizer.log.gz: [2/2] … [2/5] recompile on `___as_tensor(self.param_groups[0]['lr']).item() == V`, a
+    guard torch could not name the source of ("unknown source ..., please file a bug"), of the compile before; that
+    compile specialized zf8 to V (sympy's 15 digits: 0.00466666666666667 for 0.004666666666666667). Each such step
+    names that specialization and where its value was read; [2/1]'s failed guard, on the float itself of [2/0] (which
+    made no symbol), is placed by torch (adam.py:229) and names none. The advice stays the optimizer's, not the one for
+    a size some line fixed."""
+    log = cuda211("compiled_optimizer.log.gz")
+    raw = RawLog(log)
+    specialized = {cid: p["value"] for cid, _, p in raw.of("symbolic_shape_specialization")}
+    with gzip.open(log, "rt") as f:
+        failed = re.findall(r"\"(\d+/\d+): ___as_tensor\(self\.param_groups\[0\]\['lr'\]\)\.item\(\) == ([\d.]+)  #", f.read())
+    newest = list(dict.fromkeys(failed))  # each reason lists the guards of every cache entry, newest first
+    assert len(newest) == 4
+    with read_trace(str(log)) as trace:
+        ins = insights(trace)
+    [frame] = ins.recompiles.frames
+    steps = [s for s in frame.steps if s.guard.guard.startswith("___as_tensor(")]
+    assert [s.compile_id for s in steps] == ["[2/2]", "[2/3]", "[2/4]", "[2/5]"]
+    for step in steps:
+        spec = step.specialized
+        assert spec is not None and spec.compile_id == step.guard.compile_id
+        assert float(spec.value) == float(specialized[spec.compile_id])
+        assert abs(float(spec.value) - float(step.guard.guard.rsplit(" == ", 1)[1])) < 1e-15
+        assert step.specialized_text.endswith(": lr, read as self.param_groups[0]['lr'] by step, called")
+    assert (frame.steps[0].specialized, frame.steps[0].guard.location.short) == (None, "adam.py:229")
+    assert "lr=torch.tensor(" in frame.advice[0] and not any("A size that changed" in a for a in frame.advice)
+    out = re.sub(r"[\s│├└─]+", " ", _summary(capsys, log)["text"])  # (the tree's lines, as one)
+    assert out.count("lr, read as self.param_groups[0]['lr'] by step, called at compiled_optimizer.py:24 in opt_step "
+                     "· opt.step()") == 4
 
 
 def test_specializations_torch_placed_are_placed_as_before(capsys):

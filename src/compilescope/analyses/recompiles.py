@@ -10,6 +10,7 @@ of that cache so far), which torch logs only with TORCH_LOGS=compiled_autograd_v
 
 from __future__ import annotations
 
+import math
 import os
 import re
 from collections import Counter
@@ -271,7 +272,11 @@ class RecompileStep:
         if spec is None:
             return None
         why = SPECIALIZATION_REASONS.get(spec.reason or "", spec.reason)
-        return f"{spec.compile_id} had specialized {spec.symbol} = {spec.value}" + (f" ({why})" if why else "")
+        text = f"{spec.compile_id} had specialized {spec.symbol} = {spec.value}" + (f" ({why})" if why else "")
+        # Where torch logged no line for it: what was read, and where; the report and `summary` write " at" and the
+        # location after this text, the user's line that called the function that read it.
+        read = spec.read_text
+        return text + (f": {read}" + (", called" if spec.location else "") if read else "")
 
 
 @dataclass
@@ -511,6 +516,9 @@ def _unclip(guard: FailedGuard, known: set[str]) -> None:
 _SIZE_GUARD = lazy_compile(r"^tensor '(?P<tensor>.{1,500}?)' size mismatch at index (?P<dim>\d{1,6})\. expected (?P<size>\d{1,20}),")
 _CODE_FILE = lazy_compile(r'<code object [^<>\n]{0,300}?, file "([^"\n]{1,1000})", line \d{1,9}>')
 _LOCAL = lazy_compile(r"^L\['([^']{1,500})'\]")
+# A guard on a number: `___as_tensor(X).item() == 0.0046…` (a float Dynamo made a symbol) or `X == 2`.
+_VALUE_GUARD = lazy_compile(r"^(?:___as_tensor\((?P<tensor>.{1,500})\)\.item\(\)|(?P<name>[\w.\[\]'\"]{1,500})) == "
+                            r"(?P<value>-?\d{1,30}(?:\.\d{1,30})?(?:e-?\d{1,3})?)$")
 _NUMBER_GUARD = lazy_compile(r"^(?:L\['(?P<local>\w{1,200})'\]|(?P<name>[A-Za-z_]\w{0,200})) == -?\d")
 # A check of a tensor that failed, as torch's TENSOR_MATCH words it: `tensor 'x' dtype mismatch. ...`.
 _TENSOR_CHECK = r"^tensor '(?P<tensor>.{1,500}?)' (?=[\w ]{1,40}mismatch)"
@@ -636,22 +644,51 @@ def _place_failed_checks(steps: list[tuple[RecompileStep, Compile]], texts: _Com
     return cache_advice, sizes
 
 
+def _same_number(a: str | None, b: str) -> bool:
+    """sympy's "0.00466666666666667" and Python's "0.004666666666666667" are one value (sympy keeps 15 digits)."""
+    try:
+        return math.isclose(float(a or ""), float(b), rel_tol=1e-12)
+    except ValueError:
+        return False
+
+
+def _value_specialization(guard: FailedGuard, specializations: list[Specialization]) -> Specialization | None:
+    """The specialization, in the compile the guard guarded, of the number a value guard compares
+    (`___as_tensor(self.param_groups[0]['lr']).item() == 0.004666666666666667`: the float lr that compile made a symbol
+    and then fixed): what a guard torch could not name the source of ("unknown source ..., please file a bug") came
+    from."""
+    m = _VALUE_GUARD.match(guard.guard)
+    if m is None:
+        return None
+    read = m["tensor"] or m["name"]
+    return next((spec for spec in specializations
+                 if spec.compile_id == guard.compile_id and _same_number(spec.value, m["value"])
+                 and any(_LOCAL.sub(r"\1", src) == read for src in spec.sources)), None)
+
+
 def link_specializations(found: Recompiles, specializations: list[Specialization]) -> None:
     """Ties each size guard that failed to the specialization of that size in the compile it guarded (a size torch
-    made static because a line fixed it, as transformers' GPT-2 did in generate()), and says so in the advice."""
+    made static because a line fixed it, as transformers' GPT-2 did in generate()), and says so in the advice; and each
+    value guard to the specialization of that number (a compiled optimizer's lr), which says where it was read."""
     for frame in found.frames:
+        sizes = False
         for step in frame.steps:
             guard = step.guard
-            m = _SIZE_GUARD.match(guard.guard) if guard is not None and guard.change == "size" else None
-            if m is None:
+            if guard is None:
                 continue
-            source = f"{m['tensor']}.size()[{m['dim']}]"
-            step.specialized = next((spec for spec in specializations
-                                     if spec.compile_id == guard.compile_id and spec.value == m["size"]
-                                     and any(_LOCAL.sub(r"\1", src) == source for src in spec.sources)), None)
+            m = _SIZE_GUARD.match(guard.guard) if guard.change == "size" else None
+            if m is not None:
+                source = f"{m['tensor']}.size()[{m['dim']}]"
+                step.specialized = next((spec for spec in specializations
+                                         if spec.compile_id == guard.compile_id and spec.value == m["size"]
+                                         and any(_LOCAL.sub(r"\1", src) == source for src in spec.sources)), None)
+                sizes = sizes or step.specialized is not None
+            elif guard.change != "size":
+                step.specialized = _value_specialization(guard, specializations)
             if step.specialized is not None and step.specialized.recompile is None:
                 step.specialized.recompile = step.compile_id
-        if any(step.specialized for step in frame.steps) and SPECIALIZED_ADVICE not in frame.advice:
+        # (the advice is on sizes: a number's guard, the optimizer's lr, has its own)
+        if sizes and SPECIALIZED_ADVICE not in frame.advice:
             frame.advice.insert(0, SPECIALIZED_ADVICE)
 
 
