@@ -185,6 +185,9 @@ class MultiRankAnalysis:
     # runtime_estimations.json's content (the ranks' op_runtimes, rank by rank): the page links the files made of
     # it exactly when it is not empty. Not in to_json, where ranks[].op_runtimes already holds it.
     runtime_estimations: list[dict[str, Any]] = field(default_factory=list)
+    # Ranks read whose own report (rank_<N>/) could not be written (RankSummary.report_not_written): the landing page
+    # names them and links nothing of theirs. Not in to_json, where ranks[].report_not_written already says it.
+    unreported_ranks: list[int] = field(default_factory=list)
 
     def divergence(self, kind: str) -> Divergence | None:
         return next((d for d in self.divergences if d.kind == kind), None)
@@ -198,6 +201,7 @@ class MultiRankAnalysis:
     def to_json(self) -> dict[str, Any]:
         doc = asdict(self)
         del doc["runtime_estimations"]
+        del doc["unreported_ranks"]
         for d, div in zip(doc["divergences"], self.divergences):
             d["title"] = div.title
         if doc["exec_order"]:
@@ -246,6 +250,7 @@ def analyze_ranks(summaries: list[RankSummary]) -> MultiRankAnalysis:
         compile_time=_compile_time(ok),
         runtime_estimations=runtime_estimations(summaries),
         crashed_ranks=[s.rank for s in logged if s.crashes],
+        unreported_ranks=[s.rank for s in summaries if s.report_not_written],
     )
 
 
