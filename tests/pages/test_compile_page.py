@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from compilescope.analyses.compile_summary import runtime_record
+from compilescope.analyses.compile_summary import runtime_records
 from compilescope.ingest.reader import read_trace
 
 from ..browser import browser_page
@@ -626,8 +626,9 @@ def test_a_backward_runtime_metrics_page_says_backward():
     log = next(shared("gpu-torch211/gpt2_train/output.txt").parent.glob("dedicated_log_torch_trace*.log"))
     with read_trace(str(log)) as trace:
         entry = next(e for e in trace.compiles.values() if str(e.compile_id) == "[1/0]")
-        records = [(a.kind, runtime_record(entry, a)) for a in entry.artifacts if "metrics_runtime" in a.kind]
-    assert [(kind, r.heading) for kind, r in records if r] == [
+        records = runtime_records(entry)
+        headings = [(a.kind, records[a.number].heading) for a in entry.artifacts if "metrics_runtime" in a.kind]
+    assert headings == [
         ("compilation_metrics_runtime", "forward"), ("bwd_compilation_metrics_runtime", "backward")]
 
 

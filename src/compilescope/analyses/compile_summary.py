@@ -127,6 +127,7 @@ class CompileSummary:
     # The backward graph compiled autograd captured that this compile id is (its capture, [!1/-/-]) or compiles
     backward_graph: BackwardGraph | None = None
     code_roles: dict[int, str] = field(default_factory=dict)  # output code artifact number -> forward/backward/inference
+    runtime_records: dict[int, RuntimeRecord] = field(default_factory=dict)  # by artifact number (runtime_records)
     ddp_splits: list[DdpSplit] = field(default_factory=list)  # its graphs DDPOptimizer split, each compiled in parts
     metrics: MetricGroups = field(default_factory=MetricGroups)
 
@@ -258,16 +259,23 @@ class RuntimeRecord:
         return self.direction + (f", record {self.nth} of {self.of}" if self.of > 1 else "")
 
 
-def runtime_record(entry: Compile, artifact: Artifact) -> RuntimeRecord | None:
-    """The runtime record artifact is (None: it is not one)."""
-    if artifact.kind not in RUNTIME_METRICS:
-        return None
+def runtime_records(entry: Compile) -> dict[int, RuntimeRecord]:
+    """The compile's runtime metrics records, by artifact number: each one's direction decided once, here."""
+    records = [(a, _runtime_direction(a)) for a in entry.artifacts if a.kind in RUNTIME_METRICS]
+    result = {}
+    for direction in ("forward", "backward"):
+        alike = [a for a, d in records if d == direction]
+        for nth, artifact in enumerate(alike, 1):
+            result[artifact.number] = RuntimeRecord(direction, nth, len(alike), _runtime_timings(artifact))
+    return result
 
-    def direction(a: Artifact) -> str:
-        forward = a.kind == RUNTIME_METRICS[0] and (a.data or {}).get("is_forward") is not False
-        return "forward" if forward else "backward"
 
-    alike = [a for a in entry.artifacts if a.kind in RUNTIME_METRICS and direction(a) == direction(artifact)]
+def _runtime_direction(artifact: Artifact) -> str:
+    forward = artifact.kind == RUNTIME_METRICS[0] and (artifact.data or {}).get("is_forward") is not False
+    return "forward" if forward else "backward"
+
+
+def _runtime_timings(artifact: Artifact) -> list[tuple[str, float]]:
     metrics = artifact.data if isinstance(artifact.data, Mapping) else {}
     timings = []
     for key in sorted(metrics):
@@ -277,8 +285,7 @@ def runtime_record(entry: Compile, artifact: Artifact) -> RuntimeRecord | None:
     total = metrics.get("duration_us")
     if isinstance(total, (int, float)) and total > 0 and len(timings) != 1:
         timings.append(("in all", total / 1e6))
-    nth = next(i for i, a in enumerate(alike, 1) if a is artifact)
-    return RuntimeRecord(direction(artifact), nth, len(alike), timings)
+    return timings
 
 
 @dataclass
@@ -418,7 +425,8 @@ def compile_summaries(trace: Trace, statuses: dict[CompileId | None, str], ins: 
             compiled=compiled, compiled_origin=origin, called_from=called_from,
             failed_at=error.location if error is not None and error.location_kind == "failure" else None,
             error=error, graph_breaks=graph_breaks, restart_reasons=restarts,
-            recompile=guards.get(compilation), code_roles=code_roles(entry), metrics=metric_groups(metrics, cut_long=True, shared=shared),
+            recompile=guards.get(compilation), code_roles=code_roles(entry), runtime_records=runtime_records(entry),
+            metrics=metric_groups(metrics, cut_long=True, shared=shared),
         )
         timed = times.get(compilation)
         if timed is not None:

@@ -16,7 +16,7 @@ import orjson
 from markupsafe import Markup
 
 from ...analyses import Results
-from ...analyses.compile_summary import RUNTIME_METRICS, RuntimeRecordsOwner, metric_groups, runtime_record, runtime_records_owners
+from ...analyses.compile_summary import RUNTIME_METRICS, RuntimeRecordsOwner, metric_groups, runtime_records_owners
 from ...analyses.stack_trie import StackTrieNode
 from ...analyses.status import count_words, status_counts
 from ...model.stats import OUTCOMES
@@ -269,7 +269,7 @@ _METRICS_TITLES = {
     "bwd_compilation_metrics": "Backward compilation metrics",
     "aot_autograd_backward_compilation_metrics": "AOTAutograd backward compilation metrics",
     "compilation_metrics_runtime": "Runtime compilation metrics",
-    "bwd_compilation_metrics_runtime": "Runtime compilation metrics",  # its heading says backward (runtime_record)
+    "bwd_compilation_metrics_runtime": "Runtime compilation metrics",  # its heading says backward (RuntimeRecord)
 }
 
 
@@ -310,12 +310,13 @@ def _pretty_json(text: str) -> bytes | str:
 
 
 def _metrics_page(page: _Page, entry: Compile, artifact: Artifact) -> bytes:
-    summary = page.results.compiles.get(entry.key) if artifact.kind == "compilation_metrics" else None
+    compiled = page.results.compiles.get(entry.key)
+    summary = compiled if artifact.kind == "compilation_metrics" else None
     return page.render_bytes(
         "metrics.html", "../", c=entry, metrics=artifact.data or {}, s=summary, code_urls=_code_urls(page, entry),
         title=_METRICS_TITLES.get(artifact.kind, artifact.kind),
         groups=summary.metrics if summary is not None else metric_groups(artifact.data or {}),
-        runtime=runtime_record(entry, artifact),
+        runtime=compiled.runtime_records.get(artifact.number) if compiled is not None else None,
         owner=_records_owner(page, entry, artifact),
     )
 
