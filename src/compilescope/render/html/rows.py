@@ -15,7 +15,7 @@ from typing import Any, Callable, Iterable, Iterator, Mapping
 
 from markupsafe import Markup, escape
 
-from ...analyses.graph_breaks import resume_title
+from ...analyses.graph_breaks import function_label, function_title, resume_title
 from ...analyses.metric_values import LongMetric, MetricTraceback, is_structured, pretty_json
 from ...model.trace import LINK, Artifact, Frame
 from ...wording import count
@@ -160,6 +160,18 @@ def _artifact_items(artifacts: Iterable[Artifact], roles: Mapping[int, str], roo
     for a in artifacts:
         badge = f' <span class="badge role">{html_text(roles[a.number])}</span>' if a.number in roles else ""
         yield f'<li>{artifact_link_html(a, root, options)}{badge} <span class="num">({a.file_number})</span></li>'
+
+
+def function_name_html(code_name: str, css_class: str | None = None) -> Markup:
+    """A compiled function's name as every page names it (templates: the global function_name): Dynamo's resume
+    function torch_dynamo_resume_in_f_at_23 is "f (after its graph break at line 23)", torch's name in its title (a
+    stack frame keeps torch's name: frame_html). css_class: the span's class, the span there even without a title."""
+    title = function_title(code_name)
+    label = html_text(function_label(code_name))
+    attrs = f' class="{css_class}"' if css_class else ""
+    if title:
+        return Markup(f'<span{attrs} title="{html_text(title)}">{label}</span>')
+    return Markup(f"<span{attrs}>{label}</span>" if attrs else label)
 
 
 def frame_html(frame: Frame, root: str, frame_link: Callable[[Frame], LineLink | None]) -> str:

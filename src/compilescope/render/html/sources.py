@@ -10,13 +10,13 @@ from typing import TYPE_CHECKING, Any, Iterator
 
 from markupsafe import Markup, escape
 
-from ...analyses.graph_breaks import compilation_key, function_label, function_title
+from ...analyses.graph_breaks import compilation_key
 from ...analyses.sources import DIMENSION_MARKING_GUARD, LineNotes, SourceFile, line_anchor
 from ...model.trace import Compile
 from ...wording import count
 from ..options import readable_url
 from .provenance import panel_line_id, provenance_url
-from .rows import ascii_parts, html_text
+from .rows import ascii_parts, function_name_html, html_text
 from .transformed import transformed_url
 
 if TYPE_CHECKING:
@@ -107,7 +107,7 @@ def _notes_html(page: _Page, f: SourceFile, n: int, dirs: _CompileDirs) -> Itera
         yield (f'<li class="n-frame">compiled frame <span class="mono">{html_text(fr["function"])}</span> starts '
                f'here: {_cid(fr["compile_id"], dirs)}{transformed[fr["compile_id"]]}</li>')
     for b, elsewhere in notes.break_resumes:
-        resumes = "".join(f' → resumed by {_function_name(r)} ' + ", ".join(_cid(c, dirs) for c in resume_ids.get(r, []))
+        resumes = "".join(f' → resumed by {function_name_html(r, "mono")} ' + ", ".join(_cid(c, dirs) for c in resume_ids.get(r, []))
                           for r in elsewhere)
         yield (f'<li class="n-break"><strong>graph break</strong>: {html_text(b["reason"])} (in '
                f'{", ".join(_cid(c, dirs) for c in b["compile_ids"])}){resumes}</li>')
@@ -172,14 +172,6 @@ def _call_link(page: _Page, f: SourceFile, call: dict[str, Any]) -> str:
         other = page.line_link(path, line)
         href = f"../{other.url}" if other else None
     return f'<a class="mono" href="{html_text(href)}"{title}>{text}</a>' if href else f'<span class="mono"{title}>{text}</span>'
-
-
-def _function_name(code_name: str) -> str:
-    """A compiled function's name as the macro function_name writes it: a resume function as the rest of the function
-    it resumes, torch's name in its title."""
-    title = function_title(code_name)
-    label = html_text(function_label(code_name))
-    return f'<span class="mono" title="{html_text(title)}">{label}</span>' if title else f'<span class="mono">{label}</span>'
 
 
 def _kernels_html(page: _Page, notes: LineNotes, dirs: _CompileDirs) -> Iterator[str]:
