@@ -18,7 +18,6 @@ from markupsafe import Markup
 
 from ... import __version__
 from ...cache_dir import CACHE_ENV, cache_base, open_owned, owned
-from ...analyses.graph_breaks import resume_title
 from ...analyses.insights import SECTIONS as INSIGHTS_SECTIONS
 from ...analyses.metric_values import pretty_json
 from ...analyses.status import STATUS_HELP, STATUS_LABELS, STATUSES, TLPARSE_STATUS_LABELS
@@ -27,7 +26,7 @@ from ...model.trace import Frame
 from ...invisible import show_invisible
 from ...wording import count, format_seconds, format_seconds_change, plural
 from ..options import safe_link_url
-from .rows import function_name_html
+from .rows import frame_function_html, function_name_html
 
 OUTCOME_LABELS = {
     "ok": "ok",
@@ -198,7 +197,7 @@ def _environment() -> Environment:
         no_compile_id=NO_COMPILE_ID,
         link_href=safe_link_url,
         function_name=function_name_html,  # "f (after its graph break at line 23)" for torch_dynamo_resume_in_f_at_23
-        resume_title=resume_title,  # a stack frame's title where it keeps that name
+        frame_function=frame_function_html,  # {{ frame_function(f.function, "muted") }}: a stack frame's "in f"
         script_src=page_script_src(),
     )
     env.filters["frame"] = lambda d: d if isinstance(d, Frame) else Frame.from_json(d)

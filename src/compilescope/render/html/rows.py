@@ -174,6 +174,15 @@ def function_name_html(code_name: str, css_class: str | None = None) -> Markup:
     return Markup(f"<span{attrs}>{label}</span>" if attrs else label)
 
 
+def frame_function_html(function: str, css_class: str) -> Markup:
+    """The function a stack frame is in, as every stack writes it (templates: the global frame_function): "in f".
+    Dynamo's resume function keeps its own name (the stack says it, as a traceback does), and says in its title what
+    it is."""
+    resumed = resume_title(function)
+    title = f' title="{html_text(resumed)}"' if resumed else ""
+    return Markup(f'<span class="{css_class}"{title}>in {html_text(function)}</span>')
+
+
 def frame_html(frame: Frame, root: str, frame_link: Callable[[Frame], LineLink | None]) -> str:
     """One stack frame as pages show it: its place (linked to the page that shows its line, where the report has one:
     options.line_link), its function and its source line."""
@@ -183,10 +192,7 @@ def frame_html(frame: Frame, root: str, frame_link: Callable[[Frame], LineLink |
     where = f"{html_text(os.path.basename(frame.filename) or frame.filename)}:{html_text(frame.line)}"
     html = (f'<a href="{html_text(root)}{html_text(link.url)}" title="{html_text(link.title)}">{where}</a>' if link
             else f'<span title="{html_text(frame.filename)}">{where}</span>')
-    # Dynamo's resume function keeps its own name (the stack says it), and says in its title what it is
-    resumed = resume_title(frame.name)
-    title = f' title="{html_text(resumed)}"' if resumed else ""
-    html += f' <span class="fn"{title}>in {html_text(frame.name)}</span>'
+    html += f' {frame_function_html(frame.name, "fn")}'
     if frame.loc:
         html += f"<br><code>&nbsp;&nbsp;&nbsp;&nbsp;{html_text(frame.loc)}</code>"
     return html
