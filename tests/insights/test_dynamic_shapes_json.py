@@ -5,6 +5,7 @@ show), each checked against the raw log's create_symbol, symbolic_shape_speciali
 from __future__ import annotations
 
 import gzip
+import html
 import json
 import re
 from pathlib import Path
@@ -270,7 +271,7 @@ def _program_line(raw: RawLog, stack: list[dict]) -> int:
     return [f for f in stack if raw.strings[f["filename"]].endswith("/programs/compiled_optimizer.py")][-1]["line"]
 
 
-def test_a_specialization_torch_logged_without_a_user_stack_is_placed_where_its_value_was_read(capsys):
+def test_a_specialization_torch_logged_without_a_user_stack_is_placed_where_its_value_was_read(capsys, tmp_path):
     """compiled_optimizer.log.gz: every symbolic_shape_specialization of the lr has user_stack null (AOTAutograd fixed
     the float after Dynamo's trace: no line of step ran). What the log does say: the symbol's source, the create_symbol of
     that symbol from that source in the same compile (user stack: torch's adam.py:229), the record's Python stack
@@ -303,6 +304,14 @@ def test_a_specialization_torch_logged_without_a_user_stack_is_placed_where_its_
     terminal = " ".join(_summary(capsys, log)["text"].split())
     assert (f"lr, read as {read_as} by {read_by} at torch's adam.py:{next(iter(read_at))[1]}, called at "
             "compiled_optimizer.py:24 in opt_step") in terminal
+
+    # The report's Insights say it as summary does (it said "at compiled_optimizer.py:24", not what was read there).
+    assert run_cli(log, "-o", tmp_path, "--no-browser", "--overwrite") == 0
+    page = (tmp_path / "index.html").read_text()
+    item = page[page.index('<ul class="dyn-list dyn-specialized">'):]
+    item = html.unescape(" ".join(re.sub(r"<[^>]+>", "", item[:item.index("</li>")]).split()))
+    assert (f"lr, read as {read_as} by {read_by} at torch's adam.py:{next(iter(read_at))[1]} in step, called at "
+            "compiled_optimizer.py:24 in opt_step") in item
 
 
 def test_each_lr_recompile_is_tied_to_the_specialization_its_guard_failed_on(capsys):
