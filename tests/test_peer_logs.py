@@ -126,3 +126,32 @@ def test_an_empty_guard_list_points_to_the_guard_tree_and_does_not_say_zero_guar
     assert "0 guards" not in page
     assert "torch logged this list of guards empty" in page and f'<a href="{tree}">' in page
     assert "TENSOR_MATCH: check_tensor(L['x']" in (tmp_path / "a" / "-_0_0_0" / tree).read_text()
+
+
+def test_a_compilation_logged_again_is_timed_once(tmp_path, capsys):
+    """multi_rank_runtime's rank 0 logs [0/1] three times: its records (76 chromium events, the 12 of the
+    benchmarking after it, its compilation_metrics) come again word for word, glog times included, under
+    frame_compile_id 2 and 3; only the envelope's compile id changes. Every event's payload still says "0/1", at the
+    same ts. Worked out by hand from the log, each outermost B/E pair once:
+      [0/0]: dynamo 1754336052816497.5 -> 1754336055529697.5 (2.7132 s), then CachingAutotuner.benchmark_all_configs
+             1754336055771875.5 -> ...55819584.5 (0.047709 s) and 1754336056280687.0 -> ...56310013.0 (0.029326 s):
+             2.790235 s;
+      [0/1]: dynamo 1754336056314114.5 -> 1754336057635532.5 (1.321418 s), benchmark_all_configs
+             1754336057637016.0 -> ...57666930.5 (0.0299145 s) and 1754336057667961.5 -> ...57689658.0 (0.0216965 s):
+             1.373029 s.
+    [0/2] and [0/3] have no events of their own, and their compilation_metrics say compile_id "0/1": they add nothing.
+    The log took 4.163264 s to compile; counting every record made it 9.54 s ([0/1] three times, then [0/2] and [0/3]
+    again from their metrics)."""
+    log = peer("multi_rank_runtime/dedicated_log_torch_trace_rank_0.log")
+    assert run_cli("summary", "--json", log) == 0
+    times = json.loads(capsys.readouterr().out)["compile_time"]
+    assert {c["compile_id"]: c["total_s"] for c in times["compiles"]} == {"[0/0]": 2.790235, "[0/1]": 1.373029}
+    assert times["total_s"] == pytest.approx(4.163264, abs=1e-6)
+    # Six outermost events, each drawn once: [0/1]'s three were drawn three times each.
+    assert [r["label"] for r in times["timeline"]] == [
+        "[0/0]", "[0/0] CachingAutotuner.benchmark_all_configs", "[0/0] CachingAutotuner.benchmark_all_configs",
+        "[0/1]", "[0/1] CachingAutotuner.benchmark_all_configs", "[0/1] CachingAutotuner.benchmark_all_configs"]
+    # [0/2]'s page says whose time its records are, not that it has none.
+    report(log, tmp_path / "out")
+    page = (tmp_path / "out" / "-_0_2_0" / "index.html").read_text()
+    assert "counted once, as [0/1]'s: this compile id's records repeat its events and metrics" in page

@@ -117,6 +117,7 @@ class CompileSummary:
     restart_reasons: list[str] = field(default_factory=list)  # only where no graph break explains the restart
     recompile: FailedGuard | None = None  # the guard whose failure caused this compilation
     total_s: float | None = None  # the compilation (all its attempts), as the compile-time analysis measured it
+    timed_with: str | None = None  # without a time of its own: the compilation whose records its records repeat
     phases: list[tuple[str, float]] = field(default_factory=list)  # (label, seconds), biggest first, zeros left out
     caches: list[tuple[str, str]] = field(default_factory=list)  # (cache label, "miss" / "miss, hit")
     sizes: list[tuple[str, str, Any]] = field(default_factory=list)  # (label for one, for several, value), logged ones
@@ -429,6 +430,7 @@ def compile_summaries(trace: Trace, statuses: dict[CompileId | None, str], ins: 
             metrics=metric_groups(metrics, cut_long=True, shared=shared),
         )
         timed = times.get(compilation)
+        summary.timed_with = ins.compile_time.repeats.get(compilation)
         if timed is not None:
             summary.total_s = timed.total_s
             summary.phases = sorted(((PHASE_LABELS[p], timed.phases.get(p, 0.0)) for p, _ in PHASES

@@ -5,6 +5,7 @@ is charged to the innermost event running then, and that event's name decides
 the phase (unknown names inherit their parent's phase). The events are streamed
 once with a stack, so deep or huge logs cost no recursion and little memory.
 Compilations without chromium events fall back to the times in compilation_metrics.
+A compilation logged again (the same events, at the same times, under another compile id) is counted once.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ import math
 from dataclasses import field
 from typing import Any, Iterable
 
-from ..model.ids import NO_COMPILE_ID
+from ..model.ids import NO_COMPILE_ID, CompileId
 from ..model.trace import Trace
 from ..model.records import dataclass
 from ..wording import format_seconds
@@ -161,6 +162,9 @@ class CompileTimes:
     # where, is the renderer's choice (render/charts.py).
     timeline: list[TimelineRow] = field(default_factory=list)
     labels: dict[str, str] = field(default_factory=lambda: dict(PHASE_LABELS))
+    # A compile id whose records repeat another compilation's -> that one ("[0/2]" -> "[0/1]"): its time is counted
+    # there, once (the peer multi_rank_runtime logs repeat [0/1]'s records under [0/2] and [0/3]).
+    repeats: dict[str, str] = field(default_factory=dict)
 
     def __bool__(self) -> bool:
         return bool(self.compiles)
@@ -232,6 +236,11 @@ def _label(compile_id: str | None) -> str:
 def _rows(events: Iterable[dict]) -> tuple[list[TimelineRow], float | None]:
     """Stream B/E events into rows (one per outermost event) of exclusive, phase-tagged segments."""
     rows: list[TimelineRow] = []
+    # An outermost event met again (same name, start, track and compile id) is the same compilation logged again,
+    # not a second one: the peer multi_rank_runtime logs repeat [0/1]'s events word for word under [0/2] and [0/3].
+    # Its whole row is skipped; the names open in it, per track, close it. (Kept per row, not per event: rows are few.)
+    row_starts: set[tuple] = set()
+    relogged: dict[tuple, list[str]] = {}
     stacks: dict[tuple, list[_Open]] = {}
     current: dict[tuple, TimelineRow] = {}
     last_ts: dict[tuple, float] = {}
@@ -273,6 +282,16 @@ def _rows(events: Iterable[dict]) -> tuple[list[TimelineRow], float | None]:
         if end_ts is None or ts > end_ts:
             end_ts = ts
         track = (get("pid"), get("tid"))
+        if relogged and track in relogged:
+            skipped = relogged[track]
+            if ph == "B":
+                skipped.append(name)
+            elif name in skipped:
+                while skipped.pop() != name:
+                    pass
+                if not skipped:
+                    del relogged[track]
+            continue
         stack = stacks.setdefault(track, [])
         if ph == "B":
             args = get("args")
@@ -282,6 +301,12 @@ def _rows(events: Iterable[dict]) -> tuple[list[TimelineRow], float | None]:
                 charge(track, ts)
             parent = stack[-1] if stack else None
             cid = event_compile_id(args.get("compile_id")) or (parent.compile_id if parent else None)
+            if not stack:
+                start = (name, ts, track, cid)
+                if start in row_starts:
+                    relogged[track] = [name]
+                    continue
+                row_starts.add(start)
             phase = phases[name] if name in phases else phases.setdefault(name, phase_of(name))
             phase = phase or (parent.phase if parent else "other")
             if not stack:
@@ -327,20 +352,24 @@ def compile_times(trace: Trace) -> CompileTimes:
     names: dict[str, str | None] = {}
     compiles: list[CompileTime] = []
     listed: set[str] = set()  # keys of compiles: a set kept, not rebuilt per compile (quadratic in compiles)
+    repeats: dict[str, str] = {}
     for entry in trace.compiles.values():
         if entry.compile_id is None:
             continue
-        cid = entry.compile_id
-        # Chromium events carry the compile id without the attempt: "[0/1]" for [0/1_2].
-        key = f"[{'' if cid.compiled_autograd_id is None else f'!{cid.compiled_autograd_id}/'}{cid.frame_id}/{cid.frame_compile_id}]"
+        key = _event_key(entry.compile_id)
         metrics = entry.metrics or {}
         if metrics.get("co_name"):
             names[key] = metrics["co_name"]
-        if key not in by_compile and metrics and key not in listed:
-            phases = _metrics_phases(metrics)
-            if phases is not None:
-                listed.add(key)
-                compiles.append(CompileTime(key, metrics.get("co_name"), sum(phases.values()), phases, "compilation_metrics"))
+        if key in by_compile or not metrics or key in listed:
+            continue
+        repeated = _repeated(metrics, key, by_compile, listed)
+        if repeated is not None:
+            repeats[key] = repeated
+            continue
+        phases = _metrics_phases(metrics)
+        if phases is not None:
+            listed.add(key)
+            compiles.append(CompileTime(key, metrics.get("co_name"), sum(phases.values()), phases, "compilation_metrics"))
     for key, phases in by_compile.items():
         compiles.append(CompileTime(key, names.get(key), sum(phases.values()), phases, "chromium_events"))
     compiles.sort(key=lambda c: -c.total_s)
@@ -349,7 +378,24 @@ def compile_times(trace: Trace) -> CompileTimes:
     sums = {p: sum(c.phases.get(p, 0.0) for c in compiles) for p, _ in PHASES}
     phases = [PhaseTime(p, PHASE_LABELS[p], s, s / total if total else 0.0)
               for p, s in sorted(sums.items(), key=lambda kv: -kv[1]) if s > 0]
-    return CompileTimes(total, phases, compiles, sorted(rows, key=lambda r: r.start_s))
+    return CompileTimes(total, phases, compiles, sorted(rows, key=lambda r: r.start_s), repeats=repeats)
+
+
+def _event_key(cid: CompileId) -> str:
+    """A compile id as chromium events carry it, without the attempt: "[0/1]" for [0/1_2]."""
+    return f"[{'' if cid.compiled_autograd_id is None else f'!{cid.compiled_autograd_id}/'}{cid.frame_id}/{cid.frame_compile_id}]"
+
+
+def _repeated(metrics: dict, key: str, by_compile: dict[str, dict[str, float]], listed: set[str]) -> str | None:
+    """The compilation whose metrics these are, logged again under this compile id, when its time is counted: their
+    own compile_id names it (the peer multi_rank_runtime logs repeat [0/1]'s records, metrics included, under [0/2]
+    and [0/3]). Torch writes that id with or without the attempt ("0/1", "0/1_1"): the same compile."""
+    own = metrics.get("compile_id")
+    parsed = CompileId.parse(own) if isinstance(own, str) else None
+    if parsed is None:
+        return None
+    own_key = _event_key(parsed)
+    return own_key if own_key != key and (own_key in by_compile or own_key in listed) else None
 
 
 def _metrics_phases(metrics: dict) -> dict[str, float] | None:
