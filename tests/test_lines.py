@@ -72,6 +72,14 @@ def test_compile_id_parts_are_exact_ints_whatever_was_seen_before():
     assert CompileId.from_context({"frame_id": None}) == CompileId(None, None, None, None)
     assert CompileId.from_context({"rank": 0}) is None
     assert CompileId.from_context({"frame_id": [1], "frame_compile_id": {}}) == CompileId(None, None, None, None)
+    # The envelope's problems get one entry naming every part that is no counter, and nothing for a readable id.
+    problems: list[tuple[str, str]] = []
+    CompileId.from_context({"frame_id": 1, "frame_compile_id": 0, "attempt": 1}, problems)
+    CompileId.from_context({"frame_id": 2, "frame_compile_id": 7}, problems)  # (not seen before: checked, then kept)
+    assert problems == []
+    CompileId.from_context({"frame_id": True, "frame_compile_id": 1.5}, problems)
+    ((category, message),) = problems
+    assert category == "bad_compile_id" and "frame_id=True, frame_compile_id=1.5;" in message
 
 
 def test_payload_lines_keep_their_own_tabs_and_drop_only_the_leading_one(monkeypatch):

@@ -149,11 +149,7 @@ def decode_envelope(record: RawRecord, known_kinds: frozenset[str]) -> Envelope:
     rank = obj.get("rank")
     if rank is not None and (not isinstance(rank, int) or isinstance(rank, bool)):
         rank = None
-    bad_parts: list[str] = []
-    compile_id = CompileId.from_context(obj, bad_parts)
-    if bad_parts:
-        warnings.append(("bad_compile_id", f"compile id parts torch never writes (it counts from 0): {', '.join(bad_parts)}; "
-                                           "read anyway, those parts as unknown"))
+    compile_id = CompileId.from_context(obj, warnings)
     # (Positional: one per record, and the fields' order is Envelope's.)
     env = Envelope(record.lineno, record.glog, kind, obj.get(kind) if kind else None, obj,  # type: ignore[arg-type]
                    compile_id, rank, None, True, other, warnings)

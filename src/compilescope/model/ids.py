@@ -43,12 +43,13 @@ class CompileId:
     attempt: int | None
 
     @classmethod
-    def from_context(cls, obj: dict[str, Any], unreadable: list[str] | None = None) -> CompileId | None:
+    def from_context(cls, obj: dict[str, Any], problems: list[tuple[str, str]] | None = None) -> CompileId | None:
         """The compile id of an envelope, or None when it carries none.
 
         A part that is no compile id number ("frame_id='../..'", -1, True) is read as unknown (None), and
-        described in unreadable ("frame_id='../..'"): torch writes counters (ints from 0), tlparse reads each
-        as a u32 and skips the record otherwise; the reader lists the record as a problem.
+        appended to problems as one ("bad_compile_id", message) naming each: torch writes counters (ints from 0),
+        tlparse reads each as a u32 and skips the record otherwise; the reader lists the record as a problem.
+        (The envelope's own list of problems, not one of parts: nearly every record has none to build.)
         """
         get = obj.get
         values = (get("compiled_autograd_id"), get("frame_id"), get("frame_compile_id"), get("attempt"))
@@ -71,8 +72,9 @@ class CompileId:
                 return known
         else:
             bad = _unreadable_parts(values)
-        if unreadable is not None:
-            unreadable.extend(bad)
+        if bad and problems is not None:
+            problems.append(("bad_compile_id", f"compile id parts torch never writes (it counts from 0): {', '.join(bad)}; "
+                                               "read anyway, those parts as unknown"))
         return cls._of(values)
 
     @classmethod
