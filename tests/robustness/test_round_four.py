@@ -29,7 +29,7 @@ def _dir_size(path: Path) -> int:
 def test_far_lines_of_many_files_cost_what_the_log_says(tmp_path):
     # graph_breaks.log's first graph, with FX comments naming line 99,999 of 12 files: 35 bytes of log each. Every
     # unquoted line of a rebuilt file had an anchor of its own (2.4 MB a page), and the 100,000-line bound was per
-    # file, so 12 files made 1.2 million lines.
+    # file, so 12 files made 1.2 million lines. A rebuilt file now holds only the lines the log quotes.
     lines = lines_of(torch213("graph_breaks.log").read_bytes())
     i = payload_envelope_index(lines)
     at = max(j for j in range(i + 1, len(lines)) if lines[j][:1] == b"\t" and b"return" in lines[j]
@@ -45,9 +45,11 @@ def test_far_lines_of_many_files_cost_what_the_log_says(tmp_path):
     assert len(pages) == 12
     assert all(page.stat().st_size < 64 << 10 for page in pages)  # a gap is one row, however long
     files = {Path(f["path"]).name: f for f in json.loads((out / "sources.json").read_text())["files"]}
-    rebuilt = [f["line_count"] for f in files.values() if f["origin"] == "log"]
-    assert len(rebuilt) == 13 and sum(rebuilt) <= 1_000_000  # rebuilt lines are bounded across files
-    assert files["~near.py"]["line_count"] == 50  # a file of real length keeps its lines
+    assert [f["line_count"] for name, f in sorted(files.items()) if name.startswith("far_")] == [99999] * 12
+    assert files["far_3.py"]["text"] == {"99999": "y = x + 3"}  # the one line quoted: the rest is a gap
+    assert files["~near.py"]["line_count"] == 50
+    far = (out / "sources" / Path(files["far_3.py"]["page"]).name).read_text()
+    assert "lines 1–99998: not quoted in the log" in far and 'id="L99999"' in far
     assert 'id="L23"' in next((out / "sources").glob("graph_breaks.py_*.html")).read_text()
     assert _dir_size(out) < _dir_size(report_of(torch213("graph_breaks.log"), tmp_path / "base")) + (2 << 20)
 

@@ -255,12 +255,12 @@ def test_disk_text_only_when_it_agrees(tmp_path):
     log = moved("moved", here)
     with read_trace(str(log)) as trace:
         f = analyze_sources(trace).file(str(here))
-        assert f.origin == "disk" and f.text == (PROGRAMS / "source_view.py").read_text().splitlines()
+        assert f.origin == "disk" and f.text == dict(enumerate((PROGRAMS / "source_view.py").read_text().splitlines(), 1))
     here.write_text(here.read_text().replace("return y * m", "return y * m * 2"))
     with read_trace(str(log)) as trace:
         f = analyze_sources(trace).file(str(here))
     assert f.origin == "log" and "differs" in f.note
-    assert f.text[25] == "return y * m" and f.text[0] is None  # quoted line kept; unquoted ones are gaps
+    assert f.text[26] == "return y * m" and 1 not in f.text  # quoted line kept; unquoted ones are gaps
 
 
 def _origin_sentence(page: Path) -> str:
@@ -349,8 +349,8 @@ def test_a_line_only_a_guard_quotes_is_shown():
     with read_trace(str(torch213("source_view.log"))) as trace:
         (f,) = [f for f in analyze_sources(trace).files if f.path.endswith("source_view.py")]
     assert f.origin == "log"
-    assert f.text[20] == program[20].strip() == "y = scale(x, n)"
-    assert all(t == program[i].strip() for i, t in enumerate(f.text) if t is not None)  # every quote is the file's
+    assert f.text[21] == program[20].strip() == "y = scale(x, n)"
+    assert all(t == program[n - 1].strip() for n, t in f.text.items())  # every quote is the file's
 
 
 def test_two_compiled_functions_of_one_name_are_told_apart_by_their_first_line():
@@ -369,8 +369,8 @@ def test_two_compiled_functions_of_one_name_are_told_apart_by_their_first_line()
         (f,) = [f for f in analyze_sources(trace).files if f.path.endswith("same_cause.py")]
     assert f.origin == "log"
     for first, last in spans:
-        shown = [n for n, _ in f.function_lines(first, "forward")]
-        assert shown[0] == first and shown[-1] == last, (first, shown)
+        shown = f.function_lines(first, "forward")
+        assert shown[0][0] == first and shown[-1][1] == last, (first, shown)
 
 
 def test_a_lines_frames_breaks_and_recompiles_as_the_page_says_them():

@@ -70,15 +70,6 @@ def file_page(path: str) -> str:
     return f"sources/{safe_stem(os.path.basename(path) or 'source')}_{digest}.html"
 
 
-# A file rebuilt from the log has as many lines as the highest line the log names. A log is untrusted: one naming
-# line 10**9 would take gigabytes, so a rebuilt file stops here (real source files are far shorter), and all rebuilt
-# files together stop at the second bound (a few bytes of log can name line 99,999 of each of many files); the
-# files naming the fewest lines are rebuilt first, so files of real length keep theirs. What the log says of a line
-# past the bound stays in the JSON, and the page links to the file's top instead.
-MAX_REBUILT_LINES = 100_000
-MAX_REBUILT_LINES_IN_ALL = 1_000_000
-
-
 def _compilation(compile_id: str | None) -> str | None:
     """`[0/1]` for `[0/1_1]`, as a line's other notes name compiles: the page links a compilation (its last attempt
     holds the graph), and one compilation's attempts repeat the same guard or symbol."""
@@ -287,7 +278,10 @@ class SourceFile:
     page: str
     origin: str  # "disk": read from the file; "log": rebuilt from the lines the log quotes
     note: str  # how the text was read ("disk"), or why it was not ("log"): a clause the page puts in its sentence
-    text: list[str | None]  # line i+1; None: a gap (the log does not quote that line)
+    # Line number -> its text; a line not here is a gap (the log does not quote it). Sparse: a file rebuilt from the
+    # log runs to the highest line the log names, and a log (untrusted) of a few bytes can name line 10**9.
+    text: dict[int, str]
+    line_count: int  # lines of the file (disk), or the highest line the log names (log)
     notes: dict[int, LineNotes] = field(default_factory=dict)
     # Rebuilt files only: the function the log's stacks place a line in (resume functions named as the function
     # they resume), which bounds a function whose end the unindented quotes cannot show.
@@ -308,34 +302,43 @@ class SourceFile:
         return any(k["debug_handle"] is not None for notes in self.notes.values() for k in notes.kernels)
 
     @cached_property
+    def shown_lines(self) -> list[int]:
+        """The lines the page shows a row for, in order: those quoted and those with notes. The lines between are
+        gaps, one row each whatever their length, so a page costs what the log quotes."""
+        count = self.line_count
+        return sorted({n for n in (*self.text, *self.notes) if 0 < n <= count})
+
+    @cached_property
     def _gap_starts(self) -> list[int]:
         """The first line of each gap: a run of lines the page does not show (unquoted, without notes)."""
         starts = []
-        previous_shown = True
-        for n, text in enumerate(self.text, 1):
-            shown = text is not None or n in self.notes
-            if not shown and previous_shown:
-                starts.append(n)
-            previous_shown = shown
+        previous = 0
+        for n in (*self.shown_lines, self.line_count + 1):
+            if n > previous + 1:
+                starts.append(previous + 1)
+            previous = n
         return starts
 
     def anchor(self, line: int) -> str | None:
         """The anchor of the page a link to `line` lands on: its own row, or the one row of the gap that holds it
         (a gap is one element, whatever its length, so a page costs what the log quotes); None past the file."""
-        if not 0 < line <= len(self.text):
+        if not 0 < line <= self.line_count:
             return None
-        if self.text[line - 1] is not None or line in self.notes:
+        if line in self.text or line in self.notes:
             return line_anchor(line)
         return line_anchor(self._gap_starts[bisect.bisect_right(self._gap_starts, line) - 1])
 
-    def function_lines(self, first: int, name: str | None = None) -> list[tuple[int, str | None]]:
-        """(line, text or None) of the compiled code `name` that starts, or resumes, at line `first`, while lines
-        belong to it (the transformed-code page shows them beside the code run instead); [] when the file has no
-        such line."""
-        if not 0 < first <= len(self.text):
+    def function_lines(self, first: int, name: str | None = None) -> list[tuple[int, int, str | None]]:
+        """(first line, last line, text or None) of the compiled code `name` that starts, or resumes, at line `first`,
+        while lines belong to it (the transformed-code page shows them beside the code run instead): a line of text,
+        or a run of unquoted lines (None) that are one gap of the page, however long; [] when the file has no such
+        line."""
+        count = self.line_count
+        if not 0 < first <= count:
             return []
-        head = self.text[first - 1]
-        out = [(first, head)]
+        text = self.text
+        head = text.get(first)
+        out: list[tuple[int, int, str | None]] = [(first, first, head)]
         if self.origin == "log":
             # Rebuilt from the log's quotes, which carry no indentation (and may lack the def line): the function
             # runs to the last line its logged bytecode reaches, to the first line of another compiled function, to
@@ -343,10 +346,18 @@ class SourceFile:
             # lines shown as such. A resume function starts inside the function it resumes, so it ends none.
             owner = self.functions.get(first)
             last = self.codes.get((name, first)) if name is not None else None
+            end = min(last or count, count)
             others = {start for code, start in self.codes if start != first and resume_of(code) is None}
-            for n in range(first + 1, min(last or len(self.text), len(self.text)) + 1):
-                text = self.text[n - 1]
-                if n in others or (text is not None and text.startswith(("def ", "async def ", "class ", "@"))):
+            # Only the lines something is known of can end it or be shown apart; the runs between are gaps.
+            marked = sorted({n for n in (*text, *self.notes, *self.functions, *others) if first < n <= end})
+            previous = first
+            for n in (*marked, end + 1):
+                if n > previous + 1:
+                    out.append((previous + 1, n - 1, None))
+                if n > end:
+                    break
+                line = text.get(n)
+                if n in others or (line is not None and line.startswith(("def ", "async def ", "class ", "@"))):
                     break
                 in_function = self.functions.get(n)
                 if in_function is not None:
@@ -354,26 +365,27 @@ class SourceFile:
                         owner = in_function
                     elif in_function != owner:
                         break
-                out.append((n, text))
+                out.append((n, n, line))
+                previous = n
         elif head is not None:
             indent = len(head) - len(head.lstrip())
             is_def = head.lstrip().startswith(("def ", "async def "))
-            for n in range(first + 1, len(self.text) + 1):
-                text = self.text[n - 1]
-                if text is not None and text.strip():
-                    own = len(text) - len(text.lstrip())
+            for n in range(first + 1, count + 1):  # (a file read from disk: every line is there)
+                line = text.get(n)
+                if line is not None and line.strip():
+                    own = len(line) - len(line.lstrip())
                     if own < indent or (is_def and own == indent):
                         break
-                out.append((n, text))
-        while out and (out[-1][1] is None or not out[-1][1].strip()):
+                out.append((n, n, line))
+        while out and (out[-1][2] is None or not out[-1][2].strip()):
             out.pop()
         return out
 
     def to_json(self) -> dict[str, Any]:
         return {
             "path": self.path, "name": self.name, "page": self.page, "origin": self.origin, "origin_note": self.note,
-            "line_count": len(self.text),
-            "text": {str(i + 1): t for i, t in enumerate(self.text) if t is not None},
+            "line_count": self.line_count,
+            "text": {str(n): self.text[n] for n in sorted(self.text)},
             "lines": {str(n): self.notes[n].to_json() for n in sorted(self.notes)},
         }
 
@@ -753,24 +765,20 @@ def analyze_sources(trace: Trace, provenance: Provenance | None = None, shapes: 
 
     result = Sources(graph_breaks=sites)
     read = {path: _read_disk(path, quotes.by_file.get(path, {})) for path in notes}
-    wanted = {path: min(max([*quotes.by_file.get(path, {}), *notes[path], *linked_lines.get(path, ())], default=0),
-                        MAX_REBUILT_LINES) for path, (disk, _) in read.items() if disk is None}
-    rebuilt_lines: dict[str, int] = {}
-    budget = MAX_REBUILT_LINES_IN_ALL
-    for path in sorted(wanted, key=lambda p: (wanted[p], p)):
-        rebuilt_lines[path] = min(wanted[path], budget)
-        budget -= rebuilt_lines[path]
     for path in sorted(notes):
         quoted = quotes.by_file.get(path, {})
         disk, note = read[path]
         if disk is not None:
-            text: list[str | None] = list(disk)
+            text = dict(enumerate(disk, 1))
+            line_count = len(disk)
             origin = "disk"
         else:
-            text = [quoted.get(i) for i in range(1, rebuilt_lines[path] + 1)]
+            # Up to the highest line the log names; only the quoted lines take room (SourceFile.text is sparse).
+            line_count = max(0, *quoted, *notes[path], *linked_lines.get(path, ()))
+            text = {n: t for n, t in quoted.items() if n > 0}
             origin = "log"
         functions = quotes.functions.get(path, {}) if origin == "log" else {}
-        result.files.append(SourceFile(path, file_page(path), origin, note, text, notes[path],
-                                       {n: f for n, f in functions.items() if n <= len(text)},
+        result.files.append(SourceFile(path, file_page(path), origin, note, text, line_count, notes[path],
+                                       {n: f for n, f in functions.items() if n <= line_count},
                                        codes.get(path, {}) if origin == "log" else {}))
     return result

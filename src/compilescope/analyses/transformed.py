@@ -115,10 +115,10 @@ def original_lines(code: TransformedCode, sources: Sources) -> tuple[list[Origin
     if f is None:
         return [], None
     rows: list[OriginalLines] = []
-    for n, text in f.function_lines(code.frame[1], code.frame[2]):
-        anchor = f.anchor(n) or line_anchor(n)
+    for first, last, text in f.function_lines(code.frame[1], code.frame[2]):
+        anchor = f.anchor(first) or line_anchor(first)
         if text is None and rows and rows[-1].text is None and rows[-1].anchor == anchor:
-            rows[-1].last = n
+            rows[-1].last = last
         else:
-            rows.append(OriginalLines(n, n, anchor, text))
+            rows.append(OriginalLines(first, last, anchor, text))
     return rows, f

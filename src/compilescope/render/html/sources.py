@@ -250,22 +250,18 @@ def _lines_html(page: _Page, f: SourceFile, dirs: _CompileDirs) -> Iterator[Mark
 
 
 def _line_rows(page: _Page, f: SourceFile, dirs: _CompileDirs) -> Iterator[str]:
-    gap_start = None
-    total = len(f.text)
-    for n in range(1, total + 2):
-        text = f.text[n - 1] if n <= total else ""
-        if n <= total and text is None and n not in f.notes:
-            gap_start = gap_start or n
-            continue
-        if gap_start is not None:
-            last = n - 1
+    previous = 0
+    for n in (*f.shown_lines, f.line_count + 1):
+        if n > previous + 1:
+            gap_start, last = previous + 1, n - 1
             span = f"line {gap_start}" if gap_start == last else f"lines {gap_start}–{last}"
-            # One element, whatever the gap's length (a log of a few bytes can name line 99,999): a link to a line
+            # One element, whatever the gap's length (a log of a few bytes can name line 10**9): a link to a line
             # in it (a line of a function on its transformed-code page) lands on it, by its first line (f.anchor).
             yield f'<div class="src-gap" id="{line_anchor(gap_start)}">⋯ {span}: not quoted in the log ⋯</div>'
-            gap_start = None
-        if n > total:
+        if n > f.line_count:
             break
+        previous = n
+        text = f.text.get(n)
         notes = f.notes.get(n)
         status = notes.status if notes else ""
         cls = f"src-line s-{status}" if status else "src-line"
