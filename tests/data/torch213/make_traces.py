@@ -91,6 +91,10 @@ SCENARIOS = [
     # Kernel stack traces that run through inlined helper calls (the source pages mark the calling lines).
     Scenario("inlined_helpers", "inlined_helpers.py", gzip=True, env={"INDUCTOR_PROVENANCE": "1"}),
     Scenario("same_cause", "same_cause.py"),
+    # A custom autograd.Function (its AOTAutograd cache lookups bypassed) and a global list the compiled step appends
+    # to (a length guard that fails on every call, up to the recompile limit).
+    Scenario("train_step_pitfalls", "train_step_pitfalls.py", gzip=True),
+    Scenario("train_step_pitfalls_no_hits", "train_step_pitfalls.py", gzip=True, env={"PITFALLS_VARIANT": "no_hits"}),
     Scenario("export", "export.py"),
     Scenario("export_draft", "export_draft.py", trace_var="TORCH_DTRACE"),
     # Same program twice, same TORCHINDUCTOR_CACHE_DIR, separate processes.
@@ -118,6 +122,7 @@ SCRUB_ENV = [
     "TORCHDYNAMO_CAPTURE_SCALAR_OUTPUTS",
     "DIFF_VARIANT",
     "WARNINGS_VARIANT",
+    "PITFALLS_VARIANT",
 ]
 
 
