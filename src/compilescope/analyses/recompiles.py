@@ -27,7 +27,7 @@ from .dynamic_shapes import SPECIALIZATION_REASONS, Specialization
 from .fx_sites import GRAPH_ARTIFACT, first_use
 from .graph_breaks import function_label
 from .installed_guards import GUARDS_ARTIFACT, enclosing_sources, guard_site, object_type, tensor_check
-from .userloc import UserLocation, code_origin, is_torch_file, last_user_frame
+from .userloc import UserLocation, code_origin, is_torch_file, last_user_frame, traceback_frames
 from ..model.records import dataclass
 
 ARTIFACT = "recompile_reasons"
@@ -60,7 +60,8 @@ CHANGE_RULES: tuple[tuple[str, str], ...] = (
     # A function's **kwargs: Dynamo guards on how many keyword arguments a call passes and which
     # (`len(kwargs) == 6`, `not ___dict_contains('return_dict', kwargs)`); before "length", which is a list's.
     ("keyword_arguments", r"\blen\((?:L\[['\"])?kwargs\b|___dict_contains\([^)]*,\s*(?:L\[['\"])?kwargs\b"),
-    ("length", r"\blen\("),
+    # Dynamo's LENGTH_CHECK is `len(x) == N`, and `not x` where N is 0 (an empty list or dict).
+    ("length", r"\blen\(|^\s*not [GL]\["),
     ("shape_guard", r"\.size\(\)|\.stride\(\)|\.storage_offset\(\)|\bs\d+\b"),
 )
 
@@ -139,6 +140,18 @@ CACHE_ADVICE = (
     "dynamic=True, so that sizes are dynamic from the first compile.")
 _SIZES_LISTED = 4
 
+
+# A length guard's container, in either form of Dynamo's LENGTH_CHECK: "len(G['history']) == 2", "not G['history']".
+_LENGTH_SUBJECT = r"^\s*(?:len\((?P<len>.+)\)\s*==\s*\d+|not (?P<not>.+?))\s*$"
+_GLOBAL_NAME = r"^G\[['\"](?P<name>[^'\"]+)['\"]\]$"
+SIDE_EFFECTS_ARTIFACT = "dynamo_side_effects"  # what the compiled code changes that outlives it, with the line that does
+_MUTATION = r"Mutating object of type (?P<type>\w+) \(source name: (?P<source>[^)\n]+)\)(?P<stack>(?:\n[ \t]+.*|\n)*)"
+GLOBAL_MUTATED_ADVICE = (
+    "The compiled code changes the global {type} {name} itself ({where}, a change torch logged), and Dynamo guards on "
+    "its length: every call sees a new length and compiles again. Keep that bookkeeping out of the compiled function "
+    "(in the code that calls it).")
+GLOBAL_LENGTH_ADVICE = ("The global {name} changes length between calls, and Dynamo guards on its length: keep it "
+                        "the same while the function runs compiled, or hold its contents in a tensor.")
 
 NUMBER_MADE_DYNAMIC = ("torch compiled {names} as dynamic once it changed (automatic dynamic): {recompiles} for it, "
                        "and none while it keeps changing. To avoid even that one, compile with dynamic=True.")
@@ -471,6 +484,42 @@ def _step(trace: Trace, entry: Compile) -> RecompileStep:
                          failed=bool((entry.metrics or {}).get("fail_type")))
 
 
+def _mutations(trace: Trace, entries: list[Compile]) -> dict[str, tuple[str, UserLocation | None]]:
+    """Source ("G['history']") -> its type and the line that changes it, for each object the compiled code of these
+    compiles changes (torch's dynamo_side_effects artifact: "Mutating object of type list (source name: ...)" and the
+    stack of the change, innermost last)."""
+    found: dict[str, tuple[str, UserLocation | None]] = {}
+    for entry in entries:
+        for artifact in entry.artifacts:
+            if artifact.name != SIDE_EFFECTS_ARTIFACT:
+                continue
+            for m in re.finditer(_MUTATION, trace.payload_text(artifact.payload)):
+                frames = [f for f in traceback_frames(m["stack"]) if not is_torch_file(f.filename)]
+                found.setdefault(m["source"].strip(), (m["type"], frames[-1] if frames else None))
+    return found
+
+
+def length_advice(guards: list[FailedGuard], mutations: dict[str, tuple[str, UserLocation | None]]) -> list[str]:
+    """The advice for containers whose length changed: a global one the compiled code changes itself (a list it
+    appends to) is the user's bookkeeping, not an argument to pad; any other, the general advice."""
+    advice: list[str] = []
+    for guard in guards:
+        m = re.match(_LENGTH_SUBJECT, guard.guard)
+        source = (m["len"] or m["not"]).strip() if m else ""
+        named = re.match(_GLOBAL_NAME, source)
+        if named is None:
+            text = ADVICE["length"]
+        elif source in mutations:
+            kind, loc = mutations[source]
+            where = f"{loc.short}: {loc.code}" if loc and loc.code else (loc.short if loc else "where it runs")
+            text = GLOBAL_MUTATED_ADVICE.format(type=kind, name=named["name"], where=where)
+        else:
+            text = GLOBAL_LENGTH_ADVICE.format(name=named["name"])
+        if text not in advice:
+            advice.append(text)
+    return advice
+
+
 def _frames(trace: Trace) -> dict[tuple, list[Compile]]:
     """Compilations of each frame, the last attempt of each, in compile order."""
     latest: dict[tuple, Compile] = {}
@@ -743,6 +792,10 @@ def recompiles(trace: Trace) -> Recompiles:
                 # automatic dynamic took care of it: the number is a symbol from then on
                 names = ", ".join(dict.fromkeys(st.dynamic_of for st in numbers))
                 advice.append(NUMBER_MADE_DYNAMIC.format(names=names, recompiles=count(len(numbers), "recompile")))
+                continue
+            if c == "length":
+                advice.extend(length_advice([st.guard for st, _ in steps if st.guard and st.guard.change == c],
+                                            _mutations(trace, entries)))
                 continue
             if c != "size":
                 advice.append(ADVICE[c])

@@ -1,0 +1,63 @@
+"""A compiled training step with a custom autograd.Function and a global list it appends to (train_step_pitfalls.py):
+what compilescope says of its recompiles and cache lookups, checked against the raw logs."""
+
+from __future__ import annotations
+
+import gzip
+import re
+
+from compilescope.analyses.insights import insights
+from compilescope.analyses.recompiles import ADVICE, classify_change
+from compilescope.ingest.reader import read_trace
+
+from ..conftest import torch213
+
+
+def _text(name: str) -> str:
+    return gzip.open(torch213(name), "rt").read()
+
+
+def _insights(name: str):
+    with read_trace(str(torch213(name))) as trace:
+        return insights(trace)
+
+
+def _lookups(text: str) -> list[tuple[str, str, str | None]]:
+    """(compile id, artifact name, key) of each cache lookup artifact, in log order."""
+    found = []
+    for m in re.finditer(r'\{"artifact": \{"name": "((?:fx_graph|aotautograd)_cache_\w+)", "encoding": "json"\}, '
+                         r'"frame_id": (\d+), "frame_compile_id": (\d+).*\n\t(.*)', text):
+        key = re.search(r'"key": "(\w+)"', m[4])
+        found.append((f"[{m[2]}/{m[3]}]", m[1], key[1] if key else None))
+    return found
+
+
+def test_a_global_list_the_compiled_step_appends_to_is_advised_as_such_not_as_an_argument():
+    text = _text("train_step_pitfalls.log.gz")
+    # torch's reasons: [0/1] because the list was no longer empty (LENGTH_CHECK `not G['history']`), [0/2] because
+    # its length changed again; [0/2] hit recompile_limit (2).
+    reasons = re.findall(r"\b(0/\d): (not G\['history'\]|len\(G\['history'\]\) == \d)\s+# history\.append\(1\)", text)
+    assert sorted(set(reasons)) == [("0/0", "not G['history']"), ("0/1", "len(G['history']) == 1")]
+    assert "LENGTH_CHECK: not G['history']" in text
+    # torch logged that the compiled code itself changes the list, and where.
+    mutation = re.search(r"Mutating object of type list \(source name: G\['history'\]\)\n\t\n(?:\t.*\n)*?"
+                         r'\t +File "[^"]+/train_step_pitfalls\.py", line (\d+), in train_step\n\t +(.*)\n', text)
+    assert mutation is not None and mutation[2] == "history.append(1)"
+    line = mutation[1]
+
+    [frame] = _insights("train_step_pitfalls.log.gz").recompiles.frames
+    assert frame.hit_limit and frame.limit == 2
+    assert [(s.compile_id, s.guard.guard, s.guard.change) for s in frame.steps] == [
+        ("[0/1]", "not G['history']", "length"), ("[0/2]", "len(G['history']) == 1", "length")]
+    # The advice names the global and the line that changes it; a list *argument* to pad it is not.
+    assert ADVICE["length"] not in frame.advice
+    [advice] = [a for a in frame.advice if "history" in a]
+    assert advice.startswith(f"The compiled code changes the global list history itself (train_step_pitfalls.py:{line}: "
+                             "history.append(1), a change torch logged)")
+    assert "Keep that bookkeeping out of the compiled function" in advice
+
+
+def test_length_checks_of_arguments_keep_the_general_advice():
+    # Dynamo's LENGTH_CHECK of an empty container is `not <source>`; of a local (an argument), the advice stays.
+    assert classify_change("not G['history']") == classify_change("not L['xs']") == "length"
+    assert classify_change("len(L['xs']) == 3") == "length"
