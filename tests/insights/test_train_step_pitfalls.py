@@ -61,3 +61,41 @@ def test_length_checks_of_arguments_keep_the_general_advice():
     # Dynamo's LENGTH_CHECK of an empty container is `not <source>`; of a local (an argument), the advice stays.
     assert classify_change("not G['history']") == classify_change("not L['xs']") == "length"
     assert classify_change("len(L['xs']) == 3") == "length"
+
+
+def test_a_hit_on_a_graph_this_run_compiled_is_not_said_to_reuse_an_earlier_run():
+    text = _text("train_step_pitfalls.log.gz")
+    lookups = _lookups(text)
+    # [0/0] missed both FX graphs (forward, backward); [0/1] hit the same two keys: what [0/0] wrote in this run.
+    missed = [key for cid, name, key in lookups if cid == "[0/0]" and name == "fx_graph_cache_miss"]
+    hit = [key for cid, name, key in lookups if cid == "[0/1]" and name == "fx_graph_cache_hit"]
+    assert len(missed) == 2 and sorted(hit) == sorted(missed)
+    assert {name for _, name, _ in lookups if name.startswith("aotautograd")} == {"aotautograd_cache_bypass"}
+
+    found = _insights("train_step_pitfalls.log.gz").caches
+    assert found.overall == "mixed"
+    assert found.reused_in_run == {"[0/1]": ["[0/0]"]}
+    assert [e.reused_from for c in found.compiles if c.compile_id == "[0/1]" for e in c.events
+            if e.outcome == "hit"] == ["[0/0]", "[0/0]"]
+    # Its graphs are in this log (under [0/0]): no "served from cache, run with an empty cache to see them".
+    assert found.graphs_missing == []
+    assert found.overall_text == ("some cache lookups hit (torch reused what this run had compiled already: [0/1] "
+                                  "reused [0/0]'s), others missed (compiled anew)")
+    assert "earlier run" not in found.overall_text
+
+
+def test_misses_and_bypasses_without_a_hit_are_not_called_mixed():
+    text = _text("train_step_pitfalls_no_hits.log.gz")
+    names = [name for _, name, _ in _lookups(text)]
+    # Each compile's graph divides by a different len(history): every FX lookup misses; AOTAutograd's are bypassed
+    # (the autograd.Function), and nothing hits.
+    assert sorted(set(names)) == ["aotautograd_cache_bypass", "fx_graph_cache_miss"]
+    misses, bypasses = names.count("fx_graph_cache_miss"), names.count("aotautograd_cache_bypass")
+    assert (misses, bypasses) == (4, 2)
+
+    found = _insights("train_step_pitfalls_no_hits.log.gz").caches
+    assert found.overall == "cold"
+    assert found.overall_text == (f"no cache lookup hit ({misses} missed; {bypasses} were bypassed, as torch could not "
+                                  "cache those graphs), so torch compiled everything anew (a first run, or an empty "
+                                  "cache)")
+    assert "some cache lookups hit" not in found.overall_text

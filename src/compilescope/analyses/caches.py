@@ -23,15 +23,16 @@ from .status import ERROR, compile_status
 CACHES = {"fx_graph_cache": "FX graph cache", "aotautograd_cache": "AOTAutograd cache"}
 _OVERALL_TEXTS = {  # {lookup}: "cache lookup", or "cache lookup torch logged" where some lookup was never logged
     "warm": "every {lookup} hit, so torch reused what an earlier run had compiled",
-    "cold": "every {lookup} missed, so torch compiled everything anew (a first run, or an empty cache)",
-    "mixed": "some cache lookups hit (torch reused an earlier run's output), others missed (compiled anew)",
+    # {missed}: "every {lookup} missed", or, where some were bypassed, "no {lookup} hit (N missed, N bypassed ...)"
+    "cold": "{missed}, so torch compiled everything anew (a first run, or an empty cache)",
+    # {reused}: whose output the hits reused: an earlier run's, or this run's own (a compile's graph compiled again)
+    "mixed": "some cache lookups hit ({reused}), others missed (compiled anew)",
     # Where compiles failed, what torch "compiled anew" is said of those that did not: a failed compile compiled nothing.
-    "cold_some_failed": "every {lookup} missed, so torch compiled everything anew but {failed}, which failed (a first "
+    "cold_some_failed": "{missed}, so torch compiled everything anew but {failed}, which failed (a first "
                         "run, or an empty cache)",
-    "cold_all_failed": "every {lookup} missed (a first run, or an empty cache), and torch compiled nothing: {failed} "
+    "cold_all_failed": "{missed} (a first run, or an empty cache), and torch compiled nothing: {failed} "
                        "failed",
-    "mixed_some_failed": "some cache lookups hit (torch reused an earlier run's output), others missed (compiled anew, "
-                         "but {failed} failed)",
+    "mixed_some_failed": "some cache lookups hit ({reused}), others missed (compiled anew, but {failed} failed)",
     "bypassed": "every {lookup} was bypassed, as torch could not cache these graphs",
     "none": "no cache lookup logged",
 }
@@ -51,10 +52,13 @@ class CacheEvent:
     # "forward" | "backward": the graph an FX graph cache lookup was for, from its key's component
     # "fx_kwargs[is_backward]: True" (an inference graph is a forward); None where torch did not log it
     graph: str | None = None
+    # A hit on a key that a miss earlier in this log wrote (its compile id): the hit reused this run's own output (a
+    # recompile that made the same graph), not an earlier run's, and that compile's graphs are in this log.
+    reused_from: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {"cache": self.cache, "outcome": self.outcome, "bypass_reason": self.bypass_reason,
-                "time_saved_ms": self.time_saved_ms, "graph": self.graph}
+                "time_saved_ms": self.time_saved_ms, "graph": self.graph, "reused_from": self.reused_from}
 
 
 @dataclass
@@ -98,6 +102,10 @@ class Caches:
     # cache's outcome once Inductor has compiled the graph (compile_fx.py), so a compile that failed in Inductor
     # (compile_error_fallback, compile_error_lowering) logged none. Not a miss: nothing is known of it.
     fx_unlogged: list[str] = field(default_factory=list)
+    # Compile ids whose every hit reused what an earlier compile of this run had compiled (a recompile that made the
+    # same graph: train_step_pitfalls.log's [0/1] reused [0/0]'s) -> those compiles: not in graphs_missing, as an empty
+    # cache would not show more (the graphs are in this log, under those compiles).
+    reused_in_run: dict[str, list[str]] = field(default_factory=dict)
     # Compile ids with a cache lookup whose compile failed (compile_error_fallback, compile_error_lowering): their
     # lookups missed, and yet nothing was compiled.
     failed: list[str] = field(default_factory=list)
@@ -110,12 +118,36 @@ class Caches:
         if self.failed and overall in ("cold", "mixed"):
             all_failed = overall == "cold" and len(self.failed) == len(self.compiles)
             overall += "_all_failed" if all_failed else "_some_failed"
-        text = _OVERALL_TEXTS[overall].format(lookup="cache lookup torch logged" if self.fx_unlogged else "cache lookup",
-                                              failed=and_list(self.failed))
+        lookup = "cache lookup torch logged" if self.fx_unlogged else "cache lookup"
+        text = _OVERALL_TEXTS[overall].format(lookup=lookup, failed=and_list(self.failed),
+                                              missed=self._missed(lookup), reused=self._reused())
         if not self.fx_unlogged:
             return text
         return (text + f"; {and_list(self.fx_unlogged)} logged no FX graph cache lookup (torch logs one once Inductor "
                        "has compiled the graph)")
+
+    def _missed(self, lookup: str) -> str:
+        """No lookup hit: "every cache lookup missed", or with lookups bypassed (a graph torch cannot cache), how many
+        of each, as "every lookup missed" would not be true."""
+        missed = sum(n.get("miss", 0) for n in self.counts.values())
+        bypassed = sum(n.get("bypass", 0) for n in self.counts.values())
+        if not bypassed:
+            return f"every {lookup} missed"
+        one = bypassed == 1
+        return (f"no {lookup} hit ({missed} missed; {bypassed} {'was' if one else 'were'} bypassed, as torch could not "
+                f"cache {'that graph' if one else 'those graphs'})")
+
+    def _reused(self) -> str:
+        """Whose output the hits reused: an earlier run's (from the cache dir), or this run's own."""
+        in_run = sum(1 for c in self.compiles for e in c.events if e.outcome == "hit" and e.reused_from)
+        hits = sum(n.get("hit", 0) for n in self.counts.values())
+        own = "; ".join(f"{cid} reused {and_list(sources)}'s" for cid, sources in self.reused_in_run.items())
+        if in_run == 0:
+            return "torch reused an earlier run's output"
+        if in_run == hits:
+            return f"torch reused what this run had compiled already: {own}" if own else \
+                "torch reused what this run had compiled already"
+        return "torch reused an earlier run's output, and what this run had compiled already" + (f": {own}" if own else "")
 
     @property
     def what_is_missing(self) -> str:
@@ -156,7 +188,7 @@ class Caches:
             return "none"
         if set(outcomes) == {"hit"}:
             return "warm"
-        if set(outcomes) == {"miss"}:
+        if "hit" not in outcomes and "miss" in outcomes:  # misses, some bypassed: nothing reused either
             return "cold"
         if set(outcomes) == {"bypass"}:
             return "bypassed"
@@ -171,6 +203,7 @@ class Caches:
             "graphs_missing": self.graphs_missing,
             "partly_served": self.partly_served,
             "fx_unlogged": self.fx_unlogged,
+            "reused_in_run": self.reused_in_run,
             "failed": self.failed,
             "compiles": [c.to_json() for c in self.compiles],
         }
@@ -197,18 +230,32 @@ def caches(trace: Trace) -> Caches:
     result = Caches()
     counts: dict[str, Counter] = {c: Counter() for c in CACHES}
     reasons: Counter = Counter()
+    lookups = [(entry, artifact, m, _payload(trace.payload_text(artifact.payload)))
+               for entry in trace.sorted_compiles() for artifact in entry.artifacts
+               if (m := _NAME.match(artifact.name))]
+    # The first miss of each key, in log order: torch compiled that graph then, and wrote it to the cache.
+    written: dict[tuple[str, str], tuple[int, str]] = {}
+    for entry, artifact, m, payload in sorted(lookups, key=lambda found: found[1].lineno):
+        key = payload.get("key")
+        if m["outcome"] == "miss" and isinstance(key, str):
+            written.setdefault((m["cache"], key), (artifact.lineno, entry.key))
+    by_compile: dict[str, list[tuple[Any, re.Match, dict]]] = {}
+    for entry, artifact, m, payload in lookups:
+        by_compile.setdefault(entry.key, []).append((artifact, m, payload))
     for entry in trace.sorted_compiles():
         events = []
-        for artifact in entry.artifacts:
-            m = _NAME.match(artifact.name)
-            if not m:
-                continue
-            payload = _payload(trace.payload_text(artifact.payload))
+        reused: list[str] = []
+        for artifact, m, payload in by_compile.get(entry.key, []):
             reason = payload.get("cache_bypass_reason")
             saved = payload.get("time_saved_ms")
             event = CacheEvent(m["cache"], m["outcome"], str(reason) if reason is not None else None,
                                float(saved) if isinstance(saved, (int, float)) and not isinstance(saved, bool) else None,
                                _graph(payload) if m["cache"] == "fx_graph_cache" else None)
+            key = payload.get("key")
+            source = written.get((m["cache"], key)) if isinstance(key, str) else None
+            if event.outcome == "hit" and source is not None and source[0] < artifact.lineno and source[1] != entry.key:
+                event.reused_from = source[1]
+                reused.append(source[1])
             events.append(event)
             counts[event.cache][event.outcome] += 1
             if event.outcome == "bypass":
@@ -222,7 +269,9 @@ def caches(trace: Trace) -> Caches:
                 result.fx_unlogged.append(entry.key)
             if compile_status(entry) == ERROR:
                 result.failed.append(entry.key)
-            if any(e.outcome == "hit" for e in events):
+            if any(e.outcome == "hit" for e in events) and all(e.reused_from for e in events if e.outcome == "hit"):
+                result.reused_in_run[entry.key] = list(dict.fromkeys(reused))
+            elif any(e.outcome == "hit" for e in events):
                 result.graphs_missing.append(entry.key)
                 graphs = [e.outcome for e in events if e.cache == "fx_graph_cache"]
                 if "hit" in graphs and graphs.count("hit") < len(graphs):
