@@ -570,6 +570,24 @@ def test_a_timeout_of_no_time_is_a_usage_error(command, seconds, tmp_path, capsy
     assert sorted(os.listdir(tmp_path)) == ["train.py"]  # nothing ran, no trace or output directory made
 
 
+@pytest.mark.parametrize("command", ["run", "diagnose"])
+def test_a_log_given_as_the_program_is_refused_and_the_commands_that_read_it_named(command, tmp_path, capsys,
+                                                                                   monkeypatch):
+    # `compilescope diagnose trace.log` ran `python trace.log`, which fails on the log's first line (a glog prefix
+    # is no Python), and diagnose then blamed the program: "fails even with torch.compile disabled".
+    monkeypatch.chdir(tmp_path)
+    log = tmp_path / "trace" / "dedicated_log_torch_trace_x.log"
+    log.parent.mkdir()
+    shutil.copy(torch213("recompiles.log"), log)
+    assert log.read_text().startswith("V")  # the glog prefix: Python cannot run it
+    for given, what in ((log, "a TORCH_TRACE log"), (log.parent, "a directory of TORCH_TRACE logs")):
+        assert run_cli(command, "--no-browser", "-o", tmp_path / "out", given) == 2
+        assert capsys.readouterr().err == (
+            f"compilescope: error: {given} is {what}, not a program to run: read it with compilescope summary {given} "
+            f"(or compilescope {given} for its report); run a program as script.py, -m module, or -- command\n")
+    assert sorted(os.listdir(tmp_path)) == ["trace"]  # nothing ran, no output directory made
+
+
 def test_a_mistyped_command_is_named_in_the_missing_path_error(tmp_path, capsys, monkeypatch):
     monkeypatch.chdir(tmp_path)
     assert run_cli("sumary", "x.log") == 2

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 
 from .errors import CompilescopeError
 from .ingest.crash_files import crash_files, crash_record, log_of
-from .ingest.discover import find_logs, rank_of
+from .ingest.discover import find_logs, is_trace_log, rank_of
 
 DEFAULT_TRACE_ROOT = "compilescope_traces"
 TERMINATE_GRACE_S = 10.0
@@ -79,6 +79,13 @@ def program(words: list[str], module: str | None = None, is_command: bool = Fals
         raise CompilescopeError("no program to run: give a script (compilescope run train.py), -m module, or -- command")
     first = words[0]
     if not is_command:
+        # `compilescope diagnose trace.log`: Python would run the log as a script and fail on its first line, which
+        # diagnose would blame on the program ("fails even with torch.compile disabled").
+        if not first.endswith(".py") and not os.path.isfile(os.path.join(first, "__main__.py")) and is_trace_log(first):
+            what = "a directory of TORCH_TRACE logs" if os.path.isdir(first) else "a TORCH_TRACE log"
+            raise CompilescopeError(f"{first} is {what}, not a program to run: read it with compilescope "
+                                    f"summary {shlex.quote(first)} (or compilescope {shlex.quote(first)} for its "
+                                    "report); run a program as script.py, -m module, or -- command")
         if first.endswith(".py") and not os.path.isfile(first):
             raise CompilescopeError(f"{first}: no such file")
         # A Python script runs with this interpreter; an executable file (a shell script, torchrun) as itself.

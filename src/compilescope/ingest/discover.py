@@ -69,6 +69,13 @@ def _starts_like_a_trace(path: str) -> bool:
     return prefix is not None and first[prefix.end():prefix.end() + 1] == b"{"
 
 
+def is_trace_log(path: str) -> bool:
+    """A TORCH_TRACE log (by torch's name for one, or a log's suffix and first line), or a directory holding one."""
+    if os.path.isdir(path):
+        return bool(find_logs(path))
+    return os.path.isfile(path) and _is_log(path)
+
+
 def _is_log_named(name: str, size: Callable[[], int]) -> bool:
     """A log's name (for a URL's listing, where reading each file's first line would cost a download)."""
     if name.startswith(TORCH_LOG_NAME):
