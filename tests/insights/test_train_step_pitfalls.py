@@ -99,3 +99,14 @@ def test_misses_and_bypasses_without_a_hit_are_not_called_mixed():
                                   "cache those graphs), so torch compiled everything anew (a first run, or an empty "
                                   "cache)")
     assert "some cache lookups hit" not in found.overall_text
+
+
+def test_a_compile_that_failed_before_dynamo_named_it_is_named_by_its_frame():
+    text = _text("train_step_pitfalls.log.gz")
+    # [0/2] hit the recompile limit: its compilation_metrics name no function; [0/0] and [0/1] (frame 0 too) do.
+    names = dict(re.findall(r'"compilation_metrics": \{"compile_id": "(0/\d)", "frame_key": [^,]+, "co_name": '
+                            r'(null|"\w+")', text))
+    assert names == {"0/0": '"train_step"', "0/1": '"train_step"', "0/2": "null"}
+    times = _insights("train_step_pitfalls.log.gz").compile_time
+    assert {c.compile_id: c.name for c in times.compiles} == {"[0/0]": "train_step", "[0/1]": "train_step",
+                                                              "[0/2]": "train_step"}

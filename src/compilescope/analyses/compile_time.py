@@ -350,6 +350,10 @@ def compile_times(trace: Trace) -> CompileTimes:
             phases[seg.phase] += seg.duration_s
 
     names: dict[str, str | None] = {}
+    # A compile that failed before Dynamo named it (the recompile limit: co_name null) is still its frame's: the
+    # function its frame's other compiles name.
+    frame_of: dict[str, tuple] = {}
+    frame_names: dict[tuple, str] = {}
     compiles: list[CompileTime] = []
     listed: set[str] = set()  # keys of compiles: a set kept, not rebuilt per compile (quadratic in compiles)
     repeats: dict[str, str] = {}
@@ -358,8 +362,10 @@ def compile_times(trace: Trace) -> CompileTimes:
             continue
         key = _event_key(entry.compile_id)
         metrics = entry.metrics or {}
+        frame_of[key] = (entry.compile_id.compiled_autograd_id, entry.compile_id.frame_id)
         if metrics.get("co_name"):
             names[key] = metrics["co_name"]
+            frame_names.setdefault(frame_of[key], metrics["co_name"])
         if key in by_compile or not metrics or key in listed:
             continue
         repeated = _repeated(metrics, key, by_compile, listed)
@@ -372,6 +378,9 @@ def compile_times(trace: Trace) -> CompileTimes:
             compiles.append(CompileTime(key, metrics.get("co_name"), sum(phases.values()), phases, "compilation_metrics"))
     for key, phases in by_compile.items():
         compiles.append(CompileTime(key, names.get(key), sum(phases.values()), phases, "chromium_events"))
+    for found in compiles:
+        if found.name is None and frame_of.get(found.compile_id) in frame_names:
+            found.name = frame_names[frame_of[found.compile_id]]
     compiles.sort(key=lambda c: -c.total_s)
 
     total = sum(c.total_s for c in compiles)
