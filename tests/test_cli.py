@@ -278,17 +278,27 @@ def test_overwrite_at_a_url_replaces_only_a_report(tmp_path, capsys, wrapper, ki
 
 @pytest.mark.parametrize("kind", ["several logs", "ranks"])
 def test_overwrite_at_a_url_replaces_a_run_stopped_before_its_index(tmp_path, monkeypatch, capsys, kind):
-    """A run stopped before its index.html (Ctrl-C) leaves compilescope's mark at the URL, as in a local directory:
-    --overwrite replaces it; once the mark is gone (and no index.html), the directory is refused."""
+    """A run stopped before its index.html (Ctrl-C) with reports already at the URL leaves compilescope's mark there,
+    as in a local directory: --overwrite replaces it; once the mark is gone (and no index.html), the directory is
+    refused. Several logs are uploaded at the end (stopped part way through the upload here); each rank's report goes
+    to the URL as it is written (stopped here before the landing page)."""
     fsspec = pytest.importorskip("fsspec")
-    from compilescope.cli import batch, multirank
+    from compilescope import location
+    from compilescope.cli import multirank
     from compilescope.output import WRITING_MARK
 
     def interrupted(*args, **kwargs):
         raise KeyboardInterrupt
 
+    upload_dir = location.upload_dir
+
+    def upload_stopped(local, url):  # one log's report reaches the URL, then Ctrl-C
+        first = min(name for name in os.listdir(local) if os.path.isdir(os.path.join(local, name)))
+        upload_dir(os.path.join(local, first), f"{url}/{first}")
+        raise KeyboardInterrupt
+
     if kind == "several logs":
-        monkeypatch.setattr(batch, "batch_files", interrupted)
+        monkeypatch.setattr(location, "upload_dir", upload_stopped)
     else:
         monkeypatch.setattr(multirank.LandingRenderer, "from_results", interrupted)
     memory = fsspec.filesystem("memory")
@@ -298,6 +308,7 @@ def test_overwrite_at_a_url_replaces_a_run_stopped_before_its_index(tmp_path, mo
     try:
         assert run_cli(*logs, "-o", out, "--no-browser", "-j", "1") == 130
         assert memory.isfile(f"{root}/out/{WRITING_MARK}") and not memory.exists(f"{root}/out/index.html")
+        assert any(p.endswith("/index.html") for p in memory.find(f"{root}/out"))  # the report it did put there
         monkeypatch.undo()
         assert run_cli(*logs, "-o", out, "--no-browser", "-j", "1", "--overwrite") == 0
         assert memory.isfile(f"{root}/out/index.html") and not memory.exists(f"{root}/out/{WRITING_MARK}")

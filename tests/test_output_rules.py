@@ -99,6 +99,103 @@ def test_overwrite_at_a_url_keeps_a_folder_of_the_users(tmp_path, monkeypatch, c
     assert not (tmp_path / "memory:").exists() and not list(tmp_path.glob("traces-*"))
 
 
+def _broken(*args, **kwargs):
+    raise RuntimeError("a bug")
+
+
+def _fail_in(monkeypatch, stage: str) -> None:
+    """Make the next report fail in its analysis (before the output directory is made) or in rendering its first page
+    (after OutputDir has made it and written the writing mark)."""
+    from compilescope import report_writer
+    from compilescope.cli import report as report_command
+
+    if stage == "analysis":
+        monkeypatch.setattr(report_command, "analyze", _broken)
+    else:
+        monkeypatch.setattr(report_writer, "report_files", _broken)
+
+
+@pytest.mark.parametrize("stage", ["analysis", "rendering"])
+@pytest.mark.parametrize("at_url", [False, True], ids=["local", "memory"])
+@pytest.mark.parametrize("there", [False, True], ids=["missing", "empty"])
+def test_a_failed_report_leaves_the_output_as_found(tmp_path, monkeypatch, capsys, memory_root, stage, at_url, there):
+    """A report that fails having written nothing leaves OUT as it found it (missing, or an empty directory), so the
+    next run needs no --overwrite. The writing mark, put at a URL before the analysis and locally before the first
+    page, stayed, and the next run said "OUT already exists; pass --overwrite" for a report never written."""
+    memory, root = memory_root
+    out = f"memory://{root}/out" if at_url else str(tmp_path / "out")
+    if there:
+        memory.mkdir(f"{root}/out") if at_url else os.mkdir(out)
+
+    def listed() -> list[str] | None:
+        if at_url:
+            return [p.rsplit("/", 1)[-1] for p in memory.ls(f"{root}/out", detail=False)] if memory.exists(
+                f"{root}/out") else None
+        return os.listdir(out) if os.path.lexists(out) else None
+
+    log = torch213("graph_breaks.log")
+    _fail_in(monkeypatch, stage)
+    monkeypatch.delenv("COMPILESCOPE_DEBUG", raising=False)
+    assert run_cli(log, "-o", out, "--no-browser") == 3
+    assert "internal error: RuntimeError: 'a bug'" in capsys.readouterr().err
+    assert listed() == ([] if there else None)
+    monkeypatch.undo()
+    assert run_cli(log, "-o", out, "--no-browser") == 0
+    assert "index.html" in listed() and WRITING_MARK not in listed()
+
+
+@pytest.mark.parametrize("at_url", [False, True], ids=["local", "memory"])
+def test_a_failed_overwrite_keeps_the_mark_it_found(tmp_path, monkeypatch, memory_root, at_url):
+    """OUT holding only the mark of a run stopped earlier, replaced with --overwrite by a run that fails: OUT still
+    holds the mark (as found), so it stays compilescope's to replace, never a folder of the user's."""
+    memory, root = memory_root
+    out = f"memory://{root}/out" if at_url else str(tmp_path / "out")
+    if at_url:
+        memory.pipe(f"{root}/out/{WRITING_MARK}", b"stopped")
+    else:
+        os.mkdir(out)
+        (tmp_path / "out" / WRITING_MARK).write_bytes(b"stopped")
+    log = torch213("graph_breaks.log")
+    _fail_in(monkeypatch, "rendering")
+    monkeypatch.delenv("COMPILESCOPE_DEBUG", raising=False)
+    assert run_cli(log, "-o", out, "--no-browser", "--overwrite") == 3
+    if at_url:
+        assert memory.find(root) == [f"{root}/out/{WRITING_MARK}"]
+    else:
+        assert os.listdir(out) == [WRITING_MARK]
+    monkeypatch.undo()
+    assert run_cli(log, "-o", out, "--no-browser", "--overwrite") == 0
+
+
+def test_a_failed_diff_leaves_no_output_directory(tmp_path, monkeypatch, capsys):
+    """diff -o OUT makes OUT before it reads the two logs: an analysis that fails there left OUT holding only the
+    writing mark."""
+    from compilescope.cli import diff as diff_command
+
+    out = tmp_path / "out"
+    monkeypatch.setattr(diff_command, "analyze", _broken)
+    monkeypatch.delenv("COMPILESCOPE_DEBUG", raising=False)
+    logs = [torch213("diff_base.log.gz"), torch213("diff_break.log.gz")]
+    assert run_cli("diff", *logs, "-o", out, "--no-browser") == 3
+    assert "internal error: RuntimeError: 'a bug'" in capsys.readouterr().err
+    assert not out.exists()
+
+
+def test_several_logs_stopped_before_the_upload_leave_the_url_as_found(tmp_path, monkeypatch, memory_root):
+    """Several logs to a URL are uploaded once every report is written: Ctrl-C before then has put nothing there but
+    the mark, which goes too (a stop during the upload keeps it: tests/test_cli.py)."""
+    from compilescope.cli import batch
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    memory, root = memory_root
+    monkeypatch.setattr(batch, "batch_files", interrupted)
+    logs = [torch213("graph_breaks.log"), torch213("recompiles.log")]
+    assert run_cli(*logs, "-o", f"memory://{root}/out", "--no-browser", "-j", "1") == 130
+    assert not memory.exists(f"{root}/out")
+
+
 def test_diagnose_refuses_a_url(tmp_path, monkeypatch, capsys):
     """diagnose's page gives commands that run the minifier's files from OUT, so OUT is a local directory: a URL is
     refused in one line before the program runs, and nothing is written (it was a local folder named `memory:`)."""

@@ -152,19 +152,76 @@ def _check_remote_output(url: str, overwrite: bool, keep: Keep) -> bool:
     return True
 
 
+class Found(NamedTuple):
+    """What an output location held before a run put its WRITING_MARK there. A run that fails before writing anything
+    else (an analysis that raises, Ctrl-C) takes the mark away again (and the directory it made): the mark left alone
+    said "already exists" to the next run, for a report never written. A mark that was there before (a run stopped
+    earlier, replaced with --overwrite) stays: the location is as found."""
+
+    existed: bool
+    marked: bool
+
+
 @location.remote_errors
-def prepare_remote_output(url: str, overwrite: bool, keep: Keep = ()) -> None:
+def prepare_remote_output(url: str, overwrite: bool, keep: Keep = ()) -> Found:
     """A URL made ready for a report (check_output_dir's rules; replaced with --overwrite). Then WRITING_MARK is put
-    there, as OutputDir does: written_at(url, marked=True) removes it once the report is uploaded, so a run stopped
-    before is compilescope's to replace."""
-    if check_output_dir(url, overwrite, keep):
-        fs, inner = location.filesystem(url)
-        try:
+    there, as OutputDir does: written_at(url, found) removes it once the report is uploaded, so a run stopped during
+    the upload is compilescope's to replace. The mark is put first, before the analysis, so that a location it cannot
+    write to fails at once (a bucket without write access), not after the slow part."""
+    replace = check_output_dir(url, overwrite, keep)
+    fs, inner = location.filesystem(url)
+    mark = f"{inner.rstrip('/')}/{WRITING_MARK}"
+    try:
+        marked = replace and fs.isfile(mark)
+        if replace:
             fs.rm(inner, recursive=True)
-        except OSError as exc:
-            raise CompilescopeError(f"cannot create output directory {url}: {exc}") from None
+        existed = not replace and fs.exists(inner)
+    except OSError as exc:
+        raise CompilescopeError(f"cannot create output directory {url}: {exc}") from None
     with location.open_write(location.join(url, WRITING_MARK)) as f:
         f.write(_MARK_TEXT)
+    return Found(existed, marked)
+
+
+@location.remote_errors
+def _restore_remote(url: str, found: Found) -> None:
+    """The URL as found (Found), where it holds nothing but the mark this run put there."""
+    fs, inner = location.filesystem(url)
+    top = inner.rstrip("/")
+    if found.marked or [posixpath.basename(p.rstrip("/")) for p in fs.ls(top, detail=False)] != [WRITING_MARK]:
+        return
+    fs.rm_file(f"{top}/{WRITING_MARK}")
+    if not found.existed and fs.isdir(top) and not fs.ls(top):  # (a filesystem with directories: sftp, file://)
+        fs.rmdir(top)
+
+
+def _found_here(path: str) -> Found:
+    full = os.path.abspath(path)
+    return Found(os.path.lexists(full), _is_regular_file(os.path.join(full, WRITING_MARK)))
+
+
+def _restore_local(path: str, found: Found) -> None:
+    """The local directory as found (Found), where it holds nothing but the mark OutputDir wrote there."""
+    full = os.path.abspath(path)
+    mark = os.path.join(full, WRITING_MARK)
+    if found.marked or os.path.islink(full) or os.listdir(full) != [WRITING_MARK] or not _is_regular_file(mark):
+        return
+    os.unlink(mark)
+    if not found.existed:
+        os.rmdir(full)
+
+
+@contextlib.contextmanager
+def restored_on_failure(path: str) -> Iterator[None]:
+    """A local output directory (OutputDir's, made in the block) left as found when the block fails having written
+    nothing but the mark (Found). One that holds anything more keeps its mark: --overwrite replaces it."""
+    found = _found_here(path)
+    try:
+        yield
+    except BaseException:
+        with contextlib.suppress(OSError):
+            _restore_local(path, found)
+        raise
 
 
 @contextlib.contextmanager
@@ -172,12 +229,14 @@ def report_destination(out: str, overwrite: bool, keep: Keep = ()) -> Iterator[s
     """The local directory a command writes its output for `out` into (OutputDir, write_report), so that every output
     goes through the same rules however it is named: a local path is itself (OutputDir checks it); a URL is checked
     and marked first (prepare_remote_output, with keep protected), written in a scratch directory, and uploaded once
-    the block ends without an error. (A URL given to OutputDir was written to a local folder named like it: memory:/x.)"""
+    the block ends without an error. (A URL given to OutputDir was written to a local folder named like it: memory:/x.)
+    Either way, a block that fails having written nothing leaves `out` as found (Found)."""
     if not location.is_url(out):
-        yield out
+        with restored_on_failure(out):
+            yield out
         return
-    prepare_remote_output(out, overwrite, keep)
-    with written_at(out, marked=True) as local:
+    found = prepare_remote_output(out, overwrite, keep)
+    with written_at(out, found) as local:
         yield local
 
 
@@ -531,18 +590,26 @@ def _write_remote_file(url: str, content: bytes, overwrite: bool) -> None:
 
 
 @contextlib.contextmanager
-def written_at(out: str, marked: bool = False) -> Iterator[str]:
+def written_at(out: str, found: Found | None = None) -> Iterator[str]:
     """A local directory to write a report into: `out` itself, or (out is a URL: s3://, gs://, ...) a scratch
     directory uploaded to `out` at the end and removed, so local disk holds one report at a time.
-    marked: prepare_remote_output put WRITING_MARK at out, removed once the report (its REPORT_PAGE last) is there."""
+    found: prepare_remote_output put WRITING_MARK at out, removed once the report (its REPORT_PAGE last) is there; a
+    block that fails having put nothing else there takes it away again (one that did: a rank's report goes straight
+    to out; or an upload stopped part way, keeps it)."""
     if not location.is_url(out):
         yield out
         return
     scratch = tempfile.mkdtemp(prefix="compilescope-out-")
     try:
-        yield os.path.join(scratch, "report")
+        try:
+            yield os.path.join(scratch, "report")
+        except BaseException:
+            if found is not None:
+                with contextlib.suppress(OSError, CompilescopeError):  # (the failure is the one to say)
+                    _restore_remote(out, found)
+            raise
         location.upload_dir(os.path.join(scratch, "report"), out)
-        if marked:
+        if found is not None:
             location.remove_file(location.join(out, WRITING_MARK))
     finally:
         shutil.rmtree(scratch, ignore_errors=True)

@@ -24,7 +24,7 @@ from ..location import local_output
 from ..render.diagnosis import diagnosis_json, diagnosis_page, print_verdict
 from ..render.options import ReportOptions
 from ..runner import check_interpreter, program
-from ..output import OutputDir, program_file
+from ..output import OutputDir, program_file, restored_on_failure
 from ..report_writer import write_report
 from .browser import open_browser
 from .console import default_console
@@ -76,17 +76,20 @@ class DiagnoseCommand:
         check_interpreter(prog, args.command_words)
         # Fail before the slow runs, not after; --overwrite never removes the program (nor a file it names).
         keep = [program_file(w) for w in args.program if isinstance(w, str) and os.path.exists(w)]
-        out = OutputDir(args.out or _default_out(), args.overwrite, keep=keep)
+        out_path = args.out or _default_out()
         console = default_console(stderr=True, highlight=False)
 
         def progress(line: str) -> None:
             console.print(f"compilescope diagnose: {line}", markup=False, soft_wrap=True)
 
         options = DiagnoseOptions(accuracy=args.accuracy, minify=args.minify, timeout=args.timeout)
-        progress(f"diagnosing {prog} (output and reports: {out.path})")
-        with tempfile.TemporaryDirectory(prefix="compilescope_diagnose_") as work:
-            result = diagnose(prog, work, options, progress)
-            self._write(result, out)
+        # (A run that fails before writing anything leaves OUT as it found it, not holding only the writing mark.)
+        with restored_on_failure(out_path):
+            out = OutputDir(out_path, args.overwrite, keep=keep)
+            progress(f"diagnosing {prog} (output and reports: {out.path})")
+            with tempfile.TemporaryDirectory(prefix="compilescope_diagnose_") as work:
+                result = diagnose(prog, work, options, progress)
+                self._write(result, out)
         index = os.path.join(out.path, "index.html")
         print_verdict(result, console)
         print(f"Wrote the diagnosis to {out.path}; open {index}")

@@ -168,12 +168,12 @@ SPOOL_DIR = ".compilescope-spool"  # inside the output directory while the ranks
 def _landing_output(out: str, overwrite: bool, directory: str) -> Iterator[tuple[OutputDir, str]]:
     """(where the coordinator writes its files, where the report is). For a URL, the landing files are
     written to a local scratch directory and uploaded at the end; the ranks' reports go straight there."""
-    if not location.is_url(out):
-        output = OutputDir(out, overwrite, keep=[trace_directory(directory)])
-        yield output, output.path
-        return
     with report_destination(out, overwrite, keep=[trace_directory(directory)]) as local:
-        yield OutputDir(local, False), out.rstrip("/")
+        if not location.is_url(out):
+            output = OutputDir(out, overwrite, keep=[trace_directory(directory)])
+            yield output, output.path
+        else:
+            yield OutputDir(local, False), out.rstrip("/")
 
 
 def summarize_ranks(directory: str, jobs: int | None = None, executor: RankExecutor | None = None) -> MultiRankResults:
