@@ -116,6 +116,12 @@ def filesystem(url: str) -> tuple[Any, str]:
     return fs, inner
 
 
+# The storage options that pick which server a protocol's paths are on: s3fs's and gcsfs's endpoint_url (s3fs also
+# takes it in client_kwargs), the host and port of sftp, ftp, hdfs, smb..., an Azure account. The same bucket and key
+# at two endpoints (AWS and a MinIO) are two files.
+_ENDPOINT_OPTIONS = ("endpoint_url", "host", "port", "account_name")
+
+
 @dataclass(frozen=True)
 class Place:
     """Where a path or URL lands, to tell whether one location holds another however each is named (a plain path,
@@ -123,12 +129,23 @@ class Place:
 
     filesystem: str  # "" for the local filesystem; else the protocol of the filesystem under any wrapper
     path: str  # local: made absolute, symbolic links followed; else as the filesystem names it, no trailing /
+    # The storage options of _ENDPOINT_OPTIONS the filesystem was given, as (name, value) pairs. One it was not given
+    # is its default, or one from the environment (AWS_ENDPOINT_URL_S3): unknown here, so any other value may be it.
+    endpoint: tuple[tuple[str, str], ...] = ()
 
     def holds(self, other: "Place") -> bool:
         """other is this place or lies under it."""
         sep = os.sep if not self.filesystem else "/"
-        return self.filesystem == other.filesystem and (
+        return self.same_filesystem(other) and (
             other.path == self.path or other.path.startswith(self.path.rstrip(sep) + sep))
+
+    def same_filesystem(self, other: "Place") -> bool:
+        """Whether the two may be one filesystem: one protocol, and no endpoint option that both name, differently. An
+        option only one names may be the other's default, so they are taken for one: never an input left unprotected."""
+        if self.filesystem != other.filesystem:
+            return False
+        theirs = dict(other.endpoint)
+        return all(theirs.get(name, value) == value for name, value in self.endpoint)
 
 
 def place(path: str) -> Place:
@@ -148,7 +165,22 @@ def place(path: str) -> Place:
     if isinstance(fs, LocalFileSystem):
         return Place("", os.path.realpath(inner))
     protocol = fs.protocol if isinstance(fs.protocol, str) else fs.protocol[0]
-    return Place(protocol, fs._strip_protocol(inner).rstrip("/"))
+    return Place(protocol, fs._strip_protocol(inner).rstrip("/"), endpoint(getattr(fs, "storage_options", None) or {}))
+
+
+def endpoint(options: dict) -> tuple[tuple[str, str], ...]:
+    """The options of _ENDPOINT_OPTIONS among a filesystem's storage options (Place.endpoint); an endpoint_url in
+    client_kwargs counts where none is given directly (s3fs: the direct one wins)."""
+    named = dict(options)
+    client = named.get("client_kwargs")
+    if named.get("endpoint_url") is None and isinstance(client, dict) and client.get("endpoint_url") is not None:
+        named["endpoint_url"] = client["endpoint_url"]
+    pairs = []
+    for name in _ENDPOINT_OPTIONS:
+        value = named.get(name)
+        if value is not None and value != "":
+            pairs.append((name, str(value).rstrip("/").lower()))  # (two spellings of one server compare equal)
+    return tuple(pairs)
 
 
 @remote_errors
