@@ -175,3 +175,44 @@ def test_the_page_walks_the_sections_order(tmp_path, monkeypatch):
     assert ids == [s for s in reversed(SECTIONS) if s in ids] and ids[-3:] == ["compile_time", "graph_breaks", "recompiles"]
     monkeypatch.setitem(ENV.globals, "insights_sections", (*SECTIONS, "a_new_section"))
     assert run_cli(log, "-o", tmp_path / "unknown", "--no-browser") != 0
+
+
+def test_summary_lines_end_at_their_last_character(monkeypatch, capsys):
+    """`compilescope summary LOG | less` (no terminal): no line ends in a space. rich pads each line of a table's
+    wrapped cell to the column's width, so the wrapped hint of graph_breaks.log's print() break (the log's hint:
+    "Avoid calling builtin `print` with argument types ['str']. Consider using an equivalent alternative
+    function/method to `print`.") ended in spaces a copy took along. Nothing else changes: at 100 columns the output
+    is the snapshot (written with those spaces stripped)."""
+    monkeypatch.setenv("COLUMNS", "100")
+    assert run_cli("summary", torch213("graph_breaks.log")) == 0
+    out = capsys.readouterr().out
+    assert [line for line in out.splitlines() if line.endswith(" ")] == []
+    hint = ("Avoid calling builtin `print` with argument types ['str']. Consider using an equivalent alternative "
+            "function/method to `print`.")
+    assert hint not in out and hint in " ".join(out.split())  # wrapped: the line that was padded
+    assert out == (SNAPSHOTS / "graph_breaks.txt").read_text(encoding="utf-8")
+
+
+def test_the_console_trims_lines_off_a_terminal_only(monkeypatch):
+    """What diagnose and check print through the same console: a table's padded cells end at their last character and
+    a soft-wrapped line (diagnose's progress) is written whole, never cut to the width; on a terminal (styles written,
+    a background may show) the lines are as rich lays them out."""
+    from rich.table import Table
+
+    from compilescope.cli.console import default_console
+
+    monkeypatch.setenv("COLUMNS", "40")
+
+    def printed(terminal: bool) -> str:
+        console = default_console(file=io.StringIO(), force_terminal=terminal, color_system=None)
+        table = Table.grid()
+        table.add_column(width=30)
+        table.add_row("a cell long enough to wrap onto a second line")
+        console.print(table)
+        console.print("progress: " + "word " * 20, soft_wrap=True)
+        return console.file.getvalue()
+
+    plain, laid_out = printed(False), printed(True)
+    assert any(line.endswith(" ") for line in laid_out.splitlines())  # the wrapped cell's padding, on a terminal
+    assert plain == "".join(line.rstrip(" ") + "\n" for line in laid_out.splitlines())
+    assert plain.splitlines()[-1] == "progress: " + "word " * 19 + "word"  # 109 columns, on one line
