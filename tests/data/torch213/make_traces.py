@@ -95,6 +95,9 @@ SCENARIOS = [
     # to (a length guard that fails on every call, up to the recompile limit).
     Scenario("train_step_pitfalls", "train_step_pitfalls.py", gzip=True),
     Scenario("train_step_pitfalls_no_hits", "train_step_pitfalls.py", gzip=True, env={"PITFALLS_VARIANT": "no_hits"}),
+    # loss.item() breaks the graph; the float it returned is the resume function's ___stack0, made dynamic on a recompile.
+    Scenario("item_break", "item_break.py", gzip=True),
+    Scenario("item_break_steady", "item_break.py", gzip=True, env={"ITEM_VARIANT": "steady"}),
     Scenario("export", "export.py"),
     Scenario("export_draft", "export_draft.py", trace_var="TORCH_DTRACE"),
     # Same program twice, same TORCHINDUCTOR_CACHE_DIR, separate processes.
