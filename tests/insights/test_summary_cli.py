@@ -120,6 +120,10 @@ FILLING = {
     "native_crash": (lambda: torch213("native_crash.log.gz"),
                      lambda doc: [(c["user_frame"]["line"], c["user_frame"]["function"], len(c["frames"]) > 1)
                                   for c in doc["crashes"]["crashes"]] == [(17, "fragile", True)]),
+    # [1/1] creates zf2 from L['___stack0'], the float `loss.item()` returned at item_break.py:19: a name Dynamo made,
+    # in words.
+    "item_break": (lambda: torch213("item_break.log.gz"),
+                   lambda doc: [s["source"] for s in doc["dynamic_shapes"]["sizes"] if s["source_text"]] == ["L['___stack0']"]),
     # [1/0] logs fx_graph_cache_miss twice and fx_graph_cache_hit once.
     "cache_hit_miss": (lambda: peer("cache_hit_miss.log"), lambda doc: doc["caches"]["partly_served"] == {"[1/0]": "1 of 3 graphs"}),
 }

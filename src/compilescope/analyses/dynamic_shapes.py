@@ -21,6 +21,7 @@ from ..model.ids import CompileId
 from ..model.trace import Trace
 from ..wording import count
 from .compiled_frames import CompiledFrames
+from .stack_values import StackValues
 from .userloc import UserLocation, is_torch_file, last_code_stack_frame, last_user_stack_frame
 from ..model.records import dataclass
 
@@ -73,6 +74,9 @@ class SymbolCreated:
     unbacked: bool
     location: UserLocation | None
     torch_location: UserLocation | None = None  # torch's line, where location is the user's call into it (_location)
+    # What the source is in the user's code, where it is a name Dynamo made (a resume function's L['___stack0']: "the
+    # value of `loss.item()` (item_break.py:16), passed on past the graph break"); None where it is the user's own.
+    source_text: str | None = None
 
     @property
     def range_text(self) -> str | None:
@@ -81,7 +85,7 @@ class SymbolCreated:
 
     def to_json(self) -> dict[str, Any]:
         return {"compile_id": self.compile_id, "symbol": self.symbol, "value": self.value, "range": self.range,
-                "source": self.source, "unbacked": self.unbacked,
+                "source": self.source, "source_text": self.source_text, "unbacked": self.unbacked,
                 "location": self.location.to_json() if self.location else None,
                 "torch_location": _location_json(self.torch_location)}
 
@@ -115,9 +119,12 @@ class Specialization:
         name = _LAST_NAME.search(self.read_as)
         text = (f"{name[1] or name[2]}, " if name else "") + f"read as {self.read_as}"
         return text + (f" by {self.read_by}" if self.read_by else "")
+    # Those of its sources that are names Dynamo made, in words (as SymbolCreated.source_text): source -> text.
+    source_texts: dict[str, str] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
         return {"compile_id": self.compile_id, "symbol": self.symbol, "value": self.value, "sources": self.sources,
+                "described_sources": _described_json(self.source_texts),
                 "reason": self.reason, "location": self.location.to_json() if self.location else None,
                 "recompile": self.recompile, "torch_location": _location_json(self.torch_location),
                 "read_as": self.read_as, "read_by": self.read_by, "read_text": self.read_text}
@@ -246,20 +253,25 @@ def _read_place(spec: Specialization, entry: dict, symbols: list[SymbolCreated],
 
 def dynamic_shapes(trace: Trace) -> DynamicShapes:
     result = DynamicShapes()
+    stack_values = StackValues(trace)
     frames = CompiledFrames(trace)
     for entry in trace.sorted_compiles():
         key = entry.key
-        symbols = [SymbolCreated(
-            key, str(sym.get("symbol", "?")), _text(sym.get("val")), _text(sym.get("vr")), _text(sym.get("source")),
-            sym.get("kind") == "create_unbacked_symbol", *_location(sym)) for sym in entry.symbols]
+        symbols = []
+        for sym in entry.symbols:
+            source = _text(sym.get("source"))
+            symbols.append(SymbolCreated(
+                key, str(sym.get("symbol", "?")), _text(sym.get("val")), _text(sym.get("vr")), source,
+                sym.get("kind") == "create_unbacked_symbol", *_location(sym),
+                source_text=stack_values.describe(entry, source)))
         result.symbols.extend(symbols)
         for spec in entry.specializations:
-            sources = spec.get("sources")
+            sources = [str(s) for s in spec["sources"]] if isinstance(spec.get("sources"), list) else []
             where, torch_line = _location(spec)
+            described = {s: text for s in sources if (text := stack_values.describe(entry, s)) is not None}
             found = Specialization(
-                key, str(spec.get("symbol", "?")), _text(spec.get("value")),
-                [str(s) for s in sources] if isinstance(sources, list) else [], _text(spec.get("reason")), where,
-                torch_location=torch_line)
+                key, str(spec.get("symbol", "?")), _text(spec.get("value")), sources, _text(spec.get("reason")), where,
+                torch_location=torch_line, source_texts=described)
             if where is None and not spec.get("user_stack"):
                 _read_place(found, spec, symbols, frames, entry.compile_id)
             result.specializations.append(found)
@@ -316,6 +328,11 @@ def _distinct(values: Iterable[str]) -> list[str]:
     return list(dict.fromkeys(values))
 
 
+def _described_json(texts: dict[str, str]) -> list[dict[str, str]]:
+    """A specialization's sources that are names Dynamo made, in words: [{"source": "L['___stack0']", "text": ...}]."""
+    return [{"source": source, "text": text} for source, text in texts.items()]
+
+
 def _location_json(location: UserLocation | None) -> dict[str, Any] | None:
     return location.to_json() if location is not None else None
 
@@ -362,6 +379,17 @@ class SpecializedSize(_SizeEvents):
         return _distinct(src for s in self.specializations for src in s.sources)
 
     @property
+    def source_texts(self) -> dict[str, str]:
+        """Its sources that are names Dynamo made, in words (Specialization.source_texts)."""
+        return {src: text for s in self.specializations for src, text in s.source_texts.items()}
+
+    @property
+    def sources_shown(self) -> list[str]:
+        """Its sources as a person reads them: a name Dynamo made in words (source_texts), any other as torch wrote it."""
+        texts = self.source_texts
+        return [texts.get(src, src) for src in self.sources]
+
+    @property
     def reason(self) -> str | None:
         """torch's reason in words ("its range narrowed to one value")."""
         reason = self.specializations[0].reason
@@ -392,6 +420,7 @@ class SpecializedSize(_SizeEvents):
         return {"symbols": _distinct(s.symbol for s in self.specializations),
                 "values": [{"value": value, "compile_ids": ids} for value, ids in self.values],
                 "sources": self.sources,
+                "described_sources": _described_json(self.source_texts),
                 "reason": self.specializations[0].reason,  # torch's, as specializations[].reason
                 "reason_text": self.reason,
                 "location": _location_json(self.location),
@@ -414,6 +443,11 @@ class DynamicSize(_SizeEvents):
     @property
     def unbacked(self) -> bool:
         return any(s.unbacked for s in self.symbols)
+
+    @property
+    def source_text(self) -> str | None:
+        """The source in words, where it is a name Dynamo made (SymbolCreated.source_text)."""
+        return next((s.source_text for s in self.symbols if s.source_text), None)
 
     @property
     def symbol_names(self) -> list[str]:
@@ -441,7 +475,7 @@ class DynamicSize(_SizeEvents):
         created = [{"symbol": same[0].symbol, "value": same[0].value, "range": same[0].range,
                     "compile_ids": _distinct(s.compile_id for s in same)}
                    for same in _grouped(self.symbols, lambda s: (s.symbol, s.value, s.range))]
-        return {"source": self.source, "unbacked": self.unbacked, "symbols": created,
+        return {"source": self.source, "source_text": self.source_text, "unbacked": self.unbacked, "symbols": created,
                 "location": _location_json(self.location), "torch_location": _location_json(self.torch_location),
                 "compile_ids": self.compile_ids, "text": self.symbols_text}
 

@@ -397,13 +397,13 @@ def _dynamic_shapes(ins: Insights) -> list[RenderableType]:
 
     specialized, sizes, lines = ds.specialized, ds.sizes, ds.guard_lines
     for s in specialized[:MAX_ROWS]:
-        text = detail(f"{s.values_text}" + (f" from {', '.join(s.sources)}" if s.sources else "")
+        text = detail(f"{s.values_text}" + (f" from {', '.join(s.sources_shown)}" if s.sources else "")
                       + (f" ({s.reason})" if s.reason else ""), s.location, s.torch_location, s.read_text)
         if s.recompiles:
             text.append(f"\n{', '.join(s.recompiles)} recompiled when it changed", style="bold")
         table.add_row("specialized", text)
     for z in sizes[:MAX_ROWS]:
-        table.add_row("unbacked" if z.unbacked else ds.kind, detail((f"{z.source}: " if z.source else "") + z.symbols_text, z.location,
+        table.add_row("unbacked" if z.unbacked else ds.kind, detail((f"{z.source_text or z.source}: " if z.source else "") + z.symbols_text, z.location,
                                                                         z.torch_location))
     for g in lines[:MAX_ROWS]:
         table.add_row("guards", TerminalText(f"{count(g.count, 'guard')}{g.distinct_note} at {_where(g.location)}")

@@ -1,0 +1,150 @@
+"""A value Dynamo passed on past a graph break (a resume function's argument L['___stack0']) is named by the user's
+expression, with Dynamo's name kept beside it.
+
+item_break.log.gz (tests/data/torch213/programs/item_break.py): `scale = loss.item()` breaks the graph; the float is
+the resume function's ___stack0, made a symbol (zf2) when [1/1] recompiles. Every expected value is read from the raw
+log: the create_symbol record, the graph break's user traceback and its carets, the resume function's logged bytecode.
+"""
+
+from __future__ import annotations
+
+import gzip
+import html
+import json
+import re
+
+from compilescope.analyses.stack_values import StackValues
+from compilescope.ingest.reader import read_trace
+
+from ..conftest import TORCH213_LOGS, run_cli, torch213, torch214
+
+LOG = torch213("item_break.log.gz")
+
+
+def _raw(log) -> str:
+    return gzip.open(log, "rt", encoding="utf-8").read()
+
+
+def _records(text: str, kind: str) -> list[dict]:
+    return [json.loads(line.split("] ", 1)[1]) for line in text.splitlines()
+            if not line.startswith("\t") and f'{{"{kind}": ' in line]
+
+
+def _marked_call(text: str, line: int) -> tuple[str, str]:
+    """(the code, the text from where the carets under it start) of the user traceback's frame at `line`."""
+    rows = [r[1:] for r in text.split("User code traceback:", 1)[1].splitlines()]
+    at = next(i for i, r in enumerate(rows) if r.strip().startswith("File ") and f", line {line}, in " in r)
+    code, carets = rows[at + 1], rows[at + 2]
+    assert set(carets.strip()) == {"^"}
+    return code.strip(), code[len(carets) - len(carets.lstrip()):]
+
+
+def _expected_text() -> str:
+    """What the raw log says the value is: the call the graph break's carets mark, at the line the break names."""
+    text = _raw(LOG)
+    (symbol,) = _records(text, "create_symbol")
+    assert symbol["create_symbol"]["source"] == "L['___stack0']"
+    assert (symbol["frame_id"], symbol["frame_compile_id"]) == (1, 1)
+    metrics = {(r["frame_id"], r["frame_compile_id"]): r["compilation_metrics"]["co_name"]
+               for r in _records(text, "compilation_metrics")}
+    assert metrics[(1, 1)] == "torch_dynamo_resume_in_train_step_at_19"
+    # The resume function's bytecode loads one stack value: ___stack0 is the last, the result of the broken call.
+    bytecode = text.split('"name": "torch_dynamo_resume_in_train_step_at_19_ORIGINAL_BYTECODE"', 1)[1].split("\nV", 1)[0]
+    assert set(re.findall(r"___stack\d+", bytecode)) == {"___stack0"}
+    reason = text.split('"name": "dynamo_graph_break_reason"', 1)[1].split("\nV", 1)[0]
+    assert "Graph break in user code at " in reason and "item_break.py:19\n" in reason
+    assert "attempting to trace CALL" in reason
+    code, marked = _marked_call(reason, 19)
+    program = (TORCH213_LOGS.parent / "programs" / "item_break.py").read_text().splitlines()
+    assert program[18].strip() == code == "scale = loss.item()"
+    assert marked == "loss.item()"  # (here the carets end at the line's end, where the call ends)
+    return f"the value of `{marked}` (item_break.py:19), passed on past the graph break"
+
+
+def _summary_json(capsys, log) -> dict:
+    assert run_cli("summary", "--json", log) == 0
+    return json.loads(capsys.readouterr().out)
+
+
+def test_the_dynamic_value_is_named_by_the_call_that_made_it(capsys):
+    expected = _expected_text()
+    ds = _summary_json(capsys, LOG)["dynamic_shapes"]
+    assert [(s["source"], s["source_text"], s["compile_id"]) for s in ds["symbols"]] == [
+        ("L['___stack0']", expected, "[1/1]")]
+    assert [(z["source"], z["source_text"]) for z in ds["sizes"]] == [("L['___stack0']", expected)]
+
+
+def test_summary_says_the_expression_not_dynamos_name(capsys):
+    expected = _expected_text()
+    assert run_cli("summary", LOG) == 0
+    out = capsys.readouterr().out
+    section = " ".join(out.split("Dynamic shapes", 1)[1].split())
+    assert expected in section
+    assert "___stack0" not in section
+
+
+def test_the_report_says_it_and_keeps_dynamos_name_in_the_title(tmp_path):
+    expected = _expected_text()
+    assert run_cli(LOG, "-o", tmp_path / "out", "--no-browser") == 0
+    page = (tmp_path / "out" / "index.html").read_text(encoding="utf-8")
+    shown = ("<span class=\"dynamo-source\" title=\"Dynamo's name for it: L[&#39;___stack0&#39;]\">"
+             f"{html.escape(expected)}</span>")
+    assert page.count(shown) == 2  # the dynamic values' list and the table of each event
+    assert "<code>L[&#39;___stack0&#39;]</code>" not in page
+
+
+def test_a_source_the_user_wrote_is_not_described():
+    with read_trace(str(LOG)) as trace:
+        values = StackValues(trace)
+        resumed = next(c for c in trace.sorted_compiles() if c.key == "[1/1]")
+        assert values.describe(resumed, "L['w']") is None
+        first = next(c for c in trace.sorted_compiles() if c.key == "[0/0]")
+        assert values.describe(first, "L['___stack0']") is None  # train_step itself is no resume function
+
+
+def test_the_call_ends_where_its_parentheses_close_not_where_the_carets_do():
+    """torch 2.14's graph_breaks.log: line 28's carets run on under the comment after `y.sum().item()`; [3/0] is the
+    resume function after it, whose bytecode loads ___stack0 only."""
+    log = torch214("graph_breaks.log")
+    text = _raw(log)
+    reason = next(r for r in text.split('"name": "dynamo_graph_break_reason"')[1:] if "graph_breaks.py:28\n" in r)
+    code, marked = _marked_call(reason.split("\nV", 1)[0], 28)
+    assert marked == "y.sum().item()  # graph break 3: .item()"
+    with read_trace(str(log)) as trace:
+        resumed = next(c for c in trace.sorted_compiles() if c.key == "[3/0]")
+        assert values_text(trace, resumed) == (
+            "the value of `y.sum().item()` (graph_breaks.py:28), passed on past the graph break")
+
+
+def values_text(trace, entry) -> str | None:
+    return StackValues(trace).describe(entry, "L['___stack0']")
+
+
+def test_a_call_inside_a_tuple_is_the_call_alone():
+    """lambda_break.log.gz: the lambda's line 17 breaks at `torch._dynamo.graph_break()`, the first item of a tuple;
+    the carets start there and run to the line's end."""
+    log = torch213("lambda_break.log.gz")
+    reason = next(r for r in _raw(log).split('"name": "dynamo_graph_break_reason"')[1:] if "lambda_break.py:17\n" in r)
+    _, marked = _marked_call(reason.split("\nV", 1)[0], 17)
+    assert marked.startswith("torch._dynamo.graph_break(), t.sin() + 1)[1]")
+    with read_trace(str(log)) as trace:
+        resumed = next(c for c in trace.sorted_compiles() if c.key == "[1/0]")
+        assert values_text(trace, resumed) == (
+            "the value of `torch._dynamo.graph_break()` (lambda_break.py:17), passed on past the graph break")
+
+
+def test_a_value_below_the_top_of_the_stack_is_named_by_its_line():
+    """compiled_optimizer.log.gz's [3/0] resumes torch's optimizer.py after line 530 (`out = func(*args, **kwargs)`)
+    with two stack values (its bytecode loads ___stack0 and ___stack1): the first is no call's result, so only the line
+    names it."""
+    log = torch213("compiled_optimizer.log.gz")
+    text = _raw(log)
+    with read_trace(str(log)) as trace:
+        resumed = next(c for c in trace.sorted_compiles() if c.key == "[3/0]")
+        name = resumed.metrics["co_name"]
+        bytecode = text.split(f'"name": "{name}_ORIGINAL_BYTECODE"', 1)[1].split("\nV", 1)[0]
+        assert set(re.findall(r"___stack\d+", bytecode)) == {"___stack0", "___stack1"}
+        assert name.endswith("_at_530")
+        assert re.search(r'File "[^"]*/torch/optim/optimizer.py", line 530, in \w+\n\t\s+out = func\(\*args, \*\*kwargs\)\n', text)
+        assert values_text(trace, resumed) == ("a value on the stack at the graph break at optimizer.py:530 "
+                                               "(`out = func(*args, **kwargs)`), passed on past it")
