@@ -19,6 +19,7 @@ from compilescope.ingest.reader import read_trace
 from ..conftest import TORCH213_LOGS, run_cli, torch213, torch214
 
 LOG = torch213("item_break.log.gz")
+STEADY = torch213("item_break_steady.log.gz")
 
 
 def _raw(log) -> str:
@@ -91,6 +92,18 @@ def test_the_report_says_it_and_keeps_dynamos_name_in_the_title(tmp_path):
              f"{html.escape(expected)}</span>")
     assert page.count(shown) == 2  # the dynamic values' list and the table of each event
     assert "<code>L[&#39;___stack0&#39;]</code>" not in page
+
+
+def test_diff_says_the_new_symbol_by_its_expression(capsys):
+    """The steady run's float never changed: the raw log has no create_symbol, so B's symbol is new."""
+    assert _records(_raw(STEADY), "create_symbol") == []
+    expected = _expected_text()
+    assert run_cli("diff", "--json", STEADY, LOG) == 1  # (changes found)
+    (compared,) = json.loads(capsys.readouterr().out)["ranks"]
+    changes = [c for c in compared["changes"] if c["section"] == "dynamic_shapes"]
+    assert [(c["kind"], c["b"]["source"], c["b"]["source_text"]) for c in changes] == [
+        ("added", "L['___stack0']", expected)]
+    assert changes[0]["title"].startswith(f"new dynamic symbol for {expected} (")
 
 
 def test_a_source_the_user_wrote_is_not_described():

@@ -429,11 +429,11 @@ def run_facts(results: Results) -> RunFacts:
     frame_by_cid = {cid: f.key for f in frames.values() for cid in f.compile_ids}
     shapes = found.dynamic_shapes
     first_cids = {f.compile_ids[0] for f in frames.values() if f.compile_ids}
-    symbols = [{"source": s.source, "range": s.range, "unbacked": s.unbacked, "frame": frame_by_cid.get(s.compile_id),
+    symbols = [{"source": s.source, "source_text": s.source_text, "range": s.range, "unbacked": s.unbacked, "frame": frame_by_cid.get(s.compile_id),
                 "first_compile": s.compile_id in first_cids, **_loc(s.location),
                 "torch_line": s.torch_location.short if s.torch_location else None}
                for s in shapes.symbols if s.compile_id in kept]
-    specs = [{"sources": list(s.sources), "value": s.value, "reason": s.reason, "frame": frame_by_cid.get(s.compile_id),
+    specs = [{"sources": list(s.sources), "described_sources": dict(s.source_texts), "value": s.value, "reason": s.reason, "frame": frame_by_cid.get(s.compile_id),
               **_loc(s.location)} for s in shapes.specializations if s.compile_id in kept]
     tuned = found.autotuning
     cache_result = found.caches
@@ -985,6 +985,21 @@ def diff_runs(a: RunFacts, b: RunFacts, threshold: TimeThreshold = TimeThreshold
     sym_b = [(s["source"], s["file"], s["line"], s.get("first_compile")) for s in b.symbols if matched(s)]
     torch_lines = {(s["source"], s["file"], s["line"]): s.get("torch_line") for s in [*a.symbols, *b.symbols]}
     placed = lambda s: _at(s[1], s[2], torch_lines.get(s[:3]))  # noqa: E731
+    # A name Dynamo made (a resume function's L['___stack0']) is said as the user's code has it; it is keyed by the name
+    # still (the facts of an older run lack the words), and its words by the name and the line that used it: another
+    # resume function's ___stack0 is another value.
+    in_words: dict[tuple, str] = {(s["source"], s["file"], s["line"]): s["source_text"]
+                                  for s in [*a.symbols, *b.symbols] if s.get("source_text")}
+    in_words.update(((src, x["file"], x["line"]), text) for x in [*a.specializations, *b.specializations]
+                    for src, text in (x.get("described_sources") or {}).items())
+
+    def words(source: str, file: str | None, line: int | None) -> str:
+        return in_words.get((source, file, line), source)
+
+    def with_words(fact: dict[str, Any], source: str, file: str | None, line: int | None) -> dict[str, Any]:
+        said = in_words.get((source, file, line))
+        return {**fact, "source_text": said} if said else fact
+
     gone, new = multiset_diff(sym_a, sym_b)
     when = lambda first: "from the first compile" if first else "after a recompile"  # noqa: E731
     for s in list(gone):
@@ -992,29 +1007,31 @@ def diff_runs(a: RunFacts, b: RunFacts, threshold: TimeThreshold = TimeThreshold
         if other is not None:
             gone.remove(s)
             new.remove(other)
-            changes.append(Change("dynamic_shapes", "changed", f"{s[0]} dynamic {when(other[3])} (was {when(s[3])}; "
-                                  f"{placed(s)})", None, {"source": s[0], "first_compile": s[3]},
-                                  {"source": s[0], "first_compile": other[3]}))
+            changes.append(Change("dynamic_shapes", "changed", f"{words(*s[:3])} dynamic {when(other[3])} (was {when(s[3])}; "
+                                  f"{placed(s)})", None, with_words({"source": s[0], "first_compile": s[3]}, *s[:3]),
+                                  with_words({"source": s[0], "first_compile": other[3]}, *s[:3])))
     # (one change per symbol, with how many: each recompile of a frame makes its symbols again)
     for s, n in Counter(gone).items():
-        changes.append(Change("dynamic_shapes", "removed", f"dynamic symbol for {s[0]} removed ({placed(s)})"
-                              + (f" (×{n})" if n > 1 else ""), None, {"source": s[0], "file": s[1], "line": s[2]}, None))
+        changes.append(Change("dynamic_shapes", "removed", f"dynamic symbol for {words(*s[:3])} removed ({placed(s)})"
+                              + (f" (×{n})" if n > 1 else ""), None,
+                              with_words({"source": s[0], "file": s[1], "line": s[2]}, *s[:3]), None))
     for s, n in Counter(new).items():
-        changes.append(Change("dynamic_shapes", "added", f"new dynamic symbol for {s[0]} ({placed(s)})"
-                              + (f" (×{n})" if n > 1 else ""), None, None, {"source": s[0], "file": s[1], "line": s[2]}))
+        changes.append(Change("dynamic_shapes", "added", f"new dynamic symbol for {words(*s[:3])} ({placed(s)})"
+                              + (f" (×{n})" if n > 1 else ""), None, None,
+                              with_words({"source": s[0], "file": s[1], "line": s[2]}, *s[:3])))
     spec_a = [(tuple(s["sources"]), s["value"], s["file"], s["line"]) for s in a.specializations if matched(s)]
     spec_b = [(tuple(s["sources"]), s["value"], s["file"], s["line"]) for s in b.specializations if matched(s)]
     gone, new = multiset_diff(spec_a, spec_b)
     # (one change per source and place, with every value: a compiled optimizer step specialized its learning rate
     # at each of five values, which one fix, a tensor lr, undoes)
-    for specs, kind, said in ((gone, "removed", "no longer specialized"), (new, "added", "now specialized")):
+    for specs, kind, verb in ((gone, "removed", "no longer specialized"), (new, "added", "now specialized")):
         by_place: dict[tuple, list[str]] = {}
         for sources, value, file, line in specs:
             by_place.setdefault((sources, file, line), []).append(value)
         for (sources, file, line), values in by_place.items():
             shown = values[0] if len(values) == 1 else f"{len(values)} values: {', '.join(number_text(v) for v in values)}"
             spec = {"sources": list(sources), "value": values[0], "values": values, "file": file, "line": line}
-            changes.append(Change("dynamic_shapes", kind, f"{said}: {', '.join(sources)} = {shown} ({_at(file, line)})",
+            changes.append(Change("dynamic_shapes", kind, f"{verb}: {', '.join(words(src, file, line) for src in sources)} = {shown} ({_at(file, line)})",
                                   None, spec if kind == "removed" else None, spec if kind == "added" else None))
     # In the order of SECTIONS, as `sections` lists them and the terminal and page show them (stable: in each
     # section, the order found).
