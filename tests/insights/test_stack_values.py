@@ -161,3 +161,18 @@ def test_a_value_below_the_top_of_the_stack_is_named_by_its_line():
         assert re.search(r'File "[^"]*/torch/optim/optimizer.py", line 530, in \w+\n\t\s+out = func\(\*args, \*\*kwargs\)\n', text)
         assert values_text(trace, resumed) == ("a value on the stack at the graph break at optimizer.py:530 "
                                                "(`out = func(*args, **kwargs)`), passed on past it")
+
+
+def test_the_recompile_that_made_it_dynamic_names_the_expression(capsys):
+    """[1/1] recompiled because [1/0]'s guard on ___stack0 (the float, specialized) failed, and made it zf2."""
+    text = _raw(LOG)
+    reasons = text.split('"name": "recompile_reasons"', 1)[1].split("\nV", 1)[0]
+    assert "1/0: ___stack0 == " in reasons
+    (symbol,) = _records(text, "create_symbol")
+    assert symbol["create_symbol"]["symbol"] == "zf2"
+    assert run_cli("summary", LOG) == 0
+    out = " ".join(capsys.readouterr().out.replace("│", " ").split())
+    assert "[1/1] compiled the value of `loss.item()` as dynamic (zf2)" in out
+    assert "recompiled once, then ran with the value of `loss.item()` dynamic" in out
+    assert "torch compiled the value of `loss.item()` as dynamic once it changed" in out
+    assert "compiled ___stack0" not in out and "with ___stack0 dynamic" not in out

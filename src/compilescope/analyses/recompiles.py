@@ -27,6 +27,7 @@ from .dynamic_shapes import SPECIALIZATION_REASONS, Specialization
 from .fx_sites import GRAPH_ARTIFACT, first_use
 from .graph_breaks import function_label
 from .installed_guards import GUARDS_ARTIFACT, enclosing_sources, guard_site, object_type, tensor_check
+from .stack_values import StackValues
 from .userloc import UserLocation, code_origin, is_torch_file, last_user_frame, traceback_frames
 from ..model.records import dataclass
 
@@ -655,7 +656,8 @@ def _place_tensor_check(guard: FailedGuard, texts: _CompileTexts, code: UserLoca
 
 
 def _place_failed_checks(steps: list[tuple[RecompileStep, Compile]], texts: _CompileTexts, code: UserLocation | None,
-                         known: set[str], compiled_frames: CompiledFrames) -> tuple[list[str], list[tuple[str, str]]]:
+                         known: set[str], compiled_frames: CompiledFrames,
+                         stack_values: StackValues) -> tuple[list[str], list[tuple[str, str]]]:
     """Places each failed guard (unclipped paths; for a check of a tensor, where the guarded compile first used it)
     and a size's symbol in the recompile that made it dynamic. Returns the advice for KV caches that grew, and the
     other sizes that changed: (tensor, dim)."""
@@ -673,7 +675,8 @@ def _place_failed_checks(steps: list[tuple[RecompileStep, Compile]], texts: _Com
                 name = number["name"] or number["local"]
                 step.dynamic_symbol = next((str(sym.get("symbol")) for sym in entry.symbols
                                             if sym.get("source") == f"L['{name}']" and sym.get("symbol")), None)
-                step.dynamic_of = name
+                # (a resume function's ___stack0 is a value the user's code computed: "the value of `loss.item()`")
+                step.dynamic_of = stack_values.short(entry, name) or name
             size = _SIZE_GUARD.match(guard.guard) if guard is step.guard and guard.change == "size" else None
             if size is None:
                 continue
@@ -744,6 +747,7 @@ def link_specializations(found: Recompiles, specializations: list[Specialization
 def recompiles(trace: Trace) -> Recompiles:
     known = _known_files(trace)
     compiled_frames = CompiledFrames(trace)
+    stack_values = StackValues(trace)
     result: list[FrameRecompiles] = []
     for (_, frame_id), entries in _frames(trace).items():
         chain_entries = [e for e in entries if (e.compile_id.frame_compile_id or 0) > 0]
@@ -778,7 +782,8 @@ def recompiles(trace: Trace) -> Recompiles:
             for guard in step.failed_guards:
                 if guard.compile_id is not None:
                     guard.compile_id = shown.get(guard.compile_id, guard.compile_id)
-        cache_advice, sizes = _place_failed_checks(steps, _CompileTexts(trace, entries), code, known, compiled_frames)
+        cache_advice, sizes = _place_failed_checks(steps, _CompileTexts(trace, entries), code, known, compiled_frames,
+                                                   stack_values)
         limit = None
         if limit_entry is not None:
             m = re.search(_LIMIT_VALUE, str(limit_entry.metrics.get("fail_reason")))

@@ -50,6 +50,12 @@ class StackValue:
     code: str | None  # the line's code
     call: str | None  # the call whose result this value is (only for the last ___stack argument)
 
+    @property
+    def short(self) -> str:
+        """"the value of `loss.item()`", or "the value on the stack at line 19's graph break": where the text around
+        it gives the place (a recompile of the resume function)."""
+        return f"the value of `{self.call}`" if self.call else f"the value on the stack at line {self.line}'s graph break"
+
     def text(self, rest: str = "") -> str:
         """"the value of `loss.item()` (item_break.py:16), passed on past the graph break"; of a value not known to
         be the call's, the line: "a value on the stack at the graph break at item_break.py:16 (`scale = loss.item()`),
@@ -76,6 +82,11 @@ class StackValues:
             return None
         m = _STACK_SOURCE.fullmatch(source)
         return value.text(m[3] if m else "")
+
+    def short(self, entry: Compile, source: str | None) -> str | None:
+        """The source briefly in words (StackValue.short), where it is a ___stack argument; else None."""
+        value = self.value(entry, source)
+        return value.short if value is not None else None
 
     def value(self, entry: Compile, source: str | None) -> StackValue | None:
         from .sources import compiled_frame  # (sources reads dynamic_shapes, which reads this module)
