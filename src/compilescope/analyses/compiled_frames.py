@@ -7,8 +7,24 @@ compiled, and where from) ask it; a module of its own, as compile_summary import
 from __future__ import annotations
 
 from ..model.ids import CompileId
-from ..model.trace import Trace
+from ..model.trace import Compile, Trace
 from .userloc import UserLocation, last_user_stack_frame
+
+
+# The code a compiled frame was, as `dis` text: compilescope's hook records every frame's; torch logs a resume
+# function's as `<co_name>_ORIGINAL_BYTECODE`.
+ORIGINAL_BYTECODE_SUFFIX = "_ORIGINAL_BYTECODE"
+
+
+def compiled_frame(entry: Compile) -> tuple[str, int, str] | None:
+    """(file, first line, co_name) of the code a compile compiled: the last frame of its stack, or its metrics'."""
+    if entry.stack:
+        frame = entry.stack[-1]
+        return frame.filename, frame.line, frame.name
+    m = entry.metrics or {}
+    if m.get("co_filename") and m.get("co_firstlineno") is not None:
+        return str(m["co_filename"]), int(m["co_firstlineno"]), str(m.get("co_name") or "?")
+    return None
 
 
 class CompiledFrames:

@@ -30,6 +30,7 @@ from ..model.ids import CompileId
 from ..model.names import safe_stem
 from ..model.trace import Compile, Trace
 from ..model.payloads import PayloadRef
+from .compiled_frames import ORIGINAL_BYTECODE_SUFFIX, compiled_frame
 from .dynamic_shapes import DynamicShapes, dynamic_shapes
 from .graph_breaks import ARTIFACT as GRAPH_BREAK_ARTIFACT, GraphBreaks, compilation_key, parse_reason, resume_of
 from .fx_sites import GRAPH_ARTIFACT, fx_node_sites
@@ -41,9 +42,6 @@ from ..model.records import dataclass
 
 SCHEMA_VERSION = 1
 MAX_SOURCE_BYTES = 4 << 20  # a user source bigger than this is not read from disk
-# The code a compiled frame was, as `dis` text: compilescope's hook records every frame's; torch logs a resume
-# function's as `<co_name>_ORIGINAL_BYTECODE`.
-ORIGINAL_BYTECODE_SUFFIX = "_ORIGINAL_BYTECODE"
 # A `dis` row that starts a source line: the line number comes first, within the first few columns (3.10-3.12:
 # `942     >>  212 LOAD_FAST`; 3.13: `  5   L1:     LOAD_FAST`); a row without one starts with the offset or label
 # past them (`              2 LOAD_CONST`). At most 9 leading spaces and 9 digits: the text is untrusted.
@@ -468,17 +466,6 @@ def _read_disk(path: str, quoted: dict[int, str]) -> tuple[list[str] | None, str
         if number > len(lines) or lines[number - 1].strip() != code:
             return None, f"the file on this machine differs from the logged run (line {number})"
     return lines, f"read from {path}; every line the log quotes ({len(quoted)}) agrees with it"
-
-
-def compiled_frame(entry: Compile) -> tuple[str, int, str] | None:
-    """(file, first line, co_name) of the code a compile compiled: the last frame of its stack, or its metrics'."""
-    if entry.stack:
-        frame = entry.stack[-1]
-        return frame.filename, frame.line, frame.name
-    m = entry.metrics or {}
-    if m.get("co_filename") and m.get("co_firstlineno") is not None:
-        return str(m["co_filename"]), int(m["co_firstlineno"]), str(m.get("co_name") or "?")
-    return None
 
 
 def original_last_line(trace: Trace, entry: Compile, name: str) -> int | None:

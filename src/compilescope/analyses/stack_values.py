@@ -18,6 +18,7 @@ import re
 from ..lazy_regex import lazy_compile
 from ..model.trace import Compile, Trace
 from ..model.records import dataclass
+from .compiled_frames import ORIGINAL_BYTECODE_SUFFIX, compiled_frame
 from .graph_breaks import ARTIFACT as GRAPH_BREAK_ARTIFACT, resume_of
 
 # L['___stack0'] and what follows it (".size()[0]" for a tensor's size); a guard's text may name it bare (___stack0).
@@ -89,8 +90,6 @@ class StackValues:
         return value.short if value is not None else None
 
     def value(self, entry: Compile, source: str | None) -> StackValue | None:
-        from .sources import compiled_frame  # (sources reads dynamic_shapes, which reads this module)
-
         m = _STACK_SOURCE.fullmatch(source or "")
         frame = compiled_frame(entry)
         resumed = resume_of(frame[2] if frame else None) if m else None
@@ -125,8 +124,6 @@ class StackValues:
 
     def _last_stack_index(self, entry: Compile, name: str) -> int | None:
         """The last ___stack argument the resume function loads, from its logged bytecode (None: none logged)."""
-        from .sources import ORIGINAL_BYTECODE_SUFFIX
-
         logged = name + ORIGINAL_BYTECODE_SUFFIX
         # (a compile's retry, [1/0_1], logs no bytecode: its first attempt's is the same code's)
         frame_id = entry.compile_id.frame_id if entry.compile_id else None

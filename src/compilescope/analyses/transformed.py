@@ -13,7 +13,8 @@ from ..lazy_regex import lazy_compile
 from ..decompile.recorded import HEADER, TRANSFORMED
 from ..model.trace import Artifact, Compile, Trace
 from ..model.records import dataclass
-from .sources import SourceFile, Sources, compiled_frame, line_anchor
+from .compiled_frames import compiled_frame
+from .sources import SourceFile, Sources, line_anchor
 
 MODIFIED_SUFFIX = "_MODIFIED_BYTECODE"
 GUARDS = ("dynamo_cpp_guards_str", "dynamo_guards")
