@@ -27,8 +27,8 @@ from typing import Callable
 
 from .analyses.diagnosis import (
     ACCURACY_RUN, AOT_EAGER, BACKEND, DEBUG_DIR_ENV, EAGER, FAILED, FORCE_BACKEND_ENV, NO_COMPILE, PASSED, REPRO_ENV,
-    STAGES, DiagnoseResult, MinifyResult, RunFacts, StageOutcome, StageSpec, Verdict, compiled_frame, decide, minify_plan,
-    repro_graph, repro_save_dir, stage_outcome,
+    STAGES, DiagnoseResult, MinifyResult, RunFacts, StageOutcome, StageSpec, Verdict, compiled_frame, decide, limit_hits,
+    minify_plan, repro_graph, repro_save_dir, stage_outcome,
 )
 from .errors import CompilescopeError
 from .ingest.reader import read_trace
@@ -138,10 +138,11 @@ class Diagnoser:
             self.logs[name] = log
         return facts, log
 
-    def _stage(self, spec: StageSpec, number: str, env: dict[str, str] | None = None, cwd: str | None = None,
+    def _stage(self, spec: StageSpec, which: str, env: dict[str, str] | None = None, cwd: str | None = None,
                prog: Program | None = None, fresh_cache: bool = False) -> StageOutcome:
+        """which: "stage 1 of 3", "extra run" (words: "[1/3]" would read as a torch compile id)."""
         env = {**dict(spec.env), **(env or {})}
-        self.progress(f"[{number}] {spec.title}: {spec.covers}")
+        self.progress(f"{which}, {spec.title}: {spec.covers}")
         facts, log = self._child(prog or self.prog, spec.key, env, cwd=cwd, fresh_cache=fresh_cache)
         output = _read_all(self.outputs[spec.key])
         if log is not None:
@@ -165,11 +166,11 @@ class Diagnoser:
                 # Every stage runs the same program: one that compiled nothing with Dynamo alone compiles nothing.
                 outcomes.append(StageOutcome(spec, skipped_reason=f"{outcomes[-1].spec.title} compiled nothing"))
                 continue
-            outcomes.append(self._stage(spec, f"{i}/{total}"))
+            outcomes.append(self._stage(spec, f"stage {i} of {total}"))
         eager = outcomes[0]
         if eager.status == FAILED and (not eager.errors or eager.crash is not None):
             # Nothing failed to compile (or it crashed), yet Dynamo alone fails: does the program fail uncompiled too?
-            outcomes.append(self._stage(NO_COMPILE, "+"))
+            outcomes.append(self._stage(NO_COMPILE, "extra run"))
 
         accuracy = None
         backend = outcomes[-1]
@@ -200,7 +201,7 @@ class Diagnoser:
         env = {"TORCHDYNAMO_REPRO_AFTER": after, "TORCHDYNAMO_REPRO_LEVEL": "4"}
         # The check copies repro.py into the working directory: run it from the work directory.
         cwd = self._dir("cwd", "accuracy")
-        outcome = self._stage(ACCURACY_RUN, "+", env=env, cwd=cwd, prog=_absolute_paths(self.prog, self.cwd),
+        outcome = self._stage(ACCURACY_RUN, "extra run", env=env, cwd=cwd, prog=_absolute_paths(self.prog, self.cwd),
                               fresh_cache=True)
         if outcome.accuracy_failure:
             outcome.accuracy_note = f"differs from eager ({outcome.accuracy_failure})"
@@ -218,12 +219,12 @@ class Diagnoser:
             plan = minify_plan(verdict, outcomes)
             if isinstance(plan, str):
                 result = MinifyResult(after="-", level=0, note=plan)
-                self.progress(f"[minify] skipped: {plan}")
+                self.progress(f"minify: skipped: {plan}")
                 return result
             result = MinifyResult(after=plan.after, level=plan.level, isolated=plan.isolate)
             env = {**dict(plan.stage.env), "TORCHDYNAMO_REPRO_AFTER": plan.after,
                    "TORCHDYNAMO_REPRO_LEVEL": str(plan.level)}
-            self.progress(f"[minify 1/2] rerunning with {plan.stage.title} and TORCHDYNAMO_REPRO_AFTER=\"{plan.after}\" "
+            self.progress(f"minify, step 1 of 2: rerunning with {plan.stage.title} and TORCHDYNAMO_REPRO_AFTER=\"{plan.after}\" "
                           f"TORCHDYNAMO_REPRO_LEVEL={plan.level} to write torch's minifier_launcher.py")
             result.run, _ = self._child(self.prog, "minify_program", env, traced=False, fresh_cache=True)
             debug_dir = os.path.join(self.work, "debug", "minify_program")
@@ -231,14 +232,14 @@ class Diagnoser:
                            key=os.path.getmtime)
         if not launchers:
             result.note = "torch wrote no minifier_launcher.py (the failure did not reproduce under the minifier's wrapper)"
-            self.progress(f"[minify] {result.note}")
+            self.progress(f"minify: {result.note}")
             return result
         launcher = launchers[-1]
         result.launcher = _read_all(launcher)
         self._minify_files["minifier_launcher.py"] = launcher
         # In-process is much faster; a crash needs each try in a process of its own (it would kill the minifier).
         how = "each try in a process of its own: minify" if result.isolated else "in-process: minify --no-isolate"
-        self.progress(f"[minify 2/2] running minifier_launcher.py ({how}) to shrink the graph")
+        self.progress(f"minify, step 2 of 2: running minifier_launcher.py ({how}) to shrink the graph")
         cwd = self._dir("cwd", "minify")
         result.launcher_run, _ = self._child(
             Program([sys.executable, launcher, "minify", *([] if result.isolated else ["--no-isolate"])], True), "minifier", {},
@@ -248,7 +249,7 @@ class Diagnoser:
         if not os.path.isfile(repro):
             result.note = ("the minifier wrote no repro.py" + (" (it ran out of time)" if result.launcher_run.timed_out else "")
                            + ": see its output")
-            self.progress(f"[minify] {result.note}")
+            self.progress(f"minify: {result.note}")
             return result
         result.repro = _read_all(repro)
         result.graph = repro_graph(result.repro)
@@ -284,6 +285,8 @@ def _describe(outcome: StageOutcome) -> str:
     if outcome.caught:
         e = outcome.caught[0]
         seen.append(f"{count(len(outcome.caught), 'failed compile')} the program caught: {e.exception}: {e.message}")
+    if outcome.limited:
+        seen.append(f"but {limit_hits(outcome)} and ran eagerly after that")
     return f"passed {took} ({', '.join(seen)})"[:300]
 
 

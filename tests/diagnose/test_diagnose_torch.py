@@ -42,7 +42,8 @@ def test_backend_compile_error_minified_to_one_relu(tmp_path):
     assert "TORCH_BISECT_BACKEND=eager" in page and "TORCHDYNAMO_REPRO_AFTER=dynamo" in page
     assert 'data-stage="user_backend"' in page and "Backend compiler" in page
     assert "Minimal repro: 3 nodes (torch.relu)" in proc.stderr
-    assert "[1/3] backend=\"eager\"" in proc.stderr and "[minify 2/2]" in proc.stderr  # progress as it goes
+    # progress as it goes, in words: "[1/3]" read as a torch compile id
+    assert 'stage 1 of 3, backend="eager"' in proc.stderr and "minify, step 2 of 2" in proc.stderr
 
 
 def test_a_compile_error_the_program_catches_is_not_the_failing_stage(tmp_path):
@@ -190,6 +191,17 @@ def test_program_that_compiles_fine(tmp_path):
     assert "Diagnosis: OK" in proc.stderr
 
 
+def test_a_frame_that_hits_the_recompile_limit_is_not_ok(tmp_path):
+    """train_step_pitfalls.py: train_step's third compile hits recompile_limit = 2 (its README row) and runs eagerly
+    after that; every stage runs the program to its end. diagnose said "OK: Every stage compiles and runs"."""
+    proc, doc, _ = diagnose(tmp_path, TORCH213_PROGRAMS / "train_step_pitfalls.py")
+    assert proc.returncode == 1, proc.stderr[-3000:]  # as `check --no-failures` on its log
+    assert statuses(doc) == {"eager": "passed", "aot_eager": "passed", "backend": "passed"}
+    assert (doc["verdict"]["outcome"], doc["verdict"]["error"]["compile_id"]) == ("fell_back", "[0/2]")
+    assert "Diagnosis: OK" not in proc.stderr and "hit the recompile limit at [0/2]" in proc.stderr
+    assert "stage 3 of 3, your backend" in proc.stderr and "[1/3]" not in proc.stderr
+
+
 def test_a_program_that_compiles_nothing_is_said_so_after_one_stage(tmp_path):
     proc, doc, _ = diagnose(tmp_path, "compiles_nothing.py")
     assert proc.returncode == 1, proc.stderr[-3000:]  # nothing was diagnosed (README)
@@ -210,5 +222,5 @@ def test_sigterm_stops_the_program_and_the_diagnosis(tmp_path):
     proc.send_signal(signal.SIGTERM)
     _, err = proc.communicate(timeout=120)
     assert proc.returncode == 128 + signal.SIGTERM, err
-    assert "terminated (SIGTERM)" in err and "[1/3]" in err and "[2/3]" not in err  # the first stage only
+    assert "terminated (SIGTERM)" in err and "stage 1 of 3" in err and "stage 2 of 3" not in err  # the first stage only
     assert not finished.exists()

@@ -389,3 +389,42 @@ def test_ok_page_mentions_the_graph_breaks_and_recompiles_it_saw():
 
     clean = [passed(EAGER), passed(AOT_EAGER), passed(BACKEND)]
     assert decide(clean).next_steps == []  # nothing seen, nothing said
+
+
+def test_a_frame_that_hit_the_recompile_limit_is_not_ok_real_log():
+    """train_step_pitfalls.py appends to a global list train_step reads the length of: every call fails that guard,
+    and with recompile_limit = 2 its third compile, [0/2], fails (fail_type Unsupported, "Dynamo recompile limit
+    exceeded", co_name null: its frame is [0/0]'s, train_step at line 31). Every stage runs the program to the end, so
+    none fails, but the frame ran eagerly from then on: the review found diagnose saying "OK: Every stage compiles and
+    runs" of a log that `check --no-failures` rejects."""
+    stages = [from_log(spec, "train_step_pitfalls.log.gz", 0) for spec in (EAGER, AOT_EAGER, BACKEND)]
+    backend = stages[2]
+    assert backend.status == "passed" and backend.errors == [] and backend.caught == []
+    assert [(e.compile_id, e.exception, e.message) for e in backend.limited] == [
+        ("[0/2]", "Unsupported", "Dynamo recompile limit exceeded")]
+    verdict = decide(stages)
+    assert (verdict.outcome, verdict.ok, verdict.failing_stage, verdict.stage) == ("fell_back", False, None, "recompile_limit")
+    assert verdict.headline == ("Every stage runs, but not all compiled: with your backend, train_step "
+                                "(train_step_pitfalls.py:31) hit the recompile limit at [0/2] and ran eagerly after that "
+                                "(as it did in the other stages too).")
+    assert verdict.next_steps[0].startswith("Why it recompiled until then, and how to avoid it: the Recompiles section "
+                                            "of the trace report of the run with your backend (backend/index.html), "
+                                            "or compilescope summary on its log.")
+    assert isinstance(minify_plan(verdict, stages), str)  # no graph to shrink
+    # Only the run as written hit it: the headline names it alone.
+    verdict = decide([passed(EAGER), passed(AOT_EAGER), backend])
+    assert verdict.headline.endswith("hit the recompile limit at [0/2] and ran eagerly after that.")
+    # Only Dynamo's run hit it (recompiles.log: h, def at line 28, hits it at [1/4]): that run is named.
+    eager = from_log(EAGER, "recompiles.log", 0)
+    verdict = decide([eager, passed(AOT_EAGER), passed(BACKEND)])
+    assert verdict.headline == ('Every stage runs, but not all compiled: with backend="eager", h (recompiles.py:28) hit '
+                                "the recompile limit at [1/4] and ran eagerly after that.")
+    # The terminal panel and the JSON say so, not OK.
+    console = Console(width=120, color_system=None, record=True, file=io.StringIO())
+    result = DiagnoseResult(argv=ARGV, cwd="/w", outcomes=stages, verdict=decide(stages))
+    print_verdict(result, console)
+    text = console.export_text()
+    assert "Diagnosis: OK" not in text and "Diagnosis: RAN, PARTLY EAGER" in text
+    doc = json.loads(diagnosis_json(result, []))
+    assert doc["verdict"]["outcome"] == "fell_back"
+    assert [e["compile_id"] for e in doc["stages"][2]["recompile_limit"]] == ["[0/2]"]

@@ -29,7 +29,7 @@ from .errors import (
     AOT, DYNAMO, INDUCTOR, KERNEL_COMPILE, LOWERING, NARROWING_STEPS, RECOMPILE_LIMIT, STAGE_LABELS, USER_BACKEND,
     YOUR_SCRIPT, CompileError, compile_errors,
 )
-from .graph_breaks import graph_breaks
+from .graph_breaks import function_label, graph_breaks
 from .recompiles import recompiles
 from .userloc import UserLocation, last_user_stack_frame
 from ..model.records import dataclass
@@ -120,6 +120,9 @@ class StageOutcome:
     # Failed compiles the run went past: their exception reached the program, which caught it (a fullgraph=True
     # try/except) and went on. Not failures of the run: the same program runs as written.
     caught: list[CompileError] = field(default_factory=list)
+    # Compiles that hit the recompile limit: not failures of the run (it goes on), but their frame runs eagerly from
+    # then on, so the stage passes without everything it was asked to compile being compiled.
+    limited: list[CompileError] = field(default_factory=list)
     compiles: int = 0  # compile ids in its trace
     graph_breaks: int = 0  # distinct graph breaks in its trace
     recompiles: int = 0  # recompiles in its trace
@@ -153,6 +156,7 @@ class StageOutcome:
             "compiles": self.compiles, "graph_breaks": self.graph_breaks, "recompiles": self.recompiles,
             "used_inductor": self.used_inductor, "backend": self.backend_name,
             "errors": [e.to_json() for e in self.errors], "caught": [e.to_json() for e in self.caught],
+            "recompile_limit": [e.to_json() for e in self.limited],
             "skipped_reason": self.skipped_reason,
             "report": self.report, "accuracy_failure": self.accuracy_failure, "accuracy_note": self.accuracy_note,
             "mismatch": self.mismatch, "crash": self.crash.to_json() if self.crash else None,
@@ -206,6 +210,7 @@ def stage_outcome(spec: StageSpec, facts: RunFacts, trace: Trace | None, output:
         caught = _caught(trace, facts, failed)
         outcome.errors = [e for e in failed if e.compile_id not in caught]
         outcome.caught = [e for e in failed if e.compile_id in caught]
+        outcome.limited = [e for e in found if e.stage == RECOMPILE_LIMIT]
         outcome.compiles = trace.n_compile_ids
         outcome.graph_breaks = len(graph_breaks(trace).breaks)
         outcome.recompiles = recompiles(trace).total
@@ -311,6 +316,9 @@ class MinifyPlan:
 
 def minify_plan(verdict: Verdict, outcomes: list[StageOutcome]) -> MinifyPlan | str:
     """How to minify the failure, or why torch's minifier does not apply."""
+    if verdict.outcome == FELL_BACK:
+        return ("no graph failed: a frame hit the recompile limit, where Dynamo stops compiling it again; there is no "
+                "graph for torch's minifier to shrink")
     if verdict.failing_stage is None:
         return "nothing failed: there is nothing to minify"
     if verdict.failing_stage == EAGER.key:
@@ -344,8 +352,8 @@ class Command:
 
 @dataclass
 class Verdict:
-    outcome: str  # "ok" | "compile_error" | "runtime_error" | "crash" | "accuracy" | "program_error" | "no_torch"
-    #               | "timeout" | "nothing_compiled"
+    outcome: str  # "ok" | "fell_back" | "compile_error" | "runtime_error" | "crash" | "accuracy" | "program_error"
+    #               | "no_torch" | "timeout" | "nothing_compiled"
     headline: str
     failing_stage: str | None = None  # the StageSpec key of the first run that failed
     stage: str | None = None  # a key of DIAGNOSIS_LABELS
@@ -372,6 +380,41 @@ class Verdict:
             "location": self.location.to_json() if self.location else None, "location_kind": self.location_kind,
             "next_steps": self.next_steps, "crash": self.crash.to_json() if self.crash else None,
         }
+
+
+FELL_BACK = "fell_back"
+
+
+def limit_hits(run: StageOutcome) -> str:
+    """"train_step (train_step_pitfalls.py:31) hit the recompile limit at [0/2]": the first frame of a run that hit the
+    recompile limit, named as the summary names it, and how many more did."""
+    first = run.limited[0]
+    frame = "a frame"
+    if first.location is not None:
+        frame = f"{function_label(first.location.function) or 'a frame'} ({first.location.short})"
+    others = len({(e.location.key if e.location else e.compile_id) for e in run.limited}) - 1
+    more = f" (and {count(others, 'more frame')} at theirs)" if others > 0 else ""
+    return f"{frame} hit the recompile limit at {first.compile_id}{more}"
+
+
+def _fell_back(outcomes: list[StageOutcome], checked: str) -> Verdict:
+    """Every stage ran, but a frame hit the recompile limit in one: torch ran it eagerly from then on. Not a failure
+    of the run, yet not all was compiled: `check --no-failures` fails such a log, so the verdict is not "ok"."""
+    ran = [o for o in outcomes if o.spec in STAGES and o.facts is not None]
+    hit = [o for o in ran if o.limited]
+    run = next((o for o in hit if o.spec.key == BACKEND.key), hit[0])  # the run as written, where it hit the limit
+    first = run.limited[0]
+    others = [o.spec.title for o in hit if o is not run]
+    also = (" (as it did in the other stages too)" if len(hit) == len(ran) > 1
+            else f" (as it did with {' and '.join(others)})" if others else "")
+    steps = [f"Why it recompiled until then, and how to avoid it: the Recompiles section of the trace report of the "
+             f"run with {run.spec.title} ({run.spec.key}/index.html), or compilescope summary on its log.",
+             *first.next_steps]
+    costs = _costs_seen(next((o for o in outcomes if o.spec.key == BACKEND.key), None))
+    return Verdict(
+        FELL_BACK, f"Every stage runs{checked}, but not all compiled: with {run.spec.title}, {limit_hits(run)} and ran "
+        f"eagerly after that{also}.", None, RECOMPILE_LIMIT, first, message=first.message, location=first.location,
+        location_kind=first.location_kind, next_steps=steps + costs + _caught_seen(outcomes))
 
 
 def _last_line(text: str) -> str | None:
@@ -447,6 +490,8 @@ def decide(outcomes: list[StageOutcome], accuracy: StageOutcome | None = None) -
             return _wrong_results(by_key.get(BACKEND.key), accuracy, "every stage compiles, but {name}'s compiled code "
                                   "computes results that differ from eager.")
         checked = " and its compiled results match eager" if accuracy is not None and accuracy.status == PASSED else ""
+        if any(o.limited for o in outcomes):
+            return _fell_back(outcomes, checked)
         return Verdict("ok", f"Every stage compiles and runs{checked}.",
                        next_steps=_costs_seen(by_key.get(BACKEND.key)) + _caught_seen(outcomes))
 

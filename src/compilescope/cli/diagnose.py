@@ -4,7 +4,8 @@ Runs the program with torch.compile's backend forced to "eager", then "aot_eager
 then as written, each traced; says which stage fails first, with its error and user
 frame; optionally checks accuracy and minimizes the failing graph with torch's minifier.
 Writes OUT/index.html (the Diagnosis page), one report per stage (OUT/<stage>/) and
-OUT/diagnosis.json. Exit status: 0 when every stage passes, 1 when one fails.
+OUT/diagnosis.json. Exit status: 0 when every stage passes, 1 when one fails or a frame hit the recompile limit
+(it ran eagerly after that: every stage passes, and not all was compiled).
 """
 
 from __future__ import annotations

@@ -28,7 +28,8 @@ from .terminal_text import TerminalText
 _FORMATTER = HtmlFormatter(nowrap=True)
 STATUS_CSS = {PASSED: "ok", FAILED: "error", TIMED_OUT: "error", SKIPPED: "missing"}
 STATUS_STYLE = {PASSED: "green", FAILED: "bold red", TIMED_OUT: "bold red", SKIPPED: "dim"}
-VERDICT_MARK = {"ok": ("OK", "bold green"), "nothing_compiled": ("NOTHING COMPILED", "bold yellow"),
+VERDICT_MARK = {"ok": ("OK", "bold green"), "fell_back": ("RAN, PARTLY EAGER", "bold yellow"),
+                "nothing_compiled": ("NOTHING COMPILED", "bold yellow"),
                 "crash": ("CRASHED", "bold red")}
 REPRO_LINES_IN_TERMINAL = 40
 
