@@ -115,10 +115,34 @@ def test_each_absolute_rule_fails_with_its_message(flags, message, capsys):
 
 
 def test_no_failures_rule(capsys, tmp_path):
+    # compile_error_fallback.log: [0/0] of f (co_firstlineno 18) fails with fail_type InductorError, fail_reason
+    # "CppCompileError: C++ compile error", no fail_user_frame: named as the other rules name theirs, where it failed.
     failing = log("base").parent / "compile_error_fallback.log"
     assert run_cli("check", failing, "--no-failures") == 1
     [line] = lines(capsys.readouterr().out)
-    assert line.startswith("no-failures: 1 failed compile, none allowed")
+    assert line == ("no-failures: 1 failed compile, none allowed: [0/0] f (compile_error_fallback.py:18): InductorError: "
+                    "CppCompileError: C++ compile error")
+
+
+def test_no_failures_names_the_compile_that_hit_the_recompile_limit(capsys, tmp_path):
+    """train_step_pitfalls.log: [0/2]'s compilation_metrics has fail_type Unsupported, fail_reason "Dynamo recompile
+    limit exceeded ...", co_name null and no fail_user_frame: its frame is [0/0]'s and [0/1]'s, train_step at line 31.
+    The gate said only "1 failed compile", not which, nor why; --json and --junit say it too."""
+    failing = torch213("train_step_pitfalls.log.gz")
+    named = "[0/2] train_step (train_step_pitfalls.py:31): Unsupported: Dynamo recompile limit exceeded"
+    assert run_cli("check", failing, "--no-failures") == 1
+    assert lines(capsys.readouterr().out) == [f"no-failures: 1 failed compile, none allowed: {named}"]
+    junit = tmp_path / "check.xml"
+    assert run_cli("check", failing, "--no-failures", "--json", "--junit", junit) == 1
+    [rule] = json.loads(capsys.readouterr().out)["rules"]
+    assert (rule["message"], rule["details"]) == (f"no-failures: 1 failed compile, none allowed: {named}", [named])
+    assert named in junit.read_text()
+    # compile_error_raises.log's [0/0] logs where it failed (fail_user_frame line 18, in f_fullgraph, def at line 16)
+    # and a second failed compile, counted as the other rules count theirs.
+    assert run_cli("check", log("base").parent / "compile_error_raises.log", "--no-failures") == 1
+    assert lines(capsys.readouterr().out) == [
+        "no-failures: 2 failed compiles, none allowed: [0/0] f_fullgraph (compile_error_raises.py:16) at "
+        "compile_error_raises.py:18: Unsupported: Failed to trace builtin operator, and 1 more failed compile"]
 
 
 def test_baseline_regressions(capsys, tmp_path):

@@ -188,9 +188,9 @@ def evaluate(runs: dict[int | None, RunFacts], rules: Rules,
                  others="function")
     if rules.no_failures:
         absolute("no-failures", "none allowed",
-                 lambda f: (len(_user_failures(f)), [f"{x['type']}: {x['reason']}" for x in _user_failures(f)]),
+                 lambda f: (len(_user_failures(f)), [_failure(f, x) for x in _user_failures(f)]),
                  0, lambda v, lim: v > lim, lambda v: count(v, "failed compile"),
-                 lambda f: _library_note(len(_user_failures(f)), len(f.failures)))
+                 lambda f: _library_note(len(_user_failures(f)), len(f.failures)), others="failed compile")
     if rules.no_export_issues:
         absolute("no-export-issues", "none allowed",
                  lambda f: (len(f.export_issues or []),
@@ -248,6 +248,15 @@ def evaluate(runs: dict[int | None, RunFacts], rules: Rules,
                                   + [f"{_where(r)}{w or 'the '}log: {Unread.from_json(u).describe()}" for w, r, u in unread]
                                   + [f"{_where(r)}{w or 'the '}log ends {during}: {KILLED}" for w, r, during in ended]))
     return results
+
+
+def _failure(facts: RunFacts, failure: dict[str, Any]) -> str:
+    """A failed compile as the gate names it: "[0/2] train_step (train_step_pitfalls.py:31): Unsupported: Dynamo
+    recompile limit exceeded", with " at file.py:35" where torch logged where it failed in the frame."""
+    frame = facts.frames.get(failure["frame"]) if failure.get("frame") else None
+    who = " ".join(part for part in (failure.get("compile_id"), frame.label if frame else None) if part)
+    at = f" at {_short(failure['source'])}" if failure.get("source") else ""
+    return f"{who or 'a compile'}{at}: {failure['type']}: {failure['reason']}"
 
 
 def _export_issue(issue: dict[str, Any]) -> str:

@@ -193,7 +193,7 @@ class RunFacts:
     frames: dict[str, FrameFacts]  # by frame_key
     graph_breaks: list[dict[str, Any]]  # {reason, file, line, function, code, count}
     cache_counts: dict[str, dict[str, int]]  # cache -> outcome -> n
-    failures: list[dict[str, Any]]  # {frame, type, reason}
+    failures: list[dict[str, Any]]  # {frame, type, reason, source, compile_id}
     symbols: list[dict[str, Any]]  # {source, range, location}
     specializations: list[dict[str, Any]]  # {sources, value, reason, location}
     compile_time_s: float
@@ -423,7 +423,7 @@ def run_facts(results: Results) -> RunFacts:
             continue  # restarts are graph breaks, compared as such
         failed_frame = frame_of_cid.get(compilation_key(row.compile_id)) or frame_of_cid.get(str(row.compile_id))
         failures.append({"frame": failed_frame, "type": row.kind, "reason": _mask(row.reason.strip().splitlines()[0] if row.reason.strip() else ""),
-                         "source": row.source})
+                         "source": row.source, "compile_id": str(row.compile_id) if row.compile_id else None})
     # Dynamic-shape decisions of the last attempt of each compilation (a restart makes its symbols again).
     kept = {str(cid) for cid, _ in latest.values()}
     frame_by_cid = {cid: f.key for f in frames.values() for cid in f.compile_ids}
