@@ -489,6 +489,27 @@ def test_a_cache_lookup_torch_never_logged_is_not_called_a_miss(log):
     assert cold.overall_text == "every cache lookup missed, so torch compiled everything anew (a first run, or an empty cache)"
 
 
+def test_a_restarted_attempt_without_an_fx_graph_lookup_is_named_as_an_attempt():
+    """compiled_optimizer.log (CUDA, torch 2.11): [2/1]'s attempt 0 logs an aotautograd_cache_miss, then Dynamo restarts
+    it (no compilation_metrics of its own) and attempt 1 logs both lookups. The note said "[2/1] logged no FX graph
+    cache lookup (torch logs one once Inductor has compiled the graph)", as of a compile that failed in Inductor: the
+    id reads as the compilation, whose attempt 1 did look it up."""
+    text = gzip.open(cuda211("compiled_optimizer.log.gz"), "rt").read()
+    lookups = re.findall(r'\{"artifact": \{"name": "(\w+_cache_\w+)", "encoding": "json"\}, "frame_id": 2, '
+                         r'"frame_compile_id": 1, "attempt": (\d)', text)
+    assert lookups == [("aotautograd_cache_miss", "0"), ("aotautograd_cache_miss", "1"), ("fx_graph_cache_miss", "1")]
+    # [2/1]'s one compilation_metrics is attempt 1's, with the restart's reason (TensorifyScalarRestartAnalysis).
+    [metrics] = [line for line in text.splitlines() if '"compilation_metrics": {"compile_id": "2/1",' in line]
+    assert '"frame_id": 2, "frame_compile_id": 1, "attempt": 1' in metrics and "TensorifyScalarRestartAnalysis" in metrics
+    with read_trace(str(cuda211("compiled_optimizer.log.gz"))) as trace:
+        found = insights(trace).caches
+    assert found.fx_unlogged == ["[2/1]"] and found.fx_unlogged_restarted == {"[2/1]": "[2/1_1]"}
+    assert found.overall_text.endswith(
+        "; [2/1], an attempt Dynamo restarted (it compiled the frame again as [2/1_1]), logged no FX graph cache "
+        "lookup: it was restarted before Inductor had compiled its graph")
+    assert "torch logs one once Inductor has compiled the graph" not in found.overall_text
+
+
 def test_compiles_that_failed_among_others_are_said_apart_from_those_compiled_anew():
     # No log here has a failed compile beside one that compiled (compile_error_* and diff_fail have one compile
     # each): the verdict's wording for that, over the analysis' own fields.

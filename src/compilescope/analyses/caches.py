@@ -18,7 +18,7 @@ import orjson
 from ..model.trace import Trace
 from ..model.records import dataclass
 from ..wording import and_list
-from .status import ERROR, compile_status
+from .status import ERROR, RESTARTED, compile_status, compile_statuses, compiled_attempts
 
 CACHES = {"fx_graph_cache": "FX graph cache", "aotautograd_cache": "AOTAutograd cache"}
 _OVERALL_TEXTS = {  # {lookup}: "cache lookup", or "cache lookup torch logged" where some lookup was never logged
@@ -102,6 +102,10 @@ class Caches:
     # cache's outcome once Inductor has compiled the graph (compile_fx.py), so a compile that failed in Inductor
     # (compile_error_fallback, compile_error_lowering) logged none. Not a miss: nothing is known of it.
     fx_unlogged: list[str] = field(default_factory=list)
+    # Of those, the attempts Dynamo restarted (compiled_optimizer.log's [2/1], attempt 0, looked up its AOTAutograd
+    # cache, then restarted before Inductor compiled anything) -> the attempt that compiled the frame ([2/1_1]): their
+    # FX graph lookup is missing because the attempt was given up, not because its compile failed.
+    fx_unlogged_restarted: dict[str, str] = field(default_factory=dict)
     # Compile ids whose every hit reused what an earlier compile of this run had compiled (a recompile that made the
     # same graph: train_step_pitfalls.log's [0/1] reused [0/0]'s) -> those compiles: not in graphs_missing, as an empty
     # cache would not show more (the graphs are in this log, under those compiles).
@@ -121,10 +125,15 @@ class Caches:
         lookup = "cache lookup torch logged" if self.fx_unlogged else "cache lookup"
         text = _OVERALL_TEXTS[overall].format(lookup=lookup, failed=and_list(self.failed),
                                               missed=self._missed(lookup), reused=self._reused())
-        if not self.fx_unlogged:
-            return text
-        return (text + f"; {and_list(self.fx_unlogged)} logged no FX graph cache lookup (torch logs one once Inductor "
-                       "has compiled the graph)")
+        others = [cid for cid in self.fx_unlogged if cid not in self.fx_unlogged_restarted]
+        if others:
+            text += (f"; {and_list(others)} logged no FX graph cache lookup (torch logs one once Inductor has compiled "
+                     "the graph)")
+        for attempt, compiled in self.fx_unlogged_restarted.items():
+            # (named as the compile pages name a restarted attempt: its id, and the attempt that compiled the frame)
+            text += (f"; {attempt}, an attempt Dynamo restarted (it compiled the frame again as {compiled}), logged no "
+                     "FX graph cache lookup: it was restarted before Inductor had compiled its graph")
+        return text
 
     def _missed(self, lookup: str) -> str:
         """No lookup hit: "every cache lookup missed", or with lookups bypassed (a graph torch cannot cache), how many
@@ -203,6 +212,7 @@ class Caches:
             "graphs_missing": self.graphs_missing,
             "partly_served": self.partly_served,
             "fx_unlogged": self.fx_unlogged,
+            "fx_unlogged_restarted": self.fx_unlogged_restarted,
             "reused_in_run": self.reused_in_run,
             "failed": self.failed,
             "compiles": [c.to_json() for c in self.compiles],
@@ -228,6 +238,8 @@ def _graph(payload: dict) -> str | None:
 
 def caches(trace: Trace) -> Caches:
     result = Caches()
+    statuses = {str(cid): status for cid, status in compile_statuses(trace).items() if cid is not None}
+    compiled_as = compiled_attempts(trace)
     counts: dict[str, Counter] = {c: Counter() for c in CACHES}
     reasons: Counter = Counter()
     lookups = [(entry, artifact, m, _payload(trace.payload_text(artifact.payload)))
@@ -267,6 +279,8 @@ def caches(trace: Trace) -> Caches:
             looked_up = {e.cache for e in events}
             if "aotautograd_cache" in looked_up and "fx_graph_cache" not in looked_up:
                 result.fx_unlogged.append(entry.key)
+                if statuses.get(entry.key) == RESTARTED and entry.key in compiled_as:
+                    result.fx_unlogged_restarted[entry.key] = compiled_as[entry.key]
             if compile_status(entry) == ERROR:
                 result.failed.append(entry.key)
             if any(e.outcome == "hit" for e in events) and all(e.reused_from for e in events if e.outcome == "hit"):
