@@ -819,3 +819,40 @@ def test_a_new_failure_is_marked_as_a_change_for_the_worse(tmp_path):
     assert [cls for cls, title in marks["fixed"] if title.startswith("failure gone in f")] == ["kind-removed better"]
     others = [cls for cls, title in marks["fail"] if not title.startswith("new failure")]
     assert others and all(" " not in cls for cls in others)
+
+
+# A TORCH_TRACE log's own name, as torch makes it (a rank and a random suffix): longer than a narrow terminal's line.
+LONG_NAME = "dedicated_log_torch_trace_rank_0_h40da74u.log.gz"
+
+
+def test_the_header_breaks_a_path_only_after_a_slash():
+    """At 60 columns the review saw "A /…/dedicated_log_torch_trace_rank_0_h" then "40da74u.log.gz": rich broke the
+    file's name where the line ended. The path folds at its "/"s, under its own start."""
+    typed = (f"/tmp/s44/scratch/h/{LONG_NAME}", "tests/data/torch213/logs/diff_break.log.gz")
+    report = diff_report(*typed, {None: facts("base")}, {None: facts("break")})
+    for width in (60, 52):
+        console = Console(width=width, color_system=None, record=True, file=io.StringIO())
+        print_diff(report, console, typed=typed)
+        lines = [line.rstrip() for line in console.export_text().splitlines()]
+        b = next(i for i, line in enumerate(lines) if line.startswith("B "))
+        a_lines, b_lines = lines[:b], lines[b:next(i for i, line in enumerate(lines) if not line)]
+        for side, path in zip((a_lines, b_lines), typed):
+            assert side[0][:2] in ("A ", "B ") and all(line.startswith("  ") for line in side[1:])
+            assert "".join(line[2:] for line in side) == path  # folded, nothing lost or added
+            assert all(line.endswith("/") for line in side[:-1])  # each break after a "/"
+            assert max(map(len, side)) <= width
+        assert a_lines[-1] == f"  {LONG_NAME}"
+    # Narrower than the name itself: it gets a line of its own, its middle cut out; its start and end say which it is.
+    console = Console(width=30, color_system=None, record=True, file=io.StringIO())
+    print_diff(report, console, typed=typed)
+    lines = console.export_text().splitlines()
+    assert lines[:2] == ["A /tmp/s44/scratch/h/", "  dedicated_log…40da74u.log.gz"]
+
+
+def test_fold_path():
+    from compilescope.render.terminal_text import fold_path, shorten_middle
+
+    assert fold_path("a/bb/ccc.log", 5) == ["a/bb/", "ccc.log"[:2] + "…" + "og"]
+    assert fold_path("a/bb/ccc.log", 7) == ["a/bb/", "ccc.log"]
+    assert fold_path("/x/y", 80) == ["/x/y"] and fold_path("", 10) == [""]
+    assert shorten_middle("abcdefgh", 5) == "ab…gh" and shorten_middle("abc", 5) == "abc"

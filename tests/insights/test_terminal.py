@@ -216,3 +216,18 @@ def test_the_console_trims_lines_off_a_terminal_only(monkeypatch):
     assert any(line.endswith(" ") for line in laid_out.splitlines())  # the wrapped cell's padding, on a terminal
     assert plain == "".join(line.rstrip(" ") + "\n" for line in laid_out.splitlines())
     assert plain.splitlines()[-1] == "progress: " + "word " * 19 + "word"  # 109 columns, on one line
+
+
+def test_the_heading_never_breaks_inside_the_logs_name(tmp_path):
+    """A log named as torch names it (a rank and a random suffix) at 40 columns: rich broke its name where the line
+    ended ("…h40da74" / "u.log.gz"). The heading breaks at its "·"s; a name longer than the line has its middle cut."""
+    name = "dedicated_log_torch_trace_rank_0_h40da74u.log"
+    log = tmp_path / name
+    log.write_bytes(torch213("graph_breaks.log").read_bytes())
+    with read_trace(str(log)) as trace:
+        ins = insights(trace)
+    # (8 compile ids: the log's distinct frame_id / frame_compile_id / attempt, 0/0 to 4/0 with 1/0, 2/0, 3/0 restarted)
+    assert _render_at(60, ins).splitlines()[:3] == ["compilescope summary · ", f"{name} ", "· 8 compile ids"]
+    heading = _render_at(40, ins).splitlines()[:3]
+    assert heading[0] == "compilescope summary · " and heading[2] == "· 8 compile ids"
+    assert heading[1].rstrip() == "dedicated_log_torch…_rank_0_h40da74u.log"  # 40 columns: 19, "…", 20

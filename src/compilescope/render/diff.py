@@ -10,7 +10,7 @@ from rich.text import Text
 
 from ..analyses.diff import SECTION_LABELS, DiffReport, RunDiff
 from ..wording import count, format_seconds, format_seconds_change
-from .terminal_text import TerminalText
+from .terminal_text import FoldedPath, TerminalText
 
 MARKS = {"added": ("+", "green"), "removed": ("-", "red"), "changed": ("~", "yellow"), "moved": (">", "cyan")}
 MAX_NODES = 8  # FX nodes listed per graph change
@@ -95,8 +95,8 @@ def _print(console: Console, renderable: RenderableType) -> None:
 def print_diff(report: DiffReport, console: Console, typed: tuple[str, str] | None = None) -> None:
     """typed: A and B as the user typed them, which the first lines name (the report holds absolute paths)."""
     source_a, source_b = typed if typed is not None else (report.source_a, report.source_b)
-    _print(console, _hanging(TerminalText("A ", style="bold"), source_a))
-    _print(console, _hanging(TerminalText("B ", style="bold"), source_b))
+    _print(console, FoldedPath(TerminalText("A ", style="bold"), source_a))
+    _print(console, FoldedPath(TerminalText("B ", style="bold"), source_b))
     for rank_a in report.ranks_only_a:
         _print(console, TerminalText(f"rank {rank_a}: only in A", style="red"))
     for rank_b in report.ranks_only_b:

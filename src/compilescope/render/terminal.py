@@ -11,7 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from rich import box
-from rich.console import Console, ConsoleOptions, Group, RenderableType
+from rich.console import Console, ConsoleOptions, Group, RenderableType, RenderResult
 from rich.containers import Lines
 from rich.measure import Measurement
 from rich.padding import Padding
@@ -31,10 +31,10 @@ from ..analyses.recompiles import BACKWARD_REASONS_HINT, CHANGE_LABELS
 from ..analyses.userloc import UserLocation
 from .charts import phase_bars
 from .notices import SEVERITY_LABELS
-from ..invisible import one_line
+from ..invisible import one_line, safe_terminal_text
 from ..wording import count, format_seconds
 from .terminal_runtime import runtime_renderables
-from .terminal_text import TerminalText
+from .terminal_text import TerminalText, shorten_middle
 
 SEVERITY = {"error": (SEVERITY_LABELS["error"], "bold red"), "warning": (SEVERITY_LABELS["warning"], "yellow"),
             "info": (SEVERITY_LABELS["info"], "cyan")}
@@ -419,9 +419,21 @@ def _dynamic_shapes(ins: Insights) -> list[RenderableType]:
     return out
 
 
+class _Heading:
+    """"compilescope summary · NAME · 2 compile ids", broken only at its "·"s: a log's name longer than the line has its
+    middle cut out (rich broke it anywhere: "…h40da74" / "u.log.gz")."""
+
+    def __init__(self, name: str, counted: str) -> None:
+        self.name = safe_terminal_text(name)  # (escaped before it is measured)
+        self.counted = counted
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        name = unbroken(shorten_middle(self.name, options.max_width))
+        yield UnbrokenText(f"compilescope summary · {name} {unbroken('· ' + self.counted)}", style="bold")
+
+
 def summary_renderable(ins: Insights) -> RenderableType:
-    head = UnbrokenText(f"compilescope summary · {ins.source.rsplit('/', 1)[-1]} "
-                        f"{unbroken('· ' + count(ins.n_compiles, 'compile id'))}", style="bold")
+    head = _Heading(ins.source.rsplit('/', 1)[-1], count(ins.n_compiles, 'compile id'))
     # (each "· GPU NVIDIA H200" held together: a line never ends with a dot)
     ran_on = [UnbrokenText(" ".join(unbroken(f"· {what} {value}" if i else f"{what} {value}")
                                     for i, (what, value) in enumerate(ins.environment.facts())),
@@ -572,8 +584,7 @@ def rank_summaries_renderable(results: MultiRankResults, in_detail: RankInDetail
     """results: every rank's summary and the cross-rank analysis; in_detail: results.rank_in_detail(), the rank the
     last line names."""
     ranks = results.by_rank
-    head = UnbrokenText(f"compilescope summary · {results.source.rstrip('/').rsplit('/', 1)[-1]} "
-                        f"{unbroken('· ' + count(len(ranks), 'rank'))}", style="bold")
+    head = _Heading(results.source.rstrip('/').rsplit('/', 1)[-1], count(len(ranks), 'rank'))
     out: list[RenderableType] = [head, _RanksTable(ranks)]
     crashes = results.crashes
     for number, crash in crashes[:MAX_CRASH_LINES]:
