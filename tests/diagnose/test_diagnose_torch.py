@@ -96,7 +96,7 @@ def test_a_crash_in_inductors_kernel_minified_to_one_relu(tmp_path):
     # f is relu(x + 1) and the injected bug is in relu's kernel: the add goes, relu stays.
     assert minify["graph"]["ops"] == ["torch.ops.aten.relu.default"], minify
     assert "inject_relu_bug_TESTING_ONLY = 'runtime_error'" in (out / "minify" / "repro.py").read_text()
-    assert "[minify 2/2] running minifier_launcher.py (each try in a process of its own: minify)" in proc.stderr
+    assert "minify, step 2 of 2: running minifier_launcher.py (each try in a process of its own: minify)" in proc.stderr
     page = (out / "index.html").read_text()
     assert "<code>TORCHDYNAMO_REPRO_LEVEL=3</code>; each try in a process of its own" in page
     assert "minifier_launcher.py minify</" in page  # by hand too: no --no-isolate
