@@ -103,6 +103,9 @@ SCENARIOS = [
     # Same program twice, same TORCHINDUCTOR_CACHE_DIR, separate processes.
     Scenario("cache_cold", "cache_cold_warm.py", cache_group="cache"),
     Scenario("cache_warm", "cache_cold_warm.py", cache_group="cache"),
+    # A slow compile, cold then warm (one cache dir): where the time goes, what recompiles cost, what the cache saved.
+    Scenario("slow_compile_cold", "slow_compile.py", gzip=True, cache_group="slow_compile"),
+    Scenario("slow_compile_warm", "slow_compile.py", gzip=True, cache_group="slow_compile"),
     # `compilescope diff` pairs: one program, one change per variant (programs/diff_pair.py).
     Scenario("diff_base", "diff_pair.py", gzip=True, env={"DIFF_VARIANT": "base"}),
     Scenario("diff_base_again", "diff_pair.py", gzip=True, env={"DIFF_VARIANT": "base"}),
