@@ -37,8 +37,8 @@ def test_the_same_size_change_on_several_frames_is_one_finding():
     recompiles = [f for f in _gpt2_findings() if f.section == "recompiles"]
     assert len(recompiles) == 1, recompiles
     assert recompiles[0].title == "4 functions recompiled for one cause (tensor size)"
-    assert recompiles[0].detail == ("wrapper, forward, ForCausalLMLoss, __init__: "
-                                    "tensor size mismatch at index 1. expected 64, actual 96")
+    assert recompiles[0].detail.startswith("wrapper, forward, ForCausalLMLoss, __init__: "
+                                           "tensor size mismatch at index 1. expected 64, actual 96; the recompiles took ")
 
 
 def test_identical_rows_are_merged_and_told_apart():
@@ -48,8 +48,8 @@ def test_identical_rows_are_merged_and_told_apart():
     assert len(rows) == len(set(rows))
     (recompile,) = [f for f in findings if f.section == "recompiles"]
     assert recompile.title == "2 functions recompiled for one cause (tensor size)"
-    assert recompile.detail == ("forward (same_cause.py:12), forward (same_cause.py:17): "
-                                "tensor size mismatch at index 0. expected 4, actual 8")
+    assert recompile.detail.startswith("forward (same_cause.py:12), forward (same_cause.py:17): "
+                                       "tensor size mismatch at index 0. expected 4, actual 8; the recompiles took ")
 
 
 def test_distinct_causes_stay_apart():

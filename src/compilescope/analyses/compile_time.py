@@ -14,6 +14,7 @@ import math
 from dataclasses import field
 from typing import Any, Iterable
 
+from ..lazy_regex import lazy_compile
 from ..model.ids import NO_COMPILE_ID, CompileId
 from ..model.trace import Trace
 from ..model.records import dataclass
@@ -33,6 +34,7 @@ PHASES: tuple[tuple[str, str], ...] = (
     ("other", "Other"),
 )
 PHASE_LABELS = dict(PHASES)
+_ATTEMPT = lazy_compile(r"_\d+\]$")  # "[1/4_0]" -> "[1/4]": times are per compile, whatever its attempts
 
 _EXACT = {
     "dynamo": "dynamo", "entire_frame_compile": "dynamo", "bytecode_tracing": "dynamo",
@@ -195,6 +197,12 @@ class CompileTimes:
         return (f"A compilation's total adds up its rows of the timeline (its backward and the benchmarking after it "
                 f"are rows of their own): {split.compile_id} took {format_seconds(split.total_s)} in all, its longest "
                 f"row {format_seconds(longest)}.")
+
+    def seconds_of(self, compile_ids: Iterable[str]) -> float:
+        """The compile time of these compile ids ("[1/2]", or "[1/4_0]" with its attempt: the same compile), each
+        once: what a frame's recompiles cost, say."""
+        wanted = {_ATTEMPT.sub("]", cid) for cid in compile_ids}
+        return sum(c.total_s for c in self.compiles if c.compile_id in wanted)
 
     def to_json(self) -> dict[str, Any]:
         return {"total_s": round(self.total_s, 6), "phases": [p.to_json() for p in self.phases],

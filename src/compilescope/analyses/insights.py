@@ -316,6 +316,7 @@ def findings(ins: Insights, export: ExportReport | None = None) -> list[Finding]
                            "or the log was cut"))
     out.extend(_graph_break_findings([b for b in ins.graph_breaks.breaks
                                       if id(b) not in library.breaks and not b.by_torch]))
+    ct = ins.compile_time
     causes: dict[tuple, list[FrameRecompiles]] = {}
     for frame in ins.recompiles.frames:
         if not frame.hit_limit and id(frame) not in library.frames:
@@ -327,22 +328,25 @@ def findings(ins: Insights, export: ExportReport | None = None) -> list[Finding]
             called = f" (called at {frame.called_at})" if frame.called_from else ""
             caches = f"; a size of transformers' KV cache ({', '.join(frame.kv_caches)}) among them" if frame.kv_caches else ""
             how_often = times(frame.recompiles)
+            cost = _recompile_cost(ct, [frame])
             if frame.settled:  # each recompile made what changed dynamic: a cost, not a fault
                 failed = [s.guard.guard for s in frame.steps if s.guard]
                 out.append(Finding(INFO, "recompiles", f"{frame.display_name}{called} recompiled {how_often}, then ran "
                                    f"with {and_list(frame.made_dynamic)} dynamic",
-                                   f"failed guard{'s' if len(failed) > 1 else ''}: {'; '.join(failed)}" if failed else ""))
+                                   "; ".join(filter(None, (f"failed guard{'s' if len(failed) > 1 else ''}: "
+                                                           f"{'; '.join(failed)}" if failed else "", cost)))))
                 continue
             out.append(Finding(WARNING, "recompiles", f"{frame.display_name}{called} recompiled {how_often}",
-                               f"changed: {changes}{caches}" if changes else ""))
+                               "; ".join(filter(None, (f"changed: {changes}{caches}" if changes else "", cost)))))
             continue
         guards = "; ".join(dict.fromkeys(_TENSOR_NAME.sub("tensor ", s.guard.guard) for s in frame.steps if s.guard))
         names = [f.display_name for f in group]
         if len(set(names)) < len(names):  # two `forward`s: say which
             names = [f"{f.display_name} ({os.path.basename(f.filename or '?')}:{f.first_line})" for f in group]
+        cost = _recompile_cost(ct, group)
         out.append(Finding(WARNING, "recompiles",
                            f"{len(group)} functions recompiled for one cause ({changes or 'no reason logged'})",
-                           f"{_names(names)}{': ' + guards if guards else ''}"))
+                           f"{_names(names)}{': ' + guards if guards else ''}{'; ' + cost if cost else ''}"))
     out.extend(_backward_recaptures(ins.recompiles))
     out.extend(library.findings())
     out.extend(_breaks_by_torch(ins.graph_breaks.breaks))
@@ -362,13 +366,15 @@ def findings(ins: Insights, export: ExportReport | None = None) -> list[Finding]
         if finding is not None:
             asked = Finding(INFO, "runtime", *finding)
             out.append(asked)
-    ct = ins.compile_time
     if ct and ct.phases:
         top = ct.phases[0]
         slowest = ct.slowest
+        recompiled = [f for f in ins.recompiles.frames if id(f) not in library.frames]
+        cost = _recompile_cost(ct, recompiled, short=True)
         out.append(Finding(INFO, "compile_time", f"compiling took {format_seconds(ct.total_s)}",
                            f"{top.label}: {top.share:.0%}" + (f"; slowest {slowest.compile_id} "
-                                                              f"({format_seconds(slowest.total_s)})" if slowest else "")))
+                                                              f"({format_seconds(slowest.total_s)})" if slowest else "")
+                           + (f"; {cost}" if cost else "")))
     out.extend(_cudagraph_recordings(ins.cudagraphs))
     at = ins.autotuning
     if at.searches or at.total_s >= AUTOTUNING_WORTH_SAYING_S:
@@ -395,6 +401,21 @@ def findings(ins: Insights, export: ExportReport | None = None) -> list[Finding]
 
 
 _URGENCY = {ERROR: 0, WARNING: 1, INFO: 2}
+
+
+def _recompile_cost(ct: CompileTimes, frames: list[FrameRecompiles], short: bool = False) -> str:
+    """"its recompiles took 3.93 s of the 26.27 s compiling (15%)" ("recompiles: 3.93 s (15%)", short): the time
+    compiling again cost, what passing the value differently would save of a slow compile ("" where the log has no
+    time for them)."""
+    steps = [s.compile_id for f in frames for s in f.steps]
+    seconds = ct.seconds_of(steps)
+    if not steps or seconds <= 0 or not ct.total_s:
+        return ""
+    share = f"{seconds / ct.total_s:.0%}"
+    if short:
+        return f"recompiles: {format_seconds(seconds)} ({share})"
+    whose = "its recompiles" if len(frames) == 1 else "the recompiles"
+    return f"{whose} took {format_seconds(seconds)} of the {format_seconds(ct.total_s)} compiling ({share})"
 
 
 def _cudagraph_skips(cg: CudaGraphs) -> list[Finding]:
