@@ -198,6 +198,8 @@ class RunFacts:
     specializations: list[dict[str, Any]]  # {sources, value, reason, location}
     compile_time_s: float
     phases: dict[str, float]
+    # What torch logged its cache hits saved (the AOTAutograd cache hits' time_saved_ms, summed), seconds
+    cache_saved_s: float = 0.0
     autotune_s: float = 0.0  # benchmarking to choose code (analyses/autotuning.py)
     # max-autotune's searches: {frame, op, shape, dtypes, best_kernel, best_config, best_time_ms}, in the order they ran
     autotune_searches: list[dict[str, Any]] = field(default_factory=list)
@@ -459,6 +461,7 @@ def run_facts(results: Results) -> RunFacts:
         specializations=specs,
         compile_time_s=round(times.total_s, 6),
         phases={p.phase: round(p.seconds, 6) for p in times.phases},
+        cache_saved_s=round(cache_result.time_saved_ms / 1000, 6),
         autotune_s=round(tuned.total_s, 6),
         autotune_searches=[{"frame": frame_by_event_id.get(t.compile_id), "op": t.op, "shape": t.shape, "dtypes": t.dtypes,
                             "best_kernel": t.best_kernel, "best_config": t.best_config, "best_time_ms": t.best_time_ms}
@@ -897,6 +900,17 @@ def diff_runs(a: RunFacts, b: RunFacts, threshold: TimeThreshold = TimeThreshold
                                   f"{ka[bk]['count']} → {kb[bk]['count']} times", kb[bk].get("frame") or ka[bk].get("frame"),
                                   ka[bk]["count"], kb[bk]["count"]))
 
+    # Caches: outcomes per cache, of the frames compiled in both runs (a frame compiled in one run only
+    # brings its own lookups; they are listed with it, not as a change of cache behaviour).
+    def cache_totals(facts: RunFacts) -> dict[str, dict[str, int]]:
+        total: dict[str, Counter] = {}
+        for k in result.matched_frames:
+            for cache, outcomes in facts.frames[k].caches.items():
+                total.setdefault(cache, Counter()).update(outcomes)
+        return {c: dict(n) for c, n in total.items()}
+
+    totals_a, totals_b = cache_totals(a), cache_totals(b)
+
     # Compile time: total, per phase, and which compiles account for it (only beyond the noise threshold).
     if threshold.significant(a.compile_time_s, b.compile_time_s):
         phases = []
@@ -919,7 +933,8 @@ def diff_runs(a: RunFacts, b: RunFacts, threshold: TimeThreshold = TimeThreshold
         changes.append(Change("compile_time", "changed",
                               f"compile time {format_seconds(a.compile_time_s)} → {format_seconds(b.compile_time_s)} "
                               f"({format_seconds_change(b.compile_time_s - a.compile_time_s)})", None, a.compile_time_s, b.compile_time_s,
-                              {"phases": phases, "compiles": compiles[:10]}))
+                              {"phases": phases, "compiles": compiles[:10],
+                               "cause": _cache_cause(a, b, totals_a, totals_b)}))
     elif a.compile_time_s != b.compile_time_s:
         result.notes.append(threshold.not_a_change("compile time", a.compile_time_s, b.compile_time_s))
 
@@ -944,16 +959,7 @@ def diff_runs(a: RunFacts, b: RunFacts, threshold: TimeThreshold = TimeThreshold
 
     changes.extend(_warning_changes(a, b, result))
 
-    # Caches: outcomes per cache, of the frames compiled in both runs (a frame compiled in one run only
-    # brings its own lookups; they are listed with it, not as a change of cache behaviour).
-    def cache_totals(facts: RunFacts) -> dict[str, dict[str, int]]:
-        total: dict[str, Counter] = {}
-        for k in result.matched_frames:
-            for cache, outcomes in facts.frames[k].caches.items():
-                total.setdefault(cache, Counter()).update(outcomes)
-        return {c: dict(n) for c, n in total.items()}
-
-    totals_a, totals_b = cache_totals(a), cache_totals(b)
+    # Caches: outcomes per cache, of the frames compiled in both runs (totals_a, totals_b, above).
     for cache in sorted(set(totals_a) | set(totals_b)):
         ca, cb = totals_a.get(cache, {}), totals_b.get(cache, {})
         if ca != cb:
@@ -1066,6 +1072,24 @@ def diff_runs(a: RunFacts, b: RunFacts, threshold: TimeThreshold = TimeThreshold
                                   "killed while compiling): what it did after is not in the log and may show below as "
                                   "a change" + said)
     return result
+
+
+def _cache_cause(a: RunFacts, b: RunFacts, totals_a: dict[str, dict[str, int]],
+                 totals_b: dict[str, dict[str, int]]) -> str | None:
+    """Why compile time changed, where the caches say so: the faster run's lookups (of the frames both compiled) hit
+    where the slower run's missed, so it reused compiled graphs the slower compiled anew (a warm cache against a cold
+    one), with what torch logged those hits saved. None where the faster run hit no more often."""
+    faster, slower = ("A", "B") if a.compile_time_s < b.compile_time_s else ("B", "A")
+    fast, slow = (a, b) if faster == "A" else (b, a)
+    fast_totals, slow_totals = (totals_a, totals_b) if faster == "A" else (totals_b, totals_a)
+    hits_fast = sum(outcomes.get("hit", 0) for outcomes in fast_totals.values())
+    hits_slow = sum(outcomes.get("hit", 0) for outcomes in slow_totals.values())
+    misses_slow = sum(outcomes.get("miss", 0) for outcomes in slow_totals.values())
+    if hits_fast <= hits_slow or not misses_slow:
+        return None
+    saved = f"; torch logged {format_seconds(fast.cache_saved_s)} of compiling saved by {faster}'s hits" if fast.cache_saved_s else ""
+    return (f"{faster}'s cache lookups hit where {slower}'s missed ({count(hits_fast, 'hit')} in {faster}, "
+            f"{hits_slow} in {slower}): {faster} reused graphs that {slower} compiled anew{saved}")
 
 
 def _may_be_unread(change: Change, side: str, facts: RunFacts, other: RunFacts) -> bool:

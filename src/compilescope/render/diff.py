@@ -79,6 +79,8 @@ def _change_lines(diff: RunDiff) -> list[RenderableType]:
                 lines.append(_hanging(f"{DETAIL}~ ", f"{node['from']} → {node['to']}  "
                                       f"({(node['line'] or '?').rsplit('/', 1)[-1]})", "dim"))
             lines.extend(_more(retargeted))
+            if d.get("cause"):
+                lines.append(_hanging(DETAIL, f"why: {d['cause']}", "dim"))
             for phase in d.get("phases", []):
                 lines.append(_hanging(DETAIL, f"{phase['label']}: {format_seconds(phase['a_s'])} → "
                                       f"{format_seconds(phase['b_s'])}", "dim"))

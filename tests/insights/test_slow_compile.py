@@ -1,0 +1,105 @@
+"""A slow compile, cold then warm (tests/data/torch213 programs/slow_compile.py): what its recompiles cost, and that
+`diff` says the warm cache made the difference. Expected values are read from the raw logs here, not from our output."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import re
+
+from compilescope.analyses import analyze
+from compilescope.analyses.diff import TimeThreshold, diff_runs, run_facts
+from compilescope.analyses.insights import insights
+from compilescope.ingest.reader import read_trace
+from compilescope.wording import format_seconds
+
+from ..conftest import torch213
+
+_ENVELOPE = re.compile(r"^V\d{4} \S+ \d+ \S+\] (\{.*\})$")
+
+
+def _raw(name: str) -> list[tuple[dict, str]]:
+    """The log's envelopes with their payloads, read without compilescope."""
+    out: list[tuple[dict, list[str]]] = []
+    for line in gzip.decompress(torch213(f"{name}.log.gz").read_bytes()).decode().splitlines():
+        if line.startswith("\t") and out:
+            out[-1][1].append(line[1:])
+        elif m := _ENVELOPE.match(line):
+            out.append((json.loads(m.group(1)), []))
+    return [(envelope, "\n".join(payload)) for envelope, payload in out]
+
+
+def _artifacts(name: str, artifact: str) -> list[tuple[dict, str]]:
+    return [(e, p) for e, p in _raw(name) if e.get("artifact", {}).get("name") == artifact]
+
+
+def _insights(name: str):
+    with read_trace(str(torch213(f"{name}.log.gz"))) as trace:
+        return insights(trace)
+
+
+def _facts(name: str):
+    with read_trace(str(torch213(f"{name}.log.gz"))) as trace:
+        return run_facts(analyze(trace))
+
+
+def test_recompile_findings_say_what_the_recompiles_cost():
+    # `shift(x, n)` (dynamic=False) called with n = 0..3: each recompile_reasons artifact is one recompile of frame 1.
+    recompiled = sorted(f"[{e['frame_id']}/{e['frame_compile_id']}]"
+                        for e, _ in _artifacts("slow_compile_cold", "recompile_reasons"))
+    assert recompiled == ["[1/1]", "[1/2]", "[1/3]"]
+    metrics = {f"[{e['frame_id']}/{e['frame_compile_id']}]": e["compilation_metrics"]
+               for e, _ in _raw("slow_compile_cold") if "compilation_metrics" in e}
+    logged = sum(metrics[cid]["entire_frame_compile_time_s"] for cid in recompiled)
+
+    ins = _insights("slow_compile_cold")
+    ct = ins.compile_time
+    cost = ct.seconds_of(recompiled)
+    # The compiles' chromium events, which the analysis reads, span their compilation_metrics' time and a little more.
+    assert logged <= cost <= logged * 1.02
+    # [1/0] is the first compile of shift, not a recompile; [0/0] the model: neither is counted.
+    assert cost < ct.seconds_of(["[1/0]", "[1/1]", "[1/2]", "[1/3]"]) < ct.total_s - ct.seconds_of(["[0/0]"]) + 1e-9
+    share = f"({cost / ct.total_s:.0%})"
+
+    (warn,) = [f for f in ins.findings if f.section == "recompiles"]
+    assert warn.title == "shift recompiled 3 times"
+    assert warn.detail == (f"changed: Python constant; its recompiles took {format_seconds(cost)} of the "
+                           f"{format_seconds(ct.total_s)} compiling {share}")
+    (took,) = [f for f in ins.findings if f.section == "compile_time"]
+    assert took.detail.endswith(f"; recompiles: {format_seconds(cost)} {share}")
+
+
+def test_no_recompile_cost_without_recompiles():
+    # cache_cold.log compiles once ([0/0]): nothing recompiled, so nothing to cost.
+    with read_trace(str(torch213("cache_cold.log"))) as trace:
+        ins = insights(trace)
+    (took,) = [f for f in ins.findings if f.section == "compile_time"]
+    assert "recompiles" not in took.detail
+
+
+def test_diff_says_the_warm_cache_made_the_difference():
+    # Every lookup of the cold run missed, every lookup of the warm run (same TORCHINDUCTOR_CACHE_DIR) hit.
+    hits = [e for name in ("fx_graph_cache_hit", "aotautograd_cache_hit")
+            for e, _ in _artifacts("slow_compile_warm", name)]
+    misses = [e for name in ("fx_graph_cache_miss", "aotautograd_cache_miss")
+              for e, _ in _artifacts("slow_compile_cold", name)]
+    assert len(hits) == len(misses) == 10  # 5 compiles, 2 caches each
+    assert not _artifacts("slow_compile_cold", "fx_graph_cache_hit") and not _artifacts("slow_compile_warm", "fx_graph_cache_miss")
+    saved_s = sum(json.loads(p)["time_saved_ms"] for _, p in _artifacts("slow_compile_warm", "aotautograd_cache_hit")) / 1000
+
+    cold, warm = _facts("slow_compile_cold"), _facts("slow_compile_warm")
+    (change,) = [c for c in diff_runs(cold, warm).changes if c.section == "compile_time"]
+    assert change.detail["cause"] == (f"B's cache lookups hit where A's missed (10 hits in B, 0 in A): B reused graphs "
+                                      f"that A compiled anew; torch logged {format_seconds(saved_s)} of compiling saved "
+                                      "by B's hits")
+    (change,) = [c for c in diff_runs(warm, cold).changes if c.section == "compile_time"]
+    assert change.detail["cause"].startswith("A's cache lookups hit where B's missed (10 hits in A, 0 in B)")
+
+
+def test_diff_names_no_cache_cause_between_two_cold_runs():
+    # The same program twice, each with a fresh cache dir: the caches missed in both, so they explain no difference.
+    cold, cold_again = _facts("diff_base"), _facts("diff_base_again")
+    assert cold.cache_saved_s == cold_again.cache_saved_s == 0
+    (change,) = [c for c in diff_runs(cold, cold_again, TimeThreshold(seconds=0, ratio=1)).changes
+                 if c.section == "compile_time"]
+    assert change.detail["cause"] is None
