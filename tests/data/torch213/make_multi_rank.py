@@ -4,6 +4,7 @@
     .venv/bin/python tests/data/torch213/make_multi_rank.py
     .venv/bin/python tests/data/torch213/make_multi_rank.py --warnings   # multi_rank_warnings/
     .venv/bin/python tests/data/torch213/make_multi_rank.py --crash      # multi_rank_crash/ (gzipped)
+    .venv/bin/python tests/data/torch213/make_multi_rank.py --ddp        # multi_rank_ddp/ (gzipped)
 
 The program is tests/multirank/programs/two_ranks_gloo.py: rank 1 compiles one graph more than rank 0.
 With --warnings: tests/multirank/programs/two_ranks_warnings.py, started by `compilescope run` (this Python's), so
@@ -12,6 +13,9 @@ With --crash: tests/multirank/programs/two_ranks_crash.py, started by `compilesc
 compiles with Inductor into a cache of its own): rank 1 segfaults in [0/0]'s generated code at its second step, and
 run appends faulthandler's stack to rank 1's log (the process of that pid); rank 0, waiting at the all_reduce, fails
 ("Connection closed by peer") and its log just ends. The job exits non-zero; that is expected.
+With --ddp: tests/multirank/programs/ddp_uneven_batch.py, started by `compilescope run`: torch.compile of a DDP model,
+rank 1's last batch shorter, so only rank 1 recompiles DDP's forward (and, as each compile of it, restarts it at a graph
+break: [0/1] then [0/1_1]).
 Requirements: torch==2.13.0 (CPU). Takes a few seconds. The logs are real, so not reproducible byte for
 byte (timestamps, pids, paths of this machine).
 """
@@ -29,9 +33,11 @@ PROGRAMS = HERE.parent.parent / "multirank" / "programs"
 
 
 def main() -> None:
-    warnings, crash = "--warnings" in sys.argv[1:], "--crash" in sys.argv[1:]
-    program = PROGRAMS / ("two_ranks_crash.py" if crash else "two_ranks_warnings.py" if warnings else "two_ranks_gloo.py")
-    out = HERE / ("multi_rank_crash" if crash else "multi_rank_warnings" if warnings else "multi_rank")
+    warnings, crash, ddp = ("--warnings" in sys.argv[1:], "--crash" in sys.argv[1:], "--ddp" in sys.argv[1:])
+    program = PROGRAMS / ("two_ranks_crash.py" if crash else "two_ranks_warnings.py" if warnings else
+                          "ddp_uneven_batch.py" if ddp else "two_ranks_gloo.py")
+    out = HERE / ("multi_rank_crash" if crash else "multi_rank_warnings" if warnings else "multi_rank_ddp" if ddp else
+                  "multi_rank")
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
@@ -40,7 +46,7 @@ def main() -> None:
         env["TORCH_TRACE"] = trace_dir
         job = [sys.executable, "-m", "torch.distributed.run", "--nproc-per-node", "2", "--master-addr", "127.0.0.1",
                "--master-port", str(port), str(program)]
-        if warnings or crash:
+        if warnings or crash or ddp:
             job = [sys.executable, "-m", "compilescope", "run", "--trace-dir", trace_dir, "--no-browser",
                    *(["--fresh-cache"] if crash else []), "-o", str(Path(trace_dir) / "report"), "--", *job]
         subprocess.run(job, env=env, check=not crash)
@@ -48,7 +54,7 @@ def main() -> None:
         out.mkdir()
         for log in sorted(Path(trace_dir).glob("dedicated_log_torch_trace_rank_*.log")):
             rank = log.name.split("_rank_")[1].split("_")[0]
-            if crash:  # (Inductor's logs: gzipped)
+            if crash or ddp:  # (Inductor's logs, DDP's long stacks: gzipped)
                 with open(log, "rb") as src, gzip.GzipFile(out / f"dedicated_log_torch_trace_rank_{rank}.log.gz", "wb",
                                                            compresslevel=9, mtime=0) as dst:
                     shutil.copyfileobj(src, dst)
