@@ -134,3 +134,13 @@ def test_rank_notes_name_files_as_they_are_and_the_terminal_shows_them_on_one_li
                      "the ranks differ)"]
     assert one_line(notes[1]).startswith("rank 3: rank_3_\\u000anote: fine.log is empty")
     assert one_line(notes[0]) == notes[0]
+
+
+def test_a_restart_only_some_ranks_made_is_not_given_the_compilations_reason():
+    # [0/1] recompiled on both ranks for the same guard; rank 1 alone restarted it ([0/1_1]): that restart is what
+    # differs, and the guard that recompiled [0/1] everywhere does not say why.
+    reason = {"[0/1]": "tensor 'x' size mismatch at index 0. expected 8, actual 5"}
+    a = analyze_ranks([summary(0, compile_ids=["[0/0]", "[0/1]"], recompile_reasons=reason),
+                       summary(1, compile_ids=["[0/0]", "[0/1]", "[0/1_1]"], recompile_reasons=reason)])
+    [d] = a.divergences
+    assert d.details == ["[0/1_1] compiled only on rank 1"] and d.explained_by is None

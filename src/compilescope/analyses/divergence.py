@@ -17,7 +17,7 @@ from typing import Any, Callable, Hashable, Iterable, Mapping
 
 from ..model.ids import CompileId
 from .autotuning import config_items
-from .rank_summary import RankCrash, RankSummary, collective_kind
+from .rank_summary import RankCrash, RankSummary, collective_kind, compilation_id
 from .runtime_estimates import runtime_estimations
 from .status import BREAK, EMPTY, ERROR, MISSING, OK, RESTARTED
 from ..model.records import dataclass
@@ -398,22 +398,34 @@ def _keys_with_several_values(by_rank: Mapping[int, Mapping[Any, Hashable]]) -> 
 def _compile_id_divergence(ok: list[RankSummary]) -> Divergence | None:
     """Compile ids that some ranks compiled and others not, each with why, where those ranks logged it: the guard
     whose failure recompiled it ("[0/1] compiled only on rank 1: tensor 'args[0]' size mismatch at index 0. expected
-    32, actual 20": that rank's batch differed); by the groups of those ranks where they failed different guards."""
+    32, actual 20": that rank's batch differed); by the groups of those ranks where they failed different guards.
+    A compilation's restarts on the same ranks are said with it ("[0/1] compiled only on rank 1 (restarted as
+    [0/1_1])"): a line of their own read as another graph those ranks compiled, and the reason, which the ranks key by
+    the compilation, went to neither line or the other."""
     sets = {s.rank: frozenset(s.compile_ids) for s in ok}
     groups = _group(sets, lambda ids: ids, lambda ids: count(len(ids), "compile id"))
     if len(groups) < 2:
         return None
     reasons = {s.rank: s.recompile_reasons for s in ok}
+    # (compilation, the ranks that alone have it) -> its compile ids there, the compilation's own first where they have it
+    alike: dict[tuple[str, tuple[int, ...]], list[str]] = defaultdict(list)
+    for cid, ranks in sorted(_only_on(sets).items(), key=lambda kv: _graph_sort_key(kv[0])):
+        alike[(compilation_id(cid), tuple(ranks))].append(cid)
     details = []
     explained_by = None
-    for cid, ranks in sorted(_only_on(sets).items(), key=lambda kv: _graph_sort_key(kv[0])):
-        why = _group({rank: reasons[rank].get(cid) for rank in ranks}, lambda reason: reason, lambda reason: reason or "")
+    for (compilation, sharing), cids in alike.items():
+        ranks, first, restarts = list(sharing), cids[0], cids[1:]
+        # Only a restart on these ranks (the compilation is everywhere): its reason is not why they differ.
+        why = _group({rank: reasons[rank].get(compilation) if first == compilation else None for rank in ranks},
+                     lambda reason: reason, lambda reason: reason or "")
         said = [g for g in why if g.what]
         if said and explained_by is None:
             explained_by = said[0].ranks[0]
         because = (f": {why[0].what}" if len(why) == 1 else
                    ": " + "; ".join(f"{g.noun} {g.label}: {g.what or 'no recompile reason logged'}" for g in why)) if said else ""
-        details.append(f"{cid} compiled only on {'rank' if len(ranks) == 1 else 'ranks'} {rank_list(ranks)}{because}")
+        restarted = f" (restarted as {', '.join(restarts)})" if restarts else ""
+        details.append(f"{first} compiled only on {'rank' if len(ranks) == 1 else 'ranks'} {rank_list(ranks)}{restarted}"
+                       f"{because}")
     return Divergence(COMPILE_IDS, groups, _capped(details), explained_by)
 
 

@@ -1,0 +1,77 @@
+"""A real 2-rank torch.compile(DistributedDataParallel(mlp)) job on CPU (gloo, torch 2.13), recorded by
+`compilescope run -- torchrun`: tests/data/torch213/multi_rank_ddp/, from tests/multirank/programs/ddp_uneven_batch.py
+(make_multi_rank.py --ddp). Rank 1's last batch is 5 rows, not 8, so rank 1 alone recompiles DDP's forward; Dynamo
+restarts each of its compilations at a graph break in DDP's forward, so the recompile is [0/1] and its restart [0/1_1].
+What each test expects was read in the raw logs (zcat | grep), as _ids and _reasons below read them.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import re
+from html import unescape
+from pathlib import Path
+
+import pytest
+
+from ..conftest import REPO
+from .conftest import Landing, write_landing
+
+JOB = REPO / "tests" / "data" / "torch213" / "multi_rank_ddp"
+RANK_LOGS = {rank: JOB / f"dedicated_log_torch_trace_rank_{rank}.log.gz" for rank in (0, 1)}
+_CONTEXT = re.compile(r'"frame_id": (\d+), "frame_compile_id": (\d+), "attempt": (\d+)')
+
+
+def _ids(log: Path) -> set[str]:
+    """Every compile id the log's records carry, as the report writes them ([0/1_1]: attempt 1)."""
+    with gzip.open(log, "rt", encoding="utf-8") as f:
+        found = {m.groups() for line in f if (m := _CONTEXT.search(line))}
+    return {f"[{frame}/{compile}{f'_{attempt}' if attempt != '0' else ''}]" for frame, compile, attempt in found}
+
+
+def _reasons(log: Path) -> list[tuple[str, str]]:
+    """(the compile id, each payload line) of the log's recompile_reasons artifacts, as torch wrote them."""
+    reasons, context = [], None
+    with gzip.open(log, "rt", encoding="utf-8") as f:
+        for line in f:
+            if not line.startswith("\t"):
+                context = _CONTEXT.search(line) if '"name": "recompile_reasons"' in line else None
+            elif context:
+                reasons.append((context.groups(), line.strip()))
+    return reasons
+
+
+@pytest.fixture(scope="module")
+def fleet(tmp_path_factory) -> Landing:
+    return write_landing(JOB, tmp_path_factory.mktemp("ddp_cpu") / "out")
+
+
+def test_the_logs_hold_one_recompile_on_rank_1_and_its_restart():
+    only_rank_1 = _ids(RANK_LOGS[1]) - _ids(RANK_LOGS[0])
+    assert only_rank_1 == {"[0/1]", "[0/1_1]"} and not _ids(RANK_LOGS[0]) - _ids(RANK_LOGS[1])
+    assert _reasons(RANK_LOGS[0]) == []
+    # torch logs the reason on the recompilation, attempt 0: [0/1]
+    assert _reasons(RANK_LOGS[1]) == [(("0", "1", "0"), "0/0: tensor 'args[0]' size mismatch at index 0. expected 8, "
+                                                          "actual 5")]
+
+
+def test_the_recompile_is_one_line_with_its_restart_and_its_reason(fleet):
+    reason = "tensor 'args[0]' size mismatch at index 0. expected 8, actual 5"
+    # Keyed by the recompilation, as torch logged it: not by the restart that finished it ([0/1_1]).
+    assert (fleet.ranks[0]["recompile_reasons"], fleet.ranks[1]["recompile_reasons"]) == ({}, {"[0/1]": reason})
+    divergence = fleet.divergence("compile_ids")
+    # Not "[0/1] compiled only on rank 1" and "[0/1_1] compiled only on rank 1: ...": one recompile, said once.
+    assert divergence["details"] == [f"[0/1] compiled only on rank 1 (restarted as [0/1_1]): {reason}"]
+    assert divergence["explained_by"] == 1
+    assert f"[0/1] compiled only on rank 1 (restarted as [0/1_1]): {reason}" in unescape(fleet.html)
+
+
+def test_summary_json_of_the_directory_says_the_same(capsys):
+    from ..conftest import run_cli
+
+    assert run_cli("summary", "--json", JOB) == 0
+    data = json.loads(capsys.readouterr().out)
+    [divergence] = data["analysis"]["divergences"]
+    assert divergence["kind"] == "compile_ids" and len(divergence["details"]) == 1
+    assert divergence["details"][0].startswith("[0/1] compiled only on rank 1 (restarted as [0/1_1]): ")
