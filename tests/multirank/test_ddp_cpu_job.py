@@ -75,3 +75,19 @@ def test_summary_json_of_the_directory_says_the_same(capsys):
     [divergence] = data["analysis"]["divergences"]
     assert divergence["kind"] == "compile_ids" and len(divergence["details"]) == 1
     assert divergence["details"][0].startswith("[0/1] compiled only on rank 1 (restarted as [0/1_1]): ")
+
+
+def test_ranks_that_agree_are_not_said_to_have_not_crashed(tmp_path, capsys):
+    # Rank 0's log twice, as ranks 0 and 1: nothing differs. A log records only a native crash that run or capture()
+    # caught; a rank that died of a Python exception outside a compilation left a log that just ends, like these. So
+    # the report's ending says what the logs record, not that no rank crashed.
+    from ..conftest import run_cli
+
+    ranks = tmp_path / "ranks"
+    ranks.mkdir()
+    for rank in (0, 1):
+        (ranks / f"dedicated_log_torch_trace_rank_{rank}.log.gz").write_bytes(RANK_LOGS[0].read_bytes())
+    assert run_cli(ranks, "-o", tmp_path / "out", "--no-browser") == 0
+    out = capsys.readouterr().out
+    assert "All ranks agree: no rank's log records a crash, and nothing compared differs between them." in out
+    assert "none crashed" not in out

@@ -125,5 +125,7 @@ def ranks_findings_lines(results: MultiRankResults, directory: str) -> list[str]
     found = [("error", f"rank {s.rank} crashed: {crash.said}") for s in results.summaries for crash in s.crashes]
     found += [("warning", d.title) for d in results.analysis.divergences]
     if not found:
-        return ["All ranks agree: none crashed, and nothing compared differs between them."]
+        # Not "none crashed": a log records only a native crash, and only where run or capture() watched for one; a
+        # rank that died of a Python exception outside a compilation (a job that exited 1) left a log that just ends.
+        return ["All ranks agree: no rank's log records a crash, and nothing compared differs between them."]
     return lead_lines("Between ranks:", found, f"rank by rank: compilescope summary {one_line(shlex.quote(directory))}")
