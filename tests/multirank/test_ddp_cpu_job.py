@@ -19,6 +19,7 @@ from ..conftest import REPO
 from .conftest import Landing, write_landing
 
 JOB = REPO / "tests" / "data" / "torch213" / "multi_rank_ddp"
+GLOO = REPO / "tests" / "data" / "torch213" / "multi_rank"  # two_ranks_gloo.py: step(x) compiles (x * 2).sum()
 RANK_LOGS = {rank: JOB / f"dedicated_log_torch_trace_rank_{rank}.log.gz" for rank in (0, 1)}
 _CONTEXT = re.compile(r'"frame_id": (\d+), "frame_compile_id": (\d+), "attempt": (\d+)')
 
@@ -78,16 +79,57 @@ def test_summary_json_of_the_directory_says_the_same(capsys):
 
 
 def test_ranks_that_agree_are_not_said_to_have_not_crashed(tmp_path, capsys):
-    # Rank 0's log twice, as ranks 0 and 1: nothing differs. A log records only a native crash that run or capture()
-    # caught; a rank that died of a Python exception outside a compilation left a log that just ends, like these. So
+    # multi_rank/'s rank 0 log twice, as ranks 0 and 1: nothing differs. A log records only a native crash that run
+    # or capture() caught; a rank that died of a Python exception outside a compilation left a log that just ends. So
     # the report's ending says what the logs record, not that no rank crashed.
     from ..conftest import run_cli
 
     ranks = tmp_path / "ranks"
     ranks.mkdir()
     for rank in (0, 1):
-        (ranks / f"dedicated_log_torch_trace_rank_{rank}.log.gz").write_bytes(RANK_LOGS[0].read_bytes())
+        (ranks / f"dedicated_log_torch_trace_rank_{rank}.log").write_bytes((GLOO / "dedicated_log_torch_trace_rank_0.log")
+                                                                           .read_bytes())
     assert run_cli(ranks, "-o", tmp_path / "out", "--no-browser") == 0
     out = capsys.readouterr().out
     assert "All ranks agree: no rank's log records a crash, and nothing compared differs between them." in out
     assert "none crashed" not in out
+
+
+def _op_counts(log: Path) -> list:
+    """graph_op_count of each compilation_metrics record of the log, as torch wrote it (null: no graph)."""
+    with gzip.open(log, "rt", encoding="utf-8") if log.suffix == ".gz" else open(log, encoding="utf-8") as f:
+        return [json.loads(line[line.index("{"):])["compilation_metrics"]["graph_op_count"]
+                for line in f if '{"compilation_metrics": ' in line]
+
+
+def test_no_rank_compiled_an_operator(fleet, capsys):
+    # torch 2.13 breaks the graph in DDP's forward: every compile of either rank logged 0 operators, or no graph.
+    assert {rank: sorted(map(str, _op_counts(RANK_LOGS[rank]))) for rank in (0, 1)} == {
+        0: ["0", "0", "0", "None"], 1: ["0", "0", "0", "0", "None"]}
+    assert (fleet.ranks[0]["graph_ops"], fleet.ranks[1]["graph_ops"]) == (0, 0)
+    said = "No rank compiled an operator: every graph Dynamo made is empty, so the program ran eagerly"
+    assert fleet.analysis["eager_ranks"] == [0, 1] and fleet.analysis["ran_eagerly"] == said
+    assert f'<div class="warning-box" id="ran-eagerly">\n<h2>{said}</h2>' in fleet.html
+    from ..conftest import run_cli
+
+    assert run_cli("summary", JOB) == 0
+    assert "No rank compiled an operator" in " ".join(capsys.readouterr().out.split())
+
+
+def test_only_the_rank_that_compiled_nothing_is_named(tmp_path, capsys):
+    # Rank 0: this job's rank 0 (no operator); rank 1: multi_rank/'s rank 1, whose step(x) compiled (x * 2).sum().
+    gloo_rank_1 = GLOO / "dedicated_log_torch_trace_rank_1.log"
+    assert [n for n in _op_counts(gloo_rank_1) if n] and all(n in (0, None) for n in _op_counts(RANK_LOGS[0]))
+    ranks = tmp_path / "ranks"
+    ranks.mkdir()
+    (ranks / "dedicated_log_torch_trace_rank_0.log.gz").write_bytes(RANK_LOGS[0].read_bytes())
+    (ranks / "dedicated_log_torch_trace_rank_1.log").write_bytes(gloo_rank_1.read_bytes())
+    assert run_cli_json(ranks, capsys)["analysis"]["ran_eagerly"] == (
+        "Rank 0 compiled no operator: every graph Dynamo made there is empty, so rank 0 ran eagerly")
+
+
+def run_cli_json(directory: Path, capsys) -> dict:
+    from ..conftest import run_cli
+
+    assert run_cli("summary", "--json", directory) == 0
+    return json.loads(capsys.readouterr().out)

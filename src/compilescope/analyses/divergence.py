@@ -182,6 +182,10 @@ class MultiRankAnalysis:
     # Ranks whose process died in native code (their log records the crash): listed whether or not the other ranks
     # crashed alike, which the divergence `crashes` says.
     crashed_ranks: list[int] = field(default_factory=list)
+    # Ranks that compiled and whose graphs hold no operator (RankSummary.graph_ops 0): their program ran eagerly,
+    # which neither their compile ids nor any divergence says.
+    eager_ranks: list[int] = field(default_factory=list)
+    ran_eagerly: str | None = None  # eager_ranks in a sentence, for people; None where there are none
     # runtime_estimations.json's content (the ranks' op_runtimes, rank by rank): the page links the files made of
     # it exactly when it is not empty. Not in to_json, where ranks[].op_runtimes already holds it.
     runtime_estimations: list[dict[str, Any]] = field(default_factory=list)
@@ -236,6 +240,7 @@ def analyze_ranks(summaries: list[RankSummary]) -> MultiRankAnalysis:
         if d is not None
     ]
     meta_ranks, meta_graphs = _tensor_meta_graphs(logged)
+    eager = [s.rank for s in logged if s.compile_ids and s.graph_ops == 0]
     return MultiRankAnalysis(
         ranks=[s.rank for s in summaries],
         failed_ranks=[s.rank for s in summaries if not s.ok],
@@ -250,8 +255,21 @@ def analyze_ranks(summaries: list[RankSummary]) -> MultiRankAnalysis:
         compile_time=_compile_time(ok),
         runtime_estimations=runtime_estimations(summaries),
         crashed_ranks=[s.rank for s in logged if s.crashes],
+        eager_ranks=eager,
+        ran_eagerly=_ran_eagerly(eager, logged),
         unreported_ranks=[s.rank for s in summaries if s.report_not_written],
     )
+
+
+def _ran_eagerly(eager: list[int], logged: list[RankSummary]) -> str | None:
+    """"No rank compiled an operator: ..." where every rank that logged something compiled no operator, else which
+    ranks did not; None where none."""
+    if not eager:
+        return None
+    if len(eager) == len(logged):
+        return "No rank compiled an operator: every graph Dynamo made is empty, so the program ran eagerly"
+    who = f"{'Rank' if len(eager) == 1 else 'Ranks'} {rank_list(eager)}"
+    return f"{who} compiled no operator: every graph Dynamo made there is empty, so {who.lower()} ran eagerly"
 
 
 @dataclass

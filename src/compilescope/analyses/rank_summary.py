@@ -131,6 +131,11 @@ class RankSummary:
     graph_breaks: int = 0
     graph_breaks_total: int = 0
     failures: int = 0  # compiles that failed
+    # Operators in the rank's Dynamo graphs, all compiles together (compilation_metrics' graph_op_count); None where no
+    # compile logged a count. 0: nothing of the program ran compiled (each graph empty, or no graph), whatever the
+    # number of compile ids says: torch.compile(DistributedDataParallel(model)) on torch 2.13 breaks in DDP's forward
+    # and the model runs eagerly.
+    graph_ops: int | None = None
     ran_on: dict[str, str] = field(default_factory=dict)  # the versions and the GPU its log names (analyses/environment.py)
     recompiles: int = 0  # recompiles as the rank's report counts them (a restarted attempt is not another)
     # Each recompilation -> the guard whose failure caused it, as torch wrote it (its recompiles analysis: the newest
@@ -205,6 +210,9 @@ def summarize_rank(results: Results, rank: int | None = None) -> RankSummary:
     found_breaks = results.insights.graph_breaks if results.insights is not None else graph_breaks(trace)
     summary.graph_breaks, summary.graph_breaks_total = len(found_breaks.breaks), found_breaks.total
     summary.failures = failed_compiles(statuses)
+    logged_counts = [c.metrics.get("graph_op_count") for c in trace.compiles.values() if c.metrics is not None]
+    op_counts: list[int] = [n for n in logged_counts if type(n) is int and n >= 0]
+    summary.graph_ops = sum(op_counts) if op_counts else None
     # As the rank's own report counts them (analyses/recompiles.py): a restarted attempt of a recompile ([0/1_1] after
     # [0/1]) is no second recompile.
     found_recompiles = results.insights.recompiles if results.insights is not None else recompiles(trace)

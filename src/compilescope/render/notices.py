@@ -123,6 +123,7 @@ def ranks_findings_lines(results: MultiRankResults, directory: str) -> list[str]
     """Under the report of several ranks, what its landing page leads with: the ranks that crashed, then what
     differs between the ranks, and the command that says it rank by rank."""
     found = [("error", f"rank {s.rank} crashed: {crash.said}") for s in results.summaries for crash in s.crashes]
+    found += [("warning", results.analysis.ran_eagerly)] if results.analysis.ran_eagerly else []
     found += [("warning", d.title) for d in results.analysis.divergences]
     if not found:
         # Not "none crashed": a log records only a native crash, and only where run or capture() watched for one; a

@@ -591,6 +591,9 @@ def rank_summaries_renderable(results: MultiRankResults, in_detail: RankInDetail
         out.append(TerminalText(f"rank {number} crashed: {one_line(crash.said)}", style="red"))
     if len(crashes) > MAX_CRASH_LINES:
         out.append(TerminalText(f"… {len(crashes) - MAX_CRASH_LINES} more crashes in --json", style="red"))
+    if results.analysis.ran_eagerly:
+        out.append(TerminalText(f"{results.analysis.ran_eagerly} (the compile ids counted above are Dynamo's "
+                                "compilations, not compiled graphs)", style="yellow"))
     if results.analysis.failed_ranks:
         out.append(TerminalText(f"{_rank_list(results.analysis.failed_ranks)} could not be read: left out of the "
                                 "comparison.", style="red"))
