@@ -170,7 +170,7 @@ def test_a_run_that_exits_0_past_failed_compiles_passes_real_log():
     assert [e.compile_id for e in backend.caught] == ["[1/0]", "[3/0]", "[5/0]"]
     verdict = decide([passed(EAGER), passed(AOT_EAGER), backend])
     assert verdict.ok
-    assert verdict.next_steps[-1].startswith("With your backend, 3 compiles failed without stopping the program")
+    assert verdict.next_steps[-2].startswith("With your backend, 3 compiles failed without stopping the program")
 
 
 def test_failures_torch_fell_back_from_still_fail_the_run_real_log():
@@ -214,7 +214,14 @@ def test_accuracy_verdict_and_ok():
     assert not verdict.ok and "inductor" in verdict.headline
     good = StageOutcome(ACCURACY_RUN, facts(0), compiles=1, traced=True)
     assert decide(stages, good).ok and "match eager" in decide(stages, good).headline
-    assert decide(stages).headline == "Every stage compiles and runs."
+    assert decide(stages, good).next_steps == []
+    # Without --accuracy, "ok" says what it did not check: a program with wrong numbers runs all the same.
+    unchecked = decide(stages)
+    assert unchecked.ok and unchecked.headline == "Every stage compiles and runs."
+    assert unchecked.next_steps == [
+        "Compiled results were not compared with eager: if the program's numbers differ from eager, compilescope "
+        "diagnose --accuracy runs torch's check (TORCHDYNAMO_REPRO_LEVEL=4), which compares each compiled graph's "
+        "outputs with eager and names the graph that differs."]
 
 
 def test_wrong_results_the_program_found_itself():
@@ -230,6 +237,12 @@ def test_wrong_results_the_program_found_itself():
     assert (verdict.outcome, verdict.failing_stage, verdict.stage) == ("accuracy", "backend", "inductor")
     assert verdict.message.startswith("Greatest absolute difference")
     assert "compilescope diagnose --accuracy" in verdict.next_steps[1]
+    # --accuracy ran torch's check, and it found no graph that differs: not "run --accuracy" again.
+    passed_check = StageOutcome(ACCURACY_RUN, facts(0), compiles=1, traced=True)
+    verdict = decide([passed(EAGER), passed(AOT_EAGER), wrong], passed_check)
+    assert (verdict.outcome, verdict.failing_stage) == ("accuracy", "backend")
+    assert verdict.next_steps[1].startswith("torch's accuracy check ran and found no compiled graph whose outputs "
+                                            "differ from eager beyond its tolerance")
     # A run that only crashed is still a crash.
     crashed = StageOutcome(BACKEND, facts(1, "RuntimeError: CUDA error"), compiles=1, traced=True)
     assert decide([passed(EAGER), passed(AOT_EAGER), crashed]).outcome == "runtime_error"
@@ -379,8 +392,9 @@ def test_ok_page_mentions_the_graph_breaks_and_recompiles_it_saw():
     stages = [passed(EAGER), passed(AOT_EAGER), backend]
     verdict = decide(stages)
     assert verdict.ok
-    [step] = verdict.next_steps
+    step, unchecked = verdict.next_steps
     assert step.startswith("The run as written had 3 distinct graph breaks and 2 recompiles: they cost speed")
+    assert unchecked.startswith("Compiled results were not compared with eager")
     result = DiagnoseResult(argv=ARGV, cwd="/w", outcomes=stages, verdict=verdict)
     page = diagnosis_page(result, hand_commands(ARGV, stages, verdict, None, None), "/o")
     assert "3 distinct graph breaks and 2 recompiles" in page
@@ -388,7 +402,7 @@ def test_ok_page_mentions_the_graph_breaks_and_recompiles_it_saw():
     assert json.loads(diagnosis_json(result, []))["stages"][2]["graph_breaks"] == 3
 
     clean = [passed(EAGER), passed(AOT_EAGER), passed(BACKEND)]
-    assert decide(clean).next_steps == []  # nothing seen, nothing said
+    assert [step[:20] for step in decide(clean).next_steps] == ["Compiled results wer"]  # only what it did not check
 
 
 def test_a_frame_that_hit_the_recompile_limit_is_not_ok_real_log():

@@ -492,8 +492,13 @@ def decide(outcomes: list[StageOutcome], accuracy: StageOutcome | None = None) -
         checked = " and its compiled results match eager" if accuracy is not None and accuracy.status == PASSED else ""
         if any(o.limited for o in outcomes):
             return _fell_back(outcomes, checked)
+        # Running is not computing the right numbers: without the check, nothing here compared them with eager.
+        unchecked = [] if accuracy is not None else [
+            "Compiled results were not compared with eager: if the program's numbers differ from eager, "
+            "compilescope diagnose --accuracy runs torch's check (TORCHDYNAMO_REPRO_LEVEL=4), which compares each "
+            "compiled graph's outputs with eager and names the graph that differs."]
         return Verdict("ok", f"Every stage compiles and runs{checked}.",
-                       next_steps=_costs_seen(by_key.get(BACKEND.key)) + _caught_seen(outcomes))
+                       next_steps=_costs_seen(by_key.get(BACKEND.key)) + _caught_seen(outcomes) + unchecked)
 
     key = failed.spec.key
     if failed.status == TIMED_OUT:
@@ -613,6 +618,10 @@ def _wrong_results(backend: StageOutcome | None, accuracy: StageOutcome | None, 
     if not checked:  # the accuracy check did not run, or did not catch it: it compares each graph's outputs only
         find = ("Find the graph that computes them: compilescope diagnose --accuracy (torch compares each compiled "
                 "graph with eager), with --minify for a minimal repro.")
+    if accuracy is not None and accuracy.status == PASSED:  # it ran (its stage row says so) and every graph matched
+        find = ("torch's accuracy check ran and found no compiled graph whose outputs differ from eager beyond its "
+                "tolerance (torch._dynamo.config.repro_tolerance, 1e-3 by default): the program's own check is "
+                "stricter, or the difference builds up across graphs; compare intermediate values with eager's.")
     return Verdict(
         "accuracy", "Wrong results: " + how.format(name=name),
         ACCURACY_RUN.key if checked else BACKEND.key, INDUCTOR if inductor else USER_BACKEND,
