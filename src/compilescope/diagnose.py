@@ -28,7 +28,7 @@ from typing import Callable
 from .analyses.diagnosis import (
     ACCURACY_RUN, AOT_EAGER, BACKEND, DEBUG_DIR_ENV, EAGER, FAILED, FORCE_BACKEND_ENV, NO_COMPILE, PASSED, REPRO_ENV,
     STAGES, DiagnoseResult, MinifyResult, RunFacts, StageOutcome, StageSpec, Verdict, compiled_frame, decide, limit_hits,
-    minify_plan, repro_graph, repro_save_dir, stage_outcome,
+    minify_plan, repro_graph, repro_save_dir, stage_outcome, steps_after_minify,
 )
 from .errors import CompilescopeError
 from .ingest.reader import read_trace
@@ -185,7 +185,8 @@ class Diagnoser:
 
         minify = None
         if self.options.minify and not verdict.ok:
-            minify = self._minify(verdict, outcomes, accuracy)
+            minify = self._minify(verdict, outcomes)
+            verdict.next_steps = steps_after_minify(verdict, minify)
         return DiagnoseResult(
             argv=list(self.prog.argv), cwd=self.cwd, outcomes=outcomes, verdict=verdict, accuracy=accuracy,
             minify=minify, logs=dict(self.logs), outputs=dict(self.outputs), minify_files=self._minify_files,
@@ -209,25 +210,22 @@ class Diagnoser:
             outcome.accuracy_note = "matches eager (within torch.compile's repro_tolerance)"
         return outcome
 
-    def _minify(self, verdict: Verdict, outcomes: list[StageOutcome], accuracy: StageOutcome | None) -> MinifyResult | None:
-        if verdict.outcome == "accuracy" and accuracy is not None:
-            # The accuracy run already wrote the launcher (level 4 dumps one when the check fails).
-            after = accuracy.facts.env.get("TORCHDYNAMO_REPRO_AFTER", "aot") if accuracy.facts else "aot"
-            result = MinifyResult(after=after, level=4)
-            debug_dir = os.path.join(self.work, "debug", ACCURACY_RUN.key)
-        else:
-            plan = minify_plan(verdict, outcomes)
-            if isinstance(plan, str):
-                result = MinifyResult(after="-", level=0, note=plan)
-                self.progress(f"minify: skipped: {plan}")
-                return result
-            result = MinifyResult(after=plan.after, level=plan.level, isolated=plan.isolate)
-            env = {**dict(plan.stage.env), "TORCHDYNAMO_REPRO_AFTER": plan.after,
-                   "TORCHDYNAMO_REPRO_LEVEL": str(plan.level)}
-            self.progress(f"minify, step 1 of 2: rerunning with {plan.stage.title} and TORCHDYNAMO_REPRO_AFTER=\"{plan.after}\" "
-                          f"TORCHDYNAMO_REPRO_LEVEL={plan.level} to write torch's minifier_launcher.py")
-            result.run, _ = self._child(self.prog, "minify_program", env, traced=False, fresh_cache=True)
-            debug_dir = os.path.join(self.work, "debug", "minify_program")
+    def _minify(self, verdict: Verdict, outcomes: list[StageOutcome]) -> MinifyResult | None:
+        plan = minify_plan(verdict, outcomes)
+        if isinstance(plan, str):
+            result = MinifyResult(after="-", level=0, note=plan)
+            self.progress(f"minify: skipped: {plan}")
+            return result
+        result = MinifyResult(after=plan.after, level=plan.level, isolated=plan.isolate)
+        env = {**dict(plan.stage.env), "TORCHDYNAMO_REPRO_AFTER": plan.after,
+               "TORCHDYNAMO_REPRO_LEVEL": str(plan.level)}
+        self.progress(f"minify, step 1 of 2: rerunning with {plan.stage.title} and TORCHDYNAMO_REPRO_AFTER=\"{plan.after}\" "
+                      f"TORCHDYNAMO_REPRO_LEVEL={plan.level} to write torch's minifier_launcher.py")
+        # (the accuracy check copies repro.py into its working directory: run it from the work directory)
+        cwd = self._dir("cwd", "minify_program") if plan.level == 4 else None
+        prog = _absolute_paths(self.prog, self.cwd) if cwd else self.prog
+        result.run, _ = self._child(prog, "minify_program", env, cwd=cwd, traced=False, fresh_cache=True)
+        debug_dir = os.path.join(self.work, "debug", "minify_program")
         launchers = sorted(glob.glob(os.path.join(debug_dir, "torch_compile_debug", "*", "minifier", "minifier_launcher.py")),
                            key=os.path.getmtime)
         if not launchers:

@@ -102,6 +102,25 @@ def test_a_crash_in_inductors_kernel_minified_to_one_relu(tmp_path):
     assert "minifier_launcher.py minify</" in page  # by hand too: no --no-isolate
 
 
+def test_a_kernel_that_raises_when_it_runs_is_minified_each_try_in_its_own_process(tmp_path):
+    """runtime_error.py: Inductor's C++ relu raises RuntimeError when it runs. Inductor's generated call() empties its
+    argument list before the kernel raises, so torch's minifier run in-process (--no-isolate) has no inputs left for
+    its next try (torch 2.13: "AssertionError: len(ph_nodes)=1 != len(self.inps)=0", and no repro.py); each try in a
+    process of its own shrinks it."""
+    proc, doc, out = diagnose(tmp_path, "runtime_error.py", "--minify")
+    assert proc.returncode == 1
+    assert statuses(doc) == {"eager": "passed", "aot_eager": "passed", "backend": "failed"}
+    verdict = doc["verdict"]
+    assert (verdict["outcome"], verdict["stage"], verdict["message"]) == (
+        "runtime_error", "compiled_runtime", "RuntimeError: unhandled error")
+    minify = doc["minify"]
+    assert (minify["after"], minify["level"], minify["isolated"]) == ("aot", 2, True)
+    # f is relu(x + 1), the bug in relu's kernel: the add goes, relu stays.
+    assert minify["graph"]["ops"] == ["torch.ops.aten.relu.default"], minify
+    assert "[minify 2/2] running minifier_launcher.py (each try in a process of its own: minify)" in proc.stderr
+    assert not any(step.startswith("Minify") for step in verdict["next_steps"])  # it has just minified
+
+
 def test_wrong_results_the_program_checks_itself_are_wrong_results_not_a_crash(tmp_path):
     """The same relu bug, in a program that compares its result with eager: the backend stage fails with
     assert_close's mismatch, and --accuracy runs torch's check anyway to name the graph."""
@@ -122,9 +141,18 @@ def test_wrong_results_the_program_checks_itself_are_wrong_results_not_a_crash(t
 
 
 def test_inductor_accuracy_bug_found_by_the_accuracy_check(tmp_path):
-    proc, doc, out = diagnose(tmp_path, "accuracy.py", "--accuracy")
+    proc, doc, out = diagnose(tmp_path, "accuracy.py", "--accuracy", "--minify")
     assert proc.returncode == 1
     assert statuses(doc) == {"eager": "passed", "aot_eager": "passed", "backend": "passed", "accuracy": "failed"}
+    # The minifier's launcher comes from an untraced rerun: the traced accuracy run's would have the repro set
+    # TORCH_TRACE to diagnose's temporary directory, gone when it is run.
+    minify = doc["minify"]
+    assert (minify["after"], minify["level"]) == ("aot", 4)
+    assert minify["graph"]["ops"] == ["torch.ops.aten.relu.default"], minify
+    repro = (out / "minify" / "repro.py").read_text()
+    assert "inject_relu_bug_TESTING_ONLY = 'accuracy'" in repro and "TORCH_TRACE" not in repro
+    assert "[minify 1/2] rerunning with your backend and TORCHDYNAMO_REPRO_AFTER=\"aot\" TORCHDYNAMO_REPRO_LEVEL=4" in proc.stderr
+    assert not any(step.startswith("Minify") for step in doc["verdict"]["next_steps"])  # it has just minified
     verdict = doc["verdict"]
     assert (verdict["outcome"], verdict["failing_stage"], verdict["stage"]) == ("accuracy", "accuracy", "inductor")
     assert "Accuracy failed" in verdict["message"]

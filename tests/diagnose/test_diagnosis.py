@@ -13,6 +13,7 @@ from rich.console import Console
 from compilescope.analyses.diagnosis import (
     ACCURACY_RUN, AOT_EAGER, BACKEND, EAGER, NO_COMPILE, MinifyResult, RunFacts, StageOutcome, accuracy_failure, decide, numeric_mismatch,
     hand_commands, MinifyPlan, minify_plan, repro_graph, repro_save_dir, stage_outcome,
+    steps_after_minify,
 )
 from compilescope.diagnose import DiagnoseResult
 from compilescope.ingest.reader import read_trace
@@ -92,6 +93,12 @@ def test_cpp_compile_error_in_the_backend_stage_real_log():
     assert minify == ('Minify: compilescope diagnose --minify does it for you; by hand: TORCHDYNAMO_REPRO_AFTER="aot" '
                       'python3 train.py --lr 3, then run the minifier_launcher.py it writes.')
     assert minify_plan(verdict, [passed(EAGER), passed(AOT_EAGER), backend]) == MinifyPlan("aot", BACKEND, level=2)
+    # Once --minify has run torch's minifier, the step that says to run it goes (the minify result follows).
+    ran = MinifyResult(after="aot", level=2, run=facts(1), launcher_run=facts(0))
+    steps = steps_after_minify(verdict, ran)
+    assert steps == [step for step in verdict.next_steps if step != minify] and len(steps) == len(verdict.next_steps) - 1
+    skipped = MinifyResult(after="-", level=0, note="nothing to minify")
+    assert steps_after_minify(verdict, skipped) == verdict.next_steps == steps_after_minify(verdict, None)
 
 
 def test_a_failed_compile_the_program_caught_does_not_fail_its_run_real_log():
@@ -193,6 +200,11 @@ def test_failures_without_a_failed_compile():
     runtime = StageOutcome(BACKEND, facts(1, "Traceback ...\nRuntimeError: ReluRuntimeError"), compiles=1, traced=True)
     verdict = decide([passed(EAGER), passed(AOT_EAGER), runtime])
     assert (verdict.outcome, verdict.stage, verdict.message) == ("runtime_error", "compiled_runtime", "RuntimeError: ReluRuntimeError")
+    # Inductor's code that raises when it runs empties its inputs first: each minifier try needs a process of its own.
+    runtime.used_inductor = True
+    assert minify_plan(verdict, [passed(EAGER), passed(AOT_EAGER), runtime]) == MinifyPlan("aot", BACKEND, 2, True)
+    [minify] = [step for step in verdict.next_steps if step.startswith("Minify")]
+    assert "compilescope diagnose --minify does it for you" in minify and "--no-isolate" in minify
 
     eager = StageOutcome(EAGER, facts(1, "ValueError: bad data"), compiles=1, traced=True)
     disabled = StageOutcome(NO_COMPILE, facts(1, "ValueError: bad data"), traced=True)
@@ -212,6 +224,8 @@ def test_accuracy_verdict_and_ok():
     verdict = decide(stages, bad)
     assert (verdict.outcome, verdict.failing_stage, verdict.stage) == ("accuracy", "accuracy", "inductor")
     assert not verdict.ok and "inductor" in verdict.headline
+    # Minified with torch's level-4 check rerun (untraced: the launcher copies the run's TORCH_TRACE into repro.py).
+    assert minify_plan(verdict, stages) == MinifyPlan("aot", BACKEND, level=4)
     good = StageOutcome(ACCURACY_RUN, facts(0), compiles=1, traced=True)
     assert decide(stages, good).ok and "match eager" in decide(stages, good).headline
     assert decide(stages, good).next_steps == []
@@ -237,12 +251,13 @@ def test_wrong_results_the_program_found_itself():
     assert (verdict.outcome, verdict.failing_stage, verdict.stage) == ("accuracy", "backend", "inductor")
     assert verdict.message.startswith("Greatest absolute difference")
     assert "compilescope diagnose --accuracy" in verdict.next_steps[1]
-    # --accuracy ran torch's check, and it found no graph that differs: not "run --accuracy" again.
+    # --accuracy ran torch's check, and it found no graph that differs: not "run --accuracy" again, nor a minifier.
     passed_check = StageOutcome(ACCURACY_RUN, facts(0), compiles=1, traced=True)
     verdict = decide([passed(EAGER), passed(AOT_EAGER), wrong], passed_check)
     assert (verdict.outcome, verdict.failing_stage) == ("accuracy", "backend")
     assert verdict.next_steps[1].startswith("torch's accuracy check ran and found no compiled graph whose outputs "
                                             "differ from eager beyond its tolerance")
+    assert isinstance(minify_plan(verdict, [passed(EAGER), passed(AOT_EAGER), wrong]), str)
     # A run that only crashed is still a crash.
     crashed = StageOutcome(BACKEND, facts(1, "RuntimeError: CUDA error"), compiles=1, traced=True)
     assert decide([passed(EAGER), passed(AOT_EAGER), crashed]).outcome == "runtime_error"

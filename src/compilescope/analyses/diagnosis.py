@@ -321,6 +321,10 @@ def minify_plan(verdict: Verdict, outcomes: list[StageOutcome]) -> MinifyPlan | 
                 "graph for torch's minifier to shrink")
     if verdict.failing_stage is None:
         return "nothing failed: there is nothing to minify"
+    if verdict.outcome == "accuracy" and verdict.failing_stage != ACCURACY_RUN.key:
+        return ("torch's accuracy check compared each compiled graph's outputs with eager and found none that differ "
+                "(the program's own check did): its minifier shrinks a graph the check fails, so there is none to "
+                "shrink; the program's check and its inputs are the repro")
     if verdict.failing_stage == EAGER.key:
         return ("the failure happens in Dynamo itself, before any graph exists: torch's minifier starts from a "
                 "captured graph, so the user frame and the message are the repro")
@@ -335,7 +339,15 @@ def minify_plan(verdict: Verdict, outcomes: list[StageOutcome]) -> MinifyPlan | 
         # graph in a process of its own, where a crash is a failure it can shrink.
         after = "aot" if inductor and stage is BACKEND and not verdict.crash.compiling else "dynamo"
         return MinifyPlan(after, stage, level=3, isolate=True)
-    return MinifyPlan("aot" if inductor and stage is BACKEND else "dynamo", stage)
+    after = "aot" if inductor and stage is BACKEND else "dynamo"
+    if verdict.outcome == "accuracy":
+        # Level 4 runs torch's accuracy check and writes the launcher for the graph it fails, as the accuracy run
+        # did; rerun untraced all the same: the launcher (and the repro.py copied from it) would set TORCH_TRACE.
+        return MinifyPlan(after, BACKEND, level=4)
+    # A graph that raises when it runs: Inductor's generated call() empties its argument list (args.clear()) before
+    # the kernel raises, so in one process the minifier's next try has no inputs left (torch 2.13 stops with
+    # "len(ph_nodes)=5 != len(self.inps)=0"); in a process of its own each try gets them afresh.
+    return MinifyPlan(after, stage, isolate=verdict.outcome == "runtime_error")
 
 
 # -- the verdict ------------------------------------------------------------------------
@@ -544,8 +556,10 @@ def decide(outcomes: list[StageOutcome], accuracy: StageOutcome | None = None) -
         "runtime_error", f"Everything compiles, but the code compiled with {failed.spec.title} fails when it runs.",
         key, RUNTIME, message=message,
         next_steps=["Read the program's output below for the exception.",
-                    "Minify: TORCHDYNAMO_REPRO_AFTER=\"aot\" (Inductor) or \"dynamo\" (other backends) also catches "
-                    "run-time failures of the compiled graph.", *_caught_seen(outcomes)],
+                    "Minify: compilescope diagnose --minify does it for you; by hand: TORCHDYNAMO_REPRO_AFTER=\"aot\" "
+                    "(Inductor) or \"dynamo\" (other backends) also catches run-time failures of the compiled graph; "
+                    "run the minifier_launcher.py it writes with `minify` alone, each try in a process of its own (with "
+                    "--no-isolate, Inductor's failing code empties the inputs before the next try).", *_caught_seen(outcomes)],
     )
 
 
@@ -628,6 +642,14 @@ def _wrong_results(backend: StageOutcome | None, accuracy: StageOutcome | None, 
         message=(accuracy.accuracy_failure if checked and accuracy else backend.mismatch if backend else None),
         next_steps=['backend="aot_eager" gives eager results here: use it as a workaround.', find],
     )
+
+
+def steps_after_minify(verdict: Verdict, minify: MinifyResult | None) -> list[str]:
+    """The verdict's next steps once --minify has run torch's minifier: less the step that says to minify (the
+    minify result follows them, and the commands to do it by hand list the same runs)."""
+    if minify is None or (minify.run is None and minify.launcher_run is None):
+        return verdict.next_steps
+    return [step for step in verdict.next_steps if not step.startswith("Minify")]
 
 
 # -- commands to reproduce by hand ----------------------------------------------------------
