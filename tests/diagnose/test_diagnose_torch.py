@@ -113,6 +113,13 @@ def test_a_kernel_that_raises_when_it_runs_is_minified_each_try_in_its_own_proce
     verdict = doc["verdict"]
     assert (verdict["outcome"], verdict["stage"], verdict["message"]) == (
         "runtime_error", "compiled_runtime", "RuntimeError: unhandled error")
+    # Where: f's frame (its def: the frame Dynamo compiled), and the line of [0/0]'s output code that called the
+    # kernel (add and relu fused into one C++ kernel).
+    assert (verdict["location"]["line"], verdict["location"]["function"]) == (8, "f")
+    assert verdict["location"]["filename"].endswith("runtime_error.py")
+    raised_in = doc["stages"][2]["raised_in"]
+    assert raised_in["compile_id"] == "[0/0]" and raised_in["code"].startswith("cpp_fused_add_relu_0(")
+    assert verdict["next_steps"][0].startswith("It raised in the call of [0/0]'s output code, at line ")
     minify = doc["minify"]
     assert (minify["after"], minify["level"], minify["isolated"]) == ("aot", 2, True)
     # f is relu(x + 1), the bug in relu's kernel: the add goes, relu stays.

@@ -12,8 +12,8 @@ from rich.console import Console
 
 from compilescope.analyses.diagnosis import (
     ACCURACY_RUN, AOT_EAGER, BACKEND, EAGER, NO_COMPILE, MinifyResult, RunFacts, StageOutcome, accuracy_failure, decide, numeric_mismatch,
-    hand_commands, MinifyPlan, minify_plan, repro_graph, repro_save_dir, stage_outcome,
-    steps_after_minify,
+    hand_commands, MinifyPlan, minify_plan, raised_where, repro_graph, repro_save_dir,
+    stage_outcome, steps_after_minify,
 )
 from compilescope.diagnose import DiagnoseResult
 from compilescope.ingest.reader import read_trace
@@ -194,6 +194,44 @@ def test_aot_eager_failure_is_aotautograd():
     assert verdict.next_steps[0].startswith('backend="eager" runs the program (its stage passed)')
     assert not any('backend="aot_eager" should run' in step for step in verdict.next_steps)  # it just failed
     assert minify_plan(verdict, []) == MinifyPlan("dynamo", AOT_EAGER, level=2)
+
+
+# The end of what a torch 2.13 run printed when Inductor's C++ relu raised (model: fc2(relu(fc1(x))), compiled as
+# [0/0]; inject_relu_bug_TESTING_ONLY = "runtime_error"), torch's frames between them left out.
+RUNTIME_TRACEBACK = """Traceback (most recent call last):
+  File "/w/model.py", line 23, in <module>
+    got = torch.compile(model)(x)
+          ^^^^^^^^^^^^^^^^^^^^^^^
+  File "/v/lib/python3.11/site-packages/torch/nn/modules/module.py", line 1789, in _call_impl
+    return forward_call(*args, **kwargs)
+           ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^
+  File "/w/model.py", line 15, in forward
+    def forward(self, x):
+  File "/v/lib/python3.11/site-packages/torch/_inductor/output_code.py", line 763, in __call__
+    return self.current_callable(inputs)
+           ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^
+  File "/tmp/torchinductor_root/gt/cgtzks5eszmyycbbcktekpbasdirrvfupk6of3pc2h6nwnnz3vlt.py", line 87, in call
+    cpp_fused_relu_0(buf1)
+RuntimeError: unhandled error
+"""
+
+
+def test_a_run_time_failure_names_the_users_frame_and_the_output_code_line():
+    output_code = {"cgtzks5eszmyycbbcktekpbasdirrvfupk6of3pc2h6nwnnz3vlt": ("[0/0]", 14, 0)}
+    user, (line, frame) = raised_where("W1126 some warning\n" + RUNTIME_TRACEBACK, output_code)
+    assert (user.filename, user.line, user.function) == ("/w/model.py", 15, "forward")  # innermost user frame
+    assert (line.compile_id, line.artifact, line.line, frame.code) == ("[0/0]", 14, 87, "cpp_fused_relu_0(buf1)")
+    runtime = StageOutcome(BACKEND, facts(1, RUNTIME_TRACEBACK), compiles=1, traced=True, raised_at=user,
+                           raised_in=(line, frame))
+    verdict = decide([passed(EAGER), passed(AOT_EAGER), runtime])
+    assert (verdict.location, verdict.location_kind) == (user, "where it raised")
+    assert verdict.next_steps[0] == ("It raised in the call of [0/0]'s output code, at line 87 (cpp_fused_relu_0(buf1)): "
+                                     "the code torch generated raised there (the output code is in that run's trace "
+                                     "report).")
+    # Not in the log's output code (another run's cache file): the generated file is not taken for the user's.
+    user, generated = raised_where(RUNTIME_TRACEBACK, {})
+    assert generated is None and (user.filename, user.line) == ("/w/model.py", 15)
+    assert raised_where("no traceback here", output_code) == (None, None)
 
 
 def test_failures_without_a_failed_compile():

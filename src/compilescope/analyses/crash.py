@@ -191,12 +191,12 @@ def parse_crash(text: str, output_code: dict[str, tuple[str, int, int]] | None =
     other_thread = bool(threads) and not any(is_current for is_current, _ in threads)
     if other_thread:
         # A thread of native code crashed: the thread in compiled code launched it; else the main thread (the last).
-        crashed = next((frames for _, frames in threads if any(_generated_line(f, output_code) for f in frames)),
+        crashed = next((frames for _, frames in threads if any(generated_line(f, output_code) for f in frames)),
                        threads[-1][1])
     else:
         crashed = next((frames for is_current, frames in threads if is_current), [])
     crash = Crash(error or "a crash", crashed, len(threads), text, other_thread=other_thread)
-    crash.generated = [_generated_line(f, output_code) for f in crashed]
+    crash.generated = [generated_line(f, output_code) for f in crashed]
     first = next((g for g in crash.generated if g is not None), None)
     if first is not None:
         crash.compile_id, crash.code_artifact, crash.code_line = first.compile_id, first.artifact, first.line
@@ -208,7 +208,7 @@ def parse_crash(text: str, output_code: dict[str, tuple[str, int, int]] | None =
     return crash
 
 
-def _generated_line(frame: UserLocation, output_code: dict[str, tuple[str, int, int]]) -> GeneratedLine | None:
+def generated_line(frame: UserLocation, output_code: dict[str, tuple[str, int, int]]) -> GeneratedLine | None:
     # Inductor's generated module of a compilation: its file is named as its artifact is (inductor_output_code_<stem>).
     found = output_code.get(os.path.splitext(os.path.basename(frame.filename))[0])
     if found is None:

@@ -24,14 +24,16 @@ from typing import Any
 
 from ..model.trace import Trace
 from ..wording import count
-from .crash import STATIC_LAUNCHER_ADVICE, Crash, output_code_files, parse_crash, unrecorded_crash
+from .crash import (
+    STATIC_LAUNCHER_ADVICE, Crash, GeneratedLine, generated_line, output_code_files, parse_crash, unrecorded_crash,
+)
 from .errors import (
     AOT, DYNAMO, INDUCTOR, KERNEL_COMPILE, LOWERING, NARROWING_STEPS, RECOMPILE_LIMIT, STAGE_LABELS, USER_BACKEND,
     YOUR_SCRIPT, CompileError, compile_errors,
 )
 from .graph_breaks import function_label, graph_breaks
 from .recompiles import recompiles
-from .userloc import UserLocation, last_user_stack_frame
+from .userloc import UserLocation, is_framework_file, last_user_stack_frame, traceback_frames
 from ..model.records import dataclass
 
 # Stage keys beyond errors.py's: a failure with no failed compile in the trace.
@@ -135,6 +137,10 @@ class StageOutcome:
     accuracy_note: str | None = None  # why the accuracy was not (or could not be) checked here
     mismatch: str | None = None  # a failed run's own check of its results: values that differ (assert_close's line)
     crash: Crash | None = None  # a process of the run died in native code (the first, if several did)
+    # A failed run's last Python traceback: its innermost frame of the user's code, and the line of a compilation's
+    # output code it went through (the compiled code raised there)
+    raised_at: UserLocation | None = None
+    raised_in: tuple[GeneratedLine, UserLocation] | None = None
 
     @property
     def status(self) -> str:
@@ -160,6 +166,8 @@ class StageOutcome:
             "skipped_reason": self.skipped_reason,
             "report": self.report, "accuracy_failure": self.accuracy_failure, "accuracy_note": self.accuracy_note,
             "mismatch": self.mismatch, "crash": self.crash.to_json() if self.crash else None,
+            "raised_at": self.raised_at.to_json() if self.raised_at else None,
+            "raised_in": {**self.raised_in[0].to_json(), "code": self.raised_in[1].code} if self.raised_in else None,
         }
 
 
@@ -202,6 +210,25 @@ def _caught(trace: Trace, facts: RunFacts, errors: list[CompileError]) -> set[st
             if not e.fell_back and (exited_ok or starts.get(e.compile_id, last_start) < last_start)}
 
 
+_TRACEBACK = "Traceback (most recent call last):"
+# Inductor's code cache names a module by its key, in a folder of the key's 2nd and 3rd characters: .../gt/cgtzk….py
+_CACHED_MODULE = re.compile(r"[/\\](?P<two>[a-z0-9]{2})[/\\][a-z](?P=two)[a-z0-9]{40,60}\.py$")
+
+
+def raised_where(output: str, output_code: dict[str, tuple[str, int, int]]
+                 ) -> tuple[UserLocation | None, tuple[GeneratedLine, UserLocation] | None]:
+    """Where the last Python traceback in a run's output raised: its innermost frame of the user's code (neither
+    torch's nor Python's, nor a compilation's output code), and the innermost output code line it went through."""
+    start = output.rfind(_TRACEBACK)
+    if start < 0:
+        return None, None
+    frames = [(f, generated_line(f, output_code)) for f in traceback_frames(output[start:])]
+    user = next((f for f, g in reversed(frames)
+                 if g is None and not is_framework_file(f.filename) and not _CACHED_MODULE.search(f.filename)), None)
+    generated = next(((g, f) for f, g in reversed(frames) if g is not None), None)
+    return user, generated
+
+
 def stage_outcome(spec: StageSpec, facts: RunFacts, trace: Trace | None, output: str = "") -> StageOutcome:
     outcome = StageOutcome(spec, facts, traced=trace is not None)
     if trace is not None:
@@ -222,6 +249,7 @@ def stage_outcome(spec: StageSpec, facts: RunFacts, trace: Trace | None, output:
     outcome.accuracy_failure = accuracy_failure(output)
     if facts.returncode != 0 and not facts.timed_out:
         outcome.mismatch = numeric_mismatch(output)
+        outcome.raised_at, outcome.raised_in = raised_where(output, output_code_files(trace) if trace is not None else {})
     if facts.crash_texts:  # placed by the output code of the log read, which names whose compiled code ran
         outcome.crash = parse_crash(facts.crash_texts[0], output_code_files(trace) if trace is not None else None)
     elif not facts.timed_out:
@@ -552,10 +580,17 @@ def decide(outcomes: list[StageOutcome], accuracy: StageOutcome | None = None) -
             return Verdict("program_error", "The program fails even with torch.compile disabled: not a compile problem.",
                            NO_COMPILE.key, PROGRAM, message=_last_line(disabled.facts.output_tail) if disabled.facts else None,
                            next_steps=["Fix the program's own error first (TORCHDYNAMO_DISABLE=1 runs it uncompiled)."])
+    raised = []
+    if failed.raised_in is not None:
+        line, frame = failed.raised_in
+        at = f", at line {line.line}" if line.line is not None else ""
+        raised = [f"It raised in the call of {line.compile_id}'s output code{at}" + (f" ({frame.code})" if frame.code
+                  else "") + ": the code torch generated raised there (the output code is in that run's trace report)."]
     return Verdict(
         "runtime_error", f"Everything compiles, but the code compiled with {failed.spec.title} fails when it runs.",
-        key, RUNTIME, message=message,
-        next_steps=["Read the program's output below for the exception.",
+        key, RUNTIME, message=message, location=failed.raised_at,
+        location_kind="where it raised" if failed.raised_at else None,
+        next_steps=[*raised, "Read the program's output below for the exception.",
                     "Minify: compilescope diagnose --minify does it for you; by hand: TORCHDYNAMO_REPRO_AFTER=\"aot\" "
                     "(Inductor) or \"dynamo\" (other backends) also catches run-time failures of the compiled graph; "
                     "run the minifier_launcher.py it writes with `minify` alone, each try in a process of its own (with "
