@@ -124,7 +124,7 @@ def test_a_kernel_that_raises_when_it_runs_is_minified_each_try_in_its_own_proce
     assert (minify["after"], minify["level"], minify["isolated"]) == ("aot", 2, True)
     # f is relu(x + 1), the bug in relu's kernel: the add goes, relu stays.
     assert minify["graph"]["ops"] == ["torch.ops.aten.relu.default"], minify
-    assert "[minify 2/2] running minifier_launcher.py (each try in a process of its own: minify)" in proc.stderr
+    assert "minify, step 2 of 2: running minifier_launcher.py (each try in a process of its own: minify)" in proc.stderr
     assert not any(step.startswith("Minify") for step in verdict["next_steps"])  # it has just minified
 
 
@@ -158,7 +158,7 @@ def test_inductor_accuracy_bug_found_by_the_accuracy_check(tmp_path):
     assert minify["graph"]["ops"] == ["torch.ops.aten.relu.default"], minify
     repro = (out / "minify" / "repro.py").read_text()
     assert "inject_relu_bug_TESTING_ONLY = 'accuracy'" in repro and "TORCH_TRACE" not in repro
-    assert "[minify 1/2] rerunning with your backend and TORCHDYNAMO_REPRO_AFTER=\"aot\" TORCHDYNAMO_REPRO_LEVEL=4" in proc.stderr
+    assert "minify, step 1 of 2: rerunning with your backend and TORCHDYNAMO_REPRO_AFTER=\"aot\" TORCHDYNAMO_REPRO_LEVEL=4" in proc.stderr
     assert not any(step.startswith("Minify") for step in doc["verdict"]["next_steps"])  # it has just minified
     verdict = doc["verdict"]
     assert (verdict["outcome"], verdict["failing_stage"], verdict["stage"]) == ("accuracy", "accuracy", "inductor")
