@@ -107,11 +107,24 @@ def test_a_draft_export_issue_the_baseline_lacks_fails_the_baseline_gate(capsys)
                                   "`torch._dynamo.graph_break()` at diff_pair.py:33"),
     (["--max-recompiles", "1"], "max-recompiles: 2 recompiles, at most 1 allowed: f (diff_pair.py:30) recompiled once, "
                                 "and 1 more function"),
-    (["--max-compile-seconds", "1"], "max-compile-seconds: compile time 45.32 s, at most 1.00 s allowed"),
 ])
 def test_each_absolute_rule_fails_with_its_message(flags, message, capsys):
     assert run_cli("check", log("break"), *flags) == 1
     assert lines(capsys.readouterr().out) == [message]
+
+
+def test_compile_time_rule_names_the_slowest_compile_and_a_cold_cache(capsys):
+    # diff_break.log's compilation_metrics: [0/0] (f) took longest; every fx_graph_cache lookup it logged missed.
+    raw = log_text(log("break"))
+    metrics = {m[1]: (m[2], float(m[3])) for m in re.finditer(
+        r'"compilation_metrics": \{"compile_id": "([\d/]+)".*"co_name": "(\w+)".*"entire_frame_compile_time_s": ([\d.]+)', raw)}
+    assert len(metrics) == 4 and max(metrics.values(), key=lambda m: m[1]) == metrics["0/0"] and metrics["0/0"][0] == "f"
+    assert "fx_graph_cache_miss" in raw and not re.search(r"fx_graph_cache_(hit|bypass)", raw)
+    assert run_cli("check", log("break"), "--max-compile-seconds", "1") == 1
+    [line] = lines(capsys.readouterr().out)
+    assert line.startswith("max-compile-seconds: compile time 45.32 s, at most 1.00 s allowed: the slowest compile, "
+                           "[0/0] f, took ")
+    assert line.endswith("; every FX graph cache lookup missed: a cold cache")
 
 
 def test_no_failures_rule(capsys, tmp_path):
@@ -255,11 +268,18 @@ def test_compile_time_fails_the_gate_where_diff_calls_it_a_change(capsys):
     assert cold / warm >= 3 and cold - warm >= 1
     changes, _ = compile_time_changes(log("warm"), log("cold"), capsys=capsys)
     assert [(c["a"], c["b"]) for c in changes] == [(pytest.approx(warm), pytest.approx(cold))]
+    # Why, as `diff` says it: the warm run's lookups (one FX graph, one AOTAutograd) hit, the cold run's missed.
+    warm_log = log_text(log("warm"))
+    hits = len(re.findall(r'"name": "(fx_graph|aotautograd)_cache_hit"', warm_log))
+    assert not re.search(r'"name": "(fx_graph|aotautograd)_cache_hit"', log_text(log("cold")))
+    saved_s = sum(float(ms) for ms in re.findall(r'"aotautograd_cache_hit".*\n\t.*"time_saved_ms": ([\d.]+)', warm_log)) / 1000
     assert run_cli("check", log("cold"), "--baseline", log("warm")) == 1
     assert lines(capsys.readouterr().out) == [
         f"baseline-compile-time: compile time {format_seconds(warm)} → {format_seconds(cold)} "
         f"({format_seconds_change(cold - warm)}): the slower took {ratio_text(cold, warm)} the faster, at least the 3x "
-        "and 1s that count as a change (--time-ratio, --time-threshold)"]
+        "and 1s that count as a change (--time-ratio, --time-threshold); why: the baseline's cache lookups hit where "
+        f"the run's missed ({hits} hits in the baseline, 0 in the run): the baseline reused graphs that the run "
+        f"compiled anew; torch logged {format_seconds(saved_s)} of compiling saved by the baseline's hits"]
     # Faster is no regression, and nothing is said of it.
     assert run_cli("check", log("warm"), "--baseline", log("cold")) == 0
     assert lines(capsys.readouterr().out) == ["compilescope check: 5 rules passed"]

@@ -13,7 +13,7 @@ from compilescope.analyses.insights import insights
 from compilescope.ingest.reader import read_trace
 from compilescope.wording import format_seconds
 
-from ..conftest import torch213
+from ..conftest import run_cli, torch213
 
 _ENVELOPE = re.compile(r"^V\d{4} \S+ \d+ \S+\] (\{.*\})$")
 
@@ -31,6 +31,31 @@ def _raw(name: str) -> list[tuple[dict, str]]:
 
 def _artifacts(name: str, artifact: str) -> list[tuple[dict, str]]:
     return [(e, p) for e, p in _raw(name) if e.get("artifact", {}).get("name") == artifact]
+
+
+def _events(name: str) -> list[dict]:
+    return [json.loads(p) for e, p in _raw(name) if "chromium_event" in e]
+
+
+def _within(name: str, compile_id: str, event_names: set[str]) -> float:
+    """Seconds inside any of these events (nested ones counted once) during compile_id's `dynamo` event."""
+    events = _events(name)
+    (start,) = [e["ts"] for e in events if e["name"] == "dynamo" and e["ph"] == "B" and e["args"]["compile_id"] == compile_id]
+    (end,) = [e["ts"] for e in events if e["name"] == "dynamo" and e["ph"] == "E" and e["args"]["compile_id"] == compile_id]
+    depth, since, inside = 0, 0.0, 0.0
+    for e in events:
+        if start <= e["ts"] <= end and e["name"] in event_names:
+            if e["ph"] == "B":
+                depth, since = depth + 1, e["ts"] if depth == 0 else since
+            elif e["ph"] == "E" and depth:
+                depth -= 1
+                inside += (e["ts"] - since) / 1e6 if depth == 0 else 0.0
+    return inside
+
+
+def _metrics(name: str) -> dict[str, dict]:
+    return {f"[{e['frame_id']}/{e['frame_compile_id']}]": e["compilation_metrics"]
+            for e, _ in _raw(name) if "compilation_metrics" in e}
 
 
 def _insights(name: str):
@@ -103,3 +128,56 @@ def test_diff_names_no_cache_cause_between_two_cold_runs():
     (change,) = [c for c in diff_runs(cold, cold_again, TimeThreshold(seconds=0, ratio=1)).changes
                  if c.section == "compile_time"]
     assert change.detail["cause"] is None
+
+
+def test_check_names_the_slowest_compile_and_a_cold_cache(capsys, tmp_path):
+    # compilation_metrics: [0/0] (co_name forward, the model) is the slowest compile of the cold run by far; most of
+    # it is spent in compile_file (g++ on the generated C++).
+    metrics = _metrics("slow_compile_cold")
+    slowest = max(metrics, key=lambda cid: metrics[cid]["entire_frame_compile_time_s"])
+    assert slowest == "[0/0]" and metrics[slowest]["co_name"] == "forward"
+    compiling = _within("slow_compile_cold", "0/0", {"compile_file"})
+    assert compiling > metrics[slowest]["entire_frame_compile_time_s"] / 2
+    # Every FX graph cache lookup missed (and no other outcome was logged).
+    assert len(_artifacts("slow_compile_cold", "fx_graph_cache_miss")) == 5
+    assert not _artifacts("slow_compile_cold", "fx_graph_cache_hit") + _artifacts("slow_compile_cold", "fx_graph_cache_bypass")
+
+    facts = _facts("slow_compile_cold")
+    named = facts.slowest_compile
+    assert named["compile_id"] == slowest and named["function"] == "forward"
+    assert metrics[slowest]["entire_frame_compile_time_s"] <= named["seconds"] <= facts.compile_time_s
+    assert named["phase"] == "kernel_compile" and compiling <= named["phase_s"] <= named["seconds"]
+    why = (f"the slowest compile, [0/0] forward, took {format_seconds(named['seconds'])}, "
+           f"{format_seconds(named['phase_s'])} of it in {named['phase_label']}; every FX graph cache lookup missed: "
+           "a cold cache")
+    log = torch213("slow_compile_cold.log.gz")
+    limit = f"at most {format_seconds(1)} allowed"
+    assert run_cli("check", log, "--max-compile-seconds", "1") == 1
+    assert capsys.readouterr().out.strip() == (f"max-compile-seconds: compile time {format_seconds(facts.compile_time_s)}, "
+                                               f"{limit}: {why}")
+    junit = tmp_path / "check.xml"
+    assert run_cli("check", log, "--max-compile-seconds", "1", "--json", "--junit", junit) == 1
+    (rule,) = json.loads(capsys.readouterr().out)["rules"]
+    assert rule["details"] == [why] and rule["message"].endswith(why)
+    assert why in junit.read_text()
+
+
+def test_check_says_no_cold_cache_where_the_lookups_hit(capsys):
+    # The warm run: every FX graph lookup hit; its slowest compile is still [0/0].
+    assert not _artifacts("slow_compile_warm", "fx_graph_cache_miss")
+    assert run_cli("check", torch213("slow_compile_warm.log.gz"), "--max-compile-seconds", "0.1") == 1
+    out = capsys.readouterr().out
+    assert ": the slowest compile, [0/0] forward, took " in out and "cold cache" not in out
+
+
+def test_check_against_a_warm_baseline_says_the_cache_made_the_difference(capsys):
+    # The cold run gated on the warm one: slower beyond the noise, and the warm run's hits are why (as in diff, test
+    # above), in the gate's words for the two runs.
+    saved_s = sum(json.loads(p)["time_saved_ms"] for _, p in _artifacts("slow_compile_warm", "aotautograd_cache_hit")) / 1000
+    hits = sum(len(_artifacts("slow_compile_warm", f"{c}_hit")) for c in ("fx_graph_cache", "aotautograd_cache"))
+    assert run_cli("check", torch213("slow_compile_cold.log.gz"), "--baseline", torch213("slow_compile_warm.log.gz")) == 1
+    (line,) = [x for x in capsys.readouterr().out.splitlines() if x.strip()]
+    assert line.startswith("baseline-compile-time: compile time ")
+    assert line.endswith(f"; why: the baseline's cache lookups hit where the run's missed ({hits} hits in the baseline, "
+                         f"0 in the run): the baseline reused graphs that the run compiled anew; torch logged "
+                         f"{format_seconds(saved_s)} of compiling saved by the baseline's hits")

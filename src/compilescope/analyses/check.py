@@ -119,6 +119,23 @@ def _failing(base: FrameFacts, run: FrameFacts) -> str:
     return f", {times} of them failing {guard} ({CHANGE_LABELS[classify_change(first)]})"
 
 
+def _why_slow(facts: RunFacts) -> str | None:
+    """"[0/0] forward took 11.58 s, 9.95 s of it in C++ compile; every FX graph cache lookup missed: a cold cache": the
+    slowest compile and the phase most of its time went to, then a cache that no lookup hit. A total alone says
+    neither which compile to look at nor whether a warm cache would have spared it."""
+    slowest = facts.slowest_compile
+    said = []
+    if slowest is not None:
+        phase = (f", {format_seconds(slowest['phase_s'])} of it in {slowest['phase_label']}"
+                 if slowest["phase_label"] else "")
+        who = " ".join(part for part in (slowest["compile_id"], slowest["function"]) if part)
+        said.append(f"the slowest compile, {who}, took {format_seconds(slowest['seconds'])}{phase}")
+    fx_graph = facts.cache_counts.get("fx_graph_cache", {})
+    if fx_graph and set(fx_graph) == {"miss"}:
+        said.append("every FX graph cache lookup missed: a cold cache")
+    return "; ".join(said) or None
+
+
 def _library_note(counted: int, total: int) -> str:
     return f" ({total - counted} more in Python's own library, not counted)" if total > counted else ""
 
@@ -199,8 +216,8 @@ def evaluate(runs: dict[int | None, RunFacts], rules: Rules,
                  lambda f: " (no export in the log)" if f.export_issues is None else "", others="issue")
     if rules.max_compile_seconds is not None:
         absolute("max-compile-seconds", f"at most {format_seconds(rules.max_compile_seconds)} allowed",
-                 lambda f: (f.compile_time_s, []), rules.max_compile_seconds, lambda v, lim: v > lim,
-                 lambda v: f"compile time {format_seconds(v)}")
+                 lambda f: (f.compile_time_s, [why] if (why := _why_slow(f)) else []), rules.max_compile_seconds,
+                 lambda v, lim: v > lim, lambda v: f"compile time {format_seconds(v)}", others="compile")
 
     if rules.no_cudagraph_skips:
         absolute("no-cudagraph-skips", "none allowed",
@@ -291,7 +308,8 @@ def _regressions(runs: dict[int | None, RunFacts], baseline: dict[int | None, Ru
     threshold = rules.compile_time
     unrecorded = []  # (rank, which side) whose warnings were not recorded
     for rank, base, run in pairs:
-        diff = diff_runs(base, run, threshold)
+        slower_because = ""  # why the compile time changed, where `diff` says (the caches)
+        diff = diff_runs(base, run, threshold, sides=("the baseline", "the run"))
         # A baseline read in part (or killed while compiling, or crashed) lacks what lay past its end: each regression
         # that may be only that says so, as `diff` marks the change (the rule whole-log or no-crash fails too).
         cut = (bool(base.ends_during) or base.crash is not None
@@ -309,6 +327,8 @@ def _regressions(runs: dict[int | None, RunFacts], baseline: dict[int | None, Ru
                 new_skips.append(regression)
             elif c.section == "warnings" and c.kind == "added":
                 new_warnings.append(regression)
+            elif c.section == "compile_time":
+                slower_because = f"; why: {c.detail['cause']}" if c.detail.get("cause") else ""
         known = {_export_issue(i) for i in base.export_issues or []}
         new_export_issues += [f"{_where(rank)}{said}" + (hedge if cut else "")
                               for said in map(_export_issue, run.export_issues or []) if said not in known]
@@ -321,7 +341,7 @@ def _regressions(runs: dict[int | None, RunFacts], baseline: dict[int | None, Ru
         if run.compile_time_s > base.compile_time_s:
             if threshold.significant(base.compile_time_s, run.compile_time_s):
                 slower.append(f"{_where(rank)}{threshold.a_change('compile time', base.compile_time_s, run.compile_time_s)}"
-                              + (hedge if cut else ""))
+                              + (hedge if cut else "") + slower_because)
             else:
                 slower_within_noise.append(
                     f"{_where(rank)}{threshold.not_a_change('compile time', base.compile_time_s, run.compile_time_s)}")

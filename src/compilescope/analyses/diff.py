@@ -29,7 +29,7 @@ from ..model.ids import CompileId
 from ..model.trace import Compile, Trace
 from .autotuning import config_items
 from .caches import CACHES
-from .compile_time import PHASE_LABELS, ends_during
+from .compile_time import PHASE_LABELS, CompileTimes, ends_during
 from .crash import Crash
 from .dynamic_shapes import number_text
 from .graph_breaks import compilation_key, function_label
@@ -222,6 +222,10 @@ class RunFacts:
     # Draft export's issues (analyses/export.py): {type, where, headline}; its program holds only under what export
     # assumed. None: the log holds no torch.export.
     export_issues: list[dict[str, Any]] | None = None
+    # The slowest compile and where most of its time went: {compile_id, function, seconds, phase, phase_label,
+    # phase_s} (phase None where no phase took any time). None: nothing compiled. What `check` names when the compile
+    # time is over its limit.
+    slowest_compile: dict[str, Any] | None = None
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -348,6 +352,16 @@ def _chromium_key(cid: CompileId) -> str:
     return f"[{'' if cid.compiled_autograd_id is None else f'!{cid.compiled_autograd_id}/'}{cid.frame_id}/{cid.frame_compile_id}]"
 
 
+def _slowest_compile(times: CompileTimes) -> dict[str, Any] | None:
+    slowest = times.slowest
+    if slowest is None:
+        return None
+    phase = slowest.top_phase
+    return {"compile_id": slowest.compile_id, "function": slowest.function_label, "seconds": round(slowest.total_s, 6),
+            "phase": phase, "phase_label": times.labels.get(phase, phase) if phase else None,
+            "phase_s": round(slowest.phases[phase], 6) if phase else None}
+
+
 def run_facts(results: Results) -> RunFacts:
     """Everything `diff` compares, from one rank's analysis (analyses.analyze, or a saved one loaded): its analyses
     are taken as they are, never run again; only what diff alone looks at (config, graph nodes, kernel counts) is
@@ -461,6 +475,7 @@ def run_facts(results: Results) -> RunFacts:
         specializations=specs,
         compile_time_s=round(times.total_s, 6),
         phases={p.phase: round(p.seconds, 6) for p in times.phases},
+        slowest_compile=_slowest_compile(times),
         cache_saved_s=round(cache_result.time_saved_ms / 1000, 6),
         autotune_s=round(tuned.total_s, 6),
         autotune_searches=[{"frame": frame_by_event_id.get(t.compile_id), "op": t.op, "shape": t.shape, "dtypes": t.dtypes,
@@ -805,7 +820,9 @@ def _config_changes(a: RunFacts, b: RunFacts) -> list[Change]:
     return changes
 
 
-def diff_runs(a: RunFacts, b: RunFacts, threshold: TimeThreshold = TimeThreshold()) -> RunDiff:
+def diff_runs(a: RunFacts, b: RunFacts, threshold: TimeThreshold = TimeThreshold(),
+              sides: tuple[str, str] = ("A", "B")) -> RunDiff:
+    """sides: what the compile time's cause calls the runs (`check` says "the baseline" and "the run")."""
     result = RunDiff(a, b, threshold)
     changes = result.changes
     changes.extend(_crash_changes(a, b))
@@ -934,7 +951,7 @@ def diff_runs(a: RunFacts, b: RunFacts, threshold: TimeThreshold = TimeThreshold
                               f"compile time {format_seconds(a.compile_time_s)} → {format_seconds(b.compile_time_s)} "
                               f"({format_seconds_change(b.compile_time_s - a.compile_time_s)})", None, a.compile_time_s, b.compile_time_s,
                               {"phases": phases, "compiles": compiles[:10],
-                               "cause": _cache_cause(a, b, totals_a, totals_b)}))
+                               "cause": _cache_cause(a, b, totals_a, totals_b, sides)}))
     elif a.compile_time_s != b.compile_time_s:
         result.notes.append(threshold.not_a_change("compile time", a.compile_time_s, b.compile_time_s))
 
@@ -1075,13 +1092,13 @@ def diff_runs(a: RunFacts, b: RunFacts, threshold: TimeThreshold = TimeThreshold
 
 
 def _cache_cause(a: RunFacts, b: RunFacts, totals_a: dict[str, dict[str, int]],
-                 totals_b: dict[str, dict[str, int]]) -> str | None:
+                 totals_b: dict[str, dict[str, int]], sides: tuple[str, str] = ("A", "B")) -> str | None:
     """Why compile time changed, where the caches say so: the faster run's lookups (of the frames both compiled) hit
     where the slower run's missed, so it reused compiled graphs the slower compiled anew (a warm cache against a cold
     one), with what torch logged those hits saved. None where the faster run hit no more often."""
-    faster, slower = ("A", "B") if a.compile_time_s < b.compile_time_s else ("B", "A")
-    fast, slow = (a, b) if faster == "A" else (b, a)
-    fast_totals, slow_totals = (totals_a, totals_b) if faster == "A" else (totals_b, totals_a)
+    faster, slower = sides if a.compile_time_s < b.compile_time_s else sides[::-1]
+    fast, slow = (a, b) if faster == sides[0] else (b, a)
+    fast_totals, slow_totals = (totals_a, totals_b) if faster == sides[0] else (totals_b, totals_a)
     hits_fast = sum(outcomes.get("hit", 0) for outcomes in fast_totals.values())
     hits_slow = sum(outcomes.get("hit", 0) for outcomes in slow_totals.values())
     misses_slow = sum(outcomes.get("miss", 0) for outcomes in slow_totals.values())
