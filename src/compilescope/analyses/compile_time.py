@@ -29,6 +29,9 @@ PHASES: tuple[tuple[str, str], ...] = (
     ("inductor_passes", "Inductor FX passes"),
     ("inductor_codegen", "Inductor lowering & codegen"),
     ("kernel_compile", "C++/Triton compile"),
+    # Importing the compiled module and the kernels it loads (PyCodeCache.load_by_key_path), outside any compiler run
+    # (compile_file, async_compile): with a warm cache, the whole of what Inductor does for a graph it finds cached.
+    ("kernel_load", "Loading compiled kernels"),
     ("cache", "Cache lookup & load"),
     ("backend", "Backend compiler"),
     ("other", "Other"),
@@ -46,7 +49,7 @@ _EXACT = {
     "_recursive_pre_grad_passes": "inductor_passes", "_recursive_joint_graph_passes": "inductor_passes",
     "_recursive_post_grad_passes": "inductor_passes", "additional_fake_tensor_prop": "inductor_passes",
     "inductor_compile": "inductor_codegen", "fx_codegen_and_compile": "inductor_codegen", "code_gen": "inductor_codegen",
-    "compile_file": "kernel_compile", "PyCodeCache.load_by_key_path": "kernel_compile",
+    "compile_file": "kernel_compile", "PyCodeCache.load_by_key_path": "kernel_load",
     "inductor_codecache_torch_key": "cache",
     "gc": "other",
     "compiled_autograd": "compiled_autograd",
