@@ -15,7 +15,7 @@ from compilescope.analyses.insights import insights
 from compilescope.ingest.reader import read_trace
 from compilescope.wording import format_seconds
 
-from ..conftest import run_cli, torch213
+from ..conftest import cuda211, run_cli, torch213
 
 _ENVELOPE = re.compile(r"^V\d{4} \S+ \d+ \S+\] (\{.*\})$")
 
@@ -223,3 +223,28 @@ def test_loading_is_the_time_in_load_by_key_path_that_no_compiler_ran(name):
         assert times[cid].phases["kernel_load"] == pytest.approx(loading, abs=2e-3), cid
     cold = {c.compile_id: c for c in _insights("slow_compile_cold").compile_time.compiles}
     assert cold["[0/0]"].top_phase == "kernel_compile"
+
+
+def _kernel_kinds(path) -> set[str]:
+    """The kernels the log's output code defines, by compiler, read from the raw log."""
+    text = gzip.decompress(path.read_bytes()).decode()
+    return {kind for kind, said in (("cpp", "= async_compile.cpp_pybinding("), ("triton", "= async_compile.triton("))
+            if said in text}
+
+
+@pytest.mark.parametrize("log, kinds, label", [
+    # CPU-only (GPU none): Inductor generates C++ kernels that g++ compiles, and no Triton.
+    (torch213("slow_compile_cold.log.gz"), {"cpp"}, "C++ compile"),
+    (torch213("slow_compile_warm.log.gz"), {"cpp"}, "C++ compile"),
+    # H100, GPT-2 generating: Triton kernels only.
+    (cuda211("hf_gpt2_generate.log.gz"), {"triton"}, "Triton compile"),
+    # A CUDA run whose graph holds a CPU op too (cpp_fused_0 beside the Triton kernels): both compilers ran.
+    (cuda211("cudagraph_skips.log.gz"), {"cpp", "triton"}, "C++/Triton compile"),
+])
+def test_the_kernel_compile_is_named_by_the_compilers_the_log_shows(log, kinds, label):
+    assert _kernel_kinds(log) == kinds
+    with read_trace(str(log)) as trace:
+        times = insights(trace).compile_time
+    assert times.labels["kernel_compile"] == label
+    (phase,) = [p for p in times.phases if p.phase == "kernel_compile"]
+    assert phase.label == label

@@ -15,7 +15,7 @@ from ..model.ids import CompileId
 from ..model.trace import Artifact, Compile, Frame, Trace
 from .autotuning import TemplateSearch
 from .caches import CACHES
-from .compile_time import PHASE_LABELS, PHASES
+from .compile_time import PHASES
 from .compiled_frames import CompiledFrames
 from .cudagraphs import CudaGraphCompile
 from .errors import OUTPUT_CODE, CompileError
@@ -433,7 +433,7 @@ def compile_summaries(trace: Trace, statuses: dict[CompileId | None, str], ins: 
         summary.timed_with = ins.compile_time.repeats.get(compilation)
         if timed is not None:
             summary.total_s = timed.total_s
-            summary.phases = sorted(((PHASE_LABELS[p], timed.phases.get(p, 0.0)) for p, _ in PHASES
+            summary.phases = sorted(((ins.compile_time.labels[p], timed.phases.get(p, 0.0)) for p, _ in PHASES
                                      if timed.phases.get(p, 0.0) > 0), key=lambda ps: -ps[1])
         cached = caches.get(key)
         if cached is not None:

@@ -351,6 +351,41 @@ def _rows(events: Iterable[dict]) -> tuple[list[TimelineRow], float | None]:
     return rows, first_ts
 
 
+# The kernels Inductor's output code defines, by the compiler that builds them: g++ for C++ (CPU), Triton for GPU.
+_CPP_KERNEL = lazy_compile(r"=\s*async_compile\.cpp(?:_pybinding)?\(")
+_TRITON_KERNEL = lazy_compile(r"=\s*async_compile\.triton\(")
+_OTHER_KERNEL = lazy_compile(r"=\s*async_compile\.(?!cpp\b|cpp_pybinding\b|triton\b)\w+\(")  # cuda (CUTLASS), halide
+_CPP_WRAPPER = '"cpp_wrapper": true'  # in compilation_metrics' inductor_config: a C++ wrapper, g++ even on a GPU
+KERNEL_COMPILE_LABELS = {frozenset({"cpp"}): "C++ compile", frozenset({"triton"}): "Triton compile"}
+
+
+def kernel_compilers(trace: Trace) -> frozenset[str]:
+    """The kernel compilers the log's output code shows ran: "cpp", "triton", "other" (CUTLASS, Halide); empty where
+    the log holds no output code."""
+    found: set[str] = set()
+    for entry in trace.compiles.values():
+        config = (entry.metrics or {}).get("inductor_config")
+        if isinstance(config, str) and _CPP_WRAPPER in config:
+            found.add("cpp")
+        for artifact in entry.artifacts:
+            if not artifact.name.startswith("inductor_output_code"):
+                continue
+            code = trace.payload_text(artifact.payload)
+            for kind, pattern in (("cpp", _CPP_KERNEL), ("triton", _TRITON_KERNEL), ("other", _OTHER_KERNEL)):
+                if kind not in found and pattern.search(code):
+                    found.add(kind)
+    return frozenset(found)
+
+
+def phase_labels(trace: Trace) -> dict[str, str]:
+    """The phases' labels for this log: the kernel compile named by the compiler its output code shows ("C++ compile"
+    on a CPU-only run, "Triton compile" on a GPU run with no C++ kernel); "C++/Triton compile" where both ran, or the
+    log does not say."""
+    labels = dict(PHASE_LABELS)
+    labels["kernel_compile"] = KERNEL_COMPILE_LABELS.get(kernel_compilers(trace), labels["kernel_compile"])
+    return labels
+
+
 def compile_times(trace: Trace) -> CompileTimes:
     rows, _ = _rows(trace.chromium_events)
     by_compile: dict[str, dict[str, float]] = {}
@@ -396,9 +431,10 @@ def compile_times(trace: Trace) -> CompileTimes:
 
     total = sum(c.total_s for c in compiles)
     sums = {p: sum(c.phases.get(p, 0.0) for c in compiles) for p, _ in PHASES}
-    phases = [PhaseTime(p, PHASE_LABELS[p], s, s / total if total else 0.0)
+    labels = phase_labels(trace)
+    phases = [PhaseTime(p, labels[p], s, s / total if total else 0.0)
               for p, s in sorted(sums.items(), key=lambda kv: -kv[1]) if s > 0]
-    return CompileTimes(total, phases, compiles, sorted(rows, key=lambda r: r.start_s), repeats=repeats)
+    return CompileTimes(total, phases, compiles, sorted(rows, key=lambda r: r.start_s), labels=labels, repeats=repeats)
 
 
 def _event_key(cid: CompileId) -> str:

@@ -226,6 +226,9 @@ class RunFacts:
     # phase_s} (phase None where no phase took any time). None: nothing compiled. What `check` names when the compile
     # time is over its limit.
     slowest_compile: dict[str, Any] | None = None
+    # The phases' labels for this run (analyses/compile_time.py: "C++ compile" where its output code shows only C++
+    # kernels); empty in facts saved before they were kept: the default labels.
+    phase_labels: dict[str, str] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -476,6 +479,7 @@ def run_facts(results: Results) -> RunFacts:
         compile_time_s=round(times.total_s, 6),
         phases={p.phase: round(p.seconds, 6) for p in times.phases},
         slowest_compile=_slowest_compile(times),
+        phase_labels=dict(times.labels),
         cache_saved_s=round(cache_result.time_saved_ms / 1000, 6),
         autotune_s=round(tuned.total_s, 6),
         autotune_searches=[{"frame": frame_by_event_id.get(t.compile_id), "op": t.op, "shape": t.shape, "dtypes": t.dtypes,
@@ -934,7 +938,10 @@ def diff_runs(a: RunFacts, b: RunFacts, threshold: TimeThreshold = TimeThreshold
         for phase in sorted(set(a.phases) | set(b.phases), key=list(PHASE_LABELS).index):
             pa, pb = a.phases.get(phase, 0.0), b.phases.get(phase, 0.0)
             if threshold.significant(pa, pb):
-                phases.append({"phase": phase, "label": PHASE_LABELS[phase], "a_s": pa, "b_s": pb, "delta_s": round(pb - pa, 6)})
+                # One label for both runs: each run's, where they agree (a CPU run against a GPU run: the default)
+                label_a, label_b = (run.phase_labels.get(phase, PHASE_LABELS[phase]) for run in (a, b))
+                phases.append({"phase": phase, "label": label_a if label_a == label_b else PHASE_LABELS[phase],
+                               "a_s": pa, "b_s": pb, "delta_s": round(pb - pa, 6)})
         compiles: list[dict[str, Any]] = []
         for k in set(a.frames) | set(b.frames):
             frame_a, frame_b = a.frames.get(k), b.frames.get(k)  # None: the frame compiled in one run only

@@ -21,7 +21,6 @@ from rich.text import Text
 from rich.tree import Tree
 
 from ..analyses import Results
-from ..analyses.compile_time import PHASE_LABELS
 from ..analyses.divergence import MultiRankAnalysis, MultiRankResults, RankInDetail
 from ..analyses.rank_summary import RankSummary
 from ..analyses.dynamic_shapes import GuardPlace
@@ -239,7 +238,7 @@ def _compile_time(ins: Insights) -> list[RenderableType]:
     for c in ct.compiles[:MAX_ROWS]:
         top = c.top_phase
         slowest.add_row(TerminalText(c.compile_id), TerminalText(c.function_label), _seconds(c.total_s),
-                        UnbrokenText(f"{PHASE_LABELS[top]} ({unbroken(format_seconds(c.phases[top]))})") if top else "")
+                        UnbrokenText(f"{ct.labels[top]} ({unbroken(format_seconds(c.phases[top]))})") if top else "")
     out.append(Padding(slowest, (1, 0, 0, 0)))
     out.extend(_more(len(ct.compiles), "more compile id"))
     return out
