@@ -248,3 +248,16 @@ def test_the_kernel_compile_is_named_by_the_compilers_the_log_shows(log, kinds, 
     assert times.labels["kernel_compile"] == label
     (phase,) = [p for p in times.phases if p.phase == "kernel_compile"]
     assert phase.label == label
+
+
+def test_the_report_draws_the_phases_with_the_logs_labels(tmp_path):
+    # The warm run (C++ kernels only, most of [0/0] loading them): the chart's legend and the page say the analysis's
+    # labels, not the fixed ones.
+    from compilescope.render.charts import CompileTimeChart
+
+    with read_trace(str(torch213("slow_compile_warm.log.gz"))) as trace:
+        legend = dict(CompileTimeChart.from_results(insights(trace).compile_time).legend)
+    assert legend["kernel_compile"] == "C++ compile" and legend["kernel_load"] == "Loading compiled kernels"
+    assert run_cli(torch213("slow_compile_warm.log.gz"), "-o", tmp_path / "report", "--no-browser") == 0
+    page = (tmp_path / "report" / "index.html").read_text()
+    assert "C++ compile" in page and "Loading compiled kernels" in page and "C++/Triton" not in page

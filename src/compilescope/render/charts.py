@@ -72,7 +72,7 @@ class CompileTimeChart:
     def legend(self) -> list[tuple[str, str]]:
         """(phase, label) of the phases that took any time, in pipeline order."""
         used = {p.phase for p in self.phases}
-        return [(p, label) for p, label in PHASES if p in used]
+        return [(p, self.labels.get(p, label)) for p, label in PHASES if p in used]
 
     @classmethod
     def from_results(cls, times: CompileTimes, options: ChartOptions = ChartOptions()) -> CompileTimeChart:
