@@ -30,11 +30,15 @@ import os
 import sys
 
 def _stdlib_module(name: str):
-    """compilescope.decompile.<name>, or the same file loaded by path (a child interpreter without compilescope)."""
+    """compilescope.decompile.<name>, or the same file loaded by path: a child interpreter without compilescope, or
+    whose compilescope is another copy than this file's (another version: its names may lack this one's)."""
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "decompile", f"{name}.py")
     try:
-        return importlib.import_module(f"compilescope.decompile.{name}")
+        module = importlib.import_module(f"compilescope.decompile.{name}")
+        if os.path.abspath(getattr(module, "__file__", "") or "") != path:
+            raise ImportError(f"compilescope.decompile.{name} is not {path}")
+        return module
     except ImportError:
-        path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "decompile", f"{name}.py")
         spec = importlib.util.spec_from_file_location(f"_compilescope_decompile_{name}", path)
         if spec is None or spec.loader is None:
             raise ImportError(f"compilescope.decompile.{name}: no module at {path}") from None
@@ -48,6 +52,7 @@ _names = _stdlib_module("recorded")
 ORIGINAL, TRANSFORMED_BYTECODE, TRANSFORMED, HEADER, CUDAGRAPH_SKIP, WARNING, RECORDERS, CRASH_FILE_PREFIX = (
     _names.ORIGINAL, _names.TRANSFORMED_BYTECODE, _names.TRANSFORMED, _names.HEADER, _names.CUDAGRAPH_SKIP,
     _names.WARNING, _names.RECORDERS, _names.CRASH_FILE_PREFIX)
+EXCEPTION_HEADER = _names.EXCEPTION_HEADER
 # The recorders on in this process, and whether the log was told so yet (once per log: each install starts anew).
 _recording = {"warnings": False, "cudagraph_skips": False, "crashes": False}
 _crash_file: dict = {}  # the open file faulthandler writes a crash to (run's child: for its life; capture(): the block)
@@ -205,6 +210,8 @@ def record_crashes(directory: str | None = None):
         faulthandler.enable(file=file, all_threads=True)
     _recording["crashes"], _told["log"] = True, False
     _crash_file["file"] = file  # (kept open without a tee: faulthandler holds only its descriptor)
+    _crash_file["path"], _crash_file["pid"] = path, os.getpid()
+    _record_exceptions()
 
     class Handle:
         def remove(self) -> None:
@@ -225,6 +232,102 @@ def record_crashes(directory: str | None = None):
                 pass
 
     return Handle()
+
+
+MAX_EXCEPTION_MESSAGE = 4000  # characters of str(exc) kept (a torch error can quote a whole graph)
+MAX_EXCEPTION_FRAMES = 100  # frames kept: the innermost, and OUTERMOST_FRAMES of the outermost (the user's script)
+OUTERMOST_FRAMES = 10
+MAX_TRACEBACK = 64_000  # characters of the traceback as Python prints it
+_exceptions: dict = {}  # the hooks installed (once a process), and the exception a capture() block let out
+
+
+def _record_exceptions() -> None:
+    """Chain sys.excepthook and threading.excepthook (once a process; they stay, passing every exception on): an
+    uncaught exception is written to the crash file (exception_text) while crashes are recorded, then handed to the
+    hook that was there before, which prints it as ever; the exit status is Python's. Not recorded: KeyboardInterrupt
+    (a Ctrl-C: `run` says the program was interrupted) and SystemExit (an exit the program chose; Python never passes
+    it to sys.excepthook, threading's hook drops it)."""
+    import threading
+
+    if _exceptions.get("installed"):
+        return
+    _exceptions["installed"] = True
+    previous, previous_thread = sys.excepthook, threading.excepthook
+
+    def excepthook(exc_type, exc, tb):
+        _record_uncaught(exc_type, exc, tb, None)
+        return previous(exc_type, exc, tb)
+
+    def thread_excepthook(args):
+        thread = args.thread.name if args.thread is not None else "?"
+        _record_uncaught(args.exc_type, args.exc_value, args.exc_traceback, thread)
+        return previous_thread(args)
+
+    sys.excepthook, threading.excepthook = excepthook, thread_excepthook
+
+
+def _record_uncaught(exc_type, exc, tb, thread: str | None) -> None:
+    try:
+        if exc_type is None or issubclass(exc_type, (KeyboardInterrupt, SystemExit)):
+            return
+        let_out = _exceptions.get("let_out")
+        if _crash_file.get("pid") == os.getpid():
+            path = _crash_file["path"]
+        elif thread is None and let_out is not None and _chains(exc, let_out[0]) and let_out[2] == os.getpid():
+            path = let_out[1]  # the exception a capture() block let out reached the top: the process ends with it
+        else:
+            return
+        data = exception_text(exc_type, exc, tb, thread).encode("utf-8", "replace")
+        file = _crash_file.get("file")
+        if path == _crash_file.get("path") and "tee" not in _crash_file and file is not None and not file.closed:
+            os.write(file.fileno(), data)  # at faulthandler's offset: a crash after this is written after it
+        else:
+            with open(path, "ab") as f:
+                f.write(data)
+    except Exception:  # noqa: BLE001 - the exception must still reach the hook that prints it
+        pass
+
+
+def _chains(exc, target) -> bool:
+    """exc is target, or was raised while handling it (its cause or context, at any depth)."""
+    seen = 0
+    while exc is not None and seen < 100:
+        if exc is target:
+            return True
+        exc, seen = exc.__cause__ or exc.__context__, seen + 1
+    return False
+
+
+def let_out(exc, directory: str) -> None:
+    """A capture() block ends with exc propagating: should it reach sys.excepthook, it is recorded in the crash file
+    of this process in directory (the block's own recorder has stopped by then)."""
+    if exc is None or isinstance(exc, (KeyboardInterrupt, SystemExit)):
+        return
+    _record_exceptions()
+    _exceptions["let_out"] = (exc, os.path.join(directory, f"{CRASH_FILE_PREFIX}{os.getpid()}.txt"), os.getpid())
+
+
+def exception_text(exc_type, exc, tb, thread: str | None) -> str:
+    """What the crash file holds of an uncaught exception (recorded.EXCEPTION_HEADER's line, then the traceback)."""
+    import json
+    import traceback
+
+    frames = [[f.filename, f.lineno, f.name] for f in traceback.extract_tb(tb)][::-1]  # innermost first
+    omitted = max(0, len(frames) - MAX_EXCEPTION_FRAMES)
+    if omitted:
+        frames = frames[:MAX_EXCEPTION_FRAMES - OUTERMOST_FRAMES] + frames[-OUTERMOST_FRAMES:]
+    try:
+        message = str(exc)
+    except Exception:  # noqa: BLE001 - an exception whose __str__ raises
+        message = "(its message could not be read)"
+    name = getattr(exc_type, "__qualname__", str(exc_type))
+    module = getattr(exc_type, "__module__", "builtins")
+    record = {"type": name if module in ("builtins", None) else f"{module}.{name}",
+              "message": message[:MAX_EXCEPTION_MESSAGE], "thread": thread, "frames": frames, "omitted": omitted}
+    printed = "".join(traceback.format_exception(exc_type, exc, tb))
+    if len(printed) > MAX_TRACEBACK:
+        printed = printed[:MAX_TRACEBACK // 2] + "\n...\n" + printed[-MAX_TRACEBACK // 2:]
+    return f"{EXCEPTION_HEADER}{json.dumps(record)}\n{printed.rstrip()}\n"
 
 
 class _CrashTee:

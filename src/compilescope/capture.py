@@ -262,7 +262,8 @@ def capture(
 
 class _Recorders:
     """Records into the trace, for the block: the transformed code of every frame compiled, and the warnings torch
-    prints on stderr only, CUDA graph skips among them; and a crash in native code beside it (bytecode_capture.py)."""
+    prints on stderr only, CUDA graph skips among them; and beside it a crash in native code, or the uncaught Python
+    exception that ended the process (bytecode_capture.py)."""
 
     def __init__(self, trace_dir: str | None):
         self.trace_dir = trace_dir
@@ -280,3 +281,9 @@ class _Recorders:
 
     def __exit__(self, *exc_info: object) -> None:
         self.handle.remove()
+        if self.trace_dir is not None and isinstance(exc_info[1], BaseException):
+            from .bytecode_capture import let_out
+
+            # Uncaught once out of the block, it ends the process: recorded beside the log then (not now: the
+            # program may yet catch it).
+            let_out(exc_info[1], self.trace_dir)

@@ -25,4 +25,10 @@ RECORDERS = "compilescope_recorders"
 # log when the process has died (runner.attach_crash_reports). String payload: faulthandler's text, as it wrote it.
 CRASH = "compilescope_crash"
 CRASH_FILE_PREFIX = "compilescope_crash_"
+# An uncaught Python exception that ended the process (sys.excepthook) or a thread (threading.excepthook) is written to
+# the same crash file, so that run appends it and the reader takes it as it does a native crash: a line
+# EXCEPTION_HEADER + JSON {"type" (qualified class name), "message" (str(exc), bounded), "thread" (null: the main
+# thread), "frames" (innermost first, each [file, line, function], bounded), "omitted" (frames left out)}, then the
+# traceback as Python prints it (bounded), for people. A process can record several (threads, then the main thread).
+EXCEPTION_HEADER = "Uncaught Python exception: "
 HEADER = "# compilescope: the code torch.compile runs instead of "  # + co_name + " (what it is)"
