@@ -125,8 +125,9 @@ class Diagnoser:
             argv=list(prog.argv), env={k: v for k, v in env.items() if v is not None}, returncode=result.returncode,
             seconds=time.monotonic() - start, timed_out=result.timed_out, output_tail=_tail(output), cwd=cwd,
             signal=result.signal_name,
-            # (the crash of the process whose log the stage reads first: that log names its compiled code)
-            crash_texts=[c.text for c in sorted(result.crashes, key=lambda c: c.log != log)],
+            # (the crash of the process whose log the stage reads first: that log names its compiled code). Native
+            # crashes only: a stage whose program raised is judged by its errors and output, as before run recorded it.
+            crash_texts=[c.text for c in sorted(result.crashes, key=lambda c: c.log != log) if not c.exception],
         )
         self.outputs[name] = output
         if result.interrupted:

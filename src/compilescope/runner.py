@@ -20,7 +20,7 @@ from collections.abc import Collection
 from dataclasses import dataclass, field
 
 from .errors import CompilescopeError
-from .ingest.crash_files import crash_files, crash_record, log_of
+from .ingest.crash_files import crash_files, crash_headline, crash_record, ending_exception, log_of
 from .ingest.discover import find_logs, is_trace_log, rank_of
 
 DEFAULT_TRACE_ROOT = "compilescope_traces"
@@ -44,7 +44,7 @@ class RunResult:
     timed_out: bool = False
     interrupted: bool = False  # Ctrl-C (SIGINT) while it ran
     terminated: bool = False  # compilescope was sent SIGTERM while it ran: the program was stopped
-    crashes: list[CrashReport] = field(default_factory=list)  # processes that crashed in native code
+    crashes: list[CrashReport] = field(default_factory=list)  # processes that crashed, or an exception ended
 
     @property
     def signal_name(self) -> str | None:
@@ -59,7 +59,8 @@ class RunResult:
 
 @dataclass
 class CrashReport:
-    """A process of the run that crashed in native code, with the stack faulthandler wrote (record_crashes)."""
+    """A process of the run that crashed in native code, with the stack faulthandler wrote (record_crashes), or that an
+    uncaught Python exception ended (its record in the same file)."""
 
     pid: int
     text: str  # as faulthandler wrote it: "Fatal Python error: Segmentation fault", then each thread's stack
@@ -67,8 +68,13 @@ class CrashReport:
 
     @property
     def headline(self) -> str:
-        first = next((line.strip() for line in self.text.splitlines() if line.strip()), "")
-        return first.removeprefix("Fatal Python error: ") or "a crash"
+        """"Segmentation fault", or "AssertionError: ..." for an uncaught exception."""
+        return crash_headline(self.text)
+
+    @property
+    def exception(self) -> bool:
+        """An uncaught Python exception ended it (Python printed its traceback already), not a crash in native code."""
+        return ending_exception(self.text) is not None
 
 
 def program(words: list[str], module: str | None = None, is_command: bool = False) -> Program:

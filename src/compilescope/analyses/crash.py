@@ -8,6 +8,10 @@ call first):" (the thread that crashed; the others are "Thread 0x...") and its f
 `  File "path", line N in function`. A crash in a thread Python does not know (an OpenMP thread of Inductor's C++
 kernel, a CUDA driver thread) has no current thread: every thread is "Thread 0x...", newest first, so the main
 thread is the last.
+
+An uncaught Python exception that ended the process (a job whose ranks raised outside any compilation: torch logs
+nothing of it either) is recorded in the same file, as a JSON line (ingest/crash_files.py, uncaught_exceptions), and
+read here as a crash of its own kind (Crash.exception): "stopped with AssertionError: ... raised at ...".
 """
 
 from __future__ import annotations
@@ -16,7 +20,8 @@ import os
 from dataclasses import field
 from typing import Any
 
-from ..decompile.recorded import CRASH
+from ..decompile.recorded import CRASH, EXCEPTION_HEADER
+from ..ingest.crash_files import ending_exception, exception_said
 from ..lazy_regex import lazy_compile
 from ..model.trace import Trace
 from .userloc import UserLocation, is_framework_file
@@ -73,6 +78,9 @@ class Crash:
     record: int | None = None
     # For each frame, its line of generated output code where it is in a compilation's (else None): the stack links each.
     generated: list[GeneratedLine | None] = field(default_factory=list)
+    # An uncaught Python exception ended it (error: "AssertionError: its message's first line"), not native code
+    exception: bool = False
+    thread: str | None = None  # the exception's thread, when not the main thread's (the process went on)
 
     @property
     def stack(self) -> list[tuple[UserLocation, GeneratedLine | None]]:
@@ -112,12 +120,24 @@ class Crash:
     def headline(self) -> str:
         """"Segmentation fault in __init__.py:519 (string_at)": what killed it, and where Python was."""
         where = self.where
+        if self.exception:  # (the function named here when it is the user's: called_from leaves it out then)
+            user = f" in {where.function}" if where is not None and where is self.user_frame and where.function else ""
+            return self.error + (f" raised at {where.short}{user}" if where else "")
         return self.error + (f" in {where.short} ({where.function})" if where else "")
+
+    @property
+    def ending(self) -> str:
+        """How the process ended, after a rank or "the program": "crashed: ...", or "stopped with ..."."""
+        if not self.exception:
+            return f"crashed: {self.said}"
+        return f"stopped with {self.said}" if self.thread is None else f"lost thread {self.thread} to {self.said}"
 
     @property
     def circumstances(self) -> list[str]:
         """What else the stack tells: whose compiled code ran, in which thread, from which line of the user's."""
         said = [self.during] if self.during else []
+        if self.thread is not None:
+            said.append(f"in thread {self.thread}")
         if self.other_thread:
             said.append("in a thread of native code (faulthandler names no Python thread: an OpenMP or a driver thread)")
         if self.called_from:
@@ -128,6 +148,8 @@ class Crash:
     def called_from(self) -> str | None:
         """"called from hf_gpt2_static_cache.py:22 in main": the user's line on the crashed stack."""
         user = self.user_frame
+        if self.exception and user is not None and user is self.where:  # (raised there: the headline names it)
+            return None
         return f"called from {user.short}" + (f" in {user.function}" if user.function else "") if user else None
 
     @property
@@ -143,7 +165,8 @@ class Crash:
                 "other_thread": self.other_thread, "file": self.file, "record": self.record,
                 "generated": [g.to_json() if g else None for g in self.generated],
                 "where": self.where.to_json() if self.where else None,
-                "user_frame": self.user_frame.to_json() if self.user_frame else None, "text": self.text}
+                "user_frame": self.user_frame.to_json() if self.user_frame else None, "text": self.text,
+                "exception": self.exception, "thread": self.thread, "ending": self.ending}
 
 
 @dataclass
@@ -172,7 +195,9 @@ def _error_named(header: str) -> str:
 
 def parse_crash(text: str, output_code: dict[str, tuple[str, int, int]] | None = None) -> Crash:
     """faulthandler's text; output_code: the stem of each output code file the log holds -> (its compile id, its
-    artifact number, the empty lines its page drops before line 1)."""
+    artifact number, the empty lines its page drops before line 1). An uncaught exception's record: parse_exception."""
+    if text.startswith(EXCEPTION_HEADER):
+        return parse_exception(text, output_code)
     error = ""
     threads: list[tuple[bool, list[UserLocation]]] = []
     for line in text.splitlines():
@@ -196,16 +221,31 @@ def parse_crash(text: str, output_code: dict[str, tuple[str, int, int]] | None =
     else:
         crashed = next((frames for is_current, frames in threads if is_current), [])
     crash = Crash(error or "a crash", crashed, len(threads), text, other_thread=other_thread)
-    crash.generated = [generated_line(f, output_code) for f in crashed]
+    return _placed(crash, output_code)
+
+
+def _placed(crash: Crash, output_code: dict[str, tuple[str, int, int]]) -> Crash:
+    """crash with its frames placed: in which compilation's generated code, in the user's code, while compiling."""
+    crash.generated = [generated_line(f, output_code) for f in crash.frames]
     first = next((g for g in crash.generated if g is not None), None)
     if first is not None:
         crash.compile_id, crash.code_artifact, crash.code_line = first.compile_id, first.artifact, first.line
     generated_files = {f.filename for f, g in crash.stack if g is not None}
-    crash.user_frame = next((f for f in crashed if not is_framework_file(f.filename) and f.filename not in generated_files),
-                            None)
+    crash.user_frame = next((f for f in crash.frames
+                             if not is_framework_file(f.filename) and f.filename not in generated_files), None)
     crash.compiling = crash.compile_id is None and any(f.filename.replace("\\", "/").endswith(_COMPILING)
-                                                       for f in crashed)
+                                                       for f in crash.frames)
     return crash
+
+
+def parse_exception(text: str, output_code: dict[str, tuple[str, int, int]] | None = None) -> Crash:
+    """The uncaught exception a crash file's text records that ended the process (crash_files.ending_exception)."""
+    exc = ending_exception(text)
+    if exc is None:
+        return Crash("an uncaught exception", [], 0, text, exception=True)
+    frames = [UserLocation(file, line, function, None) for file, line, function in exc.frames]
+    crash = Crash(exception_said(exc), frames, 1, text, exception=True, thread=exc.thread)
+    return _placed(crash, output_code or {})
 
 
 def generated_line(frame: UserLocation, output_code: dict[str, tuple[str, int, int]]) -> GeneratedLine | None:

@@ -291,8 +291,27 @@ class MultiRankResults:
 
     @property
     def crashes(self) -> list[tuple[int, RankCrash]]:
-        """Every native crash the ranks recorded, as (rank, crash), in rank order."""
+        """Every crash (native, or an uncaught exception) the ranks recorded, as (rank, crash), in rank order."""
         return [(s.rank, crash) for s in self.by_rank for crash in s.crashes]
+
+    @property
+    def crash_endings(self) -> list[str]:
+        """Each way ranks ended, with the ranks that ended so: "both ranks stopped with AssertionError: ... raised at
+        ...", "rank 1 crashed: Segmentation fault ..."; in the order of the first rank of each."""
+        ranks: dict[str, list[int]] = {}
+        for rank, crash in self.crashes:
+            ranks.setdefault(crash.ending, []).append(rank)
+        everyone = len(self.summaries)
+        said = []
+        for ending, which in ranks.items():
+            if len(which) == everyone == 2:
+                who = "both ranks"
+            elif len(which) == everyone > 2:
+                who = f"all {everyone} ranks"
+            else:
+                who = f"{'rank' if len(which) == 1 else 'ranks'} {rank_list(which)}"
+            said.append(f"{who} {ending}")
+        return said
 
     def rank_in_detail(self, typed_path: str | None = None) -> RankInDetail | None:
         """The rank whose own log explains a divergence (its recompile of a compile id other ranks lack), and that log
@@ -574,7 +593,8 @@ def _cudagraph_divergence(ok: list[RankSummary]) -> Divergence | None:
 
 
 def _crash_divergence(ok: list[RankSummary]) -> Divergence | None:
-    """Some ranks died in native code (a segfault, an abort) and others did not, or died elsewhere: the others then
+    """Some ranks died in native code (a segfault, an abort) or of an exception and others did not, or died elsewhere:
+    the others then
     wait for the dead rank at their next collective, until a timeout or torchrun stops them."""
     said = {s.rank: tuple(c.said for c in s.crashes) for s in ok}
     if not any(said.values()):

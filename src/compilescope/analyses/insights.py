@@ -84,7 +84,7 @@ class Insights:
     # was stopped or crashed while compiling, or the log was cut). (compile id, the phase it was in)
     unfinished: list[tuple[str, str | None]] = field(default_factory=list)
     environment: Environment = field(default_factory=Environment)  # the versions and the GPU the run had
-    crashes: Crashes = field(default_factory=Crashes)  # the process died in native code (run recorded the stack)
+    crashes: Crashes = field(default_factory=Crashes)  # the process died in native code or of an uncaught exception
     # "[1/1]" -> "[1/1_1]": where a row named by a compilation (its compile time, its autotuning) links, the attempt
     # that compiled it, not the restarted one (status.compiled_attempts).
     compiled_attempts: dict[str, str] = field(default_factory=dict)
@@ -214,6 +214,11 @@ class _PythonLibrary:
 
 def _crash_finding(crash: Crash) -> Finding:
     said = crash.circumstances
+    if crash.exception:
+        return Finding(ERROR, "crash", f"the program {'stopped with' if crash.thread is None else 'lost a thread to'} "
+                       f"{crash.headline}", ", ".join(said) + ("; " if said else "")
+                       + "torch logged nothing of it: the uncaught exception was recorded by compilescope"
+                       + (f" in {crash.file} beside the log" if crash.file else " run"))
     return Finding(ERROR, "crash", f"the program crashed: {crash.headline}", ", ".join(said) + ("; " if said else "")
                    + "torch logged nothing of it: the stack is Python's faulthandler's, recorded by compilescope"
                    + (f" in {crash.file} beside the log" if crash.file else " run")

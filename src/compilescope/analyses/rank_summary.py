@@ -72,8 +72,8 @@ class GraphCollectives:
 
 @dataclass
 class RankCrash:
-    """The rank's process died in native code: its crash as the rank's report gives it (analyses/crash.py), less the
-    stack (which is in the rank's report)."""
+    """The rank's process died in native code or of an uncaught exception: its crash as the rank's report gives it
+    (analyses/crash.py), less the stack (which is in the rank's report)."""
 
     error: str  # as faulthandler named it: "Segmentation fault"
     said: str  # the crash in one line, for people (Crash.said)
@@ -81,12 +81,22 @@ class RankCrash:
     during: str = ""  # "while running [0/0]'s compiled code", "while compiling", or ""
     where: dict[str, Any] | None = None  # the innermost frame (a location, as in the one-log form)
     user_frame: dict[str, Any] | None = None  # the innermost frame of the user's code
+    # An uncaught Python exception ended it (error: "AssertionError: ..."); thread: its thread, when not the main one
+    exception: bool = False
+    thread: str | None = None
+
+    @property
+    def ending(self) -> str:
+        """After "rank N": "crashed: ...", "stopped with ..." (as Crash.ending)."""
+        if not self.exception:
+            return f"crashed: {self.said}"
+        return f"stopped with {self.said}" if self.thread is None else f"lost thread {self.thread} to {self.said}"
 
     @classmethod
     def of(cls, crash: Crash) -> RankCrash:
         return cls(crash.error, crash.said, crash.compile_id, crash.during,
                    crash.where.to_json() if crash.where else None,
-                   crash.user_frame.to_json() if crash.user_frame else None)
+                   crash.user_frame.to_json() if crash.user_frame else None, crash.exception, crash.thread)
 
 
 @dataclass

@@ -161,8 +161,12 @@ class RunCommand:
             how = f"was killed by {result.signal_name} (status {rc})" if result.signal_name else f"exited with status {rc}"
             print(f"compilescope: the program {how}; writing the report of what it traced", file=sys.stderr)
         for crash in result.crashes:
-            # faulthandler wrote to the trace directory, not to stderr: what Python would have printed, printed here
             where = f"added to {crash.log}" if crash.log else "its process wrote no log"
+            if crash.exception:  # (Python printed its traceback on stderr already)
+                print(f"compilescope: process {crash.pid} stopped with {crash.headline} (recorded, {where})",
+                      file=sys.stderr)
+                continue
+            # faulthandler wrote to the trace directory, not to stderr: what Python would have printed, printed here
             print(f"compilescope: process {crash.pid} crashed ({crash.headline}); its stack ({where}):\n"
                   f"{crash.text.rstrip()}", file=sys.stderr)
 

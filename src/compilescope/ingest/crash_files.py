@@ -1,5 +1,6 @@
 """The stacks Python's faulthandler wrote to a trace directory when a process died in native code, and the
-`compilescope_crash` record that carries one in a log.
+`compilescope_crash` record that carries one in a log. The same file holds an uncaught Python exception that ended the
+process (bytecode_capture._record_exceptions; uncaught_exceptions reads it).
 
 bytecode_capture.record_crashes turns faulthandler on, writing to `compilescope_crash_<pid>.txt` beside the process's
 log. Under `compilescope run` the parent appends that file to the log of the process with that pid once the program
@@ -25,7 +26,7 @@ import stat
 import zlib
 from typing import Callable
 
-from ..decompile.recorded import CRASH, CRASH_FILE_PREFIX
+from ..decompile.recorded import CRASH, CRASH_FILE_PREFIX, EXCEPTION_HEADER
 from ..model.records import dataclass
 from .lines import GLOG_PREFIX
 
@@ -145,3 +146,68 @@ def crash_record(pid: int, text: str, written: float, writer: str) -> bytes:
     lines = [f"V{when:%m%d %H:%M:%S.%f} {pid} {writer}:0] {json.dumps(envelope)}"]
     lines += [f"\t{line}" for line in payload.split("\n")]
     return ("\n".join(lines) + "\n").encode("utf-8")
+
+
+@dataclass
+class UncaughtException:
+    """One uncaught exception as bytecode_capture.exception_text wrote it (recorded.EXCEPTION_HEADER's line)."""
+
+    type: str  # "AssertionError", "torch._dynamo.exc.BackendCompilerFailed"
+    message: str
+    thread: str | None  # None: the main thread
+    frames: list[tuple[str, int, str]]  # innermost first: (file, line, function)
+    omitted: int  # frames left out between the innermost and the outermost
+
+
+MAX_MESSAGE = 4000  # as bytecode_capture keeps: a longer one is not its writing
+MAX_FRAMES = 100
+MAX_FIELD = 4096  # characters of a file name or function kept
+
+
+def uncaught_exceptions(text: str) -> list[UncaughtException]:
+    """The exceptions a crash file's text records, in the order written; [] for faulthandler's text. Untrusted: a
+    field of the wrong type drops its record, and every string is bounded."""
+    found = []
+    for line in text.splitlines():
+        if not line.startswith(EXCEPTION_HEADER):
+            continue
+        try:
+            record = json.loads(line[len(EXCEPTION_HEADER):])
+        except ValueError:
+            continue
+        if not isinstance(record, dict) or not isinstance(record.get("type"), str):
+            continue
+        thread, message, omitted = record.get("thread"), record.get("message"), record.get("omitted")
+        frames = [(f[0][:MAX_FIELD], f[1], f[2][:MAX_FIELD]) for f in (record.get("frames") or [])[:MAX_FRAMES]
+                  if isinstance(f, list) and len(f) == 3 and isinstance(f[0], str) and type(f[1]) is int
+                  and isinstance(f[2], str)] if isinstance(record.get("frames"), list) else []
+        found.append(UncaughtException(record["type"][:200], message[:MAX_MESSAGE] if isinstance(message, str) else "",
+                                       thread[:200] if isinstance(thread, str) else None, frames,
+                                       omitted if type(omitted) is int and omitted > 0 else 0))
+    return found
+
+
+def ending_exception(text: str) -> UncaughtException | None:
+    """Of the exceptions text records, the one that ended the process: the main thread's (the last), else the last
+    thread's."""
+    found = uncaught_exceptions(text)
+    return next((e for e in reversed(found) if e.thread is None), found[-1] if found else None)
+
+
+def exception_said(exc: UncaughtException) -> str:
+    """"AssertionError: the message's first line" (bounded), its class without its module: the exception in one line.
+    A first line that ends in ":" goes on with the next (torch's "backend='x' raised:" then the backend's error)."""
+    lines = [line.strip() for line in exc.message.splitlines() if line.strip()]
+    first = " ".join(lines[:2]) if len(lines) > 1 and lines[0].endswith(":") else (lines[0] if lines else "")
+    name = exc.type.rsplit(".", 1)[-1]
+    return f"{name}: {first[:300]}" if first else name
+
+
+def crash_headline(text: str) -> str:
+    """A crash file's first word on it: "Segmentation fault" (faulthandler's first line), or the exception that ended
+    the process."""
+    exc = ending_exception(text) if text.startswith(EXCEPTION_HEADER) else None
+    if exc is not None:
+        return exception_said(exc)
+    first = next((line.strip() for line in text.splitlines() if line.strip()), "")
+    return first.removeprefix("Fatal Python error: ") or "a crash"

@@ -11,7 +11,7 @@ from typing import Callable
 from .. import location
 from ..errors import CompilescopeError
 from ..wording import count
-from .crash_files import crash_files
+from .crash_files import crash_files, crash_headline, ending_exception
 from .lines import GLOG_PREFIX
 from ..model.records import dataclass
 
@@ -140,9 +140,10 @@ def _crashed_before_logging(directory: str) -> str:
         return ""
     if not crashed:
         return ""
-    said = next((line.strip() for line in crashed[0].text.splitlines() if line.strip()), "")
+    said = crash_headline(crashed[0].text)
+    how = "stopped with an uncaught exception" if ending_exception(crashed[0].text) else "died in native code"
     others = f" (and {count(len(crashed) - 1, 'other')})" if len(crashed) > 1 else ""
-    return (f"; but a process died in native code before torch logged anything: {os.path.basename(crashed[0].path)}"
+    return (f"; but a process {how} before torch logged anything: {os.path.basename(crashed[0].path)}"
             f"{others} says {said!r}")
 
 

@@ -122,11 +122,11 @@ def logs_findings_lines(logs: list[tuple[str, list[tuple[str, str]], str | None]
 def ranks_findings_lines(results: MultiRankResults, directory: str) -> list[str]:
     """Under the report of several ranks, what its landing page leads with: the ranks that crashed, then what
     differs between the ranks, and the command that says it rank by rank."""
-    found = [("error", f"rank {s.rank} crashed: {crash.said}") for s in results.summaries for crash in s.crashes]
+    found = [("error", ending) for ending in results.crash_endings]
     found += [("warning", results.analysis.ran_eagerly)] if results.analysis.ran_eagerly else []
     found += [("warning", d.title) for d in results.analysis.divergences]
     if not found:
-        # Not "none crashed": a log records only a native crash, and only where run or capture() watched for one; a
-        # rank that died of a Python exception outside a compilation (a job that exited 1) left a log that just ends.
+        # Not "none crashed": a log records a crash (native, or an uncaught exception) only where run or capture()
+        # watched for one; a log of a plain TORCH_TRACE run that just ends says nothing of why.
         return ["All ranks agree: no rank's log records a crash, and nothing compared differs between them."]
     return lead_lines("Between ranks:", found, f"rank by rank: compilescope summary {one_line(shlex.quote(directory))}")

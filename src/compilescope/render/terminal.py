@@ -585,11 +585,11 @@ def rank_summaries_renderable(results: MultiRankResults, in_detail: RankInDetail
     ranks = results.by_rank
     head = _Heading(results.source.rstrip('/').rsplit('/', 1)[-1], count(len(ranks), 'rank'))
     out: list[RenderableType] = [head, _RanksTable(ranks)]
-    crashes = results.crashes
-    for number, crash in crashes[:MAX_CRASH_LINES]:
-        out.append(TerminalText(f"rank {number} crashed: {one_line(crash.said)}", style="red"))
-    if len(crashes) > MAX_CRASH_LINES:
-        out.append(TerminalText(f"… {len(crashes) - MAX_CRASH_LINES} more crashes in --json", style="red"))
+    endings = results.crash_endings
+    for ending in endings[:MAX_CRASH_LINES]:
+        out.append(TerminalText(one_line(ending), style="red"))
+    if len(endings) > MAX_CRASH_LINES:
+        out.append(TerminalText(f"… {len(endings) - MAX_CRASH_LINES} more crashes in --json", style="red"))
     if results.analysis.ran_eagerly:
         out.append(TerminalText(f"{results.analysis.ran_eagerly} (the compile ids counted above are Dynamo's "
                                 "compilations, not compiled graphs)", style="yellow"))
