@@ -73,6 +73,9 @@ SCENARIOS = [
     Scenario("compiled_optimizer", "compiled_optimizer.py", gzip=True, env=RUN_ENV),
     # A custom op segfaults while the compiled code runs: the process dies, and run records faulthandler's stack.
     Scenario("native_crash", "native_crash.py", expect_rc=None, gzip=True, env=RUN_ENV),
+    # A backend asserts while torch compiles the second function: the uncaught exception ends the program (status 1),
+    # and run records it (the excepthook compilescope chains).
+    Scenario("uncaught_exception", "uncaught_exception.py", expect_rc=1, gzip=True, env=RUN_ENV),
     # Inductor's C++ kernel aborts in an OpenMP thread: faulthandler names no current thread.
     Scenario("kernel_abort", "kernel_abort.py", expect_rc=None, gzip=True, env=RUN_ENV),
     # Compiled autograd captures a second backward graph; torch logs why only with its verbose log on.
