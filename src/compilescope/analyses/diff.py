@@ -498,7 +498,10 @@ def run_facts(results: Results) -> RunFacts:
 
 
 def _crash(found: list[Crash], frame_of_cid: dict[str, str]) -> dict[str, Any] | None:
-    """The process's crash (a log is one process's: it has one at most), with the frame whose compiled code ran."""
+    """The process's crash (a log is one process's: it has one at most), with the frame whose compiled code ran. A
+    native crash only: an uncaught exception is not one for diff and check's no-crash (a program that raises a
+    compile error exits 1 and its failures say so)."""
+    found = [c for c in found if not c.exception]
     if not found:
         return None
     crash = found[0]

@@ -140,8 +140,10 @@ def _crashed_before_logging(directory: str) -> str:
         return ""
     if not crashed:
         return ""
-    said = crash_headline(crashed[0].text)
-    how = "stopped with an uncaught exception" if ending_exception(crashed[0].text) else "died in native code"
+    exception = ending_exception(crashed[0].text)
+    said = crash_headline(crashed[0].text) if exception else next(
+        (line.strip() for line in crashed[0].text.splitlines() if line.strip()), "")
+    how = "stopped with an uncaught exception" if exception else "died in native code"
     others = f" (and {count(len(crashed) - 1, 'other')})" if len(crashed) > 1 else ""
     return (f"; but a process {how} before torch logged anything: {os.path.basename(crashed[0].path)}"
             f"{others} says {said!r}")
