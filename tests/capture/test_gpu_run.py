@@ -236,7 +236,14 @@ def test_each_input_torch_made_dynamic_costs_one_recompile_and_is_said_as_such()
     [finding] = [f for f in ins.findings if f.section == "recompiles"]
     assert (finding.severity, finding.title) == ("info", "step recompiled 2 times, then ran with x's dimension 0 and "
                                                          "factor dynamic")
-    assert finding.detail == "failed guards: tensor 'x' size mismatch at index 0. expected 32, actual 48; factor == 2"
+    guards, cost = finding.detail.split("; its recompiles took ")
+    assert guards == "failed guards: tensor 'x' size mismatch at index 0. expected 32, actual 48; factor == 2"
+    # and what the two recompiles cost of all the compiling: [0/1] and [0/2]'s compile time, as the compile-time
+    # analysis measures each compile from its chromium events
+    took, total, share = re.fullmatch(r"([\d.]+) s of the ([\d.]+) s compiling \((\d+)%\)", cost).groups()
+    times = ins.compile_time
+    assert abs(float(took) - times.seconds_of(["[0/1]", "[0/2]"])) < 0.01 and abs(float(total) - times.total_s) < 0.01
+    assert int(share) == round(100 * times.seconds_of(["[0/1]", "[0/2]"]) / times.total_s)
     # the program's own output: every batch and factor ran (seven calls, three compiles)
     said = (cuda211("dynamic_batch.output.txt")).read_text().split("\n")
     assert [line.split()[:2] for line in said if line] == [["batch", "32"], ["batch", "48"], ["batch", "64"],
