@@ -351,10 +351,12 @@ def _rows(events: Iterable[dict]) -> tuple[list[TimelineRow], float | None]:
     return rows, first_ts
 
 
-# The kernels Inductor's output code defines, by the compiler that builds them: g++ for C++ (CPU), Triton for GPU.
-_CPP_KERNEL = lazy_compile(r"=\s*async_compile\.cpp(?:_pybinding)?\(")
-_TRITON_KERNEL = lazy_compile(r"=\s*async_compile\.triton\(")
-_OTHER_KERNEL = lazy_compile(r"=\s*async_compile\.(?!cpp\b|cpp_pybinding\b|triton\b)\w+\(")  # cuda (CUTLASS), halide
+# The kernels Inductor's output code defines (`name = async_compile.cpp_pybinding(...)`), by the compiler that builds
+# them: g++ for C++ (CPU), Triton for GPU, other (CUTLASS, Halide). Searched as bytes, chunk by chunk: output code can
+# be the largest payload of a log, and is never held whole for this.
+_KERNEL_CALLS = ((b"async_compile.cpp", "cpp"), (b"async_compile.triton(", "triton"), (b"async_compile.cuda(", "other"),
+                 (b"async_compile.halide(", "other"), (b"async_compile.rocm(", "other"))
+_LONGEST_CALL = max(len(needle) for needle, _ in _KERNEL_CALLS)
 _CPP_WRAPPER = '"cpp_wrapper": true'  # in compilation_metrics' inductor_config: a C++ wrapper, g++ even on a GPU
 KERNEL_COMPILE_LABELS = {frozenset({"cpp"}): "C++ compile", frozenset({"triton"}): "Triton compile"}
 
@@ -368,12 +370,13 @@ def kernel_compilers(trace: Trace) -> frozenset[str]:
         if isinstance(config, str) and _CPP_WRAPPER in config:
             found.add("cpp")
         for artifact in entry.artifacts:
-            if not artifact.name.startswith("inductor_output_code"):
+            if artifact.payload is None or not artifact.name.startswith("inductor_output_code"):
                 continue
-            code = trace.payload_text(artifact.payload)
-            for kind, pattern in (("cpp", _CPP_KERNEL), ("triton", _TRITON_KERNEL), ("other", _OTHER_KERNEL)):
-                if kind not in found and pattern.search(code):
-                    found.add(kind)
+            tail = b""  # the end of the chunk before, so that a call split between two chunks is found
+            for chunk in trace.payload_chunks(artifact.payload):
+                data = tail + chunk
+                found.update(kind for needle, kind in _KERNEL_CALLS if kind not in found and needle in data)
+                tail = data[-_LONGEST_CALL:]
     return frozenset(found)
 
 
