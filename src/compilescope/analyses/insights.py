@@ -13,12 +13,14 @@ from dataclasses import field
 from typing import TYPE_CHECKING, Any
 
 from ..lazy_regex import lazy_compile
+from ..model.ids import CompileId
 from ..model.trace import Trace
 from .autotuning import Autotuning, autotuning
 from .caches import Caches, caches
 from .cudagraphs import CudaGraphCompile, CudaGraphs, cudagraphs
 from .crash import STATIC_LAUNCHER_ADVICE, Crash, Crashes, crashes
 from .compile_time import PHASE_LABELS, CompileTimes, compile_times, ends_during, unfinished_compiles
+from .empty_graphs import EmptyGraphs, empty_graphs
 from .dynamic_shapes import FLOAT_SYMBOL, SIZE_SYMBOL, DynamicShapes, Specialization, dynamic_shapes, number_text
 from .environment import Environment, environment
 from .errors import CompileError, CompileErrors, compile_errors
@@ -88,6 +90,8 @@ class Insights:
     # "[1/1]" -> "[1/1_1]": where a row named by a compilation (its compile time, its autotuning) links, the attempt
     # that compiled it, not the restarted one (status.compiled_attempts).
     compiled_attempts: dict[str, str] = field(default_factory=dict)
+    # Compilations whose graph holds no operator; ran_eagerly where that is every one that compiled.
+    empty_graphs: EmptyGraphs = field(default_factory=EmptyGraphs)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -108,6 +112,7 @@ class Insights:
             "unread": self.unread.to_json(),
             "unfinished": [{"compile_id": cid, "phase": phase} for cid, phase in self.unfinished],
             "crashes": self.crashes.to_json(),
+            "empty_graphs": self.empty_graphs.to_json(),
             "runtime": self.runtime.to_json() if self.runtime else None,
         }
 
@@ -210,6 +215,26 @@ class _PythonLibrary:
         return [Finding(INFO, "errors" if self.errors else "recompiles" if self.frames else "graph_breaks",
                         f"Dynamo compiled code of Python's own library ({', '.join(files)})",
                         f"{'; '.join(what)}. torch called it from compiled code; nothing in your code to change.")]
+
+
+def _ran_eagerly(ins: Insights) -> list[Finding]:
+    """Every graph Dynamo made is empty: the compile ids, restarts and graph breaks below read as compiled code, and
+    none is. Where Dynamo stopped (its graph breaks) is why; without a break, it found no tensor operation."""
+    found = ins.empty_graphs
+    if not found.ran_eagerly:
+        return []
+    n = len(found.empty) + len(found.no_graph)
+    held = "its one compilation holds no operator" if n == 1 else f"none of its {n} compilations holds an operator"
+    def first_hit(b: GraphBreak) -> tuple:  # the program's first break first: where its first compilation stopped
+        ids = [CompileId.parse(c) for c in b.compile_ids]
+        return min((c.sort_key() for c in ids if c is not None), default=(float("inf"),))
+
+    breaks = [f"{b.location.short}{f' in {b.location.function}' if b.location.function else ''} ({b.reason})"
+              if b.location else b.reason for b in sorted(ins.graph_breaks.breaks, key=first_hit)]
+    where = (f"Dynamo broke the graph before any operation at {_names(breaks)}" if breaks
+             else "Dynamo found no tensor operation to put in a graph")
+    return [Finding(WARNING, "graph_breaks", "every graph Dynamo made is empty: your model ran eagerly",
+                    f"{where}; {held}, so nothing of the program ran compiled")]
 
 
 def _crash_finding(crash: Crash) -> Finding:
@@ -319,6 +344,7 @@ def findings(ins: Insights, export: ExportReport | None = None) -> list[Finding]
         out.append(Finding(ERROR, "compile_time", f"{ids} never finished compiling",
                            f"the log ends {during}: the program was stopped, crashed or was killed while compiling, "
                            "or the log was cut"))
+    out.extend(_ran_eagerly(ins))
     out.extend(_graph_break_findings([b for b in ins.graph_breaks.breaks
                                       if id(b) not in library.breaks and not b.by_torch]))
     ct = ins.compile_time
@@ -548,6 +574,7 @@ def insights(trace: Trace, runtime: Runtime | None = None, export: ExportReport 
         environment=environment(trace),
         crashes=crashes(trace),
         compiled_attempts=compiled_attempts(trace),
+        empty_graphs=empty_graphs(trace),
     )
     add_eager_lines(ins.graph_breaks, graph_break_sites(trace))
     link_specializations(ins.recompiles, ins.dynamic_shapes.specializations)

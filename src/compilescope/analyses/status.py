@@ -115,18 +115,24 @@ def status_counts(statuses: dict[CompileId | None, str]) -> dict[str, int]:
     return counts
 
 
-def count_words(counts: Mapping[str, int]) -> list[tuple[str, int, str]]:
+def count_words(counts: Mapping[str, int], no_graph: int = 0) -> list[tuple[str, int, str]]:
     """(status, count, words) for each status counted, in the order of STATUSES, as every page, card and diff line
     says them: "4 compiled (2 after a restart)", "2 restarted attempts". A compile after a restart ([0/0_1]) is one that
     compiled, counted with them; the attempt restarted before it ([0/0]) is not. A status this does not know is named
-    as it is."""
+    as it is.
+
+    no_graph: of those "ok", the compiles that made no graph at all (empty_graphs.made_no_graph). Their status is
+    tlparse's, but they are no compiled code: counted apart, "1 compiled, with no graph", styled as empty."""
     after_restart = counts.get(BREAK, 0)
-    compiled = counts.get(OK, 0) + after_restart
+    no_graph = min(no_graph, counts.get(OK, 0))
+    compiled = counts.get(OK, 0) + after_restart - no_graph
     found = []
     if after_restart and after_restart == compiled:  # every one after a restart: "2 compiled after a restart"
         found.append((BREAK, compiled, STATUS_LABELS[BREAK]))
     elif compiled:
         found.append((OK, compiled, STATUS_LABELS[OK] + (f" ({after_restart} after a restart)" if after_restart else "")))
+    if no_graph:
+        found.append((EMPTY, no_graph, "compiled, with no graph"))
     if counts.get(RESTARTED):
         found.append((RESTARTED, counts[RESTARTED], "restarted attempt" + ("" if counts[RESTARTED] == 1 else "s")))
     others = [s for s in STATUSES if s not in (OK, BREAK, RESTARTED)] + [s for s in counts if s not in STATUSES]
