@@ -15,8 +15,8 @@ from typing import Any
 from ..lazy_regex import lazy_compile
 from ..model.ids import NO_COMPILE_ID, CompileId
 from ..model.trace import Trace
-from .userloc import (UserLocation, inline_frame, is_framework_file, is_torch_file, last_code_frame, last_user_frame,
-                      section, traceback_frames)
+from .userloc import (UserLocation, inline_frame, is_framework_file, is_python_library_file, is_torch_file,
+                      last_code_frame, last_user_frame, section, traceback_frames)
 from ..model.records import dataclass
 
 ARTIFACT = "dynamo_graph_break_reason"
@@ -31,6 +31,14 @@ _SECTION_STARTS = ("Hint:", "Developer debug context:", "For more details")
 # purpose (torch/optim/optimizer.py's _use_grad, so that AOTAutograd sees the optimizer step as inference).
 EXPLICIT_BREAK = "Call to `torch._dynamo.graph_break()`"
 BY_TORCH_NOTE = "PyTorch's own code breaks the graph here on purpose: nothing in your code to change."
+# torch.compile(DistributedDataParallel(model)): Dynamo stops in DDP's own forward (torch/nn/parallel/distributed.py:
+# its logger, and _inside_ddp_forward, which torch marks skipped), not in the user's code. What to do is the known way
+# to compile a model under DDP, not torch's hints (which ask to remove a call from DDP's file).
+DDP_FILE = lazy_compile(r"(^|[/\\])torch[/\\]nn[/\\]parallel[/\\]distributed\.py$")
+_DYNAMO_FILE = lazy_compile(r"(^|[/\\])torch[/\\]_dynamo[/\\]")
+DDP_ADVICE = ("compile the model DDP wraps, DDP(torch.compile(model)), instead of DDP itself; or compile through DDP with "
+              "compiled DDP: torch._dynamo.config.optimize_ddp = \"python_reducer\" with compiled autograd")
+DDP_NOTE = f"Dynamo broke the graph in DistributedDataParallel's forward, not in your code: {DDP_ADVICE}."
 # The name Dynamo gives the code after a graph break (torch/_dynamo/resume_execution.py, since torch 2.1):
 # torch_dynamo_resume_in_<co_name>_at_<line>. The co_name is any function's, <lambda> and <genexpr> too; the line is
 # the last `_at_<digits>` (a function may be named f_at_3). Bounded: the name comes from an untrusted log. (Older
@@ -83,6 +91,8 @@ class GraphBreak:
     # The call Dynamo did not trace still ran the functions it calls, and Dynamo compiled those as frames of their
     # own (an LR scheduler's wrapper of opt.step, in a file Dynamo skips, then Adam.step compiled as [2/0]).
     compiled_callees: list[CompiledCallee] = field(default_factory=list)
+    # Its stack passes through torch/nn/parallel/distributed.py: DDP's forward, compiled with torch.compile(DDP(model)).
+    in_ddp_forward: bool = False
 
     @property
     def by_torch(self) -> bool:
@@ -93,7 +103,7 @@ class GraphBreak:
     @property
     def note(self) -> str | None:
         """What the report says in place of torch's hints, which ask to remove a call in torch's own file."""
-        return BY_TORCH_NOTE if self.by_torch else None
+        return BY_TORCH_NOTE if self.by_torch else DDP_NOTE if self.in_ddp_forward else None
 
     @property
     def callees_text(self) -> str | None:
@@ -114,6 +124,7 @@ class GraphBreak:
             "eager_lines": [{"filename": e.filename, "line": e.line, "code": e.code} for e in self.eager_lines],
             "resume_functions": self.resume_functions,
             "by_torch": self.by_torch,
+            "in_ddp_forward": self.in_ddp_forward,
             "compiled_callees": [c.to_json() for c in self.compiled_callees],
         }
 
@@ -209,18 +220,36 @@ def _artifact_location(text: str) -> UserLocation | None:
     return there[-1] if there else UserLocation(filename, line, None, None)
 
 
+def _through_ddp(text: str, location: UserLocation | None) -> bool:
+    """The break is in DistributedDataParallel's own code: at a line of its file, or in what that line called of
+    Python's library (contextlib, for the skipped _inside_ddp_forward) and of Dynamo's polyfills. A break in the user's
+    model, under DDP's forward, is the user's."""
+    frames = traceback_frames(section(text, "User code traceback:") or text)
+    if location is not None and (not frames or frames[-1].key != location.key):
+        frames.append(location)
+    for frame in reversed(frames):  # innermost first
+        if DDP_FILE.search(frame.filename):
+            return True
+        if not (is_python_library_file(frame.filename) or _DYNAMO_FILE.search(frame.filename)):
+            return False
+    return False
+
+
 def compilation_key(compile_id: CompileId | None) -> str:
     """`[1/0]` for `[1/0_1]`: attempts of one compilation count once."""
     return str(dataclasses.replace(compile_id, attempt=0)) if compile_id else NO_COMPILE_ID
 
 
 def graph_breaks(trace: Trace) -> GraphBreaks:
-    events: list[tuple[str, dict[str, Any], UserLocation | None]] = []  # (compile id, parsed, location)
+    # (compile id, parsed, location, through DDP's forward)
+    events: list[tuple[str, dict[str, Any], UserLocation | None, bool]] = []
     for entry in trace.compiles.values():
         for artifact in entry.artifacts:
             if artifact.name == ARTIFACT:
                 text = trace.payload_text(artifact.payload)
-                events.append((compilation_key(entry.compile_id), parse_reason(text), _artifact_location(text)))
+                location = _artifact_location(text)
+                events.append((compilation_key(entry.compile_id), parse_reason(text), location,
+                               _through_ddp(text, location)))
     source = ARTIFACT if events else None
     if not events:
         for entry in trace.compiles.values():
@@ -232,11 +261,12 @@ def graph_breaks(trace: Trace) -> GraphBreaks:
                 if location is None:
                     frames = [f for f in traceback_frames(text) if not is_framework_file(f.filename)]
                     location = frames[-1] if frames else None
-                events.append((compilation_key(entry.compile_id), parse_reason(text), location))
+                events.append((compilation_key(entry.compile_id), parse_reason(text), location,
+                               _through_ddp(text, location)))
         source = "restart_reasons" if events else None
 
     by_key: dict[tuple, GraphBreak] = {}
-    for compile_key, parsed, location in events:
+    for compile_key, parsed, location, in_ddp in events:
         key = (parsed["reason"], location.key if location else None)
         found = by_key.get(key)
         if found is None:
@@ -244,6 +274,7 @@ def graph_breaks(trace: Trace) -> GraphBreaks:
                 reason=parsed["reason"], location=location, context=parsed["context"],
                 explanation=parsed["explanation"], hints=parsed["hints"], docs_url=parsed["docs_url"], text=parsed["text"],
             )
+        found.in_ddp_forward = found.in_ddp_forward or in_ddp
         # A restarted attempt may log the same break again: count compilations, not log lines.
         if compile_key not in found.compile_ids:
             found.compile_ids.append(compile_key)

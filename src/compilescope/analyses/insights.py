@@ -25,7 +25,7 @@ from .dynamic_shapes import FLOAT_SYMBOL, SIZE_SYMBOL, DynamicShapes, Specializa
 from .environment import Environment, environment
 from .errors import CompileError, CompileErrors, compile_errors
 from .export import ExportReport, export_report
-from .graph_breaks import GraphBreak, GraphBreaks, function_label, graph_breaks
+from .graph_breaks import DDP_ADVICE, GraphBreak, GraphBreaks, function_label, graph_breaks
 from .recompiles import (BACKWARD_LABEL_HELP, BACKWARD_REASONS_HINT, CHANGE_LABELS, FrameRecompiles, Recompiles, link_specializations,
                          recompiles)
 from .torch_warnings import (AUTOTUNE_CANDIDATE_FAILED, COND_ONE_BRANCH, ITEM_BREAK, PENDING_BACKWARD, RECOMPILE_LIMIT,
@@ -196,7 +196,7 @@ class _PythonLibrary:
 
         return cls({id(e): e for e in ins.errors.errors if inside(e.location)},
                    {id(f): f for f in ins.recompiles.frames if f.filename and is_python_library_file(f.filename)},
-                   {id(b): b for b in ins.graph_breaks.breaks if inside(b.location)})
+                   {id(b): b for b in ins.graph_breaks.breaks if inside(b.location) and not b.in_ddp_forward})
 
     def findings(self) -> list[Finding]:
         if not (self.errors or self.frames or self.breaks):
@@ -235,6 +235,21 @@ def _ran_eagerly(ins: Insights) -> list[Finding]:
              else "Dynamo found no tensor operation to put in a graph")
     return [Finding(WARNING, "graph_breaks", "every graph Dynamo made is empty: your model ran eagerly",
                     f"{where}; {held}, so nothing of the program ran compiled")]
+
+
+def _breaks_in_ddp(breaks: list[GraphBreak]) -> list[Finding]:
+    """torch.compile(DistributedDataParallel(model)) breaking in DDP's own code (its logger; contextlib, for the
+    _inside_ddp_forward torch skips): one finding with the known way to compile under DDP, not torch's hints, which
+    ask to remove a call from DDP's file, nor "nothing in your code to change"."""
+    ours = [b for b in breaks if b.in_ddp_forward]
+    if not ours:
+        return []
+    where = _names([f"{b.location.short}{f' in {b.location.function}' if b.location.function else ''}"
+                    if b.location else b.reason for b in ours])
+    compiles = list(dict.fromkeys(cid for b in ours for cid in b.compile_ids))
+    return [Finding(WARNING, "graph_breaks", f"Dynamo breaks the graph in DistributedDataParallel's forward "
+                                             f"({count(len(compiles), 'compilation')})",
+                    f"at {where}, DDP's code, not yours: {DDP_ADVICE}")]
 
 
 def _crash_finding(crash: Crash) -> Finding:
@@ -345,8 +360,9 @@ def findings(ins: Insights, export: ExportReport | None = None) -> list[Finding]
                            f"the log ends {during}: the program was stopped, crashed or was killed while compiling, "
                            "or the log was cut"))
     out.extend(_ran_eagerly(ins))
+    out.extend(_breaks_in_ddp(ins.graph_breaks.breaks))
     out.extend(_graph_break_findings([b for b in ins.graph_breaks.breaks
-                                      if id(b) not in library.breaks and not b.by_torch]))
+                                      if id(b) not in library.breaks and not b.by_torch and not b.in_ddp_forward]))
     ct = ins.compile_time
     causes: dict[tuple, list[FrameRecompiles]] = {}
     for frame in ins.recompiles.frames:
