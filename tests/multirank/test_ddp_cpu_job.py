@@ -68,6 +68,17 @@ def test_the_recompile_is_one_line_with_its_restart_and_its_reason(fleet):
     assert f"[0/1] compiled only on rank 1 (restarted as [0/1_1]): {reason}" in unescape(fleet.html)
 
 
+def test_the_groups_count_compilations_with_their_restarts_apart(fleet):
+    # Every compilation restarts at DDP's break but the resume function [3/0]: 7 and 9 compile ids are 4 and 5
+    # compilations, counted by their ids without the attempt.
+    ids = {rank: _ids(RANK_LOGS[rank]) for rank in (0, 1)}
+    compilations = {rank: {cid.split("_")[0].rstrip("]") + "]" for cid in found} for rank, found in ids.items()}
+    assert {rank: (len(compilations[rank]), len(ids[rank])) for rank in (0, 1)} == {0: (4, 7), 1: (5, 9)}
+    groups = {tuple(g["ranks"]): g["what"] for g in fleet.divergence("compile_ids")["groups"]}
+    assert groups == {(0,): "4 compilations (7 attempts: 3 restarted)", (1,): "5 compilations (9 attempts: 4 restarted)"}
+    assert "7 compile ids" not in unescape(fleet.html)
+
+
 def test_summary_json_of_the_directory_says_the_same(capsys):
     from ..conftest import run_cli
 

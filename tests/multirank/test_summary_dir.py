@@ -127,7 +127,8 @@ def test_terminal_one_row_per_rank_then_divergences():
     assert "DIFFERS  The same compile ended differently on different ranks" in text
     assert "├── ranks 0, 2: [0/0] failed\n├── ranks 1, 3: [0/0] succeeded" in text
     assert "DIFFERS  Ranks compiled different sets of compile ids" in text
-    assert "├── ranks 0, 2: 1 compile id\n├── rank 1: 15 compile ids\n├── rank 3: 7 compile ids" in text
+    # Their logs' compile ids: [0/0]; [0/0]-[0/14]; [0/0]-[0/6], none restarted (attempt 0 each).
+    assert "├── ranks 0, 2: 1 compilation\n├── rank 1: 15 compilations\n├── rank 3: 7 compilations" in text
     assert "DIFFERS  Ranks had different cache hit/miss sequences" in text
     assert "… 11 more in --json" in text  # 14 compile ids differ; 3 are shown
     assert "agree" not in text
@@ -136,7 +137,7 @@ def test_terminal_one_row_per_rank_then_divergences():
 def test_terminal_runtime_ranks_shortened_and_misnamed_logs_noted():
     text = terminal(peer_dir("multi_rank_runtime"))
     assert "7 ranks" in text.splitlines()[0]
-    assert "ranks 0-4: 4 compile ids" in text and "ranks 5, 6: 2 compile ids" in text
+    assert "ranks 0-4: 4 compilations" in text and "ranks 5, 6: 2 compilations" in text
     assert "DIFFERS  Ranks compiled graphs with different tensor metadata (shapes, strides, dtypes)" in text
     assert "note: rank 5: dedicated_log_torch_trace_rank_5.log is named for rank 5 but its records carry rank" in text
 

@@ -440,7 +440,7 @@ def _compile_id_divergence(ok: list[RankSummary]) -> Divergence | None:
     [0/1_1])"): a line of their own read as another graph those ranks compiled, and the reason, which the ranks key by
     the compilation, went to neither line or the other."""
     sets = {s.rank: frozenset(s.compile_ids) for s in ok}
-    groups = _group(sets, lambda ids: ids, lambda ids: count(len(ids), "compile id"))
+    groups = _group(sets, lambda ids: ids, _compilations_text)
     if len(groups) < 2:
         return None
     reasons = {s.rank: s.recompile_reasons for s in ok}
@@ -464,6 +464,16 @@ def _compile_id_divergence(ok: list[RankSummary]) -> Divergence | None:
         details.append(f"{first} compiled only on {'rank' if len(ranks) == 1 else 'ranks'} {rank_list(ranks)}{restarted}"
                        f"{because}")
     return Divergence(COMPILE_IDS, groups, _capped(details), explained_by)
+
+
+def _compilations_text(ids: Iterable[str]) -> str:
+    """"4 compilations (7 attempts: 3 restarted)": a rank's compile ids as compilations, its restarted attempts apart.
+    Counted as compile ids, a job whose every compilation restarts at a graph break (torch.compile(DDP(model))) read
+    "7 compile ids" against "9" for 4 compilations against 5."""
+    attempts = list(ids)
+    compilations = len({compilation_id(cid) for cid in attempts})
+    restarted = len(attempts) - compilations  # each compilation's earlier attempts: Dynamo restarted them
+    return count(compilations, "compilation") + (f" ({len(attempts)} attempts: {restarted} restarted)" if restarted else "")
 
 
 def _status_divergence(ok: list[RankSummary]) -> Divergence | None:
