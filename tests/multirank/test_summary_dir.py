@@ -98,7 +98,7 @@ def test_json_multi_rank_runtime_seven_ranks_5_and_6_apart(capsys):
 
 def test_every_multi_rank_key_is_documented(capsys):
     documented = _documented_keys()
-    data_keyed = ("statuses", "recompile_reasons", "compile_times_s", "runtimes_ns", "tensor_meta", "scheduled", "in_code", "by_rank")
+    data_keyed = ("statuses", "recompile_reasons", "compile_times_s", "graph_collectives", "runtimes_ns", "tensor_meta", "scheduled", "in_code", "by_rank")
     paths = set()
     for name in ("multi_rank_logs", "multi_rank_runtime", "graph_exec_order_tests"):
         paths |= set(_paths(summary_json(capsys, peer_dir(name), "-j", "1")))

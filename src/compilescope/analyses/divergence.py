@@ -87,6 +87,9 @@ class Divergence:
     # The rank whose own log says why, in full (its summary): for compile ids some ranks only have, the first rank that
     # recompiled for one of them. None where no one rank does.
     explained_by: int | None = None
+    # What it means for the job, where the logs say: for compile ids, whether the graphs that differ call collectives
+    # (a rank that runs one waits for ranks that never will: a hang) or not (no wait inside them); None where unknown.
+    consequence: str | None = None
 
     @property
     def title(self) -> str:
@@ -463,7 +466,35 @@ def _compile_id_divergence(ok: list[RankSummary]) -> Divergence | None:
         restarted = f" (restarted as {', '.join(restarts)})" if restarts else ""
         details.append(f"{first} compiled only on {'rank' if len(ranks) == 1 else 'ranks'} {rank_list(ranks)}{restarted}"
                        f"{because}")
-    return Divergence(COMPILE_IDS, groups, _capped(details), explained_by)
+    return Divergence(COMPILE_IDS, groups, _capped(details), explained_by, _compile_ids_consequence(ok, _only_on(sets)))
+
+
+def _compile_ids_consequence(ok: list[RankSummary], only_on: Mapping[str, list[int]]) -> str | None:
+    """Whether the compile ids only some ranks have can hang the job: only where their graphs call a collective (those
+    ranks wait in it for ranks that never call it). Without one they are harmless to the others, and said so; where a
+    rank logged no graph for one (a compile that never finished), nothing is said."""
+    by_rank = {s.rank: s for s in ok}
+    calls: dict[str, set[str]] = defaultdict(set)
+    for cid, ranks in only_on.items():
+        for rank in ranks:
+            calls[cid].update(by_rank[rank].graph_collectives.get(cid, []))
+    with_collectives = sorted((cid for cid, kinds in calls.items() if kinds), key=_graph_sort_key)
+    if with_collectives:
+        kinds = sorted(set().union(*(calls[cid] for cid in with_collectives)))
+        return (f"This may lead to hangs or timeouts during distributed execution: {_listed(with_collectives)} "
+                f"{'calls' if len(with_collectives) == 1 else 'call'} collectives ({', '.join(kinds)}) that only some "
+                "ranks compiled, and a rank that runs one waits for the ranks that never will.")
+    if not only_on or any(cid not in by_rank[rank].ops_known for cid, ranks in only_on.items() for rank in ranks):
+        return None
+    if all(cid in by_rank[rank].no_operator for cid, ranks in only_on.items() for rank in ranks):
+        return ("No hang from this: the compile ids that differ compiled no operator (restarted attempts, empty "
+                "graphs), so no collective of theirs keeps another rank waiting.")
+    return ("No hang from this: the graphs that differ call no collective, so no rank waits for another inside them; "
+            "the ranks that compiled them only spent longer compiling.")
+
+
+def _listed(items: list[str]) -> str:
+    return ", ".join(items[:4]) + (f" and {len(items) - 4} more" if len(items) > 4 else "")
 
 
 def _compilations_text(ids: Iterable[str]) -> str:

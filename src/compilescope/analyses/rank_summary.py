@@ -23,7 +23,8 @@ from .compile_time import compile_times
 from .crash import Crash, crashes
 from .cudagraphs import cudagraphs
 from .environment import environment
-from .status import BREAK, failed_compiles
+from .empty_graphs import made_no_graph
+from .status import BREAK, ERROR, RESTARTED, failed_compiles
 from .torch_warnings import torch_warnings
 from .graph_breaks import graph_breaks
 from .recompiles import recompiles
@@ -37,6 +38,10 @@ COLLECTIVE_SCHEDULE = "inductor_collective_schedule"
 RUNTIME_AND_TENSOR_META = "inductor_runtime_and_tensor_meta"
 GRAPH_EXECUTION = "graph_execution"
 OUTPUT_CODE = "inductor_output_code"
+# The graphs a compile logs, as text, whose calls are the ops it runs (a collective in one is a call of
+# torch.ops._c10d_functional).
+GRAPHS_WITH_OPS = ("dynamo_output_graph", "optimize_ddp_split_graph", "compiled_autograd_graph", "aot_forward_graph",
+                   "aot_backward_graph", "aot_inference_graph", "aot_joint_graph")
 CACHE_STATES = ("hit", "miss", "bypass")
 
 # c10d functional calls in Inductor's output code: torch.ops._c10d_functional.<op>.default(
@@ -146,6 +151,15 @@ class RankSummary:
     # number of compile ids says: torch.compile(DistributedDataParallel(model)) on torch 2.13 breaks in DDP's forward
     # and the model runs eagerly.
     graph_ops: int | None = None
+    # compile id -> the collectives its graphs call (Dynamo's, AOTAutograd's, compiled autograd's, DDPOptimizer's graph,
+    # Inductor's collective schedule), sorted; only compile ids with one. Whether a compile id only some ranks compiled
+    # can keep the others waiting (analyses/divergence.py).
+    graph_collectives: dict[str, list[str]] = field(default_factory=dict)
+    # Compile ids whose ops the log shows: a graph logged, or no_operator. Of the others (a compile that never
+    # finished) nothing is known.
+    ops_known: list[str] = field(default_factory=list)
+    # Compile ids that compiled no operator: graph_op_count 0, no graph at all, a restarted attempt, a failed compile.
+    no_operator: list[str] = field(default_factory=list)
     ran_on: dict[str, str] = field(default_factory=dict)  # the versions and the GPU its log names (analyses/environment.py)
     recompiles: int = 0  # recompiles as the rank's report counts them (a restarted attempt is not another)
     # Each recompilation -> the guard whose failure caused it, as torch wrote it (its recompiles analysis: the newest
@@ -313,6 +327,19 @@ def _summarize_compile(trace: Trace, entry: Compile, key: str, summary: RankSumm
             has_code = True
     if schedules and has_code:
         summary.collectives.append(_collectives(key, entry.dir_name, schedules, in_code, waits))
+    kinds: set[str] = {k for ops in schedules for k in map(collective_kind, ops) if k}
+    graphs = [a for a in entry.artifacts if a.name in GRAPHS_WITH_OPS and a.payload is not None]
+    for a in graphs:
+        kinds.update(k for op in _C10D_CALL.findall(_COMMENT.sub("", trace.payload_text(a.payload)))
+                     if (k := collective_kind(op)))
+    if kinds:
+        summary.graph_collectives[key] = sorted(kinds)
+    ops = (entry.metrics or {}).get("graph_op_count")
+    if (ops == 0 and type(ops) is int) or made_no_graph(entry.metrics) or summary.statuses.get(key) in (RESTARTED, ERROR):
+        summary.no_operator.append(key)
+        summary.ops_known.append(key)
+    elif graphs or schedules:
+        summary.ops_known.append(key)
 
 
 def _op_estimates(ops: list) -> list[list[Any]] | None:

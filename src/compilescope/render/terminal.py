@@ -548,6 +548,8 @@ def _divergences(analysis: MultiRankAnalysis) -> list[RenderableType]:
             tree.add(TerminalText(line, style="dim"))
         if len(div.details) > MAX_DIVERGENCE_DETAILS:
             tree.add(TerminalText(f"… {len(div.details) - MAX_DIVERGENCE_DETAILS} more in --json", style="dim"))
+        if div.consequence:
+            tree.add(TerminalText(div.consequence))
         out.append(tree)
     order = analysis.exec_order
     if order and order.order_differs:
