@@ -165,12 +165,7 @@ def _call_link(page: _Page, f: SourceFile, call: dict[str, Any]) -> str:
     text = html_text(f"{path.rsplit('/', 1)[-1]}:{line}")
     full = f"{path}:{line} in {call['function']}" if call.get("function") else f"{path}:{line}"
     title = f' title="{html_text(full)}"'
-    if path == f.path:
-        anchor = f.anchor(line)
-        href = f"#{anchor}" if anchor else None
-    else:
-        other = page.line_link(path, line)
-        href = f"../{other.url}" if other else None
+    href = _line_href(page, f, path, line)
     return f'<a class="mono" href="{html_text(href)}"{title}>{text}</a>' if href else f'<span class="mono"{title}>{text}</span>'
 
 
@@ -288,10 +283,13 @@ def _page(page: _Page, f: SourceFile, dirs: _CompileDirs) -> Iterator[bytes]:
 
 def _eager_link(page: _Page, f: SourceFile, path: str, line: int) -> dict[str, str | None]:
     """A line that ran eagerly because of a break: its row on this page, or the page that shows it, if one does."""
+    return {"text": f"{path.rsplit('/', 1)[-1]}:{line}", "href": _line_href(page, f, path, line)}
+
+
+def _line_href(page: _Page, f: SourceFile, path: str, line: int) -> str | None:
+    """The link to a line's row: on this page (f's), or on the page of its own file; None where no page shows it."""
     if path == f.path:
         anchor = f.anchor(line)
-        href = f"#{anchor}" if anchor else None
-    else:
-        other = page.line_link(path, line)
-        href = f"../{other.url}" if other else None
-    return {"text": f"{path.rsplit('/', 1)[-1]}:{line}", "href": href}
+        return f"#{anchor}" if anchor else None
+    other = page.line_link(path, line)
+    return f"../{other.url}" if other else None
