@@ -144,3 +144,20 @@ def run_cli_json(directory: Path, capsys) -> dict:
 
     assert run_cli("summary", "--json", directory) == 0
     return json.loads(capsys.readouterr().out)
+
+
+def test_a_rank_that_made_no_graph_at_all_ran_eagerly(capsys):
+    # multi_rank_no_graph/ (two_ranks_no_graph.py): rank 0 compiled only passthrough(x), no tensor operation, so Dynamo
+    # made no graph (graph_op_count null, code installed, no failure); rank 1 compiled double(x), one operation. No
+    # graph_op_count of rank 0 is 0: its eagerness is the single-log analysis's (empty_graphs.ran_eagerly), not a sum.
+    job = REPO / "tests" / "data" / "torch213" / "multi_rank_no_graph"
+    logs = {rank: job / f"dedicated_log_torch_trace_rank_{rank}.log" for rank in (0, 1)}
+    assert (_op_counts(logs[0]), _op_counts(logs[1])) == ([None], [1])
+    doc = run_cli_json(job, capsys)
+    assert [(r["rank"], r["ran_eagerly"], r["graph_ops"]) for r in doc["ranks"]] == [(0, True, 0), (1, False, 1)]
+    assert doc["analysis"]["eager_ranks"] == [0] and doc["analysis"]["ran_eagerly"] == (
+        "Rank 0 compiled no operator: every graph Dynamo made there is empty, so rank 0 ran eagerly")
+    from ..conftest import run_cli
+
+    assert run_cli("summary", "--json", logs[0]) == 0  # the rank's own report says the same
+    assert json.loads(capsys.readouterr().out)["empty_graphs"] == {"empty": [], "no_graph": ["[0/0]"], "ran_eagerly": True}

@@ -185,8 +185,8 @@ class MultiRankAnalysis:
     # Ranks whose process died in native code (their log records the crash): listed whether or not the other ranks
     # crashed alike, which the divergence `crashes` says.
     crashed_ranks: list[int] = field(default_factory=list)
-    # Ranks that compiled and whose graphs hold no operator (RankSummary.graph_ops 0): their program ran eagerly,
-    # which neither their compile ids nor any divergence says.
+    # Ranks that compiled and whose graphs hold no operator, or that made no graph (RankSummary.ran_eagerly): their
+    # program ran eagerly, which neither their compile ids nor any divergence says.
     eager_ranks: list[int] = field(default_factory=list)
     ran_eagerly: str | None = None  # eager_ranks in a sentence, for people; None where there are none
     # runtime_estimations.json's content (the ranks' op_runtimes, rank by rank): the page links the files made of
@@ -243,7 +243,7 @@ def analyze_ranks(summaries: list[RankSummary]) -> MultiRankAnalysis:
         if d is not None
     ]
     meta_ranks, meta_graphs = _tensor_meta_graphs(logged)
-    eager = [s.rank for s in logged if s.compile_ids and s.graph_ops == 0]
+    eager = [s.rank for s in logged if s.ran_eagerly]
     return MultiRankAnalysis(
         ranks=[s.rank for s in summaries],
         failed_ranks=[s.rank for s in summaries if not s.ok],

@@ -32,6 +32,9 @@ class EmptyGraphs:
     no_graph: list[str] = field(default_factory=list)
     # Every compilation that compiled (metrics, no failure) is one of the above: nothing of the program ran compiled.
     ran_eagerly: bool = False
+    # Operators in the graphs that compiled, graph_op_count summed; None where none logged a count, 0 where ran_eagerly
+    # (a graph of none, or none at all). Not in to_json: a rank's summary carries it (ranks[].graph_ops).
+    graph_ops: int | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {"empty": self.empty, "no_graph": self.no_graph, "ran_eagerly": self.ran_eagerly}
@@ -40,14 +43,18 @@ class EmptyGraphs:
 def empty_graphs(trace: Trace) -> EmptyGraphs:
     found = EmptyGraphs()
     compiled = 0
+    op_counts: list[int] = []
     for entry in trace.sorted_compiles():
         metrics = entry.metrics
         if entry.compile_id is None or metrics is None or metrics.get("fail_type"):
             continue
         compiled += 1
+        if type(metrics.get("graph_op_count")) is int and metrics["graph_op_count"] >= 0:
+            op_counts.append(metrics["graph_op_count"])
         if metrics.get("graph_op_count") == 0 and type(metrics.get("graph_op_count")) is int:
             found.empty.append(entry.key)
         elif made_no_graph(metrics):
             found.no_graph.append(entry.key)
     found.ran_eagerly = compiled > 0 and compiled == len(found.empty) + len(found.no_graph)
+    found.graph_ops = 0 if found.ran_eagerly else sum(op_counts) if op_counts else None
     return found

@@ -23,7 +23,7 @@ from .compile_time import compile_times
 from .crash import Crash, crashes
 from .cudagraphs import cudagraphs
 from .environment import environment
-from .empty_graphs import made_no_graph
+from .empty_graphs import empty_graphs, made_no_graph
 from .status import BREAK, ERROR, RESTARTED, failed_compiles
 from .torch_warnings import torch_warnings
 from .graph_breaks import graph_breaks
@@ -146,10 +146,12 @@ class RankSummary:
     graph_breaks: int = 0
     graph_breaks_total: int = 0
     failures: int = 0  # compiles that failed
-    # Operators in the rank's Dynamo graphs, all compiles together (compilation_metrics' graph_op_count); None where no
-    # compile logged a count. 0: nothing of the program ran compiled (each graph empty, or no graph), whatever the
-    # number of compile ids says: torch.compile(DistributedDataParallel(model)) on torch 2.13 breaks in DDP's forward
-    # and the model runs eagerly.
+    # Nothing of the rank's program ran compiled (each graph empty, or no graph), whatever the number of compile ids says:
+    # torch.compile(DistributedDataParallel(model)) on torch 2.13 breaks in DDP's forward and the model runs eagerly.
+    # The rank's own report's answer (analyses/empty_graphs.py), so its report and the landing page agree.
+    ran_eagerly: bool = False
+    # Operators in the rank's Dynamo graphs that compiled (graph_op_count summed, empty_graphs.graph_ops); None where no
+    # compile logged a count; 0 where ran_eagerly.
     graph_ops: int | None = None
     # compile id -> the collectives its graphs call (Dynamo's, AOTAutograd's, compiled autograd's, DDPOptimizer's graph,
     # Inductor's collective schedule), sorted; only compile ids with one. Whether a compile id only some ranks compiled
@@ -234,9 +236,8 @@ def summarize_rank(results: Results, rank: int | None = None) -> RankSummary:
     found_breaks = results.insights.graph_breaks if results.insights is not None else graph_breaks(trace)
     summary.graph_breaks, summary.graph_breaks_total = len(found_breaks.breaks), found_breaks.total
     summary.failures = failed_compiles(statuses)
-    logged_counts = [c.metrics.get("graph_op_count") for c in trace.compiles.values() if c.metrics is not None]
-    op_counts: list[int] = [n for n in logged_counts if type(n) is int and n >= 0]
-    summary.graph_ops = sum(op_counts) if op_counts else None
+    empty = results.insights.empty_graphs if results.insights is not None else empty_graphs(trace)
+    summary.ran_eagerly, summary.graph_ops = empty.ran_eagerly, empty.graph_ops
     # As the rank's own report counts them (analyses/recompiles.py): a restarted attempt of a recompile ([0/1_1] after
     # [0/1]) is no second recompile.
     found_recompiles = results.insights.recompiles if results.insights is not None else recompiles(trace)

@@ -5,6 +5,7 @@
     .venv/bin/python tests/data/torch213/make_multi_rank.py --warnings   # multi_rank_warnings/
     .venv/bin/python tests/data/torch213/make_multi_rank.py --crash      # multi_rank_crash/ (gzipped)
     .venv/bin/python tests/data/torch213/make_multi_rank.py --ddp        # multi_rank_ddp/ (gzipped)
+    .venv/bin/python tests/data/torch213/make_multi_rank.py --no-graph   # multi_rank_no_graph/
 
 The program is tests/multirank/programs/two_ranks_gloo.py: rank 1 compiles one graph more than rank 0.
 With --warnings: tests/multirank/programs/two_ranks_warnings.py, started by `compilescope run` (this Python's), so
@@ -16,6 +17,8 @@ run appends faulthandler's stack to rank 1's log (the process of that pid); rank
 With --ddp: tests/multirank/programs/ddp_uneven_batch.py, started by `compilescope run`: torch.compile of a DDP model,
 rank 1's last batch shorter, so only rank 1 recompiles DDP's forward (and, as each compile of it, restarts it at a graph
 break: [0/1] then [0/1_1]).
+With --no-graph: tests/multirank/programs/two_ranks_no_graph.py: rank 0 compiles only a function with no tensor
+operation (no graph: graph_op_count null), rank 1 one with an operation.
 Requirements: torch==2.13.0 (CPU). Takes a few seconds. The logs are real, so not reproducible byte for
 byte (timestamps, pids, paths of this machine).
 """
@@ -34,10 +37,11 @@ PROGRAMS = HERE.parent.parent / "multirank" / "programs"
 
 def main() -> None:
     warnings, crash, ddp = ("--warnings" in sys.argv[1:], "--crash" in sys.argv[1:], "--ddp" in sys.argv[1:])
+    no_graph = "--no-graph" in sys.argv[1:]
     program = PROGRAMS / ("two_ranks_crash.py" if crash else "two_ranks_warnings.py" if warnings else
-                          "ddp_uneven_batch.py" if ddp else "two_ranks_gloo.py")
+                          "ddp_uneven_batch.py" if ddp else "two_ranks_no_graph.py" if no_graph else "two_ranks_gloo.py")
     out = HERE / ("multi_rank_crash" if crash else "multi_rank_warnings" if warnings else "multi_rank_ddp" if ddp else
-                  "multi_rank")
+                  "multi_rank_no_graph" if no_graph else "multi_rank")
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
