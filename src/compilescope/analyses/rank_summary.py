@@ -12,7 +12,7 @@ import hashlib
 import re
 from collections import Counter
 from dataclasses import asdict, field, replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Iterable, Iterator
 
 import orjson
 
@@ -300,8 +300,14 @@ def _summarize_compile(trace: Trace, entry: Compile, key: str, summary: RankSumm
     in_code: Counter = Counter()
     waits = 0
     has_code = False
+    has_graph = False
+    kinds: set[str] = set()  # the collectives its graphs and schedules call
     for a in entry.artifacts:
-        if a.name == COLLECTIVE_SCHEDULE:
+        if a.name in GRAPHS_WITH_OPS and a.payload is not None:
+            # Line by line: a graph's text can be as big as its output code.
+            kinds.update(k for op in _graph_calls(trace.payload_lines(a.payload)) if (k := collective_kind(op)))
+            has_graph = True
+        elif a.name == COLLECTIVE_SCHEDULE:
             ops = _json(trace.payload_text(a.payload))
             if isinstance(ops, list):
                 ops = [str(op) for op in ops]
@@ -328,18 +334,14 @@ def _summarize_compile(trace: Trace, entry: Compile, key: str, summary: RankSumm
             has_code = True
     if schedules and has_code:
         summary.collectives.append(_collectives(key, entry.dir_name, schedules, in_code, waits))
-    kinds: set[str] = {k for ops in schedules for k in map(collective_kind, ops) if k}
-    graphs = [a for a in entry.artifacts if a.name in GRAPHS_WITH_OPS and a.payload is not None]
-    for a in graphs:
-        kinds.update(k for op in _C10D_CALL.findall(_COMMENT.sub("", trace.payload_text(a.payload)))
-                     if (k := collective_kind(op)))
+    kinds.update(k for ops in schedules for k in map(collective_kind, ops) if k)
     if kinds:
         summary.graph_collectives[key] = sorted(kinds)
     ops = (entry.metrics or {}).get("graph_op_count")
     if (ops == 0 and type(ops) is int) or made_no_graph(entry.metrics) or summary.statuses.get(key) in (RESTARTED, ERROR):
         summary.no_operator.append(key)
         summary.ops_known.append(key)
-    elif graphs or schedules:
+    elif has_graph or schedules:
         summary.ops_known.append(key)
 
 
@@ -372,6 +374,27 @@ def tensor_meta_fingerprint(ops: list) -> str | None:
     except TypeError:  # orjson.JSONEncodeError, or (with OPT_NON_STR_KEYS) a plain TypeError: too deep
         return None
     return hashlib.sha1(canonical).hexdigest()[:12]
+
+
+def _graph_calls(lines: Iterable[str]) -> Iterator[str]:
+    """The c10d functional ops a graph's text calls (_C10D_CALL), line by line: a printed graph writes each call on one
+    line. Comments are left out as _COMMENT leaves them out of a whole text, a /* */ comment over several lines too."""
+    in_block = False
+    for line in lines:
+        if in_block:
+            end = line.find("*/")
+            if end < 0:
+                continue
+            line, in_block = line[end + 2:], False
+        code, start = [], 0
+        for comment in _COMMENT.finditer(line):
+            code.append(line[start:comment.start()])
+            start = comment.end()
+            text = comment.group()
+            # Unclosed: "/*" then no "*/" after it ("/*/" is unclosed, as in C).
+            in_block = text.startswith("/*") and not (len(text) >= 4 and text.endswith("*/"))
+        code.append(line[start:])
+        yield from _C10D_CALL.findall("".join(code))
 
 
 def _count_code_collectives(text: str, in_code: Counter) -> int:
