@@ -43,6 +43,18 @@ def test_ranks_that_all_crashed_alike_agree_but_are_still_said_to_have_crashed()
         ([0, 1], "Segmentation fault in a.py:1 (f)"), ([2], "Aborted in b.py:2 (g)")]
 
 
+def test_ranks_that_raised_stopped_and_a_death_in_native_code_among_them_makes_them_crashed():
+    raised = RankCrash("AssertionError: expected 2", "AssertionError: expected 2 raised at a.py:1 in f", exception=True)
+    segv = RankCrash("Segmentation fault", "Segmentation fault in a.py:1 (f)")
+    a = analyze_ranks([summary(0, compile_ids=["[0/0]"], crashes=[raised]), summary(1, compile_ids=["[0/0]"])])
+    assert (a.crashed, a.crash_words) == ("Rank 0 stopped", {0: "stopped"})
+    a = analyze_ranks([summary(0, compile_ids=["[0/0]"], crashes=[raised]), summary(1, compile_ids=["[0/0]"], crashes=[segv])])
+    assert (a.crashed, a.crash_words) == ("Ranks 0, 1 crashed", {0: "stopped", 1: "crashed"})
+    assert analyze_ranks([summary(0), summary(1)]).crashed is None
+    # Words for the page: the json says it as ranks[].crashes[].exception.
+    assert "crashed" not in a.to_json() and "crash_words" not in a.to_json()
+
+
 def test_collective_kind_normalises_like_tlparse():
     assert collective_kind("torch.ops._c10d_functional.all_reduce_.default") == "all_reduce"
     assert collective_kind("all_gather_into_tensor") == "all_gather"

@@ -185,6 +185,11 @@ class MultiRankAnalysis:
     # Ranks whose process died in native code (their log records the crash): listed whether or not the other ranks
     # crashed alike, which the divergence `crashes` says.
     crashed_ranks: list[int] = field(default_factory=list)
+    # crashed_ranks as a heading ("Rank 1 crashed"; "stopped" where every crash was an uncaught exception), None where
+    # none; and the word of each crashed rank, its first crash's ("crashed", "stopped"). Words for the page: not in
+    # to_json, where ranks[].crashes already says them.
+    crashed: str | None = None
+    crash_words: dict[int, str] = field(default_factory=dict)
     # Ranks that compiled and whose graphs hold no operator, or that made no graph (RankSummary.ran_eagerly): their
     # program ran eagerly, which neither their compile ids nor any divergence says.
     eager_ranks: list[int] = field(default_factory=list)
@@ -209,6 +214,8 @@ class MultiRankAnalysis:
         doc = asdict(self)
         del doc["runtime_estimations"]
         del doc["unreported_ranks"]
+        del doc["crashed"]
+        del doc["crash_words"]
         for d, div in zip(doc["divergences"], self.divergences):
             d["title"] = div.title
         if doc["exec_order"]:
@@ -258,10 +265,29 @@ def analyze_ranks(summaries: list[RankSummary]) -> MultiRankAnalysis:
         compile_time=_compile_time(ok),
         runtime_estimations=runtime_estimations(summaries),
         crashed_ranks=[s.rank for s in logged if s.crashes],
+        crashed=_crashed(logged),
+        crash_words={s.rank: _crash_word(s.crashes[0]) for s in logged if s.crashes},
         eager_ranks=eager,
         ran_eagerly=_ran_eagerly(eager, logged),
         unreported_ranks=[s.rank for s in summaries if s.report_not_written],
     )
+
+
+def _crash_word(crash: RankCrash) -> str:
+    """"stopped" for an uncaught exception, which ended the process as Python ends it, "crashed" for a death in native
+    code."""
+    return "stopped" if crash.exception else "crashed"
+
+
+def _crashed(logged: list[RankSummary]) -> str | None:
+    """"Rank 1 crashed", "Ranks 0, 1 stopped": the ranks that crashed, "crashed" where any of their crashes was in
+    native code; None where none did."""
+    crashes = [c for s in logged for c in s.crashes]
+    if not crashes:
+        return None
+    ranks = [s.rank for s in logged if s.crashes]
+    word = "crashed" if any(not c.exception for c in crashes) else "stopped"
+    return f"{'Rank' if len(ranks) == 1 else 'Ranks'} {rank_list(ranks)} {word}"
 
 
 def _ran_eagerly(eager: list[int], logged: list[RankSummary]) -> str | None:
