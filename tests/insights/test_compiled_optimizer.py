@@ -223,3 +223,27 @@ def test_diff_counts_the_new_graph_input_in_words(capsys):
     # "1 FX node added", not "FX nodes 1 added"
     assert "step (adam.py:214): graph [2/0] → [2/0]: 1 FX node added" in " ".join(out.split())
     assert "+ placeholder L_self_param_groups_0_lr_" in out
+
+
+def _cuda_step_call() -> int:
+    """The line of the CUDA run's program that calls opt.step(), read from the program itself."""
+    program = (CUDA211_LOGS.parent / "programs" / "compiled_optimizer.py").read_text().splitlines()
+    [call] = [n for n, line in enumerate(program, 1) if line.strip() == "opt.step()"]
+    return call
+
+
+def test_where_the_learning_rate_was_read_comes_in_parts_the_renderers_only_write():
+    # torch logged the lr's specializations with user_stack null: the page and `summary` place it where it was read,
+    # in Adam's step (torch's adam.py, which names the function already), called at the program's opt.step(); the lr
+    # made dynamic is placed at the same two lines, torch's and the user's call into it.
+    with read_trace(str(CUDA_FLOAT)) as trace:
+        ds = insights(trace).dynamic_shapes
+    [spec] = ds.specialized
+    read, called = spec.placement
+    assert read.text == "lr, read as self.param_groups[0]['lr'] by step at torch's " and read.function_said
+    assert read.location.filename.endswith("/torch/optim/adam.py") and read.location.function == "step"
+    assert (called.text, called.location.short, called.function_said) == (
+        ", called at ", f"compiled_optimizer.py:{_cuda_step_call()}", False)
+    [size] = ds.sizes
+    assert [(p.text, p.location) for p in size.placement] == [("in torch's ", read.location),
+                                                              (", called at ", called.location)]

@@ -62,6 +62,27 @@ def _location(entry: dict) -> tuple[UserLocation | None, UserLocation | None]:
     return (caller, torch_line) if caller is not None else (None, None)
 
 
+@dataclass(frozen=True)
+class PlacementPart:
+    """One part of where an event is placed, in the order read: words, then the location they lead to (None: the
+    words alone). ("in torch's ", adam.py:229), (", called at ", compiled_optimizer.py:24)."""
+
+    text: str
+    location: UserLocation | None = None
+    # The words name the location's function already ("read ... by step at torch's "): a renderer may leave it out.
+    function_said: bool = False
+
+
+def placement(location: UserLocation | None, torch_location: UserLocation | None) -> list[PlacementPart]:
+    """Where an event torch placed on a line is ("at prog.py:3"; "in torch's adam.py:229, called at prog.py:24": the
+    user's call into torch's code that made it); [] where torch logged no line."""
+    if location is None:
+        return []
+    if torch_location is None:
+        return [PlacementPart("at ", location)]
+    return [PlacementPart("in torch's ", torch_location), PlacementPart(", called at ", location)]
+
+
 @dataclass
 class SymbolCreated:
     """A symbol (backed or unbacked) that a compile created for a dynamic size."""
@@ -358,6 +379,11 @@ class _SizeEvents:
         return next((e.torch_location for e in self._events() if e.location is not None), None)
 
     @property
+    def placement(self) -> list[PlacementPart]:
+        """Where it is, in parts to write one after the other (placement); [] where torch logged no line."""
+        return placement(self.location, self.torch_location)
+
+    @property
     def compile_ids(self) -> list[str]:
         return _distinct(e.compile_id for e in self._events())
 
@@ -399,6 +425,19 @@ class SpecializedSize(_SizeEvents):
     def read_text(self) -> str | None:
         """"lr, read as self.param_groups[0]['lr'] by step", where torch logged no line for the specialization."""
         return next((s.read_text for s in self.specializations if s.read_text), None)
+
+    @property
+    def placement(self) -> list[PlacementPart]:
+        """Where it is, in parts; where torch logged no line for it, what was read and where ("lr, read as
+        self.param_groups[0]['lr'] by step at torch's adam.py:229, called at compiled_optimizer.py:24"): the function
+        that read it named already, torch's line need not name it again."""
+        read = self.read_text
+        if read is None:
+            return super().placement
+        location, torch_location = self.location, self.torch_location
+        parts = [PlacementPart(f"{read} at torch's ", torch_location, function_said=True) if torch_location
+                 else PlacementPart(read)]
+        return parts + ([PlacementPart(", called at ", location)] if location else [])
 
     @property
     def recompiles(self) -> list[str]:

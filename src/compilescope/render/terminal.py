@@ -23,7 +23,7 @@ from rich.tree import Tree
 from ..analyses import Results
 from ..analyses.divergence import MultiRankAnalysis, MultiRankResults, RankInDetail
 from ..analyses.rank_summary import RankSummary
-from ..analyses.dynamic_shapes import GuardPlace
+from ..analyses.dynamic_shapes import GuardPlace, PlacementPart
 from ..analyses.graph_breaks import function_label
 from ..analyses.insights import SECTIONS, Insights
 from ..analyses.recompiles import BACKWARD_REASONS_HINT, CHANGE_LABELS
@@ -84,6 +84,13 @@ def _where(loc: UserLocation | None, in_stack: bool = False) -> str:
     if not loc.function:
         return loc.short
     return f"{loc.short} in {loc.function if in_stack else function_label(loc.function)}"
+
+
+def _placed(placement: list[PlacementPart]) -> str:
+    """Where an event is, its parts one after the other ("" for none); a location whose function the words name
+    already, by its line alone."""
+    return "".join(p.text + ((p.location.short if p.function_said else _where(p.location)) if p.location else "")
+                   for p in placement)
 
 
 def _more(total: int, word: str, many: str | None = None) -> list[Text]:
@@ -375,15 +382,8 @@ def _dynamic_shapes(ins: Insights) -> list[RenderableType]:
     table.columns[0].no_wrap = True
     table.columns[1].ratio = 1
 
-    def detail(text: str, loc: UserLocation | None, torch_loc: UserLocation | None = None,
-               read: str | None = None) -> Text:
-        # torch_loc: loc is the user's call into torch's own code, which made it there; read: torch logged no line for
-        # it, and loc (and torch_loc) are where its value was read ("lr, read as ... by step")
-        if read:
-            where = read + (f" at torch's {torch_loc.short}" if torch_loc else "") + (f", called at {_where(loc)}"
-                                                                                       if loc else "")
-        else:
-            where = f"in torch's {_where(torch_loc)}, called at {_where(loc)}" if torch_loc else f"at {_where(loc)}"
+    def detail(text: str, placement: list[PlacementPart]) -> Text:
+        where = _placed(placement) or f"at {_where(None)}"
         return TerminalText(text).append(f"\n{where}", style="dim")
 
     def conditions(place: GuardPlace, shown: int) -> Text:
@@ -397,13 +397,12 @@ def _dynamic_shapes(ins: Insights) -> list[RenderableType]:
     specialized, sizes, lines = ds.specialized, ds.sizes, ds.guard_lines
     for s in specialized[:MAX_ROWS]:
         text = detail(f"{s.values_text}" + (f" from {', '.join(s.sources_shown)}" if s.sources else "")
-                      + (f" ({s.reason})" if s.reason else ""), s.location, s.torch_location, s.read_text)
+                      + (f" ({s.reason})" if s.reason else ""), s.placement)
         if s.recompiles:
             text.append(f"\n{', '.join(s.recompiles)} recompiled when it changed", style="bold")
         table.add_row("specialized", text)
     for z in sizes[:MAX_ROWS]:
-        table.add_row("unbacked" if z.unbacked else ds.kind, detail((f"{z.source_text or z.source}: " if z.source else "") + z.symbols_text, z.location,
-                                                                        z.torch_location))
+        table.add_row("unbacked" if z.unbacked else ds.kind, detail((f"{z.source_text or z.source}: " if z.source else "") + z.symbols_text, z.placement))
     for g in lines[:MAX_ROWS]:
         table.add_row("guards", TerminalText(f"{count(g.count, 'guard')}{g.distinct_note} at {_where(g.location)}")
                       .append(conditions(g, MAX_ROWS)))
