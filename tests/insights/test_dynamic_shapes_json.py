@@ -338,7 +338,10 @@ def test_each_lr_recompile_is_tied_to_the_specialization_its_guard_failed_on(cap
         assert spec is not None and spec.compile_id == step.guard.compile_id
         assert float(spec.value) == float(specialized[spec.compile_id])
         assert abs(float(spec.value) - float(step.guard.guard.rsplit(" == ", 1)[1])) < 1e-15
-        assert step.specialized_text.endswith(": lr, read as self.param_groups[0]['lr'] by step, called")
+        # what was read, then the user's line that called the function that read it: the program's opt.step()
+        [placed] = step.specialized_placement
+        assert placed.text.endswith(": lr, read as self.param_groups[0]['lr'] by step, called at ")
+        assert (placed.location, placed.location.code) == (spec.location, "opt.step()")
     assert (frame.steps[0].specialized, frame.steps[0].guard.location.short) == (None, "adam.py:229")
     assert "lr=torch.tensor(" in frame.advice[0] and not any("A size that changed" in a for a in frame.advice)
     out = re.sub(r"[\s│├└─]+", " ", _summary(capsys, log)["text"])  # (the tree's lines, as one)

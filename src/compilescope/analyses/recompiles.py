@@ -23,7 +23,7 @@ from ..model.trace import Compile, Trace
 from ..wording import count
 from .compiled_frames import CompiledFrames
 from ..lazy_regex import lazy_compile
-from .dynamic_shapes import SPECIALIZATION_REASONS, Specialization
+from .dynamic_shapes import SPECIALIZATION_REASONS, PlacementPart, Specialization
 from .fx_sites import GRAPH_ARTIFACT, first_use
 from .graph_breaks import function_label
 from .installed_guards import GUARDS_ARTIFACT, enclosing_sources, guard_site, object_type, tensor_check
@@ -280,17 +280,21 @@ class RecompileStep:
                 "dynamic_symbol": self.dynamic_symbol}
 
     @property
-    def specialized_text(self) -> str | None:
-        """"[0/2] had specialized s27 = 8 (its range narrowed to one value)", for people."""
+    def specialized_placement(self) -> list[PlacementPart]:
+        """"[0/2] had specialized s27 = 8 (its range narrowed to one value) at prog.py:3", for people, in parts (words,
+        then the location they lead to); [] where no specialization caused it. Where torch logged no line for it: what
+        was read, and the user's line that called the function that read it ("...: lr, read as
+        self.param_groups[0]['lr'] by step, called at prog.py:24")."""
         spec = self.specialized
         if spec is None:
-            return None
+            return []
         why = SPECIALIZATION_REASONS.get(spec.reason or "", spec.reason)
         text = f"{spec.compile_id} had specialized {spec.symbol} = {spec.value}" + (f" ({why})" if why else "")
-        # Where torch logged no line for it: what was read, and where; the report and `summary` write " at" and the
-        # location after this text, the user's line that called the function that read it.
         read = spec.read_text
-        return text + (f": {read}" + (", called" if spec.location else "") if read else "")
+        text += f": {read}" if read else ""
+        if spec.location is None:
+            return [PlacementPart(text)]
+        return [PlacementPart(text + (", called at " if read else " at "), spec.location)]
 
 
 @dataclass

@@ -182,10 +182,10 @@ def _recompiles(ins: Insights) -> list[RenderableType]:
                 node.add(TerminalText(f"{guard.location_label} {_where(guard.location)}{code}"))
             if guard.cache_text:
                 node.add(TerminalText(guard.cache_text))
-            if step.specialized_text:
+            if step.specialized_placement:
                 where = step.specialized.location
                 code = f"  ·  {where.code}" if where and where.code else ""
-                node.add(TerminalText(f"{step.specialized_text}{f' at {_where(where)}' if where else ''}{code}"))
+                node.add(TerminalText(f"{_placed(step.specialized_placement)}{code}"))
             if step.dynamic_text:
                 node.add(TerminalText(step.dynamic_text))
         for advice in frame.advice:
