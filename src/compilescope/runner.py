@@ -20,7 +20,7 @@ from collections.abc import Collection
 from dataclasses import dataclass, field
 
 from .errors import CompilescopeError
-from .ingest.crash_files import crash_files, crash_headline, crash_record, ending_exception, log_of
+from .ingest.crash_files import crash_files, crash_headline, crash_record, ending, log_of
 from .ingest.discover import find_logs, is_trace_log, rank_of
 
 DEFAULT_TRACE_ROOT = "compilescope_traces"
@@ -74,7 +74,12 @@ class CrashReport:
     @property
     def exception(self) -> bool:
         """An uncaught Python exception ended it (Python printed its traceback already), not a crash in native code."""
-        return ending_exception(self.text) is not None
+        return ending(self.text).exception
+
+    @property
+    def stack(self) -> str:
+        """faulthandler's text of a crash in native code (without any exception a thread raised before it)."""
+        return ending(self.text).faulthandler
 
 
 def program(words: list[str], module: str | None = None, is_command: bool = False) -> Program:

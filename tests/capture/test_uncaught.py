@@ -20,8 +20,9 @@ import pytest
 
 from compilescope.analyses.crash import parse_crash
 from compilescope.analyses.insights import insights
-from compilescope.ingest.crash_files import read_crash_file
+from compilescope.ingest.crash_files import crash_headline, ending, read_crash_file
 from compilescope.ingest.reader import read_trace
+from compilescope.runner import CrashReport
 
 from ..conftest import REPO, run_cli, torch213
 from .conftest import CHILD_TIMEOUT_S, OUR_PROGRAMS, clean_env
@@ -194,3 +195,27 @@ def test_capture_records_the_exception_that_left_the_block(tmp_path, capsys):
     assert (f"the program stopped with RuntimeError: loss is not finite at step 3 raised at capture_uncaught.py:{raised} "
             f"in check") in out
     assert f"in {crash_file.name} beside the log" in out
+
+
+def test_a_native_crash_after_a_recorded_exception_is_the_ending(tmp_path, capsys):
+    """A thread's exception is recorded and the process goes on, then dies in native code: faulthandler's text follows
+    the exception's record in the crash file, and the crash is what ended the process (for the reader, run and
+    diagnose alike, and a directory without a log). The text: this fixture's record, then native_crash.log.gz's."""
+    _, recorded = _crash_record(LOG)
+    _, native = _crash_record(torch213("native_crash.log.gz"))
+    assert native.startswith("Fatal Python error: Segmentation fault\n")
+    text = recorded + "\n" + native  # (exception_text ends its record with a line end; faulthandler writes after it)
+    end = ending(text)
+    assert not end.exception and end.faulthandler == native
+    assert crash_headline(text) == "Segmentation fault"
+    crash, alone = parse_crash(text), parse_crash(native)
+    assert not crash.exception and crash.error == "Segmentation fault"
+    assert crash.said == alone.said and crash.ending.startswith("crashed: Segmentation fault in __init__.py:")
+    report = CrashReport(1, text, None)  # what run prints, and diagnose takes as a crash (not an exception)
+    assert not report.exception and report.headline == "Segmentation fault" and report.stack == native
+    (tmp_path / "compilescope_crash_4242.txt").write_text(text)
+    assert run_cli(str(tmp_path)) == 2
+    assert "a process died in native code before torch logged anything: compilescope_crash_4242.txt says " \
+           "'Fatal Python error: Segmentation fault'" in capsys.readouterr().err
+    # without faulthandler's text, the recorded exception is the ending, as before
+    assert ending(recorded).exception and parse_crash(recorded).exception and CrashReport(1, recorded, None).exception

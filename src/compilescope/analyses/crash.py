@@ -20,8 +20,8 @@ import os
 from dataclasses import field
 from typing import Any
 
-from ..decompile.recorded import CRASH, EXCEPTION_HEADER
-from ..ingest.crash_files import ending_exception, exception_said
+from ..decompile.recorded import CRASH
+from ..ingest.crash_files import FAULTHANDLER_HEADER, UncaughtException, ending, exception_said
 from ..lazy_regex import lazy_compile
 from ..model.trace import Trace
 from .userloc import UserLocation, is_framework_file
@@ -182,26 +182,25 @@ class Crashes:
         return {"crashes": [c.to_json() for c in self.crashes]}
 
 
-_HEADER = "Fatal Python error: "
-
-
 def _error_named(header: str) -> str:
     """The error of faulthandler's first line. Two threads that crash at once (both of an OpenMP region calling
     terminate()) each write it, interleaved: "Fatal Python error: Fatal Python error: AbortedAborted"."""
-    error = header.replace(_HEADER, "").strip()
+    error = header.replace(FAULTHANDLER_HEADER, "").strip()
     half = len(error) // 2
     return error[:half] if half and error[:half] * 2 == error else error
 
 
 def parse_crash(text: str, output_code: dict[str, tuple[str, int, int]] | None = None) -> Crash:
     """faulthandler's text; output_code: the stem of each output code file the log holds -> (its compile id, its
-    artifact number, the empty lines its page drops before line 1). An uncaught exception's record: parse_exception."""
-    if text.startswith(EXCEPTION_HEADER):
-        return parse_exception(text, output_code)
+    artifact number, the empty lines its page drops before line 1). An uncaught exception's record that ended the
+    process (crash_files.ending): parse_exception."""
+    end = ending(text)
+    if end.exception:
+        return parse_exception(end.raised, text, output_code)
     error = ""
     threads: list[tuple[bool, list[UserLocation]]] = []
-    for line in text.splitlines():
-        if not error and line.startswith(_HEADER):
+    for line in end.faulthandler.splitlines():
+        if not error and line.startswith(FAULTHANDLER_HEADER):
             error = _error_named(line)
             continue
         thread = _THREAD.match(line)
@@ -238,9 +237,10 @@ def _placed(crash: Crash, output_code: dict[str, tuple[str, int, int]]) -> Crash
     return crash
 
 
-def parse_exception(text: str, output_code: dict[str, tuple[str, int, int]] | None = None) -> Crash:
-    """The uncaught exception a crash file's text records that ended the process (crash_files.ending_exception)."""
-    exc = ending_exception(text)
+def parse_exception(exc: UncaughtException | None, text: str,
+                    output_code: dict[str, tuple[str, int, int]] | None = None) -> Crash:
+    """The uncaught exception that ended the process (crash_files.ending; None: its record is unreadable), of the crash
+    file's text."""
     if exc is None:
         return Crash("an uncaught exception", [], 0, text, exception=True)
     frames = [UserLocation(file, line, function, None) for file, line, function in exc.frames]

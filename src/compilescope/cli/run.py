@@ -168,7 +168,7 @@ class RunCommand:
                 continue
             # faulthandler wrote to the trace directory, not to stderr: what Python would have printed, printed here
             print(f"compilescope: process {crash.pid} crashed ({crash.headline}); its stack ({where}):\n"
-                  f"{crash.text.rstrip()}", file=sys.stderr)
+                  f"{crash.stack.rstrip()}", file=sys.stderr)
 
         if not result.logs:
             print(

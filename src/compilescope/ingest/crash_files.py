@@ -187,11 +187,37 @@ def uncaught_exceptions(text: str) -> list[UncaughtException]:
     return found
 
 
-def ending_exception(text: str) -> UncaughtException | None:
+def _ending_exception(text: str) -> UncaughtException | None:
     """Of the exceptions text records, the one that ended the process: the main thread's (the last), else the last
     thread's."""
     found = uncaught_exceptions(text)
     return next((e for e in reversed(found) if e.thread is None), found[-1] if found else None)
+
+
+FAULTHANDLER_HEADER = "Fatal Python error: "  # faulthandler's first line, when a fatal signal killed the process
+
+
+@dataclass
+class Ending:
+    """How the process of a crash file ended (ending): of an uncaught Python exception, or in native code."""
+
+    exception: bool  # an uncaught Python exception ended it; else native code crashed
+    raised: UncaughtException | None = None  # that exception (None: native code, or its record unreadable)
+    faulthandler: str = ""  # native code: faulthandler's text, from its first line (after any exception before it)
+
+
+def ending(text: str) -> Ending:
+    """How the process whose crash file's text this is ended: the one place that tells an exception from a native
+    crash. A thread's exception can be recorded and the process go on, then crash in native code: faulthandler's text
+    then follows the exception's record, and the crash is what ended the process."""
+    lines = text.splitlines(keepends=True)
+    last = max((i for i, line in enumerate(lines) if line.startswith(EXCEPTION_HEADER)), default=None)
+    if last is None:
+        return Ending(False, faulthandler=text)
+    fatal = next((i for i in range(last + 1, len(lines)) if lines[i].startswith(FAULTHANDLER_HEADER)), None)
+    if fatal is not None:
+        return Ending(False, faulthandler="".join(lines[fatal:]))
+    return Ending(True, _ending_exception(text))
 
 
 def exception_said(exc: UncaughtException) -> str:
@@ -206,8 +232,8 @@ def exception_said(exc: UncaughtException) -> str:
 def crash_headline(text: str) -> str:
     """A crash file's first word on it: "Segmentation fault" (faulthandler's first line), or the exception that ended
     the process."""
-    exc = ending_exception(text) if text.startswith(EXCEPTION_HEADER) else None
-    if exc is not None:
-        return exception_said(exc)
-    first = next((line.strip() for line in text.splitlines() if line.strip()), "")
-    return first.removeprefix("Fatal Python error: ") or "a crash"
+    end = ending(text)
+    if end.exception:
+        return exception_said(end.raised) if end.raised is not None else "an uncaught exception"
+    first = next((line.strip() for line in end.faulthandler.splitlines() if line.strip()), "")
+    return first.removeprefix(FAULTHANDLER_HEADER) or "a crash"

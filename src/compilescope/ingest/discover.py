@@ -11,7 +11,7 @@ from typing import Callable
 from .. import location
 from ..errors import CompilescopeError
 from ..wording import count
-from .crash_files import crash_files, crash_headline, ending_exception
+from .crash_files import crash_files, crash_headline, ending
 from .lines import GLOG_PREFIX
 from ..model.records import dataclass
 
@@ -140,10 +140,10 @@ def _crashed_before_logging(directory: str) -> str:
         return ""
     if not crashed:
         return ""
-    exception = ending_exception(crashed[0].text)
-    said = crash_headline(crashed[0].text) if exception else next(
-        (line.strip() for line in crashed[0].text.splitlines() if line.strip()), "")
-    how = "stopped with an uncaught exception" if exception else "died in native code"
+    end = ending(crashed[0].text)
+    said = crash_headline(crashed[0].text) if end.exception else next(
+        (line.strip() for line in end.faulthandler.splitlines() if line.strip()), "")
+    how = "stopped with an uncaught exception" if end.exception else "died in native code"
     others = f" (and {count(len(crashed) - 1, 'other')})" if len(crashed) > 1 else ""
     return (f"; but a process {how} before torch logged anything: {os.path.basename(crashed[0].path)}"
             f"{others} says {said!r}")
