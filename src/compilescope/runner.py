@@ -20,7 +20,7 @@ from collections.abc import Collection
 from dataclasses import dataclass, field
 
 from .errors import CompilescopeError
-from .ingest.crash_files import crash_files, crash_headline, crash_record, ending, log_of
+from .ingest.crash_files import crash_files, crash_headline, crash_record, ending, ending_said, log_of
 from .ingest.discover import find_logs, is_trace_log, rank_of
 
 DEFAULT_TRACE_ROOT = "compilescope_traces"
@@ -75,6 +75,12 @@ class CrashReport:
     def exception(self) -> bool:
         """An uncaught Python exception ended it (Python printed its traceback already), not a crash in native code."""
         return ending(self.text).exception
+
+    @property
+    def ending(self) -> str:
+        """After "process N": "stopped with ...", "lost thread X to ..." (the process went on), "crashed: ..."."""
+        end = ending(self.text)
+        return ending_said(self.headline, end.exception, end.raised.thread if end.raised is not None else None)
 
     @property
     def stack(self) -> str:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import re
 import signal
 import subprocess
 import sys
@@ -25,7 +26,7 @@ from compilescope.ingest.reader import read_trace
 from compilescope.runner import CrashReport
 
 from ..conftest import REPO, run_cli, torch213
-from .conftest import CHILD_TIMEOUT_S, OUR_PROGRAMS, clean_env
+from .conftest import CHILD_TIMEOUT_S, OUR_PROGRAMS, clean_env, compilescope
 
 LOG = torch213("uncaught_exception.log.gz")
 PROGRAM = REPO / "tests" / "data" / "torch213" / "programs" / "uncaught_exception.py"
@@ -219,3 +220,32 @@ def test_a_native_crash_after_a_recorded_exception_is_the_ending(tmp_path, capsy
            "'Fatal Python error: Segmentation fault'" in capsys.readouterr().err
     # without faulthandler's text, the recorded exception is the ending, as before
     assert ending(recorded).exception and parse_crash(recorded).exception and CrashReport(1, recorded, None).exception
+
+
+@pytest.mark.torch
+def test_run_says_a_thread_s_exception_lost_the_thread_not_the_process(tmp_path):
+    """A thread raised and the program went on to exit 0: run's line says the thread was lost, as the report does."""
+    program = tmp_path / "lose_thread.py"
+    program.write_text(textwrap.dedent("""
+        import threading
+        import torch
+
+        @torch.compile(backend="eager")
+        def f(x):
+            return x.sin() + 1
+
+        def load():
+            raise LookupError("lost in a thread")
+
+        f(torch.randn(4))
+        t = threading.Thread(target=load, name="loader")
+        t.start()
+        t.join()
+        print("main thread went on", flush=True)
+    """))
+    proc = compilescope("run", "--no-browser", "--trace-dir", tmp_path / "t", "-o", tmp_path / "r", program,
+                        cwd=tmp_path, env=clean_env())
+    assert proc.returncode == 0 and "main thread went on" in proc.stdout, proc.stderr[-2000:]
+    assert re.search(r"process \d+ lost thread loader to LookupError: lost in a thread \(recorded, added to .*\.log\)",
+                     proc.stderr), proc.stderr[-2000:]
+    assert "stopped with" not in proc.stderr

@@ -21,7 +21,7 @@ from dataclasses import field
 from typing import Any
 
 from ..decompile.recorded import CRASH
-from ..ingest.crash_files import FAULTHANDLER_HEADER, UncaughtException, ending, exception_said
+from ..ingest.crash_files import FAULTHANDLER_HEADER, UncaughtException, ending, ending_said, exception_said
 from ..lazy_regex import lazy_compile
 from ..model.trace import Trace
 from .userloc import UserLocation, is_framework_file
@@ -128,9 +128,7 @@ class Crash:
     @property
     def ending(self) -> str:
         """How the process ended, after a rank or "the program": "crashed: ...", or "stopped with ..."."""
-        if not self.exception:
-            return f"crashed: {self.said}"
-        return f"stopped with {self.said}" if self.thread is None else f"lost thread {self.thread} to {self.said}"
+        return ending_said(self.said, self.exception, self.thread)
 
     @property
     def circumstances(self) -> list[str]:

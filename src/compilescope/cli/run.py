@@ -163,7 +163,7 @@ class RunCommand:
         for crash in result.crashes:
             where = f"added to {crash.log}" if crash.log else "its process wrote no log"
             if crash.exception:  # (Python printed its traceback on stderr already)
-                print(f"compilescope: process {crash.pid} stopped with {crash.headline} (recorded, {where})",
+                print(f"compilescope: process {crash.pid} {crash.ending} (recorded, {where})",
                       file=sys.stderr)
                 continue
             # faulthandler wrote to the trace directory, not to stderr: what Python would have printed, printed here

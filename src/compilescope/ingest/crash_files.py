@@ -229,6 +229,14 @@ def exception_said(exc: UncaughtException) -> str:
     return f"{name}: {first[:300]}" if first else name
 
 
+def ending_said(said: str, exception: bool, thread: str | None) -> str:
+    """How a process ended, after "the program", "rank 1" or "process 123", said being the crash in one line:
+    "crashed: ...", "stopped with ...", or "lost thread X to ..." (a thread's exception: the process went on)."""
+    if not exception:
+        return f"crashed: {said}"
+    return f"stopped with {said}" if thread is None else f"lost thread {thread} to {said}"
+
+
 def crash_headline(text: str) -> str:
     """A crash file's first word on it: "Segmentation fault" (faulthandler's first line), or the exception that ended
     the process."""
