@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, Iterable, Iterator
 
 import orjson
 
+from ..ingest.crash_files import ending_said
 from ..model.ids import CompileId, compile_id_key
 from ..model.trace import Compile, Trace
 from .autotuning import autotuning
@@ -93,9 +94,7 @@ class RankCrash:
     @property
     def ending(self) -> str:
         """After "rank N": "crashed: ...", "stopped with ..." (as Crash.ending)."""
-        if not self.exception:
-            return f"crashed: {self.said}"
-        return f"stopped with {self.said}" if self.thread is None else f"lost thread {self.thread} to {self.said}"
+        return ending_said(self.said, self.exception, self.thread)
 
     @classmethod
     def of(cls, crash: Crash) -> RankCrash:
