@@ -80,7 +80,7 @@ class CrashReport:
     def ending(self) -> str:
         """After "process N": "stopped with ...", "lost thread X to ..." (the process went on), "crashed: ..."."""
         end = ending(self.text)
-        return ending_said(self.headline, end.exception, end.raised.thread if end.raised is not None else None)
+        return ending_said(end.headline, end.exception, end.raised.thread if end.raised is not None else None)
 
     @property
     def stack(self) -> str:

@@ -205,6 +205,18 @@ class Ending:
     raised: UncaughtException | None = None  # that exception (None: native code, or its record unreadable)
     faulthandler: str = ""  # native code: faulthandler's text, from its first line (after any exception before it)
 
+    @property
+    def first_line(self) -> str:
+        """faulthandler's first line as it wrote it ("Fatal Python error: Segmentation fault"); "" for an exception."""
+        return next((line.strip() for line in self.faulthandler.splitlines() if line.strip()), "")
+
+    @property
+    def headline(self) -> str:
+        """Its first word: "Segmentation fault" (faulthandler's first line), or the exception that ended the process."""
+        if self.exception:
+            return exception_said(self.raised) if self.raised is not None else "an uncaught exception"
+        return self.first_line.removeprefix(FAULTHANDLER_HEADER) or "a crash"
+
 
 def ending(text: str) -> Ending:
     """How the process whose crash file's text this is ended: the one place that tells an exception from a native
@@ -238,10 +250,5 @@ def ending_said(said: str, exception: bool, thread: str | None) -> str:
 
 
 def crash_headline(text: str) -> str:
-    """A crash file's first word on it: "Segmentation fault" (faulthandler's first line), or the exception that ended
-    the process."""
-    end = ending(text)
-    if end.exception:
-        return exception_said(end.raised) if end.raised is not None else "an uncaught exception"
-    first = next((line.strip() for line in end.faulthandler.splitlines() if line.strip()), "")
-    return first.removeprefix(FAULTHANDLER_HEADER) or "a crash"
+    """A crash file's first word on it (Ending.headline)."""
+    return ending(text).headline

@@ -11,7 +11,7 @@ from typing import Callable
 from .. import location
 from ..errors import CompilescopeError
 from ..wording import count
-from .crash_files import crash_files, crash_headline, ending
+from .crash_files import crash_files, ending
 from .lines import GLOG_PREFIX
 from ..model.records import dataclass
 
@@ -141,8 +141,7 @@ def _crashed_before_logging(directory: str) -> str:
     if not crashed:
         return ""
     end = ending(crashed[0].text)
-    said = crash_headline(crashed[0].text) if end.exception else next(
-        (line.strip() for line in end.faulthandler.splitlines() if line.strip()), "")
+    said = end.headline if end.exception else end.first_line
     how = "stopped with an uncaught exception" if end.exception else "died in native code"
     others = f" (and {count(len(crashed) - 1, 'other')})" if len(crashed) > 1 else ""
     return (f"; but a process {how} before torch logged anything: {os.path.basename(crashed[0].path)}"
