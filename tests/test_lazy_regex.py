@@ -32,7 +32,7 @@ def test_a_lazy_pattern_matches_as_the_compiled_one():
 LAZY_FOR_A_SMALL_LOG = (
     "compilescope.analyses.provenance._FRAME", "compilescope.analyses.provenance._SOURCE_COMMENT",
     "compilescope.analyses.provenance._OP", "compilescope.analyses.provenance._KERNEL_OPS",
-    "compilescope.analyses.graph_breaks._HEADER", "compilescope.analyses.graph_breaks._DOCS",
+    "compilescope.analyses.graph_breaks.BREAK_HEADER", "compilescope.analyses.graph_breaks._DOCS",
     "compilescope.analyses.errors._QUOTED_SOURCE", "compilescope.analyses.errors._CARET",
     "compilescope.analyses.installed_guards.GUARD_LINE", "compilescope.analyses.installed_guards._TYPE",
     "compilescope.analyses.insights._TENSOR_NAME",

@@ -20,7 +20,7 @@ from .userloc import (UserLocation, inline_frame, is_framework_file, is_python_l
 from ..model.records import dataclass
 
 ARTIFACT = "dynamo_graph_break_reason"
-_HEADER = lazy_compile(r"^Graph break in user code at (?P<file>.+):(?P<line>\d{1,9}+)\s*$", re.M)
+BREAK_HEADER = lazy_compile(r"^Graph break in user code at (?P<file>.+):(?P<line>\d{1,9}+)\s*$", re.M)
 _CONTEXT = "Encountered graph break when attempting to trace"
 # "Encountered graph break that we cannot resume from. ... Graph break encountered:" (torch 2.11) and "Failed to
 # handle graph break gracefully. ... Graph break encountered:" (2.14) end their line before the reason.
@@ -207,7 +207,7 @@ def parse_reason(text: str) -> dict[str, Any]:
 
 def _artifact_location(text: str) -> UserLocation | None:
     frame = last_user_frame(text, ("User code traceback:",)) or last_code_frame(text, ("User code traceback:",))
-    header = _HEADER.search(text)
+    header = BREAK_HEADER.search(text)
     if header is None:
         return frame
     filename, line = header["file"], int(header["line"])

@@ -19,14 +19,12 @@ from ..lazy_regex import lazy_compile
 from ..model.trace import Compile, Trace
 from ..model.records import dataclass
 from .compiled_frames import ORIGINAL_BYTECODE_SUFFIX, compiled_frame
-from .graph_breaks import ARTIFACT as GRAPH_BREAK_ARTIFACT, resume_of
+from .graph_breaks import ARTIFACT as GRAPH_BREAK_ARTIFACT, BREAK_HEADER, resume_of
+from .userloc import CARETS, TRACEBACK_FRAME, section
 
 # L['___stack0'] and what follows it (".size()[0]" for a tensor's size); a guard's text may name it bare (___stack0).
 _STACK_SOURCE = lazy_compile(r"(?:L\['___stack(\d{1,6})'\]|___stack(\d{1,6}))(.{0,1000})", re.S)
 _STACK_NAME = lazy_compile(r"\b___stack(\d{1,6})\b")
-_BREAK_HEADER = lazy_compile(r"^Graph break in user code at (?P<file>.+):(?P<line>\d{1,9}+)\s*$", re.M)
-_FRAME = lazy_compile(r'^(?P<indent>\s*)File "(?P<file>[^"]+)", line (?P<line>\d{1,9}+), in .{1,1000}$')
-_CARETS = lazy_compile(r"^\s*\^+\s*$")
 # The instruction a graph break stopped at, as its reason says ("... when attempting to trace CALL: a function call"):
 # a call leaves its result on top of the stack (CALL_FUNCTION / CALL_METHOD before Python 3.11).
 _CALL_BREAK = lazy_compile(r"attempting to trace (?:CALL|CALL_FUNCTION\w*|CALL_METHOD|CALL_KW|CALL_FUNCTION_EX)\b")
@@ -112,7 +110,7 @@ class StackValues:
                 for artifact in entry.artifacts:
                     if artifact.name == GRAPH_BREAK_ARTIFACT and artifact.payload is not None:
                         text = self.trace.payload_text(artifact.payload)
-                        header = _BREAK_HEADER.search(text)
+                        header = BREAK_HEADER.search(text)
                         stop = (header["file"], int(header["line"])) if header else None
                         for key, line in _traceback_lines(text, _CALL_BREAK.search(text) is not None).items():
                             if key == stop:
@@ -141,15 +139,16 @@ def _traceback_lines(text: str, at_call: bool) -> dict[tuple[str, int], BrokenLi
     where the break was at a call. The code line and the caret line carry the same indent, so a caret's column is the
     code's; where they end is not (torch 2.13 marks `y.sum().item()  # comment` to the line's end), so the call
     is read from the code where they start (_call_at)."""
-    lines = text.split("User code traceback:", 1)[-1].split("Traceback (most recent call last):", 1)[0].splitlines()
+    traceback = section(text, "User code traceback:")
+    lines = (text if traceback is None else traceback).splitlines()
     found: dict[tuple[str, int], BrokenLine] = {}
     for i, row in enumerate(lines[:-1]):
-        m = _FRAME.match(row)
+        m = TRACEBACK_FRAME.match(row)
         code = lines[i + 1]
-        if m is None or not code.strip() or _FRAME.match(code) or _CARETS.match(code):
+        if m is None or not code.strip() or TRACEBACK_FRAME.match(code) or CARETS.match(code):
             continue
         carets = lines[i + 2] if i + 2 < len(lines) else ""
-        call = _call_at(code[len(carets) - len(carets.lstrip()):]) if at_call and _CARETS.match(carets) else None
+        call = _call_at(code[len(carets) - len(carets.lstrip()):]) if at_call and CARETS.match(carets) else None
         found[(m["file"], int(m["line"]))] = BrokenLine(code.strip(), call)
     return found
 

@@ -18,11 +18,11 @@ from ..model.records import dataclass
 # `  File "/path/x.py", line 23, in f` (optionally followed by the code on the next line)
 # The function name is taken to the end of the line and stripped after: a lazy `.+?\s*$` is
 # quadratic on a run of spaces. Line numbers are bounded so int() never sees a huge digit string.
-_TRACEBACK_FRAME = re.compile(r'^\s*File "(?P<file>[^"]+)", line (?P<line>\d{1,9}+), in (?P<func>.+)$')
+TRACEBACK_FRAME = re.compile(r'^\s*File "(?P<file>[^"]+)", line (?P<line>\d{1,9}+), in (?P<func>.+)$')
 # `# File "/path/x.py", line 23, in f, code: if y.sum() > 0:` (graph-break explanations)
 _INLINE_FRAME = lazy_compile(r'File "(?P<file>[^"]+)", line (?P<line>\d{1,9}+), in (?P<func>[^,\n]+)(?:, code: (?P<code>.*))?')
-# Only caret lines (`^^^^`) are decoration, not code.
-_CARETS = re.compile(r"^\s*[~^]+\s*$")
+# Only caret lines (`^^^^`, and `~~~^^^~~~` of Python 3.11+) are decoration, not code.
+CARETS = re.compile(r"^\s*[~^]+\s*$")
 
 # Files that belong to torch / Python, not to the user: any file of a torch package, installed or a source checkout
 # (.../pytorch/torch/_logging/..., where PyTorch developers' logs come from), and Python's own library (and what is
@@ -98,13 +98,13 @@ def traceback_frames(text: str) -> list[UserLocation]:
     frames: list[UserLocation] = []
     lines = text.splitlines()
     for i, line in enumerate(lines):
-        m = _TRACEBACK_FRAME.match(line)
+        m = TRACEBACK_FRAME.match(line)
         if not m:
             continue
         code = None
         if i + 1 < len(lines):
             nxt = lines[i + 1]
-            if nxt.strip() and not _TRACEBACK_FRAME.match(nxt) and not _CARETS.match(nxt) and nxt.startswith((" ", "\t")):
+            if nxt.strip() and not TRACEBACK_FRAME.match(nxt) and not CARETS.match(nxt) and nxt.startswith((" ", "\t")):
                 code = nxt.strip()
         frames.append(UserLocation(m["file"], int(m["line"]), m["func"].strip(), code))
     return frames
