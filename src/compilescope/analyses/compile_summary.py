@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import field, replace
 from typing import Any, Iterator, Mapping, Sequence
 
-from ..model.ids import CompileId
+from ..model.ids import CompileId, compilation_key
 from ..model.trace import Artifact, Compile, Frame, Trace
 from .autotuning import TemplateSearch
 from .caches import CACHES
@@ -19,7 +19,7 @@ from .compile_time import PHASES
 from .compiled_frames import CompiledFrames
 from .cudagraphs import CudaGraphCompile
 from .errors import OUTPUT_CODE, CompileError
-from .graph_breaks import GraphBreak, compilation_key
+from .graph_breaks import GraphBreak
 from .insights import Insights
 from .metric_values import (STACK_METRICS, TRACEBACK_METRICS, LongMetric, MetricTraceback, long_metric, metric_stack,
                             metric_tracebacks)

@@ -14,8 +14,7 @@ import math
 from dataclasses import field
 from typing import Any, Iterable
 
-from ..lazy_regex import lazy_compile
-from ..model.ids import NO_COMPILE_ID, CompileId
+from ..model.ids import NO_COMPILE_ID, CompileId, compilation_key
 from ..model.trace import Trace
 from ..model.records import dataclass
 from ..wording import format_seconds
@@ -37,7 +36,6 @@ PHASES: tuple[tuple[str, str], ...] = (
     ("other", "Other"),
 )
 PHASE_LABELS = dict(PHASES)
-_ATTEMPT = lazy_compile(r"_\d+\]$")  # "[1/4_0]" -> "[1/4]": times are per compile, whatever its attempts
 
 _EXACT = {
     "dynamo": "dynamo", "entire_frame_compile": "dynamo", "bytecode_tracing": "dynamo",
@@ -204,7 +202,7 @@ class CompileTimes:
     def seconds_of(self, compile_ids: Iterable[str]) -> float:
         """The compile time of these compile ids ("[1/2]", or "[1/4_0]" with its attempt: the same compile), each
         once: what a frame's recompiles cost, say."""
-        wanted = {_ATTEMPT.sub("]", cid) for cid in compile_ids}
+        wanted = {compilation_key(cid) for cid in compile_ids}  # times are per compilation
         return sum(c.total_s for c in self.compiles if c.compile_id in wanted)
 
     def to_json(self) -> dict[str, Any]:
@@ -409,7 +407,7 @@ def compile_times(trace: Trace) -> CompileTimes:
     for entry in trace.compiles.values():
         if entry.compile_id is None:
             continue
-        key = _event_key(entry.compile_id)
+        key = entry.compile_id.compilation  # as chromium events name it
         metrics = entry.metrics or {}
         frame_of[key] = (entry.compile_id.compiled_autograd_id, entry.compile_id.frame_id)
         if metrics.get("co_name"):
@@ -440,11 +438,6 @@ def compile_times(trace: Trace) -> CompileTimes:
     return CompileTimes(total, phases, compiles, sorted(rows, key=lambda r: r.start_s), labels=labels, repeats=repeats)
 
 
-def _event_key(cid: CompileId) -> str:
-    """A compile id as chromium events carry it, without the attempt: "[0/1]" for [0/1_2]."""
-    return f"[{'' if cid.compiled_autograd_id is None else f'!{cid.compiled_autograd_id}/'}{cid.frame_id}/{cid.frame_compile_id}]"
-
-
 def _repeated(metrics: dict, key: str, by_compile: dict[str, dict[str, float]], listed: set[str]) -> str | None:
     """The compilation whose metrics these are, logged again under this compile id, when its time is counted: their
     own compile_id names it (the peer multi_rank_runtime logs repeat [0/1]'s records, metrics included, under [0/2]
@@ -453,7 +446,7 @@ def _repeated(metrics: dict, key: str, by_compile: dict[str, dict[str, float]], 
     parsed = CompileId.parse(own) if isinstance(own, str) else None
     if parsed is None:
         return None
-    own_key = _event_key(parsed)
+    own_key = parsed.compilation
     return own_key if own_key != key and (own_key in by_compile or own_key in listed) else None
 
 

@@ -25,14 +25,14 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
-from ..model.ids import CompileId
+from ..model.ids import CompileId, compilation_key
 from ..model.trace import Compile, Trace
 from .autotuning import config_items
 from .caches import CACHES
 from .compile_time import PHASE_LABELS, CompileTimes, ends_during
 from .crash import Crash
 from .dynamic_shapes import number_text
-from .graph_breaks import compilation_key, function_label
+from .graph_breaks import function_label
 from .status import MISSING, counts_text
 from .unread import Unread
 from .torch_warnings import TorchWarnings
@@ -351,10 +351,6 @@ def _frame_of(entry: Compile) -> tuple[str | None, str | None, int | None]:
     return None, None, None
 
 
-def _chromium_key(cid: CompileId) -> str:
-    return f"[{'' if cid.compiled_autograd_id is None else f'!{cid.compiled_autograd_id}/'}{cid.frame_id}/{cid.frame_compile_id}]"
-
-
 def _slowest_compile(times: CompileTimes) -> dict[str, Any] | None:
     slowest = times.slowest
     if slowest is None:
@@ -402,7 +398,7 @@ def run_facts(results: Results) -> RunFacts:
         if k[0] is not None:
             key = f"compiled autograd {key}"
         frame = frames.get(key) or frames.setdefault(key, FrameFacts(key, filename, function, first))
-        frame_by_event_id[_chromium_key(compile_id)] = key
+        frame_by_event_id[compile_id.compilation] = key
         cid_text = str(compile_id)
         frame.compile_ids.append(cid_text)
         frame.dirs.append(entry.dir_name)
@@ -424,7 +420,7 @@ def run_facts(results: Results) -> RunFacts:
             kernels, externs = dict(kernel_total), dict(extern_total)
         if graph_text is not None or codes:
             frame.graphs.append(GraphFacts(graph_nodes(graph_text or ""), kernels, externs))
-        ct = time_of.get(_chromium_key(compile_id))
+        ct = time_of.get(compile_id.compilation)
         frame.compile_s.append(round(ct.total_s, 6) if ct else 0.0)
         if ct:
             for phase, seconds in ct.phases.items():

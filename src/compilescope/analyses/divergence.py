@@ -15,9 +15,9 @@ from collections import defaultdict
 from dataclasses import asdict, field
 from typing import Any, Callable, Hashable, Iterable, Mapping
 
-from ..model.ids import CompileId
+from ..model.ids import CompileId, compilation_key
 from .autotuning import config_items
-from .rank_summary import RankCrash, RankSummary, collective_kind, compilation_id
+from .rank_summary import RankCrash, RankSummary, collective_kind
 from .runtime_estimates import runtime_estimations
 from .status import BREAK, EMPTY, ERROR, MISSING, OK, RESTARTED
 from ..model.records import dataclass
@@ -476,7 +476,7 @@ def _compile_id_divergence(ok: list[RankSummary]) -> Divergence | None:
     # (compilation, the ranks that alone have it) -> its compile ids there, the compilation's own first where they have it
     alike: dict[tuple[str, tuple[int, ...]], list[str]] = defaultdict(list)
     for cid, ranks in sorted(_only_on(sets).items(), key=lambda kv: _graph_sort_key(kv[0])):
-        alike[(compilation_id(cid), tuple(ranks))].append(cid)
+        alike[(compilation_key(cid), tuple(ranks))].append(cid)
     details = []
     explained_by = None
     for (compilation, sharing), cids in alike.items():
@@ -528,7 +528,7 @@ def _compilations_text(ids: Iterable[str]) -> str:
     Counted as compile ids, a job whose every compilation restarts at a graph break (torch.compile(DDP(model))) read
     "7 compile ids" against "9" for 4 compilations against 5."""
     attempts = list(ids)
-    compilations = len({compilation_id(cid) for cid in attempts})
+    compilations = len({compilation_key(cid) for cid in attempts})
     restarted = len(attempts) - compilations  # each compilation's earlier attempts: Dynamo restarted them
     return count(compilations, "compilation") + (f" ({len(attempts)} attempts: {restarted} restarted)" if restarted else "")
 

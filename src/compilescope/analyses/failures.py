@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 
-from ..model.ids import CompileId
+from ..model.ids import CompileId, compilation_key
 from ..model.trace import Trace
 from .errors import CompileErrors, CompilerDiagnostic
-from .graph_breaks import GraphBreaks, compilation_key
+from .graph_breaks import GraphBreaks
 from ..model.records import dataclass
 
 

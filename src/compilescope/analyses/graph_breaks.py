@@ -7,13 +7,12 @@ torch >= 2.6 logs every break as an `artifact` named `dynamo_graph_break_reason`
 
 from __future__ import annotations
 
-import dataclasses
 import re
 from dataclasses import field
 from typing import Any
 
 from ..lazy_regex import lazy_compile
-from ..model.ids import NO_COMPILE_ID, CompileId
+from ..model.ids import compilation_key
 from ..model.trace import Trace
 from .userloc import (UserLocation, inline_frame, is_framework_file, is_python_library_file, is_torch_file,
                       last_code_frame, last_user_frame, section, traceback_frames)
@@ -233,11 +232,6 @@ def _through_ddp(text: str, location: UserLocation | None) -> bool:
         if not (is_python_library_file(frame.filename) or _DYNAMO_FILE.search(frame.filename)):
             return False
     return False
-
-
-def compilation_key(compile_id: CompileId | None) -> str:
-    """`[1/0]` for `[1/0_1]`: attempts of one compilation count once."""
-    return str(dataclasses.replace(compile_id, attempt=0)) if compile_id else NO_COMPILE_ID
 
 
 def graph_breaks(trace: Trace) -> GraphBreaks:

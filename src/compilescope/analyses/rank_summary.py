@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, Iterable, Iterator
 import orjson
 
 from ..ingest.crash_files import ending_said
-from ..model.ids import CompileId, compile_id_key
+from ..model.ids import compilation_key, compile_id_key
 from ..model.trace import Compile, Trace
 from .autotuning import autotuning
 from .compile_time import compile_times
@@ -203,13 +203,6 @@ class RankSummary:
         return cls(**data)
 
 
-def compilation_id(compile_id: str) -> str:
-    """The compilation a compile id is an attempt of: "[0/1]" for "[0/1_1]" (Dynamo restarted [0/1], most often at a
-    graph break); the id itself where it has no attempt or does not parse."""
-    parsed = CompileId.parse(compile_id)
-    return str(replace(parsed, attempt=0)) if parsed is not None and parsed.attempt else compile_id
-
-
 def failed_rank(rank: int, source: str, error: str) -> RankSummary:
     return RankSummary(rank=rank, source=source, error=error)
 
@@ -243,7 +236,7 @@ def summarize_rank(results: Results, rank: int | None = None) -> RankSummary:
     summary.recompiles = found_recompiles.with_backward
     # Keyed by the recompilation, not by its attempt that finished ([0/1], not [0/1_1] where Dynamo restarted it at a
     # graph break): torch logs the reason on [0/1], and a rank's restarts are no other recompile.
-    summary.recompile_reasons = {compilation_id(step.compile_id): step.guard.guard for frame in found_recompiles.frames
+    summary.recompile_reasons = {compilation_key(step.compile_id): step.guard.guard for frame in found_recompiles.frames
                                  for step in frame.steps if step.guard is not None}
     summary.chromium_events = len(trace.chromium_events)
     summary.parse_problems = trace.stats.parse_problems

@@ -540,11 +540,6 @@ def _frames(trace: Trace) -> dict[tuple, list[Compile]]:
     return frames
 
 
-def _without_attempt(cid) -> str:
-    autograd = "" if cid.compiled_autograd_id is None else f"!{cid.compiled_autograd_id}/"
-    return f"[{autograd}{cid.frame_id}/{cid.frame_compile_id}]"
-
-
 def _known_files(trace: Trace) -> set[str]:
     files = set(trace.string_table.values())
     for entry in trace.compiles.values():
@@ -781,7 +776,7 @@ def recompiles(trace: Trace) -> Recompiles:
         code = UserLocation(str(filename), first_line, name) if filename and isinstance(first_line, int) else None
         # torch names a cached compilation without its attempt ("0/0"); the chain shows the attempt that was cached
         # ("[0/0_1]", after a restart), so a guard names the compile id the chain shows.
-        shown = {_without_attempt(e.compile_id): str(e.compile_id) for e in entries}
+        shown = {e.compile_id.compilation: str(e.compile_id) for e in entries}
         for step, _ in steps:
             for guard in step.failed_guards:
                 if guard.compile_id is not None:

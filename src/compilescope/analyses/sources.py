@@ -26,13 +26,13 @@ from typing import Any, Callable, Iterable
 
 from ..decompile.recorded import ORIGINAL as RECORDED_ORIGINAL_BYTECODE
 from ..lazy_regex import lazy_compile
-from ..model.ids import CompileId
+from ..model.ids import compilation_key
 from ..model.names import safe_stem
 from ..model.trace import Compile, Trace
 from ..model.payloads import PayloadRef
 from .compiled_frames import ORIGINAL_BYTECODE_SUFFIX, compiled_frame
 from .dynamic_shapes import DynamicShapes, dynamic_shapes
-from .graph_breaks import ARTIFACT as GRAPH_BREAK_ARTIFACT, GraphBreaks, compilation_key, parse_reason, resume_of
+from .graph_breaks import ARTIFACT as GRAPH_BREAK_ARTIFACT, GraphBreaks, parse_reason, resume_of
 from .fx_sites import GRAPH_ARTIFACT, fx_node_sites
 from .installed_guards import GUARD_LINE, GUARD_TAIL, GUARDS_ARTIFACT
 from .provenance import Provenance, UserLine, analyze_provenance
@@ -66,13 +66,6 @@ def file_page(path: str) -> str:
     """The report page of a source file: readable and unique (two files may share a base name)."""
     digest = hashlib.sha1(path.encode("utf-8", "replace")).hexdigest()[:8]
     return f"sources/{safe_stem(os.path.basename(path) or 'source')}_{digest}.html"
-
-
-def _compilation(compile_id: str | None) -> str | None:
-    """`[0/1]` for `[0/1_1]`, as a line's other notes name compiles: the page links a compilation (its last attempt
-    holds the graph), and one compilation's attempts repeat the same guard or symbol."""
-    parsed = CompileId.parse(compile_id) if compile_id else None
-    return compilation_key(parsed) if parsed is not None else compile_id
 
 
 def line_anchor(line: int) -> str:
@@ -654,7 +647,8 @@ def analyze_sources(trace: Trace, provenance: Provenance | None = None, shapes: 
                     continue
                 quotes.add(loc.filename, loc.line, loc.code)
                 n = at(loc.filename, loc.line)
-                failed = {"recompile": _compilation(step.compile_id), "failed_in": _compilation(guard.compile_id),
+                failed = {"recompile": compilation_key(step.compile_id),
+                          "failed_in": compilation_key(guard.compile_id) if guard.compile_id else None,
                           "guard": guard.guard, "change": guard.change}
                 if n is not None and failed not in n.guards:
                     n.guards.append(failed)
@@ -696,14 +690,14 @@ def analyze_sources(trace: Trace, provenance: Provenance | None = None, shapes: 
         for item in items:
             if item.location is not None:
                 n = at(item.location.filename, item.location.line)
-                symbol = {"kind": what, "compile_id": _compilation(item.compile_id), "symbol": item.symbol,
+                symbol = {"kind": what, "compile_id": compilation_key(item.compile_id), "symbol": item.symbol,
                           "value": item.value, "source": getattr(item, "source", None)}
                 if n is not None and symbol not in n.symbols:
                     n.symbols.append(symbol)
     for shape_guard in shapes.guards:
         if shape_guard.location is not None:
             n = at(shape_guard.location.filename, shape_guard.location.line)
-            shape_note = {"kind": "guard", "compile_id": _compilation(shape_guard.compile_id), "expr": shape_guard.expr}
+            shape_note = {"kind": "guard", "compile_id": compilation_key(shape_guard.compile_id), "expr": shape_guard.expr}
             if n is not None and shape_note not in n.symbols:
                 n.symbols.append(shape_note)
 

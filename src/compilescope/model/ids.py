@@ -20,6 +20,16 @@ def compile_id_words(key: str) -> str:
     return compile_id.words() if compile_id is not None else ""
 
 
+def compilation_key(compile_id: CompileId | str | None) -> str:
+    """The compilation a compile id is an attempt of, as reports name it: "[0/1]" for [0/1_1] (Dynamo restarted
+    [0/1], most often at a graph break), so that its attempts count once; NO_COMPILE_ID for none. A compile id as
+    reports name it ("[0/1_1]") is read first; one that does not parse is its own."""
+    if isinstance(compile_id, str):
+        parsed = CompileId.parse(compile_id)
+        return parsed.compilation if parsed is not None else compile_id
+    return compile_id.compilation if compile_id is not None else NO_COMPILE_ID
+
+
 def _part(value: int | None) -> str:
     return "-" if value is None else str(value)
 
@@ -106,9 +116,17 @@ class CompileId:
             return None
 
     def __str__(self) -> str:
-        prefix = f"!{self.compiled_autograd_id}/" if self.compiled_autograd_id is not None else ""
         attempt = f"_{self.attempt}" if self.attempt else ""
-        return f"[{prefix}{_part(self.frame_id)}/{_part(self.frame_compile_id)}{attempt}]"
+        return f"[{self._without_attempt()}{attempt}]"
+
+    @property
+    def compilation(self) -> str:
+        """The compilation this is an attempt of: "[0/1]" for [0/1_1], as chromium events name it too."""
+        return f"[{self._without_attempt()}]"
+
+    def _without_attempt(self) -> str:
+        prefix = f"!{self.compiled_autograd_id}/" if self.compiled_autograd_id is not None else ""
+        return f"{prefix}{_part(self.frame_id)}/{_part(self.frame_compile_id)}"
 
     def words(self) -> str:
         """What each number of it is, for a tooltip: "frame 1 (...), compile 1 (a recompile: ...), attempt 1 (...)"."""

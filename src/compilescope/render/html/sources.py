@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any, Iterator
 
 from markupsafe import Markup, escape
 
-from ...analyses.graph_breaks import compilation_key
+from ...model.ids import compilation_key
 from ...analyses.sources import DIMENSION_MARKING_GUARD, LineNotes, SourceFile, line_anchor
 from ...model.trace import Compile
 from ...wording import count
