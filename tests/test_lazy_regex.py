@@ -40,7 +40,7 @@ LAZY_FOR_A_SMALL_LOG = (
     "compilescope.ingest.envelope._CONTROL", "compilescope.model.stats._CONTROL",
     "compilescope.render.options._MD5", "compilescope.render.options._URL_IGNORED",
     "compilescope.invisible._NOT_ON_A_TERMINAL",  # (what a report prints is ASCII)
-    "compilescope.analyses.recompiles._SIZE_GUARD", "compilescope.analyses.recompiles._LOCAL",
+    "compilescope.analyses.recompiles._SIZE_GUARD", "compilescope.analyses.userloc.FRAME_SOURCE",
     "compilescope.analyses.recompiles._NUMBER_GUARD",  # (a log that recompiles)
     "compilescope.analyses.torch_warnings._WONT_CONVERT", "compilescope.analyses.torch_warnings._GENERATED_CODE",
     "compilescope.ingest.stderr._GLOG", "compilescope.ingest.stderr._COMPILE_ID",  # (a saved stderr beside the log)

@@ -22,7 +22,7 @@ from ..model.trace import Trace
 from ..wording import count
 from .compiled_frames import CompiledFrames
 from .stack_values import StackValues
-from .userloc import UserLocation, is_torch_file, last_code_stack_frame, last_user_stack_frame
+from .userloc import FRAME_SOURCE, UserLocation, is_torch_file, last_code_stack_frame, last_user_stack_frame
 from ..model.records import dataclass
 
 T = TypeVar("T")
@@ -35,8 +35,6 @@ FLOAT_SYMBOL = lazy_compile(r"zu?f\d{1,9}")
 SPECIALIZATION_REASONS = {"range_refined_to_singleton": "its range narrowed to one value",
                           "trivial_lhs": "an equality fixed its value", "trivial_rhs": "an equality fixed its value"}
 
-# A source as the compiled function's own code names it: L['self'].param_groups[0]['lr'] is self.param_groups[0]['lr'].
-_FRAME_NAME = lazy_compile(r"^[LG]\['([^'\n]{1,500})'\]")
 # The name a source's value goes by: its last key or attribute (lr, of self.param_groups[0]['lr']).
 _LAST_NAME = lazy_compile(r"(?:\[['\"](\w{1,200})['\"]\]|\.(\w{1,200}))$")
 
@@ -261,7 +259,7 @@ def _read_place(spec: Specialization, entry: dict, symbols: list[SymbolCreated],
     the specialization's own: the log has none."""
     if not spec.sources:
         return
-    spec.read_as = _FRAME_NAME.sub(r"\1", spec.sources[0])
+    spec.read_as = FRAME_SOURCE.sub(r"\1", spec.sources[0])
     compiled = frames.compiled(compile_id) if compile_id is not None else None
     spec.read_by = compiled.function if compiled is not None else None
     created = next((s for s in symbols if s.symbol == spec.symbol and s.source in spec.sources and s.location), None)

@@ -28,7 +28,7 @@ from .fx_sites import GRAPH_ARTIFACT, first_use
 from .graph_breaks import function_label
 from .installed_guards import GUARDS_ARTIFACT, enclosing_sources, guard_site, object_type, tensor_check
 from .stack_values import StackValues
-from .userloc import UserLocation, code_origin, is_torch_file, last_user_frame, traceback_frames
+from .userloc import FRAME_SOURCE, UserLocation, code_origin, is_torch_file, last_user_frame, traceback_frames
 from ..model.records import dataclass
 
 ARTIFACT = "recompile_reasons"
@@ -564,7 +564,6 @@ def _unclip(guard: FailedGuard, known: set[str]) -> None:
 
 _SIZE_GUARD = lazy_compile(r"^tensor '(?P<tensor>.{1,500}?)' size mismatch at index (?P<dim>\d{1,6})\. expected (?P<size>\d{1,20}),")
 _CODE_FILE = lazy_compile(r'<code object [^<>\n]{0,300}?, file "([^"\n]{1,1000})", line \d{1,9}>')
-_LOCAL = lazy_compile(r"^L\['([^']{1,500})'\]")
 # A guard on a number: `___as_tensor(X).item() == 0.0046…` (a float Dynamo made a symbol) or `X == 2`.
 _VALUE_GUARD = lazy_compile(r"^(?:___as_tensor\((?P<tensor>.{1,500})\)\.item\(\)|(?P<name>[\w.\[\]'\"]{1,500})) == "
                             r"(?P<value>-?\d{1,30}(?:\.\d{1,30})?(?:e-?\d{1,3})?)$")
@@ -586,7 +585,7 @@ def _cache_of(tree: str, source: str) -> tuple[str, str] | None:
     for outer in enclosing_sources(source):
         typ = object_type(tree, outer)
         if typ is not None and typ.startswith(CACHE_MODULE):
-            return _LOCAL.sub(r"\1", outer), typ[len(CACHE_MODULE):]
+            return FRAME_SOURCE.sub(r"\1", outer), typ[len(CACHE_MODULE):]
     return None
 
 
@@ -714,7 +713,7 @@ def _value_specialization(guard: FailedGuard, specializations: list[Specializati
     read = m["tensor"] or m["name"]
     return next((spec for spec in specializations
                  if spec.compile_id == guard.compile_id and _same_number(spec.value, m["value"])
-                 and any(_LOCAL.sub(r"\1", src) == read for src in spec.sources)), None)
+                 and any(FRAME_SOURCE.sub(r"\1", src) == read for src in spec.sources)), None)
 
 
 def link_specializations(found: Recompiles, specializations: list[Specialization]) -> None:
@@ -732,7 +731,7 @@ def link_specializations(found: Recompiles, specializations: list[Specialization
                 source = f"{m['tensor']}.size()[{m['dim']}]"
                 step.specialized = next((spec for spec in specializations
                                          if spec.compile_id == guard.compile_id and spec.value == m["size"]
-                                         and any(_LOCAL.sub(r"\1", src) == source for src in spec.sources)), None)
+                                         and any(FRAME_SOURCE.sub(r"\1", src) == source for src in spec.sources)), None)
                 sizes = sizes or step.specialized is not None
             elif guard.change != "size":
                 step.specialized = _value_specialization(guard, specializations)
