@@ -270,9 +270,10 @@ def _read_place(spec: Specialization, entry: dict, symbols: list[SymbolCreated],
             frames.called_from(compile_id) if compile_id is not None else None)
 
 
-def dynamic_shapes(trace: Trace) -> DynamicShapes:
+def dynamic_shapes(trace: Trace, stack_values: StackValues | None = None) -> DynamicShapes:
+    """stack_values: the log's, where the caller names sources for other analyses too (read here otherwise)."""
     result = DynamicShapes()
-    stack_values = StackValues(trace)
+    stack_values = stack_values if stack_values is not None else StackValues(trace)
     frames = CompiledFrames(trace)
     for entry in trace.sorted_compiles():
         key = entry.key

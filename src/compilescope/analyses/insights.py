@@ -34,6 +34,7 @@ from .status import compiled_attempts
 from .unread import Unread, unread
 from ..wording import and_list, count, format_seconds, times
 from .sources import add_eager_lines, graph_break_sites
+from .stack_values import StackValues
 from .userloc import UserLocation, is_python_library_file
 from ..model.records import dataclass
 
@@ -573,15 +574,16 @@ def _autotuning_detail(at: Autotuning) -> str:
 def insights(trace: Trace, runtime: Runtime | None = None, export: ExportReport | None = None) -> Insights:
     """export: the log's export_report(trace), where the caller has it already (computed here otherwise)."""
     printed = torch_warnings(trace)  # (the CUDA graphs analysis reads them too)
+    stack_values = StackValues(trace)  # (recompiles and dynamic shapes both name ___stack sources)
     ins = Insights(
         source=trace.source,
         n_compiles=trace.n_compile_ids,
         graph_breaks=graph_breaks(trace),
-        recompiles=recompiles(trace),
+        recompiles=recompiles(trace, stack_values),
         compile_time=compile_times(trace),
         caches=caches(trace),
         errors=compile_errors(trace),
-        dynamic_shapes=dynamic_shapes(trace),
+        dynamic_shapes=dynamic_shapes(trace, stack_values),
         autotuning=autotuning(trace),
         cudagraphs=cudagraphs(trace, printed),
         warnings=printed,

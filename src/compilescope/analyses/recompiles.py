@@ -742,10 +742,11 @@ def link_specializations(found: Recompiles, specializations: list[Specialization
             frame.advice.insert(0, SPECIALIZED_ADVICE)
 
 
-def recompiles(trace: Trace) -> Recompiles:
+def recompiles(trace: Trace, stack_values: StackValues | None = None) -> Recompiles:
+    """stack_values: the log's, where the caller names sources for other analyses too (read here otherwise)."""
     known = _known_files(trace)
     compiled_frames = CompiledFrames(trace)
-    stack_values = StackValues(trace)
+    stack_values = stack_values if stack_values is not None else StackValues(trace)
     result: list[FrameRecompiles] = []
     for (_, frame_id), entries in _frames(trace).items():
         chain_entries = [e for e in entries if (e.compile_id.frame_compile_id or 0) > 0]

@@ -68,11 +68,14 @@ class StackValue:
 
 
 class StackValues:
-    """Names the ___stack sources of a log's resume functions (reads the graph breaks once, when first asked)."""
+    """Names the ___stack sources of a log's resume functions. Reads the graph breaks once, when first asked, and each
+    resume function's bytecode once: the analyses that name sources (recompiles, dynamic shapes) share one."""
 
     def __init__(self, trace: Trace) -> None:
         self.trace = trace
         self._breaks: dict[tuple[str, int], BrokenLine] | None = None
+        self._by_frame: dict[int | None, list[Compile]] | None = None  # a frame's compiles, by compile id
+        self._last_indexes: dict[tuple[int | None, str], int | None] = {}  # (frame id, resume function) -> index
 
     def describe(self, entry: Compile, source: str | None) -> str | None:
         """The source in words, where it is a ___stack argument of the resume function entry compiled; else None."""
@@ -121,12 +124,23 @@ class StackValues:
         return self._breaks
 
     def _last_stack_index(self, entry: Compile, name: str) -> int | None:
-        """The last ___stack argument the resume function loads, from its logged bytecode (None: none logged)."""
-        logged = name + ORIGINAL_BYTECODE_SUFFIX
-        # (a compile's retry, [1/0_1], logs no bytecode: its first attempt's is the same code's)
+        """The last ___stack argument the resume function loads, from its logged bytecode (None: none logged). Every
+        compile of a frame compiles the same code: read once per frame."""
         frame_id = entry.compile_id.frame_id if entry.compile_id else None
-        for other in [entry, *(c for c in self.trace.sorted_compiles()
-                               if c is not entry and c.compile_id and c.compile_id.frame_id == frame_id)]:
+        key = (frame_id, name)
+        if key not in self._last_indexes:
+            self._last_indexes[key] = self._read_last_stack_index(entry, name, frame_id)
+        return self._last_indexes[key]
+
+    def _read_last_stack_index(self, entry: Compile, name: str, frame_id: int | None) -> int | None:
+        logged = name + ORIGINAL_BYTECODE_SUFFIX
+        if self._by_frame is None:
+            self._by_frame = {}
+            for c in self.trace.sorted_compiles():
+                if c.compile_id:
+                    self._by_frame.setdefault(c.compile_id.frame_id, []).append(c)
+        # (a compile's retry, [1/0_1], logs no bytecode: its first attempt's is the same code's)
+        for other in [entry, *(c for c in self._by_frame.get(frame_id, ()) if c is not entry)]:
             for artifact in other.artifacts:
                 if artifact.name == logged and artifact.payload is not None:
                     indexes = [int(i) for i in _STACK_NAME.findall(self.trace.payload_text(artifact.payload))]
