@@ -1102,9 +1102,10 @@ def _cache_cause(a: RunFacts, b: RunFacts, totals_a: dict[str, dict[str, int]],
     """Why compile time changed, where the caches say so: the faster run's lookups (of the frames both compiled) hit
     where the slower run's missed, so it reused compiled graphs the slower compiled anew (a warm cache against a cold
     one), with what torch logged those hits saved. None where the faster run hit no more often."""
-    faster, slower = sides if a.compile_time_s < b.compile_time_s else sides[::-1]
-    fast, slow = (a, b) if faster == sides[0] else (b, a)
-    fast_totals, slow_totals = (totals_a, totals_b) if faster == sides[0] else (totals_b, totals_a)
+    a_faster = a.compile_time_s < b.compile_time_s
+    faster, slower = sides if a_faster else sides[::-1]
+    fast = a if a_faster else b
+    fast_totals, slow_totals = (totals_a, totals_b) if a_faster else (totals_b, totals_a)
     hits_fast = sum(outcomes.get("hit", 0) for outcomes in fast_totals.values())
     hits_slow = sum(outcomes.get("hit", 0) for outcomes in slow_totals.values())
     misses_slow = sum(outcomes.get("miss", 0) for outcomes in slow_totals.values())
