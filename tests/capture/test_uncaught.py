@@ -88,13 +88,21 @@ def test_report_escapes_and_says_how_it_ended(tmp_path):
     assert "backend=&#39;strict_backend&#39; raised: AssertionError: expected 2 inputs, got 1" in section
 
 
-def test_the_ending_of_two_ranks_that_stopped_alike(tmp_path, capsys):
+def test_the_ending_of_two_ranks_that_stopped_alike(tmp_path, capsys, monkeypatch):
     """The one real recording given as both ranks of a job (as the DDP job's two ranks died of the same assert): one
     line says both."""
     for rank in (0, 1):
         (tmp_path / f"dedicated_log_torch_trace_rank_{rank}_x.log.gz").write_bytes(LOG.read_bytes())
+    monkeypatch.setenv("COLUMNS", "100")
     assert run_cli("summary", str(tmp_path)) == 0
-    out = " ".join(capsys.readouterr().out.split())
+    printed = capsys.readouterr().out
+    # Each rank's row marks how it ended, and no header of the rank table is broken inside a word to make room for
+    # the mark (the table's widths left out the space between columns: "failure" / "s")
+    assert [line.split()[:2] for line in printed.splitlines() if line[:1] in "01" and line[:1]] == [
+        ["0", "stopped"], ["1", "stopped"]]
+    words = printed.split()
+    assert all(w in words for w in "compile ids graph breaks failures recompiles cache hit/miss time parse problems".split())
+    out = " ".join(words)
     assert "both ranks stopped with BackendCompilerFailed: backend='strict_backend' raised: AssertionError: " \
            "expected 2 inputs, got 1 raised at uncaught_exception.py:" in out
     assert "rank 0 crashed" not in out and "rank 1 stopped" not in out

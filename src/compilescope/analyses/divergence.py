@@ -266,17 +266,11 @@ def analyze_ranks(summaries: list[RankSummary]) -> MultiRankAnalysis:
         runtime_estimations=runtime_estimations(summaries),
         crashed_ranks=[s.rank for s in logged if s.crashes],
         crashed=_crashed(logged),
-        crash_words={s.rank: _crash_word(s.crashes[0]) for s in logged if s.crashes},
+        crash_words={s.rank: s.crashes[0].word for s in logged if s.crashes},
         eager_ranks=eager,
         ran_eagerly=_ran_eagerly(eager, logged),
         unreported_ranks=[s.rank for s in summaries if s.report_not_written],
     )
-
-
-def _crash_word(crash: RankCrash) -> str:
-    """"stopped" for an uncaught exception, which ended the process as Python ends it, "crashed" for a death in native
-    code."""
-    return "stopped" if crash.exception else "crashed"
 
 
 def _crashed(logged: list[RankSummary]) -> str | None:

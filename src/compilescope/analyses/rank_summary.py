@@ -96,6 +96,12 @@ class RankCrash:
         """After "rank N": "crashed: ...", "stopped with ..." (as Crash.ending)."""
         return ending_said(self.said, self.exception, self.thread)
 
+    @property
+    def word(self) -> str:
+        """"stopped" for an uncaught exception, which ended the process as Python ends it, "crashed" for a death in
+        native code: the rank's mark in the rank tables."""
+        return "stopped" if self.exception else "crashed"
+
     @classmethod
     def of(cls, crash: Crash) -> RankCrash:
         return cls(crash.error, crash.said, crash.compile_id, crash.during,

@@ -495,10 +495,11 @@ def _rank_row(rank: RankSummary) -> list[RenderableType]:
         return [str(rank.rank), TerminalText("not read", style="red"), *["-"] * 6]
     if rank.empty:
         return [str(rank.rank), TerminalText("empty log"), *["-"] * 6]
-    marks = [word for word, marked in (("crashed", rank.crashes), ("report lost", rank.report_not_written),
-                                       ("events lost", rank.not_written)) if marked]
+    marks = [word for word, marked in ((rank.crashes[0].word if rank.crashes else "", rank.crashes),
+                                       ("report lost", rank.report_not_written), ("events lost", rank.not_written))
+             if marked]
     return [
-        # A rank that died in native code, or whose report or chromium events could not be written: the lines under
+        # A rank that crashed or stopped with an exception, or whose report or chromium events could not be written: the lines under
         # the table say how, and what to do.
         TerminalText(" ".join([str(rank.rank), *marks]), style="red") if marks else str(rank.rank),
         str(rank.n_compiles), str(rank.graph_breaks), str(rank.failures),
@@ -525,7 +526,9 @@ class _RanksTable:
         cells = [max((TerminalText(c).cell_len if isinstance(c, str) else c.cell_len for c in column), default=0)
                  for column in zip(*self.rows)] or [0] * len(RANK_COLUMNS)
         whole = [max(cell, len(header)) for cell, header in zip(cells, RANK_COLUMNS)]
-        if sum(whole) + len(whole) > options.max_width:
+        # Each column also takes its padding and the space between columns: counted, or rich narrowed every column to
+        # fit and wrapped the headers inside words ("failure" / "s").
+        if sum(whole) + 2 * len(whole) - 1 > options.max_width:
             whole = [max(cell, *(len(word) for word in header.split())) for cell, header in zip(cells, RANK_COLUMNS)]
         table = _table(*RANK_COLUMNS, padding=(0, 1, 0, 0))
         for i, (col, width) in enumerate(zip(table.columns, whole)):
