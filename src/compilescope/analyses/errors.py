@@ -148,6 +148,13 @@ class CompileError:
 
     @property
     def stage_label(self) -> str:
+        """STAGE_LABELS', the kernel compile named by its compiler where the error says which ("C++ compile" for a
+        CppCompileError or g++'s error lines; "Triton compile" for Triton's): as the compile-time phase is named."""
+        if self.stage == KERNEL_COMPILE:
+            if self.inner_exception == "CppCompileError" or self.compiler_errors:
+                return "C++ compile"
+            if re.search(r"Triton", self.inner_exception or ""):
+                return "Triton compile"
         return STAGE_LABELS[self.stage]
 
     def to_json(self) -> dict[str, Any]:
