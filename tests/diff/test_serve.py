@@ -7,6 +7,7 @@ import http.client
 import os
 import re
 import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -46,23 +47,47 @@ def runs_dir(tmp_path):
     return root
 
 
-@pytest.fixture
-def hub(runs_dir):
+def start_hub(runs_dir, env=None) -> tuple[subprocess.Popen, dict]:
     try:
         import starlette  # noqa: F401
         import uvicorn  # noqa: F401
     except ImportError:
         skip_or_fail("the serve extra is not installed (pip install -e '.[test]')")
     proc = subprocess.Popen([sys.executable, "-m", "compilescope", "serve", str(runs_dir), "--no-browser"],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    line = proc.stdout.readline()
+    m = re.search(r"(http://127\.0\.0\.1:(\d+)/([\w-]+)/)", line)
+    if not m:
+        proc.kill()
+        pytest.fail(line + proc.stderr.read())
+    return proc, {"url": m[1], "port": int(m[2]), "token": m[3], "dir": runs_dir}
+
+
+@pytest.fixture
+def hub(runs_dir):
+    proc, info = start_hub(runs_dir)
     try:
-        line = proc.stdout.readline()
-        m = re.search(r"(http://127\.0\.0\.1:(\d+)/([\w-]+)/)", line)
-        assert m, line + proc.stderr.read()
-        yield {"url": m[1], "port": int(m[2]), "token": m[3], "dir": runs_dir}
+        yield info
     finally:
         proc.terminate()
         proc.wait(timeout=30)
+
+
+def test_sigterm_removes_the_rendered_reports(runs_dir, tmp_path):
+    """`kill` (a service manager, `docker stop`) stops the hub as Ctrl-C does: the reports it rendered go with it.
+    (uvicorn raises SIGTERM again once it has stopped, which killed the process before its cleanup ran.)"""
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    proc, info = start_hub(runs_dir, env={**os.environ, "TMPDIR": str(tmp)})
+    try:
+        status, _ = raw_get(info["port"], f"/{info['token']}/run/2026-01-01_run_cold/report/index.html")
+        assert status == 200
+        assert any(p.name == "index.html" for p in tmp.rglob("*"))  # rendered into the hub's cache under $TMPDIR
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+    assert proc.returncode == 128 + signal.SIGTERM
+    assert list(tmp.iterdir()) == []
 
 
 def raw_get(port: int, path: str, host: str = "127.0.0.1") -> tuple[int, bytes]:

@@ -18,6 +18,7 @@ import argparse
 import os
 import secrets
 import shutil
+import signal
 import socket
 import sys
 import tempfile
@@ -293,8 +294,15 @@ class ServeCommand:
 
                 threading.Timer(0.5, webbrowser.open, [url]).start()
             server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="off"))
+            # uvicorn stops gracefully on SIGTERM, then raises the signal again with the handler it found: with
+            # Python's default that kills the process before the finally below removes the rendered reports.
+            signal.signal(signal.SIGTERM, _exit_on_sigterm)
             server.run(sockets=[sock])
         finally:
             sock.close()
             shutil.rmtree(cache_dir, ignore_errors=True)
         return 0
+
+
+def _exit_on_sigterm(signum: int, frame: object) -> None:
+    raise SystemExit(128 + signum)  # the shell's status for death by that signal, after the cleanup has run
