@@ -103,6 +103,10 @@ SCENARIOS = [
     Scenario("item_break_steady", "item_break.py", gzip=True, env={"ITEM_VARIANT": "steady"}),
     Scenario("export", "export.py"),
     Scenario("export_draft", "export_draft.py", trace_var="TORCH_DTRACE"),
+    # A Dim range and a dynamic batch the model's code violates, a data-dependent branch (strict and non-strict
+    # export fail), draft_export; _fixed: torch's suggested fixes applied (for `compilescope diff`).
+    Scenario("export_constraints", "export_constraints.py", gzip=True),
+    Scenario("export_constraints_fixed", "export_constraints.py", gzip=True, env={"EXPORT_VARIANT": "fixed"}),
     # Same program twice, same TORCHINDUCTOR_CACHE_DIR, separate processes.
     Scenario("cache_cold", "cache_cold_warm.py", cache_group="cache"),
     Scenario("cache_warm", "cache_cold_warm.py", cache_group="cache"),
@@ -132,6 +136,7 @@ SCRUB_ENV = [
     "DIFF_VARIANT",
     "WARNINGS_VARIANT",
     "PITFALLS_VARIANT",
+    "EXPORT_VARIANT",
 ]
 
 
