@@ -22,7 +22,8 @@ from ..model.trace import Trace
 from ..wording import count
 from .compiled_frames import CompiledFrames
 from .stack_values import StackValues
-from .userloc import FRAME_SOURCE, UserLocation, is_torch_file, last_code_stack_frame, last_user_stack_frame
+from .userloc import (FRAME_SOURCE, UserLocation, is_torch_file, last_code_stack_frame, last_user_stack_frame,
+                      exported_user_frame)
 from ..model.records import dataclass
 
 T = TypeVar("T")
@@ -46,13 +47,17 @@ def _text(value: Any) -> str | None:
 def _location(entry: dict) -> tuple[UserLocation | None, UserLocation | None]:
     """(where the event is placed, torch's line when that is the user's call into torch: else None).
 
-    An empty user stack means no user code was running (e.g. AOTAutograd). A stack of a library's code only (a
-    transformers model, in site-packages) gives that library's line: the one that made the size dynamic. A user stack
+    An empty user stack means no user code was running (e.g. AOTAutograd), unless the Python stack runs through
+    torch.export into the user's code (non-strict export runs forward in Python under its tracer): that line is
+    placed. A stack of a library's code only (a transformers model, in site-packages) gives that library's line: the one that made the size dynamic. A user stack
     of torch's own code only (a compiled optimizer's step, adam.py:229) gives the user's line that called it, from the
     Python stack (opt.step() at compiled_optimizer.py:24), as recompiles places a tensor check in torch's frames: the
     line the user can change; torch's line is kept beside it."""
     stack = entry.get("user_stack") if "user_stack" in entry else entry.get("stack")
     own = last_user_stack_frame(stack) or last_code_stack_frame(stack)
+    if own is None and not stack and "user_stack" in entry:
+        # Non-strict export runs the forward in Python under its tracer: the user's line is in the Python stack only.
+        own = exported_user_frame(entry.get("stack"))
     if own is not None or not stack or "user_stack" not in entry:
         return own, None
     torch_line = UserLocation.from_frame(stack[-1])

@@ -183,6 +183,25 @@ def last_code_stack_frame(stack: list | None) -> UserLocation | None:
     return None
 
 
+def export_call(stack: list | None) -> UserLocation | None:
+    """The user's line that called torch.export (export, draft_export) in a Python stack: the innermost frame outside
+    torch's before torch/export/'s first. None where the stack runs through no torch.export code."""
+    frames = [UserLocation.from_frame(frame) for frame in stack or []]
+    for i, frame in enumerate(frames):
+        if "/torch/export/" in frame.filename.replace("\\", "/") and is_torch_file(frame.filename):
+            return next((f for f in reversed(frames[:i]) if not is_framework_file(f.filename)), None)
+    return None
+
+
+def exported_user_frame(stack: list | None) -> UserLocation | None:
+    """The innermost frame of the user's code in a Python stack that runs through torch.export first: the model line
+    non-strict export was running (it runs forward in Python under its tracer, and logs an empty user stack). None
+    outside torch.export (torch.compile's Python stack holds the frame it compiles too, but not the line it traces)."""
+    call = export_call(stack)
+    found = last_user_stack_frame(stack) if call is not None else None
+    return found if found is not None and call is not None and found.key != call.key else None
+
+
 def last_user_stack_frame(stack: list | None) -> UserLocation | None:
     """The innermost non-framework frame of a structured stack (list of Frame or frame dicts)."""
     for frame in reversed(stack or []):
