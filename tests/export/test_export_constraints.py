@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from functools import lru_cache
 
+from compilescope.analyses.errors import DYNAMO, EXPORT_STEPS, EXPORT_STRICT_LABEL, NEXT_STEPS
 from compilescope.analyses.insights import Insights, insights
 from compilescope.ingest.reader import read_trace
 
@@ -35,3 +36,35 @@ def test_torch_compile_guards_with_no_user_line_stay_unplaced():
     # frame below torch's in their Python stack, so the traced frame adds no place to them.
     ds = insights_of("dynamic_shapes.log").dynamic_shapes
     assert ds.unplaced_guards is not None and ds.unplaced_guards.count > 0
+
+
+def test_strict_export_failure_is_worded_as_an_export_with_export_steps():
+    # The one compilation_metrics has "compile_id": null, fail_type UserError ("Could not guard on data-dependent
+    # expression u0 > u1"), and a stack from export_topk's torch.export.export(TopK(), ..., strict=strict) at line 63
+    # into torch/export/__init__.py; the reason's traceback ends at line 40, `elif n > keep.shape[0]:`.
+    [error] = insights_of("export_constraints.log.gz").errors.errors
+    assert (error.compile_id, error.stage, error.exception) == ("[-/-]", DYNAMO, "UserError")
+    assert error.message.startswith("Consider annotating your code using torch._check*()")
+    assert (error.location.filename.rsplit("/", 1)[-1], error.location.line) == (PROGRAM, 40)
+    assert (error.export_call.filename.rsplit("/", 1)[-1], error.export_call.line) == (PROGRAM, 63)
+    assert error.export_call.function == "export_topk"
+    assert error.stage_label == EXPORT_STRICT_LABEL
+    assert error.next_steps == EXPORT_STEPS
+    assert not any("backend=" in step or "compiled function" in step for step in error.next_steps)
+    assert error.to_json()["export_call"]["line"] == 63
+
+
+def test_the_fixed_export_fails_nothing():
+    # EXPORT_VARIANT=fixed: its compilation_metrics (strict export of TopK with torch._check) has fail_type null.
+    assert not insights_of("export_constraints_fixed.log.gz").errors
+
+
+def test_torch_compile_failures_keep_their_compile_wording():
+    # compile_error_raises.log: a torch.compile'd function whose compile fails (compile id 0/0, a dynamo_start stack,
+    # no stack on its compilation_metrics): no export call, the stage's own label and steps.
+    for error in insights_of("compile_error_raises.log").errors.errors:
+        assert error.export_call is None
+        assert error.stage_label != EXPORT_STRICT_LABEL
+        assert error.next_steps != EXPORT_STEPS
+    dynamo = [e for e in insights_of("caught_fullgraph.log.gz").errors.errors if e.stage == DYNAMO]
+    assert dynamo and all(e.export_call is None and e.next_steps[-1] == NEXT_STEPS[DYNAMO][-1] for e in dynamo)

@@ -15,6 +15,7 @@ from typing import Any
 from ..lazy_regex import lazy_compile
 from ..model.trace import Compile, Trace
 from .userloc import UserLocation, is_python_library_file, last_user_frame, last_user_stack_frame
+from .userloc import export_call as find_export_call
 from ..model.records import dataclass
 
 DYNAMO = "dynamo"
@@ -82,6 +83,16 @@ NEXT_STEPS = {
         "torch._dynamo.config.base_dir.",
     ],
 }
+# A strict torch.export that Dynamo could not trace: not a compile to move code out of, nor to rerun with a backend.
+EXPORT_STRICT_LABEL = "strict torch.export (Dynamo)"
+EXPORT_STEPS = [
+    "torch.export traced the model with Dynamo (strict=True) and stopped here: the message says what, with torch's "
+    "fix (torch._check(...) for a data-dependent value; a dynamic_shapes change for a Dim).",
+    "torch.export.draft_export(...) with the same arguments lists every such issue at once, each at its line.",
+    "Non-strict export (strict=False, the default) runs forward in Python: it avoids what Dynamo cannot trace, "
+    "not data-dependent guards.",
+    NEXT_STEPS[DYNAMO][-1],
+]
 FULLGRAPH_STEP = ("fullgraph=True makes every graph break an error: fix the break (see its hints) or drop "
                   "fullgraph=True to let Dynamo split the graph.")
 FALLBACK_NOTE = "torch fell back to eager for this frame (suppress_errors): the program ran, uncompiled."
@@ -144,6 +155,7 @@ class CompileError:
     compiler_errors: list[str] = field(default_factory=list)  # `file:line:col: error: ...` lines of a C++ compile
     diagnostics: list[CompilerDiagnostic] = field(default_factory=list)  # the same, parsed and linked to the output code
     fell_back: bool = False  # suppress_errors: the frame ran eagerly
+    export_call: UserLocation | None = None  # the user's torch.export call, where strict export's trace failed
     next_steps: list[str] = field(default_factory=list)
 
     @property
@@ -155,6 +167,8 @@ class CompileError:
                 return "C++ compile"
             if re.search(r"Triton", self.inner_exception or ""):
                 return "Triton compile"
+        if self.stage == DYNAMO and self.export_call is not None:
+            return EXPORT_STRICT_LABEL
         return STAGE_LABELS[self.stage]
 
     def to_json(self) -> dict[str, Any]:
@@ -163,7 +177,8 @@ class CompileError:
             "exception": self.exception, "inner_exception": self.inner_exception, "message": self.message,
             "detail": self.detail, "location": self.location.to_json() if self.location else None,
             "location_kind": self.location_kind, "backend": self.backend, "compiler_errors": self.compiler_errors,
-            "diagnostics": [d.to_json() for d in self.diagnostics], "fell_back": self.fell_back, "next_steps": self.next_steps,
+            "diagnostics": [d.to_json() for d in self.diagnostics], "fell_back": self.fell_back,
+            "export_call": self.export_call.to_json() if self.export_call else None, "next_steps": self.next_steps,
         }
 
 
@@ -302,7 +317,10 @@ def compile_errors(trace: Trace) -> CompileErrors:
         compiler_errors = [f"{d.file}:{d.line}:{d.column}: error: {d.message}" + (f"\n{d.line} | {d.source}" if d.source is not None else "")
                            for d in diagnostics[:5]]
         steps = list(NEXT_STEPS[stage])
-        if stage == DYNAMO and location is not None and is_python_library_file(location.filename):
+        export_call = find_export_call(entry.metrics_stack)
+        if stage == DYNAMO and export_call is not None:
+            steps = list(EXPORT_STEPS)
+        elif stage == DYNAMO and location is not None and is_python_library_file(location.filename):
             steps = [LIBRARY_STEP, NEXT_STEPS[DYNAMO][-1]]  # not the user's code: only the internal stack helps
         elif fail_type == "Unsupported" and stage == DYNAMO and "Explanation:" in reason:
             steps.insert(0, FULLGRAPH_STEP)  # graph-break errors only raise under fullgraph=True
@@ -313,6 +331,8 @@ def compile_errors(trace: Trace) -> CompileErrors:
         result.errors.append(CompileError(
             compile_id=entry.key, stage=stage, exception=fail_type, inner_exception=inner,
             message=_message(lines, fail_type), detail=detail, location=location,
-            location_kind=kind, backend=backend, compiler_errors=compiler_errors, diagnostics=diagnostics, fell_back=fell_back, next_steps=steps,
+            location_kind=kind, backend=backend, compiler_errors=compiler_errors, diagnostics=diagnostics, fell_back=fell_back,
+            export_call=export_call, next_steps=steps,
         ))
     return result
+

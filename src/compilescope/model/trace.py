@@ -155,6 +155,9 @@ class Compile:
     stack: list[Frame] | None = None  # user stack from dynamo_start
     # Metrics records: model/metrics.py's MetricRecord as read (a compact mapping), or dicts.
     metrics: Mapping[str, Any] | None = None  # compilation_metrics
+    # The Python stack compilation_metrics was logged with: torch adds one only outside a compile id, as strict
+    # torch.export's Dynamo trace logs it (its user's torch.export.export(...) call is in it).
+    metrics_stack: list[Frame] | None = None
     bwd_metrics: list[Mapping[str, Any]] = field(default_factory=list)
     runtime_metrics: list[Mapping[str, Any]] = field(default_factory=list)
     aot_backward_metrics: list[Mapping[str, Any]] = field(default_factory=list)
@@ -179,6 +182,7 @@ class Compile:
             "artifacts": [a.to_json() for a in self.artifacts],
             "stack": [f.to_json() for f in self.stack] if self.stack is not None else None,
             "metrics": self.metrics,
+            "metrics_stack": [f.to_json() for f in self.metrics_stack] if self.metrics_stack is not None else None,
             "bwd_metrics": self.bwd_metrics,
             "runtime_metrics": self.runtime_metrics,
             "aot_backward_metrics": self.aot_backward_metrics,
@@ -195,6 +199,8 @@ class Compile:
         d["compile_id"] = CompileId.from_json(d["compile_id"]) if d["compile_id"] else None
         d["artifacts"] = [Artifact.from_json(a) for a in d["artifacts"]]
         d["stack"] = [Frame.from_json(f) for f in d["stack"]] if d["stack"] is not None else None
+        metrics_stack = d.get("metrics_stack")
+        d["metrics_stack"] = [Frame.from_json(f) for f in metrics_stack] if metrics_stack is not None else None
         return cls(**d)
 
 

@@ -26,7 +26,10 @@ def compilation_metrics(env: Envelope, b: TraceBuilder) -> bool:
     if isinstance(metrics.get("restart_reasons"), list):
         metrics["restart_reasons"] = [r if is_a(r, TEXT) else str(r) for r in metrics["restart_reasons"]]
     record = b.metric_record(metrics)
-    b.compile(env.compile_id, env.lineno).metrics = record
+    entry = b.compile(env.compile_id, env.lineno)
+    entry.metrics = record
+    if isinstance(env.obj.get("stack"), list):  # (logged outside a compile id: strict torch.export's trace)
+        entry.metrics_stack = b.frames(env.obj["stack"])
     _note_year(b, record.get("start_time"), 1.0)
     b.add_artifact(env.compile_id, env.lineno, kind=env.kind, name=env.kind, ext="html", display=METRICS, data=record)
     return False
