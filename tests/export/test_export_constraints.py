@@ -6,6 +6,7 @@ from __future__ import annotations
 from functools import lru_cache
 
 from compilescope.analyses.errors import DYNAMO, EXPORT_STEPS, EXPORT_STRICT_LABEL, NEXT_STEPS
+from compilescope.analyses.export import export_report
 from compilescope.analyses.insights import Insights, insights
 from compilescope.ingest.reader import read_trace
 
@@ -68,3 +69,35 @@ def test_torch_compile_failures_keep_their_compile_wording():
         assert error.next_steps != EXPORT_STEPS
     dynamo = [e for e in insights_of("caught_fullgraph.log.gz").errors.errors if e.stage == DYNAMO]
     assert dynamo and all(e.export_call is None and e.next_steps[-1] == NEXT_STEPS[DYNAMO][-1] for e in dynamo)
+
+
+def test_the_dims_the_model_contradicts_are_named_with_their_line_and_fix():
+    # create_symbol s27 vr [2, 128] (L['tokens'].size()[1], Dim("seq", min=2, max=128)) and s52 vr [2, int_oo]
+    # (L['tokens'].size()[0], Dim("batch")), from the export call at line 52; guard_added_fast "s27 <= 32" (line 30's
+    # 32-row table) and symbolic_shape_specialization s52 = 2 (line 31's reshape(2, -1)). torch's error, printed but
+    # not logged: "Constraints violated (batch, seq)! ... Suggested fixes: seq = Dim('seq', max=32), batch = 2".
+    with read_trace(str(torch213("export_constraints.log.gz"))) as trace:
+        conflicts = export_report(trace).dim_conflicts
+    seq, batch = conflicts
+    assert (seq.source, seq.symbol, seq.declared, seq.declared_by_user) == ("L['tokens'].size()[1]", "s27", "[2, 128]", True)
+    assert (seq.guard, seq.allowed, seq.value) == ("s27 <= 32", "[2, 32]", None)
+    assert (seq.location.line, seq.location.function) == (30, "forward")
+    assert (batch.source, batch.symbol, batch.declared, batch.declared_by_user) == (
+        "L['tokens'].size()[0]", "s52", "[2, int_oo]", False)
+    assert (batch.guard, batch.value, batch.location.line) == (None, "2", 31)
+    assert {c.export_call.line for c in conflicts} == {52}
+    assert seq.input_text == "tokens.size()[1]" and "[2, 32]" in seq.fix
+    [finding] = [f for f in insights_of("export_constraints.log.gz").findings if f.title.startswith("torch.export at")]
+    assert (finding.severity, finding.section) == ("error", "dynamic_shapes")
+    assert "export_constraints.py:52" in finding.title and "2 dynamic dims" in finding.title
+    assert "needs s27 <= 32" in finding.detail and "fixes it to 2" in finding.detail
+    assert "Constraints violated" in finding.detail
+
+
+def test_dims_the_code_agrees_with_are_no_conflict():
+    # _fixed: s27 vr [2, 32] and no guard on it, batch static (no s52); export.log: Dim("batch", min=2, max=64),
+    # s77 vr [2, 64], no guard narrowing it; export_draft.log: unbacked symbols only (no create_symbol).
+    for log in ("export_constraints_fixed.log.gz", "export.log", "export_draft.log"):
+        with read_trace(str(torch213(log))) as trace:
+            assert export_report(trace).dim_conflicts == [], log
+    assert not any(f.title.startswith("torch.export at") for f in insights_of("export_constraints_fixed.log.gz").findings)

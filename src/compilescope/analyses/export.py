@@ -16,6 +16,7 @@ one wide expression cost one tree, and all trees together are linear in the size
 from __future__ import annotations
 
 import bisect
+import re
 from dataclasses import field
 from typing import Any
 
@@ -24,6 +25,7 @@ import orjson
 from ..model.ids import CompileId
 from ..model.trace import Artifact, ExportEvent, Frame, Trace
 from ..model.records import dataclass
+from .userloc import FRAME_SOURCE, UserLocation, export_call, exported_user_frame
 
 GUARD_EVALUATED = "Guard Evaluated"
 DATA_DEPENDENT_ERROR = "Data Dependent Error"
@@ -132,6 +134,50 @@ class ExportIssue:
 
 
 @dataclass
+class DimConflict:
+    """A dynamic dim that a non-strict torch.export was given and that the model's code contradicts: a guard narrows
+    the range the Dim declared, or the code fixes the size to one value. torch then raises "Constraints violated"
+    and prints its suggested fix; its log has the guard, the specialization and the range, not the error."""
+
+    source: str  # as the export names the input: L['tokens'].size()[1]
+    symbol: str  # s27
+    declared: str  # the range the dim was given, as torch logged it: "[2, 128]"
+    declared_by_user: bool  # a bound the user wrote (a default or Dim.AUTO range is [2, int_oo])
+    export_call: UserLocation | None  # the user's torch.export.export(...) line
+    location: UserLocation | None  # the model line that added the guard or fixed the value
+    guard: str | None = None  # the guard that narrows the declared range: "s27 <= 32"
+    allowed: str | None = None  # the range that guard leaves: "[2, 32]"
+    value: str | None = None  # the constant the size was fixed to
+
+    @property
+    def input_text(self) -> str:
+        """tokens.size()[1]: the input as the user's forward names it."""
+        return FRAME_SOURCE.sub(r"\1", self.source)
+
+    @property
+    def fix(self) -> str:
+        """What to change, as torch's suggested fix says it: the range the code allows, or a static size."""
+        if self.value is not None:
+            return f"drop it from dynamic_shapes (torch's suggested fix: the constant {self.value}) or use Dim.AUTO"
+        return f"give it the range the code allows, {self.allowed}, or change the code"
+
+    @property
+    def text(self) -> str:
+        where = f" at {self.location.short}" if self.location else ""
+        if self.value is not None:
+            given = f"given {self.declared}" if self.declared_by_user else "made dynamic"
+            return f"{self.input_text} {given}, but the code{where} fixes it to {self.value}: {self.fix}"
+        return f"{self.input_text} given {self.declared}, but the code{where} needs {self.guard}: {self.fix}"
+
+    def to_json(self) -> dict[str, Any]:
+        return {"source": self.source, "input": self.input_text, "symbol": self.symbol, "declared": self.declared,
+                "declared_by_user": self.declared_by_user,
+                "export_call": self.export_call.to_json() if self.export_call else None,
+                "location": self.location.to_json() if self.location else None, "guard": self.guard,
+                "allowed": self.allowed, "value": self.value, "fix": self.fix, "text": self.text}
+
+
+@dataclass
 class ExportReport:
     """What the log's torch.export events say: issues found, guards, exported programs and symbols."""
 
@@ -141,6 +187,7 @@ class ExportReport:
     exported_programs: list[Artifact] = field(default_factory=list)
     symbols: list[dict[str, Any]] = field(default_factory=list)  # create_symbol / create_unbacked_symbol, log order
     kinds: dict[str, int] = field(default_factory=dict)  # export event kinds and how often
+    dim_conflicts: list[DimConflict] = field(default_factory=list)  # non-strict exports' dims the code contradicts
 
     @property
     def success(self) -> bool:
@@ -155,6 +202,7 @@ class ExportReport:
             "exported_programs": [a.file_number for a in self.exported_programs],
             "symbols": self.symbols,
             "kinds": self.kinds,
+            "dim_conflicts": [c.to_json() for c in self.dim_conflicts],
         }
 
 
@@ -177,6 +225,7 @@ def export_report(trace: Trace) -> ExportReport:
     for entry in trace.compiles.values():
         report.exported_programs += [a for a in entry.artifacts if a.kind == EXPORTED_PROGRAM_KIND]
         report.symbols += entry.symbols
+    report.dim_conflicts = dim_conflicts(trace)
     report.exported_programs.sort(key=lambda a: a.lineno)  # (log order)
     report.symbols.sort(key=lambda s: s.get("lineno", 0))
     report.detected = bool(report.exported_programs) or any(
@@ -316,3 +365,89 @@ def _frames(stack: Any) -> list[Frame]:
     if not isinstance(stack, list):
         return []
     return [Frame.from_json(f) for f in stack if isinstance(f, dict) and "filename" in f]
+
+
+_INF = float("inf")
+_RANGE = re.compile(r"^\[(-?\w+), (-?\w+)\]$")
+_BOUND = re.compile(r"^(?:(?P<sym>s\d+) (?P<op><=|<|>=|>) (?P<n>-?\d+)|(?P<n2>-?\d+) (?P<op2><=|<|>=|>) (?P<sym2>s\d+)"
+                    r"|Eq\((?P<sym3>s\d+), (?P<n3>-?\d+)\))$")
+_FLIPPED = {"<=": ">=", "<": ">", ">=": "<=", ">": "<"}
+_AUTO_LOW = 2  # the low end torch gives a dim with no min (Dim("x"), Dim.AUTO): not one the user wrote
+
+
+def dim_conflicts(trace: Trace) -> list[DimConflict]:
+    """The dims of non-strict torch.export calls (events with no compile id, whose Python stack runs through
+    torch.export) that the model's code contradicts. A guard on one symbol against a number ("s27 <= 32",
+    "Eq(s52, 2)") that leaves less than the declared range, where the user wrote a bound, is what torch's constraint
+    solver rejects; a size fixed to one value fails a named Dim or Dim.DYNAMIC, not Dim.AUTO (the log does not say
+    which was used). Other guards (s27 % 4 == 0, on several symbols) are not read."""
+    entry = trace.compiles.get(None)
+    if entry is None:
+        return []
+    created = sorted((s for s in entry.symbols if s.get("kind") != "create_unbacked_symbol"),
+                     key=lambda s: s.get("lineno", 0))
+    found: dict[tuple[int, str], DimConflict] = {}  # by (the symbol's create_symbol line, guard or value)
+
+    def dim_of(symbol: str, lineno: int) -> tuple[dict, tuple[float, float]] | None:
+        made = [s for s in created if s.get("symbol") == symbol and s.get("lineno", 0) < lineno]
+        if not made or export_call(made[-1].get("stack")) is None:
+            return None
+        bounds = _range(made[-1].get("vr"))
+        return (made[-1], bounds) if bounds is not None else None
+
+    def add(sym: dict, event: dict, **what: Any) -> None:
+        low, high = _range(sym.get("vr")) or (0, _INF)
+        found.setdefault((sym.get("lineno", 0), str(what)), DimConflict(
+            source=str(sym.get("source")), symbol=str(sym.get("symbol")), declared=str(sym.get("vr")),
+            declared_by_user=high != _INF or low > _AUTO_LOW, export_call=export_call(sym.get("stack")),
+            location=exported_user_frame(event.get("stack")), **what))
+
+    for guard in entry.guards_added:
+        m = _BOUND.match(str(guard.get("expr", "")))
+        if m is None or export_call(guard.get("stack")) is None:
+            continue
+        symbol = m["sym"] or m["sym2"] or m["sym3"]
+        dim = dim_of(symbol, guard.get("lineno", 0))
+        if dim is None:
+            continue
+        sym, (low, high) = dim
+        if m["sym3"]:
+            continue  # an equality fixes the value: its specialization says so, below
+        n = int(m["n"] or m["n2"])
+        op = m["op"] or _FLIPPED[m["op2"]]
+        new_low, new_high = low, high
+        if op in ("<=", "<"):
+            new_high = min(high, n if op == "<=" else n - 1)
+        else:
+            new_low = max(low, n if op == ">=" else n + 1)
+        if (new_low, new_high) != (low, high) and (high != _INF or low > _AUTO_LOW):  # (a bound the user wrote)
+            add(sym, guard, guard=str(guard["expr"]), allowed=f"[{_bound_text(new_low)}, {_bound_text(new_high)}]")
+    for spec in entry.specializations:
+        dim = dim_of(str(spec.get("symbol")), spec.get("lineno", 0))
+        if dim is None or export_call(spec.get("stack")) is None or spec.get("value") is None:
+            continue
+        sym, (low, high) = dim
+        if low != high:
+            add(sym, spec, value=str(spec["value"]))
+    return sorted(found.values(), key=lambda c: (c.location.line if c.location else 0, c.source))
+
+
+def _range(value_range: Any) -> tuple[float, float] | None:
+    """torch's value range "[2, 128]" / "[2, int_oo]" as numbers (None where it is not one)."""
+    m = _RANGE.match(str(value_range))
+    if m is None:
+        return None
+    try:
+        return _number(m[1]), _number(m[2])
+    except ValueError:
+        return None
+
+
+def _number(bound: str) -> float:
+    if bound.lstrip("-") in ("int_oo", "oo"):
+        return -_INF if bound.startswith("-") else _INF
+    return int(bound)
+
+
+def _bound_text(value: float) -> str:
+    return "int_oo" if value == _INF else "-int_oo" if value == -_INF else str(int(value))

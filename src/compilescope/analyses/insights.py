@@ -326,6 +326,25 @@ def _export_issues(export: ExportReport) -> list[Finding]:
                     "produce a graph", f"{first.failure_type}{where}: {first.headline}{more}")]
 
 
+def _export_dims(export: ExportReport) -> list[Finding]:
+    """Dims a non-strict torch.export was given that the model's code contradicts, one finding per export call: a
+    narrowed range fails ("Constraints violated"); a size fixed to one value fails a named Dim or Dim.DYNAMIC."""
+    calls: dict[tuple | None, list] = {}
+    for conflict in export.dim_conflicts:
+        calls.setdefault(conflict.export_call.key if conflict.export_call else None, []).append(conflict)
+    out = []
+    for conflicts in calls.values():
+        call = conflicts[0].export_call
+        narrowed = any(c.guard is not None for c in conflicts)
+        consequence = ("torch.export raises \"Constraints violated\"" if narrowed else
+                       "a named Dim or Dim.DYNAMIC fails (\"specialized it to be a constant\"), Dim.AUTO does not")
+        out.append(Finding(ERROR if narrowed else WARNING, "dynamic_shapes",
+                           f"torch.export{f' at {call.short}' if call else ''}: the model's code contradicts "
+                           f"{count(len(conflicts), 'dynamic dim')} it was given",
+                           "; ".join(c.text for c in conflicts) + f" ({consequence})"))
+    return out
+
+
 def findings(ins: Insights, export: ExportReport | None = None) -> list[Finding]:
     """Ranked: compiles that failed or stopped compiling first, then what costs graphs, then time.
 
@@ -335,6 +354,7 @@ def findings(ins: Insights, export: ExportReport | None = None) -> list[Finding]
     library = _PythonLibrary.of(ins)
     out: list[Finding] = [_crash_finding(c) for c in ins.crashes.crashes]  # the program died: before all else
     out.extend(_export_issues(export or ExportReport()))
+    out.extend(_export_dims(export or ExportReport()))
     for frame in ins.recompiles.frames:
         if frame.hit_limit and id(frame) not in library.frames:
             guard = frame.steps[-1].guard if frame.steps else None
