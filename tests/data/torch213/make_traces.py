@@ -107,6 +107,9 @@ SCENARIOS = [
     # export fail), draft_export; _fixed: torch's suggested fixes applied (for `compilescope diff`).
     Scenario("export_constraints", "export_constraints.py", gzip=True),
     Scenario("export_constraints_fixed", "export_constraints.py", gzip=True, env={"EXPORT_VARIANT": "fixed"}),
+    # The same under TORCH_DTRACE: export's guard_added / guard_on_data_dependent_error (draft_export's own trace file,
+    # the smaller of the two, is not kept).
+    Scenario("export_constraints_dtrace", "export_constraints.py", trace_var="TORCH_DTRACE", gzip=True),
     # Same program twice, same TORCHINDUCTOR_CACHE_DIR, separate processes.
     Scenario("cache_cold", "cache_cold_warm.py", cache_group="cache"),
     Scenario("cache_warm", "cache_cold_warm.py", cache_group="cache"),
