@@ -101,3 +101,31 @@ def test_dims_the_code_agrees_with_are_no_conflict():
         with read_trace(str(torch213(log))) as trace:
             assert export_report(trace).dim_conflicts == [], log
     assert not any(f.title.startswith("torch.export at") for f in insights_of("export_constraints_fixed.log.gz").findings)
+
+
+def test_under_dtrace_export_issues_name_the_model_line_and_torch_export():
+    # export_constraints_dtrace: guard_on_data_dependent_error "u0 > u1" twice, with no user stack, only a Python
+    # stack: strict export's (log line 806) runs <module>:73 -> export_topk:63 -> torch/export/__init__.py `export`
+    # -> Dynamo (no model frame: Dynamo traces bytecode); non-strict's (line 895) goes on to forward at line 40.
+    with read_trace(str(torch213("export_constraints_dtrace.log.gz"))) as trace:
+        issues = export_report(trace).issues
+    raised = [i for i in issues if i.kind == "guard_on_data_dependent_error"]
+    assert [(i.lineno, i.expr, i.where) for i in raised] == [
+        (806, "u0 > u1", None), (895, "u0 > u1", f"{PROGRAM}:40 in forward")]
+    assert [(i.exporter, i.export_call.line, i.export_call.function) for i in raised] == [
+        ("export", 63, "export_topk"), ("export", 63, "export_topk")]
+    assert raised[1].to_json()["traced_at"]["line"] == 40
+    # guard_added logs its user stack (forward at lines 30 and 31): placed by it, as before.
+    assert [(i.expr, i.where) for i in issues if i.kind == "guard_added"] == [
+        ("s27 <= 32", f"{PROGRAM}:30 in forward"), ("Eq(s52, 2)", f"{PROGRAM}:31 in forward")]
+    [finding] = [f for f in insights_of("export_constraints_dtrace.log.gz").findings if f.section == "export"]
+    assert finding.title == "torch.export found 4 issues: it could not soundly produce a graph"
+
+
+def test_draft_exports_own_issues_are_still_draft_exports():
+    # export_draft.log: draft_export's trace (its CaptureStructuredTrace) logs no Python stack through torch.export.
+    with read_trace(str(torch213("export_draft.log"))) as trace:
+        [issue] = export_report(trace).issues
+    assert (issue.exporter, issue.export_call, issue.traced_at) == (None, None, None)
+    [finding] = [f for f in insights_of("export_draft.log").findings if f.section == "export"]
+    assert finding.title.startswith("draft export found 1 issue")

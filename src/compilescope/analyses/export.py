@@ -92,6 +92,12 @@ class ExportIssue:
     expr_node_id: int | None = None
     provenance: list[ExprNode] = field(default_factory=list)
     provenance_truncated: bool = False
+    # Where no user stack was logged (guard_on_data_dependent_error logs the Python stack only): the model line
+    # non-strict export was running, from that stack; and the user's torch.export call with the torch.export function
+    # it called ("export", "draft_export").
+    traced_at: UserLocation | None = None
+    export_call: UserLocation | None = None
+    exporter: str | None = None
 
     @property
     def anchor(self) -> str:
@@ -101,7 +107,8 @@ class ExportIssue:
     def where(self) -> str | None:
         """The user's line, "file.py:25 in forward" (the innermost frame of the user stack), when logged."""
         if not self.user_stack:
-            return None
+            traced = self.traced_at
+            return f"{traced.filename.rsplit('/', 1)[-1]}:{traced.line} in {traced.function}" if traced else None
         frame = self.user_stack[-1]
         return f"{frame.filename.rsplit('/', 1)[-1]}:{frame.line} in {frame.name}"
 
@@ -130,6 +137,8 @@ class ExportIssue:
             "loc": self.loc, "locals": self.locals, "symbols": self.symbols,
             "symbol_to_sources": self.symbol_to_sources, "expr_node_id": self.expr_node_id,
             "provenance": [n.to_json() for n in self.provenance], "provenance_truncated": self.provenance_truncated,
+            "traced_at": self.traced_at.to_json() if self.traced_at else None,
+            "export_call": self.export_call.to_json() if self.export_call else None, "exporter": self.exporter,
         }
 
 
@@ -255,6 +264,10 @@ def _issue(event: ExportEvent) -> ExportIssue | None:
     issue.result = _text(m.get("result"))
     issue.user_stack = _frames(m.get("user_stack"))
     issue.framework_stack = _frames(m.get("stack")) or (event.context_stack or [])
+    issue.export_call = export_call(issue.framework_stack)
+    issue.exporter = _exporter(issue.framework_stack)
+    if not issue.user_stack:
+        issue.traced_at = exported_user_frame(issue.framework_stack)
     issue.symbol_to_sources = _pairs(m.get("symbol_to_sources"))
     frame_locals = m.get("frame_locals")
     if isinstance(frame_locals, dict):
@@ -335,6 +348,11 @@ def _repeated_node(event: ExportEvent, node_id: int, depth: int, shown_in: str |
         result = result[:MAX_REPEATED_CHARS] + "…"
     return ExprNode(depth=depth, node_id=node_id, kind=event.kind, lineno=event.lineno, result=result,
                     method=None, arguments=[], user_stack=[], stack=[], repeated=True, shown_in=shown_in)
+
+
+def _exporter(stack: list[Frame]) -> str | None:
+    """The torch.export function a Python stack called first ("export", "draft_export"); None where it shows none."""
+    return next((f.name for f in stack if "/torch/export/" in f.filename.replace("\\", "/")), None)
 
 
 def _is_id(value: Any) -> bool:

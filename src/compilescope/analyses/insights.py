@@ -322,7 +322,9 @@ def _export_issues(export: ExportReport) -> list[Finding]:
     first = export.issues[0]
     where = f" at {first.where}" if first.where else ""
     more = f" (and {count(len(export.issues) - 1, 'more issue')})" if len(export.issues) > 1 else ""
-    return [Finding(ERROR, "export", f"draft export found {count(len(export.issues), 'issue')}: it could not soundly "
+    # Under TORCH_DTRACE torch.export.export logs these too, and raises on them: not draft export's report then.
+    exporter = "torch.export" if any(i.exporter == "export" for i in export.issues) else "draft export"
+    return [Finding(ERROR, "export", f"{exporter} found {count(len(export.issues), 'issue')}: it could not soundly "
                     "produce a graph", f"{first.failure_type}{where}: {first.headline}{more}")]
 
 
