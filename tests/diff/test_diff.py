@@ -856,3 +856,22 @@ def test_fold_path():
     assert fold_path("a/bb/ccc.log", 7) == ["a/bb/", "ccc.log"]
     assert fold_path("/x/y", 80) == ["/x/y"] and fold_path("", 10) == [""]
     assert shorten_middle("abcdefgh", 5) == "ab…gh" and shorten_middle("abc", 5) == "abc"
+
+
+def test_a_compile_that_made_no_graph_is_counted_apart_as_the_reports_cards_count_it():
+    # empty_graph.log: `passthrough`'s [4/0] logs graph_op_count null with has_guarded_code true (Dynamo installed code
+    # and made no graph), the resume function [1/0] graph_op_count 1. multi_rank_ddp rank 0: contextlib's resume
+    # function [3/0] (torch_dynamo_resume_in___init___at_105) the same null, true.
+    with read_trace(str(torch213("empty_graph.log"))) as trace:
+        results = analyze(trace)
+        by_function = {f.function: f for f in run_facts(results).frames.values()}
+    passthrough = by_function["passthrough"]
+    assert (passthrough.statuses, passthrough.no_graph) == (["ok"], ["[4/0]"])
+    assert passthrough.outcomes == "1 compiled, with no graph"
+    assert by_function["torch_dynamo_resume_in_log_first_at_15"].outcomes == "1 compiled"
+    # The words and the count of the report's cards (status.count_words with empty_graphs.no_graph), one definition.
+    assert results.insights is not None and results.insights.empty_graphs.no_graph == ["[4/0]"]
+    with read_trace(str(TORCH213_LOGS.parent / "multi_rank_ddp" / "dedicated_log_torch_trace_rank_0.log.gz")) as trace:
+        ddp = {f.function: f for f in run_facts(analyze(trace)).frames.values()}
+    assert ddp["torch_dynamo_resume_in___init___at_105"].outcomes == "1 compiled, with no graph"
+    assert ddp["inner"].outcomes == "1 empty graph"  # [0/0_1]: graph_op_count 0

@@ -153,6 +153,9 @@ class FrameFacts:
     compile_ids: list[str] = field(default_factory=list)  # e.g. ["[0/0]", "[0/1]"]
     dirs: list[str] = field(default_factory=list)  # each compile id's directory in the report (links)
     statuses: list[str] = field(default_factory=list)
+    # Of its compile ids, those that compiled and made no graph at all (the report's empty_graphs.no_graph): their
+    # status is "ok", but nothing of them runs compiled. Empty in facts saved before they were kept.
+    no_graph: list[str] = field(default_factory=list)
     guard_failures: list[str] = field(default_factory=list)  # masked failing guard texts, one per recompile
     graphs: list[GraphFacts] = field(default_factory=list)  # in compile order
     compile_s: list[float] = field(default_factory=list)  # per compile id, in compile order
@@ -173,6 +176,12 @@ class FrameFacts:
             return self.function_label
         line = f":{self.first_line}" if self.first_line is not None else ""
         return f"{self.function_label} ({short_path(self.filename)}{line})"
+
+    @property
+    def outcomes(self) -> str:
+        """`2 compiled (1 after a restart), 1 failed`, `1 compiled, with no graph`: how its compiles ended, in the
+        report's words (status.counts_text, with its cards' compiles that made no graph)."""
+        return counts_text(Counter(self.statuses), len(self.no_graph))
 
     @property
     def recompiles(self) -> int:
@@ -372,6 +381,7 @@ def run_facts(results: Results) -> RunFacts:
     times = found.compile_time
     time_of = {c.compile_id: c for c in times.compiles}
     guards_by_cid = {step.compile_id: step.guard for f in found.recompiles.frames for step in f.steps}
+    no_graph = set(found.empty_graphs.no_graph)
 
     # The last attempt of each compilation (a restart logs [0/0_1] after [0/0]), with its id:
     # compiles without an id or a frame id belong to no frame and are left out here.
@@ -403,6 +413,8 @@ def run_facts(results: Results) -> RunFacts:
         frame.compile_ids.append(cid_text)
         frame.dirs.append(entry.dir_name)
         frame.statuses.append(statuses.get(compile_id, "unknown"))
+        if cid_text in no_graph:
+            frame.no_graph.append(cid_text)
         guard = guards_by_cid.get(cid_text)
         if guard is not None:
             frame.guard_failures.append(_mask(guard.guard))
@@ -664,11 +676,6 @@ def short_path(path: str | None) -> str:
 _short = short_path
 
 
-def _outcomes(statuses: Counter) -> str:
-    """`2 compiled (1 after a restart), 1 failed`: the report's words for how compiles ended (status.counts_text)."""
-    return counts_text(statuses)
-
-
 def _config_value(value: str | None, side: str) -> str:
     """A config value as a person reads it: a string without its JSON quotes (`compile_error`), null as unset;
     true, 3 or [1, 2] as JSON writes them."""
@@ -889,9 +896,11 @@ def diff_runs(a: RunFacts, b: RunFacts, threshold: TimeThreshold = TimeThreshold
                                       fa.guard_failures, fb.guard_failures,
                                       {"new_guard_failures": new, "gone_guard_failures": gone}))
         sa, sb = Counter(fa.statuses), Counter(fb.statuses)
-        if sa != sb and len(fa.compile_ids) == len(fb.compile_ids):
-            changes.append(Change("recompiles", "changed", f"{label}: outcomes: {_outcomes(sa)} → {_outcomes(sb)}", k,
-                                  dict(sa), dict(sb)))
+        if (sa, len(fa.no_graph)) != (sb, len(fb.no_graph)) and len(fa.compile_ids) == len(fb.compile_ids):
+            changes.append(Change("recompiles", "changed", f"{label}: outcomes: {fa.outcomes} → {fb.outcomes}", k,
+                                  dict(sa), dict(sb),
+                                  {"no_graph_a": fa.no_graph, "no_graph_b": fb.no_graph}
+                                  if fa.no_graph or fb.no_graph else {}))
         changes.extend(_diff_graphs(label, k, fa, fb))
 
     # Graph breaks: added, removed, moved (same reason in the same function, another line).
