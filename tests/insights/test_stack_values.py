@@ -176,3 +176,47 @@ def test_the_recompile_that_made_it_dynamic_names_the_expression(capsys):
     assert "recompiled once, then ran with the value of `loss.item()` dynamic" in out
     assert "torch compiled the value of `loss.item()` as dynamic once it changed" in out
     assert "compiled ___stack0" not in out and "with ___stack0 dynamic" not in out
+
+
+def _failed_guard() -> str:
+    """The guard torch wrote that [1/0] failed, from the raw recompile_reasons (one reason: torch logs the bare
+    string, its first line the guard, then its comment)."""
+    reasons = _raw(LOG).split('"name": "recompile_reasons"', 1)[1].split("\nV", 1)[0]
+    first = reasons.splitlines()[1][1:]
+    assert first.startswith("1/0: ___stack0 == ")
+    return first.removeprefix("1/0: ").split("  #", 1)[0].strip()
+
+
+def test_the_failed_guard_names_the_value_as_the_dynamic_shapes_do(capsys, tmp_path):
+    guard = _failed_guard()
+    assert guard == "___stack0 == -1.3068742752075195"
+    in_words = guard.replace("___stack0", _expected_text() + ",")
+    # --json keeps torch's text and gives the words beside it.
+    doc = _summary_json(capsys, LOG)
+    (failed,) = [g for f in doc["recompiles"]["frames"] for s in f["steps"] for g in s["failed_guards"]]
+    assert (failed["guard"], failed["described"]) == (guard, in_words)
+    # summary: the recompiles section and the finding say the value, not Dynamo's name.
+    assert run_cli("summary", LOG) == 0
+    out = " ".join(capsys.readouterr().out.replace("│", " ").split())
+    assert f"failed guard of [1/0]: {in_words}" in out
+    assert f"failed guard: {in_words}" in out
+    assert "___stack0" not in out
+    # The report: the words, torch's text in the title.
+    assert run_cli(LOG, "-o", tmp_path / "out", "--no-browser") == 0
+    page = (tmp_path / "out" / "index.html").read_text(encoding="utf-8")
+    assert f'<code title="{html.escape(guard)}">{html.escape(in_words)}</code>' in page
+    capsys.readouterr()
+    # diff and check: the steady run never recompiled (its raw log has no recompile_reasons).
+    assert '"recompile_reasons"' not in _raw(STEADY)
+    assert run_cli("diff", "--json", STEADY, LOG) == 1
+    (compared,) = json.loads(capsys.readouterr().out)["ranks"]
+    (change,) = [c for c in compared["changes"] if c["section"] == "recompiles"]
+    assert change["detail"]["new_guard_failures"] == [guard] and change["detail"]["guard_words"] == {guard: in_words}
+    assert run_cli("diff", STEADY, LOG) == 1
+    assert f"new failing guard: {in_words}" in " ".join(capsys.readouterr().out.split())
+    assert run_cli("diff", STEADY, LOG, "-o", tmp_path / "diff", "--no-browser") == 1
+    capsys.readouterr()
+    diff_page = (tmp_path / "diff" / "index.html").read_text(encoding="utf-8")
+    assert f'<code title="{html.escape(guard)}">{html.escape(in_words)}</code>' in diff_page
+    assert run_cli("check", "--baseline", STEADY, LOG) == 1
+    assert f"1 of them failing {in_words} (Python constant)" in capsys.readouterr().out

@@ -112,7 +112,7 @@ def _failing(base: FrameFacts, run: FrameFacts) -> str:
     hyperparameter)": the guard that failed most often in this run and not in the baseline, with what it checks in
     the recompiles analysis's words: what to make stable or dynamic."""
     _, new = multiset_diff(base.guard_failures, run.guard_failures)
-    found = most_failed_guard(new)
+    found = most_failed_guard(new, run.guard_words)
     if found is None:
         return ""
     guard, times, first = found

@@ -157,6 +157,9 @@ class FrameFacts:
     # status is "ok", but nothing of them runs compiled. Empty in facts saved before they were kept.
     no_graph: list[str] = field(default_factory=list)
     guard_failures: list[str] = field(default_factory=list)  # masked failing guard texts, one per recompile
+    # Of those, the ones that name a value Dynamo made a name for (a resume function's ___stack0): guard -> the guard
+    # in the user's words (FailedGuard.described, masked), as the report shows it. Empty in facts saved before.
+    guard_words: dict[str, str] = field(default_factory=dict)
     graphs: list[GraphFacts] = field(default_factory=list)  # in compile order
     compile_s: list[float] = field(default_factory=list)  # per compile id, in compile order
     phases: dict[str, float] = field(default_factory=dict)  # seconds per phase, the frame's compiles summed
@@ -418,6 +421,8 @@ def run_facts(results: Results) -> RunFacts:
         guard = guards_by_cid.get(cid_text)
         if guard is not None:
             frame.guard_failures.append(_mask(guard.guard))
+            if guard.described:
+                frame.guard_words[_mask(guard.guard)] = _mask(guard.described)
         graph_text = next((trace.payload_text(a.payload) for a in entry.artifacts if a.name == FX_GRAPH), None)
         codes = [trace.payload_text(a.payload) for a in entry.artifacts if a.name.startswith(OUTPUT_CODE)]
         kernels: dict[str, int] | None = None
@@ -618,8 +623,26 @@ class Change:
             groups: dict[str, list[str]] = {}
             for guard in self.detail.get(key, []):
                 groups.setdefault(_GUARD_NUMBER.sub("#", guard), []).append(guard)
-            out.extend((label, _one_of(guards), len(guards)) for guards in groups.values())
+            out.extend((label, _one_of(_in_words(guards, self.guard_words)), len(guards)) for guards in groups.values())
         return out
+
+    @property
+    def guard_words(self) -> dict[str, str]:
+        """The guards of guard_lines that the report words otherwise (a ___stack0 named as the user's value): torch's
+        text -> the words (detail["guard_words"])."""
+        return self.detail.get("guard_words") or {}
+
+    @property
+    def torch_guards(self) -> dict[str, str]:
+        """Each line of guard_lines said in words -> the guard as torch wrote it, where they differ (a page's title)."""
+        words = self.guard_words
+        found = {}
+        for guards in _guard_groups([g for key in ("new_guard_failures", "gone_guard_failures")
+                                     for g in self.detail.get(key, [])]):
+            shown = _one_of(_in_words(guards, words))
+            if shown != _one_of(guards):
+                found[shown] = _one_of(guards)
+        return found
 
     def to_json(self) -> dict[str, Any]:
         return {"section": self.section, "kind": self.kind, "title": self.title, "frame": self.frame,
@@ -698,6 +721,27 @@ def _differing_numbers(texts: list[str]) -> list[int]:
     return [i for i in range(len(numbers[0])) if len({n[i] for n in numbers}) > 1]
 
 
+def _guard_words(fa: FrameFacts, fb: FrameFacts, guards: list[str]) -> dict[str, Any]:
+    """A change's guard_words: of guards (a change's, as torch wrote them), those either run says in words."""
+    words = {g: fa.guard_words.get(g) or fb.guard_words[g] for g in dict.fromkeys(guards)
+             if g in fa.guard_words or g in fb.guard_words}
+    return {"guard_words": words} if words else {}
+
+
+def _in_words(guards: list[str], words: dict[str, str]) -> list[str]:
+    """Guards as the report says them: one that names a value Dynamo made a name for in the user's words (words, the
+    facts' guard_words), any other as torch wrote it."""
+    return [words.get(guard, guard) for guard in guards]
+
+
+def _guard_groups(guards: list[str]) -> list[list[str]]:
+    """Guards that differ only in a number, together, in the order they failed."""
+    groups: dict[str, list[str]] = {}
+    for guard in guards:
+        groups.setdefault(_GUARD_NUMBER.sub("#", guard), []).append(guard)
+    return list(groups.values())
+
+
 def _one_of(guards: list[str]) -> str:
     """Guards that differ only in their numbers, as one: the number that differs written as its values."""
     texts = list(dict.fromkeys(guards))
@@ -711,19 +755,18 @@ def _one_of(guards: list[str]) -> str:
     return texts[0][:match.start()] + values + texts[0][match.end():]
 
 
-def most_failed_guard(guards: list[str]) -> tuple[str, int, str] | None:
+def most_failed_guard(guards: list[str], words: dict[str, str] | None = None) -> tuple[str, int, str] | None:
     """The guard among these that failed most often, those that differ only in a number counted as one (as
-    Change.guard_lines groups them): as _one_of writes it, how often it failed, and its first text as torch wrote it."""
-    groups: dict[str, list[str]] = {}
-    for guard in guards:
-        groups.setdefault(_GUARD_NUMBER.sub("#", guard), []).append(guard)
+    Change.guard_lines groups them): as _one_of writes it (in the user's words where words, a run's guard_words, has
+    them), how often it failed, and its first text as torch wrote it."""
+    groups = _guard_groups(guards)
     if not groups:
         return None
-    most = max(groups.values(), key=len)  # the first of the largest: the order they failed in
-    texts = list(dict.fromkeys(most))
+    most = max(groups, key=len)  # the first of the largest: the order they failed in
+    texts = list(dict.fromkeys(_in_words(most, words or {})))
     if len(texts) > 1 and len(_differing_numbers(texts)) != 1:  # _one_of would list them all
         return f"guards like {texts[0]}", len(most), most[0]
-    return _one_of(most), len(most), most[0]
+    return _one_of(texts), len(most), most[0]
 
 
 def multiset_diff(a: list, b: list) -> tuple[list, list]:
@@ -887,14 +930,15 @@ def diff_runs(a: RunFacts, b: RunFacts, threshold: TimeThreshold = TimeThreshold
                 f"recompiles){said}",
                 k, len(fa.compile_ids), len(fb.compile_ids),
                 {"recompiles_a": fa.recompiles, "recompiles_b": fb.recompiles,
-                 "new_guard_failures": new, "gone_guard_failures": gone,
+                 "new_guard_failures": new, "gone_guard_failures": gone, **_guard_words(fa, fb, new + gone),
                  **({"stopped_after_failure": {"side": side, "compile_id": stopped}} if stopped else {})}))
         else:
             gone, new = multiset_diff(fa.guard_failures, fb.guard_failures)
             if new or gone:
                 changes.append(Change("recompiles", "changed", f"{label}: recompiles for another guard", k,
                                       fa.guard_failures, fb.guard_failures,
-                                      {"new_guard_failures": new, "gone_guard_failures": gone}))
+                                      {"new_guard_failures": new, "gone_guard_failures": gone,
+                                       **_guard_words(fa, fb, new + gone)}))
         sa, sb = Counter(fa.statuses), Counter(fb.statuses)
         if (sa, len(fa.no_graph)) != (sb, len(fb.no_graph)) and len(fa.compile_ids) == len(fb.compile_ids):
             changes.append(Change("recompiles", "changed", f"{label}: outcomes: {fa.outcomes} → {fb.outcomes}", k,

@@ -361,7 +361,7 @@ def findings(ins: Insights, export: ExportReport | None = None) -> list[Finding]
         if frame.hit_limit and id(frame) not in library.frames:
             guard = frame.steps[-1].guard if frame.steps else None
             out.append(Finding(ERROR, "recompiles", f"{frame.name or 'a function'} hit the recompile limit and runs uncompiled",
-                               f"{' → '.join(frame.chain)}; failing guard: {guard.guard if guard else '?'}"))
+                               f"{' → '.join(frame.chain)}; failing guard: {guard.shown if guard else '?'}"))
     errors: dict[tuple, list] = {}
     for err in ins.errors.errors:
         if err.stage == "recompile_limit" or id(err) in library.errors:
@@ -400,7 +400,7 @@ def findings(ins: Insights, export: ExportReport | None = None) -> list[Finding]
             how_often = times(frame.recompiles)
             cost = _recompile_cost(ct, [frame])
             if frame.settled:  # each recompile made what changed dynamic: a cost, not a fault
-                failed = [s.guard.guard for s in frame.steps if s.guard]
+                failed = [s.guard.shown for s in frame.steps if s.guard]
                 out.append(Finding(INFO, "recompiles", f"{frame.display_name}{called} recompiled {how_often}, then ran "
                                    f"with {and_list(frame.made_dynamic)} dynamic",
                                    "; ".join(filter(None, (f"failed guard{'s' if len(failed) > 1 else ''}: "
@@ -409,7 +409,7 @@ def findings(ins: Insights, export: ExportReport | None = None) -> list[Finding]
             out.append(Finding(WARNING, "recompiles", f"{frame.display_name}{called} recompiled {how_often}",
                                "; ".join(filter(None, (f"changed: {changes}{caches}" if changes else "", cost)))))
             continue
-        guards = "; ".join(dict.fromkeys(_TENSOR_NAME.sub("tensor ", s.guard.guard) for s in frame.steps if s.guard))
+        guards = "; ".join(dict.fromkeys(_TENSOR_NAME.sub("tensor ", s.guard.shown) for s in frame.steps if s.guard))
         names = [f.display_name for f in group]
         if len(set(names)) < len(names):  # two `forward`s: say which
             names = [f"{f.display_name} ({os.path.basename(f.filename or '?')}:{f.first_line})" for f in group]

@@ -27,7 +27,7 @@ from .dynamic_shapes import SPECIALIZATION_REASONS, PlacementPart, Specializatio
 from .fx_sites import GRAPH_ARTIFACT, first_use
 from .graph_breaks import function_label
 from .installed_guards import GUARDS_ARTIFACT, enclosing_sources, guard_site, object_type, tensor_check
-from .stack_values import StackValues
+from .stack_values import StackValues, name_stack_values
 from .userloc import FRAME_SOURCE, UserLocation, code_origin, is_torch_file, last_user_frame, traceback_frames
 from ..model.records import dataclass
 
@@ -223,6 +223,20 @@ class FailedGuard:
     # ("DynamicCache"), as the guarded compile's guard tree types it.
     cache_source: str | None = None
     cache_class: str | None = None
+    # The names of the guard that Dynamo made (a resume function's ___stack0), in the user's words
+    # (StackValues.guard_names): name -> words. {} where it names none.
+    names: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def described(self) -> str | None:
+        """The guard with Dynamo's names in the user's words ("the value of `loss.item()` (item_break.py:19), passed
+        on past the graph break, == -1.3068742752075195"); None where it names none: guard says it."""
+        return name_stack_values(self.guard, self.names) if self.names else None
+
+    @property
+    def shown(self) -> str:
+        """The guard as the views show it: described, else as torch wrote it (guard, which they keep at hand)."""
+        return self.described or self.guard
 
     @property
     def change_label(self) -> str:
@@ -244,7 +258,7 @@ class FailedGuard:
         return {"compile_id": self.compile_id, "guard": self.guard, "change": self.change,
                 "location": self.location.to_json() if self.location else None, "text": self.text,
                 "tensor": self.tensor, "location_kind": self.location_kind,
-                "cache_source": self.cache_source, "cache_class": self.cache_class}
+                "cache_source": self.cache_source, "cache_class": self.cache_class, "described": self.described}
 
 
 @dataclass
@@ -668,6 +682,8 @@ def _place_failed_checks(steps: list[tuple[RecompileStep, Compile]], texts: _Com
             source = (_place_tensor_check(guard, texts, code, known, compiled_frames.called_from(entry.compile_id))
                       if guard is step.guard else None)
             _unclip(guard, known)
+            if "___stack" in guard.guard:  # (a resume function's: in words, as its symbols are)
+                guard.names = stack_values.guard_names(entry, guard.guard)
             number = _NUMBER_GUARD.match(guard.guard) if guard is step.guard and guard.change == "constant" else None
             if number is not None:  # `n == 0`: automatic dynamic makes a number that changed a symbol too
                 name = number["name"] or number["local"]

@@ -14,6 +14,7 @@ from __future__ import annotations
 import ast
 import os
 import re
+from typing import Mapping
 
 from ..lazy_regex import lazy_compile
 from ..model.trace import Compile, Trace
@@ -25,6 +26,11 @@ from .userloc import CARETS, TRACEBACK_FRAME, section
 # L['___stack0'] and what follows it (".size()[0]" for a tensor's size); a guard's text may name it bare (___stack0).
 _STACK_SOURCE = lazy_compile(r"(?:L\['___stack(\d{1,6})'\]|___stack(\d{1,6}))(.{0,1000})", re.S)
 _STACK_NAME = lazy_compile(r"\b___stack(\d{1,6})\b")
+# A ___stack argument as a guard's text names it (`___stack0 == -1.3`, `L['___stack1'].size()[0] == 4`), with what it
+# reads of it (".size()[0]", "[1]").
+_GUARD_STACK = lazy_compile(r"(?:L\['___stack\d{1,6}'\]|\b___stack\d{1,6}\b)(?:\.\w{1,100}(?:\(\))?|\[\d{1,9}\])*")
+# What a guard does with a value it names first: a comparison, which the value's words end before with a comma.
+_COMPARED = lazy_compile(r"\s*(?:[=!<>]=|[<>]|is\b|in\b|not\b)")
 # The instruction a graph break stopped at, as its reason says ("... when attempting to trace CALL: a function call"):
 # a call leaves its result on top of the stack (CALL_FUNCTION / CALL_METHOD before Python 3.11).
 _CALL_BREAK = lazy_compile(r"attempting to trace (?:CALL|CALL_FUNCTION\w*|CALL_METHOD|CALL_KW|CALL_FUNCTION_EX)\b")
@@ -84,6 +90,16 @@ class StackValues:
             return None
         m = _STACK_SOURCE.fullmatch(source)
         return value.text(m[3] if m else "")
+
+    def guard_names(self, entry: Compile, guard: str) -> dict[str, str]:
+        """Each ___stack source the text of a guard of entry's frame names, in words (describe): for
+        name_stack_values. {} where it names none, or none known."""
+        found = {}
+        for m in _GUARD_STACK.finditer(guard):
+            text = self.describe(entry, m[0])
+            if text is not None:
+                found[m[0]] = text
+        return found
 
     def short(self, entry: Compile, source: str | None) -> str | None:
         """The source briefly in words (StackValue.short), where it is a ___stack argument; else None."""
@@ -146,6 +162,22 @@ class StackValues:
                     indexes = [int(i) for i in _STACK_NAME.findall(self.trace.payload_text(artifact.payload))]
                     return max(indexes) if indexes else None
         return None
+
+
+def name_stack_values(guard: str, names: Mapping[str, str]) -> str:
+    """A guard's text with each ___stack source of names (StackValues.guard_names) in words: "___stack0 ==
+    -1.3068742752075195" reads "the value of `loss.item()` (item_break.py:19), passed on past the graph break,
+    == -1.3068742752075195". The guard as torch wrote it where names has none of its sources."""
+    if not names:
+        return guard
+
+    def said(m: re.Match[str]) -> str:
+        words = names.get(m[0])
+        if words is None:
+            return m[0]
+        return words + ("," if _COMPARED.match(guard, m.end()) else "")
+
+    return _GUARD_STACK.sub(said, guard)
 
 
 def _traceback_lines(text: str, at_call: bool) -> dict[tuple[str, int], BrokenLine]:

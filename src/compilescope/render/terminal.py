@@ -176,7 +176,7 @@ def _recompiles(ins: Insights) -> list[RenderableType]:
             if step.failed:
                 label += " (this compile failed)"
             node = tree.add(TerminalText(label))
-            node.add(TerminalText(f"failed guard of {guard.compile_id}: {guard.guard}"))
+            node.add(TerminalText(f"failed guard of {guard.compile_id}: {guard.shown}"))
             if guard.location:
                 code = f"  ·  {guard.location.code}" if guard.location.code else ""
                 node.add(TerminalText(f"{guard.location_label} {_where(guard.location)}{code}"))
