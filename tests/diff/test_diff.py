@@ -671,12 +671,19 @@ def test_the_optimizers_lr_symbol_is_placed_at_the_users_call(capsys):
     program is compiled_optimizer.py:24 (`opt.step()` in opt_step). The tensor lr run makes no symbol: removed, 5 times
     (6 records: compiles [2/1] to [2/5], [2/1] restarted as [2/1_1], whose symbol is the one kept), placed at that
     call. Its specialization, which torch logged with user_stack null (in its _tensorify_python_scalars pass, no line
-    of step running), is placed at the same call: the value specialized is the one step read there."""
+    of step running), is placed as the report places it: what was read (the source without L[...]: lr, read as
+    self.param_groups[0]['lr']), by the function compiled ([2/1]'s co_name step), at the symbol's line in torch and
+    the user's call."""
     assert run_cli("diff", cuda211("compiled_optimizer.log.gz"), cuda211("compiled_optimizer_tensor_lr.log.gz")) == 1
     out = " ".join(capsys.readouterr().out.split())  # as one line: the terminal wraps them
     assert ("- dynamic symbol for L['self'].param_groups[0]['lr'] removed (in torch's adam.py:229, called at "
             "compiled_optimizer.py:24) (×5)") in out
-    assert "0.01 (at compiled_optimizer.py:24)" in out.split("no longer specialized: ")[1]
+    placed = ("lr, read as self.param_groups[0]['lr'] by step at torch's adam.py:229, called at "
+              "compiled_optimizer.py:24")
+    assert f"0.01 ({placed})" in out.split("no longer specialized: ")[1]
+    # The report's words for it (dynamic_shapes.read_placement, one wording; summary adds the user's function).
+    assert run_cli("summary", cuda211("compiled_optimizer.log.gz")) == 0
+    assert f"{placed} in opt_step" in " ".join(capsys.readouterr().out.split())
 
 
 def test_each_fleets_totals_are_in_the_json_as_the_page_heads_it(tmp_path, capsys):

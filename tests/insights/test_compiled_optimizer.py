@@ -194,12 +194,16 @@ def test_diff_of_the_fix_says_each_guard_once(capsys):
     assert len(values) == 5
     flat = " ".join(out.split())
     assert flat.count("no longer specialized:") == 1
-    # Placed at the program's opt.step() (torch logged the specializations with user_stack null; the lr was read in
-    # the step that line called)
+    # Placed as the report places it: torch logged the specializations with user_stack null, so what was read (lr,
+    # by step), at the symbol's line in torch's adam.py (its create_symbol's user stack) and the program's opt.step()
+    # that called step
     program = (CUDA211_LOGS.parent / "programs" / "compiled_optimizer.py").read_text().splitlines()
     [call] = [n for n, line in enumerate(program, 1) if line.strip() == "opt.step()"]
+    [read_at] = set(re.findall(r"\"source\": \"L\['self'\]\.param_groups\[0\]\['lr'\]\", \"user_stack\": "
+                               r"\[\{\"line\": (\d+), \"name\": \"step\"", gzip.open(CUDA_FLOAT, "rt").read()))
     assert (f"no longer specialized: L['self'].param_groups[0]['lr'] = 5 values: "
-            f"{', '.join(v.rstrip('0') for v in values)} (at compiled_optimizer.py:{call})") in flat  # sympy's zeros dropped
+            f"{', '.join(v.rstrip('0') for v in values)} (lr, read as self.param_groups[0]['lr'] by step at torch's "
+            f"adam.py:{read_at}, called at compiled_optimizer.py:{call})") in flat  # sympy's zeros dropped
 
 
 def _step_graph_inputs(log) -> list[str]:

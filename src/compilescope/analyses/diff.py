@@ -31,12 +31,12 @@ from .autotuning import config_items
 from .caches import CACHES
 from .compile_time import PHASE_LABELS, CompileTimes, ends_during
 from .crash import Crash
-from .dynamic_shapes import number_text
+from .dynamic_shapes import number_text, placement_text, read_placement
 from .graph_breaks import function_label
 from .status import MISSING, counts_text
 from .unread import Unread
 from .torch_warnings import TorchWarnings
-from .userloc import is_python_library_file, is_torch_file
+from .userloc import UserLocation, is_python_library_file, is_torch_file
 from ..wording import count, format_kernel_time, format_seconds, format_seconds_change
 from ..model.records import dataclass
 
@@ -466,7 +466,9 @@ def run_facts(results: Results) -> RunFacts:
                 "torch_line": s.torch_location.short if s.torch_location else None}
                for s in shapes.symbols if s.compile_id in kept]
     specs = [{"sources": list(s.sources), "described_sources": dict(s.source_texts), "value": s.value, "reason": s.reason, "frame": frame_by_cid.get(s.compile_id),
-              **_loc(s.location)} for s in shapes.specializations if s.compile_id in kept]
+              **_loc(s.location), "read_text": s.read_text,
+              "torch_location": s.torch_location.to_json() if s.torch_location else None}
+             for s in shapes.specializations if s.compile_id in kept]
     tuned = found.autotuning
     cache_result = found.caches
     for compile_cache in cache_result.compiles:
@@ -1101,6 +1103,15 @@ def diff_runs(a: RunFacts, b: RunFacts, threshold: TimeThreshold = TimeThreshold
         changes.append(Change("dynamic_shapes", "added", f"new dynamic symbol for {words(*s[:3])} ({placed(s)})"
                               + (f" (×{n})" if n > 1 else ""), None, None,
                               with_words({"source": s[0], "file": s[1], "line": s[2]}, *s[:3])))
+    def spec_placed(x: dict[str, Any]) -> str:
+        """Where a specialization is, as the report places it (dynamic_shapes.read_placement): "at prog.py:3"; where
+        torch logged no line for it, what was read and where."""
+        location = UserLocation(x["file"], x["line"], x.get("function")) if x["file"] else None
+        torch_location = UserLocation(**x["torch_location"]) if x.get("torch_location") else None
+        return placement_text(read_placement(x.get("read_text"), location, torch_location)) or "location not in the log"
+
+    places = {side: {(tuple(x["sources"]), x["file"], x["line"]): spec_placed(x) for x in facts.specializations}
+              for side, facts in (("removed", a), ("added", b))}
     spec_a = [(tuple(s["sources"]), s["value"], s["file"], s["line"]) for s in a.specializations if matched(s)]
     spec_b = [(tuple(s["sources"]), s["value"], s["file"], s["line"]) for s in b.specializations if matched(s)]
     gone, new = multiset_diff(spec_a, spec_b)
@@ -1113,7 +1124,7 @@ def diff_runs(a: RunFacts, b: RunFacts, threshold: TimeThreshold = TimeThreshold
         for (sources, file, line), values in by_place.items():
             shown = values[0] if len(values) == 1 else f"{len(values)} values: {', '.join(number_text(v) for v in values)}"
             spec = {"sources": list(sources), "value": values[0], "values": values, "file": file, "line": line}
-            changes.append(Change("dynamic_shapes", kind, f"{verb}: {', '.join(words(src, file, line) for src in sources)} = {shown} ({_at(file, line)})",
+            changes.append(Change("dynamic_shapes", kind, f"{verb}: {', '.join(words(src, file, line) for src in sources)} = {shown} ({places[kind][(sources, file, line)]})",
                                   None, spec if kind == "removed" else None, spec if kind == "added" else None))
     # In the order of SECTIONS, as `sections` lists them and the terminal and page show them (stable: in each
     # section, the order found).

@@ -86,6 +86,23 @@ def placement(location: UserLocation | None, torch_location: UserLocation | None
     return [PlacementPart("in torch's ", torch_location), PlacementPart(", called at ", location)]
 
 
+def read_placement(read: str | None, location: UserLocation | None,
+                   torch_location: UserLocation | None) -> list[PlacementPart]:
+    """Where a specialization is (placement); where torch logged no line for it, what was read (read_text) and where
+    ("lr, read as self.param_groups[0]['lr'] by step at torch's adam.py:229, called at compiled_optimizer.py:24"): the
+    function that read it named already, torch's line need not name it again. The report's and diff's, one wording."""
+    if read is None:
+        return placement(location, torch_location)
+    parts = [PlacementPart(f"{read} at torch's ", torch_location, function_said=True) if torch_location
+             else PlacementPart(read)]
+    return parts + ([PlacementPart(", called at ", location)] if location else [])
+
+
+def placement_text(parts: list[PlacementPart]) -> str:
+    """A placement in one line, each location by its file and line ("at prog.py:3"), as a diff's title says it."""
+    return "".join(p.text + (p.location.short if p.location else "") for p in parts)
+
+
 @dataclass
 class SymbolCreated:
     """A symbol (backed or unbacked) that a compile created for a dynamic size."""
@@ -435,13 +452,7 @@ class SpecializedSize(_SizeEvents):
         """Where it is, in parts; where torch logged no line for it, what was read and where ("lr, read as
         self.param_groups[0]['lr'] by step at torch's adam.py:229, called at compiled_optimizer.py:24"): the function
         that read it named already, torch's line need not name it again."""
-        read = self.read_text
-        if read is None:
-            return super().placement
-        location, torch_location = self.location, self.torch_location
-        parts = [PlacementPart(f"{read} at torch's ", torch_location, function_said=True) if torch_location
-                 else PlacementPart(read)]
-        return parts + ([PlacementPart(", called at ", location)] if location else [])
+        return read_placement(self.read_text, self.location, self.torch_location)
 
     @property
     def recompiles(self) -> list[str]:
