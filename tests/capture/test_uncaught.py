@@ -10,6 +10,7 @@ backend asserts while torch compiles `shift`, torch raises BackendCompilerFailed
 from __future__ import annotations
 
 import gzip
+import hashlib
 import json
 import re
 import signal
@@ -257,3 +258,39 @@ def test_run_says_a_thread_s_exception_lost_the_thread_not_the_process(tmp_path)
     assert re.search(r"process \d+ lost thread loader to LookupError: lost in a thread \(recorded, added to .*\.log\)",
                      proc.stderr), proc.stderr[-2000:]
     assert "stopped with" not in proc.stderr
+
+
+def test_a_message_line_that_reads_like_faulthandlers_is_no_native_crash(tmp_path):
+    """The fixture's record with a line `Fatal Python error: Segmentation fault` in the exception's message (in its
+    JSON line and in the traceback Python printed, as exception_text writes both): the exception ended the process.
+    Only faulthandler's own block, after the record, is a native crash: native_crash.log.gz's text after it is."""
+    _, recorded = _crash_record(LOG)
+    header, printed = recorded.split("\n", 1)
+    record = json.loads(header.removeprefix("Uncaught Python exception: "))
+    first_line = "AssertionError: expected 2 inputs, got 1\n"
+    assert record["message"].count(first_line) == 1 and printed.count(first_line) == 1
+    fatal = "Fatal Python error: Segmentation fault\n"
+    record["message"] = record["message"].replace(first_line, first_line + fatal)
+    text = (f"Uncaught Python exception: {json.dumps(record)}\n" + printed.replace(first_line, first_line + fatal))
+    assert "\n" + fatal in text  # a line that starts as faulthandler's first line does
+    end = ending(text)
+    assert end.exception and end.raised is not None and end.raised.message == record["message"]
+    assert crash_headline(text) == ("BackendCompilerFailed: backend='strict_backend' raised: AssertionError: expected "
+                                    "2 inputs, got 1")
+    crash = parse_crash(text)
+    assert crash.exception and crash.ending.startswith("stopped with BackendCompilerFailed")
+    assert CrashReport(1, text, None).exception
+    # The log read with that record: the program stopped with the exception, not "crashed: Segmentation fault".
+    raw = gzip.open(LOG, "rt").read()
+    payload = "\n".join("\t" + line for line in recorded.split("\n"))
+    assert raw.count(payload) == 1 and raw.count(hashlib.md5(recorded.encode()).hexdigest()) == 1  # (its has_payload)
+    changed = tmp_path / "uncaught_exception.log"
+    changed.write_text(raw.replace(payload, "\n".join("\t" + line for line in text.split("\n")))
+                       .replace(hashlib.md5(recorded.encode()).hexdigest(), hashlib.md5(text.encode()).hexdigest()))
+    with read_trace(str(changed)) as trace:
+        [read] = insights(trace).crashes.crashes
+        assert read.exception and read.error == crash.error
+    # faulthandler's block after that record still is the ending.
+    _, native = _crash_record(torch213("native_crash.log.gz"))
+    combined = text + "\n" + native  # (exception_text ends its record with a line end; faulthandler writes after it)
+    assert not ending(combined).exception and ending(combined).faulthandler == native

@@ -221,15 +221,41 @@ class Ending:
 def ending(text: str) -> Ending:
     """How the process whose crash file's text this is ended: the one place that tells an exception from a native
     crash. A thread's exception can be recorded and the process go on, then crash in native code: faulthandler's text
-    then follows the exception's record, and the crash is what ended the process."""
+    then follows the exception's record, and the crash is what ended the process. Only a block of its own after the
+    record is faulthandler's: a line of the exception's message ("Fatal Python error: ..." in a message, printed in
+    its traceback) is no crash."""
     lines = text.splitlines(keepends=True)
     last = max((i for i, line in enumerate(lines) if line.startswith(EXCEPTION_HEADER)), default=None)
     if last is None:
         return Ending(False, faulthandler=text)
-    fatal = next((i for i in range(last + 1, len(lines)) if lines[i].startswith(FAULTHANDLER_HEADER)), None)
+    after = _record_end(lines, last)
+    fatal = next((i for i in range(after, len(lines)) if lines[i].startswith(FAULTHANDLER_HEADER)), None)
     if fatal is not None:
         return Ending(False, faulthandler="".join(lines[fatal:]))
     return Ending(True, _ending_exception(text))
+
+
+def _record_end(lines: list[str], header: int) -> int:
+    """The first line after the exception record whose header line is lines[header]: bytecode_capture.exception_text
+    writes the header, then Python's traceback, which ends with the exception's own line(s), `{type}: {message}` from
+    the line's start (the traceback's code lines are indented), then a line end. The last such lines are its end (its
+    traceback can hold a chained exception with the same words first; faulthandler writes no line of that form).
+    Where the record's message is not found there (cut, or a record not of that writer), the line after the header."""
+    recorded = uncaught_exceptions(lines[header])
+    if not recorded or len(recorded[0].message) >= MAX_MESSAGE:  # (a message cut: its end is not known)
+        return header + 1
+    exc = recorded[0]
+    # Python prints the class as module.qualname, without the module for builtins (recorded so) and __main__.
+    names = "|".join(re.escape(name) for name in dict.fromkeys((exc.type, exc.type.removeprefix("__main__."))))
+    message = exc.message.rstrip()  # (the traceback is written rstripped: a message's last line end is not there)
+    said = rf"(?:{names}): {re.escape(message)}" if message else rf"(?:{names})"
+    rest = "".join(lines[header + 1:])
+    end = None
+    for end in re.finditer(rf"^{said}[ \t]*$", rest, re.M):
+        pass
+    if end is None:
+        return header + 1
+    return header + 1 + rest.count("\n", 0, end.end()) + 1
 
 
 def exception_said(exc: UncaughtException) -> str:
