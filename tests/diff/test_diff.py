@@ -523,6 +523,25 @@ def test_cuda_graphs_unused_in_both_runs_for_another_reason_is_one_change(tmp_pa
     assert change["title"] == "CUDA graphs still not used, now: skipping cudagraphs due to mutated inputs (1 instances)"
 
 
+def test_cuda_graphs_used_in_one_run_only_is_a_change_and_their_loss_fails_the_baseline_gate(capsys):
+    """The same MLP on an H200, compiled with mode="reduce-overhead" (profile_cudagraphs.py:27: forward [0/0] set up
+    once, `cudagraphify.get_container`, and recorded once, one `CUDAGraphNode.record` begin/end pair) and in the
+    default mode (profile_launch_bound.py:14: no CUDA graph event, no skip reason). Dropping the mode is no skip, yet
+    the compiled code runs without CUDA graphs all the same: `diff` said "No change" and `check --baseline` passed."""
+    graphed, plain = cuda211("profile_cudagraphs.log.gz"), cuda211("profile_launch_bound.log.gz")
+    for a, b, kind in ((graphed, plain, "added"), (plain, graphed, "removed")):
+        assert run_cli("diff", "--json", a, b) == 1
+        [change] = json.loads(capsys.readouterr().out)["ranks"][0]["changes"]
+        assert (change["section"], change["kind"]) == ("cudagraphs", kind)
+        assert change["frame"] and "forward" in change["frame"]
+        assert (change["a"]["recordings"], change["b"]["recordings"]) == ((1, 0) if kind == "added" else (0, 1))
+    assert run_cli("check", plain, "--baseline", graphed) == 1
+    assert [line for line in capsys.readouterr().out.splitlines() if not line.startswith("baseline-compile-time")] == [
+        'baseline-cudagraphs: CUDA graphs no longer used: A recorded 1 graph, B never set one up (not compiled with '
+        'mode="reduce-overhead"?)']
+    assert run_cli("check", graphed, "--baseline", plain) == 0  # gaining CUDA graphs is no regression
+
+
 def test_fleets_with_an_unreadable_rank_compare_the_others_in_one_line_each(tmp_path, capsys):
     # Four real ranks a side; rank 1 changed, ranks 0 and 3 did not; rank 2 is empty in A and binary in B.
     a, b = tmp_path / "a", tmp_path / "b"

@@ -217,6 +217,9 @@ class RunFacts:
     autotune_searches: list[dict[str, Any]] = field(default_factory=list)
     # Compiles Inductor ran without CUDA graphs: {frame, compile_id, reason (first line, masked)}
     cudagraph_skips: list[dict[str, Any]] = field(default_factory=list)
+    # Compiles CUDA graphs recorded: {frame, compile_id, recordings}. With the skips, whether a frame ran as CUDA
+    # graphs at all: a run without mode="reduce-overhead" has neither, which is a loss against one that recorded them
+    cudagraph_recorded: list[dict[str, Any]] = field(default_factory=list)
     # The warnings torch printed: {frame, source, text (first line, masked), name}; None: not recorded by this run
     # (a plain log, without compilescope run, capture() or a saved stderr beside it)
     warnings: list[dict[str, Any]] | None = None
@@ -503,6 +506,9 @@ def run_facts(results: Results) -> RunFacts:
         cudagraph_skips=[{"frame": frame_of_cid.get(c.compile_id), "compile_id": c.compile_id,
                           "reason": _mask(c.without_graphs_because or "")}
                          for c in found.cudagraphs.without_graphs],
+        cudagraph_recorded=[{"frame": frame_of_cid.get(c.compile_id), "compile_id": c.compile_id,
+                             "recordings": len(c.recordings_ms)}
+                            for c in found.cudagraphs.compiles if c.recordings_ms],
         warnings=_warnings(found.warnings, frame_of_cid),
         unread=found.unread.to_json() if found.unread else None,
         ends_during=ends_during(found.unfinished, times.labels) if found.unfinished else None,
@@ -510,6 +516,36 @@ def run_facts(results: Results) -> RunFacts:
         export_issues=([{"type": i.failure_type, "where": i.where, "headline": i.headline} for i in exported.issues]
                        if (exported := results.export).detected else None),
     )
+
+
+def _cudagraph_use_changes(a: RunFacts, b: RunFacts, result: RunDiff) -> list[Change]:
+    """A frame (compiled in both runs) that one run ran as CUDA graphs, and the other ran with none at all: no graph
+    recorded, none skipped, none even set up (CUDA graph trees set one up at the first call whenever they are on), as
+    when mode="reduce-overhead" is dropped. A skip only compares runs that both used CUDA graphs; this is the loss (or
+    gain) of them, run without in B only as a skip is ("added")."""
+    def recorded(facts: RunFacts) -> dict[str, int]:
+        recordings: dict[str, int] = {}
+        for x in facts.cudagraph_recorded:
+            if x["frame"] in result.matched_frames:
+                recordings[x["frame"]] = recordings.get(x["frame"], 0) + x["recordings"]
+        return recordings
+
+    def used(facts: RunFacts) -> set[str]:
+        return set(recorded(facts)) | {x["frame"] for x in facts.cudagraph_skips}
+
+    changes = []
+    used_a, used_b = used(a), used(b)
+    for frame_key_, n in sorted(recorded(a).items()):
+        if frame_key_ not in used_b:
+            changes.append(Change("cudagraphs", "added", f"CUDA graphs no longer used: A recorded {count(n, 'graph')},"
+                                  " B never set one up (not compiled with mode=\"reduce-overhead\"?)", frame_key_,
+                                  {"frame": frame_key_, "recordings": n}, {"frame": frame_key_, "recordings": 0}))
+    for frame_key_, n in sorted(recorded(b).items()):
+        if frame_key_ not in used_a:
+            changes.append(Change("cudagraphs", "removed", f"CUDA graphs now used: B recorded {count(n, 'graph')}, "
+                                  "A never set one up", frame_key_,
+                                  {"frame": frame_key_, "recordings": 0}, {"frame": frame_key_, "recordings": n}))
+    return changes
 
 
 def _crash(found: list[Crash], frame_of_cid: dict[str, str]) -> dict[str, Any] | None:
@@ -1034,6 +1070,7 @@ def diff_runs(a: RunFacts, b: RunFacts, threshold: TimeThreshold = TimeThreshold
     for frame_key_, reason in gone:
         changes.append(Change("cudagraphs", "removed", f"CUDA graphs no longer skipped: {reason}", frame_key_,
                               {"frame": frame_key_, "reason": reason}, None))
+    changes.extend(_cudagraph_use_changes(a, b, result))
 
     changes.extend(_warning_changes(a, b, result))
 
