@@ -261,3 +261,56 @@ def test_the_report_draws_the_phases_with_the_logs_labels(tmp_path):
     assert run_cli(torch213("slow_compile_warm.log.gz"), "-o", tmp_path / "report", "--no-browser") == 0
     page = (tmp_path / "report" / "index.html").read_text()
     assert "C++ compile" in page and "Loading compiled kernels" in page and "C++/Triton" not in page
+
+
+def _benchmark_seconds(log) -> float:
+    """Seconds inside Inductor's benchmark events (nested ones counted once), read from the raw chromium events:
+    max-autotune's `<op>_template_precompiling`/`_autotuning`, `benchmark_fused_nodes`, `benchmark_codegened_module`,
+    `CachingAutotuner.*` (a kernel's launch configs, at compile time or at its first run). One thread: one track."""
+    text = gzip.decompress(log.read_bytes()).decode() if log.suffix == ".gz" else log.read_text()
+    events, payload = [], None
+    for line in text.splitlines():
+        if payload is not None and line.startswith("\t"):
+            payload.append(line[1:])
+            continue
+        if payload:
+            events.append(json.loads("\n".join(payload)))
+        payload = [] if '{"chromium_event"' in line else None
+    benchmarks = ("benchmark_fused_nodes", "benchmark_codegened_module")
+    depth, start, total = 0, 0.0, 0.0
+    for e in events:
+        name = e["name"]
+        if not (name in benchmarks or name.startswith("CachingAutotuner.")
+                or name.endswith(("_template_precompiling", "_template_autotuning"))) or e["ph"] not in ("B", "E"):
+            continue
+        if e["ph"] == "B":
+            depth, start = depth + 1, start if depth else e["ts"]
+        else:
+            depth -= 1
+            total += 0 if depth else (e["ts"] - start) / 1e6
+    return total
+
+
+@pytest.mark.parametrize("log", [
+    # H100, max-autotune: two addmm searches (SingleProcess AUTOTUNE: 0.4517 s + 2.0327 s precompiling, 0.2916 s +
+    # 2.0375 s), fusions benchmarked both ways (2.84 s and 5.06 s in benchmark_codegened_module), kernels' configs
+    # (coordinate descent of triton_poi_fused_gelu_1: 1.11 s at its first run): 15.7 s of a 31 s compile, most of it
+    # charged to "Inductor lowering & codegen" (which read 65%) and the coordinate descent to "Triton compile".
+    "shared:gpu-torch211/autotune_cudagraphs",
+    # H200, GPT-2 generating in the default mode: kernels' launch configs benchmarked at their first run only.
+    "hf_gpt2_generate.log.gz",
+])
+def test_autotuning_is_a_compile_time_phase_of_its_own_not_codegen_or_triton_compile(log):
+    from ..gpu_variants import max_autotune_log
+
+    path = max_autotune_log() if log.startswith("shared:") else cuda211(log)
+    benchmarked = _benchmark_seconds(path)
+    assert benchmarked > 0
+    with read_trace(str(path)) as trace:
+        found = insights(trace)
+    phases = {p.phase: p for p in found.compile_time.phases}
+    assert phases["autotune"].label == "Autotuning"
+    assert phases["autotune"].seconds == pytest.approx(benchmarked, abs=1e-3)
+    # the same seconds as the Autotuning section's, which the report shows beside the phases
+    assert found.autotuning.total_s == pytest.approx(benchmarked, abs=1e-3)
+    assert found.compile_time.total_s > benchmarked

@@ -15,7 +15,7 @@ from dataclasses import field
 from typing import Any, Iterable
 
 from ..model.ids import NO_COMPILE_ID, CompileId, compilation_key
-from ..model.trace import Trace
+from ..model.trace import BENCHMARK_EVENT_SUFFIXES, FUSION_BENCHMARK_EVENTS, Trace
 from ..model.records import dataclass
 from ..wording import format_seconds
 from .graph_breaks import function_label
@@ -28,6 +28,10 @@ PHASES: tuple[tuple[str, str], ...] = (
     ("inductor_passes", "Inductor FX passes"),
     ("inductor_codegen", "Inductor lowering & codegen"),
     ("kernel_compile", "C++/Triton compile"),
+    # Inductor choosing code by running it (analyses/autotuning.py): max-autotune's searches (their candidates'
+    # compiles included), fusions benchmarked both ways, Triton kernels' launch configs benchmarked, at compile time
+    # or at a kernel's first run. GPU time, not compiling: without this phase it read as codegen and Triton compile.
+    ("autotune", "Autotuning"),
     # Importing the compiled module and the kernels it loads (PyCodeCache.load_by_key_path), outside any compiler run
     # (compile_file, async_compile): with a warm cache, the whole of what Inductor does for a graph it finds cached.
     ("kernel_load", "Loading compiled kernels"),
@@ -48,6 +52,7 @@ _EXACT = {
     "_recursive_post_grad_passes": "inductor_passes", "additional_fake_tensor_prop": "inductor_passes",
     "inductor_compile": "inductor_codegen", "fx_codegen_and_compile": "inductor_codegen", "code_gen": "inductor_codegen",
     "compile_file": "kernel_compile", "PyCodeCache.load_by_key_path": "kernel_load",
+    **dict.fromkeys(FUSION_BENCHMARK_EVENTS, "autotune"),
     "inductor_codecache_torch_key": "cache",
     "gc": "other",
     "compiled_autograd": "compiled_autograd",
@@ -63,7 +68,7 @@ _PREFIXES = (
     ("CppWrapper", "inductor_codegen"),
     ("TritonBundler.", "inductor_codegen"),
     ("async_compile", "kernel_compile"),
-    ("CachingAutotuner", "kernel_compile"),
+    ("CachingAutotuner.", "autotune"),
     ("triton", "kernel_compile"),
     ("CacheBase.", "cache"),
     ("AOTAutogradCache.", "cache"),
@@ -76,6 +81,8 @@ def phase_of(name: str) -> str | None:
     """The phase an event name belongs to, or None to inherit the enclosing event's."""
     if name in _EXACT:
         return _EXACT[name]
+    if name.endswith(BENCHMARK_EVENT_SUFFIXES):  # "addmm_template_autotuning", "mm_template_precompiling"
+        return "autotune"
     for prefix, phase in _PREFIXES:
         if name.startswith(prefix):
             return phase
