@@ -16,6 +16,7 @@ import pytest
 
 import compilescope
 from compilescope.analyses import Results, analyze
+from compilescope.analyses.insights import insights
 from compilescope.analyses.provenance import analyze_provenance
 from compilescope.analyses.runtime import analyze_runtime
 from compilescope.ingest.profile import read_profile
@@ -291,3 +292,28 @@ def test_a_kernels_user_lines_by_file_and_the_share_of_the_rows_left_out():
     assert sum(len(lines) for _, lines in row.lines_by_file(first=4)) == 4
     assert p.share_after(0) == pytest.approx(1.0) and p.share_after(len(p.kernels)) == 0
     assert p.share_after(10) == pytest.approx(1.0 - sum(k.share for k in p.kernels[:10])) and p.share_after(10) > 0
+
+
+def test_the_tf32_warning_says_what_share_of_the_profiled_gpu_time_its_matmuls_took():
+    """profile_compiled: four Linear blocks in float32 on an H100, TF32 off (torch warned, output.txt beside the log).
+    The profile's kernels launched by aten::mm (the raw events' "External id" joins a kernel to its cpu_op) are the
+    cuBLAS sgemms `sm80_xmma_gemm_f32f32_f32f32_f32_...`: most of the GPU time, the time TF32 would shorten. The
+    warning said only that TF32 was off, and the profile's line only its top kernel."""
+    log, profile = _gpu_pair()
+    raw = _raw_events(profile)
+    op_of = {e["args"]["External id"]: e["name"] for e in raw if e.get("cat") == "cpu_op" and "External id" in e.get("args", {})}
+    gpu = [e for e in raw if e.get("cat") == "kernel"]
+    matmul_us = sum(e["dur"] for e in gpu if op_of.get(e["args"].get("External id")) == "aten::mm")
+    span = max(e["ts"] + e["dur"] for e in gpu) - min(e["ts"] for e in gpu)
+    assert matmul_us / span > 0.9  # 32.6 ms of 34.4 ms
+    share = f"{matmul_us / span:.0%}"
+    with compilescope.load(log) as trace:
+        found = insights(trace, analyze_runtime(trace, analyze_provenance(trace), [read_profile(str(profile))]))
+    (tf32,) = [f for f in found.findings if f.title == "float32 matmuls run without TF32 tensor cores"]
+    assert tf32.severity == "warning"
+    assert tf32.detail.startswith(f"in profile_compiled.json the matmuls' kernels took {share} of the GPU time (")
+    assert "aten::mm); torch.set_float32_matmul_precision('high')" in tf32.detail
+    # Without the profile: the warning's advice alone
+    with compilescope.load(log) as trace:
+        (plain,) = [f for f in insights(trace).findings if f.title == tf32.title]
+    assert plain.detail.startswith("torch.set_float32_matmul_precision('high')")

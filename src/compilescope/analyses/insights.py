@@ -28,11 +28,11 @@ from .export import ExportReport, export_report
 from .graph_breaks import DDP_ADVICE, GraphBreak, GraphBreaks, function_label, graph_breaks
 from .recompiles import (BACKWARD_LABEL_HELP, BACKWARD_REASONS_HINT, CHANGE_LABELS, FrameRecompiles, Recompiles, link_specializations,
                          recompiles)
-from .torch_warnings import (AUTOTUNE_CANDIDATE_FAILED, COND_ONE_BRANCH, ITEM_BREAK, PENDING_BACKWARD, RECOMPILE_LIMIT,
-                             WONT_CONVERT, TorchWarnings, torch_warnings)
+from .torch_warnings import (AUTOTUNE_CANDIDATE_FAILED, COND_ONE_BRANCH, ITEM_BREAK, NO_TF32, PENDING_BACKWARD,
+                             RECOMPILE_LIMIT, WONT_CONVERT, TorchWarnings, torch_warnings)
 from .status import compiled_attempts
 from .unread import Unread, unread
-from ..wording import and_list, count, format_seconds, times
+from ..wording import and_list, count, format_seconds, format_us, times
 from .sources import add_eager_lines, graph_break_sites
 from .stack_values import StackValues
 from .userloc import UserLocation, is_python_library_file
@@ -426,7 +426,7 @@ def findings(ins: Insights, export: ExportReport | None = None) -> list[Finding]
     said = {name for name, found in ((PENDING_BACKWARD, ins.cudagraphs.never_recorded),
                                      (AUTOTUNE_CANDIDATE_FAILED, ins.autotuning.failed),
                                      (WONT_CONVERT, ins.errors.errors), (ITEM_BREAK, ins.graph_breaks)) if found}
-    out.extend(_torch_warnings(ins.warnings, said_above=said))
+    out.extend(_torch_warnings(ins.warnings, said_above=said, runtime=ins.runtime))
     compared = ins.runtime.comparison if ins.runtime else None
     asked = None  # the finding a user asked for by giving both profiles: first of its severity, whatever its section
     if compared is not None:
@@ -543,9 +543,10 @@ def _cudagraphs_run_once(cg: CudaGraphs) -> list[Finding]:
                     "called again (a prefill, say, runs once per prompt length)")]
 
 
-def _torch_warnings(printed: TorchWarnings, said_above: set[str]) -> list[Finding]:
+def _torch_warnings(printed: TorchWarnings, said_above: set[str], runtime: Runtime | None = None) -> list[Finding]:
     """A known warning is a finding of its own (but the recompile limit, found from the log itself, and what another
-    finding says already); the others are counted in one."""
+    finding says already); the others are counted in one. runtime: the profiles given with the log, which say what
+    a warning costs where they can (the matmuls' share of the GPU time, for float32 matmuls without TF32)."""
     out = []
     others = []
     for w in printed.warnings:
@@ -556,12 +557,28 @@ def _torch_warnings(printed: TorchWarnings, said_above: set[str]) -> list[Findin
             continue
         where = f"{w.location.short}: " if w.location else ""
         severity = INFO if w.name == COND_ONE_BRANCH else WARNING
-        out.append(Finding(severity, "warnings", w.name, f"{where}{w.advice}"))
+        cost = _matmul_cost(runtime) if w.name == NO_TF32 and runtime else ""
+        out.append(Finding(severity, "warnings", w.name, f"{where}{cost}{w.advice}"))
     if others:
         first = others[0].headline
         out.append(Finding(INFO, "warnings", f"torch printed {count(len(others), 'other warning')}",
                            first if len(first) <= 160 else first[:157] + "..."))
     return out
+
+
+def _matmul_cost(runtime: Runtime) -> str:
+    """"in profile.json the matmuls' kernels took 95% of the GPU time (33 ms, aten::mm); ": what TF32 would speed up,
+    from the profile of the compiled run (the first profile where none is), where its matmuls took any time."""
+    from .runtime import matmul_time  # here: only a log given with a profile pays for the runtime analysis
+
+    profile = next((p for p in runtime.profiles if p.compiled), runtime.profiles[0] if runtime.profiles else None)
+    if profile is None:
+        return ""
+    us, share, ops = matmul_time(profile)
+    if not us:
+        return ""
+    return (f"in {profile.source.rsplit('/', 1)[-1]} the matmuls' kernels took {share:.0%} of the GPU time "
+            f"({format_us(us)}, {', '.join(ops)}); ")
 
 
 def _cudagraph_recordings(cg: CudaGraphs) -> list[Finding]:

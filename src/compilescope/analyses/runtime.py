@@ -1130,6 +1130,26 @@ def comparison_finding(c: Comparison) -> tuple[str, str] | None:
     return title, detail
 
 
+# The ATen ops whose GPU kernels are matrix multiplies (cuBLAS, CUTLASS), as the profile names the op that launched a
+# kernel; and Inductor's GEMM templates (max-autotune's triton_tem_fused_mm_0, triton_tem_fused_addmm_1), op-less.
+MATMUL_OPS = frozenset({"aten::mm", "aten::addmm", "aten::bmm", "aten::baddbmm", "aten::matmul", "aten::linear",
+                        "aten::addbmm", "aten::mv", "aten::addmv", "aten::dot", "aten::_addmm_activation"})
+_GEMM_TEMPLATE = re.compile(r"^triton_tem_\w*mm")
+
+
+def matmul_time(p: ProfileRuntime) -> tuple[float, float, list[str]]:
+    """The GPU time of the profile's matrix-multiply kernels: (µs, share of the run, the ops that launched them, most
+    time first). What TF32 would speed up where torch warned that float32 matmuls run without it."""
+    by_op: dict[str, float] = {}
+    share = 0.0
+    for k in p.kernels:
+        op = k.op if k.op in MATMUL_OPS else "Inductor GEMM template" if _GEMM_TEMPLATE.match(k.name) else None
+        if op is not None:
+            by_op[op] = by_op.get(op, 0.0) + k.total_us
+            share += k.reported_share
+    return sum(by_op.values()), share, sorted(by_op, key=lambda op: -by_op[op])
+
+
 def runtime_finding(p: ProfileRuntime) -> tuple[str, str]:
     """The Insights line for one profile: (title, detail). Shares are of the run when the profile covers a compile."""
     source = p.source.rsplit("/", 1)[-1]

@@ -27,6 +27,7 @@ from .userloc import UserLocation, is_framework_file, traceback_frames
 # The short name titles the finding; the recompile limit has one already (insights: "hit the recompile limit").
 RECOMPILE_LIMIT = "a function hit the recompile limit"
 PENDING_BACKWARD = "CUDA graphs could not replay: a backward was still pending"
+NO_TF32 = "float32 matmuls run without TF32 tensor cores"
 COND_ONE_BRANCH = "torch.cond kept one branch only"
 AUTOTUNE_CANDIDATE_FAILED = "a max-autotune candidate failed to compile"
 WONT_CONVERT = "a function runs uncompiled: its compile failed"
@@ -35,7 +36,7 @@ _PENDING_ADVICE = ("a compiled call ran while outputs of the previous one still 
                    "torch.compiler.cudagraph_mark_step_begin() before each step, or run inference under torch.no_grad()")
 _RECOMPILE_ADVICE = "see Recompiles: the guard that kept failing, and what to mark dynamic"
 KNOWN: tuple[tuple[str, str, str], ...] = (
-    ("TensorFloat32 tensor cores", "float32 matmuls run without TF32 tensor cores",
+    ("TensorFloat32 tensor cores", NO_TF32,
      "torch.set_float32_matmul_precision('high') lets them use TF32 (10 bits of mantissa instead of 23), "
      "usually much faster on Ampere and newer GPUs"),
     ("pending, uninvoked backwards", PENDING_BACKWARD, _PENDING_ADVICE),  # torch 2.11
