@@ -224,6 +224,7 @@ def record_crashes(directory: str | None = None):
                 faulthandler.disable()
             _crash_file.clear()
             _recording["crashes"] = False
+            _unchain_exceptions()
             file.close()
             try:
                 if os.path.getsize(path) == 0:
@@ -238,43 +239,75 @@ MAX_EXCEPTION_MESSAGE = 4000  # characters of str(exc) kept (a torch error can q
 MAX_EXCEPTION_FRAMES = 100  # frames kept: the innermost, and OUTERMOST_FRAMES of the outermost (the user's script)
 OUTERMOST_FRAMES = 10
 MAX_TRACEBACK = 64_000  # characters of the traceback as Python prints it
-_exceptions: dict = {}  # the hooks installed (once a process), and the exception a capture() block let out
+# The hooks chained now: "sys" and "threading", each (our hook, the one it passes on to). A hook of ours that someone
+# chained in turn stays in their chain once we have let go of it: it passes on and records nothing.
+_hooks: dict = {}
+# Set on an exception a capture() block let out: (crash file, pid). On the exception, not held here: a program that
+# catches it (a notebook's cell) frees it, its traceback and its frames' locals as without compilescope.
+LET_OUT = "_compilescope_crash_file"
 
 
 def _record_exceptions() -> None:
-    """Chain sys.excepthook and threading.excepthook (once a process; they stay, passing every exception on): an
-    uncaught exception is written to the crash file (exception_text) while crashes are recorded, then handed to the
-    hook that was there before, which prints it as ever; the exit status is Python's. Not recorded: KeyboardInterrupt
-    (a Ctrl-C: `run` says the program was interrupted) and SystemExit (an exit the program chose; Python never passes
-    it to sys.excepthook, threading's hook drops it)."""
+    """Chain sys.excepthook and threading.excepthook (_unchain_exceptions restores them): an uncaught exception is
+    written to the crash file (exception_text) while crashes are recorded, then handed to the hook that was there
+    before, which prints it as ever; the exit status is Python's. A hook that is no longer the one installed (the
+    program put its own, as rich.traceback.install() does) is chained again: the block records what reaches the
+    program's hook. Not recorded: KeyboardInterrupt (a Ctrl-C: `run` says the program was interrupted) and SystemExit
+    (an exit the program chose; Python never passes it to sys.excepthook, threading's hook drops it)."""
+    _chain_sys_excepthook()
     import threading
 
-    if _exceptions.get("installed"):
+    current = _hooks.get("threading")
+    if current is not None and threading.excepthook is current[0]:
         return
-    _exceptions["installed"] = True
-    previous, previous_thread = sys.excepthook, threading.excepthook
-
-    def excepthook(exc_type, exc, tb):
-        _record_uncaught(exc_type, exc, tb, None)
-        return previous(exc_type, exc, tb)
+    previous_thread = threading.excepthook
 
     def thread_excepthook(args):
-        thread = args.thread.name if args.thread is not None else "?"
-        _record_uncaught(args.exc_type, args.exc_value, args.exc_traceback, thread)
+        if _hooks.get("threading", (None,))[0] is thread_excepthook:
+            thread = args.thread.name if args.thread is not None else "?"
+            _record_uncaught(args.exc_type, args.exc_value, args.exc_traceback, thread)
         return previous_thread(args)
 
-    sys.excepthook, threading.excepthook = excepthook, thread_excepthook
+    _hooks["threading"] = (thread_excepthook, previous_thread)
+    threading.excepthook = thread_excepthook
+
+
+def _chain_sys_excepthook() -> None:
+    current = _hooks.get("sys")
+    if current is not None and sys.excepthook is current[0]:
+        return
+    previous = sys.excepthook
+
+    def excepthook(exc_type, exc, tb):
+        if _hooks.get("sys", (None,))[0] is excepthook:
+            _record_uncaught(exc_type, exc, tb, None)
+        return previous(exc_type, exc, tb)
+
+    _hooks["sys"] = (excepthook, previous)
+    sys.excepthook = excepthook
+
+
+def _unchain_exceptions() -> None:
+    """Put back the hooks that were there before _record_exceptions, where ours is still the one installed (one the
+    program put since is left as it is)."""
+    import threading
+
+    ours, previous = _hooks.pop("sys", (None, None))
+    if ours is not None and sys.excepthook is ours:
+        sys.excepthook = previous
+    ours, previous = _hooks.pop("threading", (None, None))
+    if ours is not None and threading.excepthook is ours:
+        threading.excepthook = previous
 
 
 def _record_uncaught(exc_type, exc, tb, thread: str | None) -> None:
     try:
         if exc_type is None or issubclass(exc_type, (KeyboardInterrupt, SystemExit)):
             return
-        let_out = _exceptions.get("let_out")
         if _crash_file.get("pid") == os.getpid():
             path = _crash_file["path"]
-        elif thread is None and let_out is not None and _chains(exc, let_out[0]) and let_out[2] == os.getpid():
-            path = let_out[1]  # the exception a capture() block let out reached the top: the process ends with it
+        elif thread is None and (left := _let_out_file(exc)) is not None:
+            path = left  # the exception a capture() block let out reached the top: the process ends with it
         else:
             return
         data = exception_text(exc_type, exc, tb, thread).encode("utf-8", "replace")
@@ -288,23 +321,29 @@ def _record_uncaught(exc_type, exc, tb, thread: str | None) -> None:
         pass
 
 
-def _chains(exc, target) -> bool:
-    """exc is target, or was raised while handling it (its cause or context, at any depth)."""
+def _let_out_file(exc) -> str | None:
+    """The crash file of the block that let exc out, or let out one exc was raised while handling (its cause or
+    context, at any depth); None if none did in this process (a forked child's is its parent's)."""
     seen = 0
     while exc is not None and seen < 100:
-        if exc is target:
-            return True
+        mark = getattr(exc, LET_OUT, None)
+        if isinstance(mark, tuple) and len(mark) == 2 and mark[1] == os.getpid():
+            return mark[0]
         exc, seen = exc.__cause__ or exc.__context__, seen + 1
-    return False
+    return None
 
 
 def let_out(exc, directory: str) -> None:
     """A capture() block ends with exc propagating: should it reach sys.excepthook, it is recorded in the crash file
-    of this process in directory (the block's own recorder has stopped by then)."""
+    of this process in directory (the block's own recorder has stopped by then). sys.excepthook is how it is known to
+    end the process: it stays chained, recording only such an exception, until the next block ends."""
     if exc is None or isinstance(exc, (KeyboardInterrupt, SystemExit)):
         return
-    _record_exceptions()
-    _exceptions["let_out"] = (exc, os.path.join(directory, f"{CRASH_FILE_PREFIX}{os.getpid()}.txt"), os.getpid())
+    try:
+        setattr(exc, LET_OUT, (os.path.join(directory, f"{CRASH_FILE_PREFIX}{os.getpid()}.txt"), os.getpid()))
+    except (AttributeError, TypeError):  # (an exception type that takes no attributes: not recorded)
+        return
+    _chain_sys_excepthook()
 
 
 def exception_text(exc_type, exc, tb, thread: str | None) -> str:
