@@ -170,12 +170,10 @@ def record_crashes(directory: str | None = None):
     takes it from beside the log (ingest/crash_files.py). ``.remove()`` turns faulthandler off again and removes the file
     if nothing crashed.
     A faulthandler already on when the block starts (``python -X faulthandler``, PYTHONFAULTHANDLER, pytest's, the
-    program's own) was turned on by someone who wants the stack where they see it. faulthandler writes to one file only,
-    and which one cannot be read back: for the block it writes into the pipe of a ``tee`` (_CrashTee) that copies it
-    to the crash file and to sys.stderr's descriptor once the process has died; ``.remove()`` puts faulthandler back on
-    that descriptor (all threads), which is where ``-X faulthandler`` and PYTHONFAULTHANDLER write. Under pytest that is
-    the stderr pytest captures, not the copy of the terminal its faulthandler plugin wrote to. Without ``tee`` (Windows)
-    nothing is recorded and faulthandler is left as it is.
+    program's own) was turned on by someone who wants the stack where they see it. faulthandler writes to one file only:
+    for the block it writes into the pipe of a ``tee`` (_CrashTee) that copies it to the crash file and to where it
+    wrote before (_faulthandler_file) once the process has died; ``.remove()`` puts faulthandler back on that file (all
+    threads). Without ``tee`` (Windows) nothing is recorded and faulthandler is left as it is.
     """
     import faulthandler
 
@@ -200,7 +198,7 @@ def record_crashes(directory: str | None = None):
     if already_on:
         file.close()  # (made empty here, as without a tee: the tee appends to it)
         try:
-            tee = _CrashTee(str(tee_program), path)
+            tee = _CrashTee(str(tee_program), path, _faulthandler_file())
         except OSError:
             os.remove(path)
             return Nothing()
@@ -369,9 +367,33 @@ def exception_text(exc_type, exc, tb, thread: str | None) -> str:
     return f"{EXCEPTION_HEADER}{json.dumps(record)}\n{printed.rstrip()}\n"
 
 
+def _faulthandler_file():
+    """The file faulthandler writes a crash to now (it is on), as far as can be known: faulthandler has no getter.
+    A file object it was given (``-X faulthandler`` and PYTHONFAULTHANDLER give sys.stderr) it holds, and lists last
+    among its referents (after dump_traceback_later's). A descriptor it does not: under pytest, the one pytest's
+    faulthandler plugin gave it, a copy of the terminal's stderr kept in the session's stash (while tests run,
+    descriptor 2 and sys.stderr are pytest's capture, lost if the process dies). Otherwise sys.stderr's descriptor."""
+    import faulthandler
+    import gc
+
+    held = [o for o in gc.get_referents(faulthandler) if callable(getattr(o, "fileno", None))]
+    if held:
+        return held[-1]
+    plugin = sys.modules.get("_pytest.faulthandler")
+    key = getattr(plugin, "fault_handler_stderr_fd_key", None)
+    if key is not None:
+        for stash in gc.get_referrers(key):
+            if isinstance(stash, dict) and stash is not vars(plugin) and isinstance(stash.get(key), int):
+                return stash[key]
+    try:
+        return sys.stderr.fileno()
+    except (AttributeError, OSError, ValueError):  # (replaced by an object without one, or None)
+        return 2
+
+
 class _CrashTee:
-    """``tee -a -i PATH`` reading a pipe, its output this process's stderr: faulthandler writes a crash into the pipe,
-    and the tee copies it to the crash file and to stderr; the process's death closes the pipe, and the tee exits. Until
+    """``tee -a -i PATH`` reading a pipe, its output where faulthandler wrote before the block (stderr, as a rule):
+    faulthandler writes a crash into the pipe, and the tee copies it to the crash file and there; the process's death closes the pipe, and the tee exits. Until
     then it holds stderr open (a parent reading this process's stderr reads the stack before its end)."""
 
     EXIT_S = 2.0  # after its pipe closes, the tee ends at once; a descriptor of the pipe held elsewhere must not hang
@@ -383,13 +405,14 @@ class _CrashTee:
 
         return shutil.which("tee")
 
-    def __init__(self, program: str, path: str):
+    def __init__(self, program: str, path: str, before):
         import subprocess
 
+        self.before = before  # where faulthandler wrote: a file object or a descriptor
         try:
-            self.stderr = sys.stderr.fileno()  # where -X faulthandler writes
-        except (AttributeError, OSError, ValueError):  # (replaced by an object without one, or None)
-            self.stderr = 2
+            self.stderr = before if isinstance(before, int) else before.fileno()
+        except (AttributeError, OSError, ValueError):  # (closed since, or an object without one)
+            self.before = self.stderr = 2
         read, self.pipe = os.pipe()  # (both close-on-exec: the program's own children do not hold the pipe open)
         try:
             # -i: a Ctrl-C the program handles does not end the tee. SIGPIPE left ignored (restore_signals): a stderr
@@ -406,11 +429,12 @@ class _CrashTee:
             _CrashTee.fork_hook = True
 
     def onto_stderr(self) -> None:
-        """faulthandler on stderr again, off if that cannot be (never left on the pipe)."""
+        """faulthandler on the file it wrote to before the block again, off if that cannot be (never left on the
+        pipe)."""
         import faulthandler
 
         try:
-            faulthandler.enable(file=self.stderr, all_threads=True)
+            faulthandler.enable(file=self.before, all_threads=True)
         except (OSError, ValueError, RuntimeError):
             faulthandler.disable()
 

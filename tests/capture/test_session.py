@@ -1,7 +1,7 @@
 """capture() in a long-lived process (a notebook's kernel, a test session) that calls it again and again: after each
-block the process is as before it (sys.excepthook, threading.excepthook, nothing of the block kept alive), each run's
-trace directory holds what its block did only, and a hook the user installed between blocks is chained, not lost.
-The session: programs/capture_session.py (its docstring lists the steps)."""
+block the process is as before it (sys.excepthook, threading.excepthook, the file faulthandler writes to, nothing of
+the block kept alive), each run's trace directory holds what its block did only, and a hook the user installed between
+blocks is chained, not lost. The session: programs/capture_session.py (its docstring lists the steps)."""
 
 from __future__ import annotations
 
@@ -9,13 +9,14 @@ import json
 import re
 import subprocess
 import sys
+import textwrap
 
 import pytest
 
 from compilescope.analyses.crash import parse_crash
 from compilescope.ingest.crash_files import read_crash_file
 
-from .conftest import CHILD_TIMEOUT_S, OUR_PROGRAMS, clean_env
+from .conftest import CHILD_TIMEOUT_S, OUR_PROGRAMS, clean_env, compilescope
 
 pytestmark = pytest.mark.torch
 
@@ -83,3 +84,60 @@ def test_an_excepthook_installed_between_blocks_is_chained_and_the_ending_record
     assert (crash.where.filename, crash.where.function) == (str(PROGRAM), "<module>")
     assert crash.where.line == len(PROGRAM.read_text().rstrip("\n").splitlines())  # the program's last line raises
 
+
+USERS_TESTS = '''
+import ctypes
+
+import torch
+
+import compilescope
+
+
+def test_traced(tmp_path):
+    with compilescope.capture(trace_dir=tmp_path / "traces"):
+        torch.compile(lambda x: x.sin() + 1, backend="eager")(torch.ones(3))
+
+
+def test_crashes_later():
+    ctypes.string_at(0)  # reads address 0: SIGSEGV
+'''
+
+
+def test_under_pytest_a_later_crash_still_has_its_stack_where_pytest_shows_it(tmp_path):
+    """pytest turns faulthandler on, writing to a copy of the terminal's stderr (its faulthandler plugin); a test
+    that used capture() handed it back to sys.stderr's descriptor, pytest's capture of the test's output, which is lost
+    when the process dies: a crash in a later test printed nothing at all."""
+    (tmp_path / "test_users.py").write_text(USERS_TESTS)
+    proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "test_users.py"],
+                          cwd=tmp_path, env=clean_env(), capture_output=True, text=True, timeout=CHILD_TIMEOUT_S)
+    assert proc.returncode == -11, proc.stdout[-2000:] + proc.stderr[-2000:]
+    assert proc.stderr.startswith("Fatal Python error: Segmentation fault"), proc.stderr[-2000:]
+    tests = tmp_path / "test_users.py"
+    crashed_at = USERS_TESTS.splitlines().index("    ctypes.string_at(0)  # reads address 0: SIGSEGV") + 1
+    assert f'File "{tests}", line {crashed_at} in test_crashes_later' in proc.stderr
+
+
+def test_under_run_a_crash_after_a_capture_block_is_still_run_s(tmp_path):
+    """`compilescope run` of a program that uses capture(): run's child has faulthandler writing to run's crash file;
+    the block handed it back to stderr, so a crash after the block was no longer recorded, and run could not say
+    where the program died."""
+    program = tmp_path / "notebook_export.py"
+    program.write_text(textwrap.dedent(f"""
+        import ctypes
+        import torch
+        import compilescope
+
+        torch.compile(lambda x: x.cos() * 2, backend="eager")(torch.ones(3))  # in run's log
+        with compilescope.capture(trace_dir={str(tmp_path / "block")!r}):
+            torch.compile(lambda x: x.sin() + 1, backend="eager")(torch.ones(3))
+        ctypes.string_at(0)
+    """))
+    proc = compilescope("run", "--no-browser", "--trace-dir", tmp_path / "t", "-o", tmp_path / "r", program,
+                        cwd=tmp_path, env=clean_env())
+    assert proc.returncode == 139, proc.stderr[-2000:]
+    assert re.search(r"process \d+ crashed \(Segmentation fault\); its stack \(added to .*\.log\):\n"
+                     r"Fatal Python error: Segmentation fault", proc.stderr), proc.stderr[-2000:]
+    crashed_at = program.read_text().splitlines().index("ctypes.string_at(0)") + 1
+    assert f'File "{program}", line {crashed_at} in <module>' in proc.stderr
+    # the block's own directory: its log, no crash file (nothing crashed inside it)
+    assert [p.name.startswith("dedicated_log_torch_trace_") for p in (tmp_path / "block").iterdir()] == [True]
