@@ -287,12 +287,14 @@ def _chain_sys_excepthook() -> None:
 
 def _unchain_exceptions() -> None:
     """Put back the hooks that were there before _record_exceptions, where ours is still the one installed (one the
-    program put since is left as it is)."""
+    program put since is left as it is). sys.excepthook stays while an exception a block let out is being handled
+    (this block ran in its ``finally:`` or ``except:``): it may yet reach the top and end the process."""
     import threading
 
-    ours, previous = _hooks.pop("sys", (None, None))
-    if ours is not None and sys.excepthook is ours:
-        sys.excepthook = previous
+    if _let_out_file(sys.exc_info()[1]) is None:
+        ours, previous = _hooks.pop("sys", (None, None))
+        if ours is not None and sys.excepthook is ours:
+            sys.excepthook = previous
     ours, previous = _hooks.pop("threading", (None, None))
     if ours is not None and threading.excepthook is ours:
         threading.excepthook = previous

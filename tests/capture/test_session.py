@@ -71,18 +71,20 @@ def test_each_run_holds_its_block_only(session):
 
 
 def test_an_excepthook_installed_between_blocks_is_chained_and_the_ending_recorded(session):
-    """The user replaced sys.excepthook after the first blocks (rich.traceback.install() does): the last block's
-    uncaught RuntimeError is recorded beside its log and still handed to the user's hook, which prints it."""
+    """The user replaced sys.excepthook after the first blocks (rich.traceback.install() does): run4's uncaught
+    RuntimeError is recorded beside its log and still handed to the user's hook, which prints it. It went on through
+    the program's `finally:`, where run5's block began and ended: the ending is still run4's."""
     proc, said, base = session
     assert proc.returncode == 1
     assert proc.stderr.rstrip().endswith("user's hook: RuntimeError: out of memory at step 7")
     crash_file = base / "run4" / f"compilescope_crash_{said[0]['pid']}.txt"
     assert [p.name for p in (base / "run4").iterdir()] == [crash_file.name]
-    assert list((base / "run3").iterdir()) == []  # (nothing traced, nothing crashed)
+    assert list((base / "run3").iterdir()) == list((base / "run5").iterdir()) == []  # (nothing traced or crashed)
     crash = parse_crash(read_crash_file(str(crash_file)).text)
     assert crash.exception and crash.error == "RuntimeError: out of memory at step 7"
     assert (crash.where.filename, crash.where.function) == (str(PROGRAM), "<module>")
-    assert crash.where.line == len(PROGRAM.read_text().rstrip("\n").splitlines())  # the program's last line raises
+    raised = PROGRAM.read_text().splitlines().index('        raise RuntimeError("out of memory at step 7")') + 1
+    assert crash.where.line == raised
 
 
 USERS_TESTS = '''

@@ -6,8 +6,8 @@ reaches sys.excepthook; the session goes on.
 2. a block compiles `second`, and `train` raises out of it and out of the cell (its frame holds a large tensor);
 3. after the blocks: a thread dies of an exception, and `third` is compiled;
 4. a block that does nothing;
-5. the user installs their own sys.excepthook (as rich.traceback.install() does), and a last block ends the process
-   with an uncaught RuntimeError.
+5. the user installs their own sys.excepthook (as rich.traceback.install() does), and a block ends the process with
+   an uncaught RuntimeError, after a last block in the program's `finally:`.
 
 It prints, as JSON lines, which hooks are installed after each step, whether the tensor was freed, and the files of
 each trace directory.
@@ -98,5 +98,9 @@ with compilescope.capture(trace_dir=os.path.join(base, "run3")):
 say(step=4, hooks=hooks())
 
 sys.excepthook = users_hook
-with compilescope.capture(trace_dir=os.path.join(base, "run4")):
-    raise RuntimeError("out of memory at step 7")
+try:
+    with compilescope.capture(trace_dir=os.path.join(base, "run4")):
+        raise RuntimeError("out of memory at step 7")
+finally:
+    with compilescope.capture(trace_dir=os.path.join(base, "run5")):  # the program's clean-up, traced too
+        pass
