@@ -28,7 +28,8 @@ from .fx_sites import GRAPH_ARTIFACT, first_use
 from .graph_breaks import function_label
 from .installed_guards import GUARDS_ARTIFACT, enclosing_sources, guard_site, object_type, tensor_check
 from .stack_values import StackValues, name_stack_values
-from .userloc import FRAME_SOURCE, UserLocation, code_origin, is_torch_file, last_user_frame, traceback_frames
+from .userloc import (FRAME_SOURCE, UserLocation, code_origin, is_clipped_torch_file, is_torch_file, last_user_frame,
+                      traceback_frames)
 from ..model.records import dataclass
 
 ARTIFACT = "recompile_reasons"
@@ -643,15 +644,18 @@ def _place_tensor_check(guard: FailedGuard, texts: _CompileTexts, code: UserLoca
             # Still clipped ("nn/attention/_utils.py", a torch file no stack of the log passes through): the guard
             # tree's code objects name files in full (`<code object f at 0x.., file "/…/torch/nn/…", line 34>`).
             used = _unclipped(used, set(_CODE_FILE.findall(tree)))
-        if used is not None and is_torch_file(used.filename) and found is not None:
+        # Inside torch: a path in full, or one still clipped that starts in a folder of torch's (the wrapper that
+        # runs a nested_compile_region, _higher_order_ops/invoke_subgraph.py, named by no stack when no symbol was made).
+        used_in_torch = used is not None and (is_torch_file(used.filename) or is_clipped_torch_file(used.filename))
+        if used is not None and used_in_torch and found is not None:
             # First used inside torch (F.layer_norm, for the user's self.norm(x)): the graph's first node that
             # computes with it names the user's line, where it has one.
             graph = texts(guard.compile_id, GRAPH_ARTIFACT)
             node = first_use(graph, found[0]) if graph else None
             if node is not None and not is_torch_file(node.path):
-                used = UserLocation(node.path, node.line, node.function, node.code)
+                used, used_in_torch = UserLocation(node.path, node.line, node.function, node.code), False
         torch_frame = code is None or is_torch_file(code.filename)
-        if used is not None and not is_torch_file(used.filename):
+        if used is not None and not used_in_torch:
             guard.location, guard.location_kind = used, "first_use"
         elif caller is not None and torch_frame:
             guard.location, guard.location_kind = caller, "call"

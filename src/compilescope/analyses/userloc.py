@@ -90,6 +90,14 @@ def is_torch_file(filename: str) -> bool:
     return _TORCH_CHECKOUT.search(filename) is not None
 
 
+def is_clipped_torch_file(filename: str) -> bool:
+    """A path torch clipped at the front (its guard comments: torch.utils._traceback.shorten_filename keeps what follows
+    the folder the file shares with torch's own) that names a file of torch: what is left starts in one of torch's
+    folders ("_higher_order_ops/invoke_subgraph.py"). Ask it of a path no stack of the log names in full: a user's file
+    clipped so is nearly always named in full by some stack."""
+    return not filename.startswith(("/", "\\", "<")) and _TORCH_CHECKOUT.match("torch/" + filename) is not None
+
+
 def is_framework_file(filename: str) -> bool:
     # "<string>", "<eval_with_key>.3": code torch generated, not the user's
     return (filename.startswith("<") or is_torch_file(filename)

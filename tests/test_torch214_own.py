@@ -1,0 +1,76 @@
+"""What a torch 2.14 user meets that the 2.13 programs do not show (tests/data/torch214/own/, README there): user code
+that torch runs inside a wrapper of its own, compiled, is said at the user's line.
+
+Each expected value is read from the raw log, or from the program's source, beside the claim it checks.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+from pathlib import Path
+
+import pytest
+
+from compilescope.analyses.insights import insights
+from compilescope.analyses.userloc import is_clipped_torch_file
+from compilescope.ingest.reader import read_trace
+
+from .conftest import TORCH214_LOGS
+
+OWN = TORCH214_LOGS.parent / "own"
+LOG = OWN / "wrapped_calls.log.gz"
+PROGRAM = OWN / "wrapped_calls.py"
+
+
+def _raw(log: Path) -> list[str]:
+    with gzip.open(log, "rt", encoding="utf-8") as f:
+        return f.read().splitlines()
+
+
+def _metrics(log: Path) -> dict[tuple[int, int], dict]:
+    """compilation_metrics by (frame, compile), as torch logged them."""
+    found = {}
+    for line in _raw(log):
+        if '{"compilation_metrics"' in line:
+            record = json.loads(line[line.index("{"):])
+            found[(record["frame_id"], record["frame_compile_id"])] = record["compilation_metrics"]
+    return found
+
+
+def _program_line(number: int) -> str:
+    return PROGRAM.read_text().splitlines()[number - 1].strip()
+
+
+def test_a_guard_made_inside_the_nested_compile_region_wrapper_names_the_users_line():
+    raw = _raw(LOG)
+    # The guard tree of [0/0] names torch's wrapper for x's check, its path clipped at the front; no stack of the log
+    # names that file in full (dynamic=False: no symbol was made, whose stack would).
+    check = next(line for line in raw if "TENSOR_MATCH: check_tensor(L['x']" in line)
+    assert check.endswith("# _higher_order_ops/invoke_subgraph.py:471 in inner")
+    assert not any("torch/_higher_order_ops/invoke_subgraph.py" in line for line in raw)
+    # The graph of [0/0]: its first node that uses x is the call of block, at forward's line 29.
+    assert any(line.strip().endswith("wrapped_calls.py:29 in forward, code: h = self.block(x)") for line in raw)
+    assert _program_line(29) == "h = self.block(x)"
+
+    with read_trace(str(LOG)) as trace:
+        frames = {f.name: f for f in insights(trace).recompiles.frames}
+    (step,) = frames["forward"].steps
+    (guard,) = step.failed_guards
+    assert guard.guard == "tensor 'x' size mismatch at index 0. expected 4, actual 6"
+    assert guard.location_kind == "first_use"
+    assert (Path(guard.location.filename).name, guard.location.line, guard.location.function, guard.location.code) == (
+        "wrapped_calls.py", 29, "forward", "h = self.block(x)")
+
+
+@pytest.mark.parametrize("path, in_torch", [
+    ("_higher_order_ops/invoke_subgraph.py", True),  # as torch clips it in a guard comment
+    ("nn/modules/linear.py", True),
+    ("_dynamo/external_utils.py", True),
+    ("scratch/prog.py", False),  # a user's file, clipped where it shares a folder with torch's
+    ("models/utils.py", False),
+    ("/venv/lib/python3.11/site-packages/torch/_dynamo/utils.py", False),  # in full: is_torch_file's to say
+    ("<eval_with_key>.3", False),
+])
+def test_a_clipped_path_is_torchs_when_it_starts_in_a_folder_of_torch(path, in_torch):
+    assert is_clipped_torch_file(path) is in_torch
