@@ -63,6 +63,27 @@ def test_a_guard_made_inside_the_nested_compile_region_wrapper_names_the_users_l
         "wrapped_calls.py", 29, "forward", "h = self.block(x)")
 
 
+def test_a_compiled_nonstrict_trace_function_fails_at_the_users_line_not_torchs_wrapper():
+    metrics = _metrics(LOG)
+    # Frame 3 is torch's wrapper of row_peaks (external_utils.py's inner), and torch names its line as the failure's.
+    for compile_id in ((3, 0), (3, 1)):
+        m = metrics[compile_id]
+        assert (m["co_name"], m["fail_type"]) == ("inner", "UserError")
+        assert m["fail_user_frame_filename"].endswith("torch/_dynamo/external_utils.py")
+    # The traceback of the error has the user's frame that failed: row_peaks' .tolist(), line 35.
+    assert any(line.strip().startswith('File "') and line.strip().endswith('wrapped_calls.py", line 35, in row_peaks')
+               for line in _raw(LOG))
+    assert _program_line(35) == "return torch.tensor(t.abs().amax(dim=-1).tolist())"
+
+    with read_trace(str(LOG)) as trace:
+        errors = {e.compile_id: e for e in insights(trace).errors.errors}
+    assert sorted(errors) == ["[3/0]", "[3/1]"]
+    for error in errors.values():
+        assert (error.exception, error.location_kind) == ("UserError", "failure")
+        assert (Path(error.location.filename).name, error.location.line, error.location.function) == (
+            "wrapped_calls.py", 35, "row_peaks")
+
+
 @pytest.mark.parametrize("path, in_torch", [
     ("_higher_order_ops/invoke_subgraph.py", True),  # as torch clips it in a guard comment
     ("nn/modules/linear.py", True),

@@ -14,7 +14,8 @@ from typing import Any
 
 from ..lazy_regex import lazy_compile
 from ..model.trace import Compile, Trace
-from .userloc import UserLocation, is_python_library_file, last_user_frame, last_user_stack_frame
+from .userloc import (UserLocation, is_framework_file, is_python_library_file, is_torch_file, last_user_frame,
+                      last_user_stack_frame, traceback_frames)
 from .userloc import export_call as find_export_call
 from ..model.records import dataclass
 
@@ -297,6 +298,11 @@ def compile_errors(trace: Trace) -> CompileErrors:
             found = last_user_frame(reason + "\n" + traceback)
             if found is not None and found.key == location.key:
                 location = found
+            elif is_torch_file(location.filename):
+                # The frame Dynamo compiled is torch's own (the wrapper of a compiled nonstrict_trace function), so
+                # torch names its line; the user's code that failed inside it is in the traceback only.
+                called = [f for f in traceback_frames(reason + "\n" + traceback) if not is_framework_file(f.filename)]
+                location = called[-1] if called else location
             kind = "failure"
         if location is None:
             location = last_user_frame(reason) or last_user_frame(traceback)
