@@ -1,5 +1,5 @@
 """What a torch 2.14 user meets that the 2.13 programs do not show (tests/data/torch214/own/, README there): user code
-that torch runs inside a wrapper of its own, compiled, is said at the user's line.
+that torch runs inside a wrapper of its own, compiled, is said at the user's line; and `diff` says an unbacked symbol.
 
 Each expected value is read from the raw log, or from the program's source, beside the claim it checks.
 """
@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from compilescope.analyses import analyze
+from compilescope.analyses.diff import diff_runs, run_facts
 from compilescope.analyses.insights import insights
 from compilescope.analyses.userloc import is_clipped_torch_file
 from compilescope.ingest.reader import read_trace
@@ -82,6 +84,25 @@ def test_a_compiled_nonstrict_trace_function_fails_at_the_users_line_not_torchs_
         assert (error.exception, error.location_kind) == ("UserError", "failure")
         assert (Path(error.location.filename).name, error.location.line, error.location.function) == (
             "wrapped_calls.py", 35, "row_peaks")
+
+
+def test_diff_names_an_unbacked_symbol_by_its_name_not_none():
+    raw = _raw(OWN / "wrapped_calls_scalars.log.gz")
+    # capture_scalar_outputs: scaled's .item() (line 39) is the unbacked float zuf0, in [1/0] and in [1/1].
+    made = [json.loads(line[line.index("{"):]) for line in raw if '{"create_unbacked_symbol"' in line]
+    at_item = [(r["frame_id"], r["frame_compile_id"], r["create_unbacked_symbol"]["symbol"]) for r in made
+               if r["create_unbacked_symbol"]["user_stack"][-1]["line"] == 39]
+    assert at_item == [(1, 0, "zuf0"), (1, 1, "zuf0")]
+    assert not any('{"create_unbacked_symbol"' in line and '"line": 39,' in line for line in _raw(LOG))
+
+    def facts(log: Path):
+        with read_trace(str(log)) as trace:
+            return run_facts(analyze(trace))
+
+    changes = [c for c in diff_runs(facts(LOG), facts(OWN / "wrapped_calls_scalars.log.gz")).changes
+               if c.section == "dynamic_shapes"]
+    assert [(c.kind, c.title) for c in changes] == [
+        ("added", "new dynamic symbol for a data-dependent value (zuf0, unbacked) (at wrapped_calls.py:39) (×2)")]
 
 
 @pytest.mark.parametrize("path, in_torch", [

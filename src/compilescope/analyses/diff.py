@@ -464,7 +464,8 @@ def run_facts(results: Results) -> RunFacts:
     frame_by_cid = {cid: f.key for f in frames.values() for cid in f.compile_ids}
     shapes = found.dynamic_shapes
     first_cids = {f.compile_ids[0] for f in frames.values() if f.compile_ids}
-    symbols = [{"source": s.source, "source_text": s.source_text, "range": s.range, "unbacked": s.unbacked, "frame": frame_by_cid.get(s.compile_id),
+    symbols = [{"source": s.source, "source_text": s.source_text, "range": s.range, "unbacked": s.unbacked, "symbol": s.symbol,
+                "frame": frame_by_cid.get(s.compile_id),
                 "first_compile": s.compile_id in first_cids, **_loc(s.location),
                 "torch_line": s.torch_location.short if s.torch_location else None}
                for s in shapes.symbols if s.compile_id in kept]
@@ -1114,7 +1115,17 @@ def diff_runs(a: RunFacts, b: RunFacts, threshold: TimeThreshold = TimeThreshold
     in_words.update(((src, x["file"], x["line"]), text) for x in [*a.specializations, *b.specializations]
                     for src, text in (x.get("described_sources") or {}).items())
 
-    def words(source: str, file: str | None, line: int | None) -> str:
+    # An unbacked symbol has no source (a value the program read from a tensor: .item(), .tolist()): it is said by its
+    # name, which the symbols of one line share in each run, and keyed by its line.
+    unbacked_names: dict[tuple, str] = {}
+    for s in [*a.symbols, *b.symbols]:
+        if s["source"] is None and s.get("symbol"):
+            unbacked_names.setdefault((s["file"], s["line"]), s["symbol"])
+
+    def words(source: str | None, file: str | None, line: int | None) -> str:
+        if source is None:
+            name = unbacked_names.get((file, line))
+            return f"a data-dependent value ({name}, unbacked)" if name else "a data-dependent value (unbacked)"
         return in_words.get((source, file, line), source)
 
     def with_words(fact: dict[str, Any], source: str, file: str | None, line: int | None) -> dict[str, Any]:
@@ -1132,11 +1143,12 @@ def diff_runs(a: RunFacts, b: RunFacts, threshold: TimeThreshold = TimeThreshold
                                   f"{placed(s)})", None, with_words({"source": s[0], "first_compile": s[3]}, *s[:3]),
                                   with_words({"source": s[0], "first_compile": other[3]}, *s[:3])))
     # (one change per symbol, with how many: each recompile of a frame makes its symbols again)
-    for s, n in Counter(gone).items():
+    # (the lines do not say which compile made it: one line for a symbol made by the first compile and again by a recompile)
+    for s, n in Counter(x[:3] for x in gone).items():
         changes.append(Change("dynamic_shapes", "removed", f"dynamic symbol for {words(*s[:3])} removed ({placed(s)})"
                               + (f" (×{n})" if n > 1 else ""), None,
                               with_words({"source": s[0], "file": s[1], "line": s[2]}, *s[:3]), None))
-    for s, n in Counter(new).items():
+    for s, n in Counter(x[:3] for x in new).items():
         changes.append(Change("dynamic_shapes", "added", f"new dynamic symbol for {words(*s[:3])} ({placed(s)})"
                               + (f" (×{n})" if n > 1 else ""), None, None,
                               with_words({"source": s[0], "file": s[1], "line": s[2]}, *s[:3])))
