@@ -18,7 +18,7 @@ from compilescope.analyses.insights import insights
 from compilescope.analyses.userloc import is_clipped_torch_file
 from compilescope.ingest.reader import read_trace
 
-from .conftest import TORCH214_LOGS
+from .conftest import TORCH214_LOGS, run_cli
 
 OWN = TORCH214_LOGS.parent / "own"
 LOG = OWN / "wrapped_calls.log.gz"
@@ -84,6 +84,16 @@ def test_a_compiled_nonstrict_trace_function_fails_at_the_users_line_not_torchs_
         assert (error.exception, error.location_kind) == ("UserError", "failure")
         assert (Path(error.location.filename).name, error.location.line, error.location.function) == (
             "wrapped_calls.py", 35, "row_peaks")
+
+
+def test_check_names_the_users_line_of_a_failure_in_torchs_wrapper(capsys):
+    m = _metrics(LOG)[(3, 0)]
+    assert (m["co_name"], m["co_firstlineno"], m["fail_user_frame_lineno"]) == ("inner", 67, 69)
+    assert run_cli("check", LOG) == 1
+    out = capsys.readouterr().out
+    # The frame is torch's wrapper (as torch logged it); the line it failed at is the user's, as the error says.
+    assert "[3/0] inner (external_utils.py:67) at wrapped_calls.py:35: UserError: Could not guard on data-dependent" in out
+    assert "external_utils.py:69" not in out
 
 
 def test_diff_names_an_unbacked_symbol_by_its_name_not_none():

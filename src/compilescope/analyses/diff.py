@@ -453,12 +453,19 @@ def run_facts(results: Results) -> RunFacts:
                "frame": next((frame_of_compilation[c] for c in b.compile_ids if frame_of_compilation.get(c)), None)}
               for b in found.graph_breaks.breaks]
     failures = []
+    # Where torch named a line of its own (a compiled nonstrict_trace function fails in torch's wrapper), the user's
+    # line the error's traceback has (analyses.errors) is where it failed.
+    user_line = {e.compile_id: f"{e.location.filename}:{e.location.line}" for e in found.errors.errors
+                 if e.location is not None and e.location_kind == "failure" and not is_torch_file(e.location.filename)}
     for row in results.failures:
         if row.is_restart:
             continue  # restarts are graph breaks, compared as such
         failed_frame = frame_of_cid.get(compilation_key(row.compile_id)) or frame_of_cid.get(str(row.compile_id))
+        source = row.source
+        if source and is_torch_file(source.rsplit(":", 1)[0]):
+            source = user_line.get(str(row.compile_id), source)
         failures.append({"frame": failed_frame, "type": row.kind, "reason": _mask(row.reason.strip().splitlines()[0] if row.reason.strip() else ""),
-                         "source": row.source, "compile_id": str(row.compile_id) if row.compile_id else None})
+                         "source": source, "compile_id": str(row.compile_id) if row.compile_id else None})
     # Dynamic-shape decisions of the last attempt of each compilation (a restart makes its symbols again).
     kept = {str(cid) for cid, _ in latest.values()}
     frame_by_cid = {cid: f.key for f in frames.values() for cid in f.compile_ids}
