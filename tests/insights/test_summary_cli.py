@@ -25,7 +25,7 @@ def summary_json(capsys, name: str) -> dict:
 def test_summary_json_top_level(capsys):
     doc = summary_json(capsys, "graph_breaks")
     assert doc["schema_version"] == SCHEMA_VERSION == 2
-    assert list(doc) == ["schema_version", "source", "compiles", "environment", "findings", "errors", "recompiles", "graph_breaks",
+    assert list(doc) == ["schema_version", "source", "compiles", "export_calls", "environment", "findings", "errors", "recompiles", "graph_breaks",
                          "compile_time", "caches", "dynamic_shapes", "autotuning", "cudagraphs", "warnings", "unread", "unfinished",
                          "crashes", "empty_graphs", "runtime"]
     assert doc["unread"] == {"skipped_records": 0, "reasons": {}, "damaged_payloads": 0, "stopped_at_line": None,

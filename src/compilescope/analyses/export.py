@@ -197,6 +197,12 @@ class ExportReport:
     symbols: list[dict[str, Any]] = field(default_factory=list)  # create_symbol / create_unbacked_symbol, log order
     kinds: dict[str, int] = field(default_factory=dict)  # export event kinds and how often
     dim_conflicts: list[DimConflict] = field(default_factory=list)  # non-strict exports' dims the code contradicts
+    # The user's torch.export calls (export, draft_export) the log's Python stacks run through, by file and line; a
+    # call in a loop is one.
+    calls: list[UserLocation] = field(default_factory=list)
+    # Every compile in the log is torch.export's (no dynamo_start: torch.compile logs one for each frame it compiles,
+    # strict export's Dynamo trace none): the report speaks of exports, not of compiling.
+    only: bool = False
 
     @property
     def success(self) -> bool:
@@ -212,6 +218,8 @@ class ExportReport:
             "symbols": self.symbols,
             "kinds": self.kinds,
             "dim_conflicts": [c.to_json() for c in self.dim_conflicts],
+            "calls": [c.to_json() for c in self.calls],
+            "only": self.only,
         }
 
 
@@ -235,6 +243,8 @@ def export_report(trace: Trace) -> ExportReport:
         report.exported_programs += [a for a in entry.artifacts if a.kind == EXPORTED_PROGRAM_KIND]
         report.symbols += entry.symbols
     report.dim_conflicts = dim_conflicts(trace)
+    report.calls = export_calls(trace)
+    report.only = bool(report.calls) and all(entry.stack is None for entry in trace.compiles.values())
     report.exported_programs.sort(key=lambda a: a.lineno)  # (log order)
     report.symbols.sort(key=lambda s: s.get("lineno", 0))
     report.detected = bool(report.exported_programs) or any(
@@ -244,6 +254,18 @@ def export_report(trace: Trace) -> ExportReport:
         for e in trace.export_events
     )
     return report
+
+
+def export_calls(trace: Trace) -> list[UserLocation]:
+    """The user's torch.export calls, from the Python stacks of records outside any compile id (non-strict export's)
+    and of compilation_metrics without one (strict export's Dynamo trace), by file and line, each line once."""
+    stacks = [*trace.unknown_stacks, *(entry.metrics_stack for entry in trace.compiles.values() if entry.metrics_stack)]
+    found: dict[tuple[str, int], UserLocation] = {}
+    for stack in stacks:
+        call = export_call(stack)
+        if call is not None:
+            found.setdefault(call.key, call)
+    return sorted(found.values(), key=lambda c: (c.filename, c.line))
 
 
 def _issue(event: ExportEvent) -> ExportIssue | None:

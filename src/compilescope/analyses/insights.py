@@ -13,7 +13,7 @@ from dataclasses import field
 from typing import TYPE_CHECKING, Any
 
 from ..lazy_regex import lazy_compile
-from ..model.ids import CompileId
+from ..model.ids import NO_COMPILE_ID, CompileId
 from ..model.trace import Trace
 from .autotuning import Autotuning, autotuning
 from .caches import Caches, caches
@@ -93,12 +93,23 @@ class Insights:
     compiled_attempts: dict[str, str] = field(default_factory=dict)
     # Compilations whose graph holds no operator; ran_eagerly where that is every one that compiled.
     empty_graphs: EmptyGraphs = field(default_factory=EmptyGraphs)
+    # The user's torch.export calls, where every compile in the log is torch.export's (ExportReport.only): what the
+    # log holds is counted in exports, not compile ids. None: not an export-only log.
+    export_calls: int | None = None
+
+    @property
+    def counted(self) -> str:
+        """What the log holds, as a report's heading counts it: "1 compile id", "2 torch.export calls"."""
+        if self.export_calls is not None:
+            return count(self.export_calls, "torch.export call")
+        return count(self.n_compiles, "compile id")
 
     def to_json(self) -> dict[str, Any]:
         return {
             "schema_version": SCHEMA_VERSION,
             "source": self.source,
             "compiles": self.n_compiles,
+            "export_calls": self.export_calls,
             "environment": self.environment.to_json(),
             "findings": [f.to_json() for f in self.findings],
             "errors": self.errors.to_json(),
@@ -279,9 +290,15 @@ def _breaks_by_torch(breaks: list[GraphBreak]) -> list[Finding]:
                     "nothing in your code to change")]
 
 
-def _specializations(specs: list[Specialization]) -> Finding:
+def _specializations(specs: list[Specialization], export: ExportReport) -> Finding | None:
     """Counted once per compilation (a restarted attempt logs its specializations again), each symbol's values once:
-    a float a compiled optimizer step specialized at every learning rate is one symbol with many values."""
+    a float a compiled optimizer step specialized at every learning rate is one symbol with many values. A size
+    torch.export was given as dynamic and the code fixed is told by _export_dims (a dim the code contradicts): not
+    again here."""
+    told = {(c.symbol, c.value) for c in export.dim_conflicts if c.value is not None}
+    specs = [s for s in specs if not (s.compile_id == NO_COMPILE_ID and (s.symbol, s.value) in told)]
+    if not specs:
+        return None
     distinct = list(dict.fromkeys((s.compile_id.partition("_")[0].rstrip("]"), s.symbol, number_text(s.value))
                                   for s in specs))
     kinds = {"size" if SIZE_SYMBOL.fullmatch(s.symbol) else "float" if FLOAT_SYMBOL.fullmatch(s.symbol) else "value"
@@ -295,8 +312,9 @@ def _specializations(specs: list[Specialization]) -> Finding:
     detail = "; ".join(f"{symbol}={', '.join(vals[:3])}{f' and {len(vals) - 3} more' if len(vals) > 3 else ''}"
                        for symbol, vals in list(values.items())[:3])
     compiles = {cid for cid, _, _ in distinct}
+    where = "in torch.export" if export.only else count(len(compiles), 'compilation')
     return Finding(INFO, "dynamic_shapes", f"{count(len(values), 'dynamic ' + kind)} specialized to a constant "
-                                           f"({count(len(compiles), 'compilation')})", detail)
+                                           f"({where})", detail)
 
 
 def _backward_recaptures(rec: Recompiles) -> list[Finding]:
@@ -355,8 +373,9 @@ def findings(ins: Insights, export: ExportReport | None = None) -> list[Finding]
     """
     library = _PythonLibrary.of(ins)
     out: list[Finding] = [_crash_finding(c) for c in ins.crashes.crashes]  # the program died: before all else
-    out.extend(_export_issues(export or ExportReport()))
-    out.extend(_export_dims(export or ExportReport()))
+    exported = export or ExportReport()
+    out.extend(_export_issues(exported))
+    out.extend(_export_dims(exported))
     for frame in ins.recompiles.frames:
         if frame.hit_limit and id(frame) not in library.frames:
             guard = frame.steps[-1].guard if frame.steps else None
@@ -441,7 +460,9 @@ def findings(ins: Insights, export: ExportReport | None = None) -> list[Finding]
         slowest = ct.slowest
         recompiled = [f for f in ins.recompiles.frames if id(f) not in library.frames]
         cost = _recompile_cost(ct, recompiled, short=True)
-        out.append(Finding(INFO, "compile_time", f"compiling took {format_seconds(ct.total_s)}",
+        # (an export-only log's compile time is strict export's Dynamo trace: the user ran no torch.compile)
+        doing = "exporting" if exported.only else "compiling"
+        out.append(Finding(INFO, "compile_time", f"{doing} took {format_seconds(ct.total_s)}",
                            f"{top.label}: {top.share:.0%}" + (f"; slowest {slowest.compile_id} "
                                                               f"({format_seconds(slowest.total_s)})" if slowest else "")
                            + (f"; {cost}" if cost else "")))
@@ -453,8 +474,9 @@ def findings(ins: Insights, export: ExportReport | None = None) -> list[Finding]
         out.append(Finding(INFO, "caches", f"served from cache: {', '.join(ins.caches.served_labels)}",
                            f"{ins.caches.what_is_missing}; run again with an empty cache to see them "
                            "(compilescope run --fresh-cache, or TORCHINDUCTOR_CACHE_DIR=$(mktemp -d))"))
-    if ins.dynamic_shapes.specializations:
-        out.append(_specializations(ins.dynamic_shapes.specializations))
+    if ins.dynamic_shapes.specializations and (specialized := _specializations(ins.dynamic_shapes.specializations,
+                                                                               exported)) is not None:
+        out.append(specialized)
     if ins.runtime:
         from .runtime import runtime_finding  # here: only a log given with a profile pays for the runtime analysis
 
@@ -641,7 +663,10 @@ def insights(trace: Trace, runtime: Runtime | None = None, export: ExportReport 
         ins.cudagraphs.never_recorded_warning = pending.headline
         if not pending.compile_ids:  # read from stderr, which names no compile: the graphs it kept from recording
             pending.compile_ids = [c.compile_id for c in ins.cudagraphs.never_recorded]
-    ins.findings = findings(ins, export if export is not None else export_report(trace))
+    exported = export if export is not None else export_report(trace)
+    ins.findings = findings(ins, exported)
+    if exported.only:
+        ins.export_calls = len(exported.calls)
     return ins
 
 

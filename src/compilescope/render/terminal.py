@@ -431,7 +431,7 @@ class _Heading:
 
 
 def summary_renderable(ins: Insights) -> RenderableType:
-    head = _Heading(ins.source.rsplit('/', 1)[-1], count(ins.n_compiles, 'compile id'))
+    head = _Heading(ins.source.rsplit('/', 1)[-1], ins.counted)
     # (each "· GPU NVIDIA H200" held together: a line never ends with a dot)
     ran_on = [UnbrokenText(" ".join(unbroken(f"· {what} {value}" if i else f"{what} {value}")
                                     for i, (what, value) in enumerate(ins.environment.facts())),

@@ -1,0 +1,72 @@
+"""An export-only log (tests/data/torch213/README.md, export_constraints) is told in export words: the user ran
+torch.export, not torch.compile, and a dim the export finding names is not told again as a specialization."""
+
+from __future__ import annotations
+
+import io
+from functools import lru_cache
+
+from rich.console import Console
+
+from compilescope.analyses.export import ExportReport, export_report
+from compilescope.analyses.insights import Insights, insights
+from compilescope.ingest.reader import read_trace
+from compilescope.render.terminal import print_summary
+
+from ..conftest import torch213
+
+PROGRAM = "export_constraints.py"
+
+
+@lru_cache(maxsize=None)
+def analysed(log: str) -> tuple[Insights, ExportReport]:
+    with read_trace(str(torch213(log))) as trace:
+        exported = export_report(trace)
+        return insights(trace, export=exported), exported
+
+
+def test_an_export_only_log_counts_the_users_export_calls():
+    # Neither log has a dynamo_start (torch.compile logs one per frame it compiles; strict export's Dynamo trace
+    # none), and their Python stacks run through two torch.export.export lines: export_encoder's at line 52 and
+    # export_topk's at line 63 (called twice, strict=True then False, in a loop: one call).
+    for log in ("export_constraints.log.gz", "export_constraints_fixed.log.gz"):
+        ins, exported = analysed(log)
+        assert exported.only
+        assert [(c.filename.rsplit("/", 1)[-1], c.line, c.function) for c in exported.calls] == [
+            (PROGRAM, 52, "export_encoder"), (PROGRAM, 63, "export_topk")]
+        assert ins.export_calls == 2 and ins.counted == "2 torch.export calls"
+        assert ins.to_json()["export_calls"] == 2
+
+
+def test_an_export_only_log_says_exporting_took_not_compiling():
+    # Its compile time is strict export's Dynamo trace (the compilation_metrics with "compile_id": null).
+    titles = [f.title for f in analysed("export_constraints.log.gz")[0].findings if f.section == "compile_time"]
+    assert len(titles) == 1 and titles[0].startswith("exporting took ")
+
+
+def test_the_size_the_dim_finding_names_is_not_told_again_as_a_specialization():
+    # symbolic_shape_specialization s52 = 2 (range_refined_to_singleton, reshape(2, -1) at line 31) is the dim the
+    # export finding says the code fixes to 2: one finding for it, not also "1 dynamic size specialized".
+    ins, exported = analysed("export_constraints.log.gz")
+    assert [(c.symbol, c.value) for c in exported.dim_conflicts if c.value is not None] == [("s52", "2")]
+    assert [(s.symbol, s.value) for s in ins.dynamic_shapes.specializations] == [("s52", "2")]  # (still listed)
+    assert not [f for f in ins.findings if "specialized to a constant" in f.title]
+    assert [f.title for f in ins.findings if f.section == "dynamic_shapes"] == [
+        "torch.export at export_constraints.py:52: the model's code contradicts 2 dynamic dims it was given"]
+
+
+def test_the_summary_heading_counts_exports():
+    console = Console(width=100, color_system=None, record=True, file=io.StringIO())
+    print_summary(analysed("export_constraints.log.gz")[0], console)
+    text = console.export_text()
+    assert "· 2 torch.export calls" in text.splitlines()[0]
+    assert "compile id" not in text.splitlines()[0] and "compiling took" not in text
+
+
+def test_a_torch_compile_log_keeps_its_compile_words():
+    # dynamic_shapes.log is torch.compile's (dynamo_start per frame): no export call, compile ids counted.
+    ins, exported = analysed("dynamic_shapes.log")
+    assert not exported.only and ins.export_calls is None
+    assert ins.counted == f"{ins.n_compiles} compile ids"
+    assert any(f.title.startswith("compiling took ") for f in ins.findings)
+    assert any("specialized to a constant" in f.title and "compilation" in f.title for f in ins.findings)
