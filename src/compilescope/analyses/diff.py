@@ -36,7 +36,7 @@ from .graph_breaks import function_label
 from .status import MISSING, counts_text
 from .unread import Unread
 from .torch_warnings import TorchWarnings
-from .userloc import UserLocation, is_python_library_file, is_torch_file
+from .userloc import UserLocation, export_call, is_python_library_file, is_torch_file
 from ..wording import count, format_kernel_time, format_seconds, format_seconds_change
 from ..model.records import dataclass
 
@@ -164,6 +164,9 @@ class FrameFacts:
     compile_s: list[float] = field(default_factory=list)  # per compile id, in compile order
     phases: dict[str, float] = field(default_factory=dict)  # seconds per phase, the frame's compiles summed
     caches: dict[str, dict[str, int]] = field(default_factory=dict)  # cache -> outcome -> lookups, the frame's compiles
+    # "export_constraints.py:63": the user's torch.export call whose strict (Dynamo) trace this frame is, where the log
+    # says; None for torch.compile's frames.
+    exported_at: str | None = None
 
     @property
     def function_label(self) -> str:
@@ -175,10 +178,11 @@ class FrameFacts:
     def label(self) -> str:
         """"f (diff_pair.py:30)": its function and where it starts, as a change's title names it; "f (diff_pair.py)"
         where the log names no first line (a compile cut before its metrics), "f" where it names no file."""
+        exported = f", by strict torch.export at {self.exported_at}" if self.exported_at else ""
         if not self.filename:
-            return self.function_label
+            return self.function_label + exported
         line = f":{self.first_line}" if self.first_line is not None else ""
-        return f"{self.function_label} ({short_path(self.filename)}{line})"
+        return f"{self.function_label} ({short_path(self.filename)}{line}){exported}"
 
     @property
     def outcomes(self) -> str:
@@ -237,6 +241,9 @@ class RunFacts:
     # Draft export's issues (analyses/export.py): {type, where, headline}; its program holds only under what export
     # assumed. None: the log holds no torch.export.
     export_issues: list[dict[str, Any]] | None = None
+    # The dims non-strict torch.export calls were given that the model's code contradicts (export.DimConflict):
+    # {call, input, declared, guard, value, at}. Empty in facts saved before they were kept.
+    export_dims: list[dict[str, Any]] = field(default_factory=list)
     # The slowest compile and where most of its time went: {compile_id, function, seconds, phase, phase_label,
     # phase_s} (phase None where no phase took any time). None: nothing compiled. What `check` names when the compile
     # time is over its limit.
@@ -366,6 +373,18 @@ def _frame_of(entry: Compile) -> tuple[str | None, str | None, int | None]:
     return None, None, None
 
 
+def _exported_root(entry: Compile) -> tuple[str | None, str | None, int | None]:
+    """The function strict torch.export traced in a compile of an export-only log, which logs no dynamo_start: the
+    outermost user frame of its symbols' and guards' user stacks (they start in torch's functional_export.py, whose
+    forward calls the exported module's)."""
+    for record in [*entry.symbols, *entry.guards_added]:
+        for frame in record.get("user_stack") or []:
+            filename = frame.get("filename") if isinstance(frame, dict) else None
+            if isinstance(filename, str) and not _not_a_user_line(filename):
+                return filename, frame.get("name"), None
+    return None, None, None
+
+
 def _slowest_compile(times: CompileTimes) -> dict[str, Any] | None:
     slowest = times.slowest
     if slowest is None:
@@ -400,11 +419,19 @@ def run_facts(results: Results) -> RunFacts:
             latest[k] = (cid, entry)
     # A frame's location is known from any of its compiles (a failed one may lack metrics).
     where: dict[tuple, tuple] = {}
+    exported = results.export
     for (ca, fid, _), (_, entry) in latest.items():
         loc = _frame_of(entry)
+        if loc[0] is None and exported.only:
+            loc = _exported_root(entry)
         if loc[0] is not None and ((ca, fid) not in where or where[(ca, fid)][2] is None):
             where[(ca, fid)] = loc
 
+    # In an export-only log, the user's call whose strict export Dynamo traced: its compilation_metrics has no compile
+    # id and carries the Python stack. Named where one frame was traced (the model keeps one id-less compile).
+    outside = trace.compiles.get(None)
+    strict_call = (export_call(outside.metrics_stack) if outside is not None and len({k[:2] for k in latest}) == 1
+                   else None)
     frames: dict[str, FrameFacts] = {}
     frame_by_event_id: dict[str, str] = {}  # "[0/1]", as chromium events name a compile -> its frame
     for k in sorted(latest, key=lambda k: (-1 if k[0] is None else k[0], k[1], k[2] or 0)):
@@ -414,6 +441,8 @@ def run_facts(results: Results) -> RunFacts:
         if k[0] is not None:
             key = f"compiled autograd {key}"
         frame = frames.get(key) or frames.setdefault(key, FrameFacts(key, filename, function, first))
+        if exported.only and strict_call is not None:
+            frame.exported_at = strict_call.short
         frame_by_event_id[compile_id.compilation] = key
         cid_text = str(compile_id)
         frame.compile_ids.append(cid_text)
@@ -522,7 +551,10 @@ def run_facts(results: Results) -> RunFacts:
         ends_during=ends_during(found.unfinished, times.labels) if found.unfinished else None,
         crash=_crash(found.crashes.crashes, frame_of_cid),
         export_issues=([{"type": i.failure_type, "where": i.where, "headline": i.headline} for i in exported.issues]
-                       if (exported := results.export).detected else None),
+                       if exported.detected else None),
+        export_dims=[{"call": c.export_call.short if c.export_call else None, "input": c.input_text,
+                      "declared": c.declared, "guard": c.guard, "value": c.value,
+                      "at": c.location.short if c.location else None} for c in exported.dim_conflicts],
     )
 
 
@@ -554,6 +586,27 @@ def _cudagraph_use_changes(a: RunFacts, b: RunFacts, result: RunDiff) -> list[Ch
                                   "A never set one up", frame_key_,
                                   {"frame": frame_key_, "recordings": 0}, {"frame": frame_key_, "recordings": n}))
     return changes
+
+
+def _export_dim_changes(a: list[dict[str, Any]], b: list[dict[str, Any]]) -> list[Change]:
+    """The dims a torch.export call was given that the model's code narrowed (a guard: torch raises "Constraints
+    violated") or fixed to one value, gone or new: torch.export's words for what a specialization and a guard are to
+    a torch.compile user."""
+    def key(d: dict[str, Any]) -> tuple:
+        return d["call"], d["input"], d["guard"], d["value"]
+
+    def said(d: dict[str, Any], now: str) -> str:
+        call = f"torch.export at {d['call']}" if d["call"] else "torch.export"
+        at = f" at {d['at']}" if d["at"] else ""
+        if d["value"] is not None:
+            return f"{call}: {d['input']} {now} fixed to {d['value']} by the code{at}"
+        return f"{call}: {d['input']} (given {d['declared']}) {now} narrowed by the code ({d['guard']}{at})"
+
+    keys_a, keys_b = {key(d): d for d in a}, {key(d): d for d in b}
+    out = [Change("dynamic_shapes", "removed", said(d, "no longer"), None, d, None)
+           for k, d in keys_a.items() if k not in keys_b]
+    out += [Change("dynamic_shapes", "added", said(d, "now"), None, None, d) for k, d in keys_b.items() if k not in keys_a]
+    return out
 
 
 def _crash(found: list[Crash], frame_of_cid: dict[str, str]) -> dict[str, Any] | None:
@@ -1182,6 +1235,7 @@ def diff_runs(a: RunFacts, b: RunFacts, threshold: TimeThreshold = TimeThreshold
             spec = {"sources": list(sources), "value": values[0], "values": values, "file": file, "line": line}
             changes.append(Change("dynamic_shapes", kind, f"{verb}: {', '.join(words(src, file, line) for src in sources)} = {shown} ({places[kind][(sources, file, line)]})",
                                   None, spec if kind == "removed" else None, spec if kind == "added" else None))
+    changes.extend(_export_dim_changes(a.export_dims, b.export_dims))
     # In the order of SECTIONS, as `sections` lists them and the terminal and page show them (stable: in each
     # section, the order found).
     changes.sort(key=lambda c: SECTIONS.index(c.section))
