@@ -110,6 +110,8 @@ SCENARIOS = [
     # The same under TORCH_DTRACE: export's guard_added / guard_on_data_dependent_error (draft_export's own trace file,
     # the smaller of the two, is not kept).
     Scenario("export_constraints_dtrace", "export_constraints.py", trace_var="TORCH_DTRACE", gzip=True),
+    # Three strict exports in one program (two fail): each logs its compilation_metrics with no compile id.
+    Scenario("export_strict_several", "export_strict_several.py", gzip=True),
     # Same program twice, same TORCHINDUCTOR_CACHE_DIR, separate processes.
     Scenario("cache_cold", "cache_cold_warm.py", cache_group="cache"),
     Scenario("cache_warm", "cache_cold_warm.py", cache_group="cache"),
