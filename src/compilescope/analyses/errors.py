@@ -158,6 +158,9 @@ class CompileError:
     fell_back: bool = False  # suppress_errors: the frame ran eagerly
     export_call: UserLocation | None = None  # the user's torch.export call, where strict export's trace failed
     next_steps: list[str] = field(default_factory=list)
+    # The number of the compilation_metrics artifact that told it: failures outside a compile id (several strict
+    # torch.export calls) share compile_id "[-/-]"; this tells them apart.
+    metrics_number: int | None = None
 
     @property
     def stage_label(self) -> str:
@@ -197,6 +200,12 @@ class CompileErrors:
 
 
 DETAIL_CHARS = 2000
+
+
+def metrics_number(entry: Compile) -> int | None:
+    """The number of the compilation_metrics artifact its metrics are (the last: outside a compile id, the earlier
+    ones are Compile.earlier_metrics); None: it logged none."""
+    return next((a.number for a in reversed(entry.artifacts) if a.kind == "compilation_metrics"), None)
 
 
 def _traceback_text(trace: Trace, entry: Compile) -> str:
@@ -277,7 +286,7 @@ def _link_to_output_code(trace: Trace, entry: Compile, diagnostics: list[Compile
 
 def compile_errors(trace: Trace) -> CompileErrors:
     result = CompileErrors()
-    for entry in trace.sorted_compiles():
+    for entry in trace.metrics_compiles():
         metrics = entry.metrics or {}
         fail_type = metrics.get("fail_type")
         if not fail_type:
@@ -338,7 +347,7 @@ def compile_errors(trace: Trace) -> CompileErrors:
             compile_id=entry.key, stage=stage, exception=fail_type, inner_exception=inner,
             message=_message(lines, fail_type), detail=detail, location=location,
             location_kind=kind, backend=backend, compiler_errors=compiler_errors, diagnostics=diagnostics, fell_back=fell_back,
-            export_call=export_call, next_steps=steps,
+            export_call=export_call, next_steps=steps, metrics_number=metrics_number(entry),
         ))
     return result
 

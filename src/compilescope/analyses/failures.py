@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from ..model.ids import CompileId, compilation_key
 from ..model.trace import Trace
-from .errors import CompileErrors, CompilerDiagnostic
+from .errors import CompileErrors, CompilerDiagnostic, metrics_number
 from .graph_breaks import GraphBreaks
 from ..model.records import dataclass
 
@@ -50,22 +50,23 @@ def failures_and_restarts(trace: Trace, errors: CompileErrors | None = None,
                           breaks: GraphBreaks | None = None) -> list[FailureRow]:
     """One row per failure and restart; `errors` (analyses.errors) supply the user frame when torch logged none,
     `breaks` (analyses.graph_breaks) the graph break of a restart whose reason torch did not work out."""
-    by_key = {e.compile_id: e for e in errors.errors} if errors is not None else {}
+    # (a compile id's error, and each of those outside one by its metrics record: several strict torch.export calls)
+    by_key = {(e.compile_id, e.metrics_number): e for e in errors.errors} if errors is not None else {}
     break_of: dict[str, str] = {}  # compilation ("[1/0]") -> its first graph break, as `reason at file:line`
     for b in breaks.breaks if breaks is not None else []:
         for key in b.compile_ids:
             break_of.setdefault(key, b.reason + (f" at {b.location.short}" if b.location else ""))
     rows: list[FailureRow] = []
-    for entry in trace.compiles.values():
+    for entry in trace.metrics_compiles(sort=False):
         metrics = entry.metrics
         if not metrics:
             continue
-        number = next((a.number for a in entry.artifacts if a.kind == "compilation_metrics"), None)
+        number = metrics_number(entry)
         if metrics.get("fail_type"):
             filename = metrics.get("fail_user_frame_filename")
             lineno = metrics.get("fail_user_frame_lineno")
             source = f"{filename}:{lineno}" if filename else None
-            error = by_key.get(entry.key)
+            error = by_key.get((entry.key, number))
             frame = None
             if source is None and error is not None and error.location is not None:
                 where = f"{error.location.filename}:{error.location.line}"

@@ -166,6 +166,10 @@ class Compile:
     symbols: list[dict[str, Any]] = field(default_factory=list)
     guards: list[dict[str, Any]] | None = None  # dynamo_guards payload
     subgraphs: list[str] = field(default_factory=list)
+    # Outside any compile id only: the compilation_metrics records logged before the last (metrics above), each as a
+    # Compile of its own with its metrics, stack and metrics artifact. Each strict torch.export call's Dynamo trace
+    # logs one with no compile id, so a program with several has several; they stay apart (Trace.metrics_compiles).
+    earlier_metrics: list[Compile] = field(default_factory=list)
 
     @property
     def key(self) -> str:
@@ -191,6 +195,7 @@ class Compile:
             "symbols": self.symbols,
             "guards": self.guards,
             "subgraphs": self.subgraphs,
+            "earlier_metrics": [c.to_json() for c in self.earlier_metrics],
         }
 
     @classmethod
@@ -201,6 +206,7 @@ class Compile:
         d["stack"] = [Frame.from_json(f) for f in d["stack"]] if d["stack"] is not None else None
         metrics_stack = d.get("metrics_stack")
         d["metrics_stack"] = [Frame.from_json(f) for f in metrics_stack] if metrics_stack is not None else None
+        d["earlier_metrics"] = [Compile.from_json(c) for c in d.get("earlier_metrics") or []]
         return cls(**d)
 
 
@@ -306,6 +312,14 @@ class Trace:
     def sorted_compiles(self) -> list[Compile]:
         """Compiles by compile id, those without one first (tlparse's order)."""
         return sorted(self.compiles.values(), key=lambda c: c.compile_id.sort_key() if c.compile_id else ())
+
+    def metrics_compiles(self, sort: bool = True) -> list[Compile]:
+        """sorted_compiles (sort=False: compiles in order of first appearance), with each compilation_metrics record
+        logged outside a compile id on its own (in log order, the entry of the records outside any compile id last):
+        what a compile's metrics say (its failure) is read per record, so that several strict torch.export calls'
+        failures are each told."""
+        return [earlier_or_entry for entry in (self.sorted_compiles() if sort else self.compiles.values())
+                for earlier_or_entry in (*entry.earlier_metrics, entry)]
 
     def close(self) -> None:
         self.store.close()

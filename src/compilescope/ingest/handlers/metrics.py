@@ -7,7 +7,7 @@ import datetime
 import orjson
 
 from ...model.builder import TraceBuilder
-from ...model.trace import (BENCHMARK_EVENT_NAMES, BENCHMARK_EVENT_SUFFIXES, COMPILE_EVENT_KEPT, COMPILE_EVENT_NAMES,
+from ...model.trace import (BENCHMARK_EVENT_NAMES, BENCHMARK_EVENT_SUFFIXES, Compile, COMPILE_EVENT_KEPT, COMPILE_EVENT_NAMES,
                             CUDAGRAPH_RECORD, CUDAGRAPH_SETUP, METRICS)
 from ..envelope import Envelope
 from ..shapes import CHROMIUM_FIELDS, METRIC_FIELDS, TEXT, bad_fields, is_a, without_bad_fields
@@ -27,6 +27,13 @@ def compilation_metrics(env: Envelope, b: TraceBuilder) -> bool:
         metrics["restart_reasons"] = [r if is_a(r, TEXT) else str(r) for r in metrics["restart_reasons"]]
     record = b.metric_record(metrics)
     entry = b.compile(env.compile_id, env.lineno)
+    if env.compile_id is None and entry.metrics is not None:
+        # Another one outside a compile id (several strict torch.export calls): the one before is kept on its own.
+        earlier = next((a for a in reversed(entry.artifacts) if a.kind == env.kind), None)
+        entry.earlier_metrics.append(Compile(None, earlier.lineno if earlier else entry.first_lineno,
+                                             artifacts=[earlier] if earlier else [], metrics=entry.metrics,
+                                             metrics_stack=entry.metrics_stack))
+        entry.metrics_stack = None
     entry.metrics = record
     if isinstance(env.obj.get("stack"), list):  # (logged outside a compile id: strict torch.export's trace)
         entry.metrics_stack = b.frames(env.obj["stack"])
