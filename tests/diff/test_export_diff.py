@@ -61,6 +61,12 @@ def test_an_unbacked_symbol_is_named_as_a_data_dependent_value():
     assert not any("None" in c.title for c in changes())
 
 
+def test_a_frame_several_strict_exports_share_names_no_one_call():
+    # export_strict_several: three strict exports (lines 37, 42, 47), all three traces' records under frame 0.
+    [frame] = facts("export_strict_several.log.gz").frames.values()
+    assert frame.exported_at is None and frame.compile_ids == ["[0/0]"]
+
+
 def test_torch_compile_frames_name_no_export():
     with read_trace(str(torch213("dynamic_shapes.log"))) as trace:
         frames = run_facts(analyze(trace)).frames.values()

@@ -428,10 +428,11 @@ def run_facts(results: Results) -> RunFacts:
             where[(ca, fid)] = loc
 
     # In an export-only log, the user's call whose strict export Dynamo traced: its compilation_metrics has no compile
-    # id and carries the Python stack. Named where one frame was traced (the model keeps one id-less compile).
+    # id and carries the Python stack. Named where the log has one such trace: each strict export counts frames from
+    # 0 again, so the records of several share frame 0.
     outside = trace.compiles.get(None)
-    strict_call = (export_call(outside.metrics_stack) if outside is not None and len({k[:2] for k in latest}) == 1
-                   else None)
+    strict_call = (export_call(outside.metrics_stack) if outside is not None and not outside.earlier_metrics
+                   and len({k[:2] for k in latest}) == 1 else None)
     frames: dict[str, FrameFacts] = {}
     frame_by_event_id: dict[str, str] = {}  # "[0/1]", as chromium events name a compile -> its frame
     for k in sorted(latest, key=lambda k: (-1 if k[0] is None else k[0], k[1], k[2] or 0)):
