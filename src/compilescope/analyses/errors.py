@@ -159,7 +159,7 @@ class CompileError:
     export_call: UserLocation | None = None  # the user's torch.export call, where strict export's trace failed
     next_steps: list[str] = field(default_factory=list)
     # The number of the compilation_metrics artifact that told it: failures outside a compile id (several strict
-    # torch.export calls) share compile_id "[-/-]"; this tells them apart.
+    # torch.export calls) share compile_id NO_COMPILE_ID; this tells them apart.
     metrics_number: int | None = None
 
     @property
