@@ -47,6 +47,9 @@ class Scenario:
     env: dict = field(default_factory=dict)
     cache_group: str | None = None  # scenarios sharing an inductor cache dir
     gzip: bool = False  # write logs/<name>.log.gz (big logs; the reader takes .gz as it is)
+    # Keep every log the process wrote, each gzipped under the name torch gave it, in <name>/ beside logs/ (draft_export
+    # writes a log of its own): not one log of logs/
+    parts: bool = False
 
 
 # The environment `compilescope run` gives a program (runner.child_env): compilescope's hooks, provenance on.
@@ -110,6 +113,8 @@ SCENARIOS = [
     # The same under TORCH_DTRACE: export's guard_added / guard_on_data_dependent_error (draft_export's own trace file,
     # the smaller of the two, is not kept).
     Scenario("export_constraints_dtrace", "export_constraints.py", trace_var="TORCH_DTRACE", gzip=True),
+    # The same again, both of its logs kept: the process's main log and draft_export's own.
+    Scenario("export_dtrace_parts", "export_constraints.py", trace_var="TORCH_DTRACE", parts=True),
     # Three strict exports in one program (two fail): each logs its compilation_metrics with no compile id.
     Scenario("export_strict_several", "export_strict_several.py", gzip=True),
     # Same program twice, same TORCHINDUCTOR_CACHE_DIR, separate processes.
@@ -188,6 +193,15 @@ def run(sc: Scenario, cache_dirs: dict, tmp_root: Path, out_dir: Path = LOGS) ->
         from compilescope.runner import attach_crash_reports
 
         attach_crash_reports(str(trace_dir), [str(p) for p in logs])
+    if sc.parts:
+        out = HERE / sc.name
+        shutil.rmtree(out, ignore_errors=True)
+        out.mkdir()
+        for log in logs:
+            with open(log, "rb") as src, gzip.GzipFile(out / f"{log.name}.gz", "wb", compresslevel=9, mtime=0) as dst:
+                shutil.copyfileobj(src, dst)
+        print(f"[{sc.name}] rc={proc.returncode} -> {out}: {', '.join(p.name for p in sorted(out.iterdir()))}", flush=True)
+        return out
     if len(logs) > 1:
         # Not expected (one process, no compile-worker logs seen in 2.13);
         # keep the biggest and say so.
