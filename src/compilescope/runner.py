@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 
 from .errors import CompilescopeError
 from .ingest.crash_files import crash_files, crash_headline, crash_record, ending, ending_said, log_of
-from .ingest.discover import find_logs, is_trace_log, rank_of
+from .ingest.discover import find_logs, is_trace_log, process_parts, rank_of
 
 DEFAULT_TRACE_ROOT = "compilescope_traces"
 TERMINATE_GRACE_S = 10.0
@@ -45,6 +45,8 @@ class RunResult:
     interrupted: bool = False  # Ctrl-C (SIGINT) while it ran
     terminated: bool = False  # compilescope was sent SIGTERM while it ran: the program was stopped
     crashes: list[CrashReport] = field(default_factory=list)  # processes that crashed, or an exception ended
+    # Logs one process wrote in parts, joined into its first (join_process_logs): (that log, the parts appended)
+    joined: list[tuple[str, list[str]]] = field(default_factory=list)
 
     @property
     def signal_name(self) -> str | None:
@@ -255,8 +257,31 @@ def run_program(prog: Program, trace_dir: str, fresh_cache: bool = False, timeou
     rc = proc.returncode
     result.returncode = 128 - rc if rc < 0 else rc
     result.logs = [p for p in find_logs(trace_dir) if os.path.basename(p) not in before]
+    result.joined = join_process_logs(result.logs)
+    result.logs = [p for p in result.logs if os.path.exists(p)]
     result.crashes = attach_crash_reports(trace_dir, result.logs, before)
     return result
+
+
+def join_process_logs(logs: list[str]) -> list[tuple[str, list[str]]]:
+    """The logs one process wrote in parts (discover.process_parts: draft_export's own log) joined into its first, in
+    the order written, each later part removed once its bytes are there: the one log torch would have written, whose
+    string table the later parts need. Only logs this run wrote. (the first part, the parts appended) for each."""
+    joined = []
+    for first, *later in process_parts(logs):
+        appended = []
+        for part in later:
+            try:
+                with open(part, "rb") as src:
+                    data = src.read()
+                _append(first, data)
+            except OSError:
+                break  # (the parts after it stay as they are: their order matters)
+            _remove(part)
+            appended.append(part)
+        if appended:
+            joined.append((first, appended))
+    return joined
 
 
 def attach_crash_reports(trace_dir: str, logs: list[str], before: Collection[str] = (),

@@ -190,6 +190,9 @@ class RunCommand:
                 _report_not_written(named_dir)
                 raise _with_program_status(exc, rc) from None
             return rc or status
+        for first, parts in result.joined:
+            print(f"compilescope: {', '.join(os.path.basename(p) for p in parts)} joined to {os.path.basename(first)}: "
+                  f"written by its process too (torch.export.draft_export logs to a file of its own)", file=sys.stderr)
         chosen, note = choose_log(result.logs)
         named_log = os.path.join(named_dir, os.path.relpath(chosen, trace_dir))
         if note:

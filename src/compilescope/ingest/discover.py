@@ -186,6 +186,38 @@ def _discover_url(url: str, latest: bool) -> Discovered:
     return _newest(url, [e.path for e in sorted(torch_named or entries, key=lambda e: (e.mtime, e.path))], latest)
 
 
+def _first_record(log: str) -> tuple[int, tuple[str, ...]] | None:
+    """(pid, time) of a log's first record, from its glog prefix: which process wrote it, and when it began."""
+    try:
+        with open(log, "rb") as f:
+            head = f.read(SNIFF_BYTES)
+    except OSError:
+        return None
+    if head[:3] == b"\x1f\x8b\x08":
+        return None  # (a log being run's own: torch writes them plain)
+    for line in head.splitlines():
+        m = GLOG_PREFIX.match(line)
+        if m:
+            return int(m[6]), (m[2].decode(), m[3].decode(), m[4].decode(), m[5].decode())
+    return None
+
+
+def process_parts(logs: list[str]) -> list[list[str]]:
+    """The logs one process wrote, in the order it wrote them (by their first records' times), for each process that
+    wrote several: torch.export.draft_export logs to a file of its own for as long as it runs (its
+    CaptureStructuredTrace replaces the process's log handler and does not put it back), and the process's string
+    table goes on there (its first `str` is numbered after the main log's last), so that part cannot be read alone.
+    Logs with a rank in their name are left out (a distributed run's ranks are processes of their own)."""
+    by_pid: dict[int, list[tuple[tuple[str, ...], str]]] = {}
+    for log in logs:
+        if rank_of(log) is not None:
+            continue
+        first = _first_record(log)
+        if first is not None:
+            by_pid.setdefault(first[0], []).append((first[1], log))
+    return [[log for _, log in sorted(parts)] for parts in by_pid.values() if len(parts) > 1]
+
+
 def holds_several_ranks(path: str | list[str]) -> bool:
     """A directory (or list of files) with logs of two or more ranks: then compilescope reports them all."""
     if isinstance(path, list):

@@ -1,0 +1,80 @@
+"""One process's logs in parts (tests/data/torch213/README.md, export_dtrace_parts): under TORCH_DTRACE,
+torch.export.draft_export writes its events to a log of its own, whose string table goes on from the main log's; the
+run joins them into one log, so its issue and exported program are reported."""
+
+from __future__ import annotations
+
+import gzip
+import os
+import shutil
+import sys
+from pathlib import Path
+
+from compilescope.analyses import analyze
+from compilescope.ingest.discover import find_logs, process_parts
+from compilescope.ingest.reader import read_trace
+from compilescope.runner import Program, choose_log, join_process_logs, run_program
+
+from ..conftest import torch213
+
+PARTS = Path(__file__).parents[1] / "data" / "torch213" / "export_dtrace_parts"
+MAIN = "dedicated_log_torch_trace_7dvb5pxv.log"  # first record 02:20:21.793, pid 27144: `export` "start!"
+DRAFT = "dedicated_log_torch_trace_3w2uyaa8.log"  # first record 02:20:22.996, pid 27144: {"str": [..., 46]}
+
+
+def unpacked(directory: Path) -> Path:
+    """The parts as torch wrote them: plain files."""
+    directory.mkdir()
+    for part in PARTS.iterdir():
+        (directory / part.name.removesuffix(".gz")).write_bytes(gzip.decompress(part.read_bytes()))
+    return directory
+
+
+def test_the_parts_are_one_process_in_the_order_written(tmp_path):
+    # Both first records carry pid 27144; the draft part's name sorts first, but its first record is later.
+    logs = find_logs(str(unpacked(tmp_path / "t")))
+    assert process_parts(logs) == [[str(tmp_path / "t" / MAIN), str(tmp_path / "t" / DRAFT)]]
+
+
+def test_logs_of_two_processes_are_not_joined(tmp_path):
+    # export_constraints (pid 16331) and export_constraints_fixed (pid 16518): two runs.
+    directory = tmp_path / "t"
+    directory.mkdir()
+    for name in ("export_constraints.log.gz", "export_constraints_fixed.log.gz"):
+        (directory / name.removesuffix(".gz")).write_bytes(gzip.decompress(torch213(name).read_bytes()))
+    assert process_parts(find_logs(str(directory))) == []
+
+
+def test_joined_the_draft_exports_issue_and_program_are_reported(tmp_path):
+    directory = unpacked(tmp_path / "t")
+    with read_trace(str(directory / DRAFT)) as alone:  # (read alone, its stacks name strings it never interned)
+        [issue] = analyze(alone).export.issues
+        assert issue.where == "<unknown string 0>:40 in forward"
+    main, draft = (directory / MAIN).read_bytes(), (directory / DRAFT).read_bytes()
+    logs = find_logs(str(directory))
+    assert join_process_logs(logs) == [(str(directory / MAIN), [str(directory / DRAFT)])]
+    assert find_logs(str(directory)) == [str(directory / MAIN)] and choose_log([str(directory / MAIN)])[1] is None
+    assert (directory / MAIN).read_bytes() == main + draft
+    with read_trace(str(directory / MAIN)) as trace:
+        exported = analyze(trace).export
+        # The draft part's one propagate_real_tensors_provenance ("u0 > u1", forward line 40) and its exported_program;
+        # its stacks name the program by string 0, which only the main part interns.
+        [provenance] = [i for i in exported.issues if i.kind == "propagate_real_tensors_provenance"]
+        assert provenance.expr == "u0 > u1"
+        assert provenance.where == "export_constraints.py:40 in forward"
+        assert len(exported.exported_programs) == 1
+        assert [c.line for c in exported.calls] == [52, 63, 67]  # draft_export's call at line 67 too
+
+
+def test_run_joins_a_process_s_parts(tmp_path):
+    # A program that writes the two parts into its trace directory as one process would: the run leaves one log.
+    trace_dir = tmp_path / "trace"
+    trace_dir.mkdir()
+    code = ("import gzip, os, pathlib; d = pathlib.Path(os.environ['TORCH_TRACE']); "
+            f"[(d / p.name[:-3]).write_bytes(gzip.decompress(p.read_bytes())) for p in pathlib.Path({str(PARTS)!r}).iterdir()]")
+    result = run_program(Program([sys.executable, "-c", code], this_python=True), str(trace_dir))
+    assert result.returncode == 0
+    assert [os.path.basename(p) for p in result.logs] == [MAIN]
+    assert [(os.path.basename(first), [os.path.basename(p) for p in parts]) for first, parts in result.joined] == [
+        (MAIN, [DRAFT])]
+    shutil.rmtree(trace_dir)
