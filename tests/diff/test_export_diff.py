@@ -57,7 +57,7 @@ def test_the_dims_the_fix_no_longer_contradicts_are_told_gone():
 def test_an_unbacked_symbol_is_named_as_a_data_dependent_value():
     # B's strict trace makes u2 at line 42 (`scores[:n]`, n from k.item()): create_unbacked_symbol logs no source.
     new = [c.title for c in changes() if c.section == "dynamic_shapes" and c.kind == "added"]
-    assert new == [f"new dynamic symbol for a data-dependent value (unbacked) (at {PROGRAM}:42)"]
+    assert new == [f"new dynamic symbol for a data-dependent value (u2, unbacked) (at {PROGRAM}:42)"]
     assert not any("None" in c.title for c in changes())
 
 
