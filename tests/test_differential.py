@@ -19,7 +19,7 @@ from .htmltable import table_rows
 pytestmark = pytest.mark.oracle
 
 # Kinds tlparse 0.4.3 does not know (or shows only in --export mode): we show them.
-EXTRA_STEMS = ("compilation_metrics_runtime", "bwd_compilation_metrics_runtime", "exported_program")
+EXTRA_STEMS = ("compilation_metrics_runtime", "bwd_compilation_metrics_runtime", "exported_program", "export")
 CASES = ([("peer", n) for n in PEER_SINGLE_LOGS] + [("torch213", n) for n in TORCH213]
          + [("torch213gz", p.name) for p in sorted(TORCH213_LOGS.glob("*.log.gz"))]
          + [("torch214", n) for n in TORCH214]

@@ -47,7 +47,9 @@ DUMP = "dump_file"  # a dumped source file, one page for the whole report (dump_
 # Kinds tlparse 0.4.3 writes no file for in a report (it skips them without taking a number; exported_program only
 # under --export, in a series of its own). compilescope shows them, each kind numbered in a series of its own, so
 # that every file tlparse writes has tlparse's number and name in ours too (Artifact.own_number).
-OWN_SERIES_KINDS = frozenset({"compilation_metrics_runtime", "bwd_compilation_metrics_runtime", "exported_program"})
+# "export": torch.export's marker at the start of an export under TORCH_DTRACE (payload "start!").
+OWN_SERIES_KINDS = frozenset({"compilation_metrics_runtime", "bwd_compilation_metrics_runtime", "exported_program",
+                              "export"})
 
 _EVAL_WITH_KEY = lazy_compile(r"<eval_with_key>\.([0-9]+)")
 

@@ -22,7 +22,7 @@ GRAPH_KINDS = (
     "inductor_post_grad_graph",
     "dynamo_cpp_guards_str",
     "exported_program",
-    "export",  # draft export's program (TORCH_DTRACE)
+    "export",  # torch.export's start marker (TORCH_DTRACE), no program
     "aot_forward_graph_pre_saved_tensors_hooks",
     "aot_forward_graph_pre_assert_saved_tensors_hooks",
     "aot_backward_graph_pre_saved_tensors_hooks",
