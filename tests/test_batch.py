@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from pathlib import Path
 
@@ -213,3 +214,24 @@ def test_a_log_whose_report_cannot_be_written_was_read_and_says_so(tmp_path, mon
     page = (out / "index.html").read_text()
     assert 'href="recompiles/' not in page and 'href="simple/index.html"' in page and said in page
     assert "not read" not in page
+
+
+def test_a_compile_that_made_no_graph_is_not_counted_compiled(tmp_path):
+    # empty_graph.log: passthrough ([4/0]) has no tensor operation, so Dynamo installed code and made no graph (its
+    # compilation_metrics: graph_op_count null, has_guarded_code true); the resume functions [1/0] and [3/0] logged one
+    # operation each. All three are status "ok" (tlparse's), but only two compiled anything.
+    log = TORCH213_LOGS / "empty_graph.log"
+    metrics = [json.loads(line[line.index("{"):])["compilation_metrics"]
+               for line in log.read_text().splitlines() if '{"compilation_metrics": ' in line]
+    assert {m["compile_id"]: m["graph_op_count"] for m in metrics if m["graph_op_count"] != 0} == {
+        "1/0": 1, "3/0": 1, "4/0": None}
+    out = tmp_path / "out"
+    assert run_cli(log, TORCH213_LOGS / "dynamic_shapes.log", "-o", out, "--no-browser", "-j", "1") == 0
+    row = {r["name"]: r for r in json.loads((out / "reports.json").read_text())}["empty_graph"]
+    assert (row["statuses"]["ok"], row["no_graph"]) == (3, 1)
+    html = (out / "index.html").read_text()
+    cells = html[html.index('<a href="empty_graph/index.html">'):].split("</tr>")[0]
+    counted = re.findall(r'<td class="num">(?:<span class="status-(\w+)">)?(\d+)', cells)
+    # compile ids, then ok, break, restarted, empty, error, missing, then no graph
+    assert counted[:8] == [("", "7"), ("ok", "2"), ("", "0"), ("restarted", "2"), ("empty", "2"), ("", "0"), ("", "0"),
+                           ("empty", "1")]

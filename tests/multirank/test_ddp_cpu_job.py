@@ -161,3 +161,38 @@ def test_a_rank_that_made_no_graph_at_all_ran_eagerly(capsys):
 
     assert run_cli("summary", "--json", logs[0]) == 0  # the rank's own report says the same
     assert json.loads(capsys.readouterr().out)["empty_graphs"] == {"empty": [], "no_graph": ["[0/0]"], "ran_eagerly": True}
+
+
+def _no_graph_ids(log: Path) -> list[str]:
+    """The compile ids whose compilation_metrics say Dynamo installed code and made no graph (graph_op_count null,
+    has_guarded_code true, no fail_type), read from the raw log."""
+    with gzip.open(log, "rt", encoding="utf-8") if log.suffix == ".gz" else open(log, encoding="utf-8") as f:
+        metrics = [json.loads(line[line.index("{"):])["compilation_metrics"]
+                   for line in f if '{"compilation_metrics": ' in line]
+    return [f"[{m['compile_id']}]" for m in metrics
+            if m["graph_op_count"] is None and m["has_guarded_code"] is True and not m["fail_type"]]
+
+
+def test_a_compile_that_made_no_graph_on_one_rank_is_no_compile_that_succeeded(tmp_path):
+    # multi_rank_no_graph/: [0/0] is passthrough(x) on rank 0, no graph at all, and double(x), one operation, on rank 1;
+    # both are status "ok" (tlparse's), yet only rank 1 runs compiled code: the ranks do not agree, and the rank table
+    # counts rank 0's compile apart, as its own report does.
+    job = REPO / "tests" / "data" / "torch213" / "multi_rank_no_graph"
+    logs = {rank: job / f"dedicated_log_torch_trace_rank_{rank}.log" for rank in (0, 1)}
+    assert (_no_graph_ids(logs[0]), _no_graph_ids(logs[1])) == (["[0/0]"], [])
+    out = write_landing(job, tmp_path / "out")
+    assert (out.ranks[0]["no_graph"], out.ranks[1]["no_graph"]) == (["[0/0]"], [])
+    divergence = out.divergence("statuses")
+    assert divergence is not None and divergence["details"] == [
+        "[0/0]: rank 0: compiled with no graph at all (nothing of it runs compiled); rank 1: succeeded"]
+    cells = re.findall(r'<td class="num" title="([^"]*)">(.*?)</td>', out.html)
+    assert [(unescape(title), unescape(re.sub(r"<[^>]+>", "", shown))) for title, shown in cells
+            if "compiled" in title] == [
+        ("1 compiled, with no graph", "1 (1 with no graph)"), ("1 compiled", "1")]
+
+
+def test_ddp_resume_function_with_no_graph_is_counted_apart_on_both_ranks(fleet):
+    # Both ranks' [3/0] (the rest of DDP's __init__ after its graph break) logged graph_op_count null, code installed.
+    assert _no_graph_ids(RANK_LOGS[0]) == _no_graph_ids(RANK_LOGS[1]) == ["[3/0]"]
+    assert fleet.ranks[0]["no_graph"] == fleet.ranks[1]["no_graph"] == ["[3/0]"]
+    assert fleet.divergence("statuses") is None  # alike on both: not a divergence

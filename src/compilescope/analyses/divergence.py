@@ -529,8 +529,11 @@ def _compilations_text(ids: Iterable[str]) -> str:
 
 def _status_divergence(ok: list[RankSummary]) -> Divergence | None:
     """A compile id that succeeded on some ranks and failed, or never finished (its metrics missing: the rank crashed,
-    hung, or its log was cut off), on others. Compile ids on some ranks only are a compile-id divergence."""
-    statuses = {s.rank: s.statuses for s in ok}
+    hung, or its log was cut off), on others; or that compiled a graph on some and no graph at all on others (its
+    status "ok" everywhere, as tlparse's: the rank's report counts it apart, and nothing of it runs compiled there).
+    Compile ids on some ranks only are a compile-id divergence."""
+    statuses = {s.rank: {cid: _NO_GRAPH if cid in s.no_graph else status for cid, status in s.statuses.items()}
+                for s in ok}
     split = sorted(_keys_with_several_values(statuses), key=_graph_sort_key)
     if not split:
         return None
@@ -544,9 +547,12 @@ def _status_divergence(ok: list[RankSummary]) -> Divergence | None:
     return Divergence(STATUSES, groups, _capped(details))
 
 
+# A compile id of status "ok" that made no graph at all (RankSummary.no_graph): not a status of its own (tlparse's).
+_NO_GRAPH = "no graph"
 _ENDED = {OK: "succeeded", BREAK: "succeeded after a restart (e.g. at a graph break)",
           RESTARTED: "was restarted (e.g. at a graph break)", EMPTY: "compiled an empty graph", ERROR: "failed",
-          MISSING: "never finished (no compilation metrics)"}
+          MISSING: "never finished (no compilation metrics)",
+          _NO_GRAPH: "compiled with no graph at all (nothing of it runs compiled)"}
 
 
 def _ended(status: str) -> str:

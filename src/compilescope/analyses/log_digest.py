@@ -6,7 +6,7 @@ from dataclasses import asdict, field
 from typing import Any
 
 from . import Results
-from .status import STATUSES, failed_compiles, status_counts
+from .status import OK, STATUSES, failed_compiles, status_counts
 from ..model.records import dataclass
 
 TOP_FINDINGS = 3
@@ -28,6 +28,15 @@ class LogDigest:
     # The log was read (every figure above stands), but its own report could not be written: where, why and what to
     # do, in a line (worker.write_failure), as a rank's RankSummary.report_not_written.
     report_not_written: str | None = None
+    # Of statuses' "ok", the compile ids that compiled and made no graph at all (empty_graphs.no_graph): their status
+    # is tlparse's, but nothing of them runs compiled, and the report's cards count them apart ("1 compiled, with no
+    # graph"): the page shows them in a column of their own, not as compiled.
+    no_graph: int = 0
+
+    @property
+    def compiled_statuses(self) -> dict[str, int]:
+        """statuses as the page's columns count them: "ok" without the compile ids that made no graph (no_graph)."""
+        return {**self.statuses, OK: self.statuses.get(OK, 0) - self.no_graph}
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -53,6 +62,7 @@ def digest_log(results: Results) -> LogDigest:
         skipped_lines=sum(n for outcome, n in trace.stats.outcomes.items() if outcome != "ok"),
         export_issues=len(results.export.issues) if results.export.detected else None,
         findings=_findings(results),
+        no_graph=len(ins.empty_graphs.no_graph) if ins else 0,
     )
 
 

@@ -25,7 +25,7 @@ from .crash import Crash, crashes
 from .cudagraphs import cudagraphs
 from .environment import environment
 from .empty_graphs import empty_graphs, made_no_graph
-from .status import BREAK, ERROR, RESTARTED, failed_compiles
+from .status import BREAK, ERROR, RESTARTED, counts_text, failed_compiles
 from .torch_warnings import torch_warnings
 from .graph_breaks import graph_breaks
 from .recompiles import recompiles
@@ -167,6 +167,9 @@ class RankSummary:
     ops_known: list[str] = field(default_factory=list)
     # Compile ids that compiled no operator: graph_op_count 0, no graph at all, a restarted attempt, a failed compile.
     no_operator: list[str] = field(default_factory=list)
+    # Of the compile ids whose status is "ok", those that made no graph at all (empty_graphs.no_graph, as the rank's
+    # report counts them apart): nothing of them runs compiled. Empty in summaries saved before it was kept.
+    no_graph: list[str] = field(default_factory=list)
     ran_on: dict[str, str] = field(default_factory=dict)  # the versions and the GPU its log names (analyses/environment.py)
     recompiles: int = 0  # recompiles as the rank's report counts them (a restarted attempt is not another)
     # Each recompilation -> the guard whose failure caused it, as torch wrote it (its recompiles analysis: the newest
@@ -197,6 +200,11 @@ class RankSummary:
     @property
     def ok(self) -> bool:
         return self.error is None
+
+    @property
+    def outcomes(self) -> str:
+        """"1 compiled, with no graph": how the rank's compiles ended, in its report's words (status.counts_text)."""
+        return counts_text(Counter(self.statuses.values()), len(self.no_graph))
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -236,6 +244,7 @@ def summarize_rank(results: Results, rank: int | None = None) -> RankSummary:
     summary.failures = failed_compiles(statuses)
     empty = results.insights.empty_graphs if results.insights is not None else empty_graphs(trace)
     summary.ran_eagerly, summary.graph_ops = empty.ran_eagerly, empty.graph_ops
+    summary.no_graph = list(empty.no_graph)
     # As the rank's own report counts them (analyses/recompiles.py): a restarted attempt of a recompile ([0/1_1] after
     # [0/1]) is no second recompile.
     found_recompiles = results.insights.recompiles if results.insights is not None else recompiles(trace)

@@ -502,7 +502,9 @@ def _rank_row(rank: RankSummary) -> list[RenderableType]:
         # A rank that crashed or stopped with an exception, or whose report or chromium events could not be written: the lines under
         # the table say how, and what to do.
         TerminalText(" ".join([str(rank.rank), *marks]), style="red") if marks else str(rank.rank),
-        str(rank.n_compiles), str(rank.graph_breaks), str(rank.failures),
+        # (a compile id that made no graph is no compiled code: counted apart, as the rank's report counts it)
+        f"{rank.n_compiles} ({len(rank.no_graph)} no graph)" if rank.no_graph else str(rank.n_compiles),
+        str(rank.graph_breaks), str(rank.failures),
         str(rank.recompiles), f"{rank.cache_hits}/{rank.cache_misses}",
         _seconds(rank.compile_time_s) if rank.compile_time_s else "-",
         # A rank read in part (its note says what was missed): marked, so its row does not pass for a healthy one.
