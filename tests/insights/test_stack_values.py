@@ -220,3 +220,57 @@ def test_the_failed_guard_names_the_value_as_the_dynamic_shapes_do(capsys, tmp_p
     assert f'<code title="{html.escape(guard)}">{html.escape(in_words)}</code>' in diff_page
     assert run_cli("check", "--baseline", STEADY, LOG) == 1
     assert f"1 of them failing {in_words} (Python constant)" in capsys.readouterr().out
+
+
+def test_the_source_page_names_the_failed_guard_as_the_recompiles_view_does(tmp_path):
+    # The raw reason: torch's guard, whose comment and user stack place it at item_break.py:20 ("return w * scale").
+    guard = _failed_guard()
+    reason = _raw(LOG).split('"name": "recompile_reasons"', 1)[1].split("\nV", 1)[0]
+    assert 'item_break.py", line 20, in torch_dynamo_resume_in_train_step_at_19' in reason
+    in_words = guard.replace("___stack0", _expected_text() + ",")
+    out = tmp_path / "out"
+    assert run_cli(LOG, "-o", out, "--no-browser") == 0
+    (page,) = (out / "sources").glob("item_break.py_*.html")
+    row = re.search(r'<div class="src-line[^"]*" id="L20".*?</ul></div>', page.read_text(encoding="utf-8"), re.S)[0]
+    assert f'failed: <code title="{html.escape(guard)}">{html.escape(in_words)}</code>' in row
+    assert f"failed: {html.escape(in_words)}" in row  # the line's badge says it so too
+    (note,) = re.findall(r'<li class="n-guard">.*?</li>', row)
+    assert "___stack0" not in note.replace(f'title="{html.escape(guard)}"', "")
+    # sources.json keeps torch's text, the words beside it.
+    notes = json.loads((out / "sources.json").read_text())
+    found = []
+
+    def walk(value):
+        if isinstance(value, dict):
+            if "recompile" in value:
+                found.append(value)
+            for v in value.values():
+                walk(v)
+        elif isinstance(value, list):
+            for v in value:
+                walk(v)
+
+    walk(notes)
+    assert [(f["recompile"], f["guard"], f["described"]) for f in found] == [("[1/1]", guard, in_words)]
+
+
+def test_a_rank_that_recompiled_on_the_value_is_told_in_words(tmp_path, capsys):
+    # Two ranks of the same program: rank 0's log is item_break_steady (no recompile_reasons: the value never changed),
+    # rank 1's item_break, whose [1/1] recompiled on ___stack0. The compile-id divergence gives rank 1's reason.
+    assert '"recompile_reasons"' not in _raw(STEADY)
+    guard = _failed_guard()
+    in_words = guard.replace("___stack0", _expected_text() + ",")
+    job = tmp_path / "job"
+    job.mkdir()
+    for rank, log in enumerate((STEADY, LOG)):
+        (job / f"dedicated_log_torch_trace_rank_{rank}.log.gz").write_bytes(log.read_bytes())
+    assert run_cli("summary", "--json", job) == 0
+    doc = json.loads(capsys.readouterr().out)
+    ranks = {r["rank"]: r for r in doc["ranks"]}
+    assert ranks[1]["recompile_reasons"] == {"[1/1]": guard}  # torch's text
+    assert ranks[1]["recompile_reasons_described"] == {"[1/1]": in_words}
+    (divergence,) = [d for d in doc["analysis"]["divergences"] if d["kind"] == "compile_ids"]
+    assert divergence["details"] == [f"[1/1] compiled only on rank 1: {in_words}"]
+    assert run_cli("summary", job) == 0
+    out = " ".join(capsys.readouterr().out.replace("│", " ").split())
+    assert f"[1/1] compiled only on rank 1: {in_words}" in out and "___stack0" not in out

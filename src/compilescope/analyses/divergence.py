@@ -466,7 +466,8 @@ def _compile_id_divergence(ok: list[RankSummary]) -> Divergence | None:
     groups = _group(sets, lambda ids: ids, _compilations_text)
     if len(groups) < 2:
         return None
-    reasons = {s.rank: s.recompile_reasons for s in ok}
+    # (in the user's words where torch's names a value Dynamo passed on past a graph break)
+    reasons = {s.rank: {**s.recompile_reasons, **s.recompile_reasons_described} for s in ok}
     # (compilation, the ranks that alone have it) -> its compile ids there, the compilation's own first where they have it
     alike: dict[tuple[str, tuple[int, ...]], list[str]] = defaultdict(list)
     for cid, ranks in sorted(_only_on(sets).items(), key=lambda kv: _graph_sort_key(kv[0])):

@@ -175,6 +175,9 @@ class RankSummary:
     # Each recompilation -> the guard whose failure caused it, as torch wrote it (its recompiles analysis: the newest
     # cache entry's): why a compile id that only some ranks have was compiled there.
     recompile_reasons: dict[str, str] = field(default_factory=dict)
+    # Of recompile_reasons, those that name a value Dynamo passed on past a graph break (a resume function's ___stack0),
+    # in the user's words, as the rank's recompiles view says them (FailedGuard.described): what the views show.
+    recompile_reasons_described: dict[str, str] = field(default_factory=dict)
     cache_hits: int = 0
     cache_misses: int = 0
     chromium_events: int = 0
@@ -253,6 +256,9 @@ def summarize_rank(results: Results, rank: int | None = None) -> RankSummary:
     # graph break): torch logs the reason on [0/1], and a rank's restarts are no other recompile.
     summary.recompile_reasons = {compilation_key(step.compile_id): step.guard.guard for frame in found_recompiles.frames
                                  for step in frame.steps if step.guard is not None}
+    summary.recompile_reasons_described = {compilation_key(step.compile_id): step.guard.described
+                                           for frame in found_recompiles.frames for step in frame.steps
+                                           if step.guard is not None and step.guard.described}
     summary.chromium_events = len(trace.chromium_events)
     summary.parse_problems = trace.stats.parse_problems
     not_read = unread(trace.stats)

@@ -650,6 +650,8 @@ def analyze_sources(trace: Trace, provenance: Provenance | None = None, shapes: 
                 failed = {"recompile": compilation_key(step.compile_id),
                           "failed_in": compilation_key(guard.compile_id) if guard.compile_id else None,
                           "guard": guard.guard, "change": guard.change}
+                if guard.described:  # (Dynamo's ___stack names in the user's words, as the recompiles view says them)
+                    failed["described"] = guard.described
                 if n is not None and failed not in n.guards:
                     n.guards.append(failed)
 

@@ -75,6 +75,14 @@ def source_files(page: _Page) -> Iterator[tuple[str, Iterator[bytes]]]:
         yield f.page, _page(page, f, dirs)
 
 
+def _guard_html(failed: dict) -> str:
+    """A failed guard of a line's notes as the recompiles view shows it: Dynamo's ___stack names in the user's words
+    (its "described"), torch's text in the title; else torch's text."""
+    if failed.get("described"):
+        return f'<code title="{html_text(failed["guard"])}">{html_text(failed["described"])}</code>'
+    return f'<code>{html_text(failed["guard"])}</code>'
+
+
 def _cid(cid: str, dirs: _CompileDirs) -> str:
     link = dirs.links.get(cid)
     if link is None:
@@ -124,7 +132,7 @@ def _notes_html(page: _Page, f: SourceFile, n: int, dirs: _CompileDirs) -> Itera
                f'was compiled as {links}</li>')
     for g in notes.recompile_guards:
         yield (f'<li class="n-guard">recompiled as {_cid(g["recompile"], dirs)}: a guard of '
-               f'{html_text(g["failed_in"] or "?")} on this line failed: <code>{html_text(g["guard"])}</code></li>')
+               f'{html_text(g["failed_in"] or "?")} on this line failed: {_guard_html(g)}</li>')
     for group in notes.installed_guards():
         listed = "".join(f"<li><code>{html_text(g)}</code></li>" for g in group.guards)
         if group.dimension_marking:
@@ -222,7 +230,8 @@ def _badges(notes: LineNotes) -> str:
         out.append('<span class="b b-eager">eager</span>')
     recompiled = notes.recompiled
     if recompiled:
-        failed = "; ".join(f'the guard of {g["failed_in"] or "?"} failed: {g["guard"]}' for g in notes.recompile_guards)
+        failed = "; ".join(f'the guard of {g["failed_in"] or "?"} failed: {g.get("described") or g["guard"]}'
+                           for g in notes.recompile_guards)
         out.append(f'<span class="b b-guard" title="torch.compile compiled this frame again because of this line: '
                    f'{html_text(failed)}">recompiled {html_text(" ".join(recompiled))}</span>')
     if notes.kernels:
