@@ -5,6 +5,7 @@ from __future__ import annotations
 import gzip
 import os
 import re
+from collections import Counter
 
 import pytest
 
@@ -505,9 +506,34 @@ def test_a_restarted_attempt_without_an_fx_graph_lookup_is_named_as_an_attempt()
         found = insights(trace).caches
     assert found.fx_unlogged == ["[2/1]"] and found.fx_unlogged_restarted == {"[2/1]": "[2/1_1]"}
     assert found.overall_text.endswith(
-        "; [2/1], an attempt Dynamo restarted (it compiled the frame again as [2/1_1]), logged no FX graph cache "
-        "lookup: it was restarted before Inductor had compiled its graph")
+        "; [2/1], an attempt Dynamo restarted (it compiled the frame again as [2/1_1]), missed the AOTAutograd cache, "
+        "but nothing it compiled was kept (no graph compiled anew), and it logged no FX graph cache lookup: it was "
+        "restarted before Inductor had compiled its graph")
     assert "torch logs one once Inductor has compiled the graph" not in found.overall_text
+
+
+def test_a_restarted_attempts_miss_is_not_counted_as_compiled_anew():
+    """compiled_optimizer.log (CUDA, torch 2.11): of its 7 aotautograd_cache_miss records, one is [2/1]'s attempt 0,
+    which Dynamo restarted (attempt 1 looked the cache up again and compiled the frame): that miss compiled nothing
+    that was kept. The verdict counts the lookups of the compiles that were kept, and names the attempt apart. (No
+    log here has a restarted attempt that logged an FX graph cache miss: torch logs it once Inductor has compiled.)"""
+    text = gzip.open(cuda211("compiled_optimizer.log.gz"), "rt").read()
+    lookups = re.findall(r'\{"artifact": \{"name": "(\w+_cache_\w+)", "encoding": "json"\}, "frame_id": (\d+), '
+                         r'"frame_compile_id": (\d+), "attempt": (\d)', text)
+    restarted = {(f, c) for _, f, c, attempt in lookups if attempt != "0"}  # compilations with an attempt 1
+    assert restarted == {("2", "1")}
+    by_attempt = Counter((name, (f, c) in restarted and attempt == "0") for name, f, c, attempt in lookups)
+    assert by_attempt == {("aotautograd_cache_miss", False): 6, ("aotautograd_cache_miss", True): 1,
+                          ("fx_graph_cache_miss", False): 6}
+    with read_trace(str(cuda211("compiled_optimizer.log.gz"))) as trace:
+        found = insights(trace).caches
+    assert found.counts == {"aotautograd_cache": {"miss": 7}, "fx_graph_cache": {"miss": 6}}  # as torch logged them
+    assert found.restarted_misses == {"[2/1]": "[2/1_1]"}
+    assert found.kept_counts == {"aotautograd_cache": {"miss": 6}, "fx_graph_cache": {"miss": 6}}
+    assert found.overall == "cold"
+    assert "[2/1], an attempt Dynamo restarted (it compiled the frame again as [2/1_1]), missed the AOTAutograd " \
+           "cache, but nothing it compiled was kept (no graph compiled anew)" in found.overall_text
+    assert found.to_json()["restarted_misses"] == {"[2/1]": "[2/1_1]"}
 
 
 def test_compiles_that_failed_among_others_are_said_apart_from_those_compiled_anew():
@@ -562,3 +588,15 @@ def test_a_recompiled_frame_is_named_by_its_file_and_first_line():
     assert first == {"g": "24", "h": "28"}
     frames = insights_of("recompiles").recompiles.frames
     assert {fr.name: fr.short for fr in frames} == {name: f"recompiles.py:{line}" for name, line in first.items()}
+
+
+def test_a_cache_that_served_every_kept_compile_is_warm_though_a_restarted_attempt_missed():
+    # No log here has a restarted attempt's miss beside hits: the verdict over the analysis' own fields.
+    miss, hit = CacheEvent("aotautograd_cache", "miss"), CacheEvent("aotautograd_cache", "hit")
+    served = Caches(compiles=[CompileCache("[0/0]", [miss]), CompileCache("[0/0_1]", [hit])],
+                    counts={"aotautograd_cache": {"miss": 1, "hit": 1}}, restarted_misses={"[0/0]": "[0/0_1]"})
+    assert served.overall == "warm"
+    assert served.overall_text == (
+        "every cache lookup hit, so torch reused what an earlier run had compiled; [0/0], an attempt Dynamo restarted "
+        "(it compiled the frame again as [0/0_1]), missed the AOTAutograd cache, but nothing it compiled was kept (no "
+        "graph compiled anew)")

@@ -106,6 +106,10 @@ class Caches:
     # cache, then restarted before Inductor compiled anything) -> the attempt that compiled the frame ([2/1_1]): their
     # FX graph lookup is missing because the attempt was given up, not because its compile failed.
     fx_unlogged_restarted: dict[str, str] = field(default_factory=dict)
+    # Every attempt Dynamo restarted that missed a cache -> the attempt that compiled the frame ([2/1] -> [2/1_1]):
+    # what it compiled after its miss was thrown away with the attempt, so its miss is no graph "compiled anew", and
+    # overall leaves its lookups out (the attempt that compiled the frame looked them up again).
+    restarted_misses: dict[str, str] = field(default_factory=dict)
     # Compile ids whose every hit reused what an earlier compile of this run had compiled (a recompile that made the
     # same graph: train_step_pitfalls.log's [0/1] reused [0/0]'s) -> those compiles: not in graphs_missing, as an empty
     # cache would not show more (the graphs are in this log, under those compiles).
@@ -129,17 +133,27 @@ class Caches:
         if others:
             text += (f"; {and_list(others)} logged no FX graph cache lookup (torch logs one once Inductor has compiled "
                      "the graph)")
-        for attempt, compiled in self.fx_unlogged_restarted.items():
+        for attempt in dict.fromkeys([*self.restarted_misses, *self.fx_unlogged_restarted]):
             # (named as the compile pages name a restarted attempt: its id, and the attempt that compiled the frame)
-            text += (f"; {attempt}, an attempt Dynamo restarted (it compiled the frame again as {compiled}), logged no "
-                     "FX graph cache lookup: it was restarted before Inductor had compiled its graph")
+            compiled = self.restarted_misses.get(attempt) or self.fx_unlogged_restarted[attempt]
+            text += f"; {attempt}, an attempt Dynamo restarted (it compiled the frame again as {compiled}),"
+            if attempt in self.restarted_misses:
+                missed = and_list([CACHES[c] for c in dict.fromkeys(e.cache for c in self.compiles
+                                                                   if c.compile_id == attempt
+                                                                   for e in c.events if e.outcome == "miss")])
+                text += f" missed the {missed}, but nothing it compiled was kept (no graph compiled anew)"
+                if attempt in self.fx_unlogged_restarted:
+                    text += ", and it"
+            if attempt in self.fx_unlogged_restarted:
+                text += " logged no FX graph cache lookup: it was restarted before Inductor had compiled its graph"
         return text
 
     def _missed(self, lookup: str) -> str:
         """No lookup hit: "every cache lookup missed", or with lookups bypassed (a graph torch cannot cache), how many
         of each, as "every lookup missed" would not be true."""
-        missed = sum(n.get("miss", 0) for n in self.counts.values())
-        bypassed = sum(n.get("bypass", 0) for n in self.counts.values())
+        counts = self.kept_counts
+        missed = sum(n.get("miss", 0) for n in counts.values())
+        bypassed = sum(n.get("bypass", 0) for n in counts.values())
         if not bypassed:
             return f"every {lookup} missed"
         one = bypassed == 1
@@ -188,10 +202,24 @@ class Caches:
         return bool(self.compiles)
 
     @property
+    def kept_counts(self) -> dict[str, dict[str, int]]:
+        """counts without the lookups of the attempts Dynamo restarted that missed (restarted_misses): those of the
+        compiles whose work was kept. All of counts where every lookup was a restarted attempt's."""
+        if not self.restarted_misses:
+            return self.counts
+        kept: dict[str, Counter[str]] = {}
+        for compiled in self.compiles:
+            if compiled.compile_id not in self.restarted_misses:
+                for e in compiled.events:
+                    kept.setdefault(e.cache, Counter())[e.outcome] += 1
+        return {cache: dict(n) for cache, n in kept.items()} or self.counts
+
+    @property
     def overall(self) -> str:
-        """"warm" (all hits), "cold" (all misses), "mixed", "bypassed" or "none" (no cache lookups logged)."""
+        """"warm" (all hits), "cold" (all misses), "mixed", "bypassed" or "none" (no cache lookups logged): of the
+        lookups whose compile was kept (kept_counts)."""
         outcomes: Counter[str] = Counter()
-        for per_cache in self.counts.values():
+        for per_cache in self.kept_counts.values():
             outcomes.update(per_cache)
         if not outcomes:
             return "none"
@@ -213,6 +241,7 @@ class Caches:
             "partly_served": self.partly_served,
             "fx_unlogged": self.fx_unlogged,
             "fx_unlogged_restarted": self.fx_unlogged_restarted,
+            "restarted_misses": self.restarted_misses,
             "reused_in_run": self.reused_in_run,
             "failed": self.failed,
             "compiles": [c.to_json() for c in self.compiles],
@@ -281,6 +310,9 @@ def caches(trace: Trace) -> Caches:
                 result.fx_unlogged.append(entry.key)
                 if statuses.get(entry.key) == RESTARTED and entry.key in compiled_as:
                     result.fx_unlogged_restarted[entry.key] = compiled_as[entry.key]
+            if (statuses.get(entry.key) == RESTARTED and entry.key in compiled_as
+                    and any(e.outcome == "miss" for e in events)):
+                result.restarted_misses[entry.key] = compiled_as[entry.key]
             if compile_status(entry) == ERROR:
                 result.failed.append(entry.key)
             if any(e.outcome == "hit" for e in events) and all(e.reused_from for e in events if e.outcome == "hit"):
