@@ -137,6 +137,32 @@ def test_no_failures_rule(capsys, tmp_path):
                     "CppCompileError: C++ compile error")
 
 
+def test_baseline_failures_names_the_compile_that_failed(capsys, tmp_path):
+    """diff_fail.log.gz's one compilation_metrics: compile_id 0/0, co_name f, co_firstlineno 30, fail_type
+    InductorError, fail_reason starting "CppCompileError: C++ compile error"; diff_base.log.gz's compiles did not fail.
+    The rule said "new failure in f (diff_pair.py:30)", not which compile: it names it as --no-failures does, in the
+    terminal, --json and --junit."""
+    raw = gzip.open(log("fail"), "rt", encoding="utf-8").read()
+    metrics = [json.loads(line[line.index("{"):])["compilation_metrics"]
+               for line in raw.splitlines() if '{"compilation_metrics": ' in line]
+    assert [(m["compile_id"], m["co_name"], m["co_firstlineno"], m["fail_type"], m["fail_reason"].splitlines()[0])
+            for m in metrics] == [("0/0", "f", 30, "InductorError", "CppCompileError: C++ compile error")]
+    base = gzip.open(log("base"), "rt", encoding="utf-8").read()
+    assert '"fail_type": "' not in base
+    named = "[0/0] f (diff_pair.py:30): InductorError: CppCompileError: C++ compile error"
+    junit = tmp_path / "check.xml"
+    assert run_cli("check", log("fail"), "--baseline", log("base"), "--json", "--junit", junit) == 1
+    [rule] = [r for r in json.loads(capsys.readouterr().out)["rules"] if r["rule"] == "baseline-failures"]
+    assert rule["details"] == [f"new failure: {named}"]
+    assert rule["message"].startswith(f"baseline-failures: new failure: {named}; why, and what to try: ")
+    assert f"new failure: {named}" in junit.read_text()
+    # diff's change carries them: the compile ids that failed so, and the function.
+    assert run_cli("diff", "--json", log("base"), log("fail")) == 1
+    (compared,) = json.loads(capsys.readouterr().out)["ranks"]
+    (change,) = [c for c in compared["changes"] if c["section"] == "failures"]
+    assert change["detail"] == {"compile_ids": ["[0/0]"], "function": "f (diff_pair.py:30)"}
+
+
 def test_no_failures_names_the_compile_that_hit_the_recompile_limit(capsys, tmp_path):
     """train_step_pitfalls.log: [0/2]'s compilation_metrics has fail_type Unsupported, fail_reason "Dynamo recompile
     limit exceeded ...", co_name null and no fail_user_frame: its frame is [0/0]'s and [0/1]'s, train_step at line 31.
@@ -177,7 +203,7 @@ def test_baseline_regressions(capsys, tmp_path):
     # (diff_fail.log.gz's compile of f failed: fail_type InductorError, a CppCompileError; diff_base's did not) Its
     # message points at what explains a failure: the summary of the log, or diagnose on the program.
     assert lines(capsys.readouterr().out) == [
-        "baseline-failures: new failure in f (diff_pair.py:30): InductorError: CppCompileError: C++ compile error; why, "
+        "baseline-failures: new failure: [0/0] f (diff_pair.py:30): InductorError: CppCompileError: C++ compile error; why, "
         f"and what to try: compilescope summary {log('fail').resolve()} (or compilescope diagnose on the program: the "
         "stage that fails)"]
     # A compile that CUDA graphs skip where the baseline's ran as graphs (the real reduce-overhead run on an H200,

@@ -321,7 +321,10 @@ def _regressions(runs: dict[int | None, RunFacts], baseline: dict[int | None, Ru
                 if not is_python_library_file(c.b["file"] or ""):
                     new_breaks.append(regression)
             elif c.section == "failures" and c.kind == "added" and not _in_python_library(run, c.frame):
-                new_failures.append(regression)
+                # Each compile that failed so, named as --no-failures names it ("[0/0] f (diff_pair.py:30): ...").
+                hedged = hedge if c.unread_side == "A" else ""
+                new_failures += [f"{_where(rank)}new failure: {_failure(run, {**c.b, 'compile_id': cid})}{hedged}"
+                                 for cid in c.detail.get("compile_ids") or [c.b.get("compile_id")]]
                 failed_log = failed_log or run.source
             elif c.section == "cudagraphs" and c.kind == "added":
                 new_skips.append(regression)

@@ -1155,8 +1155,13 @@ def diff_runs(a: RunFacts, b: RunFacts, threshold: TimeThreshold = TimeThreshold
                                   x.get("frame"), x, None))
     for fk, x in fb_keys.items():
         if fk not in fa_keys:
+            # Which compiles failed so (one key: the same error in the same frame, at each of its compiles), and the
+            # function, for a gate that names them as --no-failures does.
+            failed = [y["compile_id"] for y in b.failures if key_f(y) == fk and y.get("compile_id")]
+            frame = b.frames.get(x["frame"]) if x.get("frame") else None
             changes.append(Change("failures", "added", f"new failure{failed_in(x, b)}: {x['type']}: {x['reason']}",
-                                  x.get("frame"), None, x))
+                                  x.get("frame"), None, x,
+                                  {"compile_ids": failed, "function": frame.label if frame is not None else None}))
 
     # Dynamic shapes: symbols by source, specializations by sources and value.
     def matched(x: dict) -> bool:  # decisions inside a frame compiled in one run only belong to that frame's line
