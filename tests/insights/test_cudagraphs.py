@@ -49,6 +49,29 @@ def test_two_shapes_set_up_with_a_backward_pending_are_never_recorded():
     assert any(f.title == "CUDA graphs never recorded for [0/1] (forward)" for f in findings) and not cg.ran_once
 
 
+def test_a_graph_set_up_once_per_shape_says_so_and_what_to_do(tmp_path, capsys):
+    """script.py calls the reduce-overhead MLP with 128 rows, then 64 ("new shape: re-record"): [0/1], dynamic already
+    (s77), logs a `cudagraphify.get_container` begin/end pair per shape and no recording. "never" alone hid that each
+    shape is a graph of its own, which padding the inputs avoids."""
+    log = next(shared("gpu-torch211/autotune_cudagraphs").glob("*.log"))
+    chromium = [json.loads(p.replace("\n\t", "\n")) for p in re.findall(r'"chromium_event": \{\}.*\n((?:\t.*\n)+)', log.read_text())]
+    setups = [(e["ph"], e["args"]["compile_id"]) for e in chromium if e["name"] == "cudagraphify.get_container"]
+    assert setups == [("B", "0/1"), ("E", "0/1")] * 2
+    assert not [e for e in chromium if e["name"] == "CUDAGraphNode.record"]
+    cg, findings = _graphs(log)
+    [c] = cg.compiles
+    assert c.set_up_per_shape == "set up twice, once per input shape"
+    [finding] = [f for f in findings if f.section == "cudagraphs"]
+    assert "[0/1] was set up twice, once per input shape" in finding.detail
+    assert "pad the inputs to a few fixed sizes" in finding.detail
+    assert run_cli("summary", log) == 0
+    table = capsys.readouterr().out.split("CUDA graphs (1 compile id)")[1].split("Warnings torch printed")[0]
+    assert [line.split()[:4] for line in table.splitlines() if "set up" in line or "input shape" in line] == [
+        ["[0/1]", "forward", "never", "(set"], ["once", "per", "input", "shape)"]]
+    # one set-up, one recording: no such note
+    assert [c.set_up_per_shape for c in _graphs(cuda211("cudagraph_skips.log.gz"))[0].compiles] == [None] * 3
+
+
 def test_a_skip_reason_in_the_metrics_is_a_skip_not_a_graph_never_recorded(tmp_path):
     log = next(shared("gpu-torch211/autotune_cudagraphs").glob("*.log"))
     cg, findings = _graphs(with_cudagraph_skip(log, tmp_path / "dedicated_log_torch_trace_skip.log"))

@@ -60,6 +60,14 @@ class CudaGraphCompile:
         return bool(self.setups) and not self.recordings_ms and not self.skip_reason and not self.ran_once
 
     @property
+    def set_up_per_shape(self) -> str | None:
+        """"set up 2 times, once per input shape": a graph never recorded, set up for more than one shape. Each set-up
+        is a graph of its own (one per input size, even of a dynamic compile), each recorded once it can be."""
+        if self.setups < 2 or self.recordings_ms:  # (recorded: its recordings count the shapes)
+            return None
+        return f"set up {_times(self.setups)}, once per input shape"
+
+    @property
     def without_graphs_because(self) -> str | None:
         """Why it ran without CUDA graphs, in a line (None: it ran with them)."""
         return self.skip_summary or (NEVER_RECORDED if self.never_recorded else None)
@@ -77,7 +85,11 @@ class CudaGraphCompile:
                 "skip_location": self.skip_location.to_json() if self.skip_location else None,
                 "skipped_at_first_run": self.skipped_at_first_run, "setups": self.setups,
                 "recordings_ms": [round(ms, 3) for ms in self.recordings_ms], "never_recorded": self.never_recorded,
-                "ran_once": self.ran_once}
+                "ran_once": self.ran_once, "set_up_per_shape": self.set_up_per_shape}
+
+
+def _times(n: int) -> str:
+    return "once" if n == 1 else "twice" if n == 2 else f"{n} times"
 
 
 @dataclass

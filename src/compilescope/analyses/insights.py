@@ -533,18 +533,30 @@ def _cudagraphs_never_recorded(cg: CudaGraphs, printed: TorchWarnings) -> list[F
         return []
     which = ", ".join(_compile_named(c.compile_id, c.name) for c in compiles[:3])
     more = f" and {len(compiles) - 3} more" if len(compiles) > 3 else ""
+    shapes = _per_shape(compiles)
     pending = [w for w in printed.warnings if w.name == PENDING_BACKWARD]
     if pending:  # recorded by run or capture(): torch said why, on stderr
         where = f" at {pending[0].location.short}" if pending[0].location else ""
         return [Finding(WARNING, "cudagraphs", f"CUDA graphs never recorded for {which}{more}",
-                        f"torch warned{where} that a backward was still pending: {pending[0].advice}")]
+                        f"torch warned{where} that a backward was still pending: {pending[0].advice}{shapes}")]
     # Without compilescope's recorders the log cannot tell a graph skipped at its first call from one called once.
     return [Finding(WARNING, "cudagraphs", f"no CUDA graph was recorded for {which}{more}",
                     "set up at its first call, and torch logged no skip reason: a graph run only once is warmed up, "
                     "never recorded (CUDA graph trees record at the second call), and a skip decided at the first call "
                     "is said on the program's stderr only: \"skipping cudagraphs due to ...\" (a mutated input, say), "
                     "or \"pending, uninvoked backwards\" (call backward, or run under torch.no_grad()). compilescope "
-                    "run records them in the log")]
+                    f"run records them in the log{shapes}")]
+
+
+def _per_shape(compiles: list[CudaGraphCompile]) -> str:
+    """"; [0/1] was set up twice, once per input shape: ...": what a graph set up for several shapes will cost once
+    it records, and what to do about it. A dynamic compile does not help: CUDA graph trees key a graph on the sizes."""
+    several = [c for c in compiles if c.set_up_per_shape]
+    if not several:
+        return ""
+    which = "; ".join(f"{c.compile_id} was {c.set_up_per_shape}" for c in several[:3])
+    return (f". {which}: CUDA graph trees keep a graph per input size, even of a dynamic compile, so once recorded each "
+            "new size costs a recording and its GPU memory; pad the inputs to a few fixed sizes")
 
 
 def _compile_named(compile_id: str, code_name: str | None) -> str:

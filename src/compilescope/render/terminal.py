@@ -324,11 +324,15 @@ def _cudagraphs(ins: Insights) -> list[RenderableType]:
     table = _table("compile id", "function", "recorded", "skipped because", expand=True)
     table.columns[0].no_wrap = table.columns[2].no_wrap = True
     table.columns[3].ratio = 1
+    if any(c.set_up_per_shape for c in cg.compiles[:MAX_ROWS]):  # "never (set up twice, ...)" wraps, under "never"
+        table.columns[2].no_wrap = False
+        table.columns[2].max_width = 22
     for c in cg.compiles[:MAX_ROWS]:
         recorded = ", ".join(format_seconds(ms / 1000) for ms in c.recordings_ms[:4]) + (" …" if len(c.recordings_ms) > 4 else "")
         never = c.never_recorded
         table.add_row(TerminalText(c.compile_id), TerminalText(function_label(c.name)),
-                      f"{len(c.recordings_ms)}×: {recorded}" if c.recordings_ms else "never" if never or c.ran_once else "-",
+                      (f"{len(c.recordings_ms)}×: {recorded}" if c.recordings_ms else "never" if never or c.ran_once else "-")
+                      + (f" ({c.set_up_per_shape})" if c.set_up_per_shape else ""),
                       TerminalText(((f"at its first run: {c.skip_summary}" if c.skipped_at_first_run else c.skip_summary)
                                     + (f" at {_where(c.skip_location)}" if c.skip_location else "")
                                     + (f"  ·  {c.skip_location.code}" if c.skip_location and c.skip_location.code else "")
