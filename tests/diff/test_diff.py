@@ -512,13 +512,18 @@ def test_cuda_graphs_skipped_in_one_run_is_a_change(tmp_path, capsys):
 
 def test_cuda_graphs_unused_in_both_runs_for_another_reason_is_one_change(tmp_path, capsys):
     """The shared H100 run's [0/1] was never recorded (a backward left pending); a copy whose metrics say Inductor
-    skipped it: still without CUDA graphs, for another reason."""
+    skipped it: still without CUDA graphs, for another reason. The run's stderr, saved beside the log (output.txt),
+    says why A's was never recorded ("Unable to hit fast path of CUDAGraphs because of pending, uninvoked backwards",
+    from cudagraph_trees.py): diff gives the reason summary gives, not "the log does not say why"."""
     log = max_autotune_log()
+    assert "because of pending, uninvoked backwards" in (log.parent / "output.txt").read_text()
     skipped = with_cudagraph_skip(log, tmp_path / "dedicated_log_torch_trace_skip.log")
     assert run_cli("diff", "--json", log, skipped) == 1
     [change] = json.loads(capsys.readouterr().out)["ranks"][0]["changes"]
     assert (change["section"], change["kind"]) == ("cudagraphs", "changed")
-    assert change["a"]["reason"] == "never recorded (set up at its first call; the log does not say why)"
+    assert change["a"]["reason"] == "never recorded: torch warned that a backward was still pending"
+    assert run_cli("summary", log) == 0
+    assert "torch warned that a backward was still pending: " in " ".join(capsys.readouterr().out.split())
     assert change["b"]["reason"] == "skipping cudagraphs due to mutated inputs (1 instances)"
     assert change["title"] == "CUDA graphs still not used, now: skipping cudagraphs due to mutated inputs (1 instances)"
 

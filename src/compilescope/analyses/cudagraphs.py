@@ -30,11 +30,15 @@ from ..model.records import dataclass
 from ..decompile.recorded import CUDAGRAPH_SKIP
 from ..model.trace import CUDAGRAPH_RECORD, CUDAGRAPH_SETUP, Trace
 from .compile_time import event_compile_id, finite_number
-from .torch_warnings import PENDING_BACKWARD, TorchWarnings, recorded_kinds, torch_warnings
+from .torch_warnings import PENDING_BACKWARD, TorchWarning, TorchWarnings, recorded_kinds, torch_warnings
 from .userloc import UserLocation, is_framework_file, last_code_frame, traceback_frames
 
 
 NEVER_RECORDED = "never recorded (set up at its first call; the log does not say why)"
+BACKWARD_PENDING = "a backward was still pending"
+# Why a graph never recorded ran without CUDA graphs, where torch warned of a backward left pending (recorded by run
+# or capture(), or read from the stderr saved beside the log): the one wording of the summary, diff, check and ranks
+NEVER_RECORDED_PENDING = f"never recorded: torch warned that {BACKWARD_PENDING}"
 
 
 @dataclass
@@ -52,6 +56,8 @@ class CudaGraphCompile:
     # Set up and never recorded, and not skipped (the run recorded torch's skips and warnings: none for it): it ran
     # once, the warm-up call that CUDA graph trees run before recording a graph at its second
     ran_once: bool = False
+    # Never recorded, and torch warned that a backward was still pending: why (CudaGraphs.never_recorded_warning)
+    backward_pending: bool = False
 
     @property
     def never_recorded(self) -> bool:
@@ -70,7 +76,9 @@ class CudaGraphCompile:
     @property
     def without_graphs_because(self) -> str | None:
         """Why it ran without CUDA graphs, in a line (None: it ran with them)."""
-        return self.skip_summary or (NEVER_RECORDED if self.never_recorded else None)
+        if self.skip_summary or not self.never_recorded:
+            return self.skip_summary
+        return NEVER_RECORDED_PENDING if self.backward_pending else NEVER_RECORDED
 
     @property
     def skip_summary(self) -> str | None:
@@ -85,7 +93,8 @@ class CudaGraphCompile:
                 "skip_location": self.skip_location.to_json() if self.skip_location else None,
                 "skipped_at_first_run": self.skipped_at_first_run, "setups": self.setups,
                 "recordings_ms": [round(ms, 3) for ms in self.recordings_ms], "never_recorded": self.never_recorded,
-                "ran_once": self.ran_once, "set_up_per_shape": self.set_up_per_shape}
+                "ran_once": self.ran_once, "set_up_per_shape": self.set_up_per_shape,
+                "backward_pending": self.backward_pending}
 
 
 def _times(n: int) -> str:
@@ -98,7 +107,7 @@ class CudaGraphs:
 
     compiles: list[CudaGraphCompile] = field(default_factory=list)
     # What torch printed that explains the graphs never recorded ("... pending, uninvoked backwards"), when the run
-    # recorded its warnings (analyses/torch_warnings.py; set by insights)
+    # recorded its warnings or its stderr was saved beside the log (analyses/torch_warnings.py)
     never_recorded_warning: str | None = None
 
     def __bool__(self) -> bool:
@@ -158,17 +167,24 @@ def cudagraphs(trace: Trace, printed: TorchWarnings | None = None) -> CudaGraphs
                                                     recordings.get(key, []), where, len(setups.get(key, [])),
                                                     first_run))
     unexplained = result.never_recorded
+    if not unexplained:
+        return result
+    printed = printed if printed is not None else torch_warnings(trace)
+    pending = _backward_left_pending(printed)
+    if pending is not None:  # stderr names no compile: the graphs it kept from recording are these
+        result.never_recorded_warning = pending.headline
+        for graphed in unexplained:
+            graphed.backward_pending = True
     # (a recorded skip given to no graph may be one of these: then none is known to have run once)
-    if (unexplained and not unplaced and {"cudagraph_skips", "warnings"} <= recorded_kinds(trace)
-            and not _backward_left_pending(printed if printed is not None else torch_warnings(trace))):
+    elif not unplaced and {"cudagraph_skips", "warnings"} <= recorded_kinds(trace):
         for graphed in unexplained:
             graphed.ran_once = True
     return result
 
 
-def _backward_left_pending(printed: TorchWarnings) -> bool:
-    """torch warned that a graph could not replay while a backward was pending (a graph then never records)."""
-    return any(w.name == PENDING_BACKWARD for w in printed.warnings)
+def _backward_left_pending(printed: TorchWarnings) -> TorchWarning | None:
+    """torch's warning that a graph could not replay while a backward was pending (a graph then never records)."""
+    return next((w for w in printed.warnings if w.name == PENDING_BACKWARD), None)
 
 
 _FOUND_FROM = ("Found from :", "Found from:")

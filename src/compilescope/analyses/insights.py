@@ -17,7 +17,7 @@ from ..model.ids import NO_COMPILE_ID, CompileId
 from ..model.trace import Trace
 from .autotuning import Autotuning, autotuning
 from .caches import Caches, caches
-from .cudagraphs import CudaGraphCompile, CudaGraphs, cudagraphs
+from .cudagraphs import BACKWARD_PENDING, CudaGraphCompile, CudaGraphs, cudagraphs
 from .crash import STATIC_LAUNCHER_ADVICE, Crash, Crashes, crashes
 from .compile_time import PHASE_LABELS, CompileTimes, compile_times, ends_during, unfinished_compiles
 from .empty_graphs import EmptyGraphs, empty_graphs
@@ -538,7 +538,7 @@ def _cudagraphs_never_recorded(cg: CudaGraphs, printed: TorchWarnings) -> list[F
     if pending:  # recorded by run or capture(): torch said why, on stderr
         where = f" at {pending[0].location.short}" if pending[0].location else ""
         return [Finding(WARNING, "cudagraphs", f"CUDA graphs never recorded for {which}{more}",
-                        f"torch warned{where} that a backward was still pending: {pending[0].advice}{shapes}")]
+                        f"torch warned{where} that {BACKWARD_PENDING}: {pending[0].advice}{shapes}")]
     # Without compilescope's recorders the log cannot tell a graph skipped at its first call from one called once.
     return [Finding(WARNING, "cudagraphs", f"no CUDA graph was recorded for {which}{more}",
                     "set up at its first call, and torch logged no skip reason: a graph run only once is warmed up, "
@@ -671,8 +671,7 @@ def insights(trace: Trace, runtime: Runtime | None = None, export: ExportReport 
     link_specializations(ins.recompiles, ins.dynamic_shapes.specializations)
     ins.unfinished = unfinished_compiles(trace, ins.compile_time)
     pending = next((w for w in ins.warnings.warnings if w.name == PENDING_BACKWARD), None)
-    if pending is not None and ins.cudagraphs.never_recorded:
-        ins.cudagraphs.never_recorded_warning = pending.headline
+    if pending is not None and ins.cudagraphs.never_recorded:  # (cudagraphs gave them its reason)
         if not pending.compile_ids:  # read from stderr, which names no compile: the graphs it kept from recording
             pending.compile_ids = [c.compile_id for c in ins.cudagraphs.never_recorded]
     exported = export if export is not None else export_report(trace)
