@@ -104,8 +104,29 @@ def test_cuda_graph_replays_compared_with_eager_by_wall_time_too():
     assert p.graph_launches == 5 == sum(1 for e in events if e.get("name") == "cudaGraphLaunch")
     triton = [k for k in p.kernels if k.kind == "inductor"]
     assert triton and all(k.calls == 5 and str(k.compile_id) == "[0/0]" and k.user_lines for k in triton)
+    # The GPU's idle time is the whole profile's, eager and compiled calls (and the gap between them) together: the
+    # finding gives each part its own share and cause, the eager part's launches, the compiled part's CPU. Each part's
+    # kernels are those its CPU range launched (by correlation id), on the one stream; its idle time is their span less
+    # their time.
+    launched_in = {e["args"]["correlation"]: r["name"] for e in events for r in events
+                   if e.get("cat") in ("cuda_runtime", "cuda_driver") and r.get("cat") == "user_annotation"
+                   and r["ts"] <= e["ts"] < r["ts"] + r["dur"]}
+    idle_of = {}
+    for part in ("eager", "compiled"):
+        ran = sorted((e["ts"], e["ts"] + e["dur"]) for e in events
+                     if e.get("cat") == "kernel" and launched_in.get(e["args"]["correlation"]) == part)
+        busy = sum(end - start for start, end in ran)  # (one stream: no kernel overlaps another)
+        idle_of[part] = (ran[-1][1] - ran[0][0] - busy, ran[-1][1] - ran[0][0])
+    assert [(i.part, i.idle_us, i.span_us, i.graph_launches) for i in p.idle_by_part] == [
+        ("eager", pytest.approx(idle_of["eager"][0]), pytest.approx(idle_of["eager"][1]), 0),
+        ("compiled", pytest.approx(idle_of["compiled"][0]), pytest.approx(idle_of["compiled"][1]), 5)]
+    eager, compiled = (f"{idle / span:.0%} ({format_us(idle)})" for idle, span in idle_of.values())
+    assert (eager, compiled) == ("88% (1.4 ms)", "84% (937 µs)")
     _, detail = runtime_finding(p)
-    assert "with CUDA graphs on: the CPU keeps it waiting" in detail and "reduce-overhead" not in detail
+    assert (f"the eager part {eager}, launch-bound (small kernels, Python between them), where CUDA graphs "
+            f"(mode=\"reduce-overhead\") help; the compiled part {compiled}, with CUDA graphs on: the CPU keeps it "
+            "waiting") in detail
+    assert "of the run, with CUDA graphs on" not in detail  # no share of the whole given the compiled part's cause
 
 
 def test_a_small_model_without_cuda_graphs_is_launch_bound():

@@ -74,6 +74,24 @@ def test_gpu_pair_every_triton_kernel_to_its_compile_id_and_user_lines():
     assert str(graph.compile_id) == "[0/0]" and graph.calls == 3
 
 
+def test_gpu_pair_idle_time_is_no_graph(capsys):
+    """profile_compiled.json: three calls of the compiled model, every kernel launched by [0/0]'s graph. The time
+    outside it is the GPU's idle time between kernels only, which "by graph" called "no compiled graph"."""
+    log, profile = _gpu_pair()
+    gpu = sorted((e["ts"], e["ts"] + e["dur"]) for e in _raw_events(profile) if e.get("cat") == "kernel")
+    span = gpu[-1][1] - gpu[0][0]
+    idle = span - sum(end - start for start, end in gpu)  # one stream: no kernel overlaps another
+    p = _runtime(log, profile).profiles[0]
+    graph, waiting = p.graphs
+    assert (str(graph.compile_id), graph.outside_label) == ("[0/0]", None)
+    assert (waiting.idle, waiting.outside_label, waiting.total_us) == (True, "GPU idle", pytest.approx(idle))
+    assert graph.total_us + waiting.total_us == pytest.approx(span)
+    assert run_cli("summary", log, "--profile", profile) == 0
+    out = capsys.readouterr().out
+    assert f"by graph: [0/0] {1 - idle / span:.1%} (3 calls), GPU idle {idle / span:.1%}\n" in out
+    assert "no compiled graph" not in out.split("by graph")[1]
+
+
 def test_gpu_pair_summary_json_runtime_section(capsys):
     log, profile = _gpu_pair()
     assert run_cli("summary", log, "--json", "--profile", profile) == 0

@@ -76,6 +76,7 @@ IN_GRAPH = (INDUCTOR, EXTERN, WRAPPER)
 GPU_IDLE = "GPU idle (no kernel running)"
 GRAPH_LAUNCH = "cudaGraphLaunch"  # the CUDA runtime call that replays a CUDA graph
 UNTRACED = "no profiler event (Python, data loading)"
+_IDLE_LABELS = {GPU_IDLE: "GPU idle", UNTRACED: "no profiler event"}  # by graph: idle is no graph
 
 
 @dataclass
@@ -138,10 +139,21 @@ class GraphRow:
     kernels_us: float = 0.0  # of which Inductor and extern kernels
     run_share: float | None = None  # of the time not spent compiling (as KernelRow's)
     region: str | None = None  # a graph known only by its compiled region (a profile without graph ranges)
+    # Outside any graph, the idle time (GPU_IDLE, UNTRACED): a row of its own, as idle is no graph and no eager op
+    idle: bool = False
+    idle_label: str | None = None  # its label (outside_label): "GPU idle", "no profiler event"
 
     @property
     def in_graph(self) -> bool:
         return self.key is not None or self.region is not None
+
+    @property
+    def outside_label(self) -> str | None:
+        """What a row outside compiled graphs is: "GPU idle" (no kernel running) or, on a CPU timeline, "no profiler
+        event"; "no compiled graph" for the rest (eager ops, graph breaks' Python, compiling). None: a graph."""
+        if self.in_graph:
+            return None
+        return self.idle_label or "no compiled graph"
 
     @property
     def reported_share(self) -> float:
@@ -150,7 +162,7 @@ class GraphRow:
 
     def to_json(self) -> dict[str, Any]:
         return {"graph": self.key, "region": self.region, "compile_id": str(self.compile_id) if self.compile_id else None,
-                "calls": self.calls,
+                "idle": self.idle, "label": self.outside_label, "calls": self.calls,
                 "total_us": round(self.total_us, 3), "share": round(self.share, 6), "kernels_us": round(self.kernels_us, 3),
                 "run_share": _rounded(self.run_share)}
 
@@ -177,6 +189,24 @@ class LineRow:
 
 
 @dataclass
+class PartIdle:
+    """A part of a profile (split_runs), "eager" or "compiled": how long its GPU waited between its kernels."""
+
+    part: str
+    idle_us: float
+    span_us: float  # from its first kernel to its last, per GPU, summed
+    graph_launches: int = 0
+
+    @property
+    def share(self) -> float:
+        return self.idle_us / self.span_us if self.span_us else 0.0
+
+    def to_json(self) -> dict[str, Any]:
+        return {"part": self.part, "idle_us": round(self.idle_us, 3), "span_us": round(self.span_us, 3),
+                "share": round(self.share, 6), "graph_launches": self.graph_launches}
+
+
+@dataclass
 class ProfileRuntime:
     source: str
     timeline: str  # "gpu" | "cpu"
@@ -195,6 +225,10 @@ class ProfileRuntime:
     not_joined: str | None = None
     # No row has user lines: why (no compiled graph ran, torch logged empty stacks, or provenance was not logged).
     no_lines: str | None = None
+    # A profile holding an eager and a compiled run (split_runs): each part's GPU idle time, its kernels' span (first
+    # start to last end, per GPU) and its CUDA graph replays. The GPU idle row is the whole profile's, gap between the
+    # parts included; what keeps a GPU waiting differs by part (launches in eager, the CPU's own time under replays).
+    idle_by_part: list[PartIdle] = field(default_factory=list)
 
     @property
     def part_read(self) -> str:
@@ -238,7 +272,7 @@ class ProfileRuntime:
                 "other_run": self.other_run, "not_joined": self.not_joined, "no_lines": self.no_lines,
                 "stopped": self.stopped,
                 "compiling_us": round(self.compiling_us, 3), "run_us": round(self.run_us, 3),
-                "graph_launches": self.graph_launches,
+                "graph_launches": self.graph_launches, "idle_by_part": [i.to_json() for i in self.idle_by_part],
                 "notes": self.notes, "kernels": [k.to_json() for k in self.kernels],
                 "graphs": [g.to_json() for g in self.graphs], "user_lines": [u.to_json() for u in self.lines]}
 
@@ -877,12 +911,14 @@ def profile_runtime(trace: Trace, provenance: Provenance, profile: Profile, inde
     graph_calls = _graph_calls(threads)
     graphs: dict[tuple[str | None, str | None], GraphRow] = {}
     for r in kernels:
-        key = (r.graph, r.region) if r.kind in IN_GRAPH else (None, None)
-        in_graph = key != (None, None)
+        # idle: (None, IDLE), a row apart from the eager ops and compiling (None, None)
+        key = (r.graph, r.region) if r.kind in IN_GRAPH else (None, IDLE) if r.kind == IDLE else (None, None)
+        in_graph = r.kind in IN_GRAPH
         g = graphs.get(key)
         if g is None:
             g = graphs[key] = GraphRow(key[0], r.compile_id if in_graph else None,
-                                       graph_calls.get(key, 0) if in_graph else 0, region=key[1])
+                                       graph_calls.get(key, 0) if in_graph else 0, region=key[1] if in_graph else None,
+                                       idle=r.kind == IDLE, idle_label=_IDLE_LABELS.get(r.name) if r.kind == IDLE else None)
         g.compile_id = g.compile_id or (r.compile_id if in_graph else None)
         g.total_us += r.total_us
         if r.kind in (INDUCTOR, EXTERN):
@@ -958,7 +994,7 @@ def _run_shares(p: ProfileRuntime) -> None:
     for k in p.kernels:
         k.run_share = None if k.name == COMPILING else k.total_us / run
     for g in p.graphs:
-        g.run_share = (g.total_us - (0.0 if g.in_graph else compiling)) / run
+        g.run_share = (g.total_us - (0.0 if g.in_graph or g.idle else compiling)) / run
     for line in p.lines:
         line.run_share = line.total_us / run
 
@@ -1102,16 +1138,32 @@ def analyze_runtime(trace: Trace, provenance: Provenance, profiles: Sequence[Pro
     if eager and compiled:
         result.comparison = compare(eager[0], compiled[0])
     else:
-        for profile in profiles:
+        for profile, whole in zip(profiles, result.profiles):
             parts = split_runs(profile)
             if parts is not None:
                 result.comparison = compare(*(profile_runtime(trace, provenance, p, index) for p in parts))
+                whole.idle_by_part = [_part_idle(name, part) for name, part in zip(("eager", "compiled"), parts)]
                 break
     return result
 
 
+def _part_idle(name: str, part: Profile) -> PartIdle:
+    """A part's GPU idle time: per GPU, its kernels' span less the time one of them ran (as _gpu_rows counts it)."""
+    by_device: dict[Any, list[tuple[float, float]]] = {}
+    for e in part.events:
+        if e.on_gpu and e.cat != "gpu_user_annotation":
+            by_device.setdefault(e.pid, []).append((e.ts, e.end))
+    span = sum(max(end for _, end in ran) - min(start for start, _ in ran) for ran in by_device.values())
+    idle = span - sum(_union(ran) for ran in by_device.values())
+    launches = sum(1 for e in part.events if e.name == GRAPH_LAUNCH and e.cat == "cuda_runtime")
+    return PartIdle(name, max(0.0, idle), span, launches)
+
+
 # A GPU idle for half the run or more waits on the CPU: worth a line of "what to fix first".
 IDLE_WORTH_SAYING = 0.5
+# Why it waits: CUDA graphs already replay (what is left is the CPU's own time), or kernels launched one by one
+_IDLE_UNDER_GRAPHS = "with CUDA graphs on: the CPU keeps it waiting (Python, synchronisation, data loading)"
+_IDLE_LAUNCH_BOUND = "launch-bound (small kernels, Python between them), where CUDA graphs (mode=\"reduce-overhead\") help"
 
 
 def comparison_finding(c: Comparison) -> tuple[str, str] | None:
@@ -1169,16 +1221,19 @@ def runtime_finding(p: ProfileRuntime) -> tuple[str, str]:
     if p.stopped:  # a share of a part may be nothing like the whole's
         detail = f"read stopped early ({p.stopped}): every number is of the events before that; " + detail
     idle = next((k for k in p.kernels if k.name == GPU_IDLE), None)
-    if idle is not None and idle.reported_share >= IDLE_WORTH_SAYING:
+    if idle is not None and idle.reported_share >= IDLE_WORTH_SAYING and p.idle_by_part:
+        # Eager and compiled calls in one profile: one idle share would give the compiled part's cause to both.
+        parts = "; ".join(f"the {i.part} part {i.share:.0%} ({format_us(i.idle_us)}), "
+                          + (_IDLE_UNDER_GRAPHS if i.graph_launches else _IDLE_LAUNCH_BOUND) for i in p.idle_by_part)
+        detail += f"; the GPU is idle {idle.reported_share:.0%} of the profile (the gap between its parts included): {parts}"
+    elif idle is not None and idle.reported_share >= IDLE_WORTH_SAYING:
         if p.run_share_known:  # on the H200, most of it was first calls loading cuBLAS and attention kernels
             detail += (f"; the GPU is idle {idle.reported_share:.0%} of the run, first calls included (they load kernels and "
                        "libraries)")
         elif p.graph_launches:  # CUDA graphs already replay: what is left is the CPU's own time
-            detail += (f"; the GPU is idle {idle.reported_share:.0%} of the run, with CUDA graphs on: the CPU keeps it waiting "
-                       "(Python, synchronisation, data loading)")
+            detail += f"; the GPU is idle {idle.reported_share:.0%} of the run, {_IDLE_UNDER_GRAPHS}"
         else:
-            detail += (f"; the GPU is idle {idle.reported_share:.0%} of the run: launch-bound (small kernels, Python between "
-                       "them), where CUDA graphs (mode=\"reduce-overhead\") help")
+            detail += f"; the GPU is idle {idle.reported_share:.0%} of the run: {_IDLE_LAUNCH_BOUND}"
     if top is not None:
         via = f" via {top.op}" if top.op and top.op != top.name else ""
         lines = f" ({', '.join(u.short for u in top.user_lines[:2])})" if top.user_lines else ""

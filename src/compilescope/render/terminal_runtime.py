@@ -78,7 +78,7 @@ def runtime_renderables(runtime: Runtime | None) -> list[RenderableType]:
         graphs = ", ".join(f"{g.compile_id or g.key or g.region}{' (no graph range)' if g.region else ''} "
                            f"{g.reported_share:.1%}"
                            + (f" ({g.calls} calls)" if g.calls else "")
-                           if g.in_graph else f"no compiled graph {g.reported_share:.1%}" for g in p.graphs)
+                           if g.in_graph else f"{g.outside_label} {g.reported_share:.1%}" for g in p.graphs)
         out.append(TerminalText(f"by graph{' (of the run)' if run else ''}: {graphs}"))
         if len(p.kernels) > MAX_ROWS:
             out.append(TerminalText(f"... {len(p.kernels) - MAX_ROWS} more rows ({p.share_after(MAX_ROWS):.1%}); all in "
