@@ -31,6 +31,7 @@ from .autotuning import config_items
 from .caches import CACHES
 from .compile_time import PHASE_LABELS, CompileTimes, ends_during
 from .crash import Crash
+from .cudagraphs import NEVER_RECORDED
 from .dynamic_shapes import number_text, placement_text, read_placement
 from .graph_breaks import function_label
 from .status import MISSING, counts_text
@@ -542,7 +543,7 @@ def run_facts(results: Results) -> RunFacts:
                             "best_kernel": t.best_kernel, "best_config": t.best_config, "best_time_ms": t.best_time_ms}
                            for t in tuned.searches],
         cudagraph_skips=[{"frame": frame_of_cid.get(c.compile_id), "compile_id": c.compile_id,
-                          "reason": _mask(c.without_graphs_because or "")}
+                          "reason": _mask(c.without_graphs_because or ""), "never_recorded": c.never_recorded}
                          for c in found.cudagraphs.without_graphs],
         cudagraph_recorded=[{"frame": frame_of_cid.get(c.compile_id), "compile_id": c.compile_id,
                              "recordings": len(c.recordings_ms)}
@@ -1117,9 +1118,17 @@ def diff_runs(a: RunFacts, b: RunFacts, threshold: TimeThreshold = TimeThreshold
     changes.extend(_autotuning_changes(a, b, threshold, result))
 
     # CUDA graphs: compiles run without them in one run only (of the frames compiled in both), by reason.
-    skips_a = [(x["frame"], x["reason"]) for x in a.cudagraph_skips if x["frame"] in result.matched_frames]
-    skips_b = [(x["frame"], x["reason"]) for x in b.cudagraph_skips if x["frame"] in result.matched_frames]
-    gone, new = multiset_diff(skips_a, skips_b)
+    # A graph never recorded is one fact, whether or not that run's stderr said why (a backward left pending): the
+    # runs compare on it, and each says its own reason.
+    def skip_key(x: dict[str, Any]) -> tuple[str, str]:
+        return x["frame"], NEVER_RECORDED if x.get("never_recorded") else x["reason"]
+
+    reason_a = {skip_key(x): x["reason"] for x in a.cudagraph_skips}
+    reason_b = {skip_key(x): x["reason"] for x in b.cudagraph_skips}
+    gone_keys, new_keys = multiset_diff([skip_key(x) for x in a.cudagraph_skips if x["frame"] in result.matched_frames],
+                                        [skip_key(x) for x in b.cudagraph_skips if x["frame"] in result.matched_frames])
+    gone = [(key[0], reason_a[key]) for key in gone_keys]
+    new = [(key[0], reason_b[key]) for key in new_keys]
     for frame_key_, reason in new:
         before = next((g for g in gone if g[0] == frame_key_), None)
         if before is not None:  # without CUDA graphs in both runs, for another reason
