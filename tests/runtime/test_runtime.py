@@ -335,3 +335,53 @@ def test_the_tf32_warning_says_what_share_of_the_profiled_gpu_time_its_matmuls_t
     with compilescope.load(log) as trace:
         (plain,) = [f for f in insights(trace).findings if f.title == tf32.title]
     assert plain.detail.startswith("torch.set_float32_matmul_precision('high')")
+
+
+def test_a_library_kernel_is_named_by_what_it_is_and_keeps_its_name(capsys):
+    """profile_compiled.json's top kernel, 95% of its GPU time, is cuBLAS's
+    'sm80_xmma_gemm_f32f32_f32f32_f32_tn_n_..._cublas' (float32 in and computed in float32: profile_compiled.py does
+    not turn TF32 on): the headline said that name, cut, and not what it is."""
+    log, profile = _gpu_pair()
+    gpu = [e for e in _raw_events(profile) if e.get("cat") == "kernel"]
+    by_name: dict[str, float] = {}
+    for e in gpu:
+        by_name[e["name"]] = by_name.get(e["name"], 0.0) + e["dur"]
+    top = max(by_name, key=by_name.__getitem__)
+    assert top.startswith("sm80_xmma_gemm_f32f32_f32f32_f32_") and top.endswith("_cublas")
+    assert "set_float32_matmul_precision" not in (profile.parent / "script.py").read_text()
+    span = max(e["ts"] + e["dur"] for e in gpu) - min(e["ts"] for e in gpu)
+    assert run_cli("summary", log, "--json", "--profile", profile) == 0
+    doc = json.loads(capsys.readouterr().out)
+    first = doc["runtime"]["profiles"][0]["kernels"][0]
+    assert (first["name"], first["library"], first["op"]) == (top, "cuBLAS float32 GEMM", "aten::mm")
+    [headline] = [f for f in doc["findings"] if f["title"].startswith("profile profile_compiled.json")]
+    assert f"top kernel cuBLAS float32 GEMM via aten::mm: {by_name[top] / span:.0%} (profile_compiled.py:12)" in headline["detail"]
+    assert all(not k["library"] for k in doc["runtime"]["profiles"][0]["kernels"] if k["kind"] == "inductor")
+
+
+def test_library_kernels_of_the_real_profiles_by_what_they_are():
+    """Every kernel name of the real H100/H200 profiles that a library launched, by what it is; the hf_gpt2 program
+    turns TF32 on (torch.set_float32_matmul_precision("high")), and its GEMMs are the TF32 ones."""
+    from compilescope.analyses.kernel_names import library_kernel
+
+    names: dict[str, set[str]] = {}
+    for name in ("hf_gpt2_profile", "profile_cudagraphs", "capture_profile"):
+        for e in _raw_events(cuda211(f"{name}.profile.json.gz")):
+            if e.get("cat") == "kernel" and not e["name"].startswith("triton_"):
+                names.setdefault(name, set()).add(e["name"])
+    assert 'set_float32_matmul_precision("high")' in (REPO / "tests/data/cuda_torch211/programs/hf_gpt2_profile.py").read_text()
+    said = {(program, library_kernel(n)) for program, found in names.items() for n in found if library_kernel(n)}
+    assert said == {
+        ("hf_gpt2_profile", "cuBLAS TF32 GEMM"), ("hf_gpt2_profile", "CUTLASS TF32 GEMM on tensor cores"),
+        ("hf_gpt2_profile", "cuBLAS split-K reduction (sums a split GEMM's parts)"),
+        ("hf_gpt2_profile", "memory-efficient attention (SDPA), forward"),
+        ("profile_cudagraphs", "cuBLAS float32 GEMM"), ("profile_cudagraphs", "cuBLAS float32 GEMM, split-K"),
+        ("profile_cudagraphs", "CUTLASS float32 GEMM"),
+        ("profile_cudagraphs", "cuBLAS split-K reduction (sums a split GEMM's parts)"),
+        ("capture_profile", "cuBLAS float32 GEMM"), ("capture_profile", "cuBLAS float32 GEMM, split-K"),
+        ("capture_profile", "CUTLASS float32 GEMM"),
+        ("capture_profile", "cuBLAS split-K reduction (sums a split GEMM's parts)"),
+        ("capture_profile", "memory-efficient attention (SDPA), forward"),
+        ("capture_profile", "memory-efficient attention (SDPA), backward")}
+    # ATen's own kernels (at::native), copies and memsets are named by their op or themselves: no library's
+    assert not [n for found in names.values() for n in found if "at::native" in n and library_kernel(n)]

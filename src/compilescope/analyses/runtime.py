@@ -40,6 +40,7 @@ import orjson
 from ..model.ids import CompileId
 from ..model.profile import OP_CATEGORIES, PROFILER_CATEGORIES, Profile, ProfileEvent
 from ..model.trace import Trace
+from .kernel_names import library_kernel
 from .provenance import KernelTrace, Provenance, UserLine, code_lines, text_lines
 from ..wording import count, format_us
 from ..model.records import dataclass
@@ -100,12 +101,19 @@ class KernelRow:
     replayed: bool = False  # run by a CUDA graph replay (cudaGraphLaunch), not launched on its own
 
     @property
+    def library(self) -> str | None:
+        """What a library's kernel is, in words ("cuBLAS float32 GEMM"), from its name, which stays the row's name;
+        None for Inductor's kernels, the rows that are no kernel, and a name no library's known (kernel_names.py)."""
+        return library_kernel(self.name) if self.kind in (EXTERN, EAGER) else None
+
+    @property
     def reported_share(self) -> float:
         """Its share of the run when the profile covers a compile, else of the total: the one a reader is shown."""
         return self.share if self.run_share is None else self.run_share
 
     def to_json(self) -> dict[str, Any]:
-        return {"name": self.name, "kind": self.kind, "op": self.op, "graph": self.graph, "region": self.region,
+        return {"name": self.name, "library": self.library, "kind": self.kind, "op": self.op, "graph": self.graph,
+                "region": self.region,
                 "replayed": self.replayed,
                 "compile_id": str(self.compile_id) if self.compile_id else None, "calls": self.calls,
                 "total_us": round(self.total_us, 3), "share": round(self.share, 6), "run_share": _rounded(self.run_share),
@@ -1237,7 +1245,8 @@ def runtime_finding(p: ProfileRuntime) -> tuple[str, str]:
     if top is not None:
         via = f" via {top.op}" if top.op and top.op != top.name else ""
         lines = f" ({', '.join(u.short for u in top.user_lines[:2])})" if top.user_lines else ""
-        kernel = top.name if len(top.name) <= 60 else top.name[:57] + "..."
+        # a library's kernel by what it is (its name is the runtime table's and --json's)
+        kernel = top.library or (top.name if len(top.name) <= 60 else top.name[:57] + "...")
         detail += f"; top kernel {kernel}{via}: {top.reported_share:.0%}{lines}"
     if compiling >= 0.1:
         detail += "; profile after a first step (forward and backward) to leave the compile out"

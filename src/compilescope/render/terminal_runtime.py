@@ -64,7 +64,8 @@ def runtime_renderables(runtime: Runtime | None) -> list[RenderableType]:
             table.add_column(col, justify=justify, no_wrap=not last,  # type: ignore[arg-type]
                              overflow="fold" if last else "ellipsis", ratio=1 if last else None)
         for k in p.kernels[:MAX_ROWS]:
-            name = TerminalText(k.name if len(k.name) <= 80 else k.name[:77] + "...")
+            name = TerminalText(f"{k.library}: " if k.library else "")
+            name.append(k.name if len(k.name) <= 80 else k.name[:77] + "...")
             replay = (", CUDA graph replay" + (", op not recorded" if k.kind == "extern" and not k.op else "")
                       if k.replayed else "")
             name.append(f" ({k.kind}{f' via {k.op}' if k.op and k.op != k.name else ''}{replay})", style="dim")
