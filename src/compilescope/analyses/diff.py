@@ -974,11 +974,70 @@ def _config_changes(a: RunFacts, b: RunFacts) -> list[Change]:
     return changes
 
 
+def _program_files(facts: RunFacts) -> set[str]:
+    """The files a run compiled frames of or broke graphs in (not the code torch generated, `<eval_with_key>`)."""
+    files = {f.filename for f in facts.frames.values() if f.filename and not f.filename.startswith("<")}
+    return files | {x["file"] for x in facts.graph_breaks if x.get("file") and not x["file"].startswith("<")}
+
+
+def relocated_files(a: RunFacts, b: RunFacts) -> dict[str, str]:
+    """B's files that are A's in another directory -> A's path: the same program run from another checkout, machine
+    or venv (torch 2.14 in a venv of its own runs its optimizer.py from another site-packages). Logs name files by
+    absolute path, so every frame and break of such a file read as gone and new. A file of one side only is matched
+    to the other side's file with the same name and the most trailing directories in common, where that is one file
+    both ways; paths both runs name are left alone."""
+    files_a, files_b = _program_files(a), _program_files(b)
+    only_a, only_b = files_a - files_b, files_b - files_a
+
+    def common_tail(x: str, y: str) -> int:
+        n = 0
+        for part_x, part_y in zip(reversed(x.split("/")), reversed(y.split("/"))):
+            if part_x != part_y:
+                break
+            n += 1
+        return n
+
+    def best(path: str, candidates: set[str]) -> str | None:
+        scored = [(common_tail(path, other), other) for other in candidates]
+        top = max((n for n, _ in scored), default=0)
+        found = [other for n, other in scored if n == top]
+        return found[0] if top and len(found) == 1 else None
+
+    return {path: match for path in sorted(only_b) if (match := best(path, only_a)) and best(match, only_b) == path}
+
+
+def _moved_onto(facts: RunFacts, moved: dict[str, str]) -> RunFacts:
+    """facts with each file of moved named by its other path, wherever a path is (frame keys, breaks, graph nodes'
+    lines, symbols)."""
+    pattern = re.compile(r"(?<![\w/.-])(" + "|".join(map(re.escape, sorted(moved, key=len, reverse=True)))
+                         + r")(?![\w.-])")
+
+    def walk(value: Any) -> Any:
+        if isinstance(value, str):
+            return pattern.sub(lambda m: moved[m.group(1)], value)
+        if isinstance(value, dict):
+            return {walk(k): walk(v) for k, v in value.items()}
+        if isinstance(value, list):
+            return [walk(v) for v in value]
+        return value
+
+    doc = walk(facts.to_json())
+    doc["source"] = facts.source  # the log's own path is no program file
+    return RunFacts.from_json(doc)
+
+
 def diff_runs(a: RunFacts, b: RunFacts, threshold: TimeThreshold = TimeThreshold(),
               sides: tuple[str, str] = ("A", "B")) -> RunDiff:
     """sides: what the compile time's cause calls the runs (`check` says "the baseline" and "the run")."""
+    moved = relocated_files(a, b)
+    if moved:
+        b = _moved_onto(b, moved)
     result = RunDiff(a, b, threshold)
     changes = result.changes
+    if moved:
+        named = "; ".join(f"{path} as {other}" for path, other in list(moved.items())[:2])
+        more = f" and {count(len(moved) - 2, 'more file')}" if len(moved) > 2 else ""
+        result.notes.append(f"{sides[1]} ran its files from another directory: matched by name ({named}{more})")
     changes.extend(_crash_changes(a, b))
 
     # Environment: the versions and the GPU (where both logs say), then config keys whose values differ.
