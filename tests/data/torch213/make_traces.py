@@ -104,6 +104,8 @@ SCENARIOS = [
     # loss.item() breaks the graph; the float it returned is the resume function's ___stack0, made dynamic on a recompile.
     Scenario("item_break", "item_break.py", gzip=True),
     Scenario("item_break_steady", "item_break.py", gzip=True, env={"ITEM_VARIANT": "steady"}),
+    # A training loop recorded once per torch version (its 2.14 twin: ../torch214/make_traces.py), for diffing an upgrade.
+    Scenario("upgrade_train", "upgrade_train.py", gzip=True),
     Scenario("export", "export.py"),
     Scenario("export_draft", "export_draft.py", trace_var="TORCH_DTRACE"),
     # A Dim range and a dynamic batch the model's code violates, a data-dependent branch (strict and non-strict

@@ -20,7 +20,8 @@ import torch
 HERE = Path(__file__).resolve().parent
 SCENARIOS = ["graph_breaks", "source_view", "transformed_code", "recompiles", "empty_graph", "dynamic_shapes",
              "training", "compile_error_fallback", "compile_error_raises", "compile_error_lowering", "provenance",
-             "same_cause", "export", "export_draft", "cache_cold", "cache_warm", "torch_warnings"]
+             "same_cause", "export", "export_draft", "cache_cold", "cache_warm", "torch_warnings",
+             "upgrade_train"]
 
 
 def _base():
