@@ -57,3 +57,50 @@ def test_files_both_runs_name_are_not_matched_again():
     assert [c.title for c in d.changes if c.section == "graph_breaks"] == [
         "new graph break: Call to `torch._dynamo.graph_break()` at diff_pair.py:33"]
     assert not any("another directory" in note for note in d.notes)
+
+
+def _torch_version(path) -> str:
+    """The version torch logged (its `torch_version` artifact's payload)."""
+    return re.findall(r'\t"pytorch_version": "([^"]+)"', _text(path))[0]
+
+
+def test_an_upgrade_names_the_compile_steps_only_one_torch_ran():
+    # programs/upgrade_train.py recorded with torch 2.13 and 2.14 (tests/data/torch214/README.md): 2.14's Inductor
+    # times two steps 2.13's never logs, once per graph it compiles (the forward, the backward, the custom op's).
+    old, new = torch213("upgrade_train.log.gz"), torch214("upgrade_train.log")
+    assert (_torch_version(old), _torch_version(new)) == ("2.13.0+cpu", "2.14.1+cu130")
+    steps = ("Scheduler.simple_overlap", "pass.post_grad_passes.respecialize_current_device")
+    for step in steps:
+        assert _text(new).count(f'"name": "{step}"') == 6  # begin and end of 3 graphs
+        assert step not in _text(old)
+    d = diff_runs(_facts(old), _facts(new))
+    [added] = [c for c in d.changes if c.section == "environment" and c.title.startswith("compile steps")]
+    assert added.kind == "added" and sorted(added.detail["compile_steps"]) == sorted(steps)
+    assert added.title.startswith("compile steps torch 2.14.1+cu130 ran and 2.13.0+cpu did not: ")
+    assert all(step in added.title for step in steps)
+    # The same program under both: nothing else of it changed (frames, breaks, graphs, kernels, symbols, caches).
+    assert {c.section for c in d.changes} == {"environment"}
+
+
+def test_steps_are_compared_only_across_two_torch_versions():
+    # cache_cold and cache_warm: one torch; the warm run skips most of Inductor's steps (its cache hit), no new pass.
+    d = diff_runs(_facts(torch213("cache_cold.log")), _facts(torch213("cache_warm.log")))
+    assert not [c for c in d.changes if c.title.startswith("compile steps")]
+
+
+def test_compile_time_across_two_torch_versions_says_the_upgrade_may_be_part_of_it(capsys):
+    # compile_error_lowering.py under 2.13 and 2.14: the same one compile, beyond the 3x and 1s that count as a change
+    # (the README's compile_error_lowering row: one frame, [0/0]); the caches missed in both, so they explain nothing.
+    old, new = torch213("compile_error_lowering.log"), torch214("compile_error_lowering.log")
+    d = diff_runs(_facts(old), _facts(new))
+    [slower] = [c for c in d.changes if c.section == "compile_time"]
+    assert slower.detail["cause"].startswith(
+        "A ran torch 2.13.0+cpu and B 2.14.1+cu130, whose compiles do other work (passes, defaults); the most in ")
+    assert slower.detail["cause"].endswith(": part of it may be the upgrade, not the program; compare runs of one "
+                                           "torch to measure the program's change alone")
+    # check still fails (more compile time is more compile time), and says so in its own words.
+    assert run_cli("check", "--json", new, "--baseline", old) == 1
+    rules = {r["rule"]: r for r in json.loads(capsys.readouterr().out)["rules"]}
+    assert not rules["baseline-compile-time"]["passed"]
+    assert "; why: the baseline ran torch 2.13.0+cpu and the run 2.14.1+cu130, whose compiles" in \
+        rules["baseline-compile-time"]["message"]

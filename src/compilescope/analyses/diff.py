@@ -252,6 +252,10 @@ class RunFacts:
     # The phases' labels for this run (analyses/compile_time.py: "C++ compile" where its output code shows only C++
     # kernels); empty in facts saved before they were kept: the default labels.
     phase_labels: dict[str, str] = field(default_factory=dict)
+    # Seconds per step torch timed while compiling (its chromium events by name: "pass.post_grad_passes.…",
+    # "Scheduler.simple_overlap"): a torch version's new passes are steps the other's compiles never ran. Empty in
+    # facts saved before they were kept.
+    compile_steps: dict[str, float] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -361,6 +365,27 @@ def _config(trace: Trace) -> dict[str, str]:
         if flat:
             return flat
     return {}
+
+
+def _compile_steps(trace: Trace) -> dict[str, float]:
+    """Seconds per chromium event name: each begin paired with its end on the same thread, complete events by their
+    duration (a step nested in another counts in both)."""
+    seconds: dict[str, float] = {}
+    begun: dict[tuple, list[float]] = {}
+    for event in trace.chromium_events:
+        name, phase, ts = event.get("name"), event.get("ph"), event.get("ts")
+        if not isinstance(name, str) or not isinstance(ts, (int, float)):
+            continue
+        track = (name, event.get("pid"), event.get("tid"))
+        if phase == "B":
+            begun.setdefault(track, []).append(ts)
+            seconds.setdefault(name, 0.0)
+        elif phase == "E" and begun.get(track):
+            seconds[name] = seconds.get(name, 0.0) + (ts - begun[track].pop()) / 1e6
+        elif phase == "X":
+            duration = event.get("dur")
+            seconds[name] = seconds.get(name, 0.0) + (duration / 1e6 if isinstance(duration, (int, float)) else 0.0)
+    return {name: round(s, 6) for name, s in sorted(seconds.items())}
 
 
 def _frame_of(entry: Compile) -> tuple[str | None, str | None, int | None]:
@@ -537,6 +562,7 @@ def run_facts(results: Results) -> RunFacts:
         phases={p.phase: round(p.seconds, 6) for p in times.phases},
         slowest_compile=_slowest_compile(times),
         phase_labels=dict(times.labels),
+        compile_steps=_compile_steps(trace),
         cache_saved_s=round(cache_result.time_saved_ms / 1000, 6),
         autotune_s=round(tuned.total_s, 6),
         autotune_searches=[{"frame": frame_by_event_id.get(t.compile_id), "op": t.op, "shape": t.shape, "dtypes": t.dtypes,
@@ -1026,6 +1052,37 @@ def _moved_onto(facts: RunFacts, moved: dict[str, str]) -> RunFacts:
     return RunFacts.from_json(doc)
 
 
+def _step_changes(a: RunFacts, b: RunFacts) -> list[Change]:
+    """Across two torch versions, the steps one version's compiles ran and the other's never did (its new passes), one
+    change each way: said with the versions, where the upgrade's own differences are, so that a compile-time change
+    below is read with them."""
+    if not a.compile_steps or not b.compile_steps:
+        return []
+    changes = []
+    for side, kind, mine, other in (("A", "removed", a, b), ("B", "added", b, a)):
+        steps = {name: s for name, s in mine.compile_steps.items() if name not in other.compile_steps}
+        if not steps:
+            continue
+        slowest = sorted(steps, key=lambda name: -steps[name])
+        named = ", ".join(f"{name} ({format_seconds(steps[name])})" for name in slowest[:3])
+        more = f" and {len(steps) - 3} more" if len(steps) > 3 else ""
+        changes.append(Change(
+            "environment", kind, f"compile steps torch {mine.torch_version} ran and {other.torch_version} did not: "
+            f"{named}{more}", None, steps if side == "A" else None, steps if side == "B" else None,
+            {"compile_steps": steps, "torch": mine.torch_version}))
+    return changes
+
+
+def _torch_cause(a: RunFacts, b: RunFacts, phases: list[dict[str, Any]], sides: tuple[str, str]) -> str:
+    """Why compile time changed, where the runs ran two torch versions: torch's own work may be part of it."""
+    grew = max(phases, key=lambda p: abs(p["delta_s"]), default=None)
+    most = (f"; the most in {grew['label']} ({format_seconds(grew['a_s'])} → {format_seconds(grew['b_s'])})"
+            if grew else "")
+    return (f"{sides[0]} ran torch {a.torch_version} and {sides[1]} {b.torch_version}, whose compiles do other work "
+            f"(passes, defaults){most}: part of it may be the upgrade, not the program; compare runs of one torch to "
+            "measure the program's change alone")
+
+
 def diff_runs(a: RunFacts, b: RunFacts, threshold: TimeThreshold = TimeThreshold(),
               sides: tuple[str, str] = ("A", "B")) -> RunDiff:
     """sides: what the compile time's cause calls the runs (`check` says "the baseline" and "the run")."""
@@ -1052,6 +1109,7 @@ def diff_runs(a: RunFacts, b: RunFacts, threshold: TimeThreshold = TimeThreshold
         changes.append(Change(
             "environment", "changed", f"torch: {a.torch_version} → {b.torch_version}{hedge}", None,
             a.torch_version, b.torch_version, {"config_defaults_may_differ": values} if values else {}))
+        changes.extend(_step_changes(a, b))
     for what in ("Python", "CUDA", "Triton", "GPU"):
         va, vb = a.ran_on.get(what), b.ran_on.get(what)
         if va and vb and va != vb:
@@ -1145,6 +1203,7 @@ def diff_runs(a: RunFacts, b: RunFacts, threshold: TimeThreshold = TimeThreshold
     totals_a, totals_b = cache_totals(a), cache_totals(b)
 
     # Compile time: total, per phase, and which compiles account for it (only beyond the noise threshold).
+    upgraded = bool(a.torch_version and b.torch_version and a.torch_version != b.torch_version)
     if threshold.significant(a.compile_time_s, b.compile_time_s):
         phases = []
         for phase in sorted(set(a.phases) | set(b.phases), key=list(PHASE_LABELS).index):
@@ -1170,7 +1229,8 @@ def diff_runs(a: RunFacts, b: RunFacts, threshold: TimeThreshold = TimeThreshold
                               f"compile time {format_seconds(a.compile_time_s)} → {format_seconds(b.compile_time_s)} "
                               f"({format_seconds_change(b.compile_time_s - a.compile_time_s)})", None, a.compile_time_s, b.compile_time_s,
                               {"phases": phases, "compiles": compiles[:10],
-                               "cause": _cache_cause(a, b, totals_a, totals_b, sides)}))
+                               "cause": _cache_cause(a, b, totals_a, totals_b, sides) or (
+                                   _torch_cause(a, b, phases, sides) if upgraded else None)}))
     elif a.compile_time_s != b.compile_time_s:
         result.notes.append(threshold.not_a_change("compile time", a.compile_time_s, b.compile_time_s))
 
