@@ -104,3 +104,19 @@ def test_compile_time_across_two_torch_versions_says_the_upgrade_may_be_part_of_
     assert not rules["baseline-compile-time"]["passed"]
     assert "; why: the baseline ran torch 2.13.0+cpu and the run 2.14.1+cu130, whose compiles" in \
         rules["baseline-compile-time"]["message"]
+
+
+def test_a_warning_only_one_torch_version_printed_says_so():
+    # programs/torch_warnings.py under 2.13 and 2.14 (tests/data/torch214/README.md): torch 2.14's CUDA build, on this
+    # machine without CUDA, also warns from torch/utils/cpp_extension.py; the program is the same.
+    old, new = torch213("torch_warnings.log.gz"), torch214("torch_warnings.log")
+    assert "No CUDA runtime is found" in _text(new) and "No CUDA runtime is found" not in _text(old)
+    [added] = [c for c in diff_runs(_facts(old), _facts(new)).changes if c.section == "warnings"]
+    assert added.title == ("torch now warns: No CUDA runtime is found, using CUDA_HOME='/usr/local' (printed by torch "
+                           "2.14.1+cu130 from torch/utils/cpp_extension.py, not by 2.13.0+cpu: the torch version alone "
+                           "may explain it)")
+    # Compared the other way (a downgrade), the same warning is gone, and still said to be 2.14's.
+    [removed] = [c for c in diff_runs(_facts(new), _facts(old)).changes if c.section == "warnings"]
+    assert removed.title == ("torch no longer warns: No CUDA runtime is found, using CUDA_HOME='/usr/local' (printed "
+                             "by torch 2.14.1+cu130 from torch/utils/cpp_extension.py, not by 2.13.0+cpu: the torch "
+                             "version alone may explain it)")

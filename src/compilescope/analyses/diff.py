@@ -1520,10 +1520,19 @@ def _warning_changes(a: RunFacts, b: RunFacts, result: RunDiff) -> list[Change]:
     key = lambda w: (w["source"].rsplit(":", 1)[0], w["name"] or w["text"])  # noqa: E731
     gone, new = multiset_diff(list(dict.fromkeys(key(w) for w in a.warnings)), list(dict.fromkeys(key(w) for w in b.warnings)))
     first = {key(w): w for w in reversed([*a.warnings, *b.warnings])}
-    changes = [Change("warnings", "added", f"torch now warns: {what}", first[(source, what)]["frame"], None,
-                      first[(source, what)]) for source, what in new]
-    changes += [Change("warnings", "removed", f"torch no longer warns: {what}", first[(source, what)]["frame"],
-                       first[(source, what)], None) for source, what in gone]
+
+    def by_version(source: str, printed_by: str | None, not_by: str | None) -> str:
+        """Across two torch versions, which printed it, from where: a version's own warning (2.14's CUDA build says
+        "No CUDA runtime is found" on a machine without one) is no change of the program's."""
+        if not (a.torch_version and b.torch_version and a.torch_version != b.torch_version):
+            return ""
+        return f" (printed by torch {printed_by} from {source}, not by {not_by}: the torch version alone may explain it)"
+
+    changes = [Change("warnings", "added", f"torch now warns: {what}{by_version(source, b.torch_version, a.torch_version)}",
+                      first[(source, what)]["frame"], None, first[(source, what)]) for source, what in new]
+    changes += [Change("warnings", "removed",
+                       f"torch no longer warns: {what}{by_version(source, a.torch_version, b.torch_version)}",
+                       first[(source, what)]["frame"], first[(source, what)], None) for source, what in gone]
     return changes
 
 
