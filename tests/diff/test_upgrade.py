@@ -120,3 +120,25 @@ def test_a_warning_only_one_torch_version_printed_says_so():
     assert removed.title == ("torch no longer warns: No CUDA runtime is found, using CUDA_HOME='/usr/local' (printed "
                              "by torch 2.14.1+cu130 from torch/utils/cpp_extension.py, not by 2.13.0+cpu: the torch "
                              "version alone may explain it)")
+
+
+def test_what_one_torch_version_compiled_in_pythons_library_is_marked():
+    # programs/compiled_autograd.py under 2.13 and 2.14 (tests/data/torch214/README.md, differs/): 2.14 has Dynamo
+    # compile six functions of inspect.py (their compilation_metrics' co_name), three of which fail; 2.13 none.
+    old = torch213("compiled_autograd.log.gz")
+    new = torch213("compiled_autograd.log.gz").parents[2] / "torch214" / "differs" / "compiled_autograd.log.gz"
+    in_inspect = set(re.findall(r'"co_name": "(\w+)", "co_filename": "[^"]*/lib/python3\.11/inspect\.py"', _text(new)))
+    assert in_inspect == {"getattr_static", "_is_type", "_static_getmro", "_shadowed_dict", "_check_instance",
+                          "_check_class"}
+    assert "inspect.py" not in _text(old)
+    d = diff_runs(_facts(old), _facts(new))
+    marked = [c for c in d.changes if c.detail.get("python_library")]
+    assert {c.frame.rsplit(" ", 1)[1] for c in marked if c.section == "frames"} == in_inspect
+    # (its dynamo_graph_break_reason records: three breaks in inspect.py, at two lines, 1767 and 1772 twice)
+    assert sorted(c.section for c in marked if c.section != "frames") == ["failures"] * 3 + ["graph_breaks"] * 2
+    # Everything the diff lists beyond the versions is there, and each says where it is.
+    assert {c.section for c in d.changes} - {"environment"} == {"frames", "graph_breaks", "failures"}
+    assert all(c.title.endswith(" (Python's own library)") for c in d.changes if c.section != "environment")
+    assert ("6 frames, 2 graph breaks, 3 failures in Python's own library only in B: torch calls such code from "
+            "compiled code, and torch 2.14.1+cu130 did where 2.13.0+cpu did not, so the torch version, not the program, "
+            "may explain them") in d.notes

@@ -1083,6 +1083,36 @@ def _torch_cause(a: RunFacts, b: RunFacts, phases: list[dict[str, Any]], sides: 
             "measure the program's change alone")
 
 
+def _say_library_changes(a: RunFacts, b: RunFacts, result: RunDiff) -> None:
+    """Across two torch versions, frames, breaks and failures in Python's own library that one run only has are marked,
+    and a note says why they may be the version's: torch calls that code from compiled code (2.14's compiled autograd
+    calls inspect.getattr_static, and Dynamo compiles it), so the version, not the program, may be what changed them."""
+    if not (a.torch_version and b.torch_version and a.torch_version != b.torch_version):
+        return
+    marked: dict[str, Counter[str]] = {"added": Counter(), "removed": Counter()}
+    for change in result.changes:
+        if change.kind not in marked or change.section not in ("frames", "graph_breaks", "failures"):
+            continue
+        if change.section == "graph_breaks":
+            found = change.b if change.kind == "added" else change.a
+            file = found.get("file") if isinstance(found, dict) else None
+        else:
+            frame = (b if change.kind == "added" else a).frames.get(change.frame or "")
+            file = frame.filename if frame is not None else None
+        if file and is_python_library_file(file):
+            change.title += " (Python's own library)"
+            change.detail = {**change.detail, "python_library": True}
+            marked[change.kind][change.section] += 1
+    words = {"frames": "frame", "graph_breaks": "graph break", "failures": "failure"}
+    for kind, side, mine, other in (("added", "B", b, a), ("removed", "A", a, b)):
+        if marked[kind]:
+            what = ", ".join(count(n, words[section]) for section, n in marked[kind].items())
+            result.notes.append(
+                f"{what} in Python's own library only in {side}: torch calls such code from compiled code, and torch "
+                f"{mine.torch_version} did where {other.torch_version} did not, so the torch version, not the "
+                "program, may explain them")
+
+
 def diff_runs(a: RunFacts, b: RunFacts, threshold: TimeThreshold = TimeThreshold(),
               sides: tuple[str, str] = ("A", "B")) -> RunDiff:
     """sides: what the compile time's cause calls the runs (`check` says "the baseline" and "the run")."""
@@ -1372,6 +1402,7 @@ def diff_runs(a: RunFacts, b: RunFacts, threshold: TimeThreshold = TimeThreshold
     changes.extend(_export_dim_changes(a.export_dims, b.export_dims))
     # In the order of SECTIONS, as `sections` lists them and the terminal and page show them (stable: in each
     # section, the order found).
+    _say_library_changes(a, b, result)
     changes.sort(key=lambda c: SECTIONS.index(c.section))
     # A log read only in part (cut off, corrupt lines): what it lacks may look like a change, so the diff says so,
     # first, and marks each change where that side has less (a frame, compiles, a break past a cut).
