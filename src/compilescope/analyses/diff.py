@@ -1139,11 +1139,12 @@ def diff_runs(a: RunFacts, b: RunFacts, threshold: TimeThreshold = TimeThreshold
         changes.append(Change(
             "environment", "changed", f"torch: {a.torch_version} → {b.torch_version}{hedge}", None,
             a.torch_version, b.torch_version, {"config_defaults_may_differ": values} if values else {}))
-        changes.extend(_step_changes(a, b))
     for what in ("Python", "CUDA", "Triton", "GPU"):
         va, vb = a.ran_on.get(what), b.ran_on.get(what)
         if va and vb and va != vb:
             changes.append(Change("environment", "changed", f"{what}: {va} → {vb}", None, va, vb))
+    if a.torch_version != b.torch_version and a.torch_version and b.torch_version:
+        changes.extend(_step_changes(a, b))
     changes.extend(config)
 
     # Frames.
