@@ -159,8 +159,7 @@ def analyze(trace: Trace, profiles: Sequence[Profile] = ()) -> Results:
         compiles=compile_summaries(trace, statuses, found),
         runtime=runtime,
         trace=trace,
-        sources=analyze_sources(trace, provenance=provenance, linked_locations=[
-            loc for loc in [*(e.location for e in found.errors.errors), *(w.location for w in found.warnings.warnings)]
-            if loc is not None]),
+        sources=analyze_sources(trace, provenance=provenance, errors=found.errors, crashed=found.crashes,
+                                linked_locations=[w.location for w in found.warnings.warnings if w.location is not None]),
         transformed=transformed_code(trace),
     )

@@ -7,7 +7,9 @@ Everything comes from the log itself:
   lines then ran eagerly (the breaking statement in the compiled frame and the inlined calls under it);
 - ``dynamo_start`` stacks: the compiled frame, including resume functions (``torch_dynamo_resume_in_f_at_N``);
 - recompile reasons, dynamic-shape events and Inductor provenance (kernels), through their analyses.
-- where a compile failed or torch warned, when the file has a page: the report links there, so the page shows the line.
+- where a compile failed and where the program died (an uncaught exception, a native crash), as errors and crash place
+  them: the line is marked, with what failed;
+- where torch warned, when the file has a page: the report links there, so the page shows the line.
 
 The text of a file is read from disk only when the path exists, is a regular ``.py`` file of sane size, and
 agrees with every line the log quotes from it. Otherwise the file is rebuilt from the quoted lines, the
@@ -31,7 +33,9 @@ from ..model.names import safe_stem
 from ..model.trace import Compile, Trace
 from ..model.payloads import PayloadRef
 from .compiled_frames import ORIGINAL_BYTECODE_SUFFIX, compiled_frame
+from .crash import Crashes
 from .dynamic_shapes import DynamicShapes, dynamic_shapes
+from .errors import CompileErrors, metrics_number
 from .graph_breaks import ARTIFACT as GRAPH_BREAK_ARTIFACT, GraphBreaks, parse_reason, resume_of
 from .fx_sites import GRAPH_ARTIFACT, fx_node_sites
 from .installed_guards import GUARD_LINE, GUARD_TAIL, GUARDS_ARTIFACT
@@ -144,6 +148,10 @@ class LineNotes:
     # from the kernel stack traces, which run from the compiled frame inward: {"file", "line", "function",
     # "compile_ids"}, one per innermost line. The graph holds those ops, though no FX node names this line.
     calls: list[dict[str, Any]] = field(default_factory=list)
+    # Compilations that failed here (errors.py's location of each: where it failed, or the frame it compiled).
+    failures: list[dict[str, Any]] = field(default_factory=list)
+    # The program died here: the innermost frame of the user's code on the stack of its uncaught exception or crash.
+    crashes: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def started_frames(self) -> list[dict[str, Any]]:
@@ -243,13 +251,18 @@ class LineNotes:
         return {k: v for k, v in {
             "graphs": self.graphs, "frames": self.frames, "graph_breaks": self.graph_breaks, "eager": self.eager,
             "resumes": self.resumes, "guards": self.guards, "kernels": self.kernels, "symbols": self.symbols,
-            "calls": self.calls,
+            "calls": self.calls, "failures": self.failures, "crashes": self.crashes,
         }.items() if v}
 
     @property
     def status(self) -> str:
-        """How the line ran, for colouring: "break", "eager", "captured", "called" (captured through a call: its ops
-        are in a function called here) or "" (nothing known)."""
+        """How the line ran, for colouring: "crashed" (the program died here), "failed" (a compile failed here),
+        "break", "eager", "captured", "called" (captured through a call: its ops are in a function called here) or ""
+        (nothing known). The first that holds: a line where the program died is read for that before all else."""
+        if self.crashes:
+            return "crashed"
+        if self.failures:
+            return "failed"
         if self.graph_breaks:
             return "break"
         if self.eager:
@@ -582,10 +595,38 @@ def _add_calls(frames: list[UserLine], compile_id: str, at: Callable[[str, int],
             call["compile_ids"].append(compile_id)
 
 
+def _add_failures(trace: Trace, errors: CompileErrors | None, crashed: Crashes | None,
+                  at: Callable[[str, int], LineNotes | None], quotes: _Quotes) -> None:
+    """Each compile failure and crash on its user line, placed as errors.py and crash.py place them (not again here)."""
+    # The attempt whose metrics tell a failure, by their artifact's number: its page shows the failure message.
+    dirs = {metrics_number(entry): entry.dir_name for entry in trace.metrics_compiles() if entry.compile_id is not None}
+    for error in errors.errors if errors is not None else ():
+        loc = error.location
+        n = at(loc.filename, loc.line) if loc is not None else None
+        if loc is None or n is None:
+            continue
+        quotes.add(loc.filename, loc.line, loc.code)
+        n.failures.append({"compile_id": error.compile_id, "dir": dirs.get(error.metrics_number),
+                           "stage": error.stage_label, "exception": error.exception, "message": error.message,
+                           "kind": error.location_kind, "fell_back": error.fell_back})
+    for crash in crashed.crashes if crashed is not None else ():
+        user = crash.user_frame
+        n = at(user.filename, user.line) if user is not None else None
+        if user is None or n is None:
+            continue
+        where = crash.where
+        n.crashes.append({"error": crash.error, "exception": crash.exception, "thread": crash.thread,
+                          # Where Python was, when not on this line (a native crash in a library it called)
+                          "where": where.to_json() if where is not None and where is not user else None,
+                          "during": crash.during, "compile_id": crash.compile_id})
+
+
 def analyze_sources(trace: Trace, provenance: Provenance | None = None, shapes: DynamicShapes | None = None,
-                    recompile_info: Recompiles | None = None, linked_locations: Iterable[UserLocation] = ()) -> Sources:
-    """linked_locations: other user lines the report links to (where a compile failed, where torch warned): the page of
-    their file, where it has one, shows them, so the link lands on its line."""
+                    recompile_info: Recompiles | None = None, linked_locations: Iterable[UserLocation] = (),
+                    errors: CompileErrors | None = None, crashed: Crashes | None = None) -> Sources:
+    """linked_locations: other user lines the report links to (where torch warned): the page of their file, where it
+    has one, shows them, so the link lands on its line. errors, crashed: the compile failures and the crashes, each
+    marked on the user line its analysis placed it at (a file with no other note gets a page for it)."""
     quotes = _Quotes()
     # (path, line) -> LineNotes, built first without text; files are made at the end.
     notes: dict[str, dict[int, LineNotes]] = {}
@@ -739,6 +780,8 @@ def analyze_sources(trace: Trace, provenance: Provenance | None = None, shapes: 
                                           "debug_handle": kernel.debug_handle, "anchor": anchor,
                                           "section": section_number, "code_line": called_at.get(kernel.name),
                                           "graph": section.graph, "traces_artifact": section.kernel_traces_artifact})
+
+    _add_failures(trace, errors, crashed, at, quotes)
 
     linked_lines: dict[str, set[int]] = {}
     for loc in linked_locations:

@@ -1,0 +1,158 @@
+"""The source page marks the line where a compile failed and the line where the program died.
+
+Each expected line is read from the raw log: a failure's `compilation_metrics` (fail_type, fail_reason,
+fail_user_frame_*, co_firstlineno) or the text it quotes, a crash's record (faulthandler's stack, or the uncaught
+exception's frames, innermost first).
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import re
+from pathlib import Path
+
+from compilescope.analyses import analyze
+from compilescope.analyses.sources import SourceFile
+from compilescope.ingest.reader import read_trace
+
+from ..conftest import REPO, cuda211, torch213
+
+WRAPPED_CALLS = REPO / "tests" / "data" / "torch214" / "own" / "wrapped_calls.log.gz"
+
+
+def raw_records(log: Path) -> list[str]:
+    opener = gzip.open if log.suffix == ".gz" else open
+    with opener(log, "rt") as f:
+        return f.read().split("\n")
+
+
+def raw_metrics(log: Path) -> list[dict]:
+    """The payload-less compilation_metrics of the log that failed, in order (torch writes them inline)."""
+    found = []
+    for line in raw_records(log):
+        start = line.find('{"compilation_metrics": ')
+        if start >= 0:
+            metrics = json.loads(line[start:])["compilation_metrics"]
+            if metrics.get("fail_type"):
+                found.append(metrics)
+    return found
+
+
+def source_file(log: Path, name: str) -> SourceFile:
+    with read_trace(str(log)) as trace:
+        results = analyze(trace)
+    (found,) = [f for f in results.sources.files if f.path.endswith("/" + name)]
+    return found
+
+
+def marked(f: SourceFile) -> dict[int, str]:
+    return {n: notes.status for n, notes in f.notes.items() if notes.failures or notes.crashes}
+
+
+def test_a_fullgraph_error_is_marked_at_its_line_and_a_backend_error_at_the_frame_it_compiled():
+    """compile_error_raises: [0/0] (f_fullgraph, fullgraph=True) fails at the `print` whose line torch names
+    (fail_user_frame_lineno); [1/0] (g_relu) fails in the backend, which names no line: the frame it compiled
+    (co_firstlineno) is marked, said so."""
+    log = torch213("compile_error_raises.log")
+    fullgraph, backend = raw_metrics(log)
+    assert (fullgraph["fail_type"], backend["fail_type"]) == ("Unsupported", "BackendCompilerFailed")
+    assert backend["fail_user_frame_lineno"] is None
+    f = source_file(log, "compile_error_raises.py")
+    line, first = fullgraph["fail_user_frame_lineno"], backend["co_firstlineno"]
+    assert marked(f) == {line: "failed", first: "failed"}
+    (failed,) = f.notes[line].failures
+    assert (failed["compile_id"], failed["exception"], failed["kind"]) == ("[0/0]", "Unsupported", "failure")
+    assert failed["message"] == fullgraph["fail_reason"].splitlines()[0]
+    assert f.text[line].strip().startswith("print(")
+    (compiled,) = f.notes[first].failures
+    assert (compiled["compile_id"], compiled["exception"], compiled["kind"]) == ("[1/0]", "BackendCompilerFailed", "compiled frame")
+    assert f.text[first].startswith(f"def {backend['co_name']}(")
+
+
+def test_a_lowering_failure_is_marked_at_the_line_only_its_text_names():
+    """compile_error_lowering: torch logs no fail_user_frame; the line is in fail_reason's `Found from :` frames.
+    suppress_errors was on, so the frame ran uncompiled."""
+    log = torch213("compile_error_lowering.log")
+    (metrics,) = raw_metrics(log)
+    assert metrics["fail_user_frame_lineno"] is None and metrics["config_suppress_errors"] is True
+    found = metrics["fail_reason"].split("Found from :", 1)[1]
+    line = int(re.findall(r'File "[^"]*compile_error_lowering\.py", line (\d+)', found)[-1])
+    f = source_file(log, "compile_error_lowering.py")
+    assert marked(f) == {line: "failed"}
+    (failed,) = f.notes[line].failures
+    assert failed["exception"] == metrics["fail_type"] == "InductorError"
+    assert failed["message"] == metrics["fail_reason"].splitlines()[0] and failed["fell_back"] is True
+
+
+def test_a_failure_outranks_the_graph_break_at_the_same_line():
+    """caught_fullgraph: [0/0] (fullgraph=True) fails at the print; compiled again without fullgraph, the same print
+    breaks the graph. The line keeps both notes; it is coloured as failed."""
+    log = torch213("caught_fullgraph.log.gz")
+    (metrics,) = raw_metrics(log)
+    line = metrics["fail_user_frame_lineno"]
+    f = source_file(log, "caught_fullgraph.py")
+    notes = f.notes[line]
+    assert [x["compile_id"] for x in notes.failures] == ["[0/0]"] and notes.graph_breaks
+    assert notes.status == "failed"
+    assert f.to_json()["lines"][str(line)]["failures"][0]["exception"] == "Unsupported"
+
+
+def test_a_failure_inside_torchs_nonstrict_trace_wrapper_is_marked_at_the_users_line():
+    """torch 2.14's wrapped_calls: torch names its own wrapper (external_utils.py) as the failing frame; the user's
+    line is the innermost user frame of the failure's traceback, row_peaks' wrapped_calls.py:35."""
+    metrics = raw_metrics(WRAPPED_CALLS)
+    torch_frames = {m["fail_user_frame_filename"] for m in metrics if m["fail_user_frame_filename"]}
+    assert torch_frames and all("/site-packages/torch/" in p for p in torch_frames)
+    assert any('wrapped_calls.py\\", line 35, in row_peaks' in r for r in raw_records(WRAPPED_CALLS))
+    f = source_file(WRAPPED_CALLS, "wrapped_calls.py")
+    assert marked(f) == {35: "failed"}
+    assert [x["exception"] for x in f.notes[35].failures] == [m["fail_type"] for m in metrics] == ["UserError"] * 2
+    with read_trace(str(WRAPPED_CALLS)) as trace:
+        assert not any("/torch/" in s.path for s in analyze(trace).sources.files)
+
+
+def test_a_native_crash_is_marked_at_the_innermost_line_of_the_users_code():
+    """native_crash: faulthandler's current thread runs from ctypes' string_at (Python's library) to
+    native_crash.py:17 in fragile, the op called by [0/0]'s compiled code."""
+    log = torch213("native_crash.log.gz")
+    records = raw_records(log)
+    stack = "\n".join(r[1:] for r in records if r.startswith("\t"))
+    current = stack[stack.index("Current thread"):].split("\n\n")[0]
+    frames = re.findall(r'File "([^"]+)", line (\d+) in (\S+)', current)
+    assert frames[0][0].endswith("/ctypes/__init__.py")
+    path, line, function = next(x for x in frames if x[0].endswith("/native_crash.py"))
+    f = source_file(log, "native_crash.py")
+    assert marked(f) == {int(line): "crashed"}
+    (crash,) = f.notes[int(line)].crashes
+    assert crash["error"] == "Segmentation fault" and crash["exception"] is False and function == "fragile"
+    assert (crash["where"]["filename"], crash["where"]["line"]) == (frames[0][0], int(frames[0][1]))
+    assert crash["compile_id"] == "[0/0]"
+
+
+def test_an_uncaught_exception_is_marked_where_it_was_raised_and_its_compile_where_it_failed():
+    """uncaught_exception: the record's frames, innermost first, start at uncaught_exception.py:12 in
+    strict_backend (the assert that raised); [1/0] (shift, co_firstlineno 21) failed in that backend."""
+    log = torch213("uncaught_exception.log.gz")
+    record = next(r for r in raw_records(log) if r.startswith("\tUncaught Python exception: "))
+    raised = json.loads(record[len("\tUncaught Python exception: "):])
+    path, line, function = raised["frames"][0]
+    assert (path.rsplit("/", 1)[-1], function) == ("uncaught_exception.py", "strict_backend")
+    (metrics,) = raw_metrics(log)
+    f = source_file(log, "uncaught_exception.py")
+    assert marked(f) == {line: "crashed", metrics["co_firstlineno"]: "failed"}
+    (crash,) = f.notes[line].crashes
+    assert crash["exception"] is True and crash["where"] is None  # raised on the line itself
+    assert crash["error"].startswith(raised["type"].rsplit(".", 1)[-1] + ": backend='strict_backend' raised:")
+
+
+def test_a_crash_in_a_file_nothing_was_compiled_from_gets_a_page():
+    """hf_gpt2_static_cache (H200): Dynamo compiled transformers' code only; the program died under
+    hf_gpt2_static_cache.py:22 in main (faulthandler's innermost frame of the script), which the page marks."""
+    log = cuda211("hf_gpt2_static_cache.log.gz")
+    stack = "\n".join(r[1:] for r in raw_records(log) if r.startswith("\t"))
+    current = stack[stack.index("Current thread"):].split("\n\n")[0]
+    line = next(int(n) for p, n in re.findall(r'File "([^"]+)", line (\d+) in', current) if p.endswith("/hf_gpt2_static_cache.py"))
+    f = source_file(log, "hf_gpt2_static_cache.py")
+    assert marked(f) == {line: "crashed"} and set(f.notes) == {line}
+    assert f.notes[line].crashes[0]["error"] == "Segmentation fault"
