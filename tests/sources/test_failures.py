@@ -16,7 +16,8 @@ from compilescope.analyses import analyze
 from compilescope.analyses.sources import SourceFile
 from compilescope.ingest.reader import read_trace
 
-from ..conftest import REPO, cuda211, torch213
+from ..conftest import REPO, cuda211, report, torch213
+from .test_source_page import ids, plain, row
 
 WRAPPED_CALLS = REPO / "tests" / "data" / "torch214" / "own" / "wrapped_calls.log.gz"
 
@@ -156,3 +157,47 @@ def test_a_crash_in_a_file_nothing_was_compiled_from_gets_a_page():
     f = source_file(log, "hf_gpt2_static_cache.py")
     assert marked(f) == {line: "crashed"} and set(f.notes) == {line}
     assert f.notes[line].crashes[0]["error"] == "Segmentation fault"
+
+
+def test_the_page_shows_the_failure_on_its_line_linked_to_the_failure_message(tmp_path):
+    """The row of the failing line is coloured and says what failed, escaped; its compile id links to the failure
+    message of that compile's page, which has the anchor; the list at the top links the row."""
+    log = torch213("compile_error_raises.log")
+    fullgraph, backend = raw_metrics(log)
+    out = tmp_path / "out"
+    report(log, out)
+    (page,) = (out / "sources").glob("compile_error_raises.py_*.html")
+    text = page.read_text()
+    line = fullgraph["fail_user_frame_lineno"]
+    here = row(text, line)
+    assert here.startswith(f'<div class="src-line s-failed" id="L{line}" title="compiling failed here">')
+    (item,) = re.findall(r'<li class="n-failed">.*?</li>', here)
+    assert plain(item) == f"compiling failed here: [0/0] failed in Dynamo (graph capture): Unsupported: {fullgraph['fail_reason'].splitlines()[0]}"
+    (href,) = re.findall(r'href="\.\./([^"#]+)#failure-message"', item)
+    assert 'id="failure-message"' in (page.parent / ".." / href).read_text()
+    # The backend's message quotes its name: escaped on the page, as the log wrote it once unescaped.
+    first = backend["co_firstlineno"]
+    (item,) = re.findall(r'<li class="n-failed">.*?</li>', row(text, first))
+    assert "backend=&#39;relu_compile_error_TESTING_ONLY&#39; raised" in item
+    assert "the function that starts here" in plain(item)
+    listed = text[text.index('<ul id="src-failed">'):]
+    listed = listed[:listed.index("</ul>")]
+    assert re.findall(r'<a href="#(L\d+)">', listed) == [f"L{line}", f"L{first}"]
+    assert {f"L{line}", f"L{first}"} <= ids(text)
+
+
+def test_the_page_says_the_program_died_on_its_line_and_links_its_stack(tmp_path):
+    """native_crash: line 17's row says the program crashed there (Segmentation fault, Python in ctypes' string_at),
+    linked to the Crash section of the index, which has the anchor."""
+    log = torch213("native_crash.log.gz")
+    out = tmp_path / "out"
+    report(log, out)
+    (page,) = (out / "sources").glob("native_crash.py_*.html")
+    here = row(page.read_text(), 17)
+    assert here.startswith('<div class="src-line s-crashed" id="L17" title="the program died here">')
+    assert '<span class="b b-crashed"' in here
+    (item,) = re.findall(r'<li class="n-crashed">.*?</li>', here)
+    assert plain(item).startswith("the program crashed here: Segmentation fault, Python was in __init__.py:519 "
+                                  "(string_at), called from this line, while running [0/0]'s compiled code")
+    assert '<a href="../index.html#insights-crash">' in item
+    assert 'id="insights-crash"' in (out / "index.html").read_text()

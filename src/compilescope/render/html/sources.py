@@ -15,6 +15,7 @@ from ...analyses.sources import DIMENSION_MARKING_GUARD, LineNotes, SourceFile, 
 from ...model.trace import Compile
 from ...wording import count
 from ..options import readable_url
+from .export import COMPILE_INDEX, wants_export_index
 from .provenance import panel_line_id, provenance_url
 from .rows import ascii_parts, function_name_html, html_text
 from .transformed import transformed_url
@@ -25,6 +26,8 @@ if TYPE_CHECKING:
 _GRAPH_ABBREVIATIONS = {"forward": "fwd", "backward": "bwd"}
 
 STATUS_TITLES = {
+    "crashed": "the program died here",
+    "failed": "compiling failed here",
     "captured": "captured in a graph",
     "break": "a graph broke here",
     "eager": "ran eagerly, between graphs",
@@ -37,15 +40,16 @@ class _CompileDirs(dict[str, str]):
     """`[1/0]` -> the directory of its last attempt (the one that holds the graph); and each compile id's link
     (_cid), made once: a file's notes name the same few compile ids over and over (GPT-2: 1,200 links, ~14 ids)."""
 
-    def __init__(self) -> None:
+    def __init__(self, crash_page: str = "index.html") -> None:
         super().__init__()
+        self.crash_page = crash_page  # the page whose Insights show the crash (the export page may take index.html)
         self.links: dict[str, str] = {}
         self.entries: dict[str, Compile] = {}  # each attempt by its directory
         self.kernel_pages: dict[tuple[str, int], str | None] = {}  # (directory, stack traces artifact) -> its page
 
 
 def _compile_dirs(page: _Page) -> _CompileDirs:
-    dirs = _CompileDirs()
+    dirs = _CompileDirs(COMPILE_INDEX if wants_export_index(page) else "index.html")
     for entry in page.trace.sorted_compiles():
         dirs.entries[entry.dir_name] = entry
         if entry.compile_id is not None:
@@ -100,6 +104,7 @@ def _notes_html(page: _Page, f: SourceFile, n: int, dirs: _CompileDirs) -> Itera
     breaks = page.results.sources.graph_breaks
     resume_ids = page.results.sources.resume_compile_ids
     yield '<ul class="notes">'
+    yield from _failures_html(notes, dirs)
     if notes.graphs:
         parts = [f'{_cid(cid, dirs)} <span class="muted mono">{html_text(", ".join(nodes[:8]))}'
                  f'{" …" if len(nodes) > 8 else ""}</span>' for cid, nodes in notes.graphs.items()]
@@ -157,6 +162,52 @@ def _notes_html(page: _Page, f: SourceFile, n: int, dirs: _CompileDirs) -> Itera
     yield "</ul>"
 
 
+def _failure_link(failure: dict[str, Any]) -> str:
+    """The failed compile id, linked to its failure message on its compile page."""
+    cid = html_text(failure["compile_id"])
+    if failure.get("dir") is None:
+        return f'<span class="mono">{cid}</span>'
+    return (f'<a class="mono cid" href="../{html_text(failure["dir"])}/index.html#failure-message" '
+            f'title="its failure message">{cid}</a>')
+
+
+def _crash_words(crash: dict[str, Any]) -> str:
+    """"the program crashed here: Segmentation fault" or "the program stopped here with ...", as the Crash
+    section says it, with where Python was when that was past this line (a library the line called)."""
+    who = f'thread {html_text(crash["thread"])}' if crash.get("thread") else "the program"
+    error = html_text(crash["error"])
+    if crash["exception"]:
+        said = f'<strong>{who} stopped with an uncaught exception</strong>: <code>{error}</code>'
+    else:
+        said = f'<strong>{who} crashed here</strong>: {error}'
+    where = crash.get("where")
+    if where is not None:
+        name = f' ({html_text(where["function"])})' if where.get("function") else ""
+        base = where["filename"].replace("\\", "/").rsplit("/", 1)[-1]
+        place = html_text(f'{base}:{where["line"]}')
+        said += (f', {"raised" if crash["exception"] else "Python was"} in <span class="mono" '
+                 f'title="{html_text(where["filename"])}">{place}</span>{name}, called from this line')
+    elif crash["exception"]:
+        said += ", raised on this line"
+    if crash.get("during"):
+        said += f', {html_text(crash["during"])}'
+    return said
+
+
+def _failures_html(notes: LineNotes, dirs: _CompileDirs) -> Iterator[str]:
+    """The compiles that failed on this line and the program's death here: first, as they matter most."""
+    for c in notes.crashes:
+        yield (f'<li class="n-crashed">{_crash_words(c)} · <a href="../{dirs.crash_page}#insights-crash">its stack</a>'
+               '</li>')
+    for fail in notes.failures:
+        place = ("compiling failed here" if fail["kind"] == "failure"
+                 else "compiling the function that starts here failed (torch logged no line inside it)")
+        fell_back = ("; torch ran the frame uncompiled (suppress_errors)" if fail.get("fell_back") else "")
+        yield (f'<li class="n-failed"><strong>{place}</strong>: {_failure_link(fail)} failed in '
+               f'{html_text(fail["stage"])}: <code>{html_text(fail["exception"])}</code>: '
+               f'{html_text(fail["message"])}{fell_back}</li>')
+
+
 def _calls_html(page: _Page, f: SourceFile, notes: LineNotes, dirs: _CompileDirs) -> Iterator[str]:
     """Where the ops of the calls made on this line sit, an item per set of graphs holding them (a model's compiles
     mostly share theirs): the lines the kernel stack traces end on, past this one."""
@@ -211,6 +262,14 @@ def _handle_words(name: str, handle: str) -> str:
 
 def _badges(notes: LineNotes) -> str:
     out = []
+    if notes.crashes:
+        died = "; ".join(c["error"] for c in notes.crashes)
+        out.append(f'<span class="b b-crashed" title="the program died here: {html_text(died)}">'
+                   f'{"uncaught exception" if all(c["exception"] for c in notes.crashes) else "crashed"}</span>')
+    if notes.failures:
+        failed = "; ".join(f'{f["compile_id"]}: {f["exception"]}' for f in notes.failures)
+        out.append(f'<span class="b b-failed" title="compiling failed: {html_text(failed)}">compile failed: '
+                   f'{html_text(" ".join(dict.fromkeys(f["compile_id"] for f in notes.failures)))}</span>')
     started = [fr["compile_id"] for fr in notes.started_frames]
     resumed = notes.resumed_frames
     if started:
@@ -286,8 +345,10 @@ def _page(page: _Page, f: SourceFile, dirs: _CompileDirs) -> Iterator[bytes]:
     breaks = [{"line": b.location.line, "href": f"#{f.anchor(b.location.line) or ''}", "reason": b.reason,
                "eager": [_eager_link(page, f, path, line) for path, line in b.eager_lines] if len(b.eager_lines) > 1 else []}
               for b in page.results.sources.breaks_in(f.path)]
+    failed = [{"line": n, "href": f"#{f.anchor(n) or ''}", "crashes": notes.crashes, "failures": notes.failures}
+              for n, notes in sorted(f.notes.items()) if notes.crashes or notes.failures]
     return page.stream("source.html", "../", f=f, lines_html=_lines_html(page, f, dirs), breaks=breaks,
-                       debug_handles=f.debug_handles)
+                       failed=failed, debug_handles=f.debug_handles)
 
 
 def _eager_link(page: _Page, f: SourceFile, path: str, line: int) -> dict[str, str | None]:
