@@ -50,6 +50,8 @@ class Scenario:
     # Keep every log the process wrote, each gzipped under the name torch gave it, in <name>/ beside logs/ (draft_export
     # writes a log of its own): not one log of logs/
     parts: bool = False
+    # torch.profiler traces the program writes to $PROFILE_DIR (<p>.profile.json), kept as logs/<name>.<p>.profile.json.gz
+    profiles: tuple[str, ...] = ()
 
 
 # The environment `compilescope run` gives a program (runner.child_env): compilescope's hooks, provenance on.
@@ -106,6 +108,10 @@ SCENARIOS = [
     Scenario("item_break_steady", "item_break.py", gzip=True, env={"ITEM_VARIANT": "steady"}),
     # A training loop recorded once per torch version (its 2.14 twin: ../torch214/make_traces.py), for diffing an upgrade.
     Scenario("upgrade_train", "upgrade_train.py", gzip=True),
+    # A compiled model slower than eager on CPU, profiled eagerly and compiled (steady state, but a new batch size
+    # and a branch taken for the first time recompile inside the compiled profile).
+    Scenario("cpu_slower_than_eager", "cpu_slower_than_eager.py", gzip=True, env=RUN_ENV,
+             profiles=("eager", "compiled")),
     Scenario("export", "export.py"),
     Scenario("export_draft", "export_draft.py", trace_var="TORCH_DTRACE"),
     # A Dim range and a dynamic batch the model's code violates, a data-dependent branch (strict and non-strict
@@ -149,6 +155,7 @@ SCRUB_ENV = [
     "WARNINGS_VARIANT",
     "PITFALLS_VARIANT",
     "EXPORT_VARIANT",
+    "PROFILE_DIR",
 ]
 
 
@@ -165,6 +172,8 @@ def run(sc: Scenario, cache_dirs: dict, tmp_root: Path, out_dir: Path = LOGS) ->
 
     env = {k: v for k, v in os.environ.items() if k not in SCRUB_ENV}
     env[sc.trace_var] = str(trace_dir)
+    profile_dir = Path(tempfile.mkdtemp(prefix=f"profiles_{sc.name}_", dir=tmp_root))
+    env["PROFILE_DIR"] = str(profile_dir)
     env["TORCHINDUCTOR_CACHE_DIR"] = cache_dir
     env.update(sc.env)
 
@@ -217,6 +226,12 @@ def run(sc: Scenario, cache_dirs: dict, tmp_root: Path, out_dir: Path = LOGS) ->
         shutil.copyfile(logs[0], out)
     print(f"[{sc.name}] rc={proc.returncode} -> {out} "
           f"({out.stat().st_size} bytes)", flush=True)
+    for name in sc.profiles:
+        kept = out_dir / f"{sc.name}.{name}.profile.json.gz"
+        with open(profile_dir / f"{name}.profile.json", "rb") as src, \
+                gzip.GzipFile(kept, "wb", compresslevel=9, mtime=0) as dst:
+            shutil.copyfileobj(src, dst)
+        print(f"[{sc.name}] profile -> {kept} ({kept.stat().st_size} bytes)", flush=True)
     return out
 
 
