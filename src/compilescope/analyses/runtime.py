@@ -215,6 +215,18 @@ class PartIdle:
 
 
 @dataclass
+class ProfileCompile:
+    """One compile the profile covers: torch.compile's ranges named it (`dynamo_data: compile_id=0/2`)."""
+    compile_id: CompileId | None  # None: its ranges named none (an older torch)
+    us: float  # its outermost compile range's wall time
+    recompile: bool  # not its frame's first compile: a warm-up step does not take it out of the profile
+
+    def to_json(self) -> dict[str, Any]:
+        return {"compile_id": str(self.compile_id) if self.compile_id else None, "us": round(self.us, 3),
+                "recompile": self.recompile}
+
+
+@dataclass
 class ProfileRuntime:
     source: str
     timeline: str  # "gpu" | "cpu"
@@ -237,6 +249,7 @@ class ProfileRuntime:
     # start to last end, per GPU) and its CUDA graph replays. The GPU idle row is the whole profile's, gap between the
     # parts included; what keeps a GPU waiting differs by part (launches in eager, the CPU's own time under replays).
     idle_by_part: list[PartIdle] = field(default_factory=list)
+    compiles: list[ProfileCompile] = field(default_factory=list)  # the compiles it covers, in the order they ran
 
     @property
     def part_read(self) -> str:
@@ -281,6 +294,7 @@ class ProfileRuntime:
                 "stopped": self.stopped,
                 "compiling_us": round(self.compiling_us, 3), "run_us": round(self.run_us, 3),
                 "graph_launches": self.graph_launches, "idle_by_part": [i.to_json() for i in self.idle_by_part],
+                "compiles": [c.to_json() for c in self.compiles],
                 "notes": self.notes, "kernels": [k.to_json() for k in self.kernels],
                 "graphs": [g.to_json() for g in self.graphs], "user_lines": [u.to_json() for u in self.lines]}
 
@@ -326,6 +340,16 @@ class Comparison:
     eager_wall_us: float | None = None
     compiled_wall_us: float | None = None
     timeline: str = "gpu"  # the eager side's: what busy means (BUSY_DEFINITION)
+    # The compiles in the compiled side's profile (left out of compiled_us): as profiled, they may make it the slower.
+    compiled_compiles: list[ProfileCompile] = field(default_factory=list)
+
+    @property
+    def compiling_us(self) -> float:
+        return sum(c.us for c in self.compiled_compiles)
+
+    @property
+    def recompiles(self) -> int:
+        return sum(1 for c in self.compiled_compiles if c.recompile)
 
     @property
     def speedup(self) -> float | None:
@@ -344,7 +368,7 @@ class Comparison:
                 "compiled_us": round(self.compiled_us, 3), "busy_definition": self.busy_definition,
                 "speedup": self.speedup,
                 "eager_wall_us": _rounded(self.eager_wall_us), "compiled_wall_us": _rounded(self.compiled_wall_us),
-                "wall_speedup": self.wall_speedup,
+                "wall_speedup": self.wall_speedup, "compiled_compiles": [c.to_json() for c in self.compiled_compiles],
                 "ops": [o.to_json() for o in self.ops],
                 "graphs": [{"compile_id": c, "compiled_us": round(us, 3), "speedup": s} for c, us, s in self.graphs]}
 
@@ -647,6 +671,24 @@ class _Context:
 
 COMPILING = "compiling (Dynamo, AOTAutograd, Inductor)"
 _COMPILE_RANGE = re.compile(r" \(dynamo_timed\)$|_data: |^(?:dynamo|entire_frame_compile)$")
+# The annotation torch puts inside each compile range: "dynamo_data: compile_id=0/2", "entire_frame_compile_data:
+# fn_name=_compile.compile_inner, compile_id=0/2".
+_COMPILE_RANGE_ID = re.compile(r"_data: (?:.*, )?compile_id=(?P<cid>[^,\s]+)")
+
+
+def _compile_spans(evs: list[ProfileEvent], parents: list[int | None],
+                   contexts: list[_Context]) -> list[tuple[float, float, str | None]]:
+    """Each outermost compile range on a thread: (start, end, the compile id its ranges name)."""
+    spans: list[tuple[float, float, str | None]] = []
+    for i, (e, ctx) in enumerate(zip(evs, contexts)):
+        if not ctx.compiling:
+            continue
+        parent = parents[i]
+        if parent is None or not contexts[parent].compiling:
+            spans.append((e.ts, e.end, None))
+        elif spans and spans[-1][2] is None and (m := _COMPILE_RANGE_ID.search(e.name)):
+            spans[-1] = (spans[-1][0], spans[-1][1], m["cid"])  # (events come sorted by start: it is inside the last)
+    return spans
 
 
 # The autograd engine's ranges ("autograd::engine::evaluate_function: CompiledFunctionBackward", the AccumulateGrad
@@ -711,6 +753,7 @@ class _Rows:
         # told apart, whose time goes to all the row's lines).
         self._sites: dict[tuple, list[_CallSite]] = {}
         self._site_us: dict[tuple, dict[int | None, float]] = {}
+        self.compile_spans: list[tuple[float, float, str | None]] = []  # _compile_spans of every thread
 
     def add(self, kind: str, name: str, ctx: _Context, us: float, calls: int, op: str | None = None,
             replayed: bool = False) -> None:
@@ -792,6 +835,7 @@ def _cpu_rows(threads: dict[tuple, list[ProfileEvent]], rows: _Rows, part: bool 
             continue
         n_threads += 1
         parents, contexts = _nest(evs)
+        rows.compile_spans.extend(_compile_spans(evs, parents, contexts))
         children: dict[int, list[tuple[float, float]]] = {}
         top: list[tuple[float, float]] = []
         ends: list[float] = []  # each event's end, cut at its parent's (a child never outlasts it here)
@@ -849,6 +893,7 @@ def _gpu_rows(profile: Profile, threads: dict[tuple, list[ProfileEvent]], rows: 
     compiling: list[tuple[float, float]] = []  # the CPU's compile ranges: the GPU waits while a first call compiles
     for evs in threads.values():
         parents, contexts = _nest(evs)
+        rows.compile_spans.extend(_compile_spans(evs, parents, contexts))
         for i, (e, ctx) in enumerate(zip(evs, contexts)):
             if e.correlation is not None and e.cat in _LAUNCH_CATEGORIES:
                 launches[e.correlation] = (ctx, e.name == GRAPH_LAUNCH)
@@ -966,9 +1011,20 @@ def profile_runtime(trace: Trace, provenance: Provenance, profile: Profile, inde
         graph_launches=sum(1 for e in profile.events if e.name == GRAPH_LAUNCH and e.cat == "cuda_runtime"),
         wall_us=profile.wall_us, other_run=not matched and any(r.kind in IN_GRAPH for r in kernels),
         stopped=profile.stopped, not_joined=not_joined, no_lines=None if lines else _no_lines(kernels),
+        compiles=_compiles(rows.compile_spans, index) if matched else [],
     )
     _run_shares(result)
     return result
+
+
+def _compiles(spans: list[tuple[float, float, str | None]], index: _LogIndex) -> list[ProfileCompile]:
+    """The compiles a profile covers, by the compile id torch's ranges name: a recompile (frame_compile_id > 0) is
+    no first call's work, and warming up before profiling leaves it in."""
+    out: list[ProfileCompile] = []
+    for start, end, text in sorted(spans):
+        cid = index.compile_id(text) if text else None
+        out.append(ProfileCompile(cid, end - start, bool(cid and cid.frame_compile_id)))
+    return out
 
 
 def _graph_calls(threads: dict[tuple, list[ProfileEvent]]) -> dict[tuple[str | None, str | None], int]:
@@ -1081,7 +1137,7 @@ def compare(eager: ProfileRuntime, compiled: ProfileRuntime) -> Comparison:
     graphs = [(str(g.compile_id) if g.compile_id else str(g.key or g.region), g.total_us,
                (eager_ops / g.total_us if len(in_graphs) == 1 and g.total_us else None)) for g in in_graphs]
     return Comparison(eager.source, compiled.source, _busy_us(eager), _busy_us(compiled), ops, graphs,
-                      eager.wall_us, compiled.wall_us, eager.timeline)
+                      eager.wall_us, compiled.wall_us, eager.timeline, compiled.compiles)
 
 
 def split_runs(profile: Profile) -> tuple[Profile, Profile] | None:
@@ -1184,6 +1240,16 @@ def comparison_finding(c: Comparison) -> tuple[str, str] | None:
              f"than eager: {format_us(c.compiled_us)} vs {format_us(c.eager_us)}")
     detail = (f"each side: {c.busy_definition}; eager {c.eager.rsplit('/', 1)[-1]}, "
               f"compiled {c.compiled.rsplit('/', 1)[-1]}")
+    if c.compiled_us + c.compiling_us > c.eager_us:
+        # As profiled the compiled run was the slower: say so first, with what it compiled (the profile's compile
+        # ranges name their compile ids) and whether a warm-up would have left that out.
+        again = c.recompiles
+        n = len(c.compiled_compiles)
+        what = (count(n, "recompile") if again == n else count(n, "compile")
+                + (f", {again} of them {'a recompile' if again == 1 else 'recompiles'}" if again else ""))
+        ids = ", ".join(str(k.compile_id) for k in c.compiled_compiles[:4] if k.compile_id)
+        title += (f"; but its profile also holds {format_us(c.compiling_us)} of compiling ({what}"
+                  f"{': ' + ids if ids else ''}), so as profiled it was slower")
     if c.wall_speedup is not None and c.eager_wall_us and c.compiled_wall_us:
         detail += (f"; wall time of the runs' ranges (launches and waits included): {format_us(c.compiled_wall_us)} "
                    f"vs {format_us(c.eager_wall_us)}, {c.wall_speedup:.2f}x")
@@ -1249,5 +1315,11 @@ def runtime_finding(p: ProfileRuntime) -> tuple[str, str]:
         kernel = top.library or (top.name if len(top.name) <= 60 else top.name[:57] + "...")
         detail += f"; top kernel {kernel}{via}: {top.reported_share:.0%}{lines}"
     if compiling >= 0.1:
-        detail += "; profile after a first step (forward and backward) to leave the compile out"
+        again = [c for c in p.compiles if c.recompile]
+        if again:  # a new size, a branch taken the first time: warming up did not, and will not, leave these out
+            ids = ", ".join(str(c.compile_id) for c in again[:4]) + (", ..." if len(again) > 4 else "")
+            detail += (f"; {count(len(again), 'recompile')} in it ({ids}: {format_us(sum(c.us for c in again))}), "
+                       "which a warm-up step does not leave out: stop them (see Recompiles)")
+        if len(again) < len(p.compiles) or not p.compiles:
+            detail += "; profile after a first step (forward and backward) to leave the compile out"
     return title, detail

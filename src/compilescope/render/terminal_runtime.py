@@ -52,6 +52,10 @@ def runtime_renderables(runtime: Runtime | None) -> list[RenderableType]:
         out.append(TerminalText(head, style="bold underline"))
         for note in p.notes:
             out.append(TerminalText(f"note: {note}", style="yellow"))
+        if p.compiles:
+            compiles = ", ".join(f"{c.compile_id or 'a compile'} {format_us(c.us)}{' (recompile)' if c.recompile else ''}"
+                                 for c in p.compiles)
+            out.append(TerminalText(f"compiled in this profile: {compiles}"))
         if p.graph_launches:
             out.append(TerminalText(f"{p.graph_launches} CUDA graph replays (cudaGraphLaunch): their kernels say "
                             "\"CUDA graph replay\""))
@@ -89,6 +93,9 @@ def runtime_renderables(runtime: Runtime | None) -> list[RenderableType]:
         out.append(TerminalText(f"\nEager {format_us(c.eager_us)} vs compiled {format_us(c.compiled_us)}: "
                         f"speedup {c.speedup:.2f}x", style="bold"))
         out.append(TerminalText(f"each side: {c.busy_definition}", style="dim"))
+        if c.compiled_compiles:
+            out.append(TerminalText(f"left out of the compiled side: {format_us(c.compiling_us)} of compiling in its "
+                                    f"profile ({', '.join(str(k.compile_id or 'a compile') for k in c.compiled_compiles)})"))
         if c.wall_speedup is not None and c.eager_wall_us and c.compiled_wall_us:
             out.append(TerminalText(f"wall time of the runs' ranges: {format_us(c.eager_wall_us)} vs "
                             f"{format_us(c.compiled_wall_us)}: {c.wall_speedup:.2f}x (launches and waits included)"))

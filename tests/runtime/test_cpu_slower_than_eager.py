@@ -1,0 +1,111 @@
+"""A compiled model slower than eager on CPU (torch 2.13, tests/data/torch213/programs/cpu_slower_than_eager.py):
+the user warmed up two batch sizes, then profiled five steps eagerly and five compiled, and a third batch size and a
+branch taken for the first time recompiled inside the compiled profile.
+
+Expected values come from the raw profiles (json) and the raw log (its compile ids), not from the code under test.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+import compilescope
+from compilescope.analyses import analyze
+from compilescope.analyses.runtime import comparison_finding, runtime_finding
+from compilescope.ingest.profile import read_profile
+
+from ..conftest import report, torch213
+from .test_runtime import _raw_events, _runtime
+
+NAME = "cpu_slower_than_eager"
+LOG, EAGER, COMPILED = (torch213(f"{NAME}{suffix}") for suffix in
+                        (".log.gz", ".eager.profile.json.gz", ".compiled.profile.json.gz"))
+COMPILE_ID_RANGE = re.compile(r"^dynamo_data: compile_id=(\d+)/(\d+)$")
+
+
+def _compiles_in(profile: Path) -> list[tuple[str, float, bool]]:
+    """(compile id, its `dynamo` range's duration, recompile) of each compile torch's ranges name, in order."""
+    raw = sorted(_raw_events(profile), key=lambda e: e["ts"])
+    ranges = [e for e in raw if e["name"] == "dynamo"]
+    out = []
+    for e in raw:
+        m = COMPILE_ID_RANGE.match(e["name"])
+        if m:
+            around = next(r for r in ranges if r["ts"] <= e["ts"] <= r["ts"] + r["dur"])
+            out.append((f"[{m[1]}/{m[2]}]", around["dur"], m[2] != "0"))
+    return out
+
+
+def _log_compile_ids() -> set[str]:
+    with gzip.open(LOG, "rt") as f:
+        return {f"[{a}/{b}]" for a, b in re.findall(r'"frame_id": (\d+), "frame_compile_id": (\d+)', f.read())}
+
+
+def test_each_compile_in_the_profile_is_named_timed_and_told_a_recompile():
+    expected = _compiles_in(COMPILED)
+    # The raw profile: a new batch size recompiled forward ([0/2]) and the resume functions after its graph break
+    # ([1/1], [3/1]), all after the warm-up, all of them compile ids of the log.
+    assert sorted(c for c, _, _ in expected) == ["[0/2]", "[1/1]", "[3/1]"]
+    assert {c for c, _, _ in expected} <= _log_compile_ids()
+    runtime = _runtime(LOG, COMPILED, EAGER)
+    compiled, eager = runtime.profiles
+    assert [(str(c.compile_id), c.recompile) for c in compiled.compiles] == [(c, r) for c, _, r in expected]
+    for got, (_, us, _) in zip(compiled.compiles, expected):
+        assert got.us == pytest.approx(us)
+    assert sum(c.us for c in compiled.compiles) == pytest.approx(compiled.compiling_us, rel=1e-3)
+    assert eager.compiles == [] and eager.compiling_us == 0
+
+
+def test_the_findings_say_the_compiled_run_was_slower_as_profiled_and_that_warming_up_does_not_help():
+    expected = _compiles_in(COMPILED)
+    raw_eager, raw_compiled = _raw_events(EAGER), _raw_events(COMPILED)
+    span = {name: max(e["ts"] + e["dur"] for e in raw) - min(e["ts"] for e in raw)
+            for name, raw in (("eager", raw_eager), ("compiled", raw_compiled))}
+    assert span["compiled"] > 10 * span["eager"]  # as recorded: seconds of compiling against a sub-second eager run
+    runtime = _runtime(LOG, COMPILED, EAGER)
+    c = runtime.comparison
+    assert c is not None and c.speedup and c.speedup > 1  # without the compiling, the fused kernel wins
+    title, _ = comparison_finding(c)
+    assert "so as profiled it was slower" in title
+    assert f"{len(expected)} recompiles: {', '.join(cid for cid, _, _ in expected)}" in title
+    _, detail = runtime_finding(runtime.profiles[0])
+    assert "which a warm-up step does not leave out" in detail
+    assert "profile after a first step" not in detail  # every compile here is a recompile: a warm-up ran before
+
+
+def test_a_first_compile_in_the_profile_keeps_the_warm_up_advice(tmp_path):
+    """The same profile with its first compile renamed [0/0] (a first call's compile): warming up does leave that
+    one out, so the advice is given for it, and the recompiles are still named."""
+    with gzip.open(COMPILED, "rt") as f:
+        data = json.load(f)
+    first = _compiles_in(COMPILED)[0][0].strip("[]")
+    for e in data["traceEvents"]:
+        if isinstance(e.get("name"), str) and e["name"].endswith(f"compile_id={first}"):
+            e["name"] = e["name"][: -len(first)] + "0/0"
+    derived = tmp_path / "first_compile.json"
+    derived.write_text(json.dumps(data))
+    p = _runtime(LOG, derived).profiles[0]
+    assert [str(c.compile_id) for c in p.compiles][0] == "[0/0]" and not p.compiles[0].recompile
+    _, detail = runtime_finding(p)
+    assert "2 recompiles in it" in detail and "profile after a first step" in detail
+
+
+def test_the_runtime_page_and_summary_json_list_the_compiles(tmp_path, capsys):
+    expected = _compiles_in(COMPILED)
+    report(LOG, tmp_path / "report", "--profile", str(COMPILED), "--profile", str(EAGER))
+    page = (tmp_path / "report" / "runtime.html").read_text()
+    listed = re.search(r"<p>Compiled in this profile: (.*?)</p>", page)
+    assert listed is not None
+    assert re.findall(r'<span class="mono">(\[\d+/\d+\])</span>', listed[1]) == [cid for cid, _, _ in expected]
+    assert listed[1].count("a recompile") == len(expected)
+    assert "Left out of the compiled side" in page
+    with compilescope.load(LOG) as trace:
+        results = analyze(trace, [read_profile(str(COMPILED)), read_profile(str(EAGER))])
+        data = results.runtime.to_json()
+    assert [c["compile_id"] for c in data["profiles"][0]["compiles"]] == [cid for cid, _, _ in expected]
+    assert [c["compile_id"] for c in data["comparison"]["compiled_compiles"]] == [cid for cid, _, _ in expected]
