@@ -102,10 +102,24 @@ def test_the_runtime_page_and_summary_json_list_the_compiles(tmp_path, capsys):
     listed = re.search(r"<p>Compiled in this profile: (.*?)</p>", page)
     assert listed is not None
     assert re.findall(r'<span class="mono">(\[\d+/\d+\])</span>', listed[1]) == [cid for cid, _, _ in expected]
-    assert listed[1].count("a recompile") == len(expected)
+    assert listed[1].count("(recompile)") == len(expected) and "A warm-up step before profiling does not" in listed[1]
     assert "Left out of the compiled side" in page
     with compilescope.load(LOG) as trace:
         results = analyze(trace, [read_profile(str(COMPILED)), read_profile(str(EAGER))])
         data = results.runtime.to_json()
     assert [c["compile_id"] for c in data["profiles"][0]["compiles"]] == [cid for cid, _, _ in expected]
     assert [c["compile_id"] for c in data["comparison"]["compiled_compiles"]] == [cid for cid, _, _ in expected]
+
+
+def test_the_eager_side_of_a_comparison_is_said_to_be_the_eager_run():
+    """Given with a compiled profile of the same log, the eager profile's note names it the eager run, not a profile
+    that may lack enable_kernel_profile (the compiled one names its cpp_fused_* kernels: the config was on)."""
+    raw = _raw_events(EAGER)
+    assert not any(e["name"].startswith(("## Call CompiledFxGraph", "Torch-Compiled Region")) for e in raw)
+    assert any(re.match(r"graph_\d+_cpp_fused_", e["name"]) for e in _raw_events(COMPILED))
+    eager = _runtime(LOG, COMPILED, EAGER).profiles[1]
+    assert eager.not_joined == eager.notes[0]
+    assert eager.not_joined.startswith(f"the eager run, compared below with {COMPILED.name}")
+    assert "enable_kernel_profile" not in eager.not_joined
+    alone = _runtime(LOG, EAGER).profiles[0]  # no compiled profile to compare with: the hint stays
+    assert "enable_kernel_profile" in (alone.not_joined or "")

@@ -252,6 +252,11 @@ class ProfileRuntime:
     compiles: list[ProfileCompile] = field(default_factory=list)  # the compiles it covers, in the order they ran
 
     @property
+    def recompiles(self) -> int:
+        """How many of its compiles are recompiles (ProfileCompile.recompile)."""
+        return sum(1 for c in self.compiles if c.recompile)
+
+    @property
     def part_read(self) -> str:
         """What a headline adds when the profile was read only in part."""
         return " in the part read" if self.stopped else ""
@@ -1201,6 +1206,12 @@ def analyze_runtime(trace: Trace, provenance: Provenance, profiles: Sequence[Pro
     compiled = [p for p in result.profiles if p.compiled and p.matched]
     if eager and compiled:
         result.comparison = compare(eager[0], compiled[0])
+        side = eager[0]
+        if side.not_joined is not None and side.notes and side.notes[0] == side.not_joined:
+            # Its compiled counterpart is here: no compiled graph ran in it because it is the eager run, not for want
+            # of enable_kernel_profile.
+            side.not_joined = side.notes[0] = (f"the eager run, compared below with {compiled[0].source.rsplit('/', 1)[-1]}: "
+                                               "no compiled graph ran in it")
     else:
         for profile, whole in zip(profiles, result.profiles):
             parts = split_runs(profile)
