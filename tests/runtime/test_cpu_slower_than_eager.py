@@ -123,3 +123,24 @@ def test_the_eager_side_of_a_comparison_is_said_to_be_the_eager_run():
     assert "enable_kernel_profile" not in eager.not_joined
     alone = _runtime(LOG, EAGER).profiles[0]  # no compiled profile to compare with: the hint stays
     assert "enable_kernel_profile" in (alone.not_joined or "")
+
+
+def test_a_resume_functions_compile_inside_a_compiled_region_is_not_that_regions(tmp_path):
+    """The profile's first step, cut after it: [0/0]'s compiled code called the resume function after its graph
+    break, and Dynamo compiled it ([3/1]) inside the range of the region `Torch-Compiled Region: 0/0`. That time is
+    [3/1]'s compile, not [0/0]'s."""
+    with gzip.open(COMPILED, "rt") as f:
+        data = json.load(f)
+    timed = sorted((e for e in data["traceEvents"] if e.get("ph") == "X"), key=lambda e: e["ts"])
+    first_compile = next(e for e in timed if COMPILE_ID_RANGE.match(e["name"]))
+    region = next(e for e in timed if e["name"].startswith("Torch-Compiled Region: ")
+                  and e["ts"] <= first_compile["ts"] <= e["ts"] + e["dur"])
+    assert region["name"] == "Torch-Compiled Region: 0/0" and first_compile["name"].endswith("compile_id=3/1")
+    end = region["ts"] + region["dur"]
+    data["traceEvents"] = [e for e in data["traceEvents"] if e.get("ph") != "X" or e["ts"] + e["dur"] <= end]
+    cut = tmp_path / "first_step.json"
+    cut.write_text(json.dumps(data))
+    p = _runtime(LOG, cut).profiles[0]
+    compiling = [k for k in p.kernels if k.kind == "compile"]
+    assert len(compiling) == 1 and compiling[0].compile_id is None  # was [0/0], the region it ran in
+    assert [str(c.compile_id) for c in p.compiles] == ["[3/1]"]

@@ -776,7 +776,9 @@ class _Rows:
             row.compile_id = None  # framework or eager time in several compiled regions: no one compile's
         if row is None:
             cid = self.index.graph_cid.get(graph) if graph else None
-            if cid is None and ctx.region is not None and kind != IDLE:
+            # A compile inside a compiled region is another frame's (a resume function's, compiled when the region's
+            # code first calls it): the region's compile id is its only inside a graph's call (autotuning).
+            if cid is None and ctx.region is not None and kind != IDLE and (kind != COMPILE or ctx.graph):
                 cid = self.index.compile_id(ctx.region)
             self._regions[key] = ctx.region
             row = self.rows[key] = KernelRow(name, kind, graph, cid, op, region=region, replayed=replayed)
