@@ -144,3 +144,29 @@ def test_a_resume_functions_compile_inside_a_compiled_region_is_not_that_regions
     compiling = [k for k in p.kernels if k.kind == "compile"]
     assert len(compiling) == 1 and compiling[0].compile_id is None  # was [0/0], the region it ran in
     assert [str(c.compile_id) for c in p.compiles] == ["[3/1]"]
+
+
+def _inside(e: dict, around: dict) -> bool:
+    return around is not e and around["ts"] <= e["ts"] and e["ts"] + e["dur"] <= around["ts"] + around["dur"]
+
+
+def test_the_graphs_addmm_is_compared_with_the_eager_linear_that_ran_it():
+    """Eager runs nn.Linear as aten::linear (aten::t, then aten::addmm inside it); the compiled graph calls
+    extern_kernels.addmm (the transpose is a view). Op by op, the two are one row, not an addmm only compiled ran
+    and a linear only eager ran."""
+    eager_raw, compiled_raw = _raw_events(EAGER), _raw_events(COMPILED)
+    linears = [e for e in eager_raw if e["name"] == "aten::linear"]
+    eager_addmm = [e for e in eager_raw if e["name"] == "aten::addmm"]
+    assert linears and all(any(_inside(a, lin) for lin in linears) for a in eager_addmm)
+    graphs = [e for e in compiled_raw if e["name"].startswith("## Call CompiledFxGraph ")]
+    compiled_addmm = [e for e in compiled_raw if e["name"] == "aten::addmm" and any(_inside(e, g) for g in graphs)
+                      and not any(_inside(e, o) for o in compiled_raw if o["name"] == "aten::addmm")]
+    assert not any(e["name"] == "aten::linear" and any(_inside(e, g) for g in graphs) for e in compiled_raw)
+    c = _runtime(LOG, COMPILED, EAGER).comparison
+    rows = {o.name: o for o in c.ops}
+    assert "aten::linear" not in rows
+    addmm = rows["aten::addmm"]
+    assert addmm.eager_op == "aten::linear"
+    assert (addmm.eager_calls, addmm.compiled_calls) == (len(linears), len(compiled_addmm))
+    assert addmm.eager_us == pytest.approx(sum(e["dur"] for e in linears), abs=0.01)  # (own times: ts + dur digits)
+    assert addmm.compiled_us == pytest.approx(sum(e["dur"] for e in compiled_addmm), abs=0.01)

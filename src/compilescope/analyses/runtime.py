@@ -99,6 +99,8 @@ class KernelRow:
     stacks_name: str | None = None
     region: str | None = None  # in a graph with no graph range: its "Torch-Compiled Region: <region>" keeps it apart
     replayed: bool = False  # run by a CUDA graph replay (cudaGraphLaunch), not launched on its own
+    # An eager op on a CPU timeline: the ops its calls called (aten::linear: aten::t, aten::addmm), in the order met.
+    inner_ops: list[str] = field(default_factory=list)
 
     @property
     def library(self) -> str | None:
@@ -113,8 +115,7 @@ class KernelRow:
 
     def to_json(self) -> dict[str, Any]:
         return {"name": self.name, "library": self.library, "kind": self.kind, "op": self.op, "graph": self.graph,
-                "region": self.region,
-                "replayed": self.replayed,
+                "region": self.region, "replayed": self.replayed, "inner_ops": self.inner_ops,
                 "compile_id": str(self.compile_id) if self.compile_id else None, "calls": self.calls,
                 "total_us": round(self.total_us, 3), "share": round(self.share, 6), "run_share": _rounded(self.run_share),
                 "user_lines": [{"file": u.file, "line": u.line, "us": _rounded(us, 3)}
@@ -326,10 +327,14 @@ class OpComparison:
     eager_us: float
     compiled_calls: int
     compiled_us: float
+    # The eager op whose calls ran it, where eager ran it inside another (aten::linear, for the compiled graph's
+    # aten::addmm): the eager side is that op's.
+    eager_op: str | None = None
 
     def to_json(self) -> dict[str, Any]:
-        return {"name": self.name, "eager_calls": self.eager_calls, "eager_us": round(self.eager_us, 3),
-                "compiled_calls": self.compiled_calls, "compiled_us": round(self.compiled_us, 3)}
+        return {"name": self.name, "eager_op": self.eager_op, "eager_calls": self.eager_calls,
+                "eager_us": round(self.eager_us, 3), "compiled_calls": self.compiled_calls,
+                "compiled_us": round(self.compiled_us, 3)}
 
 
 @dataclass
@@ -761,7 +766,7 @@ class _Rows:
         self.compile_spans: list[tuple[float, float, str | None]] = []  # _compile_spans of every thread
 
     def add(self, kind: str, name: str, ctx: _Context, us: float, calls: int, op: str | None = None,
-            replayed: bool = False) -> None:
+            replayed: bool = False) -> KernelRow:
         graph = ctx.graph if kind in IN_GRAPH else None
         if kind == EXTERN and op and self.index.calls_op(self.index.graph_code.get(graph or ""), op) is False:
             # In the graph's call but not of its output code: CUDA graph trees' copy of the inputs (_foreach_copy_),
@@ -807,6 +812,7 @@ class _Rows:
             site = ctx.nth - 1 if made == len(sites) and ctx.nth else None
             spent = self._site_us.setdefault(key, {})
             spent[site] = spent.get(site, 0.0) + us
+        return row
 
     def split_by_line(self) -> None:
         """Each row's time on each of its user lines (KernelRow.line_us): an extern call's on its call's lines, the
@@ -870,7 +876,11 @@ def _cpu_rows(threads: dict[tuple, list[ProfileEvent]], rows: _Rows, part: bool 
             elif ctx.op and ctx.graph:
                 rows.add(EXTERN, ctx.op, ctx, own, 1 if e.name == ctx.op and not _inside_op(parents, contexts, i) else 0, op=ctx.op)
             elif ctx.op:
-                rows.add(EAGER, ctx.op, ctx, own, 1 if e.name == ctx.op and not _inside_op(parents, contexts, i) else 0)
+                row = rows.add(EAGER, ctx.op, ctx, own, 1 if e.name == ctx.op and not _inside_op(parents, contexts, i) else 0)
+                p = parents[i]
+                if (p is not None and e.name != ctx.op and _is_op(e) and e.name not in row.inner_ops
+                        and evs[p].name == ctx.op and not _inside_op(parents, contexts, p)):
+                    row.inner_ops.append(e.name)  # an op the outermost one called
             elif ctx.graph:
                 rows.add(WRAPPER, "graph wrapper code", ctx, own, 0)
             elif e.cat in OP_CATEGORIES:  # torch's own ranges: guards, AOT wrappers, the autograd engine
@@ -1128,6 +1138,22 @@ def _busy_us(p: ProfileRuntime) -> float:
     return sum(r.total_us for r in p.kernels if r.kind != IDLE and r.name != COMPILING)
 
 
+def _eager_op_around(eager: ProfileRuntime, e_ops: dict[str, tuple[int, float]],
+                     c_ops: dict[str, tuple[int, float]]) -> dict[str, str]:
+    """A compiled run's op that eager ran only inside another op -> that op: a graph's extern aten::addmm is eager's
+    aten::linear (its transpose a view in the graph), so the two are one row, not an addmm that only compiled ran.
+    Only one to one: an eager op around two such ops, or one of two eager ops around it, joins nothing."""
+    around: dict[str, set[str]] = {}
+    for r in eager.kernels:
+        if r.kind == EAGER and r.name not in c_ops:
+            for inner in r.inner_ops:
+                if inner in c_ops and inner not in e_ops:
+                    around.setdefault(inner, set()).add(r.name)
+    joined = {inner: next(iter(outer)) for inner, outer in around.items() if len(outer) == 1}
+    taken = [outer for outer in joined.values()]
+    return {inner: outer for inner, outer in joined.items() if taken.count(outer) == 1}
+
+
 def compare(eager: ProfileRuntime, compiled: ProfileRuntime) -> Comparison:
     """Side by side, op by op (the tutorial's two profile tables joined by name), and the speedup.
 
@@ -1137,8 +1163,11 @@ def compare(eager: ProfileRuntime, compiled: ProfileRuntime) -> Comparison:
     their kernels) over the graph's time, the work the graph replaced against the graph.
     """
     e_ops, c_ops = _op_totals(eager), _op_totals(compiled)
+    inside = _eager_op_around(eager, e_ops, c_ops)
+    e_ops = {n: v for n, v in e_ops.items() if n not in inside.values()}
     names = sorted(set(e_ops) | set(c_ops), key=lambda n: -(e_ops.get(n, (0, 0.0))[1] + c_ops.get(n, (0, 0.0))[1]))
-    ops = [OpComparison(n, *e_ops.get(n, (0, 0.0)), *c_ops.get(n, (0, 0.0))) for n in names]
+    ops = [OpComparison(n, *e_ops.get(n, (0, 0.0)), *c_ops.get(n, (0, 0.0))) if n not in inside else
+           OpComparison(n, *_op_totals(eager)[inside[n]], *c_ops[n], eager_op=inside[n]) for n in names]
     eager_ops = sum(r.total_us for r in eager.kernels if r.kind == EAGER)
     in_graphs = [g for g in compiled.graphs if g.in_graph]
     graphs = [(str(g.compile_id) if g.compile_id else str(g.key or g.region), g.total_us,

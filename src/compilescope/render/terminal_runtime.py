@@ -107,6 +107,7 @@ def runtime_renderables(runtime: Runtime | None) -> list[RenderableType]:
         table.add_column("op / kernel", justify="left", overflow="fold", ratio=1)
         for o in c.ops[:MAX_ROWS]:
             table.add_row(_time_calls(o.eager_us, o.eager_calls), _time_calls(o.compiled_us, o.compiled_calls),
-                          TerminalText(_middle(o.name, MAX_COMPARED_NAME)))
+                          TerminalText(_middle(o.name, MAX_COMPARED_NAME)
+                                       + (f" (eager: inside {o.eager_op})" if o.eager_op else "")))
         out.append(table)
     return out
