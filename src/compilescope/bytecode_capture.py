@@ -372,7 +372,9 @@ def exception_text(exc_type, exc, tb, thread: str | None) -> str:
 def _faulthandler_file():
     """The file faulthandler writes a crash to now (it is on), as far as can be known: faulthandler has no getter.
     A file object it was given (``-X faulthandler`` and PYTHONFAULTHANDLER give sys.stderr) it holds, and lists last
-    among its referents (after dump_traceback_later's). A descriptor it does not: under pytest, the one pytest's
+    among its referents (after dump_traceback_later's and register's). Not told apart: enable() given a descriptor
+    while dump_traceback_later() holds a file object, which is then taken (a watchdog's file gets the crash; rare, and
+    a single held file is far more often enable()'s). A descriptor it does not hold: under pytest, the one pytest's
     faulthandler plugin gave it, a copy of the terminal's stderr kept in the session's stash (while tests run,
     descriptor 2 and sys.stderr are pytest's capture, lost if the process dies). Otherwise sys.stderr's descriptor."""
     import faulthandler
