@@ -33,7 +33,7 @@ from .errors import CompilescopeError, OutputExistsError
 from .output import check_output_dir
 from .ingest.crash_files import crash_file_name
 from .ingest.discover import find_logs
-from .runner import attach_crash_reports, choose_log, new_trace_dir, prepare_trace_dir
+from .runner import attach_crash_reports, choose_log, join_process_logs, new_trace_dir, prepare_trace_dir
 
 _ACTIVE_LOCK = threading.Lock()
 _active: Capture | None = None
@@ -76,6 +76,8 @@ class Capture:
         self.logs: list[str] = []  # logs written during the block
         self.log: str | None = None  # the one report() reads
         self.note: str | None = None  # set when there were several logs
+        # Logs this process wrote in parts, joined into its first as `run` joins them: (that log, the parts appended)
+        self.joined: list[tuple[str, list[str]]] = []
         self._before: set[str] = set()
         self._saved: dict[str, Any] | None = None
         self._contexts: list[Any] = []
@@ -112,6 +114,9 @@ class Capture:
         finally:
             _active = None
         self.logs = [p for p in find_logs(self.trace_dir) if os.path.basename(p) not in self._before]
+        # (draft_export's own log, under TORCH_DTRACE: its string table goes on from the block's log)
+        self.joined = join_process_logs(self.logs)
+        self.logs = [p for p in self.logs if os.path.exists(p)]
         if self.logs:
             self.log, self.note = choose_log(self.logs)
 
@@ -145,6 +150,8 @@ class Capture:
         structured.INTERN_TABLE.clear()
         structured.DUMPED_FILES.clear()
 
+        if os.environ.get(DTRACE_ENV):
+            self._push(_DtraceHere(self.trace_dir))
         self._push(_Recorders(self.trace_dir))
         if self.provenance:
             self._push(inductor_config.patch({"trace.provenance_tracking_level": max(1, inductor_config.trace.provenance_tracking_level)}))
@@ -221,6 +228,27 @@ class Capture:
 
 
 PROFILE_NAME = "profile.json.gz"
+DTRACE_ENV = "TORCH_DTRACE"
+
+
+class _DtraceHere:
+    """Under TORCH_DTRACE, torch.export.draft_export logs to a file of its own in the directory that variable names,
+    read when it starts (its CaptureStructuredTrace): for the block, that is the capture's directory, as `run` sets
+    it for its child, so the block's report has draft_export's issues and program (its log is joined to the block's)."""
+
+    def __init__(self, trace_dir: str | None):
+        self.trace_dir = trace_dir
+        self.saved = os.environ.get(DTRACE_ENV)
+
+    def __enter__(self) -> None:
+        if self.trace_dir is not None:
+            os.environ[DTRACE_ENV] = self.trace_dir
+
+    def __exit__(self, *exc_info: object) -> None:
+        if self.saved is None:
+            os.environ.pop(DTRACE_ENV, None)
+        else:
+            os.environ[DTRACE_ENV] = self.saved
 
 
 class _Profiling:

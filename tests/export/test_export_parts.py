@@ -10,12 +10,14 @@ import shutil
 import sys
 from pathlib import Path
 
+import pytest
+
 from compilescope.analyses import analyze
 from compilescope.ingest.discover import find_logs, process_parts
 from compilescope.ingest.reader import read_trace
 from compilescope.runner import Program, choose_log, join_process_logs, run_program
 
-from ..conftest import torch213
+from ..conftest import TORCH213_PROGRAMS, torch213
 
 PARTS = Path(__file__).parents[1] / "data" / "torch213" / "export_dtrace_parts"
 MAIN = "dedicated_log_torch_trace_7dvb5pxv.log"  # first record 02:20:21.793, pid 27144: `export` "start!"
@@ -78,3 +80,47 @@ def test_run_joins_a_process_s_parts(tmp_path):
     assert [(os.path.basename(first), [os.path.basename(p) for p in parts]) for first, parts in result.joined] == [
         (MAIN, [DRAFT])]
     shutil.rmtree(trace_dir)
+
+
+def test_capture_joins_a_process_s_parts(tmp_path):
+    # The two parts written into the block's directory as the process would: the block's log is one, not 'several
+    # processes traced; reporting the largest only' (the main part, 42,469 bytes gzipped, without the draft's issue).
+    pytest.importorskip("torch")
+    import compilescope
+
+    with compilescope.capture(trace_dir=tmp_path / "trace") as cap:
+        unpacked(tmp_path / "trace" / "parts")
+        for part in (tmp_path / "trace" / "parts").iterdir():
+            part.rename(tmp_path / "trace" / part.name)
+    assert [os.path.basename(p) for p in cap.logs] == [MAIN] and cap.note is None
+    assert [(os.path.basename(first), [os.path.basename(p) for p in parts]) for first, parts in cap.joined] == [
+        (MAIN, [DRAFT])]
+    with cap.load() as trace:
+        [provenance] = [i for i in analyze(trace).export.issues if i.kind == "propagate_real_tensors_provenance"]
+        assert provenance.expr == "u0 > u1" and provenance.where == "export_constraints.py:40 in forward"
+
+
+@pytest.mark.torch
+def test_a_torch_dtrace_capture_block_reports_draft_export_s_issue(tmp_path, monkeypatch):
+    # export_constraints.py's export_topk under TORCH_DTRACE, in a capture() block: draft_export (line 67) logs to a file
+    # of its own in TORCH_DTRACE's directory, which is the block's for as long as it runs; its one issue, u0 > u1 at
+    # forward's line 40, is in the block's report (it went to the user's TORCH_DTRACE directory, not reported).
+    pytest.importorskip("torch")
+    import importlib.util
+
+    import compilescope
+
+    elsewhere = tmp_path / "dtrace"
+    monkeypatch.setenv("TORCH_DTRACE", str(elsewhere))
+    spec = importlib.util.spec_from_file_location("export_constraints", TORCH213_PROGRAMS / "export_constraints.py")
+    program = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(program)
+    with compilescope.capture(trace_dir=tmp_path / "trace") as cap:
+        program.export_topk()
+    assert os.environ["TORCH_DTRACE"] == str(elsewhere) and not elsewhere.exists()
+    assert len(cap.logs) == 1 and cap.note is None and len(cap.joined) == 1
+    with cap.load() as trace:
+        exported = analyze(trace).export
+        assert [(i.kind, i.expr, i.where) for i in exported.issues if i.kind == "propagate_real_tensors_provenance"] == [
+            ("propagate_real_tensors_provenance", "u0 > u1", "export_constraints.py:40 in forward")]
+        assert len(exported.exported_programs) == 1
