@@ -180,6 +180,42 @@ def test_a_run_that_exits_0_past_failed_compiles_passes_real_log():
     assert verdict.next_steps[-2].startswith("With your backend, 3 compiles failed without stopping the program")
 
 
+def test_torch_export_s_failures_are_not_ok_and_not_the_stages_real_log():
+    """export_constraints.py (README) exits 0 past its failing exports: strict export's Dynamo trace fails at forward's
+    line 40 (its compilation_metrics, compile_id null: fail_type UserError, "Could not guard on data-dependent
+    expression u0 > u1"), and non-strict export's dims contradict the code (guards s27 <= 32 at line 30 and
+    Eq(s52, 2) at line 31). The log has no dynamo_start: no torch.compile ran, so the forced backends change nothing
+    and each stage logs the same. check fails this log (no-failures); diagnose said "OK, every stage compiles"."""
+    runs = [from_log(spec, "export_constraints.log.gz", 0) for spec in (EAGER, AOT_EAGER, BACKEND)]
+    backend = runs[-1]
+    assert [(e.compile_id, e.exception) for e in backend.export_errors] == [("[-/-]", "UserError")]
+    assert backend.errors == [] and backend.caught == [] and backend.export_failed
+    verdict = decide(runs)
+    assert not verdict.ok and verdict.outcome == "export_error" and verdict.stage == "export"
+    assert verdict.headline.startswith("torch.export fails: 1 strict export failed (the first at "
+                                       "export_constraints.py:40: UserError). diagnose's stages test torch.compile")
+    assert "u0 > u1" in verdict.message and verdict.location.line == 40
+    draft, strict, dims = verdict.next_steps[:3]
+    assert draft.startswith("torch.export.draft_export(") and "strict=False" in strict
+    assert dims.startswith("torch's suggested dynamic_shapes fix (torch.export at export_constraints.py:52): "
+                           "tokens.size()[1] given [2, 128], but the code at export_constraints.py:30 needs s27 <= 32")
+    assert "tokens.size()[0] made dynamic, but the code at export_constraints.py:31 fixes it to 2" in dims
+    console = Console(width=200, record=True, file=io.StringIO(), color_system=None)
+    print_verdict(DiagnoseResult(argv=ARGV, cwd="/w", outcomes=runs, verdict=verdict), console)
+    assert "Diagnosis: OK" not in console.export_text()
+
+
+def test_torch_export_s_issues_fail_and_exports_that_succeed_pass_real_log():
+    # Under TORCH_DTRACE the same program's export logs 4 issues (check's no-export-issues fails it): not OK either. The
+    # fixed program's exports all succeed (check passes its log): OK.
+    dtrace = decide([from_log(spec, "export_constraints_dtrace.log.gz", 0) for spec in (EAGER, AOT_EAGER, BACKEND)])
+    assert dtrace.outcome == "export_error"
+    assert "; torch.export found 4 issues (the first: Guard Evaluated at export_constraints.py:30 in forward)." in (
+        dtrace.headline)
+    fixed = [from_log(spec, "export_constraints_fixed.log.gz", 0) for spec in (EAGER, AOT_EAGER, BACKEND)]
+    assert not any(o.export_failed for o in fixed) and decide(fixed).ok
+
+
 def test_failures_torch_fell_back_from_still_fail_the_run_real_log():
     """suppress_errors: torch swallowed the error and ran the frame eagerly, so the run exits 0, but it failed to
     compile, which is what diagnose is for (the program did not catch anything)."""

@@ -31,6 +31,7 @@ from .errors import (
     AOT, DYNAMO, INDUCTOR, KERNEL_COMPILE, LOWERING, NARROWING_STEPS, RECOMPILE_LIMIT, STAGE_LABELS, USER_BACKEND,
     YOUR_SCRIPT, CompileError, compile_errors,
 )
+from .export import DimConflict, ExportIssue, export_report
 from .graph_breaks import function_label, graph_breaks
 from .recompiles import recompiles
 from .userloc import UserLocation, is_framework_file, last_user_stack_frame, traceback_frames
@@ -40,8 +41,10 @@ from ..model.records import dataclass
 RUNTIME = "compiled_runtime"  # the compiled code raised (or crashed) when it ran
 PROGRAM = "program"  # the program fails with torch.compile disabled too
 ACCURACY = "accuracy"  # compiled results differ from eager
+EXPORT = "export"  # torch.export failed: no stage's backend is in it
 DIAGNOSIS_LABELS = {
     **STAGE_LABELS,
+    EXPORT: "torch.export (which the stages' backends do not change)",
     RUNTIME: "Compiled code, at run time",
     PROGRAM: "The program itself (fails without torch.compile)",
     ACCURACY: "Accuracy (compiled results differ from eager)",
@@ -141,6 +144,17 @@ class StageOutcome:
     # output code it went through (the compiled code raised there)
     raised_at: UserLocation | None = None
     raised_in: tuple[GeneratedLine, UserLocation] | None = None
+    # torch.export's failures in its trace (analyses/export.py): strict export's failed Dynamo traces (kept out of
+    # errors and caught: no torch.compile backend is in them), the issues export or draft_export logged, and the dims a
+    # non-strict export was given that the model's code contradicts
+    export_errors: list[CompileError] = field(default_factory=list)
+    export_issues: list[ExportIssue] = field(default_factory=list)
+    export_dims: list[DimConflict] = field(default_factory=list)
+
+    @property
+    def export_failed(self) -> bool:
+        """torch.export failed as `check` fails its log: a failed compile (strict export's) or an export issue."""
+        return bool(self.export_errors or self.export_issues)
 
     @property
     def status(self) -> str:
@@ -168,6 +182,9 @@ class StageOutcome:
             "mismatch": self.mismatch, "crash": self.crash.to_json() if self.crash else None,
             "raised_at": self.raised_at.to_json() if self.raised_at else None,
             "raised_in": {**self.raised_in[0].to_json(), "code": self.raised_in[1].code} if self.raised_in else None,
+            "export_errors": [e.to_json() for e in self.export_errors],
+            "export_issues": [i.to_json() for i in self.export_issues],
+            "export_dims": [d.to_json() for d in self.export_dims],
         }
 
 
@@ -233,7 +250,11 @@ def stage_outcome(spec: StageSpec, facts: RunFacts, trace: Trace | None, output:
     outcome = StageOutcome(spec, facts, traced=trace is not None)
     if trace is not None:
         found = compile_errors(trace).errors
-        failed = [e for e in found if e.stage != RECOMPILE_LIMIT]
+        outcome.export_errors = [e for e in found if e.export_call is not None]
+        failed = [e for e in found if e.stage != RECOMPILE_LIMIT and e.export_call is None]
+        exported = export_report(trace)
+        outcome.export_issues = exported.issues if exported.detected else []
+        outcome.export_dims = exported.dim_conflicts
         caught = _caught(trace, facts, failed)
         outcome.errors = [e for e in failed if e.compile_id not in caught]
         outcome.caught = [e for e in failed if e.compile_id in caught]
@@ -518,6 +539,12 @@ _NO_TORCH = "ModuleNotFoundError: No module named 'torch'"
 def decide(outcomes: list[StageOutcome], accuracy: StageOutcome | None = None) -> Verdict:
     by_key = {o.spec.key: o for o in outcomes}
     failed = next((o for o in outcomes if o.spec in STAGES and o.status in (FAILED, TIMED_OUT)), None)
+    ran = [o for o in outcomes if o.spec in STAGES and o.facts is not None]
+    # torch.export's failures, and nothing of torch.compile's failed: the stages (forced backends) cannot narrow them.
+    exported = next((o for o in ran if o.spec.key == BACKEND.key and o.export_failed),
+                    next((o for o in ran if o.export_failed), None))
+    if exported is not None and not any(o.errors or o.crash is not None or o.status == TIMED_OUT for o in ran):
+        return _export_failed(exported, outcomes)
     if failed is None:
         if not any(o.compiles for o in outcomes):
             return Verdict("nothing_compiled", "Nothing was compiled: the program never reached torch.compile "
@@ -596,6 +623,51 @@ def decide(outcomes: list[StageOutcome], accuracy: StageOutcome | None = None) -
                     "run the minifier_launcher.py it writes with `minify` alone, each try in a process of its own (with "
                     "--no-isolate, Inductor's failing code empties the inputs before the next try).", *_caught_seen(outcomes)],
     )
+
+
+# What helps a torch.export that fails, whatever the backend: diagnose's stages cannot tell these apart.
+EXPORT_DRAFT_STEP = ("torch.export.draft_export(...) with the same arguments lists every issue at once, each at its "
+                     "line, and still produces a program: its report says what export had to assume.")
+EXPORT_NONSTRICT_STEP = ("Strict export (strict=True) traces with Dynamo: strict=False (the default) runs forward in "
+                         "Python, which avoids what Dynamo cannot trace, not data-dependent guards (torch._check(...) "
+                         "tells export what holds).")
+
+
+def _export_failed(run: StageOutcome, outcomes: list[StageOutcome]) -> Verdict:
+    """torch.export failed in the run (check fails its log), and no torch.compile failure besides: diagnose's stages
+    force torch.compile's backend, which torch.export does not use, so each stage ran the same exports. Not "OK": what
+    helps is export's own (draft_export, strict=False, the dynamic_shapes fix torch suggests)."""
+    said = []
+    if run.export_errors:
+        first = run.export_errors[0]
+        where = f" at {first.location.short}" if first.location else ""
+        said.append(f"{count(len(run.export_errors), 'strict export')} failed (the first{where}: {first.exception})")
+    if run.export_issues:
+        first_issue = run.export_issues[0]
+        exporter = "torch.export" if any(i.exporter == "export" for i in run.export_issues) else "draft export"
+        said.append(f"{exporter} found {count(len(run.export_issues), 'issue')} (the first: {first_issue.failure_type}"
+                    f"{f' at {first_issue.where}' if first_issue.where else ''})")
+    steps = []
+    if run.export_errors:
+        steps += [EXPORT_DRAFT_STEP, EXPORT_NONSTRICT_STEP]
+    elif not any(i.exporter != "export" for i in run.export_issues):  # (draft_export's own issues: it ran)
+        steps.append(EXPORT_DRAFT_STEP)
+    calls: dict[str, list[DimConflict]] = {}
+    for dim in run.export_dims:
+        calls.setdefault(f" (torch.export at {dim.export_call.short})" if dim.export_call else "", []).append(dim)
+    steps += [f"torch's suggested dynamic_shapes fix{call}: {'; '.join(d.text for d in dims)}."
+              for call, dims in calls.items()]
+    steps.append(f"Each failure, with its stacks: the trace report of the run with {run.spec.title} "
+                 f"({run.spec.key}/index.html), or compilescope summary on its log; compilescope check fails that log.")
+    error = run.export_errors[0] if run.export_errors else None
+    issue = run.export_issues[0] if run.export_issues else None
+    return Verdict(
+        "export_error", f"torch.export fails: {'; '.join(said)}. diagnose's stages test torch.compile: they force its "
+        "backend (\"eager\", \"aot_eager\"), which torch.export does not use, so each stage ran the same exports.",
+        run.spec.key, EXPORT, error,
+        message=error.message if error else issue.headline if issue else None,
+        location=error.location if error else None, location_kind=error.location_kind if error else None,
+        next_steps=steps + _caught_seen(outcomes))
 
 
 def _where_the_stack_is(run: StageOutcome) -> str:

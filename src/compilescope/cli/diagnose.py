@@ -5,7 +5,8 @@ then as written, each traced; says which stage fails first, with its error and u
 frame; optionally checks accuracy and minimizes the failing graph with torch's minifier.
 Writes OUT/index.html (the Diagnosis page), one report per stage (OUT/<stage>/) and
 OUT/diagnosis.json. Exit status: 0 when every stage passes, 1 when one fails or a frame hit the recompile limit
-(it ran eagerly after that: every stage passes, and not all was compiled).
+(it ran eagerly after that: every stage passes, and not all was compiled), or when torch.export failed (as `check`
+fails its log: a strict export's failure, an export issue), which no stage's backend is in.
 """
 
 from __future__ import annotations
