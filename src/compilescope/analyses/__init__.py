@@ -16,7 +16,7 @@ from .insights import Insights, insights
 from .provenance import Provenance, analyze_provenance
 from .sources import Sources, analyze_sources
 from .transformed import TransformedCode, transformed_code
-from .stack_trie import StackTrieNode, build_stack_trie, build_unknown_stack_trie
+from .stack_trie import OutsideStacks, StackTrieNode, build_stack_trie, outside_stacks
 from .status import compile_statuses
 from ..model.records import dataclass
 from ..wording import count
@@ -28,10 +28,11 @@ if TYPE_CHECKING:
 
 RESULTS_FORMAT = "compilescope.results"
 # The saved form's version: bump it when a saved file of the previous version can no longer be loaded as it was.
+# 8: the stacks outside any compilation are grouped by the user's frames (outside_stacks; was one trie);
 # 7: a compile's summary holds its runtime metrics records (runtime_records: were worked out by their pages);
 # 6: transformed code holds its graph's and guards' artifacts (were their numbers); 5: a restarted attempt's status is
 # "restarted" (was "break", its retry's); 4: where reading stopped
-RESULTS_VERSION = 7
+RESULTS_VERSION = 8
 
 
 @dataclass
@@ -44,7 +45,7 @@ class Results:
     """
 
     stack_trie: StackTrieNode
-    unknown_stack_trie: StackTrieNode
+    outside_stacks: list[OutsideStacks]  # stacks of events outside any compilation, by the user's frames
     failures: list[FailureRow]
     statuses: dict[CompileId | None, str]
     export: ExportReport = field(default_factory=ExportReport)
@@ -150,7 +151,7 @@ def analyze(trace: Trace, profiles: Sequence[Profile] = ()) -> Results:
     found = insights(trace, runtime, export)
     return Results(
         stack_trie=build_stack_trie(trace, statuses),
-        unknown_stack_trie=build_unknown_stack_trie(trace),
+        outside_stacks=outside_stacks(trace),
         failures=failures_and_restarts(trace, found.errors, found.graph_breaks),
         statuses=statuses,
         export=export,

@@ -215,7 +215,7 @@ def _index(page: _Page) -> Iterator[bytes]:
         compile_time_chart=CompileTimeChart.from_results(results.insights.compile_time) if results.insights else None,
         runtime=results.runtime,
         trie_tokens=trie_tokens(results.stack_trie),
-        unknown_trie_tokens=trie_tokens(results.unknown_stack_trie),
+        outside_stacks=[(group, trie_tokens(group.trie)) for group in results.outside_stacks],
         outside=outside,  # (not no_compile_id: that global is the string that anchors the list)
         # The page of each crash's record in the log (run appended it, outside any compilation).
         record_urls={a.number: artifact_url(a, page.options) for a in (outside.artifacts if outside else [])
