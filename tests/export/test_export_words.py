@@ -70,3 +70,31 @@ def test_a_torch_compile_log_keeps_its_compile_words():
     assert ins.counted == f"{ins.n_compiles} compile ids"
     assert any(f.title.startswith("compiling took ") for f in ins.findings)
     assert any("specialized to a constant" in f.title and "compilation" in f.title for f in ins.findings)
+
+
+def test_an_export_only_log_s_time_is_export_time():
+    # Its one timed event outside a compile id is strict export's fullgraph_capture (B/E, compile_id None) around
+    # Dynamo's compile_attempt_0 of [0/0]: the row of export_topk's strict export (line 63). Non-strict exports log none.
+    ct = analysed("export_constraints.log.gz")[0].compile_time
+    assert ct.export_only and ct.heading == "Export time"
+    assert [(r.label, r.compile_id) for r in ct.timeline] == [("strict torch.export (Dynamo)", None)]
+    console = Console(width=100, color_system=None, record=True, file=io.StringIO())
+    print_summary(analysed("export_constraints.log.gz")[0], console)
+    text = console.export_text()
+    assert "Export time (" in text and "Compile time" not in text
+
+
+def test_an_export_only_report_says_export_time(tmp_path):
+    from compilescope.api import report
+
+    with open(report(torch213("export_constraints.log.gz"), out=tmp_path / "r")) as f:
+        page = f.read()
+    assert '<h3 id="insights-compile_time">Export time (' in page
+    assert "Each strict torch.export&#39;s Dynamo trace from its start" in page
+    assert 'title="strict torch.export (Dynamo)">strict torch.export (Dynamo)</a>' in page
+    assert "fullgraph_capture" not in page and "Slowest compilations" not in page and "Compile time" not in page
+
+
+def test_a_torch_compile_log_keeps_compile_time():
+    ct = analysed("dynamic_shapes.log")[0].compile_time
+    assert not ct.export_only and ct.heading == "Compile time" and ct.slowest_heading == "Slowest compilations"

@@ -175,9 +175,28 @@ class CompileTimes:
     # A compile id whose records repeat another compilation's -> that one ("[0/2]" -> "[0/1]"): its time is counted
     # there, once (the peer multi_rank_runtime logs repeat [0/1]'s records under [0/2] and [0/3]).
     repeats: dict[str, str] = field(default_factory=dict)
+    # Every compile in the log is torch.export's (ExportReport.only, set by as_export_time): its time is strict
+    # export's Dynamo trace, and the user ran no torch.compile, so the report speaks of exports.
+    export_only: bool = False
 
     def __bool__(self) -> bool:
         return bool(self.compiles)
+
+    @property
+    def heading(self) -> str:
+        return "Export time" if self.export_only else "Compile time"
+
+    @property
+    def timeline_text(self) -> str:
+        """What a timeline row is."""
+        if self.export_only:  # (non-strict export runs forward in Python: torch logs no timed event for it)
+            return "Each strict torch.export's Dynamo trace from its start (non-strict export logs no times)"
+        return "Each compilation from its start"
+
+    @property
+    def slowest_heading(self) -> str:
+        # (an export-only log's time is all outside any compile id: one row, whatever the exports)
+        return "By compile id" if self.export_only else "Slowest compilations"
 
     @property
     def compile_ids(self) -> int:
@@ -443,6 +462,21 @@ def compile_times(trace: Trace) -> CompileTimes:
     phases = [PhaseTime(p, labels[p], s, s / total if total else 0.0)
               for p, s in sorted(sums.items(), key=lambda kv: -kv[1]) if s > 0]
     return CompileTimes(total, phases, compiles, sorted(rows, key=lambda r: r.start_s), labels=labels, repeats=repeats)
+
+
+# The outermost event of strict torch.export's Dynamo trace (torch/export/_trace.py), outside any compile id.
+STRICT_EXPORT_EVENT = "fullgraph_capture"
+
+
+def as_export_time(times: CompileTimes) -> None:
+    """The compile time of a log whose every compile is torch.export's, told in export words: strict export's
+    Dynamo trace is its timeline's row, not "[-/-] fullgraph_capture"."""
+    from .errors import EXPORT_STRICT_LABEL  # (errors imports this module: the label is its failures' too)
+
+    times.export_only = True
+    for row in times.timeline:
+        if row.compile_id is None and row.label == f"{NO_COMPILE_ID} {STRICT_EXPORT_EVENT}":
+            row.label = EXPORT_STRICT_LABEL
 
 
 def _repeated(metrics: dict, key: str, by_compile: dict[str, dict[str, float]], listed: set[str]) -> str | None:

@@ -19,7 +19,7 @@ from .autotuning import Autotuning, autotuning
 from .caches import Caches, caches
 from .cudagraphs import BACKWARD_PENDING, CudaGraphCompile, CudaGraphs, cudagraphs
 from .crash import STATIC_LAUNCHER_ADVICE, Crash, Crashes, crashes
-from .compile_time import PHASE_LABELS, CompileTimes, compile_times, ends_during, unfinished_compiles
+from .compile_time import PHASE_LABELS, CompileTimes, as_export_time, compile_times, ends_during, unfinished_compiles
 from .empty_graphs import EmptyGraphs, empty_graphs
 from .dynamic_shapes import FLOAT_SYMBOL, SIZE_SYMBOL, DynamicShapes, Specialization, dynamic_shapes, number_text
 from .environment import Environment, environment
@@ -678,6 +678,7 @@ def insights(trace: Trace, runtime: Runtime | None = None, export: ExportReport 
     ins.findings = findings(ins, exported)
     if exported.only:
         ins.export_calls = len(exported.calls)
+        as_export_time(ins.compile_time)
     return ins
 
 

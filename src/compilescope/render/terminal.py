@@ -236,7 +236,7 @@ def _compile_time(ins: Insights) -> list[RenderableType]:
         return []
     # The total alone, as the report's heading: the rows below time a restart's attempts ([1/0], [1/0_1]) as one,
     # so a count of them would not be the header's count of compile ids.
-    out: list[RenderableType] = [_heading(f"Compile time ({unbroken(format_seconds(ct.total_s))})")]
+    out: list[RenderableType] = [_heading(f"{ct.heading} ({unbroken(format_seconds(ct.total_s))})")]
     phases = _table("phase", "time", "share", "")
     for p in phase_bars(ct):
         phases.add_row(p.label, _seconds(p.seconds), f"{p.share:.0%}", "█" * max(1, round(p.bar_pct * BAR_WIDTH / 100)))
