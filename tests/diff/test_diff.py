@@ -846,10 +846,28 @@ def test_a_new_failure_is_marked_as_a_change_for_the_worse(tmp_path):
     assert run_cli("diff", log("fail"), log("base"), "-o", tmp_path / "fixed", "--no-browser") == 1
     marks = {name: re.findall(r'<div class="diff-change"><span class="([^"]*)" title="[^"]*">[^<]*</span> ([^<\n]*)',
                               (tmp_path / name / "index.html").read_text()) for name in ("fail", "fixed")}
-    assert [cls for cls, title in marks["fail"] if title.startswith("new failure in f")] == ["kind-added worse"]
-    assert [cls for cls, title in marks["fixed"] if title.startswith("failure gone in f")] == ["kind-removed better"]
+    assert [cls for cls, title in marks["fail"] if title.startswith("new failure: [0/0] f")] == ["kind-added worse"]
+    assert [cls for cls, title in marks["fixed"] if title.startswith("failure gone: [0/0] f")] == ["kind-removed better"]
     others = [cls for cls, title in marks["fail"] if not title.startswith("new failure")]
     assert others and all(" " not in cls for cls in others)
+
+
+def test_a_failure_is_titled_with_the_compile_that_failed(capsys):
+    """diff_fail.log.gz's one compilation_metrics: compile_id 0/0, co_name f, co_firstlineno 30, fail_type InductorError,
+    fail_reason starting "CppCompileError: C++ compile error"; diff_base.log.gz's compiles did not fail. The title read
+    "new failure in f (diff_pair.py:30): ..." without the compile, which check's baseline-failures names: it is named
+    as check names it, either way round."""
+    raw = gzip.open(log("fail"), "rt", encoding="utf-8").read()
+    metrics = [json.loads(line[line.index("{"):])["compilation_metrics"]
+               for line in raw.splitlines() if '{"compilation_metrics": ' in line]
+    assert [(m["compile_id"], m["co_name"], m["co_firstlineno"], m["fail_type"], m["fail_reason"].splitlines()[0])
+            for m in metrics] == [("0/0", "f", 30, "InductorError", "CppCompileError: C++ compile error")]
+    assert '"fail_type": "' not in gzip.open(log("base"), "rt", encoding="utf-8").read()
+    named = "[0/0] f (diff_pair.py:30): InductorError: CppCompileError: C++ compile error"
+    assert [c.title for c in diff("base", "fail").changes if c.section == "failures"] == [f"new failure: {named}"]
+    assert [c.title for c in diff("fail", "base").changes if c.section == "failures"] == [f"failure gone: {named}"]
+    assert run_cli("check", log("fail"), "--baseline", log("base")) == 1
+    assert f"baseline-failures: new failure: {named};" in capsys.readouterr().out
 
 
 # A TORCH_TRACE log's own name, as torch makes it (a rank and a random suffix): longer than a narrow terminal's line.

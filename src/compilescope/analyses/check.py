@@ -10,8 +10,8 @@ import shlex
 from dataclasses import field
 from typing import Any
 
-from .diff import (FrameFacts, RunFacts, TimeThreshold, crash_called_from, crash_line, diff_runs, most_failed_guard,
-                   multiset_diff, paired_ranks, unread_note)
+from .diff import (FrameFacts, RunFacts, TimeThreshold, crash_called_from, crash_line, diff_runs, failed_compiles,
+                   most_failed_guard, multiset_diff, paired_ranks, unread_note)
 from .graph_breaks import resume_of
 from .recompiles import CHANGE_LABELS, classify_change
 from .unread import Unread
@@ -205,7 +205,7 @@ def evaluate(runs: dict[int | None, RunFacts], rules: Rules,
                  others="function")
     if rules.no_failures:
         absolute("no-failures", "none allowed",
-                 lambda f: (len(_user_failures(f)), [_failure(f, x) for x in _user_failures(f)]),
+                 lambda f: (len(_user_failures(f)), [failed_compiles(f, x) for x in _user_failures(f)]),
                  0, lambda v, lim: v > lim, lambda v: count(v, "failed compile"),
                  lambda f: _library_note(len(_user_failures(f)), len(f.failures)), others="failed compile")
     if rules.no_export_issues:
@@ -267,15 +267,6 @@ def evaluate(runs: dict[int | None, RunFacts], rules: Rules,
     return results
 
 
-def _failure(facts: RunFacts, failure: dict[str, Any]) -> str:
-    """A failed compile as the gate names it: "[0/2] train_step (train_step_pitfalls.py:31): Unsupported: Dynamo
-    recompile limit exceeded", with " at file.py:35" where torch logged where it failed in the frame."""
-    frame = facts.frames.get(failure["frame"]) if failure.get("frame") else None
-    who = " ".join(part for part in (failure.get("compile_id"), frame.label if frame else None) if part)
-    at = f" at {_short(failure['source'])}" if failure.get("source") else ""
-    return f"{who or 'a compile'}{at}: {failure['type']}: {failure['reason']}"
-
-
 def _export_issue(issue: dict[str, Any]) -> str:
     """A draft export issue as the gate names it: "Data Dependent Error at export_draft.py:22 in forward: ..."."""
     return f"{issue['type']}{' at ' + issue['where'] if issue['where'] else ''}: {issue['headline']}"
@@ -323,7 +314,7 @@ def _regressions(runs: dict[int | None, RunFacts], baseline: dict[int | None, Ru
             elif c.section == "failures" and c.kind == "added" and not _in_python_library(run, c.frame):
                 # Each compile that failed so, named as --no-failures names it ("[0/0] f (diff_pair.py:30): ...").
                 hedged = hedge if c.unread_side == "A" else ""
-                new_failures += [f"{_where(rank)}new failure: {_failure(run, {**c.b, 'compile_id': cid})}{hedged}"
+                new_failures += [f"{_where(rank)}new failure: {failed_compiles(run, {**c.b, 'compile_id': cid})}{hedged}"
                                  for cid in c.detail.get("compile_ids") or [c.b.get("compile_id")]]
                 failed_log = failed_log or run.source
             elif c.section == "cudagraphs" and c.kind == "added":

@@ -826,6 +826,17 @@ def short_path(path: str | None) -> str:
 _short = short_path
 
 
+def failed_compiles(facts: RunFacts, failure: dict[str, Any], compile_ids: list[str] | None = None) -> str:
+    """Failed compiles as diff and check name them: "[0/2] train_step (train_step_pitfalls.py:31): Unsupported: Dynamo
+    recompile limit exceeded", with " at file.py:35" where torch logged where it failed in the frame; compile_ids
+    (the compiles that failed so, "[0/0], [0/1]") in place of the failure's own."""
+    frame = facts.frames.get(failure["frame"]) if failure.get("frame") else None
+    ids = ", ".join(compile_ids) if compile_ids else failure.get("compile_id")
+    who = " ".join(part for part in (ids, frame.label if frame else None) if part)
+    at = f" at {short_path(failure['source'])}" if failure.get("source") else ""
+    return f"{who or 'a compile'}{at}: {failure['type']}: {failure['reason']}"
+
+
 def _config_value(value: str | None, side: str) -> str:
     """A config value as a person reads it: a string without its JSON quotes (`compile_error`), null as unset;
     true, 3 or [1, 2] as JSON writes them."""
@@ -1305,20 +1316,19 @@ def diff_runs(a: RunFacts, b: RunFacts, threshold: TimeThreshold = TimeThreshold
     # Failures.
     key_f = lambda x: (x["frame"], x["type"], x["reason"])  # noqa: E731
     fa_keys, fb_keys = {key_f(x): x for x in a.failures}, {key_f(x): x for x in b.failures}
-    def failed_in(x: dict, facts: RunFacts) -> str:  # " in f (diff_pair.py:30)": the frame that failed, where known
-        frame = facts.frames.get(x["frame"]) if x.get("frame") else None
-        return f" in {frame.label}" if frame is not None else ""
+    # Which compiles failed so (one key: the same error in the same frame, at each of its compiles): the title names
+    # them as check's rules do ("new failure: [0/0] f (diff_pair.py:30): ...").
+    def failed_ids(fk: tuple, facts: RunFacts) -> list[str]:
+        return [y["compile_id"] for y in facts.failures if key_f(y) == fk and y.get("compile_id")]
     for fk, x in fa_keys.items():
         if fk not in fb_keys:
-            changes.append(Change("failures", "removed", f"failure gone{failed_in(x, a)}: {x['type']}: {x['reason']}",
+            changes.append(Change("failures", "removed", f"failure gone: {failed_compiles(a, x, failed_ids(fk, a))}",
                                   x.get("frame"), x, None))
     for fk, x in fb_keys.items():
         if fk not in fa_keys:
-            # Which compiles failed so (one key: the same error in the same frame, at each of its compiles), and the
-            # function, for a gate that names them as --no-failures does.
-            failed = [y["compile_id"] for y in b.failures if key_f(y) == fk and y.get("compile_id")]
+            failed = failed_ids(fk, b)
             frame = b.frames.get(x["frame"]) if x.get("frame") else None
-            changes.append(Change("failures", "added", f"new failure{failed_in(x, b)}: {x['type']}: {x['reason']}",
+            changes.append(Change("failures", "added", f"new failure: {failed_compiles(b, x, failed)}",
                                   x.get("frame"), None, x,
                                   {"compile_ids": failed, "function": frame.label if frame is not None else None}))
 
