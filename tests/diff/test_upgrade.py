@@ -8,7 +8,7 @@ import json
 import re
 
 from compilescope.analyses import analyze
-from compilescope.analyses.diff import diff_runs, run_facts
+from compilescope.analyses.diff import diff_runs, renamed_options, run_facts
 from compilescope.ingest.reader import read_trace
 
 from ..conftest import run_cli, torch213, torch214
@@ -142,3 +142,52 @@ def test_what_one_torch_version_compiled_in_pythons_library_is_marked():
     assert ("6 frames, 2 graph breaks, 3 failures in Python's own library only in B: torch calls such code from "
             "compiled code, and torch 2.14.1+cu130 did where 2.13.0+cpu did not, so the torch version, not the program, "
             "may explain them") in d.notes
+
+
+def _first_config(path, field: str) -> dict:
+    """The first compilation_metrics' config of one kind (dynamo_config, inductor_config: JSON in a string), raw."""
+    for line in _text(path).splitlines():
+        if '{"compilation_metrics": ' in line:
+            raw = json.loads(line[line.index("{"):])["compilation_metrics"].get(field)
+            if raw:
+                return json.loads(raw)
+    raise AssertionError(f"no {field} in {path}")
+
+
+def test_an_option_torch_renamed_is_one_change_not_one_gone_and_one_new():
+    # programs/upgrade_train.py under 2.13 and 2.14: 2.13's dynamo config has _shapes_spec, 2.14's _dynamic_shapes_spec
+    # (each the only option of its version with those words), both unset. The diff listed one among 2.13's options 2.14
+    # lacks and the other among 2.14's new ones.
+    old, new = torch213("upgrade_train.log.gz"), torch214("upgrade_train.log")
+    dynamo_a, dynamo_b = _first_config(old, "dynamo_config"), _first_config(new, "dynamo_config")
+    assert dynamo_a["_shapes_spec"] is None and "_dynamic_shapes_spec" not in dynamo_a
+    assert dynamo_b["_dynamic_shapes_spec"] is None and "_shapes_spec" not in dynamo_b
+    # 2.13 has nvgemm_max_profiling_configs twice (inductor's and inductor.cuda's, 5 each), 2.14 once (10): the one
+    # both have changed its value, and the one 2.14 dropped is gone, not renamed into an option 2.13 already had.
+    inductor_a, inductor_b = _first_config(old, "inductor_config"), _first_config(new, "inductor_config")
+    assert (inductor_a["nvgemm_max_profiling_configs"], inductor_a["cuda.nvgemm_max_profiling_configs"]) == (5, 5)
+    assert inductor_b["nvgemm_max_profiling_configs"] == 10 and "cuda.nvgemm_max_profiling_configs" not in inductor_b
+    d = diff_runs(_facts(old), _facts(new))
+    config = [c for c in d.changes if c.section == "environment" and c.title.startswith("config")]
+    [renamed] = [c for c in config if "renamed" in c.detail]
+    assert renamed.title == ("config dynamo._shapes_spec renamed dynamo._dynamic_shapes_spec (torch 2.13.0+cpu → "
+                             "2.14.1+cu130): (unset), as before")
+    assert renamed.detail["renamed"] == {"a": "dynamo._shapes_spec", "b": "dynamo._dynamic_shapes_spec"}
+    assert "config inductor.nvgemm_max_profiling_configs: 5 → 10" in [c.title for c in config]
+    [gone] = [c for c in config if c.kind == "removed"]
+    [added] = [c for c in config if c.kind == "added"]
+    assert "dynamo._shapes_spec" not in gone.detail["version_options"]
+    assert "dynamo._dynamic_shapes_spec" not in added.detail["version_options"]
+    assert "inductor.cuda.nvgemm_max_profiling_configs" in gone.detail["version_options"]
+    # A rename that kept its value is no value that differs: the versions' hedge counts only values.
+    [versions] = [c for c in d.changes if c.title.startswith("torch: ")]
+    assert "dynamo._dynamic_shapes_spec" not in versions.detail["config_defaults_may_differ"]
+
+
+def test_an_option_with_two_candidate_names_is_not_paired():
+    # The real 2.14 option beside a second name that would fit it as well: no rename is said where two could be.
+    gone = {"dynamo._shapes_spec": "null"}
+    both = {"dynamo._dynamic_shapes_spec": "null", "dynamo._static_shapes_spec": "null"}
+    assert renamed_options(set(gone), set(both), gone, both) == {}
+    assert renamed_options(set(gone), {"dynamo._dynamic_shapes_spec"}, gone, both) == {
+        "dynamo._shapes_spec": "dynamo._dynamic_shapes_spec"}

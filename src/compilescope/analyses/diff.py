@@ -980,6 +980,36 @@ def _break_key(b: dict) -> tuple:
     return (b["reason"], b["file"], b["line"])
 
 
+def _option_words(leaf: str) -> tuple[str, ...]:
+    return tuple(word for word in leaf.split("_") if word)
+
+
+def renamed_options(gone: set[str], new: set[str], config_a: dict[str, str], config_b: dict[str, str]) -> dict[str, str]:
+    """Options of one torch version (gone) that the other has under another name (new), gone -> new: the same leaf name
+    under another prefix (`inductor.cuda.x` -> `inductor.x`), or, under one prefix and with one value, a leaf whose
+    words are the other's with words added (`dynamo._shapes_spec` -> `dynamo._dynamic_shapes_spec`). Only a pair that
+    each of its options forms with nothing else: two candidates either way are no rename."""
+    def candidates(key: str, among: set[str], mine: dict[str, str], theirs: dict[str, str]) -> set[str]:
+        prefix, _, leaf = key.rpartition(".")
+        found = set()
+        for other in among:
+            other_prefix, _, other_leaf = other.rpartition(".")
+            if leaf == other_leaf and prefix != other_prefix:
+                found.add(other)
+            elif prefix == other_prefix and mine[key] == theirs[other]:
+                words, other_words = _option_words(leaf), _option_words(other_leaf)
+                shorter, longer = sorted((words, other_words), key=len)
+                if len(shorter) >= 2 and len(shorter) < len(longer) and set(shorter) <= set(longer):
+                    found.add(other)
+        return found
+    pairs = {}
+    for key in gone:
+        [match] = found if len(found := candidates(key, new, config_a, config_b)) == 1 else [None]
+        if match is not None and candidates(match, gone, config_b, config_a) == {key}:
+            pairs[key] = match
+    return dict(sorted(pairs.items()))
+
+
 def _config_changes(a: RunFacts, b: RunFacts) -> list[Change]:
     """A change for each config key whose value differs. Across two torch versions, the keys only one version has are
     that version's options, not a change the user made (2.13 -> 2.14 adds and drops dozens): one change each way,
@@ -997,6 +1027,13 @@ def _config_changes(a: RunFacts, b: RunFacts) -> list[Change]:
         kind = "added" if va is None else "removed" if vb is None else "changed"
         changes.append(Change("environment", kind, f"config {key}: {_config_value(va, 'A')} → "
                               f"{_config_value(vb, 'B')}", None, va, vb))
+    for old, new in renamed_options(set(only["A"]), set(only["B"]), a.config, b.config).items():
+        va, vb = a.config[old], b.config[new]
+        value = (f"{_config_value(va, 'A')}, as before" if va == vb
+                 else f"{_config_value(va, 'A')} → {_config_value(vb, 'B')}")
+        changes.append(Change("environment", "changed", f"config {old} renamed {new} (torch {a.torch_version} → "
+                              f"{b.torch_version}): {value}", None, va, vb, {"renamed": {"a": old, "b": new}}))
+        del only["A"][old], only["B"][new]
     for side, kind in (("A", "removed"), ("B", "added")):
         keys = only[side]
         if not keys:
@@ -1143,7 +1180,8 @@ def diff_runs(a: RunFacts, b: RunFacts, threshold: TimeThreshold = TimeThreshold
     if a.torch_version != b.torch_version and a.torch_version and b.torch_version:
         # A log holds every option's value, set or not: across two torch versions, an option whose value differs
         # may be one whose default changed, which the user did not touch. Said once, where the versions are.
-        values = [c.title.split(":")[0].removeprefix("config ") for c in config if c.a is not None and c.b is not None]
+        values = [c.detail["renamed"]["b"] if "renamed" in c.detail else c.title.split(":")[0].removeprefix("config ")
+                  for c in config if c.a is not None and c.b is not None and c.a != c.b]
         hedge = ("" if not values else " (the config value below that differs may be one of the versions' own defaults, "
                  "unless the program sets it)" if len(values) == 1 else f" (the {len(values)} config values below that differ may be the "
                  "versions' own defaults, unless the program sets them)")
