@@ -634,7 +634,9 @@ def test_a_fleet_is_headed_by_all_its_ranks_and_links_to_its_landing_page(tmp_pa
     compiles = sum(len(f.compile_ids) for facts_a in ranks for f in facts_a.frames.values())
     seconds = sum(facts_a.compile_time_s for facts_a in ranks)
     assert compiles > sum(len(f.compile_ids) for f in ranks[0].frames.values())  # not rank 0's alone
-    assert f'<td class="num">{compiles}</td><td class="num">{format_seconds(seconds)}</td>' in a_row
+    # (every compile id of both ranks compiled once, no restart: as many compile ids as compiles, all "compiled")
+    assert (f'<td class="num">{compiles}<span class="muted outcomes">{compiles} compiled</span></td>'
+            f'<td class="num">{format_seconds(seconds)}</td>') in a_row
     assert 'href="b/index.html"' in b_row and "ranks read" not in b_row
     # B is one log, reported at b/: its compile links have no rank_0/ in them; A's do.
     links = re.findall(r'href="([ab]/[^"]+)"', page)
@@ -730,9 +732,14 @@ def test_each_fleets_totals_are_in_the_json_as_the_page_heads_it(tmp_path, capsy
         assert totals["compiles"] == sum(len(f.compile_ids) for facts_r in ranks for f in facts_r.frames.values())
         assert totals["compile_time_s"] == pytest.approx(sum(facts_r.compile_time_s for facts_r in ranks))
         assert totals["torch_versions"] == [ranks[0].torch_version] == [ranks[1].torch_version]
+        # The compile ids in the ranks' records (frame, compile, attempt), as the reports' cards count them.
+        ids = [set(re.findall(r'"frame_id": (\d+), "frame_compile_id": (\d+), "attempt": (\d+)', log_text(path)))
+               for path in sorted(fleet.glob("dedicated_log_torch_trace_rank_*"))]
+        assert totals["compile_ids"] == sum(map(len, ids))
         # The page's header shows these figures (it takes them from the report, as the JSON does).
         assert (f'<td>{totals["torch_versions"][0]}</td><td class="num">{totals["frames"]}</td><td class="num">'
-                f'{totals["compiles"]}</td><td class="num">{format_seconds(totals["compile_time_s"])}</td>') in row
+                f'{totals["compile_ids"]}<span class="muted outcomes">{totals["outcomes"]}</span></td><td class="num">'
+                f'{format_seconds(totals["compile_time_s"])}</td>') in row
     # Both ranks are on both sides: each rank's own figures add up to its side's.
     assert [r["rank"] for r in doc["ranks"]] == [0, 1]
     for side in "ab":

@@ -191,3 +191,31 @@ def test_an_option_with_two_candidate_names_is_not_paired():
     assert renamed_options(set(gone), set(both), gone, both) == {}
     assert renamed_options(set(gone), {"dynamo._dynamic_shapes_spec"}, gone, both) == {
         "dynamo._shapes_spec": "dynamo._dynamic_shapes_spec"}
+
+
+def test_the_diff_page_counts_compile_ids_as_the_reports_cards_do(tmp_path):
+    # programs/upgrade_train.py under 2.13 and 2.14, both the same: 7 compile ids (frame/compile/attempt in the
+    # records' envelopes), 4 compilation_metrics. Frames 0, 1 and 2 restarted at their graph breaks: attempt 0 logged
+    # no metrics, attempt 1 did (ops: 6 for frame 0, 0 for the resume functions 1 and 2, empty graphs); frame 3
+    # compiled at attempt 0 (2 ops). The page said "compiles 4", a figure no report shows.
+    for path in (torch213("upgrade_train.log.gz"), torch214("upgrade_train.log")):
+        ids = set(re.findall(r'"frame_id": (\d+), "frame_compile_id": (\d+), "attempt": (\d+)', _text(path)))
+        assert ids == {("0", "0", "0"), ("0", "0", "1"), ("1", "0", "0"), ("1", "0", "1"), ("2", "0", "0"),
+                       ("2", "0", "1"), ("3", "0", "0")}
+        metrics = [json.loads(line[line.index("{"):]) for line in _text(path).splitlines()
+                   if '{"compilation_metrics": ' in line]
+        assert [(m["frame_id"], m["attempt"], m["compilation_metrics"]["graph_op_count"]) for m in metrics] == [
+            (0, 1, 6), (1, 1, 0), (2, 1, 0), (3, 0, 2)]
+    out = tmp_path / "page"
+    assert run_cli("diff", torch213("upgrade_train.log.gz"), torch214("upgrade_train.log"), "-o", out,
+                   "--no-browser") == 1
+    page = (out / "index.html").read_text()
+    cells = re.findall(r'<td class="num">(\d+)<span class="muted outcomes">([^<]*)</span></td>', page)
+    words = "2 compiled (1 after a restart), 3 restarted attempts, 2 empty graph"
+    assert cells == [("7", words), ("7", words)] and ">compile ids</th>" in page
+    # The same figures as each side's report's cards.
+    for side in "ab":
+        cards = re.findall(r'<div class="n[^"]*">(\d+)</div><div class="l">([^<]*)</div>',
+                           (out / side / "index.html").read_text())
+        assert ("7", "compile ids") in cards
+        assert ", ".join(f"{n} {label}" for n, label in cards if label in words) == words

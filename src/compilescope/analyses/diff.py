@@ -34,7 +34,7 @@ from .crash import Crash
 from .cudagraphs import NEVER_RECORDED
 from .dynamic_shapes import number_text, placement_text, read_placement
 from .graph_breaks import function_label
-from .status import MISSING, counts_text
+from .status import MISSING, counts_text, status_counts
 from .unread import Unread
 from .torch_warnings import TorchWarnings
 from .userloc import UserLocation, export_call, is_python_library_file, is_torch_file
@@ -256,6 +256,10 @@ class RunFacts:
     # "Scheduler.simple_overlap"): a torch version's new passes are steps the other's compiles never ran. Empty in
     # facts saved before they were kept.
     compile_steps: dict[str, float] = field(default_factory=dict)
+    # Every compile id by how it ended (status.status_counts, the restarted attempts included, which no frame's
+    # compile_ids hold) and those that made no graph: the report's cards. Empty in facts saved before they were kept.
+    compile_statuses: dict[str, int] = field(default_factory=dict)
+    no_graph_compiles: int = 0
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -547,6 +551,8 @@ def run_facts(results: Results) -> RunFacts:
                 outcomes[event.outcome] = outcomes.get(event.outcome, 0) + 1
     ran_on = found.environment
     return RunFacts(
+        compile_statuses={status: n for status, n in status_counts(statuses).items() if n},
+        no_graph_compiles=len(no_graph),
         source=trace.source,
         torch_version=ran_on.torch,
         ran_on=dict(ran_on.facts()),
@@ -1679,17 +1685,28 @@ class SideTotals:
     compiles: int  # compilations of those frames, all ranks summed (each rank's `compiles`, as its comparison counts)
     compile_time_s: float  # all ranks summed
     torch_versions: list[str]  # the versions the ranks ran, each once ([] when no log names one)
+    # What the report's cards count, all ranks summed: its compile ids (a restarted attempt, [0/0_0], is one; no
+    # frame's compile counts it), and how they ended in the cards' words ("2 compiled (1 after a restart), 3 restarted
+    # attempts, 2 empty graph"; status.counts_text). The compile ids of the frames where facts saved before lack them.
+    compile_ids: int = 0
+    outcomes: str = ""
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
 
 
 def side_totals(facts: dict[int | None, RunFacts]) -> SideTotals:
+    statuses: Counter[str] = Counter()
+    for f in facts.values():
+        statuses.update(f.compile_statuses or Counter(s for frame in f.frames.values() for s in frame.statuses))
+    no_graph = sum(f.no_graph_compiles if f.compile_statuses else sum(len(frame.no_graph) for frame in f.frames.values())
+                   for f in facts.values())
     return SideTotals(
         len(facts), len({key for f in facts.values() for key in f.frames}),
         sum(len(frame.compile_ids) for f in facts.values() for frame in f.frames.values()),
         round(sum(f.compile_time_s for f in facts.values()), 6),
-        sorted({f.torch_version for f in facts.values() if f.torch_version}))
+        sorted({f.torch_version for f in facts.values() if f.torch_version}),
+        sum(statuses.values()), counts_text(statuses, no_graph))
 
 
 @dataclass
