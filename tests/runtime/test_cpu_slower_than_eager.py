@@ -19,7 +19,7 @@ from compilescope.analyses import analyze
 from compilescope.analyses.runtime import comparison_finding, runtime_finding
 from compilescope.ingest.profile import read_profile
 
-from ..conftest import report, torch213
+from ..conftest import report, run_cli, torch213
 from .test_runtime import _raw_events, _runtime
 
 NAME = "cpu_slower_than_eager"
@@ -170,3 +170,20 @@ def test_the_graphs_addmm_is_compared_with_the_eager_linear_that_ran_it():
     assert (addmm.eager_calls, addmm.compiled_calls) == (len(linears), len(compiled_addmm))
     assert addmm.eager_us == pytest.approx(sum(e["dur"] for e in linears), abs=0.01)  # (own times: ts + dur digits)
     assert addmm.compiled_us == pytest.approx(sum(e["dur"] for e in compiled_addmm), abs=0.01)
+
+
+def test_a_graph_called_once_is_said_to_be_called_once(capsys):
+    """The compiled profile's graph ranges (`## Call CompiledFxGraph <key> ##`): five graphs ran once ([0/1], [0/2],
+    [1/1], [3/0], [3/1]: a batch size or a branch met once in the five steps). The terminal's "by graph" line said
+    "(1 calls)" of each."""
+    calls: dict[str, int] = {}
+    for e in _raw_events(COMPILED):
+        if e["name"].startswith("## Call CompiledFxGraph "):
+            calls[e["name"]] = calls.get(e["name"], 0) + 1
+    once, twice = (sum(1 for n in calls.values() if n == k) for k in (1, 2))
+    assert (once, twice) == (5, 1)
+    assert run_cli("summary", LOG, "--profile", COMPILED) == 0
+    out = capsys.readouterr().out
+    by_graph = " ".join(out[out.index("by graph"):].split("\n...")[0].split())  # rich wraps it at the terminal's width
+    assert "calls)" in by_graph and "(1 calls)" not in by_graph
+    assert (by_graph.count("(1 call)"), by_graph.count("(2 calls)")) == (once, twice)

@@ -7,7 +7,7 @@ from rich.console import RenderableType
 from rich.table import Table
 
 from ..analyses.runtime import Runtime
-from ..wording import format_us
+from ..wording import count, format_us
 from .terminal_text import TerminalText
 
 MAX_ROWS = 10
@@ -57,7 +57,7 @@ def runtime_renderables(runtime: Runtime | None) -> list[RenderableType]:
                                  for c in p.compiles)
             out.append(TerminalText(f"compiled in this profile: {compiles}"))
         if p.graph_launches:
-            out.append(TerminalText(f"{p.graph_launches} CUDA graph replays (cudaGraphLaunch): their kernels say "
+            out.append(TerminalText(f"{count(p.graph_launches, 'CUDA graph replay')} (cudaGraphLaunch): their kernels say "
                             "\"CUDA graph replay\""))
         table = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False, expand=True)
         columns = [("share", "right")] + ([("run", "right")] if run else []) + [
@@ -82,11 +82,11 @@ def runtime_renderables(runtime: Runtime | None) -> list[RenderableType]:
         out.append(table)
         graphs = ", ".join(f"{g.compile_id or g.key or g.region}{' (no graph range)' if g.region else ''} "
                            f"{g.reported_share:.1%}"
-                           + (f" ({g.calls} calls)" if g.calls else "")
+                           + (f" ({count(g.calls, 'call')})" if g.calls else "")
                            if g.in_graph else f"{g.outside_label} {g.reported_share:.1%}" for g in p.graphs)
         out.append(TerminalText(f"by graph{' (of the run)' if run else ''}: {graphs}"))
         if len(p.kernels) > MAX_ROWS:
-            out.append(TerminalText(f"... {len(p.kernels) - MAX_ROWS} more rows ({p.share_after(MAX_ROWS):.1%}); all in "
+            out.append(TerminalText(f"... {count(len(p.kernels) - MAX_ROWS, 'more row')} ({p.share_after(MAX_ROWS):.1%}); all in "
                                     "--json", style="dim"))
     c = runtime.comparison
     if c is not None and c.speedup is not None:
