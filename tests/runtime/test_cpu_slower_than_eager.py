@@ -92,7 +92,13 @@ def test_a_first_compile_in_the_profile_keeps_the_warm_up_advice(tmp_path):
     p = _runtime(LOG, derived).profiles[0]
     assert [str(c.compile_id) for c in p.compiles][0] == "[0/0]" and not p.compiles[0].recompile
     _, detail = runtime_finding(p)
-    assert "2 recompiles in it" in detail and "profile after a first step" in detail
+    assert "2 recompiles in it" in detail and "profile after a first step to leave the compile out" in detail
+    # An inference run (torch.no_grad(), every graph an aot_inference_graph, no backward compiled): the step to warm up
+    # has no backward, which the advice said it had.
+    with gzip.open(LOG, "rt") as f:
+        log = f.read()
+    assert '"aot_inference_graph"' in log and '"aot_backward_graph"' not in log and "bwd_compilation_metrics" not in log
+    assert "backward" not in detail
 
 
 def test_the_runtime_page_and_summary_json_list_the_compiles(tmp_path, capsys):

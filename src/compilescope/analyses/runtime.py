@@ -251,6 +251,7 @@ class ProfileRuntime:
     # parts included; what keeps a GPU waiting differs by part (launches in eager, the CPU's own time under replays).
     idle_by_part: list[PartIdle] = field(default_factory=list)
     compiles: list[ProfileCompile] = field(default_factory=list)  # the compiles it covers, in the order they ran
+    backward: bool = False  # the log compiled a backward graph: a warm-up step is a forward and a backward
 
     @property
     def recompiles(self) -> int:
@@ -442,6 +443,10 @@ class _LogIndex:
 
     def __init__(self, trace: Trace, provenance: Provenance):
         self.trace = trace
+        # A training run: Inductor compiled a backward (at the first .backward()), so a warm-up step is a forward and
+        # a backward; an inference-only run (no backward graph, no bwd_compilation_metrics) has none to warm up.
+        self.backward = any("aot_backward_graph" in {a.name for a in entry.artifacts} | {a.kind for a in entry.artifacts}
+                            or entry.bwd_metrics for entry in trace.compiles.values())
         # A profile's "0/0" (a compiled region, a cache event) names no attempt. After a graph-break restart [0/0]
         # compiled nothing and [0/0_1] the graph that ran: the name is the attempt that produced output code, or
         # else the last attempt.
@@ -1028,7 +1033,7 @@ def profile_runtime(trace: Trace, provenance: Provenance, profile: Profile, inde
         graph_launches=sum(1 for e in profile.events if e.name == GRAPH_LAUNCH and e.cat == "cuda_runtime"),
         wall_us=profile.wall_us, other_run=not matched and any(r.kind in IN_GRAPH for r in kernels),
         stopped=profile.stopped, not_joined=not_joined, no_lines=None if lines else _no_lines(kernels),
-        compiles=_compiles(rows.compile_spans, index) if matched else [],
+        compiles=_compiles(rows.compile_spans, index) if matched else [], backward=index.backward,
     )
     _run_shares(result)
     return result
@@ -1363,5 +1368,5 @@ def runtime_finding(p: ProfileRuntime) -> tuple[str, str]:
             detail += (f"; {count(len(again), 'recompile')} in it ({ids}: {format_us(sum(c.us for c in again))}), "
                        "which a warm-up step does not leave out: stop them (see Recompiles)")
         if len(again) < len(p.compiles) or not p.compiles:
-            detail += "; profile after a first step (forward and backward) to leave the compile out"
+            detail += f"; profile after a first step{' (forward and backward)' if p.backward else ''} to leave the compile out"
     return title, detail
