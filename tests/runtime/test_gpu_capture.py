@@ -546,3 +546,34 @@ def test_a_backwards_list_of_another_graphs_kernels_lends_it_no_lines_nor_calls(
         assert home is not None and [u.line for u in home.user_lines] == [21]
         home = index.home("triton_per_fused_mul_sum_0", None)
         assert home is not None and str(home.compile_id) == "[1/0]" and [u.line for u in home.user_lines] == [23]
+
+
+def test_the_comparison_names_a_library_kernel_as_the_headline_does(tmp_path, capsys):
+    """profile_cudagraphs on an H200: the MLP's Linears are cuBLAS sgemms on both sides, the raw names
+    `sm80_xmma_gemm_f32f32_f32f32_f32_..._cublas` (float32 in and computed in float32: the program leaves TF32 off),
+    two of them split-K (`execute_split_k_kernel`). The eager-vs-compiled table showed those names where the profile's
+    headline and kernel table say what they are; the name stays in its title and in --json."""
+    log, profile = cuda211("profile_cudagraphs.log.gz"), cuda211("profile_cudagraphs.profile.json.gz")
+    with gzip.open(profile, "rt") as f:
+        names = {e["name"] for e in json.load(f)["traceEvents"] if e.get("cat") == "kernel"}
+    gemms = {n for n in names if n.startswith("sm80_xmma_gemm_f32f32_f32f32_f32_") and n.endswith("_cublas")}
+    split = {n for n in gemms if "_split_k_" in n}
+    assert len(gemms) == 4 and len(split) == 2
+    assert run_cli("summary", log, "--json", "--profile", profile) == 0
+    ops = {o["name"]: o for o in json.loads(capsys.readouterr().out)["runtime"]["comparison"]["ops"]}
+    assert gemms <= set(ops)
+    assert {n: ops[n]["library"] for n in gemms} == {
+        n: "cuBLAS float32 GEMM, split-K" if n in split else "cuBLAS float32 GEMM" for n in gemms}
+    assert not any(o["library"] for n, o in ops.items() if n.startswith("triton_"))
+    assert run_cli("summary", log, "--profile", profile) == 0
+    compared = capsys.readouterr().out.split("op / kernel", 1)[1]
+    assert compared.count("cuBLAS float32 GEMM") >= 4  # each of the four rows, a split-K one said so
+    assert "tilesize32x32x8" in compared and "tilesize64x64x8" in compared  # what tells two of them apart
+    report(log, tmp_path / "out", "--profile", profile)
+    page = (tmp_path / "out" / "runtime.html").read_text()
+    table = page[page.index('<table id="rt-compare">'):]
+    table = table[:table.index("</table>")]
+    for n in gemms:
+        label = "cuBLAS float32 GEMM, split-K" if n in split else "cuBLAS float32 GEMM"
+        assert f'<span class="rt-library" title="{n}">{label}</span>' in table
+    assert not [r for r in table_rows(table) if r and r[0].startswith("sm80_xmma")]

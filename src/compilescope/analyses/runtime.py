@@ -331,9 +331,12 @@ class OpComparison:
     # The eager op whose calls ran it, where eager ran it inside another (aten::linear, for the compiled graph's
     # aten::addmm): the eager side is that op's.
     eager_op: str | None = None
+    # What a library's kernel is, as its KernelRow says (KernelRow.library): the comparison names it so, as the
+    # profile's headline does; name stays the kernel's own (the page's title, --json).
+    library: str | None = None
 
     def to_json(self) -> dict[str, Any]:
-        return {"name": self.name, "eager_op": self.eager_op, "eager_calls": self.eager_calls,
+        return {"name": self.name, "library": self.library, "eager_op": self.eager_op, "eager_calls": self.eager_calls,
                 "eager_us": round(self.eager_us, 3), "compiled_calls": self.compiled_calls,
                 "compiled_us": round(self.compiled_us, 3)}
 
@@ -1171,8 +1174,10 @@ def compare(eager: ProfileRuntime, compiled: ProfileRuntime) -> Comparison:
     inside = _eager_op_around(eager, e_ops, c_ops)
     e_ops = {n: v for n, v in e_ops.items() if n not in inside.values()}
     names = sorted(set(e_ops) | set(c_ops), key=lambda n: -(e_ops.get(n, (0, 0.0))[1] + c_ops.get(n, (0, 0.0))[1]))
-    ops = [OpComparison(n, *e_ops.get(n, (0, 0.0)), *c_ops.get(n, (0, 0.0))) if n not in inside else
-           OpComparison(n, *_op_totals(eager)[inside[n]], *c_ops[n], eager_op=inside[n]) for n in names]
+    library = {r.name: r.library for p in (eager, compiled) for r in p.kernels if r.library}
+    ops = [OpComparison(n, *e_ops.get(n, (0, 0.0)), *c_ops.get(n, (0, 0.0)), library=library.get(n)) if n not in inside
+           else OpComparison(n, *_op_totals(eager)[inside[n]], *c_ops[n], eager_op=inside[n], library=library.get(n))
+           for n in names]
     eager_ops = sum(r.total_us for r in eager.kernels if r.kind == EAGER)
     in_graphs = [g for g in compiled.graphs if g.in_graph]
     graphs = [(str(g.compile_id) if g.compile_id else str(g.key or g.region), g.total_us,

@@ -18,6 +18,7 @@ def _short(path: str) -> str:
 
 
 MAX_COMPARED_NAME = 110  # characters of a kernel's name in the comparison (the start tells a GEMM's tile size)
+MAX_LIBRARY_NAME = 80  # of a library kernel's name there, under what it is (enough for a cuBLAS GEMM's tile size)
 
 
 def _middle(name: str, most: int) -> str:
@@ -106,8 +107,13 @@ def runtime_renderables(runtime: Runtime | None) -> list[RenderableType]:
         table.add_column("compiled", justify="right", no_wrap=True)
         table.add_column("op / kernel", justify="left", overflow="fold", ratio=1)
         for o in c.ops[:MAX_ROWS]:
-            table.add_row(_time_calls(o.eager_us, o.eager_calls), _time_calls(o.compiled_us, o.compiled_calls),
-                          TerminalText(_middle(o.name, MAX_COMPARED_NAME)
-                                       + (f" (eager: inside {o.eager_op})" if o.eager_op else "")))
+            # A library's kernel by what it is, as the headline says it; its name under it, dim and cut, as two GEMMs
+            # of one kind differ only by it (the tile size, after the types).
+            name = TerminalText(o.library or _middle(o.name, MAX_COMPARED_NAME))
+            if o.library:
+                name.append(f"\n{_middle(o.name, MAX_LIBRARY_NAME)}", style="dim")
+            if o.eager_op:
+                name.append(f" (eager: inside {o.eager_op})")
+            table.add_row(_time_calls(o.eager_us, o.eager_calls), _time_calls(o.compiled_us, o.compiled_calls), name)
         out.append(table)
     return out
