@@ -193,3 +193,18 @@ def test_a_graph_called_once_is_said_to_be_called_once(capsys):
     by_graph = " ".join(out[out.index("by graph"):].split("\n...")[0].split())  # rich wraps it at the terminal's width
     assert "calls)" in by_graph and "(1 calls)" not in by_graph
     assert (by_graph.count("(1 call)"), by_graph.count("(2 calls)")) == (once, twice)
+
+
+def test_the_slower_as_profiled_clause_needs_compiling_that_outweighs_a_gain():
+    """The real comparison, changed one fact at a time: without the compiles in its profile, or with the compiled
+    side already the slower at its work, there is no 'but ... so as profiled it was slower' (it was said of a profile
+    holding 0 µs of compiling, 0 recompiles)."""
+    import dataclasses
+
+    c = _runtime(LOG, COMPILED, EAGER).comparison
+    assert c is not None and c.compiled_compiles
+    no_compiles = dataclasses.replace(c, compiled_compiles=[])
+    assert "as profiled" not in comparison_finding(no_compiles)[0]
+    already_slower = dataclasses.replace(c, eager_us=c.compiled_us / 2)
+    title, _ = comparison_finding(already_slower)
+    assert "2.00x slower than eager" in title and "as profiled" not in title

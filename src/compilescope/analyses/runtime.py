@@ -1292,8 +1292,8 @@ def comparison_finding(c: Comparison) -> tuple[str, str] | None:
              f"than eager: {format_us(c.compiled_us)} vs {format_us(c.eager_us)}")
     detail = (f"each side: {c.busy_definition}; eager {c.eager.rsplit('/', 1)[-1]}, "
               f"compiled {c.compiled.rsplit('/', 1)[-1]}")
-    if c.compiled_us + c.compiling_us > c.eager_us:
-        # As profiled the compiled run was the slower: say so first, with what it compiled (the profile's compile
+    if faster and c.compiling_us and c.compiled_us + c.compiling_us > c.eager_us:
+        # Faster at its work, yet as profiled the compiled run was the slower: say so first, with what it compiled (the profile's compile
         # ranges name their compile ids) and whether a warm-up would have left that out.
         again = c.recompiles
         n = len(c.compiled_compiles)
