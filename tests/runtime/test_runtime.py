@@ -385,3 +385,18 @@ def test_library_kernels_of_the_real_profiles_by_what_they_are():
         ("capture_profile", "memory-efficient attention (SDPA), backward")}
     # ATen's own kernels (at::native), copies and memsets are named by their op or themselves: no library's
     assert not [n for found in names.values() for n in found if "at::native" in n and library_kernel(n)]
+
+
+@pytest.mark.parametrize("name,said", [
+    # a float32-accumulating tensor-core GEMM whose name gives 16-bit inputs is no TF32 one (bf16/fp16 autocast runs)
+    ("cutlass_80_tensorop_s16816gemm_bf16_128x256_32x3_nn_align8", "CUTLASS bfloat16 GEMM on tensor cores"),
+    ("cutlass_75_tensorop_s1688gemm_f16_256x128_32x2_nt_align8", "CUTLASS float16 GEMM on tensor cores"),
+    ("cutlass_80_tensorop_h16816gemm_256x128_32x3_nn_align8", "CUTLASS float16 GEMM on tensor cores"),
+    # the 1688 float32 shape is TF32 from sm80 on (the real hf_gpt2 profile's), not before: Turing has no TF32
+    ("cutlass_80_tensorop_s1688gemm_128x128_16x3_tn_align4", "CUTLASS TF32 GEMM on tensor cores"),
+    ("cutlass_75_tensorop_s1688gemm_128x128_32x2_tn_align4", "CUTLASS GEMM on tensor cores"),
+])
+def test_cutlass_gemms_are_typed_by_their_inputs_not_their_accumulator(name, said):
+    from compilescope.analyses.kernel_names import library_kernel
+
+    assert library_kernel(name) == said

@@ -20,7 +20,8 @@ _XMMA_GEMM = re.compile(r"^sm\d+_xmma_gemm_(?P<ab>[a-z0-9]+?)_(?P<compute>[a-z0-
 # cuDNN's convolutions: implicit GEMMs named for the pass (fprop, dgrad, wgrad), or in the cudnn namespace.
 _XMMA_CONV = re.compile(r"^(?:void )?(?:cudnn::|sm\d+_xmma_)(?:\w+::)*(?P<pass>fprop|dgrad|wgrad)")
 _CUDNN = re.compile(r"^(?:void )?cudnn::")
-_CUTLASS = re.compile(r"cutlass_\d+_(?P<kind>simt|tensorop|wmma)_(?P<type>[a-z]*?)(?:\d+)?gemm")
+_CUTLASS = re.compile(r"cutlass_(?P<arch>\d+)_(?P<kind>simt|tensorop|wmma)_(?P<type>[a-z]*?)(?P<shape>\d+)?gemm"
+                      r"(?:_(?P<inputs>bf16|f16)_)?")
 _OLD_CUBLAS = re.compile(r"^(?:maxwell|pascal|volta|turing|ampere|hopper)_(?:(?P<type>fp16|bf16|int8)_)?"
                          r"(?P<letter>[shdcz])?(?:\d+)?gemm")
 _NCCL = re.compile(r"^(?:void )?nccl(?:Dev)?Kernel_(?P<op>[A-Za-z]+)")
@@ -60,8 +61,15 @@ def library_kernel(name: str) -> str | None:
     if m := _FLASH.match(name):
         return f"FlashAttention (SDPA), {'forward' if m['pass'] == 'fwd' else 'backward'}"
     if m := _CUTLASS.search(name):
-        # simt: CUDA cores; tensorop: tensor cores, whose s1688 GEMM takes float32 in as TF32
-        dtype = "TF32" if m["kind"] == "tensorop" and m["type"] == "s" else _TYPES.get(m["type"])
+        # simt: CUDA cores; tensorop: tensor cores. The letter is the accumulator's type: an "s" (float32) tensor-core
+        # GEMM takes 16-bit inputs where the name says so (s16816gemm_bf16_...), and float32 in as TF32 in the 1688
+        # shape from sm80 on (s1688gemm_...); others with no input type said are left untyped.
+        if m["inputs"]:
+            dtype = _TYPES[m["inputs"]]
+        elif m["kind"] == "tensorop" and m["type"] == "s":
+            dtype = "TF32" if m["shape"] == "1688" and int(m["arch"]) >= 80 else None  # (no TF32 before Ampere)
+        else:
+            dtype = _TYPES.get(m["type"])
         cores = " on tensor cores" if m["kind"] != "simt" else ""
         return f"CUTLASS {dtype + ' ' if dtype else ''}GEMM{cores}"
     if m := _NCCL.match(name):
