@@ -361,12 +361,14 @@ def exception_text(exc_type, exc, tb, thread: str | None) -> str:
         message = "(its message could not be read)"
     name = getattr(exc_type, "__qualname__", str(exc_type))
     module = getattr(exc_type, "__module__", "builtins")
-    record = {"type": name if module in ("builtins", None) else f"{module}.{name}",
-              "message": message[:MAX_EXCEPTION_MESSAGE], "thread": thread, "frames": frames, "omitted": omitted}
     printed = "".join(traceback.format_exception(exc_type, exc, tb))
     if len(printed) > MAX_TRACEBACK:
         printed = printed[:MAX_TRACEBACK // 2] + "\n...\n" + printed[-MAX_TRACEBACK // 2:]
-    return f"{EXCEPTION_HEADER}{json.dumps(record)}\n{printed.rstrip()}\n"
+    printed = printed.rstrip()
+    record = {"type": name if module in ("builtins", None) else f"{module}.{name}",
+              "message": message[:MAX_EXCEPTION_MESSAGE], "thread": thread, "frames": frames, "omitted": omitted,
+              "lines": printed.count("\n") + 1}  # where the record ends: faulthandler's text may follow
+    return f"{EXCEPTION_HEADER}{json.dumps(record)}\n{printed}\n"
 
 
 def _faulthandler_file():

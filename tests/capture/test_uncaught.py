@@ -294,3 +294,22 @@ def test_a_message_line_that_reads_like_faulthandlers_is_no_native_crash(tmp_pat
     _, native = _crash_record(torch213("native_crash.log.gz"))
     combined = text + "\n" + native  # (exception_text ends its record with a line end; faulthandler writes after it)
     assert not ending(combined).exception and ending(combined).faulthandler == native
+
+
+def test_a_note_that_reads_like_faulthandlers_is_no_native_crash():
+    """An exception note is printed after the exception's own line, so the record's end cannot be found from its
+    message: exception_text says how many lines its traceback has. A note `Fatal Python error: ...` then stays the
+    exception's, and faulthandler's block after the record is still the ending."""
+    from compilescope.bytecode_capture import exception_text
+
+    try:
+        raise ValueError("x")
+    except ValueError as exc:
+        exc.add_note("Fatal Python error: noted")
+        text = exception_text(type(exc), exc, exc.__traceback__, None)
+    assert "\nFatal Python error: noted\n" in text  # as Python printed it, after "ValueError: x"
+    end = ending(text)
+    assert end.exception and end.raised is not None and end.raised.message == "x" and not end.faulthandler
+    _, native = _crash_record(torch213("native_crash.log.gz"))
+    combined = text + native
+    assert not ending(combined).exception and ending(combined).faulthandler == native

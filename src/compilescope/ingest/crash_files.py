@@ -157,6 +157,9 @@ class UncaughtException:
     thread: str | None  # None: the main thread
     frames: list[tuple[str, int, str]]  # innermost first: (file, line, function)
     omitted: int  # frames left out between the innermost and the outermost
+    # Lines of the traceback written after the record's line (0: not said, a file of an older compilescope): its
+    # exact end, whatever the message or its notes hold.
+    traceback_lines: int = 0
 
 
 MAX_MESSAGE = 4000  # as bytecode_capture keeps: a longer one is not its writing
@@ -181,9 +184,11 @@ def uncaught_exceptions(text: str) -> list[UncaughtException]:
         frames = [(f[0][:MAX_FIELD], f[1], f[2][:MAX_FIELD]) for f in (record.get("frames") or [])[:MAX_FRAMES]
                   if isinstance(f, list) and len(f) == 3 and isinstance(f[0], str) and type(f[1]) is int
                   and isinstance(f[2], str)] if isinstance(record.get("frames"), list) else []
+        printed = record.get("lines")
         found.append(UncaughtException(record["type"][:200], message[:MAX_MESSAGE] if isinstance(message, str) else "",
                                        thread[:200] if isinstance(thread, str) else None, frames,
-                                       omitted if type(omitted) is int and omitted > 0 else 0))
+                                       omitted if type(omitted) is int and omitted > 0 else 0,
+                                       printed if type(printed) is int and printed > 0 else 0))
     return found
 
 
@@ -240,8 +245,12 @@ def _record_end(lines: list[str], header: int) -> int:
     writes the header, then Python's traceback, which ends with the exception's own line(s), `{type}: {message}` from
     the line's start (the traceback's code lines are indented), then a line end. The last such lines are its end (its
     traceback can hold a chained exception with the same words first; faulthandler writes no line of that form).
-    Where the record's message is not found there (cut, or a record not of that writer), the line after the header."""
+    Where the record's message is not found there (cut, or a record not of that writer), the line after the header.
+    A record that says how many lines its traceback has (every one written since) ends there: a note added to the
+    exception (printed after its own line) may read as anything."""
     recorded = uncaught_exceptions(lines[header])
+    if recorded and recorded[0].traceback_lines:
+        return min(len(lines), header + 1 + recorded[0].traceback_lines)
     if not recorded or len(recorded[0].message) >= MAX_MESSAGE:  # (a message cut: its end is not known)
         return header + 1
     exc = recorded[0]
