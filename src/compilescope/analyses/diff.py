@@ -425,6 +425,11 @@ def _slowest_compile(times: CompileTimes) -> dict[str, Any] | None:
             "phase_s": round(slowest.phases[phase], 6) if phase else None}
 
 
+def torch_changed(a: RunFacts, b: RunFacts) -> bool:
+    """Both runs name their torch version, and the versions differ: what an upgrade's own differences are said with."""
+    return bool(a.torch_version and b.torch_version and a.torch_version != b.torch_version)
+
+
 def run_facts(results: Results) -> RunFacts:
     """Everything `diff` compares, from one rank's analysis (analyses.analyze, or a saved one loaded): its analyses
     are taken as they are, never run again; only what diff alone looks at (config, graph nodes, kernel counts) is
@@ -1021,7 +1026,7 @@ def _config_changes(a: RunFacts, b: RunFacts) -> list[Change]:
     that version's options, not a change the user made (2.13 -> 2.14 adds and drops dozens): one change each way,
     naming a few, every key and value in its detail."""
     changes: list[Change] = []
-    upgrade = bool(a.torch_version and b.torch_version and a.torch_version != b.torch_version)
+    upgrade = torch_changed(a, b)
     only = {"A": {}, "B": {}}  # type: dict[str, dict[str, str]]
     for key in sorted(set(a.config) | set(b.config)):
         va, vb = a.config.get(key), b.config.get(key)
@@ -1141,7 +1146,7 @@ def _say_library_changes(a: RunFacts, b: RunFacts, result: RunDiff) -> None:
     """Across two torch versions, frames, breaks and failures in Python's own library that one run only has are marked,
     and a note says why they may be the version's: torch calls that code from compiled code (2.14's compiled autograd
     calls inspect.getattr_static, and Dynamo compiles it), so the version, not the program, may be what changed them."""
-    if not (a.torch_version and b.torch_version and a.torch_version != b.torch_version):
+    if not torch_changed(a, b):
         return
     marked: dict[str, Counter[str]] = {"added": Counter(), "removed": Counter()}
     for change in result.changes:
@@ -1183,7 +1188,7 @@ def diff_runs(a: RunFacts, b: RunFacts, threshold: TimeThreshold = TimeThreshold
 
     # Environment: the versions and the GPU (where both logs say), then config keys whose values differ.
     config = _config_changes(a, b) if a.config and b.config else []
-    if a.torch_version != b.torch_version and a.torch_version and b.torch_version:
+    if torch_changed(a, b):
         # A log holds every option's value, set or not: across two torch versions, an option whose value differs
         # may be one whose default changed, which the user did not touch. Said once, where the versions are.
         values = [c.detail["renamed"]["b"] if "renamed" in c.detail else c.title.split(":")[0].removeprefix("config ")
@@ -1198,7 +1203,7 @@ def diff_runs(a: RunFacts, b: RunFacts, threshold: TimeThreshold = TimeThreshold
         va, vb = a.ran_on.get(what), b.ran_on.get(what)
         if va and vb and va != vb:
             changes.append(Change("environment", "changed", f"{what}: {va} → {vb}", None, va, vb))
-    if a.torch_version != b.torch_version and a.torch_version and b.torch_version:
+    if torch_changed(a, b):
         changes.extend(_step_changes(a, b))
     changes.extend(config)
 
@@ -1289,7 +1294,7 @@ def diff_runs(a: RunFacts, b: RunFacts, threshold: TimeThreshold = TimeThreshold
     totals_a, totals_b = cache_totals(a), cache_totals(b)
 
     # Compile time: total, per phase, and which compiles account for it (only beyond the noise threshold).
-    upgraded = bool(a.torch_version and b.torch_version and a.torch_version != b.torch_version)
+    upgraded = torch_changed(a, b)
     if threshold.significant(a.compile_time_s, b.compile_time_s):
         phases = []
         for phase in sorted(set(a.phases) | set(b.phases), key=list(PHASE_LABELS).index):
@@ -1610,7 +1615,7 @@ def _warning_changes(a: RunFacts, b: RunFacts, result: RunDiff) -> list[Change]:
     def by_version(source: str, printed_by: str | None, not_by: str | None) -> str:
         """Across two torch versions, which printed it, from where: a version's own warning (2.14's CUDA build says
         "No CUDA runtime is found" on a machine without one) is no change of the program's."""
-        if not (a.torch_version and b.torch_version and a.torch_version != b.torch_version):
+        if not torch_changed(a, b):
             return ""
         return f" (printed by torch {printed_by} from {source}, not by {not_by}: the torch version alone may explain it)"
 
