@@ -47,6 +47,17 @@ def test_logs_of_two_processes_are_not_joined(tmp_path):
     assert process_parts(find_logs(str(directory))) == []
 
 
+def test_a_log_with_a_string_table_of_its_own_is_another_process_whatever_its_pid(tmp_path):
+    # Another container's process (or a reused pid) writing into the same directory: its strings number from 0, so it
+    # is no part of the first log's process, and joining would mix it in and remove it.
+    directory = unpacked(tmp_path / "t")
+    other = (directory / "dedicated_log_torch_trace_other.log")
+    main = (directory / MAIN).read_bytes()
+    assert b'"str": ["' in main.split(b"\n", 20)[-1] or b', 0]}' in main[:4096]  # (its first str, numbered 0)
+    other.write_bytes(main.replace(b" 02:20:21.", b" 02:20:29."))  # the same pid, a later start
+    assert process_parts(find_logs(str(directory))) == [[str(directory / MAIN), str(directory / DRAFT)]]
+
+
 def test_joined_the_draft_exports_issue_and_program_are_reported(tmp_path):
     directory = unpacked(tmp_path / "t")
     with read_trace(str(directory / DRAFT)) as alone:  # (read alone, its stacks name strings it never interned)

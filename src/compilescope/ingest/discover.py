@@ -10,6 +10,7 @@ from typing import Callable
 
 from .. import location
 from ..errors import CompilescopeError
+from ..lazy_regex import lazy_compile
 from ..wording import count
 from .crash_files import crash_files, ending
 from .lines import GLOG_PREFIX
@@ -186,8 +187,12 @@ def _discover_url(url: str, latest: bool) -> Discovered:
     return _newest(url, [e.path for e in sorted(torch_named or entries, key=lambda e: (e.mtime, e.path))], latest)
 
 
-def _first_record(log: str) -> tuple[int, tuple[str, ...]] | None:
-    """(pid, time) of a log's first record, from its glog prefix: which process wrote it, and when it began."""
+_STRING_NUMBER = lazy_compile(rb'\{"str": \["(?:[^"\\]|\\.)*", (\d+)\]')
+
+
+def _first_record(log: str) -> tuple[int, tuple[str, ...], int | None] | None:
+    """(pid, time, first string number) of a log: which process wrote it (its first record's glog prefix), when it
+    began, and the number of the first `str` record in its head (None where none is there)."""
     try:
         with open(log, "rb") as f:
             head = f.read(SNIFF_BYTES)
@@ -198,7 +203,9 @@ def _first_record(log: str) -> tuple[int, tuple[str, ...]] | None:
     for line in head.splitlines():
         m = GLOG_PREFIX.match(line)
         if m:
-            return int(m[6]), (m[2].decode(), m[3].decode(), m[4].decode(), m[5].decode())
+            number = _STRING_NUMBER.search(head)
+            return (int(m[6]), (m[2].decode(), m[3].decode(), m[4].decode(), m[5].decode()),
+                    int(number[1]) if number else None)
     return None
 
 
@@ -207,15 +214,23 @@ def process_parts(logs: list[str]) -> list[list[str]]:
     wrote several: torch.export.draft_export logs to a file of its own for as long as it runs (its
     CaptureStructuredTrace replaces the process's log handler and does not put it back), and the process's string
     table goes on there (its first `str` is numbered after the main log's last), so that part cannot be read alone.
-    Logs with a rank in their name are left out (a distributed run's ranks are processes of their own)."""
-    by_pid: dict[int, list[tuple[tuple[str, ...], str]]] = {}
+    Logs with a rank in their name are left out (a distributed run's ranks are processes of their own), and so is a
+    later log whose string table starts at 0 or is not seen: a process of its own that had the same pid (another
+    container's, a reused pid), whose log joining would mix into another's and remove."""
+    by_pid: dict[int, list[tuple[tuple[str, ...], str, int | None]]] = {}
     for log in logs:
         if rank_of(log) is not None:
             continue
-        first = _first_record(log)
-        if first is not None:
-            by_pid.setdefault(first[0], []).append((first[1], log))
-    return [[log for _, log in sorted(parts)] for parts in by_pid.values() if len(parts) > 1]
+        record = _first_record(log)
+        if record is not None:
+            by_pid.setdefault(record[0], []).append((record[1], log, record[2]))
+    joined = []
+    for parts in by_pid.values():
+        first, *later = sorted(parts, key=lambda part: part[:2])
+        continued = [log for _, log, number in later if number]  # (None: not seen; 0: a table of its own)
+        if continued:
+            joined.append([first[1], *continued])
+    return joined
 
 
 def holds_several_ranks(path: str | list[str]) -> bool:
