@@ -242,7 +242,7 @@ def ending(text: str) -> Ending:
 
 def _record_end(lines: list[str], header: int) -> int:
     """The first line after the exception record whose header line is lines[header]: bytecode_capture.exception_text
-    writes the header, then Python's traceback, which ends with the exception's own line(s), `{type}: {message}` from
+    writes the header, then Python's traceback, which ends with the exception's own lines, `{type}: {message}` from
     the line's start (the traceback's code lines are indented), then a line end. The last such lines are its end (its
     traceback can hold a chained exception with the same words first; faulthandler writes no line of that form).
     Where the record's message is not found there (cut, or a record not of that writer), the line after the header.
