@@ -7,6 +7,7 @@ gpu-torch211 scripts); expected link targets are found on the pages linked to, n
 from __future__ import annotations
 
 import html
+import json
 import re
 from pathlib import Path
 
@@ -173,3 +174,29 @@ def test_dimension_marking_guards_fold_into_one_entry(tmp_path):
     assert "TENSOR_MATCH" in top and "EQUALS_MATCH" in top
     (folded,) = re.findall(r'<li class="n-marking">.*?</details></li>', installed, re.S)
     assert plain(folded).count("DIMENSION_DYNAMIC_MARKING_GUARD: hasattr(L['y']") == 5
+
+
+def test_a_stack_value_reads_in_the_users_words_in_installed_guards_and_symbols(tmp_path):
+    """item_break.log: [0/0] broke at `scale = loss.item()` (line 19; the break's traceback puts its carets under
+    `loss.item()`), so the float reached the resume function as ___stack0. Line 20 (`return w * scale`) is where
+    [1/0] installed `EQUALS_MATCH: L['___stack0'] == -1.3068742752075195` and [1/1] created zf2 from
+    `L['___stack0']`, as the raw log says. The page names that value as the recompiles view does; torch's text is in
+    the title, and in sources.json."""
+    out = tmp_path / "out"
+    line = row(source_page(torch213("item_break.log.gz"), out, "item_break.py"), 20)
+    value = "the value of `loss.item()` (item_break.py:19), passed on past the graph break"
+    installed = re.search(r'<li class="n-installed">.*?</details></li>', line, re.S)[0]
+    assert installed.startswith('<li class="n-installed">') and "[1/0]" in plain(installed)
+    (guard,) = [g for g in re.findall(r'<code title="([^"]*)">([^<]*)</code>', installed)
+                if "___stack0" in html.unescape(g[0])]
+    assert html.unescape(guard[0]) == "EQUALS_MATCH: L['___stack0'] == -1.3068742752075195"
+    assert html.unescape(guard[1]) == f"EQUALS_MATCH: {value}, == -1.3068742752075195"
+    symbol = re.search(r'<li class="n-symbol">.*?</li>', line, re.S)[0]
+    assert plain(symbol) == f"symbol zf2 created = 2.4235048294067383 from {value} ([1/1])"
+    assert html.unescape(re.search(r'<span title="([^"]*)">', symbol)[1]) == "L['___stack0']"
+    notes = next(f for f in json.loads((out / "sources.json").read_text())["files"]
+                 if f["path"].endswith("/item_break.py"))["lines"]["20"]
+    (created,) = notes["symbols"]
+    assert (created["source"], created["described"]) == ("L['___stack0']", value)
+    (equals,) = [g for g in notes["guards"] if g.get("installed") == "[1/0]" and "___stack0" in g["guard"]]
+    assert equals["guard"] == "EQUALS_MATCH: L['___stack0'] == -1.3068742752075195"

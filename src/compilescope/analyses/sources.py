@@ -41,6 +41,7 @@ from .fx_sites import GRAPH_ARTIFACT, fx_node_sites
 from .installed_guards import GUARD_LINE, GUARD_TAIL, GUARDS_ARTIFACT
 from .provenance import Provenance, UserLine, analyze_provenance
 from .recompiles import Recompiles, recompiles
+from .stack_values import StackValues, name_stack_values
 from .userloc import UserLocation, traceback_frames
 from ..model.records import dataclass
 
@@ -120,6 +121,8 @@ class InstalledGuards:
     compile_id: str
     guards: list[str] = field(default_factory=list)
     dimension_marking: list[str] = field(default_factory=list)  # DIMENSION_MARKING_GUARD checks, folded
+    # A guard (torch's text) -> it with Dynamo's ___stack names in the user's words, as the recompiles view says it.
+    described: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass
@@ -242,6 +245,8 @@ class LineNotes:
                 group = by_compile.setdefault(g["installed"], InstalledGuards(g["installed"]))
                 marking = g["guard"].startswith(DIMENSION_MARKING_GUARD)
                 (group.dimension_marking if marking else group.guards).append(g["guard"])
+                if "described" in g:
+                    group.described[g["guard"]] = g["described"]
         for group in by_compile.values():
             if not group.guards:  # the line has nothing else: its checks are its guards, shown as such
                 group.guards, group.dimension_marking = group.dimension_marking, []
@@ -623,8 +628,11 @@ def _add_failures(trace: Trace, errors: CompileErrors | None, crashed: Crashes |
 
 def analyze_sources(trace: Trace, provenance: Provenance | None = None, shapes: DynamicShapes | None = None,
                     recompile_info: Recompiles | None = None, linked_locations: Iterable[UserLocation] = (),
-                    errors: CompileErrors | None = None, crashed: Crashes | None = None) -> Sources:
-    """linked_locations: other user lines the report links to (where torch warned): the page of their file, where it
+                    errors: CompileErrors | None = None, crashed: Crashes | None = None,
+                    stack_values: StackValues | None = None) -> Sources:
+    """stack_values: names Dynamo's ___stack values in the user's words, for installed guards and symbols as the
+    recompiles view names failed guards (shared with shapes and recompile_info where the caller made them).
+    linked_locations: other user lines the report links to (where torch warned): the page of their file, where it
     has one, shows them, so the link lands on its line. errors, crashed: the compile failures and the crashes, each
     marked on the user line its analysis placed it at (a file with no other note gets a page for it)."""
     quotes = _Quotes()
@@ -636,7 +644,9 @@ def analyze_sources(trace: Trace, provenance: Provenance | None = None, shapes: 
             return None
         return notes.setdefault(path, {}).setdefault(line, LineNotes())
 
-    guard_sites: list[tuple[str, PayloadRef]] = []  # (compile id, guards payload: read one at a time, below)
+    stack_values = stack_values if stack_values is not None else StackValues(trace)
+    # (compile id, its compile, guards payload: read one at a time, below)
+    guard_sites: list[tuple[str, Compile, PayloadRef]] = []
     codes: dict[str, dict[tuple[str, int], int | None]] = {}  # file -> SourceFile.codes
     for entry in trace.sorted_compiles():
         key = compilation_key(entry.compile_id)
@@ -661,7 +671,7 @@ def analyze_sources(trace: Trace, provenance: Provenance | None = None, shapes: 
                         names = n.graphs.setdefault(key, [])
                         names.extend(x for x in node_site.nodes if x not in names)
             elif artifact.name == GUARDS_ARTIFACT and artifact.payload is not None:
-                guard_sites.append((key, artifact.payload))
+                guard_sites.append((key, entry, artifact.payload))
 
     sites = graph_break_sites(trace, quotes)
     resume_by_frame = _resume_frames(trace)
@@ -679,7 +689,7 @@ def analyze_sources(trace: Trace, provenance: Provenance | None = None, shapes: 
         if n is not None:
             n.resumes.append({"function": name, "compile_ids": ids})
 
-    recompile_info = recompile_info if recompile_info is not None else recompiles(trace)
+    recompile_info = recompile_info if recompile_info is not None else recompiles(trace, stack_values)
     for fr in recompile_info.frames:
         for step in fr.steps:
             for guard in step.failed_guards:
@@ -703,7 +713,7 @@ def analyze_sources(trace: Trace, provenance: Provenance | None = None, shapes: 
     installed: set[tuple[str, int, str, str]] = set()
     # Recompiles install mostly the same guards again: each distinct guard line is parsed once.
     parsed: dict[str, tuple[str, str, int, str] | None] = {}
-    for key, guards_payload in guard_sites:
+    for key, guarded, guards_payload in guard_sites:
         for raw in trace.payload_text(guards_payload).splitlines():
             if raw in parsed:
                 found_guard = parsed[raw]
@@ -726,15 +736,22 @@ def analyze_sources(trace: Trace, provenance: Provenance | None = None, shapes: 
                 quotes.add(path, line, code)  # the guard's comment quotes its line, sometimes the only quote of it
             if n is not None and (path, line, key, guard_text) not in installed:
                 installed.add((path, line, key, guard_text))
-                n.guards.append({"installed": key, "guard": guard_text})
+                guard_note = {"installed": key, "guard": guard_text}
+                named = stack_values.guard_names(guarded, guard_text) if "___stack" in guard_text else {}
+                if named:  # (Dynamo's ___stack names in the user's words, as the recompiles view says them)
+                    guard_note["described"] = name_stack_values(guard_text, named)
+                n.guards.append(guard_note)
 
-    shapes = shapes if shapes is not None else dynamic_shapes(trace)
+    shapes = shapes if shapes is not None else dynamic_shapes(trace, stack_values)
     for what, items in (("created", shapes.symbols), ("specialized", shapes.specializations)):
         for item in items:
             if item.location is not None:
                 n = at(item.location.filename, item.location.line)
                 symbol = {"kind": what, "compile_id": compilation_key(item.compile_id), "symbol": item.symbol,
                           "value": item.value, "source": getattr(item, "source", None)}
+                described = getattr(item, "source_text", None)
+                if described:  # (a ___stack source in the user's words, as the dynamic-shapes view says it)
+                    symbol["described"] = described
                 if n is not None and symbol not in n.symbols:
                     n.symbols.append(symbol)
     for shape_guard in shapes.guards:

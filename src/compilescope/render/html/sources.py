@@ -87,6 +87,16 @@ def _guard_html(failed: dict) -> str:
     return f'<code>{html_text(failed["guard"])}</code>'
 
 
+def _source_html(symbol: dict) -> str:
+    """" from " and a symbol's source: a name Dynamo made in the user's words (its "described"), torch's text in the
+    title; else torch's text; "" where the symbol has none."""
+    if not symbol.get("source"):
+        return ""
+    if symbol.get("described"):
+        return f' from <span title="{html_text(symbol["source"])}">{html_text(symbol["described"])}</span>'
+    return f" from {html_text(symbol['source'])}"
+
+
 def _cid(cid: str, dirs: _CompileDirs) -> str:
     link = dirs.links.get(cid)
     if link is None:
@@ -139,7 +149,8 @@ def _notes_html(page: _Page, f: SourceFile, n: int, dirs: _CompileDirs) -> Itera
         yield (f'<li class="n-guard">recompiled as {_cid(g["recompile"], dirs)}: a guard of '
                f'{html_text(g["failed_in"] or "?")} on this line failed: {_guard_html(g)}</li>')
     for group in notes.installed_guards():
-        listed = "".join(f"<li><code>{html_text(g)}</code></li>" for g in group.guards)
+        listed = "".join(f"<li>{_guard_html({'guard': g, 'described': group.described.get(g)})}</li>"
+                         for g in group.guards)
         if group.dimension_marking:
             marking = "".join(f"<li><code>{html_text(g)}</code></li>" for g in group.dimension_marking)
             listed += (f'<li class="n-marking">{count(len(group.dimension_marking), "check")} that no dimension was marked '
@@ -157,7 +168,7 @@ def _notes_html(page: _Page, f: SourceFile, n: int, dirs: _CompileDirs) -> Itera
         else:
             text = (f'symbol <span class="mono">{html_text(s["symbol"])}</span> {html_text(s["kind"])}'
                     f'{" = " + html_text(s["value"]) if s.get("value") is not None else ""}'
-                    f'{" from " + html_text(s["source"]) if s.get("source") else ""}')
+                    f'{_source_html(s)}')
         yield f'<li class="n-symbol">{text} ({_cid(s["compile_id"], dirs)})</li>'
     yield "</ul>"
 
