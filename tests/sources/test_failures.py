@@ -147,6 +147,35 @@ def test_an_uncaught_exception_is_marked_where_it_was_raised_and_its_compile_whe
     assert crash["error"].startswith(raised["type"].rsplit(".", 1)[-1] + ": backend='strict_backend' raised:")
 
 
+def test_an_uncaught_exceptions_line_shows_the_code_its_traceback_quotes(tmp_path):
+    """uncaught_exception: the record's JSON frames carry no code, but Python's traceback after it quotes each line:
+    line 12 (strict_backend's assert) and main's calls at 28 and 31. The crash analysis reads them from there, so the
+    crash-marked row shows its code instead of "(not quoted in the log)"."""
+    log = torch213("uncaught_exception.log.gz")
+    records = raw_records(log)
+    header = next(i for i, r in enumerate(records) if r.startswith("\tUncaught Python exception: "))
+    raised = json.loads(records[header][len("\tUncaught Python exception: "):])
+    path, line, _ = raised["frames"][0]
+    traceback = records[header + 1:]
+    at = traceback.index(f'\t  File "{path}", line {line}, in strict_backend')
+    code = traceback[at + 1].strip()
+    assert code.startswith("assert len(example_inputs) == 2")
+    with read_trace(str(log)) as trace:
+        results = analyze(trace)
+    (crash,) = results.insights.crashes.crashes
+    assert crash.frames[0].code == code and crash.to_json()["frames"][0]["code"] == code
+    f = source_file(log, "uncaught_exception.py")
+    assert f.text[line] == code
+    main_calls = {n for p, n, fn in raised["frames"] if p == path and fn in ("main", "<module>")}
+    assert main_calls == {28, 31}
+    assert f.text[28].startswith('print("shift", float(shift(') and f.text[31] == "main()"
+    out = tmp_path / "out"
+    report(log, out)
+    (page,) = (out / "sources").glob("uncaught_exception.py_*.html")
+    here = row(page.read_text(), line)
+    assert "not quoted in the log" not in here and code in plain(here)
+
+
 def test_a_crash_in_a_file_nothing_was_compiled_from_gets_a_page():
     """hf_gpt2_static_cache (H200): Dynamo compiled transformers' code only; the program died under
     hf_gpt2_static_cache.py:22 in main (faulthandler's innermost frame of the script), which the page marks."""

@@ -24,7 +24,7 @@ from ..decompile.recorded import CRASH
 from ..ingest.crash_files import FAULTHANDLER_HEADER, UncaughtException, ending, ending_said, exception_said
 from ..lazy_regex import lazy_compile
 from ..model.trace import Trace
-from .userloc import UserLocation, is_framework_file
+from .userloc import UserLocation, is_framework_file, traceback_frames
 from ..model.records import dataclass
 
 _FRAME = lazy_compile(r'^\s*File "(?P<file>[^"]{1,4096})", line (?P<line>\d{1,9}) in (?P<func>\S{1,500})')
@@ -241,7 +241,10 @@ def parse_exception(exc: UncaughtException | None, text: str,
     file's text."""
     if exc is None:
         return Crash("an uncaught exception", [], 0, text, exception=True)
-    frames = [UserLocation(file, line, function, None) for file, line, function in exc.frames]
+    # The record's frames carry no code; Python's traceback after it quotes each line (a line of a file has one text,
+    # whichever traceback of the text quotes it: a chained exception's, another thread's).
+    quoted = {(f.filename, f.line): f.code for f in traceback_frames(text) if f.code}
+    frames = [UserLocation(file, line, function, quoted.get((file, line))) for file, line, function in exc.frames]
     crash = Crash(exception_said(exc), frames, 1, text, exception=True, thread=exc.thread)
     return _placed(crash, output_code or {})
 

@@ -619,6 +619,8 @@ def _add_failures(trace: Trace, errors: CompileErrors | None, crashed: Crashes |
         n = at(user.filename, user.line) if user is not None else None
         if user is None or n is None:
             continue
+        for frame in crash.frames:  # (an uncaught exception's traceback quotes its lines; faulthandler's does not)
+            quotes.add(frame.filename, frame.line, frame.code)
         where = crash.where
         n.crashes.append({"error": crash.error, "exception": crash.exception, "thread": crash.thread,
                           # Where Python was, when not on this line (a native crash in a library it called)
