@@ -6,6 +6,7 @@ gpu-torch211 scripts); expected link targets are found on the pages linked to, n
 
 from __future__ import annotations
 
+import gzip
 import html
 import json
 import re
@@ -200,3 +201,26 @@ def test_a_stack_value_reads_in_the_users_words_in_installed_guards_and_symbols(
     assert (created["source"], created["described"]) == ("L['___stack0']", value)
     (equals,) = [g for g in notes["guards"] if g.get("installed") == "[1/0]" and "___stack0" in g["guard"]]
     assert equals["guard"] == "EQUALS_MATCH: L['___stack0'] == -1.3068742752075195"
+
+
+def test_a_recompile_that_hit_the_limit_is_not_said_to_have_recompiled(tmp_path):
+    """train_step_pitfalls.log (recompile_limit = 2): [0/1] and [0/2] have recompile_reasons pointing at line 34
+    (`history.append(1)`), but [0/2]'s compilation_metrics say it failed, "Dynamo recompile limit exceeded": torch
+    compiled nothing, and the frame ran eagerly from then on. Line 34 says [0/1] recompiled, and that recompiling as
+    [0/2] failed, and why."""
+    log = torch213("train_step_pitfalls.log.gz")
+    with gzip.open(log, "rt") as f:
+        metrics = [json.loads(r[r.index("{"):])["compilation_metrics"] for r in f if '{"compilation_metrics": ' in r]
+    by_id = {m["compile_id"]: m for m in metrics}
+    assert by_id["0/1"]["fail_type"] is None
+    assert by_id["0/2"]["fail_reason"].startswith("Dynamo recompile limit exceeded\n")
+    line = row(source_page(log, tmp_path / "out", "train_step_pitfalls.py"), 34)
+    badges = [html.unescape(b) for b in re.findall(r'<span class="b b-guard" title="[^"]*">([^<]*)</span>', line)]
+    assert badges == ["recompiled [0/1]", "recompile [0/2] failed"]
+    guards = [plain(g) for g in re.findall(r'<li class="n-guard">.*?</li>', line, re.S)]
+    assert guards[0] == "recompiled as [0/1]: a guard of [0/0] on this line failed: not G['history']"
+    assert sorted(guards[1:]) == [
+        "a guard of [0/0] on this line failed: not G['history']; recompiling as [0/2] failed: "
+        "Dynamo recompile limit exceeded",
+        "a guard of [0/1] on this line failed: len(G['history']) == 1; recompiling as [0/2] failed: "
+        "Dynamo recompile limit exceeded"]

@@ -144,7 +144,9 @@ class LineNotes:
     graph_breaks: list[dict[str, Any]] = field(default_factory=list)  # breaks located on this line
     eager: list[int] = field(default_factory=list)  # indexes of breaks that made this line run eagerly
     resumes: list[dict[str, Any]] = field(default_factory=list)  # resume functions that start after this line
-    guards: list[dict[str, Any]] = field(default_factory=list)  # failed guards (recompiles) pointing here
+    # Failed guards (recompiles) pointing here; one whose recompilation itself failed (the recompile limit) says why
+    # ("recompile_failed"): torch compiled nothing for it.
+    guards: list[dict[str, Any]] = field(default_factory=list)
     kernels: list[dict[str, Any]] = field(default_factory=list)
     symbols: list[dict[str, Any]] = field(default_factory=list)  # created / specialized / guarded
     # Where the ops of a call made on this line sit (a library call, a submodule's forward, a helper Dynamo inlined),
@@ -213,12 +215,19 @@ class LineNotes:
 
     @property
     def recompiled(self) -> list[str]:
-        """The compilations a failed guard of this line caused, in order: what the line made torch.compile do."""
+        """The compilations a failed guard of this line caused, in order: what the line made torch.compile do. Not
+        those that failed (failed_recompiles): torch compiled nothing there."""
         found: list[str] = []
         for g in self.recompile_guards:
-            if g["recompile"] not in found:
+            if g["recompile"] not in found and "recompile_failed" not in g:
                 found.append(g["recompile"])
         return found
+
+    @property
+    def failed_recompiles(self) -> dict[str, str]:
+        """The recompilations a failed guard of this line started that failed themselves, in order, with why
+        ("Dynamo recompile limit exceeded"): from then on the frame ran eagerly, or the program stopped."""
+        return {g["recompile"]: g["recompile_failed"] for g in self.recompile_guards if "recompile_failed" in g}
 
     @property
     def kernel_graphs(self) -> dict[str, int]:
@@ -692,19 +701,24 @@ def analyze_sources(trace: Trace, provenance: Provenance | None = None, shapes: 
             n.resumes.append({"function": name, "compile_ids": ids})
 
     recompile_info = recompile_info if recompile_info is not None else recompiles(trace, stack_values)
+    # Why a compile failed, by compile id: a recompilation that failed (the recompile limit) compiled nothing.
+    failed_why = {e.compile_id: e.message for e in (errors.errors if errors is not None else ())}
     for fr in recompile_info.frames:
         for step in fr.steps:
+            recompile = compilation_key(step.compile_id)
             for guard in step.failed_guards:
                 loc = guard.location
                 if loc is None or guard.location_kind == "function":  # (the function's def: not where it failed)
                     continue
                 quotes.add(loc.filename, loc.line, loc.code)
                 n = at(loc.filename, loc.line)
-                failed = {"recompile": compilation_key(step.compile_id),
+                failed = {"recompile": recompile,
                           "failed_in": compilation_key(guard.compile_id) if guard.compile_id else None,
                           "guard": guard.guard, "change": guard.change}
                 if guard.described:  # (Dynamo's ___stack names in the user's words, as the recompiles view says them)
                     failed["described"] = guard.described
+                if step.failed:
+                    failed["recompile_failed"] = failed_why.get(recompile) or "it failed"
                 if n is not None and failed not in n.guards:
                     n.guards.append(failed)
 

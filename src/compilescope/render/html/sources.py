@@ -146,6 +146,11 @@ def _notes_html(page: _Page, f: SourceFile, n: int, dirs: _CompileDirs) -> Itera
                f'<span class="muted">(Dynamo\'s resume function <span class="mono">{html_text(r.function)}</span>)</span> '
                f'was compiled as {links}</li>')
     for g in notes.recompile_guards:
+        if "recompile_failed" in g:  # (torch compiled nothing: the recompile limit, or an error)
+            yield (f'<li class="n-guard">a guard of {html_text(g["failed_in"] or "?")} on this line failed: '
+                   f'{_guard_html(g)}; recompiling as {_cid(g["recompile"], dirs)} failed: '
+                   f'{html_text(g["recompile_failed"])}</li>')
+            continue
         yield (f'<li class="n-guard">recompiled as {_cid(g["recompile"], dirs)}: a guard of '
                f'{html_text(g["failed_in"] or "?")} on this line failed: {_guard_html(g)}</li>')
     for group in notes.installed_guards():
@@ -301,9 +306,12 @@ def _badges(notes: LineNotes) -> str:
     recompiled = notes.recompiled
     if recompiled:
         failed = "; ".join(f'the guard of {g["failed_in"] or "?"} failed: {g.get("described") or g["guard"]}'
-                           for g in notes.recompile_guards)
+                           for g in notes.recompile_guards if g["recompile"] in recompiled)
         out.append(f'<span class="b b-guard" title="torch.compile compiled this frame again because of this line: '
                    f'{html_text(failed)}">recompiled {html_text(" ".join(recompiled))}</span>')
+    for cid, why in notes.failed_recompiles.items():
+        out.append(f'<span class="b b-guard" title="a guard of this line failed, and recompiling failed: '
+                   f'{html_text(why)}">recompile {html_text(cid)} failed</span>')
     if notes.kernels:
         graphs = notes.kernel_graphs
         # Split where a backward is: "kernels" alone say as much of a forward or inference graph.
