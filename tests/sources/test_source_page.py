@@ -224,3 +224,23 @@ def test_a_recompile_that_hit_the_limit_is_not_said_to_have_recompiled(tmp_path)
         "Dynamo recompile limit exceeded",
         "a guard of [0/1] on this line failed: len(G['history']) == 1; recompiling as [0/2] failed: "
         "Dynamo recompile limit exceeded"]
+
+
+def test_every_failed_check_of_a_recompile_is_on_its_line(tmp_path):
+    """cpu_slower_than_eager.log: batch 40 made [0/2] recompile Head.forward; its recompile_reasons list two failed
+    checks, "0/0: tensor 'x' size mismatch at index 0. expected 8, actual 40" and "0/1: ... expected 24, actual 40".
+    Neither names a line: the guard trees of [0/0] and [0/1] each place x's TENSOR_MATCH in F.layer_norm
+    (normalization.py:228), and their graphs' first node using x names line 23 (`h = self.proj(self.norm(x))`).
+    Line 23 shows both checks, not only the newest entry's."""
+    log = torch213("cpu_slower_than_eager.log.gz")
+    with gzip.open(log, "rt") as f:
+        records = f.read().split("\n")
+    at = next(i for i, r in enumerate(records) if '"name": "recompile_reasons"' in r and '"frame_compile_id": 2,' in r
+              and '"frame_id": 0,' in r)
+    reasons = json.loads("\n".join(r[1:] for r in records[at + 1:at + 5]))
+    assert [r.split(": ", 1)[0] for r in reasons] == ["0/0", "0/1"]
+    line = row(source_page(log, tmp_path / "out", "cpu_slower_than_eager.py"), 23)
+    guards = [plain(g) for g in re.findall(r'<li class="n-guard">.*?</li>', line, re.S)]
+    for reason in reasons:
+        failed_in, check = reason.split(": ", 1)
+        assert f"recompiled as [0/2]: a guard of [{failed_in}] on this line failed: {check}" in guards

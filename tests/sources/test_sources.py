@@ -422,13 +422,17 @@ def test_a_lines_resumes_are_named_by_the_analysis_as_the_rest_of_f():
 
 def test_a_lines_recompile_guards_are_the_failed_guards_torch_logged():
     """recompiles.py line 25 is g's body: its guards on x failed on the size (4 then 8), the dtype and requires_grad
-    calls of main, each recompiling g ([0/1], [0/2], [0/3]); the guards it installed are not among them."""
+    calls of main, each recompiling g ([0/1], [0/2], [0/3]); the guards it installed are not among them. Each
+    recompile lists every cache entry it tried (recompile_reasons, newest first): [0/2] failed [0/1]'s and [0/0]'s
+    dtype checks, [0/3] [0/2]'s requires_grad check and the two dtype checks; each is on the line."""
     trace = read_trace(torch213("recompiles.log"))
     (f,) = [f for f in analyze_sources(trace).files if f.path.endswith("recompiles.py")]
     notes = f.notes[25]
-    assert [(g["recompile"], g["guard"]) for g in notes.recompile_guards] == [
-        ("[0/1]", "tensor 'x' size mismatch at index 0. expected 4, actual 8"),
-        ("[0/2]", "tensor 'x' dtype mismatch. expected Float, actual Double"),
-        ("[0/3]", "tensor 'x' requires_grad mismatch. expected requires_grad=0"),
+    dtype = "tensor 'x' dtype mismatch. expected Float, actual Double"
+    assert [(g["recompile"], g["failed_in"], g["guard"]) for g in notes.recompile_guards] == [
+        ("[0/1]", "[0/0]", "tensor 'x' size mismatch at index 0. expected 4, actual 8"),
+        ("[0/2]", "[0/1]", dtype), ("[0/2]", "[0/0]", dtype),
+        ("[0/3]", "[0/2]", "tensor 'x' requires_grad mismatch. expected requires_grad=0"),
+        ("[0/3]", "[0/1]", dtype), ("[0/3]", "[0/0]", dtype),
     ]
     assert len(notes.recompile_guards) < len(notes.guards) and notes.recompiled == ["[0/1]", "[0/2]", "[0/3]"]

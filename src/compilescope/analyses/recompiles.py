@@ -671,6 +671,30 @@ def _place_tensor_check(guard: FailedGuard, texts: _CompileTexts, code: UserLoca
     return found[0]
 
 
+def _place_tensor_check_once(guard: FailedGuard, texts: _CompileTexts, code: UserLocation | None, known: set[str],
+                             caller: UserLocation | None,
+                             placed: dict[tuple[str | None, str, tuple[str, int] | None],
+                                          tuple[str | None, FailedGuard]]) -> str | None:
+    """_place_tensor_check, for a check of a tensor that compile and caller placed before: as that one was placed."""
+    m = re.match(_TENSOR_CHECK, guard.guard)
+    if m is None:
+        return None
+    key = (guard.compile_id, m["tensor"], (caller.filename, caller.line) if caller is not None else None)
+    known_placement = placed.get(key)
+    if known_placement is None:
+        unplaced = guard.location is None
+        source = _place_tensor_check(guard, texts, code, known, caller)
+        if unplaced:  # (a check whose text named its line keeps it: not one to place others by)
+            placed[key] = (source, guard)
+        return source
+    source, done = known_placement
+    guard.tensor = done.tensor
+    if guard.location is None:
+        guard.location, guard.location_kind = done.location, done.location_kind
+    guard.cache_source, guard.cache_class = done.cache_source, done.cache_class
+    return source
+
+
 def _place_failed_checks(steps: list[tuple[RecompileStep, Compile]], texts: _CompileTexts, code: UserLocation | None,
                          known: set[str], compiled_frames: CompiledFrames,
                          stack_values: StackValues) -> tuple[list[str], list[tuple[str, str]]]:
@@ -679,12 +703,16 @@ def _place_failed_checks(steps: list[tuple[RecompileStep, Compile]], texts: _Com
     other sizes that changed: (tensor, dim)."""
     cache_advice: list[str] = []
     sizes: list[tuple[str, str]] = []
+    # How a check of a tensor of a compile was placed, by (compile id, tensor, the user's line that called the frame):
+    # each older cache entry a recompile tried failed a check its compile's guard tree places, and later recompiles
+    # try the same entries again. Placed once each, a frame recompiled n times reads n trees, not n * n / 2.
+    placed: dict[tuple[str | None, str, tuple[str, int] | None], tuple[str | None, FailedGuard]] = {}
     for step, entry in steps:
+        caller = compiled_frames.called_from(entry.compile_id)
         for guard in step.failed_guards:
-            # (The newest cache entry's guard is the one shown; each older entry tried would read its compile's
-            # guard tree again, a frame recompiled n times reading n * n / 2 of them.)
-            source = (_place_tensor_check(guard, texts, code, known, compiled_frames.called_from(entry.compile_id))
-                      if guard is step.guard else None)
+            source = _place_tensor_check_once(guard, texts, code, known, caller, placed)
+            if guard is not step.guard:  # (the newest entry's guard is what the step says of its sizes)
+                source = None
             _unclip(guard, known)
             if "___stack" in guard.guard:  # (a resume function's: in words, as its symbols are)
                 guard.names = stack_values.guard_names(entry, guard.guard)
