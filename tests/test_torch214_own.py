@@ -121,6 +121,7 @@ def test_diff_names_an_unbacked_symbol_by_its_name_not_none():
     ("_dynamo/external_utils.py", True),
     ("scratch/prog.py", False),  # a user's file, clipped where it shares a folder with torch's
     ("models/utils.py", False),
+    ("functional.py", False),  # a user's module by its bare name: torch clips its own to a folder and a file
     ("/venv/lib/python3.11/site-packages/torch/_dynamo/utils.py", False),  # in full: is_torch_file's to say
     ("<eval_with_key>.3", False),
 ])

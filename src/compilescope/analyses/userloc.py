@@ -94,8 +94,10 @@ def is_clipped_torch_file(filename: str) -> bool:
     """A path torch clipped at the front (its guard comments: torch.utils._traceback.shorten_filename keeps what follows
     the folder the file shares with torch's own) that names a file of torch: what is left starts in one of torch's
     folders ("_higher_order_ops/invoke_subgraph.py"). Ask it of a path no stack of the log names in full: a user's file
-    clipped so is nearly always named in full by some stack."""
-    return not filename.startswith(("/", "\\", "<")) and _TORCH_CHECKOUT.match("torch/" + filename) is not None
+    clipped so is nearly always named in full by some stack. A bare file name ("functional.py", a user's module run
+    from its folder) is no clipped path of torch's: torch's are clipped to a folder and a file."""
+    return (not filename.startswith(("/", "\\", "<")) and ("/" in filename or "\\" in filename)
+            and _TORCH_CHECKOUT.match("torch/" + filename) is not None)
 
 
 def is_framework_file(filename: str) -> bool:
