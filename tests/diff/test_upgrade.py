@@ -49,6 +49,19 @@ def test_the_same_program_run_from_another_checkout_is_matched_by_its_file_name(
     assert results["baseline-graph-breaks"]["passed"]
 
 
+def test_a_packages_init_file_is_matched_by_its_folder_too():
+    # The same recordings with their program renamed a package's __init__.py: in another package (the program
+    # changed) nothing is matched; in a package of the same name under another checkout it is.
+    from compilescope.analyses.diff import _moved_onto, relocated_files
+
+    old, new = _facts(torch213("empty_graph.log")), _facts(torch214("empty_graph.log"))
+    [path_a], [path_b] = _program_paths(torch213("empty_graph.log")), _program_paths(torch214("empty_graph.log"))
+    a = _moved_onto(old, {path_a: "/work/one/pkg_a/__init__.py"})
+    assert relocated_files(a, _moved_onto(new, {path_b: "/work/two/pkg_b/__init__.py"})) == {}
+    assert relocated_files(a, _moved_onto(new, {path_b: "/work/two/pkg_a/__init__.py"})) == {
+        "/work/two/pkg_a/__init__.py": "/work/one/pkg_a/__init__.py"}
+
+
 def test_files_both_runs_name_are_not_matched_again():
     # diff_pair.py from one directory in both: the break the variant added is new, still (its file is the same file).
     base, brk = torch213("diff_base.log.gz"), torch213("diff_break.log.gz")

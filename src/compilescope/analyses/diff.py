@@ -1070,7 +1070,7 @@ def relocated_files(a: RunFacts, b: RunFacts) -> dict[str, str]:
     or venv (torch 2.14 in a venv of its own runs its optimizer.py from another site-packages). Logs name files by
     absolute path, so every frame and break of such a file read as gone and new. A file of one side only is matched
     to the other side's file with the same name and the most trailing directories in common, where that is one file
-    both ways; paths both runs name are left alone."""
+    both ways (a package's __init__.py by its folder too); paths both runs name are left alone."""
     files_a, files_b = _program_files(a), _program_files(b)
     only_a, only_b = files_a - files_b, files_b - files_a
 
@@ -1086,7 +1086,9 @@ def relocated_files(a: RunFacts, b: RunFacts) -> dict[str, str]:
         scored = [(common_tail(path, other), other) for other in candidates]
         top = max((n for n, _ in scored), default=0)
         found = [other for n, other in scored if n == top]
-        return found[0] if top and len(found) == 1 else None
+        # A package's __init__.py or __main__.py names no module by itself: such a file needs its folder too.
+        enough = 2 if path.rsplit("/", 1)[-1] in ("__init__.py", "__main__.py") else 1
+        return found[0] if top >= enough and len(found) == 1 else None
 
     return {path: match for path in sorted(only_b) if (match := best(path, only_a)) and best(match, only_b) == path}
 
