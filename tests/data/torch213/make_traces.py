@@ -138,6 +138,10 @@ SCENARIOS = [
     Scenario("diff_dynamic", "diff_pair.py", gzip=True, env={"DIFF_VARIANT": "dynamic"}),
     Scenario("diff_config", "diff_pair.py", gzip=True, env={"DIFF_VARIANT": "config"}),
     Scenario("diff_fail", "diff_pair.py", gzip=True, env={"DIFF_VARIANT": "fail"}),
+    # An inference service whose requests vary (sizes, a Python bool, grad mode), recompiling late in the run up to
+    # recompile_limit; _fixed: padded to a bucket, batch dim marked dynamic, one grad mode (for `compilescope diff`).
+    Scenario("serve_varying", "serve_varying.py", gzip=True, env=RUN_ENV),
+    Scenario("serve_varying_fixed", "serve_varying.py", gzip=True, env={**RUN_ENV, "SERVE_VARIANT": "fixed"}),
 ]
 
 SCRUB_ENV = [
@@ -156,6 +160,7 @@ SCRUB_ENV = [
     "PITFALLS_VARIANT",
     "EXPORT_VARIANT",
     "PROFILE_DIR",
+    "SERVE_VARIANT",
 ]
 
 
