@@ -27,7 +27,7 @@ from .errors import CompileError, CompileErrors, compile_errors
 from .export import ExportReport, export_report
 from .graph_breaks import DDP_ADVICE, GraphBreak, GraphBreaks, function_label, graph_breaks
 from .recompiles import (BACKWARD_LABEL_HELP, BACKWARD_REASONS_HINT, CHANGE_LABELS, FrameRecompiles, Recompiles, link_specializations,
-                         recompiles)
+                         link_times, recompiles)
 from .torch_warnings import (AUTOTUNE_CANDIDATE_FAILED, COND_ONE_BRANCH, ITEM_BREAK, NO_TF32, PENDING_BACKWARD,
                              RECOMPILE_LIMIT, WONT_CONVERT, TorchWarnings, torch_warnings)
 from .status import compiled_attempts
@@ -378,9 +378,12 @@ def findings(ins: Insights, export: ExportReport | None = None) -> list[Finding]
     out.extend(_export_dims(exported))
     for frame in ins.recompiles.frames:
         if frame.hit_limit and id(frame) not in library.frames:
-            guard = frame.steps[-1].guard if frame.steps else None
+            last = frame.steps[-1] if frame.steps else None
+            guard = last.guard if last else None
+            # (late in a run is when a service meets it: after its warm-up, on a request unlike the others)
+            when = f"; hit {last.when_text.split(';')[0]}" if last and last.when_text else ""
             out.append(Finding(ERROR, "recompiles", f"{frame.name or 'a function'} hit the recompile limit and runs uncompiled",
-                               f"{' → '.join(frame.chain)}; failing guard: {guard.shown if guard else '?'}"))
+                               f"{' → '.join(frame.chain)}; failing guard: {guard.shown if guard else '?'}{when}"))
     errors: dict[tuple, list] = {}
     for err in ins.errors.errors:
         if err.stage == "recompile_limit" or id(err) in library.errors:
@@ -669,6 +672,7 @@ def insights(trace: Trace, runtime: Runtime | None = None, export: ExportReport 
     )
     add_eager_lines(ins.graph_breaks, graph_break_sites(trace))
     link_specializations(ins.recompiles, ins.dynamic_shapes.specializations)
+    link_times(ins.recompiles, ins.compile_time)
     ins.unfinished = unfinished_compiles(trace, ins.compile_time)
     pending = next((w for w in ins.warnings.warnings if w.name == PENDING_BACKWARD), None)
     if pending is not None and ins.cudagraphs.never_recorded:  # (cudagraphs gave them its reason)

@@ -19,8 +19,10 @@ from typing import Any
 
 import orjson
 
+from ..model.ids import compilation_key
 from ..model.trace import Compile, Trace
-from ..wording import count
+from ..wording import count, format_seconds
+from .compile_time import CompileTimes
 from .compiled_frames import CompiledFrames
 from ..lazy_regex import lazy_compile
 from .dynamic_shapes import SPECIALIZATION_REASONS, PlacementPart, Specialization
@@ -29,7 +31,7 @@ from .graph_breaks import function_label
 from .installed_guards import GUARDS_ARTIFACT, enclosing_sources, guard_site, object_type, tensor_check
 from .stack_values import StackValues, name_stack_values
 from .userloc import (FRAME_SOURCE, UserLocation, code_origin, is_clipped_torch_file, is_torch_file, last_user_frame,
-                      traceback_frames)
+                      last_user_stack_frame, traceback_frames)
 from ..model.records import dataclass
 
 ARTIFACT = "recompile_reasons"
@@ -44,6 +46,10 @@ _CLIPPED_LOC = r"#\s+(?P<file>[^\s#]+):(?P<line>\d{1,9}+) in (?P<func>[\w<>.]+)"
 _LIMIT = r"(?i)recompile.?limit|cache_size_limit|cache size limit"
 _LIMIT_VALUE = r"currently set to (\d{1,9})"
 _CONSTANT = r"^[\w.\[\]'\"()]+ (?:==|!=) (?:-?\d+(?:\.\d+)?|'[^']*'|\"[^\"]*\"|True|False|None)$"
+# Dynamo's CONSTANT_MATCH on a Python bool (`padded == False`): an int's is `n == 1`, so True/False is a bool's.
+# What torch appends to a guard its 0/1 specialization made (the range [2, ...] of a dynamic size), in its comment.
+_SIZE_ONE = "due to 0/1 specialization"
+_FLAG = r"^(?P<name>[\w.\[\]'\"()]+) (?:==|!=) (?:True|False)$"
 # A torch.optim optimizer's hyperparameter, as a guard names it: self.param_groups[0]['lr'], L['opt'].param_groups[1]...
 _OPTIMIZER_SETTING = r"\bparam_groups\[\d{1,9}\]\[['\"](?P<key>\w{1,100})['\"]\]"
 
@@ -81,7 +87,9 @@ CHANGE_LABELS = {
     "keyword_arguments": "keyword arguments",
     "length": "container length",
     "shape_guard": "symbolic shape guard",
+    "size_one": "size (to 0 or 1)",
     "constant": "Python constant",
+    "flag": "Python bool",
     "optimizer_setting": "optimizer hyperparameter",
     "other": "other guard",
 }
@@ -110,6 +118,12 @@ ADVICE = {
                          "expect a compile for each set they use.",
     "length": "A list/tuple argument changes length: pad it or pass a tensor.",
     "shape_guard": "A guard on a symbolic size failed (code branches on a size): see Dynamic shapes for where.",
+    "size_one": "A call passed a size of 0 or 1 where the compiled code has a dynamic size, and torch assumes a dynamic "
+                "size is never 0 or 1 (its 0/1 specialization), so such a call compiles again, whatever the code does "
+                "with it. Pad those inputs to 2 or more, or mark the dimension unbacked "
+                "(torch._dynamo.decorators.mark_unbacked(tensor, dim)), which lets it take any size.",
+    "flag": "A Python bool changes between calls, and Dynamo compiles each value apart (it never makes a bool "
+            "dynamic).",
     "constant": "A Python number/string argument changes and Dynamo specializes on its value: pass it as a tensor, "
                 "or let it be dynamic (do not force dynamic=False).",
     # PyTorch's tutorial "Running the compiled optimizer with an LR Scheduler" gives this fix.
@@ -128,7 +142,31 @@ LOCATION_KINDS = {
     # The compiled frame and the tensor's first use are both torch's (DDP's `inner`, a compiled module's wrapper):
     # the user's line that called it is where the tensor came in.
     "call": "{tensor} passed in by the call at",
+    # A global state guard (grad mode) names nothing of the code: the user's line that called under the other state.
+    "state_call": "called under the new state from",
 }
+# What each part of a failed GLOBAL_STATE guard ("GLOBAL_STATE changed: grad_mode ") is, in the API that sets it
+# (torch/csrc/dynamo/guards.cpp, GlobalStateGuard::reason).
+GLOBAL_STATES = {
+    "grad_mode": "grad mode (torch.no_grad(), torch.inference_mode(), torch.enable_grad())",
+    "torch_function": "torch function mode",
+    "deterministic_algorithms": "torch.use_deterministic_algorithms()",
+    "allow_tf32": "the TF32 setting (torch.backends.cudnn.allow_tf32)",
+    "allow_tf32_cublas": "the TF32 matmul setting (torch.backends.cuda.matmul.allow_tf32)",
+    "allow_fp16_reduce": "the reduced-precision fp16 reduction setting",
+    "allow_bf16_reduce": "the reduced-precision bf16 reduction setting",
+    "num_threads": "torch.set_num_threads()",
+    "default_dtype": "torch.set_default_dtype()",
+}
+_GLOBAL_STATE_PARTS = r"GLOBAL_STATE changed:(?P<parts>[\w ]*)"
+STATE_ADVICE = ("Calls run under a different {states}{where}: Dynamo guards on it and compiles once for each. Call the "
+                "compiled function under one setting everywhere (the same torch.inference_mode() or torch.no_grad() "
+                "around every call), or keep the odd call out of the compiled function.")
+FLAG_ADVICE = ("{names} is a Python bool{where} that picks a code path, and Dynamo compiles each value apart: it never "
+               "makes a bool dynamic, so mark_dynamic or dynamic=True does not help, and each value costs a compile. To "
+               "compile once, take one path for every value (always apply a mask, say, all True where nothing is "
+               "masked), or pass a tensor and select with torch.where; else call with each value while warming up, "
+               "before serving.")
 # A transformers KV cache whose tensors grow: the fix transformers documents for torch.compile is a static cache
 # (its docs' "Cache strategies" table: DynamicCache does not support torch.compile, StaticCache does).
 CACHE_ADVICE_GENERATE = (
@@ -189,6 +227,27 @@ def size_advice(sizes: list[tuple[str, str]], static: bool = False) -> str:
         listed += f"; {len(sizes) - _SIZES_LISTED} more"
     return (f"Sizes change between calls ({listed}): mark those dimensions dynamic with "
             "torch._dynamo.mark_dynamic(tensor, dim), or compile with dynamic=True.")
+
+
+def changed_states(guard: str) -> list[str]:
+    """The global states a failed GLOBAL_STATE guard names, for people: ["grad mode (torch.no_grad(), ...)"]."""
+    m = re.search(_GLOBAL_STATE_PARTS, guard)
+    return [GLOBAL_STATES.get(part, part) for part in (m["parts"].split() if m else [])]
+
+
+def flag_advice(guards: list[FailedGuard]) -> str:
+    """The advice for Python bools whose value changed (`padded == False`), naming them and the line that reads one."""
+    names = list(dict.fromkeys(m["name"] for g in guards if (m := re.match(_FLAG, g.guard))))
+    shown = ", ".join(names[:_SIZES_LISTED]) or "A bool"
+    placed = next((g.location for g in guards if g.location is not None), None)
+    where = f" (read at {placed.short}: {placed.code})" if placed and placed.code else (
+        f" (read at {placed.short})" if placed else "")
+    return FLAG_ADVICE.format(names=shown, where=where)
+
+
+def _caller(stack: list | None) -> UserLocation | None:
+    """The user's line that called the compiled frame: Dynamo's stack ends with the frame it compiles, not a call."""
+    return last_user_stack_frame(stack[:-1]) if stack else None
 
 
 def compiled_static(entries: list[Compile]) -> bool:
@@ -262,6 +321,10 @@ class FailedGuard:
                 "cache_source": self.cache_source, "cache_class": self.cache_class, "described": self.described}
 
 
+def _rounded(seconds: float | None) -> float | None:
+    return round(seconds, 6) if seconds is not None else None
+
+
 @dataclass
 class RecompileStep:
     """One recompilation and the guards whose failure caused it."""
@@ -276,6 +339,27 @@ class RecompileStep:
     # and of what: "x's dimension 0", or the number's name ("n").
     dynamic_symbol: str | None = None
     dynamic_of: str = ""
+    # When it happened, from the compile-time timeline (link_times): seconds from the log's first record to its start,
+    # since the frame's compile before it ended (how long the function ran compiled before a call failed a guard), and
+    # what compiling it took. None where the log has no time for it.
+    started_s: float | None = None
+    quiet_s: float | None = None
+    cost_s: float | None = None
+
+    @property
+    def when_text(self) -> str | None:
+        """"at 97.31 s, 13.02 s after [0/3] was compiled; took 12.63 s", for people: a recompile long after the one
+        before is one a service meets in production, after its warm-up."""
+        if self.started_s is None:
+            return None
+        text = f"at {format_seconds(self.started_s)} into the log"
+        if self.quiet_s is not None and self.previous is not None:
+            text += f", {format_seconds(self.quiet_s)} after {self.previous} was compiled"
+        if self.cost_s is not None:
+            text += f"; took {format_seconds(self.cost_s)}"
+        return text
+
+    previous: str | None = None  # the frame's compile before this one ("[0/3]")
 
     @property
     def guard(self) -> FailedGuard | None:
@@ -292,7 +376,8 @@ class RecompileStep:
         return {"compile_id": self.compile_id, "change": g.change if g else None, "guard": g.guard if g else None,
                 "failed": self.failed, "failed_guards": [f.to_json() for f in self.failed_guards],
                 "specialized": self.specialized.to_json() if self.specialized else None,
-                "dynamic_symbol": self.dynamic_symbol}
+                "dynamic_symbol": self.dynamic_symbol, "started_s": _rounded(self.started_s),
+                "quiet_s": _rounded(self.quiet_s), "cost_s": _rounded(self.cost_s), "previous": self.previous}
 
     @property
     def specialized_placement(self) -> list[PlacementPart]:
@@ -457,6 +542,8 @@ def classify_change(guard: str) -> str:
     for change, pattern in CHANGE_RULES:
         if re.search(pattern, guard):
             return change
+    if re.match(_FLAG, guard.strip()):
+        return "flag"
     if re.match(_CONSTANT, guard.strip()):
         return "optimizer_setting" if re.search(_OPTIMIZER_SETTING, guard) else "constant"
     return "other"
@@ -478,7 +565,12 @@ def parse_reason(text: str) -> FailedGuard:
         elif location.code is None and code:
             location = UserLocation(location.filename, location.line, location.function, code)
     guard = guard.strip()
-    return FailedGuard(cid, guard, classify_change(guard), location, text)
+    change = classify_change(guard)
+    if change == "shape_guard" and _SIZE_ONE in comment:
+        # `2 <= x.size()[1]`: torch's comment says the guard is its own, the range of a dynamic size, not a branch of
+        # the user's code (the line it names is only the size's first use).
+        change = "size_one"
+    return FailedGuard(cid, guard, change, location, text)
 
 
 def reasons_payload(text: str) -> list[str]:
@@ -742,6 +834,34 @@ def _place_failed_checks(steps: list[tuple[RecompileStep, Compile]], texts: _Com
     return cache_advice, sizes
 
 
+def _place_state_guards(steps: list[tuple[RecompileStep, Compile]], by_id: dict[str, Compile],
+                        compiled_frames: CompiledFrames) -> list[str]:
+    """Places each failed global-state guard (grad mode) at the user's line that called under the new state, and
+    returns the advice naming the state and the two calls that differ in it."""
+    advice: list[str] = []
+    for step, entry in steps:
+        guard = step.guard
+        if guard is None or guard.change != "global_state":
+            continue
+        here = _caller(compiled_frames.stack(entry.compile_id))
+        guarded = by_id.get(guard.compile_id or "")
+        there = _caller(compiled_frames.stack(guarded.compile_id)) if guarded is not None else None
+        if guard.location is None and here is not None:
+            guard.location, guard.location_kind = here, "state_call"
+        where = ""
+        if here is not None and there is not None and here.key != there.key:
+            where = (f": {step.compile_id} was called from {here.short}"
+                     + (f" ({here.code})" if here.code else "")
+                     + f", {guard.compile_id} from {there.short}" + (f" ({there.code})" if there.code else ""))
+        elif here is not None:
+            where = f": {step.compile_id} was called from {here.short}"
+        states = changed_states(guard.guard)
+        text = STATE_ADVICE.format(states=" and ".join(states) if states else "global state", where=where)
+        if text not in advice:
+            advice.append(text)
+    return advice
+
+
 def _same_number(a: str | None, b: str) -> bool:
     """sympy's "0.00466666666666667" and Python's "0.004666666666666667" are one value (sympy keeps 15 digits)."""
     try:
@@ -790,6 +910,33 @@ def link_specializations(found: Recompiles, specializations: list[Specialization
             frame.advice.insert(0, SPECIALIZED_ADVICE)
 
 
+def link_times(found: Recompiles, times: CompileTimes) -> None:
+    """Says when each recompile happened and what it cost, from the compile-time timeline: its start (from the log's
+    first record), how long after the frame's compile before it ended, and its compile time."""
+    spans: dict[str, tuple[float, float]] = {}
+    for row in times.timeline:
+        if row.compile_id is None:
+            continue
+        key = compilation_key(row.compile_id)
+        start, end = spans.get(key, (row.start_s, row.start_s + row.duration_s))
+        spans[key] = (min(start, row.start_s), max(end, row.start_s + row.duration_s))
+    cost = {c.compile_id: c.total_s for c in times.compiles}
+    for frame in found.frames:
+        ids = [compilation_key(cid) for cid in frame.chain]
+        for step in frame.steps:
+            key = compilation_key(step.compile_id)
+            span = spans.get(key)
+            if span is None:
+                continue
+            step.started_s = span[0]
+            step.cost_s = cost.get(key)
+            before = ids[:ids.index(key)] if key in ids else []
+            ended = [spans[k][1] for k in before if k in spans]
+            if before and ended:
+                step.previous = frame.chain[len(before) - 1]
+                step.quiet_s = max(span[0] - max(ended), 0.0)
+
+
 def recompiles(trace: Trace, stack_values: StackValues | None = None) -> Recompiles:
     """stack_values: the log's, where the caller names sources for other analyses too (read here otherwise)."""
     known = _known_files(trace)
@@ -831,6 +978,7 @@ def recompiles(trace: Trace, stack_values: StackValues | None = None) -> Recompi
                     guard.compile_id = shown.get(guard.compile_id, guard.compile_id)
         cache_advice, sizes = _place_failed_checks(steps, _CompileTexts(trace, entries), code, known, compiled_frames,
                                                    stack_values)
+        state_advice = _place_state_guards(steps, {str(e.compile_id): e for e in entries}, compiled_frames)
         limit = None
         if limit_entry is not None:
             m = re.search(_LIMIT_VALUE, str(limit_entry.metrics.get("fail_reason")))
@@ -848,6 +996,12 @@ def recompiles(trace: Trace, stack_values: StackValues | None = None) -> Recompi
             if c == "length":
                 advice.extend(length_advice([st.guard for st, _ in steps if st.guard and st.guard.change == c],
                                             _mutations(trace, entries)))
+                continue
+            if c == "flag":
+                advice.append(flag_advice([st.guard for st, _ in steps if st.guard and st.guard.change == c]))
+                continue
+            if c == "global_state" and state_advice:
+                advice.extend(state_advice)
                 continue
             if c != "size":
                 advice.append(ADVICE[c])

@@ -176,6 +176,8 @@ def _recompiles(ins: Insights) -> list[RenderableType]:
             if step.failed:
                 label += " (this compile failed)"
             node = tree.add(TerminalText(label))
+            if step.when_text:
+                node.add(TerminalText(step.when_text, style="dim"))
             node.add(TerminalText(f"failed guard of {guard.compile_id}: {guard.shown}"))
             if guard.location:
                 code = f"  ·  {guard.location.code}" if guard.location.code else ""

@@ -1,0 +1,120 @@
+"""An inference service whose requests vary (serve_varying.py): a Python bool that picks a path, a health check
+called outside inference_mode, and recompiles late in the run up to recompile_limit. What compilescope says of each,
+checked against the raw log and the program."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import re
+
+from compilescope.analyses.insights import insights
+from compilescope.analyses.recompiles import ADVICE, classify_change
+from compilescope.ingest.reader import read_trace
+
+from ..conftest import torch213
+
+PROGRAM = torch213("serve_varying.log.gz").parent.parent / "programs" / "serve_varying.py"
+
+
+def _text() -> str:
+    return gzip.open(torch213("serve_varying.log.gz"), "rt").read()
+
+
+def _frame():
+    with read_trace(str(torch213("serve_varying.log.gz"))) as trace:
+        ins = insights(trace)
+    [frame] = ins.recompiles.frames
+    return ins, frame
+
+
+def _line(code: str) -> int:
+    """The line of the program that holds code (once)."""
+    [line] = [i for i, text in enumerate(PROGRAM.read_text().splitlines(), 1) if code in text]
+    return line
+
+
+def _step(frame, change: str):
+    [step] = [s for s in frame.steps if s.guard is not None and s.guard.change == change]
+    return step
+
+
+def test_a_python_bool_that_picks_a_path_is_not_advised_to_be_made_dynamic():
+    text = _text()
+    branch = _line("if padded else None")
+    # torch's reason for [0/3]: the bool's CONSTANT_MATCH, with the line that reads it.
+    assert re.search(r'"0/2: padded == False +# mask = tokens != pad_token\(VOCAB\) if padded else None +# '
+                     rf'[^"]*serve_varying\.py:{branch} in forward', text)
+    assert classify_change("padded == False") == "flag"
+    assert classify_change("n == 1") == "constant"  # an int's is still a number that automatic dynamic can take
+
+    _, frame = _frame()
+    step = _step(frame, "flag")
+    assert (step.compile_id, step.guard.guard, step.guard.location.line) == ("[0/3]", "padded == False", branch)
+    # Dynamo never makes a bool dynamic: "pass it as a tensor, or let it be dynamic" was the advice for a number.
+    assert ADVICE["constant"] not in frame.advice
+    [advice] = [a for a in frame.advice if a.startswith("padded is a Python bool")]
+    assert f"serve_varying.py:{branch}" in advice and "never makes a bool dynamic" in advice
+
+
+def test_a_grad_mode_change_is_told_apart_from_a_shape_one_and_placed_at_the_call_that_differs():
+    text = _text()
+    assert "GLOBAL_STATE changed: grad_mode" in text
+    lines = [i for i, t in enumerate(PROGRAM.read_text().splitlines(), 1) if "return model(tokens, padded)" in t]
+    health, served = lines  # the health check's call (no inference_mode), then the one under inference_mode
+    assert "with torch.inference_mode():" in PROGRAM.read_text().splitlines()[served - 2]
+    # Dynamo's stack for [0/4] comes through the health check's line; that of [0/1], whose guard failed, the other.
+    starts = {(m[2], m[3]): json.loads(m[1]) for m in re.finditer(
+        r'\{"dynamo_start": \{"stack": (\[.*?\])\}, "frame_id": (\d+), "frame_compile_id": (\d+)', text)}
+    callers = {key: [f["line"] for f in stack if f["name"] == "handle"] for key, stack in starts.items()}
+    assert callers[("0", "4")] == [health] and callers[("0", "1")] == [served]
+
+    _, frame = _frame()
+    step = _step(frame, "global_state")
+    assert step.compile_id == "[0/4]" and step.guard.compile_id == "[0/1]"
+    assert step.guard.location_kind == "state_call"
+    assert (step.guard.location.function, step.guard.location.line) == ("handle", health)
+    [advice] = [a for a in frame.advice if a.startswith("Calls run under a different grad mode")]
+    assert (f"[0/4] was called from serve_varying.py:{health}" in advice
+            and f"[0/1] from serve_varying.py:{served}" in advice)
+    assert ADVICE["global_state"] not in frame.advice
+
+
+def test_each_recompile_says_when_it_happened_and_the_limit_finding_says_when_it_was_hit():
+    text = _text()
+    # torch's own start time of each compile (seconds since the epoch) orders them as the chain does.
+    starts = {m[1]: float(m[2]) for m in re.finditer(
+        r'\{"compilation_metrics": \{"compile_id": "(0/\d)".*?"start_time": ([\d.]+)', text)}
+    assert sorted(starts, key=starts.get) == ["0/0", "0/1", "0/2", "0/3", "0/4", "0/5"]
+
+    ins, frame = _frame()
+    assert [s.compile_id for s in frame.steps] == ["[0/1]", "[0/2]", "[0/3]", "[0/4]", "[0/5]"]
+    assert [s.previous for s in frame.steps] == ["[0/0]", "[0/1]", "[0/2]", "[0/3]", "[0/4]"]
+    times = [s.started_s for s in frame.steps]
+    assert all(t is not None for t in times) and times == sorted(times)
+    assert all(s.quiet_s is not None and s.quiet_s >= 0 and s.cost_s is not None for s in frame.steps)
+    # Each recompile starts after the one before has ended: its start is at least that one's start plus its cost.
+    for before, step in zip(frame.steps, frame.steps[1:]):
+        assert step.started_s >= before.started_s + before.cost_s
+    last = frame.steps[-1]
+    assert last.failed and last.when_text.startswith("at ") and "after [0/4] was compiled" in last.when_text
+    [limit] = [f for f in ins.findings if f.title == "forward hit the recompile limit and runs uncompiled"]
+    assert limit.detail.endswith("hit " + last.when_text.split(";")[0])
+    assert frame.to_json()["steps"][-1]["previous"] == "[0/4]"
+
+
+def test_a_size_of_one_below_a_dynamic_range_is_torchs_0_1_specialization_not_a_branch_of_the_users_code():
+    text = _text()
+    # Request 60 has seq 1; [0/1] made dim 1 dynamic with the range [2, ...]: torch's comment says whose guard it is.
+    reason = re.search(r'"0/1: (2 <= tokens\.size\(\)\[1\]) [^"]*due to 0/1 specialization in the framework', text)
+    assert reason is not None
+    assert re.search(r'"create_symbol": \{"symbol": "(s\d+)", "val": "24", "vr": "\[2, int_oo\]", '
+                     r'"source": "L\[\'tokens\'\]\.size\(\)\[1\]"', text)
+
+    _, frame = _frame()
+    step = frame.steps[-1]
+    assert (step.compile_id, step.failed, step.guard.guard, step.guard.change) == (
+        "[0/5]", True, reason[1], "size_one")
+    assert ADVICE["size_one"] in frame.advice and ADVICE["shape_guard"] not in frame.advice
+    # The same guard text without torch's comment stays a guard of the user's code (a branch on the size, say).
+    assert classify_change(reason[1]) == "shape_guard"
