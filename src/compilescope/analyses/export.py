@@ -428,12 +428,21 @@ def dim_conflicts(trace: Trace) -> list[DimConflict]:
                      key=lambda s: s.get("lineno", 0))
     found: dict[tuple[int, str], DimConflict] = {}  # by (the symbol's create_symbol line, guard or value)
 
+    # Each symbol's create_symbol records and their lines, in log order: a lookup per guard, not a scan of them all.
+    by_symbol: dict[Any, tuple[list[dict], list[int]]] = {}
+    for s in created:
+        records, lines = by_symbol.setdefault(s.get("symbol"), ([], []))
+        records.append(s)
+        lines.append(s.get("lineno", 0))
+
     def dim_of(symbol: str, lineno: int) -> tuple[dict, tuple[float, float]] | None:
-        made = [s for s in created if s.get("symbol") == symbol and s.get("lineno", 0) < lineno]
-        if not made or export_call(made[-1].get("stack")) is None:
+        records, lines = by_symbol.get(symbol, ([], []))
+        before = bisect.bisect_left(lines, lineno)  # the records made before the guard's line
+        last = records[before - 1] if before else None
+        if last is None or export_call(last.get("stack")) is None:
             return None
-        bounds = _range(made[-1].get("vr"))
-        return (made[-1], bounds) if bounds is not None else None
+        bounds = _range(last.get("vr"))
+        return (last, bounds) if bounds is not None else None
 
     def add(sym: dict, event: dict, **what: Any) -> None:
         low, high = _range(sym.get("vr")) or (0, _INF)
