@@ -550,6 +550,20 @@ def test_cuda_graphs_used_in_one_run_only_is_a_change_and_their_loss_fails_the_b
     assert run_cli("check", graphed, "--baseline", plain) == 0  # gaining CUDA graphs is no regression
 
 
+def test_a_frame_cuda_graphs_set_up_but_never_recorded_still_used_them():
+    """profile_cudagraphs's [0/0] set up once (`cudagraphify.get_container`) and recorded once; the same facts with
+    the recording left out are those of a run that called it once (the warm-up call CUDA graph trees run before
+    recording): CUDA graphs were on, so not 'B never set one up (not compiled with mode="reduce-overhead"?)'."""
+    with read_trace(str(cuda211("profile_cudagraphs.log.gz"))) as trace:
+        graphed = run_facts(analyze(trace))
+    assert graphed.cudagraph_recorded and graphed.cudagraph_set_up == [graphed.cudagraph_recorded[0]["frame"]]
+    ran_once = RunFacts.from_json({**graphed.to_json(), "cudagraph_recorded": []})
+    assert not [c.title for c in diff_runs(graphed, ran_once).changes if c.section == "cudagraphs"]
+    never_set_up = RunFacts.from_json({**graphed.to_json(), "cudagraph_recorded": [], "cudagraph_set_up": []})
+    assert [c.title for c in diff_runs(graphed, never_set_up).changes if c.section == "cudagraphs"] == [
+        'CUDA graphs no longer used: A recorded 1 graph, B never set one up (not compiled with mode="reduce-overhead"?)']
+
+
 def test_fleets_with_an_unreadable_rank_compare_the_others_in_one_line_each(tmp_path, capsys):
     # Four real ranks a side; rank 1 changed, ranks 0 and 3 did not; rank 2 is empty in A and binary in B.
     a, b = tmp_path / "a", tmp_path / "b"

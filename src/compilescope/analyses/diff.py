@@ -225,6 +225,8 @@ class RunFacts:
     # Compiles CUDA graphs recorded: {frame, compile_id, recordings}. With the skips, whether a frame ran as CUDA
     # graphs at all: a run without mode="reduce-overhead" has neither, which is a loss against one that recorded them
     cudagraph_recorded: list[dict[str, Any]] = field(default_factory=list)
+    # Frames CUDA graphs set up at a first call, recorded or not (one that ran once is neither recorded nor skipped)
+    cudagraph_set_up: list[str] = field(default_factory=list)
     # The warnings torch printed: {frame, source, text (first line, masked), name}; None: not recorded by this run
     # (a plain log, without compilescope run, capture() or a saved stderr beside it)
     warnings: list[dict[str, Any]] | None = None
@@ -585,6 +587,8 @@ def run_facts(results: Results) -> RunFacts:
         cudagraph_recorded=[{"frame": frame_of_cid.get(c.compile_id), "compile_id": c.compile_id,
                              "recordings": len(c.recordings_ms)}
                             for c in found.cudagraphs.compiles if c.recordings_ms],
+        cudagraph_set_up=sorted({frame_of_cid[c.compile_id] for c in found.cudagraphs.compiles
+                                 if c.setups and c.compile_id in frame_of_cid}),
         warnings=_warnings(found.warnings, frame_of_cid),
         unread=found.unread.to_json() if found.unread else None,
         ends_during=ends_during(found.unfinished, times.labels) if found.unfinished else None,
@@ -610,7 +614,7 @@ def _cudagraph_use_changes(a: RunFacts, b: RunFacts, result: RunDiff) -> list[Ch
         return recordings
 
     def used(facts: RunFacts) -> set[str]:
-        return set(recorded(facts)) | {x["frame"] for x in facts.cudagraph_skips}
+        return set(recorded(facts)) | {x["frame"] for x in facts.cudagraph_skips} | set(facts.cudagraph_set_up)
 
     changes = []
     used_a, used_b = used(a), used(b)
