@@ -414,7 +414,11 @@ def test_at_a_phones_width_long_kernel_names_keep_a_width_and_short_phrases_thei
         page.set_viewport_size({"width": PHONE, "height": 900})
         page.goto((prof / "runtime.html").as_uri())
         name = page.locator(".rt-kernels td.rt-name", has_text="_5x_cublas").first
+        # What the kernel is, in words (wrapped at spaces), above its name: the name's lines are the rest.
         lines = name.evaluate(_LINES_OF)
+        said = next(k for k in range(len(lines)) if lines[k].startswith("sm80_"))
+        assert " ".join(lines[:said]) == "cuBLAS float32 GEMM"
+        lines = lines[said:]
         assert "".join(lines) == ("sm80_xmma_gemm_f32f32_f32f32_f32_tn_n_tilesize128x128x8_stage3_warpsize2x2x1_ffma_"
                                   "aligna4_alignc4_execute_kernel__5x_cublas")
         assert min(len(line) for line in lines[:-1]) >= 14
