@@ -32,6 +32,12 @@ def and_list(items: list[str]) -> str:
     return " and ".join(items) if len(items) < 3 else f"{', '.join(items[:-1])} and {items[-1]}"
 
 
+def possessive(name: str) -> str:
+    """A name's possessive, for a name the log gives (a tensor, a function): "x's", but "tokens'" ("tokens's" is no
+    English)."""
+    return f"{name}'" if name.endswith("s") else f"{name}'s"
+
+
 def format_seconds(seconds: float) -> str:
     """A duration in the unit that reads best: "8.27 s", "813 ms", "4.2 ms", "35 µs" (pages and terminal alike)."""
     if seconds >= 1:

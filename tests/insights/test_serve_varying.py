@@ -11,18 +11,19 @@ import re
 from compilescope.analyses.insights import insights
 from compilescope.analyses.recompiles import ADVICE, classify_change
 from compilescope.ingest.reader import read_trace
+from compilescope.wording import possessive
 
 from ..conftest import torch213
 
 PROGRAM = torch213("serve_varying.log.gz").parent.parent / "programs" / "serve_varying.py"
 
 
-def _text() -> str:
-    return gzip.open(torch213("serve_varying.log.gz"), "rt").read()
+def _text(log: str = "serve_varying.log.gz") -> str:
+    return gzip.open(torch213(log), "rt").read()
 
 
-def _frame():
-    with read_trace(str(torch213("serve_varying.log.gz"))) as trace:
+def _frame(log: str = "serve_varying.log.gz"):
+    with read_trace(str(torch213(log))) as trace:
         ins = insights(trace)
     [frame] = ins.recompiles.frames
     return ins, frame
@@ -118,3 +119,24 @@ def test_a_size_of_one_below_a_dynamic_range_is_torchs_0_1_specialization_not_a_
     assert ADVICE["size_one"] in frame.advice and ADVICE["shape_guard"] not in frame.advice
     # The same guard text without torch's comment stays a guard of the user's code (a branch on the size, say).
     assert classify_change(reason[1]) == "shape_guard"
+
+
+def _symbols(text: str) -> set[tuple[str, str, str]]:
+    """(compile id, symbol, dim) of each size of tokens that a compile made a symbol of, from create_symbol."""
+    return {(f"[0/{m[3]}]", m[1], m[2]) for m in re.finditer(
+        r'"create_symbol": \{"symbol": "(s\d+)", "val": "\d+", "vr": "[^"]*", '
+        r'"source": "L\[\'tokens\'\]\.size\(\)\[(\d)\]".*"frame_id": 0, "frame_compile_id": (\d+)', text)}
+
+
+def test_a_name_that_ends_in_s_takes_an_apostrophe_alone():
+    # The sizes of tokens that automatic dynamic made symbols of: [0/1] dim 1 (seq 24), [0/2] dim 0 (batch 4) too.
+    assert {("[0/1]", "s27", "1"), ("[0/2]", "s52", "0")} <= _symbols(_text())
+    assert _symbols(_text("serve_varying_fixed.log.gz")) == {("[0/1]", "s52", "0")}
+
+    _, frame = _frame()
+    assert frame.steps[0].dynamic_text == "[0/1] compiled tokens' dimension 1 as dynamic (s27)"
+    assert frame.made_dynamic == ["tokens' dimension 1", "tokens' dimension 0"]
+    ins, frame = _frame("serve_varying_fixed.log.gz")
+    assert [s.dynamic_text for s in frame.steps] == ["[0/1] compiled tokens' dimension 0 as dynamic (s52)"]
+    assert "forward recompiled once, then ran with tokens' dimension 0 dynamic" in [f.title for f in ins.findings]
+    assert (possessive("x"), possessive("args[0]"), possessive("tokens")) == ("x's", "args[0]'s", "tokens'")

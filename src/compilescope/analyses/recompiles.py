@@ -21,7 +21,7 @@ import orjson
 
 from ..model.ids import compilation_key
 from ..model.trace import Compile, Trace
-from ..wording import count, format_seconds
+from ..wording import count, format_seconds, possessive
 from .compile_time import CompileTimes
 from .compiled_frames import CompiledFrames
 from ..lazy_regex import lazy_compile
@@ -822,7 +822,7 @@ def _place_failed_checks(steps: list[tuple[RecompileStep, Compile]], texts: _Com
                 wanted = f"{source}.size()[{size['dim']}]"
                 step.dynamic_symbol = next((str(sym.get("symbol")) for sym in entry.symbols
                                             if sym.get("source") == wanted and sym.get("symbol")), None)
-                step.dynamic_of = f"{size['tensor']}'s dimension {size['dim']}"
+                step.dynamic_of = f"{possessive(size['tensor'])} dimension {size['dim']}"
             if guard.cache_class is None:
                 if (size["tensor"], size["dim"]) not in sizes:
                     sizes.append((size["tensor"], size["dim"]))
