@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import os
 import re
 
 from compilescope.analyses.insights import insights
@@ -140,3 +141,27 @@ def test_a_name_that_ends_in_s_takes_an_apostrophe_alone():
     assert [s.dynamic_text for s in frame.steps] == ["[0/1] compiled tokens' dimension 0 as dynamic (s52)"]
     assert "forward recompiled once, then ran with tokens' dimension 0 dynamic" in [f.title for f in ins.findings]
     assert (possessive("x"), possessive("args[0]"), possessive("tokens")) == ("x's", "args[0]'s", "tokens'")
+
+
+def test_the_0_1_specialization_guard_is_placed_on_the_users_line_not_torchs():
+    text = _text()
+    emb = _line("x = self.emb(tokens)")
+    # torch's comment places [0/1]'s guard at torch's own line (F.embedding in nn/modules/sparse.py) and says it is
+    # only the size's first use; [0/1]'s symbol of that size has the user's stack: its innermost user frame is emb.
+    assert re.search(r'"0/1: 2 <= tokens\.size\(\)\[1\]  # return F\.embedding\(  # nn/modules/sparse\.py:\d+ in '
+                     r'forward \(user code shown is first use of this value', text)
+    made = re.search(r'"create_symbol": \{"symbol": "s27", "val": "24", "vr": "\[2, int_oo\]", '
+                     r'"source": "L\[\'tokens\'\]\.size\(\)\[1\]", "user_stack": (\[.*?\]), "stack".*'
+                     r'"frame_id": 0, "frame_compile_id": 1,', text)
+    assert made is not None
+    assert [(f["line"], f["name"]) for f in json.loads(made[1])] == [(emb, "forward"), (189, "forward")]
+
+    _, frame = _frame()
+    guards = [g for s in frame.steps for g in s.failed_guards if g.change == "size_one"]
+    # [0/1]'s guard (failed by [0/5], the seq of 1) and [0/2]'s (on dim 0, tried by [0/3]... as older entries)
+    assert {g.guard for g in guards} == {"2 <= tokens.size()[1]", "2 <= tokens.size()[0]"}
+    for g in guards:
+        assert (os.path.basename(g.location.filename), g.location.line, g.location.code) == (
+            "serve_varying.py", emb, "x = self.emb(tokens)")
+        assert g.location_label == "tokens first used at"
+    assert frame.steps[-1].guard.location.line == emb

@@ -276,7 +276,8 @@ class FailedGuard:
     text: str = ""  # as torch wrote it
     # A check of a tensor that failed (`tensor 'x' size mismatch ...`): the tensor as torch names it ("x",
     # "kwargs['input_ids']"). Its guard's text names no line; location is then where the compile whose guard failed
-    # first used the tensor (its TENSOR_MATCH guard's line), else the compiled function the tensor came into.
+    # first used the tensor (its TENSOR_MATCH guard's line), else the compiled function the tensor came into. Also
+    # the tensor whose size a 0/1 specialization's guard names, placed at the size's first use.
     tensor: str | None = None
     location_kind: str = "guard"  # a key of LOCATION_KINDS: what location is
     # The tensor is one of a transformers KV cache's: the cache object ("kwargs['past_key_values']") and its class
@@ -670,6 +671,8 @@ def _unclip(guard: FailedGuard, known: set[str]) -> None:
 
 
 _SIZE_GUARD = lazy_compile(r"^tensor '(?P<tensor>.{1,500}?)' size mismatch at index (?P<dim>\d{1,6})\. expected (?P<size>\d{1,20}),")
+# A size a guard names, as the frame does (`tokens.size()[1]`, `self.buf.size()[0]`).
+_SIZE_SOURCE = lazy_compile(r"(?<![\w.\]'\"])(?P<tensor>[A-Za-z_][\w.\[\]'\"]{0,500}?)\.size\(\)\[(?P<dim>\d{1,6})\]")
 _CODE_FILE = lazy_compile(r'<code object [^<>\n]{0,300}?, file "([^"\n]{1,1000})", line \d{1,9}>')
 # A guard on a number: `___as_tensor(X).item() == 0.0046…` (a float Dynamo made a symbol) or `X == 2`.
 _VALUE_GUARD = lazy_compile(r"^(?:___as_tensor\((?P<tensor>.{1,500})\)\.item\(\)|(?P<name>[\w.\[\]'\"]{1,500})) == "
@@ -834,6 +837,28 @@ def _place_failed_checks(steps: list[tuple[RecompileStep, Compile]], texts: _Com
     return cache_advice, sizes
 
 
+def _place_size_one_guards(steps: list[tuple[RecompileStep, Compile]], by_id: dict[str, Compile]) -> None:
+    """Places each failed guard of torch's 0/1 specialization (`2 <= x.size()[1]`) at the user's line that first used
+    the size: torch's comment names the size's first use, and that is torch's own line where the user's code called
+    into torch (F.embedding in nn/modules/sparse.py, for the user's self.emb(x)). The symbol the guarded compile made of
+    the size has the user's stack: its innermost user frame is that line."""
+    for step, _ in steps:
+        for guard in step.failed_guards:
+            loc = guard.location
+            if guard.change != "size_one" or (
+                    loc is not None and not is_torch_file(loc.filename) and not is_clipped_torch_file(loc.filename)):
+                continue
+            size = _SIZE_SOURCE.search(guard.guard)
+            guarded = by_id.get(guard.compile_id or "")
+            if size is None or guarded is None:
+                continue
+            user = next((where for sym in guarded.symbols
+                         if FRAME_SOURCE.sub(r"\1", str(sym.get("source"))) == size[0]
+                         and (where := last_user_stack_frame(sym.get("user_stack"))) is not None), None)
+            if user is not None:
+                guard.location, guard.location_kind, guard.tensor = user, "first_use", size["tensor"]
+
+
 def _place_state_guards(steps: list[tuple[RecompileStep, Compile]], by_id: dict[str, Compile],
                         compiled_frames: CompiledFrames) -> list[str]:
     """Places each failed global-state guard (grad mode) at the user's line that called under the new state, and
@@ -978,7 +1003,9 @@ def recompiles(trace: Trace, stack_values: StackValues | None = None) -> Recompi
                     guard.compile_id = shown.get(guard.compile_id, guard.compile_id)
         cache_advice, sizes = _place_failed_checks(steps, _CompileTexts(trace, entries), code, known, compiled_frames,
                                                    stack_values)
-        state_advice = _place_state_guards(steps, {str(e.compile_id): e for e in entries}, compiled_frames)
+        by_id = {str(e.compile_id): e for e in entries}
+        _place_size_one_guards(steps, by_id)
+        state_advice = _place_state_guards(steps, by_id, compiled_frames)
         limit = None
         if limit_entry is not None:
             m = re.search(_LIMIT_VALUE, str(limit_entry.metrics.get("fail_reason")))
