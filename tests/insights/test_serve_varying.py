@@ -165,3 +165,40 @@ def test_the_0_1_specialization_guard_is_placed_on_the_users_line_not_torchs():
             "serve_varying.py", emb, "x = self.emb(tokens)")
         assert g.location_label == "tokens first used at"
     assert frame.steps[-1].guard.location.line == emb
+
+
+def test_a_dimension_marked_dynamic_at_size_1_is_told_torch_kept_it_static_not_advised_to_be_marked():
+    text = _text("serve_varying_fixed.log.gz")
+    program = PROGRAM.read_text()
+    assert "torch._dynamo.mark_dynamic(bucket, 0)" in program and "return model(bucket, True)" in program
+    # [0/0] saw tokens (the program's bucket) marked dynamic at dim 0, with size 1 there: its fake tensor...
+    assert re.search(r'"describe_tensor": \{"id": 0, "ndim": 2, "dtype": "torch\.int64", [^{}]*"size": \[1, 32\], '
+                     r'"dynamo_dynamic_indices": \[0\],.*"frame_id": 0, "frame_compile_id": 0,', text)
+    assert '{"describe_source": {"describer_id": 0, "id": 0, "source": "L[\'tokens\']"}, "frame_id": 0, ' \
+           '"frame_compile_id": 0,' in text
+    # ...and its guards: the mark, and a static size 1 (no symbol: torch's 0/1 specialization kept it).
+    [tree] = re.findall(r'\{"dynamo_cpp_guards_str": \{\}, "frame_id": 0, "frame_compile_id": 0,[^\n]*\n((?:\t[^\n]*\n)+)',
+                        text)
+    assert ("DIMENSION_DYNAMIC_MARKING_GUARD: ((getattr(L['tokens'], '_dynamo_dynamic_indices', set())"
+            ".issubset({0}))") in tree
+    assert "check_tensor(L['tokens'], Tensor, " in tree and "size=[1, 32]" in tree
+    assert not any(cid == "[0/0]" for cid, _, _ in _symbols(text))
+    assert "0/0: tensor 'tokens' size mismatch at index 0. expected 1, actual 4" in text
+
+    _, frame = _frame("serve_varying_fixed.log.gz")
+    [step] = frame.steps
+    assert (step.compile_id, step.guard.compile_id, step.guard.marked) == ("[0/1]", "[0/0]", "torch._dynamo.mark_dynamic")
+    # The user marked it already: "mark it dynamic with mark_dynamic(tokens, 0)" was no advice.
+    assert not any("mark_dynamic(tokens, 0)" in a for a in frame.advice)
+    assert ADVICE["size"] not in frame.advice
+    [advice] = frame.advice
+    assert advice.startswith("tokens' dimension 0 was marked dynamic (torch._dynamo.mark_dynamic), yet the call that "
+                             "compiled [0/0] had size 1 there")
+    assert "0/1 specialization" in advice and "kept the dimension static" in advice
+    assert "size of 2 or more" in advice and "torch._dynamo.decorators.mark_unbacked(tokens, 0)" in advice
+    assert "torch.fx.experimental._config.backed_size_oblivious = True" in advice
+
+    # The run that marked nothing is told to mark its sizes, as before.
+    _, unmarked = _frame()
+    assert not any(g.marked for s in unmarked.steps for g in s.failed_guards)
+    assert any("torch._dynamo.mark_dynamic(tensor, dim)" in a for a in unmarked.advice)

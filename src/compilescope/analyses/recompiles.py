@@ -193,6 +193,21 @@ GLOBAL_MUTATED_ADVICE = (
 GLOBAL_LENGTH_ADVICE = ("The global {name} changes length between calls, and Dynamo guards on its length: keep it "
                         "the same while the function runs compiled, or hold its contents in a tensor.")
 
+# A size marked dynamic by hand, whose first call had a size of 0 or 1: torch specializes 0 and 1 whatever the mark
+# (ShapeEnv.create_symbol returns the constant), unless backed_size_oblivious (torch.fx.experimental._config, 2.13)
+# tells it not to; an unbacked size is never specialized so.
+MARKED_SIZE_ONE_ADVICE = (
+    "{dim_of} was marked dynamic ({call}), yet the call that compiled {compile_id} had size {size} there, and torch "
+    "specializes sizes 0 and 1 (its 0/1 specialization): it kept the dimension static, and a call with another size "
+    "compiled again. Mark it where the first call has a size of 2 or more (a warm-up call, say), or mark it unbacked "
+    "in its place, which lets it take any size, 0 and 1 too: torch._dynamo.decorators.mark_unbacked({arg}, {dim}); or "
+    "set torch.fx.experimental._config.backed_size_oblivious = True (experimental), under which a marked size of 0 or "
+    "1 stays dynamic.")
+# The attributes the marking calls set on a tensor, which Dynamo's DIMENSION_DYNAMIC_MARKING_GUARD checks
+# (`getattr(L['x'], '_dynamo_dynamic_indices', set()).issubset({0})`: the dims marked when the compile saw it).
+MARKING_CALLS = {"_dynamo_dynamic_indices": "torch._dynamo.mark_dynamic",
+                 "_dynamo_weak_dynamic_indices": "torch._dynamo.maybe_mark_dynamic"}
+
 NUMBER_MADE_DYNAMIC = ("torch compiled {names} as dynamic once it changed (automatic dynamic): {recompiles} for it, "
                        "and none while it keeps changing. To avoid even that one, compile with dynamic=True.")
 
@@ -227,6 +242,26 @@ def size_advice(sizes: list[tuple[str, str]], static: bool = False) -> str:
         listed += f"; {len(sizes) - _SIZES_LISTED} more"
     return (f"Sizes change between calls ({listed}): mark those dimensions dynamic with "
             "torch._dynamo.mark_dynamic(tensor, dim), or compile with dynamic=True.")
+
+
+def marking_call(tree: str, source: str, dim: str) -> str | None:
+    """The call that had marked dimension dim of the tensor at source (`L['x']`) dynamic when the compile whose guard
+    tree this is saw it ("torch._dynamo.mark_dynamic"), from its DIMENSION_DYNAMIC_MARKING_GUARD; None: not marked."""
+    for attr, call in MARKING_CALLS.items():
+        head = f"(getattr({source}, '{attr}', set()).issubset({{"
+        at = tree.find(head)
+        end = tree.find("})", at) if at >= 0 else -1
+        if end >= 0 and dim in (d.strip() for d in tree[at + len(head):end].split(",")):
+            return call
+    return None
+
+
+def marked_size_one_advice(guard: FailedGuard, dim: str, size: str) -> str:
+    """The advice for a size marked dynamic that torch kept static, its first call's size being 0 or 1."""
+    tensor = guard.tensor or "tensor"
+    return MARKED_SIZE_ONE_ADVICE.format(
+        dim_of=f"{possessive(tensor)} dimension {dim}", call=guard.marked, compile_id=guard.compile_id, size=size,
+        arg=tensor if tensor.isidentifier() else "tensor", dim=dim)
 
 
 def changed_states(guard: str) -> list[str]:
@@ -284,6 +319,9 @@ class FailedGuard:
     # ("DynamicCache"), as the guarded compile's guard tree types it.
     cache_source: str | None = None
     cache_class: str | None = None
+    # A size check that failed where the guarded compile saw the dimension marked dynamic, at a size of 0 or 1 (so
+    # torch kept it static): the call that marked it ("torch._dynamo.mark_dynamic").
+    marked: str | None = None
     # The names of the guard that Dynamo made (a resume function's ___stack0), in the user's words
     # (StackValues.guard_names): name -> words. {} where it names none.
     names: dict[str, str] = field(default_factory=dict)
@@ -319,7 +357,8 @@ class FailedGuard:
         return {"compile_id": self.compile_id, "guard": self.guard, "change": self.change,
                 "location": self.location.to_json() if self.location else None, "text": self.text,
                 "tensor": self.tensor, "location_kind": self.location_kind,
-                "cache_source": self.cache_source, "cache_class": self.cache_class, "described": self.described}
+                "cache_source": self.cache_source, "cache_class": self.cache_class, "described": self.described,
+                "marked": self.marked}
 
 
 def _rounded(seconds: float | None) -> float | None:
@@ -794,10 +833,12 @@ def _place_failed_checks(steps: list[tuple[RecompileStep, Compile]], texts: _Com
                          known: set[str], compiled_frames: CompiledFrames,
                          stack_values: StackValues) -> tuple[list[str], list[tuple[str, str]]]:
     """Places each failed guard (unclipped paths; for a check of a tensor, where the guarded compile first used it)
-    and a size's symbol in the recompile that made it dynamic. Returns the advice for KV caches that grew, and the
-    other sizes that changed: (tensor, dim)."""
+    and a size's symbol in the recompile that made it dynamic. Returns the advice for KV caches that grew and for
+    sizes marked dynamic that torch kept static (a first call's size of 0 or 1), and the other sizes that changed:
+    (tensor, dim)."""
     cache_advice: list[str] = []
     sizes: list[tuple[str, str]] = []
+    marked: list[str] = []
     # How a check of a tensor of a compile was placed, by (compile id, tensor, the user's line that called the frame):
     # each older cache entry a recompile tried failed a check its compile's guard tree places, and later recompiles
     # try the same entries again. Placed once each, a frame recompiled n times reads n trees, not n * n / 2.
@@ -826,7 +867,11 @@ def _place_failed_checks(steps: list[tuple[RecompileStep, Compile]], texts: _Com
                 step.dynamic_symbol = next((str(sym.get("symbol")) for sym in entry.symbols
                                             if sym.get("source") == wanted and sym.get("symbol")), None)
                 step.dynamic_of = f"{possessive(size['tensor'])} dimension {size['dim']}"
-            if guard.cache_class is None:
+                tree = texts(guard.compile_id, GUARDS_ARTIFACT) if size["size"] in ("0", "1") else None
+                guard.marked = marking_call(tree, source, size["dim"]) if tree else None
+            if guard.marked is not None:  # (marked already: the advice is on its size of 0 or 1)
+                marked.append(marked_size_one_advice(guard, size["dim"], size["size"]))
+            elif guard.cache_class is None:
                 if (size["tensor"], size["dim"]) not in sizes:
                     sizes.append((size["tensor"], size["dim"]))
             elif "Static" not in guard.cache_class:  # (a static cache that changed size needs other advice)
@@ -834,7 +879,7 @@ def _place_failed_checks(steps: list[tuple[RecompileStep, Compile]], texts: _Com
                 advice = words.format(source=guard.cache_source, cls=guard.cache_class)
                 if advice not in cache_advice:
                     cache_advice.append(advice)
-    return cache_advice, sizes
+    return cache_advice + list(dict.fromkeys(marked)), sizes
 
 
 def _place_size_one_guards(steps: list[tuple[RecompileStep, Compile]], by_id: dict[str, Compile]) -> None:
@@ -1001,7 +1046,7 @@ def recompiles(trace: Trace, stack_values: StackValues | None = None) -> Recompi
             for guard in step.failed_guards:
                 if guard.compile_id is not None:
                     guard.compile_id = shown.get(guard.compile_id, guard.compile_id)
-        cache_advice, sizes = _place_failed_checks(steps, _CompileTexts(trace, entries), code, known, compiled_frames,
+        sized_advice, sizes = _place_failed_checks(steps, _CompileTexts(trace, entries), code, known, compiled_frames,
                                                    stack_values)
         by_id = {str(e.compile_id): e for e in entries}
         _place_size_one_guards(steps, by_id)
@@ -1033,8 +1078,8 @@ def recompiles(trace: Trace, stack_values: StackValues | None = None) -> Recompi
             if c != "size":
                 advice.append(ADVICE[c])
                 continue
-            advice.extend(cache_advice)
-            if sizes or not cache_advice:
+            advice.extend(sized_advice)
+            if sizes or not sized_advice:
                 advice.append(size_advice(sizes, compiled_static(entries)))
         if limit_entry is not None:
             advice.insert(0, f"This function hit the recompile limit{f' ({limit})' if limit else ''} and now runs "
