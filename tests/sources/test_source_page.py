@@ -244,3 +244,36 @@ def test_every_failed_check_of_a_recompile_is_on_its_line(tmp_path):
     for reason in reasons:
         failed_in, check = reason.split(": ", 1)
         assert f"recompiled as [0/2]: a guard of [{failed_in}] on this line failed: {check}" in guards
+
+
+def _guard_tree(log: Path, frame: int, compile_: int) -> list[str]:
+    """The raw lines of the dynamo_cpp_guards_str payload of [frame/compile_] (tab-indented, after its envelope)."""
+    lines, inside = [], False
+    with gzip.open(log, "rt") as f:
+        for raw in f:
+            if raw.startswith("V"):
+                inside = ('{"dynamo_cpp_guards_str": ' in raw and f'"frame_id": {frame}, ' in raw
+                          and f'"frame_compile_id": {compile_}, ' in raw)
+            elif inside:
+                lines.append(raw.rstrip("\n"))
+    return lines
+
+
+def test_an_installed_guard_with_torchs_hint_is_on_its_line(tmp_path):
+    """item_break.log: [1/1]'s guard tree has `TYPE_MATCH: ___check_type_id(L['___stack0'], ...)` with the comment
+    `# return w * scale  # .../item_break.py:20 in torch_dynamo_resume_in_train_step_at_19 (HINT: type float)`: the
+    hint after the place must not hide the guard from line 20, and the hint is kept."""
+    log = torch213("item_break.log.gz")
+    (raw,) = [r for r in _guard_tree(log, 1, 1) if "TYPE_MATCH: ___check_type_id(L['___stack0']" in r]
+    m = re.search(r"\+- (TYPE_MATCH: .*?)\s+# return w \* scale\s+# \S+/item_break\.py:20 in \S+ \(HINT: (.*)\)$", raw)
+    guard, hint = m[1], m[2]
+    assert hint == "type float"
+    out = tmp_path / "out"
+    line = row(source_page(log, out, "item_break.py"), 20)
+    notes = next(f for f in json.loads((out / "sources.json").read_text())["files"]
+                 if f["path"].endswith("/item_break.py"))["lines"]["20"]
+    (found,) = [g for g in notes["guards"] if g.get("installed") == "[1/1]" and g["guard"] == guard]
+    assert found["hint"] == hint
+    installed = [plain(i) for i in re.findall(r'<li class="n-installed">.*?</details></li>', line, re.S)]
+    (of_1_1,) = [i for i in installed if " of [1/1] " in i]
+    assert "(hint: type float)" in of_1_1 and "TYPE_MATCH" in of_1_1

@@ -11,11 +11,13 @@ from __future__ import annotations
 from ..lazy_regex import lazy_compile
 
 GUARDS_ARTIFACT = "dynamo_cpp_guards_str"
-# A guard with the user line that made it: `+- KIND: check  # code  # path:N in fn`
-GUARD_LINE = lazy_compile(r"\+- (?P<guard>[A-Z_]+: .*?)\s+# (?P<code>.*?)\s+# (?P<file>\S+?):(?P<line>\d+) in (?P<func>\S+)\s*$")
-# What every GUARD_LINE ends with, found without its lazy groups: most guard lines that do not match end in a
-# "(HINT: ...)" after the path, and GUARD_LINE backtracks over such a line for ~25 us (GPT-2: 6 of its 8 ms).
-GUARD_TAIL = lazy_compile(r"# \S+?:\d+ in \S+\s*$")
+# A guard with the user line that made it: `+- KIND: check  # code  # path:N in fn`, and torch's hint after it where
+# it gave one: `... in fn (HINT: type float)` (a TYPE_MATCH or ID_MATCH on an object; a hint may hold parentheses).
+GUARD_LINE = lazy_compile(r"\+- (?P<guard>[A-Z_]+: .*?)\s+# (?P<code>.*?)\s+# (?P<file>\S+?):(?P<line>\d+) in (?P<func>\S+)"
+                          r"(?:\s+\(HINT: (?P<hint>.*)\))?\s*$")
+# What every GUARD_LINE ends with, found without its lazy groups: most guard lines name no user line, and
+# GUARD_LINE backtracks over such a line for ~25 us (GPT-2: 6 of its 8 ms).
+GUARD_TAIL = lazy_compile(r"# \S+?:\d+ in \S+(?:\s+\(HINT: .*\))?\s*$")
 _TYPE = lazy_compile(r", type=<class '(?P<type>[\w.]{1,300})'>")
 
 

@@ -123,6 +123,7 @@ class InstalledGuards:
     dimension_marking: list[str] = field(default_factory=list)  # DIMENSION_MARKING_GUARD checks, folded
     # A guard (torch's text) -> it with Dynamo's ___stack names in the user's words, as the recompiles view says it.
     described: dict[str, str] = field(default_factory=dict)
+    hints: dict[str, str] = field(default_factory=dict)  # a guard (torch's text) -> torch's hint after it ("type float")
 
 
 @dataclass
@@ -256,6 +257,8 @@ class LineNotes:
                 (group.dimension_marking if marking else group.guards).append(g["guard"])
                 if "described" in g:
                     group.described[g["guard"]] = g["described"]
+                if "hint" in g:
+                    group.hints[g["guard"]] = g["hint"]
         for group in by_compile.values():
             if not group.guards:  # the line has nothing else: its checks are its guards, shown as such
                 group.guards, group.dimension_marking = group.dimension_marking, []
@@ -728,17 +731,18 @@ def analyze_sources(trace: Trace, provenance: Provenance | None = None, shapes: 
     resolved: dict[str, str | None] = {}  # clipped path -> the one known path it names (asked once per path)
     installed: set[tuple[str, int, str, str]] = set()
     # Recompiles install mostly the same guards again: each distinct guard line is parsed once.
-    parsed: dict[str, tuple[str, str, int, str] | None] = {}
+    parsed: dict[str, tuple[str, str, int, str, str | None] | None] = {}
     for key, guarded, guards_payload in guard_sites:
         for raw in trace.payload_text(guards_payload).splitlines():
             if raw in parsed:
                 found_guard = parsed[raw]
             else:
                 m = GUARD_LINE.search(raw) if GUARD_TAIL.search(raw) else None
-                found_guard = parsed[raw] = (m["guard"], m["file"], int(m["line"]), m["code"]) if m is not None else None
+                found_guard = parsed[raw] = ((m["guard"], m["file"], int(m["line"]), m["code"], m["hint"])
+                                             if m is not None else None)
             if found_guard is None:
                 continue
-            guard_text, path, line, code = found_guard
+            guard_text, path, line, code, hint = found_guard
             if path not in known:
                 if path not in resolved:
                     full = [p for p in known if p.endswith("/" + path) or p.endswith(path)]
@@ -753,6 +757,8 @@ def analyze_sources(trace: Trace, provenance: Provenance | None = None, shapes: 
             if n is not None and (path, line, key, guard_text) not in installed:
                 installed.add((path, line, key, guard_text))
                 guard_note = {"installed": key, "guard": guard_text}
+                if hint:  # (torch's hint on what the guard checks: "type float")
+                    guard_note["hint"] = hint
                 named = stack_values.guard_names(guarded, guard_text) if "___stack" in guard_text else {}
                 if named:  # (Dynamo's ___stack names in the user's words, as the recompiles view says them)
                     guard_note["described"] = name_stack_values(guard_text, named)

@@ -87,6 +87,11 @@ def _guard_html(failed: dict) -> str:
     return f'<code>{html_text(failed["guard"])}</code>'
 
 
+def _hint_html(hint: str | None) -> str:
+    """Torch's hint after an installed guard ("type float"), where it gave one."""
+    return f' <span class="muted">(hint: {html_text(hint)})</span>' if hint else ""
+
+
 def _source_html(symbol: dict) -> str:
     """" from " and a symbol's source: a name Dynamo made in the user's words (its "described"), torch's text in the
     title; else torch's text; "" where the symbol has none."""
@@ -154,7 +159,7 @@ def _notes_html(page: _Page, f: SourceFile, n: int, dirs: _CompileDirs) -> Itera
         yield (f'<li class="n-guard">recompiled as {_cid(g["recompile"], dirs)}: a guard of '
                f'{html_text(g["failed_in"] or "?")} on this line failed: {_guard_html(g)}</li>')
     for group in notes.installed_guards():
-        listed = "".join(f"<li>{_guard_html({'guard': g, 'described': group.described.get(g)})}</li>"
+        listed = "".join(f"<li>{_guard_html({'guard': g, 'described': group.described.get(g)})}{_hint_html(group.hints.get(g))}</li>"
                          for g in group.guards)
         if group.dimension_marking:
             marking = "".join(f"<li><code>{html_text(g)}</code></li>" for g in group.dimension_marking)
