@@ -277,3 +277,26 @@ def test_an_installed_guard_with_torchs_hint_is_on_its_line(tmp_path):
     installed = [plain(i) for i in re.findall(r'<li class="n-installed">.*?</details></li>', line, re.S)]
     (of_1_1,) = [i for i in installed if " of [1/1] " in i]
     assert "(hint: type float)" in of_1_1 and "TYPE_MATCH" in of_1_1
+
+
+def test_a_specialized_symbol_says_its_source(tmp_path):
+    """dynamic_shapes.log: the symbolic_shape_specialization record of [0/2] specializes s77 to 5 with `"sources":
+    ["L['x'].size()[0]"]` (a list: sizes torch found equal share a symbol), its user stack ending on line 25
+    (`if x.shape[0] == 5:`). The line's symbol note names that source, as a created symbol's note names its own."""
+    log = torch213("dynamic_shapes.log")
+    records = [(r, json.loads(r[r.index("{"):])) for r in log.read_text().splitlines()
+               if '{"symbolic_shape_specialization": ' in r]
+    (raw, record), = [(r, rec) for r, rec in records if rec["symbolic_shape_specialization"]["symbol"] == "s77"]
+    spec = record["symbolic_shape_specialization"]
+    assert (record["frame_id"], record["frame_compile_id"], spec["value"]) == (0, 2, "5")
+    assert spec["user_stack"][-1]["line"] == 25
+    sources = spec["sources"]
+    assert sources == ["L['x'].size()[0]"]
+    out = tmp_path / "out"
+    line = row(source_page(log, out, "dynamic_shapes.py"), 25)
+    notes = next(f for f in json.loads((out / "sources.json").read_text())["files"]
+                 if f["path"].endswith("/dynamic_shapes.py"))["lines"]["25"]
+    (specialized,) = [s for s in notes["symbols"] if s["kind"] == "specialized"]
+    assert (specialized["compile_id"], specialized["symbol"], specialized["sources"]) == ("[0/2]", "s77", sources)
+    symbols = [plain(s) for s in re.findall(r'<li class="n-symbol">.*?</li>', line, re.S)]
+    assert f"symbol s77 specialized = 5 from {sources[0]} ([0/2])" in symbols

@@ -765,17 +765,27 @@ def analyze_sources(trace: Trace, provenance: Provenance | None = None, shapes: 
                 n.guards.append(guard_note)
 
     shapes = shapes if shapes is not None else dynamic_shapes(trace, stack_values)
-    for what, items in (("created", shapes.symbols), ("specialized", shapes.specializations)):
-        for item in items:
-            if item.location is not None:
-                n = at(item.location.filename, item.location.line)
-                symbol = {"kind": what, "compile_id": compilation_key(item.compile_id), "symbol": item.symbol,
-                          "value": item.value, "source": getattr(item, "source", None)}
-                described = getattr(item, "source_text", None)
-                if described:  # (a ___stack source in the user's words, as the dynamic-shapes view says it)
-                    symbol["described"] = described
-                if n is not None and symbol not in n.symbols:
-                    n.symbols.append(symbol)
+    for created in shapes.symbols:
+        if created.location is not None:
+            n = at(created.location.filename, created.location.line)
+            symbol = {"kind": "created", "compile_id": compilation_key(created.compile_id), "symbol": created.symbol,
+                      "value": created.value, "source": created.source}
+            if created.source_text:  # (a ___stack source in the user's words, as the dynamic-shapes view says it)
+                symbol["described"] = created.source_text
+            if n is not None and symbol not in n.symbols:
+                n.symbols.append(symbol)
+    for spec in shapes.specializations:
+        if spec.location is not None:
+            n = at(spec.location.filename, spec.location.line)
+            # A specialization names every source of its symbol (symbolic_shape_specialization's "sources": sizes
+            # torch found equal share one symbol), each in the user's words where it is a name Dynamo made.
+            specialized: dict[str, Any] = {"kind": "specialized", "compile_id": compilation_key(spec.compile_id),
+                                           "symbol": spec.symbol, "value": spec.value, "sources": list(spec.sources)}
+            if spec.source_texts:
+                specialized["described_sources"] = [{"source": source, "text": text}
+                                                    for source, text in spec.source_texts.items()]
+            if n is not None and specialized not in n.symbols:
+                n.symbols.append(specialized)
     for shape_guard in shapes.guards:
         if shape_guard.location is not None:
             n = at(shape_guard.location.filename, shape_guard.location.line)

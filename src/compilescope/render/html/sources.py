@@ -93,13 +93,21 @@ def _hint_html(hint: str | None) -> str:
 
 
 def _source_html(symbol: dict) -> str:
-    """" from " and a symbol's source: a name Dynamo made in the user's words (its "described"), torch's text in the
-    title; else torch's text; "" where the symbol has none."""
+    """" from " and a symbol's source (a created symbol's "source", a specialized one's "sources"): a name Dynamo
+    made in the user's words (its "described"), torch's text in the title; else torch's text; "" where it has none."""
+    if "sources" in symbol:
+        described = {d["source"]: d["text"] for d in symbol.get("described_sources", ())}
+        shown = [_one_source_html(s, described.get(s)) for s in symbol["sources"]]
+        return f" from {', '.join(shown)}" if shown else ""
     if not symbol.get("source"):
         return ""
-    if symbol.get("described"):
-        return f' from <span title="{html_text(symbol["source"])}">{html_text(symbol["described"])}</span>'
-    return f" from {html_text(symbol['source'])}"
+    return f" from {_one_source_html(symbol['source'], symbol.get('described'))}"
+
+
+def _one_source_html(source: str, described: str | None) -> str:
+    if described:
+        return f'<span title="{html_text(source)}">{html_text(described)}</span>'
+    return html_text(source)
 
 
 def _cid(cid: str, dirs: _CompileDirs) -> str:
