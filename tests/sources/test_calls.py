@@ -94,7 +94,7 @@ def test_every_outer_frame_of_a_kernel_stack_names_the_line_of_its_ops():
 
 def test_the_page_marks_and_explains_a_line_captured_through_a_call(tmp_path):
     """The row of line 27 has its own colour, its title and the legend say what it means, and its note links the
-    lines of the ops (on the same page: lines 18 and 22)."""
+    lines of the ops (on the same page: lines 18 and 22, named "line 18" there, as the file is the page's own)."""
     out = tmp_path / "out"
     report(torch213("inlined_helpers.log.gz"), out)
     (page,) = (out / "sources").glob("inlined_helpers.py_*.html")
@@ -102,7 +102,17 @@ def test_the_page_marks_and_explains_a_line_captured_through_a_call(tmp_path):
     line = row(text, 27)
     assert 'class="src-line s-called"' in line and 'title="captured through a call' in line
     assert re.findall(r'<li class="n-call">.*?</li>', line, re.S) and 'href="#L18"' in line and 'href="#L22"' in line
-    assert "captured through a call: the ops of the code it calls are at inlined_helpers.py:18, inlined_helpers.py:22" \
-        in plain(line)
+    assert "captured through a call: the ops of the code it calls are at line 18, line 22 (graph [0/0])" in plain(line)
     assert '<span class="src-line s-called">captured through a call' in text
     assert 'class="src-line s-captured"' in row(text, 22) and 'href="#L18"' in row(text, 22)
+
+
+def test_a_call_into_another_file_names_that_file(tmp_path):
+    """hf_gpt2_generate: modeling_gpt2.py line 223 (`self.c_proj(attn_output)`) has its ops in pytorch_utils.py
+    lines 119 and 120 (the kernel stacks end there): another file's lines, named with its file, unlike a line of the
+    page's own file."""
+    out = tmp_path / "out"
+    report(cuda211(GPT2_GENERATE), out)
+    (page,) = (out / "sources").glob("modeling_gpt2.py_*.html")
+    (call,) = re.findall(r'<li class="n-call">.*?</li>', row(page.read_text(), 223), re.S)
+    assert "the ops of the code it calls are at pytorch_utils.py:119, pytorch_utils.py:120 " in plain(call)

@@ -340,6 +340,14 @@ class SourceFile:
             previous = n
         return starts
 
+    def line_name(self, path: str, line: int) -> str:
+        """How this file's page names a line it links to: "line 27" for a line of its own (the reader is in the file),
+        "inlined_helpers.py:18" for another file's (its base name: the link's title holds the path)."""
+        if path == self.path:
+            return f"line {line}"
+        base = path.replace("\\", "/").rsplit("/", 1)[-1]
+        return f"{base}:{line}"
+
     def anchor(self, line: int) -> str | None:
         """The anchor of the page a link to `line` lands on: its own row, or the one row of the gap that holds it
         (a gap is one element, whatever its length, so a page costs what the log quotes); None past the file."""

@@ -150,8 +150,9 @@ def _notes_html(page: _Page, f: SourceFile, n: int, dirs: _CompileDirs) -> Itera
     for i in notes.eager_only:
         site = breaks[i]
         loc = site.location
-        where = (f'<a href="#{f.anchor(loc.line) or ""}">line {loc.line}</a>' if loc.filename == f.path
-                 else html_text(loc.short))
+        href = _line_href(page, f, loc.filename, loc.line)
+        text = html_text(f.line_name(loc.filename, loc.line))
+        where = f'<a href="{html_text(href)}">{text}</a>' if href else text
         yield f'<li class="n-eager">ran eagerly because of the graph break at {where}: {html_text(site.reason)}</li>'
     for r in notes.resume_notes:
         links = ", ".join(_cid(c, dirs) + transformed.get(c, "") for c in r.compile_ids)
@@ -250,7 +251,7 @@ def _calls_html(page: _Page, f: SourceFile, notes: LineNotes, dirs: _CompileDirs
 def _call_link(page: _Page, f: SourceFile, call: dict[str, Any]) -> str:
     """The line of a call's ops, linked to its row (on this page or its file's page) where one shows it."""
     path, line = call["file"], call["line"]
-    text = html_text(f"{path.rsplit('/', 1)[-1]}:{line}")
+    text = html_text(f.line_name(path, line))
     full = f"{path}:{line} in {call['function']}" if call.get("function") else f"{path}:{line}"
     title = f' title="{html_text(full)}"'
     href = _line_href(page, f, path, line)
@@ -385,7 +386,7 @@ def _page(page: _Page, f: SourceFile, dirs: _CompileDirs) -> Iterator[bytes]:
 
 def _eager_link(page: _Page, f: SourceFile, path: str, line: int) -> dict[str, str | None]:
     """A line that ran eagerly because of a break: its row on this page, or the page that shows it, if one does."""
-    return {"text": f"{path.rsplit('/', 1)[-1]}:{line}", "href": _line_href(page, f, path, line)}
+    return {"text": f.line_name(path, line), "href": _line_href(page, f, path, line)}
 
 
 def _line_href(page: _Page, f: SourceFile, path: str, line: int) -> str | None:
