@@ -78,13 +78,14 @@ def test_a_kernel_links_to_its_call_on_the_provenance_page(where, tmp_path):
 def test_a_training_line_says_which_kernels_are_forward_and_which_backward(tmp_path):
     """train_break_recompile.py line 21 feeds the forward and the backward of [0/0] and of its recompile [0/1]: an item
     per compile and graph, the kernels whose stack is line 21 and whose debug-handle comment the code of that graph
-    (its AOT ID: 0_forward, 0_backward, 2_forward, 2_backward) holds; the badge counts them by graph."""
+    (its AOT ID: 0_forward, 0_backward, 2_forward, 2_backward) holds; the badge counts them by graph. The two forwards
+    have the same kernels, said once for both; the backwards differ (per- and red- reductions), each said apart."""
     line = row(source_page(cuda211("train_break_recompile.log.gz"), tmp_path / "out", "train_break_recompile.py"), 21)
     assert [plain(item) for item in kernel_items(line)] == [
-        "forward kernels of [0/0]: triton_per_fused_native_layer_norm_0:1, extern_kernels.addmm:2, triton_poi_fused_gelu_1:3",
+        "forward kernels of [0/0], [0/1]: triton_per_fused_native_layer_norm_0:1, extern_kernels.addmm:2, "
+        "triton_poi_fused_gelu_1:3",
         "backward kernels of [0/0]: triton_per_fused_gelu_gelu_backward_sum_0:4, extern_kernels.mm:5, "
         "triton_per_fused_native_layer_norm_native_layer_norm_backward_1:6, extern_kernels.mm:7",
-        "forward kernels of [0/1]: triton_per_fused_native_layer_norm_0:1, extern_kernels.addmm:2, triton_poi_fused_gelu_1:3",
         "backward kernels of [0/1]: triton_red_fused_gelu_gelu_backward_sum_0:4, extern_kernels.mm:5, "
         "triton_red_fused_native_layer_norm_native_layer_norm_backward_1:6, extern_kernels.mm:7",
     ]
@@ -302,3 +303,41 @@ def test_a_specialized_symbol_says_its_source(tmp_path):
     assert (specialized["compile_id"], specialized["symbol"], specialized["sources"]) == ("[0/2]", "s77", sources)
     symbols = [plain(s) for s in re.findall(r'<li class="n-symbol">.*?</li>', line, re.S)]
     assert f"symbol s77 specialized = 5 from {sources[0]} ([0/2])" in symbols
+
+
+def _guards_from(log: Path, frame: int, compile_: int, line: int) -> list[str]:
+    """The guards the tree of [frame/compile_] says line `line` made (its comment's place), as torch wrote them."""
+    found = []
+    for raw in _guard_tree(log, frame, compile_):
+        m = re.search(r"\+- ([A-Z_]+: .*?)\s+# .*?\s+# \S+?:(\d+) in \S+(?: \(HINT: .*\))?$", raw)
+        if m and int(m[2]) == line:
+            found.append(m[1])
+    return found
+
+
+def test_compiles_that_installed_the_same_guards_and_kernels_are_one_note(tmp_path):
+    """cpu_slower_than_eager.log: frame 0 compiled three times ([0/0], [0/1], [0/2]: x's batch 8, 24, 40) and each
+    guard tree has the same 12 guards from line 23 (`h = self.proj(self.norm(x))`); so the line says "12 guards of
+    [0/0], [0/1], [0/2]" once, and its kernels once, not three alike notes. Line 27's [3/0] and [3/1] guard h's size
+    differently (TENSOR_MATCH size=[24, 64] and [8, 64]): they stay apart."""
+    log = torch213("cpu_slower_than_eager.log.gz")
+    guards = [_guards_from(log, 0, c, 23) for c in range(3)]
+    assert len(guards[0]) == 12 and guards[0] == guards[1] == guards[2]
+    at_27 = [_guards_from(log, 3, c, 27) for c in range(2)]
+    assert at_27[0] and at_27[0] != at_27[1]
+    out = tmp_path / "out"
+    text = source_page(log, out, "cpu_slower_than_eager.py")
+    line = row(text, 23)
+    (installed,) = [plain(i) for i in re.findall(r'<li class="n-installed">.*?</details></li>', line, re.S)]
+    assert installed.startswith("12 guards of [0/0], [0/1], [0/2] come from this line")
+    assert all(g in installed for g in guards[0])
+    notes = next(f for f in json.loads((out / "sources.json").read_text())["files"]
+                 if f["path"].endswith("/cpu_slower_than_eager.py"))["lines"]
+    kernels = {cid: [k["kernel"] for k in notes["23"]["kernels"] if k["compile_id"] == cid]
+               for cid in ("[0/0]", "[0/1]", "[0/2]")}
+    assert kernels["[0/0]"] and kernels["[0/0]"] == kernels["[0/1]"] == kernels["[0/2]"]
+    (kernel_note,) = [plain(k) for k in kernel_items(line)]
+    assert kernel_note == f"inference kernels of [0/0], [0/1], [0/2]: {', '.join(kernels['[0/0]'])}"
+    assert "captured in graph [0/0], [0/1], [0/2] " in plain(line)
+    apart = [plain(i) for i in re.findall(r'<li class="n-installed">.*?</details></li>', row(text, 27), re.S)]
+    assert [i.split(" come")[0] for i in apart] == ["1 guard of [3/0]", "1 guard of [3/1]"]

@@ -116,9 +116,10 @@ DIMENSION_MARKING_GUARD = "DIMENSION_DYNAMIC_MARKING_GUARD"
 
 @dataclass
 class InstalledGuards:
-    """The guards one compilation installed because of one line."""
+    """The guards compilations installed because of one line: one compilation's, or several's that installed the
+    very same (a recompile for a new size installs the line's guards again, alike)."""
 
-    compile_id: str
+    compile_ids: list[str]
     guards: list[str] = field(default_factory=list)
     dimension_marking: list[str] = field(default_factory=list)  # DIMENSION_MARKING_GUARD checks, folded
     # A guard (torch's text) -> it with Dynamo's ___stack names in the user's words, as the recompiles view says it.
@@ -190,6 +191,12 @@ class LineNotes:
         return [(b, [r for r in b["resume_functions"] if r not in here]) for b in self.graph_breaks]
 
     @property
+    def graph_groups(self) -> dict[tuple[str, ...], list[str]]:
+        """The graphs that captured this line, those with the same nodes from it together, in order: a recompile
+        for a new size captures the line as the same nodes again, said once for all its compile ids."""
+        return {tuple(ids): nodes for ids, nodes in _alike(self.graphs.items(), tuple)}
+
+    @property
     def call_groups(self) -> dict[tuple[str, ...], list[dict[str, Any]]]:
         """The calls by the graphs holding their ops, in order: a model's compiles mostly share theirs, said once."""
         groups: dict[tuple[str, ...], list[dict[str, Any]]] = {}
@@ -240,19 +247,27 @@ class LineNotes:
             found[graph] = found.get(graph, 0) + 1
         return found
 
-    def kernel_groups(self) -> dict[tuple[str, str | None], list[dict[str, Any]]]:
-        """The line's kernels by (compile id, graph kind), in order: a compile's forward, then its backward."""
-        groups: dict[tuple[str, str | None], list[dict[str, Any]]] = {}
+    def kernel_groups(self) -> dict[tuple[tuple[str, ...], str | None], list[dict[str, Any]]]:
+        """The line's kernels by (compile ids, graph kind), in order: a compile's forward, then its backward. The
+        compiles whose graph of that kind has the very same kernels here (names and debug handles: a recompile for
+        a new size) are one group, listing the first one's kernels (the links show its code)."""
+        by_compile: dict[tuple[str, str | None], list[dict[str, Any]]] = {}
         for k in self.kernels:
-            groups.setdefault((k["compile_id"], k.get("graph")), []).append(k)
+            by_compile.setdefault((k["compile_id"], k.get("graph")), []).append(k)
+        groups: dict[tuple[tuple[str, ...], str | None], list[dict[str, Any]]] = {}
+        for ids, (graph, kernels) in _alike(
+                ((cid, (graph, kernels)) for (cid, graph), kernels in by_compile.items()),
+                lambda value: (value[0], tuple((k["kernel"], k["debug_handle"]) for k in value[1]))):
+            groups[(tuple(ids), graph)] = kernels
         return groups
 
     def installed_guards(self) -> list[InstalledGuards]:
-        """The guards each compilation installed because of this line, the dimension-marking checks apart."""
+        """The guards each compilation installed because of this line, the dimension-marking checks apart; the
+        compilations that installed the very same guards here, one entry naming them all."""
         by_compile: dict[str, InstalledGuards] = {}
         for g in self.guards:
             if "installed" in g:
-                group = by_compile.setdefault(g["installed"], InstalledGuards(g["installed"]))
+                group = by_compile.setdefault(g["installed"], InstalledGuards([g["installed"]]))
                 marking = g["guard"].startswith(DIMENSION_MARKING_GUARD)
                 (group.dimension_marking if marking else group.guards).append(g["guard"])
                 if "described" in g:
@@ -262,7 +277,12 @@ class LineNotes:
         for group in by_compile.values():
             if not group.guards:  # the line has nothing else: its checks are its guards, shown as such
                 group.guards, group.dimension_marking = group.dimension_marking, []
-        return list(by_compile.values())
+        alike = _alike(((cid, group) for cid, group in by_compile.items()),
+                       lambda g: (tuple(g.guards), tuple(g.dimension_marking), tuple(g.described.items()),
+                                  tuple(g.hints.items())))
+        for ids, group in alike:
+            group.compile_ids = ids
+        return [group for _, group in alike]
 
     def to_json(self) -> dict[str, Any]:
         return {k: v for k, v in {
@@ -289,6 +309,15 @@ class LineNotes:
         if self.calls:
             return "called"
         return ""
+
+
+def _alike(by_compile: Iterable[tuple[str, Any]], same: Callable[[Any], Any]) -> list[tuple[list[str], Any]]:
+    """Compile id -> a note, as (compile ids, note) with the compile ids whose notes are the same (by `same`, a
+    hashable reading of one) together, each group at its first compile id and with its first note."""
+    groups: dict[Any, tuple[list[str], Any]] = {}
+    for cid, note in by_compile:
+        groups.setdefault(same(note), ([], note))[0].append(cid)
+    return list(groups.values())
 
 
 @dataclass

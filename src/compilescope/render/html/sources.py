@@ -6,7 +6,7 @@ Formats what analyses.sources found; the line details open on `:target` (CSS onl
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Iterator
+from typing import TYPE_CHECKING, Any, Iterable, Iterator
 
 from markupsafe import Markup, escape
 
@@ -120,6 +120,11 @@ def _cid(cid: str, dirs: _CompileDirs) -> str:
     return link
 
 
+def _cids(cids: Iterable[str], dirs: _CompileDirs) -> str:
+    """Compile ids whose notes are alike, each linked: "[0/0], [0/1], [0/2]"."""
+    return ", ".join(_cid(c, dirs) for c in cids)
+
+
 def _notes_html(page: _Page, f: SourceFile, n: int, dirs: _CompileDirs) -> Iterator[str]:
     """A line's notes, one item at a time: a line of a long run's model has thousands (one per kernel of each
     compile), and its notes as one string cost ten times their size while the page is written."""
@@ -129,8 +134,8 @@ def _notes_html(page: _Page, f: SourceFile, n: int, dirs: _CompileDirs) -> Itera
     yield '<ul class="notes">'
     yield from _failures_html(notes, dirs)
     if notes.graphs:
-        parts = [f'{_cid(cid, dirs)} <span class="muted mono">{html_text(", ".join(nodes[:8]))}'
-                 f'{" …" if len(nodes) > 8 else ""}</span>' for cid, nodes in notes.graphs.items()]
+        parts = [f'{_cids(cids, dirs)} <span class="muted mono">{html_text(", ".join(nodes[:8]))}'
+                 f'{" …" if len(nodes) > 8 else ""}</span>' for cids, nodes in notes.graph_groups.items()]
         yield f'<li class="n-graphs">captured in graph {"; ".join(parts)}</li>'
     yield from _calls_html(page, f, notes, dirs)
     transformed: dict[str, str] = {}  # compile id of a frame starting here -> its link to the code run instead
@@ -177,7 +182,7 @@ def _notes_html(page: _Page, f: SourceFile, n: int, dirs: _CompileDirs) -> Itera
                        f'<details><summary>show</summary><ul>{marking}</ul></details></li>')
         shown = len(group.guards)
         folded = f' (and {count(len(group.dimension_marking), "dimension-marking check")})' if group.dimension_marking else ""
-        yield (f'<li class="n-installed">{count(shown, "guard")} of {_cid(group.compile_id, dirs)} '
+        yield (f'<li class="n-installed">{count(shown, "guard")} of {_cids(group.compile_ids, dirs)} '
                f'{"comes" if shown == 1 else "come"} from this line{folded}'
                f'<details><summary>show</summary><ul>{listed}</ul></details></li>')
     yield from _kernels_html(page, notes, dirs)
@@ -261,8 +266,8 @@ def _call_link(page: _Page, f: SourceFile, call: dict[str, Any]) -> str:
 def _kernels_html(page: _Page, notes: LineNotes, dirs: _CompileDirs) -> Iterator[str]:
     """The kernels a line became, an item per compile id and graph: a training step's line feeds its forward graph's
     kernels and its backward graph's, which the reader tells apart ("forward kernels of [0/0]: ...")."""
-    for (cid, graph), group in notes.kernel_groups().items():
-        yield f'<li class="n-kernel">{f"<strong>{html_text(graph)}</strong> kernels" if graph else "kernels"} of {_cid(cid, dirs)}: '
+    for (cids, graph), group in notes.kernel_groups().items():
+        yield f'<li class="n-kernel">{f"<strong>{html_text(graph)}</strong> kernels" if graph else "kernels"} of {_cids(cids, dirs)}: '
         for i, k in enumerate(group):
             yield (", " if i else "") + _kernel_link(page, k, dirs)
         yield "</li>"
