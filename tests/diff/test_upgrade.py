@@ -262,7 +262,11 @@ def test_hashing_triton_is_not_counted_as_a_cache_lookup():
                 open_events.remove(name)
     assert (round(took[old]), round(took[new])) == (113, 511844)  # µs
     a, b = _facts(old), _facts(new)
-    assert b.phases["cache"] < 0.5  # 0.51 s is not in it
+    # No cache lookup is timed (triton_key is the only CacheBase. event); hashing torch (inductor_codecache_torch_key)
+    # is the backend's too.
+    assert {name for _, name, _ in _events(new) if name.startswith(("CacheBase.", "FxGraphCache.", "AOTAutogradCache."))
+            } == {"CacheBase.get_system.triton_key"}
+    assert "cache" not in b.phases  # the 0.51 s is not in it
     # Compared with a threshold it passes (0.3 s, 3x): the 0.51 s is the backend's, and the compile time's change
     # still says the torch versions may explain it.
     [slower] = [c for c in diff_runs(a, b, TimeThreshold(0.3, 3.0)).changes if c.section == "compile_time"]

@@ -267,6 +267,54 @@ def test_compile_time_backward_row():
     assert ct.compiles[0].top_phase == "aot"
 
 
+_HASHING = ("inductor_codecache_torch_key", "CacheBase.get_system.triton_key")
+
+
+def _timed_events(log) -> list[tuple[str, str, float]]:
+    """The log's chromium events as (ph, name, ts), read from the raw text: each payload follows its envelope."""
+    text = gzip.open(log, "rt").read() if log.suffix == ".gz" else log.read_text()
+    found = re.findall(r'\{"chromium_event": .*?\n\t\{\n\t"name": "([^"]+)",\n\t"ts": ([\d.]+),.*?\n\t"ph": "(\w)"',
+                       text, re.S)
+    return [(ph, name, float(ts)) for name, ts, ph in found]
+
+
+@pytest.mark.parametrize("logs, name, parent, hashing_s", [
+    # 2.13 CPU: torch hashed in 0.124 s, Triton (absent) in 0.1 ms, both directly in backend_compile.
+    (torch213, "cache_cold.log", "backend_compile", 0.12433),
+    # 2.14 CUDA: 0.326 s for torch, 0.510 s importing and hashing Triton, in backend_compile.
+    (torch214, "cache_cold.log", "backend_compile", 0.83645),
+    # tlparse's log (an older torch): torch hashed inside inductor_compile, 0.256 s.
+    (peer, "cache_hit_miss.log", "inductor_compile", 0.25587),
+])
+def test_hashing_torch_and_triton_for_cache_keys_is_the_backends_time_not_a_cache_lookup(logs, name, parent, hashing_s):
+    # Hashing the installed torch (inductor_codecache_torch_key) and Triton (CacheBase.get_system.triton_key) keys the
+    # caches and looks nothing up: both are the backend's, one phase wherever torch calls them. These logs time no
+    # cache lookup (no other CacheBase./FxGraphCache./AOTAutogradCache. event), so nothing is "Cache lookup & load"
+    # (torch_key was, 124 ms of cache_cold's, while triton_key was the backend's).
+    log = logs(name)  # (here, not at collection: peer() skips without ../shared)
+    open_events: list[str] = []
+    began: dict[str, float] = {}
+    took = 0.0
+    for ph, name, ts in _timed_events(log):
+        if name in _HASHING and ph == "B":
+            assert open_events[-1] == parent
+            began[name] = ts
+        elif name in _HASHING and ph == "E":
+            took += (ts - began.pop(name)) / 1e6
+        else:
+            assert ph != "B" or not name.startswith(("CacheBase.", "FxGraphCache.", "AOTAutogradCache."))
+        if ph == "B":
+            open_events.append(name)
+        elif ph == "E":
+            open_events.remove(name)
+    assert took == pytest.approx(hashing_s, abs=1e-5)
+    with read_trace(str(log)) as trace:
+        ct = insights(trace).compile_time
+    phases = {p.phase: p.seconds for p in ct.phases}
+    assert "cache" not in phases
+    assert phases["backend"] >= took
+
+
 def test_a_torch_source_checkouts_frames_are_not_the_users(capsys):
     """tlparse's export.log comes from a PyTorch checkout (.../pytorch/torch/_logging/...): a guard is placed at
     the test's line that added it, not at torch's logging call; the unbacked symbol has no value to show."""
