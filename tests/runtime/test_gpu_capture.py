@@ -135,6 +135,38 @@ def test_cuda_graph_replays_compared_with_eager_by_wall_time_too():
     assert "of the run, with CUDA graphs on" not in detail  # no share of the whole given the compiled part's cause
 
 
+def test_the_share_in_compiled_graphs_is_of_the_compiled_part_when_one_profile_holds_both_runs():
+    """profile_cudagraphs.py's one profile holds its eager calls, then its compiled ones (record_function ranges): the
+    share in compiled graphs is of the compiled part's GPU time (its kernels' span: kernels and the idle between them,
+    as the whole's total counts it), not of the whole, where the eager run's 1.6 ms would count against it."""
+    profile = cuda211("profile_cudagraphs.profile.json.gz")
+    with gzip.open(profile, "rt") as f:
+        events = [e for e in json.load(f)["traceEvents"] if e.get("ph") == "X"]
+    [compiled] = [e for e in events if e.get("cat") == "user_annotation" and e["name"] == "compiled"]
+    calls = [e for e in events if e["name"].startswith("## Call CompiledFxGraph ")]
+    assert len(calls) == 5 and all(compiled["ts"] <= c["ts"] < compiled["ts"] + compiled["dur"] for c in calls)
+
+    def launched_in(ranges: list[dict]) -> set[int]:
+        return {e["args"]["correlation"] for e in events for r in ranges
+                if e.get("cat") in ("cuda_runtime", "cuda_driver") and (e["pid"], e["tid"]) == (r["pid"], r["tid"])
+                and r["ts"] <= e["ts"] < r["ts"] + r["dur"]}
+
+    kernels = [e for e in events if e.get("cat") == "kernel"]
+    in_part = [e for e in kernels if e["args"]["correlation"] in launched_in([compiled])]
+    in_graphs = sum(e["dur"] for e in kernels if e["args"]["correlation"] in launched_in(calls))
+    part_span = max(e["ts"] + e["dur"] for e in in_part) - min(e["ts"] for e in in_part)  # one GPU, one stream
+    whole_span = max(e["ts"] + e["dur"] for e in kernels) - min(e["ts"] for e in kernels)
+    assert f"{in_graphs / part_span:.0%}" == "16%" and f"{in_graphs / whole_span:.0%}" == "5%"
+    [p] = _runtime(cuda211("profile_cudagraphs.log.gz"), profile).profiles
+    assert p.compiling_us == 0  # warmed up before profiling
+    _, detail = runtime_finding(p)
+    assert detail.startswith("16% of the compiled part in compiled graphs (the eager part left out); ")
+    assert "5% in compiled graphs" not in detail
+    part = p.idle_by_part[1]  # (µs as floats: the reader's sums differ from these in the third decimal)
+    assert (part.part, part.graphs_us, part.run_us) == ("compiled", pytest.approx(in_graphs, abs=0.01),
+                                                        pytest.approx(part_span, abs=0.01))
+
+
 def test_a_small_model_without_cuda_graphs_is_launch_bound():
     """programs/profile_launch_bound.py on an H200: the MLP of profile_cudagraphs.py in the default mode, warmed up,
     20 calls profiled: microsecond kernels, and a GPU that mostly waits for their launches."""

@@ -199,20 +199,30 @@ class LineRow:
 
 @dataclass
 class PartIdle:
-    """A part of a profile (split_runs), "eager" or "compiled": how long its GPU waited between its kernels."""
+    """A part of a profile (split_runs), "eager" or "compiled": how long its GPU waited between its kernels, and how
+    much of its time ran in compiled graphs."""
 
     part: str
     idle_us: float
     span_us: float  # from its first kernel to its last, per GPU, summed
     graph_launches: int = 0
+    # Its time as the whole profile's total counts it (TOTAL_DEFINITION: on a GPU its kernels and the idle between
+    # them; on a CPU its ranges), compiling left out; and of that, the time in compiled graphs.
+    run_us: float = 0.0
+    graphs_us: float = 0.0
 
     @property
     def share(self) -> float:
         return self.idle_us / self.span_us if self.span_us else 0.0
 
+    @property
+    def graphs_share(self) -> float:
+        return self.graphs_us / self.run_us if self.run_us else 0.0
+
     def to_json(self) -> dict[str, Any]:
         return {"part": self.part, "idle_us": round(self.idle_us, 3), "span_us": round(self.span_us, 3),
-                "share": round(self.share, 6), "graph_launches": self.graph_launches}
+                "share": round(self.share, 6), "graph_launches": self.graph_launches, "run_us": round(self.run_us, 3),
+                "graphs_us": round(self.graphs_us, 3), "graphs_share": round(self.graphs_share, 6)}
 
 
 @dataclass
@@ -1257,14 +1267,17 @@ def analyze_runtime(trace: Trace, provenance: Provenance, profiles: Sequence[Pro
         for profile, whole in zip(profiles, result.profiles):
             parts = split_runs(profile)
             if parts is not None:
-                result.comparison = compare(*(profile_runtime(trace, provenance, p, index) for p in parts))
-                whole.idle_by_part = [_part_idle(name, part) for name, part in zip(("eager", "compiled"), parts)]
+                runs = [profile_runtime(trace, provenance, p, index) for p in parts]
+                result.comparison = compare(*runs)
+                whole.idle_by_part = [_part_idle(name, part, run)
+                                      for name, part, run in zip(("eager", "compiled"), parts, runs)]
                 break
     return result
 
 
-def _part_idle(name: str, part: Profile) -> PartIdle:
-    """A part's GPU idle time: per GPU, its kernels' span less the time one of them ran (as _gpu_rows counts it)."""
+def _part_idle(name: str, part: Profile, run: ProfileRuntime) -> PartIdle:
+    """A part's GPU idle time: per GPU, its kernels' span less the time one of them ran (as _gpu_rows counts it); and
+    its time in compiled graphs, of its time (run: the part's own rows, which count no idle) with that idle added."""
     by_device: dict[Any, list[tuple[float, float]]] = {}
     for e in part.events:
         if e.on_gpu and e.cat != "gpu_user_annotation":
@@ -1272,7 +1285,9 @@ def _part_idle(name: str, part: Profile) -> PartIdle:
     span = sum(max(end for _, end in ran) - min(start for start, _ in ran) for ran in by_device.values())
     idle = span - sum(_union(ran) for ran in by_device.values())
     launches = sum(1 for e in part.events if e.name == GRAPH_LAUNCH and e.cat == "cuda_runtime")
-    return PartIdle(name, max(0.0, idle), span, launches)
+    idle = max(0.0, idle)
+    graphs_us = sum(g.total_us for g in run.graphs if g.in_graph)
+    return PartIdle(name, idle, span, launches, run.run_us + idle, graphs_us)
 
 
 # A GPU idle for half the run or more waits on the CPU: worth a line of "what to fix first".
@@ -1344,6 +1359,9 @@ def runtime_finding(p: ProfileRuntime) -> tuple[str, str]:
     if compiling >= 0.1:
         title += f", {compiling:.0%} of it compiling"
     detail = f"{in_graphs:.0%} of the run in compiled graphs" if p.run_share_known else f"{in_graphs:.0%} in compiled graphs"
+    compiled_part = next((i for i in p.idle_by_part if i.part == "compiled"), None)
+    if compiled_part is not None:  # over the whole, the eager run's time would count against the compiled one
+        detail = f"{compiled_part.graphs_share:.0%} of the compiled part in compiled graphs (the eager part left out)"
     if p.stopped:  # a share of a part may be nothing like the whole's
         detail = f"read stopped early ({p.stopped}): every number is of the events before that; " + detail
     idle = next((k for k in p.kernels if k.name == GPU_IDLE), None)
