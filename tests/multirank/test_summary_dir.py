@@ -8,6 +8,7 @@ Figures are those EXPECTATIONS.md states for tlparse's own multi-rank test direc
 from __future__ import annotations
 
 import functools
+import gzip
 import io
 import json
 import os
@@ -283,3 +284,28 @@ def test_ranks_whose_logs_do_not_record_warnings_are_not_compared(capsys):
     doc = summary_json(capsys, torch213("x").parents[1] / "multi_rank", "-j", "1")
     assert [r["warnings"] for r in doc["ranks"]] == [None, None]
     assert "warnings" not in [d["kind"] for d in doc["analysis"]["divergences"]]
+
+
+def test_a_restarted_attempts_cache_miss_is_counted_apart_as_in_the_ranks_report(tmp_path, capsys):
+    """compiled_optimizer.log (an H100) on two ranks: [2/1]'s attempt 0 missed the AOTAutograd cache, then Dynamo
+    restarted it (TensorifyScalarRestartAnalysis) and attempt 1 ([2/1_1]) looked the graph up again. Its report counts
+    that miss apart (caches.restarted_misses): the rank table and the cross-rank cache sequence do too, not 13 misses."""
+    log = cuda211("compiled_optimizer.log.gz")
+    envelope = re.compile(r'\{"artifact": \{"name": "(\w+_cache_(hit|miss|bypass))".*?"frame_id": (\d+), '
+                          r'"frame_compile_id": (\d+), "attempt": (\d+)')
+    lookups = [(f"[{m[3]}/{m[4]}{'_' + m[5] if m[5] != '0' else ''}]", m[1], m[2])
+               for m in map(envelope.search, gzip.open(log, "rt")) if m]
+    assert len(lookups) == 13 and {state for *_, state in lookups} == {"miss"}
+    # The attempts a later attempt of the same compile id followed: Dynamo restarted them.
+    restarted = {cid for cid, *_ in lookups if any(other.startswith(cid[:-1] + "_") for other, *_ in lookups)}
+    assert restarted == {"[2/1]"} and ("[2/1]", "aotautograd_cache_miss", "miss") in lookups
+    kept = [list(lookup) for lookup in lookups if lookup[0] not in restarted]
+    directory = tmp_path / "ranks"
+    directory.mkdir()
+    for rank in (0, 1):
+        shutil.copyfile(log, directory / f"dedicated_log_torch_trace_rank_{rank}.log.gz")
+    doc = summary_json(capsys, directory, "-j", "1")
+    assert [(r["cache_hits"], r["cache_misses"], r["cache_sequence"]) for r in doc["ranks"]] == [(0, 12, kept)] * 2
+    assert doc["analysis"]["divergences"] == []
+    assert summary_json(capsys, log)["caches"]["restarted_misses"] == {"[2/1]": "[2/1_1]"}
+    assert re.search(r"^\s*0\s.*\s0/12\s", terminal(directory), re.M)

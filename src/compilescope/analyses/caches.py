@@ -202,17 +202,26 @@ class Caches:
         return bool(self.compiles)
 
     @property
+    def left_out(self) -> set[str]:
+        """The compile ids whose lookups kept_counts leaves out: the attempts Dynamo restarted that missed
+        (restarted_misses), unless every lookup was theirs (then none). The rank summary counts by it too."""
+        if all(c.compile_id in self.restarted_misses for c in self.compiles):
+            return set()
+        return set(self.restarted_misses)
+
+    @property
     def kept_counts(self) -> dict[str, dict[str, int]]:
-        """counts without the lookups of the attempts Dynamo restarted that missed (restarted_misses): those of the
+        """counts without the lookups of the attempts Dynamo restarted that missed (left_out): those of the
         compiles whose work was kept. All of counts where every lookup was a restarted attempt's."""
-        if not self.restarted_misses:
+        left_out = self.left_out
+        if not left_out:
             return self.counts
         kept: dict[str, Counter[str]] = {}
         for compiled in self.compiles:
-            if compiled.compile_id not in self.restarted_misses:
+            if compiled.compile_id not in left_out:
                 for e in compiled.events:
                     kept.setdefault(e.cache, Counter())[e.outcome] += 1
-        return {cache: dict(n) for cache, n in kept.items()} or self.counts
+        return {cache: dict(n) for cache, n in kept.items()}
 
     @property
     def overall(self) -> str:

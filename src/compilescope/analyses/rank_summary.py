@@ -20,6 +20,7 @@ from ..ingest.crash_files import ending_said
 from ..model.ids import compilation_key, compile_id_key
 from ..model.trace import Compile, Trace
 from .autotuning import autotuning
+from .caches import caches
 from .compile_time import compile_times
 from .crash import Crash, crashes
 from .cudagraphs import cudagraphs
@@ -118,7 +119,8 @@ class RankSummary:
     empty: bool = False  # the log is empty: the rank logged nothing (it still counts, as a rank that compiled nothing)
     compile_ids: list[str] = field(default_factory=list)  # compile ids, report order, NO_COMPILE_ID excluded
     statuses: dict[str, str] = field(default_factory=dict)  # compile id -> status (analyses.status)
-    # Cache outcomes in the order torch logged them: [compile id, cache artifact, "hit"|"miss"|"bypass"].
+    # Cache outcomes in the order torch logged them: [compile id, cache artifact, "hit"|"miss"|"bypass"]; as the rank's
+    # caches count them (Caches.kept_counts), without an attempt Dynamo restarted after a miss (Caches.left_out).
     cache_sequence: list[list[str]] = field(default_factory=list)
     # Collective ops Inductor scheduled, per graph in compile-id order: [graph, dir name, [op, ...]].
     collective_schedules: list[list[Any]] = field(default_factory=list)
@@ -266,12 +268,16 @@ def summarize_rank(results: Results, rank: int | None = None) -> RankSummary:
     if not_read.skipped or not_read.stopped_at_line is not None:
         summary.unread = replace(not_read, damaged_payloads=0).describe()
 
+    # An attempt Dynamo restarted that missed kept nothing it compiled, and the attempt that compiled the frame looked
+    # the graph up again: its lookups are counted apart (Caches.restarted_misses), here as in the rank's report, so
+    # no miss is counted twice and a rank that restarted does not differ from the others by it.
+    left_out = (results.insights.caches if results.insights is not None else caches(trace)).left_out
     cache_events = []  # (artifact number, compile id, name, state)
     for entry in trace.sorted_compiles():
         key = compile_id_key(entry.compile_id)
         _summarize_compile(trace, entry, key, summary)
         for a in entry.artifacts:
-            if a.cache in CACHE_STATES:
+            if a.cache in CACHE_STATES and key not in left_out:
                 cache_events.append((a.number, key, a.name, a.cache))
             if a.name == GRAPH_EXECUTION:
                 order = _execution_order(trace.payload_text(a.payload))
