@@ -129,13 +129,14 @@ def test_cuda_graph_replays_compared_with_eager_by_wall_time_too():
     eager, compiled = (f"{idle / span:.0%} ({format_us(idle)})" for idle, span in idle_of.values())
     assert (eager, compiled) == ("88% (1.4 ms)", "84% (937 µs)")
     _, detail = runtime_finding(p)
-    assert (f"the eager part {eager}, launch-bound (small kernels, Python between them), where CUDA graphs "
-            f"(mode=\"reduce-overhead\") help; the compiled part {compiled}, with CUDA graphs on: the CPU keeps it "
+    assert (f"{eager[:3]} of the eager part {eager[4:]}, launch-bound (small kernels, Python between them), where CUDA "
+            f"graphs (mode=\"reduce-overhead\") help; {compiled[:3]} of the compiled part {compiled[4:]}, with CUDA graphs "
+            "on: the CPU keeps it "
             "waiting") in detail
     assert "of the run, with CUDA graphs on" not in detail  # no share of the whole given the compiled part's cause
 
 
-def test_the_share_in_compiled_graphs_is_of_the_compiled_part_when_one_profile_holds_both_runs():
+def test_the_share_in_compiled_graphs_is_of_the_compiled_part_when_one_profile_holds_both_runs(tmp_path):
     """profile_cudagraphs.py's one profile holds its eager calls, then its compiled ones (record_function ranges): the
     share in compiled graphs is of the compiled part's GPU time (its kernels' span: kernels and the idle between them,
     as the whole's total counts it), not of the whole, where the eager run's 1.6 ms would count against it."""
@@ -165,6 +166,30 @@ def test_the_share_in_compiled_graphs_is_of_the_compiled_part_when_one_profile_h
     part = p.idle_by_part[1]  # (µs as floats: the reader's sums differ from these in the third decimal)
     assert (part.part, part.graphs_us, part.run_us) == ("compiled", pytest.approx(in_graphs, abs=0.01),
                                                         pytest.approx(part_span, abs=0.01))
+
+    # The top compiled kernel is a share of that part too, as the detail speaks of it: the compiled part's largest
+    # kernel (by name; the eager part ran one of the same name, which the whole's share would not tell apart) over the
+    # part's span, 4%, where over the whole profile it read 1% with nothing to say of what.
+    by_name: dict[str, float] = {}
+    for e in in_part:
+        by_name[e["name"]] = by_name.get(e["name"], 0.0) + e["dur"]
+    top = max(by_name, key=by_name.__getitem__)
+    assert top.startswith("sm80_xmma_gemm_f32f32_f32f32_f32_tn_n_tilesize32x32x8_") and "split_k" not in top
+    assert f"{by_name[top] / part_span:.0%}" == "4%" and f"{by_name[top] / whole_span:.0%}" == "1%"
+    assert detail.endswith("; top kernel cuBLAS float32 GEMM via aten::mm: 4% of the compiled part (profile_cudagraphs.py:21)")
+    # The runtime views' rows stay shares of the whole profile: their header says so, and what each part took.
+    [eager] = [e for e in events if e.get("cat") == "user_annotation" and e["name"] == "eager"]
+    in_eager = [e for e in kernels if e["args"]["correlation"] in launched_in([eager])]
+    assert len(in_eager) + len(in_part) == len(kernels)  # every kernel launched in one part or the other
+    eager_span = max(e["ts"] + e["dur"] for e in in_eager) - min(e["ts"] for e in in_eager)
+    said = (f"It holds an eager and a compiled run: the eager part {format_us(eager_span)}, the compiled part "
+            f"{format_us(part_span)} (16% of it in compiled graphs), {format_us(whole_span - eager_span - part_span)} "
+            "outside both. The shares here are of the whole profile, both parts.")
+    assert said.startswith("It holds an eager and a compiled run: the eager part 1.6 ms, the compiled part 1.1 ms ")
+    assert p.parts_said == said
+    report(cuda211("profile_cudagraphs.log.gz"), tmp_path / "out", "--profile", profile)
+    header = (tmp_path / "out" / "runtime.html").read_text().split("<h3>Chart</h3>")[0]
+    assert said in header and "Every row below is a part of it" in header
 
 
 def test_a_small_model_without_cuda_graphs_is_launch_bound():

@@ -219,6 +219,10 @@ class PartIdle:
     def graphs_share(self) -> float:
         return self.graphs_us / self.run_us if self.run_us else 0.0
 
+    def share_of(self, us: float) -> float:
+        """`us` of this part's time (run_us): a row of the part's own, over the part and not the whole profile."""
+        return us / self.run_us if self.run_us else 0.0
+
     def to_json(self) -> dict[str, Any]:
         return {"part": self.part, "idle_us": round(self.idle_us, 3), "span_us": round(self.span_us, 3),
                 "share": round(self.share, 6), "graph_launches": self.graph_launches, "run_us": round(self.run_us, 3),
@@ -285,6 +289,20 @@ class ProfileRuntime:
     @property
     def run_us(self) -> float:
         return self.total_us - self.compiling_us
+
+    @property
+    def parts_said(self) -> str:
+        """A profile holding an eager and a compiled run: what each part took, and that the rows' shares are of the
+        whole (the finding's shares are of a part: they would not match the rows' otherwise); '' for other profiles."""
+        compiled = next((i for i in self.idle_by_part if i.part == "compiled"), None)
+        if compiled is None:
+            return ""
+        parts = ", ".join(f"the {i.part} part {format_us(i.run_us)}" + (f" ({i.graphs_share:.0%} of it in compiled graphs)"
+                                                                       if i is compiled else "")
+                          for i in self.idle_by_part)
+        outside = self.run_us - sum(i.run_us for i in self.idle_by_part)
+        rest = f", {format_us(outside)} outside both" if outside >= 1 else ""
+        return f"It holds an eager and a compiled run: {parts}{rest}. The shares here are of the whole profile, both parts."
 
     @property
     def run_share_known(self) -> bool:
@@ -1367,7 +1385,7 @@ def runtime_finding(p: ProfileRuntime) -> tuple[str, str]:
     idle = next((k for k in p.kernels if k.name == GPU_IDLE), None)
     if idle is not None and idle.reported_share >= IDLE_WORTH_SAYING and p.idle_by_part:
         # Eager and compiled calls in one profile: one idle share would give the compiled part's cause to both.
-        parts = "; ".join(f"the {i.part} part {i.share:.0%} ({format_us(i.idle_us)}), "
+        parts = "; ".join(f"{i.share:.0%} of the {i.part} part ({format_us(i.idle_us)}), "
                           + (_IDLE_UNDER_GRAPHS if i.graph_launches else _IDLE_LAUNCH_BOUND) for i in p.idle_by_part)
         detail += f"; the GPU is idle {idle.reported_share:.0%} of the profile (the gap between its parts included): {parts}"
     elif idle is not None and idle.reported_share >= IDLE_WORTH_SAYING:
@@ -1383,7 +1401,11 @@ def runtime_finding(p: ProfileRuntime) -> tuple[str, str]:
         lines = f" ({', '.join(u.short for u in top.user_lines[:2])})" if top.user_lines else ""
         # a library's kernel by what it is (its name is the runtime table's and --json's)
         kernel = top.library or (top.name if len(top.name) <= 60 else top.name[:57] + "...")
-        detail += f"; top kernel {kernel}{via}: {top.reported_share:.0%}{lines}"
+        if compiled_part is not None:  # a compiled kernel ran in the compiled part: its share of that, as the detail's
+            share = f"{compiled_part.share_of(top.total_us):.0%} of the compiled part"
+        else:
+            share = f"{top.reported_share:.0%}"
+        detail += f"; top kernel {kernel}{via}: {share}{lines}"
     if compiling >= 0.1:
         again = [c for c in p.compiles if c.recompile]
         if again:  # a new size, a branch taken the first time: warming up did not, and will not, leave these out

@@ -51,6 +51,8 @@ def runtime_renderables(runtime: Runtime | None) -> list[RenderableType]:
         if run:
             head += f" ({format_us(p.compiling_us)} compiling, {format_us(p.run_us)} running: \"run\" is the latter)"
         out.append(TerminalText(head, style="bold underline"))
+        if p.parts_said:  # the finding's shares are of a part; these rows' are of the whole
+            out.append(TerminalText(p.parts_said))
         for note in p.notes:
             out.append(TerminalText(f"note: {note}", style="yellow"))
         if p.compiles:
