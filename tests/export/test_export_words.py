@@ -98,3 +98,38 @@ def test_an_export_only_report_says_export_time(tmp_path):
 def test_a_torch_compile_log_keeps_compile_time():
     ct = analysed("dynamic_shapes.log")[0].compile_time
     assert not ct.export_only and ct.heading == "Compile time" and ct.slowest_heading == "Slowest compilations"
+
+
+def test_an_export_only_report_s_line_links_say_torch_export(tmp_path):
+    # export_constraints' every compile is torch.export's (no dynamo_start in the log): a link to a line of
+    # export_constraints.py says the page shows what torch.export did there, not torch.compile.
+    import re
+    from html import unescape
+
+    from compilescope.api import report
+
+    out = tmp_path / "r"
+    report(torch213("export_constraints.log.gz"), out=out)
+    titles = {unescape(t) for page in out.rglob("*.html") for t in re.findall(
+        r'<a [^>]*href="(?:\.\./)*sources/[^"#]+#\w+" title="([^"]*)"', page.read_text())}
+    assert titles and all(t.endswith(f"{PROGRAM}: what torch.export did to this line") for t in titles), titles
+
+
+def test_a_multirank_report_of_export_only_ranks_says_export_time(tmp_path):
+    # Two ranks, each export_strict_several's log (three strict exports, no dynamo_start): their time is export time.
+    import gzip
+    import shutil
+
+    from ..conftest import run_cli
+
+    ranks = tmp_path / "ranks"
+    ranks.mkdir()
+    for rank in (0, 1):
+        with gzip.open(torch213("export_strict_several.log.gz"), "rb") as src, \
+                open(ranks / f"dedicated_log_torch_trace_rank_{rank}_x.log", "wb") as dest:
+            shutil.copyfileobj(src, dest)
+    out = tmp_path / "out"
+    assert run_cli(ranks, "--all-ranks-html", "-o", out, "--no-browser", "--overwrite", "-j", "1") == 0
+    page = (out / "index.html").read_text()
+    assert '<h2 id="compile-time">Export time across ranks</h2>' in page
+    assert '<th class="num">Export time (s)</th>' in page and "Compile time" not in page

@@ -161,6 +161,7 @@ def analyze(trace: Trace, profiles: Sequence[Profile] = ()) -> Results:
         runtime=runtime,
         trace=trace,
         sources=analyze_sources(trace, provenance=provenance, errors=found.errors, crashed=found.crashes,
-                                linked_locations=[w.location for w in found.warnings.warnings if w.location is not None]),
+                                linked_locations=[w.location for w in found.warnings.warnings if w.location is not None],
+                                export_only=export.only),
         transformed=transformed_code(trace),
     )

@@ -167,6 +167,13 @@ class CompileTimeSkew:
     # Ranks that compiled nothing (an empty log): charted at 0, but not the fastest, nor in the median or the skew,
     # where they would stand for a rank that compiled quickly.
     left_out: list[int] = field(default_factory=list)
+    # Every rank that logged anything exported and compiled nothing (RankSummary.export_only): its time is export time.
+    export_only: bool = False
+
+    @property
+    def heading(self) -> str:
+        """What the ranks' time is: "Export time" where each rank only ran torch.export, else "Compile time"."""
+        return "Export time" if self.export_only else "Compile time"
 
 
 @dataclass
@@ -852,6 +859,8 @@ def _compile_time(ok: list[RankSummary]) -> CompileTimeSkew:
     skew = CompileTimeSkew([s.rank for s in ok], [s.compile_time_s for s in ok])
     compiled = [s for s in ok if s.compile_ids]
     skew.left_out = [s.rank for s in ok if not s.compile_ids]
+    logged = [s for s in ok if not s.empty]
+    skew.export_only = bool(logged) and all(s.export_only for s in logged)
     if compiled:
         fastest = min(compiled, key=lambda s: (s.compile_time_s, s.rank))
         slowest = max(compiled, key=lambda s: (s.compile_time_s, -s.rank))

@@ -145,6 +145,8 @@ class RankSummary:
     # frame (a backward compiled at its first call, autotuning benchmarks).
     compile_time_s: float = 0.0
     compile_times_s: dict[str, float] = field(default_factory=dict)  # compile id (no attempt) -> its compile time
+    # Every compile of the rank is torch.export's (its report's ExportReport.only): its compile time is export time.
+    export_only: bool = False
     # Compile ids (attempts) that succeeded after a restart: not graph breaks, see graph_breaks. No page shows it;
     # kept because the JSON schema documents it (ranks[].breaks, docs/summary-schema.md).
     breaks: int = 0
@@ -289,6 +291,7 @@ def summarize_rank(results: Results, rank: int | None = None) -> RankSummary:
     summary.cache_misses = sum(1 for *_, state in cache_events if state == "miss")
     timed = results.insights.compile_time if results.insights is not None else compile_times(trace)
     summary.compile_time_s = round(timed.total_s, 6)
+    summary.export_only = results.export.only
     summary.compile_times_s = {c.compile_id: round(c.total_s, 6) for c in timed.compiles}
     graphed = results.insights.cudagraphs if results.insights is not None else cudagraphs(trace)
     summary.cudagraph_skips = [[c.compile_id, c.without_graphs_because or ""] for c in graphed.without_graphs]

@@ -454,9 +454,16 @@ class Sources:
 
     files: list[SourceFile] = field(default_factory=list)
     graph_breaks: list[GraphBreakSite] = field(default_factory=list)
+    # Every compile in the log is torch.export's (ExportReport.only): its pages tell what torch.export did to a line.
+    export_only: bool = False
 
     def __bool__(self) -> bool:
         return bool(self.files)
+
+    @property
+    def tool(self) -> str:
+        """What made the log's notes on the lines: a link to a line says it shows what this did there."""
+        return "torch.export" if self.export_only else "torch.compile"
 
     def file(self, path: str) -> SourceFile | None:
         """The file of that path, if it has a page: every frame of every stack the report shows asks."""
@@ -680,12 +687,13 @@ def _add_failures(trace: Trace, errors: CompileErrors | None, crashed: Crashes |
 def analyze_sources(trace: Trace, provenance: Provenance | None = None, shapes: DynamicShapes | None = None,
                     recompile_info: Recompiles | None = None, linked_locations: Iterable[UserLocation] = (),
                     errors: CompileErrors | None = None, crashed: Crashes | None = None,
-                    stack_values: StackValues | None = None) -> Sources:
+                    stack_values: StackValues | None = None, export_only: bool = False) -> Sources:
     """stack_values: names Dynamo's ___stack values in the user's words, for installed guards and symbols as the
     recompiles view names failed guards (shared with shapes and recompile_info where the caller made them).
     linked_locations: other user lines the report links to (where torch warned): the page of their file, where it
     has one, shows them, so the link lands on its line. errors, crashed: the compile failures and the crashes, each
-    marked on the user line its analysis placed it at (a file with no other note gets a page for it)."""
+    marked on the user line its analysis placed it at (a file with no other note gets a page for it). export_only:
+    ExportReport.only, the log's every compile torch.export's."""
     quotes = _Quotes()
     # (path, line) -> LineNotes, built first without text; files are made at the end.
     notes: dict[str, dict[int, LineNotes]] = {}
@@ -875,7 +883,7 @@ def analyze_sources(trace: Trace, provenance: Provenance | None = None, shapes: 
             quotes.add(loc.filename, loc.line, loc.code)
             linked_lines.setdefault(loc.filename, set()).add(loc.line)
 
-    result = Sources(graph_breaks=sites)
+    result = Sources(graph_breaks=sites, export_only=export_only)
     read = {path: _read_disk(path, quotes.by_file.get(path, {})) for path in notes}
     for path in sorted(notes):
         quoted = quotes.by_file.get(path, {})

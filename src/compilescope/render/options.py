@@ -94,7 +94,7 @@ def line_link(filename: str | None, line: int | None, sources: Sources, trace: T
     if found is not None:
         anchor = found.anchor(line) if line else None  # (None past the file's end: its top)
         return LineLink(found.page + (f"#{anchor}" if anchor else ""),
-                        f"{filename}: what torch.compile did to {'this line' if anchor else 'each line'}")
+                        f"{filename}: what {sources.tool} did to {'this line' if anchor else 'each line'}")
     if filename in trace.dump_files:
         return LineLink(dump_file_url(filename, trace.dump_pages) + (f"#L{line}" if line else ""),
                         f"{filename}: {'this line of ' if line else ''}its source as torch dumped it into the log")
