@@ -91,9 +91,39 @@ def test_check_names_the_users_line_of_a_failure_in_torchs_wrapper(capsys):
     assert (m["co_name"], m["co_firstlineno"], m["fail_user_frame_lineno"]) == ("inner", 67, 69)
     assert run_cli("check", LOG) == 1
     out = capsys.readouterr().out
-    # The frame is torch's wrapper (as torch logged it); the line it failed at is the user's, as the error says.
-    assert "[3/0] inner (external_utils.py:67) at wrapped_calls.py:35: UserError: Could not guard on data-dependent" in out
-    assert "external_utils.py:69" not in out
+    # The frame is torch's wrapper of row_peaks (as torch logged it, named in its traceback only): named by the user's
+    # function, in the user's file (its first line unknown: the log names line 35, where it failed).
+    assert "[3/0] row_peaks (wrapped_calls.py) at wrapped_calls.py:35: UserError: Could not guard on data-dependent" in out
+    assert "external_utils.py" not in out and "inner" not in out
+
+
+def test_a_compiled_nonstrict_trace_function_is_named_by_the_users_function():
+    raw = _raw(LOG)
+    # Frame 3's dynamo_start stack ends in torch's wrapper (external_utils.py's inner, line 67); row_peaks is named
+    # only in its compiles' tracebacks, called from torch's decorators.py (`wrapped`).
+    start = next(json.loads(line[line.index("{"):]) for line in raw
+                 if '{"dynamo_start"' in line and '"frame_id": 3, "frame_compile_id": 0' in line)
+    assert [(f["name"], f["line"]) for f in start["dynamo_start"]["stack"]][-1] == ("inner", 67)
+    assert not any("row_peaks" in line for line in raw if line.startswith("V") and "dynamo_start" in line)
+    at = next(i for i, line in enumerate(raw) if line.strip().endswith('wrapped_calls.py", line 35, in row_peaks'))
+    assert raw[at - 3].strip().endswith('torch/_dynamo/decorators.py", line 251, in wrapped')
+
+    with read_trace(str(LOG)) as trace:
+        results = analyze(trace)
+        facts = run_facts(results)
+    # diff's frame, the compile time table and each compile page name row_peaks, in the user's file.
+    (frame,) = [f for f in facts.frames.values() if "[3/0]" in f.compile_ids]
+    assert (frame.function, Path(frame.filename).name, frame.label) == (
+        "row_peaks", "wrapped_calls.py", "row_peaks (wrapped_calls.py)")
+    names = {c.compile_id: c.function_label for c in results.insights.compile_time.compiles}
+    assert (names["[3/0]"], names["[3/1]"]) == ("row_peaks", "row_peaks")
+    for key in ("[3/0]", "[3/1]"):
+        page = results.compiles[key]
+        assert (page.compiled.function, page.compiled.line) == ("inner", 67)  # (the frame as compiled: torch's)
+        assert (Path(page.wraps.filename).name, page.wraps.line, page.wraps.function) == ("wrapped_calls.py", 35,
+                                                                                          "row_peaks")
+    # A frame of the user's own is named as compiled: forward, scaled.
+    assert {f.function for f in facts.frames.values()} >= {"forward", "scaled"}
 
 
 def test_diff_names_an_unbacked_symbol_by_its_name_not_none():

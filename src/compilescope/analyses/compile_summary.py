@@ -16,7 +16,7 @@ from ..model.trace import Artifact, Compile, Frame, Trace
 from .autotuning import TemplateSearch
 from .caches import CACHES
 from .compile_time import PHASES
-from .compiled_frames import CompiledFrames
+from .compiled_frames import CompiledFrames, wrapped_function
 from .cudagraphs import CudaGraphCompile
 from .errors import OUTPUT_CODE, CompileError
 from .graph_breaks import GraphBreak
@@ -113,6 +113,9 @@ class CompileSummary:
     called_from: UserLocation | None  # when it is not the user's: the innermost frame of theirs that led to it
     failed_at: UserLocation | None  # the line of the user's code where the compile failed, when known
     error: CompileError | None = None
+    # Where the frame compiled is torch's wrapper of a user's function (compiled_frames.wrapped_function): that
+    # function, at the line of it the log names
+    wraps: UserLocation | None = None
     graph_breaks: list[GraphBreak] = field(default_factory=list)
     restart_reasons: list[str] = field(default_factory=list)  # only where no graph break explains the restart
     recompile: FailedGuard | None = None  # the guard whose failure caused this compilation
@@ -137,6 +140,7 @@ class CompileSummary:
             "compile_id": self.compile_id, "status": self.status, "outcome": self.outcome,
             "compiled": self.compiled.to_json() if self.compiled else None, "compiled_origin": self.compiled_origin,
             "called_from": self.called_from.to_json() if self.called_from else None,
+            "wraps": self.wraps.to_json() if self.wraps else None,
             "failed_at": self.failed_at.to_json() if self.failed_at else None,
             "error": self.error.to_json() if self.error else None,
             "graph_breaks": [b.reason for b in self.graph_breaks], "restart_reasons": self.restart_reasons,
@@ -425,7 +429,7 @@ def compile_summaries(trace: Trace, statuses: dict[CompileId | None, str], ins: 
                                                           retries.get(entry.compile_id)),
             compiled=compiled, compiled_origin=origin, called_from=called_from,
             failed_at=error.location if error is not None and error.location_kind == "failure" else None,
-            error=error, graph_breaks=graph_breaks, restart_reasons=restarts,
+            error=error, wraps=wrapped_function(trace, entry), graph_breaks=graph_breaks, restart_reasons=restarts,
             recompile=guards.get(compilation), code_roles=code_roles(entry), runtime_records=runtime_records(entry),
             metrics=metric_groups(metrics, cut_long=True, shared=shared),
         )

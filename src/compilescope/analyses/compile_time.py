@@ -18,6 +18,7 @@ from ..model.ids import NO_COMPILE_ID, CompileId, compilation_key
 from ..model.trace import BENCHMARK_EVENT_SUFFIXES, FUSION_BENCHMARK_EVENTS, Trace
 from ..model.records import dataclass
 from ..wording import format_seconds
+from .compiled_frames import wrapped_function
 from .graph_breaks import function_label
 
 PHASES: tuple[tuple[str, str], ...] = (
@@ -445,9 +446,11 @@ def compile_times(trace: Trace) -> CompileTimes:
         key = entry.compile_id.compilation  # as chromium events name it
         metrics = entry.metrics or {}
         frame_of[key] = (entry.compile_id.compiled_autograd_id, entry.compile_id.frame_id)
-        if metrics.get("co_name"):
-            names[key] = metrics["co_name"]
-            frame_names.setdefault(frame_of[key], metrics["co_name"])
+        wrapped = wrapped_function(trace, entry)  # (torch's wrapper of a user's function: named by the user's)
+        name = wrapped.function if wrapped is not None else metrics.get("co_name")
+        if name:
+            names[key] = name
+            frame_names.setdefault(frame_of[key], name)
         if key in by_compile or not metrics or key in listed:
             continue
         repeated = _repeated(metrics, key, by_compile, listed)
@@ -457,7 +460,7 @@ def compile_times(trace: Trace) -> CompileTimes:
         phases = _metrics_phases(metrics)
         if phases is not None:
             listed.add(key)
-            compiles.append(CompileTime(key, metrics.get("co_name"), sum(phases.values()), phases, "compilation_metrics"))
+            compiles.append(CompileTime(key, names.get(key), sum(phases.values()), phases, "compilation_metrics"))
     for key, phases in by_compile.items():
         compiles.append(CompileTime(key, names.get(key), sum(phases.values()), phases, "chromium_events"))
     for found in compiles:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from ..model.ids import CompileId
 from ..model.trace import Compile, Trace
-from .userloc import UserLocation, last_user_stack_frame
+from .userloc import UserLocation, is_framework_file, is_torch_file, last_user_stack_frame, traceback_frames
 
 
 # The code a compiled frame was, as `dis` text: compilescope's hook records every frame's; torch logs a resume
@@ -25,6 +25,45 @@ def compiled_frame(entry: Compile) -> tuple[str, int, str] | None:
     if m.get("co_filename") and m.get("co_firstlineno") is not None:
         return str(m["co_filename"]), int(m["co_firstlineno"]), str(m.get("co_name") or "?")
     return None
+
+
+def compile_traceback(trace: Trace, entry: Compile) -> str:
+    """The traceback a failed compile logged: its dynamo_error artifact, else its metrics' exception_stack_trace."""
+    for artifact in entry.artifacts:
+        if artifact.name == "dynamo_error":
+            return trace.payload_text(artifact.payload)
+    stack = (entry.metrics or {}).get("exception_stack_trace")
+    return "\n".join(str(s) for s in stack) if isinstance(stack, list) else ""
+
+
+def wrapped_function(trace: Trace, entry: Compile) -> UserLocation | None:
+    """The user's function a compile's frame runs where that frame is torch's own wrapper of it: torch 2.14 compiles
+    a nonstrict_trace function as external_utils.py's `inner`, which calls it, and names the user's function only in
+    the failure's traceback (the first frame of the user's code there: what torch's frames called). None where the
+    frame is the user's, or the log names no user frame under it (a compile that did not fail)."""
+    metrics = entry.metrics or {}
+    filename = metrics.get("co_filename") or (entry.stack[-1].filename if entry.stack else None)
+    if not isinstance(filename, str) or not is_torch_file(filename):
+        return None
+    text = compile_traceback(trace, entry) + "\n" + str(metrics.get("fail_reason") or "")
+    return next((f for f in traceback_frames(text) if not is_framework_file(f.filename)), None)
+
+
+def frame_function(trace: Trace, entry: Compile) -> tuple[str | None, str | None, int | None]:
+    """(file, function, first line) of the frame a compile compiled, as the report names it: the user's function
+    where the frame is torch's wrapper of it (its first line unknown: the log names the line that failed), else the
+    compiled code (compilation_metrics), else the top of its stack."""
+    wrapped = wrapped_function(trace, entry)
+    if wrapped is not None:
+        return wrapped.filename, wrapped.function, None
+    metrics = entry.metrics or {}
+    if metrics.get("co_filename") or metrics.get("co_name"):
+        first = metrics.get("co_firstlineno")
+        return metrics.get("co_filename"), metrics.get("co_name"), first if isinstance(first, int) else None
+    if entry.stack:
+        top = entry.stack[-1]
+        return top.filename, top.name, None
+    return None, None, None
 
 
 class CompiledFrames:

@@ -33,6 +33,7 @@ from .compile_time import PHASE_LABELS, CompileTimes, ends_during
 from .crash import Crash
 from .cudagraphs import NEVER_RECORDED
 from .dynamic_shapes import number_text, placement_text, read_placement
+from .compiled_frames import frame_function
 from .graph_breaks import function_label
 from .status import MISSING, counts_text, status_counts
 from .unread import Unread
@@ -394,17 +395,6 @@ def _compile_steps(trace: Trace) -> dict[str, float]:
     return {name: round(s, 6) for name, s in sorted(seconds.items())}
 
 
-def _frame_of(entry: Compile) -> tuple[str | None, str | None, int | None]:
-    metrics = entry.metrics or {}
-    if metrics.get("co_filename") or metrics.get("co_name"):
-        first = metrics.get("co_firstlineno")
-        return metrics.get("co_filename"), metrics.get("co_name"), first if isinstance(first, int) else None
-    if entry.stack:
-        top = entry.stack[-1]
-        return top.filename, top.name, None
-    return None, None, None
-
-
 def _exported_root(entry: Compile) -> tuple[str | None, str | None, int | None]:
     """The function strict torch.export traced in a compile of an export-only log, which logs no dynamo_start: the
     outermost user frame of its symbols' and guards' user stacks (they start in torch's functional_export.py, whose
@@ -458,7 +448,7 @@ def run_facts(results: Results) -> RunFacts:
     where: dict[tuple, tuple] = {}
     exported = results.export
     for (ca, fid, _), (_, entry) in latest.items():
-        loc = _frame_of(entry)
+        loc = frame_function(trace, entry)
         if loc[0] is None and exported.only:
             loc = _exported_root(entry)
         if loc[0] is not None and ((ca, fid) not in where or where[(ca, fid)][2] is None):

@@ -14,6 +14,7 @@ from typing import Any
 
 from ..lazy_regex import lazy_compile
 from ..model.trace import Compile, Trace
+from .compiled_frames import compile_traceback
 from .userloc import (UserLocation, is_framework_file, is_python_library_file, is_torch_file, last_user_frame,
                       last_user_stack_frame, traceback_frames)
 from .userloc import export_call as find_export_call
@@ -208,14 +209,6 @@ def metrics_number(entry: Compile) -> int | None:
     return next((a.number for a in reversed(entry.artifacts) if a.kind == "compilation_metrics"), None)
 
 
-def _traceback_text(trace: Trace, entry: Compile) -> str:
-    for artifact in entry.artifacts:
-        if artifact.name == "dynamo_error":
-            return trace.payload_text(artifact.payload)
-    stack = (entry.metrics or {}).get("exception_stack_trace")
-    return "\n".join(str(s) for s in stack) if isinstance(stack, list) else ""
-
-
 def _stage(fail_type: str, reason: str, inner: str | None, backend: str | None, traceback: str) -> str:
     if re.search(r"recompile.?limit|cache_size_limit", reason, re.I):
         return RECOMPILE_LIMIT
@@ -293,7 +286,7 @@ def compile_errors(trace: Trace) -> CompileErrors:
             continue
         fail_type = str(fail_type)
         reason = str(metrics.get("fail_reason") or "")
-        traceback = _traceback_text(trace, entry)
+        traceback = compile_traceback(trace, entry)
         backend_match = _BACKEND.search(reason) or _BACKEND.search(traceback)
         backend = backend_match["name"] if backend_match else None
         body = reason.split("raised:", 1)[1].lstrip() if backend_match and "raised:" in reason else reason
