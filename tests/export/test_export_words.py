@@ -6,6 +6,7 @@ from __future__ import annotations
 import io
 from functools import lru_cache
 
+import pytest
 from rich.console import Console
 
 from compilescope.analyses.export import ExportReport, export_report
@@ -133,3 +134,50 @@ def test_a_multirank_report_of_export_only_ranks_says_export_time(tmp_path):
     page = (out / "index.html").read_text()
     assert '<h2 id="compile-time">Export time across ranks</h2>' in page
     assert '<th class="num">Export time (s)</th>' in page and "Compile time" not in page
+
+
+def _raw_records(log: str) -> list[tuple[dict, str]]:
+    """(envelope, payload) of each record of a raw log, in order: a payload is the tab-indented lines after it."""
+    import gzip
+    import json
+
+    records: list[tuple[dict, list[str]]] = []
+    with gzip.open(torch213(log), "rt", encoding="utf-8") as f:
+        for line in f:
+            if line.startswith("\t") and records:
+                records[-1][1].append(line[1:])
+            elif "] {" in line:
+                records.append((json.loads(line[line.index("] {") + 2:]), []))
+    return [(envelope, "".join(payload)) for envelope, payload in records]
+
+
+def test_an_export_only_log_times_each_strict_export_call_on_its_own():
+    import json
+
+    records = _raw_records("export_strict_several.log.gz")
+    # Three compilation_metrics with "compile_id": null, each with a Python stack through the user's
+    # torch.export.export line (37 Gate, 42 Scale, 47 Take); the string table names the program file 0.
+    calls = [[f["line"] for f in env["stack"] if f["filename"] == 0][-1]  # (its innermost frame of the program)
+             for env, _ in records if "compilation_metrics" in env]
+    assert calls == [37, 42, 47]
+    # Each strict export's Dynamo trace is one fullgraph_capture B/E pair outside any compile id, in call order.
+    events = [json.loads(payload) for env, payload in records if "chromium_event" in env]
+    begins = [e["ts"] for e in events if e["name"] == "fullgraph_capture" and e["ph"] == "B"]
+    ends = [e["ts"] for e in events if e["name"] == "fullgraph_capture" and e["ph"] == "E"]
+    assert len(begins) == len(ends) == 3
+    durations = [(end - begin) / 1e6 for begin, end in zip(begins, ends)]
+    # The model's line each trace names: Gate's failure at line 16 and Take's at 29 (their fail_reason's `from user
+    # code:`), Scale's graph's first line, 23.
+    reasons = [env["compilation_metrics"]["fail_reason"] or "" for env, _ in records if "compilation_metrics" in env]
+    assert 'export_strict_several.py", line 16, in forward' in reasons[0] and not reasons[1]
+    assert 'export_strict_several.py", line 29, in forward' in reasons[2]
+    assert any(":23 in forward, code: return x * 3" in payload for env, payload in records if "dynamo_output_graph" in env)
+
+    ct = analysed("export_strict_several.log.gz")[0].compile_time
+    assert ct.slowest_heading == "By torch.export call" and ct.first_column == "torch.export call"
+    rows = sorted(ct.compiles, key=lambda c: c.export_call.line)
+    assert [(c.export_call.short, c.function_text) for c in rows] == [
+        ("export_strict_several.py:37", "forward (line 16)"), ("export_strict_several.py:42", "forward (line 23)"),
+        ("export_strict_several.py:47", "forward (line 29)")]
+    assert [c.total_s for c in rows] == pytest.approx(durations, abs=1e-6)
+    assert sum(c.total_s for c in ct.compiles) == pytest.approx(ct.total_s)  # (nothing left outside the calls)

@@ -18,7 +18,9 @@ from ..model.ids import NO_COMPILE_ID, CompileId, compilation_key
 from ..model.trace import BENCHMARK_EVENT_SUFFIXES, FUSION_BENCHMARK_EVENTS, Trace
 from ..model.records import dataclass
 from ..wording import format_seconds
+from ..lazy_regex import lazy_compile
 from .compiled_frames import wrapped_function
+from .userloc import UserLocation, export_call, is_framework_file, section, traceback_frames
 from .graph_breaks import function_label
 
 PHASES: tuple[tuple[str, str], ...] = (
@@ -141,6 +143,24 @@ class CompileTime:
     total_s: float
     phases: dict[str, float]  # every phase key, seconds
     source: str  # "chromium_events" | "compilation_metrics"
+    # An export-only log's rows are its strict torch.export calls (all outside any compile id): the user's call each
+    # times, and the model's line its Dynamo trace names (where it failed, else its graph's first); name is its function.
+    export_call: UserLocation | None = None
+    traced: UserLocation | None = None
+
+    @property
+    def function_text(self) -> str:
+        """Its function_label, with the model's line an export's trace names: "forward (line 16)" in the file of its
+        call, else "forward (model.py:16)"."""
+        if self.traced is None:
+            return self.function_label
+        same = self.export_call is not None and self.export_call.filename == self.traced.filename
+        return f"{self.function_label} ({f'line {self.traced.line}' if same else self.traced.short})"
+
+    @property
+    def label(self) -> str:
+        """What the row is: its compile id, or the user's torch.export call ("export_strict_several.py:37")."""
+        return self.export_call.short if self.export_call is not None else self.compile_id
 
     @property
     def function_label(self) -> str:
@@ -153,9 +173,13 @@ class CompileTime:
         return phase if phase and self.phases[phase] > 0 else None
 
     def to_json(self) -> dict[str, Any]:
-        return {"compile_id": self.compile_id, "name": self.name, "total_s": round(self.total_s, 6),
-                "top_phase": self.top_phase, "source": self.source,
-                "phases": {p: round(s, 6) for p, s in self.phases.items()}}
+        found = {"compile_id": self.compile_id, "name": self.name, "total_s": round(self.total_s, 6),
+                 "top_phase": self.top_phase, "source": self.source,
+                 "phases": {p: round(s, 6) for p, s in self.phases.items()}}
+        if self.export_call is not None:
+            found["export_call"] = self.export_call.to_json()
+            found["traced"] = self.traced.to_json() if self.traced is not None else None
+        return found
 
 
 @dataclass
@@ -188,6 +212,8 @@ class CompileTimes:
     # Every compile in the log is torch.export's (ExportReport.only, set by as_export_time): its time is strict
     # export's Dynamo trace, and the user ran no torch.compile, so the report speaks of exports.
     export_only: bool = False
+    # The absolute time (s) the timeline starts at, its rows' start_s are from: what places a row among the records.
+    origin_s: float | None = None
 
     def __bool__(self) -> bool:
         return bool(self.compiles)
@@ -205,8 +231,12 @@ class CompileTimes:
 
     @property
     def slowest_heading(self) -> str:
-        # (an export-only log's time is all outside any compile id: one row, whatever the exports)
-        return "By compile id" if self.export_only else "Slowest compilations"
+        return "By torch.export call" if self.export_only else "Slowest compilations"
+
+    @property
+    def first_column(self) -> str:
+        """What a row of the table is named by."""
+        return "torch.export call" if self.export_only else "compile id"
 
     @property
     def compile_ids(self) -> int:
@@ -424,7 +454,7 @@ def phase_labels(trace: Trace) -> dict[str, str]:
 
 
 def compile_times(trace: Trace) -> CompileTimes:
-    rows, _ = _rows(trace.chromium_events)
+    rows, origin = _rows(trace.chromium_events)
     by_compile: dict[str, dict[str, float]] = {}
     for row in rows:
         key = row.compile_id or NO_COMPILE_ID
@@ -473,22 +503,101 @@ def compile_times(trace: Trace) -> CompileTimes:
     labels = phase_labels(trace)
     phases = [PhaseTime(p, labels[p], s, s / total if total else 0.0)
               for p, s in sorted(sums.items(), key=lambda kv: -kv[1]) if s > 0]
-    return CompileTimes(total, phases, compiles, sorted(rows, key=lambda r: r.start_s), labels=labels, repeats=repeats)
+    return CompileTimes(total, phases, compiles, sorted(rows, key=lambda r: r.start_s), labels=labels, repeats=repeats,
+                        origin_s=origin)
 
 
 # The outermost event of strict torch.export's Dynamo trace (torch/export/_trace.py), outside any compile id.
 STRICT_EXPORT_EVENT = "fullgraph_capture"
 
 
-def as_export_time(times: CompileTimes) -> None:
+def as_export_time(times: CompileTimes, trace: Trace) -> None:
     """The compile time of a log whose every compile is torch.export's, told in export words: strict export's
-    Dynamo trace is its timeline's row, not "[-/-] fullgraph_capture"."""
+    Dynamo trace is its timeline's row, not "[-/-] fullgraph_capture"; and the time outside any compile id is one
+    row per strict torch.export call (export_calls_times), not all of them added up as "[-/-]"."""
     from .errors import EXPORT_STRICT_LABEL  # (errors imports this module: the label is its failures' too)
 
     times.export_only = True
     for row in times.timeline:
         if row.compile_id is None and row.label == f"{NO_COMPILE_ID} {STRICT_EXPORT_EVENT}":
             row.label = EXPORT_STRICT_LABEL
+    outside = next((c for c in times.compiles if c.compile_id == NO_COMPILE_ID), None)
+    calls = export_calls_times(trace, times) if outside is not None else []
+    if calls:
+        left = {p: max(outside.phases.get(p, 0.0) - sum(c.phases.get(p, 0.0) for c in calls), 0.0) for p, _ in PHASES}
+        rest = [CompileTime(NO_COMPILE_ID, None, sum(left.values()), left, outside.source)] if sum(left.values()) > 1e-6 else []
+        times.compiles = sorted([c for c in times.compiles if c is not outside] + calls + rest, key=lambda c: -c.total_s)
+
+
+def export_calls_times(trace: Trace, times: CompileTimes) -> list[CompileTime]:
+    """Each strict torch.export call's time, from its compilation_metrics (no compile id, a Python stack through the
+    user's call; Compile.earlier_metrics keeps each): the timeline's rows outside any compile id that start within
+    its start_time_us..end_time_us, by phase; else its own times. Its records (each trace counts its frames from 0
+    again: every call's are [0/0]'s) are those logged after the call before it and up to its metrics."""
+    records = [entry for entry in trace.metrics_compiles(sort=False)
+               if entry.compile_id is None and entry.metrics is not None and export_call(entry.metrics_stack)]
+    found: list[CompileTime] = []
+    outside_rows = [r for r in times.timeline if r.compile_id is None]
+    after = 0  # the line of the call before's metrics
+    for entry in records:
+        metrics = entry.metrics or {}
+        line = next((a.lineno for a in reversed(entry.artifacts) if a.kind == "compilation_metrics"), entry.first_lineno)
+        start, end = finite_number(metrics.get("start_time_us")), finite_number(metrics.get("end_time_us"))
+        phases = {p: 0.0 for p, _ in PHASES}
+        timed = False
+        if start is not None and end is not None and times.origin_s is not None:
+            # (torch takes the metrics' start a little before it logs the trace's first event)
+            for row in outside_rows:
+                at = times.origin_s + row.start_s
+                if start / 1e6 - _SLACK_S <= at <= end / 1e6:
+                    timed = True
+                    for seg in row.segments:
+                        phases[seg.phase] += seg.duration_s
+        if not timed:
+            own = _metrics_phases(metrics) if metrics.get("entire_frame_compile_time_s") is not None else None
+            if own is None and start is not None and end is not None and end >= start:
+                backend = finite_number(metrics.get("backend_compile_time_s")) or 0.0
+                own = {**phases, "dynamo": max((end - start) / 1e6 - backend, 0.0), "backend": backend}
+            if own is None:
+                after = line
+                continue
+            phases = own
+        traced = _traced_line(trace, metrics, after, line)
+        found.append(CompileTime(NO_COMPILE_ID, traced.function if traced else None, sum(phases.values()), phases,
+                                 "chromium_events" if timed else "compilation_metrics",
+                                 export_call=export_call(entry.metrics_stack), traced=traced))
+        after = line
+    return found
+
+
+_SLACK_S = 0.001
+_GRAPH_LINE = lazy_compile(r"# File: (?P<file>.+?):(?P<line>\d+) in (?P<func>[^\s,]+)")
+
+
+def _traced_line(trace: Trace, metrics: dict, after: int, upto: int) -> UserLocation | None:
+    """The model's line a strict export's Dynamo trace names: the outermost user frame of its failure's `from user
+    code:` (functional_export.py's forward calls the model's), else of its symbols' and guards' user stacks, else
+    its graph's first `# File:` line; records logged between lines after and upto are the trace's."""
+    body = section(str(metrics.get("fail_reason") or ""), "from user code:")
+    users = [f for f in traceback_frames(body or "") if not is_framework_file(f.filename)]
+    if users:
+        return users[0]
+    for entry in trace.compiles.values():
+        if entry.compile_id is None:
+            continue
+        for record in [*entry.symbols, *entry.guards_added]:
+            if not after < (record.get("lineno") or 0) <= upto:
+                continue
+            for frame in record.get("user_stack") or []:
+                if isinstance(frame, dict) and isinstance(frame.get("filename"), str) \
+                        and not is_framework_file(frame["filename"]):
+                    return UserLocation.from_frame(frame)
+        for artifact in entry.artifacts:
+            if artifact.name == "dynamo_output_graph" and after < artifact.lineno <= upto:
+                m = _GRAPH_LINE.search(trace.payload_text(artifact.payload))
+                if m and not is_framework_file(m["file"]):
+                    return UserLocation(m["file"], int(m["line"]), m["func"])
+    return None
 
 
 def _repeated(metrics: dict, key: str, by_compile: dict[str, dict[str, float]], listed: set[str]) -> str | None:

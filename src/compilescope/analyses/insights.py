@@ -682,7 +682,7 @@ def insights(trace: Trace, runtime: Runtime | None = None, export: ExportReport 
     ins.findings = findings(ins, exported)
     if exported.only:
         ins.export_calls = len(exported.calls)
-        as_export_time(ins.compile_time)
+        as_export_time(ins.compile_time, trace)
     return ins
 
 

@@ -292,7 +292,10 @@ def summarize_rank(results: Results, rank: int | None = None) -> RankSummary:
     timed = results.insights.compile_time if results.insights is not None else compile_times(trace)
     summary.compile_time_s = round(timed.total_s, 6)
     summary.export_only = results.export.only
-    summary.compile_times_s = {c.compile_id: round(c.total_s, 6) for c in timed.compiles}
+    by_id: dict[str, float] = {}
+    for c in timed.compiles:  # (an export-only log's strict export calls are rows of their own, each "[-/-]")
+        by_id[c.compile_id] = by_id.get(c.compile_id, 0.0) + c.total_s
+    summary.compile_times_s = {cid: round(seconds, 6) for cid, seconds in by_id.items()}
     graphed = results.insights.cudagraphs if results.insights is not None else cudagraphs(trace)
     summary.cudagraph_skips = [[c.compile_id, c.without_graphs_because or ""] for c in graphed.without_graphs]
     printed = results.insights.warnings if results.insights is not None else torch_warnings(trace)

@@ -243,10 +243,10 @@ def _compile_time(ins: Insights) -> list[RenderableType]:
     for p in phase_bars(ct):
         phases.add_row(p.label, _seconds(p.seconds), f"{p.share:.0%}", "█" * max(1, round(p.bar_pct * BAR_WIDTH / 100)))
     out.append(phases)
-    slowest = _table("slowest", "function", "total", "mostly")
+    slowest = _table(ct.first_column if ct.export_only else "slowest", "function", "total", "mostly")
     for c in ct.compiles[:MAX_ROWS]:
         top = c.top_phase
-        slowest.add_row(TerminalText(c.compile_id), TerminalText(c.function_label), _seconds(c.total_s),
+        slowest.add_row(TerminalText(c.label), TerminalText(c.function_text), _seconds(c.total_s),
                         UnbrokenText(f"{ct.labels[top]} ({unbroken(format_seconds(c.phases[top]))})") if top else "")
     out.append(Padding(slowest, (1, 0, 0, 0)))
     out.extend(_more(len(ct.compiles), "more compile id"))
