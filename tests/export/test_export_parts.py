@@ -58,6 +58,17 @@ def test_a_log_with_a_string_table_of_its_own_is_another_process_whatever_its_pi
     assert process_parts(find_logs(str(directory))) == [[str(directory / MAIN), str(directory / DRAFT)]]
 
 
+def test_a_later_part_with_no_string_record_at_all_is_still_a_part(tmp_path):
+    # A second draft_export in one process logs to a file of its own whose stacks name only files already interned:
+    # it has no str record, and is the process's part all the same (as a real recording of two draft_exports showed).
+    directory = unpacked(tmp_path / "t")
+    draft = directory / DRAFT
+    lines = draft.read_bytes().split(b"\n")
+    draft.write_bytes(b"\n".join(line for line in lines if b'{"str": [' not in line))
+    assert b'{"str": [' not in draft.read_bytes() and len(draft.read_bytes()) > 4096
+    assert process_parts(find_logs(str(directory))) == [[str(directory / MAIN), str(directory / DRAFT)]]
+
+
 def test_joined_the_draft_exports_issue_and_program_are_reported(tmp_path):
     directory = unpacked(tmp_path / "t")
     with read_trace(str(directory / DRAFT)) as alone:  # (read alone, its stacks name strings it never interned)

@@ -209,14 +209,32 @@ def _first_record(log: str) -> tuple[int, tuple[str, ...], int | None] | None:
     return None
 
 
+def _first_string_number(log: str) -> int | None:
+    """The number of the first `str` record anywhere in log (None: it has none, or it cannot be read): for a log
+    sharing a pid with another, whose head held none."""
+    carry = b""
+    try:
+        with open(log, "rb") as f:
+            while chunk := f.read(1 << 20):
+                block = carry + chunk
+                number = _STRING_NUMBER.search(block)
+                if number:
+                    return int(number[1])
+                carry = block[-4096:]  # (a record cut between two chunks is found in the next)
+    except OSError:
+        return 0  # (unreadable: not joined)
+    return None
+
+
 def process_parts(logs: list[str]) -> list[list[str]]:
     """The logs one process wrote, in the order it wrote them (by their first records' times), for each process that
     wrote several: torch.export.draft_export logs to a file of its own for as long as it runs (its
     CaptureStructuredTrace replaces the process's log handler and does not put it back), and the process's string
     table goes on there (its first `str` is numbered after the main log's last), so that part cannot be read alone.
     Logs with a rank in their name are left out (a distributed run's ranks are processes of their own), and so is a
-    later log whose string table starts at 0 or is not seen: a process of its own that had the same pid (another
-    container's, a reused pid), whose log joining would mix into another's and remove."""
+    later log whose string table starts at 0: a process of its own that had the same pid (another container's, a
+    reused pid), whose log joining would mix into another's and remove. A later log with no `str` record at all (a
+    second draft_export's, whose stacks name only files already interned) is a part."""
     by_pid: dict[int, list[tuple[tuple[str, ...], str, int | None]]] = {}
     for log in logs:
         if rank_of(log) is not None:
@@ -227,7 +245,8 @@ def process_parts(logs: list[str]) -> list[list[str]]:
     joined = []
     for parts in by_pid.values():
         first, *later = sorted(parts, key=lambda part: part[:2])
-        continued = [log for _, log, number in later if number]  # (None: not seen; 0: a table of its own)
+        continued = [log for _, log, number in later
+                     if (number if number is not None else _first_string_number(log)) != 0]  # (0: a table of its own)
         if continued:
             joined.append([first[1], *continued])
     return joined
