@@ -8,7 +8,7 @@ import gzip
 import json
 import re
 
-from ..conftest import peer, run_cli, torch214
+from ..conftest import peer, run_cli, torch213, torch214
 
 
 def summary(log, capsys, *flags):
@@ -60,3 +60,14 @@ def test_the_export_pages_cards_say_one_thing_in_the_singular(tmp_path):
         cards = re.findall(r'<div class="n"><a href="#[\w-]+">(\d+)</a></div><div class="l">([^<]*)</div>',
                            (out / "index.html").read_text())
         assert cards[:4] == expected
+
+
+def test_a_mismatched_fake_kernel_of_an_op_whose_name_ends_in_s_reads_as_english(capsys):
+    # export_mismatched_fake.log.gz, line 11: mismatched_fake_kernel, "op": "compilescope_test.count.dims" (the custom
+    # op's overload `dims`, tests/data/torch213/programs/export_mismatched_fake.py), reason "Dtypes torch.int64 and
+    # torch.float32 are not equal!". The possessive of a name ending in "s" takes an apostrophe alone.
+    [finding] = json.loads(summary(torch213("export_mismatched_fake.log.gz"), capsys, "--json"))["findings"]
+    assert (finding["severity"], finding["section"]) == ("error", "export")
+    assert ("torch.ops.compilescope_test.count.dims' fake kernel disagrees with the real kernel: Dtypes torch.int64 "
+            "and torch.float32 are not equal!") in finding["detail"]
+    assert "dims's" not in finding["detail"]

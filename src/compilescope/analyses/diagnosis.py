@@ -23,7 +23,7 @@ from dataclasses import field
 from typing import Any
 
 from ..model.trace import Trace
-from ..wording import count
+from ..wording import count, possessive
 from .crash import (
     STATIC_LAUNCHER_ADVICE, Crash, GeneratedLine, generated_line, output_code_files, parse_crash, unrecorded_crash,
 )
@@ -554,7 +554,7 @@ def decide(outcomes: list[StageOutcome], accuracy: StageOutcome | None = None) -
             return Verdict("timeout", "Every stage compiles and runs, but the accuracy check ran out of time.",
                            ACCURACY_RUN.key, ACCURACY, next_steps=["Rerun with a larger --timeout."])
         if accuracy is not None and accuracy.accuracy_failure:
-            return _wrong_results(by_key.get(BACKEND.key), accuracy, "every stage compiles, but {name}'s compiled code "
+            return _wrong_results(by_key.get(BACKEND.key), accuracy, "every stage compiles, but {names} compiled code "
                                   "computes results that differ from eager.")
         checked = " and its compiled results match eager" if accuracy is not None and accuracy.status == PASSED else ""
         if any(o.limited for o in outcomes):
@@ -729,7 +729,7 @@ def _crashed(failed: StageOutcome, disabled: StageOutcome | None, outcomes: list
 
 
 def _wrong_results(backend: StageOutcome | None, accuracy: StageOutcome | None, how: str) -> Verdict:
-    # how: the rest of the headline, naming the backend as {name}
+    # how: the rest of the headline, naming the backend as {name} ({names}: its possessive)
     """Results that differ from eager: found by torch's accuracy check (accuracy), else by the program (backend)."""
     inductor = backend is not None and backend.used_inductor
     name = (backend.backend_name if backend else None) or "your backend"
@@ -744,7 +744,7 @@ def _wrong_results(backend: StageOutcome | None, accuracy: StageOutcome | None, 
                 "tolerance (torch._dynamo.config.repro_tolerance, 1e-3 by default): the program's own check is "
                 "stricter, or the difference builds up across graphs; compare intermediate values with eager's.")
     return Verdict(
-        "accuracy", "Wrong results: " + how.format(name=name),
+        "accuracy", "Wrong results: " + how.format(name=name, names=possessive(name)),
         ACCURACY_RUN.key if checked else BACKEND.key, INDUCTOR if inductor else USER_BACKEND,
         message=(accuracy.accuracy_failure if checked and accuracy else backend.mismatch if backend else None),
         next_steps=['backend="aot_eager" gives eager results here: use it as a workaround.', find],

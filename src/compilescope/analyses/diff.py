@@ -39,7 +39,7 @@ from .status import MISSING, counts_text, status_counts
 from .unread import Unread
 from .torch_warnings import TorchWarnings
 from .userloc import UserLocation, export_call, is_python_library_file, is_torch_file
-from ..wording import count, format_kernel_time, format_seconds, format_seconds_change
+from ..wording import count, format_kernel_time, format_seconds, format_seconds_change, possessive
 from ..model.records import dataclass
 
 if TYPE_CHECKING:
@@ -706,7 +706,7 @@ SECTION_LABELS = {
 def unread_note(side: str) -> str:
     """Said of a change (or a regression) that what side's log lacks (a cut, records skipped, a run killed while
     compiling) may explain: `may be only what B's log lacks`."""
-    return f"may be only what {side}'s log lacks"
+    return f"may be only what {possessive(side)} log lacks"
 
 
 _WORSE_WHEN_ADDED = frozenset({"crash", "failures", "graph_breaks", "cudagraphs", "warnings"})
@@ -846,7 +846,7 @@ def _config_value(value: str | None, side: str) -> str:
     """A config value as a person reads it: a string without its JSON quotes (`compile_error`), null as unset;
     true, 3 or [1, 2] as JSON writes them."""
     if value is None:
-        return f"(not in {side}'s config)"
+        return f"(not in {possessive(side)} config)"
     try:
         parsed = orjson.loads(value)
     except orjson.JSONDecodeError:
@@ -1227,7 +1227,7 @@ def diff_runs(a: RunFacts, b: RunFacts, threshold: TimeThreshold = TimeThreshold
             # the other run recompiled for were never checked there: not a fix of what made them fail.
             fewer, side = (fb, "B") if len(fb.compile_ids) < len(fa.compile_ids) else (fa, "A")
             stopped = fewer.compile_ids[-1] if fewer.statuses and fewer.statuses[-1] == "error" else None
-            said = (f": {side}'s last compile of {fewer.function_label}, {stopped}, failed, and {side} compiled it no "
+            said = (f": {possessive(side)} last compile of {fewer.function_label}, {stopped}, failed, and {side} compiled it no "
                     "more" if stopped else "")
             changes.append(Change(
                 "recompiles", "changed",
@@ -1476,17 +1476,17 @@ def diff_runs(a: RunFacts, b: RunFacts, threshold: TimeThreshold = TimeThreshold
                     marked += 1
         said = f"; the {count(marked, 'change')} it may explain {'says' if marked == 1 else 'say'} so" if marked else ""
         if not_read is not None:
-            result.partial.append(f"{side}'s log was not read in full ({not_read.describe()}): the diff compares what "
+            result.partial.append(f"{possessive(side)} log was not read in full ({not_read.describe()}): the diff compares what "
                                   f"was read, so what {side} logged past that is missing and may show below as a change "
                                   "(fewer compiles, a guard no longer failing)" + said)
             said = ""
         if facts.crash is not None:  # (a crash while compiling also ends during a compile: the crash says why)
             ends = f"{facts.ends_during}, " if facts.ends_during else ""
-            result.partial.append(f"{side}'s log ends {ends}where the program crashed ({crash_line(facts.crash)}): "
+            result.partial.append(f"{possessive(side)} log ends {ends}where the program crashed ({crash_line(facts.crash)}): "
                                   "what it would have done after is not in the log and may show below as a change"
                                   + said)
         elif facts.ends_during:
-            result.partial.append(f"{side}'s log ends {facts.ends_during} (the program was stopped, crashed or was "
+            result.partial.append(f"{possessive(side)} log ends {facts.ends_during} (the program was stopped, crashed or was "
                                   "killed while compiling): what it did after is not in the log and may show below as "
                                   "a change" + said)
     return result
@@ -1506,8 +1506,8 @@ def _cache_cause(a: RunFacts, b: RunFacts, totals_a: dict[str, dict[str, int]],
     misses_slow = sum(outcomes.get("miss", 0) for outcomes in slow_totals.values())
     if hits_fast <= hits_slow or not misses_slow:
         return None
-    saved = f"; torch logged {format_seconds(fast.cache_saved_s)} of compiling saved by {faster}'s hits" if fast.cache_saved_s else ""
-    return (f"{faster}'s cache lookups hit where {slower}'s missed ({count(hits_fast, 'hit')} in {faster}, "
+    saved = f"; torch logged {format_seconds(fast.cache_saved_s)} of compiling saved by {possessive(faster)} hits" if fast.cache_saved_s else ""
+    return (f"{possessive(faster)} cache lookups hit where {possessive(slower)} missed ({count(hits_fast, 'hit')} in {faster}, "
             f"{hits_slow} in {slower}): {faster} reused graphs that {slower} compiled anew{saved}")
 
 
@@ -1589,7 +1589,7 @@ def _crash_changes(a: RunFacts, b: RunFacts) -> list[Change]:
         side, other, crash = ("A", "B", a.crash) if b.crash is None else ("B", "A", b.crash)
         assert crash is not None
         return [Change("crash", "removed" if side == "A" else "added", f"{side} crashed: {crash_line(crash)}; "
-                       f"{other}'s log records no crash", crash["frame"], a.crash, b.crash, detail)]
+                       f"{possessive(other)} log records no crash", crash["frame"], a.crash, b.crash, detail)]
     return [Change("crash", "changed", f"A crashed: {crash_line(a.crash)}; B crashed: {crash_line(b.crash)}",
                    b.crash["frame"] or a.crash["frame"], a.crash, b.crash, detail)]
 

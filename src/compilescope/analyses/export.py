@@ -25,6 +25,7 @@ import orjson
 from ..model.ids import CompileId
 from ..model.trace import Artifact, ExportEvent, Frame, Trace
 from ..model.records import dataclass
+from ..wording import possessive
 from .userloc import FRAME_SOURCE, UserLocation, export_call, exported_user_frame
 
 GUARD_EVALUATED = "Guard Evaluated"
@@ -124,7 +125,7 @@ class ExportIssue:
         if self.kind == "missing_fake_kernel":
             return f"{op} has no fake kernel"
         if self.kind == "mismatched_fake_kernel":
-            return f"{op}'s fake kernel disagrees with the real kernel" + (f": {self.reason}" if self.reason else "")
+            return f"{possessive(op)} fake kernel disagrees with the real kernel" + (f": {self.reason}" if self.reason else "")
         return f"export evaluated the guard {expr}, which may violate the dynamic shapes asked for"
 
     def to_json(self) -> dict[str, Any]:

@@ -29,7 +29,7 @@ from ..output import OutputDir, report_destination, trace_directory
 from ..render.multirank import CHROMIUM_EVENTS, LandingOptions, LandingRenderer, merged_chromium_events
 from ..render.notices import ranks_report_lines
 from ..render.options import ReportOptions
-from ..wording import count
+from ..wording import count, possessive
 from ..worker import LogDone, LogJob, job_size, lost_log, report_log
 from .browser import open_browser
 from .report_args import report_options
@@ -148,7 +148,7 @@ def _reaching(executor: RankExecutor, *locations: str) -> RankExecutor:
         return executor
     if executor.name == "local":
         return LocalExecutor(1)
-    raise CompilescopeError(f"{held} lives in this process's memory, which {executor.name}'s workers (other processes) "
+    raise CompilescopeError(f"{held} lives in this process's memory, which {possessive(executor.name)} workers (other processes) "
                             "cannot reach; use --executor local, or a location every worker can reach (a directory, s3://, ...)")
 
 

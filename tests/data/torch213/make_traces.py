@@ -114,6 +114,8 @@ SCENARIOS = [
              profiles=("eager", "compiled")),
     Scenario("export", "export.py"),
     Scenario("export_draft", "export_draft.py", trace_var="TORCH_DTRACE"),
+    # A custom op whose fake kernel disagrees with its real one (dtype), named `count.dims`: a name ending in "s".
+    Scenario("export_mismatched_fake", "export_mismatched_fake.py", trace_var="TORCH_DTRACE", gzip=True),
     # A Dim range and a dynamic batch the model's code violates, a data-dependent branch (strict and non-strict
     # export fail), draft_export; _fixed: torch's suggested fixes applied (for `compilescope diff`).
     Scenario("export_constraints", "export_constraints.py", gzip=True),

@@ -24,7 +24,7 @@ from ...analyses.status import STATUS_HELP, STATUS_LABELS, STATUSES, TLPARSE_STA
 from ...model.ids import NO_COMPILE_ID, compile_id_key, compile_id_words
 from ...model.trace import Frame
 from ...invisible import show_invisible
-from ...wording import count, format_seconds, format_seconds_change, plural
+from ...wording import count, format_seconds, format_seconds_change, plural, possessive
 from ..options import safe_link_url
 from .rows import frame_function_html, function_name_html
 
@@ -203,6 +203,7 @@ def _environment() -> Environment:
     env.filters["frame"] = lambda d: d if isinstance(d, Frame) else Frame.from_json(d)
     env.filters["count"] = count  # {{ n|count("guard") }}: "1 guard", "2 guards"
     env.filters["plural"] = plural  # {{ n|plural("issue") }}: "issue" for 1, else "issues" (a card's label)
+    env.filters["possessive"] = possessive  # {{ name|possessive }}: "A's", "tokens'" (a name the log or the run gives)
     env.filters["seconds"] = format_seconds  # {{ 0.0123|seconds }}: "12 ms", as the terminal says it
     env.filters["seconds_change"] = format_seconds_change  # {{ -0.37|seconds_change }}: "-370 ms"
     return env
