@@ -202,3 +202,25 @@ def test_a_dimension_marked_dynamic_at_size_1_is_told_torch_kept_it_static_not_a
     _, unmarked = _frame()
     assert not any(g.marked for s in unmarked.steps for g in s.failed_guards)
     assert any("torch._dynamo.mark_dynamic(tensor, dim)" in a for a in unmarked.advice)
+
+
+def test_the_settled_finding_says_the_marked_size_was_1_which_torch_keeps_static():
+    # serve_varying_fixed: [0/0]'s tokens were marked dynamic at dim 0 (describe_tensor "dynamo_dynamic_indices": [0])
+    # with size 1 there ("size": [1, 32]), and [0/1]'s recompile reason is "0/0: tensor 'tokens' size mismatch at
+    # index 0. expected 1, actual 4": torch specialized the 1 (ShapeEnv.create_symbol returns the constant), so one
+    # recompile, after which s52 is tokens' dim 0 (the settled INFO finding).
+    text = _text("serve_varying_fixed.log.gz")
+    assert re.search(r'"size": \[1, 32\], "dynamo_dynamic_indices": \[0\],', text)
+    assert "0/0: tensor 'tokens' size mismatch at index 0. expected 1, actual 4" in text
+    ins, frame = _frame("serve_varying_fixed.log.gz")
+    [step] = frame.steps
+    assert (step.guard.marked, step.guard.marked_size) == ("torch._dynamo.mark_dynamic", "1")
+    [finding] = [f for f in ins.findings if f.section == "recompiles"]
+    assert (finding.severity, finding.title) == ("info", "forward recompiled once, then ran with tokens' dimension 0 "
+                                                          "dynamic")
+    assert finding.detail.startswith("tokens' dimension 0 was marked dynamic at size 1, which torch keeps static (its "
+                                     "0/1 specialization); failed guard: tensor 'tokens' size mismatch at index 0. "
+                                     "expected 1, actual 4")
+    # The run that marked nothing: its sizes recompiled up to the limit, not settled, and no mark is claimed.
+    unmarked, _ = _frame()
+    assert not any("was marked dynamic" in f.detail for f in unmarked.findings)

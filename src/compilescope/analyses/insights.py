@@ -423,9 +423,12 @@ def findings(ins: Insights, export: ExportReport | None = None) -> list[Finding]
             cost = _recompile_cost(ct, [frame])
             if frame.settled:  # each recompile made what changed dynamic: a cost, not a fault
                 failed = [s.guard.shown for s in frame.steps if s.guard]
+                # A size marked dynamic that recompiled all the same: the mark met torch's 0/1 specialization.
+                marked = [f"{s.dynamic_of} was marked dynamic at size {s.guard.marked_size}, which torch keeps static "
+                          "(its 0/1 specialization)" for s in frame.steps if s.guard and s.guard.marked_size]
                 out.append(Finding(INFO, "recompiles", f"{frame.display_name}{called} recompiled {how_often}, then ran "
                                    f"with {and_list(frame.made_dynamic)} dynamic",
-                                   "; ".join(filter(None, (f"failed guard{'s' if len(failed) > 1 else ''}: "
+                                   "; ".join(filter(None, (*marked, f"failed guard{'s' if len(failed) > 1 else ''}: "
                                                            f"{'; '.join(failed)}" if failed else "", cost)))))
                 continue
             out.append(Finding(WARNING, "recompiles", f"{frame.display_name}{called} recompiled {how_often}",

@@ -338,6 +338,13 @@ class FailedGuard:
         return self.described or self.guard
 
     @property
+    def marked_size(self) -> str | None:
+        """The size, 0 or 1, a dimension marked dynamic had when the guarded compile saw it (the check's "expected
+        1"), which torch kept static; None where the dimension was not marked."""
+        size = _SIZE_GUARD.match(self.guard) if self.marked else None
+        return size["size"] if size else None
+
+    @property
     def change_label(self) -> str:
         return CHANGE_LABELS[self.change]
 
