@@ -220,33 +220,78 @@ def test_a_recompile_that_hit_the_limit_is_not_said_to_have_recompiled(tmp_path)
     line = row(source_page(log, tmp_path / "out", "train_step_pitfalls.py"), 34)
     badges = [html.unescape(b) for b in re.findall(r'<span class="b b-guard" title="[^"]*">([^<]*)</span>', line)]
     assert badges == ["recompiled [0/1]", "recompile [0/2] failed"]
+    # [0/2]'s two failed checks (recompile_reasons: [0/1]'s, then [0/0]'s) are one note, said once with its failure.
+    assert [check for _, check in _recompile_reasons(log, 0, 2)] == ["len(G['history']) == 1", "not G['history']"]
     guards = [plain(g) for g in re.findall(r'<li class="n-guard">.*?</li>', line, re.S)]
-    assert guards[0] == "recompiled as [0/1]: a guard of [0/0] on this line failed: not G['history']"
-    assert sorted(guards[1:]) == [
-        "a guard of [0/0] on this line failed: not G['history']; recompiling as [0/2] failed: "
-        "Dynamo recompile limit exceeded",
-        "a guard of [0/1] on this line failed: len(G['history']) == 1; recompiling as [0/2] failed: "
-        "Dynamo recompile limit exceeded"]
+    assert guards == [
+        "recompiled as [0/1]: a guard of [0/0] on this line failed: not G['history']",
+        "guards on this line failed: len(G['history']) == 1 (of [0/1]); not G['history'] (of [0/0]); recompiling as "
+        "[0/2] failed: Dynamo recompile limit exceeded"]
 
 
-def test_every_failed_check_of_a_recompile_is_on_its_line(tmp_path):
+def _recompile_reasons(log: Path, frame: int, compile_: int) -> list[tuple[str, str]]:
+    """(failed in, check) of each failed check of the recompile_reasons of [frame/compile_], in torch's order (the
+    newest cache entry first), the check without its comment and user stack: torch writes one reason as its text and
+    several as a JSON list."""
+    opened = gzip.open(log, "rt") if log.suffix == ".gz" else log.open()
+    payload, inside = [], False
+    with opened as f:
+        for raw in f:
+            if raw.startswith("V"):
+                inside = ('"name": "recompile_reasons"' in raw and f'"frame_id": {frame}, ' in raw
+                          and f'"frame_compile_id": {compile_}, ' in raw)
+            elif inside:
+                payload.append(raw[1:].rstrip("\n"))
+    text = "\n".join(payload)
+    reasons = json.loads(text) if text.startswith("[") else [text]
+    return [(f"[{failed_in}]", re.split(r"\s+# |\nUser stack trace:", check, maxsplit=1)[0].strip())
+            for failed_in, check in (r.split(": ", 1) for r in reasons)]
+
+
+def test_every_failed_check_of_a_recompile_is_on_its_line_in_one_note(tmp_path):
     """cpu_slower_than_eager.log: batch 40 made [0/2] recompile Head.forward; its recompile_reasons list two failed
     checks, "0/0: tensor 'x' size mismatch at index 0. expected 8, actual 40" and "0/1: ... expected 24, actual 40".
     Neither names a line: the guard trees of [0/0] and [0/1] each place x's TENSOR_MATCH in F.layer_norm
     (normalization.py:228), and their graphs' first node using x names line 23 (`h = self.proj(self.norm(x))`).
-    Line 23 shows both checks, not only the newest entry's."""
+    Line 23 shows both checks, not only the newest entry's, in one note for [0/2] (not one per check); sources.json
+    keeps a guard per check and compilation."""
     log = torch213("cpu_slower_than_eager.log.gz")
-    with gzip.open(log, "rt") as f:
-        records = f.read().split("\n")
-    at = next(i for i, r in enumerate(records) if '"name": "recompile_reasons"' in r and '"frame_compile_id": 2,' in r
-              and '"frame_id": 0,' in r)
-    reasons = json.loads("\n".join(r[1:] for r in records[at + 1:at + 5]))
-    assert [r.split(": ", 1)[0] for r in reasons] == ["0/0", "0/1"]
-    line = row(source_page(log, tmp_path / "out", "cpu_slower_than_eager.py"), 23)
+    (first,) = _recompile_reasons(log, 0, 1)
+    reasons = _recompile_reasons(log, 0, 2)
+    assert [failed_in for failed_in, _ in reasons] == ["[0/0]", "[0/1]"] and reasons[0][1] != reasons[1][1]
+    out = tmp_path / "out"
+    line = row(source_page(log, out, "cpu_slower_than_eager.py"), 23)
     guards = [plain(g) for g in re.findall(r'<li class="n-guard">.*?</li>', line, re.S)]
-    for reason in reasons:
-        failed_in, check = reason.split(": ", 1)
-        assert f"recompiled as [0/2]: a guard of [{failed_in}] on this line failed: {check}" in guards
+    assert guards == [
+        f"recompiled as [0/1]: a guard of {first[0]} on this line failed: {first[1]}",
+        f"recompiled as [0/2]: guards on this line failed: {reasons[0][1]} (of [0/0]); {reasons[1][1]} (of [0/1])"]
+    notes = next(f for f in json.loads((out / "sources.json").read_text())["files"]
+                 if f["path"].endswith("/cpu_slower_than_eager.py"))["lines"]["23"]
+    assert [(g["recompile"], g["failed_in"], g["guard"]) for g in notes["guards"] if "recompile" in g] == [
+        ("[0/1]", *first), *(("[0/2]", *r) for r in reasons)]
+
+
+def test_a_check_several_compilations_failed_alike_is_said_once_per_recompile(tmp_path):
+    """recompiles.log, g's line 25 (`return x * 2 + 1`): six failed guards over three recompiles. A float64 x made
+    [0/2] fail [0/1]'s and [0/0]'s dtype check, the very same text; requires_grad made [0/3] fail [0/2]'s requires_grad
+    check and those two dtype checks again. Each recompile is one note, its checks together, the dtype check once
+    with both compilations whose guard it was; the badge's title says it once per recompile."""
+    log = torch213("recompiles.log")
+    (size,) = _recompile_reasons(log, 0, 1)
+    of_0_2 = _recompile_reasons(log, 0, 2)
+    assert [failed_in for failed_in, _ in of_0_2] == ["[0/1]", "[0/0]"] and of_0_2[0][1] == of_0_2[1][1]
+    dtype = of_0_2[0][1]
+    of_0_3 = _recompile_reasons(log, 0, 3)
+    assert of_0_3[1:] == of_0_2 and of_0_3[0][0] == "[0/2]"
+    requires_grad = of_0_3[0][1]
+    line = row(source_page(log, tmp_path / "out", "recompiles.py"), 25)
+    guards = [plain(g) for g in re.findall(r'<li class="n-guard">.*?</li>', line, re.S)]
+    assert guards == [
+        f"recompiled as [0/1]: a guard of {size[0]} on this line failed: {size[1]}",
+        f"recompiled as [0/2]: guards on this line failed: {dtype} (of [0/0], [0/1])",
+        f"recompiled as [0/3]: guards on this line failed: {requires_grad} (of [0/2]); {dtype} (of [0/0], [0/1])"]
+    (title,) = [html.unescape(t) for t in re.findall(r'<span class="b b-guard" title="([^"]*)"', line)]
+    assert title.count(dtype) == 2 and title.count(requires_grad) == 1
 
 
 def _guard_tree(log: Path, frame: int, compile_: int) -> list[str]:

@@ -436,3 +436,10 @@ def test_a_lines_recompile_guards_are_the_failed_guards_torch_logged():
         ("[0/3]", "[0/1]", dtype), ("[0/3]", "[0/0]", dtype),
     ]
     assert len(notes.recompile_guards) < len(notes.guards) and notes.recompiled == ["[0/1]", "[0/2]", "[0/3]"]
+    # The page's notes: one per recompile, the dtype check both entries failed said once with both of their ids.
+    assert [(r.recompile, [(c.guard, c.failed_in) for c in r.checks], r.failed) for r in notes.recompile_notes] == [
+        ("[0/1]", [("tensor 'x' size mismatch at index 0. expected 4, actual 8", ["[0/0]"])], None),
+        ("[0/2]", [(dtype, ["[0/0]", "[0/1]"])], None),
+        ("[0/3]", [("tensor 'x' requires_grad mismatch. expected requires_grad=0", ["[0/2]"]),
+                   (dtype, ["[0/0]", "[0/1]"])], None),
+    ]

@@ -28,7 +28,7 @@ from typing import Any, Callable, Iterable
 
 from ..decompile.recorded import ORIGINAL as RECORDED_ORIGINAL_BYTECODE
 from ..lazy_regex import lazy_compile
-from ..model.ids import compilation_key
+from ..model.ids import CompileId, compilation_key
 from ..model.names import safe_stem
 from ..model.trace import Compile, Trace
 from ..model.payloads import PayloadRef
@@ -128,6 +128,31 @@ class InstalledGuards:
 
 
 @dataclass
+class FailedCheck:
+    """One check a recompile found failing on a line, as torch wrote it, with the compilations whose guard it was:
+    a recompile checks every earlier compilation of the frame, and their alike guards fail alike (a dtype change fails
+    [0/0]'s and [0/1]'s same dtype check)."""
+
+    guard: str  # torch's text
+    described: str | None  # it with Dynamo's ___stack names in the user's words, where torch wrote one
+    failed_in: list[str]  # compile ids whose guard failed, in compile order ("?" where torch did not say)
+
+
+@dataclass
+class RecompileNote:
+    """A recompilation that failed guards of one line caused, with each check of the line it failed said once."""
+
+    recompile: str  # its compile id
+    checks: list[FailedCheck]  # torch's order (the newest compilation's first), alike checks one
+    failed: str | None = None  # why the recompilation failed itself (the recompile limit): torch compiled nothing
+
+
+def _compile_order(cid: str) -> tuple:
+    parsed = CompileId.parse(cid) if cid != "?" else None
+    return parsed.sort_key() if parsed is not None else (float("inf"),)
+
+
+@dataclass
 class ResumeNote:
     """A resume function that starts after a line, as the line's note says it: the rest of `resumed`, compiled as
     compile_ids."""
@@ -213,6 +238,30 @@ class LineNotes:
     def recompile_guards(self) -> list[dict[str, Any]]:
         """The failed guards of this line that caused a recompilation (the rest of guards are installed ones)."""
         return [g for g in self.guards if "recompile" in g]
+
+    @property
+    def recompile_notes(self) -> list[RecompileNote]:
+        """The recompilations failed guards of this line caused, in order, one note each: torch logs a failed check
+        per earlier compilation it tried, so one recompile may fail several here (cpu_slower_than_eager.py line 23:
+        [0/2] failed [0/0]'s size check and [0/1]'s), and alike checks of several compilations are one check."""
+        notes: dict[str, RecompileNote] = {}
+        checks: dict[tuple[str, str, str | None], FailedCheck] = {}
+        for g in self.recompile_guards:
+            recompile = g["recompile"]
+            note = notes.setdefault(recompile, RecompileNote(recompile, []))
+            if "recompile_failed" in g:
+                note.failed = g["recompile_failed"]
+            key = (recompile, g["guard"], g.get("described"))
+            check = checks.get(key)
+            if check is None:
+                check = checks[key] = FailedCheck(g["guard"], g.get("described"), [])
+                note.checks.append(check)
+            failed_in = g["failed_in"] or "?"
+            if failed_in not in check.failed_in:
+                check.failed_in.append(failed_in)
+        for check in checks.values():
+            check.failed_in.sort(key=_compile_order)
+        return list(notes.values())
 
     @property
     def eager_only(self) -> list[int]:

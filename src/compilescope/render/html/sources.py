@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any, Iterable, Iterator
 from markupsafe import Markup, escape
 
 from ...model.ids import compilation_key
-from ...analyses.sources import DIMENSION_MARKING_GUARD, LineNotes, SourceFile, line_anchor
+from ...analyses.sources import DIMENSION_MARKING_GUARD, FailedCheck, LineNotes, RecompileNote, SourceFile, line_anchor
 from ...model.trace import Compile
 from ...wording import count
 from ..options import readable_url
@@ -85,6 +85,20 @@ def _guard_html(failed: dict) -> str:
     if failed.get("described"):
         return f'<code title="{html_text(failed["guard"])}">{html_text(failed["described"])}</code>'
     return f'<code>{html_text(failed["guard"])}</code>'
+
+
+def _failed_checks_html(r: RecompileNote) -> str:
+    """What of a line a recompile found failing: "a guard of [0/0] on this line failed: <check>", or, where it failed
+    several checks or one of several compilations, each check once with the compilations whose guard it was."""
+    if len(r.checks) == 1 and len(r.checks[0].failed_in) == 1:
+        check = r.checks[0]
+        return f'a guard of {html_text(check.failed_in[0])} on this line failed: {_check_html(check)}'
+    listed = "; ".join(f'{_check_html(c)} (of {html_text(", ".join(c.failed_in))})' for c in r.checks)
+    return f"guards on this line failed: {listed}"
+
+
+def _check_html(check: FailedCheck) -> str:
+    return _guard_html({"guard": check.guard, "described": check.described})
 
 
 def _hint_html(hint: str | None) -> str:
@@ -164,14 +178,13 @@ def _notes_html(page: _Page, f: SourceFile, n: int, dirs: _CompileDirs) -> Itera
         yield (f'<li class="n-resume">after this line, the rest of <span class="mono">{html_text(r.resumed)}</span> '
                f'<span class="muted">(Dynamo\'s resume function <span class="mono">{html_text(r.function)}</span>)</span> '
                f'was compiled as {links}</li>')
-    for g in notes.recompile_guards:
-        if "recompile_failed" in g:  # (torch compiled nothing: the recompile limit, or an error)
-            yield (f'<li class="n-guard">a guard of {html_text(g["failed_in"] or "?")} on this line failed: '
-                   f'{_guard_html(g)}; recompiling as {_cid(g["recompile"], dirs)} failed: '
-                   f'{html_text(g["recompile_failed"])}</li>')
+    for recompile in notes.recompile_notes:
+        failed = _failed_checks_html(recompile)
+        if recompile.failed is not None:  # (torch compiled nothing: the recompile limit, or an error)
+            yield (f'<li class="n-guard">{failed}; recompiling as {_cid(recompile.recompile, dirs)} failed: '
+                   f'{html_text(recompile.failed)}</li>')
             continue
-        yield (f'<li class="n-guard">recompiled as {_cid(g["recompile"], dirs)}: a guard of '
-               f'{html_text(g["failed_in"] or "?")} on this line failed: {_guard_html(g)}</li>')
+        yield f'<li class="n-guard">recompiled as {_cid(recompile.recompile, dirs)}: {failed}</li>'
     for group in notes.installed_guards():
         listed = "".join(f"<li>{_guard_html({'guard': g, 'described': group.described.get(g)})}{_hint_html(group.hints.get(g))}</li>"
                          for g in group.guards)
@@ -324,8 +337,9 @@ def _badges(notes: LineNotes) -> str:
         out.append('<span class="b b-eager">eager</span>')
     recompiled = notes.recompiled
     if recompiled:
-        failed = "; ".join(f'the guard of {g["failed_in"] or "?"} failed: {g.get("described") or g["guard"]}'
-                           for g in notes.recompile_guards if g["recompile"] in recompiled)
+        failed = "; ".join(f'{r.recompile}: ' + " and ".join(
+            f'the {"guard" if len(c.failed_in) == 1 else "guards"} of {", ".join(c.failed_in)} failed: '
+            f'{c.described or c.guard}' for c in r.checks) for r in notes.recompile_notes if r.failed is None)
         out.append(f'<span class="b b-guard" title="torch.compile compiled this frame again because of this line: '
                    f'{html_text(failed)}">recompiled {html_text(" ".join(recompiled))}</span>')
     for cid, why in notes.failed_recompiles.items():
