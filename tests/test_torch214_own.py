@@ -157,3 +157,20 @@ def test_diff_names_an_unbacked_symbol_by_its_name_not_none():
 ])
 def test_a_clipped_path_is_torchs_when_it_starts_in_a_folder_of_torch(path, in_torch):
     assert is_clipped_torch_file(path) is in_torch
+
+
+def test_a_torch_frame_that_failed_in_a_users_backend_is_not_named_after_the_backend(capsys):
+    """torch213 module_backend_error: nn.Linear compiled with a user backend that raises. torch 2.13 compiles the
+    module through the same external_utils.py `inner`, and the traceback's only user frame is the backend that raised
+    (not called by decorators.py's `wrapped`): the compile is not 'torch's wrapper of your function my_backend'."""
+    from compilescope.analyses.compiled_frames import frame_function, wrapped_function
+
+    log = Path(__file__).parent / "data" / "torch213" / "logs" / "module_backend_error.log.gz"
+    raw = gzip.decompress(log.read_bytes()).decode()
+    assert '"co_name": "inner"' in raw and "in my_backend" in raw and "decorators.py" not in raw
+    with read_trace(str(log)) as trace:
+        [entry] = [e for e in trace.compiles.values() if e.compile_id is not None]
+        assert wrapped_function(trace, entry) is None
+        assert frame_function(trace, entry)[1] == "inner"
+    assert run_cli("summary", log) == 0  # (summary reads; check is the gate)
+    assert "my_backend (" not in capsys.readouterr().out

@@ -40,13 +40,23 @@ def wrapped_function(trace: Trace, entry: Compile) -> UserLocation | None:
     """The user's function a compile's frame runs where that frame is torch's own wrapper of it: torch 2.14 compiles
     a nonstrict_trace function as external_utils.py's `inner`, which calls it, and names the user's function only in
     the failure's traceback (the first frame of the user's code there: what torch's frames called). None where the
-    frame is the user's, or the log names no user frame under it (a compile that did not fail)."""
+    frame is the user's or another of torch's, or the log names no user frame under it (a compile that did not fail).
+    Only the frame torch's decorator called is taken (decorators.py's `wrapped`, then the user's function): any
+    other user frame in the traceback is code the compile ran into (a backend of the user's that raised), not what
+    the wrapper wraps."""
     metrics = entry.metrics or {}
     filename = metrics.get("co_filename") or (entry.stack[-1].filename if entry.stack else None)
-    if not isinstance(filename, str) or not is_torch_file(filename):
+    name = metrics.get("co_name") or (entry.stack[-1].name if entry.stack else None)
+    if (not isinstance(filename, str) or not is_torch_file(filename) or name != "inner"
+            or not filename.replace("\\", "/").endswith("_dynamo/external_utils.py")):
         return None
     text = compile_traceback(trace, entry) + "\n" + str(metrics.get("fail_reason") or "")
-    return next((f for f in traceback_frames(text) if not is_framework_file(f.filename)), None)
+    frames = traceback_frames(text)
+    for caller, called in zip(frames, frames[1:]):
+        if (caller.function == "wrapped" and caller.filename.replace("\\", "/").endswith("_dynamo/decorators.py")
+                and not is_framework_file(called.filename)):
+            return called
+    return None
 
 
 def frame_function(trace: Trace, entry: Compile) -> tuple[str | None, str | None, int | None]:

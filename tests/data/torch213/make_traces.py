@@ -106,6 +106,8 @@ SCENARIOS = [
     # loss.item() breaks the graph; the float it returned is the resume function's ___stack0, made dynamic on a recompile.
     Scenario("item_break", "item_break.py", gzip=True),
     Scenario("item_break_steady", "item_break.py", gzip=True, env={"ITEM_VARIANT": "steady"}),
+    # A torch module (a frame of torch's code) compiled with a user backend that raises.
+    Scenario("module_backend_error", "module_backend_error.py", gzip=True),
     # A training loop recorded once per torch version (its 2.14 twin: ../torch214/make_traces.py), for diffing an upgrade.
     Scenario("upgrade_train", "upgrade_train.py", gzip=True),
     # A compiled model slower than eager on CPU, profiled eagerly and compiled (steady state, but a new batch size
