@@ -79,13 +79,20 @@ def test_a_training_line_says_which_kernels_are_forward_and_which_backward(tmp_p
     """train_break_recompile.py line 21 feeds the forward and the backward of [0/0] and of its recompile [0/1]: an item
     per compile and graph, the kernels whose stack is line 21 and whose debug-handle comment the code of that graph
     (its AOT ID: 0_forward, 0_backward, 2_forward, 2_backward) holds; the badge counts them by graph. The two forwards
-    have the same kernels, said once for both; the backwards differ (per- and red- reductions), each said apart."""
-    line = row(source_page(cuda211("train_break_recompile.log.gz"), tmp_path / "out", "train_break_recompile.py"), 21)
+    name the same kernels, but their code differs (the four inductor_output_code payloads of frame 0 have four md5s):
+    each compile's are said apart, each linking to its own code; the backwards differ in name too."""
+    log = cuda211("train_break_recompile.log.gz")
+    md5s = [line.split('"has_payload": "')[1][:32] for line in gzip.decompress(log.read_bytes()).decode().splitlines()
+            if '"inductor_output_code"' in line and '"frame_id": 0,' in line]
+    assert len(md5s) == len(set(md5s)) == 4
+    line = row(source_page(log, tmp_path / "out", "train_break_recompile.py"), 21)
     assert [plain(item) for item in kernel_items(line)] == [
-        "forward kernels of [0/0], [0/1]: triton_per_fused_native_layer_norm_0:1, extern_kernels.addmm:2, "
+        "forward kernels of [0/0]: triton_per_fused_native_layer_norm_0:1, extern_kernels.addmm:2, "
         "triton_poi_fused_gelu_1:3",
         "backward kernels of [0/0]: triton_per_fused_gelu_gelu_backward_sum_0:4, extern_kernels.mm:5, "
         "triton_per_fused_native_layer_norm_native_layer_norm_backward_1:6, extern_kernels.mm:7",
+        "forward kernels of [0/1]: triton_per_fused_native_layer_norm_0:1, extern_kernels.addmm:2, "
+        "triton_poi_fused_gelu_1:3",
         "backward kernels of [0/1]: triton_red_fused_gelu_gelu_backward_sum_0:4, extern_kernels.mm:5, "
         "triton_red_fused_native_layer_norm_native_layer_norm_backward_1:6, extern_kernels.mm:7",
     ]
@@ -363,8 +370,10 @@ def _guards_from(log: Path, frame: int, compile_: int, line: int) -> list[str]:
 def test_compiles_that_installed_the_same_guards_and_kernels_are_one_note(tmp_path):
     """cpu_slower_than_eager.log: frame 0 compiled three times ([0/0], [0/1], [0/2]: x's batch 8, 24, 40) and each
     guard tree has the same 12 guards from line 23 (`h = self.proj(self.norm(x))`); so the line says "12 guards of
-    [0/0], [0/1], [0/2]" once, and its kernels once, not three alike notes. Line 27's [3/0] and [3/1] guard h's size
-    differently (TENSOR_MATCH size=[24, 64] and [8, 64]): they stay apart."""
+    [0/0], [0/1], [0/2]" once, not three alike notes. Its kernels have the same names in each compile but other code
+    (a static recompile inlines the batch: three output codes, three md5s), so each compile's are said apart, linking
+    to its own code. Line 27's [3/0] and [3/1] guard h's size differently (TENSOR_MATCH size=[24, 64] and [8, 64]):
+    they stay apart."""
     log = torch213("cpu_slower_than_eager.log.gz")
     guards = [_guards_from(log, 0, c, 23) for c in range(3)]
     assert len(guards[0]) == 12 and guards[0] == guards[1] == guards[2]
@@ -381,8 +390,13 @@ def test_compiles_that_installed_the_same_guards_and_kernels_are_one_note(tmp_pa
     kernels = {cid: [k["kernel"] for k in notes["23"]["kernels"] if k["compile_id"] == cid]
                for cid in ("[0/0]", "[0/1]", "[0/2]")}
     assert kernels["[0/0]"] and kernels["[0/0]"] == kernels["[0/1]"] == kernels["[0/2]"]
-    (kernel_note,) = [plain(k) for k in kernel_items(line)]
-    assert kernel_note == f"inference kernels of [0/0], [0/1], [0/2]: {', '.join(kernels['[0/0]'])}"
+    md5s = [raw.split('"has_payload": "')[1][:32] for raw in gzip.decompress(log.read_bytes()).decode().splitlines()
+            if '"inductor_output_code"' in raw and '"frame_id": 0,' in raw]
+    assert len(md5s) == len(set(md5s)) == 3
+    assert [plain(k) for k in kernel_items(line)] == [
+        f"inference kernels of {cid}: {', '.join(kernels['[0/0]'])}" for cid in ("[0/0]", "[0/1]", "[0/2]")]
+    dirs = set(re.findall(r'href="\.\./provenance/(-_0_[0-2]_0)\.html', line))
+    assert dirs == {"-_0_0_0", "-_0_1_0", "-_0_2_0"}  # each compile's kernels link to its own code
     assert "captured in graph [0/0], [0/1], [0/2] " in plain(line)
     apart = [plain(i) for i in re.findall(r'<li class="n-installed">.*?</details></li>', row(text, 27), re.S)]
     assert [i.split(" come")[0] for i in apart] == ["1 guard of [3/0]", "1 guard of [3/1]"]

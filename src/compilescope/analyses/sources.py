@@ -298,15 +298,16 @@ class LineNotes:
 
     def kernel_groups(self) -> dict[tuple[tuple[str, ...], str | None], list[dict[str, Any]]]:
         """The line's kernels by (compile ids, graph kind), in order: a compile's forward, then its backward. The
-        compiles whose graph of that kind has the very same kernels here (names and debug handles: a recompile for
-        a new size) are one group, listing the first one's kernels (the links show its code)."""
+        compiles whose graph of that kind has the very same kernels here (names, debug handles and generated code: a
+        dynamic recompile's) are one group, listing the first one's kernels (the links show its code, the same); a
+        static recompile for a new size names its kernels alike, with other code, and is a group of its own."""
         by_compile: dict[tuple[str, str | None], list[dict[str, Any]]] = {}
         for k in self.kernels:
             by_compile.setdefault((k["compile_id"], k.get("graph")), []).append(k)
         groups: dict[tuple[tuple[str, ...], str | None], list[dict[str, Any]]] = {}
         for ids, (graph, kernels) in _alike(
                 ((cid, (graph, kernels)) for (cid, graph), kernels in by_compile.items()),
-                lambda value: (value[0], tuple((k["kernel"], k["debug_handle"]) for k in value[1]))):
+                lambda value: (value[0], tuple((k["kernel"], k["debug_handle"], k.get("code_md5")) for k in value[1]))):
             groups[(tuple(ids), graph)] = kernels
         return groups
 
@@ -888,6 +889,9 @@ def analyze_sources(trace: Trace, provenance: Provenance | None = None, shapes: 
                 n.symbols.append(shape_note)
 
     provenance = provenance if provenance is not None else analyze_provenance(trace)
+    # Each output code's md5 (its envelope's has_payload), by artifact number: compiles alike in kernel names may
+    # differ in code (a static recompile inlines other sizes), and only the same code makes one group of them.
+    code_md5 = {a.number: a.md5 for entry in trace.compiles.values() for a in entry.artifacts if a.md5}
     # (file, line, kernel, compile id, graph): a line lists a kernel call once (a graph's handles restart at 1 in
     # torch 2.13: its forward and backward may each have an `extern_kernels.mm:2`)
     linked: set[tuple[str, int, str, str, int]] = set()
@@ -922,7 +926,8 @@ def analyze_sources(trace: Trace, provenance: Provenance | None = None, shapes: 
                         n.kernels.append({"compile_id": cp_key, "dir": cp.dir_name, "kernel": kernel.name,
                                           "debug_handle": kernel.debug_handle, "anchor": anchor,
                                           "section": section_number, "code_line": called_at.get(kernel.name),
-                                          "graph": section.graph, "traces_artifact": section.kernel_traces_artifact})
+                                          "graph": section.graph, "traces_artifact": section.kernel_traces_artifact,
+                                          "code_md5": code_md5.get(section.code.artifact_number or -1)})
 
     _add_failures(trace, errors, crashed, at, quotes)
 
