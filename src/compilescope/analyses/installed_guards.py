@@ -16,7 +16,7 @@ GUARDS_ARTIFACT = "dynamo_cpp_guards_str"
 GUARD_LINE = lazy_compile(r"\+- (?P<guard>[A-Z_]+: .*?)\s+# (?P<code>.*?)\s+# (?P<file>\S+?):(?P<line>\d+) in (?P<func>\S+)"
                           r"(?:\s+\(HINT: (?P<hint>.*)\))?\s*$")
 # What every GUARD_LINE ends with, found without its lazy groups: most guard lines name no user line, and
-# GUARD_LINE backtracks over such a line for ~25 us (GPT-2: 6 of its 8 ms).
+# GUARD_LINE backtracks over such a line for ~25 us; only the lines this finds are matched in full.
 GUARD_TAIL = lazy_compile(r"# \S+?:\d+ in \S+(?:\s+\(HINT: .*\))?\s*$")
 _TYPE = lazy_compile(r", type=<class '(?P<type>[\w.]{1,300})'>")
 
