@@ -244,6 +244,7 @@ def _compile_time(ins: Insights) -> list[RenderableType]:
         phases.add_row(p.label, _seconds(p.seconds), f"{p.share:.0%}", "█" * max(1, round(p.bar_pct * BAR_WIDTH / 100)))
     out.append(phases)
     slowest = _table(ct.first_column if ct.export_only else "slowest", "function", "total", "mostly")
+    slowest.columns[0].no_wrap = True  # a compile id or a call's file:line is one word: the function wraps instead
     for c in ct.compiles[:MAX_ROWS]:
         top = c.top_phase
         slowest.add_row(TerminalText(c.label), TerminalText(c.function_text), _seconds(c.total_s),
