@@ -18,6 +18,7 @@ from .sources import Sources, analyze_sources
 from .transformed import TransformedCode, transformed_code
 from .stack_trie import OutsideStacks, StackTrieNode, build_stack_trie, outside_stacks
 from .status import compile_statuses
+from .userloc import UserLocation
 from ..model.records import dataclass
 from ..wording import count
 
@@ -149,9 +150,15 @@ def analyze(trace: Trace, profiles: Sequence[Profile] = ()) -> Results:
         runtime = analyze_runtime(trace, provenance, profiles)
     export = export_report(trace)
     found = insights(trace, runtime, export)
+    outside = outside_stacks(trace)
+    # Lines the report links to that no note of the source analysis places: where torch warned, the user frames of
+    # the stacks outside any compilation (a torch.export call), the export call a failed strict export came from.
+    linked = [w.location for w in found.warnings.warnings if w.location is not None]
+    linked += [UserLocation(f.filename, f.line, f.name, f.loc) for group in outside for f in group.user]
+    linked += [e.export_call for e in found.errors.errors if e.export_call is not None]
     return Results(
         stack_trie=build_stack_trie(trace, statuses),
-        outside_stacks=outside_stacks(trace),
+        outside_stacks=outside,
         failures=failures_and_restarts(trace, found.errors, found.graph_breaks),
         statuses=statuses,
         export=export,
@@ -161,7 +168,7 @@ def analyze(trace: Trace, profiles: Sequence[Profile] = ()) -> Results:
         runtime=runtime,
         trace=trace,
         sources=analyze_sources(trace, provenance=provenance, errors=found.errors, crashed=found.crashes,
-                                linked_locations=[w.location for w in found.warnings.warnings if w.location is not None],
+                                linked_locations=linked,
                                 export_only=export.only),
         transformed=transformed_code(trace),
     )

@@ -514,7 +514,7 @@ STRICT_EXPORT_EVENT = "fullgraph_capture"
 def as_export_time(times: CompileTimes, trace: Trace) -> None:
     """The compile time of a log whose every compile is torch.export's, told in export words: strict export's
     Dynamo trace is its timeline's row, not "[-/-] fullgraph_capture"; and the time outside any compile id is one
-    row per strict torch.export call (export_calls_times), not all of them added up as "[-/-]"."""
+    row per strict torch.export call (export_calls_times), not all of them added up under NO_COMPILE_ID."""
     from .errors import EXPORT_STRICT_LABEL  # (errors imports this module: the label is its failures' too)
 
     times.export_only = True

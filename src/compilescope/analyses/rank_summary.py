@@ -293,7 +293,7 @@ def summarize_rank(results: Results, rank: int | None = None) -> RankSummary:
     summary.compile_time_s = round(timed.total_s, 6)
     summary.export_only = results.export.only
     by_id: dict[str, float] = {}
-    for c in timed.compiles:  # (an export-only log's strict export calls are rows of their own, each "[-/-]")
+    for c in timed.compiles:  # (an export-only log's strict export calls are rows of their own, each NO_COMPILE_ID)
         by_id[c.compile_id] = by_id.get(c.compile_id, 0.0) + c.total_s
     summary.compile_times_s = {cid: round(seconds, 6) for cid, seconds in by_id.items()}
     graphed = results.insights.cudagraphs if results.insights is not None else cudagraphs(trace)
