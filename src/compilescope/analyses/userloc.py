@@ -196,10 +196,12 @@ def last_code_stack_frame(stack: list | None) -> UserLocation | None:
 def export_call(stack: list | None) -> UserLocation | None:
     """The user's line that called torch.export (export, draft_export) in a Python stack: the innermost frame outside
     torch's before torch/export/'s first. None where the stack runs through no torch.export code."""
-    frames = [UserLocation.from_frame(frame) for frame in stack or []]
-    for i, frame in enumerate(frames):
-        if "/torch/export/" in frame.filename.replace("\\", "/") and is_torch_file(frame.filename):
-            return next((f for f in reversed(frames[:i]) if not is_framework_file(f.filename)), None)
+    # (file names first: most stacks run through no torch.export code, and a location is made only for the one found)
+    names = [str(frame.get("filename", "")) if isinstance(frame, dict) else frame.filename for frame in stack or []]
+    for i, name in enumerate(names):
+        if "/torch/export/" in name.replace("\\", "/") and is_torch_file(name):
+            caller = next((j for j in range(i - 1, -1, -1) if not is_framework_file(names[j])), None)
+            return UserLocation.from_frame(stack[caller]) if stack and caller is not None else None
     return None
 
 
