@@ -230,3 +230,44 @@ def test_the_page_says_the_program_died_on_its_line_and_links_its_stack(tmp_path
                                   "(string_at), called from this line, while running [0/0]'s compiled code")
     assert '<a href="../index.html#insights-crash">' in item
     assert 'id="insights-crash"' in (out / "index.html").read_text()
+
+
+def badge_texts(fragment: str) -> list[str]:
+    return [plain(b) for b in re.findall(r'<span class="b [^"]*"[^>]*>.*?</span>', fragment)]
+
+
+def test_a_compile_that_failed_is_not_also_listed_as_compiled(tmp_path):
+    """compile_error_raises: [1/0] (g_relu) failed in the backend and [0/0] (f_fullgraph) at its `print`, so neither
+    function was compiled: g_relu's first line says its failure only, f_fullgraph's first line says it was not
+    compiled (its failure is marked at the print). resume_backend_error: [0/0] (f, fail_type null) compiled;
+    [1/0], the rest of f after the break at line 17, failed in the backend: no "rest compiled"."""
+    log = torch213("compile_error_raises.log")
+    fullgraph, backend = raw_metrics(log)
+    out = tmp_path / "raises"
+    report(log, out)
+    (page,) = (out / "sources").glob("compile_error_raises.py_*.html")
+    text = page.read_text()
+    first = row(text, backend["co_firstlineno"])
+    assert badge_texts(first) == ["compile failed: [1/0]"]
+    assert "frame g_relu starts here: compiling it as [1/0] failed" in plain(first)
+    assert "compiled frame" not in plain(first)
+    assert fullgraph["co_firstlineno"] != fullgraph["fail_user_frame_lineno"]
+    assert badge_texts(row(text, fullgraph["co_firstlineno"])) == ["not compiled: [0/0]"]
+
+    log = torch213("resume_backend_error.log.gz")
+    with gzip.open(log, "rt") as f:
+        metrics = [json.loads(line[line.index("{"):])["compilation_metrics"] for line in f
+                   if '{"compilation_metrics": ' in line]
+    assert [(m["co_name"], m["co_firstlineno"], m["fail_type"]) for m in metrics] == [
+        ("f", 15, None), ("torch_dynamo_resume_in_f_at_17", 17, "BackendCompilerFailed")]
+    out = tmp_path / "resume"
+    report(log, out)
+    (page,) = (out / "sources").glob("resume_backend_error.py_*.html")
+    text = page.read_text()
+    assert "compiled: [0/0]" in badge_texts(row(text, 15))
+    at_break = row(text, 17)
+    assert not [b for b in badge_texts(at_break) if "compiled" in b], badge_texts(at_break)
+    assert "compile failed: [1/0]" in badge_texts(at_break)
+    assert ("after this line, compiling the rest of f (Dynamo's resume function torch_dynamo_resume_in_f_at_17) as "
+            "[1/0] failed") in plain(at_break)
+    assert "was compiled as" not in plain(at_break)

@@ -155,11 +155,12 @@ def _compile_order(cid: str) -> tuple:
 @dataclass
 class ResumeNote:
     """A resume function that starts after a line, as the line's note says it: the rest of `resumed`, compiled as
-    compile_ids."""
+    compile_ids (those of them in `failed` failed: nothing was compiled)."""
 
     function: str  # torch's name, torch_dynamo_resume_in_f_at_22
     resumed: str  # the function it runs the rest of, f ("the function" where its name does not say)
     compile_ids: list[str]
+    failed: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -206,7 +207,8 @@ class LineNotes:
     @property
     def resume_notes(self) -> list[ResumeNote]:
         """The resume functions that start after this line, each with the function it runs the rest of."""
-        return [ResumeNote(r["function"], _rest_of(r["function"]), r["compile_ids"]) for r in self.resumes]
+        return [ResumeNote(r["function"], _rest_of(r["function"]), r["compile_ids"], r.get("failed", []))
+                for r in self.resumes]
 
     @property
     def break_resumes(self) -> list[tuple[dict[str, Any], list[str]]]:
@@ -706,6 +708,13 @@ def _add_calls(frames: list[UserLine], compile_id: str, at: Callable[[str, int],
             call["compile_ids"].append(compile_id)
 
 
+def failed_compilations(trace: Trace) -> set[str]:
+    """The compilations (compilation_key) whose compilation_metrics tell a failure (fail_type): Dynamo started on
+    their frame, and nothing of it was compiled."""
+    return {compilation_key(entry.compile_id) for entry in trace.metrics_compiles(sort=False)
+            if entry.compile_id is not None and entry.metrics is not None and entry.metrics.get("fail_type")}
+
+
 def _add_failures(trace: Trace, errors: CompileErrors | None, crashed: Crashes | None,
                   at: Callable[[str, int], LineNotes | None], quotes: _Quotes) -> None:
     """Each compile failure and crash on its user line, placed as errors.py and crash.py place them (not again here)."""
@@ -757,6 +766,8 @@ def analyze_sources(trace: Trace, provenance: Provenance | None = None, shapes: 
     # (compile id, its compile, guards payload: read one at a time, below)
     guard_sites: list[tuple[str, Compile, PayloadRef]] = []
     codes: dict[str, dict[tuple[str, int], int | None]] = {}  # file -> SourceFile.codes
+    # Compilations whose metrics tell a failure: their frame was not compiled, though Dynamo started on it.
+    failed = failed_compilations(trace)
     for entry in trace.sorted_compiles():
         key = compilation_key(entry.compile_id)
         frame = compiled_frame(entry)
@@ -765,7 +776,7 @@ def analyze_sources(trace: Trace, provenance: Provenance | None = None, shapes: 
         if frame is not None:
             n = at(frame[0], frame[1])
             if n is not None and not any(fr["compile_id"] == key for fr in n.frames):
-                n.frames.append({"compile_id": key, "function": frame[2]})
+                n.frames.append({"compile_id": key, "function": frame[2], "failed": key in failed})
             if n is not None:
                 # Each attempt of a compile id may hold the bytecode (torch's at attempt 0, compilescope's at the last).
                 file_codes = codes.setdefault(frame[0], {})
@@ -796,7 +807,7 @@ def analyze_sources(trace: Trace, provenance: Provenance | None = None, shapes: 
     for (path, line, name), ids in resume_by_frame.items():
         n = at(path, line)
         if n is not None:
-            n.resumes.append({"function": name, "compile_ids": ids})
+            n.resumes.append({"function": name, "compile_ids": ids, "failed": [c for c in ids if c in failed]})
 
     recompile_info = recompile_info if recompile_info is not None else recompiles(trace, stack_values)
     # Why a compile failed, by compile id: a recompilation that failed (the recompile limit) compiled nothing.

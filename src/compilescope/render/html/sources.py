@@ -159,6 +159,10 @@ def _notes_html(page: _Page, f: SourceFile, n: int, dirs: _CompileDirs) -> Itera
             f' · <a class="transformed-link" href="../{html_text(transformed_url(d))}">what runs instead</a>'
             if d in page.results.transformed else "")
     for fr in notes.started_frames:  # (a resume function is said below, as the rest of its function)
+        if fr.get("failed"):
+            yield (f'<li class="n-frame">frame <span class="mono">{html_text(fr["function"])}</span> starts here: '
+                   f'compiling it as {_cid(fr["compile_id"], dirs)} failed</li>')
+            continue
         yield (f'<li class="n-frame">compiled frame <span class="mono">{html_text(fr["function"])}</span> starts '
                f'here: {_cid(fr["compile_id"], dirs)}{transformed[fr["compile_id"]]}</li>')
     for b, elsewhere in notes.break_resumes:
@@ -174,10 +178,16 @@ def _notes_html(page: _Page, f: SourceFile, n: int, dirs: _CompileDirs) -> Itera
         where = f'<a href="{html_text(href)}">{text}</a>' if href else text
         yield f'<li class="n-eager">ran eagerly because of the graph break at {where}: {html_text(site.reason)}</li>'
     for r in notes.resume_notes:
-        links = ", ".join(_cid(c, dirs) + transformed.get(c, "") for c in r.compile_ids)
-        yield (f'<li class="n-resume">after this line, the rest of <span class="mono">{html_text(r.resumed)}</span> '
-               f'<span class="muted">(Dynamo\'s resume function <span class="mono">{html_text(r.function)}</span>)</span> '
-               f'was compiled as {links}</li>')
+        compiled = [c for c in r.compile_ids if c not in r.failed]
+        links = ", ".join(_cid(c, dirs) + transformed.get(c, "") for c in compiled)
+        failed = ", ".join(_cid(c, dirs) for c in r.failed)
+        rest = (f'the rest of <span class="mono">{html_text(r.resumed)}</span> <span class="muted">(Dynamo\'s resume '
+                f'function <span class="mono">{html_text(r.function)}</span>)</span>')
+        if not compiled:
+            yield f'<li class="n-resume">after this line, compiling {rest} as {failed} failed</li>'
+            continue
+        yield (f'<li class="n-resume">after this line, {rest} was compiled as {links}'
+               f'{f"; compiling it as {failed} failed" if failed else ""}</li>')
     for recompile in notes.recompile_notes:
         failed = _failed_checks_html(recompile)
         if recompile.failed is not None:  # (torch compiled nothing: the recompile limit, or an error)
@@ -318,14 +328,25 @@ def _badges(notes: LineNotes) -> str:
         failed = "; ".join(f'{f["compile_id"]}: {f["exception"]}' for f in notes.failures)
         out.append(f'<span class="b b-failed" title="compiling failed: {html_text(failed)}">compile failed: '
                    f'{html_text(" ".join(dict.fromkeys(f["compile_id"] for f in notes.failures)))}</span>')
-    started = [fr["compile_id"] for fr in notes.started_frames]
-    resumed = notes.resumed_frames
+    # A compile that failed is no "compiled" one: where its failure is not marked on this line already, the frame
+    # that starts here says it was not compiled.
+    failed_here = {f["compile_id"] for f in notes.failures}
+    started = [fr["compile_id"] for fr in notes.started_frames if not fr.get("failed")]
+    resumed = [fr["compile_id"] for fr in notes.resumed_frames if not fr.get("failed")]
+    not_started = [fr["compile_id"] for fr in notes.started_frames if fr.get("failed") and fr["compile_id"] not in failed_here]
+    not_resumed = [fr["compile_id"] for fr in notes.resumed_frames if fr.get("failed") and fr["compile_id"] not in failed_here]
     if started:
         out.append(f'<span class="b b-frame" title="torch.compile compiled the function that starts here">compiled: '
                    f'{html_text(" ".join(started))}</span>')
+    if not_started:
+        out.append(f'<span class="b b-failed" title="torch.compile tried to compile the function that starts here, and '
+                   f'that compile failed">not compiled: {html_text(" ".join(not_started))}</span>')
     if resumed:
         out.append(f'<span class="b b-resume" title="after this line, the rest of {html_text(notes.rest_of)} was compiled '
-                   f'as its own graph">rest compiled: {html_text(" ".join(fr["compile_id"] for fr in resumed))}</span>')
+                   f'as its own graph">rest compiled: {html_text(" ".join(resumed))}</span>')
+    if not_resumed:
+        out.append(f'<span class="b b-failed" title="after this line, compiling the rest of {html_text(notes.rest_of)} '
+                   f'as its own graph failed">rest not compiled: {html_text(" ".join(not_resumed))}</span>')
     if notes.graphs:
         out.append(f'<span class="b b-graph" title="graphs that captured this line">{html_text(" ".join(notes.graphs))}</span>')
     elif notes.calls:
