@@ -767,7 +767,7 @@ def analyze_sources(trace: Trace, provenance: Provenance | None = None, shapes: 
     guard_sites: list[tuple[str, Compile, PayloadRef]] = []
     codes: dict[str, dict[tuple[str, int], int | None]] = {}  # file -> SourceFile.codes
     # Compilations whose metrics tell a failure: their frame was not compiled, though Dynamo started on it.
-    failed = failed_compilations(trace)
+    failed_keys = failed_compilations(trace)
     for entry in trace.sorted_compiles():
         key = compilation_key(entry.compile_id)
         frame = compiled_frame(entry)
@@ -776,7 +776,7 @@ def analyze_sources(trace: Trace, provenance: Provenance | None = None, shapes: 
         if frame is not None:
             n = at(frame[0], frame[1])
             if n is not None and not any(fr["compile_id"] == key for fr in n.frames):
-                n.frames.append({"compile_id": key, "function": frame[2], "failed": key in failed})
+                n.frames.append({"compile_id": key, "function": frame[2], "failed": key in failed_keys})
             if n is not None:
                 # Each attempt of a compile id may hold the bytecode (torch's at attempt 0, compilescope's at the last).
                 file_codes = codes.setdefault(frame[0], {})
@@ -807,7 +807,7 @@ def analyze_sources(trace: Trace, provenance: Provenance | None = None, shapes: 
     for (path, line, name), ids in resume_by_frame.items():
         n = at(path, line)
         if n is not None:
-            n.resumes.append({"function": name, "compile_ids": ids, "failed": [c for c in ids if c in failed]})
+            n.resumes.append({"function": name, "compile_ids": ids, "failed": [c for c in ids if c in failed_keys]})
 
     recompile_info = recompile_info if recompile_info is not None else recompiles(trace, stack_values)
     # Why a compile failed, by compile id: a recompilation that failed (the recompile limit) compiled nothing.
