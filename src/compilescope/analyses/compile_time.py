@@ -10,6 +10,7 @@ A compilation logged again (the same events, at the same times, under another co
 
 from __future__ import annotations
 
+import bisect
 import math
 from dataclasses import field
 from typing import Any, Iterable
@@ -538,6 +539,11 @@ def export_calls_times(trace: Trace, times: CompileTimes) -> list[CompileTime]:
                if entry.compile_id is None and entry.metrics is not None and export_call(entry.metrics_stack)]
     found: list[CompileTime] = []
     outside_rows = [r for r in times.timeline if r.compile_id is None]
+    # Each row's absolute start, sorted, with its place among outside_rows: a call's rows are found by bisection (a
+    # scan per call made a log of many exports quadratic) and summed in the timeline's order, as before.
+    starts = sorted((times.origin_s + r.start_s, i) for i, r in enumerate(outside_rows)) if times.origin_s is not None else []
+    start_values = [at for at, _ in starts]
+    traced_lines = _TracedLines(trace)
     after = 0  # the line of the call before's metrics
     for entry in records:
         metrics = entry.metrics or {}
@@ -547,12 +553,12 @@ def export_calls_times(trace: Trace, times: CompileTimes) -> list[CompileTime]:
         timed = False
         if start is not None and end is not None and times.origin_s is not None:
             # (torch takes the metrics' start a little before it logs the trace's first event)
-            for row in outside_rows:
-                at = times.origin_s + row.start_s
-                if start / 1e6 - _SLACK_S <= at <= end / 1e6:
-                    timed = True
-                    for seg in row.segments:
-                        phases[seg.phase] += seg.duration_s
+            lo = bisect.bisect_left(start_values, start / 1e6 - _SLACK_S)
+            hi = bisect.bisect_right(start_values, end / 1e6)
+            for i in sorted(i for _, i in starts[lo:hi]):
+                timed = True
+                for seg in outside_rows[i].segments:
+                    phases[seg.phase] += seg.duration_s
         if not timed:
             own = _metrics_phases(metrics) if metrics.get("entire_frame_compile_time_s") is not None else None
             if own is None and start is not None and end is not None and end >= start:
@@ -562,7 +568,7 @@ def export_calls_times(trace: Trace, times: CompileTimes) -> list[CompileTime]:
                 after = line
                 continue
             phases = own
-        traced = _traced_line(trace, metrics, after, line)
+        traced = traced_lines.find(metrics, after, line)
         found.append(CompileTime(NO_COMPILE_ID, traced.function if traced else None, sum(phases.values()), phases,
                                  "chromium_events" if timed else "compilation_metrics",
                                  export_call=export_call(entry.metrics_stack), traced=traced))
@@ -574,30 +580,47 @@ _SLACK_S = 0.001
 _GRAPH_LINE = lazy_compile(r"# File: (?P<file>.+?):(?P<line>\d+) in (?P<func>[^\s,]+)")
 
 
-def _traced_line(trace: Trace, metrics: dict, after: int, upto: int) -> UserLocation | None:
-    """The model's line a strict export's Dynamo trace names: the outermost user frame of its failure's `from user
-    code:` (functional_export.py's forward calls the model's), else of its symbols' and guards' user stacks, else
-    its graph's first `# File:` line; records logged between lines after and upto are the trace's."""
-    body = section(str(metrics.get("fail_reason") or ""), "from user code:")
-    users = [f for f in traceback_frames(body or "") if not is_framework_file(f.filename)]
-    if users:
-        return users[0]
-    for entry in trace.compiles.values():
-        if entry.compile_id is None:
-            continue
-        for record in [*entry.symbols, *entry.guards_added]:
-            if not after < (record.get("lineno") or 0) <= upto:
-                continue
-            for frame in record.get("user_stack") or []:
-                if isinstance(frame, dict) and isinstance(frame.get("filename"), str) \
-                        and not is_framework_file(frame["filename"]):
-                    return UserLocation.from_frame(frame)
-        for artifact in entry.artifacts:
-            if artifact.name == "dynamo_output_graph" and after < artifact.lineno <= upto:
-                m = _GRAPH_LINE.search(trace.payload_text(artifact.payload))
+class _TracedLines:
+    """The model's line a strict export's Dynamo trace names (find), from one index of the log's records by line:
+    each call's records are those between two lines, and a scan of every record per call made a log of many
+    exports quadratic."""
+
+    def __init__(self, trace: Trace) -> None:
+        self.trace = trace
+        # (line, rank, record): rank is the order the records are tried in, within one call's lines: compile by
+        # compile, its symbols and guards first, then its graphs.
+        candidates: list[tuple[int, tuple[int, int, int], Any]] = []
+        ranked = (entry for entry in trace.compiles.values() if entry.compile_id is not None)
+        for n, entry in enumerate(ranked):
+            for i, record in enumerate([*entry.symbols, *entry.guards_added]):
+                candidates.append((record.get("lineno") or 0, (n, 0, i), record))
+            for i, artifact in enumerate(entry.artifacts):
+                if artifact.name == "dynamo_output_graph":
+                    candidates.append((artifact.lineno, (n, 1, i), artifact))
+        candidates.sort(key=lambda c: c[0])
+        self.lines = [c[0] for c in candidates]
+        self.candidates = candidates
+
+    def find(self, metrics: dict, after: int, upto: int) -> UserLocation | None:
+        """The outermost user frame of the failure's `from user code:` (functional_export.py's forward calls the
+        model's), else of its symbols' and guards' user stacks, else its graph's first `# File:` line; records
+        logged between lines after and upto are the trace's."""
+        body = section(str(metrics.get("fail_reason") or ""), "from user code:")
+        users = [f for f in traceback_frames(body or "") if not is_framework_file(f.filename)]
+        if users:
+            return users[0]
+        lo, hi = bisect.bisect_right(self.lines, after), bisect.bisect_right(self.lines, upto)
+        for _, rank, item in sorted(self.candidates[lo:hi], key=lambda c: c[1]):
+            if rank[1] == 0:
+                for frame in item.get("user_stack") or []:
+                    if isinstance(frame, dict) and isinstance(frame.get("filename"), str) \
+                            and not is_framework_file(frame["filename"]):
+                        return UserLocation.from_frame(frame)
+            else:
+                m = _GRAPH_LINE.search(self.trace.payload_text(item.payload))
                 if m and not is_framework_file(m["file"]):
                     return UserLocation(m["file"], int(m["line"]), m["func"])
-    return None
+        return None
 
 
 def _repeated(metrics: dict, key: str, by_compile: dict[str, dict[str, float]], listed: set[str]) -> str | None:
