@@ -535,8 +535,12 @@ def export_calls_times(trace: Trace, times: CompileTimes) -> list[CompileTime]:
     user's call; Compile.earlier_metrics keeps each): the timeline's rows outside any compile id that start within
     its start_time_us..end_time_us, by phase; else its own times. Its records (each trace counts its frames from 0
     again: every call's are [0/0]'s) are those logged after the call before it and up to its metrics."""
-    records = [entry for entry in trace.metrics_compiles(sort=False)
-               if entry.compile_id is None and entry.metrics is not None and export_call(entry.metrics_stack)]
+    from .errors import EXPORT_STRICT_LABEL  # (errors imports this module)
+    calls = [(entry, call) for entry in trace.metrics_compiles(sort=False)
+             if entry.compile_id is None and entry.metrics is not None
+             and (call := export_call(entry.metrics_stack)) is not None]
+    # Several calls' rows would read alike on the timeline: each is named by its call, as the table names it.
+    several = len({call.key for _, call in calls}) > 1
     found: list[CompileTime] = []
     outside_rows = [r for r in times.timeline if r.compile_id is None]
     # Each row's absolute start, sorted, with its place among outside_rows: a call's rows are found by bisection (a
@@ -545,7 +549,7 @@ def export_calls_times(trace: Trace, times: CompileTimes) -> list[CompileTime]:
     start_values = [at for at, _ in starts]
     traced_lines = _TracedLines(trace)
     after = 0  # the line of the call before's metrics
-    for entry in records:
+    for entry, call in calls:
         metrics = entry.metrics or {}
         line = next((a.lineno for a in reversed(entry.artifacts) if a.kind == "compilation_metrics"), entry.first_lineno)
         start, end = finite_number(metrics.get("start_time_us")), finite_number(metrics.get("end_time_us"))
@@ -557,6 +561,8 @@ def export_calls_times(trace: Trace, times: CompileTimes) -> list[CompileTime]:
             hi = bisect.bisect_right(start_values, end / 1e6)
             for i in sorted(i for _, i in starts[lo:hi]):
                 timed = True
+                if several and outside_rows[i].label == EXPORT_STRICT_LABEL:
+                    outside_rows[i].label = f"{EXPORT_STRICT_LABEL}, the call at {call.short}"
                 for seg in outside_rows[i].segments:
                     phases[seg.phase] += seg.duration_s
         if not timed:
@@ -571,7 +577,7 @@ def export_calls_times(trace: Trace, times: CompileTimes) -> list[CompileTime]:
         traced = traced_lines.find(metrics, after, line)
         found.append(CompileTime(NO_COMPILE_ID, traced.function if traced else None, sum(phases.values()), phases,
                                  "chromium_events" if timed else "compilation_metrics",
-                                 export_call=export_call(entry.metrics_stack), traced=traced))
+                                 export_call=call, traced=traced))
         after = line
     return found
 

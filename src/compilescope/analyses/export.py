@@ -188,6 +188,23 @@ class DimConflict:
 
 
 @dataclass
+class StrictExportTrace:
+    """One strict torch.export call's Dynamo trace, in a log of several: each trace counts its frames from 0 again,
+    so their records share compile ids ([0/0]). Its records are those logged after the call before's id-less
+    compilation_metrics, up to its own (the line after which the next trace's start)."""
+
+    call: UserLocation  # the user's torch.export.export(...) call
+    metrics_line: int  # the line of its compilation_metrics
+    fail_type: str | None
+    compile_ids: list[str] = field(default_factory=list)  # those its records are logged under, in log order
+    artifacts: list[Artifact] = field(default_factory=list)  # their artifacts it logged (its graph, guards)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"call": self.call.to_json(), "metrics_line": self.metrics_line, "fail_type": self.fail_type,
+                "compile_ids": self.compile_ids, "artifacts": [a.file_number for a in self.artifacts]}
+
+
+@dataclass
 class ExportReport:
     """What the log's torch.export events say: issues found, guards, exported programs and symbols."""
 
@@ -204,6 +221,9 @@ class ExportReport:
     # Every compile in the log is torch.export's (no dynamo_start: torch.compile logs one for each frame it compiles,
     # strict export's Dynamo trace none): the report speaks of exports, not of compiling.
     only: bool = False
+    # A compile id the Dynamo traces of several strict torch.export calls logged records under -> those traces, in
+    # log order: one compile id's page, otherwise, reads as one compile.
+    shared: dict[str, list[StrictExportTrace]] = field(default_factory=dict)
 
     @property
     def success(self) -> bool:
@@ -221,6 +241,7 @@ class ExportReport:
             "dim_conflicts": [c.to_json() for c in self.dim_conflicts],
             "calls": [c.to_json() for c in self.calls],
             "only": self.only,
+            "shared": {key: [t.to_json() for t in traces] for key, traces in self.shared.items()},
         }
 
 
@@ -246,6 +267,7 @@ def export_report(trace: Trace) -> ExportReport:
     report.dim_conflicts = dim_conflicts(trace)
     report.calls = export_calls(trace)
     report.only = bool(report.calls) and all(entry.stack is None for entry in trace.compiles.values())
+    report.shared = shared_compile_ids(strict_export_traces(trace))
     report.exported_programs.sort(key=lambda a: a.lineno)  # (log order)
     report.symbols.sort(key=lambda s: s.get("lineno", 0))
     report.detected = bool(report.exported_programs) or any(
@@ -267,6 +289,49 @@ def export_calls(trace: Trace) -> list[UserLocation]:
         if call is not None:
             found.setdefault(call.key, call)
     return sorted(found.values(), key=lambda c: (c.filename, c.line))
+
+
+def strict_export_traces(trace: Trace) -> list[StrictExportTrace]:
+    """Each strict torch.export call's Dynamo trace, in log order: its id-less compilation_metrics (a Python stack
+    through the user's call) and the records of compile ids logged after the call before's metrics, up to its own."""
+    traces: list[StrictExportTrace] = []
+    for entry in trace.metrics_compiles(sort=False):
+        call = export_call(entry.metrics_stack) if entry.compile_id is None and entry.metrics is not None else None
+        if call is None:
+            continue
+        line = next((a.lineno for a in reversed(entry.artifacts) if a.kind == "compilation_metrics"), entry.first_lineno)
+        traces.append(StrictExportTrace(call, line, (entry.metrics or {}).get("fail_type")))
+    if len(traces) < 2:
+        return traces
+    ends = [t.metrics_line for t in traces]
+
+    def owner(lineno: Any) -> StrictExportTrace | None:
+        i = bisect.bisect_left(ends, lineno) if isinstance(lineno, int) else len(ends)
+        return traces[i] if i < len(ends) else None  # (records after the last export's metrics are none's)
+
+    for entry in trace.compiles.values():
+        if entry.compile_id is None:
+            continue
+        lines = [entry.first_lineno, *(a.lineno for a in entry.artifacts),
+                 *(r.get("lineno") for r in [*entry.symbols, *entry.guards_added, *entry.specializations])]
+        for lineno in sorted(n for n in lines if isinstance(n, int)):
+            t = owner(lineno)
+            if t is not None and entry.key not in t.compile_ids:
+                t.compile_ids.append(entry.key)
+        for artifact in entry.artifacts:
+            t = owner(artifact.lineno)
+            if t is not None:
+                t.artifacts.append(artifact)
+    return traces
+
+
+def shared_compile_ids(traces: list[StrictExportTrace]) -> dict[str, list[StrictExportTrace]]:
+    """The compile ids several strict export traces logged records under, each with those traces."""
+    by_key: dict[str, list[StrictExportTrace]] = {}
+    for t in traces:
+        for key in t.compile_ids:
+            by_key.setdefault(key, []).append(t)
+    return {key: found for key, found in by_key.items() if len(found) > 1}
 
 
 def _issue(event: ExportEvent) -> ExportIssue | None:

@@ -178,6 +178,7 @@ def render_html(trace: Trace, results: Results, options: ReportOptions) -> Itera
                 metrics_url=_metrics_url(entry, root, options),
                 records_filed_here=page.records_filed_under.get(id(entry)),
                 records_filed_elsewhere=page.records_compiled_in.get(id(entry)),
+                export_traces=results.export.shared.get(entry.key),
             )
         for artifact in entry.artifacts:
             content = _artifact(page, entry, artifact)  # lazy: only the process that writes it renders it (output.py)
