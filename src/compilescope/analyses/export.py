@@ -39,6 +39,12 @@ _EXPORT_ONLY_KINDS = frozenset(
     {"propagate_real_tensors_provenance", "guard_on_data_dependent_error", "missing_fake_kernel", "mismatched_fake_kernel"}
 )
 EXPORTED_PROGRAM_KIND = "exported_program"
+# What draft_export's own trace handler keeps (torch 2.13 _draft_export.py, CaptureStructuredTrace.specific_log_keys):
+# a log of these kinds only, with more than strings, is the one it wrote. Its __enter__ removes the process's trace
+# handler and its __exit__ does not put it back, so nothing the process did after the draft_export was logged.
+DRAFT_EXPORT_KINDS = frozenset({"str", EXPORTED_PROGRAM_KIND, "propagate_real_tensors_provenance", "guard_added",
+                                "missing_fake_kernel", "mismatched_fake_kernel", "expression_created",
+                                "create_unbacked_symbol"})
 MAX_TREE_NODES = 2000  # a provenance tree is cut there (expressions can be huge DAGs)
 MAX_REPEATED_CHARS = 200  # a reference to an expression expanded elsewhere shows this much of it
 
@@ -224,6 +230,8 @@ class ExportReport:
     # A compile id the Dynamo traces of several strict torch.export calls logged records under -> those traces, in
     # log order: one compile id's page, otherwise, reads as one compile.
     shared: dict[str, list[StrictExportTrace]] = field(default_factory=dict)
+    # The log is draft_export's own (DRAFT_EXPORT_KINDS only): the process logged nothing after it.
+    draft_log: bool = False
 
     @property
     def success(self) -> bool:
@@ -242,6 +250,7 @@ class ExportReport:
             "calls": [c.to_json() for c in self.calls],
             "only": self.only,
             "shared": {key: [t.to_json() for t in traces] for key, traces in self.shared.items()},
+            "draft_log": self.draft_log,
         }
 
 
@@ -268,6 +277,8 @@ def export_report(trace: Trace) -> ExportReport:
     report.calls = export_calls(trace)
     report.only = bool(report.calls) and all(entry.stack is None for entry in trace.compiles.values())
     report.shared = shared_compile_ids(strict_export_traces(trace))
+    kinds = set(trace.stats.kinds)
+    report.draft_log = bool(kinds - {"str"}) and kinds <= DRAFT_EXPORT_KINDS
     report.exported_programs.sort(key=lambda a: a.lineno)  # (log order)
     report.symbols.sort(key=lambda s: s.get("lineno", 0))
     report.detected = bool(report.exported_programs) or any(

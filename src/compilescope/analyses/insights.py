@@ -346,6 +346,19 @@ def _export_issues(export: ExportReport) -> list[Finding]:
                     "produce a graph", f"{first.failure_type}{where}: {first.headline}{more}")]
 
 
+def _draft_export_stopped(export: ExportReport) -> list[Finding]:
+    """A log draft_export's own trace handler wrote: torch 2.13's draft_export removes the process's trace handler
+    and never puts it back, so what the program did after it (another compile, another export) is in no log."""
+    if not export.draft_log:
+        return []
+    return [Finding(WARNING, "export", "the trace likely stops at this draft_export: nothing the program did after it "
+                    "was logged",
+                    "this log holds only what draft_export's own trace handler keeps (no torch_version, no "
+                    "compile events); while it runs, draft_export removes the process's trace handler, and torch 2.13 "
+                    "does not put it back (CaptureStructuredTrace.__exit__), so a later torch.compile or export of "
+                    "the same process is in no log: call draft_export last, or in a process of its own")]
+
+
 def _export_dims(export: ExportReport) -> list[Finding]:
     """Dims a non-strict torch.export was given that the model's code contradicts, one finding per export call: a
     narrowed range fails ("Constraints violated"); a size fixed to one value fails a named Dim or Dim.DYNAMIC."""
@@ -376,6 +389,7 @@ def findings(ins: Insights, export: ExportReport | None = None) -> list[Finding]
     exported = export or ExportReport()
     out.extend(_export_issues(exported))
     out.extend(_export_dims(exported))
+    out.extend(_draft_export_stopped(exported))
     for frame in ins.recompiles.frames:
         if frame.hit_limit and id(frame) not in library.frames:
             last = frame.steps[-1] if frame.steps else None
