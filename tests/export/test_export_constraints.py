@@ -11,6 +11,7 @@ from compilescope.analyses.insights import Insights, insights
 from compilescope.ingest.reader import read_trace
 
 from ..conftest import torch213
+from .test_draft_export_stops import TITLE as STOPS
 
 PROGRAM = "export_constraints.py"
 
@@ -127,5 +128,6 @@ def test_draft_exports_own_issues_are_still_draft_exports():
     with read_trace(str(torch213("export_draft.log"))) as trace:
         [issue] = export_report(trace).issues
     assert (issue.exporter, issue.export_call, issue.traced_at) == (None, None, None)
-    [finding] = [f for f in insights_of("export_draft.log").findings if f.section == "export"]
+    [finding, stops] = [f for f in insights_of("export_draft.log").findings if f.section == "export"]
+    assert stops.title == STOPS  # (a log draft_export wrote: test_draft_export_stops.py)
     assert finding.title.startswith("draft export found 1 issue")

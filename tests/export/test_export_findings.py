@@ -9,6 +9,7 @@ import json
 import re
 
 from ..conftest import peer, run_cli, torch213, torch214
+from .test_draft_export_stops import TITLE as STOPS
 
 
 def summary(log, capsys, *flags):
@@ -23,7 +24,8 @@ def test_the_data_dependent_branch_draft_export_assumed_is_the_first_thing_to_fi
     text = summary(log, capsys)
     assert "Nothing to fix" not in text
     assert "draft export found 1 issue" in text
-    [finding] = json.loads(summary(log, capsys, "--json"))["findings"]
+    [finding, stops] = json.loads(summary(log, capsys, "--json"))["findings"]
+    assert stops["title"] == STOPS  # (a log draft_export wrote: test_draft_export_stops.py)
     assert (finding["severity"], finding["section"]) == ("error", "export")
     assert finding["detail"].startswith("Data Dependent Error at export_draft.py:25 in forward: ")
     assert "u0 > 2" in finding["detail"] and "assumed True" in finding["detail"]
@@ -37,7 +39,8 @@ def test_the_data_dependent_branch_draft_export_assumed_is_the_first_thing_to_fi
 def test_a_guard_export_evaluated_is_named_with_its_line(capsys):
     # export_guard_added.log (tlparse's test log): one guard_added, prefix "eval", expr "Eq(s0, 3)", its user stack
     # ending at test_draft_export.py:297 in forward (log line 27).
-    [finding] = json.loads(summary(peer("export_guard_added.log"), capsys, "--json"))["findings"]
+    [finding, stops] = json.loads(summary(peer("export_guard_added.log"), capsys, "--json"))["findings"]
+    assert stops["title"] == STOPS
     assert (finding["severity"], finding["section"]) == ("error", "export")
     assert finding["detail"].startswith("Guard Evaluated at test_draft_export.py:297 in forward: ")
     assert "Eq(s0, 3)" in finding["detail"]
@@ -66,7 +69,8 @@ def test_a_mismatched_fake_kernel_of_an_op_whose_name_ends_in_s_reads_as_english
     # export_mismatched_fake.log.gz, line 11: mismatched_fake_kernel, "op": "compilescope_test.count.dims" (the custom
     # op's overload `dims`, tests/data/torch213/programs/export_mismatched_fake.py), reason "Dtypes torch.int64 and
     # torch.float32 are not equal!". The possessive of a name ending in "s" takes an apostrophe alone.
-    [finding] = json.loads(summary(torch213("export_mismatched_fake.log.gz"), capsys, "--json"))["findings"]
+    [finding, stops] = json.loads(summary(torch213("export_mismatched_fake.log.gz"), capsys, "--json"))["findings"]
+    assert stops["title"] == STOPS
     assert (finding["severity"], finding["section"]) == ("error", "export")
     assert ("torch.ops.compilescope_test.count.dims' fake kernel disagrees with the real kernel: Dtypes torch.int64 "
             "and torch.float32 are not equal!") in finding["detail"]
