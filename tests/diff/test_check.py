@@ -9,7 +9,7 @@ import re
 
 import pytest
 
-from ..conftest import TORCH213_LOGS, cuda211, run_cli, skip_or_fail, torch213, torch214
+from ..conftest import TORCH213_LOGS, cuda211, peer, run_cli, skip_or_fail, torch213, torch214
 from ..gpu_variants import RESIDUAL_SKIP, log_text, with_cudagraph_skip
 from .helpers import copy_fleet, cut_inside, log, rank_dir
 
@@ -679,3 +679,49 @@ def test_more_recompiles_name_the_guard_that_failed_most(capsys):
         "baseline-recompiles: 0 → 5 recompiles; most in step (adam.py:214): 0 → 5, 4 of them failing "
         "___as_tensor(self.param_groups[0]['lr']).item() == one of 0.004666666666666667, 0.006000000000000001, "
         "0.007333333333333335, 0.00866666666666667 (optimizer hyperparameter)")
+
+
+def test_ranks_that_compiled_differently_fail_the_rank_divergence_gate(capsys):
+    # multi_rank_ddp (programs/ddp_uneven_batch.py): rank 1's last batch has 5 rows, so only rank 1's log holds
+    # [0/1] (attempts 0 and 1) with recompile_reason "0/0: tensor 'args[0]' size mismatch at index 0. expected 8,
+    # actual 5"; rank 0's log has no frame_compile_id 1 at all.
+    ddp = TORCH213_LOGS.parent / "multi_rank_ddp"
+    assert run_cli("check", ddp, "--no-rank-divergence", "--json") == 1
+    [rule] = json.loads(capsys.readouterr().out)["rules"]
+    assert (rule["rule"], rule["passed"]) == ("no-rank-divergence", False)
+    assert rule["message"] == ("no-rank-divergence: ranks compiled different sets of compile ids: [0/1] compiled only "
+                               "on rank 1 (restarted as [0/1_1]): tensor 'args[0]' size mismatch at index 0. expected "
+                               "8, actual 5")
+    # The same program on an H100 (batch 32, rank 1's last 20): the terminal prints the one line.
+    assert run_cli("check", cuda211("ddp_uneven_batch"), "--no-rank-divergence") == 1
+    assert lines(capsys.readouterr().out) == [
+        "no-rank-divergence: ranks compiled different sets of compile ids: [0/1] compiled only on rank 1: tensor "
+        "'args[0]' size mismatch at index 0. expected 32, actual 20"]
+    # multi_rank_no_graph: rank 0's only function (passthrough) holds no tensor op, so its [0/0] made no graph where
+    # rank 1's compiled one: the same compile id, ended differently.
+    assert run_cli("check", TORCH213_LOGS.parent / "multi_rank_no_graph", "--no-rank-divergence") == 1
+    assert lines(capsys.readouterr().out)[0].startswith(
+        "no-rank-divergence: the same compile ended differently on different ranks: [0/0]: rank 0: compiled with no "
+        "graph at all")
+    # multi_rank_warnings: the ranks compiled alike and only rank 1's torch warned; a warning changes nothing the
+    # ranks run together, so the gate passes (--no-warnings is the rule for it).
+    assert run_cli("check", TORCH213_LOGS.parent / "multi_rank_warnings", "--no-rank-divergence", "--json") == 0
+    [rule] = json.loads(capsys.readouterr().out)["rules"]
+    assert rule["passed"] and rule["message"] == "ranks 0, 1 compiled alike"
+    # One log has no ranks to differ: the rule passes and says why, rather than being a usage error in a CI script
+    # that checks single runs and jobs alike.
+    assert run_cli("check", log("base"), "--no-rank-divergence", "--json") == 0
+    [rule] = json.loads(capsys.readouterr().out)["rules"]
+    assert rule["passed"] and rule["message"] == "a single log: no ranks to compare"
+
+
+def test_rank_divergence_gate_names_every_rank_group_of_a_peer_job(capsys):
+    # peer-tlparse's multi_rank_logs: ranks 1 and 3 recompile [0/1].. as their input grows (rank 1 up to [0/14]),
+    # ranks 0 and 2 fail [0/0]; both divergences are in the details, the first in the message.
+    assert run_cli("check", peer("multi_rank_logs"), "--no-rank-divergence", "--json") == 1
+    [rule] = json.loads(capsys.readouterr().out)["rules"]
+    assert rule["message"] == ("no-rank-divergence: ranks compiled different sets of compile ids: [0/1] compiled only "
+                               "on ranks 1, 3: tensor 'x' size mismatch at index 0. expected 2, actual 3 (and 1 more "
+                               "divergence)")
+    assert "The same compile ended differently on different ranks: [0/0]: ranks 0, 2: failed; ranks 1, 3: succeeded" \
+        in rule["details"]

@@ -10,6 +10,7 @@ import shlex
 from dataclasses import field
 from typing import Any
 
+from .divergence import COLLECTIVES, COMPILE_IDS, STATUSES, TENSOR_META, Divergence
 from .diff import (FrameFacts, RunFacts, TimeThreshold, crash_called_from, crash_line, diff_runs, failed_compiles,
                    most_failed_guard, multiset_diff, paired_ranks, unread_note)
 from .graph_breaks import resume_of
@@ -35,6 +36,7 @@ class Rules:
     no_cudagraph_skips: bool = False  # reduce-overhead: every compile runs as CUDA graphs
     no_warnings: bool = False  # torch printed no warning (where the run recorded them)
     no_new_warnings: bool = False  # with a baseline: torch printed no warning the baseline's run did not
+    no_rank_divergence: bool = False  # every rank compiled the same graphs, and each compile ended alike
     # With a baseline: more compile time is a regression only where `diff` calls it a change (not noise).
     compile_time: TimeThreshold = TimeThreshold()
 
@@ -151,9 +153,11 @@ def _ranks(facts: dict[int | None, RunFacts]) -> str:
 
 def evaluate(runs: dict[int | None, RunFacts], rules: Rules,
              baseline: dict[int | None, RunFacts] | None = None, not_read: dict[int, str] | None = None,
-             baseline_not_read: dict[int, str] | None = None) -> list[RuleResult]:
+             baseline_not_read: dict[int, str] | None = None,
+             divergences: list[Divergence] | None = None) -> list[RuleResult]:
     """One result per rule asked for (with a baseline: also one per regression rule), in a fixed order.
-    not_read, baseline_not_read: ranks whose log could not be read at all (rank -> why); they fail rule whole-log."""
+    not_read, baseline_not_read: ranks whose log could not be read at all (rank -> why); they fail rule whole-log.
+    divergences: how the run's ranks differ (divergence.analyze_ranks), for no-rank-divergence; None: one log."""
     results: list[RuleResult] = []
     # A program that died in native code is never healthy, whatever was asked, nor a baseline to compare with (its log
     # stops at the crash): first, as the crash is the report's first finding. Present only where a crash was recorded
@@ -234,6 +238,9 @@ def evaluate(runs: dict[int | None, RunFacts], rules: Rules,
                      lambda f: (len(f.warnings), [f"{w['name'] or w['text']} ({w['source']})" for w in f.warnings]),
                      0, lambda v, lim: v > lim, lambda v: f"torch printed {count(v, 'warning')}")
 
+    if rules.no_rank_divergence:
+        results.append(_rank_divergence(runs, divergences))
+
     if baseline is not None:
         results.extend(_regressions(runs, baseline, rules))
     # A log read only in part may hide what a rule looks for: a gate that did not see the whole run cannot pass it.
@@ -265,6 +272,34 @@ def evaluate(runs: dict[int | None, RunFacts], rules: Rules,
                                   + [f"{_where(r)}{w or 'the '}log: {Unread.from_json(u).describe()}" for w, r, u in unread]
                                   + [f"{_where(r)}{w or 'the '}log ends {during}: {KILLED}" for w, r, during in ended]))
     return results
+
+
+# The divergences that make ranks run different code: a graph, or a compile's ending (failed, broke, no graph), that
+# some ranks have and others not, collectives scheduled differently, graphs of other shapes. A rank that runs a
+# collective the others never reach waits for them: the classic distributed hang. Cache hits, autotuning choices,
+# CUDA graphs and warnings that differ change time or words, not what the ranks compute together; a crash fails
+# no-crash; other versions are the environment's divergence, which the report says first.
+RANK_DIVERGENCES = (COMPILE_IDS, STATUSES, COLLECTIVES, TENSOR_META)
+
+
+def _rank_divergence(runs: dict[int | None, RunFacts], divergences: list[Divergence] | None) -> RuleResult:
+    """no-rank-divergence: the multi-rank analysis's divergences among RANK_DIVERGENCES, the first named in the
+    message with the ranks of each group and its first detail ("[0/1] compiled only on rank 1: tensor 'x' ...")."""
+    name, description = "no-rank-divergence", "every rank compiled the same graphs, ending alike"
+    if divergences is None:
+        return RuleResult(name, description, True, f"{_ranks(runs)}: no ranks to compare")
+    found = [d for d in divergences if d.kind in RANK_DIVERGENCES]
+    if not found:
+        return RuleResult(name, description, True, f"ranks {_ranks(runs)} compiled alike")
+    def said(d: Divergence) -> list[str]:  # each detail names its ranks ("[0/1] compiled only on rank 1: ..."); else the groups do
+        return d.details or ["; ".join(f"{g.noun} {g.label}: {g.what}" for g in d.groups)]
+
+    first = found[0]
+    more = f" (and {count(len(found) - 1, 'more divergence')})" if len(found) > 1 else ""
+    # (whether what differs calls collectives, where the analysis could tell: a hang, or only time)
+    details = [f"{d.title}: {line}" for d in found for line in said(d)] + [d.consequence for d in found if d.consequence]
+    return RuleResult(name, description, False,
+                      f"{name}: {first.title[0].lower()}{first.title[1:]}: {said(first)[0]}{more}", details)
 
 
 def _export_issue(issue: dict[str, Any]) -> str:

@@ -13,6 +13,8 @@ import sys
 import orjson
 
 from ..analyses.check import SCHEMA_VERSION as CHECK_SCHEMA_VERSION, Rules, evaluate
+from ..analyses.divergence import analyze_ranks
+from ..analyses.rank_summary import RankSummary
 from ..errors import CompilescopeError
 from ..location import absolute
 from .diff import add_threshold_arguments, read_side, time_threshold
@@ -45,6 +47,11 @@ class CheckCommand:
         parser.add_argument("--no-warnings", action="store_true",
                             help="fail if torch printed any warning (recorded by `compilescope run` or capture(), or read "
                                  "from the run's stderr saved as output.txt beside its log)")
+        parser.add_argument("--no-rank-divergence", action="store_true",
+                            help="with a directory of rank logs: fail if the ranks compiled differently (a compile id "
+                                 "only some ranks have, a compile that failed or broke on some ranks only, other "
+                                 "collectives or tensor shapes): a rank that runs what others never reach waits for "
+                                 "them, the classic distributed hang. Cache hits and warnings that differ do not count")
         parser.add_argument("--no-new-warnings", action="store_true",
                             help="with --baseline: fail if torch printed a warning that the baseline's run did not")
         parser.add_argument("--baseline", metavar="LOG", help="fail on regressions against this run: a new graph break, "
@@ -78,9 +85,10 @@ class CheckCommand:
                       no_failures=args.no_failures, no_export_issues=args.no_export_issues,
                       max_compile_seconds=args.max_compile_seconds,
                       no_cudagraph_skips=args.no_cudagraph_skips, no_warnings=args.no_warnings,
-                      no_new_warnings=args.no_new_warnings, compile_time=time_threshold(args))
+                      no_new_warnings=args.no_new_warnings, no_rank_divergence=args.no_rank_divergence,
+                      compile_time=time_threshold(args))
         no_rule = not (args.no_failures or args.no_export_issues or args.baseline or args.no_cudagraph_skips
-                       or args.no_warnings) and all(
+                       or args.no_warnings or args.no_rank_divergence) and all(
             v is None for v in (args.max_graph_breaks, args.max_recompiles, args.max_compile_seconds))
         if no_rule:
             rules.no_failures = True
@@ -88,10 +96,14 @@ class CheckCommand:
         not_read: dict[int, str] = {}
         baseline_not_read: dict[int, str] = {}
         baseline = read_side(args.baseline, covers="check", side="baseline", not_read=baseline_not_read) if args.baseline else None
-        runs = read_side(args.log, covers="check", side="run" if args.baseline else "", not_read=not_read)
+        summaries: list[RankSummary] | None = [] if args.no_rank_divergence else None
+        runs = read_side(args.log, covers="check", side="run" if args.baseline else "", not_read=not_read,
+                         summaries=summaries)
+        # How the ranks differ, as the report's "Between ranks" finds it (one analysis, read by the gate too).
+        divergences = analyze_ranks(summaries).divergences if summaries and len(summaries) > 1 else None
         if no_rule:  # a draft export's issue is its failure, checked as a failed compile is, where there is an export
             rules.no_export_issues = any(facts.export_issues is not None for facts in runs.values())
-        results = evaluate(runs, rules, baseline, not_read, baseline_not_read)
+        results = evaluate(runs, rules, baseline, not_read, baseline_not_read, divergences)
         if args.junit:
             from ..render.junit import junit_xml
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
 
@@ -28,6 +28,9 @@ from ..render.options import ReportOptions
 from ..output import OutputDir, report_destination, shown_output
 from .usage import require_at_least
 
+if TYPE_CHECKING:
+    from ..analyses.rank_summary import RankSummary
+
 
 def side_logs(path: str) -> tuple[list[tuple[int | None, str]], list[str]]:
     """(rank, log) of one side: each rank of a multi-rank directory, else the one log (a directory's newest); and
@@ -42,12 +45,15 @@ def side_logs(path: str) -> tuple[list[tuple[int | None, str]], list[str]]:
 
 
 def read_side(path: str, report_dir: str | None = None, overwrite: bool = False,
-              covers: str = "diff", side: str = "", not_read: dict[int, str] | None = None) -> dict[int | None, RunFacts]:
+              covers: str = "diff", side: str = "", not_read: dict[int, str] | None = None,
+              summaries: list[RankSummary] | None = None) -> dict[int | None, RunFacts]:
     """The facts of every rank of one side; with report_dir, each rank's report is written there too. A log not read
     in full gets a warning on stderr, saying what `covers` (the diff, the check) is missing; side ("A", "B",
     "baseline") names the side in it. With not_read, a rank whose log cannot be read at all (empty, not a log) is put
-    there (rank -> why) and the other ranks are read; without it, or when no rank can be read, that is an error."""
-    from ..analyses.rank_summary import RankSummary, empty_rank, failed_rank, summarize_rank
+    there (rank -> why) and the other ranks are read; without it, or when no rank can be read, that is an error.
+    With summaries, each rank's summary (what the ranks' divergence analysis reads) is put there, as a multi-rank
+    report's landing page is made of them."""
+    from ..analyses.rank_summary import empty_rank, failed_rank, summarize_rank
     from ..report_writer import write_report  # here: it imports the HTML renderer, needed only with -o
 
     facts: dict[int | None, RunFacts] = {}
@@ -55,7 +61,9 @@ def read_side(path: str, report_dir: str | None = None, overwrite: bool = False,
     # Several ranks with a report: report_dir is the side's multi-rank report, each rank's under rank_<N>/ and a
     # landing page over them (made from the ranks' summaries, as `report` makes it), which the diff page links to.
     landing = OutputDir(report_dir, overwrite) if report_dir is not None and len(logs) > 1 else None
-    summaries: list[RankSummary] = []
+    # (a summary costs a pass over the rank's results: made only where the landing page or the caller reads it)
+    summarize = landing is not None or summaries is not None
+    summaries = summaries if summaries is not None else []
     for rank, log in logs:
         try:
             trace = read_trace(log)
@@ -63,7 +71,7 @@ def read_side(path: str, report_dir: str | None = None, overwrite: bool = False,
             if not_read is None or rank is None:
                 raise
             not_read[rank] = str(exc).removeprefix(f"{log}: ")  # the rank names the file
-            if landing is not None:
+            if summarize:
                 # (size() says 0 for a file it cannot see either: such a file is a failed rank, not an empty one)
                 empty = not location.is_url(log) and os.access(log, os.R_OK) and location.size(log) == 0
                 summaries.append(empty_rank(rank, location.absolute(log)) if empty
@@ -78,7 +86,7 @@ def read_side(path: str, report_dir: str | None = None, overwrite: bool = False,
             if report_dir is not None:
                 out = report_dir if len(logs) == 1 else os.path.join(report_dir, f"rank_{rank}")
                 write_report(trace, out, overwrite, ReportOptions(), results)
-            if landing is not None and rank is not None:
+            if summarize and rank is not None:
                 summaries.append(summarize_rank(results, rank))
     if not facts:
         raise CompilescopeError(f"{path}: no rank log could be read (" + "; ".join(
