@@ -50,7 +50,7 @@ def test_summary_report_and_json_say_it(tmp_path, capsys):
     assert lines[1] == "torch 2.11.0+cu130 · Python 3.12.3 · CUDA 13.0 · Triton 3.6.0 · GPU NVIDIA H200"
     assert run_cli("summary", "--json", torch213("provenance.log")) == 0
     assert json.loads(capsys.readouterr().out)["environment"] == {
-        "torch": "2.13.0+cpu", "python": "3.11.7", "cuda": None, "triton": None, "gpus": {}}
+        "torch": "2.13.0+cpu", "python": "3.11.7", "cuda": None, "triton": None, "gpus": {}, "testing_only": []}
     assert run_cli(H200, "-o", tmp_path / "out", "--no-browser") == 0
     page = (tmp_path / "out" / "index.html").read_text()
     assert ('<p class="muted" id="environment">torch <span class="mono">2.11.0+cu130</span> · Python '

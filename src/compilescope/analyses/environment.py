@@ -3,6 +3,7 @@ PyTorch developer asks of a report, and a cause of what changed between two runs
 
 from __future__ import annotations
 
+from dataclasses import field
 from typing import Any
 
 import orjson
@@ -19,6 +20,14 @@ _NO_GPU = "torch.cuda.is_available()==False"
 _RUNNABLE = "fx_graph_runnable"
 _HEADER_CHARS = 16_384  # how much of a payload torch's header blocks take, at most
 
+# compilation_metrics' config dumps (JSON objects, key -> value) and the module each one's keys are settings of.
+CONFIG_MODULES = {"dynamo_config": "torch._dynamo.config", "inductor_config": "torch._inductor.config",
+                  "functorch_config": "torch._functorch.config", "compiler_config": "torch.compiler.config"}
+# A setting of torch's own tests (cpp.inject_relu_bug_TESTING_ONLY, sleep_sec_TESTING_ONLY, ...) with its value, read
+# from the dump's text: every compile repeats a 22 KB dump, and these few keys are all that is wanted of it. Each
+# defaults to None or False in torch (2.11-2.14); any other value is on.
+_TESTING_ONLY = lazy_compile(r'"([\w.]{1,200}_TESTING_ONLY)": ("(?:[^"\\]|\\.){0,200}"|[^,}\s]{1,200})')
+
 
 @dataclass
 class Environment:
@@ -29,6 +38,8 @@ class Environment:
     cuda: str | None = None  # the CUDA torch was built with ("13.0"); None in a CPU build
     triton: str | None = None  # "3.6.0"
     gpus: dict[str, int] | None = None  # {"NVIDIA H100 80GB HBM3": 8}: how many of each; {} when torch saw none
+    # Settings of torch's own tests that were on: they make compiles fail, or kernels compute wrong results, on purpose
+    testing_only: list[TorchTestSetting] = field(default_factory=list)
 
     def __bool__(self) -> bool:
         return any(v is not None for v in (self.torch, self.python, self.cuda, self.triton, self.gpus))
@@ -50,7 +61,57 @@ class Environment:
 
     def to_json(self) -> dict[str, Any]:
         return {"torch": self.torch, "python": self.python, "cuda": self.cuda, "triton": self.triton,
-                "gpus": self.gpus}
+                "gpus": self.gpus, "testing_only": [t.to_json() for t in self.testing_only]}
+
+
+@dataclass
+class TorchTestSetting:
+    """A setting for torch's tests only (its name ends in _TESTING_ONLY) that compiles ran with: inductor's
+    cpp.inject_relu_bug_TESTING_ONLY = "compile_error" makes every relu fail to compile, "accuracy" computes it
+    wrong."""
+
+    setting: str  # "torch._inductor.config.cpp.inject_relu_bug_TESTING_ONLY"
+    value: str  # as the dump has it, JSON: '"compile_error"'
+    compile_ids: list[str]  # the compiles that ran with it
+
+    @property
+    def assignment(self) -> str:
+        """"torch._inductor.config.cpp.inject_relu_bug_TESTING_ONLY = 'compile_error'", as the program would set it."""
+        try:
+            value = orjson.loads(self.value)
+        except orjson.JSONDecodeError:
+            value = self.value
+        return f"{self.setting} = {value!r}"
+
+    @property
+    def off(self) -> str:
+        """The setting at its default, as the program would set it: False for a switch, else None."""
+        return f"{self.setting} = {False if self.value == 'true' else None}"
+
+    def to_json(self) -> dict[str, Any]:
+        return {"setting": self.setting, "value": self.value, "compile_ids": self.compile_ids}
+
+
+def testing_only_settings(trace: Trace) -> list[TorchTestSetting]:
+    """The _TESTING_ONLY settings that were on (not None, not False) in any compile's config dumps, in the order the
+    compiles ran, each with its compiles."""
+    found: dict[tuple[str, str], TorchTestSetting] = {}
+    seen: dict[str, list[tuple[str, str]]] = {}  # a dump's text -> what is on in it (compiles repeat one dump)
+    for entry in trace.sorted_compiles():
+        metrics = entry.metrics or {}
+        for field_name, module in CONFIG_MODULES.items():
+            dump = metrics.get(field_name)
+            if not isinstance(dump, str):
+                continue
+            on = seen.get(dump)
+            if on is None:
+                on = seen[dump] = [(f"{module}.{m[1]}", m[2]) for m in _TESTING_ONLY.finditer(dump)
+                                   if m[2] not in ("null", "false")]
+            for setting, value in on:
+                got = found.setdefault((setting, value), TorchTestSetting(setting, value, []))
+                if entry.compile_id is not None and str(entry.compile_id) not in got.compile_ids:
+                    got.compile_ids.append(str(entry.compile_id))
+    return list(found.values())
 
 
 def environment(trace: Trace) -> Environment:
@@ -74,6 +135,7 @@ def environment(trace: Trace) -> Environment:
         env.triton = env.triton or _text(metrics.get("triton_version"))
     if runnable is not None:
         env.gpus = _gpus(trace.payload_text(runnable.payload))
+    env.testing_only = testing_only_settings(trace)
     return env
 
 

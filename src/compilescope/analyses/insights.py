@@ -22,7 +22,7 @@ from .crash import STATIC_LAUNCHER_ADVICE, Crash, Crashes, crashes
 from .compile_time import PHASE_LABELS, CompileTimes, as_export_time, compile_times, ends_during, unfinished_compiles
 from .empty_graphs import EmptyGraphs, empty_graphs
 from .dynamic_shapes import FLOAT_SYMBOL, SIZE_SYMBOL, DynamicShapes, Specialization, dynamic_shapes, number_text
-from .environment import Environment, environment
+from .environment import Environment, TorchTestSetting, environment
 from .errors import CompileError, CompileErrors, compile_errors
 from .export import ExportReport, export_report
 from .graph_breaks import DDP_ADVICE, GraphBreak, GraphBreaks, function_label, graph_breaks
@@ -48,7 +48,9 @@ ERROR, WARNING, INFO = "error", "warning", "info"
 # The sections of the summary and of the page's Insights, in the order they show them (crash and errors, then what
 # costs graphs, then time): findings of one severity follow it, so "Fix first" reads in the order the sections below
 # it explain them. "export" (draft export's issues) has its details on the report's export page, not a section here.
-SECTIONS = ("crash", "errors", "export", "recompiles", "graph_breaks", "compile_time", "autotuning", "cudagraphs", "warnings",
+# "testing_only" first: a run with a setting of torch's tests on fails or computes wrong on purpose, which explains
+# the rest (its crash, its failed compiles).
+SECTIONS = ("testing_only", "crash", "errors", "export", "recompiles", "graph_breaks", "compile_time", "autotuning", "cudagraphs", "warnings",
             "caches", "dynamic_shapes", "runtime")
 
 
@@ -264,6 +266,15 @@ def _breaks_in_ddp(breaks: list[GraphBreak]) -> list[Finding]:
                     f"at {where}, DDP's code, not yours: {DDP_ADVICE}")]
 
 
+def _testing_only(setting: TorchTestSetting) -> Finding:
+    """A setting of torch's own tests was on: the first thing to know of the run, as what follows (a failed compile,
+    a crash, wrong results) may be only what it did on purpose."""
+    return Finding(ERROR, "testing_only", f"a setting for torch's own tests was on: {setting.assignment}",
+                   (f"compiled with it: {_names(setting.compile_ids)}; " if setting.compile_ids else "")
+                   + "torch's _TESTING_ONLY settings make compiles fail, kernels crash or compute wrong results on "
+                   f"purpose, so what this log shows may be only that: set it back ({setting.off})")
+
+
 def _crash_finding(crash: Crash) -> Finding:
     said = crash.circumstances
     if crash.exception:
@@ -385,7 +396,8 @@ def findings(ins: Insights, export: ExportReport | None = None) -> list[Finding]
     same error at the same line, and graph-break reasons from one user line are grouped.
     """
     library = _PythonLibrary.of(ins)
-    out: list[Finding] = [_crash_finding(c) for c in ins.crashes.crashes]  # the program died: before all else
+    out: list[Finding] = [_testing_only(t) for t in ins.environment.testing_only]
+    out.extend(_crash_finding(c) for c in ins.crashes.crashes)  # the program died: before all but a test switch
     exported = export or ExportReport()
     out.extend(_export_issues(exported))
     out.extend(_export_dims(exported))

@@ -124,6 +124,19 @@ def _findings(ins: Insights) -> RenderableType:
     return Panel(table, title="Fix first", title_align="left", box=box.SQUARE)
 
 
+def _testing_only(ins: Insights) -> list[RenderableType]:
+    settings = ins.environment.testing_only
+    if not settings:
+        return []
+    out: list[RenderableType] = [_heading(f"Settings for torch's own tests ({len(settings)})")]
+    for setting in settings:
+        tree = Tree(TerminalText(setting.assignment, style="bold red"))
+        if setting.compile_ids:
+            tree.add(TerminalText(f"compiled with it: {', '.join(setting.compile_ids)}"))
+        out.append(tree)
+    return out
+
+
 def _crashes(ins: Insights) -> list[RenderableType]:
     if not ins.crashes:
         return []
@@ -448,7 +461,7 @@ def summary_renderable(ins: Insights) -> RenderableType:
 
 
 _SECTION_RENDERERS: dict[str, Callable[[Insights], list[RenderableType]]] = {
-    "crash": _crashes, "errors": _errors, "export": lambda ins: [],  # (the details: the report's export page)
+    "testing_only": _testing_only, "crash": _crashes, "errors": _errors, "export": lambda ins: [],  # (the details: the report's export page)
     "recompiles": _recompiles, "graph_breaks": _graph_breaks,
     "compile_time": _compile_time, "autotuning": _autotuning, "cudagraphs": _cudagraphs, "warnings": _torch_warnings,
     "caches": _caches, "dynamic_shapes": _dynamic_shapes, "runtime": lambda ins: runtime_renderables(ins.runtime),
