@@ -73,3 +73,35 @@ def test_breaks_outside_ddp_are_not_said_to_be_in_it(capsys):
     assert run_cli("summary", "--json", torch213("graph_breaks.log")) == 0
     doc = json.loads(capsys.readouterr().out)
     assert doc["graph_breaks"]["breaks"] and not [b for b in doc["graph_breaks"]["breaks"] if b["in_ddp_forward"]]
+
+
+def test_the_recompile_is_named_by_the_module_the_user_compiled_not_torchs_wrapper(capsys):
+    # torch.compile(ddp) compiles torch's wrap_inline `inner` (external_utils.py:67, [0/0]'s co_name), which calls the
+    # DDP module; the guard tree of rank 1's log says so: `source=L['fn'], ...,
+    # type=<class 'torch.nn.parallel.distributed.DistributedDataParallel'>`. Rank 1's short last batch recompiled it
+    # ([0/1], "tensor 'args[0]' size mismatch at index 0. expected 8, actual 5"), called at line 30: `compiled(x)`.
+    [rank1] = DDP.glob("*rank_1.log.gz")
+    with gzip.open(rank1, "rt", encoding="utf-8") as f:
+        raw = f.read()
+    assert '"co_name": "inner"' in raw
+    assert "source=L['fn'], accessed_by=FrameLocalsGuardAccessor(key='fn', framelocals_idx=2), type=<class " \
+           "'torch.nn.parallel.distributed.DistributedDataParallel'>" in raw
+    assert run_cli("summary", rank1, "--json") == 0
+    doc = json.loads(capsys.readouterr().out)
+    [frame] = doc["recompiles"]["frames"]
+    assert (frame["name"], frame["module"]) == ("inner", "DistributedDataParallel")
+    assert ("DistributedDataParallel's forward (called at ddp_uneven_batch.py:30) recompiled once, then ran with "
+            "args[0]'s dimension 0 dynamic") in [f["title"] for f in doc["findings"]]
+    # Dynamo's other frames of the run are DDP's own helpers, compiled as themselves: no module is named for them.
+    assert run_cli("summary", rank1) == 0
+    out = capsys.readouterr().out
+    assert "\nDistributedDataParallel's forward  (external_utils.py:67, called at\nddp_uneven_batch.py:30)" in out
+    assert re.search(r"\[0/1\] +DistributedDataParallel's forward ", out) and re.search(r"\[1/0\] +helper ", out)
+
+
+def test_the_page_names_the_module_too(tmp_path):
+    [rank1] = DDP.glob("*rank_1.log.gz")
+    assert run_cli(rank1, "-o", tmp_path / "r", "--no-browser") == 0
+    page = (tmp_path / "r" / "index.html").read_text()
+    assert ('<strong class="mono" title="torch\'s inner, which runs the DistributedDataParallel compiled">'
+            "DistributedDataParallel&#39;s forward</strong>") in page

@@ -20,7 +20,7 @@ from ..model.trace import BENCHMARK_EVENT_SUFFIXES, FUSION_BENCHMARK_EVENTS, Tra
 from ..model.records import dataclass
 from ..wording import format_seconds
 from ..lazy_regex import lazy_compile
-from .compiled_frames import wrapped_function
+from .compiled_frames import module_label, wrapped_function, wrapped_module
 from .userloc import UserLocation, export_call, is_framework_file, section, traceback_frames
 from .graph_breaks import function_label
 
@@ -471,6 +471,7 @@ def compile_times(trace: Trace) -> CompileTimes:
     compiles: list[CompileTime] = []
     listed: set[str] = set()  # keys of compiles: a set kept, not rebuilt per compile (quadratic in compiles)
     repeats: dict[str, str] = {}
+    modules: dict[tuple, str | None] = {}  # frame -> wrapped_module's answer
     for entry in trace.compiles.values():
         if entry.compile_id is None:
             continue
@@ -479,6 +480,13 @@ def compile_times(trace: Trace) -> CompileTimes:
         frame_of[key] = (entry.compile_id.compiled_autograd_id, entry.compile_id.frame_id)
         wrapped = wrapped_function(trace, entry)  # (torch's wrapper of a user's function: named by the user's)
         name = wrapped.function if wrapped is not None else metrics.get("co_name")
+        if name == "inner":  # (torch's wrapper of a module the user compiled: named by the module, once per frame)
+            if frame_of[key] not in modules:
+                modules[frame_of[key]] = wrapped_module(trace, [e for e in trace.compiles.values() if e.compile_id
+                                                                and (e.compile_id.compiled_autograd_id,
+                                                                     e.compile_id.frame_id) == frame_of[key]])
+            module = modules[frame_of[key]]
+            name = module_label(module) if module else name
         if name:
             names[key] = name
             frame_names.setdefault(frame_of[key], name)

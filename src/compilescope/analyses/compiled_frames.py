@@ -6,6 +6,7 @@ compiled, and where from) ask it; a module of its own, as compile_summary import
 
 from __future__ import annotations
 
+from ..lazy_regex import lazy_compile
 from ..model.ids import CompileId
 from ..model.trace import Compile, Trace
 from .userloc import UserLocation, is_framework_file, is_torch_file, last_user_stack_frame, traceback_frames
@@ -47,8 +48,7 @@ def wrapped_function(trace: Trace, entry: Compile) -> UserLocation | None:
     metrics = entry.metrics or {}
     filename = metrics.get("co_filename") or (entry.stack[-1].filename if entry.stack else None)
     name = metrics.get("co_name") or (entry.stack[-1].name if entry.stack else None)
-    if (not isinstance(filename, str) or not is_torch_file(filename) or name != "inner"
-            or not filename.replace("\\", "/").endswith("_dynamo/external_utils.py")):
+    if not _is_wrap_inline(filename, name):
         return None
     text = compile_traceback(trace, entry) + "\n" + str(metrics.get("fail_reason") or "")
     frames = traceback_frames(text)
@@ -57,6 +57,44 @@ def wrapped_function(trace: Trace, entry: Compile) -> UserLocation | None:
                 and not is_framework_file(called.filename)):
             return called
     return None
+
+
+# The guard tree's line for wrap_inline's argument: `GuardManager: source=L['fn'], ..., type=<class 'torch.nn....Sequential'>`.
+# Only torch.nn's modules: wrap_inline wraps a module whose forward Dynamo would not start a frame in (torch's own);
+# a function it wraps (torch.compile of a builtin, `type=<class 'function'>`) has no module to name.
+_WRAPPED_MODULE = lazy_compile(r"source=L\['fn'\], [^\n]{0,300}?type=<class 'torch\.nn\.[\w.]{0,300}?\.(\w{1,200})'>")
+
+
+def _is_wrap_inline(filename: object, name: object) -> bool:
+    """The frame is external_utils.py's `inner`: torch's wrap_inline, an extra frame around what it calls."""
+    return (isinstance(filename, str) and is_torch_file(filename) and name == "inner"
+            and filename.replace("\\", "/").endswith("_dynamo/external_utils.py"))
+
+
+def wrapped_module(trace: Trace, entries: list[Compile]) -> str | None:
+    """The class of the module a frame runs where that frame is torch's wrapper of it ("Sequential",
+    "DistributedDataParallel"): torch.compile of a torch.nn module (Sequential; DDP, or a model DDP wraps and calls)
+    compiles wrap_inline's `inner`, which calls the module, and the guard tree of a compilation of it (entries: the
+    frame's) names the module's class in the guard on `L['fn']`. None where the frame is another, or no guard tree of
+    it is logged. The user's module is what its recompiles and compile times belong to, not torch's `inner`."""
+    named = next((e for e in entries if (e.metrics or {}).get("co_name") or e.stack), None)
+    if named is None:
+        return None
+    metrics = named.metrics or {}
+    filename = metrics.get("co_filename") or (named.stack[-1].filename if named.stack else None)
+    name = metrics.get("co_name") or (named.stack[-1].name if named.stack else None)
+    if not _is_wrap_inline(filename, name):
+        return None
+    for entry in entries:
+        tree = next((a for a in entry.artifacts if a.name == "dynamo_cpp_guards_str" and a.payload is not None), None)
+        if tree is not None and (m := _WRAPPED_MODULE.search(trace.payload_text(tree.payload))) is not None:
+            return m[1]
+    return None
+
+
+def module_label(module: str) -> str:
+    """How a frame that runs a module (wrapped_module) is named: "Sequential's forward"."""
+    return f"{module}'s forward"
 
 
 def frame_function(trace: Trace, entry: Compile) -> tuple[str | None, str | None, int | None]:

@@ -23,7 +23,7 @@ from ..model.ids import compilation_key
 from ..model.trace import Compile, Trace
 from ..wording import count, format_seconds, possessive
 from .compile_time import CompileTimes
-from .compiled_frames import CompiledFrames
+from .compiled_frames import CompiledFrames, module_label, wrapped_module
 from ..lazy_regex import lazy_compile
 from .dynamic_shapes import SPECIALIZATION_REASONS, PlacementPart, Specialization
 from .fx_sites import GRAPH_ARTIFACT, first_use
@@ -462,6 +462,9 @@ class FrameRecompiles:
     # that called it, which is what the user knows it by, in the order its compiles came from them (a model's forward
     # compiled from a loop's line, then recompiled from generate()'s).
     called_from: list[UserLocation] = field(default_factory=list)
+    # Where the frame is torch's `inner` running a module (compiled_frames.wrapped_module): the module's class
+    # ("Sequential", the model DDP calls): what the user compiled, and so what the frame is named by.
+    module: str | None = None
 
     @property
     def short(self) -> str | None:
@@ -496,14 +499,16 @@ class FrameRecompiles:
     @property
     def function_label(self) -> str:
         """Its name as a heading shows it: "forward (after its graph break at line 22)" for Dynamo's resume function
-        torch_dynamo_resume_in_forward_at_22, else its own name ("?" where the log names none)."""
-        return function_label(self.name) or "?"
+        torch_dynamo_resume_in_forward_at_22, "Sequential's forward" for torch's `inner` running a module, else its
+        own name ("?" where the log names none)."""
+        return module_label(self.module) if self.module else function_label(self.name) or "?"
 
     @property
     def display_name(self) -> str:
         """Its name in a sentence: "forward (after its graph break at line 22)" for Dynamo's resume function
-        torch_dynamo_resume_in_forward_at_22, else its own name."""
-        return function_label(self.name) or "a function"
+        torch_dynamo_resume_in_forward_at_22, "Sequential's forward" for torch's `inner` running a module, else its
+        own name."""
+        return module_label(self.module) if self.module else function_label(self.name) or "a function"
 
     @property
     def any_placed(self) -> bool:
@@ -517,8 +522,8 @@ class FrameRecompiles:
 
     def to_json(self) -> dict[str, Any]:
         return {
-            "frame_id": self.frame_id, "name": self.name, "filename": self.filename, "first_line": self.first_line,
-            "called_from": [loc.to_json() for loc in self.called_from],
+            "frame_id": self.frame_id, "name": self.name, "module": self.module, "filename": self.filename,
+            "first_line": self.first_line, "called_from": [loc.to_json() for loc in self.called_from],
             "chain": self.chain, "recompiles": self.recompiles, "hit_limit": self.hit_limit, "limit": self.limit,
             "changes": self.changes, "advice": self.advice, "steps": [s.to_json() for s in self.steps],
         }
@@ -1102,7 +1107,7 @@ def recompiles(trace: Trace, stack_values: StackValues | None = None) -> Recompi
         result.append(FrameRecompiles(
             frame_id=frame_id, name=name, filename=filename, first_line=first_line,
             chain=[str(e.compile_id) for e in entries], steps=[s for s, _ in steps], hit_limit=limit_entry is not None,
-            limit=limit, changes=changes, advice=advice, called_from=called_from,
+            limit=limit, changes=changes, advice=advice, called_from=called_from, module=wrapped_module(trace, entries),
         ))
     result.sort(key=lambda f: (not f.hit_limit, -f.recompiles))
     return Recompiles(result, backward_graphs(trace))
