@@ -251,3 +251,28 @@ def test_where_the_learning_rate_was_read_comes_in_parts_the_renderers_only_writ
     [size] = ds.sizes
     assert [(p.text, p.location) for p in size.placement] == [("in torch's ", read.location),
                                                               (", called at ", called.location)]
+
+
+def test_a_guard_fixing_the_float_lr_is_placed_where_its_symbol_was_made():
+    """The H100 run of the recipe (cuda_torch211/logs/compiled_optimizer.log.gz): each compile of Adam.step makes the
+    float lr a symbol, zf8 (create_symbol, source L['self'].param_groups[0]['lr'], user stack adam.py:229 in step), and
+    AOTAutograd then fixes it to its value: `guard_added_fast` "Eq(zf8, 0.00466666666666667)" with an empty user
+    stack, one per compile. Such a guard is the specialization's own fact, and is placed as the specialization is:
+    the line the symbol came from, the user's opt.step() call into torch (compiled_optimizer.py:24). A guard torch
+    logged no line for that fixes no symbol's value stays unplaced (hf_gpt2_generate's, test_analyses)."""
+    log = CUDA211_LOGS / "compiled_optimizer.log.gz"
+    with gzip.open(log, "rt", encoding="utf-8") as f:
+        records = [json.loads(line.split("] ", 1)[1]) for line in f if '{"guard_added_fast"' in line
+                   or '{"create_symbol"' in line]
+    raw_guards = [r["guard_added_fast"] for r in records if "guard_added_fast" in r]
+    assert raw_guards and all(g["user_stack"] == [] and g["expr"].startswith("Eq(zf8, ") for g in raw_guards)
+    created = [r["create_symbol"] for r in records if "create_symbol" in r]
+    assert {(c["symbol"], c["user_stack"][-1]["line"], c["user_stack"][-1]["name"]) for c in created} == {
+        ("zf8", 229, "step")}
+    with read_trace(str(log)) as trace:
+        ds = insights(trace).dynamic_shapes
+    assert ds.unplaced_guards is None
+    [place] = ds.guard_lines
+    assert (place.location.short, place.location.function) == ("compiled_optimizer.py:24", "opt_step")
+    assert sum(c.count for c in place.conditions) == len(raw_guards)
+    assert all(g.torch_location is not None and g.torch_location.short == "adam.py:229" for g in ds.guards)

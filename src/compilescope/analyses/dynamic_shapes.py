@@ -318,8 +318,26 @@ def dynamic_shapes(trace: Trace, stack_values: StackValues | None = None) -> Dyn
                 _read_place(found, spec, symbols, frames, entry.compile_id)
             result.specializations.append(found)
         for guard in entry.guards_added:
-            result.guards.append(GuardAdded(key, str(guard.get("expr", "?")), *_location(guard)))
+            added = GuardAdded(key, str(guard.get("expr", "?")), *_location(guard))
+            if added.location is None and not guard.get("user_stack"):
+                _place_by_symbol(added, symbols)
+            result.guards.append(added)
     return result
+
+
+# A guard that fixes one symbol to a value: "Eq(zf8, 0.00466666666666667)", "Eq(s70, 96)". The same fact as a
+# specialization of it (torch logs both, the guard with no user line when AOTAutograd or Inductor added it).
+_FIXING_GUARD = lazy_compile(r"Eq\((\w{1,30}), -?[\d.]{1,40}(?:e[+-]?\d{1,4})?\)")
+
+
+def _place_by_symbol(guard: GuardAdded, symbols: list[SymbolCreated]) -> None:
+    """Places a guard for which torch logged no user line, one that fixes a symbol's value, where the same compile
+    created that symbol (a compiled optimizer's lr, zf8: torch's adam.py:229, called at compiled_optimizer.py:24), as a
+    specialization torch logged no line for is placed (_read_place). Any other guard stays where torch put it: none."""
+    m = _FIXING_GUARD.fullmatch(guard.expr)
+    created = next((s for s in symbols if m is not None and s.symbol == m[1] and s.location), None)
+    if created is not None:
+        guard.location, guard.torch_location = created.location, created.torch_location
 
 
 _UNBOUNDED = ("int_oo", "oo")  # sympy's infinity, as torch prints a value range's open end
