@@ -58,6 +58,9 @@ class Scenario:
 RUN_ENV = {"PYTHONPATH": str(HERE.parents[2] / "src" / "compilescope" / "_child"), "COMPILESCOPE_BYTECODE_HOOK": "1",
            "INDUCTOR_PROVENANCE": "1"}
 
+# RUN_ENV, with transformers importable from the site-packages HF_SITE names (it is no test dependency).
+HF_ENV = {**RUN_ENV, "PYTHONPATH": os.pathsep.join([RUN_ENV["PYTHONPATH"], os.environ.get("HF_SITE", "")])}
+
 SCENARIOS = [
     Scenario("graph_breaks", "graph_breaks.py"),
     Scenario("source_view", "source_view.py"),
@@ -146,6 +149,11 @@ SCENARIOS = [
     # recompile_limit; _fixed: padded to a bucket, batch dim marked dynamic, one grad mode (for `compilescope diff`).
     Scenario("serve_varying", "serve_varying.py", gzip=True, env=RUN_ENV),
     Scenario("serve_varying_fixed", "serve_varying.py", gzip=True, env={**RUN_ENV, "SERVE_VARIANT": "fixed"}),
+    # A Hugging Face transformers user compiles a tiny Llama and calls generate(), as `compilescope run` records it;
+    # _fixed: dynamic=True, keyword calls, a static cache. transformers is installed apart (see the program): HF_SITE
+    # names its site-packages.
+    Scenario("hf_llama", "hf_llama.py", gzip=True, env=HF_ENV),
+    Scenario("hf_llama_fixed", "hf_llama.py", gzip=True, env={**HF_ENV, "HF_VARIANT": "fixed"}),
 ]
 
 SCRUB_ENV = [
@@ -165,6 +173,7 @@ SCRUB_ENV = [
     "EXPORT_VARIANT",
     "PROFILE_DIR",
     "SERVE_VARIANT",
+    "HF_VARIANT",
 ]
 
 
