@@ -68,6 +68,9 @@ CHANGE_RULES: tuple[tuple[str, str], ...] = (
     # A function's **kwargs: Dynamo guards on how many keyword arguments a call passes and which
     # (`len(kwargs) == 6`, `not ___dict_contains('return_dict', kwargs)`); before "length", which is a list's.
     ("keyword_arguments", r"\blen\((?:L\[['\"])?kwargs\b|___dict_contains\([^)]*,\s*(?:L\[['\"])?kwargs\b"),
+    # Its *args: how many positional arguments a call passes (`len(args) == 2`: model(ids), where generate() calls
+    # model(input_ids=...)); also before "length", which would say to pad a list.
+    ("positional_arguments", r"^\s*len\((?:L\[['\"])?args(?:['\"]\])?\)\s*=="),
     # Dynamo's LENGTH_CHECK is `len(x) == N`, and `not x` where N is 0 (an empty list or dict).
     ("length", r"\blen\(|^\s*not [GL]\["),
     ("shape_guard", r"\.size\(\)|\.stride\(\)|\.storage_offset\(\)|\bs\d+\b"),
@@ -85,6 +88,7 @@ CHANGE_LABELS = {
     "type": "object type",
     "object_identity": "object identity",
     "keyword_arguments": "keyword arguments",
+    "positional_arguments": "number of positional arguments",
     "length": "container length",
     "shape_guard": "symbolic shape guard",
     "size_one": "size (to 0 or 1)",
@@ -116,6 +120,10 @@ ADVICE = {
                          "Dynamo compiles once for each set: pass the same ones on every call (a default written "
                          "out is enough). Calls a library makes for you (transformers' generate()) pass its own: "
                          "expect a compile for each set they use.",
+    "positional_arguments": "Calls pass a different number of positional arguments (one passes an input by "
+                            "position, another by keyword), and Dynamo compiles once for each count: pass each "
+                            "argument the same way on every call. transformers' generate() calls the model with "
+                            "keywords only: call it so too, model(input_ids=ids), not model(ids).",
     "length": "A list/tuple argument changes length: pad it or pass a tensor.",
     "shape_guard": "A guard on a symbolic size failed (code branches on a size): see Dynamic shapes for where.",
     "size_one": "A call passed a size of 0 or 1 where the compiled code has a dynamic size, and torch assumes a dynamic "
