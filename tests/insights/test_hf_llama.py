@@ -2,10 +2,21 @@
 
 from __future__ import annotations
 
+import gzip
+import json
+
+from compilescope.analyses.failures import failures_and_restarts
+from compilescope.analyses.graph_breaks import graph_breaks
 from compilescope.analyses.insights import insights
 from compilescope.ingest.reader import read_trace
 
 from ..conftest import torch213
+
+
+def _metrics(name: str) -> list[dict]:
+    with gzip.open(torch213(name), "rt", encoding="utf-8") as f:
+        return [json.loads(line.split("] ", 1)[1])["compilation_metrics"] for line in f
+                if line.startswith("V") and '] {"compilation_metrics"' in line]
 
 
 def test_calling_the_model_positionally_then_through_generate_is_a_change_of_positional_arguments():
@@ -25,3 +36,26 @@ def test_calling_the_model_positionally_then_through_generate_is_a_change_of_pos
     assert "pad it" not in advice  # the list advice ("A list/tuple argument changes length: pad it ...")
     # The other steps are sizes: the second prompt length, the decode step's one token, the KV cache growing.
     assert [steps[c].change for c in ("[0/1]", "[0/3]", "[0/4]")] == ["size", "size", "size"]
+
+
+def test_dynamos_own_float_restart_is_no_graph_break_and_says_what_it_cost():
+    # _fixed compiles with dynamic=True: [0/0]'s metrics have restart_reasons
+    # ["<class 'torch._dynamo.exc.TensorifyScalarRestartAnalysis'>"] (a float attribute made a symbol, then
+    # specialized) after 44.07 s of tracing (dynamo_time_before_restart_s), and the log has no
+    # dynamo_graph_break_reason at all: nothing broke the graph.
+    restarted = [m for m in _metrics("hf_llama_fixed.log.gz") if m.get("restart_reasons")]
+    assert [(m["compile_id"], m["restart_reasons"]) for m in restarted] == [
+        ("0/0", ["<class 'torch._dynamo.exc.TensorifyScalarRestartAnalysis'>"])]
+    before = restarted[0]["dynamo_time_before_restart_s"]
+    assert before > 1
+    with read_trace(str(torch213("hf_llama_fixed.log.gz"))) as trace:
+        breaks = graph_breaks(trace)
+        rows = failures_and_restarts(trace, None, breaks)
+        ins = insights(trace)
+    assert not breaks and breaks.total == 0
+    assert not any("graph break" in f.title for f in ins.findings)
+    [row] = rows
+    assert row.is_restart and str(row.compile_id) == "[0/0_1]"  # (the metrics' envelope has "attempt": 1)
+    assert row.explanation is not None and row.explanation.startswith("No graph break")
+    assert f"the {before:.2f} s it had traced were lost" in row.explanation
+    assert "torch._dynamo.config.specialize_float = True" in row.explanation

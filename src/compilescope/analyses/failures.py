@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from typing import Any, Mapping
 
 from ..model.ids import CompileId, compilation_key
 from ..model.trace import Trace
 from .errors import CompileErrors, CompilerDiagnostic, metrics_number
-from .graph_breaks import GraphBreaks
+from .graph_breaks import INTERNAL_RESTART, GraphBreaks
+from ..wording import format_seconds
 from ..model.records import dataclass
 
 
@@ -27,6 +29,8 @@ class FailureRow:
     # A failure the log gives no location for: the frame being compiled, "file:line" of its def (context only: the
     # failure may be anywhere in it, or in torch).
     compiled_frame: str | None = None
+    # A restart of Dynamo's own (graph_breaks.INTERNAL_RESTART), no graph break: what it was and what it cost.
+    explanation: str | None = None
 
     @property
     def is_restart(self) -> bool:
@@ -39,11 +43,36 @@ class FailureRow:
             "reason": self.reason,
             "source": self.source,
             "compiled_frame": self.compiled_frame,
+            "explanation": self.explanation,
         }
 
 
 # torch's restart reason when its analysis of the restart found none (it still logged the graph break itself).
 UNKNOWN_RESTART = "Unknown fail_and_restart_analysis"
+
+# What each of Dynamo's own restarts is (torch/_dynamo/exc.py; the float's is raised by
+# torch/fx/passes/_tensorify_python_scalars.py when a float symbol cannot become a tensor).
+RESTART_NOTES = {
+    "TensorifyScalar": ("No graph break: Dynamo had made a Python float dynamic (a symbol zf…; dynamic=True does so "
+                        "for floats such as a module's scale or eps), an operation needed it as a constant, so Dynamo "
+                        "specialized it and traced the frame again from its start{lost}. To trace once, keep floats "
+                        "static: torch._dynamo.config.specialize_float = True."),
+    "Unspecialize": "No graph break: Dynamo traced the frame again from its start, with a value left unspecialized{lost}.",
+    "CompileCollective": "No graph break: Dynamo traced the frame again from its start, so that every rank compiles "
+                         "alike{lost}.",
+}
+
+
+def restart_note(reason: str, metrics: Mapping[str, Any]) -> str | None:
+    """What a restart of Dynamo's own was and the tracing it threw away (dynamo_time_before_restart_s); None for any
+    other restart (a graph break's)."""
+    m = INTERNAL_RESTART.match(reason)
+    if m is None:
+        return None
+    before = metrics.get("dynamo_time_before_restart_s")
+    lost = (f": the {format_seconds(before)} it had traced were lost"
+            if isinstance(before, (int, float)) and not isinstance(before, bool) and before > 0 else "")
+    return RESTART_NOTES[m["kind"]].format(lost=lost)
 
 
 def failures_and_restarts(trace: Trace, errors: CompileErrors | None = None,
@@ -79,5 +108,6 @@ def failures_and_restarts(trace: Trace, errors: CompileErrors | None = None,
                                    compiled_frame=frame))
         for reason in metrics.get("restart_reasons") or []:
             known = None if str(reason) != UNKNOWN_RESTART else break_of.get(compilation_key(entry.compile_id))
-            rows.append(FailureRow(entry.compile_id, "RestartAnalysis", str(reason), None, number, graph_break=known))
+            rows.append(FailureRow(entry.compile_id, "RestartAnalysis", str(reason), None, number, graph_break=known,
+                                   explanation=restart_note(str(reason), metrics)))
     return rows

@@ -38,6 +38,11 @@ _DYNAMO_FILE = lazy_compile(r"(^|[/\\])torch[/\\]_dynamo[/\\]")
 DDP_ADVICE = ("compile the model DDP wraps, DDP(torch.compile(model)), instead of DDP itself; or compile through DDP with "
               "compiled DDP: torch._dynamo.config.optimize_ddp = \"python_reducer\" with compiled autograd")
 DDP_NOTE = f"Dynamo broke the graph in DistributedDataParallel's forward, not in your code: {DDP_ADVICE}."
+# A restart torch gave no reason for is logged as the exception's type (convert_frame: `e.restart_reason or
+# str(type(e))`). These are Dynamo's own restarts, no graph break: it traces the same frame again, whole
+# (TensorifyScalarRestartAnalysis: a Python float it had made dynamic must be specialized after all).
+INTERNAL_RESTART = lazy_compile(
+    r"^<class '(?:torch\._dynamo\.exc\.)?(?P<kind>TensorifyScalar|Unspecialize|CompileCollective)RestartAnalysis'>$")
 # The name Dynamo gives the code after a graph break (torch/_dynamo/resume_execution.py, since torch 2.1):
 # torch_dynamo_resume_in_<co_name>_at_<line>. The co_name is any function's, <lambda> and <genexpr> too; the line is
 # the last `_at_<digits>` (a function may be named f_at_3). Bounded: the name comes from an untrusted log. (Older
@@ -249,6 +254,8 @@ def graph_breaks(trace: Trace) -> GraphBreaks:
         for entry in trace.compiles.values():
             for reason in (entry.metrics or {}).get("restart_reasons") or []:
                 text = str(reason)
+                if INTERNAL_RESTART.match(text):
+                    continue
                 if len(text) > 1 and text[0] == text[-1] and text[0] in "'\"" and text[0] not in text[1:-1]:
                     text = text[1:-1]  # older torch logged the reason's repr: 'skip function graph_break in ...'
                 location = inline_frame(text)
