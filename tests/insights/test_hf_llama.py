@@ -59,3 +59,21 @@ def test_dynamos_own_float_restart_is_no_graph_break_and_says_what_it_cost():
     assert row.explanation is not None and row.explanation.startswith("No graph break")
     assert f"the {before:.2f} s it had traced were lost" in row.explanation
     assert "torch._dynamo.config.specialize_float = True" in row.explanation
+
+
+def test_an_argument_of_transformers_frame_is_placed_at_the_users_call_that_passed_it():
+    # [0/0]'s guard tree checks L['args'][1] (the user's ids) with the comment `# recordable_keys = {` of
+    # transformers/utils/output_capturing.py: transformers' line, not the user's. The dynamo_start stacks of [0/1] and
+    # [0/3] end in the program at lines 32 (compiled(ids)) and 39 (model.generate(...)): the calls that passed the
+    # tensor in. A tensor reached through an argument (the cache's keys) stays where it was first used: [0/3]'s guard
+    # tree comments L['kwargs']['cache'].layers[0].keys with `if not self.is_initialized or self.keys.numel() == 0:`,
+    # transformers/cache_utils.py:148.
+    with read_trace(str(torch213("hf_llama.log.gz"))) as trace:
+        ins = insights(trace)
+    [frame] = ins.recompiles.frames
+    placed = {s.compile_id: (s.guard.tensor, s.guard.location_kind, s.guard.location.filename.rsplit("/", 1)[-1],
+                             s.guard.location.line) for s in frame.steps if s.guard.tensor}
+    assert placed == {
+        "[0/1]": ("args[1]", "call", "hf_llama.py", 32),
+        "[0/3]": ("kwargs['input_ids']", "call", "hf_llama.py", 39),
+        "[0/4]": ("kwargs['cache'].layers[0].keys", "first_use", "cache_utils.py", 148)}

@@ -739,6 +739,9 @@ _VALUE_GUARD = lazy_compile(r"^(?:___as_tensor\((?P<tensor>.{1,500})\)\.item\(\)
 _NUMBER_GUARD = lazy_compile(r"^(?:L\['(?P<local>\w{1,200})'\]|(?P<name>[A-Za-z_]\w{0,200})) == -?\d")
 # A check of a tensor that failed, as torch's TENSOR_MATCH words it: `tensor 'x' dtype mismatch. ...`.
 _TENSOR_CHECK = r"^tensor '(?P<tensor>.{1,500}?)' (?=[\w ]{1,40}mismatch)"
+# A tensor passed to the compiled function as it is (`x`, `args[1]`, `kwargs['input_ids']`), not one reached through
+# an argument (`kwargs['cache'].layers[0].keys`): the caller passed it.
+_ARGUMENT = r"^(?:\w+|args\[\d{1,9}\]|kwargs\[['\"]\w+['\"]\])$"
 _NAME = r"^(?P<name>[A-Za-z_]\w{0,200})(?P<rest>.*)$"
 CACHE_MODULE = "transformers.cache_utils."
 
@@ -809,9 +812,14 @@ def _place_tensor_check(guard: FailedGuard, texts: _CompileTexts, code: UserLoca
             if node is not None and not is_torch_file(node.path):
                 used, used_in_torch = UserLocation(node.path, node.line, node.function, node.code), False
         torch_frame = code is None or is_torch_file(code.filename)
-        if used is not None and not used_in_torch:
+        # A library's frame (transformers' decorator around the model's forward) that first used an argument in the
+        # library's code too: the user's line that passed it in says more than the library's line.
+        library_frame = not torch_frame and code is not None and code_origin(code.filename) == "library code"
+        passed_in = (library_frame and caller is not None and re.match(_ARGUMENT, guard.tensor) is not None
+                     and (used is None or code_origin(used.filename) is not None))
+        if used is not None and not used_in_torch and not passed_in:
             guard.location, guard.location_kind = used, "first_use"
-        elif caller is not None and torch_frame:
+        elif caller is not None and (torch_frame or passed_in):
             guard.location, guard.location_kind = caller, "call"
         elif used is not None and torch_frame:
             guard.location, guard.location_kind = used, "first_use"
