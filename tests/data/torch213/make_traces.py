@@ -154,6 +154,10 @@ SCENARIOS = [
     # names its site-packages.
     Scenario("hf_llama", "hf_llama.py", gzip=True, env=HF_ENV),
     Scenario("hf_llama_fixed", "hf_llama.py", gzip=True, env={**HF_ENV, "HF_VARIANT": "fixed"}),
+    # Compiling per call: torch.compile in the loop, a new instance and a new lambda per call, a counter attribute
+    # incremented in forward (the recompile limit), torch._dynamo.reset() in a loop; `_fixed` compiles once.
+    Scenario("compile_per_call", "compile_per_call.py", gzip=True, env=RUN_ENV),
+    Scenario("compile_per_call_fixed", "compile_per_call.py", gzip=True, env={**RUN_ENV, "CALL_VARIANT": "fixed"}),
 ]
 
 SCRUB_ENV = [
