@@ -17,6 +17,7 @@ from ..model import trace as trace_model
 from ..model.trace import RawSpans, Trace
 from ..wording import count
 from .envelope import EnvelopeError, decode_envelope
+from .resets import FrameRenumbering
 from .handlers import HANDLERS, KNOWN_KINDS, handler_for
 from .crash_files import crash_beside, crash_text
 from .discover import find_logs, rank_of
@@ -205,9 +206,10 @@ def _read(path: str, rank: int | None, options: ReadOptions) -> Trace:
             lines = _ExpansionCap(stream, max(EXPANSION_FLOOR, EXPANSION_FACTOR * compressed))
         lines = _CountingReader(lines, options.progress) if options.progress else lines
         last_damaged: RawRecord | None = None  # the last record read, if its payload does not match its md5
+        renumbering = FrameRenumbering()
         for record in read_raw_records(lines, budget):
             try:
-                damaged = _ingest(record, builder)
+                damaged = _ingest(record, builder, renumbering)
             finally:
                 if record.payload is not None:
                     record.payload.close()
@@ -269,7 +271,7 @@ def _unusable_message(path: str, trace: Trace) -> str:
     return f"{path}: not a TORCH_TRACE log: none of its {count(stats.total, 'record')} could be read{why}"
 
 
-def _ingest(record: RawRecord, b: TraceBuilder) -> bool:
+def _ingest(record: RawRecord, b: TraceBuilder, renumbering: FrameRenumbering) -> bool:
     """Read one record into b; True when it is counted as a payload not matching its md5 (see _note_cut_last_payload)."""
     stats = b.stats
     if record.problem is not None:
@@ -316,6 +318,11 @@ def _ingest(record: RawRecord, b: TraceBuilder) -> bool:
     kind = env.kind
     obj = env.obj
     stats.kinds[kind] += 1
+    if env.compile_id is not None:
+        logged = env.compile_id
+        env.compile_id = renumbering.place(env)
+        if env.compile_id is not logged:
+            b.compile(env.compile_id, env.lineno).logged_frame_id = logged.frame_id
     if kind != "str":
         # Every event registers its compile id (tlparse lists ids even with no outputs,
         # and NO_COMPILE_ID for events outside any compilation).

@@ -172,6 +172,9 @@ class Compile:
     # Compile of its own with its metrics, stack and metrics artifact. Each strict torch.export call's Dynamo trace
     # logs one with no compile id, so a program with several has several; they stay apart (Trace.metrics_compiles).
     earlier_metrics: list[Compile] = field(default_factory=list)
+    # The frame id torch logged, where it differs: torch._dynamo.reset() counts frames from 0 again, and the
+    # reader numbers the frames after it on (ingest/resets.py). None: as logged.
+    logged_frame_id: int | None = None
 
     @property
     def key(self) -> str:
@@ -198,6 +201,7 @@ class Compile:
             "guards": self.guards,
             "subgraphs": self.subgraphs,
             "earlier_metrics": [c.to_json() for c in self.earlier_metrics],
+            "logged_frame_id": self.logged_frame_id,
         }
 
     @classmethod

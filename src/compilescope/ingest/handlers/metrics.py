@@ -10,6 +10,7 @@ from ...model.builder import TraceBuilder
 from ...model.trace import (BENCHMARK_EVENT_NAMES, BENCHMARK_EVENT_SUFFIXES, Compile, COMPILE_EVENT_KEPT, COMPILE_EVENT_NAMES,
                             CUDAGRAPH_RECORD, CUDAGRAPH_SETUP, METRICS)
 from ..envelope import Envelope
+from ..resets import relabel
 from ..shapes import CHROMIUM_FIELDS, METRIC_FIELDS, TEXT, bad_fields, is_a, without_bad_fields
 from .registry import handles
 from ...wording import plural
@@ -23,6 +24,8 @@ def compilation_metrics(env: Envelope, b: TraceBuilder) -> bool:
         # torch logs a list; a string is one reason, not characters to iterate.
         metrics = {**metrics, "restart_reasons": [reasons] if reasons else []}
     metrics = _checked(env, b, metrics)
+    if "compile_id" in metrics:  # (renumbered after torch._dynamo.reset(), as the envelope's)
+        metrics["compile_id"] = relabel(metrics["compile_id"], env)
     if isinstance(metrics.get("restart_reasons"), list):
         metrics["restart_reasons"] = [r if is_a(r, TEXT) else str(r) for r in metrics["restart_reasons"]]
     record = b.metric_record(metrics)
@@ -72,6 +75,9 @@ def chromium_event(env: Envelope, b: TraceBuilder) -> bool:
     bad = bad_fields(event, CHROMIUM_FIELDS)
     if bad:  # an event without a usable track, name or time is not placed anywhere
         raise ValueError(f"chromium_event {plural(len(bad), 'field')} of the wrong type: {', '.join(bad)}")
+    args = event.get("args")
+    if isinstance(args, dict) and "compile_id" in args:  # (renumbered after torch._dynamo.reset(), as the envelope's)
+        args["compile_id"] = relabel(args["compile_id"], env)
     b.chromium_events.append(event)
     name = event.get("name")  # (a str, or absent or null: bad_fields checked it)
     if name in COMPILE_EVENT_NAMES:

@@ -1,0 +1,70 @@
+"""Compile ids after torch._dynamo.reset(): torch counts frames from 0 again, so one log names two compilations
+"[0/0]" (a program that resets in a loop compiles a function as [0/0] each time). Reading them as one merges
+different functions' metrics, guards and times; the frames after each reset are numbered on from the highest
+frame seen, and each such compile keeps the frame id torch logged (Compile.logged_frame_id).
+"""
+
+from __future__ import annotations
+
+from ..model.ids import CompileId
+from .envelope import Envelope
+
+# A chromium "dynamo" begin event: the first record of a compile (before its dynamo_start), as torch writes it.
+_DYNAMO_BEGIN = (b'"name": "dynamo",', b'"ph": "B"')
+
+
+def _starts_compile(env: Envelope) -> bool:
+    if env.kind == "dynamo_start":
+        return True
+    buffer = env.payload_buffer
+    if env.kind != "chromium_event" or buffer is None:
+        return False
+    head = buffer.getvalue()[:200]
+    return all(part in head for part in _DYNAMO_BEGIN)
+
+
+class FrameRenumbering:
+    """Per log: the compile id each envelope belongs to, with the frames after each reset numbered on."""
+
+    __slots__ = ("offset", "finished", "top", "resets", "_placed")
+
+    def __init__(self) -> None:
+        self.offset = 0  # added to the frame ids torch logs since its last reset
+        self.finished: set[tuple[int, int | None]] = set()  # (frame, frame compile) with compilation_metrics
+        self.top = -1  # the highest frame id placed so far
+        self.resets: list[int] = []  # the log line of each reset's first compile record
+        self._placed: dict[CompileId, CompileId] = {}
+
+    def place(self, env: Envelope) -> CompileId | None:
+        cid = env.compile_id
+        if cid is None or cid.frame_id is None or cid.compiled_autograd_id is not None:
+            return cid
+        frame = (cid.frame_id, cid.frame_compile_id)
+        # A compilation that already finished starts again (attempt 0: not Dynamo's restart after a graph break):
+        # only a reset makes torch reuse its id.
+        if not cid.attempt and frame in self.finished and _starts_compile(env):
+            self.offset = self.top + 1
+            self.finished = set()
+            self._placed = {}
+            self.resets.append(env.lineno)
+        if env.kind == "compilation_metrics":
+            self.finished.add(frame)
+        if self.offset:
+            placed = self._placed.get(cid)
+            if placed is None:
+                placed = self._placed[cid] = CompileId(None, cid.frame_id + self.offset, cid.frame_compile_id,
+                                                       cid.attempt)
+            cid = placed
+        if cid.frame_id > self.top:  # type: ignore[operator]
+            self.top = cid.frame_id  # type: ignore[assignment]
+        return cid
+
+
+def relabel(text: object, env: Envelope) -> object:
+    """A compile id written inside a record ("0/1": chromium args, compilation_metrics) as placed, where its frame was
+    renumbered; anything else as it is."""
+    placed, logged = env.compile_id, env.obj.get("frame_id")
+    if placed is None or placed.frame_id == logged or not isinstance(text, str):
+        return text
+    prefix = f"{logged}/"
+    return f"{placed.frame_id}/{text[len(prefix):]}" if text.startswith(prefix) else text
