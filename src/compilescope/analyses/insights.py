@@ -469,6 +469,7 @@ def findings(ins: Insights, export: ExportReport | None = None) -> list[Finding]
                            f"{len(group)} functions recompiled for one cause ({changes or 'no reason logged'})",
                            f"{_names(names)}{': ' + guards if guards else ''}{'; ' + cost if cost else ''}"))
     out.extend(_backward_recaptures(ins.recompiles))
+    out.extend(_compiled_afresh(ins.recompiles, ct))
     out.extend(library.findings())
     out.extend(_breaks_by_torch(ins.graph_breaks.breaks))
     out.extend(_cudagraph_skips(ins.cudagraphs))  # with the warnings, before the time
@@ -540,6 +541,23 @@ def _recompile_cost(ct: CompileTimes, frames: list[FrameRecompiles], short: bool
         return f"recompiles: {format_seconds(seconds)} ({share})"
     whose = "its recompiles" if len(frames) == 1 else "the recompiles"
     return f"{whose} took {format_seconds(seconds)} of the {format_seconds(ct.total_s)} compiling ({share})"
+
+
+def _compiled_afresh(rec: Recompiles, ct: CompileTimes) -> list[Finding]:
+    """A function compiled from scratch again after torch._dynamo.reset(): no guard failed, the program threw its
+    compiled code away. A warning: in a loop, every iteration pays the first compile again."""
+    out = []
+    for fn in rec.afresh:
+        seconds = ct.seconds_of(fn.again)
+        cost = (f"; compiling it again took {format_seconds(seconds)} of the {format_seconds(ct.total_s)} compiling"
+                if seconds > 0 and ct.total_s else "")
+        where = f" ({os.path.basename(fn.filename)}:{fn.first_line})" if fn.filename else ""
+        logged = f" (torch logged each as {_names(list(dict.fromkeys(fn.logged_as)))})" if fn.logged_as else ""
+        out.append(Finding(WARNING, "recompiles", f"{fn.name or 'a function'}{where} compiled from scratch "
+                           f"{times(len(fn.compile_ids))}, after torch._dynamo.reset()",
+                           f"{_names(fn.compile_ids)}{logged}: reset() drops every compiled function, so the next "
+                           f"call compiles it as at first{cost}; call reset() once, outside the loop, or not at all"))
+    return out
 
 
 def _cudagraph_skips(cg: CudaGraphs) -> list[Finding]:

@@ -21,7 +21,7 @@ import orjson
 
 from ..model.ids import compilation_key
 from ..model.trace import Compile, Trace
-from ..wording import count, format_seconds, possessive
+from ..wording import and_list, count, format_seconds, possessive
 from .compile_time import CompileTimes
 from .compiled_frames import CompiledFrames, module_label, wrapped_module
 from ..lazy_regex import lazy_compile
@@ -216,6 +216,11 @@ MARKED_SIZE_ONE_ADVICE = (
 MARKING_CALLS = {"_dynamo_dynamic_indices": "torch._dynamo.mark_dynamic",
                  "_dynamo_weak_dynamic_indices": "torch._dynamo.maybe_mark_dynamic"}
 
+# torch's own hint on such a guard (guards.py) names allow_unspec_int_on_nn_module and a tensor.
+ATTRIBUTE_ADVICE = ("{names} changes between calls, and torch.compile takes an nn.Module's int attributes as constants "
+                    "(automatic dynamic leaves them): every new value compiles again, until the recompile limit. Keep "
+                    "counters out of the compiled forward (count in the loop that calls it), or hold the value in a "
+                    "tensor; torch._dynamo.config.allow_unspec_int_on_nn_module = True makes such ints dynamic.")
 NUMBER_MADE_DYNAMIC = ("torch compiled {names} as dynamic once it changed (automatic dynamic): {recompiles} for it, "
                        "and none while it keeps changing. To avoid even that one, compile with dynamic=True.")
 
@@ -394,6 +399,7 @@ class RecompileStep:
     # and of what: "x's dimension 0", or the number's name ("n").
     dynamic_symbol: str | None = None
     dynamic_of: str = ""
+    attribute: bool = False  # the number is an object's attribute (`self.step`), not a local
     # When it happened, from the compile-time timeline (link_times): seconds from the log's first record to its start,
     # since the frame's compile before it ended (how long the function ran compiled before a call failed a guard), and
     # what compiling it took. None where the log has no time for it.
@@ -563,11 +569,55 @@ class BackwardGraph:
 
 
 @dataclass
+class CompiledAfresh:
+    """A function compiled from scratch more than once, each time as a new frame: torch._dynamo.reset() dropped its
+    compiled code (and torch counted frames from 0 again), so the next call compiled it as at first."""
+
+    name: str | None  # co_name
+    filename: str | None
+    first_line: int | None
+    compile_ids: list[str]  # each first compile ("[3/0]", "[4/0]", ...), in order
+    logged_as: list[str]  # the same as torch logged them ("[0/0]" after each reset)
+
+    @property
+    def again(self) -> list[str]:
+        """The compiles after the first: what compiling it once would have saved."""
+        return self.compile_ids[1:]
+
+    def to_json(self) -> dict[str, Any]:
+        return {"name": self.name, "filename": self.filename, "first_line": self.first_line,
+                "compile_ids": self.compile_ids, "logged_as": self.logged_as}
+
+
+def compiled_afresh(trace: Trace) -> list[CompiledAfresh]:
+    """The functions of the log compiled from scratch in several frames after torch._dynamo.reset(), where the
+    reader numbered frames on (ingest/resets.py): one code object, several first compiles."""
+    by_code: dict[tuple, list[Compile]] = {}
+    for cid, entry in trace.compiles.items():
+        metrics = entry.metrics or {}
+        if (cid is None or cid.compiled_autograd_id is not None or cid.frame_compile_id != 0
+                or not metrics.get("co_name") or metrics.get("fail_type")):
+            continue
+        code = (metrics.get("co_filename"), metrics.get("co_firstlineno"), metrics.get("co_name"))
+        frames = by_code.setdefault(code, [])
+        if all(e.compile_id.frame_id != cid.frame_id for e in frames):  # (a restarted attempt is the same compile)
+            frames.append(entry)
+    found = []
+    for (filename, first_line, name), entries in by_code.items():
+        if len(entries) > 1 and any(e.logged_frame_id is not None for e in entries):
+            found.append(CompiledAfresh(name, filename, first_line, [e.compile_id.compilation for e in entries],
+                                        [f"[{e.logged_frame_id if e.logged_frame_id is not None else e.compile_id.frame_id}"
+                                         f"/{e.compile_id.frame_compile_id}]" for e in entries]))
+    return found
+
+
+@dataclass
 class Recompiles:
     """The frames of the log that were compiled more than once, and compiled autograd's backward graphs."""
 
     frames: list[FrameRecompiles] = field(default_factory=list)  # frames hitting the limit first
     backward_graphs: list[BackwardGraph] = field(default_factory=list)  # in capture order; all of them
+    afresh: list[CompiledAfresh] = field(default_factory=list)  # functions compiled anew after torch._dynamo.reset()
 
     def __bool__(self) -> bool:
         return bool(self.frames) or self.backward_recaptures > 0
@@ -595,7 +645,8 @@ class Recompiles:
         return {"total": self.total, "backward_recaptures": self.backward_recaptures,
                 "with_backward": self.with_backward, "frames_at_limit": sum(f.hit_limit for f in self.frames),
                 "frames": [f.to_json() for f in self.frames],
-                "backward_graphs": [g.to_json() for g in self.backward_graphs]}
+                "backward_graphs": [g.to_json() for g in self.backward_graphs],
+                "compiled_afresh": [a.to_json() for a in self.afresh]}
 
 
 def classify_change(guard: str) -> str:
@@ -736,7 +787,8 @@ _CODE_FILE = lazy_compile(r'<code object [^<>\n]{0,300}?, file "([^"\n]{1,1000})
 # A guard on a number: `___as_tensor(X).item() == 0.0046…` (a float Dynamo made a symbol) or `X == 2`.
 _VALUE_GUARD = lazy_compile(r"^(?:___as_tensor\((?P<tensor>.{1,500})\)\.item\(\)|(?P<name>[\w.\[\]'\"]{1,500})) == "
                             r"(?P<value>-?\d{1,30}(?:\.\d{1,30})?(?:e-?\d{1,3})?)$")
-_NUMBER_GUARD = lazy_compile(r"^(?:L\['(?P<local>\w{1,200})'\]|(?P<name>[A-Za-z_]\w{0,200})) == -?\d")
+_NUMBER_GUARD = lazy_compile(r"^(?:L\['(?P<local>\w{1,200})'\]|(?P<name>[A-Za-z_]\w{0,200})"
+                             r"(?P<attribute>(?:\.[A-Za-z_]\w{0,200}){1,8})?) == -?\d")
 # A check of a tensor that failed, as torch's TENSOR_MATCH words it: `tensor 'x' dtype mismatch. ...`.
 _TENSOR_CHECK = r"^tensor '(?P<tensor>.{1,500}?)' (?=[\w ]{1,40}mismatch)"
 # A tensor passed to the compiled function as it is (`x`, `args[1]`, `kwargs['input_ids']`), not one reached through
@@ -883,10 +935,13 @@ def _place_failed_checks(steps: list[tuple[RecompileStep, Compile]], texts: _Com
             number = _NUMBER_GUARD.match(guard.guard) if guard is step.guard and guard.change == "constant" else None
             if number is not None:  # `n == 0`: automatic dynamic makes a number that changed a symbol too
                 name = number["name"] or number["local"]
+                attribute = number["attribute"] or ""  # `self.step == 3`: an attribute of an object it reads
                 step.dynamic_symbol = next((str(sym.get("symbol")) for sym in entry.symbols
-                                            if sym.get("source") == f"L['{name}']" and sym.get("symbol")), None)
+                                            if sym.get("source") == f"L['{name}']{attribute}" and sym.get("symbol")),
+                                           None)
                 # (a resume function's ___stack0 is a value the user's code computed: "the value of `loss.item()`")
-                step.dynamic_of = stack_values.short(entry, name) or name
+                step.dynamic_of = name + attribute if attribute else stack_values.short(entry, name) or name
+                step.attribute = bool(attribute)
             size = _SIZE_GUARD.match(guard.guard) if guard is step.guard and guard.change == "size" else None
             if size is None:
                 continue
@@ -1093,6 +1148,11 @@ def recompiles(trace: Trace, stack_values: StackValues | None = None) -> Recompi
                 names = ", ".join(dict.fromkeys(st.dynamic_of for st in numbers))
                 advice.append(NUMBER_MADE_DYNAMIC.format(names=names, recompiles=count(len(numbers), "recompile")))
                 continue
+            attributes = list(dict.fromkeys(st.dynamic_of for st in numbers if st.attribute and not st.dynamic_symbol))
+            if c == "constant" and attributes:
+                advice.append(ATTRIBUTE_ADVICE.format(names=and_list([f"`{a}`" for a in attributes])))
+                if all(st.attribute and not st.dynamic_symbol for st in numbers):
+                    continue
             if c == "length":
                 advice.extend(length_advice([st.guard for st, _ in steps if st.guard and st.guard.change == c],
                                             _mutations(trace, entries)))
@@ -1126,7 +1186,7 @@ def recompiles(trace: Trace, stack_values: StackValues | None = None) -> Recompi
             limit=limit, changes=changes, advice=advice, called_from=called_from, module=wrapped_module(trace, entries),
         ))
     result.sort(key=lambda f: (not f.hit_limit, -f.recompiles))
-    return Recompiles(result, backward_graphs(trace))
+    return Recompiles(result, backward_graphs(trace), compiled_afresh(trace))
 
 
 def backward_graphs(trace: Trace) -> list[BackwardGraph]:
