@@ -1,0 +1,101 @@
+"""Compiling per call (compile_per_call.py): torch.compile in the loop, a new instance and a new lambda per call, a
+counter attribute incremented in forward, torch._dynamo.reset() in a loop. What compilescope says of each, checked
+against the raw log and the program."""
+
+from __future__ import annotations
+
+import gzip
+import re
+
+from compilescope.analyses.insights import insights
+from compilescope.analyses.recompiles import ADVICE
+from compilescope.ingest.reader import read_trace
+
+from ..conftest import torch213
+
+PROGRAM = torch213("compile_per_call.log.gz").parent.parent / "programs" / "compile_per_call.py"
+
+
+def _text(log: str = "compile_per_call.log.gz") -> str:
+    return gzip.open(torch213(log), "rt").read()
+
+
+def _insights(log: str = "compile_per_call.log.gz"):
+    with read_trace(str(torch213(log))) as trace:
+        names = {str(cid): (c.metrics or {}).get("co_name") for cid, c in trace.compiles.items()}
+        logged = {str(cid): c.logged_frame_id for cid, c in trace.compiles.items() if c.logged_frame_id is not None}
+        return insights(trace), names, logged
+
+
+def _line(code: str) -> int:
+    [line] = [i for i, text in enumerate(PROGRAM.read_text().splitlines(), 1) if code in text]
+    return line
+
+
+def _metrics(text: str) -> list[tuple[str, str]]:
+    """(compile_id, co_name) of each compilation_metrics envelope, in log order."""
+    return re.findall(r'^V[^\n]*\] \{"compilation_metrics": \{"compile_id": "([^"]+)", "frame_key": [^,]+, '
+                      r'"co_name": "?([^",]+)"?', text, re.M)
+
+
+def test_frames_after_torch_dynamo_reset_are_not_merged_with_the_frames_before_it():
+    # torch counts frames from 0 again after each reset(): `poly`, compiled after three resets, is logged as [0/0]
+    # three times, the id that Scaler.forward's first compile had before.
+    logged = _metrics(_text())
+    assert logged[0] == ("0/0", "forward")
+    assert logged[-3:] == [("0/0", "poly")] * 3
+    assert max(int(cid.split("/")[0]) for cid, _ in logged) == 2
+    ins, names, renumbered = _insights()
+    assert names["[0/0]"] == "forward"  # Scaler.forward's, not poly's
+    assert [names[f"[{f}/0]"] for f in (3, 4, 5)] == ["poly"] * 3
+    assert renumbered == {"[3/0]": 0, "[4/0]": 0, "[5/0]": 0}
+    # Scaler.forward's recompile is its own: poly recompiled nothing (no guard of it failed).
+    by_name = {f.name: f for f in ins.recompiles.frames}
+    assert "poly" not in by_name
+    [scaler] = [f for f in ins.recompiles.frames if f.first_line == _line("return self.lin(x).relu() * self.scale") - 1]
+    assert scaler.chain == ["[0/0]", "[0/1]"]
+    # the compile time of [0/0] is Scaler.forward's alone (poly's chromium events moved with their compiles)
+    slowest = {c.compile_id: c for c in ins.compile_time.compiles}
+    assert {slowest[k].name for k in ("[3/0]", "[4/0]", "[5/0]")} == {"poly"}
+
+
+def test_a_function_compiled_afresh_after_each_reset_is_a_finding_with_its_cost():
+    ins, _, _ = _insights()
+    [afresh] = ins.recompiles.afresh
+    assert (afresh.name, afresh.first_line) == ("poly", _line("def poly(x):"))
+    assert afresh.compile_ids == ["[3/0]", "[4/0]", "[5/0]"] and afresh.logged_as == ["[0/0]"] * 3
+    [finding] = [f for f in ins.findings if "compiled from scratch" in f.title]
+    assert finding.severity == "warning"
+    assert "poly" in finding.title and "3 times" in finding.title and "torch._dynamo.reset()" in finding.title
+    assert "logged each as [0/0]" in finding.detail and "compiling it again took" in finding.detail
+    # the fixed variant calls reset() nowhere: poly is compiled once
+    fixed, _, renumbered = _insights("compile_per_call_fixed.log.gz")
+    assert not fixed.recompiles.afresh and not renumbered
+
+
+def test_a_counter_attribute_of_the_module_gets_its_own_advice():
+    text = _text()
+    bump = _line("self.step += 1")
+    # torch's reasons name self.step's value, 0..7, and the line that changes it; [2/8] hits the limit (8).
+    for n in range(8):
+        assert re.search(rf'"2/{n}: self\.step == {n} +# self\.step \+= 1 +# [^"]*compile_per_call\.py:{bump} in forward',
+                         text)
+    assert "Dynamo recompile limit exceeded" in text and "(currently set to 8)" in text
+    ins, _, _ = _insights()
+    [counter] = [f for f in ins.recompiles.frames if f.hit_limit]
+    assert counter.limit == 8 and len(counter.steps) == 8
+    assert {s.dynamic_of for s in counter.steps} == {"self.step"} and not any(s.dynamic_symbol for s in counter.steps)
+    assert ADVICE["constant"] not in counter.advice  # "let it be dynamic": torch never makes it so
+    [advice] = [a for a in counter.advice if a.startswith("`self.step` changes")]
+    assert "out of the compiled forward" in advice and "allow_unspec_int_on_nn_module" in advice
+
+
+def test_a_float_attribute_made_dynamic_is_settled():
+    # Scaler(0.5 + step) per request: [0/1] fails `self.scale == 0.5` and makes L['self'].scale a symbol.
+    text = _text()
+    assert re.search(r'"0/0: self\.scale == 0\.5 ', text)
+    assert re.search(r'"create_symbol": \{"symbol": "zf\d+", "val": "1\.5"[^\n]*"source": "L\[\'self\'\]\.scale"', text)
+    ins, _, _ = _insights()
+    [scaler] = [f for f in ins.recompiles.frames if f.first_line == _line("return self.lin(x).relu() * self.scale") - 1]
+    assert scaler.settled and scaler.made_dynamic == ["self.scale"]
+    assert ADVICE["constant"] not in scaler.advice
