@@ -5,13 +5,14 @@ against the raw log and the program."""
 from __future__ import annotations
 
 import gzip
+import json
 import re
 
 from compilescope.analyses.insights import insights
 from compilescope.analyses.recompiles import ADVICE
 from compilescope.ingest.reader import read_trace
 
-from ..conftest import torch213
+from ..conftest import report, run_cli, torch213
 
 PROGRAM = torch213("compile_per_call.log.gz").parent.parent / "programs" / "compile_per_call.py"
 
@@ -99,3 +100,23 @@ def test_a_float_attribute_made_dynamic_is_settled():
     [scaler] = [f for f in ins.recompiles.frames if f.first_line == _line("return self.lin(x).relu() * self.scale") - 1]
     assert scaler.settled and scaler.made_dynamic == ["self.scale"]
     assert ADVICE["constant"] not in scaler.advice
+
+
+def test_each_renumbered_compile_says_the_id_torch_logged(tmp_path, capsys):
+    # torch's messages name poly's compiles "0/0" (the log's metrics do): each page and the JSON say that is the id
+    # torch logged, and why ours differs.
+    assert [cid for cid, name in _metrics(_text()) if name == "poly"] == ["0/0"] * 3
+    report(torch213("compile_per_call.log.gz"), tmp_path / "cs")
+    for frame in (3, 4, 5):
+        page = (tmp_path / "cs" / f"-_{frame}_0_0" / "index.html").read_text()
+        [note] = re.findall(r'<p id="logged-compile-id">([^<]*)</p>', page)
+        assert note.startswith("torch logged this compile as [0/0]: torch._dynamo.reset() ran before it")
+        assert "here, [0/0] is forward&#39;s compile, before any reset" in note
+    assert 'id="logged-compile-id"' not in (tmp_path / "cs" / "-_0_0_0" / "index.html").read_text()
+    capsys.readouterr()
+    assert run_cli("summary", "--json", torch213("compile_per_call.log.gz")) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["recompiles"]["after_reset"] == [{"compile_id": f"[{f}/0]", "logged_as": "[0/0]"} for f in (3, 4, 5)]
+    assert run_cli("summary", "--json", torch213("compile_per_call_fixed.log.gz")) == 0
+    assert json.loads(capsys.readouterr().out)["recompiles"]["after_reset"] == []
+

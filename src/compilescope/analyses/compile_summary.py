@@ -54,6 +54,11 @@ _METRIC_GROUPS = (
     ("Caches", lambda k: "cache" in k),
     ("Configuration", lambda k: "config" in k),
 )
+# Why a compile's id is not the one torch logged (ingest/resets.py renumbered it): its own messages name the logged one.
+RENUMBERED_NOTE = ("torch logged this compile as {logged}: torch._dynamo.reset() ran before it, and after a reset torch "
+                   "counts frame ids from 0 again, so its messages (and tlparse) call it {logged}{before}. compilescope "
+                   "numbers the frames compiled after a reset on from the highest before it, so that two compilations "
+                   "never share an id.")
 BACKWARD_METRICS = "bwd_compilation_metrics"
 # DDPOptimizer (torch/_dynamo/backends/distributed.py) logs the graph it split, then each submodule it compiles alone.
 DDP_SPLIT_GRAPH = "optimize_ddp_split_graph"
@@ -134,10 +139,13 @@ class CompileSummary:
     runtime_records: dict[int, RuntimeRecord] = field(default_factory=dict)  # by artifact number (runtime_records)
     ddp_splits: list[DdpSplit] = field(default_factory=list)  # its graphs DDPOptimizer split, each compiled in parts
     metrics: MetricGroups = field(default_factory=MetricGroups)
+    # The id torch logged ("[0/0]") where the reader numbered it on after torch._dynamo.reset(), and why (RENUMBERED_NOTE)
+    logged_as: str | None = None
+    renumbered_note: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {
-            "compile_id": self.compile_id, "status": self.status, "outcome": self.outcome,
+            "compile_id": self.compile_id, "logged_as": self.logged_as, "status": self.status, "outcome": self.outcome,
             "compiled": self.compiled.to_json() if self.compiled else None, "compiled_origin": self.compiled_origin,
             "called_from": self.called_from.to_json() if self.called_from else None,
             "wraps": self.wraps.to_json() if self.wraps else None,
@@ -388,6 +396,14 @@ def _breaks_text(graph_breaks: list[GraphBreak], restarts: list[str], compiled: 
     return f"{n} graph break{'s' if n != 1 else ''}"
 
 
+def _renumbered_note(trace: Trace, logged: str) -> str:
+    """RENUMBERED_NOTE, naming the function whose compile before the reset has the logged id in the report."""
+    earlier = trace.compiles.get(CompileId.parse(logged))
+    name = (earlier.metrics or {}).get("co_name") if earlier is not None else None
+    before = f" (here, {logged} is {name}'s compile, before any reset)" if isinstance(name, str) and name else ""
+    return RENUMBERED_NOTE.format(logged=logged, before=before)
+
+
 def compile_summaries(trace: Trace, statuses: dict[CompileId | None, str], ins: Insights) -> dict[str, CompileSummary]:
     errors = {e.compile_id: e for e in ins.errors.errors}
     breaks: dict[str, list[GraphBreak]] = {}
@@ -408,6 +424,7 @@ def compile_summaries(trace: Trace, statuses: dict[CompileId | None, str], ins: 
 
     frames = CompiledFrames(trace)
     retries = _retries(trace)
+    logged_as = {r.compile_id: r.logged_as for r in ins.recompiles.after_reset}
     result: dict[str, CompileSummary] = {}
     shared = _Shared()
     for entry in trace.compiles.values():
@@ -449,5 +466,8 @@ def compile_summaries(trace: Trace, statuses: dict[CompileId | None, str], ins: 
             summary.cudagraphs_warning = ins.cudagraphs.never_recorded_warning
         summary.backward_graph = backward.get(key)
         summary.ddp_splits = ddp_splits(entry)
+        summary.logged_as = logged_as.get(key)
+        if summary.logged_as is not None:
+            summary.renumbered_note = _renumbered_note(trace, summary.logged_as)
         result[key] = summary
     return result

@@ -14,7 +14,7 @@ import math
 import os
 import re
 from collections import Counter
-from dataclasses import field
+from dataclasses import field, replace
 from typing import Any
 
 import orjson
@@ -612,12 +612,31 @@ def compiled_afresh(trace: Trace) -> list[CompiledAfresh]:
 
 
 @dataclass
+class RenumberedAfterReset:
+    """A compile the reader numbered on after torch._dynamo.reset() (ingest/resets.py): torch logged it, and names it
+    in its messages, with the frame id counted from 0 again."""
+
+    compile_id: str  # as the report names it: "[3/0]"
+    logged_as: str  # as torch logged it: "[0/0]"
+
+    def to_json(self) -> dict[str, Any]:
+        return {"compile_id": self.compile_id, "logged_as": self.logged_as}
+
+
+def renumbered_after_reset(trace: Trace) -> list[RenumberedAfterReset]:
+    """Every compile id of the log the reader numbered on after a reset, in log order."""
+    return [RenumberedAfterReset(str(cid), str(replace(cid, frame_id=entry.logged_frame_id)))
+            for cid, entry in trace.compiles.items() if cid is not None and entry.logged_frame_id is not None]
+
+
+@dataclass
 class Recompiles:
     """The frames of the log that were compiled more than once, and compiled autograd's backward graphs."""
 
     frames: list[FrameRecompiles] = field(default_factory=list)  # frames hitting the limit first
     backward_graphs: list[BackwardGraph] = field(default_factory=list)  # in capture order; all of them
     afresh: list[CompiledAfresh] = field(default_factory=list)  # functions compiled anew after torch._dynamo.reset()
+    after_reset: list[RenumberedAfterReset] = field(default_factory=list)  # compiles renumbered after a reset
 
     def __bool__(self) -> bool:
         return bool(self.frames) or self.backward_recaptures > 0
@@ -646,7 +665,8 @@ class Recompiles:
                 "with_backward": self.with_backward, "frames_at_limit": sum(f.hit_limit for f in self.frames),
                 "frames": [f.to_json() for f in self.frames],
                 "backward_graphs": [g.to_json() for g in self.backward_graphs],
-                "compiled_afresh": [a.to_json() for a in self.afresh]}
+                "compiled_afresh": [a.to_json() for a in self.afresh],
+                "after_reset": [r.to_json() for r in self.after_reset]}
 
 
 def classify_change(guard: str) -> str:
@@ -1186,7 +1206,7 @@ def recompiles(trace: Trace, stack_values: StackValues | None = None) -> Recompi
             limit=limit, changes=changes, advice=advice, called_from=called_from, module=wrapped_module(trace, entries),
         ))
     result.sort(key=lambda f: (not f.hit_limit, -f.recompiles))
-    return Recompiles(result, backward_graphs(trace), compiled_afresh(trace))
+    return Recompiles(result, backward_graphs(trace), compiled_afresh(trace), renumbered_after_reset(trace))
 
 
 def backward_graphs(trace: Trace) -> list[BackwardGraph]:
