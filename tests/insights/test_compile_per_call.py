@@ -102,6 +102,11 @@ def test_a_float_attribute_made_dynamic_is_settled():
     assert ADVICE["constant"] not in scaler.advice
 
 
+def _recompiled_ids(text: str) -> list[str]:
+    """The compile ids the log's metrics name with a frame compile after the first ("0/1"): each a guard failed for."""
+    return [cid for cid, _ in _metrics(text) if int(cid.split("/")[1]) > 0]
+
+
 def test_each_renumbered_compile_says_the_id_torch_logged(tmp_path, capsys):
     # torch's messages name poly's compiles "0/0" (the log's metrics do): each page and the JSON say that is the id
     # torch logged, and why ours differs.
@@ -120,3 +125,27 @@ def test_each_renumbered_compile_says_the_id_torch_logged(tmp_path, capsys):
     assert run_cli("summary", "--json", torch213("compile_per_call_fixed.log.gz")) == 0
     assert json.loads(capsys.readouterr().out)["recompiles"]["after_reset"] == []
 
+
+def test_diff_and_check_count_the_recompiles_summary_counts(capsys):
+    # A recompile is a compile after a failed guard: the log's 0/1, 1/1 and 2/1..2/8 (10). poly's compiles after each
+    # reset are first compiles of new frames, not recompiles: summary, diff and check all say 10, not 12.
+    recompiled = _recompiled_ids(_text())
+    assert len(recompiled) == 10 and not _recompiled_ids(_text("compile_per_call_fixed.log.gz"))
+    ins, _, _ = _insights()
+    assert ins.recompiles.total == len(recompiled)
+    log, fixed = torch213("compile_per_call.log.gz"), torch213("compile_per_call_fixed.log.gz")
+    capsys.readouterr()
+    run_cli("diff", "--json", log, fixed)
+    doc = json.loads(capsys.readouterr().out)
+    changes = [c for rank in doc["ranks"] for c in rank["changes"] if c["section"] == "recompiles"]
+    [poly] = [c for c in changes if c["frame"].endswith(" poly")]
+    assert poly["title"].endswith(": 3 → 1 compiles (0 → 0 recompiles); A compiled it from scratch again 2 times, "
+                                  "after torch._dynamo.reset()")
+    assert (poly["detail"]["recompiles_a"], poly["detail"]["afresh_a"]) == (0, ["[4/0]", "[5/0]"])
+    # A's frames: the recompiles of those both runs compiled, and of those A alone did (its lambda, another line)
+    only_a = [c for rank in doc["ranks"] for c in rank["changes"] if c["section"] == "frames" and c["kind"] == "removed"]
+    assert (sum(c["detail"]["recompiles_a"] for c in changes)
+            + sum(c["detail"]["recompiles"] for c in only_a)) == len(recompiled)
+    run_cli("check", "--json", log, "--max-recompiles", "0")
+    [rule] = [r for r in json.loads(capsys.readouterr().out)["rules"] if r["rule"] == "max-recompiles"]
+    assert rule["message"].startswith(f"max-recompiles: {len(recompiled)} recompiles, at most 0 allowed")

@@ -39,7 +39,7 @@ from .status import MISSING, counts_text, status_counts
 from .unread import Unread
 from .torch_warnings import TorchWarnings
 from .userloc import UserLocation, export_call, is_python_library_file, is_torch_file
-from ..wording import count, format_kernel_time, format_seconds, format_seconds_change, possessive
+from ..wording import count, format_kernel_time, format_seconds, format_seconds_change, possessive, times
 from ..model.records import dataclass
 
 if TYPE_CHECKING:
@@ -192,15 +192,16 @@ class FrameFacts:
         report's words (status.counts_text, with its cards' compiles that made no graph)."""
         return counts_text(Counter(self.statuses), len(self.no_graph))
 
+    # Of its compile ids, those the recompiles analysis counts as recompiles (a step of its frame's chain: a guard
+    # failed; a backward graph compiled autograd captured again), so that diff and check count what summary counts.
+    # Not a function compiled from scratch again after torch._dynamo.reset() (first compiles of new frames: afresh).
+    # Empty in facts saved before.
+    recompile_ids: list[str] = field(default_factory=list)
+    afresh: list[str] = field(default_factory=list)  # its first compiles after the first (recompiles.CompiledAfresh)
+
     @property
     def recompiles(self) -> int:
-        """Compiles after one that left a cache entry: after failed compiles only, nothing was compiled again (as
-        analyses/recompiles.py counts)."""
-        cached, again = False, 0
-        for status in self.statuses or ["unknown"] * len(self.compile_ids):
-            again += cached
-            cached = cached or status != "error"
-        return again
+        return len(self.recompile_ids)
 
 
 @dataclass
@@ -433,6 +434,11 @@ def run_facts(results: Results) -> RunFacts:
     times = found.compile_time
     time_of = {c.compile_id: c for c in times.compiles}
     guards_by_cid = {step.compile_id: step.guard for f in found.recompiles.frames for step in f.steps}
+    # What the recompiles analysis counts (Recompiles.with_backward, the report's heading): its frames' steps, and each
+    # backward graph compiled autograd captured again (its first Dynamo compile: "[!1/9/0]").
+    recompiled = set(guards_by_cid) | {next((c for c in g.compile_ids if not c.endswith("/-/-]")), "")
+                                       for g in found.recompiles.backward_graphs[1:]}
+    afresh = {cid for fn in found.recompiles.afresh for cid in fn.again}  # (compilations: "[4/0]")
     no_graph = set(found.empty_graphs.no_graph)
 
     # The last attempt of each compilation (a restart logs [0/0_1] after [0/0]), with its id:
@@ -478,6 +484,10 @@ def run_facts(results: Results) -> RunFacts:
         frame.statuses.append(statuses.get(compile_id, "unknown"))
         if cid_text in no_graph:
             frame.no_graph.append(cid_text)
+        if cid_text in recompiled:
+            frame.recompile_ids.append(cid_text)
+        if compile_id.compilation in afresh:
+            frame.afresh.append(cid_text)
         guard = guards_by_cid.get(cid_text)
         if guard is not None:
             frame.guard_failures.append(_mask(guard.guard))
@@ -1229,12 +1239,16 @@ def diff_runs(a: RunFacts, b: RunFacts, threshold: TimeThreshold = TimeThreshold
             stopped = fewer.compile_ids[-1] if fewer.statuses and fewer.statuses[-1] == "error" else None
             said = (f": {possessive(side)} last compile of {fewer.function_label}, {stopped}, failed, and {side} compiled it no "
                     "more" if stopped else "")
+            # (compiles that are no recompile: torch._dynamo.reset() made the program compile the function from scratch)
+            said += "".join(f"; {side_} compiled it from scratch again {times(len(f.afresh))}, after torch._dynamo.reset()"
+                            for side_, f in (("A", fa), ("B", fb)) if f.afresh)
             changes.append(Change(
                 "recompiles", "changed",
                 f"{label}: {len(fa.compile_ids)} → {len(fb.compile_ids)} compiles ({fa.recompiles} → {fb.recompiles} "
                 f"recompiles){said}",
                 k, len(fa.compile_ids), len(fb.compile_ids),
                 {"recompiles_a": fa.recompiles, "recompiles_b": fb.recompiles,
+                 **({"afresh_a": fa.afresh, "afresh_b": fb.afresh} if fa.afresh or fb.afresh else {}),
                  "new_guard_failures": new, "gone_guard_failures": gone, **_guard_words(fa, fb, new + gone),
                  **({"stopped_after_failure": {"side": side, "compile_id": stopped}} if stopped else {})}))
         else:
