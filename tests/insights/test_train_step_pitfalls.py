@@ -75,6 +75,7 @@ def test_a_hit_on_a_graph_this_run_compiled_is_not_said_to_reuse_an_earlier_run(
     found = _insights("train_step_pitfalls.log.gz").caches
     assert found.overall == "mixed"
     assert found.reused_in_run == {"[0/1]": ["[0/0]"]}
+    assert found.reused_across_reset == []  # (a recompile: no torch._dynamo.reset() between them)
     assert [e.reused_from for c in found.compiles if c.compile_id == "[0/1]" for e in c.events
             if e.outcome == "hit"] == ["[0/0]", "[0/0]"]
     # Its graphs are in this log (under [0/0]): no "served from cache, run with an empty cache to see them".

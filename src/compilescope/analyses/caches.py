@@ -15,7 +15,7 @@ from typing import Any
 
 import orjson
 
-from ..model.trace import Trace
+from ..model.trace import Compile, Trace
 from ..model.records import dataclass
 from ..wording import and_list
 from .status import ERROR, RESTARTED, compile_status, compile_statuses, compiled_attempts
@@ -36,6 +36,9 @@ _OVERALL_TEXTS = {  # {lookup}: "cache lookup", or "cache lookup torch logged" w
     "bypassed": "every {lookup} was bypassed, as torch could not cache these graphs",
     "none": "no cache lookup logged",
 }
+# Said of a hit on what a compile before torch._dynamo.reset() wrote to the cache.
+RESET_KEEPS_CACHES = (", compiled before torch._dynamo.reset(), which throws compiled functions away, not what the "
+                      "caches hold")
 _NAME = re.compile(r"^(?P<cache>fx_graph_cache|aotautograd_cache)_(?P<outcome>hit|miss|bypass)$")
 # One component of an FX graph cache key, as its lookup's payload lists them: "[hash] fx_kwargs[is_backward]: True"
 _IS_BACKWARD = re.compile(r"^\[\w+\] fx_kwargs\[is_backward\]: (True|False)$")
@@ -114,6 +117,9 @@ class Caches:
     # same graph: train_step_pitfalls.log's [0/1] reused [0/0]'s) -> those compiles: not in graphs_missing, as an empty
     # cache would not show more (the graphs are in this log, under those compiles).
     reused_in_run: dict[str, list[str]] = field(default_factory=dict)
+    # Of those, the compile ids whose hits reused what was compiled before a torch._dynamo.reset() that ran before them
+    # (cache_hit_miss.log's [3/0] reused [1/0]'s): reset() throws compiled functions away, not what the caches hold.
+    reused_across_reset: list[str] = field(default_factory=list)
     # Compile ids with a cache lookup whose compile failed (compile_error_fallback, compile_error_lowering): their
     # lookups missed, and yet nothing was compiled.
     failed: list[str] = field(default_factory=list)
@@ -164,7 +170,8 @@ class Caches:
         """Whose output the hits reused: an earlier run's (from the cache dir), or this run's own."""
         in_run = sum(1 for c in self.compiles for e in c.events if e.outcome == "hit" and e.reused_from)
         hits = sum(n.get("hit", 0) for n in self.counts.values())
-        own = "; ".join(f"{cid} reused {and_list(sources)}'s" for cid, sources in self.reused_in_run.items())
+        own = "; ".join(f"{cid} reused {and_list(sources)}'s" + (RESET_KEEPS_CACHES if cid in self.reused_across_reset else "")
+                        for cid, sources in self.reused_in_run.items())
         if in_run == 0:
             return "torch reused an earlier run's output"
         if in_run == hits:
@@ -252,6 +259,7 @@ class Caches:
             "fx_unlogged_restarted": self.fx_unlogged_restarted,
             "restarted_misses": self.restarted_misses,
             "reused_in_run": self.reused_in_run,
+            "reused_across_reset": self.reused_across_reset,
             "failed": self.failed,
             "compiles": [c.to_json() for c in self.compiles],
         }
@@ -274,6 +282,16 @@ def _graph(payload: dict) -> str | None:
     return None
 
 
+def _before_reset(source: Compile, entry: Compile) -> bool:
+    """Whether source was compiled before a torch._dynamo.reset() that ran before entry. The reader numbers the frames
+    after a reset on from the highest before it, keeping the id torch logged (Compile.logged_frame_id): entry's logged
+    frame 0 is the first frame since its reset, and every lower frame came before that reset."""
+    if entry.compile_id is None or source.compile_id is None or entry.logged_frame_id is None:
+        return False
+    frame, earlier = entry.compile_id.frame_id, source.compile_id.frame_id
+    return frame is not None and earlier is not None and earlier < frame - entry.logged_frame_id
+
+
 def caches(trace: Trace) -> Caches:
     result = Caches()
     statuses = {str(cid): status for cid, status in compile_statuses(trace).items() if cid is not None}
@@ -289,6 +307,7 @@ def caches(trace: Trace) -> Caches:
         key = payload.get("key")
         if m["outcome"] == "miss" and isinstance(key, str):
             written.setdefault((m["cache"], key), (artifact.lineno, entry.key))
+    by_key = {entry.key: entry for entry in trace.sorted_compiles()}
     by_compile: dict[str, list[tuple[Any, re.Match, dict]]] = {}
     for entry, artifact, m, payload in lookups:
         by_compile.setdefault(entry.key, []).append((artifact, m, payload))
@@ -326,6 +345,8 @@ def caches(trace: Trace) -> Caches:
                 result.failed.append(entry.key)
             if any(e.outcome == "hit" for e in events) and all(e.reused_from for e in events if e.outcome == "hit"):
                 result.reused_in_run[entry.key] = list(dict.fromkeys(reused))
+                if all(_before_reset(by_key[source], entry) for source in reused):
+                    result.reused_across_reset.append(entry.key)
             elif any(e.outcome == "hit" for e in events):
                 result.graphs_missing.append(entry.key)
                 graphs = [e.outcome for e in events if e.cache == "fx_graph_cache"]

@@ -469,7 +469,7 @@ def findings(ins: Insights, export: ExportReport | None = None) -> list[Finding]
                            f"{len(group)} functions recompiled for one cause ({changes or 'no reason logged'})",
                            f"{_names(names)}{': ' + guards if guards else ''}{'; ' + cost if cost else ''}"))
     out.extend(_backward_recaptures(ins.recompiles))
-    out.extend(_compiled_afresh(ins.recompiles, ct))
+    out.extend(_compiled_afresh(ins.recompiles, ct, ins.caches))
     out.extend(library.findings())
     out.extend(_breaks_by_torch(ins.graph_breaks.breaks))
     out.extend(_cudagraph_skips(ins.cudagraphs))  # with the warnings, before the time
@@ -543,9 +543,11 @@ def _recompile_cost(ct: CompileTimes, frames: list[FrameRecompiles], short: bool
     return f"{whose} took {format_seconds(seconds)} of the {format_seconds(ct.total_s)} compiling ({share})"
 
 
-def _compiled_afresh(rec: Recompiles, ct: CompileTimes) -> list[Finding]:
-    """A function compiled from scratch again after torch._dynamo.reset(): no guard failed, the program threw its
-    compiled code away. A warning: in a loop, every iteration pays the first compile again."""
+def _compiled_afresh(rec: Recompiles, ct: CompileTimes, ca: Caches) -> list[Finding]:
+    """A function compiled again after torch._dynamo.reset(): no guard failed, the program threw its compiled code
+    away. A warning: in a loop, every iteration pays the first compile again. From scratch unless a cache served a
+    compile after the reset (reset() keeps what the caches hold): cache_hit_miss.log's fn, whose [3/0] loaded the graph
+    its [1/0] had compiled."""
     out = []
     for fn in rec.afresh:
         seconds = ct.seconds_of(fn.again)
@@ -553,10 +555,18 @@ def _compiled_afresh(rec: Recompiles, ct: CompileTimes) -> list[Finding]:
                 if seconds > 0 and ct.total_s else "")
         where = f" ({os.path.basename(fn.filename)}:{fn.first_line})" if fn.filename else ""
         logged = f" (torch logged each as {_names(list(dict.fromkeys(fn.logged_as)))})" if fn.logged_as else ""
-        out.append(Finding(WARNING, "recompiles", f"{fn.name or 'a function'}{where} compiled from scratch "
-                           f"{times(len(fn.compile_ids))}, after torch._dynamo.reset()",
+        served = [cid for cid in fn.again if cid in ca.reused_in_run or cid in ca.graphs_missing]
+        how = "as at first"
+        if served:
+            sources = [s for cid in served for s in ca.reused_in_run.get(cid, [])]
+            filled = f" {and_list(list(dict.fromkeys(sources)))} had filled" if len(sources) == len(served) else ""
+            how = (f"again, though {and_list(served)} {'was' if len(served) == 1 else 'were'} served from the "
+                   f"cache{filled} (reset() throws compiled functions away, not what the caches hold)")
+        out.append(Finding(WARNING, "recompiles", f"{fn.name or 'a function'}{where} compiled "
+                           f"{'' if served else 'from scratch '}{times(len(fn.compile_ids))}, after "
+                           "torch._dynamo.reset()",
                            f"{_names(fn.compile_ids)}{logged}: reset() drops every compiled function, so the next "
-                           f"call compiles it as at first{cost}; call reset() once, outside the loop, or not at all"))
+                           f"call compiles it {how}{cost}; call reset() once, outside the loop, or not at all"))
     return out
 
 
