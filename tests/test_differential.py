@@ -57,9 +57,25 @@ def log_path(origin, name, tmp_path):
 # such a log's entries agree once tlparse's `<` and `>` are read as `_`, and tlparse's do hold them.
 FILE_NAMES_DIFFER = {("torch213gz", "lambda_break.log.gz")}
 # Logs that call torch._dynamo.reset() between compiles: torch counts frames from 0 again, so one id names different
-# functions; tlparse files them all under it, we number the frames after a reset on (ingest/resets.py). Pinned by
-# test_compiles_after_a_reset_keep_ids_of_their_own.
-RESET_RENUMBERED = {("torch213gz", "compile_per_call.log.gz")}
+# compilations; tlparse files them all under it, we number the frames after a reset on (ingest/resets.py). Each of our
+# compile ids after a reset -> the id torch logged (tlparse's). Pinned by test_compiles_after_a_reset_keep_ids_of_their_own.
+RESET_RENUMBERED = {
+    # compile_per_call.py resets before each of 3 calls of poly; the log reached frame 2 before the first reset.
+    ("torch213gz", "compile_per_call.log.gz"): {"[3/0]": "[0/0]", "[4/0]": "[0/0]", "[5/0]": "[0/0]"},
+    # tlparse's own test log (pytorch's test_flex_attention_caching, one pid): it resets between 3 runs to get cache
+    # hits, each run compiling flex attention's wrapper as [0/0] and fn (twice) or fn2 as [1/0].
+    ("peer", "cache_hit_miss.log"): {"[2/0]": "[0/0]", "[3/0]": "[1/0]", "[4/0]": "[0/0]", "[5/0]": "[1/0]"},
+}
+
+
+def filed_as_tlparse_does(directory, logged_as):
+    """compile_directory.json's artifacts by compile id, each compile after a reset filed under the id torch logged
+    (in log order, as tlparse files them), without the compile's directory in their urls."""
+    filed = {}
+    for key, entry in directory.items():
+        filed.setdefault(logged_as.get(key, key), []).extend(
+            {**a, "url": a["url"].split("/", 1)[1]} for a in entry["artifacts"])
+    return filed
 
 
 @pytest.mark.parametrize("origin,name", [case for case in CASES if case not in RESET_RENUMBERED])
@@ -111,7 +127,11 @@ def test_plain_text_output_code_is_named_and_pointed_at_as_tlparse_does(log, tmp
     # and raw.jsonl points the record at it, as tlparse does (not at a copy in payloads/).
     theirs = run_tlparse(peer(log), tmp_path / "tl", "-p")
     ours = report(peer(log), tmp_path / "cs", "-p")
-    assert ours == theirs
+    # (cache_hit_miss.log resets between runs: its compiles after a reset have ids of their own, as pinned below)
+    renumbered = RESET_RENUMBERED.get(("peer", log), {})
+    assert filed_as_tlparse_does(ours, renumbered) == filed_as_tlparse_does(theirs, {})
+    if not renumbered:
+        assert ours == theirs
     codes = [a for entry in ours.values() for a in entry["artifacts"] if a["name"].startswith("inductor_output_code")]
     assert codes and all(a["name"].endswith(".txt") and a["url"].endswith("/" + a["name"]) for a in codes)
     index = (tmp_path / "cs" / codes[0]["url"].split("/")[0] / "index.html").read_text()
@@ -122,7 +142,8 @@ def test_plain_text_output_code_is_named_and_pointed_at_as_tlparse_does(log, tmp
         return [r for r in lines if "inductor_output_code" in r]
 
     assert [r["payload_filename"] for r in code_records(tmp_path / "cs")] == [a["url"] for a in codes]
-    assert [r["payload_filename"] for r in code_records(tmp_path / "tl")] == [a["url"] for a in codes]
+    their_codes = [a for entry in theirs.values() for a in entry["artifacts"] if a["name"].startswith("inductor_output_code")]
+    assert [r["payload_filename"] for r in code_records(tmp_path / "tl")] == [a["url"] for a in their_codes]
     for record in code_records(tmp_path / "cs"):  # no second copy of the code by its md5
         assert not (tmp_path / "cs" / "payloads" / f'{record["has_payload"]}.txt').exists()
 
@@ -201,38 +222,52 @@ def test_failure_source_is_never_the_compiled_frame(name, tmp_path):
 # -- intended differences ---------------------------------------------------------------
 
 
-def test_compiles_after_a_reset_keep_ids_of_their_own(tmp_path):
-    # compile_per_call.py calls torch._dynamo.reset() before each of 3 calls of poly; torch counts frames from 0 again,
-    # so the log names Scaler.forward's first compile and each of poly's "0/0". tlparse 0.4.3 files all four under one
-    # [0/0] (one directory, one page: two functions read as one); ours keeps [0/0] for forward and numbers poly's
-    # compiles on past the highest frame the log reached before (2): [3/0], [4/0], [5/0].
-    log = log_path("torch213gz", "compile_per_call.log.gz", tmp_path)
-    logged = re.findall(r'"compilation_metrics": \{"compile_id": "([^"]+)", "frame_key": [^,]+, "co_name": "?([^",]+)',
-                        log.read_text())
-    assert [name for cid, name in logged if cid == "0/0"] == ["forward", "poly", "poly", "poly"]
-    assert max(int(cid.split("/")[0]) for cid, _ in logged) == 2
+def logged_metrics(text):
+    """A log's compilation_metrics records in order: (the compile id torch logged, "[0/0]", and co_name)."""
+    found = []
+    for line in text.splitlines():
+        if '{"compilation_metrics": ' in line and not line.startswith("\t"):
+            record = json.loads(line.split("] ", 1)[1])
+            found.append((f"[{record['frame_id']}/{record['frame_compile_id']}]", record["compilation_metrics"]["co_name"]))
+    return found
+
+
+# Per log: the functions torch logged under each id it reused after a reset, in log order (read from the raw log).
+REUSED_IDS = {
+    "compile_per_call.log.gz": {"[0/0]": ["forward", "poly", "poly", "poly"]},
+    "cache_hit_miss.log": {"[0/0]": ["_flex_attention_hop_wrapper"] * 3, "[1/0]": ["fn", "fn", "fn2"]},
+}
+
+
+@pytest.mark.parametrize("origin,name", sorted(RESET_RENUMBERED))
+def test_compiles_after_a_reset_keep_ids_of_their_own(origin, name, tmp_path):
+    # tlparse 0.4.3 files every compilation a log names by one id under it (one directory, one page: different runs,
+    # or different functions, read as one compile); ours keeps the first under that id and numbers the frames after
+    # each reset on past the highest frame the log reached before it.
+    log = log_path(origin, name, tmp_path)
+    renumbered = RESET_RENUMBERED[(origin, name)]
+    text = log.read_text()
+    assert len(set(re.findall(r"^[VIWE]\d{4} [\d:.]+ +(\d+) ", text, re.M))) == 1  # one process: resets, not logs joined
+    logged = logged_metrics(text)
+    assert {cid: [n for c, n in logged if c == cid] for cid in REUSED_IDS[name]} == REUSED_IDS[name]
     theirs = run_tlparse(log, tmp_path / "tl")
     ours = report(log, tmp_path / "cs")
-    renumbered = ["[3/0]", "[4/0]", "[5/0]"]
-    assert list(ours) == list(theirs) + renumbered
-    # Every other entry is tlparse's.
-    assert {k: v for k, v in ours.items() if k not in renumbered} == theirs | {"[0/0]": ours["[0/0]"]}
-    # tlparse's [0/0] holds ours and the three renumbered ones, in log order: the same names and numbers, each file in
-    # the directory of its own compile id (ours) or all in [0/0]'s (theirs).
-    merged = [a for key in ["[0/0]", *renumbered] for a in ours[key]["artifacts"]]
-
-    def apart_from_directory(artifacts):
-        return [{**a, "url": a["url"].split("/", 1)[1]} for a in artifacts]
-
-    assert apart_from_directory(merged) == apart_from_directory(theirs["[0/0]"]["artifacts"])
-    assert {a["url"].split("/")[0] for a in theirs["[0/0]"]["artifacts"]} == {"-_0_0_0"}
-    for key in renumbered:
-        directory = f"-_{key[1]}_0_0"
-        assert ours[key]["artifacts"] and all(a["url"].startswith(directory + "/") for a in ours[key]["artifacts"])
-    # Each of them has its own metrics: tlparse's [0/0] holds four, one per "0/0" the log's metrics name.
-    assert sum(a["name"].startswith("compilation_metrics") for a in theirs["[0/0]"]["artifacts"]) == 4
-    assert [sum(a["name"].startswith("compilation_metrics") for a in ours[k]["artifacts"])
-            for k in ["[0/0]", *renumbered]] == [1, 1, 1, 1]
+    assert list(ours) == list(theirs) + list(renumbered)
+    # Each of our compiles holds one compilation_metrics: in log order, under the id torch logged where it was renumbered.
+    metrics = sorted((a["number"], key) for key, entry in ours.items() for a in entry["artifacts"]
+                     if stem(a["name"]) == "compilation_metrics")
+    assert [renumbered.get(key, key) for _, key in metrics] == [cid for cid, _ in logged]
+    assert len({key for _, key in metrics}) == len(metrics)
+    # tlparse's holds as many as the log names it.
+    assert {key: sum(stem(a["name"]) == "compilation_metrics" for a in entry["artifacts"]) for key, entry in theirs.items()
+            } == {key: [cid for cid, _ in logged].count(key) for key in theirs}
+    # Filed as tlparse files them, ours are tlparse's: the same names and numbers, in log order; each of ours in the
+    # directory of its own compile id, all of tlparse's in the logged id's.
+    assert filed_as_tlparse_does(ours, renumbered) == filed_as_tlparse_does(theirs, {})
+    for key, logged_as in renumbered.items():
+        frame = key[1:-1].split("/")[0]
+        assert ours[key]["artifacts"] and all(a["url"].startswith(f"-_{frame}_0_0/") for a in ours[key]["artifacts"])
+        assert {a["url"].split("/")[0] for a in theirs[logged_as]["artifacts"]} == {f"-_{logged_as[1]}_0_0"}
 
 
 def test_we_show_runtime_metrics_tlparse_drops(tmp_path):
