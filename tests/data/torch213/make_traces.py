@@ -158,6 +158,11 @@ SCENARIOS = [
     # incremented in forward (the recompile limit), torch._dynamo.reset() in a loop; `_fixed` compiles once.
     Scenario("compile_per_call", "compile_per_call.py", gzip=True, env=RUN_ENV),
     Scenario("compile_per_call_fixed", "compile_per_call.py", gzip=True, env={**RUN_ENV, "CALL_VARIANT": "fixed"}),
+    # A model branching on tensor values (fresh-eyes review): its graph breaks, its torch.cond/torch._check rewrite, and
+    # the errors met on the way (fullgraph=True, a guard on an unbacked value, torch.cond branches that disagree).
+    Scenario("data_dependent", "data_dependent.py", gzip=True, env=RUN_ENV),
+    Scenario("data_dependent_rewritten", "data_dependent.py", gzip=True, env={**RUN_ENV, "COND_VARIANT": "rewritten"}),
+    Scenario("data_dependent_pitfalls", "data_dependent.py", gzip=True, env={**RUN_ENV, "COND_VARIANT": "pitfalls"}),
 ]
 
 SCRUB_ENV = [
@@ -178,6 +183,7 @@ SCRUB_ENV = [
     "PROFILE_DIR",
     "SERVE_VARIANT",
     "HF_VARIANT",
+    "COND_VARIANT",
 ]
 
 
