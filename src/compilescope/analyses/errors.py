@@ -102,6 +102,17 @@ LIBRARY_STEP = ("This is Python's own library, which torch called from compiled 
                 "function, and it runs eagerly. Nothing in your code to change; if it recurs and costs time, report it "
                 "to PyTorch with this log.")
 
+# GuardOnDataDependentSymNode, as Dynamo words it (a UserError under torch.compile; strict export's too).
+_DATA_DEPENDENT_GUARD = lazy_compile(r"Could not guard on data-dependent expression (?P<expr>.+?) \(unhinted")
+_UNBACKED = lazy_compile(r"\bu\d+\b")
+_ASSIGNED = lazy_compile(r"^(?P<name>[A-Za-z_]\w*)\s*=[^=]")
+# Dynamo's TorchRuntimeError says only "RuntimeError when making fake tensor call"; the error torch's op raised is in
+# its explanation: `got RuntimeError("When merging two branches' output in torch.cond, ...")`.
+_FAKE_CALL = "when making fake tensor call"
+_FAKE_CALL_ERROR = lazy_compile(r"got (?P<type>\w+)\((?P<quote>[\"'])(?P<message>.+?)(?P=quote)\)")
+COND_BRANCHES_STEP = ("torch.cond's two branches must return the same structure: as many tensors, each with the same "
+                      "number of dimensions, dtype and device, in both branches (the message says which differs). "
+                      "Make them agree (reshape, cast or pad one), or compute both and pick with torch.where.")
 _BACKEND = lazy_compile(r"backend='(?P<name>[^']*)' raised")
 _INNER = lazy_compile(r"^(?P<name>[A-Za-z_][\w.]*(?:Error|Exception|Failed|Unsupported))\b:?")
 _COMPILER_ERROR = lazy_compile(r"^(?P<file>.*?):(?P<line>\d+):(?P<col>\d+): (?:fatal )?error: (?P<message>.*)$")
@@ -238,6 +249,52 @@ def _message(lines: list[str], fail_type: str) -> str:
     return texts[0]
 
 
+def _fake_call_error(reason: str) -> str | None:
+    """The error torch's op raised where Dynamo says only "RuntimeError when making fake tensor call" (a torch.cond
+    whose branches disagree); None: not such an error."""
+    if _FAKE_CALL not in reason.split("\n", 1)[0]:
+        return None
+    m = _FAKE_CALL_ERROR.search(reason)
+    return " ".join(m["message"].split()) if m else None
+
+
+def data_dependent_steps(entry: Compile, reason: str, location: UserLocation | None) -> list[str]:
+    """What to do about "Could not guard on data-dependent expression u0 > 0": the line that asked, where each unbacked
+    symbol of the expression came from (its create_unbacked_symbol's user line), and the torch._check to add, in the
+    user's variable where the line made it by assignment (`n = x.sum().item()` makes `torch._check(n > 0)`)."""
+    m = _DATA_DEPENDENT_GUARD.search(reason)
+    if m is None:
+        return []
+    expr = m["expr"].strip()
+    made: dict[str, UserLocation] = {}
+    for sym in entry.symbols:
+        name = str(sym.get("symbol"))
+        if sym.get("kind") == "create_unbacked_symbol" and name not in made:
+            where = last_user_stack_frame(sym.get("user_stack"))
+            if where is not None:
+                made[name] = where
+    origins, check = [], expr
+    for name in dict.fromkeys(_UNBACKED.findall(expr)):
+        where = made.get(name)
+        if where is None:
+            continue
+        origins.append(f"{name} is the value read from a tensor at {where.short}" + (f" (`{where.code}`)" if where.code else ""))
+        assigned = _ASSIGNED.match(where.code or "")
+        if assigned:
+            check = re.sub(rf"\b{name}\b", assigned["name"], check)
+    at = f" at {location.short}" + (f" (`{location.code}`)" if location and location.code else "") if location else ""
+    said = f"; {'; '.join(origins)}" if origins else ""
+    return [
+        f"torch could not tell while compiling whether {expr} holds{at}: the value is data-dependent (unbacked: "
+        f"known only when the code runs){said}.",
+        f"If it holds for every input, say so before that line: torch._check({check}); torch compiles as if it holds "
+        "and checks it at run time.",
+        "If it can go either way, one graph cannot hold both paths: write the branch as torch.cond, compute without "
+        "it (a loop count as arithmetic), or drop fullgraph=True, and Dynamo breaks the graph there and runs that "
+        "line in Python.",
+    ]
+
+
 def compiler_diagnostics(lines: list[str]) -> list[CompilerDiagnostic]:
     """The compiler's `file:line:col: error:` lines (not its warnings), each with the source line it quotes."""
     found: list[CompilerDiagnostic] = []
@@ -332,13 +389,21 @@ def compile_errors(trace: Trace) -> CompileErrors:
             steps = [LIBRARY_STEP, NEXT_STEPS[DYNAMO][-1]]  # not the user's code: only the internal stack helps
         elif fail_type == "Unsupported" and stage == DYNAMO and "Explanation:" in reason:
             steps.insert(0, FULLGRAPH_STEP)  # graph-break errors only raise under fullgraph=True
+        elif stage == DYNAMO and (guarded := data_dependent_steps(entry, reason, location)):
+            steps = [*guarded, NEXT_STEPS[DYNAMO][-1]]  # Dynamo traced it: the value is what it cannot know
+        message = _message(lines, fail_type)
+        raised = _fake_call_error(reason)
+        if raised is not None:
+            message = f"{message}: {raised}"
+            if "torch.cond" in raised:  # the user's torch.cond, not code Dynamo cannot trace
+                steps = [COND_BRANCHES_STEP, NEXT_STEPS[DYNAMO][-1]]
         fell_back = bool(metrics.get("config_suppress_errors"))
         if fell_back:
             steps.append(FALLBACK_NOTE)
         detail = reason if len(reason) <= DETAIL_CHARS else reason[:DETAIL_CHARS] + f"\n… ({len(reason) - DETAIL_CHARS} more characters)"
         result.errors.append(CompileError(
             compile_id=entry.key, stage=stage, exception=fail_type, inner_exception=inner,
-            message=_message(lines, fail_type), detail=detail, location=location,
+            message=message, detail=detail, location=location,
             location_kind=kind, backend=backend, compiler_errors=compiler_errors, diagnostics=diagnostics, fell_back=fell_back,
             export_call=export_call, next_steps=steps, metrics_number=metrics_number(entry),
         ))

@@ -1,0 +1,69 @@
+"""A model that branches on tensor values (data_dependent.py), its torch.cond/torch._check rewrite and the errors met
+on the way. What compilescope says of each, checked against the raw logs and the program."""
+
+from __future__ import annotations
+
+import gzip
+import re
+
+from compilescope.analyses.errors import COND_BRANCHES_STEP, compile_errors
+from compilescope.ingest.reader import read_trace
+
+from ..conftest import torch213
+
+PROGRAM = torch213("data_dependent.log.gz").parent.parent / "programs" / "data_dependent.py"
+
+
+def _text(log: str) -> str:
+    return gzip.open(torch213(log), "rt").read()
+
+
+def _line(code: str) -> int:
+    """The line of the program that holds code (once)."""
+    [line] = [i for i, text in enumerate(PROGRAM.read_text().splitlines(), 1) if code in text]
+    return line
+
+
+def _errors():
+    with read_trace(str(torch213("data_dependent_pitfalls.log.gz"))) as trace:
+        return {e.compile_id: e for e in compile_errors(trace).errors}
+
+
+def test_a_guard_on_an_unbacked_value_names_where_the_value_came_from_and_the_check_to_add():
+    text = _text("data_dependent_pitfalls.log.gz")
+    loop, item = _line("def halve_while") + 2, _line("n = (h > 0).sum().item()")
+    assert PROGRAM.read_text().splitlines()[loop - 1].strip() == "while n > 0:" and item == loop - 1
+    # torch's error names only the symbol; the symbol's own event has the user's line that made it.
+    assert "Could not guard on data-dependent expression u0 > 0 (unhinted: u0 > 0)" in text
+    assert re.search(rf'"create_unbacked_symbol": {{"symbol": "u0", [^\n]*"user_stack": \[{{"line": {item}, '
+                     r'"name": "halve_while", "filename": \d+, "loc": "n = \(h > 0\)\.sum\(\)\.item\(\)"}\]', text)
+
+    error = _errors()["[1/0]"]
+    assert (error.exception, error.location.line) == ("UserError", loop)
+    said, check, either = error.next_steps[:3]
+    assert "whether u0 > 0 holds at data_dependent.py:%d (`while n > 0:`)" % loop in said
+    assert f"u0 is the value read from a tensor at data_dependent.py:{item} (`n = (h > 0).sum().item()`)" in said
+    # The check in the user's variable: the line assigned u0 to n.
+    assert "torch._check(n > 0)" in check
+    # Without fullgraph=True the same loop is a graph break (checked by hand): a rewrite, or letting it break.
+    assert "torch.cond" in either and "drop fullgraph=True" in either
+    # Not the steps for code Dynamo cannot trace: it traced it; the value is what it cannot know.
+    assert not any(s.startswith("Dynamo could not trace this code") for s in error.next_steps)
+
+
+def test_a_torch_cond_whose_branches_disagree_says_what_torch_cond_raised():
+    text = _text("data_dependent_pitfalls.log.gz")
+    # Dynamo's headline is generic; the error torch.cond raised is in its explanation only.
+    assert '"fail_reason": "RuntimeError when making fake tensor call\\n' in text
+    assert ("got RuntimeError(\\\"When merging two branches' output in torch.cond,  expected same dim but got 1 "
+            "and 2.\\\")") in text
+
+    error = _errors()["[2/0]"]
+    assert error.exception == "TorchRuntimeError"
+    assert error.message == ("RuntimeError when making fake tensor call: When merging two branches' output in "
+                             "torch.cond, expected same dim but got 1 and 2.")
+    assert error.location.line == _line("def mismatched") + 1
+    assert error.next_steps[0] == COND_BRANCHES_STEP
+    assert not any(s.startswith("Dynamo could not trace this code") for s in error.next_steps)
+    # A graph-break error under fullgraph=True keeps its own steps.
+    assert _errors()["[0/0]"].next_steps[0].startswith("fullgraph=True makes every graph break an error")
