@@ -7,6 +7,7 @@ import gzip
 import re
 
 from compilescope.analyses.errors import COND_BRANCHES_STEP, compile_errors
+from compilescope.analyses.insights import insights
 from compilescope.ingest.reader import read_trace
 
 from ..conftest import torch213
@@ -24,9 +25,20 @@ def _line(code: str) -> int:
     return line
 
 
+def _in_gate(code: str) -> int:
+    """The line of Gate.forward (the model before its rewrite, which GateRewritten repeats lines of) that holds code."""
+    return min(i for i, text in enumerate(PROGRAM.read_text().splitlines(), 1) if code in text)
+
+
 def _errors():
     with read_trace(str(torch213("data_dependent_pitfalls.log.gz"))) as trace:
         return {e.compile_id: e for e in compile_errors(trace).errors}
+
+
+def _frames():
+    with read_trace(str(torch213("data_dependent.log.gz"))) as trace:
+        ins = insights(trace)
+    return ins, {f.name: f for f in ins.recompiles.frames}
 
 
 def test_a_guard_on_an_unbacked_value_names_where_the_value_came_from_and_the_check_to_add():
@@ -67,3 +79,40 @@ def test_a_torch_cond_whose_branches_disagree_says_what_torch_cond_raised():
     assert not any(s.startswith("Dynamo could not trace this code") for s in error.next_steps)
     # A graph-break error under fullgraph=True keeps its own steps.
     assert _errors()["[0/0]"].next_steps[0].startswith("fullgraph=True makes every graph break an error")
+
+
+def test_a_loop_count_made_dynamic_and_specialized_again_is_not_called_settled():
+    text = _text("data_dependent.log.gz")
+    loop = _line("        while n > 0:")
+    item = _in_gate("n = (x.abs() > 1).sum().item()")
+    # [2/1] recompiled for the count, made it a symbol, and the loop on it fixed it again; so [2/2] recompiled.
+    assert re.search(rf'"2/0: ___stack0 == 8 +# while n > 0: +# [^"]*data_dependent\.py:{loop} ', text)
+    assert re.search(rf'"2/1: ___stack0 == 11 +# while n > 0: +# [^"]*data_dependent\.py:{loop} ', text)
+    assert re.search(r'"symbolic_shape_specialization": \{"symbol": "s2", "sources": \["L\[\'___stack0\'\]"\], '
+                     r'"value": "11", "reason": "range_refined_to_singleton"', text)
+
+    ins, frames = _frames()
+    frame = frames[f"torch_dynamo_resume_in_forward_at_{item}"]
+    assert [s.compile_id for s in frame.steps] == ["[2/1_1]", "[2/2_1]"]
+    assert frame.steps[1].specialized.location.line == loop
+    assert not frame.settled
+    [advice] = frame.advice
+    assert "automatic dynamic" in advice and "none while it keeps changing" not in advice
+    assert f"[2/1_1] specialized it again at data_dependent.py:{loop} (`while n > 0:`)" in advice
+    assert "dynamic=True does not help" in advice and "capture_scalar_outputs = True" in advice
+    # The insight is a warning, not "then ran with it dynamic".
+    [finding] = [f for f in ins.findings if f.title.startswith(f"forward (after its graph break at line {item})")]
+    assert finding.severity == "warning" and "dynamic" not in finding.title
+
+
+def test_a_size_of_a_value_past_a_graph_break_is_not_advised_to_be_marked_dynamic_by_dynamos_name():
+    text = _text("data_dependent.log.gz")
+    mask = _in_gate("keep = h[h > 0]")
+    assert "3/0: tensor '___stack0' size mismatch at index 0. expected 17, actual 16" in text
+
+    _, frames = _frames()
+    frame = frames[f"torch_dynamo_resume_in_forward_at_{mask}"]
+    [advice] = frame.advice
+    assert "___stack0" not in advice and "mark_dynamic" not in advice
+    assert f"graph break at data_dependent.py:{mask} (`keep = h[h > 0]`)" in advice
+    assert "remove that graph break" in advice

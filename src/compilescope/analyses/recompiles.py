@@ -29,7 +29,7 @@ from .dynamic_shapes import SPECIALIZATION_REASONS, PlacementPart, Specializatio
 from .fx_sites import GRAPH_ARTIFACT, first_use
 from .graph_breaks import function_label
 from .installed_guards import GUARDS_ARTIFACT, enclosing_sources, guard_site, object_type, tensor_check
-from .stack_values import StackValues, name_stack_values
+from .stack_values import StackValue, StackValues, name_stack_values
 from .userloc import (FRAME_SOURCE, UserLocation, code_origin, is_clipped_torch_file, is_torch_file, last_user_frame,
                       last_user_stack_frame, traceback_frames)
 from ..model.records import dataclass
@@ -223,6 +223,14 @@ ATTRIBUTE_ADVICE = ("{names} changes between calls, and torch.compile takes an n
                     "tensor; torch._dynamo.config.allow_unspec_int_on_nn_module = True makes such ints dynamic.")
 NUMBER_MADE_DYNAMIC = ("torch compiled {names} as dynamic once it changed (automatic dynamic): {recompiles} for it, "
                        "and none while it keeps changing. To avoid even that one, compile with dynamic=True.")
+# The number made dynamic, then fixed again by a line of the compile that made it so (`while n > 0:` on it): automatic
+# dynamic settles nothing, as each value is compiled apart.
+NUMBER_SPECIALIZED_AGAIN = (
+    "torch compiled {names} as dynamic once it changed (automatic dynamic), but {compile_id} specialized it again at "
+    "{where}: a branch or loop on the value fixes it, so each new value compiles again, and dynamic=True does not "
+    "help. Stop branching on it there: torch.cond for a branch, arithmetic for a loop count{item}.")
+ITEM_IN_GRAPH = (", with the value kept in the graph (torch._dynamo.config.capture_scalar_outputs = True, and "
+                 "torch._check(...) for what you know of it)")
 
 
 # torch.compile(dynamic=False) patches Dynamo's config to these (torch/_dynamo/eval_frame.py, make_set_enable_dynamic):
@@ -255,6 +263,22 @@ def size_advice(sizes: list[tuple[str, str]], static: bool = False) -> str:
         listed += f"; {len(sizes) - _SIZES_LISTED} more"
     return (f"Sizes change between calls ({listed}): mark those dimensions dynamic with "
             "torch._dynamo.mark_dynamic(tensor, dim), or compile with dynamic=True.")
+
+
+# A size of a value Dynamo passed into a resume function (___stack0): a tensor the user's code made before the graph
+# break, which has no name the user could mark dynamic; automatic dynamic makes it dynamic after one recompile.
+STACK_SIZE_ADVICE = (
+    "The size that changed (dimension {dim}) is of {what} made before the graph break at {where} and passed on past "
+    "it: no input you can mark dynamic; torch made that dimension dynamic after this recompile. To avoid even that "
+    "one, remove that graph break (Graph breaks says how), and the code after it compiles with the code before it.")
+
+
+def stack_size_advice(value: StackValue, dim: str) -> str:
+    """The advice for a size of a resume function's ___stack argument that changed, in the user's words."""
+    where = (f"{os.path.basename(value.filename)}:{value.line}" if value.filename else f"line {value.line}") + (
+        f" (`{value.code}`)" if value.code else "")
+    return STACK_SIZE_ADVICE.format(dim=dim, what=f"`{value.call}`" if value.call else "a tensor your code",
+                                    where=where)
 
 
 def marking_call(tree: str, source: str, dim: str) -> str | None:
@@ -501,9 +525,10 @@ class FrameRecompiles:
     @property
     def settled(self) -> bool:
         """Each recompile made what changed dynamic (torch's automatic dynamic: a batch size, then a scale factor):
-        nothing recompiles it again while those keep changing, and one recompile for each is all it cost."""
+        nothing recompiles it again while those keep changing, and one recompile for each is all it cost. Not where a
+        compile specialized what it had made dynamic (a loop on the number): each value then compiles again."""
         return (bool(self.steps) and not self.hit_limit
-                and all(not s.failed and s.dynamic_symbol is not None for s in self.steps))
+                and all(not s.failed and s.dynamic_symbol is not None and s.specialized is None for s in self.steps))
 
     @property
     def made_dynamic(self) -> list[str]:
@@ -974,6 +999,10 @@ def _place_failed_checks(steps: list[tuple[RecompileStep, Compile]], texts: _Com
                 guard.marked = marking_call(tree, source, size["dim"]) if tree else None
             if guard.marked is not None:  # (marked already: the advice is on its size of 0 or 1)
                 marked.append(marked_size_one_advice(guard, size["dim"], size["size"]))
+            elif guard.cache_class is None and (value := stack_values.value(entry, size["tensor"])) is not None:
+                advice = stack_size_advice(value, size["dim"])  # (no name of the user's to mark dynamic)
+                if advice not in cache_advice:
+                    cache_advice.append(advice)
             elif guard.cache_class is None:
                 if (size["tensor"], size["dim"]) not in sizes:
                     sizes.append((size["tensor"], size["dim"]))
@@ -1081,6 +1110,27 @@ def link_specializations(found: Recompiles, specializations: list[Specialization
         # (the advice is on sizes: a number's guard, the optimizer's lr, has its own)
         if sizes and SPECIALIZED_ADVICE not in frame.advice:
             frame.advice.insert(0, SPECIALIZED_ADVICE)
+        _number_specialized_again(frame)
+
+
+def _number_specialized_again(frame: FrameRecompiles) -> None:
+    """Where a number torch made dynamic (a Python int past a graph break, say) was specialized again by a line of
+    that compile, the advice that automatic dynamic took care of it is wrong: say which line fixed it instead."""
+    again = [st for st in frame.steps if st.guard is not None and st.guard.change == "constant"
+             and st.specialized is not None and st.specialized.location is not None]
+    if not again:
+        return
+    spec = again[0].specialized
+    assert spec is not None and spec.location is not None
+    names = ", ".join(dict.fromkeys(st.dynamic_of for st in frame.steps
+                                    if st.guard is not None and st.guard.change == "constant" and st.dynamic_symbol))
+    where = spec.location.short + (f" (`{spec.location.code}`)" if spec.location.code else "")
+    advice = NUMBER_SPECIALIZED_AGAIN.format(names=names or "the number", compile_id=spec.compile_id, where=where,
+                                             item=ITEM_IN_GRAPH if ".item()" in names else "")
+    made = NUMBER_MADE_DYNAMIC.split("{names}", 1)[0]
+    frame.advice = [advice if a.startswith(made) and "(automatic dynamic)" in a else a for a in frame.advice]
+    if advice not in frame.advice:
+        frame.advice.insert(0, advice)
 
 
 def link_times(found: Recompiles, times: CompileTimes) -> None:
