@@ -163,6 +163,10 @@ SCENARIOS = [
     Scenario("data_dependent", "data_dependent.py", gzip=True, env=RUN_ENV),
     Scenario("data_dependent_rewritten", "data_dependent.py", gzip=True, env={**RUN_ENV, "COND_VARIANT": "rewritten"}),
     Scenario("data_dependent_pitfalls", "data_dependent.py", gzip=True, env={**RUN_ENV, "COND_VARIANT": "pitfalls"}),
+    # A training step with activation checkpointing (each block) and autocast; _reentrant passes use_reentrant=True.
+    Scenario("checkpoint_autocast", "checkpoint_autocast.py", gzip=True, env=RUN_ENV),
+    Scenario("checkpoint_autocast_reentrant", "checkpoint_autocast.py", gzip=True,
+             env={**RUN_ENV, "CKPT_VARIANT": "reentrant"}),
 ]
 
 SCRUB_ENV = [
@@ -184,6 +188,7 @@ SCRUB_ENV = [
     "SERVE_VARIANT",
     "HF_VARIANT",
     "COND_VARIANT",
+    "CKPT_VARIANT",
 ]
 
 

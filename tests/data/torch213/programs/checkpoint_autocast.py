@@ -1,0 +1,63 @@
+"""A training step with activation checkpointing and autocast, as a CPU user writes it (fresh-eyes review).
+
+`Model.forward` (compiled) runs two residual MLP blocks, each through
+`torch.utils.checkpoint.checkpoint(block, h, use_reentrant=False)`, under
+`torch.autocast("cpu", dtype=torch.bfloat16)`; the loss, `loss.backward()` and the optimizer step run
+outside the compiled code. Dynamo captures non-reentrant checkpointing as the higher-order op
+`tag_activation_checkpoint`, and AOTAutograd's partitioner recomputes the blocks' ops in the backward graph.
+CKPT_VARIANT=reentrant passes `use_reentrant=True` instead (torch.autograd.Function-based checkpointing).
+Run: TORCH_TRACE=/tmp/t python checkpoint_autocast.py
+"""
+import os
+
+import torch
+from torch.utils.checkpoint import checkpoint
+
+REENTRANT = os.environ.get("CKPT_VARIANT") == "reentrant"
+
+
+class Block(torch.nn.Module):
+    def __init__(self, dim):
+        super().__init__()
+        self.norm = torch.nn.LayerNorm(dim)
+        self.up = torch.nn.Linear(dim, 4 * dim)
+        self.down = torch.nn.Linear(4 * dim, dim)
+
+    def forward(self, x):
+        h = self.up(self.norm(x))
+        h = torch.nn.functional.gelu(h)
+        return x + self.down(h)
+
+
+class Model(torch.nn.Module):
+    def __init__(self, dim=32, depth=2):
+        super().__init__()
+        self.blocks = torch.nn.ModuleList(Block(dim) for _ in range(depth))
+        self.head = torch.nn.Linear(dim, 1)
+
+    def forward(self, x):
+        for block in self.blocks:
+            x = checkpoint(block, x, use_reentrant=REENTRANT)
+        return self.head(x)
+
+
+torch.manual_seed(0)
+model = Model()
+opt = torch.optim.SGD(model.parameters(), lr=0.01)
+compiled = torch.compile(model)
+
+
+def train_step(x, y):
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        out = compiled(x)
+    loss = torch.nn.functional.mse_loss(out.float(), y)
+    loss.backward()
+    opt.step()
+    opt.zero_grad()
+    return loss
+
+
+for step in range(3):
+    x = torch.randn(16, 32, requires_grad=True)
+    y = torch.randn(16, 1)
+    print(f"step {step}: loss {train_step(x, y).item():.4f}")
