@@ -13,6 +13,7 @@ from typing import Any, Iterator, Mapping, Sequence
 
 from ..model.ids import CompileId, compilation_key
 from ..model.trace import Artifact, Compile, Frame, Trace
+from .activation_checkpoint import CompileCheckpointing
 from .autotuning import TemplateSearch
 from .caches import CACHES
 from .compile_time import PHASES
@@ -127,6 +128,9 @@ class CompileSummary:
     total_s: float | None = None  # the compilation (all its attempts), as the compile-time analysis measured it
     timed_with: str | None = None  # without a time of its own: the compilation whose records its records repeat
     phases: list[tuple[str, float]] = field(default_factory=list)  # (label, seconds), biggest first, zeros left out
+    backward_s: float | None = None  # of total_s, its backward's compile (compile_time.CompileTime.backward_s)
+    # The checkpoint calls its graph captured and what its backward recomputes; None where it checkpoints nothing
+    checkpointing: CompileCheckpointing | None = None
     caches: list[tuple[str, str]] = field(default_factory=list)  # (cache label, "miss" / "miss, hit")
     sizes: list[tuple[str, str, Any]] = field(default_factory=list)  # (label for one, for several, value), logged ones
     searches: list[TemplateSearch] = field(default_factory=list)  # max-autotune's searches in this compilation
@@ -153,7 +157,8 @@ class CompileSummary:
             "error": self.error.to_json() if self.error else None,
             "graph_breaks": [b.reason for b in self.graph_breaks], "restart_reasons": self.restart_reasons,
             "recompile": self.recompile.to_json() if self.recompile else None,
-            "total_s": self.total_s, "phases": [{"phase": p, "seconds": s} for p, s in self.phases],
+            "total_s": self.total_s, "backward_s": self.backward_s,
+            "checkpointing": self.checkpointing.to_json() if self.checkpointing else None, "phases": [{"phase": p, "seconds": s} for p, s in self.phases],
             "caches": dict(self.caches), "sizes": {many: value for _, many, value in self.sizes},
             "code_roles": {str(n): r for n, r in self.code_roles.items()},
             "backward_graph": self.backward_graph.to_json() if self.backward_graph else None,
@@ -421,6 +426,7 @@ def compile_summaries(trace: Trace, statuses: dict[CompileId | None, str], ins: 
         searches.setdefault(search.compile_id, []).append(search)
     graphed = {c.compile_id: c for c in ins.cudagraphs.compiles}
     backward = {cid: g for g in ins.recompiles.backward_graphs for cid in g.compile_ids}
+    checkpointed = {c.compile_id: c for c in ins.checkpointing.compiles}
 
     frames = CompiledFrames(trace)
     retries = _retries(trace)
@@ -454,6 +460,7 @@ def compile_summaries(trace: Trace, statuses: dict[CompileId | None, str], ins: 
         summary.timed_with = ins.compile_time.repeats.get(compilation)
         if timed is not None:
             summary.total_s = timed.total_s
+            summary.backward_s = timed.backward_s
             summary.phases = sorted(((ins.compile_time.labels[p], timed.phases.get(p, 0.0)) for p, _ in PHASES
                                      if timed.phases.get(p, 0.0) > 0), key=lambda ps: -ps[1])
         cached = caches.get(key)
@@ -465,6 +472,7 @@ def compile_summaries(trace: Trace, statuses: dict[CompileId | None, str], ins: 
         if summary.cudagraphs is not None and summary.cudagraphs.never_recorded:
             summary.cudagraphs_warning = ins.cudagraphs.never_recorded_warning
         summary.backward_graph = backward.get(key)
+        summary.checkpointing = checkpointed.get(key)
         summary.ddp_splits = ddp_splits(entry)
         summary.logged_as = logged_as.get(key)
         if summary.logged_as is not None:

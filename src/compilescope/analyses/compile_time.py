@@ -148,6 +148,9 @@ class CompileTime:
     # times, and the model's line its Dynamo trace names (where it failed, else its graph's first); name is its function.
     export_call: UserLocation | None = None
     traced: UserLocation | None = None
+    # Of total_s, the backward's compile (AOTAutograd compiles it lazily, when backward first runs through the
+    # graph); None where the log times no backward of it
+    backward_s: float | None = None
 
     @property
     def function_text(self) -> str:
@@ -176,7 +179,8 @@ class CompileTime:
     def to_json(self) -> dict[str, Any]:
         found = {"compile_id": self.compile_id, "name": self.name, "total_s": round(self.total_s, 6),
                  "top_phase": self.top_phase, "source": self.source,
-                 "phases": {p: round(s, 6) for p, s in self.phases.items()}}
+                 "phases": {p: round(s, 6) for p, s in self.phases.items()},
+                 "backward_s": round(self.backward_s, 6) if self.backward_s is not None else None}
         if self.export_call is not None:
             found["export_call"] = self.export_call.to_json()
             found["traced"] = self.traced.to_json() if self.traced is not None else None
@@ -457,11 +461,14 @@ def phase_labels(trace: Trace) -> dict[str, str]:
 def compile_times(trace: Trace) -> CompileTimes:
     rows, origin = _rows(trace.chromium_events)
     by_compile: dict[str, dict[str, float]] = {}
+    backward: dict[str, float] = {}  # of each compile's time, that of its backward's rows (entire_backward_compile)
     for row in rows:
         key = row.compile_id or NO_COMPILE_ID
         phases = by_compile.setdefault(key, {p: 0.0 for p, _ in PHASES})
         for seg in row.segments:
             phases[seg.phase] += seg.duration_s
+        if row.compile_id is not None and row.label == f"{row.compile_id} backward":
+            backward[key] = backward.get(key, 0.0) + sum(seg.duration_s for seg in row.segments)
 
     names: dict[str, str | None] = {}
     # A compile that failed before Dynamo named it (the recompile limit: co_name null) is still its frame's: the
@@ -501,7 +508,8 @@ def compile_times(trace: Trace) -> CompileTimes:
             listed.add(key)
             compiles.append(CompileTime(key, names.get(key), sum(phases.values()), phases, "compilation_metrics"))
     for key, phases in by_compile.items():
-        compiles.append(CompileTime(key, names.get(key), sum(phases.values()), phases, "chromium_events"))
+        compiles.append(CompileTime(key, names.get(key), sum(phases.values()), phases, "chromium_events",
+                                    backward_s=backward.get(key)))
     for found in compiles:
         if found.name is None and frame_of.get(found.compile_id) in frame_names:
             found.name = frame_names[frame_of[found.compile_id]]

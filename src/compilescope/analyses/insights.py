@@ -20,6 +20,7 @@ from .caches import Caches, caches
 from .cudagraphs import BACKWARD_PENDING, CudaGraphCompile, CudaGraphs, cudagraphs
 from .crash import STATIC_LAUNCHER_ADVICE, Crash, Crashes, crashes
 from .compile_time import PHASE_LABELS, CompileTimes, as_export_time, compile_times, ends_during, unfinished_compiles
+from .activation_checkpoint import ActivationCheckpointing, activation_checkpointing
 from .empty_graphs import EmptyGraphs, empty_graphs
 from .dynamic_shapes import FLOAT_SYMBOL, SIZE_SYMBOL, DynamicShapes, Specialization, dynamic_shapes, number_text
 from .environment import Environment, TorchTestSetting, environment
@@ -98,6 +99,8 @@ class Insights:
     # The user's torch.export calls, where every compile in the log is torch.export's (ExportReport.only): what the
     # log holds is counted in exports, not compile ids. None: not an export-only log.
     export_calls: int | None = None
+    # The compilations that captured torch.utils.checkpoint calls, and what their backward graphs recompute
+    checkpointing: ActivationCheckpointing = field(default_factory=ActivationCheckpointing)
 
     @property
     def counted(self) -> str:
@@ -127,6 +130,7 @@ class Insights:
             "unfinished": [{"compile_id": cid, "phase": phase} for cid, phase in self.unfinished],
             "crashes": self.crashes.to_json(),
             "empty_graphs": self.empty_graphs.to_json(),
+            "activation_checkpointing": self.checkpointing.to_json(),
             "runtime": self.runtime.to_json() if self.runtime else None,
         }
 
@@ -726,6 +730,7 @@ def insights(trace: Trace, runtime: Runtime | None = None, export: ExportReport 
         crashes=crashes(trace),
         compiled_attempts=compiled_attempts(trace),
         empty_graphs=empty_graphs(trace),
+        checkpointing=activation_checkpointing(trace),
     )
     add_eager_lines(ins.graph_breaks, graph_break_sites(trace))
     link_specializations(ins.recompiles, ins.dynamic_shapes.specializations)

@@ -264,6 +264,35 @@ def _compile_time(ins: Insights) -> list[RenderableType]:
                         UnbrokenText(f"{ct.labels[top]} ({unbroken(format_seconds(c.phases[top]))})") if top else "")
     out.append(Padding(slowest, (1, 0, 0, 0)))
     out.extend(_more(len(ct.compiles), "more compile id"))
+    backward = [c for c in ct.compiles[:MAX_ROWS] if c.backward_s is not None]
+    if backward:
+        out.append(TerminalText("of which compiling the backward (when it first ran): " + ", ".join(
+            f"{c.label} {unbroken(format_seconds(c.backward_s))}" for c in backward if c.backward_s is not None),
+            style="dim"))
+    return out
+
+
+def _checkpointing(ins: Insights) -> list[RenderableType]:
+    found = ins.checkpointing.compiles
+    if not found:
+        return []
+    out: list[RenderableType] = [
+        _heading("Activation checkpointing"),
+        TerminalText("torch.compile captured these torch.utils.checkpoint calls in the graph; the backward recomputes "
+                     "the ops of the lines below instead of keeping their activations.", style="dim")]
+    table = _table("compile id", "checkpoint calls", "recomputed in the backward")
+    for c in found[:MAX_ROWS]:
+        calls = ", ".join(f"{call.count} at {call.short}" for call in c.calls)
+        if not c.has_backward:
+            recomputed = "no backward graph logged"
+        elif not c.recomputed:
+            recomputed = "nothing (every activation saved)"
+        else:
+            recomputed = (f"{count(c.n_recomputed, 'op')} of {count(c.regions, 'region')}: "
+                          + ", ".join(f"{r.short} ×{r.count}" for r in c.recomputed))
+        table.add_row(TerminalText(c.compile_id), TerminalText(calls), TerminalText(recomputed))
+    out.append(table)
+    out.extend(_more(len(found), "more compile id"))
     return out
 
 
@@ -463,7 +492,8 @@ def summary_renderable(ins: Insights) -> RenderableType:
 _SECTION_RENDERERS: dict[str, Callable[[Insights], list[RenderableType]]] = {
     "testing_only": _testing_only, "crash": _crashes, "errors": _errors, "export": lambda ins: [],  # (the details: the report's export page)
     "recompiles": _recompiles, "graph_breaks": _graph_breaks,
-    "compile_time": _compile_time, "autotuning": _autotuning, "cudagraphs": _cudagraphs, "warnings": _torch_warnings,
+    # (checkpointing has no finding of its own, so no section: it follows what compiling cost)
+    "compile_time": lambda ins: _compile_time(ins) + _checkpointing(ins), "autotuning": _autotuning, "cudagraphs": _cudagraphs, "warnings": _torch_warnings,
     "caches": _caches, "dynamic_shapes": _dynamic_shapes, "runtime": lambda ins: runtime_renderables(ins.runtime),
 }
 

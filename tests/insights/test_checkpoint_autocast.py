@@ -1,0 +1,119 @@
+"""A training step with activation checkpointing and autocast (tests/data/torch213 programs/checkpoint_autocast.py):
+that the report says torch.compile captured the user's checkpoint calls, what the backward recomputes, and what
+compiling the backward cost. Expected values are read from the raw log and the program, not from our output."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import re
+from pathlib import Path
+
+from compilescope.analyses.activation_checkpoint import activation_checkpointing
+from compilescope.analyses.compile_time import compile_times
+from compilescope.ingest.reader import read_trace
+
+from ..conftest import report, run_cli, torch213
+
+LOG = "checkpoint_autocast.log.gz"
+PROGRAM = Path(__file__).parents[1] / "data" / "torch213" / "programs" / "checkpoint_autocast.py"
+_ENVELOPE = re.compile(r"^V\d{4} \S+ \d+ \S+\] (\{.*\})$")
+_OP_NODE = re.compile(r"^\s+(\w+)(?:\s*:\s*\"[^\"]*\")?\s*=\s*torch\.ops\.")
+
+
+def _raw(log: str = LOG) -> list[tuple[dict, str]]:
+    """The log's envelopes with their payloads, read without compilescope."""
+    out: list[tuple[dict, list[str]]] = []
+    for line in gzip.decompress(torch213(log).read_bytes()).decode().splitlines():
+        if line.startswith("\t") and out:
+            out[-1][1].append(line[1:])
+        elif m := _ENVELOPE.match(line):
+            out.append((json.loads(m.group(1)), []))
+    return [(envelope, "\n".join(payload)) for envelope, payload in out]
+
+
+def _payload(kind: str, log: str = LOG) -> str:
+    (text,) = [p for e, p in _raw(log) if kind in e]
+    return text
+
+
+def _program_line(text: str) -> int:
+    """The line of the program that holds text (once)."""
+    (line,) = [n for n, src in enumerate(PROGRAM.read_text().splitlines(), 1) if text in src]
+    return line
+
+
+def _recomputed_in_backward() -> list[str]:
+    """The backward graph's op nodes that the joint graph computed under a checkpointed region's tag (`# ac_graph_id:`
+    comment): forward ops of the checkpointed blocks that the partitioner put into the backward to run again."""
+    tagged, under = set(), False
+    for line in _payload("aot_joint_graph").splitlines():
+        if line.strip().startswith("#"):
+            under = "ac_graph_id" in line
+        elif (m := _OP_NODE.match(line)) and under:
+            tagged.add(m[1])
+    return [m[1] for line in _payload("aot_backward_graph").splitlines() if (m := _OP_NODE.match(line)) and m[1] in tagged]
+
+
+def test_the_checkpoint_calls_are_the_programs_loop_line():
+    (found,) = activation_checkpointing(read_trace(torch213(LOG))).compiles
+    graph = _payload("dynamo_output_graph")
+    (call,) = found.calls
+    assert found.compile_id == "[0/0]"
+    # Model.forward's loop calls checkpoint once per block; Dynamo unrolls it: one higher-order op per block
+    assert (call.line, call.count) == (_program_line("x = checkpoint(block, x"), 2)
+    assert graph.count("torch.ops.higher_order.tag_activation_checkpoint(") == 2
+    assert call.code == "x = checkpoint(block, x, use_reentrant=REENTRANT)" and call.short == "checkpoint_autocast.py:40"
+
+
+def test_the_backward_recomputes_the_blocks_ops_by_their_lines():
+    (found,) = activation_checkpointing(read_trace(torch213(LOG))).compiles
+    assert found.has_backward
+    assert found.n_recomputed == len(_recomputed_in_backward()) == 42
+    # Block.forward's three lines, in line order; nothing of Model.forward's head (line 41) is checkpointed
+    assert [r.line for r in found.recomputed] == [_program_line("h = self.up(self.norm(x))"),
+                                                  _program_line("h = torch.nn.functional.gelu(h)"),
+                                                  _program_line("return x + self.down(h)")]
+    assert found.regions == 2  # the two blocks: ac_graph_id 3 and 4 in the backward graph
+    assert sorted(set(re.findall(r"# ac_graph_id: (\d+) ", _payload("aot_backward_graph")))) == ["3", "4"]
+
+
+def test_the_backward_compile_time_is_that_of_its_events():
+    events = [json.loads(p) for e, p in _raw() if "chromium_event" in e]
+    begin, end = ([ev["ts"] for ev in events if ev["name"] == "entire_backward_compile" and ev["ph"] == ph]
+                  for ph in ("B", "E"))
+    (timed,) = compile_times(read_trace(torch213(LOG))).compiles
+    assert timed.backward_s is not None
+    assert abs(timed.backward_s - (end[0] - begin[0]) / 1e6) < 1e-3
+    assert timed.backward_s < timed.total_s
+
+
+def test_a_log_without_checkpointing_lists_none():
+    assert activation_checkpointing(read_trace(torch213("upgrade_train.log.gz"))).compiles == []
+
+
+def test_summary_json_and_compile_page_say_it(tmp_path, capsys):
+    assert run_cli("summary", "--json", torch213(LOG)) == 0
+    doc = json.loads(capsys.readouterr().out)
+    (one,) = doc["activation_checkpointing"]
+    assert one["recomputed_ops"] == 42 and one["checkpoint_calls"][0]["line"] == 40
+    assert doc["compile_time"]["compiles"][0]["backward_s"] is not None
+    assert run_cli("summary", torch213(LOG)) == 0
+    text = capsys.readouterr().out
+    assert "Activation checkpointing" in text and "2 at checkpoint_autocast.py:40" in text
+    report(torch213(LOG), tmp_path / "r")
+    page = (tmp_path / "r" / "-_0_0_0" / "index.html").read_text()
+    row = re.search(r'<td id="checkpointing">(.*?)</td>', page, re.S)
+    assert row is not None
+    assert "2 checkpoint calls captured at checkpoint_autocast.py:40" in row[1]
+    assert "the backward recomputes 42 ops of 2 checkpointed regions" in row[1]
+    assert 'id="backward-time"' in page
+
+
+def test_use_reentrant_true_is_captured_the_same():
+    """torch 2.13's Dynamo captures use_reentrant=True checkpointing as the same higher-order op: no graph break."""
+    log = "checkpoint_autocast_reentrant.log.gz"
+    assert not [e for e, _ in _raw(log) if e.get("artifact", {}).get("name") == "dynamo_graph_break_reason"]
+    assert _payload("dynamo_output_graph", log).count("torch.ops.higher_order.tag_activation_checkpoint(") == 2
+    (found,) = activation_checkpointing(read_trace(torch213("checkpoint_autocast_reentrant.log.gz"))).compiles
+    assert [(c.line, c.count) for c in found.calls] == [(40, 2)] and found.n_recomputed == 42
