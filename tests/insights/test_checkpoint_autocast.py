@@ -117,3 +117,18 @@ def test_use_reentrant_true_is_captured_the_same():
     assert _payload("dynamo_output_graph", log).count("torch.ops.higher_order.tag_activation_checkpoint(") == 2
     (found,) = activation_checkpointing(read_trace(torch213("checkpoint_autocast_reentrant.log.gz"))).compiles
     assert [(c.line, c.count) for c in found.calls] == [(40, 2)] and found.n_recomputed == 42
+
+
+def test_the_source_page_marks_the_checkpoint_call_and_the_recomputed_lines(tmp_path):
+    report(torch213(LOG), tmp_path / "r")
+    (source,) = [f for f in json.loads((tmp_path / "r" / "sources.json").read_text())["files"]
+                 if f["path"].endswith("checkpoint_autocast.py")]
+    notes = {int(n): line.get("checkpoint") for n, line in source["lines"].items() if line.get("checkpoint")}
+    call = _program_line("x = checkpoint(block, x")
+    assert notes.pop(call) == [{"compile_id": "[0/0]", "calls": 2}]
+    # Block.forward's lines, whose recomputed ops add up to those the backward graph runs again
+    assert sorted(notes) == [_program_line("h = self.up(self.norm(x))"), _program_line("h = torch.nn.functional.gelu(h)"),
+                             _program_line("return x + self.down(h)")]
+    assert sum(n["recomputed_ops"] for (n,) in notes.values()) == len(_recomputed_in_backward())
+    page = (tmp_path / "r" / source["page"]).read_text()
+    assert "checkpoint ×2" in page and "recomputed in backward: 24 ops" in page

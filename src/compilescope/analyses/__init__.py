@@ -169,6 +169,6 @@ def analyze(trace: Trace, profiles: Sequence[Profile] = ()) -> Results:
         trace=trace,
         sources=analyze_sources(trace, provenance=provenance, errors=found.errors, crashed=found.crashes,
                                 linked_locations=linked,
-                                export_only=export.only),
+                                export_only=export.only, checkpointing=found.checkpointing),
         transformed=transformed_code(trace),
     )

@@ -32,6 +32,7 @@ from ..model.ids import CompileId, compilation_key
 from ..model.names import safe_stem
 from ..model.trace import Compile, Trace
 from ..model.payloads import PayloadRef
+from .activation_checkpoint import ActivationCheckpointing, activation_checkpointing
 from .compiled_frames import ORIGINAL_BYTECODE_SUFFIX, compiled_frame
 from .crash import Crashes
 from .dynamic_shapes import DynamicShapes, dynamic_shapes
@@ -185,6 +186,19 @@ class LineNotes:
     failures: list[dict[str, Any]] = field(default_factory=list)
     # The program died here: the innermost frame of the user's code on the stack of its uncaught exception or crash.
     crashes: list[dict[str, Any]] = field(default_factory=list)
+    # Activation checkpointing (activation_checkpoint.py): {"compile_id", "calls": n} where the graph captured n
+    # checkpoint calls made on this line; {"compile_id", "recomputed_ops": n} where its backward recomputes n ops of it.
+    checkpoint: list[dict[str, Any]] = field(default_factory=list)
+
+    @property
+    def checkpoint_calls(self) -> int:
+        """Checkpoint calls made on this line that graphs captured, over all of them."""
+        return sum(c.get("calls", 0) for c in self.checkpoint)
+
+    @property
+    def recomputed_ops(self) -> int:
+        """Ops of this line that backward graphs recompute (checkpointed), over all of them."""
+        return sum(c.get("recomputed_ops", 0) for c in self.checkpoint)
 
     @property
     def started_frames(self) -> list[dict[str, Any]]:
@@ -340,7 +354,7 @@ class LineNotes:
         return {k: v for k, v in {
             "graphs": self.graphs, "frames": self.frames, "graph_breaks": self.graph_breaks, "eager": self.eager,
             "resumes": self.resumes, "guards": self.guards, "kernels": self.kernels, "symbols": self.symbols,
-            "calls": self.calls, "failures": self.failures, "crashes": self.crashes,
+            "calls": self.calls, "failures": self.failures, "crashes": self.crashes, "checkpoint": self.checkpoint,
         }.items() if v}
 
     @property
@@ -746,7 +760,8 @@ def _add_failures(trace: Trace, errors: CompileErrors | None, crashed: Crashes |
 def analyze_sources(trace: Trace, provenance: Provenance | None = None, shapes: DynamicShapes | None = None,
                     recompile_info: Recompiles | None = None, linked_locations: Iterable[UserLocation] = (),
                     errors: CompileErrors | None = None, crashed: Crashes | None = None,
-                    stack_values: StackValues | None = None, export_only: bool = False) -> Sources:
+                    stack_values: StackValues | None = None, export_only: bool = False,
+                    checkpointing: ActivationCheckpointing | None = None) -> Sources:
     """stack_values: names Dynamo's ___stack values in the user's words, for installed guards and symbols as the
     recompiles view names failed guards (shared with shapes and recompile_info where the caller made them).
     linked_locations: other user lines the report links to (where torch warned): the page of their file, where it
@@ -941,6 +956,12 @@ def analyze_sources(trace: Trace, provenance: Provenance | None = None, shapes: 
                                           "code_md5": code_md5.get(section.code.artifact_number or -1)})
 
     _add_failures(trace, errors, crashed, at, quotes)
+    for ckpt in (checkpointing if checkpointing is not None else activation_checkpointing(trace)).compiles:
+        for ckpt_site, what in [(c, "calls") for c in ckpt.calls] + [(r, "recomputed_ops") for r in ckpt.recomputed]:
+            n = at(ckpt_site.path, ckpt_site.line)
+            if n is not None:
+                quotes.add(ckpt_site.path, ckpt_site.line, ckpt_site.code)
+                n.checkpoint.append({"compile_id": ckpt.compile_id, what: ckpt_site.count})
 
     linked_lines: dict[str, set[int]] = {}
     for loc in linked_locations:

@@ -152,6 +152,12 @@ def _notes_html(page: _Page, f: SourceFile, n: int, dirs: _CompileDirs) -> Itera
                  f'{" …" if len(nodes) > 8 else ""}</span>' for cids, nodes in notes.graph_groups.items()]
         yield f'<li class="n-graphs">captured in graph {"; ".join(parts)}</li>'
     yield from _calls_html(page, f, notes, dirs)
+    for c in notes.checkpoint:
+        yield (f'<li class="n-checkpoint">activation checkpointing in {_cid(c["compile_id"], dirs)}: '
+               + (f'{count(c["calls"], "checkpoint call")} captured here (the graph runs them as '
+                  '<code>tag_activation_checkpoint</code>)' if "calls" in c
+                  else f'the backward recomputes {count(c["recomputed_ops"], "op")} of this line instead of saving '
+                       'their activations') + '</li>')
     transformed: dict[str, str] = {}  # compile id of a frame starting here -> its link to the code run instead
     for fr in notes.frames:
         d = dirs.get(fr["compile_id"])
@@ -347,6 +353,12 @@ def _badges(notes: LineNotes) -> str:
     if not_resumed:
         out.append(f'<span class="b b-failed" title="after this line, compiling the rest of {html_text(notes.rest_of)} '
                    f'as its own graph failed">rest not compiled: {html_text(" ".join(not_resumed))}</span>')
+    if notes.checkpoint_calls:
+        out.append(f'<span class="b b-checkpoint" title="checkpoint calls made here that the graph captured">'
+                   f'checkpoint ×{notes.checkpoint_calls}</span>')
+    if notes.recomputed_ops:
+        out.append(f'<span class="b b-checkpoint" title="ops of this line the backward recomputes (activation '
+                   f'checkpointing)">recomputed in backward: {count(notes.recomputed_ops, "op")}</span>')
     if notes.graphs:
         out.append(f'<span class="b b-graph" title="graphs that captured this line">{html_text(" ".join(notes.graphs))}</span>')
     elif notes.calls:
