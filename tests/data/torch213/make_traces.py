@@ -167,6 +167,8 @@ SCENARIOS = [
     Scenario("checkpoint_autocast", "checkpoint_autocast.py", gzip=True, env=RUN_ENV),
     Scenario("checkpoint_autocast_reentrant", "checkpoint_autocast.py", gzip=True,
              env={**RUN_ENV, "CKPT_VARIANT": "reentrant"}),
+    # A print inside the checkpointed blocks, called in a loop: Dynamo gives up the whole forward.
+    Scenario("checkpoint_autocast_print", "checkpoint_autocast.py", gzip=True, env={**RUN_ENV, "CKPT_VARIANT": "print"}),
 ]
 
 SCRUB_ENV = [

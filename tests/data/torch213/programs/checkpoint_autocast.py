@@ -5,7 +5,8 @@
 `torch.autocast("cpu", dtype=torch.bfloat16)`; the loss, `loss.backward()` and the optimizer step run
 outside the compiled code. Dynamo captures non-reentrant checkpointing as the higher-order op
 `tag_activation_checkpoint`, and AOTAutograd's partitioner recomputes the blocks' ops in the backward graph.
-CKPT_VARIANT=reentrant passes `use_reentrant=True` instead (torch.autograd.Function-based checkpointing).
+CKPT_VARIANT=reentrant passes `use_reentrant=True` instead (torch.autograd.Function-based checkpointing);
+CKPT_VARIANT=print has each block print its activations' shape, a graph break inside the checkpointed function.
 Run: TORCH_TRACE=/tmp/t python checkpoint_autocast.py
 """
 import os
@@ -13,7 +14,9 @@ import os
 import torch
 from torch.utils.checkpoint import checkpoint
 
-REENTRANT = os.environ.get("CKPT_VARIANT") == "reentrant"
+VARIANT = os.environ.get("CKPT_VARIANT", "")
+REENTRANT = VARIANT == "reentrant"
+PRINT_STATS = VARIANT == "print"
 
 
 class Block(torch.nn.Module):
@@ -25,6 +28,8 @@ class Block(torch.nn.Module):
 
     def forward(self, x):
         h = self.up(self.norm(x))
+        if PRINT_STATS:
+            print("block activations", h.shape)
         h = torch.nn.functional.gelu(h)
         return x + self.down(h)
 
