@@ -11,6 +11,7 @@ from pathlib import Path
 
 from compilescope.analyses.activation_checkpoint import activation_checkpointing
 from compilescope.analyses.compile_time import compile_times
+from compilescope.analyses.insights import insights
 from compilescope.ingest.reader import read_trace
 
 from ..conftest import report, run_cli, torch213
@@ -136,3 +137,26 @@ def test_the_source_page_marks_the_checkpoint_call_and_the_recomputed_lines(tmp_
     page = (tmp_path / "r" / source["page"]).read_text()
     assert "checkpoint ×2" in page and "recomputed in backward: 24 ops" in page
 
+
+def test_a_break_inside_the_checkpointed_blocks_loop_says_the_whole_forward_ran_eagerly(tmp_path):
+    """CKPT_VARIANT=print: a print in Block.forward, which Model.forward's loop checkpoints. torch logs a graph break
+    it could not resume from ("graph break in loop") and skips Model.forward: no exception, no fullgraph, and
+    nothing of the model compiled. The report said "failed" and told the user to drop fullgraph=True."""
+    log = "checkpoint_autocast_print.log.gz"
+    (metrics,) = [e["compilation_metrics"] for e, _ in _raw(log) if "compilation_metrics" in e]
+    model_forward = _program_line("for block in self.blocks:") - 1
+    assert "graph break in loop" in metrics["fail_reason"]
+    assert f"frame skipped: forward ({metrics['co_filename']} line {model_forward})" in metrics["fail_reason"]
+    (err,) = insights(read_trace(torch213(log))).errors.errors
+    assert err.skipped_frame is not None and err.in_loop
+    assert (err.skipped_frame.function, err.skipped_frame.line) == ("forward", model_forward)
+    assert err.location is not None and err.location.line == _program_line('print("block activations"')
+    assert not any("fullgraph" in step for step in err.next_steps)
+    assert "ran all of it eagerly" in err.next_steps[0] and f"checkpoint_autocast.py:{model_forward}" in err.next_steps[0]
+    (finding,) = [f for f in insights(read_trace(torch213(log))).findings if f.section == "errors"]
+    assert finding.title == f"[0/0]: Dynamo skipped forward (checkpoint_autocast.py:{model_forward}) and ran it eagerly"
+    # nothing was captured, so there is no checkpointing to report
+    assert activation_checkpointing(read_trace(torch213(log))).compiles == []
+    report(torch213(log), tmp_path / "r")
+    page = (tmp_path / "r" / "-_0_0_0" / "index.html").read_text()
+    assert "Dynamo skipped forward" in page and "fullgraph" not in page

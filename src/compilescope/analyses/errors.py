@@ -98,6 +98,12 @@ EXPORT_STEPS = [
 FULLGRAPH_STEP = ("fullgraph=True makes every graph break an error: fix the break (see its hints) or drop "
                   "fullgraph=True to let Dynamo split the graph.")
 FALLBACK_NOTE = "torch fell back to eager for this frame (suppress_errors): the program ran, uncompiled."
+# Dynamo could not go on after a graph break ("Failed to handle graph break gracefully. Skipping the function and
+# falling back to eager"; torch/_dynamo/symbolic_convert.py): no exception reached the program, fullgraph or not; the
+# frame it names in "frame skipped: forward (/path/x.py line 43)" ran eagerly, all of it.
+_SKIPPED_FRAME = lazy_compile(r"frame skipped: (?P<function>\S+) \((?P<file>.+?) line (?P<line>\d+)\)")
+_SKIPPING = ("Skipping the function and falling back to eager", "Skipping the frame and falling back to eager")
+IN_LOOP = "graph break in loop"  # the second graph break torch 2.13 names when the first is inside a for/while loop
 LIBRARY_STEP = ("This is Python's own library, which torch called from compiled code: Dynamo could not compile the "
                 "function, and it runs eagerly. Nothing in your code to change; if it recurs and costs time, report it "
                 "to PyTorch with this log.")
@@ -168,6 +174,10 @@ class CompileError:
     compiler_errors: list[str] = field(default_factory=list)  # `file:line:col: error: ...` lines of a C++ compile
     diagnostics: list[CompilerDiagnostic] = field(default_factory=list)  # the same, parsed and linked to the output code
     fell_back: bool = False  # suppress_errors: the frame ran eagerly
+    # Dynamo gave the frame up after a graph break it could not resume from (_SKIPPING): the function it ran eagerly,
+    # all of it, with no exception and without fullgraph; in_loop: because the break is inside a for/while loop
+    skipped_frame: UserLocation | None = None
+    in_loop: bool = False
     export_call: UserLocation | None = None  # the user's torch.export call, where strict export's trace failed
     next_steps: list[str] = field(default_factory=list)
     # The number of the compilation_metrics artifact that told it: failures outside a compile id (several strict
@@ -195,6 +205,7 @@ class CompileError:
             "location_kind": self.location_kind, "backend": self.backend, "compiler_errors": self.compiler_errors,
             "diagnostics": [d.to_json() for d in self.diagnostics], "fell_back": self.fell_back,
             "export_call": self.export_call.to_json() if self.export_call else None, "next_steps": self.next_steps,
+            "skipped_frame": self.skipped_frame.to_json() if self.skipped_frame else None, "in_loop": self.in_loop,
         }
 
 
@@ -383,10 +394,14 @@ def compile_errors(trace: Trace) -> CompileErrors:
                            for d in diagnostics[:5]]
         steps = list(NEXT_STEPS[stage])
         export_call = find_export_call(entry.metrics_stack)
+        skipped = _skipped_frame(reason) if stage == DYNAMO else None
+        in_loop = skipped is not None and IN_LOOP in reason
         if stage == DYNAMO and export_call is not None:
             steps = list(EXPORT_STEPS)
         elif stage == DYNAMO and location is not None and is_python_library_file(location.filename):
             steps = [LIBRARY_STEP, NEXT_STEPS[DYNAMO][-1]]  # not the user's code: only the internal stack helps
+        elif skipped is not None:
+            steps = [_skipped_step(skipped, in_loop, location), NEXT_STEPS[DYNAMO][-1]]
         elif fail_type == "Unsupported" and stage == DYNAMO and "Explanation:" in reason:
             steps.insert(0, FULLGRAPH_STEP)  # graph-break errors only raise under fullgraph=True
         elif stage == DYNAMO and (guarded := data_dependent_steps(entry, reason, location)):
@@ -406,6 +421,24 @@ def compile_errors(trace: Trace) -> CompileErrors:
             message=message, detail=detail, location=location,
             location_kind=kind, backend=backend, compiler_errors=compiler_errors, diagnostics=diagnostics, fell_back=fell_back,
             export_call=export_call, next_steps=steps, metrics_number=metrics_number(entry),
+            skipped_frame=skipped, in_loop=in_loop,
         ))
     return result
 
+
+def _skipped_frame(reason: str) -> UserLocation | None:
+    """The function Dynamo gave up after a graph break and ran eagerly, where the reason says it did."""
+    if not any(words in reason for words in _SKIPPING):
+        return None
+    m = _SKIPPED_FRAME.search(reason)
+    return UserLocation(m["file"], int(m["line"]), m["function"]) if m else None
+
+
+def _skipped_step(skipped: UserLocation, in_loop: bool, location: UserLocation | None) -> str:
+    """What to do about a frame Dynamo skipped: the break is the cause, and no fullgraph is involved."""
+    where = f" at {location.short}" if location is not None else ""
+    why = ("Dynamo cannot resume after a graph break inside a for/while loop" if in_loop
+           else "Dynamo could not resume after this graph break")
+    return (f"{why}, so it skipped {skipped.function} ({skipped.short}) and ran all of it eagerly: nothing of it was "
+            f"compiled, and no error reached your program. Remove the break{where} (see its hints), or move it out "
+            f"of {'the loop (or compile what the loop calls on its own)' if in_loop else 'the compiled function'}.")

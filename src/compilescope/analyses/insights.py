@@ -427,6 +427,13 @@ def findings(ins: Insights, export: ExportReport | None = None) -> list[Finding]
                  else f" while compiling {err.location.function or 'a frame'} (defined at {err.location.short}; no "
                       "failure location logged)")
         ids = err.compile_id if len(group) == 1 else _names([e.compile_id for e in group])
+        if err.skipped_frame is not None:  # no exception: the function ran, all of it uncompiled
+            skipped = err.skipped_frame
+            why = ("a graph break inside one of its loops" if err.in_loop
+                   else "a graph break Dynamo could not resume from")
+            out.append(Finding(ERROR, "errors", f"{ids}: Dynamo skipped {skipped.function} ({skipped.short}) and ran it "
+                               "eagerly", f"{why}{where}: {err.message}"))
+            continue
         out.append(Finding(ERROR, "errors", f"{ids} failed in {err.stage_label}{where}", f"{err.exception}: {err.message}"))
     if ins.unfinished:
         ids = ins.unfinished[0][0] if len(ins.unfinished) == 1 else _names([c for c, _ in ins.unfinished])
