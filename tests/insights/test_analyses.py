@@ -439,7 +439,9 @@ def test_a_compile_served_by_the_aotautograd_cache_names_what_its_log_lacks():
 def test_a_models_dynamic_sizes_are_placed_in_its_library_code():
     # tests/data/cuda_torch211/logs/hf_gpt2_generate.log.gz: transformers' GPT-2, installed in a venv that itself lies
     # in a folder named torch (/opt/torch/.venv/lib/python3.12/site-packages/transformers/...). Its symbols' and
-    # specializations' user stacks hold transformers' frames only: each is placed at the innermost one, as logged.
+    # specializations' user stacks hold transformers' frames only: each is placed at the innermost one, as logged;
+    # but a symbol of an argument of transformers' compiled frame itself (L['kwargs']['input_ids'].size()[1]) is placed
+    # at the program's call that passed it in, the innermost frame of its Python stack in the program (lines 20, 22).
     import gzip
     import json
 
@@ -447,6 +449,7 @@ def test_a_models_dynamic_sizes_are_placed_in_its_library_code():
 
     log = cuda211("hf_gpt2_generate.log.gz")
     logged = {}
+    calls = []  # (symbol, source, the line of main() the Python stack passes through), in log order
     with gzip.open(log, "rt", encoding="utf-8") as f:
         for line in f:
             for kind in ("create_symbol", "symbolic_shape_specialization"):
@@ -454,10 +457,21 @@ def test_a_models_dynamic_sizes_are_placed_in_its_library_code():
                     record = json.loads(line.split("] ", 1)[1])[kind]
                     last = record["user_stack"][-1]
                     logged[(kind, record["symbol"])] = (last["line"], last["name"])
+                    if kind == "create_symbol":
+                        calls.append((record["symbol"], record["source"],
+                                      next(fr["line"] for fr in record["stack"] if fr["name"] == "main")))
     with read_trace(str(log)) as trace:
         ds = insights(trace).dynamic_shapes
     assert ds.symbols and ds.specializations
+    assert [(s.symbol, s.source) for s in ds.symbols] == [c[:2] for c in calls]
+    passed = [(s.symbol, s.source, s.location.line) for s in ds.symbols if s.passed_in]
+    assert passed == [c for c in calls if c[1] in ("L['kwargs']['input_ids'].size()[1]",
+                                                   "L['kwargs']['attention_mask'].size()[1]")]
+    assert [line for *_, line in passed] == [20, 22, 22, 22]  # model(input_ids=ids), then model.generate(...)
     for s in ds.symbols:
+        if s.passed_in:
+            assert s.location.filename.endswith("hf_gpt2_generate.py") and s.location.function == "main"
+            continue
         assert (s.location.line, s.location.function) == logged[("create_symbol", s.symbol)], s
         assert "site-packages/transformers/" in s.location.filename
     assert [(s.symbol, s.location.short) for s in ds.specializations] == [

@@ -77,3 +77,70 @@ def test_an_argument_of_transformers_frame_is_placed_at_the_users_call_that_pass
         "[0/1]": ("args[1]", "call", "hf_llama.py", 32),
         "[0/3]": ("kwargs['input_ids']", "call", "hf_llama.py", 39),
         "[0/4]": ("kwargs['cache'].layers[0].keys", "first_use", "cache_utils.py", 148)}
+
+
+def test_the_dynamic_size_of_the_users_ids_is_placed_at_their_call_as_recompiles_places_it():
+    # [0/1]'s create_symbol s81 (source L['args'][1].size()[1]) has a user_stack ending in transformers'
+    # output_capturing.py:332 (`recordable_keys = {`) and a stack whose user frame is hf_llama.py:32 (compiled(ids)):
+    # the argument of transformers' wrapped_func is the user's ids, passed in there. The KV cache's s87
+    # (L['kwargs']['cache'].layers[0].keys.size()[2]) is reached through an argument: its first use,
+    # cache_utils.py:148, stays.
+    from compilescope.analyses.dynamic_shapes import dynamic_shapes
+
+    with read_trace(str(torch213("hf_llama.log.gz"))) as trace:
+        shapes = dynamic_shapes(trace)
+    placed = {z.source: (z.symbol_names, [(p.text, p.location.filename.rsplit("/", 1)[-1], p.location.line)
+                                          for p in z.placement if p.location]) for z in shapes.sizes}
+    assert placed["L['args'][1].size()[1]"] == (["s81"], [("passed in by the call at ", "hf_llama.py", 32)])
+    assert placed["L['kwargs']['cache'].layers[0].keys.size()[2]"] == (["s87"], [("at ", "cache_utils.py", 148)])
+
+
+def test_a_guard_on_how_many_arguments_a_call_passes_is_placed_at_the_users_call():
+    # [0/2]'s recompile_reasons: "0/1: len(args) == 2 # func_name = ... deprecation.py:126 in wrapped_func":
+    # transformers' decorator, not the user's. [0/2]'s dynamo_start stack ends in the program at line 39, the
+    # model.generate(...) call that passed keywords only. In _fixed, [0/1]'s "len(kwargs) == 1" and [0/2]'s
+    # "len(kwargs) == 6" (deprecation.py:134) are generate()'s call at line 37.
+    for log, expected in (("hf_llama.log.gz", {"[0/2]": ("len(args) == 2", 39)}),
+                          ("hf_llama_fixed.log.gz", {"[0/1]": ("len(kwargs) == 1", 37),
+                                                     "[0/2]": ("len(kwargs) == 6", 37)})):
+        with read_trace(str(torch213(log))) as trace:
+            [frame] = insights(trace).recompiles.frames
+        placed = {s.compile_id: (s.guard.guard, s.guard.location.line) for s in frame.steps
+                  if s.guard.change in ("positional_arguments", "keyword_arguments")
+                  and s.guard.location_kind == "arguments_call"
+                  and s.guard.location.filename.endswith("/hf_llama.py")}
+        assert placed == expected, log
+
+
+def test_the_decode_steps_input_ids_are_generates_so_the_advice_is_not_to_mark_them():
+    # [0/3] fails "tensor 'kwargs['input_ids']' size mismatch at index 1. expected 6, actual 1": the first decode
+    # step's one token, which generate() (on [0/3]'s dynamo_start stack) made. The user's own args[1] (prompts of 5,
+    # then 9 tokens) came in by their call at line 32: that one they can mark.
+    with read_trace(str(torch213("hf_llama.log.gz"))) as trace:
+        [frame] = insights(trace).recompiles.frames
+    [generated] = [a for a in frame.advice if a.startswith("transformers' generate() makes the inputs")]
+    assert "kwargs['input_ids'] at index 1" in generated
+    assert 'cache_implementation=\\"static\\"' not in generated and 'cache_implementation="static"' in generated
+    assert "dynamic=True" in generated
+    [sizes] = [a for a in frame.advice if a.startswith("Sizes change between calls")]
+    assert "(args[1] at index 1, passed in by the call at hf_llama.py:32)" in sizes
+    assert "kwargs['input_ids']" not in sizes
+
+
+def test_floats_dynamic_true_made_symbols_are_said_to_be_its_where_their_specialization_is_listed():
+    # _fixed compiles with dynamic=True: its compiles' dynamo_config has "assume_static_by_default": false (hf_llama's:
+    # true), and the create_symbol records make floats of the model's attributes symbols (zf78 from layer 0's
+    # self_attn.scaling, zf14 from embed_tokens.norm_type, ...). symbolic_shape_specialization then fixes zf78, zf10
+    # (scaling, 0.25) and zf14 (norm_type, 2.0), "trivial_lhs". hf_llama makes no float symbol at all.
+    configs = {log: {json.loads(m["dynamo_config"])["assume_static_by_default"] for m in _metrics(log)
+                     if m.get("dynamo_config")} for log in ("hf_llama.log.gz", "hf_llama_fixed.log.gz")}
+    assert configs == {"hf_llama.log.gz": {True}, "hf_llama_fixed.log.gz": {False}}
+    found = {}
+    for log in configs:
+        with read_trace(str(torch213(log))) as trace:
+            ins = insights(trace)
+        found[log] = next((f for f in ins.findings if "specialized to a constant" in f.title), None)
+    assert found["hf_llama.log.gz"] is None
+    detail = found["hf_llama_fixed.log.gz"].detail
+    assert "zf78, zf10, zf14 are floats (scaling, norm_type) that dynamic=True made dynamic" in detail
+    assert "torch._dynamo.config.specialize_float = True" in detail

@@ -155,13 +155,19 @@ def test_generates_kv_cache_that_grew_is_named_and_given_the_static_cache_fix(tm
     assert (grew.location_kind, grew.location.filename.endswith("transformers/cache_utils.py"), grew.location.line,
             grew.location.function) == ("first_use", True, 158, "get_seq_length")
     assert by_id["[0/4]"].dynamic_symbol == "s53"
-    # The prompt length is no cache's: no cache named, and the size advice names input_ids (dim 1: the tokens).
+    # The prompt length is no cache's: no cache named. [0/1]'s input_ids (16 -> 24 tokens) came from the program's own
+    # model(input_ids=ids) at line 20 (its dynamo_start stack): the size advice names it and that call. [0/3]'s
+    # (8 -> 1: generate()'s first decode step, its stack passes through generate()) is generate()'s own input: no
+    # tensor of the user's to mark.
     assert [by_id[c].guard.cache_class for c in ("[0/1]", "[0/3]")] == [None, None]
     assert wrapper.kv_caches == ["DynamicCache"]
     [cache_fix] = [a for a in wrapper.advice if "KV cache" in a]
     assert ("kwargs['past_key_values'], a DynamicCache" in cache_fix and "generate()" in cache_fix
             and 'cache_implementation="static"' in cache_fix and "dynamic=True" in cache_fix)
-    assert "Sizes change between calls (kwargs['input_ids'] at index 1)" in " ".join(wrapper.advice)
+    assert ("Sizes change between calls (kwargs['input_ids'] at index 1, passed in by the call at "
+            "hf_gpt2_generate.py:20)") in " ".join(wrapper.advice)
+    [generated] = [a for a in wrapper.advice if a.startswith("transformers' generate() makes the inputs it passes")]
+    assert "(kwargs['input_ids'] at index 1:" in generated
 
     assert run_cli("summary", log) == 0
     out = re.sub(r"[\s│├└─]+", " ", capsys.readouterr().out)

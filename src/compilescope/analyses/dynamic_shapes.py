@@ -14,16 +14,18 @@ user stack); generating with it (hf_gpt2_generate, tests/data/cuda_torch211) cre
 from __future__ import annotations
 
 from dataclasses import field
+
+import orjson
 from typing import Any, Callable, ClassVar, Hashable, Iterable, TypeVar
 
 from ..lazy_regex import lazy_compile
 from ..model.ids import CompileId
-from ..model.trace import Trace
+from ..model.trace import Compile, Trace
 from ..wording import count
 from .compiled_frames import CompiledFrames
 from .stack_values import StackValues
 from .userloc import (FRAME_SOURCE, UserLocation, is_torch_file, last_code_stack_frame, last_user_stack_frame,
-                      exported_user_frame)
+                      exported_user_frame, placed_at_call)
 from ..model.records import dataclass
 
 T = TypeVar("T")
@@ -38,6 +40,12 @@ SPECIALIZATION_REASONS = {"range_refined_to_singleton": "its range narrowed to o
 
 # The name a source's value goes by: its last key or attribute (lr, of self.param_groups[0]['lr']).
 _LAST_NAME = lazy_compile(r"(?:\[['\"](\w{1,200})['\"]\]|\.(\w{1,200}))$")
+
+
+def value_name(source: str) -> str | None:
+    """The name a source's value goes by, its last key or attribute: lr, of self.param_groups[0]['lr']."""
+    name = _LAST_NAME.search(source)
+    return (name[1] or name[2]) if name else None
 
 
 def _text(value: Any) -> str | None:
@@ -76,11 +84,15 @@ class PlacementPart:
     function_said: bool = False
 
 
-def placement(location: UserLocation | None, torch_location: UserLocation | None) -> list[PlacementPart]:
+def placement(location: UserLocation | None, torch_location: UserLocation | None,
+              passed_in: bool = False) -> list[PlacementPart]:
     """Where an event torch placed on a line is ("at prog.py:3"; "in torch's adam.py:229, called at prog.py:24": the
-    user's call into torch's code that made it); [] where torch logged no line."""
+    user's call into torch's code that made it; "passed in by the call at prog.py:32": the user's call that passed a
+    library's compiled frame the value); [] where torch logged no line."""
     if location is None:
         return []
+    if passed_in:
+        return [PlacementPart("passed in by the call at ", location)]
     if torch_location is None:
         return [PlacementPart("at ", location)]
     return [PlacementPart("in torch's ", torch_location), PlacementPart(", called at ", location)]
@@ -118,6 +130,9 @@ class SymbolCreated:
     # What the source is in the user's code, where it is a name Dynamo made (a resume function's L['___stack0']: "the
     # value of `loss.item()` (item_break.py:16), passed on past the graph break"); None where it is the user's own.
     source_text: str | None = None
+    # location is the user's call that passed the value in: an argument of a library's compiled frame (transformers'
+    # wrapped_func) that the library's code first used (userloc.placed_at_call, recompiles' rule too).
+    passed_in: bool = False
 
     @property
     def range_text(self) -> str | None:
@@ -128,7 +143,7 @@ class SymbolCreated:
         return {"compile_id": self.compile_id, "symbol": self.symbol, "value": self.value, "range": self.range,
                 "source": self.source, "source_text": self.source_text, "unbacked": self.unbacked,
                 "location": self.location.to_json() if self.location else None,
-                "torch_location": _location_json(self.torch_location)}
+                "torch_location": _location_json(self.torch_location), "passed_in": self.passed_in}
 
 
 @dataclass
@@ -157,8 +172,8 @@ class Specialization:
         (None where it did: the line then says it)."""
         if self.read_as is None:
             return None
-        name = _LAST_NAME.search(self.read_as)
-        text = (f"{name[1] or name[2]}, " if name else "") + f"read as {self.read_as}"
+        name = value_name(self.read_as)
+        text = (f"{name}, " if name else "") + f"read as {self.read_as}"
         return text + (f" by {self.read_by}" if self.read_by else "")
     # Those of its sources that are names Dynamo made, in words (as SymbolCreated.source_text): source -> text.
     source_texts: dict[str, str] = field(default_factory=dict)
@@ -193,6 +208,10 @@ class DynamicShapes:
     symbols: list[SymbolCreated] = field(default_factory=list)
     specializations: list[Specialization] = field(default_factory=list)
     guards: list[GuardAdded] = field(default_factory=list)
+    # The compiles whose Dynamo config is torch.compile(dynamic=True)'s (compiled_dynamic): there every float of the
+    # code's (a module's scale, eps) is made a symbol from the first compile, and a line that needs one as a number
+    # fixes it again.
+    dynamic_compiles: list[str] = field(default_factory=list)
 
     def __bool__(self) -> bool:
         return bool(self.symbols or self.specializations or self.guards)
@@ -269,7 +288,31 @@ class DynamicShapes:
                 "overview": self.overview,
                 "specialized": [s.to_json() for s in self.specialized],
                 "sizes": [z.to_json() for z in self.sizes],
-                "guards_by_line": [p.to_json() for p in group_guards(self.guards)]}
+                "guards_by_line": [p.to_json() for p in group_guards(self.guards)],
+                "dynamic_compiles": self.dynamic_compiles}
+
+
+def dynamo_config(entry: Compile) -> dict[str, Any] | None:
+    """Dynamo's config for a compile, as its metrics record it (dynamo_config); None where they do not."""
+    text = (entry.metrics or {}).get("dynamo_config")
+    if not isinstance(text, str):
+        return None
+    try:
+        config = orjson.loads(text)
+    except orjson.JSONDecodeError:
+        return None
+    return config if isinstance(config, dict) else None
+
+
+# torch.compile(dynamic=True) patches Dynamo's config so (torch/_dynamo/eval_frame.py, make_set_enable_dynamic): every
+# size and, with specialize_float off (torch's default), every float is a symbol from the first compile.
+DYNAMIC_CONFIG = {"assume_static_by_default": False}
+
+
+def compiled_dynamic(entry: Compile) -> bool:
+    """The compile's metrics record dynamic=True's config (DYNAMIC_CONFIG)."""
+    config = dynamo_config(entry)
+    return config is not None and all(config.get(k) is v for k, v in DYNAMIC_CONFIG.items())
 
 
 def _read_place(spec: Specialization, entry: dict, symbols: list[SymbolCreated], frames: CompiledFrames,
@@ -299,13 +342,17 @@ def dynamic_shapes(trace: Trace, stack_values: StackValues | None = None) -> Dyn
     frames = CompiledFrames(trace)
     for entry in trace.sorted_compiles():
         key = entry.key
+        if compiled_dynamic(entry):
+            result.dynamic_compiles.append(key)
         symbols = []
         for sym in entry.symbols:
             source = _text(sym.get("source"))
-            symbols.append(SymbolCreated(
+            created = SymbolCreated(
                 key, str(sym.get("symbol", "?")), _text(sym.get("val")), _text(sym.get("vr")), source,
                 sym.get("kind") == "create_unbacked_symbol", *_location(sym),
-                source_text=stack_values.describe(entry, source)))
+                source_text=stack_values.describe(entry, source))
+            _place_at_call(created, frames, entry.compile_id)
+            symbols.append(created)
         result.symbols.extend(symbols)
         for spec in entry.specializations:
             sources = [str(s) for s in spec["sources"]] if isinstance(spec.get("sources"), list) else []
@@ -323,6 +370,19 @@ def dynamic_shapes(trace: Trace, stack_values: StackValues | None = None) -> Dyn
                 _place_by_symbol(added, symbols)
             result.guards.append(added)
     return result
+
+
+def _place_at_call(symbol: SymbolCreated, frames: CompiledFrames, compile_id: CompileId | None) -> None:
+    """Places a symbol made from an argument of a library's compiled frame, first used in the library's code (the
+    user's ids, at transformers' output_capturing.py:332), at the user's call that passed it in (hf_llama.py:32), as
+    recompiles places the argument's failed check: userloc.placed_at_call, one rule for both."""
+    if symbol.source is None or symbol.location is None or symbol.torch_location is not None or compile_id is None:
+        return
+    compiled = frames.compiled(compile_id)
+    caller = frames.called_from(compile_id)
+    if caller is not None and placed_at_call(compiled.filename if compiled is not None else None, symbol.source,
+                                             symbol.location.filename):
+        symbol.location, symbol.passed_in = caller, True
 
 
 # A guard that fixes one symbol to a value: "Eq(zf8, 0.00466666666666667)", "Eq(s70, 96)". The same fact as a
@@ -515,6 +575,12 @@ class DynamicSize(_SizeEvents):
     @property
     def unbacked(self) -> bool:
         return any(s.unbacked for s in self.symbols)
+
+    @property
+    def placement(self) -> list[PlacementPart]:
+        """Where it is (placement): the first placed symbol's line, and whether the user's call passed it in."""
+        first = next((s for s in self.symbols if s.location is not None), None)
+        return placement(self.location, self.torch_location, first is not None and first.passed_in)
 
     @property
     def source_text(self) -> str | None:

@@ -22,7 +22,8 @@ from .crash import STATIC_LAUNCHER_ADVICE, Crash, Crashes, crashes
 from .compile_time import PHASE_LABELS, CompileTimes, as_export_time, compile_times, ends_during, unfinished_compiles
 from .activation_checkpoint import ActivationCheckpointing, activation_checkpointing
 from .empty_graphs import EmptyGraphs, empty_graphs
-from .dynamic_shapes import FLOAT_SYMBOL, SIZE_SYMBOL, DynamicShapes, Specialization, dynamic_shapes, number_text
+from .dynamic_shapes import (FLOAT_SYMBOL, SIZE_SYMBOL, DynamicShapes, Specialization, dynamic_shapes, number_text,
+                             value_name)
 from .environment import Environment, TorchTestSetting, environment
 from .errors import CompileError, CompileErrors, compile_errors
 from .export import ExportReport, export_report
@@ -305,11 +306,13 @@ def _breaks_by_torch(breaks: list[GraphBreak]) -> list[Finding]:
                     "nothing in your code to change")]
 
 
-def _specializations(specs: list[Specialization], export: ExportReport) -> Finding | None:
+def _specializations(specs: list[Specialization], export: ExportReport,
+                     dynamic_compiles: list[str] | None = None) -> Finding | None:
     """Counted once per compilation (a restarted attempt logs its specializations again), each symbol's values once:
     a float a compiled optimizer step specialized at every learning rate is one symbol with many values. A size
     torch.export was given as dynamic and the code fixed is told by _export_dims (a dim the code contradicts): not
-    again here."""
+    again here. Floats of compiles with dynamic=True's config (dynamic_compiles) are said to be its: it made them
+    symbols, which a static compile never does until one changes."""
     told = {(c.symbol, c.value) for c in export.dim_conflicts if c.value is not None}
     specs = [s for s in specs if not (s.compile_id == NO_COMPILE_ID and (s.symbol, s.value) in told)]
     if not specs:
@@ -328,6 +331,15 @@ def _specializations(specs: list[Specialization], export: ExportReport) -> Findi
                        for symbol, vals in list(values.items())[:3])
     compiles = {cid for cid, _, _ in distinct}
     where = "in torch.export" if export.only else count(len(compiles), 'compilation')
+    made = set(dynamic_compiles or ())
+    floats = [s for s in specs if s.compile_id in made and FLOAT_SYMBOL.fullmatch(s.symbol)]
+    if floats:
+        symbols = list(dict.fromkeys(s.symbol for s in floats))
+        names = list(dict.fromkeys(n for s in floats for src in s.sources[:1] if (n := value_name(src))))
+        detail += (f"; {_names(symbols)} {'is a float' if len(symbols) == 1 else 'are floats'}"
+                   + (f" ({', '.join(names)})" if names else "")
+                   + " that dynamic=True made dynamic (its compiles' config has assume_static_by_default off), and "
+                   "the code needed as a number: torch._dynamo.config.specialize_float = True keeps floats static")
     return Finding(INFO, "dynamic_shapes", f"{count(len(values), 'dynamic ' + kind)} specialized to a constant "
                                            f"({where})", detail)
 
@@ -518,8 +530,8 @@ def findings(ins: Insights, export: ExportReport | None = None) -> list[Finding]
         out.append(Finding(INFO, "caches", f"served from cache: {', '.join(ins.caches.served_labels)}",
                            f"{ins.caches.what_is_missing}; run again with an empty cache to see them "
                            "(compilescope run --fresh-cache, or TORCHINDUCTOR_CACHE_DIR=$(mktemp -d))"))
-    if ins.dynamic_shapes.specializations and (specialized := _specializations(ins.dynamic_shapes.specializations,
-                                                                               exported)) is not None:
+    if ins.dynamic_shapes.specializations and (specialized := _specializations(
+            ins.dynamic_shapes.specializations, exported, ins.dynamic_shapes.dynamic_compiles)) is not None:
         out.append(specialized)
     if ins.runtime:
         from .runtime import runtime_finding  # here: only a log given with a profile pays for the runtime analysis

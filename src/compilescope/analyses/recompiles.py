@@ -25,13 +25,13 @@ from ..wording import and_list, count, format_seconds, possessive
 from .compile_time import CompileTimes
 from .compiled_frames import CompiledFrames, module_label, wrapped_module
 from ..lazy_regex import lazy_compile
-from .dynamic_shapes import SPECIALIZATION_REASONS, PlacementPart, Specialization
+from .dynamic_shapes import SPECIALIZATION_REASONS, PlacementPart, Specialization, dynamo_config
 from .fx_sites import GRAPH_ARTIFACT, first_use
 from .graph_breaks import function_label
 from .installed_guards import GUARDS_ARTIFACT, enclosing_sources, guard_site, object_type, tensor_check
 from .stack_values import StackValue, StackValues, name_stack_values
 from .userloc import (FRAME_SOURCE, UserLocation, code_origin, is_clipped_torch_file, is_torch_file, last_user_frame,
-                      last_user_stack_frame, traceback_frames)
+                      last_user_stack_frame, placed_at_call, traceback_frames)
 from ..model.records import dataclass
 
 ARTIFACT = "recompile_reasons"
@@ -150,6 +150,9 @@ LOCATION_KINDS = {
     # The compiled frame and the tensor's first use are both torch's (DDP's `inner`, a compiled module's wrapper):
     # the user's line that called it is where the tensor came in.
     "call": "{tensor} passed in by the call at",
+    # How many arguments, or which keywords, a call of a library's frame passes (transformers' wrapped_func, whose
+    # guard torch places in the decorator's own code): the user's call that passed them so.
+    "arguments_call": "arguments passed by the call at",
     # A global state guard (grad mode) names nothing of the code: the user's line that called under the other state.
     "state_call": "called under the new state from",
 }
@@ -182,6 +185,12 @@ CACHE_ADVICE_GENERATE = (
     "give generate() a static cache, which keeps them fixed: model.generate(..., cache_implementation=\"static\") "
     "(or set model.generation_config.cache_implementation = \"static\"). Or compile with dynamic=True, so that sizes "
     "are dynamic from the first compile.")
+# A size of an input transformers' generate() makes and passes to the compiled forward: the user has no tensor to mark.
+GENERATED_SIZE_ADVICE = (
+    "transformers' generate() makes the inputs it passes ({inputs}: the prompt, then one token each decode step), so "
+    "there is no tensor of yours to mark dynamic: compile with dynamic=True, so that sizes are dynamic from the first "
+    "compile, or give generate() a static cache, model.generate(..., cache_implementation=\"static\"), whose fixed "
+    "sizes make every decode step alike.")
 CACHE_ADVICE = (
     "transformers' KV cache ({source}, a {cls}) grows with each token added, so its sizes change between calls: pass "
     "a static cache (transformers' StaticCache) as past_key_values, which keeps them fixed. Or compile with "
@@ -240,13 +249,15 @@ STATIC_WORDS = ("it was compiled with dynamic=False (its compiles' config has au
                 "each new size compiles it again")
 
 
-def size_advice(sizes: list[tuple[str, str]], static: bool = False) -> str:
-    """The advice for sizes that changed, naming them: [("x", "0")] -> "... torch._dynamo.mark_dynamic(x, 0) ...".
-    static: compiled with dynamic=False, which dynamic=True would contradict: mark the dimension, or drop it."""
+def size_advice(sizes: list[tuple[str, str, str]], static: bool = False) -> str:
+    """The advice for sizes that changed, naming them: [("x", "0", "")] -> "... torch._dynamo.mark_dynamic(x, 0) ...";
+    the third part says where the user's call passed an argument of a library's frame in (", passed in by the call at
+    prog.py:32"), else "". static: compiled with dynamic=False, which dynamic=True would contradict: mark the
+    dimension, or drop it."""
     if static:
-        named = "" if not sizes else f" ({'; '.join(f'{t} at index {d}' for t, d in sizes[:_SIZES_LISTED])}" + (
+        named = "" if not sizes else f" ({'; '.join(f'{t} at index {d}{w}' for t, d, w in sizes[:_SIZES_LISTED])}" + (
             f"; {len(sizes) - _SIZES_LISTED} more)" if len(sizes) > _SIZES_LISTED else ")")
-        arg, dim = sizes[0] if len(sizes) == 1 else ("tensor", "dim")
+        arg, dim = sizes[0][:2] if len(sizes) == 1 else ("tensor", "dim")
         arg = arg if arg.isidentifier() else "tensor"
         return (f"Sizes change between calls{named}, and {STATIC_WORDS}: mark the dimension dynamic with "
                 f"torch._dynamo.mark_dynamic({arg}, {dim}) before the call, or drop dynamic=False (torch then makes a "
@@ -254,11 +265,11 @@ def size_advice(sizes: list[tuple[str, str]], static: bool = False) -> str:
     if not sizes:
         return ADVICE["size"]
     if len(sizes) == 1:
-        tensor, dim = sizes[0]
+        tensor, dim, where = sizes[0]
         arg = tensor if tensor.isidentifier() else "tensor"
-        return (f"Sizes change between calls ({tensor} at index {dim}): mark that dimension dynamic with "
+        return (f"Sizes change between calls ({tensor} at index {dim}{where}): mark that dimension dynamic with "
                 f"torch._dynamo.mark_dynamic({arg}, {dim}), or compile with dynamic=True.")
-    listed = "; ".join(f"{tensor} at index {dim}" for tensor, dim in sizes[:_SIZES_LISTED])
+    listed = "; ".join(f"{tensor} at index {dim}{where}" for tensor, dim, where in sizes[:_SIZES_LISTED])
     if len(sizes) > _SIZES_LISTED:
         listed += f"; {len(sizes) - _SIZES_LISTED} more"
     return (f"Sizes change between calls ({listed}): mark those dimensions dynamic with "
@@ -324,16 +335,7 @@ def _caller(stack: list | None) -> UserLocation | None:
 
 def compiled_static(entries: list[Compile]) -> bool:
     """Every compile of the frame whose metrics record Dynamo's config had dynamic=False's (STATIC_CONFIG)."""
-    configs = []
-    for e in entries:
-        text = (e.metrics or {}).get("dynamo_config")
-        if isinstance(text, str):
-            try:
-                config = orjson.loads(text)
-            except orjson.JSONDecodeError:
-                continue
-            if isinstance(config, dict):
-                configs.append(config)
+    configs = [config for e in entries if (config := dynamo_config(e)) is not None]
     return bool(configs) and all(all(c.get(k) is v for k, v in STATIC_CONFIG.items()) for c in configs)
 
 
@@ -836,9 +838,6 @@ _NUMBER_GUARD = lazy_compile(r"^(?:L\['(?P<local>\w{1,200})'\]|(?P<name>[A-Za-z_
                              r"(?P<attribute>(?:\.[A-Za-z_]\w{0,200}){1,8})?) == -?\d")
 # A check of a tensor that failed, as torch's TENSOR_MATCH words it: `tensor 'x' dtype mismatch. ...`.
 _TENSOR_CHECK = r"^tensor '(?P<tensor>.{1,500}?)' (?=[\w ]{1,40}mismatch)"
-# A tensor passed to the compiled function as it is (`x`, `args[1]`, `kwargs['input_ids']`), not one reached through
-# an argument (`kwargs['cache'].layers[0].keys`): the caller passed it.
-_ARGUMENT = r"^(?:\w+|args\[\d{1,9}\]|kwargs\[['\"]\w+['\"]\])$"
 _NAME = r"^(?P<name>[A-Za-z_]\w{0,200})(?P<rest>.*)$"
 CACHE_MODULE = "transformers.cache_utils."
 
@@ -909,11 +908,8 @@ def _place_tensor_check(guard: FailedGuard, texts: _CompileTexts, code: UserLoca
             if node is not None and not is_torch_file(node.path):
                 used, used_in_torch = UserLocation(node.path, node.line, node.function, node.code), False
         torch_frame = code is None or is_torch_file(code.filename)
-        # A library's frame (transformers' decorator around the model's forward) that first used an argument in the
-        # library's code too: the user's line that passed it in says more than the library's line.
-        library_frame = not torch_frame and code is not None and code_origin(code.filename) == "library code"
-        passed_in = (library_frame and caller is not None and re.match(_ARGUMENT, guard.tensor) is not None
-                     and (used is None or code_origin(used.filename) is not None))
+        passed_in = caller is not None and placed_at_call(code.filename if code is not None else None, guard.tensor,
+                                                          used.filename if used is not None else None)
         if used is not None and not used_in_torch and not passed_in:
             guard.location, guard.location_kind = used, "first_use"
         elif caller is not None and (torch_frame or passed_in):
@@ -956,13 +952,14 @@ def _place_tensor_check_once(guard: FailedGuard, texts: _CompileTexts, code: Use
 
 def _place_failed_checks(steps: list[tuple[RecompileStep, Compile]], texts: _CompileTexts, code: UserLocation | None,
                          known: set[str], compiled_frames: CompiledFrames,
-                         stack_values: StackValues) -> tuple[list[str], list[tuple[str, str]]]:
+                         stack_values: StackValues) -> tuple[list[str], list[tuple[str, str, str]]]:
     """Places each failed guard (unclipped paths; for a check of a tensor, where the guarded compile first used it)
     and a size's symbol in the recompile that made it dynamic. Returns the advice for KV caches that grew and for
-    sizes marked dynamic that torch kept static (a first call's size of 0 or 1), and the other sizes that changed:
-    (tensor, dim)."""
+    sizes marked dynamic that torch kept static (a first call's size of 0 or 1) or that transformers' generate() made,
+    and the other sizes that changed: (tensor, dim, where the user's call passed it in, or "")."""
     cache_advice: list[str] = []
-    sizes: list[tuple[str, str]] = []
+    sizes: list[tuple[str, str, str]] = []
+    generated: list[str] = []  # the sizes of inputs transformers' generate() made and passed: "kwargs['input_ids'] at index 1"
     marked: list[str] = []
     # How a check of a tensor of a compile was placed, by (compile id, tensor, the user's line that called the frame):
     # each older cache entry a recompile tried failed a check its compile's guard tree places, and later recompiles
@@ -1003,15 +1000,24 @@ def _place_failed_checks(steps: list[tuple[RecompileStep, Compile]], texts: _Com
                 advice = stack_size_advice(value, size["dim"])  # (no name of the user's to mark dynamic)
                 if advice not in cache_advice:
                     cache_advice.append(advice)
+            elif guard.cache_class is None and guard.location_kind == "call" and _in_generate(
+                    compiled_frames.stack(entry.compile_id)):
+                # generate() made the input it passed (the decode step's one token): nothing of the user's to mark
+                if f"{size['tensor']} at index {size['dim']}" not in generated:
+                    generated.append(f"{size['tensor']} at index {size['dim']}")
             elif guard.cache_class is None:
-                if (size["tensor"], size["dim"]) not in sizes:
-                    sizes.append((size["tensor"], size["dim"]))
+                # An argument the user's call passed (args[1]): which call, as they know it by its line
+                passed = f", passed in by the call at {guard.location.short}" if (
+                    guard.location_kind == "call" and guard.location is not None) else ""
+                if not any(t == size["tensor"] and d == size["dim"] for t, d, _ in sizes):
+                    sizes.append((size["tensor"], size["dim"], passed))
             elif "Static" not in guard.cache_class:  # (a static cache that changed size needs other advice)
                 words = CACHE_ADVICE_GENERATE if _in_generate(compiled_frames.stack(entry.compile_id)) else CACHE_ADVICE
                 advice = words.format(source=guard.cache_source, cls=guard.cache_class)
                 if advice not in cache_advice:
                     cache_advice.append(advice)
-    return cache_advice + list(dict.fromkeys(marked)), sizes
+    generated_advice = [GENERATED_SIZE_ADVICE.format(inputs="; ".join(generated))] if generated else []
+    return cache_advice + generated_advice + list(dict.fromkeys(marked)), sizes
 
 
 def _place_size_one_guards(steps: list[tuple[RecompileStep, Compile]], by_id: dict[str, Compile]) -> None:
@@ -1034,6 +1040,25 @@ def _place_size_one_guards(steps: list[tuple[RecompileStep, Compile]], by_id: di
                          and (where := last_user_stack_frame(sym.get("user_stack"))) is not None), None)
             if user is not None:
                 guard.location, guard.location_kind, guard.tensor = user, "first_use", size["tensor"]
+
+
+# The arguments a guard on how a call passes them checks (`len(args) == 2`, `len(kwargs) == 6`).
+_CALL_ARGUMENTS = {"positional_arguments": "args", "keyword_arguments": "kwargs"}
+
+
+def _place_argument_guards(steps: list[tuple[RecompileStep, Compile]], code: UserLocation | None,
+                           compiled_frames: CompiledFrames) -> None:
+    """Places each failed guard on how many arguments or which keywords a call passes, where torch placed it in a
+    library's frame (transformers' deprecation.py:126, inside its decorator), at the user's call that passed them so
+    (generate() at hf_llama.py:39): the rule that places the frame's arguments (userloc.placed_at_call)."""
+    for step, entry in steps:
+        caller = compiled_frames.called_from(entry.compile_id)
+        for guard in step.failed_guards if caller is not None else []:
+            if guard.change not in _CALL_ARGUMENTS or guard.location_kind != "guard":
+                continue
+            used = guard.location.filename if guard.location is not None else None
+            if placed_at_call(code.filename if code is not None else None, _CALL_ARGUMENTS[guard.change], used):
+                guard.location, guard.location_kind = caller, "arguments_call"
 
 
 def _place_state_guards(steps: list[tuple[RecompileStep, Compile]], by_id: dict[str, Compile],
@@ -1203,6 +1228,7 @@ def recompiles(trace: Trace, stack_values: StackValues | None = None) -> Recompi
                                                    stack_values)
         by_id = {str(e.compile_id): e for e in entries}
         _place_size_one_guards(steps, by_id)
+        _place_argument_guards(steps, code, compiled_frames)
         state_advice = _place_state_guards(steps, by_id, compiled_frames)
         limit = None
         if limit_entry is not None:

@@ -183,6 +183,25 @@ def code_origin(filename: str) -> str | None:
     return "library code"
 
 
+# A value passed to a compiled function as it is (`x`, `args[1]`, `kwargs['input_ids']`), not one reached through an
+# argument (`kwargs['cache'].layers[0].keys`): its caller passed it.
+_ARGUMENT = lazy_compile(r"^(?:\w+|args\[\d{1,9}\]|kwargs\[['\"]\w+['\"]\])$")
+# A size of it, as a symbol's source names it (`L['args'][1].size()[1]`): the frame's local and the size dropped.
+_LOCAL = lazy_compile(r"^L\['([^'\n]{1,500})'\]")
+_SIZE_OF = lazy_compile(r"\.size\(\)\[\d{1,6}\]$")
+
+
+def placed_at_call(frame_file: str | None, value: str, used_file: str | None) -> bool:
+    """Whether the user's line that called a compiled frame places a value better than the line that first used it:
+    the frame is a library's (transformers' decorator `wrapped_func` around the model's forward), the value one of its
+    arguments as it is (`args[1]`, `kwargs['input_ids']`, or a size of one: `args[1].size()[1]`), and its first use is
+    the library's code too, or nowhere the log says. A value reached through an argument (the KV cache's keys) is
+    not the caller's: its first use stays. One rule for recompiles' failed checks and dynamic shapes' symbols."""
+    return (frame_file is not None and not is_torch_file(frame_file) and code_origin(frame_file) == "library code"
+            and _ARGUMENT.match(_SIZE_OF.sub("", _LOCAL.sub(r"\1", value))) is not None
+            and (used_file is None or code_origin(used_file) is not None))
+
+
 def last_code_stack_frame(stack: list | None) -> UserLocation | None:
     """The innermost frame of a structured stack that is the user's or a library's code (a transformers model's
     forward, in site-packages)."""
