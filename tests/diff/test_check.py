@@ -609,9 +609,11 @@ def test_a_regression_a_cut_baseline_may_explain_says_so(tmp_path, capsys):
     cut.write_bytes(gzip.compress(cut_inside(log_lines, first // 2, first).encode())[:-8])
     assert run_cli("check", run, "--baseline", baseline) == 1
     out = capsys.readouterr().out.splitlines()
-    # (inner, external_utils.py:67: DDP's frame, which rank 1 recompiled for its smaller last batch)
+    # (inner, external_utils.py:67: DDP's frame, which rank 1 recompiled for its smaller last batch, named as the
+    # report names it, by the program's line 27 that called it: step(x), on its dynamo_start stack)
     # (its guard: tensor 'args[0]' size mismatch at index 0. expected 32, actual 20, in rank 1's log)
-    assert ("baseline-recompiles: rank 1: 0 → 1 recompiles; most in inner (external_utils.py:67): 0 → 1, 1 of them "
+    assert ("baseline-recompiles: rank 1: 0 → 1 recompiles; most in inner (external_utils.py:67, called at "
+            "ddp_uneven_batch.py:27): 0 → 1, 1 of them "
             "failing tensor 'args[0]' size mismatch at index 0. expected 32, actual 20 (tensor size) (may be only "
             "what the baseline's log lacks)") in out
     assert out[-1].startswith("whole-log: rank 1: the baseline's log was not read in full (")
@@ -676,7 +678,8 @@ def test_more_recompiles_name_the_guard_that_failed_most(capsys):
                    cuda211("compiled_optimizer_tensor_lr.log.gz")) == 1
     [message] = [line for line in capsys.readouterr().out.splitlines() if line.startswith("baseline-recompiles")]
     assert message == (
-        "baseline-recompiles: 0 → 5 recompiles; most in step (adam.py:214): 0 → 5, 4 of them failing "
+        "baseline-recompiles: 0 → 5 recompiles; most in step (adam.py:214, called at compiled_optimizer.py:24): 0 → 5, "
+        "4 of them failing "
         "___as_tensor(self.param_groups[0]['lr']).item() == one of 0.004666666666666667, 0.006000000000000001, "
         "0.007333333333333335, 0.00866666666666667 (optimizer hyperparameter)")
 

@@ -127,6 +127,32 @@ def test_the_decode_steps_input_ids_are_generates_so_the_advice_is_not_to_mark_t
     assert "kwargs['input_ids']" not in sizes
 
 
+def test_check_and_diff_name_transformers_frame_by_the_users_calls_and_still_match_it_between_runs(capsys):
+    # Both runs compile one frame, transformers' wrapped_func (co_filename .../transformers/utils/deprecation.py,
+    # co_firstlineno 121), called from the program's lines 32 and 39 (hf_llama) or 32 and 37 (_fixed, whose generate()
+    # call is at 37): its dynamo_start stacks. check names it as the report does; diff still matches the two runs'
+    # frames by function and file, whatever the calls.
+    from compilescope.analyses import analyze
+    from compilescope.analyses.diff import diff_runs, run_facts
+
+    from ..conftest import run_cli
+
+    facts = {}
+    for log in ("hf_llama.log.gz", "hf_llama_fixed.log.gz"):
+        with read_trace(str(torch213(log))) as trace:
+            facts[log] = run_facts(analyze(trace))
+    [(key, frame)] = facts["hf_llama.log.gz"].frames.items()
+    [(key_fixed, frame_fixed)] = facts["hf_llama_fixed.log.gz"].frames.items()
+    assert key == key_fixed and key.endswith("/transformers/utils/deprecation.py:121 wrapped_func")
+    assert frame.label == "wrapped_func (deprecation.py:121, called at hf_llama.py:32, 39)"
+    assert frame_fixed.label == "wrapped_func (deprecation.py:121, called at hf_llama.py:32, 37)"
+    assert diff_runs(facts["hf_llama_fixed.log.gz"], facts["hf_llama.log.gz"]).matched_frames == [key]
+
+    assert run_cli("check", "--max-recompiles", "0", str(torch213("hf_llama.log.gz"))) == 1
+    assert ("wrapped_func (deprecation.py:121, called at hf_llama.py:32, 39) recompiled 4 times"
+            in capsys.readouterr().out)
+
+
 def test_floats_dynamic_true_made_symbols_are_said_to_be_its_where_their_specialization_is_listed():
     # _fixed compiles with dynamic=True: its compiles' dynamo_config has "assume_static_by_default": false (hf_llama's:
     # true), and the create_symbol records make floats of the model's attributes symbols (zf78 from layer 0's

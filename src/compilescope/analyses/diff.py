@@ -169,6 +169,10 @@ class FrameFacts:
     # "export_constraints.py:63": the user's torch.export call whose strict (Dynamo) trace this frame is, where the log
     # says; None for torch.compile's frames.
     exported_at: str | None = None
+    # "hf_llama.py:32, 39": the user's lines that called it, where it is a library's frame that recompiled
+    # (FrameRecompiles.called_at, as the report names it). Words only: frames are matched by key. "" in facts saved
+    # before it was kept.
+    called_at: str = ""
 
     @property
     def function_label(self) -> str:
@@ -181,10 +185,11 @@ class FrameFacts:
         """"f (diff_pair.py:30)": its function and where it starts, as a change's title names it; "f (diff_pair.py)"
         where the log names no first line (a compile cut before its metrics), "f" where it names no file."""
         exported = f", by strict torch.export at {self.exported_at}" if self.exported_at else ""
+        called = f", called at {self.called_at}" if self.called_at else ""
         if not self.filename:
-            return self.function_label + exported
+            return self.function_label + (f" (called at {self.called_at})" if self.called_at else "") + exported
         line = f":{self.first_line}" if self.first_line is not None else ""
-        return f"{self.function_label} ({short_path(self.filename)}{line}){exported}"
+        return f"{self.function_label} ({short_path(self.filename)}{line}{called}){exported}"
 
     @property
     def outcomes(self) -> str:
@@ -439,6 +444,8 @@ def run_facts(results: Results) -> RunFacts:
     recompiled = set(guards_by_cid) | {next((c for c in g.compile_ids if not c.endswith("/-/-]")), "")
                                        for g in found.recompiles.backward_graphs[1:]}
     afresh = {cid for fn in found.recompiles.afresh for cid in fn.again}  # (compilations: "[4/0]")
+    called_at = {frame_key(f.filename, f.name, f.first_line): f.called_at for f in found.recompiles.frames
+                 if f.called_from}
     no_graph = set(found.empty_graphs.no_graph)
 
     # The last attempt of each compilation (a restart logs [0/0_1] after [0/0]), with its id:
@@ -474,7 +481,8 @@ def run_facts(results: Results) -> RunFacts:
         key = frame_key(filename, function, first)
         if k[0] is not None:
             key = f"compiled autograd {key}"
-        frame = frames.get(key) or frames.setdefault(key, FrameFacts(key, filename, function, first))
+        frame = frames.get(key) or frames.setdefault(key, FrameFacts(key, filename, function, first,
+                                                                     called_at=called_at.get(key, "")))
         if exported.only and strict_call is not None:
             frame.exported_at = strict_call.short
         frame_by_event_id[compile_id.compilation] = key
