@@ -6,7 +6,13 @@
 - tests/data/torch213/logs/provenance.log: torch 2.13 on the CPU ("# torch.cuda.is_available()==False, no GPU info
   collected");
 - ../shared peer-tlparse/inputs/autotune_with_compile_id.log: tlparse's own test log, from a machine of 8 GPUs
-  ("# NVIDIA PG509-210 : 8"), whose metrics name no torch version.
+  ("# NVIDIA PG509-210 : 8"), whose metrics name no torch version: its fx_graph_runnable's header does
+  ("# torch version: 2.8.0a0+git87f8139");
+- ../shared peer-tlparse/inputs/simple.log: an older log (torch 2.6 nightly) with no versions in its metrics and no
+  torch_version record; its fx_graph_runnable says "# torch version: 2.6.0a0+giteece9ec", "# torch cuda version: 12.2"
+  and "# NVIDIA H100 : 8", and nothing in it names the Python;
+- ../shared peer-tlparse/inputs/multi_rank_runtime/: 7 ranks whose runnables say "# torch version: 2.9.0a0+git2249284"
+  on ranks 0-4 and "2.9.0a0+gitd1950d4" on ranks 5 and 6 (grep -c on each rank log).
 """
 
 from __future__ import annotations
@@ -39,9 +45,26 @@ def test_a_cpu_run_says_it_had_no_gpu_and_a_peer_log_its_eight():
     assert cpu.facts() == [("torch", "2.13.0+cpu"), ("Python", "3.11.7"), ("GPU", "none")]
     assert (cpu.cuda, cpu.triton, cpu.gpus) == (None, None, {})
     peer = _environment(shared("peer-tlparse/inputs/autotune_with_compile_id.log"))
-    assert peer.torch is None  # (its metrics do not say, and it has no torch_version record)
-    assert peer.facts() == [("Python", "3.10.15"), ("CUDA", "12.0"), ("Triton", "3.3.0"),
-                            ("GPU", "8 × NVIDIA PG509-210")]
+    # (its metrics name no torch and it has no torch_version record: the runnable's header does)
+    assert peer.facts() == [("torch", "2.8.0a0+git87f8139"), ("Python", "3.10.15"), ("CUDA", "12.0"),
+                            ("Triton", "3.3.0"), ("GPU", "8 × NVIDIA PG509-210")]
+
+
+def test_an_older_log_names_its_torch_build_from_the_runnable_header(capsys):
+    # The first thing oncall asks of a reporter's log: which torch. simple.log says it only in the runnable's header.
+    older = _environment(shared("peer-tlparse/inputs/simple.log"))
+    assert older.facts() == [("torch", "2.6.0a0+giteece9ec"), ("CUDA", "12.2"), ("GPU", "8 × NVIDIA H100")]
+    assert run_cli("summary", shared("peer-tlparse/inputs/simple.log")) == 0
+    assert capsys.readouterr().out.splitlines()[1] == "torch 2.6.0a0+giteece9ec · CUDA 12.2 · GPU 8 × NVIDIA H100"
+
+
+def test_ranks_on_two_torch_builds_differ_first(capsys):
+    assert run_cli("summary", "--json", shared("peer-tlparse/inputs/multi_rank_runtime"), "-j", "1") == 0
+    doc = json.loads(capsys.readouterr().out)
+    first = doc["analysis"]["divergences"][0]
+    assert (first["kind"], first["title"]) == ("environment", "Ranks ran different versions or GPUs")
+    assert [(g["ranks"], g["what"]) for g in first["groups"]] == [
+        ([0, 1, 2, 3, 4], "torch 2.9.0a0+git2249284"), ([5, 6], "torch 2.9.0a0+gitd1950d4")]
 
 
 def test_summary_report_and_json_say_it(tmp_path, capsys):

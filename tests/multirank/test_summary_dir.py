@@ -89,8 +89,9 @@ def test_json_multi_rank_runtime_seven_ranks_5_and_6_apart(capsys):
     assert [r["parse_problems"] for r in doc["ranks"]] == [4, 4, 4, 4, 3, 0, 0]
     assert [len(r["compile_ids"]) for r in doc["ranks"]] == [4, 4, 4, 4, 4, 2, 2]
     divergences = {d["kind"]: [g["ranks"] for g in d["groups"]] for d in doc["analysis"]["divergences"]}
-    assert set(divergences) == {"compile_ids", "cache", "collectives", "tensor_meta"}
-    assert divergences["compile_ids"] == [[0, 1, 2, 3, 4], [5, 6]]
+    assert set(divergences) == {"environment", "compile_ids", "cache", "collectives", "tensor_meta"}
+    # (ranks 5 and 6 ran another torch build: their fx_graph_runnable headers say 2.9.0a0+gitd1950d4, not +git2249284)
+    assert divergences["environment"] == divergences["compile_ids"] == [[0, 1, 2, 3, 4], [5, 6]]
     assert [5, 6] in divergences["tensor_meta"]
     # The logs of ranks 5 and 6 carry rank 1 in their records: said so.
     assert [r["logged_rank"] for r in doc["ranks"]][5:] == [1, 1]

@@ -17,6 +17,10 @@ from ..model.trace import Trace
 _GPU_HEADER = "# GPU Hardware Info:"
 _GPU_LINE = lazy_compile(r"^# (?P<name>\S.{0,199}?) : (?P<count>\d{1,6})\s*$")
 _NO_GPU = "torch.cuda.is_available()==False"
+# Its header also names the build ("# torch version: 2.6.0a0+giteece9ec", "# torch cuda version: 12.2", "None" in a CPU
+# build): the only place older logs (no torch_version record, no versions in compilation_metrics) say which torch ran.
+_TORCH_LINE = lazy_compile(r"^# torch version: (?P<value>\S{1,100})\s*$")
+_CUDA_LINE = lazy_compile(r"^# torch cuda version: (?P<value>\S{1,100})\s*$")
 _RUNNABLE = "fx_graph_runnable"
 _HEADER_CHARS = 16_384  # how much of a payload torch's header blocks take, at most
 
@@ -134,9 +138,29 @@ def environment(trace: Trace) -> Environment:
         env.cuda = env.cuda or _text(metrics.get("cuda_version"))
         env.triton = env.triton or _text(metrics.get("triton_version"))
     if runnable is not None:
-        env.gpus = _gpus(trace.payload_text(runnable.payload))
+        text = trace.payload_text(runnable.payload)
+        env.gpus = _gpus(text)
+        if env.torch is None or env.cuda is None:
+            torch_version, cuda = _build(text)
+            env.torch = env.torch or torch_version
+            env.cuda = env.cuda or cuda
     env.testing_only = testing_only_settings(trace)
     return env
+
+
+def _build(runnable: str) -> tuple[str | None, str | None]:
+    """The torch version and the CUDA it was built with, as an fx_graph_runnable's header names them (None each where
+    it does not; CUDA None in a CPU build). Only torch's header lines count: the user's graph follows them."""
+    torch_version = cuda = None
+    for line in runnable[:_HEADER_CHARS].splitlines():
+        line = line.strip()
+        if m := _TORCH_LINE.match(line):
+            torch_version = torch_version or m["value"]
+        elif (m := _CUDA_LINE.match(line)) and m["value"] != "None":
+            cuda = cuda or m["value"]
+        elif line.startswith(("class Repro", "def forward")):
+            break
+    return torch_version, cuda
 
 
 def _text(value: object, first_word: bool = False) -> str | None:
