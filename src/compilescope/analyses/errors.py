@@ -15,6 +15,7 @@ from typing import Any
 from ..lazy_regex import lazy_compile
 from ..model.trace import Compile, Trace
 from .compiled_frames import compile_traceback
+from .graph_breaks import parse_reason as parse_break_reason
 from .userloc import (UserLocation, is_framework_file, is_python_library_file, is_torch_file, last_user_frame,
                       last_user_stack_frame, traceback_frames)
 from .userloc import export_call as find_export_call
@@ -180,6 +181,11 @@ class CompileError:
     in_loop: bool = False
     export_call: UserLocation | None = None  # the user's torch.export call, where strict export's trace failed
     next_steps: list[str] = field(default_factory=list)
+    # torch's own account of an unsupported construct (a graph break raised under fullgraph=True, or a strict
+    # export's): its Explanation, Hints ("Avoid calling the function `Random.choice`") and the graph-break site's page.
+    explanation: str | None = None
+    hints: list[str] = field(default_factory=list)
+    docs_url: str | None = None
     # The number of the compilation_metrics artifact that told it: failures outside a compile id (several strict
     # torch.export calls) share compile_id NO_COMPILE_ID; this tells them apart.
     metrics_number: int | None = None
@@ -206,6 +212,7 @@ class CompileError:
             "diagnostics": [d.to_json() for d in self.diagnostics], "fell_back": self.fell_back,
             "export_call": self.export_call.to_json() if self.export_call else None, "next_steps": self.next_steps,
             "skipped_frame": self.skipped_frame.to_json() if self.skipped_frame else None, "in_loop": self.in_loop,
+            "explanation": self.explanation, "hints": self.hints, "docs_url": self.docs_url,
         }
 
 
@@ -415,6 +422,8 @@ def compile_errors(trace: Trace) -> CompileErrors:
         fell_back = bool(metrics.get("config_suppress_errors"))
         if fell_back:
             steps.append(FALLBACK_NOTE)
+        # The reason's Explanation/Hint lines, as a graph break's (FULLGRAPH_STEP sends the reader to them).
+        told = parse_break_reason(reason) if stage == DYNAMO and "Explanation:" in reason else None
         detail = reason if len(reason) <= DETAIL_CHARS else reason[:DETAIL_CHARS] + f"\n… ({len(reason) - DETAIL_CHARS} more characters)"
         result.errors.append(CompileError(
             compile_id=entry.key, stage=stage, exception=fail_type, inner_exception=inner,
@@ -422,6 +431,8 @@ def compile_errors(trace: Trace) -> CompileErrors:
             location_kind=kind, backend=backend, compiler_errors=compiler_errors, diagnostics=diagnostics, fell_back=fell_back,
             export_call=export_call, next_steps=steps, metrics_number=metrics_number(entry),
             skipped_frame=skipped, in_loop=in_loop,
+            explanation=told["explanation"] if told else None, hints=told["hints"] if told else [],
+            docs_url=told["docs_url"] if told else None,
         ))
     return result
 

@@ -158,6 +158,10 @@ def _errors(ins: Insights) -> list[RenderableType]:
     for err in ins.errors.errors:
         tree = Tree(TerminalText(f"{err.compile_id}  {err.stage_label}  ·  {err.exception}", style="bold red"))
         tree.add(TerminalText(err.message))
+        if err.explanation:
+            tree.add(TerminalText(f"why: {err.explanation}"))
+        for hint in err.hints:
+            tree.add(TerminalText(f"hint: {hint}", style="green"))
         if err.location:
             code = f"  ·  {err.location.code}" if err.location.code else ""
             tree.add(TerminalText(f"{err.location_kind}: {_where(err.location)}{code}"))
