@@ -744,9 +744,14 @@ def reasons_payload(text: str) -> list[str]:
 
 def _step(trace: Trace, entry: Compile) -> RecompileStep:
     reasons: list[str] = []
-    for artifact in entry.artifacts:
-        if artifact.name == ARTIFACT:
-            reasons = reasons_payload(trace.payload_text(artifact.payload))
+    # Dynamo logs the reasons once, with attempt 0; a restart ([1/1_1], after a graph break) logs none of its own and
+    # names them in its compilation_metrics: one the log ends during has only its first attempt's record.
+    attempts = [e for cid, e in trace.compiles.items() if cid is not None and cid.compilation == entry.compile_id.compilation
+                and (cid.attempt or 0) < (entry.compile_id.attempt or 0)] if entry.compile_id.attempt else []
+    for attempt in [*attempts, entry]:
+        for artifact in attempt.artifacts:
+            if artifact.name == ARTIFACT:
+                reasons = reasons_payload(trace.payload_text(artifact.payload))
     primary = (entry.metrics or {}).get("recompile_reason")
     if not reasons and primary:
         reasons = [str(primary)]
