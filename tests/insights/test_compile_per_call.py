@@ -149,3 +149,22 @@ def test_diff_and_check_count_the_recompiles_summary_counts(capsys):
     run_cli("check", "--json", log, "--max-recompiles", "0")
     [rule] = [r for r in json.loads(capsys.readouterr().out)["rules"] if r["rule"] == "max-recompiles"]
     assert rule["message"].startswith(f"max-recompiles: {len(recompiled)} recompiles, at most 0 allowed")
+
+
+def test_the_recompile_limit_error_names_the_guard_that_kept_failing():
+    # [2/8] failed at the limit after 8 recompiles, each for `self.step == n` at the line that bumps it: the Errors
+    # section's next steps name that guard and give the Recompiles section's own advice for it, not the general steps.
+    text, bump = _text(), _line("self.step += 1")
+    assert re.search(r'"compile_id": "2/8", [^\n]*"fail_type": "Unsupported"', text)
+    assert set(re.findall(r'"2/(\d): self\.step == (\d) ', text)) == {(str(n), str(n)) for n in range(8)}
+    ins, _, _ = _insights()
+    [err] = ins.errors.errors
+    assert (err.compile_id, err.stage) == ("[2/8]", "recompile_limit")
+    [counter] = [f for f in ins.recompiles.frames if f.hit_limit]
+    first, *advice = err.next_steps
+    assert first == (f"Each of its 8 recompiles failed a guard on `self.step`, the last `self.step == 7` ([2/7]'s), at "
+                     f"compile_per_call.py:{bump} (self.step += 1).")
+    assert advice == counter.advice  # the same words as the Recompiles section, none of their own
+    assert any("allow_unspec_int_on_nn_module" in a for a in advice)
+    assert not any(s.startswith("Find the guard that keeps failing") for s in err.next_steps)
+

@@ -33,7 +33,7 @@ from .errors import (
 )
 from .export import DimConflict, ExportIssue, export_report
 from .graph_breaks import function_label, graph_breaks
-from .recompiles import recompiles
+from .recompiles import name_failing_guards, recompiles
 from .userloc import UserLocation, is_framework_file, last_user_stack_frame, traceback_frames
 from ..model.records import dataclass
 
@@ -249,7 +249,9 @@ def raised_where(output: str, output_code: dict[str, tuple[str, int, int]]
 def stage_outcome(spec: StageSpec, facts: RunFacts, trace: Trace | None, output: str = "") -> StageOutcome:
     outcome = StageOutcome(spec, facts, traced=trace is not None)
     if trace is not None:
-        found = compile_errors(trace).errors
+        errors, recompiled = compile_errors(trace), recompiles(trace)
+        name_failing_guards(errors, recompiled)  # (a recompile limit's steps name its guard, as the report's do)
+        found = errors.errors
         outcome.export_errors = [e for e in found if e.export_call is not None]
         failed = [e for e in found if e.stage != RECOMPILE_LIMIT and e.export_call is None]
         exported = export_report(trace)
@@ -261,7 +263,7 @@ def stage_outcome(spec: StageSpec, facts: RunFacts, trace: Trace | None, output:
         outcome.limited = [e for e in found if e.stage == RECOMPILE_LIMIT]
         outcome.compiles = trace.n_compile_ids
         outcome.graph_breaks = len(graph_breaks(trace).breaks)
-        outcome.recompiles = recompiles(trace).total
+        outcome.recompiles = recompiled.total
         outcome.used_inductor = _used_inductor(trace)
         outcome.backend_name = next((e.backend for e in found if e.backend), None)
         if outcome.backend_name is None and outcome.used_inductor:

@@ -29,7 +29,7 @@ from .errors import CompileError, CompileErrors, compile_errors
 from .export import ExportReport, export_report
 from .graph_breaks import DDP_ADVICE, GraphBreak, GraphBreaks, function_label, graph_breaks
 from .recompiles import (BACKWARD_LABEL_HELP, BACKWARD_REASONS_HINT, CHANGE_LABELS, FrameRecompiles, Recompiles, link_specializations,
-                         link_times, recompiles)
+                         link_times, name_failing_guards, recompiles)
 from .torch_warnings import (AUTOTUNE_CANDIDATE_FAILED, COND_ONE_BRANCH, ITEM_BREAK, NO_TF32, PENDING_BACKWARD,
                              RECOMPILE_LIMIT, WONT_CONVERT, TorchWarnings, torch_warnings)
 from .status import compiled_attempts
@@ -754,6 +754,7 @@ def insights(trace: Trace, runtime: Runtime | None = None, export: ExportReport 
     add_eager_lines(ins.graph_breaks, graph_break_sites(trace))
     link_specializations(ins.recompiles, ins.dynamic_shapes.specializations)
     link_times(ins.recompiles, ins.compile_time)
+    name_failing_guards(ins.errors, ins.recompiles)
     ins.unfinished = unfinished_compiles(trace, ins.compile_time)
     pending = next((w for w in ins.warnings.warnings if w.name == PENDING_BACKWARD), None)
     if pending is not None and ins.cudagraphs.never_recorded:  # (cudagraphs gave them its reason)

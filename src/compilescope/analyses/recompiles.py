@@ -24,6 +24,7 @@ from ..model.trace import Compile, Trace
 from ..wording import and_list, count, format_seconds, possessive
 from .compile_time import CompileTimes
 from .compiled_frames import CompiledFrames, module_label, wrapped_module
+from .errors import RECOMPILE_LIMIT, CompileErrors
 from ..lazy_regex import lazy_compile
 from .dynamic_shapes import SPECIALIZATION_REASONS, PlacementPart, Specialization, dynamo_config
 from .fx_sites import GRAPH_ARTIFACT, first_use
@@ -1288,6 +1289,39 @@ def recompiles(trace: Trace, stack_values: StackValues | None = None) -> Recompi
         ))
     result.sort(key=lambda f: (not f.hit_limit, -f.recompiles))
     return Recompiles(result, backward_graphs(trace), compiled_afresh(trace), renumbered_after_reset(trace))
+
+
+def limit_steps(frame: FrameRecompiles) -> list[str]:
+    """What to do about a frame that hit the recompile limit, as the Errors section says it: the guard that kept
+    failing, then the frame's own advice (the Recompiles section's, word for word)."""
+    guarded = [s for s in frame.steps if s.guard is not None]
+    if not guarded:
+        return list(frame.advice)
+    step, guards = guarded[-1], [s.guard for s in guarded]
+    last = step.guard
+    assert last is not None
+    subjects = {s.dynamic_of for s in frame.steps}
+    where = f", at {last.location.short}" if last.location is not None else ""
+    code = f" ({last.location.code.strip()})" if last.location is not None and last.location.code else ""
+    # (whose guard, by the chain: the id torch's reason starts with counts frames from 0 again after a reset)
+    at = frame.chain.index(step.compile_id) if step.compile_id in frame.chain else 0
+    of = f" ({frame.chain[at - 1]}'s)" if at > 0 else ""
+    if len(subjects) == 1 and "" not in subjects and len(guards) == len(frame.steps) > 1:
+        said = (f"Each of its {len(frame.steps)} recompiles failed a guard on `{subjects.pop()}`, the last "
+                f"`{last.shown}`{of}{where}{code}.")
+    else:
+        said = f"The guard that failed last: `{last.shown}`{of}{where}{code}."
+    return [said, *frame.advice]
+
+
+def name_failing_guards(errors: CompileErrors, rec: Recompiles) -> None:
+    """A recompile limit's next steps, from the recompiles analysis where it has the frame: the guard that kept
+    failing and what to do about it, as the Recompiles section says it, instead of the general steps."""
+    by_compile = {cid: frame for frame in rec.frames if frame.hit_limit for cid in frame.chain}
+    for err in errors.errors:
+        frame = by_compile.get(err.compile_id) if err.stage == RECOMPILE_LIMIT else None
+        if frame is not None and frame.steps:
+            err.next_steps = limit_steps(frame)
 
 
 def backward_graphs(trace: Trace) -> list[BackwardGraph]:
