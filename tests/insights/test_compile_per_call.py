@@ -12,7 +12,7 @@ from compilescope.analyses.insights import insights
 from compilescope.analyses.recompiles import ADVICE
 from compilescope.ingest.reader import read_trace
 
-from ..conftest import report, run_cli, torch213
+from ..conftest import peer, report, run_cli, torch213
 
 PROGRAM = torch213("compile_per_call.log.gz").parent.parent / "programs" / "compile_per_call.py"
 
@@ -167,4 +167,42 @@ def test_the_recompile_limit_error_names_the_guard_that_kept_failing():
     assert advice == counter.advice  # the same words as the Recompiles section, none of their own
     assert any("allow_unspec_int_on_nn_module" in a for a in advice)
     assert not any(s.startswith("Find the guard that keeps failing") for s in err.next_steps)
+
+
+def _first_compiles(text: str) -> list[tuple[str, bool]]:
+    """(co_name, after a reset) of each first compile ([n/0]) the log's metrics name, in log order: torch gives out
+    frame ids in increasing order, so one not above every frame id before it was counted from 0 again by a reset."""
+    found, top = [], -1
+    for line in text.splitlines():
+        if not line.startswith("V") or '{"compilation_metrics":' not in line:
+            continue
+        name = re.search(r'"co_name": "([^"]+)"', line)
+        frame, compiled = map(int, re.findall(r'"frame_id": (\d+), "frame_compile_id": (\d+)', line)[-1])
+        if name and compiled == 0:
+            found.append((name[1], frame <= top))
+        top = max(top, frame)
+    return found
+
+
+def test_the_afresh_finding_counts_the_compiles_that_followed_a_reset():
+    # The program calls reset() before each of its three calls of poly, the first too: torch logged poly's first
+    # compile as frame 0 after frames 0..2, so all three followed a reset.
+    assert [after for name, after in _first_compiles(_text()) if name == "poly"] == [True] * 3
+    ins, _, _ = _insights()
+    [finding] = [f for f in ins.findings if f.title.startswith("poly (")]
+    assert finding.title == ("poly (compile_per_call.py:44) compiled from scratch 3 times, each after "
+                             "torch._dynamo.reset()")
+    assert ins.recompiles.afresh[0].after_reset == ["[3/0]", "[4/0]", "[5/0]"]
+    # cache_hit_miss.log compiled _flex_attention_hop_wrapper and fn before its first reset: only the later ones
+    # followed one.
+    text = peer("cache_hit_miss.log").read_text()
+    first = _first_compiles(text)
+    assert [after for name, after in first if name == "_flex_attention_hop_wrapper"] == [False, True, True]
+    assert [after for name, after in first if name == "fn"] == [False, True]
+    with read_trace(str(peer("cache_hit_miss.log"))) as trace:
+        found = insights(trace)
+    titles = {f.title.split(" (")[0]: f.title for f in found.findings if "torch._dynamo.reset()" in f.title}
+    assert titles["_flex_attention_hop_wrapper"].endswith("compiled from scratch 3 times, the last 2 after "
+                                                         "torch._dynamo.reset()")
+    assert titles["fn"].endswith("compiled 2 times, the last after torch._dynamo.reset()")
 

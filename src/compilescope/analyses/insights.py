@@ -585,8 +585,11 @@ def _compiled_afresh(rec: Recompiles, ct: CompileTimes, ca: Caches) -> list[Find
             filled = f" {and_list(list(dict.fromkeys(sources)))} had filled" if len(sources) == len(served) else ""
             how = (f"again, though {and_list(served)} {'was' if len(served) == 1 else 'were'} served from the "
                    f"cache{filled} (reset() throws compiled functions away, not what the caches hold)")
+        # (the compiles after a reset come last: where the function was compiled before any reset, its first is not)
+        after = len(fn.after_reset)
+        which = ("each" if after == len(fn.compile_ids) else "the last" if after == 1 else f"the last {after}")
         out.append(Finding(WARNING, "recompiles", f"{fn.name or 'a function'}{where} compiled "
-                           f"{'' if served else 'from scratch '}{times(len(fn.compile_ids))}, after "
+                           f"{'' if served else 'from scratch '}{times(len(fn.compile_ids))}, {which} after "
                            "torch._dynamo.reset()",
                            f"{_names(fn.compile_ids)}{logged}: reset() drops every compiled function, so the next "
                            f"call compiles it {how}{cost}; call reset() once, outside the loop, or not at all"))

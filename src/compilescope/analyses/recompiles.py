@@ -606,6 +606,10 @@ class CompiledAfresh:
     first_line: int | None
     compile_ids: list[str]  # each first compile ("[3/0]", "[4/0]", ...), in order
     logged_as: list[str]  # the same as torch logged them ("[0/0]" after each reset)
+    # Of compile_ids, those after a reset (renumbered: torch counted frames from 0 again before them). All of them
+    # where reset() ran before the first call too (compile_per_call's poly); not the first where the function was
+    # compiled before any reset (cache_hit_miss.log's [0/0] and [1/0]).
+    after_reset: list[str] = field(default_factory=list)
 
     @property
     def again(self) -> list[str]:
@@ -614,7 +618,7 @@ class CompiledAfresh:
 
     def to_json(self) -> dict[str, Any]:
         return {"name": self.name, "filename": self.filename, "first_line": self.first_line,
-                "compile_ids": self.compile_ids, "logged_as": self.logged_as}
+                "compile_ids": self.compile_ids, "logged_as": self.logged_as, "after_reset": self.after_reset}
 
 
 def compiled_afresh(trace: Trace) -> list[CompiledAfresh]:
@@ -635,7 +639,8 @@ def compiled_afresh(trace: Trace) -> list[CompiledAfresh]:
         if len(entries) > 1 and any(e.logged_frame_id is not None for e in entries):
             found.append(CompiledAfresh(name, filename, first_line, [e.compile_id.compilation for e in entries],
                                         [f"[{e.logged_frame_id if e.logged_frame_id is not None else e.compile_id.frame_id}"
-                                         f"/{e.compile_id.frame_compile_id}]" for e in entries]))
+                                         f"/{e.compile_id.frame_compile_id}]" for e in entries],
+                                        [e.compile_id.compilation for e in entries if e.logged_frame_id is not None]))
     return found
 
 
