@@ -206,3 +206,36 @@ def test_the_afresh_finding_counts_the_compiles_that_followed_a_reset():
                                                          "torch._dynamo.reset()")
     assert titles["fn"].endswith("compiled 2 times, the last after torch._dynamo.reset()")
 
+
+def test_diff_says_a_compile_after_a_reset_was_served_from_the_cache(tmp_path, capsys):
+    # cache_hit_miss.log runs its program three times with torch._dynamo.reset() between: the second run's fn hit the
+    # FX graph cache key the first run's missed and wrote. Diffed against its first run alone (the log cut where the
+    # second run's first compile starts), fn's extra compile is said to be served from the cache, not from scratch.
+    log = peer("cache_hit_miss.log")
+    lines = log.read_text().splitlines(keepends=True)
+    lookups = [(i, name) for i, line in enumerate(lines) for name in ("fx_graph_cache_hit", "fx_graph_cache_miss")
+               if line.startswith("V") and f'"name": "{name}"' in line]
+    keys = [re.search(r'"key": "(\w+)"', "".join(lines[i + 1:i + 4]))[1] for i, _ in lookups]
+    assert [n for _, n in lookups][:2] == ["fx_graph_cache_miss", "fx_graph_cache_hit"] and keys[0] == keys[1]
+    first_fn = next(i for i, line in enumerate(lines) if line.startswith("V") and '"co_name": "fn"' in line)
+    cut = next(i for i, line in enumerate(lines) if i > first_fn and line.startswith("V")
+               and '"frame_id": 0, "frame_compile_id": 0' in line)
+    assert lookups[0][0] < cut < lookups[1][0]  # the miss in the first run, the hit in the second
+    first_run = tmp_path / "first_run.log"
+    first_run.write_text("".join(lines[:cut]))
+    capsys.readouterr()
+    run_cli("diff", "--json", str(log), str(first_run))
+    doc = json.loads(capsys.readouterr().out)
+    changes = {c["frame"].rsplit(" ", 1)[-1]: c for rank in doc["ranks"] for c in rank["changes"]
+               if c["section"] == "recompiles"}
+    fn, flex = changes["fn"], changes["_flex_attention_hop_wrapper"]
+    # frames 0 and 1 before the reset: the second run's are numbered on, fn's logged frame 1 as [3/0]
+    assert (fn["detail"]["afresh_a"], fn["detail"]["afresh_cached_a"]) == (["[3/0]"], ["[3/0]"])
+    assert fn["title"].endswith(": 2 → 1 compiles (0 → 0 recompiles); A compiled it again once after "
+                                "torch._dynamo.reset(), served from the cache (reset() throws compiled functions "
+                                "away, not what the caches hold)")
+    # _flex_attention_hop_wrapper looked nothing up in the FX graph cache (its frame, 0, has no lookup): from scratch
+    assert all('"frame_id": 1,' in lines[i] for i, _ in lookups)
+    assert flex["detail"]["afresh_cached_a"] == [] and flex["title"].endswith(
+        "A compiled it from scratch again 2 times, after torch._dynamo.reset()")
+

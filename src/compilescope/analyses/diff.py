@@ -39,7 +39,7 @@ from .status import MISSING, counts_text, status_counts
 from .unread import Unread
 from .torch_warnings import TorchWarnings
 from .userloc import UserLocation, export_call, is_python_library_file, is_torch_file
-from ..wording import count, format_kernel_time, format_seconds, format_seconds_change, possessive, times
+from ..wording import and_list, count, format_kernel_time, format_seconds, format_seconds_change, possessive, times
 from ..model.records import dataclass
 
 if TYPE_CHECKING:
@@ -203,6 +203,9 @@ class FrameFacts:
     # Empty in facts saved before.
     recompile_ids: list[str] = field(default_factory=list)
     afresh: list[str] = field(default_factory=list)  # its first compiles after the first (recompiles.CompiledAfresh)
+    # Of afresh, those a cache served (caches.reused_across_reset): reset() throws compiled functions away, not what
+    # the caches hold, so such a compile loaded what one before the reset wrote. Empty in facts saved before.
+    afresh_cached: list[str] = field(default_factory=list)
 
     @property
     def recompiles(self) -> int:
@@ -428,6 +431,18 @@ def torch_changed(a: RunFacts, b: RunFacts) -> bool:
     return bool(a.torch_version and b.torch_version and a.torch_version != b.torch_version)
 
 
+def _afresh_text(side: str, frame: FrameFacts) -> str:
+    """What a run compiled again after torch._dynamo.reset(): from scratch, unless a cache served it (reset() throws
+    compiled functions away, not what the caches hold: tlparse's cache_hit_miss.log, whose [3/0] loaded [1/0]'s)."""
+    n, cached = len(frame.afresh), frame.afresh_cached
+    if not cached:
+        return f"{side} compiled it from scratch again {times(n)}, after torch._dynamo.reset()"
+    served = ("served from the cache" if len(cached) == n == 1 else "each served from the cache" if len(cached) == n
+              else f"{and_list(cached)} served from the cache, the others from scratch")
+    return (f"{side} compiled it again {times(n)} after torch._dynamo.reset(), {served} (reset() throws compiled "
+            "functions away, not what the caches hold)")
+
+
 def run_facts(results: Results) -> RunFacts:
     """Everything `diff` compares, from one rank's analysis (analyses.analyze, or a saved one loaded): its analyses
     are taken as they are, never run again; only what diff alone looks at (config, graph nodes, kernel counts) is
@@ -446,6 +461,7 @@ def run_facts(results: Results) -> RunFacts:
     afresh = {cid for fn in found.recompiles.afresh for cid in fn.again}  # (compilations: "[4/0]")
     called_at = {frame_key(f.filename, f.name, f.first_line): f.called_at for f in found.recompiles.frames
                  if f.called_from}
+    cached = set(found.caches.reused_across_reset)
     no_graph = set(found.empty_graphs.no_graph)
 
     # The last attempt of each compilation (a restart logs [0/0_1] after [0/0]), with its id:
@@ -496,6 +512,8 @@ def run_facts(results: Results) -> RunFacts:
             frame.recompile_ids.append(cid_text)
         if compile_id.compilation in afresh:
             frame.afresh.append(cid_text)
+            if cid_text in cached:
+                frame.afresh_cached.append(cid_text)
         guard = guards_by_cid.get(cid_text)
         if guard is not None:
             frame.guard_failures.append(_mask(guard.guard))
@@ -1248,15 +1266,15 @@ def diff_runs(a: RunFacts, b: RunFacts, threshold: TimeThreshold = TimeThreshold
             said = (f": {possessive(side)} last compile of {fewer.function_label}, {stopped}, failed, and {side} compiled it no "
                     "more" if stopped else "")
             # (compiles that are no recompile: torch._dynamo.reset() made the program compile the function from scratch)
-            said += "".join(f"; {side_} compiled it from scratch again {times(len(f.afresh))}, after torch._dynamo.reset()"
-                            for side_, f in (("A", fa), ("B", fb)) if f.afresh)
+            said += "".join(f"; {_afresh_text(side_, f)}" for side_, f in (("A", fa), ("B", fb)) if f.afresh)
             changes.append(Change(
                 "recompiles", "changed",
                 f"{label}: {len(fa.compile_ids)} → {len(fb.compile_ids)} compiles ({fa.recompiles} → {fb.recompiles} "
                 f"recompiles){said}",
                 k, len(fa.compile_ids), len(fb.compile_ids),
                 {"recompiles_a": fa.recompiles, "recompiles_b": fb.recompiles,
-                 **({"afresh_a": fa.afresh, "afresh_b": fb.afresh} if fa.afresh or fb.afresh else {}),
+                 **({"afresh_a": fa.afresh, "afresh_b": fb.afresh, "afresh_cached_a": fa.afresh_cached,
+                     "afresh_cached_b": fb.afresh_cached} if fa.afresh or fb.afresh else {}),
                  "new_guard_failures": new, "gone_guard_failures": gone, **_guard_words(fa, fb, new + gone),
                  **({"stopped_after_failure": {"side": side, "compile_id": stopped}} if stopped else {})}))
         else:
