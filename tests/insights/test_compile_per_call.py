@@ -239,3 +239,16 @@ def test_diff_says_a_compile_after_a_reset_was_served_from_the_cache(tmp_path, c
     assert flex["detail"]["afresh_cached_a"] == [] and flex["title"].endswith(
         "A compiled it from scratch again 2 times, after torch._dynamo.reset()")
 
+
+def test_the_first_page_of_a_reused_id_points_to_the_compiles_torch_logged_as_it_too(tmp_path):
+    # torch logged forward's first compile and poly's three as "0/0": someone with "[0/0]" from torch's messages lands
+    # on forward's page, which names poly's ([3/0], [4/0], [5/0] in the report).
+    logged = _metrics(_text())
+    assert [name for cid, name in logged if cid == "0/0"] == ["forward", "poly", "poly", "poly"]
+    report(torch213("compile_per_call.log.gz"), tmp_path / "cs")
+    page = (tmp_path / "cs" / "-_0_0_0" / "index.html").read_text()
+    [note] = re.findall(r'<p id="also-logged-as">([^<]*)</p>', page)
+    assert note.startswith("torch logged poly&#39;s [3/0], [4/0] and [5/0] as [0/0] too: after torch._dynamo.reset()")
+    assert "naming [0/0] after a reset mean one of those, not this compile" in note
+    for other in ("-_0_1_0", "-_1_0_0", "-_3_0_0"):
+        assert 'id="also-logged-as"' not in (tmp_path / "cs" / other / "index.html").read_text()

@@ -28,6 +28,7 @@ from .recompiles import BackwardGraph, FailedGuard
 from .status import BREAK, ERROR, RESTARTED, STATUS_LABELS, compiled_attempts
 from .userloc import UserLocation, code_origin
 from ..model.records import dataclass
+from ..wording import and_list, possessive
 
 # Graph and guard sizes, in the order shown (label for one, label for several, compilation_metrics key): each one
 # this compile's own.
@@ -60,6 +61,10 @@ RENUMBERED_NOTE = ("torch logged this compile as {logged}: torch._dynamo.reset()
                    "counts frame ids from 0 again, so its messages (and tlparse) call it {logged}{before}. compilescope "
                    "numbers the frames compiled after a reset on from the highest before it, so that two compilations "
                    "never share an id.")
+# On a compile whose id torch logged again for others after torch._dynamo.reset() (their pages say RENUMBERED_NOTE):
+# someone coming from torch's stderr or tlparse with that id lands here first.
+ALSO_LOGGED_NOTE = ("torch logged {others} as {key} too: after torch._dynamo.reset() torch counts frame ids from 0 "
+                    "again, so its messages (and tlparse) naming {key} after a reset mean {those}, not this compile.")
 BACKWARD_METRICS = "bwd_compilation_metrics"
 # DDPOptimizer (torch/_dynamo/backends/distributed.py) logs the graph it split, then each submodule it compiles alone.
 DDP_SPLIT_GRAPH = "optimize_ddp_split_graph"
@@ -146,10 +151,14 @@ class CompileSummary:
     # The id torch logged ("[0/0]") where the reader numbered it on after torch._dynamo.reset(), and why (RENUMBERED_NOTE)
     logged_as: str | None = None
     renumbered_note: str | None = None
+    # The compiles torch logged with this one's id after a reset ("[3/0]"...), and what the page says of them
+    also_logged: list[str] = field(default_factory=list)
+    also_logged_note: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {
-            "compile_id": self.compile_id, "logged_as": self.logged_as, "status": self.status, "outcome": self.outcome,
+            "compile_id": self.compile_id, "logged_as": self.logged_as, "also_logged": self.also_logged,
+            "status": self.status, "outcome": self.outcome,
             "compiled": self.compiled.to_json() if self.compiled else None, "compiled_origin": self.compiled_origin,
             "called_from": self.called_from.to_json() if self.called_from else None,
             "wraps": self.wraps.to_json() if self.wraps else None,
@@ -413,6 +422,17 @@ def _renumbered_note(trace: Trace, logged: str) -> str:
     return RENUMBERED_NOTE.format(logged=logged, before=before)
 
 
+def _also_logged_note(trace: Trace, key: str, others: list[str]) -> str:
+    """ALSO_LOGGED_NOTE, naming the functions those compiles were of ("poly's [3/0], [4/0] and [5/0]")."""
+    by_name: dict[str, list[str]] = {}
+    for cid in others:
+        entry = trace.compiles.get(CompileId.parse(cid))
+        name = (entry.metrics or {}).get("co_name") if entry is not None else None
+        by_name.setdefault(name if isinstance(name, str) and name else "", []).append(cid)
+    named = and_list([f"{possessive(name) + ' ' if name else ''}{and_list(cids)}" for name, cids in by_name.items()])
+    return ALSO_LOGGED_NOTE.format(others=named, key=key, those="one of those" if len(others) > 1 else "that one")
+
+
 def compile_summaries(trace: Trace, statuses: dict[CompileId | None, str], ins: Insights) -> dict[str, CompileSummary]:
     errors = {e.compile_id: e for e in ins.errors.errors}
     breaks: dict[str, list[GraphBreak]] = {}
@@ -435,6 +455,9 @@ def compile_summaries(trace: Trace, statuses: dict[CompileId | None, str], ins: 
     frames = CompiledFrames(trace)
     retries = _retries(trace)
     logged_as = {r.compile_id: r.logged_as for r in ins.recompiles.after_reset}
+    also_logged: dict[str, list[str]] = {}
+    for r in ins.recompiles.after_reset:
+        also_logged.setdefault(r.logged_as, []).append(r.compile_id)
     result: dict[str, CompileSummary] = {}
     shared = _Shared()
     for entry in trace.compiles.values():
@@ -481,5 +504,8 @@ def compile_summaries(trace: Trace, statuses: dict[CompileId | None, str], ins: 
         summary.logged_as = logged_as.get(key)
         if summary.logged_as is not None:
             summary.renumbered_note = _renumbered_note(trace, summary.logged_as)
+        summary.also_logged = also_logged.get(key, [])
+        if summary.also_logged:
+            summary.also_logged_note = _also_logged_note(trace, key, summary.also_logged)
         result[key] = summary
     return result
