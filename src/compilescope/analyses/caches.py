@@ -124,6 +124,15 @@ class Caches:
     # lookups missed, and yet nothing was compiled.
     failed: list[str] = field(default_factory=list)
 
+    def reason_number(self, reason: str) -> int:
+        """A bypass reason's number in bypass_reasons (from 1): a table row names its reasons by it, and each reason's
+        text is given once, with its count (cache_hit_miss.log: 3 lookups, one reason)."""
+        return next(i for i, (known, _) in enumerate(self.bypass_reasons, 1) if known == reason)
+
+    def reason_compiles(self, reason: str) -> list[str]:
+        """The compile ids with a lookup that bypassed for this reason, in the order they ran."""
+        return [c.compile_id for c in self.compiles if reason in c.bypass_reasons]
+
     @property
     def overall_text(self) -> str:
         """What overall means, for people ("cold" is jargon), true to what was logged: a lookup never logged is not
@@ -316,6 +325,9 @@ def caches(trace: Trace) -> Caches:
         reused: list[str] = []
         for artifact, m, payload in by_compile.get(entry.key, []):
             reason = payload.get("cache_bypass_reason")
+            # (torch formats it over lines: "target flex_attention. \n Function module: ...": one line of words, so
+            # that a table cell holds it and equal reasons count as one)
+            reason = " ".join(str(reason).split()) if reason is not None else None
             saved = payload.get("time_saved_ms")
             event = CacheEvent(m["cache"], m["outcome"], str(reason) if reason is not None else None,
                                float(saved) if isinstance(saved, (int, float)) and not isinstance(saved, bool) else None,

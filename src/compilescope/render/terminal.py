@@ -315,8 +315,14 @@ def _caches(ins: Insights) -> list[RenderableType]:
     table = _table("compile id", "FX graph cache", "AOTAutograd cache", "bypass reason")
     for c in ca.compiles[:MAX_ROWS]:
         table.add_row(TerminalText(c.compile_id), TerminalText(c.outcome("fx_graph_cache") or "-"),
-                      TerminalText(c.outcome("aotautograd_cache") or "-"), TerminalText("; ".join(c.bypass_reasons)))
+                      TerminalText(c.outcome("aotautograd_cache") or "-"),
+                      TerminalText(", ".join(f"({ca.reason_number(r)})" for r in dict.fromkeys(c.bypass_reasons))))
     out.append(table)
+    for reason, n in ca.bypass_reasons:
+        if reason == "(no reason logged)":
+            continue
+        out.append(TerminalText(f"({ca.reason_number(reason)}) {n} lookup{'s' if n != 1 else ''} bypassed "
+                                f"({', '.join(ca.reason_compiles(reason))}): {reason}"))
     if ca.time_saved_ms:
         out.append(TerminalText(f"time saved by cache hits: {format_seconds(ca.time_saved_ms / 1000)}"))
     if ca.graphs_missing:
