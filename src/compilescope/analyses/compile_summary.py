@@ -134,6 +134,10 @@ class CompileSummary:
     timed_with: str | None = None  # without a time of its own: the compilation whose records its records repeat
     phases: list[tuple[str, float]] = field(default_factory=list)  # (label, seconds), biggest first, zeros left out
     backward_s: float | None = None  # of total_s, its backward's compile (compile_time.CompileTime.backward_s)
+    # The frame's compile time as torch's compilation_metrics give it (name, seconds), beside total_s: the report counts
+    # from torch's timing events (the outermost `dynamo` event, every attempt, the backward), as every page does; the
+    # metric times the frame's compile alone, so the two differ (comp_failure.log: 163 ms, and 157 ms logged)
+    logged_time: tuple[str, float] | None = None
     # The checkpoint calls its graph captured and what its backward recomputes; None where it checkpoints nothing
     checkpointing: CompileCheckpointing | None = None
     caches: list[tuple[str, str]] = field(default_factory=list)  # (cache label, "miss" / "miss, hit")
@@ -167,12 +171,27 @@ class CompileSummary:
             "graph_breaks": [b.reason for b in self.graph_breaks], "restart_reasons": self.restart_reasons,
             "recompile": self.recompile.to_json() if self.recompile else None,
             "total_s": self.total_s, "backward_s": self.backward_s,
+            "logged_time": {"metric": self.logged_time[0], "seconds": self.logged_time[1]} if self.logged_time else None,
             "checkpointing": self.checkpointing.to_json() if self.checkpointing else None, "phases": [{"phase": p, "seconds": s} for p, s in self.phases],
             "caches": dict(self.caches), "sizes": {many: value for _, many, value in self.sizes},
             "code_roles": {str(n): r for n, r in self.code_roles.items()},
             "backward_graph": self.backward_graph.to_json() if self.backward_graph else None,
             "ddp_splits": [split.to_json() for split in self.ddp_splits],
         }
+
+
+# The metrics that time a frame's compile alone, in seconds or microseconds, the first one logged taken: torch 2.6's
+# failed compiles log no entire_frame_compile_time_s, only dynamo_cumulative_compile_time_us.
+_FRAME_TIME_METRICS = (("entire_frame_compile_time_s", 1.0), ("dynamo_cumulative_compile_time_us", 1e-6))
+
+
+def logged_compile_time(metrics: Mapping[str, Any]) -> tuple[str, float] | None:
+    """(metric, seconds) of the frame's compile time as compilation_metrics logs it; None where it logs none."""
+    for name, scale in _FRAME_TIME_METRICS:
+        value = metrics.get(name)
+        if isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0:
+            return name, value * scale
+    return None
 
 
 def _empty(value: Any) -> bool:
@@ -488,6 +507,7 @@ def compile_summaries(trace: Trace, statuses: dict[CompileId | None, str], ins: 
         if timed is not None:
             summary.total_s = timed.total_s
             summary.backward_s = timed.backward_s
+            summary.logged_time = logged_compile_time(metrics)
             summary.phases = sorted(((ins.compile_time.labels[p], timed.phases.get(p, 0.0)) for p, _ in PHASES
                                      if timed.phases.get(p, 0.0) > 0), key=lambda ps: -ps[1])
         cached = caches.get(key)

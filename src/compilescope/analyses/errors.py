@@ -44,7 +44,10 @@ CONFIRM_DYNAMO = "Confirm with backend=\"eager\" (Dynamo only): the same error t
 RETRY_AOT_EAGER = "Retry with backend=\"aot_eager\": if it fails too, the error is in AOTAutograd tracing."
 LOWERING_WORKAROUND = "The error is in Inductor lowering: backend=\"aot_eager\" should run (use it as a workaround)."
 INDUCTOR_WORKAROUND = "The error is in Inductor: backend=\"aot_eager\" should run (use it as a workaround)."
-CONFIRM_USER_BACKEND = "The backend compiler raised: backend=\"eager\" should run, which confirms it."
+# (the failing backend is the user's own, or a third party's: rerunning with Dynamo's "eager", which compiles nothing,
+# separates that backend's error from Dynamo's)
+CONFIRM_USER_BACKEND = ("The error is in the backend compiler, not in Dynamo: rerun with backend=\"eager\"; if that "
+                        "runs, the backend is the cause.")
 # The program in a minify step, as a log names it (it does not say what ran); diagnose, which ran it, names it.
 YOUR_SCRIPT = "python your_script.py"
 # `compilescope diagnose` runs those stages itself: its verdict says what they showed instead.
