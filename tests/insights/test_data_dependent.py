@@ -116,3 +116,16 @@ def test_a_size_of_a_value_past_a_graph_break_is_not_advised_to_be_marked_dynami
     assert "___stack0" not in advice and "mark_dynamic" not in advice
     assert f"graph break at data_dependent.py:{mask} (`keep = h[h > 0]`)" in advice
     assert "remove that graph break" in advice
+
+
+def test_the_recompile_that_made_a_size_past_a_graph_break_dynamic_names_the_value_not_dynamos_name():
+    text = _text("data_dependent.log.gz")
+    mask = _in_gate("keep = h[h > 0]")
+    # [3/1] made dimension 0 of the resume function's ___stack0 (keep's mask result, made before the break) s38.
+    assert re.search(r'"create_symbol": \{"symbol": "s38", [^\n]*"source": "L\[\'___stack0\'\]\.size\(\)\[0\]"', text)
+
+    _, frames = _frames()
+    [step] = frames[f"torch_dynamo_resume_in_forward_at_{mask}"].steps
+    assert step.dynamic_text == (f"[3/1] compiled dimension 0 of the value on the stack at line {mask}'s graph break "
+                                 "as dynamic (s38)")
+    assert step.guard.location_label == f"the value on the stack at line {mask}'s graph break first used at"

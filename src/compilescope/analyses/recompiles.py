@@ -365,6 +365,9 @@ class FailedGuard:
     # The names of the guard that Dynamo made (a resume function's ___stack0), in the user's words
     # (StackValues.guard_names): name -> words. {} where it names none.
     names: dict[str, str] = field(default_factory=dict)
+    # The tensor in the user's words where it is a name Dynamo made (a resume function's ___stack0: "the value on the
+    # stack at line 36's graph break", StackValues.short); None where tensor is the user's own name.
+    tensor_text: str | None = None
 
     @property
     def described(self) -> str | None:
@@ -391,7 +394,7 @@ class FailedGuard:
     @property
     def location_label(self) -> str:
         """What precedes the location when it is shown: "at", "kwargs['input_ids'] first used at", ..."""
-        return LOCATION_KINDS[self.location_kind].format(tensor=self.tensor)
+        return LOCATION_KINDS[self.location_kind].format(tensor=self.tensor_text or self.tensor)
 
     @property
     def cache_text(self) -> str | None:
@@ -403,7 +406,7 @@ class FailedGuard:
     def to_json(self) -> dict[str, Any]:
         return {"compile_id": self.compile_id, "guard": self.guard, "change": self.change,
                 "location": self.location.to_json() if self.location else None, "text": self.text,
-                "tensor": self.tensor, "location_kind": self.location_kind,
+                "tensor": self.tensor, "tensor_text": self.tensor_text, "location_kind": self.location_kind,
                 "cache_source": self.cache_source, "cache_class": self.cache_class, "described": self.described,
                 "marked": self.marked}
 
@@ -1002,7 +1005,10 @@ def _place_failed_checks(steps: list[tuple[RecompileStep, Compile]], texts: _Com
                 wanted = f"{source}.size()[{size['dim']}]"
                 step.dynamic_symbol = next((str(sym.get("symbol")) for sym in entry.symbols
                                             if sym.get("source") == wanted and sym.get("symbol")), None)
-                step.dynamic_of = f"{possessive(size['tensor'])} dimension {size['dim']}"
+                # (a resume function's ___stack0 is a value the user's code made before the break: said so)
+                guard.tensor_text = stack_values.short(entry, size["tensor"])
+                step.dynamic_of = (f"dimension {size['dim']} of {guard.tensor_text}" if guard.tensor_text
+                                   else f"{possessive(size['tensor'])} dimension {size['dim']}")
                 tree = texts(guard.compile_id, GUARDS_ARTIFACT) if size["size"] in ("0", "1") else None
                 guard.marked = marking_call(tree, source, size["dim"]) if tree else None
             if guard.marked is not None:  # (marked already: the advice is on its size of 0 or 1)
