@@ -4,11 +4,15 @@ on the way. What compilescope says of each, checked against the raw logs and the
 from __future__ import annotations
 
 import gzip
+import io
 import re
+
+from rich.console import Console
 
 from compilescope.analyses.errors import COND_BRANCHES_STEP, compile_errors
 from compilescope.analyses.insights import insights
 from compilescope.ingest.reader import read_trace
+from compilescope.render.terminal import print_summary
 
 from ..conftest import torch213
 
@@ -129,3 +133,21 @@ def test_the_recompile_that_made_a_size_past_a_graph_break_dynamic_names_the_val
     assert step.dynamic_text == (f"[3/1] compiled dimension 0 of the value on the stack at line {mask}'s graph break "
                                  "as dynamic (s38)")
     assert step.guard.location_label == f"the value on the stack at line {mask}'s graph break first used at"
+
+
+def test_summary_shows_every_hint_of_a_data_dependent_branch_the_torch_cond_one_too():
+    text = _text("data_dependent.log.gz")
+    branch = _line("        if h.sum() > 0:")
+    # torch's three hints for line 28, in its order: the fix it names last (torch.cond) is what the rewrite used.
+    hints = re.findall(r"^\t  Hint: (.*)$", text.split(f"data_dependent.py:{branch}\n", 1)[1], re.M)[:3]
+    assert hints[0].startswith("For the common pattern `if tensor_cond: x = transform(x)`")
+    assert hints[1].startswith("This graph break is fundamental")
+    assert hints[2] == "Use `torch.cond` to express dynamic control flow."
+
+    ins, _ = _frames()
+    console = Console(width=400, color_system=None, record=True, file=io.StringIO())
+    print_summary(ins, console)
+    shown = console.export_text()
+    block = shown[shown.index(f"data_dependent.py:{branch} in forward  ·  1 time"):]
+    block = block[:block.index("ran eagerly")]
+    assert [line.strip()[len("hint: "):] for line in block.splitlines() if line.strip().startswith("hint: ")] == hints

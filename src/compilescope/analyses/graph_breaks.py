@@ -77,6 +77,10 @@ def resume_title(code_name: str | None) -> str | None:
     return f"Dynamo's resume function: the rest of {resumed[0]} after its graph break at line {resumed[1]}" if resumed else None
 
 
+# torch's hint that asks the user to report the break to PyTorch: nothing to change in their code.
+_REPORT_HINT = lazy_compile(r"Please (?:report|file) an issue to PyTorch")
+
+
 @dataclass
 class GraphBreak:
     """One distinct graph break (by reason and user location), with the compilations that hit it."""
@@ -108,6 +112,13 @@ class GraphBreak:
     def note(self) -> str | None:
         """What the report says in place of torch's hints, which ask to remove a call in torch's own file."""
         return BY_TORCH_NOTE if self.by_torch else DDP_NOTE if self.in_ddp_forward else None
+
+    @property
+    def user_hints(self) -> list[str]:
+        """torch's hints that say what to do in the user's code, in torch's order: not its "Please report an issue to
+        PyTorch", which it adds to breaks it sees as a gap of its own. The fix is not always the first (a data-dependent
+        branch's `torch.cond` is its third): a brief view shows these, not just one."""
+        return [h for h in self.hints if not _REPORT_HINT.match(h)]
 
     @property
     def callees_text(self) -> str | None:

@@ -237,8 +237,9 @@ def _graph_breaks(ins: Insights) -> list[RenderableType]:
             body.append(f"\ncode: {brk.location.code}", style="default")
         if brk.note:
             body.append(f"\nnote: {brk.note}", style="green")
-        elif brk.hints:
-            body.append(f"\nhint: {brk.hints[0]}", style="green")
+        else:
+            for hint in brk.user_hints:
+                body.append(f"\nhint: {hint}", style="green")
         if brk.eager_lines:
             body.append("\nran eagerly: " + ", ".join(e.short for e in brk.eager_lines), style="yellow")
         if brk.callees_text:
