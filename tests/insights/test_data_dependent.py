@@ -151,3 +151,51 @@ def test_summary_shows_every_hint_of_a_data_dependent_branch_the_torch_cond_one_
     block = shown[shown.index(f"data_dependent.py:{branch} in forward  ·  1 time"):]
     block = block[:block.index("ran eagerly")]
     assert [line.strip()[len("hint: "):] for line in block.splitlines() if line.strip().startswith("hint: ")] == hints
+
+
+def _rewritten_shapes():
+    with read_trace(str(torch213("data_dependent_rewritten.log.gz"))) as trace:
+        return insights(trace).dynamic_shapes
+
+
+def test_the_unbacked_symbols_aotautograd_made_again_are_folded_into_the_ones_dynamo_made():
+    text = _text("data_dependent_rewritten.log.gz")
+    item, mask = _line("    torch._check(n >= 0)") - 1, _line("    torch._check(n <= x.numel())") + 2
+    made = {m[0]: m for m in re.findall(r'"create_unbacked_symbol": \{"symbol": "(u\d)", [^\n]*?"user_stack": '
+                                        r'(\[[^\]]*\])[^\n]*"name": "(\w+)", "filename": \d+, "loc": "[^"]*"\}\]\}',
+                                        text)}
+    # Dynamo made u0 (.item(), local_scalar_dense) and u1 (the mask's nonzero) at the user's lines; AOTAutograd's two
+    # passes made u2-u5 with no user line, by the same ops in the same order; its graphs name only u0 and u1.
+    assert f'"line": {item},' in made["u0"][1] and f'"line": {mask},' in made["u1"][1]
+    assert [(s, made[s][1], made[s][2]) for s in ("u2", "u3", "u4", "u5")] == [
+        ("u2", "[]", "local_scalar_dense"), ("u3", "[]", "nonzero"), ("u4", "[]", "local_scalar_dense"),
+        ("u5", "[]", "nonzero")]
+    assert (made["u0"][2], made["u1"][2]) == ("local_scalar_dense", "nonzero")
+    assert not re.search(r'Sym\(u[2-5]\)', text) and 'Sym(u0)" = torch.ops.aten._local_scalar_dense' in text
+
+    ds = _rewritten_shapes()
+    assert {s.symbol: s.retrace_of for s in ds.symbols} == {"u0": None, "u1": None, "u2": "u0", "u3": "u1",
+                                                             "u4": "u0", "u5": "u1"}
+    [u0, u1] = ds.sizes
+    assert [s.symbol for s in u0.symbols] == ["u0", "u2", "u4"] and u0.location.line == item
+    assert [s.symbol for s in u1.symbols] == ["u1", "u3", "u5"] and u1.location.line == mask
+    assert "location not in log" not in u0.symbols_text and "u2, u4" in u0.symbols_text
+
+
+def test_an_unbacked_symbol_reads_the_range_its_checks_give_and_the_checks_are_runtime_asserts():
+    text = _text("data_dependent_rewritten.log.gz")
+    # torch logs u0 unbounded at creation; torch._check(n >= 0) and torch._check(n <= x.numel()) (x is 4 x 8) bound it.
+    assert re.search(r'"create_unbacked_symbol": \{"symbol": "u0", [^\n]*"vr": "\[-int_oo, int_oo\]"', text)
+    assert '"guard_added_fast": {"expr": "u0 >= 0"' in text and '"guard_added_fast": {"expr": "u0 <= 32"' in text
+    # They are asserts in the graph, tested as it runs, not guards of the compiled frame.
+    assert 'Runtime assertion failed for expression u0 >= 0' in text
+    assert 'Runtime assertion failed for expression u0 <= 32' in text
+
+    ds = _rewritten_shapes()
+    u0 = ds.symbols[0]
+    assert (u0.symbol, u0.checked_range, u0.range_text) == ("u0", "[0, 32]", "0 to 32, by its runtime asserts")
+    assert ds.symbols[1].checked_range is None  # u1: no check of the user's bounds it in the log
+    places = [p for p in ds.guard_lines]
+    assert [(p.location.line, [c.expr for c in p.conditions], p.runtime_asserts) for p in places] == [
+        (_line("    torch._check(n >= 0)"), ["u0 >= 0"], True), (_line("    torch._check(n <= x.numel())"), ["u0 <= 32"], True)]
+    assert ds.counts == "2 values, 2 runtime asserts"

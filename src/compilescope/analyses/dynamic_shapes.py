@@ -33,6 +33,10 @@ T = TypeVar("T")
 # Symbol names by kind (torch's SymT prefixes): s77 a size (or an int), zf8 a float (zuf an unbacked one).
 SIZE_SYMBOL = lazy_compile(r"s\d{1,9}")
 FLOAT_SYMBOL = lazy_compile(r"zu?f\d{1,9}")
+# An unbacked (data-dependent) symbol: u0 an int read from a tensor (.item(), nonzero's count), zuf0 a float.
+UNBACKED_SYMBOL = lazy_compile(r"\b(?:u|zuf)\d{1,9}\b")
+# A bound on one symbol alone, as torch writes a torch._check's: "u0 >= 0", "u0 <= 32", "u0 > 2", "u0 < 5".
+_BOUND = lazy_compile(r"(\w{1,30}) (>=|<=|>|<) (-?\d{1,30})")
 
 # torch's reasons for a specialization (symbolic_shape_specialization's "reason"), in words.
 SPECIALIZATION_REASONS = {"range_refined_to_singleton": "its range narrowed to one value",
@@ -133,17 +137,27 @@ class SymbolCreated:
     # location is the user's call that passed the value in: an argument of a library's compiled frame (transformers'
     # wrapped_func) that the library's code first used (userloc.placed_at_call, recompiles' rule too).
     passed_in: bool = False
+    # An unbacked symbol AOTAutograd made again when it traced the graph Dynamo made (no user line: the same op on the
+    # same values; torch renames it back, its graphs name the first): the symbol Dynamo made, which it stands for.
+    retrace_of: str | None = None
+    # An unbacked symbol's range as the same compile's runtime asserts on it alone bound it ("[0, 32]", from
+    # torch._check(n >= 0) and torch._check(n <= x.numel())): torch logs the range at creation, unbounded, only.
+    checked_range: str | None = None
 
     @property
     def range_text(self) -> str | None:
-        """The range for people ("any value ≥ 2", "any value"), torch's ("[2, int_oo]") where it is not lo..infinity."""
+        """The range for people ("any value ≥ 2", "any value"), torch's ("[2, int_oo]") where it is not lo..infinity;
+        an unbacked symbol's as its runtime asserts bound it ("0 to 32, by its runtime asserts")."""
+        if self.checked_range is not None:
+            return f"{_range_words(self.checked_range)}, by its runtime asserts"
         return range_text(self.range)
 
     def to_json(self) -> dict[str, Any]:
         return {"compile_id": self.compile_id, "symbol": self.symbol, "value": self.value, "range": self.range,
                 "source": self.source, "source_text": self.source_text, "unbacked": self.unbacked,
                 "location": self.location.to_json() if self.location else None,
-                "torch_location": _location_json(self.torch_location), "passed_in": self.passed_in}
+                "torch_location": _location_json(self.torch_location), "passed_in": self.passed_in,
+                "retrace_of": self.retrace_of, "checked_range": self.checked_range}
 
 
 @dataclass
@@ -195,10 +209,17 @@ class GuardAdded:
     location: UserLocation | None
     torch_location: UserLocation | None = None  # torch's line, where location is the user's call into it (_location)
 
+    @property
+    def runtime_assert(self) -> bool:
+        """A condition on a data-dependent (unbacked) value: torch cannot check it before the graph runs (the value is
+        computed in it), so it defers it to an assert the graph tests as it runs (torch._check(n >= 0) adds one);
+        torch makes a condition on backed sizes only a guard, checked before each call."""
+        return UNBACKED_SYMBOL.search(self.expr) is not None
+
     def to_json(self) -> dict[str, Any]:
         return {"compile_id": self.compile_id, "expr": self.expr,
                 "location": self.location.to_json() if self.location else None,
-                "torch_location": _location_json(self.torch_location)}
+                "torch_location": _location_json(self.torch_location), "runtime_assert": self.runtime_assert}
 
 
 @dataclass
@@ -260,11 +281,20 @@ class DynamicShapes:
             recompiled = sum(1 for s in specialized if s.recompiles)
             parts.append(f"{len(specialized)} specialized to a constant"
                          + (f", {recompiled} of them recompiled when it changed" if recompiled else ""))
-        if self.guards:
+        asserts = self.runtime_asserts
+        if len(self.guards) > asserts:
             unplaced = self.unplaced_guards
-            parts.append(f"{count(len(self.guards), 'guard')} added"
+            parts.append(f"{count(len(self.guards) - asserts, 'guard')} added"
                          + (f", {unplaced.count} where torch logged no line" if unplaced else ""))
+        if asserts:
+            parts.append(f"{count(asserts, 'runtime assert')} on data-dependent values")
         return "; ".join(parts)
+
+    @property
+    def runtime_asserts(self) -> int:
+        """Of the guards, those on data-dependent values: asserts the graph tests as it runs (GuardAdded.runtime_assert),
+        not guards checked before each call."""
+        return sum(1 for g in self.guards if g.runtime_assert)
 
     @property
     def counts(self) -> str:
@@ -274,8 +304,11 @@ class DynamicShapes:
         parts = [count(len(self.sizes), self.kind)] if self.symbols else []
         if self.specializations:
             parts.append(f"{len(self.specialized)} specialized")
-        if self.guards:
-            parts.append(count(len(self.guards), "guard"))
+        asserts = self.runtime_asserts
+        if len(self.guards) > asserts:
+            parts.append(count(len(self.guards) - asserts, "guard"))
+        if asserts:
+            parts.append(count(asserts, "runtime assert"))
         return ", ".join(parts)
 
     def to_json(self) -> dict[str, Any]:
@@ -369,6 +402,8 @@ def dynamic_shapes(trace: Trace, stack_values: StackValues | None = None) -> Dyn
             if added.location is None and not guard.get("user_stack"):
                 _place_by_symbol(added, symbols)
             result.guards.append(added)
+        _fold_retraces(entry.symbols, symbols)
+        _bound_by_asserts(symbols, [g for g in result.guards if g.compile_id == key])
     return result
 
 
@@ -383,6 +418,58 @@ def _place_at_call(symbol: SymbolCreated, frames: CompiledFrames, compile_id: Co
     if caller is not None and placed_at_call(compiled.filename if compiled is not None else None, symbol.source,
                                              symbol.location.filename):
         symbol.location, symbol.passed_in = caller, True
+def _made_by(sym: dict) -> str | None:
+    """The torch function that made an unbacked symbol: its Python stack's innermost ("local_scalar_dense" for
+    .item(), "nonzero" for a boolean mask)."""
+    stack = sym.get("stack")
+    return str(stack[-1].get("name")) if isinstance(stack, list) and stack and isinstance(stack[-1], dict) else None
+
+
+def _in_aot_autograd(sym: dict) -> bool:
+    stack = sym.get("stack")
+    return isinstance(stack, list) and any("/_functorch/" in str(f.get("filename", "")).replace("\\", "/")
+                                           for f in stack if isinstance(f, dict))
+
+
+def _fold_retraces(entries: list[dict], symbols: list[SymbolCreated]) -> None:
+    """Marks the unbacked symbols AOTAutograd made again (no user line, its frames on the Python stack) with the
+    symbol Dynamo made by the same op in the same compile: each of its passes over the graph (collecting metadata, the
+    joint trace) runs the ops in Dynamo's order, so the n-th it made by an op is the n-th Dynamo made by it, again on
+    each pass. data_dependent_rewritten's u2 and u4 (local_scalar_dense) are u0, its `.item()`; u3 and u5 (nonzero)
+    are u1; its AOT graphs name only u0 and u1."""
+    first: dict[str, list[str]] = {}  # op -> the symbols Dynamo made by it, in order
+    again: dict[str, int] = {}  # op -> how many AOTAutograd made again so far
+    for sym, made in zip(entries, symbols):
+        op = _made_by(sym)
+        if not made.unbacked or op is None:
+            continue
+        if made.location is not None:
+            first.setdefault(op, []).append(made.symbol)
+        elif not sym.get("user_stack") and _in_aot_autograd(sym) and first.get(op):
+            n = again.get(op, 0)
+            made.retrace_of = first[op][n % len(first[op])]
+            again[op] = n + 1
+
+
+def _bound_by_asserts(symbols: list[SymbolCreated], guards: list[GuardAdded]) -> None:
+    """An unbacked symbol's range as its compile's runtime asserts on it alone bound it (checked_range)."""
+    for made in symbols:
+        if not made.unbacked:
+            continue
+        low = high = None
+        for guard in guards:
+            m = _BOUND.fullmatch(guard.expr)
+            if m is None or m[1] != made.symbol:
+                continue
+            value = int(m[3])
+            if m[2] in (">=", ">"):
+                value += m[2] == ">"
+                low = value if low is None else max(low, value)
+            else:
+                value -= m[2] == "<"
+                high = value if high is None else min(high, value)
+        if low is not None or high is not None:
+            made.checked_range = f"[{'-int_oo' if low is None else low}, {'int_oo' if high is None else high}]"
 
 
 # A guard that fixes one symbol to a value: "Eq(zf8, 0.00466666666666667)", "Eq(s70, 96)". The same fact as a
@@ -417,6 +504,12 @@ def range_text(value_range: str | None) -> str | None:
     if no_low:
         return f"any value ≤ {high}"
     return value_range
+
+
+def _range_words(value_range: str) -> str:
+    """A closed range "[0, 32]" as "0 to 32"; an open one as range_text says it ("any value ≥ 0")."""
+    words = range_text(value_range) or value_range
+    return words.replace("[", "").replace("]", "").replace(", ", " to ") if words == value_range else words
 
 
 def number_text(value: str | None) -> str:
@@ -596,17 +689,20 @@ class DynamicSize(_SizeEvents):
     def symbols_text(self) -> str:
         """"s27 = 24 in [0/1]; s27 = 8 in [0/2] (any value ≥ 2)": each symbol and the example value it was made
         from, with its compiles (a retried compile makes the same again); the value range once where all agree."""
-        ranges = _distinct(s.range_text for s in self.symbols if s.range_text)
+        made = [s for s in self.symbols if s.retrace_of is None]  # (AOTAutograd's again: said after them, by name)
+        ranges = _distinct(s.range_text for s in made if s.range_text)
         one_range = len(ranges) == 1
         by_symbol: dict[str, list[str]] = {}
-        for s in self.symbols:
+        for s in made:
             text = (s.symbol + (f" = {s.value}" if s.value is not None else "")
                     + (f" ({s.range_text})" if s.range_text and not one_range else ""))
             ids = by_symbol.setdefault(text, [])
             if s.compile_id not in ids:
                 ids.append(s.compile_id)
+        again = _distinct(s.symbol for s in self.symbols if s.retrace_of is not None)
         return ("; ".join(f"{text} in {', '.join(ids)}" for text, ids in by_symbol.items())
-                + (f" ({ranges[0]})" if one_range else ""))
+                + (f" ({ranges[0]})" if one_range else "")
+                + (f"; AOTAutograd's trace made it again as {', '.join(again)} (the same value)" if again else ""))
 
     def to_json(self) -> dict[str, Any]:
         # Each symbol once per example value and range, with its compiles: a retried compile creates the same again.
@@ -637,6 +733,9 @@ class GuardPlace:
 
     location: UserLocation | None
     conditions: list[GuardCondition]
+    # Its conditions are on data-dependent values: runtime asserts the graph tests as it runs (torch._check), not
+    # guards checked before each call (GuardAdded.runtime_assert). A line's asserts and guards are two places.
+    runtime_asserts: bool = False
 
     @property
     def count(self) -> int:
@@ -651,7 +750,7 @@ class GuardPlace:
 
     def to_json(self) -> dict[str, Any]:
         return {"location": _location_json(self.location), "count": self.count,
-                "conditions": [c.to_json() for c in self.conditions]}
+                "conditions": [c.to_json() for c in self.conditions], "runtime_asserts": self.runtime_asserts}
 
 
 def group_specializations(specializations: list[Specialization]) -> list[SpecializedSize]:
@@ -664,17 +763,20 @@ def group_specializations(specializations: list[Specialization]) -> list[Special
 
 
 def group_sizes(symbols: list[SymbolCreated]) -> list[DynamicSize]:
-    """The symbols of one size (frame and source alike; an unbacked one, which has no source, by its name)."""
+    """The symbols of one size (frame and source alike; an unbacked one, which has no source, by its name, with those
+    AOTAutograd made again of it)."""
     return [DynamicSize(g[0].source, g) for g in _grouped(
-        symbols, lambda s: (_frame(s.compile_id), s.source if s.source is not None else ("symbol", s.symbol)))]
+        symbols, lambda s: (_frame(s.compile_id),
+                            s.source if s.source is not None else ("symbol", s.retrace_of or s.symbol)))]
 
 
 def group_guards(guards: list[GuardAdded]) -> list[GuardPlace]:
     """The guards by the line that added them, in the order of their first guard, each expression once with its
     compiles; the guards where torch logged no line last, together."""
     places = []
-    for group in _grouped(guards, lambda g: g.location.key if g.location else None):
+    # A line's runtime asserts apart from its guards; those where torch logged no line stay one place.
+    for group in _grouped(guards, lambda g: (g.location.key, g.runtime_assert) if g.location else None):
         conditions = [GuardCondition(same[0].expr, _distinct(g.compile_id for g in same), len(same))
                       for same in _grouped(group, lambda g: g.expr)]
-        places.append(GuardPlace(_first_location(group), conditions))
+        places.append(GuardPlace(_first_location(group), conditions, all(g.runtime_assert for g in group)))
     return sorted(places, key=lambda p: p.location is None)

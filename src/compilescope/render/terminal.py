@@ -464,8 +464,13 @@ def _dynamic_shapes(ins: Insights) -> list[RenderableType]:
     for z in sizes[:MAX_ROWS]:
         table.add_row("unbacked" if z.unbacked else ds.kind, detail((f"{z.source_text or z.source}: " if z.source else "") + z.symbols_text, z.placement))
     for g in lines[:MAX_ROWS]:
-        table.add_row("guards", TerminalText(f"{count(g.count, 'guard')}{g.distinct_note} at {_where(g.location)}")
-                      .append(conditions(g, MAX_ROWS)))
+        if g.runtime_asserts:
+            table.add_row("asserts", TerminalText(f"{count(g.count, 'runtime assert')}{g.distinct_note} at "
+                                                  f"{_where(g.location)} (tested as the graph runs)")
+                          .append(conditions(g, MAX_ROWS)))
+        else:
+            table.add_row("guards", TerminalText(f"{count(g.count, 'guard')}{g.distinct_note} at {_where(g.location)}")
+                          .append(conditions(g, MAX_ROWS)))
     if ds.unplaced_guards is not None:
         table.add_row("guards", TerminalText(f"{count(ds.unplaced_guards.count, 'guard')}{ds.unplaced_guards.distinct_note} "
                                              "where torch logged no line")
