@@ -81,8 +81,14 @@ def test_added_graph_break_is_named_with_its_reason_line_and_new_frame():
         assert c.detail["added"] == [] and c.detail["retargeted"] == []
     kernels = [c for c in d.changes if "generated kernels" in c.title]
     assert [(c.a, c.b) for c in kernels] == [({"cpp_pybinding": 4}, {"cpp_pybinding": 2})]
-    [outcome] = [c for c in d.changes if c.section == "recompiles"]
+    [outcome] = [c for c in d.changes if c.section == "recompiles" and "outcomes" in c.title]
     assert outcome.a == {"ok": 2} and outcome.b == {"break": 2}
+    # Each log's recompile_reasons: base "0/0: tensor 'x' size mismatch", break that and "1/0: tensor 'y' ..." of the
+    # resume function, compiled only in B: the recompiles of both runs say so, the frames matched compare none.
+    [total] = [c for c in d.changes if c.section == "recompiles" and c is not outcome]
+    assert (total.a, total.b) == (1, 2) and total.title == (
+        "recompiles in all: 1 → 2 (f (after its graph break at line 33) (diff_pair.py:33) recompiled once (compiled in "
+        "B only))")
     # Said in words, not as the Python dicts a and b are.
     assert outcome.title == "f (diff_pair.py:30): outcomes: 2 compiled → 2 compiled after a restart"
 
@@ -950,3 +956,33 @@ def test_a_compile_that_made_no_graph_is_counted_apart_as_the_reports_cards_coun
         ddp = {f.function: f for f in run_facts(analyze(trace)).frames.values()}
     assert ddp["torch_dynamo_resume_in___init___at_105"].outcomes == "1 compiled, with no graph"
     assert ddp["inner"].outcomes == "1 empty graph"  # [0/0_1]: graph_op_count 0
+
+
+def test_a_rewrite_that_traces_data_dependent_values_says_the_recompiles_went_and_the_unbacked_symbols_came():
+    """data_dependent's Gate.forward (its graph breaks made resume functions, two of which recompiled) rewritten as
+    GateRewritten.forward (torch.cond, capture_scalar_outputs, fullgraph=True): no frame of one is a frame of the other,
+    so neither the recompiles nor the unbacked symbols were compared frame by frame."""
+    a, b = torch213("data_dependent.log.gz"), torch213("data_dependent_rewritten.log.gz")
+    text_a, text_b = (gzip.open(p, "rt").read() for p in (a, b))
+    # A recompiled [2/1], [2/2] (the loop count, ___stack0 == 8, then == 11) and [3/1] (the mask's size 17 -> 16).
+    reasons = re.findall(r'"name": "recompile_reasons"[^\n]*\n\t([^\n]*)', text_a)
+    assert len(reasons) == 3 and reasons[0].startswith("2/0: ___stack0 == 8 ")
+    assert reasons[1] == "3/0: tensor '___stack0' size mismatch at index 0. expected 17, actual 16"
+    assert "2/1: ___stack0 == 11 " in text_a  # (the third's payload is a JSON list: 2/1's guard, then 2/0's)
+    assert '"recompile_reasons"' not in text_b
+    # B's one compile made u0 (the .item(), line 44) and u1 (the mask, line 48) in the user's lines; A made none.
+    assert re.search(r'"create_unbacked_symbol": \{"symbol": "u0", [^\n]*"user_stack": \[\{"line": 44,', text_b)
+    assert re.search(r'"create_unbacked_symbol": \{"symbol": "u1", [^\n]*"user_stack": \[\{"line": 48,', text_b)
+    assert "create_unbacked_symbol" not in text_a
+
+    with read_trace(str(a)) as ta, read_trace(str(b)) as tb:
+        found = diff_runs(run_facts(analyze(ta)), run_facts(analyze(tb)))
+    changes = [c for c in found.changes if c.section in ("recompiles", "dynamic_shapes")]
+    [gone] = [c for c in changes if c.section == "recompiles"]
+    assert (gone.a, gone.b) == (3, 0) and gone.title.startswith("recompiles gone: 3 in A, none in B (")
+    assert "at line 32) (data_dependent.py:32) recompiled 2 times (compiled in A only)" in gone.title
+    assert "at line 36) (data_dependent.py:36) recompiled once (compiled in A only)" in gone.title
+    [traced] = [c for c in changes if c.section == "dynamic_shapes"]
+    assert traced.kind == "added"
+    assert [(v["symbol"], v["line"]) for v in traced.b] == [("u0", 44), ("u1", 48)]
+    assert "u2" not in traced.title  # AOTAutograd's retrace of u0 is u0

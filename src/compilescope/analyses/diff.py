@@ -21,7 +21,7 @@ import math
 import re
 from collections import Counter
 from dataclasses import asdict, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Callable
 
 import orjson
 
@@ -567,7 +567,7 @@ def run_facts(results: Results) -> RunFacts:
     symbols = [{"source": s.source, "source_text": s.source_text, "range": s.range, "unbacked": s.unbacked, "symbol": s.symbol,
                 "frame": frame_by_cid.get(s.compile_id),
                 "first_compile": s.compile_id in first_cids, **_loc(s.location),
-                "torch_line": s.torch_location.short if s.torch_location else None}
+                "torch_line": s.torch_location.short if s.torch_location else None, "retrace_of": s.retrace_of}
                for s in shapes.symbols if s.compile_id in kept]
     specs = [{"sources": list(s.sources), "described_sources": dict(s.source_texts), "value": s.value, "reason": s.reason, "frame": frame_by_cid.get(s.compile_id),
               **_loc(s.location), "read_text": s.read_text,
@@ -1252,6 +1252,8 @@ def diff_runs(a: RunFacts, b: RunFacts, threshold: TimeThreshold = TimeThreshold
         changes.append(Change("frames", "added", f"{f.label} compiled only in B ({count(len(f.compile_ids), 'compile')})",
                               k, None, len(f.compile_ids), _frame_detail(b, f)))
 
+    changes.extend(_recompiles_in_all(a, b, only_a, only_b))
+
     # Per matched frame: compiles, recompiles, new guard failures, statuses, graphs.
     for k in result.matched_frames:
         fa, fb = a.frames[k], b.frames[k]
@@ -1423,8 +1425,11 @@ def diff_runs(a: RunFacts, b: RunFacts, threshold: TimeThreshold = TimeThreshold
 
     # A symbol is keyed by its source and line, and by whether the frame's first compile made it
     # (mark_dynamic, dynamic=True) or a recompile did (automatic dynamic, after a size changed).
-    sym_a = [(s["source"], s["file"], s["line"], s.get("first_compile")) for s in a.symbols if matched(s)]
-    sym_b = [(s["source"], s["file"], s["line"], s.get("first_compile")) for s in b.symbols if matched(s)]
+    # (an unbacked symbol AOTAutograd made again is the one Dynamo made: dynamic_shapes.SymbolCreated.retrace_of)
+    sym_a = [(s["source"], s["file"], s["line"], s.get("first_compile")) for s in a.symbols
+             if matched(s) and not s.get("retrace_of")]
+    sym_b = [(s["source"], s["file"], s["line"], s.get("first_compile")) for s in b.symbols
+             if matched(s) and not s.get("retrace_of")]
     torch_lines = {(s["source"], s["file"], s["line"]): s.get("torch_line") for s in [*a.symbols, *b.symbols]}
     placed = lambda s: _at(s[1], s[2], torch_lines.get(s[:3]))  # noqa: E731
     # A name Dynamo made (a resume function's L['___stack0']) is said as the user's code has it; it is keyed by the name
@@ -1472,6 +1477,8 @@ def diff_runs(a: RunFacts, b: RunFacts, threshold: TimeThreshold = TimeThreshold
         changes.append(Change("dynamic_shapes", "added", f"new dynamic symbol for {words(*s[:3])} ({placed(s)})"
                               + (f" (×{n})" if n > 1 else ""), None, None,
                               with_words({"source": s[0], "file": s[1], "line": s[2]}, *s[:3])))
+    changes.extend(_unbacked_in_unmatched_frames(a, b, matched))
+
     def spec_placed(x: dict[str, Any]) -> str:
         """Where a specialization is, as the report places it (dynamic_shapes.read_placement): "at prog.py:3"; where
         torch logged no line for it, what was read and where."""
@@ -1595,6 +1602,59 @@ def _side_with_less(change: Change) -> str | None:
     if _at_most(b, a):
         return "B"
     return None
+
+
+def _recompiles_in_all(a: RunFacts, b: RunFacts, only_a: list[str], only_b: list[str]) -> list[Change]:
+    """The recompiles of both runs, each whole, where a function compiled in one run only recompiled: per frame, the
+    matched frames' changes say theirs, and a rewrite that renames or merges functions (data_dependent's Gate.forward,
+    three resume functions, made one GateRewritten.forward) has none matched. [] where none did, or the totals agree.
+    The program's functions only, as check counts them: not those of Python's library that torch compiles (one torch
+    version's compiled autograd compiles inspect.py's), which the frames' changes mark."""
+    def own(run: RunFacts, key: str) -> bool:
+        filename = run.frames[key].filename
+        return not (filename and is_python_library_file(filename))
+
+    total_a, total_b = (sum(f.recompiles for k, f in run.frames.items() if own(run, k)) for run in (a, b))
+    unmatched = [(side, run.frames[k]) for side, run, keys in (("A", a, only_a), ("B", b, only_b)) for k in keys
+                 if run.frames[k].recompiles and own(run, k)]
+    if total_a == total_b or not unmatched:
+        return []
+    ones = "; ".join(f"{f.label} recompiled {times(f.recompiles)} (compiled in {side} only)" for side, f in unmatched)
+    if total_b == 0:
+        title = f"recompiles gone: {total_a} in A, none in B ({ones})"
+    elif total_a == 0:
+        title = f"new recompiles: none in A, {total_b} in B ({ones})"
+    else:
+        title = f"recompiles in all: {total_a} → {total_b} ({ones})"
+    return [Change("recompiles", "changed", title, None, total_a, total_b,
+                   {"unmatched": [{"side": side, "frame": f.key, "recompiles": f.recompiles} for side, f in unmatched]})]
+
+
+def _unbacked_in_unmatched_frames(a: RunFacts, b: RunFacts, matched: Callable[[dict], bool]) -> list[Change]:
+    """The data-dependent values (unbacked symbols: .item(), a boolean mask's count) that one run traced into its graph
+    in functions the other did not compile: a rewrite (torch.cond, capture_scalar_outputs) makes one function of a
+    function and the resume functions its graph breaks made, so no frame matches and the frames' symbols are not
+    compared; each by its line, where the other run made none at that line."""
+    def unbacked(facts: RunFacts) -> list[dict]:
+        return [s for s in facts.symbols if s["source"] is None and s.get("unbacked") and not s.get("retrace_of")
+                and s.get("symbol") and not matched(s)]
+
+    found = []
+    for side, here, there, kind in (("B", b, a, "added"), ("A", a, b, "removed")):
+        lines_there = {(s["file"], s["line"]) for s in there.symbols if s["source"] is None and s.get("unbacked")}
+        shown: dict[tuple[Any, Any], dict] = {}
+        for s in unbacked(here):
+            if (s["file"], s["line"]) not in lines_there:
+                shown.setdefault((s["file"], s["line"]), s)
+        if not shown:
+            continue
+        said = ", ".join(f"{s['symbol']} {_at(s['file'], s['line'], s.get('torch_line'))}" for s in shown.values())
+        title = (f"data-dependent values traced into the graph only in {side}, not breaking it: {count(len(shown), 'unbacked symbol')}, "
+                 f"{said} (in functions compiled only in {side})")
+        values = [{"symbol": s["symbol"], "file": s["file"], "line": s["line"]} for s in shown.values()]
+        found.append(Change("dynamic_shapes", kind, title, None, values if kind == "removed" else None,
+                            values if kind == "added" else None))
+    return found
 
 
 def _at_most(x: Any, y: Any) -> bool:
