@@ -169,6 +169,9 @@ SCENARIOS = [
              env={**RUN_ENV, "CKPT_VARIANT": "reentrant"}),
     # A print inside the checkpointed blocks, called in a loop: Dynamo gives up the whole forward.
     Scenario("checkpoint_autocast_print", "checkpoint_autocast.py", gzip=True, env={**RUN_ENV, "CKPT_VARIANT": "print"}),
+    # The same print, the blocks checkpointed without a loop: Dynamo breaks at each checkpoint call and runs it eagerly.
+    Scenario("checkpoint_autocast_print_unrolled", "checkpoint_autocast.py", gzip=True,
+             env={**RUN_ENV, "CKPT_VARIANT": "print_unrolled"}),
 ]
 
 SCRUB_ENV = [

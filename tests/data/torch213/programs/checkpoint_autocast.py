@@ -7,6 +7,8 @@ outside the compiled code. Dynamo captures non-reentrant checkpointing as the hi
 `tag_activation_checkpoint`, and AOTAutograd's partitioner recomputes the blocks' ops in the backward graph.
 CKPT_VARIANT=reentrant passes `use_reentrant=True` instead (torch.autograd.Function-based checkpointing);
 CKPT_VARIANT=print has each block print its activations' shape, a graph break inside the checkpointed function.
+CKPT_VARIANT=print_unrolled prints the same, but `Model.forward` calls checkpoint once per block without a loop: Dynamo
+breaks the graph at each checkpoint call and runs that call eagerly (checkpoint itself is torch._disable_dynamo).
 Run: TORCH_TRACE=/tmp/t python checkpoint_autocast.py
 """
 import os
@@ -16,7 +18,8 @@ from torch.utils.checkpoint import checkpoint
 
 VARIANT = os.environ.get("CKPT_VARIANT", "")
 REENTRANT = VARIANT == "reentrant"
-PRINT_STATS = VARIANT == "print"
+PRINT_STATS = VARIANT in ("print", "print_unrolled")
+UNROLLED = VARIANT == "print_unrolled"
 
 
 class Block(torch.nn.Module):
@@ -41,6 +44,10 @@ class Model(torch.nn.Module):
         self.head = torch.nn.Linear(dim, 1)
 
     def forward(self, x):
+        if UNROLLED:  # the same two blocks, no loop
+            x = checkpoint(self.blocks[0], x, use_reentrant=REENTRANT)
+            x = checkpoint(self.blocks[1], x, use_reentrant=REENTRANT)
+            return self.head(x)
         for block in self.blocks:
             x = checkpoint(block, x, use_reentrant=REENTRANT)
         return self.head(x)
