@@ -9,7 +9,9 @@ import json
 import re
 from pathlib import Path
 
+from compilescope.analyses import analyze
 from compilescope.analyses.activation_checkpoint import activation_checkpointing
+from compilescope.analyses.diff import diff_runs, run_facts
 from compilescope.analyses.compile_time import compile_times
 from compilescope.analyses.insights import insights
 from compilescope.ingest.reader import read_trace
@@ -160,3 +162,40 @@ def test_a_break_inside_the_checkpointed_blocks_loop_says_the_whole_forward_ran_
     report(torch213(log), tmp_path / "r")
     page = (tmp_path / "r" / "-_0_0_0" / "index.html").read_text()
     assert "Dynamo skipped forward" in page and "fullgraph" not in page
+
+
+PRINT = "checkpoint_autocast_print.log.gz"
+
+
+def _facts(log: str):
+    with read_trace(str(torch213(log))) as trace:
+        return run_facts(analyze(trace))
+
+
+def _skipped_forward() -> tuple[int, int]:
+    """(Model.forward's def line, the print's line), as the print log names them: the frame torch skipped ("frame
+    skipped: forward (<file> line N)") and the line its graph break is in ("Graph break in user code at <file>:M")."""
+    (text,) = [p for e, p in _raw(PRINT) if e.get("artifact", {}).get("name") == "dynamo_graph_break_reason"]
+    skipped = re.search(r"frame skipped: forward \(\S+ line (\d+)\)", text)
+    at = re.search(r"^Graph break in user code at \S+:(\d+)$", text, re.M)
+    assert skipped is not None and at is not None and "graph break in loop" in text
+    return int(skipped[1]), int(at[1])
+
+
+def test_diff_says_the_checkpoint_calls_and_recomputed_ops_the_print_lost():
+    """The print variant captures nothing: no Dynamo graph, no backward graph, so none of the 2 checkpoint calls and
+    none of the 42 recomputed ops of the plain run; the reentrant twin captures the same as the plain run."""
+    assert not [e for e, _ in _raw(PRINT) if "dynamo_output_graph" in e or "aot_backward_graph" in e]
+    calls = _payload("dynamo_output_graph").count("torch.ops.higher_order.tag_activation_checkpoint(")
+    recomputed = len(_recomputed_in_backward())
+    model_forward, _ = _skipped_forward()
+    line = _program_line("x = checkpoint(block, x")
+    changes = [c for c in diff_runs(_facts(LOG), _facts(PRINT)).changes if c.section == "checkpointing"]
+    assert [(c.kind, c.a, c.b) for c in changes] == [("removed", calls, 0), ("removed", recomputed, 0)]
+    frame = f"forward (checkpoint_autocast.py:{model_forward})"
+    assert changes[0].title == f"{frame}: checkpoint calls captured: {calls} at checkpoint_autocast.py:{line} → 0"
+    assert changes[1].title == f"{frame}: ops the backward recomputes: {recomputed} → none"
+    assert changes[0].detail == {"calls_a": {f"checkpoint_autocast.py:{line}": calls}, "calls_b": {}}
+    assert not [c for c in diff_runs(_facts(LOG), _facts("checkpoint_autocast_reentrant.log.gz")).changes
+                if c.section == "checkpointing"]
+

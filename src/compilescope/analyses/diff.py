@@ -272,6 +272,10 @@ class RunFacts:
     # compile_ids hold) and those that made no graph: the report's cards. Empty in facts saved before they were kept.
     compile_statuses: dict[str, int] = field(default_factory=dict)
     no_graph_compiles: int = 0
+    # The compiles that captured torch.utils.checkpoint calls (analyses/activation_checkpoint.py), a compilation's last
+    # attempt: {frame, compile_id, calls: [{file, line, count}], recomputed_ops (null: no backward graph logged),
+    # recomputed: [{file, line, count}]}. None in facts saved before they were kept (not compared).
+    checkpointing: list[dict[str, Any]] | None = None
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -583,7 +587,13 @@ def run_facts(results: Results) -> RunFacts:
                 outcomes = per_frame.setdefault(event.cache, {})
                 outcomes[event.outcome] = outcomes.get(event.outcome, 0) + 1
     ran_on = found.environment
+    checkpointing = [{"frame": frame_of_cid[c.compile_id], "compile_id": c.compile_id,
+                      "calls": [{"file": s.path, "line": s.line, "count": s.count} for s in c.calls],
+                      "recomputed_ops": c.n_recomputed if c.has_backward else None,
+                      "recomputed": [{"file": s.path, "line": s.line, "count": s.count} for s in c.recomputed]}
+                     for c in found.checkpointing.compiles if c.compile_id in frame_of_cid]
     return RunFacts(
+        checkpointing=checkpointing,
         compile_statuses={status: n for status, n in status_counts(statuses).items() if n},
         no_graph_compiles=len(no_graph),
         source=trace.source,
@@ -657,6 +667,53 @@ def _cudagraph_use_changes(a: RunFacts, b: RunFacts, result: RunDiff) -> list[Ch
     return changes
 
 
+def _frame_checkpointing(facts: RunFacts) -> dict[str, tuple[dict[str, int], int | None]]:
+    """Per frame: the checkpoint calls its compiles captured, by line ("checkpoint_autocast.py:52" -> 2), and the ops
+    their backward graphs recompute (None: a compile with checkpoint calls logged no backward graph)."""
+    found: dict[str, tuple[dict[str, int], int | None]] = {}
+    for one in facts.checkpointing or []:
+        sites, recomputed = found.get(one["frame"], ({}, 0))
+        for call in one["calls"]:
+            site = f"{short_path(call['file'])}:{call['line']}"
+            sites[site] = sites.get(site, 0) + call["count"]
+        recomputed = None if recomputed is None or one["recomputed_ops"] is None else recomputed + one["recomputed_ops"]
+        found[one["frame"]] = (sites, recomputed)
+    return found
+
+
+def _calls_text(sites: dict[str, int]) -> str:
+    """"2 at checkpoint_autocast.py:52", "3 at m.py:40 ×2, m.py:47", "0"."""
+    n = sum(sites.values())
+    if len(sites) < 2:
+        return f"{n} at {next(iter(sites))}" if sites else "0"
+    return f"{n} at " + ", ".join(f"{site} ×{calls}" if calls > 1 else site for site, calls in sites.items())
+
+
+def _checkpointing_changes(a: RunFacts, b: RunFacts) -> list[Change]:
+    """What torch.compile captured of activation checkpointing, per frame: the checkpoint calls (a graph break in the
+    checkpointed function makes Dynamo run the call uncompiled, or give up the frame), and the ops the backward
+    recomputes. Compared only where both facts kept it."""
+    if a.checkpointing is None or b.checkpointing is None:
+        return []
+    per_a, per_b = _frame_checkpointing(a), _frame_checkpointing(b)
+    changes: list[Change] = []
+    for key in [k for k in per_a if k in a.frames] + [k for k in per_b if k not in per_a and k in b.frames]:
+        frame = (a.frames.get(key) or b.frames[key]).label
+        sites_a, ops_a = per_a.get(key, ({}, 0))
+        sites_b, ops_b = per_b.get(key, ({}, 0))
+        if sites_a != sites_b:
+            calls_a, calls_b = sum(sites_a.values()), sum(sites_b.values())
+            kind = "removed" if not calls_b else "added" if not calls_a else "changed"
+            changes.append(Change("checkpointing", kind, f"{frame}: checkpoint calls captured: {_calls_text(sites_a)} → "
+                                  f"{_calls_text(sites_b)}", key, calls_a, calls_b, {"calls_a": sites_a, "calls_b": sites_b}))
+        if ops_a != ops_b:
+            words = ["not logged (no backward graph)" if n is None else str(n) if n else "none" for n in (ops_a, ops_b)]
+            kind = "removed" if ops_b == 0 else "added" if ops_a == 0 else "changed"
+            changes.append(Change("checkpointing", kind, f"{frame}: ops the backward recomputes: {words[0]} → {words[1]}",
+                                  key, ops_a, ops_b))
+    return changes
+
+
 def _export_dim_changes(a: list[dict[str, Any]], b: list[dict[str, Any]]) -> list[Change]:
     """The dims a torch.export call was given that the model's code narrowed (a guard: torch raises "Constraints
     violated") or fixed to one value, gone or new: torch.export's words for what a specialization and a guard are to
@@ -720,7 +777,7 @@ def _warnings(printed: TorchWarnings, frame_of_cid: dict[str, str]) -> list[dict
 
 # A crash first: a run that died is the change that matters most, and its log stops there (what it lacks after may
 # read as changes below).
-SECTIONS = ("crash", "environment", "frames", "graph_breaks", "recompiles", "graphs", "compile_time", "autotuning", "cudagraphs",
+SECTIONS = ("crash", "environment", "frames", "graph_breaks", "recompiles", "graphs", "checkpointing", "compile_time", "autotuning", "cudagraphs",
             "warnings", "caches", "failures", "dynamic_shapes")
 SECTION_LABELS = {
     "crash": "Crash",
@@ -729,6 +786,7 @@ SECTION_LABELS = {
     "graph_breaks": "Graph breaks",
     "recompiles": "Compiles & recompiles",
     "graphs": "Graphs & kernels",
+    "checkpointing": "Activation checkpointing",
     "compile_time": "Compile time",
     "autotuning": "Autotuning",
     "cudagraphs": "CUDA graphs",
@@ -1503,6 +1561,7 @@ def diff_runs(a: RunFacts, b: RunFacts, threshold: TimeThreshold = TimeThreshold
             changes.append(Change("dynamic_shapes", kind, f"{verb}: {', '.join(words(src, file, line) for src in sources)} = {shown} ({places[kind][(sources, file, line)]})",
                                   None, spec if kind == "removed" else None, spec if kind == "added" else None))
     changes.extend(_export_dim_changes(a.export_dims, b.export_dims))
+    changes.extend(_checkpointing_changes(a, b))
     # In the order of SECTIONS, as `sections` lists them and the terminal and page show them (stable: in each
     # section, the order found).
     _say_library_changes(a, b, result)
