@@ -199,3 +199,29 @@ def test_diff_says_the_checkpoint_calls_and_recomputed_ops_the_print_lost():
     assert not [c for c in diff_runs(_facts(LOG), _facts("checkpoint_autocast_reentrant.log.gz")).changes
                 if c.section == "checkpointing"]
 
+
+def test_the_graph_break_check_and_diff_say_the_skipped_forward_as_the_errors_finding_does(tmp_path, capsys):
+    """One fact, one wording: Dynamo skipped all of Model.forward, which the graph-breaks section called "ran eagerly:
+    <the print's line>" and check and diff "Unsupported: ...", as if only the print ran eagerly."""
+    model_forward, at = _skipped_forward()
+    found = insights(read_trace(torch213(PRINT)))
+    (finding,) = [f for f in found.findings if f.section == "errors"]
+    said = f"Dynamo skipped forward (checkpoint_autocast.py:{model_forward}) and ran it eagerly"
+    assert finding.title == f"[0/0]: {said}"
+    (brk,) = found.graph_breaks.breaks
+    assert brk.skipped_frame is not None and brk.skipped_frame.line == model_forward and brk.in_loop
+    assert brk.skipped_text == f"{said}: a graph break inside one of its loops"
+    assert run_cli("summary", torch213(PRINT)) == 0
+    breaks = capsys.readouterr().out.split("Graph breaks (", 1)[1]
+    assert said in breaks and f"ran eagerly: checkpoint_autocast.py:{at}" not in breaks
+    # check and diff name the failed compile with the finding's own words
+    whole = f"{finding.title}: {finding.detail}"
+    assert whole == f"[0/0]: {brk.skipped_text} at checkpoint_autocast.py:{at}: Failed to trace builtin operator"
+    assert run_cli("check", torch213(PRINT)) == 1
+    assert f"none allowed: {whole}" in capsys.readouterr().out
+    (failure,) = [c for c in diff_runs(_facts(LOG), _facts(PRINT)).changes if c.section == "failures"]
+    assert failure.title == f"new failure: {whole}"
+    report(torch213(PRINT), tmp_path / "r")
+    page = (tmp_path / "r" / "index.html").read_text()
+    assert brk.skipped_text in page.split('id="insights-graph_breaks"', 1)[1].split("</table>", 1)[0]
+

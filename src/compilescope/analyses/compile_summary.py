@@ -396,9 +396,7 @@ def _outcome(status: str, error: CompileError | None, graph_breaks: list[GraphBr
     label = STATUS_LABELS[status].capitalize()  # ("compiled" counts a card; "Compiled" opens the page's outcome)
     if status == ERROR and error is not None:
         if error.skipped_frame is not None:  # (no exception: Dynamo gave the frame up and it ran eagerly)
-            return (f"Failed in {error.stage_label}: Dynamo skipped {error.skipped_frame.function} "
-                    f"({error.skipped_frame.short}) and ran it eagerly"
-                    + (" (a graph break inside a loop)" if error.in_loop else ""))
+            return f"Failed in {error.stage_label}: {error.skipped_text}"
         return f"Failed in {error.stage_label}" + (" (torch fell back to eager for this frame)" if error.fell_back else "")
     again = f"Dynamo compiled the frame again as {retry}" if retry else "Dynamo analysed the frame again"
     if graph_breaks or restarts:

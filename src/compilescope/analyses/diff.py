@@ -554,6 +554,8 @@ def run_facts(results: Results) -> RunFacts:
     # line the error's traceback has (analyses.errors) is where it failed.
     user_line = {e.compile_id: f"{e.location.filename}:{e.location.line}" for e in found.errors.errors
                  if e.location is not None and e.location_kind == "failure" and not is_torch_file(e.location.filename)}
+    # A frame Dynamo skipped after a break it could not resume from ran eagerly: said as the errors finding says it.
+    ran_eagerly = {e.compile_id: e.skipped_text for e in found.errors.errors if e.skipped_text}
     for row in results.failures:
         if row.is_restart:
             continue  # restarts are graph breaks, compared as such
@@ -562,7 +564,8 @@ def run_facts(results: Results) -> RunFacts:
         if source and is_torch_file(source.rsplit(":", 1)[0]):
             source = user_line.get(str(row.compile_id), source)
         failures.append({"frame": failed_frame, "type": row.kind, "reason": _mask(row.reason.strip().splitlines()[0] if row.reason.strip() else ""),
-                         "source": source, "compile_id": str(row.compile_id) if row.compile_id else None})
+                         "source": source, "compile_id": str(row.compile_id) if row.compile_id else None,
+                         "ran_eagerly": ran_eagerly.get(str(row.compile_id))})
     # Dynamic-shape decisions of the last attempt of each compilation (a restart makes its symbols again).
     kept = {str(cid) for cid, _ in latest.values()}
     frame_by_cid = {cid: f.key for f in frames.values() for cid in f.compile_ids}
@@ -933,6 +936,8 @@ def failed_compiles(facts: RunFacts, failure: dict[str, Any], compile_ids: list[
     ids = ", ".join(compile_ids) if compile_ids else failure.get("compile_id")
     who = " ".join(part for part in (ids, frame.label if frame else None) if part)
     at = f" at {short_path(failure['source'])}" if failure.get("source") else ""
+    if failure.get("ran_eagerly"):  # no exception: the errors finding's words ("[0/0]: Dynamo skipped forward ...")
+        return f"{ids or 'a compile'}: {failure['ran_eagerly']}{at}: {failure['reason']}"
     return f"{who or 'a compile'}{at}: {failure['type']}: {failure['reason']}"
 
 

@@ -15,6 +15,7 @@ from typing import Any
 from ..lazy_regex import lazy_compile
 from ..model.trace import Compile, Trace
 from .compiled_frames import compile_traceback
+from .graph_breaks import IN_LOOP, skipped_cause, skipped_frame, skipped_title
 from .graph_breaks import parse_reason as parse_break_reason
 from .userloc import (UserLocation, is_framework_file, is_python_library_file, is_torch_file, last_user_frame,
                       last_user_stack_frame, traceback_frames)
@@ -102,12 +103,6 @@ EXPORT_STEPS = [
 FULLGRAPH_STEP = ("fullgraph=True makes every graph break an error: fix the break (see its hints) or drop "
                   "fullgraph=True to let Dynamo split the graph.")
 FALLBACK_NOTE = "torch fell back to eager for this frame (suppress_errors): the program ran, uncompiled."
-# Dynamo could not go on after a graph break ("Failed to handle graph break gracefully. Skipping the function and
-# falling back to eager"; torch/_dynamo/symbolic_convert.py): no exception reached the program, fullgraph or not; the
-# frame it names in "frame skipped: forward (/path/x.py line 43)" ran eagerly, all of it.
-_SKIPPED_FRAME = lazy_compile(r"frame skipped: (?P<function>\S+) \((?P<file>.+?) line (?P<line>\d+)\)")
-_SKIPPING = ("Skipping the function and falling back to eager", "Skipping the frame and falling back to eager")
-IN_LOOP = "graph break in loop"  # the second graph break torch 2.13 names when the first is inside a for/while loop
 LIBRARY_STEP = ("This is Python's own library, which torch called from compiled code: Dynamo could not compile the "
                 "function, and it runs eagerly. Nothing in your code to change; if it recurs and costs time, report it "
                 "to PyTorch with this log.")
@@ -182,6 +177,15 @@ class CompileError:
     # all of it, with no exception and without fullgraph; in_loop: because the break is inside a for/while loop
     skipped_frame: UserLocation | None = None
     in_loop: bool = False
+
+    @property
+    def skipped_text(self) -> str | None:
+        """"Dynamo skipped forward (checkpoint_autocast.py:46) and ran it eagerly: a graph break inside one of its
+        loops" (graph_breaks.skipped_title, skipped_cause); None for any other failure."""
+        if self.skipped_frame is None:
+            return None
+        return f"{skipped_title(self.skipped_frame)}: {skipped_cause(self.in_loop)}"
+
     export_call: UserLocation | None = None  # the user's torch.export call, where strict export's trace failed
     next_steps: list[str] = field(default_factory=list)
     # torch's own account of an unsupported construct (a graph break raised under fullgraph=True, or a strict
@@ -404,7 +408,7 @@ def compile_errors(trace: Trace) -> CompileErrors:
                            for d in diagnostics[:5]]
         steps = list(NEXT_STEPS[stage])
         export_call = find_export_call(entry.metrics_stack)
-        skipped = _skipped_frame(reason) if stage == DYNAMO else None
+        skipped = skipped_frame(reason) if stage == DYNAMO else None
         in_loop = skipped is not None and IN_LOOP in reason
         if stage == DYNAMO and export_call is not None:
             steps = list(EXPORT_STEPS)
@@ -438,14 +442,6 @@ def compile_errors(trace: Trace) -> CompileErrors:
             docs_url=told["docs_url"] if told else None,
         ))
     return result
-
-
-def _skipped_frame(reason: str) -> UserLocation | None:
-    """The function Dynamo gave up after a graph break and ran eagerly, where the reason says it did."""
-    if not any(words in reason for words in _SKIPPING):
-        return None
-    m = _SKIPPED_FRAME.search(reason)
-    return UserLocation(m["file"], int(m["line"]), m["function"]) if m else None
 
 
 def _skipped_step(skipped: UserLocation, in_loop: bool, location: UserLocation | None) -> str:

@@ -50,6 +50,34 @@ INTERNAL_RESTART = lazy_compile(
 _RESUME_NAME = lazy_compile(r"torch_dynamo_resume_in_(.{1,1000}?)_at_(\d{1,9})")
 
 
+# Dynamo could not go on after a graph break ("Failed to handle graph break gracefully. Skipping the function and
+# falling back to eager"; torch/_dynamo/symbolic_convert.py): no exception reached the program, fullgraph or not; the
+# frame it names in "frame skipped: forward (/path/x.py line 43)" ran eagerly, all of it. The break's own text and the
+# failed compile's reason both say so: the graph-breaks section, the errors, check and diff word it alike.
+_SKIPPED_FRAME = lazy_compile(r"frame skipped: (?P<function>\S{1,1000}) \((?P<file>.{1,4000}?) line (?P<line>\d{1,9})\)")
+_SKIPPING = ("Skipping the function and falling back to eager", "Skipping the frame and falling back to eager")
+IN_LOOP = "graph break in loop"  # the second graph break torch 2.13 names when the first is inside a for/while loop
+
+
+def skipped_frame(text: str) -> UserLocation | None:
+    """The function Dynamo gave up after a graph break and ran eagerly, where torch's text says it did."""
+    if not any(words in text for words in _SKIPPING):
+        return None
+    m = _SKIPPED_FRAME.search(text)
+    return UserLocation(m["file"], int(m["line"]), m["function"]) if m else None
+
+
+def skipped_title(skipped: UserLocation) -> str:
+    """"Dynamo skipped forward (checkpoint_autocast.py:46) and ran it eagerly": what a skipped frame is called
+    everywhere (the errors finding, the graph-breaks section, check and diff)."""
+    return f"Dynamo skipped {skipped.function} ({skipped.short}) and ran it eagerly"
+
+
+def skipped_cause(in_loop: bool) -> str:
+    """Why Dynamo skipped the frame, after skipped_title."""
+    return "a graph break inside one of its loops" if in_loop else "a graph break Dynamo could not resume from"
+
+
 def resume_of(code_name: str | None) -> tuple[str, int] | None:
     """(f, 22) for Dynamo's resume function torch_dynamo_resume_in_f_at_22: the rest of f after its graph break at
     line 22; None for any other code. Every part of compilescope reads a resume function's name through this."""
@@ -101,6 +129,18 @@ class GraphBreak:
     compiled_callees: list[CompiledCallee] = field(default_factory=list)
     # Its stack passes through torch/nn/parallel/distributed.py: DDP's forward, compiled with torch.compile(DDP(model)).
     in_ddp_forward: bool = False
+    # Dynamo could not resume after it and ran this function eagerly, all of it (skipped_frame); in_loop: because the
+    # break is inside one of its loops. Then more than eager_lines ran eagerly: the whole function.
+    skipped_frame: UserLocation | None = None
+    in_loop: bool = False
+
+    @property
+    def skipped_text(self) -> str | None:
+        """"Dynamo skipped forward (checkpoint_autocast.py:46) and ran it eagerly: a graph break inside one of its
+        loops", as the errors finding says it; None where Dynamo went on after the break."""
+        if self.skipped_frame is None:
+            return None
+        return f"{skipped_title(self.skipped_frame)}: {skipped_cause(self.in_loop)}"
 
     @property
     def by_torch(self) -> bool:
@@ -141,6 +181,7 @@ class GraphBreak:
             "by_torch": self.by_torch,
             "in_ddp_forward": self.in_ddp_forward,
             "compiled_callees": [c.to_json() for c in self.compiled_callees],
+            "skipped_frame": self.skipped_frame.to_json() if self.skipped_frame else None, "in_loop": self.in_loop,
         }
 
 
@@ -287,6 +328,9 @@ def graph_breaks(trace: Trace) -> GraphBreaks:
                 explanation=parsed["explanation"], hints=parsed["hints"], docs_url=parsed["docs_url"], text=parsed["text"],
             )
         found.in_ddp_forward = found.in_ddp_forward or in_ddp
+        skipped = skipped_frame(parsed["text"])
+        if skipped is not None and found.skipped_frame is None:
+            found.skipped_frame, found.in_loop = skipped, IN_LOOP in parsed["text"]
         # A restarted attempt may log the same break again: count compilations, not log lines.
         if compile_key not in found.compile_ids:
             found.compile_ids.append(compile_key)

@@ -27,7 +27,7 @@ from .dynamic_shapes import (FLOAT_SYMBOL, SIZE_SYMBOL, DynamicShapes, Specializ
 from .environment import Environment, TorchTestSetting, environment
 from .errors import CompileError, CompileErrors, compile_errors
 from .export import ExportReport, export_report
-from .graph_breaks import DDP_ADVICE, GraphBreak, GraphBreaks, function_label, graph_breaks
+from .graph_breaks import DDP_ADVICE, GraphBreak, GraphBreaks, function_label, graph_breaks, skipped_cause, skipped_title
 from .recompiles import (BACKWARD_LABEL_HELP, BACKWARD_REASONS_HINT, CHANGE_LABELS, FrameRecompiles, Recompiles, link_specializations,
                          link_times, name_failing_guards, recompiles)
 from .torch_warnings import (AUTOTUNE_CANDIDATE_FAILED, COND_ONE_BRANCH, ITEM_BREAK, NO_TF32, PENDING_BACKWARD,
@@ -440,11 +440,8 @@ def findings(ins: Insights, export: ExportReport | None = None) -> list[Finding]
                       "failure location logged)")
         ids = err.compile_id if len(group) == 1 else _names([e.compile_id for e in group])
         if err.skipped_frame is not None:  # no exception: the function ran, all of it uncompiled
-            skipped = err.skipped_frame
-            why = ("a graph break inside one of its loops" if err.in_loop
-                   else "a graph break Dynamo could not resume from")
-            out.append(Finding(ERROR, "errors", f"{ids}: Dynamo skipped {skipped.function} ({skipped.short}) and ran it "
-                               "eagerly", f"{why}{where}: {err.message}"))
+            out.append(Finding(ERROR, "errors", f"{ids}: {skipped_title(err.skipped_frame)}",
+                               f"{skipped_cause(err.in_loop)}{where}: {err.message}"))
             continue
         out.append(Finding(ERROR, "errors", f"{ids} failed in {err.stage_label}{where}", f"{err.exception}: {err.message}"))
     if ins.unfinished:

@@ -240,7 +240,9 @@ def _graph_breaks(ins: Insights) -> list[RenderableType]:
         else:
             for hint in brk.user_hints:
                 body.append(f"\nhint: {hint}", style="green")
-        if brk.eager_lines:
+        if brk.skipped_text:  # all of the function ran eagerly, not only the lines under the break
+            body.append(f"\n{brk.skipped_text}", style="yellow")
+        elif brk.eager_lines:
             body.append("\nran eagerly: " + ", ".join(e.short for e in brk.eager_lines), style="yellow")
         if brk.callees_text:
             body.append(f"\ncompiled on its own: {brk.callees_text}", style="default")
