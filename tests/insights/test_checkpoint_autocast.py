@@ -225,3 +225,33 @@ def test_the_graph_break_check_and_diff_say_the_skipped_forward_as_the_errors_fi
     page = (tmp_path / "r" / "index.html").read_text()
     assert brk.skipped_text in page.split('id="insights-graph_breaks"', 1)[1].split("</table>", 1)[0]
 
+
+def test_a_break_inside_a_checkpointed_block_without_a_loop_says_each_checkpoint_call_ran_uncompiled(tmp_path, capsys):
+    """CKPT_VARIANT=print_unrolled: the same print, Model.forward checkpointing its two blocks without a loop. torch
+    names the higher-order op under the break's reason, breaks the graph at each checkpoint call and resumes after it
+    (torch_dynamo_resume_in_forward_at_<line>); the call runs eagerly and Block.forward is never compiled (checkpoint is
+    torch._disable_dynamo). The report said only "ran eagerly: <the print's line>"."""
+    log = "checkpoint_autocast_print_unrolled.log.gz"
+    texts = [p for e, p in _raw(log) if e.get("artifact", {}).get("name") == "dynamo_graph_break_reason"]
+    assert len(texts) == 2 and all("Higher Order Operator: torch.utils.checkpoint.checkpoint" in t for t in texts)
+    names = [e["compilation_metrics"]["co_name"] for e, _ in _raw(log) if "compilation_metrics" in e]
+    first, second = _program_line("checkpoint(self.blocks[0]"), _program_line("checkpoint(self.blocks[1]")
+    assert names == ["forward", f"torch_dynamo_resume_in_forward_at_{first}", f"torch_dynamo_resume_in_forward_at_{second}"]
+    (brk,) = insights(read_trace(torch213(log))).graph_breaks.breaks
+    assert brk.location is not None and brk.location.line == _program_line('print("block activations"')
+    assert brk.higher_order_op == "torch.utils.checkpoint.checkpoint"
+    assert [(c.line, c.function) for c in brk.op_calls] == [(first, "forward"), (second, "forward")]
+    said = (f"ran uncompiled: each torch.utils.checkpoint.checkpoint call at checkpoint_autocast.py:{first}, "
+            f"checkpoint_autocast.py:{second}, all of it")
+    assert brk.uncompiled_text is not None and brk.uncompiled_text.startswith(said)
+    assert run_cli("summary", torch213(log)) == 0
+    assert " ".join(capsys.readouterr().out.split("Graph breaks (", 1)[1].split()).count(said) == 1
+    assert run_cli("summary", "--json", torch213(log)) == 0
+    (as_json,) = json.loads(capsys.readouterr().out)["graph_breaks"]["breaks"]
+    assert as_json["higher_order_op"] == brk.higher_order_op and [c["line"] for c in as_json["op_calls"]] == [first, second]
+    report(torch213(log), tmp_path / "r")
+    assert said in (tmp_path / "r" / "index.html").read_text()
+    # and the two checkpointed calls captured in the plain run are gone in diff's words too
+    (calls,) = [c for c in diff_runs(_facts(LOG), _facts(log)).changes
+                if c.section == "checkpointing" and "checkpoint calls" in c.title]
+    assert (calls.a, calls.b) == (2, 0)

@@ -13,7 +13,8 @@ from typing import Any
 
 from ..lazy_regex import lazy_compile
 from ..model.ids import compilation_key
-from ..model.trace import Trace
+from ..model.trace import Compile, Trace
+from .compiled_frames import compiled_frame
 from .userloc import (UserLocation, inline_frame, is_framework_file, is_python_library_file, is_torch_file,
                       last_code_frame, last_user_frame, section, traceback_frames)
 from ..model.records import dataclass
@@ -26,6 +27,10 @@ _CONTEXT = "Encountered graph break when attempting to trace"
 _WRAPPED = "Graph break encountered:"
 _DOCS = lazy_compile(r"please visit: (\S+)")
 _SECTION_STARTS = ("Hint:", "Developer debug context:", "For more details")
+# A break inside the function a higher-order op calls (torch 2.13 adds the line under the reason): "Higher Order
+# Operator: torch.utils.checkpoint.checkpoint". Dynamo captures such a call whole or not at all: the whole call ran
+# eagerly (checkpoint is torch._disable_dynamo, so nothing under it was compiled either).
+_HIGHER_ORDER_OP = lazy_compile(r"^\s*Higher Order Operator: (?P<op>\S{1,300})\s*$", re.M)
 # The reason torch gives for a call of torch._dynamo.graph_break(): in torch's own files it is a break torch makes on
 # purpose (torch/optim/optimizer.py's _use_grad, so that AOTAutograd sees the optimizer step as inference).
 EXPLICIT_BREAK = "Call to `torch._dynamo.graph_break()`"
@@ -133,6 +138,11 @@ class GraphBreak:
     # break is inside one of its loops. Then more than eager_lines ran eagerly: the whole function.
     skipped_frame: UserLocation | None = None
     in_loop: bool = False
+    # The break is inside the function a higher-order op calls ("torch.utils.checkpoint.checkpoint"): that call ran
+    # uncompiled, all of it. op_calls: the user's lines that called it, where the log says (the line Dynamo resumed
+    # the frame at after the break), in compile order.
+    higher_order_op: str | None = None
+    op_calls: list[UserLocation] = field(default_factory=list)
 
     @property
     def skipped_text(self) -> str | None:
@@ -141,6 +151,18 @@ class GraphBreak:
         if self.skipped_frame is None:
             return None
         return f"{skipped_title(self.skipped_frame)}: {skipped_cause(self.in_loop)}"
+
+    @property
+    def uncompiled_text(self) -> str | None:
+        """What ran uncompiled because the break is inside a higher-order op's function, and why; None for others."""
+        if self.higher_order_op is None:
+            return None
+        lines = list(dict.fromkeys(c.short for c in self.op_calls))
+        calls = (f"each {self.higher_order_op} call at {', '.join(lines)}" if len(lines) > 1
+                 else f"the {self.higher_order_op} call" + (f" at {lines[0]}" if lines else ""))
+        return (f"ran uncompiled: {calls}, all of it. Dynamo captures a higher-order op's call whole or not at all, "
+                "and this break is inside the function it calls, so the call ran eagerly and nothing under it was "
+                "compiled")
 
     @property
     def by_torch(self) -> bool:
@@ -182,6 +204,7 @@ class GraphBreak:
             "in_ddp_forward": self.in_ddp_forward,
             "compiled_callees": [c.to_json() for c in self.compiled_callees],
             "skipped_frame": self.skipped_frame.to_json() if self.skipped_frame else None, "in_loop": self.in_loop,
+            "higher_order_op": self.higher_order_op, "op_calls": [c.to_json() for c in self.op_calls],
         }
 
 
@@ -247,6 +270,7 @@ def parse_reason(text: str) -> dict[str, Any]:
         elif in_explanation:
             explanation.append(line.rstrip())
     docs = _DOCS.search(body)
+    higher_order = _HIGHER_ORDER_OP.search(body)
     import textwrap  # here, not at the top: only logs with graph breaks need it (start-up time)
 
     # Continuation lines keep torch's indentation relative to the first line only.
@@ -258,6 +282,7 @@ def parse_reason(text: str) -> dict[str, Any]:
         "hints": hints,
         "docs_url": docs.group(1) if docs else None,
         "text": body,
+        "higher_order_op": higher_order["op"] if higher_order else None,
     }
 
 
@@ -292,15 +317,16 @@ def _through_ddp(text: str, location: UserLocation | None) -> bool:
 
 
 def graph_breaks(trace: Trace) -> GraphBreaks:
-    # (compile id, parsed, location, through DDP's forward)
-    events: list[tuple[str, dict[str, Any], UserLocation | None, bool]] = []
+    # (compile id, parsed, location, through DDP's forward, the line Dynamo resumed at after it where it matters)
+    events: list[tuple[str, dict[str, Any], UserLocation | None, bool, UserLocation | None]] = []
     for entry in trace.compiles.values():
         for artifact in entry.artifacts:
             if artifact.name == ARTIFACT:
                 text = trace.payload_text(artifact.payload)
                 location = _artifact_location(text)
-                events.append((compilation_key(entry.compile_id), parse_reason(text), location,
-                               _through_ddp(text, location)))
+                parsed = parse_reason(text)
+                events.append((compilation_key(entry.compile_id), parsed, location, _through_ddp(text, location),
+                               _resumed_at(trace, entry) if parsed["higher_order_op"] else None))
     source = ARTIFACT if events else None
     if not events:
         for entry in trace.compiles.values():
@@ -315,11 +341,11 @@ def graph_breaks(trace: Trace) -> GraphBreaks:
                     frames = [f for f in traceback_frames(text) if not is_framework_file(f.filename)]
                     location = frames[-1] if frames else None
                 events.append((compilation_key(entry.compile_id), parse_reason(text), location,
-                               _through_ddp(text, location)))
+                               _through_ddp(text, location), None))
         source = "restart_reasons" if events else None
 
     by_key: dict[tuple, GraphBreak] = {}
-    for compile_key, parsed, location, in_ddp in events:
+    for compile_key, parsed, location, in_ddp, resumed_at in events:
         key = (parsed["reason"], location.key if location else None)
         found = by_key.get(key)
         if found is None:
@@ -331,6 +357,9 @@ def graph_breaks(trace: Trace) -> GraphBreaks:
         skipped = skipped_frame(parsed["text"])
         if skipped is not None and found.skipped_frame is None:
             found.skipped_frame, found.in_loop = skipped, IN_LOOP in parsed["text"]
+        found.higher_order_op = found.higher_order_op or parsed["higher_order_op"]
+        if resumed_at is not None and resumed_at not in found.op_calls:
+            found.op_calls.append(resumed_at)
         # A restarted attempt may log the same break again: count compilations, not log lines.
         if compile_key not in found.compile_ids:
             found.compile_ids.append(compile_key)
@@ -338,6 +367,28 @@ def graph_breaks(trace: Trace) -> GraphBreaks:
     ordered = sorted(by_key.values(), key=lambda b: -b.count)  # stable: first seen first among equals
     _link_compiled_callees(trace, ordered)
     return GraphBreaks(breaks=ordered, total=len(events), source=source)
+
+
+def _resumed_at(trace: Trace, entry: Compile) -> UserLocation | None:
+    """The line of entry's function that Dynamo resumed it at after its graph break: the statement that broke, in the
+    compiled function itself. The first compile after entry's, in the log, of Dynamo's resume function for the same
+    function in the same file past entry's own start (torch_dynamo_resume_in_forward_at_48 after forward, which starts
+    at 46). A break inside a higher-order op's function is logged without that statement in its user traceback."""
+    frame = compiled_frame(entry)
+    if frame is None:
+        return None
+    path, first, name = frame
+    function, start = resume_of(name) or (name, first)
+    after = False
+    for other in trace.compiles.values():
+        if other is entry:
+            after = True
+            continue
+        later = compiled_frame(other) if after else None
+        resumed = resume_of(later[2]) if later is not None and later[0] == path else None
+        if resumed is not None and resumed[0] == function and resumed[1] > start:
+            return UserLocation(path, resumed[1], function)
+    return None
 
 
 def _link_compiled_callees(trace: Trace, breaks: list[GraphBreak]) -> None:

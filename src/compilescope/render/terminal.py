@@ -242,6 +242,8 @@ def _graph_breaks(ins: Insights) -> list[RenderableType]:
                 body.append(f"\nhint: {hint}", style="green")
         if brk.skipped_text:  # all of the function ran eagerly, not only the lines under the break
             body.append(f"\n{brk.skipped_text}", style="yellow")
+        elif brk.uncompiled_text:  # all of the higher-order op's call ran eagerly
+            body.append(f"\n{brk.uncompiled_text}", style="yellow")
         elif brk.eager_lines:
             body.append("\nran eagerly: " + ", ".join(e.short for e in brk.eager_lines), style="yellow")
         if brk.callees_text:
