@@ -11,6 +11,14 @@
 - ../shared peer-tlparse/inputs/simple.log: an older log (torch 2.6 nightly) with no versions in its metrics and no
   torch_version record; its fx_graph_runnable says "# torch version: 2.6.0a0+giteece9ec", "# torch cuda version: 12.2"
   and "# NVIDIA H100 : 8", and nothing in it names the Python;
+- ../shared gpu-torch211/autotune_cudagraphs/: script.py sets max_autotune_gemm_backends = "TRITON,ATEN", then
+  compiles with mode="max-autotune-no-cudagraphs" ([0/0]: its runnable sets max_autotune = True,
+  max_autotune_gemm_backends = 'TRITON,ATEN', coordinate_descent_tuning = True) and mode="reduce-overhead" ([0/1]: its
+  two runnables set triton.cudagraphs = True beside the backends, and write max_autotune = False,
+  coordinate_descent_tuning = False, deterministic = False, benchmark_kernel = False, triton.store_cubin = False: the
+  defaults torch restored); compilation_metrics' inductor_config says max_autotune false for both;
+- ../shared peer-tlparse/inputs/autotune_with_compile_id.log: its one runnable sets max_autotune,
+  coordinate_descent_tuning and triton.cudagraphs True: what mode="max-autotune" sets;
 - ../shared peer-tlparse/inputs/multi_rank_runtime/: 7 ranks whose runnables say "# torch version: 2.9.0a0+git2249284"
   on ranks 0-4 and "2.9.0a0+gitd1950d4" on ranks 5 and 6 (grep -c on each rank log).
 """
@@ -73,7 +81,12 @@ def test_summary_report_and_json_say_it(tmp_path, capsys):
     assert lines[1] == "torch 2.11.0+cu130 · Python 3.12.3 · CUDA 13.0 · Triton 3.6.0 · GPU NVIDIA H200"
     assert run_cli("summary", "--json", torch213("provenance.log")) == 0
     assert json.loads(capsys.readouterr().out)["environment"] == {
-        "torch": "2.13.0+cpu", "python": "3.11.7", "cuda": None, "triton": None, "gpus": {}, "testing_only": []}
+        "torch": "2.13.0+cpu", "python": "3.11.7", "cuda": None, "triton": None, "gpus": {},
+        # (both its runnables set trace.provenance_tracking_level = 1; the second's other lines are defaults torch
+        # restored: deterministic = False, comprehensive_padding = True, inplace_buffers = True, store_cubin = False)
+        "compile_settings": [{"settings": [{"setting": "trace.provenance_tracking_level", "value": "1"}],
+                              "compile_ids": ["[0/0]"], "mode": None}],
+        "testing_only": []}
     assert run_cli(H200, "-o", tmp_path / "out", "--no-browser") == 0
     page = (tmp_path / "out" / "index.html").read_text()
     assert ('<p class="muted" id="environment">torch <span class="mono">2.11.0+cu130</span> · Python '
@@ -110,3 +123,35 @@ def test_diff_names_the_gpu_that_changed(capsys):
     assert run_cli("diff", torch213("provenance.log"), H200) == 1
     out = capsys.readouterr().out
     assert "Versions, GPU & config\n" in out and "  ~ GPU: none → NVIDIA H200\n" in out
+
+
+AUTOTUNE_CUDAGRAPHS = "gpu-torch211/autotune_cudagraphs/dedicated_log_torch_trace__3sg__9v.log"
+
+
+def test_each_compile_names_the_inductor_settings_it_ran_with_and_the_mode_they_match(tmp_path, capsys):
+    settings = _environment(shared(AUTOTUNE_CUDAGRAPHS)).compile_settings
+    assert [(c.compile_ids, c.settings, c.mode) for c in settings] == [
+        (["[0/0]"], [("max_autotune", "True"), ("max_autotune_gemm_backends", "'TRITON,ATEN'"),
+                     ("coordinate_descent_tuning", "True")], "max-autotune-no-cudagraphs"),
+        (["[0/1]"], [("max_autotune_gemm_backends", "'TRITON,ATEN'"), ("triton.cudagraphs", "True")],
+         "reduce-overhead")]
+    (peer_settings,) = _environment(shared("peer-tlparse/inputs/autotune_with_compile_id.log")).compile_settings
+    assert peer_settings.mode == "max-autotune"
+    # A CPU log whose runnables set nothing but defaults torch restored names none (cache_cold.log: no config lines)
+    assert _environment(torch213("cache_cold.log")).compile_settings == []
+
+    assert run_cli("summary", shared(AUTOTUNE_CUDAGRAPHS)) == 0
+    out = " ".join(capsys.readouterr().out.split())  # (rich wraps the line)
+    assert ("Inductor config of [0/0]: max_autotune = True, max_autotune_gemm_backends = 'TRITON,ATEN', "
+            'coordinate_descent_tuning = True (matches mode="max-autotune-no-cudagraphs")') in out
+    assert ("Inductor config of [0/1]: max_autotune_gemm_backends = 'TRITON,ATEN', triton.cudagraphs = True "
+            '(matches mode="reduce-overhead")') in out
+    assert run_cli("summary", "--json", shared(AUTOTUNE_CUDAGRAPHS)) == 0
+    assert json.loads(capsys.readouterr().out)["environment"]["compile_settings"][1] == {
+        "settings": [{"setting": "max_autotune_gemm_backends", "value": "'TRITON,ATEN'"},
+                     {"setting": "triton.cudagraphs", "value": "True"}],
+        "compile_ids": ["[0/1]"], "mode": "reduce-overhead"}
+    assert run_cli(shared(AUTOTUNE_CUDAGRAPHS), "-o", tmp_path / "out", "--no-browser") == 0
+    page = (tmp_path / "out" / "index.html").read_text()
+    assert ('Inductor config of [0/1]: <span class="mono">max_autotune_gemm_backends = &#39;TRITON,ATEN&#39;, '
+            'triton.cudagraphs = True</span> (matches <span class="mono">mode="reduce-overhead"</span>)') in page

@@ -22,6 +22,32 @@ _NO_GPU = "torch.cuda.is_available()==False"
 _TORCH_LINE = lazy_compile(r"^# torch version: (?P<value>\S{1,100})\s*$")
 _CUDA_LINE = lazy_compile(r"^# torch cuda version: (?P<value>\S{1,100})\s*$")
 _RUNNABLE = "fx_graph_runnable"
+# Its header then sets the Inductor config the compile ran with ("torch._inductor.config.max_autotune = True"): torch's
+# codegen_config, which writes every setting someone set, even back to its default. compilation_metrics'
+# inductor_config is the global config: it lacks what torch.compile(mode=..., options=...) patched in for a compile.
+# (Private keys, "_save_config_ignore", and lists, dicts and sets say nothing of the run: older torch (simple.log)
+# wrote each such setting at its default.)
+_INDUCTOR_LINE = lazy_compile(r"^torch\._inductor\.config\.(?P<key>[A-Za-z]\w{0,99}(?:\.[A-Za-z]\w{0,99}){0,4}) = "
+                              r"(?P<value>.{1,300})$")
+_CONTAINER = ("{", "[", "set(")
+# The defaults (torch 2.11-2.14) of the settings torch's own code patches around a compile and then restores, which
+# codegen_config still writes once set: a restored max_autotune = False is no setting of the user's.
+_INDUCTOR_DEFAULTS = {
+    "max_autotune": "False", "coordinate_descent_tuning": "False", "triton.cudagraphs": "False",
+    "deterministic": "False", "benchmark_kernel": "False", "triton.store_cubin": "False",
+    "comprehensive_padding": "True", "inplace_buffers": "True", "implicit_fallbacks": "True",
+    "fx_graph_cache": "True", "autotune_local_cache": "True", "trace.save_real_tensors": "False",
+    "test_configs.runtime_triton_dtype_assert": "False"}
+# What each torch.compile mode sets (torch._inductor.list_mode_options, torch 2.13; "default" sets nothing).
+MODE_OPTIONS: dict[str, dict[str, str]] = {
+    "reduce-overhead": {"triton.cudagraphs": "True"},
+    "max-autotune-no-cudagraphs": {"max_autotune": "True", "coordinate_descent_tuning": "True"},
+    "max-autotune": {"max_autotune": "True", "triton.cudagraphs": "True", "coordinate_descent_tuning": "True"},
+    "lite": {"fallback_by_default": "True", "selective_decompose": "True", "reorder_for_peak_memory": "False",
+             "reorder_for_compute_comm_overlap": "False", "triton.reorder_for_reducing_graph_partitions": "False",
+             "use_pre_grad_passes": "False", "use_joint_graph_passes": "False", "use_post_grad_passes": "False",
+             "use_dce": "False", "allow_buffer_reuse": "False"}}
+_MODE_KEYS = {key for options in MODE_OPTIONS.values() for key in options}
 _HEADER_CHARS = 16_384  # how much of a payload torch's header blocks take, at most
 
 # compilation_metrics' config dumps (JSON objects, key -> value) and the module each one's keys are settings of.
@@ -42,6 +68,9 @@ class Environment:
     cuda: str | None = None  # the CUDA torch was built with ("13.0"); None in a CPU build
     triton: str | None = None  # "3.6.0"
     gpus: dict[str, int] | None = None  # {"NVIDIA H100 80GB HBM3": 8}: how many of each; {} when torch saw none
+    # The Inductor settings compiles ran with, as their fx_graph_runnable headers set them; compiles with the same
+    # settings together, in the order the compiles ran
+    compile_settings: list[CompileSettings] = field(default_factory=list)
     # Settings of torch's own tests that were on: they make compiles fail, or kernels compute wrong results, on purpose
     testing_only: list[TorchTestSetting] = field(default_factory=list)
 
@@ -65,7 +94,26 @@ class Environment:
 
     def to_json(self) -> dict[str, Any]:
         return {"torch": self.torch, "python": self.python, "cuda": self.cuda, "triton": self.triton,
-                "gpus": self.gpus, "testing_only": [t.to_json() for t in self.testing_only]}
+                "gpus": self.gpus, "compile_settings": [c.to_json() for c in self.compile_settings],
+                "testing_only": [t.to_json() for t in self.testing_only]}
+
+
+@dataclass
+class CompileSettings:
+    """Inductor settings not at their default that some compiles ran with (the same set for each of them)."""
+
+    settings: list[tuple[str, str]]  # (key under torch._inductor.config, value as Python): ("max_autotune", "True")
+    compile_ids: list[str]  # ["[0/0]"]
+    mode: str | None = None  # the torch.compile mode that sets exactly these of its keys ("max-autotune"), else None
+
+    @property
+    def assignments(self) -> str:
+        """"max_autotune = True, coordinate_descent_tuning = True"."""
+        return ", ".join(f"{key} = {value}" for key, value in self.settings)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"settings": [{"setting": key, "value": value} for key, value in self.settings],
+                "compile_ids": self.compile_ids, "mode": self.mode}
 
 
 @dataclass
@@ -121,7 +169,8 @@ def testing_only_settings(trace: Trace) -> list[TorchTestSetting]:
 def environment(trace: Trace) -> Environment:
     env = Environment()
     runnable = None
-    for entry in trace.compiles.values():
+    settings: dict[str, dict[str, str]] = {}  # compile id -> its settings
+    for entry in trace.sorted_compiles():
         for artifact in entry.artifacts:
             if env.torch is None and artifact.name == "torch_version" and artifact.payload is not None:
                 try:
@@ -130,8 +179,12 @@ def environment(trace: Trace) -> Environment:
                     doc = None
                 if isinstance(doc, dict) and doc.get("pytorch_version"):
                     env.torch = str(doc["pytorch_version"])
-            elif runnable is None and artifact.name == _RUNNABLE and artifact.payload is not None:
-                runnable = artifact
+            elif artifact.name == _RUNNABLE and artifact.payload is not None:
+                runnable = runnable or artifact
+                if entry.compile_id is not None:
+                    found = settings.setdefault(str(entry.compile_id), {})
+                    for key, value in _inductor_settings(trace.payload_text(artifact.payload)):
+                        found.setdefault(key, value)  # (a compile's forward and backward set the same)
         metrics = entry.metrics or {}
         env.torch = env.torch or _text(metrics.get("pytorch_version"))
         env.python = env.python or _text(metrics.get("python_version"), first_word=True)
@@ -145,7 +198,40 @@ def environment(trace: Trace) -> Environment:
             env.torch = env.torch or torch_version
             env.cuda = env.cuda or cuda
     env.testing_only = testing_only_settings(trace)
+    env.compile_settings = _grouped(settings)
     return env
+
+
+def _inductor_settings(runnable: str) -> list[tuple[str, str]]:
+    """The Inductor settings an fx_graph_runnable's header sets that are not at their default, in its order. Only
+    torch's header lines count: the user's graph follows them."""
+    found = []
+    for line in runnable[:_HEADER_CHARS].splitlines():
+        if m := _INDUCTOR_LINE.match(line.rstrip()):
+            key, value = m["key"], m["value"]
+            # (a _TESTING_ONLY setting is said first, as testing_only, from the config dumps)
+            if not value.startswith(_CONTAINER) and _INDUCTOR_DEFAULTS.get(key) != value \
+                    and not key.endswith("_TESTING_ONLY"):
+                found.append((key, value))
+        elif line.startswith(("class Repro", "def forward")):
+            break
+    return found
+
+
+def _grouped(settings: dict[str, dict[str, str]]) -> list[CompileSettings]:
+    groups: dict[tuple[tuple[str, str], ...], CompileSettings] = {}
+    for compile_id, found in settings.items():
+        if found:
+            key = tuple(found.items())
+            groups.setdefault(key, CompileSettings(list(key), [], _mode(found))).compile_ids.append(compile_id)
+    return list(groups.values())
+
+
+def _mode(settings: dict[str, str]) -> str | None:
+    """The mode whose options are exactly the settings' values of the modes' keys (the other keys may be anything:
+    max_autotune_gemm_backends is set beside a mode); None where none is, or where no mode key is set."""
+    of_modes = {key: value for key, value in settings.items() if key in _MODE_KEYS}
+    return next((mode for mode, options in MODE_OPTIONS.items() if of_modes and options == of_modes), None)
 
 
 def _build(runnable: str) -> tuple[str | None, str | None]:

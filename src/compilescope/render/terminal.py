@@ -505,8 +505,12 @@ def summary_renderable(ins: Insights) -> RenderableType:
     ran_on = [UnbrokenText(" ".join(unbroken(f"· {what} {value}" if i else f"{what} {value}")
                                     for i, (what, value) in enumerate(ins.environment.facts())),
                            style="dim")] if ins.environment else []
+    # What the compiles ran with: the Inductor settings their fx_graph_runnable headers set, and the mode they match
+    ran_with = [Text(f"Inductor config of {' '.join(c.compile_ids)}: {c.assignments}"
+                     + (f' (matches mode="{c.mode}")' if c.mode else ""),
+                     style="dim") for c in ins.environment.compile_settings]
     # The sections in the analysis' order, which its findings (the panel above them) follow.
-    return Group(head, *ran_on, _findings(ins), *(part for section in SECTIONS for part in _SECTION_RENDERERS[section](ins)))
+    return Group(head, *ran_on, *ran_with, _findings(ins), *(part for section in SECTIONS for part in _SECTION_RENDERERS[section](ins)))
 
 
 _SECTION_RENDERERS: dict[str, Callable[[Insights], list[RenderableType]]] = {
