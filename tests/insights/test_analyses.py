@@ -252,13 +252,31 @@ def test_files_compiled_outside_any_compile_are_no_compile_id(capsys):
     with read_trace(str(peer("simple.log"))) as trace:
         ins = insights(trace)
     ct = ins.compile_time
-    assert [(c.compile_id, c.name) for c in ct.compiles] == [(NO_COMPILE_ID, None), ("[0/0]", "forward")]
+    # (named by its events: the three compile_file events with compile_id "None")
+    assert [(c.compile_id, c.name) for c in ct.compiles] == [(NO_COMPILE_ID, "outside any compile (compile_file ×3)"),
+                                                             ("[0/0]", "forward")]
     assert ct.compile_ids == 1 and ct.slowest is ct.compiles[1]
     [finding] = [f for f in ins.findings if f.section == "compile_time"]
     assert finding.detail.endswith("slowest [0/0] (1.66 s)")
     assert run_cli("summary", peer("simple.log")) == 0
     out = capsys.readouterr().out
     assert "Compile time (3.55 s)" in out and "[None]" not in out
+
+
+def test_time_in_compile_file_is_named_a_cpp_or_cuda_compile_not_triton(capsys):
+    """simple.log's output code defines Triton kernels only, yet its three compile_file events (compile_id "None")
+    are torch running a system compiler on a C++/CUDA source file (cpp_builder's run_compile_cmd, or CUDACodeCache),
+    not Triton: the row outside any compile is mostly that, and the phase, which holds [0/0]'s async_compile.wait
+    (Triton) too, names both."""
+    with read_trace(str(peer("simple.log"))) as trace:
+        ct = insights(trace).compile_time
+    assert ct.labels["kernel_compile"] == "C++/Triton compile"
+    outside, forward = ct.compiles
+    assert outside.top_phase == "kernel_compile" and outside.phase_label("kernel_compile", ct.labels) == "C++/CUDA compile"
+    assert forward.kernel_compile_label is None  # (its kernel compile is async_compile.wait: Triton's)
+    assert run_cli("summary", peer("simple.log")) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert "C++/CUDA compile (1.89 s)" in out and "Triton compile (1.89 s)" not in out
 
 
 def test_compile_time_backward_row():

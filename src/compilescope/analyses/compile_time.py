@@ -151,6 +151,13 @@ class CompileTime:
     # Of total_s, the backward's compile (AOTAutograd compiles it lazily, when backward first runs through the
     # graph); None where the log times no backward of it
     backward_s: float | None = None
+    # Its kernel compile's name where its own events name it otherwise than the log's label: SOURCE_COMPILE_LABEL
+    # where they are all compile_file (simple.log's time outside any compile, in a log of Triton kernels)
+    kernel_compile_label: str | None = None
+
+    def phase_label(self, phase: str, labels: dict[str, str]) -> str:
+        """The phase's name for this compile: the log's (labels), or its own kernel compile's."""
+        return self.kernel_compile_label if phase == "kernel_compile" and self.kernel_compile_label else labels[phase]
 
     @property
     def function_text(self) -> str:
@@ -441,6 +448,21 @@ _KERNEL_CALLS = ((b"async_compile.cpp", "cpp"), (b"async_compile.triton(", "trit
 _LONGEST_CALL = max(len(needle) for needle, _ in _KERNEL_CALLS)
 _CPP_WRAPPER = '"cpp_wrapper": true'  # in compilation_metrics' inductor_config: a C++ wrapper, g++ even on a GPU
 KERNEL_COMPILE_LABELS = {frozenset({"cpp"}): "C++ compile", frozenset({"triton"}): "Triton compile"}
+# torch's compile_file event times a system compiler run on a source file (cpp_builder's compile command in 2.13, g++;
+# CUDACodeCache's nvcc in older torch), never Triton: where the output code shows no C++ kernel, its time is this.
+SOURCE_COMPILE_EVENT = "compile_file"
+SOURCE_COMPILE_LABEL = "C++/CUDA compile"
+
+
+def kernel_compile_events(trace: Trace) -> dict[str, set[str]]:
+    """Per compile key (NO_COMPILE_ID outside any), the names of the events that start its kernel compile time."""
+    found: dict[str, set[str]] = {}
+    for event in trace.chromium_events:
+        name = event.get("name")
+        if event.get("ph") == "B" and isinstance(name, str) and phase_of(name) == "kernel_compile":
+            key = event_compile_id((event.get("args") or {}).get("compile_id")) or NO_COMPILE_ID
+            found.setdefault(key, set()).add(name)
+    return found
 
 
 def kernel_compilers(trace: Trace) -> frozenset[str]:
@@ -462,12 +484,19 @@ def kernel_compilers(trace: Trace) -> frozenset[str]:
     return frozenset(found)
 
 
-def phase_labels(trace: Trace) -> dict[str, str]:
+def phase_labels(trace: Trace, events: dict[str, set[str]] | None = None) -> dict[str, str]:
     """The phases' labels for this log: the kernel compile named by the compiler its output code shows ("C++ compile"
     on a CPU-only run, "Triton compile" on a GPU run with no C++ kernel); "C++/Triton compile" where both ran, or the
-    log does not say."""
+    log does not say. A compile_file event (events: kernel_compile_events) is a C++ or CUDA compile whatever the
+    output code shows: SOURCE_COMPILE_LABEL where every kernel compile event is one, else C++ beside Triton."""
     labels = dict(PHASE_LABELS)
-    labels["kernel_compile"] = KERNEL_COMPILE_LABELS.get(kernel_compilers(trace), labels["kernel_compile"])
+    compilers = kernel_compilers(trace)
+    names = set().union(*(events if events is not None else kernel_compile_events(trace)).values())
+    if SOURCE_COMPILE_EVENT in names and "cpp" not in compilers:
+        labels["kernel_compile"] = SOURCE_COMPILE_LABEL if names == {SOURCE_COMPILE_EVENT} else PHASE_LABELS[
+            "kernel_compile"]
+    else:
+        labels["kernel_compile"] = KERNEL_COMPILE_LABELS.get(compilers, labels["kernel_compile"])
     return labels
 
 
@@ -532,7 +561,11 @@ def compile_times(trace: Trace) -> CompileTimes:
 
     total = sum(c.total_s for c in compiles)
     sums = {p: sum(c.phases.get(p, 0.0) for c in compiles) for p, _ in PHASES}
-    labels = phase_labels(trace)
+    events = kernel_compile_events(trace)
+    labels = phase_labels(trace, events)
+    for found in compiles:
+        if events.get(found.compile_id) == {SOURCE_COMPILE_EVENT} and labels["kernel_compile"] != "C++ compile":
+            found.kernel_compile_label = SOURCE_COMPILE_LABEL
     phases = [PhaseTime(p, labels[p], s, s / total if total else 0.0)
               for p, s in sorted(sums.items(), key=lambda kv: -kv[1]) if s > 0]
     return CompileTimes(total, phases, compiles, sorted(rows, key=lambda r: r.start_s), labels=labels, repeats=repeats,

@@ -270,7 +270,7 @@ def _compile_time(ins: Insights) -> list[RenderableType]:
     for c in ct.compiles[:MAX_ROWS]:
         top = c.top_phase
         slowest.add_row(TerminalText(c.label), TerminalText(c.function_text), _seconds(c.total_s),
-                        UnbrokenText(f"{ct.labels[top]} ({unbroken(format_seconds(c.phases[top]))})") if top else "")
+                        UnbrokenText(f"{c.phase_label(top, ct.labels)} ({unbroken(format_seconds(c.phases[top]))})") if top else "")
     out.append(Padding(slowest, (1, 0, 0, 0)))
     out.extend(_more(len(ct.compiles), "more compile id"))
     backward = [c for c in ct.compiles[:MAX_ROWS] if c.backward_s is not None]
