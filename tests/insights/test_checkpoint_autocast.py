@@ -255,3 +255,26 @@ def test_a_break_inside_a_checkpointed_block_without_a_loop_says_each_checkpoint
     (calls,) = [c for c in diff_runs(_facts(LOG), _facts(log)).changes
                 if c.section == "checkpointing" and "checkpoint calls" in c.title]
     assert (calls.a, calls.b) == (2, 0)
+
+
+def test_fix_first_tells_the_skipped_forward_once_with_the_breaks_line(capsys):
+    """The print variant's one graph break is the failure that made Dynamo skip Model.forward ([0/0]'s only compile):
+    Fix first said it twice, a WARN "graph break at …:35" under the ERROR "Dynamo skipped forward … and ran it
+    eagerly". Now once, as the ERROR, with the break's line in it; the Graph breaks section keeps the break."""
+    model_forward, at = _skipped_forward()
+    (metrics,) = [e["compilation_metrics"] for e, _ in _raw(PRINT) if "compilation_metrics" in e]
+    assert metrics["compile_id"] == "0/0" and metrics["fail_type"]  # the break's compile is the failed one
+    found = insights(read_trace(torch213(PRINT))).findings
+    told = [f for f in found if f"checkpoint_autocast.py:{at}" in f"{f.title} {f.detail}"]
+    assert [(f.severity, f.section) for f in told] == [("error", "errors")]
+    assert f"forward (checkpoint_autocast.py:{model_forward})" in told[0].title
+    assert not [f for f in found if f.section == "graph_breaks"]
+    assert run_cli("summary", torch213(PRINT)) == 0
+    fix_first, rest = capsys.readouterr().out.split("Errors (", 1)
+    assert " ".join(fix_first.split()).count(f"checkpoint_autocast.py:{at}") == 1 and "graph break at" not in fix_first
+    assert f"checkpoint_autocast.py:{at} in forward" in rest.split("Graph breaks (", 1)[1]
+    # the unrolled variant's break was resumed after (no frame skipped, nothing failed): it stays a graph-break finding
+    unrolled = "checkpoint_autocast_print_unrolled.log.gz"
+    assert not [e for e, _ in _raw(unrolled) if e.get("compilation_metrics", {}).get("fail_type")]
+    (warn,) = [f for f in insights(read_trace(torch213(unrolled))).findings if f.section == "graph_breaks"]
+    assert warn.title.startswith(f"graph break at checkpoint_autocast.py:{at}")

@@ -452,8 +452,12 @@ def findings(ins: Insights, export: ExportReport | None = None) -> list[Finding]
                            "or the log was cut"))
     out.extend(_ran_eagerly(ins))
     out.extend(_breaks_in_ddp(ins.graph_breaks.breaks))
+    # A break after which Dynamo skipped its frame is the errors finding above, which names the break's line: said
+    # once, as the consequence the user feels (the Graph breaks section keeps the break itself).
+    skipped_ids = {e.compile_id for e in ins.errors.errors if e.skipped_frame is not None}
     out.extend(_graph_break_findings([b for b in ins.graph_breaks.breaks
-                                      if id(b) not in library.breaks and not b.by_torch and not b.in_ddp_forward]))
+                                      if id(b) not in library.breaks and not b.by_torch and not b.in_ddp_forward
+                                      and not (b.skipped_frame is not None and set(b.compile_ids) <= skipped_ids)]))
     ct = ins.compile_time
     causes: dict[tuple, list[FrameRecompiles]] = {}
     for frame in ins.recompiles.frames:
