@@ -278,3 +278,70 @@ def test_fix_first_tells_the_skipped_forward_once_with_the_breaks_line(capsys):
     assert not [e for e, _ in _raw(unrolled) if e.get("compilation_metrics", {}).get("fail_type")]
     (warn,) = [f for f in insights(read_trace(torch213(unrolled))).findings if f.section == "graph_breaks"]
     assert warn.title.startswith(f"graph break at checkpoint_autocast.py:{at}")
+
+
+def _moved_here(log: str, tmp_path: Path) -> tuple[Path, Path]:
+    """The log with the program's recorded path moved to a copy under tmp_path, so that its source page reads the
+    program's text from disk wherever the tests run (the function's lines come from it)."""
+    text = gzip.decompress(torch213(log).read_bytes()).decode()
+    (recorded,) = {e["compilation_metrics"]["co_filename"] for e, _ in _raw(log) if "compilation_metrics" in e}
+    here = tmp_path / "src" / "checkpoint_autocast.py"
+    here.parent.mkdir(exist_ok=True)
+    here.write_text(PROGRAM.read_text())
+    moved = tmp_path / log.removesuffix(".gz")
+    moved.write_text(text.replace(recorded, str(here)))
+    return moved, here
+
+
+def _model_forward_lines() -> list[int]:
+    """Model.forward's lines, its def line on, as Python reads the program (blank lines apart)."""
+    import ast
+
+    (model,) = [n for n in ast.parse(PROGRAM.read_text()).body if isinstance(n, ast.ClassDef) and n.name == "Model"]
+    (forward,) = [n for n in model.body if isinstance(n, ast.FunctionDef) and n.name == "forward"]
+    assert forward.end_lineno is not None
+    text = PROGRAM.read_text().splitlines()
+    return [n for n in range(forward.lineno, forward.end_lineno + 1) if text[n - 1].strip()]
+
+
+def _ran_eagerly(log: str, tmp_path: Path) -> tuple[dict[int, list[dict]], str]:
+    moved, here = _moved_here(log, tmp_path)
+    report(moved, tmp_path / "r")
+    (source,) = [f for f in json.loads((tmp_path / "r" / "sources.json").read_text())["files"] if f["path"] == str(here)]
+    assert source["origin"] == "disk"
+    marked = {int(n): line["ran_eagerly"] for n, line in source["lines"].items() if line.get("ran_eagerly")}
+    return marked, (tmp_path / "r" / source["page"]).read_text()
+
+
+def test_the_source_page_marks_the_whole_skipped_forward_as_ran_eagerly(tmp_path):
+    """The print variant: torch skipped Model.forward ("frame skipped: forward (… line 46)"), so every line of it ran
+    eagerly, not only the print's line (in Block.forward, which it calls) that the page marked."""
+    model_forward, at = _skipped_forward()
+    marked, page = _ran_eagerly(PRINT, tmp_path)
+    lines = _model_forward_lines()
+    heads = [n for n, src in enumerate(PROGRAM.read_text().splitlines(), 1) if "return self.head(x)" in src]
+    assert lines[0] == model_forward and lines[-1] == heads[-1]  # (its loop's return is the last line)
+    assert sorted(marked) == lines and at not in marked
+    said = f"Dynamo skipped forward (checkpoint_autocast.py:{model_forward}) and ran it eagerly"
+    assert all(m == [{"kind": "skipped_frame", "function": "forward", "compile_ids": ["[0/0]"],
+                      "text": f"{said}: a graph break inside one of its loops"}] for m in marked.values())
+    call = _program_line("x = checkpoint(block, x")
+    row = page.split(f'id="L{call}"', 1)[1].split("</div>", 1)[0]
+    assert "eager: forward skipped" in row and said in row
+
+
+def test_the_source_page_marks_each_uncompiled_checkpoint_call_as_ran_eagerly(tmp_path):
+    """The unrolled variant: the print is inside what each checkpoint call runs, so torch broke the graph at both
+    calls (lines 48 and 49, where it resumed forward) and ran each call eagerly; the page marked only the print."""
+    log = "checkpoint_autocast_print_unrolled.log.gz"
+    names = [e["compilation_metrics"]["co_name"] for e, _ in _raw(log) if "compilation_metrics" in e]
+    calls = [int(n.rsplit("_at_", 1)[1]) for n in names if n.startswith("torch_dynamo_resume_in_forward_at_")]
+    assert calls == [_program_line("checkpoint(self.blocks[0]"), _program_line("checkpoint(self.blocks[1]")]
+    marked, page = _ran_eagerly(log, tmp_path)
+    assert sorted(marked) == calls
+    assert all([(m["kind"], m["op"]) for m in notes] == [("higher_order_op", "torch.utils.checkpoint.checkpoint")]
+               for notes in marked.values())
+    for n in calls:
+        row = page.split(f'id="L{n}"', 1)[1].split("</div>", 1)[0]
+        assert 'class="src-line s-eager"' in page.split(f'id="L{n}"', 1)[0].rsplit("<div", 1)[1]
+        assert "eager: uncompiled checkpoint call" in row and "ran uncompiled: each torch.utils.checkpoint.checkpoint" in row

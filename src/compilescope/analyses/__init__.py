@@ -169,6 +169,7 @@ def analyze(trace: Trace, profiles: Sequence[Profile] = ()) -> Results:
         trace=trace,
         sources=analyze_sources(trace, provenance=provenance, errors=found.errors, crashed=found.crashes,
                                 linked_locations=linked,
-                                export_only=export.only, checkpointing=found.checkpointing),
+                                export_only=export.only, checkpointing=found.checkpointing,
+                                breaks=found.graph_breaks),
         transformed=transformed_code(trace),
     )

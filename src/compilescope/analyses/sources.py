@@ -37,7 +37,7 @@ from .compiled_frames import ORIGINAL_BYTECODE_SUFFIX, compiled_frame
 from .crash import Crashes
 from .dynamic_shapes import DynamicShapes, dynamic_shapes
 from .errors import CompileErrors, metrics_number
-from .graph_breaks import ARTIFACT as GRAPH_BREAK_ARTIFACT, GraphBreaks, parse_reason, resume_of
+from .graph_breaks import ARTIFACT as GRAPH_BREAK_ARTIFACT, GraphBreaks, graph_breaks, parse_reason, resume_of
 from .fx_sites import GRAPH_ARTIFACT, fx_node_sites
 from .installed_guards import GUARD_LINE, GUARD_TAIL, GUARDS_ARTIFACT
 from .provenance import Provenance, UserLine, analyze_provenance
@@ -189,6 +189,11 @@ class LineNotes:
     # Activation checkpointing (activation_checkpoint.py): {"compile_id", "calls": n} where the graph captured n
     # checkpoint calls made on this line; {"compile_id", "recomputed_ops": n} where its backward recomputes n ops of it.
     checkpoint: list[dict[str, Any]] = field(default_factory=list)
+    # Ran eagerly, all of it, because of a graph break elsewhere that no resume could follow (graph_breaks' and
+    # errors' facts, said in their words): {"kind": "skipped_frame", "function", "compile_ids", "text"} on each line
+    # of a function Dynamo skipped; {"kind": "higher_order_op", "op", "compile_ids", "text"} on a line whose call of
+    # a higher-order op (torch.utils.checkpoint.checkpoint) ran uncompiled because the break is inside it.
+    ran_eagerly: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def checkpoint_calls(self) -> int:
@@ -355,6 +360,7 @@ class LineNotes:
             "graphs": self.graphs, "frames": self.frames, "graph_breaks": self.graph_breaks, "eager": self.eager,
             "resumes": self.resumes, "guards": self.guards, "kernels": self.kernels, "symbols": self.symbols,
             "calls": self.calls, "failures": self.failures, "crashes": self.crashes, "checkpoint": self.checkpoint,
+            "ran_eagerly": self.ran_eagerly,
         }.items() if v}
 
     @property
@@ -368,7 +374,7 @@ class LineNotes:
             return "failed"
         if self.graph_breaks:
             return "break"
-        if self.eager:
+        if self.eager or self.ran_eagerly:
             return "eager"
         if self.graphs:
             return "captured"
@@ -761,13 +767,14 @@ def analyze_sources(trace: Trace, provenance: Provenance | None = None, shapes: 
                     recompile_info: Recompiles | None = None, linked_locations: Iterable[UserLocation] = (),
                     errors: CompileErrors | None = None, crashed: Crashes | None = None,
                     stack_values: StackValues | None = None, export_only: bool = False,
-                    checkpointing: ActivationCheckpointing | None = None) -> Sources:
+                    checkpointing: ActivationCheckpointing | None = None, breaks: GraphBreaks | None = None) -> Sources:
     """stack_values: names Dynamo's ___stack values in the user's words, for installed guards and symbols as the
     recompiles view names failed guards (shared with shapes and recompile_info where the caller made them).
     linked_locations: other user lines the report links to (where torch warned): the page of their file, where it
     has one, shows them, so the link lands on its line. errors, crashed: the compile failures and the crashes, each
     marked on the user line its analysis placed it at (a file with no other note gets a page for it). export_only:
-    ExportReport.only, the log's every compile torch.export's."""
+    ExportReport.only, the log's every compile torch.export's. breaks: graph_breaks' (made here where not given): the
+    functions Dynamo skipped and the higher-order op calls that ran uncompiled because of one, marked on their lines."""
     quotes = _Quotes()
     # (path, line) -> LineNotes, built first without text; files are made at the end.
     notes: dict[str, dict[int, LineNotes]] = {}
@@ -987,4 +994,44 @@ def analyze_sources(trace: Trace, provenance: Provenance | None = None, shapes: 
         result.files.append(SourceFile(path, file_page(path), origin, note, text, line_count, notes[path],
                                        {n: f for n, f in functions.items() if n <= line_count},
                                        codes.get(path, {}) if origin == "log" else {}))
+    _add_ran_eagerly(result, breaks if breaks is not None else graph_breaks(trace), errors)
     return result
+
+
+def _add_ran_eagerly(result: Sources, breaks: GraphBreaks, errors: CompileErrors | None) -> None:
+    """Marks what ran eagerly, all of it, though no break is on its lines: each line of a function Dynamo skipped
+    after a break it could not resume from (the function's lines as its file shows them, its def line on), and each
+    line that called a higher-order op whose function holds a break. The break's own line says the break."""
+    skipped: dict[tuple[str, int, str | None], tuple[list[str], str]] = {}  # frame -> (compile ids, what it was)
+    for brk in breaks.breaks:
+        if brk.skipped_frame is not None and brk.skipped_text is not None:
+            ids, _ = skipped.setdefault(brk.skipped_frame.key + (brk.skipped_frame.function,), ([], brk.skipped_text))
+            ids.extend(c for c in brk.compile_ids if c not in ids)
+    for err in errors.errors if errors is not None else ():
+        if err.skipped_frame is not None and err.skipped_text is not None:
+            ids, _ = skipped.setdefault(err.skipped_frame.key + (err.skipped_frame.function,), ([], err.skipped_text))
+            if err.compile_id not in ids:
+                ids.append(err.compile_id)
+    for (path, first, function), (ids, text) in skipped.items():
+        f = result.file(path)
+        if f is None:
+            continue
+        for n, _, line_text in f.function_lines(first, function):
+            if line_text is None or not line_text.strip():  # (a gap of a rebuilt file, or a blank line)
+                continue
+            note = {"kind": "skipped_frame", "function": function, "compile_ids": ids, "text": text}
+            lines = f.notes.setdefault(n, LineNotes()).ran_eagerly
+            if note not in lines:
+                lines.append(note)
+    for brk in breaks.breaks:
+        if brk.higher_order_op is None or brk.uncompiled_text is None:
+            continue
+        for call in brk.op_calls:
+            f = result.file(call.filename)
+            if f is None or not 0 < call.line <= f.line_count:
+                continue
+            note = {"kind": "higher_order_op", "op": brk.higher_order_op, "compile_ids": brk.compile_ids,
+                    "text": brk.uncompiled_text}
+            lines = f.notes.setdefault(call.line, LineNotes()).ran_eagerly
+            if note not in lines:
+                lines.append(note)

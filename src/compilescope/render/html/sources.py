@@ -183,6 +183,8 @@ def _notes_html(page: _Page, f: SourceFile, n: int, dirs: _CompileDirs) -> Itera
         text = html_text(f.line_name(loc.filename, loc.line))
         where = f'<a href="{html_text(href)}">{text}</a>' if href else text
         yield f'<li class="n-eager">ran eagerly because of the graph break at {where}: {html_text(site.reason)}</li>'
+    for e in notes.ran_eagerly:
+        yield (f'<li class="n-eager">{html_text(e["text"])} (in {_cids(e["compile_ids"], dirs)})</li>')
     for r in notes.resume_notes:
         compiled = [c for c in r.compile_ids if c not in r.failed]
         links = ", ".join(_cid(c, dirs) + transformed.get(c, "") for c in compiled)
@@ -366,8 +368,12 @@ def _badges(notes: LineNotes) -> str:
                    f'{html_text(" ".join(notes.call_compile_ids))}</span>')
     if notes.graph_breaks:
         out.append('<span class="b b-break">graph break</span>')
-    elif notes.eager:
+    elif notes.eager and not notes.ran_eagerly:
         out.append('<span class="b b-eager">eager</span>')
+    for e in notes.ran_eagerly:  # (the note below says it whole)
+        short = (f'{e["function"]} skipped' if e["kind"] == "skipped_frame"
+                 else f'uncompiled {e["op"].rsplit(".", 1)[-1]} call')
+        out.append(f'<span class="b b-eager" title="{html_text(e["text"])}">eager: {html_text(short)}</span>')
     recompiled = notes.recompiled
     if recompiled:
         failed = "; ".join(f'{r.recompile}: ' + " and ".join(
