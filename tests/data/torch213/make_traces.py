@@ -158,6 +158,8 @@ SCENARIOS = [
     # incremented in forward (the recompile limit), torch._dynamo.reset() in a loop; `_fixed` compiles once.
     Scenario("compile_per_call", "compile_per_call.py", gzip=True, env=RUN_ENV),
     Scenario("compile_per_call_fixed", "compile_per_call.py", gzip=True, env={**RUN_ENV, "CALL_VARIANT": "fixed"}),
+    # A recompile after torch._dynamo.reset(): its reason's "0/0:" is torch's numbering, counted from 0 again.
+    Scenario("reset_recompile", "reset_recompile.py", gzip=True),
     # A model branching on tensor values (fresh-eyes review): its graph breaks, its torch.cond/torch._check rewrite, and
     # the errors met on the way (fullgraph=True, a guard on an unbacked value, torch.cond branches that disagree).
     Scenario("data_dependent", "data_dependent.py", gzip=True, env=RUN_ENV),
