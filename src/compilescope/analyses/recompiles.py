@@ -716,9 +716,13 @@ def classify_change(guard: str) -> str:
     return "other"
 
 
-def parse_reason(text: str) -> FailedGuard:
+def parse_reason(text: str, frame_offset: int = 0) -> FailedGuard:
+    """One failed guard of torch's recompile reasons ("0/1: n == 1  # code  # path:line in fn ..."). frame_offset: what
+    the reader added to the frame ids of the recompile's reset epoch (ingest/resets.py); the "N/M:" prefix is in torch's
+    numbering, counted from 0 again after torch._dynamo.reset(), and the failed guard is of a compile of that epoch
+    (reset() dropped every earlier one), so its frame is numbered on by the same offset."""
     m = re.match(_PREFIX, text)
-    cid, body = (f"[{m['cid']}]", m["body"]) if m else (None, text)
+    cid, body = (f"[{_placed(m['cid'], frame_offset)}]", m["body"]) if m else (None, text)
     head, _, user_stack = body.partition("User stack trace:")
     guard_line = head.strip().splitlines()[0] if head.strip() else ""
     guard, _, comment = guard_line.partition("  #")
@@ -738,6 +742,14 @@ def parse_reason(text: str) -> FailedGuard:
         # the user's code (the line it names is only the size's first use).
         change = "size_one"
     return FailedGuard(cid, guard, change, location, text)
+
+
+def _placed(logged: str, frame_offset: int) -> str:
+    """A compile id torch wrote ("0/1") as the reader placed it; compiled autograd's ("!0/1/0") is never renumbered."""
+    if not frame_offset or logged.startswith("!"):
+        return logged
+    frame, _, compile_ = logged.partition("/")
+    return f"{int(frame) + frame_offset}/{compile_}"
 
 
 def reasons_payload(text: str) -> list[str]:
@@ -764,7 +776,9 @@ def _step(trace: Trace, entry: Compile) -> RecompileStep:
     primary = (entry.metrics or {}).get("recompile_reason")
     if not reasons and primary:
         reasons = [str(primary)]
-    return RecompileStep(str(entry.compile_id), [parse_reason(r) for r in reasons],
+    cid = entry.compile_id
+    offset = cid.frame_id - entry.logged_frame_id if entry.logged_frame_id is not None and cid.frame_id is not None else 0
+    return RecompileStep(str(cid), [parse_reason(r, offset) for r in reasons],
                          failed=bool((entry.metrics or {}).get("fail_type")))
 
 
