@@ -65,6 +65,8 @@ RESET_RENUMBERED = {
     # tlparse's own test log (pytorch's test_flex_attention_caching, one pid): it resets between 3 runs to get cache
     # hits, each run compiling flex attention's wrapper as [0/0] and fn (twice) or fn2 as [1/0].
     ("peer", "cache_hit_miss.log"): {"[2/0]": "[0/0]", "[3/0]": "[1/0]", "[4/0]": "[0/0]", "[5/0]": "[1/0]"},
+    # reset_recompile.py resets after f's [0/0] and [0/1]; g then compiles as [0/0], [0/1] and [0/2] (an id f never had).
+    ("torch213gz", "reset_recompile.log.gz"): {"[1/0]": "[0/0]", "[1/1]": "[0/1]", "[1/2]": "[0/2]"},
 }
 
 
@@ -236,7 +238,14 @@ def logged_metrics(text):
 REUSED_IDS = {
     "compile_per_call.log.gz": {"[0/0]": ["forward", "poly", "poly", "poly"]},
     "cache_hit_miss.log": {"[0/0]": ["_flex_attention_hop_wrapper"] * 3, "[1/0]": ["fn", "fn", "fn2"]},
+    "reset_recompile.log.gz": {"[0/0]": ["f", "g"], "[0/1]": ["f", "g"], "[0/2]": ["g"]},
 }
+
+
+def compile_dir(cid):
+    """The directory of a compile id's outputs, tlparse's naming: "[1/2]" -> "-_1_2_0"."""
+    frame, compile_ = cid[1:-1].split("/")
+    return f"-_{frame}_{compile_}_0"
 
 
 @pytest.mark.parametrize("origin,name", sorted(RESET_RENUMBERED))
@@ -252,7 +261,12 @@ def test_compiles_after_a_reset_keep_ids_of_their_own(origin, name, tmp_path):
     assert {cid: [n for c, n in logged if c == cid] for cid in REUSED_IDS[name]} == REUSED_IDS[name]
     theirs = run_tlparse(log, tmp_path / "tl")
     ours = report(log, tmp_path / "cs")
-    assert list(ours) == list(theirs) + list(renumbered)
+    # Ours: the ids before the first reset, as tlparse has them, then the renumbered ones; tlparse's: those and the ids
+    # only torch's numbering after a reset gave (reset_recompile's [0/2]).
+    kept = [key for key in ours if key not in renumbered]
+    assert list(ours) == kept + list(renumbered)
+    assert [key for key in theirs if key in kept] == kept
+    assert set(theirs) == set(kept) | set(renumbered.values())
     # Each of our compiles holds one compilation_metrics: in log order, under the id torch logged where it was renumbered.
     metrics = sorted((a["number"], key) for key, entry in ours.items() for a in entry["artifacts"]
                      if stem(a["name"]) == "compilation_metrics")
@@ -265,9 +279,8 @@ def test_compiles_after_a_reset_keep_ids_of_their_own(origin, name, tmp_path):
     # directory of its own compile id, all of tlparse's in the logged id's.
     assert filed_as_tlparse_does(ours, renumbered) == filed_as_tlparse_does(theirs, {})
     for key, logged_as in renumbered.items():
-        frame = key[1:-1].split("/")[0]
-        assert ours[key]["artifacts"] and all(a["url"].startswith(f"-_{frame}_0_0/") for a in ours[key]["artifacts"])
-        assert {a["url"].split("/")[0] for a in theirs[logged_as]["artifacts"]} == {f"-_{logged_as[1]}_0_0"}
+        assert ours[key]["artifacts"] and all(a["url"].startswith(compile_dir(key) + "/") for a in ours[key]["artifacts"])
+        assert {a["url"].split("/")[0] for a in theirs[logged_as]["artifacts"]} == {compile_dir(logged_as)}
 
 
 def test_we_show_runtime_metrics_tlparse_drops(tmp_path):
