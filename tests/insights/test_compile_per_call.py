@@ -137,7 +137,10 @@ def test_diff_and_check_count_the_recompiles_summary_counts(capsys):
     capsys.readouterr()
     run_cli("diff", "--json", log, fixed)
     doc = json.loads(capsys.readouterr().out)
-    changes = [c for rank in doc["ranks"] for c in rank["changes"] if c["section"] == "recompiles"]
+    changes = [c for rank in doc["ranks"] for c in rank["changes"] if c["section"] == "recompiles" and c["frame"]]
+    # a function A alone compiled recompiled, so the runs' recompiles are said whole too (no frame)
+    [whole] = [c for rank in doc["ranks"] for c in rank["changes"] if c["section"] == "recompiles" and not c["frame"]]
+    assert (whole["a"], whole["b"]) == (len(recompiled), 0)
     [poly] = [c for c in changes if c["frame"].endswith(" poly")]
     assert poly["title"].endswith(": 3 → 1 compiles (0 → 0 recompiles); A compiled it from scratch again 2 times, "
                                   "after torch._dynamo.reset()")
