@@ -46,9 +46,10 @@ def test_peer_failure_and_old_style_breaks():
     assert ins.caches.bypass_reasons[0][1] == 3
     # The log's three aotautograd_cache_bypass artifacts are logged as [1/0], one in each run between the program's
     # resets (ours [1/0], [3/0], [5/0]), each with the same cache_bypass_reason (flex_attention is not cacheable); the
-    # summary's row and the page's read these.
+    # summary's row and the page's read these, each on one line (the log's reason holds " \n " and ", \n": a table cell
+    # cannot).
     assert {c.compile_id: c.bypass_reasons for c in ins.caches.compiles} == {
-        cid: ["Unsupported call_function target flex_attention. \n Function module: torch.ops.higher_order, \nFunction "
+        cid: ["Unsupported call_function target flex_attention. Function module: torch.ops.higher_order, Function "
               "name: flex_attention"] for cid in ("[1/0]", "[3/0]", "[5/0]")}
     # The second run's fn ([3/0]) hit the key the first run's ([1/0]) missed and wrote (both fx_graph_cache lookups
     # name key ff6i4wr5…): the cache outlived the reset between them, as the program wants; said plainly, and fn's
