@@ -16,7 +16,9 @@ compile, and says why on stderr only.
 
 And ``compilescope_warning`` records every other warning torch prints to stderr only: a Python warning raised in
 torch's code ("TensorFloat32 tensor cores ... not enabled", "pending, uninvoked backwards") and a torch logger's
-WARNING or ERROR record ("hit config.recompile_limit"), with the user's line that led to it.
+WARNING or ERROR record ("hit config.recompile_limit"), with the user's line that led to it; and the error
+``torch.compiler.set_stance("fail_on_recompile")`` raises when it refuses a recompile (torch logs nothing of it, and
+the program may catch it), with the guard failures it names.
 
 The log stays a plain TORCH_TRACE log (tlparse lists them as artifacts). Stdlib and torch only: the
 child process of ``compilescope run`` loads this file by path (src/compilescope/_child/sitecustomize.py).
@@ -25,6 +27,7 @@ child process of ``compilescope run`` loads this file by path (src/compilescope/
 from __future__ import annotations
 
 import importlib
+import importlib.machinery
 import importlib.util
 import os
 import sys
@@ -593,7 +596,19 @@ def record_warnings():
             except Exception:  # noqa: BLE001 - recording must never break the user's program
                 pass
 
+    def refused(exc: BaseException) -> None:
+        """set_stance("fail_on_recompile") raised: torch logs nothing of it, and the program may catch it."""
+        try:
+            tb = exc.__traceback__
+            while tb is not None and tb.tb_next is not None:
+                tb = tb.tb_next
+            source = source_of(tb.tb_frame.f_code.co_filename, tb.tb_lineno) if tb is not None else "torch"
+            write(str(exc), source, {"category": type(exc).__name__, "stance": "fail_on_recompile"})
+        except Exception:  # noqa: BLE001 - recording must never break the user's program
+            pass
+
     warnings.showwarning = showwarning
+    undo_stance = _watch_stance_refusals(refused)
     recorder = Recorder(logging.WARNING)
     loggers = [logging.getLogger(name) for name in torch._logging._internal.log_registry.get_log_qnames()]
     for logger in loggers:
@@ -606,6 +621,78 @@ def record_warnings():
                 warnings.showwarning = shown
             for logger in loggers:
                 logger.removeHandler(recorder)
+            undo_stance()
             _recording["warnings"] = False
 
     return Handle()
+
+
+EVAL_FRAME = "torch._dynamo.eval_frame"
+FAIL_ON_RECOMPILE = "fail_on_recompile"
+
+
+def _watch_stance_refusals(refused):
+    """Call refused(exc) with each error torch.compiler.set_stance("fail_on_recompile") raises (a recompile refused):
+    eval_frame._callback_from_stance is wrapped, now or, while torch._dynamo is still importing (convert_frame comes
+    first), once eval_frame is loaded. Returns what undoes it."""
+    state: dict = {}
+
+    def wrap(module) -> None:
+        from_stance = getattr(module, "_callback_from_stance", None)
+        if from_stance is None or state:
+            return
+
+        def callback_from_stance(callback):
+            chosen = from_stance(callback)
+            if getattr(getattr(module, "_stance", None), "stance", None) != FAIL_ON_RECOMPILE or not callable(chosen):
+                return chosen
+
+            def fail_callback(frame, *args, **kwargs):
+                try:
+                    return chosen(frame, *args, **kwargs)
+                except RuntimeError as exc:
+                    refused(exc)
+                    raise
+
+            # torch matches a cache entry's backend by this attribute: the same as its own callback's
+            fail_callback._torchdynamo_orig_backend = getattr(chosen, "_torchdynamo_orig_backend", callback)
+            return fail_callback
+
+        module._callback_from_stance = callback_from_stance
+        state["module"], state["original"] = module, from_stance
+
+    class Finder:
+        def find_spec(self, name, path=None, target=None):
+            if name != EVAL_FRAME:
+                return None
+            sys.meta_path.remove(self)
+            spec = importlib.machinery.PathFinder.find_spec(name, path)
+            if spec is None or spec.loader is None:
+                return spec
+            exec_module = spec.loader.exec_module
+
+            def exec_then_wrap(module):
+                exec_module(module)
+                try:
+                    wrap(module)
+                except Exception:  # noqa: BLE001 - never break the user's program
+                    pass
+
+            spec.loader.exec_module = exec_then_wrap
+            return spec
+
+    finder = None
+    if EVAL_FRAME in sys.modules and hasattr(sys.modules[EVAL_FRAME], "_callback_from_stance"):
+        wrap(sys.modules[EVAL_FRAME])
+    else:
+        finder = Finder()
+        sys.meta_path.insert(0, finder)
+
+    def undo() -> None:
+        if finder is not None and finder in sys.meta_path:
+            sys.meta_path.remove(finder)
+        if state:
+            state["module"]._callback_from_stance = state["original"]
+        state.clear()
+
+    return undo

@@ -170,3 +170,34 @@ def test_capture_records_the_warnings_torch_prints_and_stops_after(tmp_path, rec
         ("WARNING", "a warning of torch's logger", 0, f"test_capture.py:{_line_of('a warning of %s')}"),
     ]
     assert any("Pred is a Python constant" in str(w.message) for w in recwarn)  # still shown to the program
+
+
+def doubled(x):
+    return x * 2
+
+
+def test_capture_records_a_recompile_the_stance_refused_and_stops_after(tmp_path):
+    """torch.compiler.set_stance("fail_on_recompile") raises where a call would recompile, and logs nothing of it: the
+    captured log holds the error, with the call's line and the guard that failed; after the block torch's own
+    function is back."""
+    import torch
+    import torch._dynamo.eval_frame as eval_frame
+
+    torch._dynamo.reset()
+    original = eval_frame._callback_from_stance
+    compiled = torch.compile(doubled, backend="eager")
+    with compilescope.capture(trace_dir=tmp_path / "traces") as cap:
+        compiled(torch.ones(3))
+        with torch.compiler.set_stance("fail_on_recompile"), pytest.raises(RuntimeError) as raised:
+            compiled(torch.ones(2, 2))  # a second rank: the guard of [0/0] fails
+    assert eval_frame._callback_from_stance is original
+    with compilescope.load(cap.log) as trace:
+        from compilescope.analyses.torch_warnings import torch_warnings
+
+        [refused] = torch_warnings(trace).warnings
+    assert refused.message == str(raised.value)  # torch's own words, the guard among them
+    assert "tensor 'x' rank mismatch. expected 1, actual 2" in refused.message
+    assert refused.kind == "RuntimeError" and refused.source.startswith("torch/_dynamo/eval_frame.py:")
+    assert refused.location.short == f"test_capture.py:{_line_of('compiled(torch.ones(2, 2))')}"
+    assert refused.name == (f"set_stance(\"fail_on_recompile\") refused a recompile of doubled "
+                            f"(test_capture.py:{_line_of('def doubled(x):')})")

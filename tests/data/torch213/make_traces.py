@@ -174,6 +174,12 @@ SCENARIOS = [
     # The same print, the blocks checkpointed without a loop: Dynamo breaks at each checkpoint call and runs it eagerly.
     Scenario("checkpoint_autocast_print_unrolled", "checkpoint_autocast.py", gzip=True,
              env={**RUN_ENV, "CKPT_VARIANT": "print_unrolled"}),
+    # Deploying with set_stance, disabled helpers and a mega-cache warm start: the warm run loads the artifacts the
+    # cold one saved (their cache group's directory), into an empty inductor cache of its own.
+    Scenario("stance_deploy", "stance_deploy.py", gzip=True, env=RUN_ENV, cache_group="stance_deploy"),
+    Scenario("stance_deploy_warm", "stance_deploy.py", gzip=True, env={**RUN_ENV, "STANCE_VARIANT": "warm"},
+             cache_group="stance_deploy"),
+    Scenario("stance_deploy_fixed", "stance_deploy.py", gzip=True, env={**RUN_ENV, "STANCE_VARIANT": "fixed"}),
 ]
 
 SCRUB_ENV = [
@@ -196,6 +202,8 @@ SCRUB_ENV = [
     "HF_VARIANT",
     "COND_VARIANT",
     "CKPT_VARIANT",
+    "STANCE_VARIANT",
+    "STANCE_ARTIFACTS",
 ]
 
 
