@@ -236,7 +236,7 @@ def evaluate(runs: dict[int | None, RunFacts], rules: Rules,
         else:
             absolute("no-warnings", "none allowed",
                      lambda f: (len(f.warnings), [f"{w['name'] or w['text']} ({w['source']})" for w in f.warnings]),
-                     0, lambda v, lim: v > lim, lambda v: f"torch printed {count(v, 'warning')}")
+                     0, lambda v, lim: v > lim, lambda v: f"torch printed {count(v, 'warning')}", others="warning")
 
     if rules.no_rank_divergence:
         results.append(_rank_divergence(runs, divergences))

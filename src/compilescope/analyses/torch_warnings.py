@@ -11,6 +11,7 @@ warnings are read from there instead (ingest/stderr.py): then without the user's
 
 from __future__ import annotations
 
+import re
 from dataclasses import field
 from typing import Any
 
@@ -162,7 +163,33 @@ def _named_line(message: str) -> UserLocation | None:
     return users[-1] if users else None
 
 
+# torch.compiler.set_stance("fail_on_recompile") refusing a recompile (torch/_dynamo/eval_frame.py): a RuntimeError torch
+# logs nothing of, recorded by compilescope; its text names the function and each cache entry's failed guard.
+STANCE_REFUSED = "set_stance(\"fail_on_recompile\") refused a recompile"
+_REFUSAL = lazy_compile(r"^Detected recompile when torch\.compile stance is 'fail_on_recompile'\. filename: '(?P<file>[^'\n]{1,1000})', "
+                        r"function name: '(?P<function>[^'\n]{1,300})', line number: (?P<line>\d{1,9})")
+_REFUSAL_GUARD = lazy_compile(r"^\s*- (?P<compile_id>\d{1,9}/\d{1,9}): (?P<guard>[^\n]{1,2000})$", re.M)
+
+
+def _refusal(message: str) -> tuple[str, str] | None:
+    """The name and advice of a recompile the program's own stance refused: which function, and what it would have
+    recompiled for (the guard of its newest compile, listed first; the others' are older shapes)."""
+    m = _REFUSAL.match(message)
+    if m is None:
+        return None
+    guards = [f"{g['guard']} (guard of [{g['compile_id']}])" for g in _REFUSAL_GUARD.finditer(message)]
+    what = f"; it would have recompiled for: {guards[0]}" if guards else ""
+    name = f"{STANCE_REFUSED} of {m['function']} ({m['file'].replace(chr(92), '/').rsplit('/', 1)[-1]}:{m['line']})"
+    return name, (f"the program's own torch.compiler.set_stance(\"fail_on_recompile\") raised RuntimeError at this call, "
+                  f"not a torch bug{what}. Warm up with such an input before setting the stance, or mark what changed "
+                  "dynamic (torch._dynamo.mark_dynamic); set_stance(\"eager_on_recompile\") runs such calls eagerly "
+                  "instead of raising")
+
+
 def _known(message: str) -> tuple[str | None, str | None]:
+    refused = _refusal(message)
+    if refused is not None:
+        return refused
     for words, name, advice in KNOWN:
         if words in message:
             return name, advice

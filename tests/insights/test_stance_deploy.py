@@ -1,0 +1,73 @@
+"""Deploying a compiled model with torch.compile's production controls (tests/data/torch213 programs/stance_deploy.py):
+a recompile the program's own set_stance("fail_on_recompile") refused, helpers kept eager with torch.compiler.disable,
+and a mega-cache warm start (load_cache_artifacts into an empty Inductor cache). Expected values are read from the raw
+logs and the program, not from our output."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import re
+from pathlib import Path
+
+from compilescope.analyses.insights import insights
+from compilescope.analyses.torch_warnings import torch_warnings
+from compilescope.ingest.reader import read_trace
+
+from ..conftest import run_cli, torch213
+
+COLD, WARM, FIXED = "stance_deploy.log.gz", "stance_deploy_warm.log.gz", "stance_deploy_fixed.log.gz"
+PROGRAM = Path(__file__).parents[1] / "data" / "torch213" / "programs" / "stance_deploy.py"
+_ENVELOPE = re.compile(r"^V\d{4} \S+ \d+ \S+\] (\{.*\})$")
+
+
+def _raw(log: str) -> list[tuple[dict, str]]:
+    """The log's envelopes with their payloads, read without compilescope."""
+    out: list[tuple[dict, list[str]]] = []
+    for line in gzip.decompress(torch213(log).read_bytes()).decode().splitlines():
+        if line.startswith("\t") and out:
+            out[-1][1].append(line[1:])
+        elif m := _ENVELOPE.match(line):
+            out.append((json.loads(m.group(1)), []))
+    return [(envelope, "\n".join(payload)) for envelope, payload in out]
+
+
+def _program_lines(text: str) -> list[int]:
+    return [n for n, src in enumerate(PROGRAM.read_text().splitlines(), 1) if text in src]
+
+
+def _recorded(log: str) -> list[dict]:
+    """compilescope's recorded warnings, from the raw log."""
+    return [json.loads(p) for e, p in _raw(log) if e.get("artifact", {}).get("name") == "compilescope_warning"]
+
+
+def _findings(log: str):
+    return insights(read_trace(torch213(log))).findings
+
+
+def test_the_refused_recompile_names_the_call_the_function_and_what_it_would_have_recompiled_for():
+    [record] = _recorded(COLD)
+    message = record["message"]
+    assert message.startswith("Detected recompile when torch.compile stance is 'fail_on_recompile'")
+    # torch lists each cache entry's failed guard, the newest ([0/1], dynamic batch) first: the sequence length changed
+    newest = re.search(r"^\s*- 0/1: (.+)$", message, re.M)[1]
+    assert newest == "tensor 'x' size mismatch at index 1. expected 16, actual 24"
+    try_line = _program_lines("    try:")[0]
+    [refused] = torch_warnings(read_trace(torch213(COLD))).warnings
+    assert refused.location.line == try_line + 1 == record["stack"][-1][1]  # `model(request)` under the stance
+    assert refused.name == ("set_stance(\"fail_on_recompile\") refused a recompile of forward "
+                            f"(stance_deploy.py:{_program_lines('def forward(self, x):')[0]})")
+    assert f"it would have recompiled for: {newest} (guard of [0/1])" in refused.advice
+    assert "not a torch bug" in refused.advice
+    [finding] = [f for f in _findings(COLD) if f.section == "warnings"]
+    assert finding.title == refused.name and finding.severity == "warning"
+
+
+def test_the_fixed_warm_up_refuses_nothing_and_passes_the_ci_gate(capsys):
+    # The gate a deployment puts in CI: no recompile refused after warm-up (recorded as what torch raised)
+    assert _recorded(FIXED) == []
+    assert run_cli("check", "--no-warnings", str(torch213(FIXED))) == 0
+    capsys.readouterr()
+    assert run_cli("check", "--no-warnings", str(torch213(COLD))) == 1
+    said = capsys.readouterr().out
+    assert "refused a recompile of forward" in said  # the CI line says what failed, not only how many
