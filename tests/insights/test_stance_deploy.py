@@ -10,6 +10,7 @@ import json
 import re
 from pathlib import Path
 
+from compilescope.analyses.graph_breaks import graph_breaks
 from compilescope.analyses.insights import insights
 from compilescope.analyses.torch_warnings import torch_warnings
 from compilescope.ingest.reader import read_trace
@@ -71,3 +72,21 @@ def test_the_fixed_warm_up_refuses_nothing_and_passes_the_ci_gate(capsys):
     assert run_cli("check", "--no-warnings", str(torch213(COLD))) == 1
     said = capsys.readouterr().out
     assert "refused a recompile of forward" in said  # the CI line says what failed, not only how many
+
+
+def test_disabled_helpers_ran_eagerly_on_purpose_with_the_reason_given():
+    raw = [p for e, p in _raw(COLD) if e.get("artifact", {}).get("name") == "dynamo_graph_break_reason"]
+    assert raw and all("Skip calling `torch.compiler.disable()`d function" in p for p in raw)
+    reason = re.search(r'torch\._dynamo\.disable\(reason="([^"]+)"\)', PROGRAM.read_text())[1]
+    breaks = {b.location.line: b for b in graph_breaks(read_trace(torch213(COLD))).breaks}
+    log_stats, check_finite = _program_lines("        log_stats(h)")[0], _program_lines("        check_finite(h)")[0]
+    assert sorted(breaks) == [log_stats, check_finite]
+    assert (breaks[log_stats].disabled_function, breaks[log_stats].disabled_reason) == ("log_stats", None)
+    assert (breaks[check_finite].disabled_function, breaks[check_finite].disabled_reason) == ("check_finite", reason)
+    assert all(b.disabled and "on purpose" in b.note for b in breaks.values())  # not torch's "Remove the call"
+    found = _findings(COLD)
+    assert not [f for f in found if f.section == "graph_breaks" and f.severity != "info"]
+    [told] = [f for f in found if f.section == "graph_breaks"]
+    assert told.title == (f"ran eagerly as you asked (torch.compiler.disable): log_stats (stance_deploy.py:{log_stats}), "
+                          f"check_finite (stance_deploy.py:{check_finite})")
+    assert f'check_finite: "{reason}"' in told.detail

@@ -35,6 +35,16 @@ _HIGHER_ORDER_OP = lazy_compile(r"^\s*Higher Order Operator: (?P<op>\S{1,300})\s
 # purpose (torch/optim/optimizer.py's _use_grad, so that AOTAutograd sees the optimizer step as inference).
 EXPLICIT_BREAK = "Call to `torch._dynamo.graph_break()`"
 BY_TORCH_NOTE = "PyTorch's own code breaks the graph here on purpose: nothing in your code to change."
+# A call of a function the user wrapped with torch.compiler.disable (or torch._dynamo.disable): Dynamo runs it eagerly,
+# as asked, and breaks the graph around it. torch's hint is to remove the decorator, which undoes what was asked for.
+DISABLED_BREAKS = ("Skip calling `torch.compiler.disable()`d function",  # called from a compiled frame (GB0098)
+                   "Skip inlining `torch.compiler.disable()`d function")  # inlined into one (GB0099)
+# Its explanation names the function and the reason given to disable(): "Skip calling function `<function check_finite
+# at 0x7f3a...>` since it was wrapped with `torch.compiler.disable` (reason: validation runs eagerly in production)";
+# "(reason: None)" when none was given.
+_DISABLED = lazy_compile(r"Skip (?:calling|inlining) function `?<(?:function|bound method) (?P<name>[^\s>]{1,300})"
+                         r"[^\n]{0,300}? since it was wrapped with `torch\.compiler\.disable` "
+                         r"\(reason: (?P<reason>.{0,1000})\)\s*$", re.S)
 # torch.compile(DistributedDataParallel(model)): Dynamo stops in DDP's own forward (torch/nn/parallel/distributed.py:
 # its logger, and _inside_ddp_forward, which torch marks skipped), not in the user's code. What to do is the known way
 # to compile a model under DDP, not torch's hints (which ask to remove a call from DDP's file).
@@ -165,6 +175,23 @@ class GraphBreak:
                 "compiled")
 
     @property
+    def disabled(self) -> bool:
+        """The call of a function wrapped with torch.compiler.disable: it runs eagerly on purpose, not a break to fix."""
+        return self.reason in DISABLED_BREAKS
+
+    @property
+    def disabled_function(self) -> str | None:
+        """The disabled function's name, "check_finite" (None: not a disabled call, or the log does not say)."""
+        m = _DISABLED.search(self.explanation or "") if self.disabled else None
+        return m["name"] if m else None
+
+    @property
+    def disabled_reason(self) -> str | None:
+        """The reason given to disable(reason=...), as torch logged it (None: none given)."""
+        m = _DISABLED.search(self.explanation or "") if self.disabled else None
+        return m["reason"].strip() if m and m["reason"].strip() not in ("", "None") else None
+
+    @property
     def by_torch(self) -> bool:
         """torch's own code breaks its graph here on purpose: nothing in the user's code to change."""
         return (self.reason == EXPLICIT_BREAK and self.location is not None
@@ -173,7 +200,18 @@ class GraphBreak:
     @property
     def note(self) -> str | None:
         """What the report says in place of torch's hints, which ask to remove a call in torch's own file."""
+        if self.disabled:
+            return self.disabled_note
         return BY_TORCH_NOTE if self.by_torch else DDP_NOTE if self.in_ddp_forward else None
+
+    @property
+    def disabled_note(self) -> str:
+        """What a disabled call is: eager on purpose, what it costs, and the one reason to change it."""
+        name = self.disabled_function or "the function"
+        why = f" (reason given: \"{self.disabled_reason}\")" if self.disabled_reason else ""
+        return (f"{name} is wrapped with torch.compiler.disable{why}: it runs eagerly on purpose, and the graph is split "
+                "around each call (the code after it compiles as a function of its own). Nothing to fix; remove the "
+                "decorator only if it should be compiled.")
 
     @property
     def user_hints(self) -> list[str]:
@@ -201,6 +239,9 @@ class GraphBreak:
             "eager_lines": [{"filename": e.filename, "line": e.line, "code": e.code} for e in self.eager_lines],
             "resume_functions": self.resume_functions,
             "by_torch": self.by_torch,
+            "disabled": self.disabled,
+            "disabled_function": self.disabled_function,
+            "disabled_reason": self.disabled_reason,
             "in_ddp_forward": self.in_ddp_forward,
             "compiled_callees": [c.to_json() for c in self.compiled_callees],
             "skipped_frame": self.skipped_frame.to_json() if self.skipped_frame else None, "in_loop": self.in_loop,

@@ -306,6 +306,22 @@ def _breaks_by_torch(breaks: list[GraphBreak]) -> list[Finding]:
                     "nothing in your code to change")]
 
 
+def _disabled_calls(breaks: list[GraphBreak]) -> list[Finding]:
+    """Calls of functions the user wrapped with torch.compiler.disable: eager on purpose, so one finding, not warnings."""
+    asked = [b for b in breaks if b.disabled]
+    if not asked:
+        return []
+    where = _names([f"{b.disabled_function or '?'} ({b.location.short})" if b.location
+                    else b.disabled_function or "?" for b in asked])
+    reasons = list(dict.fromkeys(f"{b.disabled_function or '?'}: \"{b.disabled_reason}\"" for b in asked
+                                 if b.disabled_reason))
+    compiles = list(dict.fromkeys(cid for b in asked for cid in b.compile_ids))
+    return [Finding(INFO, "graph_breaks", f"ran eagerly as you asked (torch.compiler.disable): {where}",
+                    f"each call splits its graph ({count(len(compiles), 'compilation')} broke there)"
+                    + (f"; reason given: {'; '.join(reasons)}" if reasons else "")
+                    + "; nothing to fix, unless they should be compiled")]
+
+
 def _specializations(specs: list[Specialization], export: ExportReport,
                      dynamic_compiles: list[str] | None = None) -> Finding | None:
     """Counted once per compilation (a restarted attempt logs its specializations again), each symbol's values once:
@@ -457,7 +473,8 @@ def findings(ins: Insights, export: ExportReport | None = None) -> list[Finding]
     skipped_ids = {e.compile_id for e in ins.errors.errors if e.skipped_frame is not None}
     out.extend(_graph_break_findings([b for b in ins.graph_breaks.breaks
                                       if id(b) not in library.breaks and not b.by_torch and not b.in_ddp_forward
-                                      and not (b.skipped_frame is not None and set(b.compile_ids) <= skipped_ids)]))
+                                      and not (b.skipped_frame is not None and set(b.compile_ids) <= skipped_ids)
+                                      and not b.disabled]))
     ct = ins.compile_time
     causes: dict[tuple, list[FrameRecompiles]] = {}
     for frame in ins.recompiles.frames:
@@ -496,6 +513,7 @@ def findings(ins: Insights, export: ExportReport | None = None) -> list[Finding]
     out.extend(_compiled_afresh(ins.recompiles, ct, ins.caches))
     out.extend(library.findings())
     out.extend(_breaks_by_torch(ins.graph_breaks.breaks))
+    out.extend(_disabled_calls([b for b in ins.graph_breaks.breaks if id(b) not in library.breaks]))
     out.extend(_cudagraph_skips(ins.cudagraphs))  # with the warnings, before the time
     out.extend(_cudagraphs_never_recorded(ins.cudagraphs, ins.warnings))
     out.extend(_cudagraphs_run_once(ins.cudagraphs))
