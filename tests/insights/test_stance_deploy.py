@@ -90,3 +90,34 @@ def test_disabled_helpers_ran_eagerly_on_purpose_with_the_reason_given():
     assert told.title == (f"ran eagerly as you asked (torch.compiler.disable): log_stats (stance_deploy.py:{log_stats}), "
                           f"check_finite (stance_deploy.py:{check_finite})")
     assert f'check_finite: "{reason}"' in told.detail
+
+
+def _kernel_compiles(log: str) -> list[str | None]:
+    """The compile ids of the log's compile_file events (torch running g++ on a kernel), begins only: the event's own
+    (None where torch gave it none: those after the first graph's come from Inductor's compile threads)."""
+    return [json.loads(p)["args"].get("compile_id") for e, p in _raw(log)
+            if "chromium_event" in e and '"name": "compile_file"' in p and '"ph": "B"' in p]
+
+
+def _hits(log: str) -> list[str]:
+    """The compile ids whose FX graph cache lookup hit, from the hit artifacts' envelopes."""
+    return list(dict.fromkeys(f"[{e['frame_id']}/{e['frame_compile_id']}]" for e, _ in _raw(log)
+                              if e.get("artifact", {}).get("name") == "fx_graph_cache_hit"))
+
+
+def test_a_warm_start_into_an_empty_cache_says_the_kernels_were_compiled_again():
+    kinds = [e["artifact"]["name"] for e, _ in _raw(WARM) if "artifact" in e]
+    assert "fx_graph_cache_miss" not in kinds and sorted(_hits(WARM)) == ["[0/0]", "[0/1]", "[2/0]", "[2/1]"]
+    assert _kernel_compiles(COLD) and len(_kernel_compiles(WARM)) == len(_kernel_compiles(COLD))  # all of them again
+    assert "0/0" in _kernel_compiles(WARM)  # under the first graph, which hit
+    [again] = [f for f in _findings(WARM) if f.section == "caches" and f.severity == "warning"]
+    assert again.title.startswith("served from cache, yet C++ compile took ")
+    assert again.detail.startswith(f"{', '.join(sorted(_hits(WARM)))} hit the FX graph cache but compiled their kernels again")
+    assert "load_cache_artifacts" in again.detail and "TORCHINDUCTOR_CACHE_DIR" in again.detail
+
+
+def test_a_warm_run_sharing_the_cache_directory_is_not_told_so():
+    # slow_compile_warm reused its cold run's directory: one compile_file in all, not a kernel compile per graph
+    assert len(_kernel_compiles("slow_compile_warm.log.gz")) == 1 and len(_hits("slow_compile_warm.log.gz")) == 5
+    assert not [f for f in _findings("slow_compile_warm.log.gz") if f.title.startswith("served from cache, yet")]
+    assert not [f for f in _findings(COLD) if f.title.startswith("served from cache, yet")]  # nothing hit

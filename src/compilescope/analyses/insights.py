@@ -322,6 +322,33 @@ def _disabled_calls(breaks: list[GraphBreak]) -> list[Finding]:
                     + "; nothing to fix, unless they should be compiled")]
 
 
+# C++ kernels compiled again under graphs the FX graph cache served, worth a finding from this many seconds: a warm
+# run with the same cache directory compiles a few (slow_compile_warm: one file, 0.24 s), one without it all of them.
+KERNELS_AGAIN_WORTH_SAYING_S = 1.0
+_ATTEMPT = lazy_compile(r"_\d{1,9}(?=\]$)")
+
+
+def _kernels_compiled_again(ct: CompileTimes, found: Caches) -> Finding | None:
+    """Compiles the FX graph cache served that still compiled their kernels: a hit gives Inductor's generated code, and
+    the compiled kernels are looked up in the run's own Inductor cache directory, compiled again where it lacks them
+    (a warm start from torch.compiler.load_cache_artifacts into an empty one: stance_deploy_warm)."""
+    served = list(dict.fromkeys(_ATTEMPT.sub("", c.compile_id) for c in found.compiles
+                                if c.outcome("fx_graph_cache") == "hit"))  # (in the log's order)
+    again = sorted((c for c in ct.compiles if _ATTEMPT.sub("", c.compile_id) in served and c.phases.get("kernel_compile")),
+                   key=lambda c: served.index(_ATTEMPT.sub("", c.compile_id)))
+    seconds = sum(c.phases["kernel_compile"] for c in again)
+    if seconds < KERNELS_AGAIN_WORTH_SAYING_S or not ct.total_s:
+        return None
+    label = ct.labels.get("kernel_compile", "kernel compile")
+    ids = _names([c.compile_id for c in again])
+    return Finding(WARNING, "caches", f"served from cache, yet {label} took {format_seconds(seconds)} "
+                   f"({seconds / ct.total_s:.0%} of compiling)",
+                   f"{ids} hit the FX graph cache but compiled their kernels again: a hit gives Inductor's generated "
+                   "code, and the compiled kernels come from this run's Inductor cache directory "
+                   "(TORCHINDUCTOR_CACHE_DIR), which did not hold them, as after torch.compiler.load_cache_artifacts "
+                   "into an empty one; keep that directory from run to run to skip the compile")
+
+
 def _specializations(specs: list[Specialization], export: ExportReport,
                      dynamic_compiles: list[str] | None = None) -> Finding | None:
     """Counted once per compilation (a restarted attempt logs its specializations again), each symbol's values once:
@@ -545,6 +572,8 @@ def findings(ins: Insights, export: ExportReport | None = None) -> list[Finding]
     at = ins.autotuning
     if at.searches or at.total_s >= AUTOTUNING_WORTH_SAYING_S:
         out.append(Finding(INFO, "autotuning", f"autotuning took {format_seconds(at.total_s)}", _autotuning_detail(at)))
+    if (again := _kernels_compiled_again(ct, ins.caches)) is not None:
+        out.append(again)
     if ins.caches.graphs_missing:
         out.append(Finding(INFO, "caches", f"served from cache: {', '.join(ins.caches.served_labels)}",
                            f"{ins.caches.what_is_missing}; run again with an empty cache to see them "
