@@ -180,6 +180,12 @@ SCENARIOS = [
     Scenario("stance_deploy_warm", "stance_deploy.py", gzip=True, env={**RUN_ENV, "STANCE_VARIANT": "warm"},
              cache_group="stance_deploy"),
     Scenario("stance_deploy_fixed", "stance_deploy.py", gzip=True, env={**RUN_ENV, "STANCE_VARIANT": "fixed"}),
+    # A model of identical blocks compiled whole, then per block (regional compilation), cold then warm (one cache dir).
+    Scenario("regional_whole", "regional_compile.py", gzip=True, env=RUN_ENV),
+    Scenario("regional_blocks", "regional_compile.py", gzip=True, cache_group="regional",
+             env={**RUN_ENV, "REGIONAL_VARIANT": "regional"}),
+    Scenario("regional_blocks_warm", "regional_compile.py", gzip=True, cache_group="regional",
+             env={**RUN_ENV, "REGIONAL_VARIANT": "regional"}),
 ]
 
 SCRUB_ENV = [
@@ -204,6 +210,7 @@ SCRUB_ENV = [
     "CKPT_VARIANT",
     "STANCE_VARIANT",
     "STANCE_ARTIFACTS",
+    "REGIONAL_VARIANT",
 ]
 
 
