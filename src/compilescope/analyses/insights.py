@@ -22,6 +22,7 @@ from .crash import STATIC_LAUNCHER_ADVICE, Crash, Crashes, crashes
 from .compile_time import PHASE_LABELS, CompileTimes, as_export_time, compile_times, ends_during, unfinished_compiles
 from .activation_checkpoint import ActivationCheckpointing, activation_checkpointing
 from .empty_graphs import EmptyGraphs, empty_graphs
+from .repeated_blocks import Regional, RepeatedBlocks, regional
 from .dynamic_shapes import (FLOAT_SYMBOL, SIZE_SYMBOL, DynamicShapes, Specialization, dynamic_shapes, number_text,
                              value_name)
 from .environment import Environment, TorchTestSetting, environment
@@ -102,6 +103,8 @@ class Insights:
     export_calls: int | None = None
     # The compilations that captured torch.utils.checkpoint calls, and what their backward graphs recompute
     checkpointing: ActivationCheckpointing = field(default_factory=ActivationCheckpointing)
+    # Blocks of one shape a compile's graph holds a copy of each of: regional compilation would compile one
+    regional: Regional = field(default_factory=Regional)
 
     @property
     def counted(self) -> str:
@@ -132,6 +135,7 @@ class Insights:
             "crashes": self.crashes.to_json(),
             "empty_graphs": self.empty_graphs.to_json(),
             "activation_checkpointing": self.checkpointing.to_json(),
+            "repeated_blocks": self.regional.to_json(),
             "runtime": self.runtime.to_json() if self.runtime else None,
         }
 
@@ -568,6 +572,7 @@ def findings(ins: Insights, export: ExportReport | None = None) -> list[Finding]
                            f"{top.label}: {top.share:.0%}" + (f"; slowest {slowest.compile_id} "
                                                               f"({format_seconds(slowest.total_s)})" if slowest else "")
                            + (f"; {cost}" if cost else "")))
+    out.extend(_repeated_blocks(group, ct) for group in ins.regional.by_blocks())
     out.extend(_cudagraph_recordings(ins.cudagraphs))
     at = ins.autotuning
     if at.searches or at.total_s >= AUTOTUNING_WORTH_SAYING_S:
@@ -612,6 +617,25 @@ def _recompile_cost(ct: CompileTimes, frames: list[FrameRecompiles], short: bool
         return f"recompiles: {format_seconds(seconds)} ({share})"
     whose = "its recompiles" if len(frames) == 1 else "the recompiles"
     return f"{whose} took {format_seconds(seconds)} of the {format_seconds(ct.total_s)} compiling ({share})"
+
+
+def _repeated_blocks(group: list[RepeatedBlocks], ct: CompileTimes) -> Finding:
+    """A model of identical blocks compiled whole: its graph holds a copy of the block's code per block, which every
+    stage of the compile handles again. Compiling the block (regional compilation) compiles that code once: the other
+    blocks pass its guards (their parameters are inputs of its graph) and reuse it."""
+    first = group[0]
+    ids = [r.compile_id for r in group]
+    seconds = ct.seconds_of(ids)
+    cls = first.class_name or "the block"
+    took = f": {_names(ids)} took {format_seconds(seconds)}" if seconds > 0 else ""
+    container = first.container.removeprefix("self.")
+    loop = f"for block in model.{container}" if container != first.container else f"for block in {container}"
+    return Finding(INFO, "compile_time", f"{_names(ids)} compiled {cls}'s code {times(len(first.indices))}, once per "
+                   f"block of {first.container}",
+                   f"{'its graph holds' if len(ids) == 1 else 'each of their graphs holds'} {first.blocks}, each the same code with {first.parameters} parameters or buffers "
+                   f"of the same shapes, and every stage compiled each copy{took}; compile the block instead of the "
+                   f"model (regional compilation): `{loop}: block.compile()` in place of torch.compile(model): "
+                   f"{cls}.forward is compiled once and every block reuses it (their parameters are inputs of its graph)")
 
 
 def _compiled_afresh(rec: Recompiles, ct: CompileTimes, ca: Caches) -> list[Finding]:
@@ -801,6 +825,7 @@ def insights(trace: Trace, runtime: Runtime | None = None, export: ExportReport 
         compiled_attempts=compiled_attempts(trace),
         empty_graphs=empty_graphs(trace),
         checkpointing=activation_checkpointing(trace),
+        regional=regional(trace),
     )
     add_eager_lines(ins.graph_breaks, graph_break_sites(trace))
     link_specializations(ins.recompiles, ins.dynamic_shapes.specializations)

@@ -1,0 +1,102 @@
+"""A model of identical blocks compiled whole, then block by block (regional compilation; tests/data/torch213
+programs/regional_compile.py): that the report of the whole model suggests compiling the blocks, and that the per-block
+run compiled the block once for every instance. Expected values are read from the raw logs and the program, not from
+our output."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import re
+from pathlib import Path
+
+from compilescope.analyses.insights import insights
+from compilescope.analyses.repeated_blocks import regional
+from compilescope.ingest.reader import read_trace
+
+from ..conftest import torch213
+
+WHOLE, BLOCKS, WARM = "regional_whole.log.gz", "regional_blocks.log.gz", "regional_blocks_warm.log.gz"
+PROGRAM = Path(__file__).parents[1] / "data" / "torch213" / "programs" / "regional_compile.py"
+_ENVELOPE = re.compile(r"^V\d{4} \S+ \d+ \S+\] (\{.*\})$")
+
+
+def _raw(log: str) -> list[tuple[dict, str]]:
+    """The log's envelopes with their payloads, read without compilescope."""
+    out: list[tuple[dict, list[str]]] = []
+    for line in gzip.decompress(torch213(log).read_bytes()).decode().splitlines():
+        if line.startswith("\t") and out:
+            out[-1][1].append(line[1:])
+        elif m := _ENVELOPE.match(line):
+            out.append((json.loads(m.group(1)), []))
+    return [(envelope, "\n".join(payload)) for envelope, payload in out]
+
+
+def _metrics(log: str) -> list[dict]:
+    return [e["compilation_metrics"] for e, _ in _raw(log) if "compilation_metrics" in e]
+
+
+def _payloads(kind: str, log: str) -> list[str]:
+    return [p for e, p in _raw(log) if kind in e]
+
+
+def _program_line(text: str) -> int:
+    (line,) = [n for n, src in enumerate(PROGRAM.read_text().splitlines(), 1) if text in src]
+    return line
+
+
+def _insights(log: str):
+    with read_trace(str(torch213(log))) as trace:
+        return insights(trace)
+
+
+def test_the_whole_models_graph_holds_a_copy_of_each_block():
+    # The program builds Model(depth=4); each Block has 2 LayerNorms and 4 Linears, a weight and a bias each: 12
+    # parameters, which the graph takes as inputs named after self.blocks[i] (inline_inbuilt_nn_modules).
+    assert "depth=4" in PROGRAM.read_text()
+    (metrics,) = _metrics(WHOLE)
+    assert metrics["config_inline_inbuilt_nn_modules"] is True
+    (graph,) = _payloads("dynamo_output_graph", WHOLE)
+    signature = next(line for line in graph.splitlines() if "def forward(" in line)
+    per_block = [len(re.findall(rf"\bL_self_modules_blocks_modules_{i}_\w+: ", signature)) for i in range(4)]
+    assert per_block == [12] * 4
+    # Dynamo's guard tree names the blocks' class
+    (guards,) = _payloads("dynamo_cpp_guards_str", WHOLE)
+    assert "source=L['self']._modules['blocks']._modules['3'], type=<class '__main__.Block'>" in guards
+
+    (found,) = regional(read_trace(str(torch213(WHOLE)))).repeated
+    assert (found.compile_id, found.container, found.indices, found.parameters, found.class_name) == (
+        "[0/0]", "self.blocks", [0, 1, 2, 3], 12, "Block")
+
+
+def test_the_whole_models_report_suggests_compiling_the_blocks():
+    (finding,) = [f for f in _insights(WHOLE).findings if "once per block" in f.title]
+    assert (finding.severity, finding.section) == ("info", "compile_time")
+    assert finding.title == "[0/0] compiled Block's code 4 times, once per block of self.blocks"
+    assert "self.blocks[0] to [3]" in finding.detail
+    assert "`for block in model.blocks: block.compile()`" in finding.detail
+    assert "Block.forward is compiled once" in finding.detail
+
+
+def test_blocks_of_one_class_whose_code_differs_are_no_copies():
+    # slow_compile.py's three Blocks have the same Linear(8, 8) but each another activation (gelu, tanh, sigmoid,
+    # picked by self.i): compiled one by one they would recompile per block, so nothing is suggested.
+    graph = _payloads("dynamo_output_graph", "slow_compile_cold.log.gz")[0]  # [0/0], the model
+    assert "gelu" in graph and "tanh" in graph and "sigmoid" in graph
+    assert regional(read_trace(str(torch213("slow_compile_cold.log.gz")))).repeated == []
+    assert not [f for f in _insights("slow_compile_cold.log.gz").findings if "once per block" in f.title]
+
+
+def test_compiled_block_by_block_the_block_compiles_once_for_every_instance():
+    # One compile, of Block.forward (its def line), and no recompile although four instances ran it twice: the guards
+    # check self's type, not its id (its parameters are graph inputs).
+    (metrics,) = _metrics(BLOCKS)
+    assert (metrics["co_name"], metrics["co_firstlineno"]) == ("forward", _program_line("def forward(self, x):"))
+    assert _payloads("recompile_reasons", BLOCKS) == []
+    (guards,) = _payloads("dynamo_cpp_guards_str", BLOCKS)
+    assert "TYPE_MATCH: ___check_type_id(L['self']," in guards and "ID_MATCH: ___check_obj_id(L['self']" not in guards
+
+    ins = _insights(BLOCKS)
+    assert ins.recompiles.frames == [] and ins.n_compiles == 1
+    assert ins.regional.repeated == []
+    assert not [f for f in ins.findings if "once per block" in f.title]
