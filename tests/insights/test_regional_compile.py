@@ -1,7 +1,7 @@
 """A model of identical blocks compiled whole, then block by block (regional compilation; tests/data/torch213
-programs/regional_compile.py): that the report of the whole model suggests compiling the blocks, and that the per-block
-run compiled the block once for every instance. Expected values are read from the raw logs and the program, not from
-our output."""
+programs/regional_compile.py): that the report of the whole model suggests compiling the blocks, that the per-block
+run compiled the block once for every instance, and what `diff` says the switch saved. Expected values are read from
+the raw logs and the program, not from our output."""
 
 from __future__ import annotations
 
@@ -10,6 +10,8 @@ import json
 import re
 from pathlib import Path
 
+from compilescope.analyses import analyze
+from compilescope.analyses.diff import diff_runs, run_facts
 from compilescope.analyses.insights import insights
 from compilescope.analyses.repeated_blocks import regional
 from compilescope.ingest.reader import read_trace
@@ -40,6 +42,10 @@ def _payloads(kind: str, log: str) -> list[str]:
     return [p for e, p in _raw(log) if kind in e]
 
 
+def _artifacts(name: str, log: str) -> list[dict]:
+    return [e for e, _ in _raw(log) if (e.get("artifact") or {}).get("name") == name]
+
+
 def _program_line(text: str) -> int:
     (line,) = [n for n, src in enumerate(PROGRAM.read_text().splitlines(), 1) if text in src]
     return line
@@ -48,6 +54,11 @@ def _program_line(text: str) -> int:
 def _insights(log: str):
     with read_trace(str(torch213(log))) as trace:
         return insights(trace)
+
+
+def _facts(log: str):
+    with read_trace(str(torch213(log))) as trace:
+        return run_facts(analyze(trace))
 
 
 def test_the_whole_models_graph_holds_a_copy_of_each_block():
@@ -100,3 +111,23 @@ def test_compiled_block_by_block_the_block_compiles_once_for_every_instance():
     assert ins.recompiles.frames == [] and ins.n_compiles == 1
     assert ins.regional.repeated == []
     assert not [f for f in ins.findings if "once per block" in f.title]
+
+
+def test_diff_of_whole_against_blocks_says_what_the_graphs_held():
+    # No frame matches (Model.forward in A, Block.forward in B): the totals say what the switch saved.
+    ops = [m["graph_op_count"] for log in (WHOLE, BLOCKS) for m in _metrics(log)]
+    kernels = [len(re.findall(r"= async_compile\.cpp_pybinding\(", code))
+               for log in (WHOLE, BLOCKS) for code in _payloads("inductor_output_code", log)]
+    assert ops[0] > ops[1] and kernels[0] > kernels[1]
+    result = diff_runs(_facts(WHOLE), _facts(BLOCKS))
+    (change,) = [c for c in result.changes if c.title.startswith("graphs in all")]
+    assert change.title.startswith(f"graphs in all: 1 → 1 graphs, {ops[0]} → {ops[1]} graph ops, "
+                                   f"{kernels[0]} → {kernels[1]} generated kernels")
+    assert (change.a["ops"], change.b["ops"]) == tuple(ops)
+
+
+def test_diff_of_one_program_cold_and_warm_has_no_totals():
+    # The same frame in both: its own changes say what differs, no totals. The warm run's lookups hit.
+    assert _artifacts("fx_graph_cache_hit", WARM) and not _artifacts("fx_graph_cache_miss", WARM)
+    result = diff_runs(_facts(BLOCKS), _facts(WARM))
+    assert not [c for c in result.changes if c.title.startswith("graphs in all")]

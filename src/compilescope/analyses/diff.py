@@ -1316,6 +1316,8 @@ def diff_runs(a: RunFacts, b: RunFacts, threshold: TimeThreshold = TimeThreshold
                               k, None, len(f.compile_ids), _frame_detail(b, f)))
 
     changes.extend(_recompiles_in_all(a, b, only_a, only_b))
+    if not result.matched_frames:
+        changes.extend(_graphs_in_all(a, b, only_a, only_b))
 
     # Per matched frame: compiles, recompiles, new guard failures, statuses, graphs.
     for k in result.matched_frames:
@@ -1692,6 +1694,35 @@ def _recompiles_in_all(a: RunFacts, b: RunFacts, only_a: list[str], only_b: list
         title = f"recompiles in all: {total_a} → {total_b} ({ones})"
     return [Change("recompiles", "changed", title, None, total_a, total_b,
                    {"unmatched": [{"side": side, "frame": f.key, "recompiles": f.recompiles} for side, f in unmatched]})]
+
+
+def _graphs_in_all(a: RunFacts, b: RunFacts, only_a: list[str], only_b: list[str]) -> list[Change]:
+    """What both runs compiled, each whole (graphs, their ops, generated kernels), where no function was compiled in
+    both (the caller asks only then): per frame, the matched frames' changes say theirs, and a model compiled whole
+    against its blocks compiled one by one (regional compilation) has none matched, though what it saved is the point.
+    [] where the totals agree. Kernels only where every graph's output code was logged (not served from cache)."""
+    if not (only_a or only_b):
+        return []
+
+    def totals(run: RunFacts) -> tuple[int, int, int | None]:
+        graphs = [g for f in run.frames.values() for g in f.graphs]
+        # (graph_nodes reads an indexing `chunk[0]` as a get_attr: an operator.getitem node, which torch's
+        # graph_op_count counts; a subgraph's `self.wrap_body_0` is the get_attr it does not)
+        ops = sum(1 for g in graphs for n in g.nodes if n[0] not in ("placeholder", "output")
+                  and not (n[0] == "get_attr" and str(n[1]).startswith("self.")))
+        known = [g.kernels for g in graphs if g.kernels is not None]
+        kernels = sum(sum(k.values()) for k in known) if len(known) == len(graphs) else None
+        return len(graphs), ops, kernels
+
+    (graphs_a, ops_a, kernels_a), (graphs_b, ops_b, kernels_b) = totals(a), totals(b)
+    parts = [f"{x} → {y} {what}" for x, y, what in ((graphs_a, graphs_b, "graphs"), (ops_a, ops_b, "graph ops"),
+                                                  (kernels_a, kernels_b, "generated kernels"))
+             if x is not None and y is not None]
+    if (graphs_a, ops_a, kernels_a) == (graphs_b, ops_b, kernels_b):
+        return []
+    return [Change("graphs", "changed", f"graphs in all: {', '.join(parts)} (no function was compiled in both runs)",
+                   None, {"graphs": graphs_a, "ops": ops_a, "kernels": kernels_a},
+                   {"graphs": graphs_b, "ops": ops_b, "kernels": kernels_b})]
 
 
 def _unbacked_in_unmatched_frames(a: RunFacts, b: RunFacts, matched: Callable[[dict], bool]) -> list[Change]:
