@@ -131,3 +131,17 @@ def test_diff_of_one_program_cold_and_warm_has_no_totals():
     assert _artifacts("fx_graph_cache_hit", WARM) and not _artifacts("fx_graph_cache_miss", WARM)
     result = diff_runs(_facts(BLOCKS), _facts(WARM))
     assert not [c for c in result.changes if c.title.startswith("graphs in all")]
+
+
+def test_a_restarted_compile_is_named_as_its_compilation():
+    # dynamic=True: Dynamo restarted [0/0] (TensorifyScalarRestartAnalysis: eps and norm_type made float symbols),
+    # so the attempt [0/0_0] made a graph too, and [0/0_1] compiled it. The blocks are said once, as [0/0], the
+    # compilation the compile-time table times.
+    log = "regional_dynamic.log.gz"
+    (metrics,) = _metrics(log)
+    assert metrics["restart_reasons"] == ["<class 'torch._dynamo.exc.TensorifyScalarRestartAnalysis'>"]
+    assert len(_payloads("dynamo_output_graph", log)) == 2
+    (found,) = regional(read_trace(str(torch213(log)))).repeated
+    assert (found.compile_id, found.indices) == ("[0/0]", [0, 1, 2, 3])
+    (finding,) = [f for f in _insights(log).findings if "once per block" in f.title]
+    assert finding.title.startswith("[0/0] compiled Block's code 4 times")

@@ -620,8 +620,8 @@ def _recompile_cost(ct: CompileTimes, frames: list[FrameRecompiles], short: bool
 
 
 def _repeated_blocks(group: list[RepeatedBlocks], ct: CompileTimes) -> Finding:
-    """A model of identical blocks compiled whole: its graph holds a copy of the block's code per block, which every
-    stage of the compile handles again. Compiling the block (regional compilation) compiles that code once: the other
+    """A model of identical blocks compiled whole: its graph holds a copy of the block's code per block, which each
+    stage of the compile traces and lowers again. Compiling the block (regional compilation) compiles that code once: the other
     blocks pass its guards (their parameters are inputs of its graph) and reuse it."""
     first = group[0]
     ids = [r.compile_id for r in group]
@@ -633,7 +633,7 @@ def _repeated_blocks(group: list[RepeatedBlocks], ct: CompileTimes) -> Finding:
     return Finding(INFO, "compile_time", f"{_names(ids)} compiled {cls}'s code {times(len(first.indices))}, once per "
                    f"block of {first.container}",
                    f"{'its graph holds' if len(ids) == 1 else 'each of their graphs holds'} {first.blocks}, each the same code with {first.parameters} parameters or buffers "
-                   f"of the same shapes, and every stage compiled each copy{took}; compile the block instead of the "
+                   f"of the same shapes, which Dynamo, AOTAutograd and Inductor traced and lowered each{took}; compile the block instead of the "
                    f"model (regional compilation): `{loop}: block.compile()` in place of torch.compile(model): "
                    f"{cls}.forward is compiled once and every block reuses it (their parameters are inputs of its graph)")
 

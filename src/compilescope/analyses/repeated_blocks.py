@@ -15,6 +15,7 @@ import re
 from dataclasses import field
 from typing import Any
 
+from ..model.ids import compilation_key
 from ..model.records import dataclass
 from ..model.trace import Trace
 from .fx_sites import GRAPH_ARTIFACT
@@ -40,7 +41,7 @@ _IDENTIFIER = re.compile(r"(?<![\w.])[A-Za-z_]\w*\b")  # a name, not an attribut
 class RepeatedBlocks:
     """Blocks of one shape a compile's graph inlines, each its own copy of the code."""
 
-    compile_id: str
+    compile_id: str  # the compilation ("[0/0]"), not the attempt that made the graph
     container: str  # as the user's code names it: "self.blocks"
     indices: list[int]  # the blocks alike, in order
     parameters: int  # graph inputs (parameters, buffers) of each block
@@ -164,6 +165,7 @@ def regional(trace: Trace) -> Regional:
         guards = next((a for a in entry.artifacts if a.name == GUARDS_ARTIFACT), None)
         seconds = (entry.metrics or {}).get("entire_frame_compile_time_s")
         for container, indices, inputs, cls in graph_blocks(text, trace.payload_text(guards.payload) if guards else ""):
-            out.repeated.append(RepeatedBlocks(entry.key, container, indices, inputs, cls,
+            # (named as its compilation, "[0/0]" of [0/0_1], as the compile-time table names it)
+            out.repeated.append(RepeatedBlocks(compilation_key(entry.compile_id), container, indices, inputs, cls,
                                                seconds if isinstance(seconds, (int, float)) else None))
     return out

@@ -186,6 +186,8 @@ SCENARIOS = [
              env={**RUN_ENV, "REGIONAL_VARIANT": "regional"}),
     Scenario("regional_blocks_warm", "regional_compile.py", gzip=True, cache_group="regional",
              env={**RUN_ENV, "REGIONAL_VARIANT": "regional"}),
+    # The whole model with dynamic=True: Dynamo restarts the compile (floats it made symbols, then specialized).
+    Scenario("regional_dynamic", "regional_compile.py", gzip=True, env={**RUN_ENV, "REGIONAL_VARIANT": "dynamic"}),
 ]
 
 SCRUB_ENV = [
