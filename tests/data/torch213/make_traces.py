@@ -188,6 +188,10 @@ SCENARIOS = [
              env={**RUN_ENV, "REGIONAL_VARIANT": "regional"}),
     # The whole model with dynamic=True: Dynamo restarts the compile (floats it made symbols, then specialized).
     Scenario("regional_dynamic", "regional_compile.py", gzip=True, env={**RUN_ENV, "REGIONAL_VARIANT": "dynamic"}),
+    # A scientific-computing user: torch.func transforms (one with a graph break inside) and NumPy code (np.random, NumPy
+    # arrays as inputs in two dtypes), a loop over a Python list of floats; _fixed: each of those changed.
+    Scenario("func_numpy", "func_numpy.py", gzip=True, env=RUN_ENV),
+    Scenario("func_numpy_fixed", "func_numpy.py", gzip=True, env={**RUN_ENV, "FUNC_VARIANT": "fixed"}),
 ]
 
 SCRUB_ENV = [
@@ -213,6 +217,7 @@ SCRUB_ENV = [
     "STANCE_VARIANT",
     "STANCE_ARTIFACTS",
     "REGIONAL_VARIANT",
+    "FUNC_VARIANT",
 ]
 
 
