@@ -53,6 +53,13 @@ _DYNAMO_FILE = lazy_compile(r"(^|[/\\])torch[/\\]_dynamo[/\\]")
 DDP_ADVICE = ("compile the model DDP wraps, DDP(torch.compile(model)), instead of DDP itself; or compile through DDP with "
               "compiled DDP: torch._dynamo.config.optimize_ddp = \"python_reducer\" with compiled autograd")
 DDP_NOTE = f"Dynamo broke the graph in DistributedDataParallel's forward, not in your code: {DDP_ADVICE}."
+# torch.func's transforms (vmap, grad, jacrev, ...) are torch/_functorch/'s code. Dynamo inlines a transform the user's
+# compiled code calls; a graph break inside it (in the function it transforms, or in the transform's own code) makes
+# Dynamo give the transform's whole call up: it runs eagerly, and the functions it calls are compiled frame by frame.
+_FUNCTORCH_FILE = lazy_compile(r"(^|[/\\])torch[/\\]_functorch[/\\]")
+# The transform as the user's line calls it (`jacrev(energy)(x)`, `torch.func.vmap(...)`): its first such call.
+_TRANSFORM_CALL = lazy_compile(r"(?<![\w.])(?:torch\.func\.|func\.|functorch\.)?"
+                               r"(vmap|grad_and_value|grad|jacrev|jacfwd|hessian|vjp|jvp|linearize)\s*\(")
 # A restart torch gave no reason for is logged as the exception's type (convert_frame: `e.restart_reason or
 # str(type(e))`). These are Dynamo's own restarts, no graph break: it traces the same frame again, whole
 # (TensorifyScalarRestartAnalysis: a Python float it had made dynamic must be specialized after all).
@@ -125,6 +132,22 @@ _REPORT_HINT = lazy_compile(r"Please (?:report|file) an issue to PyTorch")
 
 
 @dataclass
+class TransformCall:
+    """The user's line that called a torch.func transform inside which a graph break happened."""
+
+    call: UserLocation  # the user's frame that called into torch/_functorch/
+    name: str | None  # "jacrev", as that line's code calls it; None where its code names none
+
+    @property
+    def label(self) -> str:
+        """"jacrev at func_numpy.py:42" ("a torch.func transform at ..." where the line names none)."""
+        return f"{self.name or 'a torch.func transform'} at {self.call.short}"
+
+    def to_json(self) -> dict[str, Any]:
+        return {"name": self.name, "call": self.call.to_json()}
+
+
+@dataclass
 class GraphBreak:
     """One distinct graph break (by reason and user location), with the compilations that hit it."""
 
@@ -190,6 +213,14 @@ class GraphBreak:
         """The reason given to disable(reason=...), as torch logged it (None: none given)."""
         m = _DISABLED.search(self.explanation or "") if self.disabled else None
         return m["reason"].strip() if m and m["reason"].strip() not in ("", "None") else None
+    # Inside a torch.func transform the user's line called (its traceback enters torch/_functorch/ from there).
+    transform: TransformCall | None = None
+    # Where torch placed a break in torch.func's own code (eager_transforms.py:470), when location is the user's line
+    # that called the transform.
+    torch_location: UserLocation | None = None
+    # Of a break in torch.func's own code: the breaks in the user's code inside the same transform call, which made it
+    # run eagerly (their locations' short names).
+    caused_by: list[str] = field(default_factory=list)
 
     @property
     def by_torch(self) -> bool:
@@ -199,10 +230,31 @@ class GraphBreak:
 
     @property
     def note(self) -> str | None:
-        """What the report says in place of torch's hints, which ask to remove a call in torch's own file."""
+        """What the report says in place of torch's hints, which ask to remove a call in torch's own file (or, in
+        torch.func's own code, to compile a closure torch made, not the user)."""
         if self.disabled:
             return self.disabled_note
-        return BY_TORCH_NOTE if self.by_torch else DDP_NOTE if self.in_ddp_forward else None
+        if self.by_torch:
+            return BY_TORCH_NOTE
+        if self.in_ddp_forward:
+            return DDP_NOTE
+        if self.transform is not None and self.torch_location is not None and self.caused_by:
+            return (f"In torch.func's own code ({self.torch_location.short}"
+                    f"{f' in {self.torch_location.function}' if self.torch_location.function else ''}), compiled as a "
+                    f"frame of its own because {self.transform.label} ran eagerly after the graph break inside it at "
+                    f"{', '.join(self.caused_by)}: remove that one and this one goes too.")
+        return None
+
+    @property
+    def transform_note(self) -> str | None:
+        """What a break inside a torch.func transform does to the transform's call, said beside torch's hints."""
+        if self.transform is None or self.torch_location is not None:
+            return None
+        call = self.transform.call
+        code = f" (`{call.code}`)" if call.code else ""
+        return (f"Inside {self.transform.label}{code}: Dynamo gave up the transform's whole call, which ran eagerly "
+                f"(the functions it calls compiled one by one, torch.func's own too); without this break the "
+                f"transform is captured in the graph of {call.function or 'the function that calls it'}.")
 
     @property
     def disabled_note(self) -> str:
@@ -246,6 +298,11 @@ class GraphBreak:
             "compiled_callees": [c.to_json() for c in self.compiled_callees],
             "skipped_frame": self.skipped_frame.to_json() if self.skipped_frame else None, "in_loop": self.in_loop,
             "higher_order_op": self.higher_order_op, "op_calls": [c.to_json() for c in self.op_calls],
+            "transform": self.transform.to_json() if self.transform else None,
+            "torch_location": self.torch_location.to_json() if self.torch_location else None,
+            "caused_by": self.caused_by,
+            "transform_note": self.transform_note,
+            "note": self.note,
         }
 
 
@@ -357,9 +414,21 @@ def _through_ddp(text: str, location: UserLocation | None) -> bool:
     return False
 
 
+def _transform_call(text: str) -> TransformCall | None:
+    """The torch.func transform the break is inside: the outermost user frame of its traceback that calls into
+    torch/_functorch/ (jacobian's `return jacrev(energy)(x)`), and the transform its code names; None outside one."""
+    frames = traceback_frames(section(text, "User code traceback:") or "")
+    for caller, callee in zip(frames, frames[1:]):
+        if _FUNCTORCH_FILE.search(callee.filename) and not is_framework_file(caller.filename):
+            named = _TRANSFORM_CALL.search(caller.code or "")
+            return TransformCall(caller, named[1] if named else None)
+    return None
+
+
 def graph_breaks(trace: Trace) -> GraphBreaks:
-    # (compile id, parsed, location, through DDP's forward, the line Dynamo resumed at after it where it matters)
-    events: list[tuple[str, dict[str, Any], UserLocation | None, bool, UserLocation | None]] = []
+    # (compile id, parsed, location, through DDP's forward, the line Dynamo resumed at after it where it matters, the
+    # torch.func transform it is inside)
+    events: list[tuple[str, dict[str, Any], UserLocation | None, bool, UserLocation | None, TransformCall | None]] = []
     for entry in trace.compiles.values():
         for artifact in entry.artifacts:
             if artifact.name == ARTIFACT:
@@ -367,7 +436,7 @@ def graph_breaks(trace: Trace) -> GraphBreaks:
                 location = _artifact_location(text)
                 parsed = parse_reason(text)
                 events.append((compilation_key(entry.compile_id), parsed, location, _through_ddp(text, location),
-                               _resumed_at(trace, entry) if parsed["higher_order_op"] else None))
+                               _resumed_at(trace, entry) if parsed["higher_order_op"] else None, _transform_call(text)))
     source = ARTIFACT if events else None
     if not events:
         for entry in trace.compiles.values():
@@ -382,17 +451,22 @@ def graph_breaks(trace: Trace) -> GraphBreaks:
                     frames = [f for f in traceback_frames(text) if not is_framework_file(f.filename)]
                     location = frames[-1] if frames else None
                 events.append((compilation_key(entry.compile_id), parse_reason(text), location,
-                               _through_ddp(text, location), None))
+                               _through_ddp(text, location), None, None))
         source = "restart_reasons" if events else None
 
     by_key: dict[tuple, GraphBreak] = {}
-    for compile_key, parsed, location, in_ddp, resumed_at in events:
+    for compile_key, parsed, location, in_ddp, resumed_at, transform in events:
+        torch_location = None
+        if transform is not None and location is not None and _FUNCTORCH_FILE.search(location.filename):
+            # A break in torch.func's own code is the user's at the line that called the transform.
+            torch_location, location = location, transform.call
         key = (parsed["reason"], location.key if location else None)
         found = by_key.get(key)
         if found is None:
             found = by_key[key] = GraphBreak(
                 reason=parsed["reason"], location=location, context=parsed["context"],
                 explanation=parsed["explanation"], hints=parsed["hints"], docs_url=parsed["docs_url"], text=parsed["text"],
+                transform=transform, torch_location=torch_location,
             )
         found.in_ddp_forward = found.in_ddp_forward or in_ddp
         skipped = skipped_frame(parsed["text"])
@@ -406,6 +480,11 @@ def graph_breaks(trace: Trace) -> GraphBreaks:
             found.compile_ids.append(compile_key)
             found.count += 1
     ordered = sorted(by_key.values(), key=lambda b: -b.count)  # stable: first seen first among equals
+    for b in ordered:  # a break in torch.func's code, after one in the user's code inside the same transform call
+        if b.transform is not None and b.torch_location is not None:
+            b.caused_by = list(dict.fromkeys(
+                o.location.short for o in ordered if o.transform is not None and o.torch_location is None
+                and o.location is not None and o.transform.call.key == b.transform.call.key))
     _link_compiled_callees(trace, ordered)
     return GraphBreaks(breaks=ordered, total=len(events), source=source)
 

@@ -180,6 +180,10 @@ def _graph_break_findings(breaks: list[GraphBreak]) -> list[Finding]:
         detail = first.reason
         if len(group) > 1:
             detail += "; the same line also gives: " + "; ".join(_first_sentence(b.reason) for b in group[1:])
+        if first.transform is not None and first.torch_location is None:
+            detail += f"; inside {first.transform.label}, whose whole call ran eagerly"
+        elif first.caused_by:
+            detail += f"; in torch.func's own code, because of the graph break at {', '.join(first.caused_by)}"
         if first.callees_text:
             detail += f"; what the call ran was compiled on its own: {first.callees_text}"
         out.append(Finding(WARNING, "graph_breaks", f"graph break{where}{function} ({count(len(compiles), 'compilation')})",

@@ -240,6 +240,8 @@ def _graph_breaks(ins: Insights) -> list[RenderableType]:
         else:
             for hint in brk.user_hints:
                 body.append(f"\nhint: {hint}", style="green")
+        if brk.transform_note:
+            body.append(f"\nnote: {brk.transform_note}", style="green")
         if brk.skipped_text:  # all of the function ran eagerly, not only the lines under the break
             body.append(f"\n{brk.skipped_text}", style="yellow")
         elif brk.uncompiled_text:  # all of the higher-order op's call ran eagerly

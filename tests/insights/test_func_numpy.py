@@ -1,0 +1,78 @@
+"""A scientific-computing user's torch.func transforms and NumPy code (tests/data/torch213 programs/func_numpy.py): that
+a graph break inside a transform is said in terms of the user's call of the transform, and what NumPy code did.
+Expected values are read from the raw log and the program, not from our output."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import re
+from pathlib import Path
+
+from compilescope.analyses.graph_breaks import graph_breaks
+from compilescope.ingest.reader import read_trace
+
+from ..conftest import torch213
+
+LOG = "func_numpy.log.gz"
+FIXED = "func_numpy_fixed.log.gz"
+PROGRAM = Path(__file__).parents[1] / "data" / "torch213" / "programs" / "func_numpy.py"
+_ENVELOPE = re.compile(r"^V\d{4} \S+ \d+ \S+\] (\{.*\})$")
+_HEADER = re.compile(r"^Graph break in user code at (.+):(\d+)$", re.M)
+
+
+def _raw(log: str = LOG) -> list[tuple[dict, str]]:
+    """The log's envelopes with their payloads, read without compilescope."""
+    out: list[tuple[dict, list[str]]] = []
+    for line in gzip.decompress(torch213(log).read_bytes()).decode().splitlines():
+        if line.startswith("\t") and out:
+            out[-1][1].append(line[1:])
+        elif m := _ENVELOPE.match(line):
+            out.append((json.loads(m.group(1)), []))
+    return [(envelope, "\n".join(payload)) for envelope, payload in out]
+
+
+def _break_headers(log: str = LOG) -> list[tuple[str, int]]:
+    """(file, line) of each dynamo_graph_break_reason, as torch's header names it."""
+    return [(m[1], int(m[2])) for e, p in _raw(log)
+            if e.get("artifact", {}).get("name") == "dynamo_graph_break_reason" and (m := _HEADER.search(p))]
+
+
+def _program_line(text: str) -> int:
+    (line,) = [n for n, src in enumerate(PROGRAM.read_text().splitlines(), 1) if text in src]
+    return line
+
+
+def test_a_break_inside_jacrev_names_the_users_call_of_the_transform():
+    item_line, jacrev_line = _program_line("x.sum().item()"), _program_line("return jacrev(energy)(x)")
+    headers = _break_headers()
+    # The raw log: two breaks at the .item() line (jacobian's inlined call, then energy compiled on its own), one in
+    # torch.func's own code; the fixed program (no .item() in energy) has none.
+    # (the program's path is the worktree's that recorded it: compared by name)
+    assert [h[1] for h in headers if h[0].endswith("/func_numpy.py")] == [item_line] * 2
+    (torch_break,) = [h for h in headers if not h[0].endswith("/func_numpy.py")]
+    assert torch_break[0].endswith("torch/_functorch/eager_transforms.py")
+    assert _break_headers(FIXED) == []
+
+    found = {b.location.line: b for b in graph_breaks(read_trace(torch213(LOG))).breaks}
+    assert sorted(found) == [item_line, jacrev_line]
+    inside = found[item_line]
+    assert (inside.transform.name, inside.transform.call.line, inside.transform.call.function) == (
+        "jacrev", jacrev_line, "jacobian")
+    assert inside.torch_location is None and inside.note is None
+    assert f"Inside jacrev at func_numpy.py:{jacrev_line}" in inside.transform_note
+    assert "Set `torch._dynamo.config.capture_scalar_outputs = True`" in inside.user_hints[0]  # torch's hints kept
+
+    # The break torch placed in its own eager_transforms.py is the user's at the line that called jacrev.
+    in_torch = found[jacrev_line]
+    assert (Path(in_torch.location.filename).name, in_torch.location.function) == ("func_numpy.py", "jacobian")
+    assert (in_torch.torch_location.filename, in_torch.torch_location.line) == torch_break
+    assert in_torch.caused_by == [f"func_numpy.py:{item_line}"]
+    assert in_torch.transform_note is None
+    assert f"because jacrev at func_numpy.py:{jacrev_line} ran eagerly" in in_torch.note
+    assert in_torch.to_json()["torch_location"]["line"] == torch_break[1]
+
+
+def test_breaks_outside_any_transform_name_none():
+    for b in graph_breaks(read_trace(torch213("graph_breaks.log"))).breaks:
+        assert b.transform is None and b.torch_location is None and b.transform_note is None
