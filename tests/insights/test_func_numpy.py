@@ -10,6 +10,7 @@ import re
 from pathlib import Path
 
 from compilescope.analyses.graph_breaks import graph_breaks
+from compilescope.analyses.recompiles import ADVICE, recompiles
 from compilescope.ingest.reader import read_trace
 
 from ..conftest import torch213
@@ -76,3 +77,36 @@ def test_a_break_inside_jacrev_names_the_users_call_of_the_transform():
 def test_breaks_outside_any_transform_name_none():
     for b in graph_breaks(read_trace(torch213("graph_breaks.log"))).breaks:
         assert b.transform is None and b.torch_location is None and b.transform_note is None
+
+
+def _recompile_reasons(log: str = LOG) -> dict[str, list[str]]:
+    """Each recompile_reasons artifact's reasons by the compile id it precedes (one reason: the bare string)."""
+    out = {}
+    for e, p in _raw(log):
+        if e.get("artifact", {}).get("name") == "recompile_reasons":
+            out[f"[{e['frame_id']}/{e['frame_compile_id']}]"] = json.loads(p) if p.startswith("[") else [p]
+    return out
+
+
+def test_a_numpy_array_of_another_dtype_is_said_as_numpy_names_it():
+    reasons = _recompile_reasons()
+    # The program passes float32, then float64 arrays to np_normalize(a): torch guards the tensor it made of `a`.
+    assert reasons["[6/1]"] == ["6/0: tensor '___from_numpy(a)' dtype mismatch. expected Float, actual Double"]
+    assert ".astype(np.float32)" in PROGRAM.read_text() and ".astype(np.float32 if FIXED else np.float64)" in (
+        PROGRAM.read_text())
+    (frame,) = [f for f in recompiles(read_trace(torch213(LOG))).frames if f.name == "np_normalize"]
+    first = frame.steps[0].guard
+    assert first.guard == reasons["[6/1]"][0][len("6/0: "):]  # torch's text kept
+    assert first.described == "NumPy array 'a' dtype mismatch. expected float32, actual float64"
+    assert first.location_label == "NumPy array a is an input of the compiled function at"
+    (advice,) = [a for a in frame.advice if "NumPy" in a]
+    assert "NumPy array `a` arrives as float32 and float64" in advice and "`.astype(np.float32)`" in advice
+    assert ADVICE["dtype"] not in frame.advice
+
+
+def test_a_tensor_of_another_dtype_keeps_torchs_words():
+    (frame,) = [f for f in recompiles(read_trace(torch213("recompiles.log"))).frames if f.name == "g"]
+    (dtype,) = [s.guard for s in frame.steps if s.guard.change == "dtype"]
+    assert dtype.guard == "tensor 'x' dtype mismatch. expected Float, actual Double"  # README: 0/2's reason
+    assert dtype.described is None and dtype.location_label.startswith("x ")
+    assert ADVICE["dtype"] in frame.advice

@@ -142,6 +142,54 @@ ADVICE = {
     "other": "See the failing guard and the user line it came from.",
 }
 
+# A NumPy array the compiled function takes is guarded as the tensor Dynamo makes of it, `___from_numpy(a)`
+# (torch._dynamo.source.NumpyTensorSource); its failed dtype check names torch's dtypes ("expected Float, actual
+# Double"), said as NumPy names them.
+_FROM_NUMPY = lazy_compile(r"___from_numpy\((?P<source>[^()\n]{1,500})\)")
+_TORCH_DTYPE_WORDS = lazy_compile(r"(?<=expected )(?P<expected>\w{1,40}), actual (?P<actual>\w{1,40})")
+NUMPY_DTYPES = {"Float": "float32", "Double": "float64", "Half": "float16", "BFloat16": "bfloat16", "Int": "int32",
+                "Long": "int64", "Short": "int16", "Char": "int8", "Byte": "uint8", "Bool": "bool",
+                "ComplexFloat": "complex64", "ComplexDouble": "complex128"}
+NUMPY_DTYPE_ADVICE = ("NumPy {arrays} {names} arrive{s} as {dtypes}, and each dtype is compiled apart: convert to one "
+                      "dtype before the call (`.astype(np.{first})`; NumPy makes float64 unless told, as np.random.rand "
+                      "and np.array of Python floats do), or pass torch tensors of one dtype.")
+
+
+def numpy_array(tensor: str | None) -> str | None:
+    """The NumPy array a tensor name of Dynamo's stands for (`___from_numpy(a)`: "a"); None for any other."""
+    m = _FROM_NUMPY.fullmatch(tensor or "")
+    return FRAME_SOURCE.sub(r"\1", m["source"]) if m else None
+
+
+def numpy_words(guard: str) -> str:
+    """A failed check of a NumPy array in NumPy's words: "tensor '___from_numpy(a)' dtype mismatch. expected Float,
+    actual Double" reads "NumPy array 'a' dtype mismatch. expected float32, actual float64"."""
+    said = _FROM_NUMPY.sub(lambda m: FRAME_SOURCE.sub(r"\1", m["source"]), guard)
+    if said == guard:
+        return guard
+    said = re.sub(r"^tensor '", "NumPy array '", said)
+    if " dtype mismatch" in said:
+        said = _TORCH_DTYPE_WORDS.sub(lambda m: f"{NUMPY_DTYPES.get(m['expected'], m['expected'])}, actual "
+                                                f"{NUMPY_DTYPES.get(m['actual'], m['actual'])}", said)
+    return said
+
+
+def numpy_dtype_advice(guards: list[FailedGuard]) -> str | None:
+    """The advice for dtype checks that failed, where each is of a NumPy array the function takes; None otherwise."""
+    arrays = [numpy_array(g.tensor) for g in guards]
+    if not guards or not all(arrays):
+        return None
+    dtypes: list[str] = []
+    for g in guards:
+        m = _TORCH_DTYPE_WORDS.search(g.guard)
+        if m:
+            dtypes.extend(NUMPY_DTYPES.get(d, d) for d in (m["expected"], m["actual"]))
+    dtypes = list(dict.fromkeys(dtypes))
+    names = list(dict.fromkeys(f"`{a}`" for a in arrays))
+    return NUMPY_DTYPE_ADVICE.format(arrays="arrays" if len(names) > 1 else "array", names=and_list(names),
+                                     s="" if len(names) > 1 else "s", dtypes=and_list(dtypes) or "different dtypes",
+                                     first=dtypes[0] if dtypes else "float32")
+
 
 # What a failed guard's location is, and the words that precede it where it is shown.
 LOCATION_KINDS = {
@@ -372,8 +420,11 @@ class FailedGuard:
     @property
     def described(self) -> str | None:
         """The guard with Dynamo's names in the user's words ("the value of `loss.item()` (item_break.py:19), passed
-        on past the graph break, == -1.3068742752075195"); None where it names none: guard says it."""
-        return name_stack_values(self.guard, self.names) if self.names else None
+        on past the graph break, == -1.3068742752075195", "NumPy array 'a' dtype mismatch. expected float32, actual
+        float64"); None where it names none: guard says it."""
+        said = name_stack_values(self.guard, self.names) if self.names else self.guard
+        said = numpy_words(said)  # (a NumPy array's: as NumPy names it)
+        return said if said != self.guard else None
 
     @property
     def shown(self) -> str:
@@ -394,7 +445,9 @@ class FailedGuard:
     @property
     def location_label(self) -> str:
         """What precedes the location when it is shown: "at", "kwargs['input_ids'] first used at", ..."""
-        return LOCATION_KINDS[self.location_kind].format(tensor=self.tensor_text or self.tensor)
+        array = numpy_array(self.tensor)
+        return LOCATION_KINDS[self.location_kind].format(
+            tensor=self.tensor_text or (f"NumPy array {array}" if array else self.tensor))
 
     @property
     def cache_text(self) -> str | None:
@@ -1289,6 +1342,10 @@ def recompiles(trace: Trace, stack_values: StackValues | None = None) -> Recompi
                 continue
             if c == "global_state" and state_advice:
                 advice.extend(state_advice)
+                continue
+            if c == "dtype" and (numpy := numpy_dtype_advice(
+                    [g for st, _ in steps for g in st.failed_guards if g.change == "dtype"])):
+                advice.append(numpy)
                 continue
             if c != "size":
                 advice.append(ADVICE[c])
