@@ -10,6 +10,7 @@ import re
 from pathlib import Path
 
 from compilescope.analyses.graph_breaks import graph_breaks
+from compilescope.analyses.insights import insights
 from compilescope.analyses.recompiles import ADVICE, recompiles
 from compilescope.ingest.reader import read_trace
 
@@ -110,3 +111,34 @@ def test_a_tensor_of_another_dtype_keeps_torchs_words():
     assert dtype.guard == "tensor 'x' dtype mismatch. expected Float, actual Double"  # README: 0/2's reason
     assert dtype.described is None and dtype.location_label.startswith("x ")
     assert ADVICE["dtype"] in frame.advice
+
+
+def _graph(compile_id: tuple[int, int], log: str = LOG) -> str:
+    (text,) = [p for e, p in _raw(log) if "dynamo_output_graph" in e
+               and (e.get("frame_id"), e.get("frame_compile_id")) == compile_id]
+    return text
+
+
+def test_numpy_code_in_a_graph_is_listed_by_line_and_np_random_said_to_draw_from_torch():
+    rand_line, sin_line = _program_line("np.random.rand(*a.shape)"), _program_line("np.sin(a) + np.exp(-a)")
+    graph = _graph((5, 0))  # np_features: NumPy traced through torch._numpy, np.random.rand among it
+    assert f"func_numpy.py:{rand_line} in np_features" in graph and "torch__dynamo_utils_wrapped_rand(5)" in graph
+    assert "torch__dynamo_utils_wrapped_sin(a)" in graph and "torch__dynamo_utils_wrapped_exp(" in graph
+    ins = insights(read_trace(torch213(LOG)))
+    lines = {line.location.line: line for line in ins.numpy.lines}
+    assert lines[rand_line].random == ["rand"] and lines[rand_line].compile_ids == ["[5/0]"]
+    assert lines[sin_line].random == [] and {"sin", "exp"} <= set(lines[sin_line].calls)
+    assert [line.location.line for line in ins.numpy.random_lines] == [rand_line]
+    (finding,) = [f for f in ins.findings if f.section == "numpy"]
+    assert finding.title == f"np.random drawn from torch's generator at func_numpy.py:{rand_line}"
+    assert "use_numpy_random_stream = True" in ins.numpy.random_note
+
+    # The fixed program draws with torch.rand: its NumPy code is still in the graph, np.random is not.
+    assert "torch__dynamo_utils_wrapped_rand" not in _graph((2, 0), FIXED)
+    fixed = insights(read_trace(torch213(FIXED)))
+    assert fixed.numpy and not fixed.numpy.random_lines and fixed.numpy.random_note is None
+    assert not [f for f in fixed.findings if f.section == "numpy"]
+
+
+def test_a_log_without_numpy_has_no_numpy_lines():
+    assert not insights(read_trace(torch213("graph_breaks.log"))).numpy

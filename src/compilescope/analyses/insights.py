@@ -31,6 +31,7 @@ from .export import ExportReport, export_report
 from .graph_breaks import DDP_ADVICE, GraphBreak, GraphBreaks, function_label, graph_breaks, skipped_cause, skipped_title
 from .recompiles import (BACKWARD_LABEL_HELP, BACKWARD_REASONS_HINT, CHANGE_LABELS, FrameRecompiles, Recompiles, link_specializations,
                          link_times, name_failing_guards, recompiles)
+from .numpy_graphs import NumpyInGraphs, numpy_in_graphs
 from .torch_warnings import (AUTOTUNE_CANDIDATE_FAILED, COND_ONE_BRANCH, ITEM_BREAK, NO_TF32, PENDING_BACKWARD,
                              RECOMPILE_LIMIT, WONT_CONVERT, TorchWarnings, torch_warnings)
 from .status import compiled_attempts
@@ -53,7 +54,7 @@ ERROR, WARNING, INFO = "error", "warning", "info"
 # it explain them. "export" (draft export's issues) has its details on the report's export page, not a section here.
 # "testing_only" first: a run with a setting of torch's tests on fails or computes wrong on purpose, which explains
 # the rest (its crash, its failed compiles).
-SECTIONS = ("testing_only", "crash", "errors", "export", "recompiles", "graph_breaks", "compile_time", "autotuning", "cudagraphs", "warnings",
+SECTIONS = ("testing_only", "crash", "errors", "export", "recompiles", "graph_breaks", "numpy", "compile_time", "autotuning", "cudagraphs", "warnings",
             "caches", "dynamic_shapes", "runtime")
 
 
@@ -105,6 +106,8 @@ class Insights:
     checkpointing: ActivationCheckpointing = field(default_factory=ActivationCheckpointing)
     # Blocks of one shape a compile's graph holds a copy of each of: regional compilation would compile one
     regional: Regional = field(default_factory=Regional)
+    # The lines whose NumPy code Dynamo traced into graphs (np.random's drawn from torch's generator)
+    numpy: NumpyInGraphs = field(default_factory=NumpyInGraphs)
 
     @property
     def counted(self) -> str:
@@ -136,6 +139,7 @@ class Insights:
             "empty_graphs": self.empty_graphs.to_json(),
             "activation_checkpointing": self.checkpointing.to_json(),
             "repeated_blocks": self.regional.to_json(),
+            "numpy": self.numpy.to_json(),
             "runtime": self.runtime.to_json() if self.runtime else None,
         }
 
@@ -193,6 +197,18 @@ def _graph_break_findings(breaks: list[GraphBreak]) -> list[Finding]:
         lines = [g[0].location.short if g[0].location else g[0].reason for g in rest]
         out.append(Finding(WARNING, "graph_breaks", f"{count(len(rest), 'more graph break cause')}", _names(lines)))
     return out
+
+
+def _numpy_random_findings(numpy: NumpyInGraphs) -> list[Finding]:
+    """np.random in a graph: the compiled code draws other numbers than NumPy would, and nothing in the log says so."""
+    lines = numpy.random_lines
+    if not lines:
+        return []
+    where = ", ".join(line.location.short for line in lines)
+    compiles = list(dict.fromkeys(cid for line in lines for cid in line.compile_ids))
+    return [Finding(WARNING, "numpy", f"np.random drawn from torch's generator at {where}",
+                    f"{', '.join(compiles)}: np.random.seed does not set these numbers; "
+                    "torch._dynamo.config.use_numpy_random_stream = True keeps NumPy's (the call breaks the graph)")]
 
 
 def _merged(found: list[Finding]) -> list[Finding]:
@@ -510,6 +526,7 @@ def findings(ins: Insights, export: ExportReport | None = None) -> list[Finding]
                                       if id(b) not in library.breaks and not b.by_torch and not b.in_ddp_forward
                                       and not (b.skipped_frame is not None and set(b.compile_ids) <= skipped_ids)
                                       and not b.disabled]))
+    out.extend(_numpy_random_findings(ins.numpy))
     ct = ins.compile_time
     causes: dict[tuple, list[FrameRecompiles]] = {}
     for frame in ins.recompiles.frames:
@@ -830,6 +847,7 @@ def insights(trace: Trace, runtime: Runtime | None = None, export: ExportReport 
         empty_graphs=empty_graphs(trace),
         checkpointing=activation_checkpointing(trace),
         regional=regional(trace),
+        numpy=numpy_in_graphs(trace),
     )
     add_eager_lines(ins.graph_breaks, graph_break_sites(trace))
     link_specializations(ins.recompiles, ins.dynamic_shapes.specializations)

@@ -221,6 +221,26 @@ def _recompiles(ins: Insights) -> list[RenderableType]:
     return out
 
 
+def _numpy(ins: Insights) -> list[RenderableType]:
+    """The lines whose NumPy code is in a graph, each with the calls Dynamo traced; the note on np.random's."""
+    numpy = ins.numpy
+    if not numpy:
+        return []
+    out: list[RenderableType] = [_heading(f"NumPy in graphs ({count(len(numpy.lines), 'line')})")]
+    for line in numpy.lines:
+        head = TerminalText(_where(line.location), style="bold")
+        head.append(f"  ·  {', '.join(line.compile_ids)}")
+        body = TerminalText(f"calls: {', '.join(line.calls)}")
+        if line.location.code:
+            body.append(f"\ncode: {line.location.code}")
+        if line.random:
+            body.append(f"\nnp.random: {', '.join(line.random)}, from torch's generator", style="yellow")
+        out.append(Group(head, Padding(body, (0, 0, 0, 3))))
+    if numpy.random_note:
+        out.append(TerminalText(f"note: {numpy.random_note}", style="green"))
+    return out
+
+
 def _graph_breaks(ins: Insights) -> list[RenderableType]:
     """One block per break: where, then its reason, code and hint at full width (a table column would cut a hint
     that must be copied, like `torch._dynamo.config.capture_scalar_outputs = True`, at 80 columns)."""
@@ -517,7 +537,7 @@ def summary_renderable(ins: Insights) -> RenderableType:
 
 _SECTION_RENDERERS: dict[str, Callable[[Insights], list[RenderableType]]] = {
     "testing_only": _testing_only, "crash": _crashes, "errors": _errors, "export": lambda ins: [],  # (the details: the report's export page)
-    "recompiles": _recompiles, "graph_breaks": _graph_breaks,
+    "recompiles": _recompiles, "graph_breaks": _graph_breaks, "numpy": _numpy,
     # (checkpointing has no finding of its own, so no section: it follows what compiling cost)
     "compile_time": lambda ins: _compile_time(ins) + _checkpointing(ins), "autotuning": _autotuning, "cudagraphs": _cudagraphs, "warnings": _torch_warnings,
     "caches": _caches, "dynamic_shapes": _dynamic_shapes, "runtime": lambda ins: runtime_renderables(ins.runtime),
