@@ -680,18 +680,19 @@ class CompiledAfresh:
 def compiled_afresh(trace: Trace) -> list[CompiledAfresh]:
     """The functions of the log compiled from scratch in several frames after torch._dynamo.reset(), where the
     reader numbered frames on (ingest/resets.py): one code object, several first compiles."""
-    by_code: dict[tuple, list[Compile]] = {}
+    by_code: dict[tuple, dict[int | None, Compile]] = {}  # code -> frame id -> its first compile
     for cid, entry in trace.compiles.items():
         metrics = entry.metrics or {}
         if (cid is None or cid.compiled_autograd_id is not None or cid.frame_compile_id != 0
                 or not metrics.get("co_name") or metrics.get("fail_type")):
             continue
         code = (metrics.get("co_filename"), metrics.get("co_firstlineno"), metrics.get("co_name"))
-        frames = by_code.setdefault(code, [])
-        if all(e.compile_id.frame_id != cid.frame_id for e in frames):  # (a restarted attempt is the same compile)
-            frames.append(entry)
+        # (a restarted attempt is the same compile: one per frame id, in log order; a dict, as a log of 30,000
+        # frames of one function made this quadratic)
+        by_code.setdefault(code, {}).setdefault(cid.frame_id, entry)
     found = []
-    for (filename, first_line, name), entries in by_code.items():
+    for (filename, first_line, name), frames in by_code.items():
+        entries = list(frames.values())
         if len(entries) > 1 and any(e.logged_frame_id is not None for e in entries):
             found.append(CompiledAfresh(name, filename, first_line, [e.compile_id.compilation for e in entries],
                                         [f"[{e.logged_frame_id if e.logged_frame_id is not None else e.compile_id.frame_id}"

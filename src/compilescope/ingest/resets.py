@@ -13,6 +13,12 @@ from .envelope import Envelope
 _DYNAMO_BEGIN = (b'"name": "dynamo",', b'"ph": "B"')
 
 
+def _logged_at(env: Envelope) -> tuple:
+    """When the record was logged, as its glog prefix says (month, day, time, micros): comparable within a log."""
+    glog = env.glog
+    return (glog.month, glog.day, glog.time, glog.micros) if glog is not None else ()
+
+
 def _starts_compile(env: Envelope) -> bool:
     if env.kind == "dynamo_start":
         return True
@@ -30,7 +36,8 @@ class FrameRenumbering:
 
     def __init__(self) -> None:
         self.offset = 0  # added to the frame ids torch logs since its last reset
-        self.finished: set[tuple[int, int | None]] = set()  # (frame, frame compile) with compilation_metrics
+        # (frame, frame compile) with compilation_metrics -> when that record was logged
+        self.finished: dict[tuple[int, int | None], tuple] = {}
         self.top = -1  # the highest frame id placed so far
         self.resets: list[int] = []  # the log line of each reset's first compile record
         self._placed: dict[CompileId, CompileId] = {}
@@ -40,15 +47,17 @@ class FrameRenumbering:
         if cid is None or cid.frame_id is None or cid.compiled_autograd_id is not None:
             return cid
         frame = (cid.frame_id, cid.frame_compile_id)
-        # A compilation that already finished starts again (attempt 0: not Dynamo's restart after a graph break):
-        # only a reset makes torch reuse its id.
-        if not cid.attempt and frame in self.finished and _starts_compile(env):
+        # A compilation that already finished starts again (attempt 0: not Dynamo's restart after a graph break),
+        # after it finished: only a reset makes torch reuse its id. A start logged before that finish is the same
+        # records logged twice (a copied block of the log), not a new compilation.
+        if (not cid.attempt and frame in self.finished and _starts_compile(env)
+                and _logged_at(env) >= self.finished[frame]):
             self.offset = self.top + 1
-            self.finished = set()
+            self.finished = {}
             self._placed = {}
             self.resets.append(env.lineno)
         if env.kind == "compilation_metrics":
-            self.finished.add(frame)
+            self.finished[frame] = _logged_at(env)
         if self.offset:
             placed = self._placed.get(cid)
             if placed is None:
