@@ -15,7 +15,7 @@ from compilescope.analyses.insights import insights
 from compilescope.analyses.torch_warnings import torch_warnings
 from compilescope.ingest.reader import read_trace
 
-from ..conftest import run_cli, torch213
+from ..conftest import report, run_cli, torch213
 
 COLD, WARM, FIXED = "stance_deploy.log.gz", "stance_deploy_warm.log.gz", "stance_deploy_fixed.log.gz"
 PROGRAM = Path(__file__).parents[1] / "data" / "torch213" / "programs" / "stance_deploy.py"
@@ -121,3 +121,38 @@ def test_a_warm_run_sharing_the_cache_directory_is_not_told_so():
     assert len(_kernel_compiles("slow_compile_warm.log.gz")) == 1 and len(_hits("slow_compile_warm.log.gz")) == 5
     assert not [f for f in _findings("slow_compile_warm.log.gz") if f.title.startswith("served from cache, yet")]
     assert not [f for f in _findings(COLD) if f.title.startswith("served from cache, yet")]  # nothing hit
+
+
+def _restart_reasons(log: str) -> list[str]:
+    """Every restart reason of the log's compilation_metrics, raw."""
+    return [r for e, _ in _raw(log) if "compilation_metrics" in e for r in e["compilation_metrics"]["restart_reasons"]]
+
+
+def test_the_ci_gate_and_the_cards_leave_out_the_disabled_calls_and_say_how_many(capsys, tmp_path):
+    # Every break and every restart of the cold run is a call of a torch.compiler.disable'd helper (log_stats,
+    # check_finite): 2 distinct places, 4 restarts (2 compilations of forward, 2 of its resume after line 49)
+    restarts = _restart_reasons(COLD)
+    assert len(restarts) == 4 and all(r.startswith("Skip calling `torch.compiler.disable()`d function") for r in restarts)
+    disabled = len({b.location.line for b in graph_breaks(read_trace(torch213(COLD))).breaks})
+    assert disabled == len(set(_program_lines("        log_stats(h)") + _program_lines("        check_finite(h)"))) == 2
+    assert run_cli("check", "--max-graph-breaks", "0", str(torch213(COLD))) == 0
+    said = capsys.readouterr().out
+    assert (f"max-graph-breaks passed: 0 distinct graph breaks ({disabled} more at torch.compiler.disable'd calls, "
+            "which run eagerly on purpose, not counted)") in said
+    # the report's card counts what check counts, and the restarts at disabled calls apart
+    report(torch213(COLD), tmp_path / "r")
+    index = (tmp_path / "r" / "index.html").read_text()
+    card = re.search(r'id="failures-card".*?</div></div>', index, re.S)[0]
+    assert ">0</a>" in card and f"(and {len(restarts)} at torch.compiler.disable'd calls, on purpose)" in card
+    assert run_cli("summary", str(torch213(COLD))) == 0
+    assert "at torch.compiler.disable'd calls, on purpose: check does not count them" in " ".join(
+        capsys.readouterr().out.split())
+
+
+def test_a_break_that_is_not_a_disabled_call_still_fails_the_gate(capsys):
+    # item_break's break is a .item() call (no torch.compiler.disable): counted as before
+    log = torch213("item_break.log.gz")
+    assert _restart_reasons("item_break.log.gz")
+    assert not [r for r in _restart_reasons("item_break.log.gz") if "torch.compiler.disable" in r]
+    assert run_cli("check", "--max-graph-breaks", "0", str(log)) == 1
+    assert "not counted" not in capsys.readouterr().out

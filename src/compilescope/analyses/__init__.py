@@ -64,6 +64,12 @@ class Results:
         return sum(1 for row in self.failures if not row.is_restart)
 
     @property
+    def disabled_restarts(self) -> int:
+        """The failures table's restarts at calls of torch.compiler.disable'd functions: asked for, not to fix (the
+        index's card counts them apart, as check --max-graph-breaks leaves their breaks out)."""
+        return sum(1 for row in self.failures if row.disabled_call)
+
+    @property
     def code_linked_compiles(self) -> list[Compile]:
         """The compiles whose output code the index links: those that failed (a C++ compiler's errors link to the
         failing line there) and those whose generated code is on a crashed stack (the crash links to its line)."""

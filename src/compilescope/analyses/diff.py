@@ -218,7 +218,9 @@ class RunFacts:
     torch_version: str | None
     config: dict[str, str]  # "inductor.fallback_random" -> JSON of the value (the first compile's)
     frames: dict[str, FrameFacts]  # by frame_key
-    graph_breaks: list[dict[str, Any]]  # {reason, file, line, function, code, count}
+    # {reason, file, line, function, code, count, frame, disabled}: disabled, a torch.compiler.disable'd call
+    # (GraphBreak.disabled), which runs eagerly on purpose
+    graph_breaks: list[dict[str, Any]]
     cache_counts: dict[str, dict[str, int]]  # cache -> outcome -> n
     failures: list[dict[str, Any]]  # {frame, type, reason, source, compile_id}
     symbols: list[dict[str, Any]]  # {source, range, location}
@@ -547,7 +549,8 @@ def run_facts(results: Results) -> RunFacts:
     # A break is hit by attempts of compilations ("[0/0]" restarted as "[0/0_1]"): its frame is its first one's.
     frame_of_compilation = {compilation_key(cid): frame_of_cid.get(str(cid)) for cid, _ in latest.values()}
     breaks = [{"reason": b.reason, **_loc(b.location), "count": b.count,
-               "frame": next((frame_of_compilation[c] for c in b.compile_ids if frame_of_compilation.get(c)), None)}
+               "frame": next((frame_of_compilation[c] for c in b.compile_ids if frame_of_compilation.get(c)), None),
+               "disabled": b.disabled}
               for b in found.graph_breaks.breaks]
     failures = []
     # Where torch named a line of its own (a compiled nonstrict_trace function fails in torch's wrapper), the user's

@@ -31,6 +31,9 @@ class FailureRow:
     compiled_frame: str | None = None
     # A restart of Dynamo's own (graph_breaks.INTERNAL_RESTART), no graph break: what it was and what it cost.
     explanation: str | None = None
+    # A restart at a call of a torch.compiler.disable'd function (the compilation's graph break is one: GraphBreak.
+    # disabled): the program asked for it to run eagerly, so the restart is what was asked, not one to fix.
+    disabled_call: bool = False
 
     @property
     def is_restart(self) -> bool:
@@ -44,6 +47,7 @@ class FailureRow:
             "source": self.source,
             "compiled_frame": self.compiled_frame,
             "explanation": self.explanation,
+            "disabled_call": self.disabled_call,
         }
 
 
@@ -82,9 +86,12 @@ def failures_and_restarts(trace: Trace, errors: CompileErrors | None = None,
     # (a compile id's error, and each of those outside one by its metrics record: several strict torch.export calls)
     by_key = {(e.compile_id, e.metrics_number): e for e in errors.errors} if errors is not None else {}
     break_of: dict[str, str] = {}  # compilation ("[1/0]") -> its first graph break, as `reason at file:line`
+    disabled_at: dict[str, str] = {}  # compilation -> the reason of its break at a disabled call
     for b in breaks.breaks if breaks is not None else []:
         for key in b.compile_ids:
             break_of.setdefault(key, b.reason + (f" at {b.location.short}" if b.location else ""))
+            if b.disabled:
+                disabled_at.setdefault(key, b.reason)
     rows: list[FailureRow] = []
     for entry in trace.metrics_compiles(sort=False):
         metrics = entry.metrics
@@ -107,7 +114,10 @@ def failures_and_restarts(trace: Trace, errors: CompileErrors | None = None,
                                    number, error.message if error else None, tuple(error.diagnostics) if error else (),
                                    compiled_frame=frame))
         for reason in metrics.get("restart_reasons") or []:
-            known = None if str(reason) != UNKNOWN_RESTART else break_of.get(compilation_key(entry.compile_id))
+            key = compilation_key(entry.compile_id)
+            known = None if str(reason) != UNKNOWN_RESTART else break_of.get(key)
+            # (the restart reason is the break's text, its first line the break's reason)
+            disabled = key in disabled_at and str(reason).startswith(disabled_at[key])
             rows.append(FailureRow(entry.compile_id, "RestartAnalysis", str(reason), None, number, graph_break=known,
-                                   explanation=restart_note(str(reason), metrics)))
+                                   explanation=restart_note(str(reason), metrics), disabled_call=disabled))
     return rows

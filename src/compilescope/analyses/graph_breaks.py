@@ -334,8 +334,13 @@ class GraphBreaks:
     def __bool__(self) -> bool:
         return bool(self.breaks)
 
+    @property
+    def disabled(self) -> int:
+        """Distinct breaks at calls of torch.compiler.disable'd functions: asked for, which check does not count."""
+        return sum(1 for b in self.breaks if b.disabled)
+
     def to_json(self) -> dict[str, Any]:
-        return {"distinct": len(self.breaks), "total": self.total, "source": self.source,
+        return {"distinct": len(self.breaks), "total": self.total, "source": self.source, "disabled": self.disabled,
                 "breaks": [b.to_json() for b in self.breaks]}
 
 

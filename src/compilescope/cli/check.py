@@ -34,7 +34,9 @@ class CheckCommand:
                          "that crashed, where `compilescope run` recorded the crash (rule no-crash). Without any rule, "
                          "--no-failures is checked, and --no-export-issues where the log holds a torch.export.")
         parser.add_argument("log", help="the run to check: a log, a directory, or a directory of rank logs")
-        parser.add_argument("--max-graph-breaks", type=int, metavar="N", help="fail with more than N distinct graph breaks")
+        parser.add_argument("--max-graph-breaks", type=int, metavar="N", help="fail with more than N distinct graph breaks (calls of a "
+                            "torch.compiler.disable'd function run eagerly on purpose: not counted, and the result "
+                            "says how many)")
         parser.add_argument("--max-recompiles", type=int, metavar="N", help="fail with more than N recompiles")
         parser.add_argument("--no-failures", action="store_true", help="fail if any compile failed")
         parser.add_argument("--no-export-issues", action="store_true",

@@ -247,7 +247,10 @@ def _graph_breaks(ins: Insights) -> list[RenderableType]:
     gb = ins.graph_breaks
     if not gb:
         return []
-    out: list[RenderableType] = [_heading(f"Graph breaks ({len(gb.breaks)} distinct, {gb.total} in total)")]
+    # (calls of disabled functions: as check --max-graph-breaks leaves them out, the heading says so)
+    asked = (f"; {'all' if gb.disabled == len(gb.breaks) else gb.disabled} at torch.compiler.disable'd calls, on "
+             "purpose: check does not count them" if gb.disabled else "")
+    out: list[RenderableType] = [_heading(f"Graph breaks ({len(gb.breaks)} distinct, {gb.total} in total{asked})")]
     for i, brk in enumerate(gb.breaks[:MAX_BREAKS], 1):
         head = TerminalText(f"{i}. ", style="bold")
         head.append(_where(brk.location), style="bold")

@@ -212,6 +212,7 @@ def _index(page: _Page) -> Iterator[bytes]:
         n_artifacts=trace.next_number,
         failures=results.failures,
         failed_compiles=results.failed_compiles,
+        disabled_restarts=results.disabled_restarts,
         insights=results.insights,
         compile_time_chart=CompileTimeChart.from_results(results.insights.compile_time) if results.insights else None,
         runtime=results.runtime,
