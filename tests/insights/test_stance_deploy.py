@@ -156,3 +156,24 @@ def test_a_break_that_is_not_a_disabled_call_still_fails_the_gate(capsys):
     assert not [r for r in _restart_reasons("item_break.log.gz") if "torch.compiler.disable" in r]
     assert run_cli("check", "--max-graph-breaks", "0", str(log)) == 1
     assert "not counted" not in capsys.readouterr().out
+
+
+def _lookups(log: str, name: str) -> list[str]:
+    """The compile ids of the log's cache lookup artifacts named so (fx_graph_cache_hit, aotautograd_cache_miss...)."""
+    return [f"[{e['frame_id']}/{e['frame_compile_id']}]" for e, _ in _raw(log) if e.get("artifact", {}).get("name") == name]
+
+
+def test_diff_of_the_cold_and_warm_start_says_what_the_caches_served_and_that_the_kernels_were_compiled_again(capsys):
+    fx_missed, fx_hit = _lookups(COLD, "fx_graph_cache_miss"), _lookups(WARM, "fx_graph_cache_hit")
+    aot_missed, aot_hit = _lookups(COLD, "aotautograd_cache_miss"), _lookups(WARM, "aotautograd_cache_hit")
+    assert (len(fx_missed), len(fx_hit), len(aot_missed), len(aot_hit)) == (4, 4, 2, 2)
+    assert len(_kernel_compiles(WARM)) == len(_kernel_compiles(COLD))  # every kernel compiled again
+    run_cli("diff", str(torch213(COLD)), str(torch213(WARM)))  # (exits 1: the caches changed)
+    said = " ".join(capsys.readouterr().out.split())
+    assert (f"B's caches served what A compiled anew (FX graph cache: {len(fx_hit)} hits where A's {len(fx_missed)} "
+            f"missed; AOTAutograd cache: {len(aot_hit)} hits where A's {len(aot_missed)} missed), yet B compiled its "
+            f"kernels again: {', '.join(sorted(set(fx_hit))[:-1])} and {sorted(set(fx_hit))[-1]} hit the FX graph "
+            "cache and C++ compile still took ") in said
+    # the same run against itself: nothing served either more than the other, so nothing said
+    assert run_cli("diff", str(torch213(WARM)), str(torch213(WARM))) == 0
+    assert "caches served" not in capsys.readouterr().out

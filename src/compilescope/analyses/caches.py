@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 from dataclasses import field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
 
@@ -19,6 +19,9 @@ from ..model.trace import Compile, Trace
 from ..model.records import dataclass
 from ..wording import and_list
 from .status import ERROR, RESTARTED, compile_status, compile_statuses, compiled_attempts
+
+if TYPE_CHECKING:
+    from .compile_time import CompileTimes
 
 CACHES = {"fx_graph_cache": "FX graph cache", "aotautograd_cache": "AOTAutograd cache"}
 _OVERALL_TEXTS = {  # {lookup}: "cache lookup", or "cache lookup torch logged" where some lookup was never logged
@@ -367,3 +370,31 @@ def caches(trace: Trace) -> Caches:
     result.counts = {cache: dict(c) for cache, c in counts.items() if c}
     result.bypass_reasons = reasons.most_common()
     return result
+
+
+# C++ kernels compiled again under graphs the FX graph cache served, worth saying from this many seconds: a warm
+# run with the same cache directory compiles a few (slow_compile_warm: one file, 0.24 s), one without it all of them.
+KERNELS_AGAIN_WORTH_SAYING_S = 1.0
+_ATTEMPT = re.compile(r"_\d{1,9}(?=\]$)")
+
+
+@dataclass
+class KernelsAgain:
+    """Compiles the FX graph cache served that still compiled their kernels, and the seconds that took."""
+
+    compile_ids: list[str] = field(default_factory=list)  # as compile times name them, in the log's order of hits
+    seconds: float = 0.0
+
+    def to_json(self) -> dict[str, Any]:
+        return {"compile_ids": self.compile_ids, "seconds": self.seconds}
+
+
+def kernels_compiled_again(ct: CompileTimes, found: Caches) -> KernelsAgain:
+    """A hit gives Inductor's generated code; the compiled kernels are looked up in the run's own Inductor cache
+    directory and compiled again where it lacks them (a warm start from torch.compiler.load_cache_artifacts into an
+    empty one: stance_deploy_warm). The kernel compile phase of the compiles whose FX graph lookup hit."""
+    served = list(dict.fromkeys(_ATTEMPT.sub("", c.compile_id) for c in found.compiles
+                                if c.outcome("fx_graph_cache") == "hit"))  # (in the log's order)
+    again = sorted((c for c in ct.compiles if _ATTEMPT.sub("", c.compile_id) in served and c.phases.get("kernel_compile")),
+                   key=lambda c: served.index(_ATTEMPT.sub("", c.compile_id)))
+    return KernelsAgain([c.compile_id for c in again], sum(c.phases["kernel_compile"] for c in again))

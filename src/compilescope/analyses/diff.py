@@ -28,7 +28,7 @@ import orjson
 from ..model.ids import CompileId, compilation_key
 from ..model.trace import Compile, Trace
 from .autotuning import config_items
-from .caches import CACHES
+from .caches import CACHES, KERNELS_AGAIN_WORTH_SAYING_S, kernels_compiled_again
 from .compile_time import PHASE_LABELS, CompileTimes, ends_during
 from .crash import Crash
 from .cudagraphs import NEVER_RECORDED
@@ -229,6 +229,9 @@ class RunFacts:
     phases: dict[str, float]
     # What torch logged its cache hits saved (the AOTAutograd cache hits' time_saved_ms, summed), seconds
     cache_saved_s: float = 0.0
+    # Compiles the FX graph cache served that compiled their kernels all the same (caches.kernels_compiled_again):
+    # {compile_ids, seconds}. None where they took under caches.KERNELS_AGAIN_WORTH_SAYING_S, or in facts saved before.
+    kernels_again: dict[str, Any] | None = None
     autotune_s: float = 0.0  # benchmarking to choose code (analyses/autotuning.py)
     # max-autotune's searches: {frame, op, shape, dtypes, best_kernel, best_config, best_time_ms}, in the order they ran
     autotune_searches: list[dict[str, Any]] = field(default_factory=list)
@@ -619,6 +622,8 @@ def run_facts(results: Results) -> RunFacts:
         phase_labels=dict(times.labels),
         compile_steps=_compile_steps(trace),
         cache_saved_s=round(cache_result.time_saved_ms / 1000, 6),
+        kernels_again=(again.to_json() if (again := kernels_compiled_again(times, cache_result)).seconds
+                       >= KERNELS_AGAIN_WORTH_SAYING_S else None),
         autotune_s=round(tuned.total_s, 6),
         autotune_searches=[{"frame": frame_by_event_id.get(t.compile_id), "op": t.op, "shape": t.shape, "dtypes": t.dtypes,
                             "best_kernel": t.best_kernel, "best_config": t.best_config, "best_time_ms": t.best_time_ms}
@@ -1429,7 +1434,10 @@ def diff_runs(a: RunFacts, b: RunFacts, threshold: TimeThreshold = TimeThreshold
                                "cause": _cache_cause(a, b, totals_a, totals_b, sides) or (
                                    _torch_cause(a, b, phases, sides) if upgraded else None)}))
     elif a.compile_time_s != b.compile_time_s:
-        result.notes.append(threshold.not_a_change("compile time", a.compile_time_s, b.compile_time_s))
+        # A run the caches served and that took as long says why: what served it, and what it compiled all the same
+        served = _served_yet_compiled(a, b, totals_a, totals_b, sides)
+        result.notes.append(threshold.not_a_change("compile time", a.compile_time_s, b.compile_time_s)
+                            + (f"; {served}" if served else ""))
 
     changes.extend(_autotuning_changes(a, b, threshold, result))
 
@@ -1606,6 +1614,33 @@ def diff_runs(a: RunFacts, b: RunFacts, threshold: TimeThreshold = TimeThreshold
                                   "killed while compiling): what it did after is not in the log and may show below as "
                                   "a change" + said)
     return result
+
+
+def _served_yet_compiled(a: RunFacts, b: RunFacts, totals_a: dict[str, dict[str, int]],
+                         totals_b: dict[str, dict[str, int]], sides: tuple[str, str] = ("A", "B")) -> str | None:
+    """"B's caches served what A compiled anew (FX graph cache: 4 hits where A's 4 missed; ...), yet B compiled its
+    C++ kernels again: ...": the side whose lookups (of the frames both compiled) hit where the other's missed, each
+    cache that served it, and the kernels the FX graph cache's hits still compiled (caches.kernels_compiled_again).
+    None where neither side hit more often."""
+    for (run, totals, name), (other_run, other_totals, other) in (((a, totals_a, sides[0]), (b, totals_b, sides[1])),
+                                                                  ((b, totals_b, sides[1]), (a, totals_a, sides[0]))):
+        hits = {c: totals.get(c, {}).get("hit", 0) for c in CACHES}
+        gained = [f"{CACHES[c]}: {count(n, 'hit')} where {possessive(other)} {other_totals[c]['miss']} missed"
+                  for c, n in hits.items() if n > other_totals.get(c, {}).get("hit", 0)
+                  and other_totals.get(c, {}).get("miss")]
+        if not gained:
+            continue
+        said = f"{possessive(name)} caches served what {other} compiled anew ({'; '.join(gained)})"
+        again = run.kernels_again
+        if again:
+            label = run.phase_labels.get("kernel_compile", PHASE_LABELS["kernel_compile"])
+            said += (f", yet {name} compiled its kernels again: {and_list(again['compile_ids'])} hit the FX graph cache "
+                     f"and {label} still took {format_seconds(again['seconds'])} of its "
+                     f"{format_seconds(run.compile_time_s)} ({other}: {format_seconds(other_run.phases.get('kernel_compile', 0.0))}; a hit gives Inductor's generated code; the compiled "
+                     f"kernels come from {possessive(name)} Inductor cache directory, which did not hold them, as "
+                     "after torch.compiler.load_cache_artifacts into an empty one)")
+        return said
+    return None
 
 
 def _cache_cause(a: RunFacts, b: RunFacts, totals_a: dict[str, dict[str, int]],

@@ -16,7 +16,7 @@ from ..lazy_regex import lazy_compile
 from ..model.ids import NO_COMPILE_ID, CompileId
 from ..model.trace import Trace
 from .autotuning import Autotuning, autotuning
-from .caches import Caches, caches
+from .caches import KERNELS_AGAIN_WORTH_SAYING_S, Caches, caches, kernels_compiled_again
 from .cudagraphs import BACKWARD_PENDING, CudaGraphCompile, CudaGraphs, cudagraphs
 from .crash import STATIC_LAUNCHER_ADVICE, Crash, Crashes, crashes
 from .compile_time import PHASE_LABELS, CompileTimes, as_export_time, compile_times, ends_during, unfinished_compiles
@@ -346,25 +346,14 @@ def _disabled_calls(breaks: list[GraphBreak]) -> list[Finding]:
                     + "; nothing to fix, unless they should be compiled")]
 
 
-# C++ kernels compiled again under graphs the FX graph cache served, worth a finding from this many seconds: a warm
-# run with the same cache directory compiles a few (slow_compile_warm: one file, 0.24 s), one without it all of them.
-KERNELS_AGAIN_WORTH_SAYING_S = 1.0
-_ATTEMPT = lazy_compile(r"_\d{1,9}(?=\]$)")
-
-
 def _kernels_compiled_again(ct: CompileTimes, found: Caches) -> Finding | None:
-    """Compiles the FX graph cache served that still compiled their kernels: a hit gives Inductor's generated code, and
-    the compiled kernels are looked up in the run's own Inductor cache directory, compiled again where it lacks them
-    (a warm start from torch.compiler.load_cache_artifacts into an empty one: stance_deploy_warm)."""
-    served = list(dict.fromkeys(_ATTEMPT.sub("", c.compile_id) for c in found.compiles
-                                if c.outcome("fx_graph_cache") == "hit"))  # (in the log's order)
-    again = sorted((c for c in ct.compiles if _ATTEMPT.sub("", c.compile_id) in served and c.phases.get("kernel_compile")),
-                   key=lambda c: served.index(_ATTEMPT.sub("", c.compile_id)))
-    seconds = sum(c.phases["kernel_compile"] for c in again)
+    """Compiles the FX graph cache served that still compiled their kernels (caches.kernels_compiled_again)."""
+    again = kernels_compiled_again(ct, found)
+    seconds = again.seconds
     if seconds < KERNELS_AGAIN_WORTH_SAYING_S or not ct.total_s:
         return None
     label = ct.labels.get("kernel_compile", "kernel compile")
-    ids = _names([c.compile_id for c in again])
+    ids = _names(again.compile_ids)
     return Finding(WARNING, "caches", f"served from cache, yet {label} took {format_seconds(seconds)} "
                    f"({seconds / ct.total_s:.0%} of compiling)",
                    f"{ids} hit the FX graph cache but compiled their kernels again: a hit gives Inductor's generated "
