@@ -60,8 +60,12 @@ def test_the_refused_recompile_names_the_call_the_function_and_what_it_would_hav
                             f"(stance_deploy.py:{_program_lines('def forward(self, x):')[0]})")
     assert f"it would have recompiled for: {newest} (guard of [0/1])" in refused.advice
     assert "not a torch bug" in refused.advice
-    [finding] = [f for f in _findings(COLD) if f.section == "warnings"]
+    # torch raised it and the program caught it (the record names the stance): not a warning torch printed
+    assert record["category"] == "RuntimeError" and record["stance"] == "fail_on_recompile"
+    assert refused.raised
+    [finding] = [f for f in _findings(COLD) if f.section == "raised"]
     assert finding.title == refused.name and finding.severity == "warning"
+    assert not [f for f in _findings(COLD) if f.section == "warnings"]
 
 
 def test_the_fixed_warm_up_refuses_nothing_and_passes_the_ci_gate(capsys):
@@ -177,3 +181,21 @@ def test_diff_of_the_cold_and_warm_start_says_what_the_caches_served_and_that_th
     # the same run against itself: nothing served either more than the other, so nothing said
     assert run_cli("diff", str(torch213(WARM)), str(torch213(WARM))) == 0
     assert "caches served" not in capsys.readouterr().out
+
+
+def test_the_refusal_is_said_as_an_error_raised_and_caught_in_summary_report_json_and_check(capsys, tmp_path):
+    [record] = _recorded(COLD)
+    assert run_cli("summary", str(torch213(COLD))) == 0
+    said = capsys.readouterr().out
+    assert "Errors torch raised, caught by the program (1)" in said and "Warnings torch printed" not in said
+    assert run_cli("summary", "--json", str(torch213(COLD))) == 0
+    doc = json.loads(capsys.readouterr().out)
+    [entry] = doc["warnings"]["warnings"]
+    assert entry["raised"] is True and entry["kind"] == record["category"]
+    assert [f["section"] for f in doc["findings"] if f["title"] == entry["name"]] == ["raised"]
+    report(torch213(COLD), tmp_path / "r")
+    index = (tmp_path / "r" / "index.html").read_text()
+    assert 'id="insights-raised"' in index and 'id="insights-warnings"' not in index
+    capsys.readouterr()
+    assert run_cli("check", "--no-warnings", str(torch213(COLD))) == 1
+    assert "no-warnings: torch raised 1 error the program caught, none allowed" in capsys.readouterr().out

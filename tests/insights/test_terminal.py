@@ -130,7 +130,7 @@ def test_a_failure_without_a_logged_location_is_not_placed_on_the_def_line():
 SECTION_HEADINGS = {"testing_only": "Settings for torch's own tests (", "crash": "Crash", "errors": "Errors (", "recompiles": "Recompiles (", "graph_breaks": "Graph breaks (",
                     "numpy": "NumPy in graphs (",
                     "compile_time": "Compile time (", "autotuning": "Autotuning (", "cudagraphs": "CUDA graphs (",
-                    "warnings": "Warnings torch printed (", "caches": "Caches (", "dynamic_shapes": "Dynamic shapes (",
+                    "raised": "Errors torch raised, caught by the program (", "warnings": "Warnings torch printed (", "caches": "Caches (", "dynamic_shapes": "Dynamic shapes (",
                     "runtime": "Runtime"}
 
 

@@ -154,6 +154,15 @@ def _why_slow(facts: RunFacts) -> str | None:
     return "; ".join(said) or None
 
 
+def _warned(printed_raised: tuple[int, int]) -> str:
+    """"torch printed 2 warnings", "torch raised 1 error the program caught", or both."""
+    printed, raised = printed_raised
+    said = [f"torch printed {count(printed, 'warning')}"] if printed or not raised else []
+    if raised:
+        said.append(f"{'raised' if said else 'torch raised'} {count(raised, 'error')} the program caught")
+    return " and ".join(said)
+
+
 def _library_note(counted: int, total: int) -> str:
     return f" ({total - counted} more in Python's own library, not counted)" if total > counted else ""
 
@@ -253,9 +262,12 @@ def evaluate(runs: dict[int | None, RunFacts], rules: Rules,
             results.append(RuleResult("no-warnings", "none allowed", False,
                                       f"no-warnings: {_where(unrecorded[0])}the run {NOT_RECORDED}"))
         else:
+            # (value: warnings printed, errors raised and caught: a refused recompile is said as raised, not printed)
             absolute("no-warnings", "none allowed",
-                     lambda f: (len(f.warnings), [f"{w['name'] or w['text']} ({w['source']})" for w in f.warnings]),
-                     0, lambda v, lim: v > lim, lambda v: f"torch printed {count(v, 'warning')}", others="warning")
+                     lambda f: ((sum(1 for w in f.warnings if not w.get("raised")),
+                                 sum(1 for w in f.warnings if w.get("raised"))),
+                                [f"{w['name'] or w['text']} ({w['source']})" for w in f.warnings]),
+                     0, lambda v, lim: sum(v) > lim, _warned, others="warning")
 
     if rules.no_rank_divergence:
         results.append(_rank_divergence(runs, divergences))

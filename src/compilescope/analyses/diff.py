@@ -781,7 +781,8 @@ def _warnings(printed: TorchWarnings, frame_of_cid: dict[str, str]) -> list[dict
     if not printed.recorded:
         return None
     return [{"frame": next((frame_of_cid[c] for c in w.compile_ids if c in frame_of_cid), None),
-             "source": w.source, "text": _mask(w.headline), "name": w.name} for w in printed.warnings]
+             "source": w.source, "text": _mask(w.headline), "name": w.name, "raised": w.raised}
+            for w in printed.warnings]
 
 
 # ---------------------------------------------------------------- the comparison

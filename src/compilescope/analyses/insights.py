@@ -54,8 +54,8 @@ ERROR, WARNING, INFO = "error", "warning", "info"
 # it explain them. "export" (draft export's issues) has its details on the report's export page, not a section here.
 # "testing_only" first: a run with a setting of torch's tests on fails or computes wrong on purpose, which explains
 # the rest (its crash, its failed compiles).
-SECTIONS = ("testing_only", "crash", "errors", "export", "recompiles", "graph_breaks", "numpy", "compile_time", "autotuning", "cudagraphs", "warnings",
-            "caches", "dynamic_shapes", "runtime")
+SECTIONS = ("testing_only", "crash", "errors", "export", "recompiles", "graph_breaks", "numpy", "compile_time", "autotuning",
+            "cudagraphs", "raised", "warnings", "caches", "dynamic_shapes", "runtime")
 
 
 @dataclass
@@ -760,7 +760,8 @@ def _torch_warnings(printed: TorchWarnings, said_above: set[str], runtime: Runti
         where = f"{w.location.short}: " if w.location else ""
         severity = INFO if w.name == COND_ONE_BRANCH else WARNING
         cost = _matmul_cost(runtime) if w.name == NO_TF32 and runtime else ""
-        out.append(Finding(severity, "warnings", w.name, f"{where}{cost}{w.advice}"))
+        # (an error torch raised and the program caught is said where such errors are, not as a warning printed)
+        out.append(Finding(severity, "raised" if w.raised else "warnings", w.name, f"{where}{cost}{w.advice}"))
     if others:
         first = others[0].headline
         out.append(Finding(INFO, "warnings", f"torch printed {count(len(others), 'other warning')}",

@@ -83,6 +83,10 @@ class TorchWarning:
     logger: str | None = None  # the torch logger of a log record
     name: str | None = None  # what it means, in a few words (a known warning)
     advice: str | None = None  # what to do (a known warning)
+    # Not printed: an error torch raised and the program caught, recorded by compilescope because torch logs nothing
+    # of it (a recompile set_stance("fail_on_recompile") refused: its record names the stance). Said apart from the
+    # warnings, as what it is.
+    raised: bool = False
 
     @property
     def headline(self) -> str:
@@ -103,7 +107,7 @@ class TorchWarning:
     def to_json(self) -> dict[str, Any]:
         return {"message": self.message, "kind": self.kind, "source": self.source, "count": self.count,
                 "compile_ids": self.compile_ids, "location": self.location.to_json() if self.location else None,
-                "logger": self.logger, "name": self.name, "advice": self.advice}
+                "logger": self.logger, "name": self.name, "advice": self.advice, "raised": self.raised}
 
 
 @dataclass
@@ -126,9 +130,24 @@ class TorchWarnings:
         return self.stderr.replace("\\", "/").rsplit("/", 1)[-1] if self.stderr else None
 
     @property
+    def printed_warnings(self) -> list[TorchWarning]:
+        """The warnings torch printed: not the errors it raised that the program caught."""
+        return [w for w in self.warnings if not w.raised]
+
+    @property
+    def raised(self) -> list[TorchWarning]:
+        """The errors torch raised that the program caught (recorded, as torch logs nothing of them)."""
+        return [w for w in self.warnings if w.raised]
+
+    @property
+    def times_raised(self) -> int:
+        """How many times torch raised such an error, in all."""
+        return sum(w.count for w in self.raised)
+
+    @property
     def printed(self) -> int:
-        """How many times torch warned, in all."""
-        return sum(w.count for w in self.warnings)
+        """How many times torch warned, in all (the errors it raised not counted)."""
+        return sum(w.count for w in self.printed_warnings)
 
     def to_json(self) -> dict[str, Any]:
         return {"warnings": [w.to_json() for w in self.warnings], "unreadable": self.unreadable, "stderr": self.stderr,
@@ -248,7 +267,8 @@ def torch_warnings(trace: Trace) -> TorchWarnings:
         warning = TorchWarning(message, kind if isinstance(kind, str) else "warning", source, 1,
                                [cid] if cid is not None else [],
                                _named_line(message) or _user_line(record.get("traced")) or _user_line(record.get("stack")),
-                               logger if isinstance(logger, str) else None, name, advice)
+                               logger if isinstance(logger, str) else None, name, advice,
+                               raised=isinstance(record.get("stance"), str))
         groups[(source, message)] = warning
         result.warnings.append(warning)
     result.recorded = bool(records) or hooked or trace.stderr_path is not None

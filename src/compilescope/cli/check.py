@@ -48,7 +48,9 @@ class CheckCommand:
                                  "or set up and never recorded")
         parser.add_argument("--no-warnings", action="store_true",
                             help="fail if torch printed any warning (recorded by `compilescope run` or capture(), or read "
-                                 "from the run's stderr saved as output.txt beside its log)")
+                                 "from the run's stderr saved as output.txt beside its log), or raised an error the "
+                                 "program caught that they recorded (a recompile set_stance(\"fail_on_recompile\") "
+                                 "refused)")
         parser.add_argument("--no-rank-divergence", action="store_true",
                             help="with a directory of rank logs: fail if the ranks compiled differently (a compile id "
                                  "only some ranks have, a compile that failed or broke on some ranks only, other "

@@ -27,6 +27,7 @@ from ..analyses.dynamic_shapes import GuardPlace, PlacementPart
 from ..analyses.graph_breaks import function_label
 from ..analyses.insights import SECTIONS, Insights
 from ..analyses.recompiles import BACKWARD_REASONS_HINT, CHANGE_LABELS
+from ..analyses.torch_warnings import TorchWarning
 from ..analyses.userloc import UserLocation
 from .charts import phase_bars
 from .notices import SEVERITY_LABELS
@@ -433,17 +434,37 @@ def _cudagraphs(ins: Insights) -> list[RenderableType]:
 RAN_ONCE = "not skipped: it ran once, a warm-up (a graph is recorded at its second call)"
 
 
+def _raised(ins: Insights) -> list[RenderableType]:
+    """An error torch raised and the program caught is no warning torch printed: said apart, as what it is."""
+    tw = ins.warnings
+    if not tw.raised:
+        return []
+    return [_heading(f"Errors torch raised, caught by the program ({tw.times_raised})"),
+            TerminalText("torch logs nothing of them: recorded by compilescope", style="dim"),
+            _warning_table(tw.raised, "error, and where"), *_more(len(tw.raised), "more error")]
+
+
 def _torch_warnings(ins: Insights) -> list[RenderableType]:
     tw = ins.warnings
     if not tw:
         return []
-    out: list[RenderableType] = [_heading(f"Warnings torch printed ({tw.printed})")]
-    if tw.stderr:
-        out.append(TerminalText(f"read from the run's saved stderr beside the log: {tw.stderr_name}", style="dim"))
-    table = _table("compile id", "warning, and where", "times", expand=True)
+    out: list[RenderableType] = []
+    if tw.printed_warnings:
+        out.append(_heading(f"Warnings torch printed ({tw.printed})"))
+        if tw.stderr:
+            out.append(TerminalText(f"read from the run's saved stderr beside the log: {tw.stderr_name}", style="dim"))
+        out.append(_warning_table(tw.printed_warnings, "warning, and where"))
+        out.extend(_more(len(tw.printed_warnings), "more warning"))
+    if tw.unreadable:
+        out.append(TerminalText(f"{count(tw.unreadable, 'recorded warning')} could not be read"))
+    return out
+
+
+def _warning_table(warnings: list[TorchWarning], what_heading: str) -> Table:
+    table = _table("compile id", what_heading, "times", expand=True)
     table.columns[0].no_wrap = table.columns[2].no_wrap = True
     table.columns[1].ratio = 1
-    for w in tw.warnings[:MAX_ROWS]:
+    for w in warnings[:MAX_ROWS]:
         what = TerminalText(f"{w.name}\n", style="bold") if w.name else TerminalText()
         headline = w.headline if len(w.headline) <= MAX_HEADLINE else w.headline[:MAX_HEADLINE - 3] + "..."
         what.append(headline).append(f"\n{w.kind} from {w.source}", style="dim")
@@ -452,11 +473,7 @@ def _torch_warnings(ins: Insights) -> list[RenderableType]:
         if w.advice:
             what.append(f"\n{w.advice}")
         table.add_row(TerminalText(", ".join(w.compile_ids) or "-"), what, str(w.count))
-    out.append(table)
-    out.extend(_more(len(tw.warnings), "more warning"))
-    if tw.unreadable:
-        out.append(TerminalText(f"{count(tw.unreadable, 'recorded warning')} could not be read"))
-    return out
+    return table
 
 
 def _dynamic_shapes(ins: Insights) -> list[RenderableType]:
@@ -542,7 +559,8 @@ _SECTION_RENDERERS: dict[str, Callable[[Insights], list[RenderableType]]] = {
     "testing_only": _testing_only, "crash": _crashes, "errors": _errors, "export": lambda ins: [],  # (the details: the report's export page)
     "recompiles": _recompiles, "graph_breaks": _graph_breaks, "numpy": _numpy,
     # (checkpointing has no finding of its own, so no section: it follows what compiling cost)
-    "compile_time": lambda ins: _compile_time(ins) + _checkpointing(ins), "autotuning": _autotuning, "cudagraphs": _cudagraphs, "warnings": _torch_warnings,
+    "compile_time": lambda ins: _compile_time(ins) + _checkpointing(ins), "autotuning": _autotuning, "cudagraphs": _cudagraphs, "raised": _raised,
+    "warnings": _torch_warnings,
     "caches": _caches, "dynamic_shapes": _dynamic_shapes, "runtime": lambda ins: runtime_renderables(ins.runtime),
 }
 
