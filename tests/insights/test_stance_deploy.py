@@ -10,6 +10,7 @@ import json
 import re
 from pathlib import Path
 
+from compilescope.analyses.caches import caches
 from compilescope.analyses.graph_breaks import graph_breaks
 from compilescope.analyses.insights import insights
 from compilescope.analyses.torch_warnings import torch_warnings
@@ -199,3 +200,21 @@ def test_the_refusal_is_said_as_an_error_raised_and_caught_in_summary_report_jso
     capsys.readouterr()
     assert run_cli("check", "--no-warnings", str(torch213(COLD))) == 1
     assert "no-warnings: torch raised 1 error the program caught, none allowed" in capsys.readouterr().out
+
+
+def test_the_aotautograd_bypass_at_allow_in_graph_s_function_says_the_program_put_it_in_the_graph(capsys):
+    bypasses = [json.loads(p) for e, p in _raw(COLD) if e.get("artifact", {}).get("name") == "aotautograd_cache_bypass"]
+    assert len(bypasses) == 2 and all("<function scale_shift at 0x" in b["cache_bypass_reason"] for b in bypasses)
+    assert _program_lines("@torch.compiler.allow_in_graph")[0] + 1 == _program_lines("def scale_shift(h):")[0]
+    found = caches(read_trace(torch213(COLD)))
+    [(reason, n)] = found.bypass_reasons
+    assert n == len(bypasses)
+    note = found.bypass_note(reason)
+    assert note is not None and note.startswith("scale_shift (module __main__) is a plain Python function, not a torch op")
+    assert "allow_in_graph" in note
+    # a torch op AOTAutograd cannot key is not said to be the program's own function
+    assert found.bypass_note("Unsupported call_function target <function silu at 0x7f00>. Function module: "
+                             "torch.nn.functional, Function name: silu") is None
+    assert run_cli("summary", "--json", str(torch213(COLD))) == 0
+    [doc] = json.loads(capsys.readouterr().out)["caches"]["bypass_reasons"]
+    assert doc["note"] == note

@@ -132,6 +132,10 @@ class Caches:
         text is given once, with its count (cache_hit_miss.log: 3 lookups, one reason)."""
         return next(i for i, (known, _) in enumerate(self.bypass_reasons, 1) if known == reason)
 
+    def bypass_note(self, reason: str) -> str | None:
+        """What a bypass reason means where torch's words do not say it (user_function_target)."""
+        return user_function_target(reason)
+
     def reason_compiles(self, reason: str) -> list[str]:
         """The compile ids with a lookup that bypassed for this reason, in the order they ran."""
         return [c.compile_id for c in self.compiles if reason in c.bypass_reasons]
@@ -264,7 +268,7 @@ class Caches:
             "overall": self.overall,
             "counts": self.counts,
             "time_saved_ms": round(self.time_saved_ms, 3),
-            "bypass_reasons": [{"reason": r, "count": n} for r, n in self.bypass_reasons],
+            "bypass_reasons": [{"reason": r, "count": n, "note": self.bypass_note(r)} for r, n in self.bypass_reasons],
             "graphs_missing": self.graphs_missing,
             "partly_served": self.partly_served,
             "fx_unlogged": self.fx_unlogged,
@@ -370,6 +374,25 @@ def caches(trace: Trace) -> Caches:
     result.counts = {cache: dict(c) for cache, c in counts.items() if c}
     result.bypass_reasons = reasons.most_common()
     return result
+
+
+# AOTAutograd's cache keys a graph by its targets and gives up on a call_function target it cannot key
+# (torch/_functorch/_aot_autograd/autograd_cache.py): "Unsupported call_function target <function scale_shift at
+# 0x7f...>. Function module: __main__, Function name: scale_shift". A plain Python function there (not a torch op) is
+# one the program put in the graph itself: torch.compiler.allow_in_graph (stance_deploy's scale_shift).
+_FUNCTION_TARGET = re.compile(r"^Unsupported call_function target <function (?P<name>[^\s>]{1,300}) at 0x[0-9a-fA-F]{1,32}>\."
+                              r"\s{0,20}Function module: (?P<module>[^,\s]{1,300})")
+
+
+def user_function_target(reason: str) -> str | None:
+    """What an AOTAutograd cache bypass at a plain Python function means; None for any other reason (a torch op's)."""
+    m = _FUNCTION_TARGET.match(reason)
+    if m is None or m["module"] == "torch" or m["module"].startswith("torch."):
+        return None
+    return (f"{m['name']} (module {m['module']}) is a plain Python function, not a torch op: one the program put in "
+            "the graph itself (torch.compiler.allow_in_graph), which AOTAutograd's cache cannot key, so every graph "
+            "that calls it bypasses that cache (the FX graph cache is still looked up). Without allow_in_graph, Dynamo "
+            "traces into it and the graph holds its torch ops instead")
 
 
 # C++ kernels compiled again under graphs the FX graph cache served, worth saying from this many seconds: a warm

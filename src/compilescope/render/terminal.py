@@ -354,6 +354,8 @@ def _caches(ins: Insights) -> list[RenderableType]:
             continue
         out.append(TerminalText(f"({ca.reason_number(reason)}) {n} lookup{'s' if n != 1 else ''} bypassed "
                                 f"({', '.join(ca.reason_compiles(reason))}): {reason}"))
+        if note := ca.bypass_note(reason):
+            out.append(TerminalText(f"    note: {note}", style="green"))
     if ca.time_saved_ms:
         out.append(TerminalText(f"time saved by cache hits: {format_seconds(ca.time_saved_ms / 1000)}"))
     if ca.graphs_missing:
