@@ -109,8 +109,10 @@ def test_mark_dynamic_removes_the_recompile_and_its_guard_failure():
     assert rec.detail["gone_guard_failures"] == ["tensor 'x' size mismatch at index 0. expected 4, actual 6"]
     assert rec.detail["new_guard_failures"] == []
     [shape] = [c for c in d.changes if c.section == "dynamic_shapes"]
-    assert shape.kind == "changed" and shape.a == {"source": "L['x'].size()[0]", "first_compile": False}
-    assert shape.b == {"source": "L['x'].size()[0]", "first_compile": True}
+    # (torch's source as it wrote it, and as f's code names it: its argument x)
+    said = {"source": "L['x'].size()[0]", "source_text": "x.size()[0]"}
+    assert shape.kind == "changed" and shape.a == {**said, "first_compile": False}
+    assert shape.b == {**said, "first_compile": True}
     # The first graph now takes the size as a symbol (its generated name, s77 or s0, is masked).
     [nodes] = [c for c in d.changes if c.section == "graphs" and "added" in c.detail]
     assert [(n["op"], n["target"]) for n in nodes.detail["added"]] == [("placeholder", "s#")]
@@ -415,7 +417,7 @@ def test_a_compile_that_starts_failing():
                                 "tensor 'x' size mismatch at index 0. expected 4, actual 6", 1)]
     assert "guard no longer failing" not in rec.title + str(rec.guard_lines)
     assert [(c.kind, c.title) for c in d.changes if c.section == "dynamic_shapes"] == [
-        ("removed", "dynamic symbol for L['x'].size()[0] removed (at diff_pair.py:31)")]
+        ("removed", "dynamic symbol for x.size()[0] removed (at diff_pair.py:31)")]
     # And back: the failure is gone, the symbol is made again, and B recompiled for the guard A never checked.
     back = diff("fail", "base").changes
     [rec] = [c for c in back if c.section == "recompiles"]
@@ -424,7 +426,7 @@ def test_a_compile_that_starts_failing():
                                 "tensor 'x' size mismatch at index 0. expected 4, actual 6", 1)]
     assert [c.kind for c in back if c.section == "failures"] == ["removed"]
     assert [(c.kind, c.title) for c in back if c.section == "dynamic_shapes"] == [
-        ("added", "new dynamic symbol for L['x'].size()[0] (at diff_pair.py:31)")]
+        ("added", "new dynamic symbol for x.size()[0] (at diff_pair.py:31)")]
 
 
 def test_cli_threshold_flags(capsys):
@@ -710,7 +712,7 @@ def test_a_symbol_made_in_torchs_code_is_placed_at_the_users_call(capsys):
     assert run_cli("diff", *ranks, "--json") == 1
     [doc] = json.loads(capsys.readouterr().out)["ranks"]
     [symbol] = [c for c in doc["changes"] if c["section"] == "dynamic_shapes"]
-    assert symbol["title"] == ("new dynamic symbol for L['args'][0].size()[0] (in torch's linear.py:134, called at "
+    assert symbol["title"] == ("new dynamic symbol for args[0].size()[0] (in torch's linear.py:134, called at "
                                "ddp_uneven_batch.py:27)")
     assert symbol["b"]["file"].endswith("/ddp_uneven_batch.py") and symbol["b"]["line"] == 27
     assert "None" not in " ".join(c["title"] for c in doc["changes"])
@@ -727,7 +729,7 @@ def test_the_optimizers_lr_symbol_is_placed_at_the_users_call(capsys):
     the user's call."""
     assert run_cli("diff", cuda211("compiled_optimizer.log.gz"), cuda211("compiled_optimizer_tensor_lr.log.gz")) == 1
     out = " ".join(capsys.readouterr().out.split())  # as one line: the terminal wraps them
-    assert ("- dynamic symbol for L['self'].param_groups[0]['lr'] removed (in torch's adam.py:229, called at "
+    assert ("- dynamic symbol for self.param_groups[0]['lr'] removed (in torch's adam.py:229, called at "
             "compiled_optimizer.py:24) (×5)") in out
     placed = ("lr, read as self.param_groups[0]['lr'] by step at torch's adam.py:229, called at "
               "compiled_optimizer.py:24")

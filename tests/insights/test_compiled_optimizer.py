@@ -185,7 +185,8 @@ def test_diff_of_the_fix_says_each_guard_once(capsys):
             "(×4)") in " ".join(out.split())
     [first] = {*re.findall(r"self\.param_groups\[0\]\['lr'\] == ([\d.]+)", text[:text.index("___as_tensor(self.param_groups")])}
     assert f"guard no longer failing: self.param_groups[0]['lr'] == {first} guard" in " ".join(out.split())
-    assert out.count("dynamic symbol for L['self'].param_groups[0]['lr'] removed") == 1
+    # (the source as step's code names it: torch's L['self'] is step's self)
+    assert out.count("dynamic symbol for self.param_groups[0]['lr'] removed") == 1
     # Each learning rate it was specialized to, in one line: one fix (a tensor lr) undoes them all.
     values = []
     with gzip.open(CUDA_FLOAT, "rt") as f:
@@ -203,7 +204,7 @@ def test_diff_of_the_fix_says_each_guard_once(capsys):
     [call] = [n for n, line in enumerate(program, 1) if line.strip() == "opt.step()"]
     [read_at] = set(re.findall(r"\"source\": \"L\['self'\]\.param_groups\[0\]\['lr'\]\", \"user_stack\": "
                                r"\[\{\"line\": (\d+), \"name\": \"step\"", gzip.open(CUDA_FLOAT, "rt").read()))
-    assert (f"no longer specialized: L['self'].param_groups[0]['lr'] = 5 values: "
+    assert (f"no longer specialized: self.param_groups[0]['lr'] = 5 values: "
             f"{', '.join(v.rstrip('0') for v in values)} (lr, read as self.param_groups[0]['lr'] by step at torch's "
             f"adam.py:{read_at}, called at compiled_optimizer.py:{call})") in flat  # sympy's zeros dropped
 

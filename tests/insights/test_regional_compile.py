@@ -14,6 +14,7 @@ from compilescope.analyses import analyze
 from compilescope.analyses.diff import diff_runs, run_facts
 from compilescope.analyses.insights import insights
 from compilescope.analyses.repeated_blocks import regional
+from compilescope.analyses.userloc import user_source_name
 from compilescope.ingest.reader import read_trace
 
 from ..conftest import torch213
@@ -145,3 +146,27 @@ def test_a_restarted_compile_is_named_as_its_compilation():
     assert (found.compile_id, found.indices) == ("[0/0]", [0, 1, 2, 3])
     (finding,) = [f for f in _insights(log).findings if "once per block" in f.title]
     assert finding.title.startswith("[0/0] compiled Block's code 4 times")
+
+
+def test_a_modules_attribute_is_named_as_the_program_writes_it():
+    # regional_dynamic: each block's two LayerNorms' eps became float symbols that torch specialized; its
+    # symbolic_shape_specialization records name them through the modules' dicts
+    # (L['self']._modules['blocks']._modules['0']._modules['norm1'].eps), where the program writes self.blocks (a
+    # ModuleList) and each Block's self.norm1 / self.norm2. The raw source stays in JSON; the words are the program's.
+    log = "regional_dynamic.log.gz"
+    raw = {src for e, _ in _raw(log) if "symbolic_shape_specialization" in e
+           for src in e["symbolic_shape_specialization"]["sources"]}
+    first = "L['self']._modules['blocks']._modules['0']._modules['norm1'].eps"
+    embed = "L['self']._modules['embed'].norm_type"  # (the model's self.embed, an Embedding: its norm_type)
+    assert first in raw and embed in raw
+    assert "self.blocks = torch.nn.ModuleList(" in PROGRAM.read_text() and _program_line("self.norm1 = ") > 0
+    ds = _insights(log).dynamic_shapes
+    (spec,) = [s for s in ds.specializations if first in s.sources and s.compile_id == "[0/0]"]
+    assert spec.to_json()["sources"] == [first]
+    assert spec.source_texts == {first: "self.blocks[0].norm1.eps"}
+    words = {text for s in ds.specializations for text in s.source_texts.values()}
+    assert {"self.blocks[3].norm2.eps", "self.embed.norm_type"} <= words and not any("_modules" in t for t in words)
+    # A parameter, as the log's describe_source names it: the program's block's norm1.weight.
+    described = {e["describe_source"]["source"] for e, _ in _raw(log) if "describe_source" in e}
+    weight = "L['self']._modules['blocks']._modules['0']._modules['norm1']._parameters['weight']"
+    assert weight in described and user_source_name(weight) == "self.blocks[0].norm1.weight"

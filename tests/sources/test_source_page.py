@@ -354,7 +354,9 @@ def test_a_specialized_symbol_says_its_source(tmp_path):
     (specialized,) = [s for s in notes["symbols"] if s["kind"] == "specialized"]
     assert (specialized["compile_id"], specialized["symbol"], specialized["sources"]) == ("[0/2]", "s77", sources)
     symbols = [plain(s) for s in re.findall(r'<li class="n-symbol">.*?</li>', line, re.S)]
-    assert f"symbol s77 specialized = 5 from {sources[0]} ([0/2])" in symbols
+    # (as the program names it, f's argument x; torch's text in the title)
+    assert "symbol s77 specialized = 5 from x.size()[0] ([0/2])" in symbols
+    assert html.unescape(re.search(r'<span title="([^"]*)">x\.size\(\)\[0\]</span>', line)[1]) == sources[0]
 
 
 def _guards_from(log: Path, frame: int, compile_: int, line: int) -> list[str]:

@@ -24,8 +24,8 @@ from ..model.trace import Compile, Trace
 from ..wording import count
 from .compiled_frames import CompiledFrames
 from .stack_values import StackValues
-from .userloc import (FRAME_SOURCE, UserLocation, is_torch_file, last_code_stack_frame, last_user_stack_frame,
-                      exported_user_frame, placed_at_call)
+from .userloc import (UserLocation, is_torch_file, last_code_stack_frame, last_user_stack_frame,
+                      exported_user_frame, placed_at_call, user_source_name)
 from ..model.records import dataclass
 
 T = TypeVar("T")
@@ -54,6 +54,18 @@ def value_name(source: str) -> str | None:
 
 def _text(value: Any) -> str | None:
     return None if value is None else str(value)
+
+
+def _source_text(stack_values: StackValues, entry: Compile, source: str | None) -> str | None:
+    """A source in the user's words: a name Dynamo made described (stack_values), else the user's name for it
+    (user_source_name); None where there is no source, or torch's text is the user's already."""
+    if source is None:
+        return None
+    described = stack_values.describe(entry, source)
+    if described is not None:
+        return described
+    named = user_source_name(source)
+    return named if named != source else None
 
 
 def _location(entry: dict) -> tuple[UserLocation | None, UserLocation | None]:
@@ -131,8 +143,9 @@ class SymbolCreated:
     unbacked: bool
     location: UserLocation | None
     torch_location: UserLocation | None = None  # torch's line, where location is the user's call into it (_location)
-    # What the source is in the user's code, where it is a name Dynamo made (a resume function's L['___stack0']: "the
-    # value of `loss.item()` (item_break.py:16), passed on past the graph break"); None where it is the user's own.
+    # What the source is in the user's code: a name Dynamo made in words (a resume function's L['___stack0']: "the
+    # value of `loss.item()` (item_break.py:16), passed on past the graph break"), else the user's name for it
+    # (userloc.user_source_name: self.blocks[0].norm1.eps); None where torch's text is already the user's.
     source_text: str | None = None
     # location is the user's call that passed the value in: an argument of a library's compiled frame (transformers'
     # wrapped_func) that the library's code first used (userloc.placed_at_call, recompiles' rule too).
@@ -189,7 +202,7 @@ class Specialization:
         name = value_name(self.read_as)
         text = (f"{name}, " if name else "") + f"read as {self.read_as}"
         return text + (f" by {self.read_by}" if self.read_by else "")
-    # Those of its sources that are names Dynamo made, in words (as SymbolCreated.source_text): source -> text.
+    # Its sources in the user's words, where torch's text is not (as SymbolCreated.source_text): source -> text.
     source_texts: dict[str, str] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
@@ -357,7 +370,7 @@ def _read_place(spec: Specialization, entry: dict, symbols: list[SymbolCreated],
     the specialization's own: the log has none."""
     if not spec.sources:
         return
-    spec.read_as = FRAME_SOURCE.sub(r"\1", spec.sources[0])
+    spec.read_as = user_source_name(spec.sources[0])
     compiled = frames.compiled(compile_id) if compile_id is not None else None
     spec.read_by = compiled.function if compiled is not None else None
     created = next((s for s in symbols if s.symbol == spec.symbol and s.source in spec.sources and s.location), None)
@@ -383,14 +396,14 @@ def dynamic_shapes(trace: Trace, stack_values: StackValues | None = None) -> Dyn
             created = SymbolCreated(
                 key, str(sym.get("symbol", "?")), _text(sym.get("val")), _text(sym.get("vr")), source,
                 sym.get("kind") == "create_unbacked_symbol", *_location(sym),
-                source_text=stack_values.describe(entry, source))
+                source_text=_source_text(stack_values, entry, source))
             _place_at_call(created, frames, entry.compile_id)
             symbols.append(created)
         result.symbols.extend(symbols)
         for spec in entry.specializations:
             sources = [str(s) for s in spec["sources"]] if isinstance(spec.get("sources"), list) else []
             where, torch_line = _location(spec)
-            described = {s: text for s in sources if (text := stack_values.describe(entry, s)) is not None}
+            described = {s: text for s in sources if (text := _source_text(stack_values, entry, s)) is not None}
             found = Specialization(
                 key, str(spec.get("symbol", "?")), _text(spec.get("value")), sources, _text(spec.get("reason")), where,
                 torch_location=torch_line, source_texts=described)

@@ -26,7 +26,7 @@ from ..model.ids import CompileId
 from ..model.trace import Artifact, ExportEvent, Frame, Trace
 from ..model.records import dataclass
 from ..wording import possessive
-from .userloc import FRAME_SOURCE, UserLocation, export_call, exported_user_frame
+from .userloc import UserLocation, export_call, exported_user_frame, user_source_name
 
 GUARD_EVALUATED = "Guard Evaluated"
 DATA_DEPENDENT_ERROR = "Data Dependent Error"
@@ -168,7 +168,7 @@ class DimConflict:
     @property
     def input_text(self) -> str:
         """tokens.size()[1]: the input as the user's forward names it."""
-        return FRAME_SOURCE.sub(r"\1", self.source)
+        return user_source_name(self.source)
 
     @property
     def fix(self) -> str:

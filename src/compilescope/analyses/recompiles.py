@@ -32,7 +32,7 @@ from .graph_breaks import function_label
 from .installed_guards import GUARDS_ARTIFACT, enclosing_sources, guard_site, object_type, tensor_check
 from .stack_values import StackValue, StackValues, name_stack_values
 from .userloc import (FRAME_SOURCE, UserLocation, code_origin, is_clipped_torch_file, is_torch_file, last_user_frame,
-                      last_user_stack_frame, placed_at_call, traceback_frames)
+                      last_user_stack_frame, placed_at_call, traceback_frames, user_source_name)
 from ..model.records import dataclass
 
 ARTIFACT = "recompile_reasons"
@@ -935,7 +935,7 @@ def _cache_of(tree: str, source: str) -> tuple[str, str] | None:
     for outer in enclosing_sources(source):
         typ = object_type(tree, outer)
         if typ is not None and typ.startswith(CACHE_MODULE):
-            return FRAME_SOURCE.sub(r"\1", outer), typ[len(CACHE_MODULE):]
+            return user_source_name(outer), typ[len(CACHE_MODULE):]
     return None
 
 

@@ -19,6 +19,7 @@ from ..model.ids import compilation_key
 from ..model.records import dataclass
 from ..model.trace import Trace
 from .fx_sites import GRAPH_ARTIFACT
+from .userloc import user_source_name
 
 GUARDS_ARTIFACT = "dynamo_cpp_guards_str"
 # `def forward(self, L_x_: "f32[4, 8][8, 1]cpu", ...)`: each input with its type; the graph's own forward is the first
@@ -27,7 +28,6 @@ _INPUT = re.compile(r"\b(?P<name>L_\w+): \"(?P<type>[^\"]*)\"")
 _NUMBERED = re.compile(r"^(?P<container>L_\w+?)_modules_(?P<index>\d+)_(?P<rest>(?:modules|parameters|buffers)_\w*)$")
 # `source=L['self']._modules['blocks']._modules['0'], ... type=<class '__main__.Block'>`
 _GUARDED_MODULE = re.compile(r"source=(?P<source>L\[[^\s,]*?\._modules\['\d+'\]), [^\n]*?type=<class '(?P<cls>[^']+)'>")
-_SOURCE_PART = re.compile(r"L\['(?P<local>[^']+)'\]|\._modules\['(?P<module>[^']+)'\]|(?P<item>\[\d+\])")
 # A node of the graph's body: `layer_norm: "f32[...]cpu" = torch.nn.functional.layer_norm(x, (32,), l_self_...);  x = None`
 _NODE = re.compile(r"^\s+(?P<name>[A-Za-z_]\w*)(?:\s*:\s*\"[^\"]*\")?\s*=\s(?P<expr>.*?)(?:;  .*)?$")
 _LINE = re.compile(r"^\s*# File: .+?:(?P<line>\d+) in ")
@@ -74,11 +74,6 @@ class Regional:
 
     def to_json(self) -> list[dict[str, Any]]:
         return [r.to_json() for r in self.repeated]
-
-
-def _source_text(source: str) -> str:
-    """L['self']._modules['blocks'] -> self.blocks; L['args'][0]._modules['layers'] -> args[0].layers."""
-    return "".join(m["item"] or f".{m['local'] or m['module']}" for m in _SOURCE_PART.finditer(source)).lstrip(".")
 
 
 def _as_input_name(source: str) -> str:
@@ -146,7 +141,7 @@ def graph_blocks(graph_text: str, guards_text: str = "") -> list[tuple[str, list
         if len(alike[1]) < 2:
             continue
         known = classes.get(f"{container}_modules_{alike[1][0]}")
-        named = _source_text(known[0]) if known else container.removeprefix("L_").replace("_modules_", ".")
+        named = user_source_name(known[0]) if known else container.removeprefix("L_").replace("_modules_", ".")
         found.append((named, alike[1], len(alike[0][0]), known[1] if known else None))
     return found
 

@@ -24,6 +24,18 @@ _INLINE_FRAME = lazy_compile(r'File "(?P<file>[^"]+)", line (?P<line>\d{1,9}+), 
 # A source as the compiled function's own code names it: L['self'].param_groups[0]['lr'] is self.param_groups[0]['lr']
 # (a local), G['lr'] is lr (a global). FRAME_SOURCE.sub(r"\1", source) gives that name.
 FRAME_SOURCE = lazy_compile(r"^[LG]\['([^'\n]{1,500})'\]")
+# A module's child, parameter or buffer as Dynamo reaches it (`._modules['norm1']`, `._modules['0']`,
+# `._parameters['weight']`, `._buffers['running_mean']`): the user wrote `.norm1`, `[0]`, `.weight`, `.running_mean`.
+_MODULE_ATTRIBUTE = lazy_compile(r"\._(?:modules|parameters|buffers)\['([^'\n]{1,500})'\]")
+
+
+def user_source_name(source: str) -> str:
+    """A Dynamo source as the user's code names it: L['self']._modules['blocks']._modules['0']._modules['norm1'].eps
+    is self.blocks[0].norm1.eps, L['x'].size()[0] is x.size()[0]. A name Dynamo made (L['___stack0']) keeps its
+    frame's prefix: the user never wrote it (stack_values says it in words). The raw source stays where it is shown
+    as torch wrote it (JSON "source" fields)."""
+    named = source if source.startswith(("L['___", "G['___")) else FRAME_SOURCE.sub(r"\1", source)
+    return _MODULE_ATTRIBUTE.sub(lambda m: f"[{m[1]}]" if m[1].isdigit() else f".{m[1]}", named)
 # Only caret lines (`^^^^`, and `~~~^^^~~~` of Python 3.11+) are decoration, not code.
 CARETS = re.compile(r"^\s*[~^]+\s*$")
 
