@@ -8,6 +8,7 @@ Regenerate after an intended change, then review the diff:
 from __future__ import annotations
 
 import io
+import json
 import os
 import re
 from pathlib import Path
@@ -232,3 +233,29 @@ def test_the_heading_never_breaks_inside_the_logs_name(tmp_path):
     heading = _render_at(40, ins).splitlines()[:3]
     assert heading[0] == "compilescope summary · " and heading[2] == "· 8 compile ids"
     assert heading[1].rstrip() == "dedicated_log_torch…_rank_0_h40da74u.log"  # 40 columns: 19, "…", 20
+
+
+def test_the_slowest_compiles_tell_two_functions_of_one_name_apart():
+    """same_cause.log: two modules' forwards, Scale.forward (same_cause.py line 12) and Shift.forward (line 17), each
+    compiled twice; compilation_metrics give frame 0 co_firstlineno 12 and frame 1 17 (co_name forward both). Each row
+    says where its forward is defined; a frame's recompile is the same function."""
+    raw = [json.loads(line[line.index("{"):])
+           for line in torch213("same_cause.log").read_text().splitlines() if '{"compilation_metrics": ' in line]
+    defined = {e["frame_id"]: (e["compilation_metrics"]["co_name"], e["compilation_metrics"]["co_firstlineno"])
+               for e in raw}
+    assert defined == {0: ("forward", 12), 1: ("forward", 17)}
+    text = " ".join(render("same_cause").split())
+    for frame, (name, line) in defined.items():
+        for attempt in (0, 1):
+            assert f"[{frame}/{attempt}] {name} (same_cause.py:{line})" in text
+    ct = insights_of("same_cause").compile_time
+    assert {c.to_json()["defined_at"]["line"] for c in ct.compiles} == {12, 17}
+
+
+def test_the_slowest_compiles_name_one_function_alone_by_its_name():
+    """checkpoint_autocast_print_unrolled: [0/0] is Model.forward and [1/0], [2/0] resume it after its graph breaks
+    at lines 48 and 49 (README): every row is one function, so none says where it is defined."""
+    ct = insights(read_trace(str(torch213("checkpoint_autocast_print_unrolled.log.gz")))).compile_time
+    assert sorted(c.function_text for c in ct.compiles) == [
+        "forward", "forward (after its graph break at line 48)", "forward (after its graph break at line 49)"]
+    assert all(c.defined_at is None for c in ct.compiles)

@@ -154,6 +154,9 @@ class CompileTime:
     # Its kernel compile's name where its own events name it otherwise than the log's label: SOURCE_COMPILE_LABEL
     # where they are all compile_file (simple.log's time outside any compile, in a log of Triton kernels)
     kernel_compile_label: str | None = None
+    # Where its function is defined (co_filename, co_firstlineno), set only where another row of the table names a
+    # function defined elsewhere alike (Model.forward and Block.forward are both "forward"): what tells them apart
+    defined_at: UserLocation | None = None
 
     def phase_label(self, phase: str, labels: dict[str, str]) -> str:
         """The phase's name for this compile: the log's (labels), or its own kernel compile's."""
@@ -162,9 +165,9 @@ class CompileTime:
     @property
     def function_text(self) -> str:
         """Its function_label, with the model's line an export's trace names: "forward (line 16)" in the file of its
-        call, else "forward (model.py:16)"."""
+        call, else "forward (model.py:16)"; where another row's function has its name, where it is defined."""
         if self.traced is None:
-            return self.function_label
+            return self.function_label + (f" ({self.defined_at.short})" if self.defined_at is not None else "")
         same = self.export_call is not None and self.export_call.filename == self.traced.filename
         return f"{self.function_label} ({f'line {self.traced.line}' if same else self.traced.short})"
 
@@ -188,6 +191,8 @@ class CompileTime:
                  "top_phase": self.top_phase, "source": self.source,
                  "phases": {p: round(s, 6) for p, s in self.phases.items()},
                  "backward_s": round(self.backward_s, 6) if self.backward_s is not None else None}
+        if self.defined_at is not None:
+            found["defined_at"] = self.defined_at.to_json()
         if self.export_call is not None:
             found["export_call"] = self.export_call.to_json()
             found["traced"] = self.traced.to_json() if self.traced is not None else None
@@ -517,6 +522,7 @@ def compile_times(trace: Trace) -> CompileTimes:
     # function its frame's other compiles name.
     frame_of: dict[str, tuple] = {}
     frame_names: dict[tuple, str] = {}
+    frame_code: dict[tuple, UserLocation] = {}  # frame -> its code object's file and first line (compilation_metrics)
     compiles: list[CompileTime] = []
     listed: set[str] = set()  # keys of compiles: a set kept, not rebuilt per compile (quadratic in compiles)
     repeats: dict[str, str] = {}
@@ -539,6 +545,9 @@ def compile_times(trace: Trace) -> CompileTimes:
         if name:
             names[key] = name
             frame_names.setdefault(frame_of[key], name)
+        if metrics.get("co_filename") and isinstance(metrics.get("co_firstlineno"), int) and wrapped is None:
+            frame_code.setdefault(frame_of[key], UserLocation(str(metrics["co_filename"]), metrics["co_firstlineno"],
+                                                              name or None))
         if key in by_compile or not metrics or key in listed:
             continue
         repeated = _repeated(metrics, key, by_compile, listed)
@@ -558,6 +567,7 @@ def compile_times(trace: Trace) -> CompileTimes:
         if found.name is None and frame_of.get(found.compile_id) in frame_names:
             found.name = frame_names[frame_of[found.compile_id]]
     compiles.sort(key=lambda c: -c.total_s)
+    _place_alike_names(compiles, {key: frame_code[f] for key, f in frame_of.items() if f in frame_code})
 
     total = sum(c.total_s for c in compiles)
     sums = {p: sum(c.phases.get(p, 0.0) for c in compiles) for p, _ in PHASES}
@@ -570,6 +580,18 @@ def compile_times(trace: Trace) -> CompileTimes:
               for p, s in sorted(sums.items(), key=lambda kv: -kv[1]) if s > 0]
     return CompileTimes(total, phases, compiles, sorted(rows, key=lambda r: r.start_s), labels=labels, repeats=repeats,
                         origin_s=origin)
+
+
+def _place_alike_names(compiles: list[CompileTime], code: dict[str, UserLocation]) -> None:
+    """Sets defined_at on the rows whose function's name another row's function, defined elsewhere, shares: two
+    frames' `forward`s are two functions (a frame recompiled is one, and stays as it is)."""
+    placed = [(c, c.function_text) for c in compiles if c.compile_id in code and c.name and c.traced is None]
+    by_text: dict[str, set[tuple[str, int]]] = {}
+    for c, text in placed:
+        by_text.setdefault(text, set()).add(code[c.compile_id].key)
+    for c, text in placed:
+        if len(by_text[text]) > 1:
+            c.defined_at = code[c.compile_id]
 
 
 # The outermost event of strict torch.export's Dynamo trace (torch/export/_trace.py), outside any compile id.
