@@ -1503,10 +1503,10 @@ def diff_runs(a: RunFacts, b: RunFacts, threshold: TimeThreshold = TimeThreshold
     # A symbol is keyed by its source and line, and by whether the frame's first compile made it
     # (mark_dynamic, dynamic=True) or a recompile did (automatic dynamic, after a size changed).
     # (an unbacked symbol AOTAutograd made again is the one Dynamo made: dynamic_shapes.SymbolCreated.retrace_of)
-    sym_a = [(s["source"], s["file"], s["line"], s.get("first_compile")) for s in a.symbols
-             if matched(s) and not s.get("retrace_of")]
-    sym_b = [(s["source"], s["file"], s["line"], s.get("first_compile")) for s in b.symbols
-             if matched(s) and not s.get("retrace_of")]
+    sym_a = [(sym["source"], sym["file"], sym["line"], sym.get("first_compile")) for sym in a.symbols
+             if matched(sym) and not sym.get("retrace_of")]
+    sym_b = [(sym["source"], sym["file"], sym["line"], sym.get("first_compile")) for sym in b.symbols
+             if matched(sym) and not sym.get("retrace_of")]
     torch_lines = {(s["source"], s["file"], s["line"]): s.get("torch_line") for s in [*a.symbols, *b.symbols]}
     placed = lambda s: _at(s[1], s[2], torch_lines.get(s[:3]))  # noqa: E731
     # A name Dynamo made (a resume function's L['___stack0']) is said as the user's code has it; it is keyed by the name
