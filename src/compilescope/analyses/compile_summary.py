@@ -475,6 +475,13 @@ def compile_summaries(trace: Trace, statuses: dict[CompileId | None, str], ins: 
     also_logged: dict[str, list[str]] = {}
     for r in ins.recompiles.after_reset:
         also_logged.setdefault(r.logged_as, []).append(r.compile_id)
+    # Torch logs a compilation's metrics once, with its last attempt ([1/0_1] after a restart), timing all its attempts
+    # as the compile time row does: each attempt's page names that figure, not only the attempt that logged it.
+    logged_times: dict[str, tuple[str, float]] = {}
+    for entry in trace.compiles.values():
+        logged = logged_compile_time(entry.metrics or {}) if entry.compile_id is not None else None
+        if logged is not None:
+            logged_times[compilation_key(entry.compile_id)] = logged
     result: dict[str, CompileSummary] = {}
     shared = _Shared()
     for entry in trace.compiles.values():
@@ -505,7 +512,7 @@ def compile_summaries(trace: Trace, statuses: dict[CompileId | None, str], ins: 
         if timed is not None:
             summary.total_s = timed.total_s
             summary.backward_s = timed.backward_s
-            summary.logged_time = logged_compile_time(metrics)
+            summary.logged_time = logged_times.get(compilation)
             summary.phases = sorted(((ins.compile_time.labels[p], timed.phases.get(p, 0.0)) for p, _ in PHASES
                                      if timed.phases.get(p, 0.0) > 0), key=lambda ps: -ps[1])
         cached = caches.get(key)
