@@ -141,8 +141,25 @@ def test_a_hugging_face_model_recompiles_in_transformers_code_called_from_the_us
         ("[0/2]", "not ___dict_contains('return_dict', kwargs)"),  # generate() passes return_dict
         ("[0/3]", "tensor 'kwargs['input_ids']' size mismatch at index 1. expected 8, actual 1"),  # the decode step
         ("[0/4]", "tensor 'kwargs['past_key_values'].layers[0].keys' size mismatch at index 2. expected 8, actual 9")]
-    where = frame.steps[1].guard.location
-    assert (where.filename.rsplit("/", 1)[-1], where.line, where.function) == ("generic.py", 936, "wrapper")
+    # [0/2]'s recompile_reasons places the failed check where transformers' decorator reads the keyword
+    # (`kwargs.pop("return_dict", ...)  # transformers/utils/generic.py:936 in wrapper`), yet the user passed no
+    # return_dict: generate() did, on [0/2]'s dynamo_start stack main:22 → generate → _sample → _prefill → wrapper,
+    # while the prompt loop's calls (line 20) passed input_ids only. The set of keywords is the call's, so the guard
+    # is placed at the user's call that made it (userloc.placed_at_call, as hf_llama's generate() at line 39), and the
+    # advice says generate() passes its own keywords.
+    with gzip.open(cuda211("hf_gpt2_generate.log.gz"), "rt", encoding="utf-8") as f:
+        lines = f.read().splitlines()
+    header = next(n for n, line in enumerate(lines)
+                  if '"recompile_reasons"' in line and '"frame_id": 0, "frame_compile_id": 2,' in line)
+    newest = lines[header + 2]  # the payload's first entry, after its "\t[" line: [0/1]'s guard
+    assert newest.startswith("\t\"0/1: not ___dict_contains('return_dict', kwargs)")
+    assert "# transformers/utils/generic.py:936 in wrapper" in newest
+    assert starts[2]["stack"][-1]["name"] == "wrapper" and [fr["name"] for fr in starts[2]["stack"]][-5:-1] == [
+        "generate", "_sample", "_prefill", "_wrapped_call_impl"]
+    where, kind = frame.steps[1].guard.location, frame.steps[1].guard.location_kind
+    assert (where.filename.rsplit("/", 1)[-1], where.line, where.function, kind) == (
+        "hf_gpt2_generate.py", 22, "main", "arguments_call")
+    assert any("transformers' generate()" in a and "pass its own" in a for a in frame.advice)
     assert "wrapper (called at hf_gpt2_generate.py:20, 22) recompiled 4 times" in [f.title for f in ins.findings]
     assert ins.environment.gpu == "NVIDIA H200"
     # The kernels lead back into the model's code, in site-packages: most of their lines are modeling_gpt2.py's.
