@@ -41,17 +41,38 @@ def test_failed_compile_shows_its_user_frame(tmp_path):
 
 def test_a_restart_torch_could_not_explain_shows_its_graph_break(tmp_path):
     """GPT-2 on an H100: torch logged "Unknown fail_and_restart_analysis" as the restart reason of [1/0] and [1/1],
-    yet logged their graph break (transformers' logging call): the row says which. Rows with a reason stay as torch
-    wrote them."""
+    yet logged their graph break (transformers' logging call): the row's note (its fifth column) says which. The
+    reason cells stay as torch wrote them, as tlparse shows them (a drop-in page)."""
     out = tmp_path / "out"
     report(shared("gpu-torch211/gpt2_train/dedicated_log_torch_trace_7r9zxwnl.log"), out)
     rows = table_rows((out / "failures_and_restarts.html").read_text())[1:]
     unknown = [r for r in rows if r[2].startswith("Unknown fail_and_restart_analysis")]
     assert [r[0] for r in unknown] == ["[1/0_1]", "[1/1_1]"]
     for row in unknown:
-        assert "the graph break it logged for this compilation: logging.Logger method not supported" in row[2]
-        assert row[2].rstrip().endswith("at modeling_utils.py:4635")
-    assert all("the graph break it logged" not in r[2] for r in rows if r not in unknown)
+        assert row[2] == "Unknown fail_and_restart_analysis"  # the raw log's restart_reasons, whole
+        assert "the graph break it logged for this compilation: logging.Logger method not supported" in row[4]
+        assert row[4].rstrip().endswith("at modeling_utils.py:4635")
+    assert all("the graph break it logged" not in " ".join(r) for r in rows if r not in unknown)
+
+
+def test_what_we_make_of_a_restart_is_beside_torchs_reason_not_in_it(tmp_path):
+    """failures_and_restarts.html is tlparse's page too: its reason cell is torch's restart_reasons entry, as tlparse
+    shows it, and our explanation is the row's Note. hf_llama_fixed's raw log: [0/0_1]'s restart_reasons is
+    ["<class 'torch._dynamo.exc.TensorifyScalarRestartAnalysis'>"] (dynamic=True's float symbols); stance_deploy's
+    four are "Skip calling `torch.compiler.disable()`d function" (log_stats and check_finite, disable'd)."""
+    found = {}
+    for name in ("hf_llama_fixed", "stance_deploy"):
+        report(torch213(f"{name}.log.gz"), tmp_path / name)
+        found[name] = table_rows((tmp_path / name / "failures_and_restarts.html").read_text())
+    assert found["hf_llama_fixed"][0][4] == "Note"
+    [tensorify] = found["hf_llama_fixed"][1:]
+    assert tensorify[:3] == ["[0/0_1]", "RestartAnalysis", "<class 'torch._dynamo.exc.TensorifyScalarRestartAnalysis'>"]
+    assert tensorify[4].startswith("No graph break") and "specialize_float = True" in tensorify[4]
+    disabled = found["stance_deploy"][1:]
+    assert [r[0] for r in disabled] == ["[0/0_1]", "[1/0_1]", "[0/1_1]", "[1/1_1]"]
+    for row in disabled:
+        assert row[2].startswith("Skip calling `torch.compiler.disable()`d function") and "on purpose" not in row[2]
+        assert row[4].startswith("At a call of a torch.compiler.disable'd function: it runs eagerly on purpose")
 
 
 def test_a_compiles_page_shows_its_autotuning_and_cuda_graphs(tmp_path):
