@@ -1,9 +1,13 @@
-"""Write small synthetic TORCH_TRACE logs in torch's exact format (for unit tests)."""
+"""Write small synthetic TORCH_TRACE logs in torch's exact format (for unit tests), and read real ones without
+compilescope (raw_records)."""
 
 from __future__ import annotations
 
+import gzip
 import hashlib
 import json
+import re
+from pathlib import Path
 
 
 def envelope(obj: dict, payload: str | None = None, pathname: str = "torch/_dynamo/x.py") -> str:
@@ -18,3 +22,20 @@ def envelope(obj: dict, payload: str | None = None, pathname: str = "torch/_dyna
 
 def cid(frame: int, fcid: int = 0, attempt: int = 0) -> dict:
     return {"frame_id": frame, "frame_compile_id": fcid, "attempt": attempt}
+
+
+_ENVELOPE = re.compile(r"^V\d{4} \S+ \d+ \S+\] (\{.*\})$")
+
+
+def raw_records(log: Path) -> list[tuple[dict, str]]:
+    """A real log's (envelope, payload) records in order, read without compilescope (gzipped or not): what tests
+    derive their expected values from. A payload is the tab-indented lines after its envelope."""
+    data = log.read_bytes()
+    text = (gzip.decompress(data) if data[:2] == b"\x1f\x8b" else data).decode()
+    out: list[tuple[dict, list[str]]] = []
+    for line in text.splitlines():
+        if line.startswith("\t") and out:
+            out[-1][1].append(line[1:])
+        elif m := _ENVELOPE.match(line):
+            out.append((json.loads(m.group(1)), []))
+    return [(envelope, "\n".join(payload)) for envelope, payload in out]

@@ -17,22 +17,16 @@ from compilescope.analyses.insights import insights
 from compilescope.ingest.reader import read_trace
 
 from ..conftest import report, run_cli, torch213
+from ..tracelog import raw_records
 
 LOG = "checkpoint_autocast.log.gz"
 PROGRAM = Path(__file__).parents[1] / "data" / "torch213" / "programs" / "checkpoint_autocast.py"
-_ENVELOPE = re.compile(r"^V\d{4} \S+ \d+ \S+\] (\{.*\})$")
 _OP_NODE = re.compile(r"^\s+(\w+)(?:\s*:\s*\"[^\"]*\")?\s*=\s*torch\.ops\.")
 
 
 def _raw(log: str = LOG) -> list[tuple[dict, str]]:
     """The log's envelopes with their payloads, read without compilescope."""
-    out: list[tuple[dict, list[str]]] = []
-    for line in gzip.decompress(torch213(log).read_bytes()).decode().splitlines():
-        if line.startswith("\t") and out:
-            out[-1][1].append(line[1:])
-        elif m := _ENVELOPE.match(line):
-            out.append((json.loads(m.group(1)), []))
-    return [(envelope, "\n".join(payload)) for envelope, payload in out]
+    return raw_records(torch213(log))
 
 
 def _payload(kind: str, log: str = LOG) -> str:

@@ -4,7 +4,6 @@ Expected values are read from the raw log and the program, not from our output."
 
 from __future__ import annotations
 
-import gzip
 import json
 import re
 from pathlib import Path
@@ -15,23 +14,17 @@ from compilescope.analyses.recompiles import ADVICE, recompiles
 from compilescope.ingest.reader import read_trace
 
 from ..conftest import torch213
+from ..tracelog import raw_records
 
 LOG = "func_numpy.log.gz"
 FIXED = "func_numpy_fixed.log.gz"
 PROGRAM = Path(__file__).parents[1] / "data" / "torch213" / "programs" / "func_numpy.py"
-_ENVELOPE = re.compile(r"^V\d{4} \S+ \d+ \S+\] (\{.*\})$")
 _HEADER = re.compile(r"^Graph break in user code at (.+):(\d+)$", re.M)
 
 
 def _raw(log: str = LOG) -> list[tuple[dict, str]]:
     """The log's envelopes with their payloads, read without compilescope."""
-    out: list[tuple[dict, list[str]]] = []
-    for line in gzip.decompress(torch213(log).read_bytes()).decode().splitlines():
-        if line.startswith("\t") and out:
-            out[-1][1].append(line[1:])
-        elif m := _ENVELOPE.match(line):
-            out.append((json.loads(m.group(1)), []))
-    return [(envelope, "\n".join(payload)) for envelope, payload in out]
+    return raw_records(torch213(log))
 
 
 def _break_headers(log: str = LOG) -> list[tuple[str, int]]:

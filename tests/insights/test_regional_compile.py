@@ -5,8 +5,6 @@ the raw logs and the program, not from our output."""
 
 from __future__ import annotations
 
-import gzip
-import json
 import re
 from pathlib import Path
 
@@ -18,21 +16,15 @@ from compilescope.analyses.userloc import user_source_name
 from compilescope.ingest.reader import read_trace
 
 from ..conftest import torch213
+from ..tracelog import raw_records
 
 WHOLE, BLOCKS, WARM = "regional_whole.log.gz", "regional_blocks.log.gz", "regional_blocks_warm.log.gz"
 PROGRAM = Path(__file__).parents[1] / "data" / "torch213" / "programs" / "regional_compile.py"
-_ENVELOPE = re.compile(r"^V\d{4} \S+ \d+ \S+\] (\{.*\})$")
 
 
 def _raw(log: str) -> list[tuple[dict, str]]:
     """The log's envelopes with their payloads, read without compilescope."""
-    out: list[tuple[dict, list[str]]] = []
-    for line in gzip.decompress(torch213(log).read_bytes()).decode().splitlines():
-        if line.startswith("\t") and out:
-            out[-1][1].append(line[1:])
-        elif m := _ENVELOPE.match(line):
-            out.append((json.loads(m.group(1)), []))
-    return [(envelope, "\n".join(payload)) for envelope, payload in out]
+    return raw_records(torch213(log))
 
 
 def _metrics(log: str) -> list[dict]:

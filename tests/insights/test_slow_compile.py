@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import gzip
 import json
-import re
 
 import pytest
 
@@ -16,19 +15,13 @@ from compilescope.ingest.reader import read_trace
 from compilescope.wording import format_seconds
 
 from ..conftest import cuda211, run_cli, torch213
+from ..tracelog import raw_records
 
-_ENVELOPE = re.compile(r"^V\d{4} \S+ \d+ \S+\] (\{.*\})$")
 
 
 def _raw(name: str) -> list[tuple[dict, str]]:
     """The log's envelopes with their payloads, read without compilescope."""
-    out: list[tuple[dict, list[str]]] = []
-    for line in gzip.decompress(torch213(f"{name}.log.gz").read_bytes()).decode().splitlines():
-        if line.startswith("\t") and out:
-            out[-1][1].append(line[1:])
-        elif m := _ENVELOPE.match(line):
-            out.append((json.loads(m.group(1)), []))
-    return [(envelope, "\n".join(payload)) for envelope, payload in out]
+    return raw_records(torch213(f"{name}.log.gz"))
 
 
 def _artifacts(name: str, artifact: str) -> list[tuple[dict, str]]:

@@ -5,7 +5,6 @@ logs and the program, not from our output."""
 
 from __future__ import annotations
 
-import gzip
 import json
 import re
 from pathlib import Path
@@ -17,21 +16,15 @@ from compilescope.analyses.torch_warnings import torch_warnings
 from compilescope.ingest.reader import read_trace
 
 from ..conftest import report, run_cli, torch213
+from ..tracelog import raw_records
 
 COLD, WARM, FIXED = "stance_deploy.log.gz", "stance_deploy_warm.log.gz", "stance_deploy_fixed.log.gz"
 PROGRAM = Path(__file__).parents[1] / "data" / "torch213" / "programs" / "stance_deploy.py"
-_ENVELOPE = re.compile(r"^V\d{4} \S+ \d+ \S+\] (\{.*\})$")
 
 
 def _raw(log: str) -> list[tuple[dict, str]]:
     """The log's envelopes with their payloads, read without compilescope."""
-    out: list[tuple[dict, list[str]]] = []
-    for line in gzip.decompress(torch213(log).read_bytes()).decode().splitlines():
-        if line.startswith("\t") and out:
-            out[-1][1].append(line[1:])
-        elif m := _ENVELOPE.match(line):
-            out.append((json.loads(m.group(1)), []))
-    return [(envelope, "\n".join(payload)) for envelope, payload in out]
+    return raw_records(torch213(log))
 
 
 def _program_lines(text: str) -> list[int]:
