@@ -661,6 +661,8 @@ def _watch_stance_refusals(refused):
         module._callback_from_stance = callback_from_stance
         state["module"], state["original"] = module, from_stance
 
+    # (_child/sitecustomize.py's _Finder does the same for convert_frame; it stays self-contained, as it runs before
+    # this file is loaded)
     class Finder:
         def find_spec(self, name, path=None, target=None):
             if name != EVAL_FRAME:

@@ -19,9 +19,9 @@ from ..model.ids import compilation_key
 from ..model.records import dataclass
 from ..model.trace import Trace
 from .fx_sites import GRAPH_ARTIFACT
+from .installed_guards import GUARDS_ARTIFACT
 from .userloc import user_source_name
 
-GUARDS_ARTIFACT = "dynamo_cpp_guards_str"
 # `def forward(self, L_x_: "f32[4, 8][8, 1]cpu", ...)`: each input with its type; the graph's own forward is the first
 _INPUT = re.compile(r"\b(?P<name>L_\w+): \"(?P<type>[^\"]*)\"")
 # The outermost numbered module in an input's name: `L_self_modules_blocks` `0` `modules_qkv_parameters_weight_`
