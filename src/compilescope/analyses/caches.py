@@ -301,8 +301,10 @@ def _graph(payload: dict) -> str | None:
 def _before_reset(source: Compile, entry: Compile) -> bool:
     """Whether source was compiled before a torch._dynamo.reset() that ran before entry. The reader numbers the frames
     after a reset on from the highest before it, keeping the id torch logged (Compile.logged_frame_id): entry's logged
-    frame 0 is the first frame since its reset, and every lower frame came before that reset."""
-    if entry.compile_id is None or source.compile_id is None or entry.logged_frame_id is None:
+    frame 0 is the first frame since its reset, and every lower frame came before that reset. Not where source is of
+    another process (several processes' logs one after another): no reset ran between them."""
+    if (entry.compile_id is None or source.compile_id is None or entry.logged_frame_id is None
+            or not entry.renumbered_by_reset or source.process_start != entry.process_start):
         return False
     frame, earlier = entry.compile_id.frame_id, source.compile_id.frame_id
     return frame is not None and earlier is not None and earlier < frame - entry.logged_frame_id

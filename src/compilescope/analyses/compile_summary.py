@@ -24,7 +24,7 @@ from .graph_breaks import GraphBreak
 from .insights import Insights
 from .metric_values import (STACK_METRICS, TRACEBACK_METRICS, LongMetric, MetricTraceback, long_metric, metric_stack,
                             metric_tracebacks)
-from .recompiles import BackwardGraph, FailedGuard
+from .recompiles import BackwardGraph, FailedGuard, RenumberedOtherProcess
 from .status import BREAK, ERROR, RESTARTED, STATUS_LABELS, compiled_attempts
 from .userloc import UserLocation, code_origin
 from ..model.records import dataclass
@@ -65,6 +65,14 @@ RENUMBERED_NOTE = ("torch logged this compile as {logged}: torch._dynamo.reset()
 # someone coming from torch's stderr or tlparse with that id lands here first.
 ALSO_LOGGED_NOTE = ("torch logged {others} as {key} too: after torch._dynamo.reset() torch counts frame ids from 0 "
                     "again, so its messages (and tlparse) naming {key} after a reset mean {those}, not this compile.")
+# The same, for a compile of another process than the log's first (several processes' logs one after another).
+OTHER_PROCESS_NOTE = ("torch logged this compile as {logged} in another process in the same log{pid}: each process "
+                      "counts frame ids from 0, so that process's messages call it {logged}{before}. compilescope "
+                      "numbers the frames of each process after the log's first on from the highest before it, so "
+                      "that two compilations never share an id.")
+ALSO_LOGGED_OTHER_PROCESS_NOTE = ("torch logged {others} as {key} too, in another process in the same log: each "
+                                  "process counts frame ids from 0, so that process's messages naming {key} mean "
+                                  "{those}, not this compile.")
 BACKWARD_METRICS = "bwd_compilation_metrics"
 # DDPOptimizer (torch/_dynamo/backends/distributed.py) logs the graph it split, then each submodule it compiles alone.
 DDP_SPLIT_GRAPH = "optimize_ddp_split_graph"
@@ -152,10 +160,12 @@ class CompileSummary:
     runtime_records: dict[int, RuntimeRecord] = field(default_factory=dict)  # by artifact number (runtime_records)
     ddp_splits: list[DdpSplit] = field(default_factory=list)  # its graphs DDPOptimizer split, each compiled in parts
     metrics: MetricGroups = field(default_factory=MetricGroups)
-    # The id torch logged ("[0/0]") where the reader numbered it on after torch._dynamo.reset(), and why (RENUMBERED_NOTE)
+    # The id torch logged ("[0/0]") where the reader numbered it on after torch._dynamo.reset() (or as another
+    # process's), and why (RENUMBERED_NOTE, OTHER_PROCESS_NOTE)
     logged_as: str | None = None
     renumbered_note: str | None = None
-    # The compiles torch logged with this one's id after a reset ("[3/0]"...), and what the page says of them
+    # The compiles torch logged with this one's id after a reset or in another process ("[3/0]"...), and what the
+    # page says of them
     also_logged: list[str] = field(default_factory=list)
     also_logged_note: str | None = None
 
@@ -431,23 +441,29 @@ def _breaks_text(graph_breaks: list[GraphBreak], restarts: list[str], compiled: 
     return f"{n} graph break{'s' if n != 1 else ''}"
 
 
-def _renumbered_note(trace: Trace, logged: str) -> str:
-    """RENUMBERED_NOTE, naming the function whose compile before the reset has the logged id in the report."""
+def _renumbered_note(trace: Trace, logged: str, other_process: RenumberedOtherProcess | None = None) -> str:
+    """RENUMBERED_NOTE (OTHER_PROCESS_NOTE for another process's compile), naming the function whose compile has
+    the logged id in the report."""
     earlier = trace.compiles.get(CompileId.parse(logged))
     name = (earlier.metrics or {}).get("co_name") if earlier is not None else None
+    if other_process is not None:
+        before = (f" (here, {logged} is {name}'s compile, of the log's first process)"
+                  if isinstance(name, str) and name else "")
+        pid = f" (pid {other_process.pid})" if other_process.pid is not None else ""
+        return OTHER_PROCESS_NOTE.format(logged=logged, pid=pid, before=before)
     before = f" (here, {logged} is {name}'s compile, before any reset)" if isinstance(name, str) and name else ""
     return RENUMBERED_NOTE.format(logged=logged, before=before)
 
 
-def _also_logged_note(trace: Trace, key: str, others: list[str]) -> str:
-    """ALSO_LOGGED_NOTE, naming the functions those compiles were of ("poly's [3/0], [4/0] and [5/0]")."""
+def _also_logged_note(trace: Trace, key: str, others: list[str], note: str = ALSO_LOGGED_NOTE) -> str:
+    """ALSO_LOGGED_NOTE (or note), naming the functions those compiles were of ("poly's [3/0], [4/0] and [5/0]")."""
     by_name: dict[str, list[str]] = {}
     for cid in others:
         entry = trace.compiles.get(CompileId.parse(cid))
         name = (entry.metrics or {}).get("co_name") if entry is not None else None
         by_name.setdefault(name if isinstance(name, str) and name else "", []).append(cid)
     named = and_list([f"{possessive(name) + ' ' if name else ''}{and_list(cids)}" for name, cids in by_name.items()])
-    return ALSO_LOGGED_NOTE.format(others=named, key=key, those="one of those" if len(others) > 1 else "that one")
+    return note.format(others=named, key=key, those="one of those" if len(others) > 1 else "that one")
 
 
 def compile_summaries(trace: Trace, statuses: dict[CompileId | None, str], ins: Insights) -> dict[str, CompileSummary]:
@@ -475,6 +491,11 @@ def compile_summaries(trace: Trace, statuses: dict[CompileId | None, str], ins: 
     also_logged: dict[str, list[str]] = {}
     for r in ins.recompiles.after_reset:
         also_logged.setdefault(r.logged_as, []).append(r.compile_id)
+    other_process = {r.compile_id: r for r in ins.recompiles.other_process}
+    logged_as.update({key: r.logged_as for key, r in other_process.items()})
+    also_logged_elsewhere: dict[str, list[str]] = {}
+    for elsewhere_id, renumbered in other_process.items():
+        also_logged_elsewhere.setdefault(renumbered.logged_as, []).append(elsewhere_id)
     # Torch logs a compilation's metrics once, with its last attempt ([1/0_1] after a restart), timing all its attempts
     # as the compile time row does: each attempt's page names that figure, not only the attempt that logged it.
     logged_times: dict[str, tuple[str, float]] = {}
@@ -528,9 +549,11 @@ def compile_summaries(trace: Trace, statuses: dict[CompileId | None, str], ins: 
         summary.ddp_splits = ddp_splits(entry)
         summary.logged_as = logged_as.get(key)
         if summary.logged_as is not None:
-            summary.renumbered_note = _renumbered_note(trace, summary.logged_as)
-        summary.also_logged = also_logged.get(key, [])
-        if summary.also_logged:
-            summary.also_logged_note = _also_logged_note(trace, key, summary.also_logged)
+            summary.renumbered_note = _renumbered_note(trace, summary.logged_as, other_process.get(key))
+        after_reset, elsewhere = also_logged.get(key, []), also_logged_elsewhere.get(key, [])
+        summary.also_logged = after_reset + elsewhere
+        notes = ([_also_logged_note(trace, key, after_reset)] if after_reset else []) + (
+            [_also_logged_note(trace, key, elsewhere, ALSO_LOGGED_OTHER_PROCESS_NOTE)] if elsewhere else [])
+        summary.also_logged_note = " ".join(notes) or None
         result[key] = summary
     return result

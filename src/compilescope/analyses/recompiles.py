@@ -679,25 +679,26 @@ class CompiledAfresh:
 
 def compiled_afresh(trace: Trace) -> list[CompiledAfresh]:
     """The functions of the log compiled from scratch in several frames after torch._dynamo.reset(), where the
-    reader numbered frames on (ingest/resets.py): one code object, several first compiles."""
-    by_code: dict[tuple, dict[int | None, Compile]] = {}  # code -> frame id -> its first compile
+    reader numbered frames on (ingest/resets.py): one code object, several first compiles. Within one process: two
+    processes' logs one after another (`cat a.log b.log`) compile a function once each, and no reset ran."""
+    by_code: dict[tuple, dict[int | None, Compile]] = {}  # (process, code) -> frame id -> its first compile
     for cid, entry in trace.compiles.items():
         metrics = entry.metrics or {}
         if (cid is None or cid.compiled_autograd_id is not None or cid.frame_compile_id != 0
                 or not metrics.get("co_name") or metrics.get("fail_type")):
             continue
-        code = (metrics.get("co_filename"), metrics.get("co_firstlineno"), metrics.get("co_name"))
+        code = (entry.process_start, metrics.get("co_filename"), metrics.get("co_firstlineno"), metrics.get("co_name"))
         # (a restarted attempt is the same compile: one per frame id, in log order; a dict, as a log of 30,000
         # frames of one function made this quadratic)
         by_code.setdefault(code, {}).setdefault(cid.frame_id, entry)
     found = []
-    for (filename, first_line, name), frames in by_code.items():
+    for (_, filename, first_line, name), frames in by_code.items():
         entries = list(frames.values())
-        if len(entries) > 1 and any(e.logged_frame_id is not None for e in entries):
+        if len(entries) > 1 and any(e.renumbered_by_reset for e in entries):
             found.append(CompiledAfresh(name, filename, first_line, [e.compile_id.compilation for e in entries],
                                         [f"[{e.logged_frame_id if e.logged_frame_id is not None else e.compile_id.frame_id}"
                                          f"/{e.compile_id.frame_compile_id}]" for e in entries],
-                                        [e.compile_id.compilation for e in entries if e.logged_frame_id is not None]))
+                                        [e.compile_id.compilation for e in entries if e.renumbered_by_reset]))
     return found
 
 
@@ -716,7 +717,28 @@ class RenumberedAfterReset:
 def renumbered_after_reset(trace: Trace) -> list[RenumberedAfterReset]:
     """Every compile id of the log the reader numbered on after a reset, in log order."""
     return [RenumberedAfterReset(str(cid), str(replace(cid, frame_id=entry.logged_frame_id)))
-            for cid, entry in trace.compiles.items() if cid is not None and entry.logged_frame_id is not None]
+            for cid, entry in trace.compiles.items() if cid is not None and entry.renumbered_by_reset]
+
+
+@dataclass
+class RenumberedOtherProcess:
+    """A compile of another process than the log's first (several processes' logs one after another: `cat a.log
+    b.log`), numbered on by the reader (ingest/resets.py): that process counted its frames from 0, and no
+    torch._dynamo.reset() ran."""
+
+    compile_id: str  # as the report names it: "[3/0]"
+    logged_as: str  # as its process logged it: "[0/0]"
+    pid: int | None  # that process's, from the log's glog prefixes
+
+    def to_json(self) -> dict[str, Any]:
+        return {"compile_id": self.compile_id, "logged_as": self.logged_as, "pid": self.pid}
+
+
+def renumbered_other_process(trace: Trace) -> list[RenumberedOtherProcess]:
+    """Every compile id of the log the reader numbered on as another process's, and not after a reset in it."""
+    return [RenumberedOtherProcess(str(cid), str(replace(cid, frame_id=entry.logged_frame_id)), entry.process_pid)
+            for cid, entry in trace.compiles.items()
+            if cid is not None and entry.process_start is not None and not entry.renumbered_by_reset]
 
 
 @dataclass
@@ -727,6 +749,8 @@ class Recompiles:
     backward_graphs: list[BackwardGraph] = field(default_factory=list)  # in capture order; all of them
     afresh: list[CompiledAfresh] = field(default_factory=list)  # functions compiled anew after torch._dynamo.reset()
     after_reset: list[RenumberedAfterReset] = field(default_factory=list)  # compiles renumbered after a reset
+    # Compiles renumbered as another process's (a log of several processes' logs), not after a reset in it.
+    other_process: list[RenumberedOtherProcess] = field(default_factory=list)
 
     def __bool__(self) -> bool:
         return bool(self.frames) or self.backward_recaptures > 0
@@ -756,7 +780,9 @@ class Recompiles:
                 "frames": [f.to_json() for f in self.frames],
                 "backward_graphs": [g.to_json() for g in self.backward_graphs],
                 "compiled_afresh": [a.to_json() for a in self.afresh],
-                "after_reset": [r.to_json() for r in self.after_reset]}
+                "after_reset": [r.to_json() for r in self.after_reset],
+                # (only where there are some: a log of one process reads as it did before)
+                **({"other_process": [r.to_json() for r in self.other_process]} if self.other_process else {})}
 
 
 def classify_change(guard: str) -> str:
@@ -1371,7 +1397,8 @@ def recompiles(trace: Trace, stack_values: StackValues | None = None) -> Recompi
             limit=limit, changes=changes, advice=advice, called_from=called_from, module=wrapped_module(trace, entries),
         ))
     result.sort(key=lambda f: (not f.hit_limit, -f.recompiles))
-    return Recompiles(result, backward_graphs(trace), compiled_afresh(trace), renumbered_after_reset(trace))
+    return Recompiles(result, backward_graphs(trace), compiled_afresh(trace), renumbered_after_reset(trace),
+                      renumbered_other_process(trace))
 
 
 def limit_steps(frame: FrameRecompiles) -> list[str]:

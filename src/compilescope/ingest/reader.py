@@ -322,7 +322,10 @@ def _ingest(record: RawRecord, b: TraceBuilder, renumbering: FrameRenumbering) -
         logged = env.compile_id
         env.compile_id = renumbering.place(env)
         if env.compile_id is not logged:
-            b.compile(env.compile_id, env.lineno).logged_frame_id = logged.frame_id
+            entry = b.compile(env.compile_id, env.lineno)
+            entry.logged_frame_id = logged.frame_id
+            if renumbering.start:  # (a process after the log's first: its numbering is no reset's)
+                entry.process_pid, entry.process_start = env.glog.pid, renumbering.start
     if kind != "str":
         # Every event registers its compile id (tlparse lists ids even with no outputs,
         # and NO_COMPILE_ID for events outside any compilation).

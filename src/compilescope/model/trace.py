@@ -175,10 +175,23 @@ class Compile:
     # The frame id torch logged, where it differs: torch._dynamo.reset() counts frames from 0 again, and the
     # reader numbers the frames after it on (ingest/resets.py). None: as logged.
     logged_frame_id: int | None = None
+    # Of a log holding several processes' logs one after another (`cat a.log b.log`): where this compile is of a
+    # process after the log's first, its pid and the frame id its numbering starts at (the reader numbers each later
+    # process's frames on from the highest before it; ingest/resets.py). None: the log's first process.
+    process_pid: int | None = None
+    process_start: int | None = None
 
     @property
     def key(self) -> str:
         return compile_id_key(self.compile_id)
+
+    @property
+    def renumbered_by_reset(self) -> bool:
+        """Renumbered after a torch._dynamo.reset() in its process (not only as another process's)."""
+        cid = self.compile_id
+        if self.logged_frame_id is None or cid is None or cid.frame_id is None:
+            return False
+        return cid.frame_id - self.logged_frame_id > (self.process_start or 0)
 
     @property
     def dir_name(self) -> str:
@@ -202,6 +215,8 @@ class Compile:
             "subgraphs": self.subgraphs,
             "earlier_metrics": [c.to_json() for c in self.earlier_metrics],
             "logged_frame_id": self.logged_frame_id,
+            "process_pid": self.process_pid,
+            "process_start": self.process_start,
         }
 
     @classmethod
