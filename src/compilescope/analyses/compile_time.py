@@ -16,7 +16,7 @@ from dataclasses import field
 from typing import Any, Iterable
 
 from ..model.ids import NO_COMPILE_ID, CompileId, compilation_key
-from ..model.trace import BENCHMARK_EVENT_SUFFIXES, FUSION_BENCHMARK_EVENTS, Trace
+from ..model.trace import BENCHMARK_EVENT_SUFFIXES, FUSION_BENCHMARK_EVENTS, Compile, Trace
 from ..model.records import dataclass
 from ..wording import format_seconds
 from ..lazy_regex import lazy_compile
@@ -527,6 +527,7 @@ def compile_times(trace: Trace) -> CompileTimes:
     listed: set[str] = set()  # keys of compiles: a set kept, not rebuilt per compile (quadratic in compiles)
     repeats: dict[str, str] = {}
     modules: dict[tuple, str | None] = {}  # frame -> wrapped_module's answer
+    frame_compiles: dict[tuple, list[Compile]] | None = None  # frame -> its compiles, made at the first `inner`
     for entry in trace.compiles.values():
         if entry.compile_id is None:
             continue
@@ -537,9 +538,13 @@ def compile_times(trace: Trace) -> CompileTimes:
         name = wrapped.function if wrapped is not None else metrics.get("co_name")
         if name == "inner":  # (torch's wrapper of a module the user compiled: named by the module, once per frame)
             if frame_of[key] not in modules:
-                modules[frame_of[key]] = wrapped_module(trace, [e for e in trace.compiles.values() if e.compile_id
-                                                                and (e.compile_id.compiled_autograd_id,
-                                                                     e.compile_id.frame_id) == frame_of[key]])
+                if frame_compiles is None:  # (once: a scan per `inner` frame was quadratic in its resets)
+                    frame_compiles = {}
+                    for e in trace.compiles.values():
+                        if e.compile_id:
+                            frame_compiles.setdefault((e.compile_id.compiled_autograd_id, e.compile_id.frame_id),
+                                                      []).append(e)
+                modules[frame_of[key]] = wrapped_module(trace, frame_compiles.get(frame_of[key], []))
             module = modules[frame_of[key]]
             name = module_label(module) if module else name
         if name:

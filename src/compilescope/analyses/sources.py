@@ -790,6 +790,9 @@ def analyze_sources(trace: Trace, provenance: Provenance | None = None, shapes: 
     codes: dict[str, dict[tuple[str, int], int | None]] = {}  # file -> SourceFile.codes
     # Compilations whose metrics tell a failure: their frame was not compiled, though Dynamo started on it.
     failed_keys = failed_compilations(trace)
+    # (path, line, compile id) of each LineNotes.frames entry: a scan of a line's frames per compile was quadratic in
+    # its compiles (a function compiled after 20,000 resets)
+    framed: set[tuple[str, int, str]] = set()
     for entry in trace.sorted_compiles():
         key = compilation_key(entry.compile_id)
         frame = compiled_frame(entry)
@@ -797,7 +800,8 @@ def analyze_sources(trace: Trace, provenance: Provenance | None = None, shapes: 
             quotes.add(f.filename, f.line, f.loc, f.name)
         if frame is not None:
             n = at(frame[0], frame[1])
-            if n is not None and not any(fr["compile_id"] == key for fr in n.frames):
+            if n is not None and (frame[0], frame[1], key) not in framed:
+                framed.add((frame[0], frame[1], key))
                 n.frames.append({"compile_id": key, "function": frame[2], "failed": key in failed_keys})
             if n is not None:
                 # Each attempt of a compile id may hold the bytecode (torch's at attempt 0, compilescope's at the last).
