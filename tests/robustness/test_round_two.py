@@ -7,6 +7,7 @@ fails here instead of hanging the suite or exhausting the machine.
 
 from __future__ import annotations
 
+import json
 import os
 import resource
 import subprocess
@@ -117,6 +118,30 @@ def test_quadratic_patterns_in_analyses_are_linear():
         "assert time.monotonic() - t < 5, time.monotonic() - t\n"
     )
     run_python(code)
+
+
+def test_restarted_recompiles_are_explained_in_linear_time(tmp_path):
+    # Each of 6,000 frames recompiles once ([i/1]) and Dynamo restarts that compile ([i/1_1], after a graph break):
+    # torch logs the guard that failed once, with attempt 0, so the restart's reason is its first attempt's. Each
+    # restart scanned every compile of the log for its earlier attempts (six minutes and more).
+    n = 6_000
+    log = tmp_path / "restarts.log"
+    with log.open("w") as f:
+        for i in range(n):
+            start = {"dynamo_start": {"stack": [{"line": 3 + i, "name": f"f{i}", "filename": "/x/prog.py"}]}}
+            metrics = {"co_name": f"f{i}", "co_filename": "/x/prog.py", "co_firstlineno": 3 + i}
+            f.write(envelope({**start, **cid(i, 0)}) + envelope({"compilation_metrics": metrics, **cid(i, 0)}))
+            f.write(envelope({**start, **cid(i, 1)})
+                    + envelope({"artifact": {"name": "recompile_reasons", "encoding": "json"}, **cid(i, 1)},
+                               f"{i}/0: tensor 'x' size mismatch at index 0. expected {i + 1}, actual {i + 2}")
+                    + envelope({"compilation_metrics": {**metrics, "restart_reasons": ["graph break"]}, **cid(i, 1)}))
+            f.write(envelope({**start, **cid(i, 1, 1)}) + envelope({"compilation_metrics": metrics, **cid(i, 1, 1)}))
+    r = compilescope("summary", "--json", log)
+    assert r.returncode in (0, 1), r.stderr.decode()[-2000:]
+    frames = json.loads(r.stdout)["recompiles"]["frames"]
+    assert [(fr["chain"], [(s["compile_id"], s["guard"]) for s in fr["steps"]]) for fr in frames] == [
+        ([f"[{i}/0]", f"[{i}/1_1]"],
+         [(f"[{i}/1_1]", f"tensor 'x' size mismatch at index 0. expected {i + 1}, actual {i + 2}")]) for i in range(n)]
 
 
 # 5. One bad value ------------------------------------------------------------------------------

@@ -843,12 +843,23 @@ def reasons_payload(text: str) -> list[str]:
     return [str(value)]
 
 
-def _step(trace: Trace, entry: Compile) -> RecompileStep:
+def _attempts(trace: Trace) -> dict[str, list[tuple[int, Compile]]]:
+    """Each compilation ("[1/1]") -> its attempts (attempt number, compile) in the log's order: made once per log, as
+    every restarted attempt looks up its earlier ones (a log of thousands of restarts)."""
+    attempts: dict[str, list[tuple[int, Compile]]] = {}
+    for cid, entry in trace.compiles.items():
+        if cid is not None:
+            attempts.setdefault(cid.compilation, []).append((cid.attempt or 0, entry))
+    return attempts
+
+
+def _step(trace: Trace, entry: Compile, attempts_of: dict[str, list[tuple[int, Compile]]]) -> RecompileStep:
+    """attempts_of: _attempts(trace)."""
     reasons: list[str] = []
     # Dynamo logs the reasons once, with attempt 0; a restart ([1/1_1], after a graph break) logs none of its own and
     # names them in its compilation_metrics: one the log ends during has only its first attempt's record.
-    attempts = [e for cid, e in trace.compiles.items() if cid is not None and cid.compilation == entry.compile_id.compilation
-                and (cid.attempt or 0) < (entry.compile_id.attempt or 0)] if entry.compile_id.attempt else []
+    attempt_number = entry.compile_id.attempt or 0
+    attempts = [e for number, e in attempts_of.get(entry.compile_id.compilation, []) if number < attempt_number]
     for attempt in [*attempts, entry]:
         for artifact in attempt.artifacts:
             if artifact.name == ARTIFACT:
@@ -1302,6 +1313,7 @@ def recompiles(trace: Trace, stack_values: StackValues | None = None) -> Recompi
     compiled_frames = CompiledFrames(trace)
     stack_values = stack_values if stack_values is not None else StackValues(trace)
     result: list[FrameRecompiles] = []
+    attempts_of = _attempts(trace)
     for (_, frame_id), entries in _frames(trace).items():
         chain_entries = [e for e in entries if (e.compile_id.frame_compile_id or 0) > 0]
         limit_entry = next((e for e in entries if re.search(_LIMIT, str((e.metrics or {}).get("fail_reason") or ""))), None)
@@ -1311,7 +1323,7 @@ def recompiles(trace: Trace, stack_values: StackValues | None = None) -> Recompi
         for i, e in enumerate(entries):
             if (e.compile_id.frame_compile_id or 0) == 0:
                 continue
-            step = _step(trace, e)
+            step = _step(trace, e, attempts_of)
             # After failed compiles only, nothing was cached, so nothing was compiled again: a program that caught
             # a fullgraph=True error and compiled the function anew. No guard failed, and torch gives no reason.
             if not step.failed_guards and all((p.metrics or {}).get("fail_type") for p in entries[:i]):
