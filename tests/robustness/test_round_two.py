@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import resource
 import subprocess
 import sys
@@ -142,6 +143,28 @@ def test_restarted_recompiles_are_explained_in_linear_time(tmp_path):
     assert [(fr["chain"], [(s["compile_id"], s["guard"]) for s in fr["steps"]]) for fr in frames] == [
         ([f"[{i}/0]", f"[{i}/1_1]"],
          [(f"[{i}/1_1]", f"tensor 'x' size mismatch at index 0. expected {i + 1}, actual {i + 2}")]) for i in range(n)]
+
+
+def test_distinct_cache_bypass_reasons_are_listed_in_linear_time(tmp_path):
+    # 24,000 compiles, each bypassing AOTAutograd's cache for a reason of its own (a local function's address): each
+    # reason was numbered and its compiles found by scanning them all, per reason and per row (two minutes and more).
+    n = 24_000
+    log = tmp_path / "bypass.log"
+    with log.open("w") as f:
+        for i in range(n):
+            reason = f"Can't pickle local object <function f{i}.<locals>.g at 0x7f{i:08x}>"
+            f.write(envelope({"dynamo_start": {"stack": [{"line": 3 + i, "name": f"f{i}", "filename": "/x/prog.py"}]},
+                              **cid(i)})
+                    + envelope({"artifact": {"name": "aotautograd_cache_bypass", "encoding": "json"}, **cid(i)},
+                               json.dumps({"cache_bypass_reason": reason, "cache_state": "bypass"}))
+                    + envelope({"compilation_metrics": {"co_name": f"f{i}"}, **cid(i)}))
+    r = compilescope("summary", log, env={**os.environ, "COLUMNS": "200"})
+    assert r.returncode in (0, 1), r.stderr.decode()[-2000:]
+    out = r.stdout.decode()
+    # Each reason bypassed one lookup; equal counts keep the log's order, so [i/0]'s reason is number i + 1.
+    for i in (0, 1, n - 1):
+        assert f"({i + 1}) 1 lookup bypassed ([{i}/0]): Can't pickle local object <function f{i}.<locals>.g" in out
+    assert re.search(r"^\[1/0\]\s+-\s+bypass\s+\(2\)\s*$", out, re.M), out[:3000]
 
 
 # 5. One bad value ------------------------------------------------------------------------------

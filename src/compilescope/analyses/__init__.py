@@ -29,11 +29,13 @@ if TYPE_CHECKING:
 
 RESULTS_FORMAT = "compilescope.results"
 # The saved form's version: bump it when a saved file of the previous version can no longer be loaded as it was.
+# 9: cache bypass reasons are numbered and grouped by the analysis (Caches.reason_numbers, .compiles_by_reason,
+# CompileCache.reason_numbers: were worked out where they were shown);
 # 8: the stacks outside any compilation are grouped by the user's frames (outside_stacks; was one trie);
 # 7: a compile's summary holds its runtime metrics records (runtime_records: were worked out by their pages);
 # 6: transformed code holds its graph's and guards' artifacts (were their numbers); 5: a restarted attempt's status is
 # "restarted" (was "break", its retry's); 4: where reading stopped
-RESULTS_VERSION = 8
+RESULTS_VERSION = 9
 
 
 @dataclass

@@ -73,6 +73,8 @@ class CompileCache:
 
     compile_id: str
     events: list[CacheEvent]
+    # The numbers (Caches.reason_numbers) of its bypass reasons, each once, in the order they ran: what its row shows.
+    reason_numbers: list[int] = field(default_factory=list)
 
     def outcome(self, cache: str) -> str | None:
         """hit/miss/bypass of one cache; several lookups are joined: "miss, hit", each named by its graph where the
@@ -126,11 +128,15 @@ class Caches:
     # Compile ids with a cache lookup whose compile failed (compile_error_fallback, compile_error_lowering): their
     # lookups missed, and yet nothing was compiled.
     failed: list[str] = field(default_factory=list)
+    # Each bypass reason -> its number in bypass_reasons (from 1): a table row names its reasons by it, and each
+    # reason's text is given once, with its count (cache_hit_miss.log: 3 lookups, one reason).
+    reason_numbers: dict[str, int] = field(default_factory=dict)
+    # Each bypass reason -> the compile ids with a lookup that bypassed for it, in the order they ran.
+    compiles_by_reason: dict[str, list[str]] = field(default_factory=dict)
 
     def reason_number(self, reason: str) -> int:
-        """A bypass reason's number in bypass_reasons (from 1): a table row names its reasons by it, and each reason's
-        text is given once, with its count (cache_hit_miss.log: 3 lookups, one reason)."""
-        return next(i for i, (known, _) in enumerate(self.bypass_reasons, 1) if known == reason)
+        """A bypass reason's number in bypass_reasons (from 1)."""
+        return self.reason_numbers[reason]
 
     def bypass_note(self, reason: str) -> str | None:
         """What a bypass reason means where torch's words do not say it (user_function_target)."""
@@ -138,7 +144,7 @@ class Caches:
 
     def reason_compiles(self, reason: str) -> list[str]:
         """The compile ids with a lookup that bypassed for this reason, in the order they ran."""
-        return [c.compile_id for c in self.compiles if reason in c.bypass_reasons]
+        return self.compiles_by_reason.get(reason, [])
 
     @property
     def overall_text(self) -> str:
@@ -375,6 +381,14 @@ def caches(trace: Trace) -> Caches:
                     result.partly_served[entry.key] = f"{graphs.count('hit')} of {len(graphs)} graphs"
     result.counts = {cache: dict(c) for cache, c in counts.items() if c}
     result.bypass_reasons = reasons.most_common()
+    # Numbered and grouped once here, not per reason or per row where they are shown: a log of thousands of distinct
+    # reasons (a local function's address in each) would otherwise cost reasons x compiles.
+    result.reason_numbers = {reason: i for i, (reason, _) in enumerate(result.bypass_reasons, 1)}
+    for compiled in result.compiles:
+        shown = list(dict.fromkeys(compiled.bypass_reasons))
+        compiled.reason_numbers = [result.reason_numbers[reason] for reason in shown]
+        for reason in shown:
+            result.compiles_by_reason.setdefault(reason, []).append(compiled.compile_id)
     return result
 
 

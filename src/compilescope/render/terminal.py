@@ -347,7 +347,7 @@ def _caches(ins: Insights) -> list[RenderableType]:
     for c in ca.compiles[:MAX_ROWS]:
         table.add_row(TerminalText(c.compile_id), TerminalText(c.outcome("fx_graph_cache") or "-"),
                       TerminalText(c.outcome("aotautograd_cache") or "-"),
-                      TerminalText(", ".join(f"({ca.reason_number(r)})" for r in dict.fromkeys(c.bypass_reasons))))
+                      TerminalText(", ".join(f"({n})" for n in c.reason_numbers)))
     out.append(table)
     for reason, n in ca.bypass_reasons:
         if reason == "(no reason logged)":
