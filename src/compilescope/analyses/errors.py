@@ -15,7 +15,7 @@ from typing import Any
 from ..lazy_regex import lazy_compile
 from ..model.trace import Compile, Trace
 from .compiled_frames import compile_traceback
-from .graph_breaks import IN_LOOP, skipped_cause, skipped_frame, skipped_title
+from .graph_breaks import IN_LOOP, skipped_frame, skipped_text
 from .graph_breaks import parse_reason as parse_break_reason
 from .userloc import (UserLocation, is_framework_file, is_python_library_file, is_torch_file, last_user_frame,
                       last_user_stack_frame, traceback_frames)
@@ -180,11 +180,8 @@ class CompileError:
 
     @property
     def skipped_text(self) -> str | None:
-        """"Dynamo skipped forward (checkpoint_autocast.py:46) and ran it eagerly: a graph break inside one of its
-        loops" (graph_breaks.skipped_title, skipped_cause); None for any other failure."""
-        if self.skipped_frame is None:
-            return None
-        return f"{skipped_title(self.skipped_frame)}: {skipped_cause(self.in_loop)}"
+        """What Dynamo skipped, as graph_breaks.skipped_text says it; None for any other failure."""
+        return skipped_text(self.skipped_frame, self.in_loop)
 
     export_call: UserLocation | None = None  # the user's torch.export call, where strict export's trace failed
     next_steps: list[str] = field(default_factory=list)

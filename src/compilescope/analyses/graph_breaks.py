@@ -100,6 +100,12 @@ def skipped_cause(in_loop: bool) -> str:
     return "a graph break inside one of its loops" if in_loop else "a graph break Dynamo could not resume from"
 
 
+def skipped_text(skipped: UserLocation | None, in_loop: bool) -> str | None:
+    """skipped_title and skipped_cause as one sentence ("Dynamo skipped forward (checkpoint_autocast.py:46) and ran it
+    eagerly: a graph break inside one of its loops"); None where no frame was skipped."""
+    return None if skipped is None else f"{skipped_title(skipped)}: {skipped_cause(in_loop)}"
+
+
 def resume_of(code_name: str | None) -> tuple[str, int] | None:
     """(f, 22) for Dynamo's resume function torch_dynamo_resume_in_f_at_22: the rest of f after its graph break at
     line 22; None for any other code. Every part of compilescope reads a resume function's name through this."""
@@ -179,11 +185,8 @@ class GraphBreak:
 
     @property
     def skipped_text(self) -> str | None:
-        """"Dynamo skipped forward (checkpoint_autocast.py:46) and ran it eagerly: a graph break inside one of its
-        loops", as the errors finding says it; None where Dynamo went on after the break."""
-        if self.skipped_frame is None:
-            return None
-        return f"{skipped_title(self.skipped_frame)}: {skipped_cause(self.in_loop)}"
+        """What Dynamo skipped after this break, as the errors finding says it; None where it went on after it."""
+        return skipped_text(self.skipped_frame, self.in_loop)
 
     @property
     def uncompiled_text(self) -> str | None:
