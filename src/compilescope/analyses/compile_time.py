@@ -88,6 +88,8 @@ _PREFIXES = (
     ("FxGraphCache.", "cache"),
 )
 BACKWARD_ROOT = "entire_backward_compile"
+# What a compile the log ends during is said to be, where a finished one "took" its time: its time is only so far.
+STILL_COMPILING = "still compiling when the log ended"
 
 
 def phase_of(name: str) -> str | None:
@@ -157,6 +159,8 @@ class CompileTime:
     # Where its function is defined (co_filename, co_firstlineno), set only where another row of the table names a
     # function defined elsewhere alike (Model.forward and Block.forward are both "forward"): what tells them apart
     defined_at: UserLocation | None = None
+    # The log ends during it (unfinished_compiles): total_s is the time it had run so far, not what it took
+    unfinished: bool = False
 
     def phase_label(self, phase: str, labels: dict[str, str]) -> str:
         """The phase's name for this compile: the log's (labels), or its own kernel compile's."""
@@ -182,6 +186,11 @@ class CompileTime:
         return function_label(self.name)
 
     @property
+    def unfinished_text(self) -> str | None:
+        """STILL_COMPILING where the log ends during it (its total is only so far), else None."""
+        return STILL_COMPILING if self.unfinished else None
+
+    @property
     def top_phase(self) -> str | None:
         phase = max(self.phases, key=lambda p: self.phases[p]) if self.phases else None
         return phase if phase and self.phases[phase] > 0 else None
@@ -190,7 +199,8 @@ class CompileTime:
         found = {"compile_id": self.compile_id, "name": self.name, "total_s": round(self.total_s, 6),
                  "top_phase": self.top_phase, "source": self.source,
                  "phases": {p: round(s, 6) for p, s in self.phases.items()},
-                 "backward_s": round(self.backward_s, 6) if self.backward_s is not None else None}
+                 "backward_s": round(self.backward_s, 6) if self.backward_s is not None else None,
+                 "unfinished": self.unfinished}
         if self.defined_at is not None:
             found["defined_at"] = self.defined_at.to_json()
         if self.export_call is not None:
@@ -583,8 +593,12 @@ def compile_times(trace: Trace) -> CompileTimes:
             found.kernel_compile_label = SOURCE_COMPILE_LABEL
     phases = [PhaseTime(p, labels[p], s, s / total if total else 0.0)
               for p, s in sorted(sums.items(), key=lambda kv: -kv[1]) if s > 0]
-    return CompileTimes(total, phases, compiles, sorted(rows, key=lambda r: r.start_s), labels=labels, repeats=repeats,
-                        origin_s=origin)
+    times = CompileTimes(total, phases, compiles, sorted(rows, key=lambda r: r.start_s), labels=labels,
+                         repeats=repeats, origin_s=origin)
+    unfinished = {cid for cid, _ in unfinished_compiles(trace, times)}
+    for found in compiles:
+        found.unfinished = found.compile_id in unfinished
+    return times
 
 
 def _place_alike_names(compiles: list[CompileTime], code: dict[str, UserLocation]) -> None:
@@ -748,7 +762,9 @@ def _metrics_phases(metrics: dict) -> dict[str, float] | None:
 def unfinished_compiles(trace: Trace, times: CompileTimes) -> list[tuple[str, str | None]]:
     """Compile ids whose compile never finished: an event still open where the log ends, and no metrics (the program
     was stopped or crashed while compiling, or the log was cut). (compile id, the phase it was in)"""
-    without_metrics = {str(cid) for cid, entry in trace.compiles.items() if cid is not None and entry.metrics is None}
+    # By compilation, as the rows name it: a restarted attempt ([1/1]) logs none, the attempt after it ([1/1_1]) does
+    finished = {cid.compilation for cid, entry in trace.compiles.items() if cid is not None and entry.metrics is not None}
+    without_metrics = {cid.compilation for cid in trace.compiles if cid is not None} - finished
     return [(row.compile_id, row.segments[-1].phase if row.segments else None) for row in times.timeline
             if row.incomplete and row.compile_id in without_metrics and not row.label.endswith("backward")]
 

@@ -13,13 +13,14 @@ from dataclasses import field
 from typing import TYPE_CHECKING, Any
 
 from ..lazy_regex import lazy_compile
-from ..model.ids import NO_COMPILE_ID, CompileId
+from ..model.ids import NO_COMPILE_ID, CompileId, compilation_key
 from ..model.trace import Trace
 from .autotuning import Autotuning, autotuning
 from .caches import KERNELS_AGAIN_WORTH_SAYING_S, Caches, caches, kernels_compiled_again
 from .cudagraphs import BACKWARD_PENDING, CudaGraphCompile, CudaGraphs, cudagraphs
 from .crash import STATIC_LAUNCHER_ADVICE, Crash, Crashes, crashes
-from .compile_time import PHASE_LABELS, CompileTimes, as_export_time, compile_times, ends_during, unfinished_compiles
+from .compile_time import (PHASE_LABELS, STILL_COMPILING, CompileTimes, as_export_time, compile_times, ends_during,
+                           unfinished_compiles)
 from .activation_checkpoint import ActivationCheckpointing, activation_checkpointing
 from .empty_graphs import EmptyGraphs, empty_graphs
 from .repeated_blocks import Regional, RepeatedBlocks, regional
@@ -578,9 +579,12 @@ def findings(ins: Insights, export: ExportReport | None = None) -> list[Finding]
         cost = _recompile_cost(ct, recompiled, short=True)
         # (an export-only log's compile time is strict export's Dynamo trace: the user ran no torch.compile)
         doing = "exporting" if exported.only else "compiling"
-        out.append(Finding(INFO, "compile_time", f"{doing} took {format_seconds(ct.total_s)}",
-                           f"{top.label}: {top.share:.0%}" + (f"; slowest {slowest.compile_id} "
-                                                              f"({format_seconds(slowest.total_s)})" if slowest else "")
+        # (a compile the log ends during counts the time it had run: the total is what compiling took so far)
+        so_far = " so far" if any(c.unfinished for c in ct.compiles) else ""
+        out.append(Finding(INFO, "compile_time", f"{doing} took {format_seconds(ct.total_s)}{so_far}",
+                           f"{top.label}: {top.share:.0%}" + (
+                               f"; slowest {slowest.compile_id} ({format_seconds(slowest.total_s)}"
+                               f"{_so_far(ct, [slowest.compile_id])})" if slowest else "")
                            + (f"; {cost}" if cost else "")))
     out.extend(_repeated_blocks(group, ct) for group in ins.regional.by_blocks())
     out.extend(_cudagraph_recordings(ins.cudagraphs))
@@ -626,7 +630,15 @@ def _recompile_cost(ct: CompileTimes, frames: list[FrameRecompiles], short: bool
     if short:
         return f"recompiles: {format_seconds(seconds)} ({share})"
     whose = "its recompiles" if len(frames) == 1 else "the recompiles"
-    return f"{whose} took {format_seconds(seconds)} of the {format_seconds(ct.total_s)} compiling ({share})"
+    return f"{whose} took {format_seconds(seconds)}{_so_far(ct, steps)} of the {format_seconds(ct.total_s)} compiling ({share})"
+
+
+def _so_far(ct: CompileTimes, compile_ids: list[str]) -> str:
+    """" so far ([1/1] still compiling when the log ended)": what a time of these compiles that says "took" leaves
+    out, where the log ends during one of them ("" where every one finished)."""
+    wanted = {compilation_key(cid) for cid in compile_ids}
+    open_ids = [c.compile_id for c in ct.compiles if c.unfinished and c.compile_id in wanted]
+    return f" so far ({_names(open_ids)} {STILL_COMPILING})" if open_ids else ""
 
 
 def _repeated_blocks(group: list[RepeatedBlocks], ct: CompileTimes) -> Finding:
@@ -656,7 +668,7 @@ def _compiled_afresh(rec: Recompiles, ct: CompileTimes, ca: Caches) -> list[Find
     out = []
     for fn in rec.afresh:
         seconds = ct.seconds_of(fn.again)
-        cost = (f"; compiling it again took {format_seconds(seconds)} of the {format_seconds(ct.total_s)} compiling"
+        cost = (f"; compiling it again took {format_seconds(seconds)}{_so_far(ct, fn.again)} of the {format_seconds(ct.total_s)} compiling"
                 if seconds > 0 and ct.total_s else "")
         where = f" ({os.path.basename(fn.filename)}:{fn.first_line})" if fn.filename else ""
         logged = f" (torch logged each as {_names(list(dict.fromkeys(fn.logged_as)))})" if fn.logged_as else ""

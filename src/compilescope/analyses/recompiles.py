@@ -22,7 +22,7 @@ import orjson
 from ..model.ids import compilation_key
 from ..model.trace import Compile, Trace
 from ..wording import and_list, count, format_seconds, possessive
-from .compile_time import CompileTimes
+from .compile_time import STILL_COMPILING, CompileTimes
 from .compiled_frames import CompiledFrames, module_label, wrapped_module
 from .errors import RECOMPILE_LIMIT, CompileErrors
 from ..lazy_regex import lazy_compile
@@ -489,17 +489,21 @@ class RecompileStep:
     started_s: float | None = None
     quiet_s: float | None = None
     cost_s: float | None = None
+    unfinished: bool = False  # the log ends during it: cost_s is the time it had run so far
 
     @property
     def when_text(self) -> str | None:
         """"at 97.31 s, 13.02 s after [0/3] was compiled; took 12.63 s", for people: a recompile long after the one
-        before is one a service meets in production, after its warm-up."""
+        before is one a service meets in production, after its warm-up. One the log ends during took no time it
+        knows: "...; still compiling when the log ended, 1.17 s in"."""
         if self.started_s is None:
             return None
         text = f"at {format_seconds(self.started_s)} into the log"
         if self.quiet_s is not None and self.previous is not None:
             text += f", {format_seconds(self.quiet_s)} after {self.previous} was compiled"
-        if self.cost_s is not None:
+        if self.unfinished:
+            text += f"; {STILL_COMPILING}" + (f", {format_seconds(self.cost_s)} in" if self.cost_s is not None else "")
+        elif self.cost_s is not None:
             text += f"; took {format_seconds(self.cost_s)}"
         return text
 
@@ -521,7 +525,8 @@ class RecompileStep:
                 "failed": self.failed, "failed_guards": [f.to_json() for f in self.failed_guards],
                 "specialized": self.specialized.to_json() if self.specialized else None,
                 "dynamic_symbol": self.dynamic_symbol, "started_s": _rounded(self.started_s),
-                "quiet_s": _rounded(self.quiet_s), "cost_s": _rounded(self.cost_s), "previous": self.previous}
+                "quiet_s": _rounded(self.quiet_s), "cost_s": _rounded(self.cost_s), "unfinished": self.unfinished,
+                "previous": self.previous}
 
     @property
     def specialized_placement(self) -> list[PlacementPart]:
@@ -1291,6 +1296,7 @@ def link_times(found: Recompiles, times: CompileTimes) -> None:
         start, end = spans.get(key, (row.start_s, row.start_s + row.duration_s))
         spans[key] = (min(start, row.start_s), max(end, row.start_s + row.duration_s))
     cost = {c.compile_id: c.total_s for c in times.compiles}
+    unfinished = {c.compile_id for c in times.compiles if c.unfinished}
     for frame in found.frames:
         ids = [compilation_key(cid) for cid in frame.chain]
         for step in frame.steps:
@@ -1300,6 +1306,7 @@ def link_times(found: Recompiles, times: CompileTimes) -> None:
                 continue
             step.started_s = span[0]
             step.cost_s = cost.get(key)
+            step.unfinished = key in unfinished
             before = ids[:ids.index(key)] if key in ids else []
             ended = [spans[k][1] for k in before if k in spans]
             if before and ended:

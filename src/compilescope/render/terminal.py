@@ -295,8 +295,12 @@ def _compile_time(ins: Insights) -> list[RenderableType]:
     slowest.columns[0].no_wrap = True  # a compile id or a call's file:line is one word: the function wraps instead
     for c in ct.compiles[:MAX_ROWS]:
         top = c.top_phase
-        slowest.add_row(TerminalText(c.label), TerminalText(c.function_text), _seconds(c.total_s),
-                        UnbrokenText(f"{c.phase_label(top, ct.labels)} ({unbroken(format_seconds(c.phases[top]))})") if top else "")
+        mostly = f"{c.phase_label(top, ct.labels)} ({unbroken(format_seconds(c.phases[top]))})" if top else ""
+        if c.unfinished_text:  # (its total is only the time up to the log's end)
+            mostly += f"{': ' if mostly else ''}{c.unfinished_text}"
+        slowest.add_row(TerminalText(c.label), TerminalText(c.function_text),
+                        UnbrokenText(unbroken(format_seconds(c.total_s) + (" so far" if c.unfinished else ""))),
+                        UnbrokenText(mostly) if mostly else "")
     out.append(Padding(slowest, (1, 0, 0, 0)))
     out.extend(_more(len(ct.compiles), "more compile id"))
     backward = [c for c in ct.compiles[:MAX_ROWS] if c.backward_s is not None]
