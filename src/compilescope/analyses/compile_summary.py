@@ -16,7 +16,7 @@ from ..model.trace import Artifact, Compile, Frame, Trace
 from .activation_checkpoint import CompileCheckpointing
 from .autotuning import TemplateSearch
 from .caches import CACHES
-from .compile_time import PHASES
+from .compile_time import PHASES, STILL_COMPILING
 from .compiled_frames import CompiledFrames, wrapped_function
 from .cudagraphs import CudaGraphCompile
 from .errors import OUTPUT_CODE, CompileError
@@ -25,7 +25,7 @@ from .insights import Insights
 from .metric_values import (STACK_METRICS, TRACEBACK_METRICS, LongMetric, MetricTraceback, long_metric, metric_stack,
                             metric_tracebacks)
 from .recompiles import BackwardGraph, FailedGuard, RenumberedOtherProcess
-from .status import BREAK, ERROR, RESTARTED, STATUS_LABELS, compiled_attempts
+from .status import BREAK, ERROR, MISSING, RESTARTED, STATUS_LABELS, compiled_attempts
 from .userloc import UserLocation, code_origin
 from ..model.records import dataclass
 from ..wording import and_list, possessive
@@ -139,6 +139,11 @@ class CompileSummary:
     restart_reasons: list[str] = field(default_factory=list)  # only where no graph break explains the restart
     recompile: FailedGuard | None = None  # the guard whose failure caused this compilation
     total_s: float | None = None  # the compilation (all its attempts), as the compile-time analysis measured it
+    # STILL_COMPILING where the log ends during its compilation (any attempt of it): total_s is only so far
+    unfinished: str | None = None
+    # What its card on the index says of that: the attempt the log ends during is still compiling; one restarted
+    # before it, that its next attempt is (its status's help says that attempt compiled the frame)
+    unfinished_note: str | None = None
     timed_with: str | None = None  # without a time of its own: the compilation whose records its records repeat
     phases: list[tuple[str, float]] = field(default_factory=list)  # (label, seconds), biggest first, zeros left out
     backward_s: float | None = None  # of total_s, its backward's compile (compile_time.CompileTime.backward_s)
@@ -180,7 +185,7 @@ class CompileSummary:
             "error": self.error.to_json() if self.error else None,
             "graph_breaks": [b.reason for b in self.graph_breaks], "restart_reasons": self.restart_reasons,
             "recompile": self.recompile.to_json() if self.recompile else None,
-            "total_s": self.total_s, "backward_s": self.backward_s,
+            "total_s": self.total_s, "backward_s": self.backward_s, "unfinished": self.unfinished is not None,
             "logged_time": {"metric": self.logged_time[0], "seconds": self.logged_time[1]} if self.logged_time else None,
             "checkpointing": self.checkpointing.to_json() if self.checkpointing else None, "phases": [{"phase": p, "seconds": s} for p, s in self.phases],
             "caches": dict(self.caches), "sizes": {many: value for _, many, value in self.sizes},
@@ -401,14 +406,21 @@ def code_roles(entry: Compile) -> dict[int, str]:
 
 
 def _outcome(status: str, error: CompileError | None, graph_breaks: list[GraphBreak], restarts: list[str],
-             compiled: UserLocation | None, cid: CompileId, retry: str | None) -> str:
-    """One line; retry: the attempt after this one, when Dynamo restarted this one ("[0/0_1]" for [0/0])."""
+             compiled: UserLocation | None, cid: CompileId, retry: str | None, unfinished: bool = False) -> str:
+    """One line; retry: the attempt after this one, when Dynamo restarted this one ("[0/0_1]" for [0/0]); unfinished:
+    the log ends during the compilation (this attempt, or the retry of a restarted one)."""
     label = STATUS_LABELS[status].capitalize()  # ("compiled" counts a card; "Compiled" opens the page's outcome)
     if status == ERROR and error is not None:
         if error.skipped_frame is not None:  # (no exception: Dynamo gave the frame up and it ran eagerly)
             return f"Failed in {error.stage_label}: {error.skipped_text}"
         return f"Failed in {error.stage_label}" + (" (torch fell back to eager for this frame)" if error.fell_back else "")
-    again = f"Dynamo compiled the frame again as {retry}" if retry else "Dynamo analysed the frame again"
+    still = unfinished and status == MISSING  # (the attempt the log ends during: no metrics because it never finished)
+    if still:
+        label += f": {STILL_COMPILING}"
+    if retry and unfinished:  # (the retry never finished: "compiled the frame again" would say it did)
+        again = f"Dynamo began compiling the frame again as {retry}, which was {STILL_COMPILING}"
+    else:
+        again = f"Dynamo compiled the frame again as {retry}" if retry else "Dynamo analysed the frame again"
     if graph_breaks or restarts:
         breaks = _breaks_text(graph_breaks, restarts, compiled)
         if status == RESTARTED:  # (nothing was compiled in this attempt: its retry compiled the frame)
@@ -416,7 +428,7 @@ def _outcome(status: str, error: CompileError | None, graph_breaks: list[GraphBr
         if status == BREAK:
             return f"{label} ({breaks}): the graph was split"
         if restarts or cid.attempt:  # (an empty graph or a failure, in the attempt after a restart)
-            return f"{label} after a restart ({breaks})"
+            return f"{label}{',' if still else ''} after a restart ({breaks})"
         # Dynamo compiled the graph up to the break and resumed after it, in this same attempt (no [0/0_1]).
         return f"{label}: the graph was split ({breaks}), without a restart"
     if status == RESTARTED:
@@ -477,6 +489,7 @@ def compile_summaries(trace: Trace, statuses: dict[CompileId | None, str], ins: 
     guards = {compilation_key(CompileId.parse(step.compile_id)): step.guard
               for frame in ins.recompiles.frames for step in frame.steps}
     times = {c.compile_id: c for c in ins.compile_time.compiles}
+    unfinished = {c.compile_id for c in ins.compile_time.compiles if c.unfinished}
     caches = {c.compile_id: c for c in ins.caches.compiles}
     searches: dict[str, list[TemplateSearch]] = {}  # by compilation, as chromium events name it ("[0/1]")
     for search in ins.autotuning.searches:
@@ -519,9 +532,11 @@ def compile_summaries(trace: Trace, statuses: dict[CompileId | None, str], ins: 
         if origin is not None:
             called_from = frames.called_from(entry.compile_id)
         status = statuses.get(entry.compile_id, "missing")
+        retry = retries.get(entry.compile_id)
+        ends_during = compilation in unfinished
         summary = CompileSummary(
             compile_id=key, status=status, outcome=_outcome(status, error, graph_breaks, restarts, compiled, entry.compile_id,
-                                                          retries.get(entry.compile_id)),
+                                                          retry, ends_during),
             compiled=compiled, compiled_origin=origin, called_from=called_from,
             failed_at=error.location if error is not None and error.location_kind == "failure" else None,
             error=error, wraps=wrapped_function(trace, entry), graph_breaks=graph_breaks, restart_reasons=restarts,
@@ -536,6 +551,12 @@ def compile_summaries(trace: Trace, statuses: dict[CompileId | None, str], ins: 
             summary.logged_time = logged_times.get(compilation)
             summary.phases = sorted(((ins.compile_time.labels[p], timed.phases.get(p, 0.0)) for p, _ in PHASES
                                      if timed.phases.get(p, 0.0) > 0), key=lambda ps: -ps[1])
+        if ends_during:
+            summary.unfinished = STILL_COMPILING
+            if status == MISSING:
+                summary.unfinished_note = STILL_COMPILING
+            elif status == RESTARTED and retry:
+                summary.unfinished_note = f"its next attempt, {retry}, was {STILL_COMPILING}"
         cached = caches.get(key)
         if cached is not None:
             summary.caches = [(label, outcome) for cache, label in CACHES.items() if (outcome := cached.outcome(cache))]
