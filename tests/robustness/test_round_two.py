@@ -167,6 +167,75 @@ def test_distinct_cache_bypass_reasons_are_listed_in_linear_time(tmp_path):
     assert re.search(r"^\[1/0\]\s+-\s+bypass\s+\(2\)\s*$", out, re.M), out[:3000]
 
 
+
+def _fx_graph_lookup(outcome: str, frame: int, fcid: int = 0, attempt: int = 0) -> str:
+    # torch 2.13's cache_warm.log's fx_graph_cache_hit payload (cache_cold.log's miss), its key made the frame's own
+    payload = {"cache_status_detailed": "hit" if outcome == "hit" else "full_miss", "key": f"f{frame}k{fcid}",
+               "components": ["[esstihe2nyydk4mhzpvox3qkajyu5y5t23hk3fi2me7jn75xi3o] fx_kwargs[is_backward]: False"],
+               "cache_state": outcome}
+    return envelope({"artifact": {"name": f"fx_graph_cache_{outcome}", "encoding": "json"}, **cid(frame, fcid, attempt)},
+                    json.dumps(payload))
+
+
+def test_cache_hits_that_compiled_their_kernels_are_found_in_linear_time(tmp_path):
+    # 60,000 compiles, each an FX graph cache hit on a key no miss in the log wrote (an earlier run's), each compiling a
+    # kernel all the same (a compile_file event, as slow_compile_warm.log's [0/0]): what the hits left out of the log
+    # checked each compile against a list of the served ones, and the kernels compiled again each compile time against
+    # a list of them and its place in it (over a minute).
+    n = 60_000
+    log = tmp_path / "hits.log"
+    with log.open("w") as f:
+        for i in range(n):
+            kernel = [envelope({"chromium_event": {}, **cid(i)},
+                               json.dumps({"name": "compile_file", "ts": 1795736634636659.0 + 10_000 * i + 1000 * end,
+                                           "args": {"compile_id": f"{i}/0"}, "ph": "E" if end else "B",
+                                           "cat": "dynamo_timed", "tid": 0, "pid": 0})) for end in (0, 1)]
+            f.write(envelope({"dynamo_start": {"stack": [{"line": 3 + i, "name": f"f{i}", "filename": "/x/prog.py"}]},
+                              **cid(i)})
+                    + _fx_graph_lookup("hit", i) + "".join(kernel)
+                    + envelope({"compilation_metrics": {"co_name": f"f{i}"}, **cid(i)}))
+    r = compilescope("summary", "--json", log)
+    assert r.returncode in (0, 1), r.stderr.decode()[-2000:]
+    found = json.loads(r.stdout)
+    assert found["caches"]["graphs_missing"] == [f"[{i}/0]" for i in range(n)]
+    details = {f["title"].split(":")[0].split(" (")[0].split(" took")[0]: f["detail"] for f in found["findings"]
+               if f["section"] == "caches"}
+    # Each hit compiled its kernel, named in the log's order of hits; no AOTAutograd cache hit: only Inductor's graphs
+    # before its post-grad passes are missing.
+    assert details["served from cache, yet C++/CUDA compile"].startswith(
+        f"[0/0], [1/0], [2/0], [3/0] and {n - 4} more hit the FX graph cache but compiled their kernels again")
+    assert details["served from cache"].startswith(
+        "Inductor's graphs before its post-grad passes are not in this log for the graphs it loaded")
+
+
+def test_restarted_attempts_that_missed_the_caches_are_said_in_linear_time(tmp_path):
+    # 24,000 frames, each compiled in its second attempt ([i/0_1], after a graph break) when its first ([i/0]) had
+    # looked up the AOTAutograd cache, missed, and was restarted before Inductor compiled anything (compiled_optimizer
+    # .log's [2/1]): overall's words scanned every compile for each restarted attempt's misses (over a minute).
+    n = 24_000
+    log = tmp_path / "restarted_misses.log"
+    with log.open("w") as f:
+        for i in range(n):
+            start = {"dynamo_start": {"stack": [{"line": 3 + i, "name": f"f{i}", "filename": "/x/prog.py"}]}}
+            aot_miss = [envelope({"artifact": {"name": "aotautograd_cache_miss", "encoding": "json"}, **cid(i, 0, a)},
+                                 json.dumps({"cache_status_detailed": "full_miss", "key": f"a{i}", "cache_state": "miss",
+                                             "components": [], "compile_id": f"{i}/0"})) for a in (0, 1)]
+            f.write(envelope({**start, **cid(i)}) + aot_miss[0])
+            f.write(envelope({**start, **cid(i, 0, 1)}) + aot_miss[1] + _fx_graph_lookup("miss", i, attempt=1)
+                    + envelope({"compilation_metrics": {"co_name": f"f{i}", "restart_reasons": ["graph break"]},
+                                **cid(i, 0, 1)}))
+    r = compilescope("summary", log, env={**os.environ, "COLUMNS": "200"})
+    assert r.returncode in (0, 1), r.stderr.decode()[-2000:]
+    out = " ".join(r.stdout.decode().split())
+    # Every lookup missed; each restarted attempt's miss is said once, with the attempt that compiled its frame.
+    # (the restarted attempts looked up the AOTAutograd cache only: a lookup never logged is no miss)
+    assert "cold: every cache lookup torch logged missed, so torch compiled everything anew" in out
+    for i in (0, 1, n - 1):
+        assert (f"; [{i}/0], an attempt Dynamo restarted (it compiled the frame again as [{i}/0_1]), missed the "
+                "AOTAutograd cache, but nothing it compiled was kept (no graph compiled anew), and it logged no FX "
+                "graph cache lookup: it was restarted before Inductor had compiled its graph") in out
+    assert out.count("an attempt Dynamo restarted") == n
+
 # 5. One bad value ------------------------------------------------------------------------------
 
 

@@ -161,14 +161,19 @@ class Caches:
         if others:
             text += (f"; {and_list(others)} logged no FX graph cache lookup (torch logs one once Inductor has compiled "
                      "the graph)")
+        # The caches each restarted attempt missed, found in one pass (not a scan of every compile per attempt: a log
+        # of thousands of restarts was quadratic)
+        missed_caches: dict[str, dict[str, None]] = {}
+        for looked_up in self.compiles:
+            if looked_up.compile_id in self.restarted_misses:
+                caches_of = missed_caches.setdefault(looked_up.compile_id, {})
+                caches_of.update(dict.fromkeys(e.cache for e in looked_up.events if e.outcome == "miss"))
         for attempt in dict.fromkeys([*self.restarted_misses, *self.fx_unlogged_restarted]):
             # (named as the compile pages name a restarted attempt: its id, and the attempt that compiled the frame)
             compiled = self.restarted_misses.get(attempt) or self.fx_unlogged_restarted[attempt]
             text += f"; {attempt}, an attempt Dynamo restarted (it compiled the frame again as {compiled}),"
             if attempt in self.restarted_misses:
-                missed = and_list([CACHES[c] for c in dict.fromkeys(e.cache for c in self.compiles
-                                                                   if c.compile_id == attempt
-                                                                   for e in c.events if e.outcome == "miss")])
+                missed = and_list([CACHES[c] for c in missed_caches.get(attempt, {})])
                 text += f" missed the {missed}, but nothing it compiled was kept (no graph compiled anew)"
                 if attempt in self.fx_unlogged_restarted:
                     text += ", and it"
@@ -209,8 +214,9 @@ class Caches:
         and before_post_grad_graph: torch 2.14's cache_warm.log against cache_cold.log); an FX graph cache hit alone
         (AOTAutograd ran, or was bypassed) only Inductor's graph before its post-grad passes (torch 2.13's
         cache_warm.log, and rank 1 of the H100 DDP job)."""
+        served = set(self.graphs_missing)  # (a set: a list's membership test per compile was quadratic)
         aot = any(e.cache == "aotautograd_cache" and e.outcome == "hit"
-                  for c in self.compiles if c.compile_id in self.graphs_missing for e in c.events)
+                  for c in self.compiles if c.compile_id in served for e in c.events)
         whose = "this compile's" if len(self.graphs_missing) == 1 else "each compile's"
         if aot:
             return ("the graph Inductor received and its graphs before its post-grad passes are not in this log "
@@ -432,8 +438,10 @@ def kernels_compiled_again(ct: CompileTimes, found: Caches) -> KernelsAgain:
     """A hit gives Inductor's generated code; the compiled kernels are looked up in the run's own Inductor cache
     directory and compiled again where it lacks them (a warm start from torch.compiler.load_cache_artifacts into an
     empty one: stance_deploy_warm). The kernel compile phase of the compiles whose FX graph lookup hit."""
-    served = list(dict.fromkeys(_ATTEMPT.sub("", c.compile_id) for c in found.compiles
-                                if c.outcome("fx_graph_cache") == "hit"))  # (in the log's order)
+    # Each served compilation -> its place in the log's order of hits (a map: a list's membership test and index per
+    # compile time were quadratic in a log of thousands of hits)
+    served = {cid: i for i, cid in enumerate(dict.fromkeys(_ATTEMPT.sub("", c.compile_id) for c in found.compiles
+                                                           if c.outcome("fx_graph_cache") == "hit"))}
     again = sorted((c for c in ct.compiles if _ATTEMPT.sub("", c.compile_id) in served and c.phases.get("kernel_compile")),
-                   key=lambda c: served.index(_ATTEMPT.sub("", c.compile_id)))
+                   key=lambda c: served[_ATTEMPT.sub("", c.compile_id)])
     return KernelsAgain([c.compile_id for c in again], sum(c.phases["kernel_compile"] for c in again))
