@@ -99,3 +99,34 @@ def test_a_copied_block_of_one_process_is_still_one_compilation(tmp_path):
     with read_trace(str(_concatenated(tmp_path, [text, text]))) as twice:
         assert [str(cid) for cid in twice.compiles] == ids
         assert all(c.process_pid is None and c.logged_frame_id is None for c in twice.compiles.values())
+
+
+def _cache_keys(text: str, name: str) -> list[str]:
+    """The keys of a log's lookups of one outcome ("fx_graph_cache_hit"), in order: their payload's "key"."""
+    return re.findall(r'"name": "' + name + r'"[^\n]*\n\t\{[^\n]*?"key": "(\w+)"', text)
+
+
+def test_a_hit_on_another_processs_output_is_not_this_runs(tmp_path, capsys):
+    # cache_cold.log (pid 14726) then cache_warm.log (pid 14842), one TORCHINDUCTOR_CACHE_DIR: the second process's
+    # [0/0], numbered [1/0] here, hit both caches on the keys the first's [0/0] missed and wrote. That is reuse of
+    # another process's output, not of this run's own (a recompile that made the same graph).
+    cold, warm = (torch213(name).read_text() for name in ("cache_cold.log", "cache_warm.log"))
+    assert [_pids(cold), _pids(warm)] == [["14726"], ["14842"]]
+    for cache in ("fx_graph_cache", "aotautograd_cache"):
+        written = _cache_keys(cold, f"{cache}_miss")
+        assert len(written) == 1 and _cache_keys(warm, f"{cache}_hit") == written
+        assert not _cache_keys(cold, f"{cache}_hit") and not _cache_keys(warm, f"{cache}_miss")
+    log = _concatenated(tmp_path, [cold, warm])
+    assert run_cli("summary", "--json", str(log)) == 0
+    doc = json.loads(capsys.readouterr().out)["caches"]
+    assert (doc["reused_in_run"], doc["reused_other_process"], doc["reused_across_reset"]) == (
+        {"[1/0]": ["[0/0]"]}, {"[1/0]": ["[0/0]"]}, [])
+    expected = ("some cache lookups hit (torch reused what another process in the same log had compiled: [1/0] reused "
+                "[0/0]'s), others missed (compiled anew)")
+    assert run_cli("summary", str(log)) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert f"mixed: {expected}" in out and "this run" not in out
+    report(log, tmp_path / "cs")
+    page = (tmp_path / "cs" / "index.html").read_text()
+    [overall] = re.findall(r'<p class="muted" id="caches-overall">([^<]*)</p>', page)
+    assert " ".join(overall.split()) == f"Mixed: {expected.replace(chr(39), '&#39;')}."

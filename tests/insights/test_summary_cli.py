@@ -69,7 +69,7 @@ def _paths(value, prefix=""):
         located = prefix.endswith("location") or prefix.removesuffix("[]") in LOCATION_KEYS
         for key, item in value.items():
             if prefix.endswith(("compile_time.compiles[].phases", "caches.counts", "caches.partly_served",
-                                "caches.reused_in_run", "environment.gpus", "ranks[].ran_on")):
+                                "caches.reused_in_run", "caches.reused_other_process", "environment.gpus", "ranks[].ran_on")):
                 continue  # keys are data (phase names, cache names, compile ids), documented as such
             # A user location has the same keys everywhere (a `location`, and what the schema types as one: a crash's
             # `frames[]`, a frame's `called_from[]`): documented once as `location.*`.

@@ -42,6 +42,9 @@ _OVERALL_TEXTS = {  # {lookup}: "cache lookup", or "cache lookup torch logged" w
 # Said of a hit on what a compile before torch._dynamo.reset() wrote to the cache.
 RESET_KEEPS_CACHES = (", compiled before torch._dynamo.reset(), which throws compiled functions away, not what the "
                       "caches hold")
+# Said of a hit on what another process of the log (several processes' logs one after another) wrote to the cache:
+# not this run's own output. Worded as the compile pages word that process (compile_summary.OTHER_PROCESS_NOTE).
+OTHER_PROCESS = "another process in the same log"
 _NAME = re.compile(r"^(?P<cache>fx_graph_cache|aotautograd_cache)_(?P<outcome>hit|miss|bypass)$")
 # One component of an FX graph cache key, as its lookup's payload lists them: "[hash] fx_kwargs[is_backward]: True"
 _IS_BACKWARD = re.compile(r"^\[\w+\] fx_kwargs\[is_backward\]: (True|False)$")
@@ -118,10 +121,14 @@ class Caches:
     # what it compiled after its miss was thrown away with the attempt, so its miss is no graph "compiled anew", and
     # overall leaves its lookups out (the attempt that compiled the frame looked them up again).
     restarted_misses: dict[str, str] = field(default_factory=dict)
-    # Compile ids whose every hit reused what an earlier compile of this run had compiled (a recompile that made the
+    # Compile ids whose every hit reused what an earlier compile of this log had compiled (a recompile that made the
     # same graph: train_step_pitfalls.log's [0/1] reused [0/0]'s) -> those compiles: not in graphs_missing, as an empty
     # cache would not show more (the graphs are in this log, under those compiles).
     reused_in_run: dict[str, list[str]] = field(default_factory=dict)
+    # Of those, the compile ids whose hits reused what another process of the log had compiled (`cat cache_cold.log
+    # cache_warm.log`: the second process's [1/0] reused the first's [0/0]) -> those compiles: another process's
+    # output, not this run's own.
+    reused_other_process: dict[str, list[str]] = field(default_factory=dict)
     # Of those, the compile ids whose hits reused what was compiled before a torch._dynamo.reset() that ran before them
     # (cache_hit_miss.log's [3/0] reused [1/0]'s): reset() throws compiled functions away, not what the caches hold.
     reused_across_reset: list[str] = field(default_factory=list)
@@ -194,17 +201,37 @@ class Caches:
                 f"cache {'that graph' if one else 'those graphs'})")
 
     def _reused(self) -> str:
-        """Whose output the hits reused: an earlier run's (from the cache dir), or this run's own."""
+        """Whose output the hits reused: an earlier run's (from the cache dir), this run's own, or another process's
+        of the same log."""
         in_run = sum(1 for c in self.compiles for e in c.events if e.outcome == "hit" and e.reused_from)
+        other = sum(1 for c in self.compiles for e in c.events
+                    if e.outcome == "hit" and e.reused_from in self.reused_other_process.get(c.compile_id, ()))
         hits = sum(n.get("hit", 0) for n in self.counts.values())
-        own = "; ".join(f"{cid} reused {and_list(sources)}'s" + (RESET_KEEPS_CACHES if cid in self.reused_across_reset else "")
+        across_reset = set(self.reused_across_reset)
+        # (where every such hit reused another process's output, the words before the list say so once)
+        own = "; ".join(f"{cid} reused {and_list(sources)}'s" + self._whose(cid, sources, across_reset, other < in_run)
                         for cid, sources in self.reused_in_run.items())
+        whose = (f"what {OTHER_PROCESS} had compiled" if other == in_run else
+                 f"what this run, or {OTHER_PROCESS}, had compiled already" if other else
+                 "what this run had compiled already")
         if in_run == 0:
             return "torch reused an earlier run's output"
         if in_run == hits:
-            return f"torch reused what this run had compiled already: {own}" if own else \
-                "torch reused what this run had compiled already"
-        return "torch reused an earlier run's output, and what this run had compiled already" + (f": {own}" if own else "")
+            return f"torch reused {whose}: {own}" if own else f"torch reused {whose}"
+        return f"torch reused an earlier run's output, and {whose}" + (f": {own}" if own else "")
+
+    def _whose(self, cid: str, sources: list[str], across_reset: set[str], name_process: bool) -> str:
+        """Who compiled what a compile's hits reused, where not this run after no reset: before a reset, or (where
+        name_process) another process of the log."""
+        if cid in across_reset:
+            return RESET_KEEPS_CACHES
+        others = self.reused_other_process.get(cid)
+        if not others or not name_process:
+            return ""
+        if others == sources:
+            return f", compiled by {OTHER_PROCESS}"
+        named = and_list([source + "'s" for source in others])
+        return f" ({named} compiled by {OTHER_PROCESS})"
 
     @property
     def what_is_missing(self) -> str:
@@ -288,6 +315,7 @@ class Caches:
             "restarted_misses": self.restarted_misses,
             "reused_in_run": self.reused_in_run,
             "reused_across_reset": self.reused_across_reset,
+            "reused_other_process": self.reused_other_process,
             "failed": self.failed,
             "compiles": [c.to_json() for c in self.compiles],
         }
@@ -320,6 +348,12 @@ def _before_reset(source: Compile, entry: Compile) -> bool:
         return False
     frame, earlier = entry.compile_id.frame_id, source.compile_id.frame_id
     return frame is not None and earlier is not None and earlier < frame - entry.logged_frame_id
+
+
+def _other_process(source: Compile, entry: Compile) -> bool:
+    """Whether source is of another process than entry (several processes' logs one after another: ingest/resets.py
+    records each later process's pid and where its numbering starts)."""
+    return (source.process_pid, source.process_start) != (entry.process_pid, entry.process_start)
 
 
 def caches(trace: Trace) -> Caches:
@@ -378,6 +412,9 @@ def caches(trace: Trace) -> Caches:
                 result.failed.append(entry.key)
             if any(e.outcome == "hit" for e in events) and all(e.reused_from for e in events if e.outcome == "hit"):
                 result.reused_in_run[entry.key] = list(dict.fromkeys(reused))
+                if others := [source for source in result.reused_in_run[entry.key]
+                              if _other_process(by_key[source], entry)]:
+                    result.reused_other_process[entry.key] = others
                 if all(_before_reset(by_key[source], entry) for source in reused):
                     result.reused_across_reset.append(entry.key)
             elif any(e.outcome == "hit" for e in events):
