@@ -121,6 +121,11 @@ def test_quadratic_patterns_in_analyses_are_linear():
     run_python(code)
 
 
+def _dynamo_start(frame: int) -> dict:
+    """The dynamo_start of generated frame `frame`: function f{frame}, defined at line 3 + frame of /x/prog.py."""
+    return {"dynamo_start": {"stack": [{"line": 3 + frame, "name": f"f{frame}", "filename": "/x/prog.py"}]}}
+
+
 def test_restarted_recompiles_are_explained_in_linear_time(tmp_path):
     # Each of 6,000 frames recompiles once ([i/1]) and Dynamo restarts that compile ([i/1_1], after a graph break):
     # torch logs the guard that failed once, with attempt 0, so the restart's reason is its first attempt's. Each
@@ -129,7 +134,7 @@ def test_restarted_recompiles_are_explained_in_linear_time(tmp_path):
     log = tmp_path / "restarts.log"
     with log.open("w") as f:
         for i in range(n):
-            start = {"dynamo_start": {"stack": [{"line": 3 + i, "name": f"f{i}", "filename": "/x/prog.py"}]}}
+            start = _dynamo_start(i)
             metrics = {"co_name": f"f{i}", "co_filename": "/x/prog.py", "co_firstlineno": 3 + i}
             f.write(envelope({**start, **cid(i, 0)}) + envelope({"compilation_metrics": metrics, **cid(i, 0)}))
             f.write(envelope({**start, **cid(i, 1)})
@@ -153,8 +158,7 @@ def test_distinct_cache_bypass_reasons_are_listed_in_linear_time(tmp_path):
     with log.open("w") as f:
         for i in range(n):
             reason = f"Can't pickle local object <function f{i}.<locals>.g at 0x7f{i:08x}>"
-            f.write(envelope({"dynamo_start": {"stack": [{"line": 3 + i, "name": f"f{i}", "filename": "/x/prog.py"}]},
-                              **cid(i)})
+            f.write(envelope({**_dynamo_start(i), **cid(i)})
                     + envelope({"artifact": {"name": "aotautograd_cache_bypass", "encoding": "json"}, **cid(i)},
                                json.dumps({"cache_bypass_reason": reason, "cache_state": "bypass"}))
                     + envelope({"compilation_metrics": {"co_name": f"f{i}"}, **cid(i)}))
@@ -190,8 +194,7 @@ def test_cache_hits_that_compiled_their_kernels_are_found_in_linear_time(tmp_pat
                                json.dumps({"name": "compile_file", "ts": 1795736634636659.0 + 10_000 * i + 1000 * end,
                                            "args": {"compile_id": f"{i}/0"}, "ph": "E" if end else "B",
                                            "cat": "dynamo_timed", "tid": 0, "pid": 0})) for end in (0, 1)]
-            f.write(envelope({"dynamo_start": {"stack": [{"line": 3 + i, "name": f"f{i}", "filename": "/x/prog.py"}]},
-                              **cid(i)})
+            f.write(envelope({**_dynamo_start(i), **cid(i)})
                     + _fx_graph_lookup("hit", i) + "".join(kernel)
                     + envelope({"compilation_metrics": {"co_name": f"f{i}"}, **cid(i)}))
     r = compilescope("summary", "--json", log)
@@ -216,7 +219,7 @@ def test_restarted_attempts_that_missed_the_caches_are_said_in_linear_time(tmp_p
     log = tmp_path / "restarted_misses.log"
     with log.open("w") as f:
         for i in range(n):
-            start = {"dynamo_start": {"stack": [{"line": 3 + i, "name": f"f{i}", "filename": "/x/prog.py"}]}}
+            start = _dynamo_start(i)
             aot_miss = [envelope({"artifact": {"name": "aotautograd_cache_miss", "encoding": "json"}, **cid(i, 0, a)},
                                  json.dumps({"cache_status_detailed": "full_miss", "key": f"a{i}", "cache_state": "miss",
                                              "components": [], "compile_id": f"{i}/0"})) for a in (0, 1)]
