@@ -666,13 +666,15 @@ def _compiled_afresh(rec: Recompiles, ct: CompileTimes, ca: Caches) -> list[Find
     compile after the reset (reset() keeps what the caches hold): cache_hit_miss.log's fn, whose [3/0] loaded the graph
     its [1/0] had compiled."""
     out = []
+    # (a set: a list's membership test per compile again was quadratic in the number of resets)
+    served_from_cache = set(ca.reused_in_run).union(ca.graphs_missing)
     for fn in rec.afresh:
         seconds = ct.seconds_of(fn.again)
         cost = (f"; compiling it again took {format_seconds(seconds)}{_so_far(ct, fn.again)} of the {format_seconds(ct.total_s)} compiling"
                 if seconds > 0 and ct.total_s else "")
         where = f" ({os.path.basename(fn.filename)}:{fn.first_line})" if fn.filename else ""
         logged = f" (torch logged each as {_names(list(dict.fromkeys(fn.logged_as)))})" if fn.logged_as else ""
-        served = [cid for cid in fn.again if cid in ca.reused_in_run or cid in ca.graphs_missing]
+        served = [cid for cid in fn.again if cid in served_from_cache]
         how = "as at first"
         if served:
             sources = [s for cid in served for s in ca.reused_in_run.get(cid, [])]
