@@ -192,6 +192,11 @@ SCENARIOS = [
     # arrays as inputs in two dtypes), a loop over a Python list of floats; _fixed: each of those changed.
     Scenario("func_numpy", "func_numpy.py", gzip=True, env=RUN_ENV),
     Scenario("func_numpy_fixed", "func_numpy.py", gzip=True, env={**RUN_ENV, "FUNC_VARIANT": "fixed"}),
+    # A fine-tuning loop that changes its compiled model between steps: a forward hook registered after the first call
+    # (appending to a global list), eval()/train() for validation, a backbone unfrozen, a Python float attribute set per
+    # step; _fixed: the hook registered before compiling, the float a buffer (eval/train and the unfreeze kept).
+    Scenario("module_state", "module_state.py", gzip=True, env=RUN_ENV),
+    Scenario("module_state_fixed", "module_state.py", gzip=True, env={**RUN_ENV, "MODULE_VARIANT": "fixed"}),
 ]
 
 SCRUB_ENV = [
