@@ -54,3 +54,42 @@ def enclosing_sources(source: str) -> list[str]:
     `L['kw']['cache']`, `L['kw']['cache'].layers`, `L['kw']['cache'].layers[0]` (a cut inside a quoted key names
     nothing in the tree, and is not found there)."""
     return [source[:i] for i in range(1, len(source)) if source[i] in "[." and source[i - 1] != "["]
+
+
+# A guard that pins one value of an object: `EQUALS_MATCH: L['self'].scale == 0.5  # code ...`, `TRUE_MATCH:
+# L['self']._modules['dropout'].training == True` (the check ends where torch's comment on it starts, or the line does).
+_PINNED = lazy_compile(r"\+- (?:EQUALS_MATCH|TRUE_MATCH|FALSE_MATCH): (?P<source>[LG]\[\S*?) == (?P<value>.+?)(?:\s+#|\s*$)")
+# A tensor's check, with whether it requires grad: `TENSOR_MATCH: check_tensor(L['self']._modules['backbone']
+# ._parameters['weight'], Parameter, DispatchKeySet(...), torch.float32, device=None, requires_grad=False, size=...`.
+_REQUIRES_GRAD = lazy_compile(r"\+- TENSOR_MATCH: check_tensor\((?P<source>[LG]\[[^,]*?), .*?requires_grad=(?P<value>True|False)")
+# The hooks of a module Dynamo traced through (a DictGuardManager of its _forward_hooks ...), and each hook in it.
+_HOOKS = lazy_compile(r"DictGuardManager: source=(?P<module>[LG]\[\S*?)\._(?P<kind>(?:forward|backward)(?:_pre)?_hooks), ")
+_HOOK = lazy_compile(r"ValueManager: GuardManager: source=(?P<hooks>[LG]\[\S*?_hooks)\[")
+_MODULE = lazy_compile(r"GuardManager: source=(?P<source>[LG]\[\S*?), accessed_by=")
+
+
+def pinned_state(text: str) -> dict[str, str]:
+    """What a compile's guard tree fixed about the objects it read, by what it is: `L['self'].scale` -> "0.5",
+    `L['self']._modules['dropout'].training` -> "True", `L['self']._modules['backbone']._parameters['weight']
+    .requires_grad` -> "False", and the count of each module's hooks of a kind Dynamo traced:
+    `L['self']._modules['head']._forward_hooks` -> "1". A module the tree guards with no hooks guarded has none of
+    them: "0" (Dynamo guards a hooks dict only where it held a hook when it traced it)."""
+    state: dict[str, str] = {}
+    hooks: dict[str, int] = {}
+    modules: set[str] = set()
+    for line in text.splitlines():
+        if (m := _PINNED.search(line)) is not None:
+            state[m["source"]] = m["value"]
+        elif (m := _REQUIRES_GRAD.search(line)) is not None:
+            state[f"{m['source']}.requires_grad"] = m["value"]
+        elif (m := _HOOKS.search(line)) is not None:
+            hooks.setdefault(f"{m['module']}._{m['kind']}", 0)
+        elif (m := _HOOK.search(line)) is not None:
+            hooks[m["hooks"]] = hooks.get(m["hooks"], 0) + 1
+        elif (m := _MODULE.search(line)) is not None and "type=<class 'torch.nn.modules." in line:
+            modules.add(m["source"])
+    for module in modules:  # (a torch.nn module traced with no hook of its own: none of each kind)
+        for kind in ("forward_hooks", "forward_pre_hooks"):
+            hooks.setdefault(f"{module}._{kind}", 0)
+    state.update((k, str(n)) for k, n in hooks.items())
+    return state

@@ -29,7 +29,8 @@ from ..lazy_regex import lazy_compile
 from .dynamic_shapes import SPECIALIZATION_REASONS, PlacementPart, Specialization, dynamo_config
 from .fx_sites import GRAPH_ARTIFACT, first_use
 from .graph_breaks import function_label
-from .installed_guards import GUARDS_ARTIFACT, enclosing_sources, guard_site, object_type, tensor_check
+from .installed_guards import (GUARDS_ARTIFACT, enclosing_sources, guard_site, object_type, pinned_state,
+                               tensor_check)
 from .stack_values import StackValue, StackValues, name_stack_values
 from .userloc import (FRAME_SOURCE, UserLocation, code_origin, is_clipped_torch_file, is_torch_file, last_user_frame,
                       last_user_stack_frame, placed_at_call, traceback_frames, user_source_name)
@@ -468,6 +469,77 @@ def _rounded(seconds: float | None) -> float | None:
     return round(seconds, 6) if seconds is not None else None
 
 
+# What a change of module state found by comparing guard trees means, by the attribute that changed.
+_HOOK_KINDS = {"_forward_hooks": "forward hook", "_forward_pre_hooks": "forward pre-hook",
+               "_backward_hooks": "backward hook", "_backward_pre_hooks": "backward pre-hook"}
+# A parameter's requires_grad that changed (a frozen layer unfrozen): torch's own hint on it names
+# force_parameter_static_shapes, which is about sizes and changes nothing here.
+PARAMETER_REQUIRES_GRAD_ADVICE = (
+    "{params} changed requires_grad (a layer frozen or unfrozen, requires_grad_()): Dynamo compiles once for each "
+    "setting, expected when it changes once (fine-tuning); torch's hint to set force_parameter_static_shapes does "
+    "not apply (it is about sizes). Only toggling it back and forth recompiles again and again.")
+HOOK_ADVICE = ("A hook was registered on {modules} after the function was compiled: Dynamo had not guarded on "
+               "hooks there, so a compiled call runs without the hook until another change recompiles the function "
+               "(here {compile_ids}). Register hooks before the first compiled call (or call torch._dynamo.reset() "
+               "after registering one).")
+
+
+@dataclass
+class StateChange:
+    """A value the guarded compile's guards fixed that the recompile's guards fix differently (the module's mode,
+    a parameter's requires_grad, how many hooks a module has): changed too, though torch names only the first
+    failing guard of each cache entry."""
+
+    source: str  # as the guard tree names it: L['self']._modules['dropout'].training
+    before: str
+    after: str
+
+    @property
+    def name(self) -> str:
+        """The object in the user's words: self.dropout.training, self.head (for its hooks)."""
+        hooks = next((k for k in _HOOK_KINDS if self.source.endswith("." + k)), None)
+        return user_source_name(self.source[:-len(hooks) - 1] if hooks else self.source)
+
+    @property
+    def kind(self) -> str:
+        """"hook", "training", "requires_grad" or "value"."""
+        if any(self.source.endswith("." + k) for k in _HOOK_KINDS):
+            return "hook"
+        return next((k for k in ("training", "requires_grad") if self.source.endswith("." + k)), "value")
+
+    @property
+    def detail(self) -> str:
+        """What changed of name, and what that means: " True → False (.eval() or .train(): ...)", ": 1 forward hook
+        now, none before (...)"."""
+        if self.kind == "hook":
+            hook = next(v for k, v in _HOOK_KINDS.items() if self.source.endswith("." + k))
+            before = "none" if self.before == "0" else self.before
+            return (f": {count(int(self.after), hook)} now, {before} before (registered after compiling: a compiled "
+                    "call runs without it until something recompiles the function)")
+        said = f" {self.before} → {self.after}"
+        if self.kind == "training":
+            return said + " (.eval() or .train(): one compile per mode, expected)"
+        if self.kind == "requires_grad" and "._parameters[" in self.source:
+            return said + " (requires_grad_(): freezing or unfreezing, one compile per setting, expected)"
+        return said
+
+    @property
+    def text(self) -> str:
+        """"self.dropout.training True → False (.eval() or .train(): one compile per mode, expected)", for people."""
+        return self.name + self.detail
+
+    def to_json(self) -> dict[str, Any]:
+        return {"source": self.source, "name": self.name, "kind": self.kind, "before": self.before,
+                "after": self.after, "text": self.text}
+
+
+def state_changes(before: str, after: str) -> list[StateChange]:
+    """The values the guard tree before fixed that the tree after fixes differently (a value only one of them fixes,
+    a number made dynamic, is no change of state)."""
+    old, new = pinned_state(before), pinned_state(after)
+    return [StateChange(k, old[k], v) for k, v in new.items() if k in old and old[k] != v]
+
+
 @dataclass
 class RecompileStep:
     """One recompilation and the guards whose failure caused it."""
@@ -490,6 +562,9 @@ class RecompileStep:
     quiet_s: float | None = None
     cost_s: float | None = None
     unfinished: bool = False  # the log ends during it: cost_s is the time it had run so far
+    # What else changed between the compile whose guard failed and this one (state_changes): torch logs one failing
+    # guard per cache entry, and a mode switched or a hook registered at the same time is not among them.
+    also_changed: list[StateChange] = field(default_factory=list)
 
     @property
     def when_text(self) -> str | None:
@@ -526,7 +601,7 @@ class RecompileStep:
                 "specialized": self.specialized.to_json() if self.specialized else None,
                 "dynamic_symbol": self.dynamic_symbol, "started_s": _rounded(self.started_s),
                 "quiet_s": _rounded(self.quiet_s), "cost_s": _rounded(self.cost_s), "unfinished": self.unfinished,
-                "previous": self.previous}
+                "previous": self.previous, "also_changed": [c.to_json() for c in self.also_changed]}
 
     @property
     def specialized_placement(self) -> list[PlacementPart]:
@@ -1147,6 +1222,31 @@ def _place_failed_checks(steps: list[tuple[RecompileStep, Compile]], texts: _Com
     return cache_advice + generated_advice + list(dict.fromkeys(marked)), sizes
 
 
+def _named_by(change: StateChange, guards: str) -> bool:
+    """The failing guards' text already names what changed (`n == 1`, `tensor 'x' requires_grad mismatch`, the
+    `self._modules['backbone']._parameters['bias']` of a parameter's): not something else that changed."""
+    of = change.source.removesuffix(".requires_grad")
+    names = {user_source_name(of), FRAME_SOURCE.sub(r"\1", of)}
+    return any(re.search(rf"(?<![\w.]){re.escape(name)}(?![\w(\[.])", guards) for name in names)
+
+
+def _link_state_changes(steps: list[tuple[RecompileStep, Compile]],
+                        texts: _CompileTexts) -> list[tuple[str, StateChange]]:
+    """Sets each step's also_changed from the guard trees of the compile whose guard failed and of the recompile.
+    Returns the hooks found registered after compiling: (the recompile that first ran them, the change)."""
+    hooked: list[tuple[str, StateChange]] = []
+    for step, _ in steps:
+        guard = step.guard
+        before = texts(guard.compile_id, GUARDS_ARTIFACT) if guard is not None else None
+        after = texts(step.compile_id, GUARDS_ARTIFACT) if before is not None else None
+        if before is None or after is None:
+            continue
+        named = " ".join(g.guard for g in step.failed_guards)
+        step.also_changed = [c for c in state_changes(before, after) if not _named_by(c, named)]
+        hooked.extend((step.compile_id, c) for c in step.also_changed if c.kind == "hook" and int(c.after) > int(c.before))
+    return hooked
+
+
 def _place_size_one_guards(steps: list[tuple[RecompileStep, Compile]], by_id: dict[str, Compile]) -> None:
     """Places each failed guard of torch's 0/1 specialization (`2 <= x.size()[1]`) at the user's line that first used
     the size: torch's comment names the size's first use, and that is torch's own line where the user's code called
@@ -1354,8 +1454,9 @@ def recompiles(trace: Trace, stack_values: StackValues | None = None) -> Recompi
             for guard in step.failed_guards:
                 if guard.compile_id is not None:
                     guard.compile_id = shown.get(guard.compile_id, guard.compile_id)
-        sized_advice, sizes = _place_failed_checks(steps, _CompileTexts(trace, entries), code, known, compiled_frames,
-                                                   stack_values)
+        texts = _CompileTexts(trace, entries)
+        sized_advice, sizes = _place_failed_checks(steps, texts, code, known, compiled_frames, stack_values)
+        hooked = _link_state_changes(steps, texts)
         by_id = {str(e.compile_id): e for e in entries}
         _place_size_one_guards(steps, by_id)
         _place_argument_guards(steps, code, compiled_frames)
@@ -1389,6 +1490,11 @@ def recompiles(trace: Trace, stack_values: StackValues | None = None) -> Recompi
             if c == "global_state" and state_advice:
                 advice.extend(state_advice)
                 continue
+            params = [g.tensor for st, _ in steps for g in st.failed_guards[:1] if g.change == c]
+            if c == "requires_grad" and params and all(t is not None and "._parameters[" in t for t in params):
+                names = and_list([f"`{user_source_name(t)}`" for t in dict.fromkeys(t for t in params if t)])
+                advice.append(PARAMETER_REQUIRES_GRAD_ADVICE.format(params=names))
+                continue
             if c == "dtype" and (numpy := numpy_dtype_advice(
                     [g for st, _ in steps for g in st.failed_guards if g.change == "dtype"])):
                 advice.append(numpy)
@@ -1399,6 +1505,9 @@ def recompiles(trace: Trace, stack_values: StackValues | None = None) -> Recompi
             advice.extend(sized_advice)
             if sizes or not sized_advice:
                 advice.append(size_advice(sizes, compiled_static(entries)))
+        if hooked:
+            advice.insert(0, HOOK_ADVICE.format(modules=and_list(list(dict.fromkeys(c.name for _, c in hooked))),
+                                                compile_ids=", ".join(dict.fromkeys(cid for cid, _ in hooked))))
         if limit_entry is not None:
             advice.insert(0, f"This function hit the recompile limit{f' ({limit})' if limit else ''} and now runs "
                              "without compiling: fix the failing guard above; raising "

@@ -208,6 +208,8 @@ def _recompiles(ins: Insights) -> list[RenderableType]:
                 node.add(TerminalText(f"{_placed(step.specialized_placement)}{code}"))
             if step.dynamic_text:
                 node.add(TerminalText(step.dynamic_text))
+            for change in step.also_changed:
+                node.add(TerminalText(f"also changed since {guard.compile_id}: {change.text}"))
         for advice in frame.advice:
             tree.add(TerminalText(f"fix: {advice}", style="green"))
         out.append(tree)

@@ -1,0 +1,141 @@
+"""Module state that recompiles (module_state.py): a hook registered after the first compiled call, eval()/train()
+for validation, a backbone unfrozen, a Python float attribute set per step. torch names one failing guard per cache
+entry, so a mode switched or a hook registered along with another change is in no reason: what the guard trees of the
+two compiles say changed too, checked against the raw log and the program."""
+
+from __future__ import annotations
+
+import gzip
+import io
+import re
+
+from rich.console import Console
+
+from compilescope.analyses.insights import insights
+from compilescope.analyses.recompiles import ADVICE
+from compilescope.ingest.reader import read_trace
+from compilescope.render.terminal import print_summary
+
+from ..conftest import report, torch213
+
+
+def _text(log: str) -> str:
+    return gzip.open(torch213(log), "rt").read()
+
+
+def _artifacts(text: str, name: str) -> dict[str, str]:
+    """compile id ("[0/3]") -> payload of each event named name (an envelope's first key, or an artifact's name)."""
+    found: dict[str, str] = {}
+    for m in re.finditer(r'^V[^\n]*\] \{"(?:artifact": \{"name": ")?' + name + r'"[^\n]*"frame_id": (\d+), '
+                         r'"frame_compile_id": (\d+)[^\n]*\n((?:\t[^\n]*\n)*)', text, re.M):
+        found[f"[{m[1]}/{m[2]}]"] = m[3]
+    return found
+
+
+def _frame(log: str):
+    with read_trace(str(torch213(log))) as trace:
+        [frame] = insights(trace).recompiles.frames
+        return frame
+
+
+def _steps(log: str):
+    return {st.compile_id: st for st in _frame(log).steps}
+
+
+def test_eval_behind_grad_mode_is_named_from_the_guard_trees():
+    # model.eval() under torch.no_grad() (program line 66-68): torch's reason names only grad mode
+    text = _text("module_state.log.gz")
+    reasons, trees = _artifacts(text, "recompile_reasons"), _artifacts(text, "dynamo_cpp_guards_str")
+    assert "GLOBAL_STATE changed: grad_mode" in reasons["[0/3]"] and "training" not in reasons["[0/3]"]
+    assert "L['self']._modules['dropout'].training == True" in trees["[0/2]"]
+    assert "L['self']._modules['dropout'].training == False" in trees["[0/3]"]
+    steps = _steps("module_state.log.gz")
+    assert [(c.name, c.before, c.after, c.kind) for c in steps["[0/3]"].also_changed] == [
+        ("self.dropout.training", "True", "False", "training")]
+    # back to model.train(): [0/4]'s tree pins it True again
+    assert "L['self']._modules['dropout'].training == True" in trees["[0/4]"]
+    assert [(c.name, c.before, c.after) for c in steps["[0/4]"].also_changed] == [
+        ("self.dropout.training", "False", "True")]
+
+
+def test_unfreeze_behind_a_length_guard_is_named():
+    # requires_grad_(True) after step 3: [0/5]'s reason is the activations list's length, not the unfreeze
+    text = _text("module_state.log.gz")
+    reasons, trees = _artifacts(text, "recompile_reasons"), _artifacts(text, "dynamo_cpp_guards_str")
+    assert "requires_grad" not in reasons["[0/5]"] and "len(G['activations'])" in reasons["[0/5]"]
+    for param in ("weight", "bias"):
+        source = f"check_tensor(L['self']._modules['backbone']._parameters['{param}'], Parameter"
+        assert re.search(re.escape(source) + r"[^\n]*requires_grad=False", trees["[0/4]"])
+        assert re.search(re.escape(source) + r"[^\n]*requires_grad=True", trees["[0/5]"])
+    changes = _steps("module_state.log.gz")["[0/5]"].also_changed
+    assert sorted((c.name, c.before, c.after, c.kind) for c in changes) == [
+        ("self.backbone.bias.requires_grad", "False", "True", "requires_grad"),
+        ("self.backbone.weight.requires_grad", "False", "True", "requires_grad")]
+
+
+def test_hook_registered_after_compiling_is_named_with_advice():
+    # the hook on model.head is registered after step 0: [0/0] guarded no hooks of head, [0/1] guards one hook
+    text = _text("module_state.log.gz")
+    trees = _artifacts(text, "dynamo_cpp_guards_str")
+    assert "source=L['self']._modules['head']," in trees["[0/0]"]
+    assert "_modules['head']._forward_hooks" not in trees["[0/0]"]
+    assert len(re.findall(r"ValueManager: GuardManager: source=L\['self'\]\._modules\['head'\]\._forward_hooks\[",
+                          trees["[0/1]"])) == 1
+    steps = _steps("module_state.log.gz")
+    assert [(c.name, c.before, c.after, c.kind) for c in steps["[0/1]"].also_changed] == [
+        ("self.head", "0", "1", "hook")]
+    # [0/1]'s own reason is the float attribute, named as torch named it
+    assert steps["[0/1]"].guard.guard == "self.scale == 0.5"
+    # compiles whose trees pin nothing differently say nothing more
+    assert steps["[0/2]"].also_changed == [] and steps["[0/6]"].also_changed == []
+    advice = _frame("module_state.log.gz").advice
+    hooked = [a for a in advice if a.startswith("A hook was registered on self.head")]
+    assert len(hooked) == 1 and "[0/1]" in hooked[0] and "before the first compiled call" in hooked[0]
+
+
+def test_fixed_variant_registers_the_hook_first_and_unfreezes_once():
+    text = _text("module_state_fixed.log.gz")
+    trees = _artifacts(text, "dynamo_cpp_guards_str")
+    # hook registered before torch.compile: the first compile already guards it
+    assert "_modules['head']._forward_hooks" in trees["[0/0]"]
+    frame = _frame("module_state_fixed.log.gz")
+    assert not any(a.startswith("A hook was registered") for a in frame.advice)
+    assert all(c.kind != "hook" for st in frame.steps for c in st.also_changed)
+    # the unfreeze is [0/3]'s own reason here: a parameter's requires_grad, not "calls pass tensors that require grad"
+    reasons = _artifacts(text, "recompile_reasons")
+    assert "_parameters['bias']' requires_grad mismatch" in reasons["[0/3]"]
+    assert ADVICE["requires_grad"] not in frame.advice
+    [param] = [a for a in frame.advice if "changed requires_grad" in a]
+    assert param.startswith("`self.backbone.bias`") and "force_parameter_static_shapes does not apply" in param
+
+
+def test_terminal_says_what_else_changed():
+    with read_trace(str(torch213("module_state.log.gz"))) as trace:
+        console = Console(width=200, color_system=None, record=True, file=io.StringIO())
+        print_summary(insights(trace), console)
+        out = console.export_text()
+    assert "also changed since [0/2]: self.dropout.training True → False" in out
+    assert "also changed since [0/0]: self.head: 1 forward hook now, none before" in out
+
+
+def test_what_the_failing_guard_names_is_not_said_again():
+    # fixed [0/3]: torch's reason names the bias; the weight, unfrozen by the same requires_grad_(True), it does not
+    reason = _artifacts(_text("module_state_fixed.log.gz"), "recompile_reasons")["[0/3]"]
+    assert "_parameters['bias']" in reason and "_parameters['weight']" not in reason
+    changes = _steps("module_state_fixed.log.gz")["[0/3]"].also_changed
+    assert [(c.name, c.before, c.after) for c in changes] == [("self.backbone.weight.requires_grad", "False", "True")]
+    # recompiles.log: h's int argument n pinned 1, then 2 ("1/0: n == 1 ..."): the failing guard itself, no more
+    with read_trace(str(torch213("recompiles.log"))) as trace:
+        frames = {f.name: f for f in insights(trace).recompiles.frames}
+    assert frames["h"].steps[0].guard.guard.startswith("n == 1")
+    assert all(st.also_changed == [] for st in frames["h"].steps)
+    # g's x requires_grad: named by its own guard ("tensor 'x' requires_grad mismatch")
+    assert all(st.also_changed == [] for st in frames["g"].steps)
+
+
+def test_report_page_says_what_else_changed(tmp_path):
+    report(torch213("module_state.log.gz"), tmp_path)
+    pages = " ".join(p.read_text() for p in tmp_path.glob("*.html"))
+    assert ("also changed since [0/2]: <code>self.dropout.training</code> True → False (.eval() or .train(): one "
+            "compile per mode, expected)") in pages
+    assert "also changed since [0/0]: <code>self.head</code>: 1 forward hook now, none before" in pages
