@@ -197,6 +197,10 @@ SCENARIOS = [
     # step; _fixed: the hook registered before compiling, the float a buffer (eval/train and the unfreeze kept).
     Scenario("module_state", "module_state.py", gzip=True, env=RUN_ENV),
     Scenario("module_state_fixed", "module_state.py", gzip=True, env={**RUN_ENV, "MODULE_VARIANT": "fixed"}),
+    # An exported model compiled with AOTInductor (aoti_compile_and_package), loaded and run at batches 4 and 8: with a
+    # Dim for the batch, and (_static) without one, a package of batch 4 whose unchecked input of 8 returns 4 rows.
+    Scenario("aoti_deploy", "aoti_deploy.py", gzip=True, env=RUN_ENV),
+    Scenario("aoti_deploy_static", "aoti_deploy.py", gzip=True, env={**RUN_ENV, "AOTI_VARIANT": "static"}),
 ]
 
 SCRUB_ENV = [
