@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 from ..lazy_regex import lazy_compile
 from ..model.ids import NO_COMPILE_ID, CompileId, compilation_key
 from ..model.trace import Trace
+from .aoti import CHECK_ENV, Aoti, AotiPackage, aoti
 from .autotuning import Autotuning, autotuning
 from .caches import KERNELS_AGAIN_WORTH_SAYING_S, Caches, caches, kernels_compiled_again
 from .cudagraphs import BACKWARD_PENDING, CudaGraphCompile, CudaGraphs, cudagraphs
@@ -109,12 +110,16 @@ class Insights:
     regional: Regional = field(default_factory=Regional)
     # The lines whose NumPy code Dynamo traced into graphs (np.random's drawn from torch's generator)
     numpy: NumpyInGraphs = field(default_factory=NumpyInGraphs)
+    # The AOTInductor packages the log compiled (aoti_compile_and_package), and the inputs each accepts
+    aoti: Aoti = field(default_factory=Aoti)
 
     @property
     def counted(self) -> str:
         """What the log holds, as a report's heading counts it: "1 compile id", "2 torch.export calls"."""
         if self.export_calls is not None:
             return count(self.export_calls, "torch.export call")
+        if self.aoti and not self.n_compiles:  # (AOTInductor compiles outside any compile id)
+            return count(len(self.aoti.packages), "AOTInductor compile")
         return count(self.n_compiles, "compile id")
 
     def to_json(self) -> dict[str, Any]:
@@ -141,6 +146,7 @@ class Insights:
             "activation_checkpointing": self.checkpointing.to_json(),
             "repeated_blocks": self.regional.to_json(),
             "numpy": self.numpy.to_json(),
+            "aoti": self.aoti.to_json(),
             "runtime": self.runtime.to_json() if self.runtime else None,
         }
 
@@ -149,6 +155,26 @@ class Insights:
 # `tensor 'x'` / `tensor 'kwargs['input_ids']'`: the name differs between frames that recompile for one cause.
 _TENSOR_NAME = lazy_compile(r"^tensor '.*?' (?=\w+ mismatch)")
 GRAPH_BREAK_FINDINGS = 3  # graph-break causes listed one by one; the rest are summed up in one finding
+
+
+def _aoti_inputs(package: AotiPackage) -> Finding:
+    """What an AOTInductor package accepts, and that it checks it only where asked: an input of another shape runs
+    the kernels compiled for the shapes it was given, with no error. A warning where every size is fixed (the export
+    had no Dim): the package serves one shape per input."""
+    where = f" of {package.call.short}" if package.call else ""
+    one_shape = bool(package.inputs) and all(d.size is not None for i in package.inputs for d in i.dims)
+    parts = []
+    if one_shape:
+        parts.append("only these sizes: the export was given no Dim (torch.export.export's dynamic_shapes), so every "
+                     "size is that of its example inputs; a size that varies, a batch say, needs one")
+    if package.checks_need_env:
+        parts.append(f"it checks its inputs only when {CHECK_ENV}=1 is set where it runs: without it an input of "
+                     "another shape, dtype or device runs unchecked, with no error (its kernels use the compiled "
+                     "sizes: wrong results); set it wherever the package is tested")
+    detail = "; ".join(parts)
+    return Finding(WARNING if one_shape and package.checks_need_env else INFO, "dynamic_shapes",
+                   f"the AOTInductor package{where} accepts {package.accepts or 'no input'}",
+                   detail[:1].upper() + detail[1:])
 
 
 def _names(names: list[str]) -> str:
@@ -517,6 +543,7 @@ def findings(ins: Insights, export: ExportReport | None = None) -> list[Finding]
                                       and not (b.skipped_frame is not None and set(b.compile_ids) <= skipped_ids)
                                       and not b.disabled]))
     out.extend(_numpy_random_findings(ins.numpy))
+    out.extend(_aoti_inputs(package) for package in ins.aoti.packages)
     ct = ins.compile_time
     causes: dict[tuple, list[FrameRecompiles]] = {}
     for frame in ins.recompiles.frames:
@@ -577,8 +604,9 @@ def findings(ins: Insights, export: ExportReport | None = None) -> list[Finding]
         slowest = ct.slowest
         recompiled = [f for f in ins.recompiles.frames if id(f) not in library.frames]
         cost = _recompile_cost(ct, recompiled, short=True)
-        # (an export-only log's compile time is strict export's Dynamo trace: the user ran no torch.compile)
-        doing = "exporting" if exported.only else "compiling"
+        # (an export-only log's compile time is strict export's Dynamo trace: the user ran no torch.compile; unless
+        # the exported program was compiled with AOTInductor, whose compile_fx_aot is that time)
+        doing = ("compiling with AOTInductor" if ins.aoti else "exporting" if exported.only else "compiling")
         # (a compile the log ends during counts the time it had run: the total is what compiling took so far)
         so_far = " so far" if any(c.unfinished for c in ct.compiles) else ""
         out.append(Finding(INFO, "compile_time", f"{doing} took {format_seconds(ct.total_s)}{so_far}",
@@ -852,6 +880,7 @@ def insights(trace: Trace, runtime: Runtime | None = None, export: ExportReport 
         checkpointing=activation_checkpointing(trace),
         regional=regional(trace),
         numpy=numpy_in_graphs(trace),
+        aoti=aoti(trace),
     )
     add_eager_lines(ins.graph_breaks, graph_break_sites(trace))
     link_specializations(ins.recompiles, ins.dynamic_shapes.specializations)
@@ -864,7 +893,7 @@ def insights(trace: Trace, runtime: Runtime | None = None, export: ExportReport 
             pending.compile_ids = [c.compile_id for c in ins.cudagraphs.never_recorded]
     exported = export if export is not None else export_report(trace)
     ins.findings = findings(ins, exported)
-    if exported.only:
+    if exported.only and not ins.aoti:  # (an AOTInductor compile's time is no export's)
         ins.export_calls = len(exported.calls)
         as_export_time(ins.compile_time, trace)
     return ins

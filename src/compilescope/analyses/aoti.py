@@ -1,0 +1,172 @@
+"""AOTInductor packages: what each one compiled accepts as input, read from its generated C++ wrapper.
+
+``torch._inductor.aoti_compile_and_package`` (and ``aot_compile``) compile an exported program outside any compile
+id: torch logs the graphs, the time (``compile_fx_aot``) and the generated code as ``graph_dump`` records
+``inductor_aot_wrapper_code`` and ``inductor_aot_kernel_code``. The wrapper holds one ``check_input_N`` function per
+input: its dtype, each dim's value (a static dim) or bounds (a dynamic one: the ``Dim``'s min and max), its strides
+and device. torch 2.13 runs them only when ``AOTI_RUNTIME_CHECK_INPUTS`` is set where the package runs
+(``__check_inputs_outputs`` returns first otherwise): without it an input of another shape runs unchecked, and a
+static batch of 4 given 8 rows returns 4 rows, with no error.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import field
+from typing import Any
+
+from ..lazy_regex import lazy_compile
+from ..model.records import dataclass
+from ..model.trace import Trace
+from .userloc import UserLocation, is_framework_file, is_torch_file
+
+WRAPPER_CODE = "inductor_aot_wrapper_code"
+CHECK_ENV = "AOTI_RUNTIME_CHECK_INPUTS"
+# The torch functions a user calls to compile with AOTInductor (torch/_inductor/__init__.py).
+AOTI_ENTRY_POINTS = frozenset({"aoti_compile_and_package", "aot_compile"})
+
+_CHECK_FUNCTION = lazy_compile(r"static void check_input_(\d+)\(")
+_DTYPE = lazy_compile(r"\(at::k(\w+)\)")
+_STATIC_DIM = lazy_compile(r"if \((\d+) != \w+_size\[(\d+)\]\)")
+_LOWER = lazy_compile(r"if \(\w+_size\[(\d+)\] < (\d+)\)")
+_UPPER = lazy_compile(r"if \(\w+_size\[(\d+)\] > (\d+)\)")
+_DEVICE = lazy_compile(r'<< "\d*\((\w+)\), "')
+_GATED = lazy_compile(r"__check_inputs_outputs\([^{]*\{\s*if \(!_check_aoti_runtime_check_inputs_env\(\)\)")
+# The user's inputs, in order, in the signature of the graph Inductor received (its params are attributes).
+_SIGNATURE = lazy_compile(r"def forward\(self,?\s*(.*?)\):", re.S)
+_PARAM = lazy_compile(r"(\w+)\s*:\s*\"")
+
+
+@dataclass
+class AotiDim:
+    size: int | None = None  # a static dim's size
+    min: int | None = None  # a dynamic dim's bounds, as the checks hold them (None: unbounded there)
+    max: int | None = None
+
+    @property
+    def text(self) -> str:
+        if self.size is not None:
+            return str(self.size)
+        return f"{self.min if self.min is not None else ''}..{self.max if self.max is not None else ''}"
+
+    def to_json(self) -> dict[str, Any]:
+        return {"size": self.size, "min": self.min, "max": self.max}
+
+
+@dataclass
+class AotiInput:
+    index: int
+    name: str | None  # the user's argument, from the graph's signature
+    dtype: str | None  # at::k<dtype>: "Float"
+    dims: list[AotiDim] = field(default_factory=list)
+    device: str | None = None
+
+    @property
+    def text(self) -> str:
+        """`x: Float [2..64, 16] cpu`."""
+        name = self.name or f"input {self.index}"
+        shape = f"[{', '.join(d.text for d in self.dims)}]"
+        return " ".join(p for p in (f"{name}:", self.dtype, shape, self.device) if p)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"index": self.index, "name": self.name, "dtype": self.dtype, "dims": [d.to_json() for d in self.dims],
+                "device": self.device, "text": self.text}
+
+
+@dataclass
+class AotiPackage:
+    """One AOTInductor compile: the user's call, the inputs its wrapper checks, and whether it checks them always."""
+
+    call: UserLocation | None  # the user's aoti_compile_and_package / aot_compile line
+    wrapper_number: int  # the inductor_aot_wrapper_code output's number
+    inputs: list[AotiInput] = field(default_factory=list)
+    # The checks run only with AOTI_RUNTIME_CHECK_INPUTS set where the package runs
+    checks_need_env: bool = False
+
+    @property
+    def static_dims(self) -> list[tuple[AotiInput, int]]:
+        """The inputs' dims the package was compiled for one size of (not the last dim of features: every dim)."""
+        return [(i, n) for i in self.inputs for n, d in enumerate(i.dims) if d.size is not None]
+
+    @property
+    def accepts(self) -> str:
+        return "; ".join(i.text for i in self.inputs)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"call": self.call.to_json() if self.call else None, "wrapper": self.wrapper_number,
+                "inputs": [i.to_json() for i in self.inputs], "checks_need_env": self.checks_need_env,
+                "accepts": self.accepts}
+
+
+@dataclass
+class Aoti:
+    packages: list[AotiPackage] = field(default_factory=list)
+
+    def __bool__(self) -> bool:
+        return bool(self.packages)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"packages": [p.to_json() for p in self.packages]}
+
+
+def aoti_call(stack: list | None) -> UserLocation | None:
+    """The user's line that called aoti_compile_and_package (or aot_compile) in a Python stack, else None."""
+    for i, frame in enumerate(stack or []):
+        name = frame.get("name") if isinstance(frame, dict) else frame.name
+        filename = str(frame.get("filename", "") if isinstance(frame, dict) else frame.filename)
+        if name in AOTI_ENTRY_POINTS and is_torch_file(filename):
+            for j in range(i - 1, -1, -1):
+                before = stack[j]  # type: ignore[index]
+                if not is_framework_file(str(before.get("filename", "") if isinstance(before, dict)
+                                             else before.filename)):
+                    return UserLocation.from_frame(before)
+            return None
+    return None
+
+
+def wrapper_inputs(code: str, names: list[str]) -> list[AotiInput]:
+    """The inputs a wrapper's check_input_N functions check, named by the graph's signature where it has them."""
+    starts = [(m.start(), int(m.group(1))) for m in _CHECK_FUNCTION.finditer(code)]
+    found = []
+    for k, (start, index) in enumerate(starts):
+        end = starts[k + 1][0] if k + 1 < len(starts) else code.find("__check_inputs_outputs", start)
+        body = code[start:end if end > start else len(code)]
+        dims: dict[int, AotiDim] = {}
+        for m in _STATIC_DIM.finditer(body):
+            dims.setdefault(int(m.group(2)), AotiDim()).size = int(m.group(1))
+        for m in _LOWER.finditer(body):
+            dims.setdefault(int(m.group(1)), AotiDim()).min = int(m.group(2))
+        for m in _UPPER.finditer(body):
+            dims.setdefault(int(m.group(1)), AotiDim()).max = int(m.group(2))
+        rank = max(dims) + 1 if dims else 0
+        dtype, device = _DTYPE.search(body), _DEVICE.search(body)
+        found.append(AotiInput(index, names[index] if index < len(names) else None, dtype.group(1) if dtype else None,
+                               [dims.get(n, AotiDim()) for n in range(rank)], device.group(1) if device else None))
+    return found
+
+
+def _signature_names(text: str) -> list[str]:
+    m = _SIGNATURE.search(text)
+    return _PARAM.findall(m.group(1)) if m else []
+
+
+def aoti(trace: Trace) -> Aoti:
+    found: dict[tuple[str, int], UserLocation] = {}
+    for call in map(aoti_call, trace.unknown_stacks):
+        if call is not None:
+            found.setdefault(call.key, call)
+    calls = list(found.values())  # each line once, in log order
+    result = Aoti()
+    for entry in trace.compiles.values():
+        names: list[str] = []
+        for artifact in entry.artifacts:
+            if artifact.name == "before_pre_grad_graph" and artifact.payload is not None:
+                names = _signature_names(trace.payload_text(artifact.payload))
+            if artifact.name != WRAPPER_CODE or artifact.payload is None:
+                continue
+            code = trace.payload_text(artifact.payload)
+            # (the call: that of the records logged up to the wrapper; one AOTI compile per call, in log order)
+            call = calls[len(result.packages)] if len(result.packages) < len(calls) else (calls[-1] if calls else None)
+            result.packages.append(AotiPackage(call, artifact.file_number, wrapper_inputs(code, names),
+                                               bool(_GATED.search(code))))
+    return result

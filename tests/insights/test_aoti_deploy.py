@@ -1,0 +1,84 @@
+"""Deploying with AOTInductor (tests/data/torch213 programs/aoti_deploy.py): an exported model compiled with
+aoti_compile_and_package, with a Dim for the batch and (_static) without. That the compile is told as AOTInductor's,
+not as an export, and what each package accepts as input, read from the C++ wrapper torch logs. Expected values are
+read from the raw log and the program, not from our output."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from compilescope.analyses.aoti import CHECK_ENV, aoti
+from compilescope.analyses.insights import INFO, WARNING, insights
+from compilescope.ingest.reader import read_trace
+
+from ..conftest import torch213
+from ..tracelog import raw_records
+
+LOG = "aoti_deploy.log.gz"
+STATIC = "aoti_deploy_static.log.gz"
+PROGRAM = Path(__file__).parents[1] / "data" / "torch213" / "programs" / "aoti_deploy.py"
+
+
+def _program_line(text: str) -> int:
+    (line,) = [n for n, src in enumerate(PROGRAM.read_text().splitlines(), 1) if text in src]
+    return line
+
+
+def _wrapper(log: str) -> str:
+    """The C++ wrapper torch logged (graph_dump inductor_aot_wrapper_code), read without compilescope."""
+    (code,) = [p for e, p in raw_records(torch213(log))
+               if e.get("graph_dump", {}).get("name") == "inductor_aot_wrapper_code"]
+    return code
+
+
+def test_the_raw_logs_hold_an_aoti_compile_and_no_torch_compile():
+    for log in (LOG, STATIC):
+        records = raw_records(torch213(log))
+        kinds = {next(iter(e)) for e, _ in records}
+        assert "dynamo_start" not in kinds  # no torch.compile frame
+        dumps = [e["graph_dump"]["name"] for e, _ in records if "graph_dump" in e]
+        assert dumps == ["inductor_aot_wrapper_code", "inductor_aot_kernel_code"]
+        # every record outside a compile id: the stacks run through the program's aoti_compile_and_package call
+        assert not any("frame_id" in e for e, _ in records)
+
+
+def test_each_package_accepts_what_its_wrapper_checks():
+    # The raw wrappers: the Dim's bounds (2, 64: the program's Dim) with a Dim, a batch of 4 (the example's) without;
+    # the checks return early unless AOTI_RUNTIME_CHECK_INPUTS is set.
+    assert 'Dim("batch", min=2, max=64)' in PROGRAM.read_text()
+    dynamic, static = _wrapper(LOG), _wrapper(STATIC)
+    assert "if (arg4_1_size[0] < 2)" in dynamic and "if (arg4_1_size[0] > 64)" in dynamic
+    assert "if (4 != arg4_1_size[0])" in static and "arg4_1_size[0] < " not in static
+    for code in (dynamic, static):
+        assert "16 != arg4_1_size[1]" in code and "(at::kFloat)" in code and "0(cpu)" in code
+        assert re.search(rf'getenv\("{CHECK_ENV}"\)', code)
+        assert "if (!_check_aoti_runtime_check_inputs_env()){\n        return;" in code
+
+    call = _program_line("aoti_compile_and_package(")
+    (package,) = aoti(read_trace(torch213(LOG))).packages
+    assert (package.call.line, package.call.function) == (call, "main")
+    assert package.accepts == "x: Float [2..64, 16] cpu"  # x: forward's argument
+    assert package.checks_need_env
+    (package,) = aoti(read_trace(torch213(STATIC))).packages
+    assert package.accepts == "x: Float [4, 16] cpu"
+    assert [(i.name, n, i.dims[n].size) for i, n in package.static_dims] == [("x", 0, 4), ("x", 1, 16)]
+
+
+def test_the_compile_is_told_as_aotinductors_and_a_one_shape_package_is_a_warning():
+    call = f"aoti_deploy.py:{_program_line('aoti_compile_and_package(')}"
+    found = insights(read_trace(torch213(LOG)))
+    assert found.counted == "1 AOTInductor compile"
+    titles = [f.title for f in found.findings]
+    assert any(t.startswith("compiling with AOTInductor took ") for t in titles)
+    assert not any(t.startswith("exporting took") for t in titles)  # the time is compile_fx_aot's, not export's
+    (accepts,) = [f for f in found.findings if "AOTInductor package" in f.title]
+    assert accepts.title == f"the AOTInductor package of {call} accepts x: Float [2..64, 16] cpu"
+    assert accepts.severity == INFO and f"{CHECK_ENV}=1" in accepts.detail
+    assert found.to_json()["aoti"]["packages"][0]["accepts"] == "x: Float [2..64, 16] cpu"
+
+    (accepts,) = [f for f in insights(read_trace(torch213(STATIC))).findings if "AOTInductor package" in f.title]
+    assert accepts.title == f"the AOTInductor package of {call} accepts x: Float [4, 16] cpu"
+    assert accepts.severity == WARNING
+    assert "no Dim" in accepts.detail and f"{CHECK_ENV}=1" in accepts.detail
+
