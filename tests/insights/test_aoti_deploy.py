@@ -82,3 +82,18 @@ def test_the_compile_is_told_as_aotinductors_and_a_one_shape_package_is_a_warnin
     assert accepts.severity == WARNING
     assert "no Dim" in accepts.detail and f"{CHECK_ENV}=1" in accepts.detail
 
+
+def test_diff_tells_what_the_package_accepts_now():
+    # The static package checks a batch of 4 (its wrapper's `4 != arg4_1_size[0]`), the one with a Dim 2..64.
+    from compilescope.analyses import analyze
+    from compilescope.analyses.diff import diff_runs, run_facts
+
+    def facts(log: str):
+        with read_trace(str(torch213(log))) as trace:
+            return run_facts(analyze(trace))
+
+    call = f"aoti_deploy.py:{_program_line('aoti_compile_and_package(')}"
+    (change,) = [c for c in diff_runs(facts(STATIC), facts(LOG)).changes if "AOTInductor" in c.title]
+    assert (change.section, change.kind, change.a, change.b) == (
+        "dynamic_shapes", "changed", "x: Float [4, 16] cpu", "x: Float [2..64, 16] cpu")
+    assert call in change.title

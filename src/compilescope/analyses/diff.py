@@ -281,6 +281,9 @@ class RunFacts:
     # attempt: {frame, compile_id, calls: [{file, line, count}], recomputed_ops (null: no backward graph logged),
     # recomputed: [{file, line, count}]}. None in facts saved before they were kept (not compared).
     checkpointing: list[dict[str, Any]] | None = None
+    # The AOTInductor packages compiled (analyses/aoti.py), in log order: {call (the user's line, or null), accepts
+    # (the inputs the wrapper checks: "x: Float [2..64, 16] cpu")}. Empty in facts saved before they were kept.
+    aoti_packages: list[dict[str, Any]] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -645,6 +648,7 @@ def run_facts(results: Results) -> RunFacts:
         export_dims=[{"call": c.export_call.short if c.export_call else None, "input": c.input_text,
                       "declared": c.declared, "guard": c.guard, "value": c.value,
                       "at": c.location.short if c.location else None} for c in exported.dim_conflicts],
+        aoti_packages=[{"call": p.call.short if p.call else None, "accepts": p.accepts} for p in found.aoti.packages],
     )
 
 
@@ -743,6 +747,26 @@ def _export_dim_changes(a: list[dict[str, Any]], b: list[dict[str, Any]]) -> lis
     out = [Change("dynamic_shapes", "removed", said(d, "no longer"), None, d, None)
            for k, d in keys_a.items() if k not in keys_b]
     out += [Change("dynamic_shapes", "added", said(d, "now"), None, None, d) for k, d in keys_b.items() if k not in keys_a]
+    return out
+
+
+def _aoti_changes(a: list[dict[str, Any]], b: list[dict[str, Any]]) -> list[Change]:
+    """What each AOTInductor package accepts, where it changed (a Dim added: a batch of 4 only, then 2..64), and the
+    packages one run compiled and the other did not; paired by the user's call, else in log order."""
+    def keyed(packages: list[dict[str, Any]]) -> dict[Any, dict[str, Any]]:
+        return {p["call"] if p["call"] is not None else i: p for i, p in enumerate(packages)}
+
+    def name(p: dict[str, Any]) -> str:
+        return f"the AOTInductor package of {p['call']}" if p["call"] else "an AOTInductor package"
+
+    ka, kb = keyed(a), keyed(b)
+    out = [Change("dynamic_shapes", "changed", f"{name(pa)} accepts {pa['accepts']} → {kb[k]['accepts']}", None,
+                  pa["accepts"], kb[k]["accepts"])
+           for k, pa in ka.items() if k in kb and pa["accepts"] != kb[k]["accepts"]]
+    out += [Change("dynamic_shapes", "removed", f"{name(p)} (accepts {p['accepts']}) is no longer compiled", None,
+                   p["accepts"], None) for k, p in ka.items() if k not in kb]
+    out += [Change("dynamic_shapes", "added", f"{name(p)} (accepts {p['accepts']}) is new", None, None, p["accepts"])
+            for k, p in kb.items() if k not in ka]
     return out
 
 
@@ -1580,6 +1604,7 @@ def diff_runs(a: RunFacts, b: RunFacts, threshold: TimeThreshold = TimeThreshold
             changes.append(Change("dynamic_shapes", kind, f"{verb}: {', '.join(words(src, file, line) for src in sources)} = {shown} ({places[kind][(sources, file, line)]})",
                                   None, spec if kind == "removed" else None, spec if kind == "added" else None))
     changes.extend(_export_dim_changes(a.export_dims, b.export_dims))
+    changes.extend(_aoti_changes(a.aoti_packages, b.aoti_packages))
     changes.extend(_checkpointing_changes(a, b))
     # In the order of SECTIONS, as `sections` lists them and the terminal and page show them (stable: in each
     # section, the order found).
