@@ -201,6 +201,10 @@ SCENARIOS = [
     # Dim for the batch, and (_static) without one, a package of batch 4 whose unchecked input of 8 returns 4 rows.
     Scenario("aoti_deploy", "aoti_deploy.py", gzip=True, env=RUN_ENV),
     Scenario("aoti_deploy_static", "aoti_deploy.py", gzip=True, env={**RUN_ENV, "AOTI_VARIANT": "static"}),
+    # A user's NumPy kernels as torch.library custom ops: one with no fake kernel, one with no autograd formula, and a
+    # plain NumPy function Dynamo cannot trace; _fixed: register_fake, register_autograd, the function wrapped as an op.
+    Scenario("custom_ops", "custom_ops.py", gzip=True, env=RUN_ENV),
+    Scenario("custom_ops_fixed", "custom_ops.py", gzip=True, env={**RUN_ENV, "CUSTOM_OP_VARIANT": "fixed"}),
 ]
 
 SCRUB_ENV = [
@@ -227,6 +231,7 @@ SCRUB_ENV = [
     "STANCE_ARTIFACTS",
     "REGIONAL_VARIANT",
     "FUNC_VARIANT",
+    "CUSTOM_OP_VARIANT",
 ]
 
 
