@@ -15,6 +15,7 @@ from typing import Any
 from ..lazy_regex import lazy_compile
 from ..model.trace import Compile, Trace
 from .compiled_frames import compile_traceback
+from .fx_sites import GRAPH_ARTIFACT, op_call_site
 from .graph_breaks import IN_LOOP, skipped_frame, skipped_text
 from .graph_breaks import parse_reason as parse_break_reason
 from .userloc import (UserLocation, is_framework_file, is_python_library_file, is_torch_file, last_user_frame,
@@ -118,6 +119,10 @@ _FAKE_CALL_ERROR = lazy_compile(r"got (?P<type>\w+)\((?P<quote>[\"'])(?P<message
 COND_BRANCHES_STEP = ("torch.cond's two branches must return the same structure: as many tensors, each with the same "
                       "number of dimensions, dtype and device, in both branches (the message says which differs). "
                       "Make them agree (reshape, cast or pad one), or compute both and pick with torch.where.")
+# A torch.library custom op without the kernels tracing needs, as torch 2.13 words it (torch/_library/custom_ops.py,
+# torch/_library/autograd.py): the op is the user's, so what to add is known, not a construct to rewrite.
+_NO_FAKE_KERNEL = lazy_compile(r"no fake impl registered for <CustomOpDef\((?P<op>[\w.:]+)\)>")
+_NO_AUTOGRAD_FORMULA = lazy_compile(r"Trying to backward through (?P<op>[\w.]+) but no autograd formula was registered")
 _BACKEND = lazy_compile(r"backend='(?P<name>[^']*)' raised")
 _INNER = lazy_compile(r"^(?P<name>[A-Za-z_][\w.]*(?:Error|Exception|Failed|Unsupported))\b:?")
 _COMPILER_ERROR = lazy_compile(r"^(?P<file>.*?):(?P<line>\d+):(?P<col>\d+): (?:fatal )?error: (?P<message>.*)$")
@@ -317,6 +322,48 @@ def data_dependent_steps(entry: Compile, reason: str, location: UserLocation | N
     ]
 
 
+def _op_label(op: str) -> tuple[str, str]:
+    """("mylib::gelu_np", "gelu_np") of torch's "mylib.gelu_np.default" or "mylib::gelu_np": the op as defined, and
+    the name torch.library.custom_op gives its Python object."""
+    namespace, _, rest = op.replace("::", ".").partition(".")
+    name = rest.split(".", 1)[0] or namespace
+    return f"{namespace}::{name}", name
+
+
+def custom_op_steps(trace: Trace, entry: Compile, reason: str,
+                    location: UserLocation | None) -> tuple[list[str], UserLocation | None]:
+    """What to add to a custom op that lacks a kernel tracing needs (a fake kernel, an autograd formula), and the
+    user's line that calls it where the log says (the Dynamo graph's node of the op); ([], None): no such failure."""
+    m = _NO_FAKE_KERNEL.search(reason)
+    if m is not None:
+        op, name = _op_label(m["op"])
+        at = f" (called at {location.short})" if location is not None else ""
+        return [
+            f"{op} is your custom op{at} and has no fake kernel: torch.compile runs every op on fake tensors (shapes "
+            "and dtypes, no data) while it traces, so it needs a function that makes the op's outputs without "
+            f"computing them. Add one after the op's definition: @{name}.register_fake on a function of the same "
+            "arguments that returns torch.empty_like(x) (or torch.empty(...) of the output's shape and dtype).",
+            "Eagerly the op runs as it is: only tracing needs the fake kernel. torch.library.opcheck(op, args) "
+            "checks the fake kernel against the real one once you have added it.",
+        ], None
+    m = _NO_AUTOGRAD_FORMULA.search(reason)
+    if m is None:
+        return [], None
+    op, name = _op_label(m["op"])
+    graph = next((a for a in entry.artifacts if a.name == GRAPH_ARTIFACT and a.payload is not None), None)
+    site = op_call_site(trace.payload_text(graph.payload), m["op"]) if graph is not None else None
+    call = UserLocation(site.path, site.line, site.function, site.code) if site is not None else None
+    at = f" at {call.short}" + (f" (`{call.code}`)" if call.code else "") if call is not None else ""
+    return [
+        f"{op} is your custom op, called{at} with an input that requires grad, and has no autograd formula: "
+        "AOTAutograd traces the backward of the graph while it compiles, so the compile fails before anything calls "
+        f"backward. Add one: {name}.register_autograd(backward, setup_context=setup_context), where setup_context "
+        "saves what backward needs (ctx.save_for_backward) and backward returns a gradient for each input.",
+        "If you only need the forward (inference), call the compiled function under torch.no_grad() or "
+        "torch.inference_mode(): then nothing is traced for backward, and no formula is needed.",
+    ], call
+
+
 def compiler_diagnostics(lines: list[str]) -> list[CompilerDiagnostic]:
     """The compiler's `file:line:col: error:` lines (not its warnings), each with the source line it quotes."""
     found: list[CompilerDiagnostic] = []
@@ -417,6 +464,11 @@ def compile_errors(trace: Trace) -> CompileErrors:
             steps.insert(0, FULLGRAPH_STEP)  # graph-break errors only raise under fullgraph=True
         elif stage == DYNAMO and (guarded := data_dependent_steps(entry, reason, location)):
             steps = [*guarded, NEXT_STEPS[DYNAMO][-1]]  # Dynamo traced it: the value is what it cannot know
+        op_steps, op_call = custom_op_steps(trace, entry, reason, location if kind == "failure" else None)
+        if op_steps:
+            steps = op_steps  # torch's generic narrowing steps do not apply: what the op lacks is known
+            if op_call is not None and kind != "failure":
+                location, kind = op_call, "failure"
         message = _message(lines, fail_type)
         raised = _fake_call_error(reason)
         if raised is not None:

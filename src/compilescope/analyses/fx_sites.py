@@ -74,3 +74,25 @@ def first_use(graph_text: str, source: str) -> FxNodeSite | None:
         if used.search(raw[d.end():].split(";", 1)[0]):
             return current
     return None
+
+
+def op_call_site(graph_text: str, op: str) -> FxNodeSite | None:
+    """The `# File:` comment over the first node that calls the operator `op` ("mylib.gelu_np.default", as torch
+    names it in errors): `gelu_np_default = torch.ops.mylib.gelu_np.default(linear)`; None: no such node, or it has
+    no comment."""
+    call = re.compile(rf"=\s*torch\.ops\.{re.escape(op)}\(")
+    current: FxNodeSite | None = None
+    for raw in graph_text.splitlines():
+        m = _NODE_COMMENT.match(raw)
+        if m:
+            current = FxNodeSite(m["file"], int(m["line"]), m["func"].strip(), (m["code"] or "").strip() or None, [])
+            continue
+        if not raw.strip() or raw.lstrip().startswith("#"):
+            current = None
+            continue
+        d = _NODE_DEF.match(raw)
+        if d is not None and call.search(raw):
+            if current is not None:
+                current.nodes.append(d["name"])
+            return current
+    return None

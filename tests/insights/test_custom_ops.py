@@ -1,0 +1,90 @@
+"""A user's NumPy kernels as torch.library custom ops (tests/data/torch213 programs/custom_ops.py): that a custom op
+lacking a fake kernel or an autograd formula is told as what to add to that op, at the line that calls it, and that a
+NumPy function Dynamo cannot trace is told how to keep it out of the way (a custom op). Expected values are read from
+the raw log and the program, not from our output."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from compilescope.analyses.errors import NEXT_STEPS, RETRY_AOT_EAGER, compile_errors
+from compilescope.analyses.fx_sites import op_call_site
+from compilescope.ingest.reader import read_trace
+
+from ..conftest import torch213
+from ..tracelog import raw_records
+
+LOG = "custom_ops.log.gz"
+FIXED = "custom_ops_fixed.log.gz"
+PROGRAM = Path(__file__).parents[1] / "data" / "torch213" / "programs" / "custom_ops.py"
+
+
+def _program_line(text: str) -> int:
+    (line,) = [n for n, src in enumerate(PROGRAM.read_text().splitlines(), 1) if text in src]
+    return line
+
+
+def _metrics(log: str) -> dict[str, dict]:
+    """compilation_metrics by compile id, read without compilescope."""
+    return {e["compilation_metrics"]["compile_id"]: e["compilation_metrics"] for e, _ in raw_records(torch213(log))
+            if "compilation_metrics" in e}
+
+
+def _errors(log: str = LOG) -> dict:
+    return {e.compile_id: e for e in compile_errors(read_trace(torch213(log))).errors}
+
+
+def test_a_custom_op_without_fake_kernel_is_told_to_register_one_not_to_rewrite_the_code():
+    call_line = _program_line("return softclip(proj(x), 3.0) * 2")
+    raw = _metrics(LOG)["0/0"]
+    assert raw["fail_type"] == "TorchRuntimeError"
+    assert "There was no fake impl registered for <CustomOpDef(mylib::softclip)>" in raw["fail_reason"]
+    # torch names its own frame (CustomOpDef.__call__ in torch/_library/custom_ops.py) as the user's; the dynamo_error
+    # traceback's "from user code" names the line that called the op.
+    assert raw["fail_user_frame_filename"].endswith("torch/_library/custom_ops.py")
+    (traceback,) = [p for e, p in raw_records(torch213(LOG))
+                    if e.get("artifact", {}).get("name") == "dynamo_error" and e.get("frame_id") == 0]
+    assert f'custom_ops.py", line {call_line}, in clip_scores' in traceback.split("from user code:")[1]
+    # The fixed program registers a fake kernel (and runs softclip under no_grad): nothing fails there.
+    assert all(m["fail_type"] is None for m in _metrics(FIXED).values())
+
+    error = _errors()["[0/0]"]
+    assert (error.location.line, error.location_kind) == (call_line, "failure")
+    first = error.next_steps[0]
+    assert first.startswith(f"mylib::softclip is your custom op (called at custom_ops.py:{call_line}) and has no fake")
+    assert "@softclip.register_fake" in first and "torch.empty_like(x)" in first
+    # Not Dynamo's generic advice to rewrite the construct or confirm with backend="eager": the op is the user's own.
+    assert NEXT_STEPS["dynamo"][0] not in error.next_steps
+    assert not any('backend="eager"' in step for step in error.next_steps)
+    assert not _errors(FIXED)
+
+
+def test_a_custom_op_without_autograd_formula_fails_at_the_line_that_calls_it():
+    call_line = _program_line("return gelu_np(proj(x)).pow(2).mean()")
+    raw = _metrics(LOG)["1/0"]
+    assert raw["fail_type"] == "BackendCompilerFailed"
+    assert "Trying to backward through mylib.gelu_np.default but no autograd formula was registered" in raw["fail_reason"]
+    assert raw["fail_user_frame_lineno"] is None  # torch names no line: the failure is in AOTAutograd's trace
+    # The Dynamo graph of [1/0] holds the op's node under the comment of the line that called it.
+    (graph,) = [p for e, p in raw_records(torch213(LOG)) if "dynamo_output_graph" in e and e.get("frame_id") == 1]
+    comment = re.search(r"# File: (.+):(\d+) in train_step, code: (.+)\n.*\n\s*gelu_np_default: \"[^\"]*\" = "
+                        r"torch\.ops\.mylib\.gelu_np\.default\(linear\)", graph)
+    assert comment is not None and int(comment[2]) == call_line
+
+    error = _errors()["[1/0]"]
+    assert error.stage == "aot_autograd"
+    assert (error.location.line, error.location.function, error.location_kind) == (call_line, "train_step", "failure")
+    assert error.location.code == "return gelu_np(proj(x)).pow(2).mean()"
+    assert error.next_steps[0].startswith(f"mylib::gelu_np is your custom op, called at custom_ops.py:{call_line}")
+    assert "gelu_np.register_autograd(backward, setup_context=setup_context)" in error.next_steps[0]
+    assert "torch.no_grad()" in error.next_steps[1]
+    assert RETRY_AOT_EAGER not in error.next_steps
+
+
+def test_op_call_site_is_none_for_an_op_the_graph_does_not_call():
+    (graph,) = [p for e, p in raw_records(torch213(LOG)) if "dynamo_output_graph" in e and e.get("frame_id") == 1]
+    assert op_call_site(graph, "mylib.softclip.default") is None
+    assert op_call_site(graph, "mylib.gelu_np") is None  # torch's name has the overload: ".default"
+    site = op_call_site(graph, "mylib.gelu_np.default")
+    assert site is not None and site.nodes[-1] == "gelu_np_default"
