@@ -10,6 +10,7 @@ from pathlib import Path
 
 from compilescope.analyses.errors import NEXT_STEPS, RETRY_AOT_EAGER, compile_errors
 from compilescope.analyses.fx_sites import op_call_site
+from compilescope.analyses.graph_breaks import graph_breaks
 from compilescope.ingest.reader import read_trace
 
 from ..conftest import torch213
@@ -88,3 +89,19 @@ def test_op_call_site_is_none_for_an_op_the_graph_does_not_call():
     assert op_call_site(graph, "mylib.gelu_np") is None  # torch's name has the overload: ".default"
     site = op_call_site(graph, "mylib.gelu_np.default")
     assert site is not None and site.nodes[-1] == "gelu_np_default"
+
+
+def test_a_numpy_function_dynamo_cannot_trace_is_told_to_become_a_custom_op():
+    interp_line = _program_line("np.interp(")
+    reasons = [p for e, p in raw_records(torch213(LOG)) if e.get("artifact", {}).get("name") == "dynamo_graph_break_reason"]
+    assert len(reasons) == 2  # featurize inlining bucketize_eager, then bucketize_eager as a frame of its own
+    assert all(f"custom_ops.py:{interp_line}" in p.splitlines()[0] and "numpy function <function interp at" in p
+               for p in reasons)
+    assert not [e for e, _ in raw_records(torch213(FIXED)) if e.get("artifact", {}).get("name") == "dynamo_graph_break_reason"]
+
+    (brk,) = graph_breaks(read_trace(torch213(LOG))).breaks
+    assert (brk.location.line, brk.location.function, brk.count) == (interp_line, "bucketize_eager", 2)
+    assert "which has no np.interp" in brk.note
+    assert 'torch.library.custom_op("mylib::bucketize_eager", mutates_args=())' in brk.note
+    assert brk.to_json()["note"] == brk.note
+    assert not graph_breaks(read_trace(torch213(FIXED))).breaks

@@ -133,6 +133,10 @@ def resume_title(code_name: str | None) -> str | None:
     return f"Dynamo's resume function: the rest of {resumed[0]} after its graph break at line {resumed[1]}" if resumed else None
 
 
+# Dynamo's break on a NumPy function torch._numpy does not implement; its explanation names the function: "Can't find
+# numpy numpy function <function interp at 0x7f...> in torch._numpy." (torch 2.13)
+UNSUPPORTED_NUMPY = "attempted to trace numpy function unsupported by PyTorch"
+_NUMPY_FUNCTION = lazy_compile(r"numpy function <function (?P<name>[\w.]{1,200}) at ")
 # torch's hint that asks the user to report the break to PyTorch: nothing to change in their code.
 _REPORT_HINT = lazy_compile(r"Please (?:report|file) an issue to PyTorch")
 
@@ -246,7 +250,25 @@ class GraphBreak:
                     f"{f' in {self.torch_location.function}' if self.torch_location.function else ''}), compiled as a "
                     f"frame of its own because {self.transform.label} ran eagerly after the graph break inside it at "
                     f"{', '.join(self.caused_by)}: remove that one and this one goes too.")
+        if self.reason == UNSUPPORTED_NUMPY:
+            return self.numpy_note
         return None
+
+    @property
+    def numpy_note(self) -> str:
+        """What to do about a NumPy function Dynamo cannot trace, in place of torch's only hint (to report it): the
+        user's function that calls it made a custom op, so the graph calls it whole instead of breaking."""
+        m = _NUMPY_FUNCTION.search(self.explanation or self.text)
+        called = f"np.{m['name']}" if m else "this NumPy function"
+        function = self.location.function if self.location is not None and self.location.function else None
+        op = function if function and function.isidentifier() else "my_function"
+        return (f"Dynamo traces NumPy code through torch's own version of NumPy (torch._numpy), which has no {called}: "
+                f"that call ran eagerly, between the graph of {function or 'the function'} before it and the one after "
+                "it. To compile around it, make "
+                f"{function or 'the function that calls it'} a custom op: torch.library.custom_op(\"mylib::{op}\", "
+                "mutates_args=()) on it (Tensor type hints on its arguments and result), with a fake kernel "
+                "(register_fake returning torch.empty_like of the output): the graph then calls it as one op, with no "
+                f"break. Or write it with torch ops instead of {called}.")
 
     @property
     def transform_note(self) -> str | None:
