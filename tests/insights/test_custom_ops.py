@@ -105,3 +105,25 @@ def test_a_numpy_function_dynamo_cannot_trace_is_told_to_become_a_custom_op():
     assert 'torch.library.custom_op("mylib::bucketize_eager", mutates_args=())' in brk.note
     assert brk.to_json()["note"] == brk.note
     assert not graph_breaks(read_trace(torch213(FIXED))).breaks
+
+
+def test_check_and_diff_say_what_the_failed_compile_lacks_not_just_torchs_announcement(capsys):
+    from ..conftest import run_cli
+
+    # torch's first line of each fail_reason only announces the error; the op and what it lacks come after it.
+    raw = _metrics(LOG)
+    assert raw["0/0"]["fail_reason"].splitlines()[0] == "RuntimeError when making fake tensor call"
+    assert raw["1/0"]["fail_reason"].splitlines()[0] == "backend='inductor' raised:"
+    assert raw["1/0"]["fail_reason"].splitlines()[1].startswith("RuntimeError: Trying to backward through mylib.gelu_np")
+
+    gelu_line = _program_line("return gelu_np(proj(x)).pow(2).mean()")
+    def_line = _program_line("def train_step(x):") - 1  # the frame's co_firstlineno: its @torch.compile line
+    assert run_cli("check", "--no-failures", torch213(LOG)) == 1
+    (line,) = [ln for ln in capsys.readouterr().out.splitlines() if ln.startswith("no-failures:")]
+    assert ("TorchRuntimeError: RuntimeError when making fake tensor call: There was no fake impl registered for "
+            "<CustomOpDef(mylib::softclip)>") in line
+    assert run_cli("diff", torch213(LOG), torch213(FIXED)) in (0, 1)
+    out = " ".join(capsys.readouterr().out.split())
+    assert (f"failure gone: [1/0] train_step (custom_ops.py:{def_line}) at custom_ops.py:{gelu_line}: BackendCompilerFailed: "
+            "backend='inductor' raised: RuntimeError: Trying to backward through mylib.gelu_np.default but no autograd "
+            "formula was registered.") in out

@@ -565,6 +565,9 @@ def run_facts(results: Results) -> RunFacts:
                  if e.location is not None and e.location_kind == "failure" and not is_torch_file(e.location.filename)}
     # A frame Dynamo skipped after a break it could not resume from ran eagerly: said as the errors finding says it.
     ran_eagerly = {e.compile_id: e.skipped_text for e in found.errors.errors if e.skipped_text}
+    # The error's message as the errors finding words it: torch's first line may only announce it ("backend='inductor'
+    # raised:", "RuntimeError when making fake tensor call"), and what failed is on the next line or in the explanation.
+    message = {e.compile_id: e.message for e in found.errors.errors if e.message}
     for row in results.failures:
         if row.is_restart:
             continue  # restarts are graph breaks, compared as such
@@ -572,7 +575,8 @@ def run_facts(results: Results) -> RunFacts:
         source = row.source
         if source and is_torch_file(source.rsplit(":", 1)[0]):
             source = user_line.get(str(row.compile_id), source)
-        failures.append({"frame": failed_frame, "type": row.kind, "reason": _mask(row.reason.strip().splitlines()[0] if row.reason.strip() else ""),
+        failures.append({"frame": failed_frame, "type": row.kind, "reason": _mask(message.get(str(row.compile_id))
+                                                                         or (row.reason.strip().splitlines()[0] if row.reason.strip() else "")),
                          "source": source, "compile_id": str(row.compile_id) if row.compile_id else None,
                          "ran_eagerly": ran_eagerly.get(str(row.compile_id))})
     # Dynamic-shape decisions of the last attempt of each compilation (a restart makes its symbols again).
