@@ -9,6 +9,7 @@ import gzip
 import io
 import re
 
+import pytest
 from rich.console import Console
 
 from compilescope.analyses.insights import insights
@@ -139,3 +140,95 @@ def test_report_page_says_what_else_changed(tmp_path):
     assert ("also changed since [0/2]: <code>self.dropout.training</code> True → False (.eval() or .train(): one "
             "compile per mode, expected)") in pages
     assert "also changed since [0/0]: <code>self.head</code>: 1 forward hook now, none before" in pages
+
+
+def _pinned_lengths(tree: str) -> dict[str, int]:
+    """G['x'] -> the length a guard tree's LENGTH_CHECK / DICT_LENGTH fixes (0: `not G['x']`)."""
+    return {m[1] or m[3]: int(m[2] or 0) for m in re.finditer(
+        r"\+- (?:LENGTH_CHECK|DICT_LENGTH): (?:len\((G\[[^)]+\])\) == (\d+)|not (G\[\S+\]))", tree)}
+
+
+def test_length_advice_says_how_often_the_length_changed_and_whether_it_keeps_changing():
+    # module_state: the hook appends to `activations` in every compiled call; [0/0] ran before the hook (no guard on
+    # it), then each tree pins the next length
+    trees = _artifacts(_text("module_state.log.gz"), "dynamo_cpp_guards_str")
+    assert [_pinned_lengths(trees[f"[0/{i}]"]).get("G['activations']") for i in range(7)] == [None, 0, 1, 2, 3, 4, 5]
+    [grows] = [a for a in _frame("module_state.log.gz").advice if "global list activations" in a]
+    assert ("which changed at 5 of the 6 recompiles ([0/2] to [0/6]: 0 → 1 → 2 → 3 → 4 → 5), the last one too, so it "
+            "keeps changing") in grows
+    # _fixed: the hook writes one key of `latest`: empty when [0/0] compiled, one key from then on
+    trees = _artifacts(_text("module_state_fixed.log.gz"), "dynamo_cpp_guards_str")
+    assert [_pinned_lengths(trees[f"[0/{i}]"])["G['latest']"] for i in range(4)] == [0, 1, 1, 1]
+    [once] = [a for a in _frame("module_state_fixed.log.gz").advice if "global dict latest" in a]
+    assert "which changed once (0 → 1, at [0/1]) and then stayed 1 in the 2 compiles after" in once
+    assert "give it its keys before the first compiled call" in once
+    for advice in (grows, once):
+        assert "every call sees a new length" not in advice
+
+
+def _callers(text: str) -> dict[str, int]:
+    """compile id -> the line of main() whose call Dynamo compiled (dynamo_start's stack)."""
+    return {f"[0/{m[2]}]": int(m[1]) for m in re.finditer(
+        r'"dynamo_start": \{"stack": \[.*?\{"line": (\d+), "name": "main".*?"frame_compile_id": (\d+)', text)}
+
+
+def test_grad_mode_fix_is_said_once_for_both_recompiles():
+    # [0/3] (validation under no_grad) and [0/4] (back to training): both failed grad mode first
+    text = _text("module_state.log.gz")
+    reasons = _artifacts(text, "recompile_reasons")
+    assert '"0/2: GLOBAL_STATE changed: grad_mode ' in reasons["[0/3]"]
+    assert '"0/3: GLOBAL_STATE changed: grad_mode ' in reasons["[0/4]"]
+    callers = _callers(text)
+    assert (callers["[0/2]"], callers["[0/3]"], callers["[0/4]"]) == (60, 69, 60)
+    [grad] = [a for a in _frame("module_state.log.gz").advice if "grad mode" in a]
+    assert ("[0/3] was called from module_state.py:69 (compiled(x)), [0/2] and [0/4] from module_state.py:60 (loss = "
+            "nn.functional.mse_loss(compiled(x), y))") in grad
+
+
+def test_a_parameter_is_named_as_the_code_names_it():
+    # torch's reason for fixed [0/3] names the bias as Dynamo reached it; the label says self.backbone.bias
+    reason = _artifacts(_text("module_state_fixed.log.gz"), "recompile_reasons")["[0/3]"]
+    assert "tensor 'self._modules['backbone']._parameters['bias']' requires_grad mismatch" in reason
+    guard = _steps("module_state_fixed.log.gz")["[0/3]"].guard
+    assert guard.location_label == "self.backbone.bias first used at"
+
+
+def _settings(tree: str) -> tuple[str, str]:
+    """What a tree pins of the settings a training loop switches: dropout's mode, the backbone weight's requires_grad."""
+    training = re.search(r"L\['self'\]\._modules\['dropout'\]\.training == (True|False)", tree)
+    frozen = re.search(r"check_tensor\(L\['self'\]\._modules\['backbone'\]\._parameters\['weight'\], [^\n]*"
+                       r"requires_grad=(True|False)", tree)
+    assert training and frozen
+    return training[1], frozen[1]
+
+
+@pytest.mark.parametrize("log, expected, avoidable", [
+    # (eval() at [0/3], the unfreeze at [0/5]; [0/4] is back to [0/0]'s settings, failing on the list's length)
+    ("module_state.log.gz", ["[0/3]", "[0/5]"], ["[0/1]", "[0/2]", "[0/4]", "[0/6]"]),
+    # (the dict's first key at [0/1]: avoidable, by giving it the key before compiling)
+    ("module_state_fixed.log.gz", ["[0/2]", "[0/3]"], ["[0/1]"]),
+])
+def test_recompiles_to_a_setting_no_compile_had_are_expected(log, expected, avoidable):
+    # expected: a compile whose settings (from its guard tree) no compile before it had; avoidable: any other
+    trees = _artifacts(_text(log), "dynamo_cpp_guards_str")
+    settings = [_settings(trees[f"[0/{i}]"]) for i in range(len(trees))]
+    assert [f"[0/{i}]" for i in range(1, len(settings)) if settings[i] not in settings[:i]] == expected
+    frame = _frame(log)
+    assert [s.compile_id for s in frame.steps if s.expected] == expected
+    assert frame.avoidable == avoidable
+
+
+def test_a_return_to_compiled_settings_names_what_made_it_avoidable():
+    # [0/4] (back to train()): torch's reasons, newest first: [0/3] failed grad mode, then [0/2], whose settings are
+    # [0/4]'s, failed the list's length
+    text = _text("module_state.log.gz")
+    reasons = _artifacts(text, "recompile_reasons")["[0/4]"]
+    assert re.search(r'"0/3: GLOBAL_STATE changed: grad_mode ",\s+"0/2: len\(G\[\'activations\'\]\) == 1 ', reasons)
+    trees = _artifacts(text, "dynamo_cpp_guards_str")
+    assert _settings(trees["[0/2]"]) == _settings(trees["[0/4]"]) != _settings(trees["[0/3]"])
+    step = _steps("module_state.log.gz")["[0/4]"]
+    assert (step.same_settings.compile_id, step.same_settings.guard) == ("[0/2]", "len(G['activations']) == 1")
+    assert step.expected_text.startswith("avoidable: [0/2] had these settings")
+    # the newest compile's own failed guard already says it where it had the same settings: nothing more
+    assert all(_steps("module_state.log.gz")[c].same_settings is None for c in ("[0/1]", "[0/2]", "[0/6]"))
+

@@ -138,6 +138,9 @@ class CompileSummary:
     graph_breaks: list[GraphBreak] = field(default_factory=list)
     restart_reasons: list[str] = field(default_factory=list)  # only where no graph break explains the restart
     recompile: FailedGuard | None = None  # the guard whose failure caused this compilation
+    # What the Recompiles section says of it beyond the guard: what else changed since the compile whose guard failed,
+    # and whether it was expected or avoidable (RecompileStep.also_changed, expected_text)
+    recompile_notes: list[str] = field(default_factory=list)
     total_s: float | None = None  # the compilation (all its attempts), as the compile-time analysis measured it
     # STILL_COMPILING where the log ends during its compilation (any attempt of it): total_s is only so far
     unfinished: str | None = None
@@ -488,6 +491,10 @@ def compile_summaries(trace: Trace, statuses: dict[CompileId | None, str], ins: 
     # failed guard created: every attempt of it says why it was compiled.
     guards = {compilation_key(CompileId.parse(step.compile_id)): step.guard
               for frame in ins.recompiles.frames for step in frame.steps}
+    recompile_notes = {compilation_key(CompileId.parse(step.compile_id)):
+             [f"also changed since {step.guard.compile_id}: {c.text}" for c in step.also_changed if step.guard]
+             + ([step.expected_text] if step.expected_text else [])
+             for frame in ins.recompiles.frames for step in frame.steps}
     times = {c.compile_id: c for c in ins.compile_time.compiles}
     unfinished = {c.compile_id for c in ins.compile_time.compiles if c.unfinished}
     caches = {c.compile_id: c for c in ins.caches.compiles}
@@ -540,7 +547,8 @@ def compile_summaries(trace: Trace, statuses: dict[CompileId | None, str], ins: 
             compiled=compiled, compiled_origin=origin, called_from=called_from,
             failed_at=error.location if error is not None and error.location_kind == "failure" else None,
             error=error, wraps=wrapped_function(trace, entry), graph_breaks=graph_breaks, restart_reasons=restarts,
-            recompile=guards.get(compilation), code_roles=code_roles(entry), runtime_records=runtime_records(entry),
+            recompile=guards.get(compilation), recompile_notes=recompile_notes.get(compilation, []),
+            code_roles=code_roles(entry), runtime_records=runtime_records(entry),
             metrics=metric_groups(metrics, cut_long=True, shared=shared),
         )
         timed = times.get(compilation)

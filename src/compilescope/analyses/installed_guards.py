@@ -68,6 +68,20 @@ _HOOK = lazy_compile(r"ValueManager: GuardManager: source=(?P<hooks>[LG]\[\S*?_h
 _MODULE = lazy_compile(r"GuardManager: source=(?P<source>[LG]\[\S*?), accessed_by=")
 
 
+# A container's length check (Dynamo's LENGTH_CHECK of a list or tuple, DICT_LENGTH of a dict): `len(G['x']) == 3`,
+# and `not G['x']` where it was empty.
+_LENGTH = lazy_compile(r"(?m)\+- (?:LENGTH_CHECK|DICT_LENGTH): (?:len\((?P<source>[LG]\[\S*?)\) == (?P<n>\d{1,9})|not "
+                       r"(?P<empty>[LG]\[\S*?))(?:\s+#|\s*$)")
+
+
+def pinned_lengths(text: str) -> dict[str, int]:
+    """The length a compile's guard tree fixed of each container it checks: `G['history']` -> 3 (0: `not G['x']`)."""
+    lengths: dict[str, int] = {}
+    for m in _LENGTH.finditer(text):
+        lengths[m["source"] or m["empty"]] = int(m["n"]) if m["n"] else 0
+    return lengths
+
+
 def pinned_state(text: str) -> dict[str, str]:
     """What a compile's guard tree fixed about the objects it read, by what it is: `L['self'].scale` -> "0.5",
     `L['self']._modules['dropout'].training` -> "True", `L['self']._modules['backbone']._parameters['weight']

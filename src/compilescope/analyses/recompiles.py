@@ -21,7 +21,7 @@ import orjson
 
 from ..model.ids import compilation_key
 from ..model.trace import Compile, Trace
-from ..wording import and_list, count, format_seconds, possessive
+from ..wording import and_list, count, format_seconds, possessive, times
 from .compile_time import STILL_COMPILING, CompileTimes
 from .compiled_frames import CompiledFrames, module_label, wrapped_module
 from .errors import RECOMPILE_LIMIT, CompileErrors
@@ -29,8 +29,8 @@ from ..lazy_regex import lazy_compile
 from .dynamic_shapes import SPECIALIZATION_REASONS, PlacementPart, Specialization, dynamo_config
 from .fx_sites import GRAPH_ARTIFACT, first_use
 from .graph_breaks import function_label
-from .installed_guards import (GUARDS_ARTIFACT, enclosing_sources, guard_site, object_type, pinned_state,
-                               tensor_check)
+from .installed_guards import (GUARDS_ARTIFACT, enclosing_sources, guard_site, object_type, pinned_lengths,
+                               pinned_state, tensor_check)
 from .stack_values import StackValue, StackValues, name_stack_values
 from .userloc import (FRAME_SOURCE, UserLocation, code_origin, is_clipped_torch_file, is_torch_file, last_user_frame,
                       last_user_stack_frame, placed_at_call, traceback_frames, user_source_name)
@@ -255,8 +255,11 @@ SIDE_EFFECTS_ARTIFACT = "dynamo_side_effects"  # what the compiled code changes 
 _MUTATION = r"Mutating object of type (?P<type>\w+) \(source name: (?P<source>[^)\n]+)\)(?P<stack>(?:\n[ \t]+.*|\n)*)"
 GLOBAL_MUTATED_ADVICE = (
     "The compiled code changes the global {type} {name} itself ({where}, a change torch logged), and Dynamo guards on "
-    "its length: every call sees a new length and compiles again. Keep that bookkeeping out of the compiled function "
-    "(in the code that calls it).")
+    "its length, {history}. {fix}")
+KEEP_OUT = "Keep that bookkeeping out of the compiled function (in the code that calls it)."
+# A length that changed and then stayed (a dict's first key, set once): what it cost is paid, and the way to spare it.
+SETTLED_LENGTH_FIX = ("To spare even that, give it its {what} before the first compiled call, or keep that bookkeeping "
+                      "out of the compiled function (in the code that calls it).")
 GLOBAL_LENGTH_ADVICE = ("The global {name} changes length between calls, and Dynamo guards on its length: keep it "
                         "the same while the function runs compiled, or hold its contents in a tensor.")
 
@@ -447,8 +450,10 @@ class FailedGuard:
     def location_label(self) -> str:
         """What precedes the location when it is shown: "at", "kwargs['input_ids'] first used at", ..."""
         array = numpy_array(self.tensor)
+        # (a module's parameter in the user's words: self.backbone.bias, not torch's self._modules['backbone']...)
         return LOCATION_KINDS[self.location_kind].format(
-            tensor=self.tensor_text or (f"NumPy array {array}" if array else self.tensor))
+            tensor=self.tensor_text or (f"NumPy array {array}" if array
+                                        else user_source_name(self.tensor) if self.tensor else self.tensor))
 
     @property
     def cache_text(self) -> str | None:
@@ -482,6 +487,15 @@ HOOK_ADVICE = ("A hook was registered on {modules} after the function was compil
                "hooks there, so a compiled call runs without the hook until another change recompiles the function "
                "(here {compile_ids}). Register hooks before the first compiled call (or call torch._dynamo.reset() "
                "after registering one).")
+
+
+# The settings a program switches on purpose, each compiled once (StateChange.kind; a parameter's requires_grad only):
+# a recompile to one that no compiled version had is expected; to one a compiled version had, avoidable.
+EXPECTED = {
+    "training": "a module's mode no compiled version had (.eval() or .train(): one compile per mode)",
+    "requires_grad": "a parameter's requires_grad no compiled version had (a layer frozen or unfrozen: one compile "
+                     "per setting)",
+}
 
 
 @dataclass
@@ -565,6 +579,25 @@ class RecompileStep:
     # What else changed between the compile whose guard failed and this one (state_changes): torch logs one failing
     # guard per cache entry, and a mode switched or a hook registered at the same time is not among them.
     also_changed: list[StateChange] = field(default_factory=list)
+    # Why the recompile was expected (a key of EXPECTED): the program switched its model to a setting no compiled
+    # version had (eval(), a layer unfrozen), which compiles once per setting whatever else it does; None: avoidable,
+    # as some compiled version had the same settings and failed for something else (or the log cannot tell).
+    expected: str | None = None
+    # Where the newest cached compile had other settings (so torch's reason reads as expected: eval()) yet an older
+    # one had the same: that one's failed guard, which made this recompile avoidable (a list's length, after train()).
+    same_settings: FailedGuard | None = None
+
+    @property
+    def expected_text(self) -> str | None:
+        """"expected: a module's mode no compiled version had (.eval() or .train(): one compile per mode)", or
+        "avoidable: [0/2] had the same settings ... and failed on len(G['activations']) == 1"."""
+        if self.expected:
+            return f"expected: {EXPECTED[self.expected]}"
+        same = self.same_settings
+        if same is None:
+            return None
+        return (f"avoidable: {same.compile_id} had these settings (modules' modes, parameters' requires_grad) and "
+                f"failed on {same.shown}")
 
     @property
     def when_text(self) -> str | None:
@@ -601,7 +634,9 @@ class RecompileStep:
                 "specialized": self.specialized.to_json() if self.specialized else None,
                 "dynamic_symbol": self.dynamic_symbol, "started_s": _rounded(self.started_s),
                 "quiet_s": _rounded(self.quiet_s), "cost_s": _rounded(self.cost_s), "unfinished": self.unfinished,
-                "previous": self.previous, "also_changed": [c.to_json() for c in self.also_changed]}
+                "previous": self.previous, "also_changed": [c.to_json() for c in self.also_changed],
+                "expected": self.expected,
+                "same_settings": self.same_settings.to_json() if self.same_settings else None}
 
     @property
     def specialized_placement(self) -> list[PlacementPart]:
@@ -662,6 +697,22 @@ class FrameRecompiles:
         return len(self.steps)
 
     @property
+    def avoidable(self) -> list[str]:
+        """Its recompiles that were not expected (RecompileStep.expected): what `check --max-avoidable-recompiles`
+        counts."""
+        return [s.compile_id for s in self.steps if s.expected is None]
+
+    @property
+    def expected_split(self) -> str | None:
+        """"4 avoidable ([0/1], [0/2], [0/4], [0/6]), 2 expected ([0/3], [0/5])", for people; None where none was
+        expected (every recompile is avoidable, as the list says)."""
+        expected = [s.compile_id for s in self.steps if s.expected is not None]
+        if not expected:
+            return None
+        avoidable = f"{len(self.avoidable)} avoidable ({', '.join(self.avoidable)}), " if self.avoidable else ""
+        return f"{avoidable}{len(expected)} expected ({', '.join(expected)})"
+
+    @property
     def settled(self) -> bool:
         """Each recompile made what changed dynamic (torch's automatic dynamic: a batch size, then a scale factor):
         nothing recompiles it again while those keep changing, and one recompile for each is all it cost. Not where a
@@ -703,7 +754,8 @@ class FrameRecompiles:
             "frame_id": self.frame_id, "name": self.name, "module": self.module, "filename": self.filename,
             "first_line": self.first_line, "called_from": [loc.to_json() for loc in self.called_from],
             "chain": self.chain, "recompiles": self.recompiles, "hit_limit": self.hit_limit, "limit": self.limit,
-            "changes": self.changes, "advice": self.advice, "steps": [s.to_json() for s in self.steps],
+            "changes": self.changes, "advice": self.advice, "avoidable": self.avoidable,
+            "steps": [s.to_json() for s in self.steps],
         }
 
 
@@ -968,20 +1020,92 @@ def _mutations(trace: Trace, entries: list[Compile]) -> dict[str, tuple[str, Use
     return found
 
 
-def length_advice(guards: list[FailedGuard], mutations: dict[str, tuple[str, UserLocation | None]]) -> list[str]:
+@dataclass
+class LengthHistory:
+    """How a container's length went over a frame's compiles, from their guard trees (the length each pinned) and
+    the failed guards of recompiles that left no tree (a failed compile)."""
+
+    changed: list[str]  # the recompiles at which it had a new length
+    lengths: list[int | None]  # the lengths pinned, in order, each once (None: a new one no tree says)
+    stayed: int  # compiles after the last change that pinned the same length
+    last_step: str | None  # the frame's last recompile
+
+    @property
+    def keeps_changing(self) -> bool:
+        return len(self.changed) > 1 and self.stayed == 0 and self.changed[-1] == self.last_step
+
+    def words(self, recompiles: int) -> str:
+        """"which changed at 5 of the 6 recompiles ...": what the log shows, and whether it keeps changing."""
+        n = len(self.changed)
+        went = (" → ".join(str(v) for v in self.lengths) if self.lengths and None not in self.lengths else "")
+        at = (f"{self.changed[0]} to {self.changed[-1]}" if n > 3 else and_list(self.changed))
+        if self.keeps_changing:
+            of = f"each of the {recompiles}" if n == recompiles else f"{n} of the {recompiles}"
+            return (f"which changed at {of} recompiles ({at}{f': {went}' if went else ''}), the last one too, so "
+                    "it keeps changing: each call that sees a new length compiles again")
+        if self.stayed:
+            return (f"which changed {times(n)} ({went + ', ' if went else ''}at {at}) and then stayed "
+                    f"{self.lengths[-1]} in the {count(self.stayed, 'compile')} after: that cost "
+                    f"{count(n, 'recompile')}, not one per call")
+        return (f"which changed {times(n)} ({went + ', ' if went else ''}at {at}), in the log's last compile, "
+                "so whether it keeps changing the log does not say")
+
+
+def length_history(source: str, steps: list[tuple[RecompileStep, Compile]], entries: list[Compile],
+                   texts: _CompileTexts) -> LengthHistory | None:
+    """source ("G['history']")'s lengths over the frame's compiles (entries); None where nothing says it changed."""
+    failed_at = {st.compile_id for st, _ in steps
+                 if any(_length_subject(g.guard) == source for g in st.failed_guards)}
+    changed: list[str] = []
+    lengths: list[int | None] = []
+    stayed = 0
+    for entry in entries:
+        cid = str(entry.compile_id)
+        tree = texts(cid, GUARDS_ARTIFACT)
+        length = pinned_lengths(tree).get(source) if tree is not None else None
+        if length is None and cid not in failed_at:
+            continue
+        if length is not None and lengths and lengths[-1] == length:
+            stayed += 1
+            continue
+        if lengths or cid in failed_at:
+            changed.append(cid)
+        lengths.append(length)
+        stayed = 0
+    if not changed:
+        return None
+    return LengthHistory(changed, lengths, stayed, str(steps[-1][0].compile_id) if steps else None)
+
+
+def _length_subject(guard: str) -> str:
+    """The container a length guard checks ("G['history']" of `len(G['history']) == 2`, `not G['history']`); "" for
+    another guard."""
+    m = re.match(_LENGTH_SUBJECT, guard)
+    return (m["len"] or m["not"]).strip() if m else ""
+
+
+def length_advice(guards: list[FailedGuard], mutations: dict[str, tuple[str, UserLocation | None]],
+                  history=lambda source: None, recompiles: int = 0) -> list[str]:
     """The advice for containers whose length changed: a global one the compiled code changes itself (a list it
-    appends to) is the user's bookkeeping, not an argument to pad; any other, the general advice."""
+    appends to) is the user's bookkeeping, not an argument to pad, said with how its length went (history: source ->
+    LengthHistory | None, of recompiles recompiles); any other, the general advice."""
     advice: list[str] = []
     for guard in guards:
-        m = re.match(_LENGTH_SUBJECT, guard.guard)
-        source = (m["len"] or m["not"]).strip() if m else ""
+        source = _length_subject(guard.guard)
         named = re.match(_GLOBAL_NAME, source)
         if named is None:
             text = ADVICE["length"]
         elif source in mutations:
             kind, loc = mutations[source]
             where = f"{loc.short}: {loc.code}" if loc and loc.code else (loc.short if loc else "where it runs")
-            text = GLOBAL_MUTATED_ADVICE.format(type=kind, name=named["name"], where=where)
+            went: LengthHistory | None = history(source)
+            if went is None:
+                said, fix = "and each new length compiles again", KEEP_OUT
+            else:
+                said = went.words(recompiles)
+                fix = (SETTLED_LENGTH_FIX.format(what="keys" if kind == "dict" else "final length") if went.stayed
+                       else KEEP_OUT)
+            text = GLOBAL_MUTATED_ADVICE.format(type=kind, name=named["name"], where=where, history=said, fix=fix)
         else:
             text = GLOBAL_LENGTH_ADVICE.format(name=named["name"])
         if text not in advice:
@@ -1247,6 +1371,46 @@ def _link_state_changes(steps: list[tuple[RecompileStep, Compile]],
     return hooked
 
 
+def _intended_settings(tree: str | None) -> dict[str, str] | None:
+    """The settings of EXPECTED a compile's guard tree pins (a module's training flag, a parameter's requires_grad)."""
+    if tree is None:
+        return None
+    return {k: v for k, v in pinned_state(tree).items()
+            if k.endswith(".training") or (k.endswith(".requires_grad") and "._parameters[" in k)}
+
+
+def _mark_expected(steps: list[tuple[RecompileStep, Compile]], texts: _CompileTexts) -> None:
+    """Sets each step's expected where every cached compile torch tried (one failed guard each) had other settings of
+    EXPECTED than the recompile: it would have compiled whatever else changed. One with the same settings failed for
+    something else, which made the recompile avoidable."""
+    settings: dict[str, dict[str, str] | None] = {}  # compile id -> its settings, each tree read once
+
+    def of(cid: str) -> dict[str, str] | None:
+        if cid not in settings:
+            settings[cid] = _intended_settings(texts(cid, GUARDS_ARTIFACT))
+        return settings[cid]
+
+    for step, _ in steps:
+        tried = [g for g in step.failed_guards if g.compile_id]
+        why: list[set[str]] = []  # per compile tried, the settings it had otherwise
+        for guard in tried:
+            if guard.change == "requires_grad" and guard.tensor and "._parameters[" in guard.tensor:
+                why.append({"requires_grad"})
+                continue
+            before, after = of(guard.compile_id or "") or {}, of(step.compile_id) or {}
+            differ = {"training" if k.endswith(".training") else "requires_grad"
+                      for k, v in after.items() if k in before and before[k] != v}
+            if not differ:
+                step.same_settings = guard if why else None
+                break
+            why.append(differ)
+        else:
+            if tried:
+                # the setting every compile tried had otherwise, else the one most of them had
+                common = set.intersection(*why)
+                step.expected = min(common) if common else Counter(k for w in why for k in w).most_common(1)[0][0]
+
+
 def _place_size_one_guards(steps: list[tuple[RecompileStep, Compile]], by_id: dict[str, Compile]) -> None:
     """Places each failed guard of torch's 0/1 specialization (`2 <= x.size()[1]`) at the user's line that first used
     the size: torch's comment names the size's first use, and that is torch's own line where the user's code called
@@ -1291,8 +1455,10 @@ def _place_argument_guards(steps: list[tuple[RecompileStep, Compile]], code: Use
 def _place_state_guards(steps: list[tuple[RecompileStep, Compile]], by_id: dict[str, Compile],
                         compiled_frames: CompiledFrames) -> list[str]:
     """Places each failed global-state guard (grad mode) at the user's line that called under the new state, and
-    returns the advice naming the state and the two calls that differ in it."""
-    advice: list[str] = []
+    returns the advice naming the state and the calls that differ in it: once per state, for all its recompiles (a
+    validation call under torch.no_grad() recompiles going in and again coming back: one fix)."""
+    # states -> the user's line -> (it, the compile ids called from it: recompiles, then the compiles they missed)
+    calls: dict[tuple[str, ...], dict[tuple, tuple[UserLocation, list[str], list[str]]]] = {}
     for step, entry in steps:
         guard = step.guard
         if guard is None or guard.change != "global_state":
@@ -1302,17 +1468,21 @@ def _place_state_guards(steps: list[tuple[RecompileStep, Compile]], by_id: dict[
         there = _caller(compiled_frames.stack(guarded.compile_id)) if guarded is not None else None
         if guard.location is None and here is not None:
             guard.location, guard.location_kind = here, "state_call"
-        where = ""
-        if here is not None and there is not None and here.key != there.key:
-            where = (f": {step.compile_id} was called from {here.short}"
-                     + (f" ({here.code})" if here.code else "")
-                     + f", {guard.compile_id} from {there.short}" + (f" ({there.code})" if there.code else ""))
-        elif here is not None:
-            where = f": {step.compile_id} was called from {here.short}"
-        states = changed_states(guard.guard)
-        text = STATE_ADVICE.format(states=" and ".join(states) if states else "global state", where=where)
-        if text not in advice:
-            advice.append(text)
+        lines = calls.setdefault(tuple(changed_states(guard.guard)), {})
+        if here is not None:
+            lines.setdefault(here.key, (here, [], []))[1].append(step.compile_id)
+        if there is not None and guard.compile_id:
+            lines.setdefault(there.key, (there, [], []))[2].append(guard.compile_id)
+    advice: list[str] = []
+    order = list(by_id)  # the frame's compile ids, in compile order
+    for states, lines in calls.items():
+        # One line only: the calls do not differ where the log can tell, so only the recompiles are named.
+        named = [(loc, sorted(set(recompiled + (missed if len(lines) > 1 else [])), key=order.index))
+                 for loc, recompiled, missed in lines.values()]
+        said = [f"{and_list(ids)} {'from' if i else ('was' if len(ids) == 1 else 'were') + ' called from'} {loc.short}"
+                + (f" ({loc.code})" if loc.code else "") for i, (loc, ids) in enumerate(c for c in named if c[1])]
+        where = f": {', '.join(said)}" if said else ""
+        advice.append(STATE_ADVICE.format(states=" and ".join(states) if states else "global state", where=where))
     return advice
 
 
@@ -1457,6 +1627,7 @@ def recompiles(trace: Trace, stack_values: StackValues | None = None) -> Recompi
         texts = _CompileTexts(trace, entries)
         sized_advice, sizes = _place_failed_checks(steps, texts, code, known, compiled_frames, stack_values)
         hooked = _link_state_changes(steps, texts)
+        _mark_expected(steps, texts)
         by_id = {str(e.compile_id): e for e in entries}
         _place_size_one_guards(steps, by_id)
         _place_argument_guards(steps, code, compiled_frames)
@@ -1482,7 +1653,8 @@ def recompiles(trace: Trace, stack_values: StackValues | None = None) -> Recompi
                     continue
             if c == "length":
                 advice.extend(length_advice([st.guard for st, _ in steps if st.guard and st.guard.change == c],
-                                            _mutations(trace, entries)))
+                                            _mutations(trace, entries),
+                                            lambda source: length_history(source, steps, entries, texts), len(steps)))
                 continue
             if c == "flag":
                 advice.append(flag_advice([st.guard for st, _ in steps if st.guard and st.guard.change == c]))

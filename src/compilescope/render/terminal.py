@@ -185,6 +185,8 @@ def _recompiles(ins: Insights) -> list[RenderableType]:
         where = f"  ({frame.short}{called})" if frame.short else ""
         tree = Tree(TerminalText(f"{frame.function_label}{where}{flag}", style="bold red" if frame.hit_limit else "bold"))
         tree.add(TerminalText(" → ".join(frame.chain)))
+        if frame.expected_split:
+            tree.add(TerminalText(f"recompiles: {frame.expected_split}"))
         for step in frame.steps:
             guard = step.guard
             if guard is None:
@@ -210,6 +212,8 @@ def _recompiles(ins: Insights) -> list[RenderableType]:
                 node.add(TerminalText(step.dynamic_text))
             for change in step.also_changed:
                 node.add(TerminalText(f"also changed since {guard.compile_id}: {change.text}"))
+            if step.expected_text:
+                node.add(TerminalText(step.expected_text, style="dim"))
         for advice in frame.advice:
             tree.add(TerminalText(f"fix: {advice}", style="green"))
         out.append(tree)
