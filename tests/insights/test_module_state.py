@@ -17,7 +17,7 @@ from compilescope.analyses.recompiles import ADVICE
 from compilescope.ingest.reader import read_trace
 from compilescope.render.terminal import print_summary
 
-from ..conftest import report, torch213
+from ..conftest import report, run_cli, torch213
 
 
 def _text(log: str) -> str:
@@ -232,3 +232,18 @@ def test_a_return_to_compiled_settings_names_what_made_it_avoidable():
     # the newest compile's own failed guard already says it where it had the same settings: nothing more
     assert all(_steps("module_state.log.gz")[c].same_settings is None for c in ("[0/1]", "[0/2]", "[0/6]"))
 
+
+def test_check_counts_only_avoidable_recompiles(capsys):
+    # module_state: 4 avoidable, 2 expected; its fix leaves 1 avoidable ([0/1], latest's first key)
+    assert run_cli("check", torch213("module_state.log.gz"), "--max-avoidable-recompiles", "1") == 1
+    assert capsys.readouterr().out.startswith(
+        "max-avoidable-recompiles: 4 avoidable recompiles (2 more expected, not counted: a module's mode or a "
+        "parameter's requires_grad no compiled version had), at most 1 allowed: forward (module_state.py:30) "
+        "recompiled avoidably 4 times ([0/1], [0/2], [0/4], [0/6])")
+    assert run_cli("check", torch213("module_state_fixed.log.gz"), "--max-avoidable-recompiles", "1") == 0
+    assert "max-avoidable-recompiles passed: 1 avoidable recompile (2 more expected" in capsys.readouterr().out
+    assert run_cli("check", torch213("module_state_fixed.log.gz"), "--max-avoidable-recompiles", "0") == 1
+    assert "recompiled avoidably once ([0/1])" in capsys.readouterr().out
+    # --max-recompiles counts all of them
+    assert run_cli("check", torch213("module_state_fixed.log.gz"), "--max-recompiles", "1") == 1
+    assert capsys.readouterr().out.startswith("max-recompiles: 3 recompiles")

@@ -30,6 +30,9 @@ SCHEMA_VERSION = 1
 class Rules:
     max_graph_breaks: int | None = None
     max_recompiles: int | None = None
+    # Only the recompiles the recompiles analysis calls avoidable: not a module's mode or a parameter's requires_grad
+    # switched to a setting no compiled version had (eval(), a layer unfrozen), which compiles once per setting.
+    max_avoidable_recompiles: int | None = None
     no_failures: bool = False
     no_export_issues: bool = False  # draft export found no issue (its program holds only under what export assumed)
     max_compile_seconds: float | None = None
@@ -83,6 +86,11 @@ def _user_breaks(facts: RunFacts) -> list[dict[str, Any]]:
 # A call of a torch.compiler.disable'd function (graph_breaks.GraphBreak.disabled) runs eagerly because the program
 # asked so: a gate on graph breaks counts the breaks to fix, not what was decided, and says how many it left out.
 DISABLED_NOT_COUNTED = "at torch.compiler.disable'd calls, which run eagerly on purpose, not counted"
+
+
+# Recompiles the analysis calls expected (recompiles.EXPECTED): the program switched its model to a setting no
+# compiled version had, which compiles once per setting; a gate on avoidable recompiles says how many it left out.
+EXPECTED_NOT_COUNTED = "expected, not counted: a module's mode or a parameter's requires_grad no compiled version had"
 
 
 def _gated_breaks(facts: RunFacts) -> list[dict[str, Any]]:
@@ -235,6 +243,23 @@ def evaluate(runs: dict[int | None, RunFacts], rules: Rules,
                  rules.max_recompiles, lambda v, lim: v > lim, lambda v: count(v, "recompile"),
                  lambda f: _library_note(_recompiles(_user_frames(f)), _recompiles(f.frames.values())),
                  others="function")
+    if rules.max_avoidable_recompiles is not None:
+        def avoidable(f: RunFacts) -> int:
+            return sum(len(fr.avoidable_recompile_ids) for fr in _user_frames(f))
+
+        def expected_note(f: RunFacts) -> str:
+            expected = _recompiles(_user_frames(f)) - avoidable(f)
+            return f" ({expected} more {EXPECTED_NOT_COUNTED})" if expected else ""
+
+        absolute("max-avoidable-recompiles", f"at most {rules.max_avoidable_recompiles} allowed",
+                 lambda f: (avoidable(f),
+                            [f"{fr.label} recompiled avoidably {times(len(fr.avoidable_recompile_ids))} "
+                             f"({', '.join(fr.avoidable_recompile_ids)})"
+                             for fr in sorted(_user_frames(f), key=lambda fr: -len(fr.avoidable_recompile_ids))
+                             if fr.avoidable_recompile_ids]),
+                 rules.max_avoidable_recompiles, lambda v, lim: v > lim, lambda v: count(v, "avoidable recompile"),
+                 lambda f: expected_note(f) + _library_note(_recompiles(_user_frames(f)), _recompiles(f.frames.values())),
+                 others="function", left_out=lambda f: avoidable(f) < _recompiles(_user_frames(f)))
     if rules.no_failures:
         absolute("no-failures", "none allowed",
                  lambda f: (len(_user_failures(f)), [failed_compiles(f, x) for x in _user_failures(f)]),

@@ -207,9 +207,17 @@ class FrameFacts:
     # the caches hold, so such a compile loaded what one before the reset wrote. Empty in facts saved before.
     afresh_cached: list[str] = field(default_factory=list)
 
+    # Of recompile_ids, those the recompiles analysis calls expected (RecompileStep.expected: eval()/train(), a layer
+    # unfrozen): the rest are avoidable. Empty in facts saved before: every recompile counted avoidable.
+    expected_recompile_ids: list[str] = field(default_factory=list)
+
     @property
     def recompiles(self) -> int:
         return len(self.recompile_ids)
+
+    @property
+    def avoidable_recompile_ids(self) -> list[str]:
+        return [cid for cid in self.recompile_ids if cid not in self.expected_recompile_ids]
 
 
 @dataclass
@@ -466,6 +474,7 @@ def run_facts(results: Results) -> RunFacts:
     times = found.compile_time
     time_of = {c.compile_id: c for c in times.compiles}
     guards_by_cid = {step.compile_id: step.guard for f in found.recompiles.frames for step in f.steps}
+    expected = {step.compile_id for f in found.recompiles.frames for step in f.steps if step.expected}
     # What the recompiles analysis counts (Recompiles.with_backward, the report's heading): its frames' steps, and each
     # backward graph compiled autograd captured again (its first Dynamo compile: "[!1/9/0]").
     recompiled = set(guards_by_cid) | {next((c for c in g.compile_ids if not c.endswith("/-/-]")), "")
@@ -522,6 +531,8 @@ def run_facts(results: Results) -> RunFacts:
             frame.no_graph.append(cid_text)
         if cid_text in recompiled:
             frame.recompile_ids.append(cid_text)
+            if cid_text in expected:
+                frame.expected_recompile_ids.append(cid_text)
         if compile_id.compilation in afresh:
             frame.afresh.append(cid_text)
             if cid_text in cached:

@@ -38,6 +38,12 @@ class CheckCommand:
                             "torch.compiler.disable'd function run eagerly on purpose: not counted, and the result "
                             "says how many)")
         parser.add_argument("--max-recompiles", type=int, metavar="N", help="fail with more than N recompiles")
+        parser.add_argument("--max-avoidable-recompiles", type=int, metavar="N",
+                            help="fail with more than N recompiles that the report calls avoidable: not counted are "
+                                 "those to a module mode (.eval()/.train()) or a parameter's requires_grad (a layer "
+                                 "frozen or unfrozen) that no compiled version had, which compile once per setting; "
+                                 "counted is every other (a Python number or a hook that changed, a list that grew, "
+                                 "a return to a setting already compiled that failed on something else)")
         parser.add_argument("--no-failures", action="store_true", help="fail if any compile failed")
         parser.add_argument("--no-export-issues", action="store_true",
                             help="fail if draft export found an issue: it could not soundly produce a graph, and its "
@@ -74,7 +80,8 @@ class CheckCommand:
         parser.add_argument("--json", action="store_true", help="print the results as JSON (docs/check-schema.md)")
 
     def run(self, args: argparse.Namespace) -> int:
-        for name in ("max_graph_breaks", "max_recompiles", "max_compile_seconds", "time_margin", "time_min_seconds"):
+        for name in ("max_graph_breaks", "max_recompiles", "max_avoidable_recompiles", "max_compile_seconds",
+                     "time_margin", "time_min_seconds"):
             require_at_least(f"--{name.replace('_', '-')}", getattr(args, name), 0)
         baseline_only = {"--no-new-warnings": args.no_new_warnings}
         for name in ("time_threshold", "time_ratio", "time_min_seconds", "time_margin"):
@@ -86,6 +93,7 @@ class CheckCommand:
         if args.time_margin is not None:
             args.time_ratio = 1.0 + args.time_margin
         rules = Rules(max_graph_breaks=args.max_graph_breaks, max_recompiles=args.max_recompiles,
+                      max_avoidable_recompiles=args.max_avoidable_recompiles,
                       no_failures=args.no_failures, no_export_issues=args.no_export_issues,
                       max_compile_seconds=args.max_compile_seconds,
                       no_cudagraph_skips=args.no_cudagraph_skips, no_warnings=args.no_warnings,
@@ -93,7 +101,8 @@ class CheckCommand:
                       compile_time=time_threshold(args))
         no_rule = not (args.no_failures or args.no_export_issues or args.baseline or args.no_cudagraph_skips
                        or args.no_warnings or args.no_rank_divergence) and all(
-            v is None for v in (args.max_graph_breaks, args.max_recompiles, args.max_compile_seconds))
+            v is None for v in (args.max_graph_breaks, args.max_recompiles, args.max_avoidable_recompiles,
+                                args.max_compile_seconds))
         if no_rule:
             rules.no_failures = True
         # A rank that cannot be read is reported (rule whole-log fails) and the others are checked.
