@@ -137,6 +137,21 @@ def test_no_failures_rule(capsys, tmp_path):
                     "CppCompileError: C++ compile error")
 
 
+def test_a_failed_compile_of_a_frame_not_the_users_is_named_by_the_users_call(capsys):
+    # module_backend_error: [0/0] compiles torch's wrap_inline `inner` (external_utils.py, co_firstlineno 67) around
+    # the compiled nn.Linear and fails (BackendCompilerFailed); it never recompiles. Its dynamo_start stack's frame of
+    # the program is line 20, `compiled(torch.randn(2, 4))`.
+    raw = log_text(torch213("module_backend_error.log.gz"))
+    [index] = re.findall(r'\{"str": \["[^"]*/programs/module_backend_error\.py", (\d+)\]\}', raw)
+    [start] = [json.loads(line.split("] ", 1)[1])["dynamo_start"]["stack"] for line in raw.splitlines()
+               if '"dynamo_start"' in line]
+    assert [f["line"] for f in start if f["filename"] == int(index)] == [20] and start[-1]["line"] == 67
+    assert run_cli("check", torch213("module_backend_error.log.gz"), "--no-failures") == 1
+    [line] = lines(capsys.readouterr().out)
+    assert line.startswith("no-failures: 1 failed compile, none allowed: [0/0] inner (external_utils.py:67, called at "
+                           "module_backend_error.py:20): BackendCompilerFailed: ")
+
+
 def test_baseline_failures_names_the_compile_that_failed(capsys, tmp_path):
     """diff_fail.log.gz's one compilation_metrics: compile_id 0/0, co_name f, co_firstlineno 30, fail_type
     InductorError, fail_reason starting "CppCompileError: C++ compile error"; diff_base.log.gz's compiles did not fail.
@@ -408,9 +423,11 @@ def test_what_dynamo_did_in_pythons_library_is_not_counted(capsys):
     # `diff` still shows all of it: it says what changed, not what to fix.
     assert run_cli("diff", torch213("compiled_autograd.log.gz"), run) == 1
     # each in the frame of Python's library that failed (inspect.py's getattr_static and two helpers of it), with
-    # the compile that failed (their compilation_metrics: 1/0 getattr_static, 3/0 _static_getmro, 5/0 _check_instance)
-    failed = re.findall(r"new failure: \[(\d+/\d+)\] (\w+) \(inspect\.py:\d+\)\s+at\s+inspect\.py:\d+:\s+Unsupported:",
-                        capsys.readouterr().out)
+    # the compile that failed (their compilation_metrics: 1/0 getattr_static, 3/0 _static_getmro, 5/0 _check_instance),
+    # named by the program's line their dynamo_start stacks pass last, 27 (loss.backward(), where compiled autograd
+    # ran into them)
+    failed = re.findall(r"new failure: \[(\d+/\d+)\] (\w+) \(inspect\.py:\d+,\s+called\s+at\s+compiled_autograd\.py:27\)"
+                        r"\s+at\s+inspect\.py:\d+:\s+Unsupported:", capsys.readouterr().out)
     assert sorted(failed) == [("1/0", "getattr_static"), ("3/0", "_static_getmro"), ("5/0", "_check_instance")]
 
 

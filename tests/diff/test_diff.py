@@ -469,7 +469,25 @@ def test_frames_of_one_run_only_are_counted_in_words(capsys):
     # (transformers' forward, which recompiled, named as the report names it: by gpt2_train.py's line 13 that called it)
     assert "forward (modeling_gpt2.py:647, called at gpt2_train.py:13) compiled only in A (2 compiles)" in " ".join(
         out.split())
-    assert "inner (external_utils.py:67) compiled only in B (1 compile)" in out
+    # (torch's wrap_inline `inner`, compiled once: named by the line of script.py its dynamo_start stack ends in,
+    # 19, `for _ in range(3): f(x)`, as every frame not the user's is)
+    assert "inner (external_utils.py:67, called at profile_compiled.py:19) compiled only in B (1 compile)" in " ".join(
+        out.split())
+
+
+def test_a_library_frame_that_broke_and_never_recompiled_is_named_by_the_users_call(capsys):
+    # func_numpy's [4/0] compiles torch's `wrapped` (co_filename .../torch/_functorch/apis.py, co_firstlineno 244),
+    # whose graph breaks in torch's own code; it compiles once. Its dynamo_start stack's innermost frame of the program
+    # is line 42 of jacobian, `return jacrev(energy)(x)`. _fixed never compiles it.
+    raw = log_text(torch213("func_numpy.log.gz"))
+    [index] = re.findall(r'\{"str": \["[^"]*/programs/func_numpy\.py", (\d+)\]\}', raw)
+    [start] = [json.loads(line.split("] ", 1)[1])["dynamo_start"]["stack"] for line in raw.splitlines()
+               if '"dynamo_start"' in line and '"frame_id": 4,' in line]
+    assert (start[-1]["line"], start[-1]["name"]) == (244, "wrapped")
+    assert [f["line"] for f in start if f["filename"] == int(index)][-1] == 42
+    assert run_cli("diff", torch213("func_numpy.log.gz"), torch213("func_numpy_fixed.log.gz")) == 1
+    assert "wrapped (apis.py:244, called at func_numpy.py:42) compiled only in A (1 compile)" in " ".join(
+        capsys.readouterr().out.split())
 
 
 def test_max_autotune_choosing_another_kernel_is_a_change(tmp_path, capsys):

@@ -19,6 +19,22 @@ def _metrics(name: str) -> list[dict]:
                 if line.startswith("V") and '] {"compilation_metrics"' in line]
 
 
+def _records(name: str, kind: str) -> list[dict]:
+    """The log's records of one kind, each with its envelope (frame_id, frame_compile_id, ...) and payload."""
+    with gzip.open(torch213(name), "rt", encoding="utf-8") as f:
+        return [json.loads(line.split("] ", 1)[1]) for line in f
+                if line.startswith("V") and f'] {{"{kind}"' in line]
+
+
+def _program_lines(name: str) -> dict[str, int]:
+    """"[0/1]" -> the line of programs/hf_llama.py innermost on each dynamo_start stack (the string table names the
+    program's file; its index is that of the first "str" record ending in hf_llama.py)."""
+    [index] = {r["str"][1] for r in _records(name, "str") if r["str"][0].endswith("/programs/hf_llama.py")}
+    return {f"[{r['frame_id']}/{r['frame_compile_id']}]": [f["line"] for f in r["dynamo_start"]["stack"]
+                                                          if f["filename"] == index][-1]
+            for r in _records(name, "dynamo_start")}
+
+
 def test_calling_the_model_positionally_then_through_generate_is_a_change_of_positional_arguments():
     # The user calls compiled(ids) (line 32: wrapped_func's *args are (self, ids)); generate() calls the forward with
     # keywords only (line 39), so [0/1]'s guard `len(args) == 2` fails, as [0/2]'s recompile_reasons say. That is no
@@ -170,3 +186,14 @@ def test_floats_dynamic_true_made_symbols_are_said_to_be_its_where_their_special
     detail = found["hf_llama_fixed.log.gz"].detail
     assert "zf78, zf10, zf14 are floats (scaling, norm_type) that dynamic=True made dynamic" in detail
     assert "torch._dynamo.config.specialize_float = True" in detail
+
+
+def test_the_slowest_compile_of_a_library_frame_is_named_by_the_users_call(capsys):
+    # hf_llama's compilation_metrics: [0/1] has the largest entire_frame_compile_time_s; its dynamo_start stack's
+    # innermost line of the program is 32 (compiled(ids), the 9-token prompt).
+    from ..conftest import run_cli
+
+    slowest = max(_metrics("hf_llama.log.gz"), key=lambda m: m["entire_frame_compile_time_s"])
+    assert slowest["compile_id"] == "0/1" and _program_lines("hf_llama.log.gz")["[0/1]"] == 32
+    assert run_cli("check", "--max-compile-seconds", "1", str(torch213("hf_llama.log.gz"))) == 1
+    assert "the slowest compile, [0/1] wrapped_func (called at hf_llama.py:32), took " in capsys.readouterr().out

@@ -154,7 +154,8 @@ def _why_slow(facts: RunFacts) -> str | None:
     if slowest is not None:
         phase = (f", {format_seconds(slowest['phase_s'])} of it in {slowest['phase_label']}"
                  if slowest["phase_label"] else "")
-        who = " ".join(part for part in (slowest["compile_id"], slowest["function"]) if part)
+        called = f" (called at {slowest['called_at']})" if slowest.get("called_at") else ""  # (facts saved before: none)
+        who = " ".join(part for part in (slowest["compile_id"], slowest["function"]) if part) + called
         said.append(f"the slowest compile, {who}, took {format_seconds(slowest['seconds'])}{phase}")
     fx_graph = facts.cache_counts.get("fx_graph_cache", {})
     if fx_graph and set(fx_graph) == {"miss"}:

@@ -38,7 +38,7 @@ from .graph_breaks import function_label
 from .status import MISSING, counts_text, status_counts
 from .unread import Unread
 from .torch_warnings import TorchWarnings
-from .userloc import UserLocation, export_call, is_python_library_file, is_torch_file
+from .userloc import UserLocation, called_at_text, code_origin, export_call, is_python_library_file, is_torch_file
 from ..wording import and_list, count, format_kernel_time, format_seconds, format_seconds_change, possessive, times
 from ..model.records import dataclass
 
@@ -169,9 +169,10 @@ class FrameFacts:
     # "export_constraints.py:63": the user's torch.export call whose strict (Dynamo) trace this frame is, where the log
     # says; None for torch.compile's frames.
     exported_at: str | None = None
-    # "hf_llama.py:32, 39": the user's lines that called it, where it is a library's frame that recompiled
-    # (FrameRecompiles.called_at, as the report names it). Words only: frames are matched by key. "" in facts saved
-    # before it was kept.
+    # "hf_llama.py:32, 39": the user's lines that called it, where it is not the user's code (a library's frame,
+    # whether it recompiled, broke or compiled once), in the order its compiles came from them, worded as the report's
+    # recompiles name it (userloc.called_at_text). Words only: frames are matched by key. "" in facts saved before it
+    # was kept.
     called_at: str = ""
 
     @property
@@ -436,12 +437,16 @@ def _exported_root(entry: Compile) -> tuple[str | None, str | None, int | None]:
     return None, None, None
 
 
-def _slowest_compile(times: CompileTimes) -> dict[str, Any] | None:
+def _slowest_compile(times: CompileTimes, caller_of: dict[str, UserLocation]) -> dict[str, Any] | None:
+    """The slowest compile, its function and the phase most of its time went to; called_at: the user's line that
+    called it, where its frame is not the user's code (caller_of, by compilation), else None."""
     slowest = times.slowest
     if slowest is None:
         return None
     phase = slowest.top_phase
-    return {"compile_id": slowest.compile_id, "function": slowest.function_label, "seconds": round(slowest.total_s, 6),
+    caller = caller_of.get(slowest.compile_id)
+    return {"compile_id": slowest.compile_id, "function": slowest.function_label,
+            "called_at": caller.short if caller is not None else None, "seconds": round(slowest.total_s, 6),
             "phase": phase, "phase_label": times.labels.get(phase, phase) if phase else None,
             "phase_s": round(slowest.phases[phase], 6) if phase else None}
 
@@ -480,8 +485,6 @@ def run_facts(results: Results) -> RunFacts:
     recompiled = set(guards_by_cid) | {next((c for c in g.compile_ids if not c.endswith("/-/-]")), "")
                                        for g in found.recompiles.backward_graphs[1:]}
     afresh = {cid for fn in found.recompiles.afresh for cid in fn.again}  # (compilations: "[4/0]")
-    called_at = {frame_key(f.filename, f.name, f.first_line): f.called_at for f in found.recompiles.frames
-                 if f.called_from}
     cached = set(found.caches.reused_across_reset)
     no_graph = set(found.empty_graphs.no_graph)
 
@@ -512,14 +515,24 @@ def run_facts(results: Results) -> RunFacts:
                    and len({k[:2] for k in latest}) == 1 else None)
     frames: dict[str, FrameFacts] = {}
     frame_by_event_id: dict[str, str] = {}  # "[0/1]", as chromium events name a compile -> its frame
+    # The user's lines that called each frame not their own (a library's, Dynamo-generated code), from each of its
+    # compilations (compile_summary's called_from: the innermost user line on the stack Dynamo logged), each once.
+    callers: dict[str, list[UserLocation]] = {}
+    caller_of: dict[str, UserLocation] = {}  # "[0/1]" -> its compilation's caller, where the frame is not theirs
     for k in sorted(latest, key=lambda k: (-1 if k[0] is None else k[0], k[1], k[2] or 0)):
         compile_id, entry = latest[k]
         filename, function, first = where.get(k[:2], (None, None, None))
         key = frame_key(filename, function, first)
         if k[0] is not None:
             key = f"compiled autograd {key}"
-        frame = frames.get(key) or frames.setdefault(key, FrameFacts(key, filename, function, first,
-                                                                     called_at=called_at.get(key, "")))
+        frame = frames.get(key) or frames.setdefault(key, FrameFacts(key, filename, function, first))
+        summary = results.compiles.get(entry.key)
+        caller = summary.called_from if summary is not None and filename and code_origin(filename) else None
+        if caller is not None:
+            caller_of[compile_id.compilation] = caller
+            seen = callers.setdefault(key, [])
+            if all(caller.key != other.key for other in seen):
+                seen.append(caller)
         if exported.only and strict_call is not None:
             frame.exported_at = strict_call.short
         frame_by_event_id[compile_id.compilation] = key
@@ -561,6 +574,9 @@ def run_facts(results: Results) -> RunFacts:
         if ct:
             for phase, seconds in ct.phases.items():
                 frame.phases[phase] = round(frame.phases.get(phase, 0.0) + seconds, 6)
+
+    for key, found_callers in callers.items():
+        frames[key].called_at = called_at_text(found_callers)
 
     frame_of_cid = {cid: f.key for f in frames.values() for cid in f.compile_ids}
     # A break is hit by attempts of compilations ("[0/0]" restarted as "[0/0_1]"): its frame is its first one's.
@@ -636,7 +652,7 @@ def run_facts(results: Results) -> RunFacts:
         specializations=specs,
         compile_time_s=round(times.total_s, 6),
         phases={p.phase: round(p.seconds, 6) for p in times.phases},
-        slowest_compile=_slowest_compile(times),
+        slowest_compile=_slowest_compile(times, caller_of),
         phase_labels=dict(times.labels),
         compile_steps=_compile_steps(trace),
         cache_saved_s=round(cache_result.time_saved_ms / 1000, 6),

@@ -32,8 +32,8 @@ from .graph_breaks import function_label
 from .installed_guards import (GUARDS_ARTIFACT, enclosing_sources, guard_site, object_type, pinned_lengths,
                                pinned_state, tensor_check)
 from .stack_values import StackValue, StackValues, name_stack_values
-from .userloc import (FRAME_SOURCE, UserLocation, code_origin, is_clipped_torch_file, is_torch_file, last_user_frame,
-                      last_user_stack_frame, placed_at_call, traceback_frames, user_source_name)
+from .userloc import (FRAME_SOURCE, UserLocation, called_at_text, code_origin, is_clipped_torch_file, is_torch_file,
+                      last_user_frame, last_user_stack_frame, placed_at_call, traceback_frames, user_source_name)
 from ..model.records import dataclass
 
 ARTIFACT = "recompile_reasons"
@@ -686,11 +686,7 @@ class FrameRecompiles:
     @property
     def called_at(self) -> str:
         """"prog.py:20, 22": where the user's code called it ("" for the user's own function)."""
-        shown: list[str] = []
-        for loc in self.called_from:
-            same_file = shown and loc.filename == self.called_from[0].filename
-            shown.append(str(loc.line) if same_file else loc.short)
-        return ", ".join(shown)
+        return called_at_text(self.called_from)
 
     @property
     def recompiles(self) -> int:

@@ -214,6 +214,16 @@ def placed_at_call(frame_file: str | None, value: str, used_file: str | None) ->
             and (used_file is None or code_origin(used_file) is not None))
 
 
+def called_at_text(callers: list[UserLocation]) -> str:
+    """"prog.py:20, 22": the user's lines that called a frame not their own, in order, a file named once where the
+    next lines are in it too ("" for none). Recompiles' and diff's labels of a frame, one wording."""
+    shown: list[str] = []
+    for loc in callers:
+        same_file = shown and loc.filename == callers[0].filename
+        shown.append(str(loc.line) if same_file else loc.short)
+    return ", ".join(shown)
+
+
 def last_code_stack_frame(stack: list | None) -> UserLocation | None:
     """The innermost frame of a structured stack that is the user's or a library's code (a transformers model's
     forward, in site-packages)."""
