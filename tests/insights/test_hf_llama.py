@@ -188,6 +188,25 @@ def test_floats_dynamic_true_made_symbols_are_said_to_be_its_where_their_special
     assert "torch._dynamo.config.specialize_float = True" in detail
 
 
+def test_a_frame_both_runs_compiled_is_named_by_each_runs_calls_where_they_differ(capsys):
+    # The dynamo_start stacks: hf_llama's compiles come from lines 32 ([0/0], [0/1]) and 39 ([0/2]-[0/4]: generate());
+    # _fixed's from 32 ([0/0]) and 37 ([0/1], [0/2]: its generate() call, a line up). One frame in both, matched by
+    # function and file: diff names it by A's calls and B's, check --baseline by the baseline's and this run's.
+    from ..conftest import run_cli
+
+    calls = {log: _program_lines(log) for log in ("hf_llama.log.gz", "hf_llama_fixed.log.gz")}
+    assert calls == {"hf_llama.log.gz": {"[0/0]": 32, "[0/1]": 32, "[0/2]": 39, "[0/3]": 39, "[0/4]": 39},
+                     "hf_llama_fixed.log.gz": {"[0/0]": 32, "[0/1]": 37, "[0/2]": 37}}
+    assert run_cli("diff", "--json", str(torch213("hf_llama.log.gz")), str(torch213("hf_llama_fixed.log.gz"))) == 1
+    [rank] = json.loads(capsys.readouterr().out)["ranks"]
+    titles = [c["title"] for c in rank["changes"] if c["section"] == "recompiles"]
+    assert titles[0].startswith("wrapped_func (deprecation.py:121, called at hf_llama.py:32, 39 in A; hf_llama.py:32, "
+                                "37 in B): 5 → 3 compiles")
+    assert run_cli("check", "--baseline", str(torch213("hf_llama_fixed.log.gz")), str(torch213("hf_llama.log.gz"))) == 1
+    assert ("most in wrapped_func (deprecation.py:121, called at hf_llama.py:32, 37 in the baseline; hf_llama.py:32, "
+            "39 in this run): 2 → 4") in capsys.readouterr().out
+
+
 def test_the_slowest_compile_of_a_library_frame_is_named_by_the_users_call(capsys):
     # hf_llama's compilation_metrics: [0/1] has the largest entire_frame_compile_time_s; its dynamo_start stack's
     # innermost line of the program is 32 (compiled(ids), the 9-token prompt).

@@ -12,7 +12,7 @@ from typing import Any
 
 from .divergence import COLLECTIVES, COMPILE_IDS, STATUSES, TENSOR_META, Divergence
 from .diff import (FrameFacts, RunFacts, TimeThreshold, crash_called_from, crash_line, diff_runs, failed_compiles,
-                   most_failed_guard, multiset_diff, paired_ranks, unread_note)
+                   frames_label, most_failed_guard, multiset_diff, paired_ranks, unread_note)
 from .graph_breaks import resume_of
 from .recompiles import CHANGE_LABELS, classify_change
 from .unread import Unread
@@ -130,7 +130,8 @@ def _grew_most(base: RunFacts, run: RunFacts) -> str:
     if not grown or max(d for d, _ in grown) <= 0:
         return ""
     _, f = max(grown, key=lambda g: g[0])
-    return f"; most in {f.label}: {base.frames[f.key].recompiles} → {f.recompiles}{_failing(base.frames[f.key], f)}"
+    label = frames_label(base.frames[f.key], f, ("the baseline", "this run"))
+    return f"; most in {label}: {base.frames[f.key].recompiles} → {f.recompiles}{_failing(base.frames[f.key], f)}"
 
 
 def _failing(base: FrameFacts, run: FrameFacts) -> str:

@@ -184,11 +184,16 @@ class FrameFacts:
     @property
     def label(self) -> str:
         """"f (diff_pair.py:30)": its function and where it starts, as a change's title names it; "f (diff_pair.py)"
-        where the log names no first line (a compile cut before its metrics), "f" where it names no file."""
+        where the log names no first line (a compile cut before its metrics), "f" where it names no file; "wrapped_func
+        (deprecation.py:121, called at hf_llama.py:32, 39)" where it is not the user's code."""
+        return self.label_called(self.called_at)
+
+    def label_called(self, called_at: str) -> str:
+        """label, with called_at for where the user's code called it (both runs' calls: frames_label)."""
         exported = f", by strict torch.export at {self.exported_at}" if self.exported_at else ""
-        called = f", called at {self.called_at}" if self.called_at else ""
+        called = f", called at {called_at}" if called_at else ""
         if not self.filename:
-            return self.function_label + (f" (called at {self.called_at})" if self.called_at else "") + exported
+            return self.function_label + (f" (called at {called_at})" if called_at else "") + exported
         line = f":{self.first_line}" if self.first_line is not None else ""
         return f"{self.function_label} ({short_path(self.filename)}{line}{called}){exported}"
 
@@ -219,6 +224,16 @@ class FrameFacts:
     @property
     def avoidable_recompile_ids(self) -> list[str]:
         return [cid for cid in self.recompile_ids if cid not in self.expected_recompile_ids]
+
+
+def frames_label(a: FrameFacts, b: FrameFacts, sides: tuple[str, str] = ("A", "B")) -> str:
+    """A frame both runs compiled, as a change's title names it: "wrapped_func (deprecation.py:121, called at
+    hf_llama.py:32, 39 in A; hf_llama.py:32, 37 in B)" where the user's code called it from other lines in each
+    (the fixed program calls generate() from another line): a's label alone would place B's calls at A's lines.
+    a.label where both agree, or one run's facts do not say (saved before they kept it)."""
+    if a.called_at == b.called_at or not a.called_at or not b.called_at:
+        return a.label_called(a.called_at or b.called_at)
+    return a.label_called(f"{a.called_at} in {sides[0]}; {b.called_at} in {sides[1]}")
 
 
 @dataclass
@@ -744,7 +759,8 @@ def _checkpointing_changes(a: RunFacts, b: RunFacts) -> list[Change]:
     per_a, per_b = _frame_checkpointing(a), _frame_checkpointing(b)
     changes: list[Change] = []
     for key in [k for k in per_a if k in a.frames] + [k for k in per_b if k not in per_a and k in b.frames]:
-        frame = (a.frames.get(key) or b.frames[key]).label
+        frame = frames_label(a.frames[key], b.frames[key]) if key in a.frames and key in b.frames else (
+            a.frames.get(key) or b.frames[key]).label
         sites_a, ops_a = per_a.get(key, ({}, 0))
         sites_b, ops_b = per_b.get(key, ({}, 0))
         if sites_a != sites_b:
@@ -1386,7 +1402,7 @@ def diff_runs(a: RunFacts, b: RunFacts, threshold: TimeThreshold = TimeThreshold
     # Per matched frame: compiles, recompiles, new guard failures, statuses, graphs.
     for k in result.matched_frames:
         fa, fb = a.frames[k], b.frames[k]
-        label = fa.label
+        label = frames_label(fa, fb)
         if len(fa.compile_ids) != len(fb.compile_ids):
             gone, new = multiset_diff(fa.guard_failures, fb.guard_failures)
             # The run with fewer compiles whose last one failed: a failure torch suppressed (suppress_errors, a
