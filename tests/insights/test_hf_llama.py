@@ -216,3 +216,28 @@ def test_the_slowest_compile_of_a_library_frame_is_named_by_the_users_call(capsy
     assert slowest["compile_id"] == "0/1" and _program_lines("hf_llama.log.gz")["[0/1]"] == 32
     assert run_cli("check", "--max-compile-seconds", "1", str(torch213("hf_llama.log.gz"))) == 1
     assert "the slowest compile, [0/1] wrapped_func (called at hf_llama.py:32), took " in capsys.readouterr().out
+
+
+def test_a_dynamic_size_made_at_two_users_calls_is_placed_at_each():
+    # _fixed's create_symbol records of L['kwargs']['input_ids'].size()[1]: s27 (val 5) in [0/0] (both attempts) and
+    # s27 (val 6) in [0/1], each user_stack ending in transformers' output_capturing.py:332; the user passed the ids in
+    # at line 32 ([0/0]'s dynamo_start) and generate() at line 37 ([0/1]'s). One size, placed at both calls.
+    from compilescope.analyses.dynamic_shapes import dynamic_shapes, placement_text
+
+    made = [(f"[{r['frame_id']}/{r['frame_compile_id']}_{r['attempt']}]", r["create_symbol"]["symbol"],
+             r["create_symbol"]["val"]) for r in _records("hf_llama_fixed.log.gz", "create_symbol")
+            if r["create_symbol"]["source"] == "L['kwargs']['input_ids'].size()[1]"]
+    assert made == [("[0/0_0]", "s27", "5"), ("[0/0_1]", "s27", "5"), ("[0/1_0]", "s27", "6")]
+    lines = _program_lines("hf_llama_fixed.log.gz")
+    assert (lines["[0/0]"], lines["[0/1]"]) == (32, 37)
+
+    with read_trace(str(torch213("hf_llama_fixed.log.gz"))) as trace:
+        shapes = dynamic_shapes(trace)
+    [size] = [z for z in shapes.sizes if z.source == "L['kwargs']['input_ids'].size()[1]"]
+    assert placement_text(size.placement) == ("passed in by the call at hf_llama.py:32 for [0/0], [0/0_1]; "
+                                              "passed in by the call at hf_llama.py:37 for [0/1]")
+    # hf_llama's s81 (L['args'][1].size()[1]) is made once, in [0/1]: one call, said as before.
+    with read_trace(str(torch213("hf_llama.log.gz"))) as trace:
+        shapes = dynamic_shapes(trace)
+    [size] = [z for z in shapes.sizes if z.source == "L['args'][1].size()[1]"]
+    assert placement_text(size.placement) == "passed in by the call at hf_llama.py:32"

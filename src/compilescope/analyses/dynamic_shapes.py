@@ -684,9 +684,23 @@ class DynamicSize(_SizeEvents):
 
     @property
     def placement(self) -> list[PlacementPart]:
-        """Where it is (placement): the first placed symbol's line, and whether the user's call passed it in."""
-        first = next((s for s in self.symbols if s.location is not None), None)
-        return placement(self.location, self.torch_location, first is not None and first.passed_in)
+        """Where it is (placement): its symbols' line, and whether the user's call passed it in. Where compiles made
+        it at other lines (the prompt passed in by the call at hf_llama.py:32, then by generate()'s at :37), each line
+        with the compiles that made it there, in the order of their first: "passed in by the call at hf_llama.py:32
+        for [0/0], [0/0_1]; passed in by the call at hf_llama.py:37 for [0/1]"; the first line alone would place
+        every compile's at it."""
+        placed = _grouped((s for s in self.symbols if s.location is not None),
+                          lambda s: (s.location.key if s.location else None,
+                                     s.torch_location.key if s.torch_location else None, s.passed_in))
+        if len(placed) < 2:
+            return placement(self.location, self.torch_location, bool(placed) and placed[0][0].passed_in)
+        parts: list[PlacementPart] = []
+        for same in placed:
+            where = placement(same[0].location, same[0].torch_location, same[0].passed_in)
+            if parts:
+                where[0] = PlacementPart("; " + where[0].text, where[0].location, where[0].function_said)
+            parts += [*where, PlacementPart(f" for {', '.join(_distinct(s.compile_id for s in same))}")]
+        return parts
 
     @property
     def source_text(self) -> str | None:
