@@ -16,7 +16,7 @@ from ..lazy_regex import lazy_compile
 from ..model.trace import Compile, Trace
 from .compiled_frames import compile_traceback
 from .fx_sites import GRAPH_ARTIFACT, op_call_site
-from .graph_breaks import IN_LOOP, skipped_frame, skipped_text
+from .graph_breaks import FSDP2_FILE, IN_LOOP, fsdp_note, skipped_frame, skipped_text
 from .graph_breaks import parse_reason as parse_break_reason
 from .userloc import (UserLocation, is_framework_file, is_python_library_file, is_torch_file, last_user_frame,
                       last_user_stack_frame, traceback_frames)
@@ -182,6 +182,9 @@ class CompileError:
     # all of it, with no exception and without fullgraph; in_loop: because the break is inside a for/while loop
     skipped_frame: UserLocation | None = None
     in_loop: bool = False
+    # The graph break that failed it is in FSDP2's hooks (torch names their file as the failing frame): not the
+    # user's line to remove.
+    in_fsdp_hook: bool = False
 
     @property
     def skipped_text(self) -> str | None:
@@ -221,6 +224,7 @@ class CompileError:
             "diagnostics": [d.to_json() for d in self.diagnostics], "fell_back": self.fell_back,
             "export_call": self.export_call.to_json() if self.export_call else None, "next_steps": self.next_steps,
             "skipped_frame": self.skipped_frame.to_json() if self.skipped_frame else None, "in_loop": self.in_loop,
+            "in_fsdp_hook": self.in_fsdp_hook,
             "explanation": self.explanation, "hints": self.hints, "docs_url": self.docs_url,
         }
 
@@ -454,12 +458,13 @@ def compile_errors(trace: Trace) -> CompileErrors:
         export_call = find_export_call(entry.metrics_stack)
         skipped = skipped_frame(reason) if stage == DYNAMO else None
         in_loop = skipped is not None and IN_LOOP in reason
+        in_fsdp_hook = stage == DYNAMO and bool(FSDP2_FILE.search(str(metrics.get("fail_user_frame_filename") or "")))
         if stage == DYNAMO and export_call is not None:
             steps = list(EXPORT_STEPS)
         elif stage == DYNAMO and location is not None and is_python_library_file(location.filename):
             steps = [LIBRARY_STEP, NEXT_STEPS[DYNAMO][-1]]  # not the user's code: only the internal stack helps
         elif skipped is not None:
-            steps = [_skipped_step(skipped, in_loop, location), NEXT_STEPS[DYNAMO][-1]]
+            steps = [_skipped_step(skipped, in_loop, location, in_fsdp_hook), NEXT_STEPS[DYNAMO][-1]]
         elif fail_type == "Unsupported" and stage == DYNAMO and "Explanation:" in reason:
             steps.insert(0, FULLGRAPH_STEP)  # graph-break errors only raise under fullgraph=True
         elif stage == DYNAMO and (guarded := data_dependent_steps(entry, reason, location)):
@@ -486,18 +491,23 @@ def compile_errors(trace: Trace) -> CompileErrors:
             message=message, detail=detail, location=location,
             location_kind=kind, backend=backend, compiler_errors=compiler_errors, diagnostics=diagnostics, fell_back=fell_back,
             export_call=export_call, next_steps=steps, metrics_number=metrics_number(entry),
-            skipped_frame=skipped, in_loop=in_loop,
-            explanation=told["explanation"] if told else None, hints=told["hints"] if told else [],
+            skipped_frame=skipped, in_loop=in_loop, in_fsdp_hook=in_fsdp_hook,
+            # (torch's hints for a break in FSDP's hooks ask to avoid FSDP's own call of disable: next_steps says)
+            explanation=told["explanation"] if told else None,
+            hints=told["hints"] if told and not in_fsdp_hook else [],
             docs_url=told["docs_url"] if told else None,
         ))
     return result
 
 
-def _skipped_step(skipped: UserLocation, in_loop: bool, location: UserLocation | None) -> str:
+def _skipped_step(skipped: UserLocation, in_loop: bool, location: UserLocation | None, in_fsdp_hook: bool = False) -> str:
     """What to do about a frame Dynamo skipped: the break is the cause, and no fullgraph is involved."""
     where = f" at {location.short}" if location is not None else ""
     why = ("Dynamo cannot resume after a graph break inside a for/while loop" if in_loop
            else "Dynamo could not resume after this graph break")
-    return (f"{why}, so it skipped {skipped.function} ({skipped.short}) and ran all of it eagerly: nothing of it was "
-            f"compiled, and no error reached your program. Remove the break{where} (see its hints), or move it out "
+    skipped_it = (f"{why}, so it skipped {skipped.function} ({skipped.short}) and ran all of it eagerly: nothing of it "
+                  "was compiled, and no error reached your program.")
+    if in_fsdp_hook:  # the break is FSDP's, at the user's call of a sharded module: that call is no break to remove
+        return f"{skipped_it} {fsdp_note(location)}"
+    return (f"{skipped_it} Remove the break{where} (see its hints), or move it out "
             f"of {'the loop (or compile what the loop calls on its own)' if in_loop else 'the compiled function'}.")

@@ -53,6 +53,14 @@ _DYNAMO_FILE = lazy_compile(r"(^|[/\\])torch[/\\]_dynamo[/\\]")
 DDP_ADVICE = ("compile the model DDP wraps, DDP(torch.compile(model)), instead of DDP itself; or compile through DDP with "
               "compiled DDP: torch._dynamo.config.optimize_ddp = \"python_reducer\" with compiled autograd")
 DDP_NOTE = f"Dynamo broke the graph in DistributedDataParallel's forward, not in your code: {DDP_ADVICE}."
+# FSDP2 (fully_shard) wraps its module hooks in torch._dynamo.disable (torch/distributed/fsdp/_fully_shard/
+# _fsdp_common.py: _dynamo_disable, reason "skipping FSDP hooks"): a compiled function that calls a sharded module
+# breaks the graph at that module's pre-forward hook, which runs eagerly with its all-gather (and its backward hooks
+# with their reduce-scatters). torch's hint then is to avoid calling `disable`, a call in FSDP's file.
+FSDP2_FILE = lazy_compile(r"(^|[/\\])torch[/\\]distributed[/\\]fsdp[/\\]_fully_shard[/\\]")
+FSDP2_ADVICE = ("compile each module you shard on its own, before sharding it, instead of the model that calls it: "
+                "torch.compile(submodule) first, then fully_shard() of the compiled module (as torchtitan does), so "
+                "that FSDP's hooks run eagerly between compiled graphs")
 # torch.func's transforms (vmap, grad, jacrev, ...) are torch/_functorch/'s code. Dynamo inlines a transform the user's
 # compiled code calls; a graph break inside it (in the function it transforms, or in the transform's own code) makes
 # Dynamo give the transform's whole call up: it runs eagerly, and the functions it calls are compiled frame by frame.
@@ -177,6 +185,10 @@ class GraphBreak:
     compiled_callees: list[CompiledCallee] = field(default_factory=list)
     # Its stack passes through torch/nn/parallel/distributed.py: DDP's forward, compiled with torch.compile(DDP(model)).
     in_ddp_forward: bool = False
+    # It is in FSDP2's hooks (FSDP2_FILE): fsdp_call is the user's line that called the sharded module (`x = block(x)`)
+    # where the traceback names one.
+    in_fsdp_hook: bool = False
+    fsdp_call: UserLocation | None = None
     # Dynamo could not resume after it and ran this function eagerly, all of it (skipped_frame); in_loop: because the
     # break is inside one of its loops. Then more than eager_lines ran eagerly: the whole function.
     skipped_frame: UserLocation | None = None
@@ -245,6 +257,8 @@ class GraphBreak:
             return BY_TORCH_NOTE
         if self.in_ddp_forward:
             return DDP_NOTE
+        if self.in_fsdp_hook:
+            return fsdp_note(self.fsdp_call)
         if self.transform is not None and self.torch_location is not None and self.caused_by:
             return (f"In torch.func's own code ({self.torch_location.short}"
                     f"{f' in {self.torch_location.function}' if self.torch_location.function else ''}), compiled as a "
@@ -320,6 +334,7 @@ class GraphBreak:
             "disabled_function": self.disabled_function,
             "disabled_reason": self.disabled_reason,
             "in_ddp_forward": self.in_ddp_forward,
+            "in_fsdp_hook": self.in_fsdp_hook, "fsdp_call": self.fsdp_call.to_json() if self.fsdp_call else None,
             "compiled_callees": [c.to_json() for c in self.compiled_callees],
             "skipped_frame": self.skipped_frame.to_json() if self.skipped_frame else None, "in_loop": self.in_loop,
             "higher_order_op": self.higher_order_op, "op_calls": [c.to_json() for c in self.op_calls],
@@ -444,6 +459,31 @@ def _through_ddp(text: str, location: UserLocation | None) -> bool:
     return False
 
 
+def fsdp_hook_call(text: str, location: UserLocation | None) -> tuple[bool, UserLocation | None]:
+    """Whether the break is in FSDP2's hooks (at a line of torch/distributed/fsdp/_fully_shard/, or in what that line
+    called of Dynamo's and Python's library: the torch._dynamo.disable it calls), and the user's frame that called the
+    sharded module (the innermost frame outside torch before FSDP's; None where the traceback names none)."""
+    frames = traceback_frames(section(text, "User code traceback:") or text)
+    if location is not None and (not frames or frames[-1].key != location.key):
+        frames.append(location)
+    for i in range(len(frames) - 1, -1, -1):  # innermost first
+        if FSDP2_FILE.search(frames[i].filename):
+            caller = next((f for f in reversed(frames[:i]) if not is_framework_file(f.filename)), None)
+            return True, caller
+        if not (is_python_library_file(frames[i].filename) or _DYNAMO_FILE.search(frames[i].filename)):
+            return False, None
+    return False, None
+
+
+def fsdp_note(call: UserLocation | None) -> str:
+    """What a break in FSDP2's hooks is and what to do, in place of torch's hints (which ask to avoid FSDP's call of
+    torch._dynamo.disable)."""
+    where = f" at {call.short}" + (f" (`{call.code}`)" if call.code else "") if call is not None else ""
+    return (f"FSDP2's hooks broke the graph, not your code: the call of a fully_shard-ed module{where} runs FSDP's "
+            "pre-forward hook, which torch never compiles (torch._dynamo.disable, \"skipping FSDP hooks\"); the hook's "
+            f"all-gather, and the reduce-scatter of its backward, run eagerly, outside every graph. To do: {FSDP2_ADVICE}.")
+
+
 def _transform_call(text: str) -> TransformCall | None:
     """The torch.func transform the break is inside: the outermost user frame of its traceback that calls into
     torch/_functorch/ (jacobian's `return jacrev(energy)(x)`), and the transform its code names; None outside one."""
@@ -457,8 +497,9 @@ def _transform_call(text: str) -> TransformCall | None:
 
 def graph_breaks(trace: Trace) -> GraphBreaks:
     # (compile id, parsed, location, through DDP's forward, the line Dynamo resumed at after it where it matters, the
-    # torch.func transform it is inside)
-    events: list[tuple[str, dict[str, Any], UserLocation | None, bool, UserLocation | None, TransformCall | None]] = []
+    # torch.func transform it is inside, whether it is in FSDP2's hooks and the user's call of the sharded module)
+    events: list[tuple[str, dict[str, Any], UserLocation | None, bool, UserLocation | None, TransformCall | None,
+                       tuple[bool, UserLocation | None]]] = []
     for entry in trace.compiles.values():
         for artifact in entry.artifacts:
             if artifact.name == ARTIFACT:
@@ -466,7 +507,8 @@ def graph_breaks(trace: Trace) -> GraphBreaks:
                 location = _artifact_location(text)
                 parsed = parse_reason(text)
                 events.append((compilation_key(entry.compile_id), parsed, location, _through_ddp(text, location),
-                               _resumed_at(trace, entry) if parsed["higher_order_op"] else None, _transform_call(text)))
+                               _resumed_at(trace, entry) if parsed["higher_order_op"] else None, _transform_call(text),
+                               fsdp_hook_call(text, location)))
     source = ARTIFACT if events else None
     if not events:
         for entry in trace.compiles.values():
@@ -481,11 +523,11 @@ def graph_breaks(trace: Trace) -> GraphBreaks:
                     frames = [f for f in traceback_frames(text) if not is_framework_file(f.filename)]
                     location = frames[-1] if frames else None
                 events.append((compilation_key(entry.compile_id), parse_reason(text), location,
-                               _through_ddp(text, location), None, None))
+                               _through_ddp(text, location), None, None, fsdp_hook_call(text, location)))
         source = "restart_reasons" if events else None
 
     by_key: dict[tuple, GraphBreak] = {}
-    for compile_key, parsed, location, in_ddp, resumed_at, transform in events:
+    for compile_key, parsed, location, in_ddp, resumed_at, transform, fsdp in events:
         torch_location = None
         if transform is not None and location is not None and _FUNCTORCH_FILE.search(location.filename):
             # A break in torch.func's own code is the user's at the line that called the transform.
@@ -499,6 +541,9 @@ def graph_breaks(trace: Trace) -> GraphBreaks:
                 transform=transform, torch_location=torch_location,
             )
         found.in_ddp_forward = found.in_ddp_forward or in_ddp
+        if fsdp[0]:
+            found.in_fsdp_hook = True
+            found.fsdp_call = found.fsdp_call or fsdp[1]
         skipped = skipped_frame(parsed["text"])
         if skipped is not None and found.skipped_frame is None:
             found.skipped_frame, found.in_loop = skipped, IN_LOOP in parsed["text"]

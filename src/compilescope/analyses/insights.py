@@ -30,7 +30,7 @@ from .dynamic_shapes import (FLOAT_SYMBOL, SIZE_SYMBOL, DynamicShapes, Specializ
 from .environment import Environment, TorchTestSetting, environment
 from .errors import CompileError, CompileErrors, compile_errors
 from .export import ExportReport, export_report
-from .graph_breaks import DDP_ADVICE, GraphBreak, GraphBreaks, function_label, graph_breaks, skipped_cause, skipped_title
+from .graph_breaks import DDP_ADVICE, FSDP2_ADVICE, GraphBreak, GraphBreaks, function_label, graph_breaks, skipped_cause, skipped_title
 from .recompiles import (BACKWARD_LABEL_HELP, BACKWARD_REASONS_HINT, CHANGE_LABELS, FrameRecompiles, Recompiles, link_specializations,
                          link_times, name_failing_guards, recompiles)
 from .numpy_graphs import NumpyInGraphs, numpy_in_graphs
@@ -523,8 +523,10 @@ def findings(ins: Insights, export: ExportReport | None = None) -> list[Finding]
                       "failure location logged)")
         ids = err.compile_id if len(group) == 1 else _names([e.compile_id for e in group])
         if err.skipped_frame is not None:  # no exception: the function ran, all of it uncompiled
+            told = (f"in FSDP2's hooks, which torch never compiles: {FSDP2_ADVICE}" if err.in_fsdp_hook
+                    else err.message)
             out.append(Finding(ERROR, "errors", f"{ids}: {skipped_title(err.skipped_frame)}",
-                               f"{skipped_cause(err.in_loop)}{where}: {err.message}"))
+                               f"{skipped_cause(err.in_loop)}{where}: {told}"))
             continue
         out.append(Finding(ERROR, "errors", f"{ids} failed in {err.stage_label}{where}", f"{err.exception}: {err.message}"))
     if ins.unfinished:

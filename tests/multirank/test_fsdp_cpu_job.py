@@ -1,0 +1,101 @@
+"""A real 2-rank FSDP2 training job on CPU (gloo, torch 2.13), recorded by `compilescope run --fresh-cache --
+torchrun`: tests/data/torch213/multi_rank_fsdp/ from tests/multirank/programs/fsdp2_blocks.py (make_multi_rank.py
+--fsdp): each block and the model sharded with fully_shard, then torch.compile(model). multi_rank_fsdp_fixed/
+(--fsdp-fixed): each block compiled, then sharded.
+
+What the logs say (zcat | grep, as _raw below reads them): on each rank [0/0] is Model.forward (first line 44), whose
+one dynamo_graph_break_reason is "Graph break in user code at .../torch/distributed/fsdp/_fully_shard/
+_fsdp_common.py:30" ("Attempted to call function marked as skipped": `disable`), with the program's line 46
+`x = block(x)` in its user traceback and "frame skipped: forward (...fsdp2_blocks.py line 44)" after "graph break in
+loop"; its compilation_metrics name _fsdp_common.py line 30 as fail_user_frame. [1/0] and [1/1] are Block.forward
+(first line 34). No graph of either log calls torch.ops._c10d_functional (FSDP's collectives run in its hooks).
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+
+import pytest
+
+from compilescope.analyses.insights import insights
+from compilescope.api import load
+
+from ..conftest import REPO
+from .conftest import Landing, write_landing
+
+DATA = REPO / "tests" / "data" / "torch213"
+JOB, FIXED = DATA / "multi_rank_fsdp", DATA / "multi_rank_fsdp_fixed"
+PROGRAM = "fsdp2_blocks.py"
+
+
+def _log(job, rank: int):
+    return job / f"dedicated_log_torch_trace_rank_{rank}.log.gz"
+
+
+def _raw(job, rank: int) -> str:
+    with gzip.open(_log(job, rank), "rt", encoding="utf-8") as f:
+        return f.read()
+
+
+def _metrics(job, rank: int) -> list[dict]:
+    return [json.loads(line[line.index("{"):])["compilation_metrics"]
+            for line in _raw(job, rank).splitlines() if '{"compilation_metrics": ' in line]
+
+
+@pytest.fixture(scope="module")
+def fleet(tmp_path_factory) -> Landing:
+    return write_landing(JOB, tmp_path_factory.mktemp("fsdp_cpu") / "out")
+
+
+def test_the_logs_break_in_fsdps_hook_under_the_programs_loop():
+    for rank in (0, 1):
+        raw = _raw(JOB, rank)
+        assert [(m["compile_id"], m["co_firstlineno"]) for m in _metrics(JOB, rank)] == [
+            ("0/0", 44), ("1/0", 34), ("1/1", 34)]
+        failed = _metrics(JOB, rank)[0]
+        assert failed["fail_user_frame_filename"].endswith("torch/distributed/fsdp/_fully_shard/_fsdp_common.py")
+        assert failed["fail_user_frame_lineno"] == 30
+        assert raw.count('"name": "dynamo_graph_break_reason"') == 1
+        assert f'{PROGRAM}", line 46, in forward\n\t    x = block(x)' in raw
+        assert "_c10d_functional" not in raw  # no graph calls a collective
+    assert all("_c10d_functional" not in _raw(FIXED, rank) and "dynamo_graph_break_reason" not in _raw(FIXED, rank)
+               for rank in (0, 1))
+
+
+def test_the_break_is_fsdps_with_the_users_call_and_what_to_do():
+    ins = insights(load(_log(JOB, 0)))
+    [brk] = ins.graph_breaks.breaks
+    # Where torch placed it (FSDP's file), and the program's line that called the sharded module.
+    assert brk.location is not None and brk.location.short == "_fsdp_common.py:30"
+    assert brk.in_fsdp_hook and brk.fsdp_call is not None
+    assert (brk.fsdp_call.short, brk.fsdp_call.code) == (f"{PROGRAM}:46", "x = block(x)")
+    # In place of torch's hint ("Avoid calling the function `disable`"), FSDP's: compile each block, then shard it.
+    assert brk.note is not None and f"{PROGRAM}:46 (`x = block(x)`)" in brk.note
+    assert "torch.compile(submodule) first, then fully_shard()" in brk.note and "disable`" not in brk.note
+    [err] = ins.errors.errors
+    assert err.in_fsdp_hook and err.hints == []
+    assert not any("Remove the break" in step for step in err.next_steps)
+    assert any("FSDP2's hooks broke the graph, not your code" in step for step in err.next_steps)
+    [finding] = [f for f in ins.findings if f.section == "errors"]
+    assert finding.detail.startswith(f"a graph break inside one of its loops at {PROGRAM}:46: in FSDP2's hooks")
+
+
+def test_other_skipped_frames_keep_their_advice():
+    # checkpoint_autocast_print: a print breaks inside a loop of the user's own forward, no FSDP.
+    ins = insights(load(DATA / "logs" / "checkpoint_autocast_print.log.gz"))
+    [err] = ins.errors.errors
+    assert not err.in_fsdp_hook and any("Remove the break" in step for step in err.next_steps)
+    assert not any(b.in_fsdp_hook for b in ins.graph_breaks.breaks)
+
+
+def test_check_gates_the_job_and_passes_the_fixed_one(capsys):
+    from ..conftest import run_cli
+
+    assert run_cli("check", JOB) == 1
+    assert "no-failures: rank 0: 1 failed compile" in capsys.readouterr().out
+    # The fixed job: no break, no divergence; Block.forward recompiles once ([0/1], its input x requires grad from the
+    # second block on: "0/0: tensor 'x' requires_grad mismatch. expected requires_grad=0").
+    assert "\t0/0: tensor 'x' requires_grad mismatch. expected requires_grad=0" in _raw(FIXED, 0)
+    assert run_cli("check", "--no-rank-divergence", "--max-graph-breaks", "0", "--max-recompiles", "1", FIXED) == 0
+    assert run_cli("check", "--max-recompiles", "0", FIXED) == 1
