@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import gzip
 import json
+from html import unescape
 
 import pytest
 
@@ -22,7 +23,7 @@ from compilescope.analyses.insights import insights
 from compilescope.api import load
 
 from ..conftest import REPO
-from .conftest import Landing, write_landing
+from .conftest import Landing, peer_dir, write_landing
 
 DATA = REPO / "tests" / "data" / "torch213"
 JOB, FIXED = DATA / "multi_rank_fsdp", DATA / "multi_rank_fsdp_fixed"
@@ -87,6 +88,29 @@ def test_other_skipped_frames_keep_their_advice():
     [err] = ins.errors.errors
     assert not err.in_fsdp_hook and any("Remove the break" in step for step in err.next_steps)
     assert not any(b.in_fsdp_hook for b in ins.graph_breaks.breaks)
+
+
+def test_the_landing_page_says_no_graph_calls_a_collective(fleet, capsys):
+    assert fleet.analysis["graph_collectives"] == {}
+    said = fleet.analysis["collectives_in_graphs"]
+    assert said.startswith("No compiled graph of any rank calls a collective: the job's collectives")
+    assert f'<p id="collectives-in-graphs">{said}</p>' in unescape(fleet.html)
+    from ..conftest import run_cli
+
+    assert run_cli("summary", JOB) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert "No compiled graph of any rank calls a collective" in out
+    assert "cache outcomes, collectives and" not in out  # (none was compared)
+
+
+def test_graphs_that_call_collectives_are_named(tmp_path):
+    # multi_rank_schedule (peer logs): [0/0]'s inductor_collective_schedule holds all_gather_into_tensor,
+    # reduce_scatter_tensor and all_reduce calls, [1/0]'s all_reduce only.
+    report = write_landing(peer_dir("multi_rank_schedule"), tmp_path / "out")
+    assert report.analysis["graph_collectives"] == {"[0/0]": ["all_gather", "all_reduce", "reduce_scatter"],
+                                                    "[1/0]": ["all_reduce"]}
+    assert report.analysis["collectives_in_graphs"] == (
+        "Compiled graphs call collectives: [0/0]: all_gather, all_reduce, reduce_scatter; [1/0]: all_reduce.")
 
 
 def test_check_gates_the_job_and_passes_the_fixed_one(capsys):

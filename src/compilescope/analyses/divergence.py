@@ -207,6 +207,11 @@ class MultiRankAnalysis:
     # Ranks read whose own report (rank_<N>/) could not be written (RankSummary.report_not_written): the landing page
     # names them and links nothing of theirs. Not in to_json, where ranks[].report_not_written already says it.
     unreported_ranks: list[int] = field(default_factory=list)
+    # Where the compiled graphs call collectives (RankSummary.graph_collectives, merged over the ranks): compile id ->
+    # the collectives its graphs call on some rank; and that in a sentence, for people: also where no graph calls any,
+    # so that every collective of the job ran outside torch.compile (None where no rank compiled anything).
+    graph_collectives: dict[str, list[str]] = field(default_factory=dict)
+    collectives_in_graphs: str | None = None
 
     def divergence(self, kind: str) -> Divergence | None:
         return next((d for d in self.divergences if d.kind == kind), None)
@@ -258,6 +263,7 @@ def analyze_ranks(summaries: list[RankSummary]) -> MultiRankAnalysis:
     ]
     meta_ranks, meta_graphs = _tensor_meta_graphs(logged)
     eager = [s.rank for s in logged if s.ran_eagerly]
+    in_graphs = _graph_collectives(logged)
     return MultiRankAnalysis(
         ranks=[s.rank for s in summaries],
         failed_ranks=[s.rank for s in summaries if not s.ok],
@@ -277,7 +283,36 @@ def analyze_ranks(summaries: list[RankSummary]) -> MultiRankAnalysis:
         eager_ranks=eager,
         ran_eagerly=_ran_eagerly(eager, logged),
         unreported_ranks=[s.rank for s in summaries if s.report_not_written],
+        graph_collectives=in_graphs,
+        collectives_in_graphs=_collectives_in_graphs(in_graphs, logged),
     )
+
+
+def _graph_collectives(logged: list[RankSummary]) -> dict[str, list[str]]:
+    """Compile id -> the collectives its graphs call on any rank, in compile-id order."""
+    calls: dict[str, set[str]] = {}
+    for s in logged:
+        for cid, kinds in s.graph_collectives.items():
+            calls.setdefault(cid, set()).update(kinds)
+    return {cid: sorted(calls[cid]) for cid in sorted(calls, key=_graph_sort_key)}
+
+
+def _collectives_in_graphs(in_graphs: dict[str, list[str]], logged: list[RankSummary]) -> str | None:
+    """Where the job's compiled graphs call collectives, or that none does: then the collectives the ranks ran (DDP's
+    all-reduce, FSDP's all-gathers and reduce-scatters, the program's own torch.distributed calls) ran eagerly, outside
+    every graph, and no compile placed them. None where no rank compiled anything."""
+    if not any(s.compile_ids for s in logged):
+        return None
+    if not in_graphs:
+        # Said of every compilation only where the logs show the ops of each (not one that never finished).
+        if any(set(s.compile_ids) - set(s.ops_known) for s in logged):
+            return "No graph these logs hold calls a collective (some compilations logged no graph)."
+        return ("No compiled graph of any rank calls a collective: the job's collectives (such as FSDP's all-gathers "
+                "and reduce-scatters, DDP's all-reduces, your own torch.distributed calls) all ran eagerly, outside "
+                "torch.compile's graphs, so no compilation placed or reordered them.")
+    listed = "; ".join(f"{cid}: {', '.join(kinds)}" for cid, kinds in list(in_graphs.items())[:MAX_DETAILS])
+    more = f" and {len(in_graphs) - MAX_DETAILS} more" if len(in_graphs) > MAX_DETAILS else ""
+    return f"Compiled graphs call collectives: {listed}{more}."
 
 
 def _crashed(logged: list[RankSummary]) -> str | None:

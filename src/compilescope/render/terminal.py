@@ -689,9 +689,13 @@ def _divergences(analysis: MultiRankAnalysis) -> list[RenderableType]:
         out.append(Tree(TerminalText(f"DIFFERS  Ranks executed graphs in a different order ({_rank_list(order.ranks)})",
                              style="bold yellow")))
     if not out:
+        compared = ("the same cache outcomes, collectives and tensor metadata" if analysis.graph_collectives
+                    else "the same cache outcomes and tensor metadata")
         out.append(TerminalText(f"The ranks agree: {_rank_list(analysis.read_ranks)} compiled the same compile ids, with "
-                                "the same cache outcomes, collectives and tensor metadata"
+                                f"{compared}"
                                 + (", in what could be read." if analysis.partial_ranks else ".")))
+        if analysis.collectives_in_graphs and not analysis.graph_collectives:  # (which collectives were compared)
+            out.append(TerminalText(analysis.collectives_in_graphs))
     if analysis.partial_ranks:
         out.append(TerminalText(f"{_rank_list(analysis.partial_ranks)}: not read in full (see the notes): what the rank did "
                         "after the cut is compared with nothing.", style="red"))
