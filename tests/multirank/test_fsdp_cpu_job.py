@@ -113,6 +113,23 @@ def test_graphs_that_call_collectives_are_named(tmp_path):
         "Compiled graphs call collectives: [0/0]: all_gather, all_reduce, reduce_scatter; [1/0]: all_reduce.")
 
 
+def test_ranks_that_compiled_about_as_long_are_no_straggler(fleet):
+    # The same three compiles on each rank, on shared cores: their compile times differ by a percent or so.
+    ct = fleet.analysis["compile_time"]
+    fast, slow = min(ct["seconds"]), max(ct["seconds"])
+    assert slow < 1.25 * fast and not ct["notable"]
+    assert "no straggler" in unescape(fleet.html) and 'class="bar slow"' not in fleet.html
+
+
+def test_a_rank_that_compiled_much_longer_is_marked(landing):
+    # multi_rank_schedule: ranks 0 and 2 compiled [0/0]'s 6 scheduled collectives, rank 1 4 of them, in less time.
+    report = landing("multi_rank_schedule")
+    ct = report.analysis["compile_time"]
+    fast, slow = min(ct["seconds"]), max(ct["seconds"])
+    assert slow - fast >= 1 and slow >= 1.25 * fast and ct["notable"]
+    assert 'class="bar slow"' in report.html and "keeps them waiting at the next collective" in report.html
+
+
 def test_check_gates_the_job_and_passes_the_fixed_one(capsys):
     from ..conftest import run_cli
 

@@ -46,6 +46,10 @@ DIVERGENCE_TITLES = {
     WARNINGS: "torch printed different warnings on different ranks",
 }
 MAX_DETAILS = 20  # per finding: the rest is summarised as "and N more"
+# A compile-time skew is a straggler from 1 s and a quarter of the fastest rank's time on: below either, the ranks
+# compiled about as long (the same compiles on cores they share differ by a few percent).
+SKEW_NOTABLE_S = 1.0
+SKEW_NOTABLE_RATIO = 1.25
 
 
 def rank_list(ranks: Iterable[int]) -> str:
@@ -169,6 +173,18 @@ class CompileTimeSkew:
     left_out: list[int] = field(default_factory=list)
     # Every rank that logged anything exported and compiled nothing (RankSummary.export_only): its time is export time.
     export_only: bool = False
+    # The slowest rank compiled long enough past the fastest to keep it waiting at a collective (SKEW_NOTABLE_S and
+    # SKEW_NOTABLE_RATIO): a straggler, which the page marks. Ranks of one job sharing a machine's cores differ a
+    # little anyway (rank 0 59.75 s, rank 1 59.03 s in multi_rank_fsdp/): that is no straggler.
+    notable: bool = False
+
+    @property
+    def straggler_text(self) -> str:
+        """What the skew means for the job, after the fastest and slowest ranks are named."""
+        if self.notable:
+            return "A rank that compiles much longer than the others keeps them waiting at the next collective."
+        return (f"The ranks compiled about as long (apart by under {SKEW_NOTABLE_S:g} s or under "
+                f"{SKEW_NOTABLE_RATIO - 1:.0%} of the fastest rank's time): no straggler.")
 
     @property
     def heading(self) -> str:
@@ -902,6 +918,8 @@ def _compile_time(ok: list[RankSummary]) -> CompileTimeSkew:
         skew.fastest_rank, skew.slowest_rank = fastest.rank, slowest.rank
         skew.median_s = round(statistics.median(s.compile_time_s for s in compiled), 6)
         skew.skew_s = round(slowest.compile_time_s - fastest.compile_time_s, 6)
+        skew.notable = (skew.skew_s >= SKEW_NOTABLE_S
+                        and slowest.compile_time_s >= SKEW_NOTABLE_RATIO * fastest.compile_time_s)
     return skew
 
 

@@ -144,7 +144,7 @@ def skew_chart(analysis: MultiRankAnalysis) -> dict | None:
     bars = []
     for i, (rank, secs) in enumerate(zip(ct.ranks, ct.seconds)):
         h = plot_h * secs / top
-        css = "slow" if rank == ct.slowest_rank and ct.skew_s else "fast" if rank == ct.fastest_rank and ct.skew_s else ""
+        css = "slow" if rank == ct.slowest_rank and ct.notable else "fast" if rank == ct.fastest_rank and ct.notable else ""
         bars.append(Bar(round(CHART_LEFT + i * step + gap / 2, 2), round(8 + plot_h - h, 2), round(max(step - gap, 0.5), 2), round(h, 2), rank, secs, css))
     label_every = max(1, n // 16)  # at most ~16 rank labels under the bars
     median_y = round(8 + plot_h - plot_h * ct.median_s / top, 2)
