@@ -205,6 +205,10 @@ SCENARIOS = [
     # plain NumPy function Dynamo cannot trace; _fixed: register_fake, register_autograd, the function wrapped as an op.
     Scenario("custom_ops", "custom_ops.py", gzip=True, env=RUN_ENV),
     Scenario("custom_ops_fixed", "custom_ops.py", gzip=True, env={**RUN_ENV, "CUSTOM_OP_VARIANT": "fixed"}),
+    # Compiled results that differ from eager's: dropout drawn by Inductor's generator, bf16 fused in float32;
+    # _fixed: fallback_random = True and float32.
+    Scenario("wrong_results", "wrong_results.py", gzip=True, env=RUN_ENV),
+    Scenario("wrong_results_fixed", "wrong_results.py", gzip=True, env={**RUN_ENV, "WRONG_VARIANT": "fixed"}),
 ]
 
 SCRUB_ENV = [
@@ -226,6 +230,7 @@ SCRUB_ENV = [
     "SERVE_VARIANT",
     "HF_VARIANT",
     "COND_VARIANT",
+    "WRONG_VARIANT",
     "CKPT_VARIANT",
     "STANCE_VARIANT",
     "STANCE_ARTIFACTS",
