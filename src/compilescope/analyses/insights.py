@@ -34,6 +34,7 @@ from .graph_breaks import DDP_ADVICE, FSDP2_ADVICE, GraphBreak, GraphBreaks, fun
 from .recompiles import (BACKWARD_LABEL_HELP, BACKWARD_REASONS_HINT, CHANGE_LABELS, FrameRecompiles, Recompiles, link_specializations,
                          link_times, name_failing_guards, recompiles)
 from .numpy_graphs import NumpyInGraphs, numpy_in_graphs
+from .numerics import RANDOM_ADVICE, Numerics, numerics
 from .torch_warnings import (AUTOTUNE_CANDIDATE_FAILED, COND_ONE_BRANCH, ITEM_BREAK, NO_TF32, PENDING_BACKWARD,
                              RECOMPILE_LIMIT, WONT_CONVERT, TorchWarnings, torch_warnings)
 from .status import compiled_attempts
@@ -56,7 +57,7 @@ ERROR, WARNING, INFO = "error", "warning", "info"
 # it explain them. "export" (draft export's issues) has its details on the report's export page, not a section here.
 # "testing_only" first: a run with a setting of torch's tests on fails or computes wrong on purpose, which explains
 # the rest (its crash, its failed compiles).
-SECTIONS = ("testing_only", "crash", "errors", "export", "recompiles", "graph_breaks", "numpy", "compile_time", "autotuning",
+SECTIONS = ("testing_only", "crash", "errors", "export", "recompiles", "graph_breaks", "numpy", "numerics", "compile_time", "autotuning",
             "cudagraphs", "raised", "warnings", "caches", "dynamic_shapes", "runtime")
 
 
@@ -112,6 +113,8 @@ class Insights:
     numpy: NumpyInGraphs = field(default_factory=NumpyInGraphs)
     # The AOTInductor packages the log compiled (aoti_compile_and_package), and the inputs each accepts
     aoti: Aoti = field(default_factory=Aoti)
+    # The lines whose compiled results differ from eager's: Inductor's random numbers, bf16/fp16 fused in float32
+    numerics: Numerics = field(default_factory=Numerics)
 
     @property
     def counted(self) -> str:
@@ -147,6 +150,7 @@ class Insights:
             "repeated_blocks": self.regional.to_json(),
             "numpy": self.numpy.to_json(),
             "aoti": self.aoti.to_json(),
+            "numerics": self.numerics.to_json(),
             "runtime": self.runtime.to_json() if self.runtime else None,
         }
 
@@ -236,6 +240,30 @@ def _numpy_random_findings(numpy: NumpyInGraphs) -> list[Finding]:
     return [Finding(WARNING, "numpy", f"np.random drawn from torch's generator at {where}",
                     f"{', '.join(compiles)}: np.random.seed does not set these numbers; "
                     "torch._dynamo.config.use_numpy_random_stream = True keeps NumPy's (the call breaks the graph)")]
+
+
+def _lines(lines: list) -> str:
+    """"prog.py:31, 32, 35": the lines of one file after its name once."""
+    by_file: dict[str, list[str]] = {}
+    for line in lines:
+        by_file.setdefault(os.path.basename(line.location.filename), []).append(str(line.location.line))
+    return "; ".join(f"{name}:{', '.join(numbers)}" for name, numbers in by_file.items())
+
+
+def _numerics_findings(num: Numerics) -> list[Finding]:
+    """Compiled results that cannot match eager's: Inductor's random numbers, low precision fused in float32."""
+    out = []
+    if num.random:
+        compiles = list(dict.fromkeys(cid for line in num.random for cid in line.compile_ids))
+        code = "; ".join(f"{line.location.short}: {line.location.code}" for line in num.random if line.location.code)
+        out.append(Finding(WARNING, "numerics", f"random numbers drawn by Inductor, not eager, at {_lines(num.random)}",
+                           f"{', '.join(compiles)}{f' ({code})' if code else ''}: {RANDOM_ADVICE}"))
+    if num.precision:
+        compiles = list(dict.fromkeys(cid for line in num.precision for cid in line.compile_ids))
+        dtypes = "/".join(dict.fromkeys(line.dtype or "" for line in num.precision))
+        out.append(Finding(INFO, "numerics", f"{dtypes} ops fused in float32 at {_lines(num.precision)}",
+                           f"{', '.join(compiles)}: {num.precision_note}"))
+    return out
 
 
 def _merged(found: list[Finding]) -> list[Finding]:
@@ -546,6 +574,7 @@ def findings(ins: Insights, export: ExportReport | None = None) -> list[Finding]
                                       and not b.disabled]))
     out.extend(_numpy_random_findings(ins.numpy))
     out.extend(_aoti_inputs(package) for package in ins.aoti.packages)
+    out.extend(_numerics_findings(ins.numerics))
     ct = ins.compile_time
     causes: dict[tuple, list[FrameRecompiles]] = {}
     for frame in ins.recompiles.frames:
@@ -883,6 +912,7 @@ def insights(trace: Trace, runtime: Runtime | None = None, export: ExportReport 
         regional=regional(trace),
         numpy=numpy_in_graphs(trace),
         aoti=aoti(trace),
+        numerics=numerics(trace),
     )
     add_eager_lines(ins.graph_breaks, graph_break_sites(trace))
     link_specializations(ins.recompiles, ins.dynamic_shapes.specializations)

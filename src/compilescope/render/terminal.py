@@ -248,6 +248,26 @@ def _numpy(ins: Insights) -> list[RenderableType]:
     return out
 
 
+def _numerics(ins: Insights) -> list[RenderableType]:
+    """The lines whose compiled results differ from eager's, random ones first, each with its ops; then what to do."""
+    num = ins.numerics
+    if not num:
+        return []
+    out: list[RenderableType] = [_heading(f"Results that differ from eager ({count(len(num.random) + len(num.precision), 'line')})")]
+    for kind, lines in (("random, Inductor's generator", num.random), ("low precision, fused", num.precision)):
+        for line in lines:
+            head = TerminalText(_where(line.location), style="bold")
+            head.append(f"  ·  {', '.join(line.compile_ids)}  ·  {kind}{f' ({line.dtype})' if line.dtype else ''}")
+            body = TerminalText(f"ops: {', '.join(line.ops)}")
+            if line.location.code:
+                body.append(f"\ncode: {line.location.code}")
+            out.append(Group(head, Padding(body, (0, 0, 0, 3))))
+    for note in (num.random_note, num.precision_note):
+        if note:
+            out.append(TerminalText(f"fix: {note}", style="green"))
+    return out
+
+
 def _graph_breaks(ins: Insights) -> list[RenderableType]:
     """One block per break: where, then its reason, code and hint at full width (a table column would cut a hint
     that must be copied, like `torch._dynamo.config.capture_scalar_outputs = True`, at 80 columns)."""
@@ -569,7 +589,7 @@ def summary_renderable(ins: Insights) -> RenderableType:
 
 _SECTION_RENDERERS: dict[str, Callable[[Insights], list[RenderableType]]] = {
     "testing_only": _testing_only, "crash": _crashes, "errors": _errors, "export": lambda ins: [],  # (the details: the report's export page)
-    "recompiles": _recompiles, "graph_breaks": _graph_breaks, "numpy": _numpy,
+    "recompiles": _recompiles, "graph_breaks": _graph_breaks, "numpy": _numpy, "numerics": _numerics,
     # (checkpointing has no finding of its own, so no section: it follows what compiling cost)
     "compile_time": lambda ins: _compile_time(ins) + _checkpointing(ins), "autotuning": _autotuning, "cudagraphs": _cudagraphs, "raised": _raised,
     "warnings": _torch_warnings,

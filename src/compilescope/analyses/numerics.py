@@ -1,0 +1,173 @@
+"""Why compiled results differ from eager's, as Inductor's graphs show it: its own random numbers, and low-precision
+math kept in float32 between fused ops.
+
+Random: with torch._inductor.config.fallback_random False (its default) Inductor's replace_random_pass swaps the
+graph's random ops (dropout's bernoulli, rand, randn, randint) for prims.inductor_random / inductor_randint, seeded
+once per call from torch's generator: under the same torch.manual_seed the compiled code draws other numbers than
+eager. The post-grad graph (inductor_post_grad_graph) names each such node under the user's `# File:` line.
+
+Precision: eager rounds every bf16/fp16 op's result to its dtype; Inductor fuses a chain of such ops into one kernel
+and keeps float32 between them (torch._inductor.config.emulate_precision_casts False, its default), so where one
+bf16/fp16 compute op of a graph feeds another the compiled results differ from eager's by that rounding (much more
+where values cancel, as E[x*x] - E[x]**2 does). A lone op (a bias gradient's sum) rounds once, as eager's does.
+"""
+
+from __future__ import annotations
+
+from dataclasses import field
+from collections.abc import Mapping
+from typing import Any
+
+from ..lazy_regex import lazy_compile
+from ..model.ids import compilation_key
+from ..model.records import dataclass
+from ..model.trace import Trace
+from .fx_sites import GRAPH_ARTIFACT, fx_node_sites
+from .userloc import UserLocation
+
+POST_GRAD_GRAPH = "inductor_post_grad_graph"
+# `inductor_random_default: "f32[256, 512][512, 1]cpu" = torch.ops.prims.inductor_random.default([256, 512], ...)`
+_NODE = lazy_compile(r'^\s+(?P<name>[A-Za-z_]\w{0,200})\s*:\s*"(?P<dtype>[a-z]{1,4}\d{0,3})\[[^"]{0,2000}"\s*=\s*'
+                     r"torch\.ops\.(?P<ns>\w{1,50})\.(?P<op>\w{1,200})\.\w{1,100}\((?P<args>[^;]{0,4000})\)")
+_NAME = lazy_compile(r"\b[A-Za-z_]\w{0,200}\b")
+INDUCTOR_RANDOM_OPS = frozenset(("inductor_random", "inductor_randint"))
+LOW_PRECISION = {"bf16": "bfloat16", "f16": "float16"}
+# Ops that run as one kernel of their own (an extern call, as eager runs them) or only change the dtype: no rounding
+# between fused ops to lose.
+_NOT_FUSED = frozenset(("convert_element_type", "mm", "addmm", "bmm", "baddbmm", "convolution", "_convolution",
+                        "_scaled_dot_product_flash_attention_for_cpu", "_scaled_dot_product_efficient_attention",
+                        "_scaled_dot_product_flash_attention", "view", "reshape", "permute", "expand", "clone",
+                        "_to_copy", "t", "transpose", "unsqueeze", "squeeze"))
+_SETTING = lazy_compile(r'"(?P<key>fallback_random|emulate_precision_casts)": (?P<value>true|false)')
+
+RANDOM_ADVICE = ("under the same torch.manual_seed the compiled code draws other random numbers than eager "
+                 "(Inductor's own generator, as torch._inductor.config.fallback_random is False): dropout masks and "
+                 "torch.rand values differ, so outputs differ from eager's by more than any tolerance. To compare "
+                 "with eager, call model.eval() (no dropout) or set torch._inductor.config.fallback_random = True "
+                 "(the compiled code then calls eager's random ops; slower)")
+PRECISION_ADVICE = ("Inductor fuses these ops and keeps float32 between them where eager rounds each result to {dtype}, "
+                    "so compiled results differ from eager's by {dtype} rounding (far more where values cancel, as "
+                    "a variance E[x*x] - E[x]**2 does). Neither is the float32 answer: compare both with a float32 "
+                    "run at a {dtype} tolerance, or compute that part in float32; to reproduce eager's rounding, set "
+                    "torch._inductor.config.emulate_precision_casts = True")
+
+
+@dataclass
+class NumericsLine:
+    """A line of the user's code whose ops, as Inductor compiled them, give other numbers than eager."""
+
+    location: UserLocation
+    compile_ids: list[str] = field(default_factory=list)
+    ops: list[str] = field(default_factory=list)  # the post-grad graph's ops of the line: "inductor_random", "mean"
+    dtype: str | None = None  # "bfloat16": the low precision the line computes in (precision lines only)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"location": self.location.to_json(), "compile_ids": self.compile_ids, "ops": self.ops,
+                "dtype": self.dtype}
+
+
+@dataclass
+class Numerics:
+    """The lines whose compiled results differ from eager's: drawn by Inductor's generator, or computed in low
+    precision with float32 kept between fused ops."""
+
+    random: list[NumericsLine] = field(default_factory=list)
+    precision: list[NumericsLine] = field(default_factory=list)
+    # Compile ids whose logged Inductor config had fallback_random / emulate_precision_casts on
+    fallback_random: list[str] = field(default_factory=list)
+    emulate_precision_casts: list[str] = field(default_factory=list)
+
+    def __bool__(self) -> bool:
+        return bool(self.random or self.precision)
+
+    @property
+    def random_note(self) -> str | None:
+        return RANDOM_ADVICE[0].upper() + RANDOM_ADVICE[1:] + "." if self.random else None
+
+    @property
+    def precision_note(self) -> str | None:
+        if not self.precision:
+            return None
+        dtypes = list(dict.fromkeys(line.dtype or "" for line in self.precision))
+        return PRECISION_ADVICE.format(dtype="/".join(dtypes)) + "."
+
+    def to_json(self) -> dict[str, Any]:
+        return {"random": [line.to_json() for line in self.random],
+                "precision": [line.to_json() for line in self.precision],
+                "fallback_random": self.fallback_random, "emulate_precision_casts": self.emulate_precision_casts,
+                "random_note": self.random_note, "precision_note": self.precision_note}
+
+
+def _settings(metrics: Mapping[str, Any] | None) -> dict[str, bool]:
+    dump = (metrics or {}).get("inductor_config")
+    if not isinstance(dump, str):
+        return {}
+    return {m["key"]: m["value"] == "true" for m in _SETTING.finditer(dump)}
+
+
+def _add(lines: dict[tuple[str, int], NumericsLine], site: UserLocation, key: str, ops: list[str],
+         dtype: str | None = None) -> None:
+    line = lines.setdefault(site.key, NumericsLine(site, dtype=dtype))
+    if key not in line.compile_ids:
+        line.compile_ids.append(key)
+    line.ops.extend(op for op in dict.fromkeys(ops) if op not in line.ops)
+
+
+def numerics(trace: Trace) -> Numerics:
+    out = Numerics()
+    random: dict[tuple[str, int], NumericsLine] = {}
+    precision: dict[tuple[str, int], NumericsLine] = {}
+    for entry in trace.sorted_compiles():
+        if entry.compile_id is None:
+            continue
+        key = compilation_key(entry.compile_id)
+        settings = _settings(entry.metrics)
+        if settings.get("fallback_random"):
+            out.fallback_random.append(key)
+        if settings.get("emulate_precision_casts"):
+            out.emulate_precision_casts.append(key)
+        low: list[tuple[UserLocation, str, str]] = []  # (site, op, dtype) of the low-precision ops fed by another
+        # On an FX graph cache hit torch logs the post-grad graph it cached, whose `# File:` lines are those of the run
+        # that compiled it (a line added above them since moves them): Dynamo's graph of this compile has this run's.
+        lines = {(site.path, site.function, site.code): site.line
+                 for artifact in entry.artifacts if artifact.name == GRAPH_ARTIFACT and artifact.payload is not None
+                 for site in fx_node_sites(trace.payload_text(artifact.payload))}
+        for artifact in entry.artifacts:
+            if artifact.name != POST_GRAD_GRAPH or artifact.payload is None:
+                continue
+            text = trace.payload_text(artifact.payload)
+            nodes = _nodes(text)
+            # One low-precision op rounds once, as eager does; where one feeds another, fusion keeps float32 between
+            chained = _chained(nodes)
+            for site in fx_node_sites(text):
+                line = lines.get((site.path, site.function, site.code), site.line)
+                loc = UserLocation(site.path, line, site.function, site.code)
+                block = [(name, nodes[name]) for name in site.nodes if name in nodes]
+                rand = [op for _, (_, op, _) in block if op in INDUCTOR_RANDOM_OPS]
+                if rand:
+                    _add(random, loc, key, rand)
+                low.extend((loc, op, dtype) for name, (dtype, op, _) in block if name in chained)
+        if not settings.get("emulate_precision_casts"):
+            for loc, op, dtype in low:
+                _add(precision, loc, key, [op], LOW_PRECISION[dtype])
+    out.random = list(random.values())
+    out.precision = sorted(precision.values(), key=lambda line: line.location.key)
+    return out
+
+
+def _nodes(text: str) -> dict[str, tuple[str, str, set[str]]]:
+    """Each node of a post-grad graph dump that calls a torch op, with its dtype, op and the names in its arguments:
+    {"sub": ("bf16", "sub", {"mean_1", "mul_1"})}."""
+    return {m["name"]: (m["dtype"], m["op"], set(_NAME.findall(m["args"])))
+            for m in map(_NODE.match, text.splitlines()) if m is not None}
+
+
+def _chained(nodes: dict[str, tuple[str, str, set[str]]]) -> set[str]:
+    """The low-precision compute nodes that take another's result, and those whose result another takes."""
+    low = {name for name, (dtype, op, _) in nodes.items() if dtype in LOW_PRECISION and op not in _NOT_FUSED}
+    found: set[str] = set()
+    for name in low:
+        fed_by = nodes[name][2] & low
+        if fed_by:
+            found |= fed_by | {name}
+    return found

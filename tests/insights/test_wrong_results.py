@@ -1,0 +1,136 @@
+"""A user whose compiled model gives other numbers than eager (tests/data/torch213 programs/wrong_results.py): that the
+report names the line whose random numbers Inductor draws itself, and the bf16 lines it fuses in float32, and says what
+to do; the fixed variant (fallback_random = True, float32) has neither. Expected values are read from the raw log and
+the program, not from our output."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+from compilescope.analyses.insights import INFO, WARNING, insights
+from compilescope.analyses.numerics import numerics
+from compilescope.ingest.reader import read_trace
+
+from ..conftest import report, torch213
+from ..tracelog import raw_records
+
+LOG = "wrong_results.log.gz"
+FIXED = "wrong_results_fixed.log.gz"
+PROGRAM = Path(__file__).parents[1] / "data" / "torch213" / "programs" / "wrong_results.py"
+_SITE = re.compile(r"# File: .*/wrong_results\.py:(\d+) in forward")
+_NODE = re.compile(r'^\s+\w+: "(\w+)\[.*= torch\.ops\.\w+\.(\w+)\.')
+
+
+def _line(text: str) -> int:
+    (line,) = [n for n, src in enumerate(PROGRAM.read_text().splitlines(), 1) if text in src]
+    return line
+
+
+def _post_grad(log: str) -> dict[str, list[tuple[int, str, str]]]:
+    """compile id -> (program line, dtype, op) of each node of its inductor_post_grad_graph, read without compilescope."""
+    found: dict[str, list[tuple[int, str, str]]] = {}
+    for env, payload in raw_records(torch213(log)):
+        if env.get("artifact", {}).get("name") != "inductor_post_grad_graph":
+            continue
+        nodes = found.setdefault(f"[{env['frame_id']}/{env['frame_compile_id']}]", [])
+        line = 0
+        for raw in payload.splitlines():
+            if (site := _SITE.search(raw)) is not None:
+                line = int(site[1])
+            elif (node := _NODE.match(raw)) is not None:
+                nodes.append((line, node[1], node[2]))
+    return found
+
+
+def _config(log: str, key: str) -> list[bool]:
+    """The setting in each compilation_metrics' inductor_config dump."""
+    return [json.loads(env["compilation_metrics"]["inductor_config"])[key] for env, _ in raw_records(torch213(log))
+            if "compilation_metrics" in env]
+
+
+def test_the_dropout_line_is_named_as_drawn_by_inductors_generator():
+    drop = _line("return self.drop(y.float())")
+    graphs = _post_grad(LOG)
+    # The raw log: fallback_random off, and only the training compile [0/0] holds prims.inductor_random, under the
+    # dropout line; [0/1] (model.eval()) has no random op. The fixed run: fallback_random on, no inductor_random.
+    assert _config(LOG, "fallback_random") == [False, False] and _config(FIXED, "fallback_random") == [True, True]
+    assert [(cid, line) for cid, nodes in graphs.items() for line, _, op in nodes if op == "inductor_random"] == [
+        ("[0/0]", drop)]
+    assert not [op for nodes in _post_grad(FIXED).values() for _, _, op in nodes if op.startswith("inductor_rand")]
+
+    with read_trace(torch213(LOG)) as trace:
+        num = numerics(trace)
+    (line,) = num.random
+    assert (line.location.line, line.location.code, line.compile_ids, line.ops) == (
+        drop, "return self.drop(y.float())", ["[0/0]"], ["inductor_random"])
+    with read_trace(torch213(FIXED)) as trace:
+        fixed = numerics(trace)
+    assert not fixed.random and fixed.fallback_random == ["[0/0]", "[0/1]"]
+
+    ins = insights(read_trace(torch213(LOG)))
+    (finding,) = [f for f in ins.findings if f.section == "numerics" and f.severity == WARNING]
+    assert finding.title == f"random numbers drawn by Inductor, not eager, at wrong_results.py:{drop}"
+    assert "torch._inductor.config.fallback_random = True" in finding.detail and "model.eval()" in finding.detail
+    assert not [f for f in insights(read_trace(torch213(FIXED))).findings if f.section == "numerics"]
+
+
+def test_bf16_lines_fused_in_float32_are_named_with_what_to_do():
+    cast, mean, var, norm = (_line(t) for t in ("h = x.to(DTYPE)", "mean = h.mean(", "var = (h * h)", "y = (h - mean)"))
+    graphs = _post_grad(LOG)
+    # The raw log: both compiles compute in bf16 at the mean, variance and normalisation lines (the cast line only
+    # converts); the fixed run computes nothing in bf16. emulate_precision_casts is off in every compile.
+    for cid in ("[0/0]", "[0/1]"):
+        bf16 = {line for line, dtype, op in graphs[cid] if dtype == "bf16" and op != "convert_element_type"}
+        assert bf16 == {mean, var, norm}
+        assert [op for line, dtype, op in graphs[cid] if line == cast] == ["convert_element_type"]
+    assert not [n for nodes in _post_grad(FIXED).values() for n in nodes if n[1] == "bf16"]
+    assert _config(LOG, "emulate_precision_casts") == [False, False]
+
+    with read_trace(torch213(LOG)) as trace:
+        num = numerics(trace)
+    assert [(p.location.line, p.compile_ids, p.dtype) for p in num.precision] == [
+        (line, ["[0/0]", "[0/1]"], "bfloat16") for line in (mean, var, norm)]
+    assert num.precision[1].ops == ["mul", "mean", "sub"]  # E[h*h] - E[h]**2, each in bf16
+    (finding,) = [f for f in insights(read_trace(torch213(LOG))).findings if f.section == "numerics" and f.severity == INFO]
+    assert finding.title == f"bfloat16 ops fused in float32 at wrong_results.py:{mean}, {var}, {norm}"
+    assert "torch._inductor.config.emulate_precision_casts = True" in finding.detail
+    with read_trace(torch213(FIXED)) as trace:
+        assert not numerics(trace)
+
+
+def test_the_report_shows_the_lines_escaped(tmp_path):
+    report(torch213(LOG), tmp_path / "out")
+    page = (tmp_path / "out" / "index.html").read_text()
+    section = page[page.index('id="insights-numerics"'):]
+    section = section[:section.index("</table>")]
+    assert "random: Inductor&#39;s generator" in section and "<code>inductor_random</code>" in section
+    assert "var = (h * h).mean(-1, keepdim=True) - mean * mean" in section
+    report(torch213(FIXED), tmp_path / "fixed")
+    assert 'id="insights-numerics"' not in (tmp_path / "fixed" / "index.html").read_text()
+
+
+def test_a_cache_hits_post_grad_graph_is_placed_on_this_runs_lines():
+    """wrong_results_cache_hit.log (diagnose's backend stage of this program, its FX graph cache filled by a version
+    whose docstring was one line shorter): torch logs the cached post-grad graphs, whose `# File:` lines are the older
+    file's; Dynamo's graphs of the same compiles have this run's."""
+    log = "wrong_results_cache_hit.log.gz"
+    records = raw_records(torch213(log))
+    assert sum("fx_graph_cache_hit" in json.dumps(env) for env, _ in records) == 2
+
+    def sites(kind: str) -> set[tuple[int, str]]:
+        return {(int(m[1]), m[2]) for env, payload in records
+                if kind in env or env.get("artifact", {}).get("name") == kind
+                for m in re.finditer(r"# File: .*/prog\.py:(\d+) in forward, code: (.*)", payload)}
+
+    cached, dynamo = sites("inductor_post_grad_graph"), sites("dynamo_output_graph")
+    drop = "return self.drop(y.float())"
+    assert (35, drop) in cached and (36, drop) in dynamo and (36, drop) not in cached
+    assert {(line + 1, code) for line, code in cached} == dynamo  # every line one below
+
+    with read_trace(torch213(log)) as trace:
+        num = numerics(trace)
+    assert [(line.location.line, line.location.code) for line in num.random] == [(36, drop)]
+    assert sorted((line.location.line, line.location.code) for line in num.precision) == sorted(
+        (line, code) for line, code in dynamo if line in (33, 34, 35))
