@@ -9,6 +9,7 @@ import json
 import re
 from pathlib import Path
 
+from compilescope.analyses.diagnosis import ACCURACY, ACCURACY_RUN, AOT_EAGER, BACKEND, EAGER, RunFacts, decide, stage_outcome
 from compilescope.analyses.insights import INFO, WARNING, insights
 from compilescope.analyses.numerics import numerics
 from compilescope.ingest.reader import read_trace
@@ -109,6 +110,32 @@ def test_the_report_shows_the_lines_escaped(tmp_path):
     assert "var = (h * h).mean(-1, keepdim=True) - mean * mean" in section
     report(torch213(FIXED), tmp_path / "fixed")
     assert 'id="insights-numerics"' not in (tmp_path / "fixed" / "index.html").read_text()
+
+
+def _stages(log: str):
+    facts = RunFacts(argv=["python", "wrong_results.py"], env={}, returncode=0, seconds=1.0, timed_out=False,
+                     output_tail="")
+    with read_trace(torch213(log)) as trace:
+        backend = stage_outcome(BACKEND, facts, trace)
+    stages = [stage_outcome(spec, facts, None) for spec in (EAGER, AOT_EAGER)]
+    for stage in stages:
+        stage.compiles = 2
+    return [*stages, backend], stage_outcome(ACCURACY_RUN, facts, None)
+
+
+def test_diagnose_does_not_call_inductors_random_numbers_a_match_with_eager():
+    stages, accuracy = _stages(LOG)
+    verdict = decide(stages, accuracy)
+    drop = _line("return self.drop(y.float())")
+    # torch's accuracy check passed on this program (eager, compiled and float64 each draw their own numbers)
+    assert (verdict.outcome, verdict.stage, verdict.ok) == ("differs", ACCURACY, False)
+    assert (verdict.location.line, verdict.location_kind) == (drop, "random op")
+    assert "torch's accuracy check passed, but it cannot see this" in verdict.headline
+    assert "fallback_random = True" in verdict.next_steps[0]
+    assert "emulate_precision_casts" in verdict.next_steps[1]
+    fixed = decide(*_stages(FIXED))
+    assert fixed.ok and "match eager" in fixed.headline
+    assert not any("emulate_precision_casts" in step for step in fixed.next_steps)
 
 
 def test_a_cache_hits_post_grad_graph_is_placed_on_this_runs_lines():

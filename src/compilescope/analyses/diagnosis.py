@@ -33,6 +33,7 @@ from .errors import (
 )
 from .export import DimConflict, ExportIssue, export_report
 from .graph_breaks import function_label, graph_breaks
+from .numerics import Numerics, numerics
 from .recompiles import name_failing_guards, recompiles
 from .userloc import UserLocation, is_framework_file, last_user_stack_frame, traceback_frames
 from ..model.records import dataclass
@@ -150,6 +151,9 @@ class StageOutcome:
     export_errors: list[CompileError] = field(default_factory=list)
     export_issues: list[ExportIssue] = field(default_factory=list)
     export_dims: list[DimConflict] = field(default_factory=list)
+    # Lines whose compiled code cannot give eager's numbers (Inductor's random numbers, low precision fused in
+    # float32), from its trace: what torch's accuracy check cannot tell from a bug
+    numerics: Numerics = field(default_factory=Numerics)
 
     @property
     def export_failed(self) -> bool:
@@ -185,6 +189,7 @@ class StageOutcome:
             "export_errors": [e.to_json() for e in self.export_errors],
             "export_issues": [i.to_json() for i in self.export_issues],
             "export_dims": [d.to_json() for d in self.export_dims],
+            "numerics": self.numerics.to_json(),
         }
 
 
@@ -265,6 +270,7 @@ def stage_outcome(spec: StageSpec, facts: RunFacts, trace: Trace | None, output:
         outcome.graph_breaks = len(graph_breaks(trace).breaks)
         outcome.recompiles = recompiled.total
         outcome.used_inductor = _used_inductor(trace)
+        outcome.numerics = numerics(trace)
         outcome.backend_name = next((e.backend for e in found if e.backend), None)
         if outcome.backend_name is None and outcome.used_inductor:
             outcome.backend_name = "inductor"
@@ -415,7 +421,7 @@ class Command:
 
 @dataclass
 class Verdict:
-    outcome: str  # "ok" | "fell_back" | "compile_error" | "runtime_error" | "crash" | "accuracy" | "program_error"
+    outcome: str  # "ok" | "fell_back" | "differs" | "compile_error" | "runtime_error" | "crash" | "accuracy" | "program_error"
     #               | "no_torch" | "timeout" | "nothing_compiled"
     headline: str
     failing_stage: str | None = None  # the StageSpec key of the first run that failed
@@ -446,6 +452,7 @@ class Verdict:
 
 
 FELL_BACK = "fell_back"
+DIFFERS = "differs"  # every stage ran, and the compiled code cannot give eager's numbers (Inductor's random numbers)
 
 
 def limit_hits(run: StageOutcome) -> str:
@@ -483,6 +490,35 @@ def _fell_back(outcomes: list[StageOutcome], checked: str) -> Verdict:
 def _last_line(text: str) -> str | None:
     lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
     return lines[-1] if lines else None
+
+
+def _where_lines(lines: list) -> str:
+    return "; ".join(f"{line.location.short} ({line.location.code})" if line.location.code else line.location.short
+                     for line in lines)
+
+
+def _differs_from_eager(run: StageOutcome | None, accuracy: StageOutcome | None) -> Verdict | None:
+    """Every stage ran, but the compiled graphs draw random numbers with Inductor's generator: the program's numbers
+    cannot match eager's, and torch's accuracy check cannot see it (eager, compiled and its float64 run each draw
+    their own numbers, and it passes outputs no further from the float64 run than eager's)."""
+    if run is None or not run.numerics.random:
+        return None
+    lines = run.numerics.random
+    compiles = ", ".join(dict.fromkeys(cid for line in lines for cid in line.compile_ids))
+    checked = (" torch's accuracy check passed, but it cannot see this: eager, the compiled code and its float64 "
+               "run each draw their own random numbers.") if accuracy is not None and accuracy.status == PASSED else ""
+    first = lines[0].location
+    return Verdict(DIFFERS, f"Every stage compiles and runs, but with Inductor the compiled code ({compiles}) draws "
+                   f"its own random numbers at {_where_lines(lines)}: the same seed gives other numbers than "
+                   f"eager.{checked}", None, ACCURACY, location=first, location_kind="random op",
+                   next_steps=[run.numerics.random_note or ""] + _precision_seen(run) + _costs_seen(run))
+
+
+def _precision_seen(run: StageOutcome | None) -> list[str]:
+    """bf16/fp16 ops Inductor fuses: the program's numbers differ from eager's by rounding, which is no bug."""
+    if run is None or not run.numerics.precision:
+        return []
+    return [f"At {_where_lines(run.numerics.precision)}: {run.numerics.precision_note}"]
 
 
 def _costs_seen(run: StageOutcome | None) -> list[str]:
@@ -566,8 +602,12 @@ def decide(outcomes: list[StageOutcome], accuracy: StageOutcome | None = None) -
             "Compiled results were not compared with eager: if the program's numbers differ from eager, "
             "compilescope diagnose --accuracy runs torch's check (TORCHDYNAMO_REPRO_LEVEL=4), which compares each "
             "compiled graph's outputs with eager and names the graph that differs."]
+        backend = by_key.get(BACKEND.key)
+        differs = _differs_from_eager(backend, accuracy)
+        if differs is not None:
+            return differs
         return Verdict("ok", f"Every stage compiles and runs{checked}.",
-                       next_steps=_costs_seen(by_key.get(BACKEND.key)) + _caught_seen(outcomes) + unchecked)
+                       next_steps=_precision_seen(backend) + _costs_seen(backend) + _caught_seen(outcomes) + unchecked)
 
     key = failed.spec.key
     if failed.status == TIMED_OUT:

@@ -30,6 +30,7 @@ STATUS_CSS = {PASSED: "ok", FAILED: "error", TIMED_OUT: "error", SKIPPED: "missi
 STATUS_STYLE = {PASSED: "green", FAILED: "bold red", TIMED_OUT: "bold red", SKIPPED: "dim"}
 VERDICT_MARK = {"ok": ("OK", "bold green"), "fell_back": ("RAN, PARTLY EAGER", "bold yellow"),
                 "nothing_compiled": ("NOTHING COMPILED", "bold yellow"),
+                "differs": ("RUNS, DIFFERS FROM EAGER", "bold yellow"),
                 "crash": ("CRASHED", "bold red"), "export_error": ("TORCH.EXPORT FAILS", "bold red")}
 REPRO_LINES_IN_TERMINAL = 40
 
