@@ -9,6 +9,8 @@ import json
 import re
 from pathlib import Path
 
+from compilescope.analyses import analyze
+from compilescope.analyses.diff import diff_runs, run_facts
 from compilescope.analyses.diagnosis import ACCURACY, ACCURACY_RUN, AOT_EAGER, BACKEND, EAGER, RunFacts, decide, stage_outcome
 from compilescope.analyses.insights import INFO, WARNING, insights
 from compilescope.analyses.numerics import numerics
@@ -161,3 +163,22 @@ def test_a_cache_hits_post_grad_graph_is_placed_on_this_runs_lines():
     assert [(line.location.line, line.location.code) for line in num.random] == [(36, drop)]
     assert sorted((line.location.line, line.location.code) for line in num.precision) == sorted(
         (line, code) for line, code in dynamo if line in (33, 34, 35))
+
+
+def _facts(log: str):
+    with read_trace(torch213(log)) as trace:
+        return run_facts(analyze(trace))
+
+
+def test_diff_against_the_fixed_run_says_which_lines_now_match_eager():
+    """The fixed run (fallback_random = True, float32; the same lines, as the program is one file) has no
+    inductor_random and no bf16 node (the tests above read both from the raw logs): diff says the random line and the
+    bf16 lines are gone, and nothing of the reverse direction."""
+    drop, mean, var, norm = (_line(t) for t in ("return self.drop(", "mean = h.mean(", "var = (h * h)", "y = (h - mean)"))
+    changes = [c for c in diff_runs(_facts(LOG), _facts(FIXED)).changes if c.section == "numerics"]
+    assert [(c.kind, [n["line"] for n in c.a]) for c in changes] == [("removed", [drop]), ("removed", [mean, var, norm])]
+    assert changes[0].title == (f"compiled code no longer draws its own random numbers at wrong_results.py:{drop} "
+                                "(return self.drop(y.float()))")
+    assert "no longer fuses bfloat16 ops in float32" in changes[1].title
+    back = [c for c in diff_runs(_facts(FIXED), _facts(LOG)).changes if c.section == "numerics"]
+    assert [c.kind for c in back] == ["added", "added"] and "now draws its own random numbers" in back[0].title

@@ -18,6 +18,7 @@ The JSON document (`RunDiff.to_json`) is described in docs/diff-schema.md.
 from __future__ import annotations
 
 import math
+import os
 import re
 from collections import Counter
 from dataclasses import asdict, field
@@ -308,6 +309,9 @@ class RunFacts:
     # The AOTInductor packages compiled (analyses/aoti.py), in log order: {call (the user's line, or null), accepts
     # (the inputs the wrapper checks: "x: Float [2..64, 16] cpu")}. Empty in facts saved before they were kept.
     aoti_packages: list[dict[str, Any]] = field(default_factory=list)
+    # The lines whose compiled results differ from eager's (analyses/numerics.py): {kind ("random" | "precision"),
+    # file, line, function, code, dtype, frame}. None in facts saved before they were kept (not compared).
+    numerics: list[dict[str, Any]] | None = None
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -650,8 +654,14 @@ def run_facts(results: Results) -> RunFacts:
                       "recomputed_ops": c.n_recomputed if c.has_backward else None,
                       "recomputed": [{"file": s.path, "line": s.line, "count": s.count} for s in c.recomputed]}
                      for c in found.checkpointing.compiles if c.compile_id in frame_of_cid]
+    numerics = [{"kind": kind, "file": line.location.filename, "line": line.location.line,
+                 "function": line.location.function, "code": line.location.code, "dtype": line.dtype,
+                 "frame": next((frame_of_cid[c] for c in line.compile_ids if c in frame_of_cid), None)}
+                for kind, lines in (("random", found.numerics.random), ("precision", found.numerics.precision))
+                for line in lines]
     return RunFacts(
         checkpointing=checkpointing,
+        numerics=numerics,
         compile_statuses={status: n for status, n in status_counts(statuses).items() if n},
         no_graph_compiles=len(no_graph),
         source=trace.source,
@@ -776,6 +786,33 @@ def _checkpointing_changes(a: RunFacts, b: RunFacts) -> list[Change]:
     return changes
 
 
+def _numerics_changes(a: RunFacts, b: RunFacts) -> list[Change]:
+    """Lines whose compiled results differ from eager's in one run only: random numbers Inductor draws itself, bf16/fp16
+    fused in float32. Matched by file name, function and code, not line: a fix above them moves the lines."""
+    if a.numerics is None or b.numerics is None:
+        return []
+
+    def by_key(facts: RunFacts) -> dict[tuple, dict[str, Any]]:
+        return {(n["kind"], os.path.basename(n["file"]), n["function"], n["code"] or n["line"]): n for n in facts.numerics or []}
+
+    ka, kb = by_key(a), by_key(b)
+    out: list[Change] = []
+    for kind, now, gone in (("random", "now draws its own random numbers (Inductor's generator, not eager's)",
+                             "no longer draws its own random numbers"),
+                            ("precision", "now fuses {dtype} ops in float32", "no longer fuses {dtype} ops in float32")):
+        for change, keys, side in (("added", kb.keys() - ka.keys(), kb), ("removed", ka.keys() - kb.keys(), ka)):
+            found = [side[k] for k in side if k in keys and k[0] == kind]  # (in the side's order)
+            if not found:
+                continue
+            dtype = "/".join(dict.fromkeys(n["dtype"] or "" for n in found))
+            where = "; ".join(f"{os.path.basename(n['file'])}:{n['line']}" + (f" ({n['code']})" if n["code"] else "")
+                              for n in found)
+            what = (now if change == "added" else gone).format(dtype=dtype)
+            out.append(Change("numerics", change, f"compiled code {what} at {where}", found[0]["frame"],
+                              found if change == "removed" else None, found if change == "added" else None))
+    return out
+
+
 def _export_dim_changes(a: list[dict[str, Any]], b: list[dict[str, Any]]) -> list[Change]:
     """The dims a torch.export call was given that the model's code narrowed (a guard: torch raises "Constraints
     violated") or fixed to one value, gone or new: torch.export's words for what a specialization and a guard are to
@@ -860,7 +897,7 @@ def _warnings(printed: TorchWarnings, frame_of_cid: dict[str, str]) -> list[dict
 
 # A crash first: a run that died is the change that matters most, and its log stops there (what it lacks after may
 # read as changes below).
-SECTIONS = ("crash", "environment", "frames", "graph_breaks", "recompiles", "graphs", "checkpointing", "compile_time", "autotuning", "cudagraphs",
+SECTIONS = ("crash", "environment", "frames", "graph_breaks", "recompiles", "graphs", "numerics", "checkpointing", "compile_time", "autotuning", "cudagraphs",
             "warnings", "caches", "failures", "dynamic_shapes")
 SECTION_LABELS = {
     "crash": "Crash",
@@ -869,6 +906,7 @@ SECTION_LABELS = {
     "graph_breaks": "Graph breaks",
     "recompiles": "Compiles & recompiles",
     "graphs": "Graphs & kernels",
+    "numerics": "Results that differ from eager",
     "checkpointing": "Activation checkpointing",
     "compile_time": "Compile time",
     "autotuning": "Autotuning",
@@ -1653,6 +1691,7 @@ def diff_runs(a: RunFacts, b: RunFacts, threshold: TimeThreshold = TimeThreshold
     changes.extend(_export_dim_changes(a.export_dims, b.export_dims))
     changes.extend(_aoti_changes(a.aoti_packages, b.aoti_packages))
     changes.extend(_checkpointing_changes(a, b))
+    changes.extend(_numerics_changes(a, b))
     # In the order of SECTIONS, as `sections` lists them and the terminal and page show them (stable: in each
     # section, the order found).
     _say_library_changes(a, b, result)
