@@ -182,3 +182,17 @@ def test_diff_against_the_fixed_run_says_which_lines_now_match_eager():
     assert "no longer fuses bfloat16 ops in float32" in changes[1].title
     back = [c for c in diff_runs(_facts(FIXED), _facts(LOG)).changes if c.section == "numerics"]
     assert [c.kind for c in back] == ["added", "added"] and "now draws its own random numbers" in back[0].title
+
+
+def test_check_gates_inductors_random_numbers(capsys):
+    """A CI gate for a run whose compiled results must match eager's under one seed: the wrong run draws dropout's
+    mask with Inductor's generator (the raw post-grad graph's inductor_random, read above), the fixed one does not."""
+    from ..conftest import run_cli
+
+    drop = _line("return self.drop(y.float())")
+    assert run_cli("check", torch213(LOG), "--no-inductor-random") == 1
+    assert capsys.readouterr().out.strip() == (
+        "no-inductor-random: 1 line drawing Inductor's random numbers, none allowed "
+        "(torch._inductor.config.fallback_random = True draws eager's): "
+        f"wrong_results.py:{drop} (return self.drop(y.float()))")
+    assert run_cli("check", torch213(FIXED), "--no-inductor-random") == 0

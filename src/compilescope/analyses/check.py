@@ -37,6 +37,9 @@ class Rules:
     no_export_issues: bool = False  # draft export found no issue (its program holds only under what export assumed)
     max_compile_seconds: float | None = None
     no_cudagraph_skips: bool = False  # reduce-overhead: every compile runs as CUDA graphs
+    # No compiled code draws random numbers with Inductor's generator (fallback_random off): a run whose results must
+    # match eager's under the same seed
+    no_inductor_random: bool = False
     no_warnings: bool = False  # torch printed no warning (where the run recorded them)
     no_new_warnings: bool = False  # with a baseline: torch printed no warning the baseline's run did not
     no_rank_divergence: bool = False  # every rank compiled the same graphs, and each compile ended alike
@@ -102,6 +105,11 @@ def _breaks_note(facts: RunFacts) -> str:
     disabled = len(_user_breaks(facts)) - len(_gated_breaks(facts))
     return ((f" ({disabled} more {DISABLED_NOT_COUNTED})" if disabled else "")
             + _library_note(len(_user_breaks(facts)), len(facts.graph_breaks)))
+
+
+def _drawn(facts: RunFacts) -> list[dict[str, Any]]:
+    """The lines whose random numbers compiled code draws with Inductor's generator, not eager's."""
+    return [n for n in facts.numerics or [] if n["kind"] == "random"]
 
 
 def _user_frames(facts: RunFacts) -> list[FrameFacts]:
@@ -282,6 +290,19 @@ def evaluate(runs: dict[int | None, RunFacts], rules: Rules,
         absolute("no-cudagraph-skips", "none allowed",
                  lambda f: (len(f.cudagraph_skips), [f"{x['compile_id']}: {x['reason']}" for x in f.cudagraph_skips]),
                  0, lambda v, lim: v > lim, lambda v: count(v, "compile") + " run without CUDA graphs")
+
+    if rules.no_inductor_random:
+        unkept = [rank for rank, facts in runs.items() if facts.numerics is None]
+        if unkept:  # asked for and not checkable: fail
+            results.append(RuleResult("no-inductor-random", "none allowed", False,
+                                      f"no-inductor-random: {_where(unkept[0])}the facts were saved by a compilescope "
+                                      "that did not keep them: check the log itself"))
+        else:
+            absolute("no-inductor-random", "none allowed (torch._inductor.config.fallback_random = True draws eager's)",
+                     lambda f: (len(_drawn(f)), [f"{_short(n['file'])}:{n['line']}" + (f" ({n['code']})" if n["code"] else "")
+                                                 for n in _drawn(f)]),
+                     0, lambda v, lim: v > lim, lambda v: count(v, "line") + " drawing Inductor's random numbers",
+                     others="line")
 
     if rules.no_warnings:
         unrecorded = [rank for rank, facts in runs.items() if facts.warnings is None]

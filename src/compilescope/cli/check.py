@@ -52,6 +52,10 @@ class CheckCommand:
         parser.add_argument("--no-cudagraph-skips", action="store_true",
                             help="fail if any compile ran without CUDA graphs (mode=\"reduce-overhead\"): skipped by Inductor, "
                                  "or set up and never recorded")
+        parser.add_argument("--no-inductor-random", action="store_true",
+                            help="fail if compiled code draws random numbers with Inductor's generator "
+                                 "(torch._inductor.config.fallback_random off: dropout, torch.rand): its results cannot "
+                                 "match eager's under the same seed")
         parser.add_argument("--no-warnings", action="store_true",
                             help="fail if torch printed any warning (recorded by `compilescope run` or capture(), or read "
                                  "from the run's stderr saved as output.txt beside its log), or raised an error the "
@@ -96,11 +100,12 @@ class CheckCommand:
                       max_avoidable_recompiles=args.max_avoidable_recompiles,
                       no_failures=args.no_failures, no_export_issues=args.no_export_issues,
                       max_compile_seconds=args.max_compile_seconds,
-                      no_cudagraph_skips=args.no_cudagraph_skips, no_warnings=args.no_warnings,
+                      no_cudagraph_skips=args.no_cudagraph_skips, no_inductor_random=args.no_inductor_random,
+                      no_warnings=args.no_warnings,
                       no_new_warnings=args.no_new_warnings, no_rank_divergence=args.no_rank_divergence,
                       compile_time=time_threshold(args))
         no_rule = not (args.no_failures or args.no_export_issues or args.baseline or args.no_cudagraph_skips
-                       or args.no_warnings or args.no_rank_divergence) and all(
+                       or args.no_inductor_random or args.no_warnings or args.no_rank_divergence) and all(
             v is None for v in (args.max_graph_breaks, args.max_recompiles, args.max_avoidable_recompiles,
                                 args.max_compile_seconds))
         if no_rule:
