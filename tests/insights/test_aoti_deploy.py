@@ -97,3 +97,50 @@ def test_diff_tells_what_the_package_accepts_now():
     assert (change.section, change.kind, change.a, change.b) == (
         "dynamic_shapes", "changed", "x: Float [4, 16] cpu", "x: Float [2..64, 16] cpu")
     assert call in change.title
+
+
+def _chromium(log: str) -> list[dict]:
+    """The log's chromium events, read without compilescope."""
+    import json
+
+    return [json.loads(p) for e, p in raw_records(torch213(log)) if "chromium_event" in e]
+
+
+def test_the_compiler_is_named_by_the_code_aotinductor_wrote_and_the_header_precompile_apart():
+    # A CPU package: its wrapper includes the CPU runtime, its kernels are C++ (extern "C" cpp_fused_*), no Triton
+    # kernel is embedded: every compile_file is the C++ compiler, not CUDA's.
+    (kernels,) = [p for e, p in raw_records(torch213(LOG))
+                  if e.get("graph_dump", {}).get("name") == "inductor_aot_kernel_code"]
+    wrapper = _wrapper(LOG)
+    assert "aoti_include/cpu.h" in wrapper and "@triton.jit" not in wrapper + kernels
+    assert re.search(r'extern "C"\s+void\s+cpp_fused_', kernels)
+    # The raw events: aoti_precompile_header once, with two compile_file runs inside it.
+    events = _chromium(LOG)
+    spans: dict[str, list[tuple[float, float]]] = {}
+    opened: list[tuple[str, float]] = []
+    for ev in events:
+        if ev.get("ph") == "B":
+            opened.append((ev["name"], ev["ts"]))
+        elif ev.get("ph") == "E":
+            name, start = opened.pop()
+            assert name == ev["name"]
+            spans.setdefault(name, []).append((start / 1e6, ev["ts"] / 1e6))
+    ((h_start, h_end),) = spans["aoti_precompile_header"]
+    inside = [(b, e) for b, e in spans["compile_file"] if h_start <= b and e <= h_end]
+    assert len(inside) == 2 and len(spans["compile_file"]) == 12
+
+    from compilescope.analyses.compile_time import compile_times
+    from compilescope.wording import format_seconds
+
+    trace = read_trace(torch213(LOG))
+    assert compile_times(trace).labels["kernel_compile"] == "C++ compile"
+    header = aoti(trace).header
+    assert header is not None and header.compiles == 2
+    assert abs(header.seconds - (h_end - h_start)) < 1e-6
+    assert abs(header.compile_s - sum(e - b for b, e in inside)) < 1e-6
+    (timed,) = [f for f in insights(read_trace(torch213(LOG))).findings
+                if f.title.startswith("compiling with AOTInductor took ")]
+    assert timed.detail.startswith("C++ compile: ")
+    assert (f"{format_seconds(header.compile_s)} (2 compiler runs) prepared AOTInductor's runtime headers "
+            f"(aoti_precompile_header, {format_seconds(h_end - h_start)} in all)") in timed.detail
+

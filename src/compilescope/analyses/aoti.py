@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import field
-from typing import Any
+from typing import Any, Iterable
 
 from ..lazy_regex import lazy_compile
 from ..model.records import dataclass
@@ -99,14 +99,30 @@ class AotiPackage:
 
 
 @dataclass
+class HeaderPrecompile:
+    """torch's aoti_precompile_header events: preprocessing the AOTInductor runtime headers (and building their
+    precompiled form where its cache lacks it), before the wrapper's own C++ compile. The C++ compiler runs in it
+    (compile_file) count in the C++ compile phase with the rest: this says how much of it they are."""
+
+    seconds: float = 0.0  # the events' whole time
+    compiles: int = 0  # compile_file events within them
+    compile_s: float = 0.0  # their time
+
+    def to_json(self) -> dict[str, Any]:
+        return {"seconds": round(self.seconds, 6), "compiles": self.compiles, "compile_s": round(self.compile_s, 6)}
+
+
+@dataclass
 class Aoti:
     packages: list[AotiPackage] = field(default_factory=list)
+    header: HeaderPrecompile | None = None  # None where the log times no header precompile
 
     def __bool__(self) -> bool:
         return bool(self.packages)
 
     def to_json(self) -> dict[str, Any]:
-        return {"packages": [p.to_json() for p in self.packages]}
+        return {"packages": [p.to_json() for p in self.packages],
+                "header_precompile": self.header.to_json() if self.header else None}
 
 
 def aoti_call(stack: list | None) -> UserLocation | None:
@@ -150,6 +166,36 @@ def _signature_names(text: str) -> list[str]:
     return _PARAM.findall(m.group(1)) if m else []
 
 
+HEADER_EVENT = "aoti_precompile_header"  # torch/_inductor/codecache.py's dynamo_timed
+_SOURCE_COMPILE = "compile_file"
+
+
+def header_precompile(events: Iterable[Any]) -> HeaderPrecompile | None:
+    """The time of the log's aoti_precompile_header events (B/E pairs per track), and of the compile_file runs
+    within them; None where there are none."""
+    found = HeaderPrecompile()
+    seen = False
+    opened: dict[tuple, list[tuple[str, float]]] = {}  # per track, the open header and compile_file events
+    for event in events:
+        if not isinstance(event, dict) or event.get("name") not in (HEADER_EVENT, _SOURCE_COMPILE):
+            continue
+        ts, name, track = event.get("ts"), event["name"], (event.get("pid"), event.get("tid"))
+        if not isinstance(ts, (int, float)):
+            continue
+        stack = opened.setdefault(track, [])
+        if event.get("ph") == "B":
+            stack.append((name, ts / 1e6))
+        elif event.get("ph") == "E" and stack and stack[-1][0] == name:
+            _, start = stack.pop()
+            if name == HEADER_EVENT:
+                found.seconds += ts / 1e6 - start
+                seen = True
+            elif any(n == HEADER_EVENT for n, _ in stack):
+                found.compiles += 1
+                found.compile_s += ts / 1e6 - start
+    return found if seen else None
+
+
 def aoti(trace: Trace) -> Aoti:
     found: dict[tuple[str, int], UserLocation] = {}
     for call in map(aoti_call, trace.unknown_stacks):
@@ -169,4 +215,6 @@ def aoti(trace: Trace) -> Aoti:
             call = calls[len(result.packages)] if len(result.packages) < len(calls) else (calls[-1] if calls else None)
             result.packages.append(AotiPackage(call, artifact.file_number, wrapper_inputs(code, names),
                                                bool(_GATED.search(code))))
+    if result:
+        result.header = header_precompile(trace.chromium_events)
     return result

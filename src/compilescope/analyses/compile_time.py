@@ -462,6 +462,11 @@ _KERNEL_CALLS = ((b"async_compile.cpp", "cpp"), (b"async_compile.triton(", "trit
                  (b"async_compile.halide(", "other"), (b"async_compile.rocm(", "other"))
 _LONGEST_CALL = max(len(needle) for needle, _ in _KERNEL_CALLS)
 _CPP_WRAPPER = '"cpp_wrapper": true'  # in compilation_metrics' inductor_config: a C++ wrapper, g++ even on a GPU
+# AOTInductor's code (graph_dump records, not inductor_output_code): a C++ wrapper and kernel file, built by the C++
+# compiler (compile_file) whatever the device; a CUDA package's Triton kernels are embedded in its wrapper as comments
+# (peer inductor_provenance_aot_cuda_log), a CPU package's kernels are C++ (extern "C" cpp_fused_*).
+AOT_CODE_DUMPS = frozenset({"inductor_aot_wrapper_code", "inductor_aot_kernel_code"})
+_AOT_KERNEL_CALLS = ((b"@triton.jit", "triton"),)
 KERNEL_COMPILE_LABELS = {frozenset({"cpp"}): "C++ compile", frozenset({"triton"}): "Triton compile"}
 # torch's compile_file event times a system compiler run on a source file (cpp_builder's compile command in 2.13, g++;
 # CUDACodeCache's nvcc in older torch), never Triton: where the output code shows no C++ kernel, its time is this.
@@ -489,12 +494,16 @@ def kernel_compilers(trace: Trace) -> frozenset[str]:
         if isinstance(config, str) and _CPP_WRAPPER in config:
             found.add("cpp")
         for artifact in entry.artifacts:
-            if artifact.payload is None or not artifact.name.startswith("inductor_output_code"):
+            aot = artifact.name in AOT_CODE_DUMPS
+            if artifact.payload is None or not (aot or artifact.name.startswith("inductor_output_code")):
                 continue
+            if aot:
+                found.add("cpp")
+            calls = _AOT_KERNEL_CALLS if aot else _KERNEL_CALLS
             tail = b""  # the end of the chunk before, so that a call split between two chunks is found
             for chunk in trace.payload_chunks(artifact.payload):
                 data = tail + chunk
-                found.update(kind for needle, kind in _KERNEL_CALLS if kind not in found and needle in data)
+                found.update(kind for needle, kind in calls if kind not in found and needle in data)
                 tail = data[-_LONGEST_CALL:]
     return frozenset(found)
 

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 from ..lazy_regex import lazy_compile
 from ..model.ids import NO_COMPILE_ID, CompileId, compilation_key
 from ..model.trace import Trace
-from .aoti import CHECK_ENV, Aoti, AotiPackage, aoti
+from .aoti import CHECK_ENV, HEADER_EVENT, Aoti, AotiPackage, aoti
 from .autotuning import Autotuning, autotuning
 from .caches import KERNELS_AGAIN_WORTH_SAYING_S, Caches, caches, kernels_compiled_again
 from .cudagraphs import BACKWARD_PENDING, CudaGraphCompile, CudaGraphs, cudagraphs
@@ -179,6 +179,18 @@ def _aoti_inputs(package: AotiPackage) -> Finding:
     return Finding(WARNING if one_shape and package.checks_need_env else INFO, "dynamic_shapes",
                    f"the AOTInductor package{where} accepts {package.accepts or 'no input'}",
                    detail[:1].upper() + detail[1:])
+
+
+def _header_precompile(found: Aoti, ct: CompileTimes) -> str:
+    """Of the kernel compile phase, the compiler runs that prepare AOTInductor's runtime headers (aoti_precompile_header):
+    the part of the C++ compile that is not the package's own wrapper and kernels. "" where the log times none."""
+    header = found.header if found else None
+    phase = next((p for p in ct.phases if p.phase == "kernel_compile"), None)
+    if header is None or not header.compiles or phase is None:
+        return ""
+    return (f"; of the {phase.label}'s {format_seconds(phase.seconds)}, {format_seconds(header.compile_s)} "
+            f"({count(header.compiles, 'compiler run')}) prepared AOTInductor's runtime headers "
+            f"({HEADER_EVENT}, {format_seconds(header.seconds)} in all), not the package's own code")
 
 
 def _names(names: list[str]) -> str:
@@ -644,7 +656,7 @@ def findings(ins: Insights, export: ExportReport | None = None) -> list[Finding]
                            f"{top.label}: {top.share:.0%}" + (
                                f"; slowest {slowest.compile_id} ({format_seconds(slowest.total_s)}"
                                f"{_so_far(ct, [slowest.compile_id])})" if slowest else "")
-                           + (f"; {cost}" if cost else "")))
+                           + (f"; {cost}" if cost else "") + _header_precompile(ins.aoti, ct)))
     out.extend(_repeated_blocks(group, ct) for group in ins.regional.by_blocks())
     out.extend(_cudagraph_recordings(ins.cudagraphs))
     at = ins.autotuning
