@@ -144,3 +144,15 @@ def test_the_compiler_is_named_by_the_code_aotinductor_wrote_and_the_header_prec
     assert (f"{format_seconds(header.compile_s)} (2 compiler runs) prepared AOTInductor's runtime headers "
             f"(aoti_precompile_header, {format_seconds(h_end - h_start)} in all)") in timed.detail
 
+
+def test_the_batch_dim_is_placed_at_the_export_call_that_made_it():
+    # torch logs s77 (the Dim's [2, 64]) with an empty user stack while export fakes the inputs, before forward
+    # runs: its Python stack runs from the program's export call into torch/export/.
+    from compilescope.analyses.dynamic_shapes import dynamic_shapes
+
+    (created,) = [e["create_symbol"] for e, _ in raw_records(torch213(LOG)) if "create_symbol" in e]
+    assert (created["symbol"], created["vr"], created["user_stack"]) == ("s77", "[2, 64]", [])
+    export = _program_line("torch.export.export(")
+    assert [f["line"] for f in created["stack"][:3]] == [_program_line("    main()"), export, 171]
+    (size,) = dynamic_shapes(read_trace(torch213(LOG))).sizes
+    assert (size.location.line, size.location.function) == (export, "main")

@@ -25,7 +25,7 @@ from ..wording import count
 from .compiled_frames import CompiledFrames
 from .stack_values import StackValues
 from .userloc import (UserLocation, is_torch_file, last_code_stack_frame, last_user_stack_frame,
-                      exported_user_frame, placed_at_call, user_source_name)
+                      export_call, exported_user_frame, placed_at_call, user_source_name)
 from ..model.records import dataclass
 
 T = TypeVar("T")
@@ -81,7 +81,8 @@ def _location(entry: dict) -> tuple[UserLocation | None, UserLocation | None]:
     own = last_user_stack_frame(stack) or last_code_stack_frame(stack)
     if own is None and not stack and "user_stack" in entry:
         # Non-strict export runs the forward in Python under its tracer: the user's line is in the Python stack only.
-        own = exported_user_frame(entry.get("stack"))
+        # A symbol made before forward runs (an input's Dim, as export fakes the inputs) is the export call's line.
+        own = exported_user_frame(entry.get("stack")) or export_call(entry.get("stack"))
     if own is not None or not stack or "user_stack" not in entry:
         return own, None
     torch_line = UserLocation.from_frame(stack[-1])
