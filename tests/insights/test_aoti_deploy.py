@@ -156,3 +156,34 @@ def test_the_batch_dim_is_placed_at_the_export_call_that_made_it():
     assert [f["line"] for f in created["stack"][:3]] == [_program_line("    main()"), export, 171]
     (size,) = dynamic_shapes(read_trace(torch213(LOG))).sizes
     assert (size.location.line, size.location.function) == (export, "main")
+
+
+def test_the_report_names_the_package_code_where_tlparse_puts_it(tmp_path):
+    # tlparse 0.4.3 files the AOTInductor compile's outputs under [-/-] (no compile id): the report keeps its file
+    # names and compile_directory.json, and says what the wrapper and kernel files are and whose compile they are.
+    import gzip
+    import json
+    import subprocess
+
+    from ..conftest import report, tlparse_binary
+
+    plain = tmp_path / "aoti_deploy.log"
+    plain.write_bytes(gzip.decompress(torch213(LOG).read_bytes()))  # (tlparse 0.4.3 reads no .gz)
+    subprocess.run([tlparse_binary(), str(plain), "-o", str(tmp_path / "tl"), "--no-browser"], check=True,
+                   capture_output=True)
+    theirs = json.loads((tmp_path / "tl" / "compile_directory.json").read_text())
+    ours = report(torch213(LOG), tmp_path / "cs")
+    assert list(ours) == list(theirs) == ["[-/-]"]
+    assert [a["url"] for a in ours["[-/-]"]["artifacts"]] == [a["url"] for a in theirs["[-/-]"]["artifacts"]]
+    urls = {a["name"] for a in theirs["[-/-]"]["artifacts"]}
+    wrapper, kernels = (next(u for u in urls if u.startswith(f"inductor_aot_{k}_code_")) for k in ("wrapper", "kernel"))
+
+    page = (tmp_path / "cs" / "index.html").read_text()
+    for name, role in ((wrapper, "C++ wrapper"), (kernels, "kernels")):
+        assert re.search(rf'{re.escape(name)}</a> <span class="badge role">AOTInductor package: {re.escape(role)}</span>', page)
+    call = _program_line("aoti_compile_and_package(")
+    outside = page[page.index('id="no-compile-id"'):page.index('class="artifacts"', page.index('id="no-compile-id"'))]
+    assert f"aoti_deploy.py:{call}</a>" in outside and "AOTInductor" in outside
+    # no dynamo_start in the log (the first test): no torch.compile stack, nor anything torch.compile made
+    assert "No stacks in this log" not in page and 'id="no-compile-stacks"' in page
+    assert "What torch.compile made" not in page and "What torch.export and AOTInductor made" in page

@@ -21,6 +21,7 @@ from ..model.trace import Trace
 from .userloc import UserLocation, is_framework_file, is_torch_file
 
 WRAPPER_CODE = "inductor_aot_wrapper_code"
+KERNEL_CODE = "inductor_aot_kernel_code"
 CHECK_ENV = "AOTI_RUNTIME_CHECK_INPUTS"
 # The torch functions a user calls to compile with AOTInductor (torch/_inductor/__init__.py).
 AOTI_ENTRY_POINTS = frozenset({"aoti_compile_and_package", "aot_compile"})
@@ -82,6 +83,11 @@ class AotiPackage:
     inputs: list[AotiInput] = field(default_factory=list)
     # The checks run only with AOTI_RUNTIME_CHECK_INPUTS set where the package runs
     checks_need_env: bool = False
+    # The outputs that are its code (Artifact.number, as pages key them): the wrapper, and the kernel file logged
+    # after it (a CPU package's C++ kernels; a CUDA package's embeds its Triton kernels in the wrapper)
+    wrapper_artifact: int | None = None
+    kernel_artifact: int | None = None
+    kernel_number: int | None = None  # the inductor_aot_kernel_code output's number
 
     @property
     def static_dims(self) -> list[tuple[AotiInput, int]]:
@@ -94,6 +100,7 @@ class AotiPackage:
 
     def to_json(self) -> dict[str, Any]:
         return {"call": self.call.to_json() if self.call else None, "wrapper": self.wrapper_number,
+                "kernels": self.kernel_number,
                 "inputs": [i.to_json() for i in self.inputs], "checks_need_env": self.checks_need_env,
                 "accepts": self.accepts}
 
@@ -119,6 +126,18 @@ class Aoti:
 
     def __bool__(self) -> bool:
         return bool(self.packages)
+
+    def code_roles(self) -> dict[int, str]:
+        """What each package's code outputs are (Artifact.number -> its role), for the list of outputs outside any
+        compile id, where torch logs them under tlparse's file names (inductor_aot_wrapper_code_N.txt) alone."""
+        roles: dict[int, str] = {}
+        for package in self.packages:
+            whose = f" of {package.call.short}" if package.call is not None and len(self.packages) > 1 else ""
+            if package.wrapper_artifact is not None:
+                roles[package.wrapper_artifact] = f"AOTInductor package{whose}: C++ wrapper"
+            if package.kernel_artifact is not None:
+                roles[package.kernel_artifact] = f"AOTInductor package{whose}: kernels"
+        return roles
 
     def to_json(self) -> dict[str, Any]:
         return {"packages": [p.to_json() for p in self.packages],
@@ -208,13 +227,16 @@ def aoti(trace: Trace) -> Aoti:
         for artifact in entry.artifacts:
             if artifact.name == "before_pre_grad_graph" and artifact.payload is not None:
                 names = _signature_names(trace.payload_text(artifact.payload))
+            if artifact.name == KERNEL_CODE and result.packages and result.packages[-1].kernel_artifact is None:
+                result.packages[-1].kernel_artifact = artifact.number  # (torch logs it right after its wrapper)
+                result.packages[-1].kernel_number = artifact.file_number
             if artifact.name != WRAPPER_CODE or artifact.payload is None:
                 continue
             code = trace.payload_text(artifact.payload)
             # (the call: that of the records logged up to the wrapper; one AOTI compile per call, in log order)
             call = calls[len(result.packages)] if len(result.packages) < len(calls) else (calls[-1] if calls else None)
             result.packages.append(AotiPackage(call, artifact.file_number, wrapper_inputs(code, names),
-                                               bool(_GATED.search(code))))
+                                               bool(_GATED.search(code)), wrapper_artifact=artifact.number))
     if result:
         result.header = header_precompile(trace.chromium_events)
     return result

@@ -219,6 +219,8 @@ def _index(page: _Page) -> Iterator[bytes]:
         trie_tokens=trie_tokens(results.stack_trie),
         outside_stacks=[(group, trie_tokens(group.trie)) for group in results.outside_stacks],
         outside=outside,  # (not no_compile_id: that global is the string that anchors the list)
+        # (an AOTInductor package's wrapper and kernels are outputs outside any compile id: named as what they are)
+        outside_roles=results.insights.aoti.code_roles() if results.insights else {},
         # The page of each crash's record in the log (run appended it, outside any compilation).
         record_urls={a.number: artifact_url(a, page.options) for a in (outside.artifacts if outside else [])
                      if a.number in results.crash_records},
