@@ -5,6 +5,7 @@ the raw log and the program, not from our output."""
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
@@ -127,3 +128,43 @@ def test_check_and_diff_say_what_the_failed_compile_lacks_not_just_torchs_announ
     assert (f"failure gone: [1/0] train_step (custom_ops.py:{def_line}) at custom_ops.py:{gelu_line}: BackendCompilerFailed: "
             "backend='inductor' raised: RuntimeError: Trying to backward through mylib.gelu_np.default but no autograd "
             "formula was registered.") in out
+
+
+def test_torchs_hint_that_eager_may_fail_too_is_set_aside_beside_a_missing_fake_kernel():
+    # torch's fail_reason for [0/0] ends with its generic hint for any fake-tensor failure; softclip's real kernel
+    # (the program's NumPy body) runs eagerly, and only tracing lacks the fake kernel: the hint contradicts the finding.
+    hint_line = [ln.strip() for ln in _metrics(LOG)["0/0"]["fail_reason"].splitlines() if ln.strip().startswith("Hint:")]
+    assert len(hint_line) == 1 and "may result in an error when running in eager" in hint_line[0]
+
+    error = _errors()["[0/0]"]
+    assert error.hints == [hint_line[0][len("Hint:"):].strip()]  # kept as torch's text
+    assert error.hints_set_aside == error.hints and error.advice_hints == []
+    assert error.to_json()["hints"] == error.hints and error.to_json()["advice_hints"] == []
+    assert "Hint: Your code may result in an error when running in eager" in error.detail  # the full message keeps it
+    assert error.next_steps[1].startswith("Eagerly the op runs as it is")
+
+
+def test_anomaly_modes_report_of_the_backward_error_is_said_with_the_failure_not_as_another_warning():
+    from compilescope.analyses.insights import insights
+    from compilescope.analyses.torch_warnings import torch_warnings
+
+    # The one warning compilescope recorded: printed in [1/0] while AOTAutograd traced the joint graph (between the
+    # aot_trace_joint_graph begin and end events), by anomaly mode, naming the forward call at line 77.
+    records = [(e, p) for e, p in raw_records(torch213(LOG)) if e.get("artifact", {}).get("name") == "compilescope_warning"]
+    assert len(records) == 1 and (records[0][0]["frame_id"], records[0][0]["frame_compile_id"]) == (1, 0)
+    message = json.loads(records[0][1])["message"]
+    assert message.startswith("Error detected in GeneratedBackwardFor_mylib_gelu_np_defaultBackward. Traceback of "
+                              "forward call that caused the error:")
+    gelu_line = _program_line("return gelu_np(proj(x)).pow(2).mean()")
+    assert f'custom_ops.py", line {gelu_line}, in train_step' in message
+
+    trace = read_trace(torch213(LOG))
+    (warning,) = torch_warnings(trace).warnings
+    assert warning.failure == "[1/0]" and warning.compile_ids == ["[1/0]"]
+    error = _errors()["[1/0]"]
+    assert error.torch_printed == [
+        "Error detected in GeneratedBackwardFor_mylib_gelu_np_defaultBackward (anomaly mode, on while AOTAutograd "
+        f"traces the backward); the forward call: custom_ops.py:{gelu_line} (`return gelu_np(proj(x)).pow(2).mean()`)"]
+    assert not _errors()["[0/0]"].torch_printed  # [0/0] recorded no warning
+    findings = insights(trace).findings
+    assert not [f for f in findings if f.section == "warnings"]  # not "torch printed 1 other warning"

@@ -12,12 +12,16 @@ import re
 from dataclasses import field
 from typing import Any
 
+import orjson
+
+from ..decompile.recorded import WARNING
 from ..lazy_regex import lazy_compile
 from ..model.trace import Compile, Trace
 from .compiled_frames import compile_traceback
 from .fx_sites import GRAPH_ARTIFACT, op_call_site
 from .graph_breaks import FSDP2_FILE, IN_LOOP, fsdp_note, skipped_frame, skipped_text
 from .graph_breaks import parse_reason as parse_break_reason
+from .torch_warnings import backward_error, forward_call
 from .userloc import (UserLocation, is_framework_file, is_python_library_file, is_torch_file, last_user_frame,
                       last_user_stack_frame, traceback_frames)
 from .userloc import export_call as find_export_call
@@ -122,6 +126,9 @@ COND_BRANCHES_STEP = ("torch.cond's two branches must return the same structure:
 # A torch.library custom op without the kernels tracing needs, as torch 2.13 words it (torch/_library/custom_ops.py,
 # torch/_library/autograd.py): the op is the user's, so what to add is known, not a construct to rewrite.
 _NO_FAKE_KERNEL = lazy_compile(r"no fake impl registered for <CustomOpDef\((?P<op>[\w.:]+)\)>")
+# torch's hint under every fake-tensor failure (torch/_dynamo/utils.py): that eager may fail the same way. A custom op
+# with no fake kernel runs eagerly as it is, so beside that finding the hint misleads.
+_EAGER_MAY_FAIL = lazy_compile(r"may result in an error when running in eager")
 _NO_AUTOGRAD_FORMULA = lazy_compile(r"Trying to backward through (?P<op>[\w.]+) but no autograd formula was registered")
 _BACKEND = lazy_compile(r"backend='(?P<name>[^']*)' raised")
 _INNER = lazy_compile(r"^(?P<name>[A-Za-z_][\w.]*(?:Error|Exception|Failed|Unsupported))\b:?")
@@ -197,10 +204,21 @@ class CompileError:
     # export's): its Explanation, Hints ("Avoid calling the function `Random.choice`") and the graph-break site's page.
     explanation: str | None = None
     hints: list[str] = field(default_factory=list)
+    # Of those hints, the ones the finding's advice contradicts (torch's generic "Your code may result in an error
+    # when running in eager" beside a custom op that only lacks a fake kernel): kept as torch's text, not advice.
+    hints_set_aside: list[str] = field(default_factory=list)
     docs_url: str | None = None
+    # What torch printed of this failure on stderr only (recorded by compilescope): anomaly mode's report of the
+    # backward function that raised, with the forward call that made it.
+    torch_printed: list[str] = field(default_factory=list)
     # The number of the compilation_metrics artifact that told it: failures outside a compile id (several strict
     # torch.export calls) share compile_id NO_COMPILE_ID; this tells them apart.
     metrics_number: int | None = None
+
+    @property
+    def advice_hints(self) -> list[str]:
+        """torch's hints that the finding's advice does not contradict: what the report shows as hints."""
+        return [h for h in self.hints if h not in self.hints_set_aside]
 
     @property
     def stage_label(self) -> str:
@@ -225,7 +243,8 @@ class CompileError:
             "export_call": self.export_call.to_json() if self.export_call else None, "next_steps": self.next_steps,
             "skipped_frame": self.skipped_frame.to_json() if self.skipped_frame else None, "in_loop": self.in_loop,
             "in_fsdp_hook": self.in_fsdp_hook,
-            "explanation": self.explanation, "hints": self.hints, "docs_url": self.docs_url,
+            "explanation": self.explanation, "hints": self.hints, "hints_set_aside": self.hints_set_aside,
+            "advice_hints": self.advice_hints, "docs_url": self.docs_url, "torch_printed": self.torch_printed,
         }
 
 
@@ -470,6 +489,8 @@ def compile_errors(trace: Trace) -> CompileErrors:
         elif stage == DYNAMO and (guarded := data_dependent_steps(entry, reason, location)):
             steps = [*guarded, NEXT_STEPS[DYNAMO][-1]]  # Dynamo traced it: the value is what it cannot know
         op_steps, op_call = custom_op_steps(trace, entry, reason, location if kind == "failure" else None)
+        # Only the fake kernel is missing: eagerly the op runs, so torch's hint that eager may fail is set aside.
+        eager_runs = bool(op_steps) and _NO_FAKE_KERNEL.search(reason) is not None
         if op_steps:
             steps = op_steps  # torch's generic narrowing steps do not apply: what the op lacks is known
             if op_call is not None and kind != "failure":
@@ -495,9 +516,33 @@ def compile_errors(trace: Trace) -> CompileErrors:
             # (torch's hints for a break in FSDP's hooks ask to avoid FSDP's own call of disable: next_steps says)
             explanation=told["explanation"] if told else None,
             hints=told["hints"] if told and not in_fsdp_hook else [],
-            docs_url=told["docs_url"] if told else None,
+            hints_set_aside=[h for h in told["hints"] if _EAGER_MAY_FAIL.search(h)] if told and eager_runs else [],
+            docs_url=told["docs_url"] if told else None, torch_printed=_backward_errors(trace, entry),
         ))
     return result
+
+
+def _backward_errors(trace: Trace, entry: Compile) -> list[str]:
+    """What anomaly mode printed of the compile's failure, recorded in its compile id: the backward function that
+    raised, and the forward call that made it (AOTAutograd traces the backward under detect_anomaly)."""
+    said = []
+    for a in entry.artifacts:
+        if a.name != WARNING or a.payload is None:
+            continue
+        try:
+            record = orjson.loads(trace.payload_text(a.payload))
+        except ValueError:
+            continue
+        message = record.get("message") if isinstance(record, dict) else None
+        node = backward_error(message) if isinstance(message, str) else None
+        if node is None or not isinstance(message, str):
+            continue
+        call = forward_call(message)
+        at = f"; the forward call: {call.short}" + (f" (`{call.code}`)" if call.code else "") if call else ""
+        text = f"Error detected in {node} (anomaly mode, on while AOTAutograd traces the backward){at}"
+        if text not in said:
+            said.append(text)
+    return said
 
 
 def _skipped_step(skipped: UserLocation, in_loop: bool, location: UserLocation | None, in_fsdp_hook: bool = False) -> str:

@@ -837,8 +837,8 @@ def _torch_warnings(printed: TorchWarnings, said_above: set[str], runtime: Runti
     out = []
     others = []
     for w in printed.warnings:
-        if w.name == RECOMPILE_LIMIT or w.name in said_above:
-            continue
+        if w.name == RECOMPILE_LIMIT or w.name in said_above or w.failure:
+            continue  # (a failure's own report is said with its error)
         if w.name is None:
             others.append(w)
             continue

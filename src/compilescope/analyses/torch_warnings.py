@@ -87,6 +87,9 @@ class TorchWarning:
     # of it (a recompile set_stance("fail_on_recompile") refused: its record names the stance). Said apart from the
     # warnings, as what it is.
     raised: bool = False
+    # The compile id of the failed compile whose error this warning reports (a backward error torch's anomaly mode
+    # printed while AOTAutograd traced the backward): said with that failure, not as a warning of its own.
+    failure: str | None = None
 
     @property
     def headline(self) -> str:
@@ -107,7 +110,8 @@ class TorchWarning:
     def to_json(self) -> dict[str, Any]:
         return {"message": self.message, "kind": self.kind, "source": self.source, "count": self.count,
                 "compile_ids": self.compile_ids, "location": self.location.to_json() if self.location else None,
-                "logger": self.logger, "name": self.name, "advice": self.advice, "raised": self.raised}
+                "logger": self.logger, "name": self.name, "advice": self.advice, "raised": self.raised,
+                "failure": self.failure}
 
 
 @dataclass
@@ -215,6 +219,24 @@ def _known(message: str) -> tuple[str | None, str | None]:
     return None, None
 
 
+# Anomaly mode's report of an error a backward function raised (torch/csrc/autograd/python_anomaly_mode.cpp), with the
+# forward call that made that function. AOTAutograd traces every backward under detect_anomaly
+# (torch/_functorch/_aot_autograd/graph_capture_wrappers.py), so in a compile this is the compile's own failure.
+_BACKWARD_ERROR = lazy_compile(r"^Error detected in (?P<node>\w+)\. Traceback of forward call that caused the error:")
+
+
+def backward_error(message: str) -> str | None:
+    """The backward function named by anomaly mode's report of its error ("GeneratedBackwardFor_..._defaultBackward");
+    None: the message is no such report."""
+    m = _BACKWARD_ERROR.match(message)
+    return m["node"] if m else None
+
+
+def forward_call(message: str) -> UserLocation | None:
+    """The user's line a warning's message names (its traceback's innermost user frame)."""
+    return _named_line(message)
+
+
 def recorded_kinds(trace: Trace) -> set[str]:
     """What compilescope's recorders wrote into the log (its RECORDERS artifacts, from run or capture()): "warnings",
     "cudagraph_skips". A kind recorded and absent from the log is one torch did not print."""
@@ -249,6 +271,8 @@ def torch_warnings(trace: Trace) -> TorchWarnings:
         records = [(r.get("compile_id"), r) for r in trace.stderr_warnings or ()]
         result.stderr = trace.stderr_path
     groups: dict[tuple[str, str], TorchWarning] = {}
+    failed = {str(e.compile_id) for e in trace.compiles.values() if e.compile_id is not None and e.metrics
+              and e.metrics.get("fail_type")}
     for cid, record in records:
         message, source = (record.get("message"), record.get("source")) if isinstance(record, dict) else (None, None)
         if not isinstance(message, str) or not isinstance(source, str):
@@ -268,7 +292,8 @@ def torch_warnings(trace: Trace) -> TorchWarnings:
                                [cid] if cid is not None else [],
                                _named_line(message) or _user_line(record.get("traced")) or _user_line(record.get("stack")),
                                logger if isinstance(logger, str) else None, name, advice,
-                               raised=isinstance(record.get("stance"), str))
+                               raised=isinstance(record.get("stance"), str),
+                               failure=cid if cid in failed and backward_error(message) else None)
         groups[(source, message)] = warning
         result.warnings.append(warning)
     result.recorded = bool(records) or hooked or trace.stderr_path is not None

@@ -161,8 +161,10 @@ def _errors(ins: Insights) -> list[RenderableType]:
         tree.add(TerminalText(err.message))
         if err.explanation:
             tree.add(TerminalText(f"why: {err.explanation}"))
-        for hint in err.hints:
+        for hint in err.advice_hints:
             tree.add(TerminalText(f"hint: {hint}", style="green"))
+        for said in err.torch_printed:
+            tree.add(TerminalText(f"torch also printed: {said}"))
         if err.location:
             code = f"  ·  {err.location.code}" if err.location.code else ""
             tree.add(TerminalText(f"{err.location_kind}: {_where(err.location)}{code}"))
@@ -502,6 +504,8 @@ def _warning_table(warnings: list[TorchWarning], what_heading: str) -> Table:
         what.append(headline).append(f"\n{w.kind} from {w.source}", style="dim")
         if w.location:
             what.append(f"\nat {_where(w.location)}", style="dim")
+        if w.failure:
+            what.append(f"\npart of {w.failure}'s failure (see Errors)")
         if w.advice:
             what.append(f"\n{w.advice}")
         table.add_row(TerminalText(", ".join(w.compile_ids) or "-"), what, str(w.count))
