@@ -168,3 +168,39 @@ def test_anomaly_modes_report_of_the_backward_error_is_said_with_the_failure_not
     assert not _errors()["[0/0]"].torch_printed  # [0/0] recorded no warning
     findings = insights(trace).findings
     assert not [f for f in findings if f.section == "warnings"]  # not "torch printed 1 other warning"
+
+
+def test_a_fused_kernel_named_after_the_custom_op_it_feeds_is_said_to_compute_only_its_own_ops():
+    from compilescope.analyses.provenance import analyze_provenance, kernel_work, text_lines
+
+    records = [(e, p) for e, p in raw_records(torch213(FIXED)) if e.get("frame_id") == 2]
+    (mappings,) = [json.loads(p) for e, p in records
+                   if e.get("artifact", {}).get("name") == "inductor_provenance_tracking_node_mappings"]
+    (code,) = [p for e, p in records if "inductor_output_code" in e]
+    (post,) = [p for e, p in records if e.get("artifact", {}).get("name") == "inductor_post_grad_graph"]
+    # torch maps the fused kernel to both post-grad nodes, and the custom op's node to a call of its own ...
+    assert sorted(mappings["cppCodeToPost"]["cpp_fused_bucketize_tanh_0:1"]) == ["bucketize", "tanh"]
+    assert mappings["cppCodeToPost"]["torch.ops.mylib.bucketize.default:2"] == ["bucketize"]
+    assert "bucketize: \"f32[4, 16][16, 1]cpu\" = torch.ops.mylib.bucketize.default(tanh)" in post
+    # ... and the kernel's C++ computes one op, tanh; the wrapper calls mylib::bucketize after it, on its output.
+    kernel_body = code.split("cpp_fused_bucketize_tanh_0 = async_compile", 1)[1].split("''')", 1)[0]
+    assert re.findall(r"tmp\d+\.(\w+)\(\)", kernel_body) == ["tanh"]
+    assert re.search(r"cpp_fused_bucketize_tanh_0\(arg0_1, buf0\)\n.*\n.*\n\s*buf1 = torch\.ops\.mylib\.bucketize\.default\(buf0\)",
+                     code)
+
+    work = {w.call: w for w in kernel_work(mappings, text_lines(post))}
+    assert work["cpp_fused_bucketize_tanh_0:1"].ops == ["aten.tanh"]
+    assert work["cpp_fused_bucketize_tanh_0:1"].elsewhere == {"mylib.bucketize": ["torch.ops.mylib.bucketize.default:2"]}
+    assert work["cpp_fused_mul_1:3"].ops == ["aten.mul"] and work["cpp_fused_mul_1:3"].note is None
+    assert "torch.ops.mylib.bucketize.default:2" not in work  # not a generated kernel
+
+    (section,) = [cp for cid, cp in analyze_provenance(read_trace(torch213(FIXED))).compiles.items()
+                  if str(cid) == "[2/0]"][0].sections
+    assert list(section.kernel_notes) == ["cpp_fused_bucketize_tanh_0:1"]
+    assert section.kernel_notes["cpp_fused_bucketize_tanh_0:1"].startswith(
+        "computes tanh only; bucketize, in its name, is computed by its own call torch.ops.mylib.bucketize.default:2")
+    # As written, featurize's graph stops at the break: its one kernel is named for what it computes.
+    (as_written,) = [cp for cid, cp in analyze_provenance(read_trace(torch213(LOG))).compiles.items()
+                     if str(cid) == "[2/0_1]"]
+    assert [k.name for s in as_written.sections for k in s.kernels] == ["cpp_fused_tanh_0:1"]
+    assert not any(s.kernel_notes for s in as_written.sections)

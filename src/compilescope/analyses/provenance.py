@@ -500,6 +500,77 @@ def infer_kernel_nodes(kernels: list[KernelTrace], post: list[str]) -> dict[str,
     return result
 
 
+# --- what a kernel computes -----------------------------------------------------------------------
+
+_NODE_OP = lazy_compile(r"=\s*torch\.ops\.(?P<op>\w+\.\w+)\.")
+
+
+@dataclass(slots=True)
+class KernelWork:
+    """What one generated kernel call computes: the ops of the post-grad nodes torch maps to it, less the nodes that
+    another call of the graph computes (a custom op or extern kernel, called on its own). torch names a fused kernel
+    after the nodes it was made for, which can take in such a node whose input it computes: featurize's
+    cpp_fused_bucketize_tanh_0 computes tanh, and mylib::bucketize is its own call, torch.ops.mylib.bucketize.default."""
+
+    call: str  # as the node mappings name it: "cpp_fused_bucketize_tanh_0:1"
+    ops: list[str]  # the ops it computes, "namespace.op": ["aten.tanh"]
+    # The ops its name lists that other calls compute: op ("mylib.bucketize") -> those calls
+    elsewhere: dict[str, list[str]] = field(default_factory=dict)
+
+    @property
+    def kernel(self) -> str:
+        """The kernel's name, without the debug handle."""
+        return _without_handle(self.call)
+
+    @property
+    def note(self) -> str | None:
+        """What it computes, where its name says more (None: the name says what it computes)."""
+        if not self.elsewhere:
+            return None
+        apart = "; ".join(f"{op.partition('.')[2]}, in its name, is computed by its own call {' and '.join(calls)}"
+                          for op, calls in self.elsewhere.items())
+        return (f"computes {', '.join(op.partition('.')[2] for op in self.ops)} only; {apart} (torch names a fused "
+                "kernel after all the nodes it was made for)")
+
+    def to_json(self) -> dict[str, Any]:
+        return {"call": self.call, "kernel": self.kernel, "ops": self.ops, "elsewhere": self.elsewhere,
+                "note": self.note}
+
+
+def _without_handle(call: str) -> str:
+    return call.rpartition(":")[0] if ":" in call else call
+
+
+def kernel_work(node_mappings: dict, post: list[str]) -> list[KernelWork]:
+    """What each generated kernel call of a graph computes, from torch's node mappings (code call -> post-grad nodes)
+    and the post-grad graph's lines (each node's op); calls in the mappings' order. A generated kernel's name has
+    no dot; `extern_kernels.mm`, `torch.ops.mylib.bucketize.default` are calls of existing kernels."""
+    ops = {}
+    for line in post:
+        name, m = node_name(line), _NODE_OP.search(line)
+        if name and m:
+            ops[name] = m["op"]
+    calls = {**_dict(node_mappings.get("pyCodeToPost")), **_dict(node_mappings.get("cppCodeToPost"))}
+    elsewhere: dict[str, list[str]] = {}  # post node -> the existing kernels' calls computing it
+    for call, nodes in calls.items():
+        if "." in _without_handle(call):
+            for node in _names(nodes):
+                elsewhere.setdefault(node, []).append(call)
+    found = []
+    for call, nodes in calls.items():
+        kernel = _without_handle(call)
+        if "." in kernel:
+            continue
+        own = [ops[n] for n in _names(nodes) if n in ops and n not in elsewhere]
+        named = _kernel_ops(kernel)
+        apart: dict[str, list[str]] = {}
+        for n in _names(nodes):
+            if n in elsewhere and n in ops and _names_op(named, ops[n].partition(".")[2]):
+                apart.setdefault(ops[n], []).extend(c for c in elsewhere[n] if c not in apart.get(ops[n], []))
+        found.append(KernelWork(call, list(dict.fromkeys(own)), apart if own else {}))
+    return found
+
+
 # --- per compile id ------------------------------------------------------------------------------
 
 
@@ -551,6 +622,9 @@ class ProvenanceSection:
     number: int | None = None  # the label's number, where the compile id has several graphs of this kind
     # Of other_graphs, those whose graph the log tells (place_other_graphs): kernel name -> the graph calling it.
     called_by: dict[str, GraphRef] = field(default_factory=dict)
+    # What a kernel call computes where its name says more (KernelWork.note): call ("cpp_fused_bucketize_tanh_0:1")
+    # -> the note.
+    kernel_notes: dict[str, str] = field(default_factory=dict)
 
     @property
     def own_kernels(self) -> list[KernelTrace]:
@@ -591,6 +665,7 @@ class ProvenanceSection:
             "label": self.label,
             "otherGraphs": self.other_graphs,
             "calledBy": {name: ref.label for name, ref in self.called_by.items()},
+            "kernelNotes": self.kernel_notes,
         }
 
 
@@ -781,6 +856,7 @@ def compile_provenance(trace: Trace, entry: Compile,
             kernel_traces_artifact=traces_a.number if traces_a is not None else None,
             graph=graph_kind(title),
             other_graphs=other_graphs,
+            kernel_notes={w.call: w.note for w in kernel_work(node_mappings, post_lines) if w.note},
         )
         # Another graph's kernel is named in this code only by its base name (`extern_kernels.mm`, at another call):
         # it links nowhere here and infers no nodes. (The maps above keep tlparse's rule.)

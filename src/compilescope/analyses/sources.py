@@ -964,7 +964,9 @@ def analyze_sources(trace: Trace, provenance: Provenance | None = None, shapes: 
                                           "debug_handle": kernel.debug_handle, "anchor": anchor,
                                           "section": section_number, "code_line": called_at.get(kernel.name),
                                           "graph": section.graph, "traces_artifact": section.kernel_traces_artifact,
-                                          "code_md5": code_md5.get(section.code.artifact_number or -1)})
+                                          "code_md5": code_md5.get(section.code.artifact_number or -1),
+                                          **({"note": section.kernel_notes[kernel.name]}
+                                             if kernel.name in section.kernel_notes else {})})
 
     _add_failures(trace, errors, crashed, at, quotes)
     for ckpt in (checkpointing if checkpointing is not None else activation_checkpointing(trace)).compiles:

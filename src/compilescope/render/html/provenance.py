@@ -189,8 +189,10 @@ def kernels_page(page: _Page, entry: Compile, artifact: Artifact) -> Iterator[by
     kernels = page.results.provenance.kernels.get(artifact.number, [])
     calls = _kernel_calls(page, entry).get(artifact.number, {})
     others = _other_graphs(page, entry, artifact.number)
+    found = page.results.provenance.compiles.get(entry.compile_id)
+    notes = next((s.kernel_notes for s in found.sections if s.kernel_traces_artifact == artifact.number), {}) if found else {}
     return page.stream("kernels.html", "../", c=entry, n_kernels=len(kernels), n_other=len(others),
-                       rows_html=_kernel_rows_html(page, kernels, calls, others))
+                       rows_html=_kernel_rows_html(page, kernels, calls, others, notes))
 
 
 def _other_graphs(page: _Page, entry: Compile, artifact: int) -> dict[str, str]:
@@ -243,19 +245,22 @@ def _kernel_calls(page: _Page, entry: Compile) -> dict[int, dict[str, list[str]]
 
 
 def _kernel_rows_html(page: _Page, kernels: list[KernelTrace], calls: dict[str, list[str]],
-                      others: dict[str, str] | None = None) -> Iterator[Markup]:
+                      others: dict[str, str] | None = None, notes: dict[str, str] | None = None) -> Iterator[Markup]:
     """The kernel table's rows, built here rather than in a template loop (thousands of rows, each with several
     stacks), in parts. Kernels share most user lines and stack traces: each is escaped once per page.
-    others: the rows of another graph's kernels (_other_graphs), each with its note."""
-    return grouped(_kernel_rows(page, kernels, calls, others or {}))
+    others: the rows of another graph's kernels (_other_graphs), each with its note. notes: what a kernel computes,
+    where its name says more (ProvenanceSection.kernel_notes)."""
+    return grouped(_kernel_rows(page, kernels, calls, others or {}, notes or {}))
 
 
 def _kernel_rows(page: _Page, kernels: list[KernelTrace], calls: dict[str, list[str]],
-                 others: dict[str, str]) -> Iterator[str]:
+                 others: dict[str, str], notes: dict[str, str]) -> Iterator[str]:
     seen: dict[Any, str] = {}
     for k in kernels:
         links = "".join(f'<br><a href="{html_text(url)}" title="where it is called, in the provenance view">call site {n}</a>'
                         for n, url in enumerate(calls.get(k.name, ()), 1))
+        if k.name in notes:
+            links += f'<div class="kernel-note">{html_text(notes[k.name])}</div>'
         other = others.get(k.name)
         row_class = ""
         if other is not None:  # greyed, and said why: its time and lines are another graph's

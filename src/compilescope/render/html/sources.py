@@ -313,7 +313,8 @@ def _kernel_link(page: _Page, k: dict[str, Any], dirs: _CompileDirs) -> str:
         url = f'../{provenance_url(k["dir"])}#{panel_line_id(k["section"], "code", k["code_line"])}'
         title = (f' title="{html_text(_handle_words(k["kernel"], handle))}; the link shows it in the generated code"'
                  if handle is not None else "")
-        return f'<a class="mono" href="{html_text(url)}"{title}>{name}</a>'
+        note = f' <span class="muted">— {html_text(k["note"])}</span>' if k.get("note") else ""
+        return f'<a class="mono" href="{html_text(url)}"{title}>{name}</a>{note}'
     rows = _kernel_page(page, dirs, k["dir"], k.get("traces_artifact"))
     url = f'../{rows}#{k["anchor"]}' if rows else f'../{provenance_url(k["dir"])}'
     title = f' title="{html_text(_handle_words(k["kernel"], handle))}"' if handle is not None else ""
