@@ -204,3 +204,38 @@ def test_a_fused_kernel_named_after_the_custom_op_it_feeds_is_said_to_compute_on
                      if str(cid) == "[2/0_1]"]
     assert [k.name for s in as_written.sections for k in s.kernels] == ["cpp_fused_tanh_0:1"]
     assert not any(s.kernel_notes for s in as_written.sections)
+
+
+def test_diff_names_the_kernels_featurize_gained_by_what_they_compute_and_where_a_computed_them():
+    from compilescope.analyses import analyze
+    from compilescope.analyses.diff import RunFacts, diff_runs, run_facts
+
+    def kernels(log: str, frame: int) -> dict[str, list[str]]:
+        """Generated kernel -> its post-grad nodes, for each compile of a frame, read from torch's node mappings."""
+        return {k.rpartition(":")[0]: v for e, p in raw_records(torch213(log)) if e.get("frame_id") == frame
+                and e.get("artifact", {}).get("name") == "inductor_provenance_tracking_node_mappings"
+                for k, v in json.loads(p)["cppCodeToPost"].items() if "." not in k.rpartition(":")[0]}
+
+    # As written, featurize's graph (frame 2) stops at the break and makes one kernel, for tanh; mul (line 83) is in
+    # the graph of the rest of featurize after the break (frame 5). Fixed, featurize is one graph with both.
+    assert kernels(LOG, 2) == {"cpp_fused_tanh_0": ["tanh"]}
+    assert kernels(LOG, 5) == {"cpp_fused_mul_0": ["mul"]}
+    assert {k: sorted(v) for k, v in kernels(FIXED, 2).items()} == {"cpp_fused_bucketize_tanh_0": ["bucketize", "tanh"],
+                                                                    "cpp_fused_mul_1": ["mul"]}
+    mul_line = _program_line("return codes * x")
+    call_line = _program_line("codes = bucketize(x.tanh())")
+
+    def facts(log: str) -> RunFacts:
+        with read_trace(str(torch213(log))) as trace:
+            return RunFacts.from_json(run_facts(analyze(trace)).to_json())  # as saved facts are read back
+
+    (change,) = [c for c in diff_runs(facts(LOG), facts(FIXED)).changes if "generated kernels" in c.title]
+    assert change.title.startswith("featurize (custom_ops.py:80): generated kernels 1 → 2: + cpp_fused_mul_1 "
+                                   f"(mul at custom_ops.py:{mul_line}, which A computed in featurize (after its graph "
+                                   f"break at line {call_line})")
+    assert (f"cpp_fused_tanh_0 → cpp_fused_bucketize_tanh_0, both tanh at custom_ops.py:{call_line} (B's graph calls "
+            "mylib.bucketize whole, as its own call torch.ops.mylib.bucketize.default:2") in change.title
+    assert [k["kernel"] for k in change.detail["kernels_added"]] == ["cpp_fused_mul_1"]
+    assert change.detail["kernels_removed"] == []
+    assert [(r["a"]["kernel"], r["b"]["kernel"]) for r in change.detail["kernels_renamed"]] == [
+        ("cpp_fused_tanh_0", "cpp_fused_bucketize_tanh_0")]

@@ -36,6 +36,7 @@ from .cudagraphs import NEVER_RECORDED
 from .dynamic_shapes import number_text, placement_text, read_placement
 from .compiled_frames import frame_function
 from .graph_breaks import function_label
+from .provenance import NODE_MAPPINGS, POST_GRAD, kernel_work, text_lines
 from .status import MISSING, counts_text, status_counts
 from .unread import Unread
 from .torch_warnings import TorchWarnings
@@ -145,6 +146,9 @@ class GraphFacts:
     nodes: list[list[Any]]  # [op, target, "file:line" or None, code or None], in graph order
     kernels: dict[str, int] | None  # kind -> generated kernels; None: no output code logged (e.g. a cache hit)
     extern_kernels: dict[str, int] | None
+    # What each generated kernel computes, from torch's provenance (provenance.KernelWork): {"kernel", "ops", "lines",
+    # "elsewhere"}, in call order; None: the log has no provenance of the graph (or facts saved before it was kept).
+    kernel_work: list[dict[str, Any]] | None = None
 
 
 @dataclass
@@ -395,6 +399,27 @@ def graph_nodes(text: str) -> list[list[Any]]:
     return nodes
 
 
+def _kernel_work(trace: Trace, entry: Compile) -> list[dict[str, Any]] | None:
+    """What each generated kernel of the compile computes (its graphs' node mappings, each with its post-grad graph);
+    None: no provenance logged, or mappings and graphs that do not pair up."""
+    mappings = [a for a in entry.artifacts if a.name == NODE_MAPPINGS and a.payload is not None]
+    posts = next((kept for kind in POST_GRAD
+                  if (kept := [a for a in entry.artifacts if a.name == kind and a.payload is not None])), [])
+    if not mappings or len(mappings) != len(posts):
+        return None
+    found: list[dict[str, Any]] = []
+    for mapping, post in zip(mappings, posts):
+        try:
+            node_mappings = orjson.loads(trace.payload_text(mapping.payload))
+        except orjson.JSONDecodeError:
+            return None
+        if not isinstance(node_mappings, dict):
+            return None
+        found.extend({"kernel": w.kernel, "ops": w.ops, "lines": w.lines, "elsewhere": w.elsewhere}
+                     for w in kernel_work(node_mappings, text_lines(trace.payload_text(post.payload))))
+    return found
+
+
 def kernel_counts(text: str) -> tuple[dict[str, int], dict[str, int]]:
     """(generated kernels by kind, extern kernel calls by name) in Inductor's output code."""
     kernels = Counter(m["kind"] for m in _KERNEL_DEF.finditer(text))
@@ -587,7 +612,7 @@ def run_facts(results: Results) -> RunFacts:
                 extern_total.update(e_)
             kernels, externs = dict(kernel_total), dict(extern_total)
         if graph_text is not None or codes:
-            frame.graphs.append(GraphFacts(graph_nodes(graph_text or ""), kernels, externs))
+            frame.graphs.append(GraphFacts(graph_nodes(graph_text or ""), kernels, externs, _kernel_work(trace, entry)))
         ct = time_of.get(compile_id.compilation)
         frame.compile_s.append(round(ct.total_s, 6) if ct else 0.0)
         if ct:
@@ -1156,8 +1181,10 @@ def _diff_nodes(nodes_a: list[list], nodes_b: list[list]) -> dict[str, list] | N
     return {"added": [as_dict(n) for n in added], "removed": [as_dict(n) for n in removed], "retargeted": retargeted}
 
 
-def _diff_graphs(label: str, key: str, fa: FrameFacts, fb: FrameFacts) -> list[Change]:
-    """Graph i of the frame in A against graph i in B; graphs beyond the shorter side are counted."""
+def _diff_graphs(label: str, key: str, fa: FrameFacts, fb: FrameFacts,
+                 runs: tuple[RunFacts, RunFacts] | None = None) -> list[Change]:
+    """Graph i of the frame in A against graph i in B; graphs beyond the shorter side are counted. runs: (A, B), where
+    a kernel of one side only is looked for in the other run's frames."""
     out: list[Change] = []
     for i in range(min(len(fa.graphs), len(fb.graphs))):
         nodes = _diff_nodes(fa.graphs[i].nodes, fb.graphs[i].nodes)
@@ -1185,9 +1212,63 @@ def _diff_graphs(label: str, key: str, fa: FrameFacts, fb: FrameFacts) -> list[C
     for attr, what in (("kernels", "generated kernels"), ("extern_kernels", "extern kernel calls")):
         ka, kb = kernel_total(fa, attr), kernel_total(fb, attr)
         if ka is not None and kb is not None and ka != kb:
-            out.append(Change("graphs", "changed", f"{label}: {what} {sum(ka.values())} → {sum(kb.values())}", key,
-                              ka, kb))
+            said, detail = _kernels_changed(fa, fb, runs) if attr == "kernels" else ("", {})
+            out.append(Change("graphs", "changed", f"{label}: {what} {sum(ka.values())} → {sum(kb.values())}{said}",
+                              key, ka, kb, detail))
     return out
+
+
+def _work_of(f: FrameFacts) -> list[dict[str, Any]] | None:
+    """The frame's kernels with what each computes, all its graphs'; None: some graph has no provenance."""
+    if not f.graphs or any(g.kernel_work is None for g in f.graphs):
+        return None
+    return [w for g in f.graphs for w in g.kernel_work or ()]
+
+
+def _computes(w: dict[str, Any]) -> str:
+    """"tanh at custom_ops.py:82": what a kernel computes, by its ops' names and user lines."""
+    ops = ", ".join(op.partition(".")[2] or op for op in w["ops"]) or "nothing torch maps"
+    return f"{ops}{' at ' + ', '.join(w['lines']) if w['lines'] else ''}"
+
+
+def _kernels_changed(fa: FrameFacts, fb: FrameFacts,
+                     runs: tuple[RunFacts, RunFacts] | None) -> tuple[str, dict[str, Any]]:
+    """The kernels that differ, each by what it computes (torch's provenance): kernels computing the same ops at the
+    same lines are one kernel renamed (torch names a fused kernel after the nodes it was made for, an op called on its
+    own among them); a kernel of one side only is said with the frame of the other run that computed the same, where
+    one did (the rest of a function after a graph break, compiled as its own graph). ("", {}): no provenance."""
+    wa, wb = _work_of(fa), _work_of(fb)
+    if wa is None or wb is None:
+        return "", {}
+    key = lambda w: (tuple(w["ops"]), tuple(w["lines"]))  # noqa: E731
+    only_a, only_b = multiset_diff([key(w) for w in wa], [key(w) for w in wb])
+    names_a, names_b = Counter(w["kernel"] for w in wa), Counter(w["kernel"] for w in wb)
+    renamed = [(x, y) for x, y in zip(wa, wb) if key(x) == key(y) and x["kernel"] != y["kernel"]
+               and names_b[x["kernel"]] == 0 and names_a[y["kernel"]] == 0]
+    parts: list[str] = []
+    detail: dict[str, Any] = {"kernels_added": [], "kernels_removed": [], "kernels_renamed": []}
+    for side, only, work, other in (("B", only_b, wb, 0), ("A", only_a, wa, 1)):
+        for k in only:
+            w = next(x for x in work if key(x) == k)
+            elsewhere = _computed_in(runs[other], k) if runs is not None else None
+            where = f", which {'A' if other == 0 else 'B'} computed in {elsewhere}" if elsewhere else ""
+            parts.append(f"{'+' if side == 'B' else '-'} {w['kernel']} ({_computes(w)}{where})")
+            detail["kernels_added" if side == "B" else "kernels_removed"].append({**w, "other_run_frame": elsewhere})
+    for x, y in renamed:
+        apart = "; ".join(f"{'B' if op in y['elsewhere'] else 'A'}'s graph calls {op} whole, as its own call "
+                          f"{', '.join(calls)}, and torch names the fused kernel after it too"
+                          for op, calls in {**x["elsewhere"], **y["elsewhere"]}.items())
+        parts.append(f"{x['kernel']} → {y['kernel']}, both {_computes(y)}{' (' + apart + ')' if apart else ''}")
+        detail["kernels_renamed"].append({"a": x, "b": y})
+    return (f": {'; '.join(parts)}" if parts else ""), detail
+
+
+def _computed_in(run: RunFacts, k: tuple[tuple[str, ...], tuple[str, ...]]) -> str | None:
+    """The label of the run's frame with a kernel computing these ops at these lines."""
+    for f in run.frames.values():
+        if any((tuple(w["ops"]), tuple(w["lines"])) == k for w in _work_of(f) or ()):
+            return f.label
+    return None
 
 
 def _frame_detail(facts: RunFacts, f: FrameFacts) -> dict[str, Any]:
@@ -1475,7 +1556,7 @@ def diff_runs(a: RunFacts, b: RunFacts, threshold: TimeThreshold = TimeThreshold
                                   dict(sa), dict(sb),
                                   {"no_graph_a": fa.no_graph, "no_graph_b": fb.no_graph}
                                   if fa.no_graph or fb.no_graph else {}))
-        changes.extend(_diff_graphs(label, k, fa, fb))
+        changes.extend(_diff_graphs(label, k, fa, fb, (a, b)))
 
     # Graph breaks: added, removed, moved (same reason in the same function, another line).
     ka = {_break_key(x): x for x in a.graph_breaks}

@@ -516,6 +516,7 @@ class KernelWork:
     ops: list[str]  # the ops it computes, "namespace.op": ["aten.tanh"]
     # The ops its name lists that other calls compute: op ("mylib.bucketize") -> those calls
     elsewhere: dict[str, list[str]] = field(default_factory=dict)
+    lines: list[str] = field(default_factory=list)  # the user lines of what it computes: "custom_ops.py:82"
 
     @property
     def kernel(self) -> str:
@@ -534,7 +535,7 @@ class KernelWork:
 
     def to_json(self) -> dict[str, Any]:
         return {"call": self.call, "kernel": self.kernel, "ops": self.ops, "elsewhere": self.elsewhere,
-                "note": self.note}
+                "lines": self.lines, "note": self.note}
 
 
 def _without_handle(call: str) -> str:
@@ -550,6 +551,7 @@ def kernel_work(node_mappings: dict, post: list[str]) -> list[KernelWork]:
         name, m = node_name(line), _NODE_OP.search(line)
         if name and m:
             ops[name] = m["op"]
+    where = {name: f"{os.path.basename(src[0])}:{src[1]}" for _, name, _, src in _post_node_sources(post) if src}
     calls = {**_dict(node_mappings.get("pyCodeToPost")), **_dict(node_mappings.get("cppCodeToPost"))}
     elsewhere: dict[str, list[str]] = {}  # post node -> the existing kernels' calls computing it
     for call, nodes in calls.items():
@@ -567,7 +569,8 @@ def kernel_work(node_mappings: dict, post: list[str]) -> list[KernelWork]:
         for n in _names(nodes):
             if n in elsewhere and n in ops and _names_op(named, ops[n].partition(".")[2]):
                 apart.setdefault(ops[n], []).extend(c for c in elsewhere[n] if c not in apart.get(ops[n], []))
-        found.append(KernelWork(call, list(dict.fromkeys(own)), apart if own else {}))
+        lines = [where[n] for n in _names(nodes) if n in where and n not in elsewhere]
+        found.append(KernelWork(call, list(dict.fromkeys(own)), apart if own else {}, list(dict.fromkeys(lines))))
     return found
 
 
