@@ -547,10 +547,9 @@ class StateChange:
                 "after": self.after, "text": self.text}
 
 
-def state_changes(before: str, after: str) -> list[StateChange]:
-    """The values the guard tree before fixed that the tree after fixes differently (a value only one of them fixes,
-    a number made dynamic, is no change of state)."""
-    old, new = pinned_state(before), pinned_state(after)
+def state_changes(old: dict[str, str], new: dict[str, str]) -> list[StateChange]:
+    """The values the guard tree before fixed (its pinned_state, old) that the tree after fixes differently (a value
+    only one of them fixes, a number made dynamic, is no change of state)."""
     return [StateChange(k, old[k], v) for k, v in new.items() if k in old and old[k] != v]
 
 
@@ -1355,10 +1354,19 @@ def _link_state_changes(steps: list[tuple[RecompileStep, Compile]],
     """Sets each step's also_changed from the guard trees of the compile whose guard failed and of the recompile.
     Returns the hooks found registered after compiling: (the recompile that first ran them, the change)."""
     hooked: list[tuple[str, StateChange]] = []
+    pinned: dict[str, dict[str, str] | None] = {}  # compile id -> what its tree pins
+
+    def pinned_by(cid: str) -> dict[str, str] | None:
+        # (each tree read once, and one at a time: a tree is tens of KB, and a frame's recompiles compare in a chain)
+        if cid not in pinned:
+            tree = texts(cid, GUARDS_ARTIFACT)
+            pinned[cid] = pinned_state(tree) if tree is not None else None
+        return pinned[cid]
+
     for step, _ in steps:
         guard = step.guard
-        before = texts(guard.compile_id, GUARDS_ARTIFACT) if guard is not None else None
-        after = texts(step.compile_id, GUARDS_ARTIFACT) if before is not None else None
+        before = pinned_by(guard.compile_id) if guard is not None and guard.compile_id is not None else None
+        after = pinned_by(step.compile_id) if before is not None else None
         if before is None or after is None:
             continue
         named = " ".join(g.guard for g in step.failed_guards)
