@@ -194,9 +194,12 @@ SCENARIOS = [
     Scenario("func_numpy_fixed", "func_numpy.py", gzip=True, env={**RUN_ENV, "FUNC_VARIANT": "fixed"}),
     # A fine-tuning loop that changes its compiled model between steps: a forward hook registered after the first call
     # (appending to a global list), eval()/train() for validation, a backbone unfrozen, a Python float attribute set per
-    # step; _fixed: the hook registered before compiling, the float a buffer (eval/train and the unfreeze kept).
+    # step; _fixed: the hook registered before compiling, writing a key its dict already has, the float a buffer
+    # (eval/train and the unfreeze kept).
     Scenario("module_state", "module_state.py", gzip=True, env=RUN_ENV),
     Scenario("module_state_fixed", "module_state.py", gzip=True, env={**RUN_ENV, "MODULE_VARIANT": "fixed"}),
+    # The fix but for the dict, empty until the hook's first compiled call writes its key: one recompile for that key.
+    Scenario("module_state_late_key", "module_state.py", gzip=True, env={**RUN_ENV, "MODULE_VARIANT": "late_key"}),
     # An exported model compiled with AOTInductor (aoti_compile_and_package), loaded and run at batches 4 and 8: with a
     # Dim for the batch, and (_static) without one, a package of batch 4 whose unchecked input of 8 returns 4 rows.
     Scenario("aoti_deploy", "aoti_deploy.py", gzip=True, env=RUN_ENV),
@@ -237,6 +240,7 @@ SCRUB_ENV = [
     "REGIONAL_VARIANT",
     "FUNC_VARIANT",
     "CUSTOM_OP_VARIANT",
+    "MODULE_VARIANT",
 ]
 
 
