@@ -12,6 +12,8 @@ import re
 import pytest
 from rich.console import Console
 
+from compilescope.analyses import analyze
+from compilescope.analyses.diff import diff_runs, run_facts
 from compilescope.analyses.insights import insights
 from compilescope.analyses.recompiles import ADVICE
 from compilescope.ingest.reader import read_trace
@@ -256,3 +258,37 @@ def test_check_counts_only_avoidable_recompiles(capsys):
     # --max-recompiles counts all of them
     assert run_cli("check", torch213("module_state_fixed.log.gz"), "--max-recompiles", "1") == 1
     assert capsys.readouterr().out.startswith("max-recompiles: 2 recompiles")
+
+
+def _reasons_listing(log: str, guard: str) -> list[str]:
+    """The recompiles whose recompile_reasons list guard as failed, for any cached compile."""
+    return sorted(cid for cid, reasons in _artifacts(_text(log), "recompile_reasons").items() if guard in reasons)
+
+
+def _facts(log: str):
+    with read_trace(str(torch213(log))) as trace:
+        return run_facts(analyze(trace))
+
+
+def test_diff_says_the_avoidable_recompiles_and_which_guards_still_fail():
+    a, b = _facts("module_state.log.gz"), _facts("module_state_fixed.log.gz")
+    [change] = [c for c in diff_runs(a, b).changes if c.section == "recompiles"]
+    # avoidable: 4 of module_state's 6, none of _fixed's 2 (test_recompiles_to_a_setting_no_compile_had_are_expected)
+    assert change.title.endswith("7 → 3 compiles (6 → 2 recompiles; avoidable 4 → 0)")
+    assert (change.detail["avoidable_a"], change.detail["avoidable_b"]) == (["[0/1]", "[0/2]", "[0/4]", "[0/6]"], [])
+    # grad mode: the eval() compile's guard, listed at 4 recompiles of module_state and 2 of _fixed: failing in both
+    grad = "GLOBAL_STATE changed: grad_mode"
+    assert _reasons_listing("module_state.log.gz", grad) == ["[0/3]", "[0/4]", "[0/5]", "[0/6]"]
+    assert _reasons_listing("module_state_fixed.log.gz", grad) == ["[0/1]", "[0/2]"]
+    lines = {guard: what for what, guard, _ in change.guard_lines}
+    assert lines[grad] == "guard failing in both, listed at 4 → 2 recompiles"
+    # the float attribute and the list are gone from _fixed: no reason of it names them
+    text = _text("module_state_fixed.log.gz")
+    assert "self.scale ==" not in text and "G['activations']" not in text
+    assert lines["self.scale == 0.5"] == lines["not G['activations']"] == "guard no longer failing"
+    # the late dict key's variant against the fix: the one avoidable recompile, the dict's first key, gone
+    late = _facts("module_state_late_key.log.gz")
+    [change] = [c for c in diff_runs(late, b).changes if c.section == "recompiles"]
+    assert change.title.endswith("4 → 3 compiles (3 → 2 recompiles; avoidable 1 → 0)")
+    assert _reasons_listing("module_state_late_key.log.gz", "not G['latest']") == ["[0/1]", "[0/3]"]
+    assert [(what, guard) for what, guard, _ in change.guard_lines] == [("guard no longer failing", "not G['latest']")]

@@ -167,6 +167,10 @@ class FrameFacts:
     # Of those, the ones that name a value Dynamo made a name for (a resume function's ___stack0): guard -> the guard
     # in the user's words (FailedGuard.described, masked), as the report shows it. Empty in facts saved before.
     guard_words: dict[str, str] = field(default_factory=dict)
+    # Every guard torch lists as failed for a recompile, each cached compile's, not only the first (guard_failures):
+    # masked text -> how many recompiles list it. A guard no longer first can fail still (the eval() compile's grad
+    # mode, checked again when a later call misses). Empty in facts saved before.
+    failed_anywhere: dict[str, int] = field(default_factory=dict)
     graphs: list[GraphFacts] = field(default_factory=list)  # in compile order
     compile_s: list[float] = field(default_factory=list)  # per compile id, in compile order
     phases: dict[str, float] = field(default_factory=dict)  # seconds per phase, the frame's compiles summed
@@ -523,6 +527,7 @@ def run_facts(results: Results) -> RunFacts:
     times = found.compile_time
     time_of = {c.compile_id: c for c in times.compiles}
     guards_by_cid = {step.compile_id: step.guard for f in found.recompiles.frames for step in f.steps}
+    all_failed_by_cid = {step.compile_id: step.failed_guards for f in found.recompiles.frames for step in f.steps}
     expected = {step.compile_id for f in found.recompiles.frames for step in f.steps if step.expected}
     # What the recompiles analysis counts (Recompiles.with_backward, the report's heading): its frames' steps, and each
     # backward graph compiled autograd captured again (its first Dynamo compile: "[!1/9/0]").
@@ -599,6 +604,8 @@ def run_facts(results: Results) -> RunFacts:
             frame.guard_failures.append(_mask(guard.guard))
             if guard.described:
                 frame.guard_words[_mask(guard.guard)] = _mask(guard.described)
+        for failed in dict.fromkeys(_mask(g.guard) for g in all_failed_by_cid.get(cid_text, [])):
+            frame.failed_anywhere[failed] = frame.failed_anywhere.get(failed, 0) + 1
         graph_text = next((trace.payload_text(a.payload) for a in entry.artifacts if a.name == FX_GRAPH), None)
         codes = [trace.payload_text(a.payload) for a in entry.artifacts if a.name.startswith(OUTPUT_CODE)]
         kernels: dict[str, int] | None = None
@@ -991,11 +998,17 @@ class Change:
         if stopped:  # the side that stopped compiling never checked the guards the other recompiled for
             other, key = ("A", "gone_guard_failures") if stopped["side"] == "B" else ("B", "new_guard_failures")
             labels[key] = f"failing guard in {other} only (not checked in {stopped['side']})"
+        # A guard first at fewer (more) recompiles that the other run's recompiles list too is failing in both: how many
+        # recompiles list it in each, not "no longer failing" ("still_failing": guard -> [A's count, B's count])
+        both = self.detail.get("still_failing") or {}
         for key, label in labels.items():
-            groups: dict[str, list[str]] = {}
+            groups: dict[tuple[str, str], list[str]] = {}
             for guard in self.detail.get(key, []):
-                groups.setdefault(_GUARD_NUMBER.sub("#", guard), []).append(guard)
-            out.extend((label, _one_of(_in_words(guards, self.guard_words)), len(guards)) for guards in groups.values())
+                counts = both.get(guard)
+                said = label if counts is None else f"guard failing in both, listed at {counts[0]} → {counts[1]} recompiles"
+                groups.setdefault((said, _GUARD_NUMBER.sub("#", guard)), []).append(guard)
+            out.extend((said, _one_of(_in_words(guards, self.guard_words)), 1 if said != label else len(guards))
+                       for (said, _), guards in groups.items())
         return out
 
     @property
@@ -1104,6 +1117,23 @@ def _differing_numbers(texts: list[str]) -> list[int]:
     """Where the numbers of guards that differ only in their numbers differ: their indexes among the numbers."""
     numbers = [_GUARD_NUMBER.findall(t) for t in texts]
     return [i for i in range(len(numbers[0])) if len({n[i] for n in numbers}) > 1]
+
+
+def _still_failing(fa: FrameFacts, fb: FrameFacts, gone: list[str], new: list[str]) -> dict[str, Any]:
+    """Of the guards first at fewer recompiles in B (gone) or more (new), those the other run's recompiles list as
+    failing too: guard -> [how many recompiles list it in A, in B] (Change.guard_lines)."""
+    found = {g: [fa.failed_anywhere.get(g, 0), fb.failed_anywhere.get(g, 0)] for g in dict.fromkeys(gone + new)
+             if (fb if g in gone else fa).failed_anywhere.get(g)}
+    return {"still_failing": found} if found else {}
+
+
+def _avoidable_text(fa: FrameFacts, fb: FrameFacts) -> str:
+    """"; avoidable 4 → 0": where either run has a recompile the recompiles analysis calls expected (else all are
+    avoidable, as the recompile counts say), and the avoidable counts differ."""
+    if not (fa.expected_recompile_ids or fb.expected_recompile_ids):
+        return ""
+    na, nb = len(fa.avoidable_recompile_ids), len(fb.avoidable_recompile_ids)
+    return f"; avoidable {na} → {nb}" if na != nb else ""
 
 
 def _guard_words(fa: FrameFacts, fb: FrameFacts, guards: list[str]) -> dict[str, Any]:
@@ -1536,20 +1566,26 @@ def diff_runs(a: RunFacts, b: RunFacts, threshold: TimeThreshold = TimeThreshold
             changes.append(Change(
                 "recompiles", "changed",
                 f"{label}: {len(fa.compile_ids)} → {len(fb.compile_ids)} compiles ({fa.recompiles} → {fb.recompiles} "
-                f"recompiles){said}",
+                f"recompiles{_avoidable_text(fa, fb)}){said}",
                 k, len(fa.compile_ids), len(fb.compile_ids),
                 {"recompiles_a": fa.recompiles, "recompiles_b": fb.recompiles,
+                 "avoidable_a": fa.avoidable_recompile_ids, "avoidable_b": fb.avoidable_recompile_ids,
                  **({"afresh_a": fa.afresh, "afresh_b": fb.afresh, "afresh_cached_a": fa.afresh_cached,
                      "afresh_cached_b": fb.afresh_cached} if fa.afresh or fb.afresh else {}),
                  "new_guard_failures": new, "gone_guard_failures": gone, **_guard_words(fa, fb, new + gone),
+                 **_still_failing(fa, fb, gone, new),
                  **({"stopped_after_failure": {"side": side, "compile_id": stopped}} if stopped else {})}))
         else:
             gone, new = multiset_diff(fa.guard_failures, fb.guard_failures)
             if new or gone:
-                changes.append(Change("recompiles", "changed", f"{label}: recompiles for another guard", k,
+                avoidable = _avoidable_text(fa, fb)
+                changes.append(Change("recompiles", "changed", f"{label}: recompiles for another guard"
+                                      + (f" ({avoidable[2:]})" if avoidable else ""), k,
                                       fa.guard_failures, fb.guard_failures,
                                       {"new_guard_failures": new, "gone_guard_failures": gone,
-                                       **_guard_words(fa, fb, new + gone)}))
+                                       "avoidable_a": fa.avoidable_recompile_ids,
+                                       "avoidable_b": fb.avoidable_recompile_ids,
+                                       **_guard_words(fa, fb, new + gone), **_still_failing(fa, fb, gone, new)}))
         sa, sb = Counter(fa.statuses), Counter(fb.statuses)
         if (sa, len(fa.no_graph)) != (sb, len(fb.no_graph)) and len(fa.compile_ids) == len(fb.compile_ids):
             changes.append(Change("recompiles", "changed", f"{label}: outcomes: {fa.outcomes} → {fb.outcomes}", k,
