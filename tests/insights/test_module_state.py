@@ -16,6 +16,7 @@ from compilescope.analyses import analyze
 from compilescope.analyses.diff import diff_runs, run_facts
 from compilescope.analyses.insights import insights
 from compilescope.analyses.recompiles import ADVICE
+from compilescope.analyses.sources import analyze_sources
 from compilescope.ingest.reader import read_trace
 from compilescope.render.terminal import print_summary
 
@@ -292,3 +293,31 @@ def test_diff_says_the_avoidable_recompiles_and_which_guards_still_fail():
     assert change.title.endswith("4 → 3 compiles (3 → 2 recompiles; avoidable 1 → 0)")
     assert _reasons_listing("module_state_late_key.log.gz", "not G['latest']") == ["[0/1]", "[0/3]"]
     assert [(what, guard) for what, guard, _ in change.guard_lines] == [("guard no longer failing", "not G['latest']")]
+
+
+def _first_failures(log: str) -> dict[str, list[tuple[str, str]]]:
+    """compile id -> the (cached compile, guard) its recompile_reasons list that no earlier recompile's listed."""
+    seen: set[tuple[str, str]] = set()
+    found = {}
+    for cid, reasons in sorted(_artifacts(_text(log), "recompile_reasons").items(), key=lambda kv: int(kv[0][3:-1])):
+        listed = {(f"[{m[1]}]", m[2].rstrip()) for m in re.finditer(r'^\t"?(\d+/\d+): (.*?)(?: {2,}#|"|$)', reasons, re.M)}
+        found[cid] = sorted(listed - seen)
+        seen |= listed
+    return found
+
+
+def test_a_line_recompiled_only_where_its_guard_failed_for_the_first_time():
+    # [0/0] pinned self.scale == 0.5 (line 32); torch lists that failure again at every recompile after [0/1], as it
+    # checks every cached compile, but only [0/1] recompiled for it: later ones failed a newer compile's guard first
+    first = _first_failures("module_state.log.gz")
+    assert [cid for cid, new in first.items() if ("[0/0]", "self.scale == 0.5") in new] == ["[0/1]"]
+    assert sorted(_reasons_listing("module_state.log.gz", "0/0: self.scale == 0.5")) == [
+        "[0/1]", "[0/2]", "[0/4]", "[0/5]", "[0/6]"]
+    # the list's length (line 43): each of [0/2], [0/4], [0/5], [0/6] fails a guard there first
+    assert {cid: [c for c, guard in new if "G['activations']" in guard] for cid, new in first.items()} == {
+        "[0/1]": [], "[0/2]": ["[0/1]"], "[0/3]": [], "[0/4]": ["[0/2]"], "[0/5]": ["[0/4]"], "[0/6]": ["[0/5]"]}
+    with read_trace(str(torch213("module_state.log.gz"))) as trace:
+        [source] = [f for f in analyze_sources(trace).files if f.path.endswith("module_state.py")]
+    assert source.notes[32].recompiled == ["[0/1]"]
+    assert [note.recompile for note in source.notes[32].recompile_notes] == ["[0/1]"]
+    assert source.notes[43].recompiled == ["[0/2]", "[0/4]", "[0/5]", "[0/6]"]

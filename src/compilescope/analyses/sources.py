@@ -174,7 +174,9 @@ class LineNotes:
     eager: list[int] = field(default_factory=list)  # indexes of breaks that made this line run eagerly
     resumes: list[dict[str, Any]] = field(default_factory=list)  # resume functions that start after this line
     # Failed guards (recompiles) pointing here; one whose recompilation itself failed (the recompile limit) says why
-    # ("recompile_failed"): torch compiled nothing for it.
+    # ("recompile_failed"): torch compiled nothing for it. "again": the compilation whose guard it is failed it at an
+    # earlier recompile already (torch lists every cached compilation's failure at each recompile, so a compilation
+    # that no call matches any more fails the same guard at every one after): not what made this one recompile.
     guards: list[dict[str, Any]] = field(default_factory=list)
     kernels: list[dict[str, Any]] = field(default_factory=list)
     symbols: list[dict[str, Any]] = field(default_factory=list)  # created / specialized / guarded
@@ -267,8 +269,11 @@ class LineNotes:
         [0/2] failed [0/0]'s size check and [0/1]'s), and alike checks of several compilations are one check."""
         notes: dict[str, RecompileNote] = {}
         checks: dict[tuple[str, str, str | None], FailedCheck] = {}
+        caused = self._caused
         for g in self.recompile_guards:
             recompile = g["recompile"]
+            if recompile not in caused and "recompile_failed" not in g:
+                continue
             note = notes.setdefault(recompile, RecompileNote(recompile, []))
             if "recompile_failed" in g:
                 note.failed = g["recompile_failed"]
@@ -297,9 +302,15 @@ class LineNotes:
         those that failed (failed_recompiles): torch compiled nothing there."""
         found: list[str] = []
         for g in self.recompile_guards:
-            if g["recompile"] not in found and "recompile_failed" not in g:
+            if g["recompile"] not in found and "recompile_failed" not in g and not g.get("again"):
                 found.append(g["recompile"])
         return found
+
+    @property
+    def _caused(self) -> set[str]:
+        """The recompiles a guard of this line failed for the first time in (not only "again": an older compilation
+        failing the guard it failed before, module_state.py's [0/0] pinning self.scale == 0.5 at every recompile)."""
+        return {g["recompile"] for g in self.recompile_guards if not g.get("again")}
 
     @property
     def failed_recompiles(self) -> dict[str, str]:
@@ -839,23 +850,28 @@ def analyze_sources(trace: Trace, provenance: Provenance | None = None, shapes: 
     # Why a compile failed, by compile id: a recompilation that failed (the recompile limit) compiled nothing.
     failed_why = {e.compile_id: e.message for e in (errors.errors if errors is not None else ())}
     for fr in recompile_info.frames:
+        failed_before: set[tuple[str | None, str]] = set()  # (compilation, guard) failed at an earlier recompile
         for step in fr.steps:
             recompile = compilation_key(step.compile_id)
+            failing_now = {(guard.compile_id, guard.guard) for guard in step.failed_guards}
             for guard in step.failed_guards:
                 loc = guard.location
                 if loc is None or guard.location_kind == "function":  # (the function's def: not where it failed)
                     continue
                 quotes.add(loc.filename, loc.line, loc.code)
                 n = at(loc.filename, loc.line)
-                failed = {"recompile": recompile,
-                          "failed_in": compilation_key(guard.compile_id) if guard.compile_id else None,
-                          "guard": guard.guard, "change": guard.change}
+                failed: dict[str, Any] = {"recompile": recompile,
+                                          "failed_in": compilation_key(guard.compile_id) if guard.compile_id else None,
+                                          "guard": guard.guard, "change": guard.change}
                 if guard.described:  # (Dynamo's ___stack names in the user's words, as the recompiles view says them)
                     failed["described"] = guard.described
                 if step.failed:
                     failed["recompile_failed"] = failed_why.get(recompile) or "it failed"
+                if guard.compile_id is not None and (guard.compile_id, guard.guard) in failed_before:
+                    failed["again"] = True
                 if n is not None and failed not in n.guards:
                     n.guards.append(failed)
+            failed_before |= failing_now
 
     # Installed guards name the user line they came from, with the path clipped at the front: matched to a file
     # the log names in full, and only when exactly one ends that way.
