@@ -212,6 +212,10 @@ SCENARIOS = [
     # _fixed: fallback_random = True and float32.
     Scenario("wrong_results", "wrong_results.py", gzip=True, env=RUN_ENV),
     Scenario("wrong_results_fixed", "wrong_results.py", gzip=True, env={**RUN_ENV, "WRONG_VARIANT": "fixed"}),
+    # CPU inference with freezing: mode="max-autotune" benchmarks C++ GEMM templates against ATen's kernel for each
+    # linear (each candidate compiled by g++ inside its search); _default: the same model in the default mode.
+    Scenario("cpu_autotune", "cpu_autotune.py", gzip=True, env=RUN_ENV),
+    Scenario("cpu_autotune_default", "cpu_autotune.py", gzip=True, env={**RUN_ENV, "AUTOTUNE_VARIANT": "default"}),
 ]
 
 SCRUB_ENV = [
