@@ -8,7 +8,7 @@ import re
 
 import pytest
 
-from compilescope.analyses.autotuning import autotuning, autotuning_of
+from compilescope.analyses.autotuning import autotuning_of
 from compilescope.analyses.insights import insights
 from compilescope.ingest.reader import read_trace
 from compilescope.model.trace import COMPILE_EVENT_NAMES
@@ -111,7 +111,7 @@ def test_the_events_kept_when_reading_give_what_every_event_gives(directory):
         kept = trace.benchmark_events
         assert 0 < len(kept) < len(trace.chromium_events) / 3
         assert all("args" not in e for e in kept if e["name"] in COMPILE_EVENT_NAMES)
-        assert autotuning(trace) == autotuning_of(trace.chromium_events)
+        assert autotuning_of(kept) == autotuning_of(trace.chromium_events)
 
 
 def _kernel_tunings(log) -> dict[str, int]:

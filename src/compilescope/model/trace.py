@@ -25,8 +25,9 @@ KERNEL_TUNING_EVENTS = ("CachingAutotuner.benchmark_all_configs", "CachingAutotu
 FUSION_BENCHMARK_EVENTS = ("benchmark_fused_nodes", "benchmark_codegened_module")  # a fusion, benchmarked both ways
 BENCHMARK_EVENT_NAMES = frozenset(KERNEL_TUNING_EVENTS + FUSION_BENCHMARK_EVENTS)
 BENCHMARK_EVENT_SUFFIXES = ("_template_autotuning", "_template_precompiling")  # max-autotune's search of an op
-# The compiles a benchmark may run inside: kept without their args (large, and not needed to place a benchmark).
-COMPILE_EVENT_NAMES = frozenset({"dynamo", "entire_backward_compile", "inductor_compile"})
+# The compiles a benchmark may run inside, and g++'s runs a benchmark may hold (CPU max-autotune compiles each C++
+# candidate as it first benchmarks it): kept without their args (large, and not needed to place a benchmark).
+COMPILE_EVENT_NAMES = frozenset({"dynamo", "entire_backward_compile", "inductor_compile", "compile_file"})
 COMPILE_EVENT_KEPT = ("name", "ph", "ts", "pid", "tid")
 # CUDA graph trees' chromium events (Trace.cudagraph_events): a graph set up for a new input shape at its first call,
 # and each recording of it. A graph set up and never recorded ran without CUDA graphs.

@@ -413,7 +413,7 @@ def _autotuning(ins: Insights) -> list[RenderableType]:
                         + (f" ({s.triton_choices} Triton)" if s.triton_choices is not None else ""))
             for f in s.failed[:3]:
                 what.append(f"\nfailed: {f.exception}: {f.why}", style="dim")
-            took = format_seconds(s.seconds) + (f"\n+ {format_seconds(s.precompile_seconds)} compiling" if s.precompile_seconds else "")
+            took = "\n".join([format_seconds(s.seconds), *s.compile_notes])
             searches.add_row(TerminalText(s.compile_id), what, took)
         out.append(searches)
         out.extend(_more(len(at.searches), "more search", "more searches"))
