@@ -504,7 +504,9 @@ def test_max_autotune_choosing_another_kernel_is_a_change(tmp_path, capsys):
     assert (change["section"], change["kind"]) == ("autotuning", "changed")
     assert (change["a"]["best_kernel"], change["b"]["best_kernel"]) == ("triton_mm_17", "triton_mm_4")
     assert change["a"]["shape"] == change["b"]["shape"] == "256x2048, 256x512, 512x2048"
-    assert change["title"] == ("max-autotune chose another kernel for addmm 256x2048, 256x512, 512x2048 (torch.float16, "
+    # (the line the post-grad graph's `# File:` comment puts over its addmm: the model's line 13)
+    assert change["title"] == ("max-autotune chose another kernel for autotune_cudagraphs.py:13 `return "
+                               "self.l2(torch.nn.functional.gelu(self.l1(x))) + x`, addmm 256x2048, 256x512, 512x2048 (torch.float16, "
                                "torch.float16, torch.float16): triton_mm_17 → triton_mm_4 (BLOCK_K 64 → 32, "
                                "BLOCK_M 128 → 64; 22.6 µs → 22.6 µs)")
     assert "BLOCK_K=64, BLOCK_M=128" in change["a"]["best_config"] and "BLOCK_K=32, BLOCK_M=64" in change["b"]["best_config"]

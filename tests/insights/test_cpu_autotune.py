@@ -1,5 +1,5 @@
 """CPU inference with mode="max-autotune" and freezing (torch 2.13, programs/cpu_autotune.py): where the compile time
-went (g++ compiling each C++ GEMM candidate inside its search)."""
+went (g++ compiling each C++ GEMM candidate inside its search), and which of the user's layers each search was for."""
 
 from __future__ import annotations
 
@@ -12,9 +12,15 @@ from compilescope.analyses.autotuning import autotuning
 from compilescope.analyses.compile_time import compile_times
 from compilescope.ingest.reader import read_trace
 
-from ..conftest import torch213
+from ..conftest import report, run_cli, torch213
 
-LOG = "cpu_autotune.log.gz"
+LOG, DEFAULT = "cpu_autotune.log.gz", "cpu_autotune_default.log.gz"
+# The program's three linears (cpu_autotune.py): fc1 = Linear(512, 128) on line 32, fc2 = Linear(128, 64) on 33,
+# head = Linear(64, 10) on 34; a batch of 32. Freezing packs each weight for MKL (1459233x1, as torch logs the packed
+# buffer); the search's third input is the weight as the layer holds it (out x in).
+LAYERS = [("32x512, 1459233x1, 128x512", "cpu_autotune.py:32", "h = torch.relu(self.fc1(h))"),
+          ("32x128, 1459233x1, 64x128", "cpu_autotune.py:33", "h = torch.relu(self.fc2(h))"),
+          ("32x64, 1459233x1, 10x64", "cpu_autotune.py:34", "return self.head(h)")]
 
 
 def _raw_searches(log) -> tuple[list[tuple[str, float, float]], float]:
@@ -53,6 +59,19 @@ def _raw_searches(log) -> tuple[list[tuple[str, float, float]], float]:
     return searches, precompiled
 
 
+def test_each_search_is_placed_on_the_users_layer():
+    """The searches name their op and sizes only (packed_linear 32x512, 1459233x1, 128x512); the post-grad graph's
+    call taking inputs of those sizes sits under the `# File:` comment of the layer's line."""
+    raw, _ = _raw_searches(torch213(LOG))
+    assert [shape for shape, _, _ in raw] == [shape for shape, _, _ in LAYERS]
+    with read_trace(str(torch213(LOG))) as trace:
+        searches = autotuning(trace).searches
+    assert [(s.op, s.shape, s.site.short, s.site.function, s.site.code) for s in searches] == [
+        ("packed_linear", shape, line, "forward", code) for shape, line, code in LAYERS]
+    with read_trace(str(torch213(DEFAULT))) as trace:
+        assert not autotuning(trace)  # the default mode benchmarks nothing
+
+
 def test_the_candidates_compiled_inside_a_search_are_autotuning_time():
     """Each C++ candidate is compiled by g++ (compile_file) as it is first benchmarked, inside its search: that time
     is the search's (not C++ compile of the model), and said as the part of it spent compiling. Before, the phase
@@ -69,3 +88,28 @@ def test_the_candidates_compiled_inside_a_search_are_autotuning_time():
     assert at.total_s == pytest.approx(searched, abs=1e-6)
     assert timed.phases["autotune"] == pytest.approx(searched, abs=1e-3)
 
+
+def test_summary_and_report_name_the_layer_of_each_search(tmp_path, capsys):
+    assert run_cli("summary", torch213(LOG)) == 0
+    out = capsys.readouterr().out
+    table = out[out.index("\nAutotuning ("):out.index("\nWarnings torch printed")]
+    for _, line, code in LAYERS:
+        assert f"{line} in forward:" in table and code.split()[-1] in table
+    report(torch213(LOG), tmp_path / "r")
+    html = (tmp_path / "r" / "index.html").read_text()
+    searches = html[html.index('<table class="autotune-searches">'):]
+    searches = searches[:searches.index("</table>")]
+    for _, line, code in LAYERS:
+        assert f">{line}</" in searches and f"<code>{code}</code>" in searches
+
+
+def test_diff_against_the_default_mode_names_each_layer_searched_and_its_winner(capsys):
+    assert run_cli("diff", "--json", torch213(DEFAULT), torch213(LOG)) == 1
+    [rank] = json.loads(capsys.readouterr().out)["ranks"]
+    added = [c for c in rank["changes"] if (c["section"], c["kind"]) == ("autotuning", "added")]
+    with read_trace(str(torch213(LOG))) as trace:
+        winners = [s.best_kernel for s in autotuning(trace).searches]
+    assert len(added) == len(LAYERS) == len(winners)
+    for change, (shape, line, code), winner in zip(added, LAYERS, winners):
+        assert change["title"].startswith(f"max-autotune search for {line} `{code}`, packed_linear {shape} ")
+        assert f"only in B, won by {winner} (" in change["title"]

@@ -20,7 +20,10 @@ from typing import Any, Iterable
 import orjson
 
 from ..model.records import dataclass
+from ..model.ids import compilation_key
 from .compile_time import event_compile_label, finite_number
+from .fx_sites import calls_with_input_sizes
+from .userloc import UserLocation
 from ..wording import format_kernel_time, format_seconds
 from ..model.trace import BENCHMARK_EVENT_SUFFIXES, FUSION_BENCHMARK_EVENTS, KERNEL_TUNING_EVENTS, Trace
 
@@ -74,6 +77,9 @@ class TemplateSearch:
     # Of `seconds`, compiling candidates as they were first benchmarked (g++ on a C++ GEMM template: CPU's precompile
     # step compiles nothing, 120 µs against 14.21 s of g++ inside the 14.73 s of cpu_autotune.log's fc1 search)
     candidate_compile_seconds: float = 0.0
+    # The user's line the searched op came from (the post-grad graph's call taking inputs of the search's sizes): the
+    # sizes alone ("packed_linear 32x512, 1459233x1, 128x512": an MKL-packed weight) do not say which layer it is
+    site: UserLocation | None = None
 
     @property
     def compile_notes(self) -> list[str]:
@@ -93,7 +99,8 @@ class TemplateSearch:
                 "choices": self.choices, "triton_choices": self.triton_choices, "best_kernel": self.best_kernel,
                 "best_config": self.best_config, "best_time_ms": self.best_time_ms, "seconds": round(self.seconds, 6),
                 "precompile_seconds": round(self.precompile_seconds, 6), "failed": [f.to_json() for f in self.failed],
-                "candidate_compile_seconds": round(self.candidate_compile_seconds, 6)}
+                "candidate_compile_seconds": round(self.candidate_compile_seconds, 6),
+                "site": self.site.to_json() if self.site else None}
 
 
 @dataclass
@@ -142,7 +149,42 @@ class Autotuning:
 
 def autotuning(trace: Trace) -> Autotuning:
     # The benchmarks' events, and the compiles', kept apart when the log was read: no other event is decoded again.
-    return autotuning_of(trace.benchmark_events)
+    result = autotuning_of(trace.benchmark_events)
+    if result.searches:
+        _place_searches(trace, result.searches)
+    return result
+
+
+_POST_GRAD_GRAPHS = ("inductor_post_grad_graph", "after_post_grad_graph")  # (the same graph; older torch: the second)
+
+
+def _place_searches(trace: Trace, searches: list[TemplateSearch]) -> None:
+    """Each search's user line: that of the post-grad graph's calls (of its compile) whose inputs have the search's
+    sizes, the first ones in order, each as the op takes it or broadcast to it (addmm's bias 2048, searched as
+    256x2048). None where no call fits, or calls of different lines do."""
+    graphs: dict[str, str] = {}  # compilation -> its post-grad graph (the last attempt's)
+    for entry in trace.sorted_compiles():
+        graph = next((a for name in _POST_GRAD_GRAPHS for a in entry.artifacts if a.name == name), None)
+        if graph is not None and entry.compile_id is not None:
+            graphs[compilation_key(entry.compile_id)] = trace.payload_text(graph.payload)
+    calls: dict[str, list] = {}
+    for search in searches:
+        key = compilation_key(search.compile_id)
+        if key not in graphs or not search.shape:
+            continue
+        if key not in calls:
+            calls[key] = calls_with_input_sizes(graphs[key])
+        wanted = search.shape.split(", ")
+        sites = {(site.path, site.line): site for sizes, site in calls[key]
+                 if len(sizes) >= len(wanted) and all(map(_fits, sizes, wanted))}
+        if len(sites) == 1 and None not in sites.values():
+            site = next(iter(sites.values()))
+            search.site = UserLocation(site.path, site.line, site.function, site.code)
+
+
+def _fits(size: str, searched: str) -> bool:
+    """Whether a node of this size is an input searched with that size: the same, or broadcast to it."""
+    return size == searched or searched.endswith("x" + size)
 
 
 def autotuning_of(events: Iterable[Any]) -> Autotuning:

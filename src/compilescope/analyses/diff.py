@@ -717,7 +717,8 @@ def run_facts(results: Results) -> RunFacts:
                        >= KERNELS_AGAIN_WORTH_SAYING_S else None),
         autotune_s=round(tuned.total_s, 6),
         autotune_searches=[{"frame": frame_by_event_id.get(t.compile_id), "op": t.op, "shape": t.shape, "dtypes": t.dtypes,
-                            "best_kernel": t.best_kernel, "best_config": t.best_config, "best_time_ms": t.best_time_ms}
+                            "best_kernel": t.best_kernel, "best_config": t.best_config, "best_time_ms": t.best_time_ms,
+                            "site": t.site.short if t.site else None, "site_code": t.site.code if t.site else None}
                            for t in tuned.searches],
         cudagraph_skips=[{"frame": frame_of_cid.get(c.compile_id), "compile_id": c.compile_id,
                           "reason": _mask(c.without_graphs_because or ""), "never_recorded": c.never_recorded}
@@ -2085,6 +2086,14 @@ def _warning_changes(a: RunFacts, b: RunFacts, result: RunDiff) -> list[Change]:
     return changes
 
 
+def _won_by(search: dict) -> str:
+    """What a search chose, for a search one run has alone: ", won by _mkl_linear (49.8 µs)"."""
+    if not search.get("best_kernel"):
+        return ""
+    time_ms = search.get("best_time_ms")
+    return f", won by {search['best_kernel']}" + (f" ({format_kernel_time(time_ms / 1000)})" if time_ms is not None else "")
+
+
 def _autotuning_changes(a: RunFacts, b: RunFacts, threshold: TimeThreshold, result: RunDiff) -> list[Change]:
     """max-autotune's winners that changed (the same op, shapes and dtypes in the same frame), searches run in one run
     only (of the frames compiled in both: a frame of one run brings its own), and the time spent benchmarking."""
@@ -2101,8 +2110,12 @@ def _autotuning_changes(a: RunFacts, b: RunFacts, threshold: TimeThreshold, resu
     in_a, in_b = searches(a), searches(b)
     for key in list(dict.fromkeys([*in_a, *in_b])):
         frame, op, shape, dtypes = key
-        what = f"{op} {shape or ''}".rstrip() + (f" ({dtypes})" if dtypes else "")
         runs_a, runs_b = in_a.get(key, []), in_b.get(key, [])
+        # The user's line first, where the graph placed the op (a saved facts file of an older version has none)
+        site = next((s.get("site") for s in [*runs_a, *runs_b] if s.get("site")), None)
+        code = next((s.get("site_code") for s in [*runs_a, *runs_b] if s.get("site_code")), None)
+        what = (f"{site}" + (f" `{code}`" if code else "") + ", " if site else "") + f"{op} {shape or ''}".rstrip() + (
+            f" ({dtypes})" if dtypes else "")
         for sa, sb in zip(runs_a, runs_b):
             # A Triton winner's name ends with its place among the candidates (triton_mm_17): the config says which
             # template it is; the name without that number tells a Triton winner from ATen's.
@@ -2111,9 +2124,11 @@ def _autotuning_changes(a: RunFacts, b: RunFacts, threshold: TimeThreshold, resu
                 out.append(Change("autotuning", "changed", f"max-autotune chose another kernel for {what}: "
                                   f"{_winners(sa, sb)}", frame, sa, sb))
         for sa in runs_a[len(runs_b):]:
-            out.append(Change("autotuning", "removed", f"max-autotune search for {what} only in A", frame, sa, None))
+            out.append(Change("autotuning", "removed", f"max-autotune search for {what} only in A{_won_by(sa)}", frame, sa,
+                              None))
         for sb in runs_b[len(runs_a):]:
-            out.append(Change("autotuning", "added", f"max-autotune search for {what} only in B", frame, None, sb))
+            out.append(Change("autotuning", "added", f"max-autotune search for {what} only in B{_won_by(sb)}", frame, None,
+                              sb))
     if threshold.significant(a.autotune_s, b.autotune_s):
         out.append(Change("autotuning", "changed", f"autotuning {format_seconds(a.autotune_s)} → {format_seconds(b.autotune_s)} "
                           f"({format_seconds_change(b.autotune_s - a.autotune_s)})", None, a.autotune_s, b.autotune_s))

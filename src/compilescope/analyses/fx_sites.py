@@ -96,3 +96,34 @@ def op_call_site(graph_text: str, op: str) -> FxNodeSite | None:
                 current.nodes.append(d["name"])
             return current
     return None
+
+
+# A name with its type in a graph dump: `view: "f32[32, 512][512, 1]cpu"` (a node, or an input in forward's signature)
+_TYPED_NAME = re.compile(r"\b(?P<name>[A-Za-z_][A-Za-z0-9_]*): \"[a-z]+[0-9]*\[(?P<size>[^\]]*)\]")
+# `= torch.ops.mkl._mkl_linear(view, w, b, 32);  view = None`: the call's arguments (up to torch's freeing of them)
+_CALL = re.compile(r"=\s*[A-Za-z_][\w.]*\((?P<args>.*)\)\s*(?:;|$)")
+
+
+def calls_with_input_sizes(graph_text: str) -> list[tuple[tuple[str, ...], FxNodeSite | None]]:
+    """Each call of an FX graph dump (a post-grad graph's, whose nodes are typed) with the sizes of the nodes it takes,
+    in order, written as torch's autotuning writes them ("32x512"), and the `# File:` comment over it (None where
+    there is none)."""
+    sizes: dict[str, str] = {}
+    calls: list[tuple[tuple[str, ...], FxNodeSite | None]] = []
+    current: FxNodeSite | None = None
+    for raw in graph_text.splitlines():
+        m = _NODE_COMMENT.match(raw)
+        if m:
+            current = FxNodeSite(m["file"], int(m["line"]), m["func"].strip(), (m["code"] or "").strip() or None, [])
+            continue
+        if not raw.strip() or raw.lstrip().startswith("#"):
+            current = None
+            continue
+        for typed in _TYPED_NAME.finditer(raw):
+            sizes[typed["name"]] = "x".join(part.strip() for part in typed["size"].split(","))
+        d = _NODE_DEF.match(raw)
+        call = _CALL.search(raw, d.end() - 2) if d else None
+        if call is not None:
+            names = [a.strip() for a in call["args"].split(",")]
+            calls.append((tuple(sizes[a] for a in names if a in sizes), current))
+    return calls

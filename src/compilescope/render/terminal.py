@@ -406,7 +406,8 @@ def _autotuning(ins: Insights) -> list[RenderableType]:
         searches.columns[0].no_wrap = searches.columns[2].no_wrap = True
         searches.columns[1].ratio = 1
         for s in at.searches[:MAX_ROWS]:
-            what = TerminalText(s.op).append(f" {s.shape}" if s.shape else "").append(f"  {s.dtypes}" if s.dtypes else "", style="dim")
+            what = TerminalText(f"{_where(s.site)}: {s.site.code or ''}\n" if s.site else "")
+            what.append(s.op).append(f" {s.shape}" if s.shape else "").append(f"  {s.dtypes}" if s.dtypes else "", style="dim")
             what.append("\nbest " + (s.best_kernel or "?")
                         + (f" ({s.best_time_text})" if s.best_time_text else "")
                         + (f" of {count(s.choices, 'candidate')}" if s.choices is not None else "")
