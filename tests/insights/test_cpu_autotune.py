@@ -10,6 +10,7 @@ import pytest
 
 from compilescope.analyses.autotuning import autotuning
 from compilescope.analyses.compile_time import compile_times
+from compilescope.analyses.sources import analyze_sources
 from compilescope.ingest.reader import read_trace
 
 from ..conftest import report, run_cli, torch213
@@ -113,3 +114,23 @@ def test_diff_against_the_default_mode_names_each_layer_searched_and_its_winner(
     for change, (shape, line, code), winner in zip(added, LAYERS, winners):
         assert change["title"].startswith(f"max-autotune search for {line} `{code}`, packed_linear {shape} ")
         assert f"only in B, won by {winner} (" in change["title"]
+
+
+def test_the_source_page_says_on_each_layers_line_what_max_autotune_searched_and_chose(tmp_path):
+    """Each search is a note on the line of its layer (sources.json's `autotune`), with a badge of the compile time
+    it took; the conv's line (30) had no search (Inductor runs it as an mkldnn call, no template)."""
+    with read_trace(str(torch213(LOG))) as trace:
+        searches = autotuning(trace).searches
+        (f,) = [f for f in analyze_sources(trace).files if f.path.endswith("cpu_autotune.py")]
+    placed = {n: [(a["op"], a["shape"], a["best_kernel"]) for a in notes.autotune]
+              for n, notes in f.notes.items() if notes.autotune}
+    assert placed == {int(line.rsplit(":", 1)[1]): [("packed_linear", shape, s.best_kernel)]
+                      for (shape, line, _), s in zip(LAYERS, searches)}
+    assert [f.notes[n].autotune_text for n in (32, 33, 34)] == [f"{s.seconds:.2f} s" for s in searches]
+    report(torch213(LOG), tmp_path / "r")
+    [page] = (tmp_path / "r" / "sources").glob("cpu_autotune.py_*.html")
+    text = page.read_text()
+    assert text.count('class="b b-autotune"') == 3
+    assert ('<li class="n-autotune">max-autotune in <a' in text
+            and f'<code>packed_linear</code> 32x512, 1459233x1, 128x512: chose <code>{searches[0].best_kernel}</code>'
+            in text)

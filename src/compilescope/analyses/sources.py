@@ -33,6 +33,7 @@ from ..model.names import safe_stem
 from ..model.trace import Compile, Trace
 from ..model.payloads import PayloadRef
 from .activation_checkpoint import ActivationCheckpointing, activation_checkpointing
+from .autotuning import Autotuning, autotuning
 from .compiled_frames import ORIGINAL_BYTECODE_SUFFIX, compiled_frame
 from .crash import Crashes
 from .dynamic_shapes import DynamicShapes, dynamic_shapes
@@ -45,6 +46,7 @@ from .recompiles import Recompiles, recompiles
 from .stack_values import StackValues, name_stack_values
 from .userloc import UserLocation, traceback_frames
 from ..model.records import dataclass
+from ..wording import format_seconds
 
 SCHEMA_VERSION = 1
 MAX_SOURCE_BYTES = 4 << 20  # a user source bigger than this is not read from disk
@@ -196,6 +198,15 @@ class LineNotes:
     # of a function Dynamo skipped; {"kind": "higher_order_op", "op", "compile_ids", "text"} on a line whose call of
     # a higher-order op (torch.utils.checkpoint.checkpoint) ran uncompiled because the break is inside it.
     ran_eagerly: list[dict[str, Any]] = field(default_factory=list)
+    # max-autotune's searches for an op of this line (autotuning.py's site): {"compile_id", "op", "shape",
+    # "best_kernel", "best_time", "seconds", "took", "compile_notes"} (best_time, took and compile_notes as the
+    # pages word them), in the order they ran
+    autotune: list[dict[str, Any]] = field(default_factory=list)
+
+    @property
+    def autotune_text(self) -> str:
+        """The compile time this line's searches took, together, as its badge says it: "14.73 s"."""
+        return format_seconds(sum(a["seconds"] for a in self.autotune))
 
     @property
     def checkpoint_calls(self) -> int:
@@ -371,7 +382,7 @@ class LineNotes:
             "graphs": self.graphs, "frames": self.frames, "graph_breaks": self.graph_breaks, "eager": self.eager,
             "resumes": self.resumes, "guards": self.guards, "kernels": self.kernels, "symbols": self.symbols,
             "calls": self.calls, "failures": self.failures, "crashes": self.crashes, "checkpoint": self.checkpoint,
-            "ran_eagerly": self.ran_eagerly,
+            "ran_eagerly": self.ran_eagerly, "autotune": self.autotune,
         }.items() if v}
 
     @property
@@ -778,14 +789,16 @@ def analyze_sources(trace: Trace, provenance: Provenance | None = None, shapes: 
                     recompile_info: Recompiles | None = None, linked_locations: Iterable[UserLocation] = (),
                     errors: CompileErrors | None = None, crashed: Crashes | None = None,
                     stack_values: StackValues | None = None, export_only: bool = False,
-                    checkpointing: ActivationCheckpointing | None = None, breaks: GraphBreaks | None = None) -> Sources:
+                    checkpointing: ActivationCheckpointing | None = None, breaks: GraphBreaks | None = None,
+                    autotuned: Autotuning | None = None) -> Sources:
     """stack_values: names Dynamo's ___stack values in the user's words, for installed guards and symbols as the
     recompiles view names failed guards (shared with shapes and recompile_info where the caller made them).
     linked_locations: other user lines the report links to (where torch warned): the page of their file, where it
     has one, shows them, so the link lands on its line. errors, crashed: the compile failures and the crashes, each
     marked on the user line its analysis placed it at (a file with no other note gets a page for it). export_only:
     ExportReport.only, the log's every compile torch.export's. breaks: graph_breaks' (made here where not given): the
-    functions Dynamo skipped and the higher-order op calls that ran uncompiled because of one, marked on their lines."""
+    functions Dynamo skipped and the higher-order op calls that ran uncompiled because of one, marked on their lines.
+    autotuned: autotuning's (made here where not given): max-autotune's searches, on the line of the op each was for."""
     quotes = _Quotes()
     # (path, line) -> LineNotes, built first without text; files are made at the end.
     notes: dict[str, dict[int, LineNotes]] = {}
@@ -991,6 +1004,15 @@ def analyze_sources(trace: Trace, provenance: Provenance | None = None, shapes: 
             if n is not None:
                 quotes.add(ckpt_site.path, ckpt_site.line, ckpt_site.code)
                 n.checkpoint.append({"compile_id": ckpt.compile_id, what: ckpt_site.count})
+
+    for search in (autotuned if autotuned is not None else autotuning(trace)).searches:
+        n = at(search.site.filename, search.site.line) if search.site else None
+        if n is not None and search.site is not None:
+            quotes.add(search.site.filename, search.site.line, search.site.code)
+            n.autotune.append({"compile_id": search.compile_id, "op": search.op, "shape": search.shape,
+                               "best_kernel": search.best_kernel, "best_time": search.best_time_text,
+                               "seconds": round(search.seconds, 6), "took": format_seconds(search.seconds),
+                               "compile_notes": search.compile_notes})
 
     linked_lines: dict[str, set[int]] = {}
     for loc in linked_locations:

@@ -152,6 +152,12 @@ def _notes_html(page: _Page, f: SourceFile, n: int, dirs: _CompileDirs) -> Itera
                  f'{" …" if len(nodes) > 8 else ""}</span>' for cids, nodes in notes.graph_groups.items()]
         yield f'<li class="n-graphs">captured in graph {"; ".join(parts)}</li>'
     yield from _calls_html(page, f, notes, dirs)
+    for a in notes.autotune:
+        won = (f'chose <code>{html_text(a["best_kernel"])}</code>' + (f' ({html_text(a["best_time"])})' if a["best_time"]
+                                                                   else "") if a["best_kernel"] else "chose ?")
+        yield (f'<li class="n-autotune">max-autotune in {_cid(a["compile_id"], dirs)}: <code>{html_text(a["op"])}</code> '
+               f'{html_text(a["shape"] or "")}: {won}, after {html_text(a["took"])} of compile time'
+               + (f' ({html_text("; ".join(a["compile_notes"]))})' if a["compile_notes"] else "") + '</li>')
     for c in notes.checkpoint:
         yield (f'<li class="n-checkpoint">activation checkpointing in {_cid(c["compile_id"], dirs)}: '
                + (f'{count(c["calls"], "checkpoint call")} captured here (the graph runs them as '
@@ -356,6 +362,9 @@ def _badges(notes: LineNotes) -> str:
     if not_resumed:
         out.append(f'<span class="b b-failed" title="after this line, compiling the rest of {html_text(notes.rest_of)} '
                    f'as its own graph failed">rest not compiled: {html_text(" ".join(not_resumed))}</span>')
+    if notes.autotune:
+        out.append(f'<span class="b b-autotune" title="compile time max-autotune spent benchmarking candidates for ops '
+                   f'of this line">autotuned: {html_text(notes.autotune_text)}</span>')
     if notes.checkpoint_calls:
         out.append(f'<span class="b b-checkpoint" title="checkpoint calls made here that the graph captured">'
                    f'checkpoint ×{notes.checkpoint_calls}</span>')
