@@ -140,3 +140,49 @@ def test_check_gates_the_job_and_passes_the_fixed_one(capsys):
     assert "\t0/0: tensor 'x' requires_grad mismatch. expected requires_grad=0" in _raw(FIXED, 0)
     assert run_cli("check", "--no-rank-divergence", "--max-graph-breaks", "0", "--max-recompiles", "1", FIXED) == 0
     assert run_cli("check", "--max-recompiles", "0", FIXED) == 1
+
+
+def _dynamo_start_callers(job, rank: int) -> dict[str, tuple[int, str]]:
+    """Per compile id, the innermost frame of the program's file below the compiled one on its dynamo_start stack:
+    the program's line that called it (torch's frames between are in other files)."""
+    out = {}
+    for line in _raw(job, rank).splitlines():
+        if '{"dynamo_start": ' in line:
+            rec = json.loads(line[line.index("{"):])
+            *below, compiled = rec["dynamo_start"]["stack"]
+            caller = next(f for f in reversed(below) if f["filename"] == compiled["filename"])
+            out[f"{rec['frame_id']}/{rec['frame_compile_id']}"] = (caller["line"], caller.get("loc"))
+    return out
+
+
+@pytest.mark.parametrize("job, first, second", [(JOB, "[1/0]", "[1/1]"), (FIXED, "[0/0]", "[0/1]")])
+def test_the_requires_grad_recompile_is_the_loops_and_expected(job, first, second):
+    # The raw log: both compiles of Block.forward were called by line 46 (x = block(x)); the recompile's guard says the
+    # first compile's x had requires_grad=0 (block 0 gets the data, block 1 block 0's output).
+    callers = _dynamo_start_callers(job, 0)
+    assert callers[first.strip("[]")] == callers[second.strip("[]")] == (46, "x = block(x)")
+    reason = f"\t{first.strip('[]')}: tensor 'x' requires_grad mismatch. expected requires_grad=0"
+    assert reason in _raw(job, 0)
+    ins = insights(load(_log(job, 0)))
+    [frame] = ins.recompiles.frames
+    assert frame.chain == [first, second] and frame.changes == ["requires_grad"]
+    [step] = frame.steps
+    assert step.expected == "input_requires_grad" and frame.avoidable == []
+    [advice] = frame.advice
+    assert "training and inference" not in advice
+    assert f"compiled as {first} and {second} for calls from the same line, {PROGRAM}:46 (`x = block(x)`)" in advice
+    assert "what the call before returned" in advice and "mark_dynamic or dynamic=True does not apply" in advice
+    [finding] = [f for f in ins.findings if f.section == "recompiles"]
+    assert finding.severity == "info" and finding.title == "forward recompiled once, as expected"
+
+
+def test_a_requires_grad_change_between_two_calls_keeps_the_general_advice():
+    # recompiles.py: cg(torch.ones(8, dtype=float64)) at line 36, then cg(torch.ones(..., requires_grad=True)) at 39.
+    from compilescope.analyses.recompiles import ADVICE
+
+    ins = insights(load(DATA / "logs" / "recompiles.log"))
+    [g] = [f for f in ins.recompiles.frames if f.name == "g"]
+    step = next(s for s in g.steps if s.guard and s.guard.change == "requires_grad")
+    assert step.compile_id == "[0/3]" and step.expected is None
+    assert ADVICE["requires_grad"] in g.advice
+

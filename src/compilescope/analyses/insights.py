@@ -610,7 +610,10 @@ def findings(ins: Insights, export: ExportReport | None = None) -> list[Finding]
                                    "; ".join(filter(None, (*marked, f"failed guard{'s' if len(failed) > 1 else ''}: "
                                                            f"{'; '.join(failed)}" if failed else "", cost)))))
                 continue
-            out.append(Finding(WARNING, "recompiles", f"{frame.display_name}{called} recompiled {how_often}",
+            # Every recompile expected (one compile per setting: eval(), an input's requires_grad): a cost, not a fault.
+            expected = frame.steps and not frame.avoidable
+            out.append(Finding(INFO if expected else WARNING, "recompiles",
+                               f"{frame.display_name}{called} recompiled {how_often}{', as expected' if expected else ''}",
                                "; ".join(filter(None, (f"changed: {changes}{caches}" if changes else "", cost)))))
             continue
         guards = "; ".join(dict.fromkeys(_TENSOR_NAME.sub("tensor ", s.guard.shown) for s in frame.steps if s.guard))

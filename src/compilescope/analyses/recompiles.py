@@ -483,6 +483,18 @@ PARAMETER_REQUIRES_GRAD_ADVICE = (
     "{params} changed requires_grad (a layer frozen or unfrozen, requires_grad_()): Dynamo compiles once for each "
     "setting, expected when it changes once (fine-tuning); torch's hint to set force_parameter_static_shapes does "
     "not apply (it is about sizes). Only toggling it back and forth recompiles again and again.")
+# One line of the user's calls the function with a tensor that needs no grad, then with one that does: `x = block(x)`
+# in a loop over modules gives the first the data and the next the first one's output, computed with its parameters.
+SAME_CALL_REQUIRES_GRAD_ADVICE = (
+    "{function} was compiled as {compiles} for calls from the same line, {where}{code}: {tensors} did not require "
+    "grad, then did{chained}. Dynamo compiles once for each requires_grad setting, and each compile serves every later "
+    "call with its setting: expected, not a training/inference split, and mark_dynamic or dynamic=True does not apply "
+    "(requires_grad is not a size). Only making the input require grad ({first}.requires_grad_()) would spare a "
+    "compile, at the cost of computing its gradient in every backward: rarely worth it.")
+CHAINED_CALL = (": the line passes each call what the call before returned, so the first gets your input, which "
+                "needs no grad, and the next ones an output computed with parameters that require grad")
+# `x = block(x)`: a call given back what it returned (the assigned name is among its arguments).
+_CHAINED_CALL = r"^\s*(?P<name>\w+)\s*=\s*[\w.\[\]]+\((?:[^()]*,\s*)?(?P=name)\s*[,)]"
 HOOK_ADVICE = ("A hook was registered on {modules} after the function was compiled: Dynamo had not guarded on "
                "hooks there, so a compiled call runs without the hook until another change recompiles the function "
                "(here {compile_ids}). Register hooks before the first compiled call (or call torch._dynamo.reset() "
@@ -495,6 +507,8 @@ EXPECTED = {
     "training": "a module's mode no compiled version had (.eval() or .train(): one compile per mode)",
     "requires_grad": "a parameter's requires_grad no compiled version had (a layer frozen or unfrozen: one compile "
                      "per setting)",
+    "input_requires_grad": "the same call passed a tensor that requires grad where it had passed one that does not "
+                           "(one compile per setting)",
 }
 
 
@@ -1490,6 +1504,38 @@ def _place_state_guards(steps: list[tuple[RecompileStep, Compile]], by_id: dict[
     return advice
 
 
+def _same_call_requires_grad(steps: list[tuple[RecompileStep, Compile]], by_id: dict[str, Compile],
+                             compiled_frames: CompiledFrames, function: str) -> str | None:
+    """Where every requires_grad recompile is of a tensor argument the same user's line passed without grad to each
+    compile torch tried and with grad now (`x = block(x)`: the first block gets the data, the next its output): marks
+    them expected and returns the advice saying so. None, and nothing marked, where any is not (another line called
+    it, grad went the other way, a parameter's requires_grad changed): the general advice holds there."""
+    ours = [(step, entry) for step, entry in steps if step.guard is not None and step.guard.change == "requires_grad"]
+    here: UserLocation | None = None
+    for step, entry in ours:
+        caller = _caller(compiled_frames.stack(entry.compile_id))
+        for guard in step.failed_guards:
+            guarded = by_id.get(guard.compile_id or "")
+            there = _caller(compiled_frames.stack(guarded.compile_id)) if guarded is not None else None
+            if (guard.change != "requires_grad" or not guard.tensor or "._parameters[" in guard.tensor
+                    or not guard.guard.endswith("expected requires_grad=0") or caller is None or there is None
+                    or there.key != caller.key or (here is not None and here.key != caller.key)):
+                return None
+        here = caller
+    if not ours or here is None:
+        return None
+    for step, _ in ours:
+        step.expected = "input_requires_grad"
+    ids = list(dict.fromkeys(cid for step, _ in ours for cid in [*(g.compile_id for g in step.failed_guards),
+                                                                   step.compile_id] if cid))
+    tensors = list(dict.fromkeys(user_source_name(g.tensor) for step, _ in ours for g in step.failed_guards if g.tensor))
+    chained = here.code is not None and re.match(_CHAINED_CALL, here.code) is not None
+    return SAME_CALL_REQUIRES_GRAD_ADVICE.format(
+        compiles=and_list(ids), function=function, where=here.short, code=f" (`{here.code.strip()}`)" if here.code else "",
+        tensors=and_list([f"`{t}`" for t in tensors]), chained=CHAINED_CALL if chained else "", count=len(ids),
+        first=tensors[0])
+
+
 def _same_number(a: str | None, b: str) -> bool:
     """sympy's "0.00466666666666667" and Python's "0.004666666666666667" are one value (sympy keeps 15 digits)."""
     try:
@@ -1636,6 +1682,7 @@ def recompiles(trace: Trace, stack_values: StackValues | None = None) -> Recompi
         _place_size_one_guards(steps, by_id)
         _place_argument_guards(steps, code, compiled_frames)
         state_advice = _place_state_guards(steps, by_id, compiled_frames)
+        same_call_advice = _same_call_requires_grad(steps, by_id, compiled_frames, function_label(name) or "a function")
         limit = None
         if limit_entry is not None:
             m = re.search(_LIMIT_VALUE, str(limit_entry.metrics.get("fail_reason")))
@@ -1670,6 +1717,9 @@ def recompiles(trace: Trace, stack_values: StackValues | None = None) -> Recompi
             if c == "requires_grad" and params and all(t is not None and "._parameters[" in t for t in params):
                 names = and_list([f"`{user_source_name(t)}`" for t in dict.fromkeys(t for t in params if t)])
                 advice.append(PARAMETER_REQUIRES_GRAD_ADVICE.format(params=names))
+                continue
+            if c == "requires_grad" and same_call_advice:
+                advice.append(same_call_advice)
                 continue
             if c == "dtype" and (numpy := numpy_dtype_advice(
                     [g for st, _ in steps for g in st.failed_guards if g.change == "dtype"])):
