@@ -186,3 +186,12 @@ def test_a_requires_grad_change_between_two_calls_keeps_the_general_advice():
     assert step.compile_id == "[0/3]" and step.expected is None
     assert ADVICE["requires_grad"] in g.advice
 
+
+def test_diff_places_the_gone_break_at_the_users_call(capsys):
+    from ..conftest import run_cli
+
+    run_cli("diff", _log(JOB, 0), _log(FIXED, 0))
+    out = " ".join(capsys.readouterr().out.split())
+    # torch placed it at _fsdp_common.py:30 (fail_user_frame_lineno); the program's call of the block is line 46.
+    assert (f"graph break gone: Attempted to call function marked as skipped in FSDP2's hooks (torch's "
+            f"_fsdp_common.py:30), called at {PROGRAM}:46") in out

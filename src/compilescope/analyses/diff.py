@@ -350,6 +350,14 @@ def _at(file: str | None, line: int | None, torch_line: str | None = None) -> st
     return f"at {_short(file)}:{line}" if file else "location not in the log"
 
 
+def _break_at(x: dict) -> str:
+    """Where a graph break is, for people: "at prog.py:12"; one in FSDP2's hooks "in FSDP2's hooks (torch's
+    _fsdp_common.py:30), called at prog.py:46", the user's call of the sharded module."""
+    if x.get("torch_line") and x.get("file"):
+        return f"in FSDP2's hooks (torch's {x['torch_line']}), called at {_short(x['file'])}:{x['line']}"
+    return _at(x["file"], x["line"])
+
+
 def _not_a_user_line(filename: str) -> bool:
     """torch's own code, Python's library, or code torch generated (`<eval_with_key>.5`, numbered per process, so
     another run numbers it differently): nodes from there are matched by op and target. A library the model comes
@@ -632,7 +640,10 @@ def run_facts(results: Results) -> RunFacts:
     frame_of_cid = {cid: f.key for f in frames.values() for cid in f.compile_ids}
     # A break is hit by attempts of compilations ("[0/0]" restarted as "[0/0_1]"): its frame is its first one's.
     frame_of_compilation = {compilation_key(cid): frame_of_cid.get(str(cid)) for cid, _ in latest.values()}
-    breaks = [{"reason": b.reason, **_loc(b.location), "count": b.count,
+    # A break in FSDP2's hooks is placed at the user's call of the sharded module (`x = block(x)`), as the summary's
+    # failure and note place it: the hook's line is torch's, the same in every program (torch_line keeps it).
+    breaks = [{"reason": b.reason, **_loc(b.fsdp_call if b.in_fsdp_hook and b.fsdp_call else b.location),
+               "torch_line": b.location.short if b.in_fsdp_hook and b.fsdp_call and b.location else None, "count": b.count,
                "frame": next((frame_of_compilation[c] for c in b.compile_ids if frame_of_compilation.get(c)), None),
                "disabled": b.disabled}
               for b in found.graph_breaks.breaks]
@@ -1610,14 +1621,14 @@ def diff_runs(a: RunFacts, b: RunFacts, threshold: TimeThreshold = TimeThreshold
                                   f"graph break moved: {r['reason']} ({_short(r['file'])}:{r['line']} → {match['line']})",
                                   match.get("frame") or r.get("frame"), r, match))
     for x in removed:
-        changes.append(Change("graph_breaks", "removed", f"graph break gone: {x['reason']} {_at(x['file'], x['line'])}",
+        changes.append(Change("graph_breaks", "removed", f"graph break gone: {x['reason']} {_break_at(x)}",
                               x.get("frame"), x, None))
     for x in added:
-        changes.append(Change("graph_breaks", "added", f"new graph break: {x['reason']} {_at(x['file'], x['line'])}",
+        changes.append(Change("graph_breaks", "added", f"new graph break: {x['reason']} {_break_at(x)}",
                               x.get("frame"), None, x))
     for bk in set(ka) & set(kb):
         if ka[bk]["count"] != kb[bk]["count"]:
-            changes.append(Change("graph_breaks", "changed", f"graph break {bk[0]} {_at(bk[1], bk[2])}: hit "
+            changes.append(Change("graph_breaks", "changed", f"graph break {bk[0]} {_break_at(kb[bk])}: hit "
                                   f"{ka[bk]['count']} → {kb[bk]['count']} times", kb[bk].get("frame") or ka[bk].get("frame"),
                                   ka[bk]["count"], kb[bk]["count"]))
 
