@@ -196,3 +196,25 @@ def test_check_gates_inductors_random_numbers(capsys):
         "(torch._inductor.config.fallback_random = True draws eager's): "
         f"wrong_results.py:{drop} (return self.drop(y.float()))")
     assert run_cli("check", torch213(FIXED), "--no-inductor-random") == 0
+
+
+def test_check_baseline_fails_on_a_line_that_newly_draws_inductors_random_numbers(capsys):
+    """The fixed run (fallback_random = True: no inductor_random in its post-grad graphs, read above) as the baseline
+    and the wrong run (inductor_random under the dropout line) as the run: a regression. The reverse removes the line:
+    no regression. bf16 fused in float32 (the wrong run's lines 33-35) is not counted: it rounds less than eager."""
+    from ..conftest import run_cli
+
+    drop = _line("return self.drop(y.float())")
+    assert run_cli("check", "--json", torch213(LOG), "--baseline", torch213(FIXED)) == 1
+    rules = {r["rule"]: r for r in json.loads(capsys.readouterr().out)["rules"]}
+    rule = rules["baseline-inductor-random"]
+    assert (rule["passed"], rule["message"]) == (False, (
+        "baseline-inductor-random: compiled code now draws its own random numbers (Inductor's generator, not eager's) "
+        f"at wrong_results.py:{drop} (return self.drop(y.float()))"))
+    assert [r for r, found in rules.items() if not found["passed"]] == ["baseline-inductor-random"]
+    assert run_cli("check", "--json", torch213(FIXED), "--baseline", torch213(LOG)) == 0
+    rules = {r["rule"]: r for r in json.loads(capsys.readouterr().out)["rules"]}
+    assert (rules["baseline-inductor-random"]["passed"], rules["baseline-inductor-random"]["message"]) == (
+        True, "no regression")
+    changes = [c for c in diff_runs(_facts(FIXED), _facts(LOG)).changes if c.section == "numerics"]
+    assert [c.direction for c in changes] == ["worse", None]  # the random line; the bf16 lines are neither

@@ -404,11 +404,13 @@ def _regressions(runs: dict[int | None, RunFacts], baseline: dict[int | None, Ru
                               f"baseline: {count(len(uncompared), 'rank')} of the run ({names}) not compared: the "
                               f"baseline has ranks {_ranks(baseline)} (a baseline of one log is compared with every rank)"))
     new_breaks, more_recompiles, slower, new_failures, new_skips, new_warnings = [], [], [], [], [], []
+    new_random: list[str] = []  # lines whose random numbers compiled code draws with Inductor's generator
     failed_log = ""  # the log of the first new failure: the one the message points at
     new_export_issues: list[str] = []
     # Checked where a side holds a torch.export, as no-export-issues is with no rule given: a --baseline gate checks
     # no absolute rule, so a draft export issue the change brought passed it.
     exported = any(f.export_issues is not None for _, base, run in pairs for f in (base, run))
+    drawn = any(n["kind"] == "random" for _, base, run in pairs for f in (base, run) for n in f.numerics or [])
     slower_within_noise = []  # more compile time than the baseline that `diff` calls no change
     threshold = rules.compile_time
     unrecorded = []  # (rank, which side) whose warnings were not recorded
@@ -435,6 +437,8 @@ def _regressions(runs: dict[int | None, RunFacts], baseline: dict[int | None, Ru
                 new_skips.append(regression)
             elif c.section == "warnings" and c.kind == "added":
                 new_warnings.append(regression)
+            elif c.section == "numerics" and c.kind == "added" and c.random_lines:
+                new_random.append(regression)
             elif c.section == "compile_time":
                 slower_because = f"; why: {c.detail['cause']}" if c.detail.get("cause") else ""
         known = {_export_issue(i) for i in base.export_issues or []}
@@ -462,6 +466,9 @@ def _regressions(runs: dict[int | None, RunFacts], baseline: dict[int | None, Ru
         *([("baseline-export-issues", "no draft export issue that the baseline does not have", new_export_issues)]
           if exported else []),
         ("baseline-cudagraphs", "no compile run without CUDA graphs that the baseline ran with them", new_skips),
+        # (where a side draws them, as baseline-export-issues: a line drawing them is rare)
+        *([("baseline-inductor-random", "no line drawing Inductor's random numbers (not eager's) that the baseline "
+                                        "does not have", new_random)] if drawn else []),
     ):
         if found:
             # A failure's message names what explains it: its error and next steps, and the stage that fails.

@@ -987,12 +987,23 @@ class Change:
 
     @property
     def direction(self) -> str | None:
-        """"worse" or "better" where the kind alone misleads: a failure, graph break, crash, CUDA graph skip or
-        torch warning added is a change for the worse (what `check --baseline` fails on), one removed for the
+        """"worse" or "better" where the kind alone misleads: a failure, graph break, crash, CUDA graph skip, torch
+        warning or line drawing Inductor's random numbers added is a change for the worse (what `check --baseline` fails on), one removed for the
         better; None for the rest (more graphs or kernels are neither)."""
         if self.section in _WORSE_WHEN_ADDED and self.kind in ("added", "removed"):
             return "worse" if self.kind == "added" else "better"
+        if self.section == "numerics" and self.kind in ("added", "removed") and self.random_lines:
+            return "worse" if self.kind == "added" else "better"
         return None
+
+    @property
+    def random_lines(self) -> list[dict[str, Any]]:
+        """Of a numerics change, the lines whose random numbers compiled code draws with Inductor's generator: one
+        added no longer matches eager under a seed, which `check --baseline` fails on. (bf16 fused in float32 is
+        neither worse nor better: it rounds less than eager, not wrongly.)"""
+        if self.section != "numerics":
+            return []
+        return [n for n in (self.b if self.kind == "added" else self.a) or [] if n.get("kind") == "random"]
 
     @property
     def unread_note(self) -> str:
