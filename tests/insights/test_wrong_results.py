@@ -222,3 +222,21 @@ def test_check_baseline_fails_on_a_line_that_newly_draws_inductors_random_number
         True, "no regression")
     changes = [c for c in diff_runs(_facts(FIXED), _facts(LOG)).changes if c.section == "numerics"]
     assert [c.direction for c in changes] == ["worse", None]  # the random line; the bf16 lines are neither
+
+
+def test_the_recompile_for_model_eval_is_advised_as_a_mode_switch_not_a_bool_to_remove():
+    """model.eval() (the program's line 50) recompiles forward: torch's recompile_reasons for [0/1] name dropout's
+    training flag. That is a mode, switched on purpose: one compile per mode is expected, and the generic bool advice
+    (take one path: a mask, torch.where) does not fit it."""
+    from compilescope.analyses.recompiles import recompiles
+
+    (reasons,) = [payload for env, payload in raw_records(torch213(LOG))
+                  if env.get("artifact", {}).get("name") == "recompile_reasons"]
+    assert "0/0: self._modules['drop'].training == True" in reasons
+    with read_trace(torch213(LOG)) as trace:
+        (frame,) = recompiles(trace).frames
+    assert [s.expected for s in frame.steps] == ["training"]
+    (advice,) = frame.advice
+    assert advice.startswith("self.drop.training is a module's mode (.train() or .eval(); read at "
+                             f"wrong_results.py:{_line('return self.drop(y.float())')}: return self.drop(y.float()))")
+    assert "expected" in advice and "always apply a mask" not in advice and "torch.where" not in advice

@@ -228,6 +228,11 @@ FLAG_ADVICE = ("{names} is a Python bool{where} that picks a code path, and Dyna
                "compile once, take one path for every value (always apply a mask, say, all True where nothing is "
                "masked), or pass a tensor and select with torch.where; else call with each value while warming up, "
                "before serving.")
+# A module's `training` flag is a bool too, but one the program switches on purpose (.train(), .eval()): a compile per
+# mode is expected, and the one-path fix above (a mask, torch.where) is no advice for it.
+MODE_ADVICE = ("{names} {is_} {whose} mode (.train() or .eval(){where}), and Dynamo compiles once for each mode: "
+               "expected, not a fault. Switching back to a mode compiled before reuses that compile; to keep the "
+               "compile out of the first call after a switch, call the model once in each mode while warming up.")
 # A transformers KV cache whose tensors grow: the fix transformers documents for torch.compile is a static cache
 # (its docs' "Cache strategies" table: DynamicCache does not support torch.compile, StaticCache does).
 CACHE_ADVICE_GENERATE = (
@@ -371,14 +376,28 @@ def changed_states(guard: str) -> list[str]:
     return [GLOBAL_STATES.get(part, part) for part in (m["parts"].split() if m else [])]
 
 
-def flag_advice(guards: list[FailedGuard]) -> str:
-    """The advice for Python bools whose value changed (`padded == False`), naming them and the line that reads one."""
-    names = list(dict.fromkeys(m["name"] for g in guards if (m := re.match(_FLAG, g.guard))))
-    shown = ", ".join(names[:_SIZES_LISTED]) or "A bool"
-    placed = next((g.location for g in guards if g.location is not None), None)
-    where = f" (read at {placed.short}: {placed.code})" if placed and placed.code else (
-        f" (read at {placed.short})" if placed else "")
-    return FLAG_ADVICE.format(names=shown, where=where)
+def flag_advice(guards: list[FailedGuard]) -> list[str]:
+    """The advice for Python bools whose value changed (`padded == False`), naming them and the line that reads one;
+    a module's `training` flag gets its own (a mode switch is expected)."""
+    named = [(m["name"], g) for g in guards if (m := re.match(_FLAG, g.guard))]
+    modes = [(name, g) for name, g in named if name.endswith(".training")]
+    others = [g for g in guards if not any(g is mode for _, mode in modes)]
+    advice = []
+    if modes:
+        names = list(dict.fromkeys(user_source_name(name) for name, _ in modes))
+        placed = next((g.location for _, g in modes if g.location is not None), None)
+        advice.append(MODE_ADVICE.format(
+            names=and_list(names[:_SIZES_LISTED]), is_="is" if len(names) == 1 else "are",
+            whose="a module's" if len(names) == 1 else "modules'",
+            where=f"; read at {placed.short}" + (f": {placed.code}" if placed.code else "") if placed else ""))
+    if others:
+        names = list(dict.fromkeys(m["name"] for g in others if (m := re.match(_FLAG, g.guard))))
+        shown = ", ".join(names[:_SIZES_LISTED]) or "A bool"
+        placed = next((g.location for g in others if g.location is not None), None)
+        where = f" (read at {placed.short}: {placed.code})" if placed and placed.code else (
+            f" (read at {placed.short})" if placed else "")
+        advice.append(FLAG_ADVICE.format(names=shown, where=where))
+    return advice
 
 
 def _caller(stack: list | None) -> UserLocation | None:
@@ -1708,7 +1727,7 @@ def recompiles(trace: Trace, stack_values: StackValues | None = None) -> Recompi
                                             lambda source: length_history(source, steps, entries, texts), len(steps)))
                 continue
             if c == "flag":
-                advice.append(flag_advice([st.guard for st, _ in steps if st.guard and st.guard.change == c]))
+                advice.extend(flag_advice([st.guard for st, _ in steps if st.guard and st.guard.change == c]))
                 continue
             if c == "global_state" and state_advice:
                 advice.extend(state_advice)
