@@ -240,3 +240,47 @@ def test_the_recompile_for_model_eval_is_advised_as_a_mode_switch_not_a_bool_to_
     assert advice.startswith("self.drop.training is a module's mode (.train() or .eval(); read at "
                              f"wrong_results.py:{_line('return self.drop(y.float())')}: return self.drop(y.float()))")
     assert "expected" in advice and "always apply a mask" not in advice and "torch.where" not in advice
+
+
+def test_a_cache_hits_kernels_are_placed_on_this_runs_lines(tmp_path):
+    """wrong_results_cache_hit.log: the kernel stack traces torch logs on an FX graph cache hit are the cached ones,
+    naming the older file's lines 31-35 (the fused kernel of [0/0] includes dropout's ops, logged at 35); Dynamo's graph
+    of the same compile names this run's 32-36. The kernels and the source page's notes go on this run's lines: the
+    dropout line 36 holds both compiles' fused kernels, `def forward` (31, the older file's `h = x.to(DTYPE)`) none.
+    The compile page says the cached line comments are of an older file."""
+    log = "wrong_results_cache_hit.log.gz"
+    records = raw_records(torch213(log))
+    by_compile = {(f"[0/{env['frame_compile_id']}]", int(m[1]), m[2]) for env, payload in records
+                  if env.get("artifact", {}).get("name") == "inductor_provenance_tracking_kernel_stack_traces"
+                  for traces in json.loads(payload).values() for trace in traces
+                  for m in re.finditer(r'prog\.py", line (\d+), in forward\n +(.+)\n', trace)}
+    logged = {(line, code) for cid, line, code in by_compile if cid == "[0/0]"}
+    dynamo = {(int(m[1]), m[2]) for env, payload in records if "dynamo_output_graph" in env
+              for m in re.finditer(r"# File: .*/prog\.py:(\d+) in forward, code: (.*)", payload)}
+    drop = "return self.drop(y.float())"
+    assert (35, drop) in logged and (31, "h = x.to(DTYPE)") in logged and (36, drop) not in logged
+    assert {(line + 1, code) for line, code in logged} <= dynamo  # every line one below
+
+    with read_trace(torch213(log)) as trace:
+        results = analyze(trace)
+    (section,) = next(cp for c, cp in results.provenance.compiles.items() if str(c) == "[0/0]").sections
+    placed = {(u.line, u.code) for k in section.kernels for u in k.user_lines}
+    assert placed == {(line + 1, code) for line, code in logged}
+    (source,) = [f for f in results.sources.files if f.path.endswith("prog.py")]
+    kernels = {line: sorted({k["compile_id"] for k in n.kernels}) for line, n in source.notes.items() if n.kernels}
+    expected: dict[int, list[str]] = {}
+    for cid, line, _ in sorted(by_compile):
+        ids = expected.setdefault(line + 1, [])
+        if cid not in ids:
+            ids.append(cid)
+    assert kernels == expected and 31 not in kernels and kernels[36] == ["[0/0]", "[0/1]"]
+
+    moved = [(line, cached) for path, cached, line in results.compiles["[0/0]"].moved_lines]
+    assert moved == [(line + 1, line) for line in range(31, 36)]
+    report(torch213(log), tmp_path / "out")
+    page = (tmp_path / "out" / "-_0_0_0" / "index.html").read_text()
+    assert ("are of an older version of prog.py (its lines 31, 32, 33, 34, 35 are this run&#39;s 32, 33, 34, 35, 36)"
+            in page)
+    # a compile that hit no cache names this run's lines: no such note
+    report(torch213(LOG), tmp_path / "fresh")
+    assert 'id="moved-lines"' not in (tmp_path / "fresh" / "-_0_0_0" / "index.html").read_text()

@@ -8,6 +8,7 @@ listed apart, so the page never opens on an alphabetical dump.
 
 from __future__ import annotations
 
+import os
 from dataclasses import field, replace
 from typing import Any, Iterator, Mapping, Sequence
 
@@ -15,6 +16,7 @@ from ..model.ids import CompileId, compilation_key
 from ..model.trace import Artifact, Compile, Frame, Trace
 from .activation_checkpoint import CompileCheckpointing
 from .autotuning import TemplateSearch
+from .cached_lines import moved_lines
 from .caches import CACHES
 from .compile_time import PHASES, STILL_COMPILING
 from .compiled_frames import CompiledFrames, wrapped_function
@@ -157,6 +159,9 @@ class CompileSummary:
     # The checkpoint calls its graph captured and what its backward recomputes; None where it checkpoints nothing
     checkpointing: CompileCheckpointing | None = None
     caches: list[tuple[str, str]] = field(default_factory=list)  # (cache label, "miss" / "miss, hit")
+    # (file, line, this run's line) of each line its cache hit's graphs name where this run's code is on another
+    # (cached_lines.moved_lines): the cached code was compiled from an older version of the file
+    moved_lines: list[tuple[str, int, int]] = field(default_factory=list)
     sizes: list[tuple[str, str, Any]] = field(default_factory=list)  # (label for one, for several, value), logged ones
     searches: list[TemplateSearch] = field(default_factory=list)  # max-autotune's searches in this compilation
     cudagraphs: CudaGraphCompile | None = None  # its CUDA graph recordings, or why it ran without them
@@ -177,6 +182,22 @@ class CompileSummary:
     also_logged: list[str] = field(default_factory=list)
     also_logged_note: str | None = None
 
+    @property
+    def moved_note(self) -> str | None:
+        """What the cache row says where the cached code's line comments are of an older file."""
+        if not self.moved_lines:
+            return None
+        files = list(dict.fromkeys(path for path, _, _ in self.moved_lines))
+        said = []
+        for path in files:
+            pairs = [(old, new) for p, old, new in self.moved_lines if p == path][:_MOVED_SHOWN]
+            more = ", ..." if sum(p == path for p, _, _ in self.moved_lines) > _MOVED_SHOWN else ""
+            said.append(f"{os.path.basename(path)} (its lines {', '.join(str(old) for old, _ in pairs)}{more} are this "
+                        f"run's {', '.join(str(new) for _, new in pairs)}{more})")
+        return (f"The cached code's line comments (its graphs' # File: lines, its kernels' stack traces) are of an older "
+                f"version of {and_list(said)}, as the run that filled the cache had it; the report places its ops "
+                "and kernels on this run's lines, where Dynamo's graph of this compile puts the same code.")
+
     def to_json(self) -> dict[str, Any]:
         return {
             "compile_id": self.compile_id, "logged_as": self.logged_as, "also_logged": self.also_logged,
@@ -191,7 +212,9 @@ class CompileSummary:
             "total_s": self.total_s, "backward_s": self.backward_s, "unfinished": self.unfinished is not None,
             "logged_time": {"metric": self.logged_time[0], "seconds": self.logged_time[1]} if self.logged_time else None,
             "checkpointing": self.checkpointing.to_json() if self.checkpointing else None, "phases": [{"phase": p, "seconds": s} for p, s in self.phases],
-            "caches": dict(self.caches), "sizes": {many: value for _, many, value in self.sizes},
+            "caches": dict(self.caches),
+            "moved_lines": [{"file": path, "cached_line": old, "line": new} for path, old, new in self.moved_lines],
+            "sizes": {many: value for _, many, value in self.sizes},
             "code_roles": {str(n): r for n, r in self.code_roles.items()},
             "backward_graph": self.backward_graph.to_json() if self.backward_graph else None,
             "ddp_splits": [split.to_json() for split in self.ddp_splits],
@@ -200,6 +223,7 @@ class CompileSummary:
 
 # The metrics that time a frame's compile alone, in seconds or microseconds, the first one logged taken: torch 2.6's
 # failed compiles log no entire_frame_compile_time_s, only dynamo_cumulative_compile_time_us.
+_MOVED_SHOWN = 6  # moved lines a cache row names per file
 _FRAME_TIME_METRICS = (("entire_frame_compile_time_s", 1.0), ("dynamo_cumulative_compile_time_us", 1e-6))
 
 
@@ -568,6 +592,7 @@ def compile_summaries(trace: Trace, statuses: dict[CompileId | None, str], ins: 
         cached = caches.get(key)
         if cached is not None:
             summary.caches = [(label, outcome) for cache, label in CACHES.items() if (outcome := cached.outcome(cache))]
+        summary.moved_lines = moved_lines(trace, entry)
         summary.sizes = [(one, many, metrics[k]) for one, many, k in SIZE_KEYS if not _empty(metrics.get(k))]
         summary.searches = searches.get(compilation, [])
         summary.cudagraphs = graphed.get(key)

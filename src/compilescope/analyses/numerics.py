@@ -22,7 +22,8 @@ from ..lazy_regex import lazy_compile
 from ..model.ids import compilation_key
 from ..model.records import dataclass
 from ..model.trace import Trace
-from .fx_sites import GRAPH_ARTIFACT, fx_node_sites
+from .cached_lines import run_lines
+from .fx_sites import fx_node_sites
 from .userloc import UserLocation
 
 POST_GRAD_GRAPH = "inductor_post_grad_graph"
@@ -130,11 +131,8 @@ def numerics(trace: Trace) -> Numerics:
         if settings.get("emulate_precision_casts"):
             out.emulate_precision_casts.append(key)
         low: list[tuple[UserLocation, str, str]] = []  # (site, op, dtype) of the low-precision ops fed by another
-        # On an FX graph cache hit torch logs the post-grad graph it cached, whose `# File:` lines are those of the run
-        # that compiled it (a line added above them since moves them): Dynamo's graph of this compile has this run's.
-        lines = {(site.path, site.function, site.code): site.line
-                 for artifact in entry.artifacts if artifact.name == GRAPH_ARTIFACT and artifact.payload is not None
-                 for site in fx_node_sites(trace.payload_text(artifact.payload))}
+        # On a cache hit the post-grad graph is the cached one, of the lines of the run that compiled it
+        lines = run_lines(trace, entry)
         for artifact in entry.artifacts:
             if artifact.name != POST_GRAD_GRAPH or artifact.payload is None:
                 continue
@@ -143,7 +141,7 @@ def numerics(trace: Trace) -> Numerics:
             # One low-precision op rounds once, as eager does; where one feeds another, fusion keeps float32 between
             chained = _chained(nodes)
             for site in fx_node_sites(text):
-                line = lines.get((site.path, site.function, site.code), site.line)
+                line = lines.line(site.path, site.line, site.function, site.code) if lines else site.line
                 loc = UserLocation(site.path, line, site.function, site.code)
                 block = [(name, nodes[name]) for name in site.nodes if name in nodes]
                 rand = [op for _, (_, op, _) in block if op in INDUCTOR_RANDOM_OPS]

@@ -39,6 +39,7 @@ from ..model.ids import CompileId
 from ..model.payloads import PayloadRef
 from ..model.trace import JSON, Artifact, Compile, Trace
 from ..model.records import dataclass
+from .cached_lines import RunLines, run_lines
 from .line_map import packed
 
 LineMap = dict[int, list[int]]  # line number -> line numbers (1-based), as built
@@ -403,6 +404,24 @@ def kernel_traces(text: str, parsed: dict[str, list[UserLine]] | None = None,
     return result
 
 
+def on_run_lines(kernels: list[KernelTrace], run: RunLines | None) -> list[KernelTrace]:
+    """The kernels with their stacks' frames on this run's lines, where a cache hit logged the cached stacks (of the
+    run that compiled them: cached_lines.py). The stack texts stay as logged; the parsed frames of a text are shared
+    by every compile, so a moved stack gets new frames."""
+    if run is None:
+        return kernels
+    placed: dict[int, list[UserLine]] = {}  # id of a shared frames list -> its frames on this run's lines
+
+    def moved(frames: list[UserLine]) -> list[UserLine]:
+        if id(frames) not in placed:
+            lines = [run.line(f.file, f.line, f.function, f.code) for f in frames]
+            placed[id(frames)] = frames if lines == [f.line for f in frames] else [
+                UserLine(f.file, line, f.function, f.code) for f, line in zip(frames, lines)]
+        return placed[id(frames)]
+
+    return [KernelTrace(k.name, k.kernel, k.debug_handle, k.traces, [moved(f) for f in k.frames]) for k in kernels]
+
+
 def _as_text(value: object) -> str:
     """A stack trace entry as text; a non-string (odd or hostile log) is shown as its JSON, or repr if too deep."""
     if isinstance(value, str):
@@ -415,14 +434,16 @@ def _as_text(value: object) -> str:
 
 # --- inferred mappings ---------------------------------------------------------------------------
 
-_SOURCE_COMMENT = lazy_compile(r"^\s*# File: (?P<file>.*):(?P<line>\d{1,9}+) in ")
+_SOURCE_COMMENT = lazy_compile(r"^\s*# File: (?P<file>.*):(?P<line>\d{1,9}+) in (?P<function>[^,\n]*)(?:, code: (?P<code>.*))?")
 _NO_SOURCE = lazy_compile(r"^\s*# No stacktrace found")
 _OP = lazy_compile(r"=\s*torch\.ops\.\w+\.(\w+)\.")
 _KERNEL_OPS = lazy_compile(r"(?:^|_)fused_(?P<ops>.+?)(?:_\d+)?$")
 
 
-def _post_node_sources(lines: list[str]) -> list[tuple[int, str, str | None, tuple[str, int] | None]]:
-    """(line, node, op, user file:line) for each node of a post-grad graph, from FX's '# File:' comments."""
+def _post_node_sources(lines: list[str], run: RunLines | None = None
+                        ) -> list[tuple[int, str, str | None, tuple[str, int] | None]]:
+    """(line, node, op, user file:line) for each node of a post-grad graph, from FX's '# File:' comments; run: this
+    run's lines, where the graph came from a cache hit (the kernels' stacks are placed on them too)."""
     result = []
     source: tuple[str, int] | None = None
     for i, line in enumerate(lines):
@@ -430,6 +451,9 @@ def _post_node_sources(lines: list[str]) -> list[tuple[int, str, str | None, tup
             m = _SOURCE_COMMENT.match(line)
             if m:
                 source = (m["file"], int(m["line"]))
+                if run is not None:
+                    code = (m["code"] or "").strip() or None
+                    source = (m["file"], run.line(m["file"], int(m["line"]), m["function"].strip(), code))
             elif _NO_SOURCE.match(line):
                 source = None
             continue
@@ -453,7 +477,7 @@ def _names_op(ops: str, op: str | None) -> bool:
     return bool(op) and f"_{op}_" in f"_{ops}_"
 
 
-def infer_kernel_nodes(kernels: list[KernelTrace], post: list[str]) -> dict[str, list[int]]:
+def infer_kernel_nodes(kernels: list[KernelTrace], post: list[str], run: RunLines | None = None) -> dict[str, list[int]]:
     """Post-grad node lines for kernels the node mappings leave out, through their user source line.
 
     Candidates are the nodes FX attributes to a line of the kernel's stack; of those,
@@ -461,7 +485,7 @@ def infer_kernel_nodes(kernels: list[KernelTrace], post: list[str]) -> dict[str,
     is named after, else all candidates.
     """
     by_place: dict[tuple[str, int], list[tuple[int, str, str | None]]] = {}
-    for line, name, op, src in _post_node_sources(post):  # indexed once: not kernels x nodes
+    for line, name, op, src in _post_node_sources(post, run):  # indexed once: not kernels x nodes
         if src is not None:
             by_place.setdefault(src, []).append((line, name, op))
     # Kernels share stacks (every kernel of one line, each debug handle of one kernel): candidates are worked
@@ -785,9 +809,10 @@ def _panel(a: Artifact | None, what: str, skip: int = 0) -> Panel:
     return Panel(a.name, a.number, a.payload, skip)
 
 
-def compile_provenance(trace: Trace, entry: Compile,
-                       parsed: dict[int, list[KernelTrace]] | None = None) -> CompileProvenance | None:
-    """parsed: the kernel_traces of stack traces artifacts already parsed (by artifact number)."""
+def compile_provenance(trace: Trace, entry: Compile, parsed: dict[int, list[KernelTrace]] | None = None,
+                       run: RunLines | None = None) -> CompileProvenance | None:
+    """parsed: the kernel_traces of stack traces artifacts already parsed (by artifact number), placed on this run's
+    lines; run: this run's lines (run_lines), where the compile hit a cache."""
     arts = [(a.filename, a) for a in entry.artifacts if a.payload is not None]  # file names made once, not per kind
     mappings = [a for a in _named(arts, NODE_MAPPINGS) if a.display == JSON]
     if not mappings:
@@ -832,7 +857,7 @@ def compile_provenance(trace: Trace, entry: Compile,
         elif parsed is not None and traces_a.number in parsed:
             kernels = parsed[traces_a.number]
         else:
-            kernels = kernel_traces(text(traces_a))
+            kernels = on_run_lines(kernel_traces(text(traces_a)), run)
         # Every kernel this section links is found in the code in one pass (kernel_lines), used for the maps
         # and for the links: the code is indexed once.
         mapped = _dict(node_mappings.get("cppCodeToPost"))
@@ -865,7 +890,7 @@ def compile_provenance(trace: Trace, entry: Compile,
         # it links nowhere here and infers no nodes. (The maps above keep tlparse's rule.)
         skipped = set(other_graphs)
         _add_kernel_links(section, set(mapped), {k: v for k, v in where.items() if k not in skipped} if skipped else where,
-                          post_lines)
+                          post_lines, run)
         sections.append(section)
     for section, (label, number) in zip(sections, graph_labels(entry.compile_id, [s.title for s in sections])):
         section.label, section.number = label, number
@@ -893,7 +918,8 @@ def _packed_once(line_map: KeptLineMap, kept: dict[int, KeptLineMap]) -> KeptLin
     return found
 
 
-def _add_kernel_links(section: ProvenanceSection, mapped: set[str], where: dict[str, list[int]], post: list[str]) -> None:
+def _add_kernel_links(section: ProvenanceSection, mapped: set[str], where: dict[str, list[int]], post: list[str],
+                      run: RunLines | None = None) -> None:
     """Which kernels each code line calls, and inferred maps for kernels the node mappings miss.
 
     where: kernel_lines of the section's code, for the mapped kernels and those with stack traces."""
@@ -903,7 +929,7 @@ def _add_kernel_links(section: ProvenanceSection, mapped: set[str], where: dict[
     unmapped = [k for k in section.kernels if k.name not in mapped and k.name in where]
     code_to_post: LineMap = {}
     post_to_code: LineMap = {}
-    for name, post_lines in infer_kernel_nodes(unmapped, post).items():
+    for name, post_lines in infer_kernel_nodes(unmapped, post, run).items():
         for line in where[name]:
             if line not in section.code_to_post:
                 code_to_post.setdefault(line, []).extend(post_lines)
@@ -918,10 +944,11 @@ def analyze_provenance(trace: Trace) -> Provenance:
     parsed: dict[str, list[UserLine]] = {}
     texts: dict[str, str] = {}
     for entry in trace.compiles.values():
+        run = run_lines(trace, entry)
         for a in entry.artifacts:
             if a.readable and a.filename.startswith(KERNEL_STACK_TRACES):
-                result.kernels[a.number] = kernel_traces(trace.payload_text(a.payload), parsed, texts)
-        found = compile_provenance(trace, entry, result.kernels)  # each stack traces artifact parsed once
+                result.kernels[a.number] = on_run_lines(kernel_traces(trace.payload_text(a.payload), parsed, texts), run)
+        found = compile_provenance(trace, entry, result.kernels, run)  # each stack traces artifact parsed once
         if found is not None:
             result.compiles[entry.compile_id] = found
     place_other_graphs(result)
