@@ -206,7 +206,7 @@ def test_baseline_regressions(capsys, tmp_path):
         "baseline-graph-breaks: new graph break: Call to `torch._dynamo.graph_break()` at diff_pair.py:33",
         # the second recompile is the new break's resume function's: the break's rule names the cause
         # (named as the rest of f: the log's torch_dynamo_resume_in_f_at_33, the code after diff_pair.py's line 33)
-        "baseline-recompiles: 1 → 2 recompiles (1 of them of f (after its graph break at line 33), compiled only in "
+        "baseline-recompiles: 1 → 2 recompiles (1 of them of f after its graph break at line 33, compiled only in "
         "this run: the graph break is new)",
         # 44.13 s → 45.32 s: noise, said in passing
         "baseline-compile-time passed: compile time 44.13 s → 45.32 s: the slower took 1.02x the faster, under the 3x "
@@ -526,7 +526,7 @@ def test_multi_rank_run_names_the_rank(tmp_path, capsys):
         "max-graph-breaks: rank 1: 1 distinct graph break, at most 0 allowed: Call to `torch._dynamo.graph_break()` at "
         "diff_pair.py:33",
         "baseline-graph-breaks: rank 1: new graph break: Call to `torch._dynamo.graph_break()` at diff_pair.py:33",
-        "baseline-recompiles: rank 1: 1 → 2 recompiles (1 of them of f (after its graph break at line 33), compiled "
+        "baseline-recompiles: rank 1: 1 → 2 recompiles (1 of them of f after its graph break at line 33, compiled "
         "only in this run: the graph break is new)",
         # (rank 0 is the same log on both sides: nothing to say of its compile time)
         "baseline-compile-time passed: rank 1: compile time 44.13 s → 45.32 s: the slower took 1.02x the faster, under "

@@ -67,7 +67,7 @@ def test_added_graph_break_is_named_with_its_reason_line_and_new_frame():
     # The log names it torch_dynamo_resume_in_f_at_33 (co_firstlineno 33): the title says it in the user's terms, the
     # change's frame key keeps torch's name.
     assert frame.kind == "added" and frame.title == (
-        "f (after its graph break at line 33) (diff_pair.py:33) compiled only in B (2 compiles)")
+        "f after its graph break (diff_pair.py:33) compiled only in B (2 compiles)")
     assert frame.frame.endswith("diff_pair.py:33 torch_dynamo_resume_in_f_at_33")
     # The new frame brings its own cache lookups and dynamic symbol: listed with it, not as changes of their own.
     assert frame.detail["caches"] == {"aotautograd_cache": {"miss": 2}, "fx_graph_cache": {"miss": 2}}
@@ -87,7 +87,7 @@ def test_added_graph_break_is_named_with_its_reason_line_and_new_frame():
     # resume function, compiled only in B: the recompiles of both runs say so, the frames matched compare none.
     [total] = [c for c in d.changes if c.section == "recompiles" and c is not outcome]
     assert (total.a, total.b) == (1, 2) and total.title == (
-        "recompiles in all: 1 → 2 (f (after its graph break at line 33) (diff_pair.py:33) recompiled once (compiled in "
+        "recompiles in all: 1 → 2 (f after its graph break (diff_pair.py:33) recompiled once (compiled in "
         "B only))")
     # Said in words, not as the Python dicts a and b are.
     assert outcome.title == "f (diff_pair.py:30): outcomes: 2 compiled → 2 compiled after a restart"
@@ -300,7 +300,7 @@ def test_html_page_links_into_both_reports(tmp_path):
     assert "a/index.html" in links and "b/index.html" in links
     compile_links = [link for link in links if link.count("/") == 2]
     assert compile_links and all((out / link).is_file() for link in compile_links)
-    assert "f (after its graph break at line 33) (diff_pair.py:33) compiled only in B" in page and "Graph breaks" in page
+    assert "f after its graph break (diff_pair.py:33) compiled only in B" in page and "Graph breaks" in page
     doc = json.loads((out / "diff.json").read_text())
     assert doc["changed"] is True
     # The compile times differ, not as a change: the page says so as the JSON does (a title, not a number).
@@ -849,7 +849,7 @@ def test_a_change_the_cut_side_still_shows_is_not_marked(tmp_path, capsys):
     # What B has, a cut cannot have made: the new break, the frame that resumes after it, f's first compile restarting
     # at it, and that compile's graph, which ended before the cut (read whole).
     assert marked[("graph_breaks", "new graph break: Call to `torch._dynamo.graph_break()` at diff_pair.py:33")] is None
-    assert marked[("frames", "f (after its graph break at line 33) (diff_pair.py:33) compiled only in B (1 compile)")] is None
+    assert marked[("frames", "f after its graph break (diff_pair.py:33) compiled only in B (1 compile)")] is None
     assert marked[("graphs", "f (diff_pair.py:30): graph [0/0] → [0/0_1]: 2 FX nodes removed")] is None
     assert marked[("recompiles", "f (diff_pair.py:30): outcomes: 2 compiled → 1 compiled after a restart, "
                                  "1 without metrics")] is None
@@ -874,10 +874,10 @@ def test_a_frame_whose_log_names_no_first_line_is_titled_without_one(tmp_path):
         frames = run_facts(analyze(trace)).frames
     [frame] = [f for f in frames.values() if f.first_line is None]
     assert (frame.function, frame.label) == ("torch_dynamo_resume_in_f_at_30",
-                                             "f (after its graph break at line 30) (graph_breaks.py)")
+                                             "f after its graph break at line 30 (graph_breaks.py)")
     assert sorted(f.label for f in frames.values() if f.first_line is not None) == [
-        "f (after its graph break at line 23) (graph_breaks.py:23)", "f (after its graph break at line 27) (graph_breaks.py:27)",
-        "f (after its graph break at line 28) (graph_breaks.py:28)", "f (graph_breaks.py:21)"]
+        "f (graph_breaks.py:21)", "f after its graph break (graph_breaks.py:23)",
+        "f after its graph break (graph_breaks.py:27)", "f after its graph break (graph_breaks.py:28)"]
 
 
 def test_wrapped_lines_end_without_padding(monkeypatch, capsys):
@@ -1002,8 +1002,8 @@ def test_a_rewrite_that_traces_data_dependent_values_says_the_recompiles_went_an
     changes = [c for c in found.changes if c.section in ("recompiles", "dynamic_shapes")]
     [gone] = [c for c in changes if c.section == "recompiles"]
     assert (gone.a, gone.b) == (3, 0) and gone.title.startswith("recompiles gone: 3 in A, none in B (")
-    assert "at line 32) (data_dependent.py:32) recompiled 2 times (compiled in A only)" in gone.title
-    assert "at line 36) (data_dependent.py:36) recompiled once (compiled in A only)" in gone.title
+    assert "forward after its graph break (data_dependent.py:32) recompiled 2 times (compiled in A only)" in gone.title
+    assert "forward after its graph break (data_dependent.py:36) recompiled once (compiled in A only)" in gone.title
     [traced] = [c for c in changes if c.section == "dynamic_shapes"]
     assert traced.kind == "added"
     assert [(v["symbol"], v["line"]) for v in traced.b] == [("u0", 44), ("u1", 48)]

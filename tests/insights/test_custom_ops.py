@@ -231,11 +231,47 @@ def test_diff_names_the_kernels_featurize_gained_by_what_they_compute_and_where_
 
     (change,) = [c for c in diff_runs(facts(LOG), facts(FIXED)).changes if "generated kernels" in c.title]
     assert change.title.startswith("featurize (custom_ops.py:80): generated kernels 1 → 2: + cpp_fused_mul_1 "
-                                   f"(mul at custom_ops.py:{mul_line}, which A computed in featurize (after its graph "
-                                   f"break at line {call_line})")
+                                   f"(mul at custom_ops.py:{mul_line}, which A computed in featurize after its graph "
+                                   f"break (custom_ops.py:{call_line}))")
     assert (f"cpp_fused_tanh_0 → cpp_fused_bucketize_tanh_0, both tanh at custom_ops.py:{call_line} (B's graph calls "
             "mylib.bucketize whole, as its own call torch.ops.mylib.bucketize.default:2") in change.title
     assert [k["kernel"] for k in change.detail["kernels_added"]] == ["cpp_fused_mul_1"]
     assert change.detail["kernels_removed"] == []
     assert [(r["a"]["kernel"], r["b"]["kernel"]) for r in change.detail["kernels_renamed"]] == [
         ("cpp_fused_tanh_0", "cpp_fused_bucketize_tanh_0")]
+
+
+def test_diff_names_a_resumed_frame_once_and_says_anomaly_modes_report_with_the_failure_it_belongs_to(capsys):
+    from ..conftest import run_cli
+
+    # A's frames 4 and 5 are Dynamo's resume functions, each starting at the line of its break (co_firstlineno).
+    metrics = _metrics(LOG)
+    call_line = _program_line("codes = bucketize(x.tanh())")
+    interp_line = _program_line("np.interp(")
+    assert [(metrics[c]["co_name"], metrics[c]["co_firstlineno"]) for c in ("4/0", "5/0")] == [
+        (f"torch_dynamo_resume_in_bucketize_eager_at_{interp_line}", interp_line),
+        (f"torch_dynamo_resume_in_featurize_at_{call_line}", call_line)]
+    # Anomaly mode's report, recorded in [1/0] only, is the backward error of [1/0]'s failure; the fixed run fails
+    # nowhere and records no warning.
+    warned = [(e["frame_id"], e["frame_compile_id"], json.loads(p)["message"].split(". ", 1)[0])
+              for log in (LOG, FIXED) for e, p in raw_records(torch213(log))
+              if e.get("artifact", {}).get("name") == "compilescope_warning"]
+    assert warned == [(1, 0, "Error detected in GeneratedBackwardFor_mylib_gelu_np_defaultBackward")]
+    assert metrics["1/0"]["fail_type"] == "BackendCompilerFailed"
+    assert not any(m.get("fail_type") for m in _metrics(FIXED).values())
+
+    assert run_cli("diff", torch213(LOG), torch213(FIXED), "--json") in (0, 1)
+    (run,) = json.loads(capsys.readouterr().out)["ranks"]
+    changes = run["changes"]
+    titles = [c["title"] for c in changes]
+    # one label, one pair of brackets: the function after its break, where the resumed code starts
+    assert f"featurize after its graph break (custom_ops.py:{call_line}) compiled only in A (1 compile)" in titles
+    assert f"bucketize_eager after its graph break (custom_ops.py:{interp_line}) compiled only in A (1 compile)" in titles
+    assert not [t for t in titles if "after its graph break at line" in t]
+    # the report of [1/0]'s failure is said with it, once, not as a warning of its own
+    assert not [c for c in changes if c["section"] == "warnings"]
+    (gone,) = [c for c in changes if c["section"] == "failures" and c["title"].startswith("failure gone: [1/0]")]
+    assert gone["title"].endswith("(torch also printed it, under anomaly mode: Error detected in "
+                                  "GeneratedBackwardFor_mylib_gelu_np_defaultBackward)")
+    assert [w["failure"] for w in gone["detail"]["torch_printed"]] == ["[1/0]"]
+    assert sum("GeneratedBackwardFor" in t for t in titles) == 1

@@ -121,12 +121,12 @@ def _recompiles(frames) -> int:
 
 
 def _of_new_frames(base: RunFacts, run: RunFacts) -> str:
-    """" (1 of them of f (after its graph break at line 33), compiled only in this run)": recompiles of frames the baseline
+    """" (1 of them of f after its graph break at line 33, compiled only in this run)": recompiles of frames the baseline
     never compiled, such as the resume function after a new graph break, which that break's rule reports already."""
     new = [f for f in _user_frames(run) if f.key not in base.frames and f.recompiles]
     if not new:
         return ""
-    names = ", ".join(f.function_label for f in new)
+    names = ", ".join(f.function_words for f in new)
     return (f" ({sum(f.recompiles for f in new)} of them of {names}, compiled only in this run"
             f"{': the graph break is new' if any(resume_of(f.function) for f in new) else ''})")
 

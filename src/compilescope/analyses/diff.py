@@ -35,11 +35,11 @@ from .crash import Crash
 from .cudagraphs import NEVER_RECORDED
 from .dynamic_shapes import number_text, placement_text, read_placement
 from .compiled_frames import frame_function
-from .graph_breaks import function_label
+from .graph_breaks import function_label, resume_of
 from .provenance import NODE_MAPPINGS, POST_GRAD, kernel_work, text_lines
 from .status import MISSING, counts_text, status_counts
 from .unread import Unread
-from .torch_warnings import TorchWarnings
+from .torch_warnings import TorchWarnings, backward_error
 from .userloc import UserLocation, called_at_text, code_origin, export_call, is_python_library_file, is_torch_file
 from ..wording import and_list, count, format_kernel_time, format_seconds, format_seconds_change, possessive, times
 from ..model.records import dataclass
@@ -187,24 +187,38 @@ class FrameFacts:
     @property
     def function_label(self) -> str:
         """Its function as the report names it: "f (after its graph break at line 33)" for Dynamo's resume function
-        torch_dynamo_resume_in_f_at_33 (function keeps torch's name), "?" where the log names none."""
+        torch_dynamo_resume_in_f_at_33 (function keeps torch's name), "?" where the log names none. In text with
+        brackets of its own: function_words."""
         return function_label(self.function) or "?"
 
     @property
     def label(self) -> str:
-        """"f (diff_pair.py:30)": its function and where it starts, as a change's title names it; "f (diff_pair.py)"
+        """"f (diff_pair.py:30)": its function and where it starts, as a change's title names it ("f after its graph
+        break (diff_pair.py:33)" for Dynamo's resume function torch_dynamo_resume_in_f_at_33); "f (diff_pair.py)"
         where the log names no first line (a compile cut before its metrics), "f" where it names no file; "wrapped_func
         (deprecation.py:121, called at hf_llama.py:32, 39)" where it is not the user's code."""
         return self.label_called(self.called_at)
+
+    @property
+    def function_words(self) -> str:
+        """function_label without brackets, for text that adds its own in brackets: "f after its graph break at
+        line 33" for Dynamo's resume function torch_dynamo_resume_in_f_at_33, not "f (after its graph break at line
+        33) (diff_pair.py:33)"."""
+        resumed = resume_of(self.function)
+        return f"{resumed[0]} after its graph break at line {resumed[1]}" if resumed else self.function_label
 
     def label_called(self, called_at: str) -> str:
         """label, with called_at for where the user's code called it (both runs' calls: frames_label)."""
         exported = f", by strict torch.export at {self.exported_at}" if self.exported_at else ""
         called = f", called at {called_at}" if called_at else ""
         if not self.filename:
-            return self.function_label + (f" (called at {called_at})" if called_at else "") + exported
+            return self.function_words + (f" (called at {called_at})" if called_at else "") + exported
+        name = self.function_words
+        resumed = resume_of(self.function)
+        if resumed is not None and self.first_line == resumed[1]:  # (a resume function starts at its break's line)
+            name = f"{resumed[0]} after its graph break"
         line = f":{self.first_line}" if self.first_line is not None else ""
-        return f"{self.function_label} ({short_path(self.filename)}{line}{called}){exported}"
+        return f"{name} ({short_path(self.filename)}{line}{called}){exported}"
 
     @property
     def outcomes(self) -> str:
@@ -275,8 +289,9 @@ class RunFacts:
     cudagraph_recorded: list[dict[str, Any]] = field(default_factory=list)
     # Frames CUDA graphs set up at a first call, recorded or not (one that ran once is neither recorded nor skipped)
     cudagraph_set_up: list[str] = field(default_factory=list)
-    # The warnings torch printed: {frame, source, text (first line, masked), name}; None: not recorded by this run
-    # (a plain log, without compilescope run, capture() or a saved stderr beside it)
+    # The warnings torch printed: {frame, source, text (first line, masked), name, failure (the compile id of the
+    # failure it reports: TorchWarning.failure; absent in facts saved before)}; None: not recorded by this run (a
+    # plain log, without compilescope run, capture() or a saved stderr beside it)
     warnings: list[dict[str, Any]] | None = None
     unread: dict[str, Any] | None = None  # what of the log was not read (analyses/unread.py, as JSON); None: all of it
     ran_on: dict[str, str] = field(default_factory=dict)  # what the log says the run had: {"torch": ..., "GPU": ...}
@@ -933,7 +948,7 @@ def _warnings(printed: TorchWarnings, frame_of_cid: dict[str, str]) -> list[dict
     if not printed.recorded:
         return None
     return [{"frame": next((frame_of_cid[c] for c in w.compile_ids if c in frame_of_cid), None),
-             "source": w.source, "text": _mask(w.headline), "name": w.name, "raised": w.raised}
+             "source": w.source, "text": _mask(w.headline), "name": w.name, "raised": w.raised, "failure": w.failure}
             for w in printed.warnings]
 
 
@@ -1582,7 +1597,7 @@ def diff_runs(a: RunFacts, b: RunFacts, threshold: TimeThreshold = TimeThreshold
             # the other run recompiled for were never checked there: not a fix of what made them fail.
             fewer, side = (fb, "B") if len(fb.compile_ids) < len(fa.compile_ids) else (fa, "A")
             stopped = fewer.compile_ids[-1] if fewer.statuses and fewer.statuses[-1] == "error" else None
-            said = (f": {possessive(side)} last compile of {fewer.function_label}, {stopped}, failed, and {side} compiled it no "
+            said = (f": {possessive(side)} last compile of {fewer.function_words}, {stopped}, failed, and {side} compiled it no "
                     "more" if stopped else "")
             # (compiles that are no recompile: torch._dynamo.reset() made the program compile the function from scratch)
             said += "".join(f"; {_afresh_text(side_, f)}" for side_, f in (("A", fa), ("B", fb)) if f.afresh)
@@ -1717,8 +1732,6 @@ def diff_runs(a: RunFacts, b: RunFacts, threshold: TimeThreshold = TimeThreshold
                               {"frame": frame_key_, "reason": reason}, None))
     changes.extend(_cudagraph_use_changes(a, b, result))
 
-    changes.extend(_warning_changes(a, b, result))
-
     # Caches: outcomes per cache, of the frames compiled in both runs (totals_a, totals_b, above).
     for cache in sorted(set(totals_a) | set(totals_b)):
         ca, cb = totals_a.get(cache, {}), totals_b.get(cache, {})
@@ -1735,8 +1748,9 @@ def diff_runs(a: RunFacts, b: RunFacts, threshold: TimeThreshold = TimeThreshold
         return [y["compile_id"] for y in facts.failures if key_f(y) == fk and y.get("compile_id")]
     for fk, x in fa_keys.items():
         if fk not in fb_keys:
-            changes.append(Change("failures", "removed", f"failure gone: {failed_compiles(a, x, failed_ids(fk, a))}",
-                                  x.get("frame"), x, None))
+            gone_ids = failed_ids(fk, a)
+            changes.append(Change("failures", "removed", f"failure gone: {failed_compiles(a, x, gone_ids)}",
+                                  x.get("frame"), x, None, {"compile_ids": gone_ids}))
     for fk, x in fb_keys.items():
         if fk not in fa_keys:
             failed = failed_ids(fk, b)
@@ -1744,6 +1758,8 @@ def diff_runs(a: RunFacts, b: RunFacts, threshold: TimeThreshold = TimeThreshold
             changes.append(Change("failures", "added", f"new failure: {failed_compiles(b, x, failed)}",
                                   x.get("frame"), None, x,
                                   {"compile_ids": failed, "function": frame.label if frame is not None else None}))
+    # (after the failures: a warning that reports a failure gone or new is said with it)
+    changes.extend(_warning_changes(a, b, result, changes))
 
     # Dynamic shapes: symbols by source, specializations by sources and value.
     def matched(x: dict) -> bool:  # decisions inside a frame compiled in one run only belong to that frame's line
@@ -2079,9 +2095,10 @@ def _crash_changes(a: RunFacts, b: RunFacts) -> list[Change]:
                    b.crash["frame"] or a.crash["frame"], a.crash, b.crash, detail)]
 
 
-def _warning_changes(a: RunFacts, b: RunFacts, result: RunDiff) -> list[Change]:
+def _warning_changes(a: RunFacts, b: RunFacts, result: RunDiff, found: list[Change]) -> list[Change]:
     """Warnings torch printed in one run only (by the torch file that warned and what it said), when both runs recorded
-    them."""
+    them. A warning that reports a failure found gone or new (anomaly mode's "Error detected in
+    GeneratedBackwardFor_..." of a backward AOTAutograd traced) is said in that failure's change, not again here."""
     if a.warnings is None or b.warnings is None:
         if a.warnings or b.warnings:
             result.notes.append("the warnings torch printed are compared only when both runs recorded them "
@@ -2100,6 +2117,25 @@ def _warning_changes(a: RunFacts, b: RunFacts, result: RunDiff) -> list[Change]:
             return ""
         return f" (printed by torch {printed_by} from {source}, not by {not_by}: the torch version alone may explain it)"
 
+    # The failure changes by (kind, compile id): a failure gone is A's compile, a new one B's.
+    failed = {(c.kind, cid): c for c in found if c.section == "failures" for cid in c.detail.get("compile_ids") or ()}
+
+    def with_failure(kind: str, keys: list[tuple[str, str]], side: list[dict[str, Any]]) -> list[tuple[str, str]]:
+        """keys, less the warnings of this side that report a failure `kind` (gone, new), told in its change."""
+        left = []
+        for k in keys:
+            failure = next((failed.get((kind, w.get("failure"))) for w in side if key(w) == k and w.get("failure")), None)
+            if failure is None:
+                left.append(k)
+                continue
+            node = backward_error(first[k]["text"])
+            told = f"Error detected in {node}" if node else first[k]["text"]
+            failure.title += f" (torch also printed it, under anomaly mode: {told})"
+            failure.detail.setdefault("torch_printed", []).append(first[k])
+        return left
+
+    gone = with_failure("removed", gone, a.warnings)
+    new = with_failure("added", new, b.warnings)
     changes = [Change("warnings", "added", f"torch now warns: {what}{by_version(source, b.torch_version, a.torch_version)}",
                       first[(source, what)]["frame"], None, first[(source, what)]) for source, what in new]
     changes += [Change("warnings", "removed",
