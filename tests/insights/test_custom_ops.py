@@ -275,3 +275,40 @@ def test_diff_names_a_resumed_frame_once_and_says_anomaly_modes_report_with_the_
                                   "GeneratedBackwardFor_mylib_gelu_np_defaultBackward)")
     assert [w["failure"] for w in gone["detail"]["torch_printed"]] == ["[1/0]"]
     assert sum("GeneratedBackwardFor" in t for t in titles) == 1
+
+
+def test_the_provenance_page_says_what_the_fused_kernel_named_after_the_custom_op_computes(tmp_path):
+    """The note the kernels and source pages show, above the three panels too, linking to the kernel's call."""
+    import html
+
+    from ..conftest import report
+
+    records = [(e, p) for e, p in raw_records(torch213(FIXED)) if e.get("frame_id") == 2]
+    (mappings,) = [json.loads(p) for e, p in records
+                   if e.get("artifact", {}).get("name") == "inductor_provenance_tracking_node_mappings"]
+    (code,) = [p for e, p in records if "inductor_output_code" in e]
+    # torch maps the kernel to tanh and bucketize, and bucketize to the custom op's own call (as the test above reads)
+    assert sorted(mappings["cppCodeToPost"]["cpp_fused_bucketize_tanh_0:1"]) == ["bucketize", "tanh"]
+    assert mappings["cppCodeToPost"]["torch.ops.mylib.bucketize.default:2"] == ["bucketize"]
+    # the generated code's one call of the kernel, the line the note links to
+    (call_line,) = [n for n, line in enumerate(code.splitlines(), 1)
+                    if line.strip().startswith("cpp_fused_bucketize_tanh_0(")]
+
+    out = tmp_path / "out"
+    report(torch213(FIXED), out)
+    page = (out / "provenance" / "-_2_0_0.html").read_text()
+    notes = re.findall(r'<ul class="prov-notes">(.*?)</ul>', page)
+    assert len(notes) == 1
+    (item,) = re.findall(r"<li>(.*?)</li>", notes[0])
+    assert item.startswith(f'<a href="#s0-code-L{call_line}" class="mono" title="its call in the generated code">'
+                           "cpp_fused_bucketize_tanh_0</a> ")
+    text = html.unescape(re.sub(r"<[^>]+>", "", item))
+    assert text.startswith("cpp_fused_bucketize_tanh_0 computes tanh only; bucketize, in its name, is computed by its "
+                           "own call torch.ops.mylib.bucketize.default:2")
+    # the line it links to is the call, and the kernel's link there carries the note in its title
+    (row,) = re.findall(rf'<div class="pl[^"]*" id="s0-code-L{call_line}".*?</div>', page)
+    assert "cpp_fused_bucketize_tanh_0(arg0_1, buf0)" in row and "computes tanh only" in row
+    # As written, featurize's graph [2/0_1] has no kernel named for more than it computes: no note.
+    report(torch213(LOG), tmp_path / "a")
+    written = (tmp_path / "a" / "provenance" / "-_2_0_1.html").read_text()
+    assert "cpp_fused_tanh_0" in written and 'class="prov-notes"' not in written

@@ -108,3 +108,22 @@ def test_on_a_phone_the_panels_stack_and_a_kernel_link_shows_its_call(tmp_path):
     assert "triton_per_fused_native_layer_norm_0.run(" in text
     assert 0 <= box["y"] and box["y"] + box["height"] <= 844 and box["x"] >= 0
     assert not wide
+
+
+def test_a_kernel_note_above_the_panels_selects_the_kernels_call(tmp_path):
+    """custom_ops_fixed's [2/0]: the note on cpp_fused_bucketize_tanh_0 (named after mylib::bucketize, which its
+    own call computes) links to the kernel's call in the generated code, on the same page: following it selects
+    that line (the page read its fragment only when it loaded)."""
+    out = tmp_path / "out"
+    report(torch213("custom_ops_fixed.log.gz"), out)
+    maps = json.loads((out / "provenance" / "-_2_0_0.json").read_text())
+    (section,) = maps["sections"]
+    (line,) = [int(n) for n, names in section["codeKernels"].items() if "cpp_fused_bucketize_tanh_0:1" in names]
+    with browser_page() as page:
+        page.goto((out / "provenance" / "-_2_0_0.html").as_uri())
+        assert page.locator(".pl.sel").count() == 0
+        page.click(".prov-notes a >> text=cpp_fused_bucketize_tanh_0")
+        assert page.url.endswith(f"#s0-code-L{line}")
+        assert "sel" in _classes(page, f"#s0-code-L{line}").split()
+        assert "cpp_fused_bucketize_tanh_0(" in page.inner_text(f"#s0-code-L{line}")
+        assert page.console_errors == [] and page.external_requests == []

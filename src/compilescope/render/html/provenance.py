@@ -92,7 +92,19 @@ def _sections(page: _Page, entry: Compile, found: CompileProvenance) -> Iterator
         kernel_url = _kernel_page_url(page, entry, section)
         yield {**_graph_name(section), "panels": _panels(page, artifacts, si, section, kernel_url),
                "kernel_url": ("../" + kernel_url) if kernel_url else None, "n_kernels": len(section.own_kernels),
-               "n_other": len(section.other_graphs), "inferred": bool(section.inferred_code_to_post)}
+               "n_other": len(section.other_graphs), "inferred": bool(section.inferred_code_to_post),
+               "kernel_notes": _kernel_notes(si, section)}
+
+
+def _kernel_notes(si: int, s: ProvenanceSection) -> list[dict[str, Any]]:
+    """What a kernel computes where its name says more (ProvenanceSection.kernel_notes), as the kernels and source
+    pages say it: each kernel with the first line of the generated code that calls it (None: no line calls it)."""
+    notes = []
+    for name, note in s.kernel_notes.items():
+        line = next((n for n, names in sorted(s.code_kernels.items()) if name in names), None)
+        notes.append({"kernel": name.rpartition(":")[0] or name, "note": note,
+                      "anchor": panel_line_id(si, "code", line) if line is not None else None})
+    return notes
 
 
 def _graph_name(s: ProvenanceSection) -> dict[str, Any]:
@@ -113,7 +125,8 @@ def _panels(page: _Page, artifacts: dict[int, Artifact], si: int, s: ProvenanceS
             "name": panel.title, "url": ("../" + artifact_url(a, page.options)) if a is not None else None,
             "missing": panel.artifact_number is None,
             "lines_html": _panel_lines_html(f"s{si}-{key}", panel_lines(page.trace, panel), mapped[key],
-                                            s.code_kernels if key == "code" else {}, kernel_url, traced),
+                                            s.code_kernels if key == "code" else {}, kernel_url, traced,
+                                            s.kernel_notes),
         }
 
 
@@ -142,10 +155,13 @@ def _json_island_parts(values: Iterable[Any]) -> Iterator[Markup]:
 
 
 def _panel_lines_html(prefix: str, texts: Iterable[str], mapped: set[int] | frozenset[int],
-                      code_kernels: dict[int, Any], kernel_url: str | None, traced: set[str]) -> Iterator[Markup]:
+                      code_kernels: dict[int, Any], kernel_url: str | None, traced: set[str],
+                      notes: Mapping[str, str] | None = None) -> Iterator[Markup]:
     """One panel's lines as HTML, built here rather than in a template loop: a panel can hold
     tens of thousands of lines, and per-line template calls were most of a provenance page's time.
-    Text is escaped a panel at a time; names and URLs one by one. In parts: see ascii_parts."""
+    Text is escaped a panel at a time; names and URLs one by one. In parts: see ascii_parts. notes: what a kernel
+    computes where its name says more, in its link's title."""
+    notes = notes or {}
     texts = list(texts)
     escaped_text = str(escape("\n".join(texts))) if texts else ""
     escaped = escaped_text.split("\n") if texts else []
@@ -153,7 +169,8 @@ def _panel_lines_html(prefix: str, texts: Iterable[str], mapped: set[int] | froz
     if kernel_url:
         for n, names in code_kernels.items():
             html = "".join(f'<a class="kl" href="{html_text(f"../{kernel_url}#{kernel_anchor(name)}")}" '
-                           f'title="the user source lines {html_text(name)} came from">{html_text(name)} \u2197</a>'
+                           f'title="the user source lines {html_text(name)} came from'
+                           f'{html_text("; " + notes[name]) if name in notes else ""}">{html_text(name)} \u2197</a>'
                            for name in names if name in traced)
             if html:
                 links[n] = html

@@ -142,9 +142,11 @@
     b.addEventListener("click", function () { showSection(b.getAttribute("data-section")); });
   });
 
-  // #s<section>-<panel>-L<line> (from the kernel page): open that section and select the line.
-  var m = /^#s(\d+)-(pre|post|code)-L(\d+)$/.exec(location.hash);
-  if (m && sections[+m[1]]) {
+  // #s<section>-<panel>-L<line> (from the kernel page, or a kernel's note above the panels): open that section and
+  // select the line.
+  function openHash() {
+    var m = /^#s(\d+)-(pre|post|code)-L(\d+)$/.exec(location.hash);
+    if (!m || !sections[+m[1]]) return;
     showSection(m[1]);
     sections[+m[1]].pin(m[2], parseInt(m[3], 10), "self");
     // Stacked panels (a phone): the selected line's panel may be below the screen; bring it up.
@@ -154,4 +156,6 @@
       if (r.top < 0 || r.bottom > window.innerHeight) sel.closest(".prov-panel").scrollIntoView({ block: "start" });
     }
   }
+  openHash();
+  window.addEventListener("hashchange", openHash);
 })();
