@@ -187,3 +187,52 @@ def test_the_report_names_the_package_code_where_tlparse_puts_it(tmp_path):
     # no dynamo_start in the log (the first test): no torch.compile stack, nor anything torch.compile made
     assert "No stacks in this log" not in page and 'id="no-compile-stacks"' in page
     assert "What torch.compile made" not in page and "What torch.export and AOTInductor made" in page
+
+
+def test_the_source_page_marks_the_line_that_compiled_the_package_and_never_says_no_compile_id(tmp_path):
+    """aoti_deploy.py's page: line 41 (aoti_compile_and_package) said nothing, and lines 28-29 said "via call: [-/-]",
+    tlparse's id of no compile, though the log names the package that holds their ops."""
+    import html
+    import json
+
+    from ..conftest import report
+
+    call, fc1, fc2 = (_program_line(t) for t in ("aoti_compile_and_package(", "self.fc1(x)", "self.fc2(h)"))
+    # The raw kernel stack traces (outside any compile id: no frame_id) run from lines 28 and 29 into Linear's
+    # forward (linear.py:134), whose addmm the package calls.
+    (traces,) = [json.loads(p) for e, p in raw_records(torch213(LOG))
+                 if e.get("artifact", {}).get("name") == "inductor_provenance_tracking_kernel_stack_traces"]
+    for line in (fc1, fc2):
+        assert any(f'aoti_deploy.py", line {line}, in forward' in t and "torch/nn/modules/linear.py" in t
+                   for stacks in traces.values() for t in stacks)
+    # What the wrapper checks (test_each_package_accepts_what_its_wrapper_checks): the Dim's 2..64, 16, float, cpu.
+    wrapper = _wrapper(LOG)
+    assert "arg4_1_size[0] < 2" in wrapper and "arg4_1_size[0] > 64" in wrapper and "16 != arg4_1_size[1]" in wrapper
+
+    out = tmp_path / "out"
+    listed = report(torch213(LOG), out)["[-/-]"]["artifacts"]
+    wrapper_url, kernels_url = (next(a["url"] for a in listed if a["name"].startswith(f"inductor_aot_{k}_code_"))
+                                for k in ("wrapper", "kernel"))
+    (page,) = (out / "sources").glob("aoti_deploy.py_*.html")
+    text = page.read_text()
+    assert "[-/-]" not in text and "-/-" not in html.unescape(re.sub(r"<[^>]+>", " ", text))
+
+    def row(line: int) -> str:
+        """The line's row, from its number on (its badges and notes), to the next line's."""
+        start = text.index(f'<a class="ln" href="#L{line}">')
+        return text[start:text.index('<div class="src-line', start)]
+
+    def words(part: str) -> str:
+        return " ".join(html.unescape(re.sub(r"<[^>]+>", "", part)).split())
+
+    for line in (fc1, fc2):
+        assert "via call: AOTInductor package" in words(row(line))
+        assert "the ops of the code it calls are at linear.py:134 (graph of the AOTInductor package)" in words(row(line))
+    compiled = row(call)
+    assert words(compiled).endswith(
+        "aoti_compile_and_package(ep, package_path=path)AOTInductor packageAOTInductor compiled the exported program here, as a package that accepts "
+        f"x: Float [2..64, 16] cpu; it checks its inputs only where {CHECK_ENV}=1 is set · its C++ wrapper · its kernels")
+    assert f'href="../{wrapper_url}">its C++ wrapper</a>' in compiled and f'href="../{kernels_url}">its kernels</a>' in compiled
+    assert (out / wrapper_url).exists() and (out / kernels_url).exists()
+    # The export's symbol (line 39) is no package's: said as outside any compilation.
+    assert "created = 4 from x.size()[0] (outside any compilation)" in words(row(_program_line("torch.export.export(")))

@@ -178,6 +178,6 @@ def analyze(trace: Trace, profiles: Sequence[Profile] = ()) -> Results:
         sources=analyze_sources(trace, provenance=provenance, errors=found.errors, crashed=found.crashes,
                                 linked_locations=linked,
                                 export_only=export.only, checkpointing=found.checkpointing,
-                                breaks=found.graph_breaks, autotuned=found.autotuning),
+                                breaks=found.graph_breaks, autotuned=found.autotuning, aoti=found.aoti),
         transformed=transformed_code(trace),
     )

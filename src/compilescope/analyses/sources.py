@@ -34,6 +34,7 @@ from ..model.trace import Compile, Trace
 from ..model.payloads import PayloadRef
 from .activation_checkpoint import ActivationCheckpointing, activation_checkpointing
 from .autotuning import Autotuning, autotuning
+from .aoti import Aoti
 from .compiled_frames import ORIGINAL_BYTECODE_SUFFIX, compiled_frame
 from .crash import Crashes
 from .dynamic_shapes import DynamicShapes, dynamic_shapes
@@ -207,6 +208,10 @@ class LineNotes:
     def autotune_text(self) -> str:
         """The compile time this line's searches took, together, as its badge says it: "14.73 s"."""
         return format_seconds(sum(a["seconds"] for a in self.autotune))
+    # AOTInductor packages compiled here (the user's aoti_compile_and_package call: aoti.AotiPackage.call), each
+    # {"accepts", "checks_need_env", "wrapper_artifact", "kernel_artifact"}: what it accepts, and its code's outputs
+    # (Artifact.number; kernel_artifact None where it logged none apart).
+    aoti: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def checkpoint_calls(self) -> int:
@@ -382,7 +387,7 @@ class LineNotes:
             "graphs": self.graphs, "frames": self.frames, "graph_breaks": self.graph_breaks, "eager": self.eager,
             "resumes": self.resumes, "guards": self.guards, "kernels": self.kernels, "symbols": self.symbols,
             "calls": self.calls, "failures": self.failures, "crashes": self.crashes, "checkpoint": self.checkpoint,
-            "ran_eagerly": self.ran_eagerly, "autotune": self.autotune,
+            "ran_eagerly": self.ran_eagerly, "autotune": self.autotune, "aoti": self.aoti,
         }.items() if v}
 
     @property
@@ -550,6 +555,10 @@ class Sources:
     graph_breaks: list[GraphBreakSite] = field(default_factory=list)
     # Every compile in the log is torch.export's (ExportReport.only): its pages tell what torch.export did to a line.
     export_only: bool = False
+    # What made the graphs and kernels logged outside any compile id, where the log says: "AOTInductor package" (an
+    # aoti_compile_and_package compile, which has no compile id); None: it does not say (pages name them "outside any
+    # compilation", not by tlparse's "[-/-]").
+    outside_name: str | None = None
 
     def __bool__(self) -> bool:
         return bool(self.files)
@@ -790,7 +799,7 @@ def analyze_sources(trace: Trace, provenance: Provenance | None = None, shapes: 
                     errors: CompileErrors | None = None, crashed: Crashes | None = None,
                     stack_values: StackValues | None = None, export_only: bool = False,
                     checkpointing: ActivationCheckpointing | None = None, breaks: GraphBreaks | None = None,
-                    autotuned: Autotuning | None = None) -> Sources:
+                    autotuned: Autotuning | None = None, aoti: Aoti | None = None) -> Sources:
     """stack_values: names Dynamo's ___stack values in the user's words, for installed guards and symbols as the
     recompiles view names failed guards (shared with shapes and recompile_info where the caller made them).
     linked_locations: other user lines the report links to (where torch warned): the page of their file, where it
@@ -798,7 +807,8 @@ def analyze_sources(trace: Trace, provenance: Provenance | None = None, shapes: 
     marked on the user line its analysis placed it at (a file with no other note gets a page for it). export_only:
     ExportReport.only, the log's every compile torch.export's. breaks: graph_breaks' (made here where not given): the
     functions Dynamo skipped and the higher-order op calls that ran uncompiled because of one, marked on their lines.
-    autotuned: autotuning's (made here where not given): max-autotune's searches, on the line of the op each was for."""
+    autotuned: autotuning's (made here where not given): max-autotune's searches, on the line of the op each was for.
+    aoti: the AOTInductor packages the log compiled, each marked on the user's line that compiled it."""
     quotes = _Quotes()
     # (path, line) -> LineNotes, built first without text; files are made at the end.
     notes: dict[str, dict[int, LineNotes]] = {}
@@ -1013,6 +1023,12 @@ def analyze_sources(trace: Trace, provenance: Provenance | None = None, shapes: 
                                "best_kernel": search.best_kernel, "best_time": search.best_time_text,
                                "seconds": round(search.seconds, 6), "took": format_seconds(search.seconds),
                                "compile_notes": search.compile_notes})
+    for package in aoti.packages if aoti is not None else ():
+        n = at(package.call.filename, package.call.line) if package.call is not None else None
+        if package.call is not None and n is not None:
+            quotes.add(package.call.filename, package.call.line, package.call.code)
+            n.aoti.append({"accepts": package.accepts, "checks_need_env": package.checks_need_env,
+                           "wrapper_artifact": package.wrapper_artifact, "kernel_artifact": package.kernel_artifact})
 
     linked_lines: dict[str, set[int]] = {}
     for loc in linked_locations:
@@ -1020,7 +1036,9 @@ def analyze_sources(trace: Trace, provenance: Provenance | None = None, shapes: 
             quotes.add(loc.filename, loc.line, loc.code)
             linked_lines.setdefault(loc.filename, set()).add(loc.line)
 
-    result = Sources(graph_breaks=sites, export_only=export_only)
+    result = Sources(graph_breaks=sites, export_only=export_only,
+                     outside_name=(None if not aoti else "AOTInductor package" if len(aoti.packages) == 1
+                                   else "AOTInductor packages"))
     read = {path: _read_disk(path, quotes.by_file.get(path, {})) for path in notes}
     for path in sorted(notes):
         quoted = quotes.by_file.get(path, {})

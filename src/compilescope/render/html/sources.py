@@ -10,11 +10,12 @@ from typing import TYPE_CHECKING, Any, Iterable, Iterator
 
 from markupsafe import Markup, escape
 
-from ...model.ids import compilation_key
+from ...analyses.aoti import CHECK_ENV
+from ...model.ids import NO_COMPILE_ID, compilation_key
 from ...analyses.sources import DIMENSION_MARKING_GUARD, FailedCheck, LineNotes, RecompileNote, SourceFile, line_anchor
 from ...model.trace import Compile
 from ...wording import count
-from ..options import readable_url
+from ..options import artifact_url, readable_url
 from .export import COMPILE_INDEX, wants_export_index
 from .provenance import panel_line_id, provenance_url
 from .rows import ascii_parts, function_name_html, html_text
@@ -46,10 +47,13 @@ class _CompileDirs(dict[str, str]):
         self.links: dict[str, str] = {}
         self.entries: dict[str, Compile] = {}  # each attempt by its directory
         self.kernel_pages: dict[tuple[str, int], str | None] = {}  # (directory, stack traces artifact) -> its page
+        # What made the graphs and kernels outside any compile id (Sources.outside_name), said for NO_COMPILE_ID
+        self.outside: str | None = None
 
 
 def _compile_dirs(page: _Page) -> _CompileDirs:
     dirs = _CompileDirs(COMPILE_INDEX if wants_export_index(page) else "index.html")
+    dirs.outside = page.results.sources.outside_name
     for entry in page.trace.sorted_compiles():
         dirs.entries[entry.dir_name] = entry
         if entry.compile_id is not None:
@@ -124,7 +128,13 @@ def _one_source_html(source: str, described: str | None) -> str:
     return html_text(source)
 
 
-def _cid(cid: str, dirs: _CompileDirs) -> str:
+def _cid(cid: str, dirs: _CompileDirs, made: bool = True) -> str:
+    """A compile id, linked to its compile's page. NO_COMPILE_ID (tlparse's "[-/-]") is said as what made its graphs
+    and kernels where the log says (made: a graph or kernel's, not a shape symbol's, which torch.export may make),
+    else as outside any compilation, linked to the outputs logged there."""
+    if cid == NO_COMPILE_ID:
+        name = f"the {dirs.outside}" if made and dirs.outside else "outside any compilation"
+        return f'<a href="../{html_text(dirs.crash_page)}#no-compile-id">{html_text(name)}</a>'
     link = dirs.links.get(cid)
     if link is None:
         d = dirs.get(cid)
@@ -137,6 +147,18 @@ def _cid(cid: str, dirs: _CompileDirs) -> str:
 def _cids(cids: Iterable[str], dirs: _CompileDirs) -> str:
     """Compile ids whose notes are alike, each linked: "[0/0], [0/1], [0/2]"."""
     return ", ".join(_cid(c, dirs) for c in cids)
+
+
+def _graphs_of(cids: list[str], dirs: _CompileDirs) -> str:
+    """"graph [0/0]", "graphs [0/0], [0/1]"; "graph of the AOTInductor package" for one with no compile id."""
+    if cids == [NO_COMPILE_ID]:
+        return f"graph of {_cid(NO_COMPILE_ID, dirs)}"
+    return f'{"graph" if len(cids) == 1 else "graphs"} {_cids(cids, dirs)}'
+
+
+def _ids_text(cids: Iterable[str], dirs: _CompileDirs) -> str:
+    """Compile ids as a badge says them, unlinked: NO_COMPILE_ID as what made it where the log says."""
+    return " ".join(dirs.outside or "outside any compilation" if c == NO_COMPILE_ID else c for c in cids)
 
 
 def _notes_html(page: _Page, f: SourceFile, n: int, dirs: _CompileDirs) -> Iterator[str]:
@@ -158,6 +180,7 @@ def _notes_html(page: _Page, f: SourceFile, n: int, dirs: _CompileDirs) -> Itera
         yield (f'<li class="n-autotune">max-autotune in {_cid(a["compile_id"], dirs)}: <code>{html_text(a["op"])}</code> '
                f'{html_text(a["shape"] or "")}: {won}, after {html_text(a["took"])} of compile time'
                + (f' ({html_text("; ".join(a["compile_notes"]))})' if a["compile_notes"] else "") + '</li>')
+    yield from _aoti_html(page, notes, dirs)
     for c in notes.checkpoint:
         yield (f'<li class="n-checkpoint">activation checkpointing in {_cid(c["compile_id"], dirs)}: '
                + (f'{count(c["calls"], "checkpoint call")} captured here (the graph runs them as '
@@ -230,7 +253,7 @@ def _notes_html(page: _Page, f: SourceFile, n: int, dirs: _CompileDirs) -> Itera
             text = (f'symbol <span class="mono">{html_text(s["symbol"])}</span> {html_text(s["kind"])}'
                     f'{" = " + html_text(s["value"]) if s.get("value") is not None else ""}'
                     f'{_source_html(s)}')
-        yield f'<li class="n-symbol">{text} ({_cid(s["compile_id"], dirs)})</li>'
+        yield f'<li class="n-symbol">{text} ({_cid(s["compile_id"], dirs, made=False)})</li>'
     yield "</ul>"
 
 
@@ -287,7 +310,30 @@ def _calls_html(page: _Page, f: SourceFile, notes: LineNotes, dirs: _CompileDirs
         where = ", ".join(_call_link(page, f, c) for c in group[:MAX_CALL_LINES])
         more = f" and {count(len(group) - MAX_CALL_LINES, 'more line')}" if len(group) > MAX_CALL_LINES else ""
         yield (f'<li class="n-call">captured through a call: the ops of the code it calls are at {where}{more} '
-               f'({"graph" if len(cids) == 1 else "graphs"} {", ".join(_cid(c, dirs) for c in cids)})</li>')
+               f'({_graphs_of(list(cids), dirs)})</li>')
+
+
+def _aoti_html(page: _Page, notes: LineNotes, dirs: _CompileDirs) -> Iterator[str]:
+    """An AOTInductor package compiled on this line: what it accepts, and its generated code."""
+    for package in notes.aoti:
+        accepts = (f'accepts <code>{html_text(package["accepts"])}</code>' if package["accepts"]
+                   else "takes no input")
+        checked = (f'; it checks its inputs only where <code>{CHECK_ENV}=1</code> is set'
+                   if package["checks_need_env"] else "")
+        code = "".join(f' · {link}' for link in (_artifact_link(page, dirs, package["wrapper_artifact"], "its C++ wrapper"),
+                                                  _artifact_link(page, dirs, package["kernel_artifact"], "its kernels"))
+                       if link)
+        yield (f'<li class="n-frame"><strong>AOTInductor compiled the exported program here</strong>, as a package that '
+               f'{accepts}{checked}{code}</li>')
+
+
+def _artifact_link(page: _Page, dirs: _CompileDirs, number: int | None, text: str) -> str | None:
+    """A link to the page of an output of the log (its number: Artifact.number); None where no compile holds it."""
+    found = next((a for entry in dirs.entries.values() for a in entry.artifacts if a.number == number),
+                 None) if number is not None else None
+    if found is None:
+        return None
+    return f'<a href="../{html_text(artifact_url(found, page.options))}">{html_text(text)}</a>'
 
 
 def _call_link(page: _Page, f: SourceFile, call: dict[str, Any]) -> str:
@@ -333,7 +379,7 @@ def _handle_words(name: str, handle: str) -> str:
     return f"{name[:-len(handle) - 1]}, the call torch's debug handle :{handle} names (each kernel call of a graph's code has one)"
 
 
-def _badges(notes: LineNotes) -> str:
+def _badges(notes: LineNotes, dirs: _CompileDirs) -> str:
     out = []
     if notes.crashes:
         died = "; ".join(c["error"] for c in notes.crashes)
@@ -365,6 +411,9 @@ def _badges(notes: LineNotes) -> str:
     if notes.autotune:
         out.append(f'<span class="b b-autotune" title="compile time max-autotune spent benchmarking candidates for ops '
                    f'of this line">autotuned: {html_text(notes.autotune_text)}</span>')
+    if notes.aoti:
+        out.append('<span class="b b-frame" title="AOTInductor compiled the exported program here, as a package">'
+                   f'AOTInductor package{"s" if len(notes.aoti) > 1 else ""}</span>')
     if notes.checkpoint_calls:
         out.append(f'<span class="b b-checkpoint" title="checkpoint calls made here that the graph captured">'
                    f'checkpoint ×{notes.checkpoint_calls}</span>')
@@ -375,7 +424,7 @@ def _badges(notes: LineNotes) -> str:
         out.append(f'<span class="b b-graph" title="graphs that captured this line">{html_text(" ".join(notes.graphs))}</span>')
     elif notes.calls:
         out.append(f'<span class="b b-call" title="graphs that hold ops of functions this line calls">via call: '
-                   f'{html_text(" ".join(notes.call_compile_ids))}</span>')
+                   f'{html_text(_ids_text(notes.call_compile_ids, dirs))}</span>')
     if notes.graph_breaks:
         out.append('<span class="b b-break">graph break</span>')
     elif notes.eager and not notes.ran_eagerly:
@@ -435,7 +484,7 @@ def _line_rows(page: _Page, f: SourceFile, dirs: _CompileDirs) -> Iterator[str]:
         row = (f'<div class="{cls}" id="{anchor}"{title}><a class="ln" href="#{anchor}">{n}</a>'
                f'<a class="lt" href="#{anchor}" tabindex="-1">{code}</a>')  # one tab stop a line: its number
         if notes:
-            yield f'{row}<span class="badges">{_badges(notes)}</span>'
+            yield f'{row}<span class="badges">{_badges(notes, dirs)}</span>'
             yield from _notes_html(page, f, n, dirs)
             yield "</div>"
         else:
