@@ -195,3 +195,23 @@ def test_diff_places_the_gone_break_at_the_users_call(capsys):
     # torch placed it at _fsdp_common.py:30 (fail_user_frame_lineno); the program's call of the block is line 46.
     assert (f"graph break gone: Attempted to call function marked as skipped in FSDP2's hooks (torch's "
             f"_fsdp_common.py:30), called at {PROGRAM}:46") in out
+
+
+def test_summary_report_and_check_place_the_break_at_the_users_call(tmp_path, capsys):
+    from ..conftest import report, run_cli
+
+    # torch placed the break at _fsdp_common.py:30 (fail_user_frame_lineno, in its wrapper); the program's line 46
+    # called the sharded block (test_the_logs_break_in_fsdps_hook_under_the_programs_loop).
+    assert run_cli("summary", _log(JOB, 0)) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert (f"1. {PROGRAM}:46 in forward, in FSDP2's hooks (torch's _fsdp_common.py:30 in wrapper) · 1 time · [0/0] "
+            "Attempted to call function marked as skipped code: x = block(x)") in out
+    report(_log(JOB, 0), tmp_path / "out")
+    for page in ("index.html", "-_0_0_0/index.html"):
+        html = " ".join(unescape((tmp_path / "out" / page).read_text()).split())
+        assert (f">{PROGRAM}:46</a> <span class=\"muted\">in forward</span> <span class=\"muted torch-line\">in FSDP2's "
+                "hooks (torch's _fsdp_common.py:30 in wrapper)</span><br><code>x = block(x)</code>") in html
+    assert run_cli("check", "--max-graph-breaks", "0", _log(JOB, 0)) == 1
+    assert ("max-graph-breaks: 1 distinct graph break, at most 0 allowed: Attempted to call function marked as skipped "
+            f"in FSDP2's hooks (torch's _fsdp_common.py:30), called at {PROGRAM}:46") in capsys.readouterr().out
+

@@ -11,7 +11,7 @@ from dataclasses import field
 from typing import Any
 
 from .divergence import COLLECTIVES, COMPILE_IDS, STATUSES, TENSOR_META, Divergence
-from .diff import (FrameFacts, RunFacts, TimeThreshold, crash_called_from, crash_line, diff_runs, failed_compiles,
+from .diff import (FrameFacts, RunFacts, TimeThreshold, break_at, crash_called_from, crash_line, diff_runs, failed_compiles,
                    frames_label, most_failed_guard, multiset_diff, paired_ranks, unread_note)
 from .graph_breaks import resume_of
 from .recompiles import CHANGE_LABELS, classify_change
@@ -240,7 +240,7 @@ def evaluate(runs: dict[int | None, RunFacts], rules: Rules,
 
     if rules.max_graph_breaks is not None:
         absolute("max-graph-breaks", f"at most {rules.max_graph_breaks} allowed",
-                 lambda f: (len(_gated_breaks(f)), [f"{b['reason']} at {_short(b['file'])}:{b['line']}" for b in _gated_breaks(f)]),
+                 lambda f: (len(_gated_breaks(f)), [f"{b['reason']} {break_at(b)}" for b in _gated_breaks(f)]),
                  rules.max_graph_breaks, lambda v, lim: v > lim, lambda v: count(v, "distinct graph break"),
                  _breaks_note, others="graph break",
                  left_out=lambda f: len(_gated_breaks(f)) < len(_user_breaks(f)))

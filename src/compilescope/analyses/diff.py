@@ -365,7 +365,7 @@ def _at(file: str | None, line: int | None, torch_line: str | None = None) -> st
     return f"at {_short(file)}:{line}" if file else "location not in the log"
 
 
-def _break_at(x: dict) -> str:
+def break_at(x: dict) -> str:
     """Where a graph break is, for people: "at prog.py:12"; one in FSDP2's hooks "in FSDP2's hooks (torch's
     _fsdp_common.py:30), called at prog.py:46", the user's call of the sharded module."""
     if x.get("torch_line") and x.get("file"):
@@ -1647,14 +1647,14 @@ def diff_runs(a: RunFacts, b: RunFacts, threshold: TimeThreshold = TimeThreshold
                                   f"graph break moved: {r['reason']} ({_short(r['file'])}:{r['line']} → {match['line']})",
                                   match.get("frame") or r.get("frame"), r, match))
     for x in removed:
-        changes.append(Change("graph_breaks", "removed", f"graph break gone: {x['reason']} {_break_at(x)}",
+        changes.append(Change("graph_breaks", "removed", f"graph break gone: {x['reason']} {break_at(x)}",
                               x.get("frame"), x, None))
     for x in added:
-        changes.append(Change("graph_breaks", "added", f"new graph break: {x['reason']} {_break_at(x)}",
+        changes.append(Change("graph_breaks", "added", f"new graph break: {x['reason']} {break_at(x)}",
                               x.get("frame"), None, x))
     for bk in set(ka) & set(kb):
         if ka[bk]["count"] != kb[bk]["count"]:
-            changes.append(Change("graph_breaks", "changed", f"graph break {bk[0]} {_break_at(kb[bk])}: hit "
+            changes.append(Change("graph_breaks", "changed", f"graph break {bk[0]} {break_at(kb[bk])}: hit "
                                   f"{ka[bk]['count']} → {kb[bk]['count']} times", kb[bk].get("frame") or ka[bk].get("frame"),
                                   ka[bk]["count"], kb[bk]["count"]))
 

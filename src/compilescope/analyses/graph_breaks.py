@@ -242,6 +242,22 @@ class GraphBreak:
     caused_by: list[str] = field(default_factory=list)
 
     @property
+    def shown_at(self) -> UserLocation | None:
+        """Where the views place the break: for one in FSDP2's hooks, the user's call of the sharded module
+        (`x = block(x)`), the line to change; torch's line there is the same in every program (torch_line says it).
+        Else where torch placed it."""
+        return self.fsdp_call if self.in_fsdp_hook and self.fsdp_call is not None else self.location
+
+    @property
+    def torch_line(self) -> str | None:
+        """"in FSDP2's hooks (torch's _fsdp_common.py:30 in wrapper)": where in torch a break placed at the user's
+        call is; None where it is placed where torch placed it."""
+        loc = self.location
+        if self.shown_at is loc or loc is None:
+            return None
+        return f"in FSDP2's hooks (torch's {loc.short}{f' in {loc.function}' if loc.function else ''})"
+
+    @property
     def by_torch(self) -> bool:
         """torch's own code breaks its graph here on purpose: nothing in the user's code to change."""
         return (self.reason == EXPLICIT_BREAK and self.location is not None

@@ -282,11 +282,13 @@ def _graph_breaks(ins: Insights) -> list[RenderableType]:
     out: list[RenderableType] = [_heading(f"Graph breaks ({len(gb.breaks)} distinct, {gb.total} in total{asked})")]
     for i, brk in enumerate(gb.breaks[:MAX_BREAKS], 1):
         head = TerminalText(f"{i}. ", style="bold")
-        head.append(_where(brk.location), style="bold")
+        head.append(_where(brk.shown_at), style="bold")
+        if brk.torch_line:
+            head.append(f", {brk.torch_line}")
         head.append(f"  ·  {count(brk.count, 'time')}  ·  {', '.join(brk.compile_ids)}")
         body = TerminalText(brk.reason, style="bold")
-        if brk.location and brk.location.code:
-            body.append(f"\ncode: {brk.location.code}", style="default")
+        if brk.shown_at and brk.shown_at.code:
+            body.append(f"\ncode: {brk.shown_at.code}", style="default")
         if brk.note:
             body.append(f"\nnote: {brk.note}", style="green")
         else:
