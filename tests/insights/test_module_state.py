@@ -247,8 +247,9 @@ def test_check_counts_only_avoidable_recompiles(capsys):
     # module_state: 4 avoidable, 2 expected; its fix leaves none; the fix but for the dict's key leaves 1 ([0/1])
     assert run_cli("check", torch213("module_state.log.gz"), "--max-avoidable-recompiles", "0") == 1
     assert capsys.readouterr().out.startswith(
-        "max-avoidable-recompiles: 4 avoidable recompiles (2 more expected, not counted: a module's mode or a "
-        "parameter's requires_grad no compiled version had), at most 0 allowed: forward (module_state.py:30) "
+        "max-avoidable-recompiles: 4 avoidable recompiles (2 more expected, not counted: a module's mode, a "
+        "parameter's requires_grad or a tensor's requires_grad from the same calling line that no compiled version "
+        "had), at most 0 allowed: forward (module_state.py:30) "
         "recompiled avoidably 4 times ([0/1], [0/2], [0/4], [0/6])")
     assert run_cli("check", torch213("module_state_fixed.log.gz"), "--max-avoidable-recompiles", "0") == 0
     assert "max-avoidable-recompiles passed: 0 avoidable recompiles (2 more expected" in capsys.readouterr().out

@@ -215,3 +215,10 @@ def test_summary_report_and_check_place_the_break_at_the_users_call(tmp_path, ca
     assert ("max-graph-breaks: 1 distinct graph break, at most 0 allowed: Attempted to call function marked as skipped "
             f"in FSDP2's hooks (torch's _fsdp_common.py:30), called at {PROGRAM}:46") in capsys.readouterr().out
 
+def test_check_does_not_count_the_loops_requires_grad_recompile(capsys):
+    from ..conftest import run_cli
+
+    # The fixed job's one recompile ([0/1]) is the loop's requires_grad one: expected, and said to be of that kind.
+    assert run_cli("check", "--max-avoidable-recompiles", "0", _log(FIXED, 0)) == 0
+    assert ("0 avoidable recompiles (1 more expected, not counted: a module's mode, a parameter's requires_grad or a "
+            "tensor's requires_grad from the same calling line that no compiled version had)") in capsys.readouterr().out

@@ -31,7 +31,8 @@ class Rules:
     max_graph_breaks: int | None = None
     max_recompiles: int | None = None
     # Only the recompiles the recompiles analysis calls avoidable: not a module's mode or a parameter's requires_grad
-    # switched to a setting no compiled version had (eval(), a layer unfrozen), which compiles once per setting.
+    # switched to a setting no compiled version had (eval(), a layer unfrozen), nor a tensor's requires_grad that one
+    # calling line changed (`x = block(x)`), which compile once per setting.
     max_avoidable_recompiles: int | None = None
     no_failures: bool = False
     no_export_issues: bool = False  # draft export found no issue (its program holds only under what export assumed)
@@ -91,9 +92,12 @@ def _user_breaks(facts: RunFacts) -> list[dict[str, Any]]:
 DISABLED_NOT_COUNTED = "at torch.compiler.disable'd calls, which run eagerly on purpose, not counted"
 
 
-# Recompiles the analysis calls expected (recompiles.EXPECTED): the program switched its model to a setting no
-# compiled version had, which compiles once per setting; a gate on avoidable recompiles says how many it left out.
-EXPECTED_NOT_COUNTED = "expected, not counted: a module's mode or a parameter's requires_grad no compiled version had"
+# Recompiles the analysis calls expected (recompiles.EXPECTED): a setting no compiled version had, which compiles
+# once per setting: the program switched its model's (eval(), a layer unfrozen), or one line passes a tensor that
+# requires grad where it passed one that does not (`x = block(x)`); a gate on avoidable recompiles says how many it
+# left out, and of what.
+EXPECTED_NOT_COUNTED = ("expected, not counted: a module's mode, a parameter's requires_grad or a tensor's "
+                        "requires_grad from the same calling line that no compiled version had")
 
 
 def _gated_breaks(facts: RunFacts) -> list[dict[str, Any]]:

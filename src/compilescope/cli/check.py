@@ -40,8 +40,10 @@ class CheckCommand:
         parser.add_argument("--max-recompiles", type=int, metavar="N", help="fail with more than N recompiles")
         parser.add_argument("--max-avoidable-recompiles", type=int, metavar="N",
                             help="fail with more than N recompiles that the report calls avoidable: not counted are "
-                                 "those to a module mode (.eval()/.train()) or a parameter's requires_grad (a layer "
-                                 "frozen or unfrozen) that no compiled version had, which compile once per setting; "
+                                 "those to a module mode (.eval()/.train()), a parameter's requires_grad (a layer "
+                                 "frozen or unfrozen) or the requires_grad of a tensor one line passes (x = block(x): "
+                                 "the first call's input needs no grad, the next ones' do) that no compiled version "
+                                 "had, which compile once per setting; "
                                  "counted is every other (a Python number or a hook that changed, a list that grew, "
                                  "a return to a setting already compiled that failed on something else)")
         parser.add_argument("--no-failures", action="store_true", help="fail if any compile failed")
