@@ -168,6 +168,15 @@ def test_the_requires_grad_recompile_is_the_loops_and_expected(job, first, secon
     assert frame.chain == [first, second] and frame.changes == ["requires_grad"]
     [step] = frame.steps
     assert step.expected == "input_requires_grad" and frame.avoidable == []
+    # The cause is the call that passed x requiring grad (the second compile's TENSOR_MATCH of L['x'] says
+    # requires_grad=True, the first's False), not where forward first uses x (line 35, self.fc1(x), the user's frame of
+    # that guard's F.linear): the row names line 46.
+    matches = [line for line in _raw(job, 0).splitlines() if "TENSOR_MATCH: check_tensor(L['x']" in line]
+    assert ["requires_grad=False" in m for m in matches] == [True, False]
+    assert all("requires_grad=True" in m for m in matches[1:])
+    [guard] = step.failed_guards
+    assert guard.location is not None and (guard.location.short, guard.location.code) == (f"{PROGRAM}:46", "x = block(x)")
+    assert guard.location_label == "x passed in by the call at"
     [advice] = frame.advice
     assert "training and inference" not in advice
     assert f"compiled as {first} and {second} for calls from the same line, {PROGRAM}:46 (`x = block(x)`)" in advice
@@ -214,6 +223,7 @@ def test_summary_report_and_check_place_the_break_at_the_users_call(tmp_path, ca
     assert run_cli("check", "--max-graph-breaks", "0", _log(JOB, 0)) == 1
     assert ("max-graph-breaks: 1 distinct graph break, at most 0 allowed: Attempted to call function marked as skipped "
             f"in FSDP2's hooks (torch's _fsdp_common.py:30), called at {PROGRAM}:46") in capsys.readouterr().out
+
 
 def test_check_does_not_count_the_loops_requires_grad_recompile(capsys):
     from ..conftest import run_cli

@@ -1545,6 +1545,10 @@ def _same_call_requires_grad(steps: list[tuple[RecompileStep, Compile]], by_id: 
         return None
     for step, _ in ours:
         step.expected = "input_requires_grad"
+        # The cause is the call that passed the tensor now requiring grad, not where the function first uses it
+        # (its TENSOR_MATCH guard's line): every call is from `here`, so that call is here.
+        for guard in step.failed_guards:
+            guard.location, guard.location_kind = here, "call"
     ids = list(dict.fromkeys(cid for step, _ in ours for cid in [*(g.compile_id for g in step.failed_guards),
                                                                    step.compile_id] if cid))
     tensors = list(dict.fromkeys(user_source_name(g.tensor) for step, _ in ours for g in step.failed_guards if g.tensor))
