@@ -13,7 +13,7 @@ from compilescope.analyses.insights import insights
 from compilescope.analyses.recompiles import ADVICE, recompiles
 from compilescope.ingest.reader import read_trace
 
-from ..conftest import torch213
+from ..conftest import run_cli, torch213
 from ..tracelog import raw_records
 
 LOG = "func_numpy.log.gz"
@@ -135,3 +135,21 @@ def test_numpy_code_in_a_graph_is_listed_by_line_and_np_random_said_to_draw_from
 
 def test_a_log_without_numpy_has_no_numpy_lines():
     assert not insights(read_trace(torch213("graph_breaks.log"))).numpy
+
+
+def test_a_numpy_arrays_dynamic_size_is_said_as_the_arrays_shape(capsys):
+    # The raw log: the third call (a float32 array of 9, after two of 6) makes the size dynamic, and torch names the
+    # tensor it made of the array `a`.
+    (created,) = [e["create_symbol"] for e, _ in _raw() if e.get("create_symbol", {}).get("symbol") == "s46"]
+    assert (created["source"], created["val"]) == ("___from_numpy(L['a']).size()[0]", "9")
+    assert "np_normalize(np.random.rand(6 if FIXED else 9).astype(np.float32))" in PROGRAM.read_text()
+    shapes = insights(read_trace(torch213(LOG))).dynamic_shapes
+    (symbol,) = [s for s in shapes.symbols if s.symbol == "s46"]
+    assert symbol.source == created["source"]  # torch's text kept, for --json's "source"
+    assert symbol.source_text == "a.shape[0]"  # NumPy's a.size is the element count: the size is a.shape[0]
+    assert run_cli("summary", torch213(LOG)) == 0
+    out = capsys.readouterr().out
+    assert "a.shape[0]: s46 = 9" in out and "___from_numpy" not in out
+    assert run_cli("diff", torch213(LOG), torch213(FIXED)) == 1  # (the runs differ)
+    out = capsys.readouterr().out
+    assert "dynamic symbol for a.shape[0] removed" in out and "___from_numpy" not in out

@@ -32,8 +32,8 @@ from .graph_breaks import function_label
 from .installed_guards import (GUARDS_ARTIFACT, enclosing_sources, guard_site, object_type, pinned_lengths,
                                pinned_state, tensor_check)
 from .stack_values import StackValue, StackValues, name_stack_values
-from .userloc import (FRAME_SOURCE, UserLocation, called_at_text, code_origin, is_clipped_torch_file, is_torch_file,
-                      last_user_frame, last_user_stack_frame, placed_at_call, traceback_frames, user_source_name)
+from .userloc import (FRAME_SOURCE, NUMPY_SOURCE, UserLocation, called_at_text, code_origin, is_clipped_torch_file,
+                      is_torch_file, last_user_frame, last_user_stack_frame, placed_at_call, traceback_frames, user_source_name)
 from ..model.records import dataclass
 
 ARTIFACT = "recompile_reasons"
@@ -144,9 +144,8 @@ ADVICE = {
 }
 
 # A NumPy array the compiled function takes is guarded as the tensor Dynamo makes of it, `___from_numpy(a)`
-# (torch._dynamo.source.NumpyTensorSource); its failed dtype check names torch's dtypes ("expected Float, actual
+# (userloc.NUMPY_SOURCE); its failed dtype check names torch's dtypes ("expected Float, actual
 # Double"), said as NumPy names them.
-_FROM_NUMPY = lazy_compile(r"___from_numpy\((?P<source>[^()\n]{1,500})\)")
 _TORCH_DTYPE_WORDS = lazy_compile(r"(?<=expected )(?P<expected>\w{1,40}), actual (?P<actual>\w{1,40})")
 NUMPY_DTYPES = {"Float": "float32", "Double": "float64", "Half": "float16", "BFloat16": "bfloat16", "Int": "int32",
                 "Long": "int64", "Short": "int16", "Char": "int8", "Byte": "uint8", "Bool": "bool",
@@ -158,14 +157,14 @@ NUMPY_DTYPE_ADVICE = ("NumPy {arrays} {names} arrive{s} as {dtypes}, and each dt
 
 def numpy_array(tensor: str | None) -> str | None:
     """The NumPy array a tensor name of Dynamo's stands for (`___from_numpy(a)`: "a"); None for any other."""
-    m = _FROM_NUMPY.fullmatch(tensor or "")
+    m = NUMPY_SOURCE.fullmatch(tensor or "")
     return FRAME_SOURCE.sub(r"\1", m["source"]) if m else None
 
 
 def numpy_words(guard: str) -> str:
     """A failed check of a NumPy array in NumPy's words: "tensor '___from_numpy(a)' dtype mismatch. expected Float,
     actual Double" reads "NumPy array 'a' dtype mismatch. expected float32, actual float64"."""
-    said = _FROM_NUMPY.sub(lambda m: FRAME_SOURCE.sub(r"\1", m["source"]), guard)
+    said = NUMPY_SOURCE.sub(lambda m: FRAME_SOURCE.sub(r"\1", m["source"]), guard)
     if said == guard:
         return guard
     said = re.sub(r"^tensor '", "NumPy array '", said)

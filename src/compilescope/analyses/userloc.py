@@ -27,13 +27,22 @@ FRAME_SOURCE = lazy_compile(r"^[LG]\['([^'\n]{1,500})'\]")
 # A module's child, parameter or buffer as Dynamo reaches it (`._modules['norm1']`, `._modules['0']`,
 # `._parameters['weight']`, `._buffers['running_mean']`): the user wrote `.norm1`, `[0]`, `.weight`, `.running_mean`.
 _MODULE_ATTRIBUTE = lazy_compile(r"\._(?:modules|parameters|buffers)\['([^'\n]{1,500})'\]")
+# A NumPy array the compiled function takes, as the tensor Dynamo makes of it (torch._dynamo.source.NumpyTensorSource):
+# `___from_numpy(L['a'])`, with what is read of it after (`.size()[0]`).
+NUMPY_SOURCE = lazy_compile(r"___from_numpy\((?P<source>[^()\n]{1,500})\)")
+# A size of that tensor is the array's shape (NumPy's a.size is its element count, a.shape[0] its first size).
+_TENSOR_SIZE = lazy_compile(r"\.size\(\)\[(\d{1,9})\]")
 
 
 def user_source_name(source: str) -> str:
     """A Dynamo source as the user's code names it: L['self']._modules['blocks']._modules['0']._modules['norm1'].eps
-    is self.blocks[0].norm1.eps, L['x'].size()[0] is x.size()[0]. A name Dynamo made (L['___stack0']) keeps its
-    frame's prefix: the user never wrote it (stack_values says it in words). The raw source stays where it is shown
-    as torch wrote it (JSON "source" fields)."""
+    is self.blocks[0].norm1.eps, L['x'].size()[0] is x.size()[0], and the tensor Dynamo made of a NumPy array,
+    ___from_numpy(L['a']).size()[0], is a.shape[0]. A name Dynamo made (L['___stack0']) keeps its frame's prefix: the
+    user never wrote it (stack_values says it in words). The raw source stays where it is shown as torch wrote it
+    (JSON "source" fields)."""
+    array = NUMPY_SOURCE.match(source)
+    if array is not None:  # (the user's array: `___from_numpy(L['a']).size()[0]` is a.shape[0])
+        return user_source_name(array["source"]) + _TENSOR_SIZE.sub(r".shape[\1]", source[array.end():])
     named = source if source.startswith(("L['___", "G['___")) else FRAME_SOURCE.sub(r"\1", source)
     return _MODULE_ATTRIBUTE.sub(lambda m: f"[{m[1]}]" if m[1].isdigit() else f".{m[1]}", named)
 # Only caret lines (`^^^^`, and `~~~^^^~~~` of Python 3.11+) are decoration, not code.
