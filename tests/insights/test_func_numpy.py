@@ -8,6 +8,7 @@ import json
 import re
 from pathlib import Path
 
+from compilescope.analyses.diff import graph_nodes
 from compilescope.analyses.graph_breaks import graph_breaks
 from compilescope.analyses.insights import insights
 from compilescope.analyses.recompiles import ADVICE, recompiles
@@ -153,3 +154,29 @@ def test_a_numpy_arrays_dynamic_size_is_said_as_the_arrays_shape(capsys):
     assert run_cli("diff", torch213(LOG), torch213(FIXED)) == 1  # (the runs differ)
     out = capsys.readouterr().out
     assert "dynamic symbol for a.shape[0] removed" in out and "___from_numpy" not in out
+
+
+def test_diff_says_numpy_code_in_a_graph_as_numpys_calls(capsys):
+    rand_line = _program_line("np.random.rand(*a.shape)")
+    # The raw graphs: np_features' [5/0] draws with np.random.rand (Dynamo's wrapper of it) where the fixed run's [2/0]
+    # calls torch.rand, both on the same line; [5/0]'s two NumPy additions are two wrappers FX numbers apart.
+    assert f"func_numpy.py:{rand_line} in np_features" in _graph((5, 0)) and f"func_numpy.py:{rand_line} in " \
+        "np_features" in _graph((2, 0), FIXED)
+    assert "= torch__dynamo_utils_wrapped_rand(5)" in _graph((5, 0)) and "= torch.rand(" in _graph((2, 0), FIXED)
+    assert "= torch__dynamo_utils_wrapped_add(" in _graph((5, 0)) and "= torch__dynamo_utils_wrapped_add_1(" in (
+        _graph((5, 0)))
+    targets = [(n[1], n[2].rsplit(":", 1)[1]) for n in graph_nodes(_graph((5, 0))) if n[2]]
+    assert ("np.random.rand (NumPy, in the graph through torch._numpy)", str(rand_line)) in targets
+    assert [t for t, _ in targets].count("NumPy add (NumPy, in the graph through torch._numpy)") == 2
+    assert not [t for t, _ in targets if "torch__dynamo_utils" in t]
+
+    assert run_cli("diff", torch213(LOG), torch213(FIXED), "--json") == 1
+    doc = json.loads(capsys.readouterr().out)
+    [rank] = doc["ranks"]
+    (change,) = [c for c in rank["changes"] if c.get("detail", {}).get("retargeted")]
+    (retargeted,) = change["detail"]["retargeted"]
+    assert (retargeted["from"], retargeted["to"]) == ("np.random.rand (NumPy, in the graph through torch._numpy)",
+                                                      "torch.rand")
+    assert retargeted["line"].endswith(f"/func_numpy.py:{rand_line}")
+    assert run_cli("diff", torch213(LOG), torch213(FIXED)) == 1
+    assert "torch__dynamo_utils" not in capsys.readouterr().out

@@ -36,6 +36,7 @@ from .cudagraphs import NEVER_RECORDED
 from .dynamic_shapes import number_text, placement_text, read_placement
 from .compiled_frames import frame_function
 from .graph_breaks import function_label, resume_of
+from .numpy_graphs import numpy_target
 from .provenance import NODE_MAPPINGS, POST_GRAD, kernel_work, text_lines
 from .status import MISSING, counts_text, status_counts
 from .unread import Unread
@@ -415,7 +416,9 @@ def graph_nodes(text: str) -> list[list[Any]]:
         if method and not rhs.startswith(("torch.", "operator.", "math.")):
             op, target = "call_method", method["method"]
         elif call:
-            op, target = "call_function", call["target"]
+            # NumPy code Dynamo traced is said as NumPy's call: FX's name for its wrapper (`..._wrapped_add_1`) is
+            # neither the user's nor the same from one run to another
+            op, target = "call_function", numpy_target(call["target"]) or call["target"]
         elif infix:
             op, target = "call_function", f"operator {infix['op']}"
         elif re.fullmatch(r"[A-Z]_\w+|[a-z_]\w*", rhs):

@@ -24,6 +24,8 @@ _SITE = lazy_compile(r"^\s*# File: (?P<file>.{1,2000}?):(?P<line>\d{1,9}) in (?P
                      r"(?:, code: (?P<code>.{0,2000}))?\s*$")
 # `wrapped_sin: "f32[5][1]cpu" = torch__dynamo_utils_wrapped_sin(a)`; a second call of one name is `..._add_1(`.
 _WRAPPED_CALL = lazy_compile(r"=\s*torch__dynamo_utils_wrapped_(?P<name>\w{1,200}?)(?:_\d{1,6})?\(")
+# The same wrapper as an FX target (`torch__dynamo_utils_wrapped_add_1`: FX numbers a second wrapper of one name).
+_WRAPPED_TARGET = lazy_compile(r"torch__dynamo_utils_wrapped_(?P<name>\w{1,200}?)(?:_\d{1,6})?")
 # torch._numpy.random's functions (its __all__ in torch 2.13), which replace np.random's in a graph.
 NUMPY_RANDOM = frozenset(("seed", "random_sample", "sample", "random", "rand", "randn", "normal", "choice", "randint",
                           "shuffle", "uniform"))
@@ -32,6 +34,17 @@ RANDOM_NOTE = ("Dynamo traced np.random into the graph with torch's generator, n
                "numbers, and the compiled code draws other numbers than the same code run eagerly. To keep NumPy's "
                "numbers, set torch._dynamo.config.use_numpy_random_stream = True (the call then breaks the graph and "
                "runs in NumPy); or draw with torch (torch.rand) and seed with torch.manual_seed.")
+
+
+def numpy_target(target: str) -> str | None:
+    """An FX target that is NumPy code Dynamo traced, in the user's words: `torch__dynamo_utils_wrapped_rand` is
+    "np.random.rand (NumPy, in the graph through torch._numpy)", `torch__dynamo_utils_wrapped_add_1` "NumPy add (...)"
+    (a function, method or operator: the wrapper's name alone does not say which); None for any other target."""
+    m = _WRAPPED_TARGET.fullmatch(target)
+    if m is None:
+        return None
+    name = m["name"]
+    return f"{f'np.random.{name}' if name in NUMPY_RANDOM else f'NumPy {name}'} (NumPy, in the graph through torch._numpy)"
 
 
 @dataclass
