@@ -57,6 +57,10 @@ CONFIG_MODULES = {"dynamo_config": "torch._dynamo.config", "inductor_config": "t
 # from the dump's text: every compile repeats a 22 KB dump, and these few keys are all that is wanted of it. Each
 # defaults to None or False in torch (2.11-2.14); any other value is on.
 _TESTING_ONLY = lazy_compile(r'"([\w.]{1,200}_TESTING_ONLY)": ("(?:[^"\\]|\\.){0,200}"|[^,}\s]{1,200})')
+# A backend of torch's own tests (torch._dynamo.backends.debugging's relu_compile_error_TESTING_ONLY, which raises for
+# any graph with a relu): no dump names the backend; a compile it failed does, in its fail_reason
+# ("backend='relu_compile_error_TESTING_ONLY' raised:\nReluCompileError: ").
+_TESTING_ONLY_BACKEND = lazy_compile(r"\bbackend='(\w{1,200}_TESTING_ONLY)'")
 
 
 @dataclass
@@ -122,17 +126,21 @@ class TorchTestSetting:
     cpp.inject_relu_bug_TESTING_ONLY = "compile_error" makes every relu fail to compile, "accuracy" computes it
     wrong."""
 
-    setting: str  # "torch._inductor.config.cpp.inject_relu_bug_TESTING_ONLY"
+    setting: str  # "torch._inductor.config.cpp.inject_relu_bug_TESTING_ONLY"; "backend" for a test backend
     value: str  # as the dump has it, JSON: '"compile_error"'
-    compile_ids: list[str]  # the compiles that ran with it
+    compile_ids: list[str]  # the compiles that ran with it (a backend: that it failed, the only ones that name it)
+    kind: str = "setting"  # "setting" (a config key), or "backend" (torch.compile's backend= of torch's tests)
 
     @property
     def assignment(self) -> str:
-        """"torch._inductor.config.cpp.inject_relu_bug_TESTING_ONLY = 'compile_error'", as the program would set it."""
+        """"torch._inductor.config.cpp.inject_relu_bug_TESTING_ONLY = 'compile_error'", as the program would set it;
+        "torch.compile(backend='relu_compile_error_TESTING_ONLY')" for a backend."""
         try:
             value = orjson.loads(self.value)
         except orjson.JSONDecodeError:
             value = self.value
+        if self.kind == "backend":
+            return f"torch.compile(backend={value!r})"
         return f"{self.setting} = {value!r}"
 
     @property
@@ -140,17 +148,42 @@ class TorchTestSetting:
         """The setting at its default, as the program would set it: False for a switch, else None."""
         return f"{self.setting} = {False if self.value == 'true' else None}"
 
+    @property
+    def what(self) -> str:
+        return "a backend for torch's own tests was used" if self.kind == "backend" else (
+            "a setting for torch's own tests was on")
+
+    @property
+    def undo(self) -> str:
+        """What the program does instead: the setting back at its default, or another backend."""
+        if self.kind == "backend":
+            return "compile with another backend ('inductor', the default; 'eager' for Dynamo alone)"
+        return f"set it back ({self.off})"
+
+    @property
+    def with_it(self) -> str:
+        """What its compiles did with it: a test backend is named only by the compiles it failed."""
+        return "failed with it" if self.kind == "backend" else "compiled with it"
+
     def to_json(self) -> dict[str, Any]:
-        return {"setting": self.setting, "value": self.value, "compile_ids": self.compile_ids}
+        return {"setting": self.setting, "value": self.value, "compile_ids": self.compile_ids, "kind": self.kind}
 
 
 def testing_only_settings(trace: Trace) -> list[TorchTestSetting]:
     """The _TESTING_ONLY settings that were on (not None, not False) in any compile's config dumps, in the order the
-    compiles ran, each with its compiles."""
+    compiles ran, each with its compiles; then the _TESTING_ONLY backends that compiles failed in, each with those."""
     found: dict[tuple[str, str], TorchTestSetting] = {}
+    backends: dict[str, TorchTestSetting] = {}
     seen: dict[str, list[tuple[str, str]]] = {}  # a dump's text -> what is on in it (compiles repeat one dump)
     for entry in trace.sorted_compiles():
         metrics = entry.metrics or {}
+        reason = metrics.get("fail_reason")
+        backend = _TESTING_ONLY_BACKEND.search(reason) if isinstance(reason, str) else None
+        if backend is not None:
+            named = backends.setdefault(backend[1], TorchTestSetting("backend", orjson.dumps(backend[1]).decode(), [],
+                                                                     "backend"))
+            if entry.compile_id is not None and str(entry.compile_id) not in named.compile_ids:
+                named.compile_ids.append(str(entry.compile_id))
         for field_name, module in CONFIG_MODULES.items():
             dump = metrics.get(field_name)
             if not isinstance(dump, str):
@@ -163,7 +196,7 @@ def testing_only_settings(trace: Trace) -> list[TorchTestSetting]:
                 got = found.setdefault((setting, value), TorchTestSetting(setting, value, []))
                 if entry.compile_id is not None and str(entry.compile_id) not in got.compile_ids:
                     got.compile_ids.append(str(entry.compile_id))
-    return list(found.values())
+    return [*found.values(), *backends.values()]
 
 
 def environment(trace: Trace) -> Environment:

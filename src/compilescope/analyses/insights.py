@@ -365,10 +365,10 @@ def _breaks_in_ddp(breaks: list[GraphBreak]) -> list[Finding]:
 def _testing_only(setting: TorchTestSetting) -> Finding:
     """A setting of torch's own tests was on: the first thing to know of the run, as what follows (a failed compile,
     a crash, wrong results) may be only what it did on purpose."""
-    return Finding(ERROR, "testing_only", f"a setting for torch's own tests was on: {setting.assignment}",
-                   (f"compiled with it: {_names(setting.compile_ids)}; " if setting.compile_ids else "")
-                   + "torch's _TESTING_ONLY settings make compiles fail, kernels crash or compute wrong results on "
-                   f"purpose, so what this log shows may be only that: set it back ({setting.off})")
+    return Finding(ERROR, "testing_only", f"{setting.what}: {setting.assignment}",
+                   (f"{setting.with_it}: {_names(setting.compile_ids)}; " if setting.compile_ids else "")
+                   + f"torch's _TESTING_ONLY {setting.kind}s make compiles fail, kernels crash or compute wrong "
+                   f"results on purpose, so what this log shows may be only that: {setting.undo}")
 
 
 def _crash_finding(crash: Crash) -> Finding:

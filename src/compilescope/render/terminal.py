@@ -133,7 +133,7 @@ def _testing_only(ins: Insights) -> list[RenderableType]:
     for setting in settings:
         tree = Tree(TerminalText(setting.assignment, style="bold red"))
         if setting.compile_ids:
-            tree.add(TerminalText(f"compiled with it: {', '.join(setting.compile_ids)}"))
+            tree.add(TerminalText(f"{setting.with_it}: {', '.join(setting.compile_ids)}"))
         out.append(tree)
     return out
 
