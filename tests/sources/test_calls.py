@@ -2,7 +2,8 @@
 
 The graph dumps' `# File:` comments name only a node's innermost frame; the kernel stack traces
 (`inductor_provenance_tracking_kernel_stack_traces`) hold the whole chain from the compiled frame inward, innermost
-last. Expected lines are read from the programs and from the raw logs' stack traces, never from our own output.
+last. Where a log has none (backend="eager"), the guards on inlined functions' code say which line reached which
+function. Expected lines are read from the programs and from the raw logs' stack traces, never from our own output.
 """
 
 from __future__ import annotations
@@ -17,12 +18,19 @@ from compilescope.analyses.sources import LineNotes, analyze_sources, is_user_so
 from compilescope.ingest.reader import read_trace
 
 from ..conftest import cuda211, report, torch213
+from ..tracelog import raw_records
 from .test_source_page import plain, row
 
 GPT2_GENERATE = "hf_gpt2_generate.log.gz"
+FUNC_NUMPY = Path(__file__).parents[1] / "data" / "torch213" / "programs" / "func_numpy.py"
 # An independent reading of the raw log: each stack trace of each kernel, as (file, line) frames, outermost first.
 _STACKS_HEADER = re.compile(r'^V\d{4} .*"name": "inductor_provenance_tracking_kernel_stack_traces"')
 _FRAME = re.compile(r'^\s*File "([^"]+)", line (\d+), in ')
+
+
+def _program_line(text: str) -> int:
+    (line,) = [n for n, src in enumerate(FUNC_NUMPY.read_text().splitlines(), 1) if text in src]
+    return line
 
 
 def raw_stacks(log: Path) -> list[list[tuple[str, int]]]:
@@ -116,3 +124,86 @@ def test_a_call_into_another_file_names_that_file(tmp_path):
     (page,) = (out / "sources").glob("modeling_gpt2.py_*.html")
     (call,) = re.findall(r'<li class="n-call">.*?</li>', row(page.read_text(), 223), re.S)
     assert "the ops of the code it calls are at pytorch_utils.py:119, pytorch_utils.py:120 " in plain(call)
+
+
+def _raw_text(log: Path) -> str:
+    with gzip.open(log, "rt") as f:
+        return f.read()
+
+
+def _without_kernel_stacks(log: Path, out: Path) -> Path:
+    """The log less its kernel stack traces (each artifact's envelope line and its tab-indented payload): as a
+    backend without them (eager) logs it."""
+    kept, skipping = [], False
+    for line in _raw_text(log).splitlines(keepends=True):
+        if line.startswith("\t"):
+            if not skipping:
+                kept.append(line)
+            continue
+        skipping = '"name": "inductor_provenance_tracking_kernel_stack_traces"' in line
+        if not skipping:
+            kept.append(line)
+    out.write_text("".join(kept))
+    return out
+
+
+def test_where_no_kernel_stack_is_logged_the_guards_on_inlined_code_say_the_same_calls(tmp_path):
+    """inlined_helpers.py's guards name each inlined function where its caller reached it: `G['scale_then_shift']
+    .__code__` at line 27, `G['shift'].__code__` at line 22 (in scale_then_shift). The same log less its kernel stacks
+    (what backend="eager" logs) gives line 27 and line 22 the calls the stacks gave (the first test's)."""
+    raw = _raw_text(torch213("inlined_helpers.log.gz"))
+    assert re.search(r"ID_MATCH: ___check_obj_id\(G\['scale_then_shift'\]\.__code__, \d+\).*inlined_helpers\.py:27 in f$",
+                     raw, re.M)
+    assert re.search(r"ID_MATCH: ___check_obj_id\(G\['shift'\]\.__code__, \d+\).*inlined_helpers\.py:22 in "
+                     r"scale_then_shift$", raw, re.M)
+    bare = _without_kernel_stacks(torch213("inlined_helpers.log.gz"), tmp_path / "bare.log")
+    assert "kernel_stack_traces" in raw and "kernel_stack_traces" not in bare.read_text()
+    notes = file_notes(bare, "inlined_helpers.py")
+    assert notes[27].status == "called" and not notes[27].graphs
+    assert sorted(calls(notes[27])) == [("inlined_helpers.py", 18, ["[0/0]"]), ("inlined_helpers.py", 22, ["[0/0]"])]
+    assert calls(notes[22]) == [("inlined_helpers.py", 18, ["[0/0]"])] and notes[22].status == "captured"
+    for own in (18, 28):
+        assert not notes[own].calls
+
+
+def _guard_at(raw: str, function: str, where: str) -> bool:
+    """Whether a guard on the code of function sits at where (`func_numpy.py:32 in per_sample_grads`, torch's
+    `eager_transforms.py:643 in jacrev`)."""
+    return bool(re.search(rf"ID_MATCH: ___check_obj_id\(G\['{function}'\]\.__code__, \d+\).*{re.escape(where)}$", raw,
+                          re.M))
+
+
+def test_a_torch_func_transform_call_captured_whole_is_captured_through_the_call(tmp_path):
+    """func_numpy.py (backend eager, no kernel stacks): per_sample_grads' line 32 `vmap(grad(sample_loss), ...)(p, xs,
+    ys)` has no node of its own in [0/0] (torch.func's ops are placed in torch's files, no higher-order op), and its
+    sample_loss's ops are on line 27, whose code Dynamo guarded from line 32. The fixed run's jacobian line 42
+    `jacrev(energy)(x)` is captured whole in [1/0]: jacrev's code is guarded from line 42, energy's from jacrev (torch's
+    eager_transforms.py:643), and energy's ops are on line 37. The program as written breaks inside jacrev: [1/0] is
+    empty, and line 42 is a break, not a call."""
+    line_32, line_27 = _program_line("return vmap(grad(sample_loss)"), _program_line("return ((functional_call(")
+    line_42, line_37 = _program_line("return jacrev(energy)(x)"), _program_line("return (x ** 3).sum() * scale")
+    raw = _raw_text(torch213("func_numpy.log.gz"))
+    assert _guard_at(raw, "sample_loss", f"func_numpy.py:{line_32} in per_sample_grads")
+    (graph,) = [p for e, p in raw_records(torch213("func_numpy.log.gz"))
+                if "dynamo_output_graph" in e and (e["frame_id"], e["frame_compile_id"]) == (0, 0)]
+    assert f"func_numpy.py:{line_27} in sample_loss, code:" in graph and "higher_order" not in graph
+    assert not re.search(rf"# File: \S+func_numpy\.py:{line_32} ", graph)  # (no node of line 32's own)
+    notes = file_notes(torch213("func_numpy.log.gz"), "func_numpy.py")
+    assert notes[line_32].status == "called" and not notes[line_32].graphs
+    assert calls(notes[line_32]) == [("func_numpy.py", line_27, ["[0/0]"])]
+    assert notes[line_42].status == "break" and not notes[line_42].calls
+
+    fixed_raw = _raw_text(torch213("func_numpy_fixed.log.gz"))
+    assert _guard_at(fixed_raw, "jacrev", f"func_numpy.py:{line_42} in jacobian")
+    assert _guard_at(fixed_raw, "energy", "_functorch/eager_transforms.py:643 in jacrev")
+    assert f"func_numpy.py:{line_37} in energy, code:" in fixed_raw
+    fixed = file_notes(torch213("func_numpy_fixed.log.gz"), "func_numpy.py")
+    assert fixed[line_42].status == "called" and calls(fixed[line_42]) == [("func_numpy.py", line_37, ["[1/0]"])]
+
+    out = tmp_path / "out"
+    report(torch213("func_numpy.log.gz"), out)
+    (page,) = (out / "sources").glob("func_numpy.py_*.html")
+    line = row(page.read_text(), line_32)
+    assert 'class="src-line s-called"' in line
+    assert (f"captured through a call: the ops of the code it calls are at line {line_27} (graph [0/0])"
+            in plain(line))

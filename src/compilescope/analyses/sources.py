@@ -40,7 +40,7 @@ from .crash import Crashes
 from .dynamic_shapes import DynamicShapes, dynamic_shapes
 from .errors import CompileErrors, metrics_number
 from .graph_breaks import ARTIFACT as GRAPH_BREAK_ARTIFACT, GraphBreaks, graph_breaks, parse_reason, resume_of
-from .fx_sites import GRAPH_ARTIFACT, fx_node_sites
+from .fx_sites import GRAPH_ARTIFACT, FxNodeSite, fx_node_sites
 from .installed_guards import GUARD_LINE, GUARD_TAIL, GUARDS_ARTIFACT
 from .provenance import Provenance, UserLine, analyze_provenance
 from .recompiles import Recompiles, recompiles
@@ -736,6 +736,60 @@ def add_eager_lines(breaks: GraphBreaks, sites: list[GraphBreakSite]) -> None:
         brk.resume_functions = list(site.resume_functions)
 
 
+def _add_call(n: LineNotes, outer: tuple[str, int], inner: tuple[str, int, str | None], compile_id: str,
+              calls: dict[tuple[str, int, str, int], dict[str, Any]]) -> None:
+    """Notes on the line outer that a call made there holds the graph's ops at inner (file, line, function)."""
+    key = (*outer, inner[0], inner[1])
+    call = calls.get(key)
+    if call is None:
+        call = calls[key] = {"file": inner[0], "line": inner[1], "function": inner[2], "compile_ids": []}
+        n.calls.append(call)
+    if compile_id not in call["compile_ids"]:
+        call["compile_ids"].append(compile_id)
+
+
+# An inlined function's code object, as Dynamo guards it where the code calling it reached it (`ID_MATCH:
+# ___check_obj_id(G['sample_loss'].__code__, 1403...)`): the function's name is the source's last part.
+_CODE_GUARD = lazy_compile(r"^ID_MATCH: ___check_obj_id\((?:[^,\n]{0,500}?)(?:\['(?P<key>\w{1,200})'\]|\.(?P<attr>\w{1,200}))"
+                           r"\.__code__, ")
+
+
+@dataclass(slots=True)
+class CodeGuards:
+    """One compile's guards on inlined functions' code: Dynamo inlined each into that compile's graph."""
+
+    user_lines: dict[tuple[str, int], set[str]] = field(default_factory=dict)  # a user line -> functions guarded there
+    in_function: dict[str, set[str]] = field(default_factory=dict)  # a function (torch's too) -> functions guarded in it
+
+
+def guarded_calls(code_guards: dict[str, CodeGuards],
+                  graph_sites: dict[str, list[FxNodeSite]]) -> list[tuple[tuple[str, int], FxNodeSite, str]]:
+    """The calls a graph dump shows where no kernel stack does (backend="eager": a node's comment names only its
+    innermost line). A user line from which Dynamo guarded a function's code called that function, inlined into the
+    compile's graph: the nodes the dump places in a user function of that name are that line's ops, and so are those
+    of the functions guarded inside it, in turn (per_sample_grads' `vmap(grad(sample_loss))` at func_numpy.py:32:
+    sample_loss's ops at line 27; jacobian's `jacrev(energy)(x)`: jacrev, torch's, guards energy). Where two lines
+    call one function, the guard is on the first: it has the ops. As (caller's file and line, the site of its ops,
+    compile id)."""
+    found: list[tuple[tuple[str, int], FxNodeSite, str]] = []
+    for compile_id, guards in code_guards.items():
+        sites_in: dict[str, list[FxNodeSite]] = {}
+        for site in graph_sites.get(compile_id, ()):
+            if is_user_source(site.path):
+                sites_in.setdefault(site.function, []).append(site)
+        for outer, names in guards.user_lines.items():
+            todo, seen = sorted(names), set()
+            while todo:
+                name = todo.pop(0)
+                if name in seen:
+                    continue
+                seen.add(name)
+                found.extend((outer, site, compile_id) for site in sites_in.get(name, ())
+                             if (site.path, site.line) != outer)  # (recursion: the line's own ops)
+                todo.extend(sorted(guards.in_function.get(name, ())))
+    return found
+
+
 def _add_calls(frames: list[UserLine], compile_id: str, at: Callable[[str, int], LineNotes | None], quotes: _Quotes,
                calls: dict[tuple[str, int, str, int], dict[str, Any]]) -> None:
     """The outer frames of one kernel stack (outermost first): each user line among them called, directly or through
@@ -750,13 +804,7 @@ def _add_calls(frames: list[UserLine], compile_id: str, at: Callable[[str, int],
         if n is None:
             continue
         quotes.add(outer.file, outer.line, outer.code)
-        key = (outer.file, outer.line, inner.file, inner.line)
-        call = calls.get(key)
-        if call is None:
-            call = calls[key] = {"file": inner.file, "line": inner.line, "function": inner.function, "compile_ids": []}
-            n.calls.append(call)
-        if compile_id not in call["compile_ids"]:
-            call["compile_ids"].append(compile_id)
+        _add_call(n, (outer.file, outer.line), (inner.file, inner.line, inner.function), compile_id, calls)
 
 
 def failed_compilations(trace: Trace) -> set[str]:
@@ -827,6 +875,7 @@ def analyze_sources(trace: Trace, provenance: Provenance | None = None, shapes: 
     # (path, line, compile id) of each LineNotes.frames entry: a scan of a line's frames per compile was quadratic in
     # its compiles (a function compiled after 20,000 resets)
     framed: set[tuple[str, int, str]] = set()
+    graph_sites: dict[str, list[FxNodeSite]] = {}  # compile id -> its graph dump's node sites
     for entry in trace.sorted_compiles():
         key = compilation_key(entry.compile_id)
         frame = compiled_frame(entry)
@@ -844,7 +893,9 @@ def analyze_sources(trace: Trace, provenance: Provenance | None = None, shapes: 
                     file_codes[(frame[2], frame[1])] = original_last_line(trace, entry, frame[2])
         for artifact in entry.artifacts:
             if artifact.name == GRAPH_ARTIFACT and artifact.payload is not None:
-                for node_site in fx_node_sites(trace.payload_text(artifact.payload)):
+                sites_of_graph = fx_node_sites(trace.payload_text(artifact.payload))
+                graph_sites.setdefault(key, []).extend(sites_of_graph)
+                for node_site in sites_of_graph:
                     quotes.add(node_site.path, node_site.line, node_site.code)
                     n = at(node_site.path, node_site.line)
                     if n is not None:
@@ -901,19 +952,25 @@ def analyze_sources(trace: Trace, provenance: Provenance | None = None, shapes: 
     known = set(notes)
     resolved: dict[str, str | None] = {}  # clipped path -> the one known path it names (asked once per path)
     installed: set[tuple[str, int, str, str]] = set()
+    code_guards: dict[str, CodeGuards] = {}  # compile id -> its guards on inlined functions' code
     # Recompiles install mostly the same guards again: each distinct guard line is parsed once.
-    parsed: dict[str, tuple[str, str, int, str, str | None] | None] = {}
+    # (guard, file, line, code, hint, function, the function whose code it guards: _CODE_GUARD)
+    parsed: dict[str, tuple[str, str, int, str, str | None, str, str | None] | None] = {}
     for key, guarded, guards_payload in guard_sites:
         for raw in trace.payload_text(guards_payload).splitlines():
             if raw in parsed:
                 found_guard = parsed[raw]
             else:
                 m = GUARD_LINE.search(raw) if GUARD_TAIL.search(raw) else None
-                found_guard = parsed[raw] = ((m["guard"], m["file"], int(m["line"]), m["code"], m["hint"])
+                inlined = _CODE_GUARD.match(m["guard"]) if m is not None else None
+                found_guard = parsed[raw] = ((m["guard"], m["file"], int(m["line"]), m["code"], m["hint"], m["func"],
+                                              inlined and (inlined["key"] or inlined["attr"]))
                                              if m is not None else None)
             if found_guard is None:
                 continue
-            guard_text, path, line, code, hint = found_guard
+            guard_text, path, line, code, hint, function, inlined_name = found_guard
+            if inlined_name is not None:
+                code_guards.setdefault(key, CodeGuards()).in_function.setdefault(function, set()).add(inlined_name)
             if path not in known:
                 if path not in resolved:
                     full = [p for p in known if p.endswith("/" + path) or p.endswith(path)]
@@ -925,6 +982,8 @@ def analyze_sources(trace: Trace, provenance: Provenance | None = None, shapes: 
             n = at(path, line)
             if n is not None:
                 quotes.add(path, line, code)  # the guard's comment quotes its line, sometimes the only quote of it
+                if inlined_name is not None:
+                    code_guards[key].user_lines.setdefault((path, line), set()).add(inlined_name)
             if n is not None and (path, line, key, guard_text) not in installed:
                 installed.add((path, line, key, guard_text))
                 guard_note = {"installed": key, "guard": guard_text}
@@ -973,6 +1032,14 @@ def analyze_sources(trace: Trace, provenance: Provenance | None = None, shapes: 
     linked: set[tuple[str, int, str, str, int]] = set()
     anchors: dict[str, str] = {}  # kernel name -> its anchor, one object: a line lists the kernel of every compile
     calls: dict[tuple[str, int, str, int], dict[str, Any]] = {}  # (caller's file, line, ops' file, line) -> its call
+    # Where a compile's kernel stacks hold the whole chain of calls, they say them (below); elsewhere its guards do.
+    stacked = {compilation_key(cp.compile_id) for cp in provenance.compiles.values()
+               if any(kernel.frames for section in cp.sections for kernel in section.kernels)}
+    for outer, op_site, compile_id in guarded_calls({k: v for k, v in code_guards.items() if k not in stacked},
+                                                    graph_sites):
+        n = at(*outer)
+        if n is not None:
+            _add_call(n, outer, (op_site.path, op_site.line, op_site.function), compile_id, calls)
     for cp in provenance.compiles.values():
         cp_key = compilation_key(cp.compile_id)
         # Kernels share stacks (a fused kernel lists each of its nodes', a backward its forward's), and the parsed
