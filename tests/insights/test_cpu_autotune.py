@@ -134,3 +134,24 @@ def test_the_source_page_says_on_each_layers_line_what_max_autotune_searched_and
     assert ('<li class="n-autotune">max-autotune in <a' in text
             and f'<code>packed_linear</code> 32x512, 1459233x1, 128x512: chose <code>{searches[0].best_kernel}</code>'
             in text)
+
+
+def test_a_cpu_search_names_its_candidates_kinds_not_zero_triton(tmp_path, capsys):
+    """autotune_choices_stats: 2 choices, 0 Triton, a C++ template winner (cpp_...): '(0 Triton)' said nothing."""
+    raw = _raw_searches(torch213(LOG))[0]
+    stats = []
+    with gzip.open(torch213(LOG), "rt", encoding="utf-8") as f:
+        stats = [json.loads(json.loads("{" + line.strip().rstrip(",") + "}")["autotune_choices_stats"])
+                 for line in f if '"autotune_choices_stats"' in line]
+    assert len(stats) == len(raw) and all(s["num_triton_choices"] == 0 and s["best_kernel"].startswith("cpp_")
+                                          for s in stats)
+    assert run_cli("summary", torch213(LOG)) == 0
+    out = capsys.readouterr().out
+    table = out[out.index("\nAutotuning ("):out.index("\nWarnings torch printed")]
+    assert "0 Triton" not in table and " ".join(table.split()).count(
+        "of 2 candidates (C++ GEMM templates and extern ATen/MKL kernels, no Triton)") == len(stats)
+    report(torch213(LOG), tmp_path / "r")
+    html = (tmp_path / "r" / "index.html").read_text()
+    assert html.count("(C++ GEMM templates and extern ATen/MKL kernels, no Triton)") == len(stats)
+    assert "0 Triton" not in html
+

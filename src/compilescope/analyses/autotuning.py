@@ -28,6 +28,7 @@ from ..wording import format_kernel_time, format_seconds
 from ..model.trace import BENCHMARK_EVENT_SUFFIXES, FUSION_BENCHMARK_EVENTS, KERNEL_TUNING_EVENTS, Trace
 
 _SOURCE_COMPILE = "compile_file"  # g++ (or nvcc) run on a source file
+CPP_TEMPLATE_PREFIX = "cpp_"  # a C++ GEMM template's kernel name (cpp_CppMicroGemmFP32Vec_0)
 
 _TEMPLATE_SEARCH, _TEMPLATE_PRECOMPILE = BENCHMARK_EVENT_SUFFIXES
 _KERNEL_TUNING = dict(zip(KERNEL_TUNING_EVENTS, ("configs benchmarked", "coordinate descent"), strict=True))
@@ -88,6 +89,18 @@ class TemplateSearch:
         if self.precompile_seconds:
             notes.append(f"+ {format_seconds(self.precompile_seconds)} " + ("precompiling" if notes else "compiling"))
         return notes
+
+    @property
+    def candidate_kinds(self) -> str | None:
+        """What the candidates were, as every page and the terminal say it after their count: "19 Triton" on a GPU.
+        A CPU search has no Triton candidate, and "0 Triton" says nothing there: its candidates are C++ GEMM templates
+        (a winner named cpp_..., which g++ compiles inside the search) and extern kernels (ATen's, MKL's:
+        mkldnn_lowerings.py adds aten_mkl_linear beside CppGemmTemplate's choices)."""
+        if self.triton_choices is None:
+            return None
+        if self.triton_choices == 0 and (self.best_kernel or "").startswith(CPP_TEMPLATE_PREFIX):
+            return "C++ GEMM templates and extern ATen/MKL kernels, no Triton"
+        return f"{self.triton_choices} Triton"
 
     @property
     def best_time_text(self) -> str | None:

@@ -413,7 +413,7 @@ def _autotuning(ins: Insights) -> list[RenderableType]:
             what.append("\nbest " + (s.best_kernel or "?")
                         + (f" ({s.best_time_text})" if s.best_time_text else "")
                         + (f" of {count(s.choices, 'candidate')}" if s.choices is not None else "")
-                        + (f" ({s.triton_choices} Triton)" if s.triton_choices is not None else ""))
+                        + (f" ({s.candidate_kinds})" if s.candidate_kinds else ""))
             for f in s.failed[:3]:
                 what.append(f"\nfailed: {f.exception}: {f.why}", style="dim")
             took = "\n".join([format_seconds(s.seconds), *s.compile_notes])
