@@ -5,11 +5,13 @@ from __future__ import annotations
 
 import gzip
 import json
+import re
 
 import pytest
 
 from compilescope.analyses.autotuning import autotuning
 from compilescope.analyses.compile_time import compile_times
+from compilescope.analyses.freezing import freezing
 from compilescope.analyses.sources import analyze_sources
 from compilescope.ingest.reader import read_trace
 
@@ -134,6 +136,66 @@ def test_the_source_page_says_on_each_layers_line_what_max_autotune_searched_and
     assert ('<li class="n-autotune">max-autotune in <a' in text
             and f'<code>packed_linear</code> 32x512, 1459233x1, 128x512: chose <code>{searches[0].best_kernel}</code>'
             in text)
+
+
+def _raw_artifacts(log) -> dict[str, str]:
+    """Each payload of the raw log whose envelope names it (an artifact, or a graph such as aot_inference_graph), by
+    that name: the text torch logged, read without compilescope."""
+    found: dict[str, str] = {}
+    name, payload = None, []
+    with gzip.open(log, "rt", encoding="utf-8") as f:
+        for line in [*f, "end\n"]:
+            if line.startswith("\t"):
+                payload.append(line[1:])
+                continue
+            if name is not None:
+                found[name] = "".join(payload)
+            payload = []
+            envelope = line[line.index("] ") + 2:] if "] {" in line else ""
+            key = next(iter(json.loads(envelope)), None) if envelope.startswith("{") else None
+            name = (json.loads(envelope)["artifact"]["name"] if key == "artifact" else key) if key else None
+    return found
+
+
+def test_freezing_is_said_with_what_it_did_and_what_it_costs(capsys):
+    """torch._inductor.config.freezing: the AOT graph takes the 8 parameters (ParamAOTInput) and the input, the
+    post-grad graph the input alone; each linear's weight is packed for MKL (`_mkl_reorder_linear_weight`, under the
+    layer's `# File:` line, taken by mkl._mkl_linear), the conv's reordered for oneDNN. Neither cache stores the
+    graph: the AOTAutograd cache refuses a frozen one, the FX graph cache its oneDNN constants."""
+    raw = _raw_artifacts(torch213(LOG))
+    aot, post_grad = raw["aot_inference_graph"], raw["inductor_post_grad_graph"]
+    params = re.findall(r"ParamAOTInput\(target='([^']+)'\)", aot)
+    start = post_grad.index("def forward(")
+    signature = post_grad[start:post_grad.index("):", start)]
+    inputs = re.findall(r"(\w+): \"", signature)
+    packed_lines = [int(m) for m in re.findall(r":(\d+) in forward, code: [^\n]*\n\s*\w+: [^\n]*= torch\.ops\.mkl\._mkl_linear\(",
+                                               post_grad)]
+    reasons = {name: json.loads(raw[name])["cache_bypass_reason"]
+               for name in ("aotautograd_cache_bypass", "fx_graph_cache_bypass")}
+    assert (len(params), inputs, packed_lines) == (8, ["arg8_1"], [32, 33, 34])
+    with read_trace(str(torch213(LOG))) as trace:
+        [frozen] = freezing(trace).compiles
+    assert (frozen.compile_id, frozen.inputs, frozen.folded, frozen.parameters) == ("[0/0]", inputs, 8, params)
+    linears = [(w.op, w.site.line) for w in frozen.packed if w.how == "linear weight packed for MKL"]
+    assert linears == [("mkl._mkl_linear", line) for line in packed_lines]
+    assert [w.site.line for w in frozen.packed if w.constant == "_reorder_convolution_weight"] == [30]  # conv, line 30
+    metrics = json.loads(next(line for line in gzip.open(torch213(LOG), "rt") if '"compilation_metrics"' in line)
+                         .split("] ", 1)[1])["compilation_metrics"]
+    assert run_cli("summary", "--json", torch213(LOG)) == 0
+    doc = json.loads(capsys.readouterr().out)
+    [finding] = [f for f in doc["findings"] if f["title"].startswith("freezing")]
+    assert finding["title"] == "freezing folded 8 parameters into constants of [0/0]"
+    assert finding["section"] == "caches"
+    detail = finding["detail"]
+    assert "the compiled graph takes only arg8_1" in detail
+    assert "3 linear weights packed for MKL (mkl._mkl_linear at cpu_autotune.py:32, cpu_autotune.py:33, cpu_autotune.py:34)" in detail
+    assert (f'no cache stores it (AOTAutograd cache: "{reasons["aotautograd_cache_bypass"]}"; FX graph cache: '
+            f'"{reasons["fx_graph_cache_bypass"]}"): every process compiles it from scratch '
+            f'({metrics["entire_frame_compile_time_s"]:.1f}') in detail
+    assert "a weight changed after compiling is not seen until it is compiled again" in detail
+    notes = {r["reason"]: r["note"] for r in doc["caches"]["bypass_reasons"]}
+    assert "freezing" in notes[reasons["aotautograd_cache_bypass"]]
+    assert "oneDNN" in notes[reasons["fx_graph_cache_bypass"]]
 
 
 def test_a_cpu_search_names_its_candidates_kinds_not_zero_triton(tmp_path, capsys):

@@ -45,6 +45,17 @@ RESET_KEEPS_CACHES = (", compiled before torch._dynamo.reset(), which throws com
 # Said of a hit on what another process of the log (several processes' logs one after another) wrote to the cache:
 # not this run's own output. Worded as the compile pages word that process (compile_summary.OTHER_PROCESS_NOTE).
 OTHER_PROCESS = "another process in the same log"
+# What freezing (torch._inductor.config.freezing) does to the caches, which torch's reasons do not say: the AOTAutograd
+# cache refuses any graph compiled with it (autograd_cache.py), and the FX graph cache one holding a oneDNN tensor
+# (codecache.py's CacheabilityValidator), as freezing's weights laid out for the CPU libraries can be.
+FREEZING_BYPASSES = {
+    "Cannot cache a graph with freezing enabled":
+        "the AOTAutograd cache stores no graph compiled with torch._inductor.config.freezing on (the parameters are "
+        "constants of it): a later process cannot load it from there",
+    "mkldnn tensors unpickleable":
+        "a constant of the graph is a oneDNN (mkldnn) tensor, which the FX graph cache cannot save: freezing lays "
+        "weights out so for the CPU libraries; a later process cannot load the graph from there",
+}
 _NAME = re.compile(r"^(?P<cache>fx_graph_cache|aotautograd_cache)_(?P<outcome>hit|miss|bypass)$")
 # One component of an FX graph cache key, as its lookup's payload lists them: "[hash] fx_kwargs[is_backward]: True"
 _IS_BACKWARD = re.compile(r"^\[\w+\] fx_kwargs\[is_backward\]: (True|False)$")
@@ -146,8 +157,8 @@ class Caches:
         return self.reason_numbers[reason]
 
     def bypass_note(self, reason: str) -> str | None:
-        """What a bypass reason means where torch's words do not say it (user_function_target)."""
-        return user_function_target(reason)
+        """What a bypass reason means where torch's words do not say it (user_function_target, freezing's)."""
+        return FREEZING_BYPASSES.get(reason) or user_function_target(reason)
 
     def reason_compiles(self, reason: str) -> list[str]:
         """The compile ids with a lookup that bypassed for this reason, in the order they ran."""

@@ -17,7 +17,8 @@ from ..model.ids import NO_COMPILE_ID, CompileId, compilation_key
 from ..model.trace import Trace
 from .aoti import CHECK_ENV, HEADER_EVENT, Aoti, AotiPackage, aoti
 from .autotuning import Autotuning, autotuning
-from .caches import KERNELS_AGAIN_WORTH_SAYING_S, Caches, caches, kernels_compiled_again
+from .caches import CACHES, KERNELS_AGAIN_WORTH_SAYING_S, Caches, caches, kernels_compiled_again
+from .freezing import Freezing, freezing
 from .cudagraphs import BACKWARD_PENDING, CudaGraphCompile, CudaGraphs, cudagraphs
 from .crash import STATIC_LAUNCHER_ADVICE, Crash, Crashes, crashes
 from .compile_time import (PHASE_LABELS, STILL_COMPILING, CompileTimes, as_export_time, compile_times, ends_during,
@@ -115,6 +116,8 @@ class Insights:
     aoti: Aoti = field(default_factory=Aoti)
     # The lines whose compiled results differ from eager's: Inductor's random numbers, bf16/fp16 fused in float32
     numerics: Numerics = field(default_factory=Numerics)
+    # The compiles torch._inductor.config.freezing folded parameters of into constants, and the weights it packed
+    freezing: Freezing = field(default_factory=Freezing)
 
     @property
     def counted(self) -> str:
@@ -151,6 +154,7 @@ class Insights:
             "numpy": self.numpy.to_json(),
             "aoti": self.aoti.to_json(),
             "numerics": self.numerics.to_json(),
+            "freezing": self.freezing.to_json(),
             "runtime": self.runtime.to_json() if self.runtime else None,
         }
 
@@ -429,6 +433,40 @@ def _kernels_compiled_again(ct: CompileTimes, found: Caches) -> Finding | None:
                    "into an empty one; keep that directory from run to run to skip the compile")
 
 
+def _frozen(found: Freezing, ca: Caches, ct: CompileTimes) -> Finding:
+    """What freezing did to the graphs (parameters folded into constants, weights packed for a CPU library), and what
+    it costs: the FX graph cache refuses a frozen graph, and the weights are constants of the compiled code. The
+    config only says freezing was on; the graphs say what it changed."""
+    folded = sum(c.folded for c in found.compiles)
+    ids = [c.compile_id for c in found.compiles]
+    # (parameters, where the AOT graph names each input that went as one: ParamAOTInput)
+    every_parameter = folded and folded == sum(len(c.parameters) for c in found.compiles)
+    title = (f"freezing folded {count(folded, 'parameter' if every_parameter else 'graph input')} into constants of "
+             if folded else "freezing made the parameters constants of ") + _names(ids)
+    said: list[str] = []
+    if len(found.compiles) == 1 and found.compiles[0].inputs:
+        said.append("the compiled graph takes only " + and_list(found.compiles[0].inputs))
+    packed: dict[tuple[str, str | None], list[str]] = {}
+    for compiled in found.compiles:
+        for weight in compiled.packed:
+            packed.setdefault((weight.how, weight.op), []).append(weight.site.short if weight.site else "?")
+    for (how, op), sites in packed.items():
+        plural = how.replace(" weight ", " weights ", 1) if len(sites) > 1 else how
+        said.append(f"{len(sites)} {plural} ({f'{op} at ' if op else ''}{', '.join(sites)})")
+    # Where every lookup of these compiles bypassed its cache (2.13: the AOTAutograd cache refuses a frozen graph, the
+    # FX graph cache its oneDNN constants), nothing of them is stored for the next process
+    looked_up = [e for c in ca.compiles if c.compile_id in ids for e in c.events]
+    if looked_up and all(e.outcome == "bypass" for e in looked_up):
+        why = "; ".join(f"{CACHES[cache]}: \"{reason}\"" for cache, reason in dict.fromkeys(
+            (e.cache, e.bypass_reason) for e in sorted(looked_up, key=lambda e: e.cache)) if reason)
+        seconds = ct.seconds_of(ids) if ct else 0.0
+        said.append(f"no cache stores it ({why}): every process compiles it from scratch"
+                    + (f" ({format_seconds(seconds)} here)" if seconds else ""))
+    said.append("the weights are constants of the compiled code: a weight changed after compiling is not seen "
+                "until it is compiled again")
+    return Finding(INFO, "caches", title, "; ".join(said))
+
+
 def _specializations(specs: list[Specialization], export: ExportReport,
                      dynamic_compiles: list[str] | None = None) -> Finding | None:
     """Counted once per compilation (a restarted attempt logs its specializations again), each symbol's values once:
@@ -667,6 +705,8 @@ def findings(ins: Insights, export: ExportReport | None = None) -> list[Finding]
         out.append(Finding(INFO, "autotuning", f"autotuning took {format_seconds(at.total_s)}", _autotuning_detail(at)))
     if (again := _kernels_compiled_again(ct, ins.caches)) is not None:
         out.append(again)
+    if ins.freezing:
+        out.append(_frozen(ins.freezing, ins.caches, ct))
     if ins.caches.graphs_missing:
         out.append(Finding(INFO, "caches", f"served from cache: {', '.join(ins.caches.served_labels)}",
                            f"{ins.caches.what_is_missing}; run again with an empty cache to see them "
@@ -928,6 +968,7 @@ def insights(trace: Trace, runtime: Runtime | None = None, export: ExportReport 
         numpy=numpy_in_graphs(trace),
         aoti=aoti(trace),
         numerics=numerics(trace),
+        freezing=freezing(trace),
     )
     add_eager_lines(ins.graph_breaks, graph_break_sites(trace))
     link_specializations(ins.recompiles, ins.dynamic_shapes.specializations)
