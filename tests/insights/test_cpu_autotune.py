@@ -217,3 +217,36 @@ def test_a_cpu_search_names_its_candidates_kinds_not_zero_triton(tmp_path, capsy
     assert html.count("(C++ GEMM templates and extern ATen/MKL kernels, no Triton)") == len(stats)
     assert "0 Triton" not in html
 
+
+def test_diff_says_where_max_autotunes_extra_compile_time_went(capsys):
+    """64 s against 129 s is under diff's 3x: the note says which phases grew, autotuning's searches and the g++
+    compiles inside them first."""
+    raw, _ = _raw_searches(torch213(LOG))
+    with read_trace(str(torch213(DEFAULT))) as trace:
+        before = compile_times(trace).compiles[0].phases
+    with read_trace(str(torch213(LOG))) as trace:
+        after = compile_times(trace).compiles[0].phases
+    compiling = sum(c for _, _, c in raw)
+    assert run_cli("diff", "--json", torch213(DEFAULT), torch213(LOG)) == 1
+    [rank] = json.loads(capsys.readouterr().out)["ranks"]
+    [note] = [n for n in rank["notes"] if n.startswith("compile time ")]
+    grew = sorted(((after[p] - before.get(p, 0.0), p) for p in after), reverse=True)[:2]
+    assert [p for _, p in grew] == ["autotune", "kernel_compile"]
+    assert (f"went mostly to Autotuning (0 µs → {after['autotune']:.2f} s, {len(raw)} more max-autotune searches, "
+            f"{compiling:.2f} s of it compiling candidates) and C++ compile ({before['kernel_compile']:.2f} s → "
+            f"{after['kernel_compile']:.2f} s)") in note
+
+
+def test_check_gates_autotuning_time_naming_the_slowest_search(capsys):
+    raw, precompiled = _raw_searches(torch213(LOG))
+    total = sum(s for _, s, _ in raw) + precompiled
+    slowest_shape, slowest, compiled = max(raw, key=lambda s: s[1])
+    line = next(line for shape, line, _ in LAYERS if shape == slowest_shape)
+    assert run_cli("check", torch213(LOG), "--max-autotune-seconds", int(total) + 1) == 0
+    capsys.readouterr()
+    assert run_cli("check", torch213(LOG), "--max-autotune-seconds", 30) == 1
+    out = capsys.readouterr().out
+    assert out.strip() == (f"max-autotune-seconds: autotuning {total:.2f} s, at most 30.00 s allowed: {line} "
+                           f"packed_linear {slowest_shape} took {slowest:.2f} s, {compiled:.2f} s of it compiling "
+                           f"candidates, and {len(raw) - 1} more searches")
+    assert run_cli("check", torch213(DEFAULT), "--max-autotune-seconds", 0) == 0  # the default mode searches nothing

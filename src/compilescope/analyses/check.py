@@ -37,6 +37,9 @@ class Rules:
     no_failures: bool = False
     no_export_issues: bool = False  # draft export found no issue (its program holds only under what export assumed)
     max_compile_seconds: float | None = None
+    # Of compile time, benchmarking to choose code (max-autotune's searches, kernels' launch configs): a budget of its
+    # own, as max-autotune can double a compile that is otherwise within its budget (cpu_autotune: 44 s of 129 s)
+    max_autotune_seconds: float | None = None
     no_cudagraph_skips: bool = False  # reduce-overhead: every compile runs as CUDA graphs
     # No compiled code draws random numbers with Inductor's generator (fallback_random off): a run whose results must
     # match eager's under the same seed
@@ -176,6 +179,20 @@ def _why_slow(facts: RunFacts) -> str | None:
     return "; ".join(said) or None
 
 
+def _slowest_searches(facts: RunFacts) -> list[str]:
+    """The max-autotune searches, the slowest first, each as the user's line and op it was for, its time and the part
+    of it compiling candidates: "cpu_autotune.py:34 packed_linear 32x64, 1459233x1, 10x64 took 15.42 s, 15.04 s of it
+    compiling candidates". (Facts saved before lack the times: their searches are not listed.)"""
+    timed = sorted((s for s in facts.autotune_searches if s.get("seconds") is not None), key=lambda s: -s["seconds"])
+    said = []
+    for search in timed:
+        what = " ".join(part for part in (search.get("site"), search["op"], search["shape"]) if part)
+        compiling = search.get("candidate_compile_s")
+        said.append(f"{what} took {format_seconds(search['seconds'])}"
+                    + (f", {format_seconds(compiling)} of it compiling candidates" if compiling else ""))
+    return said
+
+
 def _warned(printed_raised: tuple[int, int]) -> str:
     """"torch printed 2 warnings", "torch raised 1 error the program caught", or both."""
     printed, raised = printed_raised
@@ -233,7 +250,9 @@ def evaluate(runs: dict[int | None, RunFacts], rules: Rules,
         if bad:
             rank, value, details, why_not_all = bad[0]
             more = f" (and {count(len(bad) - 1, 'more rank', 'more ranks')})" if len(bad) > 1 else ""
-            named = (f": {details[0]}" + (f", and {count(len(details) - 1, f'more {others}')}" if len(details) > 1 else "")
+            # (a noun ending in a hiss takes -es: "2 more searches")
+            many = f"more {others}es" if others and others.endswith(("ch", "sh", "s", "x")) else None
+            named = (f": {details[0]}" + (f", and {count(len(details) - 1, f'more {others}', many)}" if len(details) > 1 else "")
                      if others and details else "")
             results.append(RuleResult(name, description, False,
                                       f"{name}: {_where(rank)}{what(value)}{why_not_all}, {description}{named}{more}",
@@ -289,6 +308,10 @@ def evaluate(runs: dict[int | None, RunFacts], rules: Rules,
         absolute("max-compile-seconds", f"at most {format_seconds(rules.max_compile_seconds)} allowed",
                  lambda f: (f.compile_time_s, [why] if (why := _why_slow(f)) else []), rules.max_compile_seconds,
                  lambda v, lim: v > lim, lambda v: f"compile time {format_seconds(v)}", others="compile")
+    if rules.max_autotune_seconds is not None:
+        absolute("max-autotune-seconds", f"at most {format_seconds(rules.max_autotune_seconds)} allowed",
+                 lambda f: (f.autotune_s, _slowest_searches(f)), rules.max_autotune_seconds,
+                 lambda v, lim: v > lim, lambda v: f"autotuning {format_seconds(v)}", others="search")
 
     if rules.no_cudagraph_skips:
         absolute("no-cudagraph-skips", "none allowed",

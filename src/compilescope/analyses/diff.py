@@ -747,7 +747,8 @@ def run_facts(results: Results) -> RunFacts:
         autotune_s=round(tuned.total_s, 6),
         autotune_searches=[{"frame": frame_by_event_id.get(t.compile_id), "op": t.op, "shape": t.shape, "dtypes": t.dtypes,
                             "best_kernel": t.best_kernel, "best_config": t.best_config, "best_time_ms": t.best_time_ms,
-                            "site": t.site.short if t.site else None, "site_code": t.site.code if t.site else None}
+                            "site": t.site.short if t.site else None, "site_code": t.site.code if t.site else None,
+                            "seconds": round(t.seconds, 6), "candidate_compile_s": round(t.candidate_compile_seconds, 6)}
                            for t in tuned.searches],
         cudagraph_skips=[{"frame": frame_of_cid.get(c.compile_id), "compile_id": c.compile_id,
                           "reason": _mask(c.without_graphs_because or ""), "never_recorded": c.never_recorded}
@@ -1704,8 +1705,9 @@ def diff_runs(a: RunFacts, b: RunFacts, threshold: TimeThreshold = TimeThreshold
     elif a.compile_time_s != b.compile_time_s:
         # A run the caches served and that took as long says why: what served it, and what it compiled all the same
         served = _served_yet_compiled(a, b, totals_a, totals_b, sides)
+        went = _where_time_went(a, b, sides)
         result.notes.append(threshold.not_a_change("compile time", a.compile_time_s, b.compile_time_s)
-                            + (f"; {served}" if served else ""))
+                            + (f"; {served}" if served else "") + (f"; {went}" if went else ""))
 
     changes.extend(_autotuning_changes(a, b, threshold, result))
 
@@ -1885,6 +1887,31 @@ def diff_runs(a: RunFacts, b: RunFacts, threshold: TimeThreshold = TimeThreshold
                                   "killed while compiling): what it did after is not in the log and may show below as "
                                   "a change" + said)
     return result
+
+
+def _where_time_went(a: RunFacts, b: RunFacts, sides: tuple[str, str] = ("A", "B")) -> str | None:
+    """"B's extra 64.51 s went mostly to Autotuning (0 µs → 44.38 s, 3 more max-autotune searches, 43.05 s of it
+    compiling candidates) and C++ compile (46.80 s → 71.61 s)": the phases that grew with the slower run, the most
+    first (two at most), said where the difference is no change by the threshold: cpu_autotune's max-autotune took 2x
+    the default mode, and a note that said no more hid 44 s of searches. None unless autotuning is one of them: a
+    search is work one run chose to do, where phases that merely moved with the machine's load are noise, not a cause."""
+    slower, faster, name = (b, a, sides[1]) if b.compile_time_s > a.compile_time_s else (a, b, sides[0])
+    grew = sorted(((slower.phases.get(p, 0.0) - faster.phases.get(p, 0.0), p) for p in slower.phases), reverse=True)
+    grew = [(delta, p) for delta, p in grew if delta >= 1.0][:2]
+    if "autotune" not in (p for _, p in grew):
+        return None
+    said = []
+    for _, phase in grew:
+        label = slower.phase_labels.get(phase) or PHASE_LABELS.get(phase, phase)
+        text = f"{label} ({format_seconds(faster.phases.get(phase, 0.0))} → {format_seconds(slower.phases[phase])}"
+        if phase == "autotune":
+            compiling = sum(s.get("candidate_compile_s") or 0.0 for s in slower.autotune_searches)
+            searches = len(slower.autotune_searches) - len(faster.autotune_searches)
+            text += f", {searches} more max-autotune {'search' if searches == 1 else 'searches'}" if searches > 0 else ""
+            text += f", {format_seconds(compiling)} of it compiling candidates" if compiling else ""
+        said.append(text + ")")
+    extra = format_seconds(abs(b.compile_time_s - a.compile_time_s))
+    return f"{name}'s extra {extra} went mostly to " + " and ".join(said)
 
 
 def _served_yet_compiled(a: RunFacts, b: RunFacts, totals_a: dict[str, dict[str, int]],

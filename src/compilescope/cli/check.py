@@ -51,6 +51,10 @@ class CheckCommand:
                             help="fail if draft export found an issue: it could not soundly produce a graph, and its "
                                  "program holds only under what export assumed (the export page lists each)")
         parser.add_argument("--max-compile-seconds", type=float, metavar="S", help="fail if compiling took more than S seconds")
+        parser.add_argument("--max-autotune-seconds", type=float, metavar="S",
+                            help="fail if autotuning took more than S seconds: benchmarking to choose code "
+                                 "(mode=\"max-autotune\"'s searches, with the candidates they compiled; kernels' launch "
+                                 "configs), part of the compile time; the message names the slowest search")
         parser.add_argument("--no-cudagraph-skips", action="store_true",
                             help="fail if any compile ran without CUDA graphs (mode=\"reduce-overhead\"): skipped by Inductor, "
                                  "or set up and never recorded")
@@ -87,7 +91,7 @@ class CheckCommand:
 
     def run(self, args: argparse.Namespace) -> int:
         for name in ("max_graph_breaks", "max_recompiles", "max_avoidable_recompiles", "max_compile_seconds",
-                     "time_margin", "time_min_seconds"):
+                     "max_autotune_seconds", "time_margin", "time_min_seconds"):
             require_at_least(f"--{name.replace('_', '-')}", getattr(args, name), 0)
         baseline_only = {"--no-new-warnings": args.no_new_warnings}
         for name in ("time_threshold", "time_ratio", "time_min_seconds", "time_margin"):
@@ -101,7 +105,7 @@ class CheckCommand:
         rules = Rules(max_graph_breaks=args.max_graph_breaks, max_recompiles=args.max_recompiles,
                       max_avoidable_recompiles=args.max_avoidable_recompiles,
                       no_failures=args.no_failures, no_export_issues=args.no_export_issues,
-                      max_compile_seconds=args.max_compile_seconds,
+                      max_compile_seconds=args.max_compile_seconds, max_autotune_seconds=args.max_autotune_seconds,
                       no_cudagraph_skips=args.no_cudagraph_skips, no_inductor_random=args.no_inductor_random,
                       no_warnings=args.no_warnings,
                       no_new_warnings=args.no_new_warnings, no_rank_divergence=args.no_rank_divergence,
@@ -109,7 +113,7 @@ class CheckCommand:
         no_rule = not (args.no_failures or args.no_export_issues or args.baseline or args.no_cudagraph_skips
                        or args.no_inductor_random or args.no_warnings or args.no_rank_divergence) and all(
             v is None for v in (args.max_graph_breaks, args.max_recompiles, args.max_avoidable_recompiles,
-                                args.max_compile_seconds))
+                                args.max_compile_seconds, args.max_autotune_seconds))
         if no_rule:
             rules.no_failures = True
         # A rank that cannot be read is reported (rule whole-log fails) and the others are checked.
