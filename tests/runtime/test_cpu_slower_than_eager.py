@@ -18,6 +18,7 @@ import compilescope
 from compilescope.analyses import analyze
 from compilescope.analyses.runtime import comparison_finding, runtime_finding
 from compilescope.ingest.profile import read_profile
+from compilescope.wording import format_us
 
 from ..conftest import report, run_cli, torch213
 from .test_runtime import _raw_events, _runtime
@@ -208,3 +209,87 @@ def test_the_slower_as_profiled_clause_needs_compiling_that_outweighs_a_gain():
     already_slower = dataclasses.replace(c, eager_us=c.compiled_us / 2)
     title, _ = comparison_finding(already_slower)
     assert "2.00x slower than eager" in title and "as profiled" not in title
+
+
+def _run_calls(raw: list[dict], name: str) -> list[dict]:
+    """The calls of an op or kernel in compiled graphs' calls, outside compiling: the outermost event of that name
+    inside a `## Call CompiledFxGraph` range and in no `dynamo` range (a compile's own calls, on fake tensors)."""
+    graphs = [e for e in raw if e["name"].startswith("## Call CompiledFxGraph ")]
+    compiling = [e for e in raw if e["name"] == "dynamo"]
+    same = [e for e in raw if e["name"] == name]
+    return sorted((e for e in same if any(_inside(e, g) for g in graphs) and not any(_inside(e, c) for c in compiling)
+                   and not any(_inside(e, o) for o in same)), key=lambda e: e["ts"])
+
+
+def _median(values: list[float]) -> float:
+    values, half = sorted(values), len(values) // 2
+    return values[half] if len(values) % 2 else (values[half - 1] + values[half]) / 2
+
+
+def test_the_linears_slow_first_calls_in_two_graphs_are_told_apart_from_its_steady_state():
+    """The Linear at line 23 ran in [0/0] (batch 8, three calls), [0/1] (24) and [0/2] (40) as extern_kernels.addmm:
+    in the raw profile, [0/1]'s call (its first in the profile) and [0/2]'s (its first ever, right after [0/2]
+    compiled in the profile) took milliseconds, [0/0]'s under a tenth of one. Those two calls are a fifth of the
+    run: where the time goes must say they are no steady state."""
+    from compilescope.analyses.runtime import SLOW_CALL_FACTOR, SLOW_CALL_MIN_US
+    raw = _raw_events(COMPILED)
+    calls = _run_calls(raw, "aten::addmm")
+    regions = [e for e in raw if e["name"].startswith("Torch-Compiled Region: ")]
+
+    def region(e: dict) -> str:  # the innermost compiled region around it names its graph's compile id
+        around = min((r for r in regions if _inside(e, r)), key=lambda r: r["dur"])
+        return "[" + around["name"].rpartition(" ")[2] + "]"
+
+    assert [region(e) for e in calls] == ["[0/0]", "[0/1]", "[0/0]", "[0/2]", "[0/0]"]
+    median = _median([e["dur"] for e in calls])
+    slow = [(n, e) for n, e in enumerate(calls, 1)
+            if e["dur"] >= SLOW_CALL_FACTOR * median and e["dur"] - median >= SLOW_CALL_MIN_US]
+    assert [(n, region(e)) for n, e in slow] == [(2, "[0/1]"), (4, "[0/2]")]
+    compiled_0_2 = next(e for e in raw if e["name"] == "dynamo_data: compile_id=0/2")
+    assert compiled_0_2["ts"] + compiled_0_2["dur"] < slow[1][1]["ts"]
+
+    p = _runtime(LOG, COMPILED, EAGER).profiles[0]
+    assert len(p.slow_calls) == 1
+    found = p.slow_calls[0]
+    assert (found.name, found.kind, [u.short for u in found.user_lines]) == ("aten::addmm", "extern",
+                                                                             [f"{NAME}.py:23"])
+    assert found.calls == len(calls) and found.median_us == pytest.approx(median, abs=0.01)
+    assert [(s.nth, str(s.compile_id), s.first_in_graph, s.after_compile) for s in found.slow] == [
+        (2, "[0/1]", True, False), (4, "[0/2]", True, True)]
+    assert [s.us for s in found.slow] == pytest.approx([e["dur"] for _, e in slow], abs=0.01)
+    over = sum(e["dur"] - median for _, e in slow)
+    assert p.slow_us == pytest.approx(over, abs=0.05)
+    assert over / p.run_us > 0.1  # as recorded: the two calls distort the run's shares
+    _, detail = runtime_finding(p)
+    assert "2 calls far longer than their kernel's median call" in detail
+    assert "the first after [0/2] compiled in this profile" in detail and "[0/1]'s first in the profile" in detail
+    assert f"in a steady state it would take {format_us(p.run_us - over)}, not {format_us(p.run_us)}" in detail
+
+
+def test_a_kernel_that_varies_less_than_tenfold_and_eager_ops_are_not_slow_calls():
+    """The fused kernel's five calls vary (another process on the core), under ten times its median: no finding. The
+    eager run's aten::mul stands for the head's (batch, 16) products and smooth's (512, 1024) ones alike: ten times its
+    median says nothing of a call, so eager ops are not judged."""
+    raw = _raw_events(COMPILED)
+    fused = _run_calls(raw, "graph_2_cpp_fused_add_cos_exp_gt_mul_neg_sin_sum_where_0")
+    assert len(fused) == 5 and max(e["dur"] for e in fused) < 10 * _median([e["dur"] for e in fused])
+    muls = [e["dur"] for e in _raw_events(EAGER) if e["name"] == "aten::mul"]
+    assert max(muls) > 100 * _median(muls)
+    compiled, eager = _runtime(LOG, COMPILED, EAGER).profiles
+    assert all(s.name != "cpp_fused_add_cos_exp_gt_mul_neg_sin_sum_where_0" for s in compiled.slow_calls)
+    assert eager.slow_calls == [] and eager.slow_said == ""
+
+
+def test_the_slow_calls_are_on_the_runtime_page_in_summary_and_in_json(tmp_path, capsys):
+    report(LOG, tmp_path / "report", "--profile", str(COMPILED), "--profile", str(EAGER))
+    page = (tmp_path / "report" / "runtime.html").read_text()
+    slow = re.findall(r'<p class="rt-slow">Slow calls: (.*?)</p>', page)
+    assert len(slow) == 1 and "aten::addmm (cpu_slower_than_eager.py:23): 2 of its 5 calls" in slow[0]
+    capsys.readouterr()
+    assert run_cli("summary", LOG, "--profile", COMPILED, "--json") == 0
+    data = json.loads(capsys.readouterr().out)
+    compiled = data["runtime"]["profiles"][0]
+    assert [(s["compile_id"], s["nth"]) for c in compiled["slow_calls"] for s in c["slow"]] == [("[0/1]", 2), ("[0/2]", 4)]
+    assert compiled["slow_us"] == pytest.approx(sum(c["over_median_us"] for c in compiled["slow_calls"]), abs=0.01)
+    assert run_cli("summary", LOG, "--profile", COMPILED) == 0
+    assert "slow calls: 2 calls far longer" in capsys.readouterr().out

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import os
 import re
+import statistics
 from bisect import bisect_left, bisect_right
 from dataclasses import field
 from typing import Any, Iterable, Sequence
@@ -241,6 +242,69 @@ class ProfileCompile:
                 "recompile": self.recompile}
 
 
+# A call far longer than its kernel's median call: SLOW_CALL_FACTOR times it, and SLOW_CALL_MIN_US longer (a few µs of
+# jitter on a tiny kernel is no finding). The median needs SLOW_CALL_MIN_CALLS calls to stand for the steady state.
+SLOW_CALL_FACTOR = 10.0
+SLOW_CALL_MIN_US = 1000.0
+SLOW_CALL_MIN_CALLS = 3
+
+
+@dataclass
+class SlowCall:
+    """One call of a kernel far longer than its median call (SlowCalls)."""
+    compile_id: CompileId | None  # the graph it ran in
+    nth: int  # which of the kernel's calls it was, in the order they ran (1: the first)
+    us: float
+    first_in_graph: bool  # its graph's first call of this kernel in the profile
+    after_compile: bool  # and that graph was compiled in this profile: its first call ever, right after compiling
+
+    @property
+    def said(self) -> str:
+        """`23.39 ms in [0/1] (call 2, [0/1]'s first in the profile)`."""
+        where = f" in {self.compile_id}" if self.compile_id else ""
+        first = (f", the first after {self.compile_id or 'its graph'} compiled in this profile" if self.after_compile
+                 else f", {self.compile_id or 'its graph'}'s first in the profile" if self.first_in_graph else "")
+        return f"{format_us(self.us)}{where} (call {self.nth}{first})"
+
+    def to_json(self) -> dict[str, Any]:
+        return {"compile_id": str(self.compile_id) if self.compile_id else None, "nth": self.nth,
+                "us": round(self.us, 3), "first_in_graph": self.first_in_graph, "after_compile": self.after_compile}
+
+
+@dataclass
+class SlowCalls:
+    """A compiled graph's kernel (Inductor's, or an extern op's call) some of whose calls took far longer than its
+    median call (a first call's warm-up, a page fault, a thread pool waking up, another process on the core): their
+    time says nothing of the kernel's steady state, yet counts in "where the time goes". A kernel is its name at its
+    user lines, so a recompile's (the same code for another size) counts with the first compile's; an eager op is
+    not judged, as one name stands for calls of any size and the profile does not tell which line called it."""
+    name: str
+    kind: str
+    user_lines: list[UserLine]
+    calls: int  # outside compiling, in every graph that ran it
+    median_us: float
+    slow: list[SlowCall]  # in the order they ran
+
+    @property
+    def over_median_us(self) -> float:
+        """What the slow calls took beyond the median call each: the time a steady state would not have spent."""
+        return sum(s.us - self.median_us for s in self.slow)
+
+    @property
+    def said(self) -> str:
+        """`aten::addmm (model.py:23): 2 of its 5 calls, 23.39 ms in [0/1] (...) and 15.85 ms in [0/2] (...), against
+        a median of 89 µs`."""
+        lines = ", ".join(u.short for u in self.user_lines[:2])
+        calls = " and ".join(s.said for s in self.slow[:3]) + (", ..." if len(self.slow) > 3 else "")
+        return (f"{self.name}{f' ({lines})' if lines else ''}: {len(self.slow)} of its {self.calls} calls, {calls}, "
+                f"against a median of {format_us(self.median_us)}")
+
+    def to_json(self) -> dict[str, Any]:
+        return {"name": self.name, "kind": self.kind, "user_lines": [{"file": u.file, "line": u.line} for u in self.user_lines],
+                "calls": self.calls, "median_us": round(self.median_us, 3),
+                "over_median_us": round(self.over_median_us, 3), "slow": [s.to_json() for s in self.slow]}
+
+
 @dataclass
 class ProfileRuntime:
     source: str
@@ -266,11 +330,32 @@ class ProfileRuntime:
     idle_by_part: list[PartIdle] = field(default_factory=list)
     compiles: list[ProfileCompile] = field(default_factory=list)  # the compiles it covers, in the order they ran
     backward: bool = False  # the log compiled a backward graph: a warm-up step is a forward and a backward
+    slow_calls: list[SlowCalls] = field(default_factory=list)  # CPU timeline: most time over the median first
 
     @property
     def recompiles(self) -> int:
         """How many of its compiles are recompiles (ProfileCompile.recompile)."""
         return sum(1 for c in self.compiles if c.recompile)
+
+    @property
+    def slow_us(self) -> float:
+        """The time slow calls took beyond their kernels' median calls (SlowCalls.over_median_us)."""
+        return sum(s.over_median_us for s in self.slow_calls)
+
+    @property
+    def slow_said(self) -> str:
+        """The slow calls in words, with what they cost the run; '' when there are none."""
+        if not self.slow_calls:
+            return ""
+        n = sum(len(s.slow) for s in self.slow_calls)
+        kernels = "; ".join(s.said for s in self.slow_calls[:3]) + ("; ..." if len(self.slow_calls) > 3 else "")
+        share = self.slow_us / self.run_us if self.run_us else 0.0
+        run = "the run" if self.run_share_known else "the profile"
+        whose = "its kernel's median call" if n == 1 else "their kernel's median call" if len(self.slow_calls) == 1 \
+            else "their kernels' median calls"
+        return (f"{count(n, 'call')} far longer than {whose} (a first call's warm-up, a page fault, a thread pool waking "
+                f"up): {kernels}; {format_us(self.slow_us)} over the median, {share:.0%} of {run}: in a steady state it would take "
+                f"{format_us(self.run_us - self.slow_us)}, not {format_us(self.run_us)}")
 
     @property
     def part_read(self) -> str:
@@ -330,6 +415,7 @@ class ProfileRuntime:
                 "compiling_us": round(self.compiling_us, 3), "run_us": round(self.run_us, 3),
                 "graph_launches": self.graph_launches, "idle_by_part": [i.to_json() for i in self.idle_by_part],
                 "compiles": [c.to_json() for c in self.compiles],
+                "slow_calls": [c.to_json() for c in self.slow_calls], "slow_us": round(self.slow_us, 3),
                 "notes": self.notes, "kernels": [k.to_json() for k in self.kernels],
                 "graphs": [g.to_json() for g in self.graphs], "user_lines": [u.to_json() for u in self.lines]}
 
@@ -800,6 +886,11 @@ class _Rows:
         self._sites: dict[tuple, list[_CallSite]] = {}
         self._site_us: dict[tuple, dict[int | None, float]] = {}
         self.compile_spans: list[tuple[float, float, str | None]] = []  # _compile_spans of every thread
+        # A kernel row's calls on a CPU timeline: (start, time) of each, for SlowCalls. By id: a row is unhashable.
+        self.timed: dict[int, tuple[KernelRow, list[tuple[float, float]]]] = {}
+
+    def time_call(self, row: KernelRow, start: float, us: float) -> None:
+        self.timed.setdefault(id(row), (row, []))[1].append((start, us))
 
     def add(self, kind: str, name: str, ctx: _Context, us: float, calls: int, op: str | None = None,
             replayed: bool = False) -> KernelRow:
@@ -908,9 +999,15 @@ def _cpu_rows(threads: dict[tuple, list[ProfileEvent]], rows: _Rows, part: bool 
                 outermost = parent is None or not contexts[parent].compiling
                 rows.add(COMPILE, COMPILING, ctx, own, 1 if outermost else 0)
             elif ctx.kernel:
-                rows.add(INDUCTOR, ctx.kernel, ctx, own, 0 if _inside_kernel(parents, contexts, i) else 1)
+                call = not _inside_kernel(parents, contexts, i)
+                row = rows.add(INDUCTOR, ctx.kernel, ctx, own, 1 if call else 0)
+                if call:  # the call's whole time: what ran inside it is the kernel's too
+                    rows.time_call(row, e.ts, length)
             elif ctx.op and ctx.graph:
-                rows.add(EXTERN, ctx.op, ctx, own, 1 if e.name == ctx.op and not _inside_op(parents, contexts, i) else 0, op=ctx.op)
+                call = e.name == ctx.op and not _inside_op(parents, contexts, i)
+                row = rows.add(EXTERN, ctx.op, ctx, own, 1 if call else 0, op=ctx.op)
+                if call:
+                    rows.time_call(row, e.ts, length)
             elif ctx.op:
                 row = rows.add(EAGER, ctx.op, ctx, own, 1 if e.name == ctx.op and not _inside_op(parents, contexts, i) else 0)
                 p = parents[i]
@@ -1065,6 +1162,7 @@ def profile_runtime(trace: Trace, provenance: Provenance, profile: Profile, inde
         wall_us=profile.wall_us, other_run=not matched and any(r.kind in IN_GRAPH for r in kernels),
         stopped=profile.stopped, not_joined=not_joined, no_lines=None if lines else _no_lines(kernels),
         compiles=_compiles(rows.compile_spans, index) if matched else [], backward=index.backward,
+        slow_calls=_slow_calls(rows) if matched else [],
     )
     _run_shares(result)
     return result
@@ -1078,6 +1176,38 @@ def _compiles(spans: list[tuple[float, float, str | None]], index: _LogIndex) ->
         cid = index.compile_id(text) if text else None
         out.append(ProfileCompile(cid, end - start, bool(cid and cid.frame_compile_id)))
     return out
+
+
+def _slow_calls(rows: _Rows) -> list[SlowCalls]:
+    """The compiled graphs' kernels some of whose calls took far longer than their median call (SlowCalls)."""
+    compiled_at: dict[CompileId, float] = {}  # a compile in the profile: when it ended
+    for _, end, text in rows.compile_spans:
+        cid = rows.index.compile_id(text) if text else None
+        if cid is not None:
+            compiled_at[cid] = max(end, compiled_at.get(cid, end))
+    groups: dict[tuple, list[tuple[KernelRow, float, float, bool]]] = {}
+    for row, calls in rows.timed.values():
+        if row.kind not in (INDUCTOR, EXTERN):  # (an op the graph's output code does not call became its wrapper's)
+            continue
+        # A kernel at its lines: a recompile for another size runs the same one in a graph of its own.
+        key = ((row.kind, row.name, tuple((u.file, u.line) for u in row.user_lines)) if row.user_lines
+               else (row.kind, row.name, row.graph, row.region))
+        first = min(start for start, _ in calls)
+        groups.setdefault(key, []).extend((row, start, us, start == first) for start, us in calls)
+    found = []
+    for group in groups.values():
+        if len(group) < SLOW_CALL_MIN_CALLS:
+            continue
+        group.sort(key=lambda c: c[1])
+        median = statistics.median(us for _, _, us, _ in group)
+        slow = [SlowCall(row.compile_id, n, us, first,
+                         first and row.compile_id in compiled_at and compiled_at[row.compile_id] <= start + _EPS)
+                for n, (row, start, us, first) in enumerate(group, 1)
+                if us >= SLOW_CALL_FACTOR * median and us - median >= SLOW_CALL_MIN_US]
+        if slow:
+            kernel = group[0][0]
+            found.append(SlowCalls(kernel.name, kernel.kind, kernel.user_lines, len(group), median, slow))
+    return sorted(found, key=lambda f: -f.over_median_us)
 
 
 def _graph_calls(threads: dict[tuple, list[ProfileEvent]]) -> dict[tuple[str | None, str | None], int]:
@@ -1308,6 +1438,8 @@ def _part_idle(name: str, part: Profile, run: ProfileRuntime) -> PartIdle:
     return PartIdle(name, idle, span, launches, run.run_us + idle, graphs_us)
 
 
+# Slow calls costing this much of the run distort its shares: the finding says so (the runtime page lists every one).
+SLOW_WORTH_SAYING = 0.05
 # A GPU idle for half the run or more waits on the CPU: worth a line of "what to fix first".
 IDLE_WORTH_SAYING = 0.5
 # Why it waits: CUDA graphs already replay (what is left is the CPU's own time), or kernels launched one by one
@@ -1406,6 +1538,8 @@ def runtime_finding(p: ProfileRuntime) -> tuple[str, str]:
         else:
             share = f"{top.reported_share:.0%}"
         detail += f"; top kernel {kernel}{via}: {share}{lines}"
+    if p.slow_us and p.run_us and p.slow_us / p.run_us >= SLOW_WORTH_SAYING:
+        detail += f"; {p.slow_said}"
     if compiling >= 0.1:
         again = [c for c in p.compiles if c.recompile]
         if again:  # a new size, a branch taken the first time: warming up did not, and will not, leave these out

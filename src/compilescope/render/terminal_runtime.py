@@ -59,6 +59,8 @@ def runtime_renderables(runtime: Runtime | None) -> list[RenderableType]:
             compiles = ", ".join(f"{c.compile_id or 'a compile'} {format_us(c.us)}{' (recompile)' if c.recompile else ''}"
                                  for c in p.compiles)
             out.append(TerminalText(f"compiled in this profile: {compiles}"))
+        if p.slow_said:
+            out.append(TerminalText(f"slow calls: {p.slow_said}"))
         if p.graph_launches:
             out.append(TerminalText(f"{count(p.graph_launches, 'CUDA graph replay')} (cudaGraphLaunch): their kernels say "
                             "\"CUDA graph replay\""))
