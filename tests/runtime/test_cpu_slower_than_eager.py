@@ -293,3 +293,24 @@ def test_the_slow_calls_are_on_the_runtime_page_in_summary_and_in_json(tmp_path,
     assert compiled["slow_us"] == pytest.approx(sum(c["over_median_us"] for c in compiled["slow_calls"]), abs=0.01)
     assert run_cli("summary", LOG, "--profile", COMPILED) == 0
     assert "slow calls: 2 calls far longer" in capsys.readouterr().out
+
+
+def test_the_chart_of_a_profile_that_compiled_gives_each_kind_its_part_of_the_run(tmp_path):
+    """The compiled profile is 99% compiling: the kinds' shares of the total said the fused kernel's Inductor time was
+    0.9%, and only the kernel rows said what it was of the run. The kinds table has the run's column too."""
+    raw = [e for e in _raw_events(COMPILED) if e.get("cat") != "Trace"]  # (the profiler's own span)
+    span = max(e["ts"] + e["dur"] for e in raw) - min(e["ts"] for e in raw)
+    compiling = [e for e in raw if e["name"] == "dynamo"]  # the outermost compile ranges: nothing compiles outside
+    assert not any(_inside(c, o) for c in compiling for o in compiling)
+    run = span - sum(e["dur"] for e in compiling)
+    kernels = [e for e in raw if re.match(r"graph_\d+_cpp_", e["name"]) and not any(_inside(e, c) for c in compiling)]
+    inductor = sum(e["dur"] for e in kernels) / run
+    assert inductor > 0.5  # as recorded: the fused kernel is most of the run
+    report(LOG, tmp_path / "report", "--profile", str(COMPILED))
+    page = (tmp_path / "report" / "runtime.html").read_text()
+    kinds = page[page.index('<table class="rt-kinds">'):]
+    kinds = kinds[:kinds.index("</table>")]
+    assert "<th>of the run</th>" in kinds
+    row = re.search(r"Inductor kernel</td><td>[^<]*</td><td>([\d.]+)%</td><td>([\d.]+)%</td>", kinds)
+    assert row is not None and float(row[2]) == pytest.approx(inductor * 100, abs=0.051)
+    assert re.search(r"compiling \(torch.compile(?:'|&#39;)s own work\)</td><td>[^<]*</td><td>[\d.]+%</td><td>–</td>", kinds)

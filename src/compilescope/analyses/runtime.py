@@ -407,6 +407,13 @@ class ProfileRuntime:
                 out.append((kind, label, us, us / self.total_us if self.total_us else 0.0))
         return out
 
+    def kind_run_shares(self) -> dict[str, float]:
+        """Each kind's part of the run (the time not spent compiling), when the profile covers a compile: the chart's
+        shares are of the total, where compiling may be nearly all; compiling itself has none."""
+        if not self.run_share_known or self.run_us <= 0:
+            return {}
+        return {kind: us / self.run_us for kind, _, us, _ in self.by_kind() if kind != COMPILE}
+
     def to_json(self) -> dict[str, Any]:
         return {"source": self.source, "timeline": self.timeline, "total_us": round(self.total_us, 3),
                 "total_definition": TOTAL_DEFINITION[self.timeline], "devices": self.devices, "matched": self.matched,
