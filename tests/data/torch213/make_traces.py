@@ -216,6 +216,10 @@ SCENARIOS = [
     # linear (each candidate compiled by g++ inside its search); _default: the same model in the default mode.
     Scenario("cpu_autotune", "cpu_autotune.py", gzip=True, env=RUN_ENV),
     Scenario("cpu_autotune_default", "cpu_autotune.py", gzip=True, env={**RUN_ENV, "AUTOTUNE_VARIANT": "default"}),
+    # Everyday Python in a compiled function (logging, warnings, random, time, a contextmanager timer, a closure's
+    # list): graph breaks, a frame Dynamo skipped for a break inside a `with`, guards; `_fixed` moves them out.
+    Scenario("python_features", "python_features.py", gzip=True, env=RUN_ENV),
+    Scenario("python_features_fixed", "python_features.py", gzip=True, env={**RUN_ENV, "PYFEAT_VARIANT": "fixed"}),
 ]
 
 SCRUB_ENV = [
