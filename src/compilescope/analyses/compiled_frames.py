@@ -28,6 +28,12 @@ def compiled_frame(entry: Compile) -> tuple[str, int, str] | None:
     return None
 
 
+def compiled_location(entry: Compile | None) -> UserLocation | None:
+    """compiled_frame as a location: the function a compile compiled, at its first line."""
+    frame = compiled_frame(entry) if entry is not None else None
+    return UserLocation(frame[0], frame[1], frame[2]) if frame is not None else None
+
+
 def compile_traceback(trace: Trace, entry: Compile) -> str:
     """The traceback a failed compile logged: its dynamo_error artifact, else its metrics' exception_stack_trace."""
     for artifact in entry.artifacts:

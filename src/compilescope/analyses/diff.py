@@ -1135,7 +1135,9 @@ def failed_compiles(facts: RunFacts, failure: dict[str, Any], compile_ids: list[
     who = " ".join(part for part in (ids, frame.label if frame else None) if part)
     at = f" at {short_path(failure['source'])}" if failure.get("source") else ""
     if failure.get("ran_eagerly"):  # no exception: the errors finding's words ("[0/0]: Dynamo skipped forward ...")
-        return f"{ids or 'a compile'}: {failure['ran_eagerly']}{at}: {failure['reason']}"
+        # A frame not the user's (Python's library) is named as well for the user's line that called it.
+        called = f" {frame.label}" if frame is not None and "called at" in frame.label else ""
+        return f"{ids or 'a compile'}{called}: {failure['ran_eagerly']}{at}: {failure['reason']}"
     return f"{who or 'a compile'}{at}: {failure['type']}: {failure['reason']}"
 
 

@@ -17,9 +17,10 @@ import orjson
 from ..decompile.recorded import WARNING
 from ..lazy_regex import lazy_compile
 from ..model.trace import Compile, Trace
-from .compiled_frames import compile_traceback
+from .compiled_frames import compile_traceback, compiled_location
 from .fx_sites import GRAPH_ARTIFACT, op_call_site
-from .graph_breaks import FSDP2_FILE, IN_LOOP, fsdp_note, skipped_frame, skipped_text
+from .graph_breaks import ARTIFACT as BREAK_ARTIFACT
+from .graph_breaks import FSDP2_FILE, IN_LOOP, fsdp_note, skipped_frame, skipped_text, skipped_with
 from .graph_breaks import parse_reason as parse_break_reason
 from .torch_warnings import backward_error, forward_call
 from .userloc import (UserLocation, is_framework_file, is_python_library_file, is_torch_file, last_user_frame,
@@ -189,6 +190,7 @@ class CompileError:
     # all of it, with no exception and without fullgraph; in_loop: because the break is inside a for/while loop
     skipped_frame: UserLocation | None = None
     in_loop: bool = False
+    in_with: UserLocation | None = None  # or because it is inside this `with` block (graph_breaks.skipped_with)
     # The graph break that failed it is in FSDP2's hooks (torch names their file as the failing frame): not the
     # user's line to remove.
     in_fsdp_hook: bool = False
@@ -196,7 +198,7 @@ class CompileError:
     @property
     def skipped_text(self) -> str | None:
         """What Dynamo skipped, as graph_breaks.skipped_text says it; None for any other failure."""
-        return skipped_text(self.skipped_frame, self.in_loop)
+        return skipped_text(self.skipped_frame, self.in_loop, self.in_with)
 
     export_call: UserLocation | None = None  # the user's torch.export call, where strict export's trace failed
     next_steps: list[str] = field(default_factory=list)
@@ -242,7 +244,7 @@ class CompileError:
             "diagnostics": [d.to_json() for d in self.diagnostics], "fell_back": self.fell_back,
             "export_call": self.export_call.to_json() if self.export_call else None, "next_steps": self.next_steps,
             "skipped_frame": self.skipped_frame.to_json() if self.skipped_frame else None, "in_loop": self.in_loop,
-            "in_fsdp_hook": self.in_fsdp_hook,
+            "in_with": self.in_with.to_json() if self.in_with else None, "in_fsdp_hook": self.in_fsdp_hook,
             "explanation": self.explanation, "hints": self.hints, "hints_set_aside": self.hints_set_aside,
             "advice_hints": self.advice_hints, "docs_url": self.docs_url, "torch_printed": self.torch_printed,
         }
@@ -477,13 +479,24 @@ def compile_errors(trace: Trace) -> CompileErrors:
         export_call = find_export_call(entry.metrics_stack)
         skipped = skipped_frame(reason) if stage == DYNAMO else None
         in_loop = skipped is not None and IN_LOOP in reason
+        in_with = None
+        if stage == DYNAMO and skipped is None:
+            # The failure's text may not say that Dynamo skipped the frame where the graph break it logged does (a
+            # break inside a `with` block): then the frame skipped is the one this compile compiled.
+            for artifact in entry.artifacts:
+                if artifact.name == BREAK_ARTIFACT:
+                    told_break = trace.payload_text(artifact.payload)
+                    skipped = skipped_frame(told_break, compiled_location(entry))
+                    if skipped is not None:
+                        in_with = skipped_with(told_break)
+                        break
         in_fsdp_hook = stage == DYNAMO and bool(FSDP2_FILE.search(str(metrics.get("fail_user_frame_filename") or "")))
         if stage == DYNAMO and export_call is not None:
             steps = list(EXPORT_STEPS)
         elif stage == DYNAMO and location is not None and is_python_library_file(location.filename):
             steps = [LIBRARY_STEP, NEXT_STEPS[DYNAMO][-1]]  # not the user's code: only the internal stack helps
         elif skipped is not None:
-            steps = [_skipped_step(skipped, in_loop, location, in_fsdp_hook), NEXT_STEPS[DYNAMO][-1]]
+            steps = [_skipped_step(skipped, in_loop, location, in_fsdp_hook, in_with), NEXT_STEPS[DYNAMO][-1]]
         elif fail_type == "Unsupported" and stage == DYNAMO and "Explanation:" in reason:
             steps.insert(0, FULLGRAPH_STEP)  # graph-break errors only raise under fullgraph=True
         elif stage == DYNAMO and (guarded := data_dependent_steps(entry, reason, location)):
@@ -512,7 +525,7 @@ def compile_errors(trace: Trace) -> CompileErrors:
             message=message, detail=detail, location=location,
             location_kind=kind, backend=backend, compiler_errors=compiler_errors, diagnostics=diagnostics, fell_back=fell_back,
             export_call=export_call, next_steps=steps, metrics_number=metrics_number(entry),
-            skipped_frame=skipped, in_loop=in_loop, in_fsdp_hook=in_fsdp_hook,
+            skipped_frame=skipped, in_loop=in_loop, in_with=in_with, in_fsdp_hook=in_fsdp_hook,
             # (torch's hints for a break in FSDP's hooks ask to avoid FSDP's own call of disable: next_steps says)
             explanation=told["explanation"] if told else None,
             hints=told["hints"] if told and not in_fsdp_hook else [],
@@ -545,11 +558,18 @@ def _backward_errors(trace: Trace, entry: Compile) -> list[str]:
     return said
 
 
-def _skipped_step(skipped: UserLocation, in_loop: bool, location: UserLocation | None, in_fsdp_hook: bool = False) -> str:
+def _skipped_step(skipped: UserLocation, in_loop: bool, location: UserLocation | None, in_fsdp_hook: bool = False,
+                  in_with: UserLocation | None = None) -> str:
     """What to do about a frame Dynamo skipped: the break is the cause, and no fullgraph is involved."""
     where = f" at {location.short}" if location is not None else ""
     why = ("Dynamo cannot resume after a graph break inside a for/while loop" if in_loop
            else "Dynamo could not resume after this graph break")
+    if in_with is not None and not in_loop:
+        code = f" `{in_with.code}`" if in_with.code else ""
+        return (f"Dynamo cannot resume after a graph break inside the{code} block ({in_with.short}), so it skipped "
+                f"{skipped.function} ({skipped.short}) and ran all of it eagerly, on every call: nothing of it was "
+                f"compiled, and no error reached your program. Move the{code} block out of the compiled function (to "
+                f"the code that calls it), or remove the break{where} from the code it runs.")
     skipped_it = (f"{why}, so it skipped {skipped.function} ({skipped.short}) and ran all of it eagerly: nothing of it "
                   "was compiled, and no error reached your program.")
     if in_fsdp_hook:  # the break is FSDP's, at the user's call of a sharded module: that call is no break to remove

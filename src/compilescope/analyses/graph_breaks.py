@@ -14,7 +14,7 @@ from typing import Any
 from ..lazy_regex import lazy_compile
 from ..model.ids import compilation_key
 from ..model.trace import Compile, Trace
-from .compiled_frames import compiled_frame
+from .compiled_frames import compiled_frame, compiled_location
 from .userloc import (UserLocation, inline_frame, is_framework_file, is_python_library_file, is_torch_file,
                       last_code_frame, last_user_frame, section, traceback_frames)
 from ..model.records import dataclass
@@ -87,14 +87,29 @@ _RESUME_NAME = lazy_compile(r"torch_dynamo_resume_in_(.{1,1000}?)_at_(\d{1,9})")
 _SKIPPED_FRAME = lazy_compile(r"frame skipped: (?P<function>\S{1,1000}) \((?P<file>.{1,4000}?) line (?P<line>\d{1,9})\)")
 _SKIPPING = ("Skipping the function and falling back to eager", "Skipping the frame and falling back to eager")
 IN_LOOP = "graph break in loop"  # the second graph break torch 2.13 names when the first is inside a for/while loop
+# A break inside a `with` block whose context manager Dynamo cannot rebuild after a break (a user's
+# @contextlib.contextmanager): torch 2.13 names no frame then ("Skipping the function and falling back to eager" only),
+# but attributes the context manager's exit to the `with` line ("WithExitFunctionVariable() originated from:").
+_WITH_ORIGIN = lazy_compile(r'WithExitFunctionVariable\(\) originated from:\n[ \t]*File "(?P<file>[^"\n]{1,4000})", '
+                            r"line (?P<line>\d{1,9})[^\n]{0,1000}\n(?P<code>[^\n]{0,1000})")
 
 
-def skipped_frame(text: str) -> UserLocation | None:
-    """The function Dynamo gave up after a graph break and ran eagerly, where torch's text says it did."""
+def skipped_frame(text: str, compiled: UserLocation | None = None) -> UserLocation | None:
+    """The function Dynamo gave up after a graph break and ran eagerly, where torch's text says it did; else, where the
+    text says only that it skipped one, compiled (the frame the break's compile compiled)."""
     if not any(words in text for words in _SKIPPING):
         return None
     m = _SKIPPED_FRAME.search(text)
-    return UserLocation(m["file"], int(m["line"]), m["function"]) if m else None
+    return UserLocation(m["file"], int(m["line"]), m["function"]) if m else compiled
+
+
+def skipped_with(text: str) -> UserLocation | None:
+    """The `with` line a break Dynamo could not resume from is inside (`with timer(times):`), where torch's text
+    names one; None for any other break."""
+    if not any(words in text for words in _SKIPPING):
+        return None
+    m = _WITH_ORIGIN.search(text)
+    return UserLocation(m["file"], int(m["line"]), code=m["code"].strip()) if m else None
 
 
 def skipped_title(skipped: UserLocation) -> str:
@@ -103,15 +118,20 @@ def skipped_title(skipped: UserLocation) -> str:
     return f"Dynamo skipped {skipped.function} ({skipped.short}) and ran it eagerly"
 
 
-def skipped_cause(in_loop: bool) -> str:
+def skipped_cause(in_loop: bool, in_with: UserLocation | None = None) -> str:
     """Why Dynamo skipped the frame, after skipped_title."""
-    return "a graph break inside one of its loops" if in_loop else "a graph break Dynamo could not resume from"
+    if in_loop:
+        return "a graph break inside one of its loops"
+    if in_with is not None:
+        code = f" `{in_with.code}`" if in_with.code else ""
+        return f"a graph break inside its{code} block ({in_with.short}), which Dynamo cannot resume inside"
+    return "a graph break Dynamo could not resume from"
 
 
-def skipped_text(skipped: UserLocation | None, in_loop: bool) -> str | None:
+def skipped_text(skipped: UserLocation | None, in_loop: bool, in_with: UserLocation | None = None) -> str | None:
     """skipped_title and skipped_cause as one sentence ("Dynamo skipped forward (checkpoint_autocast.py:46) and ran it
     eagerly: a graph break inside one of its loops"); None where no frame was skipped."""
-    return None if skipped is None else f"{skipped_title(skipped)}: {skipped_cause(in_loop)}"
+    return None if skipped is None else f"{skipped_title(skipped)}: {skipped_cause(in_loop, in_with)}"
 
 
 def resume_of(code_name: str | None) -> tuple[str, int] | None:
@@ -193,6 +213,7 @@ class GraphBreak:
     # break is inside one of its loops. Then more than eager_lines ran eagerly: the whole function.
     skipped_frame: UserLocation | None = None
     in_loop: bool = False
+    in_with: UserLocation | None = None  # the `with` line the break is inside, where that is why Dynamo skipped it
     # The break is inside the function a higher-order op calls ("torch.utils.checkpoint.checkpoint"): that call ran
     # uncompiled, all of it. op_calls: the user's lines that called it, where the log says (the line Dynamo resumed
     # the frame at after the break), in compile order.
@@ -202,7 +223,7 @@ class GraphBreak:
     @property
     def skipped_text(self) -> str | None:
         """What Dynamo skipped after this break, as the errors finding says it; None where it went on after it."""
-        return skipped_text(self.skipped_frame, self.in_loop)
+        return skipped_text(self.skipped_frame, self.in_loop, self.in_with)
 
     @property
     def uncompiled_text(self) -> str | None:
@@ -353,6 +374,7 @@ class GraphBreak:
             "in_fsdp_hook": self.in_fsdp_hook, "fsdp_call": self.fsdp_call.to_json() if self.fsdp_call else None,
             "compiled_callees": [c.to_json() for c in self.compiled_callees],
             "skipped_frame": self.skipped_frame.to_json() if self.skipped_frame else None, "in_loop": self.in_loop,
+            "in_with": self.in_with.to_json() if self.in_with else None,
             "higher_order_op": self.higher_order_op, "op_calls": [c.to_json() for c in self.op_calls],
             "transform": self.transform.to_json() if self.transform else None,
             "torch_location": self.torch_location.to_json() if self.torch_location else None,
@@ -542,6 +564,7 @@ def graph_breaks(trace: Trace) -> GraphBreaks:
                                _through_ddp(text, location), None, None, fsdp_hook_call(text, location)))
         source = "restart_reasons" if events else None
 
+    compiles = {compilation_key(entry.compile_id): entry for entry in trace.compiles.values()}
     by_key: dict[tuple, GraphBreak] = {}
     for compile_key, parsed, location, in_ddp, resumed_at, transform, fsdp in events:
         torch_location = None
@@ -560,9 +583,10 @@ def graph_breaks(trace: Trace) -> GraphBreaks:
         if fsdp[0]:
             found.in_fsdp_hook = True
             found.fsdp_call = found.fsdp_call or fsdp[1]
-        skipped = skipped_frame(parsed["text"])
+        skipped = skipped_frame(parsed["text"], compiled_location(compiles.get(compile_key)))
         if skipped is not None and found.skipped_frame is None:
             found.skipped_frame, found.in_loop = skipped, IN_LOOP in parsed["text"]
+            found.in_with = skipped_with(parsed["text"])
         found.higher_order_op = found.higher_order_op or parsed["higher_order_op"]
         if resumed_at is not None and resumed_at not in found.op_calls:
             found.op_calls.append(resumed_at)

@@ -1,0 +1,70 @@
+"""Everyday Python inside a compiled function (tests/data/torch213 programs/python_features.py): a contextmanager
+timer, logging, warnings, random, time and a closure's list. Expected values are read from the raw log and the
+program, not from our output."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from compilescope.analyses.insights import insights
+from compilescope.ingest.reader import read_trace
+
+from ..conftest import report, run_cli, torch213
+from ..tracelog import raw_records
+
+LOG = "python_features.log.gz"
+PROGRAM = Path(__file__).parents[1] / "data" / "torch213" / "programs" / "python_features.py"
+
+
+def _line(text: str) -> int:
+    """The line of the program that is text (once), indentation aside."""
+    (line,) = [n for n, src in enumerate(PROGRAM.read_text().splitlines(), 1) if src.strip() == text]
+    return line
+
+
+def _break_texts(frame_id: int) -> list[str]:
+    return [p for e, p in raw_records(torch213(LOG))
+            if e.get("artifact", {}).get("name") == "dynamo_graph_break_reason" and e.get("frame_id") == frame_id]
+
+
+def test_a_break_inside_a_with_block_says_the_whole_function_ran_eagerly_and_to_move_the_with_out(tmp_path, capsys):
+    """`timed` wraps x.sin() in `with timer(times):`, whose time.perf_counter() breaks inside the `with`. torch skips
+    all of `timed` ("Skipping the function and falling back to eager") but names no frame ("frame skipped: ..." is
+    absent), and the failure's own text does not say it skipped one. The report said "[5/0] failed" and told the user
+    to drop a fullgraph=True they never passed."""
+    timed_def = _line("def timed(x):") - 1  # its decorator line: co_firstlineno
+    with_line, break_line = _line("with timer(times):"), _line("def timer(times):") + 1  # its start = time.perf_counter()
+    (text,) = _break_texts(5)
+    assert "Skipping the function and falling back to eager" in text and "frame skipped" not in text
+    assert f"python_features.py:{break_line}" in text and "start = time.perf_counter()" in text
+    assert "WithExitFunctionVariable() originated from:" in text
+    (metrics,) = [e["compilation_metrics"] for e, _ in raw_records(torch213(LOG))
+                  if e.get("compilation_metrics", {}).get("compile_id") == "5/0"]
+    assert (metrics["co_name"], metrics["co_firstlineno"], metrics["fail_type"]) == ("timed", timed_def, "Unsupported")
+    assert "Skipping the function" not in metrics["fail_reason"]
+
+    found = insights(read_trace(torch213(LOG)))
+    (err,) = found.errors.errors
+    assert err.skipped_frame is not None and not err.in_loop
+    assert (err.skipped_frame.function, err.skipped_frame.line) == ("timed", timed_def)
+    assert err.in_with is not None and (err.in_with.line, err.in_with.code) == (with_line, "with timer(times):")
+    assert not any("fullgraph" in step for step in err.next_steps)
+    assert "Move the `with timer(times):` block out of the compiled function" in err.next_steps[0]
+    (finding,) = [f for f in found.findings if f.section == "errors"]
+    assert finding.title == f"[5/0]: Dynamo skipped timed (python_features.py:{timed_def}) and ran it eagerly"
+    assert f"`with timer(times):` block (python_features.py:{with_line})" in finding.detail
+    (brk,) = [b for b in found.graph_breaks.breaks if b.location is not None and b.location.line == break_line]
+    assert brk.skipped_text == err.skipped_text and "timed" in (brk.skipped_text or "")
+    assert run_cli("check", torch213(LOG), "--no-failures") == 1
+    gate = capsys.readouterr().out
+    assert f"[5/0]: Dynamo skipped timed (python_features.py:{timed_def}) and ran it eagerly" in gate
+    assert "with timer(times):" in gate
+    report(torch213(LOG), tmp_path / "r")
+    page = (tmp_path / "r" / "-_5_0_0" / "index.html").read_text()
+    assert "Dynamo skipped timed" in page and "fullgraph" not in page
+
+
+def test_a_break_skipping_a_loop_is_still_named_by_torchs_frame():
+    """The `with` reading changes nothing where torch names the frame: no `with` line in the loop case."""
+    (err,) = insights(read_trace(torch213("checkpoint_autocast_print.log.gz"))).errors.errors
+    assert err.in_loop and err.in_with is None
