@@ -68,3 +68,24 @@ def test_a_break_skipping_a_loop_is_still_named_by_torchs_frame():
     """The `with` reading changes nothing where torch names the frame: no `with` line in the loop case."""
     (err,) = insights(read_trace(torch213("checkpoint_autocast_print.log.gz"))).errors.errors
     assert err.in_loop and err.in_with is None
+
+
+def test_a_logger_call_that_breaks_says_torchs_hint_would_silence_it():
+    """`log.info("step done")` in step breaks every compile of step ("logging.Logger method not supported for
+    non-export cases"); torch's only hint is ignore_logging_functions, which makes the call a no-op in compiled code
+    (torch/_dynamo/config.py: "These functions will NOT run"). The report repeated the hint as the fix."""
+    (log_line,) = [n for n, src in enumerate(PROGRAM.read_text().splitlines(), 1) if src == '    log.info("step done")']
+    texts = [t for f in range(4) for t in _break_texts(f) if f"python_features.py:{log_line}\n" in t]
+    assert len(texts) == 4 and all("logging.Logger method not supported for non-export cases" in t for t in texts)
+    assert all("ignore_logging_functions" in t and "reorderable_logging_functions" not in t for t in texts)
+    assert all("method: <Logger __main__ (INFO)>.info, args:" in t for t in texts)
+    (brk,) = [b for b in insights(read_trace(torch213(LOG))).graph_breaks.breaks
+              if b.location is not None and b.location.line == log_line]
+    assert brk.note is not None
+    assert brk.note.startswith("torch's hint, adding logging.Logger.info to torch._dynamo.config.ignore_logging_functions")
+    assert '`log.info("step done")` a no-op in compiled code' in brk.note
+    assert "log in the code that calls the compiled function" in brk.note
+    # a warnings.warn break keeps torch's hint (reorderable_logging_functions runs it after the graph): no note
+    (warn,) = [b for b in insights(read_trace(torch213(LOG))).graph_breaks.breaks
+               if b.location is not None and b.location.line == _line('warnings.warn("step is experimental")')]
+    assert warn.note is None and any("reorderable_logging_functions" in h for h in warn.hints)

@@ -164,6 +164,12 @@ def resume_title(code_name: str | None) -> str | None:
 # Dynamo's break on a NumPy function torch._numpy does not implement; its explanation names the function: "Can't find
 # numpy numpy function <function interp at 0x7f...> in torch._numpy." (torch 2.13)
 UNSUPPORTED_NUMPY = "attempted to trace numpy function unsupported by PyTorch"
+# A logging.Logger method called in compiled code (torch/_dynamo/variables/misc.py, LoggingLoggerVariable). torch's
+# only hint, ignore_logging_functions, makes the call a no-op: the message is silently never logged while the function
+# runs compiled. reorderable_logging_functions (print, warnings.warn run after the graph) is not read for a Logger's
+# methods in torch 2.13: with log.info in it, the break stays (checked by hand).
+UNSUPPORTED_LOGGER = "logging.Logger method not supported for non-export cases"
+_LOGGER_METHOD = lazy_compile(r"Developer debug context: method: <[^\n]{0,1000}?>\.(?P<method>\w{1,100}), args:")
 _NUMPY_FUNCTION = lazy_compile(r"numpy function <function (?P<name>[\w.]{1,200}) at ")
 # torch's hint that asks the user to report the break to PyTorch: nothing to change in their code.
 _REPORT_HINT = lazy_compile(r"Please (?:report|file) an issue to PyTorch")
@@ -303,7 +309,22 @@ class GraphBreak:
                     f"{', '.join(self.caused_by)}: remove that one and this one goes too.")
         if self.reason == UNSUPPORTED_NUMPY:
             return self.numpy_note
+        if self.reason == UNSUPPORTED_LOGGER:
+            return self.logger_note
         return None
+
+    @property
+    def logger_note(self) -> str:
+        """What to do about a Logger call that breaks the graph, in place of torch's hint (ignore_logging_functions),
+        which would silence the message without saying so."""
+        m = _LOGGER_METHOD.search(self.text or "")
+        method = f"logging.Logger.{m['method']}" if m else "the logging method"
+        call = f"`{self.location.code}`" if self.location is not None and self.location.code else "the call"
+        return (f"torch's hint, adding {method} to torch._dynamo.config.ignore_logging_functions, removes the break by "
+                f"making {call} a no-op in compiled code: its message is never logged while the function runs compiled. "
+                "reorderable_logging_functions (which runs print and warnings.warn after the graph) does not apply to a "
+                "Logger's methods. To keep the message, log in the code that calls the compiled function; add it to "
+                "ignore_logging_functions only to drop it.")
 
     @property
     def numpy_note(self) -> str:
