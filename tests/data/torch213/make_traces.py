@@ -220,6 +220,13 @@ SCENARIOS = [
     # list): graph breaks, a frame Dynamo skipped for a break inside a `with`, guards; `_fixed` moves them out.
     Scenario("python_features", "python_features.py", gzip=True, env=RUN_ENV),
     Scenario("python_features_fixed", "python_features.py", gzip=True, env={**RUN_ENV, "PYFEAT_VARIANT": "fixed"}),
+    # A user's tensor subclasses: a __torch_function__ subclass whose str attribute is guarded (a recompile per unit),
+    # a wrapper subclass parameter with no __tensor_flatten__ (forward skipped); _meta: flattened with its scale as
+    # metadata (a recompile when it changes); _fixed: one unit, the scale an inner tensor.
+    Scenario("tensor_subclasses", "tensor_subclasses.py", gzip=True, env=RUN_ENV),
+    Scenario("tensor_subclasses_meta", "tensor_subclasses.py", gzip=True, env={**RUN_ENV, "SUBCLASS_VARIANT": "meta"}),
+    Scenario("tensor_subclasses_fixed", "tensor_subclasses.py", gzip=True,
+             env={**RUN_ENV, "SUBCLASS_VARIANT": "fixed"}),
 ]
 
 SCRUB_ENV = [
@@ -249,6 +256,7 @@ SCRUB_ENV = [
     "FUNC_VARIANT",
     "CUSTOM_OP_VARIANT",
     "MODULE_VARIANT",
+    "SUBCLASS_VARIANT",
 ]
 
 
