@@ -19,6 +19,7 @@ GUARD_LINE = lazy_compile(r"\+- (?P<guard>[A-Z_]+: .*?)\s+# (?P<code>.*?)\s+# (?
 # GUARD_LINE backtracks over such a line for ~25 us; only the lines this finds are matched in full.
 GUARD_TAIL = lazy_compile(r"# \S+?:\d+ in \S+(?:\s+\(HINT: .*\))?\s*$")
 _TYPE = lazy_compile(r", type=<class '(?P<type>[\w.]{1,300})'>")
+_MANAGER = lazy_compile(r"GuardManager: source=(?P<source>[LG]\[.{1,1000}?), accessed_by=")
 
 
 def _line_at(text: str, at: int) -> str:
@@ -47,6 +48,37 @@ def object_type(text: str, source: str) -> str | None:
         return None
     m = _TYPE.search(_line_at(text, at))
     return m["type"] if m else None
+
+
+def guarded_source(text: str, check: str) -> str | None:
+    """The object a leaf guard checks, as the GuardManager it hangs under names it: `L['self']._parameters['weight']`
+    for `___check_metadata_1397…_c1/0` (a LAMBDA_GUARD, whose check names no object); None where the tree lacks it."""
+    at = text.find(f": {check}")
+    if at < 0:
+        return None
+    line = _line_at(text, at)
+    depth = line.find("+-")
+    start = text.rfind("\n", 0, at)
+    while start > 0 and depth > 0:
+        end, start = start, text.rfind("\n", 0, start)
+        above = text[start + 1:end]
+        if 0 <= above.find("+-") < depth:
+            m = _MANAGER.search(above)
+            return m["source"] if m else None
+    return None
+
+
+# A tensor's check names its class (`check_tensor(L['x'], UnitTensor, DispatchKeySet(...`): a tensor subclass's own.
+_CHECKED_CLASS = lazy_compile(r"check_tensor\([^,]{1,1000}, (?P<cls>[\w.]{1,300}), ")
+PLAIN_TENSOR_CLASSES = ("Tensor", "Parameter", "Buffer", "FakeTensor")
+
+
+def tensor_subclass(text: str, source: str) -> str | None:
+    """The class of the tensor at source where it is a subclass of torch.Tensor (`UnitTensor`), as its TENSOR_MATCH
+    names it; None for a plain tensor or parameter, or where the tree checks no tensor there."""
+    line = tensor_check(text, source)
+    m = _CHECKED_CLASS.search(line) if line else None
+    return m["cls"] if m and m["cls"] not in PLAIN_TENSOR_CLASSES else None
 
 
 def enclosing_sources(source: str) -> list[str]:

@@ -29,8 +29,8 @@ from ..lazy_regex import lazy_compile
 from .dynamic_shapes import SPECIALIZATION_REASONS, PlacementPart, Specialization, dynamo_config
 from .fx_sites import GRAPH_ARTIFACT, first_use
 from .graph_breaks import function_label
-from .installed_guards import (GUARDS_ARTIFACT, enclosing_sources, guard_site, object_type, pinned_lengths,
-                               pinned_state, tensor_check)
+from .installed_guards import (GUARDS_ARTIFACT, enclosing_sources, guard_site, guarded_source, object_type,
+                               pinned_lengths, pinned_state, tensor_check, tensor_subclass)
 from .stack_values import StackValue, StackValues, name_stack_values
 from .userloc import (FRAME_SOURCE, NUMPY_SOURCE, UserLocation, called_at_text, code_origin, is_clipped_torch_file,
                       is_torch_file, last_user_frame, last_user_stack_frame, placed_at_call, traceback_frames, user_source_name)
@@ -57,6 +57,9 @@ _OPTIMIZER_SETTING = r"\bparam_groups\[\d{1,9}\]\[['\"](?P<key>\w{1,100})['\"]\]
 
 # What changed between calls, from the guard text torch writes (C++ guard messages and Python guard code).
 CHANGE_RULES: tuple[tuple[str, str], ...] = (
+    # A traceable tensor subclass's metadata (what its __tensor_flatten__ returned beside the inner tensors' names),
+    # checked by a Python lambda torch names `___check_metadata_<id>_c<compile id>` (torch/_dynamo/guards.py).
+    ("subclass_metadata", r"___check_metadata_"),
     ("size", r"size mismatch"),
     ("stride", r"stride mismatch"),
     ("dtype", r"dtype mismatch"),
@@ -97,6 +100,7 @@ CHANGE_LABELS = {
     "constant": "Python constant",
     "flag": "Python bool",
     "optimizer_setting": "optimizer hyperparameter",
+    "subclass_metadata": "tensor subclass metadata",
     "other": "other guard",
 }
 
@@ -140,8 +144,27 @@ ADVICE = {
     "optimizer_setting": "The compiled optimizer step guards on a hyperparameter that is a Python number (a learning "
                          "rate an LR scheduler changes every step): give the optimizer a tensor, e.g. "
                          "torch.optim.Adam(params, lr=torch.tensor(0.01)), and changing it will not recompile.",
+    "subclass_metadata": "A tensor subclass's metadata (what its __tensor_flatten__ returns beside the inner tensors' "
+                         "names) changed, and Dynamo compiles each value apart: keep it constant, or return what "
+                         "changes as an inner tensor.",
     "other": "See the failing guard and the user line it came from.",
 }
+# A traceable tensor subclass (__tensor_flatten__/__tensor_unflatten__) whose metadata changed: torch names the guard
+# only `___check_metadata_<id>_c1/0`; what changed is in describe_tensor's ctx of the two compiles.
+SUBCLASS_METADATA_ADVICE = (
+    "{name} is a {cls}, your tensor subclass, and Dynamo guards on the metadata its __tensor_flatten__ returns (the "
+    "second value) by equality{values}: each new value compiles again, and one that keeps changing reaches the "
+    "recompile limit. Keep that metadata constant, or return what changes as an inner tensor (its attribute name in "
+    "__tensor_flatten__'s first list, read back in __tensor_unflatten__): an inner tensor is an input of the graph, "
+    "and a new value in it compiles nothing.")
+# An attribute of a tensor subclass's instance that Dynamo read while tracing (in the subclass's __torch_function__,
+# say) and compiled as a constant: torch's generic advice (pass a tensor, let it be dynamic) does not apply to a str.
+SUBCLASS_ATTRIBUTE_ADVICE = (
+    "{names} {is_} an attribute of {tensors}, {an}instance{s} of your tensor subclass {classes}, that the traced code "
+    "read{where}, and Dynamo compiled {it} as a constant: each new value compiles again{never}. Give {it} one value on "
+    "every call (convert before calling the compiled function), or keep {it} out of what Dynamo traces (the compiled "
+    "function and the subclass's __torch_function__).")
+NEVER_DYNAMIC = " (a str is never made dynamic)"
 
 # A NumPy array the compiled function takes is guarded as the tensor Dynamo makes of it, `___from_numpy(a)`
 # (userloc.NUMPY_SOURCE); its failed dtype check names torch's dtypes ("expected Float, actual
@@ -438,12 +461,23 @@ class FailedGuard:
     # The tensor in the user's words where it is a name Dynamo made (a resume function's ___stack0: "the value on the
     # stack at line 36's graph break", StackValues.short); None where tensor is the user's own name.
     tensor_text: str | None = None
+    # A guard on a tensor subclass: its class ("ScaledTensor"), the object in the user's words ("self.weight", "x"),
+    # and for its metadata (subclass_metadata), the values __tensor_flatten__ returned for the guarded compile and
+    # for this call ("{'scale': 0.5}", "{'scale': 0.25}"), where the log describes them.
+    subclass: str | None = None
+    subclass_object: str | None = None
+    metadata_before: str | None = None
+    metadata_after: str | None = None
 
     @property
     def described(self) -> str | None:
         """The guard with Dynamo's names in the user's words ("the value of `loss.item()` (item_break.py:19), passed
         on past the graph break, == -1.3068742752075195", "NumPy array 'a' dtype mismatch. expected float32, actual
         float64"); None where it names none: guard says it."""
+        if self.change == "subclass_metadata" and self.subclass_object:
+            values = (f": {self.metadata_before}, now {self.metadata_after}"
+                      if self.metadata_before and self.metadata_after else "")
+            return f"metadata of {self.subclass_object} ({self.subclass}, from its __tensor_flatten__) changed{values}"
         said = name_stack_values(self.guard, self.names) if self.names else self.guard
         said = numpy_words(said)  # (a NumPy array's: as NumPy names it)
         return said if said != self.guard else None
@@ -485,7 +519,8 @@ class FailedGuard:
                 "location": self.location.to_json() if self.location else None, "text": self.text,
                 "tensor": self.tensor, "tensor_text": self.tensor_text, "location_kind": self.location_kind,
                 "cache_source": self.cache_source, "cache_class": self.cache_class, "described": self.described,
-                "marked": self.marked}
+                "marked": self.marked, "subclass": self.subclass, "subclass_object": self.subclass_object,
+                "metadata_before": self.metadata_before, "metadata_after": self.metadata_after}
 
 
 def _rounded(seconds: float | None) -> float | None:
@@ -1558,6 +1593,74 @@ def _same_call_requires_grad(steps: list[tuple[RecompileStep, Compile]], by_id: 
         first=tensors[0])
 
 
+_ATTRIBUTE_GUARD = lazy_compile(r"^(?P<object>[A-Za-z_][\w.\[\]'\"]{0,500}?)\.(?P<attribute>[A-Za-z_]\w{0,200}) == "
+                                r"(?P<value>.{1,1000})$")
+
+
+def _subclass_metadata(entry: Compile | None, source: str) -> str | None:
+    """The metadata a compile's description of the traceable tensor subclass at source gives (its ctx)."""
+    return next((str(d["ctx"]) for d in (entry.subclass_tensors if entry is not None else [])
+                 if d.get("source") == source and d.get("ctx") is not None), None)
+
+
+def _subclass_guards(steps: list[tuple[RecompileStep, Compile]], texts: _CompileTexts,
+                     by_id: dict[str, Compile]) -> dict[str, list[str]]:
+    """Names the tensor subclass a failed guard is about, from the guarded compile's guard tree: the instance whose
+    __tensor_flatten__ metadata changed (with its values before and now), or whose attribute the traced code read
+    (`x.unit == 'cm'`, x a UnitTensor). Returns the advice for each kind of change it explains."""
+    metadata: list[str] = []
+    attributes: list[FailedGuard] = []
+    for step, entry in steps:
+        for guard in step.failed_guards:
+            tree = texts(guard.compile_id, GUARDS_ARTIFACT) if guard.change in ("subclass_metadata", "constant") else None
+            if tree is None:
+                continue
+            if guard.change == "subclass_metadata":
+                source = guarded_source(tree, guard.guard)
+                if source is None:
+                    continue
+                line = tensor_check(tree, source)
+                typ = object_type(tree, source)
+                guard.subclass = tensor_subclass(tree, source) or (typ.rsplit(".", 1)[-1] if typ else None)
+                guard.subclass_object = user_source_name(source)
+                guard.metadata_before = _subclass_metadata(by_id.get(guard.compile_id or ""), source)
+                guard.metadata_after = _subclass_metadata(entry, source)
+                if guard is step.guard and line is not None:
+                    values = (f" ({guard.metadata_before} when {guard.compile_id} compiled, {guard.metadata_after} "
+                              f"at this call)" if guard.metadata_before and guard.metadata_after else "")
+                    advice = SUBCLASS_METADATA_ADVICE.format(name=f"`{guard.subclass_object}`", cls=guard.subclass,
+                                                             values=values)
+                    if advice not in metadata:
+                        metadata.append(advice)
+                continue
+            m = _ATTRIBUTE_GUARD.match(guard.guard)
+            found = next(((src, cls) for src in (_tree_sources(m["object"]) if m else [])
+                          if (cls := tensor_subclass(tree, src)) is not None), None)
+            if found is not None:
+                guard.subclass, guard.subclass_object = found[1], user_source_name(found[0])
+                if guard is step.guard:
+                    attributes.append(guard)
+    advice: dict[str, list[str]] = {}
+    if metadata:
+        advice["subclass_metadata"] = metadata
+    if attributes:
+        names = list(dict.fromkeys(f"`{g.guard.partition(' == ')[0]}`" for g in attributes))
+        tensors = list(dict.fromkeys(f"`{g.subclass_object}`" for g in attributes))
+        classes = list(dict.fromkeys(str(g.subclass) for g in attributes))
+        placed = next((g.location for g in attributes if g.location is not None), None)
+        where = (f" (at {placed.short}" + (f" in {placed.function}" if placed.function else "") + ")") if placed else ""
+        many = len(names) > 1
+        advice["constant"] = [SUBCLASS_ATTRIBUTE_ADVICE.format(
+            names=and_list(names), is_="are" if many else "is", tensors=and_list(tensors),
+            an="" if len(tensors) > 1 else "an ", s="s" if len(tensors) > 1 else "", classes=and_list(classes),
+            where=where, it="them" if many else "it",
+            never=NEVER_DYNAMIC if all(_QUOTED.match(g.guard.partition(" == ")[2]) for g in attributes) else "")]
+    return advice
+
+
+_QUOTED = lazy_compile(r"^(['\"]).*\1$")
+
+
 def _same_number(a: str | None, b: str) -> bool:
     """sympy's "0.00466666666666667" and Python's "0.004666666666666667" are one value (sympy keeps 15 digits)."""
     try:
@@ -1705,6 +1808,7 @@ def recompiles(trace: Trace, stack_values: StackValues | None = None) -> Recompi
         _place_argument_guards(steps, code, compiled_frames)
         state_advice = _place_state_guards(steps, by_id, compiled_frames)
         same_call_advice = _same_call_requires_grad(steps, by_id, compiled_frames, function_label(name) or "a function")
+        subclass_advice = _subclass_guards(steps, texts, by_id)
         limit = None
         if limit_entry is not None:
             m = re.search(_LIMIT_VALUE, str(limit_entry.metrics.get("fail_reason")))
@@ -1719,6 +1823,11 @@ def recompiles(trace: Trace, stack_values: StackValues | None = None) -> Recompi
                 names = ", ".join(dict.fromkeys(st.dynamic_of for st in numbers))
                 advice.append(NUMBER_MADE_DYNAMIC.format(names=names, recompiles=count(len(numbers), "recompile")))
                 continue
+            if c in subclass_advice:
+                advice.extend(subclass_advice[c])
+                if c == "subclass_metadata" or all(st.guard.subclass for st, _ in steps
+                                                   if st.guard is not None and st.guard.change == c):
+                    continue
             attributes = list(dict.fromkeys(st.dynamic_of for st in numbers if st.attribute and not st.dynamic_symbol))
             if c == "constant" and attributes:
                 advice.append(ATTRIBUTE_ADVICE.format(names=and_list([f"`{a}`" for a in attributes])))

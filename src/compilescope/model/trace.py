@@ -169,6 +169,10 @@ class Compile:
     symbols: list[dict[str, Any]] = field(default_factory=list)
     guards: list[dict[str, Any]] | None = None  # dynamo_guards payload
     subgraphs: list[str] = field(default_factory=list)
+    # The traceable tensor subclasses (__tensor_flatten__) Dynamo fakeified, from describe_tensor/describe_source:
+    # {"source": "L['self']._parameters['weight']", "type": "__main__.ScaledTensor", "ctx": "{'scale': 0.5}",
+    # "attrs": ["_data"]}: ctx is the metadata __tensor_flatten__ returned, which Dynamo guards on (___check_metadata).
+    subclass_tensors: list[dict[str, Any]] = field(default_factory=list)
     # Outside any compile id only: the compilation_metrics records logged before the last (metrics above), each as a
     # Compile of its own with its metrics, stack and metrics artifact. Each strict torch.export call's Dynamo trace
     # logs one with no compile id, so a program with several has several; they stay apart (Trace.metrics_compiles).
@@ -214,6 +218,7 @@ class Compile:
             "symbols": self.symbols,
             "guards": self.guards,
             "subgraphs": self.subgraphs,
+            "subclass_tensors": self.subclass_tensors,
             "earlier_metrics": [c.to_json() for c in self.earlier_metrics],
             "logged_frame_id": self.logged_frame_id,
             "process_pid": self.process_pid,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from ...lazy_regex import lazy_compile
 from ...model.builder import TraceBuilder
 from ..envelope import Envelope
 from .registry import handles
@@ -30,8 +31,27 @@ def dynamo_start(env: Envelope, b: TraceBuilder) -> bool:
     return False
 
 
+_CLASS = lazy_compile(r"^<class '(?P<name>[\w.]{1,300})'>$")
+
+
 @handles("describe_storage", "describe_tensor", "describe_source")
 def fake_tensor_description(env: Envelope, b: TraceBuilder) -> bool:
-    # Meta-tensor descriptions: in raw.jsonl only; nothing to show per compile yet.
-    b.compile(env.compile_id, env.lineno)
+    # Meta-tensor descriptions: in raw.jsonl; of a traceable tensor subclass, its class and the metadata its
+    # __tensor_flatten__ returned (ctx), which Dynamo guards on, kept per compile with the source describe_source
+    # names it by (it follows the description: the same describer_id and id).
+    entry = b.compile(env.compile_id, env.lineno)
+    meta = env.metadata if isinstance(env.metadata, dict) else {}
+    if env.kind == "describe_tensor" and meta.get("is_traceable_wrapper_subclass") is True:
+        cls = _CLASS.match(str(meta.get("type") or ""))
+        attrs = meta.get("attrs")
+        entry.subclass_tensors.append({
+            "describer_id": meta.get("describer_id"), "id": meta.get("id"), "source": None,
+            "type": cls["name"] if cls else None, "ctx": str(meta["ctx"])[:2000] if meta.get("ctx") is not None else None,
+            "attrs": [str(a) for a in attrs][:100] if isinstance(attrs, dict) else []})
+    elif env.kind == "describe_source":
+        for described in reversed(entry.subclass_tensors):
+            if (described["source"] is None and described["describer_id"] == meta.get("describer_id")
+                    and described["id"] == meta.get("id")):
+                described["source"] = str(meta.get("source") or "")[:1000] or None
+                break
     return False
