@@ -20,7 +20,8 @@ from ..model.trace import Compile, Trace
 from .compiled_frames import compile_traceback, compiled_location
 from .fx_sites import GRAPH_ARTIFACT, op_call_site
 from .graph_breaks import ARTIFACT as BREAK_ARTIFACT
-from .graph_breaks import FSDP2_FILE, IN_LOOP, fsdp_note, skipped_frame, skipped_text, skipped_with
+from .graph_breaks import (FSDP2_FILE, IN_LOOP, fsdp_note, skipped_frame, skipped_text, skipped_with,
+                           untraced_subclass)
 from .graph_breaks import parse_reason as parse_break_reason
 from .torch_warnings import backward_error, forward_call
 from .userloc import (UserLocation, is_framework_file, is_python_library_file, is_torch_file, last_user_frame,
@@ -484,7 +485,7 @@ def compile_errors(trace: Trace) -> CompileErrors:
             # The failure's text may not say that Dynamo skipped the frame where the graph break it logged does (a
             # break inside a `with` block): then the frame skipped is the one this compile compiled.
             for artifact in entry.artifacts:
-                if artifact.name == BREAK_ARTIFACT:
+                if artifact.name == BREAK_ARTIFACT and artifact.payload is not None:
                     told_break = trace.payload_text(artifact.payload)
                     skipped = skipped_frame(told_break, compiled_location(entry))
                     if skipped is not None:
@@ -501,6 +502,8 @@ def compile_errors(trace: Trace) -> CompileErrors:
             steps.insert(0, FULLGRAPH_STEP)  # graph-break errors only raise under fullgraph=True
         elif stage == DYNAMO and (guarded := data_dependent_steps(entry, reason, location)):
             steps = [*guarded, NEXT_STEPS[DYNAMO][-1]]  # Dynamo traced it: the value is what it cannot know
+        if stage == DYNAMO and (subclass := untraced_subclass(trace, reason)) is not None:
+            steps.insert(0, subclass)  # (what the object it could not trace lacks is known: say it first)
         op_steps, op_call = custom_op_steps(trace, entry, reason, location if kind == "failure" else None)
         # Only the fake kernel is missing: eagerly the op runs, so torch's hint that eager may fail is set aside.
         eager_runs = bool(op_steps) and _NO_FAKE_KERNEL.search(reason) is not None

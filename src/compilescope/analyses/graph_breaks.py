@@ -112,6 +112,37 @@ def skipped_with(text: str) -> UserLocation | None:
     return UserLocation(m["file"], int(m["line"]), code=m["code"].strip()) if m else None
 
 
+# Dynamo met an object it cannot put in the graph as an argument of an op (`x @ self.weight`): torch's debug context
+# names its variable, `UserDefinedObjectVariable(ScaledTensor)`. A tensor subclass Dynamo cannot trace reads so.
+_UNTRACED_OBJECT = lazy_compile(r"UserDefinedObjectVariable\((?P<cls>[A-Za-z_]\w{0,200})\)")
+# A guard tree names a class object it checks with its type: a torch.Tensor subclass's is torch._C._TensorMeta.
+_TENSOR_CLASS = "type=<class 'torch._C._TensorMeta'>"
+SUBCLASS_STEP = (
+    "{cls} reached the op as a plain Python object (Dynamo's UserDefinedObjectVariable), not a tensor{proof}. Dynamo "
+    "traces a wrapper subclass (one with __torch_dispatch__) only when it implements __tensor_flatten__ (the "
+    "attribute names of its inner tensors, and its other state as metadata) and __tensor_unflatten__ (rebuilding it "
+    "from them): add both to {cls}, and AOTAutograd compiles with its inner tensors. Else keep {cls} out of the "
+    "compiled function.")
+
+
+def untraced_subclass(trace: Trace, text: str) -> str | None:
+    """What to do where a graph break or failure names an object of a class Dynamo could not trace as an argument
+    (`UserDefinedObjectVariable(ScaledTensor)`): a tensor subclass without __tensor_flatten__, said so where a guard
+    tree of the log types the class as a tensor class; None where the text names no such object."""
+    m = _UNTRACED_OBJECT.search(text) if "to proxy" in text else None
+    if m is None:
+        return None
+    cls = m["cls"]
+    head = f"GuardManager: source=G['{cls}'], "
+    known = any(head in line and _TENSOR_CLASS in line
+                for entry in trace.compiles.values() for a in entry.artifacts
+                if a.name == "dynamo_cpp_guards_str" and a.payload is not None
+                for line in trace.payload_text(a.payload).splitlines() if head in line)
+    proof = ("; it is a torch.Tensor subclass (a guard of this log checks it as a tensor class)" if known
+             else ", if it is a torch.Tensor subclass of yours")
+    return SUBCLASS_STEP.format(cls=cls, proof=proof)
+
+
 def skipped_title(skipped: UserLocation) -> str:
     """"Dynamo skipped forward (checkpoint_autocast.py:46) and ran it eagerly": what a skipped frame is called
     everywhere (the errors finding, the graph-breaks section, check and diff)."""
@@ -225,6 +256,9 @@ class GraphBreak:
     # the frame at after the break), in compile order.
     higher_order_op: str | None = None
     op_calls: list[UserLocation] = field(default_factory=list)
+    # The break names an object Dynamo could not trace as an op's argument, a tensor subclass of the user's without
+    # __tensor_flatten__ (untraced_subclass): what to do, for people.
+    subclass_advice: str | None = None
 
     @property
     def skipped_text(self) -> str | None:
@@ -397,6 +431,7 @@ class GraphBreak:
             "skipped_frame": self.skipped_frame.to_json() if self.skipped_frame else None, "in_loop": self.in_loop,
             "in_with": self.in_with.to_json() if self.in_with else None,
             "higher_order_op": self.higher_order_op, "op_calls": [c.to_json() for c in self.op_calls],
+            "subclass_advice": self.subclass_advice,
             "transform": self.transform.to_json() if self.transform else None,
             "torch_location": self.torch_location.to_json() if self.torch_location else None,
             "caused_by": self.caused_by,
@@ -605,6 +640,7 @@ def graph_breaks(trace: Trace) -> GraphBreaks:
             found.in_fsdp_hook = True
             found.fsdp_call = found.fsdp_call or fsdp[1]
         skipped = skipped_frame(parsed["text"], compiled_location(compiles.get(compile_key)))
+        found.subclass_advice = found.subclass_advice or untraced_subclass(trace, parsed["text"])
         if skipped is not None and found.skipped_frame is None:
             found.skipped_frame, found.in_loop = skipped, IN_LOOP in parsed["text"]
             found.in_with = skipped_with(parsed["text"])

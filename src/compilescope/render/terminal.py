@@ -296,6 +296,8 @@ def _graph_breaks(ins: Insights) -> list[RenderableType]:
                 body.append(f"\nhint: {hint}", style="green")
         if brk.transform_note:
             body.append(f"\nnote: {brk.transform_note}", style="green")
+        if brk.subclass_advice:
+            body.append(f"\nto do: {brk.subclass_advice}", style="green")
         if brk.skipped_text:  # all of the function ran eagerly, not only the lines under the break
             body.append(f"\n{brk.skipped_text}", style="yellow")
         elif brk.uncompiled_text:  # all of the higher-order op's call ran eagerly

@@ -1,0 +1,138 @@
+"""A user's tensor subclasses through torch.compile (tensor_subclasses.py): a __torch_function__ subclass (UnitTensor)
+whose str attribute the traced code reads, and a wrapper subclass (ScaledTensor) used as a parameter, without
+__tensor_flatten__ (as written: forward skipped) and with its scale as flatten metadata (_meta: a recompile torch names
+only `___check_metadata_<id>_c1/0`). Each expectation is read from the raw log (or the program), not from our output."""
+
+from __future__ import annotations
+
+import gzip
+import io
+import re
+
+from rich.console import Console
+
+from compilescope.analyses.errors import FULLGRAPH_STEP
+from compilescope.analyses.insights import insights
+from compilescope.analyses.recompiles import ADVICE
+from compilescope.ingest.reader import read_trace
+from compilescope.render.terminal import print_summary
+
+from ..conftest import torch213
+
+AS_WRITTEN, META, FIXED = "tensor_subclasses.log.gz", "tensor_subclasses_meta.log.gz", "tensor_subclasses_fixed.log.gz"
+
+
+def _text(log: str) -> str:
+    return gzip.open(torch213(log), "rt").read()
+
+
+def _reasons(log: str) -> dict[str, str]:
+    """compile id ("[0/1]") -> the recompile_reasons payload (one reason: the bare string)."""
+    return {f"[{m[1]}/{m[2]}]": m[3].strip() for m in re.finditer(
+        r'"name": "recompile_reasons".*?"frame_id": (\d+), "frame_compile_id": (\d+)[^\n]*\n\t([^\n]*)', _text(log))}
+
+
+def _subclass_descriptions(log: str) -> dict[str, tuple[str, str, str]]:
+    """compile id -> (source, type, ctx) of the traceable subclass each compile's describe_tensor records."""
+    text, found = _text(log), {}
+    for m in re.finditer(r'"describe_tensor": \{[^\n]*"is_traceable_wrapper_subclass": true[^\n]*"ctx": "(?P<ctx>[^"]*)", '
+                         r'"type": "<class \'(?P<type>[\w.]+)\'>"[^\n]*"describer_id": (?P<d>\d+)\}, "frame_id": '
+                         r'(?P<f>\d+), "frame_compile_id": (?P<c>\d+)[^\n]*\n[^\n]*"describe_source": \{"describer_id": '
+                         r'(?P=d), "id": \d+, "source": "(?P<source>[^"]*)"', text):
+        found[f"[{m['f']}/{m['c']}]"] = (m["source"], m["type"], m["ctx"])
+    return found
+
+
+def _insights(log: str):
+    with read_trace(str(torch213(log))) as trace:
+        return insights(trace)
+
+
+def _summary(log: str) -> str:
+    with read_trace(str(torch213(log))) as trace:
+        console = Console(width=200, color_system=None, record=True, file=io.StringIO())
+        print_summary(insights(trace), console)
+        return console.export_text()
+
+
+def test_subclass_descriptions_are_kept_per_compile():
+    # _meta: [1/0] and [1/1] each fakeify self.weight, a ScaledTensor whose __tensor_flatten__ returns the scale as ctx
+    raw = _subclass_descriptions(META)
+    assert set(raw) == {"[1/0]", "[1/1]"}
+    with read_trace(str(torch213(META))) as trace:
+        kept = {str(e.compile_id): [(d["source"], d["type"], d["ctx"], d["attrs"]) for d in e.subclass_tensors]
+                for e in trace.compiles.values() if e.subclass_tensors}
+    assert kept == {cid: [(*raw[cid], ["_data"])] for cid in raw}  # (attrs: the program flattens only `_data`)
+    assert raw["[1/0]"][2] != raw["[1/1]"][2]  # the program changes the scale between the two calls
+
+
+def test_metadata_recompile_names_the_parameter_and_its_values():
+    reason = _reasons(META)["[1/1]"]
+    assert re.match(r"1/0: ___check_metadata_\d+_c1/0 ", reason)  # all torch says of it
+    before, after = _subclass_descriptions(META)["[1/0]"][2], _subclass_descriptions(META)["[1/1]"][2]
+    [frame] = [f for f in _insights(META).recompiles.frames if f.name == "forward"]
+    [step] = frame.steps
+    guard = step.guard
+    assert (guard.change, guard.subclass, guard.subclass_object) == ("subclass_metadata", "ScaledTensor", "self.weight")
+    assert (guard.metadata_before, guard.metadata_after) == (before, after)
+    assert guard.shown == (f"metadata of self.weight (ScaledTensor, from its __tensor_flatten__) changed: {before}, "
+                           f"now {after}")
+    [advice] = frame.advice
+    assert advice.startswith("`self.weight` is a ScaledTensor, your tensor subclass")
+    assert f"({before} when [1/0] compiled, {after} at this call)" in advice
+    assert "inner tensor" in advice and ADVICE["other"] not in frame.advice
+    out = _summary(META)
+    assert "tensor subclass metadata changed" in out and "metadata of self.weight (ScaledTensor" in out
+
+
+def test_attribute_of_a_torch_function_subclass_is_said_so():
+    # [0/1]: the "mm" reading fails [0/0]'s guard on x.unit, which __torch_function__ (line 43) made; [0/0]'s guard tree
+    # checks x as a UnitTensor
+    assert _reasons(AS_WRITTEN)["[0/1]"].startswith("0/0: x.unit == 'cm'")
+    assert "TENSOR_MATCH: check_tensor(L['x'], UnitTensor, " in _text(AS_WRITTEN)
+    frames = {f.name: f for f in _insights(AS_WRITTEN).recompiles.frames}
+    calibrate = frames["calibrate"]
+    assert (calibrate.steps[0].guard.subclass, calibrate.steps[0].guard.subclass_object) == ("UnitTensor", "x")
+    [advice] = calibrate.advice
+    assert advice.startswith("`x.unit` is an attribute of `x`, an instance of your tensor subclass UnitTensor")
+    assert "tensor_subclasses.py:43 in __torch_function__" in advice and "a str is never made dynamic" in advice
+    assert ADVICE["constant"] not in calibrate.advice
+    # __torch_dispatch__'s args[1] is a ScaledTensor Dynamo did not take for a tensor (no TENSOR_MATCH): not said so
+    dispatch = frames["__torch_dispatch__"]
+    assert _reasons(AS_WRITTEN)["[2/1]"].startswith("2/0: args[1]._scale == 0.5")
+    assert dispatch.steps[0].guard.subclass is None and ADVICE["constant"] in dispatch.advice
+
+
+def test_untraceable_subclass_parameter_skips_forward_and_says_what_to_add():
+    text = _text(AS_WRITTEN)
+    # torch: the break at line 89 names the ScaledTensor and skips "the function" (forward, first line 88) unnamed
+    assert "UserDefinedObjectVariable(ScaledTensor)" in text and "frame skipped" not in text
+    assert "Skipping the function and falling back to eager" in text
+    assert re.search(r'"compile_id": "1/0", [^\n]*"co_name": "forward", [^\n]*"co_firstlineno": 88,', text)
+    assert "source=G['ScaledTensor'], accessed_by=DictGetItemGuardAccessor('ScaledTensor'), type=<class " \
+           "'torch._C._TensorMeta'>" in text
+    found = _insights(AS_WRITTEN)
+    [brk] = found.graph_breaks.breaks
+    assert (brk.location.line, brk.skipped_frame.function, brk.skipped_frame.line) == (89, "forward", 88)
+    assert brk.subclass_advice is not None and brk.subclass_advice.startswith(
+        "ScaledTensor reached the op as a plain Python object")
+    assert "it is a torch.Tensor subclass" in brk.subclass_advice and "__tensor_flatten__" in brk.subclass_advice
+    [error] = found.errors.errors
+    assert error.skipped_frame is not None and error.skipped_frame.line == 88
+    assert error.next_steps[0] == brk.subclass_advice and FULLGRAPH_STEP not in error.next_steps  # no fullgraph=True
+    out = _summary(AS_WRITTEN)
+    assert "Dynamo skipped forward (tensor_subclasses.py:88) and ran it eagerly" in out
+    assert "to do: ScaledTensor reached the op" in out
+
+
+def test_fixed_variant_neither_breaks_nor_recompiles():
+    # one unit, the scale an inner tensor: no graph break, no recompile reason, a subclass with no metadata
+    assert "dynamo_graph_break_reason" not in _text(FIXED) and not _reasons(FIXED)
+    # (torch leaves ctx out where __tensor_flatten__ returns None; the scale is an inner tensor beside _data)
+    described = re.findall(r'"describe_tensor": \{[^\n]*"is_traceable_wrapper_subclass": true[^\n]*', _text(FIXED))
+    assert len(described) == 1 and '"ctx"' not in described[0] and '"attrs": {"_data": 0, "_scale": 1}' in described[0]
+    with read_trace(str(torch213(FIXED))) as trace:
+        [kept] = [d for e in trace.compiles.values() for d in e.subclass_tensors]
+    assert (kept["source"], kept["ctx"], kept["attrs"]) == ("L['self']._parameters['weight']", None, ["_data", "_scale"])
+    found = _insights(FIXED)
+    assert not found.graph_breaks.breaks and not found.recompiles.frames and not found.errors.errors
