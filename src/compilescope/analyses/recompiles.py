@@ -1612,7 +1612,10 @@ def _subclass_guards(steps: list[tuple[RecompileStep, Compile]], texts: _Compile
     attributes: list[FailedGuard] = []
     for step, entry in steps:
         for guard in step.failed_guards:
-            tree = texts(guard.compile_id, GUARDS_ARTIFACT) if guard.change in ("subclass_metadata", "constant") else None
+            m = _ATTRIBUTE_GUARD.match(guard.guard) if guard.change == "constant" else None
+            # (a guard tree is read only for a guard it can explain, and let go before the next: trees are large)
+            tree = None
+            tree = texts(guard.compile_id, GUARDS_ARTIFACT) if guard.change == "subclass_metadata" or m else None
             if tree is None:
                 continue
             if guard.change == "subclass_metadata":
@@ -1633,7 +1636,6 @@ def _subclass_guards(steps: list[tuple[RecompileStep, Compile]], texts: _Compile
                     if advice not in metadata:
                         metadata.append(advice)
                 continue
-            m = _ATTRIBUTE_GUARD.match(guard.guard)
             found = next(((src, cls) for src in (_tree_sources(m["object"]) if m else [])
                           if (cls := tensor_subclass(tree, src)) is not None), None)
             if found is not None:
