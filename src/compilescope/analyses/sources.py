@@ -557,7 +557,7 @@ class Sources:
     export_only: bool = False
     # What made the graphs and kernels logged outside any compile id, where the log says: "AOTInductor package" (an
     # aoti_compile_and_package compile, which has no compile id); None: it does not say (pages name them "outside any
-    # compilation", not by tlparse's "[-/-]").
+    # compilation", not by tlparse's [-/-]).
     outside_name: str | None = None
 
     def __bool__(self) -> bool:

@@ -129,7 +129,7 @@ def _one_source_html(source: str, described: str | None) -> str:
 
 
 def _cid(cid: str, dirs: _CompileDirs, made: bool = True) -> str:
-    """A compile id, linked to its compile's page. NO_COMPILE_ID (tlparse's "[-/-]") is said as what made its graphs
+    """A compile id, linked to its compile's page. NO_COMPILE_ID (tlparse's [-/-]) is said as what made its graphs
     and kernels where the log says (made: a graph or kernel's, not a shape symbol's, which torch.export may make),
     else as outside any compilation, linked to the outputs logged there."""
     if cid == NO_COMPILE_ID:
