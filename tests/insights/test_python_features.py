@@ -52,13 +52,19 @@ def test_a_break_inside_a_with_block_says_the_whole_function_ran_eagerly_and_to_
     assert "Move the `with timer(times):` block out of the compiled function" in err.next_steps[0]
     (finding,) = [f for f in found.findings if f.section == "errors"]
     assert finding.title == f"[5/0]: Dynamo skipped timed (python_features.py:{timed_def}) and ran it eagerly"
-    assert f"`with timer(times):` block (python_features.py:{with_line})" in finding.detail
+    # said as a sentence with the break's place after it (check read "... which Dynamo cannot resume inside at
+    # python_features.py:41"): the break is timer's line 41, reached from the with line 91
+    assert finding.detail == (f"Dynamo cannot resume inside a `with` block, and a graph break came inside "
+                              f"`with timer(times):` (python_features.py:{with_line}) at python_features.py:{break_line}: "
+                              "Attempted to call function marked as skipped")
     (brk,) = [b for b in found.graph_breaks.breaks if b.location is not None and b.location.line == break_line]
     assert brk.skipped_text == err.skipped_text and "timed" in (brk.skipped_text or "")
     assert run_cli("check", torch213(LOG), "--no-failures") == 1
     gate = capsys.readouterr().out
     assert f"[5/0]: Dynamo skipped timed (python_features.py:{timed_def}) and ran it eagerly" in gate
-    assert "with timer(times):" in gate
+    assert (f"came inside `with timer(times):` (python_features.py:{with_line}) at python_features.py:{break_line}: "
+            "Attempted to call function marked as skipped") in gate
+    assert "resume inside at" not in gate
     report(torch213(LOG), tmp_path / "r")
     page = (tmp_path / "r" / "-_5_0_0" / "index.html").read_text()
     assert "Dynamo skipped timed" in page and "fullgraph" not in page

@@ -154,8 +154,9 @@ def skipped_cause(in_loop: bool, in_with: UserLocation | None = None) -> str:
     if in_loop:
         return "a graph break inside one of its loops"
     if in_with is not None:
-        code = f" `{in_with.code}`" if in_with.code else ""
-        return f"a graph break inside its{code} block ({in_with.short}), which Dynamo cannot resume inside"
+        # (worded so that where the break is reads on after it: "... came inside it at timer.py:41: <reason>")
+        block = f"`{in_with.code}`" if in_with.code else "the `with` block"
+        return f"Dynamo cannot resume inside a `with` block, and a graph break came inside {block} ({in_with.short})"
     return "a graph break Dynamo could not resume from"
 
 

@@ -604,7 +604,7 @@ def findings(ins: Insights, export: ExportReport | None = None) -> list[Finding]
             told = (f"in FSDP2's hooks, which torch never compiles: {FSDP2_ADVICE}" if err.in_fsdp_hook
                     else err.message)
             out.append(Finding(ERROR, "errors", f"{ids}: {skipped_title(err.skipped_frame)}",
-                               f"{skipped_cause(err.in_loop, err.in_with)}{'; the break is' if err.in_with and where else ''}{where}: "
+                               f"{skipped_cause(err.in_loop, err.in_with)}{where}: "
                                f"{told}"))
             continue
         out.append(Finding(ERROR, "errors", f"{ids} failed in {err.stage_label}{where}", f"{err.exception}: {err.message}"))
