@@ -95,3 +95,41 @@ def test_a_logger_call_that_breaks_says_torchs_hint_would_silence_it():
     (warn,) = [b for b in insights(read_trace(torch213(LOG))).graph_breaks.breaks
                if b.location is not None and b.location.line == _line('warnings.warn("step is experimental")')]
     assert warn.note is None and any("reorderable_logging_functions" in h for h in warn.hints)
+
+
+def test_random_and_time_calls_that_break_say_to_take_the_value_in_from_the_caller():
+    """random.random() (line 84) and time.perf_counter() (lines 85 and timer's 41) break as "Attempted to call function
+    marked as skipped", C code Dynamo cannot trace (the debug context names `module: <unknown module>, qualname:
+    Random.random` and `module: time, qualname: perf_counter`); torch's hints say to file an issue or wrap a C
+    extension in a custom op. The fixed variant draws the number outside and passes it as a tensor, and times the call
+    from outside: its log has no break and no recompile for the noise, where the float `noise` passed past line 85's
+    break was guarded on its value ([4/1]: "4/0: noise == ...")."""
+    random_line, clock_line = _line("noise = random.random()"), _line("stamp = time.perf_counter()")
+    timer_line = _line("def timer(times):") + 1
+    contexts = {line: [t for f in range(6) for t in _break_texts(f) if f"python_features.py:{line}\n" in t]
+                for line in (random_line, clock_line, timer_line)}
+    assert all("Attempted to call function marked as skipped" in t for ts in contexts.values() for t in ts)
+    assert all("module: <unknown module>, qualname: Random.random," in t for t in contexts[random_line])
+    assert all("module: time, qualname: perf_counter," in t for line in (clock_line, timer_line) for t in contexts[line])
+    reasons = [p for e, p in raw_records(torch213(LOG)) if e.get("artifact", {}).get("name") == "recompile_reasons"]
+    assert any(r.startswith("4/0: noise == ") for r in reasons)
+    fixed = raw_records(torch213("python_features_fixed.log.gz"))
+    assert not [e for e, _ in fixed if e.get("artifact", {}).get("name") == "dynamo_graph_break_reason"]
+    assert not [p for e, p in fixed if e.get("artifact", {}).get("name") == "recompile_reasons" and "noise" in p]
+
+    found = insights(read_trace(torch213(LOG)))
+    at = {b.location.line: b for b in found.graph_breaks.breaks if b.location is not None}
+    assert at[random_line].untraced_builtin == ("random", "random.random()")
+    assert at[clock_line].untraced_builtin == at[timer_line].untraced_builtin == ("time", "time.perf_counter()")
+    warn = at[_line('warnings.warn("step is experimental")')]  # `module: _warnings`: torch's hints stand
+    assert warn.reason == "Attempted to call function marked as skipped" and warn.untraced_builtin is None
+    random_note = at[random_line].note or ""
+    assert "pass it in as a tensor argument (torch.tensor(random.random()))" in random_note
+    assert "a Python float passed in is guarded on its value" in random_note
+    assert "read it in the code that calls the function, around the call" in (at[clock_line].note or "")
+    assert "the call ran eagerly, splitting the graph there" in (at[clock_line].note or "")
+    # timer's clock read made Dynamo skip all of timed: its note says so, not that the graph was split
+    assert "here that made Dynamo skip all of timed" in (at[timer_line].note or "")
+    (clock,) = [f for f in found.findings if f.title.startswith(f"graph break at python_features.py:{clock_line} ")]
+    assert clock.detail == ("Attempted to call function marked as skipped: time.perf_counter() cannot be traced: read "
+                            "the clock in the code that calls the compiled function")

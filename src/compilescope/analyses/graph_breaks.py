@@ -202,6 +202,12 @@ UNSUPPORTED_NUMPY = "attempted to trace numpy function unsupported by PyTorch"
 # methods in torch 2.13: with log.info in it, the break stays (checked by hand).
 UNSUPPORTED_LOGGER = "logging.Logger method not supported for non-export cases"
 _LOGGER_METHOD = lazy_compile(r"Developer debug context: method: <[^\n]{0,1000}?>\.(?P<method>\w{1,100}), args:")
+# A C builtin Dynamo cannot trace (torch/_dynamo/variables/functions.py, SkipFunctionVariable): its debug context names
+# it, `module: time, qualname: perf_counter, skip reason: cannot determine source file for time ...`. The random
+# module's functions are methods of its hidden Random instance: `module: <unknown module>, qualname: Random.random`.
+SKIPPED_FUNCTION = "Attempted to call function marked as skipped"
+_SKIPPED_BUILTIN = lazy_compile(r"Developer debug context: module: (?P<module>[^,\n]{1,200}), qualname: "
+                                r"(?P<qualname>[\w.]{1,200}), skip reason: cannot determine source file")
 _NUMPY_FUNCTION = lazy_compile(r"numpy function <function (?P<name>[\w.]{1,200}) at ")
 # torch's hint that asks the user to report the break to PyTorch: nothing to change in their code.
 _REPORT_HINT = lazy_compile(r"Please (?:report|file) an issue to PyTorch")
@@ -346,7 +352,53 @@ class GraphBreak:
             return self.numpy_note
         if self.reason == UNSUPPORTED_LOGGER:
             return self.logger_note
+        return self.builtin_note
+
+    @property
+    def untraced_builtin(self) -> tuple[str, str] | None:
+        """("random", "random.random()") or ("time", "time.perf_counter()"): the call of Python's random or time
+        module that Dynamo could not trace here (C code, "marked as skipped"); None for any other break."""
+        m = _SKIPPED_BUILTIN.search(self.text or "") if self.reason == SKIPPED_FUNCTION else None
+        if m is None:
+            return None
+        module, qualname = m["module"].strip(), m["qualname"]
+        if module == "time":
+            return "time", f"time.{qualname}()"
+        if module == "random" or (module == "<unknown module>" and qualname.startswith("Random.")):
+            return "random", f"random.{qualname.rpartition('.')[2]}()"
         return None
+
+    @property
+    def builtin_fix(self) -> str | None:
+        """The short fix for a random or time call Dynamo cannot trace (the findings' detail)."""
+        called = self.untraced_builtin
+        if called is None:
+            return None
+        if called[0] == "time":
+            return f"{called[1]} cannot be traced: read the clock in the code that calls the compiled function"
+        return (f"{called[1]} cannot be traced: draw it in the code that calls the compiled function and pass it in "
+                "as a tensor argument")
+
+    @property
+    def builtin_note(self) -> str | None:
+        """What to do about a random or time call Dynamo cannot trace, in place of torch's hints (to file an issue, to
+        wrap a C extension in a custom op): these are not missing features but values that differ on every call."""
+        called = self.untraced_builtin
+        if called is None:
+            return None
+        kind, call = called
+        ran = ("the call ran eagerly, splitting the graph there" if self.skipped_frame is None
+               else f"here that made Dynamo skip all of {self.skipped_frame.function or 'the function'} (below)")
+        said = f"Dynamo cannot trace {call} (C code in Python's {kind} module): {ran}. "
+        if kind == "time":
+            return said + ("A clock read inside the compiled function cannot time the compiled code anyway: read it in "
+                           "the code that calls the function, around the call (after torch.cuda.synchronize() on a "
+                           "GPU), and pass the value in as an argument if the function needs it.")
+        return said + ("Draw it in the code that calls the compiled function and pass it in as a tensor argument "
+                       f"(torch.tensor({call})): a Python float passed in is guarded on its value, so a new value "
+                       "compiles again (once, before automatic dynamic makes it a symbol), where a tensor's value is "
+                       "not guarded. Or draw it with torch "
+                       "(torch.rand(())), if torch's generator may replace Python's.")
 
     @property
     def logger_note(self) -> str:

@@ -237,6 +237,8 @@ def _graph_break_findings(breaks: list[GraphBreak]) -> list[Finding]:
             detail += f"; in torch.func's own code, because of the graph break at {', '.join(first.caused_by)}"
         if first.callees_text:
             detail += f"; what the call ran was compiled on its own: {first.callees_text}"
+        if first.builtin_fix:
+            detail += f": {first.builtin_fix}"
         out.append(Finding(WARNING, "graph_breaks", f"graph break{where}{function} ({count(len(compiles), 'compilation')})",
                            detail))
     rest = causes[GRAPH_BREAK_FINDINGS:]
