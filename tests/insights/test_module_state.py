@@ -53,9 +53,13 @@ def test_eval_behind_grad_mode_is_named_from_the_guard_trees():
     assert "GLOBAL_STATE changed: grad_mode" in reasons["[0/3]"] and "training" not in reasons["[0/3]"]
     assert "L['self']._modules['dropout'].training == True" in trees["[0/2]"]
     assert "L['self']._modules['dropout'].training == False" in trees["[0/3]"]
+    # and the hook's list grew with the call, its length guard hidden behind grad mode too: [0/2]'s tree checks
+    # `len(G['activations']) == 1`, [0/3]'s `== 2`
+    assert "LENGTH_CHECK: len(G['activations']) == 1 " in trees["[0/2]"]
+    assert "LENGTH_CHECK: len(G['activations']) == 2 " in trees["[0/3]"]
     steps = _steps("module_state.log.gz")
     assert [(c.name, c.before, c.after, c.kind) for c in steps["[0/3]"].also_changed] == [
-        ("self.dropout.training", "True", "False", "training")]
+        ("self.dropout.training", "True", "False", "training"), ("activations", "1", "2", "length")]
     # back to model.train(): [0/4]'s tree pins it True again
     assert "L['self']._modules['dropout'].training == True" in trees["[0/4]"]
     assert [(c.name, c.before, c.after) for c in steps["[0/4]"].also_changed] == [

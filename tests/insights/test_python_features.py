@@ -4,6 +4,7 @@ program, not from our output."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from compilescope.analyses.insights import insights
@@ -133,3 +134,53 @@ def test_random_and_time_calls_that_break_say_to_take_the_value_in_from_the_call
     (clock,) = [f for f in found.findings if f.title.startswith(f"graph break at python_features.py:{clock_line} ")]
     assert clock.detail == ("Attempted to call function marked as skipped: time.perf_counter() cannot be traced: read "
                             "the clock in the code that calls the compiled function")
+
+
+def _trees() -> dict[str, str]:
+    return {f"{e['frame_id']}/{e['frame_compile_id']}": p for e, p in raw_records(torch213(LOG))
+            if "dynamo_cpp_guards_str" in e and e.get("frame_id") == 0}
+
+
+def test_the_closures_list_is_named_seen_and_its_advice_is_not_to_pad_an_argument(tmp_path):
+    """`counter` closes over `seen = []` (make_counter) and appends to it on every call; torch guards on its length as
+    `len(G['counter'].__closure__[0].cell_contents) == 2` with the hint `guard on "seen"`, and logs the append
+    (dynamo_side_effects). The report showed torch's source and said "A list/tuple argument changes length: pad it"."""
+    (reason,) = [json.loads(p)[0] for e, p in raw_records(torch213(LOG)) if e.get("frame_id") == 0
+                 and e.get("frame_compile_id") == 3 and e.get("artifact", {}).get("name") == "recompile_reasons"]
+    assert reason.startswith("0/2: len(G['counter'].__closure__[0].cell_contents) == 2 ")
+    assert '(HINT: guard on "seen")' in reason.splitlines()[0]
+    effects = [p for e, p in raw_records(torch213(LOG)) if e.get("artifact", {}).get("name") == "dynamo_side_effects"]
+    assert "Mutating object of type list (source name: G['counter'].__closure__[0].cell_contents)" in effects[0]
+    append_line = _line("seen.append(t.shape[0])")
+
+    frame = next(f for f in insights(read_trace(torch213(LOG))).recompiles.frames if f.name == "step")
+    (guard,) = [g for st in frame.steps for g in st.failed_guards if g.change == "length"]
+    assert guard.shown == "len(seen) == 2" and guard.guard == "len(G['counter'].__closure__[0].cell_contents) == 2"
+    (advice,) = [a for a in frame.advice if "seen" in a]
+    assert advice.startswith("The compiled code changes the list `seen` itself, a variable of counter's closure "
+                             f"(python_features.py:{append_line}: seen.append(t.shape[0]), a change torch logged)")
+    assert "pass it in as a tensor" in advice and "A list/tuple argument changes length" not in " ".join(frame.advice)
+    report(torch213(LOG), tmp_path / "r")
+    (page,) = (tmp_path / "r" / "sources").glob("python_features.py_*.html")
+    assert "the guard of [0/2] failed: len(seen) == 2" in page.read_text()
+
+
+def test_the_lists_growth_hidden_behind_the_config_fields_is_read_from_the_guard_trees():
+    """torch names one failing guard per cached compile: call 2 failed [0/0] on cfg.scale and call 3 failed [0/1] on
+    cfg.use_bias, and `seen` had grown at both. The trees say so: [0/0] checks `not ...cell_contents` (empty), [0/1]
+    `len(...) == 1`, [0/2] `== 2`, [0/3] `== 3`. The config fields give nothing more: cfg.scale is pinned in [0/0]
+    only (dynamic from [0/1]: TYPE_MATCH float), cfg.use_bias is what [0/2]'s guard names, the same in [0/2] and
+    [0/3]."""
+    trees = _trees()
+    cell = "G['counter'].__closure__[0].cell_contents"
+    assert f"LENGTH_CHECK: not {cell} " in trees["0/0"]
+    assert all(f"LENGTH_CHECK: len({cell}) == {n} " in trees[f"0/{n}"] for n in (1, 2, 3))
+    assert "EQUALS_MATCH: L['cfg'].scale == 1.0 " in trees["0/0"] and "L['cfg'].scale ==" not in trees["0/1"]
+    assert "FALSE_MATCH: L['cfg'].use_bias == False " in trees["0/2"] and "L['cfg'].use_bias == False " in trees["0/3"]
+
+    frame = next(f for f in insights(read_trace(torch213(LOG))).recompiles.frames if f.name == "step")
+    changed = {st.compile_id: [(c.name, c.before, c.after, c.kind) for c in st.also_changed] for st in frame.steps}
+    assert changed == {"[0/1_1]": [("seen", "0", "1", "length")], "[0/2_1]": [("seen", "1", "2", "length")],
+                       "[0/3_1]": []}  # ([0/3]'s own guard names the length)
+    (step,) = [st for st in frame.steps if st.compile_id == "[0/1_1]"]
+    assert step.also_changed[0].text == "seen: length 0 → 1"

@@ -32,7 +32,8 @@ from .graph_breaks import function_label
 from .installed_guards import (GUARDS_ARTIFACT, enclosing_sources, guard_site, guarded_source, object_type,
                                pinned_lengths, pinned_state, tensor_check, tensor_subclass)
 from .stack_values import StackValue, StackValues, name_stack_values
-from .userloc import (FRAME_SOURCE, NUMPY_SOURCE, UserLocation, called_at_text, code_origin, is_clipped_torch_file,
+from .userloc import (FRAME_SOURCE, NUMPY_SOURCE, UserLocation, called_at_text, closure_owner, closure_variables,
+                      code_origin, is_clipped_torch_file, name_closures,
                       is_torch_file, last_user_frame, last_user_stack_frame, placed_at_call, traceback_frames, user_source_name)
 from ..model.records import dataclass
 
@@ -287,6 +288,16 @@ KEEP_OUT = "Keep that bookkeeping out of the compiled function (in the code that
 # A length that changed and then stayed (a dict's first key, set once): what it cost is paid, and the way to spare it.
 SETTLED_LENGTH_FIX = ("To spare even that, give it its {what} before the first compiled call, or keep that bookkeeping "
                       "out of the compiled function (in the code that calls it).")
+# A variable of a function's closure (`seen` of `counter`'s), which the compiled code appends to: no argument to pad,
+# but state the compiled function reads and grows, so each new length compiles again.
+CLOSURE_MUTATED_ADVICE = (
+    "The compiled code changes the {type} `{name}` itself, a variable of {owner}'s closure ({where}, a change torch "
+    "logged), and Dynamo guards on its length, {history}. It is not an argument to pad: don't grow state the compiled "
+    "function reads. Keep that bookkeeping in the code that calls the function, and where the function needs the "
+    "count, pass it in as a tensor.")
+CLOSURE_LENGTH_ADVICE = ("`{name}`, a variable of {owner}'s closure, changes length between calls, and Dynamo guards "
+                         "on its length: keep it the same while the function runs compiled, or pass what the function "
+                         "needs of it in as a tensor.")
 GLOBAL_LENGTH_ADVICE = ("The global {name} changes length between calls, and Dynamo guards on its length: keep it "
                         "the same while the function runs compiled, or hold its contents in a tensor.")
 
@@ -480,7 +491,13 @@ class FailedGuard:
             return f"metadata of {self.subclass_object} ({self.subclass}, from its __tensor_flatten__) changed{values}"
         said = name_stack_values(self.guard, self.names) if self.names else self.guard
         said = numpy_words(said)  # (a NumPy array's: as NumPy names it)
+        said = name_closures(said, self.closures)  # (a closure's variable: `seen`, as torch's hint names it)
         return said if said != self.guard else None
+
+    @property
+    def closures(self) -> dict[str, str]:
+        """The closure variables the guard checks, by cell, as torch's hint in its text names them ({} for none)."""
+        return closure_variables(self.text) if "cell_contents" in self.guard else {}
 
     @property
     def shown(self) -> str:
@@ -571,19 +588,30 @@ class StateChange:
     a parameter's requires_grad, how many hooks a module has): changed too, though torch names only the first
     failing guard of each cache entry."""
 
-    source: str  # as the guard tree names it: L['self']._modules['dropout'].training
+    source: str  # as the guard tree names it: L['self']._modules['dropout'].training; len(G['history']) for a length
     before: str
     after: str
+    # The closure variables the tree names by their cells (installed_guards: torch's hint): `seen` for
+    # G['counter'].__closure__[0].cell_contents.
+    closures: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def of(self) -> str:
+        """The source whose state it is: the container of a length (G['history'] of len(G['history']))."""
+        return self.source[4:-1] if self.kind == "length" else self.source
 
     @property
     def name(self) -> str:
-        """The object in the user's words: self.dropout.training, self.head (for its hooks)."""
+        """The object in the user's words: self.dropout.training, self.head (for its hooks), seen (a closure's)."""
         hooks = next((k for k in _HOOK_KINDS if self.source.endswith("." + k)), None)
-        return user_source_name(self.source[:-len(hooks) - 1] if hooks else self.source)
+        of = self.source[:-len(hooks) - 1] if hooks else self.of
+        return name_closures(of, self.closures) if self.closures else user_source_name(of)
 
     @property
     def kind(self) -> str:
-        """"hook", "training", "requires_grad" or "value"."""
+        """"hook", "training", "requires_grad", "length" (a list's, a dict's) or "value"."""
+        if self.source.startswith("len(") and self.source.endswith(")"):
+            return "length"
         if any(self.source.endswith("." + k) for k in _HOOK_KINDS):
             return "hook"
         return next((k for k in ("training", "requires_grad") if self.source.endswith("." + k)), "value")
@@ -597,6 +625,8 @@ class StateChange:
             before = "none" if self.before == "0" else self.before
             return (f": {count(int(self.after), hook)} now, {before} before (registered after compiling: a compiled "
                     "call runs without it until something recompiles the function)")
+        if self.kind == "length":
+            return f": length {self.before} → {self.after}"
         said = f" {self.before} → {self.after}"
         if self.kind == "training":
             return said + " (.eval() or .train(): one compile per mode, expected)"
@@ -618,6 +648,13 @@ def state_changes(old: dict[str, str], new: dict[str, str]) -> list[StateChange]
     """The values the guard tree before fixed (its pinned_state, old) that the tree after fixes differently (a value
     only one of them fixes, a number made dynamic, is no change of state)."""
     return [StateChange(k, old[k], v) for k, v in new.items() if k in old and old[k] != v]
+
+
+def tree_state(tree: str) -> dict[str, str]:
+    """What a guard tree fixes that state_changes compares: its pinned_state, and the length of each container it
+    checks as len(source) (a list the compiled code appends to grows at every call, and torch names only the first
+    failing guard: a config field that changed too hides it)."""
+    return {**pinned_state(tree), **{f"len({k})": str(n) for k, n in pinned_lengths(tree).items()}}
 
 
 @dataclass
@@ -1146,6 +1183,11 @@ def _length_subject(guard: str) -> str:
     return (m["len"] or m["not"]).strip() if m else ""
 
 
+def _mutated_at(loc: UserLocation | None) -> str:
+    """Where the compiled code changed a container: "python_features.py:59: seen.append(t.shape[0])"."""
+    return f"{loc.short}: {loc.code}" if loc and loc.code else (loc.short if loc else "where it runs")
+
+
 def length_advice(guards: list[FailedGuard], mutations: dict[str, tuple[str, UserLocation | None]],
                   history=lambda source: None, recompiles: int = 0) -> list[str]:
     """The advice for containers whose length changed: a global one the compiled code changes itself (a list it
@@ -1155,11 +1197,22 @@ def length_advice(guards: list[FailedGuard], mutations: dict[str, tuple[str, Use
     for guard in guards:
         source = _length_subject(guard.guard)
         named = re.match(_GLOBAL_NAME, source)
-        if named is None:
+        closure = guard.closures.get(source)
+        if closure is not None:
+            owner = closure_owner(source) or "a function"
+            if source in mutations:
+                kind, loc = mutations[source]
+                went = history(source)
+                text = CLOSURE_MUTATED_ADVICE.format(
+                    type=kind, name=closure, owner=owner, where=_mutated_at(loc),
+                    history="and each new length compiles again" if went is None else went.words(recompiles))
+            else:
+                text = CLOSURE_LENGTH_ADVICE.format(name=closure, owner=owner)
+        elif named is None:
             text = ADVICE["length"]
         elif source in mutations:
             kind, loc = mutations[source]
-            where = f"{loc.short}: {loc.code}" if loc and loc.code else (loc.short if loc else "where it runs")
+            where = _mutated_at(loc)
             went: LengthHistory | None = history(source)
             if went is None:
                 said, fix = "and each new length compiles again", KEEP_OUT
@@ -1411,8 +1464,8 @@ def _place_failed_checks(steps: list[tuple[RecompileStep, Compile]], texts: _Com
 def _named_by(change: StateChange, guards: str) -> bool:
     """The failing guards' text already names what changed (`n == 1`, `tensor 'x' requires_grad mismatch`, the
     `self._modules['backbone']._parameters['bias']` of a parameter's): not something else that changed."""
-    of = change.source.removesuffix(".requires_grad")
-    names = {user_source_name(of), FRAME_SOURCE.sub(r"\1", of)}
+    of = change.of.removesuffix(".requires_grad")  # (a length: its container, in `len(x) == 2` or `not x`)
+    names = {of, user_source_name(of), FRAME_SOURCE.sub(r"\1", of)}  # (torch's reasons write a global's G['x'])
     return any(re.search(rf"(?<![\w.]){re.escape(name)}(?![\w(\[.])", guards) for name in names)
 
 
@@ -1422,12 +1475,15 @@ def _link_state_changes(steps: list[tuple[RecompileStep, Compile]],
     Returns the hooks found registered after compiling: (the recompile that first ran them, the change)."""
     hooked: list[tuple[str, StateChange]] = []
     pinned: dict[str, dict[str, str] | None] = {}  # compile id -> what its tree pins
+    closures: dict[str, str] = {}  # the closure variables the trees name, by cell
 
     def pinned_by(cid: str) -> dict[str, str] | None:
         # (each tree read once, and one at a time: a tree is tens of KB, and a frame's recompiles compare in a chain)
         if cid not in pinned:
             tree = texts(cid, GUARDS_ARTIFACT)
-            pinned[cid] = pinned_state(tree) if tree is not None else None
+            pinned[cid] = tree_state(tree) if tree is not None else None
+            if tree is not None and "cell_contents" in tree:
+                closures.update(closure_variables(tree))
         return pinned[cid]
 
     for step, _ in steps:
@@ -1437,7 +1493,8 @@ def _link_state_changes(steps: list[tuple[RecompileStep, Compile]],
         if before is None or after is None:
             continue
         named = " ".join(g.guard for g in step.failed_guards)
-        step.also_changed = [c for c in state_changes(before, after) if not _named_by(c, named)]
+        step.also_changed = [replace(c, closures=closures) if "cell_contents" in c.source else c
+                             for c in state_changes(before, after) if not _named_by(c, named)]
         hooked.extend((step.compile_id, c) for c in step.also_changed if c.kind == "hook" and int(c.after) > int(c.before))
     return hooked
 

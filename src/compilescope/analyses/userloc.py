@@ -45,6 +45,42 @@ def user_source_name(source: str) -> str:
         return user_source_name(array["source"]) + _TENSOR_SIZE.sub(r".shape[\1]", source[array.end():])
     named = source if source.startswith(("L['___", "G['___")) else FRAME_SOURCE.sub(r"\1", source)
     return _MODULE_ATTRIBUTE.sub(lambda m: f"[{m[1]}]" if m[1].isdigit() else f".{m[1]}", named)
+
+
+# A variable a function closes over, as Dynamo reaches it: `G['counter'].__closure__[0].cell_contents` (the innermost
+# cell where closures nest: what torch's hint names). Torch names the variable in a hint on the guard's line (torch
+# 2.13, guards._get_closure_var_hint): `... in count (HINT: guard on "seen")`, `(HINT: guard on "seen"[0], type int)`.
+CLOSURE_CELL = lazy_compile(r"[LG]\[\S{0,500}\.__closure__\[\d{1,4}\]\.cell_contents")
+_CLOSURE_HINT = lazy_compile(r'\(HINT: guard on "(?P<name>\w{1,200})"')
+
+
+def closure_variables(text: str) -> dict[str, str]:
+    """The closure variables the guard lines of text name, by their cell: `G['counter'].__closure__[0].cell_contents`
+    -> "seen" (from torch's hint on the line; {} where it gives none)."""
+    found: dict[str, str] = {}
+    for line in text.splitlines():
+        hint = _CLOSURE_HINT.search(line) if "cell_contents" in line else None
+        cell = CLOSURE_CELL.search(line, 0, hint.start()) if hint is not None else None
+        if hint is not None and cell is not None:
+            found.setdefault(cell[0], hint["name"])
+    return found
+
+
+def name_closures(text: str, closures: dict[str, str]) -> str:
+    """text with each closure cell of closures said as its variable: `len(G['counter'].__closure__[0].cell_contents)
+    == 2` is `len(seen) == 2`."""
+    for cell in sorted(closures, key=len, reverse=True):  # (a nested cell's source holds its outer one's)
+        text = text.replace(cell, closures[cell])
+    return text
+
+
+def closure_owner(cell: str) -> str | None:
+    """The function whose closure a cell is, in the user's words: `counter` for `G['counter'].__closure__[0]
+    .cell_contents`; None for any other source."""
+    at = cell.rfind(".__closure__[")
+    return user_source_name(cell[:at]) if at > 0 and cell.endswith(".cell_contents") else None
+
+
 # Only caret lines (`^^^^`, and `~~~^^^~~~` of Python 3.11+) are decoration, not code.
 CARETS = re.compile(r"^\s*[~^]+\s*$")
 
