@@ -227,6 +227,12 @@ SCENARIOS = [
     Scenario("tensor_subclasses_meta", "tensor_subclasses.py", gzip=True, env={**RUN_ENV, "SUBCLASS_VARIANT": "meta"}),
     Scenario("tensor_subclasses_fixed", "tensor_subclasses.py", gzip=True,
              env={**RUN_ENV, "SUBCLASS_VARIANT": "fixed"}),
+    # A mixed-precision training step compiled whole (autocast float16, GradScaler("cpu"), backward, SGD step,
+    # zero_grad); _clip adds unscale_, clip_grad_norm_ and a print of loss.item() (without compilescope's hooks, to
+    # keep the log small); _fixed compiles only the model, as the docs suggest.
+    Scenario("amp_train_step", "amp_train_step.py", gzip=True, env=RUN_ENV),
+    Scenario("amp_train_step_clip", "amp_train_step.py", gzip=True, env={"AMP_VARIANT": "clip"}),
+    Scenario("amp_train_step_fixed", "amp_train_step.py", gzip=True, env={**RUN_ENV, "AMP_VARIANT": "fixed"}),
 ]
 
 SCRUB_ENV = [
@@ -257,6 +263,7 @@ SCRUB_ENV = [
     "CUSTOM_OP_VARIANT",
     "MODULE_VARIANT",
     "SUBCLASS_VARIANT",
+    "AMP_VARIANT",
 ]
 
 
