@@ -738,7 +738,10 @@ def _resumed_at(trace: Trace, entry: Compile) -> UserLocation | None:
 
 def _link_compiled_callees(trace: Trace, breaks: list[GraphBreak]) -> None:
     """Each break gets the frames Dynamo compiled below its line: compilations whose logged stack passes through the
-    line where the break's compile stopped tracing (resume functions are what comes after the break, not below it)."""
+    line where the break's compile stopped tracing (resume functions are what comes after the break, not below it).
+    The innermost such line is the call that ran them: after several breaks in one function each resume function
+    calls the next, so the stack passes through every earlier break's line too (train_step at line 41, then the
+    resume function at line 46, `scaler.step(opt)`, which called the optimizer's step)."""
     at_line: dict[tuple[str, int], GraphBreak] = {}
     for b in breaks:
         if b.location is not None and b.location.line > 0:
@@ -756,7 +759,7 @@ def _link_compiled_callees(trace: Trace, breaks: list[GraphBreak]) -> None:
         first_line = metrics.get("co_firstlineno")
         start = UserLocation(filename, int(first_line) if isinstance(first_line, int) else entry.stack[-1].line, name,
                              None)
-        for frame in entry.stack[:-1]:  # the innermost frame is the compiled function itself
+        for frame in reversed(entry.stack[:-1]):  # the innermost frame is the compiled function itself
             brk = at_line.get((frame.filename, frame.line))
             if brk is None:
                 continue
