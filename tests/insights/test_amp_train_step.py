@@ -71,3 +71,50 @@ def test_the_optimizer_frames_are_placed_under_scaler_step_not_the_first_break()
     at_backward = [b for b in breaks if b.location is not None and b.location.line == backward_line]
     assert at_backward and all(not b.compiled_callees for b in at_backward)
 
+
+def _raw_metrics(log) -> dict[str, dict]:
+    """compile id "4/1" -> its compilation_metrics, and the compile ids whose dynamo_graph_break_reason says Dynamo
+    skipped the function (under "skipping"), read from the raw log."""
+    found: dict[str, dict] = {"skipping": {}}
+    with gzip.open(log, "rt") as f:
+        lines = f.read().split("\n")
+    for i, text in enumerate(lines):
+        if text.startswith("\t") or "{" not in text:
+            continue
+        record = json.loads(text[text.index("{"):])
+        if "compilation_metrics" in record:
+            found[record["compilation_metrics"]["compile_id"]] = record["compilation_metrics"]
+        elif record.get("artifact", {}).get("name") == "dynamo_graph_break_reason":
+            payload = []
+            for later in lines[i + 1:]:
+                if not later.startswith("\t"):
+                    break
+                payload.append(later[1:])
+            body = "\n".join(payload)
+            if "Skipping the function and falling back to eager" in body:
+                found["skipping"][f"{record['frame_id']}/{record['frame_compile_id']}"] = body
+    return found
+
+
+def test_a_break_that_skips_its_own_frame_is_no_fullgraph_error():
+    # [4/1] recompiled the rest of train_step after the .item() break (line 45) with the printed float made dynamic,
+    # and the f-string's format of that symbol (BUILD_STRING) could not be traced: torch logs "Failed to handle graph
+    # break gracefully. Skipping the function and falling back to eager" without naming the frame, and the compile
+    # fails (fail_type Unsupported) while the program goes on, printing each step's loss.
+    from compilescope.analyses.errors import FULLGRAPH_STEP
+
+    raw = _raw_metrics(CLIP_LOG)
+    print_line = _line('print(f"loss {loss.item():.4f}")')
+    failed = raw["4/1"]
+    assert failed["fail_type"] == "Unsupported" and failed["fail_reason"].startswith("BUILD_STRING type error")
+    assert failed["fail_user_frame_lineno"] == print_line and failed["co_firstlineno"] == print_line
+    assert "frame skipped:" not in raw["skipping"]["4/1"]
+    ins = _insights(CLIP_LOG)
+    [error] = [e for e in ins.errors.errors if e.compile_id == "[4/1]"]
+    assert error.skipped_frame is not None
+    assert (error.skipped_frame.line, error.skipped_frame.function) == (print_line, failed["co_name"])
+    assert FULLGRAPH_STEP not in error.next_steps  # no fullgraph=True in the program
+    assert any(f"the rest of train_step from amp_train_step.py:{print_line}" in s for s in error.next_steps)
+    [brk] = [b for b in ins.graph_breaks.breaks if "[4/1]" in b.compile_ids or "4/1" in b.compile_ids]
+    assert brk.skipped_text is not None and f"amp_train_step.py:{print_line}" in brk.skipped_text
+

@@ -35,7 +35,7 @@ from .crash import Crash
 from .cudagraphs import NEVER_RECORDED
 from .dynamic_shapes import number_text, placement_text, read_placement
 from .compiled_frames import frame_function
-from .graph_breaks import function_label, resume_of
+from .graph_breaks import function_label, resume_of, skipped_text
 from .numpy_graphs import numpy_target
 from .provenance import NODE_MAPPINGS, POST_GRAD, kernel_work, text_lines
 from .status import MISSING, counts_text, status_counts
@@ -671,7 +671,11 @@ def run_facts(results: Results) -> RunFacts:
     user_line = {e.compile_id: f"{e.location.filename}:{e.location.line}" for e in found.errors.errors
                  if e.location is not None and e.location_kind == "failure" and not is_torch_file(e.location.filename)}
     # A frame Dynamo skipped after a break it could not resume from ran eagerly: said as the errors finding says it.
-    ran_eagerly = {e.compile_id: e.skipped_text for e in found.errors.errors if e.skipped_text}
+    # A frame not of the user's code keeps the user's line that called it, as its label does.
+    ran_eagerly = {e.compile_id: skipped_text(e.skipped_frame, e.in_loop, e.in_with,
+                                              called_at=frames[frame_of_cid[e.compile_id]].called_at
+                                              if e.compile_id in frame_of_cid else "")
+                   for e in found.errors.errors if e.skipped_frame is not None}
     # The error's message as the errors finding words it: torch's first line may only announce it ("backend='inductor'
     # raised:", "RuntimeError when making fake tensor call"), and what failed is on the next line or in the explanation.
     message = {e.compile_id: e.message for e in found.errors.errors if e.message}
@@ -1135,9 +1139,8 @@ def failed_compiles(facts: RunFacts, failure: dict[str, Any], compile_ids: list[
     who = " ".join(part for part in (ids, frame.label if frame else None) if part)
     at = f" at {short_path(failure['source'])}" if failure.get("source") else ""
     if failure.get("ran_eagerly"):  # no exception: the errors finding's words ("[0/0]: Dynamo skipped forward ...")
-        # A frame not the user's (Python's library) is named as well for the user's line that called it.
-        called = f" {frame.label}" if frame is not None and "called at" in frame.label else ""
-        return f"{ids or 'a compile'}{called}: {failure['ran_eagerly']}{at}: {failure['reason']}"
+        # (they name a frame not the user's, Python's library's, with the user's line that called it: run_facts)
+        return f"{ids or 'a compile'}: {failure['ran_eagerly']}{at}: {failure['reason']}"
     return f"{who or 'a compile'}{at}: {failure['type']}: {failure['reason']}"
 
 

@@ -20,7 +20,7 @@ from ..model.trace import Compile, Trace
 from .compiled_frames import compile_traceback, compiled_location
 from .fx_sites import GRAPH_ARTIFACT, op_call_site
 from .graph_breaks import ARTIFACT as BREAK_ARTIFACT
-from .graph_breaks import (FSDP2_FILE, IN_LOOP, fsdp_note, skipped_frame, skipped_text, skipped_with,
+from .graph_breaks import (FSDP2_FILE, IN_LOOP, fsdp_note, skipped_frame, skipped_name, skipped_text, skipped_with,
                            untraced_subclass)
 from .graph_breaks import parse_reason as parse_break_reason
 from .torch_warnings import backward_error, forward_call
@@ -570,10 +570,10 @@ def _skipped_step(skipped: UserLocation, in_loop: bool, location: UserLocation |
     if in_with is not None and not in_loop:
         code = f" `{in_with.code}`" if in_with.code else ""
         return (f"Dynamo cannot resume after a graph break inside the{code} block ({in_with.short}), so it skipped "
-                f"{skipped.function} ({skipped.short}) and ran all of it eagerly, on every call: nothing of it was "
+                f"{skipped_name(skipped)} and ran all of it eagerly, on every call: nothing of it was "
                 f"compiled, and no error reached your program. Move the{code} block out of the compiled function (to "
                 f"the code that calls it), or remove the break{where} from the code it runs.")
-    skipped_it = (f"{why}, so it skipped {skipped.function} ({skipped.short}) and ran all of it eagerly: nothing of it "
+    skipped_it = (f"{why}, so it skipped {skipped_name(skipped)} and ran all of it eagerly: nothing of it "
                   "was compiled, and no error reached your program.")
     if in_fsdp_hook:  # the break is FSDP's, at the user's call of a sharded module: that call is no break to remove
         return f"{skipped_it} {fsdp_note(location)}"

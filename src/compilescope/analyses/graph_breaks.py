@@ -143,10 +143,20 @@ def untraced_subclass(trace: Trace, text: str) -> str | None:
     return SUBCLASS_STEP.format(cls=cls, proof=proof)
 
 
-def skipped_title(skipped: UserLocation) -> str:
+def skipped_name(skipped: UserLocation, called_at: str = "") -> str:
+    """"forward (checkpoint_autocast.py:46)"; of Dynamo's resume function, "the rest of train_step from
+    amp_train_step.py:45" (the code after the break there). called_at: the user's line that called a frame not of
+    their code ("getattr_static (inspect.py:1808, called at compiled_autograd.py:27)")."""
+    resumed = resume_of(skipped.function)
+    if resumed:
+        return f"the rest of {resumed[0]} from {skipped.short}"
+    return f"{skipped.function} ({skipped.short}{f', called at {called_at}' if called_at else ''})"
+
+
+def skipped_title(skipped: UserLocation, called_at: str = "") -> str:
     """"Dynamo skipped forward (checkpoint_autocast.py:46) and ran it eagerly": what a skipped frame is called
     everywhere (the errors finding, the graph-breaks section, check and diff)."""
-    return f"Dynamo skipped {skipped.function} ({skipped.short}) and ran it eagerly"
+    return f"Dynamo skipped {skipped_name(skipped, called_at)} and ran it eagerly"
 
 
 def skipped_cause(in_loop: bool, in_with: UserLocation | None = None) -> str:
@@ -160,10 +170,12 @@ def skipped_cause(in_loop: bool, in_with: UserLocation | None = None) -> str:
     return "a graph break Dynamo could not resume from"
 
 
-def skipped_text(skipped: UserLocation | None, in_loop: bool, in_with: UserLocation | None = None) -> str | None:
+def skipped_text(skipped: UserLocation | None, in_loop: bool, in_with: UserLocation | None = None,
+                 called_at: str = "") -> str | None:
     """skipped_title and skipped_cause as one sentence ("Dynamo skipped forward (checkpoint_autocast.py:46) and ran it
-    eagerly: a graph break inside one of its loops"); None where no frame was skipped."""
-    return None if skipped is None else f"{skipped_title(skipped)}: {skipped_cause(in_loop, in_with)}"
+    eagerly: a graph break inside one of its loops"); None where no frame was skipped. called_at: the user's line
+    that called a frame not of their code."""
+    return None if skipped is None else f"{skipped_title(skipped, called_at)}: {skipped_cause(in_loop, in_with)}"
 
 
 def resume_of(code_name: str | None) -> tuple[str, int] | None:
