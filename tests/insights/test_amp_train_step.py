@@ -118,3 +118,17 @@ def test_a_break_that_skips_its_own_frame_is_no_fullgraph_error():
     [brk] = [b for b in ins.graph_breaks.breaks if "[4/1]" in b.compile_ids or "4/1" in b.compile_ids]
     assert brk.skipped_text is not None and f"amp_train_step.py:{print_line}" in brk.skipped_text
 
+
+def test_a_printed_item_whose_dynamic_recompile_failed_is_not_called_taken_care_of():
+    from compilescope.analyses.recompiles import ITEM_OUTSIDE
+
+    raw = _raw_metrics(CLIP_LOG)
+    assert raw["4/1"]["recompile_reason"].startswith("4/0: ___stack2 == ")
+    assert "4/2" not in raw  # the third step's new loss compiled nothing: the frame is given up
+    [frame] = _insights(CLIP_LOG).recompiles.frames
+    [step] = frame.steps
+    assert step.failed and step.dynamic_symbol and step.dynamic_of == "the value of `loss.item()`"
+    [advice] = frame.advice
+    assert "none while it keeps changing" not in advice and "dynamic=True" not in advice
+    assert "that compile, [4/1], failed" in advice and "BUILD_STRING type error" in advice
+    assert advice.endswith(ITEM_OUTSIDE)

@@ -329,6 +329,14 @@ NUMBER_SPECIALIZED_AGAIN = (
     "torch compiled {names} as dynamic once it changed (automatic dynamic), but {compile_id} specialized it again at "
     "{where}: a branch or loop on the value fixes it, so each new value compiles again, and dynamic=True does not "
     "help. Stop branching on it there: torch.cond for a branch, arithmetic for a loop count{item}.")
+# The recompile that made the number dynamic failed: nothing took care of it, and Dynamo gave the frame up (torch
+# 2.13 skips a frame whose compile failed so: no later call compiles it, each runs it eagerly).
+NUMBER_DYNAMIC_FAILED = (
+    "torch compiled {names} as dynamic once it changed (automatic dynamic), but that compile, {compile_id}, "
+    "failed{at}: Dynamo gave up compiling {function}, and every later call runs it eagerly. {fix}")
+ITEM_OUTSIDE = ("Read the value outside the compiled function: return the tensor and call .item() (and print it) in "
+                "the code that calls it, which also removes the graph break that .item() makes.")
+NUMBER_OUTSIDE = "Pass the number as a tensor, or keep the code that failed on it out of the compiled function."
 ITEM_IN_GRAPH = (", with the value kept in the graph (torch._dynamo.config.capture_scalar_outputs = True, and "
                  "torch._check(...) for what you know of it)")
 
@@ -1789,6 +1797,20 @@ def _number_specialized_again(frame: FrameRecompiles) -> None:
         frame.advice.insert(0, advice)
 
 
+def _number_dynamic_failed(names: str, step: RecompileStep, entry: Compile | None, function: str | None) -> str:
+    """NUMBER_DYNAMIC_FAILED for the recompile `step`, which made the number dynamic and failed: where (the line its
+    failure names, with torch's first line of it) and what to do (a value of .item(): read it outside)."""
+    metrics = (entry.metrics if entry is not None else None) or {}
+    line = metrics.get("fail_user_frame_lineno")
+    filename = metrics.get("fail_user_frame_filename")
+    reason = str(metrics.get("fail_reason") or "").strip().splitlines()
+    at = (f" at {UserLocation(str(filename), line).short}" if filename and isinstance(line, int) else "") + (
+        f" ({reason[0]})" if reason else "")
+    return NUMBER_DYNAMIC_FAILED.format(names=names, compile_id=step.compile_id, at=at,
+                                        function=function_label(function) or "the function",
+                                        fix=ITEM_OUTSIDE if ".item()" in names else NUMBER_OUTSIDE)
+
+
 def link_times(found: Recompiles, times: CompileTimes) -> None:
     """Says when each recompile happened and what it cost, from the compile-time timeline: its start (from the log's
     first record), how long after the frame's compile before it ended, and its compile time."""
@@ -1878,8 +1900,12 @@ def recompiles(trace: Trace, stack_values: StackValues | None = None) -> Recompi
         for c in changes:
             numbers = [st for st, _ in steps if st.guard is not None and st.guard.change == "constant"]
             if c == "constant" and all(st.dynamic_symbol for st in numbers):
-                # automatic dynamic took care of it: the number is a symbol from then on
+                # automatic dynamic took care of it, the number a symbol from then on; unless that compile failed
                 names = ", ".join(dict.fromkeys(st.dynamic_of for st in numbers))
+                failed = next((st for st in numbers if st.failed), None)
+                if failed is not None:
+                    advice.append(_number_dynamic_failed(names, failed, by_id.get(failed.compile_id), name))
+                    continue
                 advice.append(NUMBER_MADE_DYNAMIC.format(names=names, recompiles=count(len(numbers), "recompile")))
                 continue
             if c in subclass_advice:
