@@ -236,3 +236,32 @@ def test_the_source_page_marks_the_line_that_compiled_the_package_and_never_says
     assert (out / wrapper_url).exists() and (out / kernels_url).exists()
     # The export's symbol (line 39) is no package's: said as outside any compilation.
     assert "created = 4 from x.size()[0] (outside any compilation)" in words(row(_program_line("torch.export.export(")))
+
+
+def test_each_package_is_told_the_call_its_own_wrapper_was_logged_from(tmp_path):
+    # A generated log in torch's format: two packages compiled from one line (a loop, line 10: the same stack, kept
+    # once) and a third from line 12. Each wrapper record carries its stack, as torch logs one with every record
+    # outside a compile id (the real logs': checked below): the packages' calls are 10, 10, 12, not the distinct
+    # lines matched to packages by index (10, 12, 12).
+    from ..tracelog import envelope
+
+    torch_frame = {"line": 153, "name": "aoti_compile_and_package",
+                   "filename": "/venv/lib/python3.12/site-packages/torch/_inductor/__init__.py"}
+
+    def package(line: int, batch: int) -> str:
+        stack = [{"line": line, "name": "main", "filename": "/x/deploy.py"}, torch_frame]
+        wrapper = f"static void check_input_0(\n    if ({batch} != arg0_1_size[0]) {{\n"
+        return (envelope({"artifact": {"name": "before_pre_grad_graph", "encoding": "string"}, "stack": stack},
+                         'def forward(self, x: "f32[4][1]cpu"):\n')
+                + envelope({"graph_dump": {"name": "inductor_aot_wrapper_code", "type": "cpp"}, "stack": stack},
+                           wrapper))
+
+    log = tmp_path / "three.log"
+    log.write_text(package(10, 1) + package(10, 2) + package(12, 3))
+    packages = aoti(read_trace(log)).packages
+    assert [(p.call.line, p.inputs[0].dims[0].size) for p in packages] == [(10, 1), (10, 2), (12, 3)]
+
+    for log_name in (LOG, STATIC):  # the real wrappers' records: each with the stack through the program's call
+        (stack,) = [e["stack"] for e, _ in raw_records(torch213(log_name))
+                    if e.get("graph_dump", {}).get("name") == "inductor_aot_wrapper_code"]
+        assert _program_line("aoti_compile_and_package(") in [f["line"] for f in stack]

@@ -351,3 +351,69 @@ def test_a_code_graph_dump_is_written_as_text(tmp_path):
     report(log, tmp_path / "out")
     (dump,) = (tmp_path / "out").rglob("aoti_wrapper_code*.txt")
     assert dump.read_text().strip() == code
+
+
+# 8. AOTInductor wrappers (analyses/aoti.py) and typed graph lines (analyses/fx_sites.py) --------------------------
+
+
+def _aoti_json(tmp_path: Path, *records: str) -> dict:
+    log = tmp_path / "aoti.log"
+    log.write_text(envelope({"dynamo_start": {"stack": []}, **cid(0)}) + "".join(records))
+    r = compilescope("summary", "--json", log)
+    assert r.returncode == 0, r.stderr.decode(errors="replace")[-2000:]
+    return json.loads(r.stdout)["aoti"]
+
+
+def _artifact(name: str, payload: str) -> str:
+    return envelope({"artifact": {"name": name, "encoding": "string"}, **cid(0)}, payload)
+
+
+def test_a_wrapper_checking_a_dim_index_of_a_hundred_million_builds_no_such_rank(tmp_path):
+    # A check of dim 100,000,000 built that many dims (8 GB, past the cap); torch checks each dim of an input, so
+    # a dim so far past the checked ones is none it wrote: the input's dims are those checked.
+    wrapper = ("static void check_input_0(\n    if (4 != arg_size[0]) {\n    if (16 != arg_size[1]) {\n"
+               "    if (arg_size[100000000] < 2) {\n")
+    (package,) = _aoti_json(tmp_path, _artifact("inductor_aot_wrapper_code", wrapper))["packages"]
+    (checked,) = package["inputs"]
+    assert [d["size"] for d in checked["dims"]] == [4, 16]
+
+
+def test_a_forward_signature_that_never_closes_is_read_in_linear_time(tmp_path):
+    # The signature pattern scanned the rest of the graph from each `def forward(self, ` when no `):` followed
+    # (25 s for 6,000 of them); it reads the signature's own line, and only of a compile with a wrapper.
+    graph = "def forward(self, " * 40_000
+    (package,) = _aoti_json(tmp_path, _artifact("before_pre_grad_graph", graph),
+                            _artifact("inductor_aot_wrapper_code", "static void check_input_0(\n"))["packages"]
+    assert package["inputs"] == [{"index": 0, "name": None, "dtype": None, "dims": [], "device": None,
+                                  "text": "input 0: []"}]
+
+
+def test_a_long_word_in_a_forward_signature_is_read_in_linear_time(tmp_path):
+    # A parameter's name pattern tried each place in a word of 200,000 letters, each to its end: now only where a
+    # word starts. The name after it is still read.
+    graph = 'def forward(self, ' + "a" * 200_000 + ' x: "f32[4][1]cpu"):\n'
+    (package,) = _aoti_json(tmp_path, _artifact("before_pre_grad_graph", graph),
+                            _artifact("inductor_aot_wrapper_code", "static void check_input_0(\n"))["packages"]
+    assert [i["name"] for i in package["inputs"]] == ["x"]
+
+
+def test_a_wrapper_repeating_the_check_functions_name_is_read_in_linear_time(tmp_path):
+    # `__check_inputs_outputs(` 100,000 times and no `{`: the gate pattern scanned to the end from each one.
+    wrapper = "static void check_input_0(\n" + "__check_inputs_outputs(" * 100_000
+    (package,) = _aoti_json(tmp_path, _artifact("inductor_aot_wrapper_code", wrapper))["packages"]
+    assert package["checks_need_env"] is False
+
+
+def test_typed_names_on_one_long_line_are_read_in_linear_time():
+    # ` a: "f32[` 100,000 times with no `]`: the size pattern scanned the rest of the line from each name. The
+    # graph's next lines are still read: mm takes view (4x16) and w (16x8).
+    code = (
+        "from compilescope.analyses.fx_sites import calls_with_input_sizes\n"
+        "graph = '    junk = f(' + ' a: \"f32[' * 100_000 + '\\n'\n"
+        "graph += '    view: \"f32[4, 16][16, 1]cpu\" = torch.ops.aten.view.default(x, [4, 16])\\n'\n"
+        "graph += '    w: \"f32[16, 8][8, 1]cpu\" = torch.ops.aten.t.default(p)\\n'\n"
+        "graph += '    mm: \"f32[4, 8][8, 1]cpu\" = torch.ops.aten.mm.default(view, w);  view = w = None\\n'\n"
+        "calls = calls_with_input_sizes(graph)\n"
+        "assert calls[-1] == (('4x16', '16x8'), None), calls[-1]\n"
+    )
+    run_python(code)

@@ -11,13 +11,12 @@ static batch of 4 given 8 rows returns 4 rows, with no error.
 
 from __future__ import annotations
 
-import re
 from dataclasses import field
 from typing import Any, Iterable
 
 from ..lazy_regex import lazy_compile
 from ..model.records import dataclass
-from ..model.trace import Trace
+from ..model.trace import Artifact, Trace
 from .userloc import UserLocation, is_framework_file, is_torch_file
 
 WRAPPER_CODE = "inductor_aot_wrapper_code"
@@ -26,16 +25,23 @@ CHECK_ENV = "AOTI_RUNTIME_CHECK_INPUTS"
 # The torch functions a user calls to compile with AOTInductor (torch/_inductor/__init__.py).
 AOTI_ENTRY_POINTS = frozenset({"aoti_compile_and_package", "aot_compile"})
 
-_CHECK_FUNCTION = lazy_compile(r"static void check_input_(\d+)\(")
+_CHECK_FUNCTION = lazy_compile(r"static void check_input_(\d{1,19})\(")
 _DTYPE = lazy_compile(r"\(at::k(\w+)\)")
-_STATIC_DIM = lazy_compile(r"if \((\d+) != \w+_size\[(\d+)\]\)")
-_LOWER = lazy_compile(r"if \(\w+_size\[(\d+)\] < (\d+)\)")
-_UPPER = lazy_compile(r"if \(\w+_size\[(\d+)\] > (\d+)\)")
+# (numbers of at most 19 digits: an int64's; a longer one is no check torch wrote, and int() refuses 4,300 digits)
+_STATIC_DIM = lazy_compile(r"if \((\d{1,19}) != \w+_size\[(\d{1,19})\]\)")
+_LOWER = lazy_compile(r"if \(\w+_size\[(\d{1,19})\] < (\d{1,19})\)")
+_UPPER = lazy_compile(r"if \(\w+_size\[(\d{1,19})\] > (\d{1,19})\)")
 _DEVICE = lazy_compile(r'<< "\d*\((\w+)\), "')
-_GATED = lazy_compile(r"__check_inputs_outputs\([^{]*\{\s*if \(!_check_aoti_runtime_check_inputs_env\(\)\)")
-# The user's inputs, in order, in the signature of the graph Inductor received (its params are attributes).
-_SIGNATURE = lazy_compile(r"def forward\(self,?\s*(.*?)\):", re.S)
-_PARAM = lazy_compile(r"(\w+)\s*:\s*\"")
+# (its parameters, up to the `{`, are two handles: bounded, so text repeating the name without a `{` costs linear time)
+_GATED = lazy_compile(r"__check_inputs_outputs\([^{]{0,500}\{\s*if \(!_check_aoti_runtime_check_inputs_env\(\)\)")
+# The user's inputs, in order, in the signature of the graph Inductor received (its params are attributes):
+# `def forward(self, x: "f32[s77, 16][16, 1]cpu"):`, one line (print_readable's, without expanded_def).
+_SIGNATURE = "def forward(self"
+_PARAM = lazy_compile(r"\b(\w+)\s*:\s*\"")
+# Torch writes a check of each dim of an input (a dynamic one's lower bound at least, unless
+# aot_inductor.check_lowerbound is off and the dim has no upper bound either): a dim without one is rare, and a check
+# more than this many dims past the checked ones is none torch wrote, not a rank to build.
+_MAX_UNCHECKED_DIMS = 8
 
 
 @dataclass
@@ -173,16 +179,24 @@ def wrapper_inputs(code: str, names: list[str]) -> list[AotiInput]:
             dims.setdefault(int(m.group(1)), AotiDim()).min = int(m.group(2))
         for m in _UPPER.finditer(body):
             dims.setdefault(int(m.group(1)), AotiDim()).max = int(m.group(2))
-        rank = max(dims) + 1 if dims else 0
+        # The dims up to the highest checked, the unchecked among them unknown (a dim index is the log's number)
+        checked = [n for n in dims if n < len(dims) + _MAX_UNCHECKED_DIMS]
+        rank = max(checked) + 1 if checked else 0
         dtype, device = _DTYPE.search(body), _DEVICE.search(body)
         found.append(AotiInput(index, names[index] if index < len(names) else None, dtype.group(1) if dtype else None,
                                [dims.get(n, AotiDim()) for n in range(rank)], device.group(1) if device else None))
     return found
 
 
-def _signature_names(text: str) -> list[str]:
-    m = _SIGNATURE.search(text)
-    return _PARAM.findall(m.group(1)) if m else []
+def signature_names(graph: str) -> list[str]:
+    """The parameter names of a graph dump's forward signature, read from its line alone (up to its `):`)."""
+    start = graph.find(_SIGNATURE)
+    if start < 0:
+        return []
+    end = graph.find("\n", start)
+    line = graph[start + len(_SIGNATURE):end if end >= 0 else len(graph)]
+    close = line.find("):")
+    return _PARAM.findall(line, 0, close) if close >= 0 else []
 
 
 HEADER_EVENT = "aoti_precompile_header"  # torch/_inductor/codecache.py's dynamo_timed
@@ -215,28 +229,40 @@ def header_precompile(events: Iterable[Any]) -> HeaderPrecompile | None:
     return found if seen else None
 
 
+def _package_call(trace: Trace, wrapper: Artifact, calls: list[UserLocation]) -> UserLocation | None:
+    """The user's call that compiled a wrapper: the one in the stack its own record was logged with (torch logs one
+    with each record outside a compile id), so two compiles from one line and then one from another are each their
+    own; without it, the log's AOTI call where it has only one (of several, which is not known)."""
+    own = None
+    if wrapper.stack is not None and 0 <= wrapper.stack < len(trace.unknown_stacks):
+        own = aoti_call(trace.unknown_stacks[wrapper.stack])
+    return own if own is not None else calls[0] if len(calls) == 1 else None
+
+
 def aoti(trace: Trace) -> Aoti:
     found: dict[tuple[str, int], UserLocation] = {}
     for call in map(aoti_call, trace.unknown_stacks):
         if call is not None:
             found.setdefault(call.key, call)
-    calls = list(found.values())  # each line once, in log order
+    calls = list(found.values())  # each line once (a stack is kept once, however many compiles it made)
     result = Aoti()
     for entry in trace.compiles.values():
-        names: list[str] = []
+        if not any(artifact.name == WRAPPER_CODE for artifact in entry.artifacts):
+            continue  # (no AOTI compile here: its graphs' signatures are not read)
+        graph = None  # the last before_pre_grad_graph: the graph the next wrapper was compiled from
         for artifact in entry.artifacts:
             if artifact.name == "before_pre_grad_graph" and artifact.payload is not None:
-                names = _signature_names(trace.payload_text(artifact.payload))
+                graph = artifact
             if artifact.name == KERNEL_CODE and result.packages and result.packages[-1].kernel_artifact is None:
                 result.packages[-1].kernel_artifact = artifact.number  # (torch logs it right after its wrapper)
                 result.packages[-1].kernel_number = artifact.file_number
             if artifact.name != WRAPPER_CODE or artifact.payload is None:
                 continue
+            names = signature_names(trace.payload_text(graph.payload)) if graph and graph.payload else []
             code = trace.payload_text(artifact.payload)
-            # (the call: that of the records logged up to the wrapper; one AOTI compile per call, in log order)
-            call = calls[len(result.packages)] if len(result.packages) < len(calls) else (calls[-1] if calls else None)
-            result.packages.append(AotiPackage(call, artifact.file_number, wrapper_inputs(code, names),
-                                               bool(_GATED.search(code)), wrapper_artifact=artifact.number))
+            result.packages.append(AotiPackage(_package_call(trace, artifact, calls), artifact.file_number,
+                                               wrapper_inputs(code, names), bool(_GATED.search(code)),
+                                               wrapper_artifact=artifact.number))
     if result:
         result.header = header_precompile(trace.chromium_events)
     return result

@@ -98,10 +98,26 @@ def op_call_site(graph_text: str, op: str) -> FxNodeSite | None:
     return None
 
 
-# A name with its type in a graph dump: `view: "f32[32, 512][512, 1]cpu"` (a node, or an input in forward's signature)
-_TYPED_NAME = re.compile(r"\b(?P<name>[A-Za-z_][A-Za-z0-9_]*): \"[a-z]+[0-9]*\[(?P<size>[^\]]*)\]")
+# A name with its type in a graph dump: `view: "f32[32, 512][512, 1]cpu"` (a node, or an input in forward's signature),
+# up to its size's `[` (the size is read up to the next `]`: typed_sizes)
+_TYPED_NAME = re.compile(r"\b(?P<name>[A-Za-z_][A-Za-z0-9_]*): \"[a-z]+[0-9]*\[")
 # `= torch.ops.mkl._mkl_linear(view, w, b, 32);  view = None`: the call's arguments (up to torch's freeing of them)
 _CALL = re.compile(r"=\s*[A-Za-z_][\w.]*\((?P<args>.*)\)\s*(?:;|$)")
+
+
+def typed_sizes(line: str) -> dict[str, str]:
+    """The sizes of the typed names in a line of a graph dump, written as torch's autotuning writes them ("32x512")."""
+    found: dict[str, str] = {}
+    at = 0
+    while typed := _TYPED_NAME.search(line, at):
+        # (one scan to the `]`, from where the next name is looked for: a regex reading the size would scan the rest
+        # of the line again from each name when no `]` follows, quadratic in a line of many)
+        close = line.find("]", typed.end())
+        if close < 0:
+            break
+        found[typed["name"]] = "x".join(part.strip() for part in line[typed.end():close].split(","))
+        at = close + 1
+    return found
 
 
 def calls_with_input_sizes(graph_text: str) -> list[tuple[tuple[str, ...], FxNodeSite | None]]:
@@ -119,8 +135,7 @@ def calls_with_input_sizes(graph_text: str) -> list[tuple[tuple[str, ...], FxNod
         if not raw.strip() or raw.lstrip().startswith("#"):
             current = None
             continue
-        for typed in _TYPED_NAME.finditer(raw):
-            sizes[typed["name"]] = "x".join(part.strip() for part in typed["size"].split(","))
+        sizes.update(typed_sizes(raw))
         d = _NODE_DEF.match(raw)
         call = _CALL.search(raw, d.end() - 2) if d else None
         if call is not None:

@@ -36,7 +36,8 @@ class TraceBuilder:
         self.unknown_events: list[UnknownEvent] = []
         self.unknown_stacks: list[list[Frame]] = []
         self.export_events: list[ExportEvent] = []  # torch.export diagnostics (handlers/guards.py)
-        self._unknown_stack_keys: set[tuple] = set()
+        self._unknown_stack_keys: dict[tuple, int] = {}  # each distinct stack -> its index in unknown_stacks
+        self._record_stack: tuple[int, int] | None = None  # the line of the last record with a stack, and its index
         self.year: int | None = None
         self.pid: int | None = None
         self.artifact_count = 0  # tlparse's outputs numbered so far (the next one's number)
@@ -101,6 +102,8 @@ class TraceBuilder:
             payload=self.store.put(payload) if payload is not None else None,
             **extra,
         )
+        if compile_id is None and self._record_stack is not None and self._record_stack[0] == lineno:
+            artifact.stack = self._record_stack[1]  # (its own record's stack: note_context ran for it first)
         self.last_artifact = artifact
         self.compile(compile_id, lineno).artifacts.append(artifact)
         return artifact
@@ -195,9 +198,12 @@ class TraceBuilder:
         if stack is not None and compile_id is None:
             frames = self.frames(stack)
             key = tuple((f.filename, f.line, f.name) for f in frames)
-            if frames and key not in self._unknown_stack_keys:
-                self._unknown_stack_keys.add(key)
-                self.unknown_stacks.append(frames)
+            if frames:
+                index = self._unknown_stack_keys.get(key)
+                if index is None:
+                    index = self._unknown_stack_keys[key] = len(self.unknown_stacks)
+                    self.unknown_stacks.append(frames)
+                self._record_stack = (lineno, index)
         if subgraph:
             subgraphs = self.compile(compile_id, lineno).subgraphs
             if subgraph not in subgraphs:

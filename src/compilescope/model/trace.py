@@ -106,6 +106,9 @@ class Artifact:
     readable: bool | None = None
     page: str | None = None  # for DUMP: its page's file name, distinct per name (model/dump_pages.py; set by build())
     own_number: int | None = None  # for a kind of OWN_SERIES_KINDS: how many of that kind the log had before it
+    # Outside any compile id: the Python stack its record was logged with (an index of Trace.unknown_stacks, where
+    # each distinct stack is once), which names the user's call that produced it; None: none logged
+    stack: int | None = None
 
     @property
     def filename(self) -> str:
@@ -138,6 +141,7 @@ class Artifact:
             "md5": self.md5,
             "readable": self.readable,
             "own_number": self.own_number,
+            "stack": self.stack,
         }
 
     @classmethod
