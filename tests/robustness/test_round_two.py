@@ -110,13 +110,14 @@ def test_spaces_after_the_pid_are_linear(tmp_path):
 
 
 def test_quadratic_patterns_in_analyses_are_linear():
+    # Quadratic, these take hours on 50,000 repeats; the child's time limit fails them. Each result is derived by hand:
+    # the frame line is one frame; "/*/*/" closes a comment and leaves the next "*", so each 6 characters of "/*" * n
+    # keep one "*" (16,666 for n = 50,000), and the last "/*/*" is a comment cut off by the end of the text.
     code = (
-        "import time\n"
         "from compilescope.analyses import userloc, rank_summary\n"
-        "t = time.monotonic()\n"
-        "assert userloc.traceback_frames('  File \"a.py\", line 1, in f' + ' ' * 50000 + 'x\\n')\n"
-        "rank_summary._COMMENT.sub('', '/*' * 50000)\n"
-        "assert time.monotonic() - t < 5, time.monotonic() - t\n"
+        "(frame,) = userloc.traceback_frames('  File \"a.py\", line 1, in f' + ' ' * 50000 + 'x\\n')\n"
+        "assert (frame.filename, frame.line) == ('a.py', 1), frame\n"
+        "assert rank_summary._COMMENT.sub('', '/*' * 50000) == '*' * 16666\n"
     )
     run_python(code)
 
