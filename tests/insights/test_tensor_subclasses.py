@@ -7,13 +7,17 @@ from __future__ import annotations
 
 import gzip
 import io
+import json
 import re
 
 from rich.console import Console
 
+from compilescope.analyses import analyze
+from compilescope.analyses.diff import diff_runs, run_facts
 from compilescope.analyses.errors import FULLGRAPH_STEP
 from compilescope.analyses.insights import insights
 from compilescope.analyses.recompiles import ADVICE
+from compilescope.analyses.sources import analyze_sources
 from compilescope.ingest.reader import read_trace
 from compilescope.render.terminal import print_summary
 
@@ -136,3 +140,38 @@ def test_fixed_variant_neither_breaks_nor_recompiles():
     assert (kept["source"], kept["ctx"], kept["attrs"]) == ("L['self']._parameters['weight']", None, ["_data", "_scale"])
     found = _insights(FIXED)
     assert not found.graph_breaks.breaks and not found.recompiles.frames and not found.errors.errors
+
+
+def _program_line(code: str) -> int:
+    """The line of the fixture's program whose text (stripped) is code."""
+    lines = torch213("").parent.joinpath("programs", "tensor_subclasses.py").read_text().splitlines()
+    [number] = [i for i, line in enumerate(lines, 1) if line.strip() == code]
+    return number
+
+
+def test_ops_through_torch_function_are_placed_on_the_users_line():
+    # Through UnitTensor.__torch_function__ FX comments calibrate's nodes with torch's _tensor.py:1530 (the super()
+    # call); the kernel's provenance stack runs calibrate's `return x * 2 + 1` -> the hook's super() call -> there
+    text = _text(AS_WRITTEN)
+    user_line, hook_line = _program_line("return x * 2 + 1"), _program_line(
+        "out = super().__torch_function__(func, types, args, kwargs)")
+    graph = re.search(r'"dynamo_output_graph".*?"frame_id": 0, "frame_compile_id": 0[^\n]*\n((?:\t[^\n]*\n)+)', text)[1]
+    assert "/torch/_tensor.py:1530 in __torch_function__, code: ret = func(*args, **kwargs)" in graph
+    assert "tensor_subclasses.py" not in graph
+    [stack] = json.loads(re.search(r'\n\t(\{"cpp_fused_add_mul_0:1": [^\n]*)', text)[1])["cpp_fused_add_mul_0:1"]
+    assert [int(n) for n in re.findall(r"line (\d+), in", stack)] == [user_line, hook_line, 1530]
+    with read_trace(str(torch213(AS_WRITTEN))) as trace:
+        facts_a = run_facts(analyze(trace))
+        sources = analyze_sources(trace)
+    with read_trace(str(torch213(FIXED))) as trace:
+        facts_b = run_facts(analyze(trace))
+    [change] = [c for c in diff_runs(facts_a, facts_b).changes if "generated kernels" in c.title]
+    assert f"cpp_fused_add_mul_0 (add, mul at tensor_subclasses.py:{user_line}," in change.title
+    assert "_tensor.py" not in change.title
+    # the source page: calibrate's graph nodes (ret = mul, ret_1 = add) and its kernel on that line, none on the hook's
+    [page] = sources.files
+    notes = page.notes[user_line]
+    assert notes.graphs == {"[0/0]": ["ret", "ret_1"], "[0/1]": ["ret", "ret_1"]}
+    assert [(k["kernel"], k["compile_id"]) for k in notes.kernels] == [
+        ("cpp_fused_add_mul_0:1", "[0/0]"), ("cpp_fused_add_mul_0:1", "[0/1]")]
+    assert hook_line not in page.notes or not (page.notes[hook_line].graphs or page.notes[hook_line].kernels)

@@ -37,7 +37,7 @@ from .dynamic_shapes import number_text, placement_text, read_placement
 from .compiled_frames import frame_function
 from .graph_breaks import function_label, resume_of, skipped_text
 from .numpy_graphs import numpy_target
-from .provenance import NODE_MAPPINGS, POST_GRAD, kernel_work, text_lines
+from .provenance import KERNEL_STACK_TRACES, NODE_MAPPINGS, POST_GRAD, kernel_traces, kernel_work, text_lines
 from .status import MISSING, counts_text, status_counts
 from .unread import Unread
 from .torch_warnings import TorchWarnings, backward_error
@@ -437,8 +437,13 @@ def _kernel_work(trace: Trace, entry: Compile) -> list[dict[str, Any]] | None:
                   if (kept := [a for a in entry.artifacts if a.name == kind and a.payload is not None])), [])
     if not mappings or len(mappings) != len(posts):
         return None
+    # Each graph's kernel stacks, logged beside its mappings: they place a node FX comments with torch's file
+    traced = [a for a in entry.artifacts if a.name == KERNEL_STACK_TRACES and a.payload is not None]
+    stacks: list[dict[str, list[Any]]] = [{}] * len(mappings)
+    if len(traced) == len(mappings):
+        stacks = [{k.name: k.frames for k in kernel_traces(trace.payload_text(a.payload))} for a in traced]
     found: list[dict[str, Any]] = []
-    for mapping, post in zip(mappings, posts):
+    for mapping, post, graph_stacks in zip(mappings, posts, stacks):
         try:
             node_mappings = orjson.loads(trace.payload_text(mapping.payload))
         except orjson.JSONDecodeError:
@@ -446,7 +451,7 @@ def _kernel_work(trace: Trace, entry: Compile) -> list[dict[str, Any]] | None:
         if not isinstance(node_mappings, dict):
             return None
         found.extend({"kernel": w.kernel, "ops": w.ops, "lines": w.lines, "elsewhere": w.elsewhere}
-                     for w in kernel_work(node_mappings, text_lines(trace.payload_text(post.payload))))
+                     for w in kernel_work(node_mappings, text_lines(trace.payload_text(post.payload)), graph_stacks))
     return found
 
 

@@ -41,6 +41,7 @@ from ..model.trace import JSON, Artifact, Compile, Trace
 from ..model.records import dataclass
 from .cached_lines import RunLines, run_lines
 from .line_map import packed
+from .userloc import is_python_library_file, is_torch_file
 
 LineMap = dict[int, list[int]]  # line number -> line numbers (1-based), as built
 KeptLineMap = Mapping[int, list[int]]  # as the results keep it (packed: analyses/line_map.py)
@@ -314,6 +315,39 @@ class UserLine:
         return {"file": self.file, "line": self.line, "function": self.function, "code": self.code}
 
 
+# A tensor subclass's __torch_function__ / __torch_dispatch__ runs for each op of its tensors: the op's own line is the
+# one that called into it (UnitTensor's `out = super().__torch_function__(...)` is every op's, `x * 2 + 1` this one's).
+_SUBCLASS_HOOKS = frozenset({"__torch_function__", "__torch_dispatch__"})
+
+
+def is_users_file(file: str) -> bool:
+    """Not torch's, Python's library's, nor code torch generated (`<eval_with_key>.5`)."""
+    return not file.startswith("<") and not is_torch_file(file) and not is_python_library_file(file)
+
+
+def reaching_user_line(frames: list[UserLine]) -> UserLine | None:
+    """The user's line that reached a stack's innermost frame (outermost first): that frame where it is the user's;
+    else the innermost user frame outside a tensor subclass's hook (through a `__torch_function__` subclass every
+    node's FX `# File:` comment is torch's _tensor.py:1530, and the hook's line is every op's), else the hook's."""
+    if frames and is_users_file(frames[-1].file):
+        return frames[-1]
+    users = [f for f in frames if is_users_file(f.file)]
+    outside = [f for f in users if f.function not in _SUBCLASS_HOOKS]
+    return (outside or users or [None])[-1]
+
+
+def user_lines_at(stacks: Iterable[list[UserLine]], file: str, line: int) -> list[UserLine]:
+    """The user's lines that reached torch's file:line (an FX `# File:` comment naming torch's code), by the logged
+    stacks whose innermost frame it is; none where no stack ends there."""
+    found: dict[tuple[str, int], UserLine] = {}
+    for frames in stacks:
+        if frames and frames[-1].line == line and frames[-1].file == file:
+            user = reaching_user_line(frames)
+            if user is not None:
+                found.setdefault((user.file, user.line), user)
+    return list(found.values())
+
+
 @dataclass(slots=True)
 class KernelTrace:
     """The logged stack traces of one kernel (one call site when it has a debug handle)."""
@@ -336,6 +370,18 @@ class KernelTrace:
             if frames and (frames[-1].file, frames[-1].line) not in seen:
                 seen.add((frames[-1].file, frames[-1].line))
                 result.append(frames[-1])
+        return result
+
+    @property
+    def placed_lines(self) -> list[UserLine]:
+        """The user's line each stack reached the kernel from (reaching_user_line), without repeats: where a source
+        page places the kernel."""
+        seen, result = set(), []
+        for frames in self.frames:
+            user = reaching_user_line(frames)
+            if user is not None and (user.file, user.line) not in seen:
+                seen.add((user.file, user.line))
+                result.append(user)
         return result
 
     def to_json(self) -> dict[str, Any]:
@@ -566,16 +612,24 @@ def _without_handle(call: str) -> str:
     return call.rpartition(":")[0] if ":" in call else call
 
 
-def kernel_work(node_mappings: dict, post: list[str]) -> list[KernelWork]:
+def kernel_work(node_mappings: dict, post: list[str],
+                stacks: Mapping[str, list[list[UserLine]]] | None = None) -> list[KernelWork]:
     """What each generated kernel call of a graph computes, from torch's node mappings (code call -> post-grad nodes)
     and the post-grad graph's lines (each node's op); calls in the mappings' order. A generated kernel's name has
-    no dot; `extern_kernels.mm`, `torch.ops.mylib.bucketize.default` are calls of existing kernels."""
+    no dot; `extern_kernels.mm`, `torch.ops.mylib.bucketize.default` are calls of existing kernels. stacks: each
+    call's logged stacks (kernel_traces' frames), which place a node FX comments with torch's file on the user's line
+    that reached it (user_lines_at)."""
     ops = {}
     for line in post:
         name, m = node_name(line), _NODE_OP.search(line)
         if name and m:
             ops[name] = m["op"]
-    where = {name: f"{os.path.basename(src[0])}:{src[1]}" for _, name, _, src in _post_node_sources(post) if src}
+    sources = {name: src for _, name, _, src in _post_node_sources(post) if src}
+
+    def lines_of(call: str, node: str) -> list[str]:
+        file, line = sources[node]
+        placed = user_lines_at((stacks or {}).get(call, ()), file, line) if not is_users_file(file) else []
+        return [u.short for u in placed] or [f"{os.path.basename(file)}:{line}"]
     calls = {**_dict(node_mappings.get("pyCodeToPost")), **_dict(node_mappings.get("cppCodeToPost"))}
     elsewhere: dict[str, list[str]] = {}  # post node -> the existing kernels' calls computing it
     for call, nodes in calls.items():
@@ -593,7 +647,7 @@ def kernel_work(node_mappings: dict, post: list[str]) -> list[KernelWork]:
         for n in _names(nodes):
             if n in elsewhere and n in ops and _names_op(named, ops[n].partition(".")[2]):
                 apart.setdefault(ops[n], []).extend(c for c in elsewhere[n] if c not in apart.get(ops[n], []))
-        lines = [where[n] for n in _names(nodes) if n in where and n not in elsewhere]
+        lines = [at for n in _names(nodes) if n in sources and n not in elsewhere for at in lines_of(call, n)]
         found.append(KernelWork(call, list(dict.fromkeys(own)), apart if own else {}, list(dict.fromkeys(lines))))
     return found
 

@@ -42,7 +42,7 @@ from .errors import CompileErrors, metrics_number
 from .graph_breaks import ARTIFACT as GRAPH_BREAK_ARTIFACT, GraphBreaks, graph_breaks, parse_reason, resume_of
 from .fx_sites import GRAPH_ARTIFACT, FxNodeSite, fx_node_sites
 from .installed_guards import GUARD_LINE, GUARD_TAIL, GUARDS_ARTIFACT
-from .provenance import Provenance, UserLine, analyze_provenance
+from .provenance import Provenance, UserLine, analyze_provenance, is_users_file, user_lines_at
 from .recompiles import Recompiles, recompiles
 from .stack_values import StackValues, name_stack_values
 from .userloc import UserLocation, traceback_frames
@@ -876,6 +876,11 @@ def analyze_sources(trace: Trace, provenance: Provenance | None = None, shapes: 
     # its compiles (a function compiled after 20,000 resets)
     framed: set[tuple[str, int, str]] = set()
     graph_sites: dict[str, list[FxNodeSite]] = {}  # compile id -> its graph dump's node sites
+    provenance = provenance if provenance is not None else analyze_provenance(trace)
+    # compile id -> its kernels' stacks: they place a graph node FX comments with torch's file (user_lines_at)
+    kernel_stacks = {compilation_key(cp.compile_id): [frames for section in cp.sections for kernel in section.kernels
+                                                      for frames in kernel.frames]
+                     for cp in provenance.compiles.values()}
     for entry in trace.sorted_compiles():
         key = compilation_key(entry.compile_id)
         frame = compiled_frame(entry)
@@ -897,8 +902,10 @@ def analyze_sources(trace: Trace, provenance: Provenance | None = None, shapes: 
                 graph_sites.setdefault(key, []).extend(sites_of_graph)
                 for node_site in sites_of_graph:
                     quotes.add(node_site.path, node_site.line, node_site.code)
-                    n = at(node_site.path, node_site.line)
-                    if n is not None:
+                    places = [(node_site.path, node_site.line)]
+                    if not is_users_file(node_site.path):  # (through a subclass's __torch_function__: _tensor.py)
+                        places = [(u.file, u.line) for u in user_lines_at(kernel_stacks.get(key, ()), *places[0])]
+                    for n in filter(None, (at(*place) for place in places)):
                         names = n.graphs.setdefault(key, [])
                         names.extend(x for x in node_site.nodes if x not in names)
             elif artifact.name == GUARDS_ARTIFACT and artifact.payload is not None:
@@ -1023,7 +1030,6 @@ def analyze_sources(trace: Trace, provenance: Provenance | None = None, shapes: 
             if n is not None and shape_note not in n.symbols:
                 n.symbols.append(shape_note)
 
-    provenance = provenance if provenance is not None else analyze_provenance(trace)
     # Each output code's md5 (its envelope's has_payload), by artifact number: compiles alike in kernel names may
     # differ in code (a static recompile inlines other sizes), and only the same code makes one group of them.
     code_md5 = {a.number: a.md5 for entry in trace.compiles.values() for a in entry.artifacts if a.md5}
@@ -1059,7 +1065,7 @@ def analyze_sources(trace: Trace, provenance: Provenance | None = None, shapes: 
                     if id(frames) not in walked:
                         walked.add(id(frames))
                         _add_calls(frames, cp_key, at, quotes, calls)
-                for user_line in kernel.user_lines:
+                for user_line in kernel.placed_lines:  # (a kernel of torch's code: on the user's line to it)
                     quotes.add(user_line.file, user_line.line, user_line.code)
                     n = at(user_line.file, user_line.line)
                     call = (user_line.file, user_line.line, kernel.name, cp_key, section_number)
