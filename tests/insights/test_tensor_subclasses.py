@@ -104,7 +104,35 @@ def test_attribute_of_a_torch_function_subclass_is_said_so():
     # __torch_dispatch__'s args[1] is a ScaledTensor Dynamo did not take for a tensor (no TENSOR_MATCH): not said so
     dispatch = frames["__torch_dispatch__"]
     assert _reasons(AS_WRITTEN)["[2/1]"].startswith("2/0: args[1]._scale == 0.5")
-    assert dispatch.steps[0].guard.subclass is None and ADVICE["constant"] in dispatch.advice
+    assert dispatch.steps[0].guard.subclass is None
+
+
+def test_dispatch_frame_says_why_it_compiled_alone_and_that_its_float_went_dynamic():
+    text = _text(AS_WRITTEN)
+    # [2/1] made the scale that failed [2/0]'s guard a dynamic float: torch's create_symbol names it
+    [symbol] = re.findall(r'"create_symbol": \{"symbol": "(\w+)", "val": "([^"]*)", [^\n]*?"source": '
+                          r'"L\[\'args\'\]\[1\]\._scale"[^\n]*"frame_id": 2, "frame_compile_id": 1,', text)
+    assert symbol == ("zf30", "0.25")
+    # [1/0] (forward, skipped at its break) and [2/0] (__torch_dispatch__) start from main's same `compiled(...)` call
+    def caller(cid: str) -> str:
+        stack = json.loads(re.search(r'\{"dynamo_start": (\{[^\n]*?\]\}), "frame_id": %s, "frame_compile_id": %s,'
+                                     % tuple(cid.split("/")), text)[1])["stack"]
+        return next((f["line"], f["loc"]) for f in reversed(stack[:-1]) if f["filename"] == 1)
+    # (the program's first call of the compiled module; the second, where [2/1] starts, calls forward no more)
+    assert caller("1/0") == caller("2/0") != caller("2/1")
+    assert caller("1/0")[1] == caller("2/1")[1] == "print(compiled(torch.randn(2, 8)).shape)"
+    dispatch = next(f for f in _insights(AS_WRITTEN).recompiles.frames if f.name == "__torch_dispatch__")
+    [step] = dispatch.steps
+    assert (step.dynamic_symbol, step.dynamic_of) == ("zf30", "args[1]._scale")
+    assert ADVICE["constant"] not in dispatch.advice
+    alone, made_dynamic = dispatch.advice
+    assert alone.startswith("This is ScaledTensor.__torch_dispatch__, your tensor subclass's, compiled on its own: "
+                            "Dynamo skipped forward (tensor_subclasses.py:88, [1/0])")
+    assert made_dynamic.startswith("torch compiled args[1]._scale as dynamic once it changed (automatic dynamic)")
+    out = _summary(AS_WRITTEN)
+    assert "[2/1] compiled args[1]._scale as dynamic (zf30)" in out and "pass it as a tensor" not in out
+    # _fixed: forward compiles, so no __torch_dispatch__ frame of its own (none in _meta either)
+    assert '"co_name": "__torch_dispatch__"' not in _text(FIXED) + _text(META)
 
 
 def test_untraceable_subclass_parameter_skips_forward_and_says_what_to_add():

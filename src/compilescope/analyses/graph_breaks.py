@@ -114,7 +114,7 @@ def skipped_with(text: str) -> UserLocation | None:
 
 # Dynamo met an object it cannot put in the graph as an argument of an op (`x @ self.weight`): torch's debug context
 # names its variable, `UserDefinedObjectVariable(ScaledTensor)`. A tensor subclass Dynamo cannot trace reads so.
-_UNTRACED_OBJECT = lazy_compile(r"UserDefinedObjectVariable\((?P<cls>[A-Za-z_]\w{0,200})\)")
+UNTRACED_OBJECT = lazy_compile(r"UserDefinedObjectVariable\((?P<cls>[A-Za-z_]\w{0,200})\)")
 # A guard tree names a class object it checks with its type: a torch.Tensor subclass's is torch._C._TensorMeta.
 _TENSOR_CLASS = "type=<class 'torch._C._TensorMeta'>"
 SUBCLASS_STEP = (
@@ -129,7 +129,7 @@ def untraced_subclass(trace: Trace, text: str) -> str | None:
     """What to do where a graph break or failure names an object of a class Dynamo could not trace as an argument
     (`UserDefinedObjectVariable(ScaledTensor)`): a tensor subclass without __tensor_flatten__, said so where a guard
     tree of the log types the class as a tensor class; None where the text names no such object."""
-    m = _UNTRACED_OBJECT.search(text) if "to proxy" in text else None
+    m = UNTRACED_OBJECT.search(text) if "to proxy" in text else None
     if m is None:
         return None
     cls = m["cls"]

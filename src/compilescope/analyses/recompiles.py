@@ -28,7 +28,7 @@ from .errors import RECOMPILE_LIMIT, CompileErrors
 from ..lazy_regex import lazy_compile
 from .dynamic_shapes import SPECIALIZATION_REASONS, PlacementPart, Specialization, dynamo_config
 from .fx_sites import GRAPH_ARTIFACT, first_use
-from .graph_breaks import function_label
+from .graph_breaks import ARTIFACT as GRAPH_BREAK_ARTIFACT, UNTRACED_OBJECT, function_label, skipped_frame
 from .installed_guards import (GUARDS_ARTIFACT, enclosing_sources, guard_site, guarded_source, object_type,
                                pinned_lengths, pinned_state, tensor_check, tensor_subclass)
 from .stack_values import StackValue, StackValues, name_stack_values
@@ -1280,8 +1280,9 @@ _CODE_FILE = lazy_compile(r'<code object [^<>\n]{0,300}?, file "([^"\n]{1,1000})
 # A guard on a number: `___as_tensor(X).item() == 0.0046…` (a float Dynamo made a symbol) or `X == 2`.
 _VALUE_GUARD = lazy_compile(r"^(?:___as_tensor\((?P<tensor>.{1,500})\)\.item\(\)|(?P<name>[\w.\[\]'\"]{1,500})) == "
                             r"(?P<value>-?\d{1,30}(?:\.\d{1,30})?(?:e-?\d{1,3})?)$")
+# (an attribute may be an item's: `args[1]._scale == 0.5`, a ScaledTensor's float in its __torch_dispatch__'s args)
 _NUMBER_GUARD = lazy_compile(r"^(?:L\['(?P<local>\w{1,200})'\]|(?P<name>[A-Za-z_]\w{0,200})"
-                             r"(?P<attribute>(?:\.[A-Za-z_]\w{0,200}){1,8})?) == -?\d")
+                             r"(?P<attribute>(?:\[\d{1,6}\]){0,4}(?:\.[A-Za-z_]\w{0,200}){1,8})?) == -?\d")
 # A check of a tensor that failed, as torch's TENSOR_MATCH words it: `tensor 'x' dtype mismatch. ...`.
 _TENSOR_CHECK = r"^tensor '(?P<tensor>.{1,500}?)' (?=[\w ]{1,40}mismatch)"
 _NAME = r"^(?P<name>[A-Za-z_]\w{0,200})(?P<rest>.*)$"
@@ -1954,6 +1955,8 @@ def recompiles(trace: Trace, stack_values: StackValues | None = None) -> Recompi
             advice.insert(0, f"This function hit the recompile limit{f' ({limit})' if limit else ''} and now runs "
                              "without compiling: fix the failing guard above; raising "
                              "torch._dynamo.config.recompile_limit only postpones it.")
+        if name == "__torch_dispatch__" and (alone := _dispatch_compiled_alone(trace, entries, compiled_frames)):
+            advice.insert(0, alone)
         called_from: list[UserLocation] = []
         if filename and code_origin(str(filename)) is not None:
             for e in entries:
@@ -1969,6 +1972,38 @@ def recompiles(trace: Trace, stack_values: StackValues | None = None) -> Recompi
     result.sort(key=lambda f: (not f.hit_limit, -f.recompiles))
     return Recompiles(result, backward_graphs(trace), compiled_afresh(trace), renumbered_after_reset(trace),
                       renumbered_other_process(trace))
+
+
+# A wrapper subclass's __torch_dispatch__ Dynamo compiled as a frame of its own: the frame that called the op on it was
+# skipped (a graph break it could not resume from) and ran eagerly, so each op on the subclass reached its dispatch.
+DISPATCH_ALONE_ADVICE = (
+    "This is {cls}.__torch_dispatch__, your tensor subclass's, compiled on its own: Dynamo skipped {skipped} "
+    "({where}, {compile_id}) at its graph break and ran it eagerly, so each op it ran on a {cls} called "
+    "__torch_dispatch__, which Dynamo compiled as a frame (its recompiles are this frame's). Fix that break first: "
+    "once {skipped} compiles, its graph takes the op and {cls}.__torch_dispatch__ is no frame of its own.")
+
+
+def _dispatch_compiled_alone(trace: Trace, entries: list[Compile], compiled_frames: CompiledFrames) -> str | None:
+    """Why a __torch_dispatch__ frame was compiled (DISPATCH_ALONE_ADVICE), where one of its compiles was called from
+    the user's line that called a frame Dynamo skipped after a graph break ([1/0]'s forward and [2/0]'s
+    __torch_dispatch__ both from main's `compiled(...)` line); None where none was."""
+    callers = {loc.key for e in entries if (loc := _caller(compiled_frames.stack(e.compile_id))) is not None}
+    for entry in trace.sorted_compiles():
+        caller = _caller(compiled_frames.stack(entry.compile_id)) if entry.compile_id is not None else None
+        if caller is None or caller.key not in callers:
+            continue
+        for artifact in entry.artifacts:
+            if artifact.name != GRAPH_BREAK_ARTIFACT or artifact.payload is None:
+                continue
+            text = trace.payload_text(artifact.payload)
+            skipped = skipped_frame(text, compiled_frames.compiled(entry.compile_id))
+            if skipped is None or not skipped.function:
+                continue
+            cls = UNTRACED_OBJECT.search(text)
+            return DISPATCH_ALONE_ADVICE.format(cls=cls["cls"] if cls else "the tensor subclass",
+                                                skipped=skipped.function, where=skipped.short,
+                                                compile_id=str(entry.compile_id))
+    return None
 
 
 def limit_steps(frame: FrameRecompiles) -> list[str]:
