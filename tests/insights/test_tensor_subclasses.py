@@ -13,11 +13,13 @@ import re
 from rich.console import Console
 
 from compilescope.analyses import analyze
+from compilescope.analyses.compile_summary import compile_summaries
 from compilescope.analyses.diff import diff_runs, run_facts
 from compilescope.analyses.errors import FULLGRAPH_STEP
 from compilescope.analyses.insights import insights
 from compilescope.analyses.recompiles import ADVICE
 from compilescope.analyses.sources import analyze_sources
+from compilescope.analyses.status import compile_statuses
 from compilescope.ingest.reader import read_trace
 from compilescope.render.terminal import print_summary
 
@@ -203,3 +205,28 @@ def test_ops_through_torch_function_are_placed_on_the_users_line():
     assert [(k["kernel"], k["compile_id"]) for k in notes.kernels] == [
         ("cpp_fused_add_mul_0:1", "[0/0]"), ("cpp_fused_add_mul_0:1", "[0/1]")]
     assert hook_line not in page.notes or not (page.notes[hook_line].graphs or page.notes[hook_line].kernels)
+
+
+def test_compile_page_says_the_subclass_inputs_inner_tensors_were_passed_separately():
+    # _meta [1/0]: Dynamo's graph takes the weight whole, typed as the subclass; AOTAutograd's graph takes its `_data`
+    text = _text(META)
+    assert re.search(r'def forward\(self, L_self_parameters_weight_: "ScaledTensor\(f32\[8, 8\]', text)
+    assert "# SubclassGetAttrAOTInput(base=PlainAOTInput(idx=0), attr='_data')" in text
+    assert '"attrs": {"_data": 0}' in text  # (describe_tensor: the inner tensors its __tensor_flatten__ names)
+    ctx = _subclass_descriptions(META)["[1/0]"][2]
+
+    def notes(log: str) -> dict[str, list[str]]:
+        with read_trace(str(torch213(log))) as trace:
+            found = compile_summaries(trace, compile_statuses(trace), insights(trace))
+        return {cid: s.subclass_inputs for cid, s in found.items() if s.subclass_inputs}
+
+    meta = notes(META)
+    assert set(meta) == {"[1/0]", "[1/1]"}
+    [note] = meta["[1/0]"]
+    assert note.startswith("`self.weight`, one of the graph inputs, is a ScaledTensor (your tensor subclass): "
+                           "AOTAutograd passed its inner tensor `_data` to the compiled graph separately")
+    assert f"its metadata {ctx} was compiled in as a constant" in note
+    # _fixed: the scale is an inner tensor too, and there is no metadata; as written, no traceable subclass at all
+    [[fixed]] = notes(FIXED).values()
+    assert "inner tensors `_data` and `_scale`" in fixed and "metadata" not in fixed
+    assert not notes(AS_WRITTEN)

@@ -28,7 +28,7 @@ from .metric_values import (STACK_METRICS, TRACEBACK_METRICS, LongMetric, Metric
                             metric_tracebacks)
 from .recompiles import BackwardGraph, FailedGuard, RenumberedOtherProcess
 from .status import BREAK, ERROR, MISSING, RESTARTED, STATUS_LABELS, compiled_attempts
-from .userloc import UserLocation, code_origin
+from .userloc import UserLocation, code_origin, user_source_name
 from ..model.records import dataclass
 from ..wording import and_list, possessive
 
@@ -58,6 +58,31 @@ _METRIC_GROUPS = (
     ("Caches", lambda k: "cache" in k),
     ("Configuration", lambda k: "config" in k),
 )
+# A graph input of a traceable tensor subclass (describe_tensor's is_traceable_wrapper_subclass): AOTAutograd desugars
+# it, so the compiled graph takes its inner tensors (SubclassGetAttrAOTInput(..., attr='_data')) where Dynamo's graph
+# shows one input typed "ScaledTensor(f32[8, 8])"; the metadata its __tensor_flatten__ returns is compiled in.
+SUBCLASS_INPUT_NOTE = ("{name}, one of the graph inputs, is a {cls} (your tensor subclass): AOTAutograd passed its inner "
+                       "tensor{s} {attrs} to the compiled graph separately, as {inputs} (what its "
+                       "__tensor_flatten__ names){meta}.")
+SUBCLASS_METADATA_PART = "; its metadata {ctx} was compiled in as a constant, which Dynamo guards on"
+
+
+def subclass_input_notes(entry: Compile) -> list[str]:
+    """SUBCLASS_INPUT_NOTE for each traceable tensor subclass this compile took as a graph input."""
+    notes = []
+    for described in entry.subclass_tensors:
+        attrs = described.get("attrs") or []
+        if not described.get("source") or not attrs:
+            continue
+        notes.append(SUBCLASS_INPUT_NOTE.format(
+            name=f"`{user_source_name(described['source'])}`",
+            cls=str(described.get("type") or "tensor subclass").rpartition(".")[2],
+            s="s" if len(attrs) > 1 else "", inputs="inputs of their own" if len(attrs) > 1 else "an input of its own",
+            attrs=and_list([f"`{a}`" for a in attrs]),
+            meta=SUBCLASS_METADATA_PART.format(ctx=described["ctx"]) if described.get("ctx") else ""))
+    return list(dict.fromkeys(notes))
+
+
 # Why a compile's id is not the one torch logged (ingest/resets.py renumbered it): its own messages name the logged one.
 RENUMBERED_NOTE = ("torch logged this compile as {logged}: torch._dynamo.reset() ran before it, and after a reset torch "
                    "counts frame ids from 0 again, so its messages (and tlparse) call it {logged}{before}. compilescope "
@@ -163,6 +188,7 @@ class CompileSummary:
     # (cached_lines.moved_lines): the cached code was compiled from an older version of the file
     moved_lines: list[tuple[str, int, int]] = field(default_factory=list)
     sizes: list[tuple[str, str, Any]] = field(default_factory=list)  # (label for one, for several, value), logged ones
+    subclass_inputs: list[str] = field(default_factory=list)  # SUBCLASS_INPUT_NOTE of each desugared subclass input
     searches: list[TemplateSearch] = field(default_factory=list)  # max-autotune's searches in this compilation
     cudagraphs: CudaGraphCompile | None = None  # its CUDA graph recordings, or why it ran without them
     # What torch printed about a graph of it never recorded (analyses/torch_warnings.py), when the run recorded it
@@ -214,7 +240,7 @@ class CompileSummary:
             "checkpointing": self.checkpointing.to_json() if self.checkpointing else None, "phases": [{"phase": p, "seconds": s} for p, s in self.phases],
             "caches": dict(self.caches),
             "moved_lines": [{"file": path, "cached_line": old, "line": new} for path, old, new in self.moved_lines],
-            "sizes": {many: value for _, many, value in self.sizes},
+            "sizes": {many: value for _, many, value in self.sizes}, "subclass_inputs": self.subclass_inputs,
             "code_roles": {str(n): r for n, r in self.code_roles.items()},
             "backward_graph": self.backward_graph.to_json() if self.backward_graph else None,
             "ddp_splits": [split.to_json() for split in self.ddp_splits],
@@ -594,6 +620,7 @@ def compile_summaries(trace: Trace, statuses: dict[CompileId | None, str], ins: 
             summary.caches = [(label, outcome) for cache, label in CACHES.items() if (outcome := cached.outcome(cache))]
         summary.moved_lines = moved_lines(trace, entry)
         summary.sizes = [(one, many, metrics[k]) for one, many, k in SIZE_KEYS if not _empty(metrics.get(k))]
+        summary.subclass_inputs = subclass_input_notes(entry)
         summary.searches = searches.get(compilation, [])
         summary.cudagraphs = graphed.get(key)
         if summary.cudagraphs is not None and summary.cudagraphs.never_recorded:
