@@ -73,6 +73,13 @@ def bench_module(name: str):
         sys.path.remove(str(BENCH))
 
 
+def line_holding(program: Path, text: str) -> int:
+    """The one line of a fixture's program that holds text: where a test's expected line comes from, so that it follows
+    the program when it is edited and recorded again."""
+    (line,) = [n for n, src in enumerate(program.read_text().splitlines(), 1) if text in src]
+    return line
+
+
 def shared(relpath: str) -> Path:
     """A file of ../shared/traces; skips locally, fails in CI, when ../shared is missing."""
     path = PEER.parent / relpath

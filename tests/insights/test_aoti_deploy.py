@@ -12,7 +12,7 @@ from compilescope.analyses.aoti import CHECK_ENV, aoti
 from compilescope.analyses.insights import INFO, WARNING, insights
 from compilescope.ingest.reader import read_trace
 
-from ..conftest import torch213
+from ..conftest import line_holding, torch213
 from ..tracelog import raw_records
 
 LOG = "aoti_deploy.log.gz"
@@ -21,8 +21,7 @@ PROGRAM = Path(__file__).parents[1] / "data" / "torch213" / "programs" / "aoti_d
 
 
 def _program_line(text: str) -> int:
-    (line,) = [n for n, src in enumerate(PROGRAM.read_text().splitlines(), 1) if text in src]
-    return line
+    return line_holding(PROGRAM, text)
 
 
 def _wrapper(log: str) -> str:

@@ -16,7 +16,7 @@ from compilescope.analyses.compile_time import compile_times
 from compilescope.analyses.insights import insights
 from compilescope.ingest.reader import read_trace
 
-from ..conftest import report, run_cli, torch213
+from ..conftest import line_holding, report, run_cli, torch213
 from ..tracelog import raw_records
 
 LOG = "checkpoint_autocast.log.gz"
@@ -35,9 +35,7 @@ def _payload(kind: str, log: str = LOG) -> str:
 
 
 def _program_line(text: str) -> int:
-    """The line of the program that holds text (once)."""
-    (line,) = [n for n, src in enumerate(PROGRAM.read_text().splitlines(), 1) if text in src]
-    return line
+    return line_holding(PROGRAM, text)
 
 
 def _recomputed_in_backward() -> list[str]:

@@ -14,7 +14,7 @@ from compilescope.analyses.fx_sites import op_call_site
 from compilescope.analyses.graph_breaks import graph_breaks
 from compilescope.ingest.reader import read_trace
 
-from ..conftest import torch213
+from ..conftest import line_holding, torch213
 from ..tracelog import raw_records
 
 LOG = "custom_ops.log.gz"
@@ -23,8 +23,7 @@ PROGRAM = Path(__file__).parents[1] / "data" / "torch213" / "programs" / "custom
 
 
 def _program_line(text: str) -> int:
-    (line,) = [n for n, src in enumerate(PROGRAM.read_text().splitlines(), 1) if text in src]
-    return line
+    return line_holding(PROGRAM, text)
 
 
 def _metrics(log: str) -> dict[str, dict]:

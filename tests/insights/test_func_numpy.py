@@ -14,7 +14,7 @@ from compilescope.analyses.insights import insights
 from compilescope.analyses.recompiles import ADVICE, recompiles
 from compilescope.ingest.reader import read_trace
 
-from ..conftest import run_cli, torch213
+from ..conftest import line_holding, run_cli, torch213
 from ..tracelog import raw_records
 
 LOG = "func_numpy.log.gz"
@@ -35,8 +35,7 @@ def _break_headers(log: str = LOG) -> list[tuple[str, int]]:
 
 
 def _program_line(text: str) -> int:
-    (line,) = [n for n, src in enumerate(PROGRAM.read_text().splitlines(), 1) if text in src]
-    return line
+    return line_holding(PROGRAM, text)
 
 
 def test_a_break_inside_jacrev_names_the_users_call_of_the_transform():

@@ -15,7 +15,7 @@ from compilescope.analyses.repeated_blocks import regional
 from compilescope.analyses.userloc import user_source_name
 from compilescope.ingest.reader import read_trace
 
-from ..conftest import torch213
+from ..conftest import line_holding, torch213
 from ..tracelog import raw_records
 
 WHOLE, BLOCKS, WARM = "regional_whole.log.gz", "regional_blocks.log.gz", "regional_blocks_warm.log.gz"
@@ -40,8 +40,7 @@ def _artifacts(name: str, log: str) -> list[dict]:
 
 
 def _program_line(text: str) -> int:
-    (line,) = [n for n, src in enumerate(PROGRAM.read_text().splitlines(), 1) if text in src]
-    return line
+    return line_holding(PROGRAM, text)
 
 
 def _insights(log: str):
