@@ -6,6 +6,7 @@ The source pages place each node on its line; the recompiles ask where a graph f
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 
 from ..model.records import dataclass
 
@@ -47,6 +48,20 @@ def fx_node_sites(graph_text: str) -> list[FxNodeSite]:
     return sites
 
 
+def _code_lines(graph_text: str) -> Iterator[tuple[str, FxNodeSite | None]]:
+    """Each code line of an FX graph dump with the `# File:` comment over it (None after a blank line or another
+    comment, such as "# No stacktrace found for following nodes")."""
+    current: FxNodeSite | None = None
+    for raw in graph_text.splitlines():
+        m = _NODE_COMMENT.match(raw)
+        if m:
+            current = FxNodeSite(m["file"], int(m["line"]), m["func"].strip(), (m["code"] or "").strip() or None, [])
+        elif not raw.strip() or raw.lstrip().startswith("#"):
+            current = None
+        else:
+            yield raw, current
+
+
 def graph_input_name(source: str) -> str:
     """The name Dynamo gives the graph input of a source: L['kwargs']['input_ids'] -> l_kwargs_input_ids_."""
     name = re.sub(r"[^a-zA-Z0-9]+", "_", source)
@@ -58,15 +73,7 @@ def first_use(graph_text: str, source: str) -> FxNodeSite | None:
     has none ("# No stacktrace found for following nodes") or no node uses it."""
     name = graph_input_name(source)
     used = re.compile(rf"\b{re.escape(name)}\b")
-    current: FxNodeSite | None = None
-    for raw in graph_text.splitlines():
-        m = _NODE_COMMENT.match(raw)
-        if m:
-            current = FxNodeSite(m["file"], int(m["line"]), m["func"].strip(), (m["code"] or "").strip() or None, [])
-            continue
-        if not raw.strip() or raw.lstrip().startswith("#"):
-            current = None
-            continue
+    for raw, current in _code_lines(graph_text):
         d = _NODE_DEF.match(raw)
         if d is None or d["name"] == name:  # (`l_x_ = L_x_`: the input itself)
             continue
@@ -81,15 +88,7 @@ def op_call_site(graph_text: str, op: str) -> FxNodeSite | None:
     names it in errors): `gelu_np_default = torch.ops.mylib.gelu_np.default(linear)`; None: no such node, or it has
     no comment."""
     call = re.compile(rf"=\s*torch\.ops\.{re.escape(op)}\(")
-    current: FxNodeSite | None = None
-    for raw in graph_text.splitlines():
-        m = _NODE_COMMENT.match(raw)
-        if m:
-            current = FxNodeSite(m["file"], int(m["line"]), m["func"].strip(), (m["code"] or "").strip() or None, [])
-            continue
-        if not raw.strip() or raw.lstrip().startswith("#"):
-            current = None
-            continue
+    for raw, current in _code_lines(graph_text):
         d = _NODE_DEF.match(raw)
         if d is not None and call.search(raw):
             if current is not None:
@@ -126,15 +125,7 @@ def calls_with_input_sizes(graph_text: str) -> list[tuple[tuple[str, ...], FxNod
     there is none)."""
     sizes: dict[str, str] = {}
     calls: list[tuple[tuple[str, ...], FxNodeSite | None]] = []
-    current: FxNodeSite | None = None
-    for raw in graph_text.splitlines():
-        m = _NODE_COMMENT.match(raw)
-        if m:
-            current = FxNodeSite(m["file"], int(m["line"]), m["func"].strip(), (m["code"] or "").strip() or None, [])
-            continue
-        if not raw.strip() or raw.lstrip().startswith("#"):
-            current = None
-            continue
+    for raw, current in _code_lines(graph_text):
         sizes.update(typed_sizes(raw))
         d = _NODE_DEF.match(raw)
         call = _CALL.search(raw, d.end() - 2) if d else None
