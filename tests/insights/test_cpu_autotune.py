@@ -16,6 +16,7 @@ from compilescope.analyses.sources import analyze_sources
 from compilescope.ingest.reader import read_trace
 
 from ..conftest import report, run_cli, torch213
+from ..tracelog import raw_records
 
 LOG, DEFAULT = "cpu_autotune.log.gz", "cpu_autotune_default.log.gz"
 # The program's three linears (cpu_autotune.py): fc1 = Linear(512, 128) on line 32, fc2 = Linear(128, 64) on 33,
@@ -30,17 +31,7 @@ def _raw_searches(log) -> tuple[list[tuple[str, float, float]], float]:
     """Each max-autotune search of the raw log: its shape, its seconds (B to E) and the seconds of the compile_file
     events (g++ runs) begun and ended inside it; and the seconds of the precompile steps before them. Read with json
     alone."""
-    events = []
-    payload: list[str] | None = None
-    with gzip.open(log, "rt", encoding="utf-8") as f:
-        for line in [*f, "end\n"]:
-            if line.startswith("\t"):
-                if payload is not None:
-                    payload.append(line[1:])
-                continue
-            if payload:
-                events.append(json.loads("".join(payload)))
-            payload = [] if '{"chromium_event": ' in line else None
+    events = [json.loads(payload) for envelope, payload in raw_records(log) if "chromium_event" in envelope]
     searches, open_search, inside, begun, precompiling, precompiled = [], None, 0.0, None, None, 0.0
     for e in events:
         if e["name"].endswith("_template_precompiling"):
@@ -142,18 +133,9 @@ def _raw_artifacts(log) -> dict[str, str]:
     """Each payload of the raw log whose envelope names it (an artifact, or a graph such as aot_inference_graph), by
     that name: the text torch logged, read without compilescope."""
     found: dict[str, str] = {}
-    name, payload = None, []
-    with gzip.open(log, "rt", encoding="utf-8") as f:
-        for line in [*f, "end\n"]:
-            if line.startswith("\t"):
-                payload.append(line[1:])
-                continue
-            if name is not None:
-                found[name] = "".join(payload)
-            payload = []
-            envelope = line[line.index("] ") + 2:] if "] {" in line else ""
-            key = next(iter(json.loads(envelope)), None) if envelope.startswith("{") else None
-            name = (json.loads(envelope)["artifact"]["name"] if key == "artifact" else key) if key else None
+    for envelope, payload in raw_records(log):
+        key = next(iter(envelope), None)
+        found[envelope["artifact"]["name"] if key == "artifact" else key] = payload
     return found
 
 
