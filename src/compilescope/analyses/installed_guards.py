@@ -98,6 +98,8 @@ _REQUIRES_GRAD = lazy_compile(r"\+- TENSOR_MATCH: check_tensor\((?P<source>[LG]\
 _HOOKS = lazy_compile(r"DictGuardManager: source=(?P<module>[LG]\[\S*?)\._(?P<kind>(?:forward|backward)(?:_pre)?_hooks), ")
 _HOOK = lazy_compile(r"ValueManager: GuardManager: source=(?P<hooks>[LG]\[\S*?_hooks)\[")
 _MODULE = lazy_compile(r"GuardManager: source=(?P<source>[LG]\[\S*?), accessed_by=")
+# A module's hooks dict pinned by a value guard (`EQUALS_MATCH: L['self']._forward_hooks == ...`): not a count.
+_HOOKS_DICT = lazy_compile(r"\._(?:forward|backward)(?:_pre)?_hooks$")
 
 
 # A container's length check (Dynamo's LENGTH_CHECK of a list or tuple, DICT_LENGTH of a dict): `len(G['x']) == 3`,
@@ -125,7 +127,10 @@ def pinned_state(text: str) -> dict[str, str]:
     modules: set[str] = set()
     for line in text.splitlines():
         if (m := _PINNED.search(line)) is not None:
-            state[m["source"]] = m["value"]
+            # (a module's hooks are counted from their own guards only: a value pinned of its hooks dict says no
+            # count, and read as one it was taken for a number)
+            if not _HOOKS_DICT.search(m["source"]):
+                state[m["source"]] = m["value"]
         elif (m := _REQUIRES_GRAD.search(line)) is not None:
             state[f"{m['source']}.requires_grad"] = m["value"]
         elif (m := _HOOKS.search(line)) is not None:

@@ -590,6 +590,11 @@ EXPECTED = {
 }
 
 
+def _is_count(value: str) -> bool:
+    """A number of hooks as pinned_state counts them ("0", "2"), which int() reads: not a value a guard pinned."""
+    return value.isascii() and value.isdigit() and len(value) < 10
+
+
 @dataclass
 class StateChange:
     """A value the guarded compile's guards fixed that the recompile's guards fix differently (the module's mode,
@@ -617,10 +622,11 @@ class StateChange:
 
     @property
     def kind(self) -> str:
-        """"hook", "training", "requires_grad", "length" (a list's, a dict's) or "value"."""
+        """"hook" (a count of a module's hooks, pinned_state's), "training", "requires_grad", "length" (a list's, a
+        dict's) or "value"."""
         if self.source.startswith("len(") and self.source.endswith(")"):
             return "length"
-        if any(self.source.endswith("." + k) for k in _HOOK_KINDS):
+        if any(self.source.endswith("." + k) for k in _HOOK_KINDS) and _is_count(self.before) and _is_count(self.after):
             return "hook"
         return next((k for k in ("training", "requires_grad") if self.source.endswith("." + k)), "value")
 
