@@ -266,6 +266,35 @@ def test_check_counts_only_avoidable_recompiles(capsys):
     assert capsys.readouterr().out.startswith("max-recompiles: 2 recompiles")
 
 
+def test_without_guard_trees_a_recompile_is_neither_expected_nor_avoidable(tmp_path, capsys):
+    # module_state.log less its guard trees (dynamo_cpp_guards_str, which older torch does not log): torch's reasons
+    # alone name grad mode at [0/3], not the eval() that came with it, so which recompiles switched a setting the log
+    # cannot tell. Counted avoidable, all six failed check --max-avoidable-recompiles 0 (the log has 2 expected).
+    text = _text("module_state.log.gz")
+    records = re.split(r"(?m)^(?=[VIWE]\d{4} )", text)
+    trees = [r for r in records if '] {"dynamo_cpp_guards_str": ' in r.split("\n", 1)[0]]
+    assert len(trees) == 7
+    log = tmp_path / "module_state_no_trees.log"
+    log.write_text("".join(r for r in records if r not in trees))
+    reasons = _artifacts(log.read_text(), "recompile_reasons")
+    assert sorted(reasons) == [f"[0/{i}]" for i in range(1, 7)] and "training" not in reasons["[0/3]"]
+    with read_trace(str(log)) as trace:
+        found = insights(trace)
+    [frame] = found.recompiles.frames
+    assert frame.avoidable == [] and frame.unknown == [f"[0/{i}]" for i in range(1, 7)]
+    assert all(s.expected is None for s in frame.steps)
+    # [0/1] failed [0/0]'s self.scale guard, and [0/0] has no tree to compare its settings with
+    assert frame.steps[0].expected_text == (
+        "expected or avoidable: the log cannot tell ([0/0] has no guard tree to compare settings with)")
+    # still a warning: none is known to be expected
+    [recompiled] = [f for f in found.findings if f.section == "recompiles"]
+    assert recompiled.severity == "warning" and "as expected" not in recompiled.title
+    assert run_cli("check", log, "--max-avoidable-recompiles", "0") == 0
+    assert capsys.readouterr().out.startswith(
+        "max-avoidable-recompiles passed: 0 avoidable recompiles (6 more the log cannot tell expected or avoidable "
+        "(no guard tree, dynamo_cpp_guards_str, to compare settings with), not counted)")
+
+
 def _reasons_listing(log: str, guard: str) -> list[str]:
     """The recompiles whose recompile_reasons list guard as failed, for any cached compile."""
     return sorted(cid for cid, reasons in _artifacts(_text(log), "recompile_reasons").items() if guard in reasons)

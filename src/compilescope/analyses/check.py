@@ -103,6 +103,12 @@ EXPECTED_NOT_COUNTED = ("expected, not counted: a module's mode, a parameter's r
                         "requires_grad from the same calling line that no compiled version had")
 
 
+# Recompiles the log cannot tell expected or avoidable (recompiles.RecompileStep.unknown_settings): a compile compared
+# has no guard tree. Counted avoidable, a log of a torch that logs none failed the gate on its eval() recompiles.
+UNKNOWN_NOT_COUNTED = ("the log cannot tell expected or avoidable (no guard tree, dynamo_cpp_guards_str, to compare "
+                       "settings with), not counted")
+
+
 def _gated_breaks(facts: RunFacts) -> list[dict[str, Any]]:
     return [b for b in _user_breaks(facts) if not b.get("disabled")]
 
@@ -281,8 +287,11 @@ def evaluate(runs: dict[int | None, RunFacts], rules: Rules,
             return sum(len(fr.avoidable_recompile_ids) for fr in _user_frames(f))
 
         def expected_note(f: RunFacts) -> str:
-            expected = _recompiles(_user_frames(f)) - avoidable(f)
-            return f" ({expected} more {EXPECTED_NOT_COUNTED})" if expected else ""
+            unknown = sum(len(fr.unknown_recompile_ids) for fr in _user_frames(f))
+            expected = _recompiles(_user_frames(f)) - avoidable(f) - unknown
+            notes = ([f"{expected} more {EXPECTED_NOT_COUNTED}"] if expected else []) + (
+                [f"{unknown} more {UNKNOWN_NOT_COUNTED}"] if unknown else [])
+            return f" ({'; '.join(notes)})" if notes else ""
 
         absolute("max-avoidable-recompiles", f"at most {rules.max_avoidable_recompiles} allowed",
                  lambda f: (avoidable(f),

@@ -240,6 +240,9 @@ class FrameFacts:
     # Of recompile_ids, those the recompiles analysis calls expected (RecompileStep.expected: eval()/train(), a layer
     # unfrozen): the rest are avoidable. Empty in facts saved before: every recompile counted avoidable.
     expected_recompile_ids: list[str] = field(default_factory=list)
+    # Of recompile_ids, those the log cannot tell expected or avoidable (RecompileStep.unknown_settings: no guard tree
+    # to compare settings with): not counted avoidable. Empty in facts saved before.
+    unknown_recompile_ids: list[str] = field(default_factory=list)
 
     @property
     def recompiles(self) -> int:
@@ -247,7 +250,8 @@ class FrameFacts:
 
     @property
     def avoidable_recompile_ids(self) -> list[str]:
-        return [cid for cid in self.recompile_ids if cid not in self.expected_recompile_ids]
+        return [cid for cid in self.recompile_ids
+                if cid not in self.expected_recompile_ids and cid not in self.unknown_recompile_ids]
 
 
 def frames_label(a: FrameFacts, b: FrameFacts, sides: tuple[str, str] = ("A", "B")) -> str:
@@ -560,6 +564,7 @@ def run_facts(results: Results) -> RunFacts:
     guards_by_cid = {step.compile_id: step.guard for f in found.recompiles.frames for step in f.steps}
     all_failed_by_cid = {step.compile_id: step.failed_guards for f in found.recompiles.frames for step in f.steps}
     expected = {step.compile_id for f in found.recompiles.frames for step in f.steps if step.expected}
+    unknown = {step.compile_id for f in found.recompiles.frames for step in f.steps if step.unknown_settings}
     # What the recompiles analysis counts (Recompiles.with_backward, the report's heading): its frames' steps, and each
     # backward graph compiled autograd captured again (its first Dynamo compile: "[!1/9/0]").
     recompiled = set(guards_by_cid) | {next((c for c in g.compile_ids if not c.endswith("/-/-]")), "")
@@ -626,6 +631,8 @@ def run_facts(results: Results) -> RunFacts:
             frame.recompile_ids.append(cid_text)
             if cid_text in expected:
                 frame.expected_recompile_ids.append(cid_text)
+            elif cid_text in unknown:
+                frame.unknown_recompile_ids.append(cid_text)
         if compile_id.compilation in afresh:
             frame.afresh.append(cid_text)
             if cid_text in cached:
@@ -1180,9 +1187,10 @@ def _still_failing(fa: FrameFacts, fb: FrameFacts, gone: list[str], new: list[st
 
 
 def _avoidable_text(fa: FrameFacts, fb: FrameFacts) -> str:
-    """"; avoidable 4 → 0": where either run has a recompile the recompiles analysis calls expected (else all are
-    avoidable, as the recompile counts say), and the avoidable counts differ."""
-    if not (fa.expected_recompile_ids or fb.expected_recompile_ids):
+    """"; avoidable 4 → 0": where either run has a recompile the recompiles analysis calls expected or cannot tell
+    (else all are avoidable, as the recompile counts say), and the avoidable counts differ."""
+    if not (fa.expected_recompile_ids or fb.expected_recompile_ids or fa.unknown_recompile_ids
+            or fb.unknown_recompile_ids):
         return ""
     na, nb = len(fa.avoidable_recompile_ids), len(fb.avoidable_recompile_ids)
     return f"; avoidable {na} → {nb}" if na != nb else ""

@@ -652,7 +652,7 @@ def findings(ins: Insights, export: ExportReport | None = None) -> list[Finding]
                                                            f"{'; '.join(failed)}" if failed else "", cost)))))
                 continue
             # Every recompile expected (one compile per setting: eval(), an input's requires_grad): a cost, not a fault.
-            expected = frame.steps and not frame.avoidable
+            expected = frame.steps and all(s.expected is not None for s in frame.steps)
             out.append(Finding(INFO if expected else WARNING, "recompiles",
                                f"{frame.display_name}{called} recompiled {how_often}{', as expected' if expected else ''}",
                                "; ".join(filter(None, (f"changed: {changes}{caches}" if changes else "", cost)))))

@@ -664,11 +664,11 @@ def state_changes(old: dict[str, str], new: dict[str, str]) -> list[StateChange]
     return [StateChange(k, old[k], v) for k, v in new.items() if k in old and old[k] != v]
 
 
-def tree_state(tree: str) -> dict[str, str]:
-    """What a guard tree fixes that state_changes compares: its pinned_state, and the length of each container it
-    checks as len(source) (a list the compiled code appends to grows at every call, and torch names only the first
-    failing guard: a config field that changed too hides it)."""
-    return {**pinned_state(tree), **{f"len({k})": str(n) for k, n in pinned_lengths(tree).items()}}
+def tree_lengths(lengths: dict[str, int]) -> dict[str, str]:
+    """A guard tree's pinned_lengths as state_changes compares them, beside its pinned_state: `len(G['history'])` ->
+    "3" (a list the compiled code appends to grows at every call, and torch names only the first failing guard: a
+    config field that changed too hides it)."""
+    return {f"len({k})": str(n) for k, n in lengths.items()}
 
 
 @dataclass
@@ -703,6 +703,10 @@ class RecompileStep:
     # Where the newest cached compile had other settings (so torch's reason reads as expected: eval()) yet an older
     # one had the same: that one's failed guard, which made this recompile avoidable (a list's length, after train()).
     same_settings: FailedGuard | None = None
+    # Where no compile torch tried is known to have had the recompile's settings and one of them, or the recompile
+    # (one that did not fail), has no guard tree in the log (dynamo_cpp_guards_str: older torch logs none): that
+    # compile. Whether the recompile was expected the log cannot tell, and it is not counted avoidable.
+    unknown_settings: str | None = None
 
     @property
     def expected_text(self) -> str | None:
@@ -710,6 +714,9 @@ class RecompileStep:
         "avoidable: [0/2] had the same settings ... and failed on len(G['activations']) == 1"."""
         if self.expected:
             return f"expected: {EXPECTED[self.expected]}"
+        if self.unknown_settings:
+            return (f"expected or avoidable: the log cannot tell ({self.unknown_settings} has no guard tree to "
+                    "compare settings with)")
         same = self.same_settings
         if same is None:
             return None
@@ -752,7 +759,7 @@ class RecompileStep:
                 "dynamic_symbol": self.dynamic_symbol, "started_s": _rounded(self.started_s),
                 "quiet_s": _rounded(self.quiet_s), "cost_s": _rounded(self.cost_s), "unfinished": self.unfinished,
                 "previous": self.previous, "also_changed": [c.to_json() for c in self.also_changed],
-                "expected": self.expected,
+                "expected": self.expected, "unknown_settings": self.unknown_settings,
                 "same_settings": self.same_settings.to_json() if self.same_settings else None}
 
     @property
@@ -811,19 +818,27 @@ class FrameRecompiles:
 
     @property
     def avoidable(self) -> list[str]:
-        """Its recompiles that were not expected (RecompileStep.expected): what `check --max-avoidable-recompiles`
-        counts."""
-        return [s.compile_id for s in self.steps if s.expected is None]
+        """Its recompiles that were not expected (RecompileStep.expected), less those the log cannot tell
+        (unknown_settings): what `check --max-avoidable-recompiles` counts."""
+        return [s.compile_id for s in self.steps if s.expected is None and s.unknown_settings is None]
+
+    @property
+    def unknown(self) -> list[str]:
+        """Its recompiles the log cannot tell expected or avoidable (RecompileStep.unknown_settings)."""
+        return [s.compile_id for s in self.steps if s.unknown_settings is not None]
 
     @property
     def expected_split(self) -> str | None:
-        """"4 avoidable ([0/1], [0/2], [0/4], [0/6]), 2 expected ([0/3], [0/5])", for people; None where none was
-        expected (every recompile is avoidable, as the list says)."""
+        """"4 avoidable ([0/1], [0/2], [0/4], [0/6]), 2 expected ([0/3], [0/5])", for people, and how many the log
+        cannot tell; None where none was expected or unknown (every recompile is avoidable, as the list says)."""
         expected = [s.compile_id for s in self.steps if s.expected is not None]
-        if not expected:
+        if not expected and not self.unknown:
             return None
-        avoidable = f"{len(self.avoidable)} avoidable ({', '.join(self.avoidable)}), " if self.avoidable else ""
-        return f"{avoidable}{len(expected)} expected ({', '.join(expected)})"
+        parts = [f"{len(self.avoidable)} avoidable ({', '.join(self.avoidable)})" if self.avoidable else "",
+                 f"{len(expected)} expected ({', '.join(expected)})" if expected else "",
+                 f"{len(self.unknown)} the log cannot tell (no guard trees to compare: {', '.join(self.unknown)})"
+                 if self.unknown else ""]
+        return ", ".join(filter(None, parts))
 
     @property
     def settled(self) -> bool:
@@ -868,6 +883,7 @@ class FrameRecompiles:
             "first_line": self.first_line, "called_from": [loc.to_json() for loc in self.called_from],
             "chain": self.chain, "recompiles": self.recompiles, "hit_limit": self.hit_limit, "limit": self.limit,
             "changes": self.changes, "advice": self.advice, "avoidable": self.avoidable,
+            "unknown": self.unknown,
             "steps": [s.to_json() for s in self.steps],
         }
 
@@ -1164,18 +1180,28 @@ class LengthHistory:
                 "so whether it keeps changing the log does not say")
 
 
-def length_history(source: str, steps: list[tuple[RecompileStep, Compile]], entries: list[Compile],
-                   texts: _CompileTexts) -> LengthHistory | None:
-    """source ("G['history']")'s lengths over the frame's compiles (entries); None where nothing says it changed."""
-    failed_at = {st.compile_id for st, _ in steps
-                 if any(_length_subject(g.guard) == source for g in st.failed_guards)}
+def length_failures(steps: list[tuple[RecompileStep, Compile]]) -> dict[str, set[str]]:
+    """The recompiles at which a length guard of each container failed: source ("G['history']") -> compile ids."""
+    failed_at: dict[str, set[str]] = {}
+    for st, _ in steps:
+        for g in st.failed_guards:
+            if source := _length_subject(g.guard):
+                failed_at.setdefault(source, set()).add(st.compile_id)
+    return failed_at
+
+
+def length_history(source: str, failed_at: set[str], entries: list[Compile], trees: _PinnedByTrees,
+                   last_step: str | None) -> LengthHistory | None:
+    """source ("G['history']")'s lengths over the frame's compiles (entries), with the recompiles at which its length
+    guard failed (failed_at, length_failures'); None where nothing says it changed. last_step: the frame's last
+    recompile."""
     changed: list[str] = []
     lengths: list[int | None] = []
     stayed = 0
     for entry in entries:
         cid = str(entry.compile_id)
-        tree = texts(cid, GUARDS_ARTIFACT)
-        length = pinned_lengths(tree).get(source) if tree is not None else None
+        pinned = trees.lengths(cid)
+        length = pinned.get(source) if pinned is not None else None
         if length is None and cid not in failed_at:
             continue
         if length is not None and lengths and lengths[-1] == length:
@@ -1187,7 +1213,7 @@ def length_history(source: str, steps: list[tuple[RecompileStep, Compile]], entr
         stayed = 0
     if not changed:
         return None
-    return LengthHistory(changed, lengths, stayed, str(steps[-1][0].compile_id) if steps else None)
+    return LengthHistory(changed, lengths, stayed, last_step)
 
 
 def _length_subject(guard: str) -> str:
@@ -1329,6 +1355,43 @@ class _CompileTexts:
         payload = next((a.payload for a in entry.artifacts if a.name == name and a.payload is not None),
                        None) if entry is not None else None
         return self._trace.payload_text(payload) if payload is not None else None
+
+
+class _PinnedByTrees:
+    """What each guard tree of the frame pins (pinned_state, pinned_lengths, the settings of EXPECTED), each tree
+    read and parsed once per analysis run, the first time it is asked for, and its text dropped: what else changed,
+    expected or avoidable and a list's lengths all compare the trees compile against compile, and each reading its
+    trees per step or per failed guard was quadratic in the frame's recompiles."""
+
+    def __init__(self, texts: _CompileTexts) -> None:
+        self._texts = texts
+        self._pinned: dict[str, tuple[dict[str, str], dict[str, int], dict[str, str]] | None] = {}
+        self.closures: dict[str, str] = {}  # the closure variables the trees read so far name, by cell
+
+    def _of(self, cid: str) -> tuple[dict[str, str], dict[str, int], dict[str, str]] | None:
+        if cid not in self._pinned:
+            tree = self._texts(cid, GUARDS_ARTIFACT)
+            if tree is None:
+                self._pinned[cid] = None
+            else:
+                state, lengths = pinned_state(tree), pinned_lengths(tree)
+                self._pinned[cid] = ({**state, **tree_lengths(lengths)}, lengths, _intended_settings(state))
+                if "cell_contents" in tree:
+                    self.closures.update(closure_variables(tree))
+        return self._pinned[cid]
+
+    def state(self, cid: str) -> dict[str, str] | None:
+        """pinned_state of cid's tree with its tree_lengths; None where the log has no tree for it."""
+        pinned = self._of(cid)
+        return pinned[0] if pinned is not None else None
+
+    def lengths(self, cid: str) -> dict[str, int] | None:
+        pinned = self._of(cid)
+        return pinned[1] if pinned is not None else None
+
+    def settings(self, cid: str) -> dict[str, str] | None:
+        pinned = self._of(cid)
+        return pinned[2] if pinned is not None else None
 
 
 def _place_tensor_check(guard: FailedGuard, texts: _CompileTexts, code: UserLocation | None,
@@ -1485,70 +1548,64 @@ def _named_by(change: StateChange, guards: str) -> bool:
 
 
 def _link_state_changes(steps: list[tuple[RecompileStep, Compile]],
-                        texts: _CompileTexts) -> list[tuple[str, StateChange]]:
+                        trees: _PinnedByTrees) -> list[tuple[str, StateChange]]:
     """Sets each step's also_changed from the guard trees of the compile whose guard failed and of the recompile.
     Returns the hooks found registered after compiling: (the recompile that first ran them, the change)."""
     hooked: list[tuple[str, StateChange]] = []
-    pinned: dict[str, dict[str, str] | None] = {}  # compile id -> what its tree pins
-    closures: dict[str, str] = {}  # the closure variables the trees name, by cell
-
-    def pinned_by(cid: str) -> dict[str, str] | None:
-        # (each tree read once, and one at a time: a tree is tens of KB, and a frame's recompiles compare in a chain)
-        if cid not in pinned:
-            tree = texts(cid, GUARDS_ARTIFACT)
-            pinned[cid] = tree_state(tree) if tree is not None else None
-            if tree is not None and "cell_contents" in tree:
-                closures.update(closure_variables(tree))
-        return pinned[cid]
-
     for step, _ in steps:
         guard = step.guard
-        before = pinned_by(guard.compile_id) if guard is not None and guard.compile_id is not None else None
-        after = pinned_by(step.compile_id) if before is not None else None
+        before = trees.state(guard.compile_id) if guard is not None and guard.compile_id is not None else None
+        after = trees.state(step.compile_id) if before is not None else None
         if before is None or after is None:
             continue
         named = " ".join(g.guard for g in step.failed_guards)
-        step.also_changed = [replace(c, closures=closures) if "cell_contents" in c.source else c
+        step.also_changed = [replace(c, closures=trees.closures) if "cell_contents" in c.source else c
                              for c in state_changes(before, after) if not _named_by(c, named)]
-        hooked.extend((step.compile_id, c) for c in step.also_changed if c.kind == "hook" and int(c.after) > int(c.before))
+        hooked.extend((step.compile_id, c) for c in step.also_changed
+                      if c.kind == "hook" and int(c.after) > int(c.before))  # (kind "hook": both are counts)
     return hooked
 
 
-def _intended_settings(tree: str | None) -> dict[str, str] | None:
-    """The settings of EXPECTED a compile's guard tree pins (a module's training flag, a parameter's requires_grad)."""
-    if tree is None:
-        return None
-    return {k: v for k, v in pinned_state(tree).items()
+def _intended_settings(state: dict[str, str]) -> dict[str, str]:
+    """The settings of EXPECTED a compile's guard tree pins (pinned_state: a module's training flag, a parameter's
+    requires_grad)."""
+    return {k: v for k, v in state.items()
             if k.endswith(".training") or (k.endswith(".requires_grad") and "._parameters[" in k)}
 
 
-def _mark_expected(steps: list[tuple[RecompileStep, Compile]], texts: _CompileTexts) -> None:
+def _mark_expected(steps: list[tuple[RecompileStep, Compile]], trees: _PinnedByTrees) -> None:
     """Sets each step's expected where every cached compile torch tried (one failed guard each) had other settings of
     EXPECTED than the recompile: it would have compiled whatever else changed. One with the same settings failed for
-    something else, which made the recompile avoidable."""
-    settings: dict[str, dict[str, str] | None] = {}  # compile id -> its settings, each tree read once
-
-    def of(cid: str) -> dict[str, str] | None:
-        if cid not in settings:
-            settings[cid] = _intended_settings(texts(cid, GUARDS_ARTIFACT))
-        return settings[cid]
-
+    something else, which made the recompile avoidable. Where the log has no guard tree of a compile torch tried
+    (older torch logs none) and none is known to have had the same settings, it cannot tell: unknown_settings,
+    neither expected nor avoidable."""
     for step, _ in steps:
         tried = [g for g in step.failed_guards if g.compile_id]
         why: list[set[str]] = []  # per compile tried, the settings it had otherwise
+        unknown: str | None = None  # the first compile compared whose settings no tree says
+        after = trees.settings(step.compile_id)
+        if after is None and step.failed:
+            # (a recompile that failed, at the recompile limit, installed no tree: it compiled nothing, so no setting
+            # explains it; counted avoidable, as a failed compile is to fix)
+            after = {}
         for guard in tried:
             if guard.change == "requires_grad" and guard.tensor and "._parameters[" in guard.tensor:
                 why.append({"requires_grad"})
                 continue
-            before, after = of(guard.compile_id or "") or {}, of(step.compile_id) or {}
+            before = trees.settings(guard.compile_id or "")
+            if before is None or after is None:
+                unknown = unknown or (guard.compile_id if before is None else step.compile_id)
+                continue
             differ = {"training" if k.endswith(".training") else "requires_grad"
                       for k, v in after.items() if k in before and before[k] != v}
             if not differ:
-                step.same_settings = guard if why else None
+                step.same_settings = guard if why or unknown else None
                 break
             why.append(differ)
         else:
-            if tried:
+            if unknown:
+                step.unknown_settings = unknown
+            elif tried:
                 # the setting every compile tried had otherwise, else the one most of them had
                 common = set.intersection(*why)
                 step.expected = min(common) if common else Counter(k for w in why for k in w).most_common(1)[0][0]
@@ -1888,9 +1945,10 @@ def recompiles(trace: Trace, stack_values: StackValues | None = None) -> Recompi
                 if guard.compile_id is not None:
                     guard.compile_id = shown.get(guard.compile_id, guard.compile_id)
         texts = _CompileTexts(trace, entries)
+        trees = _PinnedByTrees(texts)
         sized_advice, sizes = _place_failed_checks(steps, texts, code, known, compiled_frames, stack_values)
-        hooked = _link_state_changes(steps, texts)
-        _mark_expected(steps, texts)
+        hooked = _link_state_changes(steps, trees)
+        _mark_expected(steps, trees)
         by_id = {str(e.compile_id): e for e in entries}
         _place_size_one_guards(steps, by_id)
         _place_argument_guards(steps, code, compiled_frames)
@@ -1904,6 +1962,15 @@ def recompiles(trace: Trace, stack_values: StackValues | None = None) -> Recompi
         counts = Counter(s.guard.change for s, _ in steps if s.guard)
         changes = [c for c, _ in counts.most_common()]
         advice: list[str] = []
+        failed_lengths = length_failures(steps)
+        histories: dict[str, LengthHistory | None] = {}  # source -> its length_history, made once
+
+        def history(source: str) -> LengthHistory | None:
+            if source not in histories:
+                histories[source] = length_history(source, failed_lengths.get(source, set()), entries, trees,
+                                                   steps[-1][0].compile_id if steps else None)
+            return histories[source]
+
         for c in changes:
             numbers = [st for st, _ in steps if st.guard is not None and st.guard.change == "constant"]
             if c == "constant" and all(st.dynamic_symbol for st in numbers):
@@ -1927,8 +1994,7 @@ def recompiles(trace: Trace, stack_values: StackValues | None = None) -> Recompi
                     continue
             if c == "length":
                 advice.extend(length_advice([st.guard for st, _ in steps if st.guard and st.guard.change == c],
-                                            _mutations(trace, entries),
-                                            lambda source: length_history(source, steps, entries, texts), len(steps)))
+                                            _mutations(trace, entries), history, len(steps)))
                 continue
             if c == "flag":
                 advice.extend(flag_advice([st.guard for st, _ in steps if st.guard and st.guard.change == c]))

@@ -43,7 +43,8 @@ class CheckCommand:
                                  "those to a module mode (.eval()/.train()), a parameter's requires_grad (a layer "
                                  "frozen or unfrozen) or the requires_grad of a tensor one line passes (x = block(x): "
                                  "the first call's input needs no grad, the next ones' do) that no compiled version "
-                                 "had, which compile once per setting; "
+                                 "had, which compile once per setting, nor those the log cannot tell (a compile "
+                                 "with no guard tree to compare settings with); "
                                  "counted is every other (a Python number or a hook that changed, a list that grew, "
                                  "a return to a setting already compiled that failed on something else)")
         parser.add_argument("--no-failures", action="store_true", help="fail if any compile failed")
