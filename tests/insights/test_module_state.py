@@ -6,6 +6,7 @@ two compiles say changed too, checked against the raw log and the program."""
 from __future__ import annotations
 
 import gzip
+import importlib
 import io
 import re
 
@@ -293,6 +294,30 @@ def test_without_guard_trees_a_recompile_is_neither_expected_nor_avoidable(tmp_p
     assert capsys.readouterr().out.startswith(
         "max-avoidable-recompiles passed: 0 avoidable recompiles (6 more the log cannot tell expected or avoidable "
         "(no guard tree, dynamo_cpp_guards_str, to compare settings with), not counted)")
+
+
+def test_one_analysis_parses_each_guard_tree_once_and_compares_recompiles_once(monkeypatch):
+    # what else changed, expected or avoidable and the list's length history all read the 7 trees of the log: each
+    # is parsed once, and the source pages read the insights' recompiles rather than working them out again
+    # (by import_module: the package's names insights and recompiles are the functions, not their modules)
+    insights_module, recompiles_module, sources_module = (
+        importlib.import_module(f"compilescope.analyses.{name}") for name in ("insights", "recompiles", "sources"))
+
+    trees = _artifacts(_text("module_state.log.gz"), "dynamo_cpp_guards_str")
+    assert len(trees) == 7
+    parsed: list[str] = []
+    monkeypatch.setattr(recompiles_module, "pinned_state",
+                        lambda tree, parse=recompiles_module.pinned_state: parsed.append(tree) or parse(tree))
+    analyses: list[str] = []
+    for module in (insights_module, sources_module):
+        monkeypatch.setattr(module, "recompiles", lambda trace, *args, module=module, analyse=module.recompiles:
+                            analyses.append(module.__name__) or analyse(trace, *args))
+    with read_trace(str(torch213("module_state.log.gz"))) as trace:
+        results = analyze(trace)
+    assert analyses == ["compilescope.analyses.insights"]
+    assert len(parsed) == 7
+    assert {t.strip() for t in parsed} == {re.sub(r"(?m)^\t", "", t).strip() for t in trees.values()}
+    assert results.insights.recompiles.frames[0].avoidable == ["[0/1]", "[0/2]", "[0/4]", "[0/6]"]
 
 
 def _reasons_listing(log: str, guard: str) -> list[str]:

@@ -175,8 +175,9 @@ def analyze(trace: Trace, profiles: Sequence[Profile] = ()) -> Results:
         compiles=compile_summaries(trace, statuses, found),
         runtime=runtime,
         trace=trace,
-        sources=analyze_sources(trace, provenance=provenance, errors=found.errors, crashed=found.crashes,
-                                linked_locations=linked,
+        # (the insights' recompiles: the sources read their failed guards, which nothing after the analysis changes)
+        sources=analyze_sources(trace, provenance=provenance, recompile_info=found.recompiles, errors=found.errors,
+                                crashed=found.crashes, linked_locations=linked,
                                 export_only=export.only, checkpointing=found.checkpointing,
                                 breaks=found.graph_breaks, autotuned=found.autotuning, aoti=found.aoti),
         transformed=transformed_code(trace),
