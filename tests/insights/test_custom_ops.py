@@ -196,6 +196,9 @@ def test_a_fused_kernel_named_after_the_custom_op_it_feeds_is_said_to_compute_on
     (section,) = [cp for cid, cp in analyze_provenance(read_trace(torch213(FIXED))).compiles.items()
                   if str(cid) == "[2/0]"][0].sections
     assert list(section.kernel_notes) == ["cpp_fused_bucketize_tanh_0:1"]
+    # the kernel's name without the debug handle is the model's (KernelWork.kernel): the page shows it as it is
+    assert [(w.call, w.kernel) for w in section.noted_work] == [
+        ("cpp_fused_bucketize_tanh_0:1", "cpp_fused_bucketize_tanh_0")]
     assert section.kernel_notes["cpp_fused_bucketize_tanh_0:1"].startswith(
         "computes tanh only; bucketize, in its name, is computed by its own call torch.ops.mylib.bucketize.default:2")
     # As written, featurize's graph stops at the break: its one kernel is named for what it computes.

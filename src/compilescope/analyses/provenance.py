@@ -703,9 +703,14 @@ class ProvenanceSection:
     number: int | None = None  # the label's number, where the compile id has several graphs of this kind
     # Of other_graphs, those whose graph the log tells (place_other_graphs): kernel name -> the graph calling it.
     called_by: dict[str, GraphRef] = field(default_factory=dict)
-    # What a kernel call computes where its name says more (KernelWork.note): call ("cpp_fused_bucketize_tanh_0:1")
-    # -> the note.
-    kernel_notes: dict[str, str] = field(default_factory=dict)
+    # The kernel calls whose name says more than they compute (a KernelWork with a note), in the graph's order.
+    noted_work: list[KernelWork] = field(default_factory=list)
+
+    @property
+    def kernel_notes(self) -> dict[str, str]:
+        """What a kernel call computes where its name says more (KernelWork.note): call
+        ("cpp_fused_bucketize_tanh_0:1") -> the note."""
+        return {w.call: note for w in self.noted_work if (note := w.note)}
 
     @property
     def own_kernels(self) -> list[KernelTrace]:
@@ -938,7 +943,7 @@ def compile_provenance(trace: Trace, entry: Compile, parsed: dict[int, list[Kern
             kernel_traces_artifact=traces_a.number if traces_a is not None else None,
             graph=graph_kind(title),
             other_graphs=other_graphs,
-            kernel_notes={w.call: w.note for w in kernel_work(node_mappings, post_lines) if w.note},
+            noted_work=[w for w in kernel_work(node_mappings, post_lines) if w.note],
         )
         # Another graph's kernel is named in this code only by its base name (`extern_kernels.mm`, at another call):
         # it links nowhere here and infers no nodes. (The maps above keep tlparse's rule.)

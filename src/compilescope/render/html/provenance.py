@@ -97,12 +97,12 @@ def _sections(page: _Page, entry: Compile, found: CompileProvenance) -> Iterator
 
 
 def _kernel_notes(si: int, s: ProvenanceSection) -> list[dict[str, Any]]:
-    """What a kernel computes where its name says more (ProvenanceSection.kernel_notes), as the kernels and source
+    """What a kernel computes where its name says more (ProvenanceSection.noted_work), as the kernels and source
     pages say it: each kernel with the first line of the generated code that calls it (None: no line calls it)."""
     notes = []
-    for name, note in s.kernel_notes.items():
-        line = next((n for n, names in sorted(s.code_kernels.items()) if name in names), None)
-        notes.append({"kernel": name.rpartition(":")[0] or name, "note": note,
+    for work in s.noted_work:
+        line = next((n for n, names in sorted(s.code_kernels.items()) if work.call in names), None)
+        notes.append({"kernel": work.kernel, "note": work.note,
                       "anchor": panel_line_id(si, "code", line) if line is not None else None})
     return notes
 
