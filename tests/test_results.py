@@ -114,6 +114,24 @@ def test_a_saved_file_builds_only_known_classes():
         Results.from_json({"format": "compilescope.results", "version": RESULTS_VERSION + 1, "results": {}})
 
 
+def test_a_file_saved_by_the_version_before_is_refused_saying_what_it_lacks(tmp_path, capsys):
+    # Version 9 saved no recompile's expected/also_changed, no AOTInductor package, no numerics: loaded as it was,
+    # each was its default, every recompile avoidable (module_state's eval() and unfreeze among them).
+    with read_trace(str(torch213("module_state.log.gz"))) as trace:
+        doc = analyze(trace).to_json()
+    saved = tmp_path / "v9.json"
+    saved.write_bytes(orjson.dumps({**doc, "version": RESULTS_VERSION - 1}))
+    assert run_cli("report", "--load", saved, "-o", tmp_path / "out", "--no-browser") == 2
+    err = capsys.readouterr().err
+    assert f"results saved in format version {RESULTS_VERSION - 1}, by an older compilescope: they lack whether each " \
+           "recompile was expected (a module's mode, a parameter's requires_grad) or avoidable" in err
+    assert "the AOTInductor packages" in err and "Save them again from the log" in err
+    assert not (tmp_path / "out" / "index.html").exists()
+    # the current version loads, with module_state's 2 expected recompiles
+    with Results.from_json(doc) as loaded:
+        assert [s.expected for s in loaded.insights.recompiles.frames[0].steps].count(None) == 4
+
+
 LOAD_CASES = [
     ("graph_breaks.log", []),
     ("export_draft.log", []),  # the export page is the index

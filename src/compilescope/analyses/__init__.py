@@ -28,14 +28,22 @@ if TYPE_CHECKING:
 
 
 RESULTS_FORMAT = "compilescope.results"
-# The saved form's version: bump it when a saved file of the previous version can no longer be loaded as it was.
-# 9: cache bypass reasons are numbered and grouped by the analysis (Caches.reason_numbers, .compiles_by_reason,
+# The saved form's version: bump it when a saved file of the previous version can no longer be loaded as it was
+# (a field it lacks would load as its default: every recompile avoidable, no AOTInductor package), and say in
+# RESULTS_ADDED what the new version added, which a refused older file is told it lacks.
+# 10: see RESULTS_ADDED; 9: cache bypass reasons are numbered and grouped by the analysis (Caches.reason_numbers, .compiles_by_reason,
 # CompileCache.reason_numbers: were worked out where they were shown);
 # 8: the stacks outside any compilation are grouped by the user's frames (outside_stacks; was one trie);
 # 7: a compile's summary holds its runtime metrics records (runtime_records: were worked out by their pages);
 # 6: transformed code holds its graph's and guards' artifacts (were their numbers); 5: a restarted attempt's status is
 # "restarted" (was "break", its retry's); 4: where reading stopped
-RESULTS_VERSION = 9
+RESULTS_VERSION = 10
+RESULTS_ADDED = {
+    10: "whether each recompile was expected (a module's mode, a parameter's requires_grad) or avoidable and what else "
+        "changed with it, the AOTInductor packages, the lines whose results differ from eager's (numerics), what "
+        "freezing did, max-autotune's searches' lines, graph breaks in FSDP2's hooks or a with block, the errors' "
+        "hints set aside, the runtime's slow calls, and what fused kernels compute",
+}
 
 
 @dataclass
@@ -102,8 +110,14 @@ class Results:
 
         if not isinstance(doc, dict) or doc.get("format") != RESULTS_FORMAT:
             raise CodecError("not a compilescope results file")
-        if doc.get("version") != RESULTS_VERSION:
-            raise CodecError(f"results saved in format version {doc.get('version')}; this compilescope reads version "
+        version = doc.get("version")
+        if type(version) is int and version < RESULTS_VERSION:
+            # (loaded as it is, each thing it lacks would be its default: said as absent, every recompile avoidable)
+            lacks = "; ".join(RESULTS_ADDED[v] for v in range(version + 1, RESULTS_VERSION + 1) if v in RESULTS_ADDED)
+            raise CodecError(f"results saved in format version {version}, by an older compilescope: they lack "
+                             f"{lacks or 'what later versions added'}. Save them again from the log")
+        if version != RESULTS_VERSION:
+            raise CodecError(f"results saved in format version {version}; this compilescope reads version "
                              f"{RESULTS_VERSION} (save them again from the log)")
         value = decode(doc.get("results"), saved_classes())
         if not isinstance(value, cls):
