@@ -15,10 +15,11 @@ import json
 from compilescope.analyses.insights import insights
 from compilescope.ingest.reader import read_trace
 
-from ..conftest import REPO, torch213
+from ..conftest import REPO, run_cli, torch213
 
 LOG = torch213("amp_train_step.log.gz")
 CLIP_LOG = torch213("amp_train_step_clip.log.gz")
+FIXED_LOG = torch213("amp_train_step_fixed.log.gz")
 PROGRAM = REPO / "tests" / "data" / "torch213" / "programs" / "amp_train_step.py"
 
 
@@ -132,3 +133,50 @@ def test_a_printed_item_whose_dynamic_recompile_failed_is_not_called_taken_care_
     assert "none while it keeps changing" not in advice and "dynamic=True" not in advice
     assert "that compile, [4/1], failed" in advice and "BUILD_STRING type error" in advice
     assert advice.endswith(ITEM_OUTSIDE)
+
+
+def _raw_breaks(log) -> list[dict]:
+    """Each dynamo_graph_break_reason of the raw log: its compile id, the file and line torch placed it at ("Graph
+    break in user code at ..."), its reason (the line after the context) and its payload."""
+    found = []
+    with gzip.open(log, "rt") as f:
+        lines = f.read().split("\n")
+    for i, text in enumerate(lines):
+        if text.startswith("\t") or '"dynamo_graph_break_reason"' not in text:
+            continue
+        record = json.loads(text[text.index("{"):])
+        payload = []
+        for later in lines[i + 1:]:
+            if not later.startswith("\t"):
+                break
+            payload.append(later[1:])
+        where = payload[0].removeprefix("Graph break in user code at ")
+        reason = next(p for p in payload[2:] if p.strip())
+        found.append({"compile_id": f"{record['frame_id']}/{record['frame_compile_id']}",
+                      "file": where.rpartition(":")[0], "line": int(where.rpartition(":")[2]),
+                      "reason": reason.strip(), "payload": "\n".join(payload)})
+    return found
+
+
+def test_check_does_not_count_the_break_torch_makes_in_the_optimizer(capsys):
+    # Of the six breaks, torch placed five in the program and one in torch/optim/optimizer.py: _use_grad's own
+    # torch._dynamo.graph_break(), which no change to the program removes while the optimizer's step is compiled.
+    raw = _raw_breaks(LOG)
+    in_program = [b for b in raw if b["file"].endswith("/amp_train_step.py")]
+    [by_torch] = [b for b in raw if b not in in_program]
+    assert len(raw) == 6 and len({(b["file"], b["line"], b["reason"]) for b in in_program}) == 5
+    assert by_torch["file"].endswith("/torch/optim/optimizer.py") and by_torch["compile_id"] == "3/0"
+    assert by_torch["reason"] == "Call to `torch._dynamo.graph_break()`"
+    assert run_cli("check", LOG, "--max-graph-breaks", "5") == 0
+    assert capsys.readouterr().out.splitlines()[0] == (
+        "max-graph-breaks passed: 5 distinct graph breaks (1 more by torch itself (torch._dynamo.graph_break() in its "
+        "own code, on purpose), not counted)")
+    assert run_cli("check", LOG, "--max-graph-breaks", "4", "--json") == 1
+    [rule] = json.loads(capsys.readouterr().out)["rules"]
+    assert rule["message"].startswith("max-graph-breaks: 5 distinct graph breaks (1 more by torch itself")
+    assert len(rule["details"]) == 5 and not any("optimizer.py" in d for d in rule["details"])
+    # Against the docs' fix (no break at all), the new breaks are the program's five, not torch's own.
+    assert run_cli("check", LOG, "--baseline", FIXED_LOG, "--json", "--time-margin", "100") == 1
+    rules = {r["rule"]: r for r in json.loads(capsys.readouterr().out)["rules"]}
+    assert len(rules["baseline-graph-breaks"]["details"]) == 5
+    assert not any("optimizer.py" in d for d in rules["baseline-graph-breaks"]["details"])

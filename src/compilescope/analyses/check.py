@@ -107,16 +107,22 @@ EXPECTED_NOT_COUNTED = ("expected, not counted: a module's mode, a parameter's r
 # has no guard tree. Counted avoidable, a log of a torch that logs none failed the gate on its eval() recompiles.
 UNKNOWN_NOT_COUNTED = ("the log cannot tell expected or avoidable (no guard tree, dynamo_cpp_guards_str, to compare "
                        "settings with), not counted")
+# A break torch's own code makes on purpose (graph_breaks.GraphBreak.by_torch: torch.optim's _use_grad calls
+# torch._dynamo.graph_break() in every optimizer step Dynamo compiles): nothing in the user's code removes it, so a gate
+# does not count it either. (Facts saved before lack the key: their breaks are counted.)
+BY_TORCH_NOT_COUNTED = "by torch itself (torch._dynamo.graph_break() in its own code, on purpose), not counted"
 
 
 def _gated_breaks(facts: RunFacts) -> list[dict[str, Any]]:
-    return [b for b in _user_breaks(facts) if not b.get("disabled")]
+    return [b for b in _user_breaks(facts) if not b.get("disabled") and not b.get("by_torch")]
 
 
 def _breaks_note(facts: RunFacts) -> str:
     """" (2 more at torch.compiler.disable'd calls, ...)": what max-graph-breaks left out, and why."""
-    disabled = len(_user_breaks(facts)) - len(_gated_breaks(facts))
+    disabled = sum(1 for b in _user_breaks(facts) if b.get("disabled"))
+    by_torch = sum(1 for b in _user_breaks(facts) if b.get("by_torch") and not b.get("disabled"))
     return ((f" ({disabled} more {DISABLED_NOT_COUNTED})" if disabled else "")
+            + (f" ({by_torch} more {BY_TORCH_NOT_COUNTED})" if by_torch else "")
             + _library_note(len(_user_breaks(facts)), len(facts.graph_breaks)))
 
 
@@ -461,7 +467,8 @@ def _regressions(runs: dict[int | None, RunFacts], baseline: dict[int | None, Ru
         for c in diff.changes:
             regression = f"{_where(rank)}{c.title}" + (hedge if c.unread_side == "A" else "")
             if c.section == "graph_breaks" and c.kind in ("added", "moved"):
-                if not is_python_library_file(c.b["file"] or "") and not c.b.get("disabled"):
+                if (not is_python_library_file(c.b["file"] or "") and not c.b.get("disabled")
+                        and not c.b.get("by_torch")):
                     new_breaks.append(regression)
             elif c.section == "failures" and c.kind == "added" and not _in_python_library(run, c.frame):
                 # Each compile that failed so, named as --no-failures names it ("[0/0] f (diff_pair.py:30): ...").

@@ -270,8 +270,9 @@ class RunFacts:
     torch_version: str | None
     config: dict[str, str]  # "inductor.fallback_random" -> JSON of the value (the first compile's)
     frames: dict[str, FrameFacts]  # by frame_key
-    # {reason, file, line, function, code, count, frame, disabled}: disabled, a torch.compiler.disable'd call
-    # (GraphBreak.disabled), which runs eagerly on purpose
+    # {reason, file, line, function, code, count, frame, disabled, by_torch}: disabled, a torch.compiler.disable'd call
+    # (GraphBreak.disabled), which runs eagerly on purpose; by_torch, a break torch's own code makes on purpose
+    # (GraphBreak.by_torch: the optimizer's torch._dynamo.graph_break())
     graph_breaks: list[dict[str, Any]]
     cache_counts: dict[str, dict[str, int]]  # cache -> outcome -> n
     failures: list[dict[str, Any]]  # {frame, type, reason, source, compile_id}
@@ -675,7 +676,7 @@ def run_facts(results: Results) -> RunFacts:
     breaks = [{"reason": b.reason, **_loc(b.fsdp_call if b.in_fsdp_hook and b.fsdp_call else b.location),
                "torch_line": b.location.short if b.in_fsdp_hook and b.fsdp_call and b.location else None, "count": b.count,
                "frame": next((frame_of_compilation[c] for c in b.compile_ids if frame_of_compilation.get(c)), None),
-               "disabled": b.disabled}
+               "disabled": b.disabled, "by_torch": b.by_torch}
               for b in found.graph_breaks.breaks]
     failures = []
     # Where torch named a line of its own (a compiled nonstrict_trace function fails in torch's wrapper), the user's

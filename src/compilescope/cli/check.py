@@ -35,8 +35,9 @@ class CheckCommand:
                          "--no-failures is checked, and --no-export-issues where the log holds a torch.export.")
         parser.add_argument("log", help="the run to check: a log, a directory, or a directory of rank logs")
         parser.add_argument("--max-graph-breaks", type=int, metavar="N", help="fail with more than N distinct graph breaks (calls of a "
-                            "torch.compiler.disable'd function run eagerly on purpose: not counted, and the result "
-                            "says how many)")
+                            "torch.compiler.disable'd function run eagerly on purpose, and torch's own breaks, such as "
+                            "the torch._dynamo.graph_break() in an optimizer's step, are there on purpose: neither is "
+                            "counted, and the result says how many)")
         parser.add_argument("--max-recompiles", type=int, metavar="N", help="fail with more than N recompiles")
         parser.add_argument("--max-avoidable-recompiles", type=int, metavar="N",
                             help="fail with more than N recompiles that the report calls avoidable: not counted are "
