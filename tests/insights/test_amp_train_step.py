@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import re
 
 from compilescope.analyses.insights import insights
 from compilescope.ingest.reader import read_trace
@@ -180,3 +181,45 @@ def test_check_does_not_count_the_break_torch_makes_in_the_optimizer(capsys):
     rules = {r["rule"]: r for r in json.loads(capsys.readouterr().out)["rules"]}
     assert len(rules["baseline-graph-breaks"]["details"]) == 5
     assert not any("optimizer.py" in d for d in rules["baseline-graph-breaks"]["details"])
+
+
+def test_each_gradscaler_break_says_dynamo_never_traces_torch_amp(capsys):
+    # torch's text for each GradScaler call: "skip reason: file matches MOD_SKIPLIST (…/torch/amp)", with the hint to
+    # force tracing by dont_skip_tracing; Optimizer.zero_grad is skipped for another directory (torch/_compile).
+    for log, calls in ((LOG, ("scaler.scale(loss).backward()", "scaler.step(opt)", "scaler.update()")),
+                       (CLIP_LOG, ("scaler.scale(loss).backward()", "scaler.unscale_(opt)", "scaler.step(opt)",
+                                   "scaler.update()"))):
+        raw = {}
+        for b in _raw_breaks(log):
+            m = re.search(r"qualname: ([\w.]+), .*skip reason: file matches MOD_SKIPLIST \(([^)]+)\)", b["payload"])
+            if m:
+                hint = next(h.strip().removeprefix("Hint: ") for h in b["payload"].splitlines() if "dont_skip_tracing" in h)
+                raw[b["line"]] = (m[1], m[2].endswith("/torch/amp"), hint)
+        amp_lines = {line for line, (_, amp, _) in raw.items() if amp}
+        assert amp_lines == {_line(c) for c in calls}
+        [(other, _, kept)] = [v for v in raw.values() if not v[1]]
+        assert other == "Optimizer.zero_grad"
+        breaks = {b.location.line: b for b in _insights(log).graph_breaks.breaks
+                  if b.reason == "Attempted to inline function marked as skipped"}
+        for line in amp_lines:
+            qualname, _, hint = raw[line]
+            brk = breaks[line]
+            assert brk.amp_function == qualname and qualname.startswith("GradScaler.")
+            assert brk.hints_set_aside == [hint] and hint not in brk.advice_hints and hint not in brk.user_hints
+            assert brk.amp_note is not None and "Dynamo never traces torch.amp" in brk.amp_note
+            assert "torch.compile(model)" in brk.amp_note and "out of train_step" in brk.amp_note
+        zero_grad = breaks[_line("opt.zero_grad()")]
+        assert zero_grad.amp_function is None and zero_grad.amp_note is None and kept in zero_grad.user_hints
+    # The summary: the note once per GradScaler break, torch's dont_skip_tracing hint only for zero_grad's.
+    assert run_cli("summary", LOG) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert out.count("note: Dynamo never traces torch.amp (GradScaler)") == 3
+    assert re.findall(r"hint: Apply `@torch._dynamo.dont_skip_tracing` to the function `(\S+)`", out) == [
+        "Optimizer.zero_grad"]
+    # The findings: each of the program's lines that calls GradScaler says so (41, 46, 47; 48 is summed up).
+    said = {f.title: f.detail for f in _insights().findings if f.section == "graph_breaks"}
+    for call, qualname in (("scaler.scale(loss).backward()", "GradScaler.scale"), ("scaler.step(opt)", "GradScaler.step"),
+                           ("scaler.update()", "GradScaler.update")):
+        [detail] = [d for t, d in said.items() if f"amp_train_step.py:{_line(call)} " in t]
+        assert f"Dynamo never traces torch.amp ({qualname}): keep the scaler's calls out of the compiled" in detail
+

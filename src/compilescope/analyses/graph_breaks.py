@@ -35,6 +35,13 @@ _HIGHER_ORDER_OP = lazy_compile(r"^\s*Higher Order Operator: (?P<op>\S{1,300})\s
 # purpose (torch/optim/optimizer.py's _use_grad, so that AOTAutograd sees the optimizer step as inference).
 EXPLICIT_BREAK = "Call to `torch._dynamo.graph_break()`"
 BY_TORCH_NOTE = "PyTorch's own code breaks the graph here on purpose: nothing in your code to change."
+# A function of torch/amp/ that Dynamo met, GradScaler's scale, unscale_, step or update: its skip list holds the whole
+# directory ("skip reason: file matches MOD_SKIPLIST (/…/torch/amp)"), so Dynamo never traces GradScaler, and each of
+# its calls in a compiled function splits the graph. The fix is the docs' recipe, the scaler's calls outside the
+# compiled code; torch's hint to force tracing with dont_skip_tracing goes against that, and is set aside.
+_AMP_SKIPPED = lazy_compile(r"qualname: (?P<qualname>[\w.]{1,300}), name: [^\n]{0,1000}?skip reason: file matches "
+                            r"MOD_SKIPLIST \([^)\n]{0,4000}[/\\]torch[/\\]amp\)")
+_FORCE_TRACING_HINT = "dont_skip_tracing"
 # A call of a function the user wrapped with torch.compiler.disable (or torch._dynamo.disable): Dynamo runs it eagerly,
 # as asked, and breaks the graph around it. torch's hint is to remove the decorator, which undoes what was asked for.
 DISABLED_BREAKS = ("Skip calling `torch.compiler.disable()`d function",  # called from a compiled frame (GB0098)
@@ -462,11 +469,43 @@ class GraphBreak:
                 "decorator only if it should be compiled.")
 
     @property
+    def amp_function(self) -> str | None:
+        """"GradScaler.scale": the function of torch/amp/ that Dynamo's skip list kept it from tracing; None for any
+        other break."""
+        m = _AMP_SKIPPED.search(self.text or "")
+        return m["qualname"] if m else None
+
+    @property
+    def amp_note(self) -> str | None:
+        """What a GradScaler call in compiled code does and what to do, said beside torch's hints (None for others)."""
+        called = self.amp_function
+        if called is None:
+            return None
+        function = self.location.function if self.location is not None and self.location.function else None
+        return (f"Dynamo never traces torch.amp (GradScaler): its directory is on Dynamo's skip list, so {called} ran "
+                "eagerly and split the graph, as every GradScaler call in compiled code does. Keep the scaler's calls "
+                f"out of {function or 'the compiled function'}: compile the model (torch.compile(model)) or its "
+                "forward, and call scaler.scale(loss).backward(), scaler.step(opt) and scaler.update() in the code "
+                "that calls it. torch's hint to apply torch._dynamo.dont_skip_tracing is set aside: it forces tracing "
+                "into code torch keeps out of Dynamo on purpose.")
+
+    @property
+    def hints_set_aside(self) -> list[str]:
+        """torch's hints that the report's advice contradicts (amp_note's: dont_skip_tracing on GradScaler): kept as
+        torch's text, not shown as advice."""
+        return [h for h in self.hints if _FORCE_TRACING_HINT in h] if self.amp_function else []
+
+    @property
+    def advice_hints(self) -> list[str]:
+        """torch's hints less those set aside: what the report shows as hints."""
+        return [h for h in self.hints if h not in self.hints_set_aside]
+
+    @property
     def user_hints(self) -> list[str]:
         """torch's hints that say what to do in the user's code, in torch's order: not its "Please report an issue to
-        PyTorch", which it adds to breaks it sees as a gap of its own. The fix is not always the first (a data-dependent
-        branch's `torch.cond` is its third): a brief view shows these, not just one."""
-        return [h for h in self.hints if not _REPORT_HINT.match(h)]
+        PyTorch", which it adds to breaks it sees as a gap of its own, nor those set aside. The fix is not always the
+        first (a data-dependent branch's `torch.cond` is its third): a brief view shows these, not just one."""
+        return [h for h in self.advice_hints if not _REPORT_HINT.match(h)]
 
     @property
     def callees_text(self) -> str | None:
@@ -501,6 +540,8 @@ class GraphBreak:
             "torch_location": self.torch_location.to_json() if self.torch_location else None,
             "caused_by": self.caused_by,
             "transform_note": self.transform_note,
+            "amp_function": self.amp_function, "amp_note": self.amp_note,
+            "hints_set_aside": self.hints_set_aside, "advice_hints": self.advice_hints,
             "note": self.note,
         }
 

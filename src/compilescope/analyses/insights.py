@@ -239,6 +239,10 @@ def _graph_break_findings(breaks: list[GraphBreak]) -> list[Finding]:
             detail += f"; what the call ran was compiled on its own: {first.callees_text}"
         if first.builtin_fix:
             detail += f": {first.builtin_fix}"
+        amp = next((b.amp_function for b in group if b.amp_function), None)
+        if amp:
+            detail += (f"; Dynamo never traces torch.amp ({amp}): keep the scaler's calls out of the compiled "
+                       "function, compile the model instead")
         out.append(Finding(WARNING, "graph_breaks", f"graph break{where}{function} ({count(len(compiles), 'compilation')})",
                            detail))
     rest = causes[GRAPH_BREAK_FINDINGS:]

@@ -296,6 +296,8 @@ def _graph_breaks(ins: Insights) -> list[RenderableType]:
                 body.append(f"\nhint: {hint}", style="green")
         if brk.transform_note:
             body.append(f"\nnote: {brk.transform_note}", style="green")
+        if brk.amp_note:
+            body.append(f"\nnote: {brk.amp_note}", style="green")
         if brk.subclass_advice:
             body.append(f"\nto do: {brk.subclass_advice}", style="green")
         if brk.skipped_text:  # all of the function ran eagerly, not only the lines under the break
