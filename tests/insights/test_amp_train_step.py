@@ -223,3 +223,30 @@ def test_each_gradscaler_break_says_dynamo_never_traces_torch_amp(capsys):
         [detail] = [d for t, d in said.items() if f"amp_train_step.py:{_line(call)} " in t]
         assert f"Dynamo never traces torch.amp ({qualname}): keep the scaler's calls out of the compiled" in detail
 
+
+def test_the_source_page_says_the_break_at_scaler_step_is_torchs_own(tmp_path, capsys):
+    # torch placed [3/0]'s break in its own optimizer.py:79 (_use_grad's torch._dynamo.graph_break()); the innermost
+    # frame of the program in its traceback is line 46, scaler.step(opt), where the source page lists it.
+    from compilescope.analyses.sources import analyze_sources
+
+    [raw] = [b for b in _raw_breaks(LOG) if b["compile_id"] == "3/0"]
+    traceback = re.findall(r'File "([^"]+)", line (\d+), in (\S+)', raw["payload"].split("User code traceback:")[1])
+    ours = [int(line) for path, line, _ in traceback if path.endswith("/amp_train_step.py")]
+    [torch_function] = [fn for path, line, fn in traceback if (path, int(line)) == (raw["file"], raw["line"])]
+    assert ours[-1] == _line("scaler.step(opt)") and torch_function == "_use_grad" and raw["line"] == 79
+    with read_trace(str(LOG)) as trace:
+        sources = analyze_sources(trace)
+    [site] = [s for s in sources.graph_breaks if s.reason == raw["reason"]]
+    assert site.location.line == ours[-1] and site.torch_location is not None
+    assert (site.torch_location.short, site.torch_location.function) == ("optimizer.py:79", "_use_grad")
+    assert site.torch_text == ("PyTorch's own break, in optimizer.py:79 (_use_grad), which it makes there on purpose: "
+                               "nothing in your code to change")
+    # The program's own breaks are placed where torch placed them: nothing to add.
+    assert all(s.torch_location is None for s in sources.graph_breaks if s is not site)
+    assert run_cli(str(LOG), "-o", str(tmp_path / "out"), "--no-browser") == 0
+    capsys.readouterr()
+    [page] = (tmp_path / "out" / "sources").glob("amp_train_step.py_*.html")
+    text = page.read_text()
+    said = "(PyTorch&#39;s own break, in optimizer.py:79 (_use_grad), which it makes there on purpose"
+    assert f"line {ours[-1]}</a>: Call to `torch._dynamo.graph_break()` <span class=\"muted\">{said}" in text
+    assert f"<strong>graph break</strong>: Call to `torch._dynamo.graph_break()` <span class=\"muted\">{said}" in text

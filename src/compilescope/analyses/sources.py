@@ -39,13 +39,14 @@ from .compiled_frames import ORIGINAL_BYTECODE_SUFFIX, compiled_frame
 from .crash import Crashes
 from .dynamic_shapes import DynamicShapes, dynamic_shapes
 from .errors import CompileErrors, metrics_number
-from .graph_breaks import ARTIFACT as GRAPH_BREAK_ARTIFACT, GraphBreaks, graph_breaks, parse_reason, resume_of
+from .graph_breaks import (ARTIFACT as GRAPH_BREAK_ARTIFACT, BREAK_HEADER, EXPLICIT_BREAK, GraphBreaks, graph_breaks,
+                           parse_reason, resume_of)
 from .fx_sites import GRAPH_ARTIFACT, FxNodeSite, fx_node_sites
 from .installed_guards import GUARD_LINE, GUARD_TAIL, GUARDS_ARTIFACT
 from .provenance import Provenance, UserLine, analyze_provenance, is_users_file, user_lines_at
 from .recompiles import Recompiles, recompiles
 from .stack_values import StackValues, name_stack_values
-from .userloc import UserLocation, traceback_frames
+from .userloc import UserLocation, is_torch_file, traceback_frames
 from ..model.records import dataclass
 from ..wording import format_seconds
 
@@ -105,10 +106,28 @@ class GraphBreakSite:
     resume_functions: list[str] = field(default_factory=list)  # resume functions that took over after it
     eager_lines: list[tuple[str, int]] = field(default_factory=list)  # (path, line), outermost frame first
     quoted: dict[tuple[str, int], str] = field(default_factory=dict)  # the code the traceback quotes at a line
+    # Where torch placed the break ("Graph break in user code at .../torch/optim/optimizer.py:79"), when that is not
+    # the user's line it is listed at (location, the innermost user frame, the call that led there).
+    torch_location: UserLocation | None = None
+
+    @property
+    def torch_text(self) -> str | None:
+        """"PyTorch's own break, in optimizer.py:79 (_use_grad), which it makes there on purpose: nothing in your code
+        to change": what a break listed at the user's line is, where torch placed it in its own code."""
+        at = self.torch_location
+        if at is None:
+            return None
+        where = f"{at.short}{f' ({at.function})' if at.function else ''}"
+        if self.reason == EXPLICIT_BREAK and is_torch_file(at.filename):
+            return (f"PyTorch's own break, in {where}, which it makes there on purpose: nothing in your code to "
+                    "change")
+        return f"placed by torch in {where}, which this line called"
 
     def to_json(self) -> dict[str, Any]:
         return {"index": self.index, "reason": self.reason,
                 "location": self.location.to_json(),
+                "torch_location": self.torch_location.to_json() if self.torch_location else None,
+                "torch_text": self.torch_text,
                 "compile_ids": self.compile_ids, "resume_functions": self.resume_functions,
                 "eager_lines": [{"path": p, "line": n} for p, n in self.eager_lines]}
 
@@ -703,6 +722,11 @@ def graph_break_sites(trace: Trace, quotes: _Quotes | None = None) -> list[Graph
             site = sites.get((reason, inner.key))
             if site is None:
                 site = sites[(reason, inner.key)] = GraphBreakSite(len(sites), reason, inner)
+                header = BREAK_HEADER.search(text)
+                if header is not None and not is_user_source(header["file"]):
+                    placed = (header["file"], int(header["line"]))
+                    function = next((f.function for f in reversed(frames) if f.key == placed), None)
+                    site.torch_location = UserLocation(placed[0], placed[1], function)
             if key not in site.compile_ids:
                 site.compile_ids.append(key)
             # User tracebacks name a resume function by the function it resumes.
@@ -917,7 +941,7 @@ def analyze_sources(trace: Trace, provenance: Provenance | None = None, shapes: 
         n = at(site.location.filename, site.location.line)
         if n is not None:
             n.graph_breaks.append({"index": site.index, "reason": site.reason, "compile_ids": site.compile_ids,
-                                   "resume_functions": site.resume_functions})
+                                   "resume_functions": site.resume_functions, "torch_text": site.torch_text})
         for path, line in site.eager_lines:
             n = at(path, line)
             if n is not None and site.index not in n.eager:

@@ -203,7 +203,8 @@ def _notes_html(page: _Page, f: SourceFile, n: int, dirs: _CompileDirs) -> Itera
     for b, elsewhere in notes.break_resumes:
         resumes = "".join(f' → resumed by {function_name_html(r, "mono")} ' + ", ".join(_cid(c, dirs) for c in resume_ids.get(r, []))
                           for r in elsewhere)
-        yield (f'<li class="n-break"><strong>graph break</strong>: {html_text(b["reason"])} (in '
+        torch_text = f' <span class="muted">({html_text(b["torch_text"])})</span>' if b.get("torch_text") else ""
+        yield (f'<li class="n-break"><strong>graph break</strong>: {html_text(b["reason"])}{torch_text} (in '
                f'{", ".join(_cid(c, dirs) for c in b["compile_ids"])}){resumes}</li>')
     for i in notes.eager_only:
         site = breaks[i]
@@ -493,6 +494,7 @@ def _line_rows(page: _Page, f: SourceFile, dirs: _CompileDirs) -> Iterator[str]:
 
 def _page(page: _Page, f: SourceFile, dirs: _CompileDirs) -> Iterator[bytes]:
     breaks = [{"line": b.location.line, "href": f"#{f.anchor(b.location.line) or ''}", "reason": b.reason,
+               "torch_text": b.torch_text,
                "eager": [_eager_link(page, f, path, line) for path, line in b.eager_lines] if len(b.eager_lines) > 1 else []}
               for b in page.results.sources.breaks_in(f.path)]
     failed = [{"line": n, "href": f"#{f.anchor(n) or ''}", "crashes": notes.crashes, "failures": notes.failures}
