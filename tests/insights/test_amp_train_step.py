@@ -250,3 +250,26 @@ def test_the_source_page_says_the_break_at_scaler_step_is_torchs_own(tmp_path, c
     said = "(PyTorch&#39;s own break, in optimizer.py:79 (_use_grad), which it makes there on purpose"
     assert f"line {ours[-1]}</a>: Call to `torch._dynamo.graph_break()` <span class=\"muted\">{said}" in text
     assert f"<strong>graph break</strong>: Call to `torch._dynamo.graph_break()` <span class=\"muted\">{said}" in text
+
+
+def test_the_graph_breaks_say_how_few_of_the_compiled_frames_hold_ops(capsys):
+    # Each compile's compilation_metrics: nine frames compiled once each, none failed; graph_op_count 6 for train_step [0/0] and 4 for
+    # SGD's step [4/0], 0 (an empty graph) or null (no graph at all, though code was installed) for the other seven.
+    raw = {cid: m for cid, m in _raw_metrics(LOG).items() if cid != "skipping"}
+    assert sorted(raw) == [f"{frame}/0" for frame in range(9)] and not any(m["fail_type"] for m in raw.values())
+    with_ops = {cid: (m["co_name"], m["graph_op_count"]) for cid, m in raw.items() if m["graph_op_count"]}
+    assert with_ops == {"0/0": ("train_step", 6), "4/0": ("step", 4)}
+    empty = [cid for cid, m in raw.items() if m["graph_op_count"] == 0]
+    no_graph = [cid for cid, m in raw.items() if m["graph_op_count"] is None and m["has_guarded_code"]]
+    assert (len(empty), len(no_graph)) == (5, 2)
+    split = _insights().graph_breaks.split
+    assert split is not None and split.compiles == 9 and (split.empty, split.no_graph) == (5, 2)
+    assert [(cid.strip("[]"), function, ops) for cid, function, ops in split.with_ops] == [
+        (cid, name, ops) for cid, (name, ops) in with_ops.items()]
+    assert split.text == ("9 compiles; only 2 hold ops: [0/0] train_step: 6 ops, [4/0] step: 4 ops; 5 made an empty "
+                          "graph and 2 no graph")
+    # The docs' fix compiles one frame, whose graph holds ops: nothing to say (and no break).
+    assert _insights(FIXED_LOG).graph_breaks.split is None
+    assert run_cli("summary", LOG) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert f"Graph breaks (6 distinct, 6 in total) {split.text}." in out

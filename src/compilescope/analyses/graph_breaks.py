@@ -12,9 +12,11 @@ from dataclasses import field
 from typing import Any
 
 from ..lazy_regex import lazy_compile
+from ..wording import count
 from ..model.ids import compilation_key
 from ..model.trace import Compile, Trace
 from .compiled_frames import compiled_frame, compiled_location
+from .empty_graphs import made_no_graph
 from .userloc import (UserLocation, inline_frame, is_framework_file, is_python_library_file, is_torch_file,
                       last_code_frame, last_user_frame, section, traceback_frames)
 from ..model.records import dataclass
@@ -564,12 +566,65 @@ class CompiledCallee:
 
 
 @dataclass
+class CompiledSplit:
+    """What the breaks split the compiled code into: the compiles, and which of their graphs hold ops
+    (compilation_metrics' graph_op_count of each compile that did not fail)."""
+
+    compiles: int
+    with_ops: list[tuple[str, str, int]] = field(default_factory=list)  # (compile id, function, graph_op_count)
+    empty: int = 0  # graph_op_count 0
+    no_graph: int = 0  # graph_op_count null: no graph made (empty_graphs.made_no_graph)
+
+    @property
+    def text(self) -> str:
+        """"9 compiles; only 2 hold ops: [0/0] train_step: 6 ops, [4/0] step: 4 ops; 5 made an empty graph and 2 no
+        graph"."""
+        each = [f"{cid} {function_label(function)}: {count(ops, 'op')}" for cid, function, ops in self.with_ops]
+        held = ", ".join(each[:SPLIT_NAMED]) + (f" and {len(each) - SPLIT_NAMED} more" if len(each) > SPLIT_NAMED else "")
+        rest = " and ".join(part for part in (f"{self.empty} made an empty graph" if self.empty else "",
+                                              f"{self.no_graph} no graph" if self.no_graph else "") if part)
+        return f"{count(self.compiles, 'compile')}; only {len(self.with_ops)} hold ops: {held}; {rest}"
+
+    def to_json(self) -> dict[str, Any]:
+        return {"compiles": self.compiles, "with_ops": [{"compile_id": c, "function": f, "ops": n}
+                                                        for c, f, n in self.with_ops],
+                "empty": self.empty, "no_graph": self.no_graph, "text": self.text}
+
+
+SPLIT_NAMED = 4  # compiles with ops named in CompiledSplit.text; the rest counted
+
+
+def compiled_split(trace: Trace) -> CompiledSplit | None:
+    """The compiles and which hold ops, where most hold none: the breaks left more compiles without ops than with
+    (None otherwise, or where the log has no graph_op_count)."""
+    latest: dict[str, Compile] = {}  # compilation -> its last attempt (a restart's attempt has the metrics that count)
+    for entry in trace.sorted_compiles():
+        if entry.compile_id is not None and entry.metrics is not None and not entry.metrics.get("fail_type"):
+            latest[compilation_key(entry.compile_id)] = entry
+    if not latest or any("graph_op_count" not in (e.metrics or {}) for e in latest.values()):
+        return None
+    split = CompiledSplit(compiles=len(latest))
+    for key, entry in latest.items():
+        ops = (entry.metrics or {}).get("graph_op_count")
+        if type(ops) is int and ops > 0:
+            frame = compiled_frame(entry)
+            split.with_ops.append((key, frame[2] if frame else "?", ops))
+        elif ops == 0:
+            split.empty += 1
+        elif made_no_graph(entry.metrics):
+            split.no_graph += 1
+    return split if split.with_ops and split.empty + split.no_graph > len(split.with_ops) else None
+
+
+@dataclass
 class GraphBreaks:
     """The distinct graph breaks of the log, and where they were read from."""
 
     breaks: list[GraphBreak] = field(default_factory=list)
     total: int = 0  # graph break events, before deduplication
     source: str | None = None  # "dynamo_graph_break_reason" | "restart_reasons" | None (no breaks)
+    # Where there are breaks: the frames compiled, of which only some hold ops (the rest are the breaks' cost alone).
+    split: CompiledSplit | None = None
 
     def __bool__(self) -> bool:
         return bool(self.breaks)
@@ -581,7 +636,7 @@ class GraphBreaks:
 
     def to_json(self) -> dict[str, Any]:
         return {"distinct": len(self.breaks), "total": self.total, "source": self.source, "disabled": self.disabled,
-                "breaks": [b.to_json() for b in self.breaks]}
+                "split": self.split.to_json() if self.split else None, "breaks": [b.to_json() for b in self.breaks]}
 
 
 def parse_reason(text: str) -> dict[str, Any]:
@@ -764,7 +819,7 @@ def graph_breaks(trace: Trace) -> GraphBreaks:
                 o.location.short for o in ordered if o.transform is not None and o.torch_location is None
                 and o.location is not None and o.transform.call.key == b.transform.call.key))
     _link_compiled_callees(trace, ordered)
-    return GraphBreaks(breaks=ordered, total=len(events), source=source)
+    return GraphBreaks(breaks=ordered, total=len(events), source=source, split=compiled_split(trace) if ordered else None)
 
 
 def _resumed_at(trace: Trace, entry: Compile) -> UserLocation | None:

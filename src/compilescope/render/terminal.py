@@ -280,6 +280,8 @@ def _graph_breaks(ins: Insights) -> list[RenderableType]:
     asked = (f"; {'all' if gb.disabled == len(gb.breaks) else gb.disabled} at torch.compiler.disable'd calls, on "
              "purpose: check does not count them" if gb.disabled else "")
     out: list[RenderableType] = [_heading(f"Graph breaks ({len(gb.breaks)} distinct, {gb.total} in total{asked})")]
+    if gb.split:
+        out.append(TerminalText(f"{gb.split.text}."))
     for i, brk in enumerate(gb.breaks[:MAX_BREAKS], 1):
         head = TerminalText(f"{i}. ", style="bold")
         head.append(_where(brk.shown_at), style="bold")
