@@ -24,8 +24,9 @@ _POST_GRAD_GRAPHS = ("inductor_post_grad_graph", "after_post_grad_graph")  # (ol
 _AOT_GRAPHS = ("aot_inference_graph", "aot_forward_graph")
 # `_mkl_reorder_linear_weight_2: "f32[1459233, 1][1, 0]cpu" = self._frozen_param14`
 _CONSTANT = re.compile(r"^\s+(?P<name>[A-Za-z_]\w*)(?:\s*:\s*\"[^\"]*\")?\s*=\s*self\.(?P<param>_frozen_param\d+)\s*$")
-# `def forward(self, arg8_1: "f32[32, 3, 8, 8][192, 64, 8, 1]cpu"):` (one line), or the signature over lines
-_SIGNATURE = re.compile(r"def forward\((?P<args>.*?)\):", re.S)
+# `def forward(self, arg8_1: "f32[32, 3, 8, 8][192, 64, 8, 1]cpu"):` (one line), or the signature over lines (the AOT
+# graph's, an input a line with its `# ParamAOTInput(...)`) up to the line of its `):`
+_SIGNATURE, _SIGNATURE_END = "def forward(", "):"
 _ARG = re.compile(r"\b(?P<name>[A-Za-z_]\w*)\s*:\s*\"")
 _PARAM_INPUT = re.compile(r"ParamAOTInput\(target='(?P<target>[^']+)'\)")
 # The weights freezing's passes lay out for a CPU library, by the node name torch gives the constant (a `_N` suffix
@@ -37,6 +38,8 @@ PACKINGS = {
     "_reorder_convolution_transpose_weight": "transposed convolution weight reordered for oneDNN",
 }
 _NUMBERED = re.compile(r"_\d+$")
+_WORD = re.compile(r"\w+")  # (a constant is taken where a call's arguments hold its name as a whole word)
+_OP_CALL = re.compile(r"\s*torch\.ops\.(?P<op>[\w.]+?)(?:\.default)?\(")
 
 
 @dataclass
@@ -106,8 +109,14 @@ def freezing(trace: Trace) -> Freezing:
 
 
 def _signature(graph_text: str) -> str:
-    m = _SIGNATURE.search(graph_text)
-    return m["args"] if m else ""
+    """What the first `def forward(` takes, up to its `):` ('' where none closes it): found, not matched by a pattern
+    (one trying each `def forward(` to the end of a graph that never closes one took quadratic time)."""
+    start = graph_text.find(_SIGNATURE)
+    if start < 0:
+        return ""
+    start += len(_SIGNATURE)
+    end = graph_text.find(_SIGNATURE_END, start)
+    return graph_text[start:end] if end >= 0 else ""
 
 
 def _inputs(graph_text: str) -> list[str]:
@@ -116,24 +125,23 @@ def _inputs(graph_text: str) -> list[str]:
 
 
 def _packed(graph_text: str, constants: dict[str, str]) -> list[PackedWeight]:
-    """The constants named as a CPU library's layout, each with the op that takes it and the `# File:` line above."""
+    """The constants named as a CPU library's layout, each with the op that first takes it and the `# File:` line
+    above: one pass over the graph's calls, each word of a call looked up among those constants."""
+    packed = {name: how for name in constants if (how := PACKINGS.get(_NUMBERED.sub("", name))) is not None}
+    if not packed:
+        return []
     site_of: dict[str, FxNodeSite] = {node: site for site in fx_node_sites(graph_text) for node in site.nodes}
-    found = []
-    for name in constants:
-        how = PACKINGS.get(_NUMBERED.sub("", name))
-        if how is None:
+    taken: dict[str, tuple[str | None, UserLocation | None]] = {}  # constant -> the op first taking it, its line
+    for line in graph_text.splitlines():
+        node, eq, call = line.partition(" = ")
+        if not eq:
             continue
-        used = re.compile(rf"\b{re.escape(name)}\b")
-        op, site = None, None
-        for line in graph_text.splitlines():
-            node, eq, call = line.partition(" = ")
-            if not eq or not used.search(call.split(";", 1)[0]):
-                continue
-            called = re.match(r"\s*torch\.ops\.(?P<op>[\w.]+?)(?:\.default)?\(", call)
-            op = called["op"] if called else None
-            where = site_of.get(node.strip().split(":", 1)[0])
-            if where is not None:
-                site = UserLocation(where.path, where.line, where.function, where.code)
-            break
-        found.append(PackedWeight(name, how, op, site))
-    return found
+        words = [w for w in _WORD.findall(call.split(";", 1)[0]) if w in packed and w not in taken]
+        if not words:
+            continue
+        called = _OP_CALL.match(call)
+        where = site_of.get(node.strip().split(":", 1)[0])
+        site = UserLocation(where.path, where.line, where.function, where.code) if where is not None else None
+        for word in words:
+            taken[word] = (called["op"] if called else None, site)
+    return [PackedWeight(name, how, *taken.get(name, (None, None))) for name, how in packed.items()]
