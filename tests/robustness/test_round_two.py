@@ -279,6 +279,39 @@ def test_summary_prints_no_control_sequence_from_the_log(tmp_path):
                 assert seq not in text, (args, seq, text[-1500:])
 
 
+def test_objects_dynamo_could_not_trace_are_checked_against_the_guard_trees_once(tmp_path):
+    # Each break and each failed compile naming an object it could not proxy re-read every guard tree of the log
+    # (2,000 compiles: 31 s): the tree's tensor classes are read once. Only [0/0]'s tree types its Foo0 as
+    # torch._C._TensorMeta, so only Foo0 is said to be a tensor subclass, by its break and by its failure alike.
+    n = 3_000
+    records = []
+    for i in range(n):
+        tensor = ", type=<class 'torch._C._TensorMeta'>" if i == 0 else ""
+        tree = (f"| | +- GuardManager: source=G['Foo{i}'], accessed_by=DictGetItemGuardAccessor('Foo{i}'){tensor}\n"
+                + "".join(f"| | +- GuardManager: source=L['x{j}'], accessed_by=FrameLocalsGuardAccessor\n"
+                          for j in range(40)))
+        told = ("Failed to convert args/kwargs to proxy\n  Explanation: Missing `as_proxy()` implementation for some "
+                f"arg/kwarg.\n\n  Developer debug context: call_function args: UserDefinedObjectVariable(Foo{i})\n")
+        records += [envelope({"dynamo_start": {"stack": []}, **cid(i)}),
+                    envelope({"artifact": {"name": "dynamo_graph_break_reason", "encoding": "string"}, **cid(i)},
+                             f"Graph break in user code at /p/m.py:{i + 1}\nGraph Break Reason: {told}"),
+                    envelope({"artifact": {"name": "dynamo_cpp_guards_str", "encoding": "string"}, **cid(i)}, tree),
+                    envelope({"compilation_metrics": {"co_name": "f", "co_filename": "/p/m.py", "co_firstlineno": 1,
+                                                      "fail_type": "Unsupported", "fail_reason": told}, **cid(i)})]
+    log = tmp_path / "subclasses.log"
+    log.write_text("".join(records))
+    r = compilescope("summary", "--json", log)
+    assert r.returncode == 0, r.stderr.decode(errors="replace")[-2000:]
+    doc = json.loads(r.stdout)
+    proven = "; it is a torch.Tensor subclass (a guard of this log checks it as a tensor class)"
+    advice = [b["subclass_advice"] for b in doc["graph_breaks"]["breaks"]]
+    steps = [e["next_steps"][0] for e in doc["errors"]["errors"]]
+    for said in (advice, steps):
+        assert len(said) == n
+        assert [i for i, text in enumerate(said) if proven in text] == [0]
+        assert all(f"Foo{i} reached the op" in text for i, text in enumerate(said))
+
+
 def test_many_compiles_are_timed_in_linear_time(tmp_path):
     log = tmp_path / "many.log"
     metrics = {"co_name": "f", "entire_frame_compile_time_s": 0.1, "backend_compile_time_s": 0.05}
