@@ -139,10 +139,10 @@ def test_each_kind_of_time_is_named_for_what_it_is(tmp_path):
     assert user_ranges == {"eager", "compiled"}
     assert all(kinds[name] == "other" for name in user_ranges) and kinds["cudaDeviceSynchronize"] == "other"
     assert kinds["TorchDynamo Cache Lookup"] == "framework"  # Dynamo's guard check: torch's own
-    labels = dict((kind, label) for kind, label, _, _ in p.by_kind())
+    labels = dict((kind, label) for kind, label, _, _ in p.by_kind)
     assert "record_function" in labels["other"] and "Dynamo" in labels["framework"]
     q = _runtime(cuda211("capture_profile.log.gz"), cuda211("capture_profile.profile.json.gz")).profiles[0]
     compiling = [k for k in q.kernels if k.name.startswith("compiling")]
     assert len(compiling) == 1 and compiling[0].kind == "compile"
-    labels = dict((kind, (label, share)) for kind, label, _, share in q.by_kind())
+    labels = dict((kind, (label, share)) for kind, label, _, share in q.by_kind)
     assert labels["compile"][1] > 0.9 and "framework" not in labels["compile"][0]

@@ -398,6 +398,7 @@ class ProfileRuntime:
         """The share of the rows past the first `shown` (the largest): what a table of `shown` rows leaves out."""
         return sum(k.share for k in self.kernels[shown:])
 
+    @property
     def by_kind(self) -> list[tuple[str, str, float, float]]:
         """(kind, label, time, share) of each kind of row present."""
         out = []
@@ -407,12 +408,13 @@ class ProfileRuntime:
                 out.append((kind, label, us, us / self.total_us if self.total_us else 0.0))
         return out
 
+    @property
     def kind_run_shares(self) -> dict[str, float]:
         """Each kind's part of the run (the time not spent compiling), when the profile covers a compile: the chart's
         shares are of the total, where compiling may be nearly all; compiling itself has none."""
         if not self.run_share_known or self.run_us <= 0:
             return {}
-        return {kind: us / self.run_us for kind, _, us, _ in self.by_kind() if kind != COMPILE}
+        return {kind: us / self.run_us for kind, _, us, _ in self.by_kind if kind != COMPILE}
 
     def to_json(self) -> dict[str, Any]:
         return {"source": self.source, "timeline": self.timeline, "total_us": round(self.total_us, 3),

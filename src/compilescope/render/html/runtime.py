@@ -69,6 +69,5 @@ def runtime_files(page: _Page) -> Iterator[tuple[str, str]]:
         graphs = [{"row": g, "compile_url": _compile_url(page, g.compile_id),
                    "provenance_url": _provenance_url(page, g.compile_id)} for g in p.graphs]
         lines = [{"row": r, "link": page.line_link(r.file, r.line)} for r in p.lines]
-        profiles.append({"p": p, "kernels": kernels, "graphs": graphs, "lines": lines, "kinds": p.by_kind(),
-                         "kind_run": p.kind_run_shares()})
+        profiles.append({"p": p, "kernels": kernels, "graphs": graphs, "lines": lines})
     yield RUNTIME_PAGE, page.render("runtime.html", "", profiles=profiles, comparison=runtime.comparison, us=format_us)
