@@ -14,6 +14,7 @@ from compilescope.ingest.reader import read_trace
 from compilescope.model.trace import COMPILE_EVENT_NAMES
 
 from ..conftest import cuda211, run_cli, shared
+from ..tracelog import raw_records
 
 
 def _insights(directory: str):
@@ -34,6 +35,26 @@ def test_max_autotune_searches_their_winners_and_the_candidates_that_failed():
     assert [[(f.exception, f.required_memory, f.hardware_limit, "Hardware limit:232448" in f.message,
               "BLOCK_K=128" in f.choice) for f in s.failed] for s in at.searches] == [
         [("OutOfMemoryError", 262144, 232448, True, True)]] * 2
+
+
+def test_a_gpu_search_without_triton_candidates_says_so_not_that_it_ran_on_the_cpu(tmp_path):
+    """A search is the CPU's where its compile's post-grad graph is all on the CPU: autotune_cudagraphs' [0/0] types
+    every value on cuda:0, so its searches are the GPU's, and one whose records said 0 Triton candidates and an
+    extern ATen winner (a copy of the log so changed) says "0 Triton", not C++ GEMM templates."""
+    log = next(shared("gpu-torch211/autotune_cudagraphs/output.txt").parent.glob("dedicated_log_torch_trace*.log"))
+    records = raw_records(log)
+    graph = next(p for e, p in records if e.get("artifact", {}).get("name") == "inductor_post_grad_graph"
+                 and (e["frame_id"], e["frame_compile_id"]) == (0, 0))
+    assert set(re.findall(r'"[a-z]+\d*\[[^"\]]*\]\[[^"\]]*\]([a-z]+)(?::\d+)?"', graph)) == {"cuda"}
+    text = log.read_text()
+    assert text.count('\\"num_triton_choices\\": 19, \\"best_kernel\\": \\"triton_mm_') == 2
+    changed = tmp_path / "no_triton.log"
+    changed.write_text(text.replace('\\"num_triton_choices\\": 19, \\"best_kernel\\": \\"triton_mm_',
+                                    '\\"num_triton_choices\\": 0, \\"best_kernel\\": \\"addmm_'))
+    for path, kinds in ((log, "19 Triton"), (changed, "0 Triton")):
+        with read_trace(str(path)) as trace:
+            searches = insights(trace).autotuning.searches
+        assert [(s.device, s.candidate_kinds) for s in searches] == [("cuda", kinds)] * 2
 
 
 def test_kernels_benchmarked_while_compiling_and_at_their_first_run():

@@ -200,6 +200,28 @@ def test_a_cpu_search_names_its_candidates_kinds_not_zero_triton(tmp_path, capsy
     assert "0 Triton" not in html
 
 
+# A value's device at the end of its type in a graph dump (`"f32[32, 512][512, 1]cpu"`)
+RAW_DEVICE = re.compile(r'"[a-z]+\d*\[[^"\]]*\]\[[^"\]]*\]([a-z]+)(?::\d+)?"')
+
+
+def test_a_cpu_search_an_extern_kernel_won_is_still_said_a_cpu_search(tmp_path):
+    """The CPU wording was chosen only where a C++ template (cpp_...) won: a search MKL's extern kernel won said
+    '0 Triton' again. The search's records name no device; its compile's post-grad graph types every value on the
+    CPU, so a copy of the log whose winners are the extern kernel is still said to have had no Triton candidate."""
+    graph = _raw_artifacts(torch213(LOG))["inductor_post_grad_graph"]
+    assert set(RAW_DEVICE.findall(graph)) == {"cpu"}
+    data = gzip.decompress(torch213(LOG).read_bytes()).decode()
+    assert data.count("cpp_CppMicroGemmFP32Vec_") == 3
+    extern = tmp_path / "extern_won.log"
+    extern.write_text(data.replace("cpp_CppMicroGemmFP32Vec_", "_mkl_linear_"))  # (not a C++ template's name)
+    for log, winner in ((torch213(LOG), "cpp_CppMicroGemmFP32Vec_"), (extern, "_mkl_linear_")):
+        with read_trace(str(log)) as trace:
+            searches = autotuning(trace).searches
+        assert [(s.best_kernel, s.device, s.triton_choices) for s in searches] == [
+            (f"{winner}{i}", "cpu", 0) for i in range(3)]
+        assert {s.candidate_kinds for s in searches} == {"C++ GEMM templates and extern ATen/MKL kernels, no Triton"}
+
+
 def test_diff_says_where_max_autotunes_extra_compile_time_went(capsys):
     """64 s against 129 s is under diff's 3x: the note says which phases grew, autotuning's searches and the g++
     compiles inside them first."""

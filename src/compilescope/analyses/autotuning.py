@@ -14,6 +14,7 @@ runtime/triton_heuristics.py):
 
 from __future__ import annotations
 
+import re
 from dataclasses import field
 from typing import Any, Iterable
 
@@ -81,6 +82,9 @@ class TemplateSearch:
     # The user's line the searched op came from (the post-grad graph's call taking inputs of the search's sizes): the
     # sizes alone ("packed_linear 32x512, 1459233x1, 128x512": an MKL-packed weight) do not say which layer it is
     site: UserLocation | None = None
+    # Where its compile's graph computes: the device every value of its post-grad graph is typed on ("cpu", "cuda"),
+    # None where that graph was not logged or holds several. The search's own records do not say it.
+    device: str | None = None
 
     @property
     def compile_notes(self) -> list[str]:
@@ -94,11 +98,13 @@ class TemplateSearch:
     def candidate_kinds(self) -> str | None:
         """What the candidates were, as every page and the terminal say it after their count: "19 Triton" on a GPU.
         A CPU search has no Triton candidate, and "0 Triton" says nothing there: its candidates are C++ GEMM templates
-        (a winner named cpp_..., which g++ compiles inside the search) and extern kernels (ATen's, MKL's:
-        mkldnn_lowerings.py adds aten_mkl_linear beside CppGemmTemplate's choices)."""
+        (which g++ compiles inside the search) and extern kernels (ATen's, MKL's: mkldnn_lowerings.py adds
+        aten_mkl_linear beside CppGemmTemplate's choices), whichever won. A search is the CPU's where its compile's
+        graph is all on the CPU, or where a C++ template (cpp_...) won it (a graph not logged)."""
         if self.triton_choices is None:
             return None
-        if self.triton_choices == 0 and (self.best_kernel or "").startswith(CPP_TEMPLATE_PREFIX):
+        on_cpu = self.device == "cpu" or (self.best_kernel or "").startswith(CPP_TEMPLATE_PREFIX)
+        if self.triton_choices == 0 and on_cpu:
             return "C++ GEMM templates and extern ATen/MKL kernels, no Triton"
         return f"{self.triton_choices} Triton"
 
@@ -113,7 +119,7 @@ class TemplateSearch:
                 "best_config": self.best_config, "best_time_ms": self.best_time_ms, "seconds": round(self.seconds, 6),
                 "precompile_seconds": round(self.precompile_seconds, 6), "failed": [f.to_json() for f in self.failed],
                 "candidate_compile_seconds": round(self.candidate_compile_seconds, 6),
-                "site": self.site.to_json() if self.site else None}
+                "site": self.site.to_json() if self.site else None, "device": self.device}
 
 
 @dataclass
@@ -169,21 +175,31 @@ def autotuning(trace: Trace) -> Autotuning:
 
 
 _POST_GRAD_GRAPHS = ("inductor_post_grad_graph", "after_post_grad_graph")  # (the same graph; older torch: the second)
+# A value's device, at the end of its type in a graph dump: `"f32[32, 512][512, 1]cpu"`, `"f16[256][1]cuda:0"`
+_TYPED_DEVICE = re.compile(r'\]\[[^\]"\n]{0,1000}\](?P<device>[a-z]{1,20})(?::\d{1,9})?"')
 
 
 def _place_searches(trace: Trace, searches: list[TemplateSearch]) -> None:
     """Each search's user line: that of the post-grad graph's calls (of its compile) whose inputs have the search's
     sizes, the first ones in order, each as the op takes it or broadcast to it (addmm's bias 2048, searched as
-    256x2048). None where no call fits, or calls of different lines do."""
+    256x2048). None where no call fits, or calls of different lines do. And its device: that graph's, where it has
+    one."""
     graphs: dict[str, str] = {}  # compilation -> its post-grad graph (the last attempt's)
     for entry in trace.sorted_compiles():
         graph = next((a for name in _POST_GRAD_GRAPHS for a in entry.artifacts if a.name == name), None)
         if graph is not None and entry.compile_id is not None:
             graphs[compilation_key(entry.compile_id)] = trace.payload_text(graph.payload)
     calls: dict[str, list] = {}
+    devices: dict[str, str | None] = {}
     for search in searches:
         key = compilation_key(search.compile_id)
-        if key not in graphs or not search.shape:
+        if key not in graphs:
+            continue
+        if key not in devices:
+            found = {m["device"] for m in _TYPED_DEVICE.finditer(graphs[key])}
+            devices[key] = found.pop() if len(found) == 1 else None
+        search.device = devices[key]
+        if not search.shape:
             continue
         if key not in calls:
             calls[key] = calls_with_input_sizes(graphs[key])
