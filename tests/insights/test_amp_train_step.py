@@ -9,7 +9,6 @@ printed inside the step is a Python float passed past a graph break, whose recom
 
 from __future__ import annotations
 
-import gzip
 import json
 import re
 
@@ -17,6 +16,7 @@ from compilescope.analyses.insights import insights
 from compilescope.ingest.reader import read_trace
 
 from ..conftest import REPO, run_cli, torch213
+from ..tracelog import raw_records
 
 LOG = torch213("amp_train_step.log.gz")
 CLIP_LOG = torch213("amp_train_step_clip.log.gz")
@@ -39,19 +39,15 @@ def _innermost_program_lines(log) -> dict[str, tuple[int, str]]:
     compiles of functions outside the program (torch's optimizer), read from the raw log."""
     files: dict[int, str] = {}
     found = {}
-    with gzip.open(log, "rt") as f:
-        for text in f:
-            if text.startswith("\t") or "{" not in text:
+    for record, _ in raw_records(log):
+        if "str" in record:
+            files[record["str"][1]] = record["str"][0]
+        elif "dynamo_start" in record:
+            stack = record["dynamo_start"]["stack"]
+            if files[stack[-1]["filename"]].endswith("/amp_train_step.py"):
                 continue
-            record = json.loads(text[text.index("{"):])
-            if "str" in record:
-                files[record["str"][1]] = record["str"][0]
-            elif "dynamo_start" in record:
-                stack = record["dynamo_start"]["stack"]
-                if files[stack[-1]["filename"]].endswith("/amp_train_step.py"):
-                    continue
-                ours = [fr["line"] for fr in stack if files[fr["filename"]].endswith("/amp_train_step.py")]
-                found[f"[{record['frame_id']}/{record['frame_compile_id']}]"] = (ours[-1], stack[-1]["name"])
+            ours = [fr["line"] for fr in stack if files[fr["filename"]].endswith("/amp_train_step.py")]
+            found[f"[{record['frame_id']}/{record['frame_compile_id']}]"] = (ours[-1], stack[-1]["name"])
     return found
 
 
@@ -78,21 +74,10 @@ def _raw_metrics(log) -> dict[str, dict]:
     """compile id "4/1" -> its compilation_metrics, and the compile ids whose dynamo_graph_break_reason says Dynamo
     skipped the function (under "skipping"), read from the raw log."""
     found: dict[str, dict] = {"skipping": {}}
-    with gzip.open(log, "rt") as f:
-        lines = f.read().split("\n")
-    for i, text in enumerate(lines):
-        if text.startswith("\t") or "{" not in text:
-            continue
-        record = json.loads(text[text.index("{"):])
+    for record, body in raw_records(log):
         if "compilation_metrics" in record:
             found[record["compilation_metrics"]["compile_id"]] = record["compilation_metrics"]
         elif record.get("artifact", {}).get("name") == "dynamo_graph_break_reason":
-            payload = []
-            for later in lines[i + 1:]:
-                if not later.startswith("\t"):
-                    break
-                payload.append(later[1:])
-            body = "\n".join(payload)
             if "Skipping the function and falling back to eager" in body:
                 found["skipping"][f"{record['frame_id']}/{record['frame_compile_id']}"] = body
     return found
@@ -140,22 +125,15 @@ def _raw_breaks(log) -> list[dict]:
     """Each dynamo_graph_break_reason of the raw log: its compile id, the file and line torch placed it at ("Graph
     break in user code at ..."), its reason (the line after the context) and its payload."""
     found = []
-    with gzip.open(log, "rt") as f:
-        lines = f.read().split("\n")
-    for i, text in enumerate(lines):
-        if text.startswith("\t") or '"dynamo_graph_break_reason"' not in text:
+    for record, body in raw_records(log):
+        if record.get("artifact", {}).get("name") != "dynamo_graph_break_reason":
             continue
-        record = json.loads(text[text.index("{"):])
-        payload = []
-        for later in lines[i + 1:]:
-            if not later.startswith("\t"):
-                break
-            payload.append(later[1:])
+        payload = body.split("\n")
         where = payload[0].removeprefix("Graph break in user code at ")
         reason = next(p for p in payload[2:] if p.strip())
         found.append({"compile_id": f"{record['frame_id']}/{record['frame_compile_id']}",
                       "file": where.rpartition(":")[0], "line": int(where.rpartition(":")[2]),
-                      "reason": reason.strip(), "payload": "\n".join(payload)})
+                      "reason": reason.strip(), "payload": body})
     return found
 
 
