@@ -612,30 +612,32 @@ def _without_handle(call: str) -> str:
     return call.rpartition(":")[0] if ":" in call else call
 
 
-def kernel_work(node_mappings: dict, post: list[str],
-                stacks: Mapping[str, list[list[UserLine]]] | None = None) -> list[KernelWork]:
+def kernel_work(node_mappings: dict, post: list[str], stacks: Mapping[str, list[list[UserLine]]] | None = None,
+                noted_only: bool = False) -> list[KernelWork]:
     """What each generated kernel call of a graph computes, from torch's node mappings (code call -> post-grad nodes)
     and the post-grad graph's lines (each node's op); calls in the mappings' order. A generated kernel's name has
     no dot; `extern_kernels.mm`, `torch.ops.mylib.bucketize.default` are calls of existing kernels. stacks: each
     call's logged stacks (kernel_traces' frames), which place a node FX comments with torch's file on the user's line
-    that reached it (user_lines_at)."""
-    ops = {}
-    for line in post:
-        name, m = node_name(line), _NODE_OP.search(line)
-        if name and m:
-            ops[name] = m["op"]
-    sources = {name: src for _, name, _, src in _post_node_sources(post) if src}
-
-    def lines_of(call: str, node: str) -> list[str]:
-        file, line = sources[node]
-        placed = user_lines_at((stacks or {}).get(call, ()), file, line) if not is_users_file(file) else []
-        return [u.short for u in placed] or [f"{os.path.basename(file)}:{line}"]
+    that reached it (user_lines_at). noted_only: only the calls with a note (KernelWork.note), without their lines."""
     calls = {**_dict(node_mappings.get("pyCodeToPost")), **_dict(node_mappings.get("cppCodeToPost"))}
     elsewhere: dict[str, list[str]] = {}  # post node -> the existing kernels' calls computing it
     for call, nodes in calls.items():
         if "." in _without_handle(call):
             for node in _names(nodes):
                 elsewhere.setdefault(node, []).append(call)
+    if noted_only and not elsewhere:
+        return []  # (a note names a node another call computes)
+    ops = {}
+    for line in post:
+        name, m = node_name(line), _NODE_OP.search(line)
+        if name and m:
+            ops[name] = m["op"]
+    sources = {name: src for _, name, _, src in _post_node_sources(post) if src} if not noted_only else {}
+
+    def lines_of(call: str, node: str) -> list[str]:
+        file, line = sources[node]
+        placed = user_lines_at((stacks or {}).get(call, ()), file, line) if not is_users_file(file) else []
+        return [u.short for u in placed] or [f"{os.path.basename(file)}:{line}"]
     found = []
     for call, nodes in calls.items():
         kernel = _without_handle(call)
@@ -647,6 +649,8 @@ def kernel_work(node_mappings: dict, post: list[str],
         for n in _names(nodes):
             if n in elsewhere and n in ops and _names_op(named, ops[n].partition(".")[2]):
                 apart.setdefault(ops[n], []).extend(c for c in elsewhere[n] if c not in apart.get(ops[n], []))
+        if noted_only and not (apart and own):
+            continue
         lines = [at for n in _names(nodes) if n in sources and n not in elsewhere for at in lines_of(call, n)]
         found.append(KernelWork(call, list(dict.fromkeys(own)), apart if own else {}, list(dict.fromkeys(lines))))
     return found
@@ -943,7 +947,7 @@ def compile_provenance(trace: Trace, entry: Compile, parsed: dict[int, list[Kern
             kernel_traces_artifact=traces_a.number if traces_a is not None else None,
             graph=graph_kind(title),
             other_graphs=other_graphs,
-            noted_work=[w for w in kernel_work(node_mappings, post_lines) if w.note],
+            noted_work=kernel_work(node_mappings, post_lines, noted_only=True),
         )
         # Another graph's kernel is named in this code only by its base name (`extern_kernels.mm`, at another call):
         # it links nowhere here and infers no nodes. (The maps above keep tlparse's rule.)
