@@ -93,6 +93,8 @@ def freezing(trace: Trace) -> Freezing:
         if post_grad is None or entry.compile_id is None:
             continue
         text = trace.payload_text(post_grad.payload)
+        if "self._frozen_param" not in text:  # (most graphs: not frozen, and no line to match)
+            continue
         constants = {m["name"]: m["param"] for line in text.splitlines() if (m := _CONSTANT.match(line))}
         if not constants:
             continue

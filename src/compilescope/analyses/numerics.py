@@ -137,6 +137,8 @@ def numerics(trace: Trace) -> Numerics:
             if artifact.name != POST_GRAD_GRAPH or artifact.payload is None:
                 continue
             text = trace.payload_text(artifact.payload)
+            if not any(op in text for op in INDUCTOR_RANDOM_OPS) and not any(f'"{d}[' in text for d in LOW_PRECISION):
+                continue  # (most graphs: no random op and no low-precision node to read the lines for)
             nodes = _nodes(text)
             # One low-precision op rounds once, as eager does; where one feeds another, fusion keeps float32 between
             chained = _chained(nodes)
