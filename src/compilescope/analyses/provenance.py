@@ -26,6 +26,7 @@ two corrections where tlparse is wrong (see ``_debug_handle_split`` and
 from __future__ import annotations
 
 import bisect
+import functools
 import itertools
 import os
 import re
@@ -320,6 +321,7 @@ class UserLine:
 _SUBCLASS_HOOKS = frozenset({"__torch_function__", "__torch_dispatch__"})
 
 
+@functools.lru_cache(maxsize=4096)  # (a log names few files, in every frame of every kernel's stacks)
 def is_users_file(file: str) -> bool:
     """Not torch's, Python's library's, nor code torch generated (`<eval_with_key>.5`)."""
     return not file.startswith("<") and not is_torch_file(file) and not is_python_library_file(file)

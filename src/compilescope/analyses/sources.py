@@ -1082,6 +1082,7 @@ def analyze_sources(trace: Trace, provenance: Provenance | None = None, shapes: 
                 for name in names:
                     called_at.setdefault(name, code_line)
             other_graphs = set(section.other_graphs)  # listed, and linked, under the graph whose code calls them
+            noted = section.kernel_notes  # (made from the section's noted kernels: once a section)
             for kernel in section.kernels:
                 if kernel.name in other_graphs:
                     continue
@@ -1101,8 +1102,7 @@ def analyze_sources(trace: Trace, provenance: Provenance | None = None, shapes: 
                                           "section": section_number, "code_line": called_at.get(kernel.name),
                                           "graph": section.graph, "traces_artifact": section.kernel_traces_artifact,
                                           "code_md5": code_md5.get(section.code.artifact_number or -1),
-                                          **({"note": section.kernel_notes[kernel.name]}
-                                             if kernel.name in section.kernel_notes else {})})
+                                          **({"note": noted[kernel.name]} if kernel.name in noted else {})})
 
     _add_failures(trace, errors, crashed, at, quotes)
     for ckpt in (checkpointing if checkpointing is not None else activation_checkpointing(trace)).compiles:
