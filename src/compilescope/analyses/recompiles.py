@@ -1166,7 +1166,10 @@ class LengthHistory:
     def words(self, recompiles: int) -> str:
         """"which changed at 5 of the 6 recompiles ...": what the log shows, and whether it keeps changing."""
         n = len(self.changed)
-        went = (" → ".join(str(v) for v in self.lengths) if self.lengths and None not in self.lengths else "")
+        shown = [str(v) for v in self.lengths]
+        if len(shown) > 6:  # (a list growing at every call: thousands of lengths; the first and the last tell it)
+            shown = [*shown[:3], "…", *shown[-2:]]
+        went = " → ".join(shown) if self.lengths and None not in self.lengths else ""
         at = (f"{self.changed[0]} to {self.changed[-1]}" if n > 3 else and_list(self.changed))
         if self.keeps_changing:
             of = f"each of the {recompiles}" if n == recompiles else f"{n} of the {recompiles}"
