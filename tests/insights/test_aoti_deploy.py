@@ -217,9 +217,11 @@ def test_the_source_page_marks_the_line_that_compiled_the_package_and_never_says
     assert "[-/-]" not in text and "-/-" not in html.unescape(re.sub(r"<[^>]+>", " ", text))
 
     def row(line: int) -> str:
-        """The line's row, from its number on (its badges and notes), to the next line's."""
+        """The line's row, from its number on (its badges and notes), to the next line's or to the gap of lines the log
+        does not quote (the program's file is read where it still is, at the path it was recorded from; elsewhere the
+        page has only the lines the log quotes)."""
         start = text.index(f'<a class="ln" href="#L{line}">')
-        return text[start:text.index('<div class="src-line', start)]
+        return text[start:re.compile(r'<div class="src-(?:line|gap)').search(text, start).start()]
 
     def words(part: str) -> str:
         return " ".join(html.unescape(re.sub(r"<[^>]+>", "", part)).split())
