@@ -16,7 +16,7 @@ from compilescope.analyses.insights import INFO, WARNING, insights
 from compilescope.analyses.numerics import numerics
 from compilescope.ingest.reader import read_trace
 
-from ..conftest import report, torch213
+from ..conftest import line_holding, report, torch213
 from ..tracelog import raw_records
 
 LOG = "wrong_results.log.gz"
@@ -27,8 +27,7 @@ _NODE = re.compile(r'^\s+\w+: "(\w+)\[.*= torch\.ops\.\w+\.(\w+)\.')
 
 
 def _line(text: str) -> int:
-    (line,) = [n for n, src in enumerate(PROGRAM.read_text().splitlines(), 1) if text in src]
-    return line
+    return line_holding(PROGRAM, text)
 
 
 def _post_grad(log: str) -> dict[str, list[tuple[int, str, str]]]:

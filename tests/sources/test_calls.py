@@ -17,7 +17,7 @@ from pathlib import Path
 from compilescope.analyses.sources import LineNotes, analyze_sources, is_user_source
 from compilescope.ingest.reader import read_trace
 
-from ..conftest import cuda211, report, torch213
+from ..conftest import cuda211, line_holding, report, torch213
 from ..tracelog import raw_records
 from .test_source_page import plain, row
 
@@ -29,8 +29,7 @@ _FRAME = re.compile(r'^\s*File "([^"]+)", line (\d+), in ')
 
 
 def _program_line(text: str) -> int:
-    (line,) = [n for n, src in enumerate(FUNC_NUMPY.read_text().splitlines(), 1) if text in src]
-    return line
+    return line_holding(FUNC_NUMPY, text)
 
 
 def raw_stacks(log: Path) -> list[list[tuple[str, int]]]:
