@@ -71,3 +71,22 @@ scenario diagnose_compile_error 240 env TRITON_BUG=compile_error python3 -m comp
     --timeout 120 -o "$work/diagnose_compile_error/report" triton_bug.py
 scenario diagnose_accuracy 150 env TRITON_BUG=accuracy python3 -m compilescope diagnose --accuracy --no-browser \
     --timeout 120 -o "$work/diagnose_accuracy/report" triton_bug.py
+# The session-25 CPU journeys on the GPU (recorded 2026-11-27): AMP with GradScaler("cuda") compiled whole, with a
+# clip and print, and as the recipe has it; bf16 and dropout that differ from eager; an AOTInductor package with a
+# dynamic and a static batch; a user's own Triton kernel in compiled code, launched raw and as a triton_op.
+for v in whole clip fixed; do
+    scenario "amp_train_step_cuda_$v" 240 env AMP_VARIANT=$v python3 -m compilescope run --no-browser --fresh-cache \
+        --trace-dir "$work/amp_train_step_cuda_$v/trace" -o "$work/amp_train_step_cuda_$v/report" amp_train_step_cuda.py
+done
+for v in as_written fixed; do
+    scenario "wrong_results_cuda_$v" 180 env WRONG_VARIANT=$v python3 -m compilescope run --no-browser --fresh-cache \
+        --trace-dir "$work/wrong_results_cuda_$v/trace" -o "$work/wrong_results_cuda_$v/report" wrong_results_cuda.py
+done
+for v in dynamic static; do
+    scenario "aoti_deploy_cuda_$v" 300 env AOTI_VARIANT=$v python3 -m compilescope run --no-browser --fresh-cache \
+        --trace-dir "$work/aoti_deploy_cuda_$v/trace" -o "$work/aoti_deploy_cuda_$v/report" aoti_deploy_cuda.py
+done
+for v in raw triton_op; do
+    scenario "user_triton_kernel_$v" 180 env TRITON_VARIANT=$v python3 -m compilescope run --no-browser --fresh-cache \
+        --trace-dir "$work/user_triton_kernel_$v/trace" -o "$work/user_triton_kernel_$v/report" user_triton_kernel.py
+done
