@@ -32,6 +32,11 @@ PHASES: tuple[tuple[str, str], ...] = (
     ("inductor_passes", "Inductor FX passes"),
     ("inductor_codegen", "Inductor lowering & codegen"),
     ("kernel_compile", "C++/Triton compile"),
+    # AOTInductor building its package (AotCodeCompiler.compile) outside the compiler runs it times (compile_file):
+    # 45.2 s of aoti_deploy_cuda_dynamic's 61.2 s on torch 2.11 CUDA, in gaps of ~4 s between its runs, which torch
+    # times under no event of its own. Not lowering & codegen (GraphLowering.codegen took 1.3 s there), whose
+    # compile_to_fn it is under.
+    ("aoti_package", "AOTInductor package build"),
     # Inductor choosing code by running it (analyses/autotuning.py): max-autotune's searches (their candidates'
     # compiles included), fusions benchmarked both ways, Triton kernels' launch configs benchmarked, at compile time
     # or at a kernel's first run. GPU time, not compiling: without this phase it read as codegen and Triton compile.
@@ -80,6 +85,7 @@ _PREFIXES = (
     ("PythonWrapperCodegen", "inductor_codegen"),
     ("CppWrapper", "inductor_codegen"),
     ("TritonBundler.", "inductor_codegen"),
+    ("AotCodeCompiler.", "aoti_package"),
     ("async_compile", "kernel_compile"),
     ("CachingAutotuner.", "autotune"),
     ("triton", "kernel_compile"),

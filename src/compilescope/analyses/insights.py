@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 from ..lazy_regex import lazy_compile
 from ..model.ids import NO_COMPILE_ID, CompileId, compilation_key
 from ..model.trace import Trace
-from .aoti import CHECK_ENV, HEADER_EVENT, Aoti, AotiPackage, aoti
+from .aoti import CHECK_ENV, BUILD_EVENT, HEADER_EVENT, Aoti, AotiPackage, aoti
 from .autotuning import Autotuning, autotuning
 from .caches import CACHES, KERNELS_AGAIN_WORTH_SAYING_S, Caches, caches, kernels_compiled_again
 from .freezing import Freezing, freezing
@@ -195,6 +195,17 @@ def _header_precompile(found: Aoti, ct: CompileTimes) -> str:
     return (f"; of the {phase.label}'s {format_seconds(phase.seconds)}, {format_seconds(header.compile_s)} "
             f"({count(header.compiles, 'compiler run')}) prepared AOTInductor's runtime headers "
             f"({HEADER_EVENT}, {format_seconds(header.seconds)} in all), not the package's own code")
+
+
+def _package_build(found: Aoti) -> str:
+    """Where the package build's time went: the compiler runs torch times in it, and the rest, which it times under no
+    step of its own (the AOTInductor package build phase). "" where the log times no build, or nothing untimed."""
+    build = found.build if found else None
+    if build is None or build.untimed_s < 0.5 * build.seconds:
+        return ""  # (the CPU twin's: 0.17 s of 16.3 s outside its compiler runs; nothing to explain)
+    return (f"; building the package ({BUILD_EVENT}) took {format_seconds(build.seconds)}: "
+            f"{count(build.compiles, 'compiler run')} {format_seconds(build.compile_s)}, the other "
+            f"{format_seconds(build.untimed_s)} between them in steps torch times under no event of its own")
 
 
 def _names(names: list[str]) -> str:
@@ -704,7 +715,8 @@ def findings(ins: Insights, export: ExportReport | None = None) -> list[Finding]
                            f"{top.label}: {top.share:.0%}" + (
                                f"; slowest {slowest.compile_id} ({format_seconds(slowest.total_s)}"
                                f"{_so_far(ct, [slowest.compile_id])})" if slowest else "")
-                           + (f"; {cost}" if cost else "") + _header_precompile(ins.aoti, ct)))
+                           + (f"; {cost}" if cost else "") + _header_precompile(ins.aoti, ct)
+                           + _package_build(ins.aoti)))
     out.extend(_repeated_blocks(group, ct) for group in ins.regional.by_blocks())
     out.extend(_cudagraph_recordings(ins.cudagraphs))
     at = ins.autotuning

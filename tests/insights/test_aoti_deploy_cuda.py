@@ -1,0 +1,78 @@
+"""Deploying with AOTInductor on the GPU (tests/data/cuda_torch211 programs/aoti_deploy_cuda.py, H200, torch 2.11):
+the CUDA twin of test_aoti_deploy.py. Both runs compiled the package and then died of SIGSEGV inside
+aoti_load_package, as plain python did (aoti_deploy_cuda_plain_python.output.txt). Where the package build's time
+went, and what the crash in loading it is said to be. Expected values are read from the raw log and the program."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from compilescope.analyses.aoti import aoti
+from compilescope.analyses.compile_time import compile_times
+from compilescope.analyses.insights import insights
+from compilescope.ingest.reader import read_trace
+from compilescope.wording import format_seconds
+
+from ..conftest import cuda211
+from ..tracelog import raw_records
+
+DYNAMIC = "aoti_deploy_cuda_dynamic.log.gz"
+STATIC = "aoti_deploy_cuda_static.log.gz"
+PROGRAM = Path(__file__).parents[1] / "data" / "cuda_torch211" / "programs" / "aoti_deploy_cuda.py"
+
+
+def _spans(log: str) -> dict[str, list[tuple[float, float]]]:
+    """Each chromium event's (start, end) in seconds by name, read without compilescope (one track: B/E nest)."""
+    spans: dict[str, list[tuple[float, float]]] = {}
+    opened: list[tuple[str, float]] = []
+    for envelope, payload in raw_records(cuda211(log)):
+        if "chromium_event" not in envelope:
+            continue
+        event = json.loads(payload)
+        if event["ph"] == "B":
+            opened.append((event["name"], event["ts"] / 1e6))
+        elif event["ph"] == "E":
+            name, start = opened.pop()
+            assert name == event["name"]
+            spans.setdefault(name, []).append((start, event["ts"] / 1e6))
+    return spans
+
+
+def test_the_package_build_is_its_own_phase_not_lowering_and_codegen():
+    # The raw log: AotCodeCompiler.compile (under GraphLowering.compile_to_fn) holds 15 compile_file runs of the
+    # dynamic package's 15, and most of its time is between them; GraphLowering's own run and codegen are short.
+    spans = _spans(DYNAMIC)
+    ((b_start, b_end),) = spans["AotCodeCompiler.compile"]
+    runs = [(b, e) for b, e in spans["compile_file"] if b_start <= b and e <= b_end]
+    assert len(runs) == 15 == len(spans["compile_file"])
+    untimed = (b_end - b_start) - sum(e - b for b, e in runs)
+    assert untimed > (b_end - b_start) / 2
+    lowering = sum(e - b for name in ("GraphLowering.run", "GraphLowering.codegen") for b, e in spans[name])
+
+    trace = read_trace(cuda211(DYNAMIC))
+    times = compile_times(trace)
+    assert times.phases[0].phase == "aoti_package" and times.phases[0].label == "AOTInductor package build"
+    assert abs(times.phases[0].seconds - untimed) < 1e-3
+    codegen = next(p for p in times.phases if p.phase == "inductor_codegen")
+    assert codegen.seconds < lowering  # (was charged the build's untimed time: 72% of the whole)
+
+    build = aoti(trace).build
+    assert build is not None and build.compiles == 15
+    assert abs(build.seconds - (b_end - b_start)) < 1e-6 and abs(build.untimed_s - untimed) < 1e-6
+    (timed,) = [f for f in insights(trace).findings if f.title.startswith("compiling with AOTInductor took ")]
+    assert timed.detail.startswith("AOTInductor package build: ")
+    assert (f"building the package (AotCodeCompiler.compile) took {format_seconds(b_end - b_start)}: 15 compiler "
+            f"runs {format_seconds(b_end - b_start - untimed)}, the other {format_seconds(untimed)} between them"
+            ) in timed.detail
+
+
+def test_a_build_that_is_nearly_all_compiler_runs_is_not_explained():
+    # The CPU twin (torch 2.13): its AotCodeCompiler.compile is its 6 compile_file runs but for a fraction of a second.
+    from ..conftest import torch213
+
+    trace = read_trace(torch213("aoti_deploy.log.gz"))
+    build = aoti(trace).build
+    assert build is not None and build.compiles == 6 and build.untimed_s < build.seconds / 10
+    (timed,) = [f for f in insights(trace).findings if f.title.startswith("compiling with AOTInductor took ")]
+    assert "building the package" not in timed.detail
