@@ -10,11 +10,12 @@ from pathlib import Path
 
 from compilescope.analyses.aoti import aoti
 from compilescope.analyses.compile_time import compile_times
-from compilescope.analyses.insights import insights
+from compilescope.analyses.crash import crashes
+from compilescope.analyses.insights import ERROR, insights
 from compilescope.ingest.reader import read_trace
 from compilescope.wording import format_seconds
 
-from ..conftest import cuda211
+from ..conftest import cuda211, line_holding
 from ..tracelog import raw_records
 
 DYNAMIC = "aoti_deploy_cuda_dynamic.log.gz"
@@ -76,3 +77,39 @@ def test_a_build_that_is_nearly_all_compiler_runs_is_not_explained():
     assert build is not None and build.compiles == 6 and build.untimed_s < build.seconds / 10
     (timed,) = [f for f in insights(trace).findings if f.title.startswith("compiling with AOTInductor took ")]
     assert "building the package" not in timed.detail
+
+
+def test_a_crash_in_aoti_load_package_is_told_as_loading_a_package_that_compiled():
+    compile_line = line_holding(PROGRAM, "aoti_compile_and_package(")
+    load_line = line_holding(PROGRAM, "aoti_load_package(")
+    for log in (DYNAMIC, STATIC):
+        # The raw log: compile_fx_aot ended, then the crash record compilescope run appended, whose current thread
+        # is in torch's _load_aoti, called by aoti_load_package from the program's load line.
+        records = raw_records(cuda211(log))
+        assert any(e.get("graph_dump", {}).get("name") == "inductor_aot_wrapper_code" for e, _ in records)
+        assert len(_spans(log)["compile_fx_aot"]) == 1
+        (text,) = [p for e, p in records if e.get("artifact", {}).get("name") == "compilescope_crash"]
+        current = text.split("Current thread")[1]
+        assert current.splitlines()[1].strip().startswith('File "') and "pt2_archive/_package.py" in current
+        assert "in _load_aoti" in current.splitlines()[1] and "in aoti_load_package" in current
+        assert f"aoti_deploy_cuda.py\", line {load_line} in main" in current
+
+        trace = read_trace(cuda211(log))
+        (crash,) = crashes(trace).crashes
+        assert crash.loading_aoti_package and not crash.compiling and crash.compile_id is None
+        assert crash.during == "while loading an AOTInductor package (torch's aoti_load_package)"
+        (finding,) = [f for f in insights(trace).findings if f.section == "crash"]
+        assert finding.severity == ERROR
+        assert f"called from aoti_deploy_cuda.py:{load_line} in main" in finding.detail
+        assert (f"aoti_deploy_cuda.py:{compile_line} compiled its package (torch logged its generated code and the "
+                "compile's end), then loading it crashed inside torch's loader (_load_aoti at _package.py:") \
+            in finding.detail
+        assert "aoti_load_package('PATH')" in finding.detail and "collect_env" in finding.detail
+
+
+def test_a_crash_elsewhere_is_not_said_to_be_loading_a_package():
+    # The CUDA log of a crash in running compiled code (hf_gpt2_static_cache: Inductor's static launcher) has no
+    # aoti_load_package on its stack.
+    (crash,) = crashes(read_trace(cuda211("hf_gpt2_static_cache.log.gz"))).crashes
+    assert not any(f.function == "aoti_load_package" for f in crash.frames)
+    assert not crash.loading_aoti_package and "AOTInductor" not in crash.during

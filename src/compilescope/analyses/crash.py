@@ -24,7 +24,7 @@ from ..decompile.recorded import CRASH
 from ..ingest.crash_files import FAULTHANDLER_HEADER, UncaughtException, ending, ending_said, exception_said
 from ..lazy_regex import lazy_compile
 from ..model.trace import Trace
-from .userloc import UserLocation, is_framework_file, traceback_frames
+from .userloc import UserLocation, is_framework_file, is_torch_file, traceback_frames
 from ..model.records import dataclass
 
 _FRAME = lazy_compile(r'^\s*File "(?P<file>[^"]{1,4096})", line (?P<line>\d{1,9}) in (?P<func>\S{1,500})')
@@ -34,6 +34,11 @@ _COMPILING = ("torch/_dynamo/convert_frame.py", "torch/_inductor/compile_fx.py")
 _CUDAGRAPH_TREES = "torch/_inductor/cudagraph_trees.py"  # reduce-overhead's CUDA graphs, recorded and replayed
 # Inductor's own launcher of compiled Triton kernels (torch >= 2.7), which skips Triton's checks of the arguments.
 _STATIC_LAUNCHER = "torch/_inductor/runtime/static_triton_launcher.py"
+# torch's loader of an AOTInductor package (aoti_load_package -> package.py load_package -> pt2_archive's load_pt2 and
+# _load_aoti, which loads the package's compiled library): seen on an H200 (cuda_torch211, aoti_deploy_cuda_*), a
+# SIGSEGV in _load_aoti that plain python, without compilescope or TORCH_TRACE, met too.
+AOTI_LOADER = "aoti_load_package"
+_AOTI_LOADER_FILES = ("torch/_inductor/package/package.py", "torch/export/pt2_archive/_package.py")
 # Seen on an H200 (tests/data/cuda_torch211, hf_gpt2_static_cache): the SIGSEGV there became, with the variable set,
 # "TypeError: Pointer argument must be either uint64 or have data_ptr method" raised by Triton's launcher.
 STATIC_LAUNCHER_ADVICE = (
@@ -104,8 +109,18 @@ class Crash:
         return where is not None and where.filename.replace("\\", "/").endswith(_STATIC_LAUNCHER)
 
     @property
+    def loading_aoti_package(self) -> bool:
+        """Python was in torch's loader of an AOTInductor package (aoti_load_package and what it calls), not in
+        compiling one or running what one computes."""
+        return not self.exception and any(
+            (f.function == AOTI_LOADER and is_torch_file(f.filename))
+            or f.filename.replace("\\", "/").endswith(_AOTI_LOADER_FILES) for f in self.frames)
+
+    @property
     def during(self) -> str:
         """"while running [0/1]'s compiled code", "while compiling", or "" (neither: elsewhere in the program)."""
+        if self.loading_aoti_package:
+            return f"while loading an AOTInductor package (torch's {AOTI_LOADER})"
         if self.compile_id is not None:
             under = " under CUDA graph trees" if self.under_cudagraphs else ""
             return f"while running {self.compile_id}'s compiled code{under}"
@@ -159,7 +174,7 @@ class Crash:
         return {"error": self.error, "frames": [f.to_json() for f in self.frames], "threads": self.threads,
                 "compile_id": self.compile_id, "compiling": self.compiling, "during": self.during,
                 "code_artifact": self.code_artifact, "code_line": self.code_line,
-                "in_static_launcher": self.in_static_launcher,
+                "in_static_launcher": self.in_static_launcher, "loading_aoti_package": self.loading_aoti_package,
                 "other_thread": self.other_thread, "file": self.file, "record": self.record,
                 "generated": [g.to_json() if g else None for g in self.generated],
                 "where": self.where.to_json() if self.where else None,

@@ -20,7 +20,7 @@ from .autotuning import Autotuning, autotuning
 from .caches import CACHES, KERNELS_AGAIN_WORTH_SAYING_S, Caches, caches, kernels_compiled_again
 from .freezing import Freezing, freezing
 from .cudagraphs import BACKWARD_PENDING, CudaGraphCompile, CudaGraphs, cudagraphs
-from .crash import STATIC_LAUNCHER_ADVICE, Crash, Crashes, crashes
+from .crash import AOTI_LOADER, STATIC_LAUNCHER_ADVICE, Crash, Crashes, crashes
 from .compile_time import (PHASE_LABELS, STILL_COMPILING, CompileTimes, as_export_time, compile_times, ends_during,
                            unfinished_compiles)
 from .activation_checkpoint import ActivationCheckpointing, activation_checkpointing
@@ -392,7 +392,22 @@ def _testing_only(setting: TorchTestSetting) -> Finding:
                    f"results on purpose, so what this log shows may be only that: {setting.undo}")
 
 
-def _crash_finding(crash: Crash) -> Finding:
+def _aoti_load_advice(crash: Crash, found: Aoti, compiled: bool) -> str:
+    """What a crash in torch's loader of an AOTInductor package means and what to do: the package compiled (where the
+    log holds its code and the compile's end), loading it crashed in torch's native code, not the user's model."""
+    calls = sorted({p.call.short for p in found.packages if p.call is not None})
+    where = crash.where
+    loader = f"{where.function} at {where.short}" if where is not None and where.function else AOTI_LOADER
+    done = (f"{' and '.join(calls)} compiled its package (torch logged its generated code and the compile's end), "
+            "then loading it crashed" if calls and compiled else "loading the package crashed")
+    return (f"; {done} inside torch's loader ({loader}, which loads the package's compiled library), not in your "
+            "model's code. Try loading the .pt2 alone in a fresh process (python -X faulthandler -c \"import torch; "
+            "torch._inductor.aoti_load_package('PATH')\"), and a newer torch; a bug report to PyTorch wants the .pt2 "
+            "package, this stack, the lines that compiled and loaded it, and the output of "
+            "python -m torch.utils.collect_env (torch, CUDA, driver and GPU)")
+
+
+def _crash_finding(crash: Crash, found: Aoti | None = None, compiled: bool = False) -> Finding:
     said = crash.circumstances
     if crash.exception:
         return Finding(ERROR, "crash", f"the program {'stopped with' if crash.thread is None else 'lost a thread to'} "
@@ -402,7 +417,8 @@ def _crash_finding(crash: Crash) -> Finding:
     return Finding(ERROR, "crash", f"the program crashed: {crash.headline}", ", ".join(said) + ("; " if said else "")
                    + "torch logged nothing of it: the stack is Python's faulthandler's, recorded by compilescope"
                    + (f" in {crash.file} beside the log" if crash.file else " run")
-                   + (f"; {STATIC_LAUNCHER_ADVICE}" if crash.in_static_launcher else ""))
+                   + (f"; {STATIC_LAUNCHER_ADVICE}" if crash.in_static_launcher else "")
+                   + (_aoti_load_advice(crash, found, compiled) if crash.loading_aoti_package and found is not None else ""))
 
 
 def _breaks_by_torch(breaks: list[GraphBreak]) -> list[Finding]:
@@ -591,7 +607,10 @@ def findings(ins: Insights, export: ExportReport | None = None) -> list[Finding]
     """
     library = _PythonLibrary.of(ins)
     out: list[Finding] = [_testing_only(t) for t in ins.environment.testing_only]
-    out.extend(_crash_finding(c) for c in ins.crashes.crashes)  # the program died: before all but a test switch
+    # (every compile the log began ended: an AOTInductor package that crashed in loading was built)
+    compiled = ins.compile_time is not None and not any(c.unfinished for c in ins.compile_time.compiles)
+    # the program died: before all but a test switch
+    out.extend(_crash_finding(c, ins.aoti, compiled) for c in ins.crashes.crashes)
     exported = export or ExportReport()
     out.extend(_export_issues(exported))
     out.extend(_export_dims(exported))
