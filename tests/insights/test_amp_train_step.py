@@ -179,19 +179,26 @@ def test_each_gradscaler_break_says_dynamo_never_traces_torch_amp(capsys):
         assert other == "Optimizer.zero_grad"
         breaks = {b.location.line: b for b in _insights(log).graph_breaks.breaks
                   if b.reason == "Attempted to inline function marked as skipped"}
+        first = min(amp_lines)  # the first GradScaler call of the program, scaler.scale(loss).backward()
         for line in amp_lines:
             qualname, _, hint = raw[line]
             brk = breaks[line]
             assert brk.amp_function == qualname and qualname.startswith("GradScaler.")
             assert brk.hints_set_aside == [hint] and hint not in brk.advice_hints and hint not in brk.user_hints
             assert brk.amp_note is not None and "Dynamo never traces torch.amp" in brk.amp_note
-            assert "torch.compile(model)" in brk.amp_note and "out of train_step" in brk.amp_note
+            # What to do is said once, at the first; the others say what they ran and point there.
+            said_there = "torch.compile(model)" in brk.amp_note and "out of train_step" in brk.amp_note
+            assert said_there == (line == first)
+            assert brk.amp_said_at == (None if line == first else f"amp_train_step.py:{first}")
         zero_grad = breaks[_line("opt.zero_grad()")]
         assert zero_grad.amp_function is None and zero_grad.amp_note is None and kept in zero_grad.user_hints
-    # The summary: the note once per GradScaler break, torch's dont_skip_tracing hint only for zero_grad's.
+    # The summary: the whole note at the first GradScaler break, a pointer to it at the other two; torch's
+    # dont_skip_tracing hint only for zero_grad's.
     assert run_cli("summary", LOG) == 0
     out = " ".join(capsys.readouterr().out.split())
     assert out.count("note: Dynamo never traces torch.amp (GradScaler)") == 3
+    assert out.count("Keep the scaler's calls out of train_step") == 1
+    assert out.count(f"as the GradScaler call at amp_train_step.py:{_line('scaler.scale(loss).backward()')} did") == 2
     assert re.findall(r"hint: Apply `@torch._dynamo.dont_skip_tracing` to the function `(\S+)`", out) == [
         "Optimizer.zero_grad"]
     # The findings: each of the program's lines that calls GradScaler says so (41, 46, 47; 48 is summed up).

@@ -39,11 +39,13 @@ _HIGHER_ORDER_OP = lazy_compile(r"^\s*Higher Order Operator: (?P<op>\S{1,300})\s
 EXPLICIT_BREAK = "Call to `torch._dynamo.graph_break()`"
 BY_TORCH_NOTE = "PyTorch's own code breaks the graph here on purpose: nothing in your code to change."
 # A function of torch/amp/ that Dynamo met, GradScaler's scale, unscale_, step or update: its skip list holds the whole
-# directory ("skip reason: file matches MOD_SKIPLIST (/…/torch/amp)"), so Dynamo never traces GradScaler, and each of
-# its calls in a compiled function splits the graph. The fix is the docs' recipe, the scaler's calls outside the
-# compiled code; torch's hint to force tracing with dont_skip_tracing goes against that, and is set aside.
-_AMP_SKIPPED = lazy_compile(r"qualname: (?P<qualname>[\w.]{1,300}), name: [^\n]{0,1000}?skip reason: file matches "
-                            r"MOD_SKIPLIST \([^)\n]{0,4000}[/\\]torch[/\\]amp\)")
+# directory, so Dynamo never traces GradScaler, and each of its calls in a compiled function splits the graph. The
+# fix is the docs' recipe, the scaler's calls outside the compiled code; torch's hint to force tracing with
+# dont_skip_tracing goes against that, and is set aside. The file is read from "filename:", which both forms carry:
+# torch 2.13 "skip reason: file matches MOD_SKIPLIST (/…/torch/amp)", torch 2.11 "skip reason: skipped according
+# trace_rules.lookup MOD_SKIPLIST", which names no directory.
+_AMP_SKIPPED = lazy_compile(r"qualname: (?P<qualname>[\w.]{1,300}), name: [^\n,]{0,300}, filename: `[^`\n]{0,4000}"
+                            r"[/\\]torch[/\\]amp[/\\][^`\n/\\]{1,300}`, skip reason: [^\n]{0,4000}?MOD_SKIPLIST")
 _FORCE_TRACING_HINT = "dont_skip_tracing"
 # A call of a function the user wrapped with torch.compiler.disable (or torch._dynamo.disable): Dynamo runs it eagerly,
 # as asked, and breaks the graph around it. torch's hint is to remove the decorator, which undoes what was asked for.
@@ -301,6 +303,9 @@ class GraphBreak:
     # The break names an object Dynamo could not trace as an op's argument, a tensor subclass of the user's without
     # __tensor_flatten__ (untraced_subclass): what to do, for people.
     subclass_advice: str | None = None
+    # Another GradScaler break, earlier in the list, says what every one of them means ("prog.py:41"): this one's
+    # amp_note says only what it ran and where that is said, not the same paragraph again.
+    amp_said_at: str | None = None
 
     @property
     def skipped_text(self) -> str | None:
@@ -497,6 +502,9 @@ class GraphBreak:
         called = self.amp_function
         if called is None:
             return None
+        if self.amp_said_at is not None:
+            return (f"Dynamo never traces torch.amp (GradScaler): {called} ran eagerly and split the graph, as the "
+                    f"GradScaler call at {self.amp_said_at} did: what to do is said there.")
         function = self.location.function if self.location is not None and self.location.function else None
         return (f"Dynamo never traces torch.amp (GradScaler): its directory is on Dynamo's skip list, so {called} ran "
                 "eagerly and split the graph, as every GradScaler call in compiled code does. Keep the scaler's calls "
@@ -556,7 +564,7 @@ class GraphBreak:
             "torch_location": self.torch_location.to_json() if self.torch_location else None,
             "caused_by": self.caused_by,
             "transform_note": self.transform_note,
-            "amp_function": self.amp_function, "amp_note": self.amp_note,
+            "amp_function": self.amp_function, "amp_note": self.amp_note, "amp_said_at": self.amp_said_at,
             "hints_set_aside": self.hints_set_aside, "advice_hints": self.advice_hints,
             "note": self.note,
         }
@@ -832,6 +840,9 @@ def graph_breaks(trace: Trace) -> GraphBreaks:
             b.caused_by = list(dict.fromkeys(
                 o.location.short for o in ordered if o.transform is not None and o.torch_location is None
                 and o.location is not None and o.transform.call.key == b.transform.call.key))
+    amp = [b for b in ordered if b.amp_function is not None and b.location is not None]
+    for b in amp[1:]:
+        b.amp_said_at = amp[0].location.short  # type: ignore[union-attr]
     _link_compiled_callees(trace, ordered)
     return GraphBreaks(breaks=ordered, total=len(events), source=source, split=compiled_split(trace) if ordered else None)
 
