@@ -85,3 +85,33 @@ def test_the_summary_says_what_to_do_about_gradscaler_once(capsys):
     assert out.count(f"as the GradScaler call at amp_train_step_cuda.py:{first} did") == 3
     assert re.findall(r"hint: Apply `@torch._dynamo.dont_skip_tracing` to the function `(\S+)`", out) == [
         "Optimizer.zero_grad"]
+
+
+def _facts(log):
+    from compilescope.analyses import analyze
+    from compilescope.analyses.diff import run_facts
+
+    with read_trace(str(log)) as trace:
+        return run_facts(analyze(trace))
+
+
+def test_diff_to_the_fix_marks_torchs_own_break_gone_as_not_the_programs(capsys):
+    # The whole step's six breaks: five in the program, one torch placed in its optimizer.py (_use_grad's own
+    # torch._dynamo.graph_break()); the fixed run, which compiles only the model, has none.
+    from compilescope.analyses.diff import BY_TORCH_GONE, diff_runs
+
+    raw = _raw_breaks(LOG)
+    [by_torch] = [b for b in raw if not b["file"].endswith("/amp_train_step_cuda.py")]
+    assert len(raw) == 6 and by_torch["file"].endswith("/torch/optim/optimizer.py")
+    assert by_torch["reason"] == "Call to `torch._dynamo.graph_break()`" and not _raw_breaks(FIXED_LOG)
+    changes = [c for c in diff_runs(_facts(LOG), _facts(FIXED_LOG)).changes if c.section == "graph_breaks"]
+    assert [c.kind for c in changes] == ["removed"] * 6
+    # The program's five first, each a change for the better; torch's own last, marked, and neither.
+    assert [c.a["line"] for c in changes] == sorted(b["line"] for b in raw if b is not by_torch) + [by_torch["line"]]
+    assert [c.direction for c in changes] == ["better"] * 5 + [None]
+    assert changes[-1].title.endswith(f"at optimizer.py:{by_torch['line']}{BY_TORCH_GONE}")
+    assert not any(BY_TORCH_GONE in c.title for c in changes[:-1])
+    assert run_cli("diff", FIXED_LOG, LOG) in (0, 1)
+    out = " ".join(capsys.readouterr().out.split())
+    assert f"new graph break: Call to `torch._dynamo.graph_break()` at optimizer.py:{by_torch['line']} (PyTorch's own " \
+           "break, made on purpose: nothing in your code to change)" in out

@@ -371,6 +371,13 @@ def _at(file: str | None, line: int | None, torch_line: str | None = None) -> st
     return f"at {_short(file)}:{line}" if file else "location not in the log"
 
 
+# Said after a break torch's own code makes on purpose (GraphBreak.by_torch: the optimizer's graph_break() in
+# _use_grad): it comes and goes with what of torch's code is compiled, and no line of the program makes it.
+BY_TORCH_GONE = (" (PyTorch's own break, made on purpose: B compiled none of the code that reaches it; not a break of "
+                 "your code)")
+BY_TORCH_NEW = " (PyTorch's own break, made on purpose: nothing in your code to change)"
+
+
 def break_at(x: dict) -> str:
     """Where a graph break is, for people: "at prog.py:12"; one in FSDP2's hooks "in FSDP2's hooks (torch's
     _fsdp_common.py:30), called at prog.py:46", the user's call of the sharded module."""
@@ -1025,7 +1032,9 @@ class Change:
     def direction(self) -> str | None:
         """"worse" or "better" where the kind alone misleads: a failure, graph break, crash, CUDA graph skip, torch
         warning or line drawing Inductor's random numbers added is a change for the worse (what `check --baseline` fails on), one removed for the
-        better; None for the rest (more graphs or kernels are neither)."""
+        better; None for the rest (more graphs or kernels are neither, nor is a break torch's own code makes)."""
+        if self.section == "graph_breaks" and isinstance(self.a or self.b, dict) and (self.a or self.b).get("by_torch"):
+            return None
         if self.section in _WORSE_WHEN_ADDED and self.kind in ("added", "removed"):
             return "worse" if self.kind == "added" else "better"
         if self.section == "numerics" and self.kind in ("added", "removed") and self.random_lines:
@@ -1669,11 +1678,14 @@ def diff_runs(a: RunFacts, b: RunFacts, threshold: TimeThreshold = TimeThreshold
             changes.append(Change("graph_breaks", "moved",
                                   f"graph break moved: {r['reason']} ({_short(r['file'])}:{r['line']} → {match['line']})",
                                   match.get("frame") or r.get("frame"), r, match))
-    for x in removed:
-        changes.append(Change("graph_breaks", "removed", f"graph break gone: {x['reason']} {break_at(x)}",
+    # torch's own breaks (by_torch) come after the program's, and say so: one gone is no fix of the program's.
+    for x in sorted(removed, key=lambda x: bool(x.get("by_torch"))):
+        changes.append(Change("graph_breaks", "removed",
+                              f"graph break gone: {x['reason']} {break_at(x)}{BY_TORCH_GONE if x.get('by_torch') else ''}",
                               x.get("frame"), x, None))
-    for x in added:
-        changes.append(Change("graph_breaks", "added", f"new graph break: {x['reason']} {break_at(x)}",
+    for x in sorted(added, key=lambda x: bool(x.get("by_torch"))):
+        changes.append(Change("graph_breaks", "added",
+                              f"new graph break: {x['reason']} {break_at(x)}{BY_TORCH_NEW if x.get('by_torch') else ''}",
                               x.get("frame"), None, x))
     for bk in set(ka) & set(kb):
         if ka[bk]["count"] != kb[bk]["count"]:
