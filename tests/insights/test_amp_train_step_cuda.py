@@ -115,3 +115,26 @@ def test_diff_to_the_fix_marks_torchs_own_break_gone_as_not_the_programs(capsys)
     out = " ".join(capsys.readouterr().out.split())
     assert f"new graph break: Call to `torch._dynamo.graph_break()` at optimizer.py:{by_torch['line']} (PyTorch's own " \
            "break, made on purpose: nothing in your code to change)" in out
+
+
+def test_the_break_at_backward_says_the_backward_was_compiled_and_names_torchs_setting_right(capsys):
+    # [1/0] (the resume function after scaler.scale's break) breaks at `.backward()`, torch's hint "Set
+    # torch._dynamo.trace_autograd_ops=True": the setting is torch._dynamo.config's (torch/_dynamo/variables/tensor.py
+    # reads config.trace_autograd_ops; an attribute of torch._dynamo is not read), and the backward that call ran is
+    # the one AOTAutograd made for [0/0] (its aot_backward_graph, and its bwd_compilation_metrics when it first ran).
+    [raw] = [b for b in _raw_breaks(LOG) if b["reason"] == "Unsupported Tensor.backward() call"]
+    assert raw["compile_id"] == "1/0" and raw["line"] == _line("scaler.scale(loss).backward()")
+    assert "Hint: Set torch._dynamo.trace_autograd_ops=True" in raw["payload"]
+    backward = {(r["frame_id"], r["frame_compile_id"]) for r, _ in raw_records(LOG)
+                if r.get("artifact", {}).get("name") == "aot_backward_graph" or "bwd_compilation_metrics" in r}
+    assert backward == {(0, 0)}
+    [brk] = [b for b in _insights(LOG).graph_breaks.breaks if b.reason == "Unsupported Tensor.backward() call"]
+    assert brk.backward_compiled == ["[0/0]"] and brk.backward_by_compiled_autograd == []
+    assert brk.note is not None and "it ran the backward AOTAutograd made for [0/0]" in brk.note
+    assert "torch._dynamo.config.trace_autograd_ops = True" in brk.note
+    assert run_cli("summary", LOG) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert "hint: Set torch._dynamo.trace_autograd_ops=True" not in out  # the note stands in its place
+    assert "note: .backward() ran eagerly, as Dynamo does not trace it; it ran the backward AOTAutograd made for " \
+           "[0/0]" in out
+

@@ -47,6 +47,12 @@ BY_TORCH_NOTE = "PyTorch's own code breaks the graph here on purpose: nothing in
 _AMP_SKIPPED = lazy_compile(r"qualname: (?P<qualname>[\w.]{1,300}), name: [^\n,]{0,300}, filename: `[^`\n]{0,4000}"
                             r"[/\\]torch[/\\]amp[/\\][^`\n/\\]{1,300}`, skip reason: [^\n]{0,4000}?MOD_SKIPLIST")
 _FORCE_TRACING_HINT = "dont_skip_tracing"
+# `loss.backward()` in a compiled function: Dynamo does not trace it unless torch._dynamo.config.trace_autograd_ops is
+# set, and torch's hint names it "torch._dynamo.trace_autograd_ops", an attribute that sets nothing. The call runs
+# eagerly, yet it runs the backward AOTAutograd compiled for the graphs before it (bwd_compilation_metrics): the
+# backward is compiled all the same, which is what the user asks.
+BACKWARD_BREAK = "Unsupported Tensor.backward() call"
+BACKWARD_GRAPH = "aot_backward_graph"
 # A call of a function the user wrapped with torch.compiler.disable (or torch._dynamo.disable): Dynamo runs it eagerly,
 # as asked, and breaks the graph around it. torch's hint is to remove the decorator, which undoes what was asked for.
 DISABLED_BREAKS = ("Skip calling `torch.compiler.disable()`d function",  # called from a compiled frame (GB0098)
@@ -306,6 +312,11 @@ class GraphBreak:
     # Another GradScaler break, earlier in the list, says what every one of them means ("prog.py:41"): this one's
     # amp_note says only what it ran and where that is said, not the same paragraph again.
     amp_said_at: str | None = None
+    # Of a break at `.backward()` (BACKWARD_BREAK): the compiles ("[0/0]") AOTAutograd made a backward graph for
+    # (aot_backward_graph, or its compile's bwd_compilation_metrics), and compiled autograd's graphs ("[!0]"): what of
+    # the backward ran compiled.
+    backward_compiled: list[str] = field(default_factory=list)
+    backward_by_compiled_autograd: list[str] = field(default_factory=list)
 
     @property
     def skipped_text(self) -> str | None:
@@ -388,6 +399,8 @@ class GraphBreak:
                     f"{f' in {self.torch_location.function}' if self.torch_location.function else ''}), compiled as a "
                     f"frame of its own because {self.transform.label} ran eagerly after the graph break inside it at "
                     f"{', '.join(self.caused_by)}: remove that one and this one goes too.")
+        if self.reason == BACKWARD_BREAK:
+            return self.backward_note
         if self.reason == UNSUPPORTED_NUMPY:
             return self.numpy_note
         if self.reason == UNSUPPORTED_LOGGER:
@@ -490,6 +503,21 @@ class GraphBreak:
                 "decorator only if it should be compiled.")
 
     @property
+    def backward_note(self) -> str:
+        """Whether the backward was compiled although `.backward()` broke the graph, and torch's setting by its name."""
+        compiled = []
+        if self.backward_compiled:
+            compiled.append(f"the backward AOTAutograd made for {', '.join(self.backward_compiled)}")
+        if self.backward_by_compiled_autograd:
+            compiled.append(f"compiled autograd's backward graphs ({', '.join(self.backward_by_compiled_autograd)})")
+        ran = (f"it ran {' and '.join(compiled)}: the backward is compiled all the same, and stays compiled with "
+               ".backward() called outside the compiled function, where training loops usually call it" if compiled else
+               "the log records no compiled backward")
+        return (f".backward() ran eagerly, as Dynamo does not trace it; {ran}. The setting that makes Dynamo trace it "
+                "is torch._dynamo.config.trace_autograd_ops = True (torch's hint writes torch._dynamo.trace_autograd_ops,"
+                " which sets nothing).")
+
+    @property
     def amp_function(self) -> str | None:
         """"GradScaler.scale": the function of torch/amp/ that Dynamo's skip list kept it from tracing; None for any
         other break."""
@@ -565,6 +593,8 @@ class GraphBreak:
             "caused_by": self.caused_by,
             "transform_note": self.transform_note,
             "amp_function": self.amp_function, "amp_note": self.amp_note, "amp_said_at": self.amp_said_at,
+            "backward_compiled": self.backward_compiled,
+            "backward_by_compiled_autograd": self.backward_by_compiled_autograd,
             "hints_set_aside": self.hints_set_aside, "advice_hints": self.advice_hints,
             "note": self.note,
         }
@@ -840,6 +870,16 @@ def graph_breaks(trace: Trace) -> GraphBreaks:
             b.caused_by = list(dict.fromkeys(
                 o.location.short for o in ordered if o.transform is not None and o.torch_location is None
                 and o.location is not None and o.transform.call.key == b.transform.call.key))
+    backward = [b for b in ordered if b.reason == BACKWARD_BREAK]
+    if backward:
+        aot = list(dict.fromkeys(
+            compilation_key(e.compile_id) for e in trace.compiles.values()
+            if e.compile_id is not None and e.compile_id.compiled_autograd_id is None
+            and (e.bwd_metrics or any(a.name == BACKWARD_GRAPH for a in e.artifacts))))
+        by_ca = list(dict.fromkeys(f"[!{e.compile_id.compiled_autograd_id}]" for e in trace.compiles.values()
+                                   if e.compile_id is not None and e.compile_id.compiled_autograd_id is not None))
+        for b in backward:
+            b.backward_compiled, b.backward_by_compiled_autograd = aot, by_ca
     amp = [b for b in ordered if b.amp_function is not None and b.location is not None]
     for b in amp[1:]:
         b.amp_said_at = amp[0].location.short  # type: ignore[union-attr]
