@@ -130,7 +130,7 @@ def test_a_failure_without_a_logged_location_is_not_placed_on_the_def_line():
 # Each section's heading in the summary and its id on the page, keyed by the section a finding names.
 SECTION_HEADINGS = {"testing_only": "Settings for torch's own tests (", "crash": "Crash", "errors": "Errors (", "recompiles": "Recompiles (", "graph_breaks": "Graph breaks (",
                     "numpy": "NumPy in graphs (", "numerics": "Results that differ from eager (",
-                    "compile_time": "Compile time (", "autotuning": "Autotuning (", "cudagraphs": "CUDA graphs (",
+                    "compile_time": "Compile time (", "autotuning": "Autotuning (", "user_kernels": "Your Triton kernels (", "cudagraphs": "CUDA graphs (",
                     "raised": "Errors torch raised, caught by the program (", "warnings": "Warnings torch printed (", "caches": "Caches (", "dynamic_shapes": "Dynamic shapes (",
                     "runtime": "Runtime"}
 

@@ -40,6 +40,7 @@ from .torch_warnings import (AUTOTUNE_CANDIDATE_FAILED, COND_ONE_BRANCH, ITEM_BR
                              RECOMPILE_LIMIT, WONT_CONVERT, TorchWarnings, torch_warnings)
 from .status import compiled_attempts
 from .unread import Unread, unread
+from .user_kernels import UserKernels, user_kernels
 from ..wording import and_list, count, format_seconds, format_us, times
 from .sources import add_eager_lines, graph_break_sites
 from .stack_values import StackValues
@@ -59,6 +60,7 @@ ERROR, WARNING, INFO = "error", "warning", "info"
 # "testing_only" first: a run with a setting of torch's tests on fails or computes wrong on purpose, which explains
 # the rest (its crash, its failed compiles).
 SECTIONS = ("testing_only", "crash", "errors", "export", "recompiles", "graph_breaks", "numpy", "numerics", "compile_time", "autotuning",
+            "user_kernels",
             "cudagraphs", "raised", "warnings", "caches", "dynamic_shapes", "runtime")
 
 
@@ -118,6 +120,8 @@ class Insights:
     numerics: Numerics = field(default_factory=Numerics)
     # The compiles torch._inductor.config.freezing folded parameters of into constants, and the weights it packed
     freezing: Freezing = field(default_factory=Freezing)
+    # The user's own Triton kernels in the compiled code (not Inductor's): where each is defined and launched, per compile
+    user_kernels: UserKernels = field(default_factory=UserKernels)
 
     @property
     def counted(self) -> str:
@@ -155,6 +159,7 @@ class Insights:
             "aoti": self.aoti.to_json(),
             "numerics": self.numerics.to_json(),
             "freezing": self.freezing.to_json(),
+            "user_kernels": self.user_kernels.to_json(),
             "runtime": self.runtime.to_json() if self.runtime else None,
         }
 
@@ -1007,6 +1012,7 @@ def insights(trace: Trace, runtime: Runtime | None = None, export: ExportReport 
         aoti=aoti(trace),
         numerics=numerics(trace),
         freezing=freezing(trace),
+        user_kernels=user_kernels(trace),
     )
     add_eager_lines(ins.graph_breaks, graph_break_sites(trace))
     link_specializations(ins.recompiles, ins.dynamic_shapes.specializations)

@@ -445,6 +445,30 @@ def _autotuning(ins: Insights) -> list[RenderableType]:
     return out
 
 
+def _user_kernels(ins: Insights) -> list[RenderableType]:
+    uk = ins.user_kernels
+    if not uk:
+        return []
+    out: list[RenderableType] = [_heading(f"Your Triton kernels ({', '.join(uk.names)})")]
+    table = _table("compile id", "your kernel", "scalar arguments", "Triton compile", expand=True)
+    table.columns[0].no_wrap = True
+    table.columns[1].ratio = 2
+    table.columns[2].ratio = table.columns[3].ratio = 1
+    for k in uk.kernels[:MAX_ROWS]:
+        kernel = TerminalText(k.name)
+        if k.defined_at:
+            kernel.append(f"\ndefined at {k.defined_at.short}", style="dim")
+        if k.launched_at:
+            kernel.append(f"\nlaunched at {', '.join(u.short for u in k.launched_at)}", style="dim")
+        table.add_row(TerminalText(k.compile_id), kernel, TerminalText(k.arguments_text or "-"),
+                      TerminalText(", ".join(filter(None, [format_seconds(k.compile_s) if k.compile_s is not None else "",
+                                                           k.tuning_text])) or "-"))
+    out.append(table)
+    out.extend(_more(len(uk.kernels), "more kernel"))
+    out.extend(TerminalText(note) for note in uk.notes)
+    return out
+
+
 def _cudagraphs(ins: Insights) -> list[RenderableType]:
     cg = ins.cudagraphs
     if not cg:
@@ -604,7 +628,7 @@ _SECTION_RENDERERS: dict[str, Callable[[Insights], list[RenderableType]]] = {
     "testing_only": _testing_only, "crash": _crashes, "errors": _errors, "export": lambda ins: [],  # (the details: the report's export page)
     "recompiles": _recompiles, "graph_breaks": _graph_breaks, "numpy": _numpy, "numerics": _numerics,
     # (checkpointing has no finding of its own, so no section: it follows what compiling cost)
-    "compile_time": lambda ins: _compile_time(ins) + _checkpointing(ins), "autotuning": _autotuning, "cudagraphs": _cudagraphs, "raised": _raised,
+    "compile_time": lambda ins: _compile_time(ins) + _checkpointing(ins), "autotuning": _autotuning, "user_kernels": _user_kernels, "cudagraphs": _cudagraphs, "raised": _raised,
     "warnings": _torch_warnings,
     "caches": _caches, "dynamic_shapes": _dynamic_shapes, "runtime": lambda ins: runtime_renderables(ins.runtime),
 }

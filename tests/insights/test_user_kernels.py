@@ -1,0 +1,87 @@
+"""The user's own Triton kernel in compiled code, on the real CUDA logs of user_triton_kernel.py (torch 2.11, H200):
+launched raw and through torch.library.triton_op, at 4,096 then 8,192 elements (a recompile to dynamic)."""
+
+from __future__ import annotations
+
+import gzip
+import re
+
+import pytest
+
+from compilescope.analyses.insights import insights
+from compilescope.analyses.user_kernels import user_kernels
+from compilescope.ingest.reader import read_trace
+
+from ..conftest import CUDA211_LOGS, cuda211, line_holding, run_cli
+
+PROGRAM = CUDA211_LOGS.parent / "programs" / "user_triton_kernel.py"
+
+
+def _raw(name: str) -> str:
+    return gzip.open(cuda211(name), "rt").read()
+
+
+@pytest.mark.parametrize("variant, launch_text", [("raw", "launch[(triton.cdiv(n, 1024),)]"),
+                                                  ("triton_op", "return scaled_add(h, y, 0.5).sum()")])
+def test_the_users_kernel_is_found_apart_from_inductors_with_its_lines(variant, launch_text):
+    log = f"user_triton_kernel_{variant}.log.gz"
+    raw = _raw(log)
+    # The log: Inductor's output code defines it after "# Original path: <program>:<line>" (its @triton.jit line, the
+    # line inspect.getsourcelines starts at) and marks it custom_kernel=True; its own kernels are triton_poi/red_*.
+    (defined,) = set(re.findall(r"# Original path: \S+/user_triton_kernel\.py:(\d+)\n\tscaled_add_kernel_0 = ", raw))
+    decorator = [n for n, src in enumerate(PROGRAM.read_text().splitlines(), 1) if src == "@triton.jit"]
+    assert decorator == [int(defined)] and int(defined) + 1 == line_holding(PROGRAM, "def scaled_add_kernel(")
+    assert raw.count("custom_kernel=True") == 2  # one per compile id
+    found = user_kernels(read_trace(cuda211(log)))
+    assert [(k.compile_id, k.name, k.code_name) for k in found.kernels] == [
+        ("[0/0]", "scaled_add_kernel", "scaled_add_kernel_0"), ("[0/1]", "scaled_add_kernel", "scaled_add_kernel_0")]
+    for k in found.kernels:
+        assert k.defined_at is not None and k.defined_at.line == int(defined)
+        # Launched where the post-grad graph's FX comment above triton_kernel_wrapper_mutation says: the launch
+        # itself when raw (the mapping's stack traces also list line 44, whose relu/mul Inductor fused before it),
+        # the custom op's call as a triton_op.
+        assert [u.line for u in k.launched_at] == [line_holding(PROGRAM, launch_text)]
+        assert k.calls == ["scaled_add_kernel_0:2"]  # "# [Provenance debug handles] scaled_add_kernel_0:2"
+
+
+@pytest.mark.parametrize("variant", ["raw", "triton_op"])
+def test_each_compile_says_whether_n_was_compiled_in_or_symbolic_and_how_triton_compiled_it(variant):
+    log = f"user_triton_kernel_{variant}.log.gz"
+    raw = _raw(log)
+    # The calls: [0/0] passes n as the number 4096 (the first call's size); [0/1], the dynamic recompile, as s77.
+    calls = re.findall(r"scaled_add_kernel_0\.run\(\w+, \w+, \w+, (\w+), ([\d.]+),", raw)
+    assert calls == [("4096", "0.5"), ("s77", "0.5")]
+    # triton_kernel_info: "scaled_add_kernel": {"autotune_cache_state": "only 1 config", ..., "compile_time_us": N}
+    infos = re.findall(r'"scaled_add_kernel": \{"autotune_cache_state": "([^"]+)", [^}]*"compile_time_us": (\d+)\}', raw)
+    assert len(infos) == 2
+    found = user_kernels(read_trace(cuda211(log)))
+    for k, (n, alpha), (state, us) in zip(found.kernels, calls, infos, strict=True):
+        assert [(a.name, a.value, a.symbolic) for a in k.arguments] == [("n", n, n == "s77"), ("alpha", alpha, False)]
+        assert k.autotune == state == "only 1 config" and not k.autotuned
+        assert k.compile_s == int(us) / 1e6
+    fixed, dynamic = found.kernels
+    assert "n = 4096 (compiled in)" in fixed.arguments_text and "n = s77 (symbolic)" in dynamic.arguments_text
+    assert found.notes == ["scaled_add_kernel was compiled 2 times, once in each compile id: [0/0] with n = 4096 "
+                           "compiled in, [0/1] with n symbolic (any size runs it without compiling again)."]
+
+
+def test_a_log_without_user_kernels_has_none():
+    # hf_gpt2_generate compiles only Inductor's kernels: its output code never says custom_kernel=True
+    log = cuda211("hf_gpt2_generate.log.gz")
+    assert "custom_kernel=True" not in gzip.open(log, "rt").read()
+    assert not user_kernels(read_trace(log))
+
+
+def test_the_summary_and_json_name_the_users_kernel(capsys, tmp_path):
+    log = cuda211("user_triton_kernel_raw.log.gz")
+    assert run_cli("summary", log) == 0
+    out = capsys.readouterr().out
+    section = " ".join(out[out.index("Your Triton kernels (scaled_add_kernel)"):out.index("Caches (")].split())
+    # (table cells wrap beside each other: each word is looked for on its own)
+    assert all(w in section for w in ("defined at", "launched at", "user_triton_kernel.py:34", "user_triton_kernel.py:20",
+                                      "autotuned", "(symbolic)"))
+    doc = insights(read_trace(log)).to_json()["user_kernels"]
+    assert [k["arguments"][0]["value"] for k in doc["kernels"]] == ["4096", "s77"]
+    run_cli(log, "-o", tmp_path / "r", "--no-browser")
+    page = (tmp_path / "r" / "index.html").read_text()
+    assert 'id="insights-user-kernels"' in page and "<code>scaled_add_kernel_0</code> in the output code" in page
