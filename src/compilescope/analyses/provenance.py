@@ -42,6 +42,8 @@ from ..model.trace import JSON, Artifact, Compile, Trace
 from ..model.records import dataclass
 from .cached_lines import RunLines, run_lines
 from .line_map import packed
+from .user_kernels import debug_handle_calls, launch_sites
+from .user_kernels import definitions as user_definitions
 from .userloc import is_python_library_file, is_torch_file
 
 LineMap = dict[int, list[int]]  # line number -> line numbers (1-based), as built
@@ -658,6 +660,33 @@ def kernel_work(node_mappings: dict, post: list[str], stacks: Mapping[str, list[
     return found
 
 
+def user_kernel_notes(code: str, node_mappings: dict, post: list[str], kernels: list[KernelTrace]) -> dict[str, str]:
+    """Each call of a user's own Triton kernel (user_kernels.definitions) -> what to tell of it: that it is theirs,
+    not one Inductor generated, where it is defined and launched, and which lines torch's stack traces tie to it that
+    are not its launch (torch 2.11 ties the call to the nodes of the kernel fused before it: relu and mul of line 44,
+    for scaled_add_kernel_0 launched at line 34)."""
+    if "custom_kernel=True" not in code:
+        return {}
+    notes = {}
+    traced = {k.name: k for k in kernels}
+    for m in user_definitions(code):
+        for call in debug_handle_calls(code, m["var"]):
+            launched = launch_sites(node_mappings, post, [call])
+            note = f"your own Triton kernel {m['name']}"
+            if m["file"]:
+                note += f", defined at {os.path.basename(m['file'])}:{m['line']}"
+            if launched:
+                note += f", launched at {', '.join(u.short for u in launched)}"
+            note += ": Inductor compiled it as you wrote it (it generated none of it)"
+            listed = traced.get(call)
+            others = [u.short for u in listed.user_lines if (u.file, u.line) not in {x.key for x in launched}] if listed and launched else []
+            if others:
+                note += (f"; {', '.join(others)} below {'is' if len(others) == 1 else 'are'} torch's mapping of the ops fused "
+                         "before it, not where it came from")
+            notes[call] = note
+    return notes
+
+
 # --- per compile id ------------------------------------------------------------------------------
 
 
@@ -711,12 +740,15 @@ class ProvenanceSection:
     called_by: dict[str, GraphRef] = field(default_factory=dict)
     # The kernel calls whose name says more than they compute (a KernelWork with a note), in the graph's order.
     noted_work: list[KernelWork] = field(default_factory=list)
+    # The calls of the user's own Triton kernels (user_kernels.py), which Inductor emits as written: call -> the note
+    # that says so, with where the kernel is defined and launched (user_kernel_notes)
+    user_kernel_notes: dict[str, str] = field(default_factory=dict)
 
     @property
     def kernel_notes(self) -> dict[str, str]:
-        """What a kernel call computes where its name says more (KernelWork.note): call
-        ("cpp_fused_bucketize_tanh_0:1") -> the note."""
-        return {w.call: note for w in self.noted_work if (note := w.note)}
+        """What a kernel call computes where its name says more (KernelWork.note), or that it is the user's own kernel:
+        call ("cpp_fused_bucketize_tanh_0:1") -> the note."""
+        return {**{w.call: note for w in self.noted_work if (note := w.note)}, **self.user_kernel_notes}
 
     @property
     def own_kernels(self) -> list[KernelTrace]:
@@ -950,6 +982,7 @@ def compile_provenance(trace: Trace, entry: Compile, parsed: dict[int, list[Kern
             graph=graph_kind(title),
             other_graphs=other_graphs,
             noted_work=kernel_work(node_mappings, post_lines, noted_only=True),
+            user_kernel_notes=user_kernel_notes(text(code_a), node_mappings, post_lines, kernels),
         )
         # Another graph's kernel is named in this code only by its base name (`extern_kernels.mm`, at another call):
         # it links nowhere here and infers no nodes. (The maps above keep tlparse's rule.)

@@ -28,7 +28,7 @@ from __future__ import annotations
 import os
 import re
 from dataclasses import field
-from typing import Any
+from typing import Any, Iterator
 
 import orjson
 
@@ -187,35 +187,54 @@ def _artifact_text(trace: Trace, entry: Compile, prefixes: tuple[str, ...]) -> l
 
 def _launch_sites(trace: Trace, entry: Compile, calls: list[str]) -> list[UserLocation]:
     """The user lines of the triton_kernel_wrapper nodes torch's node mappings tie to these calls."""
-    wrappers: list[str] = []
+    mappings: list[dict] = []
     for text in _artifact_text(trace, entry, (NODE_MAPPINGS,)):
         try:
-            mappings = orjson.loads(text)
+            loaded = orjson.loads(text)
         except orjson.JSONDecodeError:
             continue
-        if not isinstance(mappings, dict):
-            continue
-        for key in ("pyCodeToPost", "cppCodeToPost"):
-            found = mappings.get(key)
-            if isinstance(found, dict):
-                wrappers += [n for c in calls for n in found.get(c) or () if isinstance(n, str)
-                             and n.startswith("triton_kernel_wrapper")]
-    if not wrappers:
-        return []
-    sites: list[UserLocation] = []
+        if isinstance(loaded, dict):
+            mappings.append(loaded)
     for text in _artifact_text(trace, entry, POST_GRAD):
-        source = None
-        for line in text.split("\n"):
-            m = _SOURCE_COMMENT.match(line)
-            if m:
-                source = UserLocation(m["file"], int(m["line"]), m["function"].strip(), (m["code"] or "").strip() or None)
-                continue
-            node = _NODE.match(line)
-            if node and node["name"] in wrappers and source is not None and source.key not in {s.key for s in sites}:
-                sites.append(source)
-        if sites:
-            break  # (both post-grad artifacts hold the same graph)
+        for m in mappings:
+            sites = launch_sites(m, text.split("\n"), calls)
+            if sites:
+                return sites
+    return []
+
+
+def launch_sites(node_mappings: dict, post_lines: list[str], calls: list[str]) -> list[UserLocation]:
+    """The user lines FX's `# File:` comments give the post-grad graph's triton_kernel_wrapper_* nodes that the node
+    mappings tie to these calls: where the user launched the kernel (or called the triton_op that launches it)."""
+    wrappers: set[str] = set()
+    for key in ("pyCodeToPost", "cppCodeToPost"):
+        found = node_mappings.get(key)
+        if isinstance(found, dict):
+            wrappers.update(n for c in calls for n in found.get(c) or () if isinstance(n, str)
+                            and n.startswith("triton_kernel_wrapper"))
+    sites: list[UserLocation] = []
+    if not wrappers:
+        return sites
+    source = None
+    for line in post_lines:
+        m = _SOURCE_COMMENT.match(line)
+        if m:
+            source = UserLocation(m["file"], int(m["line"]), m["function"].strip(), (m["code"] or "").strip() or None)
+            continue
+        node = _NODE.match(line)
+        if node and node["name"] in wrappers and source is not None and source.key not in {s.key for s in sites}:
+            sites.append(source)
     return sites
+
+
+def definitions(code: str) -> Iterator[re.Match[str]]:
+    """The user kernels the output code defines: groups var, name, file and line (None where not said), body."""
+    return (m for m in _DEFINITION.finditer(code) if _CUSTOM in m["body"])
+
+
+def debug_handle_calls(code: str, var: str) -> list[str]:
+    """The calls of a kernel by debug handle, as the node mappings name them: ["scaled_add_kernel_0:2"]."""
+    return [f"{var}:{h}" for h in re.findall(rf"# \[Provenance debug handles\] {re.escape(var)}:(\d+)", code)]
 
 
 def user_kernels(trace: Trace) -> UserKernels:
@@ -232,12 +251,10 @@ def user_kernels(trace: Trace) -> UserKernels:
             if isinstance(loaded, dict):
                 info.update(loaded)
         for code in _artifact_text(trace, entry, (OUTPUT_CODE,)):
-            for m in _DEFINITION.finditer(code):
-                if _CUSTOM not in m["body"]:
-                    continue  # one of Inductor's own kernels
+            for m in definitions(code):
                 var = m["var"]
                 call = re.search(rf"^\s*{re.escape(var)}\.run\((?P<args>.*)\)\s*$", code, re.M)
-                calls = [f"{var}:{h}" for h in re.findall(rf"# \[Provenance debug handles\] {re.escape(var)}:(\d+)", code)]
+                calls = debug_handle_calls(code, var)
                 details = info.get(m["name"])
                 details = details if isinstance(details, dict) else {}
                 compile_us = details.get("compile_time_us")
