@@ -85,3 +85,20 @@ def test_the_summary_and_json_name_the_users_kernel(capsys, tmp_path):
     run_cli(log, "-o", tmp_path / "r", "--no-browser")
     page = (tmp_path / "r" / "index.html").read_text()
     assert 'id="insights-user-kernels"' in page and "<code>scaled_add_kernel_0</code> in the output code" in page
+
+
+def test_check_gates_on_the_users_kernel_being_in_the_compiled_code(capsys):
+    # Both variants' output code defines scaled_add_kernel (custom_kernel=True) in [0/0] and [0/1]; dynamic_batch
+    # compiles none of the user's kernels.
+    for variant in ("raw", "triton_op"):
+        assert run_cli("check", cuda211(f"user_triton_kernel_{variant}.log.gz"), "--user-kernel", "scaled_add_kernel",
+                       "--json") == 0
+        out = capsys.readouterr().out
+        launch = "34" if variant == "raw" else "45"
+        assert (f"scaled_add_kernel compiled in [0/0], [0/1] (n symbolic), launched at user_triton_kernel.py:{launch}"
+                in out)
+    assert "custom_kernel=True" not in gzip.open(cuda211("dynamic_batch.log.gz"), "rt").read()
+    assert run_cli("check", cuda211("dynamic_batch.log.gz"), "--user-kernel", "scaled_add_kernel") == 1
+    assert "no compiled code in the log holds your Triton kernel scaled_add_kernel" in capsys.readouterr().out
+    assert run_cli("check", cuda211("user_triton_kernel_raw.log.gz"), "--user-kernel", "add_kernel") == 1
+    assert "the code holds scaled_add_kernel" in capsys.readouterr().out

@@ -47,6 +47,10 @@ class Rules:
     no_warnings: bool = False  # torch printed no warning (where the run recorded them)
     no_new_warnings: bool = False  # with a baseline: torch printed no warning the baseline's run did not
     no_rank_divergence: bool = False  # every rank compiled the same graphs, and each compile ended alike
+    # The user's own Triton kernels (by their @triton.jit function's name) that the compiled code must hold: Dynamo
+    # traced their launch into a graph, so Inductor compiled them with the ops around them. A graph break at the
+    # launch, or a launch outside compiled code, runs the kernel eagerly and leaves it out.
+    user_kernels: list[str] = field(default_factory=list)
     # With a baseline: more compile time is a regression only where `diff` calls it a change (not noise).
     compile_time: TimeThreshold = TimeThreshold()
 
@@ -218,6 +222,18 @@ def _library_note(counted: int, total: int) -> str:
     return f" ({total - counted} more in Python's own library, not counted)" if total > counted else ""
 
 
+def _compiled(facts: RunFacts, name: str) -> list[dict[str, Any]]:
+    return [k for k in facts.user_kernels or () if k["name"] == name]
+
+
+def _compiled_where(facts: RunFacts, name: str) -> str:
+    """"scaled_add_kernel compiled in [0/0], [0/1] (n symbolic), launched at prog.py:34"."""
+    found = _compiled(facts, name)
+    ids = ", ".join(k["compile_id"] + (f" ({', '.join(k['symbolic'])} symbolic)" if k["symbolic"] else "") for k in found)
+    launched = sorted({at for k in found for at in k["launched_at"]})
+    return f"{name} compiled in {ids}" + (f", launched at {', '.join(launched)}" if launched else "")
+
+
 def _where(rank: int | None) -> str:
     return "" if rank is None else f"rank {rank}: "
 
@@ -345,6 +361,26 @@ def evaluate(runs: dict[int | None, RunFacts], rules: Rules,
                                                  for n in _drawn(f)]),
                      0, lambda v, lim: v > lim, lambda v: count(v, "line") + " drawing Inductor's random numbers",
                      others="line")
+
+    for name in rules.user_kernels:
+        unkept = [rank for rank, facts in runs.items() if facts.user_kernels is None]
+        if unkept:  # asked for and not checkable: fail
+            results.append(RuleResult("user-kernel", f"{name} in the compiled code", False,
+                                      f"user-kernel: {_where(unkept[0])}the facts were saved by a compilescope "
+                                      "that did not keep the user's kernels: check the log itself"))
+            continue
+        missing = [rank for rank, facts in runs.items() if not _compiled(facts, name)]
+        if missing:
+            others = sorted({k["name"] for k in runs[missing[0]].user_kernels or ()})
+            results.append(RuleResult("user-kernel", f"{name} in the compiled code", False,
+                                      f"user-kernel: {_where(missing[0])}no compiled code in the log holds your Triton kernel "
+                                      f"{name}: Dynamo did not trace its launch into a graph (a graph break at it, or a "
+                                      "launch outside the compiled function: it ran eagerly), or the log lacks the code "
+                                      "(inductor_output_code)"
+                                      + (f"; the code holds {', '.join(others)}" if others else "")))
+        else:
+            results.append(RuleResult("user-kernel", f"{name} in the compiled code", True,
+                                      "; ".join(f"{_where(rank)}{_compiled_where(facts, name)}" for rank, facts in runs.items())))
 
     if rules.no_warnings:
         unrecorded = [rank for rank, facts in runs.items() if facts.warnings is None]

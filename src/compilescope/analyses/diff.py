@@ -338,6 +338,10 @@ class RunFacts:
     # The AOTInductor packages compiled (analyses/aoti.py), in log order: {call (the user's line, or null), accepts
     # (the inputs the wrapper checks: "x: Float [2..64, 16] cpu")}. Empty in facts saved before they were kept.
     aoti_packages: list[dict[str, Any]] = field(default_factory=list)
+    # The user's own Triton kernels the compiled code holds (analyses/user_kernels.py): {name, compile_id, frame,
+    # launched_at ("prog.py:34"), symbolic (its scalar arguments passed as size symbols)}. None in facts saved before
+    # they were kept.
+    user_kernels: list[dict[str, Any]] | None = None
     # The lines whose compiled results differ from eager's (analyses/numerics.py): {kind ("random" | "precision"),
     # file, line, function, code, dtype, frame}. None in facts saved before they were kept (not compared).
     numerics: list[dict[str, Any]] | None = None
@@ -792,6 +796,9 @@ def run_facts(results: Results) -> RunFacts:
                       "declared": c.declared, "guard": c.guard, "value": c.value,
                       "at": c.location.short if c.location else None} for c in exported.dim_conflicts],
         aoti_packages=[{"call": p.call.short if p.call else None, "accepts": p.accepts} for p in found.aoti.packages],
+        user_kernels=[{"name": k.name, "compile_id": k.compile_id, "frame": frame_of_cid.get(k.compile_id),
+                       "launched_at": [u.short for u in k.launched_at], "symbolic": [a.name for a in k.symbolic]}
+                      for k in found.user_kernels.kernels],
     )
 
 

@@ -64,6 +64,11 @@ class CheckCommand:
                             help="fail if compiled code draws random numbers with Inductor's generator "
                                  "(torch._inductor.config.fallback_random off: dropout, torch.rand): its results cannot "
                                  "match eager's under the same seed")
+        parser.add_argument("--user-kernel", action="append", default=[], metavar="NAME",
+                            help="fail unless the compiled code holds your own Triton kernel NAME (its @triton.jit "
+                                 "function's name; repeat for several): Dynamo traced its launch into a graph, so "
+                                 "Inductor compiled it with the ops around it. A graph break at the launch runs it "
+                                 "eagerly instead. A pass names the compiles holding it and whether its sizes were symbolic")
         parser.add_argument("--no-warnings", action="store_true",
                             help="fail if torch printed any warning (recorded by `compilescope run` or capture(), or read "
                                  "from the run's stderr saved as output.txt beside its log), or raised an error the "
@@ -109,11 +114,12 @@ class CheckCommand:
                       no_failures=args.no_failures, no_export_issues=args.no_export_issues,
                       max_compile_seconds=args.max_compile_seconds, max_autotune_seconds=args.max_autotune_seconds,
                       no_cudagraph_skips=args.no_cudagraph_skips, no_inductor_random=args.no_inductor_random,
-                      no_warnings=args.no_warnings,
+                      no_warnings=args.no_warnings, user_kernels=args.user_kernel,
                       no_new_warnings=args.no_new_warnings, no_rank_divergence=args.no_rank_divergence,
                       compile_time=time_threshold(args))
         no_rule = not (args.no_failures or args.no_export_issues or args.baseline or args.no_cudagraph_skips
-                       or args.no_inductor_random or args.no_warnings or args.no_rank_divergence) and all(
+                       or args.no_inductor_random or args.no_warnings or args.no_rank_divergence
+                       or args.user_kernel) and all(
             v is None for v in (args.max_graph_breaks, args.max_recompiles, args.max_avoidable_recompiles,
                                 args.max_compile_seconds, args.max_autotune_seconds))
         if no_rule:
