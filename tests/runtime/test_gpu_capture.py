@@ -634,3 +634,65 @@ def test_the_comparison_names_a_library_kernel_as_the_headline_does(tmp_path, ca
         label = "cuBLAS float32 GEMM, split-K" if n in split else "cuBLAS float32 GEMM"
         assert f'<span class="rt-library" title="{n}">{label}</span>' in table
     assert not [r for r in table_rows(table) if r and r[0].startswith("sm80_xmma")]
+
+
+def _union(intervals: list[tuple[float, float]]) -> float:
+    total, end = 0.0, float("-inf")
+    for s, e in sorted(intervals):
+        if e > end:
+            total, end = total + e - max(s, end), e
+    return total
+
+
+def test_a_gpu_profiles_first_graph_calls_are_slow_calls_for_the_gpu_idle_they_cost():
+    """capture_profile: 5 steps, compiled inside the profile. Each graph's first call (forward, and backward inside
+    the autograd engine's CompiledFunctionBackward range) is its compile's first run: outside the compile ranges in it
+    the GPU still waits ~134 ms (forward) and ~36 ms (backward), against ~1 ms for a steady call. No kernel's own calls
+    differ so (the GPU runs a kernel as fast the first time): the slow calls of a GPU profile are its graph calls."""
+    with gzip.open(cuda211("capture_profile.profile.json.gz"), "rt") as f:
+        events = [e for e in json.load(f)["traceEvents"] if e.get("ph") == "X"]
+    gpu = [(e["ts"], e["ts"] + e["dur"]) for e in events if e["cat"] in ("kernel", "gpu_memcpy", "gpu_memset")]
+    first, last = min(s for s, _ in gpu), max(e for _, e in gpu)
+    # torch.compile's own ranges: "... (dynamo_timed)", "<step>_data: compile_id=0/0", "dynamo", "entire_frame_compile"
+    compiling = [(e["ts"], e["ts"] + e["dur"]) for e in events if e["cat"] in ("cpu_op", "user_annotation")
+                 and (e["name"].endswith(" (dynamo_timed)") or "_data: " in e["name"]
+                      or e["name"] in ("dynamo", "entire_frame_compile"))]
+    backward = [(e["ts"], e["ts"] + e["dur"]) for e in events if e["cat"] == "cpu_op"
+                and e["name"].startswith("autograd::engine::evaluate_function: CompiledFunctionBackward")]
+    calls: dict[bool, list[float]] = {False: [], True: []}
+    for e in sorted((e for e in events if e["cat"] == "cpu_op" and e["name"].startswith("## Call CompiledFxGraph")),
+                    key=lambda e: e["ts"]):
+        a, b = max(e["ts"], first), min(e["ts"] + e["dur"], last)
+        inside = [(max(s, a), min(t, b)) for s, t in compiling if t > a and s < b]
+        calls[any(s <= e["ts"] < t for s, t in backward)].append(b - a - _union(inside))
+    assert [len(c) for c in calls.values()] == [5, 5]
+    p = _runtime(cuda211("capture_profile.log.gz"), cuda211("capture_profile.profile.json.gz")).profiles[0]
+    found = {s.name: s for s in p.slow_calls}
+    assert set(found) == {"[0/0]'s forward graph call", "[0/0]'s backward graph call"}
+    for backward, name in ((False, "[0/0]'s forward graph call"), (True, "[0/0]'s backward graph call")):
+        s = found[name]
+        assert s.kind == "graph call" and s.calls == 5
+        assert s.median_us == pytest.approx(sorted(calls[backward])[2], abs=0.01)
+        [slow] = s.slow
+        assert (slow.nth, slow.first_in_graph, slow.after_compile) == (1, True, True)
+        assert slow.us == pytest.approx(calls[backward][0], abs=0.01) and slow.us > 30_000  # tens of ms, not ~1 ms
+    # the steady state the finding gives: the run less what the two first calls took over their medians
+    over = sum(c[0] - sorted(c)[2] for c in calls.values())
+    assert p.slow_us == pytest.approx(over, abs=0.05)
+    _, detail = runtime_finding(p)
+    assert f"{format_us(over)} over the median, {over / p.run_us:.0%} of the run" in detail
+    assert "far longer than their graphs' median calls (a first call's warm-up: loading its kernels" in detail
+
+
+def test_a_warmed_up_gpu_profile_has_no_slow_calls_though_its_first_call_waited_on_the_profiler():
+    """profile_launch_bound: warmed up, 20 calls. The first graph range lasts 2.5 ms against ~150 µs (the profiler's
+    start inside it), but its first kernel starts 2.2 ms into it: that wait is before the GPU timeline begins, so it
+    costs the run nothing and is no slow call; no kernel's call is 10x its median either."""
+    with gzip.open(cuda211("profile_launch_bound.profile.json.gz"), "rt") as f:
+        events = [e for e in json.load(f)["traceEvents"] if e.get("ph") == "X"]
+    calls = sorted((e for e in events if e["cat"] == "cpu_op" and e["name"].startswith("## Call CompiledFxGraph")),
+                   key=lambda e: e["ts"])
+    first_kernel = min(e["ts"] for e in events if e["cat"] == "kernel")
+    assert calls[0]["dur"] > 10 * sorted(e["dur"] for e in calls)[10] and first_kernel - calls[0]["ts"] > 2000
+    p = _runtime(cuda211("profile_launch_bound.log.gz"), cuda211("profile_launch_bound.profile.json.gz")).profiles[0]
+    assert p.slow_calls == [] and p.slow_said == ""

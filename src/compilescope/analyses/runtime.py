@@ -247,6 +247,7 @@ class ProfileCompile:
 SLOW_CALL_FACTOR = 10.0
 SLOW_CALL_MIN_US = 1000.0
 SLOW_CALL_MIN_CALLS = 3
+GRAPH_CALL = "graph call"  # a SlowCalls of a GPU timeline: a compiled graph's whole call (_slow_graph_calls)
 
 
 @dataclass
@@ -330,7 +331,7 @@ class ProfileRuntime:
     idle_by_part: list[PartIdle] = field(default_factory=list)
     compiles: list[ProfileCompile] = field(default_factory=list)  # the compiles it covers, in the order they ran
     backward: bool = False  # the log compiled a backward graph: a warm-up step is a forward and a backward
-    slow_calls: list[SlowCalls] = field(default_factory=list)  # CPU timeline: most time over the median first
+    slow_calls: list[SlowCalls] = field(default_factory=list)  # most time over the median first (GPU: graph calls)
 
     @property
     def recompiles(self) -> int:
@@ -351,10 +352,12 @@ class ProfileRuntime:
         kernels = "; ".join(s.said for s in self.slow_calls[:3]) + ("; ..." if len(self.slow_calls) > 3 else "")
         share = self.slow_us / self.run_us if self.run_us else 0.0
         run = "the run" if self.run_share_known else "the profile"
-        whose = "its kernel's median call" if n == 1 else "their kernel's median call" if len(self.slow_calls) == 1 \
-            else "their kernels' median calls"
-        return (f"{count(n, 'call')} far longer than {whose} (a first call's warm-up, a page fault, a thread pool waking "
-                f"up): {kernels}; {format_us(self.slow_us)} over the median, {share:.0%} of {run}: in a steady state it would take "
+        what = "graph" if all(s.kind == GRAPH_CALL for s in self.slow_calls) else "kernel"
+        whose = f"its {what}'s median call" if n == 1 else f"their {what}'s median call" if len(self.slow_calls) == 1 \
+            else f"their {what}s' median calls"
+        why = ("a first call's warm-up: loading its kernels and libraries while the GPU waits" if what == "graph"
+               else "a first call's warm-up, a page fault, a thread pool waking up")
+        return (f"{count(n, 'call')} far longer than {whose} ({why}): {kernels}; {format_us(self.slow_us)} over the median, {share:.0%} of {run}: in a steady state it would take "
                 f"{format_us(self.run_us - self.slow_us)}, not {format_us(self.run_us)}")
 
     @property
@@ -897,6 +900,11 @@ class _Rows:
         self.compile_spans: list[tuple[float, float, str | None]] = []  # _compile_spans of every thread
         # A kernel row's calls on a CPU timeline: (start, time) of each, for SlowCalls. By id: a row is unhashable.
         self.timed: dict[int, tuple[KernelRow, list[tuple[float, float]]]] = {}
+        # A GPU timeline's graph calls, (graph key, start, end, in a backward), its compile ranges and each GPU's span
+        # (first kernel start, last kernel end): for _slow_graph_calls.
+        self.graph_calls: list[tuple[str, float, float, bool]] = []
+        self.compiling: list[tuple[float, float]] = []
+        self.gpu_spans: list[tuple[float, float]] = []
 
     def time_call(self, row: KernelRow, start: float, us: float) -> None:
         self.timed.setdefault(id(row), (row, []))[1].append((start, us))
@@ -1057,6 +1065,8 @@ def _gpu_rows(profile: Profile, threads: dict[tuple, list[ProfileEvent]], rows: 
             if e.correlation is not None and e.cat in _LAUNCH_CATEGORIES:
                 launches[e.correlation] = (ctx, e.name == GRAPH_LAUNCH)
             parent = parents[i]
+            if (g := GRAPH_RANGE.match(e.name)) and not ctx.compiling:
+                rows.graph_calls.append((g["key"], e.ts, e.end, _in_backward(evs, parents, i)))
             if ctx.compiling and (parent is None or not contexts[parent].compiling):
                 compiling.append((e.ts, e.end))
     devices: dict[Any, list[ProfileEvent]] = {}
@@ -1093,6 +1103,7 @@ def _gpu_rows(profile: Profile, threads: dict[tuple, list[ProfileEvent]], rows: 
                 rows.add(EAGER, e.name, ctx, e.dur, 1, op=ctx.op)
             busy += e.dur
         first, last = min(e.ts for e in evs), max(e.end for e in evs)
+        rows.gpu_spans.append((first, last))
         # A run cut out of a profile: its kernels only (the gaps hold the other run's kernels).
         ran = [(e.ts, e.end) for e in evs]
         idle = 0.0 if profile.part_of else (last - first) - _union(ran)
@@ -1104,7 +1115,18 @@ def _gpu_rows(profile: Profile, threads: dict[tuple, list[ProfileEvent]], rows: 
         rows.add(COMPILE, COMPILING, _Context(None, None, None, None), waiting, 0)
         rows.add(IDLE, GPU_IDLE, _Context(None, None, None, None), idle - waiting, 0)
         total += busy + idle
+    rows.compiling = compiling
     return total, len(devices)
+
+
+def _in_backward(evs: list[ProfileEvent], parents: list[int | None], i: int) -> bool:
+    """A graph call the autograd engine made (inside its CompiledFunctionBackward range): the backward graph."""
+    p = parents[i]
+    while p is not None:
+        if "Backward" in evs[p].name:
+            return True
+        p = parents[p]
+    return False
 
 
 def profile_runtime(trace: Trace, provenance: Provenance, profile: Profile, index: _LogIndex | None = None) -> ProfileRuntime:
@@ -1171,7 +1193,7 @@ def profile_runtime(trace: Trace, provenance: Provenance, profile: Profile, inde
         wall_us=profile.wall_us, other_run=not matched and any(r.kind in IN_GRAPH for r in kernels),
         stopped=profile.stopped, not_joined=not_joined, no_lines=None if lines else _no_lines(kernels),
         compiles=_compiles(rows.compile_spans, index) if matched else [], backward=index.backward,
-        slow_calls=_slow_calls(rows) if matched else [],
+        slow_calls=(_slow_graph_calls(rows) if on_gpu else _slow_calls(rows)) if matched else [],
     )
     _run_shares(result)
     return result
@@ -1216,6 +1238,45 @@ def _slow_calls(rows: _Rows) -> list[SlowCalls]:
         if slow:
             kernel = group[0][0]
             found.append(SlowCalls(kernel.name, kernel.kind, kernel.user_lines, len(group), median, slow))
+    return sorted(found, key=lambda f: -f.over_median_us)
+
+
+def _slow_graph_calls(rows: _Rows) -> list[SlowCalls]:
+    """On a GPU timeline, the compiled graphs' calls that took far longer than their graph's median call.
+
+    A GPU kernel's calls take the same time, first call or not (none of the H200 profiles has one 3x its median):
+    what a first call's warm-up (loading its kernels, cuBLAS's handle, CUDA graphs' recording) costs is GPU idle while
+    the CPU is busy. So a call's time is its graph range's wall time on the GPU timeline: inside a GPU's span (first
+    kernel to last), less the compile ranges in it (compiling's own row already holds those). capture_profile's
+    first forward call spent 134 ms so, against a median call of 1.09 ms."""
+    compile_ranges = sorted(rows.compiling)
+    groups: dict[tuple[str, bool], list[tuple[float, float, float]]] = {}
+    for key, start, end, backward in sorted(rows.graph_calls, key=lambda c: c[1]):
+        us = 0.0
+        for first, last in rows.gpu_spans:
+            a, b = max(start, first), min(end, last)
+            if b > a:
+                us += (b - a) - _union([(max(s, a), min(e, b)) for s, e in compile_ranges if e > a and s < b])
+        groups.setdefault((key, backward), []).append((start, end, us))
+    compiled_at: dict[CompileId, float] = {}  # a compile in the profile: when it started
+    for start, _, text in rows.compile_spans:
+        cid = rows.index.compile_id(text) if text else None
+        if cid is not None:
+            compiled_at[cid] = min(start, compiled_at.get(cid, start))
+    found = []
+    for (key, backward), calls in groups.items():
+        if len(calls) < SLOW_CALL_MIN_CALLS:
+            continue
+        median = statistics.median(us for _, _, us in calls)
+        cid = rows.index.graph_cid.get(key)
+        # The first call after its compile in this profile: the compile ran before it or inside it (autotuning).
+        compiled_before = cid is not None and cid in compiled_at and compiled_at[cid] <= calls[0][1]
+        slow = [SlowCall(cid, n, us, n == 1, n == 1 and compiled_before)
+                for n, (_, _, us) in enumerate(calls, 1)
+                if us >= SLOW_CALL_FACTOR * median and us - median >= SLOW_CALL_MIN_US]
+        if slow:
+            name = f"{cid or 'graph ' + key[:8]}'s {'backward' if backward else 'forward'} graph call"
+            found.append(SlowCalls(name, GRAPH_CALL, [], len(calls), median, slow))
     return sorted(found, key=lambda f: -f.over_median_us)
 
 
