@@ -42,7 +42,7 @@ from .status import MISSING, counts_text, status_counts
 from .unread import Unread
 from .torch_warnings import TorchWarnings, backward_error
 from .userloc import UserLocation, called_at_text, code_origin, export_call, is_python_library_file, is_torch_file
-from ..wording import and_list, count, format_kernel_time, format_seconds, format_seconds_change, possessive, times
+from ..wording import and_list, count, format_kernel_time, format_seconds, format_seconds_change, format_us, possessive, times
 from ..model.records import dataclass
 
 if TYPE_CHECKING:
@@ -345,6 +345,10 @@ class RunFacts:
     # The lines whose compiled results differ from eager's (analyses/numerics.py): {kind ("random" | "precision"),
     # file, line, function, code, dtype, frame}. None in facts saved before they were kept (not compared).
     numerics: list[dict[str, Any]] | None = None
+    # The run's profile, when one was read with its log (runtime.runtime_facts): {profile, timeline, part, run_us,
+    # idle_us, graph_launches, slow_us, graphs: [{compile_id, calls, kernels_us}]}; {profile, not_joined} for one of
+    # another run. None: no profile.
+    runtime: dict[str, Any] | None = None
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -799,7 +803,16 @@ def run_facts(results: Results) -> RunFacts:
         user_kernels=[{"name": k.name, "compile_id": k.compile_id, "frame": frame_of_cid.get(k.compile_id),
                        "launched_at": [u.short for u in k.launched_at], "symbolic": [a.name for a in k.symbolic]}
                       for k in found.user_kernels.kernels],
+        runtime=_runtime_facts(results),
     )
+
+
+def _runtime_facts(results: Results) -> dict[str, Any] | None:
+    if results.runtime is None:
+        return None
+    from .runtime import runtime_facts  # here: the profile join is for runs read with a profile only
+
+    return runtime_facts(results.runtime)
 
 
 def _cudagraph_use_changes(a: RunFacts, b: RunFacts, result: RunDiff) -> list[Change]:
@@ -948,6 +961,66 @@ def _aoti_changes(a: list[dict[str, Any]], b: list[dict[str, Any]]) -> list[Chan
     return out
 
 
+# Two profiles of one program differ by a few percent from run to run: a graph's kernel time per call, or the GPU time
+# per call, is a change from this ratio on; the GPU's idle share from this many points.
+RUNTIME_RATIO = 1.2
+RUNTIME_IDLE_POINTS = 0.10
+
+
+def _runtime_changes(a: RunFacts, b: RunFacts, result: RunDiff, sides: tuple[str, str]) -> list[Change]:
+    """What changed in run time between the two runs' profiles: per compile id in both, its kernel time per call
+    (profiles of 20 calls and of 5 compare so); where each ran one compile id, the GPU time per call (kernels and the
+    idle between them); and the GPU's idle share. A side without a profile: a note, nothing compared."""
+    ra, rb = a.runtime, b.runtime
+    if ra is None and rb is None:
+        return []
+    if ra is None or rb is None:
+        result.notes.append(f"run time not compared: only {sides[0] if ra else sides[1]} was read with a profile "
+                            "(a profile beside each log, or --profile-a/--profile-b)")
+        return []
+    for side, r in zip(sides, (ra, rb)):
+        if "not_joined" in r:
+            result.notes.append(f"run time not compared: {possessive(side)} profile {r['profile']} is not joined to its "
+                                f"log ({r['not_joined']})")
+            return []
+    ga, gb = {g["compile_id"]: g for g in ra["graphs"]}, {g["compile_id"]: g for g in rb["graphs"]}
+    rows: list[dict[str, Any]] = []
+    for cid in [c for c in ga if c in gb]:
+        x, y = ga[cid], gb[cid]
+        if x["calls"] and y["calls"]:
+            rows.append({"compile_id": cid, "a_us": round(x["kernels_us"] / x["calls"], 3), "a_calls": x["calls"],
+                         "b_us": round(y["kernels_us"] / y["calls"], 3), "b_calls": y["calls"]})
+    said = [f"{r['compile_id']} kernels {format_us(r['a_us'])} → {format_us(r['b_us'])} per call" for r in rows]
+    changed = any(_ratio(r["a_us"], r["b_us"]) >= RUNTIME_RATIO for r in rows)
+    per_call = None
+    if len(ga) == len(gb) == 1 and rows:  # one graph: a call of it is a step of the run
+        per_call = (ra["run_us"] / rows[0]["a_calls"], rb["run_us"] / rows[0]["b_calls"])
+        said.insert(0, f"{ra['timeline'].upper()} time {format_us(per_call[0])} → {format_us(per_call[1])} per call")
+        changed = changed or _ratio(*per_call) >= RUNTIME_RATIO
+    idle = None
+    if ra["timeline"] == rb["timeline"] == "gpu" and ra["run_us"] and rb["run_us"]:
+        idle = (ra["idle_us"] / ra["run_us"], rb["idle_us"] / rb["run_us"])
+        said.append(f"GPU idle {idle[0]:.0%} → {idle[1]:.0%}")
+        changed = changed or abs(idle[1] - idle[0]) >= RUNTIME_IDLE_POINTS
+    only = [c for c in ga if c not in gb] + [c for c in gb if c not in ga]
+    if only:
+        said.append(f"ran in one profile only: {', '.join(only[:4])}")
+    text = "; ".join(said) or "no compiled graph in either profile"
+    if not changed:
+        result.notes.append(f"run time (profiles {ra['profile']} → {rb['profile']}): {text}; not a change (under "
+                            f"{RUNTIME_RATIO:g}x, and the idle share within {RUNTIME_IDLE_POINTS:.0%})")
+        return []
+    detail = {"profile_a": ra["profile"], "profile_b": rb["profile"], "graphs": rows,
+              "per_call_us": list(per_call) if per_call else None, "idle_share": list(idle) if idle else None}
+    return [Change("runtime", "changed", f"run time: {text}", None, ra["run_us"], rb["run_us"], detail)]
+
+
+def _ratio(x: float, y: float) -> float:
+    """The slower of two times over the faster (inf when one is 0 and the other is not)."""
+    lo, hi = sorted((x, y))
+    return 1.0 if hi == 0 else math.inf if lo == 0 else hi / lo
+
+
 def _crash(found: list[Crash], frame_of_cid: dict[str, str]) -> dict[str, Any] | None:
     """The process's crash (a log is one process's: it has one at most), with the frame whose compiled code ran. A
     native crash only: an uncaught exception is not one for diff and check's no-crash (a program that raises a
@@ -991,7 +1064,7 @@ def _warnings(printed: TorchWarnings, frame_of_cid: dict[str, str]) -> list[dict
 
 # A crash first: a run that died is the change that matters most, and its log stops there (what it lacks after may
 # read as changes below).
-SECTIONS = ("crash", "environment", "frames", "graph_breaks", "recompiles", "graphs", "numerics", "checkpointing", "compile_time", "autotuning", "cudagraphs",
+SECTIONS = ("crash", "environment", "frames", "graph_breaks", "recompiles", "graphs", "numerics", "checkpointing", "compile_time", "autotuning", "cudagraphs", "runtime",
             "warnings", "caches", "failures", "dynamic_shapes")
 SECTION_LABELS = {
     "crash": "Crash",
@@ -1005,6 +1078,7 @@ SECTION_LABELS = {
     "compile_time": "Compile time",
     "autotuning": "Autotuning",
     "cudagraphs": "CUDA graphs",
+    "runtime": "Run time (profiles)",
     "warnings": "Warnings torch printed",
     "caches": "Caches",
     "failures": "Failures",
@@ -1891,6 +1965,7 @@ def diff_runs(a: RunFacts, b: RunFacts, threshold: TimeThreshold = TimeThreshold
     changes.extend(_aoti_changes(a.aoti_packages, b.aoti_packages))
     changes.extend(_checkpointing_changes(a, b))
     changes.extend(_numerics_changes(a, b))
+    changes.extend(_runtime_changes(a, b, result, sides))
     # In the order of SECTIONS, as `sections` lists them and the terminal and page show them (stable: in each
     # section, the order found).
     _say_library_changes(a, b, result)

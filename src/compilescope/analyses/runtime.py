@@ -1619,3 +1619,31 @@ def runtime_finding(p: ProfileRuntime) -> tuple[str, str]:
         if len(again) < len(p.compiles) or not p.compiles:
             detail += f"; profile after a first step{' (forward and backward)' if p.backward else ''} to leave the compile out"
     return title, detail
+
+
+def runtime_facts(runtime: Runtime | None) -> dict[str, Any] | None:
+    """What `diff` compares of a run's profile: its first profile joined to the log ({profile, not_joined} where none
+    was; None: no profile read). Per compile id, its graphs' calls and kernel time (a compile's forward and backward
+    are one: each step calls both), and the GPU time of the run per call where one graph ran: a profile of 20 calls
+    and one of 5 compare per call. A profile holding an eager and a compiled run (split_runs) gives its compiled
+    part's time and idle."""
+    if not runtime:
+        return None
+    p = next((p for p in runtime.profiles if p.matched), None)
+    if p is None:  # read, but of another run or of no compiled graph: nothing of it to compare
+        other = runtime.profiles[0]
+        return {"profile": other.source.rsplit("/", 1)[-1], "not_joined": other.not_joined or "not joined to the log"}
+    part = next((i for i in p.idle_by_part if i.part == "compiled"), None)
+    graphs: dict[str, dict[str, Any]] = {}
+    for g in p.graphs:
+        if not g.in_graph:
+            continue
+        cid = str(g.compile_id) if g.compile_id else str(g.key or g.region)
+        row = graphs.setdefault(cid, {"compile_id": cid, "calls": 0, "kernels_us": 0.0})
+        row["calls"] = max(row["calls"], g.calls)  # (forward and backward: one call of each per step)
+        row["kernels_us"] = round(row["kernels_us"] + g.kernels_us, 3)
+    run_us = part.run_us if part is not None else p.run_us
+    idle_us = part.idle_us if part is not None else sum(k.total_us for k in p.kernels if k.name == GPU_IDLE)
+    return {"profile": p.source.rsplit("/", 1)[-1], "timeline": p.timeline, "part": "compiled" if part else None,
+            "run_us": round(run_us, 3), "idle_us": round(idle_us, 3), "graph_launches": p.graph_launches,
+            "slow_us": round(p.slow_us, 3), "graphs": sorted(graphs.values(), key=lambda g: -g["kernels_us"])}

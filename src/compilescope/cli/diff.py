@@ -46,13 +46,15 @@ def side_logs(path: str) -> tuple[list[tuple[int | None, str]], list[str]]:
 
 def read_side(path: str, report_dir: str | None = None, overwrite: bool = False,
               covers: str = "diff", side: str = "", not_read: dict[int, str] | None = None,
-              summaries: list[RankSummary] | None = None) -> dict[int | None, RunFacts]:
+              summaries: list[RankSummary] | None = None, profile: str | None = None,
+              profile_beside_log: bool = False) -> dict[int | None, RunFacts]:
     """The facts of every rank of one side; with report_dir, each rank's report is written there too. A log not read
     in full gets a warning on stderr, saying what `covers` (the diff, the check) is missing; side ("A", "B",
     "baseline") names the side in it. With not_read, a rank whose log cannot be read at all (empty, not a log) is put
     there (rank -> why) and the other ranks are read; without it, or when no rank can be read, that is an error.
     With summaries, each rank's summary (what the ranks' divergence analysis reads) is put there, as a multi-rank
-    report's landing page is made of them."""
+    report's landing page is made of them. profile: a torch.profiler trace of a one-log side's run; with
+    profile_beside_log and none given, the one beside its log (ingest/profile.py profile_beside), if any."""
     from ..analyses.rank_summary import empty_rank, failed_rank, summarize_rank
     from ..report_writer import write_report  # here: it imports the HTML renderer, needed only with -o
 
@@ -77,8 +79,9 @@ def read_side(path: str, report_dir: str | None = None, overwrite: bool = False,
                 summaries.append(empty_rank(rank, location.absolute(log)) if empty
                                  else failed_rank(rank, location.absolute(log), not_read[rank]))
             continue
+        profiles = _side_profiles(log, profile, profile_beside_log) if len(logs) == 1 else []
         with trace:
-            results = analyze(trace)  # once: the facts, the warning and the report are all made from it
+            results = analyze(trace, profiles)  # once: the facts, the warning and the report are all made from it
             facts[rank] = run_facts(results)
             assert results.insights is not None  # analyze() always computes them
             if warning := unread_line(results.insights.unread, log, covers, f"{side}: rank {rank}" if side and rank is not None else side):
@@ -99,6 +102,19 @@ def read_side(path: str, report_dir: str | None = None, overwrite: bool = False,
         for relpath, content in LandingRenderer.from_results(ranks).render():
             landing.write(relpath, content)
     return facts
+
+
+def _side_profiles(log: str, given: str | None, beside: bool) -> list:
+    """The profile of a side's one log, read: the one given, else (beside) the one beside the log; [] for none."""
+    from ..ingest.profile import profile_beside, read_profiles  # here: the profile reader is for runs with one
+
+    path = given or (profile_beside(log) if beside else None)
+    if path is None:
+        return []
+    if not given:
+        print(f"compilescope: run time from the profile beside {os.path.basename(log)}: {os.path.basename(path)}",
+              file=sys.stderr)
+    return read_profiles([path])
 
 
 def add_threshold_arguments(parser: argparse.ArgumentParser, condition: str = "") -> tuple[Any, Any]:
@@ -139,6 +155,11 @@ class DiffCommand:
         parser.add_argument("--overwrite", action="store_true", help="replace OUT if it exists")
         parser.add_argument("--json", action="store_true", help="print the diff as JSON (docs/diff-schema.md)")
         parser.add_argument("--no-browser", action="store_true", help="with -o: do not open the page")
+        parser.add_argument("--profile-a", metavar="PROFILE.json",
+                            help="a torch.profiler trace of A's run (default: the one beside A's log, "
+                                 "<name>.profile.json[.gz] or capture()'s profile.json.gz): adds the run time per graph")
+        parser.add_argument("--profile-b", metavar="PROFILE.json", help="the same for B")
+        parser.add_argument("--no-profiles", action="store_true", help="compare no run time, even with profiles beside the logs")
         add_threshold_arguments(parser)
 
     def run(self, args: argparse.Namespace) -> int:
@@ -177,7 +198,8 @@ def _compare(args: argparse.Namespace, threshold: TimeThreshold, output: OutputD
     for name, path in (("a", args.a), ("b", args.b)):
         not_read.append({})
         sides.append(read_side(path, os.path.join(output.path, name) if output else None, True, side=name.upper(),
-                               not_read=not_read[-1]))
+                               not_read=not_read[-1], profile=getattr(args, f"profile_{name}"),
+                               profile_beside_log=not args.no_profiles))
     # Each side by its absolute name: a URL is its own (os.path.abspath made memory://x/a.log ./memory:/x/a.log).
     report = diff_report(location.absolute(args.a), location.absolute(args.b), sides[0], sides[1], threshold,
                          not_read[0], not_read[1])

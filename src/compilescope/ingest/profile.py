@@ -190,3 +190,28 @@ def read_profiles(paths: list[str]) -> list[Profile]:
             print(f"compilescope: {path}: {note}", file=sys.stderr)
         profiles.append(profile)
     return profiles
+
+
+# capture(profile=True) writes its trace as this, beside the log (capture.PROFILE_NAME)
+CAPTURED_PROFILE = "profile.json.gz"
+
+
+def profile_beside(log: str) -> str | None:
+    """The profile of a log's run lying beside it: `<name>.profile.json[.gz]` for `<name>.log[.gz]` (a program that
+    records its own profile beside its log), else capture()'s `profile.json.gz` where the log is alone in its
+    directory with it (several logs there: whose it is, nothing says). None: none, or a log that is no local file."""
+    if not os.path.isfile(log):
+        return None
+    folder, name = os.path.split(os.path.abspath(log))
+    stem = name
+    for ending in (".gz", ".log", ".txt"):
+        stem = stem.removesuffix(ending)
+    for candidate in (f"{stem}.profile.json.gz", f"{stem}.profile.json"):
+        if os.path.isfile(os.path.join(folder, candidate)):
+            return os.path.join(folder, candidate)
+    captured = os.path.join(folder, CAPTURED_PROFILE)
+    if os.path.isfile(captured):
+        logs = [n for n in os.listdir(folder) if n.endswith((".log", ".log.gz"))]
+        if logs == [name]:
+            return captured
+    return None

@@ -1,0 +1,128 @@
+"""`compilescope diff A B` with the runs' profiles (tests/data/cuda_torch211, an H200): each side's profile is the
+one beside its log (`<name>.profile.json.gz`) or the one given, and the diff says what changed in run time per call.
+
+Expected values are read from the raw profiles with json: kernel durations, graph ranges, the GPU's span.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import shutil
+
+import pytest
+
+from ..conftest import cuda211, run_cli
+
+
+def _events(name: str) -> list[dict]:
+    with gzip.open(cuda211(f"{name}.profile.json.gz"), "rt") as f:
+        return [e for e in json.load(f)["traceEvents"] if e.get("ph") == "X"]
+
+
+def _union(intervals: list[tuple[float, float]]) -> float:
+    total, end = 0.0, float("-inf")
+    for s, e in sorted(intervals):
+        if e > end:
+            total, end = total + e - max(s, end), e
+    return total
+
+
+def _diff_json(capsys, *args) -> tuple[int, dict]:
+    capsys.readouterr()
+    rc = run_cli("diff", *args, "--json")
+    [run] = json.loads(capsys.readouterr().out)["ranks"]  # two single logs: one pair
+    return rc, run
+
+
+def test_diff_reads_the_profile_beside_each_log_and_compares_the_run_per_call(capsys):
+    """The same MLP in the default mode (A: 20 calls, one profile) and with reduce-overhead (B: 5 CUDA graph replays
+    in the profile's "compiled" range, after 5 eager calls). Per call, [0/0]'s kernels take 29.5 µs in A and 30.3 µs
+    in B (B's replays, its input copy left to the graph's wrapper), and the GPU ~226 µs against ~222 µs: CUDA graphs
+    did not make these calls faster, as profiled; said as a note, not a change, beside the CUDA graphs change."""
+    a = _events("profile_launch_bound")
+    a_kernels = [e for e in a if e["cat"] == "kernel"]
+    a_span = max(e["ts"] + e["dur"] for e in a_kernels) - min(e["ts"] for e in a_kernels)
+    a_calls = sum(1 for e in a if e["cat"] == "cpu_op" and e["name"].startswith("## Call CompiledFxGraph"))
+    assert a_calls == 20
+    b = _events("profile_cudagraphs")
+    graphs = [e for e in b if e["cat"] == "cpu_op" and e["name"].startswith("## Call CompiledFxGraph")]
+    replays = {e["args"]["correlation"] for e in b if e["name"] == "cudaGraphLaunch"
+               and any(g["ts"] <= e["ts"] < g["ts"] + g["dur"] for g in graphs)}
+    b_replayed = sum(e["dur"] for e in b if e["cat"] == "kernel" and e["args"].get("correlation") in replays)
+    assert (len(graphs), len(replays)) == (5, 5)
+
+    rc, run = _diff_json(capsys, cuda211("profile_launch_bound.log.gz"), cuda211("profile_cudagraphs.log.gz"))
+    assert rc == 1  # CUDA graphs now used: a change of the log's
+    assert [c["section"] for c in run["changes"]] == ["cudagraphs"]
+    [note] = [n for n in run["notes"] if n.startswith("run time")]
+    assert note.startswith("run time (profiles profile_launch_bound.profile.json.gz → profile_cudagraphs.profile.json.gz)")
+    a_per_call = sum(e["dur"] for e in a_kernels) / a_calls
+    assert f"[0/0] kernels {_us(a_per_call)} → {_us(b_replayed / 5)} per call" in note
+    assert f"GPU time {_us(a_span / a_calls)} → " in note
+    a_idle = (a_span - _union([(e["ts"], e["ts"] + e["dur"]) for e in a_kernels])) / a_span
+    assert f"GPU idle {a_idle:.0%} → " in note and "not a change (under 1.2x" in note
+
+
+def _us(us: float) -> str:
+    from compilescope.wording import format_us
+
+    return format_us(us)
+
+
+def test_a_profile_after_the_first_step_halves_nothing_but_the_first_calls(capsys, tmp_path):
+    """capture_profile's log against itself, B profiled as compilescope advises (after a first step): its profile cut
+    to the events from the second forward graph call on. A's five steps hold the compile's first calls (GPU time
+    ~53 ms a call); B's four 6.8 ms each (the GPU span of the cut over its 4 steps): a change of run time per call,
+    said with the calls each side made."""
+    events = _events("capture_profile")
+    forward = sorted((e for e in events if e["cat"] == "cpu_op" and e["name"].startswith("## Call CompiledFxGraph")),
+                     key=lambda e: e["ts"])
+    start = forward[2]["ts"]  # calls alternate forward, backward: [2] is the second step's forward
+    kept = [e for e in events if e["ts"] >= start]
+    with gzip.open(cuda211("capture_profile.profile.json.gz"), "rt") as f:
+        doc = json.load(f)
+    doc["traceEvents"] = [e for e in doc["traceEvents"] if e.get("ph") != "X"] + kept
+    cut = tmp_path / "after_first_step.json"
+    cut.write_text(json.dumps(doc))
+    log_a = tmp_path / "a" / "capture_profile.log.gz"
+    log_a.parent.mkdir()
+    shutil.copy(cuda211("capture_profile.log.gz"), log_a)
+    shutil.copy(cuda211("capture_profile.profile.json.gz"), tmp_path / "a" / "capture_profile.profile.json.gz")
+
+    rc, out = _diff_json(capsys, log_a, cuda211("capture_profile.log.gz"), "--profile-b", cut)
+    assert rc == 1
+    [change] = [c for c in out["changes"] if c["section"] == "runtime"]
+    assert change["detail"]["profile_a"] == "capture_profile.profile.json.gz"
+    assert change["detail"]["profile_b"] == "after_first_step.json"
+    [graph] = change["detail"]["graphs"]
+    assert (graph["compile_id"], graph["a_calls"], graph["b_calls"]) == ("[0/0]", 5, 4)
+    b_kernels = [(e["ts"], e["ts"] + e["dur"]) for e in kept if e["cat"] in ("kernel", "gpu_memcpy", "gpu_memset")]
+    b_span = max(t for _, t in b_kernels) - min(s for s, _ in b_kernels)
+    a_per_call, b_per_call = change["detail"]["per_call_us"]
+    assert b_per_call == pytest.approx(b_span / 4, rel=1e-6)
+    assert a_per_call > 5 * b_per_call  # the first calls' ~170 ms of GPU idle (and the compile's 5.4 s), gone
+    assert change["title"].startswith(f"run time: GPU time {_us(a_per_call)} → {_us(b_span / 4)} per call; [0/0] kernels")
+
+
+def test_no_profiles_and_a_side_without_one(capsys, tmp_path):
+    """--no-profiles compares no run time; a profile on one side only is a note, not a change."""
+    a, b = cuda211("profile_launch_bound.log.gz"), cuda211("profile_cudagraphs.log.gz")
+    _, doc = _diff_json(capsys, a, b, "--no-profiles")
+    assert not any(n.startswith("run time") for n in doc["notes"])
+    alone = tmp_path / "profile_cudagraphs.log.gz"
+    shutil.copy(b, alone)
+    _, doc = _diff_json(capsys, a, alone)
+    assert "run time not compared: only A was read with a profile (a profile beside each log, or --profile-a/--profile-b)" \
+        in doc["notes"]
+
+
+def test_a_profile_of_another_run_is_said_and_not_compared(capsys):
+    """B given hf_gpt2_profile's profile with capture_profile's log: none of its graphs or kernel names is the log's
+    (another program), so B's run time is not compared, and the note says whose profile was not joined."""
+    log = cuda211("capture_profile.log.gz")
+    _, run = _diff_json(capsys, log, log, "--profile-b", cuda211("hf_gpt2_profile.profile.json.gz"))
+    [note] = [n for n in run["notes"] if n.startswith("run time")]
+    assert note.startswith("run time not compared: B's profile hf_gpt2_profile.profile.json.gz is not joined to its log "
+                           "(this profile is from another run")
+    assert not any(c["section"] == "runtime" for c in run["changes"])
