@@ -16,7 +16,7 @@ import pytest
 
 import compilescope
 from compilescope.analyses.provenance import analyze_provenance
-from compilescope.analyses.runtime import COMPILING, GPU_IDLE, _LogIndex, runtime_finding
+from compilescope.analyses.runtime import COMPILING, GPU_IDLE, _LogIndex, comparison_finding, runtime_finding
 from compilescope.wording import format_us
 
 from ..conftest import cuda211, report, run_cli
@@ -696,3 +696,15 @@ def test_a_warmed_up_gpu_profile_has_no_slow_calls_though_its_first_call_waited_
     assert calls[0]["dur"] > 10 * sorted(e["dur"] for e in calls)[10] and first_kernel - calls[0]["ts"] > 2000
     p = _runtime(cuda211("profile_launch_bound.log.gz"), cuda211("profile_launch_bound.profile.json.gz")).profiles[0]
     assert p.slow_calls == [] and p.slow_said == ""
+
+
+def test_a_gpu_comparison_counts_no_slow_calls_in_its_kernel_time():
+    """On a GPU, a slow call is a graph call whose cost is GPU idle, which the comparison's kernel time leaves out
+    already: hf_gpt2_profile's and profile_cudagraphs' comparisons have no steady-state speedup of their own, and a
+    run cut out of a profile (its kernels only, no idle) is not judged for slow graph calls."""
+    for name in ("hf_gpt2_profile", "profile_cudagraphs"):
+        runtime = _runtime(cuda211(f"{name}.log.gz"), cuda211(f"{name}.profile.json.gz"))
+        c = runtime.comparison
+        assert c is not None and c.timeline == "gpu"
+        assert (c.compiled_slow_us, c.compiled_slow_calls, c.steady_speedup) == (0.0, 0, None)
+        assert "slow call" not in comparison_finding(c)[0]

@@ -482,6 +482,10 @@ class Comparison:
     timeline: str = "gpu"  # the eager side's: what busy means (BUSY_DEFINITION)
     # The compiles in the compiled side's profile (left out of compiled_us): as profiled, they may make it the slower.
     compiled_compiles: list[ProfileCompile] = field(default_factory=list)
+    # What the compiled side's slow calls took over their median calls, of compiled_us (a CPU timeline's: a GPU's slow
+    # calls are graph calls whose cost is GPU idle, which kernel time leaves out already); and how many calls.
+    compiled_slow_us: float = 0.0
+    compiled_slow_calls: int = 0
 
     @property
     def compiling_us(self) -> float:
@@ -496,6 +500,13 @@ class Comparison:
         return self.eager_us / self.compiled_us if self.compiled_us else None
 
     @property
+    def steady_speedup(self) -> float | None:
+        """The speedup with the compiled side's slow calls at their median (a first call's warm-up is no steady state);
+        None where it has none in its busy time."""
+        steady = self.compiled_us - self.compiled_slow_us
+        return self.eager_us / steady if self.compiled_slow_us and steady > 0 else None
+
+    @property
     def wall_speedup(self) -> float | None:
         return self.eager_wall_us / self.compiled_wall_us if self.eager_wall_us and self.compiled_wall_us else None
 
@@ -506,7 +517,8 @@ class Comparison:
     def to_json(self) -> dict[str, Any]:
         return {"eager": self.eager, "compiled": self.compiled, "eager_us": round(self.eager_us, 3),
                 "compiled_us": round(self.compiled_us, 3), "busy_definition": self.busy_definition,
-                "speedup": self.speedup,
+                "speedup": self.speedup, "compiled_slow_us": round(self.compiled_slow_us, 3),
+                "steady_speedup": self.steady_speedup,
                 "eager_wall_us": _rounded(self.eager_wall_us), "compiled_wall_us": _rounded(self.compiled_wall_us),
                 "wall_speedup": self.wall_speedup, "compiled_compiles": [c.to_json() for c in self.compiled_compiles],
                 "ops": [o.to_json() for o in self.ops],
@@ -1193,7 +1205,9 @@ def profile_runtime(trace: Trace, provenance: Provenance, profile: Profile, inde
         wall_us=profile.wall_us, other_run=not matched and any(r.kind in IN_GRAPH for r in kernels),
         stopped=profile.stopped, not_joined=not_joined, no_lines=None if lines else _no_lines(kernels),
         compiles=_compiles(rows.compile_spans, index) if matched else [], backward=index.backward,
-        slow_calls=(_slow_graph_calls(rows) if on_gpu else _slow_calls(rows)) if matched else [],
+        # (a run cut out of a profile counts its kernels only on a GPU: no idle for a slow graph call to cost it)
+        slow_calls=([] if not matched else _slow_calls(rows) if not on_gpu
+                    else _slow_graph_calls(rows) if profile.part_of is None else []),
     )
     _run_shares(result)
     return result
@@ -1410,8 +1424,10 @@ def compare(eager: ProfileRuntime, compiled: ProfileRuntime) -> Comparison:
     in_graphs = [g for g in compiled.graphs if g.in_graph]
     graphs = [(str(g.compile_id) if g.compile_id else str(g.key or g.region), g.total_us,
                (eager_ops / g.total_us if len(in_graphs) == 1 and g.total_us else None)) for g in in_graphs]
+    slow = compiled.slow_calls if compiled.timeline == "cpu" else []
     return Comparison(eager.source, compiled.source, _busy_us(eager), _busy_us(compiled), ops, graphs,
-                      eager.wall_us, compiled.wall_us, eager.timeline, compiled.compiles)
+                      eager.wall_us, compiled.wall_us, eager.timeline, compiled.compiles,
+                      sum(s.over_median_us for s in slow), sum(len(s.slow) for s in slow))
 
 
 def split_runs(profile: Profile) -> tuple[Profile, Profile] | None:
@@ -1527,6 +1543,12 @@ def comparison_finding(c: Comparison) -> tuple[str, str] | None:
              f"than eager: {format_us(c.compiled_us)} vs {format_us(c.eager_us)}")
     detail = (f"each side: {c.busy_definition}; eager {c.eager.rsplit('/', 1)[-1]}, "
               f"compiled {c.compiled.rsplit('/', 1)[-1]}")
+    steady = c.steady_speedup
+    if steady is not None and c.compiled_slow_us >= SLOW_WORTH_SAYING * c.compiled_us:
+        # Measured fairly, a first call's warm-up (a recompile's first run) is no part of either side's steady state
+        title += (f"; with its {count(c.compiled_slow_calls, 'slow call')} at their kernels' median "
+                  f"({format_us(c.compiled_slow_us)} over it, {c.compiled_slow_us / c.compiled_us:.0%} of its time), "
+                  f"{steady if steady >= 1 else 1 / steady:.2f}x {'faster' if steady >= 1 else 'slower'}")
     if faster and c.compiling_us and c.compiled_us + c.compiling_us > c.eager_us:
         # Faster at its work, yet as profiled the compiled run was the slower: say so first, with what it compiled (the profile's compile
         # ranges name their compile ids) and whether a warm-up would have left that out.
