@@ -9,7 +9,9 @@ eager. The post-grad graph (inductor_post_grad_graph) names each such node under
 Precision: eager rounds every bf16/fp16 op's result to its dtype; Inductor fuses a chain of such ops into one kernel
 and keeps float32 between them (torch._inductor.config.emulate_precision_casts False, its default), so where one
 bf16/fp16 compute op of a graph feeds another the compiled results differ from eager's by that rounding (much more
-where values cancel, as E[x*x] - E[x]**2 does). A lone op (a bias gradient's sum) rounds once, as eager's does.
+where values cancel, as E[x*x] - E[x]**2 does). A cast down to bf16/fp16 that feeds such an op is dropped alike: the
+fused kernel computes from the float32 value eager rounded. A lone op (a bias gradient's sum) rounds once, as eager's
+does.
 """
 
 from __future__ import annotations
@@ -166,11 +168,16 @@ def _nodes(text: str) -> dict[str, tuple[str, str, set[str]]]:
 
 
 def _chained(nodes: dict[str, tuple[str, str, set[str]]]) -> set[str]:
-    """The low-precision compute nodes that take another's result, and those whose result another takes."""
+    """The low-precision compute nodes that take another's result, and those whose result another takes; and the
+    casts to low precision whose result such a node takes."""
     low = {name for name, (dtype, op, _) in nodes.items() if dtype in LOW_PRECISION and op not in _NOT_FUSED}
+    # A cast down (`h = x.to(torch.bfloat16)`) fused with the op that takes it is dropped too: Inductor computes from
+    # the wider value (Triton's `tmp0.to(tl.float32)` of a float32 input; C++ converts and uses the float), where eager
+    # rounds it first.
+    casts = {name for name, (dtype, op, _) in nodes.items() if dtype in LOW_PRECISION and op == "convert_element_type"}
     found: set[str] = set()
     for name in low:
-        fed_by = nodes[name][2] & low
+        fed_by = nodes[name][2] & (low | casts)
         if fed_by:
             found |= fed_by | {name}
     return found

@@ -1,0 +1,129 @@
+"""The CUDA twin of test_wrong_results (tests/data/cuda_torch211 programs/wrong_results_cuda.py, recorded on an H200 with
+torch 2.11): bf16 normalisation fused into one Triton kernel, dropout drawn by Triton's philox. The program printed a
+max-abs-diff of 5.1 (train) and 2.05 (eval) as written, 5.77e-05 and 5.2e-05 fixed (the .output.txt files). Expected
+values are read from the raw logs and the program, not from our output."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+from compilescope.analyses import analyze
+from compilescope.analyses.diff import diff_runs, run_facts
+from compilescope.analyses.insights import INFO, WARNING, insights
+from compilescope.analyses.numerics import numerics
+from compilescope.ingest.reader import read_trace
+
+from ..conftest import cuda211, line_holding, run_cli
+from ..tracelog import raw_records
+
+LOG = "wrong_results_cuda_as_written.log.gz"
+FIXED = "wrong_results_cuda_fixed.log.gz"
+PROGRAM = Path(__file__).parents[1] / "data" / "cuda_torch211" / "programs" / "wrong_results_cuda.py"
+_SITE = re.compile(r"# File: .*/wrong_results_cuda\.py:(\d+) in forward")
+_NODE = re.compile(r'^\s+(\w+): "(\w+)\[.*= torch\.ops\.\w+\.(\w+)\.')
+
+
+def _line(text: str) -> int:
+    return line_holding(PROGRAM, text)
+
+
+def _artifacts(log: str, name: str) -> dict[str, str]:
+    """compile id -> the payload of its record of that kind (inductor_output_code) or artifact of that name
+    (inductor_post_grad_graph), read without compilescope."""
+    return {f"[{env['frame_id']}/{env['frame_compile_id']}]": payload for env, payload in raw_records(cuda211(log))
+            if name in env or env.get("artifact", {}).get("name") == name}
+
+
+def _post_grad(log: str) -> dict[str, list[tuple[int, str, str]]]:
+    """compile id -> (program line, dtype, op) of each node of its inductor_post_grad_graph."""
+    found: dict[str, list[tuple[int, str, str]]] = {}
+    for cid, payload in _artifacts(log, "inductor_post_grad_graph").items():
+        line = 0
+        for raw in payload.splitlines():
+            if (site := _SITE.search(raw)) is not None:
+                line = int(site[1])
+            elif (node := _NODE.match(raw)) is not None:
+                found.setdefault(cid, []).append((line, node[2], node[3]))
+    return found
+
+
+def _triton_kernels(log: str) -> dict[str, str]:
+    """compile id -> the Triton kernel source(s) of its inductor_output_code."""
+    return {cid: "\n".join(re.findall(r"@triton\.jit\n(def .*?)'''", code, re.S))
+            for cid, code in _artifacts(log, "inductor_output_code").items()}
+
+
+def test_the_bf16_cast_and_the_normalisation_are_fused_in_float32_on_triton():
+    """The cast line is named too: the Triton kernel never rounds x to bf16. In the raw log both compiles' post-grad
+    graphs cast x to bf16 at `h = x.to(DTYPE)` and compute the mean, variance and normalisation in bf16; the one Triton
+    kernel of [0/1] takes the float32 input (`*fp32`) and holds no bfloat16 at all: `tmp0.to(tl.float32)`, not a
+    round trip through bf16. emulate_precision_casts (off here) is what keeps eager's rounding."""
+    cast, mean, var, norm = (_line(t) for t in ("h = x.to(DTYPE)", "mean = h.mean(", "var = (h * h)", "y = (h - mean)"))
+    graphs = _post_grad(LOG)
+    for cid in ("[0/0]", "[0/1]"):
+        assert [(dtype, op) for line, dtype, op in graphs[cid] if line == cast] == [("bf16", "convert_element_type")]
+        assert {line for line, dtype, op in graphs[cid] if dtype == "bf16" and op != "convert_element_type"} == {
+            mean, var, norm}
+    kernels = _triton_kernels(LOG)
+    assert "'in_ptr0': '*fp32'" in _artifacts(LOG, "inductor_output_code")["[0/1]"]
+    assert "tmp1 = tmp0.to(tl.float32)" in kernels["[0/1]"] and "bfloat16" not in kernels["[0/1]"]
+    assert not [n for nodes in _post_grad(FIXED).values() for n in nodes if n[1] == "bf16"]
+    assert [json.loads(env["compilation_metrics"]["inductor_config"])["emulate_precision_casts"]
+            for env, _ in raw_records(cuda211(LOG)) if "compilation_metrics" in env] == [False, False]
+
+    with read_trace(cuda211(LOG)) as trace:
+        num = numerics(trace)
+    assert [(p.location.line, p.compile_ids, p.dtype) for p in num.precision] == [
+        (line, ["[0/0]", "[0/1]"], "bfloat16") for line in (cast, mean, var, norm)]
+    assert (num.precision[0].location.code, num.precision[0].ops) == ("h = x.to(DTYPE)", ["convert_element_type"])
+    (finding,) = [f for f in insights(read_trace(cuda211(LOG))).findings if f.section == "numerics" and f.severity == INFO]
+    assert finding.title == f"bfloat16 ops fused in float32 at wrong_results_cuda.py:{cast}, {mean}, {var}, {norm}"
+    assert "torch._inductor.config.emulate_precision_casts = True" in finding.detail
+    with read_trace(cuda211(FIXED)) as trace:
+        assert not numerics(trace)
+
+
+def test_dropouts_philox_draw_in_triton_is_named_with_fallback_random():
+    """The raw log: [0/0] (training) replaces dropout with prims.inductor_random under the dropout line, seeded by one
+    aten.randint on the GPU and drawn by tl.rand (philox) in the fused Triton kernel; [0/1] (model.eval()) draws
+    nothing. The fixed run sets fallback_random (its config dumps) and has no inductor_random."""
+    drop = _line("return self.drop(y.float())")
+    graphs = _post_grad(LOG)
+    assert [(cid, line) for cid, nodes in graphs.items() for line, _, op in nodes if op == "inductor_random"] == [
+        ("[0/0]", drop)]
+    code = _artifacts(LOG, "inductor_output_code")["[0/0]"]
+    assert "aten.randint.low_out(" in code and "tl.rand(" in _triton_kernels(LOG)["[0/0]"]
+    assert [json.loads(env["compilation_metrics"]["inductor_config"])["fallback_random"]
+            for env, _ in raw_records(cuda211(FIXED)) if "compilation_metrics" in env] == [True, True]
+    assert not [op for nodes in _post_grad(FIXED).values() for _, _, op in nodes if op.startswith("inductor_rand")]
+
+    with read_trace(cuda211(LOG)) as trace:
+        (line,) = numerics(trace).random
+    assert (line.location.line, line.compile_ids, line.ops) == (drop, ["[0/0]"], ["inductor_random"])
+    (finding,) = [f for f in insights(read_trace(cuda211(LOG))).findings if f.severity == WARNING]
+    assert finding.title == f"random numbers drawn by Inductor, not eager, at wrong_results_cuda.py:{drop}"
+    assert "torch._inductor.config.fallback_random = True" in finding.detail
+    with read_trace(cuda211(FIXED)) as trace:
+        assert numerics(trace).fallback_random == ["[0/0]", "[0/1]"]
+
+
+def test_check_and_diff_show_the_fix(capsys):
+    """check --no-inductor-random fails the run as written (inductor_random at the dropout line, read above) and
+    passes the fixed one; diff as written → fixed says the setting changed and the lines no longer differ."""
+    drop, cast, mean, var, norm = (_line(t) for t in ("return self.drop(", "h = x.to(", "mean = h.mean(",
+                                                      "var = (h * h)", "y = (h - mean)"))
+    assert run_cli("check", cuda211(LOG), "--no-inductor-random") == 1
+    assert capsys.readouterr().out.strip().endswith(f"wrong_results_cuda.py:{drop} (return self.drop(y.float()))")
+    assert run_cli("check", cuda211(FIXED), "--no-inductor-random") == 0
+
+    def facts(log: str):
+        with read_trace(cuda211(log)) as trace:
+            return run_facts(analyze(trace))
+
+    found = diff_runs(facts(LOG), facts(FIXED))
+    changes = [c for c in found.changes if c.section == "numerics"]
+    assert [(c.kind, [n["line"] for n in c.a]) for c in changes] == [("removed", [drop]),
+                                                                     ("removed", [cast, mean, var, norm])]
+    assert any("fallback_random" in c.title and "false → true" in c.title for c in found.changes)
