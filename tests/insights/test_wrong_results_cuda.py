@@ -15,7 +15,7 @@ from compilescope.analyses.insights import INFO, WARNING, insights
 from compilescope.analyses.numerics import numerics
 from compilescope.ingest.reader import read_trace
 
-from ..conftest import cuda211, line_holding, run_cli
+from ..conftest import cuda211, line_holding, report, run_cli
 from ..tracelog import raw_records
 
 LOG = "wrong_results_cuda_as_written.log.gz"
@@ -127,3 +127,30 @@ def test_check_and_diff_show_the_fix(capsys):
     assert [(c.kind, [n["line"] for n in c.a]) for c in changes] == [("removed", [drop]),
                                                                      ("removed", [cast, mean, var, norm])]
     assert any("fallback_random" in c.title and "false → true" in c.title for c in found.changes)
+
+
+def test_the_source_page_marks_each_line_that_differs_from_eager(tmp_path):
+    """The program's source page, where the user reads their lines: the lines named above (the cast, the mean, the
+    variance, the normalisation in bf16 in both compiles; dropout's inductor_random in [0/0]) each say why they give
+    other numbers and which setting changes it; no other line does."""
+    cast, mean, var, norm, drop = (_line(t) for t in ("h = x.to(DTYPE)", "mean = h.mean(", "var = (h * h)",
+                                                      "y = (h - mean)", "return self.drop("))
+    with read_trace(cuda211(LOG)) as trace:
+        results = analyze(trace)
+    (source,) = [f for f in results.sources.files if f.path.endswith("wrong_results_cuda.py")]
+    marked = {line: [(d["kind"], d["compile_ids"]) for d in n.numerics] for line, n in source.notes.items()
+              if n.numerics}
+    assert marked == {**{line: [("precision", ["[0/0]", "[0/1]"])] for line in (cast, mean, var, norm)},
+                      drop: [("random", ["[0/0]"])]}
+    assert "fallback_random = True" in source.notes[drop].numerics[0]["why"]
+    assert "emulate_precision_casts = True" in source.notes[cast].numerics[0]["why"]
+
+    report(cuda211(LOG), tmp_path / "out")
+    (page,) = (tmp_path / "out" / "sources").glob("wrong_results_cuda.py_*.html")
+    # each line's row, from its id to the next line's
+    rows = {int(chunk.split('"', 1)[0]): chunk for chunk in page.read_text().split(' id="L')[1:]}
+    assert {line for line, row in rows.items() if 'class="b b-numerics"' in row} == {cast, mean, var, norm, drop}
+    assert "Inductor&#39;s generator, not eager&#39;s" in rows[drop] and "<code>inductor_random</code>" in rows[drop]
+    assert "<code>convert_element_type</code>" in rows[cast]
+    report(cuda211(FIXED), tmp_path / "fixed")
+    assert 'class="b b-numerics"' not in next((tmp_path / "fixed" / "sources").glob("*.html")).read_text()

@@ -193,6 +193,7 @@ def analyze(trace: Trace, profiles: Sequence[Profile] = ()) -> Results:
         sources=analyze_sources(trace, provenance=provenance, recompile_info=found.recompiles, errors=found.errors,
                                 crashed=found.crashes, linked_locations=linked,
                                 export_only=export.only, checkpointing=found.checkpointing,
-                                breaks=found.graph_breaks, autotuned=found.autotuning, aoti=found.aoti),
+                                breaks=found.graph_breaks, autotuned=found.autotuning, aoti=found.aoti,
+                                numerics_found=found.numerics),
         transformed=transformed_code(trace),
     )

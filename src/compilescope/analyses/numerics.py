@@ -58,6 +58,13 @@ PRECISION_ADVICE = ("Inductor fuses these ops and keeps float32 between them whe
                     "torch._inductor.config.emulate_precision_casts = True")
 
 
+# What a source page says on each such line (the sections above say the rest)
+RANDOM_LINE = ("draws its random numbers with Inductor's generator, not eager's: under the same seed they differ "
+               "(torch._inductor.config.fallback_random = True calls eager's random ops)")
+PRECISION_LINE = ("gives {dtype} results that eager rounds to {dtype} and the compiled kernel, fusing them, keeps in "
+                  "float32 (torch._inductor.config.emulate_precision_casts = True rounds as eager does)")
+
+
 @dataclass
 class NumericsLine:
     """A line of the user's code whose ops, as Inductor compiled them, give other numbers than eager."""
@@ -66,6 +73,11 @@ class NumericsLine:
     compile_ids: list[str] = field(default_factory=list)
     ops: list[str] = field(default_factory=list)  # the post-grad graph's ops of the line: "inductor_random", "mean"
     dtype: str | None = None  # "bfloat16": the low precision the line computes in (precision lines only)
+
+    @property
+    def why(self) -> str:
+        """Why this line gives other numbers than eager, in a clause."""
+        return RANDOM_LINE if self.dtype is None else PRECISION_LINE.format(dtype=self.dtype)
 
     def to_json(self) -> dict[str, Any]:
         return {"location": self.location.to_json(), "compile_ids": self.compile_ids, "ops": self.ops,

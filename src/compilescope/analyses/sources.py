@@ -43,6 +43,7 @@ from .graph_breaks import (ARTIFACT as GRAPH_BREAK_ARTIFACT, BREAK_HEADER, EXPLI
                            parse_reason, resume_of)
 from .fx_sites import GRAPH_ARTIFACT, FxNodeSite, fx_node_sites
 from .installed_guards import GUARD_LINE, GUARD_TAIL, GUARDS_ARTIFACT
+from .numerics import Numerics, numerics
 from .provenance import Provenance, UserLine, analyze_provenance, is_users_file, user_lines_at
 from .recompiles import Recompiles, recompiles
 from .stack_values import StackValues, name_stack_values
@@ -213,6 +214,9 @@ class LineNotes:
     # Activation checkpointing (activation_checkpoint.py): {"compile_id", "calls": n} where the graph captured n
     # checkpoint calls made on this line; {"compile_id", "recomputed_ops": n} where its backward recomputes n ops of it.
     checkpoint: list[dict[str, Any]] = field(default_factory=list)
+    # Compiled results that differ from eager's here (numerics.py): {"kind": "random" | "precision", "compile_ids",
+    # "ops", "why"}
+    numerics: list[dict[str, Any]] = field(default_factory=list)
     # Ran eagerly, all of it, because of a graph break elsewhere that no resume could follow (graph_breaks' and
     # errors' facts, said in their words): {"kind": "skipped_frame", "function", "compile_ids", "text"} on each line
     # of a function Dynamo skipped; {"kind": "higher_order_op", "op", "compile_ids", "text"} on a line whose call of
@@ -406,7 +410,7 @@ class LineNotes:
             "graphs": self.graphs, "frames": self.frames, "graph_breaks": self.graph_breaks, "eager": self.eager,
             "resumes": self.resumes, "guards": self.guards, "kernels": self.kernels, "symbols": self.symbols,
             "calls": self.calls, "failures": self.failures, "crashes": self.crashes, "checkpoint": self.checkpoint,
-            "ran_eagerly": self.ran_eagerly, "autotune": self.autotune, "aoti": self.aoti,
+            "numerics": self.numerics, "ran_eagerly": self.ran_eagerly, "autotune": self.autotune, "aoti": self.aoti,
         }.items() if v}
 
     @property
@@ -871,7 +875,8 @@ def analyze_sources(trace: Trace, provenance: Provenance | None = None, shapes: 
                     errors: CompileErrors | None = None, crashed: Crashes | None = None,
                     stack_values: StackValues | None = None, export_only: bool = False,
                     checkpointing: ActivationCheckpointing | None = None, breaks: GraphBreaks | None = None,
-                    autotuned: Autotuning | None = None, aoti: Aoti | None = None) -> Sources:
+                    autotuned: Autotuning | None = None, aoti: Aoti | None = None,
+                    numerics_found: Numerics | None = None) -> Sources:
     """stack_values: names Dynamo's ___stack values in the user's words, for installed guards and symbols as the
     recompiles view names failed guards (shared with shapes and recompile_info where the caller made them).
     linked_locations: other user lines the report links to (where torch warned): the page of their file, where it
@@ -880,7 +885,8 @@ def analyze_sources(trace: Trace, provenance: Provenance | None = None, shapes: 
     ExportReport.only, the log's every compile torch.export's. breaks: graph_breaks' (made here where not given): the
     functions Dynamo skipped and the higher-order op calls that ran uncompiled because of one, marked on their lines.
     autotuned: autotuning's (made here where not given): max-autotune's searches, on the line of the op each was for.
-    aoti: the AOTInductor packages the log compiled, each marked on the user's line that compiled it."""
+    aoti: the AOTInductor packages the log compiled, each marked on the user's line that compiled it. numerics_found:
+    numerics' (made here where not given): the lines whose compiled results differ from eager's, and why."""
     quotes = _Quotes()
     # (path, line) -> LineNotes, built first without text; files are made at the end.
     notes: dict[str, dict[int, LineNotes]] = {}
@@ -1120,6 +1126,15 @@ def analyze_sources(trace: Trace, provenance: Provenance | None = None, shapes: 
                                "best_kernel": search.best_kernel, "best_time": search.best_time_text,
                                "seconds": round(search.seconds, 6), "took": format_seconds(search.seconds),
                                "compile_notes": search.compile_notes})
+    differ = numerics_found if numerics_found is not None else numerics(trace)
+    for kind, lines in (("random", differ.random), ("precision", differ.precision)):
+        for differing in lines:
+            where = differing.location
+            n = at(where.filename, where.line)
+            if n is not None:
+                quotes.add(where.filename, where.line, where.code)
+                n.numerics.append({"kind": kind, "compile_ids": differing.compile_ids, "ops": differing.ops,
+                                   "why": differing.why})
     for package in aoti.packages if aoti is not None else ():
         n = at(package.call.filename, package.call.line) if package.call is not None else None
         if package.call is not None and n is not None:

@@ -181,6 +181,9 @@ def _notes_html(page: _Page, f: SourceFile, n: int, dirs: _CompileDirs) -> Itera
                f'{html_text(a["shape"] or "")}: {won}, after {html_text(a["took"])} of compile time'
                + (f' ({html_text("; ".join(a["compile_notes"]))})' if a["compile_notes"] else "") + '</li>')
     yield from _aoti_html(page, notes, dirs)
+    for differs in notes.numerics:
+        yield (f'<li class="n-numerics">differs from eager in {_cids(differs["compile_ids"], dirs)}: this line '
+               f'{html_text(differs["why"])}; ops <code>{html_text(", ".join(differs["ops"]))}</code></li>')
     for c in notes.checkpoint:
         yield (f'<li class="n-checkpoint">activation checkpointing in {_cid(c["compile_id"], dirs)}: '
                + (f'{count(c["calls"], "checkpoint call")} captured here (the graph runs them as '
@@ -415,6 +418,9 @@ def _badges(notes: LineNotes, dirs: _CompileDirs) -> str:
     if notes.aoti:
         out.append('<span class="b b-frame" title="AOTInductor compiled the exported program here, as a package">'
                    f'AOTInductor package{"s" if len(notes.aoti) > 1 else ""}</span>')
+    if notes.numerics:
+        out.append('<span class="b b-numerics" title="compiled results differ from eager\'s here: '
+                   f'{html_text("; ".join(d["why"] for d in notes.numerics))}">differs from eager</span>')
     if notes.checkpoint_calls:
         out.append(f'<span class="b b-checkpoint" title="checkpoint calls made here that the graph captured">'
                    f'checkpoint ×{notes.checkpoint_calls}</span>')
