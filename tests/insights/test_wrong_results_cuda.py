@@ -154,3 +154,17 @@ def test_the_source_page_marks_each_line_that_differs_from_eager(tmp_path):
     assert "<code>convert_element_type</code>" in rows[cast]
     report(cuda211(FIXED), tmp_path / "fixed")
     assert 'class="b b-numerics"' not in next((tmp_path / "fixed" / "sources").glob("*.html")).read_text()
+
+
+def test_fix_first_puts_the_numbers_before_the_expected_recompile():
+    """The user asks why the numbers differ: the bf16 finding comes before the recompile for model.eval() (raw
+    recompile_reasons: dropout's training flag, one compile per mode, expected), which only costs compile time. In the
+    run's printout "Fix first" shows three findings; the bf16 one was third, after the recompile."""
+    (reasons,) = _artifacts(LOG, "recompile_reasons").values()
+    assert "self._modules['drop'].training == True" in reasons
+    drop, cast, mean, var, norm = (_line(t) for t in ("return self.drop(", "h = x.to(", "mean = h.mean(",
+                                                      "var = (h * h)", "y = (h - mean)"))
+    titles = [f.title for f in insights(read_trace(cuda211(LOG))).findings]
+    assert titles[:3] == [f"random numbers drawn by Inductor, not eager, at wrong_results_cuda.py:{drop}",
+                          f"bfloat16 ops fused in float32 at wrong_results_cuda.py:{cast}, {mean}, {var}, {norm}",
+                          "forward recompiled once, as expected"]

@@ -54,14 +54,14 @@ SCHEMA_VERSION = 2
 
 ERROR, WARNING, INFO = "error", "warning", "info"
 
-# The sections of the summary and of the page's Insights, in the order they show them (crash and errors, then what
-# costs graphs, then time): findings of one severity follow it, so "Fix first" reads in the order the sections below
-# it explain them. "export" (draft export's issues) has its details on the report's export page, not a section here.
-# "testing_only" first: a run with a setting of torch's tests on fails or computes wrong on purpose, which explains
-# the rest (its crash, its failed compiles).
-SECTIONS = ("testing_only", "crash", "errors", "export", "recompiles", "graph_breaks", "numpy", "numerics", "compile_time", "autotuning",
-            "user_kernels",
-            "cudagraphs", "raised", "warnings", "caches", "dynamic_shapes", "runtime")
+# The sections of the summary and of the page's Insights, in the order they show them (crash and errors, then results
+# that differ from eager, then what costs graphs, then time): findings of one severity follow it, so "Fix first" reads
+# in the order the sections below it explain them. "export" (draft export's issues) has its details on the report's
+# export page, not a section here. "testing_only" first: a run with a setting of torch's tests on fails or computes
+# wrong on purpose, which explains the rest (its crash, its failed compiles). "numerics" before the costs: numbers
+# other than eager's are what a user asks about first, and a recompile for model.eval() (expected) is only a cost.
+SECTIONS = ("testing_only", "crash", "errors", "export", "numerics", "recompiles", "graph_breaks", "numpy",
+            "compile_time", "autotuning", "user_kernels", "cudagraphs", "raised", "warnings", "caches", "dynamic_shapes", "runtime")
 
 
 @dataclass
