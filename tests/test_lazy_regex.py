@@ -46,6 +46,12 @@ LAZY_FOR_A_SMALL_LOG = (
     "compilescope.ingest.stderr._GLOG", "compilescope.ingest.stderr._COMPILE_ID",  # (a saved stderr beside the log)
     "compilescope.ingest.stderr._ARTIFACT_TAG", "compilescope.ingest.stderr._PY_WARNING",
     "compilescope.model.trace._EVAL_WITH_KEY",
+    "compilescope.analyses.activation_checkpoint._RECOMPUTE_COMMENT",  # (a log that recomputes checkpointed ops)
+    "compilescope.analyses.activation_checkpoint._OP_NODE", "compilescope.analyses.autotuning._TYPED_DEVICE",
+    "compilescope.analyses.caches._FUNCTION_TARGET", "compilescope.analyses.export._RANGE",
+    "compilescope.analyses.export._BOUND", "compilescope.analyses.freezing._ARG", "compilescope.analyses.freezing._PARAM_INPUT",
+    "compilescope.analyses.freezing._NUMBERED", "compilescope.analyses.freezing._WORD",  # (a frozen graph)
+    "compilescope.analyses.fx_sites._TYPED_NAME", "compilescope.analyses.fx_sites._CALL",
 )
 
 

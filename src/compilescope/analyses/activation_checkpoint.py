@@ -16,6 +16,7 @@ import re
 from dataclasses import field
 from typing import Any
 
+from ..lazy_regex import lazy_compile
 from ..model.records import dataclass
 from ..model.trace import Trace
 from .fx_sites import GRAPH_ARTIFACT
@@ -24,10 +25,10 @@ BACKWARD_GRAPH = "aot_backward_graph"
 CHECKPOINT_OP = "torch.ops.higher_order.tag_activation_checkpoint("
 _FILE_COMMENT = re.compile(r"^\s*# File: (?P<file>.+?):(?P<line>\d+) in (?P<func>[^,]+?)(?:, code: (?P<code>.*))?\s*$")
 # `# ac_graph_id: 3 - PREFER_RECOMPUTE File: /p/x.py:27 in forward, code: h = self.up(self.norm(x))`
-_RECOMPUTE_COMMENT = re.compile(r"^\s*# ac_graph_id: (?P<region>\d+) - (?P<policy>\w+) File: (?P<file>.+?):(?P<line>\d+)"
+_RECOMPUTE_COMMENT = lazy_compile(r"^\s*# ac_graph_id: (?P<region>\d+) - (?P<policy>\w+) File: (?P<file>.+?):(?P<line>\d+)"
                                 r" in (?P<func>[^,]+?)(?:, code: (?P<code>.*))?\s*$")
 # A node that calls an operator: `addmm: "bf16[16, 128]..." = torch.ops.aten.addmm.default(...)` (not getitem)
-_OP_NODE = re.compile(r"^\s+[A-Za-z_]\w*(?:\s*:\s*\"[^\"]*\")?\s*=\s*torch\.ops\.")
+_OP_NODE = lazy_compile(r"^\s+[A-Za-z_]\w*(?:\s*:\s*\"[^\"]*\")?\s*=\s*torch\.ops\.")
 
 
 @dataclass

@@ -14,12 +14,12 @@ runtime/triton_heuristics.py):
 
 from __future__ import annotations
 
-import re
 from dataclasses import field
 from typing import Any, Iterable
 
 import orjson
 
+from ..lazy_regex import lazy_compile
 from ..model.records import dataclass
 from ..model.ids import compilation_key
 from .compile_time import event_compile_label, finite_number
@@ -176,7 +176,7 @@ def autotuning(trace: Trace) -> Autotuning:
 
 _POST_GRAD_GRAPHS = ("inductor_post_grad_graph", "after_post_grad_graph")  # (the same graph; older torch: the second)
 # A value's device, at the end of its type in a graph dump: `"f32[32, 512][512, 1]cpu"`, `"f16[256][1]cuda:0"`
-_TYPED_DEVICE = re.compile(r'\]\[[^\]"\n]{0,1000}\](?P<device>[a-z]{1,20})(?::\d{1,9})?"')
+_TYPED_DEVICE = lazy_compile(r'\]\[[^\]"\n]{0,1000}\](?P<device>[a-z]{1,20})(?::\d{1,9})?"')
 
 
 def _place_searches(trace: Trace, searches: list[TemplateSearch]) -> None:

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
+from ..lazy_regex import lazy_compile
 from ..model.trace import Compile, Trace
 from ..model.records import dataclass
 from ..wording import and_list
@@ -450,7 +451,7 @@ def caches(trace: Trace) -> Caches:
 # (torch/_functorch/_aot_autograd/autograd_cache.py): "Unsupported call_function target <function scale_shift at
 # 0x7f...>. Function module: __main__, Function name: scale_shift". A plain Python function there (not a torch op) is
 # one the program put in the graph itself: torch.compiler.allow_in_graph (stance_deploy's scale_shift).
-_FUNCTION_TARGET = re.compile(r"^Unsupported call_function target <function (?P<name>[^\s>]{1,300}) at 0x[0-9a-fA-F]{1,32}>\."
+_FUNCTION_TARGET = lazy_compile(r"^Unsupported call_function target <function (?P<name>[^\s>]{1,300}) at 0x[0-9a-fA-F]{1,32}>\."
                               r"\s{0,20}Function module: (?P<module>[^,\s]{1,300})")
 
 
@@ -468,7 +469,7 @@ def user_function_target(reason: str) -> str | None:
 # C++ kernels compiled again under graphs the FX graph cache served, worth saying from this many seconds: a warm
 # run with the same cache directory compiles a few (slow_compile_warm: one file, 0.24 s), one without it all of them.
 KERNELS_AGAIN_WORTH_SAYING_S = 1.0
-_ATTEMPT = re.compile(r"_\d{1,9}(?=\]$)")
+_ATTEMPT = lazy_compile(r"_\d{1,9}(?=\]$)")
 
 
 @dataclass

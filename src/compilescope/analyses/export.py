@@ -16,12 +16,12 @@ one wide expression cost one tree, and all trees together are linear in the size
 from __future__ import annotations
 
 import bisect
-import re
 from dataclasses import field
 from typing import Any
 
 import orjson
 
+from ..lazy_regex import lazy_compile
 from ..model.ids import CompileId
 from ..model.trace import Artifact, ExportEvent, Frame, Trace
 from ..model.records import dataclass
@@ -485,8 +485,8 @@ def _frames(stack: Any) -> list[Frame]:
 
 
 _INF = float("inf")
-_RANGE = re.compile(r"^\[(-?\w+), (-?\w+)\]$")
-_BOUND = re.compile(r"^(?:(?P<sym>s\d+) (?P<op><=|<|>=|>) (?P<n>-?\d+)|(?P<n2>-?\d+) (?P<op2><=|<|>=|>) (?P<sym2>s\d+)"
+_RANGE = lazy_compile(r"^\[(-?\w+), (-?\w+)\]$")
+_BOUND = lazy_compile(r"^(?:(?P<sym>s\d+) (?P<op><=|<|>=|>) (?P<n>-?\d+)|(?P<n2>-?\d+) (?P<op2><=|<|>=|>) (?P<sym2>s\d+)"
                     r"|Eq\((?P<sym3>s\d+), (?P<n3>-?\d+)\))$")
 _FLIPPED = {"<=": ">=", "<": ">", ">=": "<=", ">": "<"}
 _AUTO_LOW = 2  # the low end torch gives a dim with no min (Dim("x"), Dim.AUTO): not one the user wrote

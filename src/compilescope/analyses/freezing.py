@@ -15,6 +15,7 @@ import re
 from dataclasses import field
 from typing import Any
 
+from ..lazy_regex import lazy_compile
 from ..model.records import dataclass
 from ..model.trace import Trace
 from .fx_sites import FxNodeSite, fx_node_sites
@@ -27,8 +28,8 @@ _CONSTANT = re.compile(r"^\s+(?P<name>[A-Za-z_]\w*)(?:\s*:\s*\"[^\"]*\")?\s*=\s*
 # `def forward(self, arg8_1: "f32[32, 3, 8, 8][192, 64, 8, 1]cpu"):` (one line), or the signature over lines (the AOT
 # graph's, an input a line with its `# ParamAOTInput(...)`) up to the line of its `):`
 _SIGNATURE, _SIGNATURE_END = "def forward(", "):"
-_ARG = re.compile(r"\b(?P<name>[A-Za-z_]\w*)\s*:\s*\"")
-_PARAM_INPUT = re.compile(r"ParamAOTInput\(target='(?P<target>[^']+)'\)")
+_ARG = lazy_compile(r"\b(?P<name>[A-Za-z_]\w*)\s*:\s*\"")
+_PARAM_INPUT = lazy_compile(r"ParamAOTInput\(target='(?P<target>[^']+)'\)")
 # The weights freezing's passes lay out for a CPU library, by the node name torch gives the constant (a `_N` suffix
 # numbers several): what was done to it, as the finding says it.
 PACKINGS = {
@@ -37,8 +38,8 @@ PACKINGS = {
     "_reorder_convolution_weight": "convolution weight reordered for oneDNN",
     "_reorder_convolution_transpose_weight": "transposed convolution weight reordered for oneDNN",
 }
-_NUMBERED = re.compile(r"_\d+$")
-_WORD = re.compile(r"\w+")  # (a constant is taken where a call's arguments hold its name as a whole word)
+_NUMBERED = lazy_compile(r"_\d+$")
+_WORD = lazy_compile(r"\w+")  # (a constant is taken where a call's arguments hold its name as a whole word)
 _OP_CALL = re.compile(r"\s*torch\.ops\.(?P<op>[\w.]+?)(?:\.default)?\(")
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
+from ..lazy_regex import lazy_compile
 from ..model.records import dataclass
 
 GRAPH_ARTIFACT = "dynamo_output_graph"
@@ -99,9 +100,9 @@ def op_call_site(graph_text: str, op: str) -> FxNodeSite | None:
 
 # A name with its type in a graph dump: `view: "f32[32, 512][512, 1]cpu"` (a node, or an input in forward's signature),
 # up to its size's `[` (the size is read up to the next `]`: typed_sizes)
-_TYPED_NAME = re.compile(r"\b(?P<name>[A-Za-z_][A-Za-z0-9_]*): \"[a-z]+[0-9]*\[")
+_TYPED_NAME = lazy_compile(r"\b(?P<name>[A-Za-z_][A-Za-z0-9_]*): \"[a-z]+[0-9]*\[")
 # `= torch.ops.mkl._mkl_linear(view, w, b, 32);  view = None`: the call's arguments (up to torch's freeing of them)
-_CALL = re.compile(r"=\s*[A-Za-z_][\w.]*\((?P<args>.*)\)\s*(?:;|$)")
+_CALL = lazy_compile(r"=\s*[A-Za-z_][\w.]*\((?P<args>.*)\)\s*(?:;|$)")
 
 
 def typed_sizes(line: str) -> dict[str, str]:

@@ -16,6 +16,7 @@ from typing import Any
 
 import orjson
 
+from ..lazy_regex import lazy_compile
 from ..model.records import dataclass
 from ..model.trace import Frame
 
@@ -32,13 +33,13 @@ _STACK_FRAME = re.compile(r"Line: (\d+), Name: ([^,]*), Filename: (.+)", re.S)
 # exception's lines; an exception raised while handling another follows it, after one of Python's two sentences.
 TRACEBACK_METRICS = ("exception_stack_trace",)
 _TRACEBACK_HEAD = "Traceback (most recent call last):"
-_CHAIN_SENTENCE = re.compile(r"\n\n(The above exception was the direct cause of the following exception:|"
+_CHAIN_SENTENCE = lazy_compile(r"\n\n(The above exception was the direct cause of the following exception:|"
                              r"During handling of the above exception, another exception occurred:)\n\n"
                              r"(?=Traceback \(most recent call last\):\n)")
-_TRACEBACK_LINE = re.compile(r'  File "([^"]+)", line (\d{1,9}), in (.+)')
+_TRACEBACK_LINE = lazy_compile(r'  File "([^"]+)", line (\d{1,9}), in (.+)')
 _FRAME_CODE = "    "  # a frame's code and carets; Python's "  [Previous line repeated N more times]" is skipped too
-_REPEATED = re.compile(r"  \[Previous line repeated \d+ more times?\]")
-_CARETS = re.compile(r"\s*[~^]+\s*")
+_REPEATED = lazy_compile(r"  \[Previous line repeated \d+ more times?\]")
+_CARETS = lazy_compile(r"\s*[~^]+\s*")
 
 
 @dataclass(slots=True)

@@ -82,7 +82,7 @@ def closure_owner(cell: str) -> str | None:
 
 
 # Only caret lines (`^^^^`, and `~~~^^^~~~` of Python 3.11+) are decoration, not code.
-CARETS = re.compile(r"^\s*[~^]+\s*$")
+CARETS = lazy_compile(r"^\s*[~^]+\s*$")
 
 # Files that belong to torch / Python, not to the user: any file of a torch package, installed or a source checkout
 # (.../pytorch/torch/_logging/..., where PyTorch developers' logs come from), and Python's own library (and what is

@@ -11,7 +11,9 @@ import functools
 import hashlib
 import re
 
-_UNSAFE = re.compile(r"[^A-Za-z0-9._+\-]")
+from ..lazy_regex import lazy_compile
+
+_UNSAFE = lazy_compile(r"[^A-Za-z0-9._+\-]")
 _DEVICES = {"CON", "PRN", "AUX", "NUL", *(f"COM{i}" for i in range(10)), *(f"LPT{i}" for i in range(10))}
 MAX_STEM = 120
 
