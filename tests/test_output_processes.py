@@ -155,7 +155,34 @@ def test_the_log_copy_goes_on_in_python_where_the_kernel_stops(tmp_path, monkeyp
         return real(src, dst, 4096, *args)
 
     monkeypatch.setattr(os, "copy_file_range", first_4096_then_exdev)
+    monkeypatch.delattr(os, "sendfile", raising=False)  # (the kernel's other copy: the test below)
     assert _log_copy(tmp_path, log) == log.read_bytes()
     assert len(calls) == 2
     monkeypatch.delattr(os, "copy_file_range")  # (macOS, Windows)
     assert _log_copy(tmp_path, log) == log.read_bytes()
+
+
+@pytest.mark.skipif(not hasattr(os, "copy_file_range") or not hasattr(os, "sendfile"), reason="the kernel copy is Linux's")
+def test_the_log_copy_stays_in_the_kernel_across_file_systems(tmp_path, monkeypatch):
+    """copy_file_range refuses two kinds of file system (EXDEV: a log on disk, its report on tmpfs): sendfile copies
+    the rest, from where it stopped."""
+    log = torch213("provenance.log")
+    real_copy, real_send = os.copy_file_range, os.sendfile
+    sent: list[tuple[int, int]] = []
+
+    def first_4096_then_exdev(src, dst, count, *args):
+        if os.lseek(src, 0, os.SEEK_CUR):
+            raise OSError(18, "Invalid cross-device link")
+        return real_copy(src, dst, 4096, *args)
+
+    def sendfile(out, src, offset, count):
+        n = real_send(out, src, offset, count)
+        sent.append((offset, n))
+        return n
+
+    monkeypatch.setattr(os, "copy_file_range", first_4096_then_exdev)
+    monkeypatch.setattr(os, "sendfile", sendfile)
+    assert _log_copy(tmp_path, log) == log.read_bytes()
+    # From byte 4096 to the end, each call where the last one stopped: copy_into returns the whole size, rest() none.
+    assert [offset for offset, _ in sent] == [4096 + sum(n for _, n in sent[:i]) for i in range(len(sent))]
+    assert sum(n for _, n in sent) == log.stat().st_size - 4096 and sent[-1][1] == 0
