@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+import hashlib
 import math
 import re
 from collections import Counter
@@ -12,7 +14,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from compilescope.analyses import RESULTS_VERSION, Results, analyze, saved_classes
+from compilescope.analyses import RESULTS_FINGERPRINT, RESULTS_VERSION, Results, analyze, saved_classes
 from compilescope.errors import CompilescopeError
 from compilescope.ingest.reader import read_trace
 from compilescope.model.codec import CodecError, decode, encode
@@ -112,6 +114,43 @@ def test_a_saved_file_builds_only_known_classes():
         decode({"$t": "os.system", "command": "true"}, {})
     with pytest.raises(CodecError, match="version"):
         Results.from_json({"format": "compilescope.results", "version": RESULTS_VERSION + 1, "results": {}})
+
+
+def saved_form_fingerprint(classes: dict[str, type]) -> str:
+    """A digest of the saved form: each saved class's name and its saved fields' (compare=True) names and
+    annotations as written; a spool class (codec_state) by its name."""
+    lines = []
+    for name, cls in sorted(classes.items()):
+        lines.append(name if dataclasses.is_dataclass(cls) else f"{name} (codec_state)")
+        if dataclasses.is_dataclass(cls):
+            lines += [f"  {f.name}: {f.type if isinstance(f.type, str) else repr(f.type)}"
+                      for f in dataclasses.fields(cls) if f.compare]
+    return hashlib.sha256("\n".join(lines).encode()).hexdigest()[:16]
+
+
+def test_the_saved_form_does_not_change_without_its_version():
+    found = saved_form_fingerprint(saved_classes())
+    assert found == RESULTS_FINGERPRINT, (
+        f"the saved classes' fields changed (fingerprint {found}, RESULTS_FINGERPRINT {RESULTS_FINGERPRINT}) but "
+        f"RESULTS_VERSION is still {RESULTS_VERSION}: a file saved before would load the new fields as their defaults. "
+        f"In analyses/__init__.py bump RESULTS_VERSION, say what it added in RESULTS_ADDED, and set "
+        f"RESULTS_FINGERPRINT = {found!r} (only the fingerprint if no saved field changed, an annotation respelled)")
+
+
+def test_the_fingerprint_changes_with_any_saved_field():
+    classes = saved_classes()
+    base = saved_form_fingerprint(classes)
+
+    def frame(*fields):  # model.trace.Frame with one field changed
+        return dataclasses.make_dataclass("Frame", [("filename", "str"), *fields, ("name", "str"),
+                                                    ("loc", "str | None", dataclasses.field(default=None))])
+
+    assert saved_form_fingerprint({**classes, "model.trace.Frame": frame(("line", "int"))}) == base
+    changed = [frame(("line_number", "int")), frame(("line", "str")), frame(("line", "int"), ("column", "int"))]
+    found = {saved_form_fingerprint({**classes, "model.trace.Frame": cls}) for cls in changed}
+    assert len(found) == 3 and base not in found
+    unsaved = frame(("line", "int"), ("cache", "int", dataclasses.field(compare=False)))
+    assert saved_form_fingerprint({**classes, "model.trace.Frame": unsaved}) == base  # (a cache is not saved)
 
 
 def test_a_file_saved_by_the_version_before_is_refused_saying_what_it_lacks(tmp_path, capsys):
