@@ -153,22 +153,72 @@ def test_the_fingerprint_changes_with_any_saved_field():
     assert saved_form_fingerprint({**classes, "model.trace.Frame": unsaved}) == base  # (a cache is not saved)
 
 
-def test_a_file_saved_by_the_version_before_is_refused_saying_what_it_lacks(tmp_path, capsys):
-    # Version 9 saved no recompile's expected/also_changed, no AOTInductor package, no numerics: loaded as it was,
-    # each was its default, every recompile avoidable (module_state's eval() and unfreeze among them).
+# What version 10 added to the classes of version 9 (d66e425's saved form): every one a field with a default, and
+# the new classes (Aoti, Numerics, Freezing, CompiledSplit...) only within them.
+ADDED_IN_10 = {
+    "analyses.autotuning.TemplateSearch": ("candidate_compile_seconds", "device", "site"),
+    "analyses.caches.Caches": ("reused_other_process",),
+    "analyses.check.Rules": ("max_autotune_seconds", "max_avoidable_recompiles", "no_inductor_random"),
+    "analyses.compile_summary.CompileSummary": ("moved_lines", "recompile_notes", "subclass_inputs", "unfinished",
+                                                "unfinished_note"),
+    "analyses.compile_time.CompileTime": ("unfinished",),
+    "analyses.diagnosis.StageOutcome": ("numerics",),
+    "analyses.diff.FrameFacts": ("expected_recompile_ids", "failed_anywhere", "unknown_recompile_ids"),
+    "analyses.diff.GraphFacts": ("kernel_work",),
+    "analyses.diff.RunFacts": ("aoti_packages", "numerics"),
+    "analyses.divergence.CompileTimeSkew": ("notable",),
+    "analyses.divergence.MultiRankAnalysis": ("collectives_in_graphs", "graph_collectives"),
+    "analyses.environment.TorchTestSetting": ("kind",),
+    "analyses.errors.CompileError": ("hints_set_aside", "in_fsdp_hook", "in_with", "torch_printed"),
+    "analyses.graph_breaks.GraphBreak": ("fsdp_call", "in_fsdp_hook", "in_with", "subclass_advice"),
+    "analyses.graph_breaks.GraphBreaks": ("split",),
+    "analyses.insights.Insights": ("aoti", "freezing", "numerics"),
+    "analyses.provenance.ProvenanceSection": ("noted_work",),
+    "analyses.recompiles.FailedGuard": ("metadata_after", "metadata_before", "subclass", "subclass_object"),
+    "analyses.recompiles.RecompileStep": ("also_changed", "expected", "same_settings", "unfinished", "unknown_settings"),
+    "analyses.runtime.ProfileRuntime": ("slow_calls",),
+    "analyses.sources.GraphBreakSite": ("torch_location",),
+    "analyses.sources.LineNotes": ("aoti", "autotune"),
+    "analyses.sources.Sources": ("outside_name",),
+    "analyses.torch_warnings.TorchWarning": ("failure",),
+    "model.trace.Artifact": ("stack",),
+    "model.trace.Compile": ("subclass_tensors",),
+}
+
+
+def _as_version_9(value):
+    """A saved document as version 9 saved it: without the fields version 10 added."""
+    if isinstance(value, list):
+        return [_as_version_9(v) for v in value]
+    if not isinstance(value, dict):
+        return value
+    dropped = ADDED_IN_10.get(value.get("$t"), ())
+    return {k: _as_version_9(v) for k, v in value.items() if k not in dropped}
+
+
+def test_a_file_saved_by_version_9_is_refused_saying_what_it_lacks_and_how_to_save_it_again(tmp_path, capsys):
+    # module_state (README): [0/3] is model.eval() (dropout's training True -> False, a mode no compile had) and [0/5]
+    # backbone.requires_grad_(True): 2 of its 6 recompiles expected. A version 9 file has no RecompileStep.expected:
+    # loaded with the defaults filled in, all 6 would be avoidable, and check --max-avoidable-recompiles would fail on
+    # them. The defaults are claims, not "unknown", so the file is refused, not migrated.
     with read_trace(str(torch213("module_state.log.gz"))) as trace:
         doc = analyze(trace).to_json()
+    v9 = _as_version_9({**doc, "version": 9})
+    assert '"expected"' not in orjson.dumps(v9["results"]).decode() and '"numerics"' not in orjson.dumps(v9).decode()
     saved = tmp_path / "v9.json"
-    saved.write_bytes(orjson.dumps({**doc, "version": RESULTS_VERSION - 1}))
+    saved.write_bytes(orjson.dumps(v9))
     assert run_cli("report", "--load", saved, "-o", tmp_path / "out", "--no-browser") == 2
     err = capsys.readouterr().err
-    assert f"results saved in format version {RESULTS_VERSION - 1}, by an older compilescope: they lack whether each " \
-           "recompile was expected (a module's mode, a parameter's requires_grad) or avoidable" in err
-    assert "the AOTInductor packages" in err and "Save them again from the log" in err
+    assert err.count("\n") == 1 and "results saved in format version 9, by an older compilescope: they lack whether " \
+        "each recompile was expected (a module's mode, a parameter's requires_grad) or avoidable" in err
+    assert "the AOTInductor packages" in err and "Save them again from the log: compilescope LOG --save FILE" in err
     assert not (tmp_path / "out" / "index.html").exists()
-    # the current version loads, with module_state's 2 expected recompiles
-    with Results.from_json(doc) as loaded:
-        assert [s.expected for s in loaded.insights.recompiles.frames[0].steps].count(None) == 4
+    # What the refusal prevents: the version 9 file read as if it were 10 loads, every recompile avoidable.
+    with Results.from_json({**v9, "version": RESULTS_VERSION}) as migrated:
+        steps = migrated.insights.recompiles.frames[0].steps
+        assert len(steps) == 6 and [s.expected for s in steps] == [None] * 6
+    with Results.from_json(doc) as loaded:  # the current version: the 2 expected ones
+        assert [s.compile_id for s in loaded.insights.recompiles.frames[0].steps if s.expected] == ["[0/3]", "[0/5]"]
 
 
 LOAD_CASES = [

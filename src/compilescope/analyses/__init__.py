@@ -41,11 +41,15 @@ RESULTS_VERSION = 10
 # The digest of the saved classes' fields (names and annotations) that RESULTS_VERSION's form has: tests/test_results.py
 # fails naming RESULTS_VERSION when a field changes and this does not, so a change to the saved form moves both here.
 RESULTS_FINGERPRINT = "67326810cb189151"
+# Another version's file is refused, not migrated: the fields a version adds have defaults, but each is a claim (no
+# RecompileStep.expected: every recompile avoidable; no numerics: no line differs from eager), not "unknown".
+SAVE_AGAIN = "save them again from the log: compilescope LOG --save FILE"
 RESULTS_ADDED = {
     10: "whether each recompile was expected (a module's mode, a parameter's requires_grad) or avoidable and what else "
         "changed with it, the AOTInductor packages, the lines whose results differ from eager's (numerics), what "
         "freezing did, max-autotune's searches' lines, graph breaks in FSDP2's hooks or a with block, the errors' "
-        "hints set aside, the runtime's slow calls, and what fused kernels compute",
+        "hints set aside, the runtime's slow calls, what fused kernels compute, how the breaks split the compiles, "
+        "where torch's own code broke a graph, and each autotuning search's device",
 }
 
 
@@ -118,10 +122,10 @@ class Results:
             # (loaded as it is, each thing it lacks would be its default: said as absent, every recompile avoidable)
             lacks = "; ".join(RESULTS_ADDED[v] for v in range(version + 1, RESULTS_VERSION + 1) if v in RESULTS_ADDED)
             raise CodecError(f"results saved in format version {version}, by an older compilescope: they lack "
-                             f"{lacks or 'what later versions added'}. Save them again from the log")
+                             f"{lacks or 'what later versions added'}. S{SAVE_AGAIN[1:]}")
         if version != RESULTS_VERSION:
             raise CodecError(f"results saved in format version {version}; this compilescope reads version "
-                             f"{RESULTS_VERSION} (save them again from the log)")
+                             f"{RESULTS_VERSION} ({SAVE_AGAIN})")
         value = decode(doc.get("results"), saved_classes())
         if not isinstance(value, cls):
             raise CodecError("not a compilescope results file")
