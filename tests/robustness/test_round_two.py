@@ -467,6 +467,22 @@ def test_a_wrapper_repeating_the_check_functions_name_is_read_in_linear_time(tmp
     assert package["checks_need_env"] is False
 
 
+def test_a_node_line_of_many_calls_is_read_in_linear_time():
+    # `= f(` 100,000 times and no `)`: the call pattern was tried at each `=`, each scanning to the line's end (8,000:
+    # 1.4 s). That line is no call; the next are each read: view and t take no typed name, mm takes view (4x16) and w
+    # (16x8), its chained `view = w = None` left out.
+    code = (
+        "from compilescope.analyses.fx_sites import calls_with_input_sizes\n"
+        "graph = '    junk: \"f32[4][1]cpu\" ' + '= f(' * 100_000 + '\\n'\n"
+        "graph += '    view: \"f32[4, 16][16, 1]cpu\" = torch.ops.aten.view.default(x, [4, 16])\\n'\n"
+        "graph += '    w: \"f32[16, 8][8, 1]cpu\" = torch.ops.aten.t.default(p)\\n'\n"
+        "graph += '    mm: \"f32[4, 8][8, 1]cpu\" = torch.ops.aten.mm.default(view, w);  view = w = None\\n'\n"
+        "calls = calls_with_input_sizes(graph)\n"
+        "assert calls == [((), None), ((), None), (('4x16', '16x8'), None)], calls\n"
+    )
+    run_python(code)
+
+
 def test_typed_names_on_one_long_line_are_read_in_linear_time():
     # ` a: "f32[` 100,000 times with no `]`: the size pattern scanned the rest of the line from each name. The
     # graph's next lines are still read: mm takes view (4x16) and w (16x8).
