@@ -98,3 +98,12 @@ def test_the_version_is_written_once():
     assert out.stdout.strip() == f"compilescope {compilescope.__version__}"
     short = subprocess.run([sys.executable, "-m", "compilescope", "-V"], capture_output=True, text=True, check=True)
     assert short.stdout == out.stdout  # tlparse's -V
+
+
+def test_one_pattern_reads_a_node_of_a_graph_dump():
+    # A node's name, its type where the graph is typed, and what follows its `=`: repeated_blocks and diff each had a
+    # copy (`;  ` against `;\s+` before the freeing, an indent required or not), now fx_sites.FX_NODE.
+    node_with_expression = re.compile(r'\\"\)\?\\s\*=\\s\*?\(\?P<')
+    defined = sorted(str(p.relative_to(SRC)) for p, text in _python_sources().items()
+                     if node_with_expression.search(text))
+    assert defined == ["analyses/fx_sites.py"]

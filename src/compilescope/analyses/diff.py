@@ -34,6 +34,7 @@ from .compile_time import PHASE_LABELS, CompileTimes, ends_during
 from .crash import Crash
 from .cudagraphs import NEVER_RECORDED
 from .dynamic_shapes import number_text, placement_text, read_placement
+from .fx_sites import FX_NODE
 from .compiled_frames import frame_function
 from .graph_breaks import function_label, resume_of, skipped_text
 from .numpy_graphs import numpy_target
@@ -57,7 +58,6 @@ _ADDRESS = re.compile(r"(?<![\d.])(?:0x[0-9a-f]+|\d{7,})\b", re.I)
 # A number in a guard's text: guards that differ only in one number are one guard failing at several values.
 _GUARD_NUMBER = re.compile(r"(?<![\w.#])-?\d+(?:\.\d+)?(?:e[-+]?\d+)?(?![\w.])", re.I)
 _GRAPH_FILE = re.compile(r"#\s*File:\s*(?P<file>.+?):(?P<line>\d+) in (?P<func>[\w<>.]+)(?:, code: (?P<code>.*))?$")
-_NODE = re.compile(r"^\s*(?P<name>[A-Za-z_]\w*)\s*(?::\s*\"[^\"]*\")?\s*=\s*(?P<rhs>.+?)(?:;\s+.*)?$")
 _CALL = re.compile(r"^(?P<target>[A-Za-z_][\w.]*)\(")
 _INFIX = re.compile(r"^\S+\s+(?P<op>[-+*/@%&|^<>=!]+|//|\*\*)\s+\S+$")
 _METHOD = re.compile(r"^[a-z_]\w*\.(?P<method>[A-Za-z_]\w*)\(")
@@ -428,10 +428,10 @@ def graph_nodes(text: str) -> list[list[Any]]:
         if line.startswith("return "):
             nodes.append(["output", "output", None, None])
             continue
-        m = _NODE.match(line)
+        m = FX_NODE.match(line)
         if not m:
             continue
-        rhs = m["rhs"].strip()
+        rhs = m["expr"].strip()
         call, infix, method = _CALL.match(rhs), _INFIX.match(rhs), _METHOD.match(rhs)
         if method and not rhs.startswith(("torch.", "operator.", "math.")):
             op, target = "call_method", method["method"]

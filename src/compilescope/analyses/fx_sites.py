@@ -14,6 +14,10 @@ from ..model.records import dataclass
 GRAPH_ARTIFACT = "dynamo_output_graph"
 # `# File: /path/x.py:23 in f, code: y = x * 2` (the code part is absent for some nodes)
 _NODE_COMMENT = re.compile(r"^\s*# File: (?P<file>.+?):(?P<line>\d+) in (?P<func>[^,]+?)(?:, code: (?P<code>.*))?\s*$")
+# A node of a graph dump's body, its name and its expression up to torch's freeing of what it used:
+# `    layer_norm: "f32[4, 32][32, 1]cpu" = torch.nn.functional.layer_norm(x, (32,), w, b);  x = w = None`
+# (the type only in a typed graph: post-grad, or Dynamo's with its sizes; the indent is the graph body's)
+FX_NODE = re.compile(r"^\s*(?P<name>[A-Za-z_]\w*)(?:\s*:\s*\"[^\"]*\")?\s*=\s*(?P<expr>.+?)(?:;\s+.*)?$")
 # `    y: "f32[4][1]cpu" = l_x_ * 2;  l_x_ = None`
 _NODE_DEF = re.compile(r"^\s+(?P<name>[A-Za-z_][A-Za-z0-9_]*)(?:\s*:\s*\"[^\"]*\")?\s*=\s")
 

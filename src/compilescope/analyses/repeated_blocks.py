@@ -18,7 +18,7 @@ from typing import Any
 from ..model.ids import compilation_key
 from ..model.records import dataclass
 from ..model.trace import Trace
-from .fx_sites import GRAPH_ARTIFACT
+from .fx_sites import FX_NODE, GRAPH_ARTIFACT
 from .installed_guards import GUARDS_ARTIFACT
 from .userloc import user_source_name
 
@@ -28,8 +28,6 @@ _INPUT = re.compile(r"\b(?P<name>L_\w+): \"(?P<type>[^\"]*)\"")
 _NUMBERED = re.compile(r"^(?P<container>L_\w+?)_modules_(?P<index>\d+)_(?P<rest>(?:modules|parameters|buffers)_\w*)$")
 # `source=L['self']._modules['blocks']._modules['0'], ... type=<class '__main__.Block'>`
 _GUARDED_MODULE = re.compile(r"source=(?P<source>L\[[^\s,]*?\._modules\['\d+'\]), [^\n]*?type=<class '(?P<cls>[^']+)'>")
-# A node of the graph's body: `layer_norm: "f32[...]cpu" = torch.nn.functional.layer_norm(x, (32,), l_self_...);  x = None`
-_NODE = re.compile(r"^\s+(?P<name>[A-Za-z_]\w*)(?:\s*:\s*\"[^\"]*\")?\s*=\s(?P<expr>.*?)(?:;  .*)?$")
 _LINE = re.compile(r"^\s*# File: .+?:(?P<line>\d+) in ")
 # A block's input the node computes with: `l_self_modules_blocks_modules_0_modules_qkv_parameters_weight_`
 _BLOCK_INPUT = re.compile(r"\bl(?P<container>_\w+?)_modules_(?P<index>\d+)_(?:modules|parameters|buffers)_")
@@ -94,7 +92,7 @@ def block_code(graph_text: str) -> dict[tuple[str, int], list[tuple[str, str]]]:
         if c:
             line = c["line"]
             continue
-        node = _NODE.match(raw)
+        node = FX_NODE.match(raw)
         if node is None:
             continue
         if node["expr"].startswith(("L_", "self.")):  # an input's alias, a subgraph's get_attr: a name, no code
