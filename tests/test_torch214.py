@@ -18,7 +18,7 @@ from compilescope.analyses.provenance import analyze_provenance
 from compilescope.analyses.transformed import transformed_code
 from compilescope.ingest.reader import read_trace
 
-from .conftest import TORCH214, torch213, torch214
+from .conftest import TORCH214, TORCH214_LOGS, torch213, torch214
 
 # JSON paths whose values differ between the recordings, and why (README): nothing else may.
 ALLOWED = {
@@ -111,3 +111,23 @@ def test_the_214_logs_are_214_and_read_whole():
         # torch_version's payload; export_draft's log (TORCH_DTRACE's filter) has none, its paths name the venv.
         with gzip.open(torch214(name), "rt", encoding="utf-8") as f:
             assert "2.14.1+cu130" in f.read() or name == "export_draft.log", name
+
+
+def test_a_break_met_in_two_compiled_frames_says_which_skipped_which():
+    # differs/compiled_autograd (README): under torch 2.14 Dynamo compiles inspect's getattr_static as [1/0] (co_name
+    # getattr_static) and _check_instance as [5/0] (co_name _check_instance); both dynamo_graph_break_reason records
+    # (frame_id 1 and 5) say "Failed to handle graph break gracefully. Skipping the function and falling back to
+    # eager" at _check_instance's line 1772, with no "frame skipped:" line: each compile gave up its own frame. One
+    # break (one reason, one line) in both compiles; it named getattr_static's skip for [5/0] as well.
+    from compilescope.analyses import analyze
+
+    with read_trace(str(TORCH214_LOGS.parent / "differs" / "compiled_autograd.log.gz")) as trace:
+        results = analyze(trace)
+    (brk,) = [b for b in results.insights.graph_breaks.breaks if b.location and b.location.line == 1772]
+    assert brk.compile_ids == ["[1/0]", "[5/0]"] and brk.skipped_frame.function == "getattr_static"
+    assert brk.skipped_in == ["[1/0]"]
+    assert brk.skipped_text.startswith("Dynamo skipped getattr_static (inspect.py:")
+    assert brk.skipped_text.endswith(" (in [1/0]; not in [5/0])")
+    # [5/0]'s own error says the frame it skipped
+    skipped = {e.compile_id: e.skipped_frame.function for e in results.insights.errors.errors if e.skipped_frame}
+    assert skipped["[5/0]"] == "_check_instance" and skipped["[1/0]"] == "getattr_static"

@@ -301,6 +301,9 @@ class GraphBreak:
     skipped_frame: UserLocation | None = None
     in_loop: bool = False
     in_with: UserLocation | None = None  # the `with` line the break is inside, where that is why Dynamo skipped it
+    # The compiles in which Dynamo skipped skipped_frame: a break met in two compiled frames (a helper each inlines, or
+    # compiles as its own frame) made each skip its own frame, said in each compile's error.
+    skipped_in: list[str] = field(default_factory=list)
     # The break is inside the function a higher-order op calls ("torch.utils.checkpoint.checkpoint"): that call ran
     # uncompiled, all of it. op_calls: the user's lines that called it, where the log says (the line Dynamo resumed
     # the frame at after the break), in compile order.
@@ -320,8 +323,13 @@ class GraphBreak:
 
     @property
     def skipped_text(self) -> str | None:
-        """What Dynamo skipped after this break, as the errors finding says it; None where it went on after it."""
-        return skipped_text(self.skipped_frame, self.in_loop, self.in_with)
+        """What Dynamo skipped after this break, as the errors finding says it, and in which compiles where not in all
+        of them; None where it went on after it."""
+        said = skipped_text(self.skipped_frame, self.in_loop, self.in_with)
+        others = [c for c in self.compile_ids if c not in self.skipped_in]
+        if said is None or not others:
+            return said
+        return f"{said} (in {', '.join(self.skipped_in)}; not in {', '.join(others)})"
 
     @property
     def uncompiled_text(self) -> str | None:
@@ -585,7 +593,7 @@ class GraphBreak:
             "in_fsdp_hook": self.in_fsdp_hook, "fsdp_call": self.fsdp_call.to_json() if self.fsdp_call else None,
             "compiled_callees": [c.to_json() for c in self.compiled_callees],
             "skipped_frame": self.skipped_frame.to_json() if self.skipped_frame else None, "in_loop": self.in_loop,
-            "in_with": self.in_with.to_json() if self.in_with else None,
+            "in_with": self.in_with.to_json() if self.in_with else None, "skipped_in": self.skipped_in,
             "higher_order_op": self.higher_order_op, "op_calls": [c.to_json() for c in self.op_calls],
             "subclass_advice": self.subclass_advice,
             "transform": self.transform.to_json() if self.transform else None,
@@ -857,6 +865,9 @@ def graph_breaks(trace: Trace) -> GraphBreaks:
         if skipped is not None and found.skipped_frame is None:
             found.skipped_frame, found.in_loop = skipped, IN_LOOP in parsed["text"]
             found.in_with = skipped_with(parsed["text"])
+        if (skipped is not None and found.skipped_frame is not None and compile_key not in found.skipped_in
+                and (skipped.key, skipped.function) == (found.skipped_frame.key, found.skipped_frame.function)):
+            found.skipped_in.append(compile_key)
         found.higher_order_op = found.higher_order_op or parsed["higher_order_op"]
         if resumed_at is not None and resumed_at not in found.op_calls:
             found.op_calls.append(resumed_at)

@@ -1180,7 +1180,7 @@ def _add_ran_eagerly(result: Sources, breaks: GraphBreaks, errors: CompileErrors
     for brk in breaks.breaks:
         if brk.skipped_frame is not None and brk.skipped_text is not None:
             ids, _ = skipped.setdefault(brk.skipped_frame.key + (brk.skipped_frame.function,), ([], brk.skipped_text))
-            ids.extend(c for c in brk.compile_ids if c not in ids)
+            ids.extend(c for c in brk.skipped_in if c not in ids)  # (not its other compiles: they skipped others)
     for err in errors.errors if errors is not None else ():
         if err.skipped_frame is not None and err.skipped_text is not None:
             ids, _ = skipped.setdefault(err.skipped_frame.key + (err.skipped_frame.function,), ([], err.skipped_text))
