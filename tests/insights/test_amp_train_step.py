@@ -9,6 +9,7 @@ printed inside the step is a Python float passed past a graph break, whose recom
 
 from __future__ import annotations
 
+import gzip
 import json
 import re
 
@@ -258,3 +259,18 @@ def test_the_graph_breaks_say_how_few_of_the_compiled_frames_hold_ops(capsys):
     assert run_cli("summary", LOG) == 0
     out = " ".join(capsys.readouterr().out.split())
     assert f"Graph breaks (6 distinct, 6 in total) {split.text}." in out
+
+
+def test_the_split_counts_every_compile_where_one_installed_no_code(tmp_path):
+    # amp_train_step's [8/0] as a log might hold it with has_guarded_code false (no real log does: of the 11 with a
+    # split, every null graph_op_count has guarded code): graph_op_count null, no graph either way. It was counted in
+    # the 9 compiles and in no part of them (2 with ops, 5 empty, 1 no graph).
+    text = gzip.decompress(LOG.read_bytes()).decode()
+    lines = text.splitlines(keepends=True)
+    (at,) = [i for i, line in enumerate(lines) if '"compilation_metrics"' in line and '"frame_id": 8,' in line]
+    assert '"graph_op_count": null' in lines[at] and '"has_guarded_code": true' in lines[at]
+    lines[at] = lines[at].replace('"has_guarded_code": true', '"has_guarded_code": false')
+    log = tmp_path / "amp_train_step.log"
+    log.write_text("".join(lines))
+    split = _insights(log).graph_breaks.split
+    assert split is not None and split.compiles == 9 and (len(split.with_ops), split.empty, split.no_graph) == (2, 5, 2)

@@ -17,7 +17,6 @@ from ..wording import count
 from ..model.ids import compilation_key
 from ..model.trace import Compile, Trace
 from .compiled_frames import compiled_frame, compiled_location
-from .empty_graphs import made_no_graph
 from .userloc import (UserLocation, inline_frame, is_framework_file, is_python_library_file, is_torch_file,
                       last_code_frame, last_user_frame, section, traceback_frames)
 from ..model.records import dataclass
@@ -633,7 +632,7 @@ class CompiledSplit:
     compiles: int
     with_ops: list[tuple[str, str, int]] = field(default_factory=list)  # (compile id, function, graph_op_count)
     empty: int = 0  # graph_op_count 0
-    no_graph: int = 0  # graph_op_count null: no graph made (empty_graphs.made_no_graph)
+    no_graph: int = 0  # graph_op_count null: no graph made (empty_graphs.made_no_graph, or no code installed either)
 
     @property
     def text(self) -> str:
@@ -671,7 +670,7 @@ def compiled_split(trace: Trace) -> CompiledSplit | None:
             split.with_ops.append((key, frame[2] if frame else "?", ops))
         elif ops == 0:
             split.empty += 1
-        elif made_no_graph(entry.metrics):
+        else:  # (null: no graph, with guarded code (made_no_graph) or without; a log's garbage holds no ops either)
             split.no_graph += 1
     return split if split.with_ops and split.empty + split.no_graph > len(split.with_ops) else None
 
