@@ -61,7 +61,8 @@ ERROR, WARNING, INFO = "error", "warning", "info"
 # wrong on purpose, which explains the rest (its crash, its failed compiles). "numerics" before the costs: numbers
 # other than eager's are what a user asks about first, and a recompile for model.eval() (expected) is only a cost.
 SECTIONS = ("testing_only", "crash", "errors", "export", "numerics", "recompiles", "graph_breaks", "numpy",
-            "compile_time", "autotuning", "user_kernels", "cudagraphs", "raised", "warnings", "caches", "dynamic_shapes", "runtime")
+            "compile_time", "autotuning", "user_kernels", "cudagraphs", "raised", "warnings", "caches", "dynamic_shapes",
+            "runtime")
 
 
 @dataclass
