@@ -266,3 +266,29 @@ def test_each_package_is_told_the_call_its_own_wrapper_was_logged_from(tmp_path)
         (stack,) = [e["stack"] for e, _ in raw_records(torch213(log_name))
                     if e.get("graph_dump", {}).get("name") == "inductor_aot_wrapper_code"]
         assert _program_line("aoti_compile_and_package(") in [f["line"] for f in stack]
+
+
+def test_check_fails_a_package_of_one_shape_and_passes_one_with_a_dim(capsys):
+    # The static wrapper checks a batch of 4 and 16 features (`4 != arg4_1_size[0]`, `16 != arg4_1_size[1]`): one
+    # shape; the dynamic one's batch is 2..64 (`arg4_1_size[0] < 2`, `> 64`). Neither log holds anything else a
+    # default gate fails on (no compile failed).
+    import orjson
+
+    from ..conftest import run_cli
+
+    static, dynamic = _wrapper(STATIC), _wrapper(LOG)
+    assert "if (4 != arg4_1_size[0])" in static and "if (16 != arg4_1_size[1])" in static
+    assert "if (arg4_1_size[0] < 2)" in dynamic
+    call = f"aoti_deploy.py:{_program_line('aoti_compile_and_package(')}"
+    assert run_cli("check", torch213(STATIC), "--no-static-aoti-packages") == 1
+    (line,) = capsys.readouterr().out.splitlines()
+    assert line.startswith("no-static-aoti-packages: 1 AOTInductor package accepting one shape only, none allowed")
+    assert line.endswith(f": {call} accepts x: Float [4, 16] cpu")
+
+    assert run_cli("check", torch213(LOG), "--no-static-aoti-packages", "--json") == 0
+    (rule,) = orjson.loads(capsys.readouterr().out)["rules"]
+    assert (rule["rule"], rule["passed"], rule["details"]) == ("no-static-aoti-packages", True, [])
+    # A log with no package passes, and says there was none to check.
+    assert run_cli("check", torch213("amp_train_step.log.gz"), "--no-static-aoti-packages", "--json") == 0
+    (rule,) = orjson.loads(capsys.readouterr().out)["rules"]
+    assert rule["message"].endswith("(no AOTInductor package in the log)")

@@ -113,3 +113,30 @@ def test_a_crash_elsewhere_is_not_said_to_be_loading_a_package():
     (crash,) = crashes(read_trace(cuda211("hf_gpt2_static_cache.log.gz"))).crashes
     assert not any(f.function == "aoti_load_package" for f in crash.frames)
     assert not crash.loading_aoti_package and "AOTInductor" not in crash.during
+
+
+def test_check_fails_the_package_of_one_shape_and_passes_the_one_with_a_dim(capsys):
+    # The raw wrappers: the static package checks a batch of 4 (`4 != arg4_1_size[0]`), the dynamic one 2..64. Both
+    # runs crashed in loading, which fails no-crash whatever was asked: the rule's own result is read from --json.
+    import orjson
+
+    from ..conftest import run_cli
+
+    def wrapper(log: str) -> str:
+        (code,) = [p for e, p in raw_records(cuda211(log))
+                   if e.get("graph_dump", {}).get("name") == "inductor_aot_wrapper_code"]
+        return code
+
+    assert "if (4 != arg4_1_size[0])" in wrapper(STATIC) and "if (16 != arg4_1_size[1])" in wrapper(STATIC)
+    assert "if (arg4_1_size[0] < 2)" in wrapper(DYNAMIC) and "if (arg4_1_size[0] > 64)" in wrapper(DYNAMIC)
+    call = f"aoti_deploy_cuda.py:{line_holding(PROGRAM, 'aoti_compile_and_package(')}"
+    results = {}
+    for log in (STATIC, DYNAMIC):
+        assert run_cli("check", cuda211(log), "--no-static-aoti-packages", "--json") == 1
+        rules = {r["rule"]: r for r in orjson.loads(capsys.readouterr().out)["rules"]}
+        assert list(rules) == ["no-crash", "no-static-aoti-packages"]
+        results[log] = rules["no-static-aoti-packages"]
+    assert not results[STATIC]["passed"]
+    assert results[STATIC]["message"].startswith("no-static-aoti-packages: 1 AOTInductor package accepting one shape")
+    assert results[STATIC]["details"] == [f"{call} accepts x: Float [4, 16] cuda"]
+    assert results[DYNAMIC]["passed"] and results[DYNAMIC]["details"] == []

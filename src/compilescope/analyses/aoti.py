@@ -101,6 +101,13 @@ class AotiPackage:
         return [(i, n) for i in self.inputs for n, d in enumerate(i.dims) if d.size is not None]
 
     @property
+    def one_shape(self) -> bool:
+        """Every dim of every input has one size (the export was given no Dim): the package serves that shape alone.
+        (A dim no check covers is not known to be fixed; inputs of no dim, scalars, have no size to vary.)"""
+        dims = [d for i in self.inputs for d in i.dims]
+        return bool(dims) and all(d.size is not None for d in dims)
+
+    @property
     def accepts(self) -> str:
         return "; ".join(i.text for i in self.inputs)
 
@@ -108,7 +115,7 @@ class AotiPackage:
         return {"call": self.call.to_json() if self.call else None, "wrapper": self.wrapper_number,
                 "kernels": self.kernel_number,
                 "inputs": [i.to_json() for i in self.inputs], "checks_need_env": self.checks_need_env,
-                "accepts": self.accepts}
+                "accepts": self.accepts, "one_shape": self.one_shape}
 
 
 @dataclass

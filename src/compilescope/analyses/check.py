@@ -40,6 +40,10 @@ class Rules:
     # Of compile time, benchmarking to choose code (max-autotune's searches, kernels' launch configs): a budget of its
     # own, as max-autotune can double a compile that is otherwise within its budget (cpu_autotune: 44 s of 129 s)
     max_autotune_seconds: float | None = None
+    # Every AOTInductor package accepts inputs of more than one shape (each was exported with a Dim): a deployment
+    # whose batch size varies. A package of one shape gives a batch of another no error by default (the wrapper checks
+    # its inputs only with AOTI_RUNTIME_CHECK_INPUTS set), and returns the rows it was compiled for.
+    no_static_aoti_packages: bool = False
     no_cudagraph_skips: bool = False  # reduce-overhead: every compile runs as CUDA graphs
     # No compiled code draws random numbers with Inductor's generator (fallback_random off): a run whose results must
     # match eager's under the same seed
@@ -133,6 +137,11 @@ def _breaks_note(facts: RunFacts) -> str:
 def _drawn(facts: RunFacts) -> list[dict[str, Any]]:
     """The lines whose random numbers compiled code draws with Inductor's generator, not eager's."""
     return [n for n in facts.numerics or [] if n["kind"] == "random"]
+
+
+def _one_shape(facts: RunFacts) -> list[dict[str, Any]]:
+    """The AOTInductor packages whose every input dim has one size (AotiPackage.one_shape)."""
+    return [p for p in facts.aoti_packages if p.get("one_shape")]
 
 
 def _user_frames(facts: RunFacts) -> list[FrameFacts]:
@@ -335,6 +344,19 @@ def evaluate(runs: dict[int | None, RunFacts], rules: Rules,
                             [_export_issue(x) for x in f.export_issues or []]),
                  0, lambda v, lim: v > lim, lambda v: count(v, "draft export issue"),
                  lambda f: " (no export in the log)" if f.export_issues is None else "", others="issue")
+    if rules.no_static_aoti_packages:
+        unkept = [rank for rank, facts in runs.items() if any("one_shape" not in p for p in facts.aoti_packages)]
+        if unkept:  # asked for and not checkable: fail
+            results.append(RuleResult("no-static-aoti-packages", "none allowed", False,
+                                      f"no-static-aoti-packages: {_where(unkept[0])}the facts were saved by a "
+                                      "compilescope that did not keep them: check the log itself"))
+        else:
+            absolute("no-static-aoti-packages", "none allowed (export with dynamic_shapes: a Dim for each size "
+                     "that varies, such as the batch)",
+                     lambda f: (len(_one_shape(f)), [f"{p['call'] or 'a package'} accepts {p['accepts']}"
+                                                     for p in _one_shape(f)]),
+                     0, lambda v, lim: v > lim, lambda v: count(v, "AOTInductor package") + " accepting one shape only",
+                     lambda f: "" if f.aoti_packages else " (no AOTInductor package in the log)", others="package")
     if rules.max_compile_seconds is not None:
         absolute("max-compile-seconds", f"at most {format_seconds(rules.max_compile_seconds)} allowed",
                  lambda f: (f.compile_time_s, [why] if (why := _why_slow(f)) else []), rules.max_compile_seconds,

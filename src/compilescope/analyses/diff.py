@@ -336,7 +336,8 @@ class RunFacts:
     # recomputed: [{file, line, count}]}. None in facts saved before they were kept (not compared).
     checkpointing: list[dict[str, Any]] | None = None
     # The AOTInductor packages compiled (analyses/aoti.py), in log order: {call (the user's line, or null), accepts
-    # (the inputs the wrapper checks: "x: Float [2..64, 16] cpu")}. Empty in facts saved before they were kept.
+    # (the inputs the wrapper checks: "x: Float [2..64, 16] cpu"), one_shape (every dim fixed: AotiPackage.one_shape;
+    # absent in facts saved before it was kept)}. Empty in facts saved before they were kept.
     aoti_packages: list[dict[str, Any]] = field(default_factory=list)
     # The user's own Triton kernels the compiled code holds (analyses/user_kernels.py): {name, compile_id, frame,
     # launched_at ("prog.py:34"), symbolic (its scalar arguments passed as size symbols)}. None in facts saved before
@@ -799,7 +800,8 @@ def run_facts(results: Results) -> RunFacts:
         export_dims=[{"call": c.export_call.short if c.export_call else None, "input": c.input_text,
                       "declared": c.declared, "guard": c.guard, "value": c.value,
                       "at": c.location.short if c.location else None} for c in exported.dim_conflicts],
-        aoti_packages=[{"call": p.call.short if p.call else None, "accepts": p.accepts} for p in found.aoti.packages],
+        aoti_packages=[{"call": p.call.short if p.call else None, "accepts": p.accepts, "one_shape": p.one_shape}
+                       for p in found.aoti.packages],
         user_kernels=[{"name": k.name, "compile_id": k.compile_id, "frame": frame_of_cid.get(k.compile_id),
                        "launched_at": [u.short for u in k.launched_at], "symbolic": [a.name for a in k.symbolic]}
                       for k in found.user_kernels.kernels],

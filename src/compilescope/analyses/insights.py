@@ -176,7 +176,7 @@ def _aoti_inputs(package: AotiPackage) -> Finding:
     the kernels compiled for the shapes it was given, with no error. A warning where every size is fixed (the export
     had no Dim): the package serves one shape per input."""
     where = f" of {package.call.short}" if package.call else ""
-    one_shape = bool(package.inputs) and all(d.size is not None for i in package.inputs for d in i.dims)
+    one_shape = package.one_shape
     parts = []
     if one_shape:
         parts.append("only these sizes: the export was given no Dim (torch.export.export's dynamic_shapes), so every "

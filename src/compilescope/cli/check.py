@@ -52,6 +52,11 @@ class CheckCommand:
         parser.add_argument("--no-export-issues", action="store_true",
                             help="fail if draft export found an issue: it could not soundly produce a graph, and its "
                                  "program holds only under what export assumed (the export page lists each)")
+        parser.add_argument("--no-static-aoti-packages", action="store_true",
+                            help="fail if an AOTInductor package (aoti_compile_and_package) accepts inputs of one "
+                                 "shape only: exported with no Dim (torch.export's dynamic_shapes), every size is its "
+                                 "example's, and a batch of another size runs unchecked unless "
+                                 "AOTI_RUNTIME_CHECK_INPUTS=1 is set where it runs (wrong results, no error)")
         parser.add_argument("--max-compile-seconds", type=float, metavar="S", help="fail if compiling took more than S seconds")
         parser.add_argument("--max-autotune-seconds", type=float, metavar="S",
                             help="fail if autotuning took more than S seconds: benchmarking to choose code "
@@ -112,14 +117,15 @@ class CheckCommand:
         rules = Rules(max_graph_breaks=args.max_graph_breaks, max_recompiles=args.max_recompiles,
                       max_avoidable_recompiles=args.max_avoidable_recompiles,
                       no_failures=args.no_failures, no_export_issues=args.no_export_issues,
+                      no_static_aoti_packages=args.no_static_aoti_packages,
                       max_compile_seconds=args.max_compile_seconds, max_autotune_seconds=args.max_autotune_seconds,
                       no_cudagraph_skips=args.no_cudagraph_skips, no_inductor_random=args.no_inductor_random,
                       no_warnings=args.no_warnings, user_kernels=args.user_kernel,
                       no_new_warnings=args.no_new_warnings, no_rank_divergence=args.no_rank_divergence,
                       compile_time=time_threshold(args))
-        no_rule = not (args.no_failures or args.no_export_issues or args.baseline or args.no_cudagraph_skips
-                       or args.no_inductor_random or args.no_warnings or args.no_rank_divergence
-                       or args.user_kernel) and all(
+        no_rule = not (args.no_failures or args.no_export_issues or args.no_static_aoti_packages or args.baseline
+                       or args.no_cudagraph_skips or args.no_inductor_random or args.no_warnings
+                       or args.no_rank_divergence or args.user_kernel) and all(
             v is None for v in (args.max_graph_breaks, args.max_recompiles, args.max_avoidable_recompiles,
                                 args.max_compile_seconds, args.max_autotune_seconds))
         if no_rule:
