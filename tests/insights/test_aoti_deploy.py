@@ -82,6 +82,34 @@ def test_the_compile_is_told_as_aotinductors_and_a_one_shape_package_is_a_warnin
     assert "no Dim" in accepts.detail and f"{CHECK_ENV}=1" in accepts.detail
 
 
+# What each package holds (test_the_finding_says_what_the_package_holds reads it from the raw wrappers)
+HOLDS = "2 C++ kernels, 2 calls of ATen ops (addmm ×2), 4 parameters (6,400 bytes) and the C++ wrapper that runs them on the CPU"
+
+
+def test_the_finding_says_what_the_package_holds():
+    # The raw wrappers (both variants alike): the CPU runtime's header; two C++ kernels declared, which the kernel file
+    # defines; torch's addmm called twice (the two Linear layers); four Parameter constants, Head's fc1 and fc2
+    # weights and biases, whose float32 sizes (32x16 + 32 + 32x32 + 32) x 4 bytes are the data_sizes' 6,400.
+    assert "torch.nn.Linear(16, 32)" in PROGRAM.read_text() and "torch.nn.Linear(32, 32)" in PROGRAM.read_text()
+    for log in (LOG, STATIC):
+        code = _wrapper(log)
+        (kernel_file,) = [p for e, p in raw_records(torch213(log))
+                          if e.get("graph_dump", {}).get("name") == "inductor_aot_kernel_code"]
+        assert "#include <torch/csrc/inductor/aoti_include/cpu.h>" in code
+        declared = re.findall(r'extern "C"\s+void\s+(\w+)\(', code)
+        assert declared == ["cpp_fused_relu_0", "cpp_fused_relu_sum_view_1"]
+        assert re.findall(r'extern "C"\s+void\s+(\w+)\(', kernel_file) == declared
+        assert code.count("AOTI_TORCH_ERROR_CODE_CHECK(aoti_torch_cpu_addmm_out(") == 2 and "loadKernel(" not in code
+        assert code.count("ConstantType::Parameter") == 4 and "ConstantType::Buffer" not in code
+        sizes = [int(n) for n in re.findall(r"constants_info_\[\d+\]\.data_size = (\d+);", code)]
+        assert sum(sizes) == (32 * 16 + 32 + 32 * 32 + 32) * 4 == 6400
+
+        (package,) = aoti(read_trace(torch213(log))).packages
+        assert package.contents is not None and package.contents.text == HOLDS
+        (finding,) = [f for f in insights(read_trace(torch213(log))).findings if "AOTInductor package" in f.title]
+        assert finding.detail.startswith(f"It holds {HOLDS}. ")
+
+
 def test_diff_tells_what_the_package_accepts_now():
     # The static package checks a batch of 4 (its wrapper's `4 != arg4_1_size[0]`), the one with a Dim 2..64.
     from compilescope.analyses import analyze
@@ -232,7 +260,8 @@ def test_the_source_page_marks_the_line_that_compiled_the_package_and_never_says
     compiled = row(call)
     assert words(compiled).endswith(
         "aoti_compile_and_package(ep, package_path=path)AOTInductor packageAOTInductor compiled the exported program here, as a package that accepts "
-        f"x: Float [2..64, 16] cpu; it checks its inputs only where {CHECK_ENV}=1 is set · its C++ wrapper · its kernels")
+        f"x: Float [2..64, 16] cpu; it holds {HOLDS}; it checks its inputs only where {CHECK_ENV}=1 is set · its C++ "
+        "wrapper · its kernels")
     assert f'href="../{wrapper_url}">its C++ wrapper</a>' in compiled and f'href="../{kernels_url}">its kernels</a>' in compiled
     assert (out / wrapper_url).exists() and (out / kernels_url).exists()
     # The export's symbol (line 39) is no package's: said as outside any compilation.

@@ -140,3 +140,35 @@ def test_check_fails_the_package_of_one_shape_and_passes_the_one_with_a_dim(caps
     assert results[STATIC]["message"].startswith("no-static-aoti-packages: 1 AOTInductor package accepting one shape")
     assert results[STATIC]["details"] == [f"{call} accepts x: Float [4, 16] cuda"]
     assert results[DYNAMIC]["passed"] and results[DYNAMIC]["details"] == []
+
+
+def test_the_finding_says_what_the_package_holds():
+    # The raw wrappers (both variants alike): the CUDA runtime's header; two Triton kernels, each loaded from a .cubin
+    # of its own, the two kernels triton_kernel_info names; torch's mm called twice (the Linear layers' matmuls, their
+    # bias and relu fused into the kernels); four Parameter constants, the fc1 and fc2 weights and biases, whose
+    # float32 sizes (32x16 + 32 + 32x32 + 32) x 4 bytes are the data_sizes' 6,400.
+    import re
+
+    holds = ("2 Triton kernels (cubins), 2 calls of ATen ops (mm ×2), 4 parameters (6,400 bytes) and the C++ wrapper "
+             "that runs them on CUDA")
+    text = PROGRAM.read_text()
+    assert "torch.nn.Linear(16, 32)" in text and "torch.nn.Linear(32, 32)" in text
+    for log in (DYNAMIC, STATIC):
+        records = raw_records(cuda211(log))
+        (code,) = [p for e, p in records if e.get("graph_dump", {}).get("name") == "inductor_aot_wrapper_code"]
+        (info,) = [json.loads(p) for e, p in records if e.get("artifact", {}).get("name") == "triton_kernel_info"]
+        assert "#include <torch/csrc/inductor/aoti_include/cuda.h>" in code
+        loaded = re.findall(r'kernels_\.(\w+) = loadKernel\("[^"]+\.cubin"', code)
+        assert sorted(loaded) == sorted(info) and len(loaded) == 2
+        assert code.count("AOTI_TORCH_ERROR_CODE_CHECK(aoti_torch_cuda_mm_out(") == 2
+        assert not re.search(r'extern "C"\s+void', code)  # (no C++ kernel)
+        assert code.count("ConstantType::Parameter") == 4 and "ConstantType::Buffer" not in code
+        sizes = [int(n) for n in re.findall(r"constants_info_\[\d+\]\.data_size = (\d+);", code)]
+        assert sum(sizes) == (32 * 16 + 32 + 32 * 32 + 32) * 4 == 6400
+
+        trace = read_trace(cuda211(log))
+        (package,) = aoti(trace).packages
+        assert package.contents is not None and package.contents.text == holds
+        assert package.contents.triton_kernels == loaded
+        (finding,) = [f for f in insights(trace).findings if "AOTInductor package" in f.title]
+        assert finding.detail.startswith(f"It holds {holds}")

@@ -483,6 +483,18 @@ def test_a_node_line_of_many_calls_is_read_in_linear_time():
     run_python(code)
 
 
+def test_what_a_wrapper_holds_is_read_in_linear_time_from_lines_that_never_end_their_calls(tmp_path):
+    # Each pattern of what a package holds starts at a word torch writes (kernels_., extern "C", aoti_torch_cuda_,
+    # constants_info_[) and scans a bounded stretch: 100,000 of each on one line, none closed, is read at once, and
+    # one closed call after them is still counted.
+    wrapper = ("static void check_input_0(\n" + 'kernels_.k = loadKernel("' * 100_000 + 'extern "C" void '
+               * 100_000 + "aoti_torch_cuda_" * 100_000 + "constants_info_[0].type = " * 100_000
+               + "\n    AOTI_TORCH_ERROR_CODE_CHECK(aoti_torch_cuda_mm_out(buf0));\n")
+    (package,) = _aoti_json(tmp_path, _artifact("inductor_aot_wrapper_code", wrapper))["packages"]
+    assert package["contents"]["aten_calls"] == ["mm"] and package["contents"]["triton_kernels"] == ["k"]
+    assert package["contents"]["cubins"] == 0 and package["contents"]["weights"] == 0
+
+
 def test_typed_names_on_one_long_line_are_read_in_linear_time():
     # ` a: "f32[` 100,000 times with no `]`: the size pattern scanned the rest of the line from each name. The
     # graph's next lines are still read: mm takes view (4x16) and w (16x8).

@@ -17,6 +17,7 @@ from typing import Any, Iterable
 from ..lazy_regex import lazy_compile
 from ..model.records import dataclass
 from ..model.trace import Artifact, Trace
+from ..wording import count
 from .userloc import UserLocation, is_framework_file, is_torch_file
 
 WRAPPER_CODE = "inductor_aot_wrapper_code"
@@ -34,6 +35,19 @@ _UPPER = lazy_compile(r"if \(\w+_size\[(\d{1,19})\] > (\d{1,19})\)")
 _DEVICE = lazy_compile(r'<< "\d*\((\w+)\), "')
 # (its parameters, up to the `{`, are two handles: bounded, so text repeating the name without a `{` costs linear time)
 _GATED = lazy_compile(r"__check_inputs_outputs\([^{]{0,500}\{\s*if \(!_check_aoti_runtime_check_inputs_env\(\)\)")
+# What the package holds, as its wrapper names it: the header of the device it runs on
+# (`#include <torch/csrc/inductor/aoti_include/cuda.h>`), its Triton kernels (each loaded once, `kernels_.NAME =
+# loadKernel("....cubin", ...)` where torch keeps their cubins apart), its C++ kernels (declared `extern "C"  void
+# cpp_fused_relu_0(...);`, compiled into its library), the ATen ops it calls through torch's C shim
+# (`aoti_torch_cuda_mm_out(`) and its constants (`constants_info_[0].data_size = 2048;`, `.type = ...Parameter`).
+_DEVICE_HEADER = lazy_compile(r"#include <torch/csrc/inductor/aoti_include/(\w{1,20})\.h>")
+_TRITON_KERNEL = lazy_compile(r"kernels_\.(\w{1,200}) = loadKernel\(")
+_CUBIN = lazy_compile(r'kernels_\.(\w{1,200}) = loadKernel\("[^"\n]{0,4096}\.cubin"')
+_CPP_KERNEL = lazy_compile(r'extern "C"\s{1,8}void\s{1,8}(\w{1,200})\(')
+_ATEN_CALL = lazy_compile(r"\baoti_torch_(?:cpu|cuda|xpu|mps)_(\w{1,200})\(")
+_CONSTANT_SIZE = lazy_compile(r"constants_info_\[(\d{1,9})\]\.data_size = (\d{1,19});")
+_CONSTANT_TYPE = lazy_compile(r"constants_info_\[(\d{1,9})\]\.type = [^;\n]{0,200}ConstantType::(\w{1,40})\)")
+_DEVICE_WORDS = {"cuda": "CUDA", "cpu": "the CPU", "xpu": "XPU", "mps": "MPS"}
 # The user's inputs, in order, in the signature of the graph Inductor received (its params are attributes):
 # `def forward(self, x: "f32[s77, 16][16, 1]cpu"):`, one line (print_readable's, without expanded_def).
 _SIGNATURE = "def forward(self"
@@ -81,6 +95,63 @@ class AotiInput:
 
 
 @dataclass
+class AotiContents:
+    """What an AOTInductor package holds, as its generated wrapper names it (AOTInductor packages the wrapper's
+    compiled library with its kernels' binaries and the model's constants)."""
+
+    device: str | None = None  # the aoti_include header the wrapper includes: "cuda", "cpu"
+    triton_kernels: list[str] = field(default_factory=list)  # each loaded with loadKernel
+    cubins: int = 0  # of them, those loaded from a .cubin file of their own
+    cpp_kernels: list[str] = field(default_factory=list)  # declared extern "C" (compiled into its library)
+    aten_calls: list[str] = field(default_factory=list)  # the ATen op of each call through torch's C shim: "mm"
+    weights: int = 0  # constants of type Parameter (the model's parameters)
+    buffers: int = 0  # the other constants
+    constant_bytes: int = 0
+
+    @property
+    def text(self) -> str:
+        """"2 Triton kernels (cubins), 2 calls of ATen ops (mm ×2), 4 parameters (6,400 bytes) and the C++ wrapper
+        that runs them on CUDA"."""
+        parts = []
+        if self.triton_kernels:
+            kind = " (cubins)" if self.cubins == len(self.triton_kernels) else ""
+            parts.append(f"{count(len(self.triton_kernels), 'Triton kernel')}{kind}")
+        if self.cpp_kernels:
+            parts.append(count(len(self.cpp_kernels), "C++ kernel"))
+        if self.aten_calls:
+            ops = {op: self.aten_calls.count(op) for op in self.aten_calls}
+            named = ", ".join(f"{op} ×{n}" if n > 1 else op for op, n in ops.items())
+            parts.append(f"{count(len(self.aten_calls), 'call')} of ATen ops ({named})")
+        constants = " and ".join(c for c in (count(self.weights, "parameter") if self.weights else "",
+                                             count(self.buffers, "buffer") if self.buffers else "") if c)
+        if constants:
+            parts.append(f"{constants} ({self.constant_bytes:,} bytes)")
+        where = f" on {_DEVICE_WORDS.get(self.device, self.device)}" if self.device else ""
+        wrapper = f"the C++ wrapper that runs {'them' if parts else 'the model'}{where}"
+        return ", ".join(parts) + (f" and {wrapper}" if parts else wrapper)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"device": self.device, "triton_kernels": self.triton_kernels, "cubins": self.cubins,
+                "cpp_kernels": self.cpp_kernels, "aten_calls": self.aten_calls, "weights": self.weights,
+                "buffers": self.buffers, "constant_bytes": self.constant_bytes, "text": self.text}
+
+
+def wrapper_contents(code: str) -> AotiContents:
+    """What a package holds, read from its C++ wrapper's code."""
+    header = _DEVICE_HEADER.search(code)
+    triton = list(dict.fromkeys(_TRITON_KERNEL.findall(code)))
+    cubins = set(_CUBIN.findall(code))
+    kinds: dict[str, str] = dict(_CONSTANT_TYPE.findall(code))
+    sizes: dict[str, str] = dict(_CONSTANT_SIZE.findall(code))
+    constants = set(kinds) | set(sizes)
+    weights = sum(1 for c in constants if kinds.get(c) == "Parameter")
+    return AotiContents(header.group(1) if header else None, triton, sum(1 for k in triton if k in cubins),
+                        list(dict.fromkeys(_CPP_KERNEL.findall(code))),
+                        [op.removesuffix("_out") for op in _ATEN_CALL.findall(code)],
+                        weights, len(constants) - weights, sum(int(n) for n in sizes.values()))
+
+
+@dataclass
 class AotiPackage:
     """One AOTInductor compile: the user's call, the inputs its wrapper checks, and whether it checks them always."""
 
@@ -94,6 +165,7 @@ class AotiPackage:
     wrapper_artifact: int | None = None
     kernel_artifact: int | None = None
     kernel_number: int | None = None  # the inductor_aot_kernel_code output's number
+    contents: AotiContents | None = None  # what it holds, from its wrapper
 
     @property
     def static_dims(self) -> list[tuple[AotiInput, int]]:
@@ -115,7 +187,8 @@ class AotiPackage:
         return {"call": self.call.to_json() if self.call else None, "wrapper": self.wrapper_number,
                 "kernels": self.kernel_number,
                 "inputs": [i.to_json() for i in self.inputs], "checks_need_env": self.checks_need_env,
-                "accepts": self.accepts, "one_shape": self.one_shape}
+                "accepts": self.accepts, "one_shape": self.one_shape,
+                "contents": self.contents.to_json() if self.contents else None}
 
 
 @dataclass
@@ -305,7 +378,7 @@ def aoti(trace: Trace) -> Aoti:
             code = trace.payload_text(artifact.payload)
             result.packages.append(AotiPackage(_package_call(trace, artifact, calls), artifact.file_number,
                                                wrapper_inputs(code, names), bool(_GATED.search(code)),
-                                               wrapper_artifact=artifact.number))
+                                               wrapper_artifact=artifact.number, contents=wrapper_contents(code)))
     if result:
         result.header = header_precompile(trace.chromium_events)
         result.build = package_build(trace.chromium_events)

@@ -174,7 +174,7 @@ GRAPH_BREAK_FINDINGS = 3  # graph-break causes listed one by one; the rest are s
 def _aoti_inputs(package: AotiPackage) -> Finding:
     """What an AOTInductor package accepts, and that it checks it only where asked: an input of another shape runs
     the kernels compiled for the shapes it was given, with no error. A warning where every size is fixed (the export
-    had no Dim): the package serves one shape per input."""
+    had no Dim): the package serves one shape per input. Its detail says first what it holds (AotiContents)."""
     where = f" of {package.call.short}" if package.call else ""
     one_shape = package.one_shape
     parts = []
@@ -185,10 +185,12 @@ def _aoti_inputs(package: AotiPackage) -> Finding:
         parts.append(f"it checks its inputs only when {CHECK_ENV}=1 is set where it runs: without it an input of "
                      "another shape, dtype or device runs unchecked, with no error (its kernels use the compiled "
                      "sizes: wrong results); set it wherever the package is tested")
-    detail = "; ".join(parts)
+    said = "; ".join(parts)
+    # (what it holds first: the package this is about)
+    detail = ". ".join(d for d in (f"It holds {package.contents.text}" if package.contents else "",
+                                   said[:1].upper() + said[1:]) if d)
     return Finding(WARNING if one_shape and package.checks_need_env else INFO, "dynamic_shapes",
-                   f"the AOTInductor package{where} accepts {package.accepts or 'no input'}",
-                   detail[:1].upper() + detail[1:])
+                   f"the AOTInductor package{where} accepts {package.accepts or 'no input'}", detail)
 
 
 def _header_precompile(found: Aoti, ct: CompileTimes) -> str:

@@ -232,7 +232,8 @@ class LineNotes:
         """The compile time this line's searches took, together, as its badge says it: "14.73 s"."""
         return format_seconds(sum(a["seconds"] for a in self.autotune))
     # AOTInductor packages compiled here (the user's aoti_compile_and_package call: aoti.AotiPackage.call), each
-    # {"accepts", "checks_need_env", "wrapper_artifact", "kernel_artifact"}: what it accepts, and its code's outputs
+    # {"accepts", "checks_need_env", "holds", "wrapper_artifact", "kernel_artifact"}: what it accepts and holds, and its
+    # code's outputs
     # (Artifact.number; kernel_artifact None where it logged none apart).
     aoti: list[dict[str, Any]] = field(default_factory=list)
 
@@ -1140,6 +1141,7 @@ def analyze_sources(trace: Trace, provenance: Provenance | None = None, shapes: 
         if package.call is not None and n is not None:
             quotes.add(package.call.filename, package.call.line, package.call.code)
             n.aoti.append({"accepts": package.accepts, "checks_need_env": package.checks_need_env,
+                           "holds": package.contents.text if package.contents else None,
                            "wrapper_artifact": package.wrapper_artifact, "kernel_artifact": package.kernel_artifact})
 
     linked_lines: dict[str, set[int]] = {}

@@ -318,17 +318,18 @@ def _calls_html(page: _Page, f: SourceFile, notes: LineNotes, dirs: _CompileDirs
 
 
 def _aoti_html(page: _Page, notes: LineNotes, dirs: _CompileDirs) -> Iterator[str]:
-    """An AOTInductor package compiled on this line: what it accepts, and its generated code."""
+    """An AOTInductor package compiled on this line: what it accepts and holds, and its generated code."""
     for package in notes.aoti:
         accepts = (f'accepts <code>{html_text(package["accepts"])}</code>' if package["accepts"]
                    else "takes no input")
         checked = (f'; it checks its inputs only where <code>{CHECK_ENV}=1</code> is set'
                    if package["checks_need_env"] else "")
+        holds = f'; it holds {html_text(package["holds"])}' if package.get("holds") else ""
         code = "".join(f' · {link}' for link in (_artifact_link(page, dirs, package["wrapper_artifact"], "its C++ wrapper"),
                                                   _artifact_link(page, dirs, package["kernel_artifact"], "its kernels"))
                        if link)
         yield (f'<li class="n-frame"><strong>AOTInductor compiled the exported program here</strong>, as a package that '
-               f'{accepts}{checked}{code}</li>')
+               f'{accepts}{holds}{checked}{code}</li>')
 
 
 def _artifact_link(page: _Page, dirs: _CompileDirs, number: int | None, text: str) -> str | None:
