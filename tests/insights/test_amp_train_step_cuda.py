@@ -5,12 +5,14 @@
 
 from __future__ import annotations
 
+import html
+import json
 import re
 
 from compilescope.analyses.insights import insights
 from compilescope.ingest.reader import read_trace
 
-from ..conftest import REPO, cuda211, run_cli
+from ..conftest import REPO, cuda211, report, run_cli
 from ..tracelog import raw_records
 
 LOG = cuda211("amp_train_step_cuda_whole.log.gz")
@@ -137,4 +139,63 @@ def test_the_break_at_backward_says_the_backward_was_compiled_and_names_torchs_s
     assert "hint: Set torch._dynamo.trace_autograd_ops=True" not in out  # the note stands in its place
     assert "note: .backward() ran eagerly, as Dynamo does not trace it; it ran the backward AOTAutograd made for " \
            "[0/0]" in out
+
+
+
+def _raw_metrics(log) -> dict[str, dict]:
+    """Each compile's compilation_metrics in the raw log, by "frame/compile" (a restarted compile's last attempt)."""
+    return {f"{r['frame_id']}/{r['frame_compile_id']}": r["compilation_metrics"] for r, _ in raw_records(log)
+            if "compilation_metrics" in r}
+
+
+def test_the_prints_failed_recompile_says_which_calls_ran_which_lines_eagerly_and_what_they_lost(tmp_path, capsys):
+    # [5/1] recompiled the rest of train_step after the .item() break (torch_dynamo_resume_in_train_step_at_45) for
+    # the printed loss ("5/0: ___stack2 == 1.0571…", step 1's) and failed: torch then runs that code eagerly on every
+    # call (no [5/2]), and steps 2 and 3 printed their losses all the same. Step 1 ran it compiled, as [5/0] and the
+    # resume functions after the later breaks (at 45, 46, 47, 48), whose graphs held no op: so nothing compiled was
+    # lost, and the failure is a warning, not an error.
+
+    print_line = _line('print(f"loss {loss.item():.4f}")')
+    raw = _raw_metrics(CLIP_LOG)
+    failed = raw["5/1"]
+    assert failed["fail_type"] == "Unsupported" and failed["fail_reason"].startswith("BUILD_STRING type error")
+    assert failed["recompile_reason"].startswith("5/0: ___stack2 == ") and "5/2" not in raw
+    assert failed["co_name"] == f"torch_dynamo_resume_in_train_step_at_{print_line}"
+    printed = (CLIP_LOG.parent / "amp_train_step_cuda_clip.output.txt").read_text().splitlines()
+    assert len([p for p in printed if p.startswith("loss ")]) == 3
+    # What calls before ran of those lines: the frame's own [5/0], and each resume function of train_step at the
+    # print's line or after it, in its frame's order.
+    pieces = {cid: m.get("graph_op_count") or 0 for cid, m in raw.items()
+              if not m.get("fail_type") and m.get("co_filename") == failed["co_filename"]
+              and (m2 := re.fullmatch(r"torch_dynamo_resume_in_train_step_at_(\d+)", m.get("co_name") or ""))
+              and int(m2[1]) >= print_line}
+    assert "5/0" in pieces and sum(pieces.values()) == 0
+    ran = ", ".join(f"[{c}]" for c in list(pieces)[:-1]) + f" and [{list(pieces)[-1]}]"
+    assert ran == "[5/0], [6/0], [10/0], [11/0] and [12/0]"
+
+    ins = _insights(CLIP_LOG)
+    [err] = [e for e in ins.errors.errors if e.compile_id == "[5/1]"]
+    assert err.skipped_before is not None and err.skipped_before.compiles == ["[5/0]"]
+    said = (f"from this recompile's call on, Dynamo ran the rest of train_step from amp_train_step_cuda.py:{print_line} "
+            "eagerly, losing no compiled op")
+    [finding] = [f for f in ins.findings if f.section == "errors"]
+    assert (finding.severity, finding.title) == ("warning", f"[5/1]: {said}")
+    assert finding.detail.startswith(f"calls before ran {ran} compiled, which held no op; a graph break Dynamo could "
+                                     f"not resume from at amp_train_step_cuda.py:{print_line}: BUILD_STRING type error")
+    assert err.skipped_text == f"{said} (calls before ran {ran} compiled, which held no op): a graph break Dynamo " \
+                               "could not resume from"
+    [brk] = [b for b in ins.graph_breaks.breaks if b.compile_ids == ["[5/1]"]]
+    assert brk.skipped_text == err.skipped_text
+    [step, _] = err.next_steps
+    assert "nothing of it was compiled" not in step and "nothing compiled was lost" in step
+    # --json, check and the report say it alike
+    assert run_cli("summary", "--json", CLIP_LOG) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert {"severity": "warning", "section": "errors", "title": finding.title, "detail": finding.detail} in doc["findings"]
+    assert run_cli("check", "--no-failures", CLIP_LOG) == 1  # a compile failed all the same
+    out = capsys.readouterr().out
+    assert f"[5/1]: {err.skipped_text} at amp_train_step_cuda.py:{print_line}: BUILD_STRING type error" in out
+    report(CLIP_LOG, tmp_path / "r")
+    page = html.unescape((tmp_path / "r" / "index.html").read_text())
+    assert f"{finding.title}</a>" in page.split('class="finding sev-warning"', 1)[1].split("</li>", 1)[0]
 

@@ -703,7 +703,7 @@ def run_facts(results: Results) -> RunFacts:
     # A frame not of the user's code keeps the user's line that called it, as its label does.
     ran_eagerly = {e.compile_id: skipped_text(e.skipped_frame, e.in_loop, e.in_with,
                                               called_at=frames[frame_of_cid[e.compile_id]].called_at
-                                              if e.compile_id in frame_of_cid else "")
+                                              if e.compile_id in frame_of_cid else "", before=e.skipped_before)
                    for e in found.errors.errors if e.skipped_frame is not None}
     # The error's message as the errors finding words it: torch's first line may only announce it ("backend='inductor'
     # raised:", "RuntimeError when making fake tensor call"), and what failed is on the next line or in the explanation.

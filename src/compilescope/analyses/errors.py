@@ -20,14 +20,15 @@ from ..model.trace import Compile, Trace
 from .compiled_frames import compile_traceback, compiled_location
 from .fx_sites import GRAPH_ARTIFACT, op_call_site
 from .graph_breaks import ARTIFACT as BREAK_ARTIFACT
-from .graph_breaks import (FSDP2_FILE, IN_LOOP, fsdp_note, skipped_frame, skipped_name, skipped_text, skipped_with,
-                           untraced_subclass)
+from .graph_breaks import (FSDP2_FILE, IN_LOOP, RanBefore, fsdp_note, ran_before, skipped_frame, skipped_name,
+                           skipped_text, skipped_with, untraced_subclass)
 from .graph_breaks import parse_reason as parse_break_reason
 from .torch_warnings import backward_error, forward_call
 from .userloc import (UserLocation, is_framework_file, is_python_library_file, is_torch_file, last_user_frame,
                       last_user_stack_frame, traceback_frames)
 from .userloc import export_call as find_export_call
 from ..model.records import dataclass
+from ..wording import count
 
 DYNAMO = "dynamo"
 AOT = "aot_autograd"
@@ -192,6 +193,9 @@ class CompileError:
     skipped_frame: UserLocation | None = None
     in_loop: bool = False
     in_with: UserLocation | None = None  # or because it is inside this `with` block (graph_breaks.skipped_with)
+    # The failed compile was a recompile of a frame that ran compiled before: what those calls ran (ran_before); only
+    # the calls from this one on run it eagerly
+    skipped_before: RanBefore | None = None
     # The graph break that failed it is in FSDP2's hooks (torch names their file as the failing frame): not the
     # user's line to remove.
     in_fsdp_hook: bool = False
@@ -199,7 +203,7 @@ class CompileError:
     @property
     def skipped_text(self) -> str | None:
         """What Dynamo skipped, as graph_breaks.skipped_text says it; None for any other failure."""
-        return skipped_text(self.skipped_frame, self.in_loop, self.in_with)
+        return skipped_text(self.skipped_frame, self.in_loop, self.in_with, before=self.skipped_before)
 
     export_call: UserLocation | None = None  # the user's torch.export call, where strict export's trace failed
     next_steps: list[str] = field(default_factory=list)
@@ -246,6 +250,8 @@ class CompileError:
             "export_call": self.export_call.to_json() if self.export_call else None, "next_steps": self.next_steps,
             "skipped_frame": self.skipped_frame.to_json() if self.skipped_frame else None, "in_loop": self.in_loop,
             "in_with": self.in_with.to_json() if self.in_with else None, "in_fsdp_hook": self.in_fsdp_hook,
+            "skipped_before": self.skipped_before.to_json() if self.skipped_before else None,
+            "skipped_text": self.skipped_text,
             "explanation": self.explanation, "hints": self.hints, "hints_set_aside": self.hints_set_aside,
             "advice_hints": self.advice_hints, "docs_url": self.docs_url, "torch_printed": self.torch_printed,
         }
@@ -492,12 +498,13 @@ def compile_errors(trace: Trace) -> CompileErrors:
                         in_with = skipped_with(told_break)
                         break
         in_fsdp_hook = stage == DYNAMO and bool(FSDP2_FILE.search(str(metrics.get("fail_user_frame_filename") or "")))
+        before = ran_before(trace, entry) if skipped is not None else None
         if stage == DYNAMO and export_call is not None:
             steps = list(EXPORT_STEPS)
         elif stage == DYNAMO and location is not None and is_python_library_file(location.filename):
             steps = [LIBRARY_STEP, NEXT_STEPS[DYNAMO][-1]]  # not the user's code: only the internal stack helps
         elif skipped is not None:
-            steps = [_skipped_step(skipped, in_loop, location, in_fsdp_hook, in_with), NEXT_STEPS[DYNAMO][-1]]
+            steps = [_skipped_step(skipped, in_loop, location, in_fsdp_hook, in_with, before), NEXT_STEPS[DYNAMO][-1]]
         elif fail_type == "Unsupported" and stage == DYNAMO and "Explanation:" in reason:
             steps.insert(0, FULLGRAPH_STEP)  # graph-break errors only raise under fullgraph=True
         elif stage == DYNAMO and (guarded := data_dependent_steps(entry, reason, location)):
@@ -528,7 +535,7 @@ def compile_errors(trace: Trace) -> CompileErrors:
             message=message, detail=detail, location=location,
             location_kind=kind, backend=backend, compiler_errors=compiler_errors, diagnostics=diagnostics, fell_back=fell_back,
             export_call=export_call, next_steps=steps, metrics_number=metrics_number(entry),
-            skipped_frame=skipped, in_loop=in_loop, in_with=in_with, in_fsdp_hook=in_fsdp_hook,
+            skipped_frame=skipped, in_loop=in_loop, in_with=in_with, in_fsdp_hook=in_fsdp_hook, skipped_before=before,
             # (torch's hints for a break in FSDP's hooks ask to avoid FSDP's own call of disable: next_steps says)
             explanation=told["explanation"] if told else None,
             hints=told["hints"] if told and not in_fsdp_hook else [],
@@ -562,8 +569,9 @@ def _backward_errors(trace: Trace, entry: Compile) -> list[str]:
 
 
 def _skipped_step(skipped: UserLocation, in_loop: bool, location: UserLocation | None, in_fsdp_hook: bool = False,
-                  in_with: UserLocation | None = None) -> str:
-    """What to do about a frame Dynamo skipped: the break is the cause, and no fullgraph is involved."""
+                  in_with: UserLocation | None = None, before: RanBefore | None = None) -> str:
+    """What to do about a frame Dynamo skipped: the break is the cause, and no fullgraph is involved. before: a
+    recompile's, of a frame earlier calls ran compiled (ran_before)."""
     where = f" at {location.short}" if location is not None else ""
     why = ("Dynamo cannot resume after a graph break inside a for/while loop" if in_loop
            else "Dynamo could not resume after this graph break")
@@ -575,6 +583,11 @@ def _skipped_step(skipped: UserLocation, in_loop: bool, location: UserLocation |
                 f"the code that calls it), or remove the break{where} from the code it runs.")
     skipped_it = (f"{why}, so it skipped {skipped_name(skipped)} and ran all of it eagerly: nothing of it "
                   "was compiled, and no error reached your program.")
+    if before is not None:  # earlier calls ran it compiled: what this and every later call loses is theirs, no more
+        lost = "nothing compiled was lost" if not before.ops else f"these calls run those {count(before.ops, 'op')} eagerly"
+        skipped_it = (f"{why}, so from this recompile's call on it ran {skipped_name(skipped)} eagerly, on every later "
+                      f"call too (torch marks its code skipped), and no error reached your program. "
+                      f"{before.ran[0].upper()}{before.ran[1:]}: {lost}.")
     if in_fsdp_hook:  # the break is FSDP's, at the user's call of a sharded module: that call is no break to remove
         return f"{skipped_it} {fsdp_note(location)}"
     return (f"{skipped_it} Remove the break{where} (see its hints), or move it out "

@@ -13,7 +13,7 @@ from dataclasses import field
 from typing import Any
 
 from ..lazy_regex import lazy_compile
-from ..wording import count
+from ..wording import and_list, count
 from ..model.ids import compilation_key
 from ..model.trace import Compile, Trace
 from .compiled_frames import compiled_frame, compiled_location
@@ -183,9 +183,70 @@ def skipped_name(skipped: UserLocation, called_at: str = "") -> str:
     return f"{skipped.function} ({skipped.short}{f', called at {called_at}' if called_at else ''})"
 
 
-def skipped_title(skipped: UserLocation, called_at: str = "") -> str:
+@dataclass
+class RanBefore:
+    """What the calls before a recompile ran compiled of a frame that recompile then made Dynamo skip: each later call
+    runs the frame eagerly (torch marks its code skipped), so what it loses is what those pieces compiled, and no more.
+    """
+
+    compiles: list[str]  # the frame's earlier compiles that succeeded ("[5/0]")
+    # Those, and the compiles of the resume functions after them in the same function (its later graph breaks' rest):
+    # the eager frame runs their lines itself, so later calls enter none of them.
+    pieces: list[str]
+    ops: int  # the ops their graphs held (0: they compiled nothing, every op of those lines ran eagerly already)
+
+    @property
+    def losing(self) -> str:
+        """"losing no compiled op" | "losing 18 compiled ops": what running the frame eagerly costs later calls."""
+        return "losing no compiled op" if not self.ops else f"losing {count(self.ops, 'compiled op')}"
+
+    @property
+    def ran(self) -> str:
+        """"calls before ran [5/0], [6/0] and [10/0] compiled, which held no op"."""
+        held = "no op" if not self.ops else count(self.ops, "op")
+        return f"calls before ran {and_list(self.pieces)} compiled, which held {held}"
+
+    def to_json(self) -> dict[str, Any]:
+        return {"compiles": self.compiles, "pieces": self.pieces, "ops": self.ops}
+
+
+def ran_before(trace: Trace, failed: Compile) -> RanBefore | None:
+    """What the calls before `failed` ran compiled of the frame it failed to compile, where Dynamo then skipped that
+    frame (a recompile that met a break it could not resume from); None where no earlier compile of the frame
+    succeeded (then no call ran it compiled)."""
+    cid, metrics = failed.compile_id, failed.metrics or {}
+    if cid is None or not cid.frame_compile_id or not metrics.get("co_name"):
+        return None
+    resumed = resume_of(str(metrics["co_name"]))
+    function, from_line = resumed if resumed else (str(metrics["co_name"]), 0)
+    compiles: list[str] = []
+    pieces: dict[str, int] = {}
+    for entry in trace.metrics_compiles():
+        other, m = entry.compile_id, entry.metrics or {}
+        if (other is None or other.frame_id is None or not m.get("co_name") or m.get("fail_type")
+                or other.compiled_autograd_id != cid.compiled_autograd_id or m.get("co_filename") != metrics.get("co_filename")):
+            continue
+        if other.frame_id == cid.frame_id:
+            if other.frame_compile_id is None or cid.frame_compile_id is None or other.frame_compile_id >= cid.frame_compile_id:
+                continue
+            compiles.append(compilation_key(other))
+        else:  # a resume function after a later break of the same function: entered only from the frame's code
+            after = resume_of(str(m["co_name"]))
+            if after is None or after[0] != function or after[1] < from_line:
+                continue
+        ops = m.get("graph_op_count")
+        pieces[compilation_key(other)] = ops if isinstance(ops, int) else 0
+    if not compiles:
+        return None
+    return RanBefore(compiles=list(dict.fromkeys(compiles)), pieces=list(pieces), ops=sum(pieces.values()))
+
+
+def skipped_title(skipped: UserLocation, called_at: str = "", before: RanBefore | None = None) -> str:
     """"Dynamo skipped forward (checkpoint_autocast.py:46) and ran it eagerly": what a skipped frame is called
-    everywhere (the errors finding, the graph-breaks section, check and diff)."""
+    everywhere (the errors finding, the graph-breaks section, check and diff). before: the frame ran compiled on
+    earlier calls, and only the calls from this recompile on ran it eagerly: said so, with what they lose."""
+    if before is not None:
+        return f"from this recompile's call on, Dynamo ran {skipped_name(skipped, called_at)} eagerly, {before.losing}"
     return f"Dynamo skipped {skipped_name(skipped, called_at)} and ran it eagerly"
 
 
@@ -201,11 +262,14 @@ def skipped_cause(in_loop: bool, in_with: UserLocation | None = None) -> str:
 
 
 def skipped_text(skipped: UserLocation | None, in_loop: bool, in_with: UserLocation | None = None,
-                 called_at: str = "") -> str | None:
+                 called_at: str = "", before: RanBefore | None = None) -> str | None:
     """skipped_title and skipped_cause as one sentence ("Dynamo skipped forward (checkpoint_autocast.py:46) and ran it
     eagerly: a graph break inside one of its loops"); None where no frame was skipped. called_at: the user's line
-    that called a frame not of their code."""
-    return None if skipped is None else f"{skipped_title(skipped, called_at)}: {skipped_cause(in_loop, in_with)}"
+    that called a frame not of their code; before: what calls before ran compiled (ran_before)."""
+    if skipped is None:
+        return None
+    ran = f" ({before.ran})" if before is not None else ""
+    return f"{skipped_title(skipped, called_at, before)}{ran}: {skipped_cause(in_loop, in_with)}"
 
 
 def resume_of(code_name: str | None) -> tuple[str, int] | None:
@@ -303,6 +367,9 @@ class GraphBreak:
     # The compiles in which Dynamo skipped skipped_frame: a break met in two compiled frames (a helper each inlines, or
     # compiles as its own frame) made each skip its own frame, said in each compile's error.
     skipped_in: list[str] = field(default_factory=list)
+    # The compile that skipped the frame was a recompile: what calls before it ran compiled (only later calls ran
+    # the frame eagerly)
+    skipped_before: RanBefore | None = None
     # The break is inside the function a higher-order op calls ("torch.utils.checkpoint.checkpoint"): that call ran
     # uncompiled, all of it. op_calls: the user's lines that called it, where the log says (the line Dynamo resumed
     # the frame at after the break), in compile order.
@@ -324,7 +391,7 @@ class GraphBreak:
     def skipped_text(self) -> str | None:
         """What Dynamo skipped after this break, as the errors finding says it, and in which compiles where not in all
         of them; None where it went on after it."""
-        said = skipped_text(self.skipped_frame, self.in_loop, self.in_with)
+        said = skipped_text(self.skipped_frame, self.in_loop, self.in_with, before=self.skipped_before)
         others = [c for c in self.compile_ids if c not in self.skipped_in]
         if said is None or not others:
             return said
@@ -593,6 +660,8 @@ class GraphBreak:
             "compiled_callees": [c.to_json() for c in self.compiled_callees],
             "skipped_frame": self.skipped_frame.to_json() if self.skipped_frame else None, "in_loop": self.in_loop,
             "in_with": self.in_with.to_json() if self.in_with else None, "skipped_in": self.skipped_in,
+            "skipped_before": self.skipped_before.to_json() if self.skipped_before else None,
+            "skipped_text": self.skipped_text,
             "higher_order_op": self.higher_order_op, "op_calls": [c.to_json() for c in self.op_calls],
             "subclass_advice": self.subclass_advice,
             "transform": self.transform.to_json() if self.transform else None,
@@ -864,6 +933,8 @@ def graph_breaks(trace: Trace) -> GraphBreaks:
         if skipped is not None and found.skipped_frame is None:
             found.skipped_frame, found.in_loop = skipped, IN_LOOP in parsed["text"]
             found.in_with = skipped_with(parsed["text"])
+            failed = compiles.get(compile_key)
+            found.skipped_before = ran_before(trace, failed) if failed is not None else None
         if (skipped is not None and found.skipped_frame is not None and compile_key not in found.skipped_in
                 and (skipped.key, skipped.function) == (found.skipped_frame.key, found.skipped_frame.function)):
             found.skipped_in.append(compile_key)

@@ -647,9 +647,13 @@ def findings(ins: Insights, export: ExportReport | None = None) -> list[Finding]
         if err.skipped_frame is not None:  # no exception: the function ran, all of it uncompiled
             told = (f"in FSDP2's hooks, which torch never compiles: {FSDP2_ADVICE}" if err.in_fsdp_hook
                     else err.message)
-            out.append(Finding(ERROR, "errors", f"{ids}: {skipped_title(err.skipped_frame)}",
-                               f"{skipped_cause(err.in_loop, err.in_with)}{where}: "
-                               f"{told}"))
+            before = err.skipped_before
+            # A recompile's: only calls from it on run the frame eagerly, and lose what earlier ones ran compiled. Where
+            # that held no op (the lines after a break each broke again), nothing compiled is lost: not an error.
+            out.append(Finding(ERROR if before is None or before.ops else WARNING, "errors",
+                               f"{ids}: {skipped_title(err.skipped_frame, before=before)}",
+                               f"{before.ran + '; ' if before is not None else ''}"
+                               f"{skipped_cause(err.in_loop, err.in_with)}{where}: {told}"))
             continue
         out.append(Finding(ERROR, "errors", f"{ids} failed in {err.stage_label}{where}", f"{err.exception}: {err.message}"))
     if ins.unfinished:
