@@ -199,3 +199,19 @@ def test_the_prints_failed_recompile_says_which_calls_ran_which_lines_eagerly_an
     page = html.unescape((tmp_path / "r" / "index.html").read_text())
     assert f"{finding.title}</a>" in page.split('class="finding sev-warning"', 1)[1].split("</li>", 1)[0]
 
+
+def test_the_gradscaler_note_names_the_scaler_calls_the_program_makes():
+    # The clip variant calls scaler.unscale_(opt) before clipping: the note names it among the calls to move out, in
+    # the program's order, with the clipping that must follow it; the whole variant's calls are three.
+    for log, calls in ((LOG, ("scaler.scale(loss).backward()", "scaler.step(opt)", "scaler.update()")),
+                       (CLIP_LOG, ("scaler.scale(loss).backward()", "scaler.unscale_(opt)", "scaler.step(opt)",
+                                   "scaler.update()"))):
+        amp_lines = sorted(line for line, (_, file, _) in _skipped_calls(log).items() if "/torch/amp/" in file)
+        program = PROGRAM.read_text().splitlines()
+        assert [program[n - 1].strip() for n in amp_lines] == list(calls)
+        [first] = [b for b in _insights(log).graph_breaks.breaks if b.amp_note and b.amp_said_at is None]
+        assert first.amp_calls == list(calls)
+        named = ", ".join(calls[:-1]) + f" and {calls[-1]}"
+        assert f"call {named} in the code that calls it" in first.amp_note
+        assert ("(the clipping after unscale_)" in first.amp_note) == (log == CLIP_LOG)
+

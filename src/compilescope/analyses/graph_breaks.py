@@ -381,6 +381,9 @@ class GraphBreak:
     # Another GradScaler break, earlier in the list, says what every one of them means ("prog.py:41"): this one's
     # amp_note says only what it ran and where that is said, not the same paragraph again.
     amp_said_at: str | None = None
+    # Of the first GradScaler break: the program's lines that call the scaler in compiled code, in line order
+    # (`scaler.unscale_(opt)` among them where it clips): what its amp_note asks to move out, in the program's words.
+    amp_calls: list[str] = field(default_factory=list)
     # Of a break at `.backward()` (BACKWARD_BREAK): the compiles ("[0/0]") AOTAutograd made a backward graph for
     # (aot_backward_graph, or its compile's bwd_compilation_metrics), and compiled autograd's graphs ("[!0]"): what of
     # the backward ran compiled.
@@ -608,12 +611,16 @@ class GraphBreak:
             return (f"Dynamo never traces torch.amp (GradScaler): {called} ran eagerly and split the graph, as the "
                     f"GradScaler call at {self.amp_said_at} did: what to do is said there.")
         function = self.location.function if self.location is not None and self.location.function else None
+        calls = self.amp_calls or ["scaler.scale(loss).backward()", "scaler.step(opt)", "scaler.update()"]
+        # unscale_ is there for what runs between it and step (clipping the unscaled gradients): it moves with them.
+        between = (", in this order and with what runs between them (the clipping after unscale_)"
+                   if any(".unscale_(" in c for c in calls) else "")
         return (f"Dynamo never traces torch.amp (GradScaler): its directory is on Dynamo's skip list, so {called} ran "
                 "eagerly and split the graph, as every GradScaler call in compiled code does. Keep the scaler's calls "
                 f"out of {function or 'the compiled function'}: compile the model (torch.compile(model)) or its "
-                "forward, and call scaler.scale(loss).backward(), scaler.step(opt) and scaler.update() in the code "
-                "that calls it. torch's hint to apply torch._dynamo.dont_skip_tracing is set aside: it forces tracing "
-                "into code torch keeps out of Dynamo on purpose.")
+                f"forward, and call {and_list(calls)} in the code that calls it{between}. torch's hint to apply "
+                "torch._dynamo.dont_skip_tracing is set aside: it forces tracing into code torch keeps out of Dynamo "
+                "on purpose.")
 
     @property
     def hints_set_aside(self) -> list[str]:
@@ -669,6 +676,7 @@ class GraphBreak:
             "caused_by": self.caused_by,
             "transform_note": self.transform_note,
             "amp_function": self.amp_function, "amp_note": self.amp_note, "amp_said_at": self.amp_said_at,
+            "amp_calls": self.amp_calls,
             "backward_compiled": self.backward_compiled,
             "backward_by_compiled_autograd": self.backward_by_compiled_autograd,
             "hints_set_aside": self.hints_set_aside, "advice_hints": self.advice_hints,
@@ -964,6 +972,10 @@ def graph_breaks(trace: Trace) -> GraphBreaks:
     amp = [b for b in ordered if b.amp_function is not None and b.location is not None]
     for b in amp[1:]:
         b.amp_said_at = amp[0].location.short  # type: ignore[union-attr]
+    if amp:  # (ordered by count: the lines are put back in the program's order)
+        amp[0].amp_calls = list(dict.fromkeys(
+            b.location.code.strip() for b in sorted(amp, key=lambda b: b.location.key)  # type: ignore[union-attr]
+            if b.location is not None and b.location.code))
     _link_compiled_callees(trace, ordered)
     return GraphBreaks(breaks=ordered, total=len(events), source=source, split=compiled_split(trace) if ordered else None)
 
