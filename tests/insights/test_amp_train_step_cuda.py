@@ -215,3 +215,17 @@ def test_the_gradscaler_note_names_the_scaler_calls_the_program_makes():
         assert f"call {named} in the code that calls it" in first.amp_note
         assert ("(the clipping after unscale_)" in first.amp_note) == (log == CLIP_LOG)
 
+
+def test_the_backward_note_is_shown_as_advice_and_torchs_own_break_muted(tmp_path):
+    # The note at .backward() answers what ran compiled and names the setting: read as the text it is, not muted as
+    # the note at optimizer.py:80 (torch's own graph_break(), nothing in the user's code to change).
+
+    breaks = _insights(LOG).graph_breaks.breaks
+    [backward] = [b for b in breaks if b.reason == "Unsupported Tensor.backward() call"]
+    [by_torch] = [b for b in breaks if b.by_torch]
+    assert (backward.note_kind, by_torch.note_kind) == ("advice", "nothing_to_change")
+    report(LOG, tmp_path / "r")
+    page = html.unescape((tmp_path / "r" / "index.html").read_text())
+    assert f'<p class="break-note">{backward.note}</p>' in page
+    assert f'<p class="by-torch">{by_torch.note}</p>' in page
+    assert "p.break-note" in page and "p.by-torch { margin: 4px 0; color: var(--muted); }" in page

@@ -485,6 +485,15 @@ class GraphBreak:
         return self.builtin_note
 
     @property
+    def note_kind(self) -> str | None:
+        """What the note is: "nothing_to_change" (torch's own break, or a call disabled on purpose: said aside),
+        "advice" (what the break did and what to do about it, in place of torch's hints: the backward's, GradScaler's,
+        a NumPy function's...); None without a note."""
+        if self.note is None:
+            return None
+        return "nothing_to_change" if self.disabled or self.by_torch else "advice"
+
+    @property
     def untraced_builtin(self) -> tuple[str, str] | None:
         """("random", "random.random()") or ("time", "time.perf_counter()"): the call of Python's random or time
         module that Dynamo could not trace here (C code, "marked as skipped"); None for any other break."""
@@ -680,7 +689,7 @@ class GraphBreak:
             "backward_compiled": self.backward_compiled,
             "backward_by_compiled_autograd": self.backward_by_compiled_autograd,
             "hints_set_aside": self.hints_set_aside, "advice_hints": self.advice_hints,
-            "note": self.note,
+            "note": self.note, "note_kind": self.note_kind,
         }
 
 
