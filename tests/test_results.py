@@ -186,13 +186,29 @@ ADDED_IN_10 = {
 }
 
 
+# What version 11 added (fields of classes version 10 had; its new classes hang only from these).
+ADDED_IN_11 = {
+    "analyses.aoti.Aoti": ("build",),
+    "analyses.aoti.AotiPackage": ("contents",),
+    "analyses.check.Rules": ("no_static_aoti_packages", "user_kernels"),
+    "analyses.diff.RunFacts": ("user_kernels", "runtime"),
+    "analyses.errors.CompileError": ("skipped_before",),
+    "analyses.graph_breaks.GraphBreak": ("skipped_in", "skipped_before", "amp_said_at", "amp_calls",
+                                         "backward_compiled", "backward_by_compiled_autograd"),
+    "analyses.insights.Insights": ("user_kernels",),
+    "analyses.provenance.ProvenanceSection": ("user_kernel_notes",),
+    "analyses.runtime.Comparison": ("compiled_slow_us", "compiled_slow_calls"),
+    "analyses.sources.LineNotes": ("numerics",),
+}
+
+
 def _as_version_9(value):
-    """A saved document as version 9 saved it: without the fields version 10 added."""
+    """A saved document as version 9 saved it: without the fields versions 10 and 11 added."""
     if isinstance(value, list):
         return [_as_version_9(v) for v in value]
     if not isinstance(value, dict):
         return value
-    dropped = ADDED_IN_10.get(value.get("$t"), ())
+    dropped = ADDED_IN_10.get(value.get("$t"), ()) + ADDED_IN_11.get(value.get("$t"), ())
     return {k: _as_version_9(v) for k, v in value.items() if k not in dropped}
 
 

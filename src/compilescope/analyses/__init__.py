@@ -40,7 +40,7 @@ RESULTS_FORMAT = "compilescope.results"
 RESULTS_VERSION = 11
 # The digest of the saved classes' fields (names and annotations) that RESULTS_VERSION's form has: tests/test_results.py
 # fails naming RESULTS_VERSION when a field changes and this does not, so a change to the saved form moves both here.
-RESULTS_FINGERPRINT = "44f5d52bf9de4e2a"
+RESULTS_FINGERPRINT = "8e1befd53716a0ae"
 # Another version's file is refused, not migrated: the fields a version adds have defaults, but each is a claim (no
 # RecompileStep.expected: every recompile avoidable; no numerics: no line differs from eager), not "unknown".
 SAVE_AGAIN = "save them again from the log: compilescope LOG --save FILE"
@@ -50,7 +50,10 @@ RESULTS_ADDED = {
         "freezing did, max-autotune's searches' lines, graph breaks in FSDP2's hooks or a with block, the errors' "
         "hints set aside, the runtime's slow calls, what fused kernels compute, how the breaks split the compiles, "
         "where torch's own code broke a graph, and each autotuning search's device",
-    11: "the compiles in which a graph break made Dynamo skip the function it names (GraphBreak.skipped_in)",
+    11: "the compiles in which a graph break made Dynamo skip the function it names and what calls before ran "
+        "compiled, GradScaler's calls and whether a backward break's backward was compiled, the user's own Triton "
+        "kernels, what an AOTInductor package holds and its build's time, the lines that differ from eager on the "
+        "source pages, the compiled side's slow calls in a speed-up, and the run-time facts diff compares",
 }
 
 
