@@ -9,10 +9,13 @@ import re
 import pytest
 
 from compilescope.analyses.insights import insights
+from compilescope.analyses.provenance import is_users_file
+from compilescope.analyses.sources import is_user_source
 from compilescope.analyses.user_kernels import user_kernels
+from compilescope.analyses.userloc import is_torch_file, is_triton_file
 from compilescope.ingest.reader import read_trace
 
-from ..conftest import CUDA211_LOGS, cuda211, line_holding, run_cli
+from ..conftest import CUDA211_LOGS, cuda211, line_holding, report, run_cli
 
 PROGRAM = CUDA211_LOGS.parent / "programs" / "user_triton_kernel.py"
 
@@ -102,3 +105,25 @@ def test_check_gates_on_the_users_kernel_being_in_the_compiled_code(capsys):
     assert "no compiled code in the log holds your Triton kernel scaled_add_kernel" in capsys.readouterr().out
     assert run_cli("check", cuda211("user_triton_kernel_raw.log.gz"), "--user-kernel", "add_kernel") == 1
     assert "the code holds scaled_add_kernel" in capsys.readouterr().out
+
+
+def test_tritons_own_files_are_not_the_users_on_any_view(capsys, tmp_path):
+    # raw: Dynamo traced line 34's triton.cdiv(n, 1024) inline, so [0/1]'s graph (n symbolic) holds its add, sub and
+    # floordiv under "# File: <venv>/site-packages/triton/__init__.py:68 in cdiv"; the triton_op run names no Triton
+    # file (Dynamo called the custom op without tracing into it).
+    raw = _raw("user_triton_kernel_raw.log.gz")
+    (cdiv,) = set(re.findall(r"# File: (\S+/site-packages/triton/__init__\.py):68 in cdiv, code: return \(x \+ y - 1\) // y\n"
+                             r"\t +add: ", raw))
+    assert "site-packages/triton/" not in _raw("user_triton_kernel_triton_op.log.gz")
+    assert is_triton_file(cdiv) and not is_torch_file(cdiv) and not is_users_file(cdiv) and not is_user_source(cdiv)
+    # (a folder named triton elsewhere is the user's; a model library installed beside Triton stays the model's code)
+    assert not is_triton_file("/home/me/triton/train.py") and is_user_source(str(PROGRAM))
+    assert is_users_file(cdiv.replace("/triton/__init__.py", "/transformers/models/gpt2/modeling_gpt2.py"))
+    for variant in ("raw", "triton_op"):
+        report(cuda211(f"user_triton_kernel_{variant}.log.gz"), tmp_path / variant)
+        assert [p.name.split("_")[0] for p in (tmp_path / variant / "sources").glob("*.html")] == ["user"]
+        assert "__init__.py" not in (tmp_path / variant / "index.html").read_text()
+    # diff: the cdiv nodes A has and B lacks are listed as nodes of no line of the user's, not as "(__init__.py:68)"
+    assert run_cli("diff", cuda211("user_triton_kernel_raw.log.gz"), cuda211("user_triton_kernel_triton_op.log.gz")) == 1
+    out = capsys.readouterr().out
+    assert "- call_function operator //\n" in out and "__init__.py" not in out

@@ -42,7 +42,8 @@ from .provenance import KERNEL_STACK_TRACES, NODE_MAPPINGS, POST_GRAD, kernel_tr
 from .status import MISSING, counts_text, status_counts
 from .unread import Unread
 from .torch_warnings import TorchWarnings, backward_error
-from .userloc import UserLocation, called_at_text, code_origin, export_call, is_python_library_file, is_torch_file
+from .userloc import (UserLocation, called_at_text, code_origin, export_call, is_python_library_file, is_toolchain_file,
+                      is_torch_file)
 from ..wording import and_list, count, format_kernel_time, format_seconds, format_seconds_change, format_us, possessive, times
 from ..model.records import dataclass
 
@@ -396,10 +397,10 @@ def break_at(x: dict) -> str:
 
 
 def _not_a_user_line(filename: str) -> bool:
-    """torch's own code, Python's library, or code torch generated (`<eval_with_key>.5`, numbered per process, so
-    another run numbers it differently): nodes from there are matched by op and target. A library the model comes
-    from (transformers, in site-packages) keeps its lines: they are the model's code."""
-    return filename.startswith("<") or is_torch_file(filename) or is_python_library_file(filename)
+    """torch's (or Triton's) own code, Python's library, or code torch generated (`<eval_with_key>.5`, numbered per
+    process, so another run numbers it differently): nodes from there are matched by op and target. A library the
+    model comes from (transformers, in site-packages) keeps its lines: they are the model's code."""
+    return filename.startswith("<") or is_toolchain_file(filename) or is_python_library_file(filename)
 
 
 def graph_nodes(text: str) -> list[list[Any]]:

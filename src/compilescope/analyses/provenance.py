@@ -44,7 +44,7 @@ from .cached_lines import RunLines, run_lines
 from .line_map import packed
 from .user_kernels import debug_handle_calls, launch_sites
 from .user_kernels import definitions as user_definitions
-from .userloc import is_python_library_file, is_torch_file
+from .userloc import is_python_library_file, is_toolchain_file
 
 LineMap = dict[int, list[int]]  # line number -> line numbers (1-based), as built
 KeptLineMap = Mapping[int, list[int]]  # as the results keep it (packed: analyses/line_map.py)
@@ -325,8 +325,8 @@ _SUBCLASS_HOOKS = frozenset({"__torch_function__", "__torch_dispatch__"})
 
 @functools.lru_cache(maxsize=4096)  # (a log names few files, in every frame of every kernel's stacks)
 def is_users_file(file: str) -> bool:
-    """Not torch's, Python's library's, nor code torch generated (`<eval_with_key>.5`)."""
-    return not file.startswith("<") and not is_torch_file(file) and not is_python_library_file(file)
+    """Not torch's or Triton's, Python's library's, nor code torch generated (`<eval_with_key>.5`)."""
+    return not file.startswith("<") and not is_toolchain_file(file) and not is_python_library_file(file)
 
 
 def reaching_user_line(frames: list[UserLine]) -> UserLine | None:

@@ -47,7 +47,7 @@ from .numerics import Numerics, numerics
 from .provenance import Provenance, UserLine, analyze_provenance, is_users_file, user_lines_at
 from .recompiles import Recompiles, recompiles
 from .stack_values import StackValues, name_stack_values
-from .userloc import UserLocation, is_torch_file, traceback_frames
+from .userloc import UserLocation, is_torch_file, is_triton_file, traceback_frames
 from ..model.records import dataclass
 from ..wording import format_seconds
 
@@ -69,7 +69,8 @@ def is_user_source(path: str) -> bool:
     if known is None:
         if len(_USER_SOURCE) > 65536:  # (a batch of many logs in one process)
             _USER_SOURCE.clear()
-        known = _USER_SOURCE[path] = bool(path) and not path.startswith("<") and not _TORCH_FILE.search(path)
+        known = _USER_SOURCE[path] = (bool(path) and not path.startswith("<") and not _TORCH_FILE.search(path)
+                                      and not is_triton_file(path))
     return known
 
 

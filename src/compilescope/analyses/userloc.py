@@ -136,15 +136,36 @@ def is_python_library_file(filename: str) -> bool:
     return filename.startswith("<frozen ") or _PYTHON_LIBRARY.search(filename) is not None
 
 
-@functools.lru_cache(maxsize=4096)  # (asked of every frame of every stack: a log names few files)
-def is_torch_file(filename: str) -> bool:
-    """A file of torch itself: installed (…/site-packages/torch/…) or a source checkout (…/pytorch/torch/_dynamo/…)."""
+def _installed_at(filename: str) -> int | None:
+    """Where the installed package's folder starts in filename: after its last site-packages; None: not installed."""
     packages = None
     for packages in _PACKAGES.finditer(filename):
         pass
-    if packages is not None:
-        return filename.startswith(("torch/", "torch\\"), packages.end())
+    return packages.end() if packages is not None else None
+
+
+@functools.lru_cache(maxsize=4096)  # (asked of every frame of every stack: a log names few files)
+def is_torch_file(filename: str) -> bool:
+    """A file of torch itself: installed (…/site-packages/torch/…) or a source checkout (…/pytorch/torch/_dynamo/…)."""
+    start = _installed_at(filename)
+    if start is not None:
+        return filename.startswith(("torch/", "torch\\"), start)
     return _TORCH_CHECKOUT.search(filename) is not None
+
+
+@functools.lru_cache(maxsize=4096)
+def is_triton_file(filename: str) -> bool:
+    """A file of Triton as installed (…/site-packages/triton/__init__.py): the compiler torch.compile's GPU kernels and
+    a user's own @triton.jit kernels run on, installed with torch. Dynamo traces its helpers inline (the user's
+    `triton.cdiv(n, 1024)` becomes nodes under `# File: …/site-packages/triton/__init__.py:68 in cdiv`): its lines are
+    no more the user's than torch's are, though it is no model library (transformers) whose code is the model's."""
+    start = _installed_at(filename)
+    return start is not None and filename.startswith(("triton/", "triton\\"), start)
+
+
+def is_toolchain_file(filename: str) -> bool:
+    """torch's or Triton's: the compiler's code, never the user's nor their model's."""
+    return is_torch_file(filename) or is_triton_file(filename)
 
 
 def is_clipped_torch_file(filename: str) -> bool:
@@ -206,8 +227,9 @@ def last_user_frame(text: str, markers: tuple[str, ...] = ("User code traceback:
 
 
 def _is_code(filename: str) -> bool:
-    """Neither torch's nor Python's own nor generated code: the user's, or a library's they run (transformers')."""
-    return not filename.startswith("<") and not is_python_library_file(filename) and not is_torch_file(filename)
+    """Neither torch's (nor Triton's) nor Python's own nor generated code: the user's, or a library's they run
+    (transformers')."""
+    return not filename.startswith("<") and not is_python_library_file(filename) and not is_toolchain_file(filename)
 
 
 def last_code_frame(text: str, markers: tuple[str, ...]) -> UserLocation | None:
