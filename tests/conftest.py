@@ -135,6 +135,27 @@ def cuda211(name: str) -> Path:
     return CUDA211_LOGS / name
 
 
+RECORDED_CUDA211_PROGRAMS = "/work/main/tests/data/cuda_torch211/programs/"  # where record.sh ran them (README.md)
+
+
+def cuda211_moved(name: str, out: Path, programs: Path | None = None) -> Path:
+    """A copy of a cuda_torch211 log in out, its programs' recorded paths made programs' (this checkout's by default):
+    what reads a program from disk reads it wherever the repository lies; a folder holding none, as a machine without
+    the program."""
+    import gzip
+    import re
+
+    text = gzip.open(cuda211(name), "rt").read()
+    assert RECORDED_CUDA211_PROGRAMS in text
+    moved = out / name
+    # (guard comments clip the path at the front, torch's shorten_filename: "ork/main/tests/...", moved as well)
+    recorded = re.compile(re.escape(RECORDED_CUDA211_PROGRAMS) + r"|\b\w*" + re.escape(RECORDED_CUDA211_PROGRAMS[2:]))
+    here = f"{(programs or CUDA211_LOGS.parent / 'programs').as_posix()}/"
+    with gzip.open(moved, "wt") as f:
+        f.write(recorded.sub(lambda _: here, text))
+    return moved
+
+
 def run_cli(*args: str) -> int:
     return main([str(a) for a in args])
 

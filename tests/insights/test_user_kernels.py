@@ -11,11 +11,11 @@ import pytest
 from compilescope.analyses.insights import insights
 from compilescope.analyses.provenance import is_users_file
 from compilescope.analyses.sources import is_user_source
-from compilescope.analyses.user_kernels import user_kernels
+from compilescope.analyses.user_kernels import def_line, user_kernels
 from compilescope.analyses.userloc import is_torch_file, is_triton_file
 from compilescope.ingest.reader import read_trace
 
-from ..conftest import CUDA211_LOGS, cuda211, line_holding, report, run_cli
+from ..conftest import CUDA211_LOGS, cuda211, cuda211_moved, line_holding, report, run_cli
 
 PROGRAM = CUDA211_LOGS.parent / "programs" / "user_triton_kernel.py"
 
@@ -26,20 +26,25 @@ def _raw(name: str) -> str:
 
 @pytest.mark.parametrize("variant, launch_text", [("raw", "launch[(triton.cdiv(n, 1024),)]"),
                                                   ("triton_op", "return scaled_add(h, y, 0.5).sum()")])
-def test_the_users_kernel_is_found_apart_from_inductors_with_its_lines(variant, launch_text):
+def test_the_users_kernel_is_found_apart_from_inductors_with_its_lines(variant, launch_text, tmp_path):
     log = f"user_triton_kernel_{variant}.log.gz"
     raw = _raw(log)
     # The log: Inductor's output code defines it after "# Original path: <program>:<line>" (its @triton.jit line, the
     # line inspect.getsourcelines starts at) and marks it custom_kernel=True; its own kernels are triton_poi/red_*.
     (defined,) = set(re.findall(r"# Original path: \S+/user_triton_kernel\.py:(\d+)\n\tscaled_add_kernel_0 = ", raw))
     decorator = [n for n, src in enumerate(PROGRAM.read_text().splitlines(), 1) if src == "@triton.jit"]
-    assert decorator == [int(defined)] and int(defined) + 1 == line_holding(PROGRAM, "def scaled_add_kernel(")
+    def_line = line_holding(PROGRAM, "def scaled_add_kernel(")
+    assert decorator == [int(defined)] and int(defined) + 1 == def_line
     assert raw.count("custom_kernel=True") == 2  # one per compile id
-    found = user_kernels(read_trace(cuda211(log)))
+    # The code's body quotes the def line (Triton keeps the source from it on): the program on disk holds it next
+    assert "\t@triton.jit\n\tdef scaled_add_kernel(x_ptr, y_ptr, out_ptr, n, alpha, BLOCK: tl.constexpr):\n" in raw
+    found = user_kernels(read_trace(cuda211_moved(log, tmp_path)))
     assert [(k.compile_id, k.name, k.code_name) for k in found.kernels] == [
         ("[0/0]", "scaled_add_kernel", "scaled_add_kernel_0"), ("[0/1]", "scaled_add_kernel", "scaled_add_kernel_0")]
     for k in found.kernels:
-        assert k.defined_at is not None and k.defined_at.line == int(defined)
+        # said at its def, as the user knows it, where the program is on this machine; torch's line kept beside it
+        assert k.defined_at is not None and (k.defined_at.line, k.decorator_line) == (def_line, int(defined))
+        assert k.defined_text == f"user_triton_kernel.py:{def_line}"
         # Launched where the post-grad graph's FX comment above triton_kernel_wrapper_mutation says: the launch
         # itself when raw (the mapping's stack traces also list line 44, whose relu/mul Inductor fused before it),
         # the custom op's call as a triton_op.
@@ -76,12 +81,12 @@ def test_a_log_without_user_kernels_has_none():
 
 
 def test_the_summary_and_json_name_the_users_kernel(capsys, tmp_path):
-    log = cuda211("user_triton_kernel_raw.log.gz")
+    log = cuda211_moved("user_triton_kernel_raw.log.gz", tmp_path)
     assert run_cli("summary", log) == 0
     out = capsys.readouterr().out
     section = " ".join(out[out.index("Your Triton kernels (scaled_add_kernel)"):out.index("Caches (")].split())
     # (table cells wrap beside each other: each word is looked for on its own)
-    assert all(w in section for w in ("defined at", "launched at", "user_triton_kernel.py:34", "user_triton_kernel.py:20",
+    assert all(w in section for w in ("defined at", "launched at", "user_triton_kernel.py:34", "user_triton_kernel.py:21",
                                       "autotuned", "(symbolic)"))
     doc = insights(read_trace(log)).to_json()["user_kernels"]
     assert [k["arguments"][0]["value"] for k in doc["kernels"]] == ["4096", "s77"]
@@ -127,3 +132,54 @@ def test_tritons_own_files_are_not_the_users_on_any_view(capsys, tmp_path):
     assert run_cli("diff", cuda211("user_triton_kernel_raw.log.gz"), cuda211("user_triton_kernel_triton_op.log.gz")) == 1
     out = capsys.readouterr().out
     assert "- call_function operator //\n" in out and "__init__.py" not in out
+
+
+def test_the_kernel_is_said_at_its_def_where_the_source_is_known_else_at_torchs_line_said_as_its_decorator(tmp_path):
+    # torch's "# Original path: ...:20" is inspect.getsourcelines' first line, the @triton.jit; the def is on 21.
+    text = "def scaled_add_kernel(x_ptr, y_ptr, out_ptr, n, alpha, BLOCK: tl.constexpr):"
+    def_at = line_holding(PROGRAM, "def scaled_add_kernel(")
+    decorator = def_at - 1
+    assert PROGRAM.read_text().splitlines()[decorator - 1] == "@triton.jit"
+    assert def_line(str(PROGRAM), decorator, text) == def_at == decorator + 1
+    # a second decorator between (an @triton.autotune above): the def further down, found after decorators only
+    two = tmp_path / "two.py"
+    two.write_text("@triton.autotune(\n    configs=[],\n    key=['n'])\n@triton.jit\n" + text + "\n    pass\n")
+    assert def_line(str(two), 1, text) == 5
+    # a file that is not the run's (another def first, or no decorator at torch's line) or not here: unknown
+    other = tmp_path / "other.py"
+    other.write_text("@triton.jit\ndef other_kernel(x):\n    pass\n" + text + "\n")
+    assert def_line(str(other), 1, text) is None and def_line(str(other), 2, text) is None
+    assert def_line(str(tmp_path / "gone.py"), 1, text) is None
+    # The log on a machine without the program: torch's line, said as the decorator's, on every view
+    log = cuda211_moved("user_triton_kernel_raw.log.gz", tmp_path, programs=tmp_path / "elsewhere")
+    found = user_kernels(read_trace(log))
+    assert {(k.defined_at.line, k.decorator_line) for k in found.kernels if k.defined_at} == {(decorator, decorator)}
+    assert found.kernels[0].defined_text == f"user_triton_kernel.py:{decorator} (its decorator line)"
+
+
+def test_the_programs_page_marks_the_kernels_def_and_launch_lines(tmp_path):
+    for variant, launch_text in (("raw", "launch[(triton.cdiv(n, 1024),)]"),
+                                 ("triton_op", "return scaled_add(h, y, 0.5).sum()")):
+        out = tmp_path / variant
+        out.mkdir()
+        report(cuda211_moved(f"user_triton_kernel_{variant}.log.gz", out), out / "r")
+        (page,) = (out / "r" / "sources").glob("user_triton_kernel.py_*.html")
+        rows = _marked_rows(page.read_text())
+        def_at, launch = line_holding(PROGRAM, "def scaled_add_kernel("), line_holding(PROGRAM, launch_text)
+        assert rows == {
+            def_at: "your Triton kernel scaled_add_kernel, defined here: Inductor compiled it as you wrote it into "
+                    "graphs [0/0], [0/1] (scaled_add_kernel_0 in their code)",
+            launch: f"launches your Triton kernel scaled_add_kernel (defined at user_triton_kernel.py:{def_at}): the "
+                    "graph traced this launch, and Inductor compiled it as you wrote it into graphs [0/0], [0/1] "
+                    "(scaled_add_kernel_0 in their code)"}
+
+
+def _marked_rows(page: str) -> dict[int, str]:
+    """Line number -> the text of its user-kernel note, on a source page."""
+    found = {}
+    for row in re.split(r'(?=<div class="src-line[^"]*" id="L\d+")', page):
+        m = re.match(r'<div class="src-line[^"]*" id="L(\d+)"', row)
+        note = re.search(r'<li class="n-user-kernel">(.*?)</li>', row, re.S)
+        if m and note:
+            found[int(m[1])] = re.sub(r"<[^>]+>", "", note[1])
+    return found

@@ -42,7 +42,8 @@ from ..model.trace import JSON, Artifact, Compile, Trace
 from ..model.records import dataclass
 from .cached_lines import RunLines, run_lines
 from .line_map import packed
-from .user_kernels import debug_handle_calls, launch_sites
+from .user_kernels import debug_handle_calls, definition_text, launch_sites
+from .user_kernels import definition as user_definition
 from .user_kernels import definitions as user_definitions
 from .userloc import is_python_library_file, is_toolchain_file
 
@@ -673,8 +674,9 @@ def user_kernel_notes(code: str, node_mappings: dict, post: list[str], kernels: 
         for call in debug_handle_calls(code, m["var"]):
             launched = launch_sites(node_mappings, post, [call])
             note = f"your own Triton kernel {m['name']}"
-            if m["file"]:
-                note += f", defined at {os.path.basename(m['file'])}:{m['line']}"
+            defined_at, decorator_line = user_definition(m)
+            if defined_at is not None:
+                note += f", defined at {definition_text(defined_at, decorator_line)}"
             if launched:
                 note += f", launched at {', '.join(u.short for u in launched)}"
             note += ": Inductor compiled it as you wrote it (it generated none of it)"

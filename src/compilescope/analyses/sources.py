@@ -47,6 +47,7 @@ from .numerics import Numerics, numerics
 from .provenance import Provenance, UserLine, analyze_provenance, is_users_file, user_lines_at
 from .recompiles import Recompiles, recompiles
 from .stack_values import StackValues, name_stack_values
+from .user_kernels import UserKernels, user_kernels
 from .userloc import UserLocation, is_torch_file, is_triton_file, traceback_frames
 from ..model.records import dataclass
 from ..wording import format_seconds
@@ -237,6 +238,11 @@ class LineNotes:
     # code's outputs
     # (Artifact.number; kernel_artifact None where it logged none apart).
     aoti: list[dict[str, Any]] = field(default_factory=list)
+    # The user's own Triton kernels (user_kernels.py) on the lines that define and launch them: {"kernel", "role"
+    # ("defined": its def, or its first decorator where only torch's line is known: "decorated"; "launched": the
+    # launch, or the triton_op call, the graph traced), "compile_ids" (whose code holds it), "code_name" (Inductor's
+    # name for it there), "defined_at" (for a launch: the line it is defined at, "prog.py:21")}
+    user_kernels: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def checkpoint_calls(self) -> int:
@@ -413,6 +419,7 @@ class LineNotes:
             "resumes": self.resumes, "guards": self.guards, "kernels": self.kernels, "symbols": self.symbols,
             "calls": self.calls, "failures": self.failures, "crashes": self.crashes, "checkpoint": self.checkpoint,
             "numerics": self.numerics, "ran_eagerly": self.ran_eagerly, "autotune": self.autotune, "aoti": self.aoti,
+            "user_kernels": self.user_kernels,
         }.items() if v}
 
     @property
@@ -878,7 +885,8 @@ def analyze_sources(trace: Trace, provenance: Provenance | None = None, shapes: 
                     stack_values: StackValues | None = None, export_only: bool = False,
                     checkpointing: ActivationCheckpointing | None = None, breaks: GraphBreaks | None = None,
                     autotuned: Autotuning | None = None, aoti: Aoti | None = None,
-                    numerics_found: Numerics | None = None) -> Sources:
+                    numerics_found: Numerics | None = None,
+                    own_kernels: UserKernels | None = None) -> Sources:
     """stack_values: names Dynamo's ___stack values in the user's words, for installed guards and symbols as the
     recompiles view names failed guards (shared with shapes and recompile_info where the caller made them).
     linked_locations: other user lines the report links to (where torch warned): the page of their file, where it
@@ -888,7 +896,9 @@ def analyze_sources(trace: Trace, provenance: Provenance | None = None, shapes: 
     functions Dynamo skipped and the higher-order op calls that ran uncompiled because of one, marked on their lines.
     autotuned: autotuning's (made here where not given): max-autotune's searches, on the line of the op each was for.
     aoti: the AOTInductor packages the log compiled, each marked on the user's line that compiled it. numerics_found:
-    numerics' (made here where not given): the lines whose compiled results differ from eager's, and why."""
+    numerics' (made here where not given): the lines whose compiled results differ from eager's, and why. own_kernels:
+    user_kernels' (made here where not given): the user's own Triton kernels, marked on the lines that define and
+    launch them."""
     quotes = _Quotes()
     # (path, line) -> LineNotes, built first without text; files are made at the end.
     notes: dict[str, dict[int, LineNotes]] = {}
@@ -1145,6 +1155,8 @@ def analyze_sources(trace: Trace, provenance: Provenance | None = None, shapes: 
                            "holds": package.contents.text if package.contents else None,
                            "wrapper_artifact": package.wrapper_artifact, "kernel_artifact": package.kernel_artifact})
 
+    _add_user_kernels(own_kernels if own_kernels is not None else user_kernels(trace), at, quotes)
+
     linked_lines: dict[str, set[int]] = {}
     for loc in linked_locations:
         if loc.filename in notes and loc.line > 0:
@@ -1173,6 +1185,28 @@ def analyze_sources(trace: Trace, provenance: Provenance | None = None, shapes: 
                                        codes.get(path, {}) if origin == "log" else {}))
     _add_ran_eagerly(result, breaks if breaks is not None else graph_breaks(trace), errors)
     return result
+
+
+def _add_user_kernels(found: UserKernels, at: Callable[[str, int], LineNotes | None], quotes: _Quotes) -> None:
+    """Each of the user's own Triton kernels on its def line (its first decorator where only torch's line is known)
+    and on the lines whose launch the graphs traced, with the compiles whose code holds it."""
+    marks: dict[tuple[str, int, str, str], dict[str, Any]] = {}
+    for k in found.kernels:
+        places = [(k.defined_at, "decorated" if k.defined_at.line == k.decorator_line else "defined")] if k.defined_at else []
+        places += [(u, "launched") for u in k.launched_at]
+        for place, role in places:
+            mark = marks.get((place.filename, place.line, k.name, role))
+            if mark is None:
+                n = at(place.filename, place.line)
+                if n is None:
+                    continue
+                quotes.add(place.filename, place.line, place.code, place.function if role == "defined" else None)
+                mark = marks[(place.filename, place.line, k.name, role)] = {
+                    "kernel": k.name, "role": role, "compile_ids": [], "code_name": k.code_name,
+                    "defined_at": k.defined_text if role == "launched" else None}
+                n.user_kernels.append(mark)
+            if k.compile_id not in mark["compile_ids"]:
+                mark["compile_ids"].append(k.compile_id)
 
 
 def _add_ran_eagerly(result: Sources, breaks: GraphBreaks, errors: CompileErrors | None) -> None:

@@ -14,7 +14,9 @@ Inductor's output code names such a kernel apart from its own (torch/_inductor/c
         custom_kernel=True,
     )
 
-``Original path`` is the line its definition starts at (``inspect.getsourcelines``: its first decorator). Each call
+``Original path`` is the line its definition starts at (``inspect.getsourcelines``: its first decorator, not its
+``def``, which the user knows it by); the body quotes the ``def`` line (Triton keeps the source from it on), so where the
+file on this machine holds that line after those decorators, the kernel is said at its ``def``. Each call
 ``scaled_add_kernel_0.run(buf1, arg1_1, buf0, 4096, 0.5, 4, 1, 1, ...)`` passes the scalar arguments as this compile
 has them: ``4096`` where the compile specialised the size, ``s77`` where it is symbolic (a dynamic recompile). The
 ``triton_kernel_info`` artifact (torch/_inductor/async_compile.py) logs, per kernel name, its compile time and
@@ -25,6 +27,7 @@ torch logs for the call also list the lines of the nodes fused before it, which 
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 from dataclasses import field
@@ -53,6 +56,62 @@ _SOURCE_COMMENT = re.compile(r"^\s*# File: (?P<file>.*):(?P<line>\d{1,9}) in (?P
 _NODE = re.compile(r"^\s*(?P<name>\w+)(?:: [^=]*)? = ")
 
 
+# The file as the user's program holds it: a kernel's def line is read from it (kept per path, size and time).
+_MAX_SOURCE_BYTES = 8 * 1024 * 1024
+_DECORATED_LINES = 200  # a def further from its first decorator than this is not looked for
+
+
+@functools.lru_cache(maxsize=64)
+def _file_lines(path: str, size: int, mtime: float) -> tuple[str, ...]:
+    with open(path, encoding="utf-8", errors="replace") as f:
+        return tuple(f.read().splitlines())
+
+
+def def_line(path: str, decorator_line: int, def_text: str) -> int | None:
+    """The line of the kernel's ``def`` in the file on this machine, where it holds the run's kernel: a decorator at
+    decorator_line (torch's ``Original path``), then, after decorators only, def_text (the body's ``def`` line). None
+    where the file is not here or differs from the run."""
+    if not path.endswith(".py") or decorator_line <= 0:
+        return None
+    try:
+        stat = os.stat(path)
+        if not os.path.isfile(path) or stat.st_size > _MAX_SOURCE_BYTES:
+            return None
+        lines = _file_lines(path, stat.st_size, stat.st_mtime)
+    except OSError:
+        return None
+    if decorator_line > len(lines) or not lines[decorator_line - 1].lstrip().startswith("@"):
+        return None
+    for number in range(decorator_line + 1, min(len(lines), decorator_line + _DECORATED_LINES) + 1):
+        text = lines[number - 1].strip()
+        if text == def_text:
+            return number
+        if re.match(r"(?:async\s+)?def\s|class\s", text):
+            return None  # another definition first: the file is not the run's
+    return None
+
+
+def definition(m: re.Match[str]) -> tuple[UserLocation | None, int | None]:
+    """Where a kernel the output code defines (definitions) is defined, as the user sees it: its def line, with the
+    line's text, where the file on this machine agrees with the run (def_line); else torch's line, its first
+    decorator. And torch's line (None where the code does not say)."""
+    if not m["file"]:
+        return None, None
+    decorator = int(m["line"])
+    said = re.search(rf"^[ \t]*(?:async\s+)?def\s+{re.escape(m['name'])}\s*\(.*$", m["body"], re.M)
+    found = def_line(m["file"], decorator, said[0].strip()) if said else None
+    if found is None:
+        return UserLocation(m["file"], decorator), decorator
+    return UserLocation(m["file"], found, m["name"], said[0].strip() if said else None), decorator
+
+
+def definition_text(location: UserLocation | None, decorator_line: int | None) -> str:
+    """"prog.py:21" (its def), or "prog.py:20 (its decorator line)" where only torch's line is known."""
+    if location is None:
+        return ""
+    return location.short + (" (its decorator line)" if location.line == decorator_line else "")
+
+
 @dataclass
 class ScalarArgument:
     """A scalar argument of the kernel (not a pointer, not a constexpr) as one call passes it."""
@@ -72,13 +131,19 @@ class UserKernel:
     compile_id: str  # "[0/1]"
     name: str  # the @triton.jit function's name: "scaled_add_kernel"
     code_name: str  # Inductor's variable for it in the output code: "scaled_add_kernel_0"
-    defined_at: UserLocation | None  # where its definition starts (torch's "Original path": its first decorator)
+    defined_at: UserLocation | None  # its def line where the source is here and agrees (definition); else decorator_line
+    decorator_line: int | None = None  # torch's "Original path" line: its first decorator (inspect.getsourcelines)
     launched_at: list[UserLocation] = field(default_factory=list)  # the lines whose launch traced it into the graph
     calls: list[str] = field(default_factory=list)  # its calls as torch's node mappings name them: "scaled_add_kernel_0:2"
     arguments: list[ScalarArgument] = field(default_factory=list)  # its first call's scalar arguments
     compile_s: float | None = None  # Triton's compile of it (triton_kernel_info); None: not logged
     autotune: str | None = None  # triton_kernel_info's autotune_cache_state: "only 1 config", "miss", "hit"
     configs: int | None = None  # the configs it benchmarked (autotuned), where it had several
+
+    @property
+    def defined_text(self) -> str:
+        """"prog.py:21", its def; "prog.py:20 (its decorator line)" where the source is not known."""
+        return definition_text(self.defined_at, self.decorator_line)
 
     @property
     def symbolic(self) -> list[ScalarArgument]:
@@ -111,7 +176,7 @@ class UserKernel:
 
     def to_json(self) -> dict[str, Any]:
         return {"compile_id": self.compile_id, "name": self.name, "code_name": self.code_name,
-                "defined_at": self.defined_at.to_json() if self.defined_at else None,
+                "defined_at": self.defined_at.to_json() if self.defined_at else None, "decorator_line": self.decorator_line,
                 "launched_at": [u.to_json() for u in self.launched_at], "calls": self.calls,
                 "arguments": [a.to_json() for a in self.arguments], "compile_s": self.compile_s,
                 "autotune": self.autotune, "configs": self.configs}
@@ -259,9 +324,10 @@ def user_kernels(trace: Trace) -> UserKernels:
                 details = details if isinstance(details, dict) else {}
                 compile_us = details.get("compile_time_us")
                 configs = details.get("num_configs")
+                defined_at, decorator_line = definition(m)
                 found.kernels.append(UserKernel(
                     compile_id=str(entry.compile_id), name=m["name"], code_name=var,
-                    defined_at=UserLocation(m["file"], int(m["line"])) if m["file"] else None,
+                    defined_at=defined_at, decorator_line=decorator_line,
                     launched_at=_launch_sites(trace, entry, calls), calls=calls,
                     arguments=_scalar_arguments(m["body"], call["args"]) if call else [],
                     compile_s=compile_us / 1e6 if isinstance(compile_us, (int, float)) else None,

@@ -457,7 +457,7 @@ def _user_kernels(ins: Insights) -> list[RenderableType]:
     for k in uk.kernels[:MAX_ROWS]:
         kernel = TerminalText(k.name)
         if k.defined_at:
-            kernel.append(f"\ndefined at {k.defined_at.short}", style="dim")
+            kernel.append(f"\ndefined at {k.defined_text}", style="dim")
         if k.launched_at:
             kernel.append(f"\nlaunched at {', '.join(u.short for u in k.launched_at)}", style="dim")
         table.add_row(TerminalText(k.compile_id), kernel, TerminalText(k.arguments_text or "-"),

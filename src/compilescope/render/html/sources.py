@@ -184,6 +184,7 @@ def _notes_html(page: _Page, f: SourceFile, n: int, dirs: _CompileDirs) -> Itera
     for differs in notes.numerics:
         yield (f'<li class="n-numerics">differs from eager in {_cids(differs["compile_ids"], dirs)}: this line '
                f'{html_text(differs["why"])}; ops <code>{html_text(", ".join(differs["ops"]))}</code></li>')
+    yield from _user_kernels_html(notes, dirs)
     for c in notes.checkpoint:
         yield (f'<li class="n-checkpoint">activation checkpointing in {_cid(c["compile_id"], dirs)}: '
                + (f'{count(c["calls"], "checkpoint call")} captured here (the graph runs them as '
@@ -332,6 +333,22 @@ def _aoti_html(page: _Page, notes: LineNotes, dirs: _CompileDirs) -> Iterator[st
                f'{accepts}{holds}{checked}{code}</li>')
 
 
+def _user_kernels_html(notes: LineNotes, dirs: _CompileDirs) -> Iterator[str]:
+    """The user's own Triton kernel defined or launched on this line, and the compiles whose code holds it."""
+    for k in notes.user_kernels:
+        name = f'<code>{html_text(k["kernel"])}</code>'
+        held = (f'Inductor compiled it as you wrote it into {_graphs_of(k["compile_ids"], dirs)} '
+                f'(<code>{html_text(k["code_name"])}</code> in their code)')
+        if k["role"] == "launched":
+            defined = f' (defined at {html_text(k["defined_at"])})' if k["defined_at"] else ""
+            yield (f'<li class="n-user-kernel"><strong>launches your Triton kernel {name}</strong>{defined}: the graph '
+                   f'traced this launch, and {held}</li>')
+        else:
+            here = ("defined here" if k["role"] == "defined"
+                    else "defined here (torch names this line, its first decorator)")
+            yield f'<li class="n-user-kernel"><strong>your Triton kernel {name}</strong>, {here}: {held}</li>'
+
+
 def _artifact_link(page: _Page, dirs: _CompileDirs, number: int | None, text: str) -> str | None:
     """A link to the page of an output of the log (its number: Artifact.number); None where no compile holds it."""
     found = next((a for entry in dirs.entries.values() for a in entry.artifacts if a.number == number),
@@ -422,6 +439,9 @@ def _badges(notes: LineNotes, dirs: _CompileDirs) -> str:
     if notes.numerics:
         out.append('<span class="b b-numerics" title="compiled results differ from eager\'s here: '
                    f'{html_text("; ".join(d["why"] for d in notes.numerics))}">differs from eager</span>')
+    if notes.user_kernels:
+        out.append('<span class="b b-kernel" title="your own @triton.jit kernel: defined or launched here, compiled into '
+                   'the graphs as you wrote it">your Triton kernel</span>')
     if notes.checkpoint_calls:
         out.append(f'<span class="b b-checkpoint" title="checkpoint calls made here that the graph captured">'
                    f'checkpoint ×{notes.checkpoint_calls}</span>')
