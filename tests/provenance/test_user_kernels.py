@@ -4,6 +4,7 @@ Inductor's output code holds the user's scaled_add_kernel beside its two generat
 from __future__ import annotations
 
 import gzip
+import json
 import re
 
 import pytest
@@ -49,3 +50,36 @@ def test_the_kernels_page_shows_the_note(tmp_path):
     assert ('<div class="kernel-note">your own Triton kernel scaled_add_kernel, defined at '
             f'user_triton_kernel.py:{decorator} (its decorator line), launched at user_triton_kernel.py:34'
             in page.read_text())
+
+
+@pytest.mark.parametrize("variant, launch_text", [("raw", "launch[(triton.cdiv(n, 1024),)]"),
+                                                  ("triton_op", "return scaled_add(h, y, 0.5).sum()")])
+def test_inductors_kernel_before_the_users_is_placed_at_the_ops_it_computes_not_at_the_launch(variant, launch_text,
+                                                                                               tmp_path):
+    raw = gzip.open(cuda211(f"user_triton_kernel_{variant}.log.gz"), "rt").read()
+    relu, launch = line_holding(PROGRAM, "h = torch.relu(x) * 2"), line_holding(PROGRAM, launch_text)
+    # torch ties triton_poi_fused_mul_relu_0:1 to the wrapper node too, so its stacks list the launch beside line 44;
+    # the post-grad graph puts relu and mul at 44, the wrapper at the launch.
+    assert len(re.findall(r'"triton_poi_fused_mul_relu_0:1": \["triton_kernel_wrapper_mutation", "mul(?:_1)?", "relu"\]',
+                          raw)) == 2
+    assert re.search(rf'"triton_poi_fused_mul_relu_0:1": \["(?:(?!"scaled_add_kernel_0).)*line {launch}, in '
+                     rf'(?:(?!"scaled_add_kernel_0).)*line {relu}, in layer', raw)
+    post = raw[raw.rindex('"name": "inductor_post_grad_graph"'):]
+    assert re.search(rf"# File: \S+:{relu} in layer, code: h = torch.relu\(x\) \* 2\n\t +relu: .*\n\t +mul(?:_1)?: ", post)
+    assert re.search(rf"# File: \S+:{launch} in \w+, code: .*\n(?:\t +\w+: .*\n)*\t +triton_kernel_wrapper_mutation = ", post)
+    log = cuda211_moved(f"user_triton_kernel_{variant}.log.gz", tmp_path)
+    found = analyze_provenance(read_trace(log))
+    for cp in found.compiles.values():
+        (section,) = cp.sections
+        placed = {k.name: [u.line for u in k.placed_lines] for k in section.kernels}
+        assert placed == {"triton_poi_fused_mul_relu_0:1": [relu], "scaled_add_kernel_0:2": [launch],
+                          "triton_red_fused_sum_1:3": [line_holding(PROGRAM, "return scaled_add(h, y, 0.5).sum()")]}
+        assert section.kernel_notes["triton_poi_fused_mul_relu_0:1"] == (
+            f"made for the ops of user_triton_kernel.py:{relu}; torch's stack traces also tie it to "
+            f"user_triton_kernel.py:{launch}, the launch of your own Triton kernel scaled_add_kernel "
+            "(scaled_add_kernel_0:2), not where it came from")
+    # The program's page lists it at 44 only, in both compiles
+    report(log, tmp_path / "r")
+    lines = {int(n): sorted({k["kernel"] for k in notes.get("kernels", ())})
+             for f in json.loads((tmp_path / "r" / "sources.json").read_text())["files"] for n, notes in f["lines"].items()}
+    assert [n for n, names in lines.items() if "triton_poi_fused_mul_relu_0:1" in names] == [relu]

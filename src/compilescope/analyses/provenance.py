@@ -45,7 +45,7 @@ from .line_map import packed
 from .user_kernels import debug_handle_calls, definition_text, launch_sites
 from .user_kernels import definition as user_definition
 from .user_kernels import definitions as user_definitions
-from .userloc import is_python_library_file, is_toolchain_file
+from .userloc import UserLocation, is_python_library_file, is_toolchain_file
 
 LineMap = dict[int, list[int]]  # line number -> line numbers (1-based), as built
 KeptLineMap = Mapping[int, list[int]]  # as the results keep it (packed: analyses/line_map.py)
@@ -689,6 +689,52 @@ def user_kernel_notes(code: str, node_mappings: dict, post: list[str], kernels: 
     return notes
 
 
+def placed_apart_from_user_kernels(code: str, node_mappings: dict, post: list[str],
+                                   kernels: list[KernelTrace]) -> tuple[list[KernelTrace], dict[str, str]]:
+    """The kernels placed by their own stacks where torch ties a call to a user Triton kernel's launch and to the ops
+    fused before it, both: torch 2.11 maps Inductor's triton_poi_fused_mul_relu_0:1 and the user's scaled_add_kernel_0:2
+    each to triton_kernel_wrapper_mutation, mul_1 and relu, so each lists the stacks of the launch (line 34) and of
+    relu and mul (line 44). A generated kernel keeps the stacks other than the launches (what it computes: its name's
+    ops); the user's kernel keeps its launches only (user_kernel_notes tells the rest). Where none would remain, a
+    kernel keeps its stacks. And each generated kernel so moved -> what to tell of it."""
+    if "custom_kernel=True" not in code:
+        return kernels, {}
+    calls = {**_dict(node_mappings.get("pyCodeToPost")), **_dict(node_mappings.get("cppCodeToPost"))}
+    launches: dict[str, list[UserLocation]] = {}  # user kernel call -> where it was launched
+    names: dict[str, str] = {}  # user kernel call -> the @triton.jit function's name
+    for m in user_definitions(code):
+        for call in debug_handle_calls(code, m["var"]):
+            launches[call], names[call] = launch_sites(node_mappings, post, [call]), m["name"]
+    wrappers = {node: call for call in launches for node in _names(calls.get(call)) if node.startswith("triton_kernel_wrapper")}
+    placed, notes = [], {}
+    for k in kernels:
+        if k.name in launches:
+            keep = {u.key for u in launches[k.name]}
+            apart = []
+        else:
+            apart = list(dict.fromkeys(wrappers[n] for n in _names(calls.get(k.name)) if n in wrappers))
+            keep = set()
+        drop = {u.key for call in apart for u in launches[call]}
+
+        def stays(frames: list[UserLine]) -> bool:
+            user = reaching_user_line(frames)
+            key = (user.file, user.line) if user is not None else None
+            return key in keep if keep else key not in drop
+        frames = [f for f in k.frames if stays(f)] if keep or drop else k.frames
+        if not frames or len(frames) == len(k.frames):
+            placed.append(k)
+            continue
+        placed.append(KernelTrace(k.name, k.kernel, k.debug_handle, k.traces, frames))
+        if apart:
+            moved = [u.short for u in KernelTrace(k.name, k.kernel, k.debug_handle, k.traces, k.frames).placed_lines
+                     if (u.file, u.line) in drop]
+            own = ", ".join(u.short for u in placed[-1].placed_lines)
+            notes[k.name] = (f"made for the ops of {own}; torch's stack traces also tie it to {', '.join(moved)}, the "
+                             f"launch of your own Triton kernel {', '.join(dict.fromkeys(names[c] for c in apart))} "
+                             f"({', '.join(apart)}), not where it came from")
+    return placed, notes
+
+
 # --- per compile id ------------------------------------------------------------------------------
 
 
@@ -745,12 +791,16 @@ class ProvenanceSection:
     # The calls of the user's own Triton kernels (user_kernels.py), which Inductor emits as written: call -> the note
     # that says so, with where the kernel is defined and launched (user_kernel_notes)
     user_kernel_notes: dict[str, str] = field(default_factory=dict)
+    # The generated kernels' calls whose stacks of a user kernel's launch were set apart (placed_apart_from_user_kernels):
+    # call -> the note that says which lines it was made for, and which launch torch tied it to
+    apart_notes: dict[str, str] = field(default_factory=dict)
 
     @property
     def kernel_notes(self) -> dict[str, str]:
-        """What a kernel call computes where its name says more (KernelWork.note), or that it is the user's own kernel:
-        call ("cpp_fused_bucketize_tanh_0:1") -> the note."""
-        return {**{w.call: note for w in self.noted_work if (note := w.note)}, **self.user_kernel_notes}
+        """What a kernel call computes where its name says more (KernelWork.note), that it is the user's own kernel, or
+        that torch tied it to a user kernel's launch: call ("cpp_fused_bucketize_tanh_0:1") -> the note."""
+        return {**{w.call: note for w in self.noted_work if (note := w.note)}, **self.apart_notes,
+                **self.user_kernel_notes}
 
     @property
     def own_kernels(self) -> list[KernelTrace]:
@@ -949,6 +999,7 @@ def compile_provenance(trace: Trace, entry: Compile, parsed: dict[int, list[Kern
     for i, (mapping_a, post_a, code_a, traces_a) in enumerate(groups):
         node_mappings = _json_dict(text(mapping_a))
         post_lines = text_lines(text(post_a))
+        code_text = text(code_a)
         lines, skip = lines_of(code_a)
         language = "cpp" if code_a is not None and code_a in cpp_codes else "python"
         if traces_a is None:
@@ -984,8 +1035,9 @@ def compile_provenance(trace: Trace, entry: Compile, parsed: dict[int, list[Kern
             graph=graph_kind(title),
             other_graphs=other_graphs,
             noted_work=kernel_work(node_mappings, post_lines, noted_only=True),
-            user_kernel_notes=user_kernel_notes(text(code_a), node_mappings, post_lines, kernels),
+            user_kernel_notes=user_kernel_notes(code_text, node_mappings, post_lines, kernels),
         )
+        section.kernels, section.apart_notes = placed_apart_from_user_kernels(code_text, node_mappings, post_lines, kernels)
         # Another graph's kernel is named in this code only by its base name (`extern_kernels.mm`, at another call):
         # it links nowhere here and infers no nodes. (The maps above keep tlparse's rule.)
         skipped = set(other_graphs)
