@@ -8,6 +8,8 @@ import re
 
 import pytest
 
+from compilescope.analyses import analyze
+from compilescope.analyses.diff import _user_kernel_changes, diff_runs, run_facts
 from compilescope.analyses.insights import insights
 from compilescope.analyses.provenance import is_users_file
 from compilescope.analyses.sources import is_user_source
@@ -183,3 +185,37 @@ def _marked_rows(page: str) -> dict[int, str]:
         if m and note:
             found[int(m[1])] = re.sub(r"<[^>]+>", "", note[1])
     return found
+
+
+def test_diff_says_the_launch_changed_and_the_kernel_and_its_compiles_did_not():
+    raw, op = _raw("user_triton_kernel_raw.log.gz"), _raw("user_triton_kernel_triton_op.log.gz")
+    launch, call = line_holding(PROGRAM, "launch[(triton.cdiv(n, 1024),)]"), line_holding(PROGRAM, "scaled_add(h, y, 0.5)")
+    # The Dynamo graphs: raw traces the launch as the wrapper node at 34; triton_op calls its custom op at 45.
+    assert re.search(rf":{launch} in scaled_add, code: .*\n\t +triton_kernel_wrapper_mutation = "
+                     r"torch\.ops\.higher_order\.triton_kernel_wrapper_mutation\(", raw)
+    assert "triton_kernel_wrapper_mutation = torch.ops.higher_order" not in op.split("aot_inference_graph")[0]
+    assert re.search(rf":{call} in layer, code: .*\n\t +scaled_add_default: .* = torch\.ops\.mylib\.scaled_add\.default\(", op)
+    # The output code: the same kernel, from its def on, in each compile of both runs, called with 4096 then s77
+    def bodies(text: str) -> set[str]:
+        return set(re.findall(r"\n\t(def scaled_add_kernel\(.*?)\n\t''', device_str", text, re.S))
+    assert len(bodies(raw)) == 1 and bodies(raw) == bodies(op)
+    for text in (raw, op):
+        assert re.findall(r"scaled_add_kernel_0\.run\(\w+, \w+, \w+, (\w+),", text) == ["4096", "s77"]
+    a, b = (run_facts(analyze(read_trace(cuda211(f"user_triton_kernel_{v}.log.gz")))) for v in ("raw", "triton_op"))
+    (change,) = [c for c in diff_runs(a, b).changes if "your Triton kernel" in c.title]
+    assert (change.section, change.kind) == ("graphs", "changed")
+    assert change.title == (
+        f"your Triton kernel scaled_add_kernel: how its launch enters the graph changed: launched at "
+        f"user_triton_kernel.py:{launch}, traced into the graph as triton_kernel_wrapper_mutation → called at "
+        f"user_triton_kernel.py:{call}, through the custom op mylib::scaled_add; the kernel is the same in both: its "
+        "code, compiled in [0/0], [0/1] (n symbolic in [0/1])")
+    # the same run against itself: nothing of the kernel changed
+    assert not [c for c in diff_runs(a, a).changes if "your Triton kernel" in c.title]
+    # its code edited between the runs, or the kernel gone: said so
+    edited = [{**k, "source_md5": "0" * 32} for k in b.user_kernels or ()]
+    (change,) = _user_kernel_changes(a.user_kernels, edited)
+    assert change.title.endswith("mylib::scaled_add; the kernel is the same in both: compiled in [0/0], [0/1] (n symbolic "
+                                 "in [0/1]); its code changed")
+    (gone,) = _user_kernel_changes(a.user_kernels, [])
+    assert (gone.kind, gone.title) == ("removed", "your Triton kernel scaled_add_kernel is no longer in the compiled code "
+                                                  "(A: [0/0], [0/1] (n symbolic in [0/1]))")

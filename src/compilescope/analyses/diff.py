@@ -42,6 +42,7 @@ from .provenance import KERNEL_STACK_TRACES, NODE_MAPPINGS, POST_GRAD, kernel_tr
 from .status import MISSING, counts_text, status_counts
 from .unread import Unread
 from .torch_warnings import TorchWarnings, backward_error
+from .user_kernels import launch_words
 from .userloc import (UserLocation, called_at_text, code_origin, export_call, is_python_library_file, is_toolchain_file,
                       is_torch_file)
 from ..wording import and_list, count, format_kernel_time, format_seconds, format_seconds_change, format_us, possessive, times
@@ -341,8 +342,9 @@ class RunFacts:
     # absent in facts saved before it was kept)}. Empty in facts saved before they were kept.
     aoti_packages: list[dict[str, Any]] = field(default_factory=list)
     # The user's own Triton kernels the compiled code holds (analyses/user_kernels.py): {name, compile_id, frame,
-    # launched_at ("prog.py:34"), symbolic (its scalar arguments passed as size symbols)}. None in facts saved before
-    # they were kept.
+    # launched_at ("prog.py:34"), symbolic (its scalar arguments passed as size symbols), launch_call (how its launch
+    # entered the graph: "torch.ops.mylib.scaled_add.default"), source_md5 (its code as compiled)}; the last two absent
+    # in facts saved before they were kept. None in facts saved before any was kept.
     user_kernels: list[dict[str, Any]] | None = None
     # The lines whose compiled results differ from eager's (analyses/numerics.py): {kind ("random" | "precision"),
     # file, line, function, code, dtype, frame}. None in facts saved before they were kept (not compared).
@@ -804,7 +806,8 @@ def run_facts(results: Results) -> RunFacts:
         aoti_packages=[{"call": p.call.short if p.call else None, "accepts": p.accepts, "one_shape": p.one_shape}
                        for p in found.aoti.packages],
         user_kernels=[{"name": k.name, "compile_id": k.compile_id, "frame": frame_of_cid.get(k.compile_id),
-                       "launched_at": [u.short for u in k.launched_at], "symbolic": [a.name for a in k.symbolic]}
+                       "launched_at": [u.short for u in k.launched_at], "symbolic": [a.name for a in k.symbolic],
+                       "launch_call": k.launch_call, "source_md5": k.source_md5}
                       for k in found.user_kernels.kernels],
         runtime=_runtime_facts(results),
     )
@@ -1022,6 +1025,59 @@ def _ratio(x: float, y: float) -> float:
     """The slower of two times over the faster (inf when one is 0 and the other is not)."""
     lo, hi = sorted((x, y))
     return 1.0 if hi == 0 else math.inf if lo == 0 else hi / lo
+
+
+def _user_kernel_changes(a: list[dict[str, Any]] | None, b: list[dict[str, Any]] | None) -> list[Change]:
+    """The user's own Triton kernels, by name: one the compiled code of one run holds and the other's not; one whose
+    launch entered the graphs otherwise (launched raw, then through a triton_op), said with what stayed the same (its
+    code, the compiles holding it, the sizes each took symbolic), which the graph nodes that changed do not tell."""
+    if a is None or b is None:
+        return []
+
+    def by_name(kernels: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
+        found: dict[str, list[dict[str, Any]]] = {}
+        for k in kernels:
+            found.setdefault(k["name"], []).append(k)
+        return found
+
+    def compiles(ks: list[dict[str, Any]]) -> str:
+        symbolic = [f"{', '.join(k['symbolic'])} symbolic in {k['compile_id']}" for k in ks if k["symbolic"]]
+        return ", ".join(k["compile_id"] for k in ks) + (f" ({'; '.join(symbolic)})" if symbolic else "")
+
+    def launch(ks: list[dict[str, Any]]) -> str:
+        at = ", ".join(dict.fromkeys(u for k in ks for u in k["launched_at"]))
+        how = " or ".join(dict.fromkeys(w for k in ks if (w := launch_words(k.get("launch_call")))))
+        called = "called" if how.startswith("through the custom op") else "launched"  # (the op's call, not a launch)
+        return ", ".join(filter(None, [f"{called} at {at}" if at else "", how]))
+
+    ka, kb = by_name(a), by_name(b)
+    out = []
+    for name, ks in ka.items():
+        if name not in kb:
+            out.append(Change("graphs", "removed", f"your Triton kernel {name} is no longer in the compiled code "
+                              f"(A: {compiles(ks)})", ks[0]["frame"], ks, None))
+    for name, ks in kb.items():
+        if name not in ka:
+            out.append(Change("graphs", "added", f"your Triton kernel {name} is new in the compiled code "
+                              f"(B: {compiles(ks)})", ks[0]["frame"], None, ks))
+    for name, ks in ka.items():
+        other = kb.get(name)
+        if other is None or launch(ks) == launch(other):
+            continue
+        codes = ({k.get("source_md5") for k in ks}, {k.get("source_md5") for k in other})
+        same_code = None not in codes[0] | codes[1] and codes[0] == codes[1] and len(codes[0]) == 1
+        same = [what for what, kept in (("its code", same_code), (f"compiled in {compiles(ks)}",
+                                                                  compiles(ks) == compiles(other))) if kept]
+        changed = [] if same_code or None in codes[0] | codes[1] else ["its code changed"]
+        changed += [] if compiles(ks) == compiles(other) else [f"compiled in {compiles(ks)} → {compiles(other)}"]
+        title = f"your Triton kernel {name}: how its launch enters the graph changed: {launch(ks)} → {launch(other)}"
+        if same:
+            title += f"; the kernel is the same in both: {', '.join(same)}"
+        if changed:
+            title += f"; {'; '.join(changed)}"
+        out.append(Change("graphs", "changed", title, ks[0]["frame"], ks, other,
+                          {"same_code": same_code, "same_compiles": compiles(ks) == compiles(other)}))
+    return out
 
 
 def _crash(found: list[Crash], frame_of_cid: dict[str, str]) -> dict[str, Any] | None:
@@ -1966,6 +2022,7 @@ def diff_runs(a: RunFacts, b: RunFacts, threshold: TimeThreshold = TimeThreshold
                                   None, spec if kind == "removed" else None, spec if kind == "added" else None))
     changes.extend(_export_dim_changes(a.export_dims, b.export_dims))
     changes.extend(_aoti_changes(a.aoti_packages, b.aoti_packages))
+    changes.extend(_user_kernel_changes(a.user_kernels, b.user_kernels))
     changes.extend(_checkpointing_changes(a, b))
     changes.extend(_numerics_changes(a, b))
     changes.extend(_runtime_changes(a, b, result, sides))

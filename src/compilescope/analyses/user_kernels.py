@@ -28,6 +28,7 @@ torch logs for the call also list the lines of the nodes fused before it, which 
 from __future__ import annotations
 
 import functools
+import hashlib
 import os
 import re
 from dataclasses import field
@@ -37,6 +38,7 @@ import orjson
 
 from ..model.records import dataclass
 from ..model.trace import Compile, Trace
+from .fx_sites import GRAPH_ARTIFACT
 from .userloc import UserLocation
 
 OUTPUT_CODE = "inductor_output_code"
@@ -139,11 +141,21 @@ class UserKernel:
     compile_s: float | None = None  # Triton's compile of it (triton_kernel_info); None: not logged
     autotune: str | None = None  # triton_kernel_info's autotune_cache_state: "only 1 config", "miss", "hit"
     configs: int | None = None  # the configs it benchmarked (autotuned), where it had several
+    # How its launch entered the Dynamo graph, as the graph calls it at launched_at: traced as it is
+    # ("torch.ops.higher_order.triton_kernel_wrapper_mutation") or a custom op's call ("torch.ops.mylib.scaled_add.default")
+    launch_call: str | None = None
+    source_md5: str | None = None  # of its code as compiled, from its def on: the same kernel in two runs or not
 
     @property
     def defined_text(self) -> str:
         """"prog.py:21", its def; "prog.py:20 (its decorator line)" where the source is not known."""
         return definition_text(self.defined_at, self.decorator_line)
+
+    @property
+    def entered_text(self) -> str:
+        """How its launch entered the graph: "traced into the graph as triton_kernel_wrapper_mutation", "through the
+        custom op mylib::scaled_add"; "" where the log does not say."""
+        return launch_words(self.launch_call)
 
     @property
     def symbolic(self) -> list[ScalarArgument]:
@@ -179,7 +191,18 @@ class UserKernel:
                 "defined_at": self.defined_at.to_json() if self.defined_at else None, "decorator_line": self.decorator_line,
                 "launched_at": [u.to_json() for u in self.launched_at], "calls": self.calls,
                 "arguments": [a.to_json() for a in self.arguments], "compile_s": self.compile_s,
-                "autotune": self.autotune, "configs": self.configs}
+                "autotune": self.autotune, "configs": self.configs, "launch_call": self.launch_call,
+                "source_md5": self.source_md5}
+
+
+def launch_words(call: str | None) -> str:
+    """A launch_call in words (UserKernel.entered_text)."""
+    if not call:
+        return ""
+    if call.startswith("torch.ops.higher_order."):
+        return f"traced into the graph as {call.rpartition('.')[2]}"
+    parts = call.split(".")  # torch.ops.<namespace>.<op>.<overload>
+    return f"through the custom op {parts[2]}::{parts[3]}" if len(parts) >= 4 else f"through {call}"
 
 
 @dataclass
@@ -292,6 +315,26 @@ def launch_sites(node_mappings: dict, post_lines: list[str], calls: list[str]) -
     return sites
 
 
+_GRAPH_CALL = re.compile(r"^\s*\w+(?:: [^=\n]*)? = (?P<target>torch\.ops\.[\w.]+)\(")
+
+
+def launch_call(graph: str, sites: list[UserLocation]) -> str | None:
+    """The call a Dynamo graph makes at a kernel's launch sites (FX's `# File:` comment above it): its
+    triton_kernel_wrapper_* node where Dynamo traced the launch, else a custom op's (not ATen's)."""
+    keys = {u.key for u in sites}
+    here = False
+    found: list[str] = []
+    for line in graph.split("\n"):
+        m = _SOURCE_COMMENT.match(line)
+        if m:
+            here = (m["file"], int(m["line"])) in keys
+            continue
+        call = _GRAPH_CALL.match(line) if here else None
+        if call and not call["target"].startswith(("torch.ops.aten.", "torch.ops.prims.")):
+            found.append(call["target"])
+    return next((c for c in found if ".triton_kernel_wrapper" in c), found[0] if found else None)
+
+
 def definitions(code: str) -> Iterator[re.Match[str]]:
     """The user kernels the output code defines: groups var, name, file and line (None where not said), body."""
     return (m for m in _DEFINITION.finditer(code) if _CUSTOM in m["body"])
@@ -325,14 +368,19 @@ def user_kernels(trace: Trace) -> UserKernels:
                 compile_us = details.get("compile_time_us")
                 configs = details.get("num_configs")
                 defined_at, decorator_line = definition(m)
+                launched_at = _launch_sites(trace, entry, calls)
+                graphs = _artifact_text(trace, entry, (GRAPH_ARTIFACT,))
+                source = re.search(rf"^[ \t]*(?:async\s+)?def\s+{re.escape(m['name'])}\s*\(", m["body"], re.M)
                 found.kernels.append(UserKernel(
                     compile_id=str(entry.compile_id), name=m["name"], code_name=var,
                     defined_at=defined_at, decorator_line=decorator_line,
-                    launched_at=_launch_sites(trace, entry, calls), calls=calls,
+                    launched_at=launched_at, calls=calls,
                     arguments=_scalar_arguments(m["body"], call["args"]) if call else [],
                     compile_s=compile_us / 1e6 if isinstance(compile_us, (int, float)) else None,
                     autotune=details.get("autotune_cache_state") if isinstance(details.get("autotune_cache_state"), str) else None,
-                    configs=configs if isinstance(configs, int) else None))
+                    configs=configs if isinstance(configs, int) else None,
+                    launch_call=launch_call(graphs[-1], launched_at) if graphs and launched_at else None,
+                    source_md5=hashlib.md5(m["body"][source.start():].strip().encode()).hexdigest() if source else None))
     return found
 
 
