@@ -196,9 +196,9 @@ ADDED_IN_11 = {
     "analyses.graph_breaks.GraphBreak": ("skipped_in", "skipped_before", "amp_said_at", "amp_calls",
                                          "backward_compiled", "backward_by_compiled_autograd"),
     "analyses.insights.Insights": ("user_kernels",),
-    "analyses.provenance.ProvenanceSection": ("user_kernel_notes",),
+    "analyses.provenance.ProvenanceSection": ("user_kernel_notes", "apart_notes"),
     "analyses.runtime.Comparison": ("compiled_slow_us", "compiled_slow_calls"),
-    "analyses.sources.LineNotes": ("numerics",),
+    "analyses.sources.LineNotes": ("numerics", "user_kernels"),
 }
 
 
