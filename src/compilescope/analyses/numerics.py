@@ -45,7 +45,10 @@ _SETTING = lazy_compile(r'"(?P<key>fallback_random|emulate_precision_casts)": (?
 
 RANDOM_ADVICE = ("under the same torch.manual_seed the compiled code draws other random numbers than eager "
                  "(Inductor's own generator, as torch._inductor.config.fallback_random is False): dropout masks and "
-                 "torch.rand values differ, so outputs differ from eager's by more than any tolerance. To compare "
+                 "torch.rand values differ, so outputs differ from eager's by more than any tolerance. The compiled "
+                 "call also moves torch's generator on by other draws than eager's (it takes its seeds with one "
+                 "aten.randint call, Inductor's inductor_seeds, where eager's random ops draw their own), so the random "
+                 "numbers the program draws after it (torch.rand, a shuffle) differ from eager's too. To compare "
                  "with eager, call model.eval() (no dropout) or set torch._inductor.config.fallback_random = True "
                  "(the compiled code then calls eager's random ops; slower)")
 # (Which of eager and compiled is nearer a float32 run depends on the values, which the log does not hold: in
@@ -58,6 +61,10 @@ PRECISION_ADVICE = ("Inductor fuses these ops and keeps float32 between them whe
                     "torch._inductor.config.emulate_precision_casts = True")
 
 
+# (The generator: torch/_inductor/fx_passes/replace_random.py fuses the graph's seeds into one inductor_seeds, which
+# ir.RandomSeeds runs as aten.randint.low_out on torch's default generator. Checked on CPU torch 2.13: after a compiled
+# Dropout(0.1) on a [256, 512] tensor under manual_seed(1), torch.rand(3) gives what it gives after one int64 randint,
+# not what it gives after eager's dropout; with fallback_random = True, what it gives after eager's.)
 # What a source page says on each such line (the sections above say the rest)
 RANDOM_LINE = ("draws its random numbers with Inductor's generator, not eager's: under the same seed they differ "
                "(torch._inductor.config.fallback_random = True calls eager's random ops)")
