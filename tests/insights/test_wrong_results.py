@@ -11,7 +11,9 @@ from pathlib import Path
 
 from compilescope.analyses import analyze
 from compilescope.analyses.diff import diff_runs, run_facts
-from compilescope.analyses.diagnosis import ACCURACY, ACCURACY_RUN, AOT_EAGER, BACKEND, EAGER, RunFacts, decide, stage_outcome
+from compilescope.analyses.diagnosis import (
+    ACCURACY, ACCURACY_RUN, AOT_EAGER, BACKEND, EAGER, RunFacts, decide, printed_change, printed_lines, stage_outcome,
+)
 from compilescope.analyses.insights import INFO, WARNING, insights
 from compilescope.analyses.numerics import numerics
 from compilescope.ingest.reader import read_trace
@@ -287,3 +289,88 @@ def test_a_cache_hits_kernels_are_placed_on_this_runs_lines(tmp_path):
     # a compile that hit no cache names this run's lines: no such note
     report(torch213(LOG), tmp_path / "fresh")
     assert 'id="moved-lines"' not in (tmp_path / "fresh" / "-_0_0_0" / "index.html").read_text()
+
+
+# What `compilescope diagnose` captured of each stage's run of the program (its outputs/<stage>.txt), copied as they
+# were: same program, same seed, the backend forced per stage (torch 2.13 CPU).
+STAGE_OUTPUTS = Path(__file__).parents[1] / "data" / "torch213" / "logs" / "wrong_results_diagnose"
+
+
+def _diagnosed(log: str, variant: str, accuracy: str | None = None):
+    """The stages of diagnose's run of the program (variant "as_written" or "fixed"): the backend read from the
+    recorded log, each stage's output from what that run printed."""
+    outputs = {spec.key: (STAGE_OUTPUTS / variant / f"{spec.key}.txt").read_text() for spec in (EAGER, AOT_EAGER, BACKEND)}
+    facts = RunFacts(argv=["python", "wrong_results.py"], env={}, returncode=0, seconds=1.0)
+    with read_trace(torch213(log)) as trace:
+        backend = stage_outcome(BACKEND, facts, trace, outputs[BACKEND.key])
+    stages = [stage_outcome(spec, facts, None, outputs[spec.key]) for spec in (EAGER, AOT_EAGER)]
+    for stage in stages:
+        stage.compiles = 2
+    checked = None
+    if accuracy is not None:
+        checked = stage_outcome(ACCURACY_RUN, facts, None, accuracy)
+    return [*stages, backend], checked
+
+
+def test_diagnose_says_which_stage_first_changes_the_printed_numbers():
+    """The program prints its own comparison with eager and exits 0: backend="eager" and "aot_eager" print 0 (the
+    captured graphs run eager's ops), Inductor 5.8 and 1.81. diagnose names Inductor and shows the lines side by side."""
+    stages, _ = _diagnosed(LOG, "as_written")
+    verdict = decide(stages)
+    assert verdict.outcome == "differs" and verdict.stage == ACCURACY  # (the random op explains it: named first)
+    change = verdict.printed
+    assert (change.stage, change.before) == (BACKEND.key, AOT_EAGER.key)
+    assert change.lines == [("train: max abs diff 0", "train: max abs diff 5.8"),
+                            ("eval: max abs diff 0", "eval: max abs diff 1.81")] and change.total == 2
+    assert "printed other numbers with your backend than with backend=\"aot_eager\" (2 lines, below)" in verdict.headline
+    assert verdict.to_json()["printed"]["lines"][0] == {"before": "train: max abs diff 0",
+                                                        "after": "train: max abs diff 5.8"}
+    # Stages that print the same numbers change nothing; times and torch's log lines are not the program's numbers.
+    for stage in stages:
+        stage.printed = printed_lines("train: max abs diff 0\nstep took 3.2 s\nW1127 10:29:22.123 4 torch warns")
+    stages[2].printed = printed_lines("train: max abs diff 0\nstep took 9.9 s\nW1127 10:31:02.456 4 torch warns")
+    assert printed_change(stages) is None
+
+
+def test_the_fixed_run_s_float32_difference_is_named_as_rounding_not_a_wrong_graph():
+    """WRONG_VARIANT=fixed: float32 and fallback_random = True, so the log holds no inductor_random and no bf16 node; yet
+    Inductor prints 4.39e-05 and 4.24e-05 where backend="aot_eager" prints 0. assert_close's float32 default (atol
+    1e-5) is tighter than that (the program's own numbers), so the advice does not call it within tolerance."""
+    stages, _ = _diagnosed(FIXED, "fixed")
+    verdict = decide(stages)
+    assert (verdict.outcome, verdict.stage, verdict.ok) == ("differs", "inductor", False)
+    assert verdict.headline == ('Every stage compiles and runs, but the program prints other numbers with your backend '
+                                '(inductor) than with backend="aot_eager" (same program, same seed; 2 lines, below): '
+                                "Inductor changes them.")
+    assert [after for _, after in verdict.printed.lines] == ["train: max abs diff 4.39e-05", "eval: max abs diff 4.24e-05"]
+    assert verdict.next_steps[0].startswith("Nothing in the graphs your backend compiled draws its own random numbers")
+    assert "(rtol 1.3e-6, atol 1e-5) can be tighter than that" in verdict.next_steps[0]
+    assert verdict.next_steps[1].startswith("compilescope diagnose --accuracy compares each compiled graph")
+    stages, accuracy = _diagnosed(FIXED, "fixed", accuracy="")  # torch's check ran and passed (no failure line)
+    assert decide(stages, accuracy).next_steps[1].startswith("torch's accuracy check passed: each compiled graph's")
+    # As written, the bf16 lines explain the change: no float32 note there.
+    assert not any("Nothing in the graphs" in step for step in decide(_diagnosed(LOG, "as_written")[0]).next_steps)
+
+
+def test_the_model_eval_recompile_is_said_to_be_expected_in_diagnose():
+    """[0/1] recompiled forward for model.eval() (recompile_reasons "0/0: self._modules['drop'].training == True"):
+    one compile per mode, nothing to avoid; diagnose said '1 recompile: they cost speed ... how to avoid them'."""
+    stages, _ = _diagnosed(LOG, "as_written")
+    assert stages[2].expected_recompiles == {"[0/1]": "training"}
+    (step,) = [s for s in decide(stages).next_steps if "recompile" in s]
+    assert step.startswith("The run as written had 1 recompile ([0/1]), expected: a module's mode no compiled version "
+                           "had (.eval() or .train(): one compile per mode). Nothing to avoid")
+    assert "how to avoid" not in step
+
+
+def test_the_random_advice_says_later_random_draws_differ_too():
+    """Inductor's seeds come from torch's generator through one inductor_seeds (aten.randint.low_out) per call of
+    [0/0], which its post-grad graph holds; eager's bernoulli draws others, so the generator moves on differently."""
+    (graph,) = [payload for env, payload in raw_records(torch213(LOG))
+                if env.get("artifact", {}).get("name") == "inductor_post_grad_graph" and env["frame_compile_id"] == 0]
+    assert "torch.ops.prims.inductor_seeds.default" in graph
+    with read_trace(torch213(LOG)) as trace:
+        note = numerics(trace).random_note
+    assert "inductor_seeds" in note and "the random numbers the program draws after it" in note
+    with read_trace(torch213(FIXED)) as trace:
+        assert numerics(trace).random_note is None

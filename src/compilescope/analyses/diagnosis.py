@@ -34,7 +34,7 @@ from .errors import (
 from .export import DimConflict, ExportIssue, export_report
 from .graph_breaks import function_label, graph_breaks
 from .numerics import Numerics, numerics
-from .recompiles import name_failing_guards, recompiles
+from .recompiles import EXPECTED, name_failing_guards, recompiles
 from .userloc import UserLocation, is_framework_file, last_user_stack_frame, traceback_frames
 from ..model.records import dataclass
 
@@ -154,6 +154,11 @@ class StageOutcome:
     # Lines whose compiled code cannot give eager's numbers (Inductor's random numbers, low precision fused in
     # float32), from its trace: what torch's accuracy check cannot tell from a bug
     numerics: Numerics = field(default_factory=Numerics)
+    # Its recompiles the program caused on purpose: compile id -> why (a key of recompiles.EXPECTED: "training" for
+    # model.eval(), a layer frozen), as the Recompiles section tells them
+    expected_recompiles: dict[str, str] = field(default_factory=dict)
+    # The lines its output printed with numbers in them (printed_lines): compared across stages, same program and seed
+    printed: list[str] = field(default_factory=list)
 
     @property
     def export_failed(self) -> bool:
@@ -189,7 +194,7 @@ class StageOutcome:
             "export_errors": [e.to_json() for e in self.export_errors],
             "export_issues": [i.to_json() for i in self.export_issues],
             "export_dims": [d.to_json() for d in self.export_dims],
-            "numerics": self.numerics.to_json(),
+            "numerics": self.numerics.to_json(), "expected_recompiles": self.expected_recompiles,
         }
 
 
@@ -211,6 +216,77 @@ def numeric_mismatch(output: str) -> str | None:
     """The line of a failed run saying its results differ from what it expected (the most telling one)."""
     found = [m.group(0).strip() for m in _MISMATCH_LINES.finditer(output)]
     return next((line for line in found if line.startswith("Greatest")), found[0] if found else None)
+
+
+# A number as a program prints it ("4.1", "-3e-05", "0"), not part of a word or a path ("x1", "v2.13", "0x7f").
+_NUMBER = re.compile(r"(?<![\w.])[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?(?![\w.])")
+# Lines whose numbers change from run to run whatever the stage: times (torch's log prefix has one), speeds.
+_RUN_TO_RUN = re.compile(r"^\[?(?:rank\d+\]:?\[?)?[IWEDC]\d{4} \d\d:\d\d|\b(?:time|took|elapsed|seconds?|sec|ms|us|"
+                         r"it/s|per second|throughput)\b|\d(?:ms|us|s)\b", re.IGNORECASE)
+PRINTED_LINES_KEPT = 200
+PRINTED_CHANGES_SHOWN = 10
+
+
+def printed_lines(output: str) -> list[str]:
+    """The lines of a run's output that print numbers ("train: max abs diff 4.1"), less those whose numbers change
+    from run to run anyway (times, torch's log lines): what the stages' runs of one program and seed should share."""
+    kept = []
+    for line in output.splitlines():
+        line = line.strip()
+        if line and len(line) < 500 and _NUMBER.search(line) and not _RUN_TO_RUN.search(line):
+            kept.append(line)
+            if len(kept) == PRINTED_LINES_KEPT:
+                break
+    return kept
+
+
+@dataclass
+class PrintedChange:
+    """The first stage whose run printed other numbers than the stage before it (same program, same seed): the
+    lines that differ, the earlier stage's beside the later one's."""
+
+    stage: str  # the StageSpec key of the stage that changed them
+    title: str
+    before: str  # the stage before it, whose lines it is compared with
+    before_title: str
+    lines: list[tuple[str, str]] = field(default_factory=list)  # (the earlier stage's line, this stage's), the first few
+    total: int = 0  # how many lines differ
+
+    def to_json(self) -> dict[str, Any]:
+        return {"stage": self.stage, "title": self.title, "before": self.before, "before_title": self.before_title,
+                "lines": [{"before": a, "after": b} for a, b in self.lines], "total": self.total}
+
+
+def _changed_lines(before: list[str], after: list[str]) -> list[tuple[str, str]]:
+    """Lines printed by both runs that read alike but for their numbers, and whose numbers differ, in order: the
+    n-th line of a kind ("loss #" in a loop) in one run against the n-th of that kind in the other."""
+    def kinds(lines: list[str]) -> dict[str, list[str]]:
+        found: dict[str, list[str]] = {}
+        for line in lines:
+            found.setdefault(_NUMBER.sub("#", line), []).append(line)
+        return found
+    theirs = kinds(before)
+    seen: dict[str, int] = {}
+    changed = []
+    for line in after:
+        kind = _NUMBER.sub("#", line)
+        n = seen[kind] = seen.get(kind, -1) + 1
+        earlier = theirs.get(kind, [])
+        if n < len(earlier) and _NUMBER.findall(earlier[n]) != _NUMBER.findall(line):
+            changed.append((earlier[n], line))
+    return changed
+
+
+def printed_change(outcomes: list[StageOutcome]) -> PrintedChange | None:
+    """The first stage that prints other numbers than the one before it, where each ran and exited 0: the program
+    printing its own comparison with eager (or its losses) shows which part of torch.compile changes them."""
+    ran = [o for o in outcomes if o.spec in STAGES and o.status == PASSED]
+    for before, after in zip(ran, ran[1:]):
+        changed = _changed_lines(before.printed, after.printed)
+        if changed:
+            return PrintedChange(after.spec.key, after.spec.title, before.spec.key, before.spec.title,
+                                 changed[:PRINTED_CHANGES_SHOWN], len(changed))
+    return None
 
 
 def _used_inductor(trace: Trace) -> bool:
@@ -269,6 +345,7 @@ def stage_outcome(spec: StageSpec, facts: RunFacts, trace: Trace | None, output:
         outcome.compiles = trace.n_compile_ids
         outcome.graph_breaks = len(graph_breaks(trace).breaks)
         outcome.recompiles = recompiled.total
+        outcome.expected_recompiles = {s.compile_id: s.expected for f in recompiled.frames for s in f.steps if s.expected}
         outcome.used_inductor = _used_inductor(trace)
         outcome.numerics = numerics(trace)
         outcome.backend_name = next((e.backend for e in found if e.backend), None)
@@ -276,6 +353,7 @@ def stage_outcome(spec: StageSpec, facts: RunFacts, trace: Trace | None, output:
             outcome.backend_name = "inductor"
     outcome.backend_name = spec.backend or outcome.backend_name
     outcome.accuracy_failure = accuracy_failure(output)
+    outcome.printed = printed_lines(output)
     if facts.returncode != 0 and not facts.timed_out:
         outcome.mismatch = numeric_mismatch(output)
         outcome.raised_at, outcome.raised_in = raised_where(output, output_code_files(trace) if trace is not None else {})
@@ -432,6 +510,7 @@ class Verdict:
     location_kind: str | None = None
     next_steps: list[str] = field(default_factory=list)
     crash: Crash | None = None  # outcome "crash": the process died in native code, there
+    printed: PrintedChange | None = None  # the stages' runs printed other numbers, first with this stage
 
     @property
     def ok(self) -> bool:
@@ -448,6 +527,7 @@ class Verdict:
             "error": self.error.to_json() if self.error else None,
             "location": self.location.to_json() if self.location else None, "location_kind": self.location_kind,
             "next_steps": self.next_steps, "crash": self.crash.to_json() if self.crash else None,
+            "printed": self.printed.to_json() if self.printed else None,
         }
 
 
@@ -497,7 +577,8 @@ def _where_lines(lines: list) -> str:
                      for line in lines)
 
 
-def _differs_from_eager(run: StageOutcome | None, accuracy: StageOutcome | None) -> Verdict | None:
+def _differs_from_eager(run: StageOutcome | None, accuracy: StageOutcome | None,
+                        change: PrintedChange | None = None) -> Verdict | None:
     """Every stage ran, but the compiled graphs draw random numbers with Inductor's generator: the program's numbers
     cannot match eager's, and torch's accuracy check cannot see it (eager, compiled and its float64 run each draw
     their own numbers, and it passes outputs no further from the float64 run than eager's)."""
@@ -508,10 +589,45 @@ def _differs_from_eager(run: StageOutcome | None, accuracy: StageOutcome | None)
     checked = (" torch's accuracy check passed, but it cannot see this: eager, the compiled code and its float64 "
                "run each draw their own random numbers.") if accuracy is not None and accuracy.status == PASSED else ""
     first = lines[0].location
+    printed = (f" The program printed other numbers with {run.spec.title} than with {change.before_title} "
+               f"({count(change.total, 'line')}, below).") if change is not None else ""
     return Verdict(DIFFERS, f"Every stage compiles and runs, but with Inductor the compiled code ({compiles}) draws "
                    f"its own random numbers at {_where_lines(lines)}: the same seed gives other numbers than "
-                   f"eager.{checked}", None, ACCURACY, location=first, location_kind="random op",
-                   next_steps=[run.numerics.random_note or ""] + _precision_seen(run) + _costs_seen(run))
+                   f"eager.{printed}{checked}", None, ACCURACY, location=first, location_kind="random op",
+                   next_steps=[run.numerics.random_note or ""] + _precision_seen(run) + _costs_seen(run), printed=change)
+
+
+# Where the compiled graphs hold nothing that explains other numbers: what is left is float32 rounding (wrong_results.py's
+# fixed variant: float32, eager's random ops, and it prints 4.39e-05 where backend="aot_eager" prints 0; its own
+# torch.testing.assert_close with the float32 default fails at "up to 1e-05 allowed").
+FLOAT32_NOTE = ("Nothing in the graphs {title} compiled draws its own random numbers or fuses bf16/fp16 math: float32 "
+                "results still differ from eager's by rounding, as Inductor fuses float32 ops into kernels that need "
+                "not round in eager's order (most where values cancel). torch.testing.assert_close's float32 default "
+                "(rtol 1.3e-6, atol 1e-5) can be tighter than that: compare with eager at a looser tolerance, or "
+                "each with a float64 run.")
+FLOAT32_CHECKED = ("torch's accuracy check passed: each compiled graph's outputs are no further from a float64 run "
+                   "than eager's (torch._dynamo.config.repro_tolerance), so the change is rounding, not a wrong graph.")
+FLOAT32_UNCHECKED = ("compilescope diagnose --accuracy compares each compiled graph with eager and with a float64 run: "
+                     "a graph no further from the float64 run than eager's is rounding, not a wrong graph.")
+
+
+def _prints_other_numbers(change: PrintedChange, outcomes: list[StageOutcome], accuracy: StageOutcome | None) -> Verdict:
+    """Every stage ran, and one prints other numbers than the stage before it: the part of torch.compile that stage
+    adds changes them (AOTAutograd, or the backend's code), whatever the trace says of why."""
+    run = next(o for o in outcomes if o.spec.key == change.stage)
+    backend = change.stage == BACKEND.key
+    stage = (INDUCTOR if run.used_inductor else USER_BACKEND) if backend else AOT
+    name = f" ({run.backend_name})" if backend and run.backend_name else ""
+    steps = _precision_seen(run) if backend else []
+    if backend and run.used_inductor and not run.numerics:
+        steps.append(FLOAT32_NOTE.format(title=run.spec.title))
+        steps.append(FLOAT32_CHECKED if accuracy is not None and accuracy.status == PASSED else FLOAT32_UNCHECKED)
+    steps.append(f"{change.before_title} gives the numbers from before the change: use it as a workaround.")
+    return Verdict(DIFFERS, f"Every stage compiles and runs, but the program prints other numbers with {change.title}"
+                   f"{name} than with {change.before_title} (same program, same seed; "
+                   f"{count(change.total, 'line')}, below): {_stage_noun(stage, run)} changes them.", None, stage,
+                   next_steps=steps + _costs_seen(next((o for o in outcomes if o.spec.key == BACKEND.key), None))
+                   + _caught_seen(outcomes), printed=change)
 
 
 def _precision_seen(run: StageOutcome | None) -> list[str]:
@@ -525,10 +641,19 @@ def _costs_seen(run: StageOutcome | None) -> list[str]:
     """Nothing failed, but the run as written may still break graphs or recompile: they cost speed, say so."""
     if run is None or not (run.graph_breaks or run.recompiles):
         return []
+    expected = list(run.expected_recompiles)
+    if not run.graph_breaks and len(expected) == run.recompiles:  # (model.eval(): one compile per mode)
+        why = "; ".join(dict.fromkeys(EXPECTED[kind] for kind in run.expected_recompiles.values()))
+        return [f"The run as written had {count(run.recompiles, 'recompile')} ({', '.join(expected)}), expected: "
+                f"{why}. Nothing to avoid; its trace report (backend/index.html) says what changed."]
+    avoidable = run.recompiles - len(expected)
+    recompiled = (f"{count(run.recompiles, 'recompile')} ({len(expected)} expected: {', '.join(expected)})" if expected
+                  else count(run.recompiles, "recompile"))
     seen = " and ".join(part for part in (count(run.graph_breaks, "distinct graph break") if run.graph_breaks else "",
-                                          count(run.recompiles, "recompile") if run.recompiles else "") if part)
+                                          recompiled if run.recompiles else "") if part)
+    which = "them" if not expected else ("the graph breaks" if not avoidable else "the others")
     return [f"The run as written had {seen}: they cost speed, not correctness. Its trace report "
-            "(backend/index.html) or compilescope summary on its log says where and how to avoid them."]
+            f"(backend/index.html) or compilescope summary on its log says where and how to avoid {which}."]
 
 
 def _caught_seen(outcomes: list[StageOutcome]) -> list[str]:
@@ -603,9 +728,12 @@ def decide(outcomes: list[StageOutcome], accuracy: StageOutcome | None = None) -
             "compilescope diagnose --accuracy runs torch's check (TORCHDYNAMO_REPRO_LEVEL=4), which compares each "
             "compiled graph's outputs with eager and names the graph that differs."]
         backend = by_key.get(BACKEND.key)
-        differs = _differs_from_eager(backend, accuracy)
+        change = printed_change(outcomes)
+        differs = _differs_from_eager(backend, accuracy, change) if change is None or change.stage == BACKEND.key else None
         if differs is not None:
             return differs
+        if change is not None:
+            return _prints_other_numbers(change, outcomes, accuracy)
         return Verdict("ok", f"Every stage compiles and runs{checked}.",
                        next_steps=_precision_seen(backend) + _costs_seen(backend) + _caught_seen(outcomes) + unchecked)
 

@@ -33,6 +33,7 @@ VERDICT_MARK = {"ok": ("OK", "bold green"), "fell_back": ("RAN, PARTLY EAGER", "
                 "differs": ("RUNS, DIFFERS FROM EAGER", "bold yellow"),
                 "crash": ("CRASHED", "bold red"), "export_error": ("TORCH.EXPORT FAILS", "bold red")}
 REPRO_LINES_IN_TERMINAL = 40
+PRINTED_LINES_IN_TERMINAL = 5
 
 
 def diagnosis_json(result: DiagnoseResult, commands: list[Command]) -> bytes:
@@ -98,6 +99,12 @@ def print_verdict(result: DiagnoseResult, console: Console) -> None:
         lines.append(TerminalText(f"Where:  {where}" + (f" ({v.location_kind})" if v.location_kind else "")))
         if v.location.code:
             lines.append(TerminalText(f"        {v.location.code}", style="dim"))
+    if v.printed is not None:
+        p = v.printed
+        lines.append(TerminalText(f"Printed: {p.before_title} | {p.title}" + (f" (the first {len(p.lines)} of {p.total} lines)"
+                                                                           if p.total > len(p.lines) else "")))
+        for before, after in p.lines[:PRINTED_LINES_IN_TERMINAL]:
+            lines.append(TerminalText(f"        {before} | {after}", style="dim"))
     if v.error is not None and v.error.compiler_errors:
         lines.append(TerminalText("Compiler: " + v.error.compiler_errors[0].splitlines()[0]))
     for step in v.next_steps[:3]:
