@@ -531,3 +531,19 @@ def test_a_frame_that_hit_the_recompile_limit_is_not_ok_real_log():
     doc = json.loads(diagnosis_json(result, []))
     assert doc["verdict"]["outcome"] == "fell_back"
     assert [e["compile_id"] for e in doc["stages"][2]["recompile_limit"]] == ["[0/2]"]
+
+
+def test_page_and_terminal_show_the_printed_numbers_side_by_side_escaped():
+    hostile = "<script>alert(1)</script>"
+    stages = [passed(EAGER), passed(AOT_EAGER), passed(BACKEND, inductor=True)]
+    for stage, value in zip(stages, ("0", "0", "4.1")):
+        stage.printed = [f"{hostile} loss {value}"]
+    verdict = decide(stages)
+    assert verdict.outcome == "differs" and verdict.printed is not None and verdict.printed.stage == "backend"
+    result = DiagnoseResult(argv=ARGV, cwd="/w", outcomes=stages, verdict=verdict)
+    page = diagnosis_page(result, [], "/o")
+    assert hostile not in page and 'id="printed-change" data-stage="backend"' in page
+    assert "&lt;script&gt;alert(1)&lt;/script&gt; loss 4.1</td>" in page
+    console = Console(file=io.StringIO(), width=200)
+    print_verdict(result, console)
+    assert f"{hostile} loss 0 | {hostile} loss 4.1" in console.file.getvalue()
