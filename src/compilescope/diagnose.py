@@ -185,7 +185,7 @@ class Diagnoser:
             verdict.location, verdict.location_kind = self._accuracy_frame, "compiled frame"
 
         minify = None
-        if self.options.minify and not verdict.ok:
+        if self.options.minify and not verdict.passes:
             minify = self._minify(verdict, outcomes)
             verdict.next_steps = steps_after_minify(verdict, minify)
         return DiagnoseResult(

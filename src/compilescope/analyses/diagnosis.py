@@ -499,8 +499,8 @@ class Command:
 
 @dataclass
 class Verdict:
-    outcome: str  # "ok" | "fell_back" | "differs" | "compile_error" | "runtime_error" | "crash" | "accuracy" | "program_error"
-    #               | "no_torch" | "timeout" | "nothing_compiled"
+    outcome: str  # "ok" | "rounding" | "fell_back" | "differs" | "compile_error" | "runtime_error" | "crash" | "accuracy"
+    #               | "program_error" | "no_torch" | "timeout" | "nothing_compiled"
     headline: str
     failing_stage: str | None = None  # the StageSpec key of the first run that failed
     stage: str | None = None  # a key of DIAGNOSIS_LABELS
@@ -515,6 +515,12 @@ class Verdict:
     @property
     def ok(self) -> bool:
         return self.outcome == "ok"
+
+    @property
+    def passes(self) -> bool:
+        """diagnose exits 0: every stage ran, and any printed change is float32 rounding ("rounding"), which the user
+        cannot and need not fix: a CI gating on diagnose must not fail a correct program for it."""
+        return self.outcome in PASSING
 
     @property
     def stage_label(self) -> str | None:
@@ -533,6 +539,10 @@ class Verdict:
 
 FELL_BACK = "fell_back"
 DIFFERS = "differs"  # every stage ran, and the compiled code cannot give eager's numbers (Inductor's random numbers)
+# Every stage ran, the backend's run printed other numbers, and nothing in its graphs explains them (no Inductor random,
+# no low precision fused): float32 rounding, unless torch's accuracy check ran and did not pass
+ROUNDING = "rounding"
+PASSING = ("ok", ROUNDING)  # the verdicts diagnose exits 0 with
 
 
 def limit_hits(run: StageOutcome) -> str:
@@ -607,27 +617,41 @@ FLOAT32_NOTE = ("Nothing in the graphs {title} compiled draws its own random num
                 "each with a float64 run.")
 FLOAT32_CHECKED = ("torch's accuracy check passed: each compiled graph's outputs are no further from a float64 run "
                    "than eager's (torch._dynamo.config.repro_tolerance), so the change is rounding, not a wrong graph.")
+FLOAT32_NOT_PASSED = ("torch's accuracy check did not pass (its run failed without naming a graph: see its output), so "
+                      "this change cannot be told from a wrong graph.")
 FLOAT32_UNCHECKED = ("compilescope diagnose --accuracy compares each compiled graph with eager and with a float64 run: "
                      "a graph no further from the float64 run than eager's is rounding, not a wrong graph.")
 
 
 def _prints_other_numbers(change: PrintedChange, outcomes: list[StageOutcome], accuracy: StageOutcome | None) -> Verdict:
     """Every stage ran, and one prints other numbers than the stage before it: the part of torch.compile that stage
-    adds changes them (AOTAutograd, or the backend's code), whatever the trace says of why."""
+    adds changes them (AOTAutograd, or the backend's code). Where it is Inductor and its graphs hold nothing that
+    explains other numbers (numerics finds no random op of its own, no low precision fused), the change is float32
+    rounding ("rounding", which diagnose exits 0 with), unless torch's accuracy check ran and did not pass."""
     run = next(o for o in outcomes if o.spec.key == change.stage)
     backend = change.stage == BACKEND.key
     stage = (INDUCTOR if run.used_inductor else USER_BACKEND) if backend else AOT
     name = f" ({run.backend_name})" if backend and run.backend_name else ""
-    steps = _precision_seen(run) if backend else []
+    after = _costs_seen(next((o for o in outcomes if o.spec.key == BACKEND.key), None)) + _caught_seen(outcomes)
+    printed = (f"the program prints other numbers with {change.title}{name} than with {change.before_title} (same "
+               f"program, same seed; {count(change.total, 'line')}, below)")
     if backend and run.used_inductor and not run.numerics:
+        checked = accuracy is not None and accuracy.status == PASSED
+        # (torch's check failing on a graph is judged before this: "accuracy", wrong results; its run failing
+        # otherwise leaves the change unexplained: "differs")
+        if accuracy is None or accuracy.status == SKIPPED or checked:
+            said = (", and torch's accuracy check passed: float32 rounding, not a wrong graph." if checked else
+                    ", and nothing in its compiled graphs explains them but float32 rounding.")
+            return Verdict(ROUNDING, f"Every stage compiles and runs; {printed}{said}", None, stage,
+                           next_steps=[FLOAT32_NOTE.format(title=run.spec.title),
+                                       FLOAT32_CHECKED if checked else FLOAT32_UNCHECKED] + after, printed=change)
+    steps = _precision_seen(run) if backend else []
+    if backend and run.used_inductor and not run.numerics:  # torch's accuracy check ran, and its run failed
         steps.append(FLOAT32_NOTE.format(title=run.spec.title))
-        steps.append(FLOAT32_CHECKED if accuracy is not None and accuracy.status == PASSED else FLOAT32_UNCHECKED)
+        steps.append(FLOAT32_NOT_PASSED)
     steps.append(f"{change.before_title} gives the numbers from before the change: use it as a workaround.")
-    return Verdict(DIFFERS, f"Every stage compiles and runs, but the program prints other numbers with {change.title}"
-                   f"{name} than with {change.before_title} (same program, same seed; "
-                   f"{count(change.total, 'line')}, below): {_stage_noun(stage, run)} changes them.", None, stage,
-                   next_steps=steps + _costs_seen(next((o for o in outcomes if o.spec.key == BACKEND.key), None))
-                   + _caught_seen(outcomes), printed=change)
+    return Verdict(DIFFERS, f"Every stage compiles and runs, but {printed}: {_stage_noun(stage, run)} changes them.",
+                   None, stage, next_steps=steps + after, printed=change)
 
 
 def _precision_seen(run: StageOutcome | None) -> list[str]:

@@ -4,7 +4,10 @@ Runs the program with torch.compile's backend forced to "eager", then "aot_eager
 then as written, each traced; says which stage fails first, with its error and user
 frame; optionally checks accuracy and minimizes the failing graph with torch's minifier.
 Writes OUT/index.html (the Diagnosis page), one report per stage (OUT/<stage>/) and
-OUT/diagnosis.json. Exit status: 0 when every stage passes, 1 when one fails or a frame hit the recompile limit
+OUT/diagnosis.json. Exit status: 0 when every stage passes (verdict "ok", or "rounding": Inductor's run printed other
+numbers and nothing in its graphs explains them but float32 rounding; with --accuracy, torch's accuracy check passed), 1 when one
+fails, when the printed numbers differ otherwise ("differs": Inductor's random numbers or low precision in its graphs,
+AOTAutograd, another backend) or a frame hit the recompile limit
 (it ran eagerly after that: every stage passes, and not all was compiled), or when torch.export failed (as `check`
 fails its log: a strict export's failure, an export issue), which no stage's backend is in.
 """
@@ -61,6 +64,12 @@ class DiagnoseCommand:
         parser.add_argument("--timeout", type=float, metavar="SECONDS", default=900.0,
                             help="stop any one run (a stage, the minifier) after SECONDS (default 900)")
         parser.add_argument("--no-browser", action="store_true", help="do not open the Diagnosis page")
+        parser.epilog = (
+            "Exit status: 0 when every stage passes (verdict ok), or when the only change is float32 rounding (verdict "
+            "rounding: the program prints other numbers with Inductor, and nothing in its compiled graphs explains them: "
+            "no random numbers of its own, no bf16/fp16 fused; with --accuracy, torch's accuracy check passed). 1 "
+            "otherwise: a stage failed, the printed numbers differ otherwise (differs: Inductor's random numbers or low "
+            "precision in its graphs, AOTAutograd, another backend), torch's accuracy check failed (accuracy), a frame hit the recompile limit (fell_back), nothing was compiled.")
 
     def parse_args(self, parser: argparse.ArgumentParser, argv: list[str]) -> argparse.Namespace:
         return parse_program_args(parser, argv, "compilescope diagnose")
@@ -97,7 +106,7 @@ class DiagnoseCommand:
         print(f"Wrote the diagnosis to {out.path}; open {index}")
         if not args.no_browser:
             open_browser(index)
-        return 0 if result.verdict.ok else 1
+        return 0 if result.verdict.passes else 1
 
     def _write(self, result: DiagnoseResult, out: OutputDir) -> None:
         """Every stage's report (OUT/<stage>/), its output, the minifier's files, then the Diagnosis page."""

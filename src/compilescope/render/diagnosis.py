@@ -31,6 +31,7 @@ STATUS_STYLE = {PASSED: "green", FAILED: "bold red", TIMED_OUT: "bold red", SKIP
 VERDICT_MARK = {"ok": ("OK", "bold green"), "fell_back": ("RAN, PARTLY EAGER", "bold yellow"),
                 "nothing_compiled": ("NOTHING COMPILED", "bold yellow"),
                 "differs": ("RUNS, DIFFERS FROM EAGER", "bold yellow"),
+                "rounding": ("OK, FLOAT32 ROUNDING", "bold green"),
                 "crash": ("CRASHED", "bold red"), "export_error": ("TORCH.EXPORT FAILS", "bold red")}
 REPRO_LINES_IN_TERMINAL = 40
 PRINTED_LINES_IN_TERMINAL = 5
