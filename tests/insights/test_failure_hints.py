@@ -42,12 +42,17 @@ def test_json_and_summary_give_torchs_explanation_and_hints(capsys):
 def test_the_index_and_the_compile_page_show_them(tmp_path):
     out = tmp_path / "out"
     assert run_cli(shared(LOG), "-o", out, "--no-browser") == 0
-    hints = '<ul class="hints">' + "".join(f"<li>{h}</li>" for h in HINTS) + "</ul>"
+    # (their `code` spans shown as code)
+    hints = ('<ul class="hints"><li>Avoid calling the function <code>Random.choice</code>.</li><li>Apply '
+             "<code>@torch._dynamo.dont_skip_tracing</code> to the function <code>Random.choice</code> to force tracing "
+             "into the function. More graph breaks may occur as a result of attempting to trace into the function.</li>"
+             "<li>Please file an issue to PyTorch.</li></ul>")
     link = f'<a href="{DOCS}" rel="noopener noreferrer">about this error</a>'
     for page in (out / "index.html", out / "-_2_0_0" / "index.html"):
         html = page.read_text()
         assert hints in html and link in html, page
-        assert "the function `Random.choice` in file `/usr/lib/python3.12/random.py` should not be traced.</div>" in html
+        assert ("the function <code>Random.choice</code> in file <code>/usr/lib/python3.12/random.py</code> should not "
+                "be traced.</div>") in html
 
 
 def test_a_failure_without_torchs_account_has_none(capsys):

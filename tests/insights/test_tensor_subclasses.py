@@ -10,20 +10,22 @@ import io
 import json
 import re
 
+from markupsafe import Markup
 from rich.console import Console
 
 from compilescope.analyses import analyze
 from compilescope.analyses.compile_summary import compile_summaries
 from compilescope.analyses.diff import diff_runs, run_facts
 from compilescope.analyses.errors import FULLGRAPH_STEP
-from compilescope.analyses.insights import insights
+from compilescope.analyses.insights import Finding, insights
 from compilescope.analyses.recompiles import ADVICE
 from compilescope.analyses.sources import analyze_sources
 from compilescope.analyses.status import compile_statuses
 from compilescope.ingest.reader import read_trace
+from compilescope.render.html.env import code_spans
 from compilescope.render.terminal import print_summary
 
-from ..conftest import torch213
+from ..conftest import report, torch213
 
 AS_WRITTEN, META, FIXED = "tensor_subclasses.log.gz", "tensor_subclasses_meta.log.gz", "tensor_subclasses_fixed.log.gz"
 
@@ -230,3 +232,29 @@ def test_compile_page_says_the_subclass_inputs_inner_tensors_were_passed_separat
     [[fixed]] = notes(FIXED).values()
     assert "inner tensors `_data` and `_scale`" in fixed and "metadata" not in fixed
     assert not notes(AS_WRITTEN)
+
+
+def test_advice_code_spans_are_code_in_the_report_and_stay_escaped(tmp_path):
+    # calibrate's recompile advice names the attribute its guard failed on, `x.unit` ([0/0]'s EQUALS_MATCH on
+    # L['x'].unit, placed at __torch_function__'s `out.unit = unit`), in backticks: the page showed them literally
+    assert "EQUALS_MATCH: L['x'].unit == 'cm'" in _text(AS_WRITTEN)
+    [advice] = next(f for f in _insights(AS_WRITTEN).recompiles.frames if f.name == "calibrate").advice
+    assert advice.startswith("`x.unit` is an attribute of `x`,")
+    report(torch213(AS_WRITTEN), tmp_path / "r")
+    page = (tmp_path / "r" / "index.html").read_text()
+    assert "<li><code>x.unit</code> is an attribute of <code>x</code>, an instance of your tensor subclass" in page
+    assert "`x.unit`" not in page
+    # (a compile page's note: _meta [1/0]'s weight, `self.weight`, whose inner tensor is `_data`)
+    report(torch213(META), tmp_path / "m")
+    compile_page = (tmp_path / "m" / "-_1_0_0" / "index.html").read_text()
+    assert '<div class="subclass-input"><code>self.weight</code>, one of the graph inputs' in compile_page
+    # log text is escaped before the spans become <code>: nothing from it is markup, inside backticks or out
+    assert code_spans("run `<script>alert(1)</script>` & `a<b`, not ` alone") == Markup(
+        "run <code>&lt;script&gt;alert(1)&lt;/script&gt;</code> &amp; <code>a&lt;b</code>, not ` alone")
+    assert code_spans(Markup('<a title="`x`">y</a>')) == Markup('<a title="`x`">y</a>')  # HTML a renderer built
+    # the terminal prints advice as text: rich markup in it (log text: a guard's value, a name) is never read
+    found = _insights(AS_WRITTEN)
+    found.findings.insert(0, Finding("error", "errors", "[bold red]x.unit[/bold red] `[link=http://e.x]y[/link]`"))
+    console = Console(width=200, color_system=None, record=True, file=io.StringIO())
+    print_summary(found, console)
+    assert "[bold red]x.unit[/bold red] `[link=http://e.x]y[/link]`" in console.export_text()

@@ -10,11 +10,12 @@ import base64
 import functools
 import hashlib
 import os
+import re
 import stat
 from typing import Any
 
 from jinja2 import Environment, FileSystemBytecodeCache, FileSystemLoader, select_autoescape
-from markupsafe import Markup
+from markupsafe import Markup, escape
 
 from ... import __version__
 from ...cache_dir import CACHE_ENV, cache_base, open_owned, owned
@@ -171,6 +172,21 @@ def _visible_text(value: Any) -> Any:
     return value
 
 
+# A `code` span of advice (torch's hints, the report's notes): backticks around text on one line, none inside.
+_CODE_SPAN = re.compile(r"`([^`\n]+)`")
+
+
+def code_spans(text: Any) -> Markup:
+    """Advice as HTML, its `code` spans as <code>: the text is escaped first (it quotes the log, which is untrusted),
+    so only the <code> elements made here are markup. An unpaired backtick stays as it is. Markup in (HTML a renderer
+    built) is returned unchanged: a backtick there may sit in an attribute."""
+    if text is None:
+        return Markup("")
+    if isinstance(text, Markup):
+        return text
+    return Markup(_CODE_SPAN.sub(r"<code>\1</code>", str(escape(str(text)))))
+
+
 def _environment() -> Environment:
     env = Environment(
         loader=FileSystemLoader(os.path.join(_HERE, "templates")),
@@ -206,6 +222,7 @@ def _environment() -> Environment:
     env.filters["possessive"] = possessive  # {{ name|possessive }}: "A's", "tokens'" (a name the log or the run gives)
     env.filters["seconds"] = format_seconds  # {{ 0.0123|seconds }}: "12 ms", as the terminal says it
     env.filters["seconds_change"] = format_seconds_change  # {{ -0.37|seconds_change }}: "-370 ms"
+    env.filters["code_spans"] = code_spans  # {{ note|code_spans }}: escaped, "`x = 1`" shown as <code>x = 1</code>
     return env
 
 
