@@ -184,3 +184,24 @@ def test_the_lists_growth_hidden_behind_the_config_fields_is_read_from_the_guard
                        "[0/3_1]": []}  # ([0/3]'s own guard names the length)
     (step,) = [st for st in frame.steps if st.compile_id == "[0/1_1]"]
     assert step.also_changed[0].text == "seen: length 0 → 1"
+
+
+def test_fix_first_lists_each_graph_break_cause_where_one_is_left_over():
+    """step's four breaks (lines 82-85, each torch's "Graph break in user code at" line) are four fixes; the fifth,
+    timer's line 41, is the error's (it skipped timed). Fix first showed three and "1 more graph break cause" naming
+    line 84 alone: random.random(), whose value then recompiled [3/1]."""
+    lines = {int(t.split("python_features.py:", 1)[1].split("\n", 1)[0]) for f in range(6) for t in _break_texts(f)}
+    log_line = _line("y = counter(y)") + 1  # (the fixed variant's main logs "step done" too)
+    step_lines = [log_line] + [_line(c) for c in ('warnings.warn("step is experimental")', "noise = random.random()",
+                                                  "stamp = time.perf_counter()")]
+    assert lines == {*step_lines, _line("def timer(times):") + 1}
+    found = insights(read_trace(torch213(LOG)))
+    titled = [f.title for f in found.findings if f.section == "graph_breaks" and f.title.startswith("graph break")]
+    assert sorted(int(t.split("python_features.py:")[1].split(" ")[0]) for t in titled) == step_lines
+    assert not any("more graph break cause" in t for t in titled)
+    # amp_train_step: the user's four lines (41, 46, 47, 48; torch's own break at optimizer.py:79 is said apart):
+    # the fourth, opt.zero_grad() at line 48, was "1 more" too
+    amp = insights(read_trace(torch213("amp_train_step.log.gz")))
+    amp_titles = [f.title for f in amp.findings if f.section == "graph_breaks"]
+    assert any(t.startswith("graph break at amp_train_step.py:48 in train_step") for t in amp_titles)
+    assert not any("more graph break cause" in t for t in amp_titles)

@@ -168,7 +168,10 @@ class Insights:
 
 # `tensor 'x'` / `tensor 'kwargs['input_ids']'`: the name differs between frames that recompile for one cause.
 _TENSOR_NAME = lazy_compile(r"^tensor '.*?' (?=\w+ mismatch)")
-GRAPH_BREAK_FINDINGS = 3  # graph-break causes listed one by one; the rest are summed up in one finding
+# Graph-break causes listed one by one; the rest are summed up in one finding, but never a single one: each cause is a
+# fix of its own, and "1 more graph break cause" in its place took as much room and hid what it was (the 4th of
+# python_features.py's: `random.random()`, the one that also recompiled).
+GRAPH_BREAK_FINDINGS = 3
 
 
 def _aoti_inputs(package: AotiPackage) -> Finding:
@@ -241,8 +244,9 @@ def _graph_break_causes(breaks: list[GraphBreak]) -> list[list[GraphBreak]]:
 
 def _graph_break_findings(breaks: list[GraphBreak]) -> list[Finding]:
     causes = _graph_break_causes(breaks)
+    shown = len(causes) if len(causes) == GRAPH_BREAK_FINDINGS + 1 else GRAPH_BREAK_FINDINGS
     out: list[Finding] = []
-    for group in causes[:GRAPH_BREAK_FINDINGS]:
+    for group in causes[:shown]:
         first = group[0]
         compiles = list(dict.fromkeys(cid for b in group for cid in b.compile_ids))
         where = f" at {first.location.short}" if first.location else ""
@@ -264,7 +268,7 @@ def _graph_break_findings(breaks: list[GraphBreak]) -> list[Finding]:
                        "function, compile the model instead")
         out.append(Finding(WARNING, "graph_breaks", f"graph break{where}{function} ({count(len(compiles), 'compilation')})",
                            detail))
-    rest = causes[GRAPH_BREAK_FINDINGS:]
+    rest = causes[shown:]
     if rest:
         lines = [g[0].location.short if g[0].location else g[0].reason for g in rest]
         out.append(Finding(WARNING, "graph_breaks", f"{count(len(rest), 'more graph break cause')}", _names(lines)))
