@@ -92,10 +92,11 @@ def test_a_logger_call_that_breaks_says_torchs_hint_would_silence_it():
     assert brk.note.startswith("torch's hint, adding logging.Logger.info to torch._dynamo.config.ignore_logging_functions")
     assert '`log.info("step done")` a no-op in compiled code' in brk.note
     assert "log in the code that calls the compiled function" in brk.note
-    # a warnings.warn break keeps torch's hint (reorderable_logging_functions runs it after the graph): no note
+    # (a warnings.warn break: torch's hint, reorderable_logging_functions, does apply; its note says what it does)
     (warn,) = [b for b in insights(read_trace(torch213(LOG))).graph_breaks.breaks
                if b.location is not None and b.location.line == _line('warnings.warn("step is experimental")')]
-    assert warn.note is None and any("reorderable_logging_functions" in h for h in warn.hints)
+    assert any("reorderable_logging_functions" in h for h in warn.hints)
+    assert "ignore_logging_functions" not in (warn.note or "")
 
 
 def test_random_and_time_calls_that_break_say_to_take_the_value_in_from_the_caller():
@@ -122,8 +123,8 @@ def test_random_and_time_calls_that_break_say_to_take_the_value_in_from_the_call
     at = {b.location.line: b for b in found.graph_breaks.breaks if b.location is not None}
     assert at[random_line].untraced_builtin == ("random", "random.random()")
     assert at[clock_line].untraced_builtin == at[timer_line].untraced_builtin == ("time", "time.perf_counter()")
-    warn = at[_line('warnings.warn("step is experimental")')]  # `module: _warnings`: torch's hints stand
-    assert warn.reason == "Attempted to call function marked as skipped" and warn.untraced_builtin is None
+    warn = at[_line('warnings.warn("step is experimental")')]  # (test_warnings_warn_...)
+    assert warn.reason == "Attempted to call function marked as skipped"
     random_note = at[random_line].note or ""
     assert "pass it in as a tensor argument (torch.tensor(random.random()))" in random_note
     assert "a Python float passed in is guarded on its value" in random_note
@@ -184,6 +185,37 @@ def test_the_lists_growth_hidden_behind_the_config_fields_is_read_from_the_guard
                        "[0/3_1]": []}  # ([0/3]'s own guard names the length)
     (step,) = [st for st in frame.steps if st.compile_id == "[0/1_1]"]
     assert step.also_changed[0].text == "seen: length 0 → 1"
+
+
+def test_warnings_warn_that_breaks_says_the_warning_still_runs_and_how_to_keep_one_graph():
+    """`warnings.warn("step is experimental")` (line 83) breaks [1/0]: Python's warnings.warn is the C builtin
+    _warnings.warn (debug context `module: _warnings, qualname: warn`), and torch's hints were a generic pair (try
+    reorderable_logging_functions, file an issue). In torch 2.13 a function in that set is recorded and called after
+    the graph (torch/_dynamo/variables/misc.py DebuggingVariable, output_graph.py's debug_locals), if its arguments
+    are constants, tensors or formatted strings (can_reorder_logs); the rest of step after the call is [2/0]."""
+    warn_line = _line('warnings.warn("step is experimental")')
+    (text,) = [t for t in _break_texts(1) if f"python_features.py:{warn_line}\n" in t]
+    assert "Dynamo does not know how to trace the Python builtin `_warnings.warn`." in text
+    assert "module: _warnings, qualname: warn, skip reason: cannot determine source file" in text
+    assert "`torch._dynamo.config.reorderable_logging_functions`" in text
+    (rest,) = [e["compilation_metrics"] for e, _ in raw_records(torch213(LOG))
+               if e.get("compilation_metrics", {}).get("compile_id") == "2/0"]
+    assert rest["co_name"] == f"torch_dynamo_resume_in_step_at_{warn_line}"
+
+    found = insights(read_trace(torch213(LOG)))
+    (brk,) = [b for b in found.graph_breaks.breaks if b.location is not None and b.location.line == warn_line]
+    assert brk.untraced_builtin == ("warnings", "warnings.warn()") and brk.note_kind == "advice"
+    note = brk.note or ""
+    assert note.startswith("Dynamo cannot trace warnings.warn (C code: Python's _warnings.warn): the call ran eagerly")
+    assert "The warning is still issued, but the rest of step after it is compiled as a function of its own" in note
+    assert "warn in the code that calls the compiled function" in note
+    assert "`torch._dynamo.config.reorderable_logging_functions.add(warnings.warn)`" in note
+    assert "its arguments must be constants, tensors or formatted strings" in note
+    assert "file an issue" not in note
+    (finding,) = [f for f in found.findings if f.title.startswith(f"graph break at python_features.py:{warn_line} ")]
+    assert finding.detail == ("Attempted to call function marked as skipped: warnings.warn() cannot be traced: warn in "
+                              "the code that calls the compiled function, or add warnings.warn to "
+                              "torch._dynamo.config.reorderable_logging_functions (then called after the graph)")
 
 
 def test_fix_first_lists_each_graph_break_cause_where_one_is_left_over():

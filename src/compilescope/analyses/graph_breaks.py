@@ -495,14 +495,17 @@ class GraphBreak:
 
     @property
     def untraced_builtin(self) -> tuple[str, str] | None:
-        """("random", "random.random()") or ("time", "time.perf_counter()"): the call of Python's random or time
-        module that Dynamo could not trace here (C code, "marked as skipped"); None for any other break."""
+        """("random", "random.random()"), ("time", "time.perf_counter()") or ("warnings", "warnings.warn()"): the call
+        of Python's random, time or warnings module that Dynamo could not trace here (C code, "marked as skipped");
+        None for any other break."""
         m = _SKIPPED_BUILTIN.search(self.text or "") if self.reason == SKIPPED_FUNCTION else None
         if m is None:
             return None
         module, qualname = m["module"].strip(), m["qualname"]
         if module == "time":
             return "time", f"time.{qualname}()"
+        if module == "_warnings" and qualname == "warn":  # (warnings.warn is _warnings.warn, C code)
+            return "warnings", "warnings.warn()"
         if module == "random" or (module == "<unknown module>" and qualname.startswith("Random.")):
             return "random", f"random.{qualname.rpartition('.')[2]}()"
         return None
@@ -515,6 +518,9 @@ class GraphBreak:
             return None
         if called[0] == "time":
             return f"{called[1]} cannot be traced: read the clock in the code that calls the compiled function"
+        if called[0] == "warnings":
+            return ("warnings.warn() cannot be traced: warn in the code that calls the compiled function, or add "
+                    "warnings.warn to torch._dynamo.config.reorderable_logging_functions (then called after the graph)")
         return (f"{called[1]} cannot be traced: draw it in the code that calls the compiled function and pass it in "
                 "as a tensor argument")
 
@@ -528,6 +534,8 @@ class GraphBreak:
         kind, call = called
         ran = ("the call ran eagerly, splitting the graph there" if self.skipped_frame is None
                else f"here that made Dynamo skip all of {self.skipped_frame.function or 'the function'} (below)")
+        if kind == "warnings":
+            return self.warnings_note(ran)
         said = f"Dynamo cannot trace {call} (C code in Python's {kind} module): {ran}. "
         if kind == "time":
             return said + ("A clock read inside the compiled function cannot time the compiled code anyway: read it in "
@@ -538,6 +546,22 @@ class GraphBreak:
                        "compiles again (once, before automatic dynamic makes it a symbol), where a tensor's value is "
                        "not guarded. Or draw it with torch "
                        "(torch.rand(())), if torch's generator may replace Python's.")
+
+    def warnings_note(self, ran: str) -> str:
+        """What a warnings.warn call does to the graph and the two ways to keep one graph (torch 2.13: the call is
+        Python's C builtin _warnings.warn, which Dynamo skips; a function in config.reorderable_logging_functions is
+        recorded and called after the graph instead, where its arguments are tensors, constants or formatted
+        strings: variables/misc.py DebuggingVariable, output_graph.py's debug_locals)."""
+        function = self.location.function if self.location is not None and self.location.function else None
+        rest = (f"the rest of {function} after it is compiled as a function of its own" if function
+                else "the code after it is compiled as a function of its own")
+        return (f"Dynamo cannot trace warnings.warn (C code: Python's _warnings.warn): {ran}. The warning is still "
+                f"issued, but {rest}, and the graph stays split on every call for a message Python shows once per "
+                "line by default. To keep one graph, warn in the code that calls the compiled function, or run "
+                "`torch._dynamo.config.reorderable_logging_functions.add(warnings.warn)` before the first call: "
+                "Dynamo then records the call and makes it after the graph (its arguments must be constants, tensors "
+                "or formatted strings, else it breaks again), and Python names the compiled function's first line as "
+                "the warning's, not this one.")
 
     @property
     def logger_note(self) -> str:
