@@ -88,8 +88,11 @@ def test_the_report_says_it_and_keeps_dynamos_name_in_the_title(tmp_path):
     expected = _expected_text()
     assert run_cli(LOG, "-o", tmp_path / "out", "--no-browser") == 0
     page = (tmp_path / "out" / "index.html").read_text(encoding="utf-8")
+    # (the call in backticks shown as code)
+    in_code = re.sub(r"`([^`]+)`", r"<code>\1</code>", html.escape(expected))
+    assert "<code>loss.item()</code>" in in_code
     shown = ("<span class=\"dynamo-source\" title=\"Dynamo's name for it: L[&#39;___stack0&#39;]\">"
-             f"{html.escape(expected)}</span>")
+             f"{in_code}</span>")
     assert page.count(shown) == 2  # the dynamic values' list and the table of each event
     assert "<code>L[&#39;___stack0&#39;]</code>" not in page
 
