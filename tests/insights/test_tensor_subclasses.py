@@ -258,3 +258,34 @@ def test_advice_code_spans_are_code_in_the_report_and_stay_escaped(tmp_path):
     console = Console(width=200, color_system=None, record=True, file=io.StringIO())
     print_summary(found, console)
     assert "[bold red]x.unit[/bold red] `[link=http://e.x]y[/link]`" in console.export_text()
+
+
+def test_the_dispatch_compiled_alone_is_named_where_the_skip_is_said(tmp_path):
+    # [1/0] forward fails at line 89 and is skipped; frame 2 is ScaledTensor.__torch_dispatch__ (first line 74),
+    # compiled as [2/0] and [2/1], [2/0] from the same call of main as [1/0]: the Recompiles section said so (only
+    # there), while the error, the graph break and Fix first's line about the frame did not
+    text = _text(AS_WRITTEN)
+    dispatch = re.findall(r'"compile_id": "(2/\d)", [^\n]*"co_name": "__torch_dispatch__", [^\n]*"co_firstlineno": 74,',
+                          text)
+    assert sorted(set(dispatch)) == ["2/0", "2/1"]
+    assert "UserDefinedObjectVariable(ScaledTensor)" in text
+    found = _insights(AS_WRITTEN)
+    [brk] = found.graph_breaks.breaks
+    assert brk.skipped_in == ["[1/0]"]
+    assert [(c.function, c.location.line, c.compile_ids) for c in brk.compiled_callees] == [
+        ("ScaledTensor.__torch_dispatch__", 74, ["[2/0]", "[2/1]"])]
+    [error] = found.errors.errors
+    assert ("Running forward eagerly, each op on the tensor subclass called ScaledTensor.__torch_dispatch__, which "
+            "Dynamo compiled on its own: [2/0], [2/1] (tensor_subclasses.py:74)") in " ".join(error.next_steps)
+    [finding] = [f for f in found.findings if f.title.startswith("__torch_dispatch__ recompiled once")]
+    assert ("compiled on its own because Dynamo skipped forward ([1/0]) at its graph break at tensor_subclasses.py:89: "
+            "fix that first") in finding.detail
+    out = " ".join(_summary(AS_WRITTEN).split())
+    assert "compiled on its own: [2/0], [2/1] ScaledTensor.__torch_dispatch__ (tensor_subclasses.py:74)" in out
+    report(torch213(AS_WRITTEN), tmp_path / "r")
+    page = (tmp_path / "r" / "index.html").read_text()
+    assert re.search(r"What the call ran was compiled on its own: <a [^>]*>\[2/0\]</a>, <a [^>]*>\[2/1\]</a> "
+                     r"<code>ScaledTensor.__torch_dispatch__</code> \(tensor_subclasses.py:74\)", page)
+    # _meta: forward compiles, nothing is skipped, and no __torch_dispatch__ frame is compiled
+    assert not any(b.compiled_callees for b in _insights(META).graph_breaks.breaks)
+    assert not [e for e in _insights(META).errors.errors if any("__torch_dispatch__" in s for s in e.next_steps)]

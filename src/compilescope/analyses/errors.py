@@ -20,8 +20,8 @@ from ..model.trace import Compile, Trace
 from .compiled_frames import compile_traceback, compiled_location
 from .fx_sites import GRAPH_ARTIFACT, op_call_site
 from .graph_breaks import ARTIFACT as BREAK_ARTIFACT
-from .graph_breaks import (FSDP2_FILE, IN_LOOP, RanBefore, fsdp_note, ran_before, skipped_frame, skipped_name,
-                           skipped_text, skipped_with, untraced_subclass)
+from .graph_breaks import (FSDP2_FILE, IN_LOOP, CompiledCallee, RanBefore, dispatch_compiled_alone, fsdp_note, ran_before,
+                           skipped_frame, skipped_name, skipped_text, skipped_with, untraced_subclass)
 from .graph_breaks import parse_reason as parse_break_reason
 from .torch_warnings import backward_error, forward_call
 from .userloc import (UserLocation, is_framework_file, is_python_library_file, is_torch_file, last_user_frame,
@@ -505,6 +505,7 @@ def compile_errors(trace: Trace) -> CompileErrors:
             steps = [LIBRARY_STEP, NEXT_STEPS[DYNAMO][-1]]  # not the user's code: only the internal stack helps
         elif skipped is not None:
             steps = [_skipped_step(skipped, in_loop, location, in_fsdp_hook, in_with, before), NEXT_STEPS[DYNAMO][-1]]
+            steps[1:1] = [_dispatch_step(skipped, callee) for callee in dispatch_compiled_alone(trace, [entry], reason)]
         elif fail_type == "Unsupported" and stage == DYNAMO and "Explanation:" in reason:
             steps.insert(0, FULLGRAPH_STEP)  # graph-break errors only raise under fullgraph=True
         elif stage == DYNAMO and (guarded := data_dependent_steps(entry, reason, location)):
@@ -566,6 +567,15 @@ def _backward_errors(trace: Trace, entry: Compile) -> list[str]:
         if text not in said:
             said.append(text)
     return said
+
+
+def _dispatch_step(skipped: UserLocation, callee: CompiledCallee) -> str:
+    """What skipping the frame compiled instead: a wrapper subclass's __torch_dispatch__, each op the eager frame ran
+    on the subclass (the frame's compile time goes there, and its recompiles are that frame's)."""
+    function = skipped.function or "the function"
+    return (f"Running {function} eagerly, each op on the tensor subclass called {callee.function}, which Dynamo "
+            f"compiled on its own: {', '.join(callee.compile_ids)} ({callee.location.short}). Once {function} "
+            "compiles, its graph takes those ops and these compiles go.")
 
 
 def _skipped_step(skipped: UserLocation, in_loop: bool, location: UserLocation | None, in_fsdp_hook: bool = False,

@@ -18,7 +18,7 @@ from ..model.ids import compilation_key
 from ..model.trace import Compile, Trace
 from .compiled_frames import compiled_frame, compiled_location
 from .userloc import (UserLocation, inline_frame, is_framework_file, is_python_library_file, is_torch_file,
-                      last_code_frame, last_user_frame, section, traceback_frames)
+                      last_code_frame, last_user_frame, last_user_stack_frame, section, traceback_frames)
 from ..model.records import dataclass
 
 ARTIFACT = "dynamo_graph_break_reason"
@@ -1010,6 +1010,14 @@ def graph_breaks(trace: Trace) -> GraphBreaks:
             b.location.code.strip() for b in sorted(amp, key=lambda b: b.location.key)  # type: ignore[union-attr]
             if b.location is not None and b.location.code))
     _link_compiled_callees(trace, ordered)
+    for b in ordered:
+        if not b.skipped_in:
+            continue
+        skipped_compiles = [e for e in trace.sorted_compiles() if e.compile_id is not None
+                            and compilation_key(e.compile_id) in b.skipped_in]
+        for callee in dispatch_compiled_alone(trace, skipped_compiles, b.text):
+            if all(c.location.key != callee.location.key for c in b.compiled_callees):
+                b.compiled_callees.append(callee)
     return GraphBreaks(breaks=ordered, total=len(events), source=source, split=compiled_split(trace) if ordered else None)
 
 
@@ -1033,6 +1041,40 @@ def _resumed_at(trace: Trace, entry: Compile) -> UserLocation | None:
         if resumed is not None and resumed[0] == function and resumed[1] > start:
             return UserLocation(path, resumed[1], function)
     return None
+
+
+DISPATCH = "__torch_dispatch__"
+
+
+def dispatch_compiled_alone(trace: Trace, skipped: list[Compile], text: str = "") -> list[CompiledCallee]:
+    """The __torch_dispatch__ frames Dynamo compiled on their own because it skipped the frames `skipped` compiled
+    (a graph break it could not resume from): the skipped frame ran eagerly, so each op on a wrapper subclass reached
+    its __torch_dispatch__, which Dynamo compiled as a frame (tensor_subclasses.py: forward skipped at [1/0], then
+    ScaledTensor.__torch_dispatch__ as [2/0] and [2/1]). Their stacks do not pass through the break's line (the eager
+    frame is not on Dynamo's stack): they are known by the user's line that called both, [1/0] and [2/0] from main's
+    `compiled(...)`; every compile of such a frame is listed. text: the break's, whose UserDefinedObjectVariable names
+    the subclass."""
+    callers = {loc.key for e in skipped if (loc := last_user_stack_frame(e.stack[:-1] if e.stack else None))}
+    if not callers:
+        return []
+    frames: dict[int, list[Compile]] = {}
+    for entry in trace.sorted_compiles():
+        name = (entry.metrics or {}).get("co_name") or (entry.stack[-1].name if entry.stack else None)
+        if entry.compile_id is not None and name == DISPATCH and entry.compile_id.frame_id is not None:
+            frames.setdefault(entry.compile_id.frame_id, []).append(entry)
+    m = UNTRACED_OBJECT.search(text)
+    found = []
+    for entries in frames.values():
+        if not any((loc := last_user_stack_frame(e.stack[:-1] if e.stack else None)) is not None
+                   and loc.key in callers for e in entries):
+            continue
+        start = compiled_location(next((e for e in entries if e.metrics), entries[0]))
+        if start is None:
+            continue
+        callee = CompiledCallee(f"{m['cls']}.{DISPATCH}" if m else DISPATCH, start)
+        callee.compile_ids = list(dict.fromkeys(compilation_key(e.compile_id) for e in entries if e.compile_id))
+        found.append(callee)
+    return found
 
 
 def _link_compiled_callees(trace: Trace, breaks: list[GraphBreak]) -> None:

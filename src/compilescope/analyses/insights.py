@@ -234,6 +234,20 @@ def _recompile_cause(frame: FrameRecompiles) -> tuple:
     return tuple((s.guard.change, _TENSOR_NAME.sub("tensor ", s.guard.guard)) if s.guard else None for s in frame.steps)
 
 
+def _compiled_alone(frame: FrameRecompiles, breaks: list[GraphBreak]) -> str:
+    """Of a frame Dynamo compiled only because a graph break made it skip the frame that called it (a tensor
+    subclass's __torch_dispatch__, each op of the skipped forward): that break, the one to fix; "" for any other."""
+    chain = {compilation_key(CompileId.parse(cid)) for cid in frame.chain}
+    for b in breaks:
+        if b.skipped_frame is None or not b.skipped_in:
+            continue
+        if any(chain <= set(c.compile_ids) for c in b.compiled_callees):
+            at = f" at its graph break at {b.location.short}" if b.location else ""
+            return (f"compiled on its own because Dynamo skipped {b.skipped_frame.function or 'the function'} "
+                    f"({', '.join(b.skipped_in)}){at}: fix that first")
+    return ""
+
+
 def _graph_break_causes(breaks: list[GraphBreak]) -> list[list[GraphBreak]]:
     """Breaks grouped by user line: one line (a logger.warning_once, say) can give several reasons; it is one cause."""
     causes: dict[Any, list[GraphBreak]] = {}
@@ -691,6 +705,9 @@ def findings(ins: Insights, export: ExportReport | None = None) -> list[Finding]
             caches = f"; a size of transformers' KV cache ({', '.join(frame.kv_caches)}) among them" if frame.kv_caches else ""
             how_often = times(frame.recompiles)
             cost = _recompile_cost(ct, [frame])
+            alone = _compiled_alone(frame, ins.graph_breaks.breaks)
+            if alone:
+                cost = f"{alone}; {cost}" if cost else alone
             if frame.settled:  # each recompile made what changed dynamic: a cost, not a fault
                 failed = [s.guard.shown for s in frame.steps if s.guard]
                 # A size marked dynamic that recompiled all the same: the mark met torch's 0/1 specialization.
