@@ -191,6 +191,8 @@ ADDED_IN_11 = {
     "analyses.aoti.Aoti": ("build",),
     "analyses.aoti.AotiPackage": ("contents",),
     "analyses.check.Rules": ("no_static_aoti_packages", "user_kernels"),
+    "analyses.diagnosis.StageOutcome": ("expected_recompiles", "printed"),
+    "analyses.diagnosis.Verdict": ("printed",),
     "analyses.diff.RunFacts": ("user_kernels", "runtime"),
     "analyses.errors.CompileError": ("skipped_before",),
     "analyses.graph_breaks.GraphBreak": ("skipped_in", "skipped_before", "amp_said_at", "amp_calls",
