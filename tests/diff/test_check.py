@@ -632,9 +632,10 @@ def test_a_regression_a_cut_baseline_may_explain_says_so(tmp_path, capsys):
     assert run_cli("check", run, "--baseline", baseline) == 1
     out = capsys.readouterr().out.splitlines()
     # (inner, external_utils.py:67: DDP's frame, which rank 1 recompiled for its smaller last batch, named as the
-    # report names it, by the program's line 27 that called it: step(x), on its dynamo_start stack)
+    # report names it: by the module torch's `inner` runs, the Sequential its guard tree types `source=L['fn']`, and
+    # by the program's line 27 that called it: step(x), on its dynamo_start stack)
     # (its guard: tensor 'args[0]' size mismatch at index 0. expected 32, actual 20, in rank 1's log)
-    assert ("baseline-recompiles: rank 1: 0 → 1 recompiles; most in inner (external_utils.py:67, called at "
+    assert ("baseline-recompiles: rank 1: 0 → 1 recompiles; most in Sequential's forward (external_utils.py:67, called at "
             "ddp_uneven_batch.py:27): 0 → 1, 1 of them "
             "failing tensor 'args[0]' size mismatch at index 0. expected 32, actual 20 (tensor size) (may be only "
             "what the baseline's log lacks)") in out
@@ -750,3 +751,26 @@ def test_rank_divergence_gate_names_every_rank_group_of_a_peer_job(capsys):
                                "divergence)")
     assert "The same compile ended differently on different ranks: [0/0]: ranks 0, 2: failed; ranks 1, 3: succeeded" \
         in rule["details"]
+
+
+def test_diff_and_check_name_torchs_module_wrapper_by_the_module_as_recompiles_does(capsys):
+    # multi_rank_ddp (torch.compile(DDP(mlp)), gloo, CPU): every compilation_metrics of frame 0 names torch's wrapper
+    # (co_name `inner`, external_utils.py, co_firstlineno 67); rank 1's guard tree types `source=L['fn']` as
+    # torch.nn.parallel.distributed.DistributedDataParallel, and its dynamo_start stacks start at
+    # ddp_uneven_batch.py:30 (`loss = nn.functional.mse_loss(compiled(x), y)`). Rank 1 alone recompiles ([0/1]:
+    # "tensor 'args[0]' size mismatch at index 0. expected 8, actual 5"). The recompiles section calls the frame
+    # "DistributedDataParallel's forward": diff and check call it so too, not torch's `inner`.
+    rank_0, rank_1 = (TORCH213_LOGS.parent / "multi_rank_ddp" / f"dedicated_log_torch_trace_rank_{r}.log.gz"
+                      for r in (0, 1))
+    frame = "DistributedDataParallel's forward (external_utils.py:67, called at ddp_uneven_batch.py:30)"
+    assert run_cli("summary", rank_1) == 0
+    assert "DistributedDataParallel's forward  (external_utils.py:67, called at\nddp_uneven_batch.py:30)" \
+        in capsys.readouterr().out
+    assert run_cli("diff", rank_0, rank_1) == 1
+    out = " ".join(capsys.readouterr().out.split())
+    assert f"~ {frame}: 1 → 2 compiles (0 → 1 recompiles)" in out and "inner" not in out
+    assert run_cli("check", rank_1, "--max-recompiles", "0") == 1
+    assert lines(capsys.readouterr().out) == [f"max-recompiles: 1 recompile, at most 0 allowed: {frame} recompiled once"]
+    assert run_cli("check", rank_1, "--baseline", rank_0) == 1
+    out = capsys.readouterr().out
+    assert f"baseline-recompiles: 0 → 1 recompiles; most in {frame}: 0 → 1," in out and " inner " not in out

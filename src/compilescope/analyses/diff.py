@@ -35,7 +35,7 @@ from .crash import Crash
 from .cudagraphs import NEVER_RECORDED
 from .dynamic_shapes import number_text, placement_text, read_placement
 from .fx_sites import FX_NODE
-from .compiled_frames import frame_function
+from .compiled_frames import frame_function, module_label, wrapped_module
 from .graph_breaks import function_label, resume_of, skipped_text
 from .numpy_graphs import numpy_target
 from .provenance import KERNEL_STACK_TRACES, NODE_MAPPINGS, POST_GRAD, kernel_traces, kernel_work, text_lines
@@ -158,6 +158,8 @@ class GraphFacts:
 class FrameFacts:
     key: str
     filename: str | None
+    # As the report names it: torch's co_name, or "Sequential's forward" for torch's `inner` running a module (key
+    # keeps torch's name)
     function: str | None
     first_line: int | None
     compile_ids: list[str] = field(default_factory=list)  # e.g. ["[0/0]", "[0/1]"]
@@ -611,6 +613,20 @@ def run_facts(results: Results) -> RunFacts:
             loc = _exported_root(entry)
         if loc[0] is not None and ((ca, fid) not in where or where[(ca, fid)][2] is None):
             where[(ca, fid)] = loc
+    # Torch's `inner` running a module the user compiled (a Sequential, DDP) is named by the module, as the recompiles
+    # and compile-time sections name it (compiled_frames.wrapped_module); its key keeps torch's name, so that a run
+    # whose log has no guard tree to name the module by still matches it.
+    named: dict[tuple, str] = {}
+    inner = [frame for frame, loc in where.items() if loc[1] == "inner"]
+    if inner:
+        frame_compiles: dict[tuple, list[Compile]] = {}
+        for cid, entry in trace.compiles.items():
+            if cid is not None and cid.frame_id is not None:
+                frame_compiles.setdefault((cid.compiled_autograd_id, cid.frame_id), []).append(entry)
+        for frame in inner:
+            module = wrapped_module(trace, frame_compiles.get(frame, []))
+            if module is not None:
+                named[frame] = module_label(module)
 
     # In an export-only log, the user's call whose strict export Dynamo traced: its compilation_metrics has no compile
     # id and carries the Python stack. Named where the log has one such trace: each strict export counts frames from
@@ -630,7 +646,7 @@ def run_facts(results: Results) -> RunFacts:
         key = frame_key(filename, function, first)
         if k[0] is not None:
             key = f"compiled autograd {key}"
-        frame = frames.get(key) or frames.setdefault(key, FrameFacts(key, filename, function, first))
+        frame = frames.get(key) or frames.setdefault(key, FrameFacts(key, filename, named.get(k[:2], function), first))
         summary = results.compiles.get(entry.key)
         caller = summary.called_from if summary is not None and filename and code_origin(filename) else None
         if caller is not None:
