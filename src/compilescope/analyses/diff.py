@@ -617,16 +617,16 @@ def run_facts(results: Results) -> RunFacts:
     # and compile-time sections name it (compiled_frames.wrapped_module); its key keeps torch's name, so that a run
     # whose log has no guard tree to name the module by still matches it.
     named: dict[tuple, str] = {}
-    inner = [frame for frame, loc in where.items() if loc[1] == "inner"]
+    inner = [at for at, loc in where.items() if loc[1] == "inner"]
     if inner:
         frame_compiles: dict[tuple, list[Compile]] = {}
         for cid, entry in trace.compiles.items():
             if cid is not None and cid.frame_id is not None:
                 frame_compiles.setdefault((cid.compiled_autograd_id, cid.frame_id), []).append(entry)
-        for frame in inner:
-            module = wrapped_module(trace, frame_compiles.get(frame, []))
+        for at in inner:
+            module = wrapped_module(trace, frame_compiles.get(at, []))
             if module is not None:
-                named[frame] = module_label(module)
+                named[at] = module_label(module)
 
     # In an export-only log, the user's call whose strict export Dynamo traced: its compilation_metrics has no compile
     # id and carries the Python stack. Named where the log has one such trace: each strict export counts frames from
