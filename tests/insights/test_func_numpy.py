@@ -179,3 +179,22 @@ def test_diff_says_numpy_code_in_a_graph_as_numpys_calls(capsys):
     assert retargeted["line"].endswith(f"/func_numpy.py:{rand_line}")
     assert run_cli("diff", torch213(LOG), torch213(FIXED)) == 1
     assert "torch__dynamo_utils" not in capsys.readouterr().out
+
+
+def test_the_compile_time_row_of_torch_funcs_own_frame_says_the_users_call(capsys, monkeypatch):
+    # [4/0] is torch.func's `wrapped` (apis.py:244), compiled on its own after jacrev's call ran eagerly: its
+    # dynamo_start stack runs through the program's line 42 (`return jacrev(energy)(x)` in jacobian). Its row in the
+    # compile-time table says that call; the user's own functions' rows (per_sample_grads, [0/0]) say none.
+    starts = [e for e, _ in raw_records(torch213("func_numpy.log.gz")) if "dynamo_start" in e]
+    [wrapped] = [s for s in starts if (s["frame_id"], s["frame_compile_id"]) == (4, 0)]
+    assert [(f["line"], f["name"]) for f in wrapped["dynamo_start"]["stack"]][-2:] == [(42, "jacobian"),
+                                                                                   (244, "wrapped")]
+    assert run_cli("summary", "--json", str(torch213("func_numpy.log.gz"))) == 0
+    rows = {r["compile_id"]: r for r in json.loads(capsys.readouterr().out)["compile_time"]["compiles"]}
+    assert rows["[4/0]"]["name"] == "wrapped"
+    assert (rows["[4/0]"]["called_from"]["line"], rows["[4/0]"]["called_from"]["function"]) == (42, "jacobian")
+    assert rows["[0/0]"]["called_from"] is None
+    monkeypatch.setenv("COLUMNS", "160")  # (each row on one line)
+    assert run_cli("summary", str(torch213("func_numpy.log.gz"))) == 0
+    out = capsys.readouterr().out
+    assert "[4/0] wrapped (called at func_numpy.py:42) " in " ".join(out[out.index("slowest   function"):].split())

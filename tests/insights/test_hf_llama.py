@@ -241,3 +241,23 @@ def test_a_dynamic_size_made_at_two_users_calls_is_placed_at_each():
         shapes = dynamic_shapes(trace)
     [size] = [z for z in shapes.sizes if z.source == "L['args'][1].size()[1]"]
     assert placement_text(size.placement) == "passed in by the call at hf_llama.py:32"
+
+
+def test_each_compile_time_row_says_the_users_line_that_called_transformers_frame(capsys, monkeypatch):
+    # The one frame Dynamo compiles is transformers' decorator wrapped_func (deprecation.py:121), which the user never
+    # wrote: each row of the compile-time table says the line of programs/hf_llama.py innermost on that compile's
+    # dynamo_start stack (32: compiled(ids), 39: model.generate(...)), as the recompiles section's heading does.
+    from ..conftest import run_cli
+
+    calls = _program_lines("hf_llama.log.gz")
+    assert calls == {"[0/0]": 32, "[0/1]": 32, "[0/2]": 39, "[0/3]": 39, "[0/4]": 39}
+    assert run_cli("summary", "--json", str(torch213("hf_llama.log.gz"))) == 0
+    rows = json.loads(capsys.readouterr().out)["compile_time"]["compiles"]
+    assert {r["compile_id"]: (r["name"], r["called_from"]["filename"].rsplit("/", 1)[-1], r["called_from"]["line"])
+            for r in rows} == {cid: ("wrapped_func", "hf_llama.py", line) for cid, line in calls.items()}
+    monkeypatch.setenv("COLUMNS", "160")  # (each row on one line)
+    assert run_cli("summary", str(torch213("hf_llama.log.gz"))) == 0
+    out = capsys.readouterr().out
+    table = " ".join(out[out.index("slowest   function"):].split())
+    for cid, line in calls.items():
+        assert f"{cid} wrapped_func (called at hf_llama.py:{line}) " in table

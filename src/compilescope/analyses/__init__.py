@@ -31,7 +31,7 @@ RESULTS_FORMAT = "compilescope.results"
 # The saved form's version: bump it when a saved file of the previous version can no longer be loaded as it was
 # (a field it lacks would load as its default: every recompile avoidable, no AOTInductor package), and say in
 # RESULTS_ADDED what the new version added, which a refused older file is told it lacks.
-# 11, 10: see RESULTS_ADDED; 9: cache bypass reasons are numbered and grouped by the analysis (Caches.reason_numbers, .compiles_by_reason,
+# 12, 11, 10: see RESULTS_ADDED; 9: cache bypass reasons are numbered and grouped by the analysis (Caches.reason_numbers, .compiles_by_reason,
 # CompileCache.reason_numbers: were worked out where they were shown);
 # 8: the stacks outside any compilation are grouped by the user's frames (outside_stacks; was one trie);
 # 7: a compile's summary holds its runtime metrics records (runtime_records: were worked out by their pages);
@@ -53,7 +53,8 @@ RESULTS_ADDED = {
     11: "the compiles in which a graph break made Dynamo skip the function it names and what calls before ran "
         "compiled, GradScaler's calls and whether a backward break's backward was compiled, the user's own Triton "
         "kernels, what an AOTInductor package holds and its build's time, the lines that differ from eager on the "
-        "source pages, the compiled side's slow calls in a speed-up, and the run-time facts diff compares",
+        "source pages, the compiled side's slow calls in a speed-up, the run-time facts diff compares, and the user's "
+        "line that called each compile's frame where it is not their code",
 }
 
 

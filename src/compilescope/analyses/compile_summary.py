@@ -584,10 +584,9 @@ def compile_summaries(trace: Trace, statuses: dict[CompileId | None, str], ins: 
         error = errors.get(key)
         graph_breaks = breaks.get(compilation, []) if ins.graph_breaks.source == "dynamo_graph_break_reason" else []
         restarts = [] if graph_breaks else [str(r) for r in metrics.get("restart_reasons") or []]
-        compiled, called_from = frames.compiled(entry.compile_id), None
+        compiled = frames.compiled(entry.compile_id)
         origin = code_origin(compiled.filename) if compiled else None
-        if origin is not None:
-            called_from = frames.called_from(entry.compile_id)
+        called_from = frames.library_caller(entry.compile_id)
         status = statuses.get(entry.compile_id, "missing")
         retry = retries.get(entry.compile_id)
         ends_during = compilation in unfinished

@@ -20,7 +20,7 @@ from ..model.trace import BENCHMARK_EVENT_SUFFIXES, FUSION_BENCHMARK_EVENTS, Com
 from ..model.records import dataclass
 from ..wording import format_seconds
 from ..lazy_regex import lazy_compile
-from .compiled_frames import module_label, wrapped_function, wrapped_module
+from .compiled_frames import CompiledFrames, module_label, wrapped_function, wrapped_module
 from .userloc import UserLocation, export_call, is_framework_file, section, traceback_frames
 from .graph_breaks import function_label
 
@@ -167,6 +167,9 @@ class CompileTime:
     defined_at: UserLocation | None = None
     # The log ends during it (unfinished_compiles): total_s is the time it had run so far, not what it took
     unfinished: bool = False
+    # Where its frame is not the user's code (transformers' wrapped_func, torch's wrapper of a module): the user's line
+    # that called it, as the recompiles and graph breaks sections say it (CompiledFrames.library_caller)
+    called_from: UserLocation | None = None
 
     def phase_label(self, phase: str, labels: dict[str, str]) -> str:
         """The phase's name for this compile: the log's (labels), or its own kernel compile's."""
@@ -177,7 +180,9 @@ class CompileTime:
         """Its function_label, with the model's line an export's trace names: "forward (line 16)" in the file of its
         call, else "forward (model.py:16)"; where another row's function has its name, where it is defined."""
         if self.traced is None:
-            return self.function_label + (f" ({self.defined_at.short})" if self.defined_at is not None else "")
+            where = [self.defined_at.short] if self.defined_at is not None else []
+            where += [f"called at {self.called_from.short}"] if self.called_from is not None else []
+            return self.function_label + (f" ({', '.join(where)})" if where else "")
         same = self.export_call is not None and self.export_call.filename == self.traced.filename
         return f"{self.function_label} ({f'line {self.traced.line}' if same else self.traced.short})"
 
@@ -209,6 +214,7 @@ class CompileTime:
                  "unfinished": self.unfinished}
         if self.defined_at is not None:
             found["defined_at"] = self.defined_at.to_json()
+        found["called_from"] = self.called_from.to_json() if self.called_from is not None else None
         if self.export_call is not None:
             found["export_call"] = self.export_call.to_json()
             found["traced"] = self.traced.to_json() if self.traced is not None else None
@@ -557,11 +563,13 @@ def compile_times(trace: Trace) -> CompileTimes:
     listed: set[str] = set()  # keys of compiles: a set kept, not rebuilt per compile (quadratic in compiles)
     repeats: dict[str, str] = {}
     modules: dict[tuple, str | None] = {}  # frame -> wrapped_module's answer
+    compile_ids: dict[str, CompileId] = {}  # "[0/1]" -> its compile id (attempt 0's, where several)
     frame_compiles: dict[tuple, list[Compile]] | None = None  # frame -> its compiles, made at the first `inner`
     for entry in trace.compiles.values():
         if entry.compile_id is None:
             continue
         key = entry.compile_id.compilation  # as chromium events name it
+        compile_ids.setdefault(key, entry.compile_id)
         metrics = entry.metrics or {}
         frame_of[key] = (entry.compile_id.compiled_autograd_id, entry.compile_id.frame_id)
         wrapped = wrapped_function(trace, entry)  # (torch's wrapper of a user's function: named by the user's)
@@ -603,6 +611,10 @@ def compile_times(trace: Trace) -> CompileTimes:
             found.name = frame_names[frame_of[found.compile_id]]
     compiles.sort(key=lambda c: -c.total_s)
     _place_alike_names(compiles, {key: frame_code[f] for key, f in frame_of.items() if f in frame_code})
+    frames = CompiledFrames(trace)
+    for found in compiles:
+        if found.compile_id in compile_ids:
+            found.called_from = frames.library_caller(compile_ids[found.compile_id])
 
     total = sum(c.total_s for c in compiles)
     sums = {p: sum(c.phases.get(p, 0.0) for c in compiles) for p, _ in PHASES}

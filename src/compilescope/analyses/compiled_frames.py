@@ -9,7 +9,7 @@ from __future__ import annotations
 from ..lazy_regex import lazy_compile
 from ..model.ids import CompileId
 from ..model.trace import Compile, Trace
-from .userloc import UserLocation, is_framework_file, is_torch_file, last_user_stack_frame, traceback_frames
+from .userloc import UserLocation, code_origin, is_framework_file, is_torch_file, last_user_stack_frame, traceback_frames
 
 
 # The code a compiled frame was, as `dis` text: compilescope's hook records every frame's; torch logs a resume
@@ -156,6 +156,12 @@ class CompiledFrames:
     def called_from(self, cid: CompileId) -> UserLocation | None:
         """The innermost line of the user's code on this compilation's stack: what led to a frame not their own."""
         return last_user_stack_frame(self.stack(cid))
+
+    def library_caller(self, cid: CompileId) -> UserLocation | None:
+        """The user's line that called this compilation's frame where that frame is not their code (a library's,
+        torch's wrapper, Python's): what they know it by. None for the user's own function."""
+        compiled = self.compiled(cid)
+        return self.called_from(cid) if compiled is not None and code_origin(compiled.filename) else None
 
     def compiled(self, cid: CompileId) -> UserLocation | None:
         """The code object the compilation compiled, else the top of its stack, else of its frame's other ones."""
