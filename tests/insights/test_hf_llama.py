@@ -261,3 +261,21 @@ def test_each_compile_time_row_says_the_users_line_that_called_transformers_fram
     table = " ".join(out[out.index("slowest   function"):].split())
     for cid, line in calls.items():
         assert f"{cid} wrapped_func (called at hf_llama.py:{line}) " in table
+
+
+def test_json_gives_every_line_a_size_was_made_at_not_the_first_only(capsys):
+    # _fixed's L['kwargs']['input_ids'].size()[1]: s27 made in [0/0] (both attempts) and [0/1] (create_symbol records,
+    # as the test above reads them), the ids passed in at line 32 ([0/0]'s dynamo_start) and by generate() at line 37
+    # ([0/1]'s). `location` stays the first; `locations` holds both, each with its compiles.
+    from ..conftest import run_cli
+
+    lines = _program_lines("hf_llama_fixed.log.gz")
+    assert (lines["[0/0]"], lines["[0/1]"]) == (32, 37)
+    assert run_cli("summary", "--json", str(torch213("hf_llama_fixed.log.gz"))) == 0
+    [size] = [z for z in json.loads(capsys.readouterr().out)["dynamic_shapes"]["sizes"]
+              if z["source"] == "L['kwargs']['input_ids'].size()[1]"]
+    assert size["location"]["line"] == 32
+    assert [(p["location"]["filename"].rsplit("/", 1)[-1], p["location"]["line"], p["passed_in"], p["compile_ids"])
+            for p in size["locations"]] == [("hf_llama.py", 32, True, ["[0/0]", "[0/0_1]"]),
+                                            ("hf_llama.py", 37, True, ["[0/1]"])]
+    assert size["compile_ids"] == ["[0/0]", "[0/0_1]", "[0/1]"]

@@ -690,9 +690,7 @@ class DynamicSize(_SizeEvents):
         with the compiles that made it there, in the order of their first: "passed in by the call at hf_llama.py:32
         for [0/0], [0/0_1]; passed in by the call at hf_llama.py:37 for [0/1]"; the first line alone would place
         every compile's at it."""
-        placed = _grouped((s for s in self.symbols if s.location is not None),
-                          lambda s: (s.location.key if s.location else None,
-                                     s.torch_location.key if s.torch_location else None, s.passed_in))
+        placed = self._placed()
         if len(placed) < 2:
             return placement(self.location, self.torch_location, bool(placed) and placed[0][0].passed_in)
         parts: list[PlacementPart] = []
@@ -702,6 +700,20 @@ class DynamicSize(_SizeEvents):
                 where[0] = PlacementPart("; " + where[0].text, where[0].location, where[0].function_said)
             parts += [*where, PlacementPart(f" for {', '.join(_distinct(s.compile_id for s in same))}")]
         return parts
+
+    def _placed(self) -> list[list[SymbolCreated]]:
+        """Its symbols that have a line, by the line (and torch's line, and whether the call passed the value in),
+        in the order of their first."""
+        return _grouped((s for s in self.symbols if s.location is not None),
+                        lambda s: (s.location.key if s.location else None,
+                                   s.torch_location.key if s.torch_location else None, s.passed_in))
+
+    def locations_json(self) -> list[dict[str, Any]]:
+        """Every line its compiles made it at, in the order of their first, each with those compiles: location
+        names only the first (hf_llama_fixed's prompt length, passed in by the call at line 32, then at 37)."""
+        return [{"location": _location_json(same[0].location), "torch_location": _location_json(same[0].torch_location),
+                 "passed_in": same[0].passed_in, "compile_ids": _distinct(s.compile_id for s in same)}
+                for same in self._placed()]
 
     @property
     def source_text(self) -> str | None:
@@ -739,7 +751,7 @@ class DynamicSize(_SizeEvents):
                    for same in _grouped(self.symbols, lambda s: (s.symbol, s.value, s.range))]
         return {"source": self.source, "source_text": self.source_text, "unbacked": self.unbacked, "symbols": created,
                 "location": _location_json(self.location), "torch_location": _location_json(self.torch_location),
-                "compile_ids": self.compile_ids, "text": self.symbols_text}
+                "locations": self.locations_json(), "compile_ids": self.compile_ids, "text": self.symbols_text}
 
 
 @dataclass
