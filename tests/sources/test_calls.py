@@ -206,3 +206,30 @@ def test_a_torch_func_transform_call_captured_whole_is_captured_through_the_call
     assert 'class="src-line s-called"' in line
     assert (f"captured through a call: the ops of the code it calls are at line {line_27} (graph [0/0])"
             in plain(line))
+
+
+def test_a_function_called_from_two_lines_is_a_call_of_both(tmp_path):
+    """hf_llama.log.gz (aot_eager, no kernel stacks): transformers' apply_rotary_pos_emb calls rotate_half on two lines,
+    147 (`q_embed = (q * cos) + (rotate_half(q) * sin)`) and 148 (the same for k). Dynamo guards rotate_half's code
+    once, at line 147, the first that reached it; but each graph holds rotate_half's ops (lines 121-123) twice per
+    layer, each time between ops of the line that called it: after q * cos and before * sin on line 147, then after
+    k * cos and before * sin on line 148. Both lines are calls of rotate_half."""
+    raw = _raw_text(torch213("hf_llama.log.gz"))
+    guards = re.findall(r"ID_MATCH: ___check_obj_id\(\S+\.rotate_half\.__code__, \d+\).*modeling_llama\.py:(\d+) in "
+                        r"apply_rotary_pos_emb$", raw, re.M)
+    assert set(guards) == {"147"}  # (one guard per compile, [0/0] to [0/4])
+    graphs = [p for e, p in raw_records(torch213("hf_llama.log.gz")) if "dynamo_output_graph" in e]
+    assert len(graphs) == 5
+    for graph in graphs:
+        order = [(int(m[1]), m[2]) for m in re.finditer(r"# File: \S+modeling_llama\.py:(\d+) in (\w+),", graph)]
+        rope = [line for line, function in order if function in ("apply_rotary_pos_emb", "rotate_half")
+                and line in (121, 122, 123, 147, 148)]
+        one_layer = [147, 121, 122, 123, 147, 148, 121, 122, 123, 148]
+        assert rope == one_layer * 2  # (2 layers)
+    notes = file_notes(torch213("hf_llama.log.gz"), "modeling_llama.py")
+    every = ["[0/0]", "[0/1]", "[0/2]", "[0/3]", "[0/4]"]
+    rotate_half = [("modeling_llama.py", line, every) for line in (121, 122, 123)]
+    assert sorted(calls(notes[147])) == rotate_half
+    assert sorted(calls(notes[148])) == rotate_half
+    for own in (121, 122, 123, 149):
+        assert own not in notes or not notes[own].calls

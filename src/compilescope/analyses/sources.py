@@ -806,8 +806,8 @@ def guarded_calls(code_guards: dict[str, CodeGuards],
     compile's graph: the nodes the dump places in a user function of that name are that line's ops, and so are those
     of the functions guarded inside it, in turn (per_sample_grads' `vmap(grad(sample_loss))` at func_numpy.py:32:
     sample_loss's ops at line 27; jacobian's `jacrev(energy)(x)`: jacrev, torch's, guards energy). Where two lines
-    call one function, the guard is on the first: it has the ops. As (caller's file and line, the site of its ops,
-    compile id)."""
+    call one function, the guard is on the first: it has the ops, and the other lines are found in the graph's
+    order (bracketed_calls). As (caller's file and line, the site of its ops, compile id)."""
     found: list[tuple[tuple[str, int], FxNodeSite, str]] = []
     for compile_id, guards in code_guards.items():
         sites_in: dict[str, list[FxNodeSite]] = {}
@@ -815,15 +815,56 @@ def guarded_calls(code_guards: dict[str, CodeGuards],
             if is_user_source(site.path):
                 sites_in.setdefault(site.function, []).append(site)
         for outer, names in guards.user_lines.items():
-            todo, seen = sorted(names), set()
-            while todo:
-                name = todo.pop(0)
-                if name in seen:
-                    continue
-                seen.add(name)
-                found.extend((outer, site, compile_id) for site in sites_in.get(name, ())
+            for name in sorted(names):
+                found.extend((outer, site, compile_id) for site in _reached(name, guards, sites_in)
                              if (site.path, site.line) != outer)  # (recursion: the line's own ops)
-                todo.extend(sorted(guards.in_function.get(name, ())))
+        callers: dict[str, set[str]] = {}  # an inlined function -> the functions Dynamo guarded its code in
+        for function, inlined in guards.in_function.items():
+            for name in inlined:
+                callers.setdefault(name, set()).add(function)
+        for name, calling in sorted(callers.items()):
+            reached = {site.function for site in _reached(name, guards, sites_in)}
+            found.extend((outer, site, compile_id) for outer, run in
+                         bracketed_calls(graph_sites.get(compile_id, []), reached, calling)
+                         for site in run if (site.path, site.line) != outer)
+    return found
+
+
+def _reached(name: str, guards: CodeGuards, sites_in: dict[str, list[FxNodeSite]]) -> list[FxNodeSite]:
+    """The graph's sites in the function name and in the functions guarded inside it, in turn."""
+    found: list[FxNodeSite] = []
+    todo, seen = [name], set()
+    while todo:
+        function = todo.pop(0)
+        if function in seen:
+            continue
+        seen.add(function)
+        found.extend(sites_in.get(function, ()))
+        todo.extend(sorted(guards.in_function.get(function, ())))
+    return found
+
+
+def bracketed_calls(sites: list[FxNodeSite], callee: set[str],
+                    callers: set[str]) -> list[tuple[tuple[str, int], list[FxNodeSite]]]:
+    """The lines that called an inlined function, read from the graph's order: Dynamo places the guard on a
+    function's code at the first line that reached it only, but its ops sit where each call ran, between the ops of
+    the statement that called it. A run of sites in callee's functions whose neighbours, before and after, are one
+    line of a function that calls it (`k_embed = (k * cos) + (rotate_half(k) * sin)`: k * cos, then rotate_half's
+    ops, then * sin) was called from that line. A call whose line has ops on one side only is not placed."""
+    found: list[tuple[tuple[str, int], list[FxNodeSite]]] = []
+    i = 0
+    while i < len(sites):
+        if sites[i].function not in callee or not is_user_source(sites[i].path):
+            i += 1
+            continue
+        end = i
+        while end < len(sites) and sites[end].function in callee and is_user_source(sites[end].path):
+            end += 1
+        before, after = (sites[i - 1] if i else None), (sites[end] if end < len(sites) else None)
+        if (before is not None and after is not None and before.function in callers
+                and (before.path, before.line, before.function) == (after.path, after.line, after.function)):
+            found.append(((before.path, before.line), sites[i:end]))
+        i = end
     return found
 
 
