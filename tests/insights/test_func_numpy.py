@@ -198,3 +198,40 @@ def test_the_compile_time_row_of_torch_funcs_own_frame_says_the_users_call(capsy
     assert run_cli("summary", str(torch213("func_numpy.log.gz"))) == 0
     out = capsys.readouterr().out
     assert "[4/0] wrapped (called at func_numpy.py:42) " in " ".join(out[out.index("slowest   function"):].split())
+
+
+def test_the_source_page_shows_a_numpy_arrays_guards_in_the_users_terms(tmp_path):
+    # np_normalize(a) takes NumPy arrays: [6/0]..[6/2]'s guard trees check the tensor Dynamo made of `a`,
+    # `TENSOR_MATCH: check_tensor(___from_numpy(L['a']), ..., torch.float32, ..., size=[6], ...)` (float64 in [6/1],
+    # size=[None] in [6/2]) and 5 `DIMENSION_DYNAMIC_MARKING_GUARD: hasattr(___from_numpy(L['a']), ...)` each, all
+    # placed at line 55 (`return (a - a.mean()) / (a.std() + 1e-6)`). The page says them of the array `a`, torch's
+    # text kept in each one's title.
+    from html import unescape
+
+    from compilescope.analyses.userloc import numpy_in_words
+
+    from ..sources.test_source_page import row, source_page
+
+    line = line_holding(PROGRAM, "return (a - a.mean()) / (a.std() + 1e-6)")
+    trees = [p for e, p in raw_records(torch213("func_numpy.log.gz"))
+             if "dynamo_cpp_guards_str" in e and e["frame_id"] == 6]
+    assert len(trees) == 3
+    for tree, dtype, count in zip(trees, ("torch.float32", "torch.float64", "torch.float32"), (6, 6, 7)):
+        checks = [g for g in tree.splitlines() if "___from_numpy(L['a'])" in g and "GuardManager:" not in g]
+        assert len(checks) == count and all(f"func_numpy.py:{line} in np_normalize" in g for g in checks)
+        assert sum("check_tensor(___from_numpy(L['a']), Tensor," in g and f", {dtype}," in g for g in checks) == 1
+    # [6/2]'s seventh: its size made dynamic (s46), `LAMBDA_GUARD: 2 <= ___from_numpy(L['a']).size()[0]`, a size of
+    # the array: its shape, as the dynamic shapes section names s46's source
+    assert "LAMBDA_GUARD: 2 <= ___from_numpy(L['a']).size()[0]  #" in trees[2]
+    assert numpy_in_words("LAMBDA_GUARD: 2 <= ___from_numpy(L['a']).size()[0]") == "LAMBDA_GUARD: 2 <= a.shape[0]"
+    page = source_page(torch213("func_numpy.log.gz"), tmp_path / "out", "func_numpy.py")
+    notes = row(page, line)
+    shown = unescape(re.sub(r"<[^>]+>", "", notes))
+    assert "___from_numpy" not in shown
+    for dtype, size in (("torch.float32", "[6]"), ("torch.float64", "[6]"), ("torch.float32", "[None]")):
+        assert (f"TENSOR_MATCH: check_tensor(NumPy array a, Tensor, DispatchKeySet(CPU, BackendSelect, "
+                f"ADInplaceOrView, AutogradCPU), {dtype}, device=None, requires_grad=False, size={size}, "
+                f"stride=[1])") in shown
+    assert shown.count("DIMENSION_DYNAMIC_MARKING_GUARD: hasattr(NumPy array a, '_dynamo_dynamic_indices') == False") \
+        == 3
+    assert unescape(notes).count('title="TENSOR_MATCH: check_tensor(___from_numpy(L[\'a\']), Tensor,') == 3

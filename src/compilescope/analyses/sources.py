@@ -48,7 +48,7 @@ from .provenance import Provenance, UserLine, analyze_provenance, is_users_file,
 from .recompiles import Recompiles, recompiles
 from .stack_values import StackValues, name_stack_values
 from .user_kernels import UserKernels, user_kernels
-from .userloc import UserLocation, is_torch_file, is_triton_file, traceback_frames
+from .userloc import UserLocation, is_torch_file, is_triton_file, numpy_in_words, traceback_frames
 from ..model.records import dataclass
 from ..wording import format_seconds
 
@@ -1082,6 +1082,8 @@ def analyze_sources(trace: Trace, provenance: Provenance | None = None, shapes: 
                 named = stack_values.guard_names(guarded, guard_text) if "___stack" in guard_text else {}
                 if named:  # (Dynamo's ___stack names in the user's words, as the recompiles view says them)
                     guard_note["described"] = name_stack_values(guard_text, named)
+                if "___from_numpy(" in guard_text:  # (the NumPy array the function takes, not torch's tensor of it)
+                    guard_note["described"] = numpy_in_words(guard_note.get("described") or guard_text)
                 n.guards.append(guard_note)
 
     shapes = shapes if shapes is not None else dynamic_shapes(trace, stack_values)

@@ -47,6 +47,21 @@ def user_source_name(source: str) -> str:
     return _MODULE_ATTRIBUTE.sub(lambda m: f"[{m[1]}]" if m[1].isdigit() else f".{m[1]}", named)
 
 
+# That tensor wherever a text names it (a guard), with a size read of it after.
+_NUMPY_IN_TEXT = lazy_compile(r"___from_numpy\((?P<source>[^()\n]{1,500})\)(?:\.size\(\)\[(?P<dim>\d{1,9})\])?")
+
+
+def numpy_in_words(text: str) -> str:
+    """A guard's text with each tensor Dynamo made of a NumPy array the function takes said as the array:
+    `check_tensor(___from_numpy(L['a']), ...)` reads `check_tensor(NumPy array a, ...)`, a size of it,
+    `___from_numpy(L['a']).size()[0]`, `a.shape[0]` (user_source_name). The text as it is where it names none."""
+    def said(m: re.Match[str]) -> str:
+        name = user_source_name(m["source"])
+        return f"{name}.shape[{m['dim']}]" if m["dim"] is not None else f"NumPy array {name}"
+
+    return _NUMPY_IN_TEXT.sub(said, text)
+
+
 # A variable a function closes over, as Dynamo reaches it: `G['counter'].__closure__[0].cell_contents` (the innermost
 # cell where closures nest: what torch's hint names). Torch names the variable in a hint on the guard's line (torch
 # 2.13, guards._get_closure_var_hint): `... in count (HINT: guard on "seen")`, `(HINT: guard on "seen"[0], type int)`.

@@ -84,8 +84,8 @@ def source_files(page: _Page) -> Iterator[tuple[str, Iterator[bytes]]]:
 
 
 def _guard_html(failed: dict) -> str:
-    """A failed guard of a line's notes as the recompiles view shows it: Dynamo's ___stack names in the user's words
-    (its "described"), torch's text in the title; else torch's text."""
+    """A guard of a line's notes as the recompiles view shows it: Dynamo's ___stack names, or its tensor of a NumPy
+    array, in the user's words (its "described"), torch's text in the title; else torch's text."""
     if failed.get("described"):
         return f'<code title="{html_text(failed["guard"])}">{html_text(failed["described"])}</code>'
     return f'<code>{html_text(failed["guard"])}</code>'
@@ -241,7 +241,8 @@ def _notes_html(page: _Page, f: SourceFile, n: int, dirs: _CompileDirs) -> Itera
         listed = "".join(f"<li>{_guard_html({'guard': g, 'described': group.described.get(g)})}{_hint_html(group.hints.get(g))}</li>"
                          for g in group.guards)
         if group.dimension_marking:
-            marking = "".join(f"<li><code>{html_text(g)}</code></li>" for g in group.dimension_marking)
+            marking = "".join(f"<li>{_guard_html({'guard': g, 'described': group.described.get(g)})}</li>"
+                              for g in group.dimension_marking)
             listed += (f'<li class="n-marking">{count(len(group.dimension_marking), "check")} that no dimension was marked '
                        f'dynamic by hand <span class="mono muted">({DIMENSION_MARKING_GUARD})</span>'
                        f'<details><summary>show</summary><ul>{marking}</ul></details></li>')
