@@ -191,6 +191,7 @@ ADDED_IN_11 = {
     "analyses.aoti.Aoti": ("build",),
     "analyses.aoti.AotiPackage": ("contents",),
     "analyses.check.Rules": ("no_static_aoti_packages", "user_kernels"),
+    "analyses.compile_time.CompileTime": ("called_from",),
     "analyses.diagnosis.StageOutcome": ("expected_recompiles", "printed"),
     "analyses.diagnosis.Verdict": ("printed",),
     "analyses.diff.RunFacts": ("user_kernels", "runtime"),
