@@ -337,6 +337,53 @@ def test_the_tf32_warning_says_what_share_of_the_profiled_gpu_time_its_matmuls_t
     assert plain.detail.startswith("torch.set_float32_matmul_precision('high')")
 
 
+def test_the_profile_alone_says_float32_matmuls_run_without_tf32(tmp_path):
+    """profile_compiled's log without the output.txt beside it (torch's TF32 warning goes to stderr only, which a user
+    seldom keeps): its profile says enough by itself. The raw profile's deviceProperties say an H100 (computeMajor 9:
+    TF32 tensor cores from 8, Ampere, on) and 95% of its GPU time is cuBLAS's f32f32 xmma GEMMs (float32 in, float32
+    math); without the output.txt, compilescope said nothing of TF32."""
+    log, profile = _gpu_pair()
+    with open(profile) as f:
+        doc = json.load(f)
+    assert [d["computeMajor"] for d in doc["deviceProperties"]] == [9]
+    gpu = [e for e in doc["traceEvents"] if e.get("ph") == "X" and e.get("cat") == "kernel"]
+    f32_us = sum(e["dur"] for e in gpu if e["name"].startswith("sm80_xmma_gemm_f32f32_f32f32_") and "cublas" in e["name"])
+    span = max(e["ts"] + e["dur"] for e in gpu) - min(e["ts"] for e in gpu)
+    assert f32_us / span > 0.9
+    alone = tmp_path / log.name
+    alone.write_bytes(log.read_bytes())
+    with compilescope.load(alone) as trace:
+        found = insights(trace, analyze_runtime(trace, analyze_provenance(trace), [read_profile(str(profile))]))
+    (tf32,) = [f for f in found.findings if f.title.startswith("float32 matmuls run without TF32")]
+    assert tf32.severity == "warning"
+    assert tf32.detail.startswith(f"in profile_compiled.json cuBLAS float32 GEMM kernels took {f32_us / span:.0%} of "
+                                  "the GPU time (") and "compute capability 9.0" in tf32.detail
+    assert "torch.set_float32_matmul_precision('high')" in tf32.detail
+    # With the warning recorded: one finding, the warning's (as before)
+    with compilescope.load(log) as trace:
+        both = insights(trace, analyze_runtime(trace, analyze_provenance(trace), [read_profile(str(profile))]))
+    assert [f.detail[:40] for f in both.findings if f.title.startswith("float32 matmuls run without TF32")] == [
+        "in profile_compiled.json the matmuls' ke"]
+
+
+def test_no_tf32_advice_where_the_profile_gemms_already_use_it():
+    """hf_gpt2_profile.py sets torch.set_float32_matmul_precision("high"): its profile's cuBLAS and CUTLASS GEMMs are
+    the tf32 ones (no f32f32 xmma kernel), so nothing to advise; profile_launch_bound's float32 GEMMs (no TF32) take
+    11% of its GPU time (the rest is idle and Triton), too little to be worth a warning."""
+    raw = _raw_events(cuda211("hf_gpt2_profile.profile.json.gz"))
+    assert not [e for e in raw if e.get("cat") == "kernel" and "xmma_gemm_f32f32_f32f32" in e["name"]]
+    assert any(e.get("cat") == "kernel" and "tf32" in e["name"] for e in raw)
+    raw = _raw_events(cuda211("profile_launch_bound.profile.json.gz"))
+    gpu = [e for e in raw if e.get("cat") == "kernel"]
+    f32_us = sum(e["dur"] for e in gpu if "xmma_gemm_f32f32_f32f32" in e["name"])
+    assert 0 < f32_us / (max(e["ts"] + e["dur"] for e in gpu) - min(e["ts"] for e in gpu)) < 0.2
+    for name in ("hf_gpt2_profile", "profile_launch_bound"):
+        log, profile = cuda211(f"{name}.log.gz"), cuda211(f"{name}.profile.json.gz")
+        with compilescope.load(log) as trace:
+            found = insights(trace, analyze_runtime(trace, analyze_provenance(trace), [read_profile(str(profile))]))
+        assert not [f for f in found.findings if "TF32" in f.title], name
+
+
 def test_a_library_kernel_is_named_by_what_it_is_and_keeps_its_name(capsys):
     """profile_compiled.json's top kernel, 95% of its GPU time, is cuBLAS's
     'sm80_xmma_gemm_f32f32_f32f32_f32_tn_n_..._cublas' (float32 in and computed in float32: profile_compiled.py does

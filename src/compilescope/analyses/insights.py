@@ -36,6 +36,7 @@ from .recompiles import (BACKWARD_LABEL_HELP, BACKWARD_REASONS_HINT, CHANGE_LABE
                          link_times, name_failing_guards, recompiles)
 from .numpy_graphs import NumpyInGraphs, numpy_in_graphs
 from .numerics import RANDOM_ADVICE, Numerics, numerics
+from .torch_warnings import KNOWN as KNOWN_WARNINGS
 from .torch_warnings import (AUTOTUNE_CANDIDATE_FAILED, COND_ONE_BRANCH, ITEM_BREAK, NO_TF32, PENDING_BACKWARD,
                              RECOMPILE_LIMIT, WONT_CONVERT, TorchWarnings, torch_warnings)
 from .status import compiled_attempts
@@ -961,6 +962,14 @@ def _torch_warnings(printed: TorchWarnings, said_above: set[str], runtime: Runti
         cost = _matmul_cost(runtime) if w.name == NO_TF32 and runtime else ""
         # (an error torch raised and the program caught is said where such errors are, not as a warning printed)
         out.append(Finding(severity, "raised" if w.raised else "warnings", w.name, f"{where}{cost}{w.advice}"))
+    if runtime and not any(w.name == NO_TF32 for w in printed.warnings):
+        # torch warns on stderr only, which a user may not have kept: the profile shows the float32 GEMMs by itself
+        from .runtime import tf32_unused  # here: only a log given with a profile pays for the runtime analysis
+
+        cost = next((c for p in runtime.profiles if (c := tf32_unused(p))), None)
+        if cost:
+            advice = next(advice for _, name, advice in KNOWN_WARNINGS if name == NO_TF32)
+            out.append(Finding(WARNING, "warnings", NO_TF32, cost + advice))
     if others:
         first = others[0].headline
         out.append(Finding(INFO, "warnings", f"torch printed {count(len(others), 'other warning')}",

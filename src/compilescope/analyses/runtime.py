@@ -332,6 +332,7 @@ class ProfileRuntime:
     compiles: list[ProfileCompile] = field(default_factory=list)  # the compiles it covers, in the order they ran
     backward: bool = False  # the log compiled a backward graph: a warm-up step is a forward and a backward
     slow_calls: list[SlowCalls] = field(default_factory=list)  # most time over the median first (GPU: graph calls)
+    capabilities: list[str] = field(default_factory=list)  # each GPU's compute capability (Profile.capabilities)
 
     @property
     def recompiles(self) -> int:
@@ -1202,7 +1203,7 @@ def profile_runtime(trace: Trace, provenance: Provenance, profile: Profile, inde
         graphs=sorted(graphs.values(), key=lambda g: (not g.in_graph, -g.total_us)),
         lines=sorted(lines.values(), key=lambda r: -r.total_us), notes=notes, matched=matched,
         graph_launches=sum(1 for e in profile.events if e.name == GRAPH_LAUNCH and e.cat == "cuda_runtime"),
-        wall_us=profile.wall_us, other_run=not matched and any(r.kind in IN_GRAPH for r in kernels),
+        wall_us=profile.wall_us, capabilities=list(profile.capabilities), other_run=not matched and any(r.kind in IN_GRAPH for r in kernels),
         stopped=profile.stopped, not_joined=not_joined, no_lines=None if lines else _no_lines(kernels),
         compiles=_compiles(rows.compile_spans, index) if matched else [], backward=index.backward,
         # (a run cut out of a profile counts its kernels only on a GPU: no idle for a slow graph call to cost it)
@@ -1462,6 +1463,7 @@ def split_runs(profile: Profile) -> tuple[Profile, Profile] | None:
     parts = []
     for compiled in (False, True):
         part = Profile(f"{profile.source} ({'compiled' if compiled else 'eager'} part)", devices=profile.devices,
+                       capabilities=profile.capabilities,
                        part_of=profile.source, wall_us=sum(end - start for _, start, end in windows[compiled]))
         launches: set[int] = set()
         spans: dict[Any, list[tuple[float, float]]] = {}
@@ -1583,6 +1585,41 @@ def matmul_time(p: ProfileRuntime) -> tuple[float, float, list[str]]:
             by_op[op] = by_op.get(op, 0.0) + k.total_us
             share += k.reported_share
     return sum(by_op.values()), share, sorted(by_op, key=lambda op: -by_op[op])
+
+
+# A float32 GEMM share of the GPU time below this is not worth a warning of its own (TF32 would save a part of it).
+FLOAT32_GEMM_WORTH_SAYING = 0.2
+TF32_FROM = 8  # TF32 tensor cores: compute capability 8.0 (Ampere) and newer
+
+
+def float32_gemms(p: ProfileRuntime) -> tuple[float, float, list[str]]:
+    """The GPU time of the library GEMMs that multiplied in float32 (cuBLAS's f32f32 xmma kernels, CUTLASS's float32
+    ones, split-K included; KernelRow.library): (µs, share of the run, what they are, most time first). TF32 kernels
+    and Inductor's own GEMM templates (whose names say no type) are not counted."""
+    by_kind: dict[str, float] = {}
+    share = 0.0
+    for k in p.kernels:
+        library = k.library
+        if library and "float32 GEMM" in library:
+            kind = library.split(",")[0]
+            by_kind[kind] = by_kind.get(kind, 0.0) + k.total_us
+            share += k.reported_share
+    return sum(by_kind.values()), share, sorted(by_kind, key=lambda kind: -by_kind[kind])
+
+
+def tf32_unused(p: ProfileRuntime) -> str | None:
+    """"in profile.json cuBLAS float32 GEMM kernels took 95% of the GPU time (33 ms) on a GPU of compute capability
+    9.0, which has TF32 tensor cores (...); ": the profile alone shows float32 matmuls that TF32 would
+    shorten, where torch's warning (printed on stderr, never in the log) was not recorded. None: its float32 GEMMs
+    take under FLOAT32_GEMM_WORTH_SAYING of its time, or its GPUs are older than Ampere or unknown."""
+    if p.timeline != "gpu" or not p.capabilities or any(int(c.split(".")[0]) < TF32_FROM for c in p.capabilities):
+        return None
+    us, share, kinds = float32_gemms(p)
+    if share < FLOAT32_GEMM_WORTH_SAYING:
+        return None
+    return (f"in {p.source.rsplit('/', 1)[-1]} {' and '.join(kinds)} kernels took {share:.0%} of the GPU time "
+            f"({format_us(us)}) on a GPU of compute capability {', '.join(sorted(set(p.capabilities)))}, which has "
+            f"TF32 tensor cores (from {TF32_FROM}.0, Ampere, on); ")
 
 
 def runtime_finding(p: ProfileRuntime) -> tuple[str, str]:

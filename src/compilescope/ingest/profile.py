@@ -35,7 +35,10 @@ def read_profile(path: str, max_bytes: int = MAX_BYTES, max_events: int = MAX_EV
         if not isinstance(events, list):
             raise CompilescopeError(f"{path}: not a torch.profiler Chrome trace (no traceEvents list)")
         if isinstance(doc, dict):
-            profile.devices = [str(d.get("name"))[:200] for d in doc.get("deviceProperties") or [] if isinstance(d, dict)]
+            props = [d for d in doc.get("deviceProperties") or [] if isinstance(d, dict)]
+            profile.devices = [str(d.get("name"))[:200] for d in props]
+            profile.capabilities = [f"{d['computeMajor']}.{d.get('computeMinor', 0)}" for d in props
+                                    if type(d.get("computeMajor")) is int and type(d.get("computeMinor", 0)) is int]
         raw: Iterator[Any] = iter(events)
     else:
         raw = _events_as_far_as_they_go(data, profile)

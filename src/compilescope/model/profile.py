@@ -52,6 +52,9 @@ class Profile:
     skipped: dict[str, int] = field(default_factory=dict)  # why -> how many events were not read
     stopped: str | None = None  # why reading ended before the end of the file (truncated, corrupt, too big)
     devices: list[str] = field(default_factory=list)  # GPU names from deviceProperties
+    # Each GPU's compute capability ("9.0"), from deviceProperties' computeMajor/Minor: what its tensor cores can do
+    # (TF32 from 8.0, Ampere, on). Empty where the profile does not say.
+    capabilities: list[str] = field(default_factory=list)
     part_of: str | None = None  # a run cut out of this profile (eager or compiled): its time is its ranges' time
     wall_us: float | None = None  # a run cut out of a profile: the wall time of its ranges, launches and waits included
 
@@ -68,4 +71,5 @@ class Profile:
 
     def to_json(self) -> dict[str, Any]:
         return {"source": self.source, "events": len(self.events), "skipped": dict(self.skipped),
-                "stopped": self.stopped, "devices": list(self.devices), "wall_us": self.wall_us}
+                "stopped": self.stopped, "devices": list(self.devices),
+                "capabilities": list(self.capabilities), "wall_us": self.wall_us}
