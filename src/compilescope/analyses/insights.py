@@ -966,10 +966,10 @@ def _torch_warnings(printed: TorchWarnings, said_above: set[str], runtime: Runti
         # torch warns on stderr only, which a user may not have kept: the profile shows the float32 GEMMs by itself
         from .runtime import tf32_unused  # here: only a log given with a profile pays for the runtime analysis
 
-        cost = next((c for p in runtime.profiles if (c := tf32_unused(p))), None)
-        if cost:
+        shown = next((c for p in runtime.profiles if (c := tf32_unused(p))), None)
+        if shown:
             advice = next(advice for _, name, advice in KNOWN_WARNINGS if name == NO_TF32)
-            out.append(Finding(WARNING, "warnings", NO_TF32, cost + advice))
+            out.append(Finding(WARNING, "warnings", NO_TF32, shown + advice))
     if others:
         first = others[0].headline
         out.append(Finding(INFO, "warnings", f"torch printed {count(len(others), 'other warning')}",
