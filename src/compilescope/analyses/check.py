@@ -12,14 +12,14 @@ from typing import Any
 
 from .divergence import COLLECTIVES, COMPILE_IDS, STATUSES, TENSOR_META, Divergence
 from .diff import (FrameFacts, RunFacts, TimeThreshold, break_at, crash_called_from, crash_line, diff_runs, failed_compiles,
-                   frames_label, most_failed_guard, multiset_diff, paired_ranks, unread_note)
+                   frames_label, most_failed_guard, multiset_diff, paired_ranks, runtime_per_call, unread_note)
 from .graph_breaks import resume_of
 from .recompiles import CHANGE_LABELS, classify_change
 from .unread import Unread
 from .userloc import is_python_library_file
 from .diff import short_path as _short
 from ..model.records import dataclass
-from ..wording import count, format_seconds, times
+from ..wording import count, format_seconds, format_us, times
 
 
 # `check --json`'s document (docs/check-schema.md): bump when a key changes meaning or goes away.
@@ -57,6 +57,10 @@ class Rules:
     user_kernels: list[str] = field(default_factory=list)
     # With a baseline: more compile time is a regression only where `diff` calls it a change (not noise).
     compile_time: TimeThreshold = TimeThreshold()
+    # With a baseline and a profile of each run: a compiled graph's kernel time per call (and, where each profile ran
+    # one graph, the GPU time per call of it, idle included) may grow to this many times the baseline's. A user sets it
+    # from the noise of their own profiles: two profiles of one program differ by a few percent.
+    max_run_time_ratio: float | None = None
 
 
 @dataclass
@@ -582,6 +586,8 @@ def _regressions(runs: dict[int | None, RunFacts], baseline: dict[int | None, Ru
                                   noteworthy=True))
         else:
             out.append(RuleResult(name, description, True, "no regression"))
+    if rules.max_run_time_ratio is not None:
+        out.append(_run_time(pairs, rules.max_run_time_ratio))
     if rules.no_new_warnings:
         name, description = "baseline-warnings", "no warning from torch that the baseline's run did not print"
         if unrecorded:
@@ -593,3 +599,52 @@ def _regressions(runs: dict[int | None, RunFacts], baseline: dict[int | None, Ru
         else:
             out.append(RuleResult(name, description, True, "no regression"))
     return out
+
+
+RUN_TIME_OPTION = "--max-run-time-ratio"
+
+
+def no_run_time(facts: dict[int | None, RunFacts]) -> str | None:
+    """Why one side's run time cannot be gated ("was read with no profile ..."), or None where it can: one log, read
+    with a profile joined to it. Said after the side's name by the refusal."""
+    if len(facts) > 1:
+        return f"has {len(facts)} rank logs: run time is compared for one log, with its profile"
+    (run,) = facts.values()
+    if run.runtime is None:
+        return ("was read with no profile: put its torch.profiler trace beside its log (<name>.profile.json[.gz], or "
+                "capture()'s profile.json.gz) or give it with --profile (the run's) or --baseline-profile")
+    if "not_joined" in run.runtime:
+        return f"has a profile, {run.runtime['profile']}, that is not joined to its log ({run.runtime['not_joined']})"
+    return None
+
+
+def _run_time(pairs: list[tuple[int | None, RunFacts, RunFacts]], ratio: float) -> RuleResult:
+    """baseline-run-time: per compile id both profiles ran, its kernel time per call, and where each ran one graph
+    the GPU time per call of it (idle included: a launch-bound step's cost), under `ratio` times the baseline's. Both
+    sides have a joined profile (no_run_time refused the others)."""
+    name = "baseline-run-time"
+    description = f"each compiled graph's GPU time per call under {ratio:g}x the baseline's (its profile's)"
+    grew, seen = [], []
+    for rank, base, run in pairs:
+        assert base.runtime is not None and run.runtime is not None
+        rows, per_call = runtime_per_call(base.runtime, run.runtime)
+        timeline = run.runtime["timeline"].upper()
+        measures = [(f"{r['compile_id']}'s kernels", r["a_us"], r["b_us"]) for r in rows]
+        if per_call is not None:
+            measures.insert(0, (f"{timeline} time", *per_call))
+        for what, a, b in measures:
+            said = f"{_where(rank)}{what} {format_us(a)} → {format_us(b)} per call"
+            times_as_long = b / a if a > 0 else float("inf") if b > 0 else 1.0
+            seen.append(f"{said} ({times_as_long:.2f}x)")
+            if times_as_long > ratio:
+                grew.append(f"{said}, {times_as_long:.2f}x the baseline's, more than the {ratio:g}x allowed "
+                            f"({RUN_TIME_OPTION})")
+        only = sorted({g["compile_id"] for g in run.runtime["graphs"]} - {g["compile_id"] for g in base.runtime["graphs"]})
+        if only:  # nothing to compare them with: said, so that a pass does not read as having looked at them
+            seen.append(f"{_where(rank)}not in the baseline's profile: {', '.join(only[:4])}")
+    if grew:
+        return RuleResult(name, description, False, f"{name}: {grew[0]}"
+                          + (f" (and {len(grew) - 1} more)" if len(grew) > 1 else ""), grew)
+    if not seen:
+        return RuleResult(name, description, False, f"{name}: no compiled graph ran in both profiles: nothing to compare")
+    return RuleResult(name, description, True, f"{'; '.join(seen)}: no regression", noteworthy=True)

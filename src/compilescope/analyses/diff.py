@@ -989,6 +989,24 @@ RUNTIME_RATIO = 1.2
 RUNTIME_IDLE_POINTS = 0.10
 
 
+def runtime_per_call(ra: dict[str, Any], rb: dict[str, Any]) -> tuple[list[dict[str, Any]], tuple[float, float] | None]:
+    """Two runs' profile facts (RunFacts.runtime, both joined) per call: each compile id in both, its kernel time per
+    call ({compile_id, a_us, a_calls, b_us, b_calls}); and where each ran one compile id, the GPU (or CPU) time of the
+    run per call of it, kernels and the idle between them (a call of the one graph is a step of the run). What `diff`
+    says and `check --max-run-time-ratio` gates."""
+    ga, gb = {g["compile_id"]: g for g in ra["graphs"]}, {g["compile_id"]: g for g in rb["graphs"]}
+    rows: list[dict[str, Any]] = []
+    for cid in [c for c in ga if c in gb]:
+        x, y = ga[cid], gb[cid]
+        if x["calls"] and y["calls"]:
+            rows.append({"compile_id": cid, "a_us": round(x["kernels_us"] / x["calls"], 3), "a_calls": x["calls"],
+                         "b_us": round(y["kernels_us"] / y["calls"], 3), "b_calls": y["calls"]})
+    per_call = None
+    if len(ga) == len(gb) == 1 and rows:
+        per_call = (ra["run_us"] / rows[0]["a_calls"], rb["run_us"] / rows[0]["b_calls"])
+    return rows, per_call
+
+
 def _runtime_changes(a: RunFacts, b: RunFacts, result: RunDiff, sides: tuple[str, str]) -> list[Change]:
     """What changed in run time between the two runs' profiles: per compile id in both, its kernel time per call
     (profiles of 20 calls and of 5 compare so); where each ran one compile id, the GPU time per call (kernels and the
@@ -1006,17 +1024,10 @@ def _runtime_changes(a: RunFacts, b: RunFacts, result: RunDiff, sides: tuple[str
                                 f"log ({r['not_joined']})")
             return []
     ga, gb = {g["compile_id"]: g for g in ra["graphs"]}, {g["compile_id"]: g for g in rb["graphs"]}
-    rows: list[dict[str, Any]] = []
-    for cid in [c for c in ga if c in gb]:
-        x, y = ga[cid], gb[cid]
-        if x["calls"] and y["calls"]:
-            rows.append({"compile_id": cid, "a_us": round(x["kernels_us"] / x["calls"], 3), "a_calls": x["calls"],
-                         "b_us": round(y["kernels_us"] / y["calls"], 3), "b_calls": y["calls"]})
+    rows, per_call = runtime_per_call(ra, rb)
     said = [f"{r['compile_id']} kernels {format_us(r['a_us'])} → {format_us(r['b_us'])} per call" for r in rows]
     changed = any(_ratio(r["a_us"], r["b_us"]) >= RUNTIME_RATIO for r in rows)
-    per_call = None
-    if len(ga) == len(gb) == 1 and rows:  # one graph: a call of it is a step of the run
-        per_call = (ra["run_us"] / rows[0]["a_calls"], rb["run_us"] / rows[0]["b_calls"])
+    if per_call is not None:
         said.insert(0, f"{ra['timeline'].upper()} time {format_us(per_call[0])} → {format_us(per_call[1])} per call")
         changed = changed or _ratio(*per_call) >= RUNTIME_RATIO
     idle = None

@@ -12,7 +12,7 @@ import sys
 
 import orjson
 
-from ..analyses.check import SCHEMA_VERSION as CHECK_SCHEMA_VERSION, Rules, evaluate
+from ..analyses.check import SCHEMA_VERSION as CHECK_SCHEMA_VERSION, Rules, evaluate, no_run_time
 from ..analyses.divergence import analyze_ranks
 from ..analyses.rank_summary import RankSummary
 from ..errors import CompilescopeError
@@ -98,6 +98,17 @@ class CheckCommand:
         ratio.add_argument("--time-margin", type=float, metavar="F",
                            help="older spelling of --time-ratio 1+F: compile time may grow by this fraction (not with "
                                 "--time-ratio)")
+        parser.add_argument("--max-run-time-ratio", type=float, metavar="R",
+                            help="with --baseline: fail when a compiled graph's GPU time per call is more than R times "
+                                 "the baseline's, read from each run's torch.profiler trace (per compile id its kernels' "
+                                 "time per call; where each profile ran one graph, the GPU time per call of it, idle "
+                                 "included). The profiles are the ones beside the logs (<name>.profile.json[.gz], "
+                                 "capture()'s profile.json.gz) or --profile and --baseline-profile; a side without one "
+                                 "is refused")
+        parser.add_argument("--profile", metavar="PROFILE.json",
+                            help="with --max-run-time-ratio: the run's profile (default: the one beside its log)")
+        parser.add_argument("--baseline-profile", metavar="PROFILE.json",
+                            help="with --max-run-time-ratio: the baseline's profile (default: the one beside its log)")
         parser.add_argument("--junit", metavar="FILE", help="write the results as JUnit XML (one test case per rule)")
         parser.add_argument("--json", action="store_true", help="print the results as JSON (docs/check-schema.md)")
 
@@ -105,11 +116,16 @@ class CheckCommand:
         for name in ("max_graph_breaks", "max_recompiles", "max_avoidable_recompiles", "max_compile_seconds",
                      "max_autotune_seconds", "time_margin", "time_min_seconds"):
             require_at_least(f"--{name.replace('_', '-')}", getattr(args, name), 0)
-        baseline_only = {"--no-new-warnings": args.no_new_warnings}
+        require_at_least("--max-run-time-ratio", args.max_run_time_ratio, 1)
+        baseline_only = {"--no-new-warnings": args.no_new_warnings,
+                         "--max-run-time-ratio": args.max_run_time_ratio is not None}
         for name in ("time_threshold", "time_ratio", "time_min_seconds", "time_margin"):
             baseline_only[f"--{name.replace('_', '-')}"] = getattr(args, name) is not None
         for option, given in baseline_only.items():
             require_with(option, given, "--baseline LOG", bool(args.baseline), "compares with a baseline")
+        for option, given in (("--profile", args.profile), ("--baseline-profile", args.baseline_profile)):
+            require_with(option, given is not None, "--max-run-time-ratio R", args.max_run_time_ratio is not None,
+                         "is read for the run-time gate")
         if args.time_min_seconds is not None:
             args.time_threshold = args.time_min_seconds
         if args.time_margin is not None:
@@ -122,7 +138,7 @@ class CheckCommand:
                       no_cudagraph_skips=args.no_cudagraph_skips, no_inductor_random=args.no_inductor_random,
                       no_warnings=args.no_warnings, user_kernels=args.user_kernel,
                       no_new_warnings=args.no_new_warnings, no_rank_divergence=args.no_rank_divergence,
-                      compile_time=time_threshold(args))
+                      compile_time=time_threshold(args), max_run_time_ratio=args.max_run_time_ratio)
         no_rule = not (args.no_failures or args.no_export_issues or args.no_static_aoti_packages or args.baseline
                        or args.no_cudagraph_skips or args.no_inductor_random or args.no_warnings
                        or args.no_rank_divergence or args.user_kernel) and all(
@@ -133,10 +149,17 @@ class CheckCommand:
         # A rank that cannot be read is reported (rule whole-log fails) and the others are checked.
         not_read: dict[int, str] = {}
         baseline_not_read: dict[int, str] = {}
-        baseline = read_side(args.baseline, covers="check", side="baseline", not_read=baseline_not_read) if args.baseline else None
+        # (profiles are read only for the run-time gate: reading one costs as much as a log)
+        timed = args.max_run_time_ratio is not None
+        baseline = read_side(args.baseline, covers="check", side="baseline", not_read=baseline_not_read,
+                             profile=args.baseline_profile, profile_beside_log=timed) if args.baseline else None
         summaries: list[RankSummary] | None = [] if args.no_rank_divergence else None
         runs = read_side(args.log, covers="check", side="run" if args.baseline else "", not_read=not_read,
-                         summaries=summaries)
+                         summaries=summaries, profile=args.profile, profile_beside_log=timed)
+        if timed and baseline is not None:
+            for side, facts in (("the baseline", baseline), ("the run", runs)):
+                if (why := no_run_time(facts)) is not None:
+                    raise CompilescopeError(f"--max-run-time-ratio: {side} {why}")
         # How the ranks differ, as the report's "Between ranks" finds it (one analysis, read by the gate too).
         divergences = analyze_ranks(summaries).divergences if summaries and len(summaries) > 1 else None
         if no_rule:  # a draft export's issue is its failure, checked as a failed compile is, where there is an export
