@@ -231,6 +231,33 @@ class PartIdle:
 
 
 @dataclass
+class IdleCause:
+    """What the CPU was doing while the GPU idled (outside compiling): in a compiled graph's call (launching its
+    kernels, or a first call's warm-up), in Dynamo's compiled region around it (guards, the wrapper), in the backward's
+    wrapper, in an eager op (by its outermost range's name), or in no op the profiler recorded (Python, waiting)."""
+    kind: str  # IDLE_IN_GRAPH, IDLE_IN_REGION, IDLE_IN_OP, IDLE_IN_NO_OP
+    what: str
+    us: float
+    longest_us: float = 0.0  # an eager op: the most idle one of its calls cost (a first call's stall is one call's)
+
+    @property
+    def said(self) -> str:
+        """"AccumulateGrad 12 ms (11 ms of it in one call)": its time, and one call's where that was most of it."""
+        one = f" ({format_us(self.longest_us)} of it in one call)" if self.longest_us >= 0.5 * self.us and \
+            self.longest_us < self.us - 1 else ""
+        return f"{self.what} {format_us(self.us)}{one}"
+
+    def to_json(self) -> dict[str, Any]:
+        return {"kind": self.kind, "what": self.what, "us": round(self.us, 3), "longest_us": round(self.longest_us, 3)}
+
+
+IDLE_IN_GRAPH, IDLE_IN_REGION, IDLE_IN_OP, IDLE_IN_NO_OP = "graph call", "compiled region", "eager op", "no op"
+# An outermost range's name, as a reader knows it: the autograd engine's ranges name the node it ran
+DYNAMO_LOOKUP = "TorchDynamo Cache Lookup"  # Dynamo's guards, before a compiled region runs
+_AUTOGRAD_NODE = re.compile(r"^autograd::engine::evaluate_function: (?:torch::autograd::)?")
+
+
+@dataclass
 class ProfileCompile:
     """One compile the profile covers: torch.compile's ranges named it (`dynamo_data: compile_id=0/2`)."""
     compile_id: CompileId | None  # None: its ranges named none (an older torch)
@@ -333,6 +360,10 @@ class ProfileRuntime:
     backward: bool = False  # the log compiled a backward graph: a warm-up step is a forward and a backward
     slow_calls: list[SlowCalls] = field(default_factory=list)  # most time over the median first (GPU: graph calls)
     capabilities: list[str] = field(default_factory=list)  # each GPU's compute capability (Profile.capabilities)
+    # A GPU timeline's idle time (compiling left out) by what the CPU was doing meanwhile, most first: a GPU idle row
+    # alone hid that capture_profile's steady steps waited 12 ms on AccumulateGrad (its first accumulation) and
+    # 7.7 ms inside graph calls launching their microsecond kernels.
+    idle_by_cpu: list[IdleCause] = field(default_factory=list)
 
     @property
     def recompiles(self) -> int:
@@ -360,6 +391,22 @@ class ProfileRuntime:
                else "a first call's warm-up, a page fault, a thread pool waking up")
         return (f"{count(n, 'call')} far longer than {whose} ({why}): {kernels}; {format_us(self.slow_us)} over the median, {share:.0%} of {run}: in a steady state it would take "
                 f"{format_us(self.run_us - self.slow_us)}, not {format_us(self.run_us)}")
+
+    @property
+    def idle_outside_graph_calls(self) -> float:
+        """The share of the GPU's idle (idle_by_cpu) while the CPU was in no compiled graph's call; 0 where unknown."""
+        total = sum(c.us for c in self.idle_by_cpu)
+        return sum(c.us for c in self.idle_by_cpu if c.kind != IDLE_IN_GRAPH) / total if total else 0.0
+
+    @property
+    def idle_said(self) -> str:
+        """"while it idled the CPU was in AccumulateGrad 12 ms, compiled graph calls 7.7 ms, ...": the GPU's idle by
+        what the CPU ran meanwhile (idle_by_cpu), the four largest; '' where it was not worked out."""
+        if not self.idle_by_cpu:
+            return ""
+        said = ", ".join(c.said for c in self.idle_by_cpu[:4])
+        rest = sum(c.us for c in self.idle_by_cpu[4:])
+        return f"while it idled the CPU was in {said}" + (f", other ops {format_us(rest)}" if rest else "")
 
     @property
     def part_read(self) -> str:
@@ -427,7 +474,7 @@ class ProfileRuntime:
                 "stopped": self.stopped,
                 "compiling_us": round(self.compiling_us, 3), "run_us": round(self.run_us, 3),
                 "graph_launches": self.graph_launches, "idle_by_part": [i.to_json() for i in self.idle_by_part],
-                "compiles": [c.to_json() for c in self.compiles],
+                "compiles": [c.to_json() for c in self.compiles], "idle_by_cpu": [c.to_json() for c in self.idle_by_cpu],
                 "slow_calls": [c.to_json() for c in self.slow_calls], "slow_us": round(self.slow_us, 3),
                 "notes": self.notes, "kernels": [k.to_json() for k in self.kernels],
                 "graphs": [g.to_json() for g in self.graphs], "user_lines": [u.to_json() for u in self.lines]}
@@ -918,6 +965,7 @@ class _Rows:
         self.graph_calls: list[tuple[str, float, float, bool]] = []
         self.compiling: list[tuple[float, float]] = []
         self.gpu_spans: list[tuple[float, float]] = []
+        self.idle_gaps: list[tuple[float, float]] = []  # each GPU's idle, compiling left out: for _idle_by_cpu
 
     def time_call(self, row: KernelRow, start: float, us: float) -> None:
         self.timed.setdefault(id(row), (row, []))[1].append((start, us))
@@ -1127,9 +1175,84 @@ def _gpu_rows(profile: Profile, threads: dict[tuple, list[ProfileEvent]], rows: 
             waiting = min(idle, _union(window) - _overlap(window, ran))
         rows.add(COMPILE, COMPILING, _Context(None, None, None, None), waiting, 0)
         rows.add(IDLE, GPU_IDLE, _Context(None, None, None, None), idle - waiting, 0)
+        if idle and not profile.part_of:
+            rows.idle_gaps.extend(_less(_gaps(ran), compiling))
         total += busy + idle
     rows.compiling = compiling
     return total, len(devices)
+
+
+def _gaps(ran: list[tuple[float, float]]) -> list[tuple[float, float]]:
+    """The times between the first start and the last end that no interval covers."""
+    out, end = [], None
+    for s, e in sorted(ran):
+        if end is not None and s > end:
+            out.append((end, s))
+        end = e if end is None else max(end, e)
+    return out
+
+
+def _less(gaps: list[tuple[float, float]], taken: list[tuple[float, float]]) -> list[tuple[float, float]]:
+    """gaps with the times in `taken` cut out."""
+    out = []
+    cuts = sorted(taken)
+    for a, b in gaps:
+        start = a
+        for s, e in cuts:
+            if e <= start or s >= b:
+                continue
+            if s > start:
+                out.append((start, s))
+            start = max(start, e)
+            if start >= b:
+                break
+        if start < b:
+            out.append((start, b))
+    return out
+
+
+def _idle_by_cpu(gaps: list[tuple[float, float]], threads: dict[tuple, list[ProfileEvent]]) -> list[IdleCause]:
+    """The GPU's idle gaps by what the CPU ran meanwhile, on any thread (the autograd engine runs the backward on its
+    own): first a compiled graph's call range, then the compiled region around it, then the outermost op range, by
+    name (the backward's wrapper is the autograd node CompiledFunctionBackward); the rest, no op recorded."""
+    graph_calls, regions, outermost = [], [], []
+    for evs in threads.values():
+        end = float("-inf")
+        for e in sorted((e for e in evs if e.cat in OP_CATEGORIES), key=lambda e: (e.ts, -e.dur)):
+            if GRAPH_RANGE.match(e.name):
+                graph_calls.append((e.ts, e.end))
+            elif COMPILED_REGION.match(e.name) or e.name == DYNAMO_LOOKUP:
+                regions.append((e.ts, e.end))
+            if e.ts >= end:
+                outermost.append(e)
+                end = e.end
+    out = []
+    left = gaps
+    for kind, what, taken in ((IDLE_IN_GRAPH, "compiled graph calls", graph_calls),
+                              (IDLE_IN_REGION, "Dynamo around the graph calls (its guards, the compiled region)", regions)):
+        rest = _less(left, taken)
+        us = _union(left) - _union(rest)
+        if us > 0:
+            out.append(IdleCause(kind, what, us))
+        left = rest
+    by_op: dict[str, float] = {}
+    longest: dict[str, float] = {}
+    for e in outermost:
+        if GRAPH_RANGE.match(e.name) or COMPILED_REGION.match(e.name) or e.name == DYNAMO_LOOKUP:
+            continue
+        us = _overlap(left, [(e.ts, e.end)])
+        if us > 0:
+            name = _AUTOGRAD_NODE.sub("", e.name)
+            by_op[name] = by_op.get(name, 0.0) + us
+            longest[name] = max(longest.get(name, 0.0), us)
+    # (two threads' ops at once count for each: cut from what is left once, as a union)
+    rest = _less(left, [(e.ts, e.end) for e in outermost])
+    in_ops = _union(left) - _union(rest)
+    scale = in_ops / sum(by_op.values()) if by_op else 0.0
+    out += [IdleCause(IDLE_IN_OP, name, us * scale, longest[name] * scale) for name, us in by_op.items()]
+    if rest:
+        out.append(IdleCause(IDLE_IN_NO_OP, "no op recorded on the CPU (Python between calls, waiting)", _union(rest)))
+    return sorted(out, key=lambda c: -c.us)
 
 
 def _in_backward(evs: list[ProfileEvent], parents: list[int | None], i: int) -> bool:
@@ -1209,6 +1332,7 @@ def profile_runtime(trace: Trace, provenance: Provenance, profile: Profile, inde
         # (a run cut out of a profile counts its kernels only on a GPU: no idle for a slow graph call to cost it)
         slow_calls=([] if not matched else _slow_calls(rows) if not on_gpu
                     else _slow_graph_calls(rows) if profile.part_of is None else []),
+        idle_by_cpu=_idle_by_cpu(rows.idle_gaps, threads) if rows.idle_gaps else [],
     )
     _run_shares(result)
     return result
@@ -1655,8 +1779,14 @@ def runtime_finding(p: ProfileRuntime) -> tuple[str, str]:
                        "libraries)")
         elif p.graph_launches:  # CUDA graphs already replay: what is left is the CPU's own time
             detail += f"; the GPU is idle {idle.reported_share:.0%} of the run, {_IDLE_UNDER_GRAPHS}"
+        elif (outside := p.idle_outside_graph_calls) >= 0.5:
+            # Most of the wait is no graph's launches: CUDA graphs would not take it away
+            detail += (f"; the GPU is idle {idle.reported_share:.0%} of the run, {outside:.0%} of that outside the "
+                       "compiled graph calls")
         else:
             detail += f"; the GPU is idle {idle.reported_share:.0%} of the run: {_IDLE_LAUNCH_BOUND}"
+        if p.idle_said:  # what kept it waiting: an eager op's stall is no launch overhead, nor a graph's warm-up
+            detail += f" ({p.idle_said})"
     if top is not None:
         via = f" via {top.op}" if top.op and top.op != top.name else ""
         lines = f" ({', '.join(u.short for u in top.user_lines[:2])})" if top.user_lines else ""
