@@ -126,3 +126,38 @@ def test_a_profile_of_another_run_is_said_and_not_compared(capsys):
     assert note.startswith("run time not compared: B's profile hf_gpt2_profile.profile.json.gz is not joined to its log "
                            "(this profile is from another run")
     assert not any(c["section"] == "runtime" for c in run["changes"])
+
+
+def _part_kernels(events: list[dict], part: str) -> list[dict]:
+    """The GPU work launched inside the profile's record_function range `part` ("eager", "compiled")."""
+    [span] = [e for e in events if e["cat"] == "user_annotation" and e["name"] == part]
+    inside = {e["args"]["correlation"] for e in events if e["cat"] in ("cuda_runtime", "cuda_driver")
+              and span["ts"] <= e["ts"] < span["ts"] + span["dur"] and "correlation" in e.get("args", {})}
+    return [e for e in events if e["cat"] in ("kernel", "gpu_memcpy", "gpu_memset")
+            and e["args"].get("correlation") in inside]
+
+
+def test_the_eager_part_of_a_profile_holding_both_runs_is_compared_too(capsys, tmp_path):
+    """profile_cudagraphs holds the MLP eager (5 calls in its "eager" range) and compiled (5 replays in "compiled"):
+    diff compared only its compiled part and said nothing of the eager one. Against the launch-bound profile (no
+    eager run), the note says what B's compiled part took against its own eager part; against a copy of itself, the
+    eager parts' kernels and idle are compared (the same code in both: a control for the machine) and the speed-ups."""
+    b = _events("profile_cudagraphs")
+    eager, compiled = _part_kernels(b, "eager"), _part_kernels(b, "compiled")
+    eager_us, compiled_us = sum(e["dur"] for e in eager), sum(e["dur"] for e in compiled)
+    speedup = eager_us / compiled_us
+    assert 1.0 < speedup < 1.2  # 184 µs against 172 µs
+    eager_span = max(e["ts"] + e["dur"] for e in eager) - min(e["ts"] for e in eager)
+    eager_idle = (eager_span - _union([(e["ts"], e["ts"] + e["dur"]) for e in eager])) / eager_span
+
+    _, run = _diff_json(capsys, cuda211("profile_launch_bound.log.gz"), cuda211("profile_cudagraphs.log.gz"))
+    [note] = [n for n in run["notes"] if n.startswith("run time")]
+    assert f"B's profile also holds an eager run: its compiled part ran {speedup:.2f}x faster (kernel time)" in note
+
+    copy = tmp_path / "profile_cudagraphs.log.gz"
+    shutil.copy(cuda211("profile_cudagraphs.log.gz"), copy)
+    shutil.copy(cuda211("profile_cudagraphs.profile.json.gz"), tmp_path / "profile_cudagraphs.profile.json.gz")
+    _, run = _diff_json(capsys, cuda211("profile_cudagraphs.log.gz"), copy)
+    [note] = [n for n in run["notes"] if n.startswith("run time")]
+    assert (f"eager part {_us(eager_us)} → {_us(eager_us)} of kernels, GPU idle {eager_idle:.0%} → {eager_idle:.0%}; "
+            f"the compiled part's speed-up over its profile's eager part (kernel time) {speedup:.2f}x → {speedup:.2f}x") in note

@@ -1035,6 +1035,19 @@ def _runtime_changes(a: RunFacts, b: RunFacts, result: RunDiff, sides: tuple[str
         idle = (ra["idle_us"] / ra["run_us"], rb["idle_us"] / rb["run_us"])
         said.append(f"GPU idle {idle[0]:.0%} → {idle[1]:.0%}")
         changed = changed or abs(idle[1] - idle[0]) >= RUNTIME_IDLE_POINTS
+    # A profile holding an eager run too (facts saved before have no "eager"): its kernels and idle, the same code in
+    # both runs, and what each run's compiled part took against its own eager part.
+    ea, eb = ra.get("eager"), rb.get("eager")
+    if ea and eb:
+        said.append(f"eager part {format_us(ea['kernels_us'])} → {format_us(eb['kernels_us'])} of kernels, GPU idle "
+                    f"{_share(ea['idle_us'], ea['run_us']):.0%} → {_share(eb['idle_us'], eb['run_us']):.0%}")
+        if ra.get("speedup") and rb.get("speedup"):
+            said.append(f"the compiled part's speed-up over its profile's eager part (kernel time) {ra['speedup']:.2f}x → "
+                        f"{rb['speedup']:.2f}x")
+    elif (ea or eb) and (ra if ea else rb).get("speedup"):
+        side, r = (sides[0], ra) if ea else (sides[1], rb)
+        faster = f"{r['speedup']:.2f}x faster" if r["speedup"] >= 1 else f"{1 / r['speedup']:.2f}x slower"
+        said.append(f"{possessive(side)} profile also holds an eager run: its compiled part ran {faster} (kernel time)")
     only = [c for c in ga if c not in gb] + [c for c in gb if c not in ga]
     if only:
         said.append(f"ran in one profile only: {', '.join(only[:4])}")
@@ -1044,8 +1057,14 @@ def _runtime_changes(a: RunFacts, b: RunFacts, result: RunDiff, sides: tuple[str
                             f"{RUNTIME_RATIO:g}x, and the idle share within {RUNTIME_IDLE_POINTS:.0%})")
         return []
     detail = {"profile_a": ra["profile"], "profile_b": rb["profile"], "graphs": rows,
-              "per_call_us": list(per_call) if per_call else None, "idle_share": list(idle) if idle else None}
+              "per_call_us": list(per_call) if per_call else None, "idle_share": list(idle) if idle else None,
+              "eager_kernels_us": [ea["kernels_us"], eb["kernels_us"]] if ea and eb else None,
+              "speedup": [ra.get("speedup"), rb.get("speedup")] if ra.get("speedup") or rb.get("speedup") else None}
     return [Change("runtime", "changed", f"run time: {text}", None, ra["run_us"], rb["run_us"], detail)]
+
+
+def _share(part: float, whole: float) -> float:
+    return part / whole if whole else 0.0
 
 
 def _ratio(x: float, y: float) -> float:

@@ -1833,6 +1833,13 @@ def runtime_facts(runtime: Runtime | None) -> dict[str, Any] | None:
         row["kernels_us"] = round(row["kernels_us"] + g.kernels_us, 3)
     run_us = part.run_us if part is not None else p.run_us
     idle_us = part.idle_us if part is not None else sum(k.total_us for k in p.kernels if k.name == GPU_IDLE)
+    # Its eager part: the same model run eagerly in the same profile, what the compiled part is measured against (the
+    # comparison's speed-up) and, in both runs of a diff, the same code timed twice: whether the machine changed.
+    eager = next((i for i in p.idle_by_part if i.part == "eager"), None)
+    speedup = runtime.comparison.speedup if eager is not None and runtime.comparison is not None else None
     return {"profile": p.source.rsplit("/", 1)[-1], "timeline": p.timeline, "part": "compiled" if part else None,
             "run_us": round(run_us, 3), "idle_us": round(idle_us, 3), "graph_launches": p.graph_launches,
-            "slow_us": round(p.slow_us, 3), "graphs": sorted(graphs.values(), key=lambda g: -g["kernels_us"])}
+            "slow_us": round(p.slow_us, 3), "graphs": sorted(graphs.values(), key=lambda g: -g["kernels_us"]),
+            "eager": {"run_us": round(eager.run_us, 3), "idle_us": round(eager.idle_us, 3),
+                      "kernels_us": round(eager.run_us - eager.idle_us, 3)} if eager is not None else None,
+            "speedup": round(speedup, 6) if speedup else None}
