@@ -190,7 +190,7 @@ ADDED_IN_10 = {
 ADDED_IN_11 = {
     "analyses.aoti.Aoti": ("build",),
     "analyses.aoti.AotiPackage": ("contents",),
-    "analyses.check.Rules": ("no_static_aoti_packages", "user_kernels"),
+    "analyses.check.Rules": ("no_static_aoti_packages", "user_kernels", "max_run_time_ratio"),
     "analyses.compile_time.CompileTime": ("called_from",),
     "analyses.diagnosis.StageOutcome": ("expected_recompiles", "printed"),
     "analyses.diagnosis.Verdict": ("printed",),
@@ -201,7 +201,9 @@ ADDED_IN_11 = {
     "analyses.insights.Insights": ("user_kernels",),
     "analyses.provenance.ProvenanceSection": ("user_kernel_notes", "apart_notes"),
     "analyses.runtime.Comparison": ("compiled_slow_us", "compiled_slow_calls"),
+    "analyses.runtime.ProfileRuntime": ("capabilities", "idle_by_cpu"),
     "analyses.sources.LineNotes": ("numerics", "user_kernels"),
+    "model.profile.Profile": ("capabilities",),
 }
 
 

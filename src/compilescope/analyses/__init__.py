@@ -40,7 +40,7 @@ RESULTS_FORMAT = "compilescope.results"
 RESULTS_VERSION = 11
 # The digest of the saved classes' fields (names and annotations) that RESULTS_VERSION's form has: tests/test_results.py
 # fails naming RESULTS_VERSION when a field changes and this does not, so a change to the saved form moves both here.
-RESULTS_FINGERPRINT = "06da13a8363aa945"
+RESULTS_FINGERPRINT = "cdd9b4b209ea0535"
 # Another version's file is refused, not migrated: the fields a version adds have defaults, but each is a claim (no
 # RecompileStep.expected: every recompile avoidable; no numerics: no line differs from eager), not "unknown".
 SAVE_AGAIN = "save them again from the log: compilescope LOG --save FILE"
@@ -54,7 +54,8 @@ RESULTS_ADDED = {
         "compiled, GradScaler's calls and whether a backward break's backward was compiled, the user's own Triton "
         "kernels, what an AOTInductor package holds and its build's time, the lines that differ from eager on the "
         "source pages, the compiled side's slow calls in a speed-up, the run-time facts diff compares, and the user's "
-        "line that called each compile's frame where it is not their code",
+        "line that called each compile's frame where it is not their code, a profile's GPUs' compute capability and "
+        "its GPU idle by what the CPU ran, and check's run-time gate (--max-run-time-ratio)",
 }
 
 
