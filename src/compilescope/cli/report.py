@@ -104,9 +104,12 @@ class ReportCommand:
         return 0
 
 
-# A log's report is written by several processes (OutputDir.write_all) from this many bytes of payload up:
-# below it the fork, and the pages each process walks past, cost about what the second core saves.
-PARALLEL_FROM = 4 << 20
+# A log's report is written by several processes (OutputDir.write_all) from this many bytes of payload up. Each
+# process copies, on write, nearly every page the whole write touches, whatever its share (reference counts, and new
+# objects placed in the free chunks the analysis leaves in the heap, ~14 MB on GPT-2): 4-8% more CPU. Two processes
+# save 4-7% of the wall time of the real logs of 4.7-6.4 MiB on an idle machine and none on a busy one, and 10-14%
+# from 13 MiB up (the commit that set 8 MiB has the runs).
+PARALLEL_FROM = 8 << 20
 MAX_PROCESSES = 4  # past this, the processes mostly wait on each other and on the disk
 
 
