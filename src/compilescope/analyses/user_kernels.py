@@ -273,16 +273,22 @@ def _artifact_text(trace: Trace, entry: Compile, prefixes: tuple[str, ...]) -> l
             if a.payload is not None and a.name.startswith(prefixes)]
 
 
-def _launch_sites(trace: Trace, entry: Compile, calls: list[str]) -> list[UserLocation]:
-    """The user lines of the triton_kernel_wrapper nodes torch's node mappings tie to these calls."""
-    mappings: list[dict] = []
-    for text in _artifact_text(trace, entry, (NODE_MAPPINGS,)):
+def _json_objects(trace: Trace, entry: Compile, prefix: str) -> list[dict]:
+    """The compile's artifacts of that name that hold a JSON object (one that does not is torch's or a cut log's)."""
+    found = []
+    for text in _artifact_text(trace, entry, (prefix,)):
         try:
             loaded = orjson.loads(text)
         except orjson.JSONDecodeError:
             continue
         if isinstance(loaded, dict):
-            mappings.append(loaded)
+            found.append(loaded)
+    return found
+
+
+def _launch_sites(trace: Trace, entry: Compile, calls: list[str]) -> list[UserLocation]:
+    """The user lines of the triton_kernel_wrapper nodes torch's node mappings tie to these calls."""
+    mappings = _json_objects(trace, entry, NODE_MAPPINGS)
     for text in _artifact_text(trace, entry, POST_GRAD):
         for m in mappings:
             sites = launch_sites(m, text.split("\n"), calls)
@@ -351,13 +357,8 @@ def user_kernels(trace: Trace) -> UserKernels:
         if entry.compile_id is None:
             continue
         info: dict[str, Any] = {}
-        for text in _artifact_text(trace, entry, (KERNEL_INFO,)):
-            try:
-                loaded = orjson.loads(text)
-            except orjson.JSONDecodeError:
-                continue
-            if isinstance(loaded, dict):
-                info.update(loaded)
+        for loaded in _json_objects(trace, entry, KERNEL_INFO):
+            info.update(loaded)
         for code in _artifact_text(trace, entry, (OUTPUT_CODE,)):
             for m in definitions(code):
                 var = m["var"]
