@@ -235,3 +235,28 @@ def test_the_source_page_shows_a_numpy_arrays_guards_in_the_users_terms(tmp_path
     assert shown.count("DIMENSION_DYNAMIC_MARKING_GUARD: hasattr(NumPy array a, '_dynamo_dynamic_indices') == False") \
         == 3
     assert unescape(notes).count('title="TENSOR_MATCH: check_tensor(___from_numpy(L[\'a\']), Tensor,') == 3
+
+
+def test_the_source_page_shows_a_size_guard_that_torch_notes_as_the_sizes_first_use(tmp_path):
+    # [6/2]'s `LAMBDA_GUARD: 2 <= ___from_numpy(L['a']).size()[0]` ends, after its `# ...func_numpy.py:55 in
+    # np_normalize`, in torch's note "(user code shown is first use of this value--the guard itself is not due user
+    # code but due to 0/1 specialization ...)": line 55 used the size first, 0/1 specialization made the guard. The
+    # page lists it with [6/2]'s guards there, as a size of the array, and says so.
+    from compilescope.analyses.installed_guards import guard_site
+
+    from ..sources.test_source_page import plain, row, source_page
+
+    line = line_holding(PROGRAM, "return (a - a.mean()) / (a.std() + 1e-6)")
+    (tree,) = [p for e, p in raw_records(torch213(LOG)) if e.get("frame_compile_id") == 2 and e.get("frame_id") == 6
+               and "dynamo_cpp_guards_str" in e]
+    (raw,) = [g for g in tree.splitlines() if "LAMBDA_GUARD: 2 <= ___from_numpy(L['a']).size()[0]" in g]
+    assert raw.endswith(f"func_numpy.py:{line} in np_normalize (user code shown is first use of this value--the guard "
+                        "itself is not due user code but due to 0/1 specialization in the framework; to avoid "
+                        "specialization try torch._dynamo.decorators.mark_unbacked(tensor, dim))")
+    site = guard_site(raw)
+    assert site is not None and site[1:3] == (line, "np_normalize")
+    shown = plain(row(source_page(torch213(LOG), tmp_path / "out", "func_numpy.py"), line))
+    assert "2 guards of [6/2] come from this line" in shown  # (the TENSOR_MATCH and this one)
+    assert ("LAMBDA_GUARD: 2 <= a.shape[0] (this line first used the size; the guard comes from 0/1 specialization"
+            in shown)
+    assert shown.count("0/1 specialization") == 1  # ([6/0] and [6/1] made no size dynamic)

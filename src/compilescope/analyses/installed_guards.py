@@ -13,11 +13,16 @@ from ..lazy_regex import lazy_compile
 GUARDS_ARTIFACT = "dynamo_cpp_guards_str"
 # A guard with the user line that made it: `+- KIND: check  # code  # path:N in fn`, and torch's hint after it where
 # it gave one: `... in fn (HINT: type float)` (a TYPE_MATCH or ID_MATCH on an object; a hint may hold parentheses).
+# A shape guard ends in torch's own note instead, `... in fn (_dynamo/variables/tensor.py:2606 in evaluate_expr)`,
+# or, for a size's range from 0/1 specialization, FIRST_USE_NOTE: its line is the size's first use.
 GUARD_LINE = lazy_compile(r"\+- (?P<guard>[A-Z_]+: .*?)\s+# (?P<code>.*?)\s+# (?P<file>\S+?):(?P<line>\d+) in (?P<func>\S+)"
-                          r"(?:\s+\(HINT: (?P<hint>.*)\))?\s*$")
+                          r"(?:\s+\(HINT: (?P<hint>.*)\)|\s+\((?P<note>.*)\))?\s*$")
 # What every GUARD_LINE ends with, found without its lazy groups: most guard lines name no user line, and
 # GUARD_LINE backtracks over such a line for ~25 us; only the lines this finds are matched in full.
-GUARD_TAIL = lazy_compile(r"# \S+?:\d+ in \S+(?:\s+\(HINT: .*\))?\s*$")
+GUARD_TAIL = lazy_compile(r"# \S+?:\d+ in \S+(?:\s+\(.*\))?\s*$")
+# torch's note on a guard that its line did not make (symbolic_shapes.py, create_symbol): the line only used the size
+# first, and the guard (`2 <= L['x'].size()[0]`) comes from specializing sizes 0 and 1.
+FIRST_USE_NOTE = "user code shown is first use of this value"
 _TYPE = lazy_compile(r", type=<class '(?P<type>[\w.]{1,300})'>")
 _MANAGER = lazy_compile(r"GuardManager: source=(?P<source>[LG]\[.{1,1000}?), accessed_by=")
 

@@ -42,7 +42,7 @@ from .errors import CompileErrors, metrics_number
 from .graph_breaks import (ARTIFACT as GRAPH_BREAK_ARTIFACT, BREAK_HEADER, EXPLICIT_BREAK, GraphBreaks, graph_breaks,
                            parse_reason, resume_of)
 from .fx_sites import GRAPH_ARTIFACT, FxNodeSite, fx_node_sites
-from .installed_guards import GUARD_LINE, GUARD_TAIL, GUARDS_ARTIFACT
+from .installed_guards import FIRST_USE_NOTE, GUARD_LINE, GUARD_TAIL, GUARDS_ARTIFACT
 from .numerics import Numerics, numerics
 from .provenance import Provenance, UserLine, analyze_provenance, is_users_file, user_lines_at
 from .recompiles import Recompiles, recompiles
@@ -151,6 +151,9 @@ class InstalledGuards:
     # A guard (torch's text) -> it with Dynamo's ___stack names in the user's words, as the recompiles view says it.
     described: dict[str, str] = field(default_factory=dict)
     hints: dict[str, str] = field(default_factory=dict)  # a guard (torch's text) -> torch's hint after it ("type float")
+    # The guards (torch's text) that torch says this line only used the size of first (FIRST_USE_NOTE): 0/1
+    # specialization made them, not the line.
+    first_use: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -403,12 +406,14 @@ class LineNotes:
                     group.described[g["guard"]] = g["described"]
                 if "hint" in g:
                     group.hints[g["guard"]] = g["hint"]
+                if g.get("first_use"):
+                    group.first_use.append(g["guard"])
         for group in by_compile.values():
             if not group.guards:  # the line has nothing else: its checks are its guards, shown as such
                 group.guards, group.dimension_marking = group.dimension_marking, []
         alike = _alike(((cid, group) for cid, group in by_compile.items()),
                        lambda g: (tuple(g.guards), tuple(g.dimension_marking), tuple(g.described.items()),
-                                  tuple(g.hints.items())))
+                                  tuple(g.hints.items()), tuple(g.first_use)))
         for ids, group in alike:
             group.compile_ids = ids
         return [group for _, group in alike]
@@ -1044,8 +1049,9 @@ def analyze_sources(trace: Trace, provenance: Provenance | None = None, shapes: 
     installed: set[tuple[str, int, str, str]] = set()
     code_guards: dict[str, CodeGuards] = {}  # compile id -> its guards on inlined functions' code
     # Recompiles install mostly the same guards again: each distinct guard line is parsed once.
-    # (guard, file, line, code, hint, function, the function whose code it guards: _CODE_GUARD)
-    parsed: dict[str, tuple[str, str, int, str, str | None, str, str | None] | None] = {}
+    # (guard, file, line, code, hint, function, the function whose code it guards: _CODE_GUARD, whether torch notes
+    # the line as the first use of a size: FIRST_USE_NOTE)
+    parsed: dict[str, tuple[str, str, int, str, str | None, str, str | None, bool] | None] = {}
     for key, guarded, guards_payload in guard_sites:
         for raw in trace.payload_text(guards_payload).splitlines():
             if raw in parsed:
@@ -1054,11 +1060,12 @@ def analyze_sources(trace: Trace, provenance: Provenance | None = None, shapes: 
                 m = GUARD_LINE.search(raw) if GUARD_TAIL.search(raw) else None
                 inlined = _CODE_GUARD.match(m["guard"]) if m is not None else None
                 found_guard = parsed[raw] = ((m["guard"], m["file"], int(m["line"]), m["code"], m["hint"], m["func"],
-                                              inlined and (inlined["key"] or inlined["attr"]))
+                                              inlined and (inlined["key"] or inlined["attr"]),
+                                              (m["note"] or "").startswith(FIRST_USE_NOTE))
                                              if m is not None else None)
             if found_guard is None:
                 continue
-            guard_text, path, line, code, hint, function, inlined_name = found_guard
+            guard_text, path, line, code, hint, function, inlined_name, first_use = found_guard
             if inlined_name is not None:
                 code_guards.setdefault(key, CodeGuards()).in_function.setdefault(function, set()).add(inlined_name)
             if path not in known:
@@ -1076,9 +1083,11 @@ def analyze_sources(trace: Trace, provenance: Provenance | None = None, shapes: 
                     code_guards[key].user_lines.setdefault((path, line), set()).add(inlined_name)
             if n is not None and (path, line, key, guard_text) not in installed:
                 installed.add((path, line, key, guard_text))
-                guard_note = {"installed": key, "guard": guard_text}
+                guard_note: dict[str, Any] = {"installed": key, "guard": guard_text}
                 if hint:  # (torch's hint on what the guard checks: "type float")
                     guard_note["hint"] = hint
+                if first_use:
+                    guard_note["first_use"] = True
                 named = stack_values.guard_names(guarded, guard_text) if "___stack" in guard_text else {}
                 if named:  # (Dynamo's ___stack names in the user's words, as the recompiles view says them)
                     guard_note["described"] = name_stack_values(guard_text, named)

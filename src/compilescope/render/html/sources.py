@@ -110,6 +110,12 @@ def _hint_html(hint: str | None) -> str:
     return f' <span class="muted">(hint: {html_text(hint)})</span>' if hint else ""
 
 
+# An installed guard torch notes as the first use of a size: the line used it, 0/1 specialization made the guard.
+_FIRST_USE_HTML = (' <span class="muted">(this line first used the size; the guard comes from 0/1 specialization, which '
+                   'leaves sizes 0 and 1 to compiles of their own: <code>torch._dynamo.decorators.mark_unbacked(tensor, '
+                   'dim)</code> avoids it)</span>')
+
+
 def _source_html(symbol: dict) -> str:
     """" from " and a symbol's source (a created symbol's "source", a specialized one's "sources"): a name Dynamo
     made in the user's words (its "described"), torch's text in the title; else torch's text; "" where it has none."""
@@ -238,7 +244,8 @@ def _notes_html(page: _Page, f: SourceFile, n: int, dirs: _CompileDirs) -> Itera
             continue
         yield f'<li class="n-guard">recompiled as {_cid(recompile.recompile, dirs)}: {failed}</li>'
     for group in notes.installed_guards():
-        listed = "".join(f"<li>{_guard_html({'guard': g, 'described': group.described.get(g)})}{_hint_html(group.hints.get(g))}</li>"
+        listed = "".join(f"<li>{_guard_html({'guard': g, 'described': group.described.get(g)})}{_hint_html(group.hints.get(g))}"
+                         f"{_FIRST_USE_HTML if g in group.first_use else ''}</li>"
                          for g in group.guards)
         if group.dimension_marking:
             marking = "".join(f"<li>{_guard_html({'guard': g, 'described': group.described.get(g)})}</li>"
