@@ -233,6 +233,10 @@ SCENARIOS = [
     Scenario("amp_train_step", "amp_train_step.py", gzip=True, env=RUN_ENV),
     Scenario("amp_train_step_clip", "amp_train_step.py", gzip=True, env={"AMP_VARIANT": "clip"}),
     Scenario("amp_train_step_fixed", "amp_train_step.py", gzip=True, env={**RUN_ENV, "AMP_VARIANT": "fixed"}),
+    # torch.compile of an nn.Linear subclass keeping nn.Linear's forward: torch's wrap_inline `inner` is the frame,
+    # recompiled for a new batch size; _fixed marks the batch dynamic before the first call.
+    Scenario("compiled_linear", "compiled_linear.py", gzip=True),
+    Scenario("compiled_linear_fixed", "compiled_linear.py", gzip=True, env={"LINEAR_VARIANT": "fixed"}),
 ]
 
 SCRUB_ENV = [
@@ -264,6 +268,7 @@ SCRUB_ENV = [
     "MODULE_VARIANT",
     "SUBCLASS_VARIANT",
     "AMP_VARIANT",
+    "LINEAR_VARIANT",
 ]
 
 
