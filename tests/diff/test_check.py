@@ -774,3 +774,43 @@ def test_diff_and_check_name_torchs_module_wrapper_by_the_module_as_recompiles_d
     assert run_cli("check", rank_1, "--baseline", rank_0) == 1
     out = capsys.readouterr().out
     assert f"baseline-recompiles: 0 → 1 recompiles; most in {frame}: 0 → 1," in out and " inner " not in out
+
+
+def test_a_users_subclass_of_a_torch_module_is_named_alike_in_recompiles_diff_and_check(capsys):
+    # compiled_linear (torch.compile(Projection(8, 4)), Projection a user's nn.Linear subclass keeping nn.Linear's
+    # forward): every compilation_metrics names torch's wrapper (co_name `inner`, external_utils.py, co_firstlineno
+    # 67), each dynamo_start stack ends `serve:34` → ... → `_wrapped_call_impl` (nn/modules/module.py) → `inner`, and
+    # each guard tree types `source=L['fn']` as `__main__.Projection`, a class outside torch.nn. [0/1] recompiled for
+    # batch 6 ("0/0: tensor 'args[0]' size mismatch at index 0. expected 4, actual 6"); _fixed, the batch marked
+    # dynamic, compiled [0/0] only. The user's class names the frame everywhere, not torch's `inner`.
+    from ..tracelog import raw_records
+
+    records = raw_records(torch213("compiled_linear.log.gz"))
+    metrics = [e["compilation_metrics"] for e, _ in records if "compilation_metrics" in e]
+    assert [(m["co_name"], m["co_filename"].endswith("torch/_dynamo/external_utils.py"), m["co_firstlineno"])
+            for m in metrics] == [("inner", True, 67)] * 2
+    assert metrics[1]["recompile_reason"] == "0/0: tensor 'args[0]' size mismatch at index 0. expected 4, actual 6"
+    starts = [e["dynamo_start"]["stack"] for e, _ in records if "dynamo_start" in e]
+    assert [[(f["name"], f["line"]) for f in s[-4:]] for s in starts] == [
+        [("serve", 34), ("__call__", 511), ("_wrapped_call_impl", 1778), ("inner", 67)]] * 2
+    trees = [p for e, p in records if "dynamo_cpp_guards_str" in e]
+    assert len(trees) == 2 and all("source=L['fn'], " in t and "type=<class '__main__.Projection'>" in t
+                                   for t in trees)
+    fixed = [e["compilation_metrics"] for e, _ in raw_records(torch213("compiled_linear_fixed.log.gz"))
+             if "compilation_metrics" in e]
+    assert [(m["co_name"], m["recompile_reason"]) for m in fixed] == [("inner", None)]
+
+    log, fixed_log = torch213("compiled_linear.log.gz"), torch213("compiled_linear_fixed.log.gz")
+    frame = "Projection's forward (external_utils.py:67, called at compiled_linear.py:34)"
+    assert run_cli("summary", log) == 0
+    out = capsys.readouterr().out
+    assert "Projection's forward  (external_utils.py:67, called at compiled_linear.py:34)" in out
+    assert "inner" not in out
+    assert run_cli("diff", log, fixed_log) == 1
+    out = " ".join(capsys.readouterr().out.split())
+    assert f"~ {frame}: 2 → 1 compiles (1 → 0 recompiles)" in out and "inner" not in out
+    assert run_cli("check", log, "--max-recompiles", "0") == 1
+    assert lines(capsys.readouterr().out) == [f"max-recompiles: 1 recompile, at most 0 allowed: {frame} recompiled once"]
+    assert run_cli("check", log, "--baseline", fixed_log) == 1
+    out = capsys.readouterr().out
+    assert f"baseline-recompiles: 0 → 1 recompiles; most in {frame}: 0 → 1," in out and " inner " not in out

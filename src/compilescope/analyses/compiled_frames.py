@@ -66,9 +66,22 @@ def wrapped_function(trace: Trace, entry: Compile) -> UserLocation | None:
 
 
 # The guard tree's line for wrap_inline's argument: `GuardManager: source=L['fn'], ..., type=<class 'torch.nn....Sequential'>`.
-# Only torch.nn's modules: wrap_inline wraps a module whose forward Dynamo would not start a frame in (torch's own);
-# a function it wraps (torch.compile of a builtin, `type=<class 'function'>`) has no module to name.
-_WRAPPED_MODULE = lazy_compile(r"source=L\['fn'\], [^\n]{0,300}?type=<class 'torch\.nn\.[\w.]{0,300}?\.(\w{1,200})'>")
+# wrap_inline wraps a module whose forward Dynamo would not start a frame in (torch's own): torch.nn's, or a user's
+# subclass keeping one (`__main__.Projection`, an nn.Linear); a function it wraps (torch.compile of a builtin,
+# `type=<class 'function'>`, or a functools.partial) has no module to name.
+_WRAPPED_MODULE = lazy_compile(r"source=L\['fn'\], [^\n]{0,300}?type=<class '(?P<path>[\w.]{1,300}?)\.(?P<cls>\w{1,200})'>")
+_MODULE_CALL = ("_wrapped_call_impl", "_call_impl")  # nn.Module.__call__'s frames, in nn/modules/module.py
+
+
+def _called_as_module(entries: list[Compile]) -> bool:
+    """Whether a frame of torch's `inner` was called by nn.Module's __call__ (its dynamo_start stack's frame above it):
+    torch.compile of a module (OptimizedModule) calls it so; a wrapped function is called by the compiled function."""
+    for entry in entries:
+        if entry.stack and len(entry.stack) >= 2:
+            caller = entry.stack[-2]
+            return (caller.name in _MODULE_CALL and is_torch_file(caller.filename)
+                    and caller.filename.replace("\\", "/").endswith("nn/modules/module.py"))
+    return False
 
 
 def _is_wrap_inline(filename: object, name: object) -> bool:
@@ -79,7 +92,8 @@ def _is_wrap_inline(filename: object, name: object) -> bool:
 
 def wrapped_module(trace: Trace, entries: list[Compile]) -> str | None:
     """The class of the module a frame runs where that frame is torch's wrapper of it ("Sequential",
-    "DistributedDataParallel"): torch.compile of a torch.nn module (Sequential; DDP, or a model DDP wraps and calls)
+    "DistributedDataParallel", a user's "Projection" subclassing nn.Linear): torch.compile of a module whose forward
+    is torch.nn's (Sequential; DDP, or a model DDP wraps and calls; a user's subclass that keeps its forward)
     compiles wrap_inline's `inner`, which calls the module, and the guard tree of a compilation of it (entries: the
     frame's) names the module's class in the guard on `L['fn']`. None where the frame is another, or no guard tree of
     it is logged. The user's module is what its recompiles and compile times belong to, not torch's `inner`."""
@@ -94,7 +108,8 @@ def wrapped_module(trace: Trace, entries: list[Compile]) -> str | None:
     for entry in entries:
         tree = next((a for a in entry.artifacts if a.name == "dynamo_cpp_guards_str" and a.payload is not None), None)
         if tree is not None and (m := _WRAPPED_MODULE.search(trace.payload_text(tree.payload))) is not None:
-            return m[1]
+            # (a class outside torch.nn is a module only where nn.Module's __call__ called the frame)
+            return m["cls"] if m["path"].startswith("torch.nn.") or _called_as_module(entries) else None
     return None
 
 
