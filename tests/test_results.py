@@ -202,6 +202,7 @@ ADDED_IN_11 = {
     "analyses.provenance.ProvenanceSection": ("user_kernel_notes", "apart_notes"),
     "analyses.runtime.Comparison": ("compiled_slow_us", "compiled_slow_calls"),
     "analyses.runtime.ProfileRuntime": ("capabilities", "idle_by_cpu"),
+    "analyses.sources.InstalledGuards": ("first_use",),
     "analyses.sources.LineNotes": ("numerics", "user_kernels"),
     "model.profile.Profile": ("capabilities",),
 }
