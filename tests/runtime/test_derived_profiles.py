@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -153,6 +154,23 @@ def _covered(gaps: list[tuple[float, float]], ranges: list[tuple[float, float]])
     return [sum(max(0.0, min(b, e) - max(a, s)) for a, b in gaps) for s, e in ranges]
 
 
+def _steady_cut(tmp_path: Path) -> tuple[Path, list[dict], list[tuple[float, float]]]:
+    """capture_profile from its second forward graph call on (its 4 steady steps, as compilescope advises profiling):
+    the cut profile, its timed events, and the GPU's idle gaps between its kernels (no compile in it)."""
+    events = _events("capture_profile")
+    timed = [e for e in events if e.get("ph") == "X"]
+    calls = sorted((e for e in timed if e.get("cat") == "cpu_op" and e["name"].startswith("## Call CompiledFxGraph")),
+                   key=lambda e: e["ts"])
+    kept = [e for e in timed if e["ts"] >= calls[2]["ts"]]  # calls alternate forward, backward
+    gpu = sorted((e["ts"], e["ts"] + e["dur"]) for e in kept if e["cat"] in ("kernel", "gpu_memcpy", "gpu_memset"))
+    gaps, end = [], gpu[0][1]
+    for s, e in gpu[1:]:
+        if s > end:
+            gaps.append((end, s))
+        end = max(end, e)
+    return _write([e for e in events if e.get("ph") != "X"] + kept, tmp_path / "steady.json"), kept, gaps
+
+
 def test_the_steady_steps_gpu_idle_is_said_by_what_the_cpu_ran(tmp_path):
     """capture_profile cut to its 4 steady steps (from the second forward graph call on, as compilescope advises
     profiling): 27 ms of GPU span, 6.8 ms a step, of which the kernels take 1.3 ms (graph calls and the few eager
@@ -162,20 +180,11 @@ def test_the_steady_steps_gpu_idle_is_said_by_what_the_cpu_ran(tmp_path):
     ... where CUDA graphs help', which CUDA graphs would not mend: most of it is outside the graph calls."""
     from compilescope.wording import format_us
 
-    events = _events("capture_profile")
-    timed = [e for e in events if e.get("ph") == "X"]
-    calls = sorted((e for e in timed if e.get("cat") == "cpu_op" and e["name"].startswith("## Call CompiledFxGraph")),
-                   key=lambda e: e["ts"])
-    kept = [e for e in timed if e["ts"] >= calls[2]["ts"]]  # calls alternate forward, backward
+    cut, kept, gaps = _steady_cut(tmp_path)
     gpu = sorted((e["ts"], e["ts"] + e["dur"]) for e in kept if e["cat"] in ("kernel", "gpu_memcpy", "gpu_memset"))
     assert not [e for e in kept if e["cat"] == "gpu_memcpy"]
     assert not [e for e in kept if "optim" in e["name"].lower()]
-    gaps, end = [], gpu[0][1]
-    for s, e in gpu[1:]:
-        if s > end:
-            gaps.append((end, s))
-        end = max(end, e)
-    span = end - gpu[0][0]
+    span = max(e for _, e in gpu) - gpu[0][0]
     assert span / 4 == pytest.approx(6756, abs=1)
     accumulate = _covered(gaps, [(e["ts"], e["ts"] + e["dur"]) for e in kept if e["cat"] == "cpu_op"
                                  and e["name"] == "autograd::engine::evaluate_function: torch::autograd::AccumulateGrad"])
@@ -183,7 +192,6 @@ def test_the_steady_steps_gpu_idle_is_said_by_what_the_cpu_ran(tmp_path):
                                 and e["name"].startswith("## Call CompiledFxGraph")])
     assert sum(accumulate) > 0.4 * sum(b - a for a, b in gaps) and max(accumulate) > 0.9 * sum(accumulate)
 
-    cut = _write([e for e in events if e.get("ph") != "X"] + kept, tmp_path / "steady.json")
     p = _runtime(cuda211("capture_profile.log.gz"), cut).profiles[0]
     causes = {c.what: c for c in p.idle_by_cpu}
     assert causes["AccumulateGrad"].us == pytest.approx(sum(accumulate), rel=1e-6)
@@ -197,3 +205,59 @@ def test_the_steady_steps_gpu_idle_is_said_by_what_the_cpu_ran(tmp_path):
     assert f"AccumulateGrad {format_us(sum(accumulate))} ({format_us(max(accumulate))} of it in one call)" in detail
     assert f"compiled graph calls {format_us(sum(in_graphs))}" in detail
     assert "of that outside the compiled graph calls" in detail and "launch-bound" not in detail
+
+
+def _union_of(intervals: list[tuple[float, float]]) -> list[tuple[float, float]]:
+    out: list[tuple[float, float]] = []
+    for s, e in sorted(intervals):
+        if out and s <= out[-1][1]:
+            out[-1] = (out[-1][0], max(out[-1][1], e))
+        else:
+            out.append((s, e))
+    return out
+
+
+def test_the_runtime_page_and_table_show_the_idle_by_what_the_cpu_ran(tmp_path, capsys):
+    """The same 4 steady steps: the idle split was in --json and the finding only. The runtime page and the terminal's
+    runtime section give it as rows: AccumulateGrad 12.1 ms, 11.4 ms of it one call (the first accumulation, step 2),
+    7.7 ms inside the graph calls, 2.7 ms in no op, 1.4 ms in CompiledFunctionBackward outside its graph call. Each is
+    worked out here from the raw events: the gaps between kernels that each range covers (the range's own graph calls
+    left out), and what no op range on any thread covers."""
+    from compilescope.wording import format_us
+
+    from ..conftest import report, run_cli
+    from ..htmltable import table_rows
+
+    cut, kept, gaps = _steady_cut(tmp_path)
+    ops = [e for e in kept if e["cat"] in ("cpu_op", "user_annotation")]
+    ranges = {name: [(e["ts"], e["ts"] + e["dur"]) for e in ops if e["name"] == name]
+              for name in ("autograd::engine::evaluate_function: torch::autograd::AccumulateGrad",
+                           "autograd::engine::evaluate_function: CompiledFunctionBackward")}
+    accumulate = _covered(gaps, ranges["autograd::engine::evaluate_function: torch::autograd::AccumulateGrad"])
+    graph_calls = [(e["ts"], e["ts"] + e["dur"]) for e in ops if e["name"].startswith("## Call CompiledFxGraph")]
+    in_graphs = sum(_covered(gaps, graph_calls))
+    backward = sum(_covered(gaps, ranges["autograd::engine::evaluate_function: CompiledFunctionBackward"]))
+    backward -= sum(_covered(gaps, [c for c in graph_calls if any(
+        s <= c[0] < e for s, e in ranges["autograd::engine::evaluate_function: CompiledFunctionBackward"])]))
+    idle = sum(b - a for a, b in gaps)
+    no_op = idle - sum(_covered(gaps, _union_of([(e["ts"], e["ts"] + e["dur"]) for e in ops])))
+    assert (round(sum(accumulate) / 1000, 1), round(max(accumulate) / 1000, 1), round(in_graphs / 1000, 1),
+            round(no_op / 1000, 1), round(backward / 1000, 1)) == (12.1, 11.4, 7.7, 2.7, 1.4)
+
+    report(cuda211("capture_profile.log.gz"), tmp_path / "out", "--profile", cut)
+    page = (tmp_path / "out" / "runtime.html").read_text()
+    idle_table = page.split('<table class="rt-idle">')[1].split("</table>")[0]
+    rows = {r[3]: r for r in table_rows(f"<table>{idle_table}</table>")[1:]}
+    expected = {"AccumulateGrad (eager op)": (sum(accumulate), max(accumulate)),
+                "compiled graph calls": (in_graphs, None),
+                "no op recorded on the CPU (Python between calls, waiting)": (no_op, None),
+                "CompiledFunctionBackward (eager op)": (backward, None)}
+    for what, (us, one) in expected.items():
+        assert rows[what][:3] == [f"{us / idle:.1%}", format_us(us), format_us(one) if one else ""], what
+    assert list(rows)[0] == "AccumulateGrad (eager op)"  # most first
+
+    assert run_cli("summary", cuda211("capture_profile.log.gz"), "--profile", cut) == 0
+    out = capsys.readouterr().out.split("GPU idle by what the CPU ran meanwhile")[1]
+    assert re.search(rf"{sum(accumulate) / idle:.1%}\s+{format_us(sum(accumulate))}\s+{format_us(max(accumulate))}\s+"
+                     r"AccumulateGrad \(eager op\)", out)
+    assert re.search(rf"{in_graphs / idle:.1%}\s+{format_us(in_graphs)}\s+compiled graph calls", out)

@@ -241,10 +241,14 @@ class IdleCause:
     longest_us: float = 0.0  # an eager op: the most idle one of its calls cost (a first call's stall is one call's)
 
     @property
+    def one_call_us(self) -> float | None:
+        """The time of it one call cost, where that was most of it (a first call's stall); None otherwise."""
+        return self.longest_us if self.longest_us >= 0.5 * self.us and self.longest_us < self.us - 1 else None
+
+    @property
     def said(self) -> str:
         """"AccumulateGrad 12 ms (11 ms of it in one call)": its time, and one call's where that was most of it."""
-        one = f" ({format_us(self.longest_us)} of it in one call)" if self.longest_us >= 0.5 * self.us and \
-            self.longest_us < self.us - 1 else ""
+        one = f" ({format_us(self.one_call_us)} of it in one call)" if self.one_call_us is not None else ""
         return f"{self.what} {format_us(self.us)}{one}"
 
     def to_json(self) -> dict[str, Any]:
@@ -397,6 +401,12 @@ class ProfileRuntime:
         """The share of the GPU's idle (idle_by_cpu) while the CPU was in no compiled graph's call; 0 where unknown."""
         total = sum(c.us for c in self.idle_by_cpu)
         return sum(c.us for c in self.idle_by_cpu if c.kind != IDLE_IN_GRAPH) / total if total else 0.0
+
+    @property
+    def idle_rows(self) -> list[tuple[IdleCause, float]]:
+        """idle_by_cpu's rows with each one's share of the idle they split: what the runtime page and table show."""
+        total = sum(c.us for c in self.idle_by_cpu)
+        return [(c, c.us / total if total else 0.0) for c in self.idle_by_cpu]
 
     @property
     def idle_said(self) -> str:

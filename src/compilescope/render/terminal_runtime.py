@@ -6,7 +6,7 @@ from rich import box
 from rich.console import RenderableType
 from rich.table import Table
 
-from ..analyses.runtime import Runtime
+from ..analyses.runtime import IDLE_IN_OP, Runtime
 from ..wording import count, format_us
 from .terminal_text import TerminalText
 
@@ -93,6 +93,20 @@ def runtime_renderables(runtime: Runtime | None) -> list[RenderableType]:
         if len(p.kernels) > MAX_ROWS:
             out.append(TerminalText(f"... {count(len(p.kernels) - MAX_ROWS, 'more row')} ({p.share_after(MAX_ROWS):.1%}); all in "
                                     "--json", style="dim"))
+        if p.idle_rows:
+            out.append(TerminalText("GPU idle by what the CPU ran meanwhile (compiling left out):"))
+            idle = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False, expand=True)
+            for col, justify in (("share", "right"), ("time", "right"), ("one call", "right"), ("the CPU was in", "left")):
+                last = col.startswith("the CPU")
+                idle.add_column(col, justify=justify, no_wrap=not last,  # type: ignore[arg-type]
+                                overflow="fold" if last else "ellipsis", ratio=1 if last else None)
+            for cause, share in p.idle_rows:
+                what = TerminalText(cause.what)
+                if cause.kind == IDLE_IN_OP:  # (the other kinds' names say what they are)
+                    what.append(" (eager op)", style="dim")
+                one = format_us(cause.one_call_us) if cause.one_call_us is not None else ""
+                idle.add_row(f"{share:.1%}", format_us(cause.us), one, what)
+            out.append(idle)
     c = runtime.comparison
     if c is not None and c.speedup is not None:
         out.append(TerminalText(f"\nEager {format_us(c.eager_us)} vs compiled {format_us(c.compiled_us)}: "
