@@ -281,6 +281,16 @@ SLOW_CALL_MIN_CALLS = 3
 GRAPH_CALL = "graph call"  # a SlowCalls of a GPU timeline: a compiled graph's whole call (_slow_graph_calls)
 
 
+def _slow(times: list[float]) -> tuple[float, list[int]]:
+    """The one rule for a call a steady state does not pay (a first call's warm-up, a stall): its name's calls' median,
+    and the places (0: the first) of the calls SLOW_CALL_FACTOR times it and SLOW_CALL_MIN_US longer; none for a name
+    called fewer than SLOW_CALL_MIN_CALLS times."""
+    if len(times) < SLOW_CALL_MIN_CALLS:
+        return 0.0, []
+    median = statistics.median(times)
+    return median, [i for i, us in enumerate(times) if us >= SLOW_CALL_FACTOR * median and us - median >= SLOW_CALL_MIN_US]
+
+
 @dataclass
 class SlowCall:
     """One call of a kernel far longer than its median call (SlowCalls)."""
@@ -309,7 +319,8 @@ class SlowCalls:
     median call (a first call's warm-up, a page fault, a thread pool waking up, another process on the core): their
     time says nothing of the kernel's steady state, yet counts in "where the time goes". A kernel is its name at its
     user lines, so a recompile's (the same code for another size) counts with the first compile's; an eager op is
-    not judged, as one name stands for calls of any size and the profile does not tell which line called it."""
+    not judged on a CPU, as one name stands for calls of any size and the profile does not tell which line called it
+    (on a GPU its call's warm-up is GPU idle, judged by its outermost range: _slow_op_calls)."""
     name: str
     kind: str
     user_lines: list[UserLine]
@@ -362,7 +373,8 @@ class ProfileRuntime:
     idle_by_part: list[PartIdle] = field(default_factory=list)
     compiles: list[ProfileCompile] = field(default_factory=list)  # the compiles it covers, in the order they ran
     backward: bool = False  # the log compiled a backward graph: a warm-up step is a forward and a backward
-    slow_calls: list[SlowCalls] = field(default_factory=list)  # most time over the median first (GPU: graph calls)
+    # most time over the median first (GPU: graph calls, and eager ops and compiled regions by their outermost range)
+    slow_calls: list[SlowCalls] = field(default_factory=list)
     capabilities: list[str] = field(default_factory=list)  # each GPU's compute capability (Profile.capabilities)
     # A GPU timeline's idle time (compiling left out) by what the CPU was doing meanwhile, most first: a GPU idle row
     # alone hid that capture_profile's steady steps waited 12 ms on AccumulateGrad (its first accumulation) and
@@ -385,16 +397,24 @@ class ProfileRuntime:
         if not self.slow_calls:
             return ""
         n = sum(len(s.slow) for s in self.slow_calls)
-        kernels = "; ".join(s.said for s in self.slow_calls[:3]) + ("; ..." if len(self.slow_calls) > 3 else "")
+        kernels = "; ".join(s.said for s in self.slow_calls[:3])
+        if rest := self.slow_calls[3:]:  # named with what each cost over its median: the steady state leaves it out
+            kernels += "; also " + ", ".join(f"{s.name} {format_us(s.over_median_us)}" for s in rest[:4]) + \
+                (", ..." if len(rest) > 4 else "")
         share = self.slow_us / self.run_us if self.run_us else 0.0
         run = "the run" if self.run_share_known else "the profile"
-        what = "graph" if all(s.kind == GRAPH_CALL for s in self.slow_calls) else "kernel"
-        whose = f"its {what}'s median call" if n == 1 else f"their {what}'s median call" if len(self.slow_calls) == 1 \
-            else f"their {what}s' median calls"
-        why = ("a first call's warm-up: loading its kernels and libraries while the GPU waits" if what == "graph"
-               else "a first call's warm-up, a page fault, a thread pool waking up")
-        return (f"{count(n, 'call')} far longer than {whose} ({why}): {kernels}; {format_us(self.slow_us)} over the median, {share:.0%} of {run}: in a steady state it would take "
-                f"{format_us(self.run_us - self.slow_us)}, not {format_us(self.run_us)}")
+        kinds = {s.kind for s in self.slow_calls}
+        what = "graph" if kinds == {GRAPH_CALL} else "kernel" if kinds <= {INDUCTOR, EXTERN} else None
+        whose = (("its median call" if n == 1 else "their median calls") if what is None else f"its {what}'s median call" if n == 1
+                 else f"their {what}'s median call" if len(self.slow_calls) == 1 else f"their {what}s' median calls")
+        why = ("a first call's warm-up, a page fault, a thread pool waking up" if what == "kernel"
+               else "a first call's warm-up: loading its kernels and libraries while the GPU waits")
+        # Which calls the steady state keeps at their median: on a GPU, every graph's and eager op's (_slow)
+        steady = "" if what == "kernel" else \
+            " (every graph call, eager op and compiled region at its median call: each first call's warm-up left out)"
+        return (f"{count(n, 'call')} far longer than {whose} ({why}): {kernels}; {format_us(self.slow_us)} over the "
+                f"median, {share:.0%} of {run}: in a steady state it would take "
+                f"{format_us(self.run_us - self.slow_us)}, not {format_us(self.run_us)}{steady}")
 
     @property
     def idle_outside_graph_calls(self) -> float:
@@ -1341,7 +1361,8 @@ def profile_runtime(trace: Trace, provenance: Provenance, profile: Profile, inde
         compiles=_compiles(rows.compile_spans, index) if matched else [], backward=index.backward,
         # (a run cut out of a profile counts its kernels only on a GPU: no idle for a slow graph call to cost it)
         slow_calls=([] if not matched else _slow_calls(rows) if not on_gpu
-                    else _slow_graph_calls(rows) if profile.part_of is None else []),
+                    else sorted(_slow_graph_calls(rows) + _slow_op_calls(rows, threads), key=lambda f: -f.over_median_us)
+                    if profile.part_of is None else []),
         idle_by_cpu=_idle_by_cpu(rows.idle_gaps, threads) if rows.idle_gaps else [],
     )
     _run_shares(result)
@@ -1376,14 +1397,11 @@ def _slow_calls(rows: _Rows) -> list[SlowCalls]:
         groups.setdefault(key, []).extend((row, start, us, start == first) for start, us in calls)
     found = []
     for group in groups.values():
-        if len(group) < SLOW_CALL_MIN_CALLS:
-            continue
         group.sort(key=lambda c: c[1])
-        median = statistics.median(us for _, _, us, _ in group)
-        slow = [SlowCall(row.compile_id, n, us, first,
+        median, places = _slow([us for _, _, us, _ in group])
+        slow = [SlowCall(row.compile_id, n + 1, us, first,
                          first and row.compile_id in compiled_at and compiled_at[row.compile_id] <= start + _EPS)
-                for n, (row, start, us, first) in enumerate(group, 1)
-                if us >= SLOW_CALL_FACTOR * median and us - median >= SLOW_CALL_MIN_US]
+                for n, (row, start, us, first) in ((n, group[n]) for n in places)]
         if slow:
             kernel = group[0][0]
             found.append(SlowCalls(kernel.name, kernel.kind, kernel.user_lines, len(group), median, slow))
@@ -1398,15 +1416,9 @@ def _slow_graph_calls(rows: _Rows) -> list[SlowCalls]:
     the CPU is busy. So a call's time is its graph range's wall time on the GPU timeline: inside a GPU's span (first
     kernel to last), less the compile ranges in it (compiling's own row already holds those). capture_profile's
     first forward call spent 134 ms so, against a median call of 1.09 ms."""
-    compile_ranges = sorted(rows.compiling)
     groups: dict[tuple[str, bool], list[tuple[float, float, float]]] = {}
     for key, start, end, backward in sorted(rows.graph_calls, key=lambda c: c[1]):
-        us = 0.0
-        for first, last in rows.gpu_spans:
-            a, b = max(start, first), min(end, last)
-            if b > a:
-                us += (b - a) - _union([(max(s, a), min(e, b)) for s, e in compile_ranges if e > a and s < b])
-        groups.setdefault((key, backward), []).append((start, end, us))
+        groups.setdefault((key, backward), []).append((start, end, _gpu_time(rows, start, end)))
     compiled_at: dict[CompileId, float] = {}  # a compile in the profile: when it started
     for start, _, text in rows.compile_spans:
         cid = rows.index.compile_id(text) if text else None
@@ -1414,19 +1426,63 @@ def _slow_graph_calls(rows: _Rows) -> list[SlowCalls]:
             compiled_at[cid] = min(start, compiled_at.get(cid, start))
     found = []
     for (key, backward), calls in groups.items():
-        if len(calls) < SLOW_CALL_MIN_CALLS:
-            continue
-        median = statistics.median(us for _, _, us in calls)
+        median, places = _slow([us for _, _, us in calls])
         cid = rows.index.graph_cid.get(key)
         # The first call after its compile in this profile: the compile ran before it or inside it (autotuning).
         compiled_before = cid is not None and cid in compiled_at and compiled_at[cid] <= calls[0][1]
-        slow = [SlowCall(cid, n, us, n == 1, n == 1 and compiled_before)
-                for n, (_, _, us) in enumerate(calls, 1)
-                if us >= SLOW_CALL_FACTOR * median and us - median >= SLOW_CALL_MIN_US]
+        slow = [SlowCall(cid, n + 1, calls[n][2], n == 0, n == 0 and compiled_before) for n in places]
         if slow:
             name = f"{cid or 'graph ' + key[:8]}'s {'backward' if backward else 'forward'} graph call"
             found.append(SlowCalls(name, GRAPH_CALL, [], len(calls), median, slow))
     return sorted(found, key=lambda f: -f.over_median_us)
+
+
+def _gpu_time(rows: _Rows, start: float, end: float, judged: list[tuple[float, float]] | None = None) -> float:
+    """A call's time on the GPU timeline: its range inside each GPU's span (first kernel to last), less the compile
+    ranges in it (compiling's own row holds those) and the calls inside it judged on their own (`judged`)."""
+    us = 0.0
+    for first, last in rows.gpu_spans:
+        a, b = max(start, first), min(end, last)
+        if b > a:
+            us += (b - a) - _union([(max(s, a), min(e, b)) for s, e in [*rows.compiling, *(judged or [])]
+                                   if e > a and s < b])
+    return us
+
+
+def _slow_op_calls(rows: _Rows, threads: dict[tuple, list[ProfileEvent]]) -> list[SlowCalls]:
+    """On a GPU timeline, the eager ops' and compiled regions' calls a steady state does not pay, by the graph calls'
+    rule (_slow): each outermost op range of a thread by its name (an autograd node by its node's: the backward's
+    wrapper CompiledFunctionBackward, AccumulateGrad), its calls in the order they ran, a call's time as a graph
+    call's (_gpu_time) less the graph calls inside it, which _slow_graph_calls judges. An eager op's first call
+    loads its kernels too: capture_profile's first aten::sum kept the GPU waiting 27 ms, its first backward 31 ms
+    outside the backward graph's call, its first accumulation into .grad (AccumulateGrad's 13th call, step 2's
+    first) 11 ms; the graph calls' warm-up alone left those in the steady state."""
+    graph_ranges = sorted((start, end) for _, start, end, _ in rows.graph_calls)
+    groups: dict[tuple[str, str], list[tuple[float, float]]] = {}  # (kind, name) -> (start, time) of each call
+    around: set[tuple[str, str]] = set()  # names with graph calls inside: said as outside them
+    for evs in threads.values():
+        end = float("-inf")
+        for e in sorted((e for e in evs if e.cat in OP_CATEGORIES), key=lambda e: (e.ts, -e.dur)):
+            if e.ts < end:
+                continue
+            end = e.end
+            if GRAPH_RANGE.match(e.name):
+                continue  # a graph call with no range around it: _slow_graph_calls judges it
+            region = bool(COMPILED_REGION.match(e.name) or e.name == DYNAMO_LOOKUP)
+            key = (IDLE_IN_REGION if region else IDLE_IN_OP, _AUTOGRAD_NODE.sub("", e.name))
+            inside = [(s, t) for s, t in graph_ranges if s < e.end and t > e.ts]
+            if inside:
+                around.add(key)
+            groups.setdefault(key, []).append((e.ts, _gpu_time(rows, e.ts, e.end, inside)))
+    found = []
+    for (kind, name), calls in groups.items():
+        calls.sort()
+        median, places = _slow([us for _, us in calls])
+        if places:
+            said = f"{name} (outside its graph calls)" if (kind, name) in around else name
+            found.append(SlowCalls(said, kind, [], len(calls), median,
+                                   [SlowCall(None, n + 1, calls[n][1], False, False) for n in places]))
+    return found
 
 
 def _graph_calls(threads: dict[tuple, list[ProfileEvent]]) -> dict[tuple[str | None, str | None], int]:
