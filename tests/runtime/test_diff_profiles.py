@@ -161,3 +161,60 @@ def test_the_eager_part_of_a_profile_holding_both_runs_is_compared_too(capsys, t
     [note] = [n for n in run["notes"] if n.startswith("run time")]
     assert (f"eager part {_us(eager_us)} → {_us(eager_us)} of kernels, GPU idle {eager_idle:.0%} → {eager_idle:.0%}; "
             f"the compiled part's speed-up over its profile's eager part (kernel time) {speedup:.2f}x → {speedup:.2f}x") in note
+
+
+def _scaled_copy(tmp_path, name: str, scale: float):
+    """A copy of a cuda_torch211 log and its profile in tmp_path, the profile's times multiplied by `scale`: every
+    event's start (from the first) and duration."""
+    with gzip.open(cuda211(f"{name}.profile.json.gz"), "rt") as f:
+        trace = json.load(f)
+    t0 = min(e["ts"] for e in trace["traceEvents"] if "ts" in e)
+    for e in trace["traceEvents"]:
+        if "ts" in e:
+            e["ts"] = t0 + (e["ts"] - t0) * scale
+        if "dur" in e:
+            e["dur"] *= scale
+    tmp_path.mkdir()
+    shutil.copy(cuda211(f"{name}.log.gz"), tmp_path / f"{name}.log.gz")
+    with gzip.open(tmp_path / f"{name}.profile.json.gz", "wt") as f:
+        json.dump(trace, f)
+    return tmp_path / f"{name}.log.gz", trace
+
+
+def test_a_diff_whose_eager_part_changed_as_much_as_the_compiled_one_says_the_machine_changed(capsys, tmp_path):
+    """No real pair of profiles of one program on two machines exists here, so B is profile_cudagraphs with every time
+    multiplied by 1.5 (a machine that runs everything 1.5x slower: the same events, order and nesting). Its compiled
+    part's kernels per call are 1.5x A's, and its eager part's too: the speed-up over eager holds, so diff says the
+    machine changed, not the compile. The control: B with only the compiled part's kernels 1.5x longer (the eager
+    part as recorded) is a change of the compiled code, which diff must not put down to the machine."""
+    a = _events("profile_cudagraphs")
+    compiled = _part_kernels(a, "compiled")
+    eager_us, compiled_us = sum(e["dur"] for e in _part_kernels(a, "eager")), sum(e["dur"] for e in compiled)
+
+    slower, trace = _scaled_copy(tmp_path / "slower", "profile_cudagraphs", 1.5)
+    _, run = _diff_json(capsys, cuda211("profile_cudagraphs.log.gz"), slower)
+    [change] = [c for c in run["changes"] if c["section"] == "runtime"]
+    assert change["detail"]["machine_changed"] is True
+    # its speed-ups: eager over compiled kernel time, in each (the same 1.5x on both sides of B's)
+    b = [e for e in trace["traceEvents"] if e.get("ph") == "X"]
+    assert sum(e["dur"] for e in _part_kernels(b, "compiled")) == pytest.approx(1.5 * compiled_us)
+    assert change["detail"]["speedup"] == pytest.approx([eager_us / compiled_us] * 2, rel=1e-4)
+    assert ("the eager parts slowed down as much as the compiled ones ([0/0]'s kernels 1.50x slower per call, the "
+            "speed-up over eager held): the machine or its load changed, not the compile") in change["title"]
+
+    with gzip.open(cuda211("profile_cudagraphs.profile.json.gz"), "rt") as f:
+        raw = json.load(f)["traceEvents"]
+    compiled_ids = {(e["ts"], e["name"]) for e in compiled}
+    assert sum(1 for e in raw if e.get("ph") == "X" and (e["ts"], e["name"]) in compiled_ids) == len(compiled)
+    control = tmp_path / "control"
+    control.mkdir()
+    for e in raw:
+        if e.get("ph") == "X" and (e["ts"], e["name"]) in compiled_ids:
+            e["dur"] *= 1.5
+    shutil.copy(cuda211("profile_cudagraphs.log.gz"), control / "profile_cudagraphs.log.gz")
+    with gzip.open(control / "profile_cudagraphs.profile.json.gz", "wt") as f:
+        json.dump({"traceEvents": raw}, f)
+    _, run = _diff_json(capsys, cuda211("profile_cudagraphs.log.gz"), control / "profile_cudagraphs.log.gz")
+    [change] = [c for c in run["changes"] if c["section"] == "runtime"]
+    assert change["detail"]["machine_changed"] is False and "the machine" not in change["title"]
+    assert change["detail"]["speedup"][1] == pytest.approx(eager_us / compiled_us / 1.5, rel=1e-4)

@@ -987,6 +987,10 @@ def _aoti_changes(a: list[dict[str, Any]], b: list[dict[str, Any]]) -> list[Chan
 # per call, is a change from this ratio on; the GPU's idle share from this many points.
 RUNTIME_RATIO = 1.2
 RUNTIME_IDLE_POINTS = 0.10
+# Each profile's compiled part against its own eager part (the same code, timed beside it on the same machine): a
+# speed-up that moved less than this while the compiled kernels per call moved RUNTIME_RATIO or more says the eager
+# code changed as much, so the machine (or its load) did, not the compile.
+SPEEDUP_HELD = 1.1
 
 
 def runtime_per_call(ra: dict[str, Any], rb: dict[str, Any]) -> tuple[list[dict[str, Any]], tuple[float, float] | None]:
@@ -1044,6 +1048,9 @@ def _runtime_changes(a: RunFacts, b: RunFacts, result: RunDiff, sides: tuple[str
         if ra.get("speedup") and rb.get("speedup"):
             said.append(f"the compiled part's speed-up over its profile's eager part (kernel time) {ra['speedup']:.2f}x → "
                         f"{rb['speedup']:.2f}x")
+            machine = _machine_changed(rows, ra["speedup"], rb["speedup"])
+            if machine is not None:
+                said.append(machine)
     elif (ea or eb) and (ra if ea else rb).get("speedup"):
         side, r = (sides[0], ra) if ea else (sides[1], rb)
         faster = f"{r['speedup']:.2f}x faster" if r["speedup"] >= 1 else f"{1 / r['speedup']:.2f}x slower"
@@ -1059,12 +1066,28 @@ def _runtime_changes(a: RunFacts, b: RunFacts, result: RunDiff, sides: tuple[str
     detail = {"profile_a": ra["profile"], "profile_b": rb["profile"], "graphs": rows,
               "per_call_us": list(per_call) if per_call else None, "idle_share": list(idle) if idle else None,
               "eager_kernels_us": [ea["kernels_us"], eb["kernels_us"]] if ea and eb else None,
-              "speedup": [ra.get("speedup"), rb.get("speedup")] if ra.get("speedup") or rb.get("speedup") else None}
+              "speedup": [ra.get("speedup"), rb.get("speedup")] if ra.get("speedup") or rb.get("speedup") else None,
+              "machine_changed": bool(ea and eb and ra.get("speedup") and rb.get("speedup")
+                                      and _machine_changed(rows, ra["speedup"], rb["speedup"]))}
     return [Change("runtime", "changed", f"run time: {text}", None, ra["run_us"], rb["run_us"], detail)]
 
 
 def _share(part: float, whole: float) -> float:
     return part / whole if whole else 0.0
+
+
+def _machine_changed(rows: list[dict[str, Any]], speedup_a: float, speedup_b: float) -> str | None:
+    """Where the compiled kernels per call changed (RUNTIME_RATIO) and each profile's speed-up over its own eager part
+    held (SPEEDUP_HELD), the eager code changed as much: what that says; None otherwise."""
+    moved = [r for r in rows if _ratio(r["a_us"], r["b_us"]) >= RUNTIME_RATIO]
+    if not moved or _ratio(speedup_a, speedup_b) >= SPEEDUP_HELD:
+        return None
+    r = moved[0]
+    how = "slower" if r["b_us"] > r["a_us"] else "faster"
+    return (f"the eager parts {'slowed down' if how == 'slower' else 'sped up'} as much as the compiled ones "
+            f"({r['compile_id']}'s kernels "
+            f"{_ratio(r['a_us'], r['b_us']):.2f}x {how} per call, the speed-up over eager held): the machine or its "
+            "load changed, not the compile")
 
 
 def _ratio(x: float, y: float) -> float:
