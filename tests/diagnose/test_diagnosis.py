@@ -539,8 +539,8 @@ def test_page_and_terminal_show_the_printed_numbers_side_by_side_escaped():
     for stage, value in zip(stages, ("0", "0", "4.1")):
         stage.printed = [f"{hostile} loss {value}"]
     verdict = decide(stages)
-    # (nothing in these graphs explains the change: float32 rounding, shown all the same)
-    assert verdict.outcome == "rounding" and verdict.printed is not None and verdict.printed.stage == "backend"
+    # (0 to 4.1 is more than rounding, though nothing in these graphs explains it)
+    assert verdict.outcome == "differs" and verdict.printed is not None and verdict.printed.stage == "backend"
     result = DiagnoseResult(argv=ARGV, cwd="/w", outcomes=stages, verdict=verdict)
     page = diagnosis_page(result, [], "/o")
     assert hostile not in page and 'id="printed-change" data-stage="backend"' in page

@@ -394,6 +394,83 @@ def test_as_written_the_printed_change_stays_differs_where_the_graphs_explain_it
     assert "emulate_precision_casts" in verdict.next_steps[0]
 
 
+def _printed(*outputs: str, inductor: bool = True):
+    """The stages eager, aot_eager and the backend (Inductor's, its graphs explaining nothing), each having printed
+    one of outputs: the review's minimal cases, as decide() reads them."""
+    facts = RunFacts(argv=["python", "prog.py"], env={}, returncode=0, seconds=1.0)
+    stages = [stage_outcome(spec, facts, None, output) for spec, output in zip((EAGER, AOT_EAGER, BACKEND), outputs)]
+    for stage in stages:
+        stage.compiles = 1
+    stages[2].used_inductor = inductor
+    return stages
+
+
+def test_numbers_with_a_unit_or_of_the_process_are_no_results():
+    """The review's timed.py prints `first call {dt:.4f} s` and a result: diagnose said "DIFFERS FROM EAGER ...
+    AOTAutograd changes them" and exited 1 for a correct program. What each stage printed, as its run printed it."""
+    stages = _printed("first call 0.2973 s\nresult sum 4.7909", "first call 0.8065 s\nresult sum 4.7909",
+                      "first call 20.5305 s\nresult sum 4.7909")
+    assert [s.printed for s in stages] == [["result sum 4.7909"]] * 3
+    verdict = decide(stages)
+    assert (verdict.outcome, verdict.passes, verdict.printed) == ("ok", True, None)
+    # A time, size, rate or ratio, a pid, a clock, a date: never a result, wherever it is on the line
+    for measured in ("0.29 s", "12ms", "3 us", "3 µs", "40 ns", "2 min", "1534 MB", "3.1 GiB", "512 KiB", "812 tok/s",
+                     "45.2 it/s", "88 samples/s", "97%", "1.8 x", "pid 4242", "pid=4242", "10:29:22.123", "00:01",
+                     "2024-11-27"):
+        assert printed_lines(f"step: {measured}") == [], measured
+        if measured != "3 us":  # ("us" is one of the words that leave the line out whole)
+            assert printed_lines(f"loss 0.25 ({measured})") == [f"loss 0.25 ({measured})"], measured
+    # Lines naming a time, speed or memory: their numbers need no unit
+    for named in ("step time: 3.2", "took 3.2", "latency (ms) 12.5", "step_time_ms=3.2", "peak memory 1534",
+                  "tokens_per_sec 812", "throughput 812"):
+        assert printed_lines(f"loss 0.25, {named}") == [], named
+    # the review's other lines, two runs of them: the loss and the step's number are results, and the same
+    first = "first call 0.512 s\npeak memory 1534 MB\n120.5 tokens/s\nloss 0.25\npid 4242\nstep 3 done in 12.1 s"
+    second = "first call 0.874 s\npeak memory 1602 MB\n98.1 tokens/s\nloss 0.25\npid 4250\nstep 3 done in 11.9 s"
+    assert printed_lines(first) == ["loss 0.25", "step 3 done in 12.1 s"]
+    assert decide(_printed(first, second, first)).outcome == "ok"
+    # A number beside its unit changes nothing; the result beside it still does; "min" before a number is a minimum.
+    stages = _printed("loss 0.25 in 0.29 s", "loss 0.25 in 0.81 s", "loss 0.25 in 20.5 s")
+    assert decide(stages).outcome == "ok"
+    stages = _printed("loss 0.25 in 0.29 s", "loss 0.25 in 0.81 s", "loss 0.5 in 20.5 s")
+    assert decide(stages).printed.lines == [("loss 0.25 in 0.81 s", "loss 0.5 in 20.5 s")]
+    stages = _printed("max 3.2 min 0.1", "max 3.2 min 0.1", "max 3.2 min 7.5")
+    assert decide(stages).printed.lines == [("max 3.2 min 0.1", "max 3.2 min 7.5")]
+
+
+def test_rounding_is_a_small_change_and_never_nan():
+    """rounding needs every changed number within float32 rounding of the stage before (1e-3 of it, or 1e-3 near 0).
+    The fixed variant's graphs (read from its raw log above: nothing explains other numbers) with the as-written run's
+    printed 5.8 and 1.81 where aot_eager printed 0: no rounding, and diagnose exits 1."""
+    stages, _ = _diagnosed(FIXED, "fixed")
+    stages[2].printed = printed_lines((STAGE_OUTPUTS / "as_written" / "backend.txt").read_text())
+    verdict = decide(stages)
+    assert (verdict.outcome, verdict.stage, verdict.passes) == ("differs", "inductor", False)
+    assert (verdict.printed.total, verdict.printed.beyond_rounding) == (2, 2)
+    assert verdict.next_steps[0].startswith("2 of the 2 lines below changed by more than float32 rounding would")
+    assert verdict.next_steps[1].startswith("compilescope diagnose --accuracy compares each compiled graph")
+    # torch's check passing per graph does not make 5.8 rounding
+    stages, accuracy = _diagnosed(FIXED, "fixed", accuracy="")
+    stages[2].printed = printed_lines((STAGE_OUTPUTS / "as_written" / "backend.txt").read_text())
+    verdict = decide(stages, accuracy)
+    assert (verdict.outcome, verdict.passes) == ("differs", False)
+    assert verdict.next_steps[1].startswith("torch's accuracy check passed: each compiled graph's outputs")
+    # The review's cases: a difference printed as 0.0, then 5.8; a loss gone nan or inf
+    for before, after in (("max abs diff vs eager: 0.0", "max abs diff vs eager: 5.8"),
+                          ("step 1 loss 0.6931\nstep 2 loss 0.5120", "step 1 loss nan\nstep 2 loss nan"),
+                          ("loss 0.6931", "loss -inf"), ("loss inf", "loss -inf"), ("loss 1.0", "loss 1.002"),
+                          ("max abs diff 0", "max abs diff 0.0011")):
+        verdict = decide(_printed(before, before, after))
+        assert (verdict.outcome, verdict.passes, verdict.printed.beyond_rounding > 0) == ("differs", False, True), after
+    # Within rounding: 1e-3 of the number, 1e-3 near 0; nan printed again is the same number
+    for before, after in (("loss 1.0", "loss 1.0009"), ("loss -250.0", "loss -250.2"), ("max abs diff 0", "max abs diff 0.0009")):
+        verdict = decide(_printed(before, before, after))
+        assert (verdict.outcome, verdict.passes, verdict.printed.beyond_rounding) == ("rounding", True, 0), after
+    assert decide(_printed("loss nan", "loss nan", "loss NaN")).outcome == "ok"
+    # (AOTAutograd changing a number is named whatever its size, as before)
+    assert decide(_printed("loss 1.0", "loss 1.0009", "loss 1.0009")).outcome == "differs"
+
+
 @pytest.mark.parametrize("variant, log, status, mark", [("fixed", FIXED, 0, "Diagnosis: OK, FLOAT32 ROUNDING"),
                                                          ("as_written", LOG, 1, "Diagnosis: RUNS, DIFFERS FROM EAGER")])
 def test_diagnose_exits_0_on_rounding_and_1_where_the_graphs_explain_the_change(monkeypatch, tmp_path, capsys, variant,
