@@ -20,8 +20,9 @@ from ..model.trace import Compile, Trace
 from .compiled_frames import compile_traceback, compiled_location
 from .fx_sites import GRAPH_ARTIFACT, op_call_site
 from .graph_breaks import ARTIFACT as BREAK_ARTIFACT
-from .graph_breaks import (FSDP2_FILE, IN_LOOP, CompiledCallee, RanBefore, dispatch_compiled_alone, fsdp_note, ran_before,
-                           skipped_frame, skipped_name, skipped_text, skipped_with, untraced_subclass)
+from .graph_breaks import (FSDP2_FILE, IN_LOOP, CompiledCallee, CompileIndex, RanBefore, compile_index,
+                           dispatch_compiled_alone, fsdp_note, ran_before, skipped_frame, skipped_name, skipped_text,
+                           skipped_with, untraced_subclass)
 from .graph_breaks import parse_reason as parse_break_reason
 from .torch_warnings import backward_error, forward_call
 from .userloc import (UserLocation, is_framework_file, is_python_library_file, is_torch_file, last_user_frame,
@@ -437,6 +438,7 @@ def _link_to_output_code(trace: Trace, entry: Compile, diagnostics: list[Compile
 
 def compile_errors(trace: Trace) -> CompileErrors:
     result = CompileErrors()
+    index: CompileIndex | None = None  # (made where a failure made Dynamo skip a frame)
     for entry in trace.metrics_compiles():
         metrics = entry.metrics or {}
         fail_type = metrics.get("fail_type")
@@ -498,14 +500,17 @@ def compile_errors(trace: Trace) -> CompileErrors:
                         in_with = skipped_with(told_break)
                         break
         in_fsdp_hook = stage == DYNAMO and bool(FSDP2_FILE.search(str(metrics.get("fail_user_frame_filename") or "")))
-        before = ran_before(trace, entry) if skipped is not None else None
+        if skipped is not None and index is None:
+            index = compile_index(trace)
+        before = ran_before(index, entry) if skipped is not None and index is not None else None
         if stage == DYNAMO and export_call is not None:
             steps = list(EXPORT_STEPS)
         elif stage == DYNAMO and location is not None and is_python_library_file(location.filename):
             steps = [LIBRARY_STEP, NEXT_STEPS[DYNAMO][-1]]  # not the user's code: only the internal stack helps
         elif skipped is not None:
             steps = [_skipped_step(skipped, in_loop, location, in_fsdp_hook, in_with, before), NEXT_STEPS[DYNAMO][-1]]
-            steps[1:1] = [_dispatch_step(skipped, callee) for callee in dispatch_compiled_alone(trace, [entry], reason)]
+            alone = dispatch_compiled_alone(index, [entry], reason) if index is not None else []
+            steps[1:1] = [_dispatch_step(skipped, callee) for callee in alone]
         elif fail_type == "Unsupported" and stage == DYNAMO and "Explanation:" in reason:
             steps.insert(0, FULLGRAPH_STEP)  # graph-break errors only raise under fullgraph=True
         elif stage == DYNAMO and (guarded := data_dependent_steps(entry, reason, location)):

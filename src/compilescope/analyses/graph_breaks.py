@@ -7,6 +7,7 @@ torch >= 2.6 logs every break as an `artifact` named `dynamo_graph_break_reason`
 
 from __future__ import annotations
 
+import bisect
 import re
 import weakref
 from dataclasses import field
@@ -210,35 +211,121 @@ class RanBefore:
         return {"compiles": self.compiles, "pieces": self.pieces, "ops": self.ops}
 
 
-def ran_before(trace: Trace, failed: Compile) -> RanBefore | None:
+@dataclass
+class _Piece:
+    """A compile that succeeded, as ran_before counts it."""
+
+    key: str  # "[5/0]"
+    frame_id: int
+    frame_compile_id: int | None
+    started: int  # the log line it started at
+    ops: int  # its graph's ops (0: none, or not logged)
+
+
+@dataclass
+class CompileIndex:
+    """The log's compiles, indexed once for what is asked of each failed compile and each break (ran_before,
+    dispatch_compiled_alone): scanning every compile for each of them took time in the square of the compiles (a log of
+    4000 skipped recompiles: 7 minutes)."""
+
+    # Successful compiles by (compiled autograd id, file, frame id), in compile id order.
+    frames: dict[tuple[int | None, str, int], list[_Piece]]
+    # Successful compiles of Dynamo's resume functions by (compiled autograd id, file, the function resumed), by frame
+    # id, each with the line of the break it resumes after.
+    resumes: dict[tuple[int | None, str, str], list[tuple[_Piece, int]]]
+    # The first lines of the functions of each (file, name) compiled as frames, ascending: several classes of a file
+    # may each have a `forward`.
+    definitions: dict[tuple[str, str], list[int]]
+    # Each compile's start line, ascending, and the largest frame id among the compiles started up to it: no compile
+    # of a frame above that id started before the next start.
+    starts: list[int]
+    frames_by_then: list[int]
+    # The compiles of each __torch_dispatch__ frame, by frame id, in compile id order.
+    dispatch: dict[int, list[Compile]]
+
+    def definition(self, filename: str, function: str, line: int) -> int | None:
+        """The first line of the function named `function` in filename that line is in: the last one compiled that
+        starts at it or above (None: none compiled)."""
+        firsts = self.definitions.get((filename, function), [])
+        i = bisect.bisect_right(firsts, line)
+        return firsts[i - 1] if i else None
+
+    def last_frame_before(self, line: int) -> int:
+        """The largest frame id a compile started before the log's line had (-1: none)."""
+        i = bisect.bisect_left(self.starts, line)
+        return self.frames_by_then[i - 1] if i else -1
+
+
+def compile_index(trace: Trace) -> CompileIndex:
+    """trace's CompileIndex."""
+    frames: dict[tuple[int | None, str, int], list[_Piece]] = {}
+    resumes: dict[tuple[int | None, str, str], list[tuple[_Piece, int]]] = {}
+    definitions: dict[tuple[str, str], set[int]] = {}
+    dispatch: dict[int, list[Compile]] = {}
+    started: list[tuple[int, int]] = []
+    for entry in trace.sorted_compiles():
+        cid, m = entry.compile_id, entry.metrics or {}
+        if cid is None or cid.frame_id is None:
+            continue
+        started.append((entry.first_lineno, cid.frame_id))
+        name = m.get("co_name") or (entry.stack[-1].name if entry.stack else None)
+        if name == DISPATCH:
+            dispatch.setdefault(cid.frame_id, []).append(entry)
+        if not m.get("co_name"):
+            continue
+        name, filename = str(m["co_name"]), str(m.get("co_filename"))
+        resumed = resume_of(name)
+        first = m.get("co_firstlineno")
+        if resumed is None and isinstance(first, int):
+            definitions.setdefault((filename, name), set()).add(first)
+        if m.get("fail_type"):
+            continue
+        ops = m.get("graph_op_count")
+        piece = _Piece(compilation_key(cid), cid.frame_id, cid.frame_compile_id, entry.first_lineno,
+                       ops if isinstance(ops, int) else 0)
+        frames.setdefault((cid.compiled_autograd_id, filename, cid.frame_id), []).append(piece)
+        if resumed is not None:
+            resumes.setdefault((cid.compiled_autograd_id, filename, resumed[0]), []).append((piece, resumed[1]))
+    started.sort()
+    frames_by_then, largest = [], -1
+    for _, frame_id in started:
+        largest = max(largest, frame_id)
+        frames_by_then.append(largest)
+    return CompileIndex(frames=frames, resumes=resumes, definitions={k: sorted(v) for k, v in definitions.items()},
+                        starts=[line for line, _ in started], frames_by_then=frames_by_then, dispatch=dispatch)
+
+
+def ran_before(index: CompileIndex, failed: Compile) -> RanBefore | None:
     """What the calls before `failed` ran compiled of the frame it failed to compile, where Dynamo then skipped that
     frame (a recompile that met a break it could not resume from); None where no earlier compile of the frame
-    succeeded (then no call ran it compiled)."""
+    succeeded (then no call ran it compiled). index: the log's (compile_index)."""
     cid, metrics = failed.compile_id, failed.metrics or {}
-    if cid is None or not cid.frame_compile_id or not metrics.get("co_name"):
+    if cid is None or cid.frame_id is None or not cid.frame_compile_id or not metrics.get("co_name"):
         return None
-    resumed = resume_of(str(metrics["co_name"]))
-    function, from_line = resumed if resumed else (str(metrics["co_name"]), 0)
-    compiles: list[str] = []
-    pieces: dict[str, int] = {}
-    for entry in trace.metrics_compiles():
-        other, m = entry.compile_id, entry.metrics or {}
-        if (other is None or other.frame_id is None or not m.get("co_name") or m.get("fail_type")
-                or other.compiled_autograd_id != cid.compiled_autograd_id or m.get("co_filename") != metrics.get("co_filename")):
-            continue
-        if other.frame_id == cid.frame_id:
-            if other.frame_compile_id is None or cid.frame_compile_id is None or other.frame_compile_id >= cid.frame_compile_id:
-                continue
-            compiles.append(compilation_key(other))
-        else:  # a resume function after a later break of the same function: entered only from the frame's code
-            after = resume_of(str(m["co_name"]))
-            if after is None or after[0] != function or after[1] < from_line:
-                continue
-        ops = m.get("graph_op_count")
-        pieces[compilation_key(other)] = ops if isinstance(ops, int) else 0
-    if not compiles:
+    name, filename = str(metrics["co_name"]), str(metrics.get("co_filename"))
+    pieces = [p for p in index.frames.get((cid.compiled_autograd_id, filename, cid.frame_id), [])
+              if p.frame_compile_id is not None and p.frame_compile_id < cid.frame_compile_id]
+    if not pieces:
         return None
-    return RanBefore(compiles=list(dict.fromkeys(compiles)), pieces=list(pieces), ops=sum(pieces.values()))
+    compiles = [p.key for p in pieces]
+    resumed = resume_of(name)
+    first = metrics.get("co_firstlineno")
+    function, from_line, defined_at = (
+        (resumed[0], resumed[1], index.definition(filename, resumed[0], resumed[1])) if resumed
+        else (name, 0, first if isinstance(first, int) else None))
+    # The resume functions after the frame's later breaks: entered only from the frame's code. Only those this frame's
+    # breaks made: Dynamo made each while compiling the frame or one of them, so each is a frame first compiled after
+    # it (a larger frame id), of the same function (the one named so that starts last at or above its break's line),
+    # and, to have run before, started before the failed compile.
+    after = index.resumes.get((cid.compiled_autograd_id, filename, function), [])
+    ids = [p.frame_id for p, _ in after]
+    lo = bisect.bisect_right(ids, cid.frame_id)
+    hi = bisect.bisect_right(ids, index.last_frame_before(failed.first_lineno))
+    pieces += [p for p, line in after[lo:hi] if line >= from_line and p.started < failed.first_lineno
+               and index.definition(filename, function, line) == defined_at]
+    pieces.sort(key=lambda p: (p.frame_id, p.frame_compile_id or 0))
+    by_key = {p.key: p.ops for p in pieces}
+    return RanBefore(compiles=list(dict.fromkeys(compiles)), pieces=list(by_key), ops=sum(by_key.values()))
 
 
 def skipped_title(skipped: UserLocation, called_at: str = "", before: RanBefore | None = None) -> str:
@@ -951,6 +1038,7 @@ def graph_breaks(trace: Trace) -> GraphBreaks:
         source = "restart_reasons" if events else None
 
     compiles = {compilation_key(entry.compile_id): entry for entry in trace.compiles.values()}
+    index: CompileIndex | None = None  # (made where a break made Dynamo skip a frame)
     by_key: dict[tuple, GraphBreak] = {}
     for compile_key, parsed, location, in_ddp, resumed_at, transform, fsdp in events:
         torch_location = None
@@ -975,7 +1063,9 @@ def graph_breaks(trace: Trace) -> GraphBreaks:
             found.skipped_frame, found.in_loop = skipped, IN_LOOP in parsed["text"]
             found.in_with = skipped_with(parsed["text"])
             failed = compiles.get(compile_key)
-            found.skipped_before = ran_before(trace, failed) if failed is not None else None
+            if failed is not None and index is None:
+                index = compile_index(trace)
+            found.skipped_before = ran_before(index, failed) if failed is not None and index is not None else None
         if (skipped is not None and found.skipped_frame is not None and compile_key not in found.skipped_in
                 and (skipped.key, skipped.function) == (found.skipped_frame.key, found.skipped_frame.function)):
             found.skipped_in.append(compile_key)
@@ -1013,9 +1103,9 @@ def graph_breaks(trace: Trace) -> GraphBreaks:
     for b in ordered:
         if not b.skipped_in:
             continue
-        skipped_compiles = [e for e in trace.sorted_compiles() if e.compile_id is not None
-                            and compilation_key(e.compile_id) in b.skipped_in]
-        for callee in dispatch_compiled_alone(trace, skipped_compiles, b.text):
+        index = index or compile_index(trace)
+        skipped_compiles = [compiles[key] for key in b.skipped_in if key in compiles]
+        for callee in dispatch_compiled_alone(index, skipped_compiles, b.text):
             if all(c.location.key != callee.location.key for c in b.compiled_callees):
                 b.compiled_callees.append(callee)
     return GraphBreaks(breaks=ordered, total=len(events), source=source, split=compiled_split(trace) if ordered else None)
@@ -1046,25 +1136,20 @@ def _resumed_at(trace: Trace, entry: Compile) -> UserLocation | None:
 DISPATCH = "__torch_dispatch__"
 
 
-def dispatch_compiled_alone(trace: Trace, skipped: list[Compile], text: str = "") -> list[CompiledCallee]:
+def dispatch_compiled_alone(index: CompileIndex, skipped: list[Compile], text: str = "") -> list[CompiledCallee]:
     """The __torch_dispatch__ frames Dynamo compiled on their own because it skipped the frames `skipped` compiled
     (a graph break it could not resume from): the skipped frame ran eagerly, so each op on a wrapper subclass reached
     its __torch_dispatch__, which Dynamo compiled as a frame (tensor_subclasses.py: forward skipped at [1/0], then
     ScaledTensor.__torch_dispatch__ as [2/0] and [2/1]). Their stacks do not pass through the break's line (the eager
     frame is not on Dynamo's stack): they are known by the user's line that called both, [1/0] and [2/0] from main's
     `compiled(...)`; every compile of such a frame is listed. text: the break's, whose UserDefinedObjectVariable names
-    the subclass."""
+    the subclass. index: the log's (compile_index)."""
     callers = {loc.key for e in skipped if (loc := last_user_stack_frame(e.stack[:-1] if e.stack else None))}
     if not callers:
         return []
-    frames: dict[int, list[Compile]] = {}
-    for entry in trace.sorted_compiles():
-        name = (entry.metrics or {}).get("co_name") or (entry.stack[-1].name if entry.stack else None)
-        if entry.compile_id is not None and name == DISPATCH and entry.compile_id.frame_id is not None:
-            frames.setdefault(entry.compile_id.frame_id, []).append(entry)
     m = UNTRACED_OBJECT.search(text)
     found = []
-    for entries in frames.values():
+    for entries in index.dispatch.values():
         if not any((loc := last_user_stack_frame(e.stack[:-1] if e.stack else None)) is not None
                    and loc.key in callers for e in entries):
             continue
