@@ -16,7 +16,7 @@ import re
 from compilescope.analyses.insights import insights
 from compilescope.ingest.reader import read_trace
 
-from ..conftest import REPO, run_cli, torch213
+from ..conftest import REPO, bench_module, run_cli, torch213
 from ..tracelog import raw_records
 
 LOG = torch213("amp_train_step.log.gz")
@@ -105,6 +105,38 @@ def test_a_break_that_skips_its_own_frame_is_no_fullgraph_error():
     assert any(f"the rest of train_step from amp_train_step.py:{print_line}" in s for s in error.next_steps)
     [brk] = [b for b in ins.graph_breaks.breaks if "[4/1]" in b.compile_ids or "4/1" in b.compile_ids]
     assert brk.skipped_text is not None and f"amp_train_step.py:{print_line}" in brk.skipped_text
+
+
+def test_each_copy_of_a_concatenated_log_counts_only_what_its_own_calls_ran_before_the_failure(tmp_path):
+    # bench/make_big_log.py appends copies of the clip log, each copy's frame ids past the last's: a failed [4/1]
+    # counted, as what calls before ran of the rest of train_step, every resume function of train_step at the print's
+    # line or after in the file, the copies' logged after it included (500 pieces in 100 copies). What ran before
+    # each copy's failure is its own: the failed frame's earlier compiles and the resume functions of train_step at the
+    # print's line or after that succeeded in the copy, read from the raw log, shifted by the copy's frame offset.
+    from compilescope.analyses.errors import compile_errors
+
+    raw = _raw_metrics(CLIP_LOG)
+    print_line = _line('print(f"loss {loss.item():.4f}")')
+    failed = raw.pop("4/1")
+    del raw["skipping"]
+    pieces = [cid for cid, m in raw.items() if not m.get("fail_type") and m["co_filename"] == failed["co_filename"]
+              and (cid.split("/")[0] == "4" or (
+                  (m2 := re.fullmatch(r"torch_dynamo_resume_in_train_step_at_(\d+)", m["co_name"] or ""))
+                  and int(m2[1]) >= print_line))]
+    assert pieces == ["4/0", "5/0", "9/0", "10/0", "11/0"]
+    offset = 1 + max(int(cid.split("/")[0]) for cid in raw)  # each copy's frames follow the last's (make_big_log)
+    unit, big = tmp_path / "clip.log", tmp_path / "big.log"
+    unit.write_bytes(gzip.decompress(CLIP_LOG.read_bytes()))
+    bench_module("make_big_log").build(str(big), [str(unit)], times=4)
+
+    def shifted(cid: str, k: int) -> str:
+        frame, rest = cid.split("/")
+        return f"[{int(frame) + k * offset}/{rest}]"
+
+    with read_trace(str(big)) as trace:
+        errors = compile_errors(trace).errors
+    assert [(e.compile_id, e.skipped_before.pieces if e.skipped_before else None) for e in errors] == [
+        (shifted("4/1", k), [shifted(c, k) for c in pieces]) for k in range(4)]
 
 
 def test_a_printed_item_whose_dynamic_recompile_failed_is_not_called_taken_care_of():
