@@ -26,9 +26,9 @@ from dataclasses import dataclass
 from typing import Callable
 
 from .analyses.diagnosis import (
-    ACCURACY_RUN, AOT_EAGER, BACKEND, DEBUG_DIR_ENV, EAGER, FAILED, FORCE_BACKEND_ENV, NO_COMPILE, PASSED, REPRO_ENV,
-    STAGES, DiagnoseResult, MinifyResult, RunFacts, StageOutcome, StageSpec, Verdict, compiled_frame, decide, limit_hits,
-    minify_plan, repro_graph, repro_save_dir, stage_outcome, steps_after_minify,
+    ACCURACY_RUN, AOT_EAGER, BACKEND, DEBUG_DIR_ENV, EAGER, EAGER_CONTROL, FAILED, FORCE_BACKEND_ENV, NO_COMPILE, PASSED,
+    REPRO_ENV, STAGES, DiagnoseResult, MinifyResult, RunFacts, StageOutcome, StageSpec, Verdict, compiled_frame, decide, limit_hits,
+    minify_plan, printed_change, repro_graph, repro_save_dir, run_to_run, run_to_run_said, stage_outcome, steps_after_minify,
 )
 from .errors import CompilescopeError
 from .ingest.reader import read_trace
@@ -173,6 +173,15 @@ class Diagnoser:
             # Nothing failed to compile (or it crashed), yet Dynamo alone fails: does the program fail uncompiled too?
             outcomes.append(self._stage(NO_COMPILE, "extra run"))
 
+        control = None
+        if all(o.status == PASSED for o in outcomes) and printed_change(outcomes) is not None:
+            # The stages printed other numbers: the same run of eager's stage again tells which of them change from
+            # run to run whatever the stage (an unseeded torch.randn). Only then: the common case costs nothing.
+            control = self._stage(EAGER_CONTROL, "control run")
+            unstable = run_to_run(outcomes[0], control)
+            if unstable:
+                self.progress(f"      {run_to_run_said(len(unstable))}")
+
         accuracy = None
         backend = outcomes[-1]
         # The program's own check found wrong results with the backend alone: torch's check finds the graph.
@@ -180,7 +189,7 @@ class Diagnoser:
         if (self.options.accuracy and (wrong or all(o.status == PASSED for o in outcomes))
                 or self.options.minify and wrong):
             accuracy = self._accuracy(outcomes)
-        verdict = decide(outcomes, accuracy)
+        verdict = decide(outcomes, accuracy, control)
         if verdict.outcome == "accuracy" and self._accuracy_frame is not None:
             verdict.location, verdict.location_kind = self._accuracy_frame, "compiled frame"
 
@@ -190,7 +199,7 @@ class Diagnoser:
             verdict.next_steps = steps_after_minify(verdict, minify)
         return DiagnoseResult(
             argv=list(self.prog.argv), cwd=self.cwd, outcomes=outcomes, verdict=verdict, accuracy=accuracy,
-            minify=minify, logs=dict(self.logs), outputs=dict(self.outputs), minify_files=self._minify_files,
+            control=control, minify=minify, logs=dict(self.logs), outputs=dict(self.outputs), minify_files=self._minify_files,
         )
 
     def _accuracy(self, outcomes: list[StageOutcome]) -> StageOutcome:

@@ -150,7 +150,9 @@ def test_wrong_results_the_program_checks_itself_are_wrong_results_not_a_crash(t
 def test_inductor_accuracy_bug_found_by_the_accuracy_check(tmp_path):
     proc, doc, out = diagnose(tmp_path, "accuracy.py", "--accuracy", "--minify")
     assert proc.returncode == 1
-    assert statuses(doc) == {"eager": "passed", "aot_eager": "passed", "backend": "passed", "accuracy": "failed"}
+    # (its unseeded torch.randn prints other numbers in each stage: eager's control run tells they change run to run)
+    assert statuses(doc) == {"eager": "passed", "aot_eager": "passed", "backend": "passed", "eager_control": "passed",
+                             "accuracy": "failed"}
     # The minifier's launcher comes from an untraced rerun: the traced accuracy run's would have the repro set
     # TORCH_TRACE to diagnose's temporary directory, gone when it is run.
     minify = doc["minify"]
@@ -217,10 +219,18 @@ def test_a_crash_while_dynamo_traces_is_dynamos(tmp_path):
 
 
 def test_program_that_compiles_fine(tmp_path):
+    """fine.py prints relu(torch.randn(4) + 1), unseeded: each run prints other numbers, whatever the stage. The stages
+    differ, so diagnose runs eager's stage again as a control; its one printed line differs there too and is not
+    compared (diagnose said "RUNS, DIFFERS FROM EAGER ... AOTAutograd changes them", exit 1)."""
     proc, doc, out = diagnose(tmp_path, "fine.py", "--accuracy")
     assert proc.returncode == 0, proc.stderr[-3000:]
-    assert statuses(doc) == {"eager": "passed", "aot_eager": "passed", "backend": "passed", "accuracy": "passed"}
+    assert statuses(doc) == {"eager": "passed", "aot_eager": "passed", "backend": "passed", "eager_control": "passed",
+                             "accuracy": "passed"}
+    assert doc["stages"][3]["env"] == {"TORCH_BISECT_BACKEND": "eager"}
+    assert (out / "eager_control" / "index.html").exists() and (out / "outputs" / "eager_control.txt").exists()
     assert doc["verdict"]["outcome"] == "ok" and doc["verdict"]["stage"] is None
+    assert doc["verdict"]["run_to_run"] == 1 and doc["verdict"]["printed"] is None
+    assert "1 printed line changes from run to run under eager too: not compared" in proc.stderr
     assert "match eager" in doc["verdict"]["headline"]
     assert doc["minify"] is None
     assert "Diagnosis: OK" in proc.stderr

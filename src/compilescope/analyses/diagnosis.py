@@ -97,6 +97,11 @@ BACKEND = StageSpec("backend", "your backend", "the program as written (Inductor
 NO_COMPILE = StageSpec("no_compile", "torch.compile disabled", "TORCHDYNAMO_DISABLE=1: nothing is compiled",
                        (("TORCHDYNAMO_DISABLE", "1"),))
 ACCURACY_RUN = StageSpec("accuracy", "accuracy check", "your backend with torch's accuracy checker (TORCHDYNAMO_REPRO_LEVEL=4)")
+# The control run: eager's stage once more, run only where the stages printed other numbers. The lines whose numbers
+# differ between its two runs change from run to run (an unseeded torch.randn, a clock): they are not compared.
+EAGER_CONTROL = StageSpec("eager_control", 'backend="eager", again',
+                          "a control run: which printed numbers change from run to run under Dynamo alone",
+                          ((FORCE_BACKEND_ENV, "eager"),))
 STAGES = (EAGER, AOT_EAGER, BACKEND)
 
 PASSED, FAILED, TIMED_OUT, SKIPPED = "passed", "failed", "timed out", "skipped"
@@ -301,14 +306,19 @@ class PrintedChange:
     lines: list[tuple[str, str]] = field(default_factory=list)  # (the earlier stage's line, this stage's), the first few
     total: int = 0  # how many lines differ
     beyond_rounding: int = 0  # how many of them differ by more than float32 rounding (rounding_only), nan/inf included
+    nonfinite: int = 0  # how many of them print nan or inf where the stage before printed another number
 
     def to_json(self) -> dict[str, Any]:
         return {"stage": self.stage, "title": self.title, "before": self.before, "before_title": self.before_title,
                 "lines": [{"before": a, "after": b} for a, b in self.lines], "total": self.total,
-                "beyond_rounding": self.beyond_rounding}
+                "beyond_rounding": self.beyond_rounding, "nonfinite": self.nonfinite}
 
 
-def _changed_lines(before: list[str], after: list[str]) -> list[tuple[str, str]]:
+# A printed line, as two runs' lines are paired: its kind (_kind) and which of that kind it is (0: the first printed)
+LineKey = tuple[str, int]
+
+
+def _changed_lines(before: list[str], after: list[str]) -> list[tuple[LineKey, str, str]]:
     """Lines printed by both runs that read alike but for their numbers, and whose numbers differ, in order: the
     n-th line of a kind ("loss #" in a loop) in one run against the n-th of that kind in the other."""
     theirs: dict[str, list[str]] = {}
@@ -321,23 +331,39 @@ def _changed_lines(before: list[str], after: list[str]) -> list[tuple[str, str]]
         n = seen[kind] = seen.get(kind, -1) + 1
         earlier = theirs.get(kind, [])
         if n < len(earlier) and not all(_same(float(a), float(b)) for a, b in zip(_results(earlier[n]), _results(line))):
-            changed.append((earlier[n], line))
+            changed.append(((kind, n), earlier[n], line))
     return changed
 
 
-def printed_change(outcomes: list[StageOutcome]) -> PrintedChange | None:
+def run_to_run(eager: StageOutcome, control: StageOutcome | None) -> set[LineKey] | None:
+    """The printed lines whose numbers differ between eager's run and its control run (EAGER_CONTROL): they change
+    from run to run whatever the stage. None where there is no control to tell: not run, or it did not pass."""
+    if control is None or control.status != PASSED:
+        return None
+    return {key for key, _, _ in _changed_lines(eager.printed, control.printed)}
+
+
+def _nonfinite(before: str, after: str) -> bool:
+    return any(not _same(a, b) and not (math.isfinite(a) and math.isfinite(b))
+               for a, b in zip(map(float, _results(before)), map(float, _results(after))))
+
+
+def printed_change(outcomes: list[StageOutcome], unstable: set[LineKey] | None = None) -> PrintedChange | None:
     """The first stage that prints other numbers than the one before it, where each ran and exited 0: the program
-    printing its own comparison with eager (or its losses) shows which part of torch.compile changes them."""
+    printing its own comparison with eager (or its losses) shows which part of torch.compile changes them. A stage
+    whose change is beyond rounding is named before an earlier one whose change is only rounding (AOTAutograd's
+    decompositions round too). unstable: the lines that change from run to run under eager too, not compared."""
     ran = [o for o in outcomes if o.spec in STAGES and o.status == PASSED]
+    changes = []
     for before, after in zip(ran, ran[1:]):
-        changed = _changed_lines(before.printed, after.printed)
+        changed = [(a, b) for key, a, b in _changed_lines(before.printed, after.printed) if key not in (unstable or ())]
         if changed:
             beyond = [pair for pair in changed if not rounding_only(*pair)]
             # the lines beyond rounding first: they are what the verdict stands on
             shown = (beyond + [pair for pair in changed if pair not in beyond])[:PRINTED_CHANGES_SHOWN]
-            return PrintedChange(after.spec.key, after.spec.title, before.spec.key, before.spec.title,
-                                 shown, len(changed), len(beyond))
-    return None
+            changes.append(PrintedChange(after.spec.key, after.spec.title, before.spec.key, before.spec.title, shown,
+                                         len(changed), len(beyond), sum(_nonfinite(*pair) for pair in changed)))
+    return next((c for c in changes if c.beyond_rounding), changes[0] if changes else None)
 
 
 def _used_inductor(trace: Trace) -> bool:
@@ -562,6 +588,9 @@ class Verdict:
     next_steps: list[str] = field(default_factory=list)
     crash: Crash | None = None  # outcome "crash": the process died in native code, there
     printed: PrintedChange | None = None  # the stages' runs printed other numbers, first with this stage
+    # How many printed lines changed between eager's run and its control run (EAGER_CONTROL), left out of the
+    # comparison; None: no control run (the stages printed the same numbers) or it did not pass
+    run_to_run: int | None = None
 
     @property
     def ok(self) -> bool:
@@ -584,7 +613,7 @@ class Verdict:
             "error": self.error.to_json() if self.error else None,
             "location": self.location.to_json() if self.location else None, "location_kind": self.location_kind,
             "next_steps": self.next_steps, "crash": self.crash.to_json() if self.crash else None,
-            "printed": self.printed.to_json() if self.printed else None,
+            "printed": self.printed.to_json() if self.printed else None, "run_to_run": self.run_to_run,
         }
 
 
@@ -675,18 +704,50 @@ FLOAT32_BEYOND = ("{lines} changed by more than float32 rounding would (more tha
                   f"{ROUNDING_ATOL:g} near 0; nan or inf against a number): not rounding, though nothing in the graphs "
                   "{title} compiled draws its own random numbers or fuses bf16/fp16 math.")
 FLOAT32_BEYOND_CHECKED = ("torch's accuracy check passed: each compiled graph's outputs, for the inputs it ran them with, are "
-                          "no further from a float64 run than eager's; rounding that builds up over many steps can move "
-                          "numbers this far too. Compare with eager step by step to see where it starts.")
+                          "no further from a float64 run than eager's; yet no rounding makes a number nan or inf. Compare "
+                          "with eager step by step to see where it starts.")
+# torch's check passed and nothing in the graphs explains other numbers, but a number moved beyond one step's rounding:
+# a training loop's loss drifts so, each step's rounding feeding the next (not a wrong graph: the check compared each)
+FLOAT32_DRIFT = ("Rounding accumulates over steps: each step starts from the last one's rounded values, so a loss or "
+                 "weight printed after many steps can move further than 1e-3, while torch's accuracy check passed: "
+                 "each compiled graph's outputs are no further from a float64 run than eager's "
+                 "(torch._dynamo.config.repro_tolerance). Compare with eager step by step to see it grow, not jump.")
+AOT_ROUNDING_NOTE = ("AOTAutograd decomposes ops into ATen primitives (and traces the backward itself), which need not "
+                     "round in eager's order: each printed number moved no further than float32 rounding moves it "
+                     f"({ROUNDING_RTOL:g} of the number, or {ROUNDING_ATOL:g} near 0). torch's accuracy check does not "
+                     "compare AOTAutograd's graphs (torch 2.13 cannot call them from its after-Dynamo check).")
+
+
+def run_to_run_said(lines: int) -> str:
+    """"3 printed lines change from run to run under eager too: not compared" (the progress line and the verdict's)."""
+    return f"{count(lines, 'printed line')} {'changes' if lines == 1 else 'change'} from run to run under eager too: not compared"
+
+
+def _control_seen(control: StageOutcome | None, unstable: set[LineKey] | None) -> list[str]:
+    """What the control run showed: which printed lines change from run to run, left out of the comparison."""
+    if control is None:
+        return []
+    if unstable is None:
+        return [f"The control run ({control.spec.title}) {control.status}: the printed lines that change from run to "
+                "run could not be told, so no printed number is judged a change."]
+    if not unstable:
+        return [f"The control run ({control.spec.title}) printed the same numbers as eager's: the lines compared do "
+                "not change from run to run."]
+    return [f"{run_to_run_said(len(unstable))} ({control.spec.title} printed other numbers in them: an unseeded "
+            "random draw, a clock, an order that varies)."]
 FLOAT32_UNCHECKED = ("compilescope diagnose --accuracy compares each compiled graph with eager and with a float64 run: "
                      "a graph no further from the float64 run than eager's is rounding, not a wrong graph.")
 
 
-def _prints_other_numbers(change: PrintedChange, outcomes: list[StageOutcome], accuracy: StageOutcome | None) -> Verdict:
+def _prints_other_numbers(change: PrintedChange, outcomes: list[StageOutcome], accuracy: StageOutcome | None,
+                          control: StageOutcome | None = None) -> Verdict:
     """Every stage ran, and one prints other numbers than the stage before it: the part of torch.compile that stage
     adds changes them (AOTAutograd, or the backend's code). Where it is Inductor and its graphs hold nothing that
     explains other numbers (numerics finds no random op of its own, no low precision fused), the change is float32
     rounding ("rounding", which diagnose exits 0 with) where each number moved no further than rounding moves it,
-    unless torch's accuracy check ran and did not pass."""
+    unless torch's accuracy check ran and did not pass; or where torch's check passed and no number became nan or inf
+    (rounding accumulated over steps). AOTAutograd's change within rounding is rounding too. Where the control run
+    could not be made, no change of printed numbers alone is "differs": it may be run to run."""
     run = next(o for o in outcomes if o.spec.key == change.stage)
     backend = change.stage == BACKEND.key
     stage = (INDUCTOR if run.used_inductor else USER_BACKEND) if backend else AOT
@@ -704,6 +765,19 @@ def _prints_other_numbers(change: PrintedChange, outcomes: list[StageOutcome], a
             return Verdict(ROUNDING, f"Every stage compiles and runs; {printed}{said}", None, stage,
                            next_steps=[FLOAT32_NOTE.format(title=run.spec.title),
                                        FLOAT32_CHECKED if checked else FLOAT32_UNCHECKED] + after, printed=change)
+    if backend and run.used_inductor and not run.numerics and checked and not change.nonfinite:
+        return Verdict(ROUNDING, f"Every stage compiles and runs; {printed}, {change.beyond_rounding} of them further "
+                       "than one step's float32 rounding, but rounding accumulates over steps and torch's accuracy "
+                       "check passed: not a wrong graph.", None, stage,
+                       next_steps=[FLOAT32_DRIFT, FLOAT32_NOTE.format(title=run.spec.title)] + after, printed=change)
+    if not backend and not change.beyond_rounding:
+        return Verdict(ROUNDING, f"Every stage compiles and runs; {printed}, each within float32 rounding: "
+                       "AOTAutograd's decompositions round differently.", None, stage,
+                       next_steps=[AOT_ROUNDING_NOTE] + after, printed=change)
+    if control is not None and control.status != PASSED and not (backend and run.numerics):
+        return Verdict("ok", f"Every stage compiles and runs; {printed}, but the control run ({control.spec.title}) "
+                       f"{control.status}, so whether they change from run to run is not known: not judged.",
+                       next_steps=after, printed=change)
     steps = _precision_seen(run) if backend else []
     if backend and run.used_inductor and not run.numerics:
         # numbers beyond rounding, or torch's accuracy check ran and its run failed: neither is rounding
@@ -786,7 +860,9 @@ def _minify_step(step: str, facts: RunFacts | None) -> str:
 _NO_TORCH = "ModuleNotFoundError: No module named 'torch'"
 
 
-def decide(outcomes: list[StageOutcome], accuracy: StageOutcome | None = None) -> Verdict:
+def decide(outcomes: list[StageOutcome], accuracy: StageOutcome | None = None,
+           control: StageOutcome | None = None) -> Verdict:
+    """control: eager's stage run once more (EAGER_CONTROL), where the stages printed other numbers."""
     by_key = {o.spec.key: o for o in outcomes}
     failed = next((o for o in outcomes if o.spec in STAGES and o.status in (FAILED, TIMED_OUT)), None)
     ran = [o for o in outcomes if o.spec in STAGES and o.facts is not None]
@@ -815,14 +891,20 @@ def decide(outcomes: list[StageOutcome], accuracy: StageOutcome | None = None) -
             "compilescope diagnose --accuracy runs torch's check (TORCHDYNAMO_REPRO_LEVEL=4), which compares each "
             "compiled graph's outputs with eager and names the graph that differs."]
         backend = by_key.get(BACKEND.key)
-        change = printed_change(outcomes)
-        differs = _differs_from_eager(backend, accuracy, change) if change is None or change.stage == BACKEND.key else None
-        if differs is not None:
-            return differs
-        if change is not None:
-            return _prints_other_numbers(change, outcomes, accuracy)
-        return Verdict("ok", f"Every stage compiles and runs{checked}.",
-                       next_steps=_precision_seen(backend) + _costs_seen(backend) + _caught_seen(outcomes) + unchecked)
+        unstable = run_to_run(by_key[EAGER.key], control) if EAGER.key in by_key else None
+        change = printed_change(outcomes, unstable)
+        verdict = None
+        if change is None or change.stage == BACKEND.key or not change.beyond_rounding:
+            # (Inductor's random numbers are named whatever AOTAutograd's rounding printed)
+            verdict = _differs_from_eager(backend, accuracy, change if change and change.stage == BACKEND.key else None)
+        if verdict is None and change is not None:
+            verdict = _prints_other_numbers(change, outcomes, accuracy, control)
+        if verdict is None:
+            verdict = Verdict("ok", f"Every stage compiles and runs{checked}.", next_steps=_precision_seen(backend)
+                              + _costs_seen(backend) + _caught_seen(outcomes) + unchecked)
+        verdict.next_steps = _control_seen(control, unstable) + verdict.next_steps
+        verdict.run_to_run = len(unstable) if unstable is not None else None
+        return verdict
 
     key = failed.spec.key
     if failed.status == TIMED_OUT:
@@ -1062,6 +1144,8 @@ class DiagnoseResult:
     outcomes: list[StageOutcome]
     verdict: Verdict
     accuracy: StageOutcome | None = None
+    # eager's stage run once more (EAGER_CONTROL), only where the stages printed other numbers
+    control: StageOutcome | None = None
     minify: MinifyResult | None = None
     logs: dict[str, str] = field(default_factory=dict)  # stage key -> its TORCH_TRACE log (in the work directory)
     outputs: dict[str, str] = field(default_factory=dict)  # stage key -> its captured output file
@@ -1069,4 +1153,4 @@ class DiagnoseResult:
 
     @property
     def runs(self) -> list[StageOutcome]:
-        return self.outcomes + ([self.accuracy] if self.accuracy else [])
+        return self.outcomes + [run for run in (self.control, self.accuracy) if run is not None]
