@@ -6,9 +6,10 @@ frame; optionally checks accuracy and minimizes the failing graph with torch's m
 Writes OUT/index.html (the Diagnosis page), one report per stage (OUT/<stage>/) and
 OUT/diagnosis.json. Exit status: 0 when every stage passes (verdict "ok", or "rounding": Inductor's run printed other
 numbers, each within float32 rounding (1e-3 of it, or 1e-3 near 0), and nothing in its graphs explains them; with
---accuracy, torch's accuracy check passed), 1 when one
-fails, when the printed numbers differ otherwise ("differs": Inductor's random numbers or low precision in its graphs,
-AOTAutograd, another backend) or a frame hit the recompile limit
+--accuracy, torch's accuracy check passed, further moves too, accumulated over steps; AOTAutograd's within rounding),
+1 when one fails, when the printed numbers differ otherwise ("differs": Inductor's random numbers or low precision in
+its graphs, AOTAutograd beyond rounding, another backend; lines that change between eager's run and its control run,
+made only when the stages differ, are not compared) or a frame hit the recompile limit
 (it ran eagerly after that: every stage passes, and not all was compiled), or when torch.export failed (as `check`
 fails its log: a strict export's failure, an export issue), which no stage's backend is in.
 """
@@ -67,13 +68,17 @@ class DiagnoseCommand:
         parser.add_argument("--no-browser", action="store_true", help="do not open the Diagnosis page")
         parser.epilog = (
             "Printed numbers with a unit of time, size, rate or ratio (0.29 s, 1534 MB, 812 tok/s, 97%), pids, clocks "
-            "and lines naming a time, speed or memory are not compared: they change from run to run. "
+            "and lines naming a time, speed or memory are not compared: they change from run to run. Where the "
+            "stages printed other numbers, backend=\"eager\" runs once more as a control: the lines that change "
+            "between its two runs are not compared either (if the control run fails, printed numbers alone are not "
+            "'differs'). "
             "Exit status: 0 when every stage passes (verdict ok), or when the only change is float32 rounding (verdict "
             "rounding: the program prints other numbers with Inductor, each within 1e-3 of the number or 1e-3 near 0, "
             "and nothing in its compiled graphs explains them: no random numbers of its own, no bf16/fp16 fused; with "
-            "--accuracy, torch's accuracy check passed). 1 otherwise: a stage failed, the printed numbers differ "
+            "--accuracy, torch's accuracy check passed, which also makes a number moved further, not to nan/inf, "
+            "rounding accumulated over steps; AOTAutograd's change within 1e-3 is rounding too). 1 otherwise: a stage failed, the printed numbers differ "
             "otherwise (differs: Inductor's random numbers or low precision in its graphs, a number moved further or "
-            "became nan/inf, AOTAutograd, another backend), torch's accuracy check failed (accuracy), a frame hit the recompile limit (fell_back), nothing was compiled.")
+            "became nan/inf, AOTAutograd beyond rounding, another backend), torch's accuracy check failed (accuracy), a frame hit the recompile limit (fell_back), nothing was compiled.")
 
     def parse_args(self, parser: argparse.ArgumentParser, argv: list[str]) -> argparse.Namespace:
         return parse_program_args(parser, argv, "compilescope diagnose")
