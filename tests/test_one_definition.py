@@ -107,3 +107,11 @@ def test_one_pattern_reads_a_node_of_a_graph_dump():
     defined = sorted(str(p.relative_to(SRC)) for p, text in _python_sources().items()
                      if node_with_expression.search(text))
     assert defined == ["analyses/fx_sites.py"]
+
+
+@pytest.mark.parametrize("literal, home", [
+    ('"inductor_provenance_tracking_node_mappings"', "analyses/fx_sites.py"),  # provenance and user_kernels each had one
+    ('"custom_kernel=True"', "analyses/user_kernels.py"),  # (provenance spelt it twice more)
+])
+def test_what_marks_a_user_kernel_and_its_mappings_is_spelt_once(literal, home):
+    assert [str(p.relative_to(SRC)) for p, text in _python_sources().items() if literal in text] == [home]

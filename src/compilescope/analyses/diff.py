@@ -34,11 +34,11 @@ from .compile_time import PHASE_LABELS, CompileTimes, ends_during
 from .crash import Crash
 from .cudagraphs import NEVER_RECORDED
 from .dynamic_shapes import number_text, placement_text, read_placement
-from .fx_sites import FX_NODE
+from .fx_sites import FX_NODE, NODE_MAPPINGS, POST_GRAD
 from .compiled_frames import frame_function, module_label, wrapped_module
 from .graph_breaks import function_label, resume_of, skipped_text
 from .numpy_graphs import numpy_target
-from .provenance import KERNEL_STACK_TRACES, NODE_MAPPINGS, POST_GRAD, kernel_traces, kernel_work, text_lines
+from .provenance import KERNEL_STACK_TRACES, kernel_traces, kernel_work, text_lines
 from .status import MISSING, counts_text, status_counts
 from .unread import Unread
 from .torch_warnings import TorchWarnings, backward_error

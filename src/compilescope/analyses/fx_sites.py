@@ -12,6 +12,10 @@ from ..lazy_regex import lazy_compile
 from ..model.records import dataclass
 
 GRAPH_ARTIFACT = "dynamo_output_graph"
+# Inductor's post-grad graph, by the names torch logs it under (in tlparse's order of preference), and torch's
+# mappings of the output code's kernels to its nodes: what provenance.py and user_kernels.py read
+POST_GRAD = ("after_post_grad_graph", "inductor_post_grad_graph")
+NODE_MAPPINGS = "inductor_provenance_tracking_node_mappings"
 # `# File: /path/x.py:23 in f, code: y = x * 2` (the code part is absent for some nodes)
 _NODE_COMMENT = re.compile(r"^\s*# File: (?P<file>.+?):(?P<line>\d+) in (?P<func>[^,]+?)(?:, code: (?P<code>.*))?\s*$")
 # A node of a graph dump's body, its name and its expression up to torch's freeing of what it used:

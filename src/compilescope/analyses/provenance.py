@@ -42,7 +42,8 @@ from ..model.trace import JSON, Artifact, Compile, Trace
 from ..model.records import dataclass
 from .cached_lines import RunLines, run_lines
 from .line_map import packed
-from .user_kernels import debug_handle_calls, definition_text, launch_sites
+from .fx_sites import NODE_MAPPINGS, POST_GRAD
+from .user_kernels import CUSTOM_KERNEL, LaunchSites, definition_text
 from .user_kernels import definition as user_definition
 from .user_kernels import definitions as user_definitions
 from .userloc import UserLocation, is_python_library_file, is_toolchain_file
@@ -51,11 +52,9 @@ LineMap = dict[int, list[int]]  # line number -> line numbers (1-based), as buil
 KeptLineMap = Mapping[int, list[int]]  # as the results keep it (packed: analyses/line_map.py)
 MAP_KEYS = ("preToPost", "postToPre", "pyCodeToPost", "postToPyCode", "cppCodeToPost", "postToCppCode")
 
-NODE_MAPPINGS = "inductor_provenance_tracking_node_mappings"
 KERNEL_STACK_TRACES = "inductor_provenance_tracking_kernel_stack_traces"
-# Which artifacts fill the panels, in tlparse's order of preference.
+# Which artifacts fill the panels, in tlparse's order of preference (the post-grad graph's: fx_sites.POST_GRAD).
 PRE_GRAD = ("before_pre_grad_graph", "inductor_pre_grad_graph")
-POST_GRAD = ("after_post_grad_graph", "inductor_post_grad_graph")
 PY_CODE = "inductor_output_code"
 CPP_CODE = "inductor_aot_wrapper_code"
 
@@ -666,15 +665,16 @@ def user_kernel_notes(code: str, node_mappings: dict, post: list[str], kernels: 
     not one Inductor generated, where it is defined and launched, and which lines torch's stack traces tie to it that
     are not its launch (torch 2.11 ties the call to the nodes of the kernel fused before it: relu and mul of line 44,
     for scaled_add_kernel_0 launched at line 34)."""
-    if "custom_kernel=True" not in code:
+    if CUSTOM_KERNEL not in code:
         return {}
     notes = {}
     traced = {k.name: k for k in kernels}
-    for m in user_definitions(code):
-        for call in debug_handle_calls(code, m["var"]):
-            launched = launch_sites(node_mappings, post, [call])
-            note = f"your own Triton kernel {m['name']}"
-            defined_at, decorator_line = user_definition(m)
+    sites = LaunchSites(node_mappings, post)
+    for defined in user_definitions(code):
+        defined_at, decorator_line = user_definition(defined)
+        for call in defined.calls:
+            launched = sites.of([call])
+            note = f"your own Triton kernel {defined.name}"
             if defined_at is not None:
                 note += f", defined at {definition_text(defined_at, decorator_line)}"
             if launched:
@@ -697,14 +697,15 @@ def placed_apart_from_user_kernels(code: str, node_mappings: dict, post: list[st
     relu and mul (line 44). A generated kernel keeps the stacks other than the launches (what it computes: its name's
     ops); the user's kernel keeps its launches only (user_kernel_notes tells the rest). Where none would remain, a
     kernel keeps its stacks. And each generated kernel so moved -> what to tell of it."""
-    if "custom_kernel=True" not in code:
+    if CUSTOM_KERNEL not in code:
         return kernels, {}
     calls = {**_dict(node_mappings.get("pyCodeToPost")), **_dict(node_mappings.get("cppCodeToPost"))}
     launches: dict[str, list[UserLocation]] = {}  # user kernel call -> where it was launched
     names: dict[str, str] = {}  # user kernel call -> the @triton.jit function's name
-    for m in user_definitions(code):
-        for call in debug_handle_calls(code, m["var"]):
-            launches[call], names[call] = launch_sites(node_mappings, post, [call]), m["name"]
+    sites = LaunchSites(node_mappings, post)
+    for defined in user_definitions(code):
+        for call in defined.calls:
+            launches[call], names[call] = sites.of([call]), defined.name
     wrappers = {node: call for call in launches for node in _names(calls.get(call)) if node.startswith("triton_kernel_wrapper")}
     placed, notes = [], {}
     for k in kernels:

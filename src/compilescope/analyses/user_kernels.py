@@ -31,57 +31,80 @@ import functools
 import hashlib
 import os
 import re
+import stat
 from dataclasses import field
-from typing import Any, Iterator
+from typing import Any
 
 import orjson
 
 from ..model.records import dataclass
 from ..model.trace import Compile, Trace
-from .fx_sites import GRAPH_ARTIFACT
+from .fx_sites import FX_NODE, GRAPH_ARTIFACT, NODE_MAPPINGS, POST_GRAD
 from .userloc import UserLocation
 
 OUTPUT_CODE = "inductor_output_code"
 KERNEL_INFO = "triton_kernel_info"
-NODE_MAPPINGS = "inductor_provenance_tracking_node_mappings"
-POST_GRAD = ("after_post_grad_graph", "inductor_post_grad_graph")
+CUSTOM_KERNEL = "custom_kernel=True"  # what marks a user's kernel in the output code (its heuristics' argument)
 
-_DEFINITION = re.compile(r"^(?:# Original path: (?P<file>[^\n]*):(?P<line>\d{1,9})\n)?"
-                         r"(?P<var>\w+) = async_compile\.triton\('(?P<name>\w+)', '''\n(?P<body>.*?)^''', ",
-                         re.M | re.S)
+# A kernel's definition in the output code: "# Original path: <file>:<line>" (not always), the opener line, the body,
+# and the line that closes it. Found by string search, the openers line by line and one find of the closer per opener:
+# the code is the log's, and a pattern spanning the body backtracked over every opener left unclosed (quadratic).
+_OPENER_MARK = " = async_compile.triton('"
+_OPENER = re.compile(r"(?P<var>\w+) = async_compile\.triton\('(?P<name>\w+)', '''")
+_CLOSER = "\n''', "
+_ORIGINAL_PATH = re.compile(r"# Original path: (?P<file>.*):(?P<line>\d{1,9})")
+_DEBUG_HANDLE = re.compile(r"# \[Provenance debug handles\] (?P<var>\w+):(?P<handle>\d+)")
+_RUN = re.compile(r"^[ \t]*(?P<var>\w+)\.run\((?P<args>.*)\)[ \t\r]*$", re.M)
 _SIGNATURE = re.compile(r"'signature': \{(?P<items>[^}]*)\}")
 _SIGNATURE_ITEM = re.compile(r"'(?P<arg>\w+)': '(?P<type>[^']*)'")
-_CUSTOM = "custom_kernel=True"
 _NUMBER = re.compile(r"^-?(?:\d+\.?\d*(?:e[-+]?\d+)?|inf|nan|True|False|None)$")
 _SIZE_SYMBOL = re.compile(r"\b[suq]\d+\b")  # s77, u0: the shape environment's symbols
 _SOURCE_COMMENT = re.compile(r"^\s*# File: (?P<file>.*):(?P<line>\d{1,9}) in (?P<function>[^,\n]*)(?:, code: (?P<code>.*))?")
-_NODE = re.compile(r"^\s*(?P<name>\w+)(?:: [^=]*)? = ")
+_OPS_CALL = re.compile(r"torch\.ops\.[\w.]+(?=\()")
 
 
-# The file as the user's program holds it: a kernel's def line is read from it (kept per path, size and time).
+# The file as the user's program holds it: a kernel's def line is read from it (kept per path, size and time). The
+# path is the log's: a regular file of at most _MAX_SOURCE_BYTES only, and few kept (a program has its kernels in a
+# file or two; each kept is up to _MAX_SOURCE_BYTES).
 _MAX_SOURCE_BYTES = 8 * 1024 * 1024
+_KEPT_FILES = 4
 _DECORATED_LINES = 200  # a def further from its first decorator than this is not looked for
 
 
-@functools.lru_cache(maxsize=64)
-def _file_lines(path: str, size: int, mtime: float) -> tuple[str, ...]:
-    with open(path, encoding="utf-8", errors="replace") as f:
-        return tuple(f.read().splitlines())
+@functools.lru_cache(maxsize=_KEPT_FILES)
+def _file_lines(path: str, size: int, mtime_ns: int) -> tuple[str, ...]:
+    """The lines of the regular file at path; none where it is something else or bigger than the bound by now: opened
+    without waiting (a FIFO put there since the stat would block), checked on what was opened, read bounded."""
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    except (OSError, ValueError):
+        return ()
+    with os.fdopen(fd, "rb") as f:
+        try:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                return ()
+            data = f.read(_MAX_SOURCE_BYTES + 1)
+        except OSError:
+            return ()
+    if len(data) > _MAX_SOURCE_BYTES:
+        return ()
+    return tuple(data.decode("utf-8", "replace").splitlines())
 
 
 def def_line(path: str, decorator_line: int, def_text: str) -> int | None:
     """The line of the kernel's ``def`` in the file on this machine, where it holds the run's kernel: a decorator at
     decorator_line (torch's ``Original path``), then, after decorators only, def_text (the body's ``def`` line). None
-    where the file is not here or differs from the run."""
+    where the file is not here, is no regular file or too big, or differs from the run. The path is the log's: any
+    text (os.stat refuses a NUL byte with a ValueError)."""
     if not path.endswith(".py") or decorator_line <= 0:
         return None
     try:
-        stat = os.stat(path)
-        if not os.path.isfile(path) or stat.st_size > _MAX_SOURCE_BYTES:
-            return None
-        lines = _file_lines(path, stat.st_size, stat.st_mtime)
-    except OSError:
+        info = os.stat(path)
+    except (OSError, ValueError):
         return None
+    if not stat.S_ISREG(info.st_mode) or info.st_size > _MAX_SOURCE_BYTES:
+        return None
+    lines = _file_lines(path, info.st_size, info.st_mtime_ns)
     if decorator_line > len(lines) or not lines[decorator_line - 1].lstrip().startswith("@"):
         return None
     for number in range(decorator_line + 1, min(len(lines), decorator_line + _DECORATED_LINES) + 1):
@@ -93,18 +116,66 @@ def def_line(path: str, decorator_line: int, def_text: str) -> int | None:
     return None
 
 
-def definition(m: re.Match[str]) -> tuple[UserLocation | None, int | None]:
+@dataclass
+class KernelDefinition:
+    """A user kernel the output code defines (definitions), with its calls there."""
+
+    var: str  # Inductor's variable for it: "scaled_add_kernel_0"
+    name: str  # the @triton.jit function's: "scaled_add_kernel"
+    file: str | None  # torch's "Original path" (None where the code does not say)
+    line: int | None  # its line there: the kernel's first decorator
+    body: str  # the code between the opener and the closer: its heuristics, then its source from the def on
+    calls: list[str] = field(default_factory=list)  # by debug handle, as the node mappings name them: "scaled_add_kernel_0:2"
+    first_call: str | None = None  # the arguments of its first ``.run(...)``: "buf1, arg1_1, buf0, 4096, 0.5, ..."
+
+
+def definitions(code: str) -> list[KernelDefinition]:
+    """The user kernels (CUSTOM_KERNEL) the output code defines, in its order, each with its calls: one pass over the
+    code for the definitions and one for the calls, however many kernels it holds."""
+    found: list[KernelDefinition] = []
+    at = 0
+    while (hit := code.find(_OPENER_MARK, at)) != -1:
+        start = code.rfind("\n", 0, hit) + 1
+        end = code.find("\n", hit)
+        if end == -1:
+            break  # the last line: no body follows it
+        opener = _OPENER.fullmatch(code, start, end) if start >= at else None
+        if opener is None:  # an opener is a whole line (not the one that closed the last kernel): on to the next line
+            at = end + 1
+            continue
+        close = code.find(_CLOSER, end)
+        if close == -1:
+            break  # unclosed: so is every opener after it
+        body = code[end + 1:close + 1]
+        if CUSTOM_KERNEL in body:
+            above = code[code.rfind("\n", 0, start - 1) + 1:start - 1] if start else ""
+            path = _ORIGINAL_PATH.fullmatch(above)
+            found.append(KernelDefinition(opener["var"], opener["name"], path["file"] if path else None,
+                                          int(path["line"]) if path else None, body))
+        at = close + len(_CLOSER)
+    if found:
+        by_var = {d.var: d for d in found}
+        for m in _DEBUG_HANDLE.finditer(code):
+            if m["var"] in by_var:
+                by_var[m["var"]].calls.append(f"{m['var']}:{m['handle']}")
+        for m in _RUN.finditer(code):
+            defined = by_var.get(m["var"])
+            if defined is not None and defined.first_call is None:
+                defined.first_call = m["args"]
+    return found
+
+
+def definition(d: KernelDefinition) -> tuple[UserLocation | None, int | None]:
     """Where a kernel the output code defines (definitions) is defined, as the user sees it: its def line, with the
     line's text, where the file on this machine agrees with the run (def_line); else torch's line, its first
     decorator. And torch's line (None where the code does not say)."""
-    if not m["file"]:
+    if not d.file or d.line is None:
         return None, None
-    decorator = int(m["line"])
-    said = re.search(rf"^[ \t]*(?:async\s+)?def\s+{re.escape(m['name'])}\s*\(.*$", m["body"], re.M)
-    found = def_line(m["file"], decorator, said[0].strip()) if said else None
-    if found is None:
-        return UserLocation(m["file"], decorator), decorator
-    return UserLocation(m["file"], found, m["name"], said[0].strip() if said else None), decorator
+    said = re.search(rf"^[ \t]*(?:async\s+)?def\s+{re.escape(d.name)}\s*\(.*$", d.body, re.M)
+    found = def_line(d.file, d.line, said[0].strip()) if said else None
+    if found is None or said is None:
+        return UserLocation(d.file, d.line), d.line
+    return UserLocation(d.file, found, d.name, said[0].strip()), d.line
 
 
 def definition_text(location: UserLocation | None, decorator_line: int | None) -> str:
@@ -286,69 +357,64 @@ def _json_objects(trace: Trace, entry: Compile, prefix: str) -> list[dict]:
     return found
 
 
-def _launch_sites(trace: Trace, entry: Compile, calls: list[str]) -> list[UserLocation]:
-    """The user lines of the triton_kernel_wrapper nodes torch's node mappings tie to these calls."""
-    mappings = _json_objects(trace, entry, NODE_MAPPINGS)
-    for text in _artifact_text(trace, entry, POST_GRAD):
-        for m in mappings:
-            sites = launch_sites(m, text.split("\n"), calls)
-            if sites:
-                return sites
-    return []
+class LaunchSites:
+    """Where the user launched each call of their kernels: the user lines FX's `# File:` comments give the post-grad
+    graph's triton_kernel_wrapper_* nodes that torch's node mappings tie to the call (the user's launch, or their
+    call of the triton_op that launches it). Read once per graph and mappings, for all the kernels' calls."""
+
+    def __init__(self, node_mappings: dict, post_lines: list[str]) -> None:
+        self._wrappers: dict[str, set[str]] = {}  # call -> its triton_kernel_wrapper_* nodes
+        for key in ("pyCodeToPost", "cppCodeToPost"):
+            found = node_mappings.get(key)
+            for call, nodes in found.items() if isinstance(found, dict) else ():
+                if isinstance(nodes, (list, tuple)):
+                    self._wrappers.setdefault(call, set()).update(
+                        n for n in nodes if isinstance(n, str) and n.startswith("triton_kernel_wrapper"))
+        self._sources: dict[str, list[tuple[int, UserLocation]]] = {}  # wrapper node -> (its line, its source)
+        if not any(self._wrappers.values()):
+            return
+        source = None
+        for number, line in enumerate(post_lines):
+            m = _SOURCE_COMMENT.match(line)
+            if m:
+                source = UserLocation(m["file"], int(m["line"]), m["function"].strip(), (m["code"] or "").strip() or None)
+                continue
+            node = FX_NODE.match(line) if "triton_kernel_wrapper" in line else None
+            if node and source is not None:
+                self._sources.setdefault(node["name"], []).append((number, source))
+
+    def of(self, calls: list[str]) -> list[UserLocation]:
+        """The launch sites of these calls, in the graph's order."""
+        wrappers = {n for c in calls for n in self._wrappers.get(c, ())}
+        sites: dict[tuple[str, int], UserLocation] = {}
+        for _, source in sorted((at for n in wrappers for at in self._sources.get(n, ())), key=lambda at: at[0]):
+            sites.setdefault(source.key, source)
+        return list(sites.values())
 
 
-def launch_sites(node_mappings: dict, post_lines: list[str], calls: list[str]) -> list[UserLocation]:
-    """The user lines FX's `# File:` comments give the post-grad graph's triton_kernel_wrapper_* nodes that the node
-    mappings tie to these calls: where the user launched the kernel (or called the triton_op that launches it)."""
-    wrappers: set[str] = set()
-    for key in ("pyCodeToPost", "cppCodeToPost"):
-        found = node_mappings.get(key)
-        if isinstance(found, dict):
-            wrappers.update(n for c in calls for n in found.get(c) or () if isinstance(n, str)
-                            and n.startswith("triton_kernel_wrapper"))
-    sites: list[UserLocation] = []
-    if not wrappers:
-        return sites
-    source = None
-    for line in post_lines:
+def _graph_calls(graph: str) -> dict[tuple[str, int], list[tuple[int, str]]]:
+    """A Dynamo graph's calls of torch.ops other than ATen's and prims', per user line (FX's `# File:` comment above
+    them): (file, line) -> (the graph line, the call's target), in the graph's order."""
+    found: dict[tuple[str, int], list[tuple[int, str]]] = {}
+    here = None
+    for number, line in enumerate(graph.split("\n")):
         m = _SOURCE_COMMENT.match(line)
         if m:
-            source = UserLocation(m["file"], int(m["line"]), m["function"].strip(), (m["code"] or "").strip() or None)
+            here = (m["file"], int(m["line"]))
             continue
-        node = _NODE.match(line)
-        if node and node["name"] in wrappers and source is not None and source.key not in {s.key for s in sites}:
-            sites.append(source)
-    return sites
+        node = FX_NODE.match(line) if here is not None and "torch.ops." in line else None
+        call = _OPS_CALL.match(node["expr"]) if node else None
+        if call and here is not None and not call[0].startswith(("torch.ops.aten.", "torch.ops.prims.")):
+            found.setdefault(here, []).append((number, call[0]))
+    return found
 
 
-_GRAPH_CALL = re.compile(r"^\s*\w+(?:: [^=\n]*)? = (?P<target>torch\.ops\.[\w.]+)\(")
-
-
-def launch_call(graph: str, sites: list[UserLocation]) -> str | None:
-    """The call a Dynamo graph makes at a kernel's launch sites (FX's `# File:` comment above it): its
-    triton_kernel_wrapper_* node where Dynamo traced the launch, else a custom op's (not ATen's)."""
-    keys = {u.key for u in sites}
-    here = False
-    found: list[str] = []
-    for line in graph.split("\n"):
-        m = _SOURCE_COMMENT.match(line)
-        if m:
-            here = (m["file"], int(m["line"])) in keys
-            continue
-        call = _GRAPH_CALL.match(line) if here else None
-        if call and not call["target"].startswith(("torch.ops.aten.", "torch.ops.prims.")):
-            found.append(call["target"])
+def launch_call(graph_calls: dict[tuple[str, int], list[tuple[int, str]]], sites: list[UserLocation]) -> str | None:
+    """The call a Dynamo graph (_graph_calls) makes at a kernel's launch sites: its triton_kernel_wrapper_* node where
+    Dynamo traced the launch, else a custom op's (not ATen's)."""
+    found = [target for _, target in sorted(c for key in dict.fromkeys(u.key for u in sites)
+                                            for c in graph_calls.get(key, ()))]
     return next((c for c in found if ".triton_kernel_wrapper" in c), found[0] if found else None)
-
-
-def definitions(code: str) -> Iterator[re.Match[str]]:
-    """The user kernels the output code defines: groups var, name, file and line (None where not said), body."""
-    return (m for m in _DEFINITION.finditer(code) if _CUSTOM in m["body"])
-
-
-def debug_handle_calls(code: str, var: str) -> list[str]:
-    """The calls of a kernel by debug handle, as the node mappings name them: ["scaled_add_kernel_0:2"]."""
-    return [f"{var}:{h}" for h in re.findall(rf"# \[Provenance debug handles\] {re.escape(var)}:(\d+)", code)]
 
 
 def user_kernels(trace: Trace) -> UserKernels:
@@ -356,37 +422,37 @@ def user_kernels(trace: Trace) -> UserKernels:
     for entry in trace.compiles.values():
         if entry.compile_id is None:
             continue
+        codes = [kernels for code in _artifact_text(trace, entry, (OUTPUT_CODE,)) if (kernels := definitions(code))]
+        if not codes:
+            continue
         info: dict[str, Any] = {}
         for loaded in _json_objects(trace, entry, KERNEL_INFO):
             info.update(loaded)
-        for code in _artifact_text(trace, entry, (OUTPUT_CODE,)):
-            for m in definitions(code):
-                var = m["var"]
-                call = re.search(rf"^\s*{re.escape(var)}\.run\((?P<args>.*)\)\s*$", code, re.M)
-                calls = debug_handle_calls(code, var)
-                details = info.get(m["name"])
-                details = details if isinstance(details, dict) else {}
-                compile_us = details.get("compile_time_us")
-                configs = details.get("num_configs")
-                defined_at, decorator_line = definition(m)
-                launched_at = _launch_sites(trace, entry, calls)
-                graphs = _artifact_text(trace, entry, (GRAPH_ARTIFACT,))
-                source = re.search(rf"^[ \t]*(?:async\s+)?def\s+{re.escape(m['name'])}\s*\(", m["body"], re.M)
-                found.kernels.append(UserKernel(
-                    compile_id=str(entry.compile_id), name=m["name"], code_name=var,
-                    defined_at=defined_at, decorator_line=decorator_line,
-                    launched_at=launched_at, calls=calls,
-                    arguments=_scalar_arguments(m["body"], call["args"]) if call else [],
-                    compile_s=compile_us / 1e6 if isinstance(compile_us, (int, float)) else None,
-                    autotune=details.get("autotune_cache_state") if isinstance(details.get("autotune_cache_state"), str) else None,
-                    configs=configs if isinstance(configs, int) else None,
-                    launch_call=launch_call(graphs[-1], launched_at) if graphs and launched_at else None,
-                    source_md5=hashlib.md5(m["body"][source.start():].strip().encode()).hexdigest() if source else None))
+        # read once per compile, for all its kernels: the launch sites of each mapping and post-grad graph, the calls
+        # of its last Dynamo graph
+        mappings = _json_objects(trace, entry, NODE_MAPPINGS)
+        sites = [LaunchSites(m, text.split("\n")) for text in _artifact_text(trace, entry, POST_GRAD) for m in mappings]
+        graphs = _artifact_text(trace, entry, (GRAPH_ARTIFACT,))
+        graph_calls = _graph_calls(graphs[-1]) if graphs else {}
+        for defined in (d for code in codes for d in code):
+            details = info.get(defined.name)
+            details = details if isinstance(details, dict) else {}
+            compile_us = details.get("compile_time_us")
+            configs = details.get("num_configs")
+            defined_at, decorator_line = definition(defined)
+            launched_at = next((at for s in sites if (at := s.of(defined.calls))), [])
+            source = re.search(rf"^[ \t]*(?:async\s+)?def\s+{re.escape(defined.name)}\s*\(", defined.body, re.M)
+            found.kernels.append(UserKernel(
+                compile_id=str(entry.compile_id), name=defined.name, code_name=defined.var,
+                defined_at=defined_at, decorator_line=decorator_line,
+                launched_at=launched_at, calls=list(defined.calls),
+                arguments=_scalar_arguments(defined.body, defined.first_call) if defined.first_call is not None else [],
+                compile_s=compile_us / 1e6 if isinstance(compile_us, (int, float)) else None,
+                autotune=details.get("autotune_cache_state") if isinstance(details.get("autotune_cache_state"), str) else None,
+                configs=configs if isinstance(configs, int) else None,
+                launch_call=launch_call(graph_calls, launched_at) if launched_at else None,
+                source_md5=hashlib.md5(defined.body[source.start():].strip().encode()).hexdigest() if source else None))
     return found
-
-
-def short_place(location: UserLocation) -> str:
-    return f"{os.path.basename(location.filename)}:{location.line}"
 
 
 __all__ = ["ScalarArgument", "UserKernel", "UserKernels", "user_kernels"]
