@@ -13,11 +13,12 @@ from compilescope.analyses.diff import _user_kernel_changes, diff_runs, run_fact
 from compilescope.analyses.insights import insights
 from compilescope.analyses.provenance import is_users_file
 from compilescope.analyses.sources import is_user_source
-from compilescope.analyses.user_kernels import def_line, user_kernels
+from compilescope.analyses.user_kernels import UserKernels, def_line, user_kernels
 from compilescope.analyses.userloc import is_torch_file, is_triton_file
 from compilescope.ingest.reader import read_trace
 
 from ..conftest import CUDA211_LOGS, cuda211, cuda211_moved, line_holding, report, run_cli
+from ..user_kernel_logs import with_copies
 
 PROGRAM = CUDA211_LOGS.parent / "programs" / "user_triton_kernel.py"
 
@@ -219,3 +220,29 @@ def test_diff_says_the_launch_changed_and_the_kernel_and_its_compiles_did_not():
     (gone,) = _user_kernel_changes(a.user_kernels, [])
     assert (gone.kind, gone.title) == ("removed", "your Triton kernel scaled_add_kernel is no longer in the compiled code "
                                                   "(A: [0/0], [0/1] (n symbolic in [0/1]))")
+
+
+def test_a_compile_whose_code_defines_the_kernel_twice_is_counted_once_with_its_repeat(tmp_path, capsys):
+    # [0/0]'s code also defines scaled_add_kernel_1, the same kernel (a copy of the real definition and call): three
+    # definitions, in two compile ids. Said "3 times, once in each compile id: [0/0], [0/0] ..." and "[0/0], [0/0], [0/1]".
+    log = with_copies(tmp_path, 1)
+    text = log.read_text()
+    assert text.count("= async_compile.triton('scaled_add_kernel', '''") == 3
+    assert re.findall(r"(scaled_add_kernel_\d)\.run\(\w+, \w+, \w+, (\w+),", text) == [
+        ("scaled_add_kernel_0", "4096"), ("scaled_add_kernel_1", "4096"), ("scaled_add_kernel_0", "s77")]
+    found = user_kernels(read_trace(log))
+    assert [(k.compile_id, k.code_name) for k in found.kernels] == [
+        ("[0/0]", "scaled_add_kernel_0"), ("[0/0]", "scaled_add_kernel_1"), ("[0/1]", "scaled_add_kernel_0")]
+    assert found.notes == ["scaled_add_kernel was compiled 3 times in 2 compile ids, twice in [0/0] (as scaled_add_kernel_0, "
+                           "scaled_add_kernel_1): [0/0] with n = 4096 compiled in, [0/1] with n symbolic (any size runs it "
+                           "without compiling again)."]
+    assert run_cli("check", log, "--user-kernel", "scaled_add_kernel", "--json") == 0
+    assert ("scaled_add_kernel compiled in [0/0] (2 times), [0/1] (n symbolic), launched at user_triton_kernel.py:34"
+            in capsys.readouterr().out)
+    (gone,) = _user_kernel_changes(run_facts(analyze(read_trace(log))).user_kernels, [])
+    assert gone.title == ("your Triton kernel scaled_add_kernel is no longer in the compiled code (A: [0/0] (2 times), "
+                          "[0/1] (n symbolic in [0/1]))")
+    # one compile id only: the copy in [0/0], [0/1]'s code cut out of the log
+    alone = UserKernels([k for k in found.kernels if k.compile_id == "[0/0]"])
+    assert alone.notes == ["scaled_add_kernel was compiled 2 times, all in compile id [0/0] (as scaled_add_kernel_0, "
+                           "scaled_add_kernel_1)."]

@@ -240,9 +240,18 @@ def _compiled(facts: RunFacts, name: str) -> list[dict[str, Any]]:
 
 
 def _compiled_where(facts: RunFacts, name: str) -> str:
-    """"scaled_add_kernel compiled in [0/0], [0/1] (n symbolic), launched at prog.py:34"."""
+    """"scaled_add_kernel compiled in [0/0], [0/1] (n symbolic), launched at prog.py:34"; a compile id whose code
+    defines it more than once, once: "[0/0] (2 times)"."""
     found = _compiled(facts, name)
-    ids = ", ".join(k["compile_id"] + (f" ({', '.join(k['symbolic'])} symbolic)" if k["symbolic"] else "") for k in found)
+    per_id: dict[str, list[dict[str, Any]]] = {}
+    for k in found:
+        per_id.setdefault(k["compile_id"], []).append(k)
+
+    def said(ks: list[dict[str, Any]]) -> str:
+        symbolic = list(dict.fromkeys(s for k in ks for s in k["symbolic"]))
+        parts = ([f"{len(ks)} times"] if len(ks) > 1 else []) + ([f"{', '.join(symbolic)} symbolic"] if symbolic else [])
+        return f" ({'; '.join(parts)})" if parts else ""
+    ids = ", ".join(compile_id + said(ks) for compile_id, ks in per_id.items())
     launched = sorted({at for k in found for at in k["launched_at"]})
     return f"{name} compiled in {ids}" + (f", launched at {', '.join(launched)}" if launched else "")
 

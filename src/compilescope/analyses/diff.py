@@ -1110,8 +1110,14 @@ def _user_kernel_changes(a: list[dict[str, Any]] | None, b: list[dict[str, Any]]
         return found
 
     def compiles(ks: list[dict[str, Any]]) -> str:
-        symbolic = [f"{', '.join(k['symbolic'])} symbolic in {k['compile_id']}" for k in ks if k["symbolic"]]
-        return ", ".join(k["compile_id"] for k in ks) + (f" ({'; '.join(symbolic)})" if symbolic else "")
+        """"[0/0], [0/1] (n symbolic in [0/1])"; a compile id whose code defines the kernel twice, once: "[0/0] (2 times)"."""
+        per_id: dict[str, list[dict[str, Any]]] = {}
+        for k in ks:
+            per_id.setdefault(k["compile_id"], []).append(k)
+        symbolic = [f"{', '.join(names)} symbolic in {compile_id}" for compile_id, same in per_id.items()
+                    if (names := list(dict.fromkeys(s for k in same for s in k["symbolic"])))]
+        return (", ".join(compile_id + (f" ({len(same)} times)" if len(same) > 1 else "") for compile_id, same in per_id.items())
+                + (f" ({'; '.join(symbolic)})" if symbolic else ""))
 
     def launch(ks: list[dict[str, Any]]) -> str:
         at = ", ".join(dict.fromkeys(u for k in ks for u in k["launched_at"]))

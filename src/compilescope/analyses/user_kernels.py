@@ -292,25 +292,43 @@ class UserKernels:
 
     @property
     def notes(self) -> list[str]:
-        """Per kernel compiled more than once: how often, and which compiles took a size as symbolic."""
+        """Per kernel compiled more than once: how often, in which compile ids (a compile whose code defines it twice
+        said so), and which compiles took a size as symbolic."""
         out = []
         for name in self.names:
             compiled = [k for k in self.kernels if k.name == name]
             if len(compiled) < 2:
                 continue
-            fixed = [k for k in compiled if k.specialized and not k.symbolic]
+            ids: dict[str, list[str]] = {}  # compile id -> its code's variables for the kernel
+            for k in compiled:
+                ids.setdefault(k.compile_id, []).append(k.code_name)
+            fixed = list(dict.fromkeys(k.compile_id for k in compiled if k.specialized and not k.symbolic))
             dynamic = [k for k in compiled if k.symbolic]
-            text = f"{name} was compiled {len(compiled)} times, once in each compile id"
-            if fixed and dynamic:
-                text += (f": {', '.join(k.compile_id for k in fixed)} with "
-                         f"{', '.join(f'{a.name} = {a.value}' for a in fixed[0].specialized)} compiled in, "
-                         f"{', '.join(k.compile_id for k in dynamic)} with {', '.join(a.name for a in dynamic[0].symbolic)} "
-                         "symbolic (any size runs it without compiling again)")
+            fixed_at = next(k for k in compiled if k.specialized and not k.symbolic) if fixed else None
+            text = f"{name} was compiled {len(compiled)} times"
+            if len(ids) == len(compiled):
+                text += ", once in each compile id"
+            elif len(ids) == 1:
+                ((compile_id, names),) = ids.items()
+                text += f", all in compile id {compile_id} (as {', '.join(names)})"
+            else:
+                text += f" in {len(ids)} compile ids, " + ", ".join(
+                    f"{_times(len(names))} in {compile_id} (as {', '.join(names)})"
+                    for compile_id, names in ids.items() if len(names) > 1)
+            if fixed_at is not None and dynamic:
+                text += (f": {', '.join(fixed)} with "
+                         f"{', '.join(f'{a.name} = {a.value}' for a in fixed_at.specialized)} compiled in, "
+                         f"{', '.join(dict.fromkeys(k.compile_id for k in dynamic))} with "
+                         f"{', '.join(a.name for a in dynamic[0].symbolic)} symbolic (any size runs it without compiling again)")
             out.append(text + ".")
         return out
 
     def to_json(self) -> dict[str, Any]:
         return {"kernels": [k.to_json() for k in self.kernels]}
+
+
+def _times(count: int) -> str:
+    return {1: "once", 2: "twice"}.get(count, f"{count} times")
 
 
 def _split_arguments(text: str) -> list[str]:
