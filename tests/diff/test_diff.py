@@ -11,13 +11,13 @@ import pytest
 from rich.console import Console
 
 from compilescope.analyses import Results, analyze
-from compilescope.analyses.diff import (SECTION_LABELS, RunFacts, TimeThreshold, diff_report, diff_runs, graph_nodes,
+from compilescope.analyses.diff import (SECTION_LABELS, SECTIONS, RunFacts, TimeThreshold, diff_report, diff_runs, graph_nodes,
                                         run_facts)
 from compilescope.ingest.reader import read_trace
 from compilescope.render.diff import MAX_NODES, print_diff
 from compilescope.wording import format_seconds
 
-from ..conftest import TORCH213_LOGS, cuda211, run_cli, shared, torch213, torch214
+from ..conftest import REPO, TORCH213_LOGS, cuda211, run_cli, shared, torch213, torch214
 from ..gpu_variants import RESIDUAL_SKIP, log_text, max_autotune_log, with_cudagraph_skip, with_other_winner
 from .helpers import copy_fleet, cut_inside, diff, facts, log, rank_dir
 
@@ -1010,3 +1010,9 @@ def test_a_rewrite_that_traces_data_dependent_values_says_the_recompiles_went_an
     assert traced.kind == "added"
     assert [(v["symbol"], v["line"]) for v in traced.b] == [("u0", 44), ("u1", 48)]
     assert "u2" not in traced.title  # AOTAutograd's retrace of u0 is u0
+
+
+def test_the_schema_lists_every_section_in_order():
+    # docs/diff-schema.md's `section` row, as diff orders the changes (numerics was left out of it)
+    (row,) = [line for line in (REPO / "docs" / "diff-schema.md").read_text().splitlines() if line.startswith("| `section` |")]
+    assert tuple(re.findall(r"`(\w+)`", row.split("|")[2])) == SECTIONS
