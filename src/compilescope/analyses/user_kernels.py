@@ -33,7 +33,7 @@ import os
 import re
 import stat
 from dataclasses import field
-from typing import Any
+from typing import Any, NamedTuple
 
 import orjson
 
@@ -116,23 +116,22 @@ def def_line(path: str, decorator_line: int, def_text: str) -> int | None:
     return None
 
 
-@dataclass
-class KernelDefinition:
-    """A user kernel the output code defines (definitions), with its calls there."""
+class KernelDefinition(NamedTuple):
+    """A user kernel the output code defines (definitions), with its calls there. (Not saved: no dataclass.)"""
 
     var: str  # Inductor's variable for it: "scaled_add_kernel_0"
     name: str  # the @triton.jit function's: "scaled_add_kernel"
     file: str | None  # torch's "Original path" (None where the code does not say)
     line: int | None  # its line there: the kernel's first decorator
     body: str  # the code between the opener and the closer: its heuristics, then its source from the def on
-    calls: list[str] = field(default_factory=list)  # by debug handle, as the node mappings name them: "scaled_add_kernel_0:2"
-    first_call: str | None = None  # the arguments of its first ``.run(...)``: "buf1, arg1_1, buf0, 4096, 0.5, ..."
+    calls: list[str]  # by debug handle, as the node mappings name them: "scaled_add_kernel_0:2"
+    first_call: str | None  # the arguments of its first ``.run(...)``: "buf1, arg1_1, buf0, 4096, 0.5, ..."
 
 
 def definitions(code: str) -> list[KernelDefinition]:
     """The user kernels (CUSTOM_KERNEL) the output code defines, in its order, each with its calls: one pass over the
     code for the definitions and one for the calls, however many kernels it holds."""
-    found: list[KernelDefinition] = []
+    found: list[tuple[str, str, str | None, int | None, str]] = []
     at = 0
     while (hit := code.find(_OPENER_MARK, at)) != -1:
         start = code.rfind("\n", 0, hit) + 1
@@ -150,19 +149,20 @@ def definitions(code: str) -> list[KernelDefinition]:
         if CUSTOM_KERNEL in body:
             above = code[code.rfind("\n", 0, start - 1) + 1:start - 1] if start else ""
             path = _ORIGINAL_PATH.fullmatch(above)
-            found.append(KernelDefinition(opener["var"], opener["name"], path["file"] if path else None,
-                                          int(path["line"]) if path else None, body))
+            found.append((opener["var"], opener["name"], path["file"] if path else None,
+                          int(path["line"]) if path else None, body))
         at = close + len(_CLOSER)
-    if found:
-        by_var = {d.var: d for d in found}
-        for m in _DEBUG_HANDLE.finditer(code):
-            if m["var"] in by_var:
-                by_var[m["var"]].calls.append(f"{m['var']}:{m['handle']}")
-        for m in _RUN.finditer(code):
-            defined = by_var.get(m["var"])
-            if defined is not None and defined.first_call is None:
-                defined.first_call = m["args"]
-    return found
+    if not found:
+        return []
+    calls: dict[str, list[str]] = {var: [] for var, *_ in found}
+    first_call: dict[str, str] = {}
+    for m in _DEBUG_HANDLE.finditer(code):
+        if m["var"] in calls:
+            calls[m["var"]].append(f"{m['var']}:{m['handle']}")
+    for m in _RUN.finditer(code):
+        if m["var"] in calls:
+            first_call.setdefault(m["var"], m["args"])
+    return [KernelDefinition(*defined, list(calls[defined[0]]), first_call.get(defined[0])) for defined in found]
 
 
 def definition(d: KernelDefinition) -> tuple[UserLocation | None, int | None]:
