@@ -57,3 +57,20 @@ def test_100mb_payload_streams_with_bounded_memory(tmp_path):
     # The gutter numbers every line, and no more.
     assert f'<a id="L{n_lines}"'.encode() in body and f'<a id="L{n_lines + 1}"'.encode() not in body
     assert (out / "raw.log").stat().st_size == log.stat().st_size
+
+
+def test_a_payload_is_searched_across_its_chunks_without_decoding_it():
+    # user_kernels tests each output code for its marker before decoding it: a marker cut by a chunk's end is found,
+    # one not there is not (the 100 MB payload above holds none, so it is never decoded).
+    from types import SimpleNamespace
+
+    from compilescope.model.trace import Trace
+
+    def store(*chunks: bytes) -> SimpleNamespace:
+        return SimpleNamespace(payload_chunks=lambda ref: iter(chunks))
+
+    marker = b"custom_kernel=True"
+    assert Trace.payload_contains(store(b"x" * 10 + b"custom_ker", b"nel=True, y"), object(), marker)
+    assert Trace.payload_contains(store(b"c", b"ustom_kernel", b"=", b"True"), object(), marker)
+    assert not Trace.payload_contains(store(b"custom_kernel=Tru", b"e"[:0], b"x custom_kernel=False"), object(), marker)
+    assert not Trace.payload_contains(store(b"anything"), None, marker)

@@ -440,7 +440,11 @@ def user_kernels(trace: Trace) -> UserKernels:
     for entry in trace.compiles.values():
         if entry.compile_id is None:
             continue
-        codes = [kernels for code in _artifact_text(trace, entry, (OUTPUT_CODE,)) if (kernels := definitions(code))]
+        # (only output code that marks a user kernel is decoded: most logs have none, and a payload can be 100 MB)
+        codes = [kernels for a in entry.artifacts
+                 if a.payload is not None and a.name.startswith(OUTPUT_CODE)
+                 and trace.payload_contains(a.payload, CUSTOM_KERNEL.encode())
+                 and (kernels := definitions(trace.payload_text(a.payload)))]
         if not codes:
             continue
         info: dict[str, Any] = {}

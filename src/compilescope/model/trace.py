@@ -332,6 +332,19 @@ class Trace:
     def payload_lines(self, ref: PayloadRef | None):
         return self.store.iter_lines(ref)
 
+    def payload_contains(self, ref: PayloadRef | None, needle: bytes) -> bool:
+        """Whether the payload holds needle, read in chunks: a test before decoding a payload that is rarely needed
+        (a 100 MB output code is never held whole to learn that it holds no user kernel)."""
+        if ref is None or not needle:
+            return False
+        tail = b""
+        for chunk in self.payload_chunks(ref):
+            window = tail + chunk
+            if needle in window:
+                return True
+            tail = window[-(len(needle) - 1):] if len(needle) > 1 else b""
+        return False
+
     def compile(self, compile_id: CompileId | None) -> Compile | None:
         return self.compiles.get(compile_id)
 
