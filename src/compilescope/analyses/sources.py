@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import bisect
 import hashlib
+import itertools
 import os
 import re
 from dataclasses import field
@@ -522,6 +523,32 @@ class SourceFile:
             return line_anchor(line)
         return line_anchor(self._gap_starts[bisect.bisect_right(self._gap_starts, line) - 1])
 
+    @cached_property
+    def _function_starts(self) -> frozenset[int]:
+        """Rebuilt files: the first line of each compiled function other than a resume function (which starts inside
+        the function it resumes): a line that ends the function before it."""
+        return frozenset(start for code, start in self.codes if resume_of(code) is None)
+
+    @cached_property
+    def _known_lines(self) -> list[int]:
+        """Rebuilt files: the lines something is known of (quoted, noted, placed in a function by a stack, or starting
+        a compiled function), in order: function_lines finds a function's by bisection, so each skipped frame and
+        each transformed code costs its own lines, not the file's (2,000 skipped frames of one file: 6 s). Made at
+        the first call; a note added after it goes through note_at, which keeps it."""
+        return sorted({*self.text, *self.notes, *self.functions, *self._function_starts})
+
+    def note_at(self, line: int) -> LineNotes:
+        """The notes of `line`, made empty if it has none: how notes are added once the file is made."""
+        notes = self.notes.get(line)
+        if notes is None:
+            notes = self.notes[line] = LineNotes()
+            known = self.__dict__.get("_known_lines")  # (not made yet: it will be made with this line)
+            if known is not None:
+                at = bisect.bisect_left(known, line)
+                if at == len(known) or known[at] != line:
+                    known.insert(at, line)
+        return notes
+
     def function_lines(self, first: int, name: str | None = None) -> list[tuple[int, int, str | None]]:
         """(first line, last line, text or None) of the compiled code `name` that starts, or resumes, at line `first`,
         while lines belong to it (the transformed-code page shows them beside the code run instead): a line of text,
@@ -541,11 +568,12 @@ class SourceFile:
             owner = self.functions.get(first)
             last = self.codes.get((name, first)) if name is not None else None
             end = min(last or count, count)
-            others = {start for code, start in self.codes if start != first and resume_of(code) is None}
+            others = self._function_starts  # (past `first`, so never its own)
             # Only the lines something is known of can end it or be shown apart; the runs between are gaps.
-            marked = sorted({n for n in (*text, *self.notes, *self.functions, *others) if first < n <= end})
+            known = self._known_lines
+            marked = (known[i] for i in range(bisect.bisect_right(known, first), bisect.bisect_right(known, end)))
             previous = first
-            for n in (*marked, end + 1):
+            for n in itertools.chain(marked, (end + 1,)):  # (lazily: most functions end long before the file)
                 if n > previous + 1:
                     out.append((previous + 1, n - 1, None))
                 if n > end:
@@ -1283,7 +1311,7 @@ def _add_ran_eagerly(result: Sources, breaks: GraphBreaks, errors: CompileErrors
             if line_text is None or not line_text.strip():  # (a gap of a rebuilt file, or a blank line)
                 continue
             note = {"kind": "skipped_frame", "function": function, "compile_ids": ids, "text": text}
-            lines = f.notes.setdefault(n, LineNotes()).ran_eagerly
+            lines = f.note_at(n).ran_eagerly
             if note not in lines:
                 lines.append(note)
     for brk in breaks.breaks:
@@ -1295,6 +1323,6 @@ def _add_ran_eagerly(result: Sources, breaks: GraphBreaks, errors: CompileErrors
                 continue
             note = {"kind": "higher_order_op", "op": brk.higher_order_op, "compile_ids": brk.compile_ids,
                     "text": brk.uncompiled_text}
-            lines = f.notes.setdefault(call.line, LineNotes()).ran_eagerly
+            lines = f.note_at(call.line).ran_eagerly
             if note not in lines:
                 lines.append(note)
