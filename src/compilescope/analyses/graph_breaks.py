@@ -318,9 +318,13 @@ def ran_before(index: CompileIndex, failed: Compile) -> RanBefore | None:
     # it (a larger frame id), of the same function (the one named so that starts last at or above its break's line),
     # and, to have run before, started before the failed compile.
     after = index.resumes.get((cid.compiled_autograd_id, filename, function), [])
-    ids = [p.frame_id for p, _ in after]
-    lo = bisect.bisect_right(ids, cid.frame_id)
-    hi = bisect.bisect_right(ids, index.last_frame_before(failed.first_lineno))
+
+    def frame_id(resume: tuple[_Piece, int]) -> int:
+        return resume[0].frame_id
+
+    # (by bisection on the pieces themselves: a list of their ids, made for each failure, cost the file's resumes)
+    lo = bisect.bisect_right(after, cid.frame_id, key=frame_id)
+    hi = bisect.bisect_right(after, index.last_frame_before(failed.first_lineno), key=frame_id)
     pieces += [p for p, line in after[lo:hi] if line >= from_line and p.started < failed.first_lineno
                and index.definition(filename, function, line) == defined_at]
     pieces.sort(key=lambda p: (p.frame_id, p.frame_compile_id or 0))
