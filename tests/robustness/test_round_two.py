@@ -128,10 +128,11 @@ def _dynamo_start(frame: int) -> dict:
 
 
 def test_restarted_recompiles_are_explained_in_linear_time(tmp_path):
-    # Each of 6,000 frames recompiles once ([i/1]) and Dynamo restarts that compile ([i/1_1], after a graph break):
+    # Each of 4,000 frames recompiles once ([i/1]) and Dynamo restarts that compile ([i/1_1], after a graph break):
     # torch logs the guard that failed once, with attempt 0, so the restart's reason is its first attempt's. Each
-    # restart scanned every compile of the log for its earlier attempts (six minutes and more).
-    n = 6_000
+    # restart scanned every compile of the log for its earlier attempts: quadratic, 36 s for 1,500 frames, so about
+    # 36 * (4,000 / 1,500)^2 = 256 s here, four times the child's time limit; the fixed code takes 3 s (4 s for 6,000).
+    n = 4_000
     log = tmp_path / "restarts.log"
     with log.open("w") as f:
         for i in range(n):
@@ -182,12 +183,13 @@ def _fx_graph_lookup(outcome: str, frame: int, fcid: int = 0, attempt: int = 0) 
                     json.dumps(payload))
 
 
-def test_cache_hits_that_compiled_their_kernels_are_found_in_linear_time(tmp_path):
-    # 60,000 compiles, each an FX graph cache hit on a key no miss in the log wrote (an earlier run's), each compiling a
-    # kernel all the same (a compile_file event, as slow_compile_warm.log's [0/0]): what the hits left out of the log
-    # checked each compile against a list of the served ones, and the kernels compiled again each compile time against
-    # a list of them and its place in it (over a minute).
-    n = 60_000
+def test_cache_hits_that_compiled_their_kernels_are_found(tmp_path):
+    # 2,000 compiles, each an FX graph cache hit on a key no miss in the log wrote (an earlier run's), each compiling a
+    # kernel all the same (a compile_file event, as slow_compile_warm.log's [0/0]): what the summary says of them. The
+    # time it took in the square of the hits is test_served_compiles_are_matched_to_their_kernels_in_linear_time's:
+    # through the reader, a log big enough for the old code to pass the time limit (60,000 hits, 9.4 s * 6.25 of
+    # quadratic work) took the fixed code over a minute at load 8.
+    n = 2_000
     log = tmp_path / "hits.log"
     with log.open("w") as f:
         for i in range(n):
@@ -212,11 +214,13 @@ def test_cache_hits_that_compiled_their_kernels_are_found_in_linear_time(tmp_pat
         "Inductor's graphs before its post-grad passes are not in this log for the graphs it loaded")
 
 
-def test_restarted_attempts_that_missed_the_caches_are_said_in_linear_time(tmp_path):
-    # 24,000 frames, each compiled in its second attempt ([i/0_1], after a graph break) when its first ([i/0]) had
+def test_restarted_attempts_that_missed_the_caches_are_said(tmp_path):
+    # 2,000 frames, each compiled in its second attempt ([i/0_1], after a graph break) when its first ([i/0]) had
     # looked up the AOTAutograd cache, missed, and was restarted before Inductor compiled anything (compiled_optimizer
-    # .log's [2/1]): overall's words scanned every compile for each restarted attempt's misses (over a minute).
-    n = 24_000
+    # .log's [2/1]): what the summary says of them. The time overall's words took in the square of the restarted
+    # attempts (a scan of every compile for each one's misses) is
+    # test_the_caches_restarted_attempts_missed_are_said_in_linear_time's.
+    n = 2_000
     log = tmp_path / "restarted_misses.log"
     with log.open("w") as f:
         for i in range(n):
@@ -239,6 +243,57 @@ def test_restarted_attempts_that_missed_the_caches_are_said_in_linear_time(tmp_p
                 "AOTAutograd cache, but nothing it compiled was kept (no graph compiled anew), and it logged no FX "
                 "graph cache lookup: it was restarted before Inductor had compiled its graph") in out
     assert out.count("an attempt Dynamo restarted") == n
+
+
+def test_served_compiles_are_matched_to_their_kernels_in_linear_time():
+    # The analysis alone, on 150,000 compiles each an FX graph cache hit that compiled its kernels (what the log of
+    # test_cache_hits_that_compiled_their_kernels_are_found says, built directly): what the hits left out
+    # checked each compile against a list of the served ones (2.8 s for 24,000), the kernels compiled again each compile
+    # time against that list and its place in it (6.6 s for 24,000). Quadratic, that is (150,000 / 24,000)^2 = 39
+    # times 9.4 s here, six times the child's time limit; the fixed code takes about a second. Every hit is served and
+    # compiled its kernels, in the order of the hits (given backwards to compile times, which are put back in it).
+    code = (
+        "from types import SimpleNamespace as N\n"
+        "from compilescope.analyses.caches import CacheEvent, Caches, CompileCache, kernels_compiled_again\n"
+        "n = 150_000\n"
+        "ids = [f'[{i}/0]' for i in range(n)]\n"
+        "found = Caches(compiles=[CompileCache(c, [CacheEvent('fx_graph_cache', 'hit')]) for c in ids],\n"
+        "               counts={'fx_graph_cache': {'hit': n}}, graphs_missing=list(ids))\n"
+        "assert found.what_is_missing.startswith(\"Inductor's graphs before its post-grad passes are not in\")\n"
+        "times = N(compiles=[N(compile_id=c, phases={'kernel_compile': 0.5}) for c in reversed(ids)])\n"
+        "again = kernels_compiled_again(times, found)\n"
+        "assert again.compile_ids == ids and again.seconds == 0.5 * n, again.compile_ids[:3]\n"
+    )
+    run_python(code)
+
+
+def test_the_caches_restarted_attempts_missed_are_said_in_linear_time():
+    # The analysis alone, on the caches of 50,000 frames each compiled in its second attempt (what the log of
+    # test_restarted_attempts_that_missed_the_caches_are_said says, built directly): [i/0] missed the
+    # AOTAutograd cache and was restarted before it looked up the FX graph cache, [i/0_1] missed both. overall's words
+    # scanned every compile for each restarted attempt's misses: 51 s for 16,000, so about (50,000 / 16,000)^2 = 9.8
+    # times that here, eight times the child's time limit; the fixed code takes about a second.
+    code = (
+        "from compilescope.analyses.caches import CacheEvent, Caches, CompileCache\n"
+        "n = 50_000\n"
+        "compiles = []\n"
+        "for i in range(n):\n"
+        "    compiles += [CompileCache(f'[{i}/0]', [CacheEvent('aotautograd_cache', 'miss')]),\n"
+        "                 CompileCache(f'[{i}/0_1]', [CacheEvent('aotautograd_cache', 'miss'),\n"
+        "                                             CacheEvent('fx_graph_cache', 'miss')])]\n"
+        "restarted = {f'[{i}/0]': f'[{i}/0_1]' for i in range(n)}\n"
+        "found = Caches(compiles=compiles, counts={'aotautograd_cache': {'miss': 2 * n}, 'fx_graph_cache': {'miss': n}},\n"
+        "               fx_unlogged=list(restarted), fx_unlogged_restarted=dict(restarted),\n"
+        "               restarted_misses=dict(restarted))\n"
+        "text = found.overall_text\n"
+        "assert text.startswith('every cache lookup torch logged missed, so torch compiled everything anew'), text[:200]\n"
+        "for i in (0, 1, n - 1):\n"
+        "    assert (f'; [{i}/0], an attempt Dynamo restarted (it compiled the frame again as [{i}/0_1]), missed the '\n"
+        "            'AOTAutograd cache, but nothing it compiled was kept (no graph compiled anew), and it logged no '\n"
+        "            'FX graph cache lookup: it was restarted before Inductor had compiled its graph') in text\n"
+        "assert text.count('an attempt Dynamo restarted') == n\n"
+    )
+    run_python(code)
 
 # 5. One bad value ------------------------------------------------------------------------------
 
