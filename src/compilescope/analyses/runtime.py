@@ -978,6 +978,44 @@ def _union(intervals: list[tuple[float, float]]) -> float:
     return total
 
 
+def _merged(intervals: Iterable[tuple[float, float]]) -> list[tuple[float, float]]:
+    """The union of intervals as disjoint ones, in order (touching ones joined)."""
+    out: list[tuple[float, float]] = []
+    for s, e in sorted(intervals):
+        if out and s <= out[-1][1]:
+            if e > out[-1][1]:
+                out[-1] = (out[-1][0], e)
+        else:
+            out.append((s, e))
+    return out
+
+
+class _Covered:
+    """The union of intervals, asked many times what lies in a window: each question bisects, where scanning every
+    interval made a profile of 10000 kernels take minutes (the idle gaps against every op, every compile range)."""
+
+    def __init__(self, intervals: Iterable[tuple[float, float]]):
+        self.spans = _merged(intervals)
+        self.starts = [s for s, _ in self.spans]
+        self.ends = [e for _, e in self.spans]
+        self.before = [0.0]  # the time covered before each span
+        for s, e in self.spans:
+            self.before.append(self.before[-1] + (e - s))
+
+    def _upto(self, t: float) -> float:
+        k = bisect_right(self.starts, t) - 1
+        return 0.0 if k < 0 else self.before[k] + min(t, self.ends[k]) - self.starts[k]
+
+    def within(self, start: float, end: float) -> float:
+        """The time covered between start and end."""
+        return self._upto(end) - self._upto(start) if end > start else 0.0
+
+    def pieces(self, start: float, end: float) -> list[tuple[float, float]]:
+        """The covered spans between start and end, cut to them."""
+        return [(max(s, start), min(e, end))
+                for s, e in self.spans[bisect_right(self.ends, start):bisect_left(self.starts, end)]]
+
+
 class _Rows:
     def __init__(self, index: _LogIndex):
         self.index = index
@@ -994,8 +1032,15 @@ class _Rows:
         # (first kernel start, last kernel end): for _slow_graph_calls.
         self.graph_calls: list[tuple[str, float, float, bool]] = []
         self.compiling: list[tuple[float, float]] = []
+        self._compiling_covered: _Covered | None = None  # (compiling, asked per call by _gpu_time)
         self.gpu_spans: list[tuple[float, float]] = []
         self.idle_gaps: list[tuple[float, float]] = []  # each GPU's idle, compiling left out: for _idle_by_cpu
+
+    def compiling_in(self, start: float, end: float) -> list[tuple[float, float]]:
+        """The compile ranges between start and end, cut to them."""
+        if self._compiling_covered is None:
+            self._compiling_covered = _Covered(self.compiling)
+        return self._compiling_covered.pieces(start, end)
 
     def time_call(self, row: KernelRow, start: float, us: float) -> None:
         self.timed.setdefault(id(row), (row, []))[1].append((start, us))
@@ -1223,19 +1268,15 @@ def _gaps(ran: list[tuple[float, float]]) -> list[tuple[float, float]]:
 
 
 def _less(gaps: list[tuple[float, float]], taken: list[tuple[float, float]]) -> list[tuple[float, float]]:
-    """gaps with the times in `taken` cut out."""
+    """gaps with the times in `taken` cut out (each gap against the cuts inside it only)."""
     out = []
-    cuts = sorted(taken)
+    cuts = _Covered(taken)
     for a, b in gaps:
         start = a
-        for s, e in cuts:
-            if e <= start or s >= b:
-                continue
+        for s, e in cuts.pieces(a, b):
             if s > start:
                 out.append((start, s))
-            start = max(start, e)
-            if start >= b:
-                break
+            start = e
         if start < b:
             out.append((start, b))
     return out
@@ -1267,10 +1308,11 @@ def _idle_by_cpu(gaps: list[tuple[float, float]], threads: dict[tuple, list[Prof
         left = rest
     by_op: dict[str, float] = {}
     longest: dict[str, float] = {}
+    idle = _Covered(left)
     for e in outermost:
         if GRAPH_RANGE.match(e.name) or COMPILED_REGION.match(e.name) or e.name == DYNAMO_LOOKUP:
             continue
-        us = _overlap(left, [(e.ts, e.end)])
+        us = idle.within(e.ts, e.end)
         if us > 0:
             name = _AUTOGRAD_NODE.sub("", e.name)
             by_op[name] = by_op.get(name, 0.0) + us
@@ -1444,8 +1486,8 @@ def _gpu_time(rows: _Rows, start: float, end: float, judged: list[tuple[float, f
     for first, last in rows.gpu_spans:
         a, b = max(start, first), min(end, last)
         if b > a:
-            us += (b - a) - _union([(max(s, a), min(e, b)) for s, e in [*rows.compiling, *(judged or [])]
-                                   if e > a and s < b])
+            us += (b - a) - _union(rows.compiling_in(a, b) + [(max(s, a), min(e, b)) for s, e in judged or []
+                                                              if e > a and s < b])
     return us
 
 
@@ -1458,6 +1500,10 @@ def _slow_op_calls(rows: _Rows, threads: dict[tuple, list[ProfileEvent]]) -> lis
     outside the backward graph's call, its first accumulation into .grad (AccumulateGrad's 13th call, step 2's
     first) 11 ms; the graph calls' warm-up alone left those in the steady state."""
     graph_ranges = sorted((start, end) for _, start, end, _ in rows.graph_calls)
+    starts = [s for s, _ in graph_ranges]
+    latest_end: list[float] = []  # the latest end of the ranges up to each: how far back one may still reach into an op
+    for _, t in graph_ranges:
+        latest_end.append(max(t, latest_end[-1]) if latest_end else t)
     groups: dict[tuple[str, str], list[tuple[float, float]]] = {}  # (kind, name) -> (start, time) of each call
     around: set[tuple[str, str]] = set()  # names with graph calls inside: said as outside them
     for evs in threads.values():
@@ -1470,7 +1516,7 @@ def _slow_op_calls(rows: _Rows, threads: dict[tuple, list[ProfileEvent]]) -> lis
                 continue  # a graph call with no range around it: _slow_graph_calls judges it
             region = bool(COMPILED_REGION.match(e.name) or e.name == DYNAMO_LOOKUP)
             key = (IDLE_IN_REGION if region else IDLE_IN_OP, _AUTOGRAD_NODE.sub("", e.name))
-            inside = [(s, t) for s, t in graph_ranges if s < e.end and t > e.ts]
+            inside = _ranges_in(graph_ranges, starts, latest_end, e.ts, e.end)
             if inside:
                 around.add(key)
             groups.setdefault(key, []).append((e.ts, _gpu_time(rows, e.ts, e.end, inside)))
@@ -1483,6 +1529,20 @@ def _slow_op_calls(rows: _Rows, threads: dict[tuple, list[ProfileEvent]]) -> lis
             found.append(SlowCalls(said, kind, [], len(calls), median,
                                    [SlowCall(None, n + 1, calls[n][1], False, False) for n in places]))
     return found
+
+
+def _ranges_in(ranges: list[tuple[float, float]], starts: list[float], latest_end: list[float], start: float,
+               end: float) -> list[tuple[float, float]]:
+    """The ranges (sorted, with their starts and running latest end) that overlap start..end: found by bisection, as
+    every op of a long profile asks."""
+    j = bisect_left(starts, start)
+    out = [r for r in ranges[j:bisect_left(starts, end, j)] if r[1] > start]
+    i = j - 1
+    while i >= 0 and latest_end[i] > start:  # (ranges starting before it and reaching into it: few)
+        if ranges[i][1] > start:
+            out.append(ranges[i])
+        i -= 1
+    return out
 
 
 def _graph_calls(threads: dict[tuple, list[ProfileEvent]]) -> dict[tuple[str | None, str | None], int]:
