@@ -105,16 +105,25 @@ def read_side(path: str, report_dir: str | None = None, overwrite: bool = False,
 
 
 def _side_profiles(log: str, given: str | None, beside: bool) -> list:
-    """The profile of a side's one log, read: the one given, else (beside) the one beside the log; [] for none."""
+    """The profile of a side's one log, read: the one given, else (beside) the one beside the log; [] for none. One
+    given that cannot be read is an error; one found beside the log that cannot be read (empty, cut, no events) is a
+    warning, and the side is compared without run time: nobody asked for it, and the logs still compare."""
     from ..ingest.profile import profile_beside, read_profiles  # here: the profile reader is for runs with one
 
-    path = given or (profile_beside(log) if beside else None)
+    if given:
+        return read_profiles([given])
+    path = profile_beside(log) if beside else None
     if path is None:
         return []
-    if not given:
-        print(f"compilescope: run time from the profile beside {os.path.basename(log)}: {os.path.basename(path)}",
-              file=sys.stderr)
-    return read_profiles([path])
+    try:
+        profiles = read_profiles([path])
+    except CompilescopeError as exc:
+        print(f"compilescope: warning: the profile beside {os.path.basename(log)} is not read, its run time not "
+              f"compared ({str(exc).removeprefix(f'{path}: ')})", file=sys.stderr)
+        return []
+    print(f"compilescope: run time from the profile beside {os.path.basename(log)}: {os.path.basename(path)}",
+          file=sys.stderr)
+    return profiles
 
 
 def add_threshold_arguments(parser: argparse.ArgumentParser, condition: str = "") -> tuple[Any, Any]:
