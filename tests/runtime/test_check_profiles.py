@@ -14,7 +14,7 @@ import shutil
 
 from compilescope.wording import format_us
 
-from ..conftest import cuda211, run_cli
+from ..conftest import cuda211, run_cli, torch213
 
 LAUNCH_BOUND, CUDAGRAPHS = cuda211("profile_launch_bound.log.gz"), cuda211("profile_cudagraphs.log.gz")
 
@@ -113,3 +113,21 @@ def test_without_the_option_no_profile_is_read_and_no_rule_added(capsys):
     captured = capsys.readouterr()
     assert "baseline-run-time" not in [r["rule"] for r in json.loads(captured.out)["rules"]]
     assert "profile" not in captured.err
+
+
+def test_a_cpu_profile_against_a_gpu_one_is_refused(capsys):
+    """The baseline's profile a CPU one (torch213's cpu_slower_than_eager, recorded on a CPU: no GPU event in it), the
+    run's a GPU one (profile_launch_bound's kernels): a CPU op's time is no kernel's, so the gate refuses (exit 2)
+    rather than pass '[0/0]'s kernels 86 µs → 29 µs per call (0.34x)'."""
+    with gzip.open(torch213("cpu_slower_than_eager.compiled.profile.json.gz"), "rt") as f:
+        cpu_events = json.load(f)["traceEvents"]
+    assert not any(e.get("cat") in ("kernel", "gpu_memcpy", "gpu_memset") for e in cpu_events)
+    assert any(e["cat"] == "kernel" for e in _events("profile_launch_bound"))
+    capsys.readouterr()
+    assert run_cli("check", LAUNCH_BOUND, "--baseline", torch213("cpu_slower_than_eager.log.gz"),
+                   "--baseline-profile", torch213("cpu_slower_than_eager.compiled.profile.json.gz"),
+                   "--max-run-time-ratio", "1.5") == 2
+    captured = capsys.readouterr()
+    assert "baseline-run-time" not in captured.out
+    assert ("--max-run-time-ratio: the run has a GPU profile, profile_launch_bound.profile.json.gz, and the baseline a "
+            "CPU one, cpu_slower_than_eager.compiled.profile.json.gz: ") in captured.err

@@ -12,7 +12,7 @@ import shutil
 
 import pytest
 
-from ..conftest import cuda211, run_cli
+from ..conftest import cuda211, run_cli, torch213
 
 
 def _events(name: str) -> list[dict]:
@@ -139,6 +139,21 @@ def test_a_bad_profile_found_beside_a_log_is_a_warning_and_one_given_an_error(ca
                               "run time not compared (")
     assert run_cli("diff", a, cuda211("profile_cudagraphs.log.gz"), "--profile-a", bad) == 2
     assert f"{bad}: " in capsys.readouterr().err
+
+
+def test_a_cpu_profile_and_a_gpu_one_are_said_and_not_compared(capsys):
+    """A's profile a CPU one (torch213's cpu_slower_than_eager: no GPU event in it), B's a GPU one (profile_launch_bound's
+    kernels): their times are of different things, so run time is not compared (no 'run time' change labelled with
+    A's timeline) and the note says which side is which."""
+    with gzip.open(torch213("cpu_slower_than_eager.compiled.profile.json.gz"), "rt") as f:
+        assert not any(e.get("cat") in ("kernel", "gpu_memcpy", "gpu_memset") for e in json.load(f)["traceEvents"])
+    assert any(e["cat"] == "kernel" for e in _events("profile_launch_bound"))
+    _, run = _diff_json(capsys, torch213("cpu_slower_than_eager.log.gz"), cuda211("profile_launch_bound.log.gz"),
+                        "--profile-a", torch213("cpu_slower_than_eager.compiled.profile.json.gz"))
+    assert not any(c["section"] == "runtime" for c in run["changes"])
+    [note] = [n for n in run["notes"] if n.startswith("run time")]
+    assert note.startswith("run time not compared: B has a GPU profile, profile_launch_bound.profile.json.gz, and A a "
+                           "CPU one, cpu_slower_than_eager.compiled.profile.json.gz: ")
 
 
 def test_a_profile_of_another_run_is_said_and_not_compared(capsys):

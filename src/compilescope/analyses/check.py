@@ -12,7 +12,8 @@ from typing import Any
 
 from .divergence import COLLECTIVES, COMPILE_IDS, STATUSES, TENSOR_META, Divergence
 from .diff import (FrameFacts, RunFacts, TimeThreshold, break_at, crash_called_from, crash_line, diff_runs, failed_compiles,
-                   frames_label, most_failed_guard, multiset_diff, paired_ranks, runtime_per_call, unread_note)
+                   frames_label, most_failed_guard, multiset_diff, paired_ranks, runtime_per_call, timelines_differ,
+                   unread_note)
 from .graph_breaks import resume_of
 from .recompiles import CHANGE_LABELS, classify_change
 from .unread import Unread
@@ -613,9 +614,11 @@ def _regressions(runs: dict[int | None, RunFacts], baseline: dict[int | None, Ru
 RUN_TIME_OPTION = "--max-run-time-ratio"
 
 
-def no_run_time(facts: dict[int | None, RunFacts]) -> str | None:
+def no_run_time(facts: dict[int | None, RunFacts], baseline: dict[int | None, RunFacts] | None = None) -> str | None:
     """Why one side's run time cannot be gated ("was read with no profile ..."), or None where it can: one log, read
-    with a profile joined to it. Said after the side's name by the refusal."""
+    with a profile joined to it; with baseline (the run's side, once the baseline passed), a profile of the same
+    timeline as the baseline's (a CPU profile's kernel times are no GPU's). Said after the side's name by the
+    refusal."""
     if len(facts) > 1:
         return f"has {len(facts)} rank logs: run time is compared for one log, with its profile"
     (run,) = facts.values()
@@ -624,6 +627,10 @@ def no_run_time(facts: dict[int | None, RunFacts]) -> str | None:
                 "capture()'s profile.json.gz) or give it with --profile (the run's) or --baseline-profile")
     if "not_joined" in run.runtime:
         return f"has a profile, {run.runtime['profile']}, that is not joined to its log ({run.runtime['not_joined']})"
+    if baseline is not None and len(baseline) == 1:
+        (base,) = baseline.values()
+        if base.runtime is not None and (why := timelines_differ(base.runtime, run.runtime)) is not None:
+            return f"has {why}"
     return None
 
 

@@ -1011,6 +1011,17 @@ def runtime_per_call(ra: dict[str, Any], rb: dict[str, Any]) -> tuple[list[dict[
     return rows, per_call
 
 
+def timelines_differ(ra: dict[str, Any], rb: dict[str, Any], sides: tuple[str, str] = ("the baseline", "the run")) -> str | None:
+    """Two runs' profile facts (RunFacts.runtime) whose timelines differ, in words ("a GPU profile, x.json, and
+    the baseline a CPU one, y.json: ..."), said after the second side's name; None when both are CPU or both GPU. A
+    CPU timeline times the CPU's ops, a GPU one the GPU's kernels: neither time stands for the other."""
+    if ra["timeline"] == rb["timeline"]:
+        return None
+    return (f"a {rb['timeline'].upper()} profile, {rb['profile']}, and {sides[0]} a {ra['timeline'].upper()} one, "
+            f"{ra['profile']}: a CPU profile times the CPU's ops, a GPU one the GPU's kernels, and neither stands for "
+            "the other")
+
+
 def _runtime_changes(a: RunFacts, b: RunFacts, result: RunDiff, sides: tuple[str, str]) -> list[Change]:
     """What changed in run time between the two runs' profiles: per compile id in both, its kernel time per call
     (profiles of 20 calls and of 5 compare so); where each ran one compile id, the GPU time per call (kernels and the
@@ -1027,6 +1038,9 @@ def _runtime_changes(a: RunFacts, b: RunFacts, result: RunDiff, sides: tuple[str
             result.notes.append(f"run time not compared: {possessive(side)} profile {r['profile']} is not joined to its "
                                 f"log ({r['not_joined']})")
             return []
+    if (differ := timelines_differ(ra, rb, sides)) is not None:
+        result.notes.append(f"run time not compared: {sides[1]} has {differ}")
+        return []
     ga, gb = {g["compile_id"]: g for g in ra["graphs"]}, {g["compile_id"]: g for g in rb["graphs"]}
     rows, per_call = runtime_per_call(ra, rb)
     said = [f"{r['compile_id']} kernels {format_us(r['a_us'])} → {format_us(r['b_us'])} per call" for r in rows]

@@ -157,8 +157,8 @@ class CheckCommand:
         runs = read_side(args.log, covers="check", side="run" if args.baseline else "", not_read=not_read,
                          summaries=summaries, profile=args.profile, profile_beside_log=timed)
         if timed and baseline is not None:
-            for side, facts in (("the baseline", baseline), ("the run", runs)):
-                if (why := no_run_time(facts)) is not None:
+            for side, facts, other in (("the baseline", baseline, None), ("the run", runs, baseline)):
+                if (why := no_run_time(facts, other)) is not None:
                     raise CompilescopeError(f"--max-run-time-ratio: {side} {why}")
         # How the ranks differ, as the report's "Between ranks" finds it (one analysis, read by the gate too).
         divergences = analyze_ranks(summaries).divergences if summaries and len(summaries) > 1 else None
