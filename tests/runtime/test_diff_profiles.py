@@ -156,6 +156,22 @@ def test_a_cpu_profile_and_a_gpu_one_are_said_and_not_compared(capsys):
                            "CPU one, cpu_slower_than_eager.compiled.profile.json.gz: ")
 
 
+def test_a_profile_given_for_a_directory_of_rank_logs_is_refused(capsys):
+    """ddp_uneven_batch holds two rank logs (rank_0, rank_1): a profile is joined to one log, so --profile-a/-b given
+    for it is refused (exit 2, saying so), not dropped while the ranks compare as if none were given; check's --profile
+    too."""
+    ranks = cuda211("ddp_uneven_batch")
+    assert sorted(p.name.split("_rank_")[1][0] for p in ranks.glob("*.log.gz")) == ["0", "1"]
+    profile = cuda211("profile_cudagraphs.profile.json.gz")
+    capsys.readouterr()
+    assert run_cli("diff", ranks, ranks, "--profile-a", profile, "--profile-b", profile) == 2
+    message = f"{ranks} holds 2 rank logs, and the profile given for it, profile_cudagraphs.profile.json.gz, is read " \
+              "with one log: give one rank's log with it"
+    assert message in capsys.readouterr().err
+    assert run_cli("check", ranks, "--baseline", ranks, "--max-run-time-ratio", "1.5", "--profile", profile) == 2
+    assert message in capsys.readouterr().err
+
+
 def test_a_profile_of_another_run_is_said_and_not_compared(capsys):
     """B given hf_gpt2_profile's profile with capture_profile's log: none of its graphs or kernel names is the log's
     (another program), so B's run time is not compared, and the note says whose profile was not joined."""

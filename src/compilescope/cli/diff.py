@@ -60,6 +60,9 @@ def read_side(path: str, report_dir: str | None = None, overwrite: bool = False,
 
     facts: dict[int | None, RunFacts] = {}
     logs, ignored = side_logs(path)
+    if profile is not None and len(logs) > 1:  # (a profile is joined to one log: not dropped without a word)
+        raise CompilescopeError(f"{path} holds {len(logs)} rank logs, and the profile given for it, "
+                                f"{os.path.basename(profile)}, is read with one log: give one rank's log with it")
     # Several ranks with a report: report_dir is the side's multi-rank report, each rank's under rank_<N>/ and a
     # landing page over them (made from the ranks' summaries, as `report` makes it), which the diff page links to.
     landing = OutputDir(report_dir, overwrite) if report_dir is not None and len(logs) > 1 else None
@@ -166,7 +169,8 @@ class DiffCommand:
         parser.add_argument("--no-browser", action="store_true", help="with -o: do not open the page")
         parser.add_argument("--profile-a", metavar="PROFILE.json",
                             help="a torch.profiler trace of A's run (default: the one beside A's log, "
-                                 "<name>.profile.json[.gz] or capture()'s profile.json.gz): adds the run time per graph")
+                                 "<name>.profile.json[.gz] or capture()'s profile.json.gz): adds the run time per graph (a side of one "
+                                 "log: refused for a directory of rank logs)")
         parser.add_argument("--profile-b", metavar="PROFILE.json", help="the same for B")
         parser.add_argument("--no-profiles", action="store_true", help="compare no run time, even with profiles beside the logs")
         add_threshold_arguments(parser)
