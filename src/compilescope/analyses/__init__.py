@@ -186,11 +186,19 @@ def analyze(trace: Trace, profiles: Sequence[Profile] = ()) -> Results:
     export = export_report(trace)
     found = insights(trace, runtime, export)
     outside = outside_stacks(trace)
+    compiles = compile_summaries(trace, statuses, found)
     # Lines the report links to that no note of the source analysis places: where torch warned, the user frames of
-    # the stacks outside any compilation (a torch.export call), the export call a failed strict export came from.
+    # the stacks outside any compilation (a torch.export call), the export call a failed strict export came from, the
+    # frames of a crash's stack and of a compile's stack and traceback metrics (a traceback quotes each frame's line).
     linked = [w.location for w in found.warnings.warnings if w.location is not None]
     linked += [UserLocation(f.filename, f.line, f.name, f.loc) for group in outside for f in group.user]
     linked += [e.export_call for e in found.errors.errors if e.export_call is not None]
+    linked += [f for crash in found.crashes.crashes for f in crash.frames]
+    for summary in compiles.values():
+        frames = [f for stack in summary.metrics.stacks.values() for f in stack]
+        frames += [f for tracebacks in summary.metrics.tracebacks.values() for tb in tracebacks for raised in tb.chain
+                   for f in raised.frames]
+        linked += [UserLocation(f.filename, f.line, f.name, f.loc) for f in frames]
     return Results(
         stack_trie=build_stack_trie(trace, statuses),
         outside_stacks=outside,
@@ -199,7 +207,7 @@ def analyze(trace: Trace, profiles: Sequence[Profile] = ()) -> Results:
         export=export,
         provenance=provenance,
         insights=found,
-        compiles=compile_summaries(trace, statuses, found),
+        compiles=compiles,
         runtime=runtime,
         trace=trace,
         # (the insights' recompiles: the sources read their failed guards, which nothing after the analysis changes)

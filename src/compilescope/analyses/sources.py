@@ -478,6 +478,10 @@ class SourceFile:
     # (same_cause.py's two compiled `forward`s), and the last line ends one that no other compiled function follows
     # (transformers' generic.py: the compiled `wrapper` at 933, then an inlined `wrapper` the log quotes from 1016).
     codes: dict[tuple[str, int], int | None] = field(default_factory=dict)
+    # Rebuilt files only: the lines other pages link to (a stack's or a traceback's frame) that neither the quotes nor
+    # the notes show: each is a row of its own, quoted or not, so a link to line 29 lands on line 29, not on the gap
+    # that holds it (whose anchor is its first line's).
+    linked: list[int] = field(default_factory=list)
 
     @property
     def name(self) -> str:
@@ -490,10 +494,10 @@ class SourceFile:
 
     @cached_property
     def shown_lines(self) -> list[int]:
-        """The lines the page shows a row for, in order: those quoted and those with notes. The lines between are
-        gaps, one row each whatever their length, so a page costs what the log quotes."""
+        """The lines the page shows a row for, in order: those quoted, those with notes and those linked to. The lines
+        between are gaps, one row each whatever their length, so a page costs what the log names."""
         count = self.line_count
-        return sorted({n for n in (*self.text, *self.notes) if 0 < n <= count})
+        return sorted({n for n in (*self.text, *self.notes, *self.linked) if 0 < n <= count})
 
     @cached_property
     def _gap_starts(self) -> list[int]:
@@ -519,7 +523,7 @@ class SourceFile:
         (a gap is one element, whatever its length, so a page costs what the log quotes); None past the file."""
         if not 0 < line <= self.line_count:
             return None
-        if line in self.text or line in self.notes:
+        if line in self.text or line in self.notes or line in self.linked:
             return line_anchor(line)
         return line_anchor(self._gap_starts[bisect.bisect_right(self._gap_starts, line) - 1])
 
@@ -609,6 +613,7 @@ class SourceFile:
             "line_count": self.line_count,
             "text": {str(n): self.text[n] for n in sorted(self.text)},
             "lines": {str(n): self.notes[n].to_json() for n in sorted(self.notes)},
+            "linked": self.linked,
         }
 
 
@@ -963,8 +968,9 @@ def analyze_sources(trace: Trace, provenance: Provenance | None = None, shapes: 
                     own_kernels: UserKernels | None = None) -> Sources:
     """stack_values: names Dynamo's ___stack values in the user's words, for installed guards and symbols as the
     recompiles view names failed guards (shared with shapes and recompile_info where the caller made them).
-    linked_locations: other user lines the report links to (where torch warned): the page of their file, where it
-    has one, shows them, so the link lands on its line. errors, crashed: the compile failures and the crashes, each
+    linked_locations: other user lines the report links to (where torch warned, a stack's or a traceback's frame):
+    the page of their file, where it has one, shows them (as rows of their own where the log does not quote them), so
+    the link lands on its line. errors, crashed: the compile failures and the crashes, each
     marked on the user line its analysis placed it at (a file with no other note gets a page for it). export_only:
     ExportReport.only, the log's every compile torch.export's. breaks: graph_breaks' (made here where not given): the
     functions Dynamo skipped and the higher-order op calls that ran uncompiled because of one, marked on their lines.
@@ -991,6 +997,7 @@ def analyze_sources(trace: Trace, provenance: Provenance | None = None, shapes: 
     # (path, line, compile id) of each LineNotes.frames entry: a scan of a line's frames per compile was quadratic in
     # its compiles (a function compiled after 20,000 resets)
     framed: set[tuple[str, int, str]] = set()
+    stack_lines: dict[str, set[int]] = {}  # path -> the lines the compiles' stacks pass through
     graph_sites: dict[str, list[FxNodeSite]] = {}  # compile id -> its graph dump's node sites
     provenance = provenance if provenance is not None else analyze_provenance(trace)
     # compile id -> its kernels' stacks: they place a graph node FX comments with torch's file (user_lines_at)
@@ -1002,6 +1009,7 @@ def analyze_sources(trace: Trace, provenance: Provenance | None = None, shapes: 
         frame = compiled_frame(entry)
         for f in entry.stack or []:
             quotes.add(f.filename, f.line, f.loc, f.name)
+            stack_lines.setdefault(f.filename, set()).add(f.line)  # (its compile's page links each frame)
         if frame is not None:
             n = at(frame[0], frame[1])
             if n is not None and (frame[0], frame[1], key) not in framed:
@@ -1237,7 +1245,7 @@ def analyze_sources(trace: Trace, provenance: Provenance | None = None, shapes: 
 
     _add_user_kernels(own_kernels if own_kernels is not None else user_kernels(trace), at, quotes)
 
-    linked_lines: dict[str, set[int]] = {}
+    linked_lines: dict[str, set[int]] = {path: lines for path, lines in stack_lines.items() if path in notes}
     for loc in linked_locations:
         if loc.filename in notes and loc.line > 0:
             quotes.add(loc.filename, loc.line, loc.code)
@@ -1260,9 +1268,11 @@ def analyze_sources(trace: Trace, provenance: Provenance | None = None, shapes: 
             text = {n: t for n, t in quoted.items() if n > 0}
             origin = "log"
         functions = quotes.functions.get(path, {}) if origin == "log" else {}
+        linked_rows = sorted(n for n in linked_lines.get(path, ()) if n not in text and n not in notes[path]
+                              and n <= line_count) if origin == "log" else []
         result.files.append(SourceFile(path, file_page(path), origin, note, text, line_count, notes[path],
                                        {n: f for n, f in functions.items() if n <= line_count},
-                                       codes.get(path, {}) if origin == "log" else {}))
+                                       codes.get(path, {}) if origin == "log" else {}, linked_rows))
     _add_ran_eagerly(result, breaks if breaks is not None else graph_breaks(trace), errors)
     return result
 
