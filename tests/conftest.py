@@ -135,25 +135,39 @@ def cuda211(name: str) -> Path:
     return CUDA211_LOGS / name
 
 
-RECORDED_CUDA211_PROGRAMS = "/work/main/tests/data/cuda_torch211/programs/"  # where record.sh ran them (README.md)
 
-
-def cuda211_moved(name: str, out: Path, programs: Path | None = None) -> Path:
-    """A copy of a cuda_torch211 log in out, its programs' recorded paths made programs' (this checkout's by default):
-    what reads a program from disk reads it wherever the repository lies; a folder holding none, as a machine without
-    the program."""
+def moved_log(log: Path, out: Path, programs: Path | None = None) -> Path:
+    """A copy of a recorded log (tests/data/<set>/logs/) in out, its programs' recorded paths made programs' (the
+    set's programs/ in this checkout by default): what reads a program from disk reads it wherever the repository
+    lies, not only where the log was recorded; a folder holding none, as a machine without the program. The logs
+    were recorded in several checkouts (/work/main/, /tmp/sNN/wt-*/: the set's README.md); each is moved."""
     import gzip
     import re
 
-    text = gzip.open(cuda211(name), "rt").read()
-    assert RECORDED_CUDA211_PROGRAMS in text
-    moved = out / name
-    # (guard comments clip the path at the front, torch's shorten_filename: "ork/main/tests/...", moved as well)
-    recorded = re.compile(re.escape(RECORDED_CUDA211_PROGRAMS) + r"|\b\w*" + re.escape(RECORDED_CUDA211_PROGRAMS[2:]))
-    here = f"{(programs or CUDA211_LOGS.parent / 'programs').as_posix()}/"
-    with gzip.open(moved, "wt") as f:
-        f.write(recorded.sub(lambda _: here, text))
+    text = (gzip.open(log, "rt") if log.suffix == ".gz" else open(log)).read()
+    recorded = f"tests/data/{log.parents[1].name}/programs/"
+    # Each checkout it was recorded in, as a quoted path names it (a path inside a string may follow `\n`).
+    roots = set(re.findall(r"(?<![\w.~-])(/[\w.~/-]*?/)" + re.escape(recorded), text))
+    assert roots, f"{log} names no program of {recorded}"
+    # (torch's shorten_filename clips a path at the front in guard comments, "ork/main/tests/...": moved as well)
+    recorded_at = re.compile("|".join(re.escape(f"{root}{recorded}") + "|" + r"\b\w*" + re.escape(f"{root}{recorded}"[2:])
+                                      for root in sorted(roots, key=len, reverse=True)))
+    here = f"{(programs or log.parents[1] / 'programs').as_posix()}/"
+    moved = out / log.name
+    with gzip.open(moved, "wt") if log.suffix == ".gz" else open(moved, "w") as f:
+        f.write(recorded_at.sub(lambda _: here, text))
     return moved
+
+
+def cuda211_moved(name: str, out: Path, programs: Path | None = None) -> Path:
+    """moved_log of a cuda_torch211 log."""
+    return moved_log(cuda211(name), out, programs)
+
+
+def torch213_moved(name: str, out: Path, programs: Path | None = None) -> Path:
+    """moved_log of a torch213 log: for a test of what a page shows of a program's whole text (the log quotes some
+    lines of it), which must not depend on the checkout the log was recorded in being on this machine."""
+    return moved_log(torch213(name), out, programs)
 
 
 def run_cli(*args: str) -> int:
