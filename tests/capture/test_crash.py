@@ -30,7 +30,7 @@ from compilescope.analyses.insights import insights
 from compilescope.ingest.reader import read_trace
 from compilescope.runner import attach_crash_reports
 
-from ..conftest import CUDA211_LOGS, REPO, run_cli, torch213
+from ..conftest import CUDA211_LOGS, REPO, moved_log, run_cli, torch213
 from compilescope.ingest.crash_files import CRASH_TEXT_LIMIT
 
 from .conftest import CHILD_TIMEOUT_S, OUR_PROGRAMS, clean_env, compilescope
@@ -606,7 +606,9 @@ def test_each_frame_of_the_crash_links_to_its_line_of_generated_code_or_source(l
     record) links to that line of the compile's output code page; a frame of a file the report has a source page of
     links there: one Dynamo compiled, and that of the innermost frame of the program's own code, whose page marks the
     line where it died. Read from the raw stack: the H200/H100 crashes run partition_0 (line 898) from call (line 1069) of
-    [0/1]'s code; native_crash runs line 109, `call` of [0/0]'s."""
+    [0/1]'s code; native_crash runs line 109, `call` of [0/0]'s. A recorded program's frame links to its line whether
+    the program is on this machine (a copy of the log whose paths name this checkout's) or not (the page holds only
+    the lines the log names: the frame's row among them)."""
     _, code = _raw(log)
     current = stack[stack.index("Current thread"):].split("\n\n")[0]
     frames = re.findall(r'File "([^"]+)", line (\d+) in (\S+)', current)
@@ -622,7 +624,16 @@ def test_each_frame_of_the_crash_links_to_its_line_of_generated_code_or_source(l
     assert {(os.path.basename(f), n, fn) for f, n, fn in expected} == (
         {("cfmzk3ykzt3mgh2qhuzxi7fi6o5ottd27cursz2vfzogxiwicjgp.py", 109, "call")} if log == NATIVE else
         {(os.path.basename(next(iter(expected))[0]), 898, "partition_0"), (os.path.basename(next(iter(expected))[0]), 1069, "call")})
-    out = tmp_path / "r"
+    reports = [log]
+    if log.parents[1].joinpath("programs").is_dir():  # (capture_crash's program is of the capture tests)
+        (tmp_path / "here").mkdir()
+        (tmp_path / "elsewhere").mkdir()
+        reports = [moved_log(log, tmp_path / "here"), moved_log(log, tmp_path / "elsewhere", programs=tmp_path / "gone")]
+    for moved in reports:
+        _each_frame_links(moved, frames, expected, died_in, tmp_path / moved.parent.name / "r")
+
+
+def _each_frame_links(log, frames, expected, died_in, out) -> None:
     assert run_cli(log, "-o", out, "--no-browser") == 0
     page = (out / "index.html").read_text()
     card = page[page.index('class="crash-stack"'):]
@@ -640,6 +651,7 @@ def test_each_frame_of_the_crash_links_to_its_line_of_generated_code_or_source(l
             assert html.unescape(href[3]) == f"{path}: line {n} of {expected[key]}'s generated code"
             assert item.endswith(f'</a> <span class="muted">in {function}</span>')
         elif path.endswith(("/native_crash.py", "/transformers/utils/generic.py")) or path == died_in:  # (see above)
-            assert re.search(rf'class="loc mono src-link" href="sources/{os.path.basename(path)}_\w+\.html#L{n}"', item)
+            source = re.search(rf'class="loc mono src-link" href="(sources/{os.path.basename(path)}_\w+\.html)#L{n}"', item)
+            assert source and f'id="L{n}"' in (out / source[1]).read_text(), (log, item)
         else:
             assert "href" not in item

@@ -13,7 +13,7 @@ from compilescope.analyses.compile_summary import runtime_records
 from compilescope.ingest.reader import read_trace
 
 from ..browser import browser_page
-from ..conftest import cuda211, report, shared, torch213, torch214
+from ..conftest import TORCH213_PROGRAMS, cuda211, report, shared, torch213, torch213_moved, torch214
 from ..gpu_variants import max_autotune_log, with_cudagraph_skip
 from ..htmltable import table_rows
 
@@ -545,13 +545,16 @@ def _traceback_row(page: Path) -> str:
     return re.search(r'<tr><th class="mono">exception_stack_trace</th><td>(.*?)</td></tr>', page.read_text(), re.S)[1]
 
 
-def test_the_exception_stack_trace_metric_shows_frames_and_the_exception_the_users_frame_linked(tmp_path):
+@pytest.mark.parametrize("here", [True, False], ids=["program_here", "program_elsewhere"])
+def test_the_exception_stack_trace_metric_shows_frames_and_the_exception_the_users_frame_linked(here, tmp_path):
     """A failed compile's exception_stack_trace was shown raw: a JSON list of one traceback string of 147 lines, on the
     compile page cut to its head. Now as Python reads: its frames as the Stack's (`file.py:29 in f`, the path in its
     title, the program's frame linked to its line on the source page), then the exception's message (its 49 lines: it
     quotes the IR that failed to lower); the text as logged folded below (on the compile page: on the metrics page,
     which has it). Expected from the raw record: torch logs [traceback.format_exc()]. The message quotes `File` lines
-    of its own (Inductor's "Found from :"), which are no frames."""
+    of its own (Inductor's "Found from :"), which are no frames. The frame links to its line whether the program is on
+    this machine (a copy of the log whose paths name this checkout's) or not (the page shows the line the traceback
+    quotes: line 29, not the gap from line 1 that holds it)."""
     log = torch213("compile_error_lowering.log")
     program = "/work/main/tests/data/torch213/programs/compile_error_lowering.py"
     [(compile_dir, [text])] = _raw_tracebacks(log).items()
@@ -560,8 +563,14 @@ def test_the_exception_stack_trace_metric_shows_frames_and_the_exception_the_use
     assert exception.startswith("torch._inductor.exc.InductorError: LoweringException: NotImplementedError: ")
     assert exception.count("\n") + 1 == 49 and exception.endswith("return boom(y) + 1  # lowering fails here\n           " + "^" * 34)
     assert 'File "/work/main/tests/data/torch213/programs/compile_error_lowering.py", line 34, in f' in text
+    programs = TORCH213_PROGRAMS if here else tmp_path / "gone"
+    moved = torch213_moved(log.name, tmp_path, programs)
+    program = f"{programs}/{os.path.basename(program)}"
+    [(compile_dir, [text])] = _raw_tracebacks(moved).items()
+    [(frames, exception, then)] = _raw_chain(text)
+    assert len(frames) == 35 and frames[-1] == (program, "compile_error_lowering.py:29", "_boom_lowering")
     out = tmp_path / "out"
-    report(log, out)
+    report(moved, out)
     [metrics] = (out / compile_dir).glob("compilation_metrics_[0-9]*.html")
     for page in (metrics, out / compile_dir / "index.html"):
         row = _traceback_row(page)

@@ -16,7 +16,7 @@ from compilescope.analyses import analyze
 from compilescope.analyses.sources import SourceFile
 from compilescope.ingest.reader import read_trace
 
-from ..conftest import REPO, cuda211, report, torch213
+from ..conftest import REPO, cuda211, report, torch213, torch213_moved
 from .test_source_page import ids, plain, row
 
 WRAPPED_CALLS = REPO / "tests" / "data" / "torch214" / "own" / "wrapped_calls.log.gz"
@@ -51,24 +51,33 @@ def marked(f: SourceFile) -> dict[int, str]:
     return {n: notes.status for n, notes in f.notes.items() if notes.failures or notes.crashes}
 
 
-def test_a_fullgraph_error_is_marked_at_its_line_and_a_backend_error_at_the_frame_it_compiled():
+def test_a_fullgraph_error_is_marked_at_its_line_and_a_backend_error_at_the_frame_it_compiled(tmp_path):
     """compile_error_raises: [0/0] (f_fullgraph, fullgraph=True) fails at the `print` whose line torch names
     (fail_user_frame_lineno); [1/0] (g_relu) fails in the backend, which names no line: the frame it compiled
-    (co_firstlineno) is marked, said so."""
+    (co_firstlineno) is marked, said so. The same marks whether the program is on this machine (a copy of the log
+    whose paths name this checkout's program: its def line is shown) or not (only the lines the log quotes, which
+    do not include the def line: its row is shown, marked, unquoted)."""
     log = torch213("compile_error_raises.log")
     fullgraph, backend = raw_metrics(log)
     assert (fullgraph["fail_type"], backend["fail_type"]) == ("Unsupported", "BackendCompilerFailed")
     assert backend["fail_user_frame_lineno"] is None
-    f = source_file(log, "compile_error_raises.py")
     line, first = fullgraph["fail_user_frame_lineno"], backend["co_firstlineno"]
-    assert marked(f) == {line: "failed", first: "failed"}
-    (failed,) = f.notes[line].failures
-    assert (failed["compile_id"], failed["exception"], failed["kind"]) == ("[0/0]", "Unsupported", "failure")
-    assert failed["message"] == fullgraph["fail_reason"].splitlines()[0]
-    assert f.text[line].strip().startswith("print(")
-    (compiled,) = f.notes[first].failures
-    assert (compiled["compile_id"], compiled["exception"], compiled["kind"]) == ("[1/0]", "BackendCompilerFailed", "compiled frame")
-    assert f.text[first].startswith(f"def {backend['co_name']}(")
+    for here in (True, False):
+        out = tmp_path / ("here" if here else "elsewhere")
+        out.mkdir()
+        f = source_file(torch213_moved(log.name, out, programs=None if here else out / "gone"), "compile_error_raises.py")
+        assert f.origin == ("disk" if here else "log"), f.note
+        assert marked(f) == {line: "failed", first: "failed"}
+        (failed,) = f.notes[line].failures
+        assert (failed["compile_id"], failed["exception"], failed["kind"]) == ("[0/0]", "Unsupported", "failure")
+        assert failed["message"] == fullgraph["fail_reason"].splitlines()[0]
+        assert f.text[line].strip().startswith("print(")
+        (compiled,) = f.notes[first].failures
+        assert (compiled["compile_id"], compiled["exception"], compiled["kind"]) == ("[1/0]", "BackendCompilerFailed", "compiled frame")
+        if here:
+            assert f.text[first].startswith(f"def {backend['co_name']}(")
+        else:
+            assert "not on this machine" in f.note and first not in f.text and first in f.shown_lines
 
 
 def test_a_lowering_failure_is_marked_at_the_line_only_its_text_names():
