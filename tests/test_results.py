@@ -205,6 +205,7 @@ ADDED_IN_11 = {
     "analyses.runtime.ProfileRuntime": ("capabilities", "idle_by_cpu"),
     "analyses.sources.InstalledGuards": ("first_use",),
     "analyses.sources.LineNotes": ("numerics", "user_kernels"),
+    "analyses.sources.SourceFile": ("linked",),
     "model.profile.Profile": ("capabilities",),
 }
 
