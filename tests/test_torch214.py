@@ -30,6 +30,8 @@ ALLOWED = {
                          ".dynamic_shapes.symbols[1].location.line",
                          ".dynamic_shapes.sizes[0].location.line",  # (the same symbols, grouped)
                          ".dynamic_shapes.sizes[1].location.line",
+                         ".dynamic_shapes.sizes[0].locations[0].location.line",  # (each line a size was made at)
+                         ".dynamic_shapes.sizes[1].locations[0].location.line",
                          ".findings[0].detail"},  # the issue's user line, export_draft.py:22 → :25
     "torch_warnings.log": {  # the guard texts' path, which torch cuts to a width, cut at another character
         ".recompiles.frames[0].steps[0].failed_guards[0].text", ".recompiles.frames[0].steps[1].failed_guards[0].text",
