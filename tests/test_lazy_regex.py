@@ -30,7 +30,7 @@ def test_a_lazy_pattern_matches_as_the_compiled_one():
 # Patterns only some logs need: a plain report of a log that needs none of them compiles none. A new eager
 # re.compile of one of these (or a use on every log) fails here.
 LAZY_FOR_A_SMALL_LOG = (
-    "compilescope.analyses.provenance._FRAME", "compilescope.analyses.provenance._SOURCE_COMMENT",
+    "compilescope.analyses.provenance._FRAME", "compilescope.analyses.fx_sites.FX_SOURCE_COMMENT",
     "compilescope.analyses.provenance._OP", "compilescope.analyses.provenance._KERNEL_OPS",
     "compilescope.analyses.graph_breaks.BREAK_HEADER", "compilescope.analyses.graph_breaks._DOCS",
     "compilescope.analyses.errors._QUOTED_SOURCE", "compilescope.analyses.errors._CARET",

@@ -16,6 +16,10 @@ GRAPH_ARTIFACT = "dynamo_output_graph"
 # mappings of the output code's kernels to its nodes: what provenance.py and user_kernels.py read
 POST_GRAD = ("after_post_grad_graph", "inductor_post_grad_graph")
 NODE_MAPPINGS = "inductor_provenance_tracking_node_mappings"
+# A post-grad graph's or output code's `# File: /path/x.py:23 in f, code: y = x * 2` comment, read per line by
+# provenance.py and user_kernels.py (the line's digits bounded and possessive: the text is the log's)
+FX_SOURCE_COMMENT = lazy_compile(
+    r"^\s*# File: (?P<file>.*):(?P<line>\d{1,9}+) in (?P<function>[^,\n]*)(?:, code: (?P<code>.*))?")
 # `# File: /path/x.py:23 in f, code: y = x * 2` (the code part is absent for some nodes)
 _NODE_COMMENT = re.compile(r"^\s*# File: (?P<file>.+?):(?P<line>\d+) in (?P<func>[^,]+?)(?:, code: (?P<code>.*))?\s*$")
 # A node of a graph dump's body, its name and its expression up to torch's freeing of what it used:

@@ -42,7 +42,7 @@ from ..model.trace import JSON, Artifact, Compile, Trace
 from ..model.records import dataclass
 from .cached_lines import RunLines, run_lines
 from .line_map import packed
-from .fx_sites import NODE_MAPPINGS, POST_GRAD
+from .fx_sites import FX_SOURCE_COMMENT, NODE_MAPPINGS, POST_GRAD
 from .user_kernels import CUSTOM_KERNEL, LaunchSites, definition_text
 from .user_kernels import definition as user_definition
 from .user_kernels import definitions as user_definitions
@@ -484,7 +484,6 @@ def _as_text(value: object) -> str:
 
 # --- inferred mappings ---------------------------------------------------------------------------
 
-_SOURCE_COMMENT = lazy_compile(r"^\s*# File: (?P<file>.*):(?P<line>\d{1,9}+) in (?P<function>[^,\n]*)(?:, code: (?P<code>.*))?")
 _NO_SOURCE = lazy_compile(r"^\s*# No stacktrace found")
 _OP = lazy_compile(r"=\s*torch\.ops\.\w+\.(\w+)\.")
 _KERNEL_OPS = lazy_compile(r"(?:^|_)fused_(?P<ops>.+?)(?:_\d+)?$")
@@ -498,7 +497,7 @@ def _post_node_sources(lines: list[str], run: RunLines | None = None
     source: tuple[str, int] | None = None
     for i, line in enumerate(lines):
         if line.lstrip().startswith("#"):  # only comments can name a source (and comments define no node)
-            m = _SOURCE_COMMENT.match(line)
+            m = FX_SOURCE_COMMENT.match(line)
             if m:
                 source = (m["file"], int(m["line"]))
                 if run is not None:

@@ -39,7 +39,7 @@ import orjson
 
 from ..model.records import dataclass
 from ..model.trace import Compile, Trace
-from .fx_sites import FX_NODE, GRAPH_ARTIFACT, NODE_MAPPINGS, POST_GRAD
+from .fx_sites import FX_NODE, FX_SOURCE_COMMENT, GRAPH_ARTIFACT, NODE_MAPPINGS, POST_GRAD
 from .userloc import UserLocation
 
 OUTPUT_CODE = "inductor_output_code"
@@ -59,7 +59,6 @@ _SIGNATURE = re.compile(r"'signature': \{(?P<items>[^}]*)\}")
 _SIGNATURE_ITEM = re.compile(r"'(?P<arg>\w+)': '(?P<type>[^']*)'")
 _NUMBER = re.compile(r"^-?(?:\d+\.?\d*(?:e[-+]?\d+)?|inf|nan|True|False|None)$")
 _SIZE_SYMBOL = re.compile(r"\b[suq]\d+\b")  # s77, u0: the shape environment's symbols
-_SOURCE_COMMENT = re.compile(r"^\s*# File: (?P<file>.*):(?P<line>\d{1,9}) in (?P<function>[^,\n]*)(?:, code: (?P<code>.*))?")
 _OPS_CALL = re.compile(r"torch\.ops\.[\w.]+(?=\()")
 
 
@@ -393,7 +392,7 @@ class LaunchSites:
             return
         source = None
         for number, line in enumerate(post_lines):
-            m = _SOURCE_COMMENT.match(line)
+            m = FX_SOURCE_COMMENT.match(line)
             if m:
                 source = UserLocation(m["file"], int(m["line"]), m["function"].strip(), (m["code"] or "").strip() or None)
                 continue
@@ -416,7 +415,7 @@ def _graph_calls(graph: str) -> dict[tuple[str, int], list[tuple[int, str]]]:
     found: dict[tuple[str, int], list[tuple[int, str]]] = {}
     here = None
     for number, line in enumerate(graph.split("\n")):
-        m = _SOURCE_COMMENT.match(line)
+        m = FX_SOURCE_COMMENT.match(line)
         if m:
             here = (m["file"], int(m["line"]))
             continue
