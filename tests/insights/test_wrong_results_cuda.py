@@ -168,3 +168,44 @@ def test_fix_first_puts_the_numbers_before_the_expected_recompile():
     assert titles[:3] == [f"random numbers drawn by Inductor, not eager, at wrong_results_cuda.py:{drop}",
                           f"bfloat16 ops fused in float32 at wrong_results_cuda.py:{cast}, {mean}, {var}, {norm}",
                           "forward recompiled once, as expected"]
+
+
+# What `compilescope diagnose` captured of each stage's run of wrong_results_cuda.py on the H200 (its outputs/<stage>.txt,
+# copied as they were; record.sh's diagnose_wrong_results_cuda scenarios): eager, aot_eager, the backend, eager's
+# control run, and for the fixed variant the --accuracy run.
+CUDA_STAGE_OUTPUTS = Path(__file__).parents[1] / "data" / "cuda_torch211" / "logs" / "wrong_results_cuda_diagnose"
+
+
+def _cuda_verdict(log: str, variant: str):
+    from compilescope.analyses.diagnosis import (ACCURACY_RUN, AOT_EAGER, BACKEND, EAGER, EAGER_CONTROL, RunFacts,
+                                                 decide, stage_outcome)
+
+    def output(key: str) -> str:
+        return (CUDA_STAGE_OUTPUTS / variant / f"{key}.txt").read_text()
+
+    facts = RunFacts(argv=["python", "wrong_results_cuda.py"], env={}, returncode=0, seconds=1.0)
+    with read_trace(cuda211(log)) as trace:
+        backend = stage_outcome(BACKEND, facts, trace, output(BACKEND.key))
+    stages = [stage_outcome(spec, facts, None, output(spec.key)) for spec in (EAGER, AOT_EAGER)]
+    control = stage_outcome(EAGER_CONTROL, facts, None, output(EAGER_CONTROL.key))
+    accuracy = (stage_outcome(ACCURACY_RUN, facts, None, output(ACCURACY_RUN.key))
+                if (CUDA_STAGE_OUTPUTS / variant / "accuracy.txt").exists() else None)
+    return decide([*stages, backend], accuracy, control)
+
+
+def test_diagnose_on_the_gpu_reads_the_printed_numbers_as_on_the_cpu():
+    """On the H200 the stages printed what the program prints on the CPU, in Triton's numbers: eager and aot_eager 0,
+    Inductor 5.1 and 2.05 for the as-written program (dropout drawn by Inductor's philox and bf16 fused in float32) and
+    5.77e-05 / 5.2e-05 for the fixed one (float32 rounding, its accuracy run passed). The control run printed eager's
+    numbers again, so every line is compared. As written: differs (the graphs explain it); fixed: rounding, exit 0."""
+    printed = {variant: {key: (CUDA_STAGE_OUTPUTS / variant / f"{key}.txt").read_text().split()
+                         for key in ("eager", "aot_eager", "backend", "eager_control")} for variant in ("as_written", "fixed")}
+    for variant in printed.values():
+        assert variant["eager"] == variant["aot_eager"] == variant["eager_control"]
+        assert variant["eager"] != variant["backend"]
+    as_written = _cuda_verdict(LOG, "as_written")
+    assert as_written.outcome == "differs" and not as_written.passes
+    assert as_written.printed.total == 2 and as_written.run_to_run == 0
+    fixed = _cuda_verdict(FIXED, "fixed")
+    assert fixed.outcome == "rounding" and fixed.passes
+    assert [after for _, after in fixed.printed.lines] == ["train: max abs diff 5.77e-05", "eval: max abs diff 5.2e-05"]

@@ -90,3 +90,9 @@ for v in raw triton_op; do
     scenario "user_triton_kernel_$v" 180 env TRITON_VARIANT=$v python3 -m compilescope run --no-browser --fresh-cache \
         --trace-dir "$work/user_triton_kernel_$v/trace" -o "$work/user_triton_kernel_$v/report" user_triton_kernel.py
 done
+# compilescope diagnose on the wrong-results program (2026-11-27): as written, and fixed with --accuracy; the stages'
+# outputs (outputs/<stage>.txt) are committed under logs/wrong_results_cuda_diagnose/{as_written,fixed}/.
+scenario diagnose_wrong_results_cuda 240 python3 -m compilescope diagnose --no-browser --timeout 100 \
+    -o "$work/diagnose_wrong_results_cuda/report" wrong_results_cuda.py
+scenario diagnose_wrong_results_cuda_fixed 240 env WRONG_VARIANT=fixed python3 -m compilescope diagnose --accuracy \
+    --no-browser --timeout 100 -o "$work/diagnose_wrong_results_cuda_fixed/report" wrong_results_cuda.py
