@@ -637,6 +637,18 @@ def test_the_comparison_names_a_library_kernel_as_the_headline_does(tmp_path, ca
     assert not [r for r in table_rows(table) if r and r[0].startswith("sm80_xmma")]
 
 
+def _capture_profile_raw() -> tuple[list[dict], float, float, list[tuple[float, float]]]:
+    """capture_profile's raw complete events, the span of its GPU work (kernels, copies, sets) and torch.compile's own
+    ranges in it: "... (dynamo_timed)", "<step>_data: compile_id=0/0", "dynamo", "entire_frame_compile"."""
+    with gzip.open(cuda211("capture_profile.profile.json.gz"), "rt") as f:
+        events = [e for e in json.load(f)["traceEvents"] if e.get("ph") == "X"]
+    gpu = [(e["ts"], e["ts"] + e["dur"]) for e in events if e["cat"] in ("kernel", "gpu_memcpy", "gpu_memset")]
+    compiling = [(e["ts"], e["ts"] + e["dur"]) for e in events if e["cat"] in ("cpu_op", "user_annotation")
+                 and (e["name"].endswith(" (dynamo_timed)") or "_data: " in e["name"]
+                      or e["name"] in ("dynamo", "entire_frame_compile"))]
+    return events, min(s for s, _ in gpu), max(e for _, e in gpu), compiling
+
+
 def _union(intervals: list[tuple[float, float]]) -> float:
     total, end = 0.0, float("-inf")
     for s, e in sorted(intervals):
@@ -650,14 +662,7 @@ def test_a_gpu_profiles_first_graph_calls_are_slow_calls_for_the_gpu_idle_they_c
     the autograd engine's CompiledFunctionBackward range) is its compile's first run: outside the compile ranges in it
     the GPU still waits ~134 ms (forward) and ~36 ms (backward), against ~1 ms for a steady call. No kernel's own calls
     differ so (the GPU runs a kernel as fast the first time): the slow calls of a GPU profile are its graph calls."""
-    with gzip.open(cuda211("capture_profile.profile.json.gz"), "rt") as f:
-        events = [e for e in json.load(f)["traceEvents"] if e.get("ph") == "X"]
-    gpu = [(e["ts"], e["ts"] + e["dur"]) for e in events if e["cat"] in ("kernel", "gpu_memcpy", "gpu_memset")]
-    first, last = min(s for s, _ in gpu), max(e for _, e in gpu)
-    # torch.compile's own ranges: "... (dynamo_timed)", "<step>_data: compile_id=0/0", "dynamo", "entire_frame_compile"
-    compiling = [(e["ts"], e["ts"] + e["dur"]) for e in events if e["cat"] in ("cpu_op", "user_annotation")
-                 and (e["name"].endswith(" (dynamo_timed)") or "_data: " in e["name"]
-                      or e["name"] in ("dynamo", "entire_frame_compile"))]
+    events, first, last, compiling = _capture_profile_raw()
     backward = [(e["ts"], e["ts"] + e["dur"]) for e in events if e["cat"] == "cpu_op"
                 and e["name"].startswith("autograd::engine::evaluate_function: CompiledFunctionBackward")]
     calls: dict[bool, list[float]] = {False: [], True: []}
@@ -690,13 +695,7 @@ def test_a_gpu_profiles_steady_state_leaves_out_every_first_calls_warm_up_eager_
     on the GPU timeline (its range inside the kernels' span, less compiling and the graph calls inside it), a call
     10 times its name's median and 1 ms more is warm-up, and what it took over the median is left out. Worked out
     here from the raw events, for each name the program makes."""
-    with gzip.open(cuda211("capture_profile.profile.json.gz"), "rt") as f:
-        events = [e for e in json.load(f)["traceEvents"] if e.get("ph") == "X"]
-    gpu = [(e["ts"], e["ts"] + e["dur"]) for e in events if e["cat"] in ("kernel", "gpu_memcpy", "gpu_memset")]
-    first, last = min(s for s, _ in gpu), max(e for _, e in gpu)
-    compiling = [(e["ts"], e["ts"] + e["dur"]) for e in events if e["cat"] in ("cpu_op", "user_annotation")
-                 and (e["name"].endswith(" (dynamo_timed)") or "_data: " in e["name"]
-                      or e["name"] in ("dynamo", "entire_frame_compile"))]
+    events, first, last, compiling = _capture_profile_raw()
     graph_calls = [(e["ts"], e["ts"] + e["dur"]) for e in events
                    if e["cat"] == "cpu_op" and e["name"].startswith("## Call CompiledFxGraph")]
 
