@@ -760,3 +760,100 @@ def test_a_gpu_comparison_counts_no_slow_calls_in_its_kernel_time():
         assert c is not None and c.timeline == "gpu"
         assert (c.compiled_slow_us, c.compiled_slow_calls, c.steady_speedup) == (0.0, 0, None)
         assert "slow call" not in comparison_finding(c)[0]
+
+
+def _inside(outer: dict, e: dict) -> bool:
+    return e["tid"] == outer["tid"] and outer["ts"] <= e["ts"] and e["ts"] + e["dur"] <= outer["ts"] + outer["dur"]
+
+
+def test_two_threads_warming_up_at_once_keep_the_gpu_waiting_once(tmp_path, capsys):
+    """capture_profile with its main thread's ranges (cpu_op, user_annotation) recorded again under another thread id,
+    every other event as recorded: two threads calling the compiled block at the same instants. The GPU timeline is
+    the same one, and so is what a steady state leaves out: the wait behind each first call happens once, whichever
+    threads waited on it. Summed per call, the warm-up came to 155% of the run and the steady state under zero."""
+    with gzip.open(cuda211("capture_profile.profile.json.gz"), "rt") as f:
+        doc = json.load(f)
+    events = [e for e in doc["traceEvents"] if e.get("ph") == "X"]
+    graph_calls = sorted((e for e in events if e["cat"] == "cpu_op" and e["name"].startswith("## Call CompiledFxGraph")),
+                         key=lambda e: e["ts"])
+    main = graph_calls[0]["tid"]  # the thread of the first forward call (the backward's are the autograd engine's)
+    forward = [e for e in graph_calls if e["tid"] == main]
+    assert len(forward) == 5 and len({e["tid"] for e in events}) > 1
+    again = max(e["tid"] for e in events if isinstance(e.get("tid"), int)) + 1
+    doc["traceEvents"] += [dict(e, tid=again) for e in events if e["tid"] == main and e["cat"] in ("cpu_op", "user_annotation")]
+    twice = tmp_path / "two_threads.json"
+    twice.write_text(json.dumps(doc))
+
+    # (the recorded profile's slow calls are worked out from its raw events in the test above)
+    one = _runtime(cuda211("capture_profile.log.gz"), cuda211("capture_profile.profile.json.gz")).profiles[0]
+    two = _runtime(cuda211("capture_profile.log.gz"), twice).profiles[0]
+    assert two.run_us == pytest.approx(one.run_us) and one.slow_us > 0.5 * one.run_us
+    assert two.slow_us == pytest.approx(one.slow_us, abs=0.01)
+    assert 0 < two.run_us - two.slow_us < two.run_us
+    calls = {s.name: s for s in two.slow_calls}["[0/0]'s forward graph call"]
+    assert calls.calls == 2 * len(forward)
+    first, second = calls.slow  # each thread's first call, at the same instants: the second's time is all the first's
+    assert (first.nth, second.nth) == (1, 2) and second.us == pytest.approx(first.us)
+    assert first.overlap_us == 0 and second.overlap_us == pytest.approx(second.us)
+    _, detail = runtime_finding(two)
+    assert f"in a steady state it would take {format_us(one.run_us - one.slow_us)}, not {format_us(one.run_us)}" in detail
+    assert f"(call 2 of {2 * len(forward)}; {format_us(second.us)} of it at the same time as another thread's slow call, " \
+           "counted once)" in detail
+    assert run_cli("summary", "--json", cuda211("capture_profile.log.gz"), "--profile", twice) == 0
+    [p] = json.loads(capsys.readouterr().out)["runtime"]["profiles"]
+    assert p["slow_us"] == pytest.approx(one.slow_us, abs=0.01)
+    assert [s["overlap_us"] > 0 for c in p["slow_calls"] if c["kind"] == "graph call" for s in c["slow"]] == [
+        False, True, False]  # forward's two first calls, then the backward's one (the autograd thread: not copied)
+
+
+def test_an_eager_warm_up_call_is_said_in_the_users_terms(tmp_path, capsys):
+    """capture_profile: AccumulateGrad's slow call was said as "(call 13)". The raw events say what it is: the
+    autograd engine ran 60 AccumulateGrad nodes (12 parameters, 5 steps); the first 12 (step 1) assign .grad
+    (aten::detach), the 13th is the first to add into it, running the profile's first aten::add_, after the second of
+    the 5 backward graph calls (those inside CompiledFunctionBackward's ranges) of [0/0], the log's `forward`. Said
+    so in the finding, in summary and on the runtime page, and given in --json."""
+    events, _, _, _ = _capture_profile_raw()
+    ops = [e for e in events if e["cat"] == "cpu_op"]
+    accumulate = sorted((e for e in ops if e["name"] == "autograd::engine::evaluate_function: torch::autograd::AccumulateGrad"),
+                        key=lambda e: e["ts"])
+    adds = sorted((e for e in ops if e["name"] == "aten::add_"), key=lambda e: e["ts"])
+    nth = next(n for n, a in enumerate(accumulate, 1) if any(_inside(a, e) for e in adds))
+    assert (len(accumulate), nth) == (60, 13) and _inside(accumulate[nth - 1], adds[0])
+    backward_ranges = [e for e in ops if e["name"].startswith("autograd::engine::evaluate_function: CompiledFunctionBackward")]
+    graph_calls = sorted((e for e in ops if e["name"].startswith("## Call CompiledFxGraph")), key=lambda e: e["ts"])
+    backward_calls = [g for g in graph_calls if any(_inside(b, g) for b in backward_ranges)]
+    last_before = [g for g in graph_calls if g["ts"] < accumulate[nth - 1]["ts"]][-1]
+    assert len(backward_calls) == 5 and backward_calls.index(last_before) == 1
+    with gzip.open(cuda211("capture_profile.log.gz"), "rt") as f:
+        [function] = set(re.findall(r'"co_name": "(\w+)"', f.read()))
+    assert function == "forward"
+    step = backward_calls.index(last_before) + 1
+    said = (f"(call {nth} of {len(accumulate)}, after backward graph call {step} of {len(backward_calls)} of [0/0] "
+            f"({function}): the first of its calls to run aten::add_, the profile's first, whose kernels loaded while "
+            "the GPU waited)")
+
+    p = _runtime(cuda211("capture_profile.log.gz"), cuda211("capture_profile.profile.json.gz")).profiles[0]
+    slow = {s.name: s for s in p.slow_calls}
+    [call] = slow["AccumulateGrad"].slow
+    assert (call.nth, call.first_on_thread, call.first_op, call.first_op_in_profile) == (13, False, "aten::add_", True)
+    # The backward's first call holds backward graph call 1: its first, the kernels outside the graph loading.
+    [first] = slow["CompiledFunctionBackward (outside its graph calls)"].slow
+    assert first.during == "around backward graph call 1 of 5 of [0/0] (forward)" and first.first_on_thread
+    _, detail = runtime_finding(p)
+    assert f"AccumulateGrad {format_us(slow['AccumulateGrad'].over_median_us)} {said}" in detail
+    assert "(call 1 of 5, around backward graph call 1 of 5 of [0/0] (forward): its first call, its kernels " in detail
+
+    assert run_cli("summary", cuda211("capture_profile.log.gz"), "--profile", cuda211("capture_profile.profile.json.gz")) == 0
+    assert said in " ".join(capsys.readouterr().out.split())  # (the terminal wraps the line)
+    report(cuda211("capture_profile.log.gz"), tmp_path / "out", "--profile", cuda211("capture_profile.profile.json.gz"))
+    page = (tmp_path / "out" / "runtime.html").read_text()
+    paragraph = page.split('<p class="rt-slow">')[1].split("</p>")[0]
+    assert said.replace("'", "&#39;") in paragraph
+    capsys.readouterr()  # (what report printed)
+    assert run_cli("summary", "--json", cuda211("capture_profile.log.gz"), "--profile",
+                   cuda211("capture_profile.profile.json.gz")) == 0
+    [doc] = json.loads(capsys.readouterr().out)["runtime"]["profiles"]
+    [slow_json] = [s for c in doc["slow_calls"] if c["name"] == "AccumulateGrad" for s in c["slow"]]
+    assert {k: slow_json[k] for k in ("nth", "during", "first_on_thread", "first_op", "first_op_in_profile")} == {
+        "nth": 13, "during": "after backward graph call 2 of 5 of [0/0] (forward)", "first_on_thread": False,
+        "first_op": "aten::add_", "first_op_in_profile": True}

@@ -43,7 +43,7 @@ from ..model.profile import OP_CATEGORIES, PROFILER_CATEGORIES, Profile, Profile
 from ..model.trace import Trace
 from .kernel_names import library_kernel
 from .provenance import KernelTrace, Provenance, UserLine, code_lines, text_lines
-from ..wording import count, format_us
+from ..wording import and_list, count, format_us
 from ..model.records import dataclass
 
 GRAPH_RANGE = re.compile(r"^## Call CompiledFxGraph (?P<key>\S+) ##$")
@@ -299,18 +299,44 @@ class SlowCall:
     us: float
     first_in_graph: bool  # its graph's first call of this kernel in the profile
     after_compile: bool  # and that graph was compiled in this profile: its first call ever, right after compiling
+    # On a GPU timeline, the part of its time another slow call counts already: two threads' first calls at once keep
+    # the GPU waiting once, and a steady state would not spend that time once, not twice (_count_once).
+    overlap_us: float = 0.0
+    # An eager op's or compiled region's call on a GPU timeline (_slow_op_calls), in the user's terms: the compiled
+    # graph call it ran around or after ("after backward graph call 2 of 5 of [0/0] (forward)"), and why it is a
+    # warm-up where the profile tells: "first on its thread" (a first call: its kernels, cuBLAS's handle load), or
+    # an op inside it that none of its name's earlier calls ran ("aten::add_": AccumulateGrad's 13th call, the first
+    # to add into .grad; the 12 before assigned it).
+    during: str | None = None
+    first_on_thread: bool = False
+    first_op: str | None = None
+    first_op_in_profile: bool = False  # and no call before it in the profile ran that op at all
 
-    @property
-    def said(self) -> str:
-        """`23.39 ms in [0/1] (call 2, [0/1]'s first in the profile)`."""
+    def said_of(self, calls: int) -> str:
+        """`23.39 ms in [0/1] (call 2 of 5, [0/1]'s first in the profile)`; an eager op's: `11 ms (call 13 of 60,
+        after backward graph call 2 of 5 of [0/0] (forward): the first of its calls to run aten::add_, ...)`."""
         where = f" in {self.compile_id}" if self.compile_id else ""
         first = (f", the first after {self.compile_id or 'its graph'} compiled in this profile" if self.after_compile
                  else f", {self.compile_id or 'its graph'}'s first in the profile" if self.first_in_graph else "")
-        return f"{format_us(self.us)}{where} (call {self.nth}{first})"
+        during = f", {self.during}" if self.during else ""
+        if self.nth == 1 and self.first_on_thread:
+            why = ": its first call, its kernels loading while the GPU waited"
+        elif self.first_on_thread:
+            why = ": its first call on its thread (another thread called it before), loading while the GPU waited"
+        elif self.first_op:
+            why = (f": the first of its calls to run {self.first_op}" + (", the profile's first" if self.first_op_in_profile else "")
+                   + ", whose kernels loaded while the GPU waited")
+        else:
+            why = ""
+        counted = (f"; {format_us(self.overlap_us)} of it at the same time as another thread's slow call, counted once"
+                   if self.overlap_us >= 1 else "")
+        return f"{format_us(self.us)}{where} (call {self.nth} of {calls}{first}{during}{why}{counted})"
 
     def to_json(self) -> dict[str, Any]:
         return {"compile_id": str(self.compile_id) if self.compile_id else None, "nth": self.nth,
-                "us": round(self.us, 3), "first_in_graph": self.first_in_graph, "after_compile": self.after_compile}
+                "us": round(self.us, 3), "first_in_graph": self.first_in_graph, "after_compile": self.after_compile,
+                "overlap_us": round(self.overlap_us, 3), "during": self.during, "first_on_thread": self.first_on_thread,
+                "first_op": self.first_op, "first_op_in_profile": self.first_op_in_profile}
 
 
 @dataclass
@@ -330,15 +356,26 @@ class SlowCalls:
 
     @property
     def over_median_us(self) -> float:
-        """What the slow calls took beyond the median call each: the time a steady state would not have spent."""
-        return sum(s.us - self.median_us for s in self.slow)
+        """What the slow calls took beyond the median call each: the time a steady state would not have spent, the
+        time another slow call counts already left out (SlowCall.overlap_us)."""
+        return sum(max(0.0, s.us - s.overlap_us - self.median_us) for s in self.slow)
+
+    @property
+    def short(self) -> str:
+        """`AccumulateGrad 11 ms (call 13 of 60, after ...: the first of its calls to run aten::add_, ...)`: its name,
+        what its slow calls cost over the median, and which calls they were (one: said as in said)."""
+        said = f"{self.name} {format_us(self.over_median_us)}"
+        if len(self.slow) != 1:
+            return f"{said} (calls {and_list([str(s.nth) for s in self.slow])} of {self.calls})"
+        full = self.slow[0].said_of(self.calls)
+        return f"{said} {full[full.index('('):]}"
 
     @property
     def said(self) -> str:
         """`aten::addmm (model.py:23): 2 of its 5 calls, 23.39 ms in [0/1] (...) and 15.85 ms in [0/2] (...), against
         a median of 89 µs`."""
         lines = ", ".join(u.short for u in self.user_lines[:2])
-        calls = " and ".join(s.said for s in self.slow[:3]) + (", ..." if len(self.slow) > 3 else "")
+        calls = " and ".join(s.said_of(self.calls) for s in self.slow[:3]) + (", ..." if len(self.slow) > 3 else "")
         return (f"{self.name}{f' ({lines})' if lines else ''}: {len(self.slow)} of its {self.calls} calls, {calls}, "
                 f"against a median of {format_us(self.median_us)}")
 
@@ -399,7 +436,7 @@ class ProfileRuntime:
         n = sum(len(s.slow) for s in self.slow_calls)
         kernels = "; ".join(s.said for s in self.slow_calls[:3])
         if rest := self.slow_calls[3:]:  # named with what each cost over its median: the steady state leaves it out
-            kernels += "; also " + ", ".join(f"{s.name} {format_us(s.over_median_us)}" for s in rest[:4]) + \
+            kernels += "; also " + ", ".join(s.short for s in rest[:4]) + \
                 (", ..." if len(rest) > 4 else "")
         share = self.slow_us / self.run_us if self.run_us else 0.0
         run = "the run" if self.run_share_known else "the profile"
@@ -762,6 +799,12 @@ class _LogIndex:
     def call_sites(self, code: int | None, op: str) -> list[_CallSite] | None:
         """An extern op's calls in one graph's output code, in the order the code makes them (None: not known)."""
         return self._sites.get((code, _op_short(op))) if code is not None else None
+
+    def function(self, cid: CompileId | None) -> str | None:
+        """The name of the function a compile id compiled (its compilation_metrics' co_name), or None."""
+        entry = self.trace.compiles.get(cid) if cid is not None else None
+        name = (entry.metrics or {}).get("co_name") if entry is not None else None
+        return name if isinstance(name, str) else None
 
     def compile_id(self, text: Any) -> CompileId | None:
         if not isinstance(text, str):
@@ -1403,7 +1446,7 @@ def profile_runtime(trace: Trace, provenance: Provenance, profile: Profile, inde
         compiles=_compiles(rows.compile_spans, index) if matched else [], backward=index.backward,
         # (a run cut out of a profile counts its kernels only on a GPU: no idle for a slow graph call to cost it)
         slow_calls=([] if not matched else _slow_calls(rows) if not on_gpu
-                    else sorted(_slow_graph_calls(rows) + _slow_op_calls(rows, threads), key=lambda f: -f.over_median_us)
+                    else _gpu_slow_calls(rows, threads)
                     if profile.part_of is None else []),
         idle_by_cpu=_idle_by_cpu(rows.idle_gaps, threads) if rows.idle_gaps else [],
     )
@@ -1450,7 +1493,47 @@ def _slow_calls(rows: _Rows) -> list[SlowCalls]:
     return sorted(found, key=lambda f: -f.over_median_us)
 
 
-def _slow_graph_calls(rows: _Rows) -> list[SlowCalls]:
+# A slow call on a GPU timeline, for _count_once: (its start, its pieces of the GPU timeline, the call)
+_Timed = tuple[float, list[tuple[float, float]], SlowCall]
+
+
+def _gpu_slow_calls(rows: _Rows, threads: dict[tuple, list[ProfileEvent]]) -> list[SlowCalls]:
+    """A GPU timeline's slow calls, graph calls' and eager ops' (most time over the median first), each piece of the
+    GPU timeline counted once (_count_once)."""
+    timed: list[_Timed] = []
+    found = _slow_graph_calls(rows, timed) + _slow_op_calls(rows, threads, timed)
+    _count_once(timed)
+    return sorted(found, key=lambda f: -f.over_median_us)
+
+
+def _count_once(timed: list[_Timed]) -> None:
+    """Each slow call's time that an earlier one (by start) already covers: two threads that call a graph (or run an
+    op) for the first time at once keep the one GPU waiting once, and each call's time on the GPU timeline is that
+    same wait. Summed per call, capture_profile with its main thread's events recorded again under another thread
+    counted 155% of the run as warm-up, and a steady state under zero."""
+    claimed: list[tuple[float, float]] = []
+    for _, pieces, call in sorted(timed, key=lambda t: t[0]):
+        call.overlap_us = _overlap(pieces, claimed) if claimed else 0.0
+        claimed = _merged(claimed + pieces)
+
+
+def _graph_call_names(rows: _Rows) -> dict[tuple[float, float], str]:
+    """Each graph call's range (start, end) -> the call in the user's terms: `backward graph call 2 of 5 of [0/0]
+    (forward)` (its compiled function's name, where the log has it)."""
+    groups: dict[tuple[str, bool], list[tuple[float, float]]] = {}
+    for key, start, end, backward in rows.graph_calls:
+        groups.setdefault((key, backward), []).append((start, end))
+    names: dict[tuple[float, float], str] = {}
+    for (key, backward), calls in groups.items():
+        cid = rows.index.graph_cid.get(key)
+        function = rows.index.function(cid)
+        graph = f"{cid or 'graph ' + key[:8]}" + (f" ({function})" if function else "")
+        for n, call in enumerate(sorted(calls), 1):
+            names[call] = f"{'backward' if backward else 'forward'} graph call {n} of {len(calls)} of {graph}"
+    return names
+
+
+def _slow_graph_calls(rows: _Rows, timed: list[_Timed]) -> list[SlowCalls]:
     """On a GPU timeline, the compiled graphs' calls that took far longer than their graph's median call.
 
     A GPU kernel's calls take the same time, first call or not (none of the H200 profiles has one 3x its median):
@@ -1472,44 +1555,68 @@ def _slow_graph_calls(rows: _Rows) -> list[SlowCalls]:
         cid = rows.index.graph_cid.get(key)
         # The first call after its compile in this profile: the compile ran before it or inside it (autotuning).
         compiled_before = cid is not None and cid in compiled_at and compiled_at[cid] <= calls[0][1]
-        slow = [SlowCall(cid, n + 1, calls[n][2], n == 0, n == 0 and compiled_before) for n in places]
+        slow = []
+        for n in places:
+            start, end, us = calls[n]
+            slow.append(SlowCall(cid, n + 1, us, n == 0, n == 0 and compiled_before))
+            timed.append((start, _gpu_pieces(rows, start, end), slow[-1]))
         if slow:
             name = f"{cid or 'graph ' + key[:8]}'s {'backward' if backward else 'forward'} graph call"
             found.append(SlowCalls(name, GRAPH_CALL, [], len(calls), median, slow))
-    return sorted(found, key=lambda f: -f.over_median_us)
+    return found
+
+
+def _gpu_pieces(rows: _Rows, start: float, end: float,
+                judged: list[tuple[float, float]] | None = None) -> list[tuple[float, float]]:
+    """A call's pieces of the GPU timeline: its range inside each GPU's span (first kernel to last), less the compile
+    ranges in it (compiling's own row holds those) and the calls inside it judged on their own (`judged`)."""
+    out: list[tuple[float, float]] = []
+    for first, last in rows.gpu_spans:
+        a, b = max(start, first), min(end, last)
+        if b <= a:
+            continue
+        cut = _merged(rows.compiling_in(a, b) + [(max(s, a), min(e, b)) for s, e in judged or [] if e > a and s < b])
+        at = a
+        for s, e in cut:
+            if s > at:
+                out.append((at, s))
+            at = max(at, e)
+        if at < b:
+            out.append((at, b))
+    return out
 
 
 def _gpu_time(rows: _Rows, start: float, end: float, judged: list[tuple[float, float]] | None = None) -> float:
-    """A call's time on the GPU timeline: its range inside each GPU's span (first kernel to last), less the compile
-    ranges in it (compiling's own row holds those) and the calls inside it judged on their own (`judged`)."""
-    us = 0.0
-    for first, last in rows.gpu_spans:
-        a, b = max(start, first), min(end, last)
-        if b > a:
-            us += (b - a) - _union(rows.compiling_in(a, b) + [(max(s, a), min(e, b)) for s, e in judged or []
-                                                              if e > a and s < b])
-    return us
+    """A call's time on the GPU timeline (_gpu_pieces): per GPU, so two GPUs' spans count each."""
+    return sum(b - a for a, b in _gpu_pieces(rows, start, end, judged))
 
 
-def _slow_op_calls(rows: _Rows, threads: dict[tuple, list[ProfileEvent]]) -> list[SlowCalls]:
+def _slow_op_calls(rows: _Rows, threads: dict[tuple, list[ProfileEvent]], timed: list[_Timed]) -> list[SlowCalls]:
     """On a GPU timeline, the eager ops' and compiled regions' calls a steady state does not pay, by the graph calls'
     rule (_slow): each outermost op range of a thread by its name (an autograd node by its node's: the backward's
     wrapper CompiledFunctionBackward, AccumulateGrad), its calls in the order they ran, a call's time as a graph
     call's (_gpu_time) less the graph calls inside it, which _slow_graph_calls judges. An eager op's first call
     loads its kernels too: capture_profile's first aten::sum kept the GPU waiting 27 ms, its first backward 31 ms
     outside the backward graph's call, its first accumulation into .grad (AccumulateGrad's 13th call, step 2's
-    first) 11 ms; the graph calls' warm-up alone left those in the steady state."""
+    first) 11 ms; the graph calls' warm-up alone left those in the steady state. Each slow one is said in the user's
+    terms (SlowCall.during, first_on_thread, first_op)."""
     graph_ranges = sorted((start, end) for _, start, end, _ in rows.graph_calls)
     starts = [s for s, _ in graph_ranges]
     latest_end: list[float] = []  # the latest end of the ranges up to each: how far back one may still reach into an op
     for _, t in graph_ranges:
         latest_end.append(max(t, latest_end[-1]) if latest_end else t)
-    groups: dict[tuple[str, str], list[tuple[float, float]]] = {}  # (kind, name) -> (start, time) of each call
+    # (kind, name) -> each call: start, end, time, the graph calls inside it, its thread, the ops inside it (name, start)
+    groups: dict[tuple[str, str], list[tuple[float, float, float, list[tuple[float, float]], tuple,
+                                             list[tuple[str, float]]]]] = {}
     around: set[tuple[str, str]] = set()  # names with graph calls inside: said as outside them
-    for evs in threads.values():
+    first_run: dict[str, float] = {}  # an op name -> when it first started, on any thread
+    for thread, evs in threads.items():
         end = float("-inf")
+        inner: list[tuple[str, float]] = []
         for e in sorted((e for e in evs if e.cat in OP_CATEGORIES), key=lambda e: (e.ts, -e.dur)):
+            first_run[e.name] = min(e.ts, first_run.get(e.name, e.ts))
             if e.ts < end:
+                inner.append((e.name, e.ts))  # (an op inside the outermost one: what that call ran)
                 continue
             end = e.end
             if GRAPH_RANGE.match(e.name):
@@ -1519,15 +1626,35 @@ def _slow_op_calls(rows: _Rows, threads: dict[tuple, list[ProfileEvent]]) -> lis
             inside = _ranges_in(graph_ranges, starts, latest_end, e.ts, e.end)
             if inside:
                 around.add(key)
-            groups.setdefault(key, []).append((e.ts, _gpu_time(rows, e.ts, e.end, inside)))
+            inner = []
+            groups.setdefault(key, []).append((e.ts, e.end, _gpu_time(rows, e.ts, e.end, inside), inside, thread, inner))
+    graph_names = _graph_call_names(rows) if groups else {}
     found = []
     for (kind, name), calls in groups.items():
-        calls.sort()
-        median, places = _slow([us for _, us in calls])
-        if places:
-            said = f"{name} (outside its graph calls)" if (kind, name) in around else name
-            found.append(SlowCalls(said, kind, [], len(calls), median,
-                                   [SlowCall(None, n + 1, calls[n][1], False, False) for n in places]))
+        calls.sort(key=lambda c: c[0])
+        median, places = _slow([us for _, _, us, _, _, _ in calls])
+        if not places:
+            continue
+        slow = []
+        for n in places:
+            start, end, us, inside, thread, inner = calls[n]
+            earlier = calls[:n]
+            ran_before = {op for c in earlier for op, _ in c[5]}
+            new = next(((op, ts) for op, ts in inner if op not in ran_before), None)
+            # the graph call it holds, else the last one to start before it (on any thread: the autograd engine's)
+            during: str | None
+            if inside:
+                during = f"around {graph_names[min(inside)]}"
+            else:
+                j = bisect_right(starts, start) - 1
+                during = f"after {graph_names[graph_ranges[j]]}" if j >= 0 else None
+            call = SlowCall(None, n + 1, us, False, False, during=during,
+                            first_on_thread=all(c[4] != thread for c in earlier), first_op=new[0] if new else None,
+                            first_op_in_profile=new is not None and first_run[new[0]] == new[1])
+            slow.append(call)
+            timed.append((start, _gpu_pieces(rows, start, end, inside), call))
+        said = f"{name} (outside its graph calls)" if (kind, name) in around else name
+        found.append(SlowCalls(said, kind, [], len(calls), median, slow))
     return found
 
 
