@@ -131,3 +131,59 @@ def test_a_cpu_profile_against_a_gpu_one_is_refused(capsys):
     assert "baseline-run-time" not in captured.out
     assert ("--max-run-time-ratio: the run has a GPU profile, profile_launch_bound.profile.json.gz, and the baseline a "
             "CPU one, cpu_slower_than_eager.compiled.profile.json.gz: ") in captured.err
+
+
+def _cut_beside(tmp_path, name: str, size: int):
+    """A copy of a real log with the first `size` bytes of its real .gz profile beside it (a copy cut short)."""
+    folder = tmp_path / f"cut_{size}"
+    folder.mkdir()
+    log = folder / f"{name}.log.gz"
+    shutil.copy(cuda211(f"{name}.log.gz"), log)
+    data = cuda211(f"{name}.profile.json.gz").read_bytes()
+    assert size < len(data)
+    (folder / f"{name}.profile.json.gz").write_bytes(data[:size])
+    return log, folder / f"{name}.profile.json.gz"
+
+
+def test_a_profile_that_cannot_be_used_is_refused_saying_why(capsys, tmp_path):
+    """A profile beside the log cut short (a copy of profile_launch_bound's .gz): half of it still holds events of
+    [0/0]'s calls, and the gate compared their part as if it were the run (passing at a fraction of the baseline's
+    time per call); its first
+    300 bytes hold no event list, and the gate said the run 'was read with no profile: put its torch.profiler trace
+    beside its log', where one lay. Each is refused (exit 2) on one line saying why the profile is unusable: what
+    summary says of the same file (the note on its runtime section, or its error)."""
+    half = len(cuda211("profile_launch_bound.profile.json.gz").read_bytes()) // 2
+    for size in (half, 300):
+        log, profile = _cut_beside(tmp_path, "profile_launch_bound", size)
+        with gzip.open(profile, "rb") as f:  # cut: the gzip stream ends before its end
+            try:
+                f.read()
+                raise AssertionError("not cut")
+            except EOFError:
+                pass
+        capsys.readouterr()
+        if size == half:
+            assert run_cli("summary", "--json", log, "--profile", profile) == 0
+            [read] = json.loads(capsys.readouterr().out)["runtime"]["profiles"]
+            assert read["matched"] and read["graphs"]  # [0/0]'s calls in the part read: a run-time gate could compare
+            why = read["notes"][0]
+            assert why.startswith("read stopped early: the compressed file is truncated; ")
+        else:
+            assert run_cli("summary", log, "--profile", profile) == 2
+            why = capsys.readouterr().err.strip().splitlines()[-1].removeprefix(f"compilescope: error: {profile}: ")
+            assert why.startswith("not a torch.profiler Chrome trace (no traceEvents list; read stopped early: the "
+                                  "compressed file is truncated)")
+        assert run_cli("check", log, "--baseline", CUDAGRAPHS, "--max-run-time-ratio", "1.5") == 2
+        captured = capsys.readouterr()
+        assert "baseline-run-time" not in captured.out
+        refusal = [line for line in captured.err.splitlines() if "--max-run-time-ratio:" in line]
+        assert refusal == [f"compilescope: error: --max-run-time-ratio: the run has a profile, {profile.name}, that "
+                           f"cannot be used: {why}"]
+        assert run_cli("check", CUDAGRAPHS, "--baseline", log, "--max-run-time-ratio", "1.5") == 2
+        assert f"--max-run-time-ratio: the baseline has a profile, {profile.name}, that cannot be used: {why}" in \
+            capsys.readouterr().err
+        # diff compares the logs, and says why not their run time
+        assert run_cli("diff", log, CUDAGRAPHS, "--json") in (0, 1)
+        [rank] = json.loads(capsys.readouterr().out)["ranks"]
+        notes = rank["notes"]
+        assert f"run time not compared: A's profile {profile.name} cannot be used ({why})" in notes

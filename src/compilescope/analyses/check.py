@@ -625,6 +625,8 @@ def no_run_time(facts: dict[int | None, RunFacts], baseline: dict[int | None, Ru
     if run.runtime is None:
         return ("was read with no profile: put its torch.profiler trace beside its log (<name>.profile.json[.gz], or "
                 "capture()'s profile.json.gz) or give it with --profile (the run's) or --baseline-profile")
+    if run.runtime.get("unusable"):  # (the reason the report and summary show: "read stopped early: ...")
+        return f"has a profile, {run.runtime['profile']}, that cannot be used: {run.runtime['unusable']}"
     if "not_joined" in run.runtime:
         return f"has a profile, {run.runtime['profile']}, that is not joined to its log ({run.runtime['not_joined']})"
     if baseline is not None and len(baseline) == 1:

@@ -351,9 +351,10 @@ class RunFacts:
     # The lines whose compiled results differ from eager's (analyses/numerics.py): {kind ("random" | "precision"),
     # file, line, function, code, dtype, frame}. None in facts saved before they were kept (not compared).
     numerics: list[dict[str, Any]] | None = None
-    # The run's profile, when one was read with its log (runtime.runtime_facts): {profile, timeline, part, run_us,
-    # idle_us, graph_launches, slow_us, graphs: [{compile_id, calls, kernels_us}]}; {profile, not_joined} for one of
-    # another run. None: no profile.
+    # The run's profile, when one was read with its log (runtime.runtime_facts): {profile, timeline, part, unusable,
+    # run_us, idle_us, graph_launches, slow_us, graphs: [{compile_id, calls, kernels_us}]}; {profile, not_joined} for
+    # one of another run; {profile, unusable} for one that could not be read. `unusable`: why its times are not the
+    # run's (read in part, or not at all), else None or absent (facts saved before). None: no profile.
     runtime: dict[str, Any] | None = None
 
     def to_json(self) -> dict[str, Any]:
@@ -1034,6 +1035,10 @@ def _runtime_changes(a: RunFacts, b: RunFacts, result: RunDiff, sides: tuple[str
                             "(a profile beside each log, or --profile-a/--profile-b)")
         return []
     for side, r in zip(sides, (ra, rb)):
+        if r.get("unusable"):  # (read in part, or not at all: its times are not the run's)
+            result.notes.append(f"run time not compared: {possessive(side)} profile {r['profile']} cannot be used "
+                                f"({r['unusable']})")
+            return []
         if "not_joined" in r:
             result.notes.append(f"run time not compared: {possessive(side)} profile {r['profile']} is not joined to its "
                                 f"log ({r['not_joined']})")

@@ -82,10 +82,14 @@ def read_side(path: str, report_dir: str | None = None, overwrite: bool = False,
                 summaries.append(empty_rank(rank, location.absolute(log)) if empty
                                  else failed_rank(rank, location.absolute(log), not_read[rank]))
             continue
-        profiles = _side_profiles(log, profile, profile_beside_log) if len(logs) == 1 else []
+        profiles, unreadable = _side_profiles(log, profile, profile_beside_log) if len(logs) == 1 else ([], None)
         with trace:
             results = analyze(trace, profiles)  # once: the facts, the warning and the report are all made from it
             facts[rank] = run_facts(results)
+            if unreadable is not None:  # a run-time gate then says why, not that no profile was there
+                from ..analyses.runtime import unreadable_profile_facts  # here: as the profile reader
+
+                facts[rank].runtime = unreadable_profile_facts(*unreadable)
             assert results.insights is not None  # analyze() always computes them
             if warning := unread_line(results.insights.unread, log, covers, f"{side}: rank {rank}" if side and rank is not None else side):
                 print(warning, file=sys.stderr)
@@ -107,26 +111,28 @@ def read_side(path: str, report_dir: str | None = None, overwrite: bool = False,
     return facts
 
 
-def _side_profiles(log: str, given: str | None, beside: bool) -> list:
+def _side_profiles(log: str, given: str | None, beside: bool) -> tuple[list, tuple[str, str] | None]:
     """The profile of a side's one log, read: the one given, else (beside) the one beside the log; [] for none. One
     given that cannot be read is an error; one found beside the log that cannot be read (empty, cut, no events) is a
-    warning, and the side is compared without run time: nobody asked for it, and the logs still compare."""
+    warning, and the side is compared without run time: nobody asked for it, and the logs still compare. With the
+    profiles, such a one's (path, why it could not be read), else None."""
     from ..ingest.profile import profile_beside, read_profiles  # here: the profile reader is for runs with one
 
     if given:
-        return read_profiles([given])
+        return read_profiles([given]), None
     path = profile_beside(log) if beside else None
     if path is None:
-        return []
+        return [], None
     try:
         profiles = read_profiles([path])
     except CompilescopeError as exc:
+        why = str(exc).removeprefix(f"{path}: ")
         print(f"compilescope: warning: the profile beside {os.path.basename(log)} is not read, its run time not "
-              f"compared ({str(exc).removeprefix(f'{path}: ')})", file=sys.stderr)
-        return []
+              f"compared ({why})", file=sys.stderr)
+        return [], (path, why)
     print(f"compilescope: run time from the profile beside {os.path.basename(log)}: {os.path.basename(path)}",
           file=sys.stderr)
-    return profiles
+    return profiles, None
 
 
 def add_threshold_arguments(parser: argparse.ArgumentParser, condition: str = "") -> tuple[Any, Any]:

@@ -125,7 +125,9 @@ def _events_as_far_as_they_go(data: bytes, profile: Profile) -> Iterator[Any]:
     key = text.find('"traceEvents"')
     start = text.find("[", key if key >= 0 else 0)
     if start < 0 or (key < 0 and text[:start].strip()):
-        raise CompilescopeError(f"{profile.source}: not a torch.profiler Chrome trace (no traceEvents list)")
+        # (a .gz cut before its event list: the cut is why, as much as the list missing)
+        cut = f"; read stopped early: {profile.stopped}" if profile.stopped else ""
+        raise CompilescopeError(f"{profile.source}: not a torch.profiler Chrome trace (no traceEvents list{cut})")
     decoder = _LENIENT
     pos, n = start + 1, len(text)
     while True:

@@ -45,6 +45,15 @@ class ProfileEvent:
                 "correlation": self.correlation, "device": self.device}
 
 
+# How a profile's notes begin where reading stopped before the file's end (Profile.notes, stopped_note)
+STOPPED_NOTE = "read stopped early: "
+
+
+def stopped_note(notes: list[str]) -> str | None:
+    """The note saying where and why reading stopped (a truncated or corrupt file), or None."""
+    return next((n for n in notes if n.startswith(STOPPED_NOTE)), None)
+
+
 @dataclass
 class Profile:
     source: str
@@ -66,7 +75,7 @@ class Profile:
         """What the report says about what was not read."""
         out = [f"{n:,} {plural(n, 'event')} skipped: {why}" for why, n in sorted(self.skipped.items())]
         if self.stopped:
-            out.insert(0, f"read stopped early: {self.stopped}; {len(self.events):,} events read up to there")
+            out.insert(0, f"{STOPPED_NOTE}{self.stopped}; {len(self.events):,} events read up to there")
         return out
 
     def to_json(self) -> dict[str, Any]:
