@@ -1528,8 +1528,8 @@ def _graph_call_names(rows: _Rows) -> dict[tuple[float, float], str]:
         cid = rows.index.graph_cid.get(key)
         function = rows.index.function(cid)
         graph = f"{cid or 'graph ' + key[:8]}" + (f" ({function})" if function else "")
-        for n, call in enumerate(sorted(calls), 1):
-            names[call] = f"{'backward' if backward else 'forward'} graph call {n} of {len(calls)} of {graph}"
+        for n, call in enumerate(sorted(calls), 1):  # (two threads' calls at the same instants: the first's number)
+            names.setdefault(call, f"{'backward' if backward else 'forward'} graph call {n} of {len(calls)} of {graph}")
     return names
 
 
