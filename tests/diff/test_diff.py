@@ -226,14 +226,14 @@ def test_compiled_autograd_graphs_match_across_runs(capsys):
     assert frames["compiled autograd <eval_with_key>:4 forward"].compile_ids == ["[!0/1/0]", "[!1/3/0]"]
     nodes = graph_nodes("        # File: <eval_with_key>.5:5 in forward, code: getitem = inputs[0]\n"
                         "        getitem: \"f32[]\" = inputs[0]\n")
-    assert nodes == [["get_attr", "inputs", None, None]]
+    assert nodes == [["get_attr", "inputs", None, None, None]]
     # torch's own lines are no user line either; a model library's (transformers, installed) are the model's code.
     graph = ("        # File: {}:{} in forward, code: y = x.sin()\n"
              "        sin: \"f32[8]\" = torch.sin(l_x_);  l_x_ = None\n")
     torch_file = "/venv/lib/python3.11/site-packages/torch/nn/modules/linear.py"
     model_file = "/venv/lib/python3.11/site-packages/transformers/models/gpt2/modeling_gpt2.py"
-    assert graph_nodes(graph.format(torch_file, 125))[0][2:] == [None, None]
-    assert graph_nodes(graph.format(model_file, 702))[0][2:] == [f"{model_file}:702", "y = x.sin()"]
+    assert graph_nodes(graph.format(torch_file, 125))[0][2:] == [None, None, None]
+    assert graph_nodes(graph.format(model_file, 702))[0][2:] == [f"{model_file}:702", "y = x.sin()", None]
 
 
 def test_cli_names_the_logs_as_typed_and_json_keeps_them_absolute(capsys, monkeypatch):

@@ -9,7 +9,7 @@ import re
 import pytest
 
 from compilescope.analyses import analyze
-from compilescope.analyses.diff import _user_kernel_changes, diff_runs, run_facts
+from compilescope.analyses.diff import _user_kernel_changes, diff_runs, graph_nodes, run_facts
 from compilescope.analyses.insights import insights
 from compilescope.analyses.provenance import is_users_file
 from compilescope.analyses.sources import is_user_source
@@ -131,10 +131,13 @@ def test_tritons_own_files_are_not_the_users_on_any_view(capsys, tmp_path):
         report(cuda211(f"user_triton_kernel_{variant}.log.gz"), tmp_path / variant)
         assert [p.name.split("_")[0] for p in (tmp_path / variant / "sources").glob("*.html")] == ["user"]
         assert "__init__.py" not in (tmp_path / variant / "index.html").read_text()
-    # diff: the cdiv nodes A has and B lacks are listed as nodes of no line of the user's, not as "(__init__.py:68)"
+    # diff: the cdiv nodes A has and B lacks are listed at the user's launch whose grid they compute, not as
+    # "(__init__.py:68)" (test_diff_places_tritons_cdiv_nodes_at_the_launch_whose_grid_they_compute)
     assert run_cli("diff", cuda211("user_triton_kernel_raw.log.gz"), cuda211("user_triton_kernel_triton_op.log.gz")) == 1
-    out = capsys.readouterr().out
-    assert "- call_function operator //\n" in out and "__init__.py" not in out
+    out = " ".join(capsys.readouterr().out.split())  # (as wrapped at any width)
+    launch = line_holding(PROGRAM, "launch[(triton.cdiv(n, 1024),)]")
+    assert f"- call_function operator // (user_triton_kernel.py:{launch}, the launch's grid)" in out
+    assert "__init__.py" not in out
 
 
 def test_the_kernel_is_said_at_its_def_where_the_source_is_known_else_at_torchs_line_said_as_its_decorator(tmp_path):
@@ -220,6 +223,37 @@ def test_diff_says_the_launch_changed_and_the_kernel_and_its_compiles_did_not():
     (gone,) = _user_kernel_changes(a.user_kernels, [])
     assert (gone.kind, gone.title) == ("removed", "your Triton kernel scaled_add_kernel is no longer in the compiled code "
                                                   "(A: [0/0], [0/1] (n symbolic in [0/1]))")
+
+
+def test_diff_places_tritons_cdiv_nodes_at_the_launch_whose_grid_they_compute():
+    # [0/0] took n = 4096 as a number: its grid is cdiv(4096, 1024) = 4, no node. [0/1]'s n is s77: triton.cdiv's
+    # `(x + y - 1) // y`, three nodes at Triton's own line (no user line, so diff listed them with none), computes the
+    # grid of the launch at line 34. The triton_op run's graphs call the custom op, whose launch and grid are inside it.
+    raw, op = _raw("user_triton_kernel_raw.log.gz"), _raw("user_triton_kernel_triton_op.log.gz")
+    graphs = re.findall(r'"dynamo_output_graph".*?\n((?:\t[^\n]*\n)+)', raw)
+    assert [re.findall(r"grid = \[([^\]]*)\]", g) for g in graphs] == [["(4, 1, 1)"], ["(floordiv, 1, 1)"]]
+    assert "in cdiv" not in graphs[0] and re.search(
+        r"# File: \S+/triton/__init__\.py:\d+ in cdiv, code: return \(x \+ y - 1\) // y\n\t +add: [^\n]* = s77 \+ 1024\n"
+        r"\t +sub: [^\n]* = add - 1;[^\n]*\n\t +floordiv: [^\n]* = sub // 1024;", graphs[1])
+    assert "in cdiv" not in op and "grid = " not in "".join(re.findall(r'"dynamo_output_graph".*?\n((?:\t[^\n]*\n)+)', op))
+    launch, empty = line_holding(PROGRAM, "launch[(triton.cdiv(n, 1024),)]"), line_holding(PROGRAM, "torch.empty_like(x)")
+    wrapper = "torch.ops.higher_order.triton_kernel_wrapper_mutation"
+    a, b = (run_facts(analyze(read_trace(cuda211(f"user_triton_kernel_{v}.log.gz")))) for v in ("raw", "triton_op"))
+    removed = {c.detail["compile_a"]: [(n["target"], n["line"].rsplit("/", 1)[-1] if n["line"] else None, n["grid_of"])
+                                       for n in c.detail["removed"]]
+               for c in diff_runs(a, b).changes if c.section == "graphs" and "FX node" in c.title}
+    assert removed == {
+        "[0/0]": [("torch.empty_like", f"user_triton_kernel.py:{empty}", None),
+                  (wrapper, f"user_triton_kernel.py:{launch}", None)],
+        "[0/1]": [("torch.empty_like", f"user_triton_kernel.py:{empty}", None),
+                  *((f"operator {o}", f"user_triton_kernel.py:{launch}", wrapper) for o in ("+", "-", "//")),
+                  (wrapper, f"user_triton_kernel.py:{launch}", None)]}
+    # given the launch's line and code, as the wrapper node has them; a grid given as a number leaves them at no line
+    nodes = graph_nodes(graphs[1])
+    (launched,) = [n for n in nodes if n[1] == wrapper]
+    assert [n[1:] for n in nodes if n[4]] == [[f"operator {o}", *launched[2:4], wrapper] for o in ("+", "-", "//")]
+    assert [n[2:] for n in graph_nodes(graphs[1].replace("grid = [(floordiv, 1, 1)]", "grid = [(4, 1, 1)]"))
+            if n[1] in ("operator +", "operator -", "operator //")] == [[None, None, None]] * 3
 
 
 def test_a_compile_whose_code_defines_the_kernel_twice_is_counted_once_with_its_repeat(tmp_path, capsys):

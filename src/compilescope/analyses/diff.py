@@ -63,6 +63,10 @@ _GRAPH_FILE = re.compile(r"#\s*File:\s*(?P<file>.+?):(?P<line>\d+) in (?P<func>[
 _CALL = re.compile(r"^(?P<target>[A-Za-z_][\w.]*)\(")
 _INFIX = re.compile(r"^\S+\s+(?P<op>[-+*/@%&|^<>=!]+|//|\*\*)\s+\S+$")
 _METHOD = re.compile(r"^[a-z_]\w*\.(?P<method>[A-Za-z_]\w*)\(")
+# A user Triton kernel's launch in a Dynamo graph and the grid it is given: `triton_kernel_wrapper_mutation(kernel_idx = 0,
+# ..., grid = [(floordiv, 1, 1)], ...)` (a list of tuples: one per config)
+_LAUNCH_GRID = re.compile(r"^torch\.ops\.higher_order\.triton_kernel_wrapper_\w+\(.*?\bgrid = \[(?P<grid>[^\]]*)\]")
+_NAME = re.compile(r"\b[A-Za-z_]\w*\b")
 _KERNEL_DEF = re.compile(r"=\s*async_compile\.(?P<kind>cpp_pybinding|cpp|triton|cuda|halide)\(")
 _SYMBOL = re.compile(r"\b[suf]\d+\b")  # generated symbol names (s0, s77, u0): not part of what a node is
 _EXTERN = re.compile(r"\bextern_kernels\.(\w+)\(")
@@ -146,7 +150,10 @@ def _mask(text: str) -> str:
 class GraphFacts:
     """One compiled graph, as Dynamo captured it: nodes as (op, target, user line), and its kernels."""
 
-    nodes: list[list[Any]]  # [op, target, "file:line" or None, code or None], in graph order
+    # [op, target, "file:line" or None, code or None, grid_of], in graph order. grid_of: the target of the Triton kernel
+    # launch whose grid the node computes (triton.cdiv's nodes, at Triton's line), which gives it the launch's line and
+    # code; None for every other node (and absent from facts saved before it was kept)
+    nodes: list[list[Any]]
     kernels: dict[str, int] | None  # kind -> generated kernels; None: no output code logged (e.g. a cache hit)
     extern_kernels: dict[str, int] | None
     # What each generated kernel computes, from torch's provenance (provenance.KernelWork): {"kernel", "ops", "lines",
@@ -409,12 +416,15 @@ def _not_a_user_line(filename: str) -> bool:
 
 
 def graph_nodes(text: str) -> list[list[Any]]:
-    """The nodes of a printed FX graph (dynamo_output_graph) as [op, target, user line, code].
+    """The nodes of a printed FX graph (dynamo_output_graph) as [op, target, user line, code, grid_of].
 
     FX prints `name: "type" = target(args)` after a `# File: path:line in f, code: ...`
     comment naming the user line; names are generated (add_1, l_x_), so they are dropped.
+    A user Triton kernel's grid computed by `triton.cdiv(n, BLOCK)` is nodes at Triton's line (`(x + y - 1) // y`),
+    no user line: they are placed at the launch whose grid they compute (grid_of: its target), as the user wrote them.
     """
     nodes: list[list[Any]] = []
+    unplaced: dict[str, tuple[int, str]] = {}  # a node at no user line, by FX's name -> (its index in nodes, its expression)
     where: str | None = None
     code: str | None = None
     for raw in text.splitlines():
@@ -429,11 +439,11 @@ def graph_nodes(text: str) -> list[list[Any]]:
         if not line or line.startswith(("#", "class ", "def ")):
             if line.startswith("def forward"):
                 params = re.sub(r'"[^"]*"', "", line[len("def forward("):].rstrip("):"))  # types hold commas
-                nodes.extend(["placeholder", _SYMBOL.sub("s#", p.split(":")[0].strip()), None, None]
+                nodes.extend(["placeholder", _SYMBOL.sub("s#", p.split(":")[0].strip()), None, None, None]
                              for p in params.split(",")[1:] if p.strip())
             continue
         if line.startswith("return "):
-            nodes.append(["output", "output", None, None])
+            nodes.append(["output", "output", None, None, None])
             continue
         m = FX_NODE.match(line)
         if not m:
@@ -452,8 +462,23 @@ def graph_nodes(text: str) -> list[list[Any]]:
             continue  # `l_x_ = L_x_`: an alias of an input, not a node of its own
         else:
             op, target = "get_attr", rhs.split("[")[0]
-        nodes.append([op, target, where, code])
+        if where is None:
+            unplaced[m["name"]] = (len(nodes), rhs)
+        elif grid := _LAUNCH_GRID.match(rhs):
+            _place_grid(nodes, unplaced, grid["grid"], [where, code, target])
+        nodes.append([op, target, where, code, None])
     return nodes
+
+
+def _place_grid(nodes: list[list[Any]], unplaced: dict[str, tuple[int, str]], grid: str, launch: list[Any]) -> None:
+    """The nodes at no user line that a launch's grid uses, and those they use in turn, placed at the launch: launch
+    is its [user line, code, target]."""
+    names = _NAME.findall(grid)
+    while names:
+        found = unplaced.pop(names.pop(), None)  # (popped: each node once)
+        if found is not None:
+            nodes[found[0]][2:5] = launch
+            names.extend(_NAME.findall(found[1]))
 
 
 def _kernel_work(trace: Trace, entry: Compile) -> list[dict[str, Any]] | None:
@@ -1511,7 +1536,9 @@ def _diff_nodes(nodes_a: list[list], nodes_b: list[list]) -> dict[str, list] | N
     if not (added or removed or retargeted):
         return None
     code_of = {_node_key(n): n[3] for n in nodes_a + nodes_b}
-    as_dict = lambda n: {"op": n[0], "target": n[1], "line": n[2], "code": code_of.get(n)}  # noqa: E731
+    grid_of = {_node_key(n): n[4] for n in nodes_a + nodes_b if len(n) > 4 and n[4]}
+    as_dict = lambda n: {"op": n[0], "target": n[1], "line": n[2], "code": code_of.get(n),  # noqa: E731
+                         "grid_of": grid_of.get(n)}
     return {"added": [as_dict(n) for n in added], "removed": [as_dict(n) for n in removed], "retargeted": retargeted}
 
 

@@ -71,7 +71,8 @@ def _change_lines(diff: RunDiff) -> list[RenderableType]:
             for key, sign in (("added", "+"), ("removed", "-")):
                 nodes = d.get(key, []) if section == "graphs" else []
                 for node in nodes[:MAX_NODES]:
-                    where = f"  ({node['line'].rsplit('/', 1)[-1]})" if node.get("line") else ""
+                    grid = ", the launch's grid" if node.get("grid_of") else ""  # (triton.cdiv's nodes)
+                    where = f"  ({node['line'].rsplit('/', 1)[-1]}{grid})" if node.get("line") else ""
                     lines.append(_hanging(f"{DETAIL}{sign} ", f"{node['op']} {node['target']}{where}", "dim"))
                 lines.extend(_more(nodes))
             retargeted = d.get("retargeted", [])
