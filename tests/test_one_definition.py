@@ -61,6 +61,14 @@ def test_no_compile_id_is_spelt_once():
     assert templates == []
 
 
+
+def test_the_post_grad_graphs_names_are_listed_once():
+    # freezing, autotuning and the dump each kept their own tuple of fx_sites.POST_GRAD's names (torch 2.13 logs the
+    # graph as inductor_post_grad_graph, older torch as after_post_grad_graph): a reader with one name misses the other
+    spelt = sorted(str(p.relative_to(SRC)) for p, text in _python_sources().items() if '"after_post_grad_graph"' in text)
+    assert spelt == ["analyses/fx_sites.py"]
+
+
 def test_the_cli_uses_argparse_through_its_public_interface():
     private = [str(p.relative_to(SRC)) for p, text in _python_sources().items()
                if re.search(r"\._(option_string_actions|actions|optionals|positionals|registries)\b", text)]

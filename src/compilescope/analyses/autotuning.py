@@ -23,7 +23,7 @@ from ..lazy_regex import lazy_compile
 from ..model.records import dataclass
 from ..model.ids import compilation_key
 from .compile_time import event_compile_label, finite_number
-from .fx_sites import calls_with_input_sizes
+from .fx_sites import POST_GRAD, calls_with_input_sizes
 from .userloc import UserLocation
 from ..wording import format_kernel_time, format_seconds
 from ..model.trace import BENCHMARK_EVENT_SUFFIXES, FUSION_BENCHMARK_EVENTS, KERNEL_TUNING_EVENTS, Trace
@@ -174,7 +174,6 @@ def autotuning(trace: Trace) -> Autotuning:
     return result
 
 
-_POST_GRAD_GRAPHS = ("inductor_post_grad_graph", "after_post_grad_graph")  # (the same graph; older torch: the second)
 # A value's device, at the end of its type in a graph dump: `"f32[32, 512][512, 1]cpu"`, `"f16[256][1]cuda:0"`
 _TYPED_DEVICE = lazy_compile(r'\]\[[^\]"\n]{0,1000}\](?P<device>[a-z]{1,20})(?::\d{1,9})?"')
 
@@ -186,7 +185,7 @@ def _place_searches(trace: Trace, searches: list[TemplateSearch]) -> None:
     one."""
     graphs: dict[str, str] = {}  # compilation -> its post-grad graph (the last attempt's)
     for entry in trace.sorted_compiles():
-        graph = next((a for name in _POST_GRAD_GRAPHS for a in entry.artifacts if a.name == name), None)
+        graph = next((a for name in POST_GRAD for a in entry.artifacts if a.name == name), None)
         if graph is not None and entry.compile_id is not None:
             graphs[compilation_key(entry.compile_id)] = trace.payload_text(graph.payload)
     calls: dict[str, list] = {}

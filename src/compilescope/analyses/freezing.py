@@ -18,10 +18,9 @@ from typing import Any
 from ..lazy_regex import lazy_compile
 from ..model.records import dataclass
 from ..model.trace import Trace
-from .fx_sites import FxNodeSite, fx_node_sites
+from .fx_sites import POST_GRAD, FxNodeSite, fx_node_sites
 from .userloc import UserLocation
 
-_POST_GRAD_GRAPHS = ("inductor_post_grad_graph", "after_post_grad_graph")  # (older torch: the second)
 _AOT_GRAPHS = ("aot_inference_graph", "aot_forward_graph")
 # `_mkl_reorder_linear_weight_2: "f32[1459233, 1][1, 0]cpu" = self._frozen_param14`
 _CONSTANT = re.compile(r"^\s+(?P<name>[A-Za-z_]\w*)(?:\s*:\s*\"[^\"]*\")?\s*=\s*self\.(?P<param>_frozen_param\d+)\s*$")
@@ -90,7 +89,7 @@ class Freezing:
 def freezing(trace: Trace) -> Freezing:
     result = Freezing()
     for entry in trace.sorted_compiles():
-        post_grad = next((a for name in _POST_GRAD_GRAPHS for a in entry.artifacts if a.name == name), None)
+        post_grad = next((a for name in POST_GRAD for a in entry.artifacts if a.name == name), None)
         if post_grad is None or entry.compile_id is None:
             continue
         text = trace.payload_text(post_grad.payload)

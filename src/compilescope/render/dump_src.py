@@ -14,6 +14,7 @@ import re
 from typing import Iterator
 
 from ..analyses import Results
+from ..analyses.fx_sites import POST_GRAD
 from ..analyses.transformed import GUARDS, TransformedCode
 from ..model.names import safe_stem
 from ..model.trace import Artifact, Compile, Trace
@@ -24,7 +25,7 @@ GRAPH_FILES = (
     ("Joint graph", ("aot_joint_graph",)),
     ("Forward graph", ("aot_forward_graph", "aot_inference_graph")),
     ("Backward graph", ("aot_backward_graph",)),
-    ("AFTER POST GRAD", ("inductor_post_grad_graph", "after_post_grad_graph")),
+    ("AFTER POST GRAD", POST_GRAD),
     ("kernel", ("inductor_output_code",)),
 )
 _COMPILED_FN = re.compile(r"__compiled_fn_\d+")
