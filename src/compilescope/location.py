@@ -14,8 +14,9 @@ import io
 import os
 import posixpath
 import re
+import stat
 from .model.records import dataclass
-from typing import IO, Any, Callable, Iterable, TypeVar
+from typing import IO, Any, Callable, Iterable, NamedTuple, TypeVar
 
 from .errors import CompilescopeError
 
@@ -384,3 +385,40 @@ def remove_tree(path: str) -> None:
         pass
 
 
+# Why read_local_lines read no lines (LocalLines.refused); else it is the OS's words for its error ("Permission denied")
+NOT_HERE = "not here"  # no such file, or a path the OS refuses (a NUL byte in it)
+NOT_A_FILE = "not a regular file"  # a directory, a FIFO (its open waits for a writer), a device (/dev/zero never ends)
+TOO_BIG = "too big"
+
+
+class LocalLines(NamedTuple):
+    lines: tuple[str, ...] | None  # None: not read, for the reason in refused
+    refused: str = ""
+
+
+def read_local_lines(path: str, max_bytes: int) -> LocalLines:
+    """The lines of the regular file at a local path that a log names (any text: the log is untrusted), as UTF-8 with
+    what is not replaced, where it holds at most max_bytes. What was opened is checked, not a stat made before: it is
+    opened without waiting (a FIFO put there since would block the open), its fstat must say a regular file within the
+    bound, and it is read bounded (it may have grown since)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    except (FileNotFoundError, NotADirectoryError, ValueError):
+        return LocalLines(None, NOT_HERE)
+    except OSError as e:
+        return LocalLines(None, e.strerror or str(e))
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            return LocalLines(None, NOT_A_FILE)
+        if info.st_size > max_bytes:
+            return LocalLines(None, TOO_BIG)
+        with open(fd, "rb", closefd=False) as f:
+            data = f.read(max_bytes + 1)
+    except OSError as e:
+        return LocalLines(None, e.strerror or str(e))
+    finally:
+        os.close(fd)
+    if len(data) > max_bytes:
+        return LocalLines(None, TOO_BIG)
+    return LocalLines(tuple(data.decode("utf-8", "replace").splitlines()))

@@ -29,6 +29,7 @@ from typing import Any, Callable, Iterable
 
 from ..decompile.recorded import ORIGINAL as RECORDED_ORIGINAL_BYTECODE
 from ..lazy_regex import lazy_compile
+from ..location import NOT_A_FILE, NOT_HERE, TOO_BIG, read_local_lines
 from ..model.ids import CompileId, compilation_key
 from ..model.names import safe_stem
 from ..model.trace import Compile, Trace
@@ -691,15 +692,13 @@ def _read_disk(path: str, quoted: dict[int, str]) -> tuple[list[str] | None, str
     """The file's lines, and how they were read; or None, and why not (the page says it rebuilt the file)."""
     if not path.endswith(".py"):
         return None, "it is not a .py file"
-    try:
-        if not os.path.isfile(path):
-            return None, "the file is not on this machine"
-        if os.path.getsize(path) > MAX_SOURCE_BYTES:
-            return None, "the file on this machine is too big to show"
-        with open(path, encoding="utf-8", errors="replace") as f:
-            lines = f.read().splitlines()
-    except OSError as e:
-        return None, f"the file could not be read ({e.strerror})"
+    read, refused = read_local_lines(path, MAX_SOURCE_BYTES)
+    if read is None:
+        return None, {NOT_HERE: "the file is not on this machine",
+                      NOT_A_FILE: "the path on this machine is not a regular file",
+                      TOO_BIG: "the file on this machine is too big to show"}.get(
+                          refused, f"the file could not be read ({refused})")
+    lines = list(read)
     if not quoted:
         return None, "the log quotes no line of it, so the file on this machine cannot be checked against the run"
     for number, code in quoted.items():

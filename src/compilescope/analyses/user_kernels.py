@@ -31,12 +31,12 @@ import functools
 import hashlib
 import os
 import re
-import stat
 from dataclasses import field
 from typing import Any, NamedTuple
 
 import orjson
 
+from ..location import read_local_lines
 from ..model.records import dataclass
 from ..model.trace import Compile, Trace
 from .fx_sites import FX_NODE, FX_SOURCE_COMMENT, GRAPH_ARTIFACT, NODE_MAPPINGS, POST_GRAD
@@ -63,8 +63,8 @@ _OPS_CALL = re.compile(r"torch\.ops\.[\w.]+(?=\()")
 
 
 # The file as the user's program holds it: a kernel's def line is read from it (kept per path, size and time). The
-# path is the log's: a regular file of at most _MAX_SOURCE_BYTES only, and few kept (a program has its kernels in a
-# file or two; each kept is up to _MAX_SOURCE_BYTES).
+# path is the log's: a regular file of at most _MAX_SOURCE_BYTES only (location.read_local_lines), and few kept (a
+# program has its kernels in a file or two; each kept is up to _MAX_SOURCE_BYTES).
 _MAX_SOURCE_BYTES = 8 * 1024 * 1024
 _KEPT_FILES = 4
 _DECORATED_LINES = 200  # a def further from its first decorator than this is not looked for
@@ -72,22 +72,9 @@ _DECORATED_LINES = 200  # a def further from its first decorator than this is no
 
 @functools.lru_cache(maxsize=_KEPT_FILES)
 def _file_lines(path: str, size: int, mtime_ns: int) -> tuple[str, ...]:
-    """The lines of the regular file at path; none where it is something else or bigger than the bound by now: opened
-    without waiting (a FIFO put there since the stat would block), checked on what was opened, read bounded."""
-    try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
-    except (OSError, ValueError):
-        return ()
-    with os.fdopen(fd, "rb") as f:
-        try:
-            if not stat.S_ISREG(os.fstat(fd).st_mode):
-                return ()
-            data = f.read(_MAX_SOURCE_BYTES + 1)
-        except OSError:
-            return ()
-    if len(data) > _MAX_SOURCE_BYTES:
-        return ()
-    return tuple(data.decode("utf-8", "replace").splitlines())
+    """The lines of the regular file at path; none where it is something else or bigger than the bound by now (size and
+    mtime_ns: the stat it is kept by)."""
+    return read_local_lines(path, _MAX_SOURCE_BYTES).lines or ()
 
 
 def def_line(path: str, decorator_line: int, def_text: str) -> int | None:
@@ -98,10 +85,8 @@ def def_line(path: str, decorator_line: int, def_text: str) -> int | None:
     if not path.endswith(".py") or decorator_line <= 0:
         return None
     try:
-        info = os.stat(path)
+        info = os.stat(path)  # (what _file_lines keeps it by: what it opens is checked there)
     except (OSError, ValueError):
-        return None
-    if not stat.S_ISREG(info.st_mode) or info.st_size > _MAX_SOURCE_BYTES:
         return None
     lines = _file_lines(path, info.st_size, info.st_mtime_ns)
     if decorator_line > len(lines) or not lines[decorator_line - 1].lstrip().startswith("@"):
