@@ -415,7 +415,7 @@ def test_numbers_with_a_unit_or_of_the_process_are_no_results():
     assert (verdict.outcome, verdict.passes, verdict.printed) == ("ok", True, None)
     # A time, size, rate or ratio, a pid, a clock, a date: never a result, wherever it is on the line
     for measured in ("0.29 s", "12ms", "3 us", "3 µs", "40 ns", "2 min", "1534 MB", "3.1 GiB", "512 KiB", "812 tok/s",
-                     "45.2 it/s", "88 samples/s", "97%", "1.8 x", "pid 4242", "pid=4242", "10:29:22.123", "00:01",
+                     "45.2 it/s", "88 samples/s", "1.8 x", "pid 4242", "pid=4242", "10:29:22.123", "00:01",
                      "2024-11-27"):
         assert printed_lines(f"step: {measured}") == [], measured
         if measured != "3 us":  # ("us" is one of the words that leave the line out whole)
@@ -608,3 +608,40 @@ def test_the_random_advice_says_later_random_draws_differ_too():
     assert "inductor_seeds" in note and "the random numbers the program draws after it" in note
     with read_trace(torch213(FIXED)) as trace:
         assert numerics(trace).random_note is None
+
+
+# What `compilescope diagnose` captured of each stage's run of more programs (tests/data/torch213/programs/<name>.py,
+# its outputs/<stage>.txt copied as written; torch 2.13 CPU): see the README's diagnose_printed row.
+PRINTED = Path(__file__).parents[1] / "data" / "torch213" / "logs" / "diagnose_printed"
+
+
+def _recorded(name: str):
+    """Those stages as decide() reads them (the backend Inductor, its graphs explaining nothing: none of these
+    programs draws a random number in its compiled function, and all compute float32)."""
+    outputs = {path.stem: path.read_text() for path in (PRINTED / name).glob("*.txt")}
+    return _printed(outputs["eager"], outputs["aot_eager"], outputs["backend"])
+
+
+def test_a_percentage_is_a_result_unless_its_line_tells_progress():
+    """percent_metric.py (seeded) prints a finished bar "[==========>] 100%" and "accuracy" as a percentage: the share
+    of 1000 normal draws whose relu(x + 1) exceeds 1 (x > 0: about 50%, eager printed 49.4%), with Inductor's CPU relu
+    broken on purpose (x + 1 in place of relu: x + 2 > 1, x > -1, about 84.1%; it printed 84.2%). Every percentage
+    was left out as a ratio, and diagnose said OK."""
+    stages = _recorded("percent_metric")
+    assert [stage.printed for stage in stages] == [["accuracy 49.4%"], ["accuracy 49.4%"], ["accuracy 84.2%"]]
+    verdict = decide(stages)
+    assert (verdict.outcome, verdict.stage, verdict.passes) == ("differs", "inductor", False)
+    assert verdict.printed.lines == [("accuracy 49.4%", "accuracy 84.2%")]
+    # metrics are compared, within rounding as any number
+    for before, after, outcome in (("accuracy 97.3%", "accuracy 12.0%", "differs"), ("loss share 12%", "loss share 40%",
+                                   "differs"), ("top-1: 76.1 %", "top-1: 76.2 %", "differs"),
+                                   ("acc=97.30%", "acc=97.31%", "rounding")):
+        assert decide(_printed(before, before, after)).outcome == outcome, after
+    # a progress line's percentage is not (its other numbers still are)
+    for before, after in (("[=====>    ] 45%", "[======>   ] 62%"), ("45%|####5     | 45/100", "62%|######2   | 45/100"),
+                          ("45% done", "62% done"), ("epoch 3: 45% complete, loss 0.25", "epoch 3: 62% complete, loss 0.25"),
+                          ("GPU util 87%", "GPU util 91%"), ("CPU usage 45%", "CPU usage 12%"),
+                          ("eta 45%", "eta 12%"), ("2.5% faster", "7.1% faster")):
+        assert decide(_printed(before, before, after)).outcome == "ok", after
+    verdict = decide(_printed("epoch 3: 45% done, loss 0.25", "epoch 3: 45% done, loss 0.25", "epoch 3: 62% done, loss 0.5"))
+    assert verdict.printed.lines == [("epoch 3: 45% done, loss 0.25", "epoch 3: 62% done, loss 0.5")]

@@ -231,13 +231,25 @@ _DIGITS = r"(?<![\w.])[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?"
 # of a word or a path ("x1", "v2.13", "0x7f", "info").
 _NUMBER = re.compile(rf"(?:{_DIGITS}|(?<![\w.])[-+]?(?:nan|inf(?:inity)?))(?![\w.])", re.IGNORECASE)
 # Numbers that change from run to run whatever the stage, so never a result: a number with a unit of time, size, rate or
-# ratio ("0.2973 s", "12ms", "1534 MB", "3.1 GiB", "812 tok/s", "45.2 it/s", "97%", a speed-up "1.8 x"; a percentage is
-# left out whatever it measures), a process id ("pid 4242"), a clock ("10:29:22.123", tqdm's "00:01") or a date. "min"
-# followed by a number is a minimum ("max 3.2 min 0.1"), not minutes.
+# ratio ("0.2973 s", "12ms", "1534 MB", "3.1 GiB", "812 tok/s", "45.2 it/s", a speed-up "1.8 x"), a process id
+# ("pid 4242"), a clock ("10:29:22.123", tqdm's "00:01") or a date. "min" followed by a number is a minimum ("max 3.2
+# min 0.1"), not minutes.
 _UNIT = (r"(?:[kmgtp]i?b|b|bytes?|[µu]s|ns|ms|s|secs?|seconds?|hrs?|hours?|min(?:s|utes?)?(?![ \t]*[-+]?\.?\d)|"
-         r"[a-z]*/s(?:ec)?|per[ \t]+(?:second|sec|s)|%|x|×|fps|[kmg]?hz|[kmgtp]?flop/?s)")
+         r"[a-z]*/s(?:ec)?|per[ \t]+(?:second|sec|s)|x|×|fps|[kmg]?hz|[kmgtp]?flop/?s)")
 _MEASURED = re.compile(rf"{_DIGITS}[ \t]{{0,2}}{_UNIT}(?![\w/])|\bpid\b\W{{0,3}}\d+"
                        r"|(?<![\w.:])\d{1,2}(?::\d\d){1,2}(?:[.,]\d+)?(?![\w:])|\b\d{4}-\d\d-\d\d\b", re.IGNORECASE)
+# A percentage is a result ("accuracy 97.3%", "loss share 12%", "top-1: 76.1%": a metric the compiled code can get
+# wrong), except on a line that tells progress or the use of a resource, whose percentage follows the clock, not the
+# results: a bar ("[=====>    ] 45%", tqdm's "45%|####"), or the words done, complete(d), progress, eta, remaining,
+# finished, processed, loading/loaded, downloading/downloaded, util(ization), usage, occupancy, busy, idle, faster,
+# slower, speed-up, overhead. A progress percentage missed here is printed alike by each stage at the same point, or
+# changes between eager's runs too (the control runs), so it is never taken for the compiled code's change; a metric
+# taken for progress would hide one, hence the default.
+_PERCENT = re.compile(rf"{_DIGITS}[ \t]{{0,2}}%")
+_PROGRESS_LINE = re.compile(r"%[ \t]*\||\[[=#>*.\- ]*[=#>*][=#>*.\- ]*\]|[█▏▎▍▌▋▊▉]|(?<![^\W_])(?:done|complete[d]?|"
+                            r"progress|eta|remaining|finished|processed|loading|loaded|downloading|downloaded|"
+                            r"util(?:i[sz]ation)?|usage|occupancy|busy|idle|faster|slower|speed-?up|overhead)(?![^\W_])",
+                            re.IGNORECASE)
 # Lines left out whole: torch's own log lines (their prefix holds a time and a thread id), and lines that name a time,
 # speed or memory in words, whose numbers need not carry a unit ("step time: 3.2", "took", "latency", "peak memory
 # 1534", "step_time_ms=3.2": a name's parts between underscores count as words).
@@ -254,14 +266,20 @@ PRINTED_LINES_KEPT = 200
 PRINTED_CHANGES_SHOWN = 10
 
 
+def _unmeasured(line: str) -> str:
+    """The line with each measured number (_MEASURED, a progress line's percentages) written "~"."""
+    line = _MEASURED.sub("~", line)
+    return _PERCENT.sub("~", line) if _PROGRESS_LINE.search(line) else line
+
+
 def _results(line: str) -> list[str]:
     """The numbers of a printed line that are the program's results (measured ones left out)."""
-    return _NUMBER.findall(_MEASURED.sub("~", line))
+    return _NUMBER.findall(_unmeasured(line))
 
 
 def _kind(line: str) -> str:
     """The line less its numbers: "loss #", "step # took ~". Lines of one kind in two runs are compared."""
-    return _NUMBER.sub("#", _MEASURED.sub("~", line))
+    return _NUMBER.sub("#", _unmeasured(line))
 
 
 def _same(before: float, after: float) -> bool:
@@ -282,8 +300,8 @@ def rounding_only(before: str, after: str) -> bool:
 
 def printed_lines(output: str) -> list[str]:
     """The lines of a run's output that print results ("train: max abs diff 4.1"), less torch's log lines and numbers
-    that change from run to run anyway (_MEASURED, _MEASURED_LINE): what the stages' runs of one program and seed
-    should share."""
+    that change from run to run anyway (_MEASURED, _MEASURED_LINE, a progress line's percentages): what the stages'
+    runs of one program and seed should share."""
     kept = []
     for line in output.splitlines():
         line = line.strip()
