@@ -26,9 +26,10 @@ from dataclasses import dataclass
 from typing import Callable
 
 from .analyses.diagnosis import (
-    ACCURACY_RUN, AOT_EAGER, BACKEND, DEBUG_DIR_ENV, EAGER, EAGER_CONTROL, FAILED, FORCE_BACKEND_ENV, NO_COMPILE, PASSED,
-    REPRO_ENV, STAGES, DiagnoseResult, MinifyResult, RunFacts, StageOutcome, StageSpec, Verdict, compiled_frame, decide, limit_hits,
-    minify_plan, printed_change, repro_graph, repro_save_dir, run_to_run, run_to_run_said, stage_outcome, steps_after_minify,
+    ACCURACY_RUN, AOT_EAGER, BACKEND, DEBUG_DIR_ENV, EAGER, EAGER_CONTROL, EAGER_CONTROL_AGAIN, FAILED, FORCE_BACKEND_ENV,
+    NO_COMPILE, PASSED, REPRO_ENV, STAGES, DiagnoseResult, MinifyResult, ProgramSeed, RunFacts, StageOutcome, StageSpec,
+    Verdict, another_control, compiled_frame, decide, limit_hits, minify_plan, printed_change, program_seed, repro_graph,
+    repro_save_dir, run_to_run, run_to_run_said, stage_outcome, steps_after_minify,
 )
 from .errors import CompilescopeError
 from .ingest.reader import read_trace
@@ -73,6 +74,19 @@ def _read_all(path: str, limit: int = 4 << 20) -> str:
             return f.read(limit).decode("utf-8", "replace")
     except OSError:
         return ""
+
+
+def _program_seed(prog: Program, cwd: str) -> ProgramSeed | None:
+    """What the program's file shows of seeding: the first word of its command naming a .py file (python train.py,
+    torchrun ... train.py); None where there is none (python -m module) or it cannot be read."""
+    for word in prog.argv[1:] if prog.this_python else prog.argv:
+        if word.endswith(".py"):
+            try:
+                with open(os.path.join(cwd, word), encoding="utf-8", errors="replace") as f:
+                    return program_seed(word, f.read(4 << 20))
+            except OSError:
+                return None
+    return None
 
 
 def _absolute_paths(prog: Program, cwd: str) -> Program:
@@ -173,12 +187,17 @@ class Diagnoser:
             # Nothing failed to compile (or it crashed), yet Dynamo alone fails: does the program fail uncompiled too?
             outcomes.append(self._stage(NO_COMPILE, "extra run"))
 
-        control = None
+        controls: list[StageOutcome] = []
+        seed = _program_seed(self.prog, self.cwd)
         if all(o.status == PASSED for o in outcomes) and printed_change(outcomes) is not None:
             # The stages printed other numbers: the same run of eager's stage again tells which of them change from
             # run to run whatever the stage (an unseeded torch.randn). Only then: the common case costs nothing.
-            control = self._stage(EAGER_CONTROL, "control run")
-            unstable = run_to_run(outcomes[0], control)
+            controls.append(self._stage(EAGER_CONTROL, "control run"))
+            unstable = run_to_run(outcomes[0], controls)
+            if printed_change(outcomes, unstable) is not None and another_control(seed, unstable):
+                # A changed line is left that eager may have printed alike twice by chance: once more.
+                controls.append(self._stage(EAGER_CONTROL_AGAIN, "second control run"))
+                unstable = run_to_run(outcomes[0], controls)
             if unstable:
                 self.progress(f"      {run_to_run_said(len(unstable))}")
 
@@ -189,7 +208,7 @@ class Diagnoser:
         if (self.options.accuracy and (wrong or all(o.status == PASSED for o in outcomes))
                 or self.options.minify and wrong):
             accuracy = self._accuracy(outcomes)
-        verdict = decide(outcomes, accuracy, control)
+        verdict = decide(outcomes, accuracy, controls, seed)
         if verdict.outcome == "accuracy" and self._accuracy_frame is not None:
             verdict.location, verdict.location_kind = self._accuracy_frame, "compiled frame"
 
@@ -199,7 +218,7 @@ class Diagnoser:
             verdict.next_steps = steps_after_minify(verdict, minify)
         return DiagnoseResult(
             argv=list(self.prog.argv), cwd=self.cwd, outcomes=outcomes, verdict=verdict, accuracy=accuracy,
-            control=control, minify=minify, logs=dict(self.logs), outputs=dict(self.outputs), minify_files=self._minify_files,
+            controls=controls, seed=seed, minify=minify, logs=dict(self.logs), outputs=dict(self.outputs), minify_files=self._minify_files,
         )
 
     def _accuracy(self, outcomes: list[StageOutcome]) -> StageOutcome:

@@ -12,7 +12,7 @@ from rich.console import Console
 
 from compilescope.analyses.diagnosis import (
     ACCURACY_RUN, AOT_EAGER, BACKEND, EAGER, NO_COMPILE, MinifyResult, RunFacts, StageOutcome, accuracy_failure, decide, numeric_mismatch,
-    hand_commands, MinifyPlan, minify_plan, raised_where, repro_graph, repro_save_dir,
+    hand_commands, MinifyPlan, minify_plan, program_seed, raised_where, repro_graph, repro_save_dir,
     stage_outcome, steps_after_minify,
 )
 from compilescope.diagnose import DiagnoseResult
@@ -545,6 +545,13 @@ def test_page_and_terminal_show_the_printed_numbers_side_by_side_escaped():
     page = diagnosis_page(result, [], "/o")
     assert hostile not in page and 'id="printed-change" data-stage="backend"' in page
     assert "&lt;script&gt;alert(1)&lt;/script&gt; loss 4.1</td>" in page
+    # nothing is said of a seed where no program file was read; what the file showed, escaped, where one was
+    assert "the lines that differ; same program):</p>" in page and "same seed" not in page
+    for source, said in (("import torch\ntorch.manual_seed(0)\n", "same seed: torch.manual_seed at line 2"),
+                         ("print(1)", "no seed set in &lt;b onclick=x&gt;.py")):
+        verdict.printed.alike = program_seed("<b onclick=x>.py", source).alike
+        page = diagnosis_page(DiagnoseResult(argv=ARGV, cwd="/w", outcomes=stages, verdict=verdict), [], "/o")
+        assert f"; same program, {said}):</p>" in page and "<b onclick" not in page
     console = Console(file=io.StringIO(), width=200)
     print_verdict(result, console)
     assert f"{hostile} loss 0 | {hostile} loss 4.1" in console.file.getvalue()

@@ -14,8 +14,8 @@ import pytest
 from compilescope.analyses import analyze
 from compilescope.analyses.diff import diff_runs, run_facts
 from compilescope.analyses.diagnosis import (
-    ACCURACY, ACCURACY_RUN, AOT_EAGER, BACKEND, EAGER, EAGER_CONTROL, RunFacts, decide, minify_plan, printed_change,
-    printed_lines, stage_outcome,
+    ACCURACY, ACCURACY_RUN, AOT_EAGER, BACKEND, EAGER, EAGER_CONTROL, EAGER_CONTROL_AGAIN, RunFacts, another_control,
+    decide, minify_plan, printed_change, printed_lines, program_seed, run_to_run, stage_outcome,
 )
 from compilescope.analyses.insights import INFO, WARNING, insights
 from compilescope.analyses.numerics import numerics
@@ -295,7 +295,7 @@ def test_a_cache_hits_kernels_are_placed_on_this_runs_lines(tmp_path):
 
 
 # What `compilescope diagnose` captured of each stage's run of the program (its outputs/<stage>.txt), copied as they
-# were: same program, same seed, the backend forced per stage (torch 2.13 CPU).
+# were: same program (which seeds), the backend forced per stage (torch 2.13 CPU).
 STAGE_OUTPUTS = Path(__file__).parents[1] / "data" / "torch213" / "logs" / "wrong_results_diagnose"
 
 
@@ -344,12 +344,14 @@ def test_the_fixed_run_s_float32_difference_is_rounding_and_passes():
     the advice does not call them within tolerance."""
     stages, _ = _diagnosed(FIXED, "fixed")
     assert not stages[2].numerics  # nothing in the graphs explains other numbers
-    verdict = decide(stages)
+    verdict = decide(stages, seed=_seed())
     assert (verdict.outcome, verdict.stage, verdict.failing_stage) == ("rounding", "inductor", None)
     assert verdict.passes and not verdict.ok
+    seeded = line_holding(PROGRAM, "torch.manual_seed(0)")  # (its first seeding call)
     assert verdict.headline == ('Every stage compiles and runs; the program prints other numbers with your backend '
-                                '(inductor) than with backend="aot_eager" (same program, same seed; 2 lines, below), and '
-                                "nothing in its compiled graphs explains them but float32 rounding.")
+                                '(inductor) than with backend="aot_eager" (same program, same seed: torch.manual_seed at '
+                                f'line {seeded}; 2 lines, below), and nothing in its compiled graphs explains them but '
+                                "float32 rounding.")
     assert [after for _, after in verdict.printed.lines] == ["train: max abs diff 4.39e-05", "eval: max abs diff 4.24e-05"]
     assert verdict.next_steps[0].startswith("Nothing in the graphs your backend compiled draws its own random numbers")
     assert "(rtol 1.3e-6, atol 1e-5) can be tighter than that" in verdict.next_steps[0]
@@ -392,6 +394,11 @@ def test_as_written_the_printed_change_stays_differs_where_the_graphs_explain_it
     verdict = decide(stages)
     assert (verdict.outcome, verdict.stage, verdict.passes) == ("differs", "inductor", False)
     assert "emulate_precision_casts" in verdict.next_steps[0]
+
+
+def _seed():
+    """What wrong_results.py's own file shows of seeding, as diagnose reads it."""
+    return program_seed("wrong_results.py", PROGRAM.read_text())
 
 
 def _printed(*outputs: str, inductor: bool = True):
@@ -518,25 +525,27 @@ def test_lines_that_change_under_eager_too_are_not_compared():
     exit 1. Its control run prints others again: the line changes from run to run, and is not compared."""
     stages = _printed(*UNSEEDED[:3])
     assert decide(stages).outcome == "differs"  # (no control run: every line compared, as before)
-    verdict = decide(stages, None, _control(UNSEEDED[3]))
+    verdict = decide(stages, None, [_control(UNSEEDED[3])])
     assert (verdict.outcome, verdict.passes, verdict.printed, verdict.run_to_run) == ("ok", True, None, 1)
     assert verdict.next_steps[0].startswith('1 printed line changes from run to run under eager too: not compared '
                                             '(backend="eager", again printed other numbers in them')
     assert verdict.to_json()["run_to_run"] == 1
     # Only those lines: the loss the program prints after them is compared, and its change named
     stages = _printed(*(f"{line}\nloss {loss}" for line, loss in zip(UNSEEDED, ("0.25", "0.25", "0.75"))))
-    verdict = decide(stages, None, _control(f"{UNSEEDED[3]}\nloss 0.25"))
+    verdict = decide(stages, None, [_control(f"{UNSEEDED[3]}\nloss 0.25")])
     assert (verdict.outcome, verdict.stage, verdict.run_to_run) == ("differs", "inductor", 1)
     assert (verdict.printed.lines, verdict.printed.total) == ([("loss 0.25", "loss 0.75")], 1)
     assert verdict.next_steps[0].startswith("1 printed line changes from run to run")
     # The n-th line of a kind is the one dropped: a loop's first loss changing run to run leaves its second compared
     loop = ("loss 0.9\nloss 0.25", "loss 0.7\nloss 0.25", "loss 0.8\nloss 0.75")
-    verdict = decide(_printed(*loop), None, _control("loss 0.6\nloss 0.25"))
+    verdict = decide(_printed(*loop), None, [_control("loss 0.6\nloss 0.25")])
     assert verdict.printed.lines == [("loss 0.25", "loss 0.75")] and verdict.run_to_run == 1
-    # A control that prints eager's numbers again: nothing is left out, and the change stands
-    verdict = decide(_printed("loss 0.25", "loss 0.25", "loss 0.75"), None, _control("loss 0.25"))
+    # A control that prints eager's numbers again: nothing is left out, and the change stands, said to rest on one
+    # control run (no seed is known: diagnose makes a second one then, see below)
+    verdict = decide(_printed("loss 0.25", "loss 0.25", "loss 0.75"), None, [_control("loss 0.25")])
     assert (verdict.outcome, verdict.run_to_run) == ("differs", 0)
-    assert verdict.next_steps[0].startswith('The control run (backend="eager", again) printed the same numbers')
+    assert verdict.next_steps[0].startswith('The lines compared rest on one control run (backend="eager", again): a '
+                                            "line that changes from run to run")
 
 
 def test_without_a_control_run_printed_numbers_alone_are_not_differs():
@@ -545,14 +554,14 @@ def test_without_a_control_run_printed_numbers_alone_are_not_differs():
     for control in (_control("", returncode=1), _control("", timed_out=True)):
         status = "failed" if not control.facts.timed_out else "timed out"
         for stages in (_printed(*UNSEEDED[:3]), _printed("loss 0.25", "loss 0.25", "loss 0.75", inductor=False)):
-            verdict = decide(stages, None, control)
+            verdict = decide(stages, None, [control])
             assert (verdict.outcome, verdict.passes, verdict.run_to_run) == ("ok", True, None)
             assert f"but the control run (backend=\"eager\", again) {status}, so whether they change from run to run " \
                    "is not known: not judged." in verdict.headline
             assert verdict.printed is not None and verdict.next_steps[0].startswith(f"The control run (backend=\"eager\", "
                                                                                    f"again) {status}")
         stages, _ = _diagnosed(LOG, "as_written")
-        assert decide(stages, None, control).outcome == "differs"  # (its dropout draws Inductor's own random numbers)
+        assert decide(stages, None, [control]).outcome == "differs"  # (its dropout draws Inductor's own random numbers)
 
 
 @pytest.mark.parametrize("variant, log, outcome", [("fixed", FIXED, "rounding"), ("as_written", LOG, "differs")])
@@ -561,8 +570,14 @@ def test_the_recorded_stages_keep_their_verdicts_with_a_control_run(variant, log
     prints 0 each time it runs, so its control run prints eager's lines again and nothing is left out."""
     stages, _ = _diagnosed(log, variant)
     control = _control((STAGE_OUTPUTS / variant / "eager.txt").read_text())
-    verdict = decide(stages, None, control)
+    verdict = decide(stages, None, [control], _seed())
     assert (verdict.outcome, verdict.run_to_run, verdict.printed.total) == (outcome, 0, 2)
+    # It seeds (torch.manual_seed, read from the program), and its eager runs printed alike: no third run is needed,
+    # and the verdict says what it rests on
+    assert not another_control(_seed(), run_to_run(stages[0], [control]))
+    assert verdict.next_steps[0] == ('The control run (backend="eager", again) printed the same numbers as eager\'s, '
+                                     f"and wrong_results.py seeds (torch.manual_seed at line {_seed().line}): the "
+                                     "lines compared do not change from run to run.")
 
 
 @pytest.mark.parametrize("variant, log, status, mark", [("fixed", FIXED, 0, "Diagnosis: OK, FLOAT32 ROUNDING"),
@@ -610,16 +625,106 @@ def test_the_random_advice_says_later_random_draws_differ_too():
         assert numerics(trace).random_note is None
 
 
-# What `compilescope diagnose` captured of each stage's run of more programs (tests/data/torch213/programs/<name>.py,
+# What `compilescope diagnose` captured of each stage's run of three more programs (tests/data/torch213/programs/<name>.py,
 # its outputs/<stage>.txt copied as written; torch 2.13 CPU): see the README's diagnose_printed row.
 PRINTED = Path(__file__).parents[1] / "data" / "torch213" / "logs" / "diagnose_printed"
 
 
 def _recorded(name: str):
     """Those stages as decide() reads them (the backend Inductor, its graphs explaining nothing: none of these
-    programs draws a random number in its compiled function, and all compute float32)."""
+    programs draws a random number in its compiled function, and all compute float32), eager's control run where
+    diagnose made one, and the program's seed as diagnose reads it from the file."""
     outputs = {path.stem: path.read_text() for path in (PRINTED / name).glob("*.txt")}
-    return _printed(outputs["eager"], outputs["aot_eager"], outputs["backend"])
+    stages = _printed(outputs["eager"], outputs["aot_eager"], outputs["backend"])
+    control = _control(outputs["eager_control"]) if "eager_control" in outputs else None
+    program = PROGRAM.parent / f"{name}.py"
+    return stages, control, program_seed(f"{name}.py", program.read_text()), outputs
+
+
+def test_a_line_eager_printed_alike_twice_by_chance_gets_a_second_control_run():
+    """unseeded_coin.py prints sum(relu(arange(4) + 1)) = 10, right in every stage, and a coin flip (torch.rand() > 0.5,
+    never seeded, outside the compiled function). In diagnose's run eager and its control run both printed coin 0,
+    aot_eager 1, Inductor 0: one control run could not tell the coin from a change, and the verdict was "AOTAutograd
+    changes them" (exit 1), said of the "same seed" in a program that sets none."""
+    stages, control, seed, outputs = _recorded("unseeded_coin")
+    assert (seed.call, seed.line) == (None, None)
+    assert [stage.printed for stage in stages] == [["sum 10.0", "coin 0"], ["sum 10.0", "coin 1"], ["sum 10.0", "coin 0"]]
+    unstable = run_to_run(stages[0], [control])
+    assert unstable == set()  # eager printed the coin alike twice
+    # One control run: the change stands, said to rest on that run, the headline true of the program's seed
+    verdict = decide(stages, None, [control], seed)
+    assert (verdict.outcome, verdict.stage, verdict.printed.lines) == ("differs", "aot_autograd", [("coin 0", "coin 1")])
+    assert "(same program, no seed set in unseeded_coin.py; 1 line, below)" in verdict.headline
+    assert "same seed" not in verdict.headline
+    assert verdict.next_steps[0].startswith('The lines compared rest on one control run (backend="eager", again): a '
+                                            "line that changes from run to run (an unseeded random draw) can print "
+                                            "alike in eager's two runs by chance")
+    # so diagnose runs eager a third time: a program that sets no seed, a changed line left
+    assert another_control(seed, unstable)
+    # The coin's other side in that run (as aot_eager's run of the program printed it: the coin is drawn outside the
+    # compiled graph) shows the line changes from run to run: not compared, and the right sum leaves nothing changed
+    again = stage_outcome(EAGER_CONTROL_AGAIN, control.facts, None, outputs["aot_eager"])
+    verdict = decide(stages, None, [control, again], seed)
+    assert (verdict.outcome, verdict.passes, verdict.printed, verdict.run_to_run) == ("ok", True, None, 1)
+    assert verdict.next_steps[0].startswith("1 printed line changes from run to run under eager too: not compared "
+                                            "(eager's control runs printed other numbers in them")
+    # Eager printing coin 0 a third time: the verdict still names the change, now resting on three runs of eager
+    again = stage_outcome(EAGER_CONTROL_AGAIN, control.facts, None, outputs["eager"])
+    verdict = decide(stages, None, [control, again], seed)
+    assert (verdict.outcome, verdict.run_to_run) == ("differs", 0)
+    assert verdict.next_steps[0].startswith("The lines compared printed the same numbers in each of eager's 3 runs "
+                                            "(its stage and two control runs): taken for the program's results")
+    # The second control failing leaves the first's evidence, said so; the first failing leaves none (not judged)
+    failed = _control("", returncode=1)
+    verdict = decide(stages, None, [control, failed], seed)
+    assert verdict.outcome == "differs" and verdict.next_steps[0].startswith(
+        'The lines compared rest on one control run (backend="eager", again; the second failed)')
+    assert not another_control(seed, run_to_run(stages[0], [failed]))
+
+
+def test_a_seeded_program_or_one_whose_eager_runs_differ_decides_the_second_control_run():
+    """The cost: no control run where the stages print the same numbers; one where a seeded program's eager runs print
+    the same numbers (wrong_results.py's case); a second only where a changed line may be chance."""
+    seeded = _seed()
+    assert another_control(seeded, set()) is False
+    assert another_control(seeded, {("coin #", 0)}) is True  # a seed, yet some line changed from run to run
+    assert another_control(None, set()) is True  # the program's file could not be read
+    assert another_control(program_seed("p.py", "print(1)"), set()) is True
+    assert another_control(None, None) is False  # the control run failed: nothing is judged on printed numbers
+
+
+def test_the_seed_is_read_from_the_programs_file():
+    """wrong_results.py calls torch.manual_seed(0) first (its docstring speaks of "the same seed" without a call);
+    unseeded_coin.py never seeds; a comment, a string, or torch.initial_seed() (which reads the seed), is no seeding
+    call; a file that is no Python tells nothing."""
+    seed = _seed()
+    assert (seed.file, seed.call, seed.line) == ("wrong_results.py", "torch.manual_seed",
+                                                 line_holding(PROGRAM, "torch.manual_seed(0)"))
+    assert seed.alike == f"same program, same seed: torch.manual_seed at line {seed.line}"
+    assert program_seed("unseeded_coin.py", (PROGRAM.parent / "unseeded_coin.py").read_text()).call is None
+    for source, call in (("x = 1\n# torch.manual_seed(0)\nprint(torch.initial_seed())\n", None),
+                         ('"""Never seeds (its input is torch.arange)."""\nprint("seed(1)")', None),
+                         ("import random\nrandom.seed(3)\n", "random.seed"), ("np.random.seed (0)", "np.random.seed"),
+                         ("set_seed(42)", "set_seed"), ("L.seed_everything(7, workers=True)", "L.seed_everything"),
+                         ("torch.cuda.manual_seed_all(1)", "torch.cuda.manual_seed_all")):
+        assert program_seed("p.py", source).call == call, source
+    assert program_seed("/w/train.py", "print(1)").alike == "same program, no seed set in train.py"
+    assert program_seed("run.py", "#!/bin/sh\nexec python train.py") is None
+
+
+def test_a_program_that_never_seeds_is_not_said_to_share_a_seed():
+    """unseeded_wrong.py sums relu(arange(4) + 1) = 1 + 2 + 3 + 4 = 10 with Inductor's CPU relu broken on purpose
+    ("accuracy": x + 1 in place of relu, so (x + 1) + 1 = 2 + 3 + 4 + 5 = 14); it never seeds, and its control run
+    printed eager's 10 again. The headline said "same program, same seed"."""
+    stages, control, seed, _ = _recorded("unseeded_wrong")
+    assert [stage.printed for stage in stages] == [["sum 10.0"], ["sum 10.0"], ["sum 14.0"]]
+    assert another_control(seed, run_to_run(stages[0], [control]))  # (its input is not random, but nothing says so)
+    verdict = decide(stages, None, [control], seed)
+    assert (verdict.outcome, verdict.stage) == ("differs", "inductor")
+    assert ('than with backend="aot_eager" (same program, no seed set in unseeded_wrong.py; 1 line, below): Inductor '
+            "changes them.") in verdict.headline
+    assert verdict.to_json()["printed"]["alike"] == "same program, no seed set in unseeded_wrong.py"
+    assert decide(stages).printed.alike == "same program"  # (no file read: nothing said of a seed)
 
 
 def test_a_percentage_is_a_result_unless_its_line_tells_progress():
@@ -627,9 +732,9 @@ def test_a_percentage_is_a_result_unless_its_line_tells_progress():
     of 1000 normal draws whose relu(x + 1) exceeds 1 (x > 0: about 50%, eager printed 49.4%), with Inductor's CPU relu
     broken on purpose (x + 1 in place of relu: x + 2 > 1, x > -1, about 84.1%; it printed 84.2%). Every percentage
     was left out as a ratio, and diagnose said OK."""
-    stages = _recorded("percent_metric")
+    stages, _, seed, _ = _recorded("percent_metric")
     assert [stage.printed for stage in stages] == [["accuracy 49.4%"], ["accuracy 49.4%"], ["accuracy 84.2%"]]
-    verdict = decide(stages)
+    verdict = decide(stages, seed=seed)
     assert (verdict.outcome, verdict.stage, verdict.passes) == ("differs", "inductor", False)
     assert verdict.printed.lines == [("accuracy 49.4%", "accuracy 84.2%")]
     # metrics are compared, within rounding as any number
@@ -645,3 +750,41 @@ def test_a_percentage_is_a_result_unless_its_line_tells_progress():
         assert decide(_printed(before, before, after)).outcome == "ok", after
     verdict = decide(_printed("epoch 3: 45% done, loss 0.25", "epoch 3: 45% done, loss 0.25", "epoch 3: 62% done, loss 0.5"))
     assert verdict.printed.lines == [("epoch 3: 45% done, loss 0.25", "epoch 3: 62% done, loss 0.5")]
+
+
+def test_diagnose_runs_eager_a_third_time_only_where_a_change_may_be_chance(monkeypatch, tmp_path):
+    """The runs diagnose makes (each stage's run stubbed with what the recorded run printed): wrong_results.py seeds
+    and its control run prints eager's numbers again, one control run; unseeded_coin.py sets no seed, a second, whose
+    coin (as aot_eager's run printed it) is then left out."""
+    from compilescope.diagnose import DiagnoseOptions, Diagnoser
+    from compilescope.runner import Program
+
+    def diagnosed(program: Path, outputs: dict[str, str]):
+        ran = []
+
+        def stage(self, spec, which, **kwargs):
+            ran.append(spec.key)
+            facts = RunFacts(argv=["python", str(program)], env=dict(spec.env), returncode=0, seconds=1.0)
+            outcome = stage_outcome(spec, facts, None, outputs[spec.key])
+            outcome.compiles = 1
+            return outcome
+
+        monkeypatch.setattr(Diagnoser, "_stage", stage)
+        result = Diagnoser(Program(["python", str(program)], True), str(tmp_path), DiagnoseOptions(), lambda _: None).run()
+        return ran, result
+
+    seeded = {spec.key: (STAGE_OUTPUTS / "fixed" / f"{spec.key}.txt").read_text() for spec in (EAGER, AOT_EAGER, BACKEND)}
+    seeded[EAGER_CONTROL.key] = seeded[EAGER.key]
+    ran, result = diagnosed(PROGRAM, seeded)
+    assert ran == ["eager", "aot_eager", "backend", "eager_control"]
+    assert (result.seed.call, result.verdict.run_to_run) == ("torch.manual_seed", 0)
+    assert [run.spec.key for run in result.runs] == ran
+    _, _, _, coin = _recorded("unseeded_coin")
+    coin[EAGER_CONTROL_AGAIN.key] = coin["aot_eager"]
+    ran, result = diagnosed(PROGRAM.parent / "unseeded_coin.py", coin)
+    assert ran == ["eager", "aot_eager", "backend", "eager_control", "eager_control_2"]
+    assert (result.seed.call, result.verdict.outcome, result.verdict.run_to_run) == (None, "ok", 1)
+    # The same stages but every line printed alike: no control run at all (the common case costs nothing)
+    same = {key: seeded[EAGER.key] for key in seeded}
+    ran, result = diagnosed(PROGRAM, same)
+    assert ran == ["eager", "aot_eager", "backend"] and result.controls == []

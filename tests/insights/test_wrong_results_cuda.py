@@ -190,7 +190,7 @@ def _cuda_verdict(log: str, variant: str):
     control = stage_outcome(EAGER_CONTROL, facts, None, output(EAGER_CONTROL.key))
     accuracy = (stage_outcome(ACCURACY_RUN, facts, None, output(ACCURACY_RUN.key))
                 if (CUDA_STAGE_OUTPUTS / variant / "accuracy.txt").exists() else None)
-    return decide([*stages, backend], accuracy, control)
+    return decide([*stages, backend], accuracy, [control])
 
 
 def test_diagnose_on_the_gpu_reads_the_printed_numbers_as_on_the_cpu():

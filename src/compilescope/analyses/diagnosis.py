@@ -18,8 +18,10 @@ from __future__ import annotations
 
 import ast
 import math
+import os
 import re
 import shlex
+from collections.abc import Sequence
 from dataclasses import field
 from typing import Any
 
@@ -102,6 +104,11 @@ ACCURACY_RUN = StageSpec("accuracy", "accuracy check", "your backend with torch'
 EAGER_CONTROL = StageSpec("eager_control", 'backend="eager", again',
                           "a control run: which printed numbers change from run to run under Dynamo alone",
                           ((FORCE_BACKEND_ENV, "eager"),))
+# A line that changes from run to run can print alike in two runs by chance (a coin flip printed 0 or 1): a second
+# control run, made only where a changed line is left that may be such a line (another_control).
+EAGER_CONTROL_AGAIN = StageSpec("eager_control_2", 'backend="eager", a third time',
+                                "a second control run: a changed line eager printed alike twice may still be chance",
+                                ((FORCE_BACKEND_ENV, "eager"),))
 STAGES = (EAGER, AOT_EAGER, BACKEND)
 
 PASSED, FAILED, TIMED_OUT, SKIPPED = "passed", "failed", "timed out", "skipped"
@@ -163,7 +170,7 @@ class StageOutcome:
     # Its recompiles the program caused on purpose: compile id -> why (a key of recompiles.EXPECTED: "training" for
     # model.eval(), a layer frozen), as the Recompiles section tells them
     expected_recompiles: dict[str, str] = field(default_factory=dict)
-    # The lines its output printed with numbers in them (printed_lines): compared across stages, same program and seed
+    # The lines its output printed with numbers in them (printed_lines): compared across stages (same program)
     printed: list[str] = field(default_factory=list)
 
     @property
@@ -301,7 +308,7 @@ def rounding_only(before: str, after: str) -> bool:
 def printed_lines(output: str) -> list[str]:
     """The lines of a run's output that print results ("train: max abs diff 4.1"), less torch's log lines and numbers
     that change from run to run anyway (_MEASURED, _MEASURED_LINE, a progress line's percentages): what the stages'
-    runs of one program and seed should share."""
+    runs of one program should share."""
     kept = []
     for line in output.splitlines():
         line = line.strip()
@@ -312,10 +319,13 @@ def printed_lines(output: str) -> list[str]:
     return kept
 
 
+SAME_PROGRAM = "same program"  # what the stages' runs shared where diagnose could not read the program's file
+
+
 @dataclass
 class PrintedChange:
-    """The first stage whose run printed other numbers than the stage before it (same program, same seed): the
-    lines that differ, the earlier stage's beside the later one's."""
+    """The first stage whose run printed other numbers than the stage before it (same program): the lines that
+    differ, the earlier stage's beside the later one's."""
 
     stage: str  # the StageSpec key of the stage that changed them
     title: str
@@ -325,11 +335,14 @@ class PrintedChange:
     total: int = 0  # how many lines differ
     beyond_rounding: int = 0  # how many of them differ by more than float32 rounding (rounding_only), nan/inf included
     nonfinite: int = 0  # how many of them print nan or inf where the stage before printed another number
+    # What the compared runs shared, as the headline and the page say it (ProgramSeed.alike): "same program, same seed:
+    # torch.manual_seed at line 39" only where the program's file seeds
+    alike: str = SAME_PROGRAM
 
     def to_json(self) -> dict[str, Any]:
         return {"stage": self.stage, "title": self.title, "before": self.before, "before_title": self.before_title,
                 "lines": [{"before": a, "after": b} for a, b in self.lines], "total": self.total,
-                "beyond_rounding": self.beyond_rounding, "nonfinite": self.nonfinite}
+                "beyond_rounding": self.beyond_rounding, "nonfinite": self.nonfinite, "alike": self.alike}
 
 
 # A printed line, as two runs' lines are paired: its kind (_kind) and which of that kind it is (0: the first printed)
@@ -353,12 +366,71 @@ def _changed_lines(before: list[str], after: list[str]) -> list[tuple[LineKey, s
     return changed
 
 
-def run_to_run(eager: StageOutcome, control: StageOutcome | None) -> set[LineKey] | None:
-    """The printed lines whose numbers differ between eager's run and its control run (EAGER_CONTROL): they change
-    from run to run whatever the stage. None where there is no control to tell: not run, or it did not pass."""
-    if control is None or control.status != PASSED:
+def run_to_run(eager: StageOutcome, controls: Sequence[StageOutcome]) -> set[LineKey] | None:
+    """The printed lines whose numbers differ between eager's run and any of its control runs that passed
+    (EAGER_CONTROL, EAGER_CONTROL_AGAIN): they change from run to run whatever the stage. None where there is no
+    control to tell: none run, or none passed."""
+    passed = [control for control in controls if control.status == PASSED]
+    if not passed:
         return None
-    return {key for key, _, _ in _changed_lines(eager.printed, control.printed)}
+    return {key for control in passed for key, _, _ in _changed_lines(eager.printed, control.printed)}
+
+
+# A call that seeds a random generator, in the program's own file: torch.manual_seed(0), torch.cuda.manual_seed_all,
+# random.seed, np.random.seed, transformers' set_seed, lightning's seed_everything: any call whose name holds "seed",
+# but torch.initial_seed() (which reads it). Read from the file's syntax tree, so comments, strings and docstrings
+# ("the same seed (...)") are no calls. Only the file diagnose runs is read (the first word of its command that names
+# a .py file): a seed set in a module it imports, under a name without "seed", is not seen, and a seeding call the
+# program never reaches is taken for one. Evidence enough to word what the runs shared, and to decide whether a
+# second control run is worth its cost (another_control); what is compared rests on the control runs.
+@dataclass
+class ProgramSeed:
+    """What the program's own file shows of seeding (program_seed): its first seeding call, or None where it has none."""
+
+    file: str  # the program's file, as its command names it
+    call: str | None = None  # "torch.manual_seed"
+    line: int | None = None
+
+    @property
+    def alike(self) -> str:
+        """What the stages' runs of this program shared, as a printed change's headline says it."""
+        if self.call is None:
+            return f"same program, no seed set in {os.path.basename(self.file)}"
+        return f"same program, same seed: {self.call} at line {self.line}"
+
+    def to_json(self) -> dict[str, Any]:
+        return {"file": self.file, "call": self.call, "line": self.line}
+
+
+def program_seed(file: str, source: str) -> ProgramSeed | None:
+    """The first call in a program's source whose name holds "seed" (but initial_seed, which reads it): the rule above;
+    None where the source is no Python diagnose can read."""
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError):
+        return None
+    calls = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and isinstance(node.func, (ast.Name, ast.Attribute)):
+            name = ast.unparse(node.func)
+            last = name.rsplit(".", 1)[-1]
+            if "seed" in last.lower() and last != "initial_seed":
+                calls.append((node.lineno, node.col_offset, name))
+    if not calls:
+        return ProgramSeed(file)
+    line, _, name = min(calls)
+    return ProgramSeed(file, name, line)
+
+
+def another_control(seed: ProgramSeed | None, unstable: set[LineKey] | None) -> bool:
+    """Whether a changed line left after the first control run may still change from run to run, printed alike by
+    eager twice by chance (a coin flip printed 0 or 1, a random number rounded to one digit): where the program's file
+    sets no seed (or diagnose could not read it), or where some line did change between eager's two runs (the program
+    is not deterministic, seed or not). A seeded program whose eager runs printed the same numbers needs no third run:
+    the common case of a change (wrong_results.py's) costs one control run, as before."""
+    if unstable is None:  # (the control run failed: printed numbers alone are not judged, another run tells nothing)
+        return False
+    return seed is None or seed.call is None or bool(unstable)
 
 
 def _nonfinite(before: str, after: str) -> bool:
@@ -366,7 +438,8 @@ def _nonfinite(before: str, after: str) -> bool:
                for a, b in zip(map(float, _results(before)), map(float, _results(after))))
 
 
-def printed_change(outcomes: list[StageOutcome], unstable: set[LineKey] | None = None) -> PrintedChange | None:
+def printed_change(outcomes: list[StageOutcome], unstable: set[LineKey] | None = None,
+                   seed: ProgramSeed | None = None) -> PrintedChange | None:
     """The first stage that prints other numbers than the one before it, where each ran and exited 0: the program
     printing its own comparison with eager (or its losses) shows which part of torch.compile changes them. A stage
     whose change is beyond rounding is named before an earlier one whose change is only rounding (AOTAutograd's
@@ -380,7 +453,8 @@ def printed_change(outcomes: list[StageOutcome], unstable: set[LineKey] | None =
             # the lines beyond rounding first: they are what the verdict stands on
             shown = (beyond + [pair for pair in changed if pair not in beyond])[:PRINTED_CHANGES_SHOWN]
             changes.append(PrintedChange(after.spec.key, after.spec.title, before.spec.key, before.spec.title, shown,
-                                         len(changed), len(beyond), sum(_nonfinite(*pair) for pair in changed)))
+                                         len(changed), len(beyond), sum(_nonfinite(*pair) for pair in changed),
+                                         seed.alike if seed is not None else SAME_PROGRAM))
     return next((c for c in changes if c.beyond_rounding), changes[0] if changes else None)
 
 
@@ -606,8 +680,8 @@ class Verdict:
     next_steps: list[str] = field(default_factory=list)
     crash: Crash | None = None  # outcome "crash": the process died in native code, there
     printed: PrintedChange | None = None  # the stages' runs printed other numbers, first with this stage
-    # How many printed lines changed between eager's run and its control run (EAGER_CONTROL), left out of the
-    # comparison; None: no control run (the stages printed the same numbers) or it did not pass
+    # How many printed lines changed between eager's run and its control runs (EAGER_CONTROL, EAGER_CONTROL_AGAIN),
+    # left out of the comparison; None: no control run (the stages printed the same numbers) or none passed
     run_to_run: int | None = None
 
     @property
@@ -741,24 +815,46 @@ def run_to_run_said(lines: int) -> str:
     return f"{count(lines, 'printed line')} {'changes' if lines == 1 else 'change'} from run to run under eager too: not compared"
 
 
-def _control_seen(control: StageOutcome | None, unstable: set[LineKey] | None) -> list[str]:
-    """What the control run showed: which printed lines change from run to run, left out of the comparison."""
-    if control is None:
+def _control_seen(controls: Sequence[StageOutcome], unstable: set[LineKey] | None, change: PrintedChange | None,
+                  seed: ProgramSeed | None) -> list[str]:
+    """What the control runs showed: which printed lines change from run to run, left out of the comparison, and what
+    a change left standing rests on (a line that changes from run to run can print alike twice by chance)."""
+    if not controls:
         return []
+    first = controls[0]
     if unstable is None:
-        return [f"The control run ({control.spec.title}) {control.status}: the printed lines that change from run to "
+        return [f"The control run ({first.spec.title}) {first.status}: the printed lines that change from run to "
                 "run could not be told, so no printed number is judged a change."]
-    if not unstable:
-        return [f"The control run ({control.spec.title}) printed the same numbers as eager's: the lines compared do "
-                "not change from run to run."]
-    return [f"{run_to_run_said(len(unstable))} ({control.spec.title} printed other numbers in them: an unseeded "
-            "random draw, a clock, an order that varies)."]
+    passed = [control for control in controls if control.status == PASSED]
+    which = passed[0].spec.title if len(passed) == 1 else "eager's control runs"
+    said = []
+    if unstable:
+        said.append(f"{run_to_run_said(len(unstable))} ({which} printed other numbers in them: an unseeded random "
+                    "draw, a clock, an order that varies).")
+    if change is None:
+        return said
+    if len(passed) > 1:
+        said.append(f"The lines compared printed the same numbers in each of eager's {len(passed) + 1} runs (its "
+                    "stage and two control runs): taken for the program's results (a line that changes from run to "
+                    "run seldom prints alike three times).")
+    elif seed is not None and seed.call is not None and not unstable:
+        said.append(f"The control run ({first.spec.title}) printed the same numbers as eager's, and "
+                    f"{os.path.basename(seed.file)} seeds ({seed.call} at line {seed.line}): the lines compared do not "
+                    "change from run to run.")
+    else:
+        again = f"; the second {controls[1].status}" if len(controls) > 1 else ""
+        said.append(f"The lines compared rest on one control run ({first.spec.title}{again}): a line that changes from "
+                    "run to run (an unseeded random draw) can print alike in eager's two runs by chance, and would be "
+                    "taken for a change.")
+    return said
+
+
 FLOAT32_UNCHECKED = ("compilescope diagnose --accuracy compares each compiled graph with eager and with a float64 run: "
                      "a graph no further from the float64 run than eager's is rounding, not a wrong graph.")
 
 
 def _prints_other_numbers(change: PrintedChange, outcomes: list[StageOutcome], accuracy: StageOutcome | None,
-                          control: StageOutcome | None = None) -> Verdict:
+                          controls: Sequence[StageOutcome] = ()) -> Verdict:
     """Every stage ran, and one prints other numbers than the stage before it: the part of torch.compile that stage
     adds changes them (AOTAutograd, or the backend's code). Where it is Inductor and its graphs hold nothing that
     explains other numbers (numerics finds no random op of its own, no low precision fused), the change is float32
@@ -771,8 +867,8 @@ def _prints_other_numbers(change: PrintedChange, outcomes: list[StageOutcome], a
     stage = (INDUCTOR if run.used_inductor else USER_BACKEND) if backend else AOT
     name = f" ({run.backend_name})" if backend and run.backend_name else ""
     after = _costs_seen(next((o for o in outcomes if o.spec.key == BACKEND.key), None)) + _caught_seen(outcomes)
-    printed = (f"the program prints other numbers with {change.title}{name} than with {change.before_title} (same "
-               f"program, same seed; {count(change.total, 'line')}, below)")
+    printed = (f"the program prints other numbers with {change.title}{name} than with {change.before_title} "
+               f"({change.alike}; {count(change.total, 'line')}, below)")
     checked = accuracy is not None and accuracy.status == PASSED
     if backend and run.used_inductor and not run.numerics and not change.beyond_rounding:
         # (torch's check failing on a graph is judged before this: "accuracy", wrong results; its run failing
@@ -792,7 +888,8 @@ def _prints_other_numbers(change: PrintedChange, outcomes: list[StageOutcome], a
         return Verdict(ROUNDING, f"Every stage compiles and runs; {printed}, each within float32 rounding: "
                        "AOTAutograd's decompositions round differently.", None, stage,
                        next_steps=[AOT_ROUNDING_NOTE] + after, printed=change)
-    if control is not None and control.status != PASSED and not (backend and run.numerics):
+    if controls and not any(c.status == PASSED for c in controls) and not (backend and run.numerics):
+        control = controls[0]
         return Verdict("ok", f"Every stage compiles and runs; {printed}, but the control run ({control.spec.title}) "
                        f"{control.status}, so whether they change from run to run is not known: not judged.",
                        next_steps=after, printed=change)
@@ -879,8 +976,10 @@ _NO_TORCH = "ModuleNotFoundError: No module named 'torch'"
 
 
 def decide(outcomes: list[StageOutcome], accuracy: StageOutcome | None = None,
-           control: StageOutcome | None = None) -> Verdict:
-    """control: eager's stage run once more (EAGER_CONTROL), where the stages printed other numbers."""
+           controls: Sequence[StageOutcome] = (), seed: ProgramSeed | None = None) -> Verdict:
+    """controls: eager's stage run once more (EAGER_CONTROL), where the stages printed other numbers, and a third time
+    (EAGER_CONTROL_AGAIN) where another_control says; seed: what the program's file shows of seeding, None where
+    diagnose could not read it."""
     by_key = {o.spec.key: o for o in outcomes}
     failed = next((o for o in outcomes if o.spec in STAGES and o.status in (FAILED, TIMED_OUT)), None)
     ran = [o for o in outcomes if o.spec in STAGES and o.facts is not None]
@@ -909,18 +1008,18 @@ def decide(outcomes: list[StageOutcome], accuracy: StageOutcome | None = None,
             "compilescope diagnose --accuracy runs torch's check (TORCHDYNAMO_REPRO_LEVEL=4), which compares each "
             "compiled graph's outputs with eager and names the graph that differs."]
         backend = by_key.get(BACKEND.key)
-        unstable = run_to_run(by_key[EAGER.key], control) if EAGER.key in by_key else None
-        change = printed_change(outcomes, unstable)
+        unstable = run_to_run(by_key[EAGER.key], controls) if EAGER.key in by_key else None
+        change = printed_change(outcomes, unstable, seed)
         verdict = None
         if change is None or change.stage == BACKEND.key or not change.beyond_rounding:
             # (Inductor's random numbers are named whatever AOTAutograd's rounding printed)
             verdict = _differs_from_eager(backend, accuracy, change if change and change.stage == BACKEND.key else None)
         if verdict is None and change is not None:
-            verdict = _prints_other_numbers(change, outcomes, accuracy, control)
+            verdict = _prints_other_numbers(change, outcomes, accuracy, controls)
         if verdict is None:
             verdict = Verdict("ok", f"Every stage compiles and runs{checked}.", next_steps=_precision_seen(backend)
                               + _costs_seen(backend) + _caught_seen(outcomes) + unchecked)
-        verdict.next_steps = _control_seen(control, unstable) + verdict.next_steps
+        verdict.next_steps = _control_seen(controls, unstable, change, seed) + verdict.next_steps
         verdict.run_to_run = len(unstable) if unstable is not None else None
         return verdict
 
@@ -1162,8 +1261,10 @@ class DiagnoseResult:
     outcomes: list[StageOutcome]
     verdict: Verdict
     accuracy: StageOutcome | None = None
-    # eager's stage run once more (EAGER_CONTROL), only where the stages printed other numbers
-    control: StageOutcome | None = None
+    # eager's stage run once more (EAGER_CONTROL), only where the stages printed other numbers, and a third time
+    # (EAGER_CONTROL_AGAIN) only where another_control says
+    controls: list[StageOutcome] = field(default_factory=list)
+    seed: ProgramSeed | None = None  # what the program's file shows of seeding; None: diagnose could not read it
     minify: MinifyResult | None = None
     logs: dict[str, str] = field(default_factory=dict)  # stage key -> its TORCH_TRACE log (in the work directory)
     outputs: dict[str, str] = field(default_factory=dict)  # stage key -> its captured output file
@@ -1171,4 +1272,4 @@ class DiagnoseResult:
 
     @property
     def runs(self) -> list[StageOutcome]:
-        return self.outcomes + [run for run in (self.control, self.accuracy) if run is not None]
+        return self.outcomes + self.controls + ([self.accuracy] if self.accuracy is not None else [])

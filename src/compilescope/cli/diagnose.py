@@ -8,7 +8,7 @@ OUT/diagnosis.json. Exit status: 0 when every stage passes (verdict "ok", or "ro
 numbers, each within float32 rounding (1e-3 of it, or 1e-3 near 0), and nothing in its graphs explains them; with
 --accuracy, torch's accuracy check passed, further moves too, accumulated over steps; AOTAutograd's within rounding),
 1 when one fails, when the printed numbers differ otherwise ("differs": Inductor's random numbers or low precision in
-its graphs, AOTAutograd beyond rounding, another backend; lines that change between eager's run and its control run,
+its graphs, AOTAutograd beyond rounding, another backend; lines that change between eager's run and its control runs,
 made only when the stages differ, are not compared) or a frame hit the recompile limit
 (it ran eagerly after that: every stage passes, and not all was compiled), or when torch.export failed (as `check`
 fails its log: a strict export's failure, an export issue), which no stage's backend is in.
@@ -72,7 +72,8 @@ class DiagnoseCommand:
             "compared (accuracy 97.3%), except on a line telling progress or use (a bar, 45% done, eta, util, usage). "
             "Where the stages printed other numbers, backend=\"eager\" runs once more as a control: the lines that "
             "change between its two runs are not compared either (if the control run fails, printed numbers alone are "
-            "not 'differs'). "
+            "not 'differs'); it runs a third time where a changed line is left and the program's file sets no seed "
+            "(no call named *seed*) or some line did change, as a line can print alike twice by chance. "
             "Exit status: 0 when every stage passes (verdict ok), or when the only change is float32 rounding (verdict "
             "rounding: the program prints other numbers with Inductor, each within 1e-3 of the number or 1e-3 near 0, "
             "and nothing in its compiled graphs explains them: no random numbers of its own, no bf16/fp16 fused; with "

@@ -42,6 +42,7 @@ def diagnosis_json(result: DiagnoseResult, commands: list[Command]) -> bytes:
         "program": result.argv,
         "cwd": result.cwd,
         "verdict": result.verdict.to_json(),
+        "seed": result.seed.to_json() if result.seed else None,
         "stages": [o.to_json() for o in result.runs],
         "minify": result.minify.to_json() if result.minify else None,
         "commands": [c.to_json() for c in commands],
