@@ -130,19 +130,27 @@ def pinned_state(text: str) -> dict[str, str]:
     state: dict[str, str] = {}
     hooks: dict[str, int] = {}
     modules: set[str] = set()
+    # Each pattern is tried only on a line holding the text it needs (`TENSOR_MATCH: `, `GuardManager: source=`):
+    # five searches per line of the tree were most of this function's time.
     for line in text.splitlines():
-        if (m := _PINNED.search(line)) is not None:
-            # (a module's hooks are counted from their own guards only: a value pinned of its hooks dict says no
-            # count, and read as one it was taken for a number)
-            if not _HOOKS_DICT.search(m["source"]):
-                state[m["source"]] = m["value"]
-        elif (m := _REQUIRES_GRAD.search(line)) is not None:
-            state[f"{m['source']}.requires_grad"] = m["value"]
-        elif (m := _HOOKS.search(line)) is not None:
+        if "_MATCH: " in line:
+            if (("EQUALS_MATCH: " in line or "TRUE_MATCH: " in line or "FALSE_MATCH: " in line)
+                    and (m := _PINNED.search(line)) is not None):
+                # (a module's hooks are counted from their own guards only: a value pinned of its hooks dict says no
+                # count, and read as one it was taken for a number)
+                if not _HOOKS_DICT.search(m["source"]):
+                    state[m["source"]] = m["value"]
+                continue
+            if "TENSOR_MATCH: " in line and (m := _REQUIRES_GRAD.search(line)) is not None:
+                state[f"{m['source']}.requires_grad"] = m["value"]
+                continue
+        if "GuardManager: source=" not in line:
+            continue
+        if "DictGuardManager: source=" in line and (m := _HOOKS.search(line)) is not None:
             hooks.setdefault(f"{m['module']}._{m['kind']}", 0)
-        elif (m := _HOOK.search(line)) is not None:
+        elif "ValueManager: GuardManager: source=" in line and (m := _HOOK.search(line)) is not None:
             hooks[m["hooks"]] = hooks.get(m["hooks"], 0) + 1
-        elif (m := _MODULE.search(line)) is not None and "type=<class 'torch.nn.modules." in line:
+        elif "type=<class 'torch.nn.modules." in line and (m := _MODULE.search(line)) is not None:
             modules.add(m["source"])
     for module in modules:  # (a torch.nn module traced with no hook of its own: none of each kind)
         for kind in ("forward_hooks", "forward_pre_hooks"):
