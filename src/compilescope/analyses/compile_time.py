@@ -13,7 +13,7 @@ from __future__ import annotations
 import bisect
 import math
 from dataclasses import field
-from typing import Any, Iterable
+from typing import Any, Iterable, Iterator
 
 from ..model.ids import NO_COMPILE_ID, CompileId, compilation_key
 from ..model.trace import BENCHMARK_EVENT_SUFFIXES, FUSION_BENCHMARK_EVENTS, Compile, Trace
@@ -494,12 +494,20 @@ SOURCE_COMPILE_LABEL = "C++/CUDA compile"
 def kernel_compile_events(trace: Trace) -> dict[str, set[str]]:
     """Per compile key (NO_COMPILE_ID outside any), the names of the events that start its kernel compile time."""
     found: dict[str, set[str]] = {}
-    for event in trace.chromium_events:
+    for _ in _noting_kernel_compiles(trace.chromium_events, found):
+        pass
+    return found
+
+
+def _noting_kernel_compiles(events: Iterable[dict], found: dict[str, set[str]]) -> Iterator[dict]:
+    """events, each noted in found as kernel_compile_events notes it as it passes: compile_times reads the log's
+    chromium events once for its rows and these (each read parses its JSON line again)."""
+    for event in events:
         name = event.get("name")
         if event.get("ph") == "B" and isinstance(name, str) and phase_of(name) == "kernel_compile":
             key = event_compile_id((event.get("args") or {}).get("compile_id")) or NO_COMPILE_ID
             found.setdefault(key, set()).add(name)
-    return found
+        yield event
 
 
 def kernel_compilers(trace: Trace) -> frozenset[str]:
@@ -542,7 +550,8 @@ def phase_labels(trace: Trace, events: dict[str, set[str]] | None = None) -> dic
 
 
 def compile_times(trace: Trace) -> CompileTimes:
-    rows, origin = _rows(trace.chromium_events)
+    events: dict[str, set[str]] = {}  # kernel_compile_events(trace), noted as _rows reads the events
+    rows, origin = _rows(_noting_kernel_compiles(trace.chromium_events, events))
     by_compile: dict[str, dict[str, float]] = {}
     backward: dict[str, float] = {}  # of each compile's time, that of its backward's rows (entire_backward_compile)
     for row in rows:
@@ -618,7 +627,6 @@ def compile_times(trace: Trace) -> CompileTimes:
 
     total = sum(c.total_s for c in compiles)
     sums = {p: sum(c.phases.get(p, 0.0) for c in compiles) for p, _ in PHASES}
-    events = kernel_compile_events(trace)
     labels = phase_labels(trace, events)
     for found in compiles:
         if events.get(found.compile_id) == {SOURCE_COMPILE_EVENT} and labels["kernel_compile"] != "C++ compile":
