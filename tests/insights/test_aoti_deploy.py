@@ -321,3 +321,19 @@ def test_check_fails_a_package_of_one_shape_and_passes_one_with_a_dim(capsys):
     assert run_cli("check", torch213("amp_train_step.log.gz"), "--no-static-aoti-packages", "--json") == 0
     (rule,) = orjson.loads(capsys.readouterr().out)["rules"]
     assert rule["message"].endswith("(no AOTInductor package in the log)")
+
+
+def test_a_package_that_loaded_has_no_crash_rule_to_allow(capsys):
+    # The CPU twin ran as `compilescope run` runs programs (README: RUN_ENV), which records a crash in the log: neither
+    # log holds one, as the packages loaded and ran at batch 4 and 8 (nothing logged). --allow-aoti-load-crash adds no
+    # rule, and the build's gate answers as without it.
+    import orjson
+
+    from ..conftest import run_cli
+
+    for log, passed in ((LOG, True), (STATIC, False)):
+        assert not any(e.get("artifact", {}).get("name") == "compilescope_crash" for e, _ in raw_records(torch213(log)))
+        for allowed in ((), ("--allow-aoti-load-crash",)):
+            assert run_cli("check", torch213(log), "--no-static-aoti-packages", *allowed, "--json") == (0 if passed else 1)
+            rules = orjson.loads(capsys.readouterr().out)["rules"]
+            assert [(r["rule"], r["passed"]) for r in rules] == [("no-static-aoti-packages", passed)]

@@ -5,7 +5,9 @@ went, and what the crash in loading it is said to be. Expected values are read f
 
 from __future__ import annotations
 
+import gzip
 import json
+import re
 from pathlib import Path
 
 from compilescope.analyses.aoti import aoti
@@ -117,7 +119,7 @@ def test_a_crash_elsewhere_is_not_said_to_be_loading_a_package():
 
 def test_check_fails_the_package_of_one_shape_and_passes_the_one_with_a_dim(capsys):
     # The raw wrappers: the static package checks a batch of 4 (`4 != arg4_1_size[0]`), the dynamic one 2..64. Both
-    # runs crashed in loading, which fails no-crash whatever was asked: the rule's own result is read from --json.
+    # runs crashed in loading, which fails no-aoti-load-crash unless allowed: the rule's own result is read from --json.
     import orjson
 
     from ..conftest import run_cli
@@ -134,12 +136,112 @@ def test_check_fails_the_package_of_one_shape_and_passes_the_one_with_a_dim(caps
     for log in (STATIC, DYNAMIC):
         assert run_cli("check", cuda211(log), "--no-static-aoti-packages", "--json") == 1
         rules = {r["rule"]: r for r in orjson.loads(capsys.readouterr().out)["rules"]}
-        assert list(rules) == ["no-crash", "no-static-aoti-packages"]
+        assert list(rules) == ["no-aoti-load-crash", "no-static-aoti-packages"]
+        assert not rules["no-aoti-load-crash"]["passed"]
         results[log] = rules["no-static-aoti-packages"]
     assert not results[STATIC]["passed"]
     assert results[STATIC]["message"].startswith("no-static-aoti-packages: 1 AOTInductor package accepting one shape")
     assert results[STATIC]["details"] == [f"{call} accepts x: Float [4, 16] cuda"]
     assert results[DYNAMIC]["passed"] and results[DYNAMIC]["details"] == []
+
+
+def _raw_crash(log: str) -> tuple[str, int, str]:
+    """The crash record's innermost frame of its current thread, from the raw log: (file name, line, function)."""
+    (text,) = [p for e, p in raw_records(cuda211(log)) if e.get("artifact", {}).get("name") == "compilescope_crash"]
+    first = text.split("Current thread")[1].splitlines()[1]
+    found = re.match(r'\s*File "(?P<file>[^"]+)", line (?P<line>\d+) in (?P<func>\S+)', first)
+    assert found is not None
+    return found["file"].rsplit("/", 1)[-1], int(found["line"]), found["func"]
+
+
+def test_check_tells_the_crash_in_loading_apart_and_lets_the_build_gates_decide(capsys):
+    import orjson
+
+    from ..conftest import run_cli
+
+    compile_line = line_holding(PROGRAM, "aoti_compile_and_package(")
+    load_line = line_holding(PROGRAM, "aoti_load_package(")
+    for log in (DYNAMIC, STATIC):
+        # The raw log: compile_fx_aot began and ended once before the crash record, whose innermost frame is torch's
+        # _load_aoti (test_a_crash_in_aoti_load_package_is_told_as_loading_a_package_that_compiled).
+        assert len(_spans(log)["compile_fx_aot"]) == 1
+        file, line, function = _raw_crash(log)
+        assert (file, function) == ("_package.py", "_load_aoti")
+        crash = (f"the run crashed after building its AOTInductor package (aoti_deploy_cuda.py:{compile_line}): "
+                 f"Segmentation fault in {file}:{line} ({function}) while loading an AOTInductor package "
+                 "(torch's aoti_load_package)")
+        # Not allowed: the crash fails its own rule, no-crash's no longer, and says how to gate the build alone.
+        assert run_cli("check", cuda211(log)) == 1
+        assert capsys.readouterr().out.splitlines() == [
+            f"no-aoti-load-crash: {crash}; the build's rules answer on what was built: --allow-aoti-load-crash lets "
+            "them decide"]
+        # Allowed: it passes and still says so; the default no-failures holds (the compile did not fail).
+        assert run_cli("check", cuda211(log), "--allow-aoti-load-crash") == 0
+        assert capsys.readouterr().out.splitlines() == [
+            f"no-aoti-load-crash passed: allowed (--allow-aoti-load-crash): {crash}", "compilescope check: 2 rules passed"]
+        assert run_cli("check", cuda211(log), "--allow-aoti-load-crash", "--json") == 0
+        doc = orjson.loads(capsys.readouterr().out)
+        assert doc["passed"] and [r["rule"] for r in doc["rules"]] == ["no-aoti-load-crash", "no-failures"]
+        assert doc["rules"][0]["details"] == [f"{crash}, called from aoti_deploy_cuda.py:{load_line} in main"]
+
+    # The build's gates answer on what was built: the static package fails no-static-aoti-packages alone, the dynamic
+    # one passes; a compile-time budget twice compile_fx_aot's span passes, one of half of it fails.
+    def gate(log: str, *rules: str) -> list[tuple[str, bool]]:
+        run_cli("check", cuda211(log), "--allow-aoti-load-crash", *rules, "--json")
+        return [(r["rule"], r["passed"]) for r in orjson.loads(capsys.readouterr().out)["rules"]]
+
+    assert gate(STATIC, "--no-static-aoti-packages") == [("no-aoti-load-crash", True), ("no-static-aoti-packages", False)]
+    assert gate(DYNAMIC, "--no-static-aoti-packages") == [("no-aoti-load-crash", True), ("no-static-aoti-packages", True)]
+    ((start, end),) = _spans(DYNAMIC)["compile_fx_aot"]
+    assert gate(DYNAMIC, "--max-compile-seconds", str(2 * (end - start))) == [
+        ("no-aoti-load-crash", True), ("max-compile-seconds", True)]
+    assert gate(DYNAMIC, "--max-compile-seconds", str((end - start) / 2)) == [
+        ("no-aoti-load-crash", True), ("max-compile-seconds", False)]
+
+
+def test_a_crash_before_the_build_ended_is_no_crash_even_allowed(tmp_path, capsys):
+    # The dynamic log cut before compile_fx_aot's end record (its wrapper already logged), then its crash record: as a
+    # process that died while building would leave it. Nothing says the package was built: no-crash fails, allowed or
+    # not, and the finding no longer says that torch logged the compile's end.
+    from ..conftest import run_cli
+
+    lines = gzip.decompress(cuda211(DYNAMIC).read_bytes()).decode().split("\n")
+    heads = [i for i, text in enumerate(lines) if text and not text.startswith("\t")]
+
+    def record(i: int) -> list[str]:
+        end = i + 1
+        while end < len(lines) and lines[end].startswith("\t"):
+            end += 1
+        return lines[i:end]
+
+    def chromium(i: int) -> dict:
+        return json.loads("\n".join(p[1:] for p in record(i)[1:])) if '"chromium_event"' in lines[i] else {}
+
+    (fx_end,) = [i for i in heads if chromium(i).get("name") == "compile_fx_aot" and chromium(i)["ph"] == "E"]
+    (crash,) = [i for i in heads if '"compilescope_crash"' in lines[i]]
+    (wrapper,) = [i for i in heads if '"inductor_aot_wrapper_code"' in lines[i]]
+    assert wrapper < fx_end < crash
+    cut = tmp_path / "died_building.log"
+    cut.write_text("\n".join(lines[:fx_end] + record(crash)) + "\n")
+
+    file, line, function = _raw_crash(DYNAMIC)
+    for allowed in ((), ("--allow-aoti-load-crash",)):
+        assert run_cli("check", cut, *allowed) == 1
+        assert capsys.readouterr().out.splitlines() == [
+            f"no-crash: the run crashed: Segmentation fault in {file}:{line} ({function}) while loading an AOTInductor "
+            "package (torch's aoti_load_package)"]
+    (finding,) = [f for f in insights(read_trace(str(cut))).findings if f.section == "crash"]
+    assert "the compile's end" not in finding.detail and "; loading the package crashed inside torch's loader" in finding.detail
+
+
+def test_allowing_a_crash_in_loading_excuses_no_other_crash(capsys):
+    # hf_gpt2_static_cache died in Inductor's static launcher while running [0/1]'s code, no AOTInductor package in it.
+    from ..conftest import run_cli, torch213
+
+    for log in (cuda211("hf_gpt2_static_cache.log.gz"), torch213("native_crash.log.gz")):
+        assert run_cli("check", log, "--allow-aoti-load-crash") == 1
+        (said,) = capsys.readouterr().out.splitlines()
+        assert said.startswith("no-crash: the run crashed: Segmentation fault in ")
 
 
 def test_the_finding_says_what_the_package_holds():

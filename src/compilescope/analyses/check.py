@@ -52,6 +52,10 @@ class Rules:
     no_warnings: bool = False  # torch printed no warning (where the run recorded them)
     no_new_warnings: bool = False  # with a baseline: torch printed no warning the baseline's run did not
     no_rank_divergence: bool = False  # every rank compiled the same graphs, and each compile ended alike
+    # A crash in torch's loader of an AOTInductor package the run had built (_loader_crash) passes its rule,
+    # no-aoti-load-crash, so that the build's gates decide: the package was built whole, and loading it is a separate
+    # step torch's native code failed (on an H200 under plain python too: cuda_torch211's aoti_deploy_cuda_*).
+    allow_aoti_load_crash: bool = False
     # The user's own Triton kernels (by their @triton.jit function's name) that the compiled code must hold: Dynamo
     # traced their launch into a graph, so Inductor compiled them with the ops around them. A graph break at the
     # launch, or a launch outside compiled code, runs the kernel eagerly and leaves it out.
@@ -257,6 +261,20 @@ def _compiled_where(facts: RunFacts, name: str) -> str:
     return f"{name} compiled in {ids}" + (f", launched at {', '.join(launched)}" if launched else "")
 
 
+def _loader_crash(facts: RunFacts) -> bool:
+    """The run crashed in torch's loader of an AOTInductor package after building it: Python was in aoti_load_package
+    (or what it calls), the log holds the package's wrapper and every compile it began ended (diff._crash). A crash
+    while compiling, or in loading a package this log did not build, is no-crash's, and so is one in facts saved
+    before the key was kept."""
+    return facts.crash is not None and bool(facts.crash.get("loading_built_aoti_package"))
+
+
+def _built(facts: RunFacts) -> str:
+    """" (aoti_deploy_cuda.py:40)": the lines that compiled the run's AOTInductor packages, where the log names them."""
+    calls = list(dict.fromkeys(p["call"] for p in facts.aoti_packages if p["call"]))
+    return f" ({', '.join(calls)})" if calls else ""
+
+
 def _where(rank: int | None) -> str:
     return "" if rank is None else f"rank {rank}: "
 
@@ -276,9 +294,11 @@ def evaluate(runs: dict[int | None, RunFacts], rules: Rules,
     results: list[RuleResult] = []
     # A program that died in native code is never healthy, whatever was asked, nor a baseline to compare with (its log
     # stops at the crash): first, as the crash is the report's first finding. Present only where a crash was recorded
-    # (as whole-log only where a log falls short): a plain log cannot say that its run did not crash.
-    crashed = [(who, rank, facts.crash) for who, sides in (("the run", runs), ("the baseline's run", baseline or {}))
-               for rank, facts in sides.items() if facts.crash is not None]
+    # (as whole-log only where a log falls short): a plain log cannot say that its run did not crash. (A crash in
+    # loading an AOTInductor package the run built is no-aoti-load-crash's, below.)
+    both = (("the run", runs), ("the baseline's run", baseline or {}))
+    crashed = [(who, rank, facts.crash) for who, side in both
+               for rank, facts in side.items() if facts.crash is not None and not _loader_crash(facts)]
     if crashed:
         who, rank, crash = crashed[0]
         more = f" (and {count(len(crashed) - 1, 'more log', 'more logs')})" if len(crashed) > 1 else ""
@@ -286,6 +306,24 @@ def evaluate(runs: dict[int | None, RunFacts], rules: Rules,
                                   f"no-crash: {_where(rank)}{who} crashed: {crash_line(crash)}{more}",
                                   [f"{_where(r)}{w} crashed: {crash_line(c)}"
                                    + (f", {called}" if (called := crash_called_from(c)) else "") for w, r, c in crashed]))
+    # A crash loading the AOTInductor package the run built: its own rule, as the build it follows was whole (its gates
+    # answer on it); failed unless allowed, as the program did crash.
+    loaders = [(who, rank, facts, facts.crash) for who, side in both for rank, facts in side.items()
+               if facts.crash is not None and _loader_crash(facts)]
+    if loaders:
+        who, rank, facts, crash = loaders[0]
+        more = f" (and {count(len(loaders) - 1, 'more log', 'more logs')})" if len(loaders) > 1 else ""
+        said = f"{_where(rank)}{who} crashed after building its AOTInductor package{_built(facts)}: {crash_line(crash)}{more}"
+        details = [f"{_where(r)}{w} crashed after building its AOTInductor package{_built(f)}: {crash_line(c)}"
+                   + (f", {called}" if (called := crash_called_from(c)) else "") for w, r, f, c in loaders]
+        description = "no crash in torch's loader of the AOTInductor package the run built"
+        if rules.allow_aoti_load_crash:
+            results.append(RuleResult("no-aoti-load-crash", description, True,
+                                      f"allowed (--allow-aoti-load-crash): {said}", details, noteworthy=True))
+        else:
+            results.append(RuleResult("no-aoti-load-crash", description, False,
+                                      f"no-aoti-load-crash: {said}; the build's rules answer on what was built: "
+                                      "--allow-aoti-load-crash lets them decide", details))
 
     def absolute(name: str, description: str, measure, limit, exceeds, what, note=lambda facts: "",
                  others: str | None = None, left_out=lambda facts: False) -> None:

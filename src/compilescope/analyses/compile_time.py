@@ -258,6 +258,12 @@ class CompileTimes:
         return bool(self.compiles)
 
     @property
+    def all_ended(self) -> bool:
+        """Every compile the log began ended: no compile id left unfinished, and no outermost event left open, such as
+        an AOTInductor package's compile_fx_aot, which has no compile id (a crash that follows came after the build)."""
+        return not any(c.unfinished for c in self.compiles) and not any(r.incomplete for r in self.timeline)
+
+    @property
     def heading(self) -> str:
         return "Export time" if self.export_only else "Compile time"
 

@@ -318,8 +318,8 @@ class RunFacts:
     ends_during: str | None = None
     # The process died in native code (a segfault), from the stack `compilescope run` recorded (analyses/crash.py):
     # {error, file, line, function (where Python was), compile_id and frame (whose compiled code ran, if any), during,
-    # user_file, user_line, user_function}. Its log stops there, as one killed while compiling does. None: no crash
-    # recorded (a plain log cannot say).
+    # user_file, user_line, user_function, headline, called_from, loading_built_aoti_package}. Its log stops there, as one
+    # killed while compiling does. None: no crash recorded (a plain log cannot say).
     crash: dict[str, Any] | None = None
     # Draft export's issues (analyses/export.py): {type, where, headline}; its program holds only under what export
     # assumed. None: the log holds no torch.export.
@@ -839,7 +839,7 @@ def run_facts(results: Results) -> RunFacts:
         warnings=_warnings(found.warnings, frame_of_cid),
         unread=found.unread.to_json() if found.unread else None,
         ends_during=ends_during(found.unfinished, times.labels) if found.unfinished else None,
-        crash=_crash(found.crashes.crashes, frame_of_cid),
+        crash=_crash(found.crashes.crashes, frame_of_cid, bool(found.aoti) and times.all_ended),
         export_issues=([{"type": i.failure_type, "where": i.where, "headline": i.headline} for i in exported.issues]
                        if exported.detected else None),
         export_dims=[{"call": c.export_call.short if c.export_call else None, "input": c.input_text,
@@ -1199,10 +1199,11 @@ def _user_kernel_changes(a: list[dict[str, Any]] | None, b: list[dict[str, Any]]
     return out
 
 
-def _crash(found: list[Crash], frame_of_cid: dict[str, str]) -> dict[str, Any] | None:
+def _crash(found: list[Crash], frame_of_cid: dict[str, str], aoti_built: bool = False) -> dict[str, Any] | None:
     """The process's crash (a log is one process's: it has one at most), with the frame whose compiled code ran. A
     native crash only: an uncaught exception is not one for diff and check's no-crash (a program that raises a
-    compile error exits 1 and its failures say so)."""
+    compile error exits 1 and its failures say so). aoti_built: the log holds an AOTInductor package's wrapper and
+    every compile it began ended."""
     found = [c for c in found if not c.exception]
     if not found:
         return None
@@ -1215,7 +1216,10 @@ def _crash(found: list[Crash], frame_of_cid: dict[str, str]) -> dict[str, Any] |
             "user_file": user.filename if user else None, "user_line": user.line if user else None,
             "user_function": user.function if user else None,
             # (as the report words them: analyses/crash.py)
-            "headline": crash.headline, "called_from": crash.called_from}
+            "headline": crash.headline, "called_from": crash.called_from,
+            # in torch's loader of an AOTInductor package, and after the log's package build ended, nothing left
+            # compiling (check's no-aoti-load-crash; absent in facts saved before)
+            "loading_built_aoti_package": crash.loading_aoti_package and aoti_built}
 
 
 def crash_line(crash: dict[str, Any]) -> str:

@@ -635,7 +635,7 @@ def findings(ins: Insights, export: ExportReport | None = None) -> list[Finding]
     library = _PythonLibrary.of(ins)
     out: list[Finding] = [_testing_only(t) for t in ins.environment.testing_only]
     # (every compile the log began ended: an AOTInductor package that crashed in loading was built)
-    compiled = ins.compile_time is not None and not any(c.unfinished for c in ins.compile_time.compiles)
+    compiled = ins.compile_time is not None and ins.compile_time.all_ended
     # the program died: before all but a test switch
     out.extend(_crash_finding(c, ins.aoti, compiled) for c in ins.crashes.crashes)
     exported = export or ExportReport()

@@ -1,7 +1,9 @@
 """`compilescope check LOG [rules] [--baseline LOG] [--junit FILE]`: a compile-health gate for CI.
 
 Exit status: 0 every rule holds; 1 some rule is violated (one line each on stdout);
-2 bad input. Without any rule, --no-failures is checked (a failed compile is never healthy), and --no-export-issues
+2 bad input. A run that crashed fails no-crash whatever was asked; one that crashed in torch's loader of the
+AOTInductor package it had built fails no-aoti-load-crash instead, which --allow-aoti-load-crash lets pass (a CI job
+gating the build: the package was built whole, and the build's rules answer on it). Without any rule, --no-failures is checked (a failed compile is never healthy), and --no-export-issues
 where the log holds a torch.export (an export that could not soundly produce a graph is a failed one).
 """
 
@@ -31,8 +33,11 @@ class CheckCommand:
                          "Graph breaks, recompiles and failures in Python's own library (which torch may call from "
                          "compiled code) are not counted: nothing in your code changes them, and the results say how "
                          "many there were. A log that could not be read in full fails (rule whole-log), and so does a run "
-                         "that crashed, where `compilescope run` recorded the crash (rule no-crash). Without any rule, "
-                         "--no-failures is checked, and --no-export-issues where the log holds a torch.export.")
+                         "that crashed, where `compilescope run` recorded the crash (rule no-crash), whatever rules "
+                         "were asked for; a crash in torch's loader (aoti_load_package) after the run built its "
+                         "AOTInductor package fails rule no-aoti-load-crash instead, unless --allow-aoti-load-crash. "
+                         "Without any rule, --no-failures is checked, and --no-export-issues where the log holds a "
+                         "torch.export.")
         parser.add_argument("log", help="the run to check: a log, a directory, or a directory of rank logs")
         parser.add_argument("--max-graph-breaks", type=int, metavar="N", help="fail with more than N distinct graph breaks (calls of a "
                             "torch.compiler.disable'd function run eagerly on purpose, and torch's own breaks, such as "
@@ -57,6 +62,12 @@ class CheckCommand:
                                  "shape only: exported with no Dim (torch.export's dynamic_shapes), every size is its "
                                  "example's, and a batch of another size runs unchecked unless "
                                  "AOTI_RUNTIME_CHECK_INPUTS=1 is set where it runs (wrong results, no error)")
+        parser.add_argument("--allow-aoti-load-crash", action="store_true",
+                            help="pass rule no-aoti-load-crash (and say so) where the run built its AOTInductor package "
+                                 "and then crashed inside torch's loader (aoti_load_package), so that the build's "
+                                 "rules decide, such as --no-static-aoti-packages or --max-compile-seconds: a CI job "
+                                 "that gates the build, not the load. A crash while compiling, or anywhere else, "
+                                 "still fails no-crash")
         parser.add_argument("--max-compile-seconds", type=float, metavar="S", help="fail if compiling took more than S seconds")
         parser.add_argument("--max-autotune-seconds", type=float, metavar="S",
                             help="fail if autotuning took more than S seconds: benchmarking to choose code "
@@ -134,6 +145,7 @@ class CheckCommand:
                       max_avoidable_recompiles=args.max_avoidable_recompiles,
                       no_failures=args.no_failures, no_export_issues=args.no_export_issues,
                       no_static_aoti_packages=args.no_static_aoti_packages,
+                      allow_aoti_load_crash=args.allow_aoti_load_crash,
                       max_compile_seconds=args.max_compile_seconds, max_autotune_seconds=args.max_autotune_seconds,
                       no_cudagraph_skips=args.no_cudagraph_skips, no_inductor_random=args.no_inductor_random,
                       no_warnings=args.no_warnings, user_kernels=args.user_kernel,
