@@ -102,6 +102,10 @@ def test_a_crash_in_aoti_load_package_is_told_as_loading_a_package_that_compiled
         assert crash.during == "while loading an AOTInductor package (torch's aoti_load_package)"
         (finding,) = [f for f in insights(trace).findings if f.section == "crash"]
         assert finding.severity == ERROR
+        # The title says the package was built, where, and that torch's loader crashed: not "the program crashed".
+        file, line, function = _raw_crash(log)
+        assert finding.title == (f"loading the AOTInductor package built at aoti_deploy_cuda.py:{compile_line} "
+                                 f"crashed in torch's loader: Segmentation fault in {file}:{line} ({function})")
         assert f"called from aoti_deploy_cuda.py:{load_line} in main" in finding.detail
         assert (f"aoti_deploy_cuda.py:{compile_line} compiled its package (torch logged its generated code and the "
                 "compile's end), then loading it crashed inside torch's loader (_load_aoti at _package.py:") \
@@ -231,6 +235,7 @@ def test_a_crash_before_the_build_ended_is_no_crash_even_allowed(tmp_path, capsy
             f"no-crash: the run crashed: Segmentation fault in {file}:{line} ({function}) while loading an AOTInductor "
             "package (torch's aoti_load_package)"]
     (finding,) = [f for f in insights(read_trace(str(cut))).findings if f.section == "crash"]
+    assert finding.title == f"the program crashed: Segmentation fault in {file}:{line} ({function})"
     assert "the compile's end" not in finding.detail and "; loading the package crashed inside torch's loader" in finding.detail
 
 
@@ -272,5 +277,5 @@ def test_the_finding_says_what_the_package_holds():
         (package,) = aoti(trace).packages
         assert package.contents is not None and package.contents.text == holds
         assert package.contents.triton_kernels == loaded
-        (finding,) = [f for f in insights(trace).findings if "AOTInductor package" in f.title]
+        (finding,) = [f for f in insights(trace).findings if "AOTInductor package" in f.title and f.section != "crash"]
         assert finding.detail.startswith(f"It holds {holds}")

@@ -419,10 +419,15 @@ def _testing_only(setting: TorchTestSetting) -> Finding:
                    f"results on purpose, so what this log shows may be only that: {setting.undo}")
 
 
+def _package_calls(found: Aoti) -> list[str]:
+    """The user's lines that compiled the log's AOTInductor packages: "aoti_deploy_cuda.py:40"."""
+    return sorted({p.call.short for p in found.packages if p.call is not None})
+
+
 def _aoti_load_advice(crash: Crash, found: Aoti, compiled: bool) -> str:
     """What a crash in torch's loader of an AOTInductor package means and what to do: the package compiled (where the
     log holds its code and the compile's end), loading it crashed in torch's native code, not the user's model."""
-    calls = sorted({p.call.short for p in found.packages if p.call is not None})
+    calls = _package_calls(found)
     where = crash.where
     loader = f"{where.function} at {where.short}" if where is not None and where.function else AOTI_LOADER
     done = (f"{' and '.join(calls)} compiled its package (torch logged its generated code and the compile's end), "
@@ -441,7 +446,12 @@ def _crash_finding(crash: Crash, found: Aoti | None = None, compiled: bool = Fal
                        f"{crash.headline}", ", ".join(said) + ("; " if said else "")
                        + "torch logged nothing of it: the uncaught exception was recorded by compilescope"
                        + (f" in {crash.file} beside the log" if crash.file else " run"))
-    return Finding(ERROR, "crash", f"the program crashed: {crash.headline}", ", ".join(said) + ("; " if said else "")
+    # A package built, then torch's loader crashed: the title says so, as "the program crashed in _package.py" read as
+    # the user's program failing, and a CI user skimming it missed that the build they gate had succeeded.
+    built = _package_calls(found) if crash.loading_aoti_package and found is not None and compiled else []
+    title = (f"loading the AOTInductor package built at {' and '.join(built)} crashed in torch's loader: {crash.headline}"
+             if built else f"the program crashed: {crash.headline}")
+    return Finding(ERROR, "crash", title, ", ".join(said) + ("; " if said else "")
                    + "torch logged nothing of it: the stack is Python's faulthandler's, recorded by compilescope"
                    + (f" in {crash.file} beside the log" if crash.file else " run")
                    + (f"; {STATIC_LAUNCHER_ADVICE}" if crash.in_static_launcher else "")
