@@ -337,3 +337,22 @@ def test_a_package_that_loaded_has_no_crash_rule_to_allow(capsys):
             assert run_cli("check", torch213(log), "--no-static-aoti-packages", *allowed, "--json") == (0 if passed else 1)
             rules = orjson.loads(capsys.readouterr().out)["rules"]
             assert [(r["rule"], r["passed"]) for r in rules] == [("no-static-aoti-packages", passed)]
+
+
+def test_the_compile_is_named_by_its_package_not_by_tlparse_no_compile_id():
+    # The raw logs: compile_fx_aot, the AOTInductor compile's outermost event, begins and ends once with no compile id
+    # (args.compile_id "None", tlparse's [-/-]). The package is named by the line that compiled it wherever a compile
+    # id would be; a compile id stays itself; every compile the log began ended.
+    import json
+
+    name = f"AOTInductor package of aoti_deploy.py:{_program_line('aoti_compile_and_package(')}"
+    for log in (LOG, STATIC):
+        events = [json.loads(p) for e, p in raw_records(torch213(log)) if "chromium_event" in e]
+        outer = [(e["ph"], e["args"]["compile_id"]) for e in events if e["name"] == "compile_fx_aot"]
+        assert outer == [("B", "None"), ("E", "None")]
+        with read_trace(str(torch213(log))) as trace:
+            ins = insights(trace)
+        assert ins.aoti.compile_name("[-/-]") == name and ins.aoti.said("[-/-]") == f"the {name}"
+        assert ins.aoti.compile_name("[0/1]") == "[0/1]"
+        assert ins.unfinished == [] and [(c.compile_id, c.unfinished) for c in ins.compile_time.compiles] == [
+            ("[-/-]", False)]

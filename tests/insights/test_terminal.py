@@ -20,7 +20,7 @@ from compilescope.analyses.insights import SECTIONS, insights
 from compilescope.ingest.reader import read_trace
 from compilescope.render.terminal import print_summary
 
-from ..conftest import run_cli, torch213
+from ..conftest import cuda211, run_cli, torch213
 from .helpers import LOGS, insights_of
 
 SNAPSHOTS = Path(__file__).parent / "snapshots"
@@ -37,6 +37,26 @@ def render(name: str) -> str:
 @pytest.mark.parametrize("name", LOGS)
 def test_summary_snapshot(name):
     text = render(name)
+    path = SNAPSHOTS / f"{name}.txt"
+    if UPDATE:
+        path.write_text(text, encoding="utf-8")
+    assert path.exists(), f"no snapshot {path.name}: run with COMPILESCOPE_UPDATE_SNAPSHOTS=1"
+    assert text == path.read_text(encoding="utf-8")
+
+
+# AOTInductor compiles, which have no compile id: the CPU package (torch 2.13) and the CUDA one whose loading crashed
+# (H200, torch 2.11). Their tables name the package by its line where tlparse's [-/-] would be.
+AOTI_LOGS = {"aoti_deploy": ("torch213", "aoti_deploy.log.gz"),
+             "aoti_deploy_cuda_dynamic": ("cuda211", "aoti_deploy_cuda_dynamic.log.gz")}
+
+
+@pytest.mark.parametrize("name", list(AOTI_LOGS))
+def test_summary_snapshot_of_an_aoti_compile(name):
+    where, log = AOTI_LOGS[name]
+    console = Console(width=100, color_system=None, record=True, file=io.StringIO())
+    with read_trace(str((torch213 if where == "torch213" else cuda211)(log))) as trace:
+        print_summary(insights(trace), console)
+    text = "\n".join(line.rstrip() for line in console.export_text().splitlines()) + "\n"
     path = SNAPSHOTS / f"{name}.txt"
     if UPDATE:
         path.write_text(text, encoding="utf-8")

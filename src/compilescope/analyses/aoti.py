@@ -15,6 +15,7 @@ from dataclasses import field
 from typing import Any, Iterable
 
 from ..lazy_regex import lazy_compile
+from ..model.ids import NO_COMPILE_ID
 from ..model.records import dataclass
 from ..model.trace import Artifact, Trace
 from ..wording import count
@@ -52,6 +53,9 @@ _DEVICE_WORDS = {"cuda": "CUDA", "cpu": "the CPU", "xpu": "XPU", "mps": "MPS"}
 # `def forward(self, x: "f32[s77, 16][16, 1]cpu"):`, one line (print_readable's, without expanded_def).
 _SIGNATURE = "def forward(self"
 _PARAM = lazy_compile(r"\b(\w+)\s*:\s*\"")
+# torch's outermost event of an AOTInductor compile (compile_fx.py), logged outside any compile id: a timeline row
+# "[-/-] compile_fx_aot" left open is a package build the log ends during.
+COMPILE_EVENT = "compile_fx_aot"
 # Torch writes a check of each dim of an input (a dynamic one's lower bound at least, unless
 # aot_inductor.check_lowerbound is off and the dim has no upper bound either): a dim without one is rare, and a check
 # more than this many dims past the checked ones is none torch wrote, not a rank to build.
@@ -229,9 +233,39 @@ class Aoti:
     packages: list[AotiPackage] = field(default_factory=list)
     header: HeaderPrecompile | None = None  # None where the log times no header precompile
     build: PackageBuild | None = None  # None where the log times no AotCodeCompiler.compile
+    # The user's lines that called aoti_compile_and_package (or aot_compile), each once, from the stacks torch logs
+    # outside any compile id: known also where the log ends before a package's wrapper (a build that never finished).
+    calls: list[UserLocation] = field(default_factory=list)
 
     def __bool__(self) -> bool:
         return bool(self.packages)
+
+    @property
+    def compiled(self) -> bool:
+        """The log compiled with AOTInductor: a package's wrapper, or a call of it whose build the log ends during."""
+        return bool(self.packages or self.calls)
+
+    @property
+    def name(self) -> str | None:
+        """What the log compiled with AOTInductor, as every report names it where a compile id would be (its compile
+        has none: tlparse's [-/-]): "AOTInductor package of aoti_deploy.py:41", by the user's lines that compiled it;
+        None where the log holds no AOTInductor compile."""
+        if not self.compiled:
+            return None
+        lines = list(dict.fromkeys(p.call.short for p in self.packages if p.call is not None))
+        lines = lines or list(dict.fromkeys(c.short for c in self.calls))
+        noun = "AOTInductor packages" if max(len(self.packages), len(lines)) > 1 else "AOTInductor package"
+        return f"{noun} of {', '.join(lines)}" if lines else noun
+
+    def compile_name(self, compile_id: str) -> str:
+        """A compile id as reports show it to the user: NO_COMPILE_ID as the AOTInductor package where the log compiled
+        one (name), else the id itself ("[0/1]", and tlparse's [-/-] for what no compile made)."""
+        return (self.name or compile_id) if compile_id == NO_COMPILE_ID else compile_id
+
+    def said(self, compile_id: str) -> str:
+        """compile_name in a sentence: "the AOTInductor package of aoti_deploy.py:41", "[0/1]"."""
+        named = self.compile_name(compile_id)
+        return f"the {named}" if named != compile_id else named
 
     def code_roles(self) -> dict[int, str]:
         """What each package's code outputs are (Artifact.number -> its role), for the list of outputs outside any
@@ -361,7 +395,7 @@ def aoti(trace: Trace) -> Aoti:
         if call is not None:
             found.setdefault(call.key, call)
     calls = list(found.values())  # each line once (a stack is kept once, however many compiles it made)
-    result = Aoti()
+    result = Aoti(calls=calls)
     for entry in trace.compiles.values():
         if not any(artifact.name == WRAPPER_CODE for artifact in entry.artifacts):
             continue  # (no AOTI compile here: its graphs' signatures are not read)

@@ -16,7 +16,7 @@ from rich.containers import Lines
 from rich.measure import Measurement
 from rich.padding import Padding
 from rich.panel import Panel
-from rich.table import Table
+from rich.table import Column, Table
 from rich.text import Text
 from rich.tree import Tree
 
@@ -108,6 +108,15 @@ def _table(*columns: str, **kwargs) -> Table:
     for col in columns:
         table.add_column(col, overflow="fold")  # never "…": a cell may hold what must be copied
     return table
+
+
+def _names_column(column: Column, names: list[str]) -> None:
+    """A column of compile ids keeps each on one line (one word); where a name is words (the AOTInductor package's,
+    Aoti.compile_name), it wraps onto two lines, the column as wide as half of it or its longest word."""
+    words = [word for name in names for word in name.split()]
+    column.no_wrap = len(words) == len(names)
+    if not column.no_wrap:
+        column.min_width = column.max_width = max(max(map(len, words)), *((len(n) + 1) // 2 for n in names))
 
 
 def _findings(ins: Insights) -> RenderableType:
@@ -328,13 +337,15 @@ def _compile_time(ins: Insights) -> list[RenderableType]:
         phases.add_row(p.label, _seconds(p.seconds), f"{p.share:.0%}", "█" * max(1, round(p.bar_pct * BAR_WIDTH / 100)))
     out.append(phases)
     slowest = _table(ct.first_column if ct.export_only else "slowest", "function", "total", "mostly")
-    slowest.columns[0].no_wrap = True  # a compile id or a call's file:line is one word: the function wraps instead
+    # A compile id or a call's file:line is one word: the function wraps instead (the AOTInductor package's name is
+    # words, which wrap)
+    _names_column(slowest.columns[0], [ins.aoti.compile_name(c.label) for c in ct.compiles[:MAX_ROWS]])
     for c in ct.compiles[:MAX_ROWS]:
         top = c.top_phase
         mostly = f"{c.phase_label(top, ct.labels)} ({unbroken(format_seconds(c.phases[top]))})" if top else ""
         if c.unfinished_text:  # (its total is only the time up to the log's end)
             mostly += f"{': ' if mostly else ''}{c.unfinished_text}"
-        slowest.add_row(TerminalText(c.label), TerminalText(c.function_text),
+        slowest.add_row(TerminalText(ins.aoti.compile_name(c.label)), TerminalText(c.function_text),
                         UnbrokenText(unbroken(format_seconds(c.total_s) + (" so far" if c.unfinished else ""))),
                         UnbrokenText(mostly) if mostly else "")
     out.append(Padding(slowest, (1, 0, 0, 0)))
@@ -342,7 +353,7 @@ def _compile_time(ins: Insights) -> list[RenderableType]:
     backward = [c for c in ct.compiles[:MAX_ROWS] if c.backward_s is not None]
     if backward:
         out.append(TerminalText("of which compiling the backward (when it first ran): " + ", ".join(
-            f"{c.label} {unbroken(format_seconds(c.backward_s))}" for c in backward if c.backward_s is not None),
+            f"{ins.aoti.compile_name(c.label)} {unbroken(format_seconds(c.backward_s))}" for c in backward if c.backward_s is not None),
             style="dim"))
     return out
 
@@ -385,7 +396,7 @@ def _caches(ins: Insights) -> list[RenderableType]:
                                  TerminalText(f"{ca.overall}: {ca.overall_text}", style="dim")]
     table = _table("compile id", "FX graph cache", "AOTAutograd cache", "bypass reason")
     for c in ca.compiles[:MAX_ROWS]:
-        table.add_row(TerminalText(c.compile_id), TerminalText(c.outcome("fx_graph_cache") or "-"),
+        table.add_row(TerminalText(ins.aoti.compile_name(c.compile_id)), TerminalText(c.outcome("fx_graph_cache") or "-"),
                       TerminalText(c.outcome("aotautograd_cache") or "-"),
                       TerminalText(", ".join(f"({n})" for n in c.reason_numbers)))
     out.append(table)
@@ -411,7 +422,8 @@ def _autotuning(ins: Insights) -> list[RenderableType]:
     out: list[RenderableType] = [_heading(f"Autotuning ({format_seconds(at.total_s)})")]
     if at.searches:
         searches = _table("compile id", "max-autotune search", "took", expand=True)
-        searches.columns[0].no_wrap = searches.columns[2].no_wrap = True
+        _names_column(searches.columns[0], [ins.aoti.compile_name(s.compile_id) for s in at.searches[:MAX_ROWS]])
+        searches.columns[2].no_wrap = True
         searches.columns[1].ratio = 1
         for s in at.searches[:MAX_ROWS]:
             what = TerminalText(f"{_where(s.site)}: {s.site.code or ''}\n" if s.site else "")
@@ -423,20 +435,21 @@ def _autotuning(ins: Insights) -> list[RenderableType]:
             for f in s.failed[:3]:
                 what.append(f"\nfailed: {f.exception}: {f.why}", style="dim")
             took = "\n".join([format_seconds(s.seconds), *s.compile_notes])
-            searches.add_row(TerminalText(s.compile_id), what, took)
+            searches.add_row(TerminalText(ins.aoti.compile_name(s.compile_id)), what, took)
         out.append(searches)
         out.extend(_more(len(at.searches), "more search", "more searches"))
     if at.kernels:
         alike = at.kernels_tuned_alike
         kernels = _table("compile id", f"kernel: {alike}" if alike else "kernel benchmarked, and how",
                          "when", "took", expand=True)
-        kernels.columns[0].no_wrap = kernels.columns[2].no_wrap = kernels.columns[3].no_wrap = True
+        _names_column(kernels.columns[0], [ins.aoti.compile_name(k.compile_id) for k in at.kernels[:MAX_ROWS]])
+        kernels.columns[2].no_wrap = kernels.columns[3].no_wrap = True
         kernels.columns[1].ratio = 1
         for k in at.kernels[:MAX_ROWS]:
             kernel = TerminalText(k.kernel or "a candidate fusion").append(" (backward)" if k.backward else "")
             if not alike:
                 kernel.append(f"\n{k.how}", style="dim")
-            kernels.add_row(TerminalText(k.compile_id), kernel,
+            kernels.add_row(TerminalText(ins.aoti.compile_name(k.compile_id)), kernel,
                             "compiling" if k.during_compile else "first run", format_seconds(k.seconds))
         out.append(Padding(kernels, (1 if at.searches else 0, 0, 0, 0)))
         out.extend(_more(len(at.kernels), "more kernel"))
