@@ -203,30 +203,46 @@ def test_check_tells_the_crash_in_loading_apart_and_lets_the_build_gates_decide(
         ("no-aoti-load-crash", True), ("max-compile-seconds", False)]
 
 
+class _RawLog:
+    """A log's text as records (a header line, then its payload's lines, each after a tab), read without compilescope:
+    to cut a real log where a process that died would have left it."""
+
+    def __init__(self, log: str):
+        self.lines = gzip.decompress(cuda211(log).read_bytes()).decode().split("\n")
+        self.heads = [i for i, text in enumerate(self.lines) if text and not text.startswith("\t")]
+
+    def record(self, i: int) -> list[str]:
+        end = i + 1
+        while end < len(self.lines) and self.lines[end].startswith("\t"):
+            end += 1
+        return self.lines[i:end]
+
+    def chromium(self, i: int) -> dict:
+        return json.loads("\n".join(p[1:] for p in self.record(i)[1:])) if '"chromium_event"' in self.lines[i] else {}
+
+    def first(self, name: str) -> int:
+        """The header line of the one record named so (an artifact's, a graph_dump's)."""
+        (i,) = [i for i in self.heads if f'"{name}"' in self.lines[i]]
+        return i
+
+    @property
+    def fx_end(self) -> int:
+        """The record of compile_fx_aot's end: the AOTInductor compile's outermost event (logged with no compile id)."""
+        (i,) = [i for i in self.heads if self.chromium(i).get("name") == "compile_fx_aot" and self.chromium(i)["ph"] == "E"]
+        return i
+
+
 def test_a_crash_before_the_build_ended_is_no_crash_even_allowed(tmp_path, capsys):
     # The dynamic log cut before compile_fx_aot's end record (its wrapper already logged), then its crash record: as a
     # process that died while building would leave it. Nothing says the package was built: no-crash fails, allowed or
     # not, and the finding no longer says that torch logged the compile's end.
     from ..conftest import run_cli
 
-    lines = gzip.decompress(cuda211(DYNAMIC).read_bytes()).decode().split("\n")
-    heads = [i for i, text in enumerate(lines) if text and not text.startswith("\t")]
-
-    def record(i: int) -> list[str]:
-        end = i + 1
-        while end < len(lines) and lines[end].startswith("\t"):
-            end += 1
-        return lines[i:end]
-
-    def chromium(i: int) -> dict:
-        return json.loads("\n".join(p[1:] for p in record(i)[1:])) if '"chromium_event"' in lines[i] else {}
-
-    (fx_end,) = [i for i in heads if chromium(i).get("name") == "compile_fx_aot" and chromium(i)["ph"] == "E"]
-    (crash,) = [i for i in heads if '"compilescope_crash"' in lines[i]]
-    (wrapper,) = [i for i in heads if '"inductor_aot_wrapper_code"' in lines[i]]
+    raw = _RawLog(DYNAMIC)
+    fx_end, crash, wrapper = raw.fx_end, raw.first("compilescope_crash"), raw.first("inductor_aot_wrapper_code")
     assert wrapper < fx_end < crash
     cut = tmp_path / "died_building.log"
-    cut.write_text("\n".join(lines[:fx_end] + record(crash)) + "\n")
+    cut.write_text("\n".join(raw.lines[:fx_end] + raw.record(crash)) + "\n")
 
     file, line, function = _raw_crash(DYNAMIC)
     for allowed in ((), ("--allow-aoti-load-crash",)):
@@ -279,3 +295,76 @@ def test_the_finding_says_what_the_package_holds():
         assert package.contents.triton_kernels == loaded
         (finding,) = [f for f in insights(trace).findings if "AOTInductor package" in f.title and f.section != "crash"]
         assert finding.detail.startswith(f"It holds {holds}")
+
+
+def _summary_lines(path: Path) -> list[str]:
+    """The terminal summary at 100 columns, without colour."""
+    import io
+
+    from rich.console import Console
+
+    from compilescope.render.terminal import print_summary
+
+    console = Console(width=100, color_system=None, record=True, file=io.StringIO())
+    print_summary(insights(read_trace(str(path))), console)
+    return [line.rstrip() for line in console.export_text().splitlines()]
+
+
+def _package_name() -> str:
+    return f"AOTInductor package of aoti_deploy_cuda.py:{line_holding(PROGRAM, 'aoti_compile_and_package(')}"
+
+
+def test_the_build_is_named_by_its_package_where_a_compile_id_would_be():
+    # The raw log: the build's outermost event, compile_fx_aot, has no compile id (args.compile_id "None": tlparse's
+    # [-/-]); the one shape symbol was created by torch.export (line 38) before it began. The slowest compiles and the
+    # autotuned kernel name the package by the line that compiled it; the symbol, torch.export's, keeps [-/-].
+    for log in (DYNAMIC, STATIC):
+        raw = _RawLog(log)
+        (fx_begin,) = [i for i in raw.heads if raw.chromium(i).get("name") == "compile_fx_aot" and raw.chromium(i)["ph"] == "B"]
+        assert raw.chromium(fx_begin)["args"]["compile_id"] == "None"
+        symbols = [i for i in raw.heads if '"create_symbol"' in raw.lines[i]]
+        assert all(i < fx_begin for i in symbols)
+
+        ins = insights(read_trace(cuda211(log)))
+        assert ins.aoti.compile_name("[-/-]") == _package_name() and ins.aoti.compile_name("[0/0]") == "[0/0]"
+        assert ins.unfinished == [] and not any(c.unfinished for c in ins.compile_time.compiles)
+        lines = _summary_lines(cuda211(log))
+        slowest = lines.index(next(line for line in lines if line.startswith("slowest ")))
+        autotuned = lines.index(next(line for line in lines if line.startswith("compile id ") and "kernel" in line))
+        for row in (slowest + 2, autotuned + 2):  # (its first column: the name, wrapped over two lines)
+            assert " ".join(line.split("   ")[0] for line in lines[row:row + 2]) == _package_name()
+        assert [line.split()[-1] for line in lines if "[-/-]" in line] == ["64])"] * len(symbols)
+
+
+def test_a_log_cut_inside_the_package_build_never_finished(tmp_path, capsys):
+    # The dynamic log cut inside compile_fx_aot (its begin kept, its end not), with no crash record: where its wrapper
+    # was logged (all but the build's end), and before it (while AotCodeCompiler.compile ran). Each is a build that
+    # never finished: the finding, summary --json's unfinished, check's whole-log, named by its package's line.
+    import orjson
+
+    from ..conftest import run_cli
+
+    raw = _RawLog(DYNAMIC)
+    name = _package_name()
+    for cut_at in (raw.fx_end, raw.first("inductor_aot_wrapper_code")):
+        kept = raw.lines[:cut_at]
+        assert [raw.chromium(i)["ph"] for i in raw.heads
+                if i < cut_at and raw.chromium(i).get("name") == "compile_fx_aot"] == ["B"]  # its begin alone
+        cut = tmp_path / f"cut_{cut_at}.log"
+        cut.write_text("\n".join(kept) + "\n")
+
+        ins = insights(read_trace(str(cut)))
+        assert [cid for cid, _ in ins.unfinished] == ["[-/-]"]
+        assert ins.counted == "1 AOTInductor compile" and ins.compile_time.heading == "Compile time"  # (not an export)
+        (finding,) = [f for f in ins.findings if "never finished" in f.title]
+        assert finding.title == f"the {name} never finished compiling"
+        assert finding.detail.startswith(f"the log ends while building the {name}: ")
+
+        assert run_cli("check", cut) == 1
+        assert capsys.readouterr().out.splitlines() == [
+            f"whole-log: the log ends while building the {name}: the program was stopped, crashed or was killed while "
+            "compiling, so what it did after is not in the log"]
+        assert run_cli("summary", cut, "--json") == 0
+        doc = orjson.loads(capsys.readouterr().out)
+        assert [u["compile_id"] for u in doc["unfinished"]] == ["[-/-]"]
+        assert [(c["compile_id"], c["unfinished"]) for c in doc["compile_time"]["compiles"]] == [("[-/-]", True)]

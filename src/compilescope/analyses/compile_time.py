@@ -20,6 +20,7 @@ from ..model.trace import BENCHMARK_EVENT_SUFFIXES, FUSION_BENCHMARK_EVENTS, Com
 from ..model.records import dataclass
 from ..wording import format_seconds
 from ..lazy_regex import lazy_compile
+from .aoti import COMPILE_EVENT as AOTI_COMPILE_EVENT, Aoti
 from .compiled_frames import CompiledFrames, module_label, wrapped_function, wrapped_module
 from .userloc import UserLocation, export_call, is_framework_file, section, traceback_frames
 from .graph_breaks import function_label
@@ -811,11 +812,23 @@ def unfinished_compiles(trace: Trace, times: CompileTimes) -> list[tuple[str, st
     # By compilation, as the rows name it: a restarted attempt ([1/1]) logs none, the attempt after it ([1/1_1]) does
     finished = {cid.compilation for cid, entry in trace.compiles.items() if cid is not None and entry.metrics is not None}
     without_metrics = {cid.compilation for cid in trace.compiles if cid is not None} - finished
-    return [(row.compile_id, row.segments[-1].phase if row.segments else None) for row in times.timeline
-            if row.incomplete and row.compile_id in without_metrics and not row.label.endswith("backward")]
+    # An AOTInductor package's build has no compile id (NO_COMPILE_ID, as its row of the compile times): its
+    # compile_fx_aot left open is a build the log ends during, the program killed or crashed while building.
+    return [(row.compile_id or NO_COMPILE_ID, row.segments[-1].phase if row.segments else None)
+            for row in times.timeline
+            if row.incomplete and (row.compile_id in without_metrics or row.label == _AOTI_ROW)
+            and not row.label.endswith("backward")]
 
 
-def ends_during(unfinished: list[tuple[str, str | None]], labels: dict[str, str]) -> str:
-    """"during [0/3]'s Inductor lowering & codegen": where a log of unfinished compiles ends."""
+_AOTI_ROW = f"{NO_COMPILE_ID} {AOTI_COMPILE_EVENT}"  # (the timeline's label of an AOTInductor compile)
+
+
+def ends_during(unfinished: list[tuple[str, str | None]], labels: dict[str, str], aoti: Aoti | None = None) -> str:
+    """"during [0/3]'s Inductor lowering & codegen": where a log of unfinished compiles ends; in an AOTInductor
+    package's build, "while building the AOTInductor package of aoti_deploy_cuda.py:40" (aoti: the log's, which names
+    it as every report does: Aoti.compile_name). No phase there: its row's last segment is the last event that ended,
+    not the one left open (cut within AotCodeCompiler.compile, it says a compiler run's phase)."""
     cid, phase = unfinished[0]
+    if aoti is not None and aoti.said(cid) != cid:
+        return f"while building {aoti.said(cid)}"
     return f"during {cid}'s {labels.get(phase, phase)}" if phase else f"while {cid} compiled"

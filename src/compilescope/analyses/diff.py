@@ -838,7 +838,7 @@ def run_facts(results: Results) -> RunFacts:
                                  if c.setups and c.compile_id in frame_of_cid}),
         warnings=_warnings(found.warnings, frame_of_cid),
         unread=found.unread.to_json() if found.unread else None,
-        ends_during=ends_during(found.unfinished, times.labels) if found.unfinished else None,
+        ends_during=ends_during(found.unfinished, times.labels, found.aoti) if found.unfinished else None,
         crash=_crash(found.crashes.crashes, frame_of_cid, bool(found.aoti) and times.all_ended),
         export_issues=([{"type": i.failure_type, "where": i.where, "headline": i.headline} for i in exported.issues]
                        if exported.detected else None),

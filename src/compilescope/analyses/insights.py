@@ -130,8 +130,8 @@ class Insights:
         """What the log holds, as a report's heading counts it: "1 compile id", "2 torch.export calls"."""
         if self.export_calls is not None:
             return count(self.export_calls, "torch.export call")
-        if self.aoti and not self.n_compiles:  # (AOTInductor compiles outside any compile id)
-            return count(len(self.aoti.packages), "AOTInductor compile")
+        if self.aoti.compiled and not self.n_compiles:  # (AOTInductor compiles outside any compile id)
+            return count(len(self.aoti.packages) or len(self.aoti.calls), "AOTInductor compile")
         return count(self.n_compiles, "compile id")
 
     def to_json(self) -> dict[str, Any]:
@@ -686,8 +686,9 @@ def findings(ins: Insights, export: ExportReport | None = None) -> list[Finding]
             continue
         out.append(Finding(ERROR, "errors", f"{ids} failed in {err.stage_label}{where}", f"{err.exception}: {err.message}"))
     if ins.unfinished:
-        ids = ins.unfinished[0][0] if len(ins.unfinished) == 1 else _names([c for c, _ in ins.unfinished])
-        during = ends_during(ins.unfinished, ins.compile_time.labels)
+        named = [ins.aoti.said(c) for c, _ in ins.unfinished]  # (an AOTInductor build: its package's name)
+        ids = named[0] if len(named) == 1 else _names(named)
+        during = ends_during(ins.unfinished, ins.compile_time.labels, ins.aoti)
         out.append(Finding(ERROR, "compile_time", f"{ids} never finished compiling",
                            f"the log ends {during}: the program was stopped, crashed or was killed while compiling, "
                            "or the log was cut"))
@@ -771,7 +772,7 @@ def findings(ins: Insights, export: ExportReport | None = None) -> list[Finding]
         cost = _recompile_cost(ct, recompiled, short=True)
         # (an export-only log's compile time is strict export's Dynamo trace: the user ran no torch.compile; unless
         # the exported program was compiled with AOTInductor, whose compile_fx_aot is that time)
-        doing = ("compiling with AOTInductor" if ins.aoti else "exporting" if exported.only else "compiling")
+        doing = ("compiling with AOTInductor" if ins.aoti.compiled else "exporting" if exported.only else "compiling")
         # (a compile the log ends during counts the time it had run: the total is what compiling took so far)
         so_far = " so far" if any(c.unfinished for c in ct.compiles) else ""
         out.append(Finding(INFO, "compile_time", f"{doing} took {format_seconds(ct.total_s)}{so_far}",
@@ -1072,7 +1073,7 @@ def insights(trace: Trace, runtime: Runtime | None = None, export: ExportReport 
             pending.compile_ids = [c.compile_id for c in ins.cudagraphs.never_recorded]
     exported = export if export is not None else export_report(trace)
     ins.findings = findings(ins, exported)
-    if exported.only and not ins.aoti:  # (an AOTInductor compile's time is no export's)
+    if exported.only and not ins.aoti.compiled:  # (an AOTInductor compile's time is no export's, finished or not)
         ins.export_calls = len(exported.calls)
         as_export_time(ins.compile_time, trace)
     return ins
