@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import resource
 import subprocess
 import sys
 from pathlib import Path
@@ -19,26 +18,22 @@ import pytest
 
 from ..conftest import torch213
 from ..tracelog import cid, envelope
+from .linear_work import assert_linear, cap_memory, lines_run
 
-MEMORY_CAP = 3 << 30
 TIME_LIMIT = 60
-
-
-def _cap_memory() -> None:
-    resource.setrlimit(resource.RLIMIT_AS, (MEMORY_CAP, MEMORY_CAP))
 
 
 def compilescope(*args, timeout: int = TIME_LIMIT, **kw) -> subprocess.CompletedProcess:
     """Run the CLI bounded in time and memory; a hang or a blow-up is a test failure."""
     try:
         return subprocess.run([sys.executable, "-m", "compilescope", *map(str, args)], capture_output=True,
-                              timeout=timeout, preexec_fn=_cap_memory, **kw)
+                              timeout=timeout, preexec_fn=cap_memory, **kw)
     except subprocess.TimeoutExpired:
         pytest.fail(f"compilescope {' '.join(map(str, args))} ran past {timeout} s")
 
 
 def run_python(code: str) -> None:
-    r = subprocess.run([sys.executable, "-c", code], capture_output=True, timeout=TIME_LIMIT, preexec_fn=_cap_memory)
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, timeout=TIME_LIMIT, preexec_fn=cap_memory)
     assert r.returncode == 0, r.stderr.decode()[-2000:]
 
 
@@ -152,26 +147,35 @@ def test_restarted_recompiles_are_explained_in_linear_time(tmp_path):
          [(f"[{i}/1_1]", f"tensor 'x' size mismatch at index 0. expected {i + 1}, actual {i + 2}")]) for i in range(n)]
 
 
-def test_distinct_cache_bypass_reasons_are_listed_in_linear_time(tmp_path):
-    # 24,000 compiles, each bypassing AOTAutograd's cache for a reason of its own (a local function's address): each
-    # reason was numbered and its compiles found by scanning them all, per reason and per row (two minutes and more).
-    n = 24_000
-    log = tmp_path / "bypass.log"
-    with log.open("w") as f:
+def _bypass_log(path: Path, n: int) -> Path:
+    """n compiles, each bypassing AOTAutograd's cache for a reason of its own (a local function's address)."""
+    with path.open("w") as f:
         for i in range(n):
             reason = f"Can't pickle local object <function f{i}.<locals>.g at 0x7f{i:08x}>"
             f.write(envelope({**_dynamo_start(i), **cid(i)})
                     + envelope({"artifact": {"name": "aotautograd_cache_bypass", "encoding": "json"}, **cid(i)},
                                json.dumps({"cache_bypass_reason": reason, "cache_state": "bypass"}))
                     + envelope({"compilation_metrics": {"co_name": f"f{i}"}, **cid(i)}))
-    r = compilescope("summary", log, env={**os.environ, "COLUMNS": "200"})
-    assert r.returncode in (0, 1), r.stderr.decode()[-2000:]
-    out = r.stdout.decode()
-    # Each reason bypassed one lookup; equal counts keep the log's order, so [i/0]'s reason is number i + 1.
-    for i in (0, 1, n - 1):
-        assert f"({i + 1}) 1 lookup bypassed ([{i}/0]): Can't pickle local object <function f{i}.<locals>.g" in out
-    assert re.search(r"^\[1/0\]\s+-\s+bypass\s+\(2\)\s*$", out, re.M), out[:3000]
+    return path
 
+
+def test_distinct_cache_bypass_reasons_are_listed_in_linear_time(tmp_path):
+    # Each reason was numbered and its compiles found by scanning them all, per reason and per row: 24,000 compiles
+    # took two minutes and more, the fixed code 33 s of the minute's limit at load 8. Counted instead: that code
+    # (d66e425^) runs 2.27 M lines of compilescope for 500 compiles, 6.75 M for 1,000 (2.97 times), today's with
+    # those two scans put back 2.35 M and 6.91 M (2.94 times); the fixed code 1.23 M and 2.41 M (1.96 times).
+    counts = []
+    for n in (500, 1_000):
+        lines, r = lines_run(tmp_path / f"lines{n}", "summary", _bypass_log(tmp_path / f"bypass{n}.log", n),
+                             env={**os.environ, "COLUMNS": "200"})
+        assert r.returncode in (0, 1), r.stderr.decode()[-2000:]
+        out = r.stdout.decode()
+        # Each reason bypassed one lookup; equal counts keep the log's order, so [i/0]'s reason is number i + 1.
+        for i in (0, 1, n - 1):
+            assert f"({i + 1}) 1 lookup bypassed ([{i}/0]): Can't pickle local object <function f{i}.<locals>.g" in out
+        assert re.search(r"^\[1/0\]\s+-\s+bypass\s+\(2\)\s*$", out, re.M), out[:3000]
+        counts.append(lines)
+    assert_linear(*counts, "distinct cache bypass reasons")
 
 
 def _fx_graph_lookup(outcome: str, frame: int, fcid: int = 0, attempt: int = 0) -> str:
@@ -368,11 +372,26 @@ def test_objects_dynamo_could_not_trace_are_checked_against_the_guard_trees_once
 
 
 def test_many_compiles_are_timed_in_linear_time(tmp_path):
-    log = tmp_path / "many.log"
+    # compile_times rebuilt the set of the compiles it had listed for each compile (1bedbbc^): 30,000 compiles passed
+    # a 40 s limit, and the fixed code took 23 s of it at load 8. Counted instead: that code runs 0.88 M lines of
+    # compilescope for 1,000 compiles, 2.76 M for 2,000 (3.13 times), today's with the set rebuilt again 2.34 M and
+    # 5.63 M (2.41 times); the fixed code 1.84 M and 3.63 M (1.98 times).
     metrics = {"co_name": "f", "entire_frame_compile_time_s": 0.1, "backend_compile_time_s": 0.05}
-    log.write_text("".join(envelope({"compilation_metrics": metrics, **cid(i)}) for i in range(30_000)))
-    r = compilescope("summary", "--json", log, timeout=40)
-    assert r.returncode == 0, r.stderr.decode()[-2000:]
+    counts = []
+    for n in (1_000, 2_000):
+        log = tmp_path / f"many{n}.log"
+        log.write_text("".join(envelope({"compilation_metrics": metrics, **cid(i)}) for i in range(n)))
+        lines, r = lines_run(tmp_path / f"lines{n}", "summary", "--json", log)
+        assert r.returncode == 0, r.stderr.decode()[-2000:]
+        times = json.loads(r.stdout)["compile_time"]
+        # Every compile is timed from its metrics alone: its frame's 0.1 s, of which 0.05 s in the backend compiler
+        # and the rest (0.05 s) Dynamo's tracing.
+        assert [c["compile_id"] for c in times["compiles"]] == [f"[{i}/0]" for i in range(n)]
+        assert {(c["total_s"], c["phases"]["dynamo"], c["phases"]["backend"]) for c in times["compiles"]} == {
+            (0.1, 0.05, 0.05)}
+        assert times["total_s"] == pytest.approx(0.1 * n)
+        counts.append(lines)
+    assert_linear(*counts, "many compiles' times")
 
 
 def test_rank_schedules_are_compared_in_linear_time():
