@@ -111,6 +111,13 @@ def test_a_cuda_graph_skip_warned_at_run_time_is_recorded_in_the_log(tmp_path):
     assert json.loads(lines[i + 1][1:]) == {"records": ["transformed_code", "warnings", "cudagraph_skips", "crashes"]}
 
 
+def _signals_as_a_shell_leaves_them() -> None:
+    """In the child before it runs compilescope: SIGINT handled as in a command typed at a shell. Tests started in the
+    background by a script (`pytest ... &`) ignore SIGINT, and an ignored signal stays ignored through exec: Python
+    then leaves it ignored, as is right for a background job, and a SIGINT sent to compilescope would do nothing."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 @pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
 def test_a_signal_to_compilescope_alone_stops_the_program_and_the_report_is_written(signum, tmp_path):
     # A scheduler or a script signals compilescope's pid, not a terminal's process group: the program must not be
@@ -119,7 +126,8 @@ def test_a_signal_to_compilescope_alone_stops_the_program_and_the_report_is_writ
     proc = subprocess.Popen([sys.executable, "-m", "compilescope", "run", "--no-browser", "-o", str(out),
                              str(OUR_PROGRAMS / "writes_a_log_then_waits.py"), str(torch213("graph_breaks.log")),
                              str(finished)], cwd=tmp_path, env=clean_env(), stdin=subprocess.DEVNULL,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=_signals_as_a_shell_leaves_them)
     assert proc.stdout.readline().strip() == "traced"  # the program runs, with its log written
     proc.send_signal(signum)
     _, err = proc.communicate(timeout=120)
