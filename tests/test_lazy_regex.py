@@ -52,6 +52,12 @@ LAZY_FOR_A_SMALL_LOG = (
     "compilescope.analyses.export._BOUND", "compilescope.analyses.freezing._ARG", "compilescope.analyses.freezing._PARAM_INPUT",
     "compilescope.analyses.freezing._NUMBERED", "compilescope.analyses.freezing._WORD",  # (a frozen graph)
     "compilescope.analyses.fx_sites._TYPED_NAME", "compilescope.analyses.fx_sites._CALL",
+    "compilescope.analyses.freezing._CONSTANT", "compilescope.analyses.freezing._OP_CALL",
+    "compilescope.analyses.activation_checkpoint._FILE_COMMENT",  # (a graph with checkpointed regions)
+    # (output code with a user's Triton kernel)
+    *(f"compilescope.analyses.user_kernels.{name}" for name in ("_OPENER", "_ORIGINAL_PATH", "_DEBUG_HANDLE", "_RUN",
+                                                                "_SIGNATURE", "_SIGNATURE_ITEM", "_NUMBER", "_SIZE_SYMBOL",
+                                                                "_OPS_CALL")),
 )
 
 

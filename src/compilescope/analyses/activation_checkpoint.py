@@ -23,7 +23,7 @@ from .fx_sites import GRAPH_ARTIFACT
 
 BACKWARD_GRAPH = "aot_backward_graph"
 CHECKPOINT_OP = "torch.ops.higher_order.tag_activation_checkpoint("
-_FILE_COMMENT = re.compile(r"^\s*# File: (?P<file>.+?):(?P<line>\d+) in (?P<func>[^,]+?)(?:, code: (?P<code>.*))?\s*$")
+_FILE_COMMENT = lazy_compile(r"^\s*# File: (?P<file>.+?):(?P<line>\d+) in (?P<func>[^,]+?)(?:, code: (?P<code>.*))?\s*$")
 # `# ac_graph_id: 3 - PREFER_RECOMPUTE File: /p/x.py:27 in forward, code: h = self.up(self.norm(x))`
 _RECOMPUTE_COMMENT = lazy_compile(r"^\s*# ac_graph_id: (?P<region>\d+) - (?P<policy>\w+) File: (?P<file>.+?):(?P<line>\d+)"
                                 r" in (?P<func>[^,]+?)(?:, code: (?P<code>.*))?\s*$")

@@ -11,7 +11,6 @@ freezing enabled"), so every process compiles it from scratch; and the weights a
 
 from __future__ import annotations
 
-import re
 from dataclasses import field
 from typing import Any
 
@@ -23,7 +22,7 @@ from .userloc import UserLocation
 
 _AOT_GRAPHS = ("aot_inference_graph", "aot_forward_graph")
 # `_mkl_reorder_linear_weight_2: "f32[1459233, 1][1, 0]cpu" = self._frozen_param14`
-_CONSTANT = re.compile(r"^\s+(?P<name>[A-Za-z_]\w*)(?:\s*:\s*\"[^\"]*\")?\s*=\s*self\.(?P<param>_frozen_param\d+)\s*$")
+_CONSTANT = lazy_compile(r"^\s+(?P<name>[A-Za-z_]\w*)(?:\s*:\s*\"[^\"]*\")?\s*=\s*self\.(?P<param>_frozen_param\d+)\s*$")
 # `def forward(self, arg8_1: "f32[32, 3, 8, 8][192, 64, 8, 1]cpu"):` (one line), or the signature over lines (the AOT
 # graph's, an input a line with its `# ParamAOTInput(...)`) up to the line of its `):`
 _SIGNATURE, _SIGNATURE_END = "def forward(", "):"
@@ -39,7 +38,7 @@ PACKINGS = {
 }
 _NUMBERED = lazy_compile(r"_\d+$")
 _WORD = lazy_compile(r"\w+")  # (a constant is taken where a call's arguments hold its name as a whole word)
-_OP_CALL = re.compile(r"\s*torch\.ops\.(?P<op>[\w.]+?)(?:\.default)?\(")
+_OP_CALL = lazy_compile(r"\s*torch\.ops\.(?P<op>[\w.]+?)(?:\.default)?\(")
 
 
 @dataclass

@@ -36,6 +36,7 @@ from typing import Any, NamedTuple
 
 import orjson
 
+from ..lazy_regex import lazy_compile
 from ..location import read_local_lines
 from ..model.records import dataclass
 from ..model.trace import Compile, Trace
@@ -50,16 +51,16 @@ CUSTOM_KERNEL = "custom_kernel=True"  # what marks a user's kernel in the output
 # and the line that closes it. Found by string search, the openers line by line and one find of the closer per opener:
 # the code is the log's, and a pattern spanning the body backtracked over every opener left unclosed (quadratic).
 _OPENER_MARK = " = async_compile.triton('"
-_OPENER = re.compile(r"(?P<var>\w+) = async_compile\.triton\('(?P<name>\w+)', '''")
+_OPENER = lazy_compile(r"(?P<var>\w+) = async_compile\.triton\('(?P<name>\w+)', '''")
 _CLOSER = "\n''', "
-_ORIGINAL_PATH = re.compile(r"# Original path: (?P<file>.*):(?P<line>\d{1,9})")
-_DEBUG_HANDLE = re.compile(r"# \[Provenance debug handles\] (?P<var>\w+):(?P<handle>\d+)")
-_RUN = re.compile(r"^[ \t]*(?P<var>\w+)\.run\((?P<args>.*)\)[ \t\r]*$", re.M)
-_SIGNATURE = re.compile(r"'signature': \{(?P<items>[^}]*)\}")
-_SIGNATURE_ITEM = re.compile(r"'(?P<arg>\w+)': '(?P<type>[^']*)'")
-_NUMBER = re.compile(r"^-?(?:\d+\.?\d*(?:e[-+]?\d+)?|inf|nan|True|False|None)$")
-_SIZE_SYMBOL = re.compile(r"\b[suq]\d+\b")  # s77, u0: the shape environment's symbols
-_OPS_CALL = re.compile(r"torch\.ops\.[\w.]+(?=\()")
+_ORIGINAL_PATH = lazy_compile(r"# Original path: (?P<file>.*):(?P<line>\d{1,9})")
+_DEBUG_HANDLE = lazy_compile(r"# \[Provenance debug handles\] (?P<var>\w+):(?P<handle>\d+)")
+_RUN = lazy_compile(r"^[ \t]*(?P<var>\w+)\.run\((?P<args>.*)\)[ \t\r]*$", re.M)
+_SIGNATURE = lazy_compile(r"'signature': \{(?P<items>[^}]*)\}")
+_SIGNATURE_ITEM = lazy_compile(r"'(?P<arg>\w+)': '(?P<type>[^']*)'")
+_NUMBER = lazy_compile(r"^-?(?:\d+\.?\d*(?:e[-+]?\d+)?|inf|nan|True|False|None)$")
+_SIZE_SYMBOL = lazy_compile(r"\b[suq]\d+\b")  # s77, u0: the shape environment's symbols
+_OPS_CALL = lazy_compile(r"torch\.ops\.[\w.]+(?=\()")
 
 
 # The file as the user's program holds it: a kernel's def line is read from it (kept per path, size and time). The
