@@ -183,6 +183,26 @@ def test_the_batch_dim_is_placed_at_the_export_call_that_made_it():
     assert [f["line"] for f in created["stack"][:3]] == [_program_line("    main()"), export, 171]
     (size,) = dynamic_shapes(read_trace(torch213(LOG))).sizes
     assert (size.location.line, size.location.function) == (export, "main")
+    # No compile id (tlparse's [-/-]): made by torch.export, by its stack, not by the package built at line 41
+    assert [(s.compile_id, s.made_by) for s in size.symbols] == [("[-/-]", f"torch.export at aoti_deploy.py:{export}")]
+    assert size.symbols_text == f"s77 = 4 in torch.export at aoti_deploy.py:{export} ([2, 64])"
+
+
+def test_the_index_tables_name_the_package_and_torch_export_not_no_compile_id(tmp_path):
+    # The compile-time table's row is compile_fx_aot's (test_the_compile_is_named_by_its_package...), the symbols
+    # table's row is s77, which torch.export made (test above): each named by what made it, linked to [-/-]'s outputs.
+    import html
+
+    from ..conftest import report
+
+    report(torch213(LOG), tmp_path)
+    page = (tmp_path / "index.html").read_text()
+    for table, made in (("slowest", f"AOTInductor package of aoti_deploy.py:{_program_line('aoti_compile_and_package(')}"),
+                        ("dynamic-shapes", f"torch.export at aoti_deploy.py:{_program_line('torch.export.export(')}")):
+        start = page.index(f'<table class="{table}"')
+        body = page[start:page.index("</table>", start)]
+        assert [html.unescape(c) for c in re.findall(r'<tr><td><a href="#\[-/-\]" title="\[-/-\]">(.*?)</a>', body)] == [made]
+        assert "[-/-]" not in html.unescape(re.sub(r"<[^>]+>", "", body))
 
 
 def test_the_report_names_the_package_code_where_tlparse_puts_it(tmp_path):

@@ -333,7 +333,50 @@ def test_the_build_is_named_by_its_package_where_a_compile_id_would_be():
         autotuned = lines.index(next(line for line in lines if line.startswith("compile id ") and "kernel" in line))
         for row in (slowest + 2, autotuned + 2):  # (its first column: the name, wrapped over two lines)
             assert " ".join(line.split("   ")[0] for line in lines[row:row + 2]) == _package_name()
-        assert [line.split()[-1] for line in lines if "[-/-]" in line] == ["64])"] * len(symbols)
+        # The symbol's Python stack runs through the export call (line 38), not aoti_compile_and_package
+        export = line_holding(PROGRAM, "torch.export.export(")
+        for i in symbols:
+            stack = json.loads(raw.lines[i][raw.lines[i].index("{"):])["stack"]
+            assert export in [f["line"] for f in stack]
+            assert line_holding(PROGRAM, "aoti_compile_and_package(") not in [f["line"] for f in stack]
+        made = [line for line in lines if f"in torch.export at aoti_deploy_cuda.py:{export} " in line]
+        assert len(made) == len(symbols) and not any("[-/-]" in line for line in lines)
+
+
+def test_the_report_tables_name_the_package_and_torch_export_by_what_made_each_row(tmp_path):
+    # The HTML index's compile-time, autotuning and dynamic-shapes tables (one link macro): the rows the build made
+    # (compile_fx_aot, the kernel autotuned while compiling) are the package's; the symbol torch.export made before the
+    # build began (test above) is torch.export's; no cell says tlparse's [-/-], and each still links its outputs.
+    import html
+
+    from ..conftest import report
+
+    package = _package_name()
+    export = f"torch.export at aoti_deploy_cuda.py:{line_holding(PROGRAM, 'torch.export.export(')}"
+    for log, symbols in ((DYNAMIC, [export]), (STATIC, [])):
+        report(cuda211(log), tmp_path / log)
+        page = (tmp_path / log / "index.html").read_text()
+        assert _first_cells(page, "slowest") == _first_cells(page, "autotune-kernels") == [package]
+        assert _first_cells(page, "dynamic-shapes") == symbols
+        for table in ("slowest", "autotune-kernels", "dynamic-shapes")[:3 if symbols else 2]:
+            rows = _table(page, table)
+            assert "[-/-]" not in html.unescape(re.sub(r"<[^>]+>", "", rows))
+            assert rows.count('<td><a href="#[-/-]"') == len(_first_cells(page, table))
+        assert ('<table class="dynamic-shapes"' in page) == bool(symbols)
+
+
+def _table(page: str, table: str) -> str:
+    start = page.index(f'<table class="{table}"')
+    return page[start:page.index("</table>", start)]
+
+
+def _first_cells(page: str, table: str) -> list[str]:
+    """The text of each body row's first cell in the index page's table of that class (none where it has none)."""
+    import html
+
+    body = _table(page, table) if f'<table class="{table}"' in page else ""
+    return [" ".join(html.unescape(re.sub(r"<[^>]+>", "", cell)).split())
+            for cell in re.findall(r"<tr><td>(.*?)</td>", body)]
 
 
 def test_a_log_cut_inside_the_package_build_never_finished(tmp_path, capsys):

@@ -22,6 +22,7 @@ from ..lazy_regex import lazy_compile
 from ..model.ids import CompileId
 from ..model.trace import Compile, Trace
 from ..wording import count
+from .aoti import aoti_call
 from .compiled_frames import CompiledFrames
 from .stack_values import StackValues
 from .userloc import (UserLocation, is_torch_file, last_code_stack_frame, last_user_stack_frame,
@@ -127,6 +128,20 @@ def read_placement(read: str | None, location: UserLocation | None,
     return parts + ([PlacementPart(", called at ", location)] if location else [])
 
 
+def made_by(event: dict, compile_id: CompileId | None) -> str | None:
+    """What made an event logged outside any compile id (tlparse's [-/-]), by its Python stack: "AOTInductor package of
+    aoti_deploy.py:41" (a package build has no compile id), "torch.export at aoti_deploy.py:39" (non-strict export
+    fakes the inputs and traces without Dynamo); None in a compile, or where the stack runs through neither."""
+    if compile_id is not None:
+        return None
+    stack = event.get("stack")
+    built = aoti_call(stack)
+    if built is not None:
+        return f"AOTInductor package of {built.short}"
+    exported = export_call(stack)
+    return f"torch.export at {exported.short}" if exported is not None else None
+
+
 def placement_text(parts: list[PlacementPart]) -> str:
     """A placement in one line, each location by its file and line ("at prog.py:3"), as a diff's title says it."""
     return "".join(p.text + (p.location.short if p.location else "") for p in parts)
@@ -157,6 +172,14 @@ class SymbolCreated:
     # An unbacked symbol's range as the same compile's runtime asserts on it alone bound it ("[0, 32]", from
     # torch._check(n >= 0) and torch._check(n <= x.numel())): torch logs the range at creation, unbounded, only.
     checked_range: str | None = None
+    # What made it where no compile id did (tlparse's [-/-]), by its Python stack (made_by): "torch.export at
+    # aoti_deploy.py:39", "AOTInductor package of aoti_deploy.py:41"; None in a compile, or where the stack says neither.
+    made_by: str | None = None
+
+    @property
+    def shown_id(self) -> str:
+        """Its compile id as reports show it: what made it (made_by) where it has none."""
+        return self.made_by or self.compile_id
 
     @property
     def range_text(self) -> str | None:
@@ -171,7 +194,7 @@ class SymbolCreated:
                 "source": self.source, "source_text": self.source_text, "unbacked": self.unbacked,
                 "location": self.location.to_json() if self.location else None,
                 "torch_location": _location_json(self.torch_location), "passed_in": self.passed_in,
-                "retrace_of": self.retrace_of, "checked_range": self.checked_range}
+                "retrace_of": self.retrace_of, "checked_range": self.checked_range, "made_by": self.made_by}
 
 
 @dataclass
@@ -205,13 +228,18 @@ class Specialization:
         return text + (f" by {self.read_by}" if self.read_by else "")
     # Its sources in the user's words, where torch's text is not (as SymbolCreated.source_text): source -> text.
     source_texts: dict[str, str] = field(default_factory=dict)
+    made_by: str | None = None  # what made it where no compile id did (SymbolCreated.made_by)
+
+    @property
+    def shown_id(self) -> str:
+        return self.made_by or self.compile_id
 
     def to_json(self) -> dict[str, Any]:
         return {"compile_id": self.compile_id, "symbol": self.symbol, "value": self.value, "sources": self.sources,
                 "described_sources": _described_json(self.source_texts),
                 "reason": self.reason, "location": self.location.to_json() if self.location else None,
                 "recompile": self.recompile, "torch_location": _location_json(self.torch_location),
-                "read_as": self.read_as, "read_by": self.read_by, "read_text": self.read_text}
+                "read_as": self.read_as, "read_by": self.read_by, "read_text": self.read_text, "made_by": self.made_by}
 
 
 @dataclass
@@ -222,6 +250,11 @@ class GuardAdded:
     expr: str
     location: UserLocation | None
     torch_location: UserLocation | None = None  # torch's line, where location is the user's call into it (_location)
+    made_by: str | None = None  # what made it where no compile id did (SymbolCreated.made_by)
+
+    @property
+    def shown_id(self) -> str:
+        return self.made_by or self.compile_id
 
     @property
     def runtime_assert(self) -> bool:
@@ -233,7 +266,8 @@ class GuardAdded:
     def to_json(self) -> dict[str, Any]:
         return {"compile_id": self.compile_id, "expr": self.expr,
                 "location": self.location.to_json() if self.location else None,
-                "torch_location": _location_json(self.torch_location), "runtime_assert": self.runtime_assert}
+                "torch_location": _location_json(self.torch_location), "runtime_assert": self.runtime_assert,
+                "made_by": self.made_by}
 
 
 @dataclass
@@ -397,7 +431,7 @@ def dynamic_shapes(trace: Trace, stack_values: StackValues | None = None) -> Dyn
             created = SymbolCreated(
                 key, str(sym.get("symbol", "?")), _text(sym.get("val")), _text(sym.get("vr")), source,
                 sym.get("kind") == "create_unbacked_symbol", *_location(sym),
-                source_text=_source_text(stack_values, entry, source))
+                source_text=_source_text(stack_values, entry, source), made_by=made_by(sym, entry.compile_id))
             _place_at_call(created, frames, entry.compile_id)
             symbols.append(created)
         result.symbols.extend(symbols)
@@ -407,12 +441,13 @@ def dynamic_shapes(trace: Trace, stack_values: StackValues | None = None) -> Dyn
             described = {s: text for s in sources if (text := _source_text(stack_values, entry, s)) is not None}
             found = Specialization(
                 key, str(spec.get("symbol", "?")), _text(spec.get("value")), sources, _text(spec.get("reason")), where,
-                torch_location=torch_line, source_texts=described)
+                torch_location=torch_line, source_texts=described, made_by=made_by(spec, entry.compile_id))
             if where is None and not spec.get("user_stack"):
                 _read_place(found, spec, symbols, frames, entry.compile_id)
             result.specializations.append(found)
         for guard in entry.guards_added:
-            added = GuardAdded(key, str(guard.get("expr", "?")), *_location(guard))
+            added = GuardAdded(key, str(guard.get("expr", "?")), *_location(guard),
+                               made_by=made_by(guard, entry.compile_id))
             if added.location is None and not guard.get("user_stack"):
                 _place_by_symbol(added, symbols)
             result.guards.append(added)
@@ -728,7 +763,8 @@ class DynamicSize(_SizeEvents):
     @property
     def symbols_text(self) -> str:
         """"s27 = 24 in [0/1]; s27 = 8 in [0/2] (any value ≥ 2)": each symbol and the example value it was made
-        from, with its compiles (a retried compile makes the same again); the value range once where all agree."""
+        from, with its compiles (a retried compile makes the same again; none: what made it, SymbolCreated.made_by);
+        the value range once where all agree."""
         made = [s for s in self.symbols if s.retrace_of is None]  # (AOTAutograd's again: said after them, by name)
         ranges = _distinct(s.range_text for s in made if s.range_text)
         one_range = len(ranges) == 1
@@ -737,8 +773,8 @@ class DynamicSize(_SizeEvents):
             text = (s.symbol + (f" = {s.value}" if s.value is not None else "")
                     + (f" ({s.range_text})" if s.range_text and not one_range else ""))
             ids = by_symbol.setdefault(text, [])
-            if s.compile_id not in ids:
-                ids.append(s.compile_id)
+            if s.shown_id not in ids:
+                ids.append(s.shown_id)
         again = _distinct(s.symbol for s in self.symbols if s.retrace_of is not None)
         return ("; ".join(f"{text} in {', '.join(ids)}" for text, ids in by_symbol.items())
                 + (f" ({ranges[0]})" if one_range else "")
