@@ -137,11 +137,15 @@ class TimelineRow:
     duration_s: float
     segments: list[Segment] = field(default_factory=list)
     incomplete: bool = False  # an event never ended (crash, or the log was cut)
+    # Where incomplete: the phase of the innermost event still open where the log ends (begun, never ended), which the
+    # compile was in. Not the last segment's: that is the last event that ended where the log ends right after an end
+    # (a compile_file inside Scheduler.codegen) or none where it ends right after a begin.
+    open_phase: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {"label": self.label, "compile_id": self.compile_id, "start_s": round(self.start_s, 6),
                 "duration_s": round(self.duration_s, 6), "incomplete": self.incomplete,
-                "segments": [s.to_json() for s in self.segments]}
+                "open_phase": self.open_phase, "segments": [s.to_json() for s in self.segments]}
 
 
 @dataclass
@@ -474,6 +478,7 @@ def _rows(events: Iterable[dict]) -> tuple[list[TimelineRow], float | None]:
             charge(track, end_ts)
             row.duration_s = end_ts - row_start[id(row)]
         row.incomplete = True
+        row.open_phase = stacks[track][-1].phase if stacks.get(track) else None
     for row in rows:
         row.start_s = row_start[id(row)] - first_ts
     return rows, first_ts
@@ -814,7 +819,7 @@ def unfinished_compiles(trace: Trace, times: CompileTimes) -> list[tuple[str, st
     without_metrics = {cid.compilation for cid in trace.compiles if cid is not None} - finished
     # An AOTInductor package's build has no compile id (NO_COMPILE_ID, as its row of the compile times): its
     # compile_fx_aot left open is a build the log ends during, the program killed or crashed while building.
-    return [(row.compile_id or NO_COMPILE_ID, row.segments[-1].phase if row.segments else None)
+    return [(row.compile_id or NO_COMPILE_ID, row.open_phase)
             for row in times.timeline
             if row.incomplete and (row.compile_id in without_metrics or row.label == _AOTI_ROW)
             and not row.label.endswith("backward")]
@@ -826,8 +831,8 @@ _AOTI_ROW = f"{NO_COMPILE_ID} {AOTI_COMPILE_EVENT}"  # (the timeline's label of 
 def ends_during(unfinished: list[tuple[str, str | None]], labels: dict[str, str], aoti: Aoti | None = None) -> str:
     """"during [0/3]'s Inductor lowering & codegen": where a log of unfinished compiles ends; in an AOTInductor
     package's build, "while building the AOTInductor package of aoti_deploy_cuda.py:40" (aoti: the log's, which names
-    it as every report does: Aoti.compile_name). No phase there: its row's last segment is the last event that ended,
-    not the one left open (cut within AotCodeCompiler.compile, it says a compiler run's phase)."""
+    it as every report does: Aoti.compile_name), without its phase, which the name says already (the build's own,
+    "AOTInductor package build", or "Other": compile_fx_aot alone still open)."""
     cid, phase = unfinished[0]
     if aoti is not None and aoti.said(cid) != cid:
         return f"while building {aoti.said(cid)}"
