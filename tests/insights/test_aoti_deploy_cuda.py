@@ -422,3 +422,28 @@ def test_a_log_cut_inside_the_package_build_never_finished(tmp_path, capsys):
         doc = orjson.loads(capsys.readouterr().out)
         assert doc["unfinished"] == [{"compile_id": "[-/-]", "phase": expected}]
         assert [(c["compile_id"], c["unfinished"]) for c in doc["compile_time"]["compiles"]] == [("[-/-]", True)]
+
+
+def test_an_unfinished_builds_row_wraps_at_words_in_80_columns(tmp_path):
+    # The dynamic log cut before compile_fx_aot's end (the test above): its slowest-compiles row is the package's name
+    # (two lines), the function, the time so far and what it was mostly doing, unfinished. At 80 columns the row ran
+    # past the terminal and the last cell was cut ("AOTInductor pack" / "build (...)"): each word is whole now.
+    import io
+
+    from rich.console import Console
+
+    from compilescope.render.terminal import print_summary
+
+    raw = _RawLog(DYNAMIC)
+    cut = tmp_path / "cut.log"
+    cut.write_text("\n".join(raw.lines[:raw.fx_end]) + "\n")
+    console = Console(width=80, color_system=None, record=True, file=io.StringIO())
+    print_summary(insights(read_trace(str(cut))), console)
+    lines = [line.rstrip() for line in console.export_text().splitlines()]
+    head = next(i for i, line in enumerate(lines) if line.startswith("slowest "))
+    column = lines[head].index("mostly")
+    row = lines[head + 2:lines.index("", head)]
+    assert all(len(line) <= 80 for line in lines)
+    mostly = " ".join(line[column:].strip() for line in row if line[column:].strip()).split()
+    assert mostly[:3] == ["AOTInductor", "package", "build"] and mostly[-6:] == "still compiling when the log ended".split()
+    assert " ".join(line[:column].split("   ")[0].strip() for line in row[:2]) == _package_name()

@@ -112,11 +112,14 @@ def _table(*columns: str, **kwargs) -> Table:
 
 def _names_column(column: Column, names: list[str]) -> None:
     """A column of compile ids keeps each on one line (one word); where a name is words (the AOTInductor package's,
-    Aoti.compile_name), it wraps onto two lines, the column as wide as half of it or its longest word."""
+    Aoti.compile_name), it wraps onto two lines, the column as wide as half of it or its longest word. That width is
+    the column's own (width), not a min and max: rich shrinks a table too wide only by its columns without one, and
+    evenly where two are alike, then widens a column back to its min, and the row ran past the terminal, which cut
+    the last cell ("AOTInductor pack" at 80 columns)."""
     words = [word for name in names for word in name.split()]
     column.no_wrap = len(words) == len(names)
     if not column.no_wrap:
-        column.min_width = column.max_width = max(max(map(len, words)), *((len(n) + 1) // 2 for n in names))
+        column.width = max(max(map(len, words)), *((len(n) + 1) // 2 for n in names))
 
 
 def _findings(ins: Insights) -> RenderableType:
