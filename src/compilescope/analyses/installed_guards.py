@@ -103,6 +103,8 @@ _REQUIRES_GRAD = lazy_compile(r"\+- TENSOR_MATCH: check_tensor\((?P<source>[LG]\
 _HOOKS = lazy_compile(r"DictGuardManager: source=(?P<module>[LG]\[\S*?)\._(?P<kind>(?:forward|backward)(?:_pre)?_hooks), ")
 _HOOK = lazy_compile(r"ValueManager: GuardManager: source=(?P<hooks>[LG]\[\S*?_hooks)\[")
 _MODULE = lazy_compile(r"GuardManager: source=(?P<source>[LG]\[\S*?), accessed_by=")
+# A submodule, whatever its class (the user's own Block as much as torch's Linear): an entry of a module's _modules.
+_SUBMODULE = lazy_compile(r"\._modules\[[^\]]+\]$")
 # A module's hooks dict pinned by a value guard (`EQUALS_MATCH: L['self']._forward_hooks == ...`): not a count.
 _HOOKS_DICT = lazy_compile(r"\._(?:forward|backward)(?:_pre)?_hooks$")
 
@@ -150,7 +152,10 @@ def pinned_state(text: str) -> dict[str, str]:
             hooks.setdefault(f"{m['module']}._{m['kind']}", 0)
         elif "ValueManager: GuardManager: source=" in line and (m := _HOOK.search(line)) is not None:
             hooks[m["hooks"]] = hooks.get(m["hooks"], 0) + 1
-        elif "type=<class 'torch.nn.modules." in line and (m := _MODULE.search(line)) is not None:
+        elif (m := _MODULE.search(line)) is not None and ("type=<class 'torch.nn.modules." in line
+                                                          or _SUBMODULE.search(m["source"])):
+            # (a class of the user's own is a module too: a hook registered on `model.block` after compiling was
+            # missed where Block was not one of torch's)
             modules.add(m["source"])
     for module in modules:  # (a torch.nn module traced with no hook of its own: none of each kind)
         for kind in ("forward_hooks", "forward_pre_hooks"):

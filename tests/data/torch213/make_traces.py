@@ -200,6 +200,12 @@ SCENARIOS = [
     Scenario("module_state_fixed", "module_state.py", gzip=True, env={**RUN_ENV, "MODULE_VARIANT": "fixed"}),
     # The fix but for the dict, empty until the hook's first compiled call writes its key: one recompile for that key.
     Scenario("module_state_late_key", "module_state.py", gzip=True, env={**RUN_ENV, "MODULE_VARIANT": "late_key"}),
+    # A model changed after its first compiled call, nothing else between: a forward hook registered on its own Block
+    # class's submodule (_hook), the submodule replaced by a fresh Block (_swap); _fixed: the hook registered before
+    # compiling, the new weights loaded in place. Each then validates once under eval() and no_grad().
+    Scenario("module_swap_hook", "module_swap.py", gzip=True, env={**RUN_ENV, "MODSWAP_VARIANT": "hook"}),
+    Scenario("module_swap", "module_swap.py", gzip=True, env={**RUN_ENV, "MODSWAP_VARIANT": "swap"}),
+    Scenario("module_swap_fixed", "module_swap.py", gzip=True, env={**RUN_ENV, "MODSWAP_VARIANT": "fixed"}),
     # An exported model compiled with AOTInductor (aoti_compile_and_package), loaded and run at batches 4 and 8: with a
     # Dim for the batch, and (_static) without one, a package of batch 4 whose unchecked input of 8 returns 4 rows.
     Scenario("aoti_deploy", "aoti_deploy.py", gzip=True, env=RUN_ENV),

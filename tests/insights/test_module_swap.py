@@ -1,0 +1,79 @@
+"""Module state changed after compiling (module_swap.py): a forward hook registered on a submodule of the program's own
+class after the first compiled call, the submodule replaced by a fresh one of the same type, and (_fixed) the hook
+registered first and the weights loaded in place; each then validates once under eval() and no_grad(). What torch
+guards of each, checked against the raw log and the program."""
+
+from __future__ import annotations
+
+import gzip
+import re
+
+from compilescope.analyses.insights import insights
+from compilescope.analyses.installed_guards import pinned_state
+from compilescope.ingest.reader import read_trace
+
+from ..conftest import torch213
+
+
+def _trees(log: str) -> dict[str, str]:
+    """compile id ("[0/1]") -> its dynamo_cpp_guards_str payload, tabs stripped."""
+    text = gzip.open(torch213(log), "rt").read()
+    return {f"[{m[1]}/{m[2]}]": re.sub(r"(?m)^\t", "", m[3]) for m in re.finditer(
+        r'^V[^\n]*\] \{"dynamo_cpp_guards_str": [^\n]*"frame_id": (\d+), "frame_compile_id": (\d+)[^\n]*\n'
+        r'((?:\t[^\n]*\n)*)', text, re.M)}
+
+
+def _frame(log: str):
+    with read_trace(str(torch213(log))) as trace:
+        [frame] = insights(trace).recompiles.frames
+        return frame
+
+
+BLOCK = "L['self']._modules['block']"
+BLOCK_HOOK = re.escape(f"ValueManager: GuardManager: source={BLOCK}._forward_hooks[")
+
+
+def test_hook_on_a_submodule_of_the_users_own_class_registered_after_compiling_is_named():
+    # module_swap.py line 53: model.block.register_forward_hook(...) after the first compiled call (line 51); Block is
+    # the program's own class, not one of torch.nn's. [0/0] guards the block but none of its hooks, [0/1] one hook.
+    trees = _trees("module_swap_hook.log.gz")
+    assert f"source={BLOCK}, accessed_by=DictGetItemGuardAccessor('block'), type=<class '__main__.Block'>" in trees[
+        "[0/0]"]
+    assert f"{BLOCK}._forward_hooks" not in trees["[0/0]"]
+    assert len(re.findall(BLOCK_HOOK, trees["[0/1]"])) == 1
+    assert pinned_state(trees["[0/0]"])[f"{BLOCK}._forward_hooks"] == "0"
+    assert pinned_state(trees["[0/1]"])[f"{BLOCK}._forward_hooks"] == "1"
+    # [0/1]'s reason is grad mode (validation under no_grad after eval()): the hook is in no reason, only the trees
+    [step] = _frame("module_swap_hook.log.gz").steps
+    assert step.guard.guard.startswith("GLOBAL_STATE changed: grad_mode")
+    assert [(c.name, c.before, c.after, c.kind) for c in step.also_changed] == [
+        ("self.block.norm.training", "True", "False", "training"), ("self.block", "0", "1", "hook")]
+    [hooked] = [a for a in _frame("module_swap_hook.log.gz").advice if a.startswith("A hook was registered")]
+    assert hooked.startswith("A hook was registered on self.block after the function was compiled") and "[0/1]" in hooked
+
+
+def test_a_hook_registered_before_compiling_and_a_swapped_block_say_nothing_of_hooks():
+    # _fixed: the hook registered before torch.compile (line 48): [0/0] already guards it, and so does [0/1]
+    trees = _trees("module_swap_fixed.log.gz")
+    assert [len(re.findall(BLOCK_HOOK, trees[c])) for c in ("[0/0]", "[0/1]")] == [1, 1]
+    # _swap: model.block = Block() (line 55) had no hook before or after
+    assert not any(f"{BLOCK}._forward_hooks" in tree for tree in _trees("module_swap.log.gz").values())
+    for log in ("module_swap_fixed.log.gz", "module_swap.log.gz"):
+        frame = _frame(log)
+        assert not any(a.startswith("A hook was registered") for a in frame.advice)
+        assert [(c.name, c.kind) for st in frame.steps for c in st.also_changed] == [
+            ("self.block.norm.training", "training")]
+
+
+def test_a_block_swapped_for_one_of_the_same_type_is_no_recompile():
+    # model.block = Block() after the first compiled call: [0/0] checks the block's type, not its identity, and its
+    # parameters as inputs (TENSOR_MATCH), so the fresh block runs in the same graph (the program prints that the
+    # compiled result matches eager's); the one recompile is the eval() under no_grad
+    tree = _trees("module_swap.log.gz")["[0/0]"]
+    assert re.search(re.escape(f"TYPE_MATCH: ___check_type_id({BLOCK}, ") + r"\d+\), type=<class '__main__.Block'>",
+                     tree)
+    assert f"ID_MATCH: ___check_obj_id({BLOCK}, " not in tree
+    assert f"TENSOR_MATCH: check_tensor({BLOCK}._modules['linear']._parameters['weight'], Parameter" in tree
+    [step] = _frame("module_swap.log.gz").steps
+    assert step.compile_id == "[0/1]" and step.guard.guard.startswith("GLOBAL_STATE changed: grad_mode")
+    assert step.expected == "training"
