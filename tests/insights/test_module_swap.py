@@ -77,3 +77,24 @@ def test_a_block_swapped_for_one_of_the_same_type_is_no_recompile():
     [step] = _frame("module_swap.log.gz").steps
     assert step.compile_id == "[0/1]" and step.guard.guard.startswith("GLOBAL_STATE changed: grad_mode")
     assert step.expected == "training"
+
+
+def _hook_findings(log: str) -> list:
+    with read_trace(str(torch213(log))) as trace:
+        return [f for f in insights(trace).findings if "registered after" in f.title]
+
+
+def test_a_hook_registered_after_compiling_is_a_warning_though_the_recompile_was_expected():
+    # _hook: the one recompile is the eval() under no_grad (expected, an INFO), but the program's two compiled calls
+    # after line 53 ran without the hook (it prints "hook ran 2 times (eager: 4)"): [0/0] guards no hooks of the block
+    [finding] = _hook_findings("module_swap_hook.log.gz")
+    assert finding.severity == "warning" and finding.section == "recompiles"
+    assert finding.title == ("self.block: 1 forward hook registered after forward was compiled; calls served by [0/0] "
+                             "run without it")
+    assert finding.detail.startswith("[0/0] guards no hooks of self.block, [0/1] 1 ([0/1] compiled for another change)")
+    # module_state: the hook on model.head after step 0, found by [0/1] (compiled for self.scale)
+    [finding] = _hook_findings("module_state.log.gz")
+    assert finding.title.startswith("self.head: 1 forward hook registered after forward was compiled; calls served by "
+                                    "[0/0]")
+    # the hook registered first, or no hook at all: nothing
+    assert _hook_findings("module_swap_fixed.log.gz") == _hook_findings("module_swap.log.gz") == []

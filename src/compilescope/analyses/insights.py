@@ -575,6 +575,29 @@ def _specializations(specs: list[Specialization], export: ExportReport,
                                            f"({where})", detail)
 
 
+def _hooks_registered_late(rec: Recompiles) -> list[Finding]:
+    """A hook registered after its module's function was compiled, found where a later recompile's guard tree counts
+    it and the earlier one's none: torch does not recompile for it, so a call the earlier compile served ran without
+    the hook, silently. A warning even where the recompile that found it was expected (an eval() beside it)."""
+    out: list[Finding] = []
+    for frame in rec.frames:
+        for step in frame.steps:
+            for change in step.also_changed:
+                if change.kind != "hook" or int(change.after) <= int(change.before) or step.guard is None:
+                    continue
+                served = step.guard.compile_id
+                out.append(Finding(
+                    WARNING, "recompiles",
+                    f"{change.name}: {change.hooks_now} registered after {frame.display_name} was compiled; calls served by "
+                    f"{served} run without it",
+                    f"{served} guards {'no' if change.before == '0' else change.before} hooks of {change.name}, "
+                    f"{step.compile_id} {change.after} ({step.compile_id} compiled for another change): torch does not "
+                    f"recompile for a hook registered later, so each call {served} served after it was registered ran "
+                    "without it (how many the log does not say). Register hooks before the first compiled call, or "
+                    "call torch._dynamo.reset() after registering one."))
+    return out
+
+
 def _backward_recaptures(rec: Recompiles) -> list[Finding]:
     """Compiled autograd traced and compiled the backward again: why its cache missed, where torch logged it."""
     if not rec.backward_recaptures:
@@ -744,6 +767,7 @@ def findings(ins: Insights, export: ExportReport | None = None) -> list[Finding]
         out.append(Finding(WARNING, "recompiles",
                            f"{len(group)} functions recompiled for one cause ({changes or 'no reason logged'})",
                            f"{_names(names)}{': ' + guards if guards else ''}{'; ' + cost if cost else ''}"))
+    out.extend(_hooks_registered_late(ins.recompiles))
     out.extend(_backward_recaptures(ins.recompiles))
     out.extend(_compiled_afresh(ins.recompiles, ct, ins.caches))
     out.extend(library.findings())

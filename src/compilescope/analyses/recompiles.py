@@ -631,13 +631,17 @@ class StateChange:
         return next((k for k in ("training", "requires_grad") if self.source.endswith("." + k)), "value")
 
     @property
+    def hooks_now(self) -> str:
+        """Of a change of kind "hook", the count after it in words: "1 forward hook"."""
+        return count(int(self.after), next(v for k, v in _HOOK_KINDS.items() if self.source.endswith("." + k)))
+
+    @property
     def detail(self) -> str:
         """What changed of name, and what that means: " True → False (.eval() or .train(): ...)", ": 1 forward hook
         now, none before (...)"."""
         if self.kind == "hook":
-            hook = next(v for k, v in _HOOK_KINDS.items() if self.source.endswith("." + k))
             before = "none" if self.before == "0" else self.before
-            return (f": {count(int(self.after), hook)} now, {before} before (registered after compiling: a compiled "
+            return (f": {self.hooks_now} now, {before} before (registered after compiling: a compiled "
                     "call runs without it until something recompiles the function)")
         if self.kind == "length":
             return f": length {self.before} → {self.after}"
