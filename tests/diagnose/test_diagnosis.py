@@ -84,11 +84,12 @@ def test_cpp_compile_error_in_the_backend_stage_real_log():
     assert backend.status == "failed" and backend.used_inductor and backend.backend_name == "inductor"
     verdict = decide([passed(EAGER), passed(AOT_EAGER), backend])
     assert (verdict.outcome, verdict.failing_stage, verdict.stage) == ("compile_error", "backend", "kernel_compile")
-    assert verdict.error.inner_exception == "CppCompileError" and verdict.stage_label == "C++/Triton compile"
+    # (the CppCompileError names the kernels' compiler: C++)
+    assert verdict.error.inner_exception == "CppCompileError" and verdict.stage_label == "C++ compile"
     # The stage in the sentence as a noun, and the minify step names the program the stages ran (ARGV), not a
     # placeholder script, after diagnose's own --minify.
     assert verdict.headline == ('Compilation fails only with your backend (inductor), while backend="eager" and '
-                                '"aot_eager" work: the failure is in the C++/Triton compile of Inductor\'s kernels.')
+                                '"aot_eager" work: the failure is in the C++ compile of Inductor\'s kernels.')
     [minify] = [step for step in verdict.next_steps if step.startswith("Minify")]
     assert minify == ('Minify: compilescope diagnose --minify does it for you; by hand: TORCHDYNAMO_REPRO_AFTER="aot" '
                       'python3 train.py --lr 3, then run the minifier_launcher.py it writes.')

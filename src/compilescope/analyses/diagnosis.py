@@ -66,8 +66,11 @@ STAGE_NOUNS = {
 }
 
 
-def _stage_noun(stage: str, outcome: StageOutcome) -> str:
-    """STAGE_NOUNS' name of a stage, Inductor named where it was the backend compiler that failed."""
+def _stage_noun(stage: str, outcome: StageOutcome, error: CompileError | None = None) -> str:
+    """STAGE_NOUNS' name of a stage, Inductor named where it was the backend compiler that failed, and the kernels'
+    compiler where the error says which (C++ or Triton)."""
+    if stage == KERNEL_COMPILE and error is not None and error.stage == KERNEL_COMPILE:
+        return f"the {error.stage_label} of Inductor's kernels"
     return STAGE_NOUNS[stage] + (" (Inductor)" if stage == USER_BACKEND and outcome.used_inductor else "")
 
 
@@ -696,6 +699,8 @@ class Verdict:
 
     @property
     def stage_label(self) -> str | None:
+        if self.error is not None and self.error.stage == self.stage:
+            return self.error.stage_label  # (names the kernels' compiler where the error says which)
         return DIAGNOSIS_LABELS.get(self.stage) if self.stage else None
 
     def to_json(self) -> dict[str, Any]:
@@ -1040,7 +1045,7 @@ def decide(outcomes: list[StageOutcome], accuracy: StageOutcome | None = None,
                  BACKEND.key: f"only with your backend{f' ({failed.backend_name})' if failed.backend_name else ''}, "
                               "while backend=\"eager\" and \"aot_eager\" work"}[key]
         return Verdict(
-            "compile_error", f"Compilation fails {where}: the failure is in {_stage_noun(stage, failed)}.", key, stage,
+            "compile_error", f"Compilation fails {where}: the failure is in {_stage_noun(stage, failed, error)}.", key, stage,
             error,
             message=error.message, location=error.location, location_kind=error.location_kind,
             next_steps=_steps_after_stages(key, error.next_steps, failed.facts) + _caught_seen(outcomes),

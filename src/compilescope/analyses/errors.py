@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import field
+from collections.abc import Mapping
 from typing import Any
 
 import orjson
@@ -140,6 +141,13 @@ _COMPILER_ERROR = lazy_compile(r"^(?P<file>.*?):(?P<line>\d+):(?P<col>\d+): (?:f
 _QUOTED_SOURCE = lazy_compile(r"^\s*(?P<line>\d+) \| (?P<code>.*)$")  # g++/clang quote the failing line: `   15 |   code`
 _CARET = lazy_compile(r"^\s*\| [\s~^]*\^[\s~^]*$")
 OUTPUT_CODE = "inductor_output_code"
+# Inductor's generated Python that Python could not parse (compile_tasks.py's "Failed to import <file>" with the
+# SyntaxError under it): the output code itself, or the source of a Triton kernel it loads with async_compile.triton.
+_FAILED_IMPORT = lazy_compile(r"Failed to import (?P<path>\S+\.py)\s*\n(?P<type>SyntaxError|IndentationError|TabError): "
+                              r"(?P<message>[^\n]*) \((?P<file>[^()\n]+), line (?P<line>\d+)\)")
+_TRITON_KERNEL_CALL = lazy_compile(r"^\w+ = async_compile\.triton\('(?P<kernel>\w+)', '''$")
+SYNTAX_STEP = ("Inductor wrote code that Python cannot parse (the line above, in the output code): a bug in Inductor's "
+               "code generation, not in your code; backend=\"aot_eager\" works around it.")
 MAX_DIAGNOSTICS = 20
 _DYNAMO_TYPES = {"Unsupported", "UserError", "TorchRuntimeError", "InternalTorchDynamoError", "UncapturedHigherOrderOpError",
                  "SkipFrame", "ObservedException", "ArgsMismatchError", "UnspecializeRestartAnalysis"}
@@ -153,24 +161,37 @@ _MODULE_STAGES = (
 
 @dataclass
 class CompilerDiagnostic:
-    """One `error:` line of a C++ compiler, with the source line it quotes and where that line is in the output code."""
+    """One `error:` line of a C++ compiler, with the source line it quotes and where that line is in the output code;
+    or the SyntaxError of generated Python (a Triton kernel's source) that torch could not import (column 0)."""
 
-    file: str  # as the compiler named it (a temporary .cpp)
+    file: str  # as the compiler named it (a temporary .cpp; the generated .py torch failed to import)
     line: int  # in that file
-    column: int
-    message: str  # after "error: "
-    source: str | None = None  # the line the compiler quoted
+    column: int  # 0: not given (a SyntaxError as torch words it names no column)
+    message: str  # after "error: "; for Python, the exception and its text ("SyntaxError: invalid syntax")
+    source: str | None = None  # the line the compiler quoted; for Python, that line as the output code holds it
     caret: str | None = None  # its `^~~~` marker line
     code_artifact: int | None = None  # number of the inductor_output_code artifact holding that line
     code_line: int | None = None  # its line there
+    kernel: str | None = None  # the Triton kernel whose source (a string in the output code) holds the line
 
     @property
     def text(self) -> str:
+        if self.column == 0 and self.code_line is not None:
+            # The generated file is a temporary the user never sees: the line is named in the output code they can read.
+            within = f" (Triton kernel {self.kernel}, its line {self.line})" if self.kernel else ""
+            return f"{self.message} at line {self.code_line} of the output code{within}"
+        if self.column == 0:
+            return f"{self.file.rsplit('/', 1)[-1]}:{self.line}: {self.message}"
         return f"{self.file.rsplit('/', 1)[-1]}:{self.line}:{self.column}: error: {self.message}"
+
+    @property
+    def quoted_line(self) -> int:
+        """The line number its quoted source is shown with: the output code's for Python, the compiler's for C++."""
+        return self.code_line if self.column == 0 and self.code_line is not None else self.line
 
     def to_json(self) -> dict[str, Any]:
         return {"file": self.file, "line": self.line, "column": self.column, "message": self.message,
-                "source": self.source, "code_artifact": self.code_artifact, "code_line": self.code_line}
+                "source": self.source, "code_artifact": self.code_artifact, "code_line": self.code_line, "kernel": self.kernel}
 
 
 @dataclass
@@ -233,6 +254,8 @@ class CompileError:
         """STAGE_LABELS', the kernel compile named by its compiler where the error says which ("C++ compile" for a
         CppCompileError or g++'s error lines; "Triton compile" for Triton's): as the compile-time phase is named."""
         if self.stage == KERNEL_COMPILE:
+            if any(d.kernel for d in self.diagnostics):
+                return "Triton compile"
             if self.inner_exception == "CppCompileError" or self.compiler_errors:
                 return "C++ compile"
             if re.search(r"Triton", self.inner_exception or ""):
@@ -436,6 +459,51 @@ def _link_to_output_code(trace: Trace, entry: Compile, diagnostics: list[Compile
                 diag.code_line = min(hits, key=lambda n: abs(n - diag.line))
 
 
+def _testing_hooks(metrics: Mapping[str, Any]) -> list[str]:
+    """The `*_TESTING_ONLY` options set in the compile's Inductor config (inject_relu_bug_TESTING_ONLY...), each as
+    `name = value`; none where none is set or the config was not logged."""
+    try:
+        config = orjson.loads(str(metrics.get("inductor_config") or "{}"))
+    except orjson.JSONDecodeError:
+        return []
+    return [f"{k} = {v!r}" for k, v in config.items() if k.endswith("_TESTING_ONLY") and v] if isinstance(config, dict) else []
+
+
+def _stem(path: str) -> str:
+    return path.rsplit("/", 1)[-1].rsplit(".", 1)[0]
+
+
+def generated_syntax_error(trace: Trace, entry: Compile, reason: str, traceback: str) -> CompilerDiagnostic | None:
+    """The SyntaxError of Inductor's generated code that torch failed to import, with the line as the compile's output
+    code holds it: the output code's own line, or one in a Triton kernel's source, which starts after the ''' of its
+    async_compile.triton call (the traceback's frame in the output code). None: not such a failure."""
+    m = _FAILED_IMPORT.search(reason)
+    if m is None:
+        return None
+    diag = CompilerDiagnostic(m["path"], int(m["line"]), 0, f"{m['type']}: {m['message']}")
+    frames = traceback_frames(traceback)
+    for artifact in entry.artifacts:
+        if artifact.kind != OUTPUT_CODE or artifact.payload is None:
+            continue
+        stem = artifact.name[len(OUTPUT_CODE) + 1:]
+        code = trace.payload_text(artifact.payload).splitlines()
+        at = None
+        if stem == _stem(m["path"]):
+            at = diag.line
+        else:
+            for frame in reversed(frames):  # (the innermost call in the output code)
+                call = (_TRITON_KERNEL_CALL.match(code[frame.line - 1])
+                        if _stem(frame.filename) == stem and 0 < frame.line <= len(code) else None)
+                if call is not None:
+                    # the kernel's line 1 is the rest of the call's line, after its '''
+                    diag.kernel, at = call["kernel"], frame.line + diag.line - 1
+                    break
+        if at is not None and 0 < at <= len(code):
+            diag.source, diag.code_artifact, diag.code_line = code[at - 1].rstrip(), artifact.number, at
+            break
+    return diag
+
+
 def compile_errors(trace: Trace) -> CompileErrors:
     result = CompileErrors()
     index: CompileIndex | None = None  # (made where a failure made Dynamo skip a frame)
@@ -482,9 +550,26 @@ def compile_errors(trace: Trace) -> CompileErrors:
         lines = reason.splitlines()
         diagnostics = compiler_diagnostics(lines)
         _link_to_output_code(trace, entry, diagnostics)
-        compiler_errors = [f"{d.file}:{d.line}:{d.column}: error: {d.message}" + (f"\n{d.line} | {d.source}" if d.source is not None else "")
+        message = _message(lines, fail_type)
+        syntax = generated_syntax_error(trace, entry, reason, traceback) if not diagnostics else None
+        if syntax is not None:
+            # torch's message names a temporary file it failed to import: say what failed, in the user's terms
+            diagnostics, inner = [syntax], syntax.message.split(":", 1)[0]
+            stage = KERNEL_COMPILE if syntax.kernel else stage
+            what = f"a Triton kernel ({syntax.kernel})" if syntax.kernel else "Python code"
+            at = f" at line {syntax.code_line} of the output code" if syntax.code_line is not None else ""
+            message = f"Inductor generated {what} that does not compile: {syntax.message.split(': ', 1)[1]}{at}"
+        compiler_errors = [(d.text if d.column == 0 else f"{d.file}:{d.line}:{d.column}: error: {d.message}")
+                           + (f"\n{d.quoted_line} | {d.source.strip() if d.column == 0 else d.source}" if d.source is not None else "")
                            for d in diagnostics[:5]]
         steps = list(NEXT_STEPS[stage])
+        if syntax is not None:
+            steps = [SYNTAX_STEP, NEXT_STEPS[KERNEL_COMPILE][-1]]
+        if stage in (INDUCTOR, KERNEL_COMPILE, LOWERING) and (hooks := _testing_hooks(metrics)):
+            it = "it" if len(hooks) == 1 else "them"
+            steps.insert(0, f"This compile's Inductor config sets {', '.join(hooks)}: torch's "
+                            f"{'hook' if len(hooks) == 1 else 'hooks'} for its own tests, which breaks generated code on "
+                            f"purpose. Unset {it}.")
         export_call = find_export_call(entry.metrics_stack)
         skipped = skipped_frame(reason) if stage == DYNAMO else None
         in_loop = skipped is not None and IN_LOOP in reason
@@ -524,7 +609,6 @@ def compile_errors(trace: Trace) -> CompileErrors:
             steps = op_steps  # torch's generic narrowing steps do not apply: what the op lacks is known
             if op_call is not None and kind != "failure":
                 location, kind = op_call, "failure"
-        message = _message(lines, fail_type)
         raised = _fake_call_error(reason)
         if raised is not None:
             message = f"{message}: {raised}"

@@ -1,0 +1,139 @@
+"""`compilescope diagnose` on an H100 (torch 2.11) on tests/data/cuda_torch211 programs/triton_bug.py: torch's
+triton.inject_relu_bug_TESTING_ONLY breaks the Triton kernel Inductor generates for relu ("compile_error": a kernel that
+does not parse; "accuracy": one that computes x + 1). The fixtures are what diagnose wrote (logs/triton_bug_diagnose,
+README). Expected values are read from the raw log, not from our output."""
+
+from __future__ import annotations
+
+import io
+import json
+import re
+from pathlib import Path
+
+from rich.console import Console
+
+from compilescope.analyses.diagnosis import (ACCURACY_RUN, AOT_EAGER, BACKEND, EAGER, MinifyResult, RunFacts, decide,
+                                             repro_graph, stage_outcome)
+from compilescope.analyses.errors import compile_errors
+from compilescope.diagnose import DiagnoseResult
+from compilescope.ingest.reader import read_trace
+from compilescope.render.diagnosis import diagnosis_json, diagnosis_page, print_verdict
+
+from ..conftest import cuda211
+from ..tracelog import raw_records
+
+FIXTURES = Path(__file__).parents[1] / "data" / "cuda_torch211" / "logs" / "triton_bug_diagnose"
+COMPILE_ERROR = "triton_bug_diagnose/compile_error/backend.log.gz"
+ARGV = ["python3", "triton_bug.py"]
+
+
+def _failed_kernel_line() -> tuple[str, int, int, str]:
+    """From the raw log alone: the kernel whose source failed to import, its line torch named, that line's number in
+    the output code and its text. The SyntaxError names the kernel file's line; the dynamo_error traceback names the
+    output code's line that loads the kernel (async_compile.triton(name, '''<source>''')), whose source starts after
+    the ''' of that line."""
+    records = raw_records(cuda211(COMPILE_ERROR))
+    (reason,) = [env["compilation_metrics"]["fail_reason"] for env, _ in records if "compilation_metrics" in env]
+    kernel_line = int(re.search(r"SyntaxError: invalid syntax \(\w+\.py, line (\d+)\)", reason)[1])
+    ((code_file, code),) = [(env["inductor_output_code"]["filename"], payload) for env, payload in records
+                            if "inductor_output_code" in env]
+    (traceback,) = [payload for env, payload in records if env.get("artifact", {}).get("name") == "dynamo_error"]
+    (call_line,) = [int(n) for n in re.findall(rf'File "{re.escape(code_file)}", line (\d+)', traceback)]
+    call = code.splitlines()[call_line - 1]
+    kernel = re.match(r"(\w+) = async_compile\.triton\('\1', '''$", call)[1]
+    source = code.split(call + "\n", 1)[1].split("'''", 1)[0]
+    text = ("\n" + source).splitlines()[kernel_line - 1]  # (line 1 is the rest of the call's line: empty)
+    return kernel, kernel_line, call_line + kernel_line - 1, text
+
+
+def test_the_triton_kernel_that_does_not_parse_is_named_with_its_line_in_the_output_code():
+    """The raw log: Inductor failed to import a kernel file (SyntaxError at its line 39); that is line 39 of
+    triton_per_fused_add_mul_relu_sum_0's source in the output code, `tmp6 = compile error!` (the injected relu), at
+    the output code's line 91. The error says so in those terms, not "Failed to import /tmp/torchinductor_root/…",
+    and names the testing hook the compile's Inductor config sets."""
+    kernel, kernel_line, code_line, text = _failed_kernel_line()
+    assert (kernel, kernel_line, code_line, text.strip()) == ("triton_per_fused_add_mul_relu_sum_0", 39, 91,
+                                                              "tmp6 = compile error!")
+    with read_trace(cuda211(COMPILE_ERROR)) as trace:
+        (error,) = compile_errors(trace).errors
+    assert (error.stage, error.stage_label, error.exception, error.inner_exception) == (
+        "kernel_compile", "Triton compile", "InductorError", "SyntaxError")
+    assert error.message == (f"Inductor generated a Triton kernel ({kernel}) that does not compile: invalid syntax at "
+                             f"line {code_line} of the output code")
+    (diag,) = error.diagnostics
+    assert (diag.line, diag.code_line, diag.kernel, diag.source, diag.message) == (
+        kernel_line, code_line, kernel, text, "SyntaxError: invalid syntax")
+    assert error.compiler_errors == [f"SyntaxError: invalid syntax at line {code_line} of the output code (Triton "
+                                     f"kernel {kernel}, its line {kernel_line})\n{code_line} | {text.strip()}"]
+    assert error.next_steps[0].startswith("This compile's Inductor config sets "
+                                          "triton.inject_relu_bug_TESTING_ONLY = 'compile_error'")
+    assert "RuntimeError: Failed to import" in error.detail  # torch's words stay in the detail
+
+
+def _compile_error_result() -> DiagnoseResult:
+    def facts(returncode: int) -> RunFacts:
+        return RunFacts(argv=ARGV, env={}, returncode=returncode, seconds=1.0)
+
+    def output(key: str) -> str:
+        return (FIXTURES / "compile_error" / f"{key}.txt").read_text()
+
+    with read_trace(cuda211(COMPILE_ERROR)) as trace:
+        backend = stage_outcome(BACKEND, facts(1), trace, output(BACKEND.key))
+    stages = [*(stage_outcome(spec, facts(0), None, output(spec.key)) for spec in (EAGER, AOT_EAGER)), backend]
+    repro = (FIXTURES / "compile_error" / "repro.py").read_text()
+    minify = MinifyResult(after="aot", level=2, repro=repro, graph=repro_graph(repro))
+    return DiagnoseResult(argv=ARGV, cwd="/w", outcomes=stages, verdict=decide(stages), minify=minify)
+
+
+def test_diagnose_says_the_cause_on_the_terminal_the_page_and_in_the_json():
+    """What diagnose printed on the H100 (run.txt) said `InductorError (RuntimeError): RuntimeError: Failed to import
+    /tmp/torchinductor_root/c2/….py`; the cause, read from the same log, is the kernel's SyntaxError at the output
+    code's line 91 (above): the verdict names the Triton compile, the line and its text, once each."""
+    kernel, _, code_line, text = _failed_kernel_line()
+    printed = (FIXTURES / "compile_error" / "run.txt").read_text()
+    assert "Error:  InductorError (RuntimeError): RuntimeError: Failed to import" in printed
+    assert printed.count("      passed in") == 2
+    result = _compile_error_result()
+    verdict = result.verdict
+    assert (verdict.outcome, verdict.failing_stage, verdict.stage, verdict.stage_label) == (
+        "compile_error", "backend", "kernel_compile", "Triton compile")
+    assert verdict.headline.endswith("the failure is in the Triton compile of Inductor's kernels.")
+
+    console = Console(file=io.StringIO(), width=80)
+    print_verdict(result, console)
+    shown = [line.strip("|│ ") for line in console.file.getvalue().splitlines()]
+    assert "Stage:  Triton compile" in shown
+    assert "Error:  InductorError (SyntaxError): Inductor generated a Triton kernel" in shown
+    assert "RuntimeError" not in console.file.getvalue() and "torchinductor_root" not in console.file.getvalue()
+    assert f"{code_line} | {text.strip()}" in shown
+
+    page = diagnosis_page(result, [], "/o")
+    assert 'id="verdict-stage">Triton compile<' in page
+    assert f"{code_line} | {text.strip()}" in page and f"Triton kernel {kernel}, its line 39" in page
+    assert "InductorError (SyntaxError)</span>" in page
+    doc = json.loads(diagnosis_json(result, []))
+    (diag,) = doc["verdict"]["error"]["diagnostics"]
+    assert (diag["kernel"], diag["code_line"], diag["source"]) == (kernel, code_line, text)
+
+
+def test_the_accuracy_runs_verdict_is_inductors_wrong_results():
+    """TRITON_BUG=accuracy: the backend's kernel computes `tmp6 = tmp5 + 1` where relu was (its output code in the raw
+    log); the program's assert_close fails (greatest absolute difference 53.15…, backend.txt) while eager and
+    aot_eager print ok; torch's accuracy checker says the AOT graph model__0_inference_0 fails (accuracy.txt)."""
+    log = "triton_bug_diagnose/accuracy/backend.log.gz"
+    (code,) = [payload for env, payload in raw_records(cuda211(log)) if "inductor_output_code" in env]
+    assert "tmp6 = tmp5 + 1" in code and "maximum" not in code
+    outputs = FIXTURES / "accuracy"
+
+    def stage(spec, returncode: int, trace=None):
+        facts = RunFacts(argv=ARGV, env={}, returncode=returncode, seconds=1.0)
+        return stage_outcome(spec, facts, trace, (outputs / f"{spec.key}.txt").read_text())
+
+    with read_trace(cuda211(log)) as trace:
+        backend = stage(BACKEND, 1, trace)
+    assert backend.errors == [] and backend.mismatch.startswith("Greatest absolute difference: 53.15398025512695")
+    accuracy = stage(ACCURACY_RUN, 1)
+    assert accuracy.accuracy_failure == "Accuracy failed for the AOT Autograd graph model__0_inference_0"
+    verdict = decide([stage(EAGER, 0), stage(AOT_EAGER, 0), backend], accuracy)
+    assert (verdict.outcome, verdict.failing_stage, verdict.stage) == ("accuracy", "accuracy", "inductor")
+    assert verdict.message == accuracy.accuracy_failure
