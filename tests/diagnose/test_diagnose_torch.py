@@ -80,6 +80,13 @@ def test_inductor_cpp_compile_error_minified_to_one_relu(tmp_path):
     assert minify["after"] == "aot" and minify["graph"]["ops"] == ["torch.ops.aten.relu.default"]
     assert minify["graph"]["nodes"] == 3
     assert [s["used_inductor"] for s in doc["stages"]] == [False, False, True]
+    # The repro's code comes out with each line whole (diagnose's output is not a terminal: 80 columns), to be copied:
+    # its run_repro(..., save_dir='…') lines are longer than that.
+    repro = (out / "minify" / "repro.py").read_text()
+    code = repro[repro.index("class Repro"):].splitlines()[:40]
+    assert max(len(line) for line in code) > 80
+    printed = {line.rstrip() for line in proc.stderr.splitlines()}  # (a trailing space may go)
+    assert [line for line in code if line.rstrip() not in printed] == []
 
 
 def test_a_crash_in_inductors_kernel_minified_to_one_relu(tmp_path):

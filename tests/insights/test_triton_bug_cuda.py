@@ -116,6 +116,22 @@ def test_diagnose_says_the_cause_on_the_terminal_the_page_and_in_the_json():
     assert (diag["kernel"], diag["code_line"], diag["source"]) == (kernel, code_line, text)
 
 
+def test_the_minimal_repro_is_printed_unwrapped_at_80_columns():
+    """run.txt (80 columns, not a terminal) broke repro.py's `save_dir='…'` line in the middle of its string; each line
+    of code must come out whole, to be copied."""
+    printed = (FIXTURES / "compile_error" / "run.txt").read_text()
+    repro = (FIXTURES / "compile_error" / "repro.py").read_text()
+    long = [line for line in repro.splitlines() if "save_dir=" in line]
+    assert len(long) == 2 and all(len(line) > 80 for line in long)
+    assert not any(line in printed.splitlines() for line in long)  # as it was
+    console = Console(file=io.StringIO(), width=80)
+    print_verdict(_compile_error_result(), console)
+    out = console.file.getvalue().splitlines()
+    assert all(line in out for line in long)
+    code = repro[repro.index("class Repro"):].rstrip().splitlines()
+    assert out[-len(code):] == code  # the code from class Repro on, as the file has it
+
+
 def test_the_accuracy_runs_verdict_is_inductors_wrong_results():
     """TRITON_BUG=accuracy: the backend's kernel computes `tmp6 = tmp5 + 1` where relu was (its output code in the raw
     log); the program's assert_close fails (greatest absolute difference 53.15…, backend.txt) while eager and

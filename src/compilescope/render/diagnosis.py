@@ -136,4 +136,9 @@ def print_verdict(result: DiagnoseResult, console: Console) -> None:
         body = minify.repro
         forward = body.find("class Repro")
         snippet = "\n".join(body[forward if forward >= 0 else 0:].splitlines()[:REPRO_LINES_IN_TERMINAL])
-        console.print(Syntax(safe_terminal_text(snippet), "python", theme="ansi_light", background_color="default", word_wrap=True))
+        safe = safe_terminal_text(snippet)
+        code = Syntax(safe, "python", theme="ansi_light", background_color="default").highlight(safe)
+        code.rstrip()
+        # soft_wrap: each line of code printed whole (the terminal may fold it on screen), never broken by a newline
+        # at the console's width, which would break the code copied from it.
+        console.print(code, soft_wrap=True)
