@@ -153,3 +153,14 @@ def test_the_accuracy_runs_verdict_is_inductors_wrong_results():
     verdict = decide([stage(EAGER, 0), stage(AOT_EAGER, 0), backend], accuracy)
     assert (verdict.outcome, verdict.failing_stage, verdict.stage) == ("accuracy", "accuracy", "inductor")
     assert verdict.message == accuracy.accuracy_failure
+
+
+def test_the_accuracy_notes_do_not_name_a_torch_the_run_did_not_use():
+    """The H100 run used torch 2.11 (README); its page said aot_eager was "not checked: torch 2.13's after-Dynamo
+    accuracy check … cannot call …", naming a torch it did not run."""
+    from compilescope.diagnose import AOT_ACCURACY_NOTE, EAGER_ACCURACY_NOTE
+
+    printed = (FIXTURES / "accuracy" / "accuracy.txt").read_text()
+    assert "/torch/_dynamo/repro/after_aot.py" in printed  # (the run this note sits beside)
+    for note in (AOT_ACCURACY_NOTE, EAGER_ACCURACY_NOTE):
+        assert not re.search(r"torch \d+\.\d+'s", note)
