@@ -16,6 +16,7 @@ from ..browser import browser_page
 from ..conftest import TORCH213_PROGRAMS, cuda211, report, shared, torch213, torch213_moved, torch214
 from ..gpu_variants import max_autotune_log, with_cudagraph_skip
 from ..htmltable import table_rows
+from ..tracelog import raw_records
 
 
 def _text(path) -> str:
@@ -689,3 +690,26 @@ def test_runtime_metrics_filed_under_a_restarted_attempt_are_shown_as_the_compil
     assert "runtime-records-owner" not in own and "runtime-record-elsewhere" not in own
     [own_record] = (out / "-_3_0_0").glob("compilation_metrics_runtime_*.html")
     assert re.search(r'<h1>Runtime compilation metrics <a href="index.html" class="mono">\[3/0\]</a>', own_record.read_text())
+
+
+def test_a_wrapped_exception_the_message_names_is_said_once(tmp_path):
+    """The raw logs: compile_error_fallback's [0/0] fails with fail_type InductorError, fail_reason "CppCompileError:
+    C++ compile error…"; compile_error_lowering's with "LoweringException: NotImplementedError: …". The page said
+    "InductorError (CppCompileError): CppCompileError: C++ compile error": the wrapped exception once, in the message
+    that starts with it, on the compile's page and the report's Errors section alike."""
+    for name in ("compile_error_fallback", "compile_error_lowering"):
+        log = torch213(f"{name}.log")
+        (metrics,) = [env["compilation_metrics"] for env, _ in raw_records(log) if "compilation_metrics" in env]
+        inner = metrics["fail_reason"].split(":", 1)[0]
+        assert metrics["fail_type"] == "InductorError" and inner in ("CppCompileError", "LoweringException")
+        out = tmp_path / name
+        report(log, out)
+        reason = _text_of(re.search(r'id="reason">(.*?)</td>', (out / "-_0_0_0" / "index.html").read_text(), re.S)[1])
+        assert reason.startswith(f"InductorError : {inner}: "), reason
+        assert reason.count(inner) == 1, reason
+        errors = (out / "index.html").read_text().split('id="insights-errors"', 1)[1].split("</div>", 1)[0]
+        assert _text_of(errors).count(inner) == 0  # (its message, on the next line, names it)
+
+
+def _text_of(html: str) -> str:
+    return " ".join(unescape(re.sub(r"<[^>]+>", " ", html)).split())

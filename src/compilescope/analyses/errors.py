@@ -245,6 +245,15 @@ class CompileError:
     metrics_number: int | None = None
 
     @property
+    def shown_inner(self) -> str | None:
+        """The wrapped exception, as every page and the terminal show it beside the outer one ("InductorError
+        (SyntaxError)"), unless the message starts by naming it already: "InductorError (RuntimeError): RuntimeError:
+        Failed to import …" said it twice."""
+        if self.inner_exception is None or self.message.startswith(f"{self.inner_exception}:"):
+            return None
+        return self.inner_exception
+
+    @property
     def advice_hints(self) -> list[str]:
         """torch's hints that the finding's advice does not contradict: what the report shows as hints."""
         return [h for h in self.hints if h not in self.hints_set_aside]

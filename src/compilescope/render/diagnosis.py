@@ -37,14 +37,6 @@ REPRO_LINES_IN_TERMINAL = 40
 PRINTED_LINES_IN_TERMINAL = 5
 
 
-def shown_inner(inner: str | None, message: str | None) -> str | None:
-    """The wrapped exception, to show beside the outer one, unless the message starts by naming it already
-    ("InductorError (RuntimeError): RuntimeError: ..." said it twice)."""
-    if inner is None or (message or "").startswith(f"{inner}:"):
-        return None
-    return inner
-
-
 def diagnosis_json(result: DiagnoseResult, commands: list[Command]) -> bytes:
     doc = {
         "program": result.argv,
@@ -80,7 +72,6 @@ def diagnosis_page(result: DiagnoseResult, commands: list[Command], out_dir: str
         pygments_css=Markup(_FORMATTER.get_style_defs(".highlight")),
         commands=commands,
         out_dir=out_dir,
-        shown_inner=shown_inner,
     )
 
 
@@ -99,7 +90,7 @@ def print_verdict(result: DiagnoseResult, console: Console) -> None:
     if v.stage_label:
         lines.append(TerminalText(f"Stage:  {v.stage_label}"))
     if v.error is not None:
-        lines.append(TerminalText(f"Error:  {v.error.exception}" + (f" ({inner})" if (inner := shown_inner(v.error.inner_exception, v.message)) else "")
+        lines.append(TerminalText(f"Error:  {v.error.exception}" + (f" ({v.error.shown_inner})" if v.error.shown_inner else "")
                           + f": {v.message}"))
     elif v.message:
         lines.append(TerminalText(f"{'Crash' if v.crash is not None else 'Error'}:  {v.message}"))
