@@ -164,3 +164,49 @@ def test_the_accuracy_notes_do_not_name_a_torch_the_run_did_not_use():
     assert "/torch/_dynamo/repro/after_aot.py" in printed  # (the run this note sits beside)
     for note in (AOT_ACCURACY_NOTE, EAGER_ACCURACY_NOTE):
         assert not re.search(r"torch \d+\.\d+'s", note)
+
+
+
+ACCURACY_LOG = "triton_bug_diagnose/accuracy/backend.log.gz"
+
+
+def _accuracy_result() -> DiagnoseResult:
+    """The accuracy run's stages as diagnose made them on the H100: each stage's printed output (the fixtures), the
+    backend's log, its exit status and its time (run.txt), the accuracy notes diagnose gives each stage."""
+    from compilescope.diagnose import AOT_ACCURACY_NOTE, EAGER_ACCURACY_NOTE
+
+    printed = (FIXTURES / "accuracy" / "run.txt").read_text()
+    seconds = [float(s) for s in re.findall(r"(?:passed|FAILED) in ([\d.]+)s", printed)]
+
+    def stage(spec, returncode: int, took: float, env: dict[str, str], trace=None):
+        facts = RunFacts(argv=ARGV, env=env, returncode=returncode, seconds=took)
+        return stage_outcome(spec, facts, trace, (FIXTURES / "accuracy" / f"{spec.key}.txt").read_text())
+
+    with read_trace(cuda211(ACCURACY_LOG)) as trace:
+        backend = stage(BACKEND, 1, seconds[2], {}, trace)
+    stages = [stage(EAGER, 0, seconds[0], dict(EAGER.env)), stage(AOT_EAGER, 0, seconds[1], dict(AOT_EAGER.env)), backend]
+    accuracy = stage(ACCURACY_RUN, 1, seconds[3], {"TORCHDYNAMO_REPRO_AFTER": "aot", "TORCHDYNAMO_REPRO_LEVEL": "4"})
+    stages[0].accuracy_note, stages[1].accuracy_note = EAGER_ACCURACY_NOTE, AOT_ACCURACY_NOTE
+    accuracy.accuracy_note = f"differs from eager ({accuracy.accuracy_failure})"
+    return DiagnoseResult(argv=ARGV, cwd="/w", outcomes=stages, verdict=decide(stages, accuracy), accuracy=accuracy)
+
+
+def test_the_stage_times_do_not_wrap_on_the_diagnosis_page(tmp_path):
+    """The H100 accuracy run's page (its Chromium screenshot, 1200 px) broke its Time cells: "11.5" on one line, "s"
+    on the next, the Accuracy column's notes taking the width. Each number stays on one line with its unit, at that
+    width, a laptop's and a phone's (headless Chromium)."""
+    from ..browser import LAPTOP, PHONE, browser_page
+
+    page_file = tmp_path / "index.html"
+    page_file.write_text(diagnosis_page(_accuracy_result(), [], str(tmp_path)))
+    with browser_page() as page:
+        for width in (1200, LAPTOP, PHONE):
+            page.set_viewport_size({"width": width, "height": 900})
+            page.goto(page_file.as_uri())
+            cells = page.evaluate("""() => [...document.querySelectorAll('#stages tbody tr')].map(row => {
+                const cell = row.children[3], range = document.createRange();
+                range.selectNodeContents(cell);
+                return [cell.textContent.trim(), new Set([...range.getClientRects()].map(r => Math.round(r.top))).size];
+            })""")
+            assert len(cells) == 4 and all(re.fullmatch(r"\d+\.\d s", text) for text, _ in cells), cells
+            assert [lines for _, lines in cells] == [1] * 4, (width, cells)
