@@ -210,3 +210,46 @@ def test_the_stage_times_do_not_wrap_on_the_diagnosis_page(tmp_path):
             })""")
             assert len(cells) == 4 and all(re.fullmatch(r"\d+\.\d s", text) for text, _ in cells), cells
             assert [lines for _, lines in cells] == [1] * 4, (width, cells)
+
+
+def test_the_minimal_repro_loads_its_inputs_from_the_report_not_from_a_removed_directory(tmp_path):
+    """The H100 run printed repro.py with `save_dir='/tmp/compilescope_diagnose__17o527u/…/minifier/checkpoints'`,
+    diagnose's work directory, removed when it was done (the minifier's repro.py, as torch wrote it), and did not say
+    where repro.py was. The report's repro.py, its page and the terminal name the report's copy of the inputs (or
+    None, torch's random inputs, where none was kept), and the terminal says where repro.py is and how to run it."""
+    from compilescope.cli.diagnose import DiagnoseCommand
+    from compilescope.output import OutputDir
+
+    torch_wrote = (FIXTURES / "compile_error" / "repro.py").read_text()
+    (checkpoints,) = set(re.findall(r"save_dir='([^']*)'", torch_wrote))
+    # diagnose's work directory (TORCH_COMPILE_DEBUG_DIR is its debug/<run>, the README's record.sh says)
+    work = re.search(r"os\.environ\['TORCH_COMPILE_DEBUG_DIR'\] = '(/tmp/compilescope_diagnose_\w+)/debug/", torch_wrote)[1]
+    assert checkpoints.startswith(work + "/") and checkpoints.endswith("/minifier/checkpoints")
+    settings = [line for line in torch_wrote.splitlines() if line.startswith("os.environ[") and work in line]
+    assert len(settings) == 3  # TORCH_COMPILE_DEBUG_DIR, TORCHINDUCTOR_CACHE_DIR, TRITON_CACHE_DIR
+    out = tmp_path / "report"
+    for kept in (False, True):
+        result = _compile_error_result()
+        result.minify_files = {"repro.py": str(FIXTURES / "compile_error" / "repro.py")}
+        if kept:  # (the bytes do not matter here: the copy is what repro.py is pointed at)
+            result.minify_files["checkpoints/storages/a9e03c872b75800028450c47dfc7fdd617bc0787"] = str(
+                FIXTURES / "compile_error" / "repro.py")
+        DiagnoseCommand()._write(result, OutputDir(str(out), overwrite=True), work)
+        written = (out / "minify" / "repro.py").read_text()
+        inputs = str(out / "minify" / "checkpoints") if kept else None
+        assert checkpoints not in written and written.count(f"save_dir={inputs!r}") == 2
+        expected = torch_wrote.replace(f"save_dir={checkpoints!r}", f"save_dir={inputs!r}")
+        for line in settings:  # (running it would make them again)
+            expected = expected.replace(line, f"# {line}  # (diagnose's work directory, removed)")
+        assert written == expected
+        page = (out / "index.html").read_text()
+        assert checkpoints not in page and checkpoints not in (out / "diagnosis.json").read_text()
+        assert json.loads((out / "diagnosis.json").read_text())["minify"]["inputs"] == inputs
+        console = Console(file=io.StringIO(), width=80)
+        print_verdict(result, console)
+        printed = console.file.getvalue()
+        repro = out / "minify" / "repro.py"
+        said = (f"Minimal repro (3 nodes) written to {repro}" + ("" if kept else " (its inputs were not kept: torch "
+                "makes random ones)") + f"; run: python {repro}")
+        assert said in printed.splitlines() and checkpoints not in printed
+

@@ -590,6 +590,20 @@ def repro_save_dir(source: str) -> str | None:
     return match["dir"] if match else None
 
 
+def relocated_repro(source: str, save_dir: str | None, removed: str | None = None) -> str:
+    """A repro script torch wrote (repro.py, minifier_launcher.py) loading its saved inputs from save_dir: torch wrote
+    the directory of the run that made it, which diagnose removes when it is done. None: the inputs were not kept, and
+    torch's InputReader makes random ones (save_dir=None), as it does for a storage it cannot find. removed: that
+    directory; the environment variables the script sets to a path in it (TORCH_COMPILE_DEBUG_DIR,
+    TORCHINDUCTOR_CACHE_DIR: the run's) are left commented out, so that running it does not make them again."""
+    said = repr(save_dir) if save_dir is not None else "None"
+    text = _SAVE_DIR.sub(lambda _: f"save_dir={said}", source)
+    if removed:
+        setting = re.compile(rf"^os\.environ\[(['\"])\w+\1\] = (['\"]){re.escape(removed)}[^\n]*$", re.MULTILINE)
+        text = setting.sub(lambda m: f"# {m[0]}  # (diagnose's work directory, removed)", text)
+    return text
+
+
 @dataclass
 class MinifyResult:
     after: str  # TORCHDYNAMO_REPRO_AFTER: "dynamo" | "aot"
@@ -602,12 +616,21 @@ class MinifyResult:
     graph: ReproGraph | None = None
     note: str | None = None  # why there is no repro
     files: dict[str, str] = field(default_factory=dict)  # name in the report -> description
+    # Where the report keeps repro.py (its save_dir made the report's minify/checkpoints: relocated_repro); None where
+    # it was not written
+    repro_path: str | None = None
+
+    @property
+    def inputs(self) -> str | None:
+        """The directory repro.py loads its saved inputs from; None: torch makes random ones."""
+        return repro_save_dir(self.repro) if self.repro is not None else None
 
     def to_json(self) -> dict[str, Any]:
         return {
             "after": self.after, "level": self.level, "isolated": self.isolated, "has_launcher": self.launcher is not None,
             "has_repro": self.repro is not None, "graph": self.graph.to_json() if self.graph else None,
-            "note": self.note, "files": self.files,
+            "note": self.note, "files": self.files, "repro_path": self.repro_path,
+            "inputs": self.inputs,
             "seconds": round(sum(r.seconds for r in (self.run, self.launcher_run) if r), 2),
         }
 

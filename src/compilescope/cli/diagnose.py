@@ -22,7 +22,7 @@ import tempfile
 import time
 
 from .._torch import require_torch
-from ..analyses.diagnosis import hand_commands
+from ..analyses.diagnosis import hand_commands, relocated_repro
 from ..diagnose import DiagnoseOptions, DiagnoseResult, diagnose
 from ..ingest.reader import read_trace
 from .. import location
@@ -39,6 +39,7 @@ from .run import parse_program_args
 from .usage import require_more_than
 
 DEFAULT_ROOT = "compilescope_diagnose"
+REPRO_SCRIPTS = ("repro.py", "minifier_launcher.py")  # torch's scripts that name the directory of their saved inputs
 
 
 def _default_out() -> str:
@@ -111,7 +112,7 @@ class DiagnoseCommand:
             progress(f"diagnosing {prog} (output and reports: {out.path})")
             with tempfile.TemporaryDirectory(prefix="compilescope_diagnose_") as work:
                 result = diagnose(prog, work, options, progress)
-                self._write(result, out)
+                self._write(result, out, work)
         index = os.path.join(out.path, "index.html")
         print_verdict(result, console)
         print(f"Wrote the diagnosis to {out.path}; open {index}")
@@ -119,8 +120,9 @@ class DiagnoseCommand:
             open_browser(index)
         return 0 if result.verdict.passes else 1
 
-    def _write(self, result: DiagnoseResult, out: OutputDir) -> None:
-        """Every stage's report (OUT/<stage>/), its output, the minifier's files, then the Diagnosis page."""
+    def _write(self, result: DiagnoseResult, out: OutputDir, work: str | None = None) -> None:
+        """Every stage's report (OUT/<stage>/), its output, the minifier's files, then the Diagnosis page. work: the
+        temporary directory the runs wrote in, removed after this."""
         options = ReportOptions()
         for outcome in result.runs:
             key = outcome.spec.key
@@ -136,9 +138,26 @@ class DiagnoseCommand:
                 out.write(f"outputs/{name}.txt", _chunks(result.outputs[name]))
         minify_dir = None
         if result.minify_files:
-            for name, path in result.minify_files.items():
-                out.write(f"minify/{name}", _chunks(path))
             minify_dir = os.path.join(out.path, "minify")
+            # torch's scripts load the inputs from the checkpoints of the work directory, removed when diagnose is
+            # done: they load the report's copy (or, not kept, random inputs), in the files and on the pages alike,
+            # and set no variable to a path in it.
+            kept = any(name.startswith("checkpoints/") for name in result.minify_files)
+            inputs = os.path.join(minify_dir, "checkpoints") if kept else None
+            for name, path in result.minify_files.items():
+                if name in REPRO_SCRIPTS:
+                    with open(path, encoding="utf-8", errors="replace") as f:
+                        out.write(f"minify/{name}", relocated_repro(f.read(), inputs, work).encode())
+                else:
+                    out.write(f"minify/{name}", _chunks(path))
+            minify = result.minify
+            if minify is not None:
+                if minify.repro is not None:
+                    minify.repro = relocated_repro(minify.repro, inputs, work)
+                if minify.launcher is not None:
+                    minify.launcher = relocated_repro(minify.launcher, inputs, work)
+                if "repro.py" in result.minify_files:
+                    minify.repro_path = os.path.join(minify_dir, "repro.py")
         commands = hand_commands(result.argv, result.runs, result.verdict, result.minify, minify_dir)
         out.write("index.html", diagnosis_page(result, commands, out.path))
         out.write("diagnosis.json", diagnosis_json(result, commands))

@@ -123,6 +123,12 @@ def print_verdict(result: DiagnoseResult, console: Console) -> None:
     label, style = VERDICT_MARK.get(v.outcome, ("FAILED", "bold red"))
     console.print(table)
     console.print(Panel(Group(*lines), title=TerminalText(f"Diagnosis: {label}", style=style), title_align="left", box=box.ASCII))
+    if minify is not None and minify.repro_path is not None:
+        size = f" ({minify.graph.nodes} nodes)" if minify.graph is not None else ""
+        inputs = "" if minify.inputs else " (its inputs were not kept: torch makes random ones)"
+        # (soft_wrap: the path and the command whole, to be copied)
+        console.print(TerminalText(f"Minimal repro{size} written to {minify.repro_path}{inputs}; run: "
+                                   f"{shlex.join(['python', minify.repro_path])}"), soft_wrap=True)
     if minify is not None and minify.repro is not None:
         body = minify.repro
         forward = body.find("class Repro")
