@@ -210,7 +210,7 @@ class Diagnoser:
                 or self.options.minify and wrong):
             accuracy = self._accuracy(outcomes)
         verdict = decide(outcomes, accuracy, controls, seed)
-        if verdict.outcome == "accuracy" and self._accuracy_frame is not None:
+        if verdict.outcome == "accuracy" and verdict.location is None and self._accuracy_frame is not None:
             verdict.location, verdict.location_kind = self._accuracy_frame, "compiled frame"
 
         minify = None

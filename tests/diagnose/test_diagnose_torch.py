@@ -6,6 +6,7 @@ Slow (each stage is a fresh Python importing torch): one test per scenario, mini
 from __future__ import annotations
 
 import html
+import re
 import signal
 import subprocess
 import sys
@@ -14,6 +15,7 @@ import time
 import pytest
 
 from ..conftest import TORCH213_LOGS, TORCH213_PROGRAMS
+from ..tracelog import raw_records
 from .conftest import PROGRAMS, diagnose, statuses
 
 pytestmark = pytest.mark.torch
@@ -193,6 +195,30 @@ def test_inductor_accuracy_bug_found_by_the_accuracy_check(tmp_path):
     assert accuracy["env"] == {"TORCHDYNAMO_REPRO_AFTER": "aot", "TORCHDYNAMO_REPRO_LEVEL": "4"}
     assert (out / "accuracy" / "index.html").exists()
     assert "not checked" in doc["stages"][1]["accuracy_note"]  # aot_eager: torch 2.13 cannot check it
+    # The graph torch's check failed, in the user's terms: its run's output names it (model__<AOT ID>_<n>) with its
+    # RMSE; its trace (the report's raw.log) holds the output code whose first line is that AOT ID, with the one C++
+    # kernel it defines and calls; f's `return torch.relu(x + 1)` made it.
+    printed = (out / "outputs" / "accuracy.txt").read_text()
+    name, aot_id = re.search(r"Accuracy failed for the AOT Autograd graph (\w+?__(\d+_inference)_\d+)", printed).groups()
+    res, ref = re.search(r"RMSE \(res-fp64\): ([\d.]+), \(ref-fp64\): ([\d.]+)", printed).groups()
+    (code,) = [payload.splitlines() for env, payload in raw_records(out / "accuracy" / "raw.log")
+               if "inductor_output_code" in env and payload.startswith(f"# AOT ID: ['{aot_id}']")]
+    ((start, kernel),) = [(n, m[1]) for n, line in enumerate(code, 1)
+                          if (m := re.match(r"(cpp_\w+) = async_compile\.cpp_pybinding\(", line))]
+    end = next(n for n in range(start + 1, len(code) + 1) if code[n - 1] == "''')")
+    (call,) = [n for n, line in enumerate(code, 1) if line.strip().startswith(f"{kernel}(")]
+    relu = next(n for n, line in enumerate((PROGRAMS / "accuracy.py").read_text().splitlines(), 1) if "torch.relu" in line)
+    wrong = accuracy["wrong_graph"]
+    assert (wrong["name"], wrong["rmse"]["res"], wrong["rmse"]["ref"]) == (name, res, ref)
+    assert [(k["kernel"], k["line"], k["source"]) for k in wrong["kernels"]] == [(kernel, call, [start, end])]
+    assert [(u["line"], u["code"]) for u in wrong["kernels"][0]["user_lines"]] == [(relu, "return torch.relu(x + 1)")]
+    assert (verdict["location"]["line"], verdict["location_kind"]) == (relu, "the wrong graph's kernels")
+    assert verdict["next_steps"][0].startswith("This compile's Inductor config sets cpp.inject_relu_bug_TESTING_ONLY")
+    assert verdict["next_steps"][1].startswith(f"The wrong values come from {name}, the graph [0/0] inference made from "
+                                               f"accuracy.py:{relu} `return torch.relu(x + 1)`: Inductor compiled it "
+                                               f"into {kernel} (its source at lines {start}-{end} of the output code, "
+                                               f"called at line {call}).")
+    assert f"is at RMSE {res} from a float64 run, eager's at {ref}" in verdict["next_steps"][2]
 
 
 def test_a_program_that_segfaults_uncompiled_too_is_the_programs_crash(tmp_path):

@@ -253,3 +253,67 @@ def test_the_minimal_repro_loads_its_inputs_from_the_report_not_from_a_removed_d
                 "makes random ones)") + f"; run: python {repro}")
         assert said in printed.splitlines() and checkpoints not in printed
 
+
+def test_the_accuracy_verdict_names_the_wrong_graph_its_kernels_and_the_users_line():
+    """accuracy.txt: torch's check failed the AOT graph model__0_inference_0 with "RMSE (res-fp64): 11.07395,
+    (ref-fp64): 0.00000 and shape=torch.Size([64, 64]) … multiplier: 2.000000, tol: 0.001000". The accuracy run's own log
+    is not kept (README); the backend stage's log holds the same compile of the same program: its one output code
+    starts "# AOT ID: ['0_inference']" (torch names a graph model__<AOT ID>_<n>), calls extern_kernels.mm (matmul) and
+    the Triton kernel triton_per_fused_add_mul_relu_sum_0 (relu, mul, sum_1, add) whose source it holds, both made
+    from triton_bug.py:18 (the kernel stack traces). The verdict says so in those terms, not torch's words alone, and
+    names no kernel as the wrong one: torch's check compares the graph's outputs. The compile's Inductor config sets
+    triton.inject_relu_bug_TESTING_ONLY = 'accuracy'."""
+    printed = (FIXTURES / "accuracy" / "accuracy.txt").read_text()
+    rmse = re.search(r"RMSE \(res-fp64\): ([\d.]+), \(ref-fp64\): ([\d.]+) and shape=torch\.Size\(\[(\d+), (\d+)\]\)",
+                     printed).groups()
+    assert rmse == ("11.07395", "0.00000", "64", "64")
+    records = raw_records(cuda211(ACCURACY_LOG))
+    (code,) = [payload.splitlines() for env, payload in records if "inductor_output_code" in env]
+    assert code[0] == "# AOT ID: ['0_inference']"
+    kernel = "triton_per_fused_add_mul_relu_sum_0"
+    start = code.index(f"{kernel} = async_compile.triton('{kernel}', '''") + 1
+    end = next(n for n in range(start, len(code) + 1) if code[n - 1].startswith("''', device_str="))
+    mm = next(n for n, line in enumerate(code, 1) if line.strip().startswith("extern_kernels.mm("))
+    run = next(n for n, line in enumerate(code, 1) if line.strip().startswith(f"{kernel}.run("))
+    assert [next(line.strip() for line in reversed(code[:n - 1]) if "Source Nodes" in line) for n in (mm, run)] == [
+        "# Topologically Sorted Source Nodes: [matmul], Original ATen: [aten.mm]",
+        "# Topologically Sorted Source Nodes: [relu, mul, sum_1, add], Original ATen: [aten.relu, aten.mul, aten.sum, "
+        "aten.add]"]
+    program = (Path(__file__).parents[1] / "data" / "cuda_torch211" / "programs" / "triton_bug.py").read_text()
+    relu_line = next(n for n, line in enumerate(program.splitlines(), 1) if "torch.relu(" in line)
+    (stacks,) = [json.loads(payload) for env, payload in records
+                 if env.get("artifact", {}).get("name") == "inductor_provenance_tracking_kernel_stack_traces"]
+    assert {f"line {relu_line}, in block" in trace for traces in stacks.values() for trace in traces} == {True}
+
+    result = _accuracy_result()
+    with read_trace(cuda211(ACCURACY_LOG)) as trace:  # (the accuracy run's graph, as the backend's log has it)
+        accuracy = stage_outcome(ACCURACY_RUN, result.accuracy.facts, trace, printed)
+    wrong = accuracy.wrong_graph
+    assert (wrong.name, wrong.compile_id, wrong.label) == ("model__0_inference_0", "[0/0]", "[0/0] inference")
+    assert [(k.kernel, k.line, k.source, k.nodes) for k in wrong.kernels] == [
+        ("extern_kernels.mm", mm, None, ["matmul"]), (kernel, run, (start, end), ["relu", "mul", "sum_1", "add"])]
+    verdict = decide(result.outcomes, accuracy)
+    assert verdict.message == "Accuracy failed for the AOT Autograd graph model__0_inference_0"  # torch's words stay
+    assert (verdict.location.filename.endswith("triton_bug.py"), verdict.location.line, verdict.location.code) == (
+        True, relu_line, "return torch.relu(x @ w) * 2 + x.sum(1, keepdim=True)")
+    hook, where, numbers = verdict.next_steps[:3]
+    assert hook.startswith("This compile's Inductor config sets triton.inject_relu_bug_TESTING_ONLY = 'accuracy'")
+    assert where.startswith(f"The wrong values come from model__0_inference_0, the graph [0/0] inference made from "
+                            f"triton_bug.py:{relu_line} `return torch.relu(x @ w) * 2 + x.sum(1, keepdim=True)`: "
+                            f"Inductor compiled it into extern_kernels.mm (matmul; called at line {mm} of the output "
+                            f"code) and {kernel} (relu, mul, sum_1, add; its source at lines {start}-{end} of the output "
+                            f"code, called at line {run}).")
+    assert "it does not say which kernel computes wrong values" in where
+    assert numbers == (f"torch's numbers: the compiled output ([{rmse[2]}, {rmse[3]}] float32) is at RMSE {rmse[0]} from "
+                       f"a float64 run, eager's at {rmse[1]} (multiplier 2, tol 0.001).")
+
+    result.accuracy, result.verdict = accuracy, verdict
+    console = Console(file=io.StringIO(), width=80)
+    print_verdict(result, console)
+    shown = " ".join(line.strip("|│ ") for line in console.file.getvalue().splitlines())
+    assert f"triton_bug.py:{relu_line} in block (the wrong graph's kernels)" in " ".join(shown.split())
+    assert f"at RMSE {rmse[0]} from a float64 run" in " ".join(shown.split())
+    page = diagnosis_page(result, [], "/o")
+    assert f"its source at lines {start}-{end} of the output code" in page
+    doc = json.loads(diagnosis_json(result, []))
+    assert doc["stages"][-1]["wrong_graph"]["kernels"][1]["source"] == [start, end]

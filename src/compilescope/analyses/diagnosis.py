@@ -32,11 +32,12 @@ from .crash import (
 )
 from .errors import (
     AOT, DYNAMO, INDUCTOR, KERNEL_COMPILE, LOWERING, NARROWING_STEPS, RECOMPILE_LIMIT, STAGE_LABELS, USER_BACKEND,
-    YOUR_SCRIPT, CompileError, compile_errors,
+    YOUR_SCRIPT, CompileError, compile_errors, testing_hooks, testing_hooks_step,
 )
 from .export import DimConflict, ExportIssue, export_report
 from .graph_breaks import function_label, graph_breaks
 from .numerics import Numerics, numerics
+from .provenance import UserLine, analyze_provenance
 from .recompiles import EXPECTED, name_failing_guards, recompiles
 from .userloc import UserLocation, is_framework_file, last_user_stack_frame, traceback_frames
 from ..model.records import dataclass
@@ -134,6 +135,138 @@ class RunFacts:
     crash_texts: list[str] = field(default_factory=list)
 
 
+# torch's accuracy check (torch/_dynamo/utils.py same()), for each output that fails it: its RMSE against a float64 run,
+# the compiled graph's (res) and eager's (ref); it fails where res > multiplier * ref + tol / 10
+_RMSE = re.compile(r"RMSE \(res-fp64\): (?P<res>[-+\w.]+), \(ref-fp64\): (?P<ref>[-+\w.]+) and shape=torch\.Size\(\[(?P<shape>"
+                   r"[^\]]*)\]\)\. res\.dtype: torch\.(?P<dtype>\w+), multiplier: (?P<multiplier>[\d.]+), tol: (?P<tol>[\d.]+)")
+# AOTAutograd's name of the graph the check failed (get_aot_graph_name: model name, AOT ID, how many graphs it had
+# compiled before): "model__0_inference_0" is the graph whose output code starts "# AOT ID: ['0_inference']"
+_AOT_GRAPH = re.compile(r"Accuracy failed for the AOT Autograd graph (?P<name>\S*?__(?P<aot_id>\d+_[a-z]+)_\d+)\b")
+_SOURCE_NODES = re.compile(r"#\s*Topologically Sorted Source Nodes: \[(?P<nodes>[^\]]*)\]")
+
+
+@dataclass
+class KernelCall:
+    """One kernel call of the output code of the graph torch's accuracy check failed."""
+
+    kernel: str  # as called: "triton_per_fused_add_mul_relu_sum_0", "extern_kernels.mm"
+    line: int  # the output code's line that calls it
+    source: tuple[int, int] | None  # the output code's lines of its source (a kernel Inductor generated), first, last
+    nodes: list[str]  # the graph's nodes it computes, as the comment above the call names them
+    user_lines: list[UserLine]  # the user's lines it was made from (provenance's stack traces)
+
+    def said(self) -> str:
+        where = (f"its source at lines {self.source[0]}-{self.source[1]} of the output code, called at line {self.line}"
+                 if self.source else f"called at line {self.line} of the output code")
+        return f"{self.kernel} ({', '.join(self.nodes) + '; ' if self.nodes else ''}{where})"
+
+    def to_json(self) -> dict[str, Any]:
+        return {"kernel": self.kernel, "line": self.line, "source": list(self.source) if self.source else None,
+                "nodes": self.nodes, "user_lines": [u.to_json() for u in self.user_lines]}
+
+
+@dataclass
+class WrongGraph:
+    """What torch's accuracy check said of the graph whose outputs differ: its name, its numbers (the first output that
+    failed), and from the run's trace the compile that made it and the kernels its output code calls."""
+
+    name: str | None  # torch's: "model__0_inference_0"
+    rmse: dict[str, str] | None = None  # res, ref, shape, dtype, multiplier, tol: as torch printed them
+    compile_id: str | None = None
+    label: str | None = None  # "[0/0] inference", as the provenance page names the graph
+    code_file: str | None = None  # the output code's artifact
+    kernels: list[KernelCall] = field(default_factory=list)
+    hooks: list[str] = field(default_factory=list)  # the compile's *_TESTING_ONLY settings (errors.testing_hooks)
+
+    @property
+    def user_lines(self) -> list[UserLine]:
+        """The user's lines the graph's kernels were made from, each once."""
+        seen: dict[tuple[str, int], UserLine] = {}
+        for kernel in self.kernels:
+            for line in kernel.user_lines:
+                seen.setdefault((line.file, line.line), line)
+        return list(seen.values())
+
+    def said(self) -> list[str]:
+        """The next steps that say it: where the wrong values come from, torch's numbers, a testing hook the compile
+        set."""
+        said = [testing_hooks_step(self.hooks)] if self.hooks else []
+        if self.label is not None:
+            lines = self.user_lines
+            made = (" made from " + ", ".join(f"{u.short} `{u.code}`" if u.code else u.short for u in lines)
+                    if lines else "")
+            kernels = " and ".join(k.said() for k in self.kernels) or "kernels the log does not name"
+            said.append(f"The wrong values come from {self.name or 'a graph'}, the graph {self.label}{made}: Inductor "
+                        f"compiled it into {kernels}. torch's check compares the graph's outputs, not each kernel's: it "
+                        "does not say which kernel computes wrong values. The output code is in the accuracy run's "
+                        "trace report.")
+        if self.rmse is not None:
+            r = self.rmse
+            said.append(f"torch's numbers: the compiled output ([{r['shape']}] {r['dtype']}) is at RMSE {r['res']} from a "
+                        f"float64 run, eager's at {r['ref']} (multiplier {_number(r['multiplier'])}, tol "
+                        f"{_number(r['tol'])}).")
+        return said
+
+    def to_json(self) -> dict[str, Any]:
+        return {"name": self.name, "rmse": self.rmse, "compile_id": self.compile_id, "label": self.label,
+                "code_file": self.code_file, "kernels": [k.to_json() for k in self.kernels]}
+
+
+def _number(text: str) -> str:
+    """torch's "2.000000" as "2"."""
+    try:
+        return f"{float(text):g}"
+    except ValueError:
+        return text
+
+
+def _kernel_source(code: list[str], kernel: str) -> tuple[int, int] | None:
+    """The lines of a kernel's source in the output code: `name = async_compile.triton('name', '''` to the ''' that
+    ends it."""
+    start = re.compile(rf"^{re.escape(kernel)} = async_compile\.\w+\(")
+    for i, text in enumerate(code):
+        if start.match(text):
+            end = next((j for j in range(i + 1, len(code)) if code[j].lstrip().startswith("'''")), None)
+            return (i + 1, end + 1) if end is not None else None
+    return None
+
+
+def wrong_graph(trace: Trace | None, output: str) -> WrongGraph | None:
+    """The graph torch's accuracy check failed (its run's output), found in the run's trace by its AOT ID."""
+    named = _AOT_GRAPH.search(output)
+    rmse = _RMSE.search(output)
+    if named is None and rmse is None:
+        return None
+    found = WrongGraph(named["name"] if named else None, rmse.groupdict() if rmse else None)
+    if named is None or trace is None:
+        return found
+    for compiled in analyze_provenance(trace).compiles.values():
+        for section in compiled.sections:
+            if section.title != named["aot_id"] or section.code.payload is None:
+                continue
+            code = trace.payload_text(section.code.payload).splitlines()
+            skip = section.code.skip  # (the panel's line numbers: the code less its leading empty lines)
+            kernels = {k.name: k for k in section.own_kernels}
+            found.compile_id = str(compiled.compile_id) if compiled.compile_id is not None else None
+            found.label = section.label
+            found.code_file = section.code.title
+            entry = next((e for e in trace.compiles.values() if e.compile_id == compiled.compile_id), None)
+            found.hooks = testing_hooks(entry.metrics or {}) if entry is not None else []
+            for line, names in sorted(section.code_kernels.items()):
+                for name in names:
+                    if name not in kernels:
+                        continue
+                    call = line + skip
+                    above = next((m for text in reversed(code[max(0, call - 5):call - 1])
+                                  if (m := _SOURCE_NODES.search(text))), None)
+                    kernel = kernels[name].kernel
+                    found.kernels.append(KernelCall(kernel, call, _kernel_source(code, kernel),
+                                                    [n.strip() for n in above["nodes"].split(",")] if above else [],
+                                                    kernels[name].user_lines))
+            return found
+    return found
+
+
 @dataclass
 class StageOutcome:
     spec: StageSpec
@@ -175,6 +308,8 @@ class StageOutcome:
     expected_recompiles: dict[str, str] = field(default_factory=dict)
     # The lines its output printed with numbers in them (printed_lines): compared across stages (same program)
     printed: list[str] = field(default_factory=list)
+    # torch's accuracy check failed a graph in this run: which, its kernels, torch's numbers (wrong_graph)
+    wrong_graph: WrongGraph | None = None
 
     @property
     def export_failed(self) -> bool:
@@ -211,6 +346,7 @@ class StageOutcome:
             "export_issues": [i.to_json() for i in self.export_issues],
             "export_dims": [d.to_json() for d in self.export_dims],
             "numerics": self.numerics.to_json(), "expected_recompiles": self.expected_recompiles,
+            "wrong_graph": self.wrong_graph.to_json() if self.wrong_graph else None,
         }
 
 
@@ -525,6 +661,8 @@ def stage_outcome(spec: StageSpec, facts: RunFacts, trace: Trace | None, output:
             outcome.backend_name = "inductor"
     outcome.backend_name = spec.backend or outcome.backend_name
     outcome.accuracy_failure = accuracy_failure(output)
+    if outcome.accuracy_failure:
+        outcome.wrong_graph = wrong_graph(trace, output)
     outcome.printed = printed_lines(output)
     if facts.returncode != 0 and not facts.timed_out:
         outcome.mismatch = numeric_mismatch(output)
@@ -1227,11 +1365,18 @@ def _wrong_results(backend: StageOutcome | None, accuracy: StageOutcome | None, 
         find = ("torch's accuracy check ran and found no compiled graph whose outputs differ from eager beyond its "
                 "tolerance (torch._dynamo.config.repro_tolerance, 1e-3 by default): the program's own check is "
                 "stricter, or the difference builds up across graphs; compare intermediate values with eager's.")
+    wrong = accuracy.wrong_graph if checked and accuracy else None
+    # The user's line the wrong graph's kernels were made from, where they were made from one (else diagnose names
+    # the frame the graph was compiled from)
+    made = wrong.user_lines if wrong is not None else []
+    location = UserLocation(made[0].file, made[0].line, made[0].function, made[0].code) if len(made) == 1 else None
     return Verdict(
         "accuracy", "Wrong results: " + how.format(name=name, names=possessive(name)),
         ACCURACY_RUN.key if checked else BACKEND.key, INDUCTOR if inductor else USER_BACKEND,
         message=(accuracy.accuracy_failure if checked and accuracy else backend.mismatch if backend else None),
-        next_steps=['backend="aot_eager" gives eager results here: use it as a workaround.', find],
+        location=location, location_kind="the wrong graph's kernels" if location else None,
+        next_steps=[*(wrong.said() if wrong else []), 'backend="aot_eager" gives eager results here: use it as a '
+                    "workaround.", find],
     )
 
 

@@ -468,7 +468,13 @@ def _link_to_output_code(trace: Trace, entry: Compile, diagnostics: list[Compile
                 diag.code_line = min(hits, key=lambda n: abs(n - diag.line))
 
 
-def _testing_hooks(metrics: Mapping[str, Any]) -> list[str]:
+def testing_hooks_step(hooks: list[str]) -> str:
+    """The next step that names them (testing_hooks), first: what follows may be only what they do on purpose."""
+    return (f"This compile's Inductor config sets {', '.join(hooks)}: torch's {'hook' if len(hooks) == 1 else 'hooks'} "
+            f"for its own tests, which breaks generated code on purpose. Unset {'it' if len(hooks) == 1 else 'them'}.")
+
+
+def testing_hooks(metrics: Mapping[str, Any]) -> list[str]:
     """The `*_TESTING_ONLY` options set in the compile's Inductor config (inject_relu_bug_TESTING_ONLY...), each as
     `name = value`; none where none is set or the config was not logged."""
     try:
@@ -574,11 +580,8 @@ def compile_errors(trace: Trace) -> CompileErrors:
         steps = list(NEXT_STEPS[stage])
         if syntax is not None:
             steps = [SYNTAX_STEP, NEXT_STEPS[KERNEL_COMPILE][-1]]
-        if stage in (INDUCTOR, KERNEL_COMPILE, LOWERING) and (hooks := _testing_hooks(metrics)):
-            it = "it" if len(hooks) == 1 else "them"
-            steps.insert(0, f"This compile's Inductor config sets {', '.join(hooks)}: torch's "
-                            f"{'hook' if len(hooks) == 1 else 'hooks'} for its own tests, which breaks generated code on "
-                            f"purpose. Unset {it}.")
+        if stage in (INDUCTOR, KERNEL_COMPILE, LOWERING) and (hooks := testing_hooks(metrics)):
+            steps.insert(0, testing_hooks_step(hooks))
         export_call = find_export_call(entry.metrics_stack)
         skipped = skipped_frame(reason) if stage == DYNAMO else None
         in_loop = skipped is not None and IN_LOOP in reason
