@@ -98,3 +98,15 @@ def test_a_hook_registered_after_compiling_is_a_warning_though_the_recompile_was
                                     "[0/0]")
     # the hook registered first, or no hook at all: nothing
     assert _hook_findings("module_swap_fixed.log.gz") == _hook_findings("module_swap.log.gz") == []
+
+
+def test_the_grad_mode_recompile_of_a_validation_call_is_not_advised_away():
+    # [0/1] "GLOBAL_STATE changed: grad_mode", expected (eval(): norm.training True -> False in the trees)
+    [state] = [a for a in _frame("module_swap_fixed.log.gz").advice if a.startswith("Calls run under a different")]
+    assert "Expected here, as the same calls switched a module's mode (.eval() or .train())" in state
+    assert "one setting everywhere" not in state and "costs one compile" in state
+    # module_state: [0/4] is grad mode too, back to train() after validation, avoidable (its setting [0/2] had):
+    # the advice to call under one setting stays
+    [state] = [a for a in _frame("module_state.log.gz").advice if a.startswith("Calls run under a different")]
+    assert "one setting everywhere" in state and "Expected here" not in state
+

@@ -246,6 +246,15 @@ _GLOBAL_STATE_PARTS = r"GLOBAL_STATE changed:(?P<parts>[\w ]*)"
 STATE_ADVICE = ("Calls run under a different {states}{where}: Dynamo guards on it and compiles once for each. Call the "
                 "compiled function under one setting everywhere (the same torch.inference_mode() or torch.no_grad() "
                 "around every call), or keep the odd call out of the compiled function.")
+# Where every recompile for the state came with a setting no compiled version had (RecompileStep.expected: eval() for a
+# validation call under torch.no_grad()), the call under the other state is on purpose: advising one setting everywhere
+# would remove the validation. What it costs instead.
+STATE_EXPECTED_ADVICE = ("Calls run under a different {states}{where}: Dynamo guards on it and compiles once for each. "
+                         "Expected here, as the same calls switched {why}: it costs one compile for the new setting, "
+                         "which later calls under it reuse, so there is nothing to remove.")
+# What a call switched, where a state recompile was expected (a key of EXPECTED), for STATE_EXPECTED_ADVICE.
+EXPECTED_SWITCH = {"training": "a module's mode (.eval() or .train())",
+                   "requires_grad": "a parameter's requires_grad (a layer frozen or unfrozen)"}
 FLAG_ADVICE = ("{names} is a Python bool{where} that picks a code path, and Dynamo compiles each value apart: it never "
                "makes a bool dynamic, so mark_dynamic or dynamic=True does not help, and each value costs a compile. To "
                "compile once, take one path for every value (always apply a mask, say, all True where nothing is "
@@ -1666,10 +1675,12 @@ def _place_state_guards(steps: list[tuple[RecompileStep, Compile]], by_id: dict[
     validation call under torch.no_grad() recompiles going in and again coming back: one fix)."""
     # states -> the user's line -> (it, the compile ids called from it: recompiles, then the compiles they missed)
     calls: dict[tuple[str, ...], dict[tuple, tuple[UserLocation, list[str], list[str]]]] = {}
+    expected: dict[tuple[str, ...], list[str | None]] = {}  # states -> each recompile's RecompileStep.expected
     for step, entry in steps:
         guard = step.guard
         if guard is None or guard.change != "global_state":
             continue
+        expected.setdefault(tuple(changed_states(guard.guard)), []).append(step.expected)
         here = _caller(compiled_frames.stack(entry.compile_id))
         guarded = by_id.get(guard.compile_id or "")
         there = _caller(compiled_frames.stack(guarded.compile_id)) if guarded is not None else None
@@ -1689,7 +1700,13 @@ def _place_state_guards(steps: list[tuple[RecompileStep, Compile]], by_id: dict[
         said = [f"{and_list(ids)} {'from' if i else ('was' if len(ids) == 1 else 'were') + ' called from'} {loc.short}"
                 + (f" ({loc.code})" if loc.code else "") for i, (loc, ids) in enumerate(c for c in named if c[1])]
         where = f": {', '.join(said)}" if said else ""
-        advice.append(STATE_ADVICE.format(states=" and ".join(states) if states else "global state", where=where))
+        named_states = " and ".join(states) if states else "global state"
+        why = expected.get(states, [])
+        if why and all(w in EXPECTED_SWITCH for w in why):
+            switched = and_list([EXPECTED_SWITCH[w] for w in dict.fromkeys(w for w in why if w)])
+            advice.append(STATE_EXPECTED_ADVICE.format(states=named_states, where=where, why=switched))
+        else:
+            advice.append(STATE_ADVICE.format(states=named_states, where=where))
     return advice
 
 
