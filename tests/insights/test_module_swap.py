@@ -8,11 +8,14 @@ from __future__ import annotations
 import gzip
 import re
 
+from compilescope.analyses import analyze
+from compilescope.analyses.check import Rules, evaluate
+from compilescope.analyses.diff import run_facts
 from compilescope.analyses.insights import insights
 from compilescope.analyses.installed_guards import pinned_state
 from compilescope.ingest.reader import read_trace
 
-from ..conftest import torch213
+from ..conftest import run_cli, torch213
 
 
 def _trees(log: str) -> dict[str, str]:
@@ -98,6 +101,34 @@ def test_a_hook_registered_after_compiling_is_a_warning_though_the_recompile_was
                                     "[0/0]")
     # the hook registered first, or no hook at all: nothing
     assert _hook_findings("module_swap_fixed.log.gz") == _hook_findings("module_swap.log.gz") == []
+
+
+def _facts(log: str):
+    with read_trace(str(torch213(log))) as trace:
+        return run_facts(analyze(trace))
+
+
+def test_check_no_late_hooks_fails_the_hook_registered_after_compiling(capsys):
+    # _hook: [0/0]'s tree guards no hooks of the block, [0/1]'s one (read above); the one recompile is the eval()
+    # under no_grad, expected, so max-avoidable-recompiles 0 passes: only the new rule fails it
+    assert run_cli("check", torch213("module_swap_hook.log.gz"), "--max-avoidable-recompiles", "0") == 0
+    capsys.readouterr()
+    assert run_cli("check", torch213("module_swap_hook.log.gz"), "--no-late-hooks") == 1
+    assert capsys.readouterr().out.strip() == (
+        "no-late-hooks: 1 hook registered after compiling, none allowed (register hooks before the first compiled "
+        "call): self.block: 1 forward hook registered after forward was compiled; calls [0/0] served after it ran "
+        "without it (found by [0/1]'s guards)")
+    # the hook registered before torch.compile (module_swap _fixed, module_state _fixed: every tree guards it): a pass,
+    # which says what the log cannot show
+    for log in ("module_swap_fixed.log.gz", "module_state_fixed.log.gz"):
+        assert run_cli("check", torch213(log), "--no-late-hooks") == 0
+        assert ("no-late-hooks passed: 0 hooks registered after compiling (as far as the log shows: only a recompile "
+                "for something else reveals one") in capsys.readouterr().out
+    # facts saved before they were kept: asked for and not checkable, a failure
+    old = _facts("module_swap_fixed.log.gz")
+    old.late_hooks = None
+    [result] = evaluate({None: old}, Rules(no_late_hooks=True))
+    assert not result.passed and "did not keep them" in result.message
 
 
 def test_the_grad_mode_recompile_of_a_validation_call_is_not_advised_away():

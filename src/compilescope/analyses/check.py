@@ -35,6 +35,11 @@ class Rules:
     # switched to a setting no compiled version had (eval(), a layer unfrozen), nor a tensor's requires_grad that one
     # calling line changed (`x = block(x)`), which compile once per setting.
     max_avoidable_recompiles: int | None = None
+    # No hook registered after its module's function was compiled (Recompiles.late_hooks): torch does not recompile
+    # for one, so calls the earlier compile served ran without it (wrong results, no error). Its own rule, not an
+    # avoidable recompile: the recompile that revealed it may be expected (an eval()), and the fault is the skipped
+    # hook, not the compile.
+    no_late_hooks: bool = False
     no_failures: bool = False
     no_export_issues: bool = False  # draft export found no issue (its program holds only under what export assumed)
     max_compile_seconds: float | None = None
@@ -128,6 +133,19 @@ UNKNOWN_NOT_COUNTED = ("the log cannot tell expected or avoidable (no guard tree
 # torch._dynamo.graph_break() in every optimizer step Dynamo compiles): nothing in the user's code removes it, so a gate
 # does not count it either. (Facts saved before lack the key: their breaks are counted.)
 BY_TORCH_NOT_COUNTED = "by torch itself (torch._dynamo.graph_break() in its own code, on purpose), not counted"
+
+
+# What no-late-hooks cannot see: torch logs nothing for a hook registered after compiling; only a later recompile's
+# guard tree, counting more hooks than the compile before it, shows one.
+LATE_HOOKS_UNSEEN = ("as far as the log shows: only a recompile for something else reveals one, and a hook registered "
+                     "with no recompile after it leaves nothing in the log")
+
+
+def _late_hook(hook: dict[str, Any]) -> str:
+    """"self.block: 1 forward hook registered after forward was compiled; calls [0/0] served after it ran without it
+    (found by [0/1]'s guards)"."""
+    return (f"{hook['module']}: {hook['hooks']} registered after {hook['function']} was compiled; calls "
+            f"{hook['served_by']} served after it ran without it (found by {hook['found_by']}'s guards)")
 
 
 def _gated_breaks(facts: RunFacts) -> list[dict[str, Any]]:
@@ -385,6 +403,18 @@ def evaluate(runs: dict[int | None, RunFacts], rules: Rules,
                  rules.max_avoidable_recompiles, lambda v, lim: v > lim, lambda v: count(v, "avoidable recompile"),
                  lambda f: expected_note(f) + _library_note(_recompiles(_user_frames(f)), _recompiles(f.frames.values())),
                  others="function", left_out=lambda f: avoidable(f) < _recompiles(_user_frames(f)))
+    if rules.no_late_hooks:
+        unkept = [rank for rank, facts in runs.items() if facts.late_hooks is None]
+        if unkept:  # asked for and not checkable: fail
+            results.append(RuleResult("no-late-hooks", "none allowed", False,
+                                      f"no-late-hooks: {_where(unkept[0])}the facts were saved by a compilescope that "
+                                      "did not keep them: check the log itself"))
+        else:
+            absolute("no-late-hooks", "none allowed (register hooks before the first compiled call)",
+                     lambda f: (len(f.late_hooks or []), [_late_hook(h) for h in f.late_hooks or []]),
+                     0, lambda v, lim: v > lim, lambda v: count(v, "hook") + " registered after compiling",
+                     lambda f: "" if f.late_hooks else f" ({LATE_HOOKS_UNSEEN})", others="hook",
+                     left_out=lambda f: not f.late_hooks)
     if rules.no_failures:
         absolute("no-failures", "none allowed",
                  lambda f: (len(_user_failures(f)), [failed_compiles(f, x) for x in _user_failures(f)]),

@@ -363,6 +363,11 @@ class RunFacts:
     # one of another run; {profile, unusable} for one that could not be read. `unusable`: why its times are not the
     # run's (read in part, or not at all), else None or absent (facts saved before). None: no profile.
     runtime: dict[str, Any] | None = None
+    # The hooks registered after their module's function was compiled (Recompiles.late_hooks), which calls that
+    # compile served ran without: {frame, function, module ("self.block"), hooks ("1 forward hook"), served_by (the
+    # compile id that ran without it), found_by (the recompile whose guard tree counts it)}. None in facts saved before
+    # they were kept.
+    late_hooks: list[dict[str, Any]] | None = None
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -798,9 +803,14 @@ def run_facts(results: Results) -> RunFacts:
                  "frame": next((frame_of_cid[c] for c in line.compile_ids if c in frame_of_cid), None)}
                 for kind, lines in (("random", found.numerics.random), ("precision", found.numerics.precision))
                 for line in lines]
+    late_hooks = [{"frame": frame_of_cid.get(step.compile_id), "function": frame.display_name, "module": change.name,
+                   "hooks": change.hooks_now, "served_by": step.guard.compile_id if step.guard else None,
+                   "found_by": step.compile_id}
+                  for frame, step, change in found.recompiles.late_hooks]
     return RunFacts(
         checkpointing=checkpointing,
         numerics=numerics,
+        late_hooks=late_hooks,
         compile_statuses={status: n for status, n in status_counts(statuses).items() if n},
         no_graph_compiles=len(no_graph),
         source=trace.source,

@@ -580,21 +580,18 @@ def _hooks_registered_late(rec: Recompiles) -> list[Finding]:
     it and the earlier one's none: torch does not recompile for it, so a call the earlier compile served ran without
     the hook, silently. A warning even where the recompile that found it was expected (an eval() beside it)."""
     out: list[Finding] = []
-    for frame in rec.frames:
-        for step in frame.steps:
-            for change in step.also_changed:
-                if change.kind != "hook" or int(change.after) <= int(change.before) or step.guard is None:
-                    continue
-                served = step.guard.compile_id
-                out.append(Finding(
-                    WARNING, "recompiles",
-                    f"{change.name}: {change.hooks_now} registered after {frame.display_name} was compiled; calls served by "
-                    f"{served} run without it",
-                    f"{served} guards {'no' if change.before == '0' else change.before} hooks of {change.name}, "
-                    f"{step.compile_id} {change.after} ({step.compile_id} compiled for another change): torch does not "
-                    f"recompile for a hook registered later, so each call {served} served after it was registered ran "
-                    "without it (how many the log does not say). Register hooks before the first compiled call, or "
-                    "call torch._dynamo.reset() after registering one."))
+    for frame, step, change in rec.late_hooks:
+        served = step.guard.compile_id if step.guard is not None else None
+        out.append(Finding(
+            WARNING, "recompiles",
+            f"{change.name}: {change.hooks_now} registered after {frame.display_name} was compiled; calls served by "
+            f"{served} run without it",
+            f"{served} guards {'no' if change.before == '0' else change.before} hooks of {change.name}, "
+            f"{step.compile_id} {change.after} ({step.compile_id} compiled for another change): torch does not "
+            f"recompile for a hook registered later, so each call {served} served after it was registered ran "
+            "without it (how many the log does not say). Register hooks before the first compiled call, or "
+            "call torch._dynamo.reset() after registering one. Only a recompile for something else shows such a "
+            "hook: one registered with no recompile after it leaves nothing in the log."))
     return out
 
 

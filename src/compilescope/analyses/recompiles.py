@@ -1034,6 +1034,15 @@ class Recompiles:
         return sum(f.recompiles for f in self.frames)
 
     @property
+    def late_hooks(self) -> list[tuple[FrameRecompiles, RecompileStep, StateChange]]:
+        """The hooks registered after their module's function was compiled: a recompile's guard tree counts more
+        hooks of a module than that of the compile whose guard failed. torch does not recompile for such a hook, so
+        the calls that compile served after it was registered ran without it; only a recompile for something else
+        shows it, and a hook registered with no other recompile after leaves nothing in the log."""
+        return [(frame, step, change) for frame in self.frames for step in frame.steps for change in step.also_changed
+                if change.kind == "hook" and step.guard is not None and int(change.after) > int(change.before)]
+
+    @property
     def backward_reasons_logged(self) -> bool:
         """torch logged why compiled autograd's cache missed (only with BACKWARD_REASONS_HINT)."""
         return any(g.reason for g in self.backward_graphs)

@@ -53,6 +53,13 @@ class CheckCommand:
                                  "with no guard tree to compare settings with); "
                                  "counted is every other (a Python number or a hook that changed, a list that grew, "
                                  "a return to a setting already compiled that failed on something else)")
+        parser.add_argument("--no-late-hooks", action="store_true",
+                            help="fail if a hook (forward, pre-forward, backward) was registered on a module after its "
+                                 "function was compiled: torch does not recompile for it, so the calls the earlier "
+                                 "compile served ran without the hook (wrong results, no error). Not a recompile "
+                                 "rule: the recompile that shows it may be expected (an eval()). The log shows such "
+                                 "a hook only where a later recompile's guards count it: one registered with no "
+                                 "recompile after it leaves nothing in the log")
         parser.add_argument("--no-failures", action="store_true", help="fail if any compile failed")
         parser.add_argument("--no-export-issues", action="store_true",
                             help="fail if draft export found an issue: it could not soundly produce a graph, and its "
@@ -142,7 +149,7 @@ class CheckCommand:
         if args.time_margin is not None:
             args.time_ratio = 1.0 + args.time_margin
         rules = Rules(max_graph_breaks=args.max_graph_breaks, max_recompiles=args.max_recompiles,
-                      max_avoidable_recompiles=args.max_avoidable_recompiles,
+                      max_avoidable_recompiles=args.max_avoidable_recompiles, no_late_hooks=args.no_late_hooks,
                       no_failures=args.no_failures, no_export_issues=args.no_export_issues,
                       no_static_aoti_packages=args.no_static_aoti_packages,
                       allow_aoti_load_crash=args.allow_aoti_load_crash,
@@ -151,7 +158,7 @@ class CheckCommand:
                       no_warnings=args.no_warnings, user_kernels=args.user_kernel,
                       no_new_warnings=args.no_new_warnings, no_rank_divergence=args.no_rank_divergence,
                       compile_time=time_threshold(args), max_run_time_ratio=args.max_run_time_ratio)
-        no_rule = not (args.no_failures or args.no_export_issues or args.no_static_aoti_packages or args.baseline
+        no_rule = not (args.no_failures or args.no_late_hooks or args.no_export_issues or args.no_static_aoti_packages or args.baseline
                        or args.no_cudagraph_skips or args.no_inductor_random or args.no_warnings
                        or args.no_rank_divergence or args.user_kernel) and all(
             v is None for v in (args.max_graph_breaks, args.max_recompiles, args.max_avoidable_recompiles,
