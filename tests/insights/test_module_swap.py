@@ -10,7 +10,7 @@ import re
 
 from compilescope.analyses import analyze
 from compilescope.analyses.check import Rules, evaluate
-from compilescope.analyses.diff import run_facts
+from compilescope.analyses.diff import diff_runs, run_facts
 from compilescope.analyses.insights import insights
 from compilescope.analyses.installed_guards import pinned_state
 from compilescope.ingest.reader import read_trace
@@ -129,6 +129,19 @@ def test_check_no_late_hooks_fails_the_hook_registered_after_compiling(capsys):
     old.late_hooks = None
     [result] = evaluate({None: old}, Rules(no_late_hooks=True))
     assert not result.passed and "did not keep them" in result.message
+
+
+def test_diff_says_the_late_hook_of_one_run():
+    hook, fixed = _facts("module_swap_hook.log.gz"), _facts("module_swap_fixed.log.gz")
+    assert hook.late_hooks == [{"frame": next(iter(hook.frames)), "function": "forward", "module": "self.block",
+                                "hooks": "1 forward hook", "served_by": "[0/0]", "found_by": "[0/1]"}]
+    assert fixed.late_hooks == []
+    [gone] = [c for c in diff_runs(hook, fixed).changes if c.detail.get("late_hook")]
+    assert (gone.section, gone.kind, gone.direction) == ("recompiles", "removed", "better")
+    assert gone.title == ("self.block: 1 forward hook registered after forward was compiled in A only: calls A's [0/0] "
+                          "served after it ran without it (found by [0/1]'s guards)")
+    [new] = [c for c in diff_runs(fixed, hook).changes if c.detail.get("late_hook")]
+    assert (new.kind, new.direction) == ("added", "worse") and "in B only: calls B's [0/0]" in new.title
 
 
 def test_the_grad_mode_recompile_of_a_validation_call_is_not_advised_away():

@@ -1312,6 +1312,8 @@ class Change:
             return "worse" if self.kind == "added" else "better"
         if self.section == "numerics" and self.kind in ("added", "removed") and self.random_lines:
             return "worse" if self.kind == "added" else "better"
+        if self.detail.get("late_hook") and self.kind in ("added", "removed"):  # (a hook compiled calls skipped)
+            return "worse" if self.kind == "added" else "better"
         return None
 
     @property
@@ -1841,6 +1843,25 @@ def _say_library_changes(a: RunFacts, b: RunFacts, result: RunDiff) -> None:
                 "program, may explain them")
 
 
+def _late_hook_changes(a: RunFacts, b: RunFacts) -> list[Change]:
+    """A hook registered after compiling (RunFacts.late_hooks) in one run and not the other, by its frame and module:
+    the hook the calls of one run's earlier compile skipped, which a recompile count says nothing of (the fixed program
+    registers it first and recompiles as often). Nothing where a side's facts did not keep them."""
+    if a.late_hooks is None or b.late_hooks is None:
+        return []
+
+    def said(side: str, hook: dict[str, Any]) -> str:
+        return (f"{hook['module']}: {hook['hooks']} registered after {hook['function']} was compiled in {side} "
+                f"only: calls {possessive(side)} {hook['served_by']} served after it ran without it (found by "
+                f"{hook['found_by']}'s guards)")
+    ka = {(h["frame"], h["module"]): h for h in a.late_hooks}
+    kb = {(h["frame"], h["module"]): h for h in b.late_hooks}
+    return ([Change("recompiles", "removed", said("A", h), h["frame"], h, None, {"late_hook": True})
+             for k, h in ka.items() if k not in kb]
+            + [Change("recompiles", "added", said("B", h), h["frame"], None, h, {"late_hook": True})
+               for k, h in kb.items() if k not in ka])
+
+
 def diff_runs(a: RunFacts, b: RunFacts, threshold: TimeThreshold = TimeThreshold(),
               sides: tuple[str, str] = ("A", "B")) -> RunDiff:
     """sides: what the compile time's cause calls the runs (`check` says "the baseline" and "the run")."""
@@ -1938,6 +1959,7 @@ def diff_runs(a: RunFacts, b: RunFacts, threshold: TimeThreshold = TimeThreshold
                                   {"no_graph_a": fa.no_graph, "no_graph_b": fb.no_graph}
                                   if fa.no_graph or fb.no_graph else {}))
         changes.extend(_diff_graphs(label, k, fa, fb, (a, b)))
+    changes.extend(_late_hook_changes(a, b))
 
     # Graph breaks: added, removed, moved (same reason in the same function, another line).
     ka = {_break_key(x): x for x in a.graph_breaks}
