@@ -154,3 +154,27 @@ def test_the_grad_mode_recompile_of_a_validation_call_is_not_advised_away():
     [state] = [a for a in _frame("module_state.log.gz").advice if a.startswith("Calls run under a different")]
     assert "one setting everywhere" in state and "Expected here" not in state
 
+
+def _sizes(log: str) -> list:
+    with read_trace(str(torch213(log))) as trace:
+        return insights(trace).dynamic_shapes.sizes
+
+
+def test_an_int_read_with_item_is_a_value_not_a_size():
+    # module_swap_hook's create_symbol events: s11 of "..._buffers['num_batches_tracked'].item()" and s68 of
+    # "G['hook_calls'].item()", both backed, range [-int_oo, int_oo]: ints read from 0-dim tensors, no size
+    text = gzip.open(torch213("module_swap_hook.log.gz"), "rt").read()
+    sources = re.findall(r'"create_symbol": \{"symbol": "(s\d+)", [^\n]*?"source": "([^"]*)"', text)
+    assert sorted(sources) == [("s11", "L['self']._modules['block']._modules['norm']._buffers['num_batches_tracked']"
+                                       ".item()"), ("s68", "G['hook_calls'].item()")]
+    sizes = _sizes("module_swap_hook.log.gz")
+    assert [(z.symbol_names, z.kind, z.from_item, z.unbacked) for z in sizes] == [
+        (["s11"], "value", True, False), (["s68"], "value", True, False)]
+    with read_trace(str(torch213("module_swap_hook.log.gz"))) as trace:
+        ds = insights(trace).dynamic_shapes
+        assert (ds.kind, ds.counts, ds.overview) == ("value", "2 values", "2 values compiled as dynamic")
+    # data_dependent: s2 is the value of `(x.abs() > 1).sum().item()` passed on past the break at line 32 (source
+    # L['___stack0']), s38 the size of `h[h > 0]` (L['___stack0'].size()[0]): one value, one size
+    assert [(z.symbol_names, z.kind) for z in _sizes("data_dependent.log.gz")] == [(["s2"], "value"), (["s38"], "size")]
+    # item_break: zf2, the float loss.item() passed on: a value, as before
+    assert [(z.symbol_names, z.kind, z.from_item) for z in _sizes("item_break.log.gz")] == [(["zf2"], "value", True)]

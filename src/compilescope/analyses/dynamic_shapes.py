@@ -36,6 +36,12 @@ SIZE_SYMBOL = lazy_compile(r"s\d{1,9}")
 FLOAT_SYMBOL = lazy_compile(r"zu?f\d{1,9}")
 # An unbacked (data-dependent) symbol: u0 an int read from a tensor (.item(), nonzero's count), zuf0 a float.
 UNBACKED_SYMBOL = lazy_compile(r"\b(?:u|zuf)\d{1,9}\b")
+# An int read from a tensor with .item(): torch 2.13 makes a 0-dim int tensor a global or buffer holds (a counter,
+# BatchNorm's num_batches_tracked) a backed symbol of source "G['hook_calls'].item()"; a value .item() gave that a
+# graph break passed on is named in words ("the value of `n.item()` (prog.py:12), passed on past the graph break").
+# A value of the program, not a size.
+_ITEM_SOURCE = lazy_compile(r"\.item\(\)$")
+_ITEM_TEXT = lazy_compile(r"^the value of `[^`]{1,400}\.item\(\)`")
 # A bound on one symbol alone, as torch writes a torch._check's: "u0 >= 0", "u0 <= 32", "u0 > 2", "u0 < 5".
 _BOUND = lazy_compile(r"(\w{1,30}) (>=|<=|>|<) (-?\d{1,30})")
 
@@ -305,8 +311,24 @@ class DynamicShapes:
 
     @property
     def kind(self) -> str:
-        """What its symbols stand for: "size" (ints: sizes, or ints made dynamic) or "value" (a float among them)."""
-        return "size" if all(SIZE_SYMBOL.fullmatch(s.symbol) for s in self.symbols) else "value"
+        """What its symbols stand for: "size" (ints: sizes, or ints made dynamic) or "value" (a float, an unbacked
+        int or an int read with .item() among them: DynamicSize.kind)."""
+        return "size" if all(z.kind == "size" for z in self.sizes) else "value"
+
+    def _kinds_counted(self, sizes: list[DynamicSize]) -> str:
+        """"2 sizes", "2 values", "1 size and 1 value": the dynamic ones by kind (DynamicSize.kind)."""
+        values = sum(1 for z in sizes if z.kind == "value")
+        return " and ".join(count(n, kind) for n, kind in ((len(sizes) - values, "size"), (values, "value")) if n)
+
+    @property
+    def kind_words(self) -> tuple[str, str]:
+        """The noun for its dynamic ones, one and many: ("size", "sizes"), ("value", "values"), or ("size or value",
+        "sizes and values") where they are both."""
+        kinds = {z.kind for z in self.sizes}
+        if len(kinds) > 1:
+            return "size or value", "sizes and values"
+        kind = kinds.pop() if kinds else "size"
+        return kind, kind + "s"
 
     @property
     def events(self) -> int:
@@ -322,7 +344,7 @@ class DynamicShapes:
         if self.symbols:
             sizes = self.sizes
             names = sum(len(z.symbol_names) for z in sizes)
-            parts.append(f"{count(len(sizes), self.kind)} compiled as dynamic"
+            parts.append(f"{self._kinds_counted(sizes)} compiled as dynamic"
                          + (f" ({count(names, 'symbol')})" if names != len(sizes) else ""))
         if self.specializations:
             specialized = self.specialized
@@ -349,7 +371,7 @@ class DynamicShapes:
         """"2 sizes, 9 guards": what the grouped rows show, for a heading (the sizes and the sizes specialized, not
         each compile's symbol for them; every guard added, as the overview counts them); nothing of which there is
         none."""
-        parts = [count(len(self.sizes), self.kind)] if self.symbols else []
+        parts = [self._kinds_counted(self.sizes).replace(" and ", ", ")] if self.symbols else []
         if self.specializations:
             parts.append(f"{len(self.specialized)} specialized")
         asserts = self.runtime_asserts
@@ -719,6 +741,26 @@ class DynamicSize(_SizeEvents):
         return any(s.unbacked for s in self.symbols)
 
     @property
+    def from_item(self) -> bool:
+        """An int read from a tensor with .item() (_ITEM_SOURCE, _ITEM_TEXT): a value, though its symbol is named as
+        a size's (s68)."""
+        return bool(self.source and _ITEM_SOURCE.search(self.source)) or bool(
+            self.source_text and _ITEM_TEXT.match(self.source_text))
+
+    @property
+    def kind(self) -> str:
+        """"size" (a size, or an int made dynamic) or "value": a float, an unbacked int (data-dependent), or an int
+        read with .item() (from_item)."""
+        return "size" if all(SIZE_SYMBOL.fullmatch(s.symbol) for s in self.symbols) and not self.from_item else "value"
+
+    @property
+    def kind_note(self) -> str | None:
+        """What an int read with .item() is, where its kind is not plain from its symbol: "an int .item() read from a
+        tensor with .item(), backed: a value, not a size"."""
+        return "an int read from a tensor with .item(), backed: a value, not a size" if self.from_item and not self.unbacked \
+            else None
+
+    @property
     def placement(self) -> list[PlacementPart]:
         """Where it is (placement): its symbols' line, and whether the user's call passed it in. Where compiles made
         it at other lines (the prompt passed in by the call at hf_llama.py:32, then by generate()'s at :37), each line
@@ -785,7 +827,8 @@ class DynamicSize(_SizeEvents):
         created = [{"symbol": same[0].symbol, "value": same[0].value, "range": same[0].range,
                     "compile_ids": _distinct(s.compile_id for s in same)}
                    for same in _grouped(self.symbols, lambda s: (s.symbol, s.value, s.range))]
-        return {"source": self.source, "source_text": self.source_text, "unbacked": self.unbacked, "symbols": created,
+        return {"source": self.source, "source_text": self.source_text, "unbacked": self.unbacked, "kind": self.kind,
+                "from_item": self.from_item, "symbols": created,
                 "location": _location_json(self.location), "torch_location": _location_json(self.torch_location),
                 "locations": self.locations_json(), "compile_ids": self.compile_ids, "text": self.symbols_text}
 

@@ -593,7 +593,7 @@ def _dynamic_shapes(ins: Insights) -> list[RenderableType]:
             text.append(f"\n{', '.join(s.recompiles)} recompiled when it changed", style="bold")
         table.add_row("specialized", text)
     for z in sizes[:MAX_ROWS]:
-        table.add_row("unbacked" if z.unbacked else ds.kind, detail((f"{z.source_text or z.source}: " if z.source else "") + z.symbols_text, z.placement))
+        table.add_row("unbacked" if z.unbacked else z.kind, detail((f"{z.source_text or z.source}: " if z.source else "") + z.symbols_text, z.placement))
     for g in lines[:MAX_ROWS]:
         if g.runtime_asserts:
             table.add_row("asserts", TerminalText(f"{count(g.count, 'runtime assert')}{g.distinct_note} at "
@@ -607,9 +607,10 @@ def _dynamic_shapes(ins: Insights) -> list[RenderableType]:
                                              "where torch logged no line")
                       .append(conditions(ds.unplaced_guards, 3)))
     out.append(table)
-    for total, word in ((len(specialized), "more specialization"), (len(sizes), f"more {ds.kind}"),
-                        (len(lines), "more line that added guards")):
-        out.extend(_more(total, word, "more lines that added guards" if word.startswith("more line") else None))
+    one, many = ds.kind_words
+    for total, word, words in ((len(specialized), "more specialization", None), (len(sizes), f"more {one}", f"more {many}"),
+                               (len(lines), "more line that added guards", "more lines that added guards")):
+        out.extend(_more(total, word, words))
     return out
 
 
