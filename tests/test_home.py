@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import marshal
 import os
 import pickle
 import subprocess
@@ -125,7 +126,7 @@ def test_a_cache_others_may_write_is_not_used(tmp_path, monkeypatch):
     assert compiled == ["index.html"] * 2
 
 
-def test_a_cache_entry_that_is_cut_or_stale_is_compiled_again(tmp_path, monkeypatch):
+def test_a_cache_entry_that_is_cut_or_stale_is_compiled_again(tmp_path, monkeypatch, capsys):
     """The entry is read as Jinja reads it (its magic, its template's checksum, then the code), from the file's bytes:
     an intact entry is used as it is; any other is compiled again, never an error."""
     monkeypatch.setenv("COMPILESCOPE_TEMPLATE_CACHE", "")
@@ -142,6 +143,7 @@ def test_a_cache_entry_that_is_cut_or_stale_is_compiled_again(tmp_path, monkeypa
     head.seek(len(bc_magic))
     checksum = pickle.load(head)
     code_at = head.tell()
+    assert whole[len(bc_magic):code_at] == pickle.dumps(checksum, 2)  # the head Jinja writes, matched byte for byte
     compiled = []
     original = html_env.ENV.compile
     monkeypatch.setattr(html_env.ENV, "compile", lambda *a, **k: compiled.append(a[1]) or original(*a, **k))
@@ -153,6 +155,10 @@ def test_a_cache_entry_that_is_cut_or_stale_is_compiled_again(tmp_path, monkeypa
         "no pickle where the checksum goes": whole[:len(bc_magic)] + b"\xff" * 8 + whole[code_at:],
         "another Jinja's magic": b"j2" + whole[2:len(bc_magic)].replace(whole[2:3], b"\x00", 1) + whole[len(bc_magic):],
         "empty": b"",
+        # what follows the magic is never unpickled: these three crashed the report or ran code before
+        "a pickle of a module that does not exist": whole[:len(bc_magic)] + b"cno_such_module_xyz\nx\n.",
+        "a pickle that calls print": whole[:len(bc_magic)] + b"cbuiltins\nprint\n(S'PWNED'\ntR." + whole[code_at:],
+        "the right checksum, then no code object": whole[:code_at] + marshal.dumps(5),
     }
     for what, data in damaged.items():
         with open(entry, "wb") as f:
@@ -160,6 +166,7 @@ def test_a_cache_entry_that_is_cut_or_stale_is_compiled_again(tmp_path, monkeypa
         compiled.clear()
         assert html_env.ENV.get_template("guards.html").render(c=None, guards=[], guard_tree=None, root="../") == page, what
         assert compiled == ["guards.html"], what
+    assert "PWNED" not in capsys.readouterr().out
 
 
 def test_a_cache_that_cannot_be_written_never_fails_a_report(empty_home, tmp_path, monkeypatch):
