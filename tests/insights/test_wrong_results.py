@@ -752,6 +752,25 @@ def test_a_percentage_is_a_result_unless_its_line_tells_progress():
     assert verdict.printed.lines == [("epoch 3: 45% done, loss 0.25", "epoch 3: 62% done, loss 0.5")]
 
 
+def test_a_percentage_beside_progress_words_or_brackets_is_still_a_result():
+    """A markdown table's "% |", a "[*]" bullet and a "done" earlier on the line made every percentage of the line
+    progress: percent_metric.py's "accuracy 84.2%" printed so was never compared. A bar needs bar characters right
+    after tqdm's "%|" or 3 inside "[...]"; a progress word masks only the percentage it qualifies."""
+    output = "| inductor | 84.2% |\n[*] accuracy: 49.4%\nEpoch 3 done: val acc 91.2%\naccuracy: 49.4%"
+    assert printed_lines(output) == output.splitlines()
+    for before, after in (("| inductor | 49.4% |", "| inductor | 84.2% |"), ("[*] accuracy: 49.4%", "[*] accuracy: 84.2%"),
+                          ("Epoch 3 done: val acc 91.2%", "Epoch 3 done: val acc 12.0%"),
+                          ("45% done, accuracy 49.4%", "62% done, accuracy 84.2%"),
+                          ("validation done, acc 91.2%", "validation done, acc 12.0%")):
+        assert decide(_printed(before, before, after)).outcome == "differs", after
+    # tqdm's empty and full bars, and the words' percentage whatever side the word is on, are still progress
+    for before, after in (("  0%|          | 0/100", " 10%|#         | 0/100"),
+                          ("100%|██████████| 10/10", " 90%|█████████ | 10/10"), ("[>         ] 5%", "[=>        ] 12%"),
+                          ("progress: 45%, accuracy 49.4%", "progress: 62%, accuracy 49.4%"),
+                          ("overhead of 3%", "overhead of 9%")):
+        assert decide(_printed(before, before, after)).outcome == "ok", after
+
+
 def test_diagnose_runs_eager_a_third_time_only_where_a_change_may_be_chance(monkeypatch, tmp_path):
     """The runs diagnose makes (each stage's run stubbed with what the recorded run printed): wrong_results.py seeds
     and its control run prints eager's numbers again, one control run; unseeded_coin.py sets no seed, a second, whose

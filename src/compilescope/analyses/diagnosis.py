@@ -385,17 +385,24 @@ _UNIT = (r"(?:[kmgtp]i?b|b|bytes?|[µu]s|ns|ms|s|secs?|seconds?|hrs?|hours?|min(
 _MEASURED = re.compile(rf"{_DIGITS}[ \t]{{0,2}}{_UNIT}(?![\w/])|\bpid\b\W{{0,3}}\d+"
                        r"|(?<![\w.:])\d{1,2}(?::\d\d){1,2}(?:[.,]\d+)?(?![\w:])|\b\d{4}-\d\d-\d\d\b", re.IGNORECASE)
 # A percentage is a result ("accuracy 97.3%", "loss share 12%", "top-1: 76.1%": a metric the compiled code can get
-# wrong), except on a line that tells progress or the use of a resource, whose percentage follows the clock, not the
-# results: a bar ("[=====>    ] 45%", tqdm's "45%|####"), or the words done, complete(d), progress, eta, remaining,
-# finished, processed, loading/loaded, downloading/downloaded, util(ization), usage, occupancy, busy, idle, faster,
-# slower, speed-up, overhead. A progress percentage missed here is printed alike by each stage at the same point, or
-# changes between eager's runs too (the control runs), so it is never taken for the compiled code's change; a metric
-# taken for progress would hide one, hence the default.
+# wrong), except one that tells progress or the use of a resource, which follows the clock, not the results: every
+# percentage of a line with a bar ("[=====>    ] 45%": at least 3 bar characters, so "[*] accuracy: 49.4%" is no bar;
+# tqdm's "45%|####   |", the bar right after "%|"; a block character █▏▎▍▌▋▊▉), and a percentage next to one of the
+# words done, complete(d), progress, eta, remaining, finished, processed, loading/loaded, downloading/downloaded,
+# util(ization), usage, occupancy, busy, idle, faster, slower, speed-up, overhead ("45% done", "GPU util 87%",
+# "progress: 45%", "overhead of 3%"), not the line's other percentages ("Epoch 3 done: val acc 91.2%" is a result). A
+# progress percentage missed here is printed alike by each stage at the same point, or changes between eager's runs
+# too (the control runs), so it is never taken for the compiled code's change; a metric taken for progress would hide
+# one, hence the default.
 _PERCENT = re.compile(rf"{_DIGITS}[ \t]{{0,2}}%")
-_PROGRESS_LINE = re.compile(r"%[ \t]*\||\[[=#>*.\- ]*[=#>*][=#>*.\- ]*\]|[█▏▎▍▌▋▊▉]|(?<![^\W_])(?:done|complete[d]?|"
-                            r"progress|eta|remaining|finished|processed|loading|loaded|downloading|downloaded|"
-                            r"util(?:i[sz]ation)?|usage|occupancy|busy|idle|faster|slower|speed-?up|overhead)(?![^\W_])",
-                            re.IGNORECASE)
+_PROGRESS_BAR = re.compile(r"%\|(?=[^|\n]{3,}\|)[#█]*[1-9▏▎▍▌▋▊▉]?[ ]*\||\[(?=[.\- ]*[=#>*])[=#>*.\- ]{3,}\]|[█▏▎▍▌▋▊▉]")
+_PROGRESS_WORD = (r"(?<![^\W_])(?:done|complete[d]?|progress|eta|remaining|finished|processed|loading|loaded|"
+                  r"downloading|downloaded|util(?:i[sz]ation)?|usage|occupancy|busy|idle|faster|slower|speed-?up|"
+                  r"overhead)(?![^\W_])")
+# the percentage a word qualifies: right before it, or right after it (and a ":", "=", "of", "at", "by", "is")
+_PROGRESS_PERCENT = re.compile(rf"(?P<word>{_PROGRESS_WORD}[ \t]*(?:[:=]|(?:of|at|by|is)(?![^\W_]))?[ \t]*)"
+                               rf"{_DIGITS}[ \t]{{0,2}}%|{_DIGITS}[ \t]{{0,2}}%(?=[ \t]*{_PROGRESS_WORD})",
+                               re.IGNORECASE)
 # Lines left out whole: torch's own log lines (their prefix holds a time and a thread id), and lines that name a time,
 # speed or memory in words, whose numbers need not carry a unit ("step time: 3.2", "took", "latency", "peak memory
 # 1534", "step_time_ms=3.2": a name's parts between underscores count as words).
@@ -413,9 +420,11 @@ PRINTED_CHANGES_SHOWN = 10
 
 
 def _unmeasured(line: str) -> str:
-    """The line with each measured number (_MEASURED, a progress line's percentages) written "~"."""
+    """The line with each measured number (_MEASURED, progress percentages) written "~"."""
     line = _MEASURED.sub("~", line)
-    return _PERCENT.sub("~", line) if _PROGRESS_LINE.search(line) else line
+    if _PROGRESS_BAR.search(line):
+        return _PERCENT.sub("~", line)
+    return _PROGRESS_PERCENT.sub(lambda m: (m["word"] or "") + "~", line)
 
 
 def _results(line: str) -> list[str]:
@@ -446,7 +455,7 @@ def rounding_only(before: str, after: str) -> bool:
 
 def printed_lines(output: str) -> list[str]:
     """The lines of a run's output that print results ("train: max abs diff 4.1"), less torch's log lines and numbers
-    that change from run to run anyway (_MEASURED, _MEASURED_LINE, a progress line's percentages): what the stages'
+    that change from run to run anyway (_MEASURED, _MEASURED_LINE, progress percentages): what the stages'
     runs of one program should share."""
     kept = []
     for line in output.splitlines():

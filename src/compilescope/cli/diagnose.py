@@ -70,7 +70,7 @@ class DiagnoseCommand:
         parser.epilog = (
             "Printed numbers with a unit of time, size, rate or ratio (0.29 s, 1534 MB, 812 tok/s, 1.8 x), pids, clocks "
             "and lines naming a time, speed or memory are not compared: they change from run to run. A percentage is "
-            "compared (accuracy 97.3%), except on a line telling progress or use (a bar, 45% done, eta, util, usage). "
+            "compared (accuracy 97.3%), except one telling progress or use (a bar's, 45% done, eta 45%, util 87%). "
             "Where the stages printed other numbers, backend=\"eager\" runs once more as a control: the lines that "
             "change between its two runs are not compared either (if the control run fails, printed numbers alone are "
             "not 'differs'); it runs a third time where a changed line is left and the program's file sets no seed "
