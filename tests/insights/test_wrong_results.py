@@ -712,6 +712,22 @@ def test_the_seed_is_read_from_the_programs_file():
     assert program_seed("run.py", "#!/bin/sh\nexec python train.py") is None
 
 
+def test_a_call_that_sets_no_known_seed_is_no_same_seed():
+    """random.seed() and torch.seed() seed from the OS or the clock, np.random.SeedSequence(1) seeds no generator:
+    each was "same program, same seed". A seed given by keyword or **kwargs still counts; a source too deep or long
+    for Python's parser is no Python diagnose can read (it was an internal error after every run)."""
+    for source in ("import random\nrandom.seed()\n", "random.seed(None)", "torch.seed()", "torch.cuda.seed()",
+                   "torch.cuda.seed_all()", "rng = np.random.SeedSequence(1)", "L.seed_everything(workers=True)",
+                   "print(torch.initial_seed())"):
+        assert program_seed("p.py", source).alike == "same program, no seed set in p.py", source
+    assert program_seed("p.py", "random.seed()\nx = 1\ntorch.manual_seed(0)").line == 3
+    for source, call in (("set_seed(seed=42)", "set_seed"), ("random.seed(a=3)", "random.seed"),
+                         ("set_seed(**config)", "set_seed")):
+        assert program_seed("p.py", source).call == call, source
+    for source in ("x = " + "-" * 100000 + "1", "x = " + "(" * 1000 + ")" * 1000):
+        assert program_seed("p.py", source) is None
+
+
 def test_a_program_that_never_seeds_is_not_said_to_share_a_seed():
     """unseeded_wrong.py sums relu(arange(4) + 1) = 1 + 2 + 3 + 4 = 10 with Inductor's CPU relu broken on purpose
     ("accuracy": x + 1 in place of relu, so (x + 1) + 1 = 2 + 3 + 4 + 5 = 14); it never seeds, and its control run

@@ -525,8 +525,10 @@ def run_to_run(eager: StageOutcome, controls: Sequence[StageOutcome]) -> set[Lin
 
 
 # A call that seeds a random generator, in the program's own file: torch.manual_seed(0), torch.cuda.manual_seed_all,
-# random.seed, np.random.seed, transformers' set_seed, lightning's seed_everything: any call whose name holds "seed",
-# but torch.initial_seed() (which reads it). Read from the file's syntax tree, so comments, strings and docstrings
+# random.seed, np.random.seed, transformers' set_seed, lightning's seed_everything: any call whose name holds "seed"
+# and that is given a seed, but torch.initial_seed() (which reads it) and np.random.SeedSequence (which seeds nothing
+# itself). A call given none, or None, seeds from the clock or the OS (random.seed(), torch.seed(),
+# torch.cuda.seed_all(), seed_everything(workers=True)): no same seed for each run. Read from the file's syntax tree, so comments, strings and docstrings
 # ("the same seed (...)") are no calls. Only the file diagnose runs is read (the first word of its command that names
 # a .py file): a seed set in a module it imports, under a name without "seed", is not seen, and a seeding call the
 # program never reaches is taken for one. Evidence enough to word what the runs shared, and to decide whether a
@@ -550,20 +552,31 @@ class ProgramSeed:
         return {"file": self.file, "call": self.call, "line": self.line}
 
 
+_NOT_SEEDING = {"initial_seed", "SeedSequence"}
+_SEED_KEYWORDS = {"seed", "a"}  # set_seed(seed=42), random.seed(a=3)
+
+
+def _given_a_seed(call: ast.Call) -> bool:
+    """Whether a seeding call is given a seed: its first argument, or a seed keyword, not None (a **kwargs may hold
+    one: taken as given)."""
+    given = call.args[0] if call.args else next((k.value for k in call.keywords if k.arg in _SEED_KEYWORDS or k.arg is None),
+                                                None)
+    return given is not None and not (isinstance(given, ast.Constant) and given.value is None)
+
+
 def program_seed(file: str, source: str) -> ProgramSeed | None:
-    """The first call in a program's source whose name holds "seed" (but initial_seed, which reads it): the rule above;
-    None where the source is no Python diagnose can read."""
+    """The first call in a program's source that sets a known seed (the rule above); None where the source is no Python
+    diagnose can read (a file nested or long beyond what Python's parser holds included)."""
     try:
         tree = ast.parse(source)
-    except (SyntaxError, ValueError):
+        calls = []
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Call) and isinstance(node.func, (ast.Name, ast.Attribute)):
+                last = node.func.id if isinstance(node.func, ast.Name) else node.func.attr
+                if "seed" in last.lower() and last not in _NOT_SEEDING and _given_a_seed(node):
+                    calls.append((node.lineno, node.col_offset, ast.unparse(node.func)))
+    except (SyntaxError, ValueError, MemoryError, RecursionError):
         return None
-    calls = []
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Call) and isinstance(node.func, (ast.Name, ast.Attribute)):
-            name = ast.unparse(node.func)
-            last = name.rsplit(".", 1)[-1]
-            if "seed" in last.lower() and last != "initial_seed":
-                calls.append((node.lineno, node.col_offset, name))
     if not calls:
         return ProgramSeed(file)
     line, _, name = min(calls)

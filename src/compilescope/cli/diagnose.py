@@ -74,7 +74,7 @@ class DiagnoseCommand:
             "Where the stages printed other numbers, backend=\"eager\" runs once more as a control: the lines that "
             "change between its two runs are not compared either (if the control run fails, printed numbers alone are "
             "not 'differs'); it runs a third time where a changed line is left and the program's file sets no seed "
-            "(no call named *seed*) or some line did change, as a line can print alike twice by chance. "
+            "(no call named *seed* given a seed) or some line did change, as a line can print alike twice by chance. "
             "Exit status: 0 when every stage passes (verdict ok), or when the only change is float32 rounding (verdict "
             "rounding: the program prints other numbers with Inductor, each within 1e-3 of the number or 1e-3 near 0, "
             "and nothing in its compiled graphs explains them: no random numbers of its own, no bf16/fp16 fused; with "
