@@ -17,7 +17,10 @@ import pytest
 
 import compilescope
 from compilescope.analyses.provenance import analyze_provenance
-from compilescope.analyses.runtime import COMPILING, GPU_IDLE, _LogIndex, comparison_finding, runtime_finding
+from compilescope.analyses.runtime import (
+    _AUTOGRAD_NODE, COMPILING, GPU_IDLE, _LogIndex, _outermost_ops, _threads, comparison_finding, runtime_finding,
+)
+from compilescope.ingest.profile import read_profile
 from compilescope.wording import format_us
 
 from ..conftest import cuda211, report, run_cli
@@ -857,3 +860,37 @@ def test_an_eager_warm_up_call_is_said_in_the_users_terms(tmp_path, capsys):
     assert {k: slow_json[k] for k in ("nth", "during", "first_on_thread", "first_op", "first_op_in_profile")} == {
         "nth": 13, "during": "after backward graph call 2 of 5 of [0/0] (forward)", "first_on_thread": False,
         "first_op": "aten::add_", "first_op_in_profile": True}
+
+
+def test_a_graph_call_with_no_range_around_it_holds_its_own_ops(tmp_path):
+    """capture_profile with the autograd engine's CompiledFunctionBackward ranges left out, as a profile of a graph
+    called with nothing around it: each backward graph call is then outermost on its thread, and the ops it ran were
+    credited to the op before it (the first call's compile: 1099 more ops; then the aten::contiguous the wrapper ran
+    first), as that call's own. Each outermost op holds exactly the ops that start inside its range in the raw events."""
+    with gzip.open(cuda211("capture_profile.profile.json.gz"), "rt") as f:
+        doc = json.load(f)
+    doc["traceEvents"] = [e for e in doc["traceEvents"] if not (e.get("ph") == "X" and e.get("cat") == "cpu_op"
+                                                                 and "CompiledFunctionBackward" in e["name"])]
+    path = tmp_path / "no_backward_wrapper.json"
+    path.write_text(json.dumps(doc))
+    ops = [e for e in doc["traceEvents"] if e.get("ph") == "X" and e.get("cat") in ("cpu_op", "operator")]
+    backward_calls = [e for e in ops if e["name"].startswith("## Call CompiledFxGraph")
+                      and not any(o["tid"] == e["tid"] and o["ts"] < e["ts"] < o["ts"] + o["dur"] for o in ops)]
+    assert len(backward_calls) == 5  # one per step, each outermost now
+
+    by_thread = _threads(read_profile(str(path)).events)
+    checked, before = 0, []
+    for call in backward_calls:
+        outermost = _outermost_ops(by_thread[call["pid"], call["tid"]])
+        names = [e.name for e, _ in outermost]
+        at = next(i for i, (e, _) in enumerate(outermost) if e.ts == call["ts"] and e.name == call["name"])
+        for e, inner in outermost[at - 1:at + 1]:  # the graph call and the op before it
+            own, *inside = sorted((o for o in ops if o["tid"] == call["tid"] and e.ts <= o["ts"] < e.end),
+                                  key=lambda o: (o["ts"], -o["dur"]))
+            assert (own["name"], own["ts"]) == (e.name, e.ts)
+            assert [op for op, _ in inner] == [o["name"] for o in inside], e.name
+            checked += 1
+        before.append(_AUTOGRAD_NODE.sub("", names[at - 1]))
+    # the first call's compile before it, then the contiguous() of the gradient CompiledFunctionBackward held
+    assert before == ["entire_backward_compile"] + ["aten::contiguous"] * 4
+    assert checked == 10

@@ -1621,14 +1621,9 @@ def _slow_op_calls(rows: _Rows, threads: dict[tuple, list[ProfileEvent]], timed:
     around: set[tuple[str, str]] = set()  # names with graph calls inside: said as outside them
     first_run: dict[str, float] = {}  # an op name -> when it first started, on any thread
     for thread, evs in threads.items():
-        end = float("-inf")
-        inner: list[tuple[str, float]] = []
-        for e in sorted((e for e in evs if e.cat in OP_CATEGORIES), key=lambda e: (e.ts, -e.dur)):
-            first_run[e.name] = min(e.ts, first_run.get(e.name, e.ts))
-            if e.ts < end:
-                inner.append((e.name, e.ts))  # (an op inside the outermost one: what that call ran)
-                continue
-            end = e.end
+        for e, inner in _outermost_ops(evs):
+            for op, ts in [(e.name, e.ts), *inner]:
+                first_run[op] = min(ts, first_run.get(op, ts))
             if GRAPH_RANGE.match(e.name):
                 continue  # a graph call with no range around it: _slow_graph_calls judges it
             region = bool(COMPILED_REGION.match(e.name) or e.name == DYNAMO_LOOKUP)
@@ -1636,7 +1631,6 @@ def _slow_op_calls(rows: _Rows, threads: dict[tuple, list[ProfileEvent]], timed:
             inside = _ranges_in(graph_ranges, starts, latest_end, e.ts, e.end)
             if inside:
                 around.add(key)
-            inner = []
             groups.setdefault(key, []).append((e.ts, e.end, _gpu_time(rows, e.ts, e.end, inside), inside, thread, inner))
     graph_names = _graph_call_names(rows) if groups else {}
     found = []
@@ -1666,6 +1660,21 @@ def _slow_op_calls(rows: _Rows, threads: dict[tuple, list[ProfileEvent]], timed:
         said = f"{name} (outside its graph calls)" if (kind, name) in around else name
         found.append(SlowCalls(said, kind, [], len(calls), median, slow))
     return found
+
+
+def _outermost_ops(evs: list[ProfileEvent]) -> list[tuple[ProfileEvent, list[tuple[str, float]]]]:
+    """A thread's outermost op ranges in the order they ran, each with the ops that started inside it (name, start):
+    what that call ran. A graph call's range is one too where nothing is around it, so its ops are its own, not the
+    op's before it."""
+    out: list[tuple[ProfileEvent, list[tuple[str, float]]]] = []
+    end = float("-inf")
+    for e in sorted((e for e in evs if e.cat in OP_CATEGORIES), key=lambda e: (e.ts, -e.dur)):
+        if e.ts < end:
+            out[-1][1].append((e.name, e.ts))
+            continue
+        end = e.end
+        out.append((e, []))
+    return out
 
 
 def _ranges_in(ranges: list[tuple[float, float]], starts: list[float], latest_end: list[float], start: float,
