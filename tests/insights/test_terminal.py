@@ -279,3 +279,18 @@ def test_the_slowest_compiles_name_one_function_alone_by_its_name():
     assert sorted(c.function_text for c in ct.compiles) == [
         "forward", "forward (after its graph break at line 48)", "forward (after its graph break at line 49)"]
     assert all(c.defined_at is None for c in ct.compiles)
+
+
+def test_a_names_column_of_empty_names_keeps_to_one_line():
+    """_names_column took the longest word of the names: where each was "" there was none (max() of nothing raised
+    ValueError and the summary failed). An empty name is no word; a name of words beside it still wraps."""
+    from rich.table import Column
+
+    from compilescope.render.terminal import _names_column
+
+    column = Column()
+    _names_column(column, ["", ""])
+    assert column.no_wrap and column.width is None
+    package = "AOTInductor package of aoti_deploy.py:41"  # 40 characters: wraps at half of it, 20 (its longest word 17)
+    _names_column(column, ["", package])
+    assert not column.no_wrap and column.width == 20

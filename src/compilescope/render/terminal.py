@@ -117,7 +117,7 @@ def _names_column(column: Column, names: list[str]) -> None:
     evenly where two are alike, then widens a column back to its min, and the row ran past the terminal, which cut
     the last cell ("AOTInductor pack" at 80 columns)."""
     words = [word for name in names for word in name.split()]
-    column.no_wrap = len(words) == len(names)
+    column.no_wrap = all(len(name.split()) <= 1 for name in names)  # (an empty name is no word, and nothing to wrap)
     if not column.no_wrap:
         column.width = max(max(map(len, words)), *((len(n) + 1) // 2 for n in names))
 
