@@ -243,6 +243,10 @@ SCENARIOS = [
     # recompiled for a new batch size; _fixed marks the batch dynamic before the first call.
     Scenario("compiled_linear", "compiled_linear.py", gzip=True),
     Scenario("compiled_linear_fixed", "compiled_linear.py", gzip=True, env={"LINEAR_VARIANT": "fixed"}),
+    # Custom ops that write into their argument but declare mutates_args=(): compiled results differ from eager's (a
+    # read of the input moved after the call, a call whose result is unused dropped); _fixed declares or avoids it.
+    Scenario("custom_op_mutation", "custom_op_mutation.py", gzip=True, env=RUN_ENV),
+    Scenario("custom_op_mutation_fixed", "custom_op_mutation.py", gzip=True, env={**RUN_ENV, "MUTOP_VARIANT": "fixed"}),
 ]
 
 SCRUB_ENV = [
@@ -275,6 +279,7 @@ SCRUB_ENV = [
     "SUBCLASS_VARIANT",
     "AMP_VARIANT",
     "LINEAR_VARIANT",
+    "MUTOP_VARIANT",
 ]
 
 
