@@ -27,7 +27,7 @@ def test_summary_json_top_level(capsys):
     assert doc["schema_version"] == SCHEMA_VERSION == 2
     assert list(doc) == ["schema_version", "source", "compiles", "export_calls", "environment", "findings", "errors", "recompiles", "graph_breaks",
                          "compile_time", "caches", "dynamic_shapes", "autotuning", "cudagraphs", "warnings", "unread", "unfinished",
-                         "crashes", "empty_graphs", "activation_checkpointing", "repeated_blocks", "numpy", "aoti", "numerics", "freezing", "user_kernels", "runtime"]
+                         "crashes", "empty_graphs", "activation_checkpointing", "repeated_blocks", "numpy", "aoti", "numerics", "freezing", "user_kernels", "custom_op_mutations", "runtime"]
     assert doc["unread"] == {"skipped_records": 0, "reasons": {}, "damaged_payloads": 0, "stopped_at_line": None,
                              "stop_reason": None}
     assert doc["runtime"] is None  # no --profile

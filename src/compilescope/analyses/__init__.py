@@ -215,6 +215,7 @@ def analyze(trace: Trace, profiles: Sequence[Profile] = ()) -> Results:
                                 crashed=found.crashes, linked_locations=linked,
                                 export_only=export.only, checkpointing=found.checkpointing,
                                 breaks=found.graph_breaks, autotuned=found.autotuning, aoti=found.aoti,
-                                numerics_found=found.numerics, own_kernels=found.user_kernels),
+                                numerics_found=found.numerics, own_kernels=found.user_kernels,
+                                mutations=found.op_mutations),
         transformed=transformed_code(trace),
     )

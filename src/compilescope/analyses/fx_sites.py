@@ -111,6 +111,27 @@ def op_call_site(graph_text: str, op: str) -> FxNodeSite | None:
     return None
 
 
+# `clamp_np_default: "f32[8][1]cpu" = torch.ops.mylib.clamp_np.default(l_x_, 0.5);  clamp_np_default = None`: a call
+# of an op (namespace.name.overload), and what torch frees after it
+_OP_NODE = lazy_compile(r"\s*torch\.ops\.(?P<op>[A-Za-z_]\w{0,100}\.[A-Za-z_]\w{0,200}\.\w{1,100})\(")
+
+
+def op_call_sites(graph_text: str) -> list[tuple[str, FxNodeSite | None, bool]]:
+    """Each call of an op in an FX graph dump: (the op as torch names it, "mylib.scale.default"; the `# File:`
+    comment over it; whether its result is unused: torch frees the node on its own line,
+    `clamp_np_default = None`)."""
+    found: list[tuple[str, FxNodeSite | None, bool]] = []
+    for raw, current in _code_lines(graph_text):
+        d = _NODE_DEF.match(raw)
+        call = _OP_NODE.match(raw, d.end()) if d is not None else None  # (the node's own expression only)
+        if d is None or call is None:
+            continue
+        _, _, freed = raw.partition(";")
+        names = {n.strip() for n in freed.split("=")[:-1]}
+        found.append((call["op"], current, d["name"] in names))
+    return found
+
+
 # A name with its type in a graph dump: `view: "f32[32, 512][512, 1]cpu"` (a node, or an input in forward's signature),
 # up to its size's `[` (the size is read up to the next `]`: typed_sizes)
 _TYPED_NAME = lazy_compile(r"\b(?P<name>[A-Za-z_][A-Za-z0-9_]*): \"[a-z]+[0-9]*\[")

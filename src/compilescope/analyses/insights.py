@@ -36,6 +36,7 @@ from .recompiles import (BACKWARD_LABEL_HELP, BACKWARD_REASONS_HINT, CHANGE_LABE
                          link_times, name_failing_guards, recompiles)
 from .numpy_graphs import NumpyInGraphs, numpy_in_graphs
 from .numerics import RANDOM_ADVICE, Numerics, numerics
+from .op_mutations import OpMutations, UndeclaredMutation, op_mutations
 from .torch_warnings import KNOWN as KNOWN_WARNINGS
 from .torch_warnings import (AUTOTUNE_CANDIDATE_FAILED, COND_ONE_BRANCH, ITEM_BREAK, NO_TF32, PENDING_BACKWARD,
                              RECOMPILE_LIMIT, WONT_CONVERT, TorchWarnings, torch_warnings)
@@ -124,6 +125,8 @@ class Insights:
     freezing: Freezing = field(default_factory=Freezing)
     # The user's own Triton kernels in the compiled code (not Inductor's): where each is defined and launched, per compile
     user_kernels: UserKernels = field(default_factory=UserKernels)
+    # Custom ops called in compiled code whose body writes into an argument mutates_args does not name (their source)
+    op_mutations: OpMutations = field(default_factory=OpMutations)
 
     @property
     def counted(self) -> str:
@@ -162,6 +165,7 @@ class Insights:
             "numerics": self.numerics.to_json(),
             "freezing": self.freezing.to_json(),
             "user_kernels": self.user_kernels.to_json(),
+            "custom_op_mutations": self.op_mutations.to_json(),
             "runtime": self.runtime.to_json() if self.runtime else None,
         }
 
@@ -324,6 +328,20 @@ def _numerics_findings(num: Numerics) -> list[Finding]:
         out.append(Finding(INFO, "numerics", f"{dtypes} ops fused in float32 at {_lines(num.precision)}",
                            f"{', '.join(compiles)}: {num.precision_note}"))
     return out
+
+
+def _op_mutation_finding(op: UndeclaredMutation) -> Finding:
+    """A custom op that writes into an argument it declares only read: where it writes, where compiled code calls it
+    (a call left out lost its write for sure), what to declare."""
+    writes = "; ".join(f"{w.short}: {w.code}" if w.code else w.short for w in op.writes)
+    by_compile: dict[str, list[str]] = {}
+    for call in op.calls:
+        by_compile.setdefault(call.compile_id, []).append(
+            f"{call.location.short}{f' ({call.location.code})' if call.location.code else ''}")
+    called = "; ".join(f"{cid} at {', '.join(places)}" for cid, places in by_compile.items())
+    return Finding(WARNING, "numerics",
+                   f"{op.op} writes into {and_list(op.arguments)}, which its mutates_args={op.declared} does not declare",
+                   f"{writes}; called in {called}: {op.why}. Fix ({op.defined_at.short}): {op.advice}")
 
 
 def _merged(found: list[Finding]) -> list[Finding]:
@@ -723,6 +741,7 @@ def findings(ins: Insights, export: ExportReport | None = None) -> list[Finding]
                                       and not b.disabled]))
     out.extend(_numpy_random_findings(ins.numpy))
     out.extend(_aoti_inputs(package) for package in ins.aoti.packages)
+    out.extend(_op_mutation_finding(op) for op in ins.op_mutations.ops)
     out.extend(_numerics_findings(ins.numerics))
     ct = ins.compile_time
     causes: dict[tuple, list[FrameRecompiles]] = {}
@@ -1082,6 +1101,7 @@ def insights(trace: Trace, runtime: Runtime | None = None, export: ExportReport 
         numerics=numerics(trace),
         freezing=freezing(trace),
         user_kernels=user_kernels(trace),
+        op_mutations=op_mutations(trace),
     )
     add_eager_lines(ins.graph_breaks, graph_break_sites(trace))
     link_specializations(ins.recompiles, ins.dynamic_shapes.specializations)

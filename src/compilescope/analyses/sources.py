@@ -46,6 +46,7 @@ from .graph_breaks import (ARTIFACT as GRAPH_BREAK_ARTIFACT, BREAK_HEADER, EXPLI
 from .fx_sites import GRAPH_ARTIFACT, FxNodeSite, fx_node_sites
 from .installed_guards import FIRST_USE_NOTE, GUARD_LINE, GUARD_TAIL, GUARDS_ARTIFACT
 from .numerics import Numerics, numerics
+from .op_mutations import OpMutations, op_mutations
 from .provenance import Provenance, UserLine, analyze_provenance, is_users_file, user_lines_at
 from .recompiles import Recompiles, recompiles
 from .stack_values import StackValues, name_stack_values
@@ -964,7 +965,7 @@ def analyze_sources(trace: Trace, provenance: Provenance | None = None, shapes: 
                     checkpointing: ActivationCheckpointing | None = None, breaks: GraphBreaks | None = None,
                     autotuned: Autotuning | None = None, aoti: Aoti | None = None,
                     numerics_found: Numerics | None = None,
-                    own_kernels: UserKernels | None = None) -> Sources:
+                    own_kernels: UserKernels | None = None, mutations: OpMutations | None = None) -> Sources:
     """stack_values: names Dynamo's ___stack values in the user's words, for installed guards and symbols as the
     recompiles view names failed guards (shared with shapes and recompile_info where the caller made them).
     linked_locations: other user lines the report links to (where torch warned, a stack's or a traceback's frame):
@@ -977,7 +978,8 @@ def analyze_sources(trace: Trace, provenance: Provenance | None = None, shapes: 
     aoti: the AOTInductor packages the log compiled, each marked on the user's line that compiled it. numerics_found:
     numerics' (made here where not given): the lines whose compiled results differ from eager's, and why. own_kernels:
     user_kernels' (made here where not given): the user's own Triton kernels, marked on the lines that define and
-    launch them."""
+    launch them. mutations: op_mutations' (made here where not given): the custom ops writing into arguments they do
+    not declare, marked where they write and where compiled code calls them."""
     quotes = _Quotes()
     # (path, line) -> LineNotes, built first without text; files are made at the end.
     notes: dict[str, dict[int, LineNotes]] = {}
@@ -1234,6 +1236,18 @@ def analyze_sources(trace: Trace, provenance: Provenance | None = None, shapes: 
                 quotes.add(where.filename, where.line, where.code)
                 n.numerics.append({"kind": kind, "compile_ids": differing.compile_ids, "ops": differing.ops,
                                    "why": differing.why})
+    for op in (mutations if mutations is not None else op_mutations(trace)).ops:
+        args = " and ".join(op.arguments)
+        marks = [(w, [c.compile_id for c in op.calls], f"writes into {args}, which {op.op}'s mutates_args does not "
+                  f"declare: {op.assumed}") for w in op.writes]
+        marks += [(c.location, [c.compile_id], f"calls {op.op}, whose result is unused: the compiled code leaves the "
+                   f"call out, and its write into {args} with it" if c.dropped else
+                   f"calls {op.op}, which writes into {args} undeclared: {op.assumed}") for c in op.calls]
+        for where, compile_ids, why in marks:
+            n = at(where.filename, where.line)
+            if n is not None:
+                quotes.add(where.filename, where.line, where.code)
+                n.numerics.append({"kind": "mutation", "compile_ids": compile_ids, "ops": [op.op], "why": why})
     for package in aoti.packages if aoti is not None else ():
         n = at(package.call.filename, package.call.line) if package.call is not None else None
         if package.call is not None and n is not None:

@@ -265,9 +265,23 @@ def _numpy(ins: Insights) -> list[RenderableType]:
 def _numerics(ins: Insights) -> list[RenderableType]:
     """The lines whose compiled results differ from eager's, random ones first, each with its ops; then what to do."""
     num = ins.numerics
-    if not num:
+    ops = ins.op_mutations.ops
+    if not num and not ops:
         return []
-    out: list[RenderableType] = [_heading(f"Results that differ from eager ({count(len(num.random) + len(num.precision), 'line')})")]
+    counted = [count(len(ops), "custom op")] if ops else []
+    counted += [count(len(num.random) + len(num.precision), "line")] if num else []
+    out: list[RenderableType] = [_heading(f"Results that differ from eager ({', '.join(counted)})")]
+    for op in ops:
+        head = TerminalText(op.op, style="bold")
+        head.append(f"  ·  {', '.join(op.compile_ids)}  ·  writes into {', '.join(op.arguments)}, "
+                    f"mutates_args={op.declared} ({op.defined_at.short})")
+        body = TerminalText("\n".join(f"writes: {_where(w)}{f': {w.code}' if w.code else ''}" for w in op.writes))
+        for call in op.calls:
+            body.append(f"\ncalled: {call.compile_id} {_where(call.location)}"
+                        f"{f': {call.location.code}' if call.location.code else ''}"
+                        f"{' (left out of the compiled code)' if call.dropped else ''}")
+        body.append(f"\n{op.why}")
+        out.append(Group(head, Padding(body, (0, 0, 0, 3)), TerminalText(f"fix: {op.advice}", style="green")))
     for kind, lines in (("random, Inductor's generator", num.random), ("low precision, fused", num.precision)):
         for line in lines:
             head = TerminalText(_where(line.location), style="bold")

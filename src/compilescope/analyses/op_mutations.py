@@ -1,0 +1,404 @@
+"""Custom ops whose body writes into an argument their schema does not declare mutated: compiled results can differ
+from eager's, and torch says nothing.
+
+`torch.library.custom_op("mylib::scale", mutates_args=())` promises torch that the op only reads its inputs.
+torch.compile believes it: AOTAutograd drops a call whose result is unused (dead code), and Inductor may move a read
+of the argument (a pointwise op fused into a later kernel) after the call. A body that writes into the argument
+(`x.mul_(2)`, `x[0] = 1`, `np.clip(a, lo, hi, out=a)` on `a = x.numpy()`) then gives other results compiled than
+eager, silently.
+
+What the log shows: the op's calls in Dynamo's graph (`torch.ops.mylib.scale.default(l_x_, 2.0)`, under the caller's
+`# File:` line); whether AOTAutograd took it for a mutating op (its graphs wrap it in `auto_functionalized`) or a
+functional one (a plain call), or dropped the call (no call left, its result unused in Dynamo's graph). The log does
+not hold the op's schema nor its body: those are read from the user's source, where the file is on this machine and
+agrees with the lines the log quotes from it (the call site), as the source pages read it.
+
+A heuristic on Python's ast, bounded (the file is untrusted: at most MAX_SOURCE_BYTES, only where it mentions
+custom_op, a bounded walk of each op's body). It finds `custom_op("ns::name", ...)` as a decorator or called on a
+function of the same file, and in that function's body, for each argument annotated as a Tensor, in source order:
+its aliases (`a = x.numpy()`, `x.view(...)`, `x.detach()`, `x[...]`, `np.asarray(x)`; rebinding a name ends its
+alias), and writes through them: a method call ending in `_` (`mul_`, `copy_`, `zero_`; `torch.relu_(x)`), `out=`,
+`inplace=True`, `np.copyto`, assignment to a subscript (`x[...] = v`), augmented assignment (`x += v`), a NumPy array's
+in-place methods (`fill`, `sort`). It cannot see: writes in functions the body calls, through aliases kept in containers or attributes, ops
+defined in another file than the one that calls them, nor which branch of an `if` ran. An argument the decorator's
+literal mutates_args names is not reported; a non-literal mutates_args is taken as the log shows torch took it.
+"""
+
+from __future__ import annotations
+
+import ast
+import os
+from dataclasses import field
+from typing import Any
+
+from ..location import read_local_lines
+from ..model.ids import compilation_key
+from ..model.records import dataclass
+from ..model.trace import Trace
+from .fx_sites import GRAPH_ARTIFACT, op_call_sites
+from .userloc import UserLocation
+
+MAX_SOURCE_BYTES = 4 << 20  # as the source pages: a bigger file is not read
+MAX_BODY_NODES = 20_000  # ast nodes walked per op body
+# The graphs AOTAutograd logs: where a mutating op is wrapped in auto_functionalized, a functional one called plainly
+AOT_GRAPHS = ("aot_inference_graph", "aot_forward_graph", "aot_joint_graph")
+# torch's own op namespaces: not the user's custom ops
+TORCH_NAMESPACES = frozenset(("aten", "prims", "prim", "higher_order", "inductor", "quantized", "_quantized",
+                              "quantized_decomposed", "_c10d_functional", "c10d_functional", "c10d", "_dtensor",
+                              "mkldnn", "mkl", "onednn", "profiler", "_inductor_test", "streams", "fsdp", "symm_mem",
+                              "_c10d_functional_autograd", "debugprims", "rngprims", "cuda", "triton", "_higher_order"))
+# Methods ending in `_` that write no data
+_NOT_WRITES = frozenset(("requires_grad_", "share_memory_", "retain_grad_", "record_stream_", "resize_as_"))
+# Methods and functions through which a name still refers to the argument's memory
+_VIEWS = frozenset(("numpy", "detach", "view", "view_as", "reshape", "flatten", "squeeze", "unsqueeze", "transpose",
+                    "permute", "expand", "narrow", "select", "as_strided", "contiguous", "t", "unflatten", "ravel",
+                    "asarray", "from_numpy", "swapaxes", "movedim", "unfold", "diagonal", "split", "chunk"))
+_VIEW_ATTRIBUTES = frozenset(("data", "T", "mT", "H", "mH", "real", "imag", "flat"))
+_NUMPY_IN_PLACE = frozenset(("fill", "sort", "put", "partition", "itemset", "resize"))
+
+# What a finding and a source page say (the names: `"x"`, `"x", "out"`)
+WHY = ("torch.compile takes the op for functional: it may move a read of {names} past the call, or drop a call whose "
+       "result is unused, so compiled results can differ from eager's")
+DROPPED = ("its result is unused, so the compiled code leaves the call out, and the write with it: compiled results "
+           "differ from eager's")
+# (Checked on torch 2.13: the fixed program, compiled with the cache of the run before the fix, was served its graphs
+# from the cache and still gave the wrong numbers; with an empty cache, eager's.)
+ADVICE = ("declare mutates_args={{{names}}}, or write into a new tensor and return it; then compile with an empty cache "
+          "(compilescope run --fresh-cache): torch's compile cache ignores mutates_args and serves the graphs compiled "
+          "before the fix")
+
+
+@dataclass
+class OpCall:
+    """A call of the op in a compiled graph."""
+
+    compile_id: str
+    location: UserLocation  # the caller's line (the `# File:` comment over the node)
+    dropped: bool = False  # not in AOTAutograd's graphs: its result unused, the call (and its write) left out
+
+    def to_json(self) -> dict[str, Any]:
+        return {"compile_id": self.compile_id, "location": self.location.to_json(), "dropped": self.dropped}
+
+
+@dataclass
+class UndeclaredMutation:
+    """A custom op whose body writes into arguments its mutates_args does not name, and its calls in compiled code."""
+
+    op: str  # "mylib::scale"
+    function: str  # the Python function that implements it: "scale"
+    arguments: list[str]  # the arguments written: ["x"]
+    declared: str  # mutates_args as written: "()", "MUTATES"
+    defined_at: UserLocation  # the custom_op(...) call (the decorator's line)
+    writes: list[UserLocation] = field(default_factory=list)  # each write, its line's code
+    calls: list[OpCall] = field(default_factory=list)
+
+    @property
+    def compile_ids(self) -> list[str]:
+        return list(dict.fromkeys(c.compile_id for c in self.calls))
+
+    @property
+    def dropped(self) -> bool:
+        return any(c.dropped for c in self.calls)
+
+    @property
+    def why(self) -> str:
+        """Why compiled results differ: a call left out lost its write for sure; otherwise what torch may do."""
+        return DROPPED if self.dropped else self.assumed
+
+    @property
+    def assumed(self) -> str:
+        return WHY.format(names=" and ".join(self.arguments))
+
+    @property
+    def advice(self) -> str:
+        return ADVICE.format(names=", ".join(f'"{a}"' for a in self.arguments))
+
+    def to_json(self) -> dict[str, Any]:
+        return {"op": self.op, "function": self.function, "arguments": self.arguments, "declared": self.declared,
+                "defined_at": self.defined_at.to_json(), "writes": [w.to_json() for w in self.writes],
+                "calls": [c.to_json() for c in self.calls], "why": self.why, "advice": self.advice}
+
+
+@dataclass
+class OpMutations:
+    """The custom ops called in compiled code whose source writes into an argument torch takes as only read."""
+
+    ops: list[UndeclaredMutation] = field(default_factory=list)
+
+    def __bool__(self) -> bool:
+        return bool(self.ops)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"ops": [op.to_json() for op in self.ops]}
+
+
+# --- the source ---------------------------------------------------------------------------------------------------
+
+
+@dataclass
+class OpSource:
+    """What a file's source says of one custom op: its function, what mutates_args names, what the body writes."""
+
+    op: str
+    function: str
+    declared_text: str
+    declared: frozenset[str] | None  # the literal's names; None: not a literal (the log tells how torch took it)
+    defined_line: int
+    writes: list[tuple[str, int]]  # (argument, line)
+
+
+def _is_custom_op(func: ast.expr) -> bool:
+    return (isinstance(func, ast.Name) and func.id == "custom_op") or (
+        isinstance(func, ast.Attribute) and func.attr == "custom_op")
+
+
+def _literal_names(node: ast.expr | None) -> frozenset[str] | None:
+    """The names of a literal mutates_args (`()`, `{"x"}`, `["x", "y"]`, `"x"`); None where it is no literal.
+    ("unknown" in torch means every argument may be written.)"""
+    if node is None:
+        return None
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return frozenset((node.value,))
+    if isinstance(node, (ast.Tuple, ast.List, ast.Set)):
+        if all(isinstance(e, ast.Constant) and isinstance(e.value, str) for e in node.elts):
+            return frozenset(e.value for e in node.elts)  # type: ignore[attr-defined]
+        return None
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in ("set", "tuple", "list") \
+            and not node.args and not node.keywords:
+        return frozenset()
+    return None
+
+
+def _root(node: ast.expr, aliases: dict[str, tuple[str, bool]]) -> tuple[str, bool] | None:
+    """(argument, through NumPy) of an expression that refers to an argument's memory: `x`, `x.numpy()`,
+    `x[0].view(-1)`, `np.asarray(x)`; None otherwise."""
+    numpy = False
+    for _ in range(64):  # (a chain this long is no kernel's: bounded all the same)
+        if isinstance(node, ast.Name):
+            found = aliases.get(node.id)
+            return (found[0], found[1] or numpy) if found else None
+        if isinstance(node, ast.Subscript):
+            node = node.value
+        elif isinstance(node, ast.Attribute) and node.attr in _VIEW_ATTRIBUTES:
+            node = node.value
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in _VIEWS:
+            numpy = numpy or node.func.attr in ("numpy", "asarray")
+            # `x.numpy()`: the receiver; `np.asarray(x)`, `torch.from_numpy(a)`: the first argument
+            receiver = node.func.value
+            if node.func.attr in ("asarray", "from_numpy") or (isinstance(receiver, ast.Name) and receiver.id in
+                                                                ("np", "numpy", "torch")):
+                if not node.args:
+                    return None
+                node = node.args[0]
+            else:
+                node = receiver
+        else:
+            return None
+    return None
+
+
+def _tensor_arguments(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> list[str]:
+    args = fn.args
+    return [a.arg for a in (*args.posonlyargs, *args.args, *args.kwonlyargs)
+            if a.annotation is not None and "Tensor" in ast.unparse(a.annotation)]
+
+
+def _body_nodes(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> list[ast.AST]:
+    """The body's nodes in source order, not those of functions, lambdas or classes defined in it; bounded."""
+    out: list[ast.AST] = []
+    stack: list[ast.AST] = list(reversed(fn.body))
+    while stack and len(out) < MAX_BODY_NODES:
+        node = stack.pop()
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+            continue
+        out.append(node)
+        stack.extend(reversed(list(ast.iter_child_nodes(node))))
+    # (an assignment's value is read before its target is bound: `a = x.numpy()` visits the Name `a` first)
+    return sorted(out, key=lambda n: (getattr(n, "lineno", 0), getattr(n, "col_offset", 0)))
+
+
+def body_writes(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> list[tuple[str, int]]:
+    """(argument, line) of each write into a Tensor argument's memory the body makes (the module doc's heuristic)."""
+    aliases: dict[str, tuple[str, bool]] = {name: (name, False) for name in _tensor_arguments(fn)}
+    writes: list[tuple[str, int]] = []
+
+    def wrote(target: ast.expr, line: int) -> None:
+        found = _root(target, aliases)
+        if found is not None:
+            writes.append((found[0], line))
+
+    for node in _body_nodes(fn):
+        if isinstance(node, ast.Assign):
+            for target in node.targets:
+                if isinstance(target, ast.Name):
+                    found = _root(node.value, aliases)
+                    if found is not None:
+                        aliases[target.id] = found
+                    else:
+                        aliases.pop(target.id, None)  # rebound: no longer the argument
+                elif isinstance(target, ast.Subscript) or (isinstance(target, ast.Attribute) and target.attr == "data"):
+                    wrote(target.value, node.lineno)
+        elif isinstance(node, ast.AugAssign):
+            target = node.target
+            wrote(target.value if isinstance(target, (ast.Subscript, ast.Attribute)) else target, node.lineno)
+        elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name) and node.value is not None:
+            found = _root(node.value, aliases)
+            if found is not None:
+                aliases[node.target.id] = found
+            else:
+                aliases.pop(node.target.id, None)
+        elif isinstance(node, ast.Call):
+            func = node.func
+            if isinstance(func, ast.Attribute):
+                name = func.attr
+                if name.endswith("_") and not name.startswith("_") and name not in _NOT_WRITES:
+                    # `x.mul_(2)`, or `torch.relu_(x)`: the receiver, else the first argument
+                    wrote(func.value if _root(func.value, aliases) is not None or not node.args else node.args[0],
+                          node.lineno)
+                elif name in _NUMPY_IN_PLACE and (found := _root(func.value, aliases)) is not None and found[1]:
+                    writes.append((found[0], node.lineno))
+                elif name == "copyto" and node.args:
+                    wrote(node.args[0], node.lineno)
+            for keyword in node.keywords:
+                if keyword.arg == "inplace" and isinstance(keyword.value, ast.Constant) and keyword.value.value is True \
+                        and node.args:  # F.relu(x, inplace=True)
+                    wrote(node.args[0], node.lineno)
+                if keyword.arg == "out":
+                    outs = keyword.value.elts if isinstance(keyword.value, (ast.Tuple, ast.List)) else [keyword.value]
+                    for out in outs:
+                        wrote(out, node.lineno)
+    return list(dict.fromkeys(writes))
+
+
+def custom_op_sources(text: str) -> dict[str, list[OpSource]]:
+    """The custom ops a module's source defines with torch.library.custom_op, by name ("mylib::scale"): several where
+    the name is defined more than once (each branch of an `if`). {} where it does not parse."""
+    if "custom_op" not in text:
+        return {}
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return {}
+    functions: dict[str, list[ast.FunctionDef | ast.AsyncFunctionDef]] = {}
+    registrations: list[tuple[ast.Call, ast.FunctionDef | ast.AsyncFunctionDef | str]] = []
+    try:
+        for node in ast.walk(tree):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                functions.setdefault(node.name, []).append(node)
+                registrations.extend((d, node) for d in node.decorator_list
+                                     if isinstance(d, ast.Call) and _is_custom_op(d.func))
+            elif isinstance(node, ast.Call) and _is_custom_op(node.func):
+                fn = node.args[1] if len(node.args) > 1 else next(
+                    (k.value for k in node.keywords if k.arg == "fn"), None)
+                if isinstance(fn, ast.Name):
+                    registrations.append((node, fn.id))
+    except RecursionError:
+        return {}
+    found: dict[str, list[OpSource]] = {}
+    for call, target in registrations:
+        name = call.args[0] if call.args else next((k.value for k in call.keywords if k.arg == "name"), None)
+        if not (isinstance(name, ast.Constant) and isinstance(name.value, str) and "::" in name.value):
+            continue
+        declared = next((k.value for k in call.keywords if k.arg == "mutates_args"), None)
+        for impl in functions.get(target, []) if isinstance(target, str) else [target]:
+            try:
+                writes = body_writes(impl)
+            except RecursionError:
+                continue
+            found.setdefault(name.value, []).append(OpSource(
+                name.value, impl.name, ast.unparse(declared) if declared is not None else "",
+                _literal_names(declared), call.lineno, writes))
+    return found
+
+
+# --- the log ------------------------------------------------------------------------------------------------------
+
+
+def _op_name(graph_op: str) -> str | None:
+    """"mylib::scale" of the graph's `mylib.scale.default`; None for torch's own ops."""
+    parts = graph_op.split(".")
+    if len(parts) != 3 or parts[0] in TORCH_NAMESPACES:
+        return None
+    return f"{parts[0]}::{parts[1]}"
+
+
+def op_mutations(trace: Trace) -> OpMutations:
+    # op -> [(call, the compile's AOT graph text)]; ops the log shows AOTAutograd wrapped as mutating
+    calls: dict[str, list[OpCall]] = {}
+    functional: dict[str, bool] = {}  # op -> every AOT graph that has it calls it plainly
+    files: set[tuple[str, int, str]] = set()  # (path, line, code) of the call sites: the files to read, checked
+    for entry in trace.sorted_compiles():
+        if entry.compile_id is None:
+            continue
+        graphs = [a for a in entry.artifacts if a.name == GRAPH_ARTIFACT and a.payload is not None]
+        aot = "\n".join(trace.payload_text(a.payload) for a in entry.artifacts
+                        if a.name in AOT_GRAPHS and a.payload is not None)
+        if not graphs or not aot:
+            continue  # (no AOTAutograd: nothing took the op for functional; or no graph to place its calls)
+        key = compilation_key(entry.compile_id)
+        for artifact in graphs[-1:]:  # (a restarted compile's last graph is the one compiled)
+            sites = op_call_sites(trace.payload_text(artifact.payload))
+            for graph_op, site, unused in sites:
+                op = _op_name(graph_op)
+                if op is None or site is None:
+                    continue
+                called = f"torch.ops.{graph_op}"
+                wrapped = f"auto_functionalized_v2({called}" in aot or f"auto_functionalized({called}" in aot
+                functional[op] = functional.get(op, True) and not wrapped
+                dropped = unused and called not in aot
+                loc = UserLocation(site.path, site.line, site.function, site.code)
+                calls.setdefault(op, []).append(OpCall(key, loc, dropped))
+                if site.code:
+                    files.add((site.path, site.line, site.code))
+    if not calls:
+        return OpMutations()
+    sources: dict[str, list[tuple[str, OpSource]]] = {}  # op -> (file, what its source says), per definition
+    for path in sorted({p for p, _, _ in files}):
+        quoted = [(line, code) for p, line, code in files if p == path]
+        for op, defs in _file_ops(path, quoted).items():
+            sources.setdefault(op, []).extend((path, d) for d in defs)
+    out = OpMutations()
+    for op, op_calls in calls.items():
+        for path, source in sources.get(op, []):
+            declared = source.declared if source.declared is not None else (
+                frozenset() if functional.get(op) else None)
+            if declared is None:
+                continue  # (torch took it for mutating: which arguments, the log does not say)
+            written = [(arg, line) for arg, line in source.writes if arg not in declared]
+            if not written:
+                continue
+            lines = read_lines(path)
+            out.ops.append(UndeclaredMutation(
+                op, source.function, list(dict.fromkeys(a for a, _ in written)), source.declared_text or "(none)",
+                UserLocation(path, source.defined_line, source.function, _code(lines, source.defined_line)),
+                [UserLocation(path, line, source.function, _code(lines, line)) for line in
+                 dict.fromkeys(line for _, line in written)], op_calls))
+    return out
+
+
+_READ: dict[str, list[str] | None] = {}
+
+
+def read_lines(path: str) -> list[str] | None:
+    if path not in _READ:
+        if len(_READ) > 256:
+            _READ.clear()
+        read, _ = read_local_lines(path, MAX_SOURCE_BYTES) if path.endswith(".py") else (None, "")
+        _READ[path] = list(read) if read is not None else None
+    return _READ[path]
+
+
+def _code(lines: list[str] | None, line: int) -> str | None:
+    return lines[line - 1].strip() if lines is not None and 0 < line <= len(lines) else None
+
+
+def _file_ops(path: str, quoted: list[tuple[int, str]]) -> dict[str, list[OpSource]]:
+    """The custom ops the file defines, where it is on this machine and every call line the log quotes agrees with
+    it (else the file changed since the run: nothing is read from it)."""
+    if not os.path.isabs(path):
+        return {}
+    lines = read_lines(path)
+    if lines is None or any(line > len(lines) or lines[line - 1].strip() != code for line, code in quoted):
+        return {}
+    return custom_op_sources("\n".join(lines))
+

@@ -1,0 +1,178 @@
+"""A custom op that writes into its argument but declares mutates_args=() (tests/data/torch213
+programs/custom_op_mutation.py): a silent wrong result torch logs nothing about. The op is told by name, with the line
+that writes and the lines that call it, where the user reads (Fix first, the results section, the source page's
+lines); its fixed run, the functional custom ops of custom_ops.py and a body that only reads are not. Expected values
+are read from the raw log and the program, not from our output."""
+
+from __future__ import annotations
+
+import ast
+import json
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from compilescope.analyses import analyze
+from compilescope.analyses.insights import insights
+from compilescope.analyses.op_mutations import body_writes, custom_op_sources, op_mutations
+from compilescope.cli import main
+from compilescope.ingest.reader import read_trace
+
+from ..conftest import line_holding, torch213, torch213_moved
+from ..tracelog import raw_records
+from .test_summary_cli import _documented_keys, _paths
+
+LOG = "custom_op_mutation.log.gz"
+FIXED = "custom_op_mutation_fixed.log.gz"
+PROGRAMS = Path(__file__).parents[1] / "data" / "torch213" / "programs"
+PROGRAM = PROGRAMS / "custom_op_mutation.py"
+
+
+def _line(text: str) -> int:
+    return line_holding(PROGRAM, text)
+
+
+def _graphs(log: str, kind: str) -> dict[int, str]:
+    """frame id -> the payload of its `kind` graph, read without compilescope."""
+    return {e["frame_id"]: p for e, p in raw_records(torch213(log)) if kind in e}
+
+
+def test_the_log_shows_the_ops_taken_for_functional_and_the_unused_call_dropped():
+    """What the analysis rests on, in the raw log: Dynamo's graphs call both ops under the calling lines; AOTAutograd
+    calls scale plainly (no auto_functionalized: functional) and no longer calls clamp_np, whose result Dynamo's graph
+    frees on its own line; the fixed run's AOTAutograd wraps both (mutates_args={"x"})."""
+    dynamo, aot = _graphs(LOG, "dynamo_output_graph"), _graphs(LOG, "aot_inference_graph")
+    assert f"custom_op_mutation.py:{_line('scaled = scale(x, 2.0)')} in shift_then_scale" in dynamo[0]
+    assert "torch.ops.mylib.scale.default(l_x_, 2.0)" in dynamo[0]
+    assert "torch.ops.mylib.scale.default(arg0_1, 2.0)" in aot[0] and "auto_functionalized" not in aot[0]
+    assert f"custom_op_mutation.py:{_line('clamp_np(x, 0.5)')} in clamp_then_add" in dynamo[1]
+    assert ("clamp_np_default = torch.ops.mylib.clamp_np.default(l_x_, 0.5);  clamp_np_default = None"
+            in dynamo[1].replace(': "f32[8][1]cpu"', ""))
+    assert "mylib" not in aot[1]
+    fixed = _graphs(FIXED, "aot_inference_graph")
+    assert "auto_functionalized_v2(torch.ops.mylib.scale.default" in fixed[0]
+    assert "auto_functionalized_v2(torch.ops.mylib.clamp_np.default" in fixed[1]
+
+
+def test_each_op_is_told_with_its_write_and_its_calls(tmp_path):
+    found = op_mutations(read_trace(torch213_moved(LOG, tmp_path)))
+    by_op = {op.op: op for op in found.ops}
+    assert list(by_op) == ["mylib::scale", "mylib::clamp_np"]
+    scale, clamp = by_op["mylib::scale"], by_op["mylib::clamp_np"]
+    assert (scale.function, scale.arguments, scale.declared) == ("scale", ["x"], "MUTATES")
+    assert scale.defined_at.line == _line('custom_op("mylib::scale"')
+    assert [(w.line, w.code) for w in scale.writes] == [(_line("    x.mul_(factor)"), "x.mul_(factor)")]
+    assert [(c.compile_id, c.location.line, c.dropped) for c in scale.calls] == [
+        ("[0/0]", _line("scaled = scale(x, 2.0)"), False)]
+    # Through the NumPy view: `a = x.numpy()`, then `out=a`
+    assert [w.line for w in clamp.writes] == [_line("np.clip(a, -limit, limit, out=a)")]
+    assert [(c.compile_id, c.location.line, c.dropped) for c in clamp.calls] == [
+        ("[1/0]", _line("clamp_np(x, 0.5)"), True)]
+    assert "leaves the call out" in clamp.why and "leaves the call out" not in scale.why
+    assert 'mutates_args={"x"}' in scale.advice and "--fresh-cache" in scale.advice
+
+
+def test_findings_and_source_lines_say_it(tmp_path):
+    results = analyze(read_trace(torch213_moved(LOG, tmp_path)))
+    titles = [f.title for f in results.insights.findings]
+    assert titles[:2] == ["mylib::scale writes into x, which its mutates_args=MUTATES does not declare",
+                          "mylib::clamp_np writes into x, which its mutates_args=MUTATES does not declare"]
+    (page,) = [f for f in results.sources.files if f.path.endswith("custom_op_mutation.py")]
+    marked = {line: [n["why"] for n in notes.numerics] for line, notes in page.notes.items() if notes.numerics}
+    assert set(marked) == {_line(t) for t in ("    x.mul_(factor)", "np.clip(a, -limit, limit, out=a)", "scaled = scale(x, 2.0)", "clamp_np(x, 0.5)")}
+    assert marked[_line("clamp_np(x, 0.5)")] == [
+        "calls mylib::clamp_np, whose result is unused: the compiled code leaves the call out, and its write into x "
+        "with it"]
+
+
+def test_summary_json_documents_its_keys(tmp_path, capsys):
+    assert main(["summary", "--json", str(torch213_moved(LOG, tmp_path))]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert [op["op"] for op in doc["custom_op_mutations"]["ops"]] == ["mylib::scale", "mylib::clamp_np"]
+    assert sorted(set(_paths(doc)) - _documented_keys()) == []
+
+
+@pytest.mark.parametrize("log", [FIXED, "custom_ops.log.gz", "custom_ops_fixed.log.gz"])
+def test_no_alarm_where_the_ops_are_declared_or_only_read(tmp_path, log):
+    assert not op_mutations(read_trace(torch213_moved(log, tmp_path)))
+    assert not any("mutates_args" in f.title for f in insights(read_trace(torch213_moved(log, tmp_path))).findings)
+
+
+def test_the_functional_custom_ops_were_read_and_write_nothing():
+    """Not an alarm left out for want of reading: custom_ops.py's ops are found, and their bodies (x.detach().numpy()
+    passed to NumPy, which returns new arrays) write nothing."""
+    ops = custom_op_sources((PROGRAMS / "custom_ops.py").read_text())
+    assert set(ops) == {"mylib::softclip", "mylib::gelu_np", "mylib::bucketize"}
+    assert [(s.function, s.writes) for defs in ops.values() for s in defs] == [
+        ("softclip", []), ("gelu_np", []), ("bucketize_eager", [])]
+
+
+def test_without_the_program_on_this_machine_nothing_is_claimed(tmp_path):
+    """The body is the program's: a machine without the file (a folder holding none) reads nothing, so says nothing."""
+    empty = tmp_path / "elsewhere"
+    empty.mkdir()
+    assert not op_mutations(read_trace(torch213_moved(LOG, tmp_path, programs=empty)))
+
+
+def _writes(source: str) -> list[tuple[str, int]]:
+    (fn,) = [n for n in ast.parse(textwrap.dedent(source)).body if isinstance(n, ast.FunctionDef)]
+    return body_writes(fn)
+
+
+def test_a_body_that_only_reads_writes_nothing():
+    assert _writes('''
+        def f(x: torch.Tensor, limit: float, out: Optional[torch.Tensor]) -> torch.Tensor:
+            a = x.detach().numpy()
+            b = np.tanh(a) * limit
+            limit += 1.0            # a float argument: not a tensor's memory
+            y = x.clone()
+            y.mul_(2)               # a copy
+            x = x * 2               # rebinding: x is no longer the argument
+            x.add_(1)
+            return torch.from_numpy(b) + y + x.sum()
+        ''') == []
+
+
+def test_the_ways_a_body_writes_into_an_argument():
+    assert _writes('''
+        def f(x: torch.Tensor, out: torch.Tensor, ys: list[torch.Tensor]) -> torch.Tensor:
+            out.copy_(x)
+            x[0] = 1
+            x += 1
+            torch.add(x, 1, out=x)
+            a = x.numpy()
+            np.copyto(a, 0)
+            a.fill(0)
+            v = x.view(-1)
+            v[1:] *= 2
+            ys[0].zero_()
+            torch.relu_(out)
+            F.relu(x, inplace=True)
+            return x.clone()
+        ''') == [("out", 3), ("x", 4), ("x", 5), ("x", 6), ("x", 8), ("x", 9), ("x", 11), ("ys", 12), ("out", 13),
+                  ("x", 14)]
+
+
+def test_a_literal_mutates_args_is_believed_and_a_decorator_or_a_call_both_found():
+    ops = custom_op_sources(textwrap.dedent('''
+        import torch
+        @torch.library.custom_op("mylib::a", mutates_args={"x"})
+        def a(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+            x.mul_(2)
+            y.mul_(2)
+            return x + y
+
+        def b_impl(x: torch.Tensor) -> torch.Tensor:
+            x[0] = 0
+            return x.clone()
+
+        b = custom_op("mylib::b", b_impl, mutates_args=())
+        '''))
+    assert [(s.declared, s.writes) for s in ops["mylib::a"]] == [(frozenset({"x"}), [("x", 5), ("y", 6)])]
+    assert [(s.function, s.declared_text, s.writes) for s in ops["mylib::b"]] == [("b_impl", "()", [("x", 10)])]
+
+
+def test_a_source_that_does_not_parse_is_no_error():
+    assert custom_op_sources("@custom_op('mylib::x', mutates_args=()\ndef (") == {}
+    assert custom_op_sources("custom_op(" + "(" * 5000) == {}
