@@ -245,8 +245,11 @@ SCENARIOS = [
     Scenario("compiled_linear_fixed", "compiled_linear.py", gzip=True, env={"LINEAR_VARIANT": "fixed"}),
     # Custom ops that write into their argument but declare mutates_args=(): compiled results differ from eager's (a
     # read of the input moved after the call, a call whose result is unused dropped); _fixed declares or avoids it.
-    Scenario("custom_op_mutation", "custom_op_mutation.py", gzip=True, env=RUN_ENV),
+    Scenario("custom_op_mutation", "custom_op_mutation.py", gzip=True, env=RUN_ENV, cache_group="custom_op_mutation"),
     Scenario("custom_op_mutation_fixed", "custom_op_mutation.py", gzip=True, env={**RUN_ENV, "MUTOP_VARIANT": "fixed"}),
+    # The fix run with the cache the run before it filled: torch serves the graphs compiled before the fix.
+    Scenario("custom_op_mutation_stale", "custom_op_mutation.py", gzip=True, env={**RUN_ENV, "MUTOP_VARIANT": "fixed"},
+             cache_group="custom_op_mutation"),
 ]
 
 SCRUB_ENV = [
