@@ -176,3 +176,58 @@ def test_a_literal_mutates_args_is_believed_and_a_decorator_or_a_call_both_found
 def test_a_source_that_does_not_parse_is_no_error():
     assert custom_op_sources("@custom_op('mylib::x', mutates_args=()\ndef (") == {}
     assert custom_op_sources("custom_op(" + "(" * 5000) == {}
+
+
+STALE = "custom_op_mutation_stale.log.gz"
+
+
+def test_the_fix_run_with_the_old_cache_is_served_the_functional_graphs():
+    """The raw stale log: the fixed program (mutates_args={"x"}), run with the cache the as-written run filled, hits
+    both caches for both compiles, and its AOT graph calls scale plainly, as the as-written run's did; with an empty
+    cache the same program's graph wraps it in auto_functionalized_v2."""
+    records = raw_records(torch213(STALE))
+    hits = sorted((e["frame_id"], e["artifact"]["name"]) for e, _ in records
+                  if e.get("artifact", {}).get("name") in ("fx_graph_cache_hit", "aotautograd_cache_hit"))
+    assert hits == [(0, "aotautograd_cache_hit"), (0, "fx_graph_cache_hit"), (1, "aotautograd_cache_hit"),
+                    (1, "fx_graph_cache_hit")]
+    stale = _graphs(STALE, "aot_inference_graph")
+    assert "torch.ops.mylib.scale.default(arg0_1, 2.0)" in stale[0] and "auto_functionalized" not in stale[0]
+    assert "mylib" not in stale[1]
+
+
+def _program_declaring(tmp_path: Path, declared: str) -> Path:
+    """A copy of the program whose decorators say mutates_args=<declared> as a literal (the user's own edit): the log
+    quotes only the calling lines, which it keeps."""
+    programs = tmp_path / "programs"
+    programs.mkdir()
+    text = PROGRAM.read_text()
+    assert text.count("mutates_args=MUTATES") == 2
+    (programs / PROGRAM.name).write_text(text.replace("mutates_args=MUTATES", f"mutates_args={declared}"))
+    return programs
+
+
+def test_a_declared_op_run_from_the_old_cache_is_told_to_compile_afresh(tmp_path):
+    programs = _program_declaring(tmp_path, '{"x"}')
+    found = op_mutations(read_trace(torch213_moved(STALE, tmp_path, programs)))
+    assert [(op.op, op.stale, op.arguments) for op in found.ops] == [("mylib::scale", True, ["x"]),
+                                                                      ("mylib::clamp_np", True, ["x"])]
+    scale = found.ops[0]
+    assert scale.title == "mylib::scale ran as a functional op from the compile cache, though its mutates_args names x"
+    assert [c.cached for c in scale.calls] == [True]
+    assert "served from the compile cache" in scale.why and scale.advice.startswith("compile with an empty cache")
+    # The same source with the fixed run's empty cache: declared, and the graph wraps it: nothing to say.
+    fresh = tmp_path / "fresh"
+    fresh.mkdir()
+    assert not op_mutations(read_trace(torch213_moved(FIXED, fresh, programs)))
+
+
+def test_an_undeclared_op_whose_code_came_from_the_cache_says_so(tmp_path):
+    """mutates_args a name (MUTATES), which the source does not settle: the finding says which compiles came from the
+    cache, as the code that ran may predate the declaration."""
+    (scale, clamp) = op_mutations(read_trace(torch213_moved(STALE, tmp_path))).ops
+    assert not scale.stale and "[0/0] came from the compile cache" in scale.why
+    assert "[1/0] came from the compile cache" in clamp.why
+    # The as-written run compiled afresh: no such clause
+    written = tmp_path / "as_written"
+    written.mkdir()
+    assert not any("compile cache" in op.why for op in op_mutations(read_trace(torch213_moved(LOG, written))).ops)

@@ -339,9 +339,9 @@ def _op_mutation_finding(op: UndeclaredMutation) -> Finding:
         by_compile.setdefault(call.compile_id, []).append(
             f"{call.location.short}{f' ({call.location.code})' if call.location.code else ''}")
     called = "; ".join(f"{cid} at {', '.join(places)}" for cid, places in by_compile.items())
-    return Finding(WARNING, "numerics",
-                   f"{op.op} writes into {and_list(op.arguments)}, which its mutates_args={op.declared} does not declare",
-                   f"{writes}; called in {called}: {op.why}. Fix ({op.defined_at.short}): {op.advice}")
+    return Finding(WARNING, "numerics", op.title,
+                   f"{writes}; called in {called}: {op.why}. Fix"
+                   f"{'' if op.stale else f' ({op.defined_at.short})'}: {op.advice}")
 
 
 def _merged(found: list[Finding]) -> list[Finding]:

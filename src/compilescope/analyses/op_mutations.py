@@ -35,6 +35,7 @@ from ..location import read_local_lines
 from ..model.ids import compilation_key
 from ..model.records import dataclass
 from ..model.trace import Trace
+from .cached_lines import CACHE_HITS
 from .fx_sites import GRAPH_ARTIFACT, op_call_sites
 from .userloc import UserLocation
 
@@ -68,6 +69,15 @@ ADVICE = ("declare mutates_args={{{names}}}, or write into a new tensor and retu
           "before the fix")
 
 
+STALE = ("its mutates_args names {names}, yet AOTAutograd's graph of {compiles} takes it for a functional op (no "
+         "auto_functionalized{dropped}): that compiled code was served from the compile cache, compiled before the op "
+         "declared its write, and torch's cache ignores mutates_args, so the fix is not in the code that ran")
+STALE_ADVICE = "compile with an empty cache (compilescope run --fresh-cache, or TORCHINDUCTOR_CACHE_DIR=$(mktemp -d))"
+# Where some of the calls were served from the cache, and the source does not say what mutates_args holds (a name)
+CACHED = ("; {compiles} came from the compile cache: if mutates_args names {names} now, that code was compiled before "
+          "it did")
+
+
 @dataclass
 class OpCall:
     """A call of the op in a compiled graph."""
@@ -75,9 +85,11 @@ class OpCall:
     compile_id: str
     location: UserLocation  # the caller's line (the `# File:` comment over the node)
     dropped: bool = False  # not in AOTAutograd's graphs: its result unused, the call (and its write) left out
+    cached: bool = False  # the compile's graphs were served from the compile cache (FX graph or AOTAutograd)
 
     def to_json(self) -> dict[str, Any]:
-        return {"compile_id": self.compile_id, "location": self.location.to_json(), "dropped": self.dropped}
+        return {"compile_id": self.compile_id, "location": self.location.to_json(), "dropped": self.dropped,
+                "cached": self.cached}
 
 
 @dataclass
@@ -91,10 +103,24 @@ class UndeclaredMutation:
     defined_at: UserLocation  # the custom_op(...) call (the decorator's line)
     writes: list[UserLocation] = field(default_factory=list)  # each write, its line's code
     calls: list[OpCall] = field(default_factory=list)
+    # The source's literal mutates_args names the arguments, yet the log's (cached) graphs call the op as functional:
+    # code compiled before the fix, served from the cache
+    stale: bool = False
 
     @property
     def compile_ids(self) -> list[str]:
         return list(dict.fromkeys(c.compile_id for c in self.calls))
+
+    @property
+    def title(self) -> str:
+        args = " and ".join(self.arguments)
+        if self.stale:
+            return f"{self.op} ran as a functional op from the compile cache, though its mutates_args names {args}"
+        return f"{self.op} writes into {args}, which its mutates_args={self.declared} does not declare"
+
+    @property
+    def cached_ids(self) -> str:
+        return ", ".join(dict.fromkeys(c.compile_id for c in self.calls if c.cached))
 
     @property
     def dropped(self) -> bool:
@@ -103,20 +129,49 @@ class UndeclaredMutation:
     @property
     def why(self) -> str:
         """Why compiled results differ: a call left out lost its write for sure; otherwise what torch may do."""
-        return DROPPED if self.dropped else self.assumed
+        return self.assumed if self.stale else DROPPED + self._cached if self.dropped else self.assumed
 
     @property
     def assumed(self) -> str:
-        return WHY.format(names=" and ".join(self.arguments))
+        """What torch took the op for, without what a call shows."""
+        names = " and ".join(self.arguments)
+        if self.stale:
+            return STALE.format(names=names, compiles=self.cached_ids,
+                                dropped="; the unused call left out" if self.dropped else "")
+        return WHY.format(names=names) + self._cached
+
+    @property
+    def _cached(self) -> str:
+        cached = self.cached_ids
+        return CACHED.format(compiles=cached, names=" and ".join(self.arguments)) if cached else ""
+
+    @property
+    def write_note(self) -> str:
+        """What a source page says on a line that writes."""
+        args = " and ".join(self.arguments)
+        if self.stale:
+            return f"writes into {args}: {self.assumed}"
+        return f"writes into {args}, which {self.op}'s mutates_args does not declare: {self.assumed}"
+
+    def call_note(self, call: OpCall) -> str:
+        """What a source page says on a line that calls it."""
+        args = " and ".join(self.arguments)
+        if call.dropped:
+            return (f"calls {self.op}, whose result is unused: the compiled code leaves the call out, and its write into "
+                    f"{args} with it")
+        if self.stale:
+            return f"calls {self.op} as a functional op: {self.assumed}"
+        return f"calls {self.op}, which writes into {args} undeclared: {self.assumed}"
 
     @property
     def advice(self) -> str:
-        return ADVICE.format(names=", ".join(f'"{a}"' for a in self.arguments))
+        return STALE_ADVICE if self.stale else ADVICE.format(names=", ".join(f'"{a}"' for a in self.arguments))
 
     def to_json(self) -> dict[str, Any]:
         return {"op": self.op, "function": self.function, "arguments": self.arguments, "declared": self.declared,
                 "defined_at": self.defined_at.to_json(), "writes": [w.to_json() for w in self.writes],
-                "calls": [c.to_json() for c in self.calls], "why": self.why, "advice": self.advice}
+                "calls": [c.to_json() for c in self.calls], "stale": self.stale, "title": self.title, "why": self.why,
+                "advice": self.advice}
 
 
 @dataclass
@@ -336,6 +391,7 @@ def op_mutations(trace: Trace) -> OpMutations:
         if not graphs or not aot:
             continue  # (no AOTAutograd: nothing took the op for functional; or no graph to place its calls)
         key = compilation_key(entry.compile_id)
+        cached = any(a.name in CACHE_HITS for a in entry.artifacts)
         for artifact in graphs[-1:]:  # (a restarted compile's last graph is the one compiled)
             sites = op_call_sites(trace.payload_text(artifact.payload))
             for graph_op, site, unused in sites:
@@ -347,7 +403,7 @@ def op_mutations(trace: Trace) -> OpMutations:
                 functional[op] = functional.get(op, True) and not wrapped
                 dropped = unused and called not in aot
                 loc = UserLocation(site.path, site.line, site.function, site.code)
-                calls.setdefault(op, []).append(OpCall(key, loc, dropped))
+                calls.setdefault(op, []).append(OpCall(key, loc, dropped, cached))
                 if site.code:
                     files.add((site.path, site.line, site.code))
     if not calls:
@@ -365,6 +421,11 @@ def op_mutations(trace: Trace) -> OpMutations:
             if declared is None:
                 continue  # (torch took it for mutating: which arguments, the log does not say)
             written = [(arg, line) for arg, line in source.writes if arg not in declared]
+            # Declared, yet run as functional: graphs compiled before the declaration, served from the cache
+            stale = not written and bool(source.declared) and functional.get(op, False) and any(
+                c.cached for c in op_calls)
+            if stale:
+                written = [(arg, line) for arg, line in source.writes if arg in declared]
             if not written:
                 continue
             lines = read_lines(path)
@@ -372,20 +433,13 @@ def op_mutations(trace: Trace) -> OpMutations:
                 op, source.function, list(dict.fromkeys(a for a, _ in written)), source.declared_text or "(none)",
                 UserLocation(path, source.defined_line, source.function, _code(lines, source.defined_line)),
                 [UserLocation(path, line, source.function, _code(lines, line)) for line in
-                 dict.fromkeys(line for _, line in written)], op_calls))
+                 dict.fromkeys(line for _, line in written)], op_calls, stale))
     return out
 
 
-_READ: dict[str, list[str] | None] = {}
-
-
 def read_lines(path: str) -> list[str] | None:
-    if path not in _READ:
-        if len(_READ) > 256:
-            _READ.clear()
-        read, _ = read_local_lines(path, MAX_SOURCE_BYTES) if path.endswith(".py") else (None, "")
-        _READ[path] = list(read) if read is not None else None
-    return _READ[path]
+    read, _ = read_local_lines(path, MAX_SOURCE_BYTES) if path.endswith(".py") else (None, "")
+    return list(read) if read is not None else None
 
 
 def _code(lines: list[str] | None, line: int) -> str | None:

@@ -1237,12 +1237,8 @@ def analyze_sources(trace: Trace, provenance: Provenance | None = None, shapes: 
                 n.numerics.append({"kind": kind, "compile_ids": differing.compile_ids, "ops": differing.ops,
                                    "why": differing.why})
     for op in (mutations if mutations is not None else op_mutations(trace)).ops:
-        args = " and ".join(op.arguments)
-        marks = [(w, [c.compile_id for c in op.calls], f"writes into {args}, which {op.op}'s mutates_args does not "
-                  f"declare: {op.assumed}") for w in op.writes]
-        marks += [(c.location, [c.compile_id], f"calls {op.op}, whose result is unused: the compiled code leaves the "
-                   f"call out, and its write into {args} with it" if c.dropped else
-                   f"calls {op.op}, which writes into {args} undeclared: {op.assumed}") for c in op.calls]
+        marks = [(w, op.compile_ids, op.write_note) for w in op.writes]
+        marks += [(c.location, [c.compile_id], op.call_note(c)) for c in op.calls]
         for where, compile_ids, why in marks:
             n = at(where.filename, where.line)
             if n is not None:
