@@ -231,3 +231,27 @@ def test_an_undeclared_op_whose_code_came_from_the_cache_says_so(tmp_path):
     written = tmp_path / "as_written"
     written.mkdir()
     assert not any("compile cache" in op.why for op in op_mutations(read_trace(torch213_moved(LOG, written))).ops)
+
+
+def test_check_gates_the_undeclared_write_and_diff_tells_the_fix(tmp_path, capsys):
+    """The gate a user would put in CI: --no-custom-op-mutations fails the as-written run, naming the op and its write,
+    and passes the fixed one; with the fixed run as baseline, the as-written run is a regression; diff tells the fix."""
+    written = torch213_moved(LOG, tmp_path)
+    fixed_dir = tmp_path / "fixed"
+    fixed_dir.mkdir()
+    fixed = torch213_moved(FIXED, fixed_dir)
+    assert main(["check", str(written), "--no-custom-op-mutations"]) == 1
+    out = capsys.readouterr().out
+    assert (f"no-custom-op-mutations: 2 custom op writes torch does not know of (mutates_args), none allowed (declare "
+            f"mutates_args, or return a new tensor): mylib::scale at custom_op_mutation.py:{_line('    x.mul_(factor)')} "
+            "(x.mul_(factor)), and 1 more write") in out
+    assert main(["check", str(fixed), "--no-custom-op-mutations"]) == 0
+    capsys.readouterr()
+    assert main(["check", str(written), "--baseline", str(fixed)]) == 1
+    assert "baseline-custom-op-mutations: compiled code now calls mylib::scale, mylib::clamp_np" in capsys.readouterr().out
+    assert main(["check", str(fixed), "--baseline", str(written)]) == 0
+    capsys.readouterr()
+    main(["diff", str(written), str(fixed)])  # (its status says whether the runs differ)
+    said = " ".join(capsys.readouterr().out.split())
+    assert ("compiled code no longer takes mylib::scale, mylib::clamp_np for functional while it writes into its "
+            f"argument at custom_op_mutation.py:{_line('    x.mul_(factor)')} (x.mul_(factor))") in said

@@ -54,6 +54,9 @@ class Rules:
     # No compiled code draws random numbers with Inductor's generator (fallback_random off): a run whose results must
     # match eager's under the same seed
     no_inductor_random: bool = False
+    # No compiled code calls a custom op whose source writes into an argument its mutates_args does not name (torch takes
+    # it for functional: a run whose results must match eager's)
+    no_custom_op_mutations: bool = False
     no_warnings: bool = False  # torch printed no warning (where the run recorded them)
     no_new_warnings: bool = False  # with a baseline: torch printed no warning the baseline's run did not
     no_rank_divergence: bool = False  # every rank compiled the same graphs, and each compile ended alike
@@ -164,6 +167,10 @@ def _breaks_note(facts: RunFacts) -> str:
 def _drawn(facts: RunFacts) -> list[dict[str, Any]]:
     """The lines whose random numbers compiled code draws with Inductor's generator, not eager's."""
     return [n for n in facts.numerics or [] if n["kind"] == "random"]
+
+
+def _undeclared_writes(facts: RunFacts) -> list[dict[str, Any]]:
+    return [n for n in facts.numerics or [] if n["kind"] == "mutation"]
 
 
 def _one_shape(facts: RunFacts) -> list[dict[str, Any]]:
@@ -453,6 +460,20 @@ def evaluate(runs: dict[int | None, RunFacts], rules: Rules,
                  lambda f: (len(f.cudagraph_skips), [f"{x['compile_id']}: {x['reason']}" for x in f.cudagraph_skips]),
                  0, lambda v, lim: v > lim, lambda v: count(v, "compile") + " run without CUDA graphs")
 
+    if rules.no_custom_op_mutations:
+        unkept = [rank for rank, facts in runs.items() if facts.numerics is None]
+        if unkept:  # asked for and not checkable: fail
+            results.append(RuleResult("no-custom-op-mutations", "none allowed", False,
+                                      f"no-custom-op-mutations: {_where(unkept[0])}the facts were saved by a compilescope "
+                                      "that did not keep them: check the log itself"))
+        else:
+            absolute("no-custom-op-mutations", "none allowed (declare mutates_args, or return a new tensor)",
+                     lambda f: (len(_undeclared_writes(f)), [
+                         f"{n.get('op') or '?'} at {_short(n['file'])}:{n['line']}" + (f" ({n['code']})" if n["code"] else "")
+                         for n in _undeclared_writes(f)]),
+                     0, lambda v, lim: v > lim,
+                     lambda v: count(v, "custom op write") + " torch does not know of (mutates_args)", others="write")
+
     if rules.no_inductor_random:
         unkept = [rank for rank, facts in runs.items() if facts.numerics is None]
         if unkept:  # asked for and not checkable: fail
@@ -587,12 +608,14 @@ def _regressions(runs: dict[int | None, RunFacts], baseline: dict[int | None, Ru
                               f"baseline has ranks {_ranks(baseline)} (a baseline of one log is compared with every rank)"))
     new_breaks, more_recompiles, slower, new_failures, new_skips, new_warnings = [], [], [], [], [], []
     new_random: list[str] = []  # lines whose random numbers compiled code draws with Inductor's generator
+    new_mutations: list[str] = []  # custom op writes into an argument torch takes as only read
     failed_log = ""  # the log of the first new failure: the one the message points at
     new_export_issues: list[str] = []
     # Checked where a side holds a torch.export, as no-export-issues is with no rule given: a --baseline gate checks
     # no absolute rule, so a draft export issue the change brought passed it.
     exported = any(f.export_issues is not None for _, base, run in pairs for f in (base, run))
     drawn = any(n["kind"] == "random" for _, base, run in pairs for f in (base, run) for n in f.numerics or [])
+    mutating = any(n["kind"] == "mutation" for _, base, run in pairs for f in (base, run) for n in f.numerics or [])
     slower_within_noise = []  # more compile time than the baseline that `diff` calls no change
     threshold = rules.compile_time
     unrecorded = []  # (rank, which side) whose warnings were not recorded
@@ -622,6 +645,8 @@ def _regressions(runs: dict[int | None, RunFacts], baseline: dict[int | None, Ru
                 new_warnings.append(regression)
             elif c.section == "numerics" and c.kind == "added" and c.random_lines:
                 new_random.append(regression)
+            elif c.section == "numerics" and c.kind == "added" and any(n.get("kind") == "mutation" for n in c.b or []):
+                new_mutations.append(regression)
             elif c.section == "compile_time":
                 slower_because = f"; why: {c.detail['cause']}" if c.detail.get("cause") else ""
         known = {_export_issue(i) for i in base.export_issues or []}
@@ -652,6 +677,8 @@ def _regressions(runs: dict[int | None, RunFacts], baseline: dict[int | None, Ru
         # (where a side draws them, as baseline-export-issues: a line drawing them is rare)
         *([("baseline-inductor-random", "no line drawing Inductor's random numbers (not eager's) that the baseline "
                                         "does not have", new_random)] if drawn else []),
+        *([("baseline-custom-op-mutations", "no custom op writing into an argument its mutates_args does not name "
+                                            "that the baseline does not have", new_mutations)] if mutating else []),
     ):
         if found:
             # A failure's message names what explains it: its error and next steps, and the stage that fails.

@@ -807,6 +807,11 @@ def run_facts(results: Results) -> RunFacts:
                    "hooks": change.hooks_now, "served_by": step.guard.compile_id if step.guard else None,
                    "found_by": step.compile_id}
                   for frame, step, change in found.recompiles.late_hooks]
+    # (a custom op's undeclared write: on the line that writes, with the op, in the frame that calls it first)
+    numerics += [{"kind": "mutation", "file": w.filename, "line": w.line, "function": w.function, "code": w.code,
+                  "dtype": None, "op": op.op,
+                  "frame": next((frame_of_cid[c] for c in op.compile_ids if c in frame_of_cid), None)}
+                 for op in found.op_mutations.ops for w in op.writes]
     return RunFacts(
         checkpointing=checkpointing,
         numerics=numerics,
@@ -964,7 +969,10 @@ def _numerics_changes(a: RunFacts, b: RunFacts) -> list[Change]:
     out: list[Change] = []
     for kind, now, gone in (("random", "now draws its own random numbers (Inductor's generator, not eager's)",
                              "no longer draws its own random numbers"),
-                            ("precision", "now fuses {dtype} ops in float32", "no longer fuses {dtype} ops in float32")):
+                            ("precision", "now fuses {dtype} ops in float32", "no longer fuses {dtype} ops in float32"),
+                            ("mutation", "now calls {ops}, whose write into its argument torch does not know of (its "
+                                         "mutates_args does not name it)",
+                             "no longer takes {ops} for functional while it writes into its argument")):
         for change, keys, side in (("added", kb.keys() - ka.keys(), kb), ("removed", ka.keys() - kb.keys(), ka)):
             found = [side[k] for k in side if k in keys and k[0] == kind]  # (in the side's order)
             if not found:
@@ -972,7 +980,8 @@ def _numerics_changes(a: RunFacts, b: RunFacts) -> list[Change]:
             dtype = "/".join(dict.fromkeys(n["dtype"] or "" for n in found))
             where = "; ".join(f"{os.path.basename(n['file'])}:{n['line']}" + (f" ({n['code']})" if n["code"] else "")
                               for n in found)
-            what = (now if change == "added" else gone).format(dtype=dtype)
+            ops = ", ".join(dict.fromkeys(n.get("op") or "" for n in found))
+            what = (now if change == "added" else gone).format(dtype=dtype, ops=ops)
             out.append(Change("numerics", change, f"compiled code {what} at {where}", found[0]["frame"],
                               found if change == "removed" else None, found if change == "added" else None))
     return out
@@ -1310,7 +1319,8 @@ class Change:
             return None
         if self.section in _WORSE_WHEN_ADDED and self.kind in ("added", "removed"):
             return "worse" if self.kind == "added" else "better"
-        if self.section == "numerics" and self.kind in ("added", "removed") and self.random_lines:
+        if self.section == "numerics" and self.kind in ("added", "removed") and (self.random_lines or any(
+                n.get("kind") == "mutation" for n in (self.b if self.kind == "added" else self.a) or [])):
             return "worse" if self.kind == "added" else "better"
         if self.detail.get("late_hook") and self.kind in ("added", "removed"):  # (a hook compiled calls skipped)
             return "worse" if self.kind == "added" else "better"

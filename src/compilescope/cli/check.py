@@ -87,6 +87,10 @@ class CheckCommand:
                             help="fail if compiled code draws random numbers with Inductor's generator "
                                  "(torch._inductor.config.fallback_random off: dropout, torch.rand): its results cannot "
                                  "match eager's under the same seed")
+        parser.add_argument("--no-custom-op-mutations", action="store_true",
+                            help="fail if compiled code calls a custom op whose body (the program's source) writes into "
+                                 "an argument its mutates_args does not name: torch takes it for functional, so compiled "
+                                 "results can differ from eager's")
         parser.add_argument("--user-kernel", action="append", default=[], metavar="NAME",
                             help="fail unless the compiled code holds your own Triton kernel NAME (its @triton.jit "
                                  "function's name; repeat for several): Dynamo traced its launch into a graph, so "
@@ -155,11 +159,13 @@ class CheckCommand:
                       allow_aoti_load_crash=args.allow_aoti_load_crash,
                       max_compile_seconds=args.max_compile_seconds, max_autotune_seconds=args.max_autotune_seconds,
                       no_cudagraph_skips=args.no_cudagraph_skips, no_inductor_random=args.no_inductor_random,
+                      no_custom_op_mutations=args.no_custom_op_mutations,
                       no_warnings=args.no_warnings, user_kernels=args.user_kernel,
                       no_new_warnings=args.no_new_warnings, no_rank_divergence=args.no_rank_divergence,
                       compile_time=time_threshold(args), max_run_time_ratio=args.max_run_time_ratio)
-        no_rule = not (args.no_failures or args.no_late_hooks or args.no_export_issues or args.no_static_aoti_packages or args.baseline
-                       or args.no_cudagraph_skips or args.no_inductor_random or args.no_warnings
+        no_rule = not (args.no_failures or args.no_late_hooks or args.no_export_issues or args.no_static_aoti_packages
+                       or args.baseline or args.no_cudagraph_skips or args.no_inductor_random
+                       or args.no_custom_op_mutations or args.no_warnings
                        or args.no_rank_divergence or args.user_kernel) and all(
             v is None for v in (args.max_graph_breaks, args.max_recompiles, args.max_avoidable_recompiles,
                                 args.max_compile_seconds, args.max_autotune_seconds))
