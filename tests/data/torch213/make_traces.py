@@ -248,6 +248,9 @@ SCENARIOS = [
     Scenario("custom_op_mutation", "custom_op_mutation.py", gzip=True, env=RUN_ENV, cache_group="custom_op_mutation"),
     Scenario("custom_op_mutation_fixed", "custom_op_mutation.py", gzip=True, env={**RUN_ENV, "MUTOP_VARIANT": "fixed"}),
     # The fix run with the cache the run before it filled: torch serves the graphs compiled before the fix.
+    # The stage `compilescope diagnose` runs with backend="aot_eager" (torch.compile reads TORCH_BISECT_BACKEND)
+    Scenario("custom_op_mutation_aot_eager", "custom_op_mutation.py", gzip=True,
+             env={**RUN_ENV, "TORCH_BISECT_BACKEND": "aot_eager"}),
     Scenario("custom_op_mutation_stale", "custom_op_mutation.py", gzip=True, env={**RUN_ENV, "MUTOP_VARIANT": "fixed"},
              cache_group="custom_op_mutation"),
 ]
