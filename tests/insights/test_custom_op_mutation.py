@@ -255,3 +255,43 @@ def test_check_gates_the_undeclared_write_and_diff_tells_the_fix(tmp_path, capsy
     said = " ".join(capsys.readouterr().out.split())
     assert ("compiled code no longer takes mylib::scale, mylib::clamp_np for functional while it writes into its "
             f"argument at custom_op_mutation.py:{_line('    x.mul_(factor)')} (x.mul_(factor))") in said
+
+
+# What the program printed in each stage of `compilescope diagnose custom_op_mutation.py` (torch 2.13 CPU): eager's
+# comparison matches; aot_eager drops clamp_np's call; Inductor also fuses x + 1 past scale's call.
+PRINTED = {
+    "eager": "shift_then_scale: eager 19.8474 compiled 19.8474 max abs diff 0; x afterwards differs by 0\n"
+             "clamp_then_add: eager 6.4014 compiled 6.4014 max abs diff 0; x afterwards differs by 0\n",
+    "aot_eager": "shift_then_scale: eager 19.8474 compiled 19.8474 max abs diff 0; x afterwards differs by 0\n"
+                 "clamp_then_add: eager 6.4014 compiled 5.7582 max abs diff 0.601; x afterwards differs by 0.601\n",
+    "backend": "shift_then_scale: eager 19.8474 compiled 42.9039 max abs diff 9.49; x afterwards differs by 0\n"
+               "clamp_then_add: eager 6.4014 compiled 5.7582 max abs diff 0.601; x afterwards differs by 0.601\n",
+}
+
+
+def test_diagnose_names_the_custom_op_where_the_stage_changes_the_numbers(tmp_path):
+    """diagnose's stages: AOTAutograd (its aot_eager run: custom_op_mutation_aot_eager.log.gz, recorded with the
+    backend diagnose forces) is where the printed numbers first change; the verdict names clamp_np's write, not only
+    'AOTAutograd changes them', and says what to declare."""
+    from compilescope.analyses.diagnosis import AOT_EAGER, BACKEND, EAGER, RunFacts, decide, stage_outcome
+
+    def stage(spec, log):
+        out = PRINTED[spec.key]
+        run = RunFacts(argv=["python", "custom_op_mutation.py"], env=dict(spec.env), returncode=0, seconds=1.0,
+                       output_tail=out)
+        if log is None:
+            return stage_outcome(spec, run, None, out)
+        where = tmp_path / spec.key
+        where.mkdir()
+        return stage_outcome(spec, run, read_trace(torch213_moved(log, where)), out)
+
+    aot = stage(AOT_EAGER, "custom_op_mutation_aot_eager.log.gz")
+    assert [op.op for op in aot.op_mutations.ops] == ["mylib::scale", "mylib::clamp_np"]
+    assert [c.dropped for op in aot.op_mutations.ops for c in op.calls] == [False, True]
+    verdict = decide([stage(EAGER, None), aot, stage(BACKEND, LOG)])
+    assert (verdict.outcome, verdict.stage) == ("differs", "aot_autograd")
+    assert "AOTAutograd changes them, as mylib::scale writes into x at custom_op_mutation.py:" in verdict.headline
+    assert "mylib::clamp_np writes into x at custom_op_mutation.py:" in verdict.headline
+    assert (verdict.location.line, verdict.location_kind) == (_line("    x.mul_(factor)"), "custom op write")
+    assert verdict.next_steps[1].startswith("mylib::clamp_np writes into x, which its mutates_args=MUTATES does not "
+                                            "declare: its result is unused")

@@ -37,6 +37,7 @@ from .errors import (
 from .export import DimConflict, ExportIssue, export_report
 from .graph_breaks import function_label, graph_breaks
 from .numerics import Numerics, numerics
+from .op_mutations import OpMutations, op_mutations
 from .provenance import UserLine, analyze_provenance
 from .recompiles import EXPECTED, name_failing_guards, recompiles
 from .userloc import UserLocation, is_framework_file, last_user_stack_frame, traceback_frames
@@ -303,6 +304,8 @@ class StageOutcome:
     # Lines whose compiled code cannot give eager's numbers (Inductor's random numbers, low precision fused in
     # float32), from its trace: what torch's accuracy check cannot tell from a bug
     numerics: Numerics = field(default_factory=Numerics)
+    # Custom ops its compiled code calls whose source writes into an argument their mutates_args does not name
+    op_mutations: OpMutations = field(default_factory=OpMutations)
     # Its recompiles the program caused on purpose: compile id -> why (a key of recompiles.EXPECTED: "training" for
     # model.eval(), a layer frozen), as the Recompiles section tells them
     expected_recompiles: dict[str, str] = field(default_factory=dict)
@@ -345,7 +348,8 @@ class StageOutcome:
             "export_errors": [e.to_json() for e in self.export_errors],
             "export_issues": [i.to_json() for i in self.export_issues],
             "export_dims": [d.to_json() for d in self.export_dims],
-            "numerics": self.numerics.to_json(), "expected_recompiles": self.expected_recompiles,
+            "numerics": self.numerics.to_json(), "op_mutations": self.op_mutations.to_json(),
+            "expected_recompiles": self.expected_recompiles,
             "wrong_graph": self.wrong_graph.to_json() if self.wrong_graph else None,
         }
 
@@ -678,6 +682,7 @@ def stage_outcome(spec: StageSpec, facts: RunFacts, trace: Trace | None, output:
         outcome.expected_recompiles = {s.compile_id: s.expected for f in recompiled.frames for s in f.steps if s.expected}
         outcome.used_inductor = _used_inductor(trace)
         outcome.numerics = numerics(trace)
+        outcome.op_mutations = op_mutations(trace)
         outcome.backend_name = next((e.backend for e in found if e.backend), None)
         if outcome.backend_name is None and outcome.used_inductor:
             outcome.backend_name = "inductor"
@@ -1058,6 +1063,16 @@ def _prints_other_numbers(change: PrintedChange, outcomes: list[StageOutcome], a
     printed = (f"the program prints other numbers with {change.title}{name} than with {change.before_title} "
                f"({change.alike}; {count(change.total, 'line')}, below)")
     checked = accuracy is not None and accuracy.status == PASSED
+    if run.op_mutations:  # (before rounding: a write torch does not know of explains any change, small or not)
+        ops = run.op_mutations.ops
+        first = ops[0]
+        said = "; ".join(f"{op.op} writes into {' and '.join(op.arguments)} at "
+                         f"{', '.join(f'{w.short} ({w.code})' if w.code else w.short for w in op.writes)}, which its "
+                         "mutates_args does not declare" for op in ops)
+        return Verdict(DIFFERS, f"Every stage compiles and runs, but {printed}: {_stage_noun(stage, run)} changes them, "
+                       f"as {said}.", None, stage, location=first.writes[0] if first.writes else first.defined_at,
+                       location_kind="custom op write",
+                       next_steps=[f"{op.title}: {op.why}. Fix: {op.advice}." for op in ops] + after, printed=change)
     if backend and run.used_inductor and not run.numerics and not change.beyond_rounding:
         # (torch's check failing on a graph is judged before this: "accuracy", wrong results; its run failing
         # otherwise leaves the change unexplained: "differs")
