@@ -213,12 +213,17 @@ def test_inductor_accuracy_bug_found_by_the_accuracy_check(tmp_path):
     assert [(k["kernel"], k["line"], k["source"]) for k in wrong["kernels"]] == [(kernel, call, [start, end])]
     assert [(u["line"], u["code"]) for u in wrong["kernels"][0]["user_lines"]] == [(relu, "return torch.relu(x + 1)")]
     assert (verdict["location"]["line"], verdict["location_kind"]) == (relu, "the wrong graph's kernels")
-    assert verdict["next_steps"][0].startswith("This compile's Inductor config sets cpp.inject_relu_bug_TESTING_ONLY")
-    assert verdict["next_steps"][1].startswith(f"The wrong values come from {name}, the graph [0/0] inference made from "
+    # (the hook is said on a line of its own, not as a step: the terminal's first three steps keep the workaround)
+    assert verdict["testing_hooks"].startswith("This compile's Inductor config sets cpp.inject_relu_bug_TESTING_ONLY")
+    panel = " ".join(" ".join(line.strip("|│ ") for line in proc.stderr.splitlines()).split())  # (wrapped at 80)
+    assert "Hook: This compile's Inductor config sets cpp.inject_relu_bug_TESTING_ONLY" in panel
+    assert verdict["next_steps"][0].startswith(f"The wrong values come from {name}, the graph [0/0] inference made from "
                                                f"accuracy.py:{relu} `return torch.relu(x + 1)`: Inductor compiled it "
                                                f"into {kernel} (its source at lines {start}-{end} of the output code, "
                                                f"called at line {call}).")
-    assert f"is at RMSE {res} from a float64 run, eager's at {ref}" in verdict["next_steps"][2]
+    assert f"is at RMSE {res} from a float64 run, eager's at {ref}" in verdict["next_steps"][1]
+    assert verdict["next_steps"][2] == 'backend="aot_eager" gives eager results here: use it as a workaround.'
+    assert "-> backend=\"aot_eager\" gives eager results here: use it as a workaround." in panel
 
 
 def test_a_program_that_segfaults_uncompiled_too_is_the_programs_crash(tmp_path):

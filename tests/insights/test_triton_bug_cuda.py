@@ -106,6 +106,16 @@ def test_diagnose_says_the_cause_on_the_terminal_the_page_and_in_the_json():
     assert "Error:  InductorError (SyntaxError): Inductor generated a Triton kernel" in shown
     assert "RuntimeError" not in console.file.getvalue() and "torchinductor_root" not in console.file.getvalue()
     assert f"{code_line} | {text.strip()}" in shown
+    # The compile's config sets the hook (the raw log's inductor_config): said on a line of its own, the workaround
+    # (aot_eager passed: eager.txt, aot_eager.txt) among the steps the terminal shows
+    (config,) = [env["compilation_metrics"]["inductor_config"] for env, _ in raw_records(cuda211(COMPILE_ERROR))
+                 if "compilation_metrics" in env]
+    assert json.loads(config)["triton.inject_relu_bug_TESTING_ONLY"] == "compile_error"
+    joined = " ".join(" ".join(shown).split())
+    assert ("Hook: This compile's Inductor config sets triton.inject_relu_bug_TESTING_ONLY = 'compile_error'"
+            in joined)
+    assert 'backend="aot_eager" works around it.' in joined
+    assert not any(step.startswith("This compile's") for step in verdict.next_steps)
 
     page = diagnosis_page(result, [], "/o")
     assert 'id="verdict-stage">Triton compile<' in page
@@ -296,8 +306,11 @@ def test_the_accuracy_verdict_names_the_wrong_graph_its_kernels_and_the_users_li
     assert verdict.message == "Accuracy failed for the AOT Autograd graph model__0_inference_0"  # torch's words stay
     assert (verdict.location.filename.endswith("triton_bug.py"), verdict.location.line, verdict.location.code) == (
         True, relu_line, "return torch.relu(x @ w) * 2 + x.sum(1, keepdim=True)")
-    hook, where, numbers = verdict.next_steps[:3]
-    assert hook.startswith("This compile's Inductor config sets triton.inject_relu_bug_TESTING_ONLY = 'accuracy'")
+    # (the hook is said on a line of its own: as the first step, it pushed the workaround out of the terminal's three)
+    assert verdict.testing_hooks.startswith("This compile's Inductor config sets "
+                                            "triton.inject_relu_bug_TESTING_ONLY = 'accuracy'")
+    where, numbers, workaround = verdict.next_steps[:3]
+    assert workaround == 'backend="aot_eager" gives eager results here: use it as a workaround.'
     assert where.startswith(f"The wrong values come from model__0_inference_0, the graph [0/0] inference made from "
                             f"triton_bug.py:{relu_line} `return torch.relu(x @ w) * 2 + x.sum(1, keepdim=True)`: "
                             f"Inductor compiled it into extern_kernels.mm (matmul; called at line {mm} of the output "
@@ -313,7 +326,10 @@ def test_the_accuracy_verdict_names_the_wrong_graph_its_kernels_and_the_users_li
     shown = " ".join(line.strip("|│ ") for line in console.file.getvalue().splitlines())
     assert f"triton_bug.py:{relu_line} in block (the wrong graph's kernels)" in " ".join(shown.split())
     assert f"at RMSE {rmse[0]} from a float64 run" in " ".join(shown.split())
+    assert "Hook: This compile's Inductor config sets triton.inject_relu_bug_TESTING_ONLY" in " ".join(shown.split())
+    assert 'backend="aot_eager" gives eager results here: use it as a workaround.' in " ".join(shown.split())
     page = diagnosis_page(result, [], "/o")
     assert f"its source at lines {start}-{end} of the output code" in page
+    assert "Testing hook</th><td id=\"verdict-testing-hooks\">This compile&#39;s Inductor config sets" in page
     doc = json.loads(diagnosis_json(result, []))
     assert doc["stages"][-1]["wrong_graph"]["kernels"][1]["source"] == [start, end]

@@ -32,7 +32,7 @@ from .crash import (
 )
 from .errors import (
     AOT, DYNAMO, INDUCTOR, KERNEL_COMPILE, LOWERING, NARROWING_STEPS, RECOMPILE_LIMIT, STAGE_LABELS, USER_BACKEND,
-    YOUR_SCRIPT, CompileError, compile_errors, testing_hooks, testing_hooks_step,
+    TESTING_HOOKS_LEAD, YOUR_SCRIPT, CompileError, compile_errors, testing_hooks, testing_hooks_step,
 )
 from .export import DimConflict, ExportIssue, export_report
 from .graph_breaks import function_label, graph_breaks
@@ -189,9 +189,9 @@ class WrongGraph:
         return list(seen.values())
 
     def said(self) -> list[str]:
-        """The next steps that say it: where the wrong values come from, torch's numbers, a testing hook the compile
-        set."""
-        said = [testing_hooks_step(self.hooks)] if self.hooks else []
+        """The next steps that say it: where the wrong values come from, torch's numbers (a testing hook the compile
+        set is the verdict's testing_hooks)."""
+        said = []
         if self.label is not None:
             lines = self.user_lines
             made = (" made from " + ", ".join(f"{u.short} `{u.code}`" if u.code else u.short for u in lines)
@@ -874,6 +874,9 @@ class Verdict:
     # How many printed lines changed between eager's run and its control runs (EAGER_CONTROL, EAGER_CONTROL_AGAIN),
     # left out of the comparison; None: no control run (the stages printed the same numbers) or none passed
     run_to_run: int | None = None
+    # The *_TESTING_ONLY settings the failing compile's Inductor config sets, said (testing_hooks_step): shown on a
+    # line of their own, not as a next step, where the terminal's first three steps would push the workaround out
+    testing_hooks: str | None = None
 
     @property
     def ok(self) -> bool:
@@ -899,6 +902,7 @@ class Verdict:
             "location": self.location.to_json() if self.location else None, "location_kind": self.location_kind,
             "next_steps": self.next_steps, "crash": self.crash.to_json() if self.crash else None,
             "printed": self.printed.to_json() if self.printed else None, "run_to_run": self.run_to_run,
+            "testing_hooks": self.testing_hooks,
         }
 
 
@@ -1242,11 +1246,14 @@ def decide(outcomes: list[StageOutcome], accuracy: StageOutcome | None = None,
                  AOT_EAGER.key: "with AOTAutograd (backend=\"aot_eager\"), while backend=\"eager\" works",
                  BACKEND.key: f"only with your backend{f' ({failed.backend_name})' if failed.backend_name else ''}, "
                               "while backend=\"eager\" and \"aot_eager\" work"}[key]
+        hooks = next((step for step in error.next_steps if step.startswith(TESTING_HOOKS_LEAD)), None)
         return Verdict(
             "compile_error", f"Compilation fails {where}: the failure is in {_stage_noun(stage, failed, error)}.", key, stage,
             error,
             message=error.message, location=error.location, location_kind=error.location_kind,
-            next_steps=_steps_after_stages(key, error.next_steps, failed.facts) + _caught_seen(outcomes),
+            next_steps=_steps_after_stages(key, [s for s in error.next_steps if s != hooks], failed.facts)
+            + _caught_seen(outcomes),
+            testing_hooks=hooks,
         )
     if key == BACKEND.key and failed.mismatch:  # the program checked its results: wrong with this backend only
         return _wrong_results(failed, accuracy, "the program's own check of them fails with {name} alone "
@@ -1414,6 +1421,7 @@ def _wrong_results(backend: StageOutcome | None, accuracy: StageOutcome | None, 
         location=location, location_kind="the wrong graph's kernels" if location else None,
         next_steps=[*(wrong.said() if wrong else []), 'backend="aot_eager" gives eager results here: use it as a '
                     "workaround.", find],
+        testing_hooks=testing_hooks_step(wrong.hooks) if wrong is not None and wrong.hooks else None,
     )
 
 

@@ -468,9 +468,12 @@ def _link_to_output_code(trace: Trace, entry: Compile, diagnostics: list[Compile
                 diag.code_line = min(hits, key=lambda n: abs(n - diag.line))
 
 
+TESTING_HOOKS_LEAD = "This compile's Inductor config sets "
+
+
 def testing_hooks_step(hooks: list[str]) -> str:
     """The next step that names them (testing_hooks), first: what follows may be only what they do on purpose."""
-    return (f"This compile's Inductor config sets {', '.join(hooks)}: torch's {'hook' if len(hooks) == 1 else 'hooks'} "
+    return (f"{TESTING_HOOKS_LEAD}{', '.join(hooks)}: torch's {'hook' if len(hooks) == 1 else 'hooks'} "
             f"for its own tests, which breaks generated code on purpose. Unset {'it' if len(hooks) == 1 else 'them'}.")
 
 

@@ -111,6 +111,8 @@ def print_verdict(result: DiagnoseResult, console: Console) -> None:
         first, *quoted = v.error.compiler_errors[0].splitlines()
         lines.append(TerminalText("Compiler: " + first))
         lines.extend(TerminalText(f"          {line}", style="dim") for line in quoted[:1])
+    if v.testing_hooks:
+        lines.append(TerminalText(f"Hook:   {v.testing_hooks}"))
     for step in v.next_steps[:3]:
         lines.append(TerminalText(f"-> {step}"))
     minify = result.minify
