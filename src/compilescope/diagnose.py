@@ -41,9 +41,10 @@ OUTPUT_TAIL_LINES = 40
 _NEUTRALIZED = {name: None for name in (*REPRO_ENV, FORCE_BACKEND_ENV, "TORCH_COMPILE_OVERRIDE_BACKENDS")}
 # A run whose output torch embeds in generated scripts must not be traced: the scripts would point at our temp dir.
 _UNTRACED = {"TORCH_TRACE": None, "TORCH_DTRACE": None, "INDUCTOR_PROVENANCE": None}
-# (said of torch, not of "torch 2.13", where it was seen: the note is shown whatever torch the program ran with)
+# (said of torch, with no version: the note is shown whatever torch the program ran with; torch 2.13 is where the
+# calling-convention error was seen)
 AOT_ACCURACY_NOTE = ("not checked: torch's after-Dynamo accuracy check (TORCHDYNAMO_REPRO_AFTER=\"dynamo\", "
-                     "TORCHDYNAMO_REPRO_LEVEL=4) cannot call AOTAutograd-compiled graphs (in torch 2.13 it fails with a "
+                     "TORCHDYNAMO_REPRO_LEVEL=4) cannot call AOTAutograd-compiled graphs (it fails with a "
                      "calling-convention error and skips the graph), so AOTAutograd's results are not compared here")
 EAGER_ACCURACY_NOTE = "identical to eager by construction (the captured graphs run in PyTorch)"
 
