@@ -90,18 +90,24 @@ def test_inductor_cpp_compile_error_minified_to_one_relu(tmp_path):
     printed = {line.rstrip() for line in proc.stderr.splitlines()}  # (a trailing space may go)
     assert [line for line in code if line.rstrip() not in printed] == []
     # torch wrote save_dir='<diagnose's work directory>/…/checkpoints', removed when diagnose was done: the report's
-    # repro.py loads the report's copy of the inputs, and the terminal says where it is and how to run it.
+    # repro.py loads the report's copy of the inputs, beside it (a path relative to repro.py, not the report's when
+    # written: the report may be moved), and the terminal says where it is and how to run it.
     checkpoints = out / "minify" / "checkpoints"
-    assert repro.count(f"save_dir={str(checkpoints)!r}") == 2
+    assert repro.count("save_dir=os.path.join(os.path.dirname(os.path.abspath(__file__)), 'checkpoints')") == 2
+    assert str(out) not in repro
     # (and the variables it set to paths there, TORCH_COMPILE_DEBUG_DIR and the run's TORCHINDUCTOR_CACHE_DIR, are
     # left commented out: running it would make them again)
     left = [line for line in repro.splitlines() if "/compilescope_diagnose_" in line]
     assert left and all(line.startswith("# os.environ[") for line in left), left
     assert doc["minify"]["inputs"] == str(checkpoints) and list((checkpoints / "storages").iterdir())
     assert f"Minimal repro (3 nodes) written to {out}/minify/repro.py; run: python {out}/minify/repro.py" in printed
-    # It runs on its own (torch's run_repro, the default command "run"): the C++ compile error again, on the inputs
-    # minified with (torch warns "could not load ..., generating random data instead" for a storage it cannot find).
-    ran = subprocess.run([sys.executable, str(out / "minify" / "repro.py")], cwd=tmp_path / "cwd", capture_output=True,
+    # It runs on its own (torch's run_repro, the default command "run"), from a report moved elsewhere: the C++
+    # compile error again, on the inputs minified with (torch warns "could not load ..., generating random data
+    # instead" for a storage it cannot find, "no save_dir specified" for none).
+    moved = tmp_path / "moved" / "report"
+    moved.parent.mkdir()
+    out.rename(moved)
+    ran = subprocess.run([sys.executable, str(moved / "minify" / "repro.py")], cwd=tmp_path / "cwd", capture_output=True,
                          text=True, timeout=300)
     assert ran.returncode != 0 and "CppCompileError" in ran.stderr, ran.stderr[-3000:]
     assert "could not load" not in ran.stderr and "no save_dir specified" not in ran.stderr

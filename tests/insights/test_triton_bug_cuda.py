@@ -226,7 +226,8 @@ def test_the_minimal_repro_loads_its_inputs_from_the_report_not_from_a_removed_d
     """The H100 run printed repro.py with `save_dir='/tmp/compilescope_diagnose__17o527u/…/minifier/checkpoints'`,
     diagnose's work directory, removed when it was done (the minifier's repro.py, as torch wrote it), and did not say
     where repro.py was. The report's repro.py, its page and the terminal name the report's copy of the inputs (or
-    None, torch's random inputs, where none was kept), and the terminal says where repro.py is and how to run it."""
+    None, torch's random inputs, where none was kept), repro.py by a path relative to itself (a report moved after
+    it was written must still find them), and the terminal says where repro.py is and how to run it."""
     from compilescope.cli.diagnose import DiagnoseCommand
     from compilescope.output import OutputDir
 
@@ -247,8 +248,11 @@ def test_the_minimal_repro_loads_its_inputs_from_the_report_not_from_a_removed_d
         DiagnoseCommand()._write(result, OutputDir(str(out), overwrite=True), work)
         written = (out / "minify" / "repro.py").read_text()
         inputs = str(out / "minify" / "checkpoints") if kept else None
-        assert checkpoints not in written and written.count(f"save_dir={inputs!r}") == 2
-        expected = torch_wrote.replace(f"save_dir={checkpoints!r}", f"save_dir={inputs!r}")
+        # (the inputs beside repro.py, wherever the report is moved: not the report's path when written)
+        said = "os.path.join(os.path.dirname(os.path.abspath(__file__)), 'checkpoints')" if kept else "None"
+        assert checkpoints not in written and written.count(f"save_dir={said}") == 2 and str(out) not in written
+        assert "\nimport os\n" in torch_wrote  # (torch's own import: the path needs it, nothing is added)
+        expected = torch_wrote.replace(f"save_dir={checkpoints!r}", f"save_dir={said}")
         for line in settings:  # (running it would make them again)
             expected = expected.replace(line, f"# {line}  # (diagnose's work directory, removed)")
         assert written == expected

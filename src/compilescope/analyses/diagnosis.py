@@ -755,14 +755,22 @@ def repro_save_dir(source: str) -> str | None:
     return match["dir"] if match else None
 
 
-def relocated_repro(source: str, save_dir: str | None, removed: str | None = None) -> str:
+# Where a report's repro script loads its inputs from: the checkpoints beside it, wherever the report is moved
+REPRO_INPUTS = "os.path.join(os.path.dirname(os.path.abspath(__file__)), 'checkpoints')"
+
+
+def relocated_repro(source: str, kept: bool, removed: str | None = None) -> str:
     """A repro script torch wrote (repro.py, minifier_launcher.py) loading its saved inputs from save_dir: torch wrote
-    the directory of the run that made it, which diagnose removes when it is done. None: the inputs were not kept, and
+    the directory of the run that made it, which diagnose removes when it is done. kept: the report keeps the inputs
+    in checkpoints/ beside the script, which it then loads them from (REPRO_INPUTS: a path relative to the script, not
+    to where it is run, nor the report's path when written, so that a moved or copied report still finds them); else
     torch's InputReader makes random ones (save_dir=None), as it does for a storage it cannot find. removed: that
     directory; the environment variables the script sets to a path in it (TORCH_COMPILE_DEBUG_DIR,
     TORCHINDUCTOR_CACHE_DIR: the run's) are left commented out, so that running it does not make them again."""
-    said = repr(save_dir) if save_dir is not None else "None"
+    said = REPRO_INPUTS if kept else "None"
     text = _SAVE_DIR.sub(lambda _: f"save_dir={said}", source)
+    if kept and text != source and not re.search(r"^import os$", text, re.MULTILINE):
+        text = "import os\n" + text  # (torch's scripts import it; REPRO_INPUTS needs it)
     if removed:
         setting = re.compile(rf"^os\.environ\[(['\"])\w+\1\] = (['\"]){re.escape(removed)}[^\n]*$", re.MULTILINE)
         text = setting.sub(lambda m: f"# {m[0]}  # (diagnose's work directory, removed)", text)
@@ -787,8 +795,13 @@ class MinifyResult:
 
     @property
     def inputs(self) -> str | None:
-        """The directory repro.py loads its saved inputs from; None: torch makes random ones."""
-        return repro_save_dir(self.repro) if self.repro is not None else None
+        """The directory repro.py loads its saved inputs from (the report's, beside it: relocated_repro); None: torch
+        makes random ones."""
+        if self.repro is None:
+            return None
+        if self.repro_path is not None and f"save_dir={REPRO_INPUTS}" in self.repro:
+            return os.path.join(os.path.dirname(self.repro_path), "checkpoints")
+        return repro_save_dir(self.repro)
 
     def to_json(self) -> dict[str, Any]:
         return {

@@ -143,19 +143,18 @@ class DiagnoseCommand:
             # done: they load the report's copy (or, not kept, random inputs), in the files and on the pages alike,
             # and set no variable to a path in it.
             kept = any(name.startswith("checkpoints/") for name in result.minify_files)
-            inputs = os.path.join(minify_dir, "checkpoints") if kept else None
             for name, path in result.minify_files.items():
                 if name in REPRO_SCRIPTS:
                     with open(path, encoding="utf-8", errors="replace") as f:
-                        out.write(f"minify/{name}", relocated_repro(f.read(), inputs, work).encode())
+                        out.write(f"minify/{name}", relocated_repro(f.read(), kept, work).encode())
                 else:
                     out.write(f"minify/{name}", _chunks(path))
             minify = result.minify
             if minify is not None:
                 if minify.repro is not None:
-                    minify.repro = relocated_repro(minify.repro, inputs, work)
+                    minify.repro = relocated_repro(minify.repro, kept, work)
                 if minify.launcher is not None:
-                    minify.launcher = relocated_repro(minify.launcher, inputs, work)
+                    minify.launcher = relocated_repro(minify.launcher, kept, work)
                 if "repro.py" in result.minify_files:
                     minify.repro_path = os.path.join(minify_dir, "repro.py")
         commands = hand_commands(result.argv, result.runs, result.verdict, result.minify, minify_dir)
