@@ -4,7 +4,7 @@ math kept in float32 between fused ops.
 Random: with torch._inductor.config.fallback_random False (its default) Inductor's replace_random_pass swaps the
 graph's random ops (dropout's bernoulli, rand, randn, randint) for prims.inductor_random / inductor_randint, seeded
 once per call from torch's generator: under the same torch.manual_seed the compiled code draws other numbers than
-eager. The post-grad graph (inductor_post_grad_graph) names each such node under the user's `# File:` line.
+eager. The post-grad graph (fx_sites.POST_GRAD: inductor_post_grad_graph, after_post_grad_graph on older torch) names each such node under the user's `# File:` line.
 
 Precision: eager rounds every bf16/fp16 op's result to its dtype; Inductor fuses a chain of such ops into one kernel
 and keeps float32 between them (torch._inductor.config.emulate_precision_casts False, its default), so where one
@@ -25,22 +25,24 @@ from ..model.ids import compilation_key
 from ..model.records import dataclass
 from ..model.trace import Trace
 from .cached_lines import run_lines
-from .fx_sites import fx_node_sites
+from .fx_sites import POST_GRAD, fx_node_sites
 from .userloc import UserLocation
 
-POST_GRAD_GRAPH = "inductor_post_grad_graph"
 # `inductor_random_default: "f32[256, 512][512, 1]cpu" = torch.ops.prims.inductor_random.default([256, 512], ...)`
 _NODE = lazy_compile(r'^\s+(?P<name>[A-Za-z_]\w{0,200})\s*:\s*"(?P<dtype>[a-z]{1,4}\d{0,3})\[[^"]{0,2000}"\s*=\s*'
                      r"torch\.ops\.(?P<ns>\w{1,50})\.(?P<op>\w{1,200})\.\w{1,100}\((?P<args>[^;]{0,4000})\)")
 _NAME = lazy_compile(r"\b[A-Za-z_]\w{0,200}\b")
 INDUCTOR_RANDOM_OPS = frozenset(("inductor_random", "inductor_randint"))
 LOW_PRECISION = {"bf16": "bfloat16", "f16": "float16"}
-# Ops that run as one kernel of their own (an extern call, as eager runs them) or only change the dtype: no rounding
-# between fused ops to lose.
+# Ops that run as one kernel of their own (an extern call, as eager runs them), only change the dtype or only move
+# values (repeat copies them): no rounding between fused ops to lose.
 _NOT_FUSED = frozenset(("convert_element_type", "mm", "addmm", "bmm", "baddbmm", "convolution", "_convolution",
                         "_scaled_dot_product_flash_attention_for_cpu", "_scaled_dot_product_efficient_attention",
                         "_scaled_dot_product_flash_attention", "view", "reshape", "permute", "expand", "clone",
-                        "_to_copy", "t", "transpose", "unsqueeze", "squeeze"))
+                        "_to_copy", "t", "transpose", "unsqueeze", "squeeze", "repeat"))
+# A collective (all_reduce_, wait_tensor, all_gather_into_tensor) runs as a kernel of its own on the value eager would
+# hand it, already rounded to its dtype: it neither fuses nor rounds between fused ops
+_OWN_KERNEL_NAMESPACES = frozenset(("_c10d_functional",))
 _SETTING = lazy_compile(r'"(?P<key>fallback_random|emulate_precision_casts)": (?P<value>true|false)')
 
 RANDOM_ADVICE = ("under the same torch.manual_seed the compiled code draws other random numbers than eager "
@@ -155,7 +157,7 @@ def numerics(trace: Trace) -> Numerics:
         # On a cache hit the post-grad graph is the cached one, of the lines of the run that compiled it
         lines = run_lines(trace, entry)
         for artifact in entry.artifacts:
-            if artifact.name != POST_GRAD_GRAPH or artifact.payload is None:
+            if artifact.name not in POST_GRAD or artifact.payload is None:
                 continue
             text = trace.payload_text(artifact.payload)
             if not any(op in text for op in INDUCTOR_RANDOM_OPS) and not any(f'"{d}[' in text for d in LOW_PRECISION):
@@ -183,7 +185,7 @@ def _nodes(text: str) -> dict[str, tuple[str, str, set[str]]]:
     """Each node of a post-grad graph dump that calls a torch op, with its dtype, op and the names in its arguments:
     {"sub": ("bf16", "sub", {"mean_1", "mul_1"})}."""
     return {m["name"]: (m["dtype"], m["op"], set(_NAME.findall(m["args"])))
-            for m in map(_NODE.match, text.splitlines()) if m is not None}
+            for m in map(_NODE.match, text.splitlines()) if m is not None and m["ns"] not in _OWN_KERNEL_NAMESPACES}
 
 
 def _chained(nodes: dict[str, tuple[str, str, set[str]]]) -> set[str]:
