@@ -385,10 +385,69 @@ def remove_tree(path: str) -> None:
         pass
 
 
-# Why read_local_lines read no lines (LocalLines.refused); else it is the OS's words for its error ("Permission denied")
+# Why read_local_bytes read nothing (LocalBytes.refused); else it is the OS's words for its error ("Permission denied")
 NOT_HERE = "not here"  # no such file, or a path the OS refuses (a NUL byte in it)
 NOT_A_FILE = "not a regular file"  # a directory, a FIFO (its open waits for a writer), a device (/dev/zero never ends)
 TOO_BIG = "too big"
+
+
+class NotARegularFile(OSError):
+    """open_regular opened something other than a regular file (and closed it)."""
+
+
+def open_regular(path: str, follow_links: bool = True) -> tuple[int, os.stat_result]:
+    """A regular local file that a log names or a log directory holds (the log is untrusted), opened for reading: its
+    fd (blocking) and its fstat. What was opened is checked, not a stat made before: it is opened without waiting (a
+    FIFO put there since would block the open), and its fstat must say a regular file (NotARegularFile, an OSError,
+    else). follow_links False: a symlink is refused (a directory from elsewhere could point one at a file of the
+    reader's). Raises OSError, or ValueError for a path with a NUL byte."""
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | (0 if follow_links else getattr(os, "O_NOFOLLOW", 0))
+    fd = os.open(path, flags)
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise NotARegularFile(NOT_A_FILE)
+        if hasattr(os, "set_blocking"):
+            os.set_blocking(fd, True)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd, info
+
+
+class LocalBytes(NamedTuple):
+    data: bytes | None  # None: not read, for the reason in refused
+    refused: str = ""
+    size: int = 0  # the file's size when opened: more than len(data) where it was cut at max_bytes
+    mtime: float = 0.0
+
+
+def read_local_bytes(path: str, max_bytes: int, cut: bool = False, follow_links: bool = True) -> LocalBytes:
+    """The bytes of the regular file at a local path (open_regular), where it holds at most max_bytes; cut True: its
+    first max_bytes where it holds more. Read bounded, whatever its size said (it may have grown since)."""
+    try:
+        fd, info = open_regular(path, follow_links)
+    except (FileNotFoundError, NotADirectoryError, ValueError):
+        return LocalBytes(None, NOT_HERE)
+    except NotARegularFile:
+        return LocalBytes(None, NOT_A_FILE)
+    except OSError as e:
+        return LocalBytes(None, e.strerror or str(e))
+    try:
+        if info.st_size > max_bytes and not cut:
+            return LocalBytes(None, TOO_BIG)
+        with open(fd, "rb", closefd=False) as f:
+            data = f.read(max_bytes + 1)
+    except OSError as e:
+        return LocalBytes(None, e.strerror or str(e))
+    finally:
+        os.close(fd)
+    size = max(info.st_size, len(data))
+    if len(data) > max_bytes:
+        if not cut:
+            return LocalBytes(None, TOO_BIG)
+        data = data[:max_bytes]
+    return LocalBytes(data, "", size, info.st_mtime)
 
 
 class LocalLines(NamedTuple):
@@ -398,27 +457,8 @@ class LocalLines(NamedTuple):
 
 def read_local_lines(path: str, max_bytes: int) -> LocalLines:
     """The lines of the regular file at a local path that a log names (any text: the log is untrusted), as UTF-8 with
-    what is not replaced, where it holds at most max_bytes. What was opened is checked, not a stat made before: it is
-    opened without waiting (a FIFO put there since would block the open), its fstat must say a regular file within the
-    bound, and it is read bounded (it may have grown since)."""
-    try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
-    except (FileNotFoundError, NotADirectoryError, ValueError):
-        return LocalLines(None, NOT_HERE)
-    except OSError as e:
-        return LocalLines(None, e.strerror or str(e))
-    try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):
-            return LocalLines(None, NOT_A_FILE)
-        if info.st_size > max_bytes:
-            return LocalLines(None, TOO_BIG)
-        with open(fd, "rb", closefd=False) as f:
-            data = f.read(max_bytes + 1)
-    except OSError as e:
-        return LocalLines(None, e.strerror or str(e))
-    finally:
-        os.close(fd)
-    if len(data) > max_bytes:
-        return LocalLines(None, TOO_BIG)
-    return LocalLines(tuple(data.decode("utf-8", "replace").splitlines()))
+    what is not replaced, where it holds at most max_bytes (read_local_bytes)."""
+    read = read_local_bytes(path, max_bytes)
+    if read.data is None:
+        return LocalLines(None, read.refused)
+    return LocalLines(tuple(read.data.decode("utf-8", "replace").splitlines()))

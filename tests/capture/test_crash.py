@@ -513,7 +513,8 @@ def test_a_crash_is_the_newest_log_of_its_pid(tmp_path):
 
 def test_a_crash_file_is_read_only_as_a_bounded_regular_file(tmp_path):
     """A trace directory from elsewhere: a symlink named as a crash file (to a file of the reader's) and a FIFO (whose
-    open would wait for a writer) are not read; a huge file is read up to CRASH_TEXT_LIMIT."""
+    open would wait for a writer) are not read; a huge file is read up to CRASH_TEXT_LIMIT, and says it was cut there
+    (its first lines tell the crash; cut silently, its stack's end read as the crash's end)."""
     log, pid = _log_and_pid(tmp_path)
     crash_file = tmp_path / f"compilescope_crash_{pid}.txt"
     secret = tmp_path / "secret.txt"
@@ -524,9 +525,16 @@ def test_a_crash_file_is_read_only_as_a_bounded_regular_file(tmp_path):
     os.mkfifo(crash_file)
     assert _crashes(log) == ([], None, [])
     crash_file.unlink()
-    crash_file.write_bytes(b"Fatal Python error: Segmentation fault\n" + b"x" * (2 * CRASH_TEXT_LIMIT))
+    huge = b"Fatal Python error: Segmentation fault\n" + b"x" * (2 * CRASH_TEXT_LIMIT)
+    crash_file.write_bytes(huge)
     [crash], _, problems = _crashes(log)
-    assert crash.error == "Segmentation fault" and len(crash.text) <= CRASH_TEXT_LIMIT and not problems
+    assert crash.error == "Segmentation fault" and not problems
+    kept, note = crash.text.rsplit("\n", 1)
+    assert kept.encode() == huge[:CRASH_TEXT_LIMIT]
+    assert note == f"[compilescope: cut at {CRASH_TEXT_LIMIT:,} bytes of {len(huge):,}]"
+    crash_file.write_bytes(huge[:CRASH_TEXT_LIMIT])  # at the bound: whole, no note
+    [crash], _, _ = _crashes(log)
+    assert crash.text.encode() == huge[:CRASH_TEXT_LIMIT]
 
 
 @pytest.mark.torch

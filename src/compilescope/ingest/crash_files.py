@@ -11,8 +11,8 @@ log here, and both take the text through crash_text: a log read with its crash f
 appended to say the same crash.
 
 A crash file is untrusted input: only a regular file is read (not a FIFO, not through a symlink: a trace directory
-from elsewhere could point one at a file of the reader's), at most CRASH_TEXT_LIMIT bytes of it, decoded with
-replacement.
+from elsewhere could point one at a file of the reader's), at most CRASH_TEXT_LIMIT bytes of it (a bigger one is cut
+there, with a line saying so: its first lines tell the crash), decoded with replacement.
 """
 
 from __future__ import annotations
@@ -22,11 +22,11 @@ import hashlib
 import json
 import os
 import re
-import stat
 import zlib
 from typing import Callable
 
 from ..decompile.recorded import CRASH, CRASH_FILE_PREFIX, EXCEPTION_HEADER
+from ..location import read_local_bytes
 from ..model.records import dataclass
 from .lines import GLOG_PREFIX
 
@@ -41,7 +41,8 @@ class CrashFile:
 
     path: str
     pid: int
-    text: str  # as faulthandler wrote it, at most CRASH_TEXT_LIMIT bytes of it; "" when nothing was written
+    text: str  # as faulthandler wrote it, its first CRASH_TEXT_LIMIT bytes and cut_note's line where it holds more; ""
+    # when nothing was written
     written: float  # when (its mtime: when the process crashed)
 
 
@@ -54,20 +55,20 @@ def read_crash_file(path: str) -> CrashFile | None:
     m = CRASH_FILE.fullmatch(os.path.basename(path))
     if m is None:
         return None
-    try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOFOLLOW", 0))
-    except OSError:
+    read = read_local_bytes(path, CRASH_TEXT_LIMIT, cut=True, follow_links=False)
+    if read.data is None:
         return None
-    with os.fdopen(fd, "rb") as f:
-        try:
-            info = os.fstat(fd)
-            if not stat.S_ISREG(info.st_mode):
-                return None
-            data = f.read(CRASH_TEXT_LIMIT)
-        except OSError:
-            return None
-    text = data.decode("utf-8", "replace") if data.strip() else ""
-    return CrashFile(path, int(m[1]), text, info.st_mtime)
+    text = read.data.decode("utf-8", "replace") if read.data.strip() else ""
+    if text and read.size > len(read.data):
+        # Cut rather than refused: the crash's first lines (the error, the crashing thread's stack) are what tells it
+        text = text.rstrip("\n") + "\n" + cut_note(len(read.data), read.size) + "\n"
+    return CrashFile(path, int(m[1]), text, read.mtime)
+
+
+def cut_note(kept: int, size: int) -> str:
+    """The line ending a crash file's text where it was cut (said wherever the text goes: a report, the record that
+    `run` appends to the log)."""
+    return f"[compilescope: cut at {kept:,} bytes of {size:,}]"
 
 
 def crash_files(directory: str, skip: frozenset[str] | set[str] = frozenset(), pid: int | None = None) -> list[CrashFile]:

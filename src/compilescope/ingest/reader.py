@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import stat
 from typing import Any, BinaryIO, Callable
 
 import orjson
@@ -121,12 +120,10 @@ def open_stored_log(path: str) -> tuple[BinaryIO, bool]:
     if location.is_url(path):
         f = location.open_read(path)
     else:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            os.close(fd)
-            raise CompilescopeError(f"{path}: not a regular file, not a log file")
-        if hasattr(os, "set_blocking"):
-            os.set_blocking(fd, True)
+        try:
+            fd, _ = location.open_regular(path)
+        except location.NotARegularFile:
+            raise CompilescopeError(f"{path}: not a regular file, not a log file") from None
         f = os.fdopen(fd, "rb")
     gzipped = is_gzip(f.read(3))
     f.seek(0)
