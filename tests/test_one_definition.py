@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import re
 import subprocess
 import sys
@@ -67,6 +68,15 @@ def test_the_post_grad_graphs_names_are_listed_once():
     # graph as inductor_post_grad_graph, older torch as after_post_grad_graph): a reader with one name misses the other
     spelt = sorted(str(p.relative_to(SRC)) for p, text in _python_sources().items() if '"after_post_grad_graph"' in text)
     assert spelt == ["analyses/fx_sites.py"]
+
+
+def test_the_aot_forward_graphs_names_are_listed_once():
+    # freezing and the dump each kept their own pair of the names AOTAutograd logs its forward graph under (a training
+    # compile's aot_forward_graph, an inference compile's aot_inference_graph), in two orders
+    pairs = sorted(str(p.relative_to(SRC)) for p, text in _python_sources().items() for node in ast.walk(ast.parse(text))
+                   if isinstance(node, ast.Tuple) and len(node.elts) == 2
+                   and {getattr(e, "value", None) for e in node.elts} == {"aot_forward_graph", "aot_inference_graph"})
+    assert pairs == ["analyses/fx_sites.py"]
 
 
 def test_the_cli_uses_argparse_through_its_public_interface():

@@ -17,10 +17,9 @@ from typing import Any
 from ..lazy_regex import lazy_compile
 from ..model.records import dataclass
 from ..model.trace import Trace
-from .fx_sites import POST_GRAD, FxNodeSite, fx_node_sites
+from .fx_sites import AOT_FORWARD, POST_GRAD, FxNodeSite, fx_node_sites
 from .userloc import UserLocation
 
-_AOT_GRAPHS = ("aot_inference_graph", "aot_forward_graph")
 # `_mkl_reorder_linear_weight_2: "f32[1459233, 1][1, 0]cpu" = self._frozen_param14`
 _CONSTANT = lazy_compile(r"^\s+(?P<name>[A-Za-z_]\w*)(?:\s*:\s*\"[^\"]*\")?\s*=\s*self\.(?P<param>_frozen_param\d+)\s*$")
 # `def forward(self, arg8_1: "f32[32, 3, 8, 8][192, 64, 8, 1]cpu"):` (one line), or the signature over lines (the AOT
@@ -98,7 +97,7 @@ def freezing(trace: Trace) -> Freezing:
         if not constants:
             continue
         inputs = _inputs(text)
-        aot = next((a for name in _AOT_GRAPHS for a in entry.artifacts if a.name == name), None)
+        aot = next((a for name in AOT_FORWARD for a in entry.artifacts if a.name == name), None)
         aot_text = trace.payload_text(aot.payload) if aot is not None else ""
         aot_inputs = _inputs(aot_text)
         gone = [name for name in aot_inputs if name not in inputs]

@@ -17,6 +17,9 @@ GRAPH_ARTIFACT = "dynamo_output_graph"
 # the output code's kernels to its nodes: what provenance.py and user_kernels.py read
 POST_GRAD = ("after_post_grad_graph", "inductor_post_grad_graph")
 NODE_MAPPINGS = "inductor_provenance_tracking_node_mappings"
+# AOTAutograd's forward graph, by the names it logs it under: a training compile's forward, an inference compile's
+# whole graph (a compile logs one of them: none of the logs of tests/data or ../shared holds both)
+AOT_FORWARD = ("aot_forward_graph", "aot_inference_graph")
 # A post-grad graph's or output code's `# File: /path/x.py:23 in f, code: y = x * 2` comment, read per line by
 # provenance.py and user_kernels.py (the line's digits bounded and possessive: the text is the log's)
 FX_SOURCE_COMMENT = lazy_compile(

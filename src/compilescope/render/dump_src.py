@@ -14,7 +14,7 @@ import re
 from typing import Iterator
 
 from ..analyses import Results
-from ..analyses.fx_sites import POST_GRAD
+from ..analyses.fx_sites import AOT_FORWARD, POST_GRAD
 from ..analyses.transformed import GUARDS, TransformedCode
 from ..model.names import safe_stem
 from ..model.trace import Artifact, Compile, Trace
@@ -23,7 +23,7 @@ from ..model.trace import Artifact, Compile, Trace
 GRAPH_FILES = (
     ("Captured Graph", ("dynamo_output_graph",)),
     ("Joint graph", ("aot_joint_graph",)),
-    ("Forward graph", ("aot_forward_graph", "aot_inference_graph")),
+    ("Forward graph", AOT_FORWARD),
     ("Backward graph", ("aot_backward_graph",)),
     ("AFTER POST GRAD", POST_GRAD),
     ("kernel", ("inductor_output_code",)),
