@@ -79,16 +79,54 @@ def _read_all(path: str, limit: int = 4 << 20) -> str:
 
 
 def _program_seed(prog: Program, cwd: str) -> ProgramSeed | None:
-    """What the program's file shows of seeding: the first word of its command naming a .py file (python train.py,
-    torchrun ... train.py); None where there is none (python -m module) or it cannot be read."""
-    for word in prog.argv[1:] if prog.this_python else prog.argv:
-        if word.endswith(".py"):
-            try:
-                with open(os.path.join(cwd, word), encoding="utf-8", errors="replace") as f:
-                    return program_seed(word, f.read(4 << 20))
-            except OSError:
+    """What the program's file shows of seeding: the file its command runs, the first word naming a .py file (python
+    train.py, torchrun ... train.py) or the module after -m (python -m pkg.train, torchrun -m pkg.train: its file);
+    None where there is none or it cannot be read."""
+    words = prog.argv[1:] if prog.this_python else prog.argv
+    for i, word in enumerate(words):
+        if word == "-m":
+            found = _module_file(words[i + 1], cwd) if i + 1 < len(words) else None
+            if found is None:
                 return None
-    return None
+            path = found
+            rel = os.path.relpath(found, cwd)
+            word = found if rel.startswith(os.pardir) else rel
+            break
+        if word.endswith(".py"):
+            path = os.path.join(cwd, word)
+            break
+    else:
+        return None
+    try:
+        with open(path, encoding="utf-8", errors="replace") as f:
+            return program_seed(word, f.read(4 << 20))
+    except OSError:
+        return None
+
+
+def _module_file(name: str, cwd: str) -> str | None:
+    """The .py file `python -m name` runs from cwd (a package's __main__.py), found as its import would find it, on
+    cwd then sys.path (what the stages' Python searches: a stage runs from cwd, or with cwd on its PYTHONPATH), but
+    without importing anything: importlib.util.find_spec would import a dotted name's packages, running the user's
+    code here. None where it is not a plain source file on the path (a finder hook's, a built-in, not found)."""
+    from importlib.machinery import PathFinder
+
+    parts = name.split(".")
+    if not all(part.isidentifier() for part in parts):
+        return None
+    search: list[str] | None = [cwd, *(p for p in sys.path if p)]
+    spec = None
+    for i in range(len(parts)):
+        if search is None:  # (a module's submodule: no such thing on a path)
+            return None
+        spec = PathFinder.find_spec(".".join(parts[: i + 1]), search)
+        if spec is None:
+            return None
+        search = list(spec.submodule_search_locations) if spec.submodule_search_locations is not None else None
+    if search is not None:  # a package: -m runs its __main__
+        spec = PathFinder.find_spec(f"{name}.__main__", search)
+    origin = spec.origin if spec is not None else None
+    return origin if isinstance(origin, str) and origin.endswith(".py") and os.path.isfile(origin) else None
 
 
 def _absolute_paths(prog: Program, cwd: str) -> Program:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import re
+import sys
 from pathlib import Path
 
 import pytest
@@ -787,26 +788,32 @@ def test_a_percentage_beside_progress_words_or_brackets_is_still_a_result():
         assert decide(_printed(before, before, after)).outcome == "ok", after
 
 
+def _stubbed_diagnose(monkeypatch, work: Path, argv: list[str], outputs: dict[str, str]):
+    """The stages diagnose ran for the program of argv (each run stubbed: it printed outputs[its key]), and its
+    result."""
+    from compilescope.diagnose import DiagnoseOptions, Diagnoser
+    from compilescope.runner import Program
+
+    ran = []
+
+    def stage(self, spec, which, **kwargs):
+        ran.append(spec.key)
+        facts = RunFacts(argv=argv, env=dict(spec.env), returncode=0, seconds=1.0)
+        outcome = stage_outcome(spec, facts, None, outputs[spec.key])
+        outcome.compiles = 1
+        return outcome
+
+    monkeypatch.setattr(Diagnoser, "_stage", stage)
+    result = Diagnoser(Program(argv, True), str(work), DiagnoseOptions(), lambda _: None).run()
+    return ran, result
+
+
 def test_diagnose_runs_eager_a_third_time_only_where_a_change_may_be_chance(monkeypatch, tmp_path):
     """The runs diagnose makes (each stage's run stubbed with what the recorded run printed): wrong_results.py seeds
     and its control run prints eager's numbers again, one control run; unseeded_coin.py sets no seed, a second, whose
     coin (as aot_eager's run printed it) is then left out."""
-    from compilescope.diagnose import DiagnoseOptions, Diagnoser
-    from compilescope.runner import Program
-
     def diagnosed(program: Path, outputs: dict[str, str]):
-        ran = []
-
-        def stage(self, spec, which, **kwargs):
-            ran.append(spec.key)
-            facts = RunFacts(argv=["python", str(program)], env=dict(spec.env), returncode=0, seconds=1.0)
-            outcome = stage_outcome(spec, facts, None, outputs[spec.key])
-            outcome.compiles = 1
-            return outcome
-
-        monkeypatch.setattr(Diagnoser, "_stage", stage)
-        result = Diagnoser(Program(["python", str(program)], True), str(tmp_path), DiagnoseOptions(), lambda _: None).run()
-        return ran, result
+        return _stubbed_diagnose(monkeypatch, tmp_path, ["python", str(program)], outputs)
 
     seeded = {spec.key: (STAGE_OUTPUTS / "fixed" / f"{spec.key}.txt").read_text() for spec in (EAGER, AOT_EAGER, BACKEND)}
     seeded[EAGER_CONTROL.key] = seeded[EAGER.key]
@@ -823,3 +830,30 @@ def test_diagnose_runs_eager_a_third_time_only_where_a_change_may_be_chance(monk
     same = {key: seeded[EAGER.key] for key in seeded}
     ran, result = diagnosed(PROGRAM, same)
     assert ran == ["eager", "aot_eager", "backend"] and result.controls == []
+
+
+def test_the_seed_of_a_program_run_as_a_module_is_read_from_its_file(monkeypatch, tmp_path):
+    """`diagnose -m models.wrong_results` (wrong_results.py in a package of the working directory) read no file, so
+    its change cost a second control run as an unseeded program's does; its file is found as `python -m` finds it, and
+    its package is not imported to find it (its __init__ here fails if it is). A package's __main__.py is its file;
+    a word after the module naming a .py file is the program's argument, not its file."""
+    models = tmp_path / "models"
+    models.mkdir()
+    (models / "__init__.py").write_text('raise SystemExit("models imported")\n')
+    (models / "wrong_results.py").write_text(PROGRAM.read_text())
+    (models / "__main__.py").write_text("import numpy as np\nnp.random.seed(7)\n")
+    monkeypatch.chdir(tmp_path)
+    seeded = {spec.key: (STAGE_OUTPUTS / "fixed" / f"{spec.key}.txt").read_text() for spec in (EAGER, AOT_EAGER, BACKEND)}
+    seeded[EAGER_CONTROL.key] = seeded[EAGER.key]
+    work = tmp_path / "work"
+    seed_line = line_holding(PROGRAM, "torch.manual_seed(0)")
+    for argv, seed in ((["-m", "models.wrong_results", "--data", "x.py"], ("models/wrong_results.py",
+                        "torch.manual_seed", seed_line)),
+                       (["-u", "-m", "models"], ("models/__main__.py", "np.random.seed", 2))):
+        ran, result = _stubbed_diagnose(monkeypatch, work, [sys.executable, *argv], seeded)
+        assert ran == ["eager", "aot_eager", "backend", "eager_control"], argv
+        assert (result.seed.file, result.seed.call, result.seed.line) == seed
+    seeded[EAGER_CONTROL_AGAIN.key] = seeded[EAGER.key]
+    ran, result = _stubbed_diagnose(monkeypatch, work, [sys.executable, "-m", "no_such_module"], seeded)
+    assert result.seed is None and len(ran) == 5  # not found: nothing known of a seed, a second control run
+    assert "models" not in sys.modules
