@@ -151,6 +151,22 @@ def test_diagnose_does_not_call_inductors_random_numbers_a_match_with_eager():
     assert not any("emulate_precision_casts" in step for step in fixed.next_steps)
 
 
+def test_the_random_numbers_headline_is_of_inductors_generator_not_of_the_programs_seed():
+    """The headline said "the same seed gives other numbers than eager", of a program that may set no seed: what is
+    true of any program is that Inductor's generator does not reproduce eager's stream, and the setting that does (the
+    advice the next step gives too)."""
+    stages, accuracy = _stages(LOG)
+    for seed in (None, program_seed("never_seeds.py", "print(1)"), _seed()):
+        verdict = decide(stages, accuracy, seed=seed)
+        assert verdict.outcome == "differs"
+        assert "the same seed gives" not in verdict.headline
+        assert ("draws its own random numbers at wrong_results.py:{} (return self.drop(y.float())): Inductor's random "
+                "numbers differ from eager's for the same seed (torch.compile does not reproduce eager's random "
+                "stream unless torch._inductor.config.fallback_random = True).".format(
+                    _line("return self.drop(y.float())"))) in verdict.headline
+        assert "torch._inductor.config.fallback_random = True" in verdict.next_steps[0]
+
+
 def test_a_cache_hits_post_grad_graph_is_placed_on_this_runs_lines():
     """wrong_results_cache_hit.log (diagnose's backend stage of this program, its FX graph cache filled by a version
     whose docstring was one line shorter): torch logs the cached post-grad graphs, whose `# File:` lines are the older

@@ -970,6 +970,11 @@ def _where_lines(lines: list) -> str:
                      for line in lines)
 
 
+# Of Inductor's generator, not of the program (which may set no seed): true of every program whose graphs draw so
+INDUCTOR_RANDOM_SAID = ("Inductor's random numbers differ from eager's for the same seed (torch.compile does not "
+                        "reproduce eager's random stream unless torch._inductor.config.fallback_random = True).")
+
+
 def _differs_from_eager(run: StageOutcome | None, accuracy: StageOutcome | None,
                         change: PrintedChange | None = None) -> Verdict | None:
     """Every stage ran, but the compiled graphs draw random numbers with Inductor's generator: the program's numbers
@@ -985,8 +990,7 @@ def _differs_from_eager(run: StageOutcome | None, accuracy: StageOutcome | None,
     printed = (f" The program printed other numbers with {run.spec.title} than with {change.before_title} "
                f"({count(change.total, 'line')}, below).") if change is not None else ""
     return Verdict(DIFFERS, f"Every stage compiles and runs, but with Inductor the compiled code ({compiles}) draws "
-                   f"its own random numbers at {_where_lines(lines)}: the same seed gives other numbers than "
-                   f"eager.{printed}{checked}", None, ACCURACY, location=first, location_kind="random op",
+                   f"its own random numbers at {_where_lines(lines)}: {INDUCTOR_RANDOM_SAID}{printed}{checked}", None, ACCURACY, location=first, location_kind="random op",
                    next_steps=[run.numerics.random_note or ""] + _precision_seen(run) + _costs_seen(run), printed=change)
 
 
