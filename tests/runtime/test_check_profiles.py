@@ -8,8 +8,10 @@ are read from the raw profiles with json.
 
 from __future__ import annotations
 
+import errno
 import gzip
 import json
+import os
 import shutil
 
 from compilescope.wording import format_us
@@ -187,3 +189,30 @@ def test_a_profile_that_cannot_be_used_is_refused_saying_why(capsys, tmp_path):
         [rank] = json.loads(capsys.readouterr().out)["ranks"]
         notes = rank["notes"]
         assert f"run time not compared: A's profile {profile.name} cannot be used ({why})" in notes
+
+
+def test_a_profile_given_that_cannot_be_used_is_refused_as_one_beside_the_log(capsys, tmp_path):
+    """--profile / --baseline-profile naming the first 300 bytes of profile_launch_bound's .gz (no event list in them)
+    ended with the reader's own error (`compilescope: error: <path>: not a torch.profiler Chrome trace ...`), where the
+    same file beside the log was refused as unusable, saying why: now both are that one line (exit 2); a profile
+    given that is not there says so the same way."""
+    cut = tmp_path / "given.profile.json.gz"
+    cut.write_bytes(cuda211("profile_launch_bound.profile.json.gz").read_bytes()[:300])
+    capsys.readouterr()
+    assert run_cli("summary", LAUNCH_BOUND, "--profile", cut) == 2
+    why = capsys.readouterr().err.strip().splitlines()[-1].removeprefix(f"compilescope: error: {cut}: ")
+    assert why.startswith("not a torch.profiler Chrome trace (no traceEvents list")
+    for option, side, log, baseline in (("--profile", "run", LAUNCH_BOUND, CUDAGRAPHS),
+                                        ("--baseline-profile", "baseline", CUDAGRAPHS, LAUNCH_BOUND)):
+        assert run_cli("check", log, "--baseline", baseline, "--max-run-time-ratio", "1.5", option, cut) == 2
+        captured = capsys.readouterr()
+        errors = [line for line in captured.err.splitlines() if line.startswith("compilescope: error:")]
+        assert errors == [f"compilescope: error: --max-run-time-ratio: the {side} has a profile, {cut.name}, that "
+                          f"cannot be used: {why}"]
+        assert "baseline-run-time" not in captured.out
+    missing = tmp_path / "missing.profile.json"
+    assert run_cli("check", LAUNCH_BOUND, "--baseline", CUDAGRAPHS, "--max-run-time-ratio", "1.5",
+                   "--profile", missing) == 2
+    assert capsys.readouterr().err.splitlines()[-1] == (
+        f"compilescope: error: --max-run-time-ratio: the run has a profile, {missing.name}, that cannot be used: "
+        f"{os.strerror(errno.ENOENT)}")

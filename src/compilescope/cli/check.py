@@ -177,10 +177,11 @@ class CheckCommand:
         # (profiles are read only for the run-time gate: reading one costs as much as a log)
         timed = args.max_run_time_ratio is not None
         baseline = read_side(args.baseline, covers="check", side="baseline", not_read=baseline_not_read,
-                             profile=args.baseline_profile, profile_beside_log=timed) if args.baseline else None
+                             profile=args.baseline_profile, profile_beside_log=timed, profile_gated=timed
+                             ) if args.baseline else None
         summaries: list[RankSummary] | None = [] if args.no_rank_divergence else None
         runs = read_side(args.log, covers="check", side="run" if args.baseline else "", not_read=not_read,
-                         summaries=summaries, profile=args.profile, profile_beside_log=timed)
+                         summaries=summaries, profile=args.profile, profile_beside_log=timed, profile_gated=timed)
         if timed and baseline is not None:
             for side, facts, other in (("the baseline", baseline, None), ("the run", runs, baseline)):
                 if (why := no_run_time(facts, other)) is not None:

@@ -47,14 +47,16 @@ def side_logs(path: str) -> tuple[list[tuple[int | None, str]], list[str]]:
 def read_side(path: str, report_dir: str | None = None, overwrite: bool = False,
               covers: str = "diff", side: str = "", not_read: dict[int, str] | None = None,
               summaries: list[RankSummary] | None = None, profile: str | None = None,
-              profile_beside_log: bool = False) -> dict[int | None, RunFacts]:
+              profile_beside_log: bool = False, profile_gated: bool = False) -> dict[int | None, RunFacts]:
     """The facts of every rank of one side; with report_dir, each rank's report is written there too. A log not read
     in full gets a warning on stderr, saying what `covers` (the diff, the check) is missing; side ("A", "B",
     "baseline") names the side in it. With not_read, a rank whose log cannot be read at all (empty, not a log) is put
     there (rank -> why) and the other ranks are read; without it, or when no rank can be read, that is an error.
     With summaries, each rank's summary (what the ranks' divergence analysis reads) is put there, as a multi-rank
     report's landing page is made of them. profile: a torch.profiler trace of a one-log side's run; with
-    profile_beside_log and none given, the one beside its log (ingest/profile.py profile_beside), if any."""
+    profile_beside_log and none given, the one beside its log (ingest/profile.py profile_beside), if any.
+    profile_gated: the side is read for check's run-time gate, which refuses a profile that cannot be read, given or
+    found beside the log, on one line saying why (no_run_time), not with the reader's error."""
     from ..analyses.rank_summary import empty_rank, failed_rank, summarize_rank
     from ..report_writer import write_report  # here: it imports the HTML renderer, needed only with -o
 
@@ -82,7 +84,8 @@ def read_side(path: str, report_dir: str | None = None, overwrite: bool = False,
                 summaries.append(empty_rank(rank, location.absolute(log)) if empty
                                  else failed_rank(rank, location.absolute(log), not_read[rank]))
             continue
-        profiles, unreadable = _side_profiles(log, profile, profile_beside_log) if len(logs) == 1 else ([], None)
+        profiles, unreadable = (_side_profiles(log, profile, profile_beside_log, profile_gated) if len(logs) == 1
+                                else ([], None))
         with trace:
             results = analyze(trace, profiles)  # once: the facts, the warning and the report are all made from it
             facts[rank] = run_facts(results)
@@ -111,28 +114,40 @@ def read_side(path: str, report_dir: str | None = None, overwrite: bool = False,
     return facts
 
 
-def _side_profiles(log: str, given: str | None, beside: bool) -> tuple[list, tuple[str, str] | None]:
+def _side_profiles(log: str, given: str | None, beside: bool,
+                   gated: bool = False) -> tuple[list, tuple[str, str] | None]:
     """The profile of a side's one log, read: the one given, else (beside) the one beside the log; [] for none. One
-    given that cannot be read is an error; one found beside the log that cannot be read (empty, cut, no events) is a
-    warning, and the side is compared without run time: nobody asked for it, and the logs still compare. With the
-    profiles, such a one's (path, why it could not be read), else None."""
+    given that cannot be read is an error (gated: as one beside the log, which the gate refuses saying why); one found
+    beside the log that cannot be read (empty, cut, no events) is a warning, and the side is compared without run
+    time: nobody asked for it, and the logs still compare. With the profiles, such a one's (path, why it could not be
+    read), else None."""
     from ..ingest.profile import profile_beside, read_profiles  # here: the profile reader is for runs with one
 
     if given:
-        return read_profiles([given]), None
+        try:
+            return read_profiles([given]), None
+        except CompilescopeError as exc:
+            if not gated:
+                raise
+            return [], (given, _unreadable_why(exc, given))
     path = profile_beside(log) if beside else None
     if path is None:
         return [], None
     try:
         profiles = read_profiles([path])
     except CompilescopeError as exc:
-        why = str(exc).removeprefix(f"{path}: ")
+        why = _unreadable_why(exc, path)
         print(f"compilescope: warning: the profile beside {os.path.basename(log)} is not read, its run time not "
               f"compared ({why})", file=sys.stderr)
         return [], (path, why)
     print(f"compilescope: run time from the profile beside {os.path.basename(log)}: {os.path.basename(path)}",
           file=sys.stderr)
     return profiles, None
+
+
+def _unreadable_why(exc: CompilescopeError, path: str) -> str:
+    """Why the profile reader could not read path, without the path (the refusal names the file)."""
+    return str(exc).removeprefix(f"{path}: ").removeprefix(f"cannot read profile {path}: ")
 
 
 def add_threshold_arguments(parser: argparse.ArgumentParser, condition: str = "") -> tuple[Any, Any]:
