@@ -241,14 +241,16 @@ def run_program(prog: Program, trace_dir: str, fresh_cache: bool = False, timeou
     result = RunResult(returncode=0, trace_dir=trace_dir)
     sink = open(output, "wb") if output is not None else None  # noqa: SIM115 - closed below
     try:
-        try:
-            proc = subprocess.Popen(
-                prog.argv, env=child_env(trace_dir, cache_dir, extra=extra_env), cwd=cwd,
-                stdout=sink, stderr=subprocess.STDOUT if sink else None,
-            )
-        except OSError as exc:
-            raise CompilescopeError(f"cannot run {prog.argv[0]}: {exc.strerror or exc}") from None
-        _wait(proc, timeout, result)
+        # Handled from before the program starts: a signal as it starts is not lost (_SignalsWhileRunning).
+        with _SignalsWhileRunning() as signals:
+            try:
+                proc = subprocess.Popen(
+                    prog.argv, env=child_env(trace_dir, cache_dir, extra=extra_env), cwd=cwd,
+                    stdout=sink, stderr=subprocess.STDOUT if sink else None,
+                )
+            except OSError as exc:
+                raise CompilescopeError(f"cannot run {prog.argv[0]}: {exc.strerror or exc}") from None
+            _wait(proc, timeout, result, signals)
     finally:
         if sink is not None:
             sink.close()
@@ -330,8 +332,57 @@ class _Terminated(Exception):
     """SIGTERM reached compilescope while the program ran (a job scheduler, `kill`, a CI runner stopping a step)."""
 
 
-def _raise_terminated(signum, frame) -> None:
-    raise _Terminated
+class _SignalsWhileRunning:
+    """SIGTERM and SIGINT to compilescope from before the program starts until it has ended.
+
+    SIGTERM would end compilescope at once and leave the program running, its report unwritten: it raises _Terminated
+    instead (the program is stopped, then the report written). Both are only noted until the program has started
+    (Popen interrupted half-way would lose the child) and after it ended, and raised once _wait waits for it
+    (raise_pending). SIGINT is handled only where Python's own handler is set: where it was inherited ignored (a
+    background job, nohup) it stays ignored. Signal handlers can only be set from the main thread: elsewhere nothing
+    is handled here.
+    """
+
+    def __init__(self) -> None:
+        self.pending: list[int] = []
+        self.raising = False
+        self.previous: dict[int, object] = {}
+
+    def __enter__(self) -> _SignalsWhileRunning:
+        if threading.current_thread() is threading.main_thread():
+            self.previous[signal.SIGTERM] = signal.signal(signal.SIGTERM, self._handle)
+            if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
+                self.previous[signal.SIGINT] = signal.signal(signal.SIGINT, self._handle)
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.raising = False
+        for signum, previous in self.previous.items():
+            signal.signal(signum, previous if previous is not None else signal.SIG_DFL)  # type: ignore[arg-type]
+
+    def _handle(self, signum: int, frame: object) -> None:
+        if not self.raising:
+            self.pending.append(signum)
+            return
+        self._raise(signum)
+
+    @staticmethod
+    def _raise(signum: int) -> None:
+        if signum == signal.SIGTERM:
+            raise _Terminated
+        raise KeyboardInterrupt
+
+    def raise_pending(self) -> None:
+        """From now on a signal raises; one that came before raises now."""
+        self.raising = True
+        if self.pending:
+            self._raise(self.pending.pop(0))
+
+    def stop_raising(self) -> list[int]:
+        """The program has ended: a signal from now on is only noted. Those noted since, returned."""
+        self.raising = False
+        late, self.pending = self.pending, []
+        return late
 
 
 def _terminal_delivered_it() -> bool:
@@ -343,24 +394,23 @@ def _terminal_delivered_it() -> bool:
         return False
 
 
-def _wait(proc: subprocess.Popen, timeout: float | None, result: RunResult) -> None:
+def _wait(proc: subprocess.Popen, timeout: float | None, result: RunResult, signals: _SignalsWhileRunning) -> None:
     deadline = None if timeout is None else time.monotonic() + timeout
-    # SIGTERM would end compilescope at once and leave the program running, its report unwritten: stop the
-    # program instead, then let the report be written. (Signal handlers can only be set from the main thread.)
-    handles_sigterm = threading.current_thread() is threading.main_thread()
-    previous = signal.signal(signal.SIGTERM, _raise_terminated) if handles_sigterm else None
     try:
         while True:
             try:
+                signals.raise_pending()
                 remaining = None if deadline is None else max(0.0, deadline - time.monotonic())
                 proc.wait(remaining)
                 return
             except subprocess.TimeoutExpired:
                 result.timed_out = True
+                signals.raising = False  # (one while it is stopped is noted, below)
                 _stop(proc)
                 return
             except _Terminated:
                 result.terminated = True
+                signals.raising = False
                 print("compilescope: terminated; stopping the program, then writing the report of what it traced",
                       file=sys.stderr)
                 _stop(proc)
@@ -377,8 +427,12 @@ def _wait(proc: subprocess.Popen, timeout: float | None, result: RunResult) -> N
                 print("compilescope: interrupted; waiting for the program to stop (Ctrl-C again to kill it)",
                       file=sys.stderr)
     finally:
-        if handles_sigterm:
-            signal.signal(signal.SIGTERM, previous if previous is not None else signal.SIG_DFL)
+        # One that came as the program ended: there is nothing left to stop; the report says it.
+        for late in signals.stop_raising():
+            if late == signal.SIGTERM:
+                result.terminated = True
+            else:
+                result.interrupted = True
 
 
 def _stop(proc: subprocess.Popen) -> None:

@@ -133,3 +133,49 @@ def test_a_signal_to_compilescope_alone_stops_the_program_and_the_report_is_writ
     _, err = proc.communicate(timeout=120)
     assert proc.returncode == 128 + signum, err
     assert (out / "index.html").exists() and not finished.exists()
+
+
+# Runs compilescope with the signal delivered as soon as the program has written its log, before run_program waits
+# for the program (subprocess.Popen wrapped): the window between starting the program and handling the signal.
+_SIGNAL_ONCE_STARTED = """
+import os, signal, subprocess, sys
+signum, pid_file, copied = int(sys.argv[1]), sys.argv[2], sys.argv[3]
+real_popen = subprocess.Popen
+
+def popen_then_signal(*args, **kwargs):
+    proc = real_popen(*args, **kwargs)
+    log = os.path.join(kwargs["env"]["TORCH_TRACE"], "dedicated_log_torch_trace_test.log")
+    while proc.poll() is None and not (os.path.exists(log) and os.path.getsize(log) == os.path.getsize(copied)):
+        pass  # (the program copies it first thing)
+    with open(pid_file, "w") as f:
+        f.write(str(proc.pid))
+    signal.raise_signal(signum)
+    return proc
+
+subprocess.Popen = popen_then_signal
+from compilescope.cli import main
+sys.exit(main(sys.argv[4:]))
+"""
+
+
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
+def test_a_signal_as_the_program_starts_stops_it_and_the_report_is_written(signum, tmp_path):
+    # SIGTERM used to end compilescope at once there (its handler was set later, in _wait), SIGINT raised
+    # KeyboardInterrupt out of run_program: either way the program was left running and no report written.
+    finished, out, pid_file = tmp_path / "finished", tmp_path / "out", tmp_path / "pid"
+    log = torch213("graph_breaks.log")
+    proc = subprocess.run([sys.executable, "-c", _SIGNAL_ONCE_STARTED, str(int(signum)), str(pid_file), str(log),
+                           "run", "--no-browser", "-o", str(out), str(OUR_PROGRAMS / "writes_a_log_then_waits.py"),
+                           str(log), str(finished)], cwd=tmp_path, env=clean_env(), stdin=subprocess.DEVNULL,
+                          capture_output=True, text=True, timeout=120, preexec_fn=_signals_as_a_shell_leaves_them)
+    program = int(pid_file.read_text())
+    try:
+        os.kill(program, 0)
+    except ProcessLookupError:
+        stopped = True
+    else:  # (still sleeping: end it here, not 60 s from now)
+        stopped = False
+        os.kill(program, signal.SIGKILL)
+    assert stopped, proc.stderr
+    assert proc.returncode == 128 + signum, proc.stderr
+    assert (out / "index.html").exists() and not finished.exists()

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import signal
 import subprocess
 import sys
 
@@ -206,3 +207,25 @@ def test_a_trace_directory_run_made_is_named_as_typed_here(tmp_path, monkeypatch
     assert as_typed_here(str(tmp_path / "elsewhere")) == str(tmp_path / "elsewhere")
     assert as_typed_here(str(tmp_path)) == str(tmp_path)
     assert as_typed_here(str(tmp_path / "here" / "..traces")) == "..traces"  # under it, whatever its name starts with
+
+
+def test_a_background_job_ignoring_sigint_still_ignores_it_as_the_program_starts(tmp_path, monkeypatch):
+    # SIGINT inherited ignored (`compilescope run ... &` from a script, nohup) stays ignored though run_program
+    # handles signals from before the program starts: not noted, not passed on to the program.
+    from compilescope import runner
+
+    real_popen = subprocess.Popen
+
+    def popen_then_sigint(*args, **kwargs):
+        proc = real_popen(*args, **kwargs)
+        signal.raise_signal(signal.SIGINT)
+        return proc
+
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        monkeypatch.setattr(runner.subprocess, "Popen", popen_then_sigint)
+        result = runner.run_program(runner.Program([sys.executable, "-c", "pass"], this_python=True), str(tmp_path))
+        assert signal.getsignal(signal.SIGINT) is signal.SIG_IGN
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    assert (result.returncode, result.interrupted) == (0, False)
