@@ -203,6 +203,13 @@ def test_the_index_tables_name_the_package_and_torch_export_not_no_compile_id(tm
         body = page[start:page.index("</table>", start)]
         assert [html.unescape(c) for c in re.findall(r'<tr><td><a href="#\[-/-\]" title="\[-/-\]">(.*?)</a>', body)] == [made]
         assert "[-/-]" not in html.unescape(re.sub(r"<[^>]+>", "", body))
+    # The timeline chart's one row (the raw log's one compile_fx_aot span: test_the_compile_is_named_by_its_package...)
+    # is named as the compile-time table names it, not "[-/-] compile_fx_aot".
+    start = page.index('id="timeline-chart"')
+    chart = page[start:page.index("</table>", start)]
+    package = f"AOTInductor package of aoti_deploy.py:{_program_line('aoti_compile_and_package(')}"
+    assert [html.unescape(c) for c in re.findall(r'<td class="lbl"><a [^>]*>(.*?)</a>', chart)] == [package]
+    assert "[-/-]" not in html.unescape(chart)
 
 
 def test_the_report_names_the_package_code_where_tlparse_puts_it(tmp_path):

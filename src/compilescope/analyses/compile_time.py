@@ -828,6 +828,17 @@ def unfinished_compiles(trace: Trace, times: CompileTimes) -> list[tuple[str, st
 _AOTI_ROW = f"{NO_COMPILE_ID} {AOTI_COMPILE_EVENT}"  # (the timeline's label of an AOTInductor compile)
 
 
+def name_aoti_rows(times: CompileTimes, aoti: Aoti) -> None:
+    """The timeline's rows of an AOTInductor package's build named as every table names it (Aoti.compile_name:
+    "AOTInductor package of aoti_deploy.py:41"), not "[-/-] compile_fx_aot". After unfinished_compiles, which finds
+    them by that label."""
+    if not aoti.compiled:
+        return
+    for row in times.timeline:
+        if row.compile_id is None and row.label == _AOTI_ROW:
+            row.label = aoti.compile_name(NO_COMPILE_ID)
+
+
 def ends_during(unfinished: list[tuple[str, str | None]], labels: dict[str, str], aoti: Aoti | None = None) -> str:
     """"during [0/3]'s Inductor lowering & codegen": where a log of unfinished compiles ends; in an AOTInductor
     package's build, "while building the AOTInductor package of aoti_deploy_cuda.py:40" (aoti: the log's, which names

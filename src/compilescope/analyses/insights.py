@@ -22,7 +22,7 @@ from .freezing import Freezing, freezing
 from .cudagraphs import BACKWARD_PENDING, CudaGraphCompile, CudaGraphs, cudagraphs
 from .crash import AOTI_LOADER, STATIC_LAUNCHER_ADVICE, Crash, Crashes, crashes
 from .compile_time import (PHASE_LABELS, STILL_COMPILING, CompileTimes, as_export_time, compile_times, ends_during,
-                           unfinished_compiles)
+                           name_aoti_rows, unfinished_compiles)
 from .activation_checkpoint import ActivationCheckpointing, activation_checkpointing
 from .empty_graphs import EmptyGraphs, empty_graphs
 from .repeated_blocks import Regional, RepeatedBlocks, regional
@@ -1108,6 +1108,7 @@ def insights(trace: Trace, runtime: Runtime | None = None, export: ExportReport 
     link_times(ins.recompiles, ins.compile_time)
     name_failing_guards(ins.errors, ins.recompiles)
     ins.unfinished = unfinished_compiles(trace, ins.compile_time)
+    name_aoti_rows(ins.compile_time, ins.aoti)
     pending = next((w for w in ins.warnings.warnings if w.name == PENDING_BACKWARD), None)
     if pending is not None and ins.cudagraphs.never_recorded:  # (cudagraphs gave them its reason)
         if not pending.compile_ids:  # read from stderr, which names no compile: the graphs it kept from recording
