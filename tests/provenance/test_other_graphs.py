@@ -6,6 +6,7 @@ comments and the kernel stack traces artifact Inductor logged after it."""
 
 from __future__ import annotations
 
+import html
 import json
 import re
 from pathlib import Path
@@ -151,3 +152,61 @@ def test_a_kernels_user_lines_are_named_short_with_the_path_in_their_title(tmp_p
                       for m in re.findall(r'title="([^":]+)(: what torch.compile did to this line)?">train_break_recompile\.py:(\d+)<', cell)}
             assert all(path not in re.sub(r'title="[^"]*"', "", cell) for cell in cells for path, _ in frames)
         assert shown == frames
+
+
+def _aot_raw(log: Path) -> tuple[str, list[str]]:
+    """An AOTInductor log's wrapper code (graph_dump inductor_aot_wrapper_code) and the kernels its one kernel stack
+    traces artifact lists, read without compilescope."""
+    from ..tracelog import raw_records
+
+    records = raw_records(log)
+    (wrapper,) = [p for e, p in records if e.get("graph_dump", {}).get("name") == "inductor_aot_wrapper_code"]
+    (stacks,) = [json.loads(p) for e, p in records
+                 if e.get("artifact", {}).get("name") == "inductor_provenance_tracking_kernel_stack_traces"]
+    return wrapper, list(stacks)
+
+
+def test_kernels_an_aotinductor_wrapper_never_names_are_not_the_packages(tmp_path):
+    """The peer log inductor_provenance_extended_log.txt logs, outside any compile id as the package's wrapper is,
+    stack traces of five kernels (vllm's layernorm.py, rope.py, ...) that its wrapper names nowhere: it loads and
+    launches three other Triton kernels and calls mm through torch's C shim. They are listed apart from the package's
+    (its section counts none of them), on the kernel stack traces page and on the source lines they came from."""
+    from ..conftest import peer
+
+    log = peer("inductor_provenance_extended_log.txt")
+    wrapper, listed = _aot_raw(log)
+    assert len(listed) == 5 and not any(name.split(":")[0] in wrapper for name in listed)
+    loaded = re.findall(r"kernels_\.(\w+) = loadKernel\(", wrapper)
+    assert sorted(loaded) == ["triton_poi_fused_addmm_gelu_2", "triton_poi_fused_addmm_relu_sigmoid_0",
+                              "triton_poi_fused_mul_1"]
+    with read_trace(log) as trace:
+        (cp,) = analyze_provenance(trace).compiles.values()
+    (section,) = cp.sections
+    assert sorted(section.other_graphs) == sorted(listed) and section.own_kernels == [] and section.called_by == {}
+
+    out = tmp_path / "out"
+    report(log, out)
+    (page,) = (out / "provenance").glob("*.html")
+    header = re.sub(r"<[^>]+>", "", re.search(r'<p class="prov-meta">(.*?)</p>', page.read_text(), re.S)[1])
+    assert "0 kernels and the user source lines they came from (+ 5 listed that its code never names" in header
+    (kernels_page,) = out.glob("*/inductor_provenance_tracking_kernel_stack_traces_*_readable.html")
+    rows = _rows(kernels_page.read_text())
+    assert {name: greyed for name, (greyed, _) in rows.items()} == {kernel_anchor(n): True for n in listed}
+    (rope,) = (out / "sources").glob("rope.py_*.html")
+    items = [html.unescape(i) for i in re.findall(r'<li class="n-kernel">(.*?)</li>', rope.read_text(), re.S)]
+    assert items and all(i.startswith("kernels listed outside any compile, not the AOTInductor package's: ")
+                         for i in items)
+
+
+def test_an_aotinductor_wrapper_that_calls_every_listed_kernel_keeps_them_all():
+    """The peer log inductor_provenance_aot_debug_handle_log.txt: each of the five calls its stack traces list
+    (`name:N`) is named by a `[Provenance debug handles]` comment of its wrapper: all five are the package's."""
+    from ..conftest import peer
+
+    log = peer("inductor_provenance_aot_debug_handle_log.txt")
+    wrapper, listed = _aot_raw(log)
+    assert len(listed) == 5 and all(f"[Provenance debug handles] {name}" in wrapper for name in listed)
+    with read_trace(log) as trace:
+        (cp,) = analyze_provenance(trace).compiles.values()
+    (section,) = cp.sections
+    assert section.other_graphs == [] and sorted(k.name for k in section.own_kernels) == sorted(listed)

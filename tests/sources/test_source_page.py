@@ -129,8 +129,8 @@ def test_a_kernels_debug_handle_is_said_where_the_page_first_shows_one(tmp_path)
 def test_a_kernel_the_logged_code_does_not_call_links_to_its_stack_traces(tmp_path):
     """The peer log inductor_provenance_extended_log.txt holds AOTInductor kernel stack traces whose kernels its
     wrapper code never names (triton_red_fused__to_copy_add_mean_mul_pow_rsqrt_0, from vllm's layernorm.py lines 125,
-    145, 147, 148 and 150): such a kernel links to its row of the kernel stack traces page, which names it, and says
-    the code has no call to it."""
+    145, 147, 148 and 150): such a kernel links to its row of the kernel stack traces page, which names it (greyed:
+    not the package's), and says the code has no call to it; it is not listed as the AOTInductor package's."""
     out = tmp_path / "out"
     text = source_page(peer("inductor_provenance_extended_log.txt"), out, "layernorm.py")
     kernel = "triton_red_fused__to_copy_add_mean_mul_pow_rsqrt_0"
@@ -139,8 +139,9 @@ def test_a_kernel_the_logged_code_does_not_call_links_to_its_stack_traces(tmp_pa
         ((url, fragment, name),) = kernel_links(item)
         assert html.unescape(name) == kernel
         assert "the logged code has no call to it" in plain(item)
+        assert plain(item).startswith("kernels listed outside any compile, not the AOTInductor package's: ")
         target = (out / url).read_text()
-        m = re.search(rf'<tr id="{re.escape(fragment)}">(.*?)</tr>', target, re.S)
+        m = re.search(rf'<tr id="{re.escape(fragment)}" class="other-graph">(.*?)</tr>', target, re.S)
         assert m and kernel in plain(m[1]) and f"layernorm.py:{n}" in plain(m[1]), (url, fragment)
 
 

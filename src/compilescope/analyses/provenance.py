@@ -779,7 +779,7 @@ class ProvenanceSection:
     # Kernels the stack traces list with a debug handle that no debug-handle comment of the code names: torch 2.11
     # does not clear its provenance between graphs, so a backward's stack traces (and node mappings) also
     # list the kernels of the graphs compiled before it (its forward, another frame's backward), each with the handle
-    # of the code that calls it.
+    # of the code that calls it. In an AOTInductor wrapper's section: also those its code names nowhere.
     other_graphs: list[str] = field(default_factory=list)
     # What the page calls the graph (graph_labels): `[1/0] backward`, not torch's AOT ID (`1_backward`, the title).
     label: str = ""
@@ -1014,6 +1014,13 @@ def compile_provenance(trace: Trace, entry: Compile, parsed: dict[int, list[Kern
         where = kernel_lines(lines, sorted(set(mapped) | {k.name for k in kernels}), language)
         handles = debug_handle_names(lines)
         other_graphs = [k.name for k in kernels if handles and k.debug_handle is not None and k.name not in handles]
+        if language == "cpp" and code_a is not None:
+            # An AOTInductor package's stack traces are logged outside any compile id, as its wrapper is: any other
+            # kernel stack traces logged there land in its section too. A kernel its wrapper names nowhere (neither
+            # defines nor calls) is no kernel of it: peer inductor_provenance_extended_log's list names five (vllm's
+            # layernorm.py, rope.py) beside a wrapper of three other Triton kernels and an mm.
+            listed = set(other_graphs)
+            other_graphs += [k.name for k in kernels if k.name not in where and k.name not in listed]
         if len(groups) == 1:
             # tlparse computes both code maps, each from the last artifact of its kind (one of them is this code).
             other = py_codes if language == "cpp" else cpp_codes

@@ -381,19 +381,22 @@ class LineNotes:
             found[graph] = found.get(graph, 0) + 1
         return found
 
-    def kernel_groups(self) -> dict[tuple[tuple[str, ...], str | None], list[dict[str, Any]]]:
-        """The line's kernels by (compile ids, graph kind), in order: a compile's forward, then its backward. The
-        compiles whose graph of that kind has the very same kernels here (names, debug handles and generated code: a
-        dynamic recompile's) are one group, listing the first one's kernels (the links show its code, the same); a
-        static recompile for a new size names its kernels alike, with other code, and is a group of its own."""
-        by_compile: dict[tuple[str, str | None], list[dict[str, Any]]] = {}
+    def kernel_groups(self) -> dict[tuple[tuple[str, ...], str | None, bool], list[dict[str, Any]]]:
+        """The line's kernels by (compile ids, graph kind, uncalled), in order: a compile's forward, then its backward.
+        The compiles whose graph of that kind has the very same kernels here (names, debug handles and generated code:
+        a dynamic recompile's) are one group, listing the first one's kernels (the links show its code, the same); a
+        static recompile for a new size names its kernels alike, with other code, and is a group of its own. uncalled:
+        the kernels stack traces logged outside any compile id list that no logged code calls (the AOTInductor
+        package's wrapper names them nowhere), a group apart from the package's."""
+        by_compile: dict[tuple[str, str | None, bool], list[dict[str, Any]]] = {}
         for k in self.kernels:
-            by_compile.setdefault((k["compile_id"], k.get("graph")), []).append(k)
-        groups: dict[tuple[tuple[str, ...], str | None], list[dict[str, Any]]] = {}
-        for ids, (graph, kernels) in _alike(
-                ((cid, (graph, kernels)) for (cid, graph), kernels in by_compile.items()),
-                lambda value: (value[0], tuple((k["kernel"], k["debug_handle"], k.get("code_md5")) for k in value[1]))):
-            groups[(tuple(ids), graph)] = kernels
+            by_compile.setdefault((k["compile_id"], k.get("graph"), bool(k.get("uncalled"))), []).append(k)
+        groups: dict[tuple[tuple[str, ...], str | None, bool], list[dict[str, Any]]] = {}
+        for ids, (graph, uncalled, kernels) in _alike(
+                ((cid, (graph, uncalled, kernels)) for (cid, graph, uncalled), kernels in by_compile.items()),
+                lambda value: (value[0], value[1],
+                               tuple((k["kernel"], k["debug_handle"], k.get("code_md5")) for k in value[2]))):
+            groups[(tuple(ids), graph, uncalled)] = kernels
         return groups
 
     def installed_guards(self) -> list[InstalledGuards]:
@@ -1190,8 +1193,12 @@ def analyze_sources(trace: Trace, provenance: Provenance | None = None, shapes: 
                     called_at.setdefault(name, code_line)
             other_graphs = set(section.other_graphs)  # listed, and linked, under the graph whose code calls them
             noted = section.kernel_notes  # (made from the section's noted kernels: once a section)
+            aot = section.language == "cpp"
             for kernel in section.kernels:
-                if kernel.name in other_graphs:
+                # One an AOTInductor package's wrapper names nowhere, and no graph's code calls, is listed alone
+                # (LineNotes.kernel_groups): not as the package's, and its stack traces still place it.
+                uncalled = aot and kernel.name in other_graphs and kernel.name not in section.called_by
+                if kernel.name in other_graphs and not uncalled:
                     continue
                 for frames in kernel.frames:
                     if id(frames) not in walked:
@@ -1209,7 +1216,8 @@ def analyze_sources(trace: Trace, provenance: Provenance | None = None, shapes: 
                                           "section": section_number, "code_line": called_at.get(kernel.name),
                                           "graph": section.graph, "traces_artifact": section.kernel_traces_artifact,
                                           "code_md5": code_md5.get(section.code.artifact_number or -1),
-                                          **({"note": noted[kernel.name]} if kernel.name in noted else {})})
+                                          **({"note": noted[kernel.name]} if kernel.name in noted else {}),
+                                          **({"uncalled": True} if uncalled else {})})
 
     _add_failures(trace, errors, crashed, at, quotes)
     for ckpt in (checkpointing if checkpointing is not None else activation_checkpointing(trace)).compiles:

@@ -92,7 +92,8 @@ def _sections(page: _Page, entry: Compile, found: CompileProvenance) -> Iterator
         kernel_url = _kernel_page_url(page, entry, section)
         yield {**_graph_name(section), "panels": _panels(page, artifacts, si, section, kernel_url),
                "kernel_url": ("../" + kernel_url) if kernel_url else None, "n_kernels": len(section.own_kernels),
-               "n_other": len(section.other_graphs), "inferred": bool(section.inferred_code_to_post),
+               "n_other": len(section.other_graphs), "aot": section.language == "cpp",
+               "inferred": bool(section.inferred_code_to_post),
                "kernel_notes": _kernel_notes(si, section)}
 
 
@@ -207,8 +208,10 @@ def kernels_page(page: _Page, entry: Compile, artifact: Artifact) -> Iterator[by
     calls = _kernel_calls(page, entry).get(artifact.number, {})
     others = _other_graphs(page, entry, artifact.number)
     found = page.results.provenance.compiles.get(entry.compile_id)
-    notes = next((s.kernel_notes for s in found.sections if s.kernel_traces_artifact == artifact.number), {}) if found else {}
+    section = next((s for s in found.sections if s.kernel_traces_artifact == artifact.number), None) if found else None
+    notes = section.kernel_notes if section is not None else {}
     return page.stream("kernels.html", "../", c=entry, n_kernels=len(kernels), n_other=len(others),
+                       aot=section is not None and section.language == "cpp",
                        rows_html=_kernel_rows_html(page, kernels, calls, others, notes))
 
 

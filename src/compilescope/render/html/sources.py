@@ -378,9 +378,13 @@ def _call_link(page: _Page, f: SourceFile, call: dict[str, Any]) -> str:
 
 def _kernels_html(page: _Page, notes: LineNotes, dirs: _CompileDirs) -> Iterator[str]:
     """The kernels a line became, an item per compile id and graph: a training step's line feeds its forward graph's
-    kernels and its backward graph's, which the reader tells apart ("forward kernels of [0/0]: ...")."""
-    for (cids, graph), group in notes.kernel_groups().items():
-        yield f'<li class="n-kernel">{f"<strong>{html_text(graph)}</strong> kernels" if graph else "kernels"} of {_cids(cids, dirs)}: '
+    kernels and its backward graph's, which the reader tells apart ("forward kernels of [0/0]: ..."). Kernels the
+    stack traces logged outside any compile list that the AOTInductor package's code never calls are not its."""
+    for (cids, graph, uncalled), group in notes.kernel_groups().items():
+        if uncalled:
+            yield "<li class=\"n-kernel\">kernels listed outside any compile, not the AOTInductor package's: "
+        else:
+            yield f'<li class="n-kernel">{f"<strong>{html_text(graph)}</strong> kernels" if graph else "kernels"} of {_cids(cids, dirs)}: '
         for i, k in enumerate(group):
             yield (", " if i else "") + _kernel_link(page, k, dirs)
         yield "</li>"
