@@ -311,6 +311,32 @@ def test_a_cache_hits_kernels_are_placed_on_this_runs_lines(tmp_path):
     assert 'id="moved-lines"' not in (tmp_path / "fresh" / "-_0_0_0" / "index.html").read_text()
 
 
+def test_a_cache_hits_provenance_and_kernel_pages_say_their_lines_are_the_cached_runs(tmp_path):
+    """wrong_results_cache_hit.log: the provenance page's post-grad panel shows the cached graph as logged (its
+    `# File:` comments name the older file's 31-35, Dynamo's graph 32-36) and the kernel stack traces page the cached
+    stacks: both say so, with the lines they are this run's, as the compile page does. A fresh compile's say nothing."""
+    import html
+
+    log = "wrong_results_cache_hit.log.gz"
+    records = raw_records(torch213(log))
+    (post,) = [payload for env, payload in records
+               if "inductor_post_grad_graph" in env and env.get("frame_compile_id") == 0]
+    cached = {(int(m[1]), m[2]) for m in re.finditer(r"# File: .*/prog\.py:(\d+) in forward, code: (.*)", post)}
+    dynamo = {(int(m[1]), m[2]) for env, payload in records if "dynamo_output_graph" in env and env["frame_compile_id"] == 0
+              for m in re.finditer(r"# File: .*/prog\.py:(\d+) in forward, code: (.*)", payload)}
+    assert {line for line, _ in cached} == set(range(31, 36)) and {(n + 1, code) for n, code in cached} <= dynamo
+    note = ("are of an older version of prog.py (its lines 31, 32, 33, 34, 35 are this run's 32, 33, 34, 35, 36), as the "
+            "run that filled the cache had it")
+    out = tmp_path / "out"
+    report(torch213(log), out)
+    provenance = html.unescape((out / "provenance" / "-_0_0_0.html").read_text())
+    assert note in provenance and "prog.py:35 in forward, code: return self.drop(y.float())" in provenance
+    (kernels,) = (out / "-_0_0_0").glob("inductor_provenance_tracking_kernel_stack_traces_*_readable.html")
+    assert note in html.unescape(kernels.read_text())
+    report(torch213(LOG), tmp_path / "fresh")
+    assert "older version" not in (tmp_path / "fresh" / "provenance" / "-_0_0_0.html").read_text()
+
+
 # What `compilescope diagnose` captured of each stage's run of the program (its outputs/<stage>.txt), copied as they
 # were: same program (which seeds), the backend forced per stage (torch 2.13 CPU).
 STAGE_OUTPUTS = Path(__file__).parents[1] / "data" / "torch213" / "logs" / "wrong_results_diagnose"

@@ -64,6 +64,13 @@ def _provenance_json(found: CompileProvenance) -> Iterator[bytes]:
     yield b"\n  ]\n}"
 
 
+def _moved_note(page: _Page, entry: Compile) -> str | None:
+    """Where a cache hit's cached graphs and stacks name the lines of an older version of the file (the run that
+    filled the cache), what the compile page says of it (CompileSummary.moved_note): these pages show them as logged."""
+    summary = page.results.compiles.get(entry.key) if page.results.compiles else None
+    return summary.moved_note if summary is not None else None
+
+
 def _artifacts(entry: Compile) -> dict[int, Artifact]:
     return {a.number: a for a in entry.artifacts}
 
@@ -78,6 +85,7 @@ def _provenance_page(page: _Page, entry: Compile, found: CompileProvenance) -> I
     for a big model), and is never held whole, as text or as bytes."""
     return page.stream(
         "provenance.html", "../", c=entry, tabs=[_graph_name(section) for section in found.sections],
+        moved_note=_moved_note(page, entry),
         several=any(s.number is not None for s in found.sections),
         sections=_sections(page, entry, found), data=_json_island_parts(_section_data(s) for s in found.sections),
         script_src=Markup(f"{_script_hash('report.js')} {_script_hash('provenance.js')}"),
@@ -211,7 +219,7 @@ def kernels_page(page: _Page, entry: Compile, artifact: Artifact) -> Iterator[by
     section = next((s for s in found.sections if s.kernel_traces_artifact == artifact.number), None) if found else None
     notes = section.kernel_notes if section is not None else {}
     return page.stream("kernels.html", "../", c=entry, n_kernels=len(kernels), n_other=len(others),
-                       aot=section is not None and section.language == "cpp",
+                       aot=section is not None and section.language == "cpp", moved_note=_moved_note(page, entry),
                        rows_html=_kernel_rows_html(page, kernels, calls, others, notes))
 
 
