@@ -96,3 +96,10 @@ scenario diagnose_wrong_results_cuda 240 python3 -m compilescope diagnose --no-b
     -o "$work/diagnose_wrong_results_cuda/report" wrong_results_cuda.py
 scenario diagnose_wrong_results_cuda_fixed 240 env WRONG_VARIANT=fixed python3 -m compilescope diagnose --accuracy \
     --no-browser --timeout 100 -o "$work/diagnose_wrong_results_cuda_fixed/report" wrong_results_cuda.py
+# Custom ops that write into their argument but declare mutates_args=() (recorded 2026-11-27, the CUDA twin of
+# torch213's custom_op_mutation): as written, and fixed (mutates_args={"x"}).
+for v in as_written fixed; do
+    scenario "custom_op_mutation_cuda_$v" 180 env MUTOP_VARIANT=$v python3 -m compilescope run --no-browser --fresh-cache \
+        --trace-dir "$work/custom_op_mutation_cuda_$v/trace" -o "$work/custom_op_mutation_cuda_$v/report" \
+        custom_op_mutation_cuda.py
+done
