@@ -210,13 +210,33 @@ ADDED_IN_11 = {
 }
 
 
+# What version 12 added (fields of classes version 11 had; its new classes hang only from these).
+ADDED_IN_12 = {
+    "analyses.aoti.Aoti": ("calls",),
+    "analyses.check.Rules": ("no_late_hooks", "no_custom_op_mutations", "allow_aoti_load_crash"),
+    "analyses.compile_time.TimelineRow": ("open_phase",),
+    "analyses.diagnosis.DiagnoseResult": ("controls", "seed"),
+    "analyses.diagnosis.MinifyResult": ("repro_path",),
+    "analyses.diagnosis.PrintedChange": ("alike",),
+    "analyses.diagnosis.StageOutcome": ("op_mutations", "wrong_graph"),
+    "analyses.diagnosis.Verdict": ("testing_hooks",),
+    "analyses.diff.RunFacts": ("late_hooks",),
+    "analyses.dynamic_shapes.GuardAdded": ("made_by",),
+    "analyses.dynamic_shapes.Specialization": ("made_by",),
+    "analyses.dynamic_shapes.SymbolCreated": ("made_by",),
+    "analyses.errors.CompilerDiagnostic": ("kernel",),
+    "analyses.insights.Insights": ("op_mutations",),
+    "analyses.runtime.SlowCall": ("overlap_us", "during", "first_on_thread", "first_op", "first_op_in_profile"),
+}
+
+
 def _as_version_9(value):
-    """A saved document as version 9 saved it: without the fields versions 10 and 11 added."""
+    """A saved document as version 9 saved it: without the fields versions 10, 11 and 12 added."""
     if isinstance(value, list):
         return [_as_version_9(v) for v in value]
     if not isinstance(value, dict):
         return value
-    dropped = ADDED_IN_10.get(value.get("$t"), ()) + ADDED_IN_11.get(value.get("$t"), ())
+    dropped = sum((added.get(value.get("$t"), ()) for added in (ADDED_IN_10, ADDED_IN_11, ADDED_IN_12)), ())
     return {k: _as_version_9(v) for k, v in value.items() if k not in dropped}
 
 

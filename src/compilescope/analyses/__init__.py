@@ -37,10 +37,10 @@ RESULTS_FORMAT = "compilescope.results"
 # 7: a compile's summary holds its runtime metrics records (runtime_records: were worked out by their pages);
 # 6: transformed code holds its graph's and guards' artifacts (were their numbers); 5: a restarted attempt's status is
 # "restarted" (was "break", its retry's); 4: where reading stopped
-RESULTS_VERSION = 11
+RESULTS_VERSION = 12
 # The digest of the saved classes' fields (names and annotations) that RESULTS_VERSION's form has: tests/test_results.py
 # fails naming RESULTS_VERSION when a field changes and this does not, so a change to the saved form moves both here.
-RESULTS_FINGERPRINT = "50b3c43cef1b330f"
+RESULTS_FINGERPRINT = "a1390dbd217280c1"
 # Another version's file is refused, not migrated: the fields a version adds have defaults, but each is a claim (no
 # RecompileStep.expected: every recompile avoidable; no numerics: no line differs from eager), not "unknown".
 SAVE_AGAIN = "save them again from the log: compilescope LOG --save FILE"
@@ -56,6 +56,12 @@ RESULTS_ADDED = {
         "source pages, the compiled side's slow calls in a speed-up, the run-time facts diff compares, and the user's "
         "line that called each compile's frame where it is not their code, a profile's GPUs' compute capability and "
         "its GPU idle by what the CPU ran, and check's run-time gate (--max-run-time-ratio)",
+    12: "the custom ops that write into an argument their mutates_args does not name, the hooks registered after "
+        "compiling, whether a run crashed loading the AOTInductor package it built, the AOTInductor build's calls and "
+        "what made each dynamic size (torch.export or the package), the phase a compile the log ends in was in, "
+        "the generated kernel a compile error is in, the runtime's slow calls counted once across threads and what "
+        "each ran during, and diagnose's control runs, the program's seed, the wrong graph of an accuracy failure, "
+        "the minimal repro's path and torch's testing hooks",
 }
 
 
