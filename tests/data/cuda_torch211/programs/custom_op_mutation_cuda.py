@@ -2,10 +2,10 @@
 custom_op_mutation): a silent wrong result.
 
 The user wraps two kernels as torch.library custom ops, each with a fake kernel, and calls them in compiled code:
-  mylib::scale multiplies its input in place (x.mul_(factor), line 28) and returns a copy;
-  mylib::clamp_ clips its input in place (x.clamp_(-limit, limit), line 39) and returns a copy.
+  mylib::scale multiplies its input in place (x.mul_(factor), line 27) and returns a copy;
+  mylib::clamp_ clips its input in place (x.clamp_(-limit, limit), line 38) and returns a copy.
 Both declare mutates_args=(), so torch.compile takes them for functional ops:
-  shift_then_scale reads x (x + 1, line 50) before calling scale; if Inductor fuses that read into the Triton kernel
+  shift_then_scale reads x (x + 1, line 48) before calling scale; if Inductor fuses that read into the Triton kernel
   after the call, it reads x already scaled;
   clamp_then_add ignores clamp_'s result (it wants the clip of x); AOTAutograd may drop the call as dead code, and
   the clip with it.
