@@ -1,0 +1,102 @@
+"""The CUDA twin of the custom-op mutation journey (tests/data/cuda_torch211 programs/custom_op_mutation_cuda.py,
+recorded on an H200 with torch 2.11.0+cu130): what the CPU logs showed holds on the GPU. Both ops are named with the
+line that writes; the as-written run fails check --no-custom-op-mutations and the fixed one passes; diff tells the fix.
+Expected values are read from the raw log, the program and what it printed (the .output.txt beside each log)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from compilescope.analyses.op_mutations import op_mutations
+from compilescope.cli import main
+from compilescope.ingest.reader import read_trace
+
+from ..conftest import CUDA211_LOGS, cuda211, cuda211_moved, line_holding
+from ..tracelog import raw_records
+
+LOG = "custom_op_mutation_cuda_as_written.log.gz"
+FIXED = "custom_op_mutation_cuda_fixed.log.gz"
+PROGRAM = Path(__file__).parents[1] / "data" / "cuda_torch211" / "programs" / "custom_op_mutation_cuda.py"
+
+
+def _line(text: str) -> int:
+    return line_holding(PROGRAM, text)
+
+
+def _payloads(log: str, kind: str) -> dict[int, str]:
+    """frame id -> the payload of its `kind` record, read without compilescope."""
+    return {e["frame_id"]: p for e, p in raw_records(cuda211(log)) if kind in e}
+
+
+def test_the_gpu_run_differs_from_eager_as_written_and_matches_fixed():
+    """What the program printed: the failure the journey is about happened on the GPU too, and the fix removed it."""
+    written = (CUDA211_LOGS / "custom_op_mutation_cuda_as_written.output.txt").read_text()
+    fixed = (CUDA211_LOGS / "custom_op_mutation_cuda_fixed.output.txt").read_text()
+    assert "shift_then_scale: eager 1897.2684 compiled 3823.2905" in written
+    assert "clamp_then_add: eager 1036.7893 compiled 1060.2932 max abs diff 2.53; x afterwards differs by 2.53" in written
+    assert fixed.count("max abs diff 0; x afterwards differs by 0") == 2
+
+
+def test_the_cuda_log_shows_scale_run_before_the_fused_read_and_clamp_dropped():
+    """The raw CUDA log: Dynamo's graphs call both ops under the calling lines; AOTAutograd calls scale plainly and no
+    longer calls clamp_; the output code calls scale on arg0_1 before the Triton kernel that reads arg0_1 for
+    `x + 1` (so it reads x scaled), and [1/0]'s runs only the `x + 1` kernel. Fixed: both wrapped, x copied back."""
+    dynamo, aot = _payloads(LOG, "dynamo_output_graph"), _payloads(LOG, "aot_inference_graph")
+    code = _payloads(LOG, "inductor_output_code")
+    assert f"custom_op_mutation_cuda.py:{_line('scaled = scale(x, 2.0)')} in shift_then_scale" in dynamo[0]
+    assert "torch.ops.mylib.scale.default(l_x_, 2.0)" in dynamo[0]
+    assert "torch.ops.mylib.scale.default(arg0_1, 2.0)" in aot[0] and "auto_functionalized" not in aot[0]
+    call = code[0][code[0].index("def call(self, args):"):]
+    assert call.index("buf0 = torch.ops.mylib.scale.default(arg0_1, 2.0)") < call.index(
+        "triton_poi_fused_add_mul_0.run(buf2, arg0_1, 1024")
+    assert f"custom_op_mutation_cuda.py:{_line('    clamp_(x, 0.5)')} in clamp_then_add" in dynamo[1]
+    assert "torch.ops.mylib.clamp_.default(l_x_, 0.5);  clamp__default = None" in dynamo[1]
+    assert "mylib" not in aot[1] and "mylib" not in code[1]
+    fixed = _payloads(FIXED, "aot_inference_graph")
+    assert "auto_functionalized_v2(torch.ops.mylib.scale.default" in fixed[0]
+    assert "auto_functionalized_v2(torch.ops.mylib.clamp_.default" in fixed[1]
+    assert all("torch.ops.aten.copy_.default(arg0_1, getitem_1)" in fixed[i] for i in (0, 1))
+
+
+def test_each_op_is_told_with_its_write_and_its_calls_on_cuda(tmp_path):
+    found = op_mutations(read_trace(cuda211_moved(LOG, tmp_path)))
+    by_op = {op.op: op for op in found.ops}
+    assert list(by_op) == ["mylib::scale", "mylib::clamp_"]
+    scale, clamp = by_op["mylib::scale"], by_op["mylib::clamp_"]
+    assert [(w.line, w.code) for w in scale.writes] == [(_line("    x.mul_(factor)"), "x.mul_(factor)")]
+    assert [(w.line, w.code) for w in clamp.writes] == [(_line("    x.clamp_(-limit, limit)"),
+                                                         "x.clamp_(-limit, limit)")]
+    assert [(c.compile_id, c.location.line, c.dropped) for c in scale.calls] == [
+        ("[0/0]", _line("scaled = scale(x, 2.0)"), False)]
+    assert [(c.compile_id, c.location.line, c.dropped) for c in clamp.calls] == [
+        ("[1/0]", _line("    clamp_(x, 0.5)"), True)]
+    assert (scale.defined_at.line, clamp.defined_at.line) == (_line('custom_op("mylib::scale"'),
+                                                              _line('custom_op("mylib::clamp_"'))
+
+
+def test_without_the_program_nothing_is_claimed_on_cuda(tmp_path):
+    """The log was recorded under /work/main: a machine with no program at the moved path reads nothing."""
+    empty = tmp_path / "elsewhere"
+    empty.mkdir()
+    assert not op_mutations(read_trace(cuda211_moved(LOG, tmp_path, programs=empty)))
+
+
+def test_check_fails_as_written_passes_fixed_and_diff_tells_the_fix_on_cuda(tmp_path, capsys):
+    written = cuda211_moved(LOG, tmp_path)
+    fixed_dir = tmp_path / "fixed"
+    fixed_dir.mkdir()
+    fixed = cuda211_moved(FIXED, fixed_dir)
+    assert not op_mutations(read_trace(fixed))
+    assert main(["check", str(written), "--no-custom-op-mutations"]) == 1
+    out = capsys.readouterr().out
+    assert (f"mylib::scale at custom_op_mutation_cuda.py:{_line('    x.mul_(factor)')} (x.mul_(factor)), and 1 more "
+            "write") in out
+    assert main(["check", str(fixed), "--no-custom-op-mutations"]) == 0
+    capsys.readouterr()
+    assert main(["check", str(written), "--baseline", str(fixed)]) == 1
+    assert "baseline-custom-op-mutations: compiled code now calls mylib::scale, mylib::clamp_" in capsys.readouterr().out
+    main(["diff", str(written), str(fixed)])
+    said = " ".join(capsys.readouterr().out.split())
+    assert ("compiled code no longer takes mylib::scale, mylib::clamp_ for functional while it writes into its "
+            f"argument at custom_op_mutation_cuda.py:{_line('    x.mul_(factor)')} (x.mul_(factor)); "
+            f"custom_op_mutation_cuda.py:{_line('    x.clamp_(-limit, limit)')} (x.clamp_(-limit, limit))") in said
