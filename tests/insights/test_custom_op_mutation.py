@@ -76,8 +76,10 @@ def test_each_op_is_told_with_its_write_and_its_calls(tmp_path):
 def test_findings_and_source_lines_say_it(tmp_path):
     results = analyze(read_trace(torch213_moved(LOG, tmp_path)))
     titles = [f.title for f in results.insights.findings]
-    assert titles[:2] == ["mylib::scale writes into x, which its mutates_args=MUTATES does not declare",
-                          "mylib::clamp_np writes into x, which its mutates_args=MUTATES does not declare"]
+    # MUTATES is the program's line 21, `{"x"} if FIXED else ()`, FIXED its line 20, the environment's MUTOP_VARIANT
+    said = (f'line {_line("MUTATES = ")}: {{"x"}} if MUTOP_VARIANT is "fixed", else ()')
+    assert titles[:2] == [f"mylib::scale writes into x, which its mutates_args=MUTATES does not name ({said})",
+                          f"mylib::clamp_np writes into x, which its mutates_args=MUTATES does not name ({said})"]
     (page,) = [f for f in results.sources.files if f.path.endswith("custom_op_mutation.py")]
     marked = {line: [n["why"] for n in notes.numerics] for line, notes in page.notes.items() if notes.numerics}
     assert set(marked) == {_line(t) for t in ("    x.mul_(factor)", "np.clip(a, -limit, limit, out=a)", "scaled = scale(x, 2.0)", "clamp_np(x, 0.5)")}
@@ -171,6 +173,84 @@ def test_a_literal_mutates_args_is_believed_and_a_decorator_or_a_call_both_found
         '''))
     assert [(s.declared, s.writes) for s in ops["mylib::a"]] == [(frozenset({"x"}), [("x", 5), ("y", 6)])]
     assert [(s.function, s.declared_text, s.writes) for s in ops["mylib::b"]] == [("b_impl", "()", [("x", 10)])]
+
+
+def _declared_value(source: str) -> str:
+    (found,) = custom_op_sources(textwrap.dedent(source)).values()
+    return found[0].declared_value
+
+
+@pytest.mark.parametrize("source, said", [
+    ("""
+     import os
+     M = ()
+     @custom_op("mylib::a", mutates_args=M)
+     def a(x: torch.Tensor) -> torch.Tensor: ...
+     """, "line 3: ()"),
+    ("""
+     import os
+     if os.getenv("FIX") != "1":
+         M = []
+     else:
+         M = ["x"]
+     @custom_op("mylib::a", mutates_args=M)
+     def a(x: torch.Tensor) -> torch.Tensor: ...
+     """, 'lines 4-6: [] if FIX is not "1", else ["x"]'),
+    ("""
+     M = {'x'} if sys.argv[1:] else set()
+     @custom_op("mylib::a", mutates_args=M)
+     def a(x: torch.Tensor) -> torch.Tensor: ...
+     """, "line 2: {'x'} if sys.argv[1:], else set()"),
+    # Not settled by the file: imported, bound twice, rebound in a function, computed, bound after the op, a default
+    # that could equal the compared value is said as written
+    ("""
+     from config import M
+     @custom_op("mylib::a", mutates_args=M)
+     def a(x: torch.Tensor) -> torch.Tensor: ...
+     """, ""),
+    ("""
+     M = ()
+     M = ("x",)
+     @custom_op("mylib::a", mutates_args=M)
+     def a(x: torch.Tensor) -> torch.Tensor: ...
+     """, ""),
+    ("""
+     M = ()
+     def setup():
+         global M
+         M = ("x",)
+     @custom_op("mylib::a", mutates_args=M)
+     def a(x: torch.Tensor) -> torch.Tensor: ...
+     """, ""),
+    ("""
+     M = tuple(os.environ.get("WRITES", "").split())
+     @custom_op("mylib::a", mutates_args=M)
+     def a(x: torch.Tensor) -> torch.Tensor: ...
+     """, ""),
+    ("""
+     @custom_op("mylib::a", mutates_args=M)
+     def a(x: torch.Tensor) -> torch.Tensor: ...
+     M = ()
+     """, ""),
+    ("""
+     F = os.environ.get("V", "on") == "on"
+     M = () if F else ("x",)
+     @custom_op("mylib::a", mutates_args=M)
+     def a(x: torch.Tensor) -> torch.Tensor: ...
+     """, 'line 3: () if F, else ("x",)'),
+])
+def test_a_named_mutates_args_is_said_where_the_file_settles_it(source, said):
+    assert _declared_value(source) == said
+
+
+def test_a_name_the_file_does_not_settle_is_said_not_to_name_the_argument():
+    from compilescope.analyses.op_mutations import UndeclaredMutation
+    from compilescope.analyses.userloc import UserLocation
+
+    op = UndeclaredMutation("mylib::a", "a", ["x"], "M", UserLocation("/p.py", 3, "a", None))
+    assert op.title == "mylib::a writes into x, which its mutates_args=M does not name"
+    literal = UndeclaredMutation("mylib::a", "a", ["x"], "()", UserLocation("/p.py", 3, "a", None))
+    assert literal.title == "mylib::a writes into x, which its mutates_args=() does not declare"
 
 
 def test_a_source_that_does_not_parse_is_no_error():
@@ -294,4 +374,5 @@ def test_diagnose_names_the_custom_op_where_the_stage_changes_the_numbers(tmp_pa
     assert "mylib::clamp_np writes into x at custom_op_mutation.py:" in verdict.headline
     assert (verdict.location.line, verdict.location_kind) == (_line("    x.mul_(factor)"), "custom op write")
     assert verdict.next_steps[1].startswith("mylib::clamp_np writes into x, which its mutates_args=MUTATES does not "
-                                            "declare: its result is unused")
+                                            f'name (line {_line("MUTATES = ")}: {{"x"}} if MUTOP_VARIANT is "fixed", '
+                                            "else ()): its result is unused")

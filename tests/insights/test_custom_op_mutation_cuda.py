@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from compilescope.analyses.insights import insights
 from compilescope.analyses.op_mutations import op_mutations
 from compilescope.cli import main
 from compilescope.ingest.reader import read_trace
@@ -59,6 +60,7 @@ def test_the_cuda_log_shows_scale_run_before_the_fused_read_and_clamp_dropped():
 
 
 def test_each_op_is_told_with_its_write_and_its_calls_on_cuda(tmp_path):
+    (tmp_path / "again").mkdir()
     found = op_mutations(read_trace(cuda211_moved(LOG, tmp_path)))
     by_op = {op.op: op for op in found.ops}
     assert list(by_op) == ["mylib::scale", "mylib::clamp_"]
@@ -72,6 +74,11 @@ def test_each_op_is_told_with_its_write_and_its_calls_on_cuda(tmp_path):
         ("[1/0]", _line("    clamp_(x, 0.5)"), True)]
     assert (scale.defined_at.line, clamp.defined_at.line) == (_line('custom_op("mylib::scale"'),
                                                               _line('custom_op("mylib::clamp_"'))
+    # mutates_args=MUTATES, the program's `MUTATES = {"x"} if FIXED else ()`, FIXED from the environment
+    said = f'line {_line("MUTATES = ")}: {{"x"}} if MUTOP_VARIANT is "fixed", else ()'
+    assert [f.title for f in insights(read_trace(cuda211_moved(LOG, tmp_path / "again"))).findings][:2] == [
+        f"mylib::scale writes into x, which its mutates_args=MUTATES does not name ({said})",
+        f"mylib::clamp_ writes into x, which its mutates_args=MUTATES does not name ({said})"]
 
 
 def test_without_the_program_nothing_is_claimed_on_cuda(tmp_path):

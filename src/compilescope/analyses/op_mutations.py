@@ -27,6 +27,7 @@ literal mutates_args names is not reported; a non-literal mutates_args is taken 
 from __future__ import annotations
 
 import ast
+import json
 import os
 from dataclasses import field
 from typing import Any
@@ -106,6 +107,8 @@ class UndeclaredMutation:
     # The source's literal mutates_args names the arguments, yet the log's (cached) graphs call the op as functional:
     # code compiled before the fix, served from the cache
     stale: bool = False
+    # What a name given as mutates_args holds, from its module-level assignment (named_value); "" where not known
+    declared_value: str = ""
 
     @property
     def compile_ids(self) -> list[str]:
@@ -116,7 +119,21 @@ class UndeclaredMutation:
         args = " and ".join(self.arguments)
         if self.stale:
             return f"{self.op} ran as a functional op from the compile cache, though its mutates_args names {args}"
-        return f"{self.op} writes into {args}, which its mutates_args={self.declared} does not declare"
+        if self.declared_literal:
+            return f"{self.op} writes into {args}, which its mutates_args={self.declared} does not declare"
+        # (a name: what it holds, where the source says; the log says torch's compile took it as naming none of args)
+        value = f" ({self.declared_value})" if self.declared_value else ""
+        return f"{self.op} writes into {args}, which its mutates_args={self.declared} does not name{value}"
+
+    @property
+    def declared_literal(self) -> bool:
+        """mutates_args written as a literal (`()`, `{"x"}`), not a name or an expression."""
+        if len(self.declared) > MAX_VALUE_CHARS:
+            return False
+        try:
+            return _literal_names(ast.parse(self.declared, mode="eval").body) is not None
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            return False
 
     @property
     def cached_ids(self) -> str:
@@ -169,7 +186,7 @@ class UndeclaredMutation:
 
     def to_json(self) -> dict[str, Any]:
         return {"op": self.op, "function": self.function, "arguments": self.arguments, "declared": self.declared,
-                "defined_at": self.defined_at.to_json(), "writes": [w.to_json() for w in self.writes],
+                "declared_value": self.declared_value, "defined_at": self.defined_at.to_json(), "writes": [w.to_json() for w in self.writes],
                 "calls": [c.to_json() for c in self.calls], "stale": self.stale, "title": self.title, "why": self.why,
                 "advice": self.advice}
 
@@ -200,6 +217,7 @@ class OpSource:
     declared: frozenset[str] | None  # the literal's names; None: not a literal (the log tells how torch took it)
     defined_line: int
     writes: list[tuple[str, int]]  # (argument, line)
+    declared_value: str = ""  # a name's value, where its module-level assignment says (named_value)
 
 
 def _is_custom_op(func: ast.expr) -> bool:
@@ -360,10 +378,130 @@ def custom_op_sources(text: str) -> dict[str, list[OpSource]]:
                 writes = body_writes(impl)
             except RecursionError:
                 continue
+            value = named_value(tree, text, declared.id, call.lineno) if isinstance(declared, ast.Name) else None
             found.setdefault(name.value, []).append(OpSource(
                 name.value, impl.name, ast.unparse(declared) if declared is not None else "",
-                _literal_names(declared), call.lineno, writes))
+                _literal_names(declared), call.lineno, writes, value or ""))
     return found
+
+
+MAX_VALUE_CHARS = 60  # a literal or condition quoted longer is not quoted
+MAX_MODULE_NODES = 200_000  # nodes walked to find where a name is bound
+_ENV_GETTERS = frozenset(("os.environ.get", "environ.get", "os.getenv", "getenv"))
+
+
+def _segment(text: str, node: ast.expr) -> str | None:
+    """The source's own text of a node (its quotes kept: `{"x"}`, which ast.unparse would write `{'x'}`), bounded."""
+    found = ast.get_source_segment(text, node)
+    return found if found is not None and len(found) <= MAX_VALUE_CHARS and "\n" not in found else None
+
+
+def _env_condition(test: ast.expr) -> str | None:
+    """`MUTOP_VARIANT is "fixed"` of `os.environ.get("MUTOP_VARIANT") == "fixed"` (or os.getenv, os.environ[...],
+    with != as well); None for any other test."""
+    if not (isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], (ast.Eq, ast.NotEq))):
+        return None
+    left, right = test.left, test.comparators[0]
+    if not (isinstance(right, ast.Constant) and isinstance(right.value, str) and len(right.value) <= MAX_VALUE_CHARS):
+        return None
+    variable = None
+    if isinstance(left, ast.Call) and ast.unparse(left.func) in _ENV_GETTERS and left.args and len(left.args) <= 2:
+        if len(left.args) == 2:
+            return None  # (a default equal to the constant would make "unset" match: not said)
+        variable = left.args[0]
+    elif isinstance(left, ast.Subscript) and ast.unparse(left.value) in ("os.environ", "environ"):
+        variable = left.slice
+    if not (isinstance(variable, ast.Constant) and isinstance(variable.value, str)
+            and len(variable.value) <= MAX_VALUE_CHARS and variable.value.isidentifier()):
+        return None
+    verb = "is" if isinstance(test.ops[0], ast.Eq) else "is not"
+    return f"{variable.value} {verb} {json.dumps(right.value)}"  # (escaped: the file is untrusted)
+
+
+def named_value(tree: ast.Module, text: str, name: str, before: int) -> str | None:
+    """What the module-level name given as mutates_args holds, where the file settles it: bound once, at the top level,
+    before the custom_op line, to a literal (`MUTATES = ()`) or a choice of two (`{"x"} if FIXED else ()`, or
+    `if FIXED: MUTATES = {"x"} / else: MUTATES = ()`); a condition that is a name bound once to an environment
+    comparison is said as that (`MUTOP_VARIANT is "fixed"`): 'line 21: {"x"} if MUTOP_VARIANT is "fixed", else ()'.
+    None where anything else binds the name (an import, a function's argument, `global`, a loop)."""
+    stores = _bindings(tree, name)
+    if stores is None:
+        return None
+    choice = _top_level_choice(tree, name, before)
+    if choice is None or stores != choice[0]:
+        return None
+    _, lines, chosen, otherwise, test = choice
+    chosen_text = _segment(text, chosen) if _literal_names(chosen) is not None else None
+    if chosen_text is None:
+        return None
+    where = f"line {lines[0]}" if len(lines) == 1 else f"lines {lines[0]}-{lines[-1]}"
+    if otherwise is None or test is None:
+        return f"{where}: {chosen_text}"
+    other_text = _segment(text, otherwise) if _literal_names(otherwise) is not None else None
+    condition = _condition(tree, text, test)
+    if other_text is None or condition is None:
+        return None
+    return f"{where}: {chosen_text} if {condition}, else {other_text}"
+
+
+def _condition(tree: ast.Module, text: str, test: ast.expr) -> str | None:
+    """The condition said plainly where the environment decides it (directly, or through a name bound once at the top
+    level), else as written."""
+    if (said := _env_condition(test)) is not None:
+        return said
+    if isinstance(test, ast.Name) and _bindings(tree, test.id) == 1:
+        bound = [s for s in tree.body if isinstance(s, ast.Assign) and len(s.targets) == 1
+                 and isinstance(s.targets[0], ast.Name) and s.targets[0].id == test.id]
+        if len(bound) == 1 and (said := _env_condition(bound[0].value)) is not None:
+            return said
+    return _segment(text, test)
+
+
+def _bindings(tree: ast.Module, name: str) -> int | None:
+    """How many times the module binds name as a plain name (an assignment's, augmented assignment's, loop's, with's or
+    walrus's target, or del: each a Name not loaded); None where it is bound otherwise (import, a function's argument,
+    global) or the module is too big to walk."""
+    count = 0
+    for walked, node in enumerate(ast.walk(tree)):
+        if walked > MAX_MODULE_NODES:
+            return None
+        if isinstance(node, ast.Name) and node.id == name and not isinstance(node.ctx, ast.Load):
+            count += 1
+        elif isinstance(node, (ast.Global, ast.Nonlocal)) and name in node.names:
+            return None
+        elif isinstance(node, ast.alias) and (node.asname or node.name.split(".")[0]) == name:
+            return None
+        elif isinstance(node, ast.arg) and node.arg == name:
+            return None
+    return count
+
+
+def _assigned(statements: list[ast.stmt], name: str) -> list[ast.Assign]:
+    return [s for s in statements if isinstance(s, ast.Assign) and len(s.targets) == 1
+            and isinstance(s.targets[0], ast.Name) and s.targets[0].id == name]
+
+
+def _top_level_choice(tree: ast.Module, name: str, before: int
+                      ) -> tuple[int, list[int], ast.expr, ast.expr | None, ast.expr | None] | None:
+    """(bindings, lines, value, other value, condition) of the one top-level statement binding name before line
+    `before`: `name = v`, `name = a if c else b`, or `if c: name = a / else: name = b`; None otherwise."""
+    found: list[tuple[int, list[int], ast.expr, ast.expr | None, ast.expr | None]] = []
+    for statement in tree.body:
+        if statement.lineno >= before:
+            break
+        if (plain := _assigned([statement], name)):
+            value = plain[0].value
+            if isinstance(value, ast.IfExp):
+                found.append((1, [statement.lineno], value.body, value.orelse, value.test))
+            else:
+                found.append((1, [statement.lineno], value, None, None))
+        elif isinstance(statement, ast.If):
+            body, orelse = _assigned(statement.body, name), _assigned(statement.orelse, name)
+            if len(body) == 1 and len(orelse) == 1:
+                found.append((2, [body[0].lineno, orelse[0].lineno], body[0].value, orelse[0].value, statement.test))
+            elif body or orelse:
+                return None
+    return found[0] if len(found) == 1 else None
 
 
 # --- the log ------------------------------------------------------------------------------------------------------
@@ -433,7 +571,7 @@ def op_mutations(trace: Trace) -> OpMutations:
                 op, source.function, list(dict.fromkeys(a for a, _ in written)), source.declared_text or "(none)",
                 UserLocation(path, source.defined_line, source.function, _code(lines, source.defined_line)),
                 [UserLocation(path, line, source.function, _code(lines, line)) for line in
-                 dict.fromkeys(line for _, line in written)], op_calls, stale))
+                 dict.fromkeys(line for _, line in written)], op_calls, stale, source.declared_value))
     return out
 
 
