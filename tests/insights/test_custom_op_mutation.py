@@ -82,7 +82,13 @@ def test_findings_and_source_lines_say_it(tmp_path):
                           f"mylib::clamp_np writes into x, which its mutates_args=MUTATES does not name ({said})"]
     (page,) = [f for f in results.sources.files if f.path.endswith("custom_op_mutation.py")]
     marked = {line: [n["why"] for n in notes.numerics] for line, notes in page.notes.items() if notes.numerics}
-    assert set(marked) == {_line(t) for t in ("    x.mul_(factor)", "np.clip(a, -limit, limit, out=a)", "scaled = scale(x, 2.0)", "clamp_np(x, 0.5)")}
+    assert set(marked) == {_line(t) for t in ("    x.mul_(factor)", "np.clip(a, -limit, limit, out=a)", "scaled = scale(x, 2.0)",
+                                              "clamp_np(x, 0.5)", "shifted = x + 1")}
+    # x + 1 reads x before scale's call; the output code calls scale, then cpp_fused_add_mul_0 (provenance: the
+    # kernel of post-grad `add`, Dynamo's `shifted`), which reads arg0_1 scaled
+    assert marked[_line("shifted = x + 1")] == [
+        f"reads x before the call of mylib::scale at custom_op_mutation.py:{_line('scaled = scale(x, 2.0)')}, but the "
+        "compiled code computes it in cpp_fused_add_mul_0 after that call, so it reads what mylib::scale wrote"]
     assert marked[_line("clamp_np(x, 0.5)")] == [
         "calls mylib::clamp_np, whose result is unused: the compiled code leaves the call out, and its write into x "
         "with it"]
@@ -368,6 +374,8 @@ def test_diagnose_names_the_custom_op_where_the_stage_changes_the_numbers(tmp_pa
     aot = stage(AOT_EAGER, "custom_op_mutation_aot_eager.log.gz")
     assert [op.op for op in aot.op_mutations.ops] == ["mylib::scale", "mylib::clamp_np"]
     assert [c.dropped for op in aot.op_mutations.ops for c in op.calls] == [False, True]
+    # aot_eager runs no output code: no read moved past scale's call (it printed max abs diff 0 for shift_then_scale)
+    assert [m for op in aot.op_mutations.ops for c in op.calls for m in c.moved_reads] == []
     verdict = decide([stage(EAGER, None), aot, stage(BACKEND, LOG)])
     assert (verdict.outcome, verdict.stage) == ("differs", "aot_autograd")
     assert "AOTAutograd changes them, as mylib::scale writes into x at custom_op_mutation.py:" in verdict.headline

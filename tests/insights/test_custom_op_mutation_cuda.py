@@ -12,7 +12,7 @@ from compilescope.analyses.op_mutations import op_mutations
 from compilescope.cli import main
 from compilescope.ingest.reader import read_trace
 
-from ..conftest import CUDA211_LOGS, cuda211, cuda211_moved, line_holding
+from ..conftest import CUDA211_LOGS, cuda211, cuda211_moved, line_holding, report
 from ..tracelog import raw_records
 
 LOG = "custom_op_mutation_cuda_as_written.log.gz"
@@ -107,3 +107,43 @@ def test_check_fails_as_written_passes_fixed_and_diff_tells_the_fix_on_cuda(tmp_
     assert ("compiled code no longer takes mylib::scale, mylib::clamp_ for functional while it writes into its "
             f"argument at custom_op_mutation_cuda.py:{_line('    x.mul_(factor)')} (x.mul_(factor)); "
             f"custom_op_mutation_cuda.py:{_line('    x.clamp_(-limit, limit)')} (x.clamp_(-limit, limit))") in said
+
+
+def test_the_read_of_x_run_after_scale_is_told(tmp_path):
+    """Line 48 (`shifted = x + 1`) reads x before scale's call at 49; the output code calls scale, then
+    triton_poi_fused_add_mul_0, whose comment names `shifted` and whose provenance maps it to post-grad `add`
+    (Dynamo's `shifted`): the read runs after the write. clamp_'s call was left out: no read to move."""
+    records = raw_records(cuda211(LOG))
+    (mappings,) = [p for e, p in records if e.get("artifact", {}).get("name") ==
+                   "inductor_provenance_tracking_node_mappings" and e["frame_id"] == 0]
+    assert '"shifted": ["add"]' in mappings and '"triton_poi_fused_add_mul_0:2": ["mul", "add"]' in mappings
+    call = _payloads(LOG, "inductor_output_code")[0].split("def call(self, args):")[1]
+    assert call.index("torch.ops.mylib.scale.default(arg0_1") < call.index(
+        "# Topologically Sorted Source Nodes: [shifted, mul]") < call.index("triton_poi_fused_add_mul_0.run(")
+    trace = read_trace(cuda211_moved(LOG, tmp_path))
+    scale, clamp = op_mutations(trace).ops
+    assert [(m.location.line, m.location.code, m.kernel) for c in scale.calls for m in c.moved_reads] == [
+        (_line("shifted = x + 1"), "shifted = x + 1", "triton_poi_fused_add_mul_0")]
+    assert (f"computes custom_op_mutation_cuda.py:{_line('shifted = x + 1')} (shifted = x + 1) in "
+            "triton_poi_fused_add_mul_0 after the call") \
+        in scale.why
+    assert [m for c in clamp.calls for m in c.moved_reads] == []
+    # Without torch's provenance mappings, the wrapper's comment over the kernel's call says the same
+    for entry in trace.sorted_compiles():
+        entry.artifacts[:] = [a for a in entry.artifacts if a.name != "inductor_provenance_tracking_node_mappings"]
+    (scale, _) = op_mutations(trace).ops
+    assert [(m.location.line, m.kernel) for c in scale.calls for m in c.moved_reads] == [
+        (_line("shifted = x + 1"), "triton_poi_fused_add_mul_0")]
+
+
+def test_the_source_page_badges_say_what_each_line_does(tmp_path):
+    """The write, the call left out and the read moved past the call each carry their own badge, not the generic
+    'differs from eager' of a random or low-precision line."""
+    import html
+    import re
+
+    report(cuda211_moved(LOG, tmp_path), tmp_path / "report")
+    (page,) = (tmp_path / "report" / "sources").glob("custom_op_mutation_cuda.py_*.html")
+    badges = [html.unescape(b) for b in re.findall(r'class="b b-numerics" title="[^"]*">([^<]*)<', page.read_text())]
+    assert sorted(badges) == sorted(["writes x, undeclared", "writes x, undeclared", "reads x after mylib::scale",
+                                     "mylib::scale writes x", "call left out"])

@@ -79,6 +79,17 @@ def _code_lines(graph_text: str) -> Iterator[tuple[str, FxNodeSite | None]]:
             yield raw, current
 
 
+def graph_nodes(graph_text: str) -> list[tuple[str, str, FxNodeSite | None]]:
+    """Each node of an FX graph dump in order: (its name, its expression up to torch's `;  x = None` freeing what it
+    used, the `# File:` comment over it)."""
+    found: list[tuple[str, str, FxNodeSite | None]] = []
+    for raw, current in _code_lines(graph_text):
+        d = _NODE_DEF.match(raw)
+        if d is not None and d["name"] != "return":
+            found.append((d["name"], raw[d.end():].split(";", 1)[0], current))
+    return found
+
+
 def graph_input_name(source: str) -> str:
     """The name Dynamo gives the graph input of a source: L['kwargs']['input_ids'] -> l_kwargs_input_ids_."""
     name = re.sub(r"[^a-zA-Z0-9]+", "_", source)

@@ -29,15 +29,16 @@ from __future__ import annotations
 import ast
 import json
 import os
+import re
 from dataclasses import field
 from typing import Any
 
 from ..location import read_local_lines
 from ..model.ids import compilation_key
 from ..model.records import dataclass
-from ..model.trace import Trace
+from ..model.trace import Compile, Trace
 from .cached_lines import CACHE_HITS
-from .fx_sites import GRAPH_ARTIFACT, op_call_sites
+from .fx_sites import GRAPH_ARTIFACT, NODE_MAPPINGS, graph_nodes, op_call_sites
 from .userloc import UserLocation
 
 MAX_SOURCE_BYTES = 4 << 20  # as the source pages: a bigger file is not read
@@ -61,6 +62,8 @@ _NUMPY_IN_PLACE = frozenset(("fill", "sort", "put", "partition", "itemset", "res
 # What a finding and a source page say (the names: `"x"`, `"x", "out"`)
 WHY = ("torch.compile takes the op for functional: it may move a read of {names} past the call, or drop a call whose "
        "result is unused, so compiled results can differ from eager's")
+MOVED = ("the compiled code computes {reads} in {kernels} after the call, so it reads {names} as {op} left it: "
+         "compiled results differ from eager's")
 DROPPED = ("its result is unused, so the compiled code leaves the call out, and the write with it: compiled results "
            "differ from eager's")
 # (Checked on torch 2.13: the fixed program, compiled with the cache of the run before the fix, was served its graphs
@@ -80,6 +83,18 @@ CACHED = ("; {compiles} came from the compile cache: if mutates_args names {name
 
 
 @dataclass
+class MovedRead:
+    """A line that reads the written argument before the op's call, whose compiled kernel runs after the call: it
+    reads what the op wrote, where eager read the argument as it was."""
+
+    location: UserLocation  # the reading line (the `# File:` comment over its node in Dynamo's graph)
+    kernel: str  # the output code's kernel that computes it, called after the op
+
+    def to_json(self) -> dict[str, Any]:
+        return {"location": self.location.to_json(), "kernel": self.kernel}
+
+
+@dataclass
 class OpCall:
     """A call of the op in a compiled graph."""
 
@@ -87,10 +102,12 @@ class OpCall:
     location: UserLocation  # the caller's line (the `# File:` comment over the node)
     dropped: bool = False  # not in AOTAutograd's graphs: its result unused, the call (and its write) left out
     cached: bool = False  # the compile's graphs were served from the compile cache (FX graph or AOTAutograd)
+    # Reads of the written argument before the call in Dynamo's graph that the output code runs after it
+    moved_reads: list[MovedRead] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
         return {"compile_id": self.compile_id, "location": self.location.to_json(), "dropped": self.dropped,
-                "cached": self.cached}
+                "cached": self.cached, "moved_reads": [m.to_json() for m in self.moved_reads]}
 
 
 @dataclass
@@ -145,8 +162,19 @@ class UndeclaredMutation:
 
     @property
     def why(self) -> str:
-        """Why compiled results differ: a call left out lost its write for sure; otherwise what torch may do."""
-        return self.assumed if self.stale else DROPPED + self._cached if self.dropped else self.assumed
+        """Why compiled results differ: a call left out lost its write for sure, a read run after the call read what
+        it wrote; otherwise what torch may do."""
+        if self.stale:
+            return self.assumed
+        if self.dropped:
+            return DROPPED + self._cached
+        moved = [m for c in self.calls for m in c.moved_reads]
+        if moved:
+            reads = " and ".join(dict.fromkeys(
+                f"{m.location.short}{f' ({m.location.code})' if m.location.code else ''}" for m in moved))
+            return MOVED.format(reads=reads, kernels=", ".join(dict.fromkeys(m.kernel for m in moved)),
+                                names=" and ".join(self.arguments), op=self.op) + self._cached
+        return self.assumed
 
     @property
     def assumed(self) -> str:
@@ -168,7 +196,7 @@ class UndeclaredMutation:
         args = " and ".join(self.arguments)
         if self.stale:
             return f"writes into {args}: {self.assumed}"
-        return f"writes into {args}, which {self.op}'s mutates_args does not declare: {self.assumed}"
+        return f"writes into {args}, which {self.op}'s mutates_args does not declare: {self.why}"
 
     def call_note(self, call: OpCall) -> str:
         """What a source page says on a line that calls it."""
@@ -178,7 +206,12 @@ class UndeclaredMutation:
                     f"{args} with it")
         if self.stale:
             return f"calls {self.op} as a functional op: {self.assumed}"
-        return f"calls {self.op}, which writes into {args} undeclared: {self.assumed}"
+        return f"calls {self.op}, which writes into {args} undeclared: {self.why if call.moved_reads else self.assumed}"
+
+    def read_note(self, call: OpCall, read: MovedRead) -> str:
+        """What a source page says on a line that reads the argument before the call, run after it when compiled."""
+        return (f"reads {' and '.join(self.arguments)} before the call of {self.op} at {call.location.short}, but the "
+                f"compiled code computes it in {read.kernel} after that call, so it reads what {self.op} wrote")
 
     @property
     def advice(self) -> str:
@@ -218,6 +251,7 @@ class OpSource:
     defined_line: int
     writes: list[tuple[str, int]]  # (argument, line)
     declared_value: str = ""  # a name's value, where its module-level assignment says (named_value)
+    parameters: list[str] = field(default_factory=list)  # the function's, in order: which argument of a call is which
 
 
 def _is_custom_op(func: ast.expr) -> bool:
@@ -379,9 +413,11 @@ def custom_op_sources(text: str) -> dict[str, list[OpSource]]:
             except RecursionError:
                 continue
             value = named_value(tree, text, declared.id, call.lineno) if isinstance(declared, ast.Name) else None
+            args = impl.args
             found.setdefault(name.value, []).append(OpSource(
                 name.value, impl.name, ast.unparse(declared) if declared is not None else "",
-                _literal_names(declared), call.lineno, writes, value or ""))
+                _literal_names(declared), call.lineno, writes, value or "",
+                [a.arg for a in (*args.posonlyargs, *args.args, *args.kwonlyargs)]))
     return found
 
 
@@ -520,6 +556,8 @@ def op_mutations(trace: Trace) -> OpMutations:
     calls: dict[str, list[OpCall]] = {}
     functional: dict[str, bool] = {}  # op -> every AOT graph that has it calls it plainly
     files: set[tuple[str, int, str]] = set()  # (path, line, code) of the call sites: the files to read, checked
+    # id of a call -> (its compile, Dynamo's graph, the op as the graph names it, which of its calls there)
+    where: dict[int, tuple[Compile, str, str, int]] = {}
     for entry in trace.sorted_compiles():
         if entry.compile_id is None:
             continue
@@ -531,8 +569,10 @@ def op_mutations(trace: Trace) -> OpMutations:
         key = compilation_key(entry.compile_id)
         cached = any(a.name in CACHE_HITS for a in entry.artifacts)
         for artifact in graphs[-1:]:  # (a restarted compile's last graph is the one compiled)
-            sites = op_call_sites(trace.payload_text(artifact.payload))
-            for graph_op, site, unused in sites:
+            graph = trace.payload_text(artifact.payload)
+            seen: dict[str, int] = {}
+            for graph_op, site, unused in op_call_sites(graph):
+                nth = seen[graph_op] = seen.get(graph_op, -1) + 1
                 op = _op_name(graph_op)
                 if op is None or site is None:
                     continue
@@ -541,7 +581,9 @@ def op_mutations(trace: Trace) -> OpMutations:
                 functional[op] = functional.get(op, True) and not wrapped
                 dropped = unused and called not in aot
                 loc = UserLocation(site.path, site.line, site.function, site.code)
-                calls.setdefault(op, []).append(OpCall(key, loc, dropped, cached))
+                call = OpCall(key, loc, dropped, cached)
+                calls.setdefault(op, []).append(call)
+                where[id(call)] = (entry, graph, graph_op, nth)
                 if site.code:
                     files.add((site.path, site.line, site.code))
     if not calls:
@@ -567,12 +609,118 @@ def op_mutations(trace: Trace) -> OpMutations:
             if not written:
                 continue
             lines = read_lines(path)
+            arguments = list(dict.fromkeys(a for a, _ in written))
+            told = [OpCall(c.compile_id, c.location, c.dropped, c.cached,
+                           [] if c.dropped else moved_reads(trace, *where[id(c)], arguments, source.parameters))
+                    for c in op_calls]
             out.ops.append(UndeclaredMutation(
-                op, source.function, list(dict.fromkeys(a for a, _ in written)), source.declared_text or "(none)",
+                op, source.function, arguments, source.declared_text or "(none)",
                 UserLocation(path, source.defined_line, source.function, _code(lines, source.defined_line)),
                 [UserLocation(path, line, source.function, _code(lines, line)) for line in
-                 dict.fromkeys(line for _, line in written)], op_calls, stale, source.declared_value))
+                 dict.fromkeys(line for _, line in written)], told, stale, source.declared_value))
     return out
+
+
+MAX_CALL_CHARS = 4_000  # a graph node's call parsed to see which of its arguments is which
+# The wrapper's `def call(args):` (older torch) or `def call(self, args):` (Runner): the order its kernels run in
+_WRAPPER_CALL = re.compile(r"^\s*def call\((?:self, )?args\):", re.M)
+# `# Topologically Sorted Source Nodes: [shifted, mul], Original ATen: ...` over a kernel's call: the nodes it computes
+_SOURCE_NODES = re.compile(r"^\s*# Topologically Sorted Source Nodes: \[(?P<nodes>[^\]\n]{0,4000})\]", re.M)
+_CALLED = re.compile(r"^\s*(?:\w+ = )?(?P<kernel>[A-Za-z_]\w{0,300})(?:\.run)?\(", re.M)
+
+
+def moved_reads(trace: Trace, entry: Compile, graph: str, graph_op: str, nth: int, arguments: list[str],
+                parameters: list[str]) -> list[MovedRead]:
+    """The nodes of Dynamo's graph that read an argument the op writes before its call, whose kernel the output code
+    runs after the call (Inductor took the op for functional, so order did not matter to it): each such read sees
+    what the op wrote. A node's kernel: torch's provenance mappings (Dynamo's node -> post-grad nodes -> the kernel
+    computing them), else the `# Topologically Sorted Source Nodes` comment over a call in the wrapper."""
+    nodes = graph_nodes(graph)
+    called = f"torch.ops.{graph_op}("
+    at = [i for i, (_, expr, _) in enumerate(nodes) if expr.lstrip().startswith(called)]
+    if nth >= len(at):
+        return []
+    expr = nodes[at[nth]][1].strip()
+    read = _written_values(expr, arguments, parameters)
+    code = next((trace.payload_text(a.payload) for a in reversed(entry.artifacts)
+                 if a.name.startswith("inductor_output_code") and a.payload is not None), "")
+    start = _WRAPPER_CALL.search(code)
+    if not read or start is None:
+        return []
+    wrapper = code[start.end():]
+    op_at = wrapper.find(called)
+    if op_at < 0:
+        return []
+    kernels = _node_kernels(trace, entry)
+    found: list[MovedRead] = []
+    for name, node_expr, site in nodes[:at[nth]]:
+        if site is None or name in read or not any(re.search(rf"\b{re.escape(v)}\b", node_expr) for v in read):
+            continue
+        after = [k for k in kernels.get(name, []) if 0 <= _called_at(wrapper, k) and _called_at(wrapper, k) > op_at]
+        if kernels.get(name) is None:  # (no provenance: the wrapper's comments over its calls)
+            after = [k for k, nodes_there in _commented_calls(wrapper, op_at) if name in nodes_there]
+        if after:
+            found.append(MovedRead(UserLocation(site.path, site.line, site.function, site.code), after[0]))
+    return found
+
+
+def _written_values(expr: str, arguments: list[str], parameters: list[str]) -> set[str]:
+    """The graph's names passed as the written arguments in a call node's expression
+    (`torch.ops.mylib.scale.default(l_x_, 2.0)` with parameters [x, factor] and x written: {"l_x_"})."""
+    if len(expr) > MAX_CALL_CHARS:
+        return set()
+    try:
+        call = ast.parse(expr, mode="eval").body
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return set()
+    if not isinstance(call, ast.Call):
+        return set()
+    given = {p: a for p, a in zip(parameters, call.args)} | {k.arg: k.value for k in call.keywords if k.arg}
+    return {v.id for arg in arguments if isinstance(v := given.get(arg), ast.Name)}
+
+
+def _node_kernels(trace: Trace, entry: Compile) -> dict[str, list[str]]:
+    """Dynamo's node -> the kernels of the output code that compute it, by torch's provenance mappings (preToPost,
+    then the kernel's debug handle `triton_poi_fused_add_mul_0:2` -> post-grad nodes); {} where not logged."""
+    mapping = next((a for a in reversed(entry.artifacts) if a.name == NODE_MAPPINGS and a.payload is not None), None)
+    if mapping is None:
+        return {}
+    try:
+        found = json.loads(trace.payload_text(mapping.payload))
+    except (ValueError, RecursionError):
+        return {}
+    pre_to_post = found.get("preToPost") if isinstance(found, dict) else None
+    code_to_post = next((found.get(k) for k in ("cppCodeToPost", "pyCodeToPost") if isinstance(found.get(k), dict)),
+                        None) if isinstance(found, dict) else None
+    if not isinstance(pre_to_post, dict) or not isinstance(code_to_post, dict):
+        return {}
+    post_kernels: dict[str, list[str]] = {}
+    for handle, posts in code_to_post.items():
+        kernel = str(handle).rsplit(":", 1)[0]
+        if kernel.startswith("torch.ops.") or not isinstance(posts, list):
+            continue  # (an op's call, not a kernel of Inductor's)
+        for post in posts:
+            post_kernels.setdefault(str(post), []).append(kernel)
+    return {str(pre): list(dict.fromkeys(k for post in posts for k in post_kernels.get(str(post), [])))
+            for pre, posts in pre_to_post.items() if isinstance(posts, list)}
+
+
+def _called_at(wrapper: str, kernel: str) -> int:
+    """Where the wrapper first calls kernel (`kernel.run(` or `kernel(`); -1: it does not."""
+    found = re.search(rf"^\s*(?:\w+ = )?{re.escape(kernel)}(?:\.run)?\(", wrapper, re.M)
+    return found.start() if found else -1
+
+
+def _commented_calls(wrapper: str, after: int) -> list[tuple[str, list[str]]]:
+    """(kernel, the nodes its comment names) of each call the wrapper makes after position `after` under a
+    `# Topologically Sorted Source Nodes` comment."""
+    found: list[tuple[str, list[str]]] = []
+    for comment in _SOURCE_NODES.finditer(wrapper, after):
+        call = next((c for c in _CALLED.finditer(wrapper, comment.end())
+                     if c["kernel"] not in ("get_raw_stream", "stream0", "buf", "del")), None)
+        if call is not None:
+            found.append((call["kernel"], [n.strip() for n in comment["nodes"].split(",")]))
+    return found
 
 
 def read_lines(path: str) -> list[str] | None:

@@ -223,7 +223,7 @@ class LineNotes:
     # checkpoint calls made on this line; {"compile_id", "recomputed_ops": n} where its backward recomputes n ops of it.
     checkpoint: list[dict[str, Any]] = field(default_factory=list)
     # Compiled results that differ from eager's here (numerics.py): {"kind": "random" | "precision", "compile_ids",
-    # "ops", "why"}
+    # "ops", "why"}; a custom op's ("mutation", op_mutations.py) adds "badge", what the line does ("call left out")
     numerics: list[dict[str, Any]] = field(default_factory=list)
     # Ran eagerly, all of it, because of a graph break elsewhere that no resume could follow (graph_breaks' and
     # errors' facts, said in their words): {"kind": "skipped_frame", "function", "compile_ids", "text"} on each line
@@ -1245,13 +1245,19 @@ def analyze_sources(trace: Trace, provenance: Provenance | None = None, shapes: 
                 n.numerics.append({"kind": kind, "compile_ids": differing.compile_ids, "ops": differing.ops,
                                    "why": differing.why})
     for op in (mutations if mutations is not None else op_mutations(trace)).ops:
-        marks = [(w, op.compile_ids, op.write_note) for w in op.writes]
-        marks += [(c.location, [c.compile_id], op.call_note(c)) for c in op.calls]
-        for where, compile_ids, why in marks:
+        args = " and ".join(op.arguments)
+        # (each with its badge: what the line does, not only that results differ)
+        marks = [(w, op.compile_ids, op.write_note, f"writes {args}, undeclared") for w in op.writes]
+        marks += [(c.location, [c.compile_id], op.call_note(c),
+                   "call left out" if c.dropped else f"{op.op} writes {args}") for c in op.calls]
+        marks += [(m.location, [c.compile_id], op.read_note(c, m), f"reads {args} after {op.op}")
+                  for c in op.calls for m in c.moved_reads]
+        for where, compile_ids, why, badge in marks:
             n = at(where.filename, where.line)
             if n is not None:
                 quotes.add(where.filename, where.line, where.code)
-                n.numerics.append({"kind": "mutation", "compile_ids": compile_ids, "ops": [op.op], "why": why})
+                n.numerics.append({"kind": "mutation", "compile_ids": compile_ids, "ops": [op.op], "why": why,
+                                   "badge": badge})
     for package in aoti.packages if aoti is not None else ():
         n = at(package.call.filename, package.call.line) if package.call is not None else None
         if package.call is not None and n is not None:

@@ -280,6 +280,9 @@ def _numerics(ins: Insights) -> list[RenderableType]:
             body.append(f"\ncalled: {call.compile_id} {_where(call.location)}"
                         f"{f': {call.location.code}' if call.location.code else ''}"
                         f"{' (left out of the compiled code)' if call.dropped else ''}")
+            for read in call.moved_reads:
+                body.append(f"\nread after the call: {_where(read.location)}"
+                            f"{f': {read.location.code}' if read.location.code else ''} (in {read.kernel})")
         body.append(f"\n{op.why}")
         out.append(Group(head, Padding(body, (0, 0, 0, 3)), TerminalText(f"fix: {op.advice}", style="green")))
     for kind, lines in (("random, Inductor's generator", num.random), ("low precision, fused", num.precision)):

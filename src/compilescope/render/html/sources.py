@@ -450,7 +450,9 @@ def _badges(notes: LineNotes, dirs: _CompileDirs) -> str:
                    f'AOTInductor package{"s" if len(notes.aoti) > 1 else ""}</span>')
     if notes.numerics:
         out.append('<span class="b b-numerics" title="compiled results differ from eager\'s here: '
-                   f'{html_text("; ".join(d["why"] for d in notes.numerics))}">differs from eager</span>')
+                   f'{html_text("; ".join(d["why"] for d in notes.numerics))}">'
+                   f'{html_text("; ".join(dict.fromkeys(d.get("badge") or "differs from eager" for d in notes.numerics)))}'
+                   '</span>')
     if notes.user_kernels:
         out.append('<span class="b b-kernel" title="your own @triton.jit kernel: defined or launched here, compiled into '
                    'the graphs as you wrote it">your Triton kernel</span>')
