@@ -131,6 +131,41 @@ def test_check_no_late_hooks_fails_the_hook_registered_after_compiling(capsys):
     assert not result.passed and "did not keep them" in result.message
 
 
+def test_each_rule_whose_facts_were_not_kept_fails_and_one_whose_facts_were_kept_is_checked():
+    """Facts saved by a compilescope before a rule's facts were kept (None, or aoti_deploy_static's real package with
+    its one_shape key removed): asked for and not checkable, each fails naming the rule; the same facts kept are
+    checked by the rule itself (module_swap_fixed draws no random numbers and writes through no custom op: a pass)."""
+    import dataclasses
+
+    fixed = _facts("module_swap_fixed.log.gz")
+    with read_trace(str(torch213("aoti_deploy_static.log.gz"))) as trace:
+        static = run_facts(analyze(trace))
+    old_package = dataclasses.replace(static, aoti_packages=[
+        {k: v for k, v in p.items() if k != "one_shape"} for p in static.aoti_packages])
+    assert static.aoti_packages and all(p["one_shape"] for p in static.aoti_packages)
+    cases = [(Rules(no_inductor_random=True), fixed, dataclasses.replace(fixed, numerics=None), "no-inductor-random"),
+             (Rules(no_custom_op_mutations=True), fixed, dataclasses.replace(fixed, numerics=None),
+              "no-custom-op-mutations"),
+             (Rules(no_static_aoti_packages=True), static, old_package, "no-static-aoti-packages")]
+    for rules, kept, old, name in cases:
+        [result] = evaluate({None: old}, rules)
+        assert (result.name, result.passed) == (name, False)
+        assert result.message == (f"{name}: the facts were saved by a compilescope that did not keep them: "
+                                  "check the log itself")
+        [result] = evaluate({None: kept}, rules)
+        assert result.name == name and "did not keep" not in result.message
+    # the static package, kept, is checked: one shape only, a failure of the rule's own
+    [result] = evaluate({None: static}, Rules(no_static_aoti_packages=True))
+    assert result.message.startswith("no-static-aoti-packages: 1 AOTInductor package accepting one shape only")
+    [result] = evaluate({None: dataclasses.replace(fixed, user_kernels=None)}, Rules(user_kernels=["scaled_add_kernel"]))
+    assert (result.name, result.description, result.passed) == ("user-kernel", "scaled_add_kernel in the compiled code",
+                                                                False)
+    assert result.message == ("user-kernel: the facts were saved by a compilescope that did not keep the user's "
+                              "kernels: check the log itself")
+    [result] = evaluate({None: fixed}, Rules(user_kernels=["scaled_add_kernel"]))
+    assert "no compiled code in the log holds your Triton kernel scaled_add_kernel" in result.message
+
+
 def test_diff_says_the_late_hook_of_one_run():
     hook, fixed = _facts("module_swap_hook.log.gz"), _facts("module_swap_fixed.log.gz")
     assert hook.late_hooks == [{"frame": next(iter(hook.frames)), "function": "forward", "module": "self.block",

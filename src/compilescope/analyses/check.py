@@ -375,6 +375,16 @@ def evaluate(runs: dict[int | None, RunFacts], rules: Rules,
             results.append(RuleResult(name, description, True, "; ".join(seen),
                                       noteworthy=any(left_out(facts) for facts in runs.values())))
 
+    def kept(name: str, lacking, description: str = "none allowed", what: str = "them") -> bool:
+        """False, and the rule failed, when a run's facts were saved by a compilescope too old to keep what the rule
+        reads (lacking(facts)): a rule asked for and not checkable must not pass."""
+        unkept = [rank for rank, facts in runs.items() if lacking(facts)]
+        if unkept:
+            results.append(RuleResult(name, description, False,
+                                      f"{name}: {_where(unkept[0])}the facts were saved by a compilescope that did "
+                                      f"not keep {what}: check the log itself"))
+        return not unkept
+
     if rules.max_graph_breaks is not None:
         absolute("max-graph-breaks", f"at most {rules.max_graph_breaks} allowed",
                  lambda f: (len(_gated_breaks(f)), [f"{b['reason']} {break_at(b)}" for b in _gated_breaks(f)]),
@@ -410,18 +420,12 @@ def evaluate(runs: dict[int | None, RunFacts], rules: Rules,
                  rules.max_avoidable_recompiles, lambda v, lim: v > lim, lambda v: count(v, "avoidable recompile"),
                  lambda f: expected_note(f) + _library_note(_recompiles(_user_frames(f)), _recompiles(f.frames.values())),
                  others="function", left_out=lambda f: avoidable(f) < _recompiles(_user_frames(f)))
-    if rules.no_late_hooks:
-        unkept = [rank for rank, facts in runs.items() if facts.late_hooks is None]
-        if unkept:  # asked for and not checkable: fail
-            results.append(RuleResult("no-late-hooks", "none allowed", False,
-                                      f"no-late-hooks: {_where(unkept[0])}the facts were saved by a compilescope that "
-                                      "did not keep them: check the log itself"))
-        else:
-            absolute("no-late-hooks", "none allowed (register hooks before the first compiled call)",
-                     lambda f: (len(f.late_hooks or []), [_late_hook(h) for h in f.late_hooks or []]),
-                     0, lambda v, lim: v > lim, lambda v: count(v, "hook") + " registered after compiling",
-                     lambda f: "" if f.late_hooks else f" ({LATE_HOOKS_UNSEEN})", others="hook",
-                     left_out=lambda f: not f.late_hooks)
+    if rules.no_late_hooks and kept("no-late-hooks", lambda f: f.late_hooks is None):
+        absolute("no-late-hooks", "none allowed (register hooks before the first compiled call)",
+                 lambda f: (len(f.late_hooks or []), [_late_hook(h) for h in f.late_hooks or []]),
+                 0, lambda v, lim: v > lim, lambda v: count(v, "hook") + " registered after compiling",
+                 lambda f: "" if f.late_hooks else f" ({LATE_HOOKS_UNSEEN})", others="hook",
+                 left_out=lambda f: not f.late_hooks)
     if rules.no_failures:
         absolute("no-failures", "none allowed",
                  lambda f: (len(_user_failures(f)), [failed_compiles(f, x) for x in _user_failures(f)]),
@@ -433,19 +437,14 @@ def evaluate(runs: dict[int | None, RunFacts], rules: Rules,
                             [_export_issue(x) for x in f.export_issues or []]),
                  0, lambda v, lim: v > lim, lambda v: count(v, "draft export issue"),
                  lambda f: " (no export in the log)" if f.export_issues is None else "", others="issue")
-    if rules.no_static_aoti_packages:
-        unkept = [rank for rank, facts in runs.items() if any("one_shape" not in p for p in facts.aoti_packages)]
-        if unkept:  # asked for and not checkable: fail
-            results.append(RuleResult("no-static-aoti-packages", "none allowed", False,
-                                      f"no-static-aoti-packages: {_where(unkept[0])}the facts were saved by a "
-                                      "compilescope that did not keep them: check the log itself"))
-        else:
-            absolute("no-static-aoti-packages", "none allowed (export with dynamic_shapes: a Dim for each size "
-                     "that varies, such as the batch)",
-                     lambda f: (len(_one_shape(f)), [f"{p['call'] or 'a package'} accepts {p['accepts']}"
-                                                     for p in _one_shape(f)]),
-                     0, lambda v, lim: v > lim, lambda v: count(v, "AOTInductor package") + " accepting one shape only",
-                     lambda f: "" if f.aoti_packages else " (no AOTInductor package in the log)", others="package")
+    if rules.no_static_aoti_packages and kept("no-static-aoti-packages",
+                                              lambda f: any("one_shape" not in p for p in f.aoti_packages)):
+        absolute("no-static-aoti-packages", "none allowed (export with dynamic_shapes: a Dim for each size "
+                 "that varies, such as the batch)",
+                 lambda f: (len(_one_shape(f)), [f"{p['call'] or 'a package'} accepts {p['accepts']}"
+                                                 for p in _one_shape(f)]),
+                 0, lambda v, lim: v > lim, lambda v: count(v, "AOTInductor package") + " accepting one shape only",
+                 lambda f: "" if f.aoti_packages else " (no AOTInductor package in the log)", others="package")
     if rules.max_compile_seconds is not None:
         absolute("max-compile-seconds", f"at most {format_seconds(rules.max_compile_seconds)} allowed",
                  lambda f: (f.compile_time_s, [why] if (why := _why_slow(f)) else []), rules.max_compile_seconds,
@@ -460,39 +459,23 @@ def evaluate(runs: dict[int | None, RunFacts], rules: Rules,
                  lambda f: (len(f.cudagraph_skips), [f"{x['compile_id']}: {x['reason']}" for x in f.cudagraph_skips]),
                  0, lambda v, lim: v > lim, lambda v: count(v, "compile") + " run without CUDA graphs")
 
-    if rules.no_custom_op_mutations:
-        unkept = [rank for rank, facts in runs.items() if facts.numerics is None]
-        if unkept:  # asked for and not checkable: fail
-            results.append(RuleResult("no-custom-op-mutations", "none allowed", False,
-                                      f"no-custom-op-mutations: {_where(unkept[0])}the facts were saved by a compilescope "
-                                      "that did not keep them: check the log itself"))
-        else:
-            absolute("no-custom-op-mutations", "none allowed (declare mutates_args, or return a new tensor)",
-                     lambda f: (len(_undeclared_writes(f)), [
-                         f"{n.get('op') or '?'} at {_short(n['file'])}:{n['line']}" + (f" ({n['code']})" if n["code"] else "")
-                         for n in _undeclared_writes(f)]),
-                     0, lambda v, lim: v > lim,
-                     lambda v: count(v, "custom op write") + " torch does not know of (mutates_args)", others="write")
+    if rules.no_custom_op_mutations and kept("no-custom-op-mutations", lambda f: f.numerics is None):
+        absolute("no-custom-op-mutations", "none allowed (declare mutates_args, or return a new tensor)",
+                 lambda f: (len(_undeclared_writes(f)), [
+                     f"{n.get('op') or '?'} at {_short(n['file'])}:{n['line']}" + (f" ({n['code']})" if n["code"] else "")
+                     for n in _undeclared_writes(f)]),
+                 0, lambda v, lim: v > lim,
+                 lambda v: count(v, "custom op write") + " torch does not know of (mutates_args)", others="write")
 
-    if rules.no_inductor_random:
-        unkept = [rank for rank, facts in runs.items() if facts.numerics is None]
-        if unkept:  # asked for and not checkable: fail
-            results.append(RuleResult("no-inductor-random", "none allowed", False,
-                                      f"no-inductor-random: {_where(unkept[0])}the facts were saved by a compilescope "
-                                      "that did not keep them: check the log itself"))
-        else:
-            absolute("no-inductor-random", "none allowed (torch._inductor.config.fallback_random = True draws eager's)",
-                     lambda f: (len(_drawn(f)), [f"{_short(n['file'])}:{n['line']}" + (f" ({n['code']})" if n["code"] else "")
-                                                 for n in _drawn(f)]),
-                     0, lambda v, lim: v > lim, lambda v: count(v, "line") + " drawing Inductor's random numbers",
-                     others="line")
+    if rules.no_inductor_random and kept("no-inductor-random", lambda f: f.numerics is None):
+        absolute("no-inductor-random", "none allowed (torch._inductor.config.fallback_random = True draws eager's)",
+                 lambda f: (len(_drawn(f)), [f"{_short(n['file'])}:{n['line']}" + (f" ({n['code']})" if n["code"] else "")
+                                             for n in _drawn(f)]),
+                 0, lambda v, lim: v > lim, lambda v: count(v, "line") + " drawing Inductor's random numbers",
+                 others="line")
 
     for name in rules.user_kernels:
-        unkept = [rank for rank, facts in runs.items() if facts.user_kernels is None]
-        if unkept:  # asked for and not checkable: fail
-            results.append(RuleResult("user-kernel", f"{name} in the compiled code", False,
-                                      f"user-kernel: {_where(unkept[0])}the facts were saved by a compilescope "
-                                      "that did not keep the user's kernels: check the log itself"))
+        if not kept("user-kernel", lambda f: f.user_kernels is None, f"{name} in the compiled code", "the user's kernels"):
             continue
         missing = [rank for rank, facts in runs.items() if not _compiled(facts, name)]
         if missing:
