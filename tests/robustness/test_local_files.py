@@ -6,24 +6,21 @@ fails, never hangs the suite."""
 
 from __future__ import annotations
 
+from compilescope.analyses.sources import MAX_SOURCE_BYTES
+
 from ..conftest import CUDA211_LOGS
+from .hostile_files import local_files
 from .test_round_two import run_python
 
 PROGRAM = CUDA211_LOGS.parent / "programs" / "user_triton_kernel.py"
 
 
 def test_only_a_regular_file_within_the_bound_is_read_by_the_pages_and_the_kernels_alike(tmp_path):
+    local_files(tmp_path, PROGRAM, MAX_SOURCE_BYTES + 1)
     run_python(f"""
-import os, shutil
 from compilescope import location
 from compilescope.analyses import sources, user_kernels
 d = {str(tmp_path)!r}
-shutil.copy({str(PROGRAM)!r}, d + '/copy.py')
-os.mkfifo(d + '/fifo.py')
-os.mkdir(d + '/folder.py')
-os.symlink('/dev/zero', d + '/zero.py')
-with open(d + '/huge.py', 'wb') as f:
-    f.truncate(sources.MAX_SOURCE_BYTES + 1)
 program = open({str(PROGRAM)!r}, encoding='utf-8').read().splitlines()
 assert location.read_local_lines(d + '/copy.py', sources.MAX_SOURCE_BYTES) == (tuple(program), '')
 refused = {{name: location.read_local_lines(d + '/' + name, sources.MAX_SOURCE_BYTES)

@@ -7,8 +7,11 @@ from __future__ import annotations
 import json
 import re
 
+from compilescope.analyses.user_kernels import _MAX_SOURCE_BYTES
+
 from ..conftest import CUDA211_LOGS, line_holding
 from ..user_kernel_logs import raw_text, rewritten, with_copies
+from .hostile_files import local_files
 from .test_round_two import compilescope, run_python
 
 PROGRAM = CUDA211_LOGS.parent / "programs" / "user_triton_kernel.py"
@@ -39,16 +42,11 @@ def test_the_kernels_file_is_read_only_where_it_is_a_regular_file_of_bounded_siz
     # /dev/zero never ends, a directory cannot be read. The program, copied, is read (its def is the line after torch's).
     text = "def scaled_add_kernel(x_ptr, y_ptr, out_ptr, n, alpha, BLOCK: tl.constexpr):"
     def_at = line_holding(PROGRAM, "def scaled_add_kernel(")
+    local_files(tmp_path, PROGRAM, _MAX_SOURCE_BYTES + 1)
     code = f"""
-import os, shutil
+import shutil
 from compilescope.analyses import user_kernels as uk
 d = {str(tmp_path)!r}
-shutil.copy({str(PROGRAM)!r}, d + '/copy.py')
-os.mkfifo(d + '/fifo.py')
-os.mkdir(d + '/folder.py')
-os.symlink('/dev/zero', d + '/zero.py')
-with open(d + '/huge.py', 'wb') as f:
-    f.truncate(uk._MAX_SOURCE_BYTES + 1)
 assert uk.def_line(d + '/copy.py', {def_at - 1}, {text!r}) == {def_at}
 for name in ('fifo.py', 'folder.py', 'zero.py', 'huge.py', 'gone.py', 'a\\0b.py'):
     assert uk.def_line(d + '/' + name, {def_at - 1}, {text!r}) is None, name
