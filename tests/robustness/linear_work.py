@@ -15,38 +15,57 @@ from pathlib import Path
 MEMORY_CAP = 3 << 30
 HANG_GUARD_S = 120  # a hang, not a time: the counted runs take a few seconds
 
-# The child: compilescope's CLI in-process with a tracer that counts the lines run in compilescope's own files (its
-# Jinja templates compile to code named by their files, so they count too); other code (json, rich, the standard
-# library) is not traced past its calls, so what is counted does not move with their versions.
+
+class LineCounter:
+    """Counts the lines run in compilescope's own files while entered (its Jinja templates compile to code named by
+    their files, so they count too); other code (json, rich, the standard library) is not traced past its calls, so
+    what is counted does not move with their versions. This thread only, as sys.settrace is."""
+
+    def __init__(self) -> None:
+        import compilescope
+
+        self.root = str(Path(compilescope.__file__).parent)
+        self.lines = 0
+
+    def _in_compilescope(self, frame, event, arg):
+        if event == "line":
+            self.lines += 1
+        return self._in_compilescope
+
+    def _on_call(self, frame, event, arg):
+        return self._in_compilescope if frame.f_code.co_filename.startswith(self.root) else None
+
+    def __enter__(self) -> LineCounter:
+        sys.settrace(self._on_call)
+        return self
+
+    def __exit__(self, *exc) -> None:
+        sys.settrace(None)
+
+
+def lines_run_here(fn, *args) -> int:
+    """The lines of compilescope's own code fn(*args) runs, in this process."""
+    with LineCounter() as counter:
+        fn(*args)
+    return counter.lines
+
+
+# The child: compilescope's CLI in-process, counted by this file's LineCounter (loaded by its path: the child's
+# sys.path need not hold the tests); the count is written even where the CLI raises.
 _COUNTING_CHILD = r"""
+import runpy
 import sys
 from pathlib import Path
 
-import compilescope
 from compilescope.cli import main
 
-root = str(Path(compilescope.__file__).parent)
-lines = 0
-
-
-def in_compilescope(frame, event, arg):
-    global lines
-    if event == "line":
-        lines += 1
-    return in_compilescope
-
-
-def on_call(frame, event, arg):
-    return in_compilescope if frame.f_code.co_filename.startswith(root) else None
-
-
-count_file, *argv = sys.argv[1:]
-sys.settrace(on_call)
+counter_file, count_file, *argv = sys.argv[1:]
+counter = runpy.run_path(counter_file)["LineCounter"]()
 try:
-    status = main(argv)
+    with counter:
+        status = main(argv)
 finally:
-    sys.settrace(None)
-    Path(count_file).write_text(str(lines))
+    Path(count_file).write_text(str(counter.lines))
 sys.exit(status)
 """
 
@@ -60,7 +79,7 @@ def lines_run(count_file: Path, *args, **kw) -> tuple[int, subprocess.CompletedP
     """Run `compilescope ARGS` in a child process (bounded in memory, with a hang guard): the lines of compilescope's
     code it ran, and the finished process (its output, to check what was read)."""
     try:
-        r = subprocess.run([sys.executable, "-c", _COUNTING_CHILD, str(count_file), *map(str, args)],
+        r = subprocess.run([sys.executable, "-c", _COUNTING_CHILD, __file__, str(count_file), *map(str, args)],
                            capture_output=True, timeout=HANG_GUARD_S, preexec_fn=cap_memory, **kw)
     except subprocess.TimeoutExpired:
         raise AssertionError(f"compilescope {' '.join(map(str, args))} ran past {HANG_GUARD_S} s") from None
@@ -71,5 +90,6 @@ def lines_run(count_file: Path, *args, **kw) -> tuple[int, subprocess.CompletedP
 def assert_linear(lines_n: int, lines_2n: int, what: str) -> None:
     """Twice the compiles, at most twice the lines (what is run once, at start-up, makes it a little less): a quadratic
     loop over them is four times its lines, the ratio well above 2 once it is a fair share of the work."""
+    assert lines_n > 0, f"{what}: no line of compilescope counted (the counter's root is not the package's?)"
     assert lines_2n <= 2 * lines_n, (f"{what}: {lines_n:,} lines of compilescope for n compiles, {lines_2n:,} for 2n "
                                      f"({lines_2n / lines_n:.2f} times): more than linear")

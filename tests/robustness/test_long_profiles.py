@@ -8,14 +8,12 @@ from __future__ import annotations
 
 import gzip
 import json
-import sys
 from pathlib import Path
 
-from compilescope.analyses import runtime as runtime_analysis
 from compilescope.analyses.runtime import SlowCall, _count_once
 
 from ..conftest import cuda211
-from .linear_work import assert_linear
+from .linear_work import assert_linear, lines_run_here
 from .test_round_two import compilescope
 
 COPIES = 16
@@ -77,25 +75,6 @@ def test_a_long_gpu_profile_is_read_in_linear_time(tmp_path):
     assert abs(idle_row["total_us"] - idle) < 0.01
 
 
-def _lines_run(fn, *args) -> int:
-    """The lines of compilescope's own code a call runs (linear_work's count, in this process): a count, not a time."""
-    root = str(Path(runtime_analysis.__file__).parents[1])  # the package
-    lines = 0
-
-    def in_compilescope(frame, event, arg):
-        nonlocal lines
-        if event == "line":
-            lines += 1
-        return in_compilescope
-
-    sys.settrace(lambda frame, event, arg: in_compilescope if frame.f_code.co_filename.startswith(root) else None)
-    try:
-        fn(*args)
-    finally:
-        sys.settrace(None)
-    return lines
-
-
 def _slow_calls_in_pairs(n: int) -> list:
     """n slow calls in pairs: two threads' warm-ups at the same instants, 5 us on the GPU timeline each, a pair 10 us
     after the last (so what the earlier calls hold is a span per pair); one call in three also on a second GPU, for
@@ -108,7 +87,7 @@ def _slow_calls_in_pairs(n: int) -> list:
 def test_slow_calls_counted_once_in_linear_work():
     """_count_once merged every earlier call's pieces again for each call: 1000 slow calls took 0.59 s, 4000 14 s."""
     small, large = _slow_calls_in_pairs(1000), _slow_calls_in_pairs(2000)
-    lines_n, lines_2n = _lines_run(_count_once, small), _lines_run(_count_once, large)
+    lines_n, lines_2n = lines_run_here(_count_once, small), lines_run_here(_count_once, large)
     assert_linear(lines_n, lines_2n, "_count_once")
     # a pair's second call is all its first's time, its first none of the pairs' before it
     assert [t[2].overlap_us for t in large] == [0.0, 5.0] * 1000
