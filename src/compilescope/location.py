@@ -16,7 +16,7 @@ import posixpath
 import re
 import stat
 from .model.records import dataclass
-from typing import IO, Any, Callable, Iterable, NamedTuple, TypeVar
+from typing import IO, Any, BinaryIO, Callable, Iterable, NamedTuple, TypeVar
 
 from .errors import CompilescopeError
 
@@ -413,6 +413,17 @@ def open_regular(path: str, follow_links: bool = True) -> tuple[int, os.stat_res
         os.close(fd)
         raise
     return fd, info
+
+
+def open_regular_file(path: str, follow_links: bool = True) -> BinaryIO:
+    """open_regular's file as a binary stream, for a reader that reads its own way (a head, chunks, lines) and bounds
+    what it reads itself. Raises as open_regular does."""
+    fd, _ = open_regular(path, follow_links)
+    try:
+        return os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
 
 
 class LocalBytes(NamedTuple):

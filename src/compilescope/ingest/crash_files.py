@@ -26,7 +26,7 @@ import zlib
 from typing import Callable
 
 from ..decompile.recorded import CRASH, CRASH_FILE_PREFIX, EXCEPTION_HEADER
-from ..location import read_local_bytes
+from ..location import open_regular_file, read_local_bytes
 from ..model.records import dataclass
 from .lines import GLOG_PREFIX
 
@@ -87,14 +87,14 @@ def crash_files(directory: str, skip: frozenset[str] | set[str] = frozenset(), p
 def first_pid(log: str) -> int | None:
     """The pid of the process that wrote log (plain or gzip), from the glog prefix of its first record."""
     try:
-        with open(log, "rb") as f:
+        with open_regular_file(log) as f:  # (a FIFO put in a log's place would block open())
             head = f.read(HEAD_BYTES)
             if head[:3] == b"\x1f\x8b\x08":
                 import gzip  # here: most logs are plain text (start-up time, as in reader.open_log)
 
                 f.seek(0)
                 head = gzip.GzipFile(fileobj=f).read(HEAD_BYTES)
-    except (OSError, EOFError, zlib.error):
+    except (OSError, ValueError, EOFError, zlib.error):
         return None
     for line in head.splitlines():
         m = GLOG_PREFIX.match(line)

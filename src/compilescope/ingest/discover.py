@@ -52,7 +52,7 @@ def _starts_like_a_trace(path: str) -> bool:
     TORCH_TRACE line is. The prefix alone is not enough: a run's captured stderr (TORCH_LOGS, torch's warnings)
     has the same prefix before plain text, and it is often the newest file beside the log."""
     try:
-        with open(path, "rb") as f:
+        with location.open_regular_file(path) as f:  # (listed as a file, a FIFO by now: open() would block)
             head = f.read(SNIFF_BYTES)
             if head[:3] == b"\x1f\x8b\x08":
                 import gzip  # here: most logs are plain text
@@ -194,7 +194,7 @@ def _first_record(log: str) -> tuple[int, tuple[str, ...], int | None] | None:
     """(pid, time, first string number) of a log: which process wrote it (its first record's glog prefix), when it
     began, and the number of the first `str` record in its head (None where none is there)."""
     try:
-        with open(log, "rb") as f:
+        with location.open_regular_file(log) as f:
             head = f.read(SNIFF_BYTES)
     except OSError:
         return None
@@ -214,7 +214,7 @@ def _first_string_number(log: str) -> int | None:
     sharing a pid with another, whose head held none."""
     carry = b""
     try:
-        with open(log, "rb") as f:
+        with location.open_regular_file(log) as f:
             while chunk := f.read(1 << 20):
                 block = carry + chunk
                 number = _STRING_NUMBER.search(block)

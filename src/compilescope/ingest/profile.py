@@ -17,6 +17,7 @@ from typing import Any, Iterator
 import orjson
 
 from ..errors import CompilescopeError
+from ..location import open_regular_file
 from ..model.profile import PROFILER_CATEGORIES, Profile, ProfileEvent
 
 MAX_BYTES = 1 << 30
@@ -59,16 +60,21 @@ def read_profile(path: str, max_bytes: int = MAX_BYTES, max_events: int = MAX_EV
 
 def _read_bytes(path: str, profile: Profile, max_bytes: int) -> bytes:
     try:
-        with open(path, "rb") as f:
-            gz = f.read(2) == b"\x1f\x8b"
+        # (a path found beside a log: a FIFO put there would block open(), a device would never end)
+        f = open_regular_file(path)
     except OSError as exc:
         raise CompilescopeError(f"cannot read profile {path}: {exc.strerror or exc}") from None
-    chunks: list[bytes] = []
-    size = 0
-    # zlib, not gzip.open: a truncated .gz keeps everything decompressed before the break.
-    inflate = zlib.decompressobj(16 + zlib.MAX_WBITS) if gz else None
-    try:
-        with open(path, "rb") as f:
+    with f:
+        try:
+            gz = f.read(2) == b"\x1f\x8b"
+            f.seek(0)
+        except OSError as exc:
+            raise CompilescopeError(f"cannot read profile {path}: {exc.strerror or exc}") from None
+        chunks: list[bytes] = []
+        size = 0
+        # zlib, not gzip.open: a truncated .gz keeps everything decompressed before the break.
+        inflate = zlib.decompressobj(16 + zlib.MAX_WBITS) if gz else None
+        try:
             while raw := f.read(_CHUNK):
                 chunk = inflate.decompress(raw, max_bytes + 1 - size) if inflate is not None else raw
                 chunks.append(chunk)
@@ -78,10 +84,10 @@ def _read_bytes(path: str, profile: Profile, max_bytes: int) -> bytes:
                     break
                 if inflate is not None and inflate.eof:
                     break
-        if inflate is not None and not inflate.eof and profile.stopped is None:
-            profile.stopped = "the compressed file is truncated"
-    except (zlib.error, OSError) as exc:
-        profile.stopped = f"the compressed file is damaged ({type(exc).__name__})"
+            if inflate is not None and not inflate.eof and profile.stopped is None:
+                profile.stopped = "the compressed file is truncated"
+        except (zlib.error, OSError) as exc:
+            profile.stopped = f"the compressed file is damaged ({type(exc).__name__})"
     data = b"".join(chunks)
     return data[:max_bytes]
 

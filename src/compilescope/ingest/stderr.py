@@ -15,10 +15,11 @@ The file is untrusted input: lines are cut at MAX_LINE characters and at most MA
 
 from __future__ import annotations
 
+import io
 import os
-from typing import Any
+from typing import Any, Iterator, TextIO
 
-from ..location import is_url
+from ..location import is_url, open_regular_file
 from ..lazy_regex import lazy_compile
 from .discover import TORCH_LOG_NAME, find_logs
 
@@ -64,9 +65,9 @@ def read_stderr_warnings(path: str) -> list[dict[str, Any]]:
     records: list[dict[str, Any]] = []
     current: dict[str, Any] | None = None
     prefix = ""
-    with open(path, encoding="utf-8", errors="replace") as stream:
-        for raw in stream:
-            line = raw.rstrip("\n")[:MAX_LINE]
+    # (a path found beside a log: a FIFO put there would block open(), a line without end be held whole)
+    with io.TextIOWrapper(open_regular_file(path), encoding="utf-8", errors="replace") as stream:
+        for line in _lines_cut(stream, MAX_LINE):
             glog = _GLOG.match(line)
             if glog:
                 head = line[:glog.start("rest")]
@@ -101,3 +102,13 @@ def read_stderr_warnings(path: str) -> list[dict[str, Any]]:
     for record in records:
         record["message"] = "\n".join(record.pop("lines")).rstrip()
     return records
+
+
+def _lines_cut(stream: TextIO, limit: int) -> Iterator[str]:
+    """stream's lines without their newlines, each cut at limit characters: the rest of a longer line is read past a
+    piece at a time, never held whole."""
+    while piece := stream.readline(limit):
+        rest = piece
+        while not rest.endswith("\n") and (rest := stream.readline(limit)):
+            pass
+        yield piece.removesuffix("\n")
