@@ -39,3 +39,22 @@ def raw_records(log: Path) -> list[tuple[dict, str]]:
         elif m := _ENVELOPE.match(line):
             out.append((json.loads(m.group(1)), []))
     return [(envelope, "\n".join(payload)) for envelope, payload in out]
+
+
+def graph_nodes(records: list[tuple[dict, str]], artifact: str, site: re.Pattern[str],
+                node: re.Pattern[str]) -> dict[str, list[tuple[int | str, ...]]]:
+    """compile id ("[0/1]") -> (program line, *node's groups) of each line of its `artifact` graph dump (a post-grad
+    graph) that node matches, read without compilescope; the program line is that of the last `# File:` comment
+    above it that site matches (its group 1), 0 before any."""
+    found: dict[str, list[tuple[int | str, ...]]] = {}
+    for env, payload in records:
+        if env.get("artifact", {}).get("name") != artifact:
+            continue
+        nodes = found.setdefault(f"[{env['frame_id']}/{env['frame_compile_id']}]", [])
+        line = 0
+        for raw in payload.splitlines():
+            if (at := site.search(raw)) is not None:
+                line = int(at[1])
+            elif (matched := node.match(raw)) is not None:
+                nodes.append((line, *matched.groups()))
+    return found

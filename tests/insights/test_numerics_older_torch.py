@@ -10,27 +10,11 @@ from compilescope.analyses.numerics import numerics
 from compilescope.ingest.reader import read_trace
 
 from ..conftest import shared
-from ..tracelog import raw_records
+from ..tracelog import graph_nodes, raw_records
 
 LOG = "peer-tlparse/graph_exec_order_tests/dedicated_log_torch_trace_rank_0_a74od7a1.log"
 _SITE = re.compile(r"# File: .*/test2\.py:(\d+) in \w+")
 _NODE = re.compile(r'^\s+\w+: "(\w+)\[.*= torch\.ops\.(\w+)\.(\w+)\.')
-
-
-def _post_grad(records) -> dict[str, list[tuple[int, str, str, str]]]:
-    """compile id -> (program line, dtype, namespace, op) of each node of its after_post_grad_graph."""
-    found: dict[str, list[tuple[int, str, str, str]]] = {}
-    for env, payload in records:
-        if env.get("artifact", {}).get("name") != "after_post_grad_graph":
-            continue
-        nodes = found.setdefault(f"[{env['frame_id']}/{env['frame_compile_id']}]", [])
-        line = 0
-        for raw in payload.splitlines():
-            if (site := _SITE.search(raw)) is not None:
-                line = int(site[1])
-            elif (node := _NODE.match(raw)) is not None:
-                nodes.append((line, *node.groups()))
-    return found
 
 
 def test_an_older_torchs_post_grad_graph_is_read_and_collectives_are_not_fused_ops():
@@ -38,7 +22,7 @@ def test_an_older_torchs_post_grad_graph_is_read_and_collectives_are_not_fused_o
     records = raw_records(log)
     names = {env.get("artifact", {}).get("name") for env, _ in records}
     assert "after_post_grad_graph" in names and "inductor_post_grad_graph" not in names
-    graphs = _post_grad(records)
+    graphs = graph_nodes(records, "after_post_grad_graph", _SITE, _NODE)  # (line, dtype, namespace, op)
     # [0/1]: `g = gathered * math.sqrt(0.5)` (line 66) and `out = g + rs_expanded` (line 78) are fp16 aten ops, one
     # feeding the other, which Inductor fused into one kernel computing in float32 (triton_poi_fused_add_mul_repeat_2:
     # `tmp2 = tmp0 * tmp1; tmp4 = tmp2 + tmp3`, tmp0 loaded .to(tl.float32)), where eager rounds g to fp16.

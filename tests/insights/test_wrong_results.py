@@ -23,7 +23,7 @@ from compilescope.analyses.numerics import numerics
 from compilescope.ingest.reader import read_trace
 
 from ..conftest import line_holding, report, torch213
-from ..tracelog import raw_records
+from ..tracelog import graph_nodes, raw_records
 
 LOG = "wrong_results.log.gz"
 FIXED = "wrong_results_fixed.log.gz"
@@ -36,20 +36,9 @@ def _line(text: str) -> int:
     return line_holding(PROGRAM, text)
 
 
-def _post_grad(log: str) -> dict[str, list[tuple[int, str, str]]]:
+def _post_grad(log: str) -> dict[str, list[tuple[int | str, ...]]]:
     """compile id -> (program line, dtype, op) of each node of its inductor_post_grad_graph, read without compilescope."""
-    found: dict[str, list[tuple[int, str, str]]] = {}
-    for env, payload in raw_records(torch213(log)):
-        if env.get("artifact", {}).get("name") != "inductor_post_grad_graph":
-            continue
-        nodes = found.setdefault(f"[{env['frame_id']}/{env['frame_compile_id']}]", [])
-        line = 0
-        for raw in payload.splitlines():
-            if (site := _SITE.search(raw)) is not None:
-                line = int(site[1])
-            elif (node := _NODE.match(raw)) is not None:
-                nodes.append((line, node[1], node[2]))
-    return found
+    return graph_nodes(raw_records(torch213(log)), "inductor_post_grad_graph", _SITE, _NODE)
 
 
 def _config(log: str, key: str) -> list[bool]:
