@@ -199,3 +199,22 @@ def test_an_unbacked_symbol_reads_the_range_its_checks_give_and_the_checks_are_r
     assert [(p.location.line, [c.expr for c in p.conditions], p.runtime_asserts) for p in places] == [
         (_line("    torch._check(n >= 0)"), ["u0 >= 0"], True), (_line("    torch._check(n <= x.numel())"), ["u0 <= 32"], True)]
     assert ds.counts == "2 values, 2 runtime asserts"
+
+
+def test_an_item_value_specialized_by_a_loop_is_called_a_value_not_a_size():
+    text = _text("data_dependent.log.gz")
+    item = _in_gate("n = (x.abs() > 1).sum().item()")
+    # s2 is the count read with .item() at the break and passed on past it (___stack0), fixed by the loop on it in
+    # the two compiles of the frame after the break (2/1 at 11, 2/2 at 12; each compiled again after a restart).
+    specs = re.findall(r'"symbolic_shape_specialization": \{"symbol": "(s\d+)", "sources": \["L\[\'___stack0\'\]"\], '
+                       r'"value": "(\d+)"', text)
+    assert specs == [("s2", "11"), ("s2", "11"), ("s2", "12"), ("s2", "12")]
+    assert re.search(r'"create_symbol": \{"symbol": "s2", [^\n]*"source": "L\[\'___stack0\'\]"', text)
+
+    ins, _ = _frames()
+    [spec] = ins.dynamic_shapes.specialized
+    assert spec.kind == "value" and spec.to_json()["kind"] == "value"
+    assert spec.sources_shown[0].startswith(f"the value of `(x.abs() > 1).sum().item()` (data_dependent.py:{item})")
+    [finding] = [f for f in ins.findings if "specialized to a constant" in f.title]
+    assert finding.title == "1 dynamic value specialized to a constant (2 compilations)"
+    assert finding.detail == "s2=11, 12"

@@ -240,6 +240,16 @@ class Specialization:
     def shown_id(self) -> str:
         return self.made_by or self.compile_id
 
+    @property
+    def kind(self) -> str:
+        """"size", "float" or "value": an int read with .item() is a value though its symbol is named as a size's
+        (s2), as DynamicSize.kind tells it, by its source or the source in words."""
+        if FLOAT_SYMBOL.fullmatch(self.symbol):
+            return "float"
+        from_item = any(_ITEM_SOURCE.search(src) for src in self.sources) or any(
+            _ITEM_TEXT.match(text) for text in self.source_texts.values())
+        return "size" if SIZE_SYMBOL.fullmatch(self.symbol) and not from_item else "value"
+
     def to_json(self) -> dict[str, Any]:
         return {"compile_id": self.compile_id, "symbol": self.symbol, "value": self.value, "sources": self.sources,
                 "described_sources": _described_json(self.source_texts),
@@ -702,6 +712,11 @@ class SpecializedSize(_SizeEvents):
         return _distinct(s.recompile for s in self.specializations if s.recompile)
 
     @property
+    def kind(self) -> str:
+        """"size" or "value" (a float, or an int read with .item(): Specialization.kind), as sizes[].kind."""
+        return "size" if all(s.kind == "size" for s in self.specializations) else "value"
+
+    @property
     def values(self) -> list[tuple[str | None, list[str]]]:
         """Each value it was specialized to (as torch wrote it), once, with the compiles that specialized it so."""
         return [(same[0].value, _distinct(s.compile_id for s in same))
@@ -713,7 +728,7 @@ class SpecializedSize(_SizeEvents):
         return f"{self.symbol} = " + "; ".join(f"{number_text(value)} in {', '.join(ids)}" for value, ids in self.values)
 
     def to_json(self) -> dict[str, Any]:
-        return {"symbols": _distinct(s.symbol for s in self.specializations),
+        return {"symbols": _distinct(s.symbol for s in self.specializations), "kind": self.kind,
                 "values": [{"value": value, "compile_ids": ids} for value, ids in self.values],
                 "sources": self.sources,
                 "described_sources": _described_json(self.source_texts),

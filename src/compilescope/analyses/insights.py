@@ -26,7 +26,7 @@ from .compile_time import (PHASE_LABELS, STILL_COMPILING, CompileTimes, as_expor
 from .activation_checkpoint import ActivationCheckpointing, activation_checkpointing
 from .empty_graphs import EmptyGraphs, empty_graphs
 from .repeated_blocks import Regional, RepeatedBlocks, regional
-from .dynamic_shapes import (FLOAT_SYMBOL, SIZE_SYMBOL, DynamicShapes, Specialization, dynamic_shapes, number_text,
+from .dynamic_shapes import (FLOAT_SYMBOL, DynamicShapes, Specialization, dynamic_shapes, number_text,
                              value_name)
 from .environment import Environment, TorchTestSetting, environment
 from .errors import CompileError, CompileErrors, compile_errors
@@ -568,8 +568,7 @@ def _specializations(specs: list[Specialization], export: ExportReport,
         return None
     distinct = list(dict.fromkeys((s.compile_id.partition("_")[0].rstrip("]"), s.symbol, number_text(s.value))
                                   for s in specs))
-    kinds = {"size" if SIZE_SYMBOL.fullmatch(s.symbol) else "float" if FLOAT_SYMBOL.fullmatch(s.symbol) else "value"
-             for s in specs}
+    kinds = {s.kind for s in specs}
     kind = kinds.pop() if len(kinds) == 1 else "value"
     values: dict[str, list[str]] = {}
     for _, symbol, value in distinct:
