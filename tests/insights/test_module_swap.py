@@ -6,6 +6,7 @@ guards of each, checked against the raw log and the program."""
 from __future__ import annotations
 
 import gzip
+import json
 import re
 
 from compilescope.analyses import analyze
@@ -213,3 +214,28 @@ def test_an_int_read_with_item_is_a_value_not_a_size():
     assert [(z.symbol_names, z.kind) for z in _sizes("data_dependent.log.gz")] == [(["s2"], "value"), (["s38"], "size")]
     # item_break: zf2, the float loss.item() passed on: a value, as before
     assert [(z.symbol_names, z.kind, z.from_item) for z in _sizes("item_break.log.gz")] == [(["zf2"], "value", True)]
+
+
+def test_check_baseline_fails_a_late_hook_the_baseline_does_not_have(capsys):
+    # _hook against _fixed: the same one grad-mode recompile in each (no more recompiles, no new break), but _hook's
+    # block hook is registered after compiling ([0/0]'s tree guards no hooks of it, [0/1]'s one: read above), _fixed's
+    # before: only the late hook is new, which `diff` reports; the gate failed nothing for it
+    fixed, hook = torch213("module_swap_fixed.log.gz"), torch213("module_swap_hook.log.gz")
+    assert run_cli("check", hook, "--baseline", fixed) == 1
+    out = capsys.readouterr().out
+    assert ("baseline-late-hooks: self.block: 1 forward hook registered after forward was compiled; calls [0/0] served "
+            "after it ran without it (found by [0/1]'s guards)") in out
+    assert "baseline-recompiles" not in out  # (a pass: the run recompiled as often)
+    # the fix against the hook: nothing new, a pass; the hook against itself: the baseline has it, a pass
+    for run, base in ((fixed, hook), (hook, hook)):
+        assert run_cli("check", run, "--baseline", base, "--json") == 0
+        [rule] = [r for r in json.loads(capsys.readouterr().out)["rules"] if r["rule"] == "baseline-late-hooks"]
+        assert rule["passed"] and rule["message"] == "no regression"
+    # neither has one: the rule is not listed (as baseline-custom-op-mutations)
+    assert run_cli("check", fixed, "--baseline", fixed, "--json") == 0
+    assert "baseline-late-hooks" not in capsys.readouterr().out
+    # facts saved before they were kept: not checkable, a failure
+    old, run = _facts("module_swap_fixed.log.gz"), _facts("module_swap_hook.log.gz")
+    old.late_hooks = None
+    [result] = [r for r in evaluate({None: run}, Rules(), baseline={None: old}) if r.name == "baseline-late-hooks"]
+    assert not result.passed and "did not keep them" in result.message

@@ -592,6 +592,7 @@ def _regressions(runs: dict[int | None, RunFacts], baseline: dict[int | None, Ru
     new_breaks, more_recompiles, slower, new_failures, new_skips, new_warnings = [], [], [], [], [], []
     new_random: list[str] = []  # lines whose random numbers compiled code draws with Inductor's generator
     new_mutations: list[str] = []  # custom op writes into an argument torch takes as only read
+    new_late_hooks: list[str] = []  # hooks registered after compiling, which calls of the earlier compile skipped
     failed_log = ""  # the log of the first new failure: the one the message points at
     new_export_issues: list[str] = []
     # Checked where a side holds a torch.export, as no-export-issues is with no rule given: a --baseline gate checks
@@ -599,6 +600,12 @@ def _regressions(runs: dict[int | None, RunFacts], baseline: dict[int | None, Ru
     exported = any(f.export_issues is not None for _, base, run in pairs for f in (base, run))
     drawn = any(n["kind"] == "random" for _, base, run in pairs for f in (base, run) for n in f.numerics or [])
     mutating = any(n["kind"] == "mutation" for _, base, run in pairs for f in (base, run) for n in f.numerics or [])
+    # (where a side has one, as baseline-custom-op-mutations; facts saved before they were kept cannot say what is
+    # new, so that side fails the rule, as no-late-hooks fails them)
+    hooked = any(f.late_hooks for _, base, run in pairs for f in (base, run))
+    unkept_hooks = [f"{_where(rank)}the {side}'s facts were saved by a compilescope that did not keep them: check the "
+                    "log itself" for rank, base, run in pairs
+                    for side, f in (("baseline", base), ("run", run)) if f.late_hooks is None]
     slower_within_noise = []  # more compile time than the baseline that `diff` calls no change
     threshold = rules.compile_time
     unrecorded = []  # (rank, which side) whose warnings were not recorded
@@ -630,6 +637,8 @@ def _regressions(runs: dict[int | None, RunFacts], baseline: dict[int | None, Ru
                 new_random.append(regression)
             elif c.section == "numerics" and c.kind == "added" and any(n.get("kind") == "mutation" for n in c.b or []):
                 new_mutations.append(regression)
+            elif c.detail.get("late_hook") and c.kind == "added":
+                new_late_hooks.append(f"{_where(rank)}{_late_hook(c.b)}" + (hedge if c.unread_side == "A" else ""))
             elif c.section == "compile_time":
                 slower_because = f"; why: {c.detail['cause']}" if c.detail.get("cause") else ""
         known = {_export_issue(i) for i in base.export_issues or []}
@@ -662,6 +671,8 @@ def _regressions(runs: dict[int | None, RunFacts], baseline: dict[int | None, Ru
                                         "does not have", new_random)] if drawn else []),
         *([("baseline-custom-op-mutations", "no custom op writing into an argument its mutates_args does not name "
                                             "that the baseline does not have", new_mutations)] if mutating else []),
+        *([("baseline-late-hooks", "no hook registered after compiling that the baseline does not have",
+            unkept_hooks + new_late_hooks)] if hooked else []),
     ):
         if found:
             # A failure's message names what explains it: its error and next steps, and the stage that fails.

@@ -110,7 +110,8 @@ class CheckCommand:
                             help="with --baseline: fail if torch printed a warning that the baseline's run did not")
         parser.add_argument("--baseline", metavar="LOG", help="fail on regressions against this run: a new graph break, "
                             "more recompiles, a new failure, a new draft export issue (where a side holds a torch.export), a "
-                            "compile CUDA graphs now skip, more compile time where "
+                            "compile CUDA graphs now skip, a hook registered after compiling (where a side has one: calls of the "
+                            "earlier compile ran without it), more compile time where "
                             "`compilescope diff` calls it a change (--time-threshold, --time-ratio: the same options and "
                             "defaults as diff's)")
         # The threshold `diff` has (given without --baseline, they are refused), and the older spellings of it, which
