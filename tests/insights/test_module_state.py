@@ -198,6 +198,24 @@ def test_grad_mode_fix_is_said_once_for_both_recompiles():
             "nn.functional.mse_loss(compiled(x), y))") in grad
 
 
+def test_grad_mode_advice_says_which_recompile_is_expected_and_which_avoidable():
+    # [0/3] (validation: eval() under no_grad) has a setting no compile had; [0/4] (back to train()) has [0/2]'s
+    # settings and recompiled because [0/2] failed on the list's length (test_a_return_to_compiled_settings_...):
+    # one setting everywhere would remove the validation and not [0/4], whose fix is the length guard's
+    reasons = _artifacts(_text("module_state.log.gz"), "recompile_reasons")
+    assert re.search(r'"0/3: GLOBAL_STATE changed: grad_mode ",\s+"0/2: len\(G\[\'activations\'\]\) == 1 ', reasons["[0/4]"])
+    [grad] = [a for a in _frame("module_state.log.gz").advice if a.startswith("Calls run under a different grad mode")]
+    assert "one setting everywhere" not in grad
+    assert ("[0/3] is expected, as its call switched a module's mode (.eval() or .train()): one compile for the new "
+            "setting, which later calls under it reuse") in grad
+    assert ("[0/4] is avoidable: [0/2] had its settings (modules' modes, parameters' requires_grad) and failed on "
+            "len(G['activations']) == 1: that guard made it recompile, not the state") in grad
+    # all expected (_fixed, _late_key): the one wording for them all, as before
+    for log in ("module_state_fixed.log.gz", "module_state_late_key.log.gz"):
+        [grad] = [a for a in _frame(log).advice if a.startswith("Calls run under a different grad mode")]
+        assert "Expected here, as the same calls switched a module's mode" in grad and " is avoidable" not in grad
+
+
 def test_a_parameter_is_named_as_the_code_names_it():
     # torch's reason for fixed [0/2] names the bias as Dynamo reached it; the label says self.backbone.bias
     reason = _artifacts(_text("module_state_fixed.log.gz"), "recompile_reasons")["[0/2]"]

@@ -186,9 +186,9 @@ def test_the_grad_mode_recompile_of_a_validation_call_is_not_advised_away():
     assert "Expected here, as the same calls switched a module's mode (.eval() or .train())" in state
     assert "one setting everywhere" not in state and "costs one compile" in state
     # module_state: [0/4] is grad mode too, back to train() after validation, avoidable (its setting [0/2] had):
-    # the advice to call under one setting stays
+    # each said as what it is, the validation's still not advised away
     [state] = [a for a in _frame("module_state.log.gz").advice if a.startswith("Calls run under a different")]
-    assert "one setting everywhere" in state and "Expected here" not in state
+    assert "[0/3] is expected" in state and "[0/4] is avoidable" in state and "one setting everywhere" not in state
 
 
 def _sizes(log: str) -> list:

@@ -252,6 +252,18 @@ STATE_ADVICE = ("Calls run under a different {states}{where}: Dynamo guards on i
 STATE_EXPECTED_ADVICE = ("Calls run under a different {states}{where}: Dynamo guards on it and compiles once for each. "
                          "Expected here, as the same calls switched {why}: it costs one compile for the new setting, "
                          "which later calls under it reuse, so there is nothing to remove.")
+# Where some of a state's recompiles were expected and others not (module_state: [0/3] the validation's eval(), [0/4]
+# back to train() with [0/2]'s settings, [0/2] failing on a list's length), each said as what it is: one setting
+# everywhere would remove the validation, and does not fix a recompile that another guard made.
+STATE_MIXED_ADVICE = "Calls run under a different {states}{where}: Dynamo guards on it and compiles once for each. {each}"
+STATE_EXPECTED_PART = ("{ids} {is_} expected, as {its} call switched {why}: one compile for the new setting, which "
+                       "later calls under it reuse, so there is nothing to remove.")
+STATE_SAME_SETTINGS_PART = ("{id} is avoidable: {same} had its settings (modules' modes, parameters' requires_grad) and "
+                            "failed on {guard}: that guard made it recompile, not the state, so its fix is that guard's.")
+STATE_AVOIDABLE_PART = ("{ids} {is_} avoidable: call the compiled function under one setting everywhere (the same "
+                        "torch.inference_mode() or torch.no_grad() around every call), or keep the odd call out of the "
+                        "compiled function.")
+STATE_UNKNOWN_PART = "{ids}: expected or avoidable, the log cannot tell ({unknown} has no guard tree to compare settings with)."
 # What a call switched, where a state recompile was expected (a key of EXPECTED), for STATE_EXPECTED_ADVICE.
 EXPECTED_SWITCH = {"training": "a module's mode (.eval() or .train())",
                    "requires_grad": "a parameter's requires_grad (a layer frozen or unfrozen)"}
@@ -1684,12 +1696,12 @@ def _place_state_guards(steps: list[tuple[RecompileStep, Compile]], by_id: dict[
     validation call under torch.no_grad() recompiles going in and again coming back: one fix)."""
     # states -> the user's line -> (it, the compile ids called from it: recompiles, then the compiles they missed)
     calls: dict[tuple[str, ...], dict[tuple, tuple[UserLocation, list[str], list[str]]]] = {}
-    expected: dict[tuple[str, ...], list[str | None]] = {}  # states -> each recompile's RecompileStep.expected
+    recompiled: dict[tuple[str, ...], list[RecompileStep]] = {}  # states -> its recompiles (their .expected)
     for step, entry in steps:
         guard = step.guard
         if guard is None or guard.change != "global_state":
             continue
-        expected.setdefault(tuple(changed_states(guard.guard)), []).append(step.expected)
+        recompiled.setdefault(tuple(changed_states(guard.guard)), []).append(step)
         here = _caller(compiled_frames.stack(entry.compile_id))
         guarded = by_id.get(guard.compile_id or "")
         there = _caller(compiled_frames.stack(guarded.compile_id)) if guarded is not None else None
@@ -1710,13 +1722,44 @@ def _place_state_guards(steps: list[tuple[RecompileStep, Compile]], by_id: dict[
                 + (f" ({loc.code})" if loc.code else "") for i, (loc, ids) in enumerate(c for c in named if c[1])]
         where = f": {', '.join(said)}" if said else ""
         named_states = " and ".join(states) if states else "global state"
-        why = expected.get(states, [])
-        if why and all(w in EXPECTED_SWITCH for w in why):
-            switched = and_list([EXPECTED_SWITCH[w] for w in dict.fromkeys(w for w in why if w)])
+        state_steps = recompiled.get(states, [])
+        expected = [st for st in state_steps if st.expected in EXPECTED_SWITCH]
+        if expected and len(expected) == len(state_steps):
+            switched = and_list([EXPECTED_SWITCH[w] for w in dict.fromkeys(st.expected for st in expected if st.expected)])
             advice.append(STATE_EXPECTED_ADVICE.format(states=named_states, where=where, why=switched))
+        elif expected:
+            advice.append(STATE_MIXED_ADVICE.format(states=named_states, where=where,
+                                                            each=_state_steps_said(state_steps)))
         else:
             advice.append(STATE_ADVICE.format(states=named_states, where=where))
     return advice
+
+
+def _state_steps_said(steps: list[RecompileStep]) -> str:
+    """Of a state's recompiles, some expected and some not: which are expected (and what their calls switched), and
+    of the others, each that an older compile with its settings made (RecompileStep.same_settings: its guard, not
+    the state, is what to fix), those the log cannot tell, and the rest, avoidable by one setting everywhere."""
+    def ids_said(group: list[RecompileStep]) -> tuple[str, str]:
+        return and_list([st.compile_id for st in group]), "is" if len(group) == 1 else "are"
+
+    parts = []
+    expected = [st for st in steps if st.expected in EXPECTED_SWITCH]
+    ids, is_ = ids_said(expected)
+    switched = and_list([EXPECTED_SWITCH[w] for w in dict.fromkeys(st.expected for st in expected if st.expected)])
+    parts.append(STATE_EXPECTED_PART.format(ids=ids, is_=is_, its="its" if len(expected) == 1 else "their",
+                                            why=switched))
+    rest = [st for st in steps if st not in expected]
+    parts += [STATE_SAME_SETTINGS_PART.format(id=st.compile_id, same=st.same_settings.compile_id,
+                                              guard=st.same_settings.shown)
+              for st in rest if st.same_settings is not None]
+    if unknown := [st for st in rest if st.same_settings is None and st.unknown_settings]:
+        parts.append(STATE_UNKNOWN_PART.format(ids=ids_said(unknown)[0],
+                                               unknown=and_list(list(dict.fromkeys(st.unknown_settings or ""
+                                                                                   for st in unknown)))))
+    if avoidable := [st for st in rest if st.same_settings is None and not st.unknown_settings]:
+        ids, is_ = ids_said(avoidable)
+        parts.append(STATE_AVOIDABLE_PART.format(ids=ids, is_=is_))
+    return " ".join(parts)
 
 
 def _same_call_requires_grad(steps: list[tuple[RecompileStep, Compile]], by_id: dict[str, Compile],
