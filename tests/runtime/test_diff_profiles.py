@@ -6,8 +6,10 @@ Expected values are read from the raw profiles with json: kernel durations, grap
 
 from __future__ import annotations
 
+import errno
 import gzip
 import json
+import os
 import shutil
 
 import pytest
@@ -121,7 +123,9 @@ def test_no_profiles_and_a_side_without_one(capsys, tmp_path):
 def test_a_bad_profile_found_beside_a_log_is_a_warning_and_one_given_an_error(capsys, tmp_path, content):
     """A profile diff finds on its own that cannot be read leaves A without run time (one warning line, the logs still
     compared: the CUDA graphs change, exit 1), and the note says why (the warning's reason), not that A had none; the
-    same file given with --profile-a is the clear error (exit 2)."""
+    same file given with --profile-a is the clear error (exit 2): one line, as check's refusal of a profile given
+    (`--max-run-time-ratio: the run has a profile, X, that cannot be used: why`), not the reader's own error; a
+    profile given that is not there says so alike."""
     a = tmp_path / "profile_launch_bound.log.gz"
     shutil.copy(cuda211("profile_launch_bound.log.gz"), a)
     bad = tmp_path / "profile_launch_bound.profile.json"
@@ -139,7 +143,13 @@ def test_a_bad_profile_found_beside_a_log_is_a_warning_and_one_given_an_error(ca
     why = warning.removeprefix(said)[:-1]
     assert f"run time not compared: A's profile {bad.name} cannot be used ({why})" in run["notes"]
     assert run_cli("diff", a, cuda211("profile_cudagraphs.log.gz"), "--profile-a", bad) == 2
-    assert f"{bad}: " in capsys.readouterr().err
+    [error] = [line for line in capsys.readouterr().err.splitlines() if line.startswith("compilescope: error:")]
+    assert error == f"compilescope: error: --profile-a: A has a profile, {bad.name}, that cannot be used: {why}"
+    missing = tmp_path / "missing.profile.json"
+    assert run_cli("diff", a, cuda211("profile_cudagraphs.log.gz"), "--profile-b", missing) == 2
+    [error] = [line for line in capsys.readouterr().err.splitlines() if line.startswith("compilescope: error:")]
+    assert error == (f"compilescope: error: --profile-b: B has a profile, {missing.name}, that cannot be used: "
+                     f"{os.strerror(errno.ENOENT)}")
 
 
 def test_a_cpu_profile_and_a_gpu_one_are_said_and_not_compared(capsys):

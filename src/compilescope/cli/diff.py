@@ -47,7 +47,8 @@ def side_logs(path: str) -> tuple[list[tuple[int | None, str]], list[str]]:
 def read_side(path: str, report_dir: str | None = None, overwrite: bool = False,
               covers: str = "diff", side: str = "", not_read: dict[int, str] | None = None,
               summaries: list[RankSummary] | None = None, profile: str | None = None,
-              profile_beside_log: bool = False, profile_gated: bool = False) -> dict[int | None, RunFacts]:
+              profile_beside_log: bool = False, profile_gated: bool = False,
+              profile_option: str = "--profile") -> dict[int | None, RunFacts]:
     """The facts of every rank of one side; with report_dir, each rank's report is written there too. A log not read
     in full gets a warning on stderr, saying what `covers` (the diff, the check) is missing; side ("A", "B",
     "baseline") names the side in it. With not_read, a rank whose log cannot be read at all (empty, not a log) is put
@@ -56,7 +57,9 @@ def read_side(path: str, report_dir: str | None = None, overwrite: bool = False,
     report's landing page is made of them. profile: a torch.profiler trace of a one-log side's run; with
     profile_beside_log and none given, the one beside its log (ingest/profile.py profile_beside), if any.
     profile_gated: the side is read for check's run-time gate, which refuses a profile that cannot be read, given or
-    found beside the log, on one line saying why (no_run_time), not with the reader's error."""
+    found beside the log, on one line saying why (no_run_time), not with the reader's error. Not gated, a profile
+    given that cannot be read is refused on the same one line, after the option that gave it (profile_option:
+    "--profile-a"): the run time asked for cannot be compared."""
     from ..analyses.rank_summary import empty_rank, failed_rank, summarize_rank
     from ..report_writer import write_report  # here: it imports the HTML renderer, needed only with -o
 
@@ -84,9 +87,11 @@ def read_side(path: str, report_dir: str | None = None, overwrite: bool = False,
                 summaries.append(empty_rank(rank, location.absolute(log)) if empty
                                  else failed_rank(rank, location.absolute(log), not_read[rank]))
             continue
-        profiles, unreadable = (_side_profiles(log, profile, profile_beside_log, profile_gated) if len(logs) == 1
-                                else ([], None))
+        profiles, unreadable = _side_profiles(log, profile, profile_beside_log) if len(logs) == 1 else ([], None)
         with trace:
+            if unreadable is not None and profile and not profile_gated:
+                raise CompilescopeError(f"{profile_option}: {side} has a profile, {os.path.basename(profile)}, that "
+                                        f"cannot be used: {unreadable[1]}")
             results = analyze(trace, profiles)  # once: the facts, the warning and the report are all made from it
             facts[rank] = run_facts(results)
             if unreadable is not None:  # a run-time gate then says why, not that no profile was there
@@ -114,10 +119,9 @@ def read_side(path: str, report_dir: str | None = None, overwrite: bool = False,
     return facts
 
 
-def _side_profiles(log: str, given: str | None, beside: bool,
-                   gated: bool = False) -> tuple[list, tuple[str, str] | None]:
+def _side_profiles(log: str, given: str | None, beside: bool) -> tuple[list, tuple[str, str] | None]:
     """The profile of a side's one log, read: the one given, else (beside) the one beside the log; [] for none. One
-    given that cannot be read is an error (gated: as one beside the log, which the gate refuses saying why); one found
+    given that cannot be read is (path, why it could not be read), which the caller refuses saying why; one found
     beside the log that cannot be read (empty, cut, no events) is a warning, and the side is compared without run
     time: nobody asked for it, and the logs still compare. With the profiles, such a one's (path, why it could not be
     read), else None."""
@@ -127,8 +131,6 @@ def _side_profiles(log: str, given: str | None, beside: bool,
         try:
             return read_profiles([given]), None
         except CompilescopeError as exc:
-            if not gated:
-                raise
             return [], (given, _unreadable_why(exc, given))
     path = profile_beside(log) if beside else None
     if path is None:
@@ -233,7 +235,7 @@ def _compare(args: argparse.Namespace, threshold: TimeThreshold, output: OutputD
         not_read.append({})
         sides.append(read_side(path, os.path.join(output.path, name) if output else None, True, side=name.upper(),
                                not_read=not_read[-1], profile=getattr(args, f"profile_{name}"),
-                               profile_beside_log=not args.no_profiles))
+                               profile_beside_log=not args.no_profiles, profile_option=f"--profile-{name}"))
     # Each side by its absolute name: a URL is its own (os.path.abspath made memory://x/a.log ./memory:/x/a.log).
     report = diff_report(location.absolute(args.a), location.absolute(args.b), sides[0], sides[1], threshold,
                          not_read[0], not_read[1])
