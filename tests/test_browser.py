@@ -4,8 +4,8 @@ import pytest
 
 from compilescope.ingest.reader import read_trace
 
-from .browser import PHONE, browser_page, pages_wider_than_the_window
-from .conftest import cuda211, peer, report, run_cli, shared, torch213
+from .browser import LAPTOP, PHONE, browser_page, pages_wider_than_the_window
+from .conftest import cuda211, peer, report, run_cli, shared, torch213, torch213_moved
 
 pytestmark = pytest.mark.browser
 
@@ -430,3 +430,26 @@ def test_at_a_phones_width_long_kernel_names_keep_a_width_and_short_phrases_thei
             assert [w for line in words for w in line] == ["location", "not", "in", "the", "log"]
             assert all(set(line) <= {"location", "not", "in", "the", "log"} for line in words)
         assert page.console_errors == []
+
+
+def test_a_custom_ops_name_is_not_broken_inside_it(tmp_path):
+    """custom_op_mutation (CPU torch 2.13): the compiled code calls mylib::scale and mylib::clamp_np (the log's
+    graphs name both). The custom ops' table broke the op's name inside it ("mylib::clamp" above "_np") at a laptop's
+    width and on a phone: an op name keeps one line, and the table still fits the window."""
+    out = tmp_path / "report"
+    report(torch213_moved("custom_op_mutation.log.gz", tmp_path), out)  # (the ops are told from the program's source)
+    shown, wide = {}, {}
+    with browser_page() as page:
+        for width in (LAPTOP, PHONE):
+            page.set_viewport_size({"width": width, "height": 900})
+            page.goto((out / "index.html").as_uri())
+            shown[width] = page.evaluate("""() => Array.from(document.querySelectorAll(
+                'table.op-mutations tbody tr > td:first-child > code:first-child')).map(code => {
+                const r = document.createRange(); r.selectNodeContents(code);
+                return [code.textContent, r.getClientRects().length]; })""")
+            wide[width] = page.evaluate("""() => { const t = document.querySelector('table.op-mutations');
+                return t.getBoundingClientRect().right > document.documentElement.clientWidth; }""")
+        assert page.console_errors == [] and page.external_requests == []
+    ops = [["mylib::scale", 1], ["mylib::clamp_np", 1]]
+    assert sorted(shown[LAPTOP]) == sorted(shown[PHONE]) == sorted(ops)
+    assert wide == {LAPTOP: False, PHONE: False}
