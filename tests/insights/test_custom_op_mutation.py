@@ -384,3 +384,130 @@ def test_diagnose_names_the_custom_op_where_the_stage_changes_the_numbers(tmp_pa
     assert verdict.next_steps[1].startswith("mylib::clamp_np writes into x, which its mutates_args=MUTATES does not "
                                             f'name (line {_line("MUTATES = ")}: {{"x"}} if MUTOP_VARIANT is "fixed", '
                                             "else ()): its result is unused")
+
+
+def test_a_mutates_args_too_deep_to_write_back_is_no_internal_error(tmp_path, capsys):
+    """`mutates_args=` then `-` 600 times: ast parses it, ast.unparse recursed past Python's limit and report, summary
+    and check stopped on an internal error. The expression is no literal: the log tells how torch took the op
+    (functional, as it ran with ()), and the finding stands with a stand-in for the text."""
+    programs = _program_declaring(tmp_path, "-" * 600 + "MUTATES")
+    log = torch213_moved(LOG, tmp_path, programs)
+    assert main(["check", str(log), "--no-custom-op-mutations"]) == 1
+    assert "mylib::scale at custom_op_mutation.py" in capsys.readouterr().out
+    (scale, _) = op_mutations(read_trace(log)).ops
+    assert scale.declared == "(an expression too deeply nested to show)"
+
+
+def test_mutates_args_unknown_declares_every_argument(tmp_path):
+    """torch reads mutates_args="unknown" as every Tensor argument written (infer_schema marks each `Tensor(a!)`), not
+    as an argument named "unknown"; any other string it refuses."""
+    ops = custom_op_sources(textwrap.dedent('''
+        import torch
+        @torch.library.custom_op("mylib::a", mutates_args="unknown")
+        def a(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+            x.mul_(2)
+            return x + y
+        '''))
+    assert [s.declared for s in ops["mylib::a"]] == [frozenset({"x", "y"})]
+    # The as-written run (compiled afresh with ()), its source now saying "unknown": no undeclared write
+    assert not op_mutations(read_trace(torch213_moved(LOG, tmp_path, _program_declaring(tmp_path, '"unknown"'))))
+
+
+def test_a_receiver_that_is_no_argument_is_what_an_in_place_method_writes():
+    """`out.copy_(x)` writes into out, `stats.update_(x)` into stats: not into x. Only a module's path
+    (`torch.relu_(x)`, `torch.Tensor.add_(x, 1)`, `torch.ops.aten.add_.Tensor(x, 1)`) writes into its first argument."""
+    assert _writes('''
+        def f(x: torch.Tensor) -> torch.Tensor:
+            out = torch.empty_like(x)
+            out.copy_(x)
+            out.add_(x)
+            stats = Stats()
+            stats.update_(x)
+            cache.setdefault_(x)
+            return out
+        ''') == []
+    assert _writes('''
+        def f(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+            torch.Tensor.add_(x, 1)
+            torch.ops.aten.add_.Tensor(y, 1)
+            torch.ops.aten.mul_(x, 2)
+            return x
+        ''') == [("x", 3), ("y", 4), ("x", 5)]
+
+
+def test_every_binding_of_a_name_ends_its_alias():
+    """Tuple and starred targets, a for's target, with's `as`, the walrus: each rebinds x to a copy, whose writes are
+    the copy's."""
+    assert _writes('''
+        def f(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+            x, y = x.clone(), y.clone()
+            x.mul_(2)
+            y.mul_(2)
+            return x + y
+        ''') == []
+    assert _writes('''
+        def f(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+            for x in [x.clone()]:
+                x.mul_(2)
+            with ctx() as y:
+                y.add_(1)
+            return x + y
+        ''') == []
+    assert _writes('''
+        def f(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+            *x, z = y.clone(), y.clone()
+            x.mul_(2)
+            if (y := y.clone()) is not None:
+                y.add_(1)
+            return z
+        ''') == []
+
+
+def test_aliases_through_a_loop_a_split_and_a_walrus_still_write():
+    """What a binding makes the argument's: `for t in xs` (each a tensor of the list), `a, b = x.unbind(0)` (views),
+    `(a := x.numpy())[0] = 1`; and a pair of a tuple assignment keeps what its own value is."""
+    assert _writes('''
+        def f(x: torch.Tensor, xs: list[torch.Tensor], y: torch.Tensor) -> torch.Tensor:
+            for t in xs:
+                t.mul_(2)
+            a, b = x.unbind(0)
+            a.zero_()
+            (c := y.numpy())[0] = 1
+            u, v = y.view(-1), x.clone()
+            u.add_(1)
+            v.add_(1)
+            return x
+        ''') == [("xs", 4), ("x", 6), ("y", 7), ("y", 9)]
+
+
+def test_each_compiles_aot_graph_is_read_once_however_many_calls(tmp_path, monkeypatch):
+    """Each call site looked its op up by a search of the compile's whole AOT text: n sites in a graph of n nodes was
+    n^2 (2,000: 0.2 s, 8,000: 7.5 s). The text is read once per compile into the ops it calls and wraps. (A search of
+    a string is one line run: linear_work's count does not see it, so the reads are counted.)"""
+    import gzip
+
+    from compilescope.analyses import op_mutations as module
+
+    from ..conftest import record_calls
+    from ..robustness.corpus import fix_md5, lines_of, payload_envelope_index
+
+    n = 500
+    moved = torch213_moved(LOG, tmp_path)
+    lines = lines_of(gzip.open(moved).read())
+    aot = payload_envelope_index(lines, b'"aot_inference_graph"')
+    at = next(i for i in range(aot, len(lines)) if b"torch.ops.mylib.scale.default(arg0_1" in lines[i])
+    lines[at:at] = [b'\t        pad%d: "f32[8][1]cpu" = torch.ops.aten.add.Tensor(arg0_1, %d)\n' % (k, k)
+                    for k in range(n)]
+    fix_md5(lines, aot)
+    dynamo = payload_envelope_index(lines)
+    call = next(i for i in range(dynamo, aot) if b"torch.ops.mylib.scale.default(l_x_" in lines[i])
+    assert lines[call - 1].lstrip().startswith(b"# File:")
+    lines[call + 1:call + 1] = [line for k in range(n) for line in (
+        lines[call - 1], b'\t        s%d: "f32[8][1]cpu" = torch.ops.mylib.scale.default(l_x_, 2.0)\n' % k)]
+    fix_md5(lines, dynamo)
+    big = tmp_path / "big.log"
+    big.write_bytes(b"".join(lines))
+    reads = record_calls(monkeypatch, module, "aot_calls", lambda text: len(text))
+    scale = op_mutations(read_trace(big)).ops[0]
+    assert (scale.op, len(scale.calls)) == ("mylib::scale", n + 1)
+    assert len(reads) == 2  # the two compiles' AOT graphs, once each

@@ -16,12 +16,15 @@ agrees with the lines the log quotes from it (the call site), as the source page
 A heuristic on Python's ast, bounded (the file is untrusted: at most MAX_SOURCE_BYTES, only where it mentions
 custom_op, a bounded walk of each op's body). It finds `custom_op("ns::name", ...)` as a decorator or called on a
 function of the same file, and in that function's body, for each argument annotated as a Tensor, in source order:
-its aliases (`a = x.numpy()`, `x.view(...)`, `x.detach()`, `x[...]`, `np.asarray(x)`; rebinding a name ends its
-alias), and writes through them: a method call ending in `_` (`mul_`, `copy_`, `zero_`; `torch.relu_(x)`), `out=`,
+its aliases (`a = x.numpy()`, `x.view(...)`, `x.detach()`, `x[...]`, `np.asarray(x)`, `a, b = x.unbind(0)`, `for t in
+xs`; any other binding of a name ends its alias: `x = x.clone()`, `x, y = x.clone(), y.clone()`, `for x in ...`,
+`with ... as x`, `(x := ...)`), and writes through them: a method call ending in `_` on an alias (`mul_`, `copy_`,
+`zero_`), or on a module's path given the alias first (`torch.relu_(x)`, `torch.ops.aten.add_.Tensor(x, 1)`), `out=`,
 `inplace=True`, `np.copyto`, assignment to a subscript (`x[...] = v`), augmented assignment (`x += v`), a NumPy array's
-in-place methods (`fill`, `sort`). It cannot see: writes in functions the body calls, through aliases kept in containers or attributes, ops
-defined in another file than the one that calls them, nor which branch of an `if` ran. An argument the decorator's
-literal mutates_args names is not reported; a non-literal mutates_args is taken as the log shows torch took it.
+in-place methods (`fill`, `sort`). It cannot see: writes in functions the body calls, through aliases kept in
+containers or attributes or bound in a comprehension, `x.__setitem__(...)`, ops defined in another file than the one
+that calls them, nor which branch of an `if` ran. An argument the decorator's literal mutates_args names is not
+reported (`"unknown"`: every argument); a non-literal mutates_args is taken as the log shows torch took it.
 """
 
 from __future__ import annotations
@@ -33,6 +36,7 @@ import re
 from dataclasses import field
 from typing import Any
 
+from ..lazy_regex import lazy_compile
 from ..location import read_local_lines
 from ..model.ids import compilation_key
 from ..model.records import dataclass
@@ -58,6 +62,14 @@ _VIEWS = frozenset(("numpy", "detach", "view", "view_as", "reshape", "flatten", 
                     "asarray", "from_numpy", "swapaxes", "movedim", "unfold", "diagonal", "split", "chunk"))
 _VIEW_ATTRIBUTES = frozenset(("data", "T", "mT", "H", "mH", "real", "imag", "flat"))
 _NUMPY_IN_PLACE = frozenset(("fill", "sort", "put", "partition", "itemset", "resize"))
+# The modules whose in-place functions take the tensor written first (`torch.relu_(x)`, `F.relu_(x)`,
+# `torch.Tensor.add_(x, 1)`, `torch.ops.aten.add_.Tensor(x, 1)`): a receiver that is any other name is the thing
+# written (`out.copy_(x)`, `stats.update_(x)` write into out and stats, not into x)
+_MODULES = frozenset(("torch", "F", "nn", "np", "numpy", "Tensor"))
+# Methods whose results are views of their receiver, several at once (`a, b = x.unbind(0)`)
+_SPLITS = frozenset(("unbind", "split", "chunk", "tensor_split", "hsplit", "vsplit", "dsplit"))
+# What mutates_args says where torch cannot tell: every Tensor argument may be written
+UNKNOWN = "unknown"
 
 # What a finding and a source page say (the names: `"x"`, `"x", "out"`)
 WHY = ("torch.compile takes the op for functional: it may move a read of {names} past the call, or drop a call whose "
@@ -247,7 +259,9 @@ class OpSource:
     op: str
     function: str
     declared_text: str
-    declared: frozenset[str] | None  # the literal's names; None: not a literal (the log tells how torch took it)
+    # the literal's names (mutates_args="unknown": all the arguments); None: not a literal (the log tells how torch
+    # took it)
+    declared: frozenset[str] | None
     defined_line: int
     writes: list[tuple[str, int]]  # (argument, line)
     declared_value: str = ""  # a name's value, where its module-level assignment says (named_value)
@@ -260,12 +274,13 @@ def _is_custom_op(func: ast.expr) -> bool:
 
 
 def _literal_names(node: ast.expr | None) -> frozenset[str] | None:
-    """The names of a literal mutates_args (`()`, `{"x"}`, `["x", "y"]`, `"x"`); None where it is no literal.
-    ("unknown" in torch means every argument may be written.)"""
+    """The names of a literal mutates_args (`()`, `{"x"}`, `["x", "y"]`, `"unknown"`: the caller reads it as every
+    argument); None where it is no literal."""
     if node is None:
         return None
     if isinstance(node, ast.Constant) and isinstance(node.value, str):
-        return frozenset((node.value,))
+        # (torch refuses any other string: an op declared so never ran)
+        return frozenset((UNKNOWN,)) if node.value == UNKNOWN else None
     if isinstance(node, (ast.Tuple, ast.List, ast.Set)):
         if all(isinstance(e, ast.Constant) and isinstance(e.value, str) for e in node.elts):
             return frozenset(e.value for e in node.elts)  # type: ignore[attr-defined]
@@ -284,7 +299,7 @@ def _root(node: ast.expr, aliases: dict[str, tuple[str, bool]]) -> tuple[str, bo
         if isinstance(node, ast.Name):
             found = aliases.get(node.id)
             return (found[0], found[1] or numpy) if found else None
-        if isinstance(node, ast.Subscript):
+        if isinstance(node, (ast.Subscript, ast.NamedExpr)):
             node = node.value
         elif isinstance(node, ast.Attribute) and node.attr in _VIEW_ATTRIBUTES:
             node = node.value
@@ -324,6 +339,34 @@ def _body_nodes(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> list[ast.AST]:
     return sorted(out, key=lambda n: (getattr(n, "lineno", 0), getattr(n, "col_offset", 0)))
 
 
+def _module_path(node: ast.expr) -> bool:
+    """`torch`, `torch.Tensor`, `F`, `np`, `torch.ops.aten.add_`: a module's (or class's) path, not a local value."""
+    for _ in range(16):
+        if not isinstance(node, ast.Attribute):
+            break
+        node = node.value
+    return isinstance(node, ast.Name) and node.id in _MODULES
+
+
+def _in_place(name: str) -> bool:
+    return name.endswith("_") and not name.startswith("_") and name not in _NOT_WRITES
+
+
+def _bound_names(target: ast.expr) -> list[str]:
+    """The names a binding's target binds: `x`; `x, (y, *z)`."""
+    names: list[str] = []
+    stack = [target]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, ast.Name):
+            names.append(node.id)
+        elif isinstance(node, (ast.Tuple, ast.List)):
+            stack.extend(node.elts)
+        elif isinstance(node, ast.Starred):
+            stack.append(node.value)
+    return names
+
+
 def body_writes(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> list[tuple[str, int]]:
     """(argument, line) of each write into a Tensor argument's memory the body makes (the module doc's heuristic)."""
     aliases: dict[str, tuple[str, bool]] = {name: (name, False) for name in _tensor_arguments(fn)}
@@ -334,34 +377,86 @@ def body_writes(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> list[tuple[str, i
         if found is not None:
             writes.append((found[0], line))
 
+    def bind(target: ast.expr, value: ast.expr | None, line: int) -> None:
+        """`target = value`: a name bound to what refers to an argument's memory is its alias; any other binding of
+        a name ends its alias (`x = x.clone()`, `x, y = x.clone(), y.clone()`)."""
+        if isinstance(target, ast.Name):
+            found = _root(value, aliases) if value is not None else None
+            if found is not None:
+                aliases[target.id] = found
+            else:
+                aliases.pop(target.id, None)
+        elif isinstance(target, ast.Subscript) or (isinstance(target, ast.Attribute) and target.attr == "data"):
+            wrote(target.value, line)
+        elif isinstance(target, (ast.Tuple, ast.List)):
+            elements = target.elts
+            if isinstance(value, (ast.Tuple, ast.List)) and len(value.elts) == len(elements) and not any(
+                    isinstance(e, ast.Starred) for e in (*elements, *value.elts)):
+                for element, element_value in zip(elements, value.elts):  # (each pair, in order)
+                    bind(element, element_value, line)
+                return
+            # `a, b = x.unbind(0)`: each name a view of x; any other value: none the argument
+            split = None
+            if isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and value.func.attr in _SPLITS:
+                receiver = value.func.value
+                split = _root(value.args[0] if _module_path(receiver) and value.args else receiver, aliases)
+            for element in elements:
+                if isinstance(element, (ast.Subscript, ast.Attribute)):
+                    bind(element, None, line)
+            for name in _bound_names(target):
+                if split is not None:
+                    aliases[name] = split
+                else:
+                    aliases.pop(name, None)
+        elif isinstance(target, ast.Starred):
+            bind(target.value, None, line)
+
     for node in _body_nodes(fn):
         if isinstance(node, ast.Assign):
             for target in node.targets:
-                if isinstance(target, ast.Name):
-                    found = _root(node.value, aliases)
-                    if found is not None:
-                        aliases[target.id] = found
-                    else:
-                        aliases.pop(target.id, None)  # rebound: no longer the argument
-                elif isinstance(target, ast.Subscript) or (isinstance(target, ast.Attribute) and target.attr == "data"):
-                    wrote(target.value, node.lineno)
+                bind(target, node.value, node.lineno)
         elif isinstance(node, ast.AugAssign):
             target = node.target
             wrote(target.value if isinstance(target, (ast.Subscript, ast.Attribute)) else target, node.lineno)
-        elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name) and node.value is not None:
-            found = _root(node.value, aliases)
-            if found is not None:
-                aliases[node.target.id] = found
-            else:
-                aliases.pop(node.target.id, None)
+        elif isinstance(node, ast.AnnAssign) and node.value is not None:
+            bind(node.target, node.value, node.lineno)
+        elif isinstance(node, ast.NamedExpr):
+            bind(node.target, node.value, node.lineno)
+        elif isinstance(node, (ast.For, ast.AsyncFor)):
+            # `for t in xs:` each t is xs's (a list of tensors, or a tensor's rows); `for x in [x.clone()]:` not x's
+            found = _root(node.iter, aliases)
+            for name in _bound_names(node.target):
+                if found is not None:
+                    aliases[name] = found
+                else:
+                    aliases.pop(name, None)
+        elif isinstance(node, (ast.With, ast.AsyncWith)):
+            for item in node.items:
+                for name in _bound_names(item.optional_vars) if item.optional_vars is not None else []:
+                    aliases.pop(name, None)
+        elif isinstance(node, ast.Delete):
+            for target in node.targets:
+                for name in _bound_names(target):
+                    aliases.pop(name, None)
+        elif isinstance(node, ast.ExceptHandler) and node.name:
+            aliases.pop(node.name, None)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            for imported in node.names:
+                aliases.pop((imported.asname or imported.name).partition(".")[0], None)
         elif isinstance(node, ast.Call):
             func = node.func
             if isinstance(func, ast.Attribute):
                 name = func.attr
-                if name.endswith("_") and not name.startswith("_") and name not in _NOT_WRITES:
-                    # `x.mul_(2)`, or `torch.relu_(x)`: the receiver, else the first argument
-                    wrote(func.value if _root(func.value, aliases) is not None or not node.args else node.args[0],
-                          node.lineno)
+                if _in_place(name):
+                    # `x.mul_(2)`: the receiver; `torch.relu_(x)`, `torch.Tensor.add_(x, 1)`: the first argument,
+                    # where the receiver is a module's path (`out.copy_(x)`, `stats.update_(x)` do not write into x)
+                    if _root(func.value, aliases) is not None:
+                        wrote(func.value, node.lineno)
+                    elif node.args and _module_path(func.value):
+                        wrote(node.args[0], node.lineno)
+                elif isinstance(func.value, ast.Attribute) and _in_place(func.value.attr) and node.args \
+                        and _module_path(func.value):  # an overload: `torch.ops.aten.add_.Tensor(x, 1)`
+                    wrote(node.args[0], node.lineno)
                 elif name in _NUMPY_IN_PLACE and (found := _root(func.value, aliases)) is not None and found[1]:
                     writes.append((found[0], node.lineno))
                 elif name == "copyto" and node.args:
@@ -375,6 +470,15 @@ def body_writes(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> list[tuple[str, i
                     for out in outs:
                         wrote(out, node.lineno)
     return list(dict.fromkeys(writes))
+
+
+def _unparsed(node: ast.expr) -> str:
+    """The source of an expression; a stand-in where it is too deep to write back (`-` 600 times over: ast.unparse
+    recurses once a level)."""
+    try:
+        return ast.unparse(node)
+    except (RecursionError, MemoryError, ValueError):
+        return "(an expression too deeply nested to show)"
 
 
 def custom_op_sources(text: str) -> dict[str, list[OpSource]]:
@@ -407,6 +511,7 @@ def custom_op_sources(text: str) -> dict[str, list[OpSource]]:
         if not (isinstance(name, ast.Constant) and isinstance(name.value, str) and "::" in name.value):
             continue
         declared = next((k.value for k in call.keywords if k.arg == "mutates_args"), None)
+        names = _literal_names(declared)
         for impl in functions.get(target, []) if isinstance(target, str) else [target]:
             try:
                 writes = body_writes(impl)
@@ -414,10 +519,11 @@ def custom_op_sources(text: str) -> dict[str, list[OpSource]]:
                 continue
             value = named_value(tree, text, declared.id, call.lineno) if isinstance(declared, ast.Name) else None
             args = impl.args
+            parameters = [a.arg for a in (*args.posonlyargs, *args.args, *args.kwonlyargs)]
             found.setdefault(name.value, []).append(OpSource(
-                name.value, impl.name, ast.unparse(declared) if declared is not None else "",
-                _literal_names(declared), call.lineno, writes, value or "",
-                [a.arg for a in (*args.posonlyargs, *args.args, *args.kwonlyargs)]))
+                name.value, impl.name, _unparsed(declared) if declared is not None else "",
+                frozenset(parameters) if names == {UNKNOWN} else names, call.lineno, writes, value or "",
+                parameters))
     return found
 
 
@@ -551,6 +657,25 @@ def _op_name(graph_op: str) -> str | None:
     return f"{parts[0]}::{parts[1]}"
 
 
+# An op named in an AOT graph: `torch.ops.mylib.scale.default(`; wrapped where `auto_functionalized(` (torch's
+# `torch.ops.higher_order.auto_functionalized_v2(torch.ops.mylib.scale.default, ...`) comes right before it
+_AOT_OP = lazy_compile(r"torch\.ops\.(?P<op>[A-Za-z_][\w.]{0,400})")
+_WRAPPERS = ("auto_functionalized(", "auto_functionalized_v2(")
+
+
+def aot_calls(text: str) -> tuple[set[str], set[str]]:
+    """The ops an AOT graph's text calls ("mylib.scale.default"), and those it wraps in auto_functionalized: read once
+    per compile, looked up per call site (a search of the whole text per site was quadratic in a graph of many)."""
+    called: set[str] = set()
+    wrapped: set[str] = set()
+    for match in _AOT_OP.finditer(text):
+        op = match["op"].rstrip(".")
+        called.add(op)
+        if text.endswith(_WRAPPERS, max(0, match.start() - 24), match.start()):
+            wrapped.add(op)
+    return called, wrapped
+
+
 def op_mutations(trace: Trace) -> OpMutations:
     # op -> [(call, the compile's AOT graph text)]; ops the log shows AOTAutograd wrapped as mutating
     calls: dict[str, list[OpCall]] = {}
@@ -568,6 +693,7 @@ def op_mutations(trace: Trace) -> OpMutations:
             continue  # (no AOTAutograd: nothing took the op for functional; or no graph to place its calls)
         key = compilation_key(entry.compile_id)
         cached = any(a.name in CACHE_HITS for a in entry.artifacts)
+        aot_called, aot_wrapped = aot_calls(aot)
         for artifact in graphs[-1:]:  # (a restarted compile's last graph is the one compiled)
             graph = trace.payload_text(artifact.payload)
             seen: dict[str, int] = {}
@@ -576,10 +702,8 @@ def op_mutations(trace: Trace) -> OpMutations:
                 op = _op_name(graph_op)
                 if op is None or site is None:
                     continue
-                called = f"torch.ops.{graph_op}"
-                wrapped = f"auto_functionalized_v2({called}" in aot or f"auto_functionalized({called}" in aot
-                functional[op] = functional.get(op, True) and not wrapped
-                dropped = unused and called not in aot
+                functional[op] = functional.get(op, True) and graph_op not in aot_wrapped
+                dropped = unused and graph_op not in aot_called
                 loc = UserLocation(site.path, site.line, site.function, site.code)
                 call = OpCall(key, loc, dropped, cached)
                 calls.setdefault(op, []).append(call)
