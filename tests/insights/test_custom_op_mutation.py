@@ -116,11 +116,50 @@ def test_the_functional_custom_ops_were_read_and_write_nothing():
         ("softclip", []), ("gelu_np", []), ("bucketize_eager", [])]
 
 
-def test_without_the_program_on_this_machine_nothing_is_claimed(tmp_path):
-    """The body is the program's: a machine without the file (a folder holding none) reads nothing, so says nothing."""
+def test_without_the_program_on_this_machine_nothing_is_claimed_and_the_gate_says_it_did_not_check(tmp_path, capsys):
+    """The body is the program's: a machine without the file (a folder holding none) reads nothing, so claims no
+    write; it says which ops it could not read, and --no-custom-op-mutations fails as not checkable (as other rules
+    asked for and not checkable do), where it passed silently."""
     empty = tmp_path / "elsewhere"
     empty.mkdir()
-    assert not op_mutations(read_trace(torch213_moved(LOG, tmp_path, programs=empty)))
+    log = torch213_moved(LOG, tmp_path, programs=empty)
+    found = op_mutations(read_trace(log))
+    assert not found
+    where = f"{empty.as_posix()}/{PROGRAM.name}"
+    assert [(u.op, u.path, u.why) for u in found.unread] == [("mylib::scale", where, "was not readable"),
+                                                             ("mylib::clamp_np", where, "was not readable")]
+    assert main(["check", str(log), "--no-custom-op-mutations"]) == 1
+    assert (f"no-custom-op-mutations: not checked: the source of mylib::scale was not readable at {where}, and 1 more "
+            "op") in capsys.readouterr().out
+    # Other rules asked for alone do not fail for it
+    assert main(["check", str(log), "--no-inductor-random"]) == 0
+
+
+def test_a_program_changed_since_the_run_is_not_read_and_said_so(tmp_path):
+    """The calling line the log quotes (`scaled = scale(x, 2.0)`) no longer where it was: the file is not the run's."""
+    programs = tmp_path / "programs"
+    programs.mkdir()
+    (programs / PROGRAM.name).write_text("# an added line\n" + PROGRAM.read_text())
+    found = op_mutations(read_trace(torch213_moved(LOG, tmp_path, programs)))
+    assert not found.ops
+    assert {(u.op, u.why) for u in found.unread} == {("mylib::scale", "differs from the lines the log quotes of it"),
+                                                     ("mylib::clamp_np", "differs from the lines the log quotes of it")}
+
+
+def test_facts_without_the_unread_ops_are_not_checkable(tmp_path):
+    """Facts with numerics but without unread_custom_ops come from a compilescope that kept no custom op writes: the
+    rule fails as not checkable rather than passing on an empty list."""
+    from dataclasses import replace
+
+    from compilescope.analyses.check import Rules, evaluate
+    from compilescope.analyses.diff import run_facts
+
+    facts = run_facts(analyze(read_trace(torch213_moved(FIXED, tmp_path))))
+    assert facts.numerics is not None and facts.unread_custom_ops == []
+    (passed,) = evaluate({None: facts}, Rules(no_custom_op_mutations=True))
+    assert passed.passed
+    (unkept,) = evaluate({None: replace(facts, unread_custom_ops=None)}, Rules(no_custom_op_mutations=True))
+    assert not unkept.passed and "did not keep them" in unkept.message
 
 
 def _writes(source: str) -> list[tuple[str, int]]:

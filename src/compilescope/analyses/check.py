@@ -459,13 +459,29 @@ def evaluate(runs: dict[int | None, RunFacts], rules: Rules,
                  lambda f: (len(f.cudagraph_skips), [f"{x['compile_id']}: {x['reason']}" for x in f.cudagraph_skips]),
                  0, lambda v, lim: v > lim, lambda v: count(v, "compile") + " run without CUDA graphs")
 
-    if rules.no_custom_op_mutations and kept("no-custom-op-mutations", lambda f: f.numerics is None):
-        absolute("no-custom-op-mutations", "none allowed (declare mutates_args, or return a new tensor)",
-                 lambda f: (len(_undeclared_writes(f)), [
-                     f"{n.get('op') or '?'} at {_short(n['file'])}:{n['line']}" + (f" ({n['code']})" if n["code"] else "")
-                     for n in _undeclared_writes(f)]),
-                 0, lambda v, lim: v > lim,
-                 lambda v: count(v, "custom op write") + " torch does not know of (mutates_args)", others="write")
+    if rules.no_custom_op_mutations and kept(
+            # (numerics alone is not enough: facts with numerics and without the custom ops' unread sources were saved
+            # before the custom ops' writes were kept)
+            "no-custom-op-mutations", lambda f: f.numerics is None or f.unread_custom_ops is None):
+        not_read_ops = [(rank, facts.unread_custom_ops) for rank, facts in runs.items() if facts.unread_custom_ops]
+        if not_read_ops and not any(_undeclared_writes(f) for f in runs.values()):
+            # (an op called whose body is not on this machine: not checkable, so fail, saying where it was looked for;
+            # a write found elsewhere fails the rule naming it)
+            first_rank, ops_not_read = not_read_ops[0]
+            more = f" (and {count(len(not_read_ops) - 1, 'more rank', 'more ranks')})" if len(not_read_ops) > 1 else ""
+            more_ops = f", and {count(len(ops_not_read) - 1, 'more op', 'more ops')}" if len(ops_not_read) > 1 else ""
+            results.append(RuleResult("no-custom-op-mutations", "none allowed", False,
+                                      f"no-custom-op-mutations: {_where(first_rank)}not checked: "
+                                      f"{ops_not_read[0]['said']}{more_ops} (check where the program's files are as "
+                                      f"they ran){more}",
+                                      [u["said"] for _, listed in not_read_ops for u in listed]))
+        else:
+            absolute("no-custom-op-mutations", "none allowed (declare mutates_args, or return a new tensor)",
+                     lambda f: (len(_undeclared_writes(f)), [
+                         f"{n.get('op') or '?'} at {_short(n['file'])}:{n['line']}" + (f" ({n['code']})" if n["code"] else "")
+                         for n in _undeclared_writes(f)]),
+                     0, lambda v, lim: v > lim,
+                     lambda v: count(v, "custom op write") + " torch does not know of (mutates_args)", others="write")
 
     if rules.no_inductor_random and kept("no-inductor-random", lambda f: f.numerics is None):
         absolute("no-inductor-random", "none allowed (torch._inductor.config.fallback_random = True draws eager's)",

@@ -368,6 +368,9 @@ class RunFacts:
     # compile id that ran without it), found_by (the recompile whose guard tree counts it)}. None in facts saved before
     # they were kept.
     late_hooks: list[dict[str, Any]] | None = None
+    # The custom ops called in compiled code whose calling file was not read (OpMutations.unread): {op, file, why,
+    # said}; what they write is not known. None in facts saved before they were kept.
+    unread_custom_ops: list[dict[str, Any]] | None = None
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -816,6 +819,7 @@ def run_facts(results: Results) -> RunFacts:
         checkpointing=checkpointing,
         numerics=numerics,
         late_hooks=late_hooks,
+        unread_custom_ops=[u.to_json() for u in found.op_mutations.unread],
         compile_statuses={status: n for status, n in status_counts(statuses).items() if n},
         no_graph_compiles=len(no_graph),
         source=trace.source,

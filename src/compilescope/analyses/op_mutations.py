@@ -237,16 +237,35 @@ class UndeclaredMutation:
 
 
 @dataclass
+class UnreadSource:
+    """A custom op called in compiled code whose source was not read: what it writes is not known."""
+
+    op: str  # "mylib::scale"
+    path: str  # the file that calls it, as the log names it
+    why: str  # "was not readable", "differs from the run's"
+
+    @property
+    def said(self) -> str:
+        """"the source of mylib::scale was not readable at /home/u/prog.py"."""
+        return f"the source of {self.op} {self.why} at {self.path}"
+
+    def to_json(self) -> dict[str, Any]:
+        return {"op": self.op, "file": self.path, "why": self.why, "said": self.said}
+
+
+@dataclass
 class OpMutations:
     """The custom ops called in compiled code whose source writes into an argument torch takes as only read."""
 
     ops: list[UndeclaredMutation] = field(default_factory=list)
+    # The custom ops called whose calling file was not on this machine, or not as the run had it: not checked
+    unread: list[UnreadSource] = field(default_factory=list)
 
     def __bool__(self) -> bool:
         return bool(self.ops)
 
     def to_json(self) -> dict[str, Any]:
-        return {"ops": [op.to_json() for op in self.ops]}
+        return {"ops": [op.to_json() for op in self.ops], "unread": [u.to_json() for u in self.unread]}
 
 
 # --- the source ---------------------------------------------------------------------------------------------------
@@ -680,7 +699,7 @@ def op_mutations(trace: Trace) -> OpMutations:
     # op -> [(call, the compile's AOT graph text)]; ops the log shows AOTAutograd wrapped as mutating
     calls: dict[str, list[OpCall]] = {}
     functional: dict[str, bool] = {}  # op -> every AOT graph that has it calls it plainly
-    files: set[tuple[str, int, str]] = set()  # (path, line, code) of the call sites: the files to read, checked
+    files: set[tuple[str, int, str | None]] = set()  # (path, line, code) of the call sites: the files to read, checked
     # id of a call -> (its compile, Dynamo's graph, the op as the graph names it, which of its calls there)
     where: dict[int, tuple[Compile, str, str, int]] = {}
     for entry in trace.sorted_compiles():
@@ -708,16 +727,24 @@ def op_mutations(trace: Trace) -> OpMutations:
                 call = OpCall(key, loc, dropped, cached)
                 calls.setdefault(op, []).append(call)
                 where[id(call)] = (entry, graph, graph_op, nth)
-                if site.code:
-                    files.add((site.path, site.line, site.code))
+                files.add((site.path, site.line, site.code))
     if not calls:
         return OpMutations()
     sources: dict[str, list[tuple[str, OpSource]]] = {}  # op -> (file, what its source says), per definition
+    unread: dict[str, str] = {}  # path -> why its ops were not read
     for path in sorted({p for p, _, _ in files}):
-        quoted = [(line, code) for p, line, code in files if p == path]
-        for op, defs in _file_ops(path, quoted).items():
+        quoted = [(line, code) for p, line, code in files if p == path and code]
+        defined = _file_ops(path, quoted)
+        if isinstance(defined, str):
+            unread[path] = defined
+            continue
+        for op, defs in defined.items():
             sources.setdefault(op, []).extend((path, d) for d in defs)
     out = OpMutations()
+    for op, op_calls in calls.items():
+        if op not in sources:  # (read, and not defined in its calling file: the module doc's blind spot)
+            out.unread.extend(UnreadSource(op, path, unread[path]) for path in
+                              dict.fromkeys(c.location.filename for c in op_calls) if path in unread)
     for op, op_calls in calls.items():
         for path, source in sources.get(op, []):
             declared = source.declared if source.declared is not None else (
@@ -856,13 +883,13 @@ def _code(lines: list[str] | None, line: int) -> str | None:
     return lines[line - 1].strip() if lines is not None and 0 < line <= len(lines) else None
 
 
-def _file_ops(path: str, quoted: list[tuple[int, str]]) -> dict[str, list[OpSource]]:
+def _file_ops(path: str, quoted: list[tuple[int, str]]) -> dict[str, list[OpSource]] | str:
     """The custom ops the file defines, where it is on this machine and every call line the log quotes agrees with
-    it (else the file changed since the run: nothing is read from it)."""
-    if not os.path.isabs(path):
-        return {}
-    lines = read_lines(path)
-    if lines is None or any(line > len(lines) or lines[line - 1].strip() != code for line, code in quoted):
-        return {}
+    it; else why it was not read (the file changed since the run: nothing is read from it)."""
+    lines = read_lines(path) if os.path.isabs(path) else None
+    if lines is None:
+        return "was not readable"
+    if any(line > len(lines) or lines[line - 1].strip() != code for line, code in quoted):
+        return "differs from the lines the log quotes of it"
     return custom_op_sources("\n".join(lines))
 
