@@ -12,8 +12,8 @@ from rich.console import Console
 
 from compilescope.analyses.diagnosis import (
     ACCURACY_RUN, AOT_EAGER, BACKEND, EAGER, NO_COMPILE, MinifyResult, RunFacts, StageOutcome, accuracy_failure, decide, numeric_mismatch,
-    hand_commands, MinifyPlan, minify_plan, program_seed, raised_where, repro_graph, repro_save_dir,
-    stage_outcome, steps_after_minify,
+    REPRO_INPUTS, hand_commands, MinifyPlan, minify_plan, program_seed, raised_where, repro_graph, repro_save_dir,
+    relocated_repro, stage_outcome, steps_after_minify,
 )
 from compilescope.diagnose import DiagnoseResult
 from compilescope.ingest.reader import read_trace
@@ -69,6 +69,37 @@ def test_repro_graph_counts_nodes_like_torch():
     assert graph.ops == ["torch.ops.aten.add.Tensor", "torch.ops.aten.relu.default"] and graph.nodes == 5
     assert repro_graph("not python (") is None and repro_graph("x = 1") is None
     assert repro_save_dir(AFTER_DYNAMO_REPRO) == "/tmp/x/checkpoints"
+
+
+def _after_aot_repro(save_dir: str, check_str: str | None) -> str:
+    """The end of a repro.py as torch 2.13's after_aot.save_graph_repro writes it (its f-string, verbatim)."""
+    accuracy, command, tracing_mode = False, "run", "real"
+    return ("import os\nimport torch\nif __name__ == '__main__':\n    from torch._dynamo.repro.after_aot import run_repro\n"
+            f"    with torch.no_grad():\n"
+            f"        run_repro(mod, load_args, accuracy={accuracy!r}, command={command!r}, "
+            f"save_dir={save_dir!r}, tracing_mode={tracing_mode!r}, check_str={check_str!r})\n"
+            f"        # To run it separately, do \n"
+            f"        # mod, args = run_repro(mod, load_args, accuracy={accuracy!r}, command='get_args', "
+            f"save_dir={save_dir!r}, tracing_mode={tracing_mode!r}, check_str={check_str!r})\n"
+            f"        # mod(*args)")
+
+
+@pytest.mark.parametrize("kept", [True, False])
+def test_the_repro_is_relocated_at_run_repros_save_dir_only(kept):
+    """torch writes check_str={check_str!r} on save_dir's line: an error text holding `save_dir='...'` was rewritten
+    too (the script no longer parsed, or check_str silently changed), and a path holding `'` (repr quotes it with `"`)
+    was not matched, leaving the removed directory. Only the call's save_dir, and the commented-out call's, change."""
+    said = REPRO_INPUTS if kept else "None"
+    check_str = "boom: save_dir='x' (é)"
+    repro = _after_aot_repro("/tmp/work/checkpoints", check_str)
+    moved = relocated_repro(repro, kept, "/tmp/work")
+    compile(moved, "repro.py", "exec")
+    assert moved == repro.replace("save_dir='/tmp/work/checkpoints'", f"save_dir={said}")
+    assert moved.count(f"save_dir={said}") == 2 and f"check_str={check_str!r}" in moved
+    quoted = _after_aot_repro("/tmp/wo'rk/checkpoints", None)
+    assert repro_save_dir(quoted) == "/tmp/wo'rk/checkpoints"
+    moved = relocated_repro(quoted, kept, "/tmp/wo'rk")
+    assert "wo'rk" not in moved and moved.count(f"save_dir={said}") == 2
 
 
 def test_accuracy_failure_lines():

@@ -746,13 +746,57 @@ def repro_graph(source: str) -> ReproGraph | None:
     return None
 
 
-_SAVE_DIR = re.compile(r"save_dir=(?P<q>['\"])(?P<dir>[^'\"]*)(?P=q)")
+def _save_dirs(source: str) -> list[ast.expr]:
+    """The save_dir= values of the run_repro(...) calls torch writes into a repro script, in source order; [] where it
+    does not parse. (Found as nodes, not as text: torch writes check_str={check_str!r} on the same line, and an error
+    text may hold `save_dir='...'` itself.)"""
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return []
+    values = [k.value for node in ast.walk(tree) if isinstance(node, ast.Call) and (
+        isinstance(node.func, ast.Name) and node.func.id == "run_repro"
+        or isinstance(node.func, ast.Attribute) and node.func.attr == "run_repro")
+              for k in node.keywords if k.arg == "save_dir"]
+    return sorted(values, key=lambda v: (v.lineno, v.col_offset))
 
 
 def repro_save_dir(source: str) -> str | None:
     """Where the repro loads its saved inputs from (torch writes it into the run_repro(...) call)."""
-    match = _SAVE_DIR.search(source)
-    return match["dir"] if match else None
+    return next((v.value for v in _save_dirs(source) if isinstance(v, ast.Constant) and isinstance(v.value, str)), None)
+
+
+def _line_starts(source: str) -> list[int]:
+    starts = [0]
+    for line in source.split("\n"):
+        starts.append(starts[-1] + len(line) + 1)
+    return starts
+
+
+def _save_dir_spans(source: str, in_comments: bool = True) -> list[tuple[int, int]]:
+    """(start, end) in source of each run_repro(...) call's save_dir value: the code's, and (in_comments) those of the
+    calls torch writes commented out (`# mod, args = run_repro(..., save_dir='...', ...)`, for the user to run), each
+    found by parsing the comment's text."""
+    import io  # here: only diagnose's repro scripts need them (start-up time)
+    import tokenize
+
+    lines, starts = source.split("\n"), _line_starts(source)
+
+    def offset(lineno: int, col: int) -> int:  # (ast's columns count UTF-8 bytes)
+        return starts[lineno - 1] + len(lines[lineno - 1].encode()[:col].decode(errors="replace"))
+
+    spans = [(offset(v.lineno, v.col_offset), offset(v.end_lineno, v.end_col_offset)) for v in _save_dirs(source)
+             if v.end_lineno is not None and v.end_col_offset is not None]
+    try:
+        comments = [t for t in tokenize.generate_tokens(io.StringIO(source).readline)
+                    if t.type == tokenize.COMMENT and "run_repro(" in t.string] if in_comments else []
+    except (tokenize.TokenError, SyntaxError, ValueError):
+        comments = []
+    for comment in comments:
+        code = comment.string.lstrip("#").lstrip()
+        at = starts[comment.start[0] - 1] + comment.start[1] + len(comment.string) - len(code)
+        spans += [(at + start, at + end) for start, end in _save_dir_spans(code, in_comments=False)]
+    return sorted(spans)
 
 
 # Where a report's repro script loads its inputs from: the checkpoints beside it, wherever the report is moved
@@ -767,8 +811,11 @@ def relocated_repro(source: str, kept: bool, removed: str | None = None) -> str:
     torch's InputReader makes random ones (save_dir=None), as it does for a storage it cannot find. removed: that
     directory; the environment variables the script sets to a path in it (TORCH_COMPILE_DEBUG_DIR,
     TORCHINDUCTOR_CACHE_DIR: the run's) are left commented out, so that running it does not make them again."""
-    said = REPRO_INPUTS if kept else "None"
-    text = _SAVE_DIR.sub(lambda _: f"save_dir={said}", source)
+    said, pieces, at = REPRO_INPUTS if kept else "None", [], 0
+    for start, end in _save_dir_spans(source):
+        pieces += [source[at:start], said]
+        at = end
+    text = "".join(pieces) + source[at:]
     if kept and text != source and not re.search(r"^import os$", text, re.MULTILINE):
         text = "import os\n" + text  # (torch's scripts import it; REPRO_INPUTS needs it)
     if removed:
