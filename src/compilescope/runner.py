@@ -251,6 +251,8 @@ def run_program(prog: Program, trace_dir: str, fresh_cache: bool = False, timeou
             except OSError as exc:
                 raise CompilescopeError(f"cannot run {prog.argv[0]}: {exc.strerror or exc}") from None
             _wait(proc, timeout, result, signals)
+        # (one that came after _wait stopped raising them and before the handlers were restored: the report says it)
+        _note_late(result, signals.stop_raising())
     finally:
         if sink is not None:
             sink.close()
@@ -355,10 +357,16 @@ class _SignalsWhileRunning:
                 self.previous[signal.SIGINT] = signal.signal(signal.SIGINT, self._handle)
         return self
 
-    def __exit__(self, *exc_info: object) -> None:
+    def __exit__(self, exc_type: object, *exc_info: object) -> None:
         self.raising = False
         for signum, previous in self.previous.items():
             signal.signal(signum, previous if previous is not None else signal.SIG_DFL)  # type: ignore[arg-type]
+        if exc_type is not None:
+            # Noted and never raised (the program could not start: Popen failed): delivered now to the handlers
+            # restored, as it would have been without these
+            late, self.pending = self.pending, []
+            for signum in late:
+                signal.raise_signal(signum)
 
     def _handle(self, signum: int, frame: object) -> None:
         if not self.raising:
@@ -418,6 +426,9 @@ def _wait(proc: subprocess.Popen, timeout: float | None, result: RunResult, sign
             except KeyboardInterrupt:
                 # Ctrl-C at the terminal reached the child too (same process group): let it finish, then report
                 # what it traced. A SIGINT sent to compilescope alone is passed on. A second one stops it.
+                # (Only noted while handled: one raised here would leave the handler, and the program running, mid-way;
+                # the loop's raise_pending raises it inside the try)
+                signals.raising = False
                 if result.interrupted:
                     _stop(proc)
                     raise
@@ -428,11 +439,15 @@ def _wait(proc: subprocess.Popen, timeout: float | None, result: RunResult, sign
                       file=sys.stderr)
     finally:
         # One that came as the program ended: there is nothing left to stop; the report says it.
-        for late in signals.stop_raising():
-            if late == signal.SIGTERM:
-                result.terminated = True
-            else:
-                result.interrupted = True
+        _note_late(result, signals.stop_raising())
+
+
+def _note_late(result: RunResult, signums: list[int]) -> None:
+    for late in signums:
+        if late == signal.SIGTERM:
+            result.terminated = True
+        else:
+            result.interrupted = True
 
 
 def _stop(proc: subprocess.Popen) -> None:

@@ -179,3 +179,88 @@ def test_a_signal_as_the_program_starts_stops_it_and_the_report_is_written(signu
     assert stopped, proc.stderr
     assert proc.returncode == 128 + signum, proc.stderr
     assert (out / "index.html").exists() and not finished.exists()
+
+
+class _ScriptedProgram:
+    """A stand-in for the program's Popen whose wait() delivers the next signal of a script to compilescope, as a
+    signal reaching it right then would; it ignores SIGTERM (each wait with a timeout expires), so only kill ends it."""
+
+    def __init__(self, signals: list[int]) -> None:
+        self.script, self.sent, self.killed, self.returncode = list(signals), [], False, None
+
+    def wait(self, timeout=None):
+        if self.script:
+            signal.raise_signal(self.script.pop(0))
+        if self.killed:
+            self.returncode = -signal.SIGKILL
+            return self.returncode
+        raise subprocess.TimeoutExpired("program", timeout or 0)
+
+    def poll(self):
+        return self.returncode
+
+    def send_signal(self, signum):
+        self.sent.append(signum)
+
+    def kill(self):
+        self.killed = True
+
+
+@pytest.fixture
+def python_sigint():
+    """SIGINT raising KeyboardInterrupt, as in a command typed at a shell (a test run in the background ignores it)."""
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
+    signal.signal(signal.SIGINT, previous)
+
+
+def test_a_sigterm_while_a_second_ctrl_c_stops_the_program_still_kills_it(python_sigint, monkeypatch):
+    """The second SIGINT stops the program (SIGTERM, a grace, then kill): a SIGTERM during the grace raised _Terminated
+    out of the handler, and the program that ignores SIGTERM was left running. Now it is noted, and the program
+    killed."""
+    from compilescope import runner
+
+    monkeypatch.setattr(runner, "_terminal_delivered_it", lambda: False)
+    program = _ScriptedProgram([signal.SIGINT, signal.SIGINT, signal.SIGTERM])
+    result = runner.RunResult(returncode=0, trace_dir="")
+    with runner._SignalsWhileRunning() as signals, pytest.raises(KeyboardInterrupt):
+        runner._wait(program, None, result, signals)  # type: ignore[arg-type]
+    assert program.sent == [signal.SIGINT, signal.SIGTERM] and program.killed
+    assert result.interrupted and result.terminated
+
+
+def test_a_signal_after_the_wait_and_before_the_handlers_are_restored_is_reported(tmp_path, monkeypatch):
+    """A SIGTERM after _wait stopped raising signals (the program ended) and before run_program restores the handlers
+    was noted and never read: the report did not say compilescope was terminated."""
+    from compilescope import runner
+
+    class Ended:
+        returncode = 0
+
+        def wait(self, timeout=None):
+            return 0
+
+    real_wait = runner._wait
+
+    def wait_then_signal(*args):
+        real_wait(*args)
+        signal.raise_signal(signal.SIGTERM)
+
+    monkeypatch.setattr(runner.subprocess, "Popen", lambda *a, **k: Ended())
+    monkeypatch.setattr(runner, "_wait", wait_then_signal)
+    result = runner.run_program(runner.Program(["program"], False), str(tmp_path))
+    assert result.terminated and not result.interrupted
+
+
+def test_a_ctrl_c_as_the_program_fails_to_start_is_not_dropped(python_sigint, tmp_path, monkeypatch):
+    """Popen failing after a SIGINT was noted (handlers are set before it): the signal was dropped with the
+    handlers; now delivered to the handler restored."""
+    from compilescope import runner
+
+    def interrupted_then_failed(*args, **kwargs):
+        signal.raise_signal(signal.SIGINT)
+        raise FileNotFoundError(2, "No such file or directory")
+
+    monkeypatch.setattr(runner.subprocess, "Popen", interrupted_then_failed)
+    with pytest.raises(KeyboardInterrupt):
+        runner.run_program(runner.Program(["no-such-program"], False), str(tmp_path))
