@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import re
 
+import pytest
+
 from compilescope.analyses.numerics import numerics
 from compilescope.ingest.reader import read_trace
 
@@ -45,3 +47,24 @@ def test_an_older_torchs_post_grad_graph_is_read_and_collectives_are_not_fused_o
         (66, "g = gathered * math.sqrt(0.5)", ["mul"], "float16", ["[0/1]"]),
         (78, "out = g + rs_expanded", ["add"], "float16", ["[0/1]"]),
     ]
+
+
+@pytest.mark.parametrize("namespace", ["c10d_functional", "_c10d_functional_autograd"])
+def test_collectives_of_torchs_other_functional_namespaces_are_not_fused_ops(tmp_path, namespace):
+    """torch registers functional collectives under two more namespaces (torch/distributed/_functional_collectives.py:
+    the legacy c10d_functional, and _c10d_functional_autograd's all_reduce, all_gather_into_tensor,
+    reduce_scatter_tensor, all_to_all_single). The peer logs call only _c10d_functional; the same log with its
+    collectives named in another of them still has only the two fused fp16 lines, not the collectives' eight."""
+    from ..robustness.corpus import envelope_indices, fix_md5, lines_of
+
+    lines = lines_of(shared(LOG).read_bytes().replace(b"torch.ops._c10d_functional.",
+                                                      f"torch.ops.{namespace}.".encode()))
+    for i in envelope_indices(lines):
+        if b'"has_payload"' in lines[i]:
+            fix_md5(lines, i)
+    renamed = tmp_path / "renamed.log"
+    renamed.write_bytes(b"".join(lines))
+    assert f"torch.ops.{namespace}.all_reduce_" in renamed.read_text()
+    with read_trace(str(renamed)) as trace:
+        num = numerics(trace)
+    assert [(p.location.line, p.ops) for p in num.precision] == [(66, ["mul"]), (78, ["add"])]

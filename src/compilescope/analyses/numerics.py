@@ -41,8 +41,9 @@ _NOT_FUSED = frozenset(("convert_element_type", "mm", "addmm", "bmm", "baddbmm",
                         "_scaled_dot_product_flash_attention", "view", "reshape", "permute", "expand", "clone",
                         "_to_copy", "t", "transpose", "unsqueeze", "squeeze", "repeat"))
 # A collective (all_reduce_, wait_tensor, all_gather_into_tensor) runs as a kernel of its own on the value eager would
-# hand it, already rounded to its dtype: it neither fuses nor rounds between fused ops
-_OWN_KERNEL_NAMESPACES = frozenset(("_c10d_functional",))
+# hand it, already rounded to its dtype: it neither fuses nor rounds between fused ops. (The logs seen call
+# _c10d_functional; torch registers the legacy c10d_functional and _c10d_functional_autograd's collectives too.)
+_OWN_KERNEL_NAMESPACES = frozenset(("_c10d_functional", "c10d_functional", "_c10d_functional_autograd"))
 _SETTING = lazy_compile(r'"(?P<key>fallback_random|emulate_precision_casts)": (?P<value>true|false)')
 
 RANDOM_ADVICE = ("under the same torch.manual_seed the compiled code draws other random numbers than eager "
