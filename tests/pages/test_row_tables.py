@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from markupsafe import Markup, escape
 
-from compilescope.render.html.rows import html_text
+from compilescope.render.html.rows import block_escaped, html_text
 
 from ..conftest import report
 from ..provenance.helpers import provenance_log, python_code
@@ -82,3 +82,11 @@ def test_the_short_text_escape_is_markupsafes(value):
     # rows.html_text escapes short strs by hand (a Markup per value was a hot path): it must give markupsafe's text
     assert html_text(value) == str(escape(value))
     assert html_text(Markup("<b>kept</b>")) == "<b>kept</b>"
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.one_of(st.text(alphabet=st.sampled_from("ab&<>\"'\n\r \u202e\u200b"), max_size=2000),
+                 st.text(alphabet=st.characters(max_codepoint=127), max_size=2000), st.text(max_size=300)))
+def test_the_block_escape_is_markupsafes(text):
+    # rows.block_escaped escapes ASCII text as bytes (a page of code: markupsafe's loop was a panel's main cost)
+    assert block_escaped(text) == str(escape(text))

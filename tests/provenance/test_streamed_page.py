@@ -16,7 +16,7 @@ from ..conftest import record_calls, torch213
 
 
 def test_the_provenance_page_is_built_while_it_is_written(monkeypatch):
-    built = record_calls(monkeypatch, provenance, "panel_lines", lambda trace, panel: panel.title)
+    built = record_calls(monkeypatch, provenance, "panel_lines", lambda trace, panel, *_: panel.title)
     monkeypatch.setattr(html, "STREAM_CHUNK", 4096)
     with read_trace(str(torch213("provenance.log"))) as trace:
         results = analyze(trace)

@@ -31,7 +31,7 @@ import itertools
 import os
 import re
 from dataclasses import field
-from typing import Any, Iterable, Mapping
+from typing import Any, Callable, Iterable, Mapping
 
 import orjson
 
@@ -1137,6 +1137,9 @@ def place_other_graphs(provenance: Provenance) -> None:
                 own[(k.name, tuple(k.traces))] = ref
 
 
-def panel_lines(trace: Trace, panel: Panel) -> list[str]:
-    """The lines a panel shows, numbered from 1 as the mappings number them."""
-    return text_lines(trace.payload_text(panel.payload))[panel.skip:]
+def panel_lines(trace: Trace, panel: Panel, transform: Callable[[str], str] | None = None) -> list[str]:
+    """The lines a panel shows, numbered from 1 as the mappings number them. transform: applied to the whole text
+    before it is cut into lines; it must leave line ends as they are (a page's HTML escape: the lines come out each
+    escaped, from one escape and one split)."""
+    text = trace.payload_text(panel.payload)
+    return text_lines(transform(text) if transform is not None else text)[panel.skip:]

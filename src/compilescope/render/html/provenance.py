@@ -9,14 +9,14 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Iterable, Iterator, Mapping
 
 import orjson
-from markupsafe import Markup, escape
+from markupsafe import Markup
 
 from ...analyses.provenance import CompileProvenance, KernelTrace, ProvenanceSection, UserLine, kernel_anchor, panel_lines
 from ...model.trace import Artifact, Compile
 from ..options import artifact_url, readable_url
 from ...wording import count
 from .env import _script_hash
-from .rows import ascii_parts, grouped, html_text
+from .rows import ascii_parts, block_escaped, grouped, html_text
 
 if TYPE_CHECKING:
     from . import _Page
@@ -133,7 +133,7 @@ def _panels(page: _Page, artifacts: dict[int, Artifact], si: int, s: ProvenanceS
             "key": key, "title": title, "what": what if key != "code" else ("C++ wrapper (AOTInductor)" if s.language == "cpp" else "Python wrapper"),
             "name": panel.title, "url": ("../" + artifact_url(a, page.options)) if a is not None else None,
             "missing": panel.artifact_number is None,
-            "lines_html": _panel_lines_html(f"s{si}-{key}", panel_lines(page.trace, panel), mapped[key],
+            "lines_html": _panel_lines_html(f"s{si}-{key}", panel_lines(page.trace, panel, block_escaped), mapped[key],
                                             s.code_kernels if key == "code" else {}, kernel_url, traced,
                                             s.kernel_notes),
         }
@@ -163,17 +163,14 @@ def _json_island_parts(values: Iterable[Any]) -> Iterator[Markup]:
     yield Markup("]") if separator == "," else Markup("[]")
 
 
-def _panel_lines_html(prefix: str, texts: Iterable[str], mapped: set[int] | frozenset[int],
+def _panel_lines_html(prefix: str, escaped: list[str], mapped: set[int] | frozenset[int],
                       code_kernels: dict[int, Any], kernel_url: str | None, traced: set[str],
                       notes: Mapping[str, str] | None = None) -> Iterator[Markup]:
-    """One panel's lines as HTML, built here rather than in a template loop: a panel can hold
-    tens of thousands of lines, and per-line template calls were most of a provenance page's time.
-    Text is escaped a panel at a time; names and URLs one by one. In parts: see ascii_parts. notes: what a kernel
+    """One panel's lines (escaped: HTML-escaped, a panel at a time by panel_lines) as HTML, built here rather than
+    in a template loop: a panel can hold tens of thousands of lines, and per-line template calls were most of a
+    provenance page's time. Names and URLs are escaped one by one. In parts: see _rows_apart. notes: what a kernel
     computes where its name says more, in its link's title."""
     notes = notes or {}
-    texts = list(texts)
-    escaped_text = str(escape("\n".join(texts))) if texts else ""
-    escaped = escaped_text.split("\n") if texts else []
     links: dict[int, str] = {}  # only a few lines call kernels: their links are made apart from the line loop
     if kernel_url:
         for n, names in code_kernels.items():
@@ -184,13 +181,14 @@ def _panel_lines_html(prefix: str, texts: Iterable[str], mapped: set[int] | froz
             if html:
                 links[n] = html
     plain, bold = f'<div class="pl" id="{prefix}-L', f'<div class="pl m" id="{prefix}-L'
-    rows = [f'{bold if n in mapped else plain}{n}" data-n="{n}"><span class="ln">{n}</span><span class="lt">{text}</span></div>'
-            for n, text in enumerate(escaped, 1)]
+    # Each line's number made text once, not formatted three times a row: the row's f-string then only copies str.
+    numbers = list(map(str, range(1, len(escaped) + 1)))
+    heads = [bold if n in mapped else plain for n in range(1, len(escaped) + 1)]
+    rows = [f'{head}{n}" data-n="{n}"><span class="ln">{n}</span><span class="lt">{text}</span></div>'
+            for head, n, text in zip(heads, numbers, escaped)]
     linked = sorted(n for n in links if 0 < n <= len(rows))
     for n in linked:
         rows[n - 1] = f"{rows[n - 1][:-len('</div>')]}{links[n]}</div>"
-    if not escaped_text.isascii():
-        return ascii_parts(rows)
     return _rows_apart(rows, linked)
 
 
@@ -198,13 +196,17 @@ PANEL_ROWS = 1024  # rows of a panel joined into one part
 
 
 def _rows_apart(rows: list[str], apart: list[int]) -> Iterator[Markup]:
-    """rows in parts of PANEL_ROWS, each row numbered in apart (from 1, in order) a part of its own: the other rows
-    are ASCII (the panel's text is), so finalize looks for invisible characters in those rows alone (as ascii_parts
-    does, without a test per row)."""
+    """rows in parts of PANEL_ROWS, each row numbered in apart (from 1, in order: a line's kernel links, never ASCII)
+    a part of its own, so finalize looks for invisible characters in those rows alone. A part of the other rows is
+    ASCII nearly always (one isascii for the part, not one per row); one that is not is taken apart by ascii_parts."""
     start = 0
     for n in [*apart, len(rows) + 1]:
         for first in range(start, n - 1, PANEL_ROWS):
-            yield Markup("".join(rows[first:min(first + PANEL_ROWS, n - 1)]))
+            part = "".join(rows[first:min(first + PANEL_ROWS, n - 1)])
+            if part.isascii():
+                yield Markup(part)
+            else:
+                yield from ascii_parts(rows[first:min(first + PANEL_ROWS, n - 1)])
         if n <= len(rows):
             yield Markup(rows[n - 1])
         start = n
