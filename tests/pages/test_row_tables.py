@@ -4,11 +4,14 @@ invisible characters as \\uXXXX, like every template value."""
 from __future__ import annotations
 
 import json
+from collections import OrderedDict, UserDict
+from collections.abc import Iterable, Mapping
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from markupsafe import Markup, escape
 
+from compilescope.analyses.metric_values import is_structured
 from compilescope.render.html.rows import block_escaped, html_text
 
 from ..conftest import report
@@ -77,9 +80,10 @@ def test_provenance_panels_and_source_pages_show_invisible_characters(tmp_path):
 
 @settings(max_examples=300, deadline=None)
 @given(st.one_of(st.text(alphabet=st.sampled_from("ab&<>\"' \u202e\u200b"), max_size=400), st.text(max_size=300),
-                 st.integers(), st.none()))
+                 st.integers(), st.floats(), st.booleans(), st.none()))
 def test_the_short_text_escape_is_markupsafes(value):
-    # rows.html_text escapes short strs by hand (a Markup per value was a hot path): it must give markupsafe's text
+    # rows.html_text escapes short strs and numbers by hand (a Markup per value was a hot path): it must give
+    # markupsafe's text
     assert html_text(value) == str(escape(value))
     assert html_text(Markup("<b>kept</b>")) == "<b>kept</b>"
 
@@ -90,3 +94,15 @@ def test_the_short_text_escape_is_markupsafes(value):
 def test_the_block_escape_is_markupsafes(text):
     # rows.block_escaped escapes ASCII text as bytes (a page of code: markupsafe's loop was a panel's main cost)
     assert block_escaped(text) == str(escape(text))
+
+
+def test_a_structured_metric_is_any_mapping_or_non_text_iterable():
+    # is_structured answers a plain type without the abstract-class checks: the same answer as they give
+    class Name(str):
+        pass
+
+    for value in ({}, {"a": 1}, [], [1], (1,), OrderedDict(), UserDict(), frozenset(), range(2), "[]", Name("x"), 1, 1.5,
+                  True, None, b"x"):
+        expected = isinstance(value, Mapping) or (not isinstance(value, str) and isinstance(value, Iterable))
+        assert is_structured(value) is expected, value
+    assert is_structured({}) and is_structured([]) and not is_structured("x") and not is_structured(3)

@@ -74,7 +74,13 @@ class LongMetric:
 
 def is_structured(value: Any) -> bool:
     """A list or dict (shown as indented JSON), as opposed to text, a number or None."""
+    kind = type(value)
+    if kind in _PLAIN:  # (what a metric nearly always is: no abstract-class checks, about a thousand a log)
+        return kind is dict or kind is list
     return isinstance(value, Mapping) or (not isinstance(value, str) and isinstance(value, Iterable))
+
+
+_PLAIN = frozenset({dict, list, str, int, float, bool, type(None)})
 
 
 def pretty_json(value: Any) -> str:

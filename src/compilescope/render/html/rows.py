@@ -31,16 +31,22 @@ def html_text(value: Any) -> str:
 
     A short plain str is escaped here, as markupsafe does (the same five characters, the same entities),
     without making a Markup and turning it back into a str: pages escape thousands of short values, most with
-    nothing to escape. Anything else goes through markupsafe: Markup, numbers, objects with __html__, and long
-    text (a metric's pretty JSON: markupsafe's single pass beats five replaces there)."""
-    if type(value) is str and len(value) < SHORT_TEXT:
-        if "&" in value or "<" in value or ">" in value or '"' in value or "'" in value:
-            return (value.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-                    .replace('"', "&#34;").replace("'", "&#39;"))
-        return value
-    if type(value) is str and len(value) <= KEPT_TEXT:
-        return _escaped_text(value)
+    nothing to escape. Longer text (a metric's pretty JSON) is block_escaped's. A number (a metric's value: about a
+    thousand a log) is its str(), which holds none of the five characters, as markupsafe would write it. Anything
+    else goes through markupsafe: Markup, objects with __html__."""
+    if type(value) is str:
+        if len(value) < SHORT_TEXT:
+            if "&" in value or "<" in value or ">" in value or '"' in value or "'" in value:
+                return (value.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+                        .replace('"', "&#34;").replace("'", "&#39;"))
+            return value
+        return _escaped_text(value) if len(value) <= KEPT_TEXT else block_escaped(value)
+    if type(value) in _NUMBERS:
+        return str(value)
     return str(escape(value))
+
+
+_NUMBERS = (int, float, bool)  # (exact types: a subclass may write itself otherwise)
 
 
 def block_escaped(text: str) -> str:
@@ -62,7 +68,7 @@ TEXTS_KEPT = 16  # (at most ~1 MB, text and escaped)
 
 @functools.lru_cache(maxsize=TEXTS_KEPT)
 def _escaped_text(text: str) -> str:
-    return str(escape(text))
+    return block_escaped(text)
 
 
 # Rows reach a template in parts of about this many characters, never as one string: a page of a compile id
