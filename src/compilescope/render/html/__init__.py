@@ -31,7 +31,7 @@ from .env import ENV, _script_hash, custom_header, page_script_src, preload_temp
 __all__ = ["ENV", "preload_templates", "render_demo_index", "render_html"]
 from .export import COMPILE_INDEX, render_export_index, wants_export_index
 from .provenance import kernels_page, provenance_files, provenance_url
-from .rows import artifact_items_html, artifact_link_html, frame_html, metric_rows_html, stack_list_html
+from .rows import artifact_items_html, artifact_link_html, block_escaped, frame_html, metric_rows_html, stack_list_html
 from .runtime import runtime_files
 from .sources import source_files
 from .transformed import transformed_files, transformed_url
@@ -381,17 +381,17 @@ def _gutter_batch(start: int, stop: int) -> Markup:
 
 
 def _escaped_code(trace: Trace, ref: PayloadRef) -> Iterator[Markup]:
-    """A payload's text, HTML-escaped a chunk as read at a time (escaping a block at once is much faster than
-    a line at a time; the text is the same as its lines joined by newlines). The decoder keeps a character cut
+    """A payload's text, HTML-escaped a chunk as read at a time (escaping a block at once, by block_escaped, is much
+    faster than a line at a time; the text is the same as its lines joined by newlines). The decoder keeps a character cut
     between two chunks for the next."""
     decoder = codecs.getincrementaldecoder("utf-8")("replace")
     for data in trace.payload_chunks(ref):
         text = decoder.decode(data)
         if text:
-            yield Markup.escape(text)
+            yield Markup(block_escaped(text))
     text = decoder.decode(b"", True)
     if text:
-        yield Markup.escape(text)
+        yield Markup(block_escaped(text))
 
 
 def render_demo_index(examples: list[dict], torch_version: str, live: bool = False) -> str:
