@@ -83,12 +83,12 @@ def source_files(page: _Page) -> Iterator[tuple[str, Iterator[bytes]]]:
         yield f.page, _page(page, f, dirs)
 
 
-def _guard_html(failed: dict) -> str:
+def _guard_html(guard: str, described: str | None) -> str:
     """A guard of a line's notes as the recompiles view shows it: Dynamo's ___stack names, or its tensor of a NumPy
     array, in the user's words (its "described"), torch's text in the title; else torch's text."""
-    if failed.get("described"):
-        return f'<code title="{html_text(failed["guard"])}">{html_text(failed["described"])}</code>'
-    return f'<code>{html_text(failed["guard"])}</code>'
+    if described:
+        return f'<code title="{html_text(guard)}">{html_text(described)}</code>'
+    return f'<code>{html_text(guard)}</code>'
 
 
 def _failed_checks_html(r: RecompileNote) -> str:
@@ -102,7 +102,7 @@ def _failed_checks_html(r: RecompileNote) -> str:
 
 
 def _check_html(check: FailedCheck) -> str:
-    return _guard_html({"guard": check.guard, "described": check.described})
+    return _guard_html(check.guard, check.described)
 
 
 def _hint_html(hint: str | None) -> str:
@@ -244,11 +244,12 @@ def _notes_html(page: _Page, f: SourceFile, n: int, dirs: _CompileDirs) -> Itera
             continue
         yield f'<li class="n-guard">recompiled as {_cid(recompile.recompile, dirs)}: {failed}</li>'
     for group in notes.installed_guards():
-        listed = "".join(f"<li>{_guard_html({'guard': g, 'described': group.described.get(g)})}{_hint_html(group.hints.get(g))}"
-                         f"{_FIRST_USE_HTML if g in group.first_use else ''}</li>"
+        first_use = set(group.first_use)
+        listed = "".join(f"<li>{_guard_html(g, group.described.get(g))}{_hint_html(group.hints.get(g))}"
+                         f"{_FIRST_USE_HTML if g in first_use else ''}</li>"
                          for g in group.guards)
         if group.dimension_marking:
-            marking = "".join(f"<li>{_guard_html({'guard': g, 'described': group.described.get(g)})}</li>"
+            marking = "".join(f"<li>{_guard_html(g, group.described.get(g))}</li>"
                               for g in group.dimension_marking)
             listed += (f'<li class="n-marking">{count(len(group.dimension_marking), "check")} that no dimension was marked '
                        f'dynamic by hand <span class="mono muted">({DIMENSION_MARKING_GUARD})</span>'
@@ -397,20 +398,26 @@ def _kernel_link(page: _Page, k: dict[str, Any], dirs: _CompileDirs) -> str:
     handle = k.get("debug_handle")
     if k.get("code_line") is not None:
         url = f'../{provenance_url(k["dir"])}#{panel_line_id(k["section"], "code", k["code_line"])}'
-        title = (f' title="{html_text(_handle_words(k["kernel"], handle))}; the link shows it in the generated code"'
+        title = (f' title="{_handle_words_html(k["kernel"], handle)}; the link shows it in the generated code"'
                  if handle is not None else "")
         note = f' <span class="muted">— {html_text(k["note"])}</span>' if k.get("note") else ""
         return f'<a class="mono" href="{html_text(url)}"{title}>{name}</a>{note}'
     rows = _kernel_page(page, dirs, k["dir"], k.get("traces_artifact"))
     url = f'../{rows}#{k["anchor"]}' if rows else f'../{provenance_url(k["dir"])}'
-    title = f' title="{html_text(_handle_words(k["kernel"], handle))}"' if handle is not None else ""
+    title = f' title="{_handle_words_html(k["kernel"], handle)}"' if handle is not None else ""
     return (f'<a class="mono" href="{html_text(url)}"{title}>{name}</a> <span class="muted">(the logged code has no call to '
             f'it{"; the link shows its stack traces" if rows else ""})</span>')
 
 
-def _handle_words(name: str, handle: str) -> str:
-    """What a kernel's `:N` is, as the page's debug-handle line says it (source.html)."""
-    return f"{name[:-len(handle) - 1]}, the call torch's debug handle :{handle} names (each kernel call of a graph's code has one)"
+# What a kernel's `:N` is, as the page's debug-handle line says it (source.html): these words HTML-escaped once, here
+_HANDLE_MIDDLE_HTML = html_text(", the call torch's debug handle :")
+_HANDLE_END_HTML = html_text(" names (each kernel call of a graph's code has one)")
+
+
+def _handle_words_html(name: str, handle: str) -> str:
+    """What a kernel's `:N` is, HTML-escaped: the log's name and handle each time, the words once (a page links
+    hundreds of kernels, and the words' apostrophes made each title five replaces of its whole text)."""
+    return f"{html_text(name[:-len(handle) - 1])}{_HANDLE_MIDDLE_HTML}{html_text(handle)}{_HANDLE_END_HTML}"
 
 
 def _badges(notes: LineNotes, dirs: _CompileDirs) -> str:
