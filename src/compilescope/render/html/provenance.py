@@ -297,21 +297,25 @@ def _kernel_rows(page: _Page, kernels: list[KernelTrace], calls: dict[str, list[
             links += f'<div class="other-graph-note">{other}</div>'
             row_class = ' class="other-graph"'
         handle = html_text(k.debug_handle) if k.debug_handle is not None else "\u2013"
-        user = "".join(_cached(seen, (u.file, u.line, u.function, u.code), lambda u=u: _user_line_html(page, u))
-                       for u in k.user_lines) or '<span class="muted">no stack trace</span>'
+        user = "".join([seen.get((u.file, u.line, u.function, u.code)) or _user_line_kept(seen, page, u)
+                        for u in k.user_lines]) or '<span class="muted">no stack trace</span>'
         stacks = ""
         if k.traces:
             stacks = (f"<details><summary>{html_text(count(len(k.traces), 'stack'))}</summary>"
-                      + "".join(_cached(seen, t, lambda t=t: f"<pre>{html_text(t)}</pre>") for t in k.traces) + "</details>")
+                      + "".join([seen.get(t) or _stack_kept(seen, t) for t in k.traces]) + "</details>")
         yield (f'<tr id="{html_text(k.anchor)}"{row_class}>\n<td class="mono">{html_text(k.kernel)}{links}</td>\n'
                f'<td class="mono">{handle}</td>\n<td>{user}</td>\n<td>{stacks}</td></tr>\n')
 
 
-def _cached(seen: dict[Any, str], key: Any, make: Any) -> str:
-    found = seen.get(key)
-    if found is None:
-        found = seen[key] = make()
-    return found
+# A page's user lines and stack traces as HTML, each made once (never ""): by the user line's key, or the trace's text.
+def _user_line_kept(seen: dict[Any, str], page: _Page, u: UserLine) -> str:
+    html = seen[(u.file, u.line, u.function, u.code)] = _user_line_html(page, u)
+    return html
+
+
+def _stack_kept(seen: dict[Any, str], trace: str) -> str:
+    html = seen[trace] = f"<pre>{html_text(trace)}</pre>"
+    return html
 
 
 def _user_line_html(page: _Page, u: UserLine) -> str:
