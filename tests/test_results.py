@@ -220,7 +220,7 @@ ADDED_IN_12 = {
     "analyses.diagnosis.PrintedChange": ("alike",),
     "analyses.diagnosis.StageOutcome": ("op_mutations", "wrong_graph"),
     "analyses.diagnosis.Verdict": ("testing_hooks",),
-    "analyses.diff.RunFacts": ("late_hooks",),
+    "analyses.diff.RunFacts": ("late_hooks", "unread_custom_ops"),
     "analyses.dynamic_shapes.GuardAdded": ("made_by",),
     "analyses.dynamic_shapes.Specialization": ("made_by",),
     "analyses.dynamic_shapes.SymbolCreated": ("made_by",),
