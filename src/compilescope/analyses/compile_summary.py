@@ -26,6 +26,7 @@ from .graph_breaks import GraphBreak
 from .insights import Insights
 from .metric_values import (STACK_METRICS, TRACEBACK_METRICS, LongMetric, MetricTraceback, long_metric, metric_stack,
                             metric_tracebacks)
+from .op_mutations import DroppedCall
 from .recompiles import BackwardGraph, FailedGuard, RenumberedOtherProcess
 from .status import BREAK, ERROR, MISSING, RESTARTED, STATUS_LABELS, compiled_attempts
 from .userloc import UserLocation, code_origin, user_source_name
@@ -198,6 +199,8 @@ class CompileSummary:
     code_roles: dict[int, str] = field(default_factory=dict)  # output code artifact number -> forward/backward/inference
     runtime_records: dict[int, RuntimeRecord] = field(default_factory=dict)  # by artifact number (runtime_records)
     ddp_splits: list[DdpSplit] = field(default_factory=list)  # its graphs DDPOptimizer split, each compiled in parts
+    # The custom ops' calls its AOTAutograd graphs left out (op_mutations.DroppedCall): its code does not run them
+    dropped_calls: list[DroppedCall] = field(default_factory=list)
     metrics: MetricGroups = field(default_factory=MetricGroups)
     # The id torch logged ("[0/0]") where the reader numbered it on after torch._dynamo.reset() (or as another
     # process's), and why (RENUMBERED_NOTE, OTHER_PROCESS_NOTE)
@@ -244,6 +247,7 @@ class CompileSummary:
             "code_roles": {str(n): r for n, r in self.code_roles.items()},
             "backward_graph": self.backward_graph.to_json() if self.backward_graph else None,
             "ddp_splits": [split.to_json() for split in self.ddp_splits],
+            "dropped_calls": [d.to_json() for d in self.dropped_calls],
         }
 
 
@@ -554,6 +558,9 @@ def compile_summaries(trace: Trace, statuses: dict[CompileId | None, str], ins: 
     graphed = {c.compile_id: c for c in ins.cudagraphs.compiles}
     backward = {cid: g for g in ins.recompiles.backward_graphs for cid in g.compile_ids}
     checkpointed = {c.compile_id: c for c in ins.checkpointing.compiles}
+    dropped: dict[str, list[DroppedCall]] = {}
+    for call in ins.op_mutations.dropped:
+        dropped.setdefault(call.compile_id, []).append(call)
 
     frames = CompiledFrames(trace)
     retries = _retries(trace)
@@ -627,6 +634,7 @@ def compile_summaries(trace: Trace, statuses: dict[CompileId | None, str], ins: 
         summary.backward_graph = backward.get(key)
         summary.checkpointing = checkpointed.get(key)
         summary.ddp_splits = ddp_splits(entry)
+        summary.dropped_calls = dropped.get(key, [])
         summary.logged_as = logged_as.get(key)
         if summary.logged_as is not None:
             summary.renumbered_note = _renumbered_note(trace, summary.logged_as, other_process.get(key))

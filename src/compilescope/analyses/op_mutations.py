@@ -22,8 +22,11 @@ xs`; any other binding of a name ends its alias: `x = x.clone()`, `x, y = x.clon
 `zero_`), or on a module's path given the alias first (`torch.relu_(x)`, `torch.ops.aten.add_.Tensor(x, 1)`), `out=`,
 `inplace=True`, `np.copyto`, assignment to a subscript (`x[...] = v`), augmented assignment (`x += v`), a NumPy array's
 in-place methods (`fill`, `sort`). It cannot see: writes in functions the body calls, through aliases kept in
-containers or attributes or bound in a comprehension, `x.__setitem__(...)`, ops defined in another file than the one
-that calls them, nor which branch of an `if` ran. An argument the decorator's literal mutates_args names is not
+containers or attributes or bound in a comprehension, `x.__setitem__(...)`, nor which branch of an `if` ran. An op
+defined in another file than the one that calls it (the log names only the calling file: its stack frames and `# File:`
+lines stop at the call) is looked for in the modules the calling file imports, where they lie beside it (the calling
+file's folder and a few above, as `python prog.py` or `python -m pkg.prog` finds them); one found nowhere is listed as
+not checked, never passed over. An argument the decorator's literal mutates_args names is not
 reported (`"unknown"`: every argument); a non-literal mutates_args is taken as the log shows torch took it.
 """
 
@@ -236,21 +239,71 @@ class UndeclaredMutation:
                 "advice": self.advice}
 
 
+# Why an op's source was not read (UnreadSource.why), and what the report adds to it
+NOT_READABLE = "was not readable"
+CHANGED = "differs from the lines the log quotes of it"
+NOT_FOUND = "was not found from its call"
+UNREAD_DETAIL = {
+    NOT_READABLE: "not on this machine, or no Python file compilescope reads: run it where the program is",
+    CHANGED: "the file changed since the run, so its lines are not the ones that ran",
+    NOT_FOUND: "neither that file nor a module it imports from beside it defines the op with "
+               "torch.library.custom_op: an installed package's op, or one registered at run time",
+}
+
+
 @dataclass
 class UnreadSource:
     """A custom op called in compiled code whose source was not read: what it writes is not known."""
 
     op: str  # "mylib::scale"
     path: str  # the file that calls it, as the log names it
-    why: str  # "was not readable", "differs from the run's"
+    why: str  # NOT_READABLE, CHANGED, NOT_FOUND
 
     @property
     def said(self) -> str:
         """"the source of mylib::scale was not readable at /home/u/prog.py"."""
         return f"the source of {self.op} {self.why} at {self.path}"
 
+    @property
+    def not_checked(self) -> str:
+        """The line the report and the summary show: "mylib::scale: not checked: its source was not readable at
+        /home/u/prog.py (...)"."""
+        detail = UNREAD_DETAIL.get(self.why)
+        return f"{self.op}: not checked: its source {self.why} at {self.path}{f' ({detail})' if detail else ''}"
+
     def to_json(self) -> dict[str, Any]:
         return {"op": self.op, "file": self.path, "why": self.why, "said": self.said}
+
+
+# What a compile's page says of a call AOTAutograd left out, whatever the op's body does (the log alone shows it)
+DEAD_CALL = ("AOTAutograd left this call out of the compiled code: torch took the op for functional (as compiled, its "
+             "mutates_args named none of its arguments) and its result is unused, and a functional op whose result is "
+             "unused is dead code to AOTAutograd")
+
+
+@dataclass
+class DroppedCall:
+    """A custom op's call in Dynamo's graph, its result unused, that AOTAutograd's graphs no longer hold: the compiled
+    code does not run it."""
+
+    op: str  # "mylib::clamp_np"
+    compile_id: str  # the compile whose graphs left it out, as its page is named ("[1/0]")
+    location: UserLocation  # the calling line (the node's `# File:` comment)
+    checked: bool = False  # the op's source was read
+    writes: list[str] = field(default_factory=list)  # the arguments its body writes undeclared, as the source reads
+
+    @property
+    def why(self) -> str:
+        if self.writes:
+            return (f"{DEAD_CALL}; its body writes into {' and '.join(self.writes)}, so that write is lost: compiled "
+                    "results differ from eager's")
+        if self.checked:
+            return f"{DEAD_CALL}; its body, as your source reads, writes into none of its arguments: nothing is lost"
+        return f"{DEAD_CALL}; its source was not read, so whether a write into an argument is lost is not known"
+
+    def to_json(self) -> dict[str, Any]:
+        return {"op": self.op, "compile_id": self.compile_id, "location": self.location.to_json(),
+                "checked": self.checked, "writes": self.writes, "why": self.why}
 
 
 @dataclass
@@ -258,14 +311,23 @@ class OpMutations:
     """The custom ops called in compiled code whose source writes into an argument torch takes as only read."""
 
     ops: list[UndeclaredMutation] = field(default_factory=list)
-    # The custom ops called whose calling file was not on this machine, or not as the run had it: not checked
+    # The custom ops called whose calling file was not on this machine, or not as the run had it, or that no file
+    # read defines: not checked
     unread: list[UnreadSource] = field(default_factory=list)
+    # Every call AOTAutograd left out (its result unused, the op taken for functional), whatever the op writes
+    dropped: list[DroppedCall] = field(default_factory=list)
 
     def __bool__(self) -> bool:
         return bool(self.ops)
 
+    @property
+    def unread_ops(self) -> list[str]:
+        """The ops not checked, each once (an op unread in two calling files is listed twice in unread)."""
+        return list(dict.fromkeys(u.op for u in self.unread))
+
     def to_json(self) -> dict[str, Any]:
-        return {"ops": [op.to_json() for op in self.ops], "unread": [u.to_json() for u in self.unread]}
+        return {"ops": [op.to_json() for op in self.ops], "unread": [u.to_json() for u in self.unread],
+                "dropped": [d.to_json() for d in self.dropped]}
 
 
 # --- the source ---------------------------------------------------------------------------------------------------
@@ -702,6 +764,7 @@ def op_mutations(trace: Trace) -> OpMutations:
     files: set[tuple[str, int, str | None]] = set()  # (path, line, code) of the call sites: the files to read, checked
     # id of a call -> (its compile, Dynamo's graph, the op as the graph names it, which of its calls there)
     where: dict[int, tuple[Compile, str, str, int]] = {}
+    left_out: list[DroppedCall] = []  # the calls AOTAutograd dropped, in the log's order
     for entry in trace.sorted_compiles():
         if entry.compile_id is None:
             continue
@@ -728,23 +791,32 @@ def op_mutations(trace: Trace) -> OpMutations:
                 calls.setdefault(op, []).append(call)
                 where[id(call)] = (entry, graph, graph_op, nth)
                 files.add((site.path, site.line, site.code))
+                if dropped:
+                    left_out.append(DroppedCall(op, entry.key, loc))
     if not calls:
         return OpMutations()
     sources: dict[str, list[tuple[str, OpSource]]] = {}  # op -> (file, what its source says), per definition
     unread: dict[str, str] = {}  # path -> why its ops were not read
+    texts: dict[str, str] = {}  # path -> its text, of each file read
     for path in sorted({p for p, _, _ in files}):
-        quoted = [(line, code) for p, line, code in files if p == path and code]
-        defined = _file_ops(path, quoted)
-        if isinstance(defined, str):
-            unread[path] = defined
-            continue
-        for op, defs in defined.items():
-            sources.setdefault(op, []).extend((path, d) for d in defs)
+        _add_file_ops(path, files, sources, unread, texts)
+    # An op its calling files do not define: in the modules they import, beside them (the log names no other file)
+    for path in sorted({c.location.filename for op, op_calls in calls.items() if op not in sources for c in op_calls}):
+        if path in texts:
+            for module in imported_files(path, texts[path]):
+                if module not in texts and module not in unread:
+                    _add_file_ops(module, files, sources, unread, texts)
     out = OpMutations()
     for op, op_calls in calls.items():
-        if op not in sources:  # (read, and not defined in its calling file: the module doc's blind spot)
-            out.unread.extend(UnreadSource(op, path, unread[path]) for path in
-                              dict.fromkeys(c.location.filename for c in op_calls) if path in unread)
+        if op in sources:
+            continue
+        for path in dict.fromkeys(c.location.filename for c in op_calls):
+            if path in unread:
+                out.unread.append(UnreadSource(op, path, unread[path]))
+            elif not any(_names_op(text, op) for text in texts.values()):
+                # (a file read names it: defined there otherwise than with custom_op, as triton_op or a Library's
+                # define, whose schema says what it writes)
+                out.unread.append(UnreadSource(op, path, NOT_FOUND))
     for op, op_calls in calls.items():
         for path, source in sources.get(op, []):
             declared = source.declared if source.declared is not None else (
@@ -769,6 +841,9 @@ def op_mutations(trace: Trace) -> OpMutations:
                 UserLocation(path, source.defined_line, source.function, _code(lines, source.defined_line)),
                 [UserLocation(path, line, source.function, _code(lines, line)) for line in
                  dict.fromkeys(line for _, line in written)], told, stale, source.declared_value))
+    written_by = {op.op: op.arguments for op in out.ops}
+    out.dropped = [DroppedCall(d.op, d.compile_id, d.location, d.op in sources, written_by.get(d.op, []))
+                   for d in left_out]
     return out
 
 
@@ -883,13 +958,97 @@ def _code(lines: list[str] | None, line: int) -> str | None:
     return lines[line - 1].strip() if lines is not None and 0 < line <= len(lines) else None
 
 
-def _file_ops(path: str, quoted: list[tuple[int, str]]) -> dict[str, list[OpSource]] | str:
-    """The custom ops the file defines, where it is on this machine and every call line the log quotes agrees with
-    it; else why it was not read (the file changed since the run: nothing is read from it)."""
+def _add_file_ops(path: str, files: set[tuple[str, int, str | None]], sources: dict[str, list[tuple[str, OpSource]]],
+                  unread: dict[str, str], texts: dict[str, str]) -> None:
+    """Read path (_file_text, checked against the lines the log quotes of it) into texts and the ops it defines into
+    sources, or why not into unread."""
+    quoted = [(line, code) for p, line, code in files if p == path and code]
+    text, why = _file_text(path, quoted)
+    if text is None:
+        unread[path] = why
+        return
+    texts[path] = text
+    for op, defs in custom_op_sources(text).items():
+        sources.setdefault(op, []).extend((path, d) for d in defs)
+
+
+def _file_text(path: str, quoted: list[tuple[int, str]]) -> tuple[str | None, str]:
+    """(the file's text, ""), where it is on this machine and every line the log quotes of it agrees with it; else
+    (None, why it was not read): NOT_READABLE, or CHANGED (the file changed since the run: nothing is read from it)."""
     lines = read_lines(path) if os.path.isabs(path) else None
     if lines is None:
-        return "was not readable"
+        return None, NOT_READABLE
     if any(line > len(lines) or lines[line - 1].strip() != code for line, code in quoted):
-        return "differs from the lines the log quotes of it"
-    return custom_op_sources("\n".join(lines))
+        return None, CHANGED
+    return "\n".join(lines), ""
+
+
+def _names_op(text: str, op: str) -> bool:
+    """The text names the op in a string, as a definition does (`triton_op("mylib::scale"`, `"mylib::scale.out"`,
+    `Library("mylib", "DEF")`); not in prose (a docstring's `mylib::scale multiplies`)."""
+    namespace = op.split("::", 1)[0]
+    return any(f"{quote}{name}" in text for quote in "\"'" for name in (op, f"{namespace}{quote}"))
+
+
+MAX_IMPORTS = 64  # import statements of a calling file followed
+MAX_PARENTS = 3  # folders above the calling file's in which an absolute import's module is looked for
+
+
+def imported_files(path: str, text: str) -> list[str]:
+    """The local files of the modules a calling file imports (`from mutops import scale`, `import pkg.ops`, `from
+    .ops import scale`), where they lie beside it: in its folder or up to MAX_PARENTS above (where `python prog.py`
+    or `python -m pkg.prog` run from a folder above finds them), a module's `.py` or its package's `__init__.py`.
+    Bounded: the file is parsed only where it imports, MAX_IMPORTS statements followed; what is read of each module
+    is bounded as the calling file is (read_lines)."""
+    if "import" not in text:
+        return []
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return []
+    folder = os.path.dirname(path)
+    bases = [folder]
+    for _ in range(MAX_PARENTS):
+        above = os.path.dirname(bases[-1])
+        if above == bases[-1]:
+            break
+        bases.append(above)
+    # (folders to look in, dotted module name) of each import
+    modules: list[tuple[tuple[str, ...], str]] = []
+    statements = 0
+    try:
+        for walked, node in enumerate(ast.walk(tree)):
+            if walked > MAX_MODULE_NODES or statements >= MAX_IMPORTS:
+                break
+            if isinstance(node, ast.Import):
+                statements += 1
+                modules.extend((tuple(bases), alias.name) for alias in node.names)
+            elif isinstance(node, ast.ImportFrom):
+                statements += 1
+                if node.level:  # relative: the calling file's package, `level - 1` folders up
+                    package = folder
+                    for _ in range(node.level - 1):
+                        package = os.path.dirname(package)
+                    looked_in: tuple[str, ...] = (package,)
+                else:
+                    looked_in = tuple(bases)
+                if node.module:
+                    modules.append((looked_in, node.module))
+                # (`from pkg import ops`, `from . import ops`: a name imported may be a module of the package)
+                modules.extend((looked_in, f"{node.module}.{a.name}" if node.module else a.name)
+                               for a in node.names if a.name != "*")
+    except RecursionError:
+        return []
+    found: list[str] = []
+    for looked_in, module in dict.fromkeys(modules):
+        parts = module.split(".")
+        if not all(part.isidentifier() for part in parts):
+            continue
+        # (the first that exists, as Python's path search takes it)
+        first = next((candidate for base in looked_in for candidate in (
+            os.path.join(base, *parts) + ".py", os.path.join(base, *parts, "__init__.py"))
+            if os.path.isfile(candidate)), None)
+        if first is not None and first != path and first not in found:
+            found.append(first)
+    return found
 

@@ -265,10 +265,11 @@ def _numpy(ins: Insights) -> list[RenderableType]:
 def _numerics(ins: Insights) -> list[RenderableType]:
     """The lines whose compiled results differ from eager's, random ones first, each with its ops; then what to do."""
     num = ins.numerics
-    ops = ins.op_mutations.ops
-    if not num and not ops:
+    ops, unread = ins.op_mutations.ops, ins.op_mutations.unread
+    if not num and not ops and not unread:
         return []
     counted = [count(len(ops), "custom op")] if ops else []
+    counted += [f"{count(len(ins.op_mutations.unread_ops), 'custom op')} not checked"] if unread else []
     counted += [count(len(num.random) + len(num.precision), "line")] if num else []
     out: list[RenderableType] = [_heading(f"Results that differ from eager ({', '.join(counted)})")]
     for op in ops:
@@ -285,6 +286,7 @@ def _numerics(ins: Insights) -> list[RenderableType]:
                             f"{f': {read.location.code}' if read.location.code else ''} (in {read.kernel})")
         body.append(f"\n{op.why}")
         out.append(Group(head, Padding(body, (0, 0, 0, 3)), TerminalText(f"fix: {op.advice}", style="green")))
+    out.extend(TerminalText(u.not_checked, style="yellow") for u in unread)
     for kind, lines in (("random, Inductor's generator", num.random), ("low precision, fused", num.precision)):
         for line in lines:
             head = TerminalText(_where(line.location), style="bold")
