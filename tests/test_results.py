@@ -214,6 +214,7 @@ ADDED_IN_11 = {
 ADDED_IN_12 = {
     "analyses.aoti.Aoti": ("calls",),
     "analyses.check.Rules": ("no_late_hooks", "no_custom_op_mutations", "allow_aoti_load_crash"),
+    "analyses.compile_summary.CompileSummary": ("dropped_calls",),
     "analyses.compile_time.TimelineRow": ("open_phase",),
     "analyses.diagnosis.DiagnoseResult": ("controls", "seed"),
     "analyses.diagnosis.MinifyResult": ("repro_path",),
