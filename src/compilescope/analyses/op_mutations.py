@@ -848,11 +848,13 @@ def op_mutations(trace: Trace) -> OpMutations:
 
 
 MAX_CALL_CHARS = 4_000  # a graph node's call parsed to see which of its arguments is which
+# (Each pattern's indentation is `[ \t]*`, never `\s*`: under re.M, \s spans newlines, so a run of n blank lines in
+# the untrusted output code made every search n^2: 80k blank lines, 12 s for one search.)
 # The wrapper's `def call(args):` (older torch) or `def call(self, args):` (Runner): the order its kernels run in
-_WRAPPER_CALL = re.compile(r"^\s*def call\((?:self, )?args\):", re.M)
+_WRAPPER_CALL = re.compile(r"^[ \t]*def call\((?:self, )?args\):", re.M)
 # `# Topologically Sorted Source Nodes: [shifted, mul], Original ATen: ...` over a kernel's call: the nodes it computes
-_SOURCE_NODES = re.compile(r"^\s*# Topologically Sorted Source Nodes: \[(?P<nodes>[^\]\n]{0,4000})\]", re.M)
-_CALLED = re.compile(r"^\s*(?:\w+ = )?(?P<kernel>[A-Za-z_]\w{0,300})(?:\.run)?\(", re.M)
+_SOURCE_NODES = re.compile(r"^[ \t]*# Topologically Sorted Source Nodes: \[(?P<nodes>[^\]\n]{0,4000})\]", re.M)
+_CALLED = re.compile(r"^[ \t]*(?:\w+ = )?(?P<kernel>[A-Za-z_]\w{0,300})(?:\.run)?\(", re.M)
 
 
 def moved_reads(trace: Trace, entry: Compile, graph: str, graph_op: str, nth: int, arguments: list[str],
@@ -933,7 +935,7 @@ def _node_kernels(trace: Trace, entry: Compile) -> dict[str, list[str]]:
 
 def _called_at(wrapper: str, kernel: str) -> int:
     """Where the wrapper first calls kernel (`kernel.run(` or `kernel(`); -1: it does not."""
-    found = re.search(rf"^\s*(?:\w+ = )?{re.escape(kernel)}(?:\.run)?\(", wrapper, re.M)
+    found = re.search(rf"^[ \t]*(?:\w+ = )?{re.escape(kernel)}(?:\.run)?\(", wrapper, re.M)
     return found.start() if found else -1
 
 
