@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from compilescope.analyses import op_mutations as module
+from compilescope.ingest.reader import read_trace
 
 from ..conftest import line_holding, torch213_moved
 from ..robustness.corpus import fix_md5, lines_of, payload_envelope_index
@@ -37,16 +38,13 @@ def _index(lines: list[bytes], start: int, needle: bytes) -> int:
     (module._WRAPPER_CALL, "    def call(self, args):"),
     (module._SOURCE_NODES, "        # Topologically Sorted Source Nodes: [shifted, mul], Original ATen: [aten.add]"),
     (module._CALLED, "        cpp_fused_add_mul_0(buf2, arg0_1)"),
+    (module._CALL_LINE, "        cpp_fused_add_mul_0.run(buf2, arg0_1)"),
 ])
 def test_each_wrapper_pattern_matches_within_its_own_line(pattern, text):
     """Under re.M a leading `^\\s*` spans newlines: from each of n blank lines it ran to the end of the run, n^2 in all
     (80k blank lines: 12 s for one search). A match starts on its own line."""
     found = pattern.search("\n" * 3 + text)
     assert found is not None and "\n" not in found.group()
-
-
-def test_a_kernels_call_is_found_on_its_own_line():
-    assert module._called_at("\n\n        k.run(buf0)", "k") == 2
 
 
 def test_many_blank_lines_in_the_output_code_still_tell_the_moved_read(tmp_path):
@@ -66,3 +64,75 @@ def test_many_blank_lines_in_the_output_code_still_tell_the_moved_read(tmp_path)
     (scale,) = [op for op in json.loads(run.stdout)["custom_op_mutations"]["ops"] if op["op"] == "mylib::scale"]
     assert [(m["location"]["line"], m["kernel"]) for c in scale["calls"] for m in c["moved_reads"]] == [
         (_line("shifted = x + 1"), "cpp_fused_add_mul_0")]
+
+
+def _with_calls(out: Path, graph_calls: int, wrapper_calls: int, wrapper_after_kernel: bool = False) -> Path:
+    """The fixture with `graph_calls` more calls of mylib.scale in Dynamo's graph of compile 0 (after its own, each
+    under the call's `# File:` comment) and `wrapper_calls` more in its output code's wrapper: after the op's own call
+    (before the kernel), or after the kernel."""
+    lines = _fixture_lines(out)
+    code = payload_envelope_index(lines, b'"inductor_output_code"')
+    op = _index(lines, code, b"        buf0 = torch.ops.mylib.scale.default(arg0_1, 2.0)")
+    kernel = _index(lines, code, b"        cpp_fused_add_mul_0(buf2, arg0_1)")
+    assert op < kernel  # (the raw log: the kernel computing `shifted` runs after the call)
+    at = (kernel if wrapper_after_kernel else op) + 1
+    lines[at:at] = [b"\t        buf_s%d = torch.ops.mylib.scale.default(arg0_1, 2.0)\n" % k for k in range(wrapper_calls)]
+    fix_md5(lines, code)
+    dynamo = payload_envelope_index(lines)
+    call = _index(lines, dynamo, b"torch.ops.mylib.scale.default(l_x_")
+    assert lines[call - 1].lstrip().startswith(b"# File:") and b"code: scaled = scale(x, 2.0)" in lines[call - 1]
+    lines[call + 1:call + 1] = [line for k in range(graph_calls) for line in (
+        lines[call - 1], b'\t        s%d: "f32[8][1]cpu" = torch.ops.mylib.scale.default(l_x_, 2.0)\n' % k)]
+    fix_md5(lines, dynamo)
+    log = out / f"calls{graph_calls}_{wrapper_calls}_{int(wrapper_after_kernel)}.log"
+    log.write_bytes(b"".join(lines))
+    return log
+
+
+def _scale(log: Path) -> module.UndeclaredMutation:
+    (scale,) = [op for op in module.op_mutations(read_trace(log)).ops if op.op == "mylib::scale"]
+    return scale
+
+
+def test_each_call_is_placed_at_its_own_call_in_the_wrapper(tmp_path):
+    """A second call of scale after the first: Dynamo's `shifted = x + 1` reads x before it. Where the wrapper runs
+    the kernel computing `shifted` between the two calls, the read is before the second call in both: not moved (the
+    wrapper's first call was taken for every call's); where it runs after both, it is moved past the second too."""
+    shifted = (_line("shifted = x + 1"), "cpp_fused_add_mul_0")
+    between = _scale(_with_calls(tmp_path, 1, 1, wrapper_after_kernel=True))
+    assert [[(m.location.line, m.kernel) for m in c.moved_reads] for c in between.calls] == [[shifted], []]
+    after = _scale(_with_calls(tmp_path, 1, 1))
+    assert [[(m.location.line, m.kernel) for m in c.moved_reads] for c in after.calls] == [[shifted], [shifted]]
+
+
+def test_many_calls_read_the_graph_and_code_once_and_list_a_bounded_number(tmp_path, monkeypatch):
+    """n more calls of scale, each after `shifted` in Dynamo's graph and before its kernel in the wrapper: each moves
+    the read. Per call the graph was parsed again, the provenance JSON loaded again, every earlier node walked and the
+    wrapper searched per node (1,000 calls: 15 s, 2,000: 70 s). Read once per compile, lines run linear in n; the op
+    lists MAX_MOVED_READS of the n + 1 reads, and counts the rest per call."""
+    from ..conftest import record_calls
+    from ..robustness.linear_work import assert_linear, lines_run_here
+
+    small, large = (read_trace(_with_calls(tmp_path, n, n)) for n in (200, 400))
+    parsed = record_calls(monkeypatch, module, "graph_nodes", lambda text: len(text))
+    loaded = record_calls(monkeypatch, module, "_node_kernels", lambda trace, entry: entry.compile_id)
+    assert_linear(lines_run_here(module.op_mutations, small), lines_run_here(module.op_mutations, large),
+                  "op_mutations of n calls")
+    assert (len(parsed), len(loaded)) == (2, 2)  # (compile 0 of each log: compile 1's call of clamp_np is left out)
+    (scale,) = [op for op in module.op_mutations(large).ops if op.op == "mylib::scale"]
+    assert len(scale.calls) == 401
+    listed = [(m.location.line, m.kernel) for c in scale.calls for m in c.moved_reads]
+    assert listed == [(_line("shifted = x + 1"), "cpp_fused_add_mul_0")] * module.MAX_MOVED_READS
+    assert [c.more_moved_reads for c in scale.calls] == [0] * module.MAX_MOVED_READS + [1] * (401 - module.MAX_MOVED_READS)
+
+
+def test_the_summary_and_the_report_say_how_many_more(tmp_path, capsys):
+    """25 more calls, each moving the one read: 20 listed, the last 6 calls each say 1 more."""
+    from compilescope.cli import main
+
+    log = _with_calls(tmp_path, 25, 25)
+    assert main(["summary", str(log)]) == 0
+    assert capsys.readouterr().out.count("read after the call: 1 more read") == 26 - module.MAX_MOVED_READS
+    assert main([str(log), "-o", str(tmp_path / "report"), "--no-browser"]) == 0
+    shown = "".join(p.read_text() for p in (tmp_path / "report").rglob("*.html"))
+    assert shown.count("<em>read after the call:</em> 1 more read") == 26 - module.MAX_MOVED_READS

@@ -36,7 +36,9 @@ import ast
 import json
 import os
 import re
+from bisect import bisect_left, bisect_right, insort
 from dataclasses import field
+from operator import itemgetter
 from typing import Any
 
 from ..lazy_regex import lazy_compile
@@ -119,10 +121,12 @@ class OpCall:
     cached: bool = False  # the compile's graphs were served from the compile cache (FX graph or AOTAutograd)
     # Reads of the written argument before the call in Dynamo's graph that the output code runs after it
     moved_reads: list[MovedRead] = field(default_factory=list)
+    more_moved_reads: int = 0  # such reads not listed: an op lists MAX_MOVED_READS over its calls
 
     def to_json(self) -> dict[str, Any]:
         return {"compile_id": self.compile_id, "location": self.location.to_json(), "dropped": self.dropped,
-                "cached": self.cached, "moved_reads": [m.to_json() for m in self.moved_reads]}
+                "cached": self.cached, "moved_reads": [m.to_json() for m in self.moved_reads],
+                "more_moved_reads": self.more_moved_reads}
 
 
 @dataclass
@@ -807,6 +811,7 @@ def op_mutations(trace: Trace) -> OpMutations:
                 if module not in texts and module not in unread:
                     _add_file_ops(module, files, sources, unread, texts)
     out = OpMutations()
+    compiled: dict[int, CompiledCalls] = {}  # id of a compile -> what its code says of moved reads
     for op, op_calls in calls.items():
         if op in sources:
             continue
@@ -833,9 +838,7 @@ def op_mutations(trace: Trace) -> OpMutations:
                 continue
             lines = read_lines(path)
             arguments = list(dict.fromkeys(a for a, _ in written))
-            told = [OpCall(c.compile_id, c.location, c.dropped, c.cached,
-                           [] if c.dropped else moved_reads(trace, *where[id(c)], arguments, source.parameters))
-                    for c in op_calls]
+            told = told_calls(trace, op_calls, where, arguments, source.parameters, compiled)
             out.ops.append(UndeclaredMutation(
                 op, source.function, arguments, source.declared_text or "(none)",
                 UserLocation(path, source.defined_line, source.function, _code(lines, source.defined_line)),
@@ -857,39 +860,140 @@ _SOURCE_NODES = re.compile(r"^[ \t]*# Topologically Sorted Source Nodes: \[(?P<n
 _CALLED = re.compile(r"^[ \t]*(?:\w+ = )?(?P<kernel>[A-Za-z_]\w{0,300})(?:\.run)?\(", re.M)
 
 
-def moved_reads(trace: Trace, entry: Compile, graph: str, graph_op: str, nth: int, arguments: list[str],
-                parameters: list[str]) -> list[MovedRead]:
-    """The nodes of Dynamo's graph that read an argument the op writes before its call, whose kernel the output code
-    runs after the call (Inductor took the op for functional, so order did not matter to it): each such read sees
-    what the op wrote. A node's kernel: torch's provenance mappings (Dynamo's node -> post-grad nodes -> the kernel
-    computing them), else the `# Topologically Sorted Source Nodes` comment over a call in the wrapper."""
-    nodes = graph_nodes(graph)
-    called = f"torch.ops.{graph_op}("
-    at = [i for i, (_, expr, _) in enumerate(nodes) if expr.lstrip().startswith(called)]
-    if nth >= len(at):
-        return []
-    expr = nodes[at[nth]][1].strip()
-    read = _written_values(expr, arguments, parameters)
-    code = next((trace.payload_text(a.payload) for a in reversed(entry.artifacts)
-                 if a.name.startswith("inductor_output_code") and a.payload is not None), "")
-    start = _WRAPPER_CALL.search(code)
-    if not read or start is None:
-        return []
-    wrapper = code[start.end():]
-    op_at = wrapper.find(called)
-    if op_at < 0:
-        return []
-    kernels = _node_kernels(trace, entry)
-    found: list[MovedRead] = []
-    for name, node_expr, site in nodes[:at[nth]]:
-        if site is None or name in read or not any(re.search(rf"\b{re.escape(v)}\b", node_expr) for v in read):
-            continue
-        after = [k for k in kernels.get(name, []) if 0 <= _called_at(wrapper, k) and _called_at(wrapper, k) > op_at]
-        if kernels.get(name) is None:  # (no provenance: the wrapper's comments over its calls)
-            after = [k for k, nodes_there in _commented_calls(wrapper, op_at) if name in nodes_there]
-        if after:
-            found.append(MovedRead(UserLocation(site.path, site.line, site.function, site.code), after[0]))
-    return found
+MAX_MOVED_READS = 20  # moved reads listed per op, over its calls; the rest counted (OpCall.more_moved_reads)
+_TORCH_OPS = "torch.ops."
+# A line of the wrapper that calls something: `kernel.run(`, `kernel(`, `buf3 = extern_kernels.mm(`
+_CALL_LINE = re.compile(r"^[ \t]*(?:\w+ = )?(?P<callee>[A-Za-z_][\w.]*)\(", re.M)
+
+
+def told_calls(trace: Trace, op_calls: list[OpCall], where: dict[int, tuple[Compile, str, str, int]],
+               arguments: list[str], parameters: list[str], compiled: dict[int, CompiledCalls]) -> list[OpCall]:
+    """The op's calls with their moved reads: at most MAX_MOVED_READS listed over all of them, the rest counted.
+    `compiled` keeps what each compile's graph and output code say, read once however many calls it has."""
+    told: list[OpCall] = []
+    room = MAX_MOVED_READS
+    for c in op_calls:
+        reads: list[MovedRead] = []
+        more = 0
+        if not c.dropped:
+            entry, graph, graph_op, nth = where[id(c)]
+            if (found := compiled.get(id(entry))) is None:
+                found = compiled[id(entry)] = CompiledCalls(trace, entry, graph)
+            reads, more = found.moved_reads(graph_op, nth, arguments, parameters, room)
+            room -= len(reads)
+        told.append(OpCall(c.compile_id, c.location, c.dropped, c.cached, reads, more))
+    return told
+
+
+class CompiledCalls:
+    """What one compile's Dynamo graph and output code say of the reads moved past a custom op's calls, each read once
+    (per call it re-parsed the graph, reloaded the provenance JSON and searched the wrapper per earlier node: 1,000
+    calls in a graph took 15 s): the graph's nodes, which of them read each name, each kernel's first call and the
+    Source Nodes comments of the wrapper; and, per name read, a sweep over its readers in graph order."""
+
+    def __init__(self, trace: Trace, entry: Compile, graph: str) -> None:
+        self.nodes = graph_nodes(graph)
+        self.trace, self.entry = trace, entry
+        self.calls: dict[str, list[int]] = {}  # the op as the graph names it -> its call nodes, in order
+        self.readers: dict[str, list[int]] = {}  # a name -> the nodes whose expression reads it, in order
+        self.named: dict[str, int] = {}  # a node's name -> its index
+        for i, (name, expr, site) in enumerate(self.nodes):
+            self.named.setdefault(name, i)
+            stripped = expr.lstrip()
+            if stripped.startswith(_TORCH_OPS):
+                self.calls.setdefault(stripped[len(_TORCH_OPS):].split("(", 1)[0], []).append(i)
+            if site is not None:
+                for word in set(re.findall(r"\w+", expr)):
+                    self.readers.setdefault(word, []).append(i)
+        self._wrapper: str | None = None
+        self.op_calls: dict[str, list[int]] = {}  # the op as the graph names it -> where the wrapper calls it
+        self.kernels: dict[str, list[str]] = {}  # Dynamo's node -> its kernels, by provenance
+        self.first_call: dict[str, int] = {}  # a kernel -> where the wrapper first calls it
+        self.commented: dict[str, list[tuple[int, str]]] = {}  # a node -> (comment's position, the call's kernel)
+        self._latest: dict[int, int | None] = {}  # a node -> the position of its last kernel's call (or comment)
+        # a name -> (readers swept, the graph position swept to, (latest position, node) of each sorted)
+        self._sweeps: dict[str, tuple[int, int, list[tuple[int, int]]]] = {}
+
+    @property
+    def wrapper(self) -> str:
+        """The output code after its `def call(...)`, read on first use; "" where there is none."""
+        if self._wrapper is None:
+            code = next((self.trace.payload_text(a.payload) for a in reversed(self.entry.artifacts)
+                         if a.name.startswith("inductor_output_code") and a.payload is not None), "")
+            start = _WRAPPER_CALL.search(code)
+            self._wrapper = code[start.end():] if start is not None else ""
+            if self._wrapper:
+                self.kernels = _node_kernels(self.trace, self.entry)
+                for call in _CALL_LINE.finditer(self._wrapper):
+                    callee = call["callee"]
+                    self.first_call.setdefault(callee, call.start())
+                    if callee.endswith(".run"):
+                        self.first_call.setdefault(callee[:-4], call.start())
+                self.commented = _commented_calls(self._wrapper)
+        return self._wrapper
+
+    def moved_reads(self, graph_op: str, nth: int, arguments: list[str], parameters: list[str],
+                    room: int) -> tuple[list[MovedRead], int]:
+        """The nodes of Dynamo's graph that read an argument the op writes before its nth call, whose kernel the
+        output code runs after that call (Inductor took the op for functional, so order did not matter to it): each
+        such read sees what the op wrote. At most `room` of them, in graph order, and how many more. A node's
+        kernel: torch's provenance mappings (Dynamo's node -> post-grad nodes -> the kernel computing them), else
+        the `# Topologically Sorted Source Nodes` comment over a call in the wrapper."""
+        at = self.calls.get(graph_op, [])
+        if nth >= len(at):
+            return [], 0
+        read = _written_values(self.nodes[at[nth]][1].strip(), arguments, parameters)
+        if not read or not self.wrapper:
+            return [], 0
+        if graph_op not in self.op_calls:
+            self.op_calls[graph_op] = _positions(self.wrapper, f"{_TORCH_OPS}{graph_op}(")
+        if nth >= len(self.op_calls[graph_op]):
+            return [], 0  # (fewer calls in the wrapper than in the graph: which is which, it does not say)
+        op_at = self.op_calls[graph_op][nth]  # (the wrapper calls the op in the graph's order)
+        moved: set[int] = set()
+        for value in read:
+            moved.update(map(itemgetter(1), self._after(value, at[nth], op_at)))
+        moved.difference_update(self.named[v] for v in read if v in self.named)  # (the node giving the value)
+        ordered = sorted(moved)
+        found_reads: list[MovedRead] = []
+        for i in ordered[:max(room, 0)]:
+            site = self.nodes[i][2]
+            assert site is not None  # (only nodes under a `# File:` comment are readers)
+            found_reads.append(MovedRead(UserLocation(site.path, site.line, site.function, site.code),
+                                         self._kernel_after(self.nodes[i][0], op_at)))
+        return found_reads, len(ordered) - len(found_reads)
+
+    def _after(self, value: str, before: int, op_at: int) -> list[tuple[int, int]]:
+        """(latest position, node) of the nodes before node `before` that read value, whose kernel is called (or
+        commented) after position op_at in the wrapper: the readers swept in graph order into a list sorted by
+        latest position, so that each call asks one bisect (calls come in graph order; an earlier one starts over)."""
+        readers = self.readers.get(value, [])
+        swept, upto, latest = self._sweeps.get(value, (0, -1, []))
+        if before < upto:
+            swept, latest = 0, []
+        while swept < len(readers) and readers[swept] < before:
+            if (position := self._latest_of(readers[swept])) is not None:
+                insort(latest, (position, readers[swept]))
+            swept += 1
+        self._sweeps[value] = (swept, before, latest)
+        return latest[bisect_right(latest, (op_at, len(self.nodes))):]
+
+    def _latest_of(self, i: int) -> int | None:
+        if i not in self._latest:
+            name = self.nodes[i][0]
+            if name in self.kernels:
+                self._latest[i] = max((self.first_call[k] for k in self.kernels[name] if k in self.first_call),
+                                      default=None)
+            else:  # (no provenance: the wrapper's comments over its calls)
+                self._latest[i] = self.commented[name][-1][0] if name in self.commented else None
+        return self._latest[i]
+
+    def _kernel_after(self, name: str, op_at: int) -> str:
+        """The first of the node's kernels the wrapper calls after op_at (by provenance, else by the comments)."""
+        if name in self.kernels:
+            return next(k for k in self.kernels[name] if self.first_call.get(k, -1) > op_at)
+        commented = self.commented[name]
+        return commented[bisect_right(commented, (op_at, chr(0x10FFFF)))][1]
 
 
 def _written_values(expr: str, arguments: list[str], parameters: list[str]) -> set[str]:
@@ -933,21 +1037,27 @@ def _node_kernels(trace: Trace, entry: Compile) -> dict[str, list[str]]:
             for pre, posts in pre_to_post.items() if isinstance(posts, list)}
 
 
-def _called_at(wrapper: str, kernel: str) -> int:
-    """Where the wrapper first calls kernel (`kernel.run(` or `kernel(`); -1: it does not."""
-    found = re.search(rf"^[ \t]*(?:\w+ = )?{re.escape(kernel)}(?:\.run)?\(", wrapper, re.M)
-    return found.start() if found else -1
+def _positions(text: str, part: str) -> list[int]:
+    """Where part occurs in text, in order."""
+    found: list[int] = []
+    at = text.find(part)
+    while at >= 0:
+        found.append(at)
+        at = text.find(part, at + 1)
+    return found
 
 
-def _commented_calls(wrapper: str, after: int) -> list[tuple[str, list[str]]]:
-    """(kernel, the nodes its comment names) of each call the wrapper makes after position `after` under a
-    `# Topologically Sorted Source Nodes` comment."""
-    found: list[tuple[str, list[str]]] = []
-    for comment in _SOURCE_NODES.finditer(wrapper, after):
-        call = next((c for c in _CALLED.finditer(wrapper, comment.end())
-                     if c["kernel"] not in ("get_raw_stream", "stream0", "buf", "del")), None)
-        if call is not None:
-            found.append((call["kernel"], [n.strip() for n in comment["nodes"].split(",")]))
+def _commented_calls(wrapper: str) -> dict[str, list[tuple[int, str]]]:
+    """Dynamo's node -> (where the comment is, the kernel of the call under it) of each `# Topologically Sorted Source
+    Nodes` comment of the wrapper that names it, in the wrapper's order."""
+    calls = [(c.start(), c["kernel"]) for c in _CALLED.finditer(wrapper)
+             if c["kernel"] not in ("get_raw_stream", "stream0", "buf", "del")]
+    starts = [start for start, _ in calls]
+    found: dict[str, list[tuple[int, str]]] = {}
+    for comment in _SOURCE_NODES.finditer(wrapper):
+        if (under := bisect_left(starts, comment.end())) < len(calls):
+            for node in comment["nodes"].split(","):
+                found.setdefault(node.strip(), []).append((comment.start(), calls[under][1]))
     return found
 
 

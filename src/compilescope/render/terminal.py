@@ -284,6 +284,8 @@ def _numerics(ins: Insights) -> list[RenderableType]:
             for read in call.moved_reads:
                 body.append(f"\nread after the call: {_where(read.location)}"
                             f"{f': {read.location.code}' if read.location.code else ''} (in {read.kernel})")
+            if call.more_moved_reads:
+                body.append(f"\nread after the call: {count(call.more_moved_reads, 'more read')}")
         body.append(f"\n{op.why}")
         out.append(Group(head, Padding(body, (0, 0, 0, 3)), TerminalText(f"fix: {op.advice}", style="green")))
     out.extend(TerminalText(u.not_checked, style="yellow") for u in unread)
