@@ -33,7 +33,7 @@ _SECTION_STARTS = ("Hint:", "Developer debug context:", "For more details")
 # A break inside the function a higher-order op calls (torch 2.13 adds the line under the reason): "Higher Order
 # Operator: torch.utils.checkpoint.checkpoint". Dynamo captures such a call whole or not at all: the whole call ran
 # eagerly (checkpoint is torch._disable_dynamo, so nothing under it was compiled either).
-_HIGHER_ORDER_OP = lazy_compile(r"^\s*Higher Order Operator: (?P<op>\S{1,300})\s*$", re.M)
+_HIGHER_ORDER_OP = lazy_compile(r"^[ \t]*Higher Order Operator: (?P<op>\S{1,300})[ \t]*$", re.M)
 # The reason torch gives for a call of torch._dynamo.graph_break(): in torch's own files it is a break torch makes on
 # purpose (torch/optim/optimizer.py's _use_grad, so that AOTAutograd sees the optimizer step as inference).
 EXPLICIT_BREAK = "Call to `torch._dynamo.graph_break()`"

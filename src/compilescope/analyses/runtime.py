@@ -896,7 +896,7 @@ class _LogIndex:
 
     def _find_calls_op(self, code: int, op: str) -> bool | None:
         text = self._calls_text(code)
-        if not re.search(r"^\s*def call\(", text, re.MULTILINE):  # (a method of Runner in torch 2.11)
+        if not re.search(r"^[ \t]*def call\(", text, re.MULTILINE):  # (a method of Runner in torch 2.11)
             return None
         namespace, _, short = op.partition("::")
         names = [re.escape(f"{namespace}.{short}.")] + ([re.escape(f"extern_kernels.{short}(")] if namespace == "aten" else [])

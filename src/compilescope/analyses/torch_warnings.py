@@ -191,7 +191,7 @@ def _named_line(message: str) -> UserLocation | None:
 STANCE_REFUSED = "set_stance(\"fail_on_recompile\") refused a recompile"
 _REFUSAL = lazy_compile(r"^Detected recompile when torch\.compile stance is 'fail_on_recompile'\. filename: '(?P<file>[^'\n]{1,1000})', "
                         r"function name: '(?P<function>[^'\n]{1,300})', line number: (?P<line>\d{1,9})")
-_REFUSAL_GUARD = lazy_compile(r"^\s*- (?P<compile_id>\d{1,9}/\d{1,9}): (?P<guard>[^\n]{1,2000})$", re.M)
+_REFUSAL_GUARD = lazy_compile(r"^[ \t]*- (?P<compile_id>\d{1,9}/\d{1,9}): (?P<guard>[^\n]{1,2000})$", re.M)
 
 
 def _refusal(message: str) -> tuple[str, str] | None:
