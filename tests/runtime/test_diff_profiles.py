@@ -15,19 +15,12 @@ import shutil
 import pytest
 
 from ..conftest import cuda211, run_cli, torch213
+from .intervals import union_length
 
 
 def _events(name: str) -> list[dict]:
     with gzip.open(cuda211(f"{name}.profile.json.gz"), "rt") as f:
         return [e for e in json.load(f)["traceEvents"] if e.get("ph") == "X"]
-
-
-def _union(intervals: list[tuple[float, float]]) -> float:
-    total, end = 0.0, float("-inf")
-    for s, e in sorted(intervals):
-        if e > end:
-            total, end = total + e - max(s, end), e
-    return total
 
 
 def _diff_json(capsys, *args) -> tuple[int, dict]:
@@ -62,7 +55,7 @@ def test_diff_reads_the_profile_beside_each_log_and_compares_the_run_per_call(ca
     a_per_call = sum(e["dur"] for e in a_kernels) / a_calls
     assert f"[0/0] kernels {_us(a_per_call)} → {_us(b_replayed / 5)} per call" in note
     assert f"GPU time {_us(a_span / a_calls)} → " in note
-    a_idle = (a_span - _union([(e["ts"], e["ts"] + e["dur"]) for e in a_kernels])) / a_span
+    a_idle = (a_span - union_length([(e["ts"], e["ts"] + e["dur"]) for e in a_kernels])) / a_span
     assert f"GPU idle {a_idle:.0%} → " in note and "not a change (under 1.2x" in note
 
 
@@ -214,7 +207,7 @@ def test_the_eager_part_of_a_profile_holding_both_runs_is_compared_too(capsys, t
     speedup = eager_us / compiled_us
     assert 1.0 < speedup < 1.2  # 184 µs against 172 µs
     eager_span = max(e["ts"] + e["dur"] for e in eager) - min(e["ts"] for e in eager)
-    eager_idle = (eager_span - _union([(e["ts"], e["ts"] + e["dur"]) for e in eager])) / eager_span
+    eager_idle = (eager_span - union_length([(e["ts"], e["ts"] + e["dur"]) for e in eager])) / eager_span
 
     _, run = _diff_json(capsys, cuda211("profile_launch_bound.log.gz"), cuda211("profile_cudagraphs.log.gz"))
     [note] = [n for n in run["notes"] if n.startswith("run time")]

@@ -26,6 +26,7 @@ from compilescope.wording import format_us
 from ..conftest import cuda211, report, run_cli
 from ..htmltable import table_rows
 from ..provenance.helpers import RawGraph, raw_graphs
+from .intervals import union_length
 from .test_runtime import _runtime
 
 
@@ -652,14 +653,6 @@ def _capture_profile_raw() -> tuple[list[dict], float, float, list[tuple[float, 
     return events, min(s for s, _ in gpu), max(e for _, e in gpu), compiling
 
 
-def _union(intervals: list[tuple[float, float]]) -> float:
-    total, end = 0.0, float("-inf")
-    for s, e in sorted(intervals):
-        if e > end:
-            total, end = total + e - max(s, end), e
-    return total
-
-
 def test_a_gpu_profiles_first_graph_calls_are_slow_calls_for_the_gpu_idle_they_cost():
     """capture_profile: 5 steps, compiled inside the profile. Each graph's first call (forward, and backward inside
     the autograd engine's CompiledFunctionBackward range) is its compile's first run: outside the compile ranges in it
@@ -673,7 +666,7 @@ def test_a_gpu_profiles_first_graph_calls_are_slow_calls_for_the_gpu_idle_they_c
                     key=lambda e: e["ts"]):
         a, b = max(e["ts"], first), min(e["ts"] + e["dur"], last)
         inside = [(max(s, a), min(t, b)) for s, t in compiling if t > a and s < b]
-        calls[any(s <= e["ts"] < t for s, t in backward)].append(b - a - _union(inside))
+        calls[any(s <= e["ts"] < t for s, t in backward)].append(b - a - union_length(inside))
     assert [len(c) for c in calls.values()] == [5, 5]
     p = _runtime(cuda211("capture_profile.log.gz"), cuda211("capture_profile.profile.json.gz")).profiles[0]
     found = {s.name: s for s in p.slow_calls if s.kind == "graph call"}
@@ -705,7 +698,7 @@ def test_a_gpu_profiles_steady_state_leaves_out_every_first_calls_warm_up_eager_
     def gpu_time(start: float, end: float) -> float:  # (the graph calls inside it are judged on their own)
         a, b = max(start, first), min(end, last)
         left_out = compiling + [(s, t) for s, t in graph_calls if s < end and t > start]
-        return b - a - _union([(max(s, a), min(t, b)) for s, t in left_out if t > a and s < b]) if b > a else 0.0
+        return b - a - union_length([(max(s, a), min(t, b)) for s, t in left_out if t > a and s < b]) if b > a else 0.0
 
     ops = [e for e in events if e["cat"] == "cpu_op"]
     over: dict[str, tuple[int, float]] = {}  # name -> (which call, its time over the median)
