@@ -1528,9 +1528,10 @@ def hand_commands(argv: list[str], outcomes: list[StageOutcome], verdict: Verdic
                                 "python torch_compile_debug/run_*/minifier/minifier_launcher.py minify"
                                 + ("" if minify.isolated else " --no-isolate")))
         if minify.repro is not None and minify_dir:
+            # (no arguments: the script's own run_repro call loads the inputs from the checkpoints beside it, so the
+            # line holds however the report is moved; a --save-dir given here would name where it was written)
             commands.append(Command("Run the minimal repro saved here (with the inputs it was minified with)",
-                                    shell_line(["python", f"{minify_dir}/repro.py", "run", "--save-dir",
-                                                f"{minify_dir}/checkpoints"])))
+                                    shell_line(["python", f"{minify_dir}/repro.py"])))
     return commands
 
 
