@@ -814,6 +814,7 @@ def test_a_percentage_beside_progress_words_or_brackets_is_still_a_result():
     # tqdm's empty and full bars, and the words' percentage whatever side the word is on, are still progress
     for before, after in (("  0%|          | 0/100", " 10%|#         | 0/100"),
                           ("100%|██████████| 10/10", " 90%|█████████ | 10/10"), ("[>         ] 5%", "[=>        ] 12%"),
+                          (" 45%|####5     | 45/100", " 45%|####6     | 45/100"),  # (an ascii bar's partial digit)
                           ("progress: 45%, accuracy 49.4%", "progress: 62%, accuracy 49.4%"),
                           ("overhead of 3%", "overhead of 9%")):
         assert decide(_printed(before, before, after)).outcome == "ok", after

@@ -427,6 +427,8 @@ def _unmeasured(line: str) -> str:
     """The line with each measured number (_MEASURED, progress percentages) written "~"."""
     line = _MEASURED.sub("~", line)
     if _PROGRESS_BAR.search(line):
+        # (the bar itself too: tqdm's ascii bar ends in a digit, "45%|####5   |", that is no result)
+        line = _PROGRESS_BAR.sub(lambda m: "%|~|" if m[0].startswith("%|") else m[0], line)
         return _PERCENT.sub("~", line)
     return _PROGRESS_PERCENT.sub(lambda m: (m["word"] or "") + "~", line)
 
