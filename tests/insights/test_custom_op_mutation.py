@@ -358,6 +358,30 @@ def test_an_undeclared_op_whose_code_came_from_the_cache_says_so(tmp_path):
     assert not any("compile cache" in op.why for op in op_mutations(read_trace(torch213_moved(LOG, written))).ops)
 
 
+def test_a_name_whose_every_compile_came_from_the_cache_is_not_said_to_name_nothing_now(tmp_path):
+    """The stale log ran the fixed program (MUTOP_VARIANT=fixed: MUTATES is {"x"}), and both its compiles were cache hits
+    (the raw log above): the functional calls show what MUTATES held when the cached code was compiled, not what this
+    run's file made it. The title, the write's and the call's notes say so, not "does not name"."""
+    said = f'line {_line("MUTATES = ")}: {{"x"}} if MUTOP_VARIANT is "fixed", else ()'
+    results = analyze(read_trace(torch213_moved(STALE, tmp_path)))
+    titles = [f.title for f in results.insights.findings if "mutates_args" in f.title]
+    assert titles == [f"mylib::{op} writes into x; the code of {cid}, served from the compile cache, calls it as a "
+                      f"functional op: its mutates_args=MUTATES ({said}) did not name x when that code was compiled; "
+                      "it may now" for op, cid in (("scale", "[0/0]"), ("clamp_np", "[1/0]"))]
+    (page,) = [f for f in results.sources.files if f.path.endswith("custom_op_mutation.py")]
+    notes = [n["why"] for line in (_line("    x.mul_(factor)"), _line("scaled = scale(x, 2.0)"))
+             for n in page.notes[line].numerics]
+    assert notes and not any("does not declare" in n or "undeclared" in n for n in notes), notes
+    assert notes[0].startswith("writes into x, which the code served from the compile cache takes mylib::scale as "
+                               "not writing")
+    assert notes[1].startswith("calls mylib::scale as a functional op")
+    # The as-written run compiled afresh: its own compile read MUTATES as (), so it does not name x
+    written = tmp_path / "as_written"
+    written.mkdir()
+    assert [op.title for op in op_mutations(read_trace(torch213_moved(LOG, written))).ops][0] == (
+        f"mylib::scale writes into x, which its mutates_args=MUTATES does not name ({said})")
+
+
 def test_check_gates_the_undeclared_write_and_diff_tells_the_fix(tmp_path, capsys):
     """The gate a user would put in CI: --no-custom-op-mutations fails the as-written run, naming the op and its write,
     and passes the fixed one; with the fixed run as baseline, the as-written run is a regression; diff tells the fix."""

@@ -159,7 +159,19 @@ class UndeclaredMutation:
             return f"{self.op} writes into {args}, which its mutates_args={self.declared} does not declare"
         # (a name: what it holds, where the source says; the log says torch's compile took it as naming none of args)
         value = f" ({self.declared_value})" if self.declared_value else ""
+        if self.all_cached:
+            # Every call's code came from the cache, compiled by an earlier run: what the name held then, not what the
+            # file (or this run's environment) makes it now
+            return (f"{self.op} writes into {args}; the code of {self.cached_ids}, served from the compile cache, calls "
+                    f"it as a functional op: its mutates_args={self.declared}{value} did not name {args} when that code "
+                    "was compiled; it may now")
         return f"{self.op} writes into {args}, which its mutates_args={self.declared} does not name{value}"
+
+    @property
+    def all_cached(self) -> bool:
+        """Every compile that calls the op was served from the compile cache: none of this run's compiles read its
+        mutates_args (torch's cache keys ignore it)."""
+        return bool(self.calls) and all(c.cached for c in self.calls)
 
     @property
     def declared_literal(self) -> bool:
@@ -215,6 +227,8 @@ class UndeclaredMutation:
         args = " and ".join(self.arguments)
         if self.stale:
             return f"writes into {args}: {self.assumed}"
+        if self.all_cached and not self.declared_literal:
+            return f"writes into {args}, which the code served from the compile cache takes {self.op} as not writing: {self.why}"
         return f"writes into {args}, which {self.op}'s mutates_args does not declare: {self.why}"
 
     def call_note(self, call: OpCall) -> str:
@@ -223,8 +237,8 @@ class UndeclaredMutation:
         if call.dropped:
             return (f"calls {self.op}, whose result is unused: the compiled code leaves the call out, and its write into "
                     f"{args} with it")
-        if self.stale:
-            return f"calls {self.op} as a functional op: {self.assumed}"
+        if self.stale or (call.cached and not self.declared_literal):
+            return f"calls {self.op} as a functional op: {self.why if call.moved_reads else self.assumed}"
         return f"calls {self.op}, which writes into {args} undeclared: {self.why if call.moved_reads else self.assumed}"
 
     def read_note(self, call: OpCall, read: MovedRead) -> str:
