@@ -32,7 +32,9 @@ from .analyses.diagnosis import (
     repro_save_dir, run_to_run, run_to_run_said, stage_outcome, steps_after_minify,
 )
 from .errors import CompilescopeError
+from .analyses.op_mutations import imported_files
 from .ingest.reader import read_trace
+from .location import read_local_lines
 from .runner import Program, choose_log, run_program
 from .wording import count
 
@@ -99,9 +101,50 @@ def _program_seed(prog: Program, cwd: str) -> ProgramSeed | None:
         return None
     try:
         with open(path, encoding="utf-8", errors="replace") as f:
-            return program_seed(word, f.read(4 << 20))
+            text = f.read(MAX_SEED_SOURCE_BYTES)
     except OSError:
         return None
+    seed = program_seed(word, text)
+    if seed is not None and seed.call is None:
+        found = _imported_seed(path, text)
+        if found is not None:
+            module, call, line = found
+            return ProgramSeed(word, call, line, module)
+    return seed
+
+
+MAX_SEED_SOURCE_BYTES = 4 << 20  # a program's file, or a module it imports, read for its seed: a bigger one is not
+MAX_SEED_MODULES = 32  # local modules read for a seed, over both depths
+SEED_IMPORT_DEPTH = 2  # the program's imports, and theirs
+
+
+def _imported_seed(path: str, text: str) -> tuple[str, str, int] | None:
+    """The first seeding call (program_seed) in the local modules the program's file imports, then in those they
+    import, breadth first (imported_files: beside the program, as Python finds them): (the module's path from the
+    program's folder, the call, its line). Bounded: SEED_IMPORT_DEPTH levels, MAX_SEED_MODULES files, each read as
+    other local files are (read_local_lines: a regular file, at most MAX_SEED_SOURCE_BYTES)."""
+    folder = os.path.dirname(path)
+    seen = {os.path.realpath(path)}
+    level = [(path, text)]
+    read = 0
+    for _ in range(SEED_IMPORT_DEPTH):
+        below: list[tuple[str, str]] = []
+        for importer, source in level:
+            for module in imported_files(importer, source):
+                if os.path.realpath(module) in seen or read >= MAX_SEED_MODULES:
+                    continue
+                seen.add(os.path.realpath(module))
+                read += 1
+                lines = read_local_lines(module, MAX_SEED_SOURCE_BYTES).lines
+                if lines is None:
+                    continue
+                module_text = "\n".join(lines)
+                found = program_seed(module, module_text)
+                if found is not None and found.call is not None and found.line is not None:
+                    return os.path.relpath(module, folder), found.call, found.line
+                below.append((module, module_text))
+        level = below
+    return None
 
 
 def _module_file(name: str, cwd: str) -> str | None:

@@ -864,6 +864,41 @@ def test_diagnose_runs_eager_a_third_time_only_where_a_change_may_be_chance(monk
     assert ran == ["eager", "aot_eager", "backend"] and result.controls == []
 
 
+def test_a_seed_set_in_a_local_module_the_program_imports_is_found_there(monkeypatch, tmp_path):
+    """wrong_results.py with its torch.manual_seed calls moved into a helper of a module beside it (`from helpers
+    import reset`; `reset(0)`, a name without "seed"): the program seeds as before, so its change costs one control
+    run as the recorded run's did, and the seed is said to be in helpers.py. Followed two imports deep (helpers.py
+    importing rng.py that seeds); a third is not read, nor an installed package."""
+    seed_line = line_holding(PROGRAM, "torch.manual_seed(0)")
+    text = PROGRAM.read_text()
+    assert text.count("torch.manual_seed(") == 3
+    lines = text.replace("torch.manual_seed(", "reset(").splitlines()
+    lines.insert(seed_line - 1, "from helpers import reset")  # (above the first call)
+    (tmp_path / "wrong_results.py").write_text("\n".join(lines) + "\n")
+    helper = "import torch\n\n\ndef reset(value):\n    torch.manual_seed(value)\n"
+    (tmp_path / "helpers.py").write_text(helper)
+    seeded = {spec.key: (STAGE_OUTPUTS / "fixed" / f"{spec.key}.txt").read_text() for spec in (EAGER, AOT_EAGER, BACKEND)}
+    seeded[EAGER_CONTROL.key] = seeded[EAGER.key]
+    seeded[EAGER_CONTROL_AGAIN.key] = seeded[EAGER.key]
+    work = tmp_path / "work"
+    argv = ["python", str(tmp_path / "wrong_results.py")]
+    ran, result = _stubbed_diagnose(monkeypatch, work, argv, seeded)
+    assert ran == ["eager", "aot_eager", "backend", "eager_control"]
+    assert (result.seed.call, result.seed.line, result.seed.module) == ("torch.manual_seed", 5, "helpers.py")
+    assert result.seed.alike == "same program, same seed: torch.manual_seed at line 5 of helpers.py"
+    # Two imports deep: helpers.py imports rng.py, which seeds at its import
+    (tmp_path / "helpers.py").write_text("import rng\n\n\ndef reset(value):\n    rng.reset(value)\n")
+    (tmp_path / "rng.py").write_text("import random\n\nrandom.seed(3)\n")
+    ran, result = _stubbed_diagnose(monkeypatch, work, argv, seeded)
+    assert (ran[-1], result.seed.call, result.seed.where) == ("eager_control", "random.seed", "line 3 of rng.py")
+    # Three deep, or not there: no seed known, a second control run as for any unseeded program
+    for where in ("import deeper\n", "import os\n"):
+        (tmp_path / "rng.py").write_text(where)
+        (tmp_path / "deeper.py").write_text("import random\nrandom.seed(3)\n")
+        ran, result = _stubbed_diagnose(monkeypatch, work, argv, seeded)
+        assert (ran[-1], result.seed.call) == ("eager_control_2", None), where
+
+
 def test_the_seed_of_a_program_run_as_a_module_is_read_from_its_file(monkeypatch, tmp_path):
     """`diagnose -m models.wrong_results` (wrong_results.py in a package of the working directory) read no file, so
     its change cost a second control run as an unseeded program's does; its file is found as `python -m` finds it, and

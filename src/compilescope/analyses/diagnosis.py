@@ -535,10 +535,12 @@ def run_to_run(eager: StageOutcome, controls: Sequence[StageOutcome]) -> set[Lin
 # and that is given a seed, but torch.initial_seed() (which reads it) and np.random.SeedSequence (which seeds nothing
 # itself). A call given none, or None, seeds from the clock or the OS (random.seed(), torch.seed(),
 # torch.cuda.seed_all(), seed_everything(workers=True)): no same seed for each run. Read from the file's syntax tree, so comments, strings and docstrings
-# ("the same seed (...)") are no calls. Only the file diagnose runs is read (the first word of its command that names
-# a .py file): a seed set in a module it imports, under a name without "seed", is not seen, and a seeding call the
-# program never reaches is taken for one. Evidence enough to word what the runs shared, and to decide whether a
-# second control run is worth its cost (another_control); what is compared rests on the control runs.
+# ("the same seed (...)") are no calls. The file diagnose runs is read (the first word of its command that names
+# a .py file), and, where it holds no such call, the local modules it imports and those they import (beside it, as
+# op_mutations.imported_files finds them: `from utils import setup` whose setup() calls torch.manual_seed): a seed set
+# in an installed package under a name without "seed" is not seen, and a seeding call the program never reaches is
+# taken for one. Evidence enough to word what the runs shared, and to decide whether a second control run is worth
+# its cost (another_control); what is compared rests on the control runs.
 @dataclass
 class ProgramSeed:
     """What the program's own file shows of seeding (program_seed): its first seeding call, or None where it has none."""
@@ -546,16 +548,23 @@ class ProgramSeed:
     file: str  # the program's file, as its command names it
     call: str | None = None  # "torch.manual_seed"
     line: int | None = None
+    # The local module the call is in, where not the program's file: its path from the program's folder ("utils.py")
+    module: str | None = None
+
+    @property
+    def where(self) -> str:
+        """Where the call is: "line 5", or "line 5 of utils.py" in a module the program imports."""
+        return f"line {self.line}" + (f" of {self.module}" if self.module else "")
 
     @property
     def alike(self) -> str:
         """What the stages' runs of this program shared, as a printed change's headline says it."""
         if self.call is None:
             return f"same program, no seed set in {os.path.basename(self.file)}"
-        return f"same program, same seed: {self.call} at line {self.line}"
+        return f"same program, same seed: {self.call} at {self.where}"
 
     def to_json(self) -> dict[str, Any]:
-        return {"file": self.file, "call": self.call, "line": self.line}
+        return {"file": self.file, "call": self.call, "line": self.line, "module": self.module}
 
 
 _NOT_SEEDING = {"initial_seed", "SeedSequence"}
@@ -1102,7 +1111,7 @@ def _control_seen(controls: Sequence[StageOutcome], unstable: set[LineKey] | Non
                     "run seldom prints alike three times).")
     elif seed is not None and seed.call is not None and not unstable:
         said.append(f"The control run ({first.spec.title}) printed the same numbers as eager's, and "
-                    f"{os.path.basename(seed.file)} seeds ({seed.call} at line {seed.line}): the lines compared do not "
+                    f"{os.path.basename(seed.file)} seeds ({seed.call} at {seed.where}): the lines compared do not "
                     "change from run to run.")
     else:
         again = f"; the second {controls[1].status}" if len(controls) > 1 else ""
