@@ -21,7 +21,7 @@ from compilescope.analyses.sources import analyze_sources
 from compilescope.ingest.reader import read_trace
 from compilescope.render.terminal import print_summary
 
-from ..conftest import report, run_cli, torch213
+from ..conftest import line_holding, report, run_cli, torch213, torch213_moved
 
 
 def _text(log: str) -> str:
@@ -402,3 +402,31 @@ def test_a_line_recompiled_only_where_its_guard_failed_for_the_first_time():
     assert source.notes[32].recompiled == ["[0/1]"]
     assert [note.recompile for note in source.notes[32].recompile_notes] == ["[0/1]"]
     assert source.notes[43].recompiled == ["[0/2]", "[0/4]", "[0/5]", "[0/6]"]
+
+
+def test_the_source_page_marks_the_hook_registrations_and_the_mode_switches(tmp_path):
+    """The trees (tests above): [0/1] counts one forward hook of head where [0/0] counted none; [0/3] pins dropout's
+    training False where [0/2] pinned True, [0/4] True again. module_state.py registers the hook on model.head on two
+    lines (the fixed variant's before compiling, the loop's after step 0): each one of two; it calls model.eval() and
+    model.train() once each: those lines, for [0/3] and [0/4]. The fixed run's hook was registered before compiling:
+    no hook line is marked, only its eval() for [0/1]."""
+    program = torch213("module_state.log.gz").parents[1] / "programs" / "module_state.py"
+    registers = [n for n, src in enumerate(program.read_text().splitlines(), 1)
+                 if "model.head.register_forward_hook(log_activation)" in src]
+    evaluates, trains = line_holding(program, "model.eval()  # validation"), line_holding(program, "            model.train()")
+    results = analyze(read_trace(torch213_moved("module_state.log.gz", tmp_path)))
+    (page,) = [f for f in results.sources.files if f.path.endswith("module_state.py")]
+    marked = {line: [(c["recompile"], c["kind"]) for c in n.state_changes] for line, n in page.notes.items()
+              if n.state_changes}
+    assert len(registers) == 2
+    assert marked == {registers[0]: [("[0/1]", "hook")], registers[1]: [("[0/1]", "hook")],
+                      evaluates: [("[0/3]", "training")], trains: [("[0/4]", "training")]}
+    assert page.notes[trains].state_changes[0]["text"] == (
+        "switches self.dropout to training mode (self.dropout.training False → True): forward was compiled again as "
+        "[0/4] in that mode (one compile per mode, expected)")
+    fixed = tmp_path / "fixed"
+    fixed.mkdir()
+    results = analyze(read_trace(torch213_moved("module_state_fixed.log.gz", fixed)))
+    (page,) = [f for f in results.sources.files if f.path.endswith("module_state.py")]
+    assert {line: [(c["recompile"], c["kind"]) for c in n.state_changes] for line, n in page.notes.items()
+            if n.state_changes} == {evaluates: [("[0/1]", "training")]}

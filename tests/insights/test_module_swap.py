@@ -16,7 +16,7 @@ from compilescope.analyses.insights import insights
 from compilescope.analyses.installed_guards import pinned_state
 from compilescope.ingest.reader import read_trace
 
-from ..conftest import run_cli, torch213
+from ..conftest import line_holding, report, run_cli, torch213, torch213_moved
 
 
 def _trees(log: str) -> dict[str, str]:
@@ -239,3 +239,72 @@ def test_check_baseline_fails_a_late_hook_the_baseline_does_not_have(capsys):
     old.late_hooks = None
     [result] = [r for r in evaluate({None: run}, Rules(), baseline={None: old}) if r.name == "baseline-late-hooks"]
     assert not result.passed and "did not keep them" in result.message
+
+
+def _lines_holding(program, text: str) -> list[int]:
+    return [n for n, src in enumerate(program.read_text().splitlines(), 1) if text in src]
+
+
+def test_the_source_page_marks_the_lines_that_registered_the_late_hook_and_switched_the_mode(tmp_path):
+    """torch logs no line for either change: [0/1]'s failed guard is grad mode at `compiled(x)` (line 62), and the
+    trees tell the rest (test above): block.norm's training True → False, block's forward hooks 0 → 1. The program
+    calls model.eval() once, so that line is the one; it registers the hook on model.block on two lines (the _fixed
+    variant's before compiling, the _hook variant's after), which text alone cannot tell apart: each is one of two."""
+    program = torch213("module_swap_hook.log.gz").parents[1] / "programs" / "module_swap.py"
+    registers = _lines_holding(program, "model.block.register_forward_hook(count_calls)")
+    assert len(registers) == 2
+    evaluates = line_holding(program, "model.eval()  # validation")
+    results = analyze(read_trace(torch213_moved("module_swap_hook.log.gz", tmp_path)))
+    (page,) = [f for f in results.sources.files if f.path.endswith("module_swap.py")]
+    marked = {line: [(c["recompile"], c["kind"]) for c in n.state_changes] for line, n in page.notes.items()
+              if n.state_changes}
+    assert marked == {registers[0]: [("[0/1]", "hook")], registers[1]: [("[0/1]", "hook")],
+                      evaluates: [("[0/1]", "training")]}
+    assert page.notes[registers[1]].state_changes[0]["text"].startswith(
+        "is one of 2 lines that may register a hook on self.block after forward was compiled ([0/0]'s guards count "
+        "none of its hooks, [0/1]'s 1 forward hook)")
+    assert page.notes[evaluates].state_changes[0]["text"].startswith(
+        "switches self.block.norm to eval mode (self.block.norm.training True → False)")
+    # The page says it on those lines
+    out = tmp_path / "report"
+    report(torch213_moved("module_swap_hook.log.gz", tmp_path), out)
+    html = (out / "sources" / next(p.name for p in (out / "sources").iterdir() if "module_swap" in p.name)).read_text()
+    assert html.count("hook registered late ([0/1])") == 2 and html.count("mode switched ([0/1])") == 1
+    # _swap registers no hook: only the eval() line; a file that changed since the run (its quoted lines moved) is
+    # not marked at all
+    swap = tmp_path / "swap"
+    swap.mkdir()
+    results = analyze(read_trace(torch213_moved("module_swap.log.gz", swap)))
+    (page,) = [f for f in results.sources.files if f.path.endswith("module_swap.py")]
+    assert [line for line, n in page.notes.items() if n.state_changes] == [evaluates]
+    moved = tmp_path / "moved_programs"
+    moved.mkdir()
+    (moved / "module_swap.py").write_text("\n" + program.read_text())
+    changed = tmp_path / "changed"
+    changed.mkdir()
+    results = analyze(read_trace(torch213_moved("module_swap_hook.log.gz", changed, moved)))
+    assert not any(n.state_changes for f in results.sources.files for n in f.notes.values())
+
+
+def test_which_calls_can_have_made_the_change():
+    """The receivers and calls change_lines takes, for the changes module_swap_hook.log's trees show (sources as
+    torch wrote them): a mode set on the module or one holding it, a hook registered on that module; not a sibling,
+    not the parent's own hook, not a comment or a string, not a hook removed."""
+    import ast
+
+    from compilescope.analyses.recompiles import StateChange
+    from compilescope.analyses.state_lines import change_lines
+
+    norm = StateChange(f"{BLOCK}._modules['norm'].training", "True", "False")
+    hook = StateChange(f"{BLOCK}._forward_hooks", "0", "1")
+    source = "\n".join([
+        "model.eval()", "model.block.train(False)", "model.block.norm.train(mode=False)", "model.head.eval()",
+        "model.train()", "model.block.eval(True)", "# model.eval()", "print('model.eval()')",
+        "model.block.register_forward_hook(f)", "trainer.model.block.register_forward_hook(f)",
+        "model.register_forward_hook(f)", "model.head.register_forward_hook(f)",
+        "model.block.register_forward_pre_hook(f)"])
+    tree = ast.parse(source)
+    assert change_lines(tree, norm) == [1, 2, 3]
+    assert change_lines(tree, hook) == [9, 10]
+    assert change_lines(tree, StateChange(f"{BLOCK}._forward_hooks", "1", "0")) == []  # (removed: no registration)
+    assert change_lines(tree, StateChange(f"{BLOCK}._modules['norm'].training", "False", "True")) == [5]

@@ -50,6 +50,7 @@ from .op_mutations import OpMutations, op_mutations
 from .provenance import Provenance, UserLine, analyze_provenance, is_users_file, user_lines_at
 from .recompiles import Recompiles, recompiles
 from .stack_values import StackValues, name_stack_values
+from .state_lines import state_lines
 from .user_kernels import UserKernels, user_kernels
 from .userloc import UserLocation, is_torch_file, is_triton_file, numpy_in_words, traceback_frames
 from ..model.records import dataclass
@@ -249,6 +250,9 @@ class LineNotes:
     # launch, or the triton_op call, the graph traced), "compile_ids" (whose code holds it), "code_name" (Inductor's
     # name for it there), "defined_at" (for a launch: the line it is defined at, "prog.py:21")}
     user_kernels: list[dict[str, Any]] = field(default_factory=list)
+    # A line that may have made a change a recompile's guard trees show, which torch logs no line for (state_lines):
+    # {"recompile", "kind" ("hook": registered after compiling; "training": a mode switched), "text"}
+    state_changes: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def checkpoint_calls(self) -> int:
@@ -430,7 +434,7 @@ class LineNotes:
             "resumes": self.resumes, "guards": self.guards, "kernels": self.kernels, "symbols": self.symbols,
             "calls": self.calls, "failures": self.failures, "crashes": self.crashes, "checkpoint": self.checkpoint,
             "numerics": self.numerics, "ran_eagerly": self.ran_eagerly, "autotune": self.autotune, "aoti": self.aoti,
-            "user_kernels": self.user_kernels,
+            "user_kernels": self.user_kernels, "state_changes": self.state_changes,
         }.items() if v}
 
     @property
@@ -1081,6 +1085,12 @@ def analyze_sources(trace: Trace, provenance: Provenance | None = None, shapes: 
                 if n is not None and failed not in n.guards:
                     n.guards.append(failed)
             failed_before |= failing_now
+
+    for marked in state_lines(recompile_info):
+        n = at(marked.path, marked.line)
+        if n is not None:
+            quotes.add(marked.path, marked.line, marked.code)
+            n.state_changes.append({"recompile": marked.recompile, "kind": marked.kind, "text": marked.text})
 
     # Installed guards name the user line they came from, with the path clipped at the front: matched to a file
     # the log names in full, and only when exactly one ends that way.

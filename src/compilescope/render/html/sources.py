@@ -243,6 +243,9 @@ def _notes_html(page: _Page, f: SourceFile, n: int, dirs: _CompileDirs) -> Itera
                    f'{html_text(recompile.failed)}</li>')
             continue
         yield f'<li class="n-guard">recompiled as {_cid(recompile.recompile, dirs)}: {failed}</li>'
+    for changed in notes.state_changes:
+        yield (f'<li class="n-guard">this line {html_text(changed["text"])} '
+               f'(seen in {_cid(changed["recompile"], dirs)})</li>')
     for group in notes.installed_guards():
         first_use = set(group.first_use)
         listed = "".join(f"<li>{_guard_html(g, group.described.get(g))}{_hint_html(group.hints.get(g))}"
@@ -489,6 +492,10 @@ def _badges(notes: LineNotes, dirs: _CompileDirs) -> str:
             f'{c.described or c.guard}' for c in r.checks) for r in notes.recompile_notes if r.failed is None)
         out.append(f'<span class="b b-guard" title="torch.compile compiled this frame again because of this line: '
                    f'{html_text(failed)}">recompiled {html_text(" ".join(recompiled))}</span>')
+    for changed in notes.state_changes:
+        short = "hook registered late" if changed["kind"] == "hook" else "mode switched"
+        out.append(f'<span class="b b-guard" title="{html_text(changed["text"])}">{html_text(short)} '
+                   f'({html_text(changed["recompile"])})</span>')
     for cid, why in notes.failed_recompiles.items():
         out.append(f'<span class="b b-guard" title="a guard of this line failed, and recompiling failed: '
                    f'{html_text(why)}">recompile {html_text(cid)} failed</span>')
