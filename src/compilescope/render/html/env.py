@@ -28,7 +28,7 @@ from ...analyses.metric_values import pretty_json
 from ...analyses.status import STATUS_HELP, STATUS_LABELS, STATUSES, TLPARSE_STATUS_LABELS
 from ...model.ids import NO_COMPILE_ID, compile_id_key, compile_id_words
 from ...model.trace import Frame
-from ...invisible import show_invisible
+from ...invisible import shown_in_html
 from ...wording import count, format_seconds, format_seconds_change, plural, possessive
 from ..options import safe_link_url
 from .rows import frame_function_html, function_name_html
@@ -184,12 +184,14 @@ def _prune_template_caches(base: str, keep: str) -> None:
 
 
 def _visible_text(value: Any) -> Any:
-    """Every value a template writes: bidi controls and zero-width characters (in a function, file or
-    kernel name from the log) are shown as \\u202e, never verbatim. In a JSON data island the escape
-    means the same character, so the data is unchanged."""
-    if isinstance(value, str) and not value.isascii():  # (an ASCII text has none: no call for nearly every value)
-        shown = show_invisible(value)
-        if shown != value:
+    """Every value a template writes, as shown_in_html shows it: the one place the text of a log (untrusted) reaches
+    a page, whatever built it (a template value, or the Markup rows and code a renderer made). C0 controls as their
+    control pictures (a NUL as \u2400), bidi controls and zero-width characters (in a function, file or kernel name
+    from the log) as \\u202e, never verbatim. In a JSON data island the escape means the same character, so the
+    data is unchanged (JSON writes C0 controls as escapes already; a DEL there would be shown as \u2421)."""
+    if isinstance(value, str):
+        shown = shown_in_html(value)  # (the same str, no copy, for nearly every value)
+        if shown is not value:
             return Markup(shown) if isinstance(value, Markup) else shown
     return value
 

@@ -197,8 +197,9 @@ PANEL_ROWS = 1024  # rows of a panel joined into one part
 
 def _rows_apart(rows: list[str], apart: list[int]) -> Iterator[Markup]:
     """rows in parts of PANEL_ROWS, each row numbered in apart (from 1, in order: a line's kernel links, never ASCII)
-    a part of its own, so finalize looks for invisible characters in those rows alone. A part of the other rows is
-    ASCII nearly always (one isascii for the part, not one per row); one that is not is taken apart by ascii_parts."""
+    a part of its own, so finalize looks for invisible characters in those rows alone (for control characters in
+    all). A part of the other rows is ASCII nearly always (one isascii for the part, not one per row); one that is
+    not is taken apart by ascii_parts."""
     start = 0
     for n in [*apart, len(rows) + 1]:
         for first in range(start, n - 1, PANEL_ROWS):

@@ -3,8 +3,9 @@
 A template loop costs a macro or block call, an escape and a finalize per value; these
 format the same HTML with one f-string per row. They only format: the values come from
 the model and the analyses. Every value is HTML-escaped here; the rows are Markup that a
-template writes with ``{{ rows }}``, whose finalize shows invisible characters as \\uXXXX
-in the whole text at once (the same result as per value: escaping never touches them).
+template writes with ``{{ rows }}``, whose finalize shows control characters as their pictures and
+invisible characters as \\uXXXX in the whole text at once (the same result as per value: escaping never touches
+them).
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ SHORT_TEXT = 256  # html_text escapes a str shorter than this itself
 
 
 def html_text(value: Any) -> str:
-    """A value HTML-escaped, as a template writes ``{{ value }}`` (invisible characters: see above).
+    """A value HTML-escaped, as a template writes ``{{ value }}`` (control and invisible characters: see above).
 
     A short plain str is escaped here, as markupsafe does (the same five characters, the same entities),
     without making a Markup and turning it back into a str: pages escape thousands of short values, most with
@@ -80,7 +81,8 @@ PART_SIZE = 1 << 16
 def ascii_parts(rows: Iterable[str], size: int = PART_SIZE) -> Iterator[Markup]:
     """Rows of HTML joined into parts of about `size` characters that keep ASCII and non-ASCII rows apart, for a
     template to write with ``{% for part in parts %}{{ part }}{% endfor %}``: finalize then looks for invisible
-    characters only in the non-ASCII rows (a page of code is mostly ASCII; scanning all of it was a fifth of its time).
+    characters only in the non-ASCII rows (a page of code is mostly ASCII; scanning all of it was a fifth of its time),
+    and in an ASCII part for control characters alone (a smaller pattern, searched faster).
 
     A part is tested as a whole first (one isascii on the joined text, not one per row): only a part with a
     non-ASCII row is taken apart."""
