@@ -10,8 +10,9 @@ from ..lazy_regex import lazy_compile
 
 # What XML 1.0 cannot hold, even as a character reference: control characters but TAB, LF and CR; surrogates;
 # U+FFFE and U+FFFF. Log text can hold them (ANSI colours, NUL), and ElementTree writes them as they are, so
-# the file did not parse. They are written as \x1b-style escapes instead.
-_NOT_XML = lazy_compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
+# the file did not parse. They are written as \x1b-style escapes instead; so are DEL and the C1 controls, which
+# XML holds but discourages (section 2.2) and a CI page shows as nothing (the terminal escapes them too).
+_NOT_XML = lazy_compile("[^\t\n\r\x20-\x7e\xa0-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
 
 
 def _xml_text(text: str) -> str:
