@@ -343,18 +343,25 @@ class _SignalsWhileRunning:
     (raise_pending). SIGINT is handled only where Python's own handler is set: where it was inherited ignored (a
     background job, nohup) it stays ignored. Signal handlers can only be set from the main thread: elsewhere nothing
     is handled here.
+
+    Where the platform has pthread_sigmask (POSIX), _wait holds them (block) except while it waits for the program:
+    one that comes as the program ends, in the bytecodes before _wait stops raising them, waits in the kernel and is
+    delivered (unblock) to the handler once it only notes them. Elsewhere block and unblock do nothing.
     """
 
     def __init__(self) -> None:
         self.pending: list[int] = []
         self.raising = False
         self.previous: dict[int, object] = {}
+        self.held: set[int] = set()  # what block() holds: those handled here that were not blocked already
 
     def __enter__(self) -> _SignalsWhileRunning:
         if threading.current_thread() is threading.main_thread():
             self.previous[signal.SIGTERM] = signal.signal(signal.SIGTERM, self._handle)
             if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
                 self.previous[signal.SIGINT] = signal.signal(signal.SIGINT, self._handle)
+            if _CAN_HOLD_SIGNALS:
+                self.held = set(self.previous) - signal.pthread_sigmask(signal.SIG_BLOCK, ())  # (the mask, unchanged)
         return self
 
     def __exit__(self, exc_type: object, *exc_info: object) -> None:
@@ -372,6 +379,9 @@ class _SignalsWhileRunning:
         if not self.raising:
             self.pending.append(signum)
             return
+        # One at a time: another while this one is handled is noted (raise_pending raises it). A second one raised
+        # before _wait holds them again would leave them unheld where _wait handles the first.
+        self.raising = False
         self._raise(signum)
 
     @staticmethod
@@ -392,6 +402,19 @@ class _SignalsWhileRunning:
         late, self.pending = self.pending, []
         return late
 
+    def block(self) -> None:
+        """Hold the signals handled here in the kernel (where the platform can): unblock() delivers them."""
+        if self.held:
+            signal.pthread_sigmask(signal.SIG_BLOCK, self.held)
+
+    def unblock(self) -> None:
+        """Deliver the signals held, to the handler as it is now (raising or noting), and no longer hold them."""
+        if self.held:
+            signal.pthread_sigmask(signal.SIG_UNBLOCK, self.held)  # (those held are handled before it returns)
+
+
+_CAN_HOLD_SIGNALS = hasattr(signal, "pthread_sigmask")  # (not on Windows)
+
 
 def _terminal_delivered_it() -> bool:
     """Whether a SIGINT came from the terminal's Ctrl-C, which reaches the program too: compilescope is in the
@@ -404,12 +427,20 @@ def _terminal_delivered_it() -> bool:
 
 def _wait(proc: subprocess.Popen, timeout: float | None, result: RunResult, signals: _SignalsWhileRunning) -> None:
     deadline = None if timeout is None else time.monotonic() + timeout
+    # SIGINT and SIGTERM are held except while waiting for the program: unheld, one that came as the wait ended (the
+    # program ended, or its time was up) raised before the except clauses below or the finally's switch to noting
+    # could take it, out of _wait: no report
+    signals.block()
     try:
         while True:
             try:
                 signals.raise_pending()
                 remaining = None if deadline is None else max(0.0, deadline - time.monotonic())
-                proc.wait(remaining)
+                signals.unblock()  # (one held since raises here, handled below)
+                try:
+                    proc.wait(remaining)
+                finally:
+                    signals.block()  # (one before it raises inside this try: handled below)
                 return
             except subprocess.TimeoutExpired:
                 result.timed_out = True
@@ -438,7 +469,9 @@ def _wait(proc: subprocess.Popen, timeout: float | None, result: RunResult, sign
                 print("compilescope: interrupted; waiting for the program to stop (Ctrl-C again to kill it)",
                       file=sys.stderr)
     finally:
-        # One that came as the program ended: there is nothing left to stop; the report says it.
+        # One that came as the program ended: there is nothing left to stop; the report says it. Held until noting.
+        signals.raising = False
+        signals.unblock()
         _note_late(result, signals.stop_raising())
 
 

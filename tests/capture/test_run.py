@@ -252,6 +252,35 @@ def test_a_signal_after_the_wait_and_before_the_handlers_are_restored_is_reporte
     assert result.terminated and not result.interrupted
 
 
+@pytest.mark.skipif(not hasattr(signal, "pthread_sigmask"), reason="signals can be held only where pthread_sigmask is")
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
+def test_a_signal_as_wait_stops_raising_them_is_noted_not_raised(signum, python_sigint):
+    """The program has ended, and _wait switches its handlers from raising signals to noting them: one that came in
+    the bytecodes before the switch raised out of _wait (_Terminated, KeyboardInterrupt), and no report was written.
+    Now they are held around the switch, and noted after it. The signal is sent as `raising` is set to False (the
+    switch), before it is set."""
+    from compilescope import runner
+
+    class Ended:
+        returncode = 0
+
+        def wait(self, timeout=None):
+            return 0
+
+    class SignalledAtTheSwitch(runner._SignalsWhileRunning):
+        def __setattr__(self, name, value):
+            if name == "raising" and value is False and getattr(self, "raising", False):
+                signal.raise_signal(signum)
+            super().__setattr__(name, value)
+
+    mask = signal.pthread_sigmask(signal.SIG_BLOCK, ())
+    result = runner.RunResult(returncode=0, trace_dir="")
+    with SignalledAtTheSwitch() as signals:
+        runner._wait(Ended(), None, result, signals)  # type: ignore[arg-type]
+    assert (result.terminated, result.interrupted) == (signum == signal.SIGTERM, signum == signal.SIGINT)
+    assert signal.pthread_sigmask(signal.SIG_BLOCK, ()) == mask  # nothing left held
+
+
 def test_a_ctrl_c_as_the_program_fails_to_start_is_not_dropped(python_sigint, tmp_path, monkeypatch):
     """Popen failing after a SIGINT was noted (handlers are set before it): the signal was dropped with the
     handlers; now delivered to the handler restored."""
