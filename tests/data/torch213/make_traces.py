@@ -52,6 +52,9 @@ class Scenario:
     parts: bool = False
     # torch.profiler traces the program writes to $PROFILE_DIR (<p>.profile.json), kept as logs/<name>.<p>.profile.json.gz
     profiles: tuple[str, ...] = ()
+    # Keep what the program printed (stdout and stderr) as logs/<name>.output.txt: where it prints eager's and the
+    # compiled results, the evidence they differ
+    keep_output: bool = False
 
 
 # The environment `compilescope run` gives a program (runner.child_env): compilescope's hooks, provenance on.
@@ -253,6 +256,11 @@ SCENARIOS = [
              env={**RUN_ENV, "TORCH_BISECT_BACKEND": "aot_eager"}),
     Scenario("custom_op_mutation_stale", "custom_op_mutation.py", gzip=True, env={**RUN_ENV, "MUTOP_VARIANT": "fixed"},
              cache_group="custom_op_mutation"),
+    # The same mistake with ops defined by a schema string (Library("mylib", "DEF").define): no `(a!)` on the argument
+    # the implementation writes into; _fixed marks it `Tensor(a!) buf`.
+    Scenario("custom_op_define_mutation", "custom_op_define_mutation.py", gzip=True, env=RUN_ENV, keep_output=True),
+    Scenario("custom_op_define_mutation_fixed", "custom_op_define_mutation.py", gzip=True,
+             env={**RUN_ENV, "LIBOP_VARIANT": "fixed"}, keep_output=True),
 ]
 
 SCRUB_ENV = [
@@ -286,6 +294,7 @@ SCRUB_ENV = [
     "AMP_VARIANT",
     "LINEAR_VARIANT",
     "MUTOP_VARIANT",
+    "LIBOP_VARIANT",
 ]
 
 
@@ -356,6 +365,8 @@ def run(sc: Scenario, cache_dirs: dict, tmp_root: Path, out_dir: Path = LOGS) ->
         shutil.copyfile(logs[0], out)
     print(f"[{sc.name}] rc={proc.returncode} -> {out} "
           f"({out.stat().st_size} bytes)", flush=True)
+    if sc.keep_output:
+        (out_dir / f"{sc.name}.output.txt").write_text(proc.stdout)
     for name in sc.profiles:
         kept = out_dir / f"{sc.name}.{name}.profile.json.gz"
         with open(profile_dir / f"{name}.profile.json", "rb") as src, \
