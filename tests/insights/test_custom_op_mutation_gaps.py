@@ -180,8 +180,8 @@ def test_an_op_defined_nowhere_it_is_looked_for_is_listed_not_checked(tmp_path, 
                                                              ("mylib::clamp_np", caller, "was not found from its call")]
     assert found.unread[0].not_checked == (
         f"mylib::scale: not checked: its source was not found from its call at {caller} (neither that file nor a "
-        "module it imports from beside it defines the op with torch.library.custom_op: an installed package's op, or "
-        "one registered at run time)")
+        "module it imports from beside it defines the op with torch.library.custom_op, triton_op or a Library's "
+        "define: an installed package's op, or one registered at run time)")
     assert main(["check", str(log), "--no-custom-op-mutations"]) == 1
     assert (f"no-custom-op-mutations: not checked: the source of mylib::scale was not found from its call at {caller}"
             in _flat(capsys.readouterr().out))

@@ -127,7 +127,9 @@ def op_call_site(graph_text: str, op: str) -> FxNodeSite | None:
 
 # `clamp_np_default: "f32[8][1]cpu" = torch.ops.mylib.clamp_np.default(l_x_, 0.5);  clamp_np_default = None`: a call
 # of an op (namespace.name.overload), and what torch frees after it
-_OP_NODE = lazy_compile(r"\s*torch\.ops\.(?P<op>[A-Za-z_]\w{0,100}\.[A-Za-z_]\w{0,200}\.\w{1,100})\(")
+# `torch.ops.mylib.scale.default(`, or the packet a user calls directly: `torch.ops.mylib.scale_into(` (Dynamo's graph
+# keeps the call as written; AOTAutograd's names the overload torch chose)
+_OP_NODE = lazy_compile(r"\s*torch\.ops\.(?P<op>[A-Za-z_]\w{0,100}\.[A-Za-z_]\w{0,200}(?:\.\w{1,100})?)\(")
 
 
 def op_call_sites(graph_text: str) -> list[tuple[str, FxNodeSite | None, bool]]:

@@ -28,6 +28,22 @@ lines stop at the call) is looked for in the modules the calling file imports, w
 file's folder and a few above, as `python prog.py` or `python -m pkg.prog` finds them); one found nowhere is listed as
 not checked, never passed over. An argument the decorator's literal mutates_args names is not
 reported (`"unknown"`: every argument); a non-literal mutates_args is taken as the log shows torch took it.
+
+Ops defined the older way, with a schema string (`lib = Library("mylib", "DEF")`, `lib.define("scale(Tensor x, Tensor
+buf) -> Tensor")`, or `torch.library.define("mylib::scale", ...)`), and a function registered as their implementation
+(`@torch.library.impl(lib, "scale", ...)`, `@torch.library.impl("mylib::scale", ...)`, `lib.impl("scale", fn, ...)`;
+not a Meta kernel) are read the same way: the schema is the declaration (an argument without `!` in its alias
+annotation, `Tensor(a!) buf`, is declared read only), and its Tensor arguments are the ones the body is searched for
+writes into. A user calls such an op as `torch.ops.mylib.scale(x, buf)`: Dynamo's graph names the packet
+(`mylib.scale`), AOTAutograd's the overload (`mylib.scale.default`). Where a definition declares no write but the log
+shows AOTAutograd wrapping the op (each branch of an `if` defining it), that definition is not the one that ran.
+
+Ops defined with `torch.library.triton_op` declare mutates_args as custom_op does, but their body only launches Triton
+kernels: a write is a `wrap_triton(kernel)[grid](..., x, ...)` launch that passes an argument where the kernel, a
+`@triton.jit` function of the same file, stores (`tl.store(x_ptr + offs, ...)`, `tl.atomic_*`), directly or through a
+local pointer. The log does not show it: AOTAutograd decomposes a triton_op into its kernels' launches and finds their
+stores itself, so its calls are neither dropped nor read moved by what mutates_args says (TRITON_WHY says what remains).
+Not seen: a kernel of another module, a pointer passed on to a `@triton.jit` helper, a launch through anything else.
 """
 
 from __future__ import annotations
@@ -75,6 +91,10 @@ _MODULES = frozenset(("torch", "F", "nn", "np", "numpy", "Tensor"))
 _SPLITS = frozenset(("unbind", "split", "chunk", "tensor_split", "hsplit", "vsplit", "dsplit"))
 # What mutates_args says where torch cannot tell: every Tensor argument may be written
 UNKNOWN = "unknown"
+# How an op is defined (OpSource.form, UndeclaredMutation.form)
+CUSTOM_OP = "custom_op"  # torch.library.custom_op(name, mutates_args=...)
+TRITON_OP = "triton_op"  # torch.library.triton_op(name, mutates_args=...): its writes are its Triton kernels' stores
+DEFINE = "define"  # a schema string: Library(ns, "DEF").define(schema), torch.library.define(name, schema)
 
 # What a finding and a source page say (the names: `"x"`, `"x", "out"`)
 WHY = ("torch.compile takes the op for functional: it may move a read of {names} past the call, or drop a call whose "
@@ -89,6 +109,17 @@ ADVICE = ("declare mutates_args={{{names}}}, or write into a new tensor and retu
           "(compilescope run --fresh-cache): torch's compile cache ignores mutates_args and serves the graphs compiled "
           "before the fix")
 
+
+# A schema string's op: the fix is the schema's alias annotation (`{marks}`: "`Tensor(a!) buf`")
+DEFINE_ADVICE = "mark the argument written in the schema: {marks}; or write into a new tensor and return it"
+# A triton_op: what the log shows and what it does not (torch 2.13's torch/_library/triton.py: AOTAutograd decomposes
+# a triton_op into its kernels' launches, and functionalizes each by the stores it finds in the kernel; torch.export
+# keeps the op whole; the CUDA log user_triton_kernel_triton_op shows `tensors_to_clone = ['out_ptr']`)
+TRITON_WHY = ("the write is a tl.store of the Triton kernel the op launches, as your source reads; the log does not "
+              "show it. torch.compile decomposes a triton_op in AOTAutograd and finds its kernels' stores itself, so "
+              "the compiled code may keep this write; where the op is kept whole (torch.export, or functorch's "
+              "decompose_custom_triton_ops off) torch goes by mutates_args and takes it for functional")
+TRITON_ADVICE = "declare mutates_args={{{names}}}, or have the kernel store into a new tensor the op returns"
 
 STALE = ("its mutates_args names {names}, yet AOTAutograd's graph of {compiles} takes it for a functional op (no "
          "auto_functionalized{dropped}): that compiled code was served from the compile cache, compiled before the op "
@@ -145,6 +176,12 @@ class UndeclaredMutation:
     stale: bool = False
     # What a name given as mutates_args holds, from its module-level assignment (named_value); "" where not known
     declared_value: str = ""
+    form: str = CUSTOM_OP  # how the op is defined: CUSTOM_OP, TRITON_OP, DEFINE (declared is then the schema)
+
+    @property
+    def declaration(self) -> str:
+        """What declares the op's writes, as the source writes it: `mutates_args=()`, `schema "f(Tensor x) -> Tensor"`."""
+        return f"schema {self.declared}" if self.form == DEFINE else f"mutates_args={self.declared}"
 
     @property
     def compile_ids(self) -> list[str]:
@@ -155,6 +192,11 @@ class UndeclaredMutation:
         args = " and ".join(self.arguments)
         if self.stale:
             return f"{self.op} ran as a functional op from the compile cache, though its mutates_args names {args}"
+        if self.form == DEFINE:
+            return f"{self.op} writes into {args}, which its schema {self.declared} does not mark written"
+        if self.form == TRITON_OP:
+            return (f"{self.op} writes into {args} from its Triton kernel, which its mutates_args={self.declared} does "
+                    "not declare")
         if self.declared_literal:
             return f"{self.op} writes into {args}, which its mutates_args={self.declared} does not declare"
         # (a name: what it holds, where the source says; the log says torch's compile took it as naming none of args)
@@ -214,6 +256,8 @@ class UndeclaredMutation:
         if self.stale:
             return STALE.format(names=names, compiles=self.cached_ids,
                                 dropped="; the unused call left out" if self.dropped else "")
+        if self.form == TRITON_OP:
+            return TRITON_WHY
         return WHY.format(names=names) + self._cached
 
     @property
@@ -229,7 +273,8 @@ class UndeclaredMutation:
             return f"writes into {args}: {self.assumed}"
         if self.all_cached and not self.declared_literal:
             return f"writes into {args}, which the code served from the compile cache takes {self.op} as not writing: {self.why}"
-        return f"writes into {args}, which {self.op}'s mutates_args does not declare: {self.why}"
+        declares = "schema does not mark written" if self.form == DEFINE else "mutates_args does not declare"
+        return f"writes into {args}, which {self.op}'s {declares}: {self.why}"
 
     def call_note(self, call: OpCall) -> str:
         """What a source page says on a line that calls it."""
@@ -248,13 +293,19 @@ class UndeclaredMutation:
 
     @property
     def advice(self) -> str:
-        return STALE_ADVICE if self.stale else ADVICE.format(names=", ".join(f'"{a}"' for a in self.arguments))
+        if self.stale:
+            return STALE_ADVICE
+        if self.form == DEFINE:
+            return DEFINE_ADVICE.format(marks=", ".join(f"`Tensor({chr(ord('a') + i)}!) {a}`"
+                                                        for i, a in enumerate(self.arguments[:26])))
+        names = ", ".join(f'"{a}"' for a in self.arguments)
+        return TRITON_ADVICE.format(names=names) if self.form == TRITON_OP else ADVICE.format(names=names)
 
     def to_json(self) -> dict[str, Any]:
         return {"op": self.op, "function": self.function, "arguments": self.arguments, "declared": self.declared,
                 "declared_value": self.declared_value, "defined_at": self.defined_at.to_json(), "writes": [w.to_json() for w in self.writes],
                 "calls": [c.to_json() for c in self.calls], "stale": self.stale, "title": self.title, "why": self.why,
-                "advice": self.advice}
+                "advice": self.advice, "form": self.form}
 
 
 # Why an op's source was not read (UnreadSource.why), and what the report adds to it
@@ -265,7 +316,8 @@ UNREAD_DETAIL = {
     NOT_READABLE: "not on this machine, or no Python file compilescope reads: run it where the program is",
     CHANGED: "the file changed since the run, so its lines are not the ones that ran",
     NOT_FOUND: "neither that file nor a module it imports from beside it defines the op with "
-               "torch.library.custom_op: an installed package's op, or one registered at run time",
+               "torch.library.custom_op, triton_op or a Library's define: an installed package's op, or one registered "
+               "at run time",
 }
 
 
@@ -365,11 +417,12 @@ class OpSource:
     writes: list[tuple[str, int]]  # (argument, line)
     declared_value: str = ""  # a name's value, where its module-level assignment says (named_value)
     parameters: list[str] = field(default_factory=list)  # the function's, in order: which argument of a call is which
+    form: str = "custom_op"  # how the op is defined: CUSTOM_OP, DEFINE (a schema string), TRITON_OP
 
 
 def _is_custom_op(func: ast.expr) -> bool:
-    return (isinstance(func, ast.Name) and func.id == "custom_op") or (
-        isinstance(func, ast.Attribute) and func.attr == "custom_op")
+    """custom_op(...) or triton_op(...): both declare mutates_args, custom_op's way."""
+    return _called_name(func) in (CUSTOM_OP, TRITON_OP)
 
 
 def _literal_names(node: ast.expr | None) -> frozenset[str] | None:
@@ -466,10 +519,15 @@ def _bound_names(target: ast.expr) -> list[str]:
     return names
 
 
-def body_writes(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> list[tuple[str, int]]:
-    """(argument, line) of each write into a Tensor argument's memory the body makes (the module doc's heuristic)."""
-    aliases: dict[str, tuple[str, bool]] = {name: (name, False) for name in _tensor_arguments(fn)}
+def body_writes(fn: ast.FunctionDef | ast.AsyncFunctionDef, tensors: list[str] | None = None,
+                kernels: dict[str, tuple[list[str], frozenset[str]]] | None = None) -> list[tuple[str, int]]:
+    """(argument, line) of each write into a Tensor argument's memory the body makes (the module doc's heuristic).
+    tensors: the Tensor arguments where the schema says (a defined op's function has no annotations); kernels: the
+    module's Triton kernels (triton_kernel_stores), whose launches write into what they pass a stored pointer."""
+    aliases: dict[str, tuple[str, bool]] = {name: (name, False) for name in (
+        _tensor_arguments(fn) if tensors is None else tensors)}
     writes: list[tuple[str, int]] = []
+    launchers: dict[str, list[str]] = {}  # a name bound to wrap_triton(kernel) -> the kernels it may launch
 
     def wrote(target: ast.expr, line: int) -> None:
         found = _root(target, aliases)
@@ -512,6 +570,12 @@ def body_writes(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> list[tuple[str, i
 
     for node in _body_nodes(fn):
         if isinstance(node, ast.Assign):
+            if kernels and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+                launched = _launched_kernels(node.value, kernels, launchers)
+                if launched:
+                    launchers[node.targets[0].id] = launched
+                else:
+                    launchers.pop(node.targets[0].id, None)
             for target in node.targets:
                 bind(target, node.value, node.lineno)
         elif isinstance(node, ast.AugAssign):
@@ -544,6 +608,13 @@ def body_writes(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> list[tuple[str, i
                 aliases.pop((imported.asname or imported.name).partition(".")[0], None)
         elif isinstance(node, ast.Call):
             func = node.func
+            if kernels and isinstance(func, ast.Subscript):  # `wrap_triton(kernel)[grid](x, out, n)`
+                for kernel in _launched_kernels(func.value, kernels, launchers):
+                    parameters, stored = kernels[kernel]
+                    given = dict(zip(parameters, node.args)) | {k.arg: k.value for k in node.keywords if k.arg}
+                    for parameter in parameters:
+                        if parameter in stored and parameter in given:
+                            wrote(given[parameter], node.lineno)
             if isinstance(func, ast.Attribute):
                 name = func.attr
                 if _in_place(name):
@@ -571,6 +642,211 @@ def body_writes(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> list[tuple[str, i
     return list(dict.fromkeys(writes))
 
 
+_WRAPS_TRITON = frozenset(("wrap_triton", "capture_triton"))
+# Triton calls that write through their first argument, a pointer
+_TRITON_WRITES = frozenset(("store", "atomic_add", "atomic_and", "atomic_cas", "atomic_max", "atomic_min", "atomic_or",
+                            "atomic_xchg", "atomic_xor"))
+
+
+def _launched_kernels(node: ast.expr, kernels: dict[str, tuple[list[str], frozenset[str]]],
+                      launchers: dict[str, list[str]]) -> list[str]:
+    """The module's Triton kernels an expression launches when subscripted with a grid: `wrap_triton(k)`,
+    `torch.library.wrap_triton(k)`, `k` itself, a name bound to one of those, either side of `a if c else b`."""
+    if isinstance(node, ast.IfExp):
+        return list(dict.fromkeys((*_launched_kernels(node.body, kernels, launchers),
+                                   *_launched_kernels(node.orelse, kernels, launchers))))
+    if isinstance(node, ast.Call) and node.args and (
+            (isinstance(node.func, ast.Name) and node.func.id in _WRAPS_TRITON)
+            or (isinstance(node.func, ast.Attribute) and node.func.attr in _WRAPS_TRITON)):
+        node = node.args[0]
+    if isinstance(node, ast.Name):
+        if node.id in kernels:
+            return [node.id]
+        return launchers.get(node.id, [])
+    return []
+
+
+def _is_triton_jit(decorator: ast.expr) -> bool:
+    """`@triton.jit`, `@jit`, `@triton.jit(...)`, `@triton.autotune(...)` (over a jit kernel)."""
+    func = decorator.func if isinstance(decorator, ast.Call) else decorator
+    name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+    return name in ("jit", "autotune", "heuristics")
+
+
+def triton_kernel_stores(tree: ast.Module) -> dict[str, tuple[list[str], frozenset[str]]]:
+    """The module's `@triton.jit` kernels: name -> (parameters, those the kernel writes through): a parameter named in
+    the pointer of a `tl.store(...)` (or `tl.atomic_*`), directly (`out_ptr + offs`) or through a local name bound to
+    an expression of it (`ptrs = out_ptr + offs`; a value loaded, `tl.load(...)`, is no pointer). Bounded; a pointer
+    passed on to another function (a `@triton.jit` helper) is not followed."""
+    found: dict[str, tuple[list[str], frozenset[str]]] = {}
+    for node in tree.body:
+        if not (isinstance(node, ast.FunctionDef) and any(_is_triton_jit(d) for d in node.decorator_list)):
+            continue
+        args = node.args
+        parameters = [a.arg for a in (*args.posonlyargs, *args.args, *args.kwonlyargs)]
+        refers: dict[str, set[str]] = {p: {p} for p in parameters}
+        stored: set[str] = set()
+
+        def named(expression: ast.expr) -> set[str]:
+            names: set[str] = set()
+            stack: list[ast.AST] = [expression]
+            while stack and len(names) < 1000:
+                part = stack.pop()
+                if isinstance(part, ast.Call) and isinstance(part.func, ast.Attribute) and part.func.attr == "load":
+                    continue  # (a value read, not a pointer)
+                if isinstance(part, ast.Name):
+                    names |= refers.get(part.id, set())
+                stack.extend(ast.iter_child_nodes(part))
+            return names
+
+        for inner in _body_nodes(node):
+            if isinstance(inner, ast.Assign) and len(inner.targets) == 1 and isinstance(inner.targets[0], ast.Name):
+                refers[inner.targets[0].id] = named(inner.value)
+            elif isinstance(inner, ast.Call) and isinstance(inner.func, ast.Attribute) \
+                    and inner.func.attr in _TRITON_WRITES:
+                pointer = inner.args[0] if inner.args else next(
+                    (k.value for k in inner.keywords if k.arg in ("pointer", "ptr")), None)
+                if pointer is not None:
+                    stored |= named(pointer)
+        # (`BLOCK: tl.constexpr` in `offs` is a size, not a pointer; an int named in the pointer, a stride, is kept:
+        # a launch passes no argument tensor there)
+        constants = {a.arg for a in (*args.posonlyargs, *args.args, *args.kwonlyargs)
+                     if a.annotation is not None and "constexpr" in _unparsed(a.annotation)}
+        found[node.name] = (parameters, frozenset(stored & set(parameters) - constants))
+    return found
+
+
+# A schema string's argument: `Tensor(a!) buf`, `float limit=1.0`, `Tensor[] xs`
+_SCHEMA_ARGUMENT = re.compile(r"^(?P<type>\S+)\s+(?P<name>[A-Za-z_]\w*)\s*(?:=.*)?$")
+
+
+def schema_arguments(schema: str) -> list[tuple[str, bool, bool]] | None:
+    """(name, a Tensor, marked written: an alias annotation with `!`, `Tensor(a!)`) of each argument of a schema
+    string, "scale_into(Tensor x, Tensor(a!) buf) -> Tensor" (or without its name: "(Tensor x) -> Tensor"); None
+    where it does not read as one."""
+    opened = schema.find("(")
+    if opened < 0 or len(schema) > 4000:
+        return None
+    depth, at, parts = 0, opened + 1, []
+    for i in range(opened + 1, len(schema)):
+        if schema[i] in "([":
+            depth += 1
+        elif schema[i] in ")]":
+            if depth == 0:
+                parts.append(schema[at:i])
+                break
+            depth -= 1
+        elif schema[i] == "," and depth == 0:
+            parts.append(schema[at:i])
+            at = i + 1
+    else:
+        return None
+    found: list[tuple[str, bool, bool]] = []
+    for part in parts:
+        part = part.strip()
+        if part in ("*", ""):
+            continue
+        argument = _SCHEMA_ARGUMENT.match(part)
+        if argument is None:
+            return None
+        kind = argument["type"]
+        found.append((argument["name"], kind.startswith("Tensor"), "!" in kind))
+    return found
+
+
+def _string(node: ast.expr | None) -> str | None:
+    return node.value if isinstance(node, ast.Constant) and isinstance(node.value, str) else None
+
+
+def _called_name(func: ast.expr) -> str:
+    return func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+
+
+def library_definitions(tree: ast.Module, text: str) -> list[tuple[str, ast.expr, int]]:
+    """(op "mylib::scale_into", the schema as written, its line) of each op the module defines with a schema string:
+    `lib.define("scale_into(Tensor x, Tensor buf) -> Tensor")` on `lib = torch.library.Library("mylib", "DEF")` (or
+    "FRAGMENT"), `torch.library.define("mylib::scale_into", "(Tensor x, Tensor buf) -> Tensor")`. A schema that is no
+    string literal (an f-string, a name) is kept as written: the log then tells how torch took it. An overload
+    (`scale_into.out(...)`) is not read: the log names its calls by the op's name alone."""
+    libraries = _libraries(tree)
+    found: list[tuple[str, ast.expr, int]] = []
+    for node in ast.walk(tree):
+        if not (isinstance(node, ast.Call) and _called_name(node.func) == "define" and node.args):
+            continue
+        func = node.func
+        if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id in libraries:
+            schema = node.args[0]
+            literal = _string(schema)
+            name = literal.split("(", 1)[0].strip() if literal is not None else _schema_name(schema)
+            if name and "." not in name:
+                found.append((f"{libraries[func.value.id]}::{name}", schema, node.lineno))
+        elif len(node.args) > 1 and (qualified := _string(node.args[0])) and "::" in qualified \
+                and "." not in qualified:
+            found.append((qualified, node.args[1], node.lineno))
+    return found
+
+
+def _schema_name(schema: ast.expr) -> str | None:
+    """The op's name at the start of an f-string schema (`f"scale_into(Tensor x, {BUF}) -> Tensor"`)."""
+    if isinstance(schema, ast.JoinedStr) and schema.values and (first := _string(schema.values[0])) and "(" in first:
+        return first.split("(", 1)[0].strip()
+    return None
+
+
+def _libraries(tree: ast.Module) -> dict[str, str]:
+    """name -> namespace of each `name = torch.library.Library("mylib", "DEF")` in the module."""
+    found: dict[str, str] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name) \
+                and isinstance(node.value, ast.Call) and _called_name(node.value.func) == "Library" \
+                and (namespace := _string(node.value.args[0] if node.value.args else None)):
+            found[node.targets[0].id] = namespace
+    return found
+
+
+def library_impls(tree: ast.Module) -> list[tuple[str, ast.FunctionDef | ast.AsyncFunctionDef | str]]:
+    """(op, its function or the function's name) of each implementation registered for a defined op:
+    `@torch.library.impl(lib, "scale_into", "CPU")`, `@torch.library.impl("mylib::scale_into", "cpu")`,
+    `@torch.library.register_kernel("mylib::scale_into", "cpu")`, `lib.impl("scale_into", fn, "CPU")`. Not those
+    for Meta or a fake kernel: they compute shapes, not what ran."""
+    libraries = _libraries(tree)
+
+    def op_of(call: ast.Call, skip_library: bool) -> str | None:
+        args = list(call.args)
+        if skip_library and args and isinstance(args[0], ast.Name) and args[0].id in libraries:
+            namespace, name = libraries[args[0].id], _string(args[1] if len(args) > 1 else None)
+            return f"{namespace}::{name}" if name and "::" not in name and "." not in name else None
+        name = _string(args[0] if args else None)
+        if name is None or "." in name:
+            return None
+        if "::" in name:
+            return name
+        return None
+
+    def for_meta(call: ast.Call, at: int) -> bool:
+        key = next((k.value for k in call.keywords if k.arg in ("dispatch_key", "types", "device_types")),
+                   call.args[at] if len(call.args) > at else None)
+        return "meta" in (_string(key) or "").lower()
+
+    found: list[tuple[str, ast.FunctionDef | ast.AsyncFunctionDef | str]] = []
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            for decorator in node.decorator_list:
+                if isinstance(decorator, ast.Call) and _called_name(decorator.func) in ("impl", "register_kernel"):
+                    with_library = bool(decorator.args) and isinstance(decorator.args[0], ast.Name) \
+                        and decorator.args[0].id in libraries
+                    op = op_of(decorator, with_library)
+                    if op is not None and not for_meta(decorator, 2 if with_library else 1):
+                        found.append((op, node))
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "impl" \
+                and isinstance(node.func.value, ast.Name) and node.func.value.id in libraries and len(node.args) > 1 \
+                and isinstance(node.args[1], ast.Name) and (name := _string(node.args[0])) and "." not in name \
+                and not for_meta(node, 2):
+            op = name if "::" in name else f"{libraries[node.func.value.id]}::{name}"
+            found.append((op, node.args[1].id))
+    return found
+
+
 def _unparsed(node: ast.expr) -> str:
     """The source of an expression; a stand-in where it is too deep to write back (`-` 600 times over: ast.unparse
     recurses once a level)."""
@@ -581,9 +857,11 @@ def _unparsed(node: ast.expr) -> str:
 
 
 def custom_op_sources(text: str) -> dict[str, list[OpSource]]:
-    """The custom ops a module's source defines with torch.library.custom_op, by name ("mylib::scale"): several where
-    the name is defined more than once (each branch of an `if`). {} where it does not parse."""
-    if "custom_op" not in text:
+    """The custom ops a module's source defines, by name ("mylib::scale"): with torch.library.custom_op or triton_op
+    (mutates_args declares the writes), or with a schema string (Library.define: `Tensor(a!)` declares them) and a
+    function registered as its implementation. Several where the name is defined more than once (each branch of an
+    `if`). {} where it does not parse."""
+    if not any(word in text for word in ("custom_op", "triton_op", "define")):
         return {}
     try:
         tree = ast.parse(text)
@@ -602,6 +880,9 @@ def custom_op_sources(text: str) -> dict[str, list[OpSource]]:
                     (k.value for k in node.keywords if k.arg == "fn"), None)
                 if isinstance(fn, ast.Name):
                     registrations.append((node, fn.id))
+        kernels = triton_kernel_stores(tree) if "triton_op" in text else {}
+        defined = library_definitions(tree, text) if "define" in text else []
+        impls = library_impls(tree) if defined else []
     except RecursionError:
         return {}
     found: dict[str, list[OpSource]] = {}
@@ -609,11 +890,12 @@ def custom_op_sources(text: str) -> dict[str, list[OpSource]]:
         name = call.args[0] if call.args else next((k.value for k in call.keywords if k.arg == "name"), None)
         if not (isinstance(name, ast.Constant) and isinstance(name.value, str) and "::" in name.value):
             continue
+        form = TRITON_OP if _called_name(call.func) == TRITON_OP else CUSTOM_OP
         declared = next((k.value for k in call.keywords if k.arg == "mutates_args"), None)
         names = _literal_names(declared)
         for impl in functions.get(target, []) if isinstance(target, str) else [target]:
             try:
-                writes = body_writes(impl)
+                writes = body_writes(impl, kernels=kernels if form == TRITON_OP else None)
             except RecursionError:
                 continue
             value = named_value(tree, text, declared.id, call.lineno) if isinstance(declared, ast.Name) else None
@@ -622,8 +904,38 @@ def custom_op_sources(text: str) -> dict[str, list[OpSource]]:
             found.setdefault(name.value, []).append(OpSource(
                 name.value, impl.name, _unparsed(declared) if declared is not None else "",
                 frozenset(parameters) if names == {UNKNOWN} else names, call.lineno, writes, value or "",
-                parameters))
+                parameters, form))
+    for op, schema, line in defined:
+        _add_defined(found, op, schema, line, text, [
+            f for registered, target in impls if registered == op
+            for f in (functions.get(target, []) if isinstance(target, str) else [target])])
     return found
+
+
+def _add_defined(found: dict[str, list[OpSource]], op: str, schema: ast.expr, line: int, text: str,
+                 impls: list[ast.FunctionDef | ast.AsyncFunctionDef]) -> None:
+    """The OpSource of each implementation of an op defined by a schema string. Its arguments are the schema's, in
+    order (the call in the graph passes them so), named as the function names them; a schema that is no literal
+    declares what the log says (None), its Tensor arguments then those annotated, or every one."""
+    literal = _string(schema)
+    arguments = schema_arguments(literal) if literal is not None else None
+    said = _segment(text, schema) or _unparsed(schema)
+    for impl in impls:
+        args = impl.args
+        parameters = [a.arg for a in (*args.posonlyargs, *args.args, *args.kwonlyargs)]
+        if arguments is not None:
+            if len(arguments) != len(parameters):
+                continue  # (not this schema's function: torch would have refused the call)
+            tensors = [p for p, (_, tensor, _) in zip(parameters, arguments) if tensor]
+            declared: frozenset[str] | None = frozenset(p for p, (_, _, w) in zip(parameters, arguments) if w)
+        else:
+            annotated = _tensor_arguments(impl)
+            tensors, declared = annotated or parameters, None
+        try:
+            writes = body_writes(impl, tensors)
+        except RecursionError:
+            continue
+        found.setdefault(op, []).append(OpSource(op, impl.name, said, declared, line, writes, "", parameters, DEFINE))
 
 
 MAX_VALUE_CHARS = 60  # a literal or condition quoted longer is not quoted
@@ -749,9 +1061,10 @@ def _top_level_choice(tree: ast.Module, name: str, before: int
 
 
 def _op_name(graph_op: str) -> str | None:
-    """"mylib::scale" of the graph's `mylib.scale.default`; None for torch's own ops."""
+    """"mylib::scale" of the graph's `mylib.scale.default` (or of the packet `mylib.scale`, called as the user wrote
+    `torch.ops.mylib.scale(x)`); None for torch's own ops."""
     parts = graph_op.split(".")
-    if len(parts) != 3 or parts[0] in TORCH_NAMESPACES:
+    if len(parts) not in (2, 3) or parts[0] in TORCH_NAMESPACES:
         return None
     return f"{parts[0]}::{parts[1]}"
 
@@ -763,15 +1076,17 @@ _WRAPPERS = ("auto_functionalized(", "auto_functionalized_v2(")
 
 
 def aot_calls(text: str) -> tuple[set[str], set[str]]:
-    """The ops an AOT graph's text calls ("mylib.scale.default"), and those it wraps in auto_functionalized: read once
-    per compile, looked up per call site (a search of the whole text per site was quadratic in a graph of many)."""
+    """The ops an AOT graph's text calls ("mylib.scale.default", and its packet "mylib.scale": Dynamo's graph names the
+    packet where the user called it), and those it wraps in auto_functionalized: read once per compile, looked up per
+    call site (a search of the whole text per site was quadratic in a graph of many)."""
     called: set[str] = set()
     wrapped: set[str] = set()
     for match in _AOT_OP.finditer(text):
         op = match["op"].rstrip(".")
-        called.add(op)
+        names = (op, op.rsplit(".", 1)[0]) if op.count(".") == 2 else (op,)
+        called.update(names)
         if text.endswith(_WRAPPERS, max(0, match.start() - 24), match.start()):
-            wrapped.add(op)
+            wrapped.update(names)
     return called, wrapped
 
 
@@ -836,31 +1151,42 @@ def op_mutations(trace: Trace) -> OpMutations:
                 # (a file read names it: defined there otherwise than with custom_op, as triton_op or a Library's
                 # define, whose schema says what it writes)
                 out.unread.append(UnreadSource(op, path, NOT_FOUND))
+    decomposed: set[str] = set()  # triton_ops: AOTAutograd runs their body, so a call it no longer holds is no drop
     for op, op_calls in calls.items():
         for path, source in sources.get(op, []):
+            if source.form == TRITON_OP:
+                decomposed.add(op)
+                op_calls = [OpCall(c.compile_id, c.location, False, c.cached) for c in op_calls]
+                if source.declared is None:
+                    continue  # (AOTAutograd decomposes it: how torch took mutates_args, the log does not show)
             declared = source.declared if source.declared is not None else (
                 frozenset() if functional.get(op) else None)
             if declared is None:
                 continue  # (torch took it for mutating: which arguments, the log does not say)
+            if not declared and functional.get(op) is False:
+                continue  # (AOTAutograd wrapped it as mutating: not this definition's, which declares no write, ran)
             written = [(arg, line) for arg, line in source.writes if arg not in declared]
-            # Declared, yet run as functional: graphs compiled before the declaration, served from the cache
-            stale = not written and bool(source.declared) and functional.get(op, False) and any(
-                c.cached for c in op_calls)
+            # Declared, yet run as functional: graphs compiled before the declaration, served from the cache (checked
+            # with custom_op's mutates_args only)
+            stale = not written and source.form == CUSTOM_OP and bool(source.declared) and functional.get(op, False) \
+                and any(c.cached for c in op_calls)
             if stale:
                 written = [(arg, line) for arg, line in source.writes if arg in declared]
             if not written:
                 continue
             lines = read_lines(path)
             arguments = list(dict.fromkeys(a for a, _ in written))
-            told = told_calls(trace, op_calls, where, arguments, source.parameters, compiled)
+            # (a triton_op's calls: no read moved past them is claimed, its kernels run in the op's place)
+            told = op_calls if source.form == TRITON_OP else told_calls(trace, op_calls, where, arguments,
+                                                                         source.parameters, compiled)
             out.ops.append(UndeclaredMutation(
                 op, source.function, arguments, source.declared_text or "(none)",
                 UserLocation(path, source.defined_line, source.function, _code(lines, source.defined_line)),
                 [UserLocation(path, line, source.function, _code(lines, line)) for line in
-                 dict.fromkeys(line for _, line in written)], told, stale, source.declared_value))
+                 dict.fromkeys(line for _, line in written)], told, stale, source.declared_value, source.form))
     written_by = {op.op: op.arguments for op in out.ops}
     out.dropped = [DroppedCall(d.op, d.compile_id, d.location, d.op in sources, written_by.get(d.op, []))
-                   for d in left_out]
+                   for d in left_out if d.op not in decomposed]
     return out
 
 
@@ -960,7 +1286,8 @@ class CompiledCalls:
         if not read or not self.wrapper:
             return [], 0
         if graph_op not in self.op_calls:
-            self.op_calls[graph_op] = _positions(self.wrapper, f"{_TORCH_OPS}{graph_op}(")
+            self.op_calls[graph_op] = _positions(self.wrapper, f"{_TORCH_OPS}{graph_op}(") if graph_op.count(".") == 2 \
+                else [m.start() for m in re.finditer(rf"{re.escape(_TORCH_OPS + graph_op)}\.\w+\(", self.wrapper)]
         if nth >= len(self.op_calls[graph_op]):
             return [], 0  # (fewer calls in the wrapper than in the graph: which is which, it does not say)
         op_at = self.op_calls[graph_op][nth]  # (the wrapper calls the op in the graph's order)

@@ -275,7 +275,7 @@ def _numerics(ins: Insights) -> list[RenderableType]:
     for op in ops:
         head = TerminalText(op.op, style="bold")
         head.append(f"  ·  {', '.join(op.compile_ids)}  ·  writes into {', '.join(op.arguments)}, "
-                    f"mutates_args={op.declared} ({op.defined_at.short})")
+                    f"{op.declaration} ({op.defined_at.short})")
         body = TerminalText("\n".join(f"writes: {_where(w)}{f': {w.code}' if w.code else ''}" for w in op.writes))
         for call in op.calls:
             body.append(f"\ncalled: {call.compile_id} {_where(call.location)}"
