@@ -103,3 +103,9 @@ for v in as_written fixed; do
         --trace-dir "$work/custom_op_mutation_cuda_$v/trace" -o "$work/custom_op_mutation_cuda_$v/report" \
         custom_op_mutation_cuda.py
 done
+# A triton_op whose Triton kernel stores into its input under mutates_args=(), and its fixed twin (mutates_args={"x"}):
+# written 2026-11-27 without a GPU, not yet recorded.
+for prog in triton_op_mutation triton_op_mutation_fixed; do
+    scenario "$prog" 180 python3 -m compilescope run --no-browser --fresh-cache \
+        --trace-dir "$work/$prog/trace" -o "$work/$prog/report" "$prog.py"
+done
