@@ -39,7 +39,7 @@ LAZY_FOR_A_SMALL_LOG = (
     "compilescope.analyses.userloc._INLINE_FRAME", "compilescope.analyses.transformed._COMPILED_FN",
     "compilescope.ingest.envelope._CONTROL", "compilescope.model.stats._CONTROL",
     "compilescope.render.options._MD5", "compilescope.render.options._URL_IGNORED",
-    "compilescope.invisible._NOT_ON_A_TERMINAL",  # (what a report prints is ASCII)
+    "compilescope.invisible._NOT_ON_A_TERMINAL",  # (what a report prints is printable: "… 3 more" too)
     "compilescope.analyses.recompiles._SIZE_GUARD", "compilescope.analyses.userloc.FRAME_SOURCE",
     "compilescope.analyses.recompiles._NUMBER_GUARD",  # (a log that recompiles)
     "compilescope.analyses.torch_warnings._WONT_CONVERT", "compilescope.analyses.torch_warnings._GENERATED_CODE",
@@ -78,3 +78,20 @@ def test_the_terminal_guard_passes_plain_ascii_unchanged_and_escapes_the_rest_as
     for text in texts:
         assert invisible.safe_terminal_text(text) == invisible._NOT_ON_A_TERMINAL.sub(invisible._visible, text), text
     assert invisible.safe_terminal_text("a\x1bb") == "a\\u001bb"
+
+
+def test_printable_text_of_any_script_skips_the_invisible_patterns_and_reads_as_before():
+    """The three escapers skip their pattern for a text str.isprintable() accepts, ASCII or not: no character
+    their classes hold is printable, so each code point, alone and beside printable and unprintable ones, reads as
+    the pattern reads it."""
+    from compilescope import invisible
+
+    one_line_pattern = invisible._NOT_IN_ONE_LINE
+    for code in range(0x110000):
+        char = chr(code)
+        for text in (char, f"…{char}\n", f"x{char}"):
+            assert invisible.safe_terminal_text(text) == invisible._NOT_ON_A_TERMINAL.sub(invisible._visible, text)
+            assert invisible.one_line(text) == one_line_pattern.sub(invisible._visible, text)
+            assert invisible.shown_in_html(text) == invisible._NOT_SHOWN_IN_HTML.sub(invisible._shown_in_html, text)
+    assert invisible.shown_in_html("…\u202e×") == "…\\u202e×" and invisible.one_line("a…\nb") == "a…\\u000ab"
+    assert invisible.safe_terminal_text("→ \u200bx") == "→ \\u200bx"

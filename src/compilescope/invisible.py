@@ -43,6 +43,8 @@ def shown_in_html(text: str) -> str:
     """text as an HTML page shows it (HTML-escaped or not: neither way touches the other's characters): C0 controls
     (but TAB, LF, CR) and DEL as their control pictures; C1 controls, bidi controls and zero-width characters as
     \\uXXXX. The same text (not a copy) when it holds none: the usual case, decided by searches in C."""
+    if len(text) < LONG_TEXT and text.isprintable():  # (a name, a number: one C call; none of them is printable)
+        return text
     if text.isascii():
         if not _has_html_control(text):
             return text
@@ -74,7 +76,7 @@ def one_line(text: str) -> str:
     """text as one line for the terminal: every control character (newlines and TABs included), bidi control and
     zero-width character as \\uXXXX. (A file name may hold a newline: printed, it made a note two lines, the second
     looking like another.)"""
-    if text.isprintable() and text.isascii():
+    if text.isprintable():
         return text
     return _NOT_IN_ONE_LINE.sub(lambda m: escape(m.group(0)), text)
 
@@ -88,6 +90,6 @@ def safe_terminal_text(text: str) -> str:
     """text with every control and invisible-direction character shown as an escape (ESC, BEL, CSI, OSC 52
     clipboard writes, OSC 8 links, titles, DEL, bidi and zero-width characters); line ends and TABs pass, as the
     lines of what is printed need them. Escaping twice changes nothing (an escape is printable ASCII)."""
-    if text.isascii() and (text.isprintable() or text.replace("\n", "").replace("\t", "").isprintable()):
-        return text  # (printable ASCII, newlines and tabs: nothing to escape, and no pattern to compile)
+    if text.isprintable() or text.replace("\n", "").replace("\t", "").isprintable():
+        return text  # (printable text, newlines and tabs: nothing to escape, and no pattern to compile)
     return _NOT_ON_A_TERMINAL.sub(_visible, text)
