@@ -60,3 +60,17 @@ def test_simplify_moves_a_temporary_only_where_nothing_runs_in_between():
     assert simplify(twice) == twice
     later = body("_cs_t0 = g()", "y = h()", "return _cs_t0")
     assert simplify(later) == later
+
+
+def test_simplify_parses_only_the_lines_that_assign_a_temporary_and_the_statements_after_them(monkeypatch):
+    """Other lines cannot be a temporary's assignment (they do not hold its name): not parsed, each pass."""
+    from compilescope.decompile import simplify as module
+
+    parsed: list[str] = []
+    parse_line = module._parse_line
+    monkeypatch.setattr(module, "_parse_line", lambda text: parsed.append(text.strip()) or parse_line(text))
+    source = "def f(a, g):\n    y = a + 1\n    _cs_t0 = a.b\n    x = g(_cs_t0)\n    z = y * x\n    return z\n"
+    assert module.simplify(source) == "def f(a, g):\n    y = a + 1\n    x = g(a.b)\n    z = y * x\n    return z\n"
+    # the first pass: the temporary's line and the statement after it, which reads it (once as a candidate itself);
+    # the second pass finds no temporary left
+    assert parsed == ["x = g(_cs_t0)", "_cs_t0 = a.b", "x = g(_cs_t0)"]

@@ -11,7 +11,8 @@ from __future__ import annotations
 import ast
 import re
 
-_TEMP = re.compile(r"^_cs_t\d+$")
+_TEMP_PREFIX = "_cs_t"
+_TEMP = re.compile(rf"^{_TEMP_PREFIX}\d+$")
 
 
 def _events(node: ast.AST, out: list[ast.AST]) -> None:
@@ -125,6 +126,8 @@ def simplify(source: str) -> str:
     while changed:
         changed = False
         for i in range(len(lines) - 1, -1, -1):
+            if _TEMP_PREFIX not in lines[i]:  # (no temporary's assignment: most lines, not parsed)
+                continue
             stmt = _parse_line(lines[i])
             if not (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name)
                     and _TEMP.match(stmt.targets[0].id) and counts.get(stmt.targets[0].id) == 2):
