@@ -49,7 +49,7 @@ def shown_in_html(text: str) -> str:
         if not _has_html_control(text):
             return text
         return _HTML_CONTROL.sub(_shown_in_html, text)  # (str.translate: 10x the time on a page of code)
-    if _NOT_SHOWN_IN_HTML.search(text) is None:
+    if _printable_lines(text) or _NOT_SHOWN_IN_HTML.search(text) is None:  # (a block with '×' or '…')
         return text
     return _NOT_SHOWN_IN_HTML.sub(_shown_in_html, text)
 
@@ -90,6 +90,12 @@ def safe_terminal_text(text: str) -> str:
     """text with every control and invisible-direction character shown as an escape (ESC, BEL, CSI, OSC 52
     clipboard writes, OSC 8 links, titles, DEL, bidi and zero-width characters); line ends and TABs pass, as the
     lines of what is printed need them. Escaping twice changes nothing (an escape is printable ASCII)."""
-    if text.isprintable() or text.replace("\n", "").replace("\t", "").isprintable():
-        return text  # (printable text, newlines and tabs: nothing to escape, and no pattern to compile)
+    if _printable_lines(text):
+        return text  # (nothing to escape, and no pattern to compile)
     return _NOT_ON_A_TERMINAL.sub(_visible, text)
+
+
+def _printable_lines(text: str) -> bool:
+    """Whether text is printable, newlines and tabs aside (a page's block of HTML, what is printed): then it holds
+    none of the characters escaped here."""
+    return text.isprintable() or text.replace("\n", "").replace("\t", "").isprintable()
