@@ -28,7 +28,7 @@ from ...analyses.metric_values import pretty_json
 from ...analyses.status import STATUS_HELP, STATUS_LABELS, STATUSES, TLPARSE_STATUS_LABELS
 from ...model.ids import NO_COMPILE_ID, compile_id_key, compile_id_words
 from ...model.trace import Frame
-from ...invisible import shown_in_html
+from ...invisible import LONG_TEXT, shown_in_html
 from ...wording import count, format_seconds, format_seconds_change, plural, possessive
 from ..options import safe_link_url
 from .rows import frame_function_html, function_name_html
@@ -189,8 +189,9 @@ def _visible_text(value: Any) -> Any:
     control pictures (a NUL as \u2400), bidi controls and zero-width characters (in a function, file or kernel name
     from the log) as \\u202e, never verbatim. In a JSON data island the escape means the same character, so the
     data is unchanged (JSON writes C0 controls as escapes already; a DEL there would be shown as \u2421)."""
-    if isinstance(value, str):
-        shown = shown_in_html(value)  # (the same str, no copy, for nearly every value)
+    # (isprintable first: a name or a number, nearly every value, is decided by one C call, without a Python frame)
+    if isinstance(value, str) and not (len(value) < LONG_TEXT and value.isprintable()):
+        shown = shown_in_html(value)  # (the same str, no copy, for nearly every other value)
         if shown is not value:
             return Markup(shown) if isinstance(value, Markup) else shown
     return value
