@@ -231,13 +231,22 @@ ADDED_IN_12 = {
 }
 
 
+# What version 13 added (fields of classes version 12 had; its new classes hang only from these).
+ADDED_IN_13 = {
+    "analyses.diagnosis.ProgramSeed": ("module",),
+    "analyses.op_mutations.OpSource": ("form",),
+    "analyses.op_mutations.UndeclaredMutation": ("form",),
+    "analyses.sources.LineNotes": ("state_changes",),
+}
+
+
 def _as_version_9(value):
-    """A saved document as version 9 saved it: without the fields versions 10, 11 and 12 added."""
+    """A saved document as version 9 saved it: without the fields versions 10 to 13 added."""
     if isinstance(value, list):
         return [_as_version_9(v) for v in value]
     if not isinstance(value, dict):
         return value
-    dropped = sum((added.get(value.get("$t"), ()) for added in (ADDED_IN_10, ADDED_IN_11, ADDED_IN_12)), ())
+    dropped = sum((added.get(value.get("$t"), ()) for added in (ADDED_IN_10, ADDED_IN_11, ADDED_IN_12, ADDED_IN_13)), ())
     return {k: _as_version_9(v) for k, v in value.items() if k not in dropped}
 
 

@@ -31,16 +31,16 @@ RESULTS_FORMAT = "compilescope.results"
 # The saved form's version: bump it when a saved file of the previous version can no longer be loaded as it was
 # (a field it lacks would load as its default: every recompile avoidable, no AOTInductor package), and say in
 # RESULTS_ADDED what the new version added, which a refused older file is told it lacks.
-# 12, 11, 10: see RESULTS_ADDED; 9: cache bypass reasons are numbered and grouped by the analysis (Caches.reason_numbers, .compiles_by_reason,
+# 13, 12, 11, 10: see RESULTS_ADDED; 9: cache bypass reasons are numbered and grouped by the analysis (Caches.reason_numbers, .compiles_by_reason,
 # CompileCache.reason_numbers: were worked out where they were shown);
 # 8: the stacks outside any compilation are grouped by the user's frames (outside_stacks; was one trie);
 # 7: a compile's summary holds its runtime metrics records (runtime_records: were worked out by their pages);
 # 6: transformed code holds its graph's and guards' artifacts (were their numbers); 5: a restarted attempt's status is
 # "restarted" (was "break", its retry's); 4: where reading stopped
-RESULTS_VERSION = 12
+RESULTS_VERSION = 13
 # The digest of the saved classes' fields (names and annotations) that RESULTS_VERSION's form has: tests/test_results.py
 # fails naming RESULTS_VERSION when a field changes and this does not, so a change to the saved form moves both here.
-RESULTS_FINGERPRINT = "1cd43dfd0144ad72"
+RESULTS_FINGERPRINT = "479be2474cbcc472"
 # Another version's file is refused, not migrated: the fields a version adds have defaults, but each is a claim (no
 # RecompileStep.expected: every recompile avoidable; no numerics: no line differs from eager), not "unknown".
 SAVE_AGAIN = "save them again from the log: compilescope LOG --save FILE"
@@ -62,6 +62,8 @@ RESULTS_ADDED = {
         "the generated kernel a compile error is in, the runtime's slow calls counted once across threads and what "
         "each ran during, and diagnose's control runs, the program's seed, the wrong graph of an accuracy failure, "
         "the minimal repro's path and torch's testing hooks",
+    13: "custom ops defined by a schema (Library.define) or as triton_op, the program's lines that registered a hook "
+        "or switched a module's mode after compiling, and the imported module a program's seed is set in",
 }
 
 
