@@ -95,7 +95,7 @@ def test_the_summary_and_json_name_the_users_kernel(capsys, tmp_path):
     assert [k["arguments"][0]["value"] for k in doc["kernels"]] == ["4096", "s77"]
     run_cli(log, "-o", tmp_path / "r", "--no-browser")
     page = (tmp_path / "r" / "index.html").read_text()
-    assert 'id="insights-user-kernels"' in page and "<code>scaled_add_kernel_0</code> in the output code" in page
+    assert 'id="insights-user_kernels"' in page and "<code>scaled_add_kernel_0</code> in the output code" in page
 
 
 def test_check_gates_on_the_users_kernel_being_in_the_compiled_code(capsys):

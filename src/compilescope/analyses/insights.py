@@ -332,15 +332,16 @@ def _numerics_findings(num: Numerics) -> list[Finding]:
 
 def _op_mutation_finding(op: UndeclaredMutation) -> Finding:
     """A custom op that writes into an argument it declares only read: where it writes, where compiled code calls it
-    (a call left out lost its write for sure), what to declare."""
+    (a call left out lost its write for sure), what to declare. A triton_op whose write AOTAutograd found itself
+    (OpMutations.functionalized) computed eager's results: advice only, told with the user's kernels."""
     writes = "; ".join(f"{w.short}: {w.code}" if w.code else w.short for w in op.writes)
     by_compile: dict[str, list[str]] = {}
     for call in op.calls:
         by_compile.setdefault(call.compile_id, []).append(
             f"{call.location.short}{f' ({call.location.code})' if call.location.code else ''}")
     called = "; ".join(f"{cid} at {', '.join(places)}" for cid, places in by_compile.items())
-    return Finding(WARNING, "numerics", op.title,
-                   f"{writes}; called in {called}: {op.why}. Fix"
+    return Finding(INFO if op.cloned else WARNING, "user_kernels" if op.cloned else "numerics", op.title,
+                   f"{writes}; called in {called}: {op.why}. {'Advice' if op.cloned else 'Fix'}"
                    f"{'' if op.stale else f' ({op.defined_at.short})'}: {op.advice}")
 
 
@@ -740,7 +741,7 @@ def findings(ins: Insights, export: ExportReport | None = None) -> list[Finding]
                                       and not b.disabled]))
     out.extend(_numpy_random_findings(ins.numpy))
     out.extend(_aoti_inputs(package) for package in ins.aoti.packages)
-    out.extend(_op_mutation_finding(op) for op in ins.op_mutations.ops)
+    out.extend(_op_mutation_finding(op) for op in (*ins.op_mutations.ops, *ins.op_mutations.functionalized))
     out.extend(_numerics_findings(ins.numerics))
     ct = ins.compile_time
     causes: dict[tuple, list[FrameRecompiles]] = {}

@@ -41,9 +41,14 @@ shows AOTAutograd wrapping the op (each branch of an `if` defining it), that def
 Ops defined with `torch.library.triton_op` declare mutates_args as custom_op does, but their body only launches Triton
 kernels: a write is a `wrap_triton(kernel)[grid](..., x, ...)` launch that passes an argument where the kernel, a
 `@triton.jit` function of the same file, stores (`tl.store(x_ptr + offs, ...)`, `tl.atomic_*`), directly or through a
-local pointer. The log does not show it: AOTAutograd decomposes a triton_op into its kernels' launches and finds their
-stores itself, so its calls are neither dropped nor read moved by what mutates_args says (TRITON_WHY says what remains).
-Not seen: a kernel of another module, a pointer passed on to a `@triton.jit` helper, a launch through anything else.
+local pointer. AOTAutograd decomposes a triton_op into its kernels' launches and finds their stores itself, so its
+calls are neither dropped nor read moved by what mutates_args says. Where the log shows it did (under the call's `#
+File:` line, AOTAutograd's `triton_kernel_wrapper_functional` lists the written argument's pointer in
+`tensors_to_clone`: recorded on an H200, such a run computed eager's results), the op is told apart
+(OpMutations.functionalized: advice for torch.export and the op kept whole, which go by mutates_args); elsewhere
+TRITON_WHY says what the source alone shows. A kernel's launch under a call's line also tells a call decomposed from
+one dropped, the op's source read or not. Not seen: a kernel of another module, a pointer passed on to a `@triton.jit`
+helper, a launch through anything else.
 """
 
 from __future__ import annotations
@@ -120,6 +125,13 @@ TRITON_WHY = ("the write is a tl.store of the Triton kernel the op launches, as 
               "the compiled code may keep this write; where the op is kept whole (torch.export, or functorch's "
               "decompose_custom_triton_ops off) torch goes by mutates_args and takes it for functional")
 TRITON_ADVICE = "declare mutates_args={{{names}}}, or have the kernel store into a new tensor the op returns"
+# A triton_op whose calls' graphs show AOTAutograd found the store (UndeclaredMutation.cloned): recorded on an H200
+# (cuda_torch211 triton_op_mutation), the program printed compiled results equal to eager's, declared or not
+FOUND = ("AOTAutograd's graphs of {compiles} launch the kernel as triton_kernel_wrapper_functional with {pointers} in "
+         "tensors_to_clone: torch.compile found the kernel's store into {names} itself and keeps it, so this write "
+         "does not make compiled results differ from eager's. mutates_args still says what torch goes by where the op "
+         "is kept whole (torch.export, or functorch's decompose_custom_triton_ops off), which takes it for "
+         "functional; the torch.library docs ask mutates_args to name each argument the op writes")
 
 STALE = ("its mutates_args names {names}, yet AOTAutograd's graph of {compiles} takes it for a functional op (no "
          "auto_functionalized{dropped}): that compiled code was served from the compile cache, compiled before the op "
@@ -177,6 +189,9 @@ class UndeclaredMutation:
     # What a name given as mutates_args holds, from its module-level assignment (named_value); "" where not known
     declared_value: str = ""
     form: str = CUSTOM_OP  # how the op is defined: CUSTOM_OP, TRITON_OP, DEFINE (declared is then the schema)
+    # A triton_op's: the kernel pointers its written arguments are passed as that AOTAutograd's graphs of its calls
+    # list in tensors_to_clone ("x_ptr"): torch.compile found the write itself (OpMutations.functionalized)
+    cloned: list[str] = field(default_factory=list)
 
     @property
     def declaration(self) -> str:
@@ -194,6 +209,9 @@ class UndeclaredMutation:
             return f"{self.op} ran as a functional op from the compile cache, though its mutates_args names {args}"
         if self.form == DEFINE:
             return f"{self.op} writes into {args}, which its schema {self.declared} does not mark written"
+        if self.form == TRITON_OP and self.cloned:
+            return (f"{self.op}'s Triton kernel writes into {args}, which its mutates_args={self.declared} does not "
+                    "declare; torch.compile found the write itself")
         if self.form == TRITON_OP:
             return (f"{self.op} writes into {args} from its Triton kernel, which its mutates_args={self.declared} does "
                     "not declare")
@@ -239,6 +257,9 @@ class UndeclaredMutation:
         it wrote; otherwise what torch may do."""
         if self.stale:
             return self.assumed
+        if self.cloned:
+            return FOUND.format(compiles=", ".join(self.compile_ids), pointers=" and ".join(self.cloned),
+                                names=" and ".join(self.arguments))
         if self.dropped:
             return DROPPED + self._cached
         moved = [m for c in self.calls for m in c.moved_reads]
@@ -305,7 +326,7 @@ class UndeclaredMutation:
         return {"op": self.op, "function": self.function, "arguments": self.arguments, "declared": self.declared,
                 "declared_value": self.declared_value, "defined_at": self.defined_at.to_json(), "writes": [w.to_json() for w in self.writes],
                 "calls": [c.to_json() for c in self.calls], "stale": self.stale, "title": self.title, "why": self.why,
-                "advice": self.advice, "form": self.form}
+                "advice": self.advice, "form": self.form, "cloned": self.cloned}
 
 
 # Why an op's source was not read (UnreadSource.why), and what the report adds to it
@@ -386,6 +407,9 @@ class OpMutations:
     unread: list[UnreadSource] = field(default_factory=list)
     # Every call AOTAutograd left out (its result unused, the op taken for functional), whatever the op writes
     dropped: list[DroppedCall] = field(default_factory=list)
+    # triton_ops writing undeclared whose calls' graphs show AOTAutograd found the write itself (tensors_to_clone):
+    # no result differs for it, so not in ops; what mutates_args should say, for torch.export and the op kept whole
+    functionalized: list[UndeclaredMutation] = field(default_factory=list)
 
     def __bool__(self) -> bool:
         return bool(self.ops)
@@ -397,7 +421,8 @@ class OpMutations:
 
     def to_json(self) -> dict[str, Any]:
         return {"ops": [op.to_json() for op in self.ops], "unread": [u.to_json() for u in self.unread],
-                "dropped": [d.to_json() for d in self.dropped]}
+                "dropped": [d.to_json() for d in self.dropped],
+                "functionalized": [op.to_json() for op in self.functionalized]}
 
 
 # --- the source ---------------------------------------------------------------------------------------------------
@@ -418,6 +443,8 @@ class OpSource:
     declared_value: str = ""  # a name's value, where its module-level assignment says (named_value)
     parameters: list[str] = field(default_factory=list)  # the function's, in order: which argument of a call is which
     form: str = "custom_op"  # how the op is defined: CUSTOM_OP, DEFINE (a schema string), TRITON_OP
+    # A triton_op's: each argument its kernels store into -> the kernel parameters its launches pass it as ("x_ptr")
+    pointers: dict[str, list[str]] = field(default_factory=dict)
 
 
 def _is_custom_op(func: ast.expr) -> bool:
@@ -520,10 +547,12 @@ def _bound_names(target: ast.expr) -> list[str]:
 
 
 def body_writes(fn: ast.FunctionDef | ast.AsyncFunctionDef, tensors: list[str] | None = None,
-                kernels: dict[str, tuple[list[str], frozenset[str]]] | None = None) -> list[tuple[str, int]]:
+                kernels: dict[str, tuple[list[str], frozenset[str]]] | None = None,
+                pointers: dict[str, list[str]] | None = None) -> list[tuple[str, int]]:
     """(argument, line) of each write into a Tensor argument's memory the body makes (the module doc's heuristic).
     tensors: the Tensor arguments where the schema says (a defined op's function has no annotations); kernels: the
-    module's Triton kernels (triton_kernel_stores), whose launches write into what they pass a stored pointer."""
+    module's Triton kernels (triton_kernel_stores), whose launches write into what they pass a stored pointer;
+    pointers, where given, gets for each argument so written the kernels' parameters it is passed as (`x_ptr`)."""
     aliases: dict[str, tuple[str, bool]] = {name: (name, False) for name in (
         _tensor_arguments(fn) if tensors is None else tensors)}
     writes: list[tuple[str, int]] = []
@@ -615,6 +644,10 @@ def body_writes(fn: ast.FunctionDef | ast.AsyncFunctionDef, tensors: list[str] |
                     for parameter in parameters:
                         if parameter in stored and parameter in given:
                             wrote(given[parameter], node.lineno)
+                            if pointers is not None and (found := _root(given[parameter], aliases)) is not None:
+                                written_as = pointers.setdefault(found[0], [])
+                                if parameter not in written_as:
+                                    written_as.append(parameter)
             if isinstance(func, ast.Attribute):
                 name = func.attr
                 if _in_place(name):
@@ -894,8 +927,9 @@ def custom_op_sources(text: str) -> dict[str, list[OpSource]]:
         declared = next((k.value for k in call.keywords if k.arg == "mutates_args"), None)
         names = _literal_names(declared)
         for impl in functions.get(target, []) if isinstance(target, str) else [target]:
+            pointers: dict[str, list[str]] = {}
             try:
-                writes = body_writes(impl, kernels=kernels if form == TRITON_OP else None)
+                writes = body_writes(impl, kernels=kernels if form == TRITON_OP else None, pointers=pointers)
             except RecursionError:
                 continue
             value = named_value(tree, text, declared.id, call.lineno) if isinstance(declared, ast.Name) else None
@@ -904,7 +938,7 @@ def custom_op_sources(text: str) -> dict[str, list[OpSource]]:
             found.setdefault(name.value, []).append(OpSource(
                 name.value, impl.name, _unparsed(declared) if declared is not None else "",
                 frozenset(parameters) if names == {UNKNOWN} else names, call.lineno, writes, value or "",
-                parameters, form))
+                parameters, form, pointers))
     for op, schema, line in defined:
         _add_defined(found, op, schema, line, text, [
             f for registered, target in impls if registered == op
@@ -1090,6 +1124,30 @@ def aot_calls(text: str) -> tuple[set[str], set[str]]:
     return called, wrapped
 
 
+# A Triton kernel's launch as AOTAutograd functionalizes it, a triton_op's decomposed or one launched directly:
+# `torch.ops.higher_order.triton_kernel_wrapper_functional(kernel_idx = 0, ..., kwargs = {'x_ptr': arg0_1, ...},
+# tensors_to_clone = ['x_ptr', 'out_ptr'])`, tensors_to_clone the pointers torch found the kernel stores through
+# (torch/_higher_order_ops/triton_kernel_wrap.py reads them from the kernel's own code), whose stores it keeps
+_KERNEL_WRAPPER = "torch.ops.higher_order.triton_kernel_wrapper_"
+_TENSORS_TO_CLONE = lazy_compile(r"tensors_to_clone = \[(?P<names>[^\]\n]{0,4000})\]")
+_QUOTED = lazy_compile(r"'(?P<name>[^'\n]{1,300})'")
+
+
+def kernel_launches(aot_text: str) -> dict[tuple[str, int], set[str]]:
+    """The lines under whose `# File:` comment AOTAutograd's graphs launch a Triton kernel: (file, line) -> the
+    pointers tensors_to_clone lists there (empty where none is stored through)."""
+    found: dict[tuple[str, int], set[str]] = {}
+    if _KERNEL_WRAPPER not in aot_text:
+        return found
+    for _, expr, site in graph_nodes(aot_text):
+        if site is None or not expr.lstrip().startswith(_KERNEL_WRAPPER):
+            continue
+        stored = found.setdefault((site.path, site.line), set())
+        if (listed := _TENSORS_TO_CLONE.search(expr)) is not None:
+            stored.update(m["name"] for m in _QUOTED.finditer(listed["names"]))
+    return found
+
+
 def op_mutations(trace: Trace) -> OpMutations:
     # op -> [(call, the compile's AOT graph text)]; ops the log shows AOTAutograd wrapped as mutating
     calls: dict[str, list[OpCall]] = {}
@@ -1098,6 +1156,8 @@ def op_mutations(trace: Trace) -> OpMutations:
     # id of a call -> (its compile, Dynamo's graph, the op as the graph names it, which of its calls there)
     where: dict[int, tuple[Compile, str, str, int]] = {}
     left_out: list[DroppedCall] = []  # the calls AOTAutograd dropped, in the log's order
+    # id of a call -> the pointers the Triton kernels AOTAutograd launches under its line are found storing through
+    stored_at: dict[int, set[str]] = {}
     for entry in trace.sorted_compiles():
         if entry.compile_id is None:
             continue
@@ -1109,6 +1169,7 @@ def op_mutations(trace: Trace) -> OpMutations:
         key = compilation_key(entry.compile_id)
         cached = any(a.name in CACHE_HITS for a in entry.artifacts)
         aot_called, aot_wrapped = aot_calls(aot)
+        launches = kernel_launches(aot)
         for artifact in graphs[-1:]:  # (a restarted compile's last graph is the one compiled)
             graph = trace.payload_text(artifact.payload)
             seen: dict[str, int] = {}
@@ -1118,9 +1179,13 @@ def op_mutations(trace: Trace) -> OpMutations:
                 if op is None or site is None:
                     continue
                 functional[op] = functional.get(op, True) and graph_op not in aot_wrapped
-                dropped = unused and graph_op not in aot_called
+                # (a triton_op decomposed: its kernels' launches under the call's line, whatever its source says)
+                launched = launches.get((site.path, site.line))
+                dropped = unused and graph_op not in aot_called and launched is None
                 loc = UserLocation(site.path, site.line, site.function, site.code)
                 call = OpCall(key, loc, dropped, cached)
+                if launched is not None:
+                    stored_at[id(call)] = launched
                 calls.setdefault(op, []).append(call)
                 where[id(call)] = (entry, graph, graph_op, nth)
                 files.add((site.path, site.line, site.code))
@@ -1153,6 +1218,7 @@ def op_mutations(trace: Trace) -> OpMutations:
                 out.unread.append(UnreadSource(op, path, NOT_FOUND))
     decomposed: set[str] = set()  # triton_ops: AOTAutograd runs their body, so a call it no longer holds is no drop
     for op, op_calls in calls.items():
+        stored = [stored_at.get(id(c), set()) for c in op_calls]  # (each call's, in order)
         for path, source in sources.get(op, []):
             if source.form == TRITON_OP:
                 decomposed.add(op)
@@ -1179,12 +1245,26 @@ def op_mutations(trace: Trace) -> OpMutations:
             # (a triton_op's calls: no read moved past them is claimed, its kernels run in the op's place)
             told = op_calls if source.form == TRITON_OP else told_calls(trace, op_calls, where, arguments,
                                                                          source.parameters, compiled)
+            defined_at = UserLocation(path, source.defined_line, source.function, _code(lines, source.defined_line))
+            writes = [UserLocation(path, line, source.function, _code(lines, line))
+                      for line in dict.fromkeys(line for _, line in written)]
+            if source.form == TRITON_OP:
+                # A call under whose line AOTAutograd's kernel launches list each written argument's pointer in
+                # tensors_to_clone: torch found the store itself and keeps it, whatever mutates_args says
+                pointers = [set(source.pointers.get(a, ())) for a in arguments]
+                found = [bool(pointers) and all(p & s for p in pointers) for s in stored]
+                if any(found):
+                    cloned = sorted({name for p in pointers for s, f in zip(stored, found) if f for name in p & s})
+                    out.functionalized.append(UndeclaredMutation(
+                        op, source.function, arguments, source.declared_text or "(none)", defined_at, writes,
+                        [c for c, f in zip(told, found) if f], False, source.declared_value, source.form, cloned))
+                told = [c for c, f in zip(told, found) if not f]
+                if not told:
+                    continue
             out.ops.append(UndeclaredMutation(
-                op, source.function, arguments, source.declared_text or "(none)",
-                UserLocation(path, source.defined_line, source.function, _code(lines, source.defined_line)),
-                [UserLocation(path, line, source.function, _code(lines, line)) for line in
-                 dict.fromkeys(line for _, line in written)], told, stale, source.declared_value, source.form))
-    written_by = {op.op: op.arguments for op in out.ops}
+                op, source.function, arguments, source.declared_text or "(none)", defined_at, writes, told, stale,
+                source.declared_value, source.form))
+    written_by = {op.op: op.arguments for op in (*out.ops, *out.functionalized)}
     out.dropped = [DroppedCall(d.op, d.compile_id, d.location, d.op in sources, written_by.get(d.op, []))
                    for d in left_out if d.op not in decomposed]
     return out

@@ -484,9 +484,15 @@ def _autotuning(ins: Insights) -> list[RenderableType]:
 
 def _user_kernels(ins: Insights) -> list[RenderableType]:
     uk = ins.user_kernels
-    if not uk:
+    functionalized = ins.op_mutations.functionalized
+    if not uk and not functionalized:
         return []
-    out: list[RenderableType] = [_heading(f"Your Triton kernels ({', '.join(uk.names)})")]
+    names = f" ({', '.join(uk.names)})" if uk else ""
+    out: list[RenderableType] = [_heading(f"Your Triton kernels{names}")]
+    # (a triton_op's undeclared write AOTAutograd found itself: Fix first's INFO says why and what to declare)
+    out.extend(TerminalText(op.title) for op in functionalized)
+    if not uk:
+        return out
     table = _table("compile id", "your kernel", "scalar arguments", "Triton compile", expand=True)
     table.columns[0].no_wrap = True
     table.columns[1].ratio = 2
