@@ -15,6 +15,7 @@ from .diff import (FrameFacts, RunFacts, TimeThreshold, break_at, crash_called_f
                    frames_label, most_failed_guard, multiset_diff, paired_ranks, runtime_per_call, timelines_differ,
                    unread_note)
 from .graph_breaks import resume_of
+from .op_mutations import DEFINE as DEFINE_FORM
 from .recompiles import CHANGE_LABELS, classify_change
 from .unread import Unread
 from .userloc import is_python_library_file
@@ -476,12 +477,18 @@ def evaluate(runs: dict[int | None, RunFacts], rules: Rules,
                                       f"they ran){more}",
                                       [u["said"] for _, listed in not_read_ops for u in listed]))
         else:
-            absolute("no-custom-op-mutations", "none allowed (declare mutates_args, or return a new tensor)",
+            # (an op defined by a schema string declares its writes there, not in mutates_args; facts saved before
+            # the form was kept say mutates_args)
+            defined = {n.get("form") == DEFINE_FORM for f in runs.values() for n in _undeclared_writes(f)}
+            declare = " or ".join(([] if defined == {True} else ["declare mutates_args"])
+                                  + (["mark it written in the schema (Tensor(a!) buf)"] if True in defined else []))
+            declaration = "/".join(([] if defined == {True} else ["mutates_args"]) + (["schema"] if True in defined else []))
+            absolute("no-custom-op-mutations", f"none allowed ({declare}, or return a new tensor)",
                      lambda f: (len(_undeclared_writes(f)), [
                          f"{n.get('op') or '?'} at {_short(n['file'])}:{n['line']}" + (f" ({n['code']})" if n["code"] else "")
                          for n in _undeclared_writes(f)]),
                      0, lambda v, lim: v > lim,
-                     lambda v: count(v, "custom op write") + " torch does not know of (mutates_args)", others="write")
+                     lambda v: count(v, "custom op write") + f" torch does not know of ({declaration})", others="write")
 
     if rules.no_inductor_random and kept("no-inductor-random", lambda f: f.numerics is None):
         absolute("no-inductor-random", "none allowed (torch._inductor.config.fallback_random = True draws eager's)",

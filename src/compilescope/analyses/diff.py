@@ -812,7 +812,7 @@ def run_facts(results: Results) -> RunFacts:
                   for frame, step, change in found.recompiles.late_hooks]
     # (a custom op's undeclared write: on the line that writes, with the op, in the frame that calls it first)
     numerics += [{"kind": "mutation", "file": w.filename, "line": w.line, "function": w.function, "code": w.code,
-                  "dtype": None, "op": op.op,
+                  "dtype": None, "op": op.op, "form": op.form,
                   "frame": next((frame_of_cid[c] for c in op.compile_ids if c in frame_of_cid), None)}
                  for op in found.op_mutations.ops for w in op.writes]
     return RunFacts(

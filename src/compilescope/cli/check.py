@@ -89,8 +89,10 @@ class CheckCommand:
                                  "match eager's under the same seed")
         parser.add_argument("--no-custom-op-mutations", action="store_true",
                             help="fail if compiled code calls a custom op whose body (the program's source) writes into "
-                                 "an argument its mutates_args does not name: torch takes it for functional, so compiled "
-                                 "results can differ from eager's")
+                                 "an argument its mutates_args (or its schema's Tensor(a!)) does not name: torch takes it "
+                                 "for functional, so compiled results can differ from eager's. A triton_op whose write "
+                                 "the log shows AOTAutograd found itself (its kernel's pointer in tensors_to_clone) "
+                                 "computed eager's results, and is not counted")
         parser.add_argument("--user-kernel", action="append", default=[], metavar="NAME",
                             help="fail unless the compiled code holds your own Triton kernel NAME (its @triton.jit "
                                  "function's name; repeat for several): Dynamo traced its launch into a graph, so "
