@@ -209,7 +209,7 @@ def test_the_recorded_triton_op_stores_only_into_its_new_tensor(tmp_path):
 
 
 def test_the_cuda_triton_op_programs_read_as_written_and_fixed():
-    """tests/data/cuda_torch211/programs/triton_op_mutation{,_fixed}.py (written for a GPU, not yet recorded): the
+    """tests/data/cuda_torch211/programs/triton_op_mutation{,_fixed}.py (recorded on an H200 since: test_triton_op_mutation_cuda.py reads their logs): the
     kernel stores through x_ptr, given the op's x: undeclared as written, declared in the twin."""
     programs = DATA / "cuda_torch211" / "programs"
     for name, declared in (("triton_op_mutation.py", frozenset()), ("triton_op_mutation_fixed.py", {"x"})):

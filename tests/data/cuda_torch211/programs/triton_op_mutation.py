@@ -1,4 +1,4 @@
-"""A triton_op whose Triton kernel stores into its input, declared mutates_args=() (CUDA; not yet recorded).
+"""A triton_op whose Triton kernel stores into its input, declared mutates_args=() (CUDA; recorded on an H200: logs/triton_op_mutation.log.gz).
 
 `scale_kernel` stores `x * factor` back through `x_ptr` (its input) as well as into `out_ptr`; `mylib::scale_tr`
 launches it with `wrap_triton` on the op's argument x, and declares that it writes nothing. The torch.library docs

@@ -1,4 +1,4 @@
-"""The fixed twin of triton_op_mutation.py: the same op, declared mutates_args={"x"} (CUDA; not yet recorded).
+"""The fixed twin of triton_op_mutation.py: the same op, declared mutates_args={"x"} (CUDA; recorded on an H200: logs/triton_op_mutation_fixed.log.gz).
 
 `scale_kernel` stores `x * factor` back through `x_ptr` (its input) as well as into `out_ptr`; `mylib::scale_tr`
 launches it with `wrap_triton` on the op's argument x, and declares that it writes nothing. The torch.library docs
