@@ -9,7 +9,7 @@ from .. import model
 from ..errors import CompilescopeError
 from ..model.ids import CompileId
 from ..model.trace import Compile, Trace
-from .compile_summary import CompileSummary, compile_summaries
+from .compile_summary import CompileSummary, MetricGroups, RuntimeRecordsOwner, compile_summaries, metric_pages, runtime_records_owners
 from .export import ExportReport, export_report
 from .failures import FailureRow, failures_and_restarts
 from .insights import Insights, insights
@@ -17,7 +17,7 @@ from .provenance import Provenance, analyze_provenance
 from .sources import Sources, analyze_sources
 from .transformed import TransformedCode, transformed_code
 from .stack_trie import OutsideStacks, StackTrieNode, build_stack_trie, outside_stacks
-from .status import compile_statuses
+from .status import compile_statuses, count_words, status_counts
 from .userloc import UserLocation
 from ..model.records import dataclass
 from ..wording import count
@@ -88,6 +88,7 @@ class Results:
     runtime: Runtime | None = None  # None unless profiles were given
     sources: Sources = field(default_factory=Sources)
     transformed: dict[str, TransformedCode] = field(default_factory=dict)  # compile dir -> code run instead
+    metric_pages: dict[int, MetricGroups] = field(default_factory=dict)  # compile_summary.metric_pages
 
     @property
     def failed_compiles(self) -> int:
@@ -99,6 +100,19 @@ class Results:
         """The failures table's restarts at calls of torch.compiler.disable'd functions: asked for, not to fix (the
         index's card counts them apart, as check --max-graph-breaks leaves their breaks out)."""
         return sum(1 for row in self.failures if row.disabled_call)
+
+    @property
+    def status_counts(self) -> dict[str, int]:
+        return status_counts(self.statuses)
+
+    @property
+    def status_count_words(self) -> list[tuple[str, int, str]]:
+        """The index's count of compile ids by status, the compiles that made no graph counted apart."""
+        return count_words(self.status_counts, len(self.insights.empty_graphs.no_graph) if self.insights else 0)
+
+    @property
+    def runtime_records_owners(self) -> list[RuntimeRecordsOwner]:
+        return runtime_records_owners(self.trace) if self.trace is not None else []
 
     @property
     def code_linked_compiles(self) -> list[Compile]:
@@ -226,4 +240,5 @@ def analyze(trace: Trace, profiles: Sequence[Profile] = ()) -> Results:
                                 numerics_found=found.numerics, own_kernels=found.user_kernels,
                                 mutations=found.op_mutations),
         transformed=transformed_code(trace),
+        metric_pages=metric_pages(trace),
     )

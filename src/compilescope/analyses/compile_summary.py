@@ -13,7 +13,7 @@ from dataclasses import field, replace
 from typing import Any, Iterator, Mapping, Sequence
 
 from ..model.ids import CompileId, compilation_key
-from ..model.trace import Artifact, Compile, Frame, Trace
+from ..model.trace import METRICS, Artifact, Compile, Frame, Trace
 from .activation_checkpoint import CompileCheckpointing
 from .autotuning import TemplateSearch
 from .cached_lines import moved_lines
@@ -432,6 +432,13 @@ def runtime_records_owners(trace: Trace) -> list[RuntimeRecordsOwner]:
         if compiled is not None and compiled is not entry and any(a.kind in RUNTIME_METRICS for a in entry.artifacts):
             owners.append(RuntimeRecordsOwner(entry, compiled))
     return owners
+
+
+def metric_pages(trace: Trace) -> dict[int, MetricGroups]:
+    """The groups of each metrics page no compile summary leads with, by artifact number: the backward's and runtime
+    records, and the compilation metrics outside any compile id (strict torch.export's). Whole: a page of its own."""
+    return {a.number: metric_groups(a.data or {}) for entry in trace.compiles.values() for a in entry.artifacts
+            if a.display == METRICS and (a.kind != "compilation_metrics" or entry.compile_id is None)}
 
 
 def code_roles(entry: Compile) -> dict[int, str]:

@@ -6,7 +6,7 @@ from dataclasses import asdict, field
 from typing import Any
 
 from . import Results
-from .status import OK, STATUSES, failed_compiles, status_counts
+from .status import OK, STATUSES, failed_compiles
 from ..model.records import dataclass
 
 TOP_FINDINGS = 3
@@ -49,7 +49,7 @@ class LogDigest:
 def digest_log(results: Results) -> LogDigest:
     trace = results.trace
     assert trace is not None  # analyze() keeps the trace it read
-    statuses = status_counts(results.statuses)
+    statuses = results.status_counts
     ins = results.insights
     return LogDigest(
         source=trace.source,

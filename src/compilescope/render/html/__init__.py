@@ -16,9 +16,8 @@ import orjson
 from markupsafe import Markup
 
 from ...analyses import Results
-from ...analyses.compile_summary import RUNTIME_METRICS, RuntimeRecordsOwner, metric_groups, runtime_records_owners
+from ...analyses.compile_summary import RUNTIME_METRICS, RuntimeRecordsOwner
 from ...analyses.stack_trie import StackTrieNode
-from ...analyses.status import count_words, status_counts
 from ...model.stats import OUTCOMES
 from ...model.ids import compile_id_key
 from ...model.payloads import PayloadRef
@@ -124,7 +123,7 @@ class _Page:
         self.memo: dict[str, Any] = {}  # what several pages need, worked out once (render/html/provenance.py)
         self.code_urls_of: dict[int, dict[int, str]] = {}  # id(compile) -> _code_urls: once per compile, not per page
         # Runtime metrics records filed under a restarted attempt, by id() of that attempt and of the one that compiled
-        owners = runtime_records_owners(trace)
+        owners = results.runtime_records_owners
         self.records_filed_under = {id(o.filed_under): o for o in owners}
         self.records_compiled_in = {id(o.compiled): o for o in owners}
 
@@ -211,8 +210,7 @@ def _index(page: _Page) -> Iterator[bytes]:
         summaries=results.compiles,
         code_urls={n: url for entry in results.code_linked_compiles for n, url in _code_urls(page, entry).items()},
         statuses=results.statuses,
-        status_count_words=count_words(status_counts(results.statuses),
-                                       len(results.insights.empty_graphs.no_graph) if results.insights else 0),
+        status_count_words=results.status_count_words,
         n_compiles=trace.n_compile_ids,
         n_artifacts=trace.next_number,
         failures=results.failures,
@@ -325,7 +323,7 @@ def _metrics_page(page: _Page, entry: Compile, artifact: Artifact) -> bytes:
     return page.render_bytes(
         "metrics.html", "../", c=entry, metrics=artifact.data or {}, s=summary, code_urls=_code_urls(page, entry),
         title=_METRICS_TITLES.get(artifact.kind, artifact.kind),
-        groups=summary.metrics if summary is not None else metric_groups(artifact.data or {}),
+        groups=summary.metrics if summary is not None else page.results.metric_pages[artifact.number],
         runtime=compiled.runtime_records.get(artifact.number) if compiled is not None else None,
         owner=_records_owner(page, entry, artifact),
     )
