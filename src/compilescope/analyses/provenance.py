@@ -803,6 +803,12 @@ class ProvenanceSection:
                 **self.user_kernel_notes}
 
     @property
+    def noted_calls(self) -> list[tuple[KernelWork, int | None]]:
+        """Each of noted_work with the first line of the generated code that calls it (None: no line calls it)."""
+        return [(work, next((n for n, names in sorted(self.code_kernels.items()) if work.call in names), None))
+                for work in self.noted_work]
+
+    @property
     def own_kernels(self) -> list[KernelTrace]:
         """The kernels of this graph: those listed less other_graphs (another graph's code calls them)."""
         if not self.other_graphs:

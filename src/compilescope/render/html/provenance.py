@@ -107,10 +107,9 @@ def _sections(page: _Page, entry: Compile, found: CompileProvenance) -> Iterator
 
 def _kernel_notes(si: int, s: ProvenanceSection) -> list[dict[str, Any]]:
     """What a kernel computes where its name says more (ProvenanceSection.noted_work), as the kernels and source
-    pages say it: each kernel with the first line of the generated code that calls it (None: no line calls it)."""
+    pages say it: each kernel with the anchor of the first line of the generated code that calls it."""
     notes = []
-    for work in s.noted_work:
-        line = next((n for n, names in sorted(s.code_kernels.items()) if work.call in names), None)
+    for work, line in s.noted_calls:
         notes.append({"kernel": work.kernel, "note": work.note,
                       "anchor": panel_line_id(si, "code", line) if line is not None else None})
     return notes
