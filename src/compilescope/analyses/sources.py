@@ -195,6 +195,11 @@ class ResumeNote:
     compile_ids: list[str]
     failed: list[str] = field(default_factory=list)
 
+    @property
+    def compiled(self) -> list[str]:
+        """Of compile_ids, those that compiled."""
+        return [c for c in self.compile_ids if c not in self.failed]
+
 
 @dataclass
 class LineNotes:
@@ -235,6 +240,11 @@ class LineNotes:
     # "best_kernel", "best_time", "seconds", "took", "compile_notes"} (best_time, took and compile_notes as the
     # pages word them), in the order they ran
     autotune: list[dict[str, Any]] = field(default_factory=list)
+
+    @property
+    def uncaught_exception(self) -> bool:
+        """Whether every crash at this line is an uncaught Python exception, none a native crash."""
+        return all(c["exception"] for c in self.crashes)
 
     @property
     def autotune_text(self) -> str:
@@ -500,6 +510,11 @@ class SourceFile:
     def debug_handles(self) -> bool:
         """Whether a line's kernels include one named with its debug handle (`triton_poi_fused_gelu_1:3`)."""
         return any(k["debug_handle"] is not None for notes in self.notes.values() for k in notes.kernels)
+
+    @property
+    def failed_lines(self) -> list[tuple[int, LineNotes]]:
+        """The lines where the program crashed or a compile failed, in order, with their notes."""
+        return [(n, notes) for n, notes in sorted(self.notes.items()) if notes.crashes or notes.failures]
 
     @cached_property
     def shown_lines(self) -> list[int]:

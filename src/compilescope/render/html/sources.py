@@ -226,12 +226,11 @@ def _notes_html(page: _Page, f: SourceFile, n: int, dirs: _CompileDirs) -> Itera
     for e in notes.ran_eagerly:
         yield (f'<li class="n-eager">{html_text(e["text"])} (in {_cids(e["compile_ids"], dirs)})</li>')
     for r in notes.resume_notes:
-        compiled = [c for c in r.compile_ids if c not in r.failed]
-        links = ", ".join(_cid(c, dirs) + transformed.get(c, "") for c in compiled)
+        links = ", ".join(_cid(c, dirs) + transformed.get(c, "") for c in r.compiled)
         failed = ", ".join(_cid(c, dirs) for c in r.failed)
         rest = (f'the rest of <span class="mono">{html_text(r.resumed)}</span> <span class="muted">(Dynamo\'s resume '
                 f'function <span class="mono">{html_text(r.function)}</span>)</span>')
-        if not compiled:
+        if not r.compiled:
             yield f'<li class="n-resume">after this line, compiling {rest} as {failed} failed</li>'
             continue
         yield (f'<li class="n-resume">after this line, {rest} was compiled as {links}'
@@ -428,7 +427,7 @@ def _badges(notes: LineNotes, dirs: _CompileDirs) -> str:
     if notes.crashes:
         died = "; ".join(c["error"] for c in notes.crashes)
         out.append(f'<span class="b b-crashed" title="the program died here: {html_text(died)}">'
-                   f'{"uncaught exception" if all(c["exception"] for c in notes.crashes) else "crashed"}</span>')
+                   f'{"uncaught exception" if notes.uncaught_exception else "crashed"}</span>')
     if notes.failures:
         failed = "; ".join(f'{f["compile_id"]}: {f["exception"]}' for f in notes.failures)
         out.append(f'<span class="b b-failed" title="compiling failed: {html_text(failed)}">compile failed: '
@@ -553,7 +552,7 @@ def _page(page: _Page, f: SourceFile, dirs: _CompileDirs) -> Iterator[bytes]:
                "eager": [_eager_link(page, f, path, line) for path, line in b.eager_lines] if len(b.eager_lines) > 1 else []}
               for b in page.results.sources.breaks_in(f.path)]
     failed = [{"line": n, "href": f"#{f.anchor(n) or ''}", "crashes": notes.crashes, "failures": notes.failures}
-              for n, notes in sorted(f.notes.items()) if notes.crashes or notes.failures]
+              for n, notes in f.failed_lines]
     return page.stream("source.html", "../", f=f, lines_html=_lines_html(page, f, dirs), breaks=breaks,
                        failed=failed, debug_handles=f.debug_handles)
 
