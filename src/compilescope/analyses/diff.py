@@ -387,6 +387,23 @@ class RunFacts:
         return cls(**doc)
 
 
+def run_headline(facts: dict[int | None, RunFacts]) -> dict[str, Any]:
+    """The figures a run hub's list shows of a run, summed over its ranks ({rank: RunFacts})."""
+    runs = list(facts.values())
+    return {
+        "ranks": len(runs),
+        "torch": next((f.torch_version for f in runs if f.torch_version), None),
+        "frames": sum(len(f.frames) for f in runs),
+        "compiles": sum(len(fr.compile_ids) for f in runs for fr in f.frames.values()),
+        "graph_breaks": sum(len(f.graph_breaks) for f in runs),
+        "recompiles": sum(fr.recompiles for f in runs for fr in f.frames.values()),
+        "failures": sum(len(f.failures) for f in runs),
+        # None: no rank recorded what torch printed (a plain TORCH_TRACE log)
+        "warnings": None if all(f.warnings is None for f in runs) else sum(len(f.warnings or ()) for f in runs),
+        "compile_time_s": sum(f.compile_time_s for f in runs),
+    }
+
+
 def _loc(location) -> dict[str, Any]:
     if location is None:
         return {"file": None, "line": None, "function": None, "code": None}

@@ -142,23 +142,6 @@ class Hub:
             return out
 
 
-def headline(facts: dict) -> dict:
-    """The figures the run list shows, summed over ranks."""
-    runs = list(facts.values())
-    return {
-        "ranks": len(runs),
-        "torch": next((f.torch_version for f in runs if f.torch_version), None),
-        "frames": sum(len(f.frames) for f in runs),
-        "compiles": sum(len(fr.compile_ids) for f in runs for fr in f.frames.values()),
-        "graph_breaks": sum(len(f.graph_breaks) for f in runs),
-        "recompiles": sum(fr.recompiles for f in runs for fr in f.frames.values()),
-        "failures": sum(len(f.failures) for f in runs),
-        # None: no rank recorded what torch printed (a plain TORCH_TRACE log)
-        "warnings": None if all(f.warnings is None for f in runs) else sum(len(f.warnings or ()) for f in runs),
-        "compile_time_s": sum(f.compile_time_s for f in runs),
-    }
-
-
 def create_app(hub: Hub, token: str):
     from starlette.applications import Starlette
     from starlette.concurrency import run_in_threadpool
@@ -168,9 +151,9 @@ def create_app(hub: Hub, token: str):
     from starlette.responses import FileResponse, HTMLResponse, PlainTextResponse, RedirectResponse, Response
     from starlette.routing import Route
 
-    from ..analyses.diff import diff_report
-    from ..render.html.env import ENV
+    from ..analyses.diff import diff_report, run_headline
     from ..render.html.diff import diff_page
+    from ..render.html.runs import RunRow, runs_page
 
     base = f"/{token}/"
 
@@ -180,8 +163,8 @@ def create_app(hub: Hub, token: str):
     def not_found(what: str = "not found") -> Response:
         return PlainTextResponse(what, status_code=404)
 
-    def run_headline(run: Run) -> dict:
-        return headline(hub.facts(run))
+    def figures(run: Run) -> dict:
+        return run_headline(hub.facts(run))
 
     async def home(request: Request) -> Response:
         if not authorised(request):
@@ -190,14 +173,10 @@ def create_app(hub: Hub, token: str):
         rows = []
         for run in runs:
             try:
-                figures = await run_in_threadpool(run_headline, run)
-                error = None
+                rows.append(RunRow(run.name, run.mtime, run.live, await run_in_threadpool(figures, run)))
             except CompilescopeError as exc:
-                figures, error = None, str(exc)
-            rows.append({"run": run, "figures": figures, "error": error,
-                         "when": time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(run.mtime))})
-        html = ENV.get_template("runs.html").render(root=base, source_name=hub.root, rank=None, nav_failures=False,
-                                                    rows=rows, base=base)
+                rows.append(RunRow(run.name, run.mtime, run.live, None, str(exc)))
+        html = runs_page(rows, hub.root, base)
         headers = {"Refresh": "5"} if any(r.live for r in runs) else {}
         return HTMLResponse(html, headers=headers)
 
