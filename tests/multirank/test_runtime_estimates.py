@@ -12,7 +12,7 @@ import pytest
 
 from ..conftest import tlparse_binary
 from .conftest import peer_dir, write_landing
-from compilescope.analyses.divergence import analyze_ranks
+from compilescope.analyses.divergence import MultiRankResults, analyze_ranks
 from compilescope.analyses.rank_summary import RankSummary
 from compilescope.analyses.runtime_estimates import graph_tid, runtime_estimations, runtime_trace
 from compilescope.render.multirank import LandingInfo, landing_files
@@ -119,11 +119,11 @@ def test_the_files_and_their_links_follow_the_analysis():
     analysis = analyze_ranks(summaries)
     assert [(g["rank"], g["graph"]) for g in analysis.runtime_estimations] == [(0, "-_0_0_0")]
     assert "runtime_estimations" not in analysis.to_json()  # ranks[].op_runtimes holds them already
-    files = dict(landing_files(summaries, analysis, LandingInfo("logs")))
+    files = dict(landing_files(MultiRankResults("logs", summaries, analysis), LandingInfo("logs")))
     assert json.loads(files[ESTIMATES]) == analysis.runtime_estimations and TRACE in files
     assert f'<a href="{TRACE}">' in str(files["index.html"])
     analysis.runtime_estimations = []
-    files = dict(landing_files(summaries, analysis, LandingInfo("logs")))
+    files = dict(landing_files(MultiRankResults("logs", summaries, analysis), LandingInfo("logs")))
     assert ESTIMATES not in files and TRACE not in files and TRACE not in str(files["index.html"])
 
 

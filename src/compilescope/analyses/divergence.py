@@ -18,7 +18,7 @@ from typing import Any, Callable, Hashable, Iterable, Mapping
 from ..model.ids import CompileId, compilation_key
 from .autotuning import config_items
 from .rank_summary import RankCrash, RankSummary, collective_kind
-from .runtime_estimates import runtime_estimations
+from .runtime_estimates import runtime_estimations, runtime_trace
 from .status import BREAK, EMPTY, ERROR, MISSING, OK, RESTARTED
 from ..model.records import dataclass
 from ..wording import count
@@ -233,6 +233,11 @@ class MultiRankAnalysis:
         return next((d for d in self.divergences if d.kind == kind), None)
 
     @property
+    def runtime_trace(self) -> list[dict[str, Any]]:
+        """chromium_trace_with_runtime.json: runtime_estimations as a Perfetto trace (empty where they are)."""
+        return runtime_trace(self.runtime_estimations) if self.runtime_estimations else []
+
+    @property
     def read_ranks(self) -> list[int]:
         """The ranks whose log was read (in full or in part): those compared."""
         failed = set(self.failed_ranks)
@@ -369,6 +374,12 @@ class MultiRankResults:
     def by_rank(self) -> list[RankSummary]:
         """The ranks' summaries in rank order (as to_json lists them)."""
         return sorted(self.summaries, key=lambda s: s.rank)
+
+    @property
+    def collective_schedules(self) -> list[dict[str, Any]]:
+        """collective_schedules.json: each graph's collectives in the order it calls them, rank by rank."""
+        return [{"rank": s.rank, "graph": dir_name, "compile_id": graph, "ops": ops}
+                for s in self.by_rank for graph, dir_name, ops in s.collective_schedules]
 
     @property
     def crashes(self) -> list[tuple[int, RankCrash]]:

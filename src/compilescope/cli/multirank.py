@@ -26,7 +26,7 @@ from ..invisible import one_line
 from ..errors import CompilescopeError
 from ..ingest.rank_logs import RankLogs, find_rank_logs, rank_logs_of
 from ..output import OutputDir, report_destination, trace_directory
-from ..render.multirank import CHROMIUM_EVENTS, LandingOptions, LandingRenderer, merged_chromium_events
+from ..render.multirank import CHROMIUM_EVENTS, LandingOptions, LandingRenderer
 from ..render.notices import ranks_report_lines
 from ..render.options import ReportOptions
 from ..wording import count, possessive
@@ -128,7 +128,7 @@ def report_all_ranks(
             with_events = {_summary(d).rank for d in done if d.events}
             fragments = [job.events for job in sorted(rank_jobs, key=lambda j: j.rank or 0) if job.events and job.rank in with_events]
             if fragments:
-                output.write(CHROMIUM_EVENTS, merged_chromium_events(fragments, _read_spooled))
+                output.write(CHROMIUM_EVENTS, _merged_chromium_events(fragments))
         finally:
             location.remove_tree(spool)
         results = multirank_results(location.absolute(directory), [_summary(d) for d in done], found.notes())
@@ -150,6 +150,20 @@ def _reaching(executor: RankExecutor, *locations: str) -> RankExecutor:
         return LocalExecutor(1)
     raise CompilescopeError(f"{held} lives in this process's memory, which {possessive(executor.name)} workers (other processes) "
                             "cannot reach; use --executor local, or a location every worker can reach (a directory, s3://, ...)")
+
+
+def _merged_chromium_events(fragments: list[str]) -> Iterator[bytes]:
+    """One JSON array from the ranks' spooled events (one event per line, pid already = rank), streamed."""
+    yield b"["
+    first = True
+    for path in fragments:
+        with _read_spooled(path) as f:
+            for line in f:
+                line = line.rstrip(b"\n")
+                if line:
+                    yield (b"" if first else b",\n") + line
+                    first = False
+    yield b"]"
 
 
 def _read_spooled(path: str) -> IO[bytes]:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
-from typing import IO, Callable, Iterable, Iterator
+from typing import Iterator
 
 import orjson
 
@@ -24,7 +24,6 @@ from ..analyses.divergence import (
     rank_list,
 )
 from ..analyses.rank_summary import RankSummary
-from ..analyses.runtime_estimates import runtime_trace
 from .html.env import ENV, custom_header
 
 SUMMARY_JSON = "multi_rank_summary.json"
@@ -57,35 +56,31 @@ class LandingOptions:
 class LandingRenderer:
     """The landing page of a multi-rank report and its JSON files (render/contract.py)."""
 
-    def __init__(self, summaries: list[RankSummary], analysis: MultiRankAnalysis, info: LandingInfo):
-        self.summaries, self.analysis, self.info = summaries, analysis, info
+    def __init__(self, results: MultiRankResults, info: LandingInfo):
+        self.results, self.info = results, info
 
     @classmethod
     def from_results(cls, results: MultiRankResults, options: LandingOptions = LandingOptions()) -> LandingRenderer:
         info = LandingInfo(results.source, list(results.notes), options.has_chromium_events, options.custom_header_html,
                            options.jobs)
-        return cls(results.summaries, results.analysis, info)
+        return cls(results, info)
 
     def render(self) -> Iterator[tuple[str, bytes | str]]:
-        return landing_files(self.summaries, self.analysis, self.info)
+        return landing_files(self.results, self.info)
 
 
-def landing_files(summaries: list[RankSummary], analysis: MultiRankAnalysis, info: LandingInfo) -> Iterator[tuple[str, bytes | str]]:
-    summaries = sorted(summaries, key=lambda s: s.rank)
+def landing_files(results: MultiRankResults, info: LandingInfo) -> Iterator[tuple[str, bytes | str]]:
+    summaries, analysis = results.by_rank, results.analysis
     yield "index.html", landing_page(summaries, analysis, info)
     doc = multirank_json(summaries, analysis)
     doc["notes"] = info.notes
     yield SUMMARY_JSON, orjson.dumps(doc, option=orjson.OPT_INDENT_2)
-    schedules = [
-        {"rank": s.rank, "graph": dir_name, "compile_id": graph, "ops": ops}
-        for s in summaries
-        for graph, dir_name, ops in s.collective_schedules
-    ]
+    schedules = results.collective_schedules
     if schedules:
         yield COLLECTIVE_SCHEDULES, orjson.dumps(schedules, option=orjson.OPT_INDENT_2)
     if analysis.runtime_estimations:
         yield RUNTIME_ESTIMATIONS, orjson.dumps(analysis.runtime_estimations, option=orjson.OPT_INDENT_2)
-        yield RUNTIME_TRACE, orjson.dumps(runtime_trace(analysis.runtime_estimations), option=orjson.OPT_INDENT_2)
+        yield RUNTIME_TRACE, orjson.dumps(analysis.runtime_trace, option=orjson.OPT_INDENT_2)
 
 
 def rank_parity_json(parity: CollectivesParity) -> bytes:
@@ -95,20 +90,6 @@ def rank_parity_json(parity: CollectivesParity) -> bytes:
         for r in parity.rows
     ]
     return orjson.dumps({"description": PARITY_DESCRIPTION, "graphs": graphs}, option=orjson.OPT_INDENT_2)
-
-
-def merged_chromium_events(fragments: Iterable[str], opener: Callable[[str], IO[bytes]] = lambda p: open(p, "rb")) -> Iterator[bytes]:
-    """One JSON array from per-rank fragment files (one event per line, pid already = rank), streamed."""
-    yield b"["
-    first = True
-    for path in fragments:
-        with opener(path) as f:
-            for line in f:
-                line = line.rstrip(b"\n")
-                if line:
-                    yield (b"" if first else b",\n") + line
-                    first = False
-    yield b"]"
 
 
 # -- landing page ---------------------------------------------------------------------
