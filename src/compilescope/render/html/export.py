@@ -31,6 +31,7 @@ def render_export_index(page: Any) -> str:
         asked=page.options.export,
         programs=programs,
         compiles=trace.sorted_compiles(),
+        n_compiles=trace.n_compile_ids,
         statuses=results.statuses,
         compile_index=COMPILE_INDEX,
         stats=stats,
