@@ -315,6 +315,16 @@ class DynamicShapes:
         return [p for p in group_guards(self.guards) if p.location is not None]
 
     @property
+    def runtime_assert_lines(self) -> list[GuardPlace]:
+        """Of guard_lines, those of runtime asserts (torch._check's: tested as the graph runs, not before each call)."""
+        return [p for p in self.guard_lines if p.runtime_asserts]
+
+    @property
+    def added_guard_lines(self) -> list[GuardPlace]:
+        """Of guard_lines, those of guards the compiled code checks before it runs."""
+        return [p for p in self.guard_lines if not p.runtime_asserts]
+
+    @property
     def unplaced_guards(self) -> GuardPlace | None:
         """The guards where torch logged no line, together (None when every guard has its line)."""
         return next((p for p in group_guards(self.guards) if p.location is None), None)
