@@ -102,6 +102,11 @@ class Results:
         return sum(1 for row in self.failures if row.disabled_call)
 
     @property
+    def failures_noted(self) -> bool:
+        """Whether a row of the failures table has a note (FailureRow.noted): the table has the column."""
+        return any(row.noted for row in self.failures)
+
+    @property
     def status_counts(self) -> dict[str, int]:
         return status_counts(self.statuses)
 

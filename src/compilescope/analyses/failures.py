@@ -12,6 +12,9 @@ from ..wording import format_seconds
 from ..model.records import dataclass
 
 
+LONG_REASON_CHARS, LONG_REASON_LINES = 2000, 31  # a failure reason longer than either is folded
+
+
 @dataclass
 class FailureRow:
     """One failure or restart of a compilation: a row of the report's failures and restarts table."""
@@ -38,6 +41,21 @@ class FailureRow:
     @property
     def is_restart(self) -> bool:
         return self.kind == "RestartAnalysis"
+
+    @property
+    def line_count(self) -> int:
+        return self.reason.count("\n") + 1
+
+    @property
+    def long(self) -> bool:
+        """A reason too long to show whole in the table (a compiler's output quoted): its first line is shown, the
+        rest folded."""
+        return len(self.reason) > LONG_REASON_CHARS or self.line_count > LONG_REASON_LINES
+
+    @property
+    def noted(self) -> bool:
+        """Whether the table's Note column says something of it."""
+        return bool(self.explanation or self.disabled_call or self.graph_break)
 
     def to_json(self) -> dict:
         return {

@@ -269,7 +269,7 @@ def _failures(page: _Page) -> bytes:
         rows.append({"row": row, "key": compile_id_key(row.compile_id), "url": url,
                      "page": f"{entry.dir_name}/index.html" if entry is not None and entry.compile_id is not None else None,
                      "code_urls": _code_urls(page, entry)})
-    return page.render_bytes("failures.html", "", rows=rows)
+    return page.render_bytes("failures.html", "", rows=rows, noted=page.results.failures_noted)
 
 
 _METRICS_TITLES = {
