@@ -54,6 +54,11 @@ class RaisedException:
     def exception_line(self) -> str:
         return self.exception.split("\n", 1)[0]
 
+    @property
+    def message_lines(self) -> list[str]:
+        """Its message's lines (exception_line first), less the newline that ends it."""
+        return self.exception.rstrip("\n").split("\n")
+
 
 @dataclass(slots=True)
 class MetricTraceback:
@@ -61,6 +66,11 @@ class MetricTraceback:
 
     text: str
     chain: list[RaisedException]
+
+    @property
+    def line_count(self) -> int:
+        """The lines of its text as logged (less the newline that ends it)."""
+        return self.text.rstrip("\n").count("\n") + 1
 
 
 @dataclass(slots=True)

@@ -241,15 +241,15 @@ def traceback_html(traceback: MetricTraceback, root: str, frame_link: Callable[[
             parts.append(stack_list_html(raised.frames, root, frame_link))
         # Its whole message: Dynamo's says what happened and what to do in lines after the first (Explanation:,
         # Hint:); a compiler's quoting its output (a C++ compile error's 1,097 lines) is cut, the rest as logged.
-        message = raised.exception.rstrip("\n").split("\n")
-        shown = "\n".join([f"<code>{html_text(message[0])}</code>", *map(html_text, message[1:MESSAGE_LINES_SHOWN])])
+        message = raised.message_lines
+        shown = "\n".join([f"<code>{html_text(raised.exception_line)}</code>", *map(html_text, message[1:MESSAGE_LINES_SHOWN])])
         cut = len(message) - MESSAGE_LINES_SHOWN
         more = (f'<div class="muted">and {count(cut, "more line")} of its message, in the text as logged</div>'
                 if cut > 0 else "")
         parts.append(f'<div class="tb-exception"><pre class="tb-message">{shown}</pre>{more}</div>')
         if raised.then:
             parts.append(f'<p class="muted tb-then">{html_text(raised.then)}</p>')
-    lines = count(traceback.text.rstrip("\n").count("\n") + 1, "line")
+    lines = count(traceback.line_count, "line")
     if full_url:
         whole = (f'<div class="muted metric-cut">The traceback as logged ({lines}) is on '
                  f'<a href="{html_text(full_url)}">the compilation metrics page</a>.</div>')
