@@ -7,19 +7,31 @@ functions only), decompiled here from its text.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, NamedTuple
 
 from ..lazy_regex import lazy_compile
 from ..decompile.recorded import HEADER, TRANSFORMED
+from ..model.ids import CompileId
 from ..model.trace import Artifact, Compile, Trace
 from ..model.records import dataclass
 from .compiled_frames import compiled_frame
+from .fx_sites import AOT_FORWARD, POST_GRAD
 from .sources import SourceFile, Sources, line_anchor
 
 MODIFIED_SUFFIX = "_MODIFIED_BYTECODE"
 GUARDS = ("dynamo_cpp_guards_str", "dynamo_guards")
 GRAPH = "dynamo_output_graph"
 _COMPILED_FN = lazy_compile(r"\b__compiled_fn_\w+")
+_COMPILED_FN_NAME = lazy_compile(r"__compiled_fn_\d+")
+# depyf's graph file titles (dump-src), and the artifacts that hold them (first present wins).
+DUMP_GRAPHS = (
+    ("Captured Graph", ("dynamo_output_graph",)),
+    ("Joint graph", ("aot_joint_graph",)),
+    ("Forward graph", AOT_FORWARD),
+    ("Backward graph", ("aot_backward_graph",)),
+    ("AFTER POST GRAD", POST_GRAD),
+    ("kernel", ("inductor_output_code",)),
+)
 
 
 @dataclass
@@ -44,6 +56,63 @@ class TransformedCode:
                 "origin": self.origin, "note": self.note, "source": self.source,
                 "frame": {"filename": self.frame[0], "line": self.frame[1]} if self.frame else None,
                 "compiled_fns": self.compiled_fns}
+
+
+class CompileDump(NamedTuple):
+    """What dump-src writes of one compilation, as depyf names it (render/dump_src.py lays out the files)."""
+
+    entry: Compile
+    fn: str  # the graph's name in the transformed code (`__compiled_fn_1`); one from the compile id when not logged
+    graphs: list[tuple[str, list[Artifact]]]  # (depyf's title, the artifacts that hold it), of DUMP_GRAPHS
+    function: str | None  # the function compiled, whose full_code file it goes in (None: not known)
+    code: TransformedCode | None
+    guards: Artifact | None
+    # Without code: the attempt after this one where Dynamo restarted it (a graph break), whose code it is
+    retry: CompileId | None
+
+
+def compile_dumps(trace: Trace, transformed: dict[str, TransformedCode]) -> list[CompileDump]:
+    """Each compilation's dump (those with a compile id), in compile id order."""
+    found = []
+    for entry in trace.sorted_compiles():
+        if entry.compile_id is None:
+            continue
+        code = transformed.get(entry.dir_name)
+        function = (code.function if code else None) or (entry.metrics or {}).get("co_name") or (
+            entry.stack[-1].name if entry.stack else None)
+        guards = _artifacts_of(entry, GUARDS)
+        found.append(CompileDump(entry, _fn_name(entry, code), [(title, arts) for title, names in DUMP_GRAPHS
+                                                                  if (arts := _artifacts_of(entry, names))],
+                                 str(function) if function else None, code, guards[0] if guards else None, None))
+    return [d._replace(retry=_retry(d, found)) if d.code is None else d for d in found]
+
+
+def _fn_name(entry: Compile, code: TransformedCode | None) -> str:
+    if code is not None:
+        for name in code.compiled_fns:
+            m = _COMPILED_FN_NAME.match(name)
+            if m:
+                return m.group(0)
+    cid = entry.compile_id
+    return f"__compiled_fn_{cid.frame_id}_{cid.frame_compile_id}" if cid else "__compiled_fn"
+
+
+def _artifacts_of(entry: Compile, names: tuple[str, ...]) -> list[Artifact]:
+    for name in names:
+        found = [a for a in entry.artifacts if (a.name == name or a.kind == name) and a.payload is not None]
+        if found:
+            return found
+    return []
+
+
+def _retry(dump: CompileDump, dumps: list[CompileDump]) -> CompileId | None:
+    """The later attempt of dump's compilation, of the same function, that has code."""
+    cid = dump.entry.compile_id
+    return next((e.compile_id for e, code, function in ((d.entry, d.code, d.function) for d in dumps)
+                 if function == dump.function and code is not None and e.compile_id is not None and cid is not None
+                 and (e.compile_id.compiled_autograd_id, e.compile_id.frame_id, e.compile_id.frame_compile_id)
+                 == (cid.compiled_autograd_id, cid.frame_id, cid.frame_compile_id)
+                 and (e.compile_id.attempt or 0) > (cid.attempt or 0)), None)
 
 
 def _first(entry: Compile, names: tuple[str, ...]) -> Artifact | None:

@@ -6,6 +6,7 @@ import argparse
 import sys
 
 from ..analyses import analyze
+from ..analyses.transformed import compile_dumps
 from ..ingest.discover import discover
 from ..ingest.reader import read_trace
 from ..location import local_output
@@ -34,7 +35,7 @@ class DumpSrcCommand:
             # --overwrite to replace (it refused its own output, as a folder of the user's).
             output = OutputDir(local_out, args.overwrite, keep=[trace.source], last=DUMP_SRC_MARK)
             n = 0
-            for relpath, text in dump_src_files(trace, analyze(trace)):
+            for relpath, text in dump_src_files(trace, compile_dumps(trace, analyze(trace).transformed)):
                 output.write(relpath, text)
                 n += 1
             output.write(DUMP_SRC_MARK, DUMP_SRC_MARK_TEXT)

@@ -13,22 +13,9 @@ import keyword
 import re
 from typing import Iterator
 
-from ..analyses import Results
-from ..analyses.fx_sites import AOT_FORWARD, POST_GRAD
-from ..analyses.transformed import GUARDS, TransformedCode
+from ..analyses.transformed import CompileDump
 from ..model.names import safe_stem
-from ..model.trace import Artifact, Compile, Trace
-
-# depyf's graph file titles, and the artifacts that hold them (first present wins).
-GRAPH_FILES = (
-    ("Captured Graph", ("dynamo_output_graph",)),
-    ("Joint graph", ("aot_joint_graph",)),
-    ("Forward graph", AOT_FORWARD),
-    ("Backward graph", ("aot_backward_graph",)),
-    ("AFTER POST GRAD", POST_GRAD),
-    ("kernel", ("inductor_output_code",)),
-)
-_COMPILED_FN = re.compile(r"__compiled_fn_\d+")
+from ..model.trace import Trace
 
 
 # FX prints the class of a graph made by a function as `class <lambda>(torch.nn.Module):` (AOTAutograd's forward and
@@ -58,66 +45,37 @@ def _comment(text: str) -> str:
     return "".join(f"# {line}\n" if line else "#\n" for line in text.splitlines())
 
 
-def _fn_name(entry: Compile, code: TransformedCode | None) -> str:
-    """The graph's name in the transformed code (`__compiled_fn_1`); a name from the compile id when not logged."""
-    if code is not None:
-        for name in code.compiled_fns:
-            m = _COMPILED_FN.match(name)
-            if m:
-                return m.group(0)
-    cid = entry.compile_id
-    return f"__compiled_fn_{cid.frame_id}_{cid.frame_compile_id}" if cid else "__compiled_fn"
-
-
-def _of(entry: Compile, names: tuple[str, ...]) -> list[Artifact]:
-    for name in names:
-        found = [a for a in entry.artifacts if (a.name == name or a.kind == name) and a.payload is not None]
-        if found:
-            return found
-    return []
-
-
-def dump_src_files(trace: Trace, results: Results) -> Iterator[tuple[str, str]]:
-    per_function: dict[str, list[tuple[Compile, TransformedCode | None]]] = {}
-    for entry in trace.sorted_compiles():
-        if entry.compile_id is None:
-            continue
-        code = results.transformed.get(entry.dir_name)
-        header = f"# compile id {entry.compile_id} (compilescope dump-src from {trace.source})\n"
-        fn = safe_stem(_fn_name(entry, code))
-        for title, names in GRAPH_FILES:
-            for k, artifact in enumerate(_of(entry, names)):
+def dump_src_files(trace: Trace, dumps: list[CompileDump]) -> Iterator[tuple[str, str]]:
+    per_function: dict[str, list[CompileDump]] = {}
+    for dump in dumps:
+        header = f"# compile id {dump.entry.compile_id} (compilescope dump-src from {trace.source})\n"
+        fn = safe_stem(dump.fn)
+        for title, artifacts in dump.graphs:
+            for k, artifact in enumerate(artifacts):
                 yield f"{fn} {title} {k}.py", header + _graph_source(trace.payload_text(artifact.payload))
-        name = (code.function if code else None) or (entry.metrics or {}).get("co_name") or (
-            entry.stack[-1].name if entry.stack else None)
-        if name:
-            per_function.setdefault(str(name), []).append((entry, code))
+        if dump.function:
+            per_function.setdefault(dump.function, []).append(dump)
     for name, entries in per_function.items():
         stem = safe_stem(name)
         full: list[str] = [f"# What torch.compile made of {name}: per compilation, its guards and the code run instead.\n"]
         k = 0
-        for entry, code in entries:
-            guards = _of(entry, GUARDS)
-            full.append(f"\n# ===== compile id {entry.compile_id} =====\n")
-            if guards:
-                full.append("# Guards (this code runs only while they hold):\n" + _comment(trace.payload_text(guards[0].payload)))
+        for dump in entries:
+            code = dump.code
+            full.append(f"\n# ===== compile id {dump.entry.compile_id} =====\n")
+            if dump.guards is not None:
+                full.append("# Guards (this code runs only while they hold):\n" + _comment(trace.payload_text(dump.guards.payload)))
             if code is None:
-                full.append(_no_code_note(entry, entries))
+                full.append(_no_code_note(dump))
                 continue
-            note = f"# compile id {entry.compile_id}: {code.note}\n"
+            note = f"# compile id {dump.entry.compile_id}: {code.note}\n"
             yield f"__transformed_code_{k}_for_{stem}.py", note + code.source
             full.append(note + (code.source if code.decompiled else _comment(code.source)))
             k += 1
         yield f"full_code_for_{stem}_0.py", "".join(full)
 
 
-def _no_code_note(entry: Compile, entries: list[tuple[Compile, TransformedCode | None]]) -> str:
+def _no_code_note(dump: CompileDump) -> str:
     """Why a compilation has no transformed code: a restarted attempt's code is its retry's; otherwise not recorded."""
-    cid = entry.compile_id
-    retry = next((e.compile_id for e, code in entries if code is not None and e.compile_id is not None and cid is not None
-                  and (e.compile_id.compiled_autograd_id, e.compile_id.frame_id, e.compile_id.frame_compile_id)
-                  == (cid.compiled_autograd_id, cid.frame_id, cid.frame_compile_id)
-                  and (e.compile_id.attempt or 0) > (cid.attempt or 0)), None)
-    if retry is not None:
-        return f"# This attempt restarted (a graph break); Dynamo compiled the frame again as {retry}, whose code follows.\n"
+    if dump.retry is not None:
+        return f"# This attempt restarted (a graph break); Dynamo compiled the frame again as {dump.retry}, whose code follows.\n"
     return "# The transformed code is not in this log (record it with `compilescope run` or capture()).\n"
