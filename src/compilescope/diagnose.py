@@ -93,9 +93,11 @@ def _program_seed(prog: Program, cwd: str) -> ProgramSeed | None:
             path = found
             rel = os.path.relpath(found, cwd)
             word = found if rel.startswith(os.pardir) else rel
+            root = cwd  # (sys.path[0] of `python -m`)
             break
         if word.endswith(".py"):
             path = os.path.join(cwd, word)
+            root = os.path.dirname(os.path.realpath(path))  # (a script's sys.path[0]: its folder, links resolved)
             break
     else:
         return None
@@ -106,7 +108,7 @@ def _program_seed(prog: Program, cwd: str) -> ProgramSeed | None:
         return None
     seed = program_seed(word, text)
     if seed is not None and seed.call is None:
-        found = _imported_seed(path, text)
+        found = _imported_seed(path, text, root)
         if found is not None:
             module, call, line = found
             return ProgramSeed(word, call, line, module)
@@ -118,19 +120,20 @@ MAX_SEED_MODULES = 32  # local modules read for a seed, over both depths
 SEED_IMPORT_DEPTH = 2  # the program's imports, and theirs
 
 
-def _imported_seed(path: str, text: str) -> tuple[str, str, int] | None:
+def _imported_seed(path: str, text: str, root: str) -> tuple[str, str, int] | None:
     """The first seeding call (program_seed) in the local modules the program's file imports, then in those they
-    import, breadth first (imported_files: beside the program, as Python finds them): (the module's path from the
-    program's folder, the call, its line). Bounded: SEED_IMPORT_DEPTH levels, MAX_SEED_MODULES files, each read as
-    other local files are (read_local_lines: a regular file, at most MAX_SEED_SOURCE_BYTES)."""
-    folder = os.path.dirname(path)
+    import, breadth first (imported_files: where Python finds them, each absolute import in root, sys.path's first
+    entry, whichever module makes it): (the module's path from the program's folder, the call, its line). Bounded:
+    SEED_IMPORT_DEPTH levels, MAX_SEED_MODULES files, each read as other local files are (read_local_lines: a regular
+    file, at most MAX_SEED_SOURCE_BYTES)."""
+    folder = os.path.dirname(os.path.realpath(path))  # (both real: a script's root is, its modules found there are)
     seen = {os.path.realpath(path)}
     level = [(path, text)]
     read = 0
     for _ in range(SEED_IMPORT_DEPTH):
         below: list[tuple[str, str]] = []
         for importer, source in level:
-            for module in imported_files(importer, source):
+            for module in imported_files(importer, source, [root]):
                 if os.path.realpath(module) in seen or read >= MAX_SEED_MODULES:
                     continue
                 seen.add(os.path.realpath(module))
@@ -141,7 +144,7 @@ def _imported_seed(path: str, text: str) -> tuple[str, str, int] | None:
                 module_text = "\n".join(lines)
                 found = program_seed(module, module_text)
                 if found is not None and found.call is not None and found.line is not None:
-                    return os.path.relpath(module, folder), found.call, found.line
+                    return os.path.relpath(os.path.realpath(module), folder), found.call, found.line
                 below.append((module, module_text))
         level = below
     return None

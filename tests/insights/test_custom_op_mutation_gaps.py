@@ -167,6 +167,17 @@ def test_an_op_defined_in_a_module_the_program_imports_is_checked_there(tmp_path
     assert line_holding(defined, "    x.mul_(factor)") in {line for line, n in page.notes.items() if n.numerics}
 
 
+def test_a_module_a_folder_above_the_calling_file_is_not_read(tmp_path):
+    """Python finds a script's `from mutops import ...` in the script's folder (sys.path[0]), never a folder above: a
+    mutops.py there is another program's, so it is not read and both ops are listed as not checked."""
+    programs = tmp_path / "programs"
+    above = _split(programs, "from mutops import clamp_np, scale", "../mutops.py")
+    assert above is not None and above.resolve() == (tmp_path / "mutops.py").resolve()
+    found = op_mutations(read_trace(torch213_moved(LOG, tmp_path, programs)))
+    assert not found.ops
+    assert [u.op for u in found.unread] == ["mylib::scale", "mylib::clamp_np"]
+
+
 def test_an_op_defined_nowhere_it_is_looked_for_is_listed_not_checked(tmp_path, capsys):
     """The module imported is not beside the program (an installed package, say): both ops are listed as not
     checked, never passed over, and the gate fails as not checkable."""

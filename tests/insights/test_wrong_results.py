@@ -899,6 +899,36 @@ def test_a_seed_set_in_a_local_module_the_program_imports_is_found_there(monkeyp
         assert (ran[-1], result.seed.call) == ("eager_control_2", None), where
 
 
+def test_a_module_the_program_imports_is_looked_for_where_python_looks(monkeypatch, tmp_path):
+    """Python finds a script's absolute imports in the script's folder (sys.path[0]), and those of `python -m
+    app.prog` in the working folder: a helpers.py a folder above the script is not the module it imports (Python
+    would raise ModuleNotFoundError), nor is one beside a module run with -m."""
+    lines = PROGRAM.read_text().replace("torch.manual_seed(", "reset(").splitlines()
+    lines.insert(line_holding(PROGRAM, "torch.manual_seed(0)") - 1, "from helpers import reset")
+    app = tmp_path / "app"
+    app.mkdir()
+    (app / "__init__.py").write_text("")
+    (app / "wrong_results.py").write_text("\n".join(lines) + "\n")
+    (tmp_path / "helpers.py").write_text("import torch\n\n\ndef reset(value):\n    torch.manual_seed(value)\n")
+    seeded = {spec.key: (STAGE_OUTPUTS / "fixed" / f"{spec.key}.txt").read_text() for spec in (EAGER, AOT_EAGER, BACKEND)}
+    seeded[EAGER_CONTROL.key] = seeded[EAGER_CONTROL_AGAIN.key] = seeded[EAGER.key]
+    work = tmp_path / "work"
+    monkeypatch.chdir(tmp_path)
+    script = [sys.executable, str(app / "wrong_results.py")]
+    module = [sys.executable, "-m", "app.wrong_results"]
+    ran, result = _stubbed_diagnose(monkeypatch, work, script, seeded)
+    assert (ran[-1], result.seed.call) == ("eager_control_2", None)  # (as for an unseeded program)
+    ran, result = _stubbed_diagnose(monkeypatch, work, module, seeded)
+    assert (ran[-1], result.seed.call, result.seed.where) == ("eager_control", "torch.manual_seed",
+                                                              "line 5 of ../helpers.py")
+    (tmp_path / "helpers.py").rename(app / "helpers.py")
+    ran, result = _stubbed_diagnose(monkeypatch, work, script, seeded)
+    assert (ran[-1], result.seed.call, result.seed.where) == ("eager_control", "torch.manual_seed",
+                                                              "line 5 of helpers.py")
+    ran, result = _stubbed_diagnose(monkeypatch, work, module, seeded)
+    assert (ran[-1], result.seed.call) == ("eager_control_2", None)
+
+
 def test_the_seed_of_a_program_run_as_a_module_is_read_from_its_file(monkeypatch, tmp_path):
     """`diagnose -m models.wrong_results` (wrong_results.py in a package of the working directory) read no file, so
     its change cost a second control run as an unseeded program's does; its file is found as `python -m` finds it, and

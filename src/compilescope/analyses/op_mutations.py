@@ -24,8 +24,8 @@ xs`; any other binding of a name ends its alias: `x = x.clone()`, `x, y = x.clon
 in-place methods (`fill`, `sort`). It cannot see: writes in functions the body calls, through aliases kept in
 containers or attributes or bound in a comprehension, `x.__setitem__(...)`, nor which branch of an `if` ran. An op
 defined in another file than the one that calls it (the log names only the calling file: its stack frames and `# File:`
-lines stop at the call) is looked for in the modules the calling file imports, where they lie beside it (the calling
-file's folder and a few above, as `python prog.py` or `python -m pkg.prog` finds them); one found nowhere is listed as
+lines stop at the call) is looked for in the modules the calling file imports, where they lie beside it (the calling file's folder, where
+`python prog.py` finds them; the log does not say how the program was run); one found nowhere is listed as
 not checked, never passed over. An argument the decorator's literal mutates_args names is not
 reported (`"unknown"`: every argument); a non-literal mutates_args is taken as the log shows torch took it.
 
@@ -58,6 +58,7 @@ import json
 import os
 import re
 from bisect import bisect_left, bisect_right, insort
+from collections.abc import Sequence
 from dataclasses import field
 from operator import itemgetter
 from typing import Any
@@ -1198,7 +1199,8 @@ def op_mutations(trace: Trace) -> OpMutations:
     texts: dict[str, str] = {}  # path -> its text, of each file read
     for path in sorted({p for p, _, _ in files}):
         _add_file_ops(path, files, sources, unread, texts)
-    # An op its calling files do not define: in the modules they import, beside them (the log names no other file)
+    # An op its calling files do not define: in the modules they import, beside them (the log names no other file,
+    # nor how the program was run: the calling file's folder is sys.path's first entry where it is the script)
     for path in sorted({c.location.filename for op, op_calls in calls.items() if op not in sources for c in op_calls}):
         if path in texts:
             for module in imported_files(path, texts[path]):
@@ -1524,13 +1526,14 @@ def _names_op(text: str, op: str) -> bool:
 
 
 MAX_IMPORTS = 64  # import statements of a calling file followed
-MAX_PARENTS = 3  # folders above the calling file's in which an absolute import's module is looked for
 
 
-def imported_files(path: str, text: str) -> list[str]:
+def imported_files(path: str, text: str, roots: Sequence[str] | None = None) -> list[str]:
     """The local files of the modules a calling file imports (`from mutops import scale`, `import pkg.ops`, `from
-    .ops import scale`), where they lie beside it: in its folder or up to MAX_PARENTS above (where `python prog.py`
-    or `python -m pkg.prog` run from a folder above finds them), a module's `.py` or its package's `__init__.py`.
+    .ops import scale`), where Python finds them: an absolute import in roots (sys.path's first entry: the folder of
+    the script `python prog.py` runs, the working folder of `python -m pkg.prog`; None: the calling file's own, as
+    where it is the script), a relative one in the calling file's package; a module's `.py` or its package's
+    `__init__.py`. A folder above is not looked in (Python does not: a `utils.py` there is another program's).
     Bounded: the file is parsed only where it imports, MAX_IMPORTS statements followed; what is read of each module
     is bounded as the calling file is (read_lines)."""
     if "import" not in text:
@@ -1540,12 +1543,7 @@ def imported_files(path: str, text: str) -> list[str]:
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return []
     folder = os.path.dirname(path)
-    bases = [folder]
-    for _ in range(MAX_PARENTS):
-        above = os.path.dirname(bases[-1])
-        if above == bases[-1]:
-            break
-        bases.append(above)
+    bases = list(roots) if roots is not None else [folder]
     # (folders to look in, dotted module name) of each import
     modules: list[tuple[tuple[str, ...], str]] = []
     statements = 0
