@@ -408,19 +408,24 @@ def test_the_source_page_marks_the_hook_registrations_and_the_mode_switches(tmp_
     """The trees (tests above): [0/1] counts one forward hook of head where [0/0] counted none; [0/3] pins dropout's
     training False where [0/2] pinned True, [0/4] True again. module_state.py registers the hook on model.head on two
     lines (the fixed variant's before compiling, the loop's after step 0): each one of two; it calls model.eval() and
-    model.train() once each: those lines, for [0/3] and [0/4]. The fixed run's hook was registered before compiling:
-    no hook line is marked, only its eval() for [0/1]."""
+    model.train() once each: those lines, for [0/3] and [0/4]. [0/5]'s trees pin backbone's weight and bias
+    requires_grad True where [0/4]'s pinned False: model.backbone.requires_grad_(True), the one call setting it True
+    (the other, before compiling, sets False). The fixed run's hook was registered before compiling: no hook line is
+    marked, only its eval() for [0/1] and the unfreeze for [0/2] (its first failed guard "0/0: tensor
+    'self._modules['backbone']._parameters['bias']' requires_grad mismatch. expected requires_grad=0")."""
     program = torch213("module_state.log.gz").parents[1] / "programs" / "module_state.py"
     registers = [n for n, src in enumerate(program.read_text().splitlines(), 1)
                  if "model.head.register_forward_hook(log_activation)" in src]
     evaluates, trains = line_holding(program, "model.eval()  # validation"), line_holding(program, "            model.train()")
+    unfreezes = line_holding(program, "model.backbone.requires_grad_(True)")
     results = analyze(read_trace(torch213_moved("module_state.log.gz", tmp_path)))
     (page,) = [f for f in results.sources.files if f.path.endswith("module_state.py")]
     marked = {line: [(c["recompile"], c["kind"]) for c in n.state_changes] for line, n in page.notes.items()
               if n.state_changes}
     assert len(registers) == 2
     assert marked == {registers[0]: [("[0/1]", "hook")], registers[1]: [("[0/1]", "hook")],
-                      evaluates: [("[0/3]", "training")], trains: [("[0/4]", "training")]}
+                      evaluates: [("[0/3]", "training")], trains: [("[0/4]", "training")],
+                      unfreezes: [("[0/5]", "requires_grad")]}
     assert page.notes[trains].state_changes[0]["text"] == (
         "switches self.dropout to training mode (self.dropout.training False → True): forward was compiled again as "
         "[0/4] in that mode (one compile per mode, expected)")
@@ -429,4 +434,4 @@ def test_the_source_page_marks_the_hook_registrations_and_the_mode_switches(tmp_
     results = analyze(read_trace(torch213_moved("module_state_fixed.log.gz", fixed)))
     (page,) = [f for f in results.sources.files if f.path.endswith("module_state.py")]
     assert {line: [(c["recompile"], c["kind"]) for c in n.state_changes] for line, n in page.notes.items()
-            if n.state_changes} == {evaluates: [("[0/1]", "training")]}
+            if n.state_changes} == {evaluates: [("[0/1]", "training")], unfreezes: [("[0/2]", "requires_grad")]}

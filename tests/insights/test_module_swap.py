@@ -308,3 +308,64 @@ def test_which_calls_can_have_made_the_change():
     assert change_lines(tree, hook) == [9, 10]
     assert change_lines(tree, StateChange(f"{BLOCK}._forward_hooks", "1", "0")) == []  # (removed: no registration)
     assert change_lines(tree, StateChange(f"{BLOCK}._modules['norm'].training", "False", "True")) == [5]
+
+
+def test_the_source_page_marks_assignments_requires_grad_and_a_trainers_switches(tmp_path):
+    """module_mode_set.py: a Trainer switches with self.model.eval() / .train(), the program assigns
+    `p.requires_grad = False` over model.backbone.parameters(), `model.dropout.training = False`, then calls
+    model.head.weight.requires_grad_(False). The raw log's guard trees pin dropout.training True, False, True, False,
+    False for [0/0]..[0/4], backbone's weight and bias requires_grad True in [0/0], [0/1] and False from [0/2], head's
+    weight False only in [0/4], head's bias True in all five. The failed guards: [0/1] and [0/2] grad_mode (0/1, 0/0),
+    [0/3] "0/2: self._modules['dropout'].training == True", [0/4] "0/3: tensor
+    'self._modules['head']._parameters['weight']' requires_grad mismatch. expected requires_grad=1". Dropout to False
+    ([0/1], [0/3]) may be eval() or the assignment: text cannot tell, so each is one of two; head's bias (set to the
+    True it was) is not marked, nor train() for a change to False."""
+    program = torch213("module_mode_set.log.gz").parents[1] / "programs" / "module_mode_set.py"
+    evaluates = line_holding(program, "self.model.eval()  # validation")
+    trains = line_holding(program, "        self.model.train()")
+    assigns = line_holding(program, "model.dropout.training = False")
+    freezes = line_holding(program, "p.requires_grad = False")
+    head = line_holding(program, "model.head.weight.requires_grad_(False)")
+    results = analyze(read_trace(torch213_moved("module_mode_set.log.gz", tmp_path)))
+    (page,) = [f for f in results.sources.files if f.path.endswith("module_mode_set.py")]
+    marked = {line: [(c["recompile"], c["kind"]) for c in n.state_changes] for line, n in page.notes.items()
+              if n.state_changes}
+    assert marked == {evaluates: [("[0/1]", "training"), ("[0/3]", "training")],
+                      assigns: [("[0/1]", "training"), ("[0/3]", "training")],
+                      trains: [("[0/2]", "training")], freezes: [("[0/2]", "requires_grad")],
+                      head: [("[0/4]", "requires_grad")]}
+    assert page.notes[assigns].state_changes[1]["text"].startswith(
+        "is one of 2 lines that may switch self.dropout to eval mode (self.dropout.training True → False): forward "
+        "was compiled again as [0/3]")
+    assert page.notes[head].state_changes[0]["text"].startswith(
+        "sets self.head.weight's requires_grad (self.head.weight.requires_grad True → False: a layer frozen)")
+    out = tmp_path / "report"
+    report(torch213_moved("module_mode_set.log.gz", tmp_path), out)
+    html = next(p for p in (out / "sources").iterdir() if "module_mode_set" in p.name).read_text()
+    assert html.count("requires_grad set ([0/") == 2 and html.count("mode switched ([0/") == 5
+
+
+def test_which_assignments_loops_and_chains_can_have_made_the_change():
+    """change_lines beyond calls on a name: an assignment sets only its own module's flag; a parameter's requires_grad
+    by requires_grad_() on it or a holder, by assignment on it, or on a loop's variable over a holder's parameters; a
+    chain at the root only where its last name is one the file compiles (`self.model`, not `self.head`), and
+    `x.requires_grad_()` at the root only on a name the file compiles (inputs are tensors too)."""
+    import ast
+
+    from compilescope.analyses.recompiles import StateChange
+    from compilescope.analyses.state_lines import change_lines
+
+    dropout = StateChange("L['self']._modules['dropout'].training", "True", "False")
+    weight = StateChange("L['self']._modules['fc']._parameters['weight'].requires_grad", "True", "False")
+    source = "\n".join([
+        "self.compiled = torch.compile(model)", "model.dropout.training = False", "model.training = False",
+        "self.model.eval()", "self.head.eval()", "self.compiled.eval()", "model.fc.weight.requires_grad = False",
+        "model.fc.requires_grad = False", "model.fc.requires_grad_(False)", "model.requires_grad_(False)",
+        "x.requires_grad_(False)", "for n, p in model.fc.named_parameters():", "    p.requires_grad_(False)",
+        "for p in model.head.parameters():", "    p.requires_grad = False", "model.fc.weight.requires_grad = flag",
+        "model.fc.weight.requires_grad_()", "model.dropout.training = True"])
+    tree = ast.parse(source)
+    assert change_lines(tree, dropout) == [2, 4, 6]
+    assert change_lines(tree, weight) == [7, 9, 10, 13]
+    assert change_lines(tree, StateChange(weight.source, "False", "True")) == [17]
+    assert change_lines(ast.parse(source.replace("torch.compile(model)", "make(model)")), dropout) == [2]

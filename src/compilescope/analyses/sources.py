@@ -261,7 +261,8 @@ class LineNotes:
     # name for it there), "defined_at" (for a launch: the line it is defined at, "prog.py:21")}
     user_kernels: list[dict[str, Any]] = field(default_factory=list)
     # A line that may have made a change a recompile's guard trees show, which torch logs no line for (state_lines):
-    # {"recompile", "kind" ("hook": registered after compiling; "training": a mode switched), "text"}
+    # {"recompile", "kind" ("hook": registered after compiling; "training": a mode switched; "requires_grad": a
+    # parameter's set), "text"}
     state_changes: list[dict[str, Any]] = field(default_factory=list)
 
     @property

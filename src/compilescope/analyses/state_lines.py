@@ -1,13 +1,17 @@
 """The lines of a program that may have made a state change that a recompile's guard trees show
 (recompiles.StateChange): a hook registered on a module after its function was compiled (`register_forward_hook`),
-a module's mode switched (`.eval()`, `.train()`).
+a module's mode switched (`.eval()`, `.train()`, `m.training = False`), a parameter's requires_grad set
+(`requires_grad_(False)`, `p.requires_grad = False`).
 
 torch logs neither line: the guard that failed names the call that ran next (`compiled(x)`), and the change is read
 from two guard trees (`L['self']._modules['block']._forward_hooks`: none, then 1). The file is searched for the calls
 that make such a change (its syntax tree: comments and strings are no calls) on a receiver that can be the module:
 `model.block.register_forward_hook(...)` for self.block's forward hooks (any name for `self`: the caller's own name
 for the model is not in the log); `model.eval()` or `model.block.eval()` for self.block.norm's training going False
-(eval() and train() set a module's children too). Text order is not run order (a registration inside an `if`, a
+(eval() and train() set a module's children too), `self.model.eval()` where the file compiles a `model`, and
+`model.block.norm.training = False` (an assignment sets that module's only); `p.requires_grad = False` in a loop over
+`model.fc.parameters()` for self.fc.weight's requires_grad. A mode or requires_grad the first failed guard names
+itself (`self._modules['drop'].training == True`) is a change too. Text order is not run order (a registration inside an `if`, a
 loop), so every match is a candidate: one alone is the line, several are each said to be one of them.
 """
 
@@ -15,6 +19,7 @@ from __future__ import annotations
 
 import ast
 import os
+import re
 
 from ..location import read_local_lines
 from ..model.ids import compilation_key
@@ -31,28 +36,49 @@ HOOK_METHODS = {"_forward_hooks": ("register_forward_hook",),
 
 
 def change_lines(tree: ast.Module, change: StateChange) -> list[int]:
-    """The lines of the parsed file holding a call that may have made the change, in order: for a hook added (its
-    count grew), the call registering one on that module; for a module's training flag, the call that sets it to
-    the value after (`.eval()` / `.train(False)`, or `.train()` / `.train(True)`) on that module or a module holding
-    it. [] for any other change, or a module the file cannot name (not the compiled frame's self, nor a global)."""
+    """The lines of the parsed file holding a call or an assignment that may have made the change, in order: for a
+    hook added (its count grew), the call registering one on that module; for a module's training flag, the call that
+    sets it to the value after (`.eval()` / `.train(False)`, or `.train()` / `.train(True)`) on that module or a
+    module holding it, or `m.training = False` on that module (an assignment sets no child's); for a parameter's
+    requires_grad, `requires_grad_(False)` on it or a module holding it, `p.requires_grad = False` on it, or either on
+    the variable of a loop over a holding module's parameters(). [] for any other change, or a module the file cannot
+    name (not the compiled frame's self, nor a global)."""
     module = _module_of(change)
     if module is None:
         return []
     base, path = module
+    to = change.after == "True"
+    compiled = _compiled_names(tree)
     found: list[int] = []
+    walked = 0
     try:
-        for walked, node in enumerate(ast.walk(tree)):
+        for node in ast.walk(tree):
+            walked += 1
             if walked > MAX_SOURCE_NODES:
                 break
+            if isinstance(node, ast.Assign) and change.kind != "hook" and _is_bool(node.value, to):
+                if any(isinstance(t, ast.Attribute) and t.attr == change.kind
+                       and _names(t.value, base, path, True, compiled) for t in node.targets):
+                    found.append(node.lineno)
+            elif isinstance(node, ast.For) and change.kind == "requires_grad":
+                looped = _parameter_variable(node, base, path, compiled)
+                for inner in (n for statement in node.body for n in ast.walk(statement)) if looped else ():
+                    walked += 1
+                    receiver = _sets_requires_grad(inner, to)
+                    if isinstance(receiver, ast.Name) and receiver.id == looped:
+                        found.append(getattr(inner, "lineno", node.lineno))
             if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)):
                 continue
             method, receiver = node.func.attr, node.func.value
             if change.kind == "hook":
                 hooks = change.source.rsplit(".", 1)[-1]
-                if method in HOOK_METHODS.get(hooks, ()) and _names(receiver, base, path, exact=True):
+                if method in HOOK_METHODS.get(hooks, ()) and _names(receiver, base, path, True, compiled):
                     found.append(node.lineno)
-            elif (change.kind == "training" and _sets_training(node, method, change.after == "True")
-                  and _names(receiver, base, path, exact=False)):
+            elif (change.kind == "training" and _sets_training(node, method, to)
+                  and _names(receiver, base, path, False, compiled)):
+                found.append(node.lineno)
+            elif (change.kind == "requires_grad" and _sets_requires_grad(node, to) is not None
+                  and _names(receiver, base, path, False, compiled, root_compiled=True)):
                 found.append(node.lineno)
     except RecursionError:
         return []
@@ -60,15 +86,18 @@ def change_lines(tree: ast.Module, change: StateChange) -> list[int]:
 
 
 def _module_of(change: StateChange) -> tuple[str | None, str] | None:
-    """The module whose state changed, as (its base name, the path after it): ("self" stands for any name) →
-    (None, ".block.norm"); a global `model.block` → ("model", ".block"). None where it is neither: a hook count that
-    went down (a hook removed), another kind of change."""
+    """The module (or parameter) whose state changed, as (its base name, the path after it): ("self" stands for any
+    name) → (None, ".block.norm"); a global `model.block` → ("model", ".block"); a parameter's requires_grad →
+    (None, ".backbone.weight"). None where it is neither: a hook count that went down (a hook removed), a tensor's
+    requires_grad that is no module's parameter, another kind of change."""
     if change.kind == "hook":
         if not (change.before.isdigit() and change.after.isdigit() and int(change.after) > int(change.before)):
             return None
         name = change.name
-    elif change.kind == "training" and change.after in ("True", "False"):
-        name = change.name.removesuffix(".training")
+    elif change.kind in ("training", "requires_grad") and change.after in ("True", "False"):
+        if change.kind == "requires_grad" and "._parameters[" not in change.source:
+            return None
+        name = change.name.removesuffix("." + change.kind)
     else:
         return None
     if change.source.startswith("L['self']"):
@@ -79,13 +108,51 @@ def _module_of(change: StateChange) -> tuple[str | None, str] | None:
     return None
 
 
-def _names(receiver: ast.expr, base: str | None, path: str, exact: bool) -> bool:
-    """Whether the receiver can be the module (exact) or one holding it: its text is a base name then the module's
-    path, or (not exact) a leading part of it that ends at a name. base None: any name, or a chain of names where
-    the path is not empty (`trainer.model.block`)."""
+def _compiled_names(tree: ast.Module) -> frozenset[str]:
+    """The last names of what the file compiles (`torch.compile(model)`, `self.model.compile()`) and of what it keeps
+    a compiled module in (`self.compiled = torch.compile(...)`): `model`, `compiled`. A chain the file switches
+    (`self.model.eval()`) is the compiled module where it ends in one of them; `self.head.eval()` is not said to be."""
+    names: set[str] = set()
+    for walked, node in enumerate(ast.walk(tree)):
+        if walked > MAX_SOURCE_NODES:
+            break
+        targets: list[ast.expr] = []
+        if isinstance(node, ast.Assign):
+            call, targets = node.value, node.targets
+        elif isinstance(node, ast.Call):
+            call = node
+        else:
+            continue
+        if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and call.func.attr == "compile"):
+            continue
+        if isinstance(call.func.value, ast.Name) and call.func.value.id == "torch":
+            compiled = call.args[:1]  # torch.compile(model, ...)
+        else:
+            compiled = [call.func.value]  # model.compile(): nn.Module's, in place
+        names.update(_last_name(e) for e in [*compiled, *targets] if _last_name(e))
+    return frozenset(names)
+
+
+def _last_name(node: ast.expr) -> str:
+    return node.id if isinstance(node, ast.Name) else node.attr if isinstance(node, ast.Attribute) else ""
+
+
+def _text(node: ast.expr) -> str:
     try:
-        text = ast.unparse(receiver)
+        return ast.unparse(node)
     except (ValueError, RecursionError):
+        return ""
+
+
+def _names(receiver: ast.expr, base: str | None, path: str, exact: bool, compiled: frozenset[str],
+           root_compiled: bool = False) -> bool:
+    """Whether the receiver can be the module (exact) or one holding it: its text is a base name then the module's
+    path, or (not exact) a leading part of it that ends at a name. base None: any name, a chain of names where the
+    path is not empty (`trainer.model.block`), or for the module itself a chain ending in a name the file compiles
+    (`self.model`: _compiled_names); root_compiled: the module itself only as a name the file compiles (`x` of
+    `x.requires_grad_()` is a tensor as often as a model)."""
+    text = _text(receiver)
+    if not text:
         return False
     cuts = [len(path)] if exact else [i for i in range(len(path) + 1) if i == len(path) or path[i] in ".["]
     for cut in cuts:
@@ -96,9 +163,18 @@ def _names(receiver: ast.expr, base: str | None, path: str, exact: bool) -> bool
         if base is not None:
             if head == base:
                 return True
-        elif head.isidentifier() or (part and all(p.isidentifier() for p in head.split("."))):
+            continue
+        chain = all(p.isidentifier() for p in head.split("."))
+        if part:
+            if chain:
+                return True
+        elif chain and (head.rsplit(".", 1)[-1] in compiled or (head.isidentifier() and not root_compiled)):
             return True
     return False
+
+
+def _is_bool(node: ast.expr, value: bool) -> bool:
+    return isinstance(node, ast.Constant) and node.value is value
 
 
 def _sets_training(call: ast.Call, method: str, to: bool) -> bool:
@@ -110,7 +186,36 @@ def _sets_training(call: ast.Call, method: str, to: bool) -> bool:
     given = call.args[0] if call.args else next((k.value for k in call.keywords if k.arg == "mode"), None)
     if given is None:
         return to and not call.args and not call.keywords
-    return isinstance(given, ast.Constant) and given.value is to
+    return _is_bool(given, to)
+
+
+def _sets_requires_grad(node: ast.AST, to: bool) -> ast.expr | None:
+    """The receiver of `x.requires_grad_(to)` (`requires_grad_()`: True) or `x.requires_grad = to`; None for any other
+    node."""
+    if isinstance(node, ast.Assign) and _is_bool(node.value, to):
+        return next((t.value for t in node.targets if isinstance(t, ast.Attribute) and t.attr == "requires_grad"), None)
+    if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "requires_grad_"):
+        return None
+    given = node.args[0] if node.args else next((k.value for k in node.keywords if k.arg == "requires_grad"), None)
+    return node.func.value if (to if given is None else _is_bool(given, to)) else None
+
+
+def _parameter_variable(loop: ast.For, base: str | None, path: str, compiled: frozenset[str]) -> str | None:
+    """The variable of `for p in m.parameters():` (`for name, p in m.named_parameters():`) where m can hold the
+    parameter at path (its module or one above, as parameters() recurses); None for any other loop."""
+    call = loop.iter
+    if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and not call.args and not call.keywords
+            and call.func.attr in ("parameters", "named_parameters")):
+        return None
+    target = loop.target
+    if call.func.attr == "named_parameters":
+        if not (isinstance(target, ast.Tuple) and len(target.elts) == 2):
+            return None
+        target = target.elts[1]
+    if not isinstance(target, ast.Name):
+        return None
+    owner = path.rsplit(".", 1)[0] if "." in path else ""  # (the parameter's module: `.backbone` of `.backbone.weight`)
+    return target.id if _names(call.func.value, base, owner, False, compiled, root_compiled=True) else None
 
 
 @dataclass
@@ -144,7 +249,7 @@ def state_lines(found: Recompiles) -> list[StateLine]:
             if guard is None:
                 continue
             said: set[tuple[str, int, str]] = set()
-            for change in step.also_changed:
+            for change in _changes(step):
                 where = [(path, line, lines) for path in paths if (parsed := files[path]) is not None
                          for tree, lines in (parsed,) for line in change_lines(tree, change)]
                 for path, line, lines in where:
@@ -154,6 +259,31 @@ def state_lines(found: Recompiles) -> list[StateLine]:
                     out.append(StateLine(path, line, lines[line - 1].strip(), compilation_key(step.compile_id),
                                          change.kind, _said(frame, step, guard.compile_id, change, len(where))))
     return out
+
+
+# A failed guard on a mode (`self._modules['drop'].training == True`, the value the guarded compile had) and one on a
+# parameter's requires_grad (`tensor 'self._modules['fc']._parameters['bias']' requires_grad mismatch. expected
+# requires_grad=0`): the change torch names itself, so also_changed leaves it out.
+_TRAINING_GUARD = re.compile(r"((?:self|G\['\w+'\])\S*)\.training == (True|False)")
+_REQUIRES_GRAD_EXPECTED = re.compile(r"expected requires_grad=([01])\b")
+
+
+def _changes(step: RecompileStep) -> list[StateChange]:
+    """The changes of state the step shows since the compile whose guard failed first (also_changed's): its
+    also_changed, then the one that guard names. (An older compile's failed guard names a change made before the
+    compile after it: not this recompile's.)"""
+    changes = {c.source: c for c in step.also_changed}
+    for guard in step.failed_guards[:1]:
+        if (trained := _TRAINING_GUARD.fullmatch(guard.guard.strip())) is not None:
+            source, was = f"{trained[1]}.training", trained[2]
+        elif (guard.change == "requires_grad" and guard.tensor and "._parameters[" in guard.tensor
+              and (expected := _REQUIRES_GRAD_EXPECTED.search(guard.guard)) is not None):
+            source, was = f"{guard.tensor}.requires_grad", str(expected[1] == "1")
+        else:
+            continue
+        source = "L['self']" + source[4:] if source.startswith("self") else source  # (as guard trees write it)
+        changes.setdefault(source, StateChange(source, was, str(was != "True")))
+    return list(changes.values())
 
 
 def _said(frame: FrameRecompiles, step: RecompileStep, served: str | None, change: StateChange, candidates: int) -> str:
@@ -166,6 +296,12 @@ def _said(frame: FrameRecompiles, step: RecompileStep, served: str | None, chang
         return (f"{verb} a hook on {change.name} after {function} was compiled ({compiled}'s guards count {before} "
                 f"of its hooks, {recompile}'s {change.hooks_now}): torch does not recompile for a hook, so the calls "
                 f"{compiled} served after it was registered ran without it ({recompile} compiled for another change)")
+    if change.kind == "requires_grad":
+        parameter = change.name.removesuffix(".requires_grad")
+        verb = "sets" if candidates == 1 else f"is one of {candidates} lines that may set"
+        return (f"{verb} {parameter}'s requires_grad ({change.name} {change.before} → {change.after}: a layer "
+                f"{'unfrozen' if change.after == 'True' else 'frozen'}): {function} was compiled again as {recompile} "
+                "for that setting (one compile per setting, expected)")
     module = change.name.removesuffix(".training")
     mode = "training" if change.after == "True" else "eval"
     verb = "switches" if candidates == 1 else f"is one of {candidates} lines that may switch"

@@ -209,6 +209,8 @@ SCENARIOS = [
     Scenario("module_swap_hook", "module_swap.py", gzip=True, env={**RUN_ENV, "MODSWAP_VARIANT": "hook"}),
     Scenario("module_swap", "module_swap.py", gzip=True, env={**RUN_ENV, "MODSWAP_VARIANT": "swap"}),
     Scenario("module_swap_fixed", "module_swap.py", gzip=True, env={**RUN_ENV, "MODSWAP_VARIANT": "fixed"}),
+    # Modes and requires_grad set by assignment, switched from a trainer class (self.model.eval()): the lines marked.
+    Scenario("module_mode_set", "module_mode_set.py", gzip=True, env=RUN_ENV),
     # An exported model compiled with AOTInductor (aoti_compile_and_package), loaded and run at batches 4 and 8: with a
     # Dim for the batch, and (_static) without one, a package of batch 4 whose unchecked input of 8 returns 4 rows.
     Scenario("aoti_deploy", "aoti_deploy.py", gzip=True, env=RUN_ENV),

@@ -492,7 +492,8 @@ def _badges(notes: LineNotes, dirs: _CompileDirs) -> str:
         out.append(f'<span class="b b-guard" title="torch.compile compiled this frame again because of this line: '
                    f'{html_text(failed)}">recompiled {html_text(" ".join(recompiled))}</span>')
     for changed in notes.state_changes:
-        short = "hook registered late" if changed["kind"] == "hook" else "mode switched"
+        short = {"hook": "hook registered late", "requires_grad": "requires_grad set"}.get(changed["kind"],
+                                                                                          "mode switched")
         out.append(f'<span class="b b-guard" title="{html_text(changed["text"])}">{html_text(short)} '
                    f'({html_text(changed["recompile"])})</span>')
     for cid, why in notes.failed_recompiles.items():
