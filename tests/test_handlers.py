@@ -3,7 +3,8 @@
 import json
 import subprocess
 
-from compilescope.analyses import Results, analyze
+from compilescope.analyses import analyze
+from compilescope.analyses.results import Results
 from compilescope.ingest.reader import read_trace
 
 from .conftest import peer, report, tlparse_binary

@@ -14,7 +14,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from compilescope.analyses import RESULTS_FINGERPRINT, RESULTS_VERSION, Results, analyze, saved_classes
+from compilescope.analyses import analyze
+from compilescope.analyses.results import RESULTS_FINGERPRINT, RESULTS_VERSION, Results, saved_classes
 from compilescope.errors import CompilescopeError
 from compilescope.ingest.reader import read_trace
 from compilescope.model.codec import CodecError, decode, encode
@@ -133,7 +134,7 @@ def test_the_saved_form_does_not_change_without_its_version():
     assert found == RESULTS_FINGERPRINT, (
         f"the saved classes' fields changed (fingerprint {found}, RESULTS_FINGERPRINT {RESULTS_FINGERPRINT}) but "
         f"RESULTS_VERSION is still {RESULTS_VERSION}: a file saved before would load the new fields as their defaults. "
-        f"In analyses/__init__.py bump RESULTS_VERSION, say what it added in RESULTS_ADDED, and set "
+        f"In analyses/results.py bump RESULTS_VERSION, say what it added in RESULTS_ADDED, and set "
         f"RESULTS_FINGERPRINT = {found!r} (only the fingerprint if no saved field changed, an annotation respelled)")
 
 
@@ -316,7 +317,7 @@ def test_load_refuses_what_is_not_a_saved_analysis(tmp_path, capsys):
 # A saved file edited by hand (a field of another type, a tagged value that is not one): one line saying which
 # field, the exit code of bad input, and no report begun.
 TAMPERED = [
-    (("statuses",), 5, "analyses.Results.statuses: dict[model.ids.CompileId | None, str] expected, found int"),
+    (("statuses",), 5, "analyses.results.Results.statuses: dict[model.ids.CompileId | None, str] expected, found int"),
     (("trace", "year"), "abc", "model.trace.Trace.year: int | None expected, found str"),
     (("trace", "store"), "x", "model.trace.Trace.store: PayloadStore expected, found str"),
     # One element of a list of another type (read element by element as it is decoded, not checked after)

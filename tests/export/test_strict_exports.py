@@ -8,7 +8,8 @@ from functools import lru_cache
 
 import orjson
 
-from compilescope.analyses import Results, analyze, saved_classes
+from compilescope.analyses import analyze
+from compilescope.analyses.results import Results, saved_classes
 from compilescope.ingest.reader import read_trace
 from compilescope.model.codec import decode, encode
 from compilescope.model.trace import Compile

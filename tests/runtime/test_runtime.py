@@ -15,7 +15,8 @@ import orjson
 import pytest
 
 import compilescope
-from compilescope.analyses import Results, analyze
+from compilescope.analyses import analyze
+from compilescope.analyses.results import Results
 from compilescope.analyses.insights import insights
 from compilescope.analyses.provenance import analyze_provenance
 from compilescope.analyses.runtime import analyze_runtime

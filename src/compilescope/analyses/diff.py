@@ -49,7 +49,7 @@ from ..wording import and_list, count, format_kernel_time, format_seconds, forma
 from ..model.records import dataclass
 
 if TYPE_CHECKING:
-    from . import Results
+    from .results import Results
 
 SCHEMA_VERSION = 1
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import asdict, field
 from typing import Any
 
-from . import Results
+from .results import Results
 from .status import OK, STATUSES, failed_compiles
 from ..model.records import dataclass
 

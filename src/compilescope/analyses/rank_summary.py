@@ -34,7 +34,7 @@ from .unread import unread
 from ..model.records import dataclass
 
 if TYPE_CHECKING:
-    from . import Results
+    from .results import Results
 
 COLLECTIVE_SCHEDULE = "inductor_collective_schedule"
 RUNTIME_AND_TENSOR_META = "inductor_runtime_and_tensor_meta"

@@ -7,7 +7,8 @@ import os
 import sys
 
 from .. import location
-from ..analyses import Results, analyze
+from ..analyses import analyze
+from ..analyses.results import Results
 from ..cores import default_jobs
 from ..analyses.unread import unread
 from ..errors import CompilescopeError

@@ -1,7 +1,7 @@
 """A saved analysis (`compilescope LOG --save FILE`) read back: a JSON document, gzip-compressed or not.
 
 A saved file is untrusted input like a log: it is parsed as JSON only (no pickle),
-and analyses.Results.from_json builds nothing but the model's and analyses' classes.
+and analyses.results.Results.from_json builds nothing but the model's and analyses' classes.
 """
 
 from __future__ import annotations

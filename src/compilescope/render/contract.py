@@ -3,7 +3,7 @@
     renderer = SomeRenderer.from_results(results, SomeOptions(...))   # shapes the data for this output
     output = renderer.render()                                         # formats it, computes nothing
 
-`results` is what the analyses produced (analyses.Results for one log,
+`results` is what the analyses produced (analyses.results.Results for one log,
 analyses.divergence.MultiRankResults for the ranks of a job); each renderer has
 its own frozen options object. Renderers return content; only the CLI writes it.
 

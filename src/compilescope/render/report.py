@@ -6,7 +6,7 @@ from typing import Iterator
 
 import orjson
 
-from ..analyses import Results
+from ..analyses.results import Results
 from ..model.trace import CODE, DUMP, GUARDS, Trace
 from .content import Content, later
 from .html import render_html

@@ -20,7 +20,7 @@ from rich.table import Column, Table
 from rich.text import Text
 from rich.tree import Tree
 
-from ..analyses import Results
+from ..analyses.results import Results
 from ..analyses.divergence import MultiRankAnalysis, MultiRankResults, RankInDetail
 from ..analyses.rank_summary import RankSummary
 from ..analyses.dynamic_shapes import GuardPlace, PlacementPart

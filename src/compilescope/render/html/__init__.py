@@ -15,7 +15,7 @@ from typing import Any, Iterable, Iterator
 import orjson
 from markupsafe import Markup
 
-from ...analyses import Results
+from ...analyses.results import Results
 from ...analyses.compile_summary import RUNTIME_METRICS, RuntimeRecordsOwner
 from ...analyses.stack_trie import StackTrieNode
 from ...model.stats import OUTCOMES
