@@ -6,7 +6,7 @@ from __future__ import annotations
 import orjson
 import pytest
 
-from compilescope.analyses import analyze
+from compilescope.analyses.analyze import analyze
 from compilescope.ingest.reader import read_trace
 from compilescope.render import json as json_renderer
 from compilescope.render.options import ReportOptions

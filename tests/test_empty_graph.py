@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import re
 
-from compilescope.analyses import analyze
+from compilescope.analyses.analyze import analyze
 from compilescope.analyses.log_digest import digest_log
 from compilescope.analyses.status import EMPTY, compile_status
 from compilescope.ingest.reader import read_trace

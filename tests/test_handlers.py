@@ -3,7 +3,7 @@
 import json
 import subprocess
 
-from compilescope.analyses import analyze
+from compilescope.analyses.analyze import analyze
 from compilescope.analyses.results import Results
 from compilescope.ingest.reader import read_trace
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from compilescope.analyses import analyze
+from compilescope.analyses.analyze import analyze
 from compilescope.analyses.log_digest import digest_log
 from compilescope.analyses.rank_summary import summarize_rank
 from compilescope.ingest.discover import rank_of

@@ -15,7 +15,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from compilescope.analyses import analyze
+from compilescope.analyses.analyze import analyze
 from compilescope.cli import report as report_command
 from compilescope.cli.report import PARALLEL_FROM, report_processes
 from compilescope.errors import CompilescopeError

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from compilescope.analyses import analyze
+from compilescope.analyses.analyze import analyze
 from compilescope.ingest.reader import read_trace
 from compilescope.model import records
 from compilescope.model.trace import Artifact, Compile, Frame

@@ -8,7 +8,7 @@ import orjson
 import pytest
 from rich.console import Console
 
-from compilescope.analyses import analyze
+from compilescope.analyses.analyze import analyze
 from compilescope.cli.multirank import summarize_ranks
 from compilescope.ingest.reader import read_trace
 from compilescope.model.payloads import JsonLines

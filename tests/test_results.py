@@ -14,7 +14,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from compilescope.analyses import analyze
+from compilescope.analyses.analyze import analyze
 from compilescope.analyses.results import RESULTS_FINGERPRINT, RESULTS_VERSION, Results, saved_classes
 from compilescope.errors import CompilescopeError
 from compilescope.ingest.reader import read_trace

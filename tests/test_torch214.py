@@ -121,7 +121,7 @@ def test_a_break_met_in_two_compiled_frames_says_which_skipped_which():
     # (frame_id 1 and 5) say "Failed to handle graph break gracefully. Skipping the function and falling back to
     # eager" at _check_instance's line 1772, with no "frame skipped:" line: each compile gave up its own frame. One
     # break (one reason, one line) in both compiles; it named getattr_static's skip for [5/0] as well.
-    from compilescope.analyses import analyze
+    from compilescope.analyses.analyze import analyze
 
     with read_trace(str(TORCH214_LOGS.parent / "differs" / "compiled_autograd.log.gz")) as trace:
         results = analyze(trace)

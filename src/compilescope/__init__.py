@@ -21,7 +21,7 @@ __all__ = ["CodecError", "CompilescopeError", "OutputExistsError", "Results", "T
 # Imported on first use: `compilescope LOG` starts a new interpreter per report, and
 # start-up time is most of the cost of a small log.
 _LAZY = {"load": ".api", "analyze": ".api", "report": ".api", "capture": ".capture",
-         "Results": ".analyses", "Trace": ".model.trace",
+         "Results": ".analyses.results", "Trace": ".model.trace",
          # what the functions above raise: one line for the user (OutputExistsError: out exists; CodecError: a saved
          # analysis that cannot be loaded), catchable as compilescope.CompilescopeError
          "CompilescopeError": ".errors", "OutputExistsError": ".errors", "CodecError": ".model.codec"}

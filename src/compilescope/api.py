@@ -8,9 +8,9 @@ from __future__ import annotations
 import os
 from typing import Iterable, Union
 
-from .analyses import Results
+from .analyses.results import Results
 from .errors import CompilescopeError, OutputExistsError
-from .analyses import analyze as analyze_trace
+from .analyses.analyze import analyze as analyze_trace
 from .ingest.discover import discover
 from . import location
 from .ingest.reader import read_trace

@@ -16,7 +16,8 @@ from typing import Iterable, Iterator
 import orjson
 
 from . import location
-from .analyses import Results, analyze
+from .analyses.analyze import analyze
+from .analyses.results import Results
 from .errors import CompilescopeError
 from .ingest.reader import is_gzip, open_stored_log
 from .model.trace import Trace

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 import orjson
 
 from . import location
-from .analyses import analyze
+from .analyses.analyze import analyze
 from .errors import CompilescopeError
 from .ingest.reader import ReadOptions, read_trace
 from .output import written_at

@@ -94,7 +94,7 @@ def test_run_timeout_stops_the_program(tmp_path, capsys, monkeypatch):
 
 
 def test_cache_hits_get_a_note_on_the_index(tmp_path):
-    from compilescope.analyses import analyze
+    from compilescope.analyses.analyze import analyze
 
     with compilescope.load(torch213("cache_warm.log")) as trace:
         caches = analyze(trace).insights.caches

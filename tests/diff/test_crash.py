@@ -16,7 +16,7 @@ import json
 import os
 import re
 
-from compilescope.analyses import analyze
+from compilescope.analyses.analyze import analyze
 from compilescope.analyses.diff import diff_runs, run_facts
 from compilescope.ingest.reader import read_trace
 from compilescope.runner import attach_crash_reports

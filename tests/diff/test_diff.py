@@ -10,7 +10,7 @@ import re
 import pytest
 from rich.console import Console
 
-from compilescope.analyses import analyze
+from compilescope.analyses.analyze import analyze
 from compilescope.analyses.results import Results
 from compilescope.analyses.diff import (SECTION_LABELS, SECTIONS, RunFacts, TimeThreshold, diff_report, diff_runs, graph_nodes,
                                         run_facts)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import functools
 
-from compilescope.analyses import analyze
+from compilescope.analyses.analyze import analyze
 from compilescope.analyses.diff import RunFacts, diff_runs, run_facts
 from compilescope.ingest.reader import read_trace
 

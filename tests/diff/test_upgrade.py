@@ -7,7 +7,7 @@ import gzip
 import json
 import re
 
-from compilescope.analyses import analyze
+from compilescope.analyses.analyze import analyze
 from compilescope.analyses.diff import TimeThreshold, diff_runs, renamed_options, run_facts
 from compilescope.ingest.reader import read_trace
 

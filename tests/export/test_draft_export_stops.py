@@ -9,7 +9,7 @@ import gzip
 import json
 from pathlib import Path
 
-from compilescope.analyses import analyze
+from compilescope.analyses.analyze import analyze
 from compilescope.analyses.export import DRAFT_EXPORT_KINDS
 from compilescope.ingest.reader import read_trace
 

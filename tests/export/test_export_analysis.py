@@ -1,6 +1,6 @@
 """analyses/export.py on synthetic logs: provenance trees, detection, robustness, escaping."""
 
-from compilescope.analyses import analyze
+from compilescope.analyses.analyze import analyze
 from compilescope.analyses import export as export_analysis
 from compilescope.ingest.reader import read_trace
 

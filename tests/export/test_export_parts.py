@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from compilescope.analyses import analyze
+from compilescope.analyses.analyze import analyze
 from compilescope.ingest.discover import find_logs, process_parts
 from compilescope.ingest.reader import read_trace
 from compilescope.runner import Program, choose_log, join_process_logs, run_program

@@ -4,7 +4,7 @@ import subprocess
 
 import pytest
 
-from compilescope.analyses import analyze
+from compilescope.analyses.analyze import analyze
 from compilescope.ingest.reader import read_trace
 
 from ..conftest import run_cli, tlparse_binary, torch213

@@ -8,7 +8,7 @@ from functools import lru_cache
 
 import orjson
 
-from compilescope.analyses import analyze
+from compilescope.analyses.analyze import analyze
 from compilescope.analyses.results import Results, saved_classes
 from compilescope.ingest.reader import read_trace
 from compilescope.model.codec import decode, encode

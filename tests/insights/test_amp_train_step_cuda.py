@@ -90,7 +90,7 @@ def test_the_summary_says_what_to_do_about_gradscaler_once(capsys):
 
 
 def _facts(log):
-    from compilescope.analyses import analyze
+    from compilescope.analyses.analyze import analyze
     from compilescope.analyses.diff import run_facts
 
     with read_trace(str(log)) as trace:

@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from compilescope.analyses import analyze
+from compilescope.analyses.analyze import analyze
 from compilescope.analyses.diff import run_facts
 from compilescope.ingest.reader import read_trace
 

@@ -9,7 +9,7 @@ import json
 import re
 from pathlib import Path
 
-from compilescope.analyses import analyze
+from compilescope.analyses.analyze import analyze
 from compilescope.analyses.activation_checkpoint import activation_checkpointing
 from compilescope.analyses.diff import diff_runs, run_facts
 from compilescope.analyses.compile_time import compile_times

@@ -11,7 +11,7 @@ import json
 import textwrap
 from pathlib import Path
 
-from compilescope.analyses import analyze
+from compilescope.analyses.analyze import analyze
 from compilescope.analyses.op_mutations import (
     body_writes, custom_op_sources, op_mutations, schema_arguments, triton_kernel_stores,
 )

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from compilescope.analyses import analyze
+from compilescope.analyses.analyze import analyze
 from compilescope.analyses.insights import insights
 from compilescope.analyses.op_mutations import body_writes, custom_op_sources, op_mutations
 from compilescope.cli import main

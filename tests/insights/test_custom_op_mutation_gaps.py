@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from compilescope.analyses import analyze
+from compilescope.analyses.analyze import analyze
 from compilescope.analyses.op_mutations import op_mutations
 from compilescope.cli import main
 from compilescope.ingest.reader import read_trace

@@ -148,7 +148,7 @@ def test_check_and_diff_name_transformers_frame_by_the_users_calls_and_still_mat
     # co_firstlineno 121), called from the program's lines 32 and 39 (hf_llama) or 32 and 37 (_fixed, whose generate()
     # call is at 37): its dynamo_start stacks. check names it as the report does; diff still matches the two runs'
     # frames by function and file, whatever the calls.
-    from compilescope.analyses import analyze
+    from compilescope.analyses.analyze import analyze
     from compilescope.analyses.diff import diff_runs, run_facts
 
     from ..conftest import run_cli

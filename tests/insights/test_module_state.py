@@ -13,7 +13,7 @@ import re
 import pytest
 from rich.console import Console
 
-from compilescope.analyses import analyze
+from compilescope.analyses.analyze import analyze
 from compilescope.analyses.diff import diff_runs, run_facts
 from compilescope.analyses.insights import insights
 from compilescope.analyses.recompiles import ADVICE

@@ -9,7 +9,7 @@ import gzip
 import json
 import re
 
-from compilescope.analyses import analyze
+from compilescope.analyses.analyze import analyze
 from compilescope.analyses.check import Rules, evaluate
 from compilescope.analyses.diff import diff_runs, run_facts
 from compilescope.analyses.insights import insights

@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from compilescope.analyses import analyze
+from compilescope.analyses.analyze import analyze
 from compilescope.analyses.diff import TimeThreshold, diff_runs, run_facts
 from compilescope.analyses.insights import insights
 from compilescope.ingest.reader import read_trace

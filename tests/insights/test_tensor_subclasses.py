@@ -13,7 +13,7 @@ import re
 from markupsafe import Markup
 from rich.console import Console
 
-from compilescope.analyses import analyze
+from compilescope.analyses.analyze import analyze
 from compilescope.analyses.compile_summary import compile_summaries
 from compilescope.analyses.diff import diff_runs, run_facts
 from compilescope.analyses.errors import FULLGRAPH_STEP

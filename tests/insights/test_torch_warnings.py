@@ -99,7 +99,7 @@ def test_the_saved_stderr_beside_a_plain_log_is_read():
     assert ins.cudagraphs.never_recorded_warning.startswith("Unable to hit fast path of CUDAGraphs because of pending")
     # The compile's own page says it too.
     with read_trace(str(log)) as trace:
-        from compilescope.analyses import analyze
+        from compilescope.analyses.analyze import analyze
 
         with analyze(trace) as results:
             assert results.compiles["[0/1]"].cudagraphs_warning == ins.cudagraphs.never_recorded_warning

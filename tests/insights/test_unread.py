@@ -125,7 +125,7 @@ def test_where_reading_stopped_is_said_past_the_listing_limit_of_problems(tmp_pa
 def test_where_reading_stopped_is_kept_once_and_saved_with_the_results(tmp_path):
     import orjson
 
-    from compilescope.analyses import analyze
+    from compilescope.analyses.analyze import analyze
     from compilescope.analyses.results import Results
     from compilescope.ingest.reader import read_trace
 

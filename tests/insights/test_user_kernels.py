@@ -8,7 +8,7 @@ import re
 
 import pytest
 
-from compilescope.analyses import analyze
+from compilescope.analyses.analyze import analyze
 from compilescope.analyses.diff import _user_kernel_changes, diff_runs, graph_nodes, run_facts
 from compilescope.analyses.insights import insights
 from compilescope.analyses.provenance import is_users_file

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from compilescope.analyses import analyze
+from compilescope.analyses.analyze import analyze
 from compilescope.analyses.diff import diff_runs, run_facts
 from compilescope.analyses.diagnosis import (
     ACCURACY, ACCURACY_RUN, AOT_EAGER, BACKEND, EAGER, EAGER_CONTROL, EAGER_CONTROL_AGAIN, RunFacts, another_control,

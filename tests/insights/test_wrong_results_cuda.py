@@ -9,7 +9,7 @@ import json
 import re
 from pathlib import Path
 
-from compilescope.analyses import analyze
+from compilescope.analyses.analyze import analyze
 from compilescope.analyses.diff import diff_runs, run_facts
 from compilescope.analyses.insights import INFO, WARNING, insights
 from compilescope.analyses.numerics import numerics

@@ -13,7 +13,7 @@ from html import unescape
 
 import pytest
 
-from compilescope.analyses import analyze
+from compilescope.analyses.analyze import analyze
 from compilescope.analyses.divergence import RankInDetail
 from compilescope.analyses.provenance import analyze_provenance
 from compilescope.cli.multirank import summarize_ranks

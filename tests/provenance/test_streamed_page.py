@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import orjson
 
-from compilescope.analyses import analyze
+from compilescope.analyses.analyze import analyze
 from compilescope.ingest.reader import read_trace
 from compilescope.render import html
 from compilescope.render.html import provenance

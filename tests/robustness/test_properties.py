@@ -15,7 +15,7 @@ from pathlib import Path
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from compilescope.analyses import analyze
+from compilescope.analyses.analyze import analyze
 from compilescope.errors import CompilescopeError
 from compilescope.ingest.reader import read_trace
 from compilescope.model.stats import OUTCOMES

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 import compilescope
-from compilescope.analyses import analyze
+from compilescope.analyses.analyze import analyze
 from compilescope.analyses.runtime import comparison_finding, runtime_finding
 from compilescope.ingest.profile import read_profile
 from compilescope.wording import format_us

@@ -15,7 +15,7 @@ import orjson
 import pytest
 
 import compilescope
-from compilescope.analyses import analyze
+from compilescope.analyses.analyze import analyze
 from compilescope.analyses.results import Results
 from compilescope.analyses.insights import insights
 from compilescope.analyses.provenance import analyze_provenance

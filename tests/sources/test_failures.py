@@ -12,7 +12,7 @@ import json
 import re
 from pathlib import Path
 
-from compilescope.analyses import analyze
+from compilescope.analyses.analyze import analyze
 from compilescope.analyses.sources import SourceFile
 from compilescope.ingest.reader import read_trace
 

@@ -13,7 +13,7 @@ import tempfile
 from importlib import resources
 
 from .._torch import INSTALL_HINT, TORCH_VERSION, torch_available
-from ..analyses import analyze
+from ..analyses.analyze import analyze
 from ..demo import SCENARIOS, bundled_trace
 from ..ingest.reader import read_trace
 from ..location import local_output

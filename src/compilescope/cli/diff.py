@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
-from ..analyses import analyze
+from ..analyses.analyze import analyze
 from ..analyses.diff import DiffReport, RunFacts, TimeThreshold, diff_report, run_facts
 from .. import location
 from ..errors import CompilescopeError

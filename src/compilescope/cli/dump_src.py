@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from ..analyses import analyze
+from ..analyses.analyze import analyze
 from ..analyses.transformed import compile_dumps
 from ..ingest.discover import discover
 from ..ingest.reader import read_trace

@@ -7,7 +7,7 @@ import os
 import sys
 
 from .. import location
-from ..analyses import analyze
+from ..analyses.analyze import analyze
 from ..analyses.results import Results
 from ..cores import default_jobs
 from ..analyses.unread import unread

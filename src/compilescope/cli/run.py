@@ -24,7 +24,7 @@ from ..wording import count
 from .. import location
 from ..output import Kept, check_output_dir, program_file, report_destination, shown_output, trace_directory
 from .usage import require_more_than
-from ..analyses import analyze
+from ..analyses.analyze import analyze
 from ..ingest.profile import read_profiles
 from .report import (_open_browser, _stats_line, add_report_arguments, check_report_arguments, report_options,
                      report_processes, strict_problems, write_report)

@@ -13,7 +13,7 @@ from typing import Callable
 import orjson
 from rich.console import Console
 
-from ..analyses import analyze
+from ..analyses.analyze import analyze
 from ..analyses.insights import SCHEMA_VERSION
 from ..errors import CompilescopeError
 from ..ingest.discover import discover, holds_several_ranks
