@@ -61,7 +61,6 @@ def read_side(path: str, report_dir: str | None = None, overwrite: bool = False,
     given that cannot be read is refused on the same one line, after the option that gave it (profile_option:
     "--profile-a"): the run time asked for cannot be compared."""
     from ..analyses.rank_summary import empty_rank, failed_rank, summarize_rank
-    from ..report_writer import write_report  # here: it imports the HTML renderer, needed only with -o
 
     facts: dict[int | None, RunFacts] = {}
     logs, ignored = side_logs(path)
@@ -102,6 +101,8 @@ def read_side(path: str, report_dir: str | None = None, overwrite: bool = False,
             if warning := unread_line(results.insights.unread, log, covers, f"{side}: rank {rank}" if side and rank is not None else side):
                 print(warning, file=sys.stderr)
             if report_dir is not None:
+                from ..report_writer import write_report  # here: it imports the HTML renderer (jinja2), only for -o
+
                 out = report_dir if len(logs) == 1 else os.path.join(report_dir, f"rank_{rank}")
                 write_report(trace, out, overwrite, ReportOptions(), results)
             if summarize and rank is not None:

@@ -17,12 +17,10 @@ from ..analyses.analyze import analyze
 from ..analyses.insights import SCHEMA_VERSION
 from ..errors import CompilescopeError
 from ..ingest.discover import discover, holds_several_ranks
-from ..ingest.profile import read_profiles
 from ..ingest.reader import read_trace
 from ..render.notices import unread_line
 from ..render.terminal import RankSummariesRenderer, SummaryRenderer, TerminalOptions
 from .console import default_console
-from .multirank import summarize_ranks
 from .usage import require_at_least
 
 
@@ -56,7 +54,11 @@ class SummaryCommand:
         found = discover(args.path, latest=args.latest)
         if found.note:
             print(f"compilescope: {found.note}", file=sys.stderr)
-        profiles = read_profiles(args.profile)
+        profiles: list = []
+        if args.profile:
+            from ..ingest.profile import read_profiles  # here: the profile reader is for --profile only
+
+            profiles = read_profiles(args.profile)
         with read_trace(found.chosen) as trace:
             results = analyze(trace, profiles)
         assert results.insights is not None  # analyze() always computes them
@@ -69,6 +71,9 @@ class SummaryCommand:
         return 0
 
     def _run_ranks(self, args: argparse.Namespace) -> int:
+        # here: the ranks' reader (worker processes, the landing page's HTML: jinja2) is for a directory of ranks only
+        from .multirank import summarize_ranks
+
         results = summarize_ranks(args.path, args.jobs)
         if args.json:
             # schema_version and source first, as in the one-log form; "ranks" tells the two forms apart.

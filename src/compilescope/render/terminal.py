@@ -9,6 +9,7 @@ from __future__ import annotations
 import shlex
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from rich import box
 from rich.console import Console, ConsoleOptions, Group, RenderableType, RenderResult
@@ -20,9 +21,6 @@ from rich.table import Column, Table
 from rich.text import Text
 from rich.tree import Tree
 
-from ..analyses.results import Results
-from ..analyses.divergence import MultiRankAnalysis, MultiRankResults, RankInDetail
-from ..analyses.rank_summary import RankSummary
 from ..analyses.dynamic_shapes import GuardPlace, PlacementPart
 from ..analyses.graph_breaks import function_label
 from ..analyses.insights import SECTIONS, Insights
@@ -33,8 +31,12 @@ from .charts import phase_bars
 from .notices import SEVERITY_LABELS
 from ..invisible import one_line, safe_terminal_text
 from ..wording import count, format_seconds
-from .terminal_runtime import runtime_renderables
 from .terminal_text import TerminalText, shorten_middle
+
+if TYPE_CHECKING:  # (one log's summary reads none of them: the ranks' and the saved form's analyses stay unimported)
+    from ..analyses.divergence import MultiRankAnalysis, MultiRankResults, RankInDetail
+    from ..analyses.rank_summary import RankSummary
+    from ..analyses.results import Results
 
 SEVERITY = {"error": (SEVERITY_LABELS["error"], "bold red"), "warning": (SEVERITY_LABELS["warning"], "yellow"),
             "info": (SEVERITY_LABELS["info"], "cyan")}
@@ -668,13 +670,21 @@ def summary_renderable(ins: Insights) -> RenderableType:
     return Group(head, *ran_on, *ran_with, _findings(ins), *(part for section in SECTIONS for part in _SECTION_RENDERERS[section](ins)))
 
 
+def _runtime(ins: Insights) -> list[RenderableType]:
+    if ins.runtime is None:  # (no --profile: the run-time analysis and its renderer are not imported)
+        return []
+    from .terminal_runtime import runtime_renderables
+
+    return runtime_renderables(ins.runtime)
+
+
 _SECTION_RENDERERS: dict[str, Callable[[Insights], list[RenderableType]]] = {
     "testing_only": _testing_only, "crash": _crashes, "errors": _errors, "export": lambda ins: [],  # (the details: the report's export page)
     "recompiles": _recompiles, "graph_breaks": _graph_breaks, "numpy": _numpy, "numerics": _numerics,
     # (checkpointing has no finding of its own, so no section: it follows what compiling cost)
     "compile_time": lambda ins: _compile_time(ins) + _checkpointing(ins), "autotuning": _autotuning, "user_kernels": _user_kernels, "cudagraphs": _cudagraphs, "raised": _raised,
     "warnings": _torch_warnings,
-    "caches": _caches, "dynamic_shapes": _dynamic_shapes, "runtime": lambda ins: runtime_renderables(ins.runtime),
+    "caches": _caches, "dynamic_shapes": _dynamic_shapes, "runtime": _runtime,
 }
 
 
