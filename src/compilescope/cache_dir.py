@@ -9,6 +9,9 @@ import stat
 from typing import IO
 
 CACHE_ENV = "COMPILESCOPE_TEMPLATE_CACHE"  # "0": no cache; a directory: the cache's parent
+# The command line keeps compiled templates: render/html/env.py turns its cache on when it is imported after this is
+# set (a command that writes no HTML, summary or check, imports no Jinja). The API leaves it off.
+keep_compiled_templates = False
 
 
 def cache_base() -> str | None:

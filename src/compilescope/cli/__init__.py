@@ -153,8 +153,12 @@ def _kept_record_templates() -> str | None:
 
 def _template_cache() -> None:
     """Compiled templates are kept between runs of the command line (only: the API writes nothing it was not asked to).
-    COMPILESCOPE_TEMPLATE_CACHE=0 turns that off."""
-    from ..render.html.env import enable_template_cache
+    COMPILESCOPE_TEMPLATE_CACHE=0 turns that off. A command that writes no HTML (summary, check) imports no Jinja: the
+    HTML renderer turns the cache on when it is imported, unless the command imported it already."""
+    from .. import cache_dir
 
-    enable_template_cache()
+    cache_dir.keep_compiled_templates = True
+    html_env = sys.modules.get(__name__.rpartition(".")[0] + ".render.html.env")
+    if html_env is not None:
+        html_env.enable_template_cache()
 

@@ -22,6 +22,7 @@ from jinja2.bccache import bc_magic
 from markupsafe import Markup, escape
 
 from ... import __version__
+from ... import cache_dir
 from ...cache_dir import CACHE_ENV, cache_base, open_owned, owned
 from ...analyses.insights import SECTIONS as INSIGHTS_SECTIONS
 from ...analyses.metric_values import pretty_json
@@ -252,6 +253,8 @@ def _environment() -> Environment:
 
 
 ENV = _environment()
+if cache_dir.keep_compiled_templates:  # (the command line asked before its command imported this)
+    enable_template_cache()
 
 
 def preload_templates() -> None:
