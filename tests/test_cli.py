@@ -486,6 +486,17 @@ def test_a_report_of_a_saved_analysis_prints_what_to_fix_first_as_the_log_does(t
     assert lines[-2] == "  what to do about each: the report's Insights (its log is not here for compilescope summary)"
 
 
+def test_summary_and_check_of_one_log_import_no_html_renderer_nor_the_ranks_reader():
+    """They print to the terminal: Jinja2 and the HTML renderer (whose template cache the CLI turns on), the
+    multi-rank reader (worker processes) and, with no --profile, the run-time analysis are for other commands."""
+    for argv in (["summary", str(torch213("training.log"))], ["check", str(torch213("training.log"))]):
+        code = ("import sys; from compilescope.cli import main; rc = main(" + repr(argv) + "); "
+                "print(rc, sorted(m for m in sys.modules if m.startswith(('jinja2', 'compilescope.render.html')) or m in "
+                "('compilescope.report_writer', 'compilescope.cli.multirank', 'compilescope.analyses.runtime')))")
+        out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+        assert out.splitlines()[-1] == "0 []", argv
+
+
 def test_version_imports_no_command_module():
     """`--version` answers before the report command (and its analyses, Jinja2) is imported, and before argparse,
     the terminal guard and what they import (re, typing): its start-up is all of its cost."""

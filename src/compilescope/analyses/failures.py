@@ -7,7 +7,7 @@ from typing import Any, Mapping
 from ..model.ids import CompileId, compilation_key
 from ..model.trace import Trace
 from .errors import CompileErrors, CompilerDiagnostic, metrics_number
-from .graph_breaks import INTERNAL_RESTART, GraphBreaks
+from .graph_breaks import GraphBreaks, internal_restart
 from ..wording import format_seconds
 from ..model.records import dataclass
 
@@ -32,7 +32,7 @@ class FailureRow:
     # A failure the log gives no location for: the frame being compiled, "file:line" of its def (context only: the
     # failure may be anywhere in it, or in torch).
     compiled_frame: str | None = None
-    # A restart of Dynamo's own (graph_breaks.INTERNAL_RESTART), no graph break: what it was and what it cost.
+    # A restart of Dynamo's own (graph_breaks.internal_restart), no graph break: what it was and what it cost.
     explanation: str | None = None
     # A restart at a call of a torch.compiler.disable'd function (the compilation's graph break is one: GraphBreak.
     # disabled): the program asked for it to run eagerly, so the restart is what was asked, not one to fix.
@@ -88,7 +88,7 @@ RESTART_NOTES = {
 def restart_note(reason: str, metrics: Mapping[str, Any]) -> str | None:
     """What a restart of Dynamo's own was and the tracing it threw away (dynamo_time_before_restart_s); None for any
     other restart (a graph break's)."""
-    m = INTERNAL_RESTART.match(reason)
+    m = internal_restart(reason)
     if m is None:
         return None
     before = metrics.get("dynamo_time_before_restart_s")

@@ -89,8 +89,16 @@ _TRANSFORM_CALL = lazy_compile(r"(?<![\w.])(?:torch\.func\.|func\.|functorch\.)?
 # A restart torch gave no reason for is logged as the exception's type (convert_frame: `e.restart_reason or
 # str(type(e))`). These are Dynamo's own restarts, no graph break: it traces the same frame again, whole
 # (TensorifyScalarRestartAnalysis: a Python float it had made dynamic must be specialized after all).
-INTERNAL_RESTART = lazy_compile(
+_INTERNAL_RESTART = lazy_compile(
     r"^<class '(?:torch\._dynamo\.exc\.)?(?P<kind>TensorifyScalar|Unspecialize|CompileCollective)RestartAnalysis'>$")
+
+
+def internal_restart(reason: str) -> re.Match[str] | None:
+    """The match of a restart reason that is one of Dynamo's own restarts (its group "kind"), else None."""
+    if "RestartAnalysis'>" not in reason:  # (a graph break's reason, nearly every one: no pattern compiled)
+        return None
+    return _INTERNAL_RESTART.match(reason)
+
 # The name Dynamo gives the code after a graph break (torch/_dynamo/resume_execution.py, since torch 2.1):
 # torch_dynamo_resume_in_<co_name>_at_<line>. The co_name is any function's, <lambda> and <genexpr> too; the line is
 # the last `_at_<digits>` (a function may be named f_at_3). Bounded: the name comes from an untrusted log. (Older
@@ -722,7 +730,10 @@ class GraphBreak:
     def amp_function(self) -> str | None:
         """"GradScaler.scale": the function of torch/amp/ that Dynamo's skip list kept it from tracing; None for any
         other break."""
-        m = _AMP_SKIPPED.search(self.text or "")
+        text = self.text or ""
+        if "MOD_SKIPLIST" not in text:  # (every match names it: most breaks are not skips, and compile no pattern)
+            return None
+        m = _AMP_SKIPPED.search(text)
         return m["qualname"] if m else None
 
     @property
@@ -1029,7 +1040,7 @@ def graph_breaks(trace: Trace) -> GraphBreaks:
         for entry in trace.compiles.values():
             for reason in (entry.metrics or {}).get("restart_reasons") or []:
                 text = str(reason)
-                if INTERNAL_RESTART.match(text):
+                if internal_restart(text):
                     continue
                 if len(text) > 1 and text[0] == text[-1] and text[0] in "'\"" and text[0] not in text[1:-1]:
                     text = text[1:-1]  # older torch logged the reason's repr: 'skip function graph_break in ...'

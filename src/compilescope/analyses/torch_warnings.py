@@ -197,6 +197,8 @@ _REFUSAL_GUARD = lazy_compile(r"^[ \t]*- (?P<compile_id>\d{1,9}/\d{1,9}): (?P<gu
 def _refusal(message: str) -> tuple[str, str] | None:
     """The name and advice of a recompile the program's own stance refused: which function, and what it would have
     recompiled for (the guard of its newest compile, listed first; the others' are older shapes)."""
+    if not message.startswith("Detected recompile when torch.compile stance is"):  # (no pattern compiled for others)
+        return None
     m = _REFUSAL.match(message)
     if m is None:
         return None
