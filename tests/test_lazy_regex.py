@@ -55,6 +55,9 @@ LAZY_FOR_A_SMALL_LOG = (
     "compilescope.analyses.fx_sites._TYPED_NAME", "compilescope.analyses.fx_sites._CALL",
     "compilescope.analyses.freezing._CONSTANT", "compilescope.analyses.freezing._OP_CALL",
     "compilescope.analyses.activation_checkpoint._FILE_COMMENT",  # (a graph with checkpointed regions)
+    # (a ModuleList's blocks compiled alike)
+    *(f"compilescope.analyses.repeated_blocks.{name}" for name in ("_INPUT", "_NUMBERED", "_GUARDED_MODULE", "_LINE",
+                                                                   "_BLOCK_INPUT", "_OTHER_WEIGHT", "_IDENTIFIER")),
     # (output code with a user's Triton kernel)
     *(f"compilescope.analyses.user_kernels.{name}" for name in ("_OPENER", "_ORIGINAL_PATH", "_DEBUG_HANDLE", "_RUN",
                                                                 "_SIGNATURE", "_SIGNATURE_ITEM", "_NUMBER", "_SIZE_SYMBOL",
@@ -67,6 +70,21 @@ def test_a_plain_report_compiles_only_the_patterns_its_log_needs(tmp_path):
     compiled = (f"sorted(m + '.' + n for m, _, n in [{names}] "
                 "if 'match' in getattr(getattr(sys.modules[m], n, None), '__dict__', ('match',)))")  # (re.Pattern: none)
     assert _report_in_a_new_process(torch213("compile_error_lowering.log"), tmp_path / "out", compiled) == "0 []"
+
+
+# Patterns a fixed string of theirs rules out first: compiled_optimizer.log's two graph breaks (Adam.step force-skipped
+# by lr_scheduler.py, torch's own graph_break()) are restarts whose reasons name no torch.amp function (no
+# MOD_SKIPLIST in the log) and are no restart of Dynamo's own (no "RestartAnalysis'>"), and its one warning (the
+# profiler's record function) is no fail_on_recompile refusal (no "Detected recompile"): their patterns stay uncompiled.
+PRECHECKED = ("compilescope.analyses.graph_breaks._AMP_SKIPPED", "compilescope.analyses.graph_breaks._INTERNAL_RESTART",
+              "compilescope.analyses.torch_warnings._REFUSAL")
+
+
+def test_a_fixed_string_keeps_the_patterns_of_what_a_log_lacks_uncompiled(tmp_path):
+    names = ", ".join(repr(name.rpartition(".")) for name in PRECHECKED)
+    compiled = (f"sorted(m + '.' + n for m, _, n in [{names}] "
+                "if 'match' in getattr(getattr(sys.modules[m], n, None), '__dict__', ('match',)))")
+    assert _report_in_a_new_process(torch213("compiled_optimizer.log.gz"), tmp_path / "out", compiled) == "0 []"
 
 
 def test_the_terminal_guard_passes_plain_ascii_unchanged_and_escapes_the_rest_as_before():

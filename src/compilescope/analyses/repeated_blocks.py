@@ -21,18 +21,19 @@ from ..model.trace import Trace
 from .fx_sites import FX_NODE, GRAPH_ARTIFACT
 from .installed_guards import GUARDS_ARTIFACT
 from .userloc import user_source_name
+from ..lazy_regex import lazy_compile
 
 # `def forward(self, L_x_: "f32[4, 8][8, 1]cpu", ...)`: each input with its type; the graph's own forward is the first
-_INPUT = re.compile(r"\b(?P<name>L_\w+): \"(?P<type>[^\"]*)\"")
+_INPUT = lazy_compile(r"\b(?P<name>L_\w+): \"(?P<type>[^\"]*)\"")
 # The outermost numbered module in an input's name: `L_self_modules_blocks` `0` `modules_qkv_parameters_weight_`
-_NUMBERED = re.compile(r"^(?P<container>L_\w+?)_modules_(?P<index>\d+)_(?P<rest>(?:modules|parameters|buffers)_\w*)$")
+_NUMBERED = lazy_compile(r"^(?P<container>L_\w+?)_modules_(?P<index>\d+)_(?P<rest>(?:modules|parameters|buffers)_\w*)$")
 # `source=L['self']._modules['blocks']._modules['0'], ... type=<class '__main__.Block'>`
-_GUARDED_MODULE = re.compile(r"source=(?P<source>L\[[^\s,]*?\._modules\['\d+'\]), [^\n]*?type=<class '(?P<cls>[^']+)'>")
-_LINE = re.compile(r"^\s*# File: .+?:(?P<line>\d+) in ")
+_GUARDED_MODULE = lazy_compile(r"source=(?P<source>L\[[^\s,]*?\._modules\['\d+'\]), [^\n]*?type=<class '(?P<cls>[^']+)'>")
+_LINE = lazy_compile(r"^\s*# File: .+?:(?P<line>\d+) in ")
 # A block's input the node computes with: `l_self_modules_blocks_modules_0_modules_qkv_parameters_weight_`
-_BLOCK_INPUT = re.compile(r"\bl(?P<container>_\w+?)_modules_(?P<index>\d+)_(?:modules|parameters|buffers)_")
-_OTHER_WEIGHT = re.compile(r"\bl_\w*_(?:parameters|buffers)_")
-_IDENTIFIER = re.compile(r"(?<![\w.])[A-Za-z_]\w*\b")  # a name, not an attribute after a dot
+_BLOCK_INPUT = lazy_compile(r"\bl(?P<container>_\w+?)_modules_(?P<index>\d+)_(?:modules|parameters|buffers)_")
+_OTHER_WEIGHT = lazy_compile(r"\bl_\w*_(?:parameters|buffers)_")
+_IDENTIFIER = lazy_compile(r"(?<![\w.])[A-Za-z_]\w*\b")  # a name, not an attribute after a dot
 
 
 @dataclass
@@ -117,12 +118,14 @@ def graph_blocks(graph_text: str, guards_text: str = "") -> list[tuple[str, list
     computes the same with (the same expressions from the same lines: blocks of one class whose code branches on an
     attribute are no copies)."""
     signature = next((line for line in graph_text.splitlines() if "def forward(" in line), "")
-    code = block_code(graph_text)
     by_container: dict[str, dict[int, dict[str, str]]] = {}
     for m in _INPUT.finditer(signature):
         n = _NUMBERED.match(m["name"])
         if n:
             by_container.setdefault(n["container"], {}).setdefault(int(n["index"]), {})[n["rest"]] = m["type"]
+    if all(len(blocks) < 2 for blocks in by_container.values()):  # (no two blocks of one list: the code is not read)
+        return []
+    code = block_code(graph_text)
     classes: dict[str, tuple[str, str]] = {}  # input-name prefix of a block -> (source of its container, class)
     for g in _GUARDED_MODULE.finditer(guards_text):
         classes[_as_input_name(g["source"])] = (g["source"].rsplit("._modules[", 1)[0], g["cls"].rsplit(".", 1)[-1])
