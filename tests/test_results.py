@@ -235,8 +235,10 @@ ADDED_IN_12 = {
 # What version 13 added (fields of classes version 12 had; its new classes hang only from these).
 ADDED_IN_13 = {
     "analyses.diagnosis.ProgramSeed": ("module",),
-    "analyses.op_mutations.OpSource": ("form",),
-    "analyses.op_mutations.UndeclaredMutation": ("form",),
+    "analyses.op_mutations.OpMutations": ("functionalized",),
+    "analyses.op_mutations.OpSource": ("form", "pointers"),
+    "analyses.op_mutations.UndeclaredMutation": ("form", "cloned"),
+    "analyses.results.Results": ("metric_pages",),
     "analyses.sources.LineNotes": ("state_changes",),
 }
 

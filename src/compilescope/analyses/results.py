@@ -39,7 +39,7 @@ RESULTS_FORMAT = "compilescope.results"
 RESULTS_VERSION = 13
 # The digest of the saved classes' fields (names and annotations) that RESULTS_VERSION's form has: tests/test_results.py
 # fails naming RESULTS_VERSION when a field changes and this does not, so a change to the saved form moves both here.
-RESULTS_FINGERPRINT = "479be2474cbcc472"
+RESULTS_FINGERPRINT = "a395b511058e1f40"
 # Another version's file is refused, not migrated: the fields a version adds have defaults, but each is a claim (no
 # RecompileStep.expected: every recompile avoidable; no numerics: no line differs from eager), not "unknown".
 SAVE_AGAIN = "save them again from the log: compilescope LOG --save FILE"
@@ -61,8 +61,9 @@ RESULTS_ADDED = {
         "the generated kernel a compile error is in, the runtime's slow calls counted once across threads and what "
         "each ran during, and diagnose's control runs, the program's seed, the wrong graph of an accuracy failure, "
         "the minimal repro's path and torch's testing hooks",
-    13: "custom ops defined by a schema (Library.define) or as triton_op, the program's lines that registered a hook "
-        "or switched a module's mode after compiling, and the imported module a program's seed is set in",
+    13: "custom ops defined by a schema (Library.define) or as triton_op, and the triton_ops whose stores torch found "
+        "itself, the program's lines that registered a hook or switched a module's mode after compiling, the imported "
+        "module a program's seed is set in, and each compile's metrics pages (Results is saved as analyses.results.Results)",
 }
 
 
