@@ -61,10 +61,6 @@ class CompileCheckpointing:
     has_backward: bool = False  # its backward graph was logged (None recomputed means none, not unknown)
 
     @property
-    def n_calls(self) -> int:
-        return sum(c.count for c in self.calls)
-
-    @property
     def n_recomputed(self) -> int:
         return sum(r.count for r in self.recomputed)
 

@@ -172,11 +172,6 @@ class AotiPackage:
     contents: AotiContents | None = None  # what it holds, from its wrapper
 
     @property
-    def static_dims(self) -> list[tuple[AotiInput, int]]:
-        """The inputs' dims the package was compiled for one size of (not the last dim of features: every dim)."""
-        return [(i, n) for i in self.inputs for n, d in enumerate(i.dims) if d.size is not None]
-
-    @property
     def one_shape(self) -> bool:
         """Every dim of every input has one size (the export was given no Dim): the package serves that shape alone.
         (A dim no check covers is not known to be fixed; inputs of no dim, scalars, have no size to vary.)"""

@@ -208,12 +208,6 @@ class UserKernel:
         return definition_text(self.defined_at, self.decorator_line)
 
     @property
-    def entered_text(self) -> str:
-        """How its launch entered the graph: "traced into the graph as triton_kernel_wrapper_mutation", "through the
-        custom op mylib::scaled_add"; "" where the log does not say."""
-        return launch_words(self.launch_call)
-
-    @property
     def symbolic(self) -> list[ScalarArgument]:
         return [a for a in self.arguments if a.symbolic]
 
@@ -252,7 +246,8 @@ class UserKernel:
 
 
 def launch_words(call: str | None) -> str:
-    """A launch_call in words (UserKernel.entered_text)."""
+    """How a kernel's launch entered the graph (UserKernel.launch_call) in words: "traced into the graph as
+    triton_kernel_wrapper_mutation", "through the custom op mylib::scaled_add"; "" where the log does not say."""
     if not call:
         return ""
     if call.startswith("torch.ops.higher_order."):

@@ -408,12 +408,6 @@ def _checkpointing(ins: Insights) -> list[RenderableType]:
     return out
 
 
-def _symbol_text(symbol: str, value: object, value_range: str | None, source: str | None) -> str:
-    """`s0 = 8 [2, 64] from L['x'].size()[0]`; an unbacked symbol (data-dependent) has no value and no source."""
-    return (symbol + (f" = {value}" if value is not None else "") + (f" {value_range}" if value_range else "")
-            + (f" from {source}" if source else ""))
-
-
 def _caches(ins: Insights) -> list[RenderableType]:
     ca = ins.caches
     if not ca:
