@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import inspect
 import io
+import re
 
 import orjson
 import pytest
@@ -12,6 +14,7 @@ from compilescope.analyses.analyze import analyze
 from compilescope.cli.multirank import summarize_ranks
 from compilescope.ingest.reader import read_trace
 from compilescope.model.payloads import JsonLines
+from compilescope.render import contract
 from compilescope.render.charts import ChartOptions, CompileTimeChart
 from compilescope.render.multirank import SUMMARY_JSON, LandingOptions, LandingRenderer
 from compilescope.render.options import ReportOptions
@@ -27,13 +30,27 @@ def _text(renderable) -> str:
     return console.file.getvalue()
 
 
-@pytest.mark.parametrize("renderer, options", [
+RENDERERS = [
     (ReportRenderer, ReportOptions), (SummaryRenderer, TerminalOptions), (RankSummariesRenderer, TerminalOptions),
     (LandingRenderer, LandingOptions),
-])
+]
+
+
+@pytest.mark.parametrize("renderer, options", RENDERERS)
 def test_each_renderer_has_the_contract(renderer, options):
-    assert callable(renderer.from_results) and callable(renderer.render)
+    # render/contract.Renderer's shape: a classmethod from_results(results, options), and render() of no argument
+    assert isinstance(inspect.getattr_static(renderer, "from_results"), classmethod)
+    assert list(inspect.signature(renderer.from_results).parameters) == ["results", "options"]
+    assert inspect.signature(renderer.from_results).parameters["options"].default == options()
+    assert list(inspect.signature(renderer.render).parameters) == ["self"]
     assert options.__dataclass_params__.frozen  # an options object, not loose arguments
+
+
+def test_the_contract_lists_the_renderers_checked_here():
+    """contract.py's table names each renderer held to the contract; the test above checks those, no fewer."""
+    listed = re.findall(r"^    (\w+Renderer) +render/(\w+)\.py", contract.__doc__ or "", re.MULTILINE)
+    checked = [(r.__name__, r.__module__.rsplit(".", 1)[1]) for r, _ in RENDERERS]
+    assert sorted(listed) == sorted(checked)
 
 
 def test_chart_geometry_is_shaped_from_results_with_options():

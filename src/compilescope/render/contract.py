@@ -12,6 +12,8 @@ its own frozen options object. Renderers return content; only the CLI writes it.
     RankSummariesRenderer  render/terminal.py  `compilescope summary DIR`
     LandingRenderer        render/multirank.py the landing page of a multi-rank report
 
+tests/test_renderers.py holds each renderer listed here to this shape (and fails when one is added here but not there).
+
 Shaping helpers used inside a renderer follow the first half (from_results with options), e.g.
 render/charts.CompileTimeChart: the compile-time charts' geometry, drawn by the html templates.
 """
