@@ -330,7 +330,7 @@ def _ingest(record: RawRecord, b: TraceBuilder, renumbering: FrameRenumbering) -
         stack = obj.get("stack")
         if stack is not None or obj.get("subgraph_name"):  # (most records have neither: no call)
             b.note_context(env.compile_id, env.lineno, stack, env.subgraph_name)
-    handler = HANDLERS.get(kind) or handler_for(kind)
+    handler = HANDLERS.get(kind) or handler_for(kind)  # (the table first, inline: no call for nearly every record)
     md5 = obj.get("has_payload")
     key = (md5 if env.md5_ok else payload_key(md5, False, env.lineno)) if isinstance(md5, str) else None
     if handler is None:
