@@ -133,3 +133,15 @@ def test_one_pattern_reads_a_node_of_a_graph_dump():
 ])
 def test_what_marks_a_user_kernel_and_its_mappings_is_spelt_once(literal, home):
     assert [str(p.relative_to(SRC)) for p, text in _python_sources().items() if literal in text] == [home]
+
+
+def test_one_pattern_reads_an_fx_file_comment():
+    # `# File: x.py:23 in f, code: ...`: fx_sites, activation_checkpoint and diff each had a copy (the file ended at the
+    # first `:<line> in ` or the last, the function's characters limited or not), now fx_sites.FX_SOURCE_COMMENT
+    file_comment = re.compile(r"#(?:\\s[*+]?| )*File:(?:\\s[*+]?| )*\(\?P<file>")
+    defined = sorted(str(p.relative_to(SRC)) for p, text in _python_sources().items() if file_comment.search(text))
+    assert defined == ["analyses/fx_sites.py"]
+    from compilescope.analyses.fx_sites import FX_SOURCE_COMMENT
+
+    m = FX_SOURCE_COMMENT.match('        # File: /p/a.py:12 in f, code: s = "b.py:3 in g"  ')
+    assert (m["file"], m["line"], m["function"], m["code"].strip()) == ("/p/a.py", "12", "f", 's = "b.py:3 in g"')

@@ -19,11 +19,10 @@ from typing import Any
 from ..lazy_regex import lazy_compile
 from ..model.records import dataclass
 from ..model.trace import Trace
-from .fx_sites import GRAPH_ARTIFACT
+from .fx_sites import FX_SOURCE_COMMENT, GRAPH_ARTIFACT
 
 BACKWARD_GRAPH = "aot_backward_graph"
 CHECKPOINT_OP = "torch.ops.higher_order.tag_activation_checkpoint("
-_FILE_COMMENT = lazy_compile(r"^\s*# File: (?P<file>.+?):(?P<line>\d+) in (?P<func>[^,]+?)(?:, code: (?P<code>.*))?\s*$")
 # `# ac_graph_id: 3 - PREFER_RECOMPUTE File: /p/x.py:27 in forward, code: h = self.up(self.norm(x))`
 _RECOMPUTE_COMMENT = lazy_compile(r"^\s*# ac_graph_id: (?P<region>\d+) - (?P<policy>\w+) File: (?P<file>.+?):(?P<line>\d+)"
                                 r" in (?P<func>[^,]+?)(?:, code: (?P<code>.*))?\s*$")
@@ -84,7 +83,7 @@ def checkpoint_calls(graph_text: str) -> list[CheckpointSite]:
     sites: dict[tuple[str, int], CheckpointSite] = {}
     comment: re.Match[str] | None = None
     for raw in graph_text.splitlines():
-        m = _FILE_COMMENT.match(raw)
+        m = FX_SOURCE_COMMENT.match(raw)
         if m:
             comment = m
         elif not raw.strip():
@@ -92,7 +91,7 @@ def checkpoint_calls(graph_text: str) -> list[CheckpointSite]:
         elif CHECKPOINT_OP in raw and comment is not None:
             key = (comment["file"], int(comment["line"]))
             if key not in sites:
-                sites[key] = CheckpointSite(key[0], key[1], comment["func"].strip(), (comment["code"] or "").strip() or None, 0)
+                sites[key] = CheckpointSite(key[0], key[1], comment["function"].strip(), (comment["code"] or "").strip() or None, 0)
             sites[key].count += 1
     return list(sites.values())
 

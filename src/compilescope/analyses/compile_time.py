@@ -19,11 +19,11 @@ from ..model.ids import NO_COMPILE_ID, CompileId, compilation_key
 from ..model.trace import BENCHMARK_EVENT_SUFFIXES, FUSION_BENCHMARK_EVENTS, Compile, Trace
 from ..model.records import dataclass
 from ..wording import format_seconds
-from ..lazy_regex import lazy_compile
 from .aoti import COMPILE_EVENT as AOTI_COMPILE_EVENT, Aoti
 from .compiled_frames import CompiledFrames, module_label, wrapped_function, wrapped_module
 from .userloc import UserLocation, export_call, is_framework_file, section, traceback_frames
 from .graph_breaks import function_label
+from .fx_sites import first_fx_source_comment
 
 PHASES: tuple[tuple[str, str], ...] = (
     ("dynamo", "Dynamo tracing"),
@@ -740,7 +740,6 @@ def export_calls_times(trace: Trace, times: CompileTimes) -> list[CompileTime]:
 
 
 _SLACK_S = 0.001
-_GRAPH_LINE = lazy_compile(r"# File: (?P<file>.+?):(?P<line>\d+) in (?P<func>[^\s,]+)")
 
 
 class _TracedLines:
@@ -780,9 +779,9 @@ class _TracedLines:
                             and not is_framework_file(frame["filename"]):
                         return UserLocation.from_frame(frame)
             else:
-                m = _GRAPH_LINE.search(self.trace.payload_text(item.payload))
+                m = first_fx_source_comment(self.trace.payload_text(item.payload))
                 if m and not is_framework_file(m["file"]):
-                    return UserLocation(m["file"], int(m["line"]), m["func"])
+                    return UserLocation(m["file"], int(m["line"]), m["function"].strip())
         return None
 
 

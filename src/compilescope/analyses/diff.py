@@ -34,7 +34,7 @@ from .compile_time import PHASE_LABELS, CompileTimes, ends_during
 from .crash import Crash
 from .cudagraphs import NEVER_RECORDED
 from .dynamic_shapes import number_text, placement_text, read_placement
-from .fx_sites import FX_NODE, NODE_MAPPINGS, POST_GRAD
+from .fx_sites import FX_NODE, FX_SOURCE_COMMENT, NODE_MAPPINGS, POST_GRAD
 from .compiled_frames import frame_function, module_label, wrapped_module
 from .graph_breaks import function_label, resume_of, skipped_text
 from .numpy_graphs import numpy_target
@@ -59,7 +59,6 @@ _VOLATILE_CONFIG = re.compile(r"(_dir$|_path$|^job_id$|cache_key_tag|_file$|^tra
 _ADDRESS = re.compile(r"(?<![\d.])(?:0x[0-9a-f]+|\d{7,})\b", re.I)
 # A number in a guard's text: guards that differ only in one number are one guard failing at several values.
 _GUARD_NUMBER = re.compile(r"(?<![\w.#])-?\d+(?:\.\d+)?(?:e[-+]?\d+)?(?![\w.])", re.I)
-_GRAPH_FILE = re.compile(r"#\s*File:\s*(?P<file>.+?):(?P<line>\d+) in (?P<func>[\w<>.]+)(?:, code: (?P<code>.*))?$")
 _CALL = re.compile(r"^(?P<target>[A-Za-z_][\w.]*)\(")
 _INFIX = re.compile(r"^\S+\s+(?P<op>[-+*/@%&|^<>=!]+|//|\*\*)\s+\S+$")
 _METHOD = re.compile(r"^[a-z_]\w*\.(?P<method>[A-Za-z_]\w*)\(")
@@ -455,7 +454,7 @@ def graph_nodes(text: str) -> list[list[Any]]:
     for raw in text.splitlines():
         line = raw.strip()
         if line.startswith("# File:"):
-            m = _GRAPH_FILE.match(line)
+            m = FX_SOURCE_COMMENT.match(line)
             if m and _not_a_user_line(m["file"]):
                 where, code = None, None
             elif m:

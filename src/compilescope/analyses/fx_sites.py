@@ -20,12 +20,26 @@ NODE_MAPPINGS = "inductor_provenance_tracking_node_mappings"
 # AOTAutograd's forward graph, by the names it logs it under: a training compile's forward, an inference compile's
 # whole graph (a compile logs one of them: none of the logs of tests/data or ../shared holds both)
 AOT_FORWARD = ("aot_forward_graph", "aot_inference_graph")
-# A post-grad graph's or output code's `# File: /path/x.py:23 in f, code: y = x * 2` comment, read per line by
-# provenance.py and user_kernels.py (the line's digits bounded and possessive: the text is the log's)
+# An FX graph's or output code's `# File: /path/x.py:23 in f, code: y = x * 2` comment (the code part is absent for
+# some nodes), the one pattern for it: read per line here and by provenance, user_kernels, activation_checkpoint
+# and diff. The first `:<line> in ` ends the file (code may hold another); with the line's digits bounded and
+# possessive and no end anchor, one try per colon: linear in the line, whose text is the log's. Function and code
+# may end in spaces: callers strip them.
 FX_SOURCE_COMMENT = lazy_compile(
-    r"^\s*# File: (?P<file>.*):(?P<line>\d{1,9}+) in (?P<function>[^,\n]*)(?:, code: (?P<code>.*))?")
-# `# File: /path/x.py:23 in f, code: y = x * 2` (the code part is absent for some nodes)
-_NODE_COMMENT = re.compile(r"^\s*# File: (?P<file>.+?):(?P<line>\d+) in (?P<func>[^,]+?)(?:, code: (?P<code>.*))?\s*$")
+    r"^\s*# File: (?P<file>[^\n]*?):(?P<line>\d{1,9}+) in (?P<function>[^,\n]*)(?:, code: (?P<code>.*))?")
+
+
+def first_fx_source_comment(text: str) -> re.Match[str] | None:
+    """The first line of a graph dump or output code that is a `# File:` comment (FX_SOURCE_COMMENT's match)."""
+    start = text.find("# File: ")
+    while start != -1:
+        end = text.find("\n", start)
+        end = len(text) if end == -1 else end
+        m = FX_SOURCE_COMMENT.match(text[text.rfind("\n", 0, start) + 1:end])  # (`^` is the text's start alone)
+        if m:
+            return m
+        start = text.find("# File: ", end)
+    return None
 # A node of a graph dump's body, its name and its expression up to torch's freeing of what it used:
 # `    layer_norm: "f32[4, 32][32, 1]cpu" = torch.nn.functional.layer_norm(x, (32,), w, b);  x = w = None`
 # (the type only in a typed graph: post-grad, or Dynamo's with its sizes; the indent is the graph body's)
@@ -50,9 +64,9 @@ def fx_node_sites(graph_text: str) -> list[FxNodeSite]:
     sites: list[FxNodeSite] = []
     current: FxNodeSite | None = None
     for raw in graph_text.splitlines():
-        m = _NODE_COMMENT.match(raw)
+        m = FX_SOURCE_COMMENT.match(raw)
         if m:
-            current = FxNodeSite(m["file"], int(m["line"]), m["func"].strip(), (m["code"] or "").strip() or None, [])
+            current = FxNodeSite(m["file"], int(m["line"]), m["function"].strip(), (m["code"] or "").strip() or None, [])
             sites.append(current)
             continue
         if not raw.strip():
@@ -70,9 +84,9 @@ def _code_lines(graph_text: str) -> Iterator[tuple[str, FxNodeSite | None]]:
     comment, such as "# No stacktrace found for following nodes")."""
     current: FxNodeSite | None = None
     for raw in graph_text.splitlines():
-        m = _NODE_COMMENT.match(raw)
+        m = FX_SOURCE_COMMENT.match(raw)
         if m:
-            current = FxNodeSite(m["file"], int(m["line"]), m["func"].strip(), (m["code"] or "").strip() or None, [])
+            current = FxNodeSite(m["file"], int(m["line"]), m["function"].strip(), (m["code"] or "").strip() or None, [])
         elif not raw.strip() or raw.lstrip().startswith("#"):
             current = None
         else:

@@ -16,12 +16,9 @@ from ..lazy_regex import lazy_compile
 from ..model.ids import compilation_key
 from ..model.records import dataclass
 from ..model.trace import Trace
-from .fx_sites import GRAPH_ARTIFACT
+from .fx_sites import FX_SOURCE_COMMENT, GRAPH_ARTIFACT
 from .userloc import UserLocation
 
-# `# File: /path/x.py:48 in np_features, code: feats = np.sin(a) + np.exp(-a)`
-_SITE = lazy_compile(r"^\s*# File: (?P<file>.{1,2000}?):(?P<line>\d{1,9}) in (?P<func>[^,\n]{1,500}?)"
-                     r"(?:, code: (?P<code>.{0,2000}))?\s*$")
 # `wrapped_sin: "f32[5][1]cpu" = torch__dynamo_utils_wrapped_sin(a)`; a second call of one name is `..._add_1(`.
 _WRAPPED_CALL = lazy_compile(r"=\s*torch__dynamo_utils_wrapped_(?P<name>\w{1,200}?)(?:_\d{1,6})?\(")
 # The same wrapper as an FX target (`torch__dynamo_utils_wrapped_add_1`: FX numbers a second wrapper of one name).
@@ -98,9 +95,9 @@ def numpy_in_graphs(trace: Trace) -> NumpyInGraphs:
         key = compilation_key(entry.compile_id)
         site: UserLocation | None = None
         for raw in text.splitlines():
-            m = _SITE.match(raw)
+            m = FX_SOURCE_COMMENT.match(raw)  # `# File: /path/x.py:48 in np_features, code: feats = np.sin(a) + ...`
             if m is not None:
-                site = UserLocation(m["file"], int(m["line"]), m["func"].strip(), (m["code"] or "").strip() or None)
+                site = UserLocation(m["file"], int(m["line"]), m["function"].strip(), (m["code"] or "").strip() or None)
                 continue
             call = _WRAPPED_CALL.search(raw)
             if call is None or site is None:
