@@ -145,3 +145,11 @@ def test_one_pattern_reads_an_fx_file_comment():
 
     m = FX_SOURCE_COMMENT.match('        # File: /p/a.py:12 in f, code: s = "b.py:3 in g"  ')
     assert (m["file"], m["line"], m["function"], m["code"].strip()) == ("/p/a.py", "12", "f", 's = "b.py:3 in g"')
+
+
+def test_one_pattern_reads_a_python_traceback_frame():
+    # `  File "x.py", line 23, in f`: metric_values had a copy, now userloc.TRACEBACK_FRAME. Other formats: crash.py
+    # reads faulthandler's `File "x.py", line 23 in f` (no comma), provenance a kernel stack's frame with no function.
+    frame = re.compile(r"""r'(?:\^\\s\*|  )File "\(""")
+    defined = sorted(str(p.relative_to(SRC)) for p, text in _python_sources().items() if frame.search(text))
+    assert defined == ["analyses/crash.py", "analyses/provenance.py", "analyses/userloc.py"]

@@ -19,6 +19,7 @@ import orjson
 from ..lazy_regex import lazy_compile
 from ..model.records import dataclass
 from ..model.trace import Frame
+from .userloc import TRACEBACK_FRAME
 
 LONG_METRIC = 4096  # characters of text past which a value is cut on the summary (about a screen)
 METRIC_HEAD = 512  # characters of a cut value that are shown (whole lines where its lines are short)
@@ -36,7 +37,7 @@ _TRACEBACK_HEAD = "Traceback (most recent call last):"
 _CHAIN_SENTENCE = lazy_compile(r"\n\n(The above exception was the direct cause of the following exception:|"
                              r"During handling of the above exception, another exception occurred:)\n\n"
                              r"(?=Traceback \(most recent call last\):\n)")
-_TRACEBACK_LINE = lazy_compile(r'  File "([^"]+)", line (\d{1,9}), in (.+)')
+_FRAME_LINE = '  File "'  # a frame, as Python indents it (userloc.TRACEBACK_FRAME reads it)
 _FRAME_CODE = "    "  # a frame's code and carets; Python's "  [Previous line repeated N more times]" is skipped too
 _REPEATED = lazy_compile(r"  \[Previous line repeated \d+ more times?\]")
 _CARETS = lazy_compile(r"\s*[~^]+\s*")
@@ -166,9 +167,9 @@ def _raised(text: str, then: str | None) -> RaisedException | None:
     n = 1
     while n < len(lines):
         line = lines[n]
-        found = _TRACEBACK_LINE.fullmatch(line)
+        found = TRACEBACK_FRAME.match(line) if line.startswith(_FRAME_LINE) else None
         if found is not None:
-            frames.append(Frame(filename=found[1], line=int(found[2]), name=found[3]))
+            frames.append(Frame(filename=found["file"], line=int(found["line"]), name=found["func"]))
         elif line.startswith(_FRAME_CODE) and frames:
             if frames[-1].loc is None and line.strip() and not _CARETS.fullmatch(line):
                 frames[-1].loc = line.strip()  # (the first line of a statement Python shows over several)

@@ -400,6 +400,8 @@ def kernel_anchor(name: str) -> str:
 _NOT_IN_ANCHOR = lazy_compile(r"[^A-Za-z0-9_.-]")  # (compiled once: re.sub looks the pattern up per call)
 
 
+# A kernel stack trace's frame: userloc.TRACEBACK_FRAME's line, but the function may be absent (`File "x.py", line 1`,
+# a format the provenance artifacts were logged in), so not that pattern
 _FRAME = lazy_compile(r'^\s*File "(?P<file>[^"]*)", line (?P<line>\d{1,9}+)(?:, in (?P<function>.+))?\s*$')
 _MARKER = lazy_compile(r"^\s*[\^~]+\s*$")  # the ^^^^ under the code
 
