@@ -17,11 +17,11 @@ from __future__ import annotations
 from dataclasses import field
 from typing import Any, Iterable
 
-import orjson
 
 from ..lazy_regex import lazy_compile
 from ..model.records import dataclass
 from ..model.ids import compilation_key
+from ..model.payloads import json_object
 from .compile_time import event_compile_label, finite_number
 from .fx_sites import POST_GRAD, calls_with_input_sizes
 from .userloc import UserLocation
@@ -288,7 +288,7 @@ def _is_tuning(name: str) -> bool:
 
 def _search(cid: str, op: str, args: dict, seconds: float, precompile_s: float,
             failed: list[FailedChoice]) -> TemplateSearch:
-    stats = _json_object(args.get("autotune_choices_stats"))
+    stats = json_object(args.get("autotune_choices_stats"))
     return TemplateSearch(
         cid, op, _text(args.get("autotune_shape")), _text(args.get("autotune_dtypes")),
         _count(stats.get("num_choices")), _count(stats.get("num_triton_choices")), _text(stats.get("best_kernel")),
@@ -298,7 +298,7 @@ def _search(cid: str, op: str, args: dict, seconds: float, precompile_s: float,
 
 def _failed_choices(metadata: Any) -> list[FailedChoice]:
     failed = []
-    for exc in _json_object(metadata).get("exceptions") or []:
+    for exc in json_object(metadata).get("exceptions") or []:
         if isinstance(exc, dict):
             failed.append(FailedChoice(_text(exc.get("choice")) or "?", _text(exc.get("exception")) or "?",
                                        _text(exc.get("exception_message")) or "", _bytes(exc.get("required_memory")),
@@ -306,17 +306,6 @@ def _failed_choices(metadata: Any) -> list[FailedChoice]:
     return failed
 
 
-def _json_object(value: Any) -> dict:
-    """A JSON object torch logged as a string inside the event's args ({} when it is not one)."""
-    if isinstance(value, dict):
-        return value
-    if not isinstance(value, str):
-        return {}
-    try:
-        value = orjson.loads(value)
-    except orjson.JSONDecodeError:
-        return {}
-    return value if isinstance(value, dict) else {}
 
 
 def _text(value: Any) -> str | None:

@@ -13,9 +13,9 @@ from collections import Counter
 from dataclasses import field
 from typing import TYPE_CHECKING, Any
 
-import orjson
 
 from ..lazy_regex import lazy_compile
+from ..model.payloads import json_object
 from ..model.trace import Compile, Trace
 from ..model.records import dataclass
 from ..wording import and_list
@@ -333,14 +333,6 @@ class Caches:
         }
 
 
-def _payload(text: str) -> dict:
-    try:
-        value = orjson.loads(text)
-    except orjson.JSONDecodeError:
-        return {}
-    return value if isinstance(value, dict) else {}
-
-
 def _graph(payload: dict) -> str | None:
     """"forward" or "backward": the graph an FX graph cache lookup was for, where its key's components say."""
     components = payload.get("components")
@@ -374,7 +366,7 @@ def caches(trace: Trace) -> Caches:
     compiled_as = compiled_attempts(trace)
     counts: dict[str, Counter] = {c: Counter() for c in CACHES}
     reasons: Counter = Counter()
-    lookups = [(entry, artifact, m, _payload(trace.payload_text(artifact.payload)))
+    lookups = [(entry, artifact, m, json_object(trace.payload_text(artifact.payload)))
                for entry in trace.sorted_compiles() for artifact in entry.artifacts
                if (m := _NAME.match(artifact.name))]
     # The first miss of each key, in log order: torch compiled that graph then, and wrote it to the cache.

@@ -37,7 +37,7 @@ import orjson
 
 from ..lazy_regex import lazy_compile
 from ..model.ids import CompileId
-from ..model.payloads import PayloadRef
+from ..model.payloads import PayloadRef, json_object
 from ..model.trace import JSON, Artifact, Compile, Trace
 from ..model.records import dataclass
 from .cached_lines import RunLines, run_lines
@@ -953,13 +953,6 @@ def debug_handle_names(lines: list[str]) -> set[str]:
     return {m[1] for line in lines if _DEBUG_HANDLE_MARK in line for m in [_DEBUG_HANDLE_COMMENT.match(line)] if m}
 
 
-def _json_dict(text: str) -> dict:
-    try:
-        return _dict(orjson.loads(text))
-    except orjson.JSONDecodeError:
-        return {}
-
-
 def _panel(a: Artifact | None, what: str, skip: int = 0) -> Panel:
     if a is None:
         return Panel(f"{what} (not in the log)")
@@ -1005,7 +998,7 @@ def compile_provenance(trace: Trace, entry: Compile, parsed: dict[int, list[Kern
     pre_nodes = node_lines(pre_lines)  # the same pre-grad graph for every section
     sections = []
     for i, (mapping_a, post_a, code_a, traces_a) in enumerate(groups):
-        node_mappings = _json_dict(text(mapping_a))
+        node_mappings = json_object(text(mapping_a))
         post_lines = text_lines(text(post_a))
         code_text = text(code_a)
         lines, skip = lines_of(code_a)
@@ -1065,7 +1058,7 @@ def compile_provenance(trace: Trace, entry: Compile, parsed: dict[int, list[Kern
         # The last section was computed from the last artifact of each kind: what tlparse shows.
         top = sections[-1].mappings
     else:
-        top = line_mappings(_json_dict(text(mappings[-1])), pre_lines, text_lines(text(last(posts))),
+        top = line_mappings(json_object(text(mappings[-1])), pre_lines, text_lines(text(last(posts))),
                             lines_of(last(py_codes))[0], lines_of(last(cpp_codes))[0])
     # Complete: the maps are packed, as the results keep them until the pages are written (~4 KB, not ~19 KB a
     # compile). A map that is both a section's and the compile id's (one section) stays one object.

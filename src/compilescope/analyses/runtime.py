@@ -36,9 +36,9 @@ from bisect import bisect_left, bisect_right
 from dataclasses import field
 from typing import Any, Iterable, Sequence
 
-import orjson
 
 from ..model.ids import CompileId
+from ..model.payloads import json_object
 from ..model.profile import OP_CATEGORIES, PROFILER_CATEGORIES, Profile, ProfileEvent, stopped_note
 from ..model.trace import Trace
 from .kernel_names import library_kernel
@@ -686,14 +686,6 @@ def _attempt_text(cid: CompileId) -> str:
     return f"{str(cid).strip('[]').partition('_')[0]}_{cid.attempt or 0}"
 
 
-def _json_object(text: str) -> dict:
-    try:
-        value = orjson.loads(text)
-    except orjson.JSONDecodeError:
-        return {}
-    return value if isinstance(value, dict) else {}
-
-
 class _LogIndex:
     """What the log says about graphs and kernels, looked up by the names a profile uses."""
 
@@ -725,7 +717,7 @@ class _LogIndex:
                 if a.name.startswith("inductor_output_code"):
                     code = a.number
                 elif entry.compile_id is not None and a.cache in ("miss", "hit") and a.name.startswith("fx_graph_cache"):
-                    key = _json_object(trace.payload_text(a.payload)).get("key")
+                    key = json_object(trace.payload_text(a.payload)).get("key")
                     if isinstance(key, str) and key not in self.graph_cid:
                         self.graph_cid[key] = entry.compile_id
                         if code is not None:

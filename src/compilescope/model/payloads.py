@@ -17,6 +17,20 @@ CHUNK = 1 << 20  # bytes read or written at a time when copying a payload
 SPILL_AT = 8 << 20  # a payload being read moves from memory to a temporary file past this size
 
 
+def json_object(value: object) -> dict:
+    """A JSON object logged as text (a payload, or a string in an event's args) or already read; {} where it is not
+    one (the log is untrusted: a damaged or other-shaped payload reads as nothing)."""
+    if isinstance(value, dict):
+        return value
+    if not isinstance(value, str):
+        return {}
+    try:
+        value = orjson.loads(value)
+    except orjson.JSONDecodeError:
+        return {}
+    return value if isinstance(value, dict) else {}
+
+
 def _read_at(file: IO[bytes], offset: int, size: int) -> bytes:
     """size bytes of file from offset, leaving its position alone where the system allows.
 
