@@ -1004,13 +1004,8 @@ def _nest(events: list[ProfileEvent]) -> tuple[list[int | None], list[_Context]]
 
 
 def _union(intervals: list[tuple[float, float]]) -> float:
-    total, end = 0.0, float("-inf")
-    for s, e in sorted(intervals):
-        if e <= end:
-            continue
-        total += e - max(s, end)
-        end = e
-    return total
+    """The length the intervals cover together (each instant once)."""
+    return sum(e - s for s, e in _merged(intervals))
 
 
 def _merged(intervals: Iterable[tuple[float, float]]) -> list[tuple[float, float]]:
