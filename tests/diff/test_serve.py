@@ -63,6 +63,19 @@ def start_hub(runs_dir, env=None) -> tuple[subprocess.Popen, dict]:
     return proc, {"url": m[1], "port": int(m[2]), "token": m[3], "dir": runs_dir}
 
 
+def test_a_run_is_what_discover_reads_as_a_log(tmp_path):
+    """list_runs had its own rule (a log's suffix alone): a program's printed output saved as .txt beside the runs was
+    listed as one. Now it is discover's: torch's name, or a log's suffix and a trace's first line."""
+    from compilescope.cli.serve import list_runs
+
+    root = tmp_path / "runs"
+    root.mkdir()
+    shutil.copyfile(torch213("custom_op_define_mutation.output.txt"), root / "program.output.txt")  # what it printed
+    (root / "lowering.txt.gz").write_bytes(gzip.compress(torch213("compile_error_lowering.log").read_bytes()))
+    (root / "empty.log").write_bytes(b"")
+    assert [(r.name, r.logs) for r in list_runs(str(root))] == [("lowering.txt.gz", (str(root / "lowering.txt.gz"),))]
+
+
 @pytest.fixture
 def hub(runs_dir):
     proc, info = start_hub(runs_dir)

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from urllib.parse import quote
 
 from ..errors import CompilescopeError
-from ..ingest.discover import find_logs, holds_several_ranks
+from ..ingest.discover import find_logs, holds_several_ranks, is_trace_log
 from ..runner import DEFAULT_TRACE_ROOT
 from .usage import require_within
 
@@ -72,7 +72,7 @@ def list_runs(root: str) -> list[Run]:
                 continue  # a link could lead anywhere: only what is really under root is a run
             if os.path.isdir(path):
                 logs = [p for p in find_logs(path) if not os.path.islink(p)]
-            elif name.endswith((".log", ".log.gz", ".gz", ".txt")) or name.startswith("dedicated_log_torch_trace"):
+            elif is_trace_log(path):  # (discover's rule: a program's printed .txt beside the logs is no run)
                 logs = [path] if os.path.getsize(path) > 0 else []
             else:
                 continue
