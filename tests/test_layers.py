@@ -168,3 +168,18 @@ def test_function_level_and_relative_imports_are_read():
     # cli/report.py imports batch inside ReportCommand.run (a function-level, relative import)
     assert "compilescope.cli.batch" in graph["compilescope.cli.report"]
     assert "compilescope.worker" in graph["compilescope.cli.batch"]
+
+
+def private_imports() -> list[str]:
+    """`from module import _name` between compilescope modules: a name another module needs is public."""
+    found = []
+    for path in sorted(SRC.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and (node.level or (node.module or "").startswith("compilescope")):
+                found += [f"{path.relative_to(SRC)}:{node.lineno} {a.name}" for a in node.names
+                          if a.name.startswith("_") and not a.name.startswith("__")]
+    return found
+
+
+def test_no_private_name_is_imported_from_another_module():
+    assert private_imports() == []

@@ -15,7 +15,7 @@ from concurrent.futures.process import BrokenProcessPool
 from typing import Any, Callable, Iterable, Iterator, Protocol, TypeVar
 
 from ..errors import CompilescopeError
-from .workers import _start_method
+from .workers import start_method
 
 Job = TypeVar("Job")
 
@@ -55,7 +55,7 @@ class LocalExecutor:
             for job in ordered:
                 yield fn(job)
             return
-        context = multiprocessing.get_context(_start_method())
+        context = multiprocessing.get_context(start_method())
         lost = []
         with ProcessPoolExecutor(max_workers=min(self.workers, len(ordered)), mp_context=context) as pool:
             futures = {pool.submit(fn, job): job for job in ordered}

@@ -24,8 +24,8 @@ from .progress import read_progress
 from .report_args import add_report_arguments, check_report_arguments, report_options
 
 # The names other commands (run, diagnose) take from here.
-__all__ = ["ReportCommand", "add_report_arguments", "check_report_arguments", "open_browser", "report_options", "strict_problems", "write_report"]
-_open_browser = open_browser
+__all__ = ["ReportCommand", "add_report_arguments", "check_report_arguments", "report_options", "stats_line", "strict_problems",
+           "write_report"]
 
 
 class ReportCommand:
@@ -86,7 +86,7 @@ class ReportCommand:
                 _save(results, args.save, args.overwrite)
             stats = trace.stats
             if args.verbose:
-                print(_stats_line(trace), file=sys.stderr)
+                print(stats_line(trace), file=sys.stderr)
                 for p in stats.problems:
                     print(f"  {p}", file=sys.stderr)
             problems = strict_problems(trace, args.strict, args.strict_compile_id)
@@ -161,7 +161,7 @@ def _report_saved(args: argparse.Namespace) -> int:
     return 0
 
 
-def _stats_line(trace: Trace) -> str:
+def stats_line(trace: Trace) -> str:
     outcomes = ", ".join(f"{k}={v}" for k, v in trace.stats.outcomes.items() if v)
     return f"{trace.source}: {trace.stats.total} records ({outcomes})"
 

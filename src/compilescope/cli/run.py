@@ -26,8 +26,9 @@ from ..output import Kept, check_output_dir, program_file, report_destination, s
 from .usage import require_more_than
 from ..analyses.analyze import analyze
 from ..ingest.profile import read_profiles
-from .report import (_open_browser, _stats_line, add_report_arguments, check_report_arguments, report_options,
-                     report_processes, strict_problems, write_report)
+from .browser import open_browser
+from .report import (add_report_arguments, check_report_arguments, report_options, report_processes, stats_line,
+                     strict_problems, write_report)
 
 
 def split_program(parser: argparse.ArgumentParser, argv: list[str]) -> tuple[list[str], str | None, list[str], bool]:
@@ -205,7 +206,7 @@ class RunCommand:
                 output = write_report(trace, local_out, args.overwrite, options, results,
                                       processes=report_processes(args.jobs, trace))
                 if args.verbose:
-                    print(_stats_line(trace), file=sys.stderr)
+                    print(stats_line(trace), file=sys.stderr)
                     for p in trace.stats.problems:
                         print(f"  {p}", file=sys.stderr)
                 problems = strict_problems(trace, args.strict, args.strict_compile_id)
@@ -228,7 +229,7 @@ class RunCommand:
             print(f"compilescope: {count(len(problems), 'problem')} in {named_log} (strict mode)", file=sys.stderr)
             return rc or 1
         if not args.no_browser and index is not None and not (result.interrupted or result.terminated):
-            _open_browser(index)
+            open_browser(index)
         return rc
 
 

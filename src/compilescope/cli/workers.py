@@ -32,7 +32,7 @@ def run_jobs(work: Callable[[Job], Any], jobs: Iterable[Job], workers: int, size
             if on_done:
                 on_done(results[-1])
         return results
-    context = multiprocessing.get_context(_start_method())
+    context = multiprocessing.get_context(start_method())
     with ProcessPoolExecutor(max_workers=min(workers, len(ordered)), mp_context=context) as pool:
         futures: list[Future] = [pool.submit(work, job) for job in ordered]
         for future in as_completed(futures):
@@ -42,8 +42,8 @@ def run_jobs(work: Callable[[Job], Any], jobs: Iterable[Job], workers: int, size
     return results
 
 
-def _start_method() -> str:
-    """fork when it is safe (Linux, no other thread in this process): workers start at once with every module
+def start_method() -> str:
+    """(Public: executors' local pool of rank workers starts the same way.) fork when it is safe (Linux, no other thread in this process): workers start at once with every module
     already imported. Otherwise forkserver/spawn, since forking a process with threads can deadlock."""
     methods = multiprocessing.get_all_start_methods()
     if sys.platform == "linux" and "fork" in methods and threading.active_count() == 1:

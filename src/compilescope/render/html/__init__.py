@@ -25,7 +25,7 @@ from ...model.trace import CODE, DUMP, GUARDS, JSON, LINK, METRICS, TEXT, Artifa
 from ..charts import CompileTimeChart
 from ..content import chunked, later
 from ..options import LineLink, ReportOptions, artifact_file_name, artifact_url, dump_file_url, line_link, readable_url
-from .env import ENV, _script_hash, custom_header, page_script_src, preload_templates
+from .env import ENV, script_hash, custom_header, page_script_src, preload_templates
 
 __all__ = ["ENV", "preload_templates", "render_demo_index", "render_html"]
 from .export import COMPILE_INDEX, render_export_index, wants_export_index
@@ -61,7 +61,7 @@ def _encoded(chunks: Iterable[str], size: int = STREAM_CHUNK) -> Iterator[bytes]
 _UTF8 = operator.methodcaller("encode", "utf-8", "replace")
 
 
-_PRISM_SCRIPT_SRC = Markup(f"{_script_hash('report.js')} {_script_hash('vendor/prism/prism.js')}")
+_PRISM_SCRIPT_SRC = Markup(f"{script_hash('report.js')} {script_hash('vendor/prism/prism.js')}")
 
 
 def trie_tokens(root: StackTrieNode) -> list[tuple[str, StackTrieNode | None]]:
@@ -94,8 +94,8 @@ def trie_tokens(root: StackTrieNode) -> list[tuple[str, StackTrieNode | None]]:
     return tokens
 
 
-class _Page:
-    """Per-report context shared by every template."""
+class Page:
+    """Per-report context shared by every template (public: the page modules beside this one take it)."""
 
     def __init__(self, trace: Trace, results: Results, options: ReportOptions):
         self.trace = trace
@@ -166,7 +166,7 @@ class _Page:
 
 
 def render_html(trace: Trace, results: Results, options: ReportOptions) -> Iterator[Output]:
-    page = _Page(trace, results, options)
+    page = Page(trace, results, options)
     if wants_export_index(page):  # --export, or a log with torch.export events
         yield "index.html", render_export_index(page)
         yield COMPILE_INDEX, _index(page)
@@ -198,7 +198,7 @@ def render_html(trace: Trace, results: Results, options: ReportOptions) -> Itera
     yield from transformed_files(page)
 
 
-def _index(page: _Page) -> Iterator[bytes]:
+def _index(page: Page) -> Iterator[bytes]:
     trace, results = page.trace, page.results
     outside = trace.compiles.get(None)
     stats = trace.stats
@@ -247,7 +247,7 @@ def _metrics_url(entry: Compile, root: str, options: ReportOptions) -> str | Non
     return root + artifact_url(found, options) if found is not None else None
 
 
-def _code_urls(page: _Page, entry: Compile | None) -> dict[int, str]:
+def _code_urls(page: Page, entry: Compile | None) -> dict[int, str]:
     """Output code artifact number -> its page (compiler errors link to the failing line there)."""
     if entry is None:
         return {}
@@ -258,7 +258,7 @@ def _code_urls(page: _Page, entry: Compile | None) -> dict[int, str]:
     return found
 
 
-def _failures(page: _Page) -> bytes:
+def _failures(page: Page) -> bytes:
     rows = []
     for row in page.results.failures:
         entry = page.trace.compiles.get(row.compile_id)
@@ -281,7 +281,7 @@ _METRICS_TITLES = {
 }
 
 
-def _artifact(page: _Page, entry: Compile, artifact: Artifact) -> Iterable[bytes] | None:
+def _artifact(page: Page, entry: Compile, artifact: Artifact) -> Iterable[bytes] | None:
     """An artifact's page, as a generator: nothing is read or rendered until it is written."""
     trace = page.trace
     if artifact.display in (LINK, DUMP):
@@ -317,7 +317,7 @@ def _pretty_json(text: str) -> bytes | str:
         return text  # keep what the log had, even if it is not JSON (or too deeply nested)
 
 
-def _metrics_page(page: _Page, entry: Compile, artifact: Artifact) -> bytes:
+def _metrics_page(page: Page, entry: Compile, artifact: Artifact) -> bytes:
     compiled = page.results.compiles.get(entry.key)
     summary = compiled if artifact.kind == "compilation_metrics" else None
     return page.render_bytes(
@@ -329,13 +329,13 @@ def _metrics_page(page: _Page, entry: Compile, artifact: Artifact) -> bytes:
     )
 
 
-def _records_owner(page: _Page, entry: Compile, artifact: Artifact) -> RuntimeRecordsOwner | None:
+def _records_owner(page: Page, entry: Compile, artifact: Artifact) -> RuntimeRecordsOwner | None:
     """The attempt a runtime metrics record filed under a restarted attempt belongs to (None: it is its entry's)."""
     owner = page.records_filed_under.get(id(entry))
     return owner if owner is not None and artifact.kind in RUNTIME_METRICS else None
 
 
-def _code_page(page: _Page, root: str, entry: Compile | None, title: str, subtitle: str | None,
+def _code_page(page: Page, root: str, entry: Compile | None, title: str, subtitle: str | None,
                ref: PayloadRef | None, language: str) -> Iterator[bytes]:
     """Source with line anchors; Prism colours it in the browser, so writing it costs only escaping.
 
@@ -357,7 +357,7 @@ GUTTER_BATCH = 4096  # line anchors made at a time
 GUTTER_KEPT = 16  # batches of anchors kept for the next page (65,536 lines, ~2.3 MB): every code page starts at line 1
 
 
-def _gutter(page: _Page, lines: int, size: int = GUTTER_BATCH) -> Iterator[Markup]:
+def _gutter(page: Page, lines: int, size: int = GUTTER_BATCH) -> Iterator[Markup]:
     """Line-number anchors (#L12), a batch at a time: a huge payload has millions of lines.
 
     Every code page's gutter is a prefix of the same text: its first batches are made once per report, and a

@@ -15,11 +15,11 @@ from ...analyses.provenance import CompileProvenance, KernelTrace, ProvenanceSec
 from ...model.trace import Artifact, Compile
 from ..options import artifact_url, readable_url
 from ...wording import count
-from .env import _script_hash
+from .env import script_hash
 from .rows import ascii_parts, block_escaped, grouped, html_text
 
 if TYPE_CHECKING:
-    from . import _Page
+    from . import Page
 
 PANELS = (("pre", "Pre-grad graph", "the graph Inductor received"),
           ("post", "Post-grad graph", "after Inductor's graph passes"),
@@ -41,7 +41,7 @@ def json_island(value: Any) -> Markup:
     return Markup(text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026"))
 
 
-def provenance_files(page: _Page) -> Iterator[tuple[str, str | bytes | Iterator[bytes]]]:
+def provenance_files(page: Page) -> Iterator[tuple[str, str | bytes | Iterator[bytes]]]:
     for found in page.results.provenance.compiles.values():
         entry = page.trace.compiles[found.compile_id]
         base = provenance_url(found.dir_name)[: -len(".html")]
@@ -64,7 +64,7 @@ def _provenance_json(found: CompileProvenance) -> Iterator[bytes]:
     yield b"\n  ]\n}"
 
 
-def _moved_note(page: _Page, entry: Compile) -> str | None:
+def _moved_note(page: Page, entry: Compile) -> str | None:
     """Where a cache hit's cached graphs and stacks name the lines of an older version of the file (the run that
     filled the cache), what the compile page says of it (CompileSummary.moved_note): these pages show them as logged."""
     summary = page.results.compiles.get(entry.key) if page.results.compiles else None
@@ -75,12 +75,12 @@ def _artifacts(entry: Compile) -> dict[int, Artifact]:
     return {a.number: a for a in entry.artifacts}
 
 
-def _kernel_page_url(page: _Page, entry: Compile, section: ProvenanceSection) -> str | None:
+def _kernel_page_url(page: Page, entry: Compile, section: ProvenanceSection) -> str | None:
     a = _artifacts(entry).get(section.kernel_traces_artifact) if section.kernel_traces_artifact is not None else None
     return readable_url(a, page.options) if a is not None and a.readable else None
 
 
-def _provenance_page(page: _Page, entry: Compile, found: CompileProvenance) -> Iterator[bytes]:
+def _provenance_page(page: Page, entry: Compile, found: CompileProvenance) -> Iterator[bytes]:
     """The page in parts, a panel at a time: a compile id's page grows with its graphs and code (tens of MB
     for a big model), and is never held whole, as text or as bytes."""
     return page.stream(
@@ -88,12 +88,12 @@ def _provenance_page(page: _Page, entry: Compile, found: CompileProvenance) -> I
         moved_note=_moved_note(page, entry),
         several=any(s.number is not None for s in found.sections),
         sections=_sections(page, entry, found), data=_json_island_parts(_section_data(s) for s in found.sections),
-        script_src=Markup(f"{_script_hash('report.js')} {_script_hash('provenance.js')}"),
+        script_src=Markup(f"{script_hash('report.js')} {script_hash('provenance.js')}"),
         json_name=provenance_url(found.dir_name).rsplit("/", 1)[-1][: -len(".html")] + ".json",
     )
 
 
-def _sections(page: _Page, entry: Compile, found: CompileProvenance) -> Iterator[dict[str, Any]]:
+def _sections(page: Page, entry: Compile, found: CompileProvenance) -> Iterator[dict[str, Any]]:
     """Each section as the template reaches it."""
     artifacts = _artifacts(entry)
     for si, section in enumerate(found.sections):
@@ -120,7 +120,7 @@ def _graph_name(s: ProvenanceSection) -> dict[str, Any]:
     return {"label": s.label, "aot_id": s.title if s.graph is not None else None}
 
 
-def _panels(page: _Page, artifacts: dict[int, Artifact], si: int, s: ProvenanceSection,
+def _panels(page: Page, artifacts: dict[int, Artifact], si: int, s: ProvenanceSection,
             kernel_url: str | None) -> Iterator[dict[str, Any]]:
     """A section's panels, each one's lines built only when the template writes it."""
     mapped = s.mapped_lines()
@@ -212,7 +212,7 @@ def _rows_apart(rows: list[str], apart: list[int]) -> Iterator[Markup]:
         start = n
 
 
-def kernels_page(page: _Page, entry: Compile, artifact: Artifact) -> Iterator[bytes]:
+def kernels_page(page: Page, entry: Compile, artifact: Artifact) -> Iterator[bytes]:
     """The readable page of ``inductor_provenance_tracking_kernel_stack_traces``, in parts."""
     kernels = page.results.provenance.kernels.get(artifact.number, [])
     calls = _kernel_calls(page, entry).get(artifact.number, {})
@@ -225,7 +225,7 @@ def kernels_page(page: _Page, entry: Compile, artifact: Artifact) -> Iterator[by
                        rows_html=_kernel_rows_html(page, kernels, calls, others, notes))
 
 
-def _other_graphs(page: _Page, entry: Compile, artifact: int) -> dict[str, str]:
+def _other_graphs(page: Page, entry: Compile, artifact: int) -> dict[str, str]:
     """The kernels the section of this stack traces artifact lists for another graph (ProvenanceSection.other_graphs):
     name -> the note its row shows, as HTML, linking to its row on the page of the graph whose code calls it."""
     found = page.results.provenance.compiles.get(entry.compile_id)
@@ -249,7 +249,7 @@ def _other_graphs(page: _Page, entry: Compile, artifact: int) -> dict[str, str]:
     return notes
 
 
-def _kernel_calls(page: _Page, entry: Compile) -> dict[int, dict[str, list[str]]]:
+def _kernel_calls(page: Page, entry: Compile) -> dict[int, dict[str, list[str]]]:
     """Stack traces artifact -> kernel -> where it is called, when a provenance page shows this compile id.
 
     Worked out once per compile id, not once per kernel page (a compile id may have hundreds of each). Only the
@@ -274,7 +274,7 @@ def _kernel_calls(page: _Page, entry: Compile) -> dict[int, dict[str, list[str]]
     return result
 
 
-def _kernel_rows_html(page: _Page, kernels: list[KernelTrace], calls: dict[str, list[str]],
+def _kernel_rows_html(page: Page, kernels: list[KernelTrace], calls: dict[str, list[str]],
                       others: dict[str, str] | None = None, notes: dict[str, str] | None = None) -> Iterator[Markup]:
     """The kernel table's rows, built here rather than in a template loop (thousands of rows, each with several
     stacks), in parts. Kernels share most user lines and stack traces: each is escaped once per page.
@@ -283,7 +283,7 @@ def _kernel_rows_html(page: _Page, kernels: list[KernelTrace], calls: dict[str, 
     return grouped(_kernel_rows(page, kernels, calls, others or {}, notes or {}))
 
 
-def _kernel_rows(page: _Page, kernels: list[KernelTrace], calls: dict[str, list[str]],
+def _kernel_rows(page: Page, kernels: list[KernelTrace], calls: dict[str, list[str]],
                  others: dict[str, str], notes: dict[str, str]) -> Iterator[str]:
     seen: dict[Any, str] = {}
     for k in kernels:
@@ -308,7 +308,7 @@ def _kernel_rows(page: _Page, kernels: list[KernelTrace], calls: dict[str, list[
 
 
 # A page's user lines and stack traces as HTML, each made once (never ""): by the user line's key, or the trace's text.
-def _user_line_kept(seen: dict[Any, str], page: _Page, u: UserLine) -> str:
+def _user_line_kept(seen: dict[Any, str], page: Page, u: UserLine) -> str:
     html = seen[(u.file, u.line, u.function, u.code)] = _user_line_html(page, u)
     return html
 
@@ -318,7 +318,7 @@ def _stack_kept(seen: dict[Any, str], trace: str) -> str:
     return html
 
 
-def _user_line_html(page: _Page, u: UserLine) -> str:
+def _user_line_html(page: Page, u: UserLine) -> str:
     link = page.line_link(u.file, u.line)
     short = html_text(u.short)
     html = (f'<div class="mono"><a href="../{html_text(link.url)}" title="{html_text(link.title)}">{short}</a>'

@@ -15,12 +15,12 @@ from .provenance import provenance_url
 
 if TYPE_CHECKING:
     from ...analyses.runtime import KernelRow
-    from . import _Page
+    from . import Page
 
 RUNTIME_PAGE = "runtime.html"
 
 
-def _code_url(page: _Page, row: KernelRow) -> str | None:
+def _code_url(page: Page, row: KernelRow) -> str | None:
     entry = page.trace.compiles.get(row.compile_id)
     if entry is None or row.code_artifact is None:
         return None
@@ -30,7 +30,7 @@ def _code_url(page: _Page, row: KernelRow) -> str | None:
     return None
 
 
-def _stacks_url(page: _Page, row: KernelRow) -> str | None:
+def _stacks_url(page: Page, row: KernelRow) -> str | None:
     """The kernel's entry on the page of its user stack traces (provenance)."""
     entry = page.trace.compiles.get(row.compile_id)
     if entry is None or row.stacks_artifact is None or row.stacks_name is None:
@@ -41,17 +41,17 @@ def _stacks_url(page: _Page, row: KernelRow) -> str | None:
     return None
 
 
-def _compile_url(page: _Page, row_compile_id) -> str | None:
+def _compile_url(page: Page, row_compile_id) -> str | None:
     entry = page.trace.compiles.get(row_compile_id)
     return f"{entry.dir_name}/index.html" if entry is not None and row_compile_id is not None else None
 
 
-def _provenance_url(page: _Page, compile_id) -> str | None:
+def _provenance_url(page: Page, compile_id) -> str | None:
     found = page.results.provenance.compiles.get(compile_id)
     return provenance_url(found.dir_name) if found is not None and compile_id is not None else None
 
 
-def runtime_files(page: _Page) -> Iterator[tuple[str, str]]:
+def runtime_files(page: Page) -> Iterator[tuple[str, str]]:
     runtime = page.results.runtime
     if not runtime:
         return

@@ -22,7 +22,7 @@ from .rows import ascii_parts, function_name_html, html_text
 from .transformed import transformed_url
 
 if TYPE_CHECKING:
-    from . import _Page
+    from . import Page
 
 _GRAPH_ABBREVIATIONS = {"forward": "fwd", "backward": "bwd"}
 
@@ -51,7 +51,7 @@ class _CompileDirs(dict[str, str]):
         self.outside: str | None = None
 
 
-def _compile_dirs(page: _Page) -> _CompileDirs:
+def _compile_dirs(page: Page) -> _CompileDirs:
     dirs = _CompileDirs(COMPILE_INDEX if wants_export_index(page) else "index.html")
     dirs.outside = page.results.sources.outside_name
     for entry in page.trace.sorted_compiles():
@@ -61,7 +61,7 @@ def _compile_dirs(page: _Page) -> _CompileDirs:
     return dirs
 
 
-def _kernel_page(page: _Page, dirs: _CompileDirs, compile_dir: str, traces: int | None) -> str | None:
+def _kernel_page(page: Page, dirs: _CompileDirs, compile_dir: str, traces: int | None) -> str | None:
     """The page of a compile's kernel stack traces (a row per kernel: the user lines and stacks it came from)."""
     if traces is None:
         return None
@@ -74,7 +74,7 @@ def _kernel_page(page: _Page, dirs: _CompileDirs, compile_dir: str, traces: int 
     return dirs.kernel_pages[key]
 
 
-def source_files(page: _Page) -> Iterator[tuple[str, Iterator[bytes]]]:
+def source_files(page: Page) -> Iterator[tuple[str, Iterator[bytes]]]:
     sources = page.results.sources
     if not sources:
         return
@@ -167,7 +167,7 @@ def _ids_text(cids: Iterable[str], dirs: _CompileDirs) -> str:
     return " ".join(dirs.outside or "outside any compilation" if c == NO_COMPILE_ID else c for c in cids)
 
 
-def _notes_html(page: _Page, f: SourceFile, n: int, dirs: _CompileDirs) -> Iterator[str]:
+def _notes_html(page: Page, f: SourceFile, n: int, dirs: _CompileDirs) -> Iterator[str]:
     """A line's notes, one item at a time: a line of a long run's model has thousands (one per kernel of each
     compile), and its notes as one string cost ten times their size while the page is written."""
     notes = f.notes[n]
@@ -319,7 +319,7 @@ def _failures_html(notes: LineNotes, dirs: _CompileDirs) -> Iterator[str]:
                f'{html_text(fail["message"])}{fell_back}</li>')
 
 
-def _calls_html(page: _Page, f: SourceFile, notes: LineNotes, dirs: _CompileDirs) -> Iterator[str]:
+def _calls_html(page: Page, f: SourceFile, notes: LineNotes, dirs: _CompileDirs) -> Iterator[str]:
     """Where the ops of the calls made on this line sit, an item per set of graphs holding them (a model's compiles
     mostly share theirs): the lines the kernel stack traces end on, past this one."""
     for cids, group in notes.call_groups.items():
@@ -329,7 +329,7 @@ def _calls_html(page: _Page, f: SourceFile, notes: LineNotes, dirs: _CompileDirs
                f'({_graphs_of(list(cids), dirs)})</li>')
 
 
-def _aoti_html(page: _Page, notes: LineNotes, dirs: _CompileDirs) -> Iterator[str]:
+def _aoti_html(page: Page, notes: LineNotes, dirs: _CompileDirs) -> Iterator[str]:
     """An AOTInductor package compiled on this line: what it accepts and holds, and its generated code."""
     for package in notes.aoti:
         accepts = (f'accepts <code>{html_text(package["accepts"])}</code>' if package["accepts"]
@@ -360,7 +360,7 @@ def _user_kernels_html(notes: LineNotes, dirs: _CompileDirs) -> Iterator[str]:
             yield f'<li class="n-user-kernel"><strong>your Triton kernel {name}</strong>, {here}: {held}</li>'
 
 
-def _artifact_link(page: _Page, dirs: _CompileDirs, number: int | None, text: str) -> str | None:
+def _artifact_link(page: Page, dirs: _CompileDirs, number: int | None, text: str) -> str | None:
     """A link to the page of an output of the log (its number: Artifact.number); None where no compile holds it."""
     found = next((a for entry in dirs.entries.values() for a in entry.artifacts if a.number == number),
                  None) if number is not None else None
@@ -369,7 +369,7 @@ def _artifact_link(page: _Page, dirs: _CompileDirs, number: int | None, text: st
     return f'<a href="../{html_text(artifact_url(found, page.options))}">{html_text(text)}</a>'
 
 
-def _call_link(page: _Page, f: SourceFile, call: dict[str, Any]) -> str:
+def _call_link(page: Page, f: SourceFile, call: dict[str, Any]) -> str:
     """The line of a call's ops, linked to its row (on this page or its file's page) where one shows it."""
     path, line = call["file"], call["line"]
     text = html_text(f.line_name(path, line))
@@ -379,7 +379,7 @@ def _call_link(page: _Page, f: SourceFile, call: dict[str, Any]) -> str:
     return f'<a class="mono" href="{html_text(href)}"{title}>{text}</a>' if href else f'<span class="mono"{title}>{text}</span>'
 
 
-def _kernels_html(page: _Page, notes: LineNotes, dirs: _CompileDirs) -> Iterator[str]:
+def _kernels_html(page: Page, notes: LineNotes, dirs: _CompileDirs) -> Iterator[str]:
     """The kernels a line became, an item per compile id and graph: a training step's line feeds its forward graph's
     kernels and its backward graph's, which the reader tells apart ("forward kernels of [0/0]: ..."). Kernels the
     stack traces logged outside any compile list that the AOTInductor package's code never calls are not its."""
@@ -393,7 +393,7 @@ def _kernels_html(page: _Page, notes: LineNotes, dirs: _CompileDirs) -> Iterator
         yield "</li>"
 
 
-def _kernel_link(page: _Page, k: dict[str, Any], dirs: _CompileDirs) -> str:
+def _kernel_link(page: Page, k: dict[str, Any], dirs: _CompileDirs) -> str:
     """A kernel's call in the generated code on the provenance page; a kernel the logged code does not call (the log
     holds no code, or code that does not name it) links to its row of the compile's kernel stack traces, said so."""
     name = html_text(k["kernel"])
@@ -513,12 +513,12 @@ def _badges(notes: LineNotes, dirs: _CompileDirs) -> str:
     return "".join(out)
 
 
-def _lines_html(page: _Page, f: SourceFile, dirs: _CompileDirs) -> Iterator[Markup]:
+def _lines_html(page: Page, f: SourceFile, dirs: _CompileDirs) -> Iterator[Markup]:
     """The file's lines, in parts, as the template writes them (a line's notes grow with the compile ids)."""
     return ascii_parts(_line_rows(page, f, dirs))
 
 
-def _line_rows(page: _Page, f: SourceFile, dirs: _CompileDirs) -> Iterator[str]:
+def _line_rows(page: Page, f: SourceFile, dirs: _CompileDirs) -> Iterator[str]:
     previous = 0
     for n in (*f.shown_lines, f.line_count + 1):
         if n > previous + 1:
@@ -547,7 +547,7 @@ def _line_rows(page: _Page, f: SourceFile, dirs: _CompileDirs) -> Iterator[str]:
             yield row + "</div>"
 
 
-def _page(page: _Page, f: SourceFile, dirs: _CompileDirs) -> Iterator[bytes]:
+def _page(page: Page, f: SourceFile, dirs: _CompileDirs) -> Iterator[bytes]:
     breaks = [{"line": b.location.line, "href": f"#{f.anchor(b.location.line) or ''}", "reason": b.reason,
                "torch_text": b.torch_text,
                "eager": [_eager_link(page, f, path, line) for path, line in b.eager_lines] if len(b.eager_lines) > 1 else []}
@@ -558,12 +558,12 @@ def _page(page: _Page, f: SourceFile, dirs: _CompileDirs) -> Iterator[bytes]:
                        failed=failed, debug_handles=f.debug_handles)
 
 
-def _eager_link(page: _Page, f: SourceFile, path: str, line: int) -> dict[str, str | None]:
+def _eager_link(page: Page, f: SourceFile, path: str, line: int) -> dict[str, str | None]:
     """A line that ran eagerly because of a break: its row on this page, or the page that shows it, if one does."""
     return {"text": f.line_name(path, line), "href": _line_href(page, f, path, line)}
 
 
-def _line_href(page: _Page, f: SourceFile, path: str, line: int) -> str | None:
+def _line_href(page: Page, f: SourceFile, path: str, line: int) -> str | None:
     """The link to a line's row: on this page (f's), or on the page of its own file; None where no page shows it."""
     if path == f.path:
         anchor = f.anchor(line)

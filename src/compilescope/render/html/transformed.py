@@ -12,7 +12,7 @@ from ..content import later
 from ..options import artifact_url
 
 if TYPE_CHECKING:
-    from . import _Page
+    from . import Page
 
 _COMPILED_FN = lazy_compile(r"__compiled_fn_\w+")
 
@@ -21,7 +21,7 @@ def transformed_url(dir_name: str) -> str:
     return f"{dir_name}/transformed_code.html"
 
 
-def transformed_files(page: _Page) -> Iterator[tuple[str, Iterator[bytes]]]:
+def transformed_files(page: Page) -> Iterator[tuple[str, Iterator[bytes]]]:
     for dir_name, code in page.results.transformed.items():
         yield transformed_url(dir_name), later(lambda code=code: _page(page, code))  # type: ignore[misc]
 
@@ -31,7 +31,7 @@ def _unquoted(first: int, last: int) -> Markup:
     return Markup(f"<span class=muted>⋯ not quoted in the log{lines}</span>")
 
 
-def _linked_source(page: _Page, code: TransformedCode) -> Markup:
+def _linked_source(page: Page, code: TransformedCode) -> Markup:
     graph = "../" + artifact_url(code.graph_artifact, page.options) if code.graph_artifact is not None else None
     text = str(escape(code.source))
     if graph:
@@ -39,7 +39,7 @@ def _linked_source(page: _Page, code: TransformedCode) -> Markup:
     return Markup(text)
 
 
-def _page(page: _Page, code: TransformedCode) -> bytes:
+def _page(page: Page, code: TransformedCode) -> bytes:
     rows, source = original_lines(code, page.results.sources)
     source_page = source.page if source is not None else None
     original = Markup("".join(
