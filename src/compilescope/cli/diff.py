@@ -126,7 +126,8 @@ def _side_profiles(log: str, given: str | None, beside: bool) -> tuple[list, tup
     beside the log that cannot be read (empty, cut, no events) is a warning, and the side is compared without run
     time: nobody asked for it, and the logs still compare. With the profiles, such a one's (path, why it could not be
     read), else None."""
-    from ..ingest.profile import profile_beside, read_profiles  # here: the profile reader is for runs with one
+    from ..ingest.profile import profile_beside  # here: the profile reader is for runs with one
+    from .profiles import read_profiles
 
     if given:
         try:

@@ -125,7 +125,7 @@ def _profiles(paths: list[str]) -> list:
     """The --profile files, read (the profile reader is imported only then: start-up time)."""
     if not paths:
         return []
-    from ..ingest.profile import read_profiles
+    from .profiles import read_profiles
 
     return read_profiles(paths)
 

@@ -25,8 +25,8 @@ from .. import location
 from ..output import Kept, check_output_dir, program_file, report_destination, shown_output, trace_directory
 from .usage import require_more_than
 from ..analyses.analyze import analyze
-from ..ingest.profile import read_profiles
 from .browser import open_browser
+from .profiles import read_profiles
 from .report import (add_report_arguments, check_report_arguments, report_options, report_processes, stats_line,
                      strict_problems, write_report)
 

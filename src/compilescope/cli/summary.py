@@ -56,7 +56,7 @@ class SummaryCommand:
             print(f"compilescope: {found.note}", file=sys.stderr)
         profiles: list = []
         if args.profile:
-            from ..ingest.profile import read_profiles  # here: the profile reader is for --profile only
+            from .profiles import read_profiles  # here: the profile reader is for --profile only
 
             profiles = read_profiles(args.profile)
         with read_trace(found.chosen) as trace:

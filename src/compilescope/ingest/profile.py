@@ -190,19 +190,6 @@ def _event(value: Any, profile: Profile) -> ProfileEvent | None:
                         correlation=_int(args.get("correlation")), device=_int(args.get("device")))
 
 
-def read_profiles(paths: list[str]) -> list[Profile]:
-    """Each --profile, read; what could not be read is said once on stderr (and again in the report)."""
-    import sys
-
-    profiles = []
-    for path in paths:
-        profile = read_profile(path)
-        for note in profile.notes:
-            print(f"compilescope: {path}: {note}", file=sys.stderr)
-        profiles.append(profile)
-    return profiles
-
-
 # capture(profile=True) writes its trace as this, beside the log (capture.PROFILE_NAME)
 CAPTURED_PROFILE = "profile.json.gz"
 
