@@ -283,14 +283,14 @@ def test_overwrite_at_a_url_replaces_a_run_stopped_before_its_index(tmp_path, mo
     refused. Several logs are uploaded at the end (stopped part way through the upload here); each rank's report goes
     to the URL as it is written (stopped here before the landing page)."""
     fsspec = pytest.importorskip("fsspec")
-    from compilescope import location
+    from compilescope import output
     from compilescope.cli import multirank
     from compilescope.output import WRITING_MARK
 
     def interrupted(*args, **kwargs):
         raise KeyboardInterrupt
 
-    upload_dir = location.upload_dir
+    upload_dir = output.upload_dir
 
     def upload_stopped(local, url):  # one log's report reaches the URL, then Ctrl-C
         first = min(name for name in os.listdir(local) if os.path.isdir(os.path.join(local, name)))
@@ -298,7 +298,7 @@ def test_overwrite_at_a_url_replaces_a_run_stopped_before_its_index(tmp_path, mo
         raise KeyboardInterrupt
 
     if kind == "several logs":
-        monkeypatch.setattr(location, "upload_dir", upload_stopped)
+        monkeypatch.setattr(output, "upload_dir", upload_stopped)
     else:
         monkeypatch.setattr(multirank.LandingRenderer, "from_results", interrupted)
     memory = fsspec.filesystem("memory")

@@ -4,19 +4,18 @@ Local paths go through os and open, as before; only a URL needs fsspec (the opti
 `compilescope[remote]`, plus the filesystem's own package: s3fs, gcsfs, pyarrow for hdfs).
 Remote files are streamed: a directory is listed, each log is opened and read in blocks,
 and nothing is copied whole to local disk first.
+This module only reads (and lists); what writes a path or a URL is in output.py.
 """
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import io
 import os
-import posixpath
 import re
 import stat
 from .model.records import dataclass
-from typing import IO, Any, BinaryIO, Callable, Iterable, NamedTuple, TypeVar
+from typing import IO, Any, BinaryIO, Callable, NamedTuple, TypeVar
 
 from .errors import CompilescopeError
 
@@ -202,24 +201,6 @@ def open_read(path: str, gzipped: bool = False) -> IO[bytes]:
 
 
 @remote_errors
-def open_write(path: str) -> IO[bytes]:
-    """A binary stream that creates the file (remote: uploaded as it is written, in parts)."""
-    if not is_url(path):
-        os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
-        return open(path, "wb")
-    fs, inner = filesystem(path)
-    if getattr(fs, "fs", None) is not None:
-        # A caching wrapper (simplecache::, filecache::) opens any path: it writes a local copy and puts it in place
-        # when closed, where a filesystem with directories finds none to put it in. So its directory is made first.
-        fs.makedirs(posixpath.dirname(inner), exist_ok=True)
-    try:
-        return fs.open(inner, "wb")
-    except FileNotFoundError:  # its directory is not there yet (made only now: see upload_dir)
-        fs.makedirs(posixpath.dirname(inner), exist_ok=True)
-        return fs.open(inner, "wb")
-
-
-@remote_errors
 def size(path: str) -> int:
     """The file's size in bytes; 0 when it cannot be found (the reader then says why)."""
     try:
@@ -321,68 +302,6 @@ def _mtime(info: dict) -> float:
         except (TypeError, ValueError):
             continue
     return 0.0
-
-
-@remote_errors
-def upload_dir(local: str, url: str) -> None:
-    """Every file under a local directory to the same relative paths under url."""
-    sources, targets = [], []
-    for root, _dirs, files in os.walk(local):
-        for name in files:
-            source = os.path.join(root, name)
-            sources.append(source)
-            targets.append(join(url, *os.path.relpath(source, local).split(os.sep)))
-    if not sources:
-        return
-    fs, _ = filesystem(url)
-    paths = [filesystem(t)[1] for t in targets]
-    try:
-        fs.put(sources, paths)
-    except FileNotFoundError:
-        # A filesystem with real directories (local through a URL, sftp, ...) puts no file in one that is not there
-        # yet; an object store (S3, GCS) has none to make, and making them would cost it a request each. So they are
-        # made only once a file could not be put, and every file is put again.
-        for directory in _deepest(posixpath.dirname(p) for p in paths):
-            fs.makedirs(directory, exist_ok=True)
-        fs.put(sources, paths)
-
-
-def _deepest(directories: Iterable[str]) -> list[str]:
-    """The directories that hold none of the others (making them makes the rest)."""
-    unique = sorted(set(directories), reverse=True)  # a directory's subdirectories sort after it: seen first here
-    kept: list[str] = []
-    for directory in unique:
-        if not any(k.startswith(directory.rstrip("/") + "/") for k in kept):
-            kept.append(directory)
-    return kept
-
-
-@remote_errors
-def remove_file(path: str) -> None:
-    """Delete a file (missing: nothing to do)."""
-    if not is_url(path):
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(path)
-        return
-    fs, inner = filesystem(path)
-    with contextlib.suppress(FileNotFoundError):
-        fs.rm_file(inner)
-
-
-@remote_errors
-def remove_tree(path: str) -> None:
-    """Delete a directory and everything in it (missing: nothing to do)."""
-    if not is_url(path):
-        import shutil
-
-        shutil.rmtree(path, ignore_errors=True)
-        return
-    fs, inner = filesystem(path)
-    try:
-        if fs.exists(inner):
-            fs.rm(inner, recursive=True)
-    except FileNotFoundError:
-        pass
 
 
 # Why read_local_bytes read nothing (LocalBytes.refused); else it is the OS's words for its error ("Permission denied")

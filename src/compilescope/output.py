@@ -10,7 +10,7 @@ import posixpath
 import shutil
 import stat
 import tempfile
-from typing import Iterable, Iterator, NamedTuple, Union
+from typing import IO, Iterable, Iterator, NamedTuple, Union
 
 from . import location
 from .collector import something_frozen
@@ -178,7 +178,7 @@ def prepare_remote_output(url: str, overwrite: bool, keep: Keep = ()) -> Found:
         existed = not replace and fs.exists(inner)
     except OSError as exc:
         raise CompilescopeError(f"cannot create output directory {url}: {exc}") from None
-    with location.open_write(location.join(url, WRITING_MARK)) as f:
+    with open_write(location.join(url, WRITING_MARK)) as f:
         f.write(_MARK_TEXT)
     return Found(existed, marked)
 
@@ -608,8 +608,105 @@ def written_at(out: str, found: Found | None = None) -> Iterator[str]:
                 with contextlib.suppress(OSError, CompilescopeError):  # (the failure is the one to say)
                     _restore_remote(out, found)
             raise
-        location.upload_dir(os.path.join(scratch, "report"), out)
+        upload_dir(os.path.join(scratch, "report"), out)
         if found is not None:
-            location.remove_file(location.join(out, WRITING_MARK))
+            remove_file(location.join(out, WRITING_MARK))
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
+
+
+# -- writing a local path or a URL (location.py only reads) --------------------------------
+
+@location.remote_errors
+def open_write(path: str) -> IO[bytes]:
+    """A binary stream that creates the file (remote: uploaded as it is written, in parts)."""
+    if not location.is_url(path):
+        os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
+        return open(path, "wb")
+    fs, inner = location.filesystem(path)
+    if getattr(fs, "fs", None) is not None:
+        # A caching wrapper (simplecache::, filecache::) opens any path: it writes a local copy and puts it in place
+        # when closed, where a filesystem with directories finds none to put it in. So its directory is made first.
+        fs.makedirs(posixpath.dirname(inner), exist_ok=True)
+    try:
+        return fs.open(inner, "wb")
+    except FileNotFoundError:  # its directory is not there yet (made only now: see upload_dir)
+        fs.makedirs(posixpath.dirname(inner), exist_ok=True)
+        return fs.open(inner, "wb")
+
+
+@location.remote_errors
+def upload_dir(local: str, url: str) -> None:
+    """Every file under a local directory to the same relative paths under url."""
+    sources, targets = [], []
+    for root, _dirs, files in os.walk(local):
+        for name in files:
+            source = os.path.join(root, name)
+            sources.append(source)
+            targets.append(location.join(url, *os.path.relpath(source, local).split(os.sep)))
+    if not sources:
+        return
+    fs, _ = location.filesystem(url)
+    paths = [location.filesystem(t)[1] for t in targets]
+    try:
+        fs.put(sources, paths)
+    except FileNotFoundError:
+        # A filesystem with real directories (local through a URL, sftp, ...) puts no file in one that is not there
+        # yet; an object store (S3, GCS) has none to make, and making them would cost it a request each. So they are
+        # made only once a file could not be put, and every file is put again.
+        for directory in _deepest(posixpath.dirname(p) for p in paths):
+            fs.makedirs(directory, exist_ok=True)
+        fs.put(sources, paths)
+
+
+def _deepest(directories: Iterable[str]) -> list[str]:
+    """The directories that hold none of the others (making them makes the rest)."""
+    unique = sorted(set(directories), reverse=True)  # a directory's subdirectories sort after it: seen first here
+    kept: list[str] = []
+    for directory in unique:
+        if not any(k.startswith(directory.rstrip("/") + "/") for k in kept):
+            kept.append(directory)
+    return kept
+
+
+@location.remote_errors
+def remove_file(path: str) -> None:
+    """Delete a file (missing: nothing to do)."""
+    if not location.is_url(path):
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(path)
+        return
+    fs, inner = location.filesystem(path)
+    with contextlib.suppress(FileNotFoundError):
+        fs.rm_file(inner)
+
+
+@location.remote_errors
+def remove_tree(path: str) -> None:
+    """Delete a directory and everything in it (missing: nothing to do)."""
+    if not location.is_url(path):
+        import shutil
+
+        shutil.rmtree(path, ignore_errors=True)
+        return
+    fs, inner = location.filesystem(path)
+    try:
+        if fs.exists(inner):
+            fs.rm(inner, recursive=True)
+    except FileNotFoundError:
+        pass
+
+
+def spool_events(events: Iterable, rank: int | None, path: str) -> int:
+    """A rank's chromium events, one JSON object per line, each with pid = rank (one process per rank in Perfetto),
+    spooled where the coordinator merges them (a scratch directory, or cli/multirank's SPOOL_DIR in the output directory); how many."""
+    import orjson
+
+    n = 0
+    with open_write(path) as f:
+        for event in events:
+            if isinstance(event, dict) and rank is not None:
+                event["pid"] = rank
+            f.write(orjson.dumps(event) + b"\n")
+            n += 1
+    return n

@@ -14,13 +14,12 @@ import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-import orjson
 
 from . import location
 from .analyses.analyze import analyze
 from .errors import CompilescopeError
 from .ingest.reader import ReadOptions, read_trace
-from .output import written_at
+from .output import spool_events, written_at
 from .render.options import ReportOptions
 from .report_writer import strict_problems, write_report
 
@@ -113,7 +112,7 @@ def _report_log(job: LogJob) -> LogDone:
                             "its report", job.out, exc, lacking="its figures are in the table of logs only")
             if job.events is not None and len(trace.chromium_events):
                 try:
-                    done.events = _spool_events(trace.chromium_events, job.rank, job.events)
+                    done.events = spool_events(trace.chromium_events, job.rank, job.events)
                 except Exception as exc:  # noqa: BLE001 - the rank was read: a spool that cannot be written is not that
                     if done.summary is None:
                         raise
@@ -150,18 +149,6 @@ def _failed(job: LogJob, source: str, error: str) -> LogDone:
     from .analyses.rank_summary import failed_rank
 
     return LogDone(job.name, summary=failed_rank(job.rank, source, error))
-
-
-def _spool_events(events, rank: int | None, path: str) -> int:
-    """The log's chromium events, one JSON object per line, each with pid = rank (one process per rank in Perfetto)."""
-    n = 0
-    with location.open_write(path) as f:
-        for event in events:
-            if isinstance(event, dict) and rank is not None:
-                event["pid"] = rank
-            f.write(orjson.dumps(event) + b"\n")
-            n += 1
-    return n
 
 
 def write_failure(what: str, path: str, exc: BaseException, lacking: str = "", scratch: bool = False) -> str:

@@ -179,7 +179,7 @@ def test_s3_upload_asks_for_nothing_but_the_files(s3, tmp_path, monkeypatch):
     a filesystem with real ones needs would cost S3 a request each)."""
     import s3fs
 
-    from compilescope import location
+    from compilescope import output
 
     report = tmp_path / "report"
     (report / "rank_0" / "sources").mkdir(parents=True)
@@ -198,7 +198,7 @@ def test_s3_upload_asks_for_nothing_but_the_files(s3, tmp_path, monkeypatch):
     monkeypatch.setattr(s3fs.S3FileSystem, "_call_s3", counted)
     s3fs.S3FileSystem.clear_instance_cache()
     try:
-        location.upload_dir(str(report), f"s3://{BUCKET}/upload")
+        output.upload_dir(str(report), f"s3://{BUCKET}/upload")
     finally:
         s3fs.S3FileSystem.clear_instance_cache()
     assert requests == ["put_object"] * len(files)

@@ -25,7 +25,7 @@ from .. import location
 from ..invisible import one_line
 from ..errors import CompilescopeError
 from ..ingest.rank_logs import RankLogs, find_rank_logs, rank_logs_of
-from ..output import OutputDir, report_destination, trace_directory
+from ..output import OutputDir, remove_tree, report_destination, trace_directory
 from ..render.multirank import CHROMIUM_EVENTS, LandingOptions, LandingRenderer
 from ..render.notices import ranks_report_lines
 from ..render.options import ReportOptions
@@ -130,7 +130,7 @@ def report_all_ranks(
             if fragments:
                 output.write(CHROMIUM_EVENTS, _merged_chromium_events(fragments))
         finally:
-            location.remove_tree(spool)
+            remove_tree(spool)
         results = multirank_results(location.absolute(directory), [_summary(d) for d in done], found.notes())
         landing = LandingOptions(bool(fragments), options.custom_header_html, executor.workers)
         for relpath, content in LandingRenderer.from_results(results, landing).render():
