@@ -14,6 +14,7 @@ from types import SimpleNamespace
 import pytest
 from jinja2.bccache import bc_magic
 
+from compilescope.cli import compiled_cache
 from compilescope.render.html import env as html_env
 
 from .conftest import peer, run_cli, torch213
@@ -74,7 +75,7 @@ def test_the_cli_keeps_compiled_templates_only_where_it_was_told(empty_home, tmp
 
 def test_the_cache_can_be_turned_off(tmp_path, monkeypatch):
     monkeypatch.setenv("COMPILESCOPE_TEMPLATE_CACHE", "0")
-    assert html_env.enable_template_cache(str(tmp_path / "c")) is None
+    assert compiled_cache.enable_template_cache(str(tmp_path / "c")) is None
     assert not (tmp_path / "c").exists()
 
 
@@ -102,9 +103,9 @@ def test_a_cache_others_may_write_is_not_used(tmp_path, monkeypatch):
     directory = base / f"templates-{html_env.template_cache_key()}"
     directory.mkdir(parents=True)
     directory.chmod(0o777)
-    assert html_env.enable_template_cache(str(base)) is None
+    assert compiled_cache.enable_template_cache(str(base)) is None
     directory.chmod(0o700)
-    assert html_env.enable_template_cache(str(base)) == str(directory)
+    assert compiled_cache.enable_template_cache(str(base)) == str(directory)
     # an entry someone else could have written is not loaded
     monkeypatch.setattr(html_env.ENV, "cache", None)
     html_env.ENV.get_template("index.html")
@@ -130,7 +131,7 @@ def test_a_cache_entry_that_is_cut_or_stale_is_compiled_again(tmp_path, monkeypa
     """The entry is read as Jinja reads it (its magic, its template's checksum, then the code), from the file's bytes:
     an intact entry is used as it is; any other is compiled again, never an error."""
     monkeypatch.setenv("COMPILESCOPE_TEMPLATE_CACHE", "")
-    directory = html_env.enable_template_cache(str(tmp_path / "cache"))
+    directory = compiled_cache.enable_template_cache(str(tmp_path / "cache"))
     assert directory is not None
     monkeypatch.setattr(html_env.ENV, "cache", None)
     page = html_env.ENV.get_template("guards.html").render(c=None, guards=[], guard_tree=None, root="../")
@@ -194,7 +195,7 @@ def test_a_new_cache_key_removes_this_users_caches_unused_for_a_day(tmp_path, mo
     anything else: other names, and links (never followed, so their targets stay too)."""
     monkeypatch.setenv("COMPILESCOPE_TEMPLATE_CACHE", "")
     base = tmp_path / "cache"
-    day_ago = os.stat(tmp_path).st_mtime - html_env.STALE_TEMPLATE_CACHE_S - 60
+    day_ago = os.stat(tmp_path).st_mtime - compiled_cache.STALE_TEMPLATE_CACHE_S - 60
     old, recent, other = base / "templates-0000000000000000", base / "templates-1111111111111111", base / "keep-me"
     target = tmp_path / "target"
     for directory in (old, recent, other, target):
@@ -206,14 +207,14 @@ def test_a_new_cache_key_removes_this_users_caches_unused_for_a_day(tmp_path, mo
         os.utime(directory, (day_ago, day_ago))
     os.utime(link, (day_ago, day_ago), follow_symlinks=False)
 
-    directory = html_env.enable_template_cache(str(base))
+    directory = compiled_cache.enable_template_cache(str(base))
     assert sorted(p.name for p in base.iterdir()) == sorted([os.path.basename(directory), recent.name, other.name,
                                                              link.name])
     assert (target / "entry").is_file()
     # the key's directory exists now: later runs prune nothing
     old.mkdir()
     os.utime(old, (day_ago, day_ago))
-    assert html_env.enable_template_cache(str(base)) == directory
+    assert compiled_cache.enable_template_cache(str(base)) == directory
     assert old.is_dir()
 
 
@@ -228,7 +229,7 @@ def test_pruning_that_fails_never_fails_a_report(tmp_path, monkeypatch):
     old.mkdir(parents=True)
     os.utime(old, (0, 0))
     monkeypatch.setattr(shutil, "rmtree", refused)
-    directory = html_env.enable_template_cache(str(tmp_path / "cache"))
+    directory = compiled_cache.enable_template_cache(str(tmp_path / "cache"))
     assert directory is not None and os.path.isdir(directory)
     assert old.is_dir()
 
@@ -261,7 +262,7 @@ def test_a_records_template_file_that_is_not_this_users_own_or_broken_is_not_rea
 
     path = tmp_path / "records.bin"
     monkeypatch.setattr(records, "_compiled_here", list(records._COMPILED))  # (as if all compiled here)
-    records.keep_templates(str(path))
+    compiled_cache.keep_record_templates(str(path))
     good = path.read_bytes()
 
     def read() -> int:

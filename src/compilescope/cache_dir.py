@@ -6,12 +6,13 @@ from __future__ import annotations
 
 import os
 import stat
-from typing import IO
+from typing import IO, Callable
 
 CACHE_ENV = "COMPILESCOPE_TEMPLATE_CACHE"  # "0": no cache; a directory: the cache's parent
-# The command line keeps compiled templates: render/html/env.py turns its cache on when it is imported after this is
-# set (a command that writes no HTML, summary or check, imports no Jinja). The API leaves it off.
-keep_compiled_templates = False
+# The command line keeps compiled templates: it sets this to what turns the cache on (cli/compiled_cache, the only code
+# that writes it), which render/html/env.py calls once its environment exists, so a command that writes no HTML
+# (summary, check) imports no Jinja. The API leaves it None.
+template_cache_hook: Callable[[], object] | None = None
 
 
 def cache_base() -> str | None:

@@ -116,9 +116,9 @@ def main(argv: list[str] | None = None) -> int:
         return 3
     finally:
         if kept_templates:  # (after the run: a log may need more modules, and their records)
-            from ..model.records import keep_templates
+            from .compiled_cache import keep_record_templates
 
-            keep_templates(kept_templates)
+            keep_record_templates(kept_templates)
 
 
 def mistyped_command(argv: list[str]) -> str | None:
@@ -157,8 +157,12 @@ def _template_cache() -> None:
     HTML renderer turns the cache on when it is imported, unless the command imported it already."""
     from .. import cache_dir
 
-    cache_dir.keep_compiled_templates = True
-    html_env = sys.modules.get(__name__.rpartition(".")[0] + ".render.html.env")
-    if html_env is not None:
-        html_env.enable_template_cache()
+    def enable() -> None:
+        from .compiled_cache import enable_template_cache  # (imports the HTML environment: only once it is wanted)
+
+        enable_template_cache()
+
+    cache_dir.template_cache_hook = enable
+    if __name__.rpartition(".")[0] + ".render.html.env" in sys.modules:
+        enable()
 

@@ -11,7 +11,7 @@ imports some seventy classes (a sixth of a small report's start-up). Here:
   __post_init__ call, the same instructions), made from a template compiled once per *shape* of class (how many fields,
   which have a default factory, whether __post_init__ is called, whether the class is frozen) with the field
   names put into a copy of its code object: the ~60 classes of a report have ~35 shapes. The command line keeps
-  the compiled templates between runs (read_kept_templates, keep_templates: ~25M instructions a run).
+  the compiled templates between runs (read_kept_templates, templates_to_keep: ~25M instructions a run).
 A frozen class's __setattr__ and __delattr__ are still dataclasses' own.
 Fields out of the ordinary (init=False, kw_only, InitVar, ClassVar, a field named self or like the template's
 own names) are refused with a TypeError when the class is made: use dataclasses.dataclass for such a class.
@@ -20,11 +20,9 @@ Unlike dataclasses', __dataclass_params__ says init, repr, eq and order are Fals
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import marshal
 import operator
-import os
 import reprlib
 import sys
 from operator import attrgetter
@@ -156,7 +154,7 @@ def _magic() -> bytes:
 
 
 def read_kept_templates(path: str) -> None:
-    """Take the templates an earlier run kept in path (see keep_templates), before the records are made.
+    """Take the templates an earlier run kept in path (see templates_to_keep), before the records are made.
     A file of another Python, a broken one, or one this user does not own or others may write, is not read."""
     from ..cache_dir import open_owned
 
@@ -178,22 +176,17 @@ def read_kept_templates(path: str) -> None:
                 _COMPILED.setdefault(text, code)
 
 
-def keep_templates(path: str) -> None:
-    """Write the templates this process has to path, for the next run, when it compiled one the file lacked
-    (written whole under another name, then renamed: a run never reads half a file). Best effort: a write that
-    fails (a full disk, a quota) never fails a report."""
+def templates_to_keep() -> bytes | None:
+    """What cli/compiled_cache keeps for the next run (read back by read_kept_templates): every template this process
+    has, when it compiled one the kept file lacked; else None (nothing to write)."""
     if not _compiled_here:
-        return
-    partial = f"{path}.{os.getpid()}.partial"
-    try:
-        fd = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o600)
-        with os.fdopen(fd, "wb") as f:
-            f.write(_magic() + marshal.dumps(_COMPILED))
-        os.replace(partial, path)
-        _compiled_here.clear()
-    except OSError:
-        with contextlib.suppress(OSError):
-            os.unlink(partial)
+        return None
+    return _magic() + marshal.dumps(_COMPILED)
+
+
+def templates_kept() -> None:
+    """templates_to_keep's bytes were written: nothing new to keep until another template is compiled."""
+    _compiled_here.clear()
 
 
 def _unsupported(cls: Any, what: str) -> TypeError:
