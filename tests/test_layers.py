@@ -10,12 +10,15 @@ Layers, lowest first (a module imports only from its own layer or lower ones):
   5 the front ends: cli, api, capture, demo
   6 __main__
 and nothing but __main__ imports cli (capture and the API are beside the CLI, not above it).
-Imports under `if TYPE_CHECKING:` are annotations, not arrows, and are left out.
+Imports under `if TYPE_CHECKING:` are annotations, not arrows, and are left out; imports by name
+(importlib.import_module of a module's string) are arrows too. No module imports another's private name.
+analyses, model, ingest, render and location.py write no file and print nothing (side_effects).
 """
 
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 import pytest
@@ -39,13 +42,48 @@ def _module(path: Path) -> str:
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
+def _is_type_checking(test: ast.expr) -> bool:
+    """`TYPE_CHECKING` or `typing.TYPE_CHECKING` itself (not `not TYPE_CHECKING`, whose body runs)."""
+    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING" and ast.unparse(test.value) == "typing")
+
+
 def _type_checking_only(tree: ast.AST) -> set[int]:
-    """ids of import nodes inside `if TYPE_CHECKING:` blocks."""
+    """ids of import nodes inside `if TYPE_CHECKING:` blocks (not their else)."""
     skipped: set[int] = set()
     for node in ast.walk(tree):
-        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+        if isinstance(node, ast.If) and _is_type_checking(node.test):
             skipped.update(id(n) for stmt in node.body for n in ast.walk(stmt))
     return skipped
+
+
+def _exists(module: str) -> bool:
+    """A compilescope module or package of src/ (a package is its folder's __init__.py)."""
+    path = SRC.parent / module.replace(".", "/")
+    return path.with_suffix(".py").exists() or (path / "__init__.py").exists()
+
+
+def _string_imports(tree: ast.AST, name: str) -> set[str]:
+    """The modules a module imports by name at run time (importlib.import_module): the strings it holds that name a
+    compilescope module, relative to itself (`".report"` with import_module(s, __name__): the CLI's command table) or
+    absolute (`f"compilescope.decompile.{name}"`: that package). Not the package root's _LAZY: `compilescope.load`
+    and the rest are the API's names, resolved on first use, and the root stays layer 0 (every layer reads its
+    __version__); test_the_roots_lazy_names_are_defined checks them."""
+    if name == "compilescope" or not any(isinstance(n, (ast.Name, ast.Attribute)) and getattr(n, "id", getattr(n, "attr", None)) == "import_module"
+               for n in ast.walk(tree)):
+        return set()
+    found = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.JoinedStr) and node.values and isinstance(node.values[0], ast.Constant):
+            text = str(node.values[0].value).rpartition(".")[0]  # the constant part's whole names
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str):
+            text = node.value
+        else:
+            continue
+        target = name + text if text.startswith(".") else text
+        if re.fullmatch(r"compilescope(\.[A-Za-z_]\w*)+", target) and _exists(target):
+            found.add(target)
+    return found
 
 
 def import_graph() -> dict[str, set[str]]:
@@ -57,6 +95,7 @@ def import_graph() -> dict[str, set[str]]:
         tree = ast.parse(path.read_text(encoding="utf-8"))
         skipped = _type_checking_only(tree)
         targets = graph.setdefault(name, set())
+        targets.update(_string_imports(tree, name) - {name})
         for node in ast.walk(tree):
             if id(node) in skipped:
                 continue
@@ -70,8 +109,7 @@ def import_graph() -> dict[str, set[str]]:
                     # `from package import x`: an arrow to module x when x is one, else to the package
                     for alias in node.names:
                         submodule = f"{target}.{alias.name}"
-                        is_module = (SRC.parent / submodule.replace(".", "/")).with_suffix(".py").exists()
-                        targets.add(submodule if is_module else target)
+                        targets.add(submodule if _exists(submodule) else target)
             elif isinstance(node, ast.Import):
                 targets.update(a.name for a in node.names if a.name.split(".")[0] == "compilescope")
     return graph
@@ -133,8 +171,35 @@ def upward_arrows(graph: dict[str, set[str]]) -> list[str]:
     return arrows
 
 
+# Arrows left out of the cycle check, each a function-level import that closes a cycle only at call time, and why.
+LATE_ARROWS = {
+    ("compilescope.cli.serve", "compilescope.cli"): "serve renders a run with the CLI's main, in-process; the command "
+                                                    "table (cli/__init__.COMMANDS) names serve",
+}
+
+
 def test_the_import_graph_has_no_cycle():
-    assert cycles(import_graph()) == []
+    graph = import_graph()
+    for module, target in LATE_ARROWS:
+        assert target in graph[module], f"{module} -> {target} is gone: take it off LATE_ARROWS"
+        graph[module] = graph[module] - {target}
+    assert cycles(graph) == []
+
+
+def test_the_roots_lazy_names_are_defined():
+    """compilescope.load, .report, ...: each name the root resolves on first use is defined where _LAZY says."""
+    root = ast.parse((SRC / "__init__.py").read_text(encoding="utf-8"))
+    [lazy] = [n.value for n in ast.walk(root) if isinstance(n, ast.Assign) and ast.unparse(n.targets[0]) == "_LAZY"]
+    assert isinstance(lazy, ast.Dict) and lazy.keys
+    for key, value in zip(lazy.keys, lazy.values):
+        name, module = ast.literal_eval(key), "compilescope" + ast.literal_eval(value)
+        assert _exists(module), module
+        path = SRC.parent / module.replace(".", "/")
+        source = (path.with_suffix(".py") if path.with_suffix(".py").exists() else path / "__init__.py").read_text()
+        tree = ast.parse(source)
+        defined = {n.name for n in tree.body if isinstance(n, (ast.FunctionDef, ast.ClassDef))} | {
+            a.asname or a.name for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) for a in n.names}
+        assert name in defined, f"compilescope.{name}: not defined in {module}"
 
 
 def test_no_import_runs_against_the_flow():
@@ -163,6 +228,16 @@ def test_the_checker_sees_each_kind_of_arrow_it_forbids():
     ]
 
 
+def test_string_imports_and_subpackages_are_read():
+    graph = import_graph()
+    assert {"compilescope.cli.report", "compilescope.cli.serve"} <= graph["compilescope.cli"]  # the command table
+    assert "compilescope.decompile" in graph["compilescope.bytecode_capture"]  # f"compilescope.decompile.{name}"
+    assert "compilescope.model" in graph["compilescope.analyses"]  # `from .. import model`: the package, not the root
+    tree = ast.parse("if not TYPE_CHECKING:\n    import a\nif TYPE_CHECKING:\n    import b\nelse:\n    import c\n")
+    assert sorted(n.names[0].name for n in ast.walk(tree) if isinstance(n, ast.Import)
+                  and id(n) not in _type_checking_only(tree)) == ["a", "c"]
+
+
 def test_function_level_and_relative_imports_are_read():
     graph = import_graph()
     # cli/report.py imports batch inside ReportCommand.run (a function-level, relative import)
@@ -183,3 +258,74 @@ def private_imports() -> list[str]:
 
 def test_no_private_name_is_imported_from_another_module():
     assert private_imports() == []
+
+
+# Only cli/, output.py, capture, runner and report_writer write files or print: the layers below hand over what
+# they made. Each exception, by file and call, with why it must be there.
+PURE_LAYERS = ("analyses", "model", "ingest", "render", "location.py")  # (location.py: read by ingest; output.py writes)
+WRITES_ALLOWED = {
+    ("model/payloads.py", "tempfile.TemporaryFile"): "payloads past the memory budget spill to an unnamed temporary "
+                                                     "file, gone when closed: memory, not output",
+}
+_FILE_CHANGES = {"makedirs", "mkdir", "replace", "rename", "unlink", "remove", "rmdir", "rmtree", "copy", "copyfile",
+                 "copy2", "copytree", "move", "symlink", "link", "utime", "chmod", "truncate"}
+_TEMP_FILES = {"TemporaryFile", "NamedTemporaryFile", "SpooledTemporaryFile", "mkstemp", "mkdtemp", "TemporaryDirectory"}
+
+
+def _writes_by_mode(mode: ast.expr | None) -> bool:
+    """An open mode that writes: a literal with w, a, x or +, or one not known until run time."""
+    if mode is None:
+        return False
+    return not (isinstance(mode, ast.Constant) and isinstance(mode.value, str)) or bool(set(mode.value) & set("wax+"))
+
+
+def side_effects(tree: ast.AST) -> list[tuple[int, str]]:
+    """(line, call) for each call that writes a file, changes the disk, or prints: open(..., "w"/"a"/"x"/"+"),
+    Path.write_text/write_bytes, os.open with a writing flag, os/shutil file changes, temporary files, print(),
+    sys.stdout/stderr.write."""
+    found = []
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Call):
+            continue
+        func = node.func
+        name = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else ""
+        owner = ast.unparse(func.value) if isinstance(func, ast.Attribute) else ""
+        mode = node.args[1] if len(node.args) > 1 else next((k.value for k in node.keywords if k.arg == "mode"), None)
+        call = f"{owner}.{name}" if owner else name
+        if ((name == "open" and owner in ("", "io", "builtins", "gzip", "bz2", "lzma") and _writes_by_mode(mode))
+                or (call == "os.fdopen" and _writes_by_mode(mode))
+                or name in ("write_text", "write_bytes")
+                or (call == "os.open" and any(f in ast.unparse(node) for f in ("O_WRONLY", "O_RDWR", "O_CREAT")))
+                or (owner in ("os", "shutil") and name in _FILE_CHANGES)
+                or (owner == "tempfile" and name in _TEMP_FILES)
+                or call == "print"
+                or call in ("sys.stderr.write", "sys.stdout.write")):
+            found.append((node.lineno, call))
+    return found
+
+
+def test_analyses_model_ingest_and_render_write_no_file_and_print_nothing():
+    found, allowed = [], set()
+    for layer_name in PURE_LAYERS:
+        for path in sorted((SRC / layer_name).rglob("*.py")) if (SRC / layer_name).is_dir() else [SRC / layer_name]:
+            relative = str(path.relative_to(SRC))
+            for line, call in side_effects(ast.parse(path.read_text(encoding="utf-8"))):
+                if (relative, call) in WRITES_ALLOWED:
+                    allowed.add((relative, call))
+                else:
+                    found.append(f"{relative}:{line} {call}")
+    assert found == []
+    assert allowed == set(WRITES_ALLOWED)  # an exception no longer needed is taken off the list
+
+
+def test_the_side_effect_checker_sees_each_kind_of_write():
+    source = """
+open(p, "w"); open(p, mode="ab"); open(p, m); open(p); open(p, "rb"); gzip.open(p, "wt")
+Path(p).write_text(t); p.write_bytes(b)
+os.open(p, os.O_WRONLY | os.O_CREAT); os.open(p, os.O_RDONLY); os.fdopen(fd, "wb"); os.fdopen(fd, "rb")
+os.makedirs(d); shutil.rmtree(d); os.replace(a, b); tempfile.mkdtemp()
+print(x); sys.stderr.write(x); sys.stdout.write(x); log.write(x)
+"""
+    assert sorted(call for _, call in side_effects(ast.parse(source))) == sorted([
+        "open", "open", "open", "gzip.open", "Path(p).write_text", "p.write_bytes", "os.open", "os.fdopen",
+        "os.makedirs", "shutil.rmtree", "os.replace", "tempfile.mkdtemp", "print", "sys.stderr.write", "sys.stdout.write"])
