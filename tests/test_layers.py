@@ -232,7 +232,7 @@ def test_string_imports_and_subpackages_are_read():
     graph = import_graph()
     assert {"compilescope.cli.report", "compilescope.cli.serve"} <= graph["compilescope.cli"]  # the command table
     assert "compilescope.decompile" in graph["compilescope.bytecode_capture"]  # f"compilescope.decompile.{name}"
-    assert "compilescope.model" in graph["compilescope.analyses"]  # `from .. import model`: the package, not the root
+    assert "compilescope.model" in graph["compilescope.analyses.results"]  # `from .. import model`: the package, not the root
     tree = ast.parse("if not TYPE_CHECKING:\n    import a\nif TYPE_CHECKING:\n    import b\nelse:\n    import c\n")
     assert sorted(n.names[0].name for n in ast.walk(tree) if isinstance(n, ast.Import)
                   and id(n) not in _type_checking_only(tree)) == ["a", "c"]
