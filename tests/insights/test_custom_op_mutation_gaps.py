@@ -196,3 +196,25 @@ def test_an_op_defined_nowhere_it_is_looked_for_is_listed_not_checked(tmp_path, 
     assert main(["check", str(log), "--no-custom-op-mutations"]) == 1
     assert (f"no-custom-op-mutations: not checked: the source of mylib::scale was not found from its call at {caller}"
             in _flat(capsys.readouterr().out))
+
+
+PACKAGE = Path(__file__).parents[1] / "data" / "torch213" / "programs" / "op_in_package"
+
+
+def test_an_op_a_package_module_imports_absolutely_is_found_from_the_script(tmp_path):
+    """programs/op_in_package: main.py runs pkg/model.py's shift_then_scale, which calls projlib::scale imported by
+    `from pkg.ops import scale`. Python finds pkg.ops in the script's folder, not beside pkg/model.py; the log's
+    dynamo_start stack begins at main.py's `<module>` frame (line 13, `run()`). The raw log's Dynamo graph calls
+    `torch.ops.projlib.scale.default(l_x_, 2.0);  scale_default = None` under model.py's `scale(x, 2.0)` and the AOT
+    graph holds no projlib call: the call is dropped, and pkg/ops.py's x.mul_ with it (output.txt: max abs diff 3.92)."""
+    log = torch213_moved("op_in_package.log.gz", tmp_path)
+    found = op_mutations(read_trace(log))
+    ops_file, model = PACKAGE / "pkg" / "ops.py", PACKAGE / "pkg" / "model.py"
+    assert found.unread == []
+    (scale,) = found.ops
+    assert (scale.op, scale.declared, scale.defined_at.filename, scale.defined_at.line) == (
+        "projlib::scale", "()", ops_file.as_posix(), line_holding(ops_file, '@torch.library.custom_op("projlib::scale"'))
+    assert [(w.line, w.code) for w in scale.writes] == [(line_holding(ops_file, "    x.mul_(factor)"), "x.mul_(factor)")]
+    assert [(c.compile_id, c.location.filename, c.location.line, c.dropped) for c in scale.calls] == [
+        ("[0/0]", model.as_posix(), line_holding(model, "    scale(x, 2.0)"), True)]
+    assert [(d.op, d.checked, d.writes) for d in found.dropped] == [("projlib::scale", True, ["x"])]

@@ -1199,11 +1199,12 @@ def op_mutations(trace: Trace) -> OpMutations:
     texts: dict[str, str] = {}  # path -> its text, of each file read
     for path in sorted({p for p, _, _ in files}):
         _add_file_ops(path, files, sources, unread, texts)
-    # An op its calling files do not define: in the modules they import, beside them (the log names no other file,
-    # nor how the program was run: the calling file's folder is sys.path's first entry where it is the script)
+    # An op its calling files do not define: in the modules they import, where Python finds them from the script
     for path in sorted({c.location.filename for op, op_calls in calls.items() if op not in sources for c in op_calls}):
         if path in texts:
-            for module in imported_files(path, texts[path]):
+            roots = script_folders([where[id(c)][0] for op_calls in calls.values() for c in op_calls
+                                    if c.location.filename == path], path)
+            for module in imported_files(path, texts[path], roots):
                 if module not in texts and module not in unread:
                     _add_file_ops(module, files, sources, unread, texts)
     out = OpMutations()
@@ -1526,6 +1527,19 @@ def _names_op(text: str, op: str) -> bool:
 
 
 MAX_IMPORTS = 64  # import statements of a calling file followed
+
+
+def script_folders(compiles: list[Compile], path: str) -> list[str]:
+    """Where an absolute import of the calling file at path is found (sys.path's first entry): the folder of the
+    script, the file of the outermost `<module>` frame of the compiles' dynamo_start stacks (`python main.py` runs
+    main.py's module code first, whatever file the compiled function is in); the calling file's own folder where no
+    stack has such a frame."""
+    folders: list[str] = []
+    for entry in compiles:
+        outermost = next((f for f in entry.stack or () if f.name == "<module>"), None)  # (stacks are outermost first)
+        if outermost is not None and os.path.dirname(outermost.filename) not in folders:
+            folders.append(os.path.dirname(outermost.filename))
+    return folders or [os.path.dirname(path)]
 
 
 def imported_files(path: str, text: str, roots: Sequence[str] | None = None) -> list[str]:
