@@ -407,7 +407,8 @@ def test_a_line_recompiled_only_where_its_guard_failed_for_the_first_time():
 def test_the_source_page_marks_the_hook_registrations_and_the_mode_switches(tmp_path):
     """The trees (tests above): [0/1] counts one forward hook of head where [0/0] counted none; [0/3] pins dropout's
     training False where [0/2] pinned True, [0/4] True again. module_state.py registers the hook on model.head on two
-    lines (the fixed variant's before compiling, the loop's after step 0): each one of two; it calls model.eval() and
+    lines: the fixed variant's, in main() before `torch.compile(model)` with no loop around them, ran before [0/0]
+    (whose guards would count that hook) and is not marked; the loop's, after step 0, is the one. It calls model.eval() and
     model.train() once each: those lines, for [0/3] and [0/4]. [0/5]'s trees pin backbone's weight and bias
     requires_grad True where [0/4]'s pinned False: model.backbone.requires_grad_(True), the one call setting it True
     (the other, before compiling, sets False). The fixed run's hook was registered before compiling: no hook line is
@@ -423,7 +424,8 @@ def test_the_source_page_marks_the_hook_registrations_and_the_mode_switches(tmp_
     marked = {line: [(c["recompile"], c["kind"]) for c in n.state_changes] for line, n in page.notes.items()
               if n.state_changes}
     assert len(registers) == 2
-    assert marked == {registers[0]: [("[0/1]", "hook")], registers[1]: [("[0/1]", "hook")],
+    assert registers[0] < line_holding(program, "compiled = torch.compile(model") < registers[1]
+    assert marked == {registers[1]: [("[0/1]", "hook")],
                       evaluates: [("[0/3]", "training")], trains: [("[0/4]", "training")],
                       unfreezes: [("[0/5]", "requires_grad")]}
     assert page.notes[trains].state_changes[0]["text"] == (

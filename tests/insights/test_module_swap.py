@@ -27,6 +27,14 @@ def _trees(log: str) -> dict[str, str]:
         r'((?:\t[^\n]*\n)*)', text, re.M)}
 
 
+def _stacks(log: str) -> dict[str, list[tuple[str, int]]]:
+    """compile id ("[0/1]") -> its dynamo_start stack as the raw log writes it, outermost first: (function, line)."""
+    records = [json.loads(line.split("] ", 1)[1]) for line in gzip.open(torch213(log), "rt")
+               if '] {"dynamo_start": ' in line]
+    return {f"[{r['frame_id']}/{r['frame_compile_id']}]": [(f["name"], f["line"]) for f in r["dynamo_start"]["stack"]]
+            for r in records if r["attempt"] == 0}
+
+
 def _frame(log: str):
     with read_trace(str(torch213(log))) as trace:
         [frame] = insights(trace).recompiles.frames
@@ -248,8 +256,9 @@ def _lines_holding(program, text: str) -> list[int]:
 def test_the_source_page_marks_the_lines_that_registered_the_late_hook_and_switched_the_mode(tmp_path):
     """torch logs no line for either change: [0/1]'s failed guard is grad mode at `compiled(x)` (line 62), and the
     trees tell the rest (test above): block.norm's training True → False, block's forward hooks 0 → 1. The program
-    calls model.eval() once, so that line is the one; it registers the hook on model.block on two lines (the _fixed
-    variant's before compiling, the _hook variant's after), which text alone cannot tell apart: each is one of two."""
+    calls model.eval() once, so that line is the one; it registers the hook on model.block on two lines: the _fixed
+    variant's, in main() before `torch.compile(model)` with no loop around them, ran before [0/0] (whose guards would
+    count it) and is not marked; the _hook variant's, after, is the one."""
     program = torch213("module_swap_hook.log.gz").parents[1] / "programs" / "module_swap.py"
     registers = _lines_holding(program, "model.block.register_forward_hook(count_calls)")
     assert len(registers) == 2
@@ -258,18 +267,18 @@ def test_the_source_page_marks_the_lines_that_registered_the_late_hook_and_switc
     (page,) = [f for f in results.sources.files if f.path.endswith("module_swap.py")]
     marked = {line: [(c["recompile"], c["kind"]) for c in n.state_changes] for line, n in page.notes.items()
               if n.state_changes}
-    assert marked == {registers[0]: [("[0/1]", "hook")], registers[1]: [("[0/1]", "hook")],
-                      evaluates: [("[0/1]", "training")]}
+    assert registers[0] < line_holding(program, "compiled = torch.compile(model") < registers[1]
+    assert marked == {registers[1]: [("[0/1]", "hook")], evaluates: [("[0/1]", "training")]}
     assert page.notes[registers[1]].state_changes[0]["text"].startswith(
-        "is one of 2 lines that may register a hook on self.block after forward was compiled ([0/0]'s guards count "
-        "none of its hooks, [0/1]'s 1 forward hook)")
+        "registers a hook on self.block after forward was compiled ([0/0]'s guards count none of its hooks, [0/1]'s 1 "
+        "forward hook)")
     assert page.notes[evaluates].state_changes[0]["text"].startswith(
         "switches self.block.norm to eval mode (self.block.norm.training True → False)")
     # The page says it on those lines
     out = tmp_path / "report"
     report(torch213_moved("module_swap_hook.log.gz", tmp_path), out)
     html = (out / "sources" / next(p.name for p in (out / "sources").iterdir() if "module_swap" in p.name)).read_text()
-    assert html.count("hook registered late ([0/1])") == 2 and html.count("mode switched ([0/1])") == 1
+    assert html.count("hook registered late ([0/1])") == 1 and html.count("mode switched ([0/1])") == 1
     # _swap registers no hook: only the eval() line; a file that changed since the run (its quoted lines moved) is
     # not marked at all
     swap = tmp_path / "swap"
@@ -308,6 +317,15 @@ def test_which_calls_can_have_made_the_change():
     assert change_lines(tree, hook) == [9, 10]
     assert change_lines(tree, StateChange(f"{BLOCK}._forward_hooks", "1", "0")) == []  # (removed: no registration)
     assert change_lines(tree, StateChange(f"{BLOCK}._modules['norm'].training", "False", "True")) == [5]
+    # A line that runs once before its module is compiled, in the same function, is not one: every compile's guards
+    # start from it. In a loop around the compile it may run after one; another module's compile does not count.
+    ordered = ast.parse("\n".join([
+        "def main():", "    model.block.register_forward_hook(f)", "    model.eval()", "    compiled = torch.compile(model)",
+        "    model.block.register_forward_hook(f)", "    for step in range(3):",
+        "        model.block.register_forward_hook(f)", "        model.compile()", "    other.block.eval()",
+        "    compiled2 = torch.compile(model.head)"]))
+    assert change_lines(ordered, hook) == [5, 7]
+    assert change_lines(ordered, norm) == [9]
 
 
 def test_the_source_page_marks_assignments_requires_grad_and_a_trainers_switches(tmp_path):
@@ -319,7 +337,10 @@ def test_the_source_page_marks_assignments_requires_grad_and_a_trainers_switches
     [0/3] "0/2: self._modules['dropout'].training == True", [0/4] "0/3: tensor
     'self._modules['head']._parameters['weight']' requires_grad mismatch. expected requires_grad=1". Dropout to False
     ([0/1], [0/3]) may be eval() or the assignment: text cannot tell, so each is one of two; head's bias (set to the
-    True it was) is not marked, nor train() for a change to False."""
+    True it was) is not marked, nor train() for a change to False. Dropout to False ([0/1], [0/3]) may be eval() or
+    the assignment by text alone; the dynamo_start stacks tell which: [0/1]'s passes through validate at line 40
+    (`self.compiled(x)`, two lines after its eval()), [0/3]'s through main at line 55, the line after the assignment:
+    each is marked for its own recompile only."""
     program = torch213("module_mode_set.log.gz").parents[1] / "programs" / "module_mode_set.py"
     evaluates = line_holding(program, "self.model.eval()  # validation")
     trains = line_holding(program, "        self.model.train()")
@@ -330,19 +351,21 @@ def test_the_source_page_marks_assignments_requires_grad_and_a_trainers_switches
     (page,) = [f for f in results.sources.files if f.path.endswith("module_mode_set.py")]
     marked = {line: [(c["recompile"], c["kind"]) for c in n.state_changes] for line, n in page.notes.items()
               if n.state_changes}
-    assert marked == {evaluates: [("[0/1]", "training"), ("[0/3]", "training")],
-                      assigns: [("[0/1]", "training"), ("[0/3]", "training")],
+    stacks = _stacks("module_mode_set.log.gz")
+    assert stacks["[0/1]"][1:3] == [("main", line_holding(program, "trainer.validate(x)")),
+                                      ("validate", line_holding(program, "            self.compiled(x)"))]
+    assert stacks["[0/3]"][1] == ("main", assigns + 1)
+    assert marked == {evaluates: [("[0/1]", "training")], assigns: [("[0/3]", "training")],
                       trains: [("[0/2]", "training")], freezes: [("[0/2]", "requires_grad")],
                       head: [("[0/4]", "requires_grad")]}
-    assert page.notes[assigns].state_changes[1]["text"].startswith(
-        "is one of 2 lines that may switch self.dropout to eval mode (self.dropout.training True → False): forward "
-        "was compiled again as [0/3]")
+    assert page.notes[assigns].state_changes[0]["text"].startswith(
+        "switches self.dropout to eval mode (self.dropout.training True → False): forward was compiled again as [0/3]")
     assert page.notes[head].state_changes[0]["text"].startswith(
         "sets self.head.weight's requires_grad (self.head.weight.requires_grad True → False: a layer frozen)")
     out = tmp_path / "report"
     report(torch213_moved("module_mode_set.log.gz", tmp_path), out)
     html = next(p for p in (out / "sources").iterdir() if "module_mode_set" in p.name).read_text()
-    assert html.count("requires_grad set ([0/") == 2 and html.count("mode switched ([0/") == 5
+    assert html.count("requires_grad set ([0/") == 2 and html.count("mode switched ([0/") == 3
 
 
 def test_which_assignments_loops_and_chains_can_have_made_the_change():

@@ -32,7 +32,7 @@ from ..lazy_regex import lazy_compile
 from ..location import NOT_A_FILE, NOT_HERE, TOO_BIG, read_local_lines
 from ..model.ids import CompileId, compilation_key
 from ..model.names import safe_stem
-from ..model.trace import Compile, Trace
+from ..model.trace import Compile, Frame, Trace
 from ..model.payloads import PayloadRef
 from .activation_checkpoint import ActivationCheckpointing, activation_checkpointing
 from .autotuning import Autotuning, autotuning
@@ -1102,7 +1102,11 @@ def analyze_sources(trace: Trace, provenance: Provenance | None = None, shapes: 
                     n.guards.append(failed)
             failed_before |= failing_now
 
-    for marked in state_lines(recompile_info):
+    stacks: dict[str, list[Frame]] = {}  # each compile's dynamo_start stack: which of several lines it passed
+    for entry in trace.sorted_compiles():
+        if entry.compile_id is not None and entry.stack:
+            stacks.setdefault(compilation_key(entry.compile_id), entry.stack)
+    for marked in state_lines(recompile_info, stacks):
         n = at(marked.path, marked.line)
         if n is not None:
             quotes.add(marked.path, marked.line, marked.code)

@@ -12,7 +12,9 @@ for the model is not in the log); `model.eval()` or `model.block.eval()` for sel
 `model.block.norm.training = False` (an assignment sets that module's only); `p.requires_grad = False` in a loop over
 `model.fc.parameters()` for self.fc.weight's requires_grad. A mode or requires_grad the first failed guard names
 itself (`self._modules['drop'].training == True`) is a change too. Text order is not run order (a registration inside an `if`, a
-loop), so every match is a candidate: one alone is the line, several are each said to be one of them.
+loop), so every match is a candidate, but for one that ran before its module was first compiled (earlier in the same
+function, no loop around both); of several, the recompile's dynamo_start stack keeps those before its call in a
+function it passed through (_on_stack). One alone is the line, several are each said to be one of them.
 """
 
 from __future__ import annotations
@@ -20,10 +22,12 @@ from __future__ import annotations
 import ast
 import os
 import re
+from collections.abc import Mapping
 
 from ..location import read_local_lines
 from ..model.ids import compilation_key
 from ..model.records import dataclass
+from ..model.trace import Frame
 from .recompiles import FrameRecompiles, RecompileStep, Recompiles, StateChange
 
 MAX_SOURCE_BYTES = 4 << 20  # as the source pages: a bigger file is not read
@@ -49,7 +53,7 @@ def change_lines(tree: ast.Module, change: StateChange) -> list[int]:
     base, path = module
     to = change.after == "True"
     compiled = _compiled_names(tree)
-    found: list[int] = []
+    found: list[tuple[int, ast.expr]] = []  # (line, the receiver that can be the module)
     walked = 0
     try:
         for node in ast.walk(tree):
@@ -57,32 +61,79 @@ def change_lines(tree: ast.Module, change: StateChange) -> list[int]:
             if walked > MAX_SOURCE_NODES:
                 break
             if isinstance(node, ast.Assign) and change.kind != "hook" and _is_bool(node.value, to):
-                if any(isinstance(t, ast.Attribute) and t.attr == change.kind
-                       and _names(t.value, base, path, True, compiled) for t in node.targets):
-                    found.append(node.lineno)
+                found.extend((node.lineno, t.value) for t in node.targets if isinstance(t, ast.Attribute)
+                             and t.attr == change.kind and _names(t.value, base, path, True, compiled))
             elif isinstance(node, ast.For) and change.kind == "requires_grad":
                 looped = _parameter_variable(node, base, path, compiled)
                 for inner in (n for statement in node.body for n in ast.walk(statement)) if looped else ():
                     walked += 1
                     receiver = _sets_requires_grad(inner, to)
                     if isinstance(receiver, ast.Name) and receiver.id == looped:
-                        found.append(getattr(inner, "lineno", node.lineno))
+                        found.append((getattr(inner, "lineno", node.lineno), node.iter))
             if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)):
                 continue
             method, receiver = node.func.attr, node.func.value
             if change.kind == "hook":
                 hooks = change.source.rsplit(".", 1)[-1]
                 if method in HOOK_METHODS.get(hooks, ()) and _names(receiver, base, path, True, compiled):
-                    found.append(node.lineno)
+                    found.append((node.lineno, receiver))
             elif (change.kind == "training" and _sets_training(node, method, to)
                   and _names(receiver, base, path, False, compiled)):
-                found.append(node.lineno)
+                found.append((node.lineno, receiver))
             elif (change.kind == "requires_grad" and _sets_requires_grad(node, to) is not None
                   and _names(receiver, base, path, False, compiled, root_compiled=True)):
-                found.append(node.lineno)
+                found.append((node.lineno, receiver))
+        # (a line that runs once before the module is compiled made the state every compile of it starts from)
+        compiles = _compile_sites(tree)
+        return sorted({line for line, receiver in found if not _before_compile(tree, line, receiver, compiles)})
     except RecursionError:
         return []
-    return sorted(set(found))
+
+
+def _compile_sites(tree: ast.Module) -> list[tuple[int, str]]:
+    """(line, the compiled module's text) of each `torch.compile(model, ...)` and `model.compile()` in the file."""
+    sites: list[tuple[int, str]] = []
+    for walked, node in enumerate(ast.walk(tree)):
+        if walked > MAX_SOURCE_NODES:
+            break
+        if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "compile"):
+            continue
+        torch_compile = isinstance(node.func.value, ast.Name) and node.func.value.id == "torch"
+        compiled = (node.args[0] if node.args else None) if torch_compile else node.func.value
+        if compiled is not None and (text := _text(compiled)):
+            sites.append((node.lineno, text))
+    return sites
+
+
+def _scope(tree: ast.Module, line: int) -> ast.AST:
+    """The innermost function holding the line; the module where none does."""
+    holding: ast.AST = tree
+    for walked, node in enumerate(ast.walk(tree)):
+        if walked > MAX_SOURCE_NODES:
+            break
+        if (isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+                and node.lineno <= line <= (node.end_lineno or node.lineno)
+                and (holding is tree or node.lineno > getattr(holding, "lineno", 0))):
+            holding = node
+    return holding
+
+
+def _in_one_loop(scope: ast.AST, first: int, last: int) -> bool:
+    """A loop of the scope holds both lines: the later may have run before the earlier, on an earlier pass."""
+    return any(isinstance(node, (ast.For, ast.AsyncFor, ast.While)) and node.lineno <= first
+               and last <= (node.end_lineno or node.lineno) for node in ast.walk(scope))
+
+
+def _before_compile(tree: ast.Module, line: int, receiver: ast.expr, compiles: list[tuple[int, str]]) -> bool:
+    """The line comes before the first `torch.compile` of its receiver's module (the module itself or one holding it)
+    in the same function, with no loop around both: it ran before any compile there, and its change is in every
+    compile's guards (a hook registered there is counted by the first compile's)."""
+    text = _text(receiver)
+    scope = _scope(tree, line)
+    of_module = [at for at, compiled in compiles if text.startswith(compiled)
+                 and text[len(compiled):len(compiled) + 1] in ("", ".", "[") and _scope(tree, at) is scope]
+    first = min(of_module, default=None)
+    return first is not None and first > line and not _in_one_loop(scope, line, first)
 
 
 def _module_of(change: StateChange) -> tuple[str | None, str] | None:
@@ -230,10 +281,12 @@ class StateLine:
     text: str  # what the page says: "registers a hook on self.block after forward was compiled ..."
 
 
-def state_lines(found: Recompiles) -> list[StateLine]:
+def state_lines(found: Recompiles, stacks: Mapping[str, list[Frame]] | None = None) -> list[StateLine]:
     """The lines that may have registered a hook late or switched a module's mode, for each such change a recompile's
     guard trees show (change_lines), searched in the compiled frame's file and the files of the calls whose guards
-    failed, where the file is on this machine and agrees with every line the log quotes of it there."""
+    failed, where the file is on this machine and agrees with every line the log quotes of it there. stacks: each
+    compile's dynamo_start stack, by compilation key ("[0/1]"): of several lines, those before the recompile's call
+    in a function it passed through (_on_stack)."""
     out: list[StateLine] = []
     files: dict[str, tuple[ast.Module, list[str]] | None] = {}
     for frame in found.frames:
@@ -252,6 +305,7 @@ def state_lines(found: Recompiles) -> list[StateLine]:
             for change in _changes(step):
                 where = [(path, line, lines) for path in paths if (parsed := files[path]) is not None
                          for tree, lines in (parsed,) for line in change_lines(tree, change)]
+                where = _on_stack(where, (stacks or {}).get(compilation_key(step.compile_id)), files)
                 for path, line, lines in where:
                     if (path, line, change.kind) in said:  # (several modules switched by one eval())
                         continue
@@ -259,6 +313,34 @@ def state_lines(found: Recompiles) -> list[StateLine]:
                     out.append(StateLine(path, line, lines[line - 1].strip(), compilation_key(step.compile_id),
                                          change.kind, _said(frame, step, guard.compile_id, change, len(where))))
     return out
+
+
+def _on_stack(where: list[tuple[str, int, list[str]]], stack: list[Frame] | None,
+              files: Mapping[str, tuple[ast.Module, list[str]] | None]) -> list[tuple[str, int, list[str]]]:
+    """Of several lines, those in a function the recompile's stack passes through, before the line it called on from
+    (validate()'s `self.model.eval()` for a recompile called from validate() two lines on; not main()'s switch after
+    its call to validate()), with those after it in a loop around it (run on an earlier pass); all of them where no
+    line is before a call."""
+    if not stack or len(where) < 2:
+        return where
+    before: list[tuple[str, int, list[str]]] = []
+    looped: list[tuple[str, int, list[str]]] = []
+    for path, line, lines in where:
+        parsed = files.get(path)
+        if parsed is None:
+            continue
+        tree = parsed[0]
+        scope = _scope(tree, line)
+        name = scope.name if isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef)) else "<module>"
+        for frame in stack:
+            if frame.filename != path or frame.name != name or _scope(tree, frame.line) is not scope:
+                continue
+            if line < frame.line:
+                before.append((path, line, lines))
+            elif _in_one_loop(scope, frame.line, line):
+                looped.append((path, line, lines))
+            break
+    return [w for w in where if w in before or w in looped] if before else where
 
 
 # A failed guard on a mode (`self._modules['drop'].training == True`, the value the guarded compile had) and one on a
