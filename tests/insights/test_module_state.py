@@ -437,3 +437,24 @@ def test_the_source_page_marks_the_hook_registrations_and_the_mode_switches(tmp_
     (page,) = [f for f in results.sources.files if f.path.endswith("module_state.py")]
     assert {line: [(c["recompile"], c["kind"]) for c in n.state_changes] for line, n in page.notes.items()
             if n.state_changes} == {evaluates: [("[0/1]", "training")], unfreezes: [("[0/2]", "requires_grad")]}
+
+
+def test_the_marked_lines_are_shown_but_not_counted_as_lines_the_log_quotes(tmp_path, monkeypatch):
+    """state_lines reads its lines from the file itself: comparing them with that file cannot disagree, so the page's
+    "every line the log quotes (N) agrees with it" counts what it counts without them, and the file is still shown
+    whole, the marked lines with their text."""
+    import compilescope.analyses.sources as sources_module
+
+    program = torch213("module_state.log.gz").parents[1] / "programs" / "module_state.py"
+    log = torch213_moved("module_state.log.gz", tmp_path)
+    (page,) = [f for f in analyze(read_trace(log)).sources.files if f.path.endswith("module_state.py")]
+    marked = sorted(line for line, n in page.notes.items() if n.state_changes)
+    assert marked == [line_holding(program, "model.head.register_forward_hook(log_activation)  # log"),
+                      line_holding(program, "model.eval()  # validation"),
+                      line_holding(program, "            model.train()"),
+                      line_holding(program, "model.backbone.requires_grad_(True)")]
+    assert page.origin == "disk" and all(page.text[line] == program.read_text().splitlines()[line - 1] for line in marked)
+    monkeypatch.setattr(sources_module, "state_lines", lambda *args, **kwargs: [])
+    (unmarked,) = [f for f in analyze(read_trace(log)).sources.files if f.path.endswith("module_state.py")]
+    assert not any(n.state_changes for n in unmarked.notes.values())
+    assert page.note == unmarked.note and "every line the log quotes (" in page.note

@@ -1108,8 +1108,7 @@ def analyze_sources(trace: Trace, provenance: Provenance | None = None, shapes: 
             stacks.setdefault(compilation_key(entry.compile_id), entry.stack)
     for marked in state_lines(recompile_info, stacks):
         n = at(marked.path, marked.line)
-        if n is not None:
-            quotes.add(marked.path, marked.line, marked.code)
+        if n is not None:  # (read from the file itself, not quoted by the log: no check of the file against the run)
             n.state_changes.append({"recompile": marked.recompile, "kind": marked.kind, "text": marked.text})
 
     # Installed guards name the user line they came from, with the path clipped at the front: matched to a file
