@@ -217,3 +217,20 @@ def test_the_cuda_triton_op_programs_read_as_written_and_fixed():
         (source,) = custom_op_sources(program.read_text())["mylib::scale_tr"]
         launch = line_holding(program, "wrap_triton(scale_kernel)[")
         assert (source.form, source.declared, source.writes) == ("triton_op", declared, [("x", launch)])
+
+
+def test_check_names_the_arguments_the_schemas_would_mark(tmp_path, capsys):
+    """check says which argument to mark, by its name: the program with its ops' definitions (lines 20-42, which the
+    log does not quote: the ops run outside Dynamo's trace) calling the written argument `acc` (the calling lines,
+    which the log quotes, unchanged): both ops' writes are found, into acc."""
+    lines = PROGRAM.read_text().splitlines()
+    start, end = _line('lib = torch.library.Library("mylib", "DEF")'), _line("torch.library.register_fake(\"mylib::clamp")
+    renamed = [line.replace("buf", "acc") for line in lines[start - 1:end]]
+    programs = tmp_path / "programs"
+    programs.mkdir()
+    (programs / PROGRAM.name).write_text("\n".join(lines[:start - 1] + renamed + lines[end:]) + "\n")
+    log = torch213_moved(LOG, tmp_path, programs)
+    assert main(["check", str(log), "--no-custom-op-mutations"]) == 1
+    failed = capsys.readouterr().out
+    assert "2 custom op writes torch does not know of (schema), none allowed (mark it written in the schema " \
+           "(Tensor(a!) acc), or return a new tensor)" in failed

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import shlex
 from dataclasses import field
+from collections.abc import Mapping
 from typing import Any
 
 from .divergence import COLLECTIVES, COMPILE_IDS, STATUSES, TENSOR_META, Divergence
@@ -172,6 +173,15 @@ def _drawn(facts: RunFacts) -> list[dict[str, Any]]:
 
 def _undeclared_writes(facts: RunFacts) -> list[dict[str, Any]]:
     return [n for n in facts.numerics or [] if n["kind"] == "mutation"]
+
+
+def _schema_marks(runs: Mapping[Any, RunFacts]) -> str:
+    """How each schema-defined op's schema would mark the arguments it writes (`Tensor(a!) buf`), each op's once;
+    "Tensor(a!) on what it writes" for facts saved before the arguments were kept."""
+    marks = dict.fromkeys(", ".join(f"Tensor({chr(ord('a') + i)}!) {a}" for i, a in enumerate(n["arguments"][:26]))
+                          for f in runs.values() for n in _undeclared_writes(f)
+                          if n.get("form") == DEFINE_FORM and n.get("arguments"))
+    return "; ".join(marks) or "Tensor(a!) on what it writes"
 
 
 def _one_shape(facts: RunFacts) -> list[dict[str, Any]]:
@@ -481,7 +491,7 @@ def evaluate(runs: dict[int | None, RunFacts], rules: Rules,
             # the form was kept say mutates_args)
             defined = {n.get("form") == DEFINE_FORM for f in runs.values() for n in _undeclared_writes(f)}
             declare = " or ".join(([] if defined == {True} else ["declare mutates_args"])
-                                  + (["mark it written in the schema (Tensor(a!) buf)"] if True in defined else []))
+                                  + ([f"mark it written in the schema ({_schema_marks(runs)})"] if True in defined else []))
             declaration = "/".join(([] if defined == {True} else ["mutates_args"]) + (["schema"] if True in defined else []))
             absolute("no-custom-op-mutations", f"none allowed ({declare}, or return a new tensor)",
                      lambda f: (len(_undeclared_writes(f)), [

@@ -817,7 +817,7 @@ def run_facts(results: Results) -> RunFacts:
                       "recomputed_ops": c.n_recomputed if c.has_backward else None,
                       "recomputed": [{"file": s.path, "line": s.line, "count": s.count} for s in c.recomputed]}
                      for c in found.checkpointing.compiles if c.compile_id in frame_of_cid]
-    numerics = [{"kind": kind, "file": line.location.filename, "line": line.location.line,
+    numerics: list[dict[str, Any]] = [{"kind": kind, "file": line.location.filename, "line": line.location.line,
                  "function": line.location.function, "code": line.location.code, "dtype": line.dtype,
                  "frame": next((frame_of_cid[c] for c in line.compile_ids if c in frame_of_cid), None)}
                 for kind, lines in (("random", found.numerics.random), ("precision", found.numerics.precision))
@@ -828,7 +828,7 @@ def run_facts(results: Results) -> RunFacts:
                   for frame, step, change in found.recompiles.late_hooks]
     # (a custom op's undeclared write: on the line that writes, with the op, in the frame that calls it first)
     numerics += [{"kind": "mutation", "file": w.filename, "line": w.line, "function": w.function, "code": w.code,
-                  "dtype": None, "op": op.op, "form": op.form,
+                  "dtype": None, "op": op.op, "form": op.form, "arguments": op.arguments,
                   "frame": next((frame_of_cid[c] for c in op.compile_ids if c in frame_of_cid), None)}
                  for op in found.op_mutations.ops for w in op.writes]
     return RunFacts(
