@@ -28,8 +28,8 @@ from typing import Callable
 from .analyses.diagnosis import (
     ACCURACY_RUN, AOT_EAGER, BACKEND, DEBUG_DIR_ENV, EAGER, EAGER_CONTROL, EAGER_CONTROL_AGAIN, FAILED, FORCE_BACKEND_ENV,
     NO_COMPILE, PASSED, REPRO_ENV, STAGES, DiagnoseResult, MinifyResult, ProgramSeed, RunFacts, StageOutcome, StageSpec,
-    Verdict, another_control, compiled_frame, decide, limit_hits, minify_plan, printed_change, program_seed, repro_graph,
-    repro_save_dir, run_to_run, run_to_run_said, stage_outcome, steps_after_minify,
+    Verdict, another_control, called_names, compiled_frame, decide, limit_hits, minify_plan, module_seed, printed_change,
+    program_seed, repro_graph, repro_save_dir, run_to_run, run_to_run_said, stage_outcome, steps_after_minify,
 )
 from .errors import CompilescopeError
 from .analyses.op_mutations import imported_files
@@ -121,7 +121,7 @@ SEED_IMPORT_DEPTH = 2  # the program's imports, and theirs
 
 
 def _imported_seed(path: str, text: str, root: str) -> tuple[str, str, int] | None:
-    """The first seeding call (program_seed) in the local modules the program's file imports, then in those they
+    """The first seeding call that runs (module_seed) in the local modules the program's file imports, then in those they
     import, breadth first (imported_files: where Python finds them, each absolute import in root, sys.path's first
     entry, whichever module makes it): (the module's path from the program's folder, the call, its line). Bounded:
     SEED_IMPORT_DEPTH levels, MAX_SEED_MODULES files, each read as other local files are (read_local_lines: a regular
@@ -142,7 +142,7 @@ def _imported_seed(path: str, text: str, root: str) -> tuple[str, str, int] | No
                 if lines is None:
                     continue
                 module_text = "\n".join(lines)
-                found = program_seed(module, module_text)
+                found = module_seed(module, module_text, called_names(source))
                 if found is not None and found.call is not None and found.line is not None:
                     return os.path.relpath(os.path.realpath(module), folder), found.call, found.line
                 below.append((module, module_text))

@@ -16,7 +16,7 @@ from compilescope.analyses.analyze import analyze
 from compilescope.analyses.diff import diff_runs, run_facts
 from compilescope.analyses.diagnosis import (
     ACCURACY, ACCURACY_RUN, AOT_EAGER, BACKEND, EAGER, EAGER_CONTROL, EAGER_CONTROL_AGAIN, RunFacts, another_control,
-    decide, minify_plan, printed_change, printed_lines, program_seed, run_to_run, stage_outcome,
+    called_names, decide, minify_plan, module_seed, printed_change, printed_lines, program_seed, run_to_run, stage_outcome,
 )
 from compilescope.analyses.insights import INFO, WARNING, insights
 from compilescope.analyses.numerics import numerics
@@ -897,6 +897,25 @@ def test_a_seed_set_in_a_local_module_the_program_imports_is_found_there(monkeyp
         (tmp_path / "deeper.py").write_text("import random\nrandom.seed(3)\n")
         ran, result = _stubbed_diagnose(monkeypatch, work, argv, seeded)
         assert (ran[-1], result.seed.call) == ("eager_control_2", None), where
+    # A module that only defines a seeding function the program never calls does not seed it: the program imports
+    # and calls helpers.unrelated, helpers.reset seeds; no seed known, a second control run
+    (tmp_path / "helpers.py").write_text("import torch\n\n\ndef reset(value):\n    torch.manual_seed(value)\n\n\n"
+                                         "def unrelated(value):\n    return value\n")
+    (tmp_path / "wrong_results.py").write_text("\n".join(lines).replace("reset", "unrelated") + "\n")
+    ran, result = _stubbed_diagnose(monkeypatch, work, argv, seeded)
+    assert (ran[-1], result.seed.call) == ("eager_control_2", None)
+
+
+def test_a_modules_seeding_calls_that_run_are_those_of_its_import_and_of_the_functions_called():
+    """module_seed: a call at module level (in an `if` too) runs on import; one in a function only where the importer
+    calls that function's name; not in a method, a lambda, or a function nobody calls."""
+    source = ("import random\nimport torch\n\n\ndef reset(value):\n    torch.manual_seed(value)\n\n\n"
+              "class Seeder:\n    def seed(self):\n        random.seed(1)\n\n\nlater = lambda: random.seed(2)\n")
+    assert module_seed("h.py", source, frozenset()).call is None
+    assert module_seed("h.py", source, called_names("from h import reset\nreset(0)\n")).line == 6
+    assert called_names("import h\nh.reset(0)\n") >= {"reset"}
+    assert (module_seed("h.py", source + "if True:\n    random.seed(3)\n", frozenset()).line,
+            module_seed("h.py", source + "if True:\n    random.seed(3)\n", frozenset()).call) == (16, "random.seed")
 
 
 def test_a_module_the_program_imports_is_looked_for_where_python_looks(monkeypatch, tmp_path):

@@ -579,17 +579,58 @@ def _given_a_seed(call: ast.Call) -> bool:
     return given is not None and not (isinstance(given, ast.Constant) and given.value is None)
 
 
+def _seeding_call(node: ast.AST) -> tuple[int, int, str] | None:
+    """(line, column, the called name) of a call that sets a known seed (the rule above); None for any other node."""
+    if isinstance(node, ast.Call) and isinstance(node.func, (ast.Name, ast.Attribute)):
+        last = node.func.id if isinstance(node.func, ast.Name) else node.func.attr
+        if "seed" in last.lower() and last not in _NOT_SEEDING and _given_a_seed(node):
+            return node.lineno, node.col_offset, ast.unparse(node.func)
+    return None
+
+
 def program_seed(file: str, source: str) -> ProgramSeed | None:
     """The first call in a program's source that sets a known seed (the rule above); None where the source is no Python
     diagnose can read (a file nested or long beyond what Python's parser holds included)."""
     try:
         tree = ast.parse(source)
-        calls = []
-        for node in ast.walk(tree):
-            if isinstance(node, ast.Call) and isinstance(node.func, (ast.Name, ast.Attribute)):
-                last = node.func.id if isinstance(node.func, ast.Name) else node.func.attr
-                if "seed" in last.lower() and last not in _NOT_SEEDING and _given_a_seed(node):
-                    calls.append((node.lineno, node.col_offset, ast.unparse(node.func)))
+        calls = [call for node in ast.walk(tree) if (call := _seeding_call(node)) is not None]
+    except (SyntaxError, ValueError, MemoryError, RecursionError):
+        return None
+    if not calls:
+        return ProgramSeed(file)
+    line, _, name = min(calls)
+    return ProgramSeed(file, name, line)
+
+
+def called_names(source: str) -> frozenset[str]:
+    """The names a source calls (`reset` of `reset(0)` and of `helpers.reset(0)`): the functions of a module it
+    imports that run; empty where it is no Python."""
+    try:
+        return frozenset(node.func.id if isinstance(node.func, ast.Name) else node.func.attr
+                         for node in ast.walk(ast.parse(source))
+                         if isinstance(node, ast.Call) and isinstance(node.func, (ast.Name, ast.Attribute)))
+    except (SyntaxError, ValueError, MemoryError, RecursionError):
+        return frozenset()
+
+
+def module_seed(file: str, source: str, called: frozenset[str]) -> ProgramSeed | None:
+    """The first seeding call of an imported module that runs: at its module level (run by the import; a function's
+    or lambda's body there does not run), or in one of its top-level functions whose name the importer calls
+    (called_names). A module that only defines a seeding function nobody calls does not seed the program. None where
+    the source is no Python diagnose can read."""
+    def running(node: ast.AST) -> list[tuple[int, int, str]]:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+            return []
+        found = [call] if (call := _seeding_call(node)) is not None else []
+        return found + [c for child in ast.iter_child_nodes(node) for c in running(child)]
+
+    try:
+        calls: list[tuple[int, int, str]] = []
+        for statement in ast.parse(source).body:
+            if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)) and statement.name in called:
+                calls += [call for node in ast.walk(statement) if (call := _seeding_call(node)) is not None]
+            else:
+                calls += running(statement)
     except (SyntaxError, ValueError, MemoryError, RecursionError):
         return None
     if not calls:
