@@ -385,10 +385,20 @@ class LocalLines(NamedTuple):
     refused: str = ""
 
 
+# The line ends Python's tokenizer counts lines by: str.splitlines() also ends a line at a form feed (a page break in
+# a Python file), \x0b, \x1c-\x1e, \x85 and \u2028/9, which made every line after one a line off the log's numbers.
+_LINE_END = re.compile(r"\r\n|\r|\n")
+_NOT_LINE_ENDS = "\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"  # (where a file holds none, splitlines() is the same, faster)
+
+
 def read_local_lines(path: str, max_bytes: int) -> LocalLines:
     """The lines of the regular file at a local path that a log names (any text: the log is untrusted), as UTF-8 with
-    what is not replaced, where it holds at most max_bytes (read_local_bytes)."""
+    what is not replaced, where it holds at most max_bytes (read_local_bytes), numbered as Python numbers them."""
     read = read_local_bytes(path, max_bytes)
     if read.data is None:
         return LocalLines(None, read.refused)
-    return LocalLines(tuple(read.data.decode("utf-8", "replace").splitlines()))
+    text = read.data.decode("utf-8", "replace")
+    if not any(char in text for char in _NOT_LINE_ENDS):
+        return LocalLines(tuple(text.splitlines()))
+    lines = _LINE_END.split(text)
+    return LocalLines(tuple(lines[:-1] if lines[-1] == "" else lines))
