@@ -13,7 +13,7 @@ from markupsafe import Markup
 from compilescope.invisible import INVISIBLE_CLASS, LONG_TEXT, shown_in_html
 from compilescope.render.html.env import ENV
 
-from ..conftest import report, torch213
+from ..conftest import report, torch213, torch213_moved
 from ..robustness.corpus import envelope_indices, fix_md5, lines_of
 
 # What no page may hold: C0 controls but TAB, LF and CR, and DEL (as bytes of the UTF-8 file)
@@ -83,3 +83,34 @@ def test_every_template_value_is_shown_so_markup_included():
     # finalize, the one place every value a template writes goes through: an escaped str and a renderer's Markup alike
     template = ENV.from_string("{{ text }}|{{ html }}")
     assert template.render(text="a\x00<b>", html=Markup("<i>\x1b[31m</i>")) == "a\u2400&lt;b&gt;|<i>\u241b[31m</i>"
+
+
+def test_a_form_feed_in_source_and_code_is_whitespace_not_a_picture(tmp_path):
+    """A form feed is whitespace in Python source (a page break, `^L`, on a line of its own as Emacs writes it): the
+    source page shows that line as a blank, and a code page its text with a space, not ␌; the log's other values
+    still show it as its picture (test above)."""
+    program = torch213("module_state.log.gz").parents[1] / "programs" / "module_state.py"
+    lines = program.read_text().splitlines()
+    blank = lines.index("activations = []  # one entry per call: a list that grows while the compiled code runs") - 1
+    assert lines[blank] == ""  # (a blank line between the model and the globals: the log quotes no blank line)
+    lines[blank] = "\x0c"
+    programs = tmp_path / "programs"
+    programs.mkdir()
+    (programs / program.name).write_text("\n".join(lines) + "\n")
+    out = tmp_path / "out"
+    report(torch213_moved("module_state.log.gz", tmp_path, programs), out)
+    (page,) = [p for p in (out / "sources").iterdir() if "module_state" in p.name]
+    html = page.read_text()
+    assert "\x0c" not in html and "\u240c" not in html
+    assert f'<a class="ln" href="#L{blank + 1}">{blank + 1}</a><a class="lt" href="#L{blank + 1}" tabindex="-1"> </a>' \
+        in html
+
+    code_lines = lines_of(torch213("provenance.log").read_bytes())
+    code = code_lines.index(b"\t# AOT ID: ['0_forward']\n")
+    code_lines[code] = b"\t# AOT ID: ['0_forward']\x0cpage\n"
+    fix_md5(code_lines, code - 1)
+    log = tmp_path / "feed.log"
+    log.write_bytes(b"".join(code_lines))
+    report(log, tmp_path / "code")
+    (code_page,) = [p for p in (tmp_path / "code").rglob("inductor_output_code_ctb54yohdujjubfbr6x4sy*.html")]
+    assert "# AOT ID: [&#39;0_forward&#39;] page" in code_page.read_text()

@@ -30,7 +30,7 @@ from .env import ENV, script_hash, custom_header, page_script_src, preload_templ
 __all__ = ["ENV", "preload_templates", "render_demo_index", "render_html"]
 from .export import COMPILE_INDEX, render_export_index, wants_export_index
 from .provenance import kernels_page, provenance_files, provenance_url
-from .rows import artifact_items_html, artifact_link_html, block_escaped, frame_html, metric_rows_html, stack_list_html
+from .rows import artifact_items_html, artifact_link_html, block_escaped, code_text, frame_html, metric_rows_html, stack_list_html
 from .runtime import runtime_files
 from .sources import source_files
 from .transformed import transformed_files, transformed_url
@@ -386,10 +386,10 @@ def _escaped_code(trace: Trace, ref: PayloadRef) -> Iterator[Markup]:
     for data in trace.payload_chunks(ref):
         text = decoder.decode(data)
         if text:
-            yield Markup(block_escaped(text))
+            yield Markup(block_escaped(code_text(text)))
     text = decoder.decode(b"", True)
     if text:
-        yield Markup(block_escaped(text))
+        yield Markup(block_escaped(code_text(text)))
 
 
 def render_demo_index(examples: list[dict], torch_version: str, live: bool = False) -> str:

@@ -50,6 +50,12 @@ def html_text(value: Any) -> str:
 _NUMBERS = (int, float, bool)  # (exact types: a subclass may write itself otherwise)
 
 
+def code_text(text: str) -> str:
+    """Source or code as a page shows it: a form feed (a page break in a Python file, `^L`; whitespace to Python and
+    to C) as a space, where every other value shows it as its control picture ␌ (shown_in_html)."""
+    return text.replace("\x0c", " ") if "\x0c" in text else text
+
+
 def block_escaped(text: str) -> str:
     """A block of text (a page of code, a metric's pretty JSON) HTML-escaped exactly as markupsafe.escape escapes it:
     the same five characters, the same entities. ASCII text is escaped as bytes, where each replace scans for its

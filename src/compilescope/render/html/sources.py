@@ -18,7 +18,7 @@ from ...wording import count
 from ..options import artifact_url, readable_url
 from .export import COMPILE_INDEX, wants_export_index
 from .provenance import panel_line_id, provenance_url
-from .rows import ascii_parts, function_name_html, html_text
+from .rows import ascii_parts, code_text, function_name_html, html_text
 from .transformed import transformed_url
 
 if TYPE_CHECKING:
@@ -535,7 +535,7 @@ def _line_rows(page: Page, f: SourceFile, dirs: _CompileDirs) -> Iterator[str]:
         status = notes.status if notes else ""
         cls = f"src-line s-{status}" if status else "src-line"
         title = f' title="{STATUS_TITLES[status]}"' if status else ""
-        code = escape(text) if text is not None else Markup('<span class="muted">(not quoted in the log)</span>')
+        code = escape(code_text(text)) if text is not None else Markup('<span class="muted">(not quoted in the log)</span>')
         anchor = line_anchor(n)
         row = (f'<div class="{cls}" id="{anchor}"{title}><a class="ln" href="#{anchor}">{n}</a>'
                f'<a class="lt" href="#{anchor}" tabindex="-1">{code}</a>')  # one tab stop a line: its number
