@@ -596,6 +596,11 @@ def program_seed(file: str, source: str) -> ProgramSeed | None:
         calls = [call for node in ast.walk(tree) if (call := _seeding_call(node)) is not None]
     except (SyntaxError, ValueError, MemoryError, RecursionError):
         return None
+    return _first_seed(file, calls)
+
+
+def _first_seed(file: str, calls: list[tuple[int, int, str]]) -> ProgramSeed:
+    """The seed of the first of these seeding calls (line, column, name) in file; an unseeded file's where none."""
     if not calls:
         return ProgramSeed(file)
     line, _, name = min(calls)
@@ -633,10 +638,7 @@ def module_seed(file: str, source: str, called: frozenset[str]) -> ProgramSeed |
                 calls += running(statement)
     except (SyntaxError, ValueError, MemoryError, RecursionError):
         return None
-    if not calls:
-        return ProgramSeed(file)
-    line, _, name = min(calls)
-    return ProgramSeed(file, name, line)
+    return _first_seed(file, calls)
 
 
 def another_control(seed: ProgramSeed | None, unstable: set[LineKey] | None) -> bool:
