@@ -14,7 +14,7 @@ from types import SimpleNamespace
 import pytest
 from jinja2.bccache import bc_magic
 
-from compilescope.cli import compiled_cache
+from compilescope.cli import compiled_cache, template_cache
 from compilescope.render.html import env as html_env
 
 from .conftest import peer, run_cli, torch213
@@ -73,9 +73,32 @@ def test_the_cli_keeps_compiled_templates_only_where_it_was_told(empty_home, tmp
     assert _files(empty_home) == []
 
 
+def test_each_command_in_a_fresh_process_keeps_its_caches_with_the_html_environment_imported_late(empty_home, tmp_path):
+    """The CLI's template cache is turned on when the HTML environment is first imported (cache_dir's hook), after
+    the command started: summary and check import no Jinja and keep only the records' templates; a report fills the
+    template cache. In a fresh process each, as a user runs them (the suite's own process has imported everything)."""
+    log = torch213("graph_breaks.log")
+    cache = tmp_path / "cache"
+    env = {**os.environ, "HOME": str(empty_home), "COMPILESCOPE_TEMPLATE_CACHE": str(cache)}
+
+    def run(*args: object) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, "-m", "compilescope", *map(str, args)], cwd=tmp_path, env=env,
+                              capture_output=True, text=True, timeout=300)
+
+    for command in (("summary", log), ("check", log)):
+        done = run(*command)
+        assert (done.returncode, done.stderr) == (0, ""), command
+        assert [p.name for p in cache.iterdir()] == [f"records-{sys.implementation.cache_tag}.bin"]  # no Jinja
+    done = run(log, "-o", tmp_path / "out", "--no-browser")
+    assert (done.returncode, done.stderr) == (0, "")
+    templates = cache / f"templates-{html_env.template_cache_key()}"
+    assert any(templates.iterdir())
+    assert run("summary", log).returncode == 0 and run(log, "-o", tmp_path / "again", "--no-browser").returncode == 0
+
+
 def test_the_cache_can_be_turned_off(tmp_path, monkeypatch):
     monkeypatch.setenv("COMPILESCOPE_TEMPLATE_CACHE", "0")
-    assert compiled_cache.enable_template_cache(str(tmp_path / "c")) is None
+    assert template_cache.enable_template_cache(str(tmp_path / "c")) is None
     assert not (tmp_path / "c").exists()
 
 
@@ -103,9 +126,9 @@ def test_a_cache_others_may_write_is_not_used(tmp_path, monkeypatch):
     directory = base / f"templates-{html_env.template_cache_key()}"
     directory.mkdir(parents=True)
     directory.chmod(0o777)
-    assert compiled_cache.enable_template_cache(str(base)) is None
+    assert template_cache.enable_template_cache(str(base)) is None
     directory.chmod(0o700)
-    assert compiled_cache.enable_template_cache(str(base)) == str(directory)
+    assert template_cache.enable_template_cache(str(base)) == str(directory)
     # an entry someone else could have written is not loaded
     monkeypatch.setattr(html_env.ENV, "cache", None)
     html_env.ENV.get_template("index.html")
@@ -131,7 +154,7 @@ def test_a_cache_entry_that_is_cut_or_stale_is_compiled_again(tmp_path, monkeypa
     """The entry is read as Jinja reads it (its magic, its template's checksum, then the code), from the file's bytes:
     an intact entry is used as it is; any other is compiled again, never an error."""
     monkeypatch.setenv("COMPILESCOPE_TEMPLATE_CACHE", "")
-    directory = compiled_cache.enable_template_cache(str(tmp_path / "cache"))
+    directory = template_cache.enable_template_cache(str(tmp_path / "cache"))
     assert directory is not None
     monkeypatch.setattr(html_env.ENV, "cache", None)
     page = html_env.ENV.get_template("guards.html").render(c=None, guards=[], guard_tree=None, root="../")
@@ -195,7 +218,7 @@ def test_a_new_cache_key_removes_this_users_caches_unused_for_a_day(tmp_path, mo
     anything else: other names, and links (never followed, so their targets stay too)."""
     monkeypatch.setenv("COMPILESCOPE_TEMPLATE_CACHE", "")
     base = tmp_path / "cache"
-    day_ago = os.stat(tmp_path).st_mtime - compiled_cache.STALE_TEMPLATE_CACHE_S - 60
+    day_ago = os.stat(tmp_path).st_mtime - template_cache.STALE_TEMPLATE_CACHE_S - 60
     old, recent, other = base / "templates-0000000000000000", base / "templates-1111111111111111", base / "keep-me"
     target = tmp_path / "target"
     for directory in (old, recent, other, target):
@@ -207,14 +230,14 @@ def test_a_new_cache_key_removes_this_users_caches_unused_for_a_day(tmp_path, mo
         os.utime(directory, (day_ago, day_ago))
     os.utime(link, (day_ago, day_ago), follow_symlinks=False)
 
-    directory = compiled_cache.enable_template_cache(str(base))
+    directory = template_cache.enable_template_cache(str(base))
     assert sorted(p.name for p in base.iterdir()) == sorted([os.path.basename(directory), recent.name, other.name,
                                                              link.name])
     assert (target / "entry").is_file()
     # the key's directory exists now: later runs prune nothing
     old.mkdir()
     os.utime(old, (day_ago, day_ago))
-    assert compiled_cache.enable_template_cache(str(base)) == directory
+    assert template_cache.enable_template_cache(str(base)) == directory
     assert old.is_dir()
 
 
@@ -229,7 +252,7 @@ def test_pruning_that_fails_never_fails_a_report(tmp_path, monkeypatch):
     old.mkdir(parents=True)
     os.utime(old, (0, 0))
     monkeypatch.setattr(shutil, "rmtree", refused)
-    directory = compiled_cache.enable_template_cache(str(tmp_path / "cache"))
+    directory = template_cache.enable_template_cache(str(tmp_path / "cache"))
     assert directory is not None and os.path.isdir(directory)
     assert old.is_dir()
 

@@ -9,7 +9,7 @@ import stat
 from typing import IO, Callable
 
 CACHE_ENV = "COMPILESCOPE_TEMPLATE_CACHE"  # "0": no cache; a directory: the cache's parent
-# The command line keeps compiled templates: it sets this to what turns the cache on (cli/compiled_cache, the only code
+# The command line keeps compiled templates: it sets this to what turns the cache on (cli/template_cache, the only code
 # that writes it), which render/html/env.py calls once its environment exists, so a command that writes no HTML
 # (summary, check) imports no Jinja. The API leaves it None.
 template_cache_hook: Callable[[], object] | None = None

@@ -158,7 +158,7 @@ def _template_cache() -> None:
     from .. import cache_dir
 
     def enable() -> None:
-        from .compiled_cache import enable_template_cache  # (imports the HTML environment: only once it is wanted)
+        from .template_cache import enable_template_cache  # (imports the HTML environment: only once it is wanted)
 
         enable_template_cache()
 

@@ -1,7 +1,7 @@
 """The Jinja environment of every HTML page, and the assets pages inline.
 
 Building it writes nothing: a bytecode cache (compiled templates kept between
-runs) is turned on only by the CLI (cli/compiled_cache.enable_template_cache).
+runs) is turned on only by the CLI (cli/template_cache.enable_template_cache).
 """
 
 from __future__ import annotations
