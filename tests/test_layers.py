@@ -329,3 +329,34 @@ print(x); sys.stderr.write(x); sys.stdout.write(x); log.write(x)
     assert sorted(call for _, call in side_effects(ast.parse(source))) == sorted([
         "open", "open", "open", "gzip.open", "Path(p).write_text", "p.write_bytes", "os.open", "os.fdopen",
         "os.makedirs", "shutil.rmtree", "os.replace", "tempfile.mkdtemp", "print", "sys.stderr.write", "sys.stdout.write"])
+
+
+# What reads the disk: an analysis takes the user's files from the model (model/source_files, read by
+# ingest/source_files), so that what it says depends on its arguments, not on the machine it runs on.
+_DISK_CALLS = {"open", "stat", "lstat", "isfile", "exists", "read_local_lines", "read_local_bytes", "open_regular",
+               "open_regular_file", "read_text", "read_bytes", "listdir", "scandir"}
+
+
+def disk_calls(tree: ast.AST) -> list[str]:
+    """The calls of tree that read the disk (by the called name: `open(`, `os.stat(`, `Path(p).read_text(`)."""
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call):
+            name = node.func.id if isinstance(node.func, ast.Name) else node.func.attr if isinstance(
+                node.func, ast.Attribute) else None
+            if name in _DISK_CALLS:
+                found.append(f"{name}() at line {node.lineno}")
+    return found
+
+
+def test_no_analysis_reads_the_disk():
+    found = {str(path.relative_to(SRC)): calls for path in sorted((SRC / "analyses").rglob("*.py"))
+             if (calls := disk_calls(ast.parse(path.read_text(encoding="utf-8"))))}
+    assert found == {}
+
+
+def test_the_disk_call_finder_sees_each_kind_of_call():
+    """So the test above can fail: each way the analyses read files before (analyses/user_kernels.py's os.stat)."""
+    code = "open(p)\nos.stat(p)\nread_local_lines(p, 1)\nlocation.open_regular_file(p)\nPath(p).read_text()\nf(p)\n"
+    assert [c.split("(")[0] for c in disk_calls(ast.parse(code))] == [
+        "open", "stat", "read_local_lines", "open_regular_file", "read_text"]

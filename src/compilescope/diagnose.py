@@ -32,8 +32,9 @@ from .analyses.diagnosis import (
     program_seed, repro_graph, repro_save_dir, run_to_run, run_to_run_said, stage_outcome, steps_after_minify,
 )
 from .errors import CompilescopeError
-from .analyses.op_mutations import imported_files
+from .analyses import op_mutations
 from .ingest.reader import read_trace
+from .ingest.source_files import read_source_files
 from .location import read_local_lines
 from .runner import Program, choose_log, run_program
 from .wording import count
@@ -133,7 +134,9 @@ def _imported_seed(path: str, text: str, root: str) -> tuple[str, str, int] | No
     for _ in range(SEED_IMPORT_DEPTH):
         below: list[tuple[str, str]] = []
         for importer, source in level:
-            for module in imported_files(importer, source, [root]):
+            # (diagnose runs the program here: the disk it reads is the run's, os.path.isfile answers as Python did)
+            for module in op_mutations.first_files(importer, op_mutations.imported_modules(importer, source, [root]),
+                                                   os.path.isfile):
                 if os.path.realpath(module) in seen or read >= MAX_SEED_MODULES:
                     continue
                 seen.add(os.path.realpath(module))
@@ -248,7 +251,9 @@ class Diagnoser:
         output = _read_all(self.outputs[spec.key])
         if log is not None:
             with read_trace(log) as trace:
-                outcome = stage_outcome(spec, facts, trace, output)
+                files = read_source_files(op_mutations.files_wanted(trace))
+                files = read_source_files(known=files, first_of=op_mutations.modules_wanted(trace, files))
+                outcome = stage_outcome(spec, facts, trace, output, files)
                 if outcome.accuracy_failure:
                     self._accuracy_frame = compiled_frame(trace)
         else:

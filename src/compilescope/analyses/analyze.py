@@ -11,7 +11,7 @@ from .failures import failures_and_restarts
 from .insights import insights
 from .provenance import analyze_provenance
 from .results import Results
-from .sources import analyze_sources
+from .sources import note_sources, source_pages
 from .transformed import transformed_code
 from .stack_trie import build_stack_trie, outside_stacks
 from .status import compile_statuses
@@ -22,15 +22,20 @@ if TYPE_CHECKING:
 
 
 def analyze(trace: Trace, profiles: Sequence[Profile] = ()) -> Results:
+    from ..ingest.source_files import read_source_files  # the user's files, read once (the analyses read no disk)
+    from . import op_mutations, state_lines, user_kernels
+
+    files = read_source_files(user_kernels.files_wanted(trace) + op_mutations.files_wanted(trace))
+    files = read_source_files(known=files, first_of=op_mutations.modules_wanted(trace, files))
     statuses = compile_statuses(trace)
-    provenance = analyze_provenance(trace)
+    provenance = analyze_provenance(trace, files)
     runtime = None
     if profiles:
         from .runtime import analyze_runtime  # here: the profile join (and its model) is for --profile only
 
         runtime = analyze_runtime(trace, provenance, profiles)
     export = export_report(trace)
-    found = insights(trace, runtime, export)
+    found = insights(trace, runtime, export, files)
     outside = outside_stacks(trace)
     compiles = compile_summaries(trace, statuses, found)
     # Lines the report links to that no note of the source analysis places: where torch warned, the user frames of
@@ -45,6 +50,13 @@ def analyze(trace: Trace, profiles: Sequence[Profile] = ()) -> Results:
         frames += [f for tracebacks in summary.metrics.tracebacks.values() for tb in tracebacks for raised in tb.chain
                    for f in raised.frames]
         linked += [UserLocation(f.filename, f.line, f.name, f.loc) for f in frames]
+    files = read_source_files(state_lines.files_wanted(found.recompiles), files)
+    # (the insights' recompiles: the sources read their failed guards, which nothing after the analysis changes)
+    noted = note_sources(trace, provenance=provenance, recompile_info=found.recompiles, errors=found.errors,
+                         crashed=found.crashes, linked_locations=linked, export_only=export.only,
+                         checkpointing=found.checkpointing, breaks=found.graph_breaks, autotuned=found.autotuning,
+                         aoti=found.aoti, numerics_found=found.numerics, own_kernels=found.user_kernels,
+                         mutations=found.op_mutations, files=files)
     return Results(
         stack_trie=build_stack_trie(trace, statuses),
         outside_stacks=outside,
@@ -56,13 +68,7 @@ def analyze(trace: Trace, profiles: Sequence[Profile] = ()) -> Results:
         compiles=compiles,
         runtime=runtime,
         trace=trace,
-        # (the insights' recompiles: the sources read their failed guards, which nothing after the analysis changes)
-        sources=analyze_sources(trace, provenance=provenance, recompile_info=found.recompiles, errors=found.errors,
-                                crashed=found.crashes, linked_locations=linked,
-                                export_only=export.only, checkpointing=found.checkpointing,
-                                breaks=found.graph_breaks, autotuned=found.autotuning, aoti=found.aoti,
-                                numerics_found=found.numerics, own_kernels=found.user_kernels,
-                                mutations=found.op_mutations),
+        sources=source_pages(noted, read_source_files(noted.paths, files)),
         transformed=transformed_code(trace),
         metric_pages=metric_pages(trace),
     )

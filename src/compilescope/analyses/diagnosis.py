@@ -25,6 +25,7 @@ from collections.abc import Sequence
 from dataclasses import field
 from typing import Any
 
+from ..model.source_files import NO_FILES, SourceFiles
 from ..model.trace import Trace
 from ..wording import count, possessive
 from .crash import (
@@ -715,7 +716,8 @@ def raised_where(output: str, output_code: dict[str, tuple[str, int, int]]
     return user, generated
 
 
-def stage_outcome(spec: StageSpec, facts: RunFacts, trace: Trace | None, output: str = "") -> StageOutcome:
+def stage_outcome(spec: StageSpec, facts: RunFacts, trace: Trace | None, output: str = "",
+                  files: SourceFiles = NO_FILES) -> StageOutcome:
     outcome = StageOutcome(spec, facts, traced=trace is not None)
     if trace is not None:
         errors, recompiled = compile_errors(trace), recompiles(trace)
@@ -736,7 +738,7 @@ def stage_outcome(spec: StageSpec, facts: RunFacts, trace: Trace | None, output:
         outcome.expected_recompiles = {s.compile_id: s.expected for f in recompiled.frames for s in f.steps if s.expected}
         outcome.used_inductor = _used_inductor(trace)
         outcome.numerics = numerics(trace)
-        outcome.op_mutations = op_mutations(trace)
+        outcome.op_mutations = op_mutations(trace, files)  # (files: op_mutations' files_wanted, modules_wanted)
         outcome.backend_name = next((e.backend for e in found if e.backend), None)
         if outcome.backend_name is None and outcome.used_inductor:
             outcome.backend_name = "inductor"

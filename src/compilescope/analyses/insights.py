@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..lazy_regex import lazy_compile
 from ..model.ids import NO_COMPILE_ID, CompileId, compilation_key
+from ..model.source_files import NO_FILES, SourceFiles
 from ..model.trace import Trace
 from .aoti import CHECK_ENV, BUILD_EVENT, HEADER_EVENT, Aoti, AotiPackage, aoti
 from .autotuning import Autotuning, autotuning
@@ -1072,8 +1073,11 @@ def _autotuning_detail(at: Autotuning) -> str:
     return "; ".join(parts)
 
 
-def insights(trace: Trace, runtime: Runtime | None = None, export: ExportReport | None = None) -> Insights:
-    """export: the log's export_report(trace), where the caller has it already (computed here otherwise)."""
+def insights(trace: Trace, runtime: Runtime | None = None, export: ExportReport | None = None,
+             files: SourceFiles = NO_FILES) -> Insights:
+    """export: the log's export_report(trace), where the caller has it already (computed here otherwise). files: the
+    user's files as ingest read them (user_kernels' and op_mutations' files_wanted, then op_mutations.modules_wanted):
+    the kernels' def lines and the custom ops' definitions are read there."""
     printed = torch_warnings(trace)  # (the CUDA graphs analysis reads them too)
     stack_values = StackValues(trace)  # (recompiles and dynamic shapes both name ___stack sources)
     ins = Insights(
@@ -1100,8 +1104,8 @@ def insights(trace: Trace, runtime: Runtime | None = None, export: ExportReport 
         aoti=aoti(trace),
         numerics=numerics(trace),
         freezing=freezing(trace),
-        user_kernels=user_kernels(trace),
-        op_mutations=op_mutations(trace),
+        user_kernels=user_kernels(trace, files),
+        op_mutations=op_mutations(trace, files),
     )
     add_eager_lines(ins.graph_breaks, graph_break_sites(trace))
     link_specializations(ins.recompiles, ins.dynamic_shapes.specializations)

@@ -58,15 +58,15 @@ import json
 import os
 import re
 from bisect import bisect_left, bisect_right, insort
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import field
 from operator import itemgetter
-from typing import Any
+from typing import Any, NamedTuple
 
 from ..lazy_regex import lazy_compile
-from ..location import read_local_lines
 from ..model.ids import compilation_key
 from ..model.records import dataclass
+from ..model.source_files import NO_FILES, SourceFiles
 from ..model.trace import Compile, Trace
 from .cached_lines import CACHE_HITS
 from .fx_sites import GRAPH_ARTIFACT, NODE_MAPPINGS, graph_nodes, op_call_sites
@@ -1149,7 +1149,19 @@ def kernel_launches(aot_text: str) -> dict[tuple[str, int], set[str]]:
     return found
 
 
-def op_mutations(trace: Trace) -> OpMutations:
+class _FoundCalls(NamedTuple):
+    calls: dict[str, list[OpCall]]  # op -> its calls
+    functional: dict[str, bool]  # op -> every AOT graph that has it calls it plainly
+    files: set[tuple[str, int, str | None]]  # (path, line, code) of the call sites: the files to read, checked
+    # id of a call -> (its compile, Dynamo's graph, the op as the graph names it, which of its calls there)
+    where: dict[int, tuple[Compile, str, str, int]]
+    left_out: list[DroppedCall]  # the calls AOTAutograd dropped, in the log's order
+    # id of a call -> the pointers the Triton kernels AOTAutograd launches under its line are found storing through
+    stored_at: dict[int, set[str]]
+
+
+def _found_calls(trace: Trace) -> _FoundCalls:
+    """The custom ops' calls the compiles' graphs hold."""
     # op -> [(call, the compile's AOT graph text)]; ops the log shows AOTAutograd wrapped as mutating
     calls: dict[str, list[OpCall]] = {}
     functional: dict[str, bool] = {}  # op -> every AOT graph that has it calls it plainly
@@ -1192,21 +1204,63 @@ def op_mutations(trace: Trace) -> OpMutations:
                 files.add((site.path, site.line, site.code))
                 if dropped:
                     left_out.append(DroppedCall(op, entry.key, loc))
+    return _FoundCalls(calls, functional, files, where, left_out, stored_at)
+
+
+def _read_calling_files(found: _FoundCalls, files: SourceFiles) -> tuple[dict[str, list[tuple[str, OpSource]]],
+                                                                          dict[str, str], dict[str, str]]:
+    """(op -> (file, what its source says), per definition; path -> why its ops were not read; path -> its text, of
+    each file read) of the files of the calls."""
+    sources: dict[str, list[tuple[str, OpSource]]] = {}
+    unread: dict[str, str] = {}
+    texts: dict[str, str] = {}
+    for path in sorted({p for p, _, _ in found.files}):
+        _add_file_ops(path, found.files, sources, unread, texts, files)
+    return sources, unread, texts
+
+
+def _importers(found: _FoundCalls, sources: dict[str, list[tuple[str, OpSource]]], texts: dict[str, str]) -> list[str]:
+    """The calling files read whose imports are followed: those of the calls of an op they do not define."""
+    return [path for path in sorted({c.location.filename for op, op_calls in found.calls.items() if op not in sources
+                                     for c in op_calls}) if path in texts]
+
+
+def _import_roots(found: _FoundCalls, path: str) -> list[str]:
+    """Where the calling file at path's absolute imports are found: script_folders of the compiles calling from it."""
+    return script_folders([found.where[id(c)][0] for op_calls in found.calls.values() for c in op_calls
+                           if c.location.filename == path], path)
+
+
+def files_wanted(trace: Trace) -> list[str]:
+    """The files op_mutations reads first (_file_text: an absolute path to a .py file): those of the custom ops'
+    calls. For ingest to read; then modules_wanted."""
+    return sorted({p for p, _, _ in _found_calls(trace).files if os.path.isabs(p) and p.endswith(".py")})
+
+
+def modules_wanted(trace: Trace, files: SourceFiles) -> list[tuple[str, ...]]:
+    """Where op_mutations looks for the modules the calling files import (files: as ingest read files_wanted), each
+    module's candidates in Python's order (imported_modules): for ingest to read the first that is a file of each."""
+    found = _found_calls(trace)
+    if not found.calls:
+        return []
+    sources, _, texts = _read_calling_files(found, files)
+    return [group for path in _importers(found, sources, texts)
+            for group in imported_modules(path, texts[path], _import_roots(found, path))]
+
+
+def op_mutations(trace: Trace, files: SourceFiles = NO_FILES) -> OpMutations:
+    """files: as ingest read them, with files_wanted and modules_wanted (the files the ops are defined in)."""
+    in_graphs = _found_calls(trace)
+    calls, functional, where = in_graphs.calls, in_graphs.functional, in_graphs.where
+    left_out, stored_at = in_graphs.left_out, in_graphs.stored_at
     if not calls:
         return OpMutations()
-    sources: dict[str, list[tuple[str, OpSource]]] = {}  # op -> (file, what its source says), per definition
-    unread: dict[str, str] = {}  # path -> why its ops were not read
-    texts: dict[str, str] = {}  # path -> its text, of each file read
-    for path in sorted({p for p, _, _ in files}):
-        _add_file_ops(path, files, sources, unread, texts)
+    sources, unread, texts = _read_calling_files(in_graphs, files)
     # An op its calling files do not define: in the modules they import, where Python finds them from the script
-    for path in sorted({c.location.filename for op, op_calls in calls.items() if op not in sources for c in op_calls}):
-        if path in texts:
-            roots = script_folders([where[id(c)][0] for op_calls in calls.values() for c in op_calls
-                                    if c.location.filename == path], path)
-            for module in imported_files(path, texts[path], roots):
-                if module not in texts and module not in unread:
-                    _add_file_ops(module, files, sources, unread, texts)
+    for path in _importers(in_graphs, sources, texts):
+        for module in imported_files(path, texts[path], files, _import_roots(in_graphs, path)):
+            if module not in texts and module not in unread:
+                _add_file_ops(module, in_graphs.files, sources, unread, texts, files)
     out = OpMutations()
     compiled: dict[int, CompiledCalls] = {}  # id of a compile -> what its code says of moved reads
     for op, op_calls in calls.items():
@@ -1243,7 +1297,7 @@ def op_mutations(trace: Trace) -> OpMutations:
                 written = [(arg, line) for arg, line in source.writes if arg in declared]
             if not written:
                 continue
-            lines = read_lines(path)
+            lines = read_lines(path, files)
             arguments = list(dict.fromkeys(a for a, _ in written))
             # (a triton_op's calls: no read moved past them is claimed, its kernels run in the op's place)
             told = op_calls if source.form == TRITON_OP else told_calls(trace, op_calls, where, arguments,
@@ -1485,8 +1539,9 @@ def _commented_calls(wrapper: str) -> dict[str, list[tuple[int, str]]]:
     return found
 
 
-def read_lines(path: str) -> list[str] | None:
-    read, _ = read_local_lines(path, MAX_SOURCE_BYTES) if path.endswith(".py") else (None, "")
+def read_lines(path: str, files: SourceFiles) -> list[str] | None:
+    """The lines of a .py file as ingest read it (files), where it holds at most MAX_SOURCE_BYTES."""
+    read = files.lines(path, MAX_SOURCE_BYTES) if path.endswith(".py") else None
     return list(read) if read is not None else None
 
 
@@ -1494,12 +1549,12 @@ def _code(lines: list[str] | None, line: int) -> str | None:
     return lines[line - 1].strip() if lines is not None and 0 < line <= len(lines) else None
 
 
-def _add_file_ops(path: str, files: set[tuple[str, int, str | None]], sources: dict[str, list[tuple[str, OpSource]]],
-                  unread: dict[str, str], texts: dict[str, str]) -> None:
+def _add_file_ops(path: str, sites: set[tuple[str, int, str | None]], sources: dict[str, list[tuple[str, OpSource]]],
+                  unread: dict[str, str], texts: dict[str, str], files: SourceFiles) -> None:
     """Read path (_file_text, checked against the lines the log quotes of it) into texts and the ops it defines into
     sources, or why not into unread."""
-    quoted = [(line, code) for p, line, code in files if p == path and code]
-    text, why = _file_text(path, quoted)
+    quoted = [(line, code) for p, line, code in sites if p == path and code]
+    text, why = _file_text(path, quoted, files)
     if text is None:
         unread[path] = why
         return
@@ -1508,10 +1563,10 @@ def _add_file_ops(path: str, files: set[tuple[str, int, str | None]], sources: d
         sources.setdefault(op, []).extend((path, d) for d in defs)
 
 
-def _file_text(path: str, quoted: list[tuple[int, str]]) -> tuple[str | None, str]:
+def _file_text(path: str, quoted: list[tuple[int, str]], files: SourceFiles) -> tuple[str | None, str]:
     """(the file's text, ""), where it is on this machine and every line the log quotes of it agrees with it; else
     (None, why it was not read): NOT_READABLE, or CHANGED (the file changed since the run: nothing is read from it)."""
-    lines = read_lines(path) if os.path.isabs(path) else None
+    lines = read_lines(path, files) if os.path.isabs(path) else None
     if lines is None:
         return None, NOT_READABLE
     if any(line > len(lines) or lines[line - 1].strip() != code for line, code in quoted):
@@ -1542,14 +1597,14 @@ def script_folders(compiles: list[Compile], path: str) -> list[str]:
     return folders or [os.path.dirname(path)]
 
 
-def imported_files(path: str, text: str, roots: Sequence[str] | None = None) -> list[str]:
-    """The local files of the modules a calling file imports (`from mutops import scale`, `import pkg.ops`, `from
-    .ops import scale`), where Python finds them: an absolute import in roots (sys.path's first entry: the folder of
-    the script `python prog.py` runs, the working folder of `python -m pkg.prog`; None: the calling file's own, as
-    where it is the script), a relative one in the calling file's package; a module's `.py` or its package's
-    `__init__.py`. A folder above is not looked in (Python does not: a `utils.py` there is another program's).
-    Bounded: the file is parsed only where it imports, MAX_IMPORTS statements followed; what is read of each module
-    is bounded as the calling file is (read_lines)."""
+def imported_modules(path: str, text: str, roots: Sequence[str] | None = None) -> list[tuple[str, ...]]:
+    """Where the modules a calling file imports (`from mutops import scale`, `import pkg.ops`, `from .ops import
+    scale`) may lie, each module's candidates in the order Python's path search takes them: an absolute import in
+    roots (sys.path's first entry: the folder of the script `python prog.py` runs, the working folder of `python -m
+    pkg.prog`; None: the calling file's own, as where it is the script), a relative one in the calling file's package;
+    a module's `.py` or its package's `__init__.py`. A folder above is not looked in (Python does not: a `utils.py`
+    there is another program's). Bounded: the file is parsed only where it imports, MAX_IMPORTS statements followed.
+    (imported_files: the first of each that is a file.)"""
     if "import" not in text:
         return []
     try:
@@ -1584,15 +1639,28 @@ def imported_files(path: str, text: str, roots: Sequence[str] | None = None) -> 
                                for a in node.names if a.name != "*")
     except RecursionError:
         return []
-    found: list[str] = []
+    groups: list[tuple[str, ...]] = []
     for looked_in, module in dict.fromkeys(modules):
         parts = module.split(".")
-        if not all(part.isidentifier() for part in parts):
-            continue
-        # (the first that exists, as Python's path search takes it)
-        first = next((candidate for base in looked_in for candidate in (
-            os.path.join(base, *parts) + ".py", os.path.join(base, *parts, "__init__.py"))
-            if os.path.isfile(candidate)), None)
+        if all(part.isidentifier() for part in parts):
+            groups.append(tuple(candidate for base in looked_in for candidate in (
+                os.path.join(base, *parts) + ".py", os.path.join(base, *parts, "__init__.py"))))
+    return groups
+
+
+def imported_files(path: str, text: str, files: SourceFiles, roots: Sequence[str] | None = None) -> list[str]:
+    """The local files of the modules a calling file imports (imported_modules, roots as there): of each, the first
+    candidate that is a regular file (files: as ingest read them). What is read of each module is bounded as the
+    calling file is (read_lines)."""
+    return first_files(path, imported_modules(path, text, roots), files.is_regular_file)
+
+
+def first_files(path: str, modules: Iterable[Iterable[str]], is_file: Callable[[str], bool]) -> list[str]:
+    """Of each module's candidates (imported_modules), the first that is_file says is a regular file, as Python's path
+    search takes it; not the importing file itself, each once."""
+    found: list[str] = []
+    for candidates in modules:
+        first = next((candidate for candidate in candidates if is_file(candidate)), None)
         if first is not None and first != path and first not in found:
             found.append(first)
     return found

@@ -38,6 +38,7 @@ import orjson
 from ..lazy_regex import lazy_compile
 from ..model.ids import CompileId
 from ..model.payloads import PayloadRef, json_object
+from ..model.source_files import NO_FILES, SourceFiles
 from ..model.trace import JSON, Artifact, Compile, Trace
 from ..model.records import dataclass
 from .cached_lines import RunLines, run_lines
@@ -661,7 +662,8 @@ def kernel_work(node_mappings: dict, post: list[str], stacks: Mapping[str, list[
     return found
 
 
-def user_kernel_notes(code: str, node_mappings: dict, post: list[str], kernels: list[KernelTrace]) -> dict[str, str]:
+def user_kernel_notes(code: str, node_mappings: dict, post: list[str], kernels: list[KernelTrace],
+                      files: SourceFiles = NO_FILES) -> dict[str, str]:
     """Each call of a user's own Triton kernel (user_kernels.definitions) -> what to tell of it: that it is theirs,
     not one Inductor generated, where it is defined and launched, and which lines torch's stack traces tie to it that
     are not its launch (torch 2.11 ties the call to the nodes of the kernel fused before it: relu and mul of line 44,
@@ -672,7 +674,7 @@ def user_kernel_notes(code: str, node_mappings: dict, post: list[str], kernels: 
     traced = {k.name: k for k in kernels}
     sites = LaunchSites(node_mappings, post)
     for defined in user_definitions(code):
-        defined_at, decorator_line = user_definition(defined)
+        defined_at, decorator_line = user_definition(defined, files)
         for call in defined.calls:
             launched = sites.of([call])
             note = f"your own Triton kernel {defined.name}"
@@ -960,9 +962,10 @@ def _panel(a: Artifact | None, what: str, skip: int = 0) -> Panel:
 
 
 def compile_provenance(trace: Trace, entry: Compile, parsed: dict[int, list[KernelTrace]] | None = None,
-                       run: RunLines | None = None) -> CompileProvenance | None:
+                       run: RunLines | None = None, files: SourceFiles = NO_FILES) -> CompileProvenance | None:
     """parsed: the kernel_traces of stack traces artifacts already parsed (by artifact number), placed on this run's
-    lines; run: this run's lines (run_lines), where the compile hit a cache."""
+    lines; run: this run's lines (run_lines), where the compile hit a cache; files: the user's files as ingest read
+    them (user_kernels.files_wanted: a user kernel's def line is read there)."""
     arts = [(a.filename, a) for a in entry.artifacts if a.payload is not None]  # file names made once, not per kind
     mappings = [a for a in _named(arts, NODE_MAPPINGS) if a.display == JSON]
     if not mappings:
@@ -1043,7 +1046,7 @@ def compile_provenance(trace: Trace, entry: Compile, parsed: dict[int, list[Kern
             graph=graph_kind(title),
             other_graphs=other_graphs,
             noted_work=kernel_work(node_mappings, post_lines, noted_only=True),
-            user_kernel_notes=user_kernel_notes(code_text, node_mappings, post_lines, kernels),
+            user_kernel_notes=user_kernel_notes(code_text, node_mappings, post_lines, kernels, files),
         )
         section.kernels, section.apart_notes = placed_apart_from_user_kernels(code_text, node_mappings, post_lines, kernels)
         # Another graph's kernel is named in this code only by its base name (`extern_kernels.mm`, at another call):
@@ -1099,7 +1102,8 @@ def _add_kernel_links(section: ProvenanceSection, mapped: set[str], where: dict[
     section.inferred_code_to_post, section.inferred_post_to_code = code_to_post, post_to_code
 
 
-def analyze_provenance(trace: Trace) -> Provenance:
+def analyze_provenance(trace: Trace, files: SourceFiles = NO_FILES) -> Provenance:
+    """files: the user's files as ingest read them (user_kernels.files_wanted)."""
     result = Provenance()
     parsed: dict[str, list[UserLine]] = {}
     texts: dict[str, str] = {}
@@ -1108,7 +1112,7 @@ def analyze_provenance(trace: Trace) -> Provenance:
         for a in entry.artifacts:
             if a.readable and a.filename.startswith(KERNEL_STACK_TRACES):
                 result.kernels[a.number] = on_run_lines(kernel_traces(trace.payload_text(a.payload), parsed, texts), run)
-        found = compile_provenance(trace, entry, result.kernels, run)  # each stack traces artifact parsed once
+        found = compile_provenance(trace, entry, result.kernels, run, files)  # each stack traces artifact parsed once
         if found is not None:
             result.compiles[entry.compile_id] = found
     place_other_graphs(result)

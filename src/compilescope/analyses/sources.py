@@ -29,11 +29,12 @@ from typing import Any, Callable, Iterable
 
 from ..decompile.recorded import ORIGINAL as RECORDED_ORIGINAL_BYTECODE
 from ..lazy_regex import lazy_compile
-from ..location import NOT_A_FILE, NOT_HERE, TOO_BIG, read_local_lines
+from ..location import NOT_A_FILE, NOT_HERE, TOO_BIG
 from ..model.ids import CompileId, compilation_key
 from ..model.names import safe_stem
 from ..model.trace import Compile, Frame, Trace
 from ..model.payloads import PayloadRef
+from ..model.source_files import NO_FILES, SourceFiles
 from .activation_checkpoint import ActivationCheckpointing, activation_checkpointing
 from .autotuning import Autotuning, autotuning
 from .aoti import Aoti
@@ -712,11 +713,12 @@ class _Quotes:
             self.functions.setdefault(path, {}).setdefault(line, function)
 
 
-def _read_disk(path: str, quoted: dict[int, str]) -> tuple[list[str] | None, str]:
-    """The file's lines, and how they were read; or None, and why not (the page says it rebuilt the file)."""
+def _read_disk(path: str, quoted: dict[int, str], files: SourceFiles) -> tuple[list[str] | None, str]:
+    """The file's lines, and how they were read (files: as ingest read them); or None, and why not (the page says it
+    rebuilt the file)."""
     if not path.endswith(".py"):
         return None, "it is not a .py file"
-    read, refused = read_local_lines(path, MAX_SOURCE_BYTES)
+    read, refused, _ = files.text(path, MAX_SOURCE_BYTES)
     if read is None:
         return None, {NOT_HERE: "the file is not on this machine",
                       NOT_A_FILE: "the path on this machine is not a regular file",
@@ -981,14 +983,37 @@ def _add_failures(trace: Trace, errors: CompileErrors | None, crashed: Crashes |
                           "during": crash.during, "compile_id": crash.compile_id})
 
 
-def analyze_sources(trace: Trace, provenance: Provenance | None = None, shapes: DynamicShapes | None = None,
+class NotedSources:
+    """What note_sources found, before the files are read: the lines to note, per file, and what the log quotes of
+    them. (Not saved: no dataclass.)"""
+
+    def __init__(self, trace: Trace, result: Sources, notes: dict[str, dict[int, LineNotes]], quotes: _Quotes,
+                 linked_lines: dict[str, set[int]], codes: dict[str, dict[tuple[str, int], int | None]],
+                 breaks: GraphBreaks | None, errors: CompileErrors | None) -> None:
+        self.trace, self.result, self.notes, self.quotes = trace, result, notes, quotes
+        self.linked_lines, self.codes, self.breaks, self.errors = linked_lines, codes, breaks, errors
+
+    @property
+    def paths(self) -> list[str]:
+        """The files source_pages reads (_read_disk): each noted .py file."""
+        return sorted(p for p in self.notes if p.endswith(".py"))
+
+
+def analyze_sources(trace: Trace, files: SourceFiles = NO_FILES, **given: Any) -> Sources:
+    """note_sources (given: its arguments), then source_pages. files: as ingest read them, with note_sources(...).paths
+    (analyses.analyze reads the files in between)."""
+    return source_pages(note_sources(trace, files=files, **given), files)
+
+
+def note_sources(trace: Trace, provenance: Provenance | None = None, shapes: DynamicShapes | None = None,
                     recompile_info: Recompiles | None = None, linked_locations: Iterable[UserLocation] = (),
                     errors: CompileErrors | None = None, crashed: Crashes | None = None,
                     stack_values: StackValues | None = None, export_only: bool = False,
                     checkpointing: ActivationCheckpointing | None = None, breaks: GraphBreaks | None = None,
                     autotuned: Autotuning | None = None, aoti: Aoti | None = None,
                     numerics_found: Numerics | None = None,
-                    own_kernels: UserKernels | None = None, mutations: OpMutations | None = None) -> Sources:
+                    own_kernels: UserKernels | None = None, mutations: OpMutations | None = None,
+                    files: SourceFiles = NO_FILES) -> NotedSources:
     """stack_values: names Dynamo's ___stack values in the user's words, for installed guards and symbols as the
     recompiles view names failed guards (shared with shapes and recompile_info where the caller made them).
     linked_locations: other user lines the report links to (where torch warned, a stack's or a traceback's frame):
@@ -1002,7 +1027,8 @@ def analyze_sources(trace: Trace, provenance: Provenance | None = None, shapes: 
     numerics' (made here where not given): the lines whose compiled results differ from eager's, and why. own_kernels:
     user_kernels' (made here where not given): the user's own Triton kernels, marked on the lines that define and
     launch them. mutations: op_mutations' (made here where not given): the custom ops writing into arguments they do
-    not declare, marked where they write and where compiled code calls them."""
+    not declare, marked where they write and where compiled code calls them. files: as ingest read them (the files
+    state_lines, user_kernels and op_mutations search: their files_wanted)."""
     quotes = _Quotes()
     # (path, line) -> LineNotes, built first without text; files are made at the end.
     notes: dict[str, dict[int, LineNotes]] = {}
@@ -1023,7 +1049,7 @@ def analyze_sources(trace: Trace, provenance: Provenance | None = None, shapes: 
     framed: set[tuple[str, int, str]] = set()
     stack_lines: dict[str, set[int]] = {}  # path -> the lines the compiles' stacks pass through
     graph_sites: dict[str, list[FxNodeSite]] = {}  # compile id -> its graph dump's node sites
-    provenance = provenance if provenance is not None else analyze_provenance(trace)
+    provenance = provenance if provenance is not None else analyze_provenance(trace, files)
     # compile id -> its kernels' stacks: they place a graph node FX comments with torch's file (user_lines_at)
     kernel_stacks = {compilation_key(cp.compile_id): [frames for section in cp.sections for kernel in section.kernels
                                                       for frames in kernel.frames]
@@ -1106,7 +1132,7 @@ def analyze_sources(trace: Trace, provenance: Provenance | None = None, shapes: 
     for entry in trace.sorted_compiles():
         if entry.compile_id is not None and entry.stack:
             stacks.setdefault(compilation_key(entry.compile_id), entry.stack)
-    for marked in state_lines(recompile_info, stacks):
+    for marked in state_lines(recompile_info, stacks, files):
         n = at(marked.path, marked.line)
         if n is not None:  # (read from the file itself, not quoted by the log: no check of the file against the run)
             n.state_changes.append({"recompile": marked.recompile, "kind": marked.kind, "text": marked.text})
@@ -1273,7 +1299,7 @@ def analyze_sources(trace: Trace, provenance: Provenance | None = None, shapes: 
                 quotes.add(where.filename, where.line, where.code)
                 n.numerics.append({"kind": kind, "compile_ids": differing.compile_ids, "ops": differing.ops,
                                    "why": differing.why})
-    for op in (mutations if mutations is not None else op_mutations(trace)).ops:
+    for op in (mutations if mutations is not None else op_mutations(trace, files)).ops:
         args = " and ".join(op.arguments)
         # (each with its badge: what the line does, not only that results differ)
         marks = [(w, op.compile_ids, op.write_note, f"writes {args}, undeclared") for w in op.writes]
@@ -1295,7 +1321,7 @@ def analyze_sources(trace: Trace, provenance: Provenance | None = None, shapes: 
                            "holds": package.contents.text if package.contents else None,
                            "wrapper_artifact": package.wrapper_artifact, "kernel_artifact": package.kernel_artifact})
 
-    _add_user_kernels(own_kernels if own_kernels is not None else user_kernels(trace), at, quotes)
+    _add_user_kernels(own_kernels if own_kernels is not None else user_kernels(trace, files), at, quotes)
 
     linked_lines: dict[str, set[int]] = {path: lines for path, lines in stack_lines.items() if path in notes}
     for loc in linked_locations:
@@ -1306,7 +1332,15 @@ def analyze_sources(trace: Trace, provenance: Provenance | None = None, shapes: 
     result = Sources(graph_breaks=sites, export_only=export_only,
                      outside_name=(None if not aoti else "AOTInductor package" if len(aoti.packages) == 1
                                    else "AOTInductor packages"))
-    read = {path: _read_disk(path, quotes.by_file.get(path, {})) for path in notes}
+    return NotedSources(trace, result, notes, quotes, linked_lines, codes, breaks, errors)
+
+
+def source_pages(noted: NotedSources, files: SourceFiles) -> Sources:
+    """The noted files' pages: each file's text as ingest read it (files: with noted.paths), where the file agrees with
+    every line the log quotes of it; else rebuilt from those lines."""
+    trace, result, notes, quotes = noted.trace, noted.result, noted.notes, noted.quotes
+    linked_lines, codes, breaks, errors = noted.linked_lines, noted.codes, noted.breaks, noted.errors
+    read = {path: _read_disk(path, quotes.by_file.get(path, {}), files) for path in notes}
     for path in sorted(notes):
         quoted = quotes.by_file.get(path, {})
         disk, note = read[path]

@@ -24,9 +24,9 @@ import os
 import re
 from collections.abc import Mapping
 
-from ..location import read_local_lines
 from ..model.ids import compilation_key
 from ..model.records import dataclass
+from ..model.source_files import NO_FILES, SourceFiles
 from ..model.trace import Frame
 from .recompiles import FrameRecompiles, RecompileStep, Recompiles, StateChange
 
@@ -281,31 +281,44 @@ class StateLine:
     text: str  # what the page says: "registers a hook on self.block after forward was compiled ..."
 
 
-def state_lines(found: Recompiles, stacks: Mapping[str, list[Frame]] | None = None) -> list[StateLine]:
+def _frame_paths(frame: FrameRecompiles) -> list[str]:
+    """The files a frame's changes are searched in: the compiled frame's, then those of the failed guards and calls."""
+    quoted = [g.location for s in frame.steps for g in s.failed_guards if g.location is not None]
+    return [p for p in dict.fromkeys([frame.filename or "", *(q.filename for q in quoted),
+                                      *(c.filename for c in frame.called_from)]) if p]
+
+
+def files_wanted(found: Recompiles) -> list[str]:
+    """The files state_lines searches (_parsed reads only an absolute path to a .py file): for ingest to read."""
+    return list(dict.fromkeys(p for frame in found.frames for p in _frame_paths(frame)
+                              if os.path.isabs(p) and p.endswith(".py")))
+
+
+def state_lines(found: Recompiles, stacks: Mapping[str, list[Frame]] | None = None,
+                files: SourceFiles = NO_FILES) -> list[StateLine]:
     """The lines that may have registered a hook late or switched a module's mode, for each such change a recompile's
     guard trees show (change_lines), searched in the compiled frame's file and the files of the calls whose guards
-    failed, where the file is on this machine and agrees with every line the log quotes of it there. stacks: each
-    compile's dynamo_start stack, by compilation key ("[0/1]"): of several lines, those before the recompile's call
-    in a function it passed through (_on_stack)."""
+    failed, where the file is on this machine (files: as ingest read them, with files_wanted) and agrees with every
+    line the log quotes of it there. stacks: each compile's dynamo_start stack, by compilation key ("[0/1]"): of
+    several lines, those before the recompile's call in a function it passed through (_on_stack)."""
     out: list[StateLine] = []
-    files: dict[str, tuple[ast.Module, list[str]] | None] = {}
+    parsed_files: dict[str, tuple[ast.Module, list[str]] | None] = {}
     for frame in found.frames:
         quoted = [g.location for s in frame.steps for g in s.failed_guards if g.location is not None]
-        paths = [p for p in dict.fromkeys([frame.filename or "", *(q.filename for q in quoted),
-                                           *(c.filename for c in frame.called_from)]) if p]
+        paths = _frame_paths(frame)
         for path in paths:
-            if path not in files:
-                files[path] = _parsed(path, [(q.line, q.code) for q in (*quoted, *frame.called_from)
-                                             if q.filename == path and q.code])
+            if path not in parsed_files:
+                parsed_files[path] = _parsed(path, [(q.line, q.code) for q in (*quoted, *frame.called_from)
+                                                    if q.filename == path and q.code], files)
         for step in frame.steps:
             guard = step.guard
             if guard is None:
                 continue
             said: set[tuple[str, int, str]] = set()
             for change in _changes(step):
-                where = [(path, line, lines) for path in paths if (parsed := files[path]) is not None
+                where = [(path, line, lines) for path in paths if (parsed := parsed_files[path]) is not None
                          for tree, lines in (parsed,) for line in change_lines(tree, change)]
-                where = _on_stack(where, (stacks or {}).get(compilation_key(step.compile_id)), files)
+                where = _on_stack(where, (stacks or {}).get(compilation_key(step.compile_id)), parsed_files)
                 for path, line, lines in where:
                     if (path, line, change.kind) in said:  # (several modules switched by one eval())
                         continue
@@ -391,12 +404,12 @@ def _said(frame: FrameRecompiles, step: RecompileStep, served: str | None, chang
             f"compiled again as {recompile} in that mode (one compile per mode, expected)")
 
 
-def _parsed(path: str, quoted: list[tuple[int, str | None]]) -> tuple[ast.Module, list[str]] | None:
+def _parsed(path: str, quoted: list[tuple[int, str | None]], files: SourceFiles) -> tuple[ast.Module, list[str]] | None:
     """The file's syntax tree and lines, where it is a Python file on this machine that agrees with the lines the log
     quotes of it (else a changed file's lines would be marked); None otherwise."""
     if not (os.path.isabs(path) and path.endswith(".py")):
         return None
-    lines = read_local_lines(path, MAX_SOURCE_BYTES).lines
+    lines = files.lines(path, MAX_SOURCE_BYTES)
     if lines is None or any(line > len(lines) or lines[line - 1].strip() != code for line, code in quoted):
         return None
     try:

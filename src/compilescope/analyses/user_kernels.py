@@ -27,9 +27,7 @@ torch logs for the call also list the lines of the nodes fused before it, which 
 
 from __future__ import annotations
 
-import functools
 import hashlib
-import os
 import re
 from dataclasses import field
 from typing import Any, NamedTuple
@@ -37,8 +35,8 @@ from typing import Any, NamedTuple
 import orjson
 
 from ..lazy_regex import lazy_compile
-from ..location import read_local_lines
 from ..model.records import dataclass
+from ..model.source_files import NO_FILES, SourceFiles
 from ..model.trace import Compile, Trace
 from .fx_sites import FX_NODE, FX_SOURCE_COMMENT, GRAPH_ARTIFACT, NODE_MAPPINGS, POST_GRAD
 from .userloc import UserLocation
@@ -63,33 +61,19 @@ _SIZE_SYMBOL = lazy_compile(r"\b[suq]\d+\b")  # s77, u0: the shape environment's
 _OPS_CALL = lazy_compile(r"torch\.ops\.[\w.]+(?=\()")
 
 
-# The file as the user's program holds it: a kernel's def line is read from it (kept per path, size and time). The
-# path is the log's: a regular file of at most _MAX_SOURCE_BYTES only (location.read_local_lines), and few kept (a
-# program has its kernels in a file or two; each kept is up to _MAX_SOURCE_BYTES).
+# The file as the user's program holds it: a kernel's def line is read from it, where ingest read it (files: a regular
+# file of at most _MAX_SOURCE_BYTES only).
 _MAX_SOURCE_BYTES = 8 * 1024 * 1024
-_KEPT_FILES = 4
 _DECORATED_LINES = 200  # a def further from its first decorator than this is not looked for
 
 
-@functools.lru_cache(maxsize=_KEPT_FILES)
-def _file_lines(path: str, size: int, mtime_ns: int) -> tuple[str, ...]:
-    """The lines of the regular file at path; none where it is something else or bigger than the bound by now (size and
-    mtime_ns: the stat it is kept by)."""
-    return read_local_lines(path, _MAX_SOURCE_BYTES).lines or ()
-
-
-def def_line(path: str, decorator_line: int, def_text: str) -> int | None:
-    """The line of the kernel's ``def`` in the file on this machine, where it holds the run's kernel: a decorator at
-    decorator_line (torch's ``Original path``), then, after decorators only, def_text (the body's ``def`` line). None
-    where the file is not here, is no regular file or too big, or differs from the run. The path is the log's: any
-    text (os.stat refuses a NUL byte with a ValueError)."""
+def def_line(path: str, decorator_line: int, def_text: str, files: SourceFiles = NO_FILES) -> int | None:
+    """The line of the kernel's ``def`` in the file on this machine (files: as ingest read them), where it holds the
+    run's kernel: a decorator at decorator_line (torch's ``Original path``), then, after decorators only, def_text (the
+    body's ``def`` line). None where the file is not here, is no regular file or too big, or differs from the run."""
     if not path.endswith(".py") or decorator_line <= 0:
         return None
-    try:
-        info = os.stat(path)  # (what _file_lines keeps it by: what it opens is checked there)
-    except (OSError, ValueError):
-        return None
-    lines = _file_lines(path, info.st_size, info.st_mtime_ns)
+    lines = files.lines(path, _MAX_SOURCE_BYTES) or ()
     if decorator_line > len(lines) or not lines[decorator_line - 1].lstrip().startswith("@"):
         return None
     for number in range(decorator_line + 1, min(len(lines), decorator_line + _DECORATED_LINES) + 1):
@@ -150,14 +134,14 @@ def definitions(code: str) -> list[KernelDefinition]:
     return [KernelDefinition(*defined, list(calls[defined[0]]), first_call.get(defined[0])) for defined in found]
 
 
-def definition(d: KernelDefinition) -> tuple[UserLocation | None, int | None]:
+def definition(d: KernelDefinition, files: SourceFiles = NO_FILES) -> tuple[UserLocation | None, int | None]:
     """Where a kernel the output code defines (definitions) is defined, as the user sees it: its def line, with the
     line's text, where the file on this machine agrees with the run (def_line); else torch's line, its first
     decorator. And torch's line (None where the code does not say)."""
     if not d.file or d.line is None:
         return None, None
     said = re.search(rf"^[ \t]*(?:async\s+)?def\s+{re.escape(d.name)}\s*\(.*$", d.body, re.M)
-    found = def_line(d.file, d.line, said[0].strip()) if said else None
+    found = def_line(d.file, d.line, said[0].strip(), files) if said else None
     if found is None or said is None:
         return UserLocation(d.file, d.line), d.line
     return UserLocation(d.file, found, d.name, said[0].strip()), d.line
@@ -415,16 +399,29 @@ def launch_call(graph_calls: dict[tuple[str, int], list[tuple[int, str]]], sites
     return next((c for c in found if ".triton_kernel_wrapper" in c), found[0] if found else None)
 
 
-def user_kernels(trace: Trace) -> UserKernels:
+def _defined_kernels(trace: Trace, entry: Compile) -> list[list[KernelDefinition]]:
+    """The user kernels each output code of the compile defines, of those that define any."""
+    # (only output code that marks a user kernel is decoded: most logs have none, and a payload can be 100 MB)
+    return [kernels for a in entry.artifacts
+            if a.payload is not None and a.name.startswith(OUTPUT_CODE)
+            and trace.payload_contains(a.payload, CUSTOM_KERNEL.encode())
+            and (kernels := definitions(trace.payload_text(a.payload)))]
+
+
+def files_wanted(trace: Trace) -> list[str]:
+    """The files user_kernels looks for its kernels' def lines in (def_line): for ingest to read."""
+    return list(dict.fromkeys(d.file for entry in trace.compiles.values() if entry.compile_id is not None
+                              for code in _defined_kernels(trace, entry) for d in code
+                              if d.file and d.file.endswith(".py") and d.line is not None and d.line > 0))
+
+
+def user_kernels(trace: Trace, files: SourceFiles = NO_FILES) -> UserKernels:
+    """files: as ingest read them, with files_wanted (a kernel's def line is looked for there)."""
     found = UserKernels()
     for entry in trace.compiles.values():
         if entry.compile_id is None:
             continue
-        # (only output code that marks a user kernel is decoded: most logs have none, and a payload can be 100 MB)
-        codes = [kernels for a in entry.artifacts
-                 if a.payload is not None and a.name.startswith(OUTPUT_CODE)
-                 and trace.payload_contains(a.payload, CUSTOM_KERNEL.encode())
-                 and (kernels := definitions(trace.payload_text(a.payload)))]
+        codes = _defined_kernels(trace, entry)
         if not codes:
             continue
         info: dict[str, Any] = {}
@@ -441,7 +438,7 @@ def user_kernels(trace: Trace) -> UserKernels:
             details = details if isinstance(details, dict) else {}
             compile_us = details.get("compile_time_us")
             configs = details.get("num_configs")
-            defined_at, decorator_line = definition(defined)
+            defined_at, decorator_line = definition(defined, files)
             launched_at = next((at for s in sites if (at := s.of(defined.calls))), [])
             source = re.search(rf"^[ \t]*(?:async\s+)?def\s+{re.escape(defined.name)}\s*\(", defined.body, re.M)
             found.kernels.append(UserKernel(
