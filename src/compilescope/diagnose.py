@@ -33,8 +33,8 @@ from .analyses.diagnosis import (
 )
 from .errors import CompilescopeError
 from .analyses import op_mutations
+from .analyses.user_files import insight_files
 from .ingest.reader import read_trace
-from .ingest.source_files import read_source_files
 from .location import read_local_lines
 from .runner import Program, choose_log, run_program
 from .wording import count
@@ -251,8 +251,7 @@ class Diagnoser:
         output = _read_all(self.outputs[spec.key])
         if log is not None:
             with read_trace(log) as trace:
-                files = read_source_files(op_mutations.files_wanted(trace))
-                files = read_source_files(known=files, first_of=op_mutations.modules_wanted(trace, files))
+                files = insight_files(trace)  # (op_mutations' and the user kernels' of wrong_graph)
                 outcome = stage_outcome(spec, facts, trace, output, files)
                 if outcome.accuracy_failure:
                     self._accuracy_frame = compiled_frame(trace)

@@ -15,6 +15,7 @@ from .sources import note_sources, source_pages
 from .transformed import transformed_code
 from .stack_trie import build_stack_trie, outside_stacks
 from .status import compile_statuses
+from .user_files import insight_files, page_files, state_line_files
 from .userloc import UserLocation
 
 if TYPE_CHECKING:
@@ -22,11 +23,7 @@ if TYPE_CHECKING:
 
 
 def analyze(trace: Trace, profiles: Sequence[Profile] = ()) -> Results:
-    from ..ingest.source_files import read_source_files  # the user's files, read once (the analyses read no disk)
-    from . import op_mutations, state_lines, user_kernels
-
-    files = read_source_files(user_kernels.files_wanted(trace) + op_mutations.files_wanted(trace))
-    files = read_source_files(known=files, first_of=op_mutations.modules_wanted(trace, files))
+    files = insight_files(trace)  # the user's files, read by ingest in the rounds the analyses ask (they read none)
     statuses = compile_statuses(trace)
     provenance = analyze_provenance(trace, files)
     runtime = None
@@ -50,7 +47,7 @@ def analyze(trace: Trace, profiles: Sequence[Profile] = ()) -> Results:
         frames += [f for tracebacks in summary.metrics.tracebacks.values() for tb in tracebacks for raised in tb.chain
                    for f in raised.frames]
         linked += [UserLocation(f.filename, f.line, f.name, f.loc) for f in frames]
-    files = read_source_files(state_lines.files_wanted(found.recompiles), files)
+    files = state_line_files(found.recompiles, files)
     # (the insights' recompiles: the sources read their failed guards, which nothing after the analysis changes)
     noted = note_sources(trace, provenance=provenance, recompile_info=found.recompiles, errors=found.errors,
                          crashed=found.crashes, linked_locations=linked, export_only=export.only,
@@ -68,7 +65,7 @@ def analyze(trace: Trace, profiles: Sequence[Profile] = ()) -> Results:
         compiles=compiles,
         runtime=runtime,
         trace=trace,
-        sources=source_pages(noted, read_source_files(noted.paths, files)),
+        sources=source_pages(noted, page_files(noted, files)),
         transformed=transformed_code(trace),
         metric_pages=metric_pages(trace),
     )

@@ -233,8 +233,9 @@ def _kernel_source(code: list[str], kernel: str) -> tuple[int, int] | None:
     return None
 
 
-def wrong_graph(trace: Trace | None, output: str) -> WrongGraph | None:
-    """The graph torch's accuracy check failed (its run's output), found in the run's trace by its AOT ID."""
+def wrong_graph(trace: Trace | None, output: str, files: SourceFiles = NO_FILES) -> WrongGraph | None:
+    """The graph torch's accuracy check failed (its run's output), found in the run's trace by its AOT ID. files: the
+    user's files as ingest read them (user_files.insight_files: the provenance reads its user kernels' there)."""
     named = _AOT_GRAPH.search(output)
     rmse = _RMSE.search(output)
     if named is None and rmse is None:
@@ -242,7 +243,7 @@ def wrong_graph(trace: Trace | None, output: str) -> WrongGraph | None:
     found = WrongGraph(named["name"] if named else None, rmse.groupdict() if rmse else None)
     if named is None or trace is None:
         return found
-    for compiled in analyze_provenance(trace).compiles.values():
+    for compiled in analyze_provenance(trace, files).compiles.values():
         for section in compiled.sections:
             if section.title != named["aot_id"] or section.code.payload is None:
                 continue
@@ -718,6 +719,7 @@ def raised_where(output: str, output_code: dict[str, tuple[str, int, int]]
 
 def stage_outcome(spec: StageSpec, facts: RunFacts, trace: Trace | None, output: str = "",
                   files: SourceFiles = NO_FILES) -> StageOutcome:
+    """files: the user's files as ingest read them (user_files.insight_files: op_mutations' and the provenance's)."""
     outcome = StageOutcome(spec, facts, traced=trace is not None)
     if trace is not None:
         errors, recompiled = compile_errors(trace), recompiles(trace)
@@ -738,14 +740,14 @@ def stage_outcome(spec: StageSpec, facts: RunFacts, trace: Trace | None, output:
         outcome.expected_recompiles = {s.compile_id: s.expected for f in recompiled.frames for s in f.steps if s.expected}
         outcome.used_inductor = _used_inductor(trace)
         outcome.numerics = numerics(trace)
-        outcome.op_mutations = op_mutations(trace, files)  # (files: op_mutations' files_wanted, modules_wanted)
+        outcome.op_mutations = op_mutations(trace, files)
         outcome.backend_name = next((e.backend for e in found if e.backend), None)
         if outcome.backend_name is None and outcome.used_inductor:
             outcome.backend_name = "inductor"
     outcome.backend_name = spec.backend or outcome.backend_name
     outcome.accuracy_failure = accuracy_failure(output)
     if outcome.accuracy_failure:
-        outcome.wrong_graph = wrong_graph(trace, output)
+        outcome.wrong_graph = wrong_graph(trace, output, files)
     outcome.printed = printed_lines(output)
     if facts.returncode != 0 and not facts.timed_out:
         outcome.mismatch = numeric_mismatch(output)
