@@ -13,11 +13,12 @@ from pathlib import Path
 
 from compilescope.analyses.analyze import analyze
 from compilescope.analyses.op_mutations import (
-    body_writes, custom_op_sources, op_mutations, schema_arguments, triton_kernel_stores,
+    body_writes, custom_op_sources, schema_arguments, triton_kernel_stores,
 )
 from compilescope.cli import main
 from compilescope.ingest.reader import read_trace
 
+from ..analysis_files import op_mutations_here
 from ..conftest import cuda211_moved, line_holding, torch213, torch213_moved
 from ..tracelog import raw_records
 from .test_summary_cli import _documented_keys, _paths
@@ -71,7 +72,7 @@ def test_the_log_shows_the_defined_ops_taken_for_functional_and_the_unused_call_
 
 
 def test_each_defined_op_is_told_with_its_schema_write_and_calls(tmp_path):
-    found = op_mutations(read_trace(torch213_moved(LOG, tmp_path)))
+    found = op_mutations_here(read_trace(torch213_moved(LOG, tmp_path)))
     scale, clamp = found.ops
     # The as-written branch's schemas (the fixed branch's mark buf written, and the log shows torch took them so not)
     assert [(op.op, op.function, op.arguments, op.declared, op.form, op.defined_at.line) for op in found.ops] == [
@@ -94,7 +95,7 @@ def test_each_defined_op_is_told_with_its_schema_write_and_calls(tmp_path):
 
 
 def test_the_fixed_schemas_are_no_alarm(tmp_path):
-    assert not op_mutations(read_trace(torch213_moved(FIXED, tmp_path)))
+    assert not op_mutations_here(read_trace(torch213_moved(FIXED, tmp_path)))
 
 
 def test_it_shows_where_custom_ops_show(tmp_path, capsys):
@@ -204,7 +205,7 @@ def test_the_recorded_triton_op_stores_only_into_its_new_tensor(tmp_path):
     program = DATA / "cuda_torch211" / "programs" / "user_triton_kernel.py"
     (source,) = custom_op_sources(program.read_text())["mylib::scaled_add"]
     assert (source.form, source.declared, source.writes) == ("triton_op", frozenset(), [])
-    found = op_mutations(read_trace(cuda211_moved("user_triton_kernel_triton_op.log.gz", tmp_path)))
+    found = op_mutations_here(read_trace(cuda211_moved("user_triton_kernel_triton_op.log.gz", tmp_path)))
     assert not found and found.unread == [] and found.dropped == []
 
 

@@ -14,11 +14,11 @@ from pathlib import Path
 import pytest
 
 from compilescope.analyses.analyze import analyze
-from compilescope.analyses.insights import insights
-from compilescope.analyses.op_mutations import body_writes, custom_op_sources, op_mutations
+from compilescope.analyses.op_mutations import body_writes, custom_op_sources
 from compilescope.cli import main
 from compilescope.ingest.reader import read_trace
 
+from ..analysis_files import insight_files, insights_here, op_mutation_files, op_mutations_here
 from ..conftest import line_holding, torch213, torch213_moved
 from ..tracelog import raw_records
 from .test_summary_cli import _documented_keys, _paths
@@ -56,7 +56,7 @@ def test_the_log_shows_the_ops_taken_for_functional_and_the_unused_call_dropped(
 
 
 def test_each_op_is_told_with_its_write_and_its_calls(tmp_path):
-    found = op_mutations(read_trace(torch213_moved(LOG, tmp_path)))
+    found = op_mutations_here(read_trace(torch213_moved(LOG, tmp_path)))
     by_op = {op.op: op for op in found.ops}
     assert list(by_op) == ["mylib::scale", "mylib::clamp_np"]
     scale, clamp = by_op["mylib::scale"], by_op["mylib::clamp_np"]
@@ -103,8 +103,8 @@ def test_summary_json_documents_its_keys(tmp_path, capsys):
 
 @pytest.mark.parametrize("log", [FIXED, "custom_ops.log.gz", "custom_ops_fixed.log.gz"])
 def test_no_alarm_where_the_ops_are_declared_or_only_read(tmp_path, log):
-    assert not op_mutations(read_trace(torch213_moved(log, tmp_path)))
-    assert not any("mutates_args" in f.title for f in insights(read_trace(torch213_moved(log, tmp_path))).findings)
+    assert not op_mutations_here(read_trace(torch213_moved(log, tmp_path)))
+    assert not any("mutates_args" in f.title for f in insights_here(read_trace(torch213_moved(log, tmp_path))).findings)
 
 
 def test_the_functional_custom_ops_were_read_and_write_nothing():
@@ -123,7 +123,7 @@ def test_without_the_program_on_this_machine_nothing_is_claimed_and_the_gate_say
     empty = tmp_path / "elsewhere"
     empty.mkdir()
     log = torch213_moved(LOG, tmp_path, programs=empty)
-    found = op_mutations(read_trace(log))
+    found = op_mutations_here(read_trace(log))
     assert not found
     where = f"{empty.as_posix()}/{PROGRAM.name}"
     assert [(u.op, u.path, u.why) for u in found.unread] == [("mylib::scale", where, "was not readable"),
@@ -140,7 +140,7 @@ def test_a_program_changed_since_the_run_is_not_read_and_said_so(tmp_path):
     programs = tmp_path / "programs"
     programs.mkdir()
     (programs / PROGRAM.name).write_text("# an added line\n" + PROGRAM.read_text())
-    found = op_mutations(read_trace(torch213_moved(LOG, tmp_path, programs)))
+    found = op_mutations_here(read_trace(torch213_moved(LOG, tmp_path, programs)))
     assert not found.ops
     assert {(u.op, u.why) for u in found.unread} == {("mylib::scale", "differs from the lines the log quotes of it"),
                                                      ("mylib::clamp_np", "differs from the lines the log quotes of it")}
@@ -333,7 +333,7 @@ def _program_declaring(tmp_path: Path, declared: str) -> Path:
 
 def test_a_declared_op_run_from_the_old_cache_is_told_to_compile_afresh(tmp_path):
     programs = _program_declaring(tmp_path, '{"x"}')
-    found = op_mutations(read_trace(torch213_moved(STALE, tmp_path, programs)))
+    found = op_mutations_here(read_trace(torch213_moved(STALE, tmp_path, programs)))
     assert [(op.op, op.stale, op.arguments) for op in found.ops] == [("mylib::scale", True, ["x"]),
                                                                       ("mylib::clamp_np", True, ["x"])]
     scale = found.ops[0]
@@ -343,19 +343,19 @@ def test_a_declared_op_run_from_the_old_cache_is_told_to_compile_afresh(tmp_path
     # The same source with the fixed run's empty cache: declared, and the graph wraps it: nothing to say.
     fresh = tmp_path / "fresh"
     fresh.mkdir()
-    assert not op_mutations(read_trace(torch213_moved(FIXED, fresh, programs)))
+    assert not op_mutations_here(read_trace(torch213_moved(FIXED, fresh, programs)))
 
 
 def test_an_undeclared_op_whose_code_came_from_the_cache_says_so(tmp_path):
     """mutates_args a name (MUTATES), which the source does not settle: the finding says which compiles came from the
     cache, as the code that ran may predate the declaration."""
-    (scale, clamp) = op_mutations(read_trace(torch213_moved(STALE, tmp_path))).ops
+    (scale, clamp) = op_mutations_here(read_trace(torch213_moved(STALE, tmp_path))).ops
     assert not scale.stale and "[0/0] came from the compile cache" in scale.why
     assert "[1/0] came from the compile cache" in clamp.why
     # The as-written run compiled afresh: no such clause
     written = tmp_path / "as_written"
     written.mkdir()
-    assert not any("compile cache" in op.why for op in op_mutations(read_trace(torch213_moved(LOG, written))).ops)
+    assert not any("compile cache" in op.why for op in op_mutations_here(read_trace(torch213_moved(LOG, written))).ops)
 
 
 def test_a_name_whose_every_compile_came_from_the_cache_is_not_said_to_name_nothing_now(tmp_path):
@@ -378,7 +378,7 @@ def test_a_name_whose_every_compile_came_from_the_cache_is_not_said_to_name_noth
     # The as-written run compiled afresh: its own compile read MUTATES as (), so it does not name x
     written = tmp_path / "as_written"
     written.mkdir()
-    assert [op.title for op in op_mutations(read_trace(torch213_moved(LOG, written))).ops][0] == (
+    assert [op.title for op in op_mutations_here(read_trace(torch213_moved(LOG, written))).ops][0] == (
         f"mylib::scale writes into x, which its mutates_args=MUTATES does not name ({said})")
 
 
@@ -432,7 +432,8 @@ def test_diagnose_names_the_custom_op_where_the_stage_changes_the_numbers(tmp_pa
             return stage_outcome(spec, run, None, out)
         where = tmp_path / spec.key
         where.mkdir()
-        return stage_outcome(spec, run, read_trace(torch213_moved(log, where)), out)
+        trace = read_trace(torch213_moved(log, where))
+        return stage_outcome(spec, run, trace, out, insight_files(trace))  # (the files diagnose reads for it)
 
     aot = stage(AOT_EAGER, "custom_op_mutation_aot_eager.log.gz")
     assert [op.op for op in aot.op_mutations.ops] == ["mylib::scale", "mylib::clamp_np"]
@@ -457,7 +458,7 @@ def test_a_mutates_args_too_deep_to_write_back_is_no_internal_error(tmp_path, ca
     log = torch213_moved(LOG, tmp_path, programs)
     assert main(["check", str(log), "--no-custom-op-mutations"]) == 1
     assert "mylib::scale at custom_op_mutation.py" in capsys.readouterr().out
-    (scale, _) = op_mutations(read_trace(log)).ops
+    (scale, _) = op_mutations_here(read_trace(log)).ops
     assert scale.declared == "(an expression too deeply nested to show)"
 
 
@@ -473,7 +474,7 @@ def test_mutates_args_unknown_declares_every_argument(tmp_path):
         '''))
     assert [s.declared for s in ops["mylib::a"]] == [frozenset({"x", "y"})]
     # The as-written run (compiled afresh with ()), its source now saying "unknown": no undeclared write
-    assert not op_mutations(read_trace(torch213_moved(LOG, tmp_path, _program_declaring(tmp_path, '"unknown"'))))
+    assert not op_mutations_here(read_trace(torch213_moved(LOG, tmp_path, _program_declaring(tmp_path, '"unknown"'))))
 
 
 def test_a_receiver_that_is_no_argument_is_what_an_in_place_method_writes():
@@ -570,7 +571,9 @@ def test_each_compiles_aot_graph_is_read_once_however_many_calls(tmp_path, monke
     fix_md5(lines, dynamo)
     big = tmp_path / "big.log"
     big.write_bytes(b"".join(lines))
+    trace = read_trace(big)
+    files = op_mutation_files(trace)  # (read first, as analyze() reads them: op_mutations' own reads are counted)
     reads = record_calls(monkeypatch, module, "aot_calls", lambda text: len(text))
-    scale = op_mutations(read_trace(big)).ops[0]
+    scale = module.op_mutations(trace, files).ops[0]
     assert (scale.op, len(scale.calls)) == ("mylib::scale", n + 1)
     assert len(reads) == 2  # the two compiles' AOT graphs, once each

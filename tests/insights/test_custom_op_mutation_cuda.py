@@ -7,11 +7,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from compilescope.analyses.insights import insights
-from compilescope.analyses.op_mutations import op_mutations
 from compilescope.cli import main
 from compilescope.ingest.reader import read_trace
 
+from ..analysis_files import insights_here, op_mutations_here
 from ..conftest import CUDA211_LOGS, cuda211, cuda211_moved, line_holding, report
 from ..tracelog import raw_records
 
@@ -61,7 +60,7 @@ def test_the_cuda_log_shows_scale_run_before_the_fused_read_and_clamp_dropped():
 
 def test_each_op_is_told_with_its_write_and_its_calls_on_cuda(tmp_path):
     (tmp_path / "again").mkdir()
-    found = op_mutations(read_trace(cuda211_moved(LOG, tmp_path)))
+    found = op_mutations_here(read_trace(cuda211_moved(LOG, tmp_path)))
     by_op = {op.op: op for op in found.ops}
     assert list(by_op) == ["mylib::scale", "mylib::clamp_"]
     scale, clamp = by_op["mylib::scale"], by_op["mylib::clamp_"]
@@ -76,7 +75,7 @@ def test_each_op_is_told_with_its_write_and_its_calls_on_cuda(tmp_path):
                                                               _line('custom_op("mylib::clamp_"'))
     # mutates_args=MUTATES, the program's `MUTATES = {"x"} if FIXED else ()`, FIXED from the environment
     said = f'line {_line("MUTATES = ")}: {{"x"}} if MUTOP_VARIANT is "fixed", else ()'
-    assert [f.title for f in insights(read_trace(cuda211_moved(LOG, tmp_path / "again"))).findings][:2] == [
+    assert [f.title for f in insights_here(read_trace(cuda211_moved(LOG, tmp_path / "again"))).findings][:2] == [
         f"mylib::scale writes into x, which its mutates_args=MUTATES does not name ({said})",
         f"mylib::clamp_ writes into x, which its mutates_args=MUTATES does not name ({said})"]
 
@@ -85,7 +84,7 @@ def test_without_the_program_nothing_is_claimed_on_cuda(tmp_path):
     """The log was recorded under /work/main: a machine with no program at the moved path reads nothing."""
     empty = tmp_path / "elsewhere"
     empty.mkdir()
-    assert not op_mutations(read_trace(cuda211_moved(LOG, tmp_path, programs=empty)))
+    assert not op_mutations_here(read_trace(cuda211_moved(LOG, tmp_path, programs=empty)))
 
 
 def test_check_fails_as_written_passes_fixed_and_diff_tells_the_fix_on_cuda(tmp_path, capsys):
@@ -93,7 +92,7 @@ def test_check_fails_as_written_passes_fixed_and_diff_tells_the_fix_on_cuda(tmp_
     fixed_dir = tmp_path / "fixed"
     fixed_dir.mkdir()
     fixed = cuda211_moved(FIXED, fixed_dir)
-    assert not op_mutations(read_trace(fixed))
+    assert not op_mutations_here(read_trace(fixed))
     assert main(["check", str(written), "--no-custom-op-mutations"]) == 1
     out = capsys.readouterr().out
     assert (f"mylib::scale at custom_op_mutation_cuda.py:{_line('    x.mul_(factor)')} (x.mul_(factor)), and 1 more "
@@ -121,7 +120,7 @@ def test_the_read_of_x_run_after_scale_is_told(tmp_path):
     assert call.index("torch.ops.mylib.scale.default(arg0_1") < call.index(
         "# Topologically Sorted Source Nodes: [shifted, mul]") < call.index("triton_poi_fused_add_mul_0.run(")
     trace = read_trace(cuda211_moved(LOG, tmp_path))
-    scale, clamp = op_mutations(trace).ops
+    scale, clamp = op_mutations_here(trace).ops
     assert [(m.location.line, m.location.code, m.kernel) for c in scale.calls for m in c.moved_reads] == [
         (_line("shifted = x + 1"), "shifted = x + 1", "triton_poi_fused_add_mul_0")]
     assert (f"computes custom_op_mutation_cuda.py:{_line('shifted = x + 1')} (shifted = x + 1) in "
@@ -131,7 +130,7 @@ def test_the_read_of_x_run_after_scale_is_told(tmp_path):
     # Without torch's provenance mappings, the wrapper's comment over the kernel's call says the same
     for entry in trace.sorted_compiles():
         entry.artifacts[:] = [a for a in entry.artifacts if a.name != "inductor_provenance_tracking_node_mappings"]
-    (scale, _) = op_mutations(trace).ops
+    (scale, _) = op_mutations_here(trace).ops
     assert [(m.location.line, m.kernel) for c in scale.calls for m in c.moved_reads] == [
         (_line("shifted = x + 1"), "triton_poi_fused_add_mul_0")]
 

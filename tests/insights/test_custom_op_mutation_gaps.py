@@ -12,10 +12,10 @@ from pathlib import Path
 import pytest
 
 from compilescope.analyses.analyze import analyze
-from compilescope.analyses.op_mutations import op_mutations
 from compilescope.cli import main
 from compilescope.ingest.reader import read_trace
 
+from ..analysis_files import op_mutations_here
 from ..conftest import line_holding, report, torch213, torch213_moved
 from ..tracelog import raw_records
 
@@ -61,7 +61,7 @@ def test_the_ops_not_checked_are_listed_in_the_report_and_the_summary(tmp_path, 
 
 def test_ops_read_are_not_listed_as_not_checked(tmp_path, capsys):
     log = torch213_moved(LOG, tmp_path)
-    assert not op_mutations(read_trace(log)).unread
+    assert not op_mutations_here(read_trace(log)).unread
     assert main(["summary", str(log)]) == 0
     out = _flat(capsys.readouterr().out)
     assert "Results that differ from eager (2 custom ops)" in out and "not checked" not in out
@@ -102,16 +102,16 @@ def test_a_call_left_out_is_said_whatever_the_source_says(tmp_path):
     fixed run, whose AOT graphs wrap both ops in auto_functionalized."""
     empty = tmp_path / "elsewhere"
     empty.mkdir()
-    (unread,) = op_mutations(read_trace(torch213_moved(LOG, tmp_path, programs=empty))).dropped
+    (unread,) = op_mutations_here(read_trace(torch213_moved(LOG, tmp_path, programs=empty))).dropped
     assert (unread.op, unread.compile_id, unread.checked, unread.writes) == ("mylib::clamp_np", "[1/0]", False, [])
     assert unread.why.endswith("its source was not read, so whether a write into an argument is lost is not known")
     stale_dir = tmp_path / "stale"
     stale_dir.mkdir()
-    (stale,) = op_mutations(read_trace(torch213_moved(STALE, stale_dir))).dropped
+    (stale,) = op_mutations_here(read_trace(torch213_moved(STALE, stale_dir))).dropped
     assert (stale.op, stale.compile_id, stale.writes) == ("mylib::clamp_np", "[1/0]", ["x"])
     fixed_dir = tmp_path / "fixed"
     fixed_dir.mkdir()
-    assert op_mutations(read_trace(torch213_moved(FIXED, fixed_dir))).dropped == []
+    assert op_mutations_here(read_trace(torch213_moved(FIXED, fixed_dir))).dropped == []
 
 
 # The program with its ops moved into a module it imports: the calling lines stay where the log quotes them (a run of
@@ -149,7 +149,7 @@ def test_an_op_defined_in_a_module_the_program_imports_is_checked_there(tmp_path
     defined = _split(programs, import_line, module)
     assert defined is not None
     log = torch213_moved(LOG, tmp_path, programs)
-    found = op_mutations(read_trace(log))
+    found = op_mutations_here(read_trace(log))
     assert found.unread == []
     scale, clamp = found.ops
     assert (scale.op, scale.defined_at.filename, scale.defined_at.line) == (
@@ -173,7 +173,7 @@ def test_a_module_a_folder_above_the_calling_file_is_not_read(tmp_path):
     programs = tmp_path / "programs"
     above = _split(programs, "from mutops import clamp_np, scale", "../mutops.py")
     assert above is not None and above.resolve() == (tmp_path / "mutops.py").resolve()
-    found = op_mutations(read_trace(torch213_moved(LOG, tmp_path, programs)))
+    found = op_mutations_here(read_trace(torch213_moved(LOG, tmp_path, programs)))
     assert not found.ops
     assert [u.op for u in found.unread] == ["mylib::scale", "mylib::clamp_np"]
 
@@ -184,7 +184,7 @@ def test_an_op_defined_nowhere_it_is_looked_for_is_listed_not_checked(tmp_path, 
     programs = tmp_path / "programs"
     _split(programs, "from mutops import clamp_np, scale", None)
     log = torch213_moved(LOG, tmp_path, programs)
-    found = op_mutations(read_trace(log))
+    found = op_mutations_here(read_trace(log))
     caller = (programs / PROGRAM.name).as_posix()
     assert not found.ops
     assert [(u.op, u.path, u.why) for u in found.unread] == [("mylib::scale", caller, "was not found from its call"),

@@ -12,8 +12,10 @@ from pathlib import Path
 import pytest
 
 from compilescope.analyses import op_mutations as module
+from compilescope.analyses.user_files import op_mutation_files
 from compilescope.ingest.reader import read_trace
 
+from ..analysis_files import op_mutations_here
 from ..conftest import line_holding, torch213_moved
 from ..robustness.corpus import fix_md5, lines_of, payload_envelope_index
 from ..robustness.test_round_two import compilescope
@@ -90,7 +92,7 @@ def _with_calls(out: Path, graph_calls: int, wrapper_calls: int, wrapper_after_k
 
 
 def _scale(log: Path) -> module.UndeclaredMutation:
-    (scale,) = [op for op in module.op_mutations(read_trace(log)).ops if op.op == "mylib::scale"]
+    (scale,) = [op for op in op_mutations_here(read_trace(log)).ops if op.op == "mylib::scale"]
     return scale
 
 
@@ -114,12 +116,14 @@ def test_many_calls_read_the_graph_and_code_once_and_list_a_bounded_number(tmp_p
     from ..robustness.linear_work import assert_linear, lines_run_here
 
     small, large = (read_trace(_with_calls(tmp_path, n, n)) for n in (200, 400))
+    # (the files read first, as analyze() reads them: what op_mutations runs is counted)
+    small_files, large_files = op_mutation_files(small), op_mutation_files(large)
     parsed = record_calls(monkeypatch, module, "graph_nodes", lambda text: len(text))
     loaded = record_calls(monkeypatch, module, "_node_kernels", lambda trace, entry: entry.compile_id)
-    assert_linear(lines_run_here(module.op_mutations, small), lines_run_here(module.op_mutations, large),
-                  "op_mutations of n calls")
+    assert_linear(lines_run_here(module.op_mutations, small, small_files),
+                  lines_run_here(module.op_mutations, large, large_files), "op_mutations of n calls")
     assert (len(parsed), len(loaded)) == (2, 2)  # (compile 0 of each log: compile 1's call of clamp_np is left out)
-    (scale,) = [op for op in module.op_mutations(large).ops if op.op == "mylib::scale"]
+    (scale,) = [op for op in module.op_mutations(large, large_files).ops if op.op == "mylib::scale"]
     assert len(scale.calls) == 401
     listed = [(m.location.line, m.kernel) for c in scale.calls for m in c.moved_reads]
     assert listed == [(_line("shifted = x + 1"), "cpp_fused_add_mul_0")] * module.MAX_MOVED_READS

@@ -11,11 +11,12 @@ import html
 import json
 from pathlib import Path
 
-from compilescope.analyses.insights import INFO, insights
-from compilescope.analyses.op_mutations import NOT_READABLE, UnreadSource, op_mutations
+from compilescope.analyses.insights import INFO
+from compilescope.analyses.op_mutations import NOT_READABLE, UnreadSource
 from compilescope.cli import main
 from compilescope.ingest.reader import read_trace
 
+from ..analysis_files import insights_here, op_mutations_here
 from ..conftest import CUDA211_LOGS, cuda211, cuda211_moved, line_holding, report
 from ..tracelog import raw_records
 from .test_summary_cli import _documented_keys, _paths
@@ -63,7 +64,7 @@ def test_the_logs_show_aotautograd_launching_the_kernel_with_x_ptr_cloned():
 
 
 def test_the_undeclared_write_is_advice_not_a_differing_result(tmp_path):
-    found = op_mutations(read_trace(cuda211_moved(LOG, tmp_path)))
+    found = op_mutations_here(read_trace(cuda211_moved(LOG, tmp_path)))
     assert found.ops == [] and not found and found.dropped == [] and found.unread == []
     (op,) = found.functionalized
     assert (op.op, op.arguments, op.declared, op.form, op.cloned) == ("mylib::scale_tr", ["x"], "()", "triton_op",
@@ -75,7 +76,7 @@ def test_the_undeclared_write_is_advice_not_a_differing_result(tmp_path):
     assert "differ from eager's" in op.why and "does not make compiled results differ" in op.why
     assert op.advice == 'declare mutates_args={"x"}, or have the kernel store into a new tensor the op returns'
     (tmp_path / "again").mkdir()
-    findings = insights(read_trace(cuda211_moved(LOG, tmp_path / "again"))).findings
+    findings = insights_here(read_trace(cuda211_moved(LOG, tmp_path / "again"))).findings
     told = [f for f in findings if "mylib::scale_tr" in f.title]
     assert [(f.severity, f.section, f.title) for f in told] == [(INFO, "user_kernels", TITLE)]
     assert not any(f.section == "numerics" for f in findings)
@@ -106,7 +107,7 @@ def test_summary_json_html_and_check_claim_no_differing_result(tmp_path, capsys)
 
 def test_the_fixed_log_says_nothing_of_it(tmp_path, capsys):
     log = cuda211_moved(FIXED, tmp_path)
-    found = op_mutations(read_trace(log))
+    found = op_mutations_here(read_trace(log))
     assert (found.ops, found.functionalized, found.dropped, found.unread) == ([], [], [], [])
     assert main(["summary", str(log)]) == 0
     said = capsys.readouterr().out
@@ -121,7 +122,7 @@ def test_where_the_log_shows_no_store_found_the_write_is_still_a_warning(tmp_pat
     assert text.count("tensors_to_clone = ['x_ptr', 'out_ptr']") == 16
     with gzip.open(moved, "wt") as f:
         f.write(text.replace("tensors_to_clone = ['x_ptr', 'out_ptr']", "tensors_to_clone = ['out_ptr']"))
-    found = op_mutations(read_trace(moved))
+    found = op_mutations_here(read_trace(moved))
     assert found.functionalized == []
     (op,) = found.ops
     assert (op.op, op.cloned, [c.dropped for c in op.calls]) == ("mylib::scale_tr", [], [False, False])
@@ -134,6 +135,6 @@ def test_without_the_source_the_unused_call_is_not_called_dropped(tmp_path):
     holds under its line, is not told as left out."""
     empty = tmp_path / "elsewhere"
     empty.mkdir()
-    found = op_mutations(read_trace(cuda211_moved(LOG, tmp_path, programs=empty)))
+    found = op_mutations_here(read_trace(cuda211_moved(LOG, tmp_path, programs=empty)))
     assert found.unread == [UnreadSource("mylib::scale_tr", f"{empty.as_posix()}/triton_op_mutation.py", NOT_READABLE)]
     assert found.dropped == [] and found.ops == [] and found.functionalized == []

@@ -10,13 +10,13 @@ import pytest
 
 from compilescope.analyses.analyze import analyze
 from compilescope.analyses.diff import _user_kernel_changes, diff_runs, graph_nodes, run_facts
-from compilescope.analyses.insights import insights
 from compilescope.analyses.provenance import is_users_file
 from compilescope.analyses.sources import is_user_source
-from compilescope.analyses.user_kernels import UserKernels, def_line, user_kernels
+from compilescope.analyses.user_kernels import UserKernels
 from compilescope.analyses.userloc import is_torch_file, is_triton_file
 from compilescope.ingest.reader import read_trace
 
+from ..analysis_files import def_line_here, insights_here, user_kernels_here
 from ..conftest import CUDA211_LOGS, cuda211, cuda211_moved, line_holding, report, run_cli
 from ..user_kernel_logs import with_copies
 
@@ -41,7 +41,7 @@ def test_the_users_kernel_is_found_apart_from_inductors_with_its_lines(variant, 
     assert raw.count("custom_kernel=True") == 2  # one per compile id
     # The code's body quotes the def line (Triton keeps the source from it on): the program on disk holds it next
     assert "\t@triton.jit\n\tdef scaled_add_kernel(x_ptr, y_ptr, out_ptr, n, alpha, BLOCK: tl.constexpr):\n" in raw
-    found = user_kernels(read_trace(cuda211_moved(log, tmp_path)))
+    found = user_kernels_here(read_trace(cuda211_moved(log, tmp_path)))
     assert [(k.compile_id, k.name, k.code_name) for k in found.kernels] == [
         ("[0/0]", "scaled_add_kernel", "scaled_add_kernel_0"), ("[0/1]", "scaled_add_kernel", "scaled_add_kernel_0")]
     for k in found.kernels:
@@ -65,7 +65,7 @@ def test_each_compile_says_whether_n_was_compiled_in_or_symbolic_and_how_triton_
     # triton_kernel_info: "scaled_add_kernel": {"autotune_cache_state": "only 1 config", ..., "compile_time_us": N}
     infos = re.findall(r'"scaled_add_kernel": \{"autotune_cache_state": "([^"]+)", [^}]*"compile_time_us": (\d+)\}', raw)
     assert len(infos) == 2
-    found = user_kernels(read_trace(cuda211(log)))
+    found = user_kernels_here(read_trace(cuda211(log)))
     for k, (n, alpha), (state, us) in zip(found.kernels, calls, infos, strict=True):
         assert [(a.name, a.value, a.symbolic) for a in k.arguments] == [("n", n, n == "s77"), ("alpha", alpha, False)]
         assert k.autotune == state == "only 1 config" and not k.autotuned
@@ -80,7 +80,7 @@ def test_a_log_without_user_kernels_has_none():
     # hf_gpt2_generate compiles only Inductor's kernels: its output code never says custom_kernel=True
     log = cuda211("hf_gpt2_generate.log.gz")
     assert "custom_kernel=True" not in gzip.open(log, "rt").read()
-    assert not user_kernels(read_trace(log))
+    assert not user_kernels_here(read_trace(log))
 
 
 def test_the_summary_and_json_name_the_users_kernel(capsys, tmp_path):
@@ -91,7 +91,7 @@ def test_the_summary_and_json_name_the_users_kernel(capsys, tmp_path):
     # (table cells wrap beside each other: each word is looked for on its own)
     assert all(w in section for w in ("defined at", "launched at", "user_triton_kernel.py:34", "user_triton_kernel.py:21",
                                       "autotuned", "(symbolic)"))
-    doc = insights(read_trace(log)).to_json()["user_kernels"]
+    doc = insights_here(read_trace(log)).to_json()["user_kernels"]
     assert [k["arguments"][0]["value"] for k in doc["kernels"]] == ["4096", "s77"]
     run_cli(log, "-o", tmp_path / "r", "--no-browser")
     page = (tmp_path / "r" / "index.html").read_text()
@@ -146,19 +146,19 @@ def test_the_kernel_is_said_at_its_def_where_the_source_is_known_else_at_torchs_
     def_at = line_holding(PROGRAM, "def scaled_add_kernel(")
     decorator = def_at - 1
     assert PROGRAM.read_text().splitlines()[decorator - 1] == "@triton.jit"
-    assert def_line(str(PROGRAM), decorator, text) == def_at == decorator + 1
+    assert def_line_here(str(PROGRAM), decorator, text) == def_at == decorator + 1
     # a second decorator between (an @triton.autotune above): the def further down, found after decorators only
     two = tmp_path / "two.py"
     two.write_text("@triton.autotune(\n    configs=[],\n    key=['n'])\n@triton.jit\n" + text + "\n    pass\n")
-    assert def_line(str(two), 1, text) == 5
+    assert def_line_here(str(two), 1, text) == 5
     # a file that is not the run's (another def first, or no decorator at torch's line) or not here: unknown
     other = tmp_path / "other.py"
     other.write_text("@triton.jit\ndef other_kernel(x):\n    pass\n" + text + "\n")
-    assert def_line(str(other), 1, text) is None and def_line(str(other), 2, text) is None
-    assert def_line(str(tmp_path / "gone.py"), 1, text) is None
+    assert def_line_here(str(other), 1, text) is None and def_line_here(str(other), 2, text) is None
+    assert def_line_here(str(tmp_path / "gone.py"), 1, text) is None
     # The log on a machine without the program: torch's line, said as the decorator's, on every view
     log = cuda211_moved("user_triton_kernel_raw.log.gz", tmp_path, programs=tmp_path / "elsewhere")
-    found = user_kernels(read_trace(log))
+    found = user_kernels_here(read_trace(log))
     assert {(k.defined_at.line, k.decorator_line) for k in found.kernels if k.defined_at} == {(decorator, decorator)}
     assert found.kernels[0].defined_text == f"user_triton_kernel.py:{decorator} (its decorator line)"
 
@@ -264,7 +264,7 @@ def test_a_compile_whose_code_defines_the_kernel_twice_is_counted_once_with_its_
     assert text.count("= async_compile.triton('scaled_add_kernel', '''") == 3
     assert re.findall(r"(scaled_add_kernel_\d)\.run\(\w+, \w+, \w+, (\w+),", text) == [
         ("scaled_add_kernel_0", "4096"), ("scaled_add_kernel_1", "4096"), ("scaled_add_kernel_0", "s77")]
-    found = user_kernels(read_trace(log))
+    found = user_kernels_here(read_trace(log))
     assert [(k.compile_id, k.code_name) for k in found.kernels] == [
         ("[0/0]", "scaled_add_kernel_0"), ("[0/0]", "scaled_add_kernel_1"), ("[0/1]", "scaled_add_kernel_0")]
     assert found.notes == ["scaled_add_kernel was compiled 3 times in 2 compile ids, twice in [0/0] (as scaled_add_kernel_0, "

@@ -9,9 +9,9 @@ import re
 
 import pytest
 
-from compilescope.analyses.provenance import analyze_provenance
 from compilescope.ingest.reader import read_trace
 
+from ..analysis_files import provenance_here
 from ..conftest import CUDA211_LOGS, cuda211, cuda211_moved, line_holding, report
 
 PROGRAM = CUDA211_LOGS.parent / "programs" / "user_triton_kernel.py"
@@ -32,7 +32,7 @@ def test_the_users_kernel_is_said_to_be_theirs_with_its_lines_not_inductors(vari
     # note says the def, the line after (the program is here)
     def_line = line_holding(PROGRAM, "def scaled_add_kernel(")
     assert f"/user_triton_kernel.py:{def_line - 1}\n\tscaled_add_kernel_0 = async_compile.triton(" in raw
-    found = analyze_provenance(read_trace(log))
+    found = provenance_here(read_trace(log))
     for compile_id in ("0/0", "0/1"):
         (section,) = [c for c in found.compiles.values() if str(c.compile_id) == f"[{compile_id}]"][0].sections
         assert set(section.user_kernel_notes) == {"scaled_add_kernel_0:2"}  # not Inductor's triton_poi/red kernels
@@ -68,7 +68,7 @@ def test_inductors_kernel_before_the_users_is_placed_at_the_ops_it_computes_not_
     assert re.search(rf"# File: \S+:{relu} in layer, code: h = torch.relu\(x\) \* 2\n\t +relu: .*\n\t +mul(?:_1)?: ", post)
     assert re.search(rf"# File: \S+:{launch} in \w+, code: .*\n(?:\t +\w+: .*\n)*\t +triton_kernel_wrapper_mutation = ", post)
     log = cuda211_moved(f"user_triton_kernel_{variant}.log.gz", tmp_path)
-    found = analyze_provenance(read_trace(log))
+    found = provenance_here(read_trace(log))
     for cp in found.compiles.values():
         (section,) = cp.sections
         placed = {k.name: [u.line for u in k.placed_lines] for k in section.kernels}

@@ -1,5 +1,6 @@
-"""A user's source file read from this machine by the path a log names (location.read_local_lines): the source pages
-(analyses/sources.py) and the user's Triton kernels' def lines (analyses/user_kernels.py) read it by that one function.
+"""A user's source file read from this machine by the path a log names (location.read_local_lines; ingest/source_files
+reads the analyses' files with read_local_bytes beneath it): the source pages (analyses/sources.py) and the user's Triton
+kernels' def lines (analyses/user_kernels.py) take it from there.
 Whatever is at the path, a FIFO, /dev/zero, a directory, a huge file, or a path holding a NUL byte, is refused, never
 waited on or read without end. In a child process bounded in time and memory (as in test_round_two): a regression
 fails, never hangs the suite."""
@@ -25,6 +26,7 @@ def test_only_a_regular_file_within_the_bound_is_read_by_the_pages_and_the_kerne
     run_python(f"""
 from compilescope import location
 from compilescope.analyses import sources, user_kernels
+from compilescope.ingest.source_files import read_source_files
 d = {str(tmp_path)!r}
 program = open({str(PROGRAM)!r}, encoding='utf-8').read().splitlines()
 assert location.read_local_lines(d + '/copy.py', sources.MAX_SOURCE_BYTES) == (tuple(program), '')
@@ -36,10 +38,11 @@ assert refused == {{'fifo.py': (None, location.NOT_A_FILE), 'folder.py': (None, 
                     'copy.py/x.py': (None, location.NOT_HERE)}}, refused
 # the bound is the caller's: the kernels' is twice the pages'
 assert location.read_local_lines(d + '/huge.py', user_kernels._MAX_SOURCE_BYTES).lines == ('\\0' * (sources.MAX_SOURCE_BYTES + 1),)
-# the source pages say why, each in its words; a file whose lines agree with the log's quotes is read
+# the source pages say why, each in its words; a file whose lines agree with the log's quotes is read (by ingest, as
+# analyze() reads the pages' files: ingest/source_files, read_local_bytes beneath)
 quoted = {{1: program[0].strip()}}
-assert sources._read_disk(d + '/copy.py', quoted)[0] == program
-said = {{name: sources._read_disk(d + '/' + name, quoted) for name in ('fifo.py', 'folder.py', 'zero.py', 'huge.py', 'gone.py', 'a\\0b.py')}}
+assert sources._read_disk(d + '/copy.py', quoted, read_source_files([d + '/copy.py']))[0] == program
+said = {{name: sources._read_disk(d + '/' + name, quoted, read_source_files([d + '/' + name])) for name in ('fifo.py', 'folder.py', 'zero.py', 'huge.py', 'gone.py', 'a\\0b.py')}}
 assert said == {{'fifo.py': (None, 'the path on this machine is not a regular file'),
                  'folder.py': (None, 'the path on this machine is not a regular file'),
                  'zero.py': (None, 'the path on this machine is not a regular file'),

@@ -46,17 +46,18 @@ def test_the_kernels_file_is_read_only_where_it_is_a_regular_file_of_bounded_siz
     code = f"""
 import shutil
 from compilescope.analyses import user_kernels as uk
+from compilescope.ingest.source_files import read_source_files
 d = {str(tmp_path)!r}
-assert uk.def_line(d + '/copy.py', {def_at - 1}, {text!r}) == {def_at}
+def def_line(path):  # (as analyze() reads the file: ingest, before the analysis)
+    return uk.def_line(path, {def_at - 1}, {text!r}, read_source_files([path]))
+assert def_line(d + '/copy.py') == {def_at}
 for name in ('fifo.py', 'folder.py', 'zero.py', 'huge.py', 'gone.py', 'a\\0b.py'):
-    assert uk.def_line(d + '/' + name, {def_at - 1}, {text!r}) is None, name
-# what is opened is checked, not what the stat said before (a FIFO put in the file's place opens without waiting)
-assert uk._file_lines(d + '/fifo.py', 0, 0) == ()
+    assert def_line(d + '/' + name) is None, name
+# what is opened is checked, not what a stat said before (location.read_local_bytes reads at most the bound plus one)
 shutil.copy({str(PROGRAM)!r}, d + '/grown.py')
 with open(d + '/grown.py', 'ab') as f:
     f.truncate(uk._MAX_SOURCE_BYTES + 1)
-assert uk._file_lines(d + '/grown.py', 0, 0) == ()
-assert uk._file_lines.cache_info().maxsize == uk._KEPT_FILES <= 8  # at most 64 MB of files kept
+assert def_line(d + '/grown.py') is None
 """
     run_python(code)
 

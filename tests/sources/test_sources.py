@@ -19,9 +19,10 @@ import pytest
 
 from compilescope.analyses import sources
 from compilescope.analyses.provenance import analyze_provenance
-from compilescope.analyses.sources import analyze_sources, is_user_source
+from compilescope.analyses.sources import is_user_source
 from compilescope.ingest.reader import read_trace
 
+from ..analysis_files import read_sources
 from ..conftest import REPO, TORCH213, cuda211, report, run_cli, skip_or_fail, torch213
 
 PROGRAMS = REPO / "tests" / "data" / "torch213" / "programs"
@@ -254,11 +255,11 @@ def test_disk_text_only_when_it_agrees(tmp_path):
     here, moved = _source_view_here(tmp_path)
     log = moved("moved", here)
     with read_trace(str(log)) as trace:
-        f = analyze_sources(trace).file(str(here))
+        f = read_sources(trace).file(str(here))
         assert f.origin == "disk" and f.text == dict(enumerate((PROGRAMS / "source_view.py").read_text().splitlines(), 1))
     here.write_text(here.read_text().replace("return y * m", "return y * m * 2"))
     with read_trace(str(log)) as trace:
-        f = analyze_sources(trace).file(str(here))
+        f = read_sources(trace).file(str(here))
     assert f.origin == "log" and "differs" in f.note
     assert f.text[26] == "return y * m" and 1 not in f.text  # quoted line kept; unquoted ones are gaps
 
@@ -347,7 +348,7 @@ def test_a_line_only_a_guard_quotes_is_shown():
     # `scale` it installed (`# y = scale(x, n)  # .../source_view.py:21 in f`). A rebuilt file shows it all the same.
     program = (PROGRAMS / "source_view.py").read_text().splitlines()
     with read_trace(str(torch213("source_view.log"))) as trace:
-        (f,) = [f for f in analyze_sources(trace).files if f.path.endswith("source_view.py")]
+        (f,) = [f for f in read_sources(trace).files if f.path.endswith("source_view.py")]
     assert f.origin == "log"
     assert f.text[21] == program[20].strip() == "y = scale(x, n)"
     assert all(t == program[n - 1].strip() for n, t in f.text.items())  # every quote is the file's
@@ -366,7 +367,7 @@ def test_two_compiled_functions_of_one_name_are_told_apart_by_their_first_line()
                    if isinstance(node, ast.FunctionDef) and node.name == "forward")
     assert [first for first, _ in spans] == [12, 17]
     with read_trace(str(log)) as trace:
-        (f,) = [f for f in analyze_sources(trace).files if f.path.endswith("same_cause.py")]
+        (f,) = [f for f in read_sources(trace).files if f.path.endswith("same_cause.py")]
     assert f.origin == "log"
     for first, last in spans:
         shown = f.function_lines(first, "forward")
@@ -379,7 +380,7 @@ def test_a_lines_frames_breaks_and_recompiles_as_the_page_says_them():
     frame that starts there. The print breaks at line 18, inside log_step: lines 27 and 30, its calls, ran eagerly
     because of it, and are the only lines whose eager note is not also their own graph break."""
     trace = read_trace(torch213("graph_breaks.log"))
-    found = analyze_sources(trace)
+    found = read_sources(trace)
     (f,) = [f for f in found.files if f.path.endswith("graph_breaks.py")]
     started = {n: [(fr["function"], fr["compile_id"]) for fr in notes.started_frames] for n, notes in f.notes.items()}
     assert {n: frames for n, frames in started.items() if frames} == {21: [("f", "[0/0]")]}
@@ -407,7 +408,7 @@ def test_a_lines_resumes_are_named_by_the_analysis_as_the_rest_of_f():
     program = (PROGRAMS / "graph_breaks.py").read_text().splitlines()
     assert program[17].strip() == "print(msg)" and all("log_step(" in program[n - 1] for n in (27, 30))
     with read_trace(str(log)) as trace:
-        (f,) = [f for f in analyze_sources(trace).files if f.path.endswith("graph_breaks.py")]
+        (f,) = [f for f in read_sources(trace).files if f.path.endswith("graph_breaks.py")]
     breaks = {n: [(b["reason"], elsewhere) for b, elsewhere in notes.break_resumes] for n, notes in f.notes.items()
               if notes.break_resumes}
     assert breaks == {18: [("Failed to trace builtin operator", ["torch_dynamo_resume_in_f_at_27", "torch_dynamo_resume_in_f_at_30"])],
@@ -426,7 +427,7 @@ def test_a_lines_recompile_guards_are_the_failed_guards_torch_logged():
     recompile lists every cache entry it tried (recompile_reasons, newest first): [0/2] failed [0/1]'s and [0/0]'s
     dtype checks, [0/3] [0/2]'s requires_grad check and the two dtype checks; each is on the line."""
     trace = read_trace(torch213("recompiles.log"))
-    (f,) = [f for f in analyze_sources(trace).files if f.path.endswith("recompiles.py")]
+    (f,) = [f for f in read_sources(trace).files if f.path.endswith("recompiles.py")]
     notes = f.notes[25]
     dtype = "tensor 'x' dtype mismatch. expected Float, actual Double"
     assert [(g["recompile"], g["failed_in"], g["guard"]) for g in notes.recompile_guards] == [
