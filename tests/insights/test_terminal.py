@@ -21,6 +21,7 @@ from compilescope.analyses.insights import SECTIONS, insights
 from compilescope.ingest.reader import read_trace
 from compilescope.render.terminal import print_summary
 
+from ..analysis_files import insights_here
 from ..conftest import cuda211, run_cli, torch213, torch213_moved
 from .helpers import LOGS, insights_of
 
@@ -38,7 +39,7 @@ def render(name: str) -> str:
         except AssertionError:  # (a log that names no program of the set)
             log = torch213(f"{name}.log")
         with read_trace(str(log)) as trace:
-            print_summary(insights(trace), console)
+            print_summary(insights_here(trace), console)
     # Trailing spaces are padding, not content (and editors strip them from the snapshot files).
     return "\n".join(line.rstrip() for line in console.export_text().splitlines()) + "\n"
 
