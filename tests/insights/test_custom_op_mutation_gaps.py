@@ -208,7 +208,7 @@ def test_an_op_a_package_module_imports_absolutely_is_found_from_the_script(tmp_
     `torch.ops.projlib.scale.default(l_x_, 2.0);  scale_default = None` under model.py's `scale(x, 2.0)` and the AOT
     graph holds no projlib call: the call is dropped, and pkg/ops.py's x.mul_ with it (output.txt: max abs diff 3.92)."""
     log = torch213_moved("op_in_package.log.gz", tmp_path)
-    found = op_mutations(read_trace(log))
+    found = op_mutations_here(read_trace(log))
     ops_file, model = PACKAGE / "pkg" / "ops.py", PACKAGE / "pkg" / "model.py"
     assert found.unread == []
     (scale,) = found.ops
