@@ -397,8 +397,12 @@ def read_local_lines(path: str, max_bytes: int) -> LocalLines:
     read = read_local_bytes(path, max_bytes)
     if read.data is None:
         return LocalLines(None, read.refused)
-    text = read.data.decode("utf-8", "replace")
+    return LocalLines(python_lines(read.data.decode("utf-8", "replace")))
+
+
+def python_lines(text: str) -> tuple[str, ...]:
+    """text's lines as Python numbers them (_LINE_END)."""
     if not any(char in text for char in _NOT_LINE_ENDS):
-        return LocalLines(tuple(text.splitlines()))
+        return tuple(text.splitlines())
     lines = _LINE_END.split(text)
-    return LocalLines(tuple(lines[:-1] if lines[-1] == "" else lines))
+    return tuple(lines[:-1] if lines[-1] == "" else lines)

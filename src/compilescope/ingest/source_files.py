@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from ..location import read_local_bytes
+from ..location import python_lines, read_local_bytes
 from ..model.source_files import MAX_READ_BYTES, SourceFiles, SourceText
 
 
@@ -15,7 +15,7 @@ def read_source_file(path: str) -> SourceText:
     read = read_local_bytes(path, MAX_READ_BYTES)
     if read.data is None:
         return SourceText(None, read.refused)
-    return SourceText(tuple(read.data.decode("utf-8", "replace").splitlines()), "", read.size)
+    return SourceText(python_lines(read.data.decode("utf-8", "replace")), "", read.size)  # (as read_local_lines)
 
 
 def read_source_files(paths: Iterable[str] = (), known: SourceFiles | None = None,
