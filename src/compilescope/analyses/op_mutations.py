@@ -54,6 +54,7 @@ helper, a launch through anything else.
 from __future__ import annotations
 
 import ast
+import functools
 import json
 import os
 import re
@@ -558,6 +559,8 @@ def body_writes(fn: ast.FunctionDef | ast.AsyncFunctionDef, tensors: list[str] |
         _tensor_arguments(fn) if tensors is None else tensors)}
     writes: list[tuple[str, int]] = []
     launchers: dict[str, list[str]] = {}  # a name bound to wrap_triton(kernel) -> the kernels it may launch
+    positions: dict[str, dict[str, int]] = {}  # a launched kernel -> where each of its parameters is
+    pointed = {(argument, p) for argument, written_as in (pointers or {}).items() for p in written_as}
 
     def wrote(target: ast.expr, line: int) -> None:
         found = _root(target, aliases)
@@ -642,13 +645,18 @@ def body_writes(fn: ast.FunctionDef | ast.AsyncFunctionDef, tensors: list[str] |
                 for kernel in _launched_kernels(func.value, kernels, launchers):
                     parameters, stored = kernels[kernel]
                     given = dict(zip(parameters, node.args)) | {k.arg: k.value for k in node.keywords if k.arg}
-                    for parameter in parameters:
-                        if parameter in stored and parameter in given:
+                    if kernel not in positions:
+                        positions[kernel] = {p: i for i, p in enumerate(parameters)}
+                    order = positions[kernel]
+                    # (what the launch passes, in the kernel's order: not each of the kernel's parameters, which made
+                    # launches x parameters; a keyword the kernel does not take is none of its pointers)
+                    for parameter in sorted((p for p in given if p in order), key=order.__getitem__):
+                        if parameter in stored:
                             wrote(given[parameter], node.lineno)
                             if pointers is not None and (found := _root(given[parameter], aliases)) is not None:
-                                written_as = pointers.setdefault(found[0], [])
-                                if parameter not in written_as:
-                                    written_as.append(parameter)
+                                if (found[0], parameter) not in pointed:  # (a set: a list's `in` is a scan)
+                                    pointed.add((found[0], parameter))
+                                    pointers.setdefault(found[0], []).append(parameter)
             if isinstance(func, ast.Attribute):
                 name = func.attr
                 if _in_place(name):
@@ -940,18 +948,23 @@ def custom_op_sources(text: str) -> dict[str, list[OpSource]]:
                 name.value, impl.name, _unparsed(declared) if declared is not None else "",
                 frozenset(parameters) if names == {UNKNOWN} else names, call.lineno, writes, value or "",
                 parameters, form, pointers))
+    # (grouped once: a definitions x registrations scan is quadratic in a file of many lib.define/lib.impl pairs)
+    impls_of: dict[str, list[ast.FunctionDef | ast.AsyncFunctionDef]] = {}
+    for registered, target in impls:
+        impls_of.setdefault(registered, []).extend(functions.get(target, []) if isinstance(target, str) else [target])
+    writes_of: dict[tuple[int, tuple[str, ...]], list[tuple[str, int]]] = {}
     for op, schema, line in defined:
-        _add_defined(found, op, schema, line, text, [
-            f for registered, target in impls if registered == op
-            for f in (functions.get(target, []) if isinstance(target, str) else [target])])
+        _add_defined(found, op, schema, line, text, impls_of.get(op, []), writes_of)
     return found
 
 
 def _add_defined(found: dict[str, list[OpSource]], op: str, schema: ast.expr, line: int, text: str,
-                 impls: list[ast.FunctionDef | ast.AsyncFunctionDef]) -> None:
+                 impls: list[ast.FunctionDef | ast.AsyncFunctionDef],
+                 writes_of: dict[tuple[int, tuple[str, ...]], list[tuple[str, int]]]) -> None:
     """The OpSource of each implementation of an op defined by a schema string. Its arguments are the schema's, in
     order (the call in the graph passes them so), named as the function names them; a schema that is no literal
-    declares what the log says (None), its Tensor arguments then those annotated, or every one."""
+    declares what the log says (None), its Tensor arguments then those annotated, or every one. writes_of: the
+    body_writes of each (function, tensors) already walked (one function registered for many ops is walked once)."""
     literal = _string(schema)
     arguments = schema_arguments(literal) if literal is not None else None
     said = _segment(text, schema) or _unparsed(schema)
@@ -966,11 +979,14 @@ def _add_defined(found: dict[str, list[OpSource]], op: str, schema: ast.expr, li
         else:
             annotated = _tensor_arguments(impl)
             tensors, declared = annotated or parameters, None
-        try:
-            writes = body_writes(impl, tensors)
-        except RecursionError:
-            continue
-        found.setdefault(op, []).append(OpSource(op, impl.name, said, declared, line, writes, "", parameters, DEFINE))
+        key = (id(impl), tuple(tensors))
+        if key not in writes_of:
+            try:
+                writes_of[key] = body_writes(impl, tensors)
+            except RecursionError:
+                continue
+        found.setdefault(op, []).append(OpSource(op, impl.name, said, declared, line, list(writes_of[key]), "",
+                                                 parameters, DEFINE))
 
 
 MAX_VALUE_CHARS = 60  # a literal or condition quoted longer is not quoted
@@ -979,9 +995,31 @@ _ENV_GETTERS = frozenset(("os.environ.get", "environ.get", "os.getenv", "getenv"
 
 
 def _segment(text: str, node: ast.expr) -> str | None:
-    """The source's own text of a node (its quotes kept: `{"x"}`, which ast.unparse would write `{'x'}`), bounded."""
-    found = ast.get_source_segment(text, node)
-    return found if found is not None and len(found) <= MAX_VALUE_CHARS and "\n" not in found else None
+    """The source's own text of a node (its quotes kept: `{"x"}`, which ast.unparse would write `{'x'}`), bounded: one
+    line's, as ast.get_source_segment cuts it (columns are UTF-8 offsets), from the file split once (_utf8_lines), not
+    once a node as get_source_segment splits it."""
+    end, start, stop = getattr(node, "end_lineno", None), getattr(node, "col_offset", None), \
+        getattr(node, "end_col_offset", None)
+    if end != node.lineno or start is None or stop is None or stop - start > 4 * MAX_VALUE_CHARS:
+        return None  # (several lines, or longer than said: not quoted)
+    lines = _utf8_lines(text)
+    if not 0 < end <= len(lines):
+        return None
+    try:
+        found = lines[end - 1][start:stop].decode()
+    except UnicodeDecodeError:
+        return None
+    return found if len(found) <= MAX_VALUE_CHARS else None
+
+
+_LINE_END = re.compile(rb"\r\n|\r|\n")  # where Python ends a line (not at a form feed: ast.get_source_segment's)
+
+
+@functools.lru_cache(maxsize=1)
+def _utf8_lines(text: str) -> list[bytes]:
+    """The text's lines in UTF-8, split once for every node of one file (the cache's key: the same str object, whose
+    hash Python keeps); one file's at a time."""
+    return _LINE_END.split(text.encode(errors="surrogatepass"))
 
 
 def _env_condition(test: ast.expr) -> str | None:
@@ -1130,7 +1168,8 @@ def aot_calls(text: str) -> tuple[set[str], set[str]]:
 # tensors_to_clone = ['x_ptr', 'out_ptr'])`, tensors_to_clone the pointers torch found the kernel stores through
 # (torch/_higher_order_ops/triton_kernel_wrap.py reads them from the kernel's own code), whose stores it keeps
 _KERNEL_WRAPPER = "torch.ops.higher_order.triton_kernel_wrapper_"
-_TENSORS_TO_CLONE = lazy_compile(r"tensors_to_clone = \[(?P<names>[^\]\n]{0,4000})\]")
+_TENSORS_TO_CLONE = "tensors_to_clone = ["
+MAX_CLONE_LIST_CHARS = 4000  # a longer list is not read
 _QUOTED = lazy_compile(r"'(?P<name>[^'\n]{1,300})'")
 
 
@@ -1144,8 +1183,14 @@ def kernel_launches(aot_text: str) -> dict[tuple[str, int], set[str]]:
         if site is None or not expr.lstrip().startswith(_KERNEL_WRAPPER):
             continue
         stored = found.setdefault((site.path, site.line), set())
-        if (listed := _TENSORS_TO_CLONE.search(expr)) is not None:
-            stored.update(m["name"] for m in _QUOTED.finditer(listed["names"]))
+        # (the last occurrence, found by rfind and ended by find within a bound: a regex search tried the bounded
+        # list at every occurrence, rescanning up to its bound each time where no `]` came)
+        start = expr.rfind(_TENSORS_TO_CLONE)
+        if start >= 0:
+            start += len(_TENSORS_TO_CLONE)
+            end = expr.find("]", start, start + MAX_CLONE_LIST_CHARS + 1)
+            if end >= 0 and "\n" not in expr[start:end]:
+                stored.update(m["name"] for m in _QUOTED.finditer(expr, start, end))
     return found
 
 

@@ -1,0 +1,74 @@
+"""What a review of untrusted-input costs found, each counted (lines of compilescope run, calls, walks), never timed:
+a file of many schema-defined ops, a triton_op of many launches of a kernel of many parameters, an AOT node quoting
+`tensors_to_clone = [`, a relative import climbing out of a program's folder, a recompile step of many state changes,
+and a DEL in a page's JSON data island."""
+
+from __future__ import annotations
+
+import ast
+
+from compilescope.analyses import op_mutations as om
+
+from .linear_work import assert_linear, lines_run_here
+
+
+def _schema_ops(n: int) -> str:
+    """One function registered for n ops, each defined by its schema string: lines 1-4 the library and the function
+    (its one write, `buf.add_(x)`, on line 4), then n lib.define lines and n lib.impl lines."""
+    lines = ["import torch", 'lib = torch.library.Library("mylib", "DEF")', "def fn(x, buf):", "    buf.add_(x)"]
+    lines += [f'lib.define("f{i}(Tensor x, Tensor(a!) buf) -> ()")' for i in range(n)]
+    lines += [f'lib.impl("f{i}", fn, "CPU")' for i in range(n)]
+    return "\n".join(lines) + "\n"
+
+
+def test_a_file_of_many_schema_defined_ops_is_split_once_and_each_body_walked_once(monkeypatch):
+    """ast.get_source_segment splits the whole file again for every node it is asked about: once a lib.define made
+    definitions x file size; and one function registered for every op was walked once an op."""
+    whole_file_splits: list[int] = []
+    splitlines = ast._splitlines_no_ff  # type: ignore[attr-defined]
+    monkeypatch.setattr(ast, "_splitlines_no_ff", lambda source: whole_file_splits.append(1) or splitlines(source))
+    walked: list[str] = []
+    body_writes = om.body_writes
+    monkeypatch.setattr(om, "body_writes", lambda fn, *args, **kw: walked.append(fn.name) or body_writes(fn, *args, **kw))
+    text = _schema_ops(300)
+    found = om.custom_op_sources(text)
+    assert sorted(found) == sorted(f"mylib::f{i}" for i in range(300))
+    # (the schema as written, its quotes kept, on line 5 + 7; it declares buf written, and line 4 writes it)
+    [source] = found["mylib::f7"]
+    assert (source.declared_text, source.defined_line, source.declared, source.writes) == (
+        '"f7(Tensor x, Tensor(a!) buf) -> ()"', 12, frozenset({"buf"}), [("buf", 4)])
+    assert whole_file_splits == [] and walked == ["fn"]
+    assert_linear(lines_run_here(om.custom_op_sources, _schema_ops(200)),
+                  lines_run_here(om.custom_op_sources, _schema_ops(400)), "custom_op_sources, n lib.define")
+
+
+def _launches(parameters: int, launches: int) -> str:
+    """A Triton kernel of many parameters storing through its first (line 4), and a triton_op launching it many times
+    with one argument each (lines 7 on)."""
+    lines = ["import triton, torch", "@triton.jit", f"def k({', '.join(f'p{i}' for i in range(parameters))}):",
+             "    tl.store(p0, 1)", '@torch.library.triton_op("mylib::f", mutates_args=())',
+             "def f(x: torch.Tensor) -> torch.Tensor:"]
+    lines += ["    wrap_triton(k)[(1,)](x)"] * launches
+    return "\n".join([*lines, "    return x"]) + "\n"
+
+
+def test_a_launch_is_matched_by_what_it_passes_not_by_every_parameter_of_its_kernel():
+    [source] = om.custom_op_sources(_launches(300, 300))["mylib::f"]
+    assert source.writes[0] == ("x", 7) and len(source.writes) == 300 and source.pointers == {"x": ["p0"]}
+    # launches x parameters was four times the lines for twice each
+    assert_linear(lines_run_here(om.custom_op_sources, _launches(300, 300)),
+                  lines_run_here(om.custom_op_sources, _launches(600, 600)), "custom_op_sources, triton_op launches")
+
+
+def test_the_pointers_are_read_from_the_nodes_last_tensors_to_clone():
+    """torch writes tensors_to_clone as the wrapper's last keyword (cuda_torch211's triton_op_mutation log, line 925:
+    `kwargs = {...}, tensors_to_clone = ['x_ptr', 'out_ptr']);  empty = None`); a string constant the kernel is passed
+    may quote the words before it. (Read by rfind, and find within a bound: a regex searched at every occurrence.)"""
+    node = ("        # File: /p/prog.py:20 in f, code: return scale_tr(x, 2.0)\n"
+            "        triton_kernel_wrapper_functional_proxy = torch.ops.higher_order.triton_kernel_wrapper_functional("
+            "kernel_idx = 0, constant_args_idx = 2, grid = [(4, 1, 1)], tma_descriptor_metadata = {}, kwargs = "
+            "{'x_ptr': arg0_1, 'out_ptr': empty, 'note': \"tensors_to_clone = ['note']\"}, "
+            "tensors_to_clone = ['x_ptr', 'out_ptr']);  empty = None\n")
+    assert om.kernel_launches(node) == {("/p/prog.py", 20): {"x_ptr", "out_ptr"}}
+    unended = node.replace("tensors_to_clone = ['x_ptr', 'out_ptr']", "tensors_to_clone = [" * 2000)
+    assert om.kernel_launches(unended) == {("/p/prog.py", 20): set()}
