@@ -135,7 +135,7 @@ def _imported_seed(path: str, text: str, root: str) -> tuple[str, str, int] | No
         below: list[tuple[str, str]] = []
         for importer, source in level:
             # (diagnose runs the program here: the disk it reads is the run's, os.path.isfile answers as Python did)
-            for module in op_mutations.first_files(importer, op_mutations.imported_modules(importer, source, [root]),
+            for module in op_mutations.first_files(importer, op_mutations.imported_modules(importer, source, [root], os.path.isfile),
                                                    os.path.isfile):
                 if os.path.realpath(module) in seen or read >= MAX_SEED_MODULES:
                     continue

@@ -6,6 +6,8 @@ and a DEL in a page's JSON data island."""
 from __future__ import annotations
 
 import ast
+import os
+from pathlib import Path
 
 from compilescope.analyses import op_mutations as om
 
@@ -72,3 +74,33 @@ def test_the_pointers_are_read_from_the_nodes_last_tensors_to_clone():
     assert om.kernel_launches(node) == {("/p/prog.py", 20): {"x_ptr", "out_ptr"}}
     unended = node.replace("tensors_to_clone = ['x_ptr', 'out_ptr']", "tensors_to_clone = [" * 2000)
     assert om.kernel_launches(unended) == {("/p/prog.py", 20): set()}
+
+
+def test_a_relative_import_is_followed_only_inside_a_package_below_the_root(tmp_path):
+    """`python prog/main.py` runs main.py as __main__: its `from .. import helpers` is an ImportError (no known parent
+    package), and a helpers.py above the script's folder is another program's. Inside a package (folders holding
+    __init__.py, below sys.path's first entry) `..` is the package above, but not above the top-level package."""
+    (tmp_path / "helpers.py").write_text("import torch\ndef reset():\n    torch.manual_seed(1234)\n")
+    script = tmp_path / "prog" / "main.py"
+    script.parent.mkdir()
+    (script.parent / "__init__.py").write_text("")  # (even so: the script is __main__, in no package)
+    script.write_text("from .. import helpers\nfrom . import helpers\nhelpers.reset()\n")
+    (script.parent / "helpers.py").write_text("")
+    def imported(path: Path, roots: list[str] | None = None) -> list[str]:  # (where Python finds them, on this disk)
+        return om.first_files(str(path), om.imported_modules(str(path), path.read_text(), roots, os.path.isfile),
+                              os.path.isfile)
+
+    assert imported(script, [str(script.parent)]) == []
+    assert imported(script) == []
+    package = tmp_path / "pkg" / "sub"
+    package.mkdir(parents=True)
+    for folder in (package, package.parent):
+        (folder / "__init__.py").write_text("")
+    (package.parent / "helpers.py").write_text("")
+    module = package / "mod.py"
+    module.write_text("from .. import helpers\nfrom ... import helpers as outside\n")
+    assert imported(module, [str(tmp_path)]) == [
+        str(package.parent / "helpers.py")]
+    from compilescope.diagnose import _imported_seed
+
+    assert _imported_seed(str(script), script.read_text(), str(script.parent)) is None

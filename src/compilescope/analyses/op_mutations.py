@@ -1290,7 +1290,28 @@ def modules_wanted(trace: Trace, files: SourceFiles) -> list[tuple[str, ...]]:
         return []
     sources, _, texts = _read_calling_files(found, files)
     return [group for path in _importers(found, sources, texts)
-            for group in imported_modules(path, texts[path], _import_roots(found, path))]
+            for group in imported_modules(path, texts[path], _import_roots(found, path), files.is_regular_file)]
+
+
+def package_markers(trace: Trace, files: SourceFiles) -> list[str]:
+    """The `__init__.py` files that make the importing calling files' folders packages, from each folder up to its
+    import roots (files: as ingest read files_wanted): for ingest to read before modules_wanted, which follows a
+    relative import only inside a package."""
+    found = _found_calls(trace)
+    if not found.calls:
+        return []
+    sources, _, texts = _read_calling_files(found, files)
+    markers: list[str] = []
+    for path in _importers(found, sources, texts):
+        below = tuple(os.path.join(os.path.normpath(root), "") for root in _import_roots(found, path))
+        folder = os.path.dirname(path)
+        while os.path.normpath(folder).startswith(below) and len(markers) < MAX_IMPORTS:
+            markers.append(os.path.join(folder, "__init__.py"))
+            parent = os.path.dirname(folder)
+            if parent == folder:
+                break
+            folder = parent
+    return list(dict.fromkeys(markers))
 
 
 def op_mutations(trace: Trace, files: SourceFiles = NO_FILES) -> OpMutations:
@@ -1642,13 +1663,17 @@ def script_folders(compiles: list[Compile], path: str) -> list[str]:
     return folders or [os.path.dirname(path)]
 
 
-def imported_modules(path: str, text: str, roots: Sequence[str] | None = None) -> list[tuple[str, ...]]:
+def imported_modules(path: str, text: str, roots: Sequence[str] | None = None,
+                     is_file: Callable[[str], bool] | None = None) -> list[tuple[str, ...]]:
     """Where the modules a calling file imports (`from mutops import scale`, `import pkg.ops`, `from .ops import
     scale`) may lie, each module's candidates in the order Python's path search takes them: an absolute import in
     roots (sys.path's first entry: the folder of the script `python prog.py` runs, the working folder of `python -m
     pkg.prog`; None: the calling file's own, as where it is the script), a relative one in the calling file's package;
     a module's `.py` or its package's `__init__.py`. A folder above is not looked in (Python does not: a `utils.py`
-    there is another program's). Bounded: the file is parsed only where it imports, MAX_IMPORTS statements followed.
+    there is another program's), nor is a relative import followed outside a package: the script's own (`python
+    prog.py` refuses it), or one climbing above its top-level package (each folder climbed must hold an `__init__.py`
+    that is_file finds, below a root: package_markers lists them for ingest to read; without is_file, none is).
+    Bounded: the file is parsed only where it imports, MAX_IMPORTS statements followed.
     (imported_files: the first of each that is a file.)"""
     if "import" not in text:
         return []
@@ -1658,6 +1683,15 @@ def imported_modules(path: str, text: str, roots: Sequence[str] | None = None) -
         return []
     folder = os.path.dirname(path)
     bases = list(roots) if roots is not None else [folder]
+    below = [os.path.join(os.path.normpath(base), "") for base in bases]
+
+    def in_package(candidate: str) -> bool:
+        """A package's folder, as a relative import can name: it holds __init__.py and lies below a root (a file in
+        a root itself is the script, `__main__`, or a top-level module: neither has a package; one above a root is
+        not imported as a package of this program)."""
+        return is_file is not None and os.path.normpath(candidate).startswith(tuple(below)) \
+            and is_file(os.path.join(candidate, "__init__.py"))
+
     # (folders to look in, dotted module name) of each import
     modules: list[tuple[tuple[str, ...], str]] = []
     statements = 0
@@ -1671,9 +1705,14 @@ def imported_modules(path: str, text: str, roots: Sequence[str] | None = None) -
             elif isinstance(node, ast.ImportFrom):
                 statements += 1
                 if node.level:  # relative: the calling file's package, `level - 1` folders up
-                    package = folder
+                    package: str | None = folder if in_package(folder) else None
                     for _ in range(node.level - 1):
+                        if package is None:
+                            break
                         package = os.path.dirname(package)
+                        package = package if in_package(package) else None
+                    if package is None:
+                        continue  # (Python raises ImportError: no known parent package, or beyond the top-level one)
                     looked_in: tuple[str, ...] = (package,)
                 else:
                     looked_in = tuple(bases)
@@ -1697,7 +1736,7 @@ def imported_files(path: str, text: str, files: SourceFiles, roots: Sequence[str
     """The local files of the modules a calling file imports (imported_modules, roots as there): of each, the first
     candidate that is a regular file (files: as ingest read them). What is read of each module is bounded as the
     calling file is (read_lines)."""
-    return first_files(path, imported_modules(path, text, roots), files.is_regular_file)
+    return first_files(path, imported_modules(path, text, roots, files.is_regular_file), files.is_regular_file)
 
 
 def first_files(path: str, modules: Iterable[Iterable[str]], is_file: Callable[[str], bool]) -> list[str]:

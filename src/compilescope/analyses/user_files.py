@@ -19,8 +19,10 @@ from .stack_values import StackValues
 
 def op_mutation_files(trace: Trace, known: SourceFiles | None = None) -> SourceFiles:
     """known, with the files op_mutations(trace, files) looks up: its files_wanted (the custom ops' calling files),
-    then the first file of each module those import (modules_wanted: known once they are read)."""
+    the `__init__.py` files of their packages (package_markers), then the first file of each module those import
+    (modules_wanted: known once they are read)."""
     files = read_source_files(op_mutations.files_wanted(trace), known)
+    files = read_source_files(op_mutations.package_markers(trace, files), files)  # (which folders are packages)
     return read_source_files(known=files, first_of=op_mutations.modules_wanted(trace, files))
 
 
