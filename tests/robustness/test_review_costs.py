@@ -6,11 +6,15 @@ and a DEL in a page's JSON data island."""
 from __future__ import annotations
 
 import ast
+import importlib
 import os
 from pathlib import Path
 
 from compilescope.analyses import op_mutations as om
+from compilescope.analyses.analyze import analyze
+from compilescope.ingest.reader import read_trace
 
+from ..conftest import torch213_moved
 from .linear_work import assert_linear, lines_run_here
 
 
@@ -104,3 +108,22 @@ def test_a_relative_import_is_followed_only_inside_a_package_below_the_root(tmp_
     from compilescope.diagnose import _imported_seed
 
     assert _imported_seed(str(script), script.read_text(), str(script.parent)) is None
+
+
+def test_state_lines_walk_each_file_a_fixed_number_of_times_whatever_the_changes(tmp_path, monkeypatch):
+    """module_state.log's recompiles show a hook, two mode switches and an unfreeze (test_module_state): every change
+    was matched by walks of the whole file of its own (two, and one more for the compile sites)."""
+    state_lines_module = importlib.import_module("compilescope.analyses.state_lines")
+    walks: dict[int, int] = {}
+    walk = ast.walk
+
+    def counted(node):
+        if isinstance(node, ast.Module):
+            walks[id(node)] = walks.get(id(node), 0) + 1
+        return walk(node)
+
+    monkeypatch.setattr(state_lines_module.ast, "walk", counted)
+    results = analyze(read_trace(torch213_moved("module_state.log.gz", tmp_path)))
+    (page,) = [f for f in results.sources.files if f.path.endswith("module_state.py")]
+    assert sum(1 for note in page.notes.values() if note.state_changes) == 4  # (the lines themselves: that test)
+    assert walks and max(walks.values()) <= 3, walks  # (file_index: the candidates, the compiled names, the compiles)

@@ -32,6 +32,7 @@ from .recompiles import FrameRecompiles, RecompileStep, Recompiles, StateChange
 
 MAX_SOURCE_BYTES = 4 << 20  # as the source pages: a bigger file is not read
 MAX_SOURCE_NODES = 500_000  # ast nodes walked in one file
+MAX_STEP_CHANGES = 64  # changes of one recompile step looked for (an eval() on a model of M modules changes M)
 # The method that adds a hook of each kind, as guard trees name the module's hook dict
 HOOK_METHODS = {"_forward_hooks": ("register_forward_hook",),
                 "_forward_pre_hooks": ("register_forward_pre_hook",),
@@ -39,53 +40,93 @@ HOOK_METHODS = {"_forward_hooks": ("register_forward_hook",),
                 "_backward_pre_hooks": ("register_full_backward_pre_hook",)}
 
 
-def change_lines(tree: ast.Module, change: StateChange) -> list[int]:
+@dataclass
+class FileIndex:
+    """What change_lines looks at in one parsed file, gathered in one walk of it: every change is matched against
+    these short lists, not against a walk of the whole file of its own (steps x changes x files walks)."""
+
+    compiled: frozenset[str]  # _compiled_names
+    assigns: list[ast.Assign]  # those of an attribute to True or False (`m.training = False`)
+    calls: list[ast.Call]  # `receiver.method(...)`
+    # each `for p in m.parameters():` loop, with the nodes in its body that set a requires_grad
+    loops: list[tuple[ast.For, list[ast.AST]]]
+    compiles: list[tuple[int, str]]  # _compile_sites
+    functions: list[ast.FunctionDef | ast.AsyncFunctionDef]  # (for _scope)
+
+
+def file_index(tree: ast.Module) -> FileIndex:
+    """The file's FileIndex, bounded as one walk of MAX_SOURCE_NODES (a loop's body is in it, walked again once)."""
+    assigns: list[ast.Assign] = []
+    calls: list[ast.Call] = []
+    loops: list[tuple[ast.For, list[ast.AST]]] = []
+    functions: list[ast.FunctionDef | ast.AsyncFunctionDef] = []
+    walked = 0
+    for node in ast.walk(tree):
+        walked += 1
+        if walked > MAX_SOURCE_NODES:
+            break
+        if isinstance(node, ast.Assign) and isinstance(node.value, ast.Constant) and isinstance(node.value.value, bool):
+            assigns.append(node)
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+            calls.append(node)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            functions.append(node)
+        if isinstance(node, ast.For) and isinstance(node.iter, ast.Call) and isinstance(node.iter.func, ast.Attribute) \
+                and node.iter.func.attr in ("parameters", "named_parameters"):  # (_parameter_variable's loops)
+            setting = []
+            for inner in (n for statement in node.body for n in ast.walk(statement)):
+                walked += 1
+                if _sets_requires_grad(inner, True) is not None or _sets_requires_grad(inner, False) is not None:
+                    setting.append(inner)
+            loops.append((node, setting))
+    return FileIndex(_compiled_names(tree), assigns, calls, loops, _compile_sites(tree), functions)
+
+
+def change_lines(tree: ast.Module, change: StateChange, index: FileIndex | None = None) -> list[int]:
     """The lines of the parsed file holding a call or an assignment that may have made the change, in order: for a
     hook added (its count grew), the call registering one on that module; for a module's training flag, the call that
     sets it to the value after (`.eval()` / `.train(False)`, or `.train()` / `.train(True)`) on that module or a
     module holding it, or `m.training = False` on that module (an assignment sets no child's); for a parameter's
     requires_grad, `requires_grad_(False)` on it or a module holding it, `p.requires_grad = False` on it, or either on
     the variable of a loop over a holding module's parameters(). [] for any other change, or a module the file cannot
-    name (not the compiled frame's self, nor a global)."""
+    name (not the compiled frame's self, nor a global). index: the file's file_index, where several changes are
+    matched in it."""
     module = _module_of(change)
     if module is None:
         return []
     base, path = module
     to = change.after == "True"
-    compiled = _compiled_names(tree)
-    found: list[tuple[int, ast.expr]] = []  # (line, the receiver that can be the module)
-    walked = 0
     try:
-        for node in ast.walk(tree):
-            walked += 1
-            if walked > MAX_SOURCE_NODES:
-                break
-            if isinstance(node, ast.Assign) and change.kind != "hook" and _is_bool(node.value, to):
-                found.extend((node.lineno, t.value) for t in node.targets if isinstance(t, ast.Attribute)
-                             and t.attr == change.kind and _names(t.value, base, path, True, compiled))
-            elif isinstance(node, ast.For) and change.kind == "requires_grad":
-                looped = _parameter_variable(node, base, path, compiled)
-                for inner in (n for statement in node.body for n in ast.walk(statement)) if looped else ():
-                    walked += 1
+        index = index if index is not None else file_index(tree)
+        compiled = index.compiled
+        found: list[tuple[int, ast.expr]] = []  # (line, the receiver that can be the module)
+        if change.kind != "hook":
+            for node in index.assigns:
+                if _is_bool(node.value, to):
+                    found.extend((node.lineno, t.value) for t in node.targets if isinstance(t, ast.Attribute)
+                                 and t.attr == change.kind and _names(t.value, base, path, True, compiled))
+        if change.kind == "requires_grad":
+            for loop, setting in index.loops:
+                looped = _parameter_variable(loop, base, path, compiled)
+                for inner in setting if looped else ():
                     receiver = _sets_requires_grad(inner, to)
                     if isinstance(receiver, ast.Name) and receiver.id == looped:
-                        found.append((getattr(inner, "lineno", node.lineno), node.iter))
-            if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)):
-                continue
-            method, receiver = node.func.attr, node.func.value
+                        found.append((getattr(inner, "lineno", loop.lineno), loop.iter))
+        hooks = change.source.rsplit(".", 1)[-1]
+        for call in index.calls:
+            assert isinstance(call.func, ast.Attribute)
+            method, receiver = call.func.attr, call.func.value
             if change.kind == "hook":
-                hooks = change.source.rsplit(".", 1)[-1]
                 if method in HOOK_METHODS.get(hooks, ()) and _names(receiver, base, path, True, compiled):
-                    found.append((node.lineno, receiver))
-            elif (change.kind == "training" and _sets_training(node, method, to)
+                    found.append((call.lineno, receiver))
+            elif (change.kind == "training" and _sets_training(call, method, to)
                   and _names(receiver, base, path, False, compiled)):
-                found.append((node.lineno, receiver))
-            elif (change.kind == "requires_grad" and _sets_requires_grad(node, to) is not None
+                found.append((call.lineno, receiver))
+            elif (change.kind == "requires_grad" and _sets_requires_grad(call, to) is not None
                   and _names(receiver, base, path, False, compiled, root_compiled=True)):
-                found.append((node.lineno, receiver))
+                found.append((call.lineno, receiver))
         # (a line that runs once before the module is compiled made the state every compile of it starts from)
-        compiles = _compile_sites(tree)
-        return sorted({line for line, receiver in found if not _before_compile(tree, line, receiver, compiles)})
+        return sorted({line for line, receiver in found if not _before_compile(tree, line, receiver, index)})
     except RecursionError:
         return []
 
@@ -105,10 +146,11 @@ def _compile_sites(tree: ast.Module) -> list[tuple[int, str]]:
     return sites
 
 
-def _scope(tree: ast.Module, line: int) -> ast.AST:
-    """The innermost function holding the line; the module where none does."""
+def _scope(tree: ast.Module, line: int, functions: list[ast.FunctionDef | ast.AsyncFunctionDef] | None = None) -> ast.AST:
+    """The innermost function holding the line; the module where none does. functions: the file's (FileIndex's),
+    where known: not walked for again."""
     holding: ast.AST = tree
-    for walked, node in enumerate(ast.walk(tree)):
+    for walked, node in enumerate(ast.walk(tree) if functions is None else functions):
         if walked > MAX_SOURCE_NODES:
             break
         if (isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
@@ -124,14 +166,15 @@ def _in_one_loop(scope: ast.AST, first: int, last: int) -> bool:
                and last <= (node.end_lineno or node.lineno) for node in ast.walk(scope))
 
 
-def _before_compile(tree: ast.Module, line: int, receiver: ast.expr, compiles: list[tuple[int, str]]) -> bool:
+def _before_compile(tree: ast.Module, line: int, receiver: ast.expr, index: FileIndex) -> bool:
     """The line comes before the first `torch.compile` of its receiver's module (the module itself or one holding it)
     in the same function, with no loop around both: it ran before any compile there, and its change is in every
     compile's guards (a hook registered there is counted by the first compile's)."""
     text = _text(receiver)
-    scope = _scope(tree, line)
-    of_module = [at for at, compiled in compiles if text.startswith(compiled)
-                 and text[len(compiled):len(compiled) + 1] in ("", ".", "[") and _scope(tree, at) is scope]
+    scope = _scope(tree, line, index.functions)
+    of_module = [at for at, compiled in index.compiles if text.startswith(compiled)
+                 and text[len(compiled):len(compiled) + 1] in ("", ".", "[")
+                 and _scope(tree, at, index.functions) is scope]
     first = min(of_module, default=None)
     return first is not None and first > line and not _in_one_loop(scope, line, first)
 
@@ -303,6 +346,13 @@ def state_lines(found: Recompiles, stacks: Mapping[str, list[Frame]] | None = No
     several lines, those before the recompile's call in a function it passed through (_on_stack)."""
     out: list[StateLine] = []
     parsed_files: dict[str, tuple[ast.Module, list[str]] | None] = {}
+    indexes: dict[str, FileIndex] = {}  # (each file's, gathered once for all its changes)
+
+    def indexed(path: str, tree: ast.Module) -> FileIndex:
+        if path not in indexes:
+            indexes[path] = file_index(tree)
+        return indexes[path]
+
     for frame in found.frames:
         quoted = [g.location for s in frame.steps for g in s.failed_guards if g.location is not None]
         paths = _frame_paths(frame)
@@ -315,10 +365,11 @@ def state_lines(found: Recompiles, stacks: Mapping[str, list[Frame]] | None = No
             if guard is None:
                 continue
             said: set[tuple[str, int, str]] = set()
-            for change in _changes(step):
+            for change in _changes(step)[:MAX_STEP_CHANGES]:
                 where = [(path, line, lines) for path in paths if (parsed := parsed_files[path]) is not None
-                         for tree, lines in (parsed,) for line in change_lines(tree, change)]
-                where = _on_stack(where, (stacks or {}).get(compilation_key(step.compile_id)), parsed_files)
+                         for tree, lines in (parsed,)
+                         for line in change_lines(tree, change, indexed(path, tree))]
+                where = _on_stack(where, (stacks or {}).get(compilation_key(step.compile_id)), parsed_files, indexes)
                 for path, line, lines in where:
                     if (path, line, change.kind) in said:  # (several modules switched by one eval())
                         continue
@@ -329,7 +380,8 @@ def state_lines(found: Recompiles, stacks: Mapping[str, list[Frame]] | None = No
 
 
 def _on_stack(where: list[tuple[str, int, list[str]]], stack: list[Frame] | None,
-              files: Mapping[str, tuple[ast.Module, list[str]] | None]) -> list[tuple[str, int, list[str]]]:
+              files: Mapping[str, tuple[ast.Module, list[str]] | None],
+              indexes: Mapping[str, FileIndex] | None = None) -> list[tuple[str, int, list[str]]]:
     """Of several lines, those in a function the recompile's stack passes through, before the line it called on from
     (validate()'s `self.model.eval()` for a recompile called from validate() two lines on; not main()'s switch after
     its call to validate()), with those after it in a loop around it (run on an earlier pass); all of them where no
@@ -343,10 +395,11 @@ def _on_stack(where: list[tuple[str, int, list[str]]], stack: list[Frame] | None
         if parsed is None:
             continue
         tree = parsed[0]
-        scope = _scope(tree, line)
+        functions = indexes[path].functions if indexes is not None and path in indexes else None
+        scope = _scope(tree, line, functions)
         name = scope.name if isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef)) else "<module>"
         for frame in stack:
-            if frame.filename != path or frame.name != name or _scope(tree, frame.line) is not scope:
+            if frame.filename != path or frame.name != name or _scope(tree, frame.line, functions) is not scope:
                 continue
             if line < frame.line:
                 before.append((path, line, lines))
