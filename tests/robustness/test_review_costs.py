@@ -7,12 +7,15 @@ from __future__ import annotations
 
 import ast
 import importlib
+import json
 import os
 from pathlib import Path
 
 from compilescope.analyses import op_mutations as om
 from compilescope.analyses.analyze import analyze
 from compilescope.ingest.reader import read_trace
+from compilescope.render.html.env import _visible_text
+from compilescope.render.html.provenance import json_island
 
 from ..conftest import torch213_moved
 from .linear_work import assert_linear, lines_run_here
@@ -127,3 +130,9 @@ def test_state_lines_walk_each_file_a_fixed_number_of_times_whatever_the_changes
     (page,) = [f for f in results.sources.files if f.path.endswith("module_state.py")]
     assert sum(1 for note in page.notes.values() if note.state_changes) == 4  # (the lines themselves: that test)
     assert walks and max(walks.values()) <= 3, walks  # (file_index: the candidates, the compiled names, the compiles)
+
+
+def test_a_json_island_keeps_del_and_c1_through_the_pages_finalize():
+    value = {"code": "a\x7fb\x85c</script>\u202ed", "\x7f": ["\x9f"]}
+    island = _visible_text(json_island(value))
+    assert json.loads(str(island)) == value and "\u2421" not in island and "<" not in island

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any, Iterable, Iterator, Mapping
 import orjson
 from markupsafe import Markup
 
+from ...invisible import one_line
 from ...analyses.provenance import CompileProvenance, KernelTrace, ProvenanceSection, UserLine, kernel_anchor, panel_lines
 from ...model.trace import Artifact, Compile
 from ..options import artifact_url, readable_url
@@ -36,8 +37,11 @@ def panel_line_id(section: int, panel: str, line: int) -> str:
 
 
 def json_island(value: Any) -> Markup:
-    """JSON safe inside <script type="application/json">: no '<', '>' or '&' can end the element."""
-    text = orjson.dumps(value, option=orjson.OPT_NON_STR_KEYS).decode()
+    """JSON safe inside <script type="application/json">: no '<', '>' or '&' can end the element. DEL, C1 controls,
+    bidi and zero-width characters are written as JSON's \\u escapes (one_line's, the same characters to JSON.parse):
+    the page's finalize (shown_in_html) then finds none to show as a picture, which would change the data (DEL as
+    \u2421)."""
+    text = one_line(orjson.dumps(value, option=orjson.OPT_NON_STR_KEYS).decode())
     return Markup(text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026"))
 
 
