@@ -346,7 +346,10 @@ class _SignalsWhileRunning:
 
     Where the platform has pthread_sigmask (POSIX), _wait holds them (block) except while it waits for the program:
     one that comes as the program ends, in the bytecodes before _wait stops raising them, waits in the kernel and is
-    delivered (unblock) to the handler once it only notes them. Elsewhere block and unblock do nothing.
+    delivered (unblock) to the handler once it only notes them. Elsewhere block and unblock do nothing. The hold is
+    best effort: a thread's mask is its own, and SIGINT/SIGTERM are sent to the process, so where another thread has
+    not blocked them (a pool of the process this runs in) the kernel may deliver one there, and Python runs the
+    handler in this thread at its next bytecode, inside the hold.
     """
 
     def __init__(self) -> None:
