@@ -19,7 +19,7 @@ from compilescope.cli import main
 from compilescope.ingest.reader import read_trace
 
 from ..analysis_files import op_mutations_here
-from ..conftest import cuda211_moved, line_holding, torch213, torch213_moved
+from ..conftest import cuda211_moved, line_holding, peer, torch213, torch213_moved
 from ..tracelog import raw_records
 from .test_summary_cli import _documented_keys, _paths
 
@@ -235,3 +235,16 @@ def test_check_names_the_arguments_the_schemas_would_mark(tmp_path, capsys):
     failed = capsys.readouterr().out
     assert "2 custom op writes torch does not know of (schema), none allowed (mark it written in the schema " \
            "(Tensor(a!) acc), or return a new tensor)" in failed
+
+
+def test_a_packet_call_of_an_op_no_file_read_defines_is_not_checked_nor_a_failure(capsys):
+    """peer simple.log (tlparse's own test log): Dynamo's graph calls `torch.ops.test.baz(input_1)` (line 126), the
+    packet form a Library-defined op is called in, from test_torchinductor.py, a file not on this machine. Without its
+    definition the op may be any library's (torchvision's, fbgemm's): it is neither an op "not checked" nor a CI
+    failure, as before the define form was read. Ops called with an overload (`mylib.scale.default`) still are."""
+    log = peer("simple.log")
+    assert "= torch.ops.test.baz(input_1)" in Path(log).read_text()
+    found = op_mutations_here(read_trace(log))
+    assert (found.ops, found.unread, found.dropped) == ([], [], [])
+    assert main(["check", "--no-custom-op-mutations", str(log)]) == 0
+    assert "1 rule passed" in capsys.readouterr().out

@@ -1203,6 +1203,9 @@ class _FoundCalls(NamedTuple):
     left_out: list[DroppedCall]  # the calls AOTAutograd dropped, in the log's order
     # id of a call -> the pointers the Triton kernels AOTAutograd launches under its line are found storing through
     stored_at: dict[int, set[str]]
+    # ops the graphs call only as a packet (`torch.ops.ns.op(x)`, no overload): checked only where a file read
+    # defines them (a Library's define), else any library's op (torchvision's, fbgemm's) would read as not checked
+    packets: set[str]
 
 
 def _found_calls(trace: Trace) -> _FoundCalls:
@@ -1216,6 +1219,7 @@ def _found_calls(trace: Trace) -> _FoundCalls:
     left_out: list[DroppedCall] = []  # the calls AOTAutograd dropped, in the log's order
     # id of a call -> the pointers the Triton kernels AOTAutograd launches under its line are found storing through
     stored_at: dict[int, set[str]] = {}
+    overloads: set[str] = set()  # ops called with an overload somewhere (`mylib.scale.default`)
     for entry in trace.sorted_compiles():
         if entry.compile_id is None:
             continue
@@ -1237,6 +1241,8 @@ def _found_calls(trace: Trace) -> _FoundCalls:
                 if op is None or site is None:
                     continue
                 functional[op] = functional.get(op, True) and graph_op not in aot_wrapped
+                if graph_op.count(".") == 2:
+                    overloads.add(op)
                 # (a triton_op decomposed: its kernels' launches under the call's line, whatever its source says)
                 launched = launches.get((site.path, site.line))
                 dropped = unused and graph_op not in aot_called and launched is None
@@ -1249,7 +1255,7 @@ def _found_calls(trace: Trace) -> _FoundCalls:
                 files.add((site.path, site.line, site.code))
                 if dropped:
                     left_out.append(DroppedCall(op, entry.key, loc))
-    return _FoundCalls(calls, functional, files, where, left_out, stored_at)
+    return _FoundCalls(calls, functional, files, where, left_out, stored_at, set(calls) - overloads)
 
 
 def _read_calling_files(found: _FoundCalls, files: SourceFiles) -> tuple[dict[str, list[tuple[str, OpSource]]],
@@ -1329,6 +1335,9 @@ def op_mutations(trace: Trace, files: SourceFiles = NO_FILES) -> OpMutations:
                 _add_file_ops(module, in_graphs.files, sources, unread, texts, files)
     out = OpMutations()
     compiled: dict[int, CompiledCalls] = {}  # id of a compile -> what its code says of moved reads
+    unknown = in_graphs.packets - set(sources)  # (a packet no file read defines: some library's op, not checked)
+    calls = {op: op_calls for op, op_calls in calls.items() if op not in unknown}
+    left_out = [d for d in left_out if d.op not in unknown]
     for op, op_calls in calls.items():
         if op in sources:
             continue
