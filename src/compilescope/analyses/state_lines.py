@@ -353,13 +353,18 @@ def state_lines(found: Recompiles, stacks: Mapping[str, list[Frame]] | None = No
             indexes[path] = file_index(tree)
         return indexes[path]
 
+    # (every frame's quoted lines of a file, not the first frame's: the file must agree with all of them)
+    quoted_in: dict[str, list[tuple[int, str]]] = {}
     for frame in found.frames:
-        quoted = [g.location for s in frame.steps for g in s.failed_guards if g.location is not None]
+        for q in (*(g.location for s in frame.steps for g in s.failed_guards if g.location is not None),
+                  *frame.called_from):
+            if q.code:
+                quoted_in.setdefault(q.filename, []).append((q.line, q.code))
+    for frame in found.frames:
         paths = _frame_paths(frame)
         for path in paths:
             if path not in parsed_files:
-                parsed_files[path] = _parsed(path, [(q.line, q.code) for q in (*quoted, *frame.called_from)
-                                                    if q.filename == path and q.code], files)
+                parsed_files[path] = _parsed(path, quoted_in.get(path, []), files)
         for step in frame.steps:
             guard = step.guard
             if guard is None:
