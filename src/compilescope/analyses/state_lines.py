@@ -354,7 +354,7 @@ def state_lines(found: Recompiles, stacks: Mapping[str, list[Frame]] | None = No
         return indexes[path]
 
     # (every frame's quoted lines of a file, not the first frame's: the file must agree with all of them)
-    quoted_in: dict[str, list[tuple[int, str]]] = {}
+    quoted_in: dict[str, list[tuple[int, str | None]]] = {}
     for frame in found.frames:
         for q in (*(g.location for s in frame.steps for g in s.failed_guards if g.location is not None),
                   *frame.called_from):
