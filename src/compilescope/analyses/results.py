@@ -194,7 +194,8 @@ def saved_classes() -> dict[str, type]:
 
     names = []
     for package in (model, importlib.import_module(__package__)):
-        for info in pkgutil.iter_modules(package.__path__, package.__name__ + "."):
+        # (walk_packages: an analysis split into a package keeps its saved classes in any of its modules)
+        for info in pkgutil.walk_packages(package.__path__, package.__name__ + "."):
             importlib.import_module(info.name)
             names.append(info.name)
     from ..model.codec import classes_of
