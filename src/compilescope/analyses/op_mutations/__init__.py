@@ -64,14 +64,14 @@ from dataclasses import field
 from operator import itemgetter
 from typing import Any, NamedTuple
 
-from ..lazy_regex import lazy_compile
-from ..model.ids import compilation_key
-from ..model.records import dataclass
-from ..model.source_files import NO_FILES, SourceFiles
-from ..model.trace import Compile, Trace
-from .cached_lines import CACHE_HITS
-from .fx_sites import GRAPH_ARTIFACT, NODE_MAPPINGS, graph_nodes, op_call_sites
-from .userloc import UserLocation
+from ...lazy_regex import lazy_compile
+from ...model.ids import compilation_key
+from ...model.records import dataclass
+from ...model.source_files import NO_FILES, SourceFiles
+from ...model.trace import Compile, Trace
+from ..cached_lines import CACHE_HITS
+from ..fx_sites import GRAPH_ARTIFACT, NODE_MAPPINGS, graph_nodes, op_call_sites
+from ..userloc import UserLocation
 
 MAX_SOURCE_BYTES = 4 << 20  # as the source pages: a bigger file is not read
 MAX_BODY_NODES = 20_000  # ast nodes walked per op body
