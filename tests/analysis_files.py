@@ -7,7 +7,8 @@ from __future__ import annotations
 from typing import Any
 
 from compilescope.analyses.insights import Insights, insights
-from compilescope.analyses.op_mutations import OpMutations, op_mutations
+from compilescope.analyses.op_mutations import OpMutations
+from compilescope.analyses.op_mutations.analysis import op_mutations
 from compilescope.analyses.provenance import Provenance, analyze_provenance
 from compilescope.analyses.user_files import insight_files, op_mutation_files, read_sources
 from compilescope.analyses.user_kernels import UserKernels, def_line, user_kernels

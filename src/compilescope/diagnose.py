@@ -32,7 +32,7 @@ from .analyses.diagnosis import (
     program_seed, repro_graph, repro_save_dir, run_to_run, run_to_run_said, stage_outcome, steps_after_minify,
 )
 from .errors import CompilescopeError
-from .analyses import op_mutations
+from .analyses.op_mutations.calling_files import first_files, imported_modules
 from .analyses.user_files import insight_files
 from .ingest.reader import read_trace
 from .location import read_local_lines
@@ -135,8 +135,8 @@ def _imported_seed(path: str, text: str, root: str) -> tuple[str, str, int] | No
         below: list[tuple[str, str]] = []
         for importer, source in level:
             # (diagnose runs the program here: the disk it reads is the run's, os.path.isfile answers as Python did)
-            for module in op_mutations.first_files(importer, op_mutations.imported_modules(importer, source, [root], os.path.isfile),
-                                                   os.path.isfile):
+            for module in first_files(importer, imported_modules(importer, source, [root], os.path.isfile),
+                                      os.path.isfile):
                 if os.path.realpath(module) in seen or read >= MAX_SEED_MODULES:
                     continue
                 seen.add(os.path.realpath(module))

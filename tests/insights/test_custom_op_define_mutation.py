@@ -12,9 +12,8 @@ import textwrap
 from pathlib import Path
 
 from compilescope.analyses.analyze import analyze
-from compilescope.analyses.op_mutations import (
-    body_writes, custom_op_sources, schema_arguments, triton_kernel_stores,
-)
+from compilescope.analyses.op_mutations.definitions import custom_op_sources, schema_arguments
+from compilescope.analyses.op_mutations.op_bodies import body_writes, triton_kernel_stores
 from compilescope.cli import main
 from compilescope.ingest.reader import read_trace
 

@@ -14,7 +14,8 @@ from pathlib import Path
 import pytest
 
 from compilescope.analyses.analyze import analyze
-from compilescope.analyses.op_mutations import body_writes, custom_op_sources
+from compilescope.analyses.op_mutations.definitions import custom_op_sources
+from compilescope.analyses.op_mutations.op_bodies import body_writes
 from compilescope.cli import main
 from compilescope.ingest.reader import read_trace
 
@@ -550,7 +551,8 @@ def test_each_compiles_aot_graph_is_read_once_however_many_calls(tmp_path, monke
     a string is one line run: linear_work's count does not see it, so the reads are counted.)"""
     import gzip
 
-    from compilescope.analyses import op_mutations as module
+    from compilescope.analyses.op_mutations import graph_calls
+    from compilescope.analyses.op_mutations.analysis import op_mutations
 
     from ..conftest import record_calls
     from ..robustness.corpus import fix_md5, lines_of, payload_envelope_index
@@ -573,7 +575,7 @@ def test_each_compiles_aot_graph_is_read_once_however_many_calls(tmp_path, monke
     big.write_bytes(b"".join(lines))
     trace = read_trace(big)
     files = op_mutation_files(trace)  # (read first, as analyze() reads them: op_mutations' own reads are counted)
-    reads = record_calls(monkeypatch, module, "aot_calls", lambda text: len(text))
-    scale = module.op_mutations(trace, files).ops[0]
+    reads = record_calls(monkeypatch, graph_calls, "aot_calls", lambda text: len(text))
+    scale = op_mutations(trace, files).ops[0]
     assert (scale.op, len(scale.calls)) == ("mylib::scale", n + 1)
     assert len(reads) == 2  # the two compiles' AOT graphs, once each

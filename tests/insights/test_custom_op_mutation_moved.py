@@ -1,4 +1,4 @@
-"""The moved reads of a custom op's undeclared write (op_mutations.moved_reads) on hostile output code and graphs
+"""The moved reads of a custom op's undeclared write (op_mutations.CompiledCalls.moved_reads) on hostile output code and graphs
 derived from the torch 2.13 fixture (tests/data/torch213/logs/custom_op_mutation.log.gz): blank lines, many calls,
 a call repeated. Its output code calls mylib.scale, then cpp_fused_add_mul_0, the kernel of Dynamo's `shifted = x + 1`
 (provenance: handle cpp_fused_add_mul_0:2), which Dynamo's graph computes before the call."""
@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from compilescope.analyses import op_mutations as module
+from compilescope.analyses.op_mutations.analysis import MAX_MOVED_READS, op_mutations
 from compilescope.analyses.user_files import op_mutation_files
 from compilescope.ingest.reader import read_trace
 
@@ -120,14 +121,14 @@ def test_many_calls_read_the_graph_and_code_once_and_list_a_bounded_number(tmp_p
     small_files, large_files = op_mutation_files(small), op_mutation_files(large)
     parsed = record_calls(monkeypatch, module, "graph_nodes", lambda text: len(text))
     loaded = record_calls(monkeypatch, module, "_node_kernels", lambda trace, entry: entry.compile_id)
-    assert_linear(lines_run_here(module.op_mutations, small, small_files),
-                  lines_run_here(module.op_mutations, large, large_files), "op_mutations of n calls")
+    assert_linear(lines_run_here(op_mutations, small, small_files),
+                  lines_run_here(op_mutations, large, large_files), "op_mutations of n calls")
     assert (len(parsed), len(loaded)) == (2, 2)  # (compile 0 of each log: compile 1's call of clamp_np is left out)
-    (scale,) = [op for op in module.op_mutations(large, large_files).ops if op.op == "mylib::scale"]
+    (scale,) = [op for op in op_mutations(large, large_files).ops if op.op == "mylib::scale"]
     assert len(scale.calls) == 401
     listed = [(m.location.line, m.kernel) for c in scale.calls for m in c.moved_reads]
-    assert listed == [(_line("shifted = x + 1"), "cpp_fused_add_mul_0")] * module.MAX_MOVED_READS
-    assert [c.more_moved_reads for c in scale.calls] == [0] * module.MAX_MOVED_READS + [1] * (401 - module.MAX_MOVED_READS)
+    assert listed == [(_line("shifted = x + 1"), "cpp_fused_add_mul_0")] * MAX_MOVED_READS
+    assert [c.more_moved_reads for c in scale.calls] == [0] * MAX_MOVED_READS + [1] * (401 - MAX_MOVED_READS)
 
 
 def test_the_summary_and_the_report_say_how_many_more(tmp_path, capsys):
@@ -136,7 +137,7 @@ def test_the_summary_and_the_report_say_how_many_more(tmp_path, capsys):
 
     log = _with_calls(tmp_path, 25, 25)
     assert main(["summary", str(log)]) == 0
-    assert capsys.readouterr().out.count("read after the call: 1 more read") == 26 - module.MAX_MOVED_READS
+    assert capsys.readouterr().out.count("read after the call: 1 more read") == 26 - MAX_MOVED_READS
     assert main([str(log), "-o", str(tmp_path / "report"), "--no-browser"]) == 0
     shown = "".join(p.read_text() for p in (tmp_path / "report").rglob("*.html"))
-    assert shown.count("<em>read after the call:</em> 1 more read") == 26 - module.MAX_MOVED_READS
+    assert shown.count("<em>read after the call:</em> 1 more read") == 26 - MAX_MOVED_READS

@@ -11,7 +11,7 @@ import json
 import os
 from pathlib import Path
 
-from compilescope.analyses import op_mutations as om
+from compilescope.analyses.op_mutations import calling_files, definitions, graph_calls, op_bodies
 from compilescope.analyses.analyze import analyze
 from compilescope.ingest.reader import read_trace
 from compilescope.render.html.env import _visible_text
@@ -37,18 +37,19 @@ def test_a_file_of_many_schema_defined_ops_is_split_once_and_each_body_walked_on
     splitlines = ast._splitlines_no_ff  # type: ignore[attr-defined]
     monkeypatch.setattr(ast, "_splitlines_no_ff", lambda source: whole_file_splits.append(1) or splitlines(source))
     walked: list[str] = []
-    body_writes = om.body_writes
-    monkeypatch.setattr(om, "body_writes", lambda fn, *args, **kw: walked.append(fn.name) or body_writes(fn, *args, **kw))
+    body_writes = op_bodies.body_writes
+    # (patched where custom_op_sources looks it up)
+    monkeypatch.setattr(definitions, "body_writes", lambda fn, *args, **kw: walked.append(fn.name) or body_writes(fn, *args, **kw))
     text = _schema_ops(300)
-    found = om.custom_op_sources(text)
+    found = definitions.custom_op_sources(text)
     assert sorted(found) == sorted(f"mylib::f{i}" for i in range(300))
     # (the schema as written, its quotes kept, on line 5 + 7; it declares buf written, and line 4 writes it)
     [source] = found["mylib::f7"]
     assert (source.declared_text, source.defined_line, source.declared, source.writes) == (
         '"f7(Tensor x, Tensor(a!) buf) -> ()"', 12, frozenset({"buf"}), [("buf", 4)])
     assert whole_file_splits == [] and walked == ["fn"]
-    assert_linear(lines_run_here(om.custom_op_sources, _schema_ops(200)),
-                  lines_run_here(om.custom_op_sources, _schema_ops(400)), "custom_op_sources, n lib.define")
+    assert_linear(lines_run_here(definitions.custom_op_sources, _schema_ops(200)),
+                  lines_run_here(definitions.custom_op_sources, _schema_ops(400)), "custom_op_sources, n lib.define")
 
 
 def _launches(parameters: int, launches: int) -> str:
@@ -62,11 +63,11 @@ def _launches(parameters: int, launches: int) -> str:
 
 
 def test_a_launch_is_matched_by_what_it_passes_not_by_every_parameter_of_its_kernel():
-    [source] = om.custom_op_sources(_launches(300, 300))["mylib::f"]
+    [source] = definitions.custom_op_sources(_launches(300, 300))["mylib::f"]
     assert source.writes[0] == ("x", 7) and len(source.writes) == 300 and source.pointers == {"x": ["p0"]}
     # launches x parameters was four times the lines for twice each
-    assert_linear(lines_run_here(om.custom_op_sources, _launches(300, 300)),
-                  lines_run_here(om.custom_op_sources, _launches(600, 600)), "custom_op_sources, triton_op launches")
+    assert_linear(lines_run_here(definitions.custom_op_sources, _launches(300, 300)),
+                  lines_run_here(definitions.custom_op_sources, _launches(600, 600)), "custom_op_sources, triton_op launches")
 
 
 def test_the_pointers_are_read_from_the_nodes_last_tensors_to_clone():
@@ -78,9 +79,9 @@ def test_the_pointers_are_read_from_the_nodes_last_tensors_to_clone():
             "kernel_idx = 0, constant_args_idx = 2, grid = [(4, 1, 1)], tma_descriptor_metadata = {}, kwargs = "
             "{'x_ptr': arg0_1, 'out_ptr': empty, 'note': \"tensors_to_clone = ['note']\"}, "
             "tensors_to_clone = ['x_ptr', 'out_ptr']);  empty = None\n")
-    assert om.kernel_launches(node) == {("/p/prog.py", 20): {"x_ptr", "out_ptr"}}
+    assert graph_calls.kernel_launches(node) == {("/p/prog.py", 20): {"x_ptr", "out_ptr"}}
     unended = node.replace("tensors_to_clone = ['x_ptr', 'out_ptr']", "tensors_to_clone = [" * 2000)
-    assert om.kernel_launches(unended) == {("/p/prog.py", 20): set()}
+    assert graph_calls.kernel_launches(unended) == {("/p/prog.py", 20): set()}
 
 
 def test_a_relative_import_is_followed_only_inside_a_package_below_the_root(tmp_path):
@@ -94,8 +95,8 @@ def test_a_relative_import_is_followed_only_inside_a_package_below_the_root(tmp_
     script.write_text("from .. import helpers\nfrom . import helpers\nhelpers.reset()\n")
     (script.parent / "helpers.py").write_text("")
     def imported(path: Path, roots: list[str] | None = None) -> list[str]:  # (where Python finds them, on this disk)
-        return om.first_files(str(path), om.imported_modules(str(path), path.read_text(), roots, os.path.isfile),
-                              os.path.isfile)
+        modules = calling_files.imported_modules(str(path), path.read_text(), roots, os.path.isfile)
+        return calling_files.first_files(str(path), modules, os.path.isfile)
 
     assert imported(script, [str(script.parent)]) == []
     assert imported(script) == []

@@ -38,7 +38,8 @@ from .errors import (
 from .export import DimConflict, ExportIssue, export_report
 from .graph_breaks import function_label, graph_breaks
 from .numerics import Numerics, numerics
-from .op_mutations import OpMutations, op_mutations
+from .op_mutations import OpMutations
+from .op_mutations.analysis import op_mutations
 from .provenance import UserLine, analyze_provenance
 from .recompiles import EXPECTED, name_failing_guards, recompiles
 from .userloc import UserLocation, is_framework_file, last_user_stack_frame, traceback_frames
@@ -539,7 +540,7 @@ def run_to_run(eager: StageOutcome, controls: Sequence[StageOutcome]) -> set[Lin
 # torch.cuda.seed_all(), seed_everything(workers=True)): no same seed for each run. Read from the file's syntax tree, so comments, strings and docstrings
 # ("the same seed (...)") are no calls. The file diagnose runs is read (the first word of its command that names
 # a .py file), and, where it holds no such call, the local modules it imports and those they import (beside it, as
-# op_mutations.imported_files finds them: `from utils import setup` whose setup() calls torch.manual_seed): a seed set
+# op_mutations.calling_files.imported_files finds them: `from utils import setup` whose setup() calls torch.manual_seed): a seed set
 # in an installed package under a name without "seed" is not seen, and a seeding call the program never reaches is
 # taken for one. Evidence enough to word what the runs shared, and to decide whether a second control run is worth
 # its cost (another_control); what is compared rests on the control runs.

@@ -37,7 +37,8 @@ from .recompiles import (BACKWARD_LABEL_HELP, BACKWARD_REASONS_HINT, CHANGE_LABE
                          link_times, name_failing_guards, recompiles)
 from .numpy_graphs import NumpyInGraphs, numpy_in_graphs
 from .numerics import RANDOM_ADVICE, Numerics, numerics
-from .op_mutations import OpMutations, UndeclaredMutation, op_mutations
+from .op_mutations import OpMutations, UndeclaredMutation
+from .op_mutations.analysis import op_mutations
 from .torch_warnings import KNOWN as KNOWN_WARNINGS
 from .torch_warnings import (AUTOTUNE_CANDIDATE_FAILED, COND_ONE_BRANCH, ITEM_BREAK, NO_TF32, PENDING_BACKWARD,
                              RECOMPILE_LIMIT, WONT_CONVERT, TorchWarnings, torch_warnings)
@@ -1076,7 +1077,7 @@ def _autotuning_detail(at: Autotuning) -> str:
 def insights(trace: Trace, runtime: Runtime | None = None, export: ExportReport | None = None,
              files: SourceFiles = NO_FILES) -> Insights:
     """export: the log's export_report(trace), where the caller has it already (computed here otherwise). files: the
-    user's files as ingest read them (user_kernels' and op_mutations' files_wanted, then op_mutations.modules_wanted):
+    user's files as ingest read them (user_kernels' and op_mutations' files_wanted, then op_mutations.calling_files.modules_wanted):
     the kernels' def lines and the custom ops' definitions are read there."""
     printed = torch_warnings(trace)  # (the CUDA graphs analysis reads them too)
     stack_values = StackValues(trace)  # (recompiles and dynamic shapes both name ___stack sources)

@@ -47,7 +47,8 @@ from .graph_breaks import (ARTIFACT as GRAPH_BREAK_ARTIFACT, BREAK_HEADER, EXPLI
 from .fx_sites import GRAPH_ARTIFACT, FxNodeSite, fx_node_sites
 from .installed_guards import FIRST_USE_NOTE, GUARD_LINE, GUARD_TAIL, GUARDS_ARTIFACT
 from .numerics import Numerics, numerics
-from .op_mutations import OpMutations, op_mutations
+from .op_mutations import OpMutations
+from .op_mutations.analysis import op_mutations
 from .provenance import Provenance, UserLine, analyze_provenance, is_users_file, user_lines_at
 from .recompiles import Recompiles, recompiles
 from .stack_values import StackValues, name_stack_values
@@ -230,7 +231,7 @@ class LineNotes:
     # checkpoint calls made on this line; {"compile_id", "recomputed_ops": n} where its backward recomputes n ops of it.
     checkpoint: list[dict[str, Any]] = field(default_factory=list)
     # Compiled results that differ from eager's here (numerics.py): {"kind": "random" | "precision", "compile_ids",
-    # "ops", "why"}; a custom op's ("mutation", op_mutations.py) adds "badge", what the line does ("call left out")
+    # "ops", "why"}; a custom op's ("mutation", op_mutations/) adds "badge", what the line does ("call left out")
     numerics: list[dict[str, Any]] = field(default_factory=list)
     # Ran eagerly, all of it, because of a graph break elsewhere that no resume could follow (graph_breaks' and
     # errors' facts, said in their words): {"kind": "skipped_frame", "function", "compile_ids", "text"} on each line

@@ -11,7 +11,8 @@ from typing import Any
 from ..ingest.source_files import read_source_files
 from ..model.source_files import SourceFiles
 from ..model.trace import Trace
-from . import op_mutations, state_lines, user_kernels
+from . import state_lines, user_kernels
+from .op_mutations.calling_files import files_wanted, modules_wanted, package_markers
 from .recompiles import Recompiles, recompiles
 from .sources import NotedSources, Sources, note_sources, source_pages
 from .stack_values import StackValues
@@ -21,9 +22,9 @@ def op_mutation_files(trace: Trace, known: SourceFiles | None = None) -> SourceF
     """known, with the files op_mutations(trace, files) looks up: its files_wanted (the custom ops' calling files),
     the `__init__.py` files of their packages (package_markers), then the first file of each module those import
     (modules_wanted: known once they are read)."""
-    files = read_source_files(op_mutations.files_wanted(trace), known)
-    files = read_source_files(op_mutations.package_markers(trace, files), files)  # (which folders are packages)
-    return read_source_files(known=files, first_of=op_mutations.modules_wanted(trace, files))
+    files = read_source_files(files_wanted(trace), known)
+    files = read_source_files(package_markers(trace, files), files)  # (which folders are packages)
+    return read_source_files(known=files, first_of=modules_wanted(trace, files))
 
 
 def insight_files(trace: Trace, known: SourceFiles | None = None) -> SourceFiles:

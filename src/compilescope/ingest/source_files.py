@@ -1,6 +1,6 @@
 """Reads the user's source files the analyses need into the model (model/source_files.SourceFiles): each path once,
 bounded (location.read_local_bytes: a regular file of at most MAX_READ_BYTES; the path is the log's, any text).
-Which paths: the analyses' own pure functions list them (op_mutations.files_wanted, user_kernels.files_wanted, ...),
+Which paths: the analyses' own pure functions list them (op_mutations.calling_files.files_wanted, user_kernels.files_wanted, ...),
 from the trace and from files read before; analyze() asks for them in turn and passes the files on."""
 
 from __future__ import annotations

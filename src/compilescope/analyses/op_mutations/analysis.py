@@ -1,0 +1,130 @@
+"""The analysis (op_mutations): the custom ops' calls the log's graphs hold joined with what their source says,
+into the undeclared writes, the ops not checked and the calls left out; each call's reads moved past it
+(told_calls)."""
+
+from __future__ import annotations
+
+from ...model.source_files import NO_FILES, SourceFiles
+from ...model.trace import Compile, Trace
+from ..userloc import UserLocation
+from . import (
+    CUSTOM_OP, NOT_FOUND, TRITON_OP, CompiledCalls, DroppedCall, MovedRead, OpCall, OpMutations, UndeclaredMutation,
+    UnreadSource,
+)
+from .calling_files import add_file_ops, import_roots, imported_files, importers, read_calling_files, read_lines
+from .graph_calls import found_calls
+
+
+def op_mutations(trace: Trace, files: SourceFiles = NO_FILES) -> OpMutations:
+    """files: as ingest read them, with files_wanted and modules_wanted (the files the ops are defined in)."""
+    in_graphs = found_calls(trace)
+    calls, functional, where = in_graphs.calls, in_graphs.functional, in_graphs.where
+    left_out, stored_at = in_graphs.left_out, in_graphs.stored_at
+    if not calls:
+        return OpMutations()
+    sources, unread, texts = read_calling_files(in_graphs, files)
+    # An op its calling files do not define: in the modules they import, where Python finds them from the script
+    for path in importers(in_graphs, sources, texts):
+        for module in imported_files(path, texts[path], files, import_roots(in_graphs, path)):
+            if module not in texts and module not in unread:
+                add_file_ops(module, in_graphs.files, sources, unread, texts, files)
+    out = OpMutations()
+    compiled: dict[int, CompiledCalls] = {}  # id of a compile -> what its code says of moved reads
+    unknown = in_graphs.packets - set(sources)  # (a packet no file read defines: some library's op, not checked)
+    calls = {op: op_calls for op, op_calls in calls.items() if op not in unknown}
+    left_out = [d for d in left_out if d.op not in unknown]
+    for op, op_calls in calls.items():
+        if op in sources:
+            continue
+        for path in dict.fromkeys(c.location.filename for c in op_calls):
+            if path in unread:
+                out.unread.append(UnreadSource(op, path, unread[path]))
+            elif not any(_names_op(text, op) for text in texts.values()):
+                # (a file read names it: defined there otherwise than with custom_op, as triton_op or a Library's
+                # define, whose schema says what it writes)
+                out.unread.append(UnreadSource(op, path, NOT_FOUND))
+    decomposed: set[str] = set()  # triton_ops: AOTAutograd runs their body, so a call it no longer holds is no drop
+    for op, op_calls in calls.items():
+        stored = [stored_at.get(id(c), set()) for c in op_calls]  # (each call's, in order)
+        for path, source in sources.get(op, []):
+            if source.form == TRITON_OP:
+                decomposed.add(op)
+                op_calls = [OpCall(c.compile_id, c.location, False, c.cached) for c in op_calls]
+                if source.declared is None:
+                    continue  # (AOTAutograd decomposes it: how torch took mutates_args, the log does not show)
+            declared = source.declared if source.declared is not None else (
+                frozenset() if functional.get(op) else None)
+            if declared is None:
+                continue  # (torch took it for mutating: which arguments, the log does not say)
+            if not declared and functional.get(op) is False:
+                continue  # (AOTAutograd wrapped it as mutating: not this definition's, which declares no write, ran)
+            written = [(arg, line) for arg, line in source.writes if arg not in declared]
+            # Declared, yet run as functional: graphs compiled before the declaration, served from the cache (checked
+            # with custom_op's mutates_args only)
+            stale = not written and source.form == CUSTOM_OP and bool(source.declared) and functional.get(op, False) \
+                and any(c.cached for c in op_calls)
+            if stale:
+                written = [(arg, line) for arg, line in source.writes if arg in declared]
+            if not written:
+                continue
+            lines = read_lines(path, files)
+            arguments = list(dict.fromkeys(a for a, _ in written))
+            # (a triton_op's calls: no read moved past them is claimed, its kernels run in the op's place)
+            told = op_calls if source.form == TRITON_OP else told_calls(trace, op_calls, where, arguments,
+                                                                         source.parameters, compiled)
+            defined_at = UserLocation(path, source.defined_line, source.function, _code(lines, source.defined_line))
+            writes = [UserLocation(path, line, source.function, _code(lines, line))
+                      for line in dict.fromkeys(line for _, line in written)]
+            if source.form == TRITON_OP:
+                # A call under whose line AOTAutograd's kernel launches list each written argument's pointer in
+                # tensors_to_clone: torch found the store itself and keeps it, whatever mutates_args says
+                pointers = [set(source.pointers.get(a, ())) for a in arguments]
+                found = [bool(pointers) and all(p & s for p in pointers) for s in stored]
+                if any(found):
+                    cloned = sorted({name for p in pointers for s, f in zip(stored, found) if f for name in p & s})
+                    out.functionalized.append(UndeclaredMutation(
+                        op, source.function, arguments, source.declared_text or "(none)", defined_at, writes,
+                        [c for c, f in zip(told, found) if f], False, source.declared_value, source.form, cloned))
+                told = [c for c, f in zip(told, found) if not f]
+                if not told:
+                    continue
+            out.ops.append(UndeclaredMutation(
+                op, source.function, arguments, source.declared_text or "(none)", defined_at, writes, told, stale,
+                source.declared_value, source.form))
+    written_by = {op.op: op.arguments for op in (*out.ops, *out.functionalized)}
+    out.dropped = [DroppedCall(d.op, d.compile_id, d.location, d.op in sources, written_by.get(d.op, []))
+                   for d in left_out if d.op not in decomposed]
+    return out
+
+
+MAX_MOVED_READS = 20  # moved reads listed per op, over its calls; the rest counted (OpCall.more_moved_reads)
+
+
+def told_calls(trace: Trace, op_calls: list[OpCall], where: dict[int, tuple[Compile, str, str, int]],
+               arguments: list[str], parameters: list[str], compiled: dict[int, CompiledCalls]) -> list[OpCall]:
+    """The op's calls with their moved reads: at most MAX_MOVED_READS listed over all of them, the rest counted.
+    `compiled` keeps what each compile's graph and output code say, read once however many calls it has."""
+    told: list[OpCall] = []
+    room = MAX_MOVED_READS
+    for c in op_calls:
+        reads: list[MovedRead] = []
+        more = 0
+        if not c.dropped:
+            entry, graph, graph_op, nth = where[id(c)]
+            if (found := compiled.get(id(entry))) is None:
+                found = compiled[id(entry)] = CompiledCalls(trace, entry, graph)
+            reads, more = found.moved_reads(graph_op, nth, arguments, parameters, room)
+            room -= len(reads)
+        told.append(OpCall(c.compile_id, c.location, c.dropped, c.cached, reads, more))
+    return told
+
+
+def _code(lines: list[str] | None, line: int) -> str | None:
+    return lines[line - 1].strip() if lines is not None and 0 < line <= len(lines) else None
+
+
+def _names_op(text: str, op: str) -> bool:
+    """The text names the op in a string, as a definition does (`triton_op("mylib::scale"`, `"mylib::scale.out"`,
+    `Library("mylib", "DEF")`); not in prose (a docstring's `mylib::scale multiplies`)."""
+    namespace = op.split("::", 1)[0]
+    return any(f"{quote}{name}" in text for quote in "\"'" for name in (op, f"{namespace}{quote}"))

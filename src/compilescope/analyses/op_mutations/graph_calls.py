@@ -1,0 +1,135 @@
+"""The custom ops' calls the log's graphs hold (found_calls): each call in Dynamo's graph under its `# File:` line,
+whether AOTAutograd wraps the op as mutating, calls it as functional or dropped the call, and the Triton kernels it
+launches under the call's line (a triton_op decomposed)."""
+
+from __future__ import annotations
+
+from ...lazy_regex import lazy_compile
+from ...model.ids import compilation_key
+from ...model.trace import Compile, Trace
+from ..cached_lines import CACHE_HITS
+from ..fx_sites import GRAPH_ARTIFACT, graph_nodes, op_call_sites
+from ..userloc import UserLocation
+from . import DroppedCall, FoundCalls, OpCall
+
+
+# The graphs AOTAutograd logs: where a mutating op is wrapped in auto_functionalized, a functional one called plainly
+AOT_GRAPHS = ("aot_inference_graph", "aot_forward_graph", "aot_joint_graph")
+# torch's own op namespaces: not the user's custom ops
+TORCH_NAMESPACES = frozenset(("aten", "prims", "prim", "higher_order", "inductor", "quantized", "_quantized",
+                              "quantized_decomposed", "_c10d_functional", "c10d_functional", "c10d", "_dtensor",
+                              "mkldnn", "mkl", "onednn", "profiler", "_inductor_test", "streams", "fsdp", "symm_mem",
+                              "_c10d_functional_autograd", "debugprims", "rngprims", "cuda", "triton", "_higher_order"))
+
+
+
+
+def _op_name(graph_op: str) -> str | None:
+    """"mylib::scale" of the graph's `mylib.scale.default` (or of the packet `mylib.scale`, called as the user wrote
+    `torch.ops.mylib.scale(x)`); None for torch's own ops."""
+    parts = graph_op.split(".")
+    if len(parts) not in (2, 3) or parts[0] in TORCH_NAMESPACES:
+        return None
+    return f"{parts[0]}::{parts[1]}"
+
+
+# An op named in an AOT graph: `torch.ops.mylib.scale.default(`; wrapped where `auto_functionalized(` (torch's
+# `torch.ops.higher_order.auto_functionalized_v2(torch.ops.mylib.scale.default, ...`) comes right before it
+_AOT_OP = lazy_compile(r"torch\.ops\.(?P<op>[A-Za-z_][\w.]{0,400})")
+_WRAPPERS = ("auto_functionalized(", "auto_functionalized_v2(")
+
+
+def aot_calls(text: str) -> tuple[set[str], set[str]]:
+    """The ops an AOT graph's text calls ("mylib.scale.default", and its packet "mylib.scale": Dynamo's graph names the
+    packet where the user called it), and those it wraps in auto_functionalized: read once per compile, looked up per
+    call site (a search of the whole text per site was quadratic in a graph of many)."""
+    called: set[str] = set()
+    wrapped: set[str] = set()
+    for match in _AOT_OP.finditer(text):
+        op = match["op"].rstrip(".")
+        names = (op, op.rsplit(".", 1)[0]) if op.count(".") == 2 else (op,)
+        called.update(names)
+        if text.endswith(_WRAPPERS, max(0, match.start() - 24), match.start()):
+            wrapped.update(names)
+    return called, wrapped
+
+
+# A Triton kernel's launch as AOTAutograd functionalizes it, a triton_op's decomposed or one launched directly:
+# `torch.ops.higher_order.triton_kernel_wrapper_functional(kernel_idx = 0, ..., kwargs = {'x_ptr': arg0_1, ...},
+# tensors_to_clone = ['x_ptr', 'out_ptr'])`, tensors_to_clone the pointers torch found the kernel stores through
+# (torch/_higher_order_ops/triton_kernel_wrap.py reads them from the kernel's own code), whose stores it keeps
+_KERNEL_WRAPPER = "torch.ops.higher_order.triton_kernel_wrapper_"
+_TENSORS_TO_CLONE = "tensors_to_clone = ["
+MAX_CLONE_LIST_CHARS = 4000  # a longer list is not read
+_QUOTED = lazy_compile(r"'(?P<name>[^'\n]{1,300})'")
+
+
+def kernel_launches(aot_text: str) -> dict[tuple[str, int], set[str]]:
+    """The lines under whose `# File:` comment AOTAutograd's graphs launch a Triton kernel: (file, line) -> the
+    pointers tensors_to_clone lists there (empty where none is stored through)."""
+    found: dict[tuple[str, int], set[str]] = {}
+    if _KERNEL_WRAPPER not in aot_text:
+        return found
+    for _, expr, site in graph_nodes(aot_text):
+        if site is None or not expr.lstrip().startswith(_KERNEL_WRAPPER):
+            continue
+        stored = found.setdefault((site.path, site.line), set())
+        # (the last occurrence, found by rfind and ended by find within a bound: a regex search tried the bounded
+        # list at every occurrence, rescanning up to its bound each time where no `]` came)
+        start = expr.rfind(_TENSORS_TO_CLONE)
+        if start >= 0:
+            start += len(_TENSORS_TO_CLONE)
+            end = expr.find("]", start, start + MAX_CLONE_LIST_CHARS + 1)
+            if end >= 0 and "\n" not in expr[start:end]:
+                stored.update(m["name"] for m in _QUOTED.finditer(expr, start, end))
+    return found
+
+
+def found_calls(trace: Trace) -> FoundCalls:
+    """The custom ops' calls the compiles' graphs hold."""
+    # op -> [(call, the compile's AOT graph text)]; ops the log shows AOTAutograd wrapped as mutating
+    calls: dict[str, list[OpCall]] = {}
+    functional: dict[str, bool] = {}  # op -> every AOT graph that has it calls it plainly
+    files: set[tuple[str, int, str | None]] = set()  # (path, line, code) of the call sites: the files to read, checked
+    # id of a call -> (its compile, Dynamo's graph, the op as the graph names it, which of its calls there)
+    where: dict[int, tuple[Compile, str, str, int]] = {}
+    left_out: list[DroppedCall] = []  # the calls AOTAutograd dropped, in the log's order
+    # id of a call -> the pointers the Triton kernels AOTAutograd launches under its line are found storing through
+    stored_at: dict[int, set[str]] = {}
+    overloads: set[str] = set()  # ops called with an overload somewhere (`mylib.scale.default`)
+    for entry in trace.sorted_compiles():
+        if entry.compile_id is None:
+            continue
+        graphs = [a for a in entry.artifacts if a.name == GRAPH_ARTIFACT and a.payload is not None]
+        aot = "\n".join(trace.payload_text(a.payload) for a in entry.artifacts
+                        if a.name in AOT_GRAPHS and a.payload is not None)
+        if not graphs or not aot:
+            continue  # (no AOTAutograd: nothing took the op for functional; or no graph to place its calls)
+        key = compilation_key(entry.compile_id)
+        cached = any(a.name in CACHE_HITS for a in entry.artifacts)
+        aot_called, aot_wrapped = aot_calls(aot)
+        launches = kernel_launches(aot)
+        for artifact in graphs[-1:]:  # (a restarted compile's last graph is the one compiled)
+            graph = trace.payload_text(artifact.payload)
+            seen: dict[str, int] = {}
+            for graph_op, site, unused in op_call_sites(graph):
+                nth = seen[graph_op] = seen.get(graph_op, -1) + 1
+                op = _op_name(graph_op)
+                if op is None or site is None:
+                    continue
+                functional[op] = functional.get(op, True) and graph_op not in aot_wrapped
+                if graph_op.count(".") == 2:
+                    overloads.add(op)
+                # (a triton_op decomposed: its kernels' launches under the call's line, whatever its source says)
+                launched = launches.get((site.path, site.line))
+                dropped = unused and graph_op not in aot_called and launched is None
+                loc = UserLocation(site.path, site.line, site.function, site.code)
+                call = OpCall(key, loc, dropped, cached)
+                if launched is not None:
+                    stored_at[id(call)] = launched
+                calls.setdefault(op, []).append(call)
+                where[id(call)] = (entry, graph, graph_op, nth)
+                files.add((site.path, site.line, site.code))
+                if dropped:
+                    left_out.append(DroppedCall(op, entry.key, loc))
+    return FoundCalls(calls, functional, files, where, left_out, stored_at, set(calls) - overloads)
