@@ -26,30 +26,30 @@ from typing import TYPE_CHECKING, Any, Callable
 
 import orjson
 
-from ..model.ids import CompileId, compilation_key
-from ..model.trace import Compile, Trace
-from .autotuning import config_items
-from .caches import CACHES, KERNELS_AGAIN_WORTH_SAYING_S, kernels_compiled_again
-from .compile_time import PHASE_LABELS, CompileTimes, ends_during
-from .crash import Crash
-from .cudagraphs import NEVER_RECORDED
-from .dynamic_shapes import number_text, placement_text, read_placement
-from .fx_sites import FX_NODE, FX_SOURCE_COMMENT, NODE_MAPPINGS, POST_GRAD
-from .compiled_frames import frame_function, module_label, wrapped_module
-from .graph_breaks import function_label, resume_of, skipped_text
-from .numpy_graphs import numpy_target
-from .provenance import KERNEL_STACK_TRACES, kernel_traces, kernel_work, text_lines
-from .status import MISSING, counts_text, status_counts
-from .unread import Unread
-from .torch_warnings import TorchWarnings, backward_error
-from .user_kernels import launch_words
-from .userloc import (UserLocation, called_at_text, code_origin, export_call, is_python_library_file, is_toolchain_file,
+from ...model.ids import CompileId, compilation_key
+from ...model.trace import Compile, Trace
+from ..autotuning import config_items
+from ..caches import CACHES, KERNELS_AGAIN_WORTH_SAYING_S, kernels_compiled_again
+from ..compile_time import PHASE_LABELS, CompileTimes, ends_during
+from ..crash import Crash
+from ..cudagraphs import NEVER_RECORDED
+from ..dynamic_shapes import number_text, placement_text, read_placement
+from ..fx_sites import FX_NODE, FX_SOURCE_COMMENT, NODE_MAPPINGS, POST_GRAD
+from ..compiled_frames import frame_function, module_label, wrapped_module
+from ..graph_breaks import function_label, resume_of, skipped_text
+from ..numpy_graphs import numpy_target
+from ..provenance import KERNEL_STACK_TRACES, kernel_traces, kernel_work, text_lines
+from ..status import MISSING, counts_text, status_counts
+from ..unread import Unread
+from ..torch_warnings import TorchWarnings, backward_error
+from ..user_kernels import launch_words
+from ..userloc import (UserLocation, called_at_text, code_origin, export_call, is_python_library_file, is_toolchain_file,
                       is_torch_file)
-from ..wording import and_list, count, format_kernel_time, format_seconds, format_seconds_change, format_us, possessive, times
-from ..model.records import dataclass
+from ...wording import and_list, count, format_kernel_time, format_seconds, format_seconds_change, format_us, possessive, times
+from ...model.records import dataclass
 
 if TYPE_CHECKING:
-    from .results import Results
+    from ..results import Results
 
 SCHEMA_VERSION = 1
 
@@ -893,7 +893,7 @@ def run_facts(results: Results) -> RunFacts:
 def _runtime_facts(results: Results) -> dict[str, Any] | None:
     if results.runtime is None:
         return None
-    from .runtime import runtime_facts  # here: the profile join is for runs read with a profile only
+    from ..runtime import runtime_facts  # here: the profile join is for runs read with a profile only
 
     return runtime_facts(results.runtime)
 
